@@ -1,0 +1,81 @@
+"""FLOPs of a training step.
+
+Conventions (cost_models note 10.2):
+
+* A matmul of a ``[n, k]`` activation with a ``[k, m]`` weight costs ``2 n k m`` FLOPs forward and
+  twice that backward, so training costs ``6 * tokens * matmul_params`` (Kaplan et al. 2020,
+  Sec. 2.1; Narayanan et al. 2021, Sec. 5.1 / Eq. 3).
+* Attention core (QK^T and AV) costs ``4 * q_dim * s`` FLOPs per token forward for a
+  bidirectional mask; a causal mask halves it (Megatron-LM ``num_floating_point_operations``:
+  "/2 causal mask, x2 for QK^T and AV"), giving ``6 * q_dim * s`` per token per layer for training.
+* Model FLOPs exclude recomputation; hardware FLOPs include it. MFU and HFU divide them by
+  ``step_time * devices * peak`` (Chowdhery et al. 2022, PaLM, Appendix B).
+* Full recompute adds one forward of every transformer layer (Korthikanti et al. 2022, Sec. 5:
+  hardware FLOPs ``= 4/3`` of model FLOPs without the LM head); selective recompute adds one
+  forward of the attention core (Korthikanti et al. 2022, Eq. in Sec. 6.1, ``s/(3h)`` term).
+"""
+
+from __future__ import annotations
+
+from shardplan.specs.model import ModelSpec
+
+
+def layer_matmul_params(model: ModelSpec, moe: bool) -> float:
+    """Weight elements one token multiplies through in one layer (active params, no norms/biases).
+
+    Dense: h*(q + 2kv) + q*h + phi*h*F. MoE: the MLP term becomes phi*h*F_e*(top_k + shared)
+    plus the router h*E (Fedus et al. 2022, Sec. 2.1).
+    """
+    h = model.d_model
+    attn = h * (model.q_dim + 2 * model.kv_dim) + model.q_dim * h
+    if moe:
+        mlp = model.mlp_matrices * h * model.expert_ffn * (model.top_k + model.n_shared_experts)
+        mlp += h * model.n_experts
+    else:
+        mlp = model.mlp_matrices * h * model.ffn_dim
+    return float(attn + mlp)
+
+
+def attention_core_flops_fwd(model: ModelSpec, seq_len: int, causal: bool) -> float:
+    """Forward attention-core FLOPs per token per layer: 4*q*s, halved when causal."""
+    f = 4.0 * model.q_dim * seq_len
+    return f / 2 if causal else f
+
+
+def model_flops_per_token(model: ModelSpec, seq_len: int, causal: bool = True) -> float:
+    """Training model FLOPs per token (forward + backward, no recompute).
+
+    ``6 * (sum of layer matmul params + h*V) + 3 * L * attention_core_fwd``.
+    Source: Megatron-LM ``num_floating_point_operations`` (cost_models note 6.5); with causal=False
+    it equals the PaLM / Korthikanti et al. 2022 convention ``72 B s L h^2 (1 + s/6h + V/12hL)``
+    for a GPT with F = 4h.
+    """
+    L_moe, L_dense = model.n_moe_layers, model.n_dense_mlp_layers
+    matmul = L_dense * layer_matmul_params(model, False) + L_moe * layer_matmul_params(model, True)
+    matmul += model.d_model * model.vocab_size  # LM head
+    return 6.0 * matmul + 3.0 * model.n_layers * attention_core_flops_fwd(model, seq_len, causal)
+
+
+def recompute_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, causal: bool = True,
+                              attention: str = "flash") -> float:
+    """Extra (hardware-only) FLOPs per token spent on activation recomputation.
+
+    full: one more forward of every layer, 2*layer_params + attention core (not the LM head);
+    selective: one more forward of the attention core; none: 0.
+    A naive (non-flash) attention kernel computes the full s x s score matrix even when causal.
+    """
+    if recompute == "none":
+        return 0.0
+    core = attention_core_flops_fwd(model, seq_len, causal and attention == "flash")
+    if recompute == "selective":
+        return model.n_layers * core
+    L_moe, L_dense = model.n_moe_layers, model.n_dense_mlp_layers
+    matmul = L_dense * layer_matmul_params(model, False) + L_moe * layer_matmul_params(model, True)
+    return 2.0 * matmul + model.n_layers * core
+
+
+def hardware_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, causal: bool = True,
+                             attention: str = "flash") -> float:
+    """Model FLOPs per token plus recomputation (HFU numerator, PaLM Appendix B)."""
+    return model_flops_per_token(model, seq_len, causal) + recompute_flops_per_token(
+        model, seq_len, recompute, causal, attention)

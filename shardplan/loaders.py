@@ -1,0 +1,150 @@
+"""Load models and hardware from preset names, Hugging Face ``config.json`` files or YAML/JSON specs.
+
+Nothing here touches the network: a Hugging Face config must be a local file (or a directory that
+contains ``config.json``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from shardplan.errors import ConfigError
+from shardplan.presets.hardware import HARDWARE
+from shardplan.presets.models import MODELS
+from shardplan.specs.hardware import HardwareSpec
+from shardplan.specs.model import ModelSpec
+
+#: ``architectures`` values understood by :func:`model_from_hf_config`.
+HF_ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM",
+                    "GPT2LMHeadModel", "GPTNeoXForCausalLM")
+
+
+def _read_mapping(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ConfigError(f"cannot read {path}: {e.strerror}", field="path", value=str(path)) from None
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as e:
+        raise ConfigError(f"{path} is not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {e}",
+                          field="path", value=str(path)) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} must contain a mapping of fields, got {type(data).__name__}",
+                          field="path", value=str(path))
+    return data
+
+
+def _pydantic_error(kind: str, source: str, e: ValidationError) -> ConfigError:
+    first = e.errors()[0]
+    loc = ".".join(str(x) for x in first["loc"]) or kind
+    return ConfigError(f"{kind} {source}: field {loc!r}: {first['msg']} (got {first.get('input')!r})",
+                       field=loc, value=first.get("input"))
+
+
+def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSpec:
+    """Translate a Hugging Face ``config.json`` mapping into a :class:`ModelSpec`.
+
+    Supported ``architectures``: see :data:`HF_ARCHITECTURES` (Llama, Mistral, Mixtral, Qwen2,
+    GPT-2, GPT-NeoX families).
+
+    Raises:
+        ConfigError: for an unsupported architecture (named, with the supported list) or a missing key.
+    """
+    archs = cfg.get("architectures") or []
+    arch = archs[0] if archs else None
+    if arch not in HF_ARCHITECTURES:
+        raise ConfigError(f"architectures={archs!r} is not supported; supported: {', '.join(HF_ARCHITECTURES)}",
+                          field="architectures", value=arch, legal=HF_ARCHITECTURES)
+    try:
+        if arch == "GPT2LMHeadModel":
+            d = cfg["n_embd"]
+            spec = dict(n_layers=cfg["n_layer"], d_model=d, n_heads=cfg["n_head"],
+                        ffn_dim=cfg.get("n_inner") or 4 * d, vocab_size=cfg["vocab_size"], mlp="gelu",
+                        norm="layernorm", linear_bias=True, tied_embeddings=True, position="learned",
+                        max_position_embeddings=cfg.get("n_positions", 1024))
+        elif arch == "GPTNeoXForCausalLM":
+            spec = dict(n_layers=cfg["num_hidden_layers"], d_model=cfg["hidden_size"],
+                        n_heads=cfg["num_attention_heads"], ffn_dim=cfg["intermediate_size"],
+                        vocab_size=cfg["vocab_size"], mlp="gelu", norm="layernorm", linear_bias=True,
+                        tied_embeddings=bool(cfg.get("tie_word_embeddings", False)), position="rope")
+        else:
+            spec = dict(n_layers=cfg["num_hidden_layers"], d_model=cfg["hidden_size"],
+                        n_heads=cfg["num_attention_heads"],
+                        n_kv_heads=cfg.get("num_key_value_heads") or cfg["num_attention_heads"],
+                        ffn_dim=cfg["intermediate_size"], vocab_size=cfg["vocab_size"], mlp="swiglu",
+                        norm="rmsnorm", tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+                        position="rope",
+                        qkv_bias=arch == "Qwen2ForCausalLM" or bool(cfg.get("attention_bias", False)))
+            if cfg.get("head_dim"):
+                spec["head_dim"] = cfg["head_dim"]
+            if arch == "MixtralForCausalLM":
+                spec.update(n_experts=cfg["num_local_experts"], top_k=cfg["num_experts_per_tok"])
+    except KeyError as e:
+        raise ConfigError(f"config.json for {arch} lacks the key {e.args[0]!r}", field=e.args[0]) from None
+    try:
+        return ModelSpec(name=name, source=f"Hugging Face config.json ({arch})", **spec)
+    except ValidationError as e:
+        raise _pydantic_error("model", name, e) from None
+
+
+def load_model(name_or_path: str) -> ModelSpec:
+    """A model from a preset name, a Hugging Face ``config.json`` (file or directory) or a YAML/JSON
+    file with :class:`ModelSpec` fields.
+
+    Raises:
+        ConfigError: unknown preset (lists presets), unreadable file, unsupported architecture,
+            or invalid fields.
+    """
+    if name_or_path in MODELS:
+        return MODELS[name_or_path]
+    path = Path(name_or_path)
+    if path.is_dir():
+        path = path / "config.json"
+    if not path.exists():
+        raise ConfigError(f"model={name_or_path!r} is neither a preset nor a file; presets: {', '.join(MODELS)}",
+                          field="model", value=name_or_path, legal=MODELS)
+    data = _read_mapping(path)
+    if "architectures" in data or "model_type" in data:
+        return model_from_hf_config(data, name=path.parent.name if path.name == "config.json" else path.stem)
+    data.setdefault("name", path.stem)
+    try:
+        return ModelSpec(**data)
+    except ValidationError as e:
+        raise _pydantic_error("model", str(path), e) from None
+
+
+def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
+    """Hardware from a preset name or a YAML/JSON file of :class:`HardwareSpec` fields. A file may
+    name a preset in ``base:`` and override some of its fields (e.g. a custom cluster's NIC).
+
+    Raises:
+        ConfigError: unknown preset (lists presets), unreadable file or invalid fields.
+    """
+    if name_or_path in HARDWARE:
+        base = HARDWARE[name_or_path]
+        data: dict[str, Any] = {}
+    else:
+        path = Path(name_or_path)
+        if not path.exists():
+            raise ConfigError(f"hardware={name_or_path!r} is neither a preset nor a file; presets: "
+                              f"{', '.join(HARDWARE)}", field="hardware", value=name_or_path, legal=HARDWARE)
+        data = _read_mapping(path)
+        base_name = data.pop("base", None)
+        if base_name is not None and base_name not in HARDWARE:
+            raise ConfigError(f"base={base_name!r} is not a hardware preset; presets: {', '.join(HARDWARE)}",
+                              field="base", value=base_name, legal=HARDWARE)
+        base = HARDWARE[base_name] if base_name else None
+        data.setdefault("name", path.stem)
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        if base is None:
+            return HardwareSpec(**data)
+        return HardwareSpec(**{**base.model_dump(), **data})
+    except ValidationError as e:
+        raise _pydantic_error("hardware", name_or_path, e) from None

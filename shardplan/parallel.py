@@ -1,0 +1,303 @@
+"""Parallel layout and its validation.
+
+A :class:`ParallelConfig` holds the degrees (dp, tp, pp, cp, ep), the ZeRO stage and the options
+(sequence parallelism, pipeline schedule, recompute, microbatch size). :func:`validate` checks
+every rule *before* any arithmetic and returns a :class:`Layout` with the derived quantities
+(gradient-accumulation microbatches, layers per pipeline stage). Each violation raises
+:class:`~shardplan.errors.ConfigError` naming the field, the value and the legal alternatives
+(cases A-E of ``shared/calibration/bug_cases.md``).
+
+Device order (innermost first) is tp, cp, dp, pp -- Megatron-LM's default rank order
+``tp-cp-ep-dp-pp`` (``megatron/core/parallel_state.py``): tensor parallelism stays inside the
+scale-up domain, pipeline stages are outermost. Expert parallelism is carved from the
+data-parallel x context-parallel ranks (Megatron-LM / torchtitan convention), so
+``dp * tp * pp * cp == devices`` and ``ep`` divides ``dp * cp``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shardplan.errors import ConfigError, divisors, fmt_legal
+from shardplan.specs.model import ModelSpec
+from shardplan.specs.training import TrainingSpec
+
+Schedule = Literal["gpipe", "1f1b", "interleaved", "zero-bubble"]
+Recompute = Literal["none", "selective", "full"]
+
+
+class ParallelConfig(BaseModel):
+    """Degrees and options of one parallel layout.
+
+    Attributes:
+        dp: total data-parallel degree, ZeRO/FSDP shards included (``None``: derived from devices).
+        zero_stage: 0 = DDP, 1 = optimizer state sharded over dp, 2 = + gradients, 3 = + params (FSDP).
+        dp_shard: size of the ZeRO shard group; ``dp / dp_shard`` replicas (HSDP). ``None`` = dp.
+        tp: tensor-parallel degree (Megatron-LM, Shoeybi et al. 2019).
+        sp: Megatron sequence parallelism over the tp group (Korthikanti et al. 2022); needs tp > 1.
+        cp: context-parallel degree (ring attention over the sequence).
+        pp: pipeline-parallel degree; ``pp_layers`` gives an explicit uneven split.
+        schedule: 'gpipe', '1f1b', 'interleaved' (with ``virtual_stages``) or 'zero-bubble' (ZB-H1).
+        ep: expert-parallel degree (MoE only), carved from dp * cp.
+        recompute: activation recomputation: 'none', 'selective' (attention core), 'full' (per layer).
+        microbatch_size: sequences per microbatch per data-parallel rank.
+        kv_replication: allow tp > n_kv_heads by replicating KV heads (tp % n_kv_heads == 0).
+        fsdp_unit: ZeRO-3 gather granularity: 'block' (torch FSDP per layer) or 'tensor' (DeepSpeed).
+        offload_optimizer: keep master weights, gradients and optimizer state in host memory.
+        overlap_grad_reduce: overlap the data-parallel gradient reduction (and the ZeRO-1/2 parameter
+            AllGather) with backward (forward) compute, as DDP buckets / Megatron-LM do.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    dp: int | None = Field(default=None, gt=0)
+    zero_stage: int = Field(default=0, ge=0, le=3)
+    dp_shard: int | None = Field(default=None, gt=0)
+    tp: int = Field(default=1, gt=0)
+    sp: bool = False
+    cp: int = Field(default=1, gt=0)
+    pp: int = Field(default=1, gt=0)
+    schedule: Schedule = "1f1b"
+    virtual_stages: int = Field(default=1, gt=0)
+    pp_layers: tuple[int, ...] | None = None
+    ep: int = Field(default=1, gt=0)
+    recompute: Recompute = "none"
+    microbatch_size: int = Field(default=1, gt=0)
+    kv_replication: bool = False
+    fsdp_unit: Literal["block", "tensor"] = "block"
+    offload_optimizer: bool = False
+    overlap_grad_reduce: bool = True
+
+    def degrees(self) -> dict[str, int]:
+        """The parallel degrees as a dict (dp may be None before validation)."""
+        return {"dp": self.dp, "tp": self.tp, "pp": self.pp, "cp": self.cp, "ep": self.ep}
+
+    def short(self) -> str:
+        """One-line description, e.g. ``dp=8 zero=3 tp=1 pp=1 cp=1 mbs=1 recompute=none``."""
+        parts = [f"dp={self.dp}", f"zero={self.zero_stage}"]
+        if self.dp_shard and self.dp and self.dp_shard != self.dp and self.zero_stage:
+            parts.append(f"dp_shard={self.dp_shard}")
+        parts += [f"tp={self.tp}{'+sp' if self.sp else ''}", f"pp={self.pp}"]
+        if self.pp > 1:
+            parts.append(self.schedule + (f"(v={self.virtual_stages})" if self.virtual_stages > 1 else ""))
+        parts += [f"cp={self.cp}"]
+        if self.ep > 1:
+            parts.append(f"ep={self.ep}")
+        parts += [f"mbs={self.microbatch_size}", f"recompute={self.recompute}"]
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A validated layout with its derived quantities.
+
+    Attributes:
+        parallel: the config, with ``dp`` and ``dp_shard`` filled in.
+        n_devices: world size = dp * tp * pp * cp.
+        microbatches: microbatches per step per data-parallel rank, m = B / (dp * mbs).
+        stage_layers: transformer layers on each pipeline stage (sums to n_layers).
+        zero_shard: devices a ZeRO-sharded tensor is split over (dp_shard * cp, Megatron's
+            distributed optimizer shards over the dp x cp group).
+        expert_dp: data-parallel degree of expert weights, dp * cp / ep.
+    """
+
+    parallel: ParallelConfig
+    n_devices: int
+    microbatches: int
+    stage_layers: tuple[int, ...]
+
+    @property
+    def zero_shard(self) -> int:
+        return (self.parallel.dp_shard or 1) * self.parallel.cp
+
+    @property
+    def expert_dp(self) -> int:
+        return self.parallel.dp * self.parallel.cp // self.parallel.ep
+
+
+def legal_tp(model: ModelSpec, kv_replication: bool = False) -> list[int]:
+    """tp degrees that split the heads evenly: divisors of n_heads that also divide n_kv_heads
+    (or, with KV replication, are multiples of n_kv_heads)."""
+    out = []
+    for t in divisors(model.n_heads):
+        if model.kv_heads % t == 0 or (kv_replication and t % model.kv_heads == 0):
+            out.append(t)
+    return out
+
+
+def _check_tp(p: ParallelConfig, model: ModelSpec) -> None:
+    if p.tp == 1:
+        if p.sp:
+            raise ConfigError("sp=True (Megatron sequence parallelism) needs tp > 1; legal sp with tp=1: False",
+                              field="sp", value=True, legal=[False])
+        return
+    if model.n_heads % p.tp:
+        raise ConfigError(f"tp={p.tp} does not divide n_heads={model.n_heads}; legal tp: "
+                          f"{fmt_legal(legal_tp(model, p.kv_replication))}",
+                          field="tp", value=p.tp, legal=legal_tp(model, p.kv_replication))
+    if model.kv_heads % p.tp:
+        if p.kv_replication and p.tp % model.kv_heads == 0:
+            pass  # each KV head is replicated tp / n_kv_heads times (stated explicitly by the user)
+        else:
+            hint = (f" (or set kv_replication=True to replicate each KV head {p.tp // model.kv_heads}x)"
+                    if p.tp % model.kv_heads == 0 else "")
+            raise ConfigError(f"tp={p.tp} does not divide n_kv_heads={model.kv_heads}; legal tp: "
+                              f"{fmt_legal(legal_tp(model, p.kv_replication))}{hint}",
+                              field="tp", value=p.tp, legal=legal_tp(model, p.kv_replication))
+    for name, width in (("ffn_dim", model.ffn_dim), ("vocab_size", model.vocab_size)):
+        if name == "vocab_size":
+            continue  # vocab is padded to a multiple of tp (Megatron --make-vocab-size-divisible-by)
+        if width % p.tp:
+            legal = [t for t in legal_tp(model, p.kv_replication) if width % t == 0]
+            raise ConfigError(f"tp={p.tp} does not divide {name}={width}; legal tp: {fmt_legal(legal)}",
+                              field="tp", value=p.tp, legal=legal)
+    if model.is_moe and model.expert_ffn % p.tp:
+        raise ConfigError(f"tp={p.tp} does not divide expert_ffn_dim={model.expert_ffn}",
+                          field="tp", value=p.tp)
+
+
+def _stage_layers(p: ParallelConfig, model: ModelSpec) -> tuple[int, ...]:
+    L = model.n_layers
+    if p.virtual_stages > 1 and p.schedule != "interleaved":
+        raise ConfigError(f"virtual_stages={p.virtual_stages} needs schedule='interleaved' "
+                          f"(got schedule={p.schedule!r}); legal virtual_stages for {p.schedule}: 1",
+                          field="virtual_stages", value=p.virtual_stages, legal=[1])
+    if p.schedule == "interleaved" and p.pp > 1 and p.virtual_stages < 2:
+        raise ConfigError("schedule='interleaved' needs virtual_stages >= 2",
+                          field="virtual_stages", value=p.virtual_stages)
+    if p.pp_layers is not None:
+        if len(p.pp_layers) != p.pp:
+            raise ConfigError(f"pp_layers has {len(p.pp_layers)} entries but pp={p.pp}",
+                              field="pp_layers", value=list(p.pp_layers))
+        if sum(p.pp_layers) != L or min(p.pp_layers) < 1:
+            raise ConfigError(f"pp_layers={list(p.pp_layers)} sums to {sum(p.pp_layers)}, "
+                              f"but n_layers={L}: the stages must cover every layer",
+                              field="pp_layers", value=list(p.pp_layers))
+        if p.virtual_stages > 1 and any(n % p.virtual_stages for n in p.pp_layers):
+            raise ConfigError(f"virtual_stages={p.virtual_stages} does not divide every entry of "
+                              f"pp_layers={list(p.pp_layers)}", field="virtual_stages", value=p.virtual_stages)
+        return tuple(p.pp_layers)
+    if p.pp > L:
+        raise ConfigError(f"pp={p.pp} exceeds n_layers={L}; legal pp: {fmt_legal(divisors(L))}",
+                          field="pp", value=p.pp, legal=divisors(L))
+    if L % p.pp:
+        base, extra = divmod(L, p.pp)
+        split = [base + 1] * extra + [base] * (p.pp - extra)
+        raise ConfigError(f"pp={p.pp} does not divide n_layers={L}; legal pp: {fmt_legal(divisors(L))}, "
+                          f"or give an explicit uneven split such as pp_layers={split}",
+                          field="pp", value=p.pp, legal=divisors(L))
+    per_stage = L // p.pp
+    if per_stage % p.virtual_stages:
+        legal_v = divisors(per_stage)
+        raise ConfigError(
+            f"virtual_stages={p.virtual_stages} does not divide the {L}/{p.pp} = {per_stage} layers per "
+            f"pipeline stage (layers would be dropped); legal virtual_stages: {fmt_legal(legal_v)} "
+            f"(layers per virtual stage: {fmt_legal(sorted({per_stage // v for v in legal_v}))})",
+            field="virtual_stages", value=p.virtual_stages, legal=legal_v)
+    return (per_stage,) * p.pp
+
+
+def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec, n_devices: int) -> Layout:
+    """Check a layout against the model, the batch and the device count.
+
+    Args:
+        parallel: the layout; ``dp=None`` derives dp = devices / (tp * pp * cp).
+        model: model shapes.
+        training: seq_len and global batch (sequences).
+        n_devices: number of accelerators.
+
+    Returns:
+        The :class:`Layout` with dp, microbatches and the per-stage layer split.
+
+    Raises:
+        ConfigError: naming the field, value and legal alternatives, for: degrees whose product is
+            not the device count; tp not dividing n_heads / n_kv_heads / ffn_dim; sp without tp;
+            pp x virtual_stages not dividing n_layers (unless an explicit pp_layers covers them);
+            cp not dividing seq_len (2*cp for load-balanced causal attention); ep not dividing
+            n_experts or dp*cp; a global batch not divisible by dp x microbatch_size;
+            fewer microbatches than pipeline stages.
+    """
+    p = parallel
+    if n_devices < 1:
+        raise ConfigError(f"devices={n_devices} must be >= 1", field="devices", value=n_devices)
+    model_par = p.tp * p.pp * p.cp
+    if p.dp is None:
+        if n_devices % model_par:
+            others = n_devices // (p.tp * p.cp) if n_devices % (p.tp * p.cp) == 0 else None
+            legal_pp = divisors(others) if others else []
+            raise ConfigError(
+                f"tp*pp*cp = {p.tp}*{p.pp}*{p.cp} = {model_par} does not divide devices={n_devices}, so no dp "
+                f"works; legal pp for tp={p.tp}, cp={p.cp} on {n_devices} devices: {fmt_legal(legal_pp)}",
+                field="pp", value=p.pp, legal=legal_pp)
+        p = p.model_copy(update={"dp": n_devices // model_par})
+    total = p.dp * model_par
+    if total != n_devices:
+        raise ConfigError(
+            f"dp*tp*pp*cp = {p.dp}*{p.tp}*{p.pp}*{p.cp} = {total} devices, but devices={n_devices}; "
+            f"legal dp for these degrees: {n_devices // model_par if n_devices % model_par == 0 else 'none'}",
+            field="dp", value=p.dp)
+    # ZeRO shard group (HSDP: replicate x shard)
+    if p.zero_stage == 0:
+        p = p.model_copy(update={"dp_shard": 1})
+    else:
+        shard = p.dp if p.dp_shard is None else p.dp_shard
+        if p.dp % shard:
+            raise ConfigError(f"dp_shard={shard} does not divide dp={p.dp}; legal dp_shard: "
+                              f"{fmt_legal(divisors(p.dp))}", field="dp_shard", value=shard, legal=divisors(p.dp))
+        p = p.model_copy(update={"dp_shard": shard})
+    _check_tp(p, model)
+    stage_layers = _stage_layers(p, model)
+    s = training.seq_len
+    if p.cp > 1:
+        need = 2 * p.cp if training.causal else p.cp
+        if s % need:
+            legal = [c for c in divisors(s) if s % (2 * c if training.causal else c) == 0 and c > 1]
+            raise ConfigError(
+                f"cp={p.cp} needs seq_len divisible by {'2*cp' if training.causal else 'cp'} = {need} "
+                f"(load-balanced causal attention), but seq_len={s}; legal cp: "
+                f"{fmt_legal([c for c in legal if n_devices % c == 0][:12])}", field="cp", value=p.cp)
+    if p.sp and (s // p.cp) % p.tp:
+        raise ConfigError(f"sp=True shards the sequence over tp={p.tp}, but seq_len/cp = {s // p.cp} "
+                          f"is not divisible by tp", field="sp", value=True)
+    if p.ep > 1:
+        if not model.is_moe:
+            raise ConfigError(f"ep={p.ep} needs a mixture-of-experts model; {model.name} is dense; legal ep: 1",
+                              field="ep", value=p.ep, legal=[1])
+        legal_ep = [e for e in divisors(model.n_experts) if (p.dp * p.cp) % e == 0]
+        if model.n_experts % p.ep or (p.dp * p.cp) % p.ep:
+            raise ConfigError(f"ep={p.ep} must divide n_experts={model.n_experts} and dp*cp={p.dp * p.cp}; "
+                              f"legal ep: {fmt_legal(legal_ep)}", field="ep", value=p.ep, legal=legal_ep)
+    B, per = training.global_batch_size, p.dp * p.microbatch_size
+    if B % per:
+        alts = []
+        total_seq = p.dp  # devices that currently hold distinct sequences
+        if p.dp > 1 and s % (2 * total_seq) == 0:
+            alts.append(f"shard the sequence instead (cp={total_seq}: {s}/{total_seq} = {s // total_seq} tokens "
+                        f"per device)")
+        if p.dp > 1 and model.n_heads % (p.tp * total_seq) == 0 and model.kv_heads % (p.tp * total_seq) == 0:
+            t = p.tp * total_seq
+            alts.append(f"shard the heads (tp={t}: {model.n_heads // t} query heads and "
+                        f"{model.kv_heads // t} KV head(s) per device)")
+        legal_mbs = [m for m in divisors(B // p.dp)] if B % p.dp == 0 else []
+        msg = (f"global_batch_size={B} is not divisible by dp x microbatch_size = {p.dp} x {p.microbatch_size} "
+               f"= {per} (the batch is split over the data-parallel/FSDP ranks); legal global_batch_size: "
+               f"multiples of {per}")
+        if legal_mbs:
+            msg += f"; legal microbatch_size for this batch: {fmt_legal(legal_mbs)}"
+        if alts:
+            msg += "; to keep the batch, " + " or ".join(alts)
+        raise ConfigError(msg, field="global_batch_size", value=B)
+    m = B // per
+    if p.pp > 1:
+        if m < p.pp:
+            raise ConfigError(f"{m} microbatches per step (global_batch_size {B} / (dp {p.dp} x microbatch_size "
+                              f"{p.microbatch_size})) is fewer than pp={p.pp} pipeline stages; legal: >= {p.pp} "
+                              f"microbatches (raise the batch or lower microbatch_size / pp)",
+                              field="microbatch_size", value=p.microbatch_size)
+        if p.schedule == "interleaved" and m % p.pp:
+            raise ConfigError(f"interleaved schedule needs microbatches ({m}) divisible by pp={p.pp} "
+                              f"(Megatron-LM requirement)", field="schedule", value=p.schedule)
+    return Layout(parallel=p, n_devices=n_devices, microbatches=m, stage_layers=stage_layers)

@@ -1,0 +1,1 @@
+"""Built-in presets: models (:mod:`.models`) and hardware (:mod:`.hardware`)."""

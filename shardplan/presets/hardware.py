@@ -1,0 +1,117 @@
+"""Hardware presets. Every number carries its source in ``sources``.
+
+Conventions (see :mod:`shardplan.specs.hardware`): FLOP/s are *dense* (datasheet sparse figure / 2);
+GPU link bandwidths are one-way per GPU (datasheet bidirectional / 2); TPU ICI bandwidths are the
+bidirectional bandwidth of one link, as the Scaling Book's collective formulas use them.
+Capacities use the unit printed by the vendor (GB = 1e9 bytes, GiB = 2**30 bytes).
+
+Efficiency factors are the fraction of peak that large operations reach in end-to-end training on
+that hardware kind; they are fitted once per hardware kind against the published runs in
+``shared/calibration/published_runs.csv`` (``benchmarks/calibrate.py``; docs/accuracy.md) and start
+from the measurements quoted in the sources.
+"""
+
+from __future__ import annotations
+
+from shardplan.specs.hardware import HardwareSpec
+
+GiB = 2**30
+_SB_GPU = "Scaling Book gpus.md (jax-ml/scaling-book, Aug 2025)"
+_SB_TPU = "Scaling Book tpus.md (jax-ml/scaling-book, Feb 2025)"
+_NCCL = ("NCCL all-reduce bus bandwidth measured at large messages: H100 ~370 of 450 GB/s "
+         "(Scaling Book gpus.md); A100 ~230 of 300 GB/s (NVIDIA DGX A100 user guide, nccl-tests)")
+_IB = "InfiniBand/RoCE collective efficiency 0.85-0.9 (ezyang interactive guide SOURCES.md, estimate)"
+_LAT = "NVLink ~5 us, InfiniBand ~20 us per hop (Calculon system files); TPU ICI ~1 us/hop (Scaling Book)"
+
+HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
+    HardwareSpec(
+        name="a100-40gb", peak_flops_bf16=312e12, hbm_bytes=40 * GiB, hbm_bandwidth=1.555e12,
+        scale_up_size=8, scale_up_bandwidth=300e9, scale_out_bandwidth=25e9,
+        matmul_efficiency=0.78, scale_up_efficiency=0.77, scale_out_efficiency=0.85,
+        sources={"peak_flops_bf16": "NVIDIA A100 datasheet: 312 TFLOPS bf16 dense (624 sparse)",
+                 "hbm": "NVIDIA A100 datasheet: 40GB HBM2, 1,555 GB/s",
+                 "scale_up_bandwidth": "NVLink 3: 600 GB/s bidirectional per GPU -> 300 GB/s one-way; 8-GPU HGX",
+                 "scale_out_bandwidth": "DGX A100: 8x HDR 200 Gb/s -> 25 GB/s one-way per GPU",
+                 "scale_up_efficiency": _NCCL, "scale_out_efficiency": _IB, "latency": _LAT}),
+    HardwareSpec(
+        name="a100-80gb", peak_flops_bf16=312e12, hbm_bytes=80 * GiB, hbm_bandwidth=2.039e12,
+        scale_up_size=8, scale_up_bandwidth=300e9, scale_out_bandwidth=25e9,
+        matmul_efficiency=0.78, scale_up_efficiency=0.77, scale_out_efficiency=0.85,
+        sources={"peak_flops_bf16": "NVIDIA A100 datasheet: 312 TFLOPS bf16 dense (624 sparse)",
+                 "hbm": "NVIDIA A100 80GB SXM datasheet: 80GB HBM2e, 2,039 GB/s",
+                 "scale_up_bandwidth": "NVLink 3: 600 GB/s bidirectional per GPU -> 300 GB/s one-way; 8-GPU HGX",
+                 "scale_out_bandwidth": "DGX A100: 8x HDR 200 Gb/s -> 25 GB/s one-way per GPU",
+                 "scale_up_efficiency": _NCCL, "scale_out_efficiency": _IB, "latency": _LAT}),
+    HardwareSpec(
+        name="h100-sxm", peak_flops_bf16=989.4e12, peak_flops_fp8=1978.9e12, hbm_bytes=80 * GiB,
+        hbm_bandwidth=3.35e12, scale_up_size=8, scale_up_bandwidth=450e9, scale_out_bandwidth=50e9,
+        matmul_efficiency=0.72, scale_up_efficiency=0.82, scale_out_efficiency=0.85,
+        sources={"peak_flops": "NVIDIA H100 SXM datasheet: 1,979 TFLOPS bf16 / 3,958 fp8 with sparsity -> /2 dense",
+                 "hbm": "NVIDIA H100 SXM datasheet: 80GB HBM3, 3.35 TB/s",
+                 "scale_up_bandwidth": "NVLink 4: 900 GB/s bidirectional -> 450 GB/s one-way; " + _SB_GPU,
+                 "scale_out_bandwidth": "DGX H100: 8x ConnectX-7 400 Gb/s -> 50 GB/s per GPU; " + _SB_GPU,
+                 "matmul_efficiency": "SemiAnalysis ~720/989 TFLOPS on realistic GEMMs (ezyang SOURCES.md)",
+                 "scale_up_efficiency": _NCCL, "scale_out_efficiency": _IB, "latency": _LAT}),
+    HardwareSpec(
+        name="h200", peak_flops_bf16=989.4e12, peak_flops_fp8=1978.9e12, hbm_bytes=141e9,
+        hbm_bandwidth=4.8e12, scale_up_size=8, scale_up_bandwidth=450e9, scale_out_bandwidth=50e9,
+        matmul_efficiency=0.72, scale_up_efficiency=0.82, scale_out_efficiency=0.85,
+        sources={"peak_flops": "NVIDIA H200 datasheet: same tensor cores as H100 SXM (989 TFLOPS bf16 dense)",
+                 "hbm": "NVIDIA H200 datasheet: 141GB HBM3e, 4.8 TB/s",
+                 "scale_up_bandwidth": "NVLink 4: 900 GB/s bidirectional -> 450 GB/s one-way",
+                 "scale_out_bandwidth": "HGX H200 reference: 8x 400 Gb/s NICs -> 50 GB/s per GPU",
+                 "scale_up_efficiency": _NCCL, "scale_out_efficiency": _IB, "latency": _LAT}),
+    HardwareSpec(
+        name="b200", peak_flops_bf16=2.25e15, peak_flops_fp8=4.5e15, hbm_bytes=180e9, hbm_bandwidth=8e12,
+        scale_up_size=8, scale_up_bandwidth=900e9, scale_out_bandwidth=50e9,
+        matmul_efficiency=0.69, scale_up_efficiency=0.82, scale_out_efficiency=0.85,
+        sources={"peak_flops": "NVIDIA DGX B200 datasheet: 72 PFLOPS fp8 training per 8 GPUs (sparse) -> "
+                               "4.5 PF fp8 / 2.25 PF bf16 dense per GPU; " + _SB_GPU,
+                 "hbm": "NVIDIA DGX B200 datasheet: 1,440 GB per 8 GPUs = 180 GB per GPU (192 GB announced); "
+                        "8 TB/s",
+                 "scale_up_bandwidth": "NVLink 5: 1.8 TB/s bidirectional -> 900 GB/s one-way",
+                 "scale_out_bandwidth": "DGX B200: 8x ConnectX-7 400 Gb/s -> 50 GB/s per GPU",
+                 "matmul_efficiency": "ezyang SOURCES.md: B200 effC 0.69",
+                 "scale_up_efficiency": _NCCL, "scale_out_efficiency": _IB, "latency": _LAT}),
+    HardwareSpec(
+        name="mi300x", peak_flops_bf16=1307.4e12, peak_flops_fp8=2614.9e12, hbm_bytes=192e9,
+        hbm_bandwidth=5.3e12, scale_up_size=8, scale_up_bandwidth=448e9, scale_out_bandwidth=50e9,
+        matmul_efficiency=0.55, scale_up_efficiency=0.7, scale_out_efficiency=0.85,
+        sources={"peak_flops": "AMD Instinct MI300X datasheet: 1,307.4 TFLOPS bf16, 2,614.9 fp8 (dense)",
+                 "hbm": "AMD MI300X datasheet: 192 GB HBM3, 5.3 TB/s",
+                 "scale_up_bandwidth": "AMD MI300X: 7 Infinity Fabric links, 896 GB/s bidirectional aggregate "
+                                       "-> 448 GB/s one-way per GPU (fully connected 8-GPU platform)",
+                 "scale_out_bandwidth": "MI300X platform: 8x 400 Gb/s NICs -> 50 GB/s per GPU",
+                 "matmul_efficiency": "assumed: measured bf16 GEMM ~55-60% of peak in public MI300X "
+                                      "benchmarks; not calibrated (no published run in the calibration set)",
+                 "latency": _LAT}),
+    HardwareSpec(
+        name="tpu-v4", kind="tpu", peak_flops_bf16=275e12, hbm_bytes=32 * GiB, hbm_bandwidth=1.2e12,
+        scale_up_size=4096, scale_up_bandwidth=9e10, scale_up_latency=1e-6, scale_out_bandwidth=6.25e9,
+        ici_dims=3, ici_axis_len=4, matmul_efficiency=0.7, scale_up_efficiency=0.9, scale_out_efficiency=0.85,
+        sources={"all": _SB_TPU + ": v4p 2.75e14 bf16, 32 GB HBM at 1.2e12 B/s, ICI 4.5e10 one-way / 9e10 "
+                                  "bidirectional per link, 3D torus, 4096-chip pod; DCN 2.5e10 B/s per 4-chip host",
+                 "latency": _LAT}),
+    HardwareSpec(
+        name="tpu-v5e", kind="tpu", peak_flops_bf16=1.97e14, hbm_bytes=16e9, hbm_bandwidth=8.2e11,
+        scale_up_size=256, scale_up_bandwidth=9e10, scale_up_latency=1e-6, scale_out_bandwidth=3.125e9,
+        ici_dims=2, ici_axis_len=16, matmul_efficiency=0.67, scale_up_efficiency=0.9, scale_out_efficiency=0.85,
+        sources={"all": _SB_TPU + ": v5e 1.97e14 bf16, 16 GB at 8.2e11 B/s (PR #106), ICI 9e10 bidirectional per "
+                                  "link, 2D torus 16x16; DCN 3.125e9 B/s per chip (later revision)",
+                 "matmul_efficiency": "ezyang SOURCES.md: v5e effC 0.67", "latency": _LAT}),
+    HardwareSpec(
+        name="tpu-v5p", kind="tpu", peak_flops_bf16=4.59e14, hbm_bytes=95 * GiB, hbm_bandwidth=2.76e12,
+        scale_up_size=8960, scale_up_bandwidth=1.8e11, scale_up_latency=1e-6, scale_out_bandwidth=6.25e9,
+        ici_dims=3, ici_axis_len=4, matmul_efficiency=0.72, scale_up_efficiency=0.9, scale_out_efficiency=0.85,
+        sources={"all": _SB_TPU + ": v5p 4.59e14 bf16, 96 GB (95 GiB) HBM at 2.76e12 B/s, ICI 9e10 one-way / "
+                                  "1.8e11 bidirectional per link, 3D torus 16x20x28 (8960 chips); DCN 6.25e9 B/s "
+                                  "per chip (later revision)",
+                 "matmul_efficiency": "ezyang SOURCES.md: v5p effC 0.72", "latency": _LAT}),
+    HardwareSpec(
+        name="tpu-v6e", kind="tpu", peak_flops_bf16=9.18e14, hbm_bytes=32e9, hbm_bandwidth=1.64e12,
+        scale_up_size=256, scale_up_bandwidth=1.8e11, scale_up_latency=1e-6, scale_out_bandwidth=12.5e9,
+        ici_dims=2, ici_axis_len=16, matmul_efficiency=0.7, scale_up_efficiency=0.9, scale_out_efficiency=0.85,
+        sources={"all": _SB_TPU + ": v6e 9.2e14 bf16 (Google Cloud: 918 TFLOPS), 32 GB at 1.64e12 B/s, ICI 1.8e11 "
+                                  "bidirectional per link, 2D torus 16x16; DCN 12.5e9 B/s per chip",
+                 "latency": _LAT}),
+]}

@@ -1,0 +1,100 @@
+"""Hardware specification: one accelerator kind and the two network levels around it.
+
+Units: FLOP/s for compute, bytes for capacities, bytes/s for bandwidths, seconds for latencies.
+
+Bandwidth convention (cost_models note 10.9 pitfall 1): ``scale_up_bandwidth`` and
+``scale_out_bandwidth`` are the per-device bandwidth ``W`` that makes the ring formula
+``T_AllGather = S * (n - 1) / (n * W)`` true for a collective over ``n`` devices of that level
+(Scaling Book, "How to Scale Your Model", sharding.md "AllGather cost", and gpus.md "Collectives"):
+
+* GPUs (switched NVLink / InfiniBand): the **one-way (unidirectional) egress per GPU**, i.e. half
+  of the bidirectional figure printed on NVIDIA datasheets (H100 NVLink: 900 GB/s bidirectional
+  -> 450 GB/s).
+* TPUs (ICI torus with wraparound): the **bidirectional bandwidth of one link**, because a
+  bidirectional ring along one torus axis moves data both ways (Scaling Book sharding.md:
+  ``T = V / W_ici`` with ``W_ici`` bidirectional). A group that spans ``k`` torus axes gets
+  ``k * W`` (Scaling Book sharding.md, "multiple axes").
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class HardwareSpec(BaseModel):
+    """One accelerator kind, its memory and its scale-up / scale-out networks.
+
+    Attributes are per device unless the name says otherwise. ``sources`` maps a field name to
+    its citation (vendor datasheet or the Scaling Book).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    kind: Literal["gpu", "tpu"] = "gpu"
+    peak_flops_bf16: float = Field(gt=0, description="dense bf16 FLOP/s per device (datasheet sparse / 2)")
+    peak_flops_fp8: float | None = Field(default=None, gt=0, description="dense fp8 FLOP/s per device")
+    hbm_bytes: float = Field(gt=0, description="HBM capacity per device, bytes")
+    hbm_bandwidth: float = Field(gt=0, description="HBM bandwidth per device, bytes/s")
+    scale_up_size: int = Field(gt=0, description="devices per NVLink domain / ICI slice")
+    scale_up_bandwidth: float = Field(gt=0, description="per-device ring bandwidth of the scale-up level, bytes/s")
+    scale_up_latency: float = Field(default=5e-6, ge=0, description="per-hop latency of the scale-up level, s")
+    scale_out_bandwidth: float = Field(gt=0, description="per-device one-way scale-out (IB/RoCE/DCN) bandwidth, bytes/s")
+    scale_out_latency: float = Field(default=2e-5, ge=0, description="per-hop latency of the scale-out level, s")
+    ici_dims: int = Field(default=0, ge=0, le=3, description="torus dimensions (TPU); 0 = switched fabric")
+    ici_axis_len: int = Field(default=4, gt=0, description="devices along one torus axis of a cube/slice")
+    # Efficiency factors: fraction of peak achieved by large operations, same for every run on
+    # this hardware kind (see docs/cost_model.md for their sources and calibration).
+    matmul_efficiency: float = Field(default=0.7, gt=0, le=1)
+    hbm_efficiency: float = Field(default=0.8, gt=0, le=1)
+    scale_up_efficiency: float = Field(default=0.8, gt=0, le=1)
+    scale_out_efficiency: float = Field(default=0.85, gt=0, le=1)
+    runtime_reserve_bytes: float = Field(default=2 * 2**30, ge=0,
+                                         description="HBM kept back for the runtime (CUDA context, XLA, allocator)")
+    runtime_reserve_fraction: float = Field(default=0.05, ge=0, lt=1,
+                                            description="extra fraction of HBM lost to fragmentation")
+    sources: dict[str, str] = Field(default_factory=dict)
+
+    def peak_flops(self, dtype: str = "bf16") -> float:
+        """Dense peak FLOP/s for ``dtype`` ('bf16' or 'fp8').
+
+        Raises:
+            ConfigError: if the hardware has no fp8 units.
+        """
+        from shardplan.errors import ConfigError
+        if dtype == "bf16":
+            return self.peak_flops_bf16
+        if dtype == "fp8":
+            if self.peak_flops_fp8 is None:
+                raise ConfigError(f"hardware {self.name} has no fp8 peak; legal compute dtype: bf16",
+                                  field="compute_dtype", value=dtype, legal=["bf16"])
+            return self.peak_flops_fp8
+        raise ConfigError(f"compute_dtype={dtype!r} is unknown; legal: bf16, fp8",
+                          field="compute_dtype", value=dtype, legal=["bf16", "fp8"])
+
+    def usable_hbm_bytes(self) -> float:
+        """HBM left for the model: capacity * (1 - fraction) - fixed reserve (bytes).
+
+        Source: Megatron-LM's theoretical memory estimate multiplies by 1.05 for allocator overhead
+        (cost_models note 6.5); the 2 GiB CUDA-context/XLA reserve is a stated assumption.
+        """
+        return self.hbm_bytes * (1.0 - self.runtime_reserve_fraction) - self.runtime_reserve_bytes
+
+    def ici_axes_spanned(self, group_size: int) -> int:
+        """How many torus axes a group of ``group_size`` devices spans (TPU only; 1 for GPUs)."""
+        if self.ici_dims == 0 or group_size <= 1:
+            return 1
+        axes, cover = 1, self.ici_axis_len
+        while cover < group_size and axes < self.ici_dims:
+            axes += 1
+            cover *= self.ici_axis_len
+        return axes
+
+    def critical_intensity_hbm(self, dtype: str = "bf16") -> float:
+        """FLOPs per byte above which a matmul is compute-bound on HBM: C / W_hbm.
+
+        Source: Scaling Book roofline.md ("critical arithmetic intensity"), e.g. H100 ~295.
+        """
+        return self.peak_flops(dtype) / self.hbm_bandwidth

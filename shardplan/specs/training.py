@@ -1,0 +1,129 @@
+"""Training setup: sequence length, batch, optimizer and precision policy.
+
+Bytes per parameter of model state (ZeRO paper, Rajbhandari et al. 2020, Sec. 3.1: mixed-precision
+Adam keeps 2 + 2 + K bytes per parameter with K = 12 for fp32 master weights and the two fp32
+Adam moments):
+
+===========================  =======  ======  ========  =========  ======================
+policy                       params   grads   master    optimizer  total (B/param)
+===========================  =======  ======  ========  =========  ======================
+``bf16-mixed`` (default)     2        2       4         8          16  (ZeRO paper, K=12)
+``bf16-mixed-fp32-grads``    2        4       4         8          18  (Megatron-LM main grads)
+``fp32-params``              4        4*      0         8          12 + transient grads
+===========================  =======  ======  ========  =========  ======================
+
+``*`` transient: gradients exist only between backward and the update (MaxText's default of fp32
+weights with bf16 compute); they are counted in the peak but not in the persistent model state.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from shardplan.errors import ConfigError
+
+
+class PrecisionPolicy(BaseModel):
+    """Bytes per element of each kind of training state.
+
+    Attributes:
+        param_bytes: working copy of the weights used in forward/backward.
+        grad_bytes: gradient (accumulation) buffer.
+        master_bytes: separate fp32 master copy (0 when the working copy is already fp32).
+        optimizer_bytes: optimizer moments (Adam: m and v in fp32 = 8).
+        activation_bytes: stored activations (2 for bf16/fp16).
+        grads_transient: gradients are freed by the fused update and not kept across steps.
+        compute_dtype: dtype of the matmuls ('bf16' or 'fp8'), selects the peak FLOP/s.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = "custom"
+    param_bytes: int = Field(default=2, gt=0)
+    grad_bytes: int = Field(default=2, gt=0)
+    master_bytes: int = Field(default=4, ge=0)
+    optimizer_bytes: int = Field(default=8, ge=0)
+    activation_bytes: int = Field(default=2, gt=0)
+    grads_transient: bool = False
+    compute_dtype: Literal["bf16", "fp8"] = "bf16"
+
+    @property
+    def model_state_bytes_per_param(self) -> int:
+        """Persistent bytes/param without sharding: params + grads (unless transient) + master + optimizer."""
+        grads = 0 if self.grads_transient else self.grad_bytes
+        return self.param_bytes + grads + self.master_bytes + self.optimizer_bytes
+
+
+PRECISION_POLICIES: dict[str, PrecisionPolicy] = {
+    "bf16-mixed": PrecisionPolicy(name="bf16-mixed"),
+    "bf16-mixed-fp32-grads": PrecisionPolicy(name="bf16-mixed-fp32-grads", grad_bytes=4),
+    "fp32-params": PrecisionPolicy(name="fp32-params", param_bytes=4, grad_bytes=4, master_bytes=0,
+                                   grads_transient=True),
+    "fp8-mixed": PrecisionPolicy(name="fp8-mixed", compute_dtype="fp8"),
+}
+
+
+def precision_policy(name: str) -> PrecisionPolicy:
+    """Look up a named precision policy.
+
+    Raises:
+        ConfigError: for an unknown name (lists the legal names).
+    """
+    try:
+        return PRECISION_POLICIES[name]
+    except KeyError:
+        raise ConfigError(f"precision={name!r} is unknown; legal: {', '.join(PRECISION_POLICIES)}",
+                          field="precision", value=name, legal=PRECISION_POLICIES) from None
+
+
+class TrainingSpec(BaseModel):
+    """What one optimizer step processes and how.
+
+    Attributes:
+        seq_len: tokens per sequence s.
+        global_batch_size: sequences per optimizer step (across all data-parallel ranks).
+        precision: precision policy (see module docstring).
+        optimizer: 'adamw' (8 bytes of moments per parameter) or 'sgd' (momentum: 4 bytes).
+        attention: 'flash' (fused, no s x s scores stored; Dao et al. 2022) or 'naive' (scores,
+            softmax and dropout of size a*s*s materialised, Korthikanti et al. 2022 Table 2).
+        dropout: whether dropout masks are stored (1 byte/element, Korthikanti et al. 2022 Sec. 4.1).
+        causal: causal attention (halves attention-core FLOPs, Megatron ``num_floating_point_operations``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    seq_len: int = Field(gt=0)
+    global_batch_size: int = Field(gt=0, description="sequences per optimizer step")
+    precision: PrecisionPolicy = Field(default_factory=lambda: PRECISION_POLICIES["bf16-mixed"])
+    optimizer: Literal["adamw", "sgd"] = "adamw"
+    attention: Literal["flash", "naive"] = "flash"
+    dropout: bool = False
+    causal: bool = True
+
+    @model_validator(mode="after")
+    def _opt(self) -> "TrainingSpec":
+        if self.optimizer == "sgd" and self.precision.optimizer_bytes == 8:
+            object.__setattr__(self, "precision", self.precision.model_copy(update={"optimizer_bytes": 4}))
+        return self
+
+    @property
+    def global_batch_tokens(self) -> int:
+        """Tokens per optimizer step = global_batch_size * seq_len."""
+        return self.global_batch_size * self.seq_len
+
+    @classmethod
+    def from_tokens(cls, seq_len: int, global_batch_tokens: int, **kw) -> "TrainingSpec":
+        """Build from a batch in tokens.
+
+        Raises:
+            ConfigError: if ``global_batch_tokens`` is not a multiple of ``seq_len``.
+        """
+        if global_batch_tokens % seq_len:
+            lo = global_batch_tokens // seq_len * seq_len
+            raise ConfigError(
+                f"global_batch_tokens={global_batch_tokens} is not a multiple of seq_len={seq_len}; "
+                f"nearest legal: {lo or seq_len}, {lo + seq_len}",
+                field="global_batch_tokens", value=global_batch_tokens)
+        return cls(seq_len=seq_len, global_batch_size=global_batch_tokens // seq_len, **kw)
