@@ -64,8 +64,7 @@ def stage_params(model: ModelSpec, layout: Layout, stage: int) -> StageParams:
     t = p.tp
     start = sum(layout.stage_layers[:stage])
     n = layout.stage_layers[stage]
-    idx = range(start, start + n)
-    moe_layers = sum(1 for i in idx if model.is_moe and i >= model.n_dense_layers)
+    moe_layers = max(0, start + n - max(start, model.n_dense_layers)) if model.is_moe else 0
     dense_layers = n - moe_layers
     norms = 2 * model.norm_params()
     attn = model.attention_params()

@@ -247,8 +247,13 @@ def estimate(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, p
     return estimate_layout(model, hardware, training, layout)
 
 
-def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, layout: Layout) -> Estimate:
-    """:func:`estimate` for an already validated :class:`Layout`."""
+def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, layout: Layout,
+                    detail: bool = True) -> Estimate:
+    """:func:`estimate` for an already validated :class:`Layout`.
+
+    ``detail=False`` skips the roofline points and thresholds (the search fills them in for the
+    plans it returns).
+    """
     p = layout.parallel
     prec = training.precision
     beta = prec.activation_bytes
@@ -447,7 +452,7 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     for axis, e in by_axis.items():
         parts[f"{axis} communication ({levels[axis]})"] = e
     bound = max(parts, key=parts.get)
-    roofline = _roofline(model, training, hw, p, u, dense_t, collectives, m)
+    roofline = _roofline(model, training, hw, p, u, dense_t, collectives, m) if detail else []
     return Estimate(
         model=model, hardware=hw, training=training, layout=layout, memory=mem,
         fits=mem.total <= hw.hbm_bytes, hbm_usable=hw.usable_hbm_bytes(), step_s=step,
@@ -455,7 +460,7 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
         exposed_comm_s=exposed_comm, bubble_s=bubble, optimizer_s=optimizer_s, collectives=collectives,
         model_flops_per_step=mf, hardware_flops_per_step=hf, mfu=mf / (step * peak_total),
         hfu=hf / (step * peak_total), tokens_per_s=tokens / step, bound=bound,
-        thresholds=_threshold_info(model, training, hw, layout), roofline=roofline)
+        thresholds=_threshold_info(model, training, hw, layout) if detail else {}, roofline=roofline)
 
 
 def _roofline(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: ParallelConfig, u: float,

@@ -38,6 +38,8 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
         scale_up_size=8, scale_up_bandwidth=300e9, scale_out_bandwidth=25e9,
         matmul_efficiency=0.78, scale_up_efficiency=0.77, scale_out_efficiency=0.85,
         sources={"peak_flops_bf16": "NVIDIA A100 datasheet: 312 TFLOPS bf16 dense (624 sparse)",
+                 "matmul_efficiency": "fitted to the Megatron-LM A100 runs of Narayanan et al. 2021 and Korthikanti "
+                                      "et al. 2022 (docs/accuracy.md)",
                  "hbm": "NVIDIA A100 80GB SXM datasheet: 80GB HBM2e, 2,039 GB/s",
                  "scale_up_bandwidth": "NVLink 3: 600 GB/s bidirectional per GPU -> 300 GB/s one-way; 8-GPU HGX",
                  "scale_out_bandwidth": "DGX A100: 8x HDR 200 Gb/s -> 25 GB/s one-way per GPU",
@@ -45,12 +47,13 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
     HardwareSpec(
         name="h100-sxm", peak_flops_bf16=989.4e12, peak_flops_fp8=1978.9e12, hbm_bytes=80 * GiB,
         hbm_bandwidth=3.35e12, scale_up_size=8, scale_up_bandwidth=450e9, scale_out_bandwidth=50e9,
-        matmul_efficiency=0.72, scale_up_efficiency=0.82, scale_out_efficiency=0.85,
+        matmul_efficiency=0.6, scale_up_efficiency=0.82, scale_out_efficiency=0.85,
         sources={"peak_flops": "NVIDIA H100 SXM datasheet: 1,979 TFLOPS bf16 / 3,958 fp8 with sparsity -> /2 dense",
                  "hbm": "NVIDIA H100 SXM datasheet: 80GB HBM3, 3.35 TB/s",
                  "scale_up_bandwidth": "NVLink 4: 900 GB/s bidirectional -> 450 GB/s one-way; " + _SB_GPU,
                  "scale_out_bandwidth": "DGX H100: 8x ConnectX-7 400 Gb/s -> 50 GB/s per GPU; " + _SB_GPU,
-                 "matmul_efficiency": "SemiAnalysis ~720/989 TFLOPS on realistic GEMMs (ezyang SOURCES.md)",
+                 "matmul_efficiency": "fitted to the llm-foundry MPT H100 runs (docs/accuracy.md); SemiAnalysis "
+                                      "~720/989 TFLOPS (0.73) on isolated GEMMs is the upper bound (ezyang SOURCES.md)",
                  "scale_up_efficiency": _NCCL, "scale_out_efficiency": _IB, "latency": _LAT}),
     HardwareSpec(
         name="h200", peak_flops_bf16=989.4e12, peak_flops_fp8=1978.9e12, hbm_bytes=141e9,
@@ -102,11 +105,12 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
     HardwareSpec(
         name="tpu-v5p", kind="tpu", peak_flops_bf16=4.59e14, hbm_bytes=95 * GiB, hbm_bandwidth=2.76e12,
         scale_up_size=8960, scale_up_bandwidth=1.8e11, scale_up_latency=1e-6, scale_out_bandwidth=6.25e9,
-        ici_dims=3, ici_axis_len=4, matmul_efficiency=0.72, scale_up_efficiency=0.9, scale_out_efficiency=0.85,
+        ici_dims=3, ici_axis_len=4, matmul_efficiency=0.82, scale_up_efficiency=0.9, scale_out_efficiency=0.85,
         sources={"all": _SB_TPU + ": v5p 4.59e14 bf16, 96 GB (95 GiB) HBM at 2.76e12 B/s, ICI 9e10 one-way / "
                                   "1.8e11 bidirectional per link, 3D torus 16x20x28 (8960 chips); DCN 6.25e9 B/s "
                                   "per chip (later revision)",
-                 "matmul_efficiency": "ezyang SOURCES.md: v5p effC 0.72", "latency": _LAT}),
+                 "matmul_efficiency": "fitted to the MaxText v5p runs (docs/accuracy.md); ezyang SOURCES.md gives "
+                                      "0.72 as a lower bound from end-to-end MFU", "latency": _LAT}),
     HardwareSpec(
         name="tpu-v6e", kind="tpu", peak_flops_bf16=9.18e14, hbm_bytes=32e9, hbm_bandwidth=1.64e12,
         scale_up_size=256, scale_up_bandwidth=1.8e11, scale_up_latency=1e-6, scale_out_bandwidth=12.5e9,

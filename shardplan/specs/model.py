@@ -15,6 +15,7 @@ architecture definitions of the respective papers and the Hugging Face reference
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -84,44 +85,44 @@ class ModelSpec(BaseModel):
         return self
 
     # ----- derived shapes -------------------------------------------------------------------
-    @property
+    @cached_property
     def kv_heads(self) -> int:
         """Key/value heads g (``n_kv_heads`` or ``n_heads``)."""
         return self.n_kv_heads if self.n_kv_heads is not None else self.n_heads
 
-    @property
+    @cached_property
     def dim_head(self) -> int:
         """Per-head width d_h."""
         return self.head_dim if self.head_dim is not None else self.d_model // self.n_heads
 
-    @property
+    @cached_property
     def q_dim(self) -> int:
         """Query projection width q = n_heads * head_dim."""
         return self.n_heads * self.dim_head
 
-    @property
+    @cached_property
     def kv_dim(self) -> int:
         """Key (or value) projection width = n_kv_heads * head_dim."""
         return self.kv_heads * self.dim_head
 
-    @property
+    @cached_property
     def is_moe(self) -> bool:
         return self.n_experts > 0
 
-    @property
+    @cached_property
     def n_moe_layers(self) -> int:
         return self.n_layers - self.n_dense_layers if self.is_moe else 0
 
-    @property
+    @cached_property
     def n_dense_mlp_layers(self) -> int:
         return self.n_layers - self.n_moe_layers
 
-    @property
+    @cached_property
     def mlp_matrices(self) -> int:
         """phi: weight matrices per MLP (3 for SwiGLU, Shazeer 2020 Eq. 6; 2 for GeLU)."""
         return 3 if self.mlp == "swiglu" else 2
 
-    @property
+    @cached_property
     def expert_ffn(self) -> int:
         """Intermediate width of one routed expert (defaults to ``ffn_dim``)."""
         return self.expert_ffn_dim if self.expert_ffn_dim is not None else self.ffn_dim
@@ -175,19 +176,19 @@ class ModelSpec(BaseModel):
             n += self.vocab_size * self.d_model
         return n
 
-    @property
+    @cached_property
     def n_params(self) -> int:
         """Total parameters: L_d*dense + L_m*moe + embeddings + final norm."""
         return (self.n_dense_mlp_layers * self.dense_layer_params()
                 + self.n_moe_layers * self.moe_layer_params()
                 + self.embedding_params() + self.norm_params())
 
-    @property
+    @cached_property
     def n_expert_params(self) -> int:
         """Parameters in routed experts (sharded over ``ep``)."""
         return self.n_moe_layers * self.routed_expert_params_per_layer()
 
-    @property
+    @cached_property
     def n_active_params(self) -> int:
         """Parameters touched per token: routed experts counted top_k/n_experts times."""
         if not self.is_moe:

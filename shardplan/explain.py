@@ -1,0 +1,114 @@
+"""Explain a ranked search: what bounds each plan, what each runner-up loses and where, and how the
+result compares with the seeds' rules of thumb.
+
+Rules of thumb (seed 001, an Ultra-Scale-Playbook-style decision guide; seed 000, EasyDeL's TPU/GPU
+observations) are encoded in :func:`rules_of_thumb` as layout constraints so the planner can
+evaluate exactly what the rule recommends and report the difference in predicted tokens/s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shardplan.cost.step import Estimate
+
+GiB = 2**30
+
+
+def _components(e: Estimate) -> dict[str, float]:
+    """Step-time components (seconds), communication split by axis and network level."""
+    out = {"matmul compute": e.matmul_s, "element-wise (HBM)": e.elementwise_s, "recompute": e.recompute_s,
+           "pipeline bubble": e.bubble_s, "optimizer update": e.optimizer_s}
+    for c in e.collectives:
+        key = f"{c.axis} {c.op} on {c.level}"
+        out[key] = out.get(key, 0.0) + c.exposed_s
+    return out
+
+
+def headroom(e: Estimate) -> float:
+    """Bytes of HBM left on the most loaded device (negative: does not fit)."""
+    return e.hardware.hbm_bytes - e.memory.total
+
+
+def describe(e: Estimate) -> str:
+    """One sentence: what bounds the plan and its memory headroom."""
+    comp = _components(e)
+    top = sorted(comp.items(), key=lambda kv: -kv[1])[:3]
+    parts = ", ".join(f"{k} {v / e.step_s:.0%}" for k, v in top if v > 0)
+    th = e.thresholds
+    extra = ""
+    if th:
+        if not th.get("dp_compute_bound", True):
+            extra = (f"; {th['tokens_per_dp_rank']:,.0f} tokens per data-parallel rank is below the critical "
+                     f"{th['critical_tokens_per_dp_rank']:,.0f} for the {th['dp_level']} link (bandwidth-bound DP)")
+        if not th.get("tp_compute_bound", True):
+            extra += f"; tp={e.parallel.tp} exceeds the largest compute-bound tp ~{th['max_compute_bound_tp']:.1f}"
+    return (f"bound by {e.bound}; step = {parts}; MFU {e.mfu:.1%}; "
+            f"{headroom(e) / GiB:,.1f} GiB HBM headroom{extra}")
+
+
+def compare(winner: Estimate, other: Estimate) -> str:
+    """Why ``other`` is slower than ``winner``: the component that grows most, with its network level."""
+    if other.step_s <= winner.step_s * (1 + 1e-9) and other.tokens_per_s >= winner.tokens_per_s:
+        return f"same predicted throughput; {headroom(other) / GiB - headroom(winner) / GiB:+.1f} GiB headroom"
+    a, b = _components(winner), _components(other)
+    deltas = {k: b.get(k, 0.0) - a.get(k, 0.0) for k in set(a) | set(b)}
+    worst = max(deltas, key=deltas.get)
+    slower = other.step_s / winner.step_s - 1
+    why = worst
+    p = other.parallel
+    hw = other.hardware
+    if worst.startswith("tp ") and p.tp > hw.scale_up_size:
+        why = f"tp={p.tp} crosses the {hw.scale_up_size}-device scale-up domain: {worst}"
+    elif worst.startswith("dp ") and "scale-out" in worst or "DCN" in worst:
+        why = f"data-parallel {worst} (group of {p.dp * p.cp} crosses the scale-up domain)"
+    elif worst == "pipeline bubble":
+        why = f"pipeline bubble of pp={p.pp} with {other.layout.microbatches} microbatches ({p.schedule})"
+    elif worst == "recompute":
+        why = f"recompute={p.recompute} re-runs the forward"
+    return (f"{slower:+.1%} step time, mostly {why} (+{deltas[worst]:.3g} s); "
+            f"{headroom(other) / GiB:,.1f} GiB headroom")
+
+
+@dataclass
+class Rule:
+    """A rule of thumb: its source text and the layout constraints it implies."""
+
+    source: str
+    text: str
+    fix: dict
+
+
+def rules_of_thumb(n_params: float, n_devices: int, seq_len: int, is_moe: bool, kind: str) -> list[Rule]:
+    """The seed rules that apply to this model size, device count and hardware kind.
+
+    Seed 001 (model size / GPU count decision guide) and seed 000 (TPU: prefer TP for throughput,
+    FSDP for memory, SP for long context; GPU: combine FSDP and TP).
+    """
+    rules: list[Rule] = []
+    B = n_params / 1e9
+    if kind == "gpu":
+        if B < 10 and n_devices <= 8:
+            rules.append(Rule("seed 001", "< 10B on 8 GPUs: TP=8", {"tp": 8}))
+            rules.append(Rule("seed 001", "< 10B on 8 GPUs: ZeRO-3 with DP and full recompute",
+                              {"zero_stage": 3, "recompute": "full", "tp": 1}))
+        elif n_devices > 1024:
+            rules.append(Rule("seed 001", "> 1024 GPUs: TP=8 with ZeRO-2 and PP", {"tp": 8, "zero_stage": 2}))
+        elif n_devices <= 512 and n_devices > 8:
+            rules.append(Rule("seed 001", "up to 512 GPUs: DP with TP=8 or PP (ZeRO-3 is inefficient)",
+                              {"tp": 8, "zero_stage": 0}))
+            if B <= 100:
+                rules.append(Rule("seed 001", "up to 100B: TP=8 with DP + ZeRO-3", {"tp": 8, "zero_stage": 3}))
+                rules.append(Rule("seed 001", "up to 100B: only ZeRO-3", {"tp": 1, "pp": 1, "zero_stage": 3}))
+        else:
+            rules.append(Rule("seed 001", "TP=8 with PP", {"tp": 8}))
+    else:
+        rules.append(Rule("seed 000", "TPU: prefer TP for throughput", {"tp": 4}))
+        rules.append(Rule("seed 000", "TPU: FSDP for memory-intensive models", {"zero_stage": 3, "tp": 1}))
+        if seq_len >= 32768:
+            rules.append(Rule("seed 000", "TPU: SP for long sequences", {"tp": 4, "sp": True}))
+    if seq_len >= 131072:
+        rules.append(Rule("seed 001", "very long sequences: add CP", {"cp": 8}))
+    if is_moe:
+        rules.append(Rule("seed 001", "MoE: add EP", {"ep": 8}))
+    return rules

@@ -1,0 +1,73 @@
+"""The "rules of thumb, quantified" table: best layout per model size and device count, the
+roofline thresholds, and the seeds' recommendation evaluated by the same cost model."""
+
+from __future__ import annotations
+
+from shardplan.errors import ConfigError
+from shardplan.explain import rules_of_thumb
+from shardplan.loaders import load_hardware, load_model
+from shardplan.search import search
+from shardplan.specs.training import TrainingSpec
+
+DEFAULT_MODELS = ["llama-3.2-1b", "llama-3-8b", "llama-3-70b", "llama-3.1-405b"]
+DEFAULT_DEVICES = {"gpu": [8, 64, 512, 1024, 8192], "tpu": [64, 256, 1024, 4096, 8192]}
+
+
+def guide_rows(hardware: str, models: list[str] | None, devices: list[int] | None, seq_len: int,
+               global_batch_tokens: int) -> list[dict]:
+    """One row per (model, device count): best plan, MFU, bound, thresholds, rule of thumb verdict.
+
+    The batch is ``max(global_batch_tokens, devices * seq_len)`` tokens (at least one sequence per
+    device). Raises ConfigError for unknown model or hardware names.
+    """
+    hw = load_hardware(hardware)
+    rows = []
+    for name in models or DEFAULT_MODELS:
+        m = load_model(name)
+        for n in devices or DEFAULT_DEVICES[hw.kind]:
+            tokens = max(global_batch_tokens, n * seq_len)
+            tr = TrainingSpec.from_tokens(seq_len, tokens // seq_len * seq_len)
+            row = {"model": name, "devices": n, "batch_tokens": tokens}
+            try:
+                res = search(m, hw, tr, n, top_k=1)
+            except ConfigError as e:
+                rows.append({**row, "best": f"invalid: {e}", "mfu": "-", "tps": "-", "bound": "-", "critical": "-",
+                             "max_tp": "-", "rule": "-", "rule_delta": "-"})
+                continue
+            if not res.plans:
+                rows.append({**row, "best": "nothing fits", "mfu": "-", "tps": "-", "bound": "-", "critical": "-",
+                             "max_tp": "-", "rule": "-", "rule_delta": "-"})
+                continue
+            best = res.plans[0]
+            th = best.thresholds
+            rule_txt, delta = "-", "-"
+            rules = rules_of_thumb(m.n_params, n, seq_len, m.is_moe, hw.kind)
+            if rules:
+                rule = rules[0]
+                rule_txt = f"{rule.text} ({rule.source})"
+                try:
+                    rr = search(m, hw, tr, n, top_k=1, fix=rule.fix)
+                    if rr.plans:
+                        d = rr.plans[0].tokens_per_s / best.tokens_per_s - 1
+                        delta = "same as best" if abs(d) < 0.005 else f"{d:+.1%} ({rr.plans[0].parallel.short()})"
+                    else:
+                        delta = "does not fit"
+                except ConfigError:
+                    delta = "not valid"
+            rows.append({**row, "best": best.parallel.short(), "mfu": f"{best.mfu:.1%}",
+                         "tps": f"{best.tokens_per_s / n:,.0f}", "bound": best.bound,
+                         "critical": f"{th['critical_tokens_per_dp_rank']:,.0f} ({th['dp_level']})",
+                         "max_tp": f"{th['max_compute_bound_tp']:.1f}", "rule": rule_txt, "rule_delta": delta})
+    return rows
+
+
+def rows_to_markdown(rows: list[dict], hardware: str, seq_len: int) -> str:
+    """Markdown table of :func:`guide_rows`."""
+    out = [f"## {hardware}, seq_len {seq_len}\n",
+           "| model | devices | batch tokens | best layout | MFU | tokens/s/device | bound | critical tokens per "
+           "DP rank | largest compute-bound TP | rule of thumb | rule vs best |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['model']} | {r['devices']} | {r['batch_tokens']:,} | `{r['best']}` | {r['mfu']} | {r['tps']} "
+                   f"| {r['bound']} | {r['critical']} | {r['max_tp']} | {r['rule']} | {r['rule_delta']} |")
+    return "\n".join(out) + "\n"

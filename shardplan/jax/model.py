@@ -1,0 +1,352 @@
+"""Reference decoder in Flax NNX, built from a :class:`~shardplan.specs.model.ModelSpec`.
+
+Llama-style by default (RoPE, grouped-query attention, SwiGLU, RMSNorm, tied or untied embeddings);
+the GPT variants of the spec are honoured too (learned positions, GeLU MLP, LayerNorm, biases).
+MoE layers (``model.is_moe``) route each token to ``top_k`` experts with a dense dispatch: every
+expert processes every token and the outputs are mixed with the (sparse) gate weights -- simple,
+exact and shardable over ``ep`` (compute is ``n_experts / top_k`` times a capacity-based dispatch).
+ALiBi positions are not implemented (ConfigError).
+
+Every parameter is an ``nnx.Param`` whose ``out_sharding`` metadata holds its *logical* axes
+(e.g. ``("embed", "heads", "head_dim")``), created with ``eager_sharding=False`` so that Flax does
+not interpret them: :mod:`shardplan.jax.rules` resolves them (Flax NNX's own rules would pass
+unknown names through as mesh axes). Activations are constrained at block boundaries, attention
+inputs/outputs, MLP hidden states and logits through :func:`shardplan.jax.rules.constrain`.
+
+Shapes: ``b`` batch, ``s`` sequence, ``d`` d_model, ``h`` query heads, ``g`` KV heads,
+``r = h / g``, ``k`` head_dim, ``f`` MLP width, ``e`` experts, ``v`` vocab.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+from shardplan.errors import ConfigError
+from shardplan.jax.rules import constrain
+from shardplan.specs.model import ModelSpec
+
+#: jax.checkpoint policies per recompute setting (None = no rematerialisation).
+REMAT_POLICIES = ("none", "selective", "full")
+ROPE_THETA = 10000.0
+
+_normal = jax.nn.initializers.normal
+
+
+def _param(rngs: nnx.Rngs, init: Any, shape: tuple[int, ...], logical: tuple[str | None, ...]) -> nnx.Param:
+    """An fp32 parameter carrying its logical axes in ``out_sharding`` metadata."""
+    assert len(shape) == len(logical), (shape, logical)
+    return nnx.Param(init(rngs.params(), shape, jnp.float32), out_sharding=logical, eager_sharding=False)
+
+
+def _fan_in(in_axis: Any, out_axis: Any, batch_axis: Any = ()) -> Any:
+    return jax.nn.initializers.variance_scaling(1.0, "fan_in", "normal", in_axis=in_axis, out_axis=out_axis,
+                                                batch_axis=batch_axis)
+
+
+class Norm(nnx.Module):
+    """RMSNorm (Zhang & Sennrich 2019) or LayerNorm over the last dim; computed in fp32.
+
+    Params: ``scale`` (d,) [+ ``bias`` (d,) for LayerNorm], logical ``("norm",)``.
+    """
+
+    def __init__(self, d: int, kind: str, rngs: nnx.Rngs, eps: float = 1e-5):
+        self.kind, self.eps = kind, eps
+        self.scale = _param(rngs, jax.nn.initializers.ones, (d,), ("norm",))
+        self.bias = _param(rngs, jax.nn.initializers.zeros, (d,), ("norm",)) if kind == "layernorm" else None
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        """x: (..., d) -> (..., d), same dtype."""
+        xf = x.astype(jnp.float32)
+        if self.kind == "layernorm":
+            xf = xf - xf.mean(-1, keepdims=True)
+        y = xf * jax.lax.rsqrt(jnp.mean(xf * xf, -1, keepdims=True) + self.eps)
+        y = y * self.scale[...].astype(jnp.float32)
+        if self.bias is not None:
+            y = y + self.bias[...].astype(jnp.float32)
+        return y.astype(x.dtype)
+
+
+def rope(x: jax.Array, positions: jax.Array) -> jax.Array:
+    """Rotary position embedding (Su et al. 2021), rotate-half convention.
+
+    Args:
+        x: (b, s, heads, k) with even k.
+        positions: (s,) integer positions.
+    """
+    k = x.shape[-1]
+    inv = 1.0 / (ROPE_THETA ** (jnp.arange(0, k, 2, dtype=jnp.float32) / k))
+    ang = positions.astype(jnp.float32)[:, None] * inv[None, :]  # (s, k/2)
+    cos, sin = jnp.cos(ang)[None, :, None, :], jnp.sin(ang)[None, :, None, :]
+    xf = x.astype(jnp.float32)
+    x1, x2 = xf[..., : k // 2], xf[..., k // 2:]
+    return jnp.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], -1).astype(x.dtype)
+
+
+class Attention(nnx.Module):
+    """Causal multi-head attention with grouped-query K/V and RoPE.
+
+    Params: ``wq`` (d, h, k) ``("embed","heads","head_dim")``; ``wk``/``wv`` (d, g, k)
+    ``("embed","kv_heads","head_dim")``; ``wo`` (h, k, d) ``("heads","head_dim","embed")``;
+    optional biases. Under context parallelism Q stays sequence-sharded over ``cp`` while K and V
+    are constrained to the full sequence (all-gathered over ``cp``) inside the attention core.
+    """
+
+    def __init__(self, m: ModelSpec, rngs: nnx.Rngs):
+        d, h, g, k = m.d_model, m.n_heads, m.kv_heads, m.dim_head
+        self.h, self.g, self.k, self.rope = h, g, k, m.position == "rope"
+        self.wq = _param(rngs, _fan_in(0, (1, 2)), (d, h, k), ("embed", "heads", "head_dim"))
+        self.wk = _param(rngs, _fan_in(0, (1, 2)), (d, g, k), ("embed", "kv_heads", "head_dim"))
+        self.wv = _param(rngs, _fan_in(0, (1, 2)), (d, g, k), ("embed", "kv_heads", "head_dim"))
+        self.wo = _param(rngs, _fan_in((0, 1), 2), (h, k, d), ("heads", "head_dim", "embed"))
+        zeros = jax.nn.initializers.zeros
+        qkv_b = m.qkv_bias or m.linear_bias
+        self.bq = _param(rngs, zeros, (h, k), ("heads", "head_dim")) if qkv_b else None
+        self.bk = _param(rngs, zeros, (g, k), ("kv_heads", "head_dim")) if qkv_b else None
+        self.bv = _param(rngs, zeros, (g, k), ("kv_heads", "head_dim")) if qkv_b else None
+        self.bo = _param(rngs, zeros, (d,), ("norm",)) if m.linear_bias else None
+
+    def __call__(self, x: jax.Array, positions: jax.Array) -> jax.Array:
+        """x: (b, s, d) -> (b, s, d)."""
+        b, s, _ = x.shape
+        q = jnp.einsum("bsd,dhk->bshk", x, self.wq[...])
+        kk = jnp.einsum("bsd,dgk->bsgk", x, self.wk[...])
+        v = jnp.einsum("bsd,dgk->bsgk", x, self.wv[...])
+        if self.bq is not None:
+            q, kk, v = q + self.bq[...], kk + self.bk[...], v + self.bv[...]
+        q = constrain(q, ("act_batch", "act_seq", "act_heads", None))
+        if self.rope:
+            q, kk = rope(q, positions), rope(kk, positions)
+        # K/V over the whole sequence (gathered over cp), heads still split over tp
+        kk = constrain(kk, ("act_batch", None, "act_kv_heads", None))
+        v = constrain(v, ("act_batch", None, "act_kv_heads", None))
+        r = self.h // self.g
+        qg = q.reshape(b, s, self.g, r, self.k)
+        scores = jnp.einsum("bqgrk,bsgk->bgrqs", qg, kk).astype(jnp.float32) / math.sqrt(self.k)
+        scores = constrain(scores, ("act_batch", "act_kv_heads", None, "act_seq", None))
+        mask = positions[:, None] >= positions[None, :]
+        scores = jnp.where(mask[None, None, None], scores, jnp.finfo(jnp.float32).min)
+        probs = jax.nn.softmax(scores, axis=-1).astype(x.dtype)
+        out = jnp.einsum("bgrqs,bsgk->bqgrk", probs, v).reshape(b, s, self.h, self.k)
+        out = constrain(out, ("act_batch", "act_seq", "act_heads", None))
+        y = jnp.einsum("bshk,hkd->bsd", out, self.wo[...])
+        if self.bo is not None:
+            y = y + self.bo[...]
+        return y
+
+
+class MLP(nnx.Module):
+    """SwiGLU (Shazeer 2020) or GeLU MLP, Megatron column/row parallel over ``mlp``.
+
+    Params: ``w_gate``/``w_up`` (d, f) ``("embed","mlp")``; ``w_down`` (f, d) ``("mlp","embed")``;
+    biases for ``linear_bias``.
+    """
+
+    def __init__(self, m: ModelSpec, width: int, rngs: nnx.Rngs):
+        d = m.d_model
+        self.swiglu = m.mlp == "swiglu"
+        self.w_gate = _param(rngs, _fan_in(0, 1), (d, width), ("embed", "mlp")) if self.swiglu else None
+        self.w_up = _param(rngs, _fan_in(0, 1), (d, width), ("embed", "mlp"))
+        self.w_down = _param(rngs, _fan_in(0, 1), (width, d), ("mlp", "embed"))
+        zeros = jax.nn.initializers.zeros
+        self.b_up = _param(rngs, zeros, (width,), ("mlp",)) if m.linear_bias else None
+        self.b_down = _param(rngs, zeros, (d,), ("norm",)) if m.linear_bias else None
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        """x: (b, s, d) -> (b, s, d)."""
+        u = jnp.einsum("bsd,df->bsf", x, self.w_up[...])
+        if self.b_up is not None:
+            u = u + self.b_up[...]
+        if self.swiglu:
+            hdn = jax.nn.silu(jnp.einsum("bsd,df->bsf", x, self.w_gate[...])) * u
+        else:
+            hdn = jax.nn.gelu(u)
+        hdn = constrain(hdn, ("act_batch", "act_seq", "act_mlp"))
+        y = jnp.einsum("bsf,fd->bsd", hdn, self.w_down[...])
+        if self.b_down is not None:
+            y = y + self.b_down[...]
+        return y
+
+
+class MoE(nnx.Module):
+    """Top-k routed experts with dense dispatch, experts sharded over ``ep``.
+
+    Params: ``router`` (d, e) ``("embed", None)`` (replicated over experts); ``w_gate``/``w_up``
+    (e, d, f) ``("experts","embed","mlp")``; ``w_down`` (e, f, d) ``("experts","mlp","embed")``;
+    ``shared`` dense MLP of width ``n_shared_experts * expert_ffn`` when present.
+    Gates: softmax over all experts, top-k kept and renormalised (Mixtral).
+    """
+
+    def __init__(self, m: ModelSpec, rngs: nnx.Rngs):
+        d, e, f = m.d_model, m.n_experts, m.expert_ffn
+        self.top_k, self.n_experts, self.swiglu = m.top_k, e, m.mlp == "swiglu"
+        self.router = _param(rngs, _normal(0.02), (d, e), ("embed", None))
+        init = _fan_in(1, 2, batch_axis=0)
+        self.w_gate = _param(rngs, init, (e, d, f), ("experts", "embed", "mlp")) if self.swiglu else None
+        self.w_up = _param(rngs, init, (e, d, f), ("experts", "embed", "mlp"))
+        self.w_down = _param(rngs, init, (e, f, d), ("experts", "mlp", "embed"))
+        self.shared = MLP(m, m.n_shared_experts * f, rngs) if m.n_shared_experts else None
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        """x: (b, s, d) -> (b, s, d)."""
+        logits = jnp.einsum("bsd,de->bse", x, self.router[...]).astype(jnp.float32)
+        probs = jax.nn.softmax(logits, -1)
+        top, idx = jax.lax.top_k(probs, self.top_k)
+        top = top / top.sum(-1, keepdims=True)
+        gates = jnp.sum(jax.nn.one_hot(idx, self.n_experts, dtype=jnp.float32) * top[..., None], -2)
+        gates = gates.astype(x.dtype)  # (b, s, e), zero outside the top-k
+        u = jnp.einsum("bsd,edf->bsef", x, self.w_up[...])
+        hdn = jax.nn.silu(jnp.einsum("bsd,edf->bsef", x, self.w_gate[...])) * u if self.swiglu else jax.nn.gelu(u)
+        hdn = constrain(hdn, ("act_exp_batch", "act_seq", "act_experts", "act_mlp"))
+        ye = jnp.einsum("bsef,efd->bsed", hdn, self.w_down[...])
+        ye = constrain(ye, ("act_exp_batch", "act_seq", "act_experts", None))
+        y = jnp.einsum("bsed,bse->bsd", ye, gates)
+        if self.shared is not None:
+            y = y + self.shared(x)
+        return y
+
+
+class Block(nnx.Module):
+    """Pre-norm transformer block: ``x + attn(norm(x))`` then ``+ mlp(norm(.))`` (MLP or MoE)."""
+
+    def __init__(self, m: ModelSpec, moe: bool, rngs: nnx.Rngs):
+        self.attn_norm = Norm(m.d_model, m.norm, rngs)
+        self.attn = Attention(m, rngs)
+        self.mlp_norm = Norm(m.d_model, m.norm, rngs)
+        self.mlp = MoE(m, rngs) if moe else MLP(m, m.ffn_dim, rngs)
+
+    def __call__(self, x: jax.Array, positions: jax.Array) -> jax.Array:
+        """x: (b, s, d) -> (b, s, d); the residual stream is constrained to ``act_seq_norm``."""
+        res = ("act_batch", "act_seq_norm", "act_embed")
+        x = constrain(x + self.attn(self.attn_norm(x), positions), res)
+        return constrain(x + self.mlp(self.mlp_norm(x)), res)
+
+
+class Transformer(nnx.Module):
+    """Decoder-only language model built from a :class:`ModelSpec`.
+
+    Params: ``embed`` (v, d) ``("vocab","embed")``; ``pos_embed`` (max_pos, d) for learned
+    positions; ``layers/<i>/...``; ``final_norm``; ``lm_head`` (d, v) ``("embed","vocab")`` when
+    untied.
+
+    Args:
+        model: the shapes.
+        rngs: parameter RNG stream.
+        remat: 'none', 'selective' (save matmul outputs without batch dims, i.e. the projections,
+            recompute the attention core) or 'full' (save only block inputs).
+
+    Raises:
+        ConfigError: position='alibi' (not implemented) or an unknown remat policy.
+    """
+
+    def __init__(self, model: ModelSpec, rngs: nnx.Rngs, remat: str = "none"):
+        if model.position == "alibi":
+            raise ConfigError(f"position='alibi' ({model.name}) is not implemented in the JAX reference model; "
+                              f"legal: rope, learned", field="position", value="alibi", legal=["rope", "learned"])
+        if remat not in REMAT_POLICIES:
+            raise ConfigError(f"recompute={remat!r} is unknown; legal: {', '.join(REMAT_POLICIES)}",
+                              field="recompute", value=remat, legal=REMAT_POLICIES)
+        self.remat = remat
+        self.tied = model.tied_embeddings
+        d, v = model.d_model, model.vocab_size
+        self.embed = _param(rngs, _normal(0.02), (v, d), ("vocab", "embed"))
+        self.pos_embed = (_param(rngs, _normal(0.02), (model.max_position_embeddings, d), ("position", "embed"))
+                          if model.position == "learned" else None)
+        self.layers = nnx.List([Block(model, model.is_moe and i >= model.n_dense_layers, rngs)
+                                for i in range(model.n_layers)])
+        self.final_norm = Norm(d, model.norm, rngs)
+        self.lm_head = None if self.tied else _param(rngs, _fan_in(0, 1), (d, v), ("embed", "vocab"))
+
+    def __call__(self, tokens: jax.Array) -> jax.Array:
+        """tokens: (b, s) int32 -> logits (b, s, v) in the parameters' dtype."""
+        s = tokens.shape[1]
+        positions = jnp.arange(s, dtype=jnp.int32)
+        x = jnp.take(self.embed[...], tokens, axis=0)
+        if self.pos_embed is not None:
+            x = x + self.pos_embed[...][:s][None]
+        x = constrain(x, ("act_batch", "act_seq_norm", "act_embed"))
+        for layer in self.layers:
+            if self.remat == "none":
+                x = layer(x, positions)
+            else:
+                policy = (jax.checkpoint_policies.dots_with_no_batch_dims_saveable if self.remat == "selective"
+                          else None)
+                x = nnx.remat(lambda blk, y, pos: blk(y, pos), policy=policy)(layer, x, positions)
+        x = self.final_norm(x)
+        if self.tied:
+            logits = jnp.einsum("bsd,vd->bsv", x, self.embed[...])
+        else:
+            logits = jnp.einsum("bsd,dv->bsv", x, self.lm_head[...])
+        return constrain(logits, ("act_batch", "act_seq", "act_vocab"))
+
+
+def abstract_model(model: ModelSpec, remat: str = "none") -> Transformer:
+    """The model with ``ShapeDtypeStruct`` parameters (no memory allocated)."""
+    return nnx.eval_shape(lambda: Transformer(model, nnx.Rngs(0), remat))
+
+
+def logical_axes(module: nnx.Module) -> dict:
+    """Nested dict (same structure as ``nnx.state(module, nnx.Param).to_pure_dict()``) whose leaves
+    are the parameters' logical-axis tuples."""
+    out: dict = {}
+    for path, var in nnx.to_flat_state(nnx.state(module, nnx.Param)):
+        node = out
+        for k in path[:-1]:
+            node = node.setdefault(k, {})
+        node[path[-1]] = tuple(var.get_metadata()["out_sharding"])
+    return out
+
+
+def _round_to(x: float, m: int) -> int:
+    return max(m, int(round(x / m)) * m)
+
+
+def scale_down(model: ModelSpec, d_model: int = 64, n_layers: int = 2, max_heads: int = 8,
+               min_kv_heads: int = 1, vocab_size: int = 256, max_experts: int = 4,
+               width_multiple: int = 16) -> ModelSpec:
+    """A CPU-sized copy of a model with the same architecture and head ratio.
+
+    Keeps: n_heads / n_kv_heads, the MLP kind, norm, biases, tying, positions, ffn_dim / d_model
+    (rounded to ``width_multiple``), MoE top_k (capped by the expert count) and the dense/MoE layer
+    mix. Shrinks: layers, d_model, heads (to at most ``max_heads`` unless the ratio alone is larger),
+    vocabulary (byte-level data needs >= 256), experts.
+
+    Args:
+        model: the full-size spec.
+        d_model: target hidden size (head_dim = d_model / n_heads, at least 8).
+        n_layers: target layers (at most the original count).
+        max_heads: cap on query heads.
+        min_kv_heads: at least this many KV heads when the original has that many (pass tp so that
+            tp still divides the KV heads).
+        vocab_size: target vocabulary (256 for the byte tokenizer).
+        max_experts: cap on routed experts.
+        width_multiple: MLP widths are rounded to a multiple of this.
+
+    Returns:
+        A new :class:`ModelSpec` named ``"<name>-scaled"``.
+    """
+    ratio = model.n_heads // model.kv_heads
+    kv = max(1, min(model.kv_heads, max(max_heads // ratio, 1)))
+    if model.kv_heads >= min_kv_heads:
+        kv = max(kv, min_kv_heads)
+    heads = ratio * kv
+    head_dim = max(8, d_model // heads)
+    layers = min(model.n_layers, n_layers)
+    kw: dict[str, Any] = dict(
+        name=f"{model.name}-scaled", n_layers=layers, d_model=d_model, n_heads=heads, n_kv_heads=kv,
+        head_dim=head_dim, ffn_dim=_round_to(model.ffn_dim / model.d_model * d_model, width_multiple),
+        vocab_size=max(vocab_size, 256), mlp=model.mlp, norm=model.norm, qkv_bias=model.qkv_bias,
+        linear_bias=model.linear_bias, tied_embeddings=model.tied_embeddings, position=model.position,
+        max_position_embeddings=min(model.max_position_embeddings, 4096) if model.position == "learned" else 0,
+        source=f"scale_down({model.name})")
+    if model.is_moe:
+        e = min(model.n_experts, max_experts)
+        kw.update(n_experts=e, top_k=min(model.top_k, e),
+                  expert_ffn_dim=_round_to(model.expert_ffn / model.d_model * d_model, width_multiple),
+                  n_shared_experts=min(model.n_shared_experts, 1),
+                  n_dense_layers=min(model.n_dense_layers, layers - 1))
+    return ModelSpec(**kw)

@@ -1,0 +1,365 @@
+"""Training on the plan's mesh: AdamW, gradient accumulation, ZeRO stages, recompute, metrics.
+
+How the ZeRO stages are expressed under GSPMD (``rules.param`` / ``rules.opt`` tables):
+
+* ZeRO-0 (DP): parameters, gradients and optimizer state replicated over the data axes; XLA emits
+  one gradient all-reduce.
+* ZeRO-1: optimizer state sharded over the ZeRO axes (``fsdp``, ``ep``, ``cp``); parameters and the
+  gradient accumulation buffer replicated. The update runs in the optimizer-state layout (each
+  device updates its slice of the parameters) and the new parameters are constrained back to the
+  replicated layout, which is the parameter all-gather after the update.
+* ZeRO-2: as ZeRO-1, but every microbatch's gradient is constrained to the optimizer-state layout
+  before it is accumulated, so the accumulation buffer is sharded and the gradient sync becomes a
+  reduce-scatter (on CPU XLA lowers it as all-reduce + slice).
+* ZeRO-3 (FSDP): parameters live in the sharded layout too; XLA all-gathers them for the forward
+  and backward and reduce-scatters the gradients.
+
+Precision: parameters (the master copy) and optimizer moments are fp32; the forward/backward runs
+in ``compute_dtype`` (bf16 by default, the plan's ``bf16-mixed`` policy; fp32 for exact
+comparisons). Logits and the loss are computed in fp32.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from flax import nnx
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+from shardplan.errors import ConfigError
+from shardplan.jax.data import PackedBatches, batch_sharding, load_tokens, shard_batch
+from shardplan.jax.mesh import BATCH_AXES, build_mesh, describe
+from shardplan.jax.model import Transformer, abstract_model, logical_axes
+from shardplan.jax.rules import (LeafSharding, ParamOverride, ShardingRules, activation_sharding, make_rules,
+                                 param_shardings, sharding_rows)
+from shardplan.parallel import Layout
+from shardplan.specs.model import ModelSpec
+from shardplan.specs.training import TrainingSpec
+
+COMPUTE_DTYPES = {"bfloat16": jnp.bfloat16, "bf16": jnp.bfloat16, "float32": jnp.float32, "fp32": jnp.float32}
+
+
+@dataclass
+class TrainConfig:
+    """Optimizer and run settings (the layout comes from the plan).
+
+    Attributes:
+        steps: optimizer steps.
+        learning_rate: peak AdamW learning rate.
+        warmup_steps: linear warm-up steps (then cosine decay to 10 % of the peak).
+        weight_decay: decoupled weight decay on matrices (ndim >= 2) only.
+        b1, b2, eps: AdamW moments.
+        grad_clip: global gradient-norm clip (0 disables).
+        seed: parameter-init and data-shuffle seed.
+        compute_dtype: 'bfloat16' (default) or 'float32'.
+        rule_overrides: ``{logical: [mesh axes]}`` (see :func:`shardplan.jax.rules.make_rules`).
+        param_overrides: ``[(regex, logical axes | PartitionSpec)]``.
+    """
+
+    steps: int = 20
+    learning_rate: float = 3e-3
+    warmup_steps: int = 0
+    weight_decay: float = 0.1
+    b1: float = 0.9
+    b2: float = 0.95
+    eps: float = 1e-8
+    grad_clip: float = 1.0
+    seed: int = 0
+    compute_dtype: str = "bfloat16"
+    rule_overrides: dict[str, list[str]] = field(default_factory=dict)
+    param_overrides: list[ParamOverride] = field(default_factory=list)
+
+
+def make_optimizer(cfg: TrainConfig) -> optax.GradientTransformation:
+    """Global-norm clipping then AdamW with warm-up + cosine decay; no decay on vectors (norms, biases)."""
+    sched = optax.warmup_cosine_decay_schedule(0.0 if cfg.warmup_steps else cfg.learning_rate, cfg.learning_rate,
+                                               cfg.warmup_steps, max(cfg.steps, cfg.warmup_steps + 1),
+                                               end_value=0.1 * cfg.learning_rate)
+    adam = optax.adamw(sched, b1=cfg.b1, b2=cfg.b2, eps=cfg.eps, weight_decay=cfg.weight_decay,
+                       mask=lambda params: jax.tree.map(lambda x: x.ndim >= 2, params))
+    return optax.chain(optax.clip_by_global_norm(cfg.grad_clip), adam) if cfg.grad_clip > 0 else adam
+
+
+def _unflatten_like(tree: Any, values: Iterable[Any]) -> Any:
+    return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(tree), list(values))
+
+
+def _is_named(x: Any) -> bool:
+    return isinstance(x, NamedSharding)
+
+
+class Trainer:
+    """A compiled training step for one (model, layout) on one mesh.
+
+    Args:
+        model: model shapes.
+        layout: validated layout (degrees, ZeRO stage, microbatches, recompute).
+        training: seq_len and global batch (sequences).
+        cfg: optimizer and run settings.
+        mesh: a mesh to use (default: :func:`~shardplan.jax.mesh.build_mesh` over all devices).
+        devices: devices for the default mesh (only to deliberately use a subset).
+
+    Attributes:
+        mesh, rules, leaves (``{path: LeafSharding}``), param_shardings, opt_shardings (pytrees of
+        NamedSharding), compiled (the AOT-compiled step), memory (per-device bytes from
+        ``memory_analysis``).
+
+    Raises:
+        ConfigError: an unexecutable plan for these devices, bad overrides, indivisible shapes
+            (see :mod:`shardplan.jax.mesh` and :mod:`shardplan.jax.rules`), an unknown compute dtype,
+            or a vocabulary smaller than the byte tokenizer's 256 (only checked by :func:`train`).
+    """
+
+    def __init__(self, model: ModelSpec, layout: Layout, training: TrainingSpec, cfg: TrainConfig | None = None,
+                 mesh: Mesh | None = None, devices: Sequence[Any] | None = None):
+        self.model_spec, self.layout, self.training = model, layout, training
+        self.cfg = cfg = cfg or TrainConfig()
+        if cfg.compute_dtype not in COMPUTE_DTYPES:
+            raise ConfigError(f"compute_dtype={cfg.compute_dtype!r} is unknown; legal: {', '.join(COMPUTE_DTYPES)}",
+                              field="compute_dtype", value=cfg.compute_dtype, legal=COMPUTE_DTYPES)
+        self.compute_dtype = COMPUTE_DTYPES[cfg.compute_dtype]
+        self.rules: ShardingRules = make_rules(layout, model, cfg.rule_overrides, cfg.param_overrides)
+        self.mesh = mesh if mesh is not None else build_mesh(layout, devices)
+        abstract = abstract_model(model, layout.parallel.recompute)
+        self.graphdef, abs_state = nnx.split(abstract, nnx.Param)
+        self.abstract_params = abs_state.to_pure_dict()
+        self.leaves: dict[str, LeafSharding] = param_shardings(self.abstract_params, logical_axes(abstract),
+                                                               self.rules)
+        ns = lambda spec: NamedSharding(self.mesh, spec)  # noqa: E731
+        self.param_shardings = _unflatten_like(self.abstract_params, (ns(l.param_spec) for l in self.leaves.values()))
+        self.opt_param_shardings = _unflatten_like(self.abstract_params,
+                                                   (ns(l.opt_spec) for l in self.leaves.values()))
+        self.tx = make_optimizer(cfg)
+        abs_opt = jax.eval_shape(self.tx.init, self.abstract_params)
+        self.opt_shardings = optax.tree_utils.tree_map_params(
+            self.tx, lambda _, s: s, abs_opt, self.opt_param_shardings,
+            transform_non_params=lambda _: ns(P()), is_leaf=_is_named)
+        self.state_shardings = (self.param_shardings, self.opt_shardings)
+        self.batch_sharding = batch_sharding(self.mesh)
+        self.replicated = ns(P())
+        self._init = jax.jit(self._init_fn, out_shardings=self.state_shardings)
+        self.compiled = self._compile()
+        self.memory = self._memory()
+
+    # ----- init --------------------------------------------------------------------------------
+    def _init_fn(self, key: jax.Array) -> tuple[Any, Any]:
+        model = Transformer(self.model_spec, nnx.Rngs(key), self.layout.parallel.recompute)
+        params = nnx.state(model, nnx.Param).to_pure_dict()
+        return params, self.tx.init(params)
+
+    def init_state(self, seed: int | None = None) -> tuple[Any, Any]:
+        """Parameters and optimizer state, created directly in their shardings.
+
+        The values depend only on the seed, not on the mesh (partitionable threefry RNG).
+        """
+        return self._init(jax.random.key(self.cfg.seed if seed is None else seed))
+
+    # ----- step --------------------------------------------------------------------------------
+    def loss(self, params: Any, tokens: jax.Array) -> jax.Array:
+        """Mean next-token cross-entropy (nats/token) of tokens (b, s+1) under fp32 master params."""
+        p = jax.tree.map(lambda x: x.astype(self.compute_dtype), params)
+        model = nnx.merge(self.graphdef, p)
+        logits = model(tokens[:, :-1]).astype(jnp.float32)
+        targets = tokens[:, 1:]
+        logz = jax.nn.logsumexp(logits, -1)
+        gold = jnp.take_along_axis(logits, targets[..., None], -1)[..., 0]
+        return jnp.mean(logz - gold)
+
+    def _step_fn(self, state: tuple[Any, Any], batch: jax.Array) -> tuple[tuple[Any, Any], dict[str, jax.Array]]:
+        params, opt_state = state
+        zero = self.rules.zero_stage
+        m = self.layout.microbatches
+        grad_sh = self.opt_param_shardings if zero >= 2 else self.param_shardings
+        wsc = jax.lax.with_sharding_constraint
+        vg = jax.value_and_grad(self.loss)
+        if m == 1:
+            loss, grads = vg(params, batch)
+            grads = wsc(grads, grad_sh)
+        else:
+            B, s1 = batch.shape
+            mb = batch.reshape(B // m, m, s1).swapaxes(0, 1)  # microbatch i = rows a*m+i: device-local
+            axes = tuple(a for a in BATCH_AXES if self.mesh.shape[a] > 1) or None
+            mb = wsc(mb, NamedSharding(self.mesh, P(None, axes, None)))
+
+            def body(carry, tok):
+                loss_acc, g_acc = carry
+                loss, g = vg(params, tok)
+                g = wsc(g, grad_sh)
+                g_acc = jax.tree.map(lambda a, b: a + b, g_acc, g)
+                return (loss_acc + loss, wsc(g_acc, grad_sh)), None
+
+            zeros = wsc(jax.tree.map(jnp.zeros_like, params), grad_sh)
+            (loss, grads), _ = jax.lax.scan(body, (jnp.zeros((), jnp.float32), zeros), mb)
+            loss = loss / m
+            grads = jax.tree.map(lambda g: g / m, grads)
+        if zero in (1, 2):
+            # update in the optimizer-state layout: each device updates its slice
+            params_u = wsc(params, self.opt_param_shardings)
+            grads = wsc(grads, self.opt_param_shardings)
+        else:
+            params_u = params
+        gnorm = optax.global_norm(grads)
+        updates, opt_state = self.tx.update(grads, opt_state, params_u)
+        new_params = optax.apply_updates(params_u, updates)
+        new_params = wsc(new_params, self.param_shardings)  # ZeRO-1/2: the param all-gather
+        return (new_params, opt_state), {"loss": loss, "grad_norm": gnorm}
+
+    def _abstract_state(self) -> tuple[Any, Any]:
+        abs_opt = jax.eval_shape(self.tx.init, self.abstract_params)
+        to_sds = lambda x, s: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s)  # noqa: E731
+        return (jax.tree.map(to_sds, self.abstract_params, self.param_shardings),
+                jax.tree.map(to_sds, abs_opt, self.opt_shardings))
+
+    def _compile(self) -> Any:
+        jitted = jax.jit(self._step_fn, in_shardings=(self.state_shardings, self.batch_sharding),
+                         out_shardings=(self.state_shardings, self.replicated), donate_argnums=(0,))
+        batch = jax.ShapeDtypeStruct((self.training.global_batch_size, self.training.seq_len + 1), jnp.int32,
+                                     sharding=self.batch_sharding)
+        with activation_sharding(self.mesh, self.rules):
+            return jitted.lower(self._abstract_state(), batch).compile()
+
+    def _memory(self) -> dict[str, int]:
+        try:
+            ma = self.compiled.memory_analysis()
+        except Exception:  # backend without memory analysis
+            return {}
+        if ma is None:
+            return {}
+        out = {k: int(getattr(ma, f"{k}_size_in_bytes", 0)) for k in ("argument", "output", "temp", "alias")}
+        out["peak"] = out["argument"] + out["output"] + out["temp"] - out["alias"]
+        return out
+
+    def step(self, state: tuple[Any, Any], batch: jax.Array) -> tuple[tuple[Any, Any], dict[str, jax.Array]]:
+        """One optimizer step; ``state`` is donated. batch: (B, seq_len+1) int32 on :attr:`batch_sharding`."""
+        return self.compiled(state, batch)
+
+    def device_memory(self) -> dict[str, Any]:
+        """Per-device memory: ``device.memory_stats()`` when the backend has it (bytes in use / peak),
+        else the compiled step's ``memory_analysis`` (same for every device)."""
+        stats = {}
+        for d in self.mesh.local_devices:
+            try:
+                ms = d.memory_stats()
+            except Exception:
+                ms = None
+            if ms:
+                stats[str(d.id)] = int(ms.get("peak_bytes_in_use", ms.get("bytes_in_use", 0)))
+        if stats:
+            return {"source": "memory_stats", "bytes": stats}
+        return {"source": "memory_analysis", "bytes": self.memory.get("peak", 0), "breakdown": self.memory}
+
+    def sharding_rows(self) -> list[dict[str, Any]]:
+        """The sharding table (see :func:`shardplan.jax.rules.sharding_rows`)."""
+        return sharding_rows(self.leaves, self.rules.sizes)
+
+
+def _scalar(x: jax.Array) -> float:
+    return float(np.asarray(x.addressable_data(0)))
+
+
+def train(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg: TrainConfig | None = None,
+          data: Sequence[str | os.PathLike] | PackedBatches | None = None, mesh: Mesh | None = None,
+          devices: Sequence[Any] | None = None, metrics_path: str | os.PathLike | None = None,
+          on_step: Callable[[dict[str, Any]], None] | None = None, trainer: Trainer | None = None
+          ) -> list[dict[str, Any]]:
+    """Train for ``cfg.steps`` steps and return the per-step metrics.
+
+    Args:
+        model, layout, training, cfg, mesh, devices: as :class:`Trainer`.
+        data: text files/directories, a :class:`PackedBatches`, or ``None`` for the stdlib corpus.
+        metrics_path: write one JSON object per step (process 0 only).
+        on_step: called with each step's metrics (e.g. a progress bar).
+        trainer: reuse an already compiled trainer.
+
+    Returns:
+        ``[{"step", "loss", "grad_norm", "tokens_per_s", "step_time_s", "memory"}, ...]``; ``loss``
+        in nats/token, ``tokens_per_s`` global (all devices), ``memory`` as
+        :meth:`Trainer.device_memory`.
+
+    Raises:
+        ConfigError: see :class:`Trainer`; a vocabulary below 256 (byte tokens).
+    """
+    if model.vocab_size < 256:
+        raise ConfigError(f"vocab_size={model.vocab_size} is smaller than the byte tokenizer's 256 tokens; "
+                          f"use --scale-down or a model with vocab_size >= 256", field="vocab_size",
+                          value=model.vocab_size)
+    tr = trainer or Trainer(model, layout, training, cfg, mesh, devices)
+    cfg = tr.cfg
+    batches = data if isinstance(data, PackedBatches) else PackedBatches(
+        load_tokens(data), training.seq_len, training.global_batch_size, cfg.seed)
+    state = tr.init_state()
+    mem = tr.device_memory()
+    out: list[dict[str, Any]] = []
+    fh = open(metrics_path, "w") if metrics_path and jax.process_index() == 0 else None
+    tokens = training.global_batch_size * training.seq_len
+    try:
+        for i in range(cfg.steps):
+            batch = shard_batch(batches.batch(i), tr.mesh)
+            t0 = time.perf_counter()
+            state, met = tr.step(state, batch)
+            loss = _scalar(met["loss"])
+            dt = time.perf_counter() - t0
+            rec = {"step": i + 1, "loss": loss, "grad_norm": _scalar(met["grad_norm"]),
+                   "tokens_per_s": tokens / dt if dt > 0 else math.inf, "step_time_s": dt, "memory": mem}
+            out.append(rec)
+            if fh:
+                fh.write(json.dumps(rec) + "\n")
+                fh.flush()
+            if on_step:
+                on_step(rec)
+    finally:
+        if fh:
+            fh.close()
+    return out
+
+
+def initialize_distributed(coordinator_address: str | None = None, num_processes: int | None = None,
+                           process_id: int | None = None) -> bool:
+    """Join a multi-process run through :func:`jax.distributed.initialize` (no home-made layer).
+
+    Arguments default to the environment variables ``JAX_COORDINATOR_ADDRESS``,
+    ``JAX_NUM_PROCESSES`` and ``JAX_PROCESS_ID``; with none of them set and ``num_processes`` unset
+    nothing happens (single process). On CPU, cross-process collectives use gloo.
+
+    Returns:
+        True when a distributed runtime was initialised.
+
+    Raises:
+        ConfigError: an incomplete set of arguments (names the missing one).
+    """
+    addr = coordinator_address or os.environ.get("JAX_COORDINATOR_ADDRESS")
+    n = num_processes if num_processes is not None else (
+        int(os.environ["JAX_NUM_PROCESSES"]) if os.environ.get("JAX_NUM_PROCESSES") else None)
+    pid = process_id if process_id is not None else (
+        int(os.environ["JAX_PROCESS_ID"]) if os.environ.get("JAX_PROCESS_ID") else None)
+    if addr is None and n is None and pid is None:
+        return False
+    if n is not None and n <= 1 and addr is None:
+        return False
+    missing = [k for k, v in (("coordinator_address", addr), ("num_processes", n), ("process_id", pid)) if v is None]
+    if missing:
+        raise ConfigError(f"multi-process run needs --coordinator-address, --num-processes and --process-id "
+                          f"(or JAX_COORDINATOR_ADDRESS/JAX_NUM_PROCESSES/JAX_PROCESS_ID); missing: "
+                          f"{', '.join(missing)}", field=missing[0], value=None)
+    if pid < 0 or pid >= n:
+        raise ConfigError(f"process_id={pid} must be in 0..{n - 1} for num_processes={n}", field="process_id",
+                          value=pid, legal=range(n))
+    try:
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    except Exception:  # option removed/renamed in a future JAX
+        pass
+    jax.distributed.initialize(coordinator_address=addr, num_processes=n, process_id=pid)
+    return True
+
+
+__all__ = ["TrainConfig", "Trainer", "train", "make_optimizer", "initialize_distributed", "describe"]

@@ -1,0 +1,374 @@
+"""The Dash app behind ``shardplan serve``: pick a model, hardware, batch and layout, see the planner's
+step-time breakdown, memory, roofline, pipeline schedule and ranked layouts update live.
+
+The callbacks are plain module-level functions (:func:`update_view`, :func:`update_plans`,
+:func:`parse_upload`) registered in :func:`create_app`, so tests can call them directly. Every
+callback turns a :class:`~shardplan.errors.ConfigError` (or a pydantic validation error) into the
+message shown in the page's alert box; nothing raises into Dash.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import dash
+from dash import Input, Output, State, dcc, html
+
+from shardplan.errors import ConfigError
+from shardplan.web import charts
+
+#: Dropdown value of the model parsed from an uploaded Hugging Face config.json.
+UPLOADED = "__uploaded__"
+
+#: Initial control values (llama-3-8b on 64 H100s, 4096 x 256 tokens, ZeRO-1).
+DEFAULTS: dict[str, Any] = dict(model="llama-3-8b", hardware="h100-sxm", devices=64, seq_len=4096, global_batch=256,
+                                dp=None, tp=1, pp=1, cp=1, ep=1, zero_stage=1, sp=False, microbatch_size=1,
+                                schedule="1f1b", virtual_stages=1, recompute="none", precision="bf16-mixed")
+
+#: Control ids in the order :func:`update_view` takes them (after ``uploaded``).
+CONTROLS = ("model", "hardware", "devices", "seq_len", "global_batch", "dp", "tp", "pp", "cp", "ep", "zero_stage",
+            "sp", "microbatch_size", "schedule", "virtual_stages", "recompute", "precision")
+#: Controls that change the search space of the ranked-plans chart (not the layout).
+SPEC_CONTROLS = ("model", "hardware", "devices", "seq_len", "global_batch", "precision")
+
+_HIDDEN = {"display": "none"}
+_ALERT = {"display": "block", "background": "#fdecea", "color": "#611a15", "border": "1px solid #f5c6cb",
+          "borderRadius": "4px", "padding": "10px 14px", "margin": "0 0 12px 0", "whiteSpace": "pre-wrap",
+          "fontSize": "14px"}
+_INFO = {**_ALERT, "background": "#e8f4fd", "color": "#0c3c60", "border": "1px solid #b6dcf7"}
+
+
+def _error_text(e: Exception) -> str:
+    """One-line message of a ConfigError or pydantic ValidationError (as the CLI prints it)."""
+    from pydantic import ValidationError
+    if isinstance(e, ValidationError):
+        first = e.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"])
+        return f"{loc}: {first['msg']} (got {first.get('input')!r})"
+    return str(e)
+
+
+def _as_int(name: str, v: Any, optional: bool = False) -> int | None:
+    """A numeric control value as int.
+
+    Raises:
+        ConfigError: empty (unless ``optional``) or not a whole number.
+    """
+    if v is None or v == "":
+        if optional:
+            return None
+        raise ConfigError(f"{name} is empty; give a whole number", field=name, value=v)
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name}={v!r} is not a number", field=name, value=v) from None
+    if f != int(f):
+        raise ConfigError(f"{name}={v!r} must be a whole number", field=name, value=v)
+    return int(f)
+
+
+def build_estimate(values: dict[str, Any], uploaded: dict | None = None):
+    """Run the planner on the app's control values.
+
+    Args:
+        values: control id -> value (see :data:`CONTROLS`); numbers may be int, float or None
+            (``dp`` None = auto: devices / (tp * pp * cp)).
+        uploaded: ``{"name": str, "config": dict}`` of an uploaded HF config.json, used when
+            ``values["model"] == UPLOADED``.
+
+    Returns:
+        The :class:`~shardplan.cost.step.Estimate` (same inputs as ``shardplan estimate`` with
+        these flags gives the same numbers: both go through ``build_inputs``).
+
+    Raises:
+        ConfigError or pydantic.ValidationError: for any invalid input or layout.
+    """
+    from shardplan.cli import build_inputs
+    from shardplan.cost.step import estimate
+    from shardplan.loaders import model_from_hf_config
+
+    v = dict(values)
+    ints = {k: _as_int(k, v.get(k), optional=k == "dp")
+            for k in ("devices", "seq_len", "global_batch", "dp", "tp", "pp", "cp", "ep", "zero_stage",
+                      "microbatch_size", "virtual_stages")}
+    model_name = v.get("model")
+    if model_name == UPLOADED:
+        if not uploaded:
+            raise ConfigError("no config.json uploaded yet; pick a preset or upload a file", field="model")
+        spec_model = "tiny-llama"  # placeholder for build_inputs; replaced by the uploaded model below
+    elif not model_name:
+        raise ConfigError("pick a model preset or upload a config.json", field="model")
+    else:
+        spec_model = model_name
+    if not v.get("hardware"):
+        raise ConfigError("pick a hardware preset", field="hardware")
+    m, hw, tr, pc = build_inputs(
+        model=spec_model, hardware=v["hardware"], devices=ints["devices"], seq_len=ints["seq_len"],
+        global_batch=ints["global_batch"], global_batch_tokens=None, precision=v.get("precision") or "bf16-mixed",
+        dp=ints["dp"], tp=ints["tp"], pp=ints["pp"], cp=ints["cp"], ep=ints["ep"], zero_stage=ints["zero_stage"],
+        sp=bool(v.get("sp")), microbatch_size=ints["microbatch_size"], schedule=v.get("schedule") or "1f1b",
+        virtual_stages=ints["virtual_stages"], recompute=v.get("recompute") or "none")
+    if model_name == UPLOADED:
+        m = model_from_hf_config(uploaded["config"], name=uploaded.get("name") or "uploaded")
+    return estimate(m, hw, tr, pc, ints["devices"])
+
+
+def headline_children(e) -> list:
+    """Headline cards of an estimate; each value has id ``headline-<key>`` and its exact number in
+    ``data-value`` (see :func:`shardplan.web.charts.headline`)."""
+    cards = []
+    for h in charts.headline(e):
+        color = {"fits": "#1b7f3b" if e.fits else "#b00020"}.get(h.key, "#111")
+        cards.append(html.Div([
+            html.Div(h.label, style={"fontSize": "12px", "color": "#555"}),
+            html.Div(h.text, id=f"headline-{h.key}", **{"data-value": repr(h.value)},
+                     style={"fontSize": "17px", "fontWeight": "600", "color": color}),
+        ], style={"padding": "8px 12px", "background": "white", "border": "1px solid #ddd", "borderRadius": "6px",
+                  "minWidth": "120px"}))
+    return cards
+
+
+def update_view(uploaded: dict | None, *values: Any) -> tuple:
+    """Main callback: estimate the layout and rebuild the headline and four charts.
+
+    Args:
+        uploaded: the upload store (see :func:`build_estimate`).
+        values: the controls, in :data:`CONTROLS` order.
+
+    Returns:
+        ``(headline children, time fig, memory fig, roofline fig, pipeline fig, alert text,
+        alert style)``. On a ConfigError / validation error the alert shows the message, the
+        headline is cleared and the charts say the layout is invalid; nothing is raised.
+    """
+    from pydantic import ValidationError
+    try:
+        e = build_estimate(dict(zip(CONTROLS, values)), uploaded)
+        p = e.parallel
+        figs = (charts.time_figure(e), charts.memory_figure(e), charts.roofline_figure(e),
+                charts.pipeline_figure(p.pp, e.layout.microbatches, p.schedule, p.virtual_stages))
+    except Exception as err:  # noqa: BLE001 - a UI callback must not raise into Dash
+        msg = _error_text(err) if isinstance(err, (ConfigError, ValidationError)) else \
+            f"internal error ({type(err).__name__}: {err}); please report it"
+        blank = charts.empty_figure("invalid layout: see the message above")
+        return ([html.Div("no estimate", id="headline-step", **{"data-value": ""})], blank, blank, blank, blank,
+                f"Invalid configuration: {msg}", _ALERT)
+    note = ""
+    if not e.fits:
+        note = (f"This layout does not fit: {charts.fmt_gib(e.memory.total)} per device > HBM "
+                f"{charts.fmt_gib(e.hardware.hbm_bytes)}. Raise zero_stage, tp/pp, or enable recompute.")
+    return (headline_children(e), *figs, note, _INFO if note else _HIDDEN)
+
+
+def update_plans(uploaded: dict | None, *values: Any) -> tuple:
+    """Ranked-plans callback: run :func:`shardplan.search.search` for the model / hardware /
+    devices / batch / precision of the controls (layout controls are ignored) and chart the top 10
+    (padded with the best layouts that do not fit when fewer than 10 fit).
+
+    Returns:
+        ``(figure, status text)``; a ConfigError yields an empty figure and its message.
+    """
+    from pydantic import ValidationError
+    try:
+        from shardplan.search import search
+    except ModuleNotFoundError:  # pragma: no cover - the search module ships with the planner
+        return charts.empty_figure("shardplan.search is not available"), ""
+    vals = dict(zip(CONTROLS, values))
+    base = {**DEFAULTS, **{k: vals[k] for k in SPEC_CONTROLS}}
+    base.update(dp=None, tp=1, pp=1, cp=1, ep=1, zero_stage=0, sp=False, microbatch_size=1, schedule="1f1b",
+                virtual_stages=1, recompute="none")
+    try:
+        # resolve the specs exactly as the main view does; the layout itself is not needed
+        ref = _specs_only(base, uploaded)
+        res = search(*ref, top_k=10, keep_infeasible=True)
+    except (ConfigError, ValidationError) as err:
+        return charts.empty_figure(f"no ranked plans: {_error_text(err)}"), _error_text(err)
+    plans = list(res.plans)[:10]
+    plans += list(res.infeasible)[: 10 - len(plans)]
+    if not plans:
+        return charts.empty_figure("no valid layout"), "no valid layout"
+    status = (f"{res.n_layouts:,} valid layouts, {res.n_evaluated:,} evaluated in {res.seconds:.2f} s; "
+              f"{len(res.plans)} shown fit")
+    return charts.plans_figure(plans), status
+
+
+def _specs_only(values: dict[str, Any], uploaded: dict | None):
+    """(model, hardware, training, n_devices) for the search, from control values.
+
+    Raises:
+        ConfigError: as :func:`build_estimate`.
+    """
+    from shardplan.cli import build_inputs
+    from shardplan.loaders import model_from_hf_config
+    n = _as_int("devices", values.get("devices"))
+    model_name = values.get("model")
+    if model_name == UPLOADED and not uploaded:
+        raise ConfigError("no config.json uploaded yet", field="model")
+    if not model_name or not values.get("hardware"):
+        raise ConfigError("pick a model and a hardware preset", field="model")
+    m, hw, tr, _ = build_inputs(model="tiny-llama" if model_name == UPLOADED else model_name,
+                                hardware=values["hardware"], devices=n, seq_len=_as_int("seq_len", values.get("seq_len")),
+                                global_batch=_as_int("global_batch", values.get("global_batch")),
+                                global_batch_tokens=None, precision=values.get("precision") or "bf16-mixed")
+    if model_name == UPLOADED:
+        m = model_from_hf_config(uploaded["config"], name=uploaded.get("name") or "uploaded")
+    return m, hw, tr, n
+
+
+def parse_upload(contents: str | None, filename: str | None) -> tuple:
+    """Upload callback: parse a Hugging Face ``config.json`` sent by ``dcc.Upload``.
+
+    Args:
+        contents: ``data:<mime>;base64,<payload>`` as dcc.Upload delivers it (None before any upload).
+        filename: the uploaded file's name.
+
+    Returns:
+        ``(store data {"name", "config"} or no_update, status text, status style, model options,
+        model value)``. An unreadable file or unsupported architecture leaves the model unchanged and
+        shows the message.
+    """
+    options = _model_options()
+    if not contents:
+        return dash.no_update, "", _HIDDEN, options, dash.no_update
+    try:
+        payload = contents.split(",", 1)[1] if "," in contents else contents
+        cfg = json.loads(base64.b64decode(payload).decode("utf-8"))
+        if not isinstance(cfg, dict):
+            raise ConfigError(f"{filename} holds no JSON object", field="config.json")
+        name = cfg.get("_name_or_path") or (filename or "config.json").rsplit(".", 1)[0]
+        name = str(name).rstrip("/").rsplit("/", 1)[-1] or "uploaded"
+        from shardplan.loaders import model_from_hf_config
+        spec = model_from_hf_config(cfg, name=name)
+    except (ValueError, UnicodeDecodeError) as err:  # ConfigError is a ValueError; so is JSONDecodeError
+        return dash.no_update, f"Upload {filename}: {err}", _ALERT, options, dash.no_update
+    options = _model_options(f"uploaded: {spec.name} ({spec.n_params / 1e9:,.2f} B parameters)")
+    return ({"name": spec.name, "config": cfg}, f"Loaded {filename}: {spec.name}, {spec.n_params:,} parameters",
+            _INFO, options, UPLOADED)
+
+
+def _model_options(uploaded_label: str | None = None) -> list[dict]:
+    from shardplan.presets.models import MODELS
+    opts = [{"label": k, "value": k} for k in MODELS]
+    if uploaded_label:
+        opts.insert(0, {"label": uploaded_label, "value": UPLOADED})
+    return opts
+
+
+# ---- layout -------------------------------------------------------------------------------------
+
+def _field(label: str, control: Any, hint: str | None = None) -> html.Div:
+    return html.Div([html.Label(label, style={"fontSize": "12px", "fontWeight": "600", "display": "block"}),
+                     control] + ([html.Div(hint, style={"fontSize": "11px", "color": "#777"})] if hint else []),
+                    style={"marginBottom": "8px"})
+
+
+def _num(id_: str, value: Any, min_: int = 1, placeholder: str | None = None) -> dcc.Input:
+    return dcc.Input(id=id_, type="number", value=value, min=min_, step=1, debounce=True, placeholder=placeholder,
+                     style={"width": "100%"})
+
+
+def _dropdown(id_: str, options: list, value: Any) -> dcc.Dropdown:
+    return dcc.Dropdown(id=id_, options=options, value=value, clearable=False)
+
+
+def _graph(id_: str) -> dcc.Graph:
+    return dcc.Graph(id=id_, config={"displaylogo": False}, style={"minHeight": "240px"})
+
+
+def _controls() -> html.Div:
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.specs.training import PRECISION_POLICIES
+    d = DEFAULTS
+    two = {"display": "grid", "gridTemplateColumns": "1fr 1fr", "columnGap": "8px"}
+    return html.Div([
+        html.H3("Inputs", style={"margin": "0 0 8px 0"}),
+        _field("model", _dropdown("model", _model_options(), d["model"])),
+        dcc.Upload(id="upload", accept=".json,application/json", max_size=2_000_000,
+                   children=html.Div(["upload a Hugging Face ", html.B("config.json")]),
+                   style={"border": "1px dashed #999", "borderRadius": "4px", "padding": "6px", "textAlign": "center",
+                          "fontSize": "12px", "marginBottom": "8px", "cursor": "pointer"}),
+        html.Div(id="upload-status", style=_HIDDEN),
+        _field("hardware", _dropdown("hardware", list(HARDWARE), d["hardware"])),
+        html.Div([_field("devices", _num("devices", d["devices"])),
+                  _field("seq_len", _num("seq_len", d["seq_len"]))], style=two),
+        html.Div([_field("global batch (sequences)", _num("global_batch", d["global_batch"])),
+                  _field("precision", _dropdown("precision", list(PRECISION_POLICIES), d["precision"]))], style=two),
+        html.H3("Layout", style={"margin": "12px 0 8px 0"}),
+        html.Div([_field("dp", _num("dp", d["dp"], placeholder="auto"), "empty = auto"),
+                  _field("tp", _num("tp", d["tp"]))], style=two),
+        html.Div([_field("pp", _num("pp", d["pp"])), _field("cp", _num("cp", d["cp"]))], style=two),
+        html.Div([_field("ep", _num("ep", d["ep"])),
+                  _field("zero_stage", _dropdown("zero_stage", [0, 1, 2, 3], d["zero_stage"]))], style=two),
+        html.Div([_field("microbatch_size", _num("microbatch_size", d["microbatch_size"])),
+                  _field("virtual_stages", _num("virtual_stages", d["virtual_stages"]))], style=two),
+        _field("schedule", _dropdown("schedule", ["gpipe", "1f1b", "interleaved", "zero-bubble"], d["schedule"])),
+        _field("recompute", _dropdown("recompute", ["none", "selective", "full"], d["recompute"])),
+        dcc.Checklist(id="sp", options=[{"label": " sp (Megatron sequence parallelism, needs tp > 1)",
+                                         "value": "sp"}], value=["sp"] if d["sp"] else [],
+                      style={"fontSize": "13px"}),
+    ], style={"width": "300px", "flex": "0 0 300px", "padding": "12px", "background": "#f7f7f9",
+              "borderRight": "1px solid #ddd", "overflowY": "auto"})
+
+
+def create_app() -> dash.Dash:
+    """Build the Dash app (layout + callbacks). Assets are served locally: it works offline.
+
+    Returns:
+        The :class:`dash.Dash` instance; ``app.server`` is its Flask WSGI app.
+    """
+    app = dash.Dash(__name__, title="shardplan guide", serve_locally=True)
+    card = {"background": "white", "border": "1px solid #ddd", "borderRadius": "6px", "padding": "4px"}
+    app.layout = html.Div([
+        dcc.Store(id="uploaded"),
+        _controls(),
+        html.Div([
+            html.H2("shardplan: where does communication outweigh compute?", style={"margin": "0 0 10px 0"}),
+            html.Div(id="alert", role="alert", style=_HIDDEN),
+            dcc.Loading(html.Div(id="headline", style={"display": "flex", "flexWrap": "wrap", "gap": "8px",
+                                                       "marginBottom": "12px"}), type="dot"),
+            html.Div([html.Div(_graph("time-chart"), style=card), html.Div(_graph("memory-chart"), style=card),
+                      html.Div(_graph("roofline-chart"), style=card),
+                      html.Div(_graph("pipeline-chart"), style=card)],
+                     style={"display": "grid", "gridTemplateColumns": "repeat(auto-fit, minmax(560px, 1fr))",
+                            "gap": "10px"}),
+            html.Div([dcc.Loading(_graph("plans-chart"), type="circle"),
+                      html.Div(id="plans-status", style={"fontSize": "12px", "color": "#555", "padding": "4px"})],
+                     style={**card, "marginTop": "10px"}),
+        ], style={"flex": "1", "padding": "12px", "minWidth": "0"}),
+    ], style={"display": "flex", "fontFamily": "system-ui, -apple-system, 'Segoe UI', Arial, sans-serif",
+              "background": "#fafafa", "minHeight": "100vh"})
+
+    inputs = [Input("uploaded", "data")] + [Input(c, "value") for c in CONTROLS]
+
+    def _sp(values: tuple) -> tuple:
+        vals = list(values)
+        i = CONTROLS.index("sp")
+        vals[i] = bool(vals[i])  # the checklist yields ["sp"] or []
+        return tuple(vals)
+
+    @app.callback(Output("headline", "children"), Output("time-chart", "figure"), Output("memory-chart", "figure"),
+                  Output("roofline-chart", "figure"), Output("pipeline-chart", "figure"),
+                  Output("alert", "children"), Output("alert", "style"), *inputs)
+    def _view(uploaded, *values):
+        return update_view(uploaded, *_sp(values))
+
+    @app.callback(Output("plans-chart", "figure"), Output("plans-status", "children"), Input("uploaded", "data"),
+                  *[Input(c, "value") for c in SPEC_CONTROLS])
+    def _plans(uploaded, *spec_values):
+        values = dict(DEFAULTS)
+        values.update(zip(SPEC_CONTROLS, spec_values))
+        return update_plans(uploaded, *[values[c] for c in CONTROLS])
+
+    @app.callback(Output("uploaded", "data"), Output("upload-status", "children"), Output("upload-status", "style"),
+                  Output("model", "options"), Output("model", "value"), Input("upload", "contents"),
+                  State("upload", "filename"), prevent_initial_call=True)
+    def _upload(contents, filename):
+        return parse_upload(contents, filename)
+
+    return app
+
+
+def serve(host: str = "127.0.0.1", port: int = 8050, debug: bool = False) -> None:
+    """Run the app with Dash's development server (blocking) on ``http://host:port``."""
+    create_app().run(host=host, port=port, debug=debug)

@@ -1,0 +1,566 @@
+"""The numbers behind each chart of the guide, and the Plotly figures built from them.
+
+Everything here is a pure function of an :class:`~shardplan.cost.step.Estimate` (or a list of
+them): no Dash, no I/O. The ``*_parts`` / ``*_data`` helpers return plain numbers that the Plotly
+builders here and the matplotlib PNGs of :mod:`shardplan.web.report` share, so every chart shows
+exactly the planner's numbers (seconds, bytes, FLOP/s).
+
+Charts:
+
+* :func:`time_figure`: step-time breakdown. One stacked bar is the critical path of the step
+  (matmul, element-wise, recompute, each collective's *exposed* time, pipeline bubble, optimizer);
+  it sums to ``Estimate.step_s``. A second bar stacks the communication hidden behind compute
+  (``time_s - exposed_s`` of each collective), so one sees where communication outweighs compute.
+* :func:`memory_figure`: per-device memory of the most loaded stage against the HBM capacity and
+  the usable HBM (capacity minus the runtime reserve).
+* :func:`roofline_figure`: arithmetic intensity vs attainable FLOP/s with the ceilings of HBM,
+  the scale-up and the scale-out links, and the layout's operations as points.
+* :func:`pipeline_figure`: a Gantt chart of the pipeline schedule from :func:`pipeline_schedule`.
+* :func:`plans_figure`: tokens/s of the ranked layouts of ``shardplan plan``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import plotly.graph_objects as go
+
+from shardplan.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from shardplan.cost.step import Estimate
+
+GiB = 2**30
+
+#: y-category of the stacked bar whose segments sum to the step time.
+CRITICAL_ROW = "critical path (step)"
+#: y-category of the stacked bar of communication hidden behind compute.
+HIDDEN_ROW = "hidden communication"
+
+_AXIS_COLORS = {"tp": "#d62728", "cp": "#9467bd", "ep": "#8c564b", "pp": "#e377c2", "dp": "#ff7f0e"}
+_FIXED_COLORS = {"matmul": "#1f77b4", "element-wise": "#17becf", "recompute": "#aec7e8",
+                 "pipeline bubble": "#7f7f7f", "optimizer": "#bcbd22"}
+_MEM_COLORS = {"params": "#1f77b4", "grads": "#ff7f0e", "optimizer": "#2ca02c", "ZeRO-3 buffers": "#9467bd",
+               "activations": "#d62728", "logits": "#8c564b", "runtime reserve": "#c7c7c7"}
+_RESOURCE_COLORS = ["#1f77b4", "#2ca02c", "#d62728"]  # HBM, scale-up, scale-out
+_BOUND_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
+_LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=60, b=50), font=dict(size=12))
+
+
+# ---- formatting -------------------------------------------------------------------------------------
+
+def fmt_seconds(x: float) -> str:
+    """Human time: ``1.234 s``, ``12.35 ms`` or ``123.4 us`` (``x`` in seconds)."""
+    if x >= 1:
+        return f"{x:,.3f} s"
+    if x >= 1e-3:
+        return f"{x * 1e3:,.2f} ms"
+    return f"{x * 1e6:,.1f} us"
+
+
+def fmt_gib(x: float) -> str:
+    """Bytes as ``12.34 GiB``."""
+    return f"{x / GiB:,.2f} GiB"
+
+
+# ---- headline numbers -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Headline:
+    """One headline number of an estimate.
+
+    Attributes:
+        key: stable id suffix (``step``, ``tokens``, ``mfu``, ``hfu``, ``memory``, ``fits``, ``bound``).
+        label: what it is.
+        value: the exact number (seconds, tokens/s, fraction, bytes) or the text (fits, bound).
+        text: the formatted value shown to people.
+    """
+
+    key: str
+    label: str
+    value: float | str | bool
+    text: str
+
+
+def headline(e: Estimate) -> list[Headline]:
+    """Headline numbers of ``e``: step time (s), tokens/s, MFU, HFU, memory total (bytes), fits, bound.
+
+    The values equal the fields of ``e.to_dict()`` (``time_s.step``, ``tokens_per_s``, ``mfu``,
+    ``hfu``, ``memory_bytes.total``, ``fits``, ``bound``).
+    """
+    mem = e.memory.total
+    return [
+        Headline("step", "step time", e.step_s, fmt_seconds(e.step_s)),
+        Headline("tokens", "tokens / s", e.tokens_per_s,
+                 f"{e.tokens_per_s:,.0f} ({e.tokens_per_s / e.layout.n_devices:,.0f} per device)"),
+        Headline("mfu", "MFU", e.mfu, f"{e.mfu:.2%}"),
+        Headline("hfu", "HFU", e.hfu, f"{e.hfu:.2%}"),
+        Headline("memory", "memory per device", mem,
+                 f"{fmt_gib(mem)} of {fmt_gib(e.hardware.hbm_bytes)} ({fmt_gib(e.hbm_usable)} usable)"),
+        Headline("fits", "fits in HBM", e.fits, "yes" if e.fits else "no"),
+        Headline("bound", "bound by", e.bound, e.bound),
+    ]
+
+
+def summary_rows(e: Estimate) -> list[tuple[str, str]]:
+    """(label, text) rows describing ``e``: inputs, layout, headline numbers and the step-time parts."""
+    p = e.parallel
+    rows = [("model", f"{e.model.name} ({e.model.n_params:,} parameters)"),
+            ("hardware", f"{e.layout.n_devices} x {e.hardware.name}"),
+            ("batch", f"{e.training.global_batch_size} sequences x {e.training.seq_len} tokens "
+                      f"({e.layout.microbatches} microbatches per data-parallel rank)"),
+            ("precision", e.training.precision.name),
+            ("layout", p.short())]
+    rows += [(h.label, h.text) for h in headline(e)]
+    rows += [(f"time: {t.label}", fmt_seconds(t.seconds)) for t in time_parts(e) if t.critical and t.seconds > 0]
+    return rows
+
+
+# ---- (a) step time ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TimePart:
+    """One segment of the step-time chart.
+
+    Attributes:
+        label: e.g. ``matmul`` or ``AllGather tp (activations (sequence parallel))``.
+        seconds: per step, per device.
+        critical: True if the segment is on the critical path (the critical segments sum to the step
+            time); False for communication overlapped with compute (``time_s - exposed_s``).
+        group: legend group: ``compute``, ``bubble``, ``optimizer`` or the collective's axis.
+        color: hex color.
+    """
+
+    label: str
+    seconds: float
+    critical: bool
+    group: str
+    color: str
+
+
+def time_parts(e: Estimate) -> list[TimePart]:
+    """Segments of the step time of ``e`` (seconds).
+
+    Critical: matmul, element-wise, recompute, the exposed time of every collective, pipeline
+    bubble and optimizer; they sum to ``e.step_s`` (the planner's composition
+    ``m T_mb + T_bubble + T_dp_exposed + T_optimizer``). Hidden: ``max(0, time_s - exposed_s)`` of
+    every collective (for ZeRO-3 the forward/backward AllGather exposure is booked on the gradient
+    ReduceScatter, so the clamp at 0 applies there).
+    """
+    parts = [TimePart("matmul", e.matmul_s, True, "compute", _FIXED_COLORS["matmul"]),
+             TimePart("element-wise", e.elementwise_s, True, "compute", _FIXED_COLORS["element-wise"]),
+             TimePart("recompute", e.recompute_s, True, "compute", _FIXED_COLORS["recompute"])]
+    for c in e.collectives:
+        label = f"{c.op} {c.axis} ({c.purpose})"
+        color = _AXIS_COLORS.get(c.axis, "#333333")
+        parts.append(TimePart(label, c.exposed_s, True, c.axis, color))
+        parts.append(TimePart(label, max(0.0, c.time_s - c.exposed_s), False, c.axis, color))
+    parts.append(TimePart("pipeline bubble", e.bubble_s, True, "bubble", _FIXED_COLORS["pipeline bubble"]))
+    parts.append(TimePart("optimizer", e.optimizer_s, True, "optimizer", _FIXED_COLORS["optimizer"]))
+    return parts
+
+
+def time_figure(e: Estimate) -> go.Figure:
+    """Stacked horizontal bars of the step time of ``e`` (x in seconds).
+
+    Row :data:`CRITICAL_ROW` stacks the critical segments of :func:`time_parts` (sum = step time);
+    row :data:`HIDDEN_ROW` stacks the communication overlapped with compute (hatched). Segments of
+    zero length are omitted.
+    """
+    fig = go.Figure()
+    for t in time_parts(e):
+        if t.seconds <= 0:
+            continue
+        row = CRITICAL_ROW if t.critical else HIDDEN_ROW
+        name = t.label if t.critical else f"{t.label}, overlapped"
+        fig.add_trace(go.Bar(
+            x=[t.seconds], y=[row], orientation="h", name=name, legendgroup=t.label,
+            marker=dict(color=t.color, pattern=dict(shape="" if t.critical else "/"),
+                        line=dict(color="white", width=0.5)),
+            meta={"critical": t.critical},
+            hovertemplate=f"{name}<br>{fmt_seconds(t.seconds)} ({t.seconds / e.step_s:.1%} of step)<extra></extra>"))
+    comm = sum(c.time_s for c in e.collectives)
+    fig.update_layout(
+        barmode="stack", **_LAYOUT, height=380,
+        title=dict(text=f"Step time {fmt_seconds(e.step_s)}: compute {fmt_seconds(e.compute_s)}, exposed "
+                        f"communication {fmt_seconds(e.exposed_comm_s)} of {fmt_seconds(comm)}", font=dict(size=14)),
+        xaxis_title="seconds per step", yaxis=dict(categoryorder="array", categoryarray=[HIDDEN_ROW, CRITICAL_ROW]),
+        legend=dict(font=dict(size=10)))
+    return fig
+
+
+# ---- (b) memory -------------------------------------------------------------------------------------
+
+def memory_parts(e: Estimate) -> list[tuple[str, float]]:
+    """(label, bytes) of the memory of the most loaded device; the bytes sum to ``e.memory.total``."""
+    m = e.memory
+    return [("params", m.params), ("grads", m.grads), ("optimizer", m.optimizer),
+            ("ZeRO-3 buffers", m.zero3_buffers), ("activations", m.activations), ("logits", m.logits),
+            ("runtime reserve", m.reserve)]
+
+
+def memory_figure(e: Estimate) -> go.Figure:
+    """Stacked bar of per-device memory (y in GiB = 2**30 bytes) with the HBM capacity and usable lines.
+
+    The runtime reserve is part of the bar, so the bar fits exactly when it stays under the
+    capacity line (equivalently: everything else stays under the usable line).
+    """
+    x = [f"stage {e.memory.stage} device"]
+    fig = go.Figure()
+    for label, b in memory_parts(e):
+        if b <= 0:
+            continue
+        fig.add_trace(go.Bar(x=x, y=[b / GiB], name=label, marker_color=_MEM_COLORS[label],
+                             customdata=[b], hovertemplate=f"{label}: %{{y:,.2f}} GiB<extra></extra>"))
+    cap, usable = e.hardware.hbm_bytes / GiB, e.hbm_usable / GiB
+    fig.add_hline(y=cap, line=dict(color="black", width=2),
+                  annotation_text=f"HBM capacity {cap:,.1f} GiB", annotation_position="top left")
+    fig.add_hline(y=usable, line=dict(color="black", width=1, dash="dash"),
+                  annotation_text=f"usable {usable:,.1f} GiB", annotation_position="bottom left")
+    title = f"Memory per device: {fmt_gib(e.memory.total)} ({'fits' if e.fits else 'does NOT fit'})"
+    if e.memory.host_offload:
+        title += f"; {fmt_gib(e.memory.host_offload)} offloaded to host"
+    fig.update_layout(barmode="stack", **_LAYOUT, height=380, title=dict(text=title, font=dict(size=14)),
+                      yaxis=dict(title="GiB", range=[0, 1.1 * max(cap, e.memory.total / GiB)]))
+    return fig
+
+
+# ---- (c) roofline -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Ceiling:
+    """One roofline ceiling ``y = C * min(1, I / ridge)``.
+
+    Attributes:
+        resource: HBM, NVLink / ICI (scale-up) or scale-out / DCN.
+        bandwidth: bytes/s per device.
+        ridge: C / bandwidth, FLOPs per byte.
+        color: hex color.
+    """
+
+    resource: str
+    bandwidth: float
+    ridge: float
+    color: str
+
+
+@dataclass(frozen=True)
+class RooflineData:
+    """Everything the roofline chart draws.
+
+    Attributes:
+        peak: C, dense peak FLOP/s of one device for the precision's compute dtype.
+        ceilings: HBM, scale-up and scale-out ceilings.
+        points: ``(name, resource, intensity FLOPs/byte, attainable FLOP/s, bound)`` of each of the
+            layout's operations (``Estimate.roofline``); attainable = C * min(1, I / ridge).
+    """
+
+    peak: float
+    ceilings: list[Ceiling]
+    points: list[tuple[str, str, float, float, str]]
+
+
+def roofline_data(e: Estimate) -> RooflineData:
+    """Ceilings and points of the roofline of ``e`` (FLOP/s, bytes/s, FLOPs/byte).
+
+    Raises:
+        ConfigError: if the precision's compute dtype has no peak on this hardware (fp8).
+    """
+    from shardplan.cost.comm import level_names
+    hw = e.hardware
+    C = hw.peak_flops(e.training.precision.compute_dtype)
+    up, out = level_names(hw)
+    ceilings = [Ceiling(name, bw, C / bw, color) for (name, bw), color in zip(
+        [("HBM", hw.hbm_bandwidth), (up, hw.scale_up_bandwidth), (out, hw.scale_out_bandwidth)], _RESOURCE_COLORS)]
+    points = []
+    for r in e.roofline:
+        i = float(r["intensity"])
+        if i <= 0:
+            continue
+        points.append((r["name"], r["resource"], i, C * min(1.0, i / r["ridge"]), r["bound"]))
+    return RooflineData(C, ceilings, points)
+
+
+def roofline_figure(e: Estimate) -> go.Figure:
+    """Log-log roofline: arithmetic intensity (FLOPs per byte moved over the resource that feeds the
+    operation) vs attainable FLOP/s, with one ceiling per resource and the layout's operations.
+
+    A point left of its resource's ridge (C / W) is bandwidth-bound; right of it, compute-bound.
+    """
+    d = roofline_data(e)
+    xs = [c.ridge for c in d.ceilings] + [p[2] for p in d.points]
+    lo = 10 ** math.floor(math.log10(min(xs)) - 1)
+    hi = 10 ** math.ceil(math.log10(max(xs)) + 1)
+    grid = [lo * (hi / lo) ** (k / 200) for k in range(201)]
+    fig = go.Figure()
+    colors = {}
+    for c in d.ceilings:
+        colors[c.resource] = c.color
+        fig.add_trace(go.Scatter(
+            x=grid, y=[d.peak * min(1.0, x / c.ridge) for x in grid], mode="lines", line=dict(color=c.color),
+            name=f"{c.resource} ceiling ({c.bandwidth / 1e9:,.0f} GB/s, ridge {c.ridge:,.0f} FLOP/B)",
+            hoverinfo="skip"))
+        fig.add_trace(go.Scatter(x=[c.ridge], y=[d.peak], mode="markers", showlegend=False,
+                                 marker=dict(color=c.color, symbol="diamond", size=9),
+                                 hovertemplate=f"{c.resource} ridge: C/W = {c.ridge:,.0f} FLOPs/byte<extra></extra>"))
+    for bound, symbol in (("compute", "circle"), ("bandwidth", "x")):
+        pts = [p for p in d.points if (p[4] == "compute") == (bound == "compute")]
+        if not pts:
+            continue
+        fig.add_trace(go.Scatter(
+            x=[p[2] for p in pts], y=[p[3] for p in pts], mode="markers", name=f"operations ({bound}-bound)",
+            marker=dict(symbol=symbol, size=11, color=[colors.get(p[1], "#333333") for p in pts],
+                        line=dict(width=1, color="black")),
+            text=[p[0] for p in pts], customdata=[[p[1], p[4]] for p in pts],
+            hovertemplate="%{text}<br>intensity %{x:,.3g} FLOPs/byte over %{customdata[0]}<br>"
+                          "attainable %{y:.3s}FLOP/s (%{customdata[1]}-bound)<extra></extra>"))
+    fig.update_layout(**_LAYOUT, height=420,
+                      title=dict(text=f"Roofline ({e.hardware.name}, peak {d.peak / 1e12:,.0f} TFLOP/s)",
+                                 font=dict(size=14)),
+                      xaxis=dict(type="log", title="arithmetic intensity (FLOPs per byte moved)"),
+                      yaxis=dict(type="log", title="attainable FLOP/s"), legend=dict(font=dict(size=10)))
+    return fig
+
+
+# ---- (e) pipeline schedule --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PipelineBlock:
+    """One forward (F), backward (B) or weight-gradient (W, zero-bubble only) pass of a microbatch.
+
+    Attributes:
+        stage: pipeline rank (0 = first).
+        microbatch: microbatch index.
+        chunk: model chunk on this rank (interleaved schedule; else 0).
+        kind: ``F``, ``B`` or ``W``.
+        start: start time, in units of one microbatch's forward through a whole stage.
+        duration: same units.
+    """
+
+    stage: int
+    microbatch: int
+    chunk: int
+    kind: str
+    start: float
+    duration: float
+
+    @property
+    def end(self) -> float:
+        return self.start + self.duration
+
+
+def _pipeline_order(pp: int, m: int, schedule: str, v: int) -> list[list[tuple[str, int, int]]]:
+    """Per stage, the order of its F / B passes as ``(kind, microbatch, chunk)``."""
+    orders = []
+    for s in range(pp):
+        if schedule == "gpipe":
+            orders.append([("F", i, 0) for i in range(m)] + [("B", i, 0) for i in range(m)])
+            continue
+        if schedule == "interleaved":
+            total = m * v
+            warm = min((pp - s - 1) * 2 + (v - 1) * pp, total)
+
+            def op(kind: str, k: int) -> tuple[str, int, int]:
+                chunk = (k % (pp * v)) // pp
+                return kind, (k // (pp * v)) * pp + k % pp, chunk if kind == "F" else v - 1 - chunk
+        else:  # 1f1b and zero-bubble (ZB-H1 keeps the 1F1B order of F and B)
+            total, warm = m, min(pp - s - 1, m)
+
+            def op(kind: str, k: int) -> tuple[str, int, int]:
+                return kind, k, 0
+        seq = [op("F", k) for k in range(warm)]
+        for i in range(total - warm):
+            seq += [op("F", warm + i), op("B", i)]
+        seq += [op("B", k) for k in range(total - warm, total)]
+        orders.append(seq)
+    return orders
+
+
+def pipeline_schedule(pp: int, microbatches: int, schedule: str = "1f1b", virtual_stages: int = 1) -> list[PipelineBlock]:
+    """Simulate a pipeline schedule and return its passes with start times.
+
+    Time unit: one microbatch's forward through a stage's layers; backward takes 2 units
+    (Narayanan et al. 2021). With ``interleaved`` each of the ``virtual_stages`` chunks takes
+    1/v (forward) and 2/v (backward). ``zero-bubble`` (ZB-H1, Qi et al. 2023) splits the backward
+    into B (input gradient, 1 unit) and W (weight gradient, 1 unit); a W runs whenever the rank
+    would otherwise idle for at least its length, and the remaining ones at the end.
+
+    Per-rank order: GPipe runs every forward, then every backward; 1F1B and ZB-H1 run p - s - 1
+    warm-up forwards on rank s then alternate one forward / one backward; interleaved uses
+    Megatron-LM's order ((p - s - 1) * 2 + (v - 1) * p warm-up passes, chunk k of microbatch group
+    g in turn). Each pass starts when its rank is free and its input is ready (the previous rank's
+    forward / the next rank's backward of the same microbatch and chunk).
+
+    Blocks per rank: 2 m v (F and B for every microbatch and chunk), or 3 m for zero-bubble.
+    The makespan minus a rank's busy time is the bubble: (p - 1) * 3 for GPipe and 1F1B,
+    (p - 1) * 3 / v interleaved, (p - 1) for ZB-H1 -- the planner's bubble in units of T_F.
+
+    Args:
+        pp: pipeline stages (>= 1).
+        microbatches: microbatches per step (>= 1).
+        schedule: ``gpipe``, ``1f1b``, ``interleaved`` or ``zero-bubble``.
+        virtual_stages: model chunks per rank (> 1 only with ``interleaved``).
+
+    Returns:
+        The blocks, in the order they were scheduled.
+
+    Raises:
+        ConfigError: unknown schedule, a degree < 1, virtual_stages > 1 without ``interleaved``, or
+            interleaved with microbatches not divisible by pp.
+    """
+    legal = ("gpipe", "1f1b", "interleaved", "zero-bubble")
+    if schedule not in legal:
+        raise ConfigError(f"schedule={schedule!r} is unknown; legal: {', '.join(legal)}", field="schedule",
+                          value=schedule, legal=legal)
+    if pp < 1 or microbatches < 1 or virtual_stages < 1:
+        raise ConfigError(f"pp={pp}, microbatches={microbatches} and virtual_stages={virtual_stages} must be >= 1",
+                          field="pp", value=pp)
+    v = virtual_stages if schedule == "interleaved" else 1
+    if virtual_stages > 1 and schedule != "interleaved":
+        raise ConfigError(f"virtual_stages={virtual_stages} needs schedule='interleaved'", field="virtual_stages",
+                          value=virtual_stages, legal=[1])
+    if schedule == "interleaved" and pp > 1 and microbatches % pp:
+        raise ConfigError(f"interleaved schedule needs microbatches ({microbatches}) divisible by pp={pp}",
+                          field="schedule", value=schedule)
+    zb = schedule == "zero-bubble"
+    dur = {"F": 1.0 / v, "B": (1.0 if zb else 2.0) / v, "W": 1.0}
+    m = microbatches
+    orders = _pipeline_order(pp, m, schedule, v)
+
+    def dep(kind: str, s: int, mb: int, c: int) -> tuple | None:
+        if kind == "F":
+            if s > 0:
+                return ("F", s - 1, mb, c)
+            return ("F", pp - 1, mb, c - 1) if c > 0 else None
+        if s < pp - 1:
+            return ("B", s + 1, mb, c)
+        return ("B", 0, mb, c + 1) if c < v - 1 else ("F", s, mb, c)
+
+    done: dict[tuple, float] = {}
+    nxt = [0] * pp
+    free = [0.0] * pp
+    pending_w: list[list[int]] = [[] for _ in range(pp)]
+    blocks: list[PipelineBlock] = []
+    total = sum(len(o) for o in orders) + (pp * m if zb else 0)
+    eps = 1e-9
+    while len(blocks) < total:
+        best: tuple[float, int, tuple[str, int, int]] | None = None
+        for s in range(pp):
+            cand = None
+            if nxt[s] < len(orders[s]):
+                kind, mb, c = orders[s][nxt[s]]
+                d = dep(kind, s, mb, c)
+                if d is None or d in done:
+                    ready = max(free[s], done.get(d, 0.0))
+                    if pending_w[s] and ready >= free[s] + dur["W"] - eps:
+                        cand = (free[s], s, ("W", pending_w[s][0], 0))
+                    else:
+                        cand = (ready, s, (kind, mb, c))
+            elif pending_w[s]:
+                cand = (free[s], s, ("W", pending_w[s][0], 0))
+            if cand is not None and (best is None or cand[0] < best[0] - eps):
+                best = cand
+        if best is None:  # pragma: no cover - the orders above are feasible for validated layouts
+            raise RuntimeError(f"pipeline schedule {schedule} deadlocked (pp={pp}, m={m}, v={v})")
+        start, s, (kind, mb, c) = best
+        blocks.append(PipelineBlock(s, mb, c, kind, start, dur[kind]))
+        free[s] = start + dur[kind]
+        if kind == "W":
+            pending_w[s].pop(0)
+        else:
+            done[(kind, s, mb, c)] = free[s]
+            nxt[s] += 1
+            if kind == "B" and zb:
+                pending_w[s].append(mb)
+    return blocks
+
+
+def pipeline_bubble_units(blocks: Sequence[PipelineBlock]) -> float:
+    """Idle time of the busiest-ending rank: makespan minus one rank's busy time (schedule units)."""
+    if not blocks:
+        return 0.0
+    makespan = max(b.end for b in blocks)
+    busy: dict[int, float] = {}
+    for b in blocks:
+        busy[b.stage] = busy.get(b.stage, 0.0) + b.duration
+    return makespan - min(busy.values())
+
+
+def pipeline_figure(pp: int, microbatches: int, schedule: str = "1f1b", virtual_stages: int = 1) -> go.Figure:
+    """Gantt chart of :func:`pipeline_schedule`: one row per pipeline stage, one bar per pass.
+
+    Forward passes are blue, backward orange, weight-gradient (zero-bubble) green; darker shades
+    are later model chunks (interleaved). Labels are microbatch indices when the chart is small.
+
+    Raises:
+        ConfigError: as :func:`pipeline_schedule`.
+    """
+    blocks = pipeline_schedule(pp, microbatches, schedule, virtual_stages)
+    shades = {"F": ["#6baed6", "#2171b5", "#08519c", "#08306b"], "B": ["#fdae6b", "#e6550d", "#a63603", "#7f2704"],
+              "W": ["#74c476"]}
+    names = {"F": "forward", "B": "backward" if schedule != "zero-bubble" else "backward (input grad)",
+             "W": "weight grad"}
+    show_text = len(blocks) <= 320
+    fig = go.Figure()
+    for kind in ("F", "B", "W"):
+        bs = [b for b in blocks if b.kind == kind]
+        if not bs:
+            continue
+        pal = shades[kind]
+        fig.add_trace(go.Bar(
+            orientation="h", y=[f"stage {b.stage}" for b in bs], x=[b.duration for b in bs],
+            base=[b.start for b in bs], name=names[kind],
+            marker=dict(color=[pal[min(b.chunk, len(pal) - 1)] for b in bs], line=dict(color="white", width=0.5)),
+            text=[str(b.microbatch) for b in bs] if show_text else None, textposition="inside",
+            insidetextanchor="middle", customdata=[[b.microbatch, b.chunk] for b in bs],
+            hovertemplate=f"{names[kind]}<br>microbatch %{{customdata[0]}}, chunk %{{customdata[1]}}"
+                          "<br>t = %{base:.2f} .. %{x:.2f}<extra></extra>"))
+    bubble = pipeline_bubble_units(blocks)
+    makespan = max(b.end for b in blocks)
+    label = schedule + (f", v={virtual_stages}" if schedule == "interleaved" else "")
+    fig.update_layout(
+        barmode="overlay", **_LAYOUT, height=max(220, 60 + 34 * pp), bargap=0.15,
+        title=dict(text=f"Pipeline schedule ({label}): pp={pp}, {microbatches} microbatches; bubble "
+                        f"{bubble:.2f} of {makespan:.2f} units ({bubble / makespan:.1%})", font=dict(size=14)),
+        xaxis_title="time (units of one microbatch forward per stage; backward = 2)",
+        yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=[f"stage {s}" for s in range(pp)]))
+    return fig
+
+
+# ---- (d) ranked plans -------------------------------------------------------------------------------
+
+def plans_figure(plans: Sequence[Estimate], top: int = 10) -> go.Figure:
+    """Horizontal bars of tokens/s of the ``top`` best layouts (rank 1 on top), colored by the
+    bottleneck (``bound``); layouts that do not fit in HBM are hatched.
+    """
+    shown = list(plans)[:top]
+    labels = [f"#{i + 1} {e.parallel.short()}" for i, e in enumerate(shown)]
+    bounds = list(dict.fromkeys(e.bound for e in shown))
+    fig = go.Figure()
+    for j, bound in enumerate(bounds):
+        idx = [i for i, e in enumerate(shown) if e.bound == bound]
+        fig.add_trace(go.Bar(
+            orientation="h", y=[labels[i] for i in idx], x=[shown[i].tokens_per_s for i in idx], name=bound,
+            marker=dict(color=_BOUND_COLORS[j % len(_BOUND_COLORS)],
+                        pattern=dict(shape=["" if shown[i].fits else "x" for i in idx])),
+            customdata=[[shown[i].mfu, fmt_gib(shown[i].memory.total), "yes" if shown[i].fits else "no",
+                         fmt_seconds(shown[i].step_s)] for i in idx],
+            hovertemplate="%{y}<br>%{x:,.0f} tokens/s, step %{customdata[3]}<br>MFU %{customdata[0]:.1%}, "
+                          "memory %{customdata[1]}, fits %{customdata[2]}<extra></extra>"))
+    fig.update_layout(**_LAYOUT, height=max(260, 80 + 30 * len(shown)),
+                      title=dict(text=f"Ranked layouts (top {len(shown)}; hatched = does not fit)", font=dict(size=14)),
+                      xaxis_title="tokens / s", legend_title_text="bound by",
+                      yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=labels))
+    return fig
+
+
+def empty_figure(message: str) -> go.Figure:
+    """A blank figure that shows ``message`` (used when there is nothing to plot)."""
+    fig = go.Figure()
+    fig.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper",
+                       font=dict(size=13))
+    fig.update_layout(**_LAYOUT, height=260, xaxis=dict(visible=False), yaxis=dict(visible=False))
+    return fig

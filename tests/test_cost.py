@@ -1,0 +1,143 @@
+"""Cost model against hand-derived numbers: bug cases F, G, H, I and published formulas."""
+
+import pytest
+
+from shardplan.cost.comm import collective_cost
+from shardplan.cost.flops import hardware_flops_per_token, model_flops_per_token
+from shardplan.cost.memory import activation_bytes_per_token, memory_estimate
+from shardplan.cost.step import estimate
+from shardplan.parallel import ParallelConfig, validate
+from shardplan.presets.hardware import HARDWARE
+from shardplan.presets.models import MODELS
+from shardplan.specs.model import ModelSpec
+from shardplan.specs.training import PRECISION_POLICIES, PrecisionPolicy, TrainingSpec
+
+GiB = 2**30
+P7 = 6_738_415_616  # Llama-2-7B
+
+
+def _mem(model, parallel, devices, precision="bf16-mixed", seq=4096, batch=None):
+    pol = PRECISION_POLICIES[precision] if isinstance(precision, str) else precision
+    tr = TrainingSpec(seq_len=seq, global_batch_size=batch or devices, precision=pol)
+    lay = validate(parallel, model, tr, devices)
+    return memory_estimate(model, tr, lay)
+
+
+def test_case_f_deepspeed_zero3_model_states():
+    # DeepSpeed's estimate_zero3_model_states_mem_needs counts 18 B/param sharded (2 bf16 params, 4 fp32
+    # grads, 4 fp32 master, 8 Adam) + 4 B x the largest layer (2 bf16 gather buffers of the vocab*h embedding).
+    m = MODELS["codellama-7b"]
+    assert m.n_params == 6_738_546_688 and m.largest_tensor_params() == 32016 * 4096 == 131_137_536
+    ds = PrecisionPolicy(name="deepspeed", param_bytes=2, grad_bytes=4, master_bytes=4, optimizer_bytes=8)
+    mem = _mem(m, ParallelConfig(zero_stage=3, fsdp_unit="tensor"), 4, ds)
+    states = mem.params + mem.grads + mem.optimizer + mem.zero3_buffers
+    assert states == 4 * 131_137_536 + 18 * 6_738_546_688 / 4 == 30_848_010_240  # 28.73 GiB
+    off = _mem(m, ParallelConfig(zero_stage=3, fsdp_unit="tensor", offload_optimizer=True), 4, ds)
+    gpu = off.params + off.grads + off.optimizer + off.zero3_buffers
+    assert gpu == 4 * 131_137_536 + 2 * 6_738_546_688 / 4  # 3.63 GiB
+    assert gpu / GiB == pytest.approx(3.63, abs=0.005)
+
+
+def test_case_g_megatron_distributed_optimizer():
+    m = MODELS["llama-2-7b"]
+    fp32g = _mem(m, ParallelConfig(zero_stage=1), 8, "bf16-mixed-fp32-grads")
+    assert fp32g.model_state == pytest.approx((2 + 4 + 12 / 8) * P7)  # 7.5 B/param
+    assert fp32g.model_state / GiB == pytest.approx(47.07, abs=0.005)
+    bf16g = _mem(m, ParallelConfig(zero_stage=1), 8, "bf16-mixed")
+    assert bf16g.model_state / GiB == pytest.approx(34.52, abs=0.005)  # 5.5 B/param
+    ddp = _mem(m, ParallelConfig(zero_stage=0), 8, "bf16-mixed-fp32-grads")
+    assert ddp.model_state / GiB == pytest.approx(112.96, abs=0.005)  # 18 B/param
+
+
+def test_case_h_adam_needs_16_bytes():
+    m = MODELS["llama-2-7b"]
+    mixed = _mem(m, ParallelConfig(), 1, "bf16-mixed", batch=1)
+    assert mixed.model_state == 16 * P7 and mixed.model_state / GiB == pytest.approx(100.41, abs=0.005)
+    fp32 = _mem(m, ParallelConfig(zero_stage=3), 4, "fp32-params")
+    # 12 B/param persistent (fp32 weights + Adam m, v); grads are transient
+    assert PRECISION_POLICIES["fp32-params"].model_state_bytes_per_param == 12
+    assert (fp32.params + fp32.optimizer) * 4 / GiB == pytest.approx(75.31, abs=0.005)
+    assert (fp32.params + fp32.optimizer) / GiB < 32
+
+
+def test_case_i_zero1_communication_volume():
+    # GPT-2 with the vocab padded to 50304: 124,475,904 params, bf16 grads, 8 ranks.
+    gpt2 = MODELS["gpt2"].model_copy(update={"vocab_size": 50304})
+    assert gpt2.n_params == 124_475_904
+    tr = TrainingSpec(seq_len=1024, global_batch_size=8)
+    z1 = estimate(gpt2, HARDWARE["h100-sxm"], tr, ParallelConfig(zero_stage=1), 8)
+    sent = sum(c.bytes_per_device for c in z1.collectives if c.axis == "dp")
+    assert sent == pytest.approx(2 * 7 / 8 * 248_951_808) and round(sent) == 435_665_664
+    ddp = estimate(gpt2, HARDWARE["h100-sxm"], tr, ParallelConfig(zero_stage=0), 8)
+    assert sum(c.bytes_per_device for c in ddp.collectives if c.axis == "dp") == pytest.approx(sent)
+    assert sent < 3 * 7 / 8 * 248_951_808  # not AllReduce + AllGather (653,498,496)
+
+
+def test_korthikanti_activation_table():
+    # GPT shape (MHA, GeLU, F = 4h), 16-bit activations, naive attention with dropout:
+    # Korthikanti et al. 2022 Table 2: no parallelism 34h + 5as per token; TP: 10h + 24h/t + 5as/t; TP+SP: /t.
+    m = ModelSpec(n_layers=1, d_model=1024, n_heads=16, ffn_dim=4096, vocab_size=100, mlp="gelu", norm="layernorm")
+    tr = TrainingSpec(seq_len=2048, global_batch_size=8, attention="naive", dropout=True)
+    h, a, s = 1024, 16, 2048
+    for tp, sp, expect in [(1, False, 34 * h + 5 * a * s), (4, False, 10 * h + 24 * h / 4 + 5 * a * s / 4),
+                           (4, True, (34 * h + 5 * a * s) / 4)]:
+        lay = validate(ParallelConfig(tp=tp, sp=sp), m, tr, tp)
+        assert activation_bytes_per_token(m, tr, lay, False) == pytest.approx(expect)
+
+
+def test_flops_match_published_formulas():
+    # Korthikanti et al. 2022: model FLOPs per token 72 L h^2 (1 + s/6h + V/12hL) (bidirectional count)
+    m = MODELS["gpt-175b"]
+    L, h, V, s = 96, 12288, 51200, 2048
+    assert model_flops_per_token(m, s, causal=False) == pytest.approx(72 * L * h * h * (1 + s / (6 * h) + V / (12 * h * L)))
+    # full recompute adds one forward of the layers: Narayanan Eq. 3 96 L h^2 (1 + s/6h + V/16Lh)
+    assert hardware_flops_per_token(m, s, "full", causal=False, attention="naive") == pytest.approx(
+        96 * L * h * h * (1 + s / (6 * h) + V / (16 * L * h)))
+    # causal halves the attention core: 6*q*s*L less than the bidirectional count
+    assert model_flops_per_token(m, s) == pytest.approx(model_flops_per_token(m, s, causal=False) - 6 * h * s * L)
+
+
+def test_collective_formulas():
+    h100 = HARDWARE["h100-sxm"]
+    W1 = 450e9 * 0.82
+    # 8 GPUs in one node, 1 GB AllGather: (7/8) * 1e9 / W1 + 7 hops of 5 us
+    c = collective_cost("AllGather", 1e9, 8, 1, h100)
+    assert c.time_s == pytest.approx(7 / 8 * 1e9 / W1 + 7 * 5e-6) and c.level == "NVLink"
+    assert collective_cost("AllReduce", 1e9, 8, 1, h100).time_s == pytest.approx(2 * c.time_s)
+    # 64 GPUs over 8 nodes: scale-out term (n2-1)/(n W2) = 7/(64 * 50e9*0.85) dominates NVLink 7/(8 W1)
+    c = collective_cost("ReduceScatter", 1e9, 64, 1, h100)
+    assert c.level == "scale-out"
+    assert c.time_s == pytest.approx(1e9 * 7 / (64 * 50e9 * 0.85) + 7 * 5e-6 + 7 * 2e-5)
+    # exactly two nodes: the scale-out term S/(16 W2) is smaller than the NVLink term 7S/(8 W1), so the node level
+    # bounds it (Scaling Book gpus.md: "two nodes ... the node level is the bottleneck")
+    assert collective_cost("AllReduce", 1e8, 16, 1, h100).level == "NVLink"
+    slow = h100.model_copy(update={"scale_out_bandwidth": 12.5e9})
+    assert collective_cost("AllReduce", 1e8, 16, 1, slow).level == "scale-out"
+
+
+def test_step_time_composition_and_mfu():
+    e = estimate(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], TrainingSpec(seq_len=8192, global_batch_size=64),
+                 ParallelConfig(zero_stage=3), 8)
+    d = e.to_dict()
+    t = d["time_s"]
+    assert t["step"] == pytest.approx(t["compute"] + t["exposed_comm"] + t["bubble"] + t["optimizer"], rel=1e-9)
+    # MFU = model FLOPs / (step * devices * peak), PaLM Appendix B
+    assert d["mfu"] == pytest.approx(e.model_flops_per_step / (e.step_s * 8 * 989.4e12))
+    assert 0 < d["mfu"] < 1 and d["fits"]
+
+
+def test_pipeline_bubble_per_schedule():
+    m, hw = MODELS["llama-3-70b"], HARDWARE["h100-sxm"]
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64)
+    res = {}
+    for sched, v in [("1f1b", 1), ("interleaved", 2), ("zero-bubble", 1), ("gpipe", 1)]:
+        e = estimate(m, hw, tr, ParallelConfig(tp=8, pp=4, schedule=sched, virtual_stages=v, zero_stage=1), 64)
+        res[sched] = e
+    mb = res["1f1b"].step_s - res["1f1b"].bubble_s
+    # 1F1B bubble = (p-1) x microbatch time = 3/m of the busy time (Narayanan et al. 2021 Sec. 2.2)
+    m_mb = res["1f1b"].layout.microbatches
+    assert res["1f1b"].bubble_s == pytest.approx(3 * (res["1f1b"].compute_s + sum(
+        c.exposed_s for c in res["1f1b"].collectives if c.axis != "dp")) / m_mb, rel=1e-6)
+    assert res["interleaved"].bubble_s < res["1f1b"].bubble_s and res["zero-bubble"].bubble_s < res["1f1b"].bubble_s
+    assert res["gpipe"].memory.activations > res["1f1b"].memory.activations  # GPipe holds all m microbatches
+    assert mb > 0

@@ -1,0 +1,102 @@
+"""Exact parameter counts of the presets (bug case J and issue #2) and Hugging Face config loading."""
+
+import json
+
+import pytest
+
+from shardplan.errors import ConfigError
+from shardplan.loaders import load_model, model_from_hf_config
+from shardplan.presets.models import MODELS
+from shardplan.specs.model import ModelSpec
+
+# Published / hand-derived counts. Llama-3-8B by hand:
+#   attention 2*4096^2 + 2*4096*1024 = 41,943,040; SwiGLU 3*4096*14336 = 176,160,768; norms 8,192
+#   -> 218,112,000 per layer * 32 = 6,979,584,000; embeddings 2*128256*4096 = 1,050,673,152; final norm 4,096
+#   -> 8,030,261,248.
+EXACT = {
+    "gpt2": 124_439_808,
+    "llama-2-7b": 6_738_415_616,
+    "codellama-7b": 6_738_546_688,
+    "llama-2-70b": 68_976_648_192,
+    "llama-3-8b": 8_030_261_248,
+    "llama-3-70b": 70_553_706_496,
+    "llama-3.1-405b": 405_853_388_800,
+    "mistral-7b": 7_241_732_096,
+    "mixtral-8x7b": 46_702_792_704,
+    "qwen2.5-7b": 7_615_616_512,
+}
+
+
+@pytest.mark.parametrize("name,count", EXACT.items())
+def test_exact_param_counts(name, count):
+    assert MODELS[name].n_params == count
+
+
+def test_gpt2_by_hand():
+    # wte 50257*768 + wpe 1024*768 + 12 * (2 LN 2*1536 + c_attn 768*2304+2304 + c_proj 768*768+768
+    #   + c_fc 768*3072+3072 + c_proj 3072*768+768) + ln_f 1536
+    per_layer = 2 * 1536 + 768 * 2304 + 2304 + 768 * 768 + 768 + 768 * 3072 + 3072 + 3072 * 768 + 768
+    assert per_layer == 7_087_872
+    assert MODELS["gpt2"].n_params == 50257 * 768 + 1024 * 768 + 12 * per_layer + 1536
+
+
+def test_megatron_gpt_shapes_match_paper_sizes():
+    # Narayanan et al. 2021 Table 1 names the models by their size in billions
+    for name, billions in [("gpt-1.7b", 1.7), ("gpt-18.4b", 18.4), ("gpt-145.6b", 145.6), ("gpt-1008b", 1008.0)]:
+        assert MODELS[name].n_params / 1e9 == pytest.approx(billions, rel=0.03)
+
+
+def test_moe_active_params():
+    m = MODELS["mixtral-8x7b"]
+    # 6 of 8 experts idle per token: 32 layers * 6 * 3*4096*14336
+    assert m.n_params - m.n_active_params == 32 * 6 * 3 * 4096 * 14336
+
+
+def _hf(arch, **kw):
+    base = {"architectures": [arch], "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+            "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256,
+            "tie_word_embeddings": False}
+    base.update(kw)
+    return base
+
+
+def test_hf_llama_config_equals_preset(tmp_path):
+    p = tmp_path / "llama3" / "config.json"
+    p.parent.mkdir()
+    p.write_text(json.dumps(_hf("LlamaForCausalLM")))
+    assert load_model(str(p.parent)).n_params == 8_030_261_248
+
+
+def test_hf_mixtral_and_gpt2():
+    m = model_from_hf_config(_hf("MixtralForCausalLM", vocab_size=32000, num_local_experts=8,
+                                 num_experts_per_tok=2))
+    assert m.n_params == 46_702_792_704
+    g = model_from_hf_config({"architectures": ["GPT2LMHeadModel"], "n_embd": 768, "n_layer": 12, "n_head": 12,
+                              "vocab_size": 50257, "n_positions": 1024})
+    assert g.n_params == 124_439_808
+
+
+def test_hf_unsupported_architecture_names_it():
+    with pytest.raises(ConfigError) as e:
+        model_from_hf_config({"architectures": ["FalconForCausalLM"]})
+    msg = str(e.value)
+    assert "FalconForCausalLM" in msg and "LlamaForCausalLM" in msg and "GPTNeoXForCausalLM" in msg
+
+
+def test_custom_model_yaml(tmp_path):
+    p = tmp_path / "m.yaml"
+    p.write_text("n_layers: 2\nd_model: 64\nn_heads: 4\nffn_dim: 128\nvocab_size: 256\n")
+    m = load_model(str(p))
+    # 2 * (4*64*64 + 3*64*128 + 2*64) + 2*256*64 + 64
+    assert m.n_params == 2 * (4 * 64 * 64 + 3 * 64 * 128 + 2 * 64) + 2 * 256 * 64 + 64
+
+
+def test_bad_custom_model_is_config_error(tmp_path):
+    p = tmp_path / "m.yaml"
+    p.write_text("n_layers: 0\nd_model: 64\nn_heads: 4\nffn_dim: 128\nvocab_size: 256\n")
+    with pytest.raises(ConfigError, match="n_layers"):
+        load_model(str(p))
+    with pytest.raises(ValueError, match="n_kv_heads=3"):  # pydantic wraps it in a ValidationError
+        ModelSpec(n_layers=1, d_model=64, n_heads=4, n_kv_heads=3, ffn_dim=8, vocab_size=8)
+    with pytest.raises(ConfigError, match="presets"):
+        load_model("no-such-model")

@@ -1,0 +1,92 @@
+"""Config validation: bug cases A-E of shared/calibration/bug_cases.md."""
+
+import pytest
+
+from shardplan.errors import ConfigError
+from shardplan.parallel import ParallelConfig, legal_tp, validate
+from shardplan.presets.models import MODELS
+from shardplan.specs.model import ModelSpec
+from shardplan.specs.training import TrainingSpec
+
+L3 = MODELS["llama-3-8b"]
+T8K = TrainingSpec(seq_len=8192, global_batch_size=64)
+
+
+def test_case_a_tp_larger_than_kv_heads():
+    with pytest.raises(ConfigError) as e:
+        validate(ParallelConfig(tp=16), L3, TrainingSpec(seq_len=8192, global_batch_size=1), 16)
+    assert "n_kv_heads=8" in str(e.value) and "legal tp: 1, 2, 4, 8" in str(e.value)
+    assert e.value.field == "tp" and e.value.legal == [1, 2, 4, 8]
+    # explicit KV replication is accepted when tp is a multiple of n_kv_heads
+    lay = validate(ParallelConfig(tp=16, kv_replication=True), L3, TrainingSpec(seq_len=8192, global_batch_size=1), 16)
+    assert lay.parallel.dp == 1
+
+
+def test_case_a_head_counts():
+    m52 = ModelSpec(n_layers=2, d_model=52 * 128, n_heads=52, ffn_dim=512, vocab_size=100)
+    with pytest.raises(ConfigError, match="legal tp: 1, 2, 4, 13, 26, 52"):
+        validate(ParallelConfig(tp=8), m52, TrainingSpec(seq_len=128, global_batch_size=1), 8)
+    m28 = ModelSpec(n_layers=2, d_model=28 * 128, n_heads=28, n_kv_heads=4, ffn_dim=512, vocab_size=100)
+    assert legal_tp(m28) == [1, 2, 4]
+
+
+def test_case_b_interleaved_pipeline_never_drops_layers():
+    m = ModelSpec(n_layers=80, d_model=1024, n_heads=8, ffn_dim=4096, vocab_size=1000)
+    with pytest.raises(ConfigError) as e:
+        validate(ParallelConfig(pp=16, schedule="interleaved", virtual_stages=2), m,
+                 TrainingSpec(seq_len=1024, global_batch_size=64), 16)
+    assert "80/16 = 5" in str(e.value) and "legal virtual_stages: 1, 5" in str(e.value)
+    lay = validate(ParallelConfig(pp=16, schedule="interleaved", virtual_stages=5), m,
+                   TrainingSpec(seq_len=1024, global_batch_size=64), 16)
+    assert sum(lay.stage_layers) == 80
+
+
+def test_case_c_uneven_split():
+    m = ModelSpec(n_layers=30, d_model=1024, n_heads=8, ffn_dim=4096, vocab_size=1000)
+    tr = TrainingSpec(seq_len=1024, global_batch_size=8)
+    with pytest.raises(ConfigError, match=r"pp_layers=\[8, 8, 7, 7\]"):
+        validate(ParallelConfig(pp=4), m, tr, 4)
+    lay = validate(ParallelConfig(pp=4, pp_layers=(8, 8, 7, 7)), m, tr, 4)
+    assert sum(lay.stage_layers) == 30
+    with pytest.raises(ConfigError, match="sums to 28"):
+        validate(ParallelConfig(pp=4, pp_layers=(7, 7, 7, 7)), m, tr, 4)
+    # memory is sized by the heaviest stage, not the average
+    from shardplan.cost.memory import memory_for_stage, stage_params
+    assert stage_params(m, lay, 0).layers == 8 and stage_params(m, lay, 3).layers == 7
+    assert memory_for_stage(m, tr, lay, 1).params > memory_for_stage(m, tr, lay, 2).params
+
+
+def test_case_d_degree_product():
+    with pytest.raises(ConfigError) as e:
+        validate(ParallelConfig(cp=2, pp=3), L3, T8K, 8)
+    assert "legal pp for tp=1, cp=2 on 8 devices: 1, 2, 4" in str(e.value)
+    with pytest.raises(ConfigError, match=r"= 64 devices, but devices=8"):
+        validate(ParallelConfig(dp=8, zero_stage=3, cp=8), L3, T8K, 8)
+
+
+def test_case_e_batch_not_divisible():
+    for batch in (1, 3):
+        with pytest.raises(ConfigError) as e:
+            validate(ParallelConfig(dp=8, zero_stage=3), L3, TrainingSpec(seq_len=8192, global_batch_size=batch), 8)
+        msg = str(e.value)
+        assert "multiples of 8" in msg
+        assert "cp=8: 8192/8 = 1024 tokens per device" in msg
+        assert "tp=8: 4 query heads and 1 KV head(s) per device" in msg
+    # the alternatives it proposes are themselves valid
+    validate(ParallelConfig(cp=8), L3, TrainingSpec(seq_len=8192, global_batch_size=1), 8)
+    validate(ParallelConfig(tp=8), L3, TrainingSpec(seq_len=8192, global_batch_size=1), 8)
+
+
+def test_other_rules():
+    with pytest.raises(ConfigError, match="needs tp > 1"):
+        validate(ParallelConfig(sp=True), L3, T8K, 8)
+    with pytest.raises(ConfigError, match="fewer than pp=4"):
+        validate(ParallelConfig(pp=4, microbatch_size=4), L3, TrainingSpec(seq_len=8192, global_batch_size=8), 8)
+    with pytest.raises(ConfigError, match="mixture-of-experts"):
+        validate(ParallelConfig(ep=2), L3, T8K, 8)
+    with pytest.raises(ConfigError, match="legal ep: 1, 2, 4, 8"):
+        validate(ParallelConfig(ep=16, dp=16), MODELS["mixtral-8x7b"], TrainingSpec(seq_len=4096, global_batch_size=16), 16)
+    with pytest.raises(ConfigError, match="2\\*cp"):
+        validate(ParallelConfig(cp=8), L3, TrainingSpec(seq_len=8200, global_batch_size=1), 8)
+    with pytest.raises(ConfigError, match="dp_shard=3"):
+        validate(ParallelConfig(zero_stage=3, dp_shard=3), L3, T8K, 8)
