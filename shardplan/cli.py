@@ -20,7 +20,8 @@ from shardplan.errors import ConfigError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Plan, run and validate the parallel layout of transformer training.")
-console = Console()
+# piped output (CI logs, files) gets wide tables instead of rich's 80-column default
+console = Console(width=None if sys.stdout.isatty() else 200)
 err_console = Console(stderr=True)
 
 
@@ -271,12 +272,8 @@ def _register_optional() -> None:
         module.register(app)
 
 
-_register_optional()
-
-
-def main() -> None:  # pragma: no cover - thin wrapper
-    app()
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(app())
+if __name__ == "__main__":  # pragma: no cover - `python -m shardplan.cli`: use the package module
+    from shardplan.cli import app as _app
+    sys.exit(_app())
+else:
+    _register_optional()

@@ -146,12 +146,11 @@ def register(app: typer.Typer) -> None:
                                            dp_shard=dp_shard, sp=sp, microbatch_size=microbatch_size,
                                            recompute=recompute))
         layout = validate(pc, m, tr, devices)
-        from shardplan.jax.model import abstract_model, logical_axes
+        from shardplan.jax.model import abstract_model, logical_axes, param_dict
         from shardplan.jax.rules import make_rules, param_shardings, sharding_rows
-        from flax import nnx
         rules = make_rules(layout, m, parse_rule_overrides(rule), parse_param_overrides(param_rule, param_spec))
         abstract = abstract_model(m)
-        params = nnx.state(abstract, nnx.Param).to_pure_dict()
+        params = param_dict(abstract)
         leaves = param_shardings(params, logical_axes(abstract), rules)
         rows = sharding_rows(leaves, rules.sizes)
         mesh = " ".join(f"{a}={n}" for a, n in rules.sizes.items())

@@ -251,6 +251,10 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
     _check_tp(p, model)
     stage_layers = _stage_layers(p, model)
     s = training.seq_len
+    if p.cp > 1 and training.attention != "flash":
+        raise ConfigError(f"cp={p.cp} needs a blockwise (flash) attention kernel: ring attention merges partial "
+                          f"softmaxes (Liu et al. 2023); attention={training.attention!r}; legal cp: 1",
+                          field="cp", value=p.cp, legal=[1])
     if p.cp > 1:
         need = 2 * p.cp if training.causal else p.cp
         if s % need:

@@ -69,6 +69,16 @@ def _complexity(e: Estimate) -> int:
     return (p.tp > 1) + (p.pp > 1) + (p.cp > 1) + (p.ep > 1) + (p.zero_stage == 3) + (p.recompute != "none")
 
 
+def balanced_split(n_layers: int, pp: int) -> tuple[int, ...]:
+    """Layers per stage when pp does not divide n_layers: the extra layers go to the middle stages,
+    since the first stage also holds the embedding and the last the LM head (bug case C: the split
+    always covers every layer)."""
+    base, extra = divmod(n_layers, pp)
+    order = sorted(range(pp), key=lambda i: (i in (0, pp - 1), abs(i - (pp - 1) / 2)))
+    plus = set(order[:extra])
+    return tuple(base + (1 if i in plus else 0) for i in range(pp))
+
+
 def parse_fix(items: Iterable[str]) -> dict[str, Any]:
     """Parse ``["tp=8", "sp=true", "schedule=1f1b"]`` into ParallelConfig field values.
 
@@ -111,7 +121,7 @@ def _degree_combos(model: ModelSpec, training: TrainingSpec, n: int, fix: dict, 
             for pp in divisors(rest // cp):
                 if "pp" in fix and fix["pp"] != pp:
                     continue
-                if model.n_layers % pp:
+                if pp > model.n_layers:
                     continue
                 dp = rest // cp // pp
                 if "dp" in fix and fix["dp"] is not None and fix["dp"] != dp:
@@ -183,12 +193,15 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
             mbs_all = [fix["microbatch_size"]]
         mbs_opts = sorted(mbs_all, reverse=True)
         sched_opts: list[tuple[str, int]] = [("1f1b", 1)]
+        pp_split = balanced_split(model.n_layers, pp) if model.n_layers % pp else None
         if pp > 1:
             sched_opts = []
             for sc in scheds:
                 if sc == "interleaved":
+                    if pp_split is not None:
+                        continue
                     vs = [fix["virtual_stages"]] if "virtual_stages" in fix else [
-                        v for v in divisors(model.n_layers // pp) if v > 1][:6]
+                        v for v in divisors(model.n_layers // pp) if v > 1][:4]
                     sched_opts += [("interleaved", v) for v in vs]
                 elif sc == "gpipe" and prune and "gpipe" not in (schedules or []) and fix.get("schedule") != "gpipe":
                     continue  # same bubble as 1F1B, more memory
@@ -217,7 +230,7 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
                             try:
                                 pc = ParallelConfig(dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, zero_stage=z, dp_shard=shard,
                                                     sp=sp, microbatch_size=mbs, schedule=sched, virtual_stages=v,
-                                                    recompute=rc, **extra)
+                                                    recompute=rc, pp_layers=pp_split, **extra)
                                 lay = validate(pc, model, training, n_devices)
                             except ConfigError:
                                 res.n_invalid += 1

@@ -193,6 +193,8 @@ class MoE(nnx.Module):
 
     def __call__(self, x: jax.Array) -> jax.Array:
         """x: (b, s, d) -> (b, s, d)."""
+        # gather the tokens over ep (ep shards the experts here, not the batch)
+        x = constrain(x, ("act_exp_batch", "act_seq", "act_embed"))
         logits = jnp.einsum("bsd,de->bse", x, self.router[...]).astype(jnp.float32)
         probs = jax.nn.softmax(logits, -1)
         top, idx = jax.lax.top_k(probs, self.top_k)
@@ -289,9 +291,15 @@ def abstract_model(model: ModelSpec, remat: str = "none") -> Transformer:
     return nnx.eval_shape(lambda: Transformer(model, nnx.Rngs(0), remat))
 
 
+def param_dict(module: nnx.Module) -> dict:
+    """The parameters as a nested dict of arrays (or ShapeDtypeStructs), keyed by attribute name /
+    layer index, e.g. ``d["layers"][0]["attn"]["wq"]``."""
+    return nnx.to_pure_dict(nnx.state(module, nnx.Param))
+
+
 def logical_axes(module: nnx.Module) -> dict:
-    """Nested dict (same structure as ``nnx.state(module, nnx.Param).to_pure_dict()``) whose leaves
-    are the parameters' logical-axis tuples."""
+    """Nested dict (same structure as :func:`param_dict`) whose leaves are the parameters'
+    logical-axis tuples."""
     out: dict = {}
     for path, var in nnx.to_flat_state(nnx.state(module, nnx.Param)):
         node = out

@@ -39,7 +39,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from shardplan.errors import ConfigError
 from shardplan.jax.data import PackedBatches, batch_sharding, load_tokens, shard_batch
 from shardplan.jax.mesh import BATCH_AXES, build_mesh, describe
-from shardplan.jax.model import Transformer, abstract_model, logical_axes
+from shardplan.jax.model import Transformer, abstract_model, logical_axes, param_dict
 from shardplan.jax.rules import (LeafSharding, ParamOverride, ShardingRules, activation_sharding, make_rules,
                                  param_shardings, sharding_rows)
 from shardplan.parallel import Layout
@@ -132,7 +132,7 @@ class Trainer:
         self.mesh = mesh if mesh is not None else build_mesh(layout, devices)
         abstract = abstract_model(model, layout.parallel.recompute)
         self.graphdef, abs_state = nnx.split(abstract, nnx.Param)
-        self.abstract_params = abs_state.to_pure_dict()
+        self.abstract_params = nnx.to_pure_dict(abs_state)
         self.leaves: dict[str, LeafSharding] = param_shardings(self.abstract_params, logical_axes(abstract),
                                                                self.rules)
         ns = lambda spec: NamedSharding(self.mesh, spec)  # noqa: E731
@@ -154,7 +154,7 @@ class Trainer:
     # ----- init --------------------------------------------------------------------------------
     def _init_fn(self, key: jax.Array) -> tuple[Any, Any]:
         model = Transformer(self.model_spec, nnx.Rngs(key), self.layout.parallel.recompute)
-        params = nnx.state(model, nnx.Param).to_pure_dict()
+        params = param_dict(model)
         return params, self.tx.init(params)
 
     def init_state(self, seed: int | None = None) -> tuple[Any, Any]:
@@ -208,7 +208,7 @@ class Trainer:
             grads = wsc(grads, self.opt_param_shardings)
         else:
             params_u = params
-        gnorm = optax.global_norm(grads)
+        gnorm = optax.tree.norm(grads)
         updates, opt_state = self.tx.update(grads, opt_state, params_u)
         new_params = optax.apply_updates(params_u, updates)
         new_params = wsc(new_params, self.param_shardings)  # ZeRO-1/2: the param all-gather

@@ -171,24 +171,30 @@ def time_figure(e: Estimate) -> go.Figure:
     zero length are omitted.
     """
     fig = go.Figure()
-    for t in time_parts(e):
-        if t.seconds <= 0:
-            continue
+    parts = [t for t in time_parts(e) if t.seconds > 0]
+    in_legend = set()
+    for t in parts:
         row = CRITICAL_ROW if t.critical else HIDDEN_ROW
         name = t.label if t.critical else f"{t.label}, overlapped"
         fig.add_trace(go.Bar(
-            x=[t.seconds], y=[row], orientation="h", name=name, legendgroup=t.label,
+            x=[t.seconds], y=[row], orientation="h", name=t.label, legendgroup=t.label,
+            showlegend=t.label not in in_legend,
             marker=dict(color=t.color, pattern=dict(shape="" if t.critical else "/"),
                         line=dict(color="white", width=0.5)),
             meta={"critical": t.critical},
             hovertemplate=f"{name}<br>{fmt_seconds(t.seconds)} ({t.seconds / e.step_s:.1%} of step)<extra></extra>"))
-    comm = sum(c.time_s for c in e.collectives)
+        in_legend.add(t.label)
+    n = len(in_legend)
+    layout = {**_LAYOUT, "margin": dict(l=60, r=20, t=70, b=60 + 17 * n)}  # the legend sits in the bottom margin
     fig.update_layout(
-        barmode="stack", **_LAYOUT, height=380,
-        title=dict(text=f"Step time {fmt_seconds(e.step_s)}: compute {fmt_seconds(e.compute_s)}, exposed "
-                        f"communication {fmt_seconds(e.exposed_comm_s)} of {fmt_seconds(comm)}", font=dict(size=14)),
+        barmode="stack", **layout, height=300 + 17 * n,
+        title=dict(text=f"Step time {fmt_seconds(e.step_s)}: compute {fmt_seconds(e.compute_s)}<br>"
+                        f"communication exposed {fmt_seconds(e.exposed_comm_s)}, hidden behind compute "
+                        f"{fmt_seconds(sum(t.seconds for t in time_parts(e) if not t.critical))}",
+                   font=dict(size=14)),
         xaxis_title="seconds per step", yaxis=dict(categoryorder="array", categoryarray=[HIDDEN_ROW, CRITICAL_ROW]),
-        legend=dict(font=dict(size=10)))
+        legend=dict(font=dict(size=10), orientation="h", yref="container", yanchor="bottom", y=0.0, xanchor="left",
+                    x=0, traceorder="normal"))
     return fig
 
 
@@ -317,11 +323,12 @@ def roofline_figure(e: Estimate) -> go.Figure:
             text=[p[0] for p in pts], customdata=[[p[1], p[4]] for p in pts],
             hovertemplate="%{text}<br>intensity %{x:,.3g} FLOPs/byte over %{customdata[0]}<br>"
                           "attainable %{y:.3s}FLOP/s (%{customdata[1]}-bound)<extra></extra>"))
-    fig.update_layout(**_LAYOUT, height=420,
+    fig.update_layout(**_LAYOUT, height=520,
                       title=dict(text=f"Roofline ({e.hardware.name}, peak {d.peak / 1e12:,.0f} TFLOP/s)",
                                  font=dict(size=14)),
                       xaxis=dict(type="log", title="arithmetic intensity (FLOPs per byte moved)"),
-                      yaxis=dict(type="log", title="attainable FLOP/s"), legend=dict(font=dict(size=10)))
+                      yaxis=dict(type="log", title="attainable FLOP/s"),
+                      legend=dict(font=dict(size=10), orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0))
     return fig
 
 
@@ -515,9 +522,9 @@ def pipeline_figure(pp: int, microbatches: int, schedule: str = "1f1b", virtual_
             base=[b.start for b in bs], name=names[kind],
             marker=dict(color=[pal[min(b.chunk, len(pal) - 1)] for b in bs], line=dict(color="white", width=0.5)),
             text=[str(b.microbatch) for b in bs] if show_text else None, textposition="inside",
-            insidetextanchor="middle", customdata=[[b.microbatch, b.chunk] for b in bs],
+            insidetextanchor="middle", customdata=[[b.microbatch, b.chunk, b.start, b.end] for b in bs],
             hovertemplate=f"{names[kind]}<br>microbatch %{{customdata[0]}}, chunk %{{customdata[1]}}"
-                          "<br>t = %{base:.2f} .. %{x:.2f}<extra></extra>"))
+                          "<br>t = %{customdata[2]:.2f} .. %{customdata[3]:.2f}<extra></extra>"))
     bubble = pipeline_bubble_units(blocks)
     makespan = max(b.end for b in blocks)
     label = schedule + (f", v={virtual_stages}" if schedule == "interleaved" else "")

@@ -1,0 +1,5 @@
+"""`python -m shardplan`: the CLI."""
+
+from shardplan.cli import app
+
+app()

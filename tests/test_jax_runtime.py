@@ -1,0 +1,333 @@
+"""JAX runtime on 8 simulated CPU devices (tests/conftest.py sets XLA_FLAGS and the compile cache).
+
+Every strategy trains tiny-llama for 3 steps in fp32 and must reproduce single-device losses; the
+layout of every parameter and optimizer-state leaf is checked against the rules and, for a few
+leaves, against hand-written PartitionSpecs.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+optax = pytest.importorskip("optax")
+from jax.sharding import AxisType, PartitionSpec as P  # noqa: E402
+
+from shardplan.errors import ConfigError  # noqa: E402
+from shardplan.jax.data import PackedBatches, load_tokens, shard_batch  # noqa: E402
+from shardplan.jax.mesh import MESH_AXES, build_mesh, mesh_shape  # noqa: E402
+from shardplan.jax.model import abstract_model, logical_axes, param_dict, scale_down  # noqa: E402
+from shardplan.jax.rules import make_rules, param_shardings, resolve, sharding_rows  # noqa: E402
+from shardplan.jax.train import TrainConfig, Trainer, train  # noqa: E402
+from shardplan.parallel import ParallelConfig, validate  # noqa: E402
+from shardplan.presets.models import MODELS  # noqa: E402
+from shardplan.specs.training import TrainingSpec  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+TINY = MODELS["tiny-llama"]
+MOE = MODELS["tiny-moe"]
+TR = TrainingSpec(seq_len=32, global_batch_size=16)
+CFG = TrainConfig(steps=3, compute_dtype="float32")
+STEPS = 3
+ROOT = Path(__file__).resolve().parent.parent
+
+# leaves checked by hand: embed (256, 64) vocab x embed; wq (64, 4, 16) embed x heads x head_dim;
+# wo (4, 16, 64) heads x head_dim x embed; w_down (128, 64) mlp x embed; final norm (64,)
+LEAVES = ("embed", "layers/0/attn/wq", "layers/0/attn/wo", "layers/0/mlp/w_down", "final_norm/scale")
+NONE = {"embed": P(None, None), "layers/0/attn/wq": P(None, None, None), "layers/0/attn/wo": P(None, None, None),
+        "layers/0/mlp/w_down": P(None, None), "final_norm/scale": P(None)}
+FSDP8 = {"embed": P(None, "fsdp"), "layers/0/attn/wq": P("fsdp", None, None),
+         "layers/0/attn/wo": P(None, None, "fsdp"), "layers/0/mlp/w_down": P(None, "fsdp"),
+         "final_norm/scale": P("fsdp")}
+TP2 = {"embed": P("tp", None), "layers/0/attn/wq": P(None, "tp", None), "layers/0/attn/wo": P("tp", None, None),
+       "layers/0/mlp/w_down": P("tp", None), "final_norm/scale": P(None)}
+FSDP_TP = {"embed": P("tp", "fsdp"), "layers/0/attn/wq": P("fsdp", "tp", None),
+           "layers/0/attn/wo": P("tp", None, "fsdp"), "layers/0/mlp/w_down": P("tp", "fsdp"),
+           "final_norm/scale": P("fsdp")}
+FC = ("fsdp", "cp")
+FSDP_CP = {"embed": P(None, FC), "layers/0/attn/wq": P(FC, None, None), "layers/0/attn/wo": P(None, None, FC),
+           "layers/0/mlp/w_down": P(None, FC), "final_norm/scale": P(FC)}
+
+# name: (ParallelConfig kwargs, mesh sizes (dp, fsdp, ep, cp, tp), param specs, opt-state specs, collectives)
+CASES = {
+    "DP": (dict(), (8, 1, 1, 1, 1), NONE, NONE, {"all-reduce"}),
+    "FSDP": (dict(zero_stage=3), (1, 8, 1, 1, 1), FSDP8, FSDP8, {"all-gather"}),
+    "ZeRO-1": (dict(zero_stage=1), (1, 8, 1, 1, 1), NONE, FSDP8, {"all-reduce"}),
+    "ZeRO-2": (dict(zero_stage=2), (1, 8, 1, 1, 1), NONE, FSDP8, {"all-reduce"}),
+    "TP": (dict(tp=2), (4, 1, 1, 1, 2), TP2, TP2, {"all-reduce"}),
+    "TP+SP": (dict(tp=2, sp=True), (4, 1, 1, 1, 2), TP2, TP2, {"all-reduce"}),
+    "FSDP+TP": (dict(tp=2, zero_stage=3), (1, 4, 1, 1, 2), FSDP_TP, FSDP_TP, {"all-gather"}),
+    "CP": (dict(cp=2), (4, 1, 1, 2, 1), NONE, NONE, {"all-reduce"}),
+    "FSDP+CP": (dict(cp=2, zero_stage=3), (1, 4, 1, 2, 1), FSDP_CP, FSDP_CP, {"all-gather"}),
+    "HSDP": (dict(zero_stage=3, dp_shard=4), (2, 4, 1, 1, 1), FSDP8, FSDP8, {"all-gather"}),
+    "FSDP+full-remat": (dict(zero_stage=3, recompute="full"), (1, 8, 1, 1, 1), FSDP8, FSDP8, {"all-gather"}),
+    "TP+selective-remat": (dict(tp=2, recompute="selective"), (4, 1, 1, 1, 2), TP2, TP2, {"all-reduce"}),
+}
+
+
+@pytest.fixture(scope="module")
+def batches():
+    return PackedBatches(load_tokens(), TR.seq_len, TR.global_batch_size, seed=0)  # the CLI's default corpus
+
+
+def run_steps(tr, batches, n=STEPS):
+    state = tr.init_state()
+    losses = []
+    for i in range(n):
+        state, met = tr.step(state, shard_batch(batches.batch(i), tr.mesh))
+        losses.append(float(met["loss"]))
+    return state, losses
+
+
+def single_device_losses(model, batches):
+    lay = validate(ParallelConfig(dp=1), model, TR, 1)
+    return run_steps(Trainer(model, lay, TR, CFG, devices=jax.devices()[:1]), batches)[1]
+
+
+@pytest.fixture(scope="module")
+def reference(batches):
+    return single_device_losses(TINY, batches)
+
+
+def _leaf_specs(tree):
+    return {"/".join(str(getattr(k, "key", getattr(k, "idx", k))) for k in kp): leaf.sharding.spec
+            for kp, leaf in jax.tree_util.tree_flatten_with_path(tree)[0]}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_strategy_matches_single_device(name, batches, reference):
+    kw, sizes, pspecs, ospecs, collectives = CASES[name]
+    assert jax.device_count() == 8
+    layout = validate(ParallelConfig(**kw), TINY, TR, 8)
+    tr = Trainer(TINY, layout, TR, CFG)
+    assert tuple(tr.mesh.shape[a] for a in ("dp", "fsdp", "ep", "cp", "tp")) == sizes
+    assert tr.mesh.axis_names == MESH_AXES and tr.mesh.shape["pp"] == 1
+    state, losses = run_steps(tr, batches)
+    np.testing.assert_allclose(losses, reference, rtol=2e-5, atol=2e-5)
+    assert losses[-1] < losses[0]
+    params, opt = state
+    actual_p = _leaf_specs(params)
+    actual_mu, actual_nu = _leaf_specs(optax.tree_utils.tree_get(opt, "mu")), \
+        _leaf_specs(optax.tree_utils.tree_get(opt, "nu"))
+    # every leaf has the layout the rules say
+    assert set(actual_p) == set(tr.leaves)
+    for path, leaf in tr.leaves.items():
+        assert actual_p[path] == leaf.param_spec, path
+        assert actual_mu[path] == leaf.opt_spec == actual_nu[path], path
+    # hand-written expectations
+    for path in LEAVES:
+        assert actual_p[path] == pspecs[path], (path, actual_p[path])
+        assert actual_mu[path] == ospecs[path], (path, actual_mu[path])
+    hlo = tr.compiled.as_text()
+    for op in collectives:
+        assert op in hlo, f"{name}: no {op} in the compiled step"
+    if name == "DP":
+        assert "all-gather" not in hlo  # parameters replicated: nothing to gather
+
+
+def test_moe_expert_parallel_matches_single_device(batches):
+    ref = single_device_losses(MOE, batches)
+    layout = validate(ParallelConfig(ep=2, zero_stage=3), MOE, TR, 8)
+    tr = Trainer(MOE, layout, TR, CFG)
+    assert mesh_shape(layout) == dict(pp=1, dp=1, fsdp=4, ep=2, cp=1, tp=1)
+    state, losses = run_steps(tr, batches)
+    np.testing.assert_allclose(losses, ref, rtol=2e-5, atol=2e-5)
+    specs = _leaf_specs(state[0])
+    assert specs["layers/0/mlp/w_up"] == P("ep", "fsdp", None)  # experts x embed x mlp
+    assert specs["layers/0/mlp/w_down"] == P("ep", None, "fsdp")
+    assert specs["layers/0/attn/wq"] == P(("fsdp", "ep"), None, None)  # ep acts as a ZeRO axis outside MoE
+    assert specs["layers/0/mlp/router"] == P(("fsdp", "ep"), None)  # (embed, None): replicated over experts
+
+
+def test_mesh_mapping_and_axis_types():
+    lay = validate(ParallelConfig(dp=8, zero_stage=1, dp_shard=2), TINY, TR, 8)
+    mesh = build_mesh(lay)
+    assert mesh.axis_names == MESH_AXES
+    assert dict(mesh.shape) == dict(pp=1, dp=4, fsdp=2, ep=1, cp=1, tp=1)
+    assert all(t == AxisType.Auto for t in mesh.axis_types)
+    lay = validate(ParallelConfig(ep=4), MOE, TR, 8)
+    assert mesh_shape(lay) == dict(pp=1, dp=2, fsdp=1, ep=4, cp=1, tp=1)
+
+
+def test_devices_mismatch_is_config_error():
+    lay = validate(ParallelConfig(tp=2), TINY, TR, 4)
+    with pytest.raises(ConfigError, match="JAX sees 8") as e:
+        build_mesh(lay)
+    assert e.value.field == "devices"
+
+
+def test_pp_not_executable():
+    lay = validate(ParallelConfig(pp=2), TINY, TR, 8)
+    with pytest.raises(ConfigError, match=r"pp>1 is not executable yet in the JAX runtime"):
+        build_mesh(lay)
+
+
+def test_ep_not_carvable():
+    lay = validate(ParallelConfig(ep=4, zero_stage=3, dp_shard=2), MOE, TR, 8)
+    with pytest.raises(ConfigError, match="ep=4 must divide dp_shard=2"):
+        mesh_shape(lay)
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_bug_case_e_batch_not_divisible_by_fsdp(batch):
+    """Mesh dp=1, fsdp=8 with global batch 1 or 3: a config-time error with alternatives."""
+    tr = TrainingSpec(seq_len=64, global_batch_size=batch)
+    with pytest.raises(ConfigError) as e:
+        validate(ParallelConfig(dp=8, zero_stage=3), TINY, tr, 8)
+    assert e.value.field == "global_batch_size" and "cp=8" in str(e.value)
+    # the runtime's own checks refuse it too, never replicating silently
+    lay = validate(ParallelConfig(dp=8, zero_stage=3), TINY, TrainingSpec(seq_len=64, global_batch_size=8), 8)
+    rules = make_rules(lay, TINY)
+    with pytest.raises(ConfigError, match=r"act_batch.*fsdp = 8"):
+        resolve(("act_batch", "act_seq", "act_embed"), (batch, 64, 64), rules.act, rules.sizes, "tokens")
+    with pytest.raises(ConfigError, match="dp\\*fsdp\\*ep = 8"):
+        shard_batch(np.zeros((batch, 65), np.int32), build_mesh(lay))
+
+
+def test_cli_bug_case_e_exits_2():
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    res = CliRunner().invoke(app, ["train", "--model", "tiny-llama", "--devices", "8", "--zero-stage", "3",
+                                   "--global-batch", "3", "--seq-len", "64"])
+    assert res.exit_code == 2, res.output
+    assert "global_batch_size=3" in res.output
+
+
+def _leaves(layout, model=TINY, **kw):
+    rules = make_rules(layout, model, **kw)
+    abstract = abstract_model(model)
+    return param_shardings(param_dict(abstract), logical_axes(abstract), rules), rules
+
+
+def test_override_regex_matching_nothing():
+    lay = validate(ParallelConfig(tp=2), TINY, TR, 8)
+    with pytest.raises(ConfigError, match=r"regex 'attn/w_nope' matches no parameter"):
+        _leaves(lay, param_overrides=[("attn/w_nope", ("embed", None, None))])
+
+
+def test_indivisible_dim_names_path():
+    lay = validate(ParallelConfig(), TINY, TR, 8)  # dp=8
+    with pytest.raises(ConfigError) as e:
+        _leaves(lay, rule_overrides={"kv_heads": ["dp"]})
+    msg = str(e.value)
+    assert "layers/0/attn/wk" in msg and "(64, 2, 16)" in msg and "kv_heads" in msg and "dp=8" in msg
+    with pytest.raises(ConfigError, match=r"layers/0/attn/wk.*not divisible"):
+        _leaves(lay, param_overrides=[("attn/wk", P(None, "dp"))])
+
+
+def test_unknown_names_are_errors():
+    lay = validate(ParallelConfig(tp=2), TINY, TR, 8)
+    with pytest.raises(ConfigError, match="logical name 'mlpp' is unknown"):
+        make_rules(lay, TINY, rule_overrides={"mlpp": ["tp"]})
+    with pytest.raises(ConfigError, match="mesh axis 'model' .* is unknown"):
+        make_rules(lay, TINY, rule_overrides={"mlp": ["model"]})
+    rules = make_rules(lay, TINY)
+    with pytest.raises(ConfigError, match="logical axis 'hidden' is unknown"):
+        resolve(("hidden",), (64,), rules.param, rules.sizes, "x")
+
+
+def test_overrides_apply_and_table_rows():
+    lay = validate(ParallelConfig(tp=2), TINY, TR, 8)
+    leaves, rules = _leaves(lay, param_overrides=[(r"mlp/w_up$", ("embed", None)),
+                                                  (r"final_norm", P("tp"))],
+                            rule_overrides={"vocab": []})
+    assert leaves["layers/1/mlp/w_up"].param_spec == P(None, None)
+    assert leaves["layers/1/mlp/w_up"].override == r"mlp/w_up$"
+    assert leaves["layers/1/mlp/w_gate"].param_spec == P(None, "tp")
+    assert leaves["final_norm/scale"].param_spec == P("tp")
+    assert leaves["embed"].param_spec == P(None, None)
+    # FSDP: every byte is split 8 ways
+    lay = validate(ParallelConfig(zero_stage=3), TINY, TR, 8)
+    leaves, rules = _leaves(lay)
+    rows = sharding_rows(leaves, rules.sizes)
+    assert {r["path"] for r in rows} == set(leaves)
+    row = next(r for r in rows if r["path"] == "layers/0/attn/wq")
+    assert row["shape"] == (64, 4, 16) and row["logical"] == ("embed", "heads", "head_dim")
+    assert row["spec"] == "('fsdp', None, None)" and row["bytes_per_device"] == 64 * 4 * 16 * 4 // 8
+    assert sum(r["bytes_per_device"] for r in rows) * 8 == TINY.n_params * 4
+
+
+def test_scale_down_keeps_head_ratio():
+    for name, tp in (("llama-3-8b", 2), ("llama-2-70b", 4), ("mixtral-8x7b", 1), ("gpt2", 2)):
+        big = MODELS[name]
+        small = scale_down(big, min_kv_heads=tp)
+        assert small.n_heads // small.kv_heads == big.n_heads // big.kv_heads
+        assert small.n_params < 2_000_000 and small.vocab_size == 256 and small.is_moe == big.is_moe
+        validate(ParallelConfig(tp=tp), small, TrainingSpec(seq_len=64, global_batch_size=8), 8)
+
+
+def test_loss_falls_on_real_text():
+    tr = TrainingSpec(seq_len=64, global_batch_size=16)
+    layout = validate(ParallelConfig(zero_stage=3), TINY, tr, 8)
+    hist = train(TINY, layout, tr, TrainConfig(steps=30, compute_dtype="float32"))
+    first, last = hist[0]["loss"], np.mean([h["loss"] for h in hist[-5:]])
+    assert first > 5.0 and last < 3.5, (first, last)
+    assert hist[-1]["memory"]["bytes"] > 0 and hist[-1]["tokens_per_s"] > 0
+
+
+def test_cli_train_and_shardings(tmp_path, reference):
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    runner = CliRunner()
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"parallel": {"dp": 4, "tp": 2, "zero_stage": 3}}))
+    res = runner.invoke(app, ["shardings", "--model", "tiny-llama", "--plan", str(plan)])
+    assert res.exit_code == 0, res.output
+    assert "FSDP(ZeRO-3)+TP" in res.output and "layers/0/attn/wq" in res.output
+    res = runner.invoke(app, ["shardings", "--model", "llama-3-8b", "--tp", "2", "--scale-down"])
+    assert res.exit_code == 0, res.output
+    metrics = tmp_path / "m.jsonl"
+    res = runner.invoke(app, ["train", "--model", "tiny-llama", "--devices", "8", "--tp", "2", "--steps", "3",
+                              "--seq-len", "32", "--global-batch", "16", "--compute-dtype", "fp32",
+                              "--metrics", str(metrics)])
+    assert res.exit_code == 0, res.output
+    recs = [json.loads(line) for line in metrics.read_text().splitlines()]
+    assert [r["step"] for r in recs] == [1, 2, 3]
+    np.testing.assert_allclose([r["loss"] for r in recs], reference, rtol=2e-5, atol=2e-5)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_two_processes_match_one(tmp_path, reference):
+    """2 processes x 4 CPU devices (gloo, jax.distributed) give the losses of 1 process x 8 devices."""
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env["JAX_PLATFORMS"] = "cpu"
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    port = _free_port()
+    procs = []
+    for pid in range(2):
+        cmd = [sys.executable, "-m", "shardplan.cli_jax", "train", "--model", "tiny-llama", "--devices", "8",
+               "--zero-stage", "3", "--steps", "3", "--seq-len", "32", "--global-batch", "16",
+               "--compute-dtype", "fp32", "--coordinator-address", f"127.0.0.1:{port}", "--num-processes", "2",
+               "--process-id", str(pid), "--metrics", str(tmp_path / f"m{pid}.jsonl")]
+        procs.append(subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      text=True))
+    outs = []
+    try:
+        for p in procs:
+            outs.append(p.communicate(timeout=240)[0])
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    assert all(p.returncode == 0 for p in procs), "\n----\n".join(outs)
+    assert "2 processes" in outs[0]
+    recs = [json.loads(line) for line in (tmp_path / "m0.jsonl").read_text().splitlines()]
+    assert not (tmp_path / "m1.jsonl").exists()  # only process 0 writes metrics
+    one = train(TINY, validate(ParallelConfig(zero_stage=3), TINY, TR, 8), TR, CFG)  # 1 process x 8 devices
+    np.testing.assert_allclose([r["loss"] for r in recs], [h["loss"] for h in one], rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose([r["loss"] for r in recs], reference, rtol=2e-5, atol=2e-5)

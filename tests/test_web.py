@@ -1,0 +1,276 @@
+"""Charts, report and Dash callbacks of the interactive guide (no browser; see test_browser.py)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("plotly")
+pytest.importorskip("dash")
+
+from typer.testing import CliRunner  # noqa: E402
+
+from shardplan.cli import app as cli_app  # noqa: E402
+from shardplan.cli import build_inputs  # noqa: E402
+from shardplan.cost.step import estimate  # noqa: E402
+from shardplan.errors import ConfigError  # noqa: E402
+from shardplan.web import charts  # noqa: E402
+
+REL = 1e-9
+
+CASES = {
+    "tp2-pp2-sp-zero1": dict(model="llama-3-8b", hardware="h100-sxm", devices=64, tp=2, pp=2, sp=True, zero_stage=1),
+    "zero3": dict(model="llama-3-8b", hardware="h100-sxm", devices=64, zero_stage=3),
+    "hsdp-tp8-pp2": dict(model="llama-3-70b", hardware="h100-sxm", devices=64, tp=8, pp=2, zero_stage=3, dp_shard=2),
+    "moe-ep-cp-full": dict(model="mixtral-8x7b", hardware="h100-sxm", devices=64, tp=2, ep=8, cp=2, zero_stage=1,
+                           recompute="full"),
+    "tpu-interleaved": dict(model="llama-3-70b", hardware="tpu-v5p", devices=64, tp=4, pp=4, schedule="interleaved",
+                            virtual_stages=2, zero_stage=1),
+    "zero-bubble": dict(model="llama-3-8b", hardware="a100-80gb", devices=32, pp=4, schedule="zero-bubble",
+                        zero_stage=1, recompute="selective"),
+}
+
+
+def make(model="llama-3-8b", hardware="h100-sxm", devices=64, seq_len=4096, global_batch=256, precision="bf16-mixed",
+         **layout):
+    """The estimate ``shardplan estimate`` computes for these flags."""
+    m, hw, tr, pc = build_inputs(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
+                                 global_batch=global_batch, global_batch_tokens=None, precision=precision, **layout)
+    return estimate(m, hw, tr, pc, devices)
+
+
+@pytest.fixture(scope="module", params=list(CASES))
+def est(request):
+    return make(**CASES[request.param])
+
+
+def test_time_bars_sum_to_step(est):
+    d = est.to_dict()
+    fig = charts.time_figure(est)
+    crit = [t for t in fig.data if t.y[0] == charts.CRITICAL_ROW]
+    assert sum(t.x[0] for t in crit) == pytest.approx(d["time_s"]["step"], rel=REL)
+    assert all(t.meta["critical"] for t in crit)
+    # hidden bar = overlapped communication, time_s - exposed_s per collective (clamped at 0)
+    hidden = sum(t.x[0] for t in fig.data if t.y[0] == charts.HIDDEN_ROW)
+    assert hidden == pytest.approx(sum(max(0.0, c["time_s"] - c["exposed_s"]) for c in d["collectives"]), rel=REL,
+                                   abs=1e-15)
+    parts = charts.time_parts(est)
+    named = {t.label: t.seconds for t in parts if t.critical}
+    assert named["matmul"] == d["time_s"]["matmul"] and named["pipeline bubble"] == d["time_s"]["bubble"]
+    assert sum(t.seconds for t in parts if t.critical and t.group not in ("compute", "bubble", "optimizer")) == \
+        pytest.approx(d["time_s"]["exposed_comm"], rel=REL, abs=1e-15)
+
+
+def test_memory_bar_sums_to_total(est):
+    d = est.to_dict()
+    fig = charts.memory_figure(est)
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert sum(t.customdata[0] for t in bars) == pytest.approx(d["memory_bytes"]["total"], rel=REL)
+    assert sum(t.y[0] for t in bars) * charts.GiB == pytest.approx(d["memory_bytes"]["total"], rel=REL)
+    lines = sorted(s["y0"] for s in fig.layout.shapes)
+    assert lines == pytest.approx(sorted([d["hardware"]["hbm_bytes"] / charts.GiB,
+                                          d["hardware"]["hbm_usable_bytes"] / charts.GiB]), rel=REL)
+
+
+def test_roofline_points_and_ridges(est):
+    d = est.to_dict()
+    hw = est.hardware
+    data = charts.roofline_data(est)
+    C = hw.peak_flops(est.training.precision.compute_dtype)
+    assert data.peak == C
+    assert [c.ridge for c in data.ceilings] == pytest.approx(
+        [C / hw.hbm_bandwidth, C / hw.scale_up_bandwidth, C / hw.scale_out_bandwidth], rel=REL)
+    assert len(data.points) == sum(1 for r in d["roofline"] if r["intensity"] > 0)
+    for (name, res, i, y, bound), r in zip(data.points, [r for r in d["roofline"] if r["intensity"] > 0]):
+        assert (name, res, i, bound) == (r["name"], r["resource"], r["intensity"], r["bound"])
+        assert y == pytest.approx(C * min(1.0, i / r["ridge"]), rel=REL)
+        assert (i < r["ridge"]) == (y < C)  # left of the ridge: below peak (bandwidth-bound)
+    fig = charts.roofline_figure(est)
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    plotted = [x for t in fig.data if t.name and t.name.startswith("operations") for x in t.x]
+    assert sorted(plotted) == sorted(p[2] for p in data.points)
+
+
+@pytest.mark.parametrize("schedule,pp,m,v", [("gpipe", 4, 8, 1), ("1f1b", 4, 8, 1), ("1f1b", 1, 5, 1),
+                                             ("interleaved", 4, 8, 2), ("interleaved", 2, 6, 3),
+                                             ("zero-bubble", 4, 8, 1), ("1f1b", 8, 32, 1)])
+def test_pipeline_timeline(schedule, pp, m, v):
+    blocks = charts.pipeline_schedule(pp, m, schedule, v)
+    per_stage = {s: [b for b in blocks if b.stage == s] for s in range(pp)}
+    for s, bs in per_stage.items():
+        if schedule == "zero-bubble":
+            assert len(bs) == 3 * m  # F, B (input grad), W (weight grad)
+        else:
+            assert len(bs) == 2 * m * v
+            assert sorted((b.microbatch, b.chunk) for b in bs if b.kind == "F") == \
+                sorted((i, c) for i in range(m) for c in range(v))
+        bs = sorted(bs, key=lambda b: b.start)
+        assert all(a.end <= b.start + 1e-9 for a, b in zip(bs, bs[1:]))  # one pass at a time per stage
+    # dependencies: a microbatch's forward on stage s starts after it left stage s-1
+    ends = {(b.kind, b.stage, b.microbatch, b.chunk): b.end for b in blocks}
+    for b in blocks:
+        if b.kind == "F" and b.stage > 0:
+            assert b.start >= ends[("F", b.stage - 1, b.microbatch, b.chunk)] - 1e-9
+        if b.kind == "B" and b.stage < pp - 1:
+            assert b.start >= ends[("B", b.stage + 1, b.microbatch, b.chunk)] - 1e-9
+    # the simulated bubble is the planner's: (p-1) T_mb x {1, 1/v, 1/3}, T_mb = 3 units
+    factor = {"gpipe": 1.0, "1f1b": 1.0, "interleaved": 1.0 / v, "zero-bubble": 1.0 / 3.0}[schedule]
+    assert charts.pipeline_bubble_units(blocks) == pytest.approx((pp - 1) * 3 * factor, rel=1e-9, abs=1e-9)
+    fig = charts.pipeline_figure(pp, m, schedule, v)
+    assert {y for t in fig.data for y in t.y} == {f"stage {s}" for s in range(pp)}
+    assert sum(len(t.x) for t in fig.data) == len(blocks)
+
+
+def test_pipeline_rejects_bad_input():
+    with pytest.raises(ConfigError, match="schedule"):
+        charts.pipeline_schedule(2, 4, "bogus")
+    with pytest.raises(ConfigError, match="divisible by pp"):
+        charts.pipeline_schedule(4, 6, "interleaved", 2)
+    with pytest.raises(ConfigError, match="virtual_stages"):
+        charts.pipeline_schedule(4, 8, "1f1b", 2)
+
+
+def test_plans_figure():
+    ests = [make(zero_stage=1), make(tp=2, zero_stage=1), make(zero_stage=0)]  # the last one does not fit
+    assert not ests[2].fits
+    fig = charts.plans_figure(ests)
+    xs = {y: x for t in fig.data for y, x in zip(t.y, t.x)}
+    assert len(xs) == 3
+    assert sorted(xs.values()) == sorted(e.tokens_per_s for e in ests)
+    patterns = [p for t in fig.data for p in t.marker.pattern.shape]
+    assert patterns.count("x") == 1
+
+
+def test_headline_equals_estimate_json(est):
+    d = est.to_dict()
+    h = {x.key: x.value for x in charts.headline(est)}
+    assert h == {"step": d["time_s"]["step"], "tokens": d["tokens_per_s"], "mfu": d["mfu"], "hfu": d["hfu"],
+                 "memory": d["memory_bytes"]["total"], "fits": d["fits"], "bound": d["bound"]}
+
+
+# ---- report ------------------------------------------------------------------------------------
+
+ARGS = ["-m", "llama-3-8b", "-H", "h100-sxm", "-n", "64", "-s", "4096", "-b", "256", "--tp", "2", "--pp", "2",
+        "--zero-stage", "1"]
+
+
+def test_report_html_is_self_contained(tmp_path):
+    out = tmp_path / "sub" / "report.html"
+    r = CliRunner().invoke(cli_app, ["report", *ARGS, "-o", str(out), "--no-plans"])
+    assert r.exit_code == 0, r.output
+    text = out.read_text()
+    assert "plotly.js v" in text or "plotly.js" in text  # the bundle is inlined
+    assert len(text) > 1_000_000
+    assert not re.search(r"<script[^>]*\bsrc\s*=", text, re.I)
+    assert "<link" not in text
+    for div in ("chart-time", "chart-memory", "chart-roofline", "chart-pipeline"):
+        assert f'id="{div}"' in text
+    e = make(tp=2, pp=2, zero_stage=1)
+    assert charts.fmt_seconds(e.step_s) in text and f"{e.mfu:.2%}" in text
+
+
+def test_report_png(tmp_path):
+    out = tmp_path / "r.png"
+    r = CliRunner().invoke(cli_app, ["report", *ARGS, "--format", "png", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    for chart in ("time", "memory", "roofline", "pipeline", "plans"):
+        p = tmp_path / f"r_{chart}.png"
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5_000, chart
+
+
+def test_report_invalid_layout_exits_2(tmp_path):
+    r = CliRunner().invoke(cli_app, ["report", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "64", "-s", "4096",
+                                     "-b", "256", "--tp", "16", "-o", str(tmp_path / "x.html")])
+    assert r.exit_code == 2
+    assert not (tmp_path / "x.html").exists()
+    r = CliRunner().invoke(cli_app, ["report", *ARGS, "--format", "pdf", "-o", str(tmp_path / "x.pdf")])
+    assert r.exit_code == 2
+
+
+# ---- Dash callbacks ------------------------------------------------------------------------------
+
+def _values(**over):
+    from shardplan.web.app import CONTROLS, DEFAULTS
+    d = {**DEFAULTS, **over}
+    return [d[c] for c in CONTROLS]
+
+
+def test_callback_valid_matches_estimate():
+    from shardplan.web.app import update_view
+    out = update_view(None, *_values(tp=2, zero_stage=2))
+    headline, *figs, alert, style = out
+    assert alert == "" and style == {"display": "none"}
+    e = make(tp=2, zero_stage=2)
+    shown = {c.children[1].id: c.children[1].to_plotly_json()["props"]["data-value"] for c in headline}
+    assert float(shown["headline-step"]) == e.step_s
+    assert float(shown["headline-mfu"]) == e.mfu
+    assert float(shown["headline-memory"]) == e.memory.total
+    assert len(figs) == 4
+
+
+@pytest.mark.parametrize("over,needle", [(dict(tp=16), "tp=16 does not divide n_kv_heads=8"),
+                                         (dict(tp=0), "greater than 0"),
+                                         (dict(devices=None), "devices is empty"),
+                                         (dict(pp=3), "legal pp for tp=1"),
+                                         (dict(hardware="a100-80gb", precision="fp8-mixed"), "fp8")])
+def test_callback_invalid_shows_message(over, needle):
+    from shardplan.web.app import update_view
+    out = update_view(None, *_values(**over))
+    alert, style = out[-2], out[-1]
+    assert needle in alert and alert.startswith("Invalid configuration")
+    assert style["display"] == "block"
+
+
+def test_callback_uploaded_hf_config():
+    from shardplan.web.app import UPLOADED, parse_upload, update_plans, update_view
+    cfg = dict(architectures=["LlamaForCausalLM"], num_hidden_layers=16, hidden_size=2048, num_attention_heads=32,
+               num_key_value_heads=8, intermediate_size=8192, vocab_size=128256, tie_word_embeddings=True,
+               _name_or_path="meta-llama/Llama-3.2-1B")
+    contents = "data:application/json;base64," + base64.b64encode(json.dumps(cfg).encode()).decode()
+    store, status, _, options, value = parse_upload(contents, "config.json")
+    assert value == UPLOADED and store["name"] == "Llama-3.2-1B" and "1,235,814,400" in status
+    assert options[0]["value"] == UPLOADED
+    out = update_view(store, *_values(model=UPLOADED, zero_stage=1))
+    assert out[-2] == ""
+    ref = make(model="llama-3.2-1b", zero_stage=1)  # the preset has the same shapes
+    step = [c.children[1] for c in out[0] if c.children[1].id == "headline-step"][0]
+    assert float(step.to_plotly_json()["props"]["data-value"]) == pytest.approx(ref.step_s, rel=REL)
+    fig, status = update_plans(store, *_values(model=UPLOADED))
+    assert "valid layouts" in status and len(fig.data) >= 1
+    # a bad upload leaves the model alone and says why
+    bad = "data:application/json;base64," + base64.b64encode(b'{"architectures": ["BertModel"]}').decode()
+    store, status, style, _, value = parse_upload(bad, "bert.json")
+    assert "not supported" in status and style["display"] == "block"
+    assert update_view(None, *_values(model=UPLOADED))[-2].startswith("Invalid configuration")
+
+
+def test_app_layout_has_every_control():
+    from shardplan.web.app import CONTROLS, create_app
+    app = create_app()
+    ids = set()
+
+    def walk(node):
+        if hasattr(node, "id") and node.id:
+            ids.add(node.id)
+        kids = getattr(node, "children", None)
+        for k in kids if isinstance(kids, (list, tuple)) else [kids]:
+            if k is not None and not isinstance(k, (str, int, float)):
+                walk(k)
+    walk(app.layout)
+    assert set(CONTROLS) | {"upload", "alert", "headline", "time-chart", "memory-chart", "roofline-chart",
+                            "pipeline-chart", "plans-chart"} <= ids
+
+
+def test_core_importable_without_web_extra():
+    code = ("import sys\nclass Block:\n    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] in ('plotly', 'dash', 'matplotlib'):\n"
+            "            raise ImportError(name)\nsys.meta_path.insert(0, Block())\n"
+            "import shardplan.cli, shardplan.cost.step, shardplan.cli_web\n"
+            "assert not any(m.split('.')[0] in ('plotly', 'dash', 'matplotlib') for m in sys.modules)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
