@@ -48,7 +48,8 @@ def register(app: typer.Typer) -> None:
                scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None,
                output: Annotated[Path, typer.Option("--output", "-o", help="HTML file, or PNG stem")] = Path(
                    "report.html"),
-               fmt: Annotated[str, typer.Option("--format", help="html (self-contained) | png (one per chart)")] = "html",
+               fmt: Annotated[str, typer.Option("--format",
+                                                help="html (self-contained) | png (one per chart)")] = "html",
                plans: Annotated[bool, typer.Option("--plans/--no-plans",
                                                    help="add the ranked layouts of `shardplan plan`")] = True) -> None:
         """Write a report of one layout (same flags as `estimate`): charts + summary, HTML or PNG."""
@@ -71,7 +72,10 @@ def register(app: typer.Typer) -> None:
             except ModuleNotFoundError:  # pragma: no cover
                 search = None
             if search is not None:
-                ranked = search(m, hw, tr, devices, top_k=10).plans
+                try:
+                    ranked = search(m, hw, tr, devices, top_k=10).plans
+                except ConfigError as err:  # the report of a valid layout does not need the ranking
+                    typer.echo(f"warning: no ranked layouts: {err}", err=True)
         from shardplan.web import report as rep
         if fmt == "html":
             path = rep.write_html(e, output, ranked)

@@ -84,7 +84,11 @@ class ModelSpec(BaseModel):
                               field="max_position_embeddings", value=0)
         return self
 
-    # ----- derived shapes -------------------------------------------------------------------
+    def model_copy(self, *, update: dict | None = None, deep: bool = False) -> "ModelSpec":
+        """A validated copy with ``update`` applied (derived, cached values are recomputed)."""
+        return ModelSpec(**{**self.model_dump(), **(update or {})})
+
+    # ----- derived shapes (cached: the spec is frozen) -----------------------------------------
     @cached_property
     def kv_heads(self) -> int:
         """Key/value heads g (``n_kv_heads`` or ``n_heads``)."""

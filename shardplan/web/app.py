@@ -208,7 +208,8 @@ def _specs_only(values: dict[str, Any], uploaded: dict | None):
     if not model_name or not values.get("hardware"):
         raise ConfigError("pick a model and a hardware preset", field="model")
     m, hw, tr, _ = build_inputs(model="tiny-llama" if model_name == UPLOADED else model_name,
-                                hardware=values["hardware"], devices=n, seq_len=_as_int("seq_len", values.get("seq_len")),
+                                hardware=values["hardware"], devices=n,
+                                seq_len=_as_int("seq_len", values.get("seq_len")),
                                 global_batch=_as_int("global_batch", values.get("global_batch")),
                                 global_batch_tokens=None, precision=values.get("precision") or "bf16-mixed")
     if model_name == UPLOADED:

@@ -356,6 +356,7 @@ class PipelineBlock:
 
     @property
     def end(self) -> float:
+        """start + duration (schedule units)."""
         return self.start + self.duration
 
 
@@ -386,7 +387,8 @@ def _pipeline_order(pp: int, m: int, schedule: str, v: int) -> list[list[tuple[s
     return orders
 
 
-def pipeline_schedule(pp: int, microbatches: int, schedule: str = "1f1b", virtual_stages: int = 1) -> list[PipelineBlock]:
+def pipeline_schedule(pp: int, microbatches: int, schedule: str = "1f1b",
+                      virtual_stages: int = 1) -> list[PipelineBlock]:
     """Simulate a pipeline schedule and return its passes with start times.
 
     Time unit: one microbatch's forward through a stage's layers; backward takes 2 units

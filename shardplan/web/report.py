@@ -136,7 +136,8 @@ def _mpl_roofline(e: Estimate, ax) -> None:
         ax.plot([c.ridge], [d.peak], "D", color=c.color)
     for name, res, i, y, bound in d.points:
         col = colors.get(res, "#333333")
-        ax.plot([i], [y], "o" if bound == "compute" else "X", color=col, ms=9, mec="black" if bound == "compute" else col)
+        compute = bound == "compute"
+        ax.plot([i], [y], "o" if compute else "X", color=col, ms=9, mec="black" if compute else col)
     ax.set_xlabel("arithmetic intensity (FLOPs per byte moved)")
     ax.set_ylabel("attainable FLOP/s")
     ax.set_title(f"Roofline ({e.hardware.name}); o compute-bound, x bandwidth-bound")
