@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from shardplan.errors import ConfigError
+from shardplan.units import fmt_seconds
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Plan, run and validate the parallel layout of transformer training.")
@@ -52,7 +53,7 @@ DevicesOpt = Annotated[int, typer.Option("--devices", "-n", help="number of acce
 SeqOpt = Annotated[int, typer.Option("--seq-len", "-s", help="tokens per sequence")]
 BatchOpt = Annotated[Optional[int], typer.Option("--global-batch", "-b", help="sequences per optimizer step")]
 BatchTokOpt = Annotated[Optional[int], typer.Option("--global-batch-tokens", help="tokens per optimizer step")]
-PrecisionOpt = Annotated[str, typer.Option(help="bf16-mixed | bf16-mixed-fp32-grads | fp32-params | fp8-mixed")]
+PrecisionOpt = Annotated[str, typer.Option(help="bf16-mixed | bf16-mixed-fp32-grads | fp32-params | fp8-mixed | fp32")]
 ScaleUpOpt = Annotated[Optional[int], typer.Option("--scale-up-size",
                                                    help="devices per NVLink domain / TPU slice (overrides preset)")]
 AttnOpt = Annotated[str, typer.Option(help="flash | naive attention kernel")]
@@ -144,12 +145,7 @@ def _gib(x: float) -> str:
     return f"{x / 2**30:,.2f}"
 
 
-def _fmt_s(x: float) -> str:
-    if x >= 1:
-        return f"{x:,.3f} s"
-    if x >= 1e-3:
-        return f"{x * 1e3:,.2f} ms"
-    return f"{x * 1e6:,.1f} us"
+_fmt_s = fmt_seconds
 
 
 def print_estimate(e) -> None:

@@ -10,6 +10,7 @@ policy                       params   grads   master    optimizer  total (B/para
 ``bf16-mixed`` (default)     2        2       4         8          16  (ZeRO paper, K=12)
 ``bf16-mixed-fp32-grads``    2        4       4         8          18  (Megatron-LM main grads)
 ``fp32-params``              4        4*      0         8          12 + transient grads
+``fp32``                     4        4       0         8          16 (fp32 compute, CPU tests)
 ===========================  =======  ======  ========  =========  ======================
 
 ``*`` transient: gradients exist only between backward and the update (MaxText's default of fp32
@@ -62,6 +63,8 @@ PRECISION_POLICIES: dict[str, PrecisionPolicy] = {
     "fp32-params": PrecisionPolicy(name="fp32-params", param_bytes=4, grad_bytes=4, master_bytes=0,
                                    grads_transient=True),
     "fp8-mixed": PrecisionPolicy(name="fp8-mixed", compute_dtype="fp8"),
+    # everything in fp32 (CPU runs and exact-loss tests): 4 + 4 + 8 = 16 B/param, 4-byte activations
+    "fp32": PrecisionPolicy(name="fp32", param_bytes=4, grad_bytes=4, master_bytes=0, activation_bytes=4),
 }
 
 

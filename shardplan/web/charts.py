@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
+from shardplan.units import fmt_gib, fmt_seconds  # noqa: F401 (re-exported for app/report)
+
 from shardplan.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,20 +53,6 @@ _LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=60, b=50), fon
 
 
 # ---- formatting -------------------------------------------------------------------------------------
-
-def fmt_seconds(x: float) -> str:
-    """Human time: ``1.234 s``, ``12.35 ms`` or ``123.4 us`` (``x`` in seconds)."""
-    if x >= 1:
-        return f"{x:,.3f} s"
-    if x >= 1e-3:
-        return f"{x * 1e3:,.2f} ms"
-    return f"{x * 1e6:,.1f} us"
-
-
-def fmt_gib(x: float) -> str:
-    """Bytes as ``12.34 GiB``."""
-    return f"{x / GiB:,.2f} GiB"
-
 
 # ---- headline numbers -------------------------------------------------------------------------------
 
