@@ -11,7 +11,6 @@ Run directly with ``python -m shardplan.cli_jax train ...`` (same commands).
 
 import importlib.util
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional

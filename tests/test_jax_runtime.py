@@ -68,6 +68,7 @@ CASES = {
     "FSDP+CP": (dict(cp=2, zero_stage=3), (1, 4, 1, 2, 1), FSDP_CP, FSDP_CP, {"all-gather"}),
     "HSDP": (dict(zero_stage=3, dp_shard=4), (2, 4, 1, 1, 1), FSDP8, FSDP8, {"all-gather"}),
     "FSDP+full-remat": (dict(zero_stage=3, recompute="full"), (1, 8, 1, 1, 1), FSDP8, FSDP8, {"all-gather"}),
+    "TP+kv-replication": (dict(tp=4, kv_replication=True), (2, 1, 1, 1, 4), TP2, TP2, {"all-reduce"}),
     "TP+selective-remat": (dict(tp=2, recompute="selective"), (4, 1, 1, 1, 2), TP2, TP2, {"all-reduce"}),
 }
 
@@ -128,6 +129,8 @@ def test_strategy_matches_single_device(name, batches, reference):
     hlo = tr.compiled.as_text()
     for op in collectives:
         assert op in hlo, f"{name}: no {op} in the compiled step"
+    if name == "TP+kv-replication":  # tp=4 > n_kv_heads=2: K/V weights replicated, stated by the user
+        assert actual_p["layers/0/attn/wk"] == P(None, None, None)
     if name == "DP":
         assert "all-gather" not in hlo  # parameters replicated: nothing to gather
 

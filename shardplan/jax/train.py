@@ -25,7 +25,8 @@ import json
 import math
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +39,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from shardplan.errors import ConfigError
 from shardplan.jax.data import PackedBatches, batch_sharding, load_tokens, shard_batch
-from shardplan.jax.mesh import BATCH_AXES, build_mesh, describe
+from shardplan.jax.mesh import BATCH_AXES, build_mesh
 from shardplan.jax.model import Transformer, abstract_model, logical_axes, param_dict
 from shardplan.jax.rules import (LeafSharding, ParamOverride, ShardingRules, activation_sharding, make_rules,
                                  param_shardings, sharding_rows)
@@ -115,7 +116,8 @@ class Trainer:
         ``memory_analysis``).
 
     Raises:
-        ConfigError: an unexecutable plan for these devices, bad overrides, indivisible shapes
+        ConfigError: an unexecutable plan for these devices (or a ``mesh`` of another shape), bad overrides,
+            indivisible shapes
             (see :mod:`shardplan.jax.mesh` and :mod:`shardplan.jax.rules`), an unknown compute dtype,
             or a vocabulary smaller than the byte tokenizer's 256 (only checked by :func:`train`).
     """
@@ -123,6 +125,9 @@ class Trainer:
     def __init__(self, model: ModelSpec, layout: Layout, training: TrainingSpec, cfg: TrainConfig | None = None,
                  mesh: Mesh | None = None, devices: Sequence[Any] | None = None):
         self.model_spec, self.layout, self.training = model, layout, training
+        if layout.parallel.offload_optimizer:
+            warnings.warn("offload_optimizer=True is not executed by the JAX runtime: the optimizer state stays "
+                          "in device memory", stacklevel=2)
         self.cfg = cfg = cfg or TrainConfig()
         if cfg.compute_dtype not in COMPUTE_DTYPES:
             raise ConfigError(f"compute_dtype={cfg.compute_dtype!r} is unknown; legal: {', '.join(COMPUTE_DTYPES)}",
@@ -130,6 +135,9 @@ class Trainer:
         self.compute_dtype = COMPUTE_DTYPES[cfg.compute_dtype]
         self.rules: ShardingRules = make_rules(layout, model, cfg.rule_overrides, cfg.param_overrides)
         self.mesh = mesh if mesh is not None else build_mesh(layout, devices)
+        if dict(self.mesh.shape) != self.rules.sizes:
+            raise ConfigError(f"the given mesh {dict(self.mesh.shape)} does not match the layout's mesh "
+                              f"{self.rules.sizes}", field="mesh", value=dict(self.mesh.shape))
         abstract = abstract_model(model, layout.parallel.recompute)
         self.graphdef, abs_state = nnx.split(abstract, nnx.Param)
         self.abstract_params = nnx.to_pure_dict(abs_state)
@@ -362,4 +370,4 @@ def initialize_distributed(coordinator_address: str | None = None, num_processes
     return True
 
 
-__all__ = ["TrainConfig", "Trainer", "train", "make_optimizer", "initialize_distributed", "describe"]
+__all__ = ["TrainConfig", "Trainer", "train", "make_optimizer", "initialize_distributed"]
