@@ -39,9 +39,18 @@ def config_errors(fn: Callable) -> Callable:
             raise typer.Exit(2) from None
         except ValidationError as e:
             first = e.errors()[0]
-            loc = ".".join(str(x) for x in first["loc"])
-            err_console.print(f"[bold red]error:[/] {loc}: {first['msg']} (got {first.get('input')!r})",
-                              highlight=False, soft_wrap=True)
+            inner = (first.get("ctx") or {}).get("error")
+            if isinstance(inner, ConfigError):
+                msg = str(inner)
+            else:
+                loc = ".".join(str(x) for x in first["loc"])
+                msg = f"{loc}: {first['msg']} (got {first.get('input')!r})"
+            err_console.print(f"[bold red]error:[/] {msg}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+        except OSError as e:  # unwritable output path, full disk, ...
+            where = f" {e.filename}" if e.filename else ""
+            err_console.print(f"[bold red]error:[/] cannot access{where}: {e.strerror or e}", highlight=False,
+                              soft_wrap=True)
             raise typer.Exit(2) from None
     return wrapper
 
@@ -58,17 +67,17 @@ ScaleUpOpt = Annotated[Optional[int], typer.Option("--scale-up-size",
                                                    help="devices per NVLink domain / TPU slice (overrides preset)")]
 AttnOpt = Annotated[str, typer.Option(help="flash | naive attention kernel")]
 DpOpt = Annotated[Optional[int], typer.Option(help="data-parallel degree (default: devices / (tp*pp*cp))")]
-TpOpt = Annotated[int, typer.Option(help="tensor-parallel degree")]
-PpOpt = Annotated[int, typer.Option(help="pipeline-parallel degree")]
-CpOpt = Annotated[int, typer.Option(help="context-parallel degree")]
-EpOpt = Annotated[int, typer.Option(help="expert-parallel degree (MoE)")]
-ZeroOpt = Annotated[int, typer.Option("--zero-stage", help="0 DDP, 1 optimizer, 2 +grads, 3 +params (FSDP)")]
+TpOpt = Annotated[Optional[int], typer.Option(help="tensor-parallel degree [default: 1]")]
+PpOpt = Annotated[Optional[int], typer.Option(help="pipeline-parallel degree [default: 1]")]
+CpOpt = Annotated[Optional[int], typer.Option(help="context-parallel degree [default: 1]")]
+EpOpt = Annotated[Optional[int], typer.Option(help="expert-parallel degree (MoE) [default: 1]")]
+ZeroOpt = Annotated[Optional[int], typer.Option("--zero-stage", help="0 DDP, 1 optimizer, 2 +grads, 3 +params (FSDP) [default: 0]")]
 DpShardOpt = Annotated[Optional[int], typer.Option("--dp-shard", help="ZeRO shard group size (HSDP); default dp")]
-SpOpt = Annotated[bool, typer.Option("--sp/--no-sp", help="Megatron sequence parallelism (needs tp > 1)")]
-MbsOpt = Annotated[int, typer.Option("--microbatch-size", help="sequences per microbatch per data-parallel rank")]
-SchedOpt = Annotated[str, typer.Option(help="gpipe | 1f1b | interleaved | zero-bubble")]
-VsOpt = Annotated[int, typer.Option("--virtual-stages", help="model chunks per pipeline rank (interleaved)")]
-RecOpt = Annotated[str, typer.Option(help="none | selective | full")]
+SpOpt = Annotated[Optional[bool], typer.Option("--sp/--no-sp", help="Megatron sequence parallelism (needs tp > 1) [default: off]")]
+MbsOpt = Annotated[Optional[int], typer.Option("--microbatch-size", help="sequences per microbatch per data-parallel rank [default: 1]")]
+SchedOpt = Annotated[Optional[str], typer.Option(help="gpipe | 1f1b | interleaved | zero-bubble [default: 1f1b]")]
+VsOpt = Annotated[Optional[int], typer.Option("--virtual-stages", help="model chunks per pipeline rank (interleaved) [default: 1]")]
+RecOpt = Annotated[Optional[str], typer.Option(help="none | selective | full [default: none]")]
 PlanOpt = Annotated[Optional[Path], typer.Option("--plan", help="plan JSON (from `shardplan plan --json`)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
 
@@ -86,7 +95,11 @@ def read_plan_file(path: Path) -> dict:
         raise ConfigError(f"cannot read --plan {path}: {e.strerror}", field="plan", value=str(path)) from None
     except json.JSONDecodeError as e:
         raise ConfigError(f"--plan {path} is not valid JSON: {e}", field="plan", value=str(path)) from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"--plan {path} is not UTF-8 text", field="plan", value=str(path)) from None
     if isinstance(data, dict) and "plans" in data:
+        if not isinstance(data["plans"], list) or not all(isinstance(x, dict) for x in data["plans"]):
+            raise ConfigError(f"--plan {path}: 'plans' must be a list of plan objects", field="plan", value=str(path))
         if not data["plans"]:
             raise ConfigError(f"--plan {path} has an empty 'plans' list", field="plan", value=str(path))
         data = data["plans"][0]
@@ -124,11 +137,10 @@ def build_inputs(*, model: str, hardware: str | None, devices: int, seq_len: int
         tr = TrainingSpec.from_tokens(seq_len, global_batch_tokens, **common)
     else:
         tr = TrainingSpec(seq_len=seq_len, global_batch_size=global_batch, **common)
-    defaults = ParallelConfig().model_dump()
-    given = {k: v for k, v in parallel.items() if v is not None}
+    given = {k: v for k, v in parallel.items() if v is not None}  # None = flag not given
     if plan is not None:
         base = read_plan_file(plan)
-        base.update({k: v for k, v in given.items() if v != defaults.get(k)})
+        base.update(given)  # flags given on the command line override the plan file
         given = base
     for key in ("schedule", "recompute"):
         legal = {"schedule": ["gpipe", "1f1b", "interleaved", "zero-bubble"],
@@ -187,21 +199,23 @@ def print_estimate(e) -> None:
                        _gib(c.bytes_per_device), _fmt_s(c.time_s), _fmt_s(c.exposed_s))
         console.print(ct)
     th = e.thresholds
-    console.print(
-        f"roofline: data-parallel group crosses {th['dp_level']}; {th['tokens_per_dp_rank']:,.0f} tokens per "
-        f"data-parallel rank vs critical {th['critical_tokens_per_dp_rank']:,.0f} "
-        f"({'compute' if th['dp_compute_bound'] else 'bandwidth'}-bound); largest compute-bound tp "
-        f"~{th['max_compute_bound_tp']:.1f}; HBM ridge {th['hbm_critical_intensity']:.0f} FLOPs/byte")
+    group = p.dp * p.cp
+    dp_txt = (f"data-parallel group of {group} on {th['dp_level']}: {th['tokens_per_dp_rank']:,.0f} tokens per rank vs "
+              f"critical {th['critical_tokens_per_dp_rank']:,.0f} "
+              f"({'compute' if th['dp_compute_bound'] else 'bandwidth'}-bound)") if group > 1 else "no data parallelism"
+    tp_txt = (f"largest compute-bound tp ~{th['max_compute_bound_tp']:.1f}" if th['max_compute_bound_tp'] >= 1
+              else "tp is bandwidth-bound at any degree for this ffn_dim")
+    console.print(f"roofline: {dp_txt}; {tp_txt}; HBM ridge {th['hbm_critical_intensity']:.0f} FLOPs/byte")
 
 
 @app.command()
 @config_errors
 def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt,
              global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
-             dp: DpOpt = None, tp: TpOpt = 1, pp: PpOpt = 1, cp: CpOpt = 1, ep: EpOpt = 1,
-             zero_stage: ZeroOpt = 0, dp_shard: DpShardOpt = None, sp: SpOpt = False,
-             microbatch_size: MbsOpt = 1, schedule: SchedOpt = "1f1b", virtual_stages: VsOpt = 1,
-             recompute: RecOpt = "none", precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
+             dp: DpOpt = None, tp: TpOpt = None, pp: PpOpt = None, cp: CpOpt = None, ep: EpOpt = None,
+             zero_stage: ZeroOpt = None, dp_shard: DpShardOpt = None, sp: SpOpt = None,
+             microbatch_size: MbsOpt = None, schedule: SchedOpt = None, virtual_stages: VsOpt = None,
+             recompute: RecOpt = None, precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
              scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None, json_out: JsonOpt = False) -> None:
     """Predict memory, step time, MFU and the bottleneck of one layout."""
     from shardplan.cost.step import estimate as run_estimate

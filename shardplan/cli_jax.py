@@ -125,9 +125,9 @@ def register(app: typer.Typer) -> None:
     @app.command()
     @config_errors
     def shardings(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_batch: BatchOpt = None,
-                  global_batch_tokens: BatchTokOpt = None, dp: DpOpt = None, tp: TpOpt = 1, pp: PpOpt = 1,
-                  cp: CpOpt = 1, ep: EpOpt = 1, zero_stage: ZeroOpt = 0, dp_shard: DpShardOpt = None,
-                  sp: SpOpt = False, microbatch_size: MbsOpt = 1, recompute: RecOpt = "none",
+                  global_batch_tokens: BatchTokOpt = None, dp: DpOpt = None, tp: TpOpt = None, pp: PpOpt = None,
+                  cp: CpOpt = None, ep: EpOpt = None, zero_stage: ZeroOpt = None, dp_shard: DpShardOpt = None,
+                  sp: SpOpt = None, microbatch_size: MbsOpt = None, recompute: RecOpt = None,
                   plan: PlanOpt = None, scale_down: ScaleOpt = False, scale_d_model: DModelOpt = 64,
                   scale_layers: LayersOpt = 2, rule: RuleOpt = None, param_rule: PRuleOpt = None,
                   param_spec: PSpecOpt = None) -> None:
@@ -167,9 +167,9 @@ def register(app: typer.Typer) -> None:
     @app.command()
     @config_errors
     def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_batch: BatchOpt = None,
-              global_batch_tokens: BatchTokOpt = None, dp: DpOpt = None, tp: TpOpt = 1, pp: PpOpt = 1,
-              cp: CpOpt = 1, ep: EpOpt = 1, zero_stage: ZeroOpt = 0, dp_shard: DpShardOpt = None,
-              sp: SpOpt = False, microbatch_size: MbsOpt = 1, recompute: RecOpt = "none", plan: PlanOpt = None,
+              global_batch_tokens: BatchTokOpt = None, dp: DpOpt = None, tp: TpOpt = None, pp: PpOpt = None,
+              cp: CpOpt = None, ep: EpOpt = None, zero_stage: ZeroOpt = None, dp_shard: DpShardOpt = None,
+              sp: SpOpt = None, microbatch_size: MbsOpt = None, recompute: RecOpt = None, plan: PlanOpt = None,
               scale_down: ScaleOpt = False, scale_d_model: DModelOpt = 64, scale_layers: LayersOpt = 2,
               steps: Annotated[int, typer.Option(help="optimizer steps")] = 20,
               lr: Annotated[float, typer.Option("--lr", help="peak AdamW learning rate")] = 3e-3,
@@ -190,8 +190,20 @@ def register(app: typer.Typer) -> None:
         """Train the plan's model on byte-level text with the plan's layout (JAX, any device count)."""
         n_proc = num_processes or (int(os.environ["JAX_NUM_PROCESSES"]) if os.environ.get("JAX_NUM_PROCESSES")
                                    else None)
+        import math
         if devices < 1:
             raise ConfigError(f"devices={devices} must be >= 1", field="devices", value=devices)
+        if steps < 1:
+            raise ConfigError(f"--steps {steps} must be >= 1", field="steps", value=steps)
+        if not (math.isfinite(lr) and lr > 0):
+            raise ConfigError(f"--lr {lr} must be a positive finite number", field="lr", value=lr)
+        if warmup < 0:
+            raise ConfigError(f"--warmup {warmup} must be >= 0", field="warmup", value=warmup)
+        if n_proc is not None and n_proc < 1:
+            raise ConfigError(f"--num-processes {n_proc} must be >= 1", field="num_processes", value=n_proc)
+        if metrics is not None:
+            if metrics.is_dir() or not metrics.parent.exists():
+                raise ConfigError(f"--metrics {metrics}: not a writable file path", field="metrics", value=str(metrics))
         configure_host_devices(devices, n_proc)
         m, tr, pc = _inputs(model, devices, seq_len, global_batch, global_batch_tokens, plan, scale_down,
                             scale_d_model, scale_layers, dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, zero_stage=zero_stage,

@@ -64,6 +64,8 @@ def register(app: typer.Typer) -> None:
                                       precision=precision, attention=attention, scale_up_size=scale_up_size)
         if top < 1:
             raise C.ConfigError(f"--top {top} must be >= 1", field="top", value=top)
+        if max_tp is not None and max_tp < 1:
+            raise C.ConfigError(f"--max-tp {max_tp} must be >= 1", field="max_tp", value=max_tp)
         fixed = parse_fix(fix or [])
         res = search(m, hw, tr, devices, top_k=top, objective=objective, fix=fixed, max_tp=max_tp,
                      schedules=schedule, exhaustive=exhaustive, keep_infeasible=show_infeasible)
@@ -83,16 +85,18 @@ def register(app: typer.Typer) -> None:
             print(json.dumps(out, indent=1))
             return
         if not res.plans:
+            hint = "" if show_infeasible else "; use --show-infeasible to see the closest ones"
             C.err_console.print(f"[bold red]no layout fits[/] in {hw.hbm_bytes / 2**30:.0f} GiB per device "
-                                f"({res.n_layouts} layouts tried); use --show-infeasible to see the closest ones")
+                                f"({res.n_layouts:,} layouts tried){hint}")
         t = Table(title=f"{m.name} on {devices} x {hw.name}, seq {tr.seq_len}, batch {tr.global_batch_size} "
                         f"sequences: {res.n_layouts:,} layouts in {res.seconds:.2f} s")
         for col in ("#", "layout", "tokens/s/device", "MFU", "step", "memory GiB", "bound"):
             t.add_column(col, justify="right" if col in ("#", "tokens/s/device", "MFU", "step", "memory GiB") else "left")
-        for i, e in enumerate(res.plans):
+        for i, e in enumerate(res.plans):  # noqa: B007
             t.add_row(str(i + 1), e.parallel.short(), f"{e.tokens_per_s / devices:,.0f}", f"{e.mfu:.1%}",
                       C._fmt_s(e.step_s), f"{e.memory.total / 2**30:,.1f}", e.bound)
-        C.console.print(t)
+        if res.plans:
+            C.console.print(t)
         for i, e in enumerate(res.plans):
             C.console.print(f"[bold]#{i + 1}[/] " + (describe(e) if i == 0 else compare(best, e)), highlight=False)
         if rules:
@@ -123,6 +127,11 @@ def register(app: typer.Typer) -> None:
               ) -> None:
         """Best layout for typical model sizes and cluster sizes, beside the seeds' rules of thumb."""
         from shardplan.guide_table import guide_rows, rows_to_markdown
+        for n in devices or []:
+            if n < 1:
+                raise C.ConfigError(f"--devices {n} must be >= 1", field="devices", value=n)
+        if seq_len < 1:
+            raise C.ConfigError(f"--seq-len {seq_len} must be >= 1", field="seq_len", value=seq_len)
         rows = guide_rows(hardware, models or None, devices or None, seq_len, global_batch_tokens)
         t = Table(title=f"best layouts on {hardware}, seq {seq_len}")
         for col in ("model", "devices", "best layout", "MFU", "tok/s/dev", "bound", "DP crit.", "max TP",

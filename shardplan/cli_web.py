@@ -32,6 +32,10 @@ def register(app: typer.Typer) -> None:
               port: Annotated[int, typer.Option(help="TCP port")] = 8050,
               debug: Annotated[bool, typer.Option(help="Dash debug mode (reloader, dev tools)")] = False) -> None:
         """Start the interactive guide: a local Dash app with live charts of the planner."""
+        if not 1 <= port <= 65535:
+            from shardplan.cli import err_console
+            err_console.print(f"[bold red]error:[/] port={port}; legal: 1..65535")
+            raise typer.Exit(2)
         _need_web_extra()
         from shardplan.web.app import serve as run
         typer.echo(f"shardplan guide on http://{host}:{port}/ (Ctrl+C to stop)")
@@ -41,10 +45,10 @@ def register(app: typer.Typer) -> None:
     @config_errors
     def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt,
                global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
-               dp: DpOpt = None, tp: TpOpt = 1, pp: PpOpt = 1, cp: CpOpt = 1, ep: EpOpt = 1,
-               zero_stage: ZeroOpt = 0, dp_shard: DpShardOpt = None, sp: SpOpt = False,
-               microbatch_size: MbsOpt = 1, schedule: SchedOpt = "1f1b", virtual_stages: VsOpt = 1,
-               recompute: RecOpt = "none", precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
+               dp: DpOpt = None, tp: TpOpt = None, pp: PpOpt = None, cp: CpOpt = None, ep: EpOpt = None,
+               zero_stage: ZeroOpt = None, dp_shard: DpShardOpt = None, sp: SpOpt = None,
+               microbatch_size: MbsOpt = None, schedule: SchedOpt = None, virtual_stages: VsOpt = None,
+               recompute: RecOpt = None, precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
                scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None,
                output: Annotated[Path, typer.Option("--output", "-o", help="HTML file, or PNG stem")] = Path(
                    "report.html"),

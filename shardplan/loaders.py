@@ -26,9 +26,11 @@ HF_ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalL
 
 def _read_mapping(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise ConfigError(f"cannot read {path}: {e.strerror}", field="path", value=str(path)) from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not UTF-8 text", field="path", value=str(path)) from None
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as e:
@@ -42,6 +44,9 @@ def _read_mapping(path: Path) -> dict[str, Any]:
 
 def _pydantic_error(kind: str, source: str, e: ValidationError) -> ConfigError:
     first = e.errors()[0]
+    inner = (first.get("ctx") or {}).get("error")
+    if isinstance(inner, ConfigError):  # raised by a model validator: already names field and legal values
+        return ConfigError(f"{kind} {source}: {inner}", field=inner.field, value=inner.value, legal=inner.legal)
     loc = ".".join(str(x) for x in first["loc"]) or kind
     return ConfigError(f"{kind} {source}: field {loc!r}: {first['msg']} (got {first.get('input')!r})",
                        field=loc, value=first.get("input"))
@@ -56,7 +61,16 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
     Raises:
         ConfigError: for an unsupported architecture (named, with the supported list) or a missing key.
     """
-    archs = cfg.get("architectures") or []
+    archs = cfg.get("architectures")
+    if isinstance(archs, str):
+        archs = [archs]
+    if archs is None:
+        raise ConfigError(f"config.json has no 'architectures' list (model_type={cfg.get('model_type')!r}); "
+                          f"supported: {', '.join(HF_ARCHITECTURES)}", field="architectures", value=None,
+                          legal=HF_ARCHITECTURES)
+    if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
+        raise ConfigError(f"architectures must be a list of strings, got {archs!r}; supported: "
+                          f"{', '.join(HF_ARCHITECTURES)}", field="architectures", value=archs, legal=HF_ARCHITECTURES)
     arch = archs[0] if archs else None
     if arch not in HF_ARCHITECTURES:
         raise ConfigError(f"architectures={archs!r} is not supported; supported: {', '.join(HF_ARCHITECTURES)}",
@@ -74,9 +88,11 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
                         vocab_size=cfg["vocab_size"], mlp="gelu", norm="layernorm", linear_bias=True,
                         tied_embeddings=bool(cfg.get("tie_word_embeddings", False)), position="rope")
         else:
+            kv = cfg.get("num_key_value_heads", cfg["num_attention_heads"])
+            if kv is None:
+                kv = cfg["num_attention_heads"]
             spec = dict(n_layers=cfg["num_hidden_layers"], d_model=cfg["hidden_size"],
-                        n_heads=cfg["num_attention_heads"],
-                        n_kv_heads=cfg.get("num_key_value_heads") or cfg["num_attention_heads"],
+                        n_heads=cfg["num_attention_heads"], n_kv_heads=kv,
                         ffn_dim=cfg["intermediate_size"], vocab_size=cfg["vocab_size"], mlp="swiglu",
                         norm="rmsnorm", tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
                         position="rope",
@@ -105,9 +121,14 @@ def load_model(name_or_path: str) -> ModelSpec:
         return MODELS[name_or_path]
     path = Path(name_or_path)
     if path.is_dir():
+        if not (path / "config.json").exists():
+            raise ConfigError(f"model={name_or_path!r} is a directory without config.json", field="model",
+                              value=name_or_path)
         path = path / "config.json"
     if not path.exists():
-        raise ConfigError(f"model={name_or_path!r} is neither a preset nor a file; presets: {', '.join(MODELS)}",
+        looks_like_path = any(c in name_or_path for c in "/\\") or path.suffix in (".json", ".yaml", ".yml")
+        what = "file not found" if looks_like_path else "not a preset"
+        raise ConfigError(f"model={name_or_path!r}: {what}; presets: {', '.join(MODELS)}",
                           field="model", value=name_or_path, legal=MODELS)
     data = _read_mapping(path)
     if "architectures" in data or "model_type" in data:
@@ -136,7 +157,7 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
                               f"{', '.join(HARDWARE)}", field="hardware", value=name_or_path, legal=HARDWARE)
         data = _read_mapping(path)
         base_name = data.pop("base", None)
-        if base_name is not None and base_name not in HARDWARE:
+        if base_name is not None and (not isinstance(base_name, str) or base_name not in HARDWARE):
             raise ConfigError(f"base={base_name!r} is not a hardware preset; presets: {', '.join(HARDWARE)}",
                               field="base", value=base_name, legal=HARDWARE)
         base = HARDWARE[base_name] if base_name else None

@@ -25,6 +25,9 @@ from shardplan.errors import ConfigError, divisors, fmt_legal
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
 
+#: largest device count accepted (keeps the divisor enumeration of the search bounded)
+MAX_DEVICES = 2**20
+
 Schedule = Literal["gpipe", "1f1b", "interleaved", "zero-bubble"]
 Recompute = Literal["none", "selective", "full"]
 
@@ -161,6 +164,9 @@ def _check_tp(p: ParallelConfig, model: ModelSpec) -> None:
 
 def _stage_layers(p: ParallelConfig, model: ModelSpec) -> tuple[int, ...]:
     L = model.n_layers
+    if p.virtual_stages > 1 and p.pp == 1:
+        raise ConfigError(f"virtual_stages={p.virtual_stages} needs pp > 1 (interleaving splits pipeline stages); "
+                          f"legal virtual_stages with pp=1: 1", field="virtual_stages", value=p.virtual_stages, legal=[1])
     if p.virtual_stages > 1 and p.schedule != "interleaved":
         raise ConfigError(f"virtual_stages={p.virtual_stages} needs schedule='interleaved' "
                           f"(got schedule={p.schedule!r}); legal virtual_stages for {p.schedule}: 1",
@@ -221,8 +227,16 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
             fewer microbatches than pipeline stages.
     """
     p = parallel
-    if n_devices < 1:
-        raise ConfigError(f"devices={n_devices} must be >= 1", field="devices", value=n_devices)
+    if not 1 <= n_devices <= MAX_DEVICES:
+        raise ConfigError(f"devices={n_devices} must be between 1 and {MAX_DEVICES:,}", field="devices",
+                          value=n_devices)
+    if p.zero_stage == 0 and p.dp_shard not in (None, 1):
+        raise ConfigError(f"dp_shard={p.dp_shard} needs zero_stage >= 1 (nothing is sharded with zero_stage=0)",
+                          field="dp_shard", value=p.dp_shard)
+    if n_devices % p.tp:
+        legal = [t for t in legal_tp(model, p.kv_replication) if n_devices % t == 0]
+        raise ConfigError(f"tp={p.tp} does not divide devices={n_devices}; legal tp: {fmt_legal(legal)}",
+                          field="tp", value=p.tp, legal=legal)
     model_par = p.tp * p.pp * p.cp
     if p.dp is None:
         if n_devices % model_par:
@@ -258,7 +272,7 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
     if p.cp > 1:
         need = 2 * p.cp if training.causal else p.cp
         if s % need:
-            legal = [c for c in divisors(s) if s % (2 * c if training.causal else c) == 0 and c > 1]
+            legal = [c for c in divisors(s) if s % (2 * c if training.causal else c) == 0 or c == 1]
             raise ConfigError(
                 f"cp={p.cp} needs seq_len divisible by {'2*cp' if training.causal else 'cp'} = {need} "
                 f"(load-balanced causal attention), but seq_len={s}; legal cp: "

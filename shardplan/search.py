@@ -85,8 +85,11 @@ def parse_fix(items: Iterable[str]) -> dict[str, Any]:
     Raises:
         ConfigError: unknown field (lists the legal ones) or a malformed item.
     """
+    import yaml
+
     out: dict[str, Any] = {}
-    for item in items:
+    parts = [p for item in items for p in _split_fix(item)]
+    for item in parts:
         if "=" not in item:
             raise ConfigError(f"--fix {item!r} must look like field=value (e.g. tp=8)", field="fix", value=item)
         k, v = (x.strip() for x in item.split("=", 1))
@@ -94,13 +97,38 @@ def parse_fix(items: Iterable[str]) -> dict[str, Any]:
         if k not in _FIELDS:
             raise ConfigError(f"--fix {k!r} is not a layout field; legal: {', '.join(sorted(_FIELDS))}",
                               field="fix", value=k, legal=sorted(_FIELDS))
-        if v.lower() in ("true", "false"):
-            out[k] = v.lower() == "true"
-        elif v.isdigit():
-            out[k] = int(v)
-        else:
-            out[k] = v
+        if k in out:
+            raise ConfigError(f"--fix {k} is given twice", field="fix", value=k)
+        if v == "":
+            raise ConfigError(f"--fix {k}= has no value", field="fix", value=k)
+        try:
+            val = yaml.safe_load(v)
+        except yaml.YAMLError:
+            val = v
+        if k == "pp_layers" and isinstance(val, list):
+            val = tuple(val)
+        out[k] = val
+    if out:  # type-check the pinned values with the layout's own validation
+        from pydantic import ValidationError
+        try:
+            ParallelConfig(**out)
+        except ValidationError as e:
+            first = e.errors()[0]
+            loc = ".".join(str(x) for x in first["loc"])
+            raise ConfigError(f"--fix {loc}={first.get('input')!r}: {first['msg']}", field=loc,
+                              value=first.get("input")) from None
     return out
+
+
+def _split_fix(item: str) -> list[str]:
+    """Split ``"tp=8,pp=2"`` on commas that start a new ``field=`` (keeps ``pp_layers=[8,8]`` whole)."""
+    out: list[str] = []
+    for piece in item.split(","):
+        if out and ("=" not in piece or out[-1].count("[") > out[-1].count("]")):
+            out[-1] += "," + piece
+        else:
+            out.append(piece)
+    return [p.strip() for p in out if p.strip()]
 
 
 def _degree_combos(model: ModelSpec, training: TrainingSpec, n: int, fix: dict, max_tp: int | None,
@@ -162,6 +190,12 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
             says which constraint removed everything).
     """
     t0 = time.perf_counter()
+    from shardplan.parallel import MAX_DEVICES
+    if not 1 <= n_devices <= MAX_DEVICES:
+        raise ConfigError(f"devices={n_devices} must be between 1 and {MAX_DEVICES:,}", field="devices",
+                          value=n_devices)
+    if max_tp is not None and max_tp < 1:
+        raise ConfigError(f"max_tp={max_tp} must be >= 1", field="max_tp", value=max_tp)
     if objective not in ("throughput", "memory"):
         raise ConfigError(f"objective={objective!r}; legal: throughput, memory", field="objective", value=objective,
                           legal=["throughput", "memory"])
@@ -194,6 +228,10 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
         mbs_opts = sorted(mbs_all, reverse=True)
         sched_opts: list[tuple[str, int]] = [("1f1b", 1)]
         pp_split = balanced_split(model.n_layers, pp) if model.n_layers % pp else None
+        if "pp_layers" in fix and fix["pp_layers"] is not None:
+            if len(fix["pp_layers"]) != pp:
+                continue
+            pp_split = tuple(fix["pp_layers"])
         if pp > 1:
             sched_opts = []
             for sc in scheds:
@@ -235,6 +273,9 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
                             except ConfigError:
                                 res.n_invalid += 1
                                 return None
+                            if any(getattr(lay.parallel, k) != v for k, v in fix.items()
+                                   if k in _FIELDS and k not in ("dp",) and v is not None):
+                                return None  # a pinned field the candidate cannot honour
                             res.n_layouts += 1
                             res.n_evaluated += 1
                             mem = memory_estimate(model, training, lay, reserve)
@@ -260,6 +301,11 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
                         if best_low_mem is not None and keep_infeasible:
                             infeasible.append((best_low_mem[0], None, best_low_mem[1]))
     if not feasible and not infeasible and res.n_layouts == 0:
+        if fix:  # report the specific rule the pinned values break, as `estimate` would
+            pinned = {k: v for k, v in fix.items() if k in _FIELDS}
+            if "dp_shard" in pinned:
+                pinned.setdefault("zero_stage", 3)
+            validate(ParallelConfig(**pinned), model, training, n_devices)
         raise ConfigError(f"no valid layout for {model.name} on {n_devices} devices with seq_len={training.seq_len}, "
                           f"global_batch_size={B} and fix={fix or {}}; relax --fix / --max-tp or change the batch",
                           field="fix", value=fix)

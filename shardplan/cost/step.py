@@ -19,6 +19,11 @@ et al. 2021 Sec. 3 and Calculon, Isaev et al. 2023):
   parameters during the current layer's compute (Zhao et al. 2023, PyTorch FSDP, Sec. 3.3.2);
   ring-attention KV exchange overlaps the attention core (Liu et al. 2023, Ring Attention Sec. 3);
   TP, EP and pipeline send/recv are exposed.
+* TP also carries the vocab-parallel cross-entropy all-reduces (max logit, target logit, sum of
+  exponentials: 3 x 4 bytes per token; Megatron-LM ``_VocabParallelCrossEntropy``) and, with
+  sequence parallelism, one all-reduce of the norm-weight gradients per step (Megatron-LM
+  ``_allreduce_layernorm_grads``); both found missing by comparing with the compiled XLA program
+  (docs/validation.md).
 * Optimizer: a memory-bound fused AdamW that reads and writes params, master weights and moments
   and reads gradients once (cost_models note 10.6).
 """
@@ -326,6 +331,15 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
             ar = 4 + (2 if p.recompute == "full" else 0)
             add("AllReduce", "tp", "activations (Megatron f/g)", S_t, p.tp, 1, ar * n_layers * m)
             add("AllReduce", "tp", "LM head / embedding", S_t, p.tp, 1, 2 * m)
+        # vocab-parallel cross-entropy (Megatron-LM _VocabParallelCrossEntropy): all-reduces of the
+        # max logit, the target logit and the sum of exponentials, one fp32 value per token each
+        add("AllReduce", "tp", "cross-entropy (vocab parallel)", 4.0 * u, p.tp, 1, 3 * m)
+        if p.sp:
+            # norm weights are replicated over tp but see only 1/tp of the sequence with SP, so their
+            # gradients are all-reduced over tp once per step (Megatron-LM
+            # _allreduce_layernorm_grads / Korthikanti et al. 2022 Sec. 4.2.2)
+            repl = stage_params(model, layout, slow).replicated
+            add("AllReduce", "tp", "norm gradients (sequence parallel)", prec.grad_bytes * repl, p.tp, 1, 1)
     # ---- CP (ring attention) -------------------------------------------------------------------
     if p.cp > 1:
         kv_bytes = 2 * beta * u * model.kv_dim / p.tp

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class HardwareSpec(BaseModel):
@@ -30,19 +30,19 @@ class HardwareSpec(BaseModel):
     its citation (vendor datasheet or the Scaling Book).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     name: str
     kind: Literal["gpu", "tpu"] = "gpu"
-    peak_flops_bf16: float = Field(gt=0, description="dense bf16 FLOP/s per device (datasheet sparse / 2)")
-    peak_flops_fp8: float | None = Field(default=None, gt=0, description="dense fp8 FLOP/s per device")
-    hbm_bytes: float = Field(gt=0, description="HBM capacity per device, bytes")
-    hbm_bandwidth: float = Field(gt=0, description="HBM bandwidth per device, bytes/s")
+    peak_flops_bf16: float = Field(ge=1e9, description="dense bf16 FLOP/s per device (datasheet sparse / 2)")
+    peak_flops_fp8: float | None = Field(default=None, ge=1e9, description="dense fp8 FLOP/s per device")
+    hbm_bytes: float = Field(ge=2**20, description="HBM capacity per device, bytes")
+    hbm_bandwidth: float = Field(ge=1e6, description="HBM bandwidth per device, bytes/s")
     scale_up_size: int = Field(gt=0, description="devices per NVLink domain / ICI slice")
-    scale_up_bandwidth: float = Field(gt=0, description="per-device ring bandwidth of the scale-up level, bytes/s")
-    scale_up_latency: float = Field(default=5e-6, ge=0, description="per-hop latency of the scale-up level, s")
-    scale_out_bandwidth: float = Field(gt=0, description="per-device one-way scale-out (IB/RoCE/DCN) bandwidth, bytes/s")
-    scale_out_latency: float = Field(default=2e-5, ge=0, description="per-hop latency of the scale-out level, s")
+    scale_up_bandwidth: float = Field(ge=1e6, description="per-device ring bandwidth of the scale-up level, bytes/s")
+    scale_up_latency: float = Field(default=5e-6, ge=0, le=1.0, description="per-hop latency of the scale-up level, s")
+    scale_out_bandwidth: float = Field(ge=1e6, description="per-device one-way scale-out (IB/RoCE/DCN) bandwidth, bytes/s")
+    scale_out_latency: float = Field(default=2e-5, ge=0, le=1.0, description="per-hop latency of the scale-out level, s")
     ici_dims: int = Field(default=0, ge=0, le=3, description="torus dimensions (TPU); 0 = switched fabric")
     ici_axis_len: int = Field(default=4, gt=0, description="devices along one torus axis of a cube/slice")
     # Efficiency factors: fraction of peak achieved by large operations, same for every run on
@@ -56,6 +56,15 @@ class HardwareSpec(BaseModel):
     runtime_reserve_fraction: float = Field(default=0.05, ge=0, lt=1,
                                             description="extra fraction of HBM lost to fragmentation")
     sources: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _reserve(self) -> "HardwareSpec":
+        if self.usable_hbm_bytes() <= 0:
+            from shardplan.errors import ConfigError
+            raise ConfigError(f"runtime_reserve_bytes={self.runtime_reserve_bytes:.3g} and runtime_reserve_fraction="
+                              f"{self.runtime_reserve_fraction} leave no usable memory of hbm_bytes="
+                              f"{self.hbm_bytes:.3g}", field="runtime_reserve_bytes", value=self.runtime_reserve_bytes)
+        return self
 
     def peak_flops(self, dtype: str = "bf16") -> float:
         """Dense peak FLOP/s for ``dtype`` ('bf16' or 'fp8').

@@ -32,7 +32,7 @@ class ModelSpec(BaseModel):
         ConfigError: on inconsistent shapes (e.g. ``n_heads`` not divisible by ``n_kv_heads``).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
     name: str = "custom"
     n_layers: int = Field(gt=0, description="number of transformer blocks")

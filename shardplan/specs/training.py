@@ -123,10 +123,15 @@ class TrainingSpec(BaseModel):
         Raises:
             ConfigError: if ``global_batch_tokens`` is not a multiple of ``seq_len``.
         """
+        if seq_len < 1:
+            raise ConfigError(f"seq_len={seq_len} must be >= 1", field="seq_len", value=seq_len)
+        if global_batch_tokens < seq_len:
+            raise ConfigError(f"global_batch_tokens={global_batch_tokens} must be >= seq_len={seq_len} "
+                              f"(at least one sequence)", field="global_batch_tokens", value=global_batch_tokens)
         if global_batch_tokens % seq_len:
             lo = global_batch_tokens // seq_len * seq_len
             raise ConfigError(
                 f"global_batch_tokens={global_batch_tokens} is not a multiple of seq_len={seq_len}; "
-                f"nearest legal: {lo or seq_len}, {lo + seq_len}",
+                f"nearest legal: {lo}, {lo + seq_len}",
                 field="global_batch_tokens", value=global_batch_tokens)
         return cls(seq_len=seq_len, global_batch_size=global_batch_tokens // seq_len, **kw)
