@@ -98,7 +98,8 @@ copy), with `attention="naive"` because the runtime materialises the score matri
   the fp32 copies the optimizer update makes, and on this tiny model fixed-size buffers that do
   not scale with tokens. The planner counts the tensors saved for the backward
   (Korthikanti-style) plus gradients, logits and ZeRO-3 prefetch buffers. The prediction is
-  consistently 13-42 % below the compiled temp here: the runtime keeps gathered weights and
+  consistently 13-45 % below the compiled temp here (most with two microbatches, where
+  the runtime holds a gradient accumulator beside each microbatch's gradients): the runtime keeps gathered weights and
   sequence-parallel inputs live (see the runtime model), materialises full gradients before
   scattering them (ZeRO-2/3 on CPU) and computes the fp32 softmax over the whole vocabulary.
   A factor of 2 catches a missing term of the size of the activations or the gradients (the
