@@ -168,8 +168,10 @@ def row_inputs(row: dict) -> tuple[ModelSpec, object, TrainingSpec, ParallelConf
     dp_shard = None
     if "DCN slice" in row["zero_stage_or_fsdp"]:
         dp_shard = dp // max(1, n // hw.scale_up_size)
+    nemo = "NeMo" in src  # NeMo performance recipes: SP and TP communication overlap on whenever tp > 1
     parallel = ParallelConfig(dp=dp, tp=tp, pp=pp, cp=cp, zero_stage=zero, dp_shard=dp_shard,
-                              sp="sequence parallel" in row["recompute"], microbatch_size=mbs,
+                              sp="sequence parallel" in row["recompute"] or (nemo and tp > 1),
+                              tp_overlap=nemo and tp > 1, microbatch_size=mbs,
                               schedule="interleaved" if vp > 1 else "1f1b", virtual_stages=vp,
                               recompute=_recompute(row["recompute"]), overlap_grad_reduce=overlap,
                               pp_layers=pp_layers)
@@ -191,9 +193,6 @@ def reproduce_row(row: dict) -> RowResult:
         model, hw, training, parallel, n = row_inputs(row)
     except ConfigError as e:
         return RowResult(rid, False, reason=str(e))
-    if training.precision.compute_dtype == "fp8":
-        return RowResult(rid, False, reason="FP8 (Transformer Engine) runs are out of scope: the cost model has "
-                                            "no calibrated fp8 efficiency")
     try:
         est = estimate(model, hw, training, parallel, n)
     except ConfigError as e:

@@ -52,6 +52,9 @@ class ParallelConfig(BaseModel):
         offload_optimizer: keep master weights, gradients and optimizer state in host memory.
         overlap_grad_reduce: overlap the data-parallel gradient reduction (and the ZeRO-1/2 parameter
             AllGather) with backward (forward) compute, as DDP buckets / Megatron-LM do.
+        tp_overlap: hide the tp activation collectives behind the matmuls that consume or produce
+            them (Transformer Engine userbuffers, Megatron-LM ``--tp-comm-overlap``; Wang et al. 2023,
+            "Overlap Communication with Dependent Computation via Decomposition").
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -73,6 +76,7 @@ class ParallelConfig(BaseModel):
     fsdp_unit: Literal["block", "tensor"] = "block"
     offload_optimizer: bool = False
     overlap_grad_reduce: bool = True
+    tp_overlap: bool = False
 
     def degrees(self) -> dict[str, int]:
         """The parallel degrees as a dict (dp may be None before validation)."""

@@ -182,8 +182,13 @@ class _LayerTimes:
 
 def _layer_times(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: ParallelConfig,
                  tokens: float, moe: bool) -> _LayerTimes:
-    """Forward time of one layer on ``tokens`` local tokens (seconds)."""
-    peak = hw.peak_flops(training.precision.compute_dtype) * hw.matmul_efficiency
+    """Forward time of one layer on ``tokens`` local tokens (seconds).
+
+    Linear layers run in the policy's compute dtype (fp8 with Transformer Engine-style recipes); the
+    attention core and the LM head stay in bf16 (NVIDIA Transformer Engine keeps both in 16-bit).
+    """
+    peak = hw.achieved_matmul_flops(training.precision.compute_dtype)
+    peak_attn = hw.achieved_matmul_flops("bf16")
     hbm = hw.hbm_bandwidth * hw.hbm_efficiency
     mm_flops = 2.0 * F.layer_matmul_params(model, moe) / p.tp * tokens
     if moe and p.ep > 1:
@@ -193,7 +198,7 @@ def _layer_times(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: 
     t_mm_flops = mm_flops / peak
     t_mm_hbm = weight_bytes / hbm
     attn = F.attention_core_flops_fwd(model, training.seq_len, training.causal and training.attention == "flash")
-    t_attn = attn / p.tp * tokens / peak
+    t_attn = attn / p.tp * tokens / peak_attn
     t_elem = elementwise_bytes_per_token(model, training, p, moe) * tokens / hbm
     return _LayerTimes(max(t_mm_flops, t_mm_hbm), t_attn, t_elem, t_mm_hbm > t_mm_flops)
 
@@ -289,7 +294,7 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
         return c.time_s
 
     # ---- per-stage compute of one microbatch -------------------------------------------------
-    peak_mm = hw.peak_flops(prec.compute_dtype) * hw.matmul_efficiency
+    peak_mm = hw.achieved_matmul_flops("bf16")  # LM head
     hbm = hw.hbm_bandwidth * hw.hbm_efficiency
 
     def stage_compute(stage: int) -> tuple[float, float, float, float, int, int]:
@@ -340,6 +345,16 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
             # _allreduce_layernorm_grads / Korthikanti et al. 2022 Sec. 4.2.2)
             repl = stage_params(model, layout, slow).replicated
             add("AllReduce", "tp", "norm gradients (sequence parallel)", prec.grad_bytes * repl, p.tp, 1, 1)
+        if p.tp_overlap:
+            # the chunked collective runs concurrently with the GEMM it feeds: only the part longer
+            # than the stage's matmul time stays on the critical path
+            act = [rec for (op_, ax, purpose), rec in coll.items() if ax == "tp" and purpose.startswith("activ")]
+            total = sum(rec[2] for rec in act)
+            hide = m * L_s * 3 * (dense_t.fwd_mm if L_moe_s < L_s else moe_t.fwd_mm)
+            if total > 0:
+                keep = max(0.0, total - hide) / total
+                for rec in act:
+                    rec[3] = rec[2] * keep
     # ---- CP (ring attention) -------------------------------------------------------------------
     if p.cp > 1:
         kv_bytes = 2 * beta * u * model.kv_dim / p.tp
@@ -414,15 +429,18 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
             rs = collective_cost("ReduceScatter", prec.grad_bytes * params, n, stride, hw).time_s
             per_l_ag, per_l_rs = ag / buckets, rs / buckets
             bwd_l = bwd_layer + (fwd_layer if p.recompute == "full" else 0)
-            exp_mb = per_l_ag + buckets * (max(0.0, per_l_ag - fwd_layer)
-                                           + max(0.0, per_l_ag + per_l_rs - bwd_l))
-            exposed_mb += exp_mb
+            # forward: the first layer's gather is exposed, each later one is prefetched behind the
+            # previous layer's forward; backward: gather + reduce-scatter of a layer behind its backward
+            exp_fwd = per_l_ag + (buckets - 1) * max(0.0, per_l_ag - fwd_layer)
+            exp_bwd = buckets * max(0.0, per_l_ag + per_l_rs - bwd_l)
+            ag_share = per_l_ag / (per_l_ag + per_l_rs) if per_l_ag + per_l_rs > 0 else 0.0
+            exposed_mb += exp_fwd + exp_bwd
             add("AllGather", "dp", f"{kind} parameters (ZeRO-3 forward)", prec.param_bytes * params, n, stride, m,
-                exposed_abs=0.0)
+                exposed_abs=exp_fwd * m)
             add("AllGather", "dp", f"{kind} parameters (ZeRO-3 backward)", prec.param_bytes * params, n, stride, m,
-                exposed_abs=0.0)
+                exposed_abs=exp_bwd * ag_share * m)
             add("ReduceScatter", "dp", f"{kind} gradients", prec.grad_bytes * params, n, stride, m,
-                exposed_abs=exp_mb * m)
+                exposed_abs=exp_bwd * (1 - ag_share) * m)
             if replicas > 1:
                 size = prec.grad_bytes * params / n
                 t = collective_cost("AllReduce", size, replicas, stride * n, hw).time_s

@@ -52,6 +52,7 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
                  "hbm": "NVIDIA H100 SXM datasheet: 80GB HBM3, 3.35 TB/s",
                  "scale_up_bandwidth": "NVLink 4: 900 GB/s bidirectional -> 450 GB/s one-way; " + _SB_GPU,
                  "scale_out_bandwidth": "DGX H100: 8x ConnectX-7 400 Gb/s -> 50 GB/s per GPU; " + _SB_GPU,
+                 "fp8_matmul_efficiency": "0.45 of the fp8 peak, fitted to the NeMo 24.07 FP8 runs (docs/accuracy.md)",
                  "matmul_efficiency": "fitted to the llm-foundry MPT H100 runs (docs/accuracy.md); SemiAnalysis "
                                       "~720/989 TFLOPS (0.73) on isolated GEMMs is the upper bound (ezyang SOURCES.md)",
                  "scale_up_efficiency": _NCCL, "scale_out_efficiency": _IB, "latency": _LAT}),

@@ -48,6 +48,8 @@ class HardwareSpec(BaseModel):
     # Efficiency factors: fraction of peak achieved by large operations, same for every run on
     # this hardware kind (see docs/cost_model.md for their sources and calibration).
     matmul_efficiency: float = Field(default=0.7, gt=0, le=1)
+    fp8_matmul_efficiency: float = Field(default=0.45, gt=0, le=1,
+                                         description="fraction of the fp8 peak reached by fp8 matmuls")
     hbm_efficiency: float = Field(default=0.8, gt=0, le=1)
     scale_up_efficiency: float = Field(default=0.8, gt=0, le=1)
     scale_out_efficiency: float = Field(default=0.85, gt=0, le=1)
@@ -82,6 +84,15 @@ class HardwareSpec(BaseModel):
             return self.peak_flops_fp8
         raise ConfigError(f"compute_dtype={dtype!r} is unknown; legal: bf16, fp8",
                           field="compute_dtype", value=dtype, legal=["bf16", "fp8"])
+
+    def achieved_matmul_flops(self, dtype: str = "bf16") -> float:
+        """FLOP/s that large matmuls reach in ``dtype``: peak x the efficiency factor of that dtype.
+
+        Raises:
+            ConfigError: as :meth:`peak_flops`.
+        """
+        eff = self.fp8_matmul_efficiency if dtype == "fp8" else self.matmul_efficiency
+        return self.peak_flops(dtype) * eff
 
     def usable_hbm_bytes(self) -> float:
         """HBM left for the model: capacity * (1 - fraction) - fixed reserve (bytes).
