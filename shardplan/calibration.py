@@ -1,4 +1,4 @@
-"""Reproduce published training runs (``shared/calibration/published_runs.csv``) with the planner.
+"""Reproduce published training runs (``shardplan/data/published_runs.csv``) with the planner.
 
 Each CSV row is turned into a model, hardware, training and parallel spec; the planner predicts
 tokens/s per device and the predicted figure is expressed in the *source's own metric* (MFU, HFU
@@ -219,8 +219,18 @@ def reproduce_row(row: dict) -> RowResult:
                      layout=est.parallel.short(), bound=est.bound, fits=est.fits)
 
 
-def load_rows(path: Path) -> list[dict]:
-    """Rows of ``published_runs.csv``."""
+#: the calibration set shipped with the package (a copy of shared/calibration/published_runs.csv)
+DEFAULT_CSV = Path(__file__).resolve().parent / "data" / "published_runs.csv"
+
+
+def load_rows(path: Path = DEFAULT_CSV) -> list[dict]:
+    """Rows of ``published_runs.csv``.
+
+    Raises:
+        ConfigError: if the file cannot be read.
+    """
+    if not Path(path).exists():
+        raise ConfigError(f"calibration file {path} not found", field="csv", value=str(path))
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
 

@@ -50,9 +50,10 @@ def register(app: typer.Typer) -> None:
              top: Annotated[int, typer.Option("--top", help="plans to show")] = 5,
              objective: Annotated[str, typer.Option(help="throughput | memory")] = "throughput",
              fix: Annotated[Optional[list[str]], typer.Option("--fix", help="pin a field, e.g. --fix tp=8")] = None,
-             max_tp: Annotated[Optional[int], typer.Option("--max-tp")] = None,
+             max_tp: Annotated[Optional[int], typer.Option("--max-tp", help="largest tp to consider")] = None,
              schedule: Annotated[Optional[list[str]], typer.Option("--schedule", help="allowed schedules")] = None,
-             show_infeasible: Annotated[bool, typer.Option("--show-infeasible")] = False,
+             show_infeasible: Annotated[bool, typer.Option("--show-infeasible",
+                                                           help="also list the closest layouts that do not fit")] = False,
              exhaustive: Annotated[bool, typer.Option(help="also evaluate dominated options")] = False,
              json_out: C.JsonOpt = False) -> None:
         """Search every valid layout, rank by predicted tokens/s, and explain the choice."""
@@ -100,7 +101,7 @@ def register(app: typer.Typer) -> None:
         for i, e in enumerate(res.plans):
             C.console.print(f"[bold]#{i + 1}[/] " + (describe(e) if i == 0 else compare(best, e)), highlight=False)
         if rules:
-            rt = Table(title="rules of thumb (seeds) evaluated by the planner")
+            rt = Table(title="rules of thumb evaluated by the planner")
             for col in ("source", "rule", "best layout under the rule", "verdict"):
                 rt.add_column(col)
             for r in rules:
@@ -118,14 +119,18 @@ def register(app: typer.Typer) -> None:
     @app.command()
     @C.config_errors
     def guide(hardware: C.HardwareOpt = "h100-sxm",
-              devices: Annotated[Optional[list[int]], typer.Option("--devices", "-n")] = None,
-              models: Annotated[Optional[list[str]], typer.Option("--model", "-m")] = None,
+              devices: Annotated[Optional[list[int]], typer.Option("--devices", "-n", help="device counts (repeat)")] = None,
+              models: Annotated[Optional[list[str]], typer.Option("--model", "-m", help="models (repeat)")] = None,
               seq_len: C.SeqOpt = 8192,
               global_batch_tokens: Annotated[int, typer.Option(help="tokens per step (raised to >= 1 "
                                                                     "sequence per device)")] = 4 * 2**20,
               markdown: Annotated[Optional[Path], typer.Option("--markdown", help="also write a Markdown page")] = None
               ) -> None:
-        """Best layout for typical model sizes and cluster sizes, beside the seeds' rules of thumb."""
+        """Best layout for typical model sizes and cluster sizes, beside common rules of thumb.
+
+        Columns: DP crit. = tokens per data-parallel rank below which DP/FSDP gradient traffic outweighs
+        compute (C / W of the link the group crosses); max TP = largest tp whose activation traffic still
+        hides behind its matmuls (F * W_scale-up / C), both from the Scaling Book."""
         from shardplan.guide_table import guide_rows, rows_to_markdown
         for n in devices or []:
             if n < 1:

@@ -1,8 +1,8 @@
 """Explain a ranked search: what bounds each plan, what each runner-up loses and where, and how the
 result compares with the seeds' rules of thumb.
 
-Rules of thumb (seed 001, an Ultra-Scale-Playbook-style decision guide; seed 000, EasyDeL's TPU/GPU
-observations) are encoded in :func:`rules_of_thumb` as layout constraints so the planner can
+Rules of thumb (a parallelism decision guide in the style of the Hugging Face Ultra-Scale Playbook,
+and EasyDeL's TPU/GPU sharding notes -- the project's seed documents 001 and 000) are encoded in :func:`rules_of_thumb` as layout constraints so the planner can
 evaluate exactly what the rule recommends and report the difference in predicted tokens/s.
 """
 
@@ -11,8 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shardplan.cost.step import Estimate
+from shardplan.units import fmt_seconds
 
 GiB = 2**30
+
+#: where the rules come from (the project's seed documents)
+PLAYBOOK = "parallelism decision guide (Ultra-Scale Playbook style)"
+EASYDEL = "EasyDeL TPU/GPU sharding notes"
 
 
 def _components(e: Estimate) -> dict[str, float]:
@@ -43,6 +48,10 @@ def describe(e: Estimate) -> str:
                      f"{th['critical_tokens_per_dp_rank']:,.0f} for the {th['dp_level']} link (bandwidth-bound DP)")
         if not th.get("tp_compute_bound", True):
             extra += f"; tp={e.parallel.tp} exceeds the largest compute-bound tp ~{th['max_compute_bound_tp']:.1f}"
+    p = e.parallel
+    if p.zero_stage == 3 and p.dp * p.cp * p.tp > e.hardware.scale_up_size:
+        extra += ("; ZeRO-3 across nodes assumes prefetch fully overlapped with compute -- DeepSpeed's 2021 ZeRO-3 "
+                  "ran 1.5-5x slower than that at 384-2240 GPUs (docs/accuracy.md), so measure before committing")
     return (f"bound by {e.bound}; step = {parts}; MFU {e.mfu:.1%}; "
             f"{headroom(e) / GiB:,.1f} GiB HBM headroom{extra}")
 
@@ -50,7 +59,7 @@ def describe(e: Estimate) -> str:
 def compare(winner: Estimate, other: Estimate) -> str:
     """Why ``other`` is slower than ``winner``: the component that grows most, with its network level."""
     if other.step_s <= winner.step_s * (1 + 1e-9) and other.tokens_per_s >= winner.tokens_per_s:
-        return f"same predicted throughput; {headroom(other) / GiB - headroom(winner) / GiB:+.1f} GiB headroom"
+        return f"same predicted throughput; {headroom(other) / GiB:,.1f} GiB headroom"
     a, b = _components(winner), _components(other)
     deltas = {k: b.get(k, 0.0) - a.get(k, 0.0) for k in set(a) | set(b)}
     worst = max(deltas, key=deltas.get)
@@ -66,7 +75,7 @@ def compare(winner: Estimate, other: Estimate) -> str:
         why = f"pipeline bubble of pp={p.pp} with {other.layout.microbatches} microbatches ({p.schedule})"
     elif worst == "recompute":
         why = f"recompute={p.recompute} re-runs the forward"
-    return (f"{slower:+.1%} step time, mostly {why} (+{deltas[worst]:.3g} s); "
+    return (f"{slower:+.1%} step time, mostly {why} (+{fmt_seconds(deltas[worst])}); "
             f"{headroom(other) / GiB:,.1f} GiB headroom")
 
 
@@ -82,33 +91,33 @@ class Rule:
 def rules_of_thumb(n_params: float, n_devices: int, seq_len: int, is_moe: bool, kind: str) -> list[Rule]:
     """The seed rules that apply to this model size, device count and hardware kind.
 
-    Seed 001 (model size / GPU count decision guide) and seed 000 (TPU: prefer TP for throughput,
+    The decision guide (model size / GPU count) and EasyDeL's notes (TPU: prefer TP for throughput,
     FSDP for memory, SP for long context; GPU: combine FSDP and TP).
     """
     rules: list[Rule] = []
     B = n_params / 1e9
     if kind == "gpu":
         if B < 10 and n_devices <= 8:
-            rules.append(Rule("seed 001", "< 10B on 8 GPUs: TP=8", {"tp": 8}))
-            rules.append(Rule("seed 001", "< 10B on 8 GPUs: ZeRO-3 with DP and full recompute",
+            rules.append(Rule(PLAYBOOK, "< 10B on 8 GPUs: TP=8", {"tp": 8}))
+            rules.append(Rule(PLAYBOOK, "< 10B on 8 GPUs: ZeRO-3 with DP and full recompute",
                               {"zero_stage": 3, "recompute": "full", "tp": 1}))
         elif n_devices > 1024:
-            rules.append(Rule("seed 001", "> 1024 GPUs: TP=8 with ZeRO-2 and PP", {"tp": 8, "zero_stage": 2}))
+            rules.append(Rule(PLAYBOOK, "> 1024 GPUs: TP=8 with ZeRO-2 and PP", {"tp": 8, "zero_stage": 2}))
         elif n_devices <= 512 and n_devices > 8:
-            rules.append(Rule("seed 001", "up to 512 GPUs: DP with TP=8 or PP (ZeRO-3 is inefficient)",
+            rules.append(Rule(PLAYBOOK, "up to 512 GPUs: DP with TP=8 or PP (ZeRO-3 is inefficient)",
                               {"tp": 8, "zero_stage": 0}))
             if B <= 100:
-                rules.append(Rule("seed 001", "up to 100B: TP=8 with DP + ZeRO-3", {"tp": 8, "zero_stage": 3}))
-                rules.append(Rule("seed 001", "up to 100B: only ZeRO-3", {"tp": 1, "pp": 1, "zero_stage": 3}))
+                rules.append(Rule(PLAYBOOK, "up to 100B: TP=8 with DP + ZeRO-3", {"tp": 8, "zero_stage": 3}))
+                rules.append(Rule(PLAYBOOK, "up to 100B: only ZeRO-3", {"tp": 1, "pp": 1, "zero_stage": 3}))
         else:
-            rules.append(Rule("seed 001", "TP=8 with PP", {"tp": 8}))
+            rules.append(Rule(PLAYBOOK, "TP=8 with PP", {"tp": 8}))
     else:
-        rules.append(Rule("seed 000", "TPU: prefer TP for throughput", {"tp": 4}))
-        rules.append(Rule("seed 000", "TPU: FSDP for memory-intensive models", {"zero_stage": 3, "tp": 1}))
+        rules.append(Rule(EASYDEL, "TPU: prefer TP for throughput", {"tp": 4}))
+        rules.append(Rule(EASYDEL, "TPU: FSDP for memory-intensive models", {"zero_stage": 3, "tp": 1}))
         if seq_len >= 32768:
-            rules.append(Rule("seed 000", "TPU: SP for long sequences", {"tp": 4, "sp": True}))
+            rules.append(Rule(EASYDEL, "TPU: SP for long sequences", {"tp": 4, "sp": True}))
     if seq_len >= 131072:
-        rules.append(Rule("seed 001", "very long sequences: add CP", {"cp": 8}))
+        rules.append(Rule(PLAYBOOK, "very long sequences: add CP", {"cp": 8}))
     if is_moe:
-        rules.append(Rule("seed 001", "MoE: add EP", {"ep": 8}))
+        rules.append(Rule(PLAYBOOK, "MoE: add EP", {"ep": 8}))
     return rules

@@ -5,7 +5,7 @@ A :class:`ParallelConfig` holds the degrees (dp, tp, pp, cp, ep), the ZeRO stage
 every rule *before* any arithmetic and returns a :class:`Layout` with the derived quantities
 (gradient-accumulation microbatches, layers per pipeline stage). Each violation raises
 :class:`~shardplan.errors.ConfigError` naming the field, the value and the legal alternatives
-(cases A-E of ``shared/calibration/bug_cases.md``).
+(cases A-E of ``shardplan/data/bug_cases.md``).
 
 Device order (innermost first) is tp, cp, dp, pp -- Megatron-LM's default rank order
 ``tp-cp-ep-dp-pp`` (``megatron/core/parallel_state.py``): tensor parallelism stays inside the

@@ -16,7 +16,7 @@ from shardplan.specs.training import TrainingSpec
 
 H100 = HARDWARE["h100-sxm"]
 L8 = MODELS["llama-3-8b"]
-CSV = Path(__file__).resolve().parents[2] / "shared" / "calibration" / "published_runs.csv"
+from shardplan.calibration import DEFAULT_CSV as CSV  # noqa: E402
 
 
 def test_never_pipelines_an_8b_model_inside_one_node():

@@ -1,4 +1,4 @@
-"""Config validation: bug cases A-E of shared/calibration/bug_cases.md."""
+"""Config validation: bug cases A-E of shardplan/data/bug_cases.md."""
 
 import pytest
 

@@ -60,7 +60,7 @@ def mesh_shape(layout: Layout) -> dict[str, int]:
         raise ConfigError(
             f"pp>1 is not executable yet in the JAX runtime; got pp={p.pp}. Legal pp: 1. Plans with "
             f"pipeline stages can be costed by `shardplan plan` but not trained here; fold the stages "
-            f"into dp or fsdp (e.g. dp={p.dp * p.pp}) to run on the same devices.",
+            f"into dp or fsdp (e.g. dp={p.dp * p.pp}) to run on the same devices, or plan with `--fix pp=1`.",
             field="pp", value=p.pp, legal=[1])
     dp_total = p.dp
     if p.zero_stage == 0:

@@ -7,7 +7,7 @@ Capacities use the unit printed by the vendor (GB = 1e9 bytes, GiB = 2**30 bytes
 
 Efficiency factors are the fraction of peak that large operations reach in end-to-end training on
 that hardware kind; they are fitted once per hardware kind against the published runs in
-``shared/calibration/published_runs.csv`` (``benchmarks/calibrate.py``; docs/accuracy.md) and start
+``shardplan/data/published_runs.csv`` (``benchmarks/accuracy.py``; docs/accuracy.md) and start
 from the measurements quoted in the sources.
 """
 
