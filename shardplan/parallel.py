@@ -118,10 +118,12 @@ class Layout:
 
     @property
     def zero_shard(self) -> int:
+        """Devices a ZeRO-sharded dense tensor is split over: dp_shard x cp."""
         return (self.parallel.dp_shard or 1) * self.parallel.cp
 
     @property
     def expert_dp(self) -> int:
+        """Data-parallel degree of the expert weights: dp x cp / ep."""
         return self.parallel.dp * self.parallel.cp // self.parallel.ep
 
 

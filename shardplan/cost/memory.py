@@ -50,6 +50,7 @@ class StageParams:
 
     @property
     def total(self) -> float:
+        """All parameter elements held per device (dense + replicated + expert)."""
         return self.dense + self.replicated + self.expert
 
 
@@ -172,6 +173,7 @@ class MemoryBreakdown:
                 + self.logits + self.reserve)
 
     def to_dict(self) -> dict:
+        """JSON-friendly breakdown in bytes (the ``memory_bytes`` object of ``estimate --json``)."""
         return {"params": self.params, "grads": self.grads, "optimizer": self.optimizer,
                 "zero3_buffers": self.zero3_buffers, "activations": self.activations, "logits": self.logits,
                 "runtime_reserve": self.reserve, "total": self.total, "stage": self.stage,

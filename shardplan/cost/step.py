@@ -69,6 +69,7 @@ class Collective:
     purpose: str
 
     def to_dict(self) -> dict:
+        """JSON-friendly form (one entry of ``collectives`` in ``estimate --json``); bytes and seconds."""
         return dict(op=self.op, axis=self.axis, count=self.count, bytes_per_device=self.bytes_per_device,
                     time_s=self.time_s, exposed_s=self.exposed_s, level=self.level, group_size=self.group_size,
                     purpose=self.purpose)
@@ -105,6 +106,7 @@ class Estimate:
 
     @property
     def parallel(self) -> ParallelConfig:
+        """The validated layout (dp and dp_shard filled in)."""
         return self.layout.parallel
 
     def to_dict(self) -> dict:

@@ -404,21 +404,26 @@ class CollectiveRow:
 
     @property
     def expected_count(self) -> float:
+        """Calls per step expected: planner + runtime deltas."""
         return self.planner_count + self.delta_count
 
     @property
     def expected_bytes(self) -> float:
+        """Bytes per device per step expected: planner + runtime deltas."""
         return self.planner_bytes + self.delta_bytes
 
     @property
     def error(self) -> float | None:
+        """Relative error of the expected bytes vs compiled (None if nothing compiled)."""
         return _rel(self.expected_bytes, self.compiled_bytes)
 
     @property
     def planner_error(self) -> float | None:
+        """Relative error of the raw planner bytes vs compiled (None if nothing compiled)."""
         return _rel(self.planner_bytes, self.compiled_bytes)
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly row (bytes, counts, relative errors)."""
         d = asdict(self)
         d.update(expected_count=self.expected_count, expected_bytes=self.expected_bytes, error=self.error,
                  planner_error=self.planner_error)
@@ -438,9 +443,11 @@ class MemoryRow:
 
     @property
     def error(self) -> float | None:
+        """Relative error predicted vs compiled (None if compiled is 0)."""
         return _rel(self.predicted, self.compiled)
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly row (bytes and relative error)."""
         d = asdict(self)
         d["error"] = self.error
         return d

@@ -111,14 +111,17 @@ class ModelSpec(BaseModel):
 
     @cached_property
     def is_moe(self) -> bool:
+        """True for a mixture-of-experts model (n_experts > 0)."""
         return self.n_experts > 0
 
     @cached_property
     def n_moe_layers(self) -> int:
+        """Layers whose MLP is a mixture of experts (n_layers - n_dense_layers)."""
         return self.n_layers - self.n_dense_layers if self.is_moe else 0
 
     @cached_property
     def n_dense_mlp_layers(self) -> int:
+        """Layers with a dense MLP (all layers of a dense model)."""
         return self.n_layers - self.n_moe_layers
 
     @cached_property
