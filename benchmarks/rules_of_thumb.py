@@ -37,6 +37,12 @@ def main() -> None:
     parts = [INTRO]
     for hw in ("h100-sxm", "tpu-v5p"):
         parts.append(rows_to_markdown(guide_rows(hw, None, None, 8192, 4 * 2**20), hw, 8192))
+    parts.append("## Long sequences: where context parallelism and SP pay off\n\n"
+                 "Same search at 32K and 128K tokens per sequence (8M-token batches) on 256 devices.\n")
+    for hw in ("h100-sxm", "tpu-v5p"):
+        for seq in (32768, 131072):
+            parts.append(rows_to_markdown(guide_rows(hw, ["llama-3-8b", "llama-3-70b"], [256], seq, 8 * 2**20),
+                                          hw, seq))
     parts.append(f"\n_Generated in {time.perf_counter() - t0:.0f} s._\n")
     args.out.write_text("\n".join(parts))
     print(f"wrote {args.out}")

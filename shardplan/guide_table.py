@@ -43,7 +43,8 @@ def guide_rows(hardware: str, models: list[str] | None, devices: list[int] | Non
             rule_txt, delta = "-", "-"
             rules = rules_of_thumb(m.n_params, n, seq_len, m.is_moe, hw.kind)
             if rules:
-                rule = rules[0]
+                # long sequences: show the sequence rule (SP / CP), otherwise the size / cluster rule
+                rule = rules[-1] if seq_len >= 32768 else rules[0]
                 rule_txt = f"{rule.text} ({rule.source})"
                 try:
                     rr = search(m, hw, tr, n, top_k=1, fix=rule.fix)
