@@ -160,7 +160,8 @@ and are on the critical path.
 
 ## Not covered
 
-* `pp > 1` (the runtime cannot run pipeline stages: `shardplan validate` raises a ConfigError),
+* `pp > 1` (the runtime executes it as GPipe, but the stage ppermutes and the bubble are not mapped to the
+  planner's p2p and schedule terms: `shardplan validate` raises a ConfigError),
   `ep > 1` (the runtime's MoE is a dense dispatch without token all-to-all) and optimizer offload.
 * Recompute policies: the deltas `sp-keep-gathered` and `zero3-keep-gathered` are stated for
   `recompute="none"` only; with remat XLA may re-gather inside the backward.

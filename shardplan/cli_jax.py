@@ -145,12 +145,11 @@ def register(app: typer.Typer) -> None:
                                            dp_shard=dp_shard, sp=sp, microbatch_size=microbatch_size,
                                            recompute=recompute))
         layout = validate(pc, m, tr, devices)
-        from shardplan.jax.model import abstract_model, logical_axes, param_dict
+        from shardplan.jax.pipeline import layout_params
         from shardplan.jax.rules import make_rules, param_shardings, sharding_rows
         rules = make_rules(layout, m, parse_rule_overrides(rule), parse_param_overrides(param_rule, param_spec))
-        abstract = abstract_model(m)
-        params = param_dict(abstract)
-        leaves = param_shardings(params, logical_axes(abstract), rules)
+        params, logical = layout_params(m, layout)  # pp > 1: blocks stacked under "stages" (pp, L_max, ...)
+        leaves = param_shardings(params, logical, rules)
         rows = sharding_rows(leaves, rules.sizes)
         mesh = " ".join(f"{a}={n}" for a, n in rules.sizes.items())
         t = Table(title=f"{m.name}: {rules.strategy} on mesh {mesh}")
@@ -225,6 +224,8 @@ def register(app: typer.Typer) -> None:
             console.print(f"[bold]{m.name}[/] ({m.n_params:,} params) | {trainer.rules.strategy} | "
                           f"{describe(trainer.mesh)} | {layout.microbatches} microbatch(es) | "
                           f"compute {compute_dtype}")
+            if trainer.pipeline is not None:
+                console.print(trainer.pipeline.note)
         _train_with_progress(run_train, trainer, m, layout, tr, cfg, data, metrics, main, console)
 
 

@@ -166,10 +166,10 @@ def test_devices_mismatch_is_config_error():
     assert e.value.field == "devices"
 
 
-def test_pp_not_executable():
-    lay = validate(ParallelConfig(pp=2), TINY, TR, 8)
-    with pytest.raises(ConfigError, match=r"pp>1 is not executable yet in the JAX runtime"):
-        build_mesh(lay)
+def test_pp_mesh_axis():
+    """pp > 1 is executable (tests/test_jax_pipeline.py): the pp axis is the outermost mesh axis."""
+    mesh = build_mesh(validate(ParallelConfig(pp=2, tp=2), TINY, TR, 8))
+    assert dict(mesh.shape) == dict(pp=2, dp=2, fsdp=1, ep=1, cp=1, tp=2)
 
 
 def test_ep_not_carvable():

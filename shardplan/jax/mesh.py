@@ -7,7 +7,8 @@ absent axis). Mapping from the plan (``p = layout.parallel``):
 =======  ==========================================================================================
 axis     size
 =======  ==========================================================================================
-``pp``   ``p.pp`` (pipeline stages; not executable yet, see :func:`mesh_shape`)
+``pp``   ``p.pp`` (pipeline stages; the stacked transformer blocks are sharded over it, see
+         :mod:`shardplan.jax.pipeline`)
 ``dp``   pure data-parallel replicas: ``p.dp / p.ep`` when ``zero_stage == 0``; the HSDP replicate
          degree ``p.dp / p.dp_shard`` when ``zero_stage >= 1``
 ``fsdp`` the ZeRO shard group: ``p.dp_shard / p.ep`` when ``zero_stage >= 1`` (else 1)
@@ -51,17 +52,11 @@ def mesh_shape(layout: Layout) -> dict[str, int]:
         ``{axis: size}`` in :data:`MESH_AXES` order; the product is ``layout.n_devices``.
 
     Raises:
-        ConfigError: ``pp > 1`` (pipeline schedules are not executable yet in the JAX runtime), or
-            ``ep`` not dividing the data ranks it is carved from (``dp`` for ZeRO-0, ``dp_shard``
-            for ZeRO-1/2/3), naming the legal values.
+        ConfigError: ``ep`` not dividing the data ranks it is carved from (``dp`` for ZeRO-0,
+            ``dp_shard`` for ZeRO-1/2/3), naming the legal values. (Which pipeline layouts the
+            runtime executes is checked by :func:`shardplan.jax.pipeline.check_pipeline`.)
     """
     p = layout.parallel
-    if p.pp > 1:
-        raise ConfigError(
-            f"pp>1 is not executable yet in the JAX runtime; got pp={p.pp}. Legal pp: 1. Plans with "
-            f"pipeline stages can be costed by `shardplan plan` but not trained here; fold the stages "
-            f"into dp or fsdp (e.g. dp={p.dp * p.pp}) to run on the same devices, or plan with `--fix pp=1`.",
-            field="pp", value=p.pp, legal=[1])
     dp_total = p.dp
     if p.zero_stage == 0:
         if dp_total % p.ep:
@@ -69,7 +64,7 @@ def mesh_shape(layout: Layout) -> dict[str, int]:
             raise ConfigError(
                 f"ep={p.ep} must divide dp={dp_total}: the JAX runtime carves the expert axis out of the "
                 f"data-parallel replicas; legal ep: {fmt_legal(legal)}", field="ep", value=p.ep, legal=legal)
-        shape = dict(pp=1, dp=dp_total // p.ep, fsdp=1, ep=p.ep, cp=p.cp, tp=p.tp)
+        shape = dict(pp=p.pp, dp=dp_total // p.ep, fsdp=1, ep=p.ep, cp=p.cp, tp=p.tp)
     else:
         shard = p.dp_shard or dp_total
         if shard % p.ep:
@@ -78,7 +73,7 @@ def mesh_shape(layout: Layout) -> dict[str, int]:
                 f"ep={p.ep} must divide dp_shard={shard}: with zero_stage={p.zero_stage} the JAX runtime "
                 f"carves the expert axis out of the ZeRO shard group; legal ep: {fmt_legal(legal)}",
                 field="ep", value=p.ep, legal=legal)
-        shape = dict(pp=1, dp=dp_total // shard, fsdp=shard // p.ep, ep=p.ep, cp=p.cp, tp=p.tp)
+        shape = dict(pp=p.pp, dp=dp_total // shard, fsdp=shard // p.ep, ep=p.ep, cp=p.cp, tp=p.tp)
     assert math.prod(shape.values()) == layout.n_devices, (shape, layout.n_devices)
     return {a: shape[a] for a in MESH_AXES}
 
@@ -140,7 +135,7 @@ def build_mesh(layout: Layout, devices: Sequence[Any] | None = None,
 
     Raises:
         ConfigError: the layout's degrees do not multiply to the number of devices (never silently
-            uses a subset), ``pp > 1``, or ``ep`` not carvable (see :func:`mesh_shape`).
+            uses a subset), or ``ep`` not carvable (see :func:`mesh_shape`).
     """
     devs = list(jax.devices() if devices is None else devices)
     p = layout.parallel

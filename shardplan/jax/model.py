@@ -265,25 +265,37 @@ class Transformer(nnx.Module):
 
     def __call__(self, tokens: jax.Array) -> jax.Array:
         """tokens: (b, s) int32 -> logits (b, s, v) in the parameters' dtype."""
-        s = tokens.shape[1]
-        positions = jnp.arange(s, dtype=jnp.int32)
-        x = jnp.take(self.embed[...], tokens, axis=0)
-        if self.pos_embed is not None:
-            x = x + self.pos_embed[...][:s][None]
-        x = constrain(x, ("act_batch", "act_seq_norm", "act_embed"))
+        positions = jnp.arange(tokens.shape[1], dtype=jnp.int32)
+        x = self.embed_tokens(tokens)
         for layer in self.layers:
             if self.remat == "none":
                 x = layer(x, positions)
             else:
-                policy = (jax.checkpoint_policies.dots_with_no_batch_dims_saveable if self.remat == "selective"
-                          else None)
-                x = nnx.remat(lambda blk, y, pos: blk(y, pos), policy=policy)(layer, x, positions)
+                x = nnx.remat(lambda blk, y, pos: blk(y, pos), policy=remat_policy(self.remat))(layer, x, positions)
+        return self.head(x)
+
+    def embed_tokens(self, tokens: jax.Array) -> jax.Array:
+        """tokens: (b, s) int32 -> residual stream (b, s, d) (token [+ learned position] embedding)."""
+        s = tokens.shape[1]
+        x = jnp.take(self.embed[...], tokens, axis=0)
+        if self.pos_embed is not None:
+            x = x + self.pos_embed[...][:s][None]
+        return constrain(x, ("act_batch", "act_seq_norm", "act_embed"))
+
+    def head(self, x: jax.Array) -> jax.Array:
+        """Final norm and LM head: (b, s, d) -> logits (b, s, v) in the parameters' dtype."""
         x = self.final_norm(x)
         if self.tied:
             logits = jnp.einsum("bsd,vd->bsv", x, self.embed[...])
         else:
             logits = jnp.einsum("bsd,dv->bsv", x, self.lm_head[...])
         return constrain(logits, ("act_batch", "act_seq", "act_vocab"))
+
+
+def remat_policy(remat: str) -> Any:
+    """The ``jax.checkpoint`` policy of a recompute setting ('selective' saves the projections,
+    'full' saves nothing inside a block; 'none' is not rematerialised and returns None too)."""
+    return jax.checkpoint_policies.dots_with_no_batch_dims_saveable if remat == "selective" else None
 
 
 def abstract_model(model: ModelSpec, remat: str = "none") -> Transformer:

@@ -94,6 +94,8 @@ def strategy_name(layout: Layout) -> str:
         parts.append("CP")
     if p.ep > 1:
         parts.append("EP")
+    if p.pp > 1:
+        parts.append("PP")
     return "+".join(parts) or "single-device"
 
 
@@ -417,4 +419,9 @@ def constrain(x: jax.Array, logical: Sequence[str | None], path: str = "") -> ja
         return x
     mesh, rules = ctx
     spec = resolve(logical, x.shape, rules.act, rules.sizes, path or "activation")
-    return jax.lax.with_sharding_constraint(x, NamedSharding(mesh, spec))
+    # inside a partially manual ``jax.shard_map`` (the pipeline, manual over ``pp``) the constraint
+    # must name the context's abstract mesh, whose ``pp`` axis has type Manual; the activation
+    # rules never mention ``pp``, so the spec itself is the same
+    ambient = jax.sharding.get_abstract_mesh()
+    target = ambient if (not ambient.empty and ambient.manual_axes) else mesh
+    return jax.lax.with_sharding_constraint(x, NamedSharding(target, spec))

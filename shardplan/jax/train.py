@@ -14,6 +14,10 @@ How the ZeRO stages are expressed under GSPMD (``rules.param`` / ``rules.opt`` t
 * ZeRO-3 (FSDP): parameters live in the sharded layout too; XLA all-gathers them for the forward
   and backward and reduce-scatters the gradients.
 
+Pipeline parallelism (``pp > 1``): the blocks are stacked per stage and the loss runs the GPipe
+schedule of :class:`shardplan.jax.pipeline.Pipeline`, which also takes over gradient accumulation
+(the ``layout.microbatches`` microbatches flow through the pipeline inside one ``value_and_grad``).
+
 Precision: parameters (the master copy) and optimizer moments are fp32; the forward/backward runs
 in ``compute_dtype`` (bf16 by default, the plan's ``bf16-mixed`` policy; fp32 for exact
 comparisons). Logits and the loss are computed in fp32.
@@ -22,6 +26,7 @@ comparisons). Logits and the loss are computed in fp32.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import time
@@ -40,12 +45,15 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from shardplan.errors import ConfigError
 from shardplan.jax.data import PackedBatches, batch_sharding, load_tokens, shard_batch
 from shardplan.jax.mesh import BATCH_AXES, build_mesh
-from shardplan.jax.model import Transformer, abstract_model, logical_axes, param_dict
+from shardplan.jax.model import Transformer, abstract_model, param_dict
+from shardplan.jax.pipeline import Pipeline, decay_mask, layout_params, stack_params
 from shardplan.jax.rules import (LeafSharding, ParamOverride, ShardingRules, activation_sharding, make_rules,
                                  param_shardings, sharding_rows)
 from shardplan.parallel import Layout
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
+
+log = logging.getLogger("shardplan.jax")
 
 COMPUTE_DTYPES = {"bfloat16": jnp.bfloat16, "bf16": jnp.bfloat16, "float32": jnp.float32, "fp32": jnp.float32}
 
@@ -81,13 +89,20 @@ class TrainConfig:
     param_overrides: list[ParamOverride] = field(default_factory=list)
 
 
-def make_optimizer(cfg: TrainConfig) -> optax.GradientTransformation:
-    """Global-norm clipping then AdamW with warm-up + cosine decay; no decay on vectors (norms, biases)."""
+def make_optimizer(cfg: TrainConfig, decay_mask: Any = None) -> optax.GradientTransformation:
+    """Global-norm clipping then AdamW with warm-up + cosine decay; no decay on vectors (norms, biases).
+
+    Args:
+        cfg: optimizer settings.
+        decay_mask: pytree of bools (or a callable) selecting the decayed leaves; default: leaves
+            with ``ndim >= 2``. Stacked pipeline parameters pass
+            :func:`shardplan.jax.pipeline.decay_mask` (ranks counted without the stacking dims).
+    """
     sched = optax.warmup_cosine_decay_schedule(0.0 if cfg.warmup_steps else cfg.learning_rate, cfg.learning_rate,
                                                cfg.warmup_steps, max(cfg.steps, cfg.warmup_steps + 1),
                                                end_value=0.1 * cfg.learning_rate)
-    adam = optax.adamw(sched, b1=cfg.b1, b2=cfg.b2, eps=cfg.eps, weight_decay=cfg.weight_decay,
-                       mask=lambda params: jax.tree.map(lambda x: x.ndim >= 2, params))
+    mask = decay_mask if decay_mask is not None else (lambda params: jax.tree.map(lambda x: x.ndim >= 2, params))
+    adam = optax.adamw(sched, b1=cfg.b1, b2=cfg.b2, eps=cfg.eps, weight_decay=cfg.weight_decay, mask=mask)
     return optax.chain(optax.clip_by_global_norm(cfg.grad_clip), adam) if cfg.grad_clip > 0 else adam
 
 
@@ -113,7 +128,8 @@ class Trainer:
     Attributes:
         mesh, rules, leaves (``{path: LeafSharding}``), param_shardings, opt_shardings (pytrees of
         NamedSharding), compiled (the AOT-compiled step), memory (per-device bytes from
-        ``memory_analysis``).
+        ``memory_analysis``), pipeline (the :class:`~shardplan.jax.pipeline.Pipeline` when
+        ``pp > 1``, else None; its ``note`` describes the executed schedule).
 
     Raises:
         ConfigError: an unexecutable plan for these devices (or a ``mesh`` of another shape), bad overrides,
@@ -139,15 +155,19 @@ class Trainer:
             raise ConfigError(f"the given mesh {dict(self.mesh.shape)} does not match the layout's mesh "
                               f"{self.rules.sizes}", field="mesh", value=dict(self.mesh.shape))
         abstract = abstract_model(model, layout.parallel.recompute)
-        self.graphdef, abs_state = nnx.split(abstract, nnx.Param)
-        self.abstract_params = nnx.to_pure_dict(abs_state)
-        self.leaves: dict[str, LeafSharding] = param_shardings(self.abstract_params, logical_axes(abstract),
-                                                               self.rules)
+        self.graphdef = nnx.split(abstract, nnx.Param)[0]
+        # pp > 1: blocks stacked under "stages" (pp, L_max, ...) and run by a GPipe schedule
+        self.pipeline: Pipeline | None = None
+        if layout.parallel.pp > 1:
+            self.pipeline = Pipeline(model, layout, self.mesh)
+            log.info(self.pipeline.note)
+        self.abstract_params, logical = layout_params(model, layout, layout.parallel.recompute)
+        self.leaves: dict[str, LeafSharding] = param_shardings(self.abstract_params, logical, self.rules)
         ns = lambda spec: NamedSharding(self.mesh, spec)  # noqa: E731
         self.param_shardings = _unflatten_like(self.abstract_params, (ns(l.param_spec) for l in self.leaves.values()))
         self.opt_param_shardings = _unflatten_like(self.abstract_params,
                                                    (ns(l.opt_spec) for l in self.leaves.values()))
-        self.tx = make_optimizer(cfg)
+        self.tx = make_optimizer(cfg, decay_mask(self.abstract_params) if self.pipeline else None)
         abs_opt = jax.eval_shape(self.tx.init, self.abstract_params)
         self.opt_shardings = optax.tree_utils.tree_map_params(
             self.tx, lambda _, s: s, abs_opt, self.opt_param_shardings,
@@ -163,6 +183,8 @@ class Trainer:
     def _init_fn(self, key: jax.Array) -> tuple[Any, Any]:
         model = Transformer(self.model_spec, nnx.Rngs(key), self.layout.parallel.recompute)
         params = param_dict(model)
+        if self.pipeline is not None:  # same values as pp = 1, stacked per stage
+            params = stack_params(params, self.layout.stage_layers)
         return params, self.tx.init(params)
 
     def init_state(self, seed: int | None = None) -> tuple[Any, Any]:
@@ -174,10 +196,16 @@ class Trainer:
 
     # ----- step --------------------------------------------------------------------------------
     def loss(self, params: Any, tokens: jax.Array) -> jax.Array:
-        """Mean next-token cross-entropy (nats/token) of tokens (b, s+1) under fp32 master params."""
-        p = jax.tree.map(lambda x: x.astype(self.compute_dtype), params)
-        model = nnx.merge(self.graphdef, p)
-        logits = model(tokens[:, :-1]).astype(jnp.float32)
+        """Mean next-token cross-entropy (nats/token) of tokens (b, s+1) under fp32 master params.
+
+        With ``pp > 1`` the whole batch goes through the GPipe schedule (``layout.microbatches``
+        microbatches); params are then the stacked dict.
+        """
+        if self.pipeline is not None:
+            logits = self.pipeline.logits(params, tokens[:, :-1], self.compute_dtype).astype(jnp.float32)
+        else:
+            p = jax.tree.map(lambda x: x.astype(self.compute_dtype), params)
+            logits = nnx.merge(self.graphdef, p)(tokens[:, :-1]).astype(jnp.float32)
         targets = tokens[:, 1:]
         logz = jax.nn.logsumexp(logits, -1)
         gold = jnp.take_along_axis(logits, targets[..., None], -1)[..., 0]
@@ -190,7 +218,7 @@ class Trainer:
         grad_sh = self.opt_param_shardings if zero >= 2 else self.param_shardings
         wsc = jax.lax.with_sharding_constraint
         vg = jax.value_and_grad(self.loss)
-        if m == 1:
+        if m == 1 or self.pipeline is not None:  # pp > 1: the pipeline runs the microbatches
             loss, grads = vg(params, batch)
             grads = wsc(grads, grad_sh)
         else:

@@ -672,16 +672,18 @@ def validate_plan(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg:
         :class:`Validation`.
 
     Raises:
-        ConfigError: a plan the runtime cannot compile (pp > 1, indivisible shapes, wrong device
-            count; see :class:`shardplan.jax.train.Trainer`), or ``ep > 1`` (MoE routing is a dense
-            dispatch in the runtime, so its all-to-all traffic is not comparable).
+        ConfigError: ``pp > 1`` (executable, but not mapped onto the planner's pipeline terms), a
+            plan the runtime cannot compile (indivisible shapes, wrong device count; see
+            :class:`shardplan.jax.train.Trainer`), or ``ep > 1`` (MoE routing is a dense dispatch in
+            the runtime, so its all-to-all traffic is not comparable).
     """
     from shardplan.jax.train import TrainConfig, Trainer
 
     p = layout.parallel
     if p.pp > 1:
-        raise ConfigError(f"pp={p.pp}: the JAX runtime cannot run pipeline stages, so there is no compiled "
-                          f"program to compare with; legal pp: 1", field="pp", value=p.pp, legal=[1])
+        raise ConfigError(f"pp={p.pp}: validation of pipeline plans is not implemented (the runtime executes pp>1 as "
+                          f"GPipe, but its stage ppermutes and bubble are not mapped to the planner's p2p and "
+                          f"schedule terms); validate the pp=1 layout; legal pp: 1", field="pp", value=p.pp, legal=[1])
     if p.ep > 1:
         raise ConfigError(f"ep={p.ep}: the JAX runtime's MoE uses a dense dispatch (no token all-to-all), so "
                           f"expert-parallel communication cannot be validated; legal ep: 1", field="ep",

@@ -1,0 +1,280 @@
+"""Pipeline parallelism (``pp > 1``): stacked stage parameters and a GPipe schedule.
+
+Parameter layout
+    With ``pp > 1`` the transformer blocks' parameters are stacked into one pytree under the key
+    ``"stages"``: every leaf of a block of shape ``S`` becomes ``(pp, L_max, *S)``, where
+    ``L_max = max(layout.stage_layers)``; stage ``k`` holds its ``stage_layers[k]`` consecutive
+    layers in slots ``0 .. stage_layers[k]-1``. The leading dimension has the logical name
+    ``"layers"`` (rule ``layers -> pp``), the slot dimension is replicated, and the remaining
+    dimensions keep the block's own logical axes (so ZeRO/FSDP and TP shard them as for ``pp = 1``),
+    e.g. ``stages/attn/wq`` of tiny-llama with pp=2, fsdp=2, tp=2 is ``(2, 2, 64, 4, 16)`` with spec
+    ``P('pp', None, 'fsdp', 'tp', None)``. Paths are ``stages/attn/wq`` instead of ``layers/<i>/attn/wq``.
+
+    Uneven splits (``pp_layers``, e.g. ``(3, 1)``) are padded: a stage with fewer than ``L_max``
+    layers gets zero-filled slots that are skipped by a mask (``where(valid, block(x), x)``), so
+    their gradients and AdamW updates are exactly zero and the model is unchanged. Cost: the
+    padded slots take parameter + optimizer memory (``(pp * L_max - n_layers)`` blocks spread over
+    the stages) and the masked blocks are still computed (every stage runs ``L_max`` blocks per
+    tick, so an uneven split is as slow as ``pp * L_max`` layers evenly split).
+
+    The embedding, learned positions, final norm and LM head are *replicated over pp* (and laid
+    out by the other rules as for ``pp = 1``): every pipeline rank holds them and computes the
+    embedding and the LM head / loss of the whole batch redundantly. Memory cost per device:
+    ``(vocab * d [* 2 if untied] + d) * 4 bytes * 3`` (fp32 parameter + two Adam moments, divided by
+    the ZeRO/TP shards as usual) instead of only on the first / last stage.
+
+Schedule (:class:`Pipeline`)
+    GPipe (Huang et al. 2019): the ``m = layout.microbatches`` microbatches flow through the stages
+    in a ``lax.scan`` over ``m + pp - 1`` ticks inside ``jax.shard_map`` that is manual over ``pp``
+    only (``axis_names={'pp'}``; dp/fsdp/ep/cp/tp stay automatic, so GSPMD partitions each stage as
+    for ``pp = 1``). At tick ``t`` stage 0 reads microbatch ``t``, every stage applies its blocks,
+    the last stage stores microbatch ``t - pp + 1``, and ``jax.lax.ppermute`` shifts the
+    activations ``(b, s, d)`` from stage ``k`` to ``k + 1``. ``jax.grad`` of the scan is the
+    all-forward-then-all-backward GPipe backward (the transposed ppermute sends cotangents from
+    ``k + 1`` to ``k``). Bubble ticks compute on zeros/stale data whose results are discarded.
+    Activation memory: the scan keeps the residuals of all ``m + pp - 1`` ticks (GPipe), modulo
+    ``recompute``.
+
+    The planner's '1f1b', 'interleaved' and 'zero-bubble' schedules are *executed as GPipe*: they
+    compute the same gradients (same math, same losses) and differ only in the order of work,
+    activation memory and bubble; :attr:`Pipeline.note` says so and the trainer logs it.
+    'interleaved' runs each physical stage's layers as one contiguous chunk.
+
+    Mixed precision: the stages compute in the compute dtype, but every all-reduce over ``pp`` (the
+    output ``psum`` and the transpose of making the pp-invariant input varying) runs in fp32. Both
+    only add zeros, so this is exact -- and XLA:CPU (jax 0.10.2) aborts on a bf16 all-reduce inside
+    the partially manual region ("Invalid binary instruction opcode copy").
+
+    Gradient accumulation is the pipeline itself: the ``m`` microbatches of a step are summed by the
+    scan's backward, so there is no separate accumulation loop (for ZeRO-2 the gradient is
+    reduce-scattered once per step instead of once per microbatch; the result is the same).
+
+Not supported with ``pp > 1`` (ConfigError): models whose blocks differ in structure (MoE models
+with leading dense layers, ``n_dense_layers > 0``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import nnx
+from jax.sharding import Mesh, PartitionSpec as P
+
+from shardplan.errors import ConfigError
+from shardplan.jax.model import Transformer, abstract_model, logical_axes, param_dict, remat_policy
+from shardplan.jax.rules import constrain
+from shardplan.parallel import Layout
+from shardplan.specs.model import ModelSpec
+
+#: Key of the stacked block parameters in the parameter dict when ``pp > 1``.
+STAGES = "stages"
+#: Logical names of the two leading dimensions of a stacked leaf: (stage -> pp, slot in the stage).
+STACK_LOGICAL: tuple[str | None, ...] = ("layers", None)
+
+
+def check_pipeline(model: ModelSpec, layout: Layout) -> None:
+    """Refuse pipeline layouts the runtime cannot execute.
+
+    Raises:
+        ConfigError: ``pp > 1`` with blocks of different structure (an MoE model with
+            ``n_dense_layers > 0``: dense and MoE blocks cannot be stacked), naming the legal pp.
+    """
+    p = layout.parallel
+    if p.pp > 1 and model.is_moe and 0 < model.n_dense_layers < model.n_layers:
+        raise ConfigError(
+            f"pp={p.pp}: the JAX runtime stacks identical transformer blocks over the pipeline stages, but "
+            f"{model.name} mixes {model.n_dense_layers} dense and {model.n_layers - model.n_dense_layers} MoE "
+            f"blocks (n_dense_layers={model.n_dense_layers}); legal pp for this model: 1",
+            field="pp", value=p.pp, legal=[1])
+
+
+def slot_mask(stage_layers: tuple[int, ...]) -> np.ndarray:
+    """``(pp, L_max)`` bool: True where slot ``j`` of stage ``k`` holds a real layer (``j < stage_layers[k]``)."""
+    lmax = max(stage_layers)
+    return np.arange(lmax)[None, :] < np.asarray(stage_layers)[:, None]
+
+
+def stack_params(params: Mapping[str, Any], stage_layers: tuple[int, ...]) -> dict[str, Any]:
+    """Stack ``params["layers"][i]`` (i = 0..n_layers-1) into ``params["stages"]`` of shape
+    ``(pp, L_max, ...)`` (zero padding for uneven splits); other entries are kept.
+
+    Args:
+        params: the model's parameter dict (:func:`~shardplan.jax.model.param_dict`), arrays.
+        stage_layers: layers per stage (sums to n_layers).
+
+    Returns:
+        A new dict without ``"layers"`` and with ``"stages"``.
+    """
+    layers = params["layers"]
+    n = len(layers)
+    assert sum(stage_layers) == n, (stage_layers, n)
+    lmax = max(stage_layers)
+    zeros = jax.tree.map(jnp.zeros_like, layers[0])
+    rows, start = [], 0
+    for k in stage_layers:
+        chunk = [layers[i] for i in range(start, start + k)] + [zeros] * (lmax - k)
+        rows.append(jax.tree.map(lambda *xs: jnp.stack(xs), *chunk))
+        start += k
+    out = {key: v for key, v in params.items() if key != "layers"}
+    out[STAGES] = jax.tree.map(lambda *xs: jnp.stack(xs), *rows)
+    return out
+
+
+def stack_logical(logical: Mapping[str, Any]) -> dict[str, Any]:
+    """Logical axes of :func:`stack_params`'s output: block leaves get ``("layers", None)`` prepended."""
+    out = {k: v for k, v in logical.items() if k != "layers"}
+    out[STAGES] = jax.tree.map(lambda t: STACK_LOGICAL + tuple(t), logical["layers"][0],
+                               is_leaf=lambda x: isinstance(x, tuple))
+    return out
+
+
+def layout_params(model: ModelSpec, layout: Layout, remat: str = "none") -> tuple[dict, dict]:
+    """Abstract parameters (``ShapeDtypeStruct``) and their logical axes in the runtime's layout:
+    the model's own dict for ``pp = 1``, the stacked one (:func:`stack_params`) for ``pp > 1``.
+
+    Raises:
+        ConfigError: see :func:`check_pipeline`.
+    """
+    abstract = abstract_model(model, remat)
+    params, logical = param_dict(abstract), logical_axes(abstract)
+    if layout.parallel.pp == 1:
+        return params, logical
+    check_pipeline(model, layout)
+    return jax.eval_shape(lambda p: stack_params(p, layout.stage_layers), params), stack_logical(logical)
+
+
+def decay_mask(params: Mapping[str, Any]) -> Any:
+    """AdamW weight-decay mask for stacked parameters: a leaf is decayed when its *per-layer* rank
+    (its rank minus the 2 stacking dimensions under ``"stages"``) is >= 2, as for ``pp = 1``."""
+    def leaf(path: Any, x: Any) -> bool:
+        stacked = bool(path) and getattr(path[0], "key", None) == STAGES
+        return x.ndim - (2 if stacked else 0) >= 2
+    return jax.tree_util.tree_map_with_path(leaf, params)
+
+
+class Pipeline:
+    """GPipe forward of the stacked model over the mesh's ``pp`` axis (see the module docstring).
+
+    Args:
+        model: model shapes.
+        layout: validated layout with ``pp > 1`` (``stage_layers``, ``microbatches``, ``schedule``).
+        mesh: the runtime mesh (axis ``pp`` of size ``layout.parallel.pp``).
+
+    Attributes:
+        note: one line describing the executed schedule (e.g. that '1f1b' runs as GPipe).
+
+    Raises:
+        ConfigError: see :func:`check_pipeline`.
+    """
+
+    def __init__(self, model: ModelSpec, layout: Layout, mesh: Mesh):
+        check_pipeline(model, layout)
+        p = layout.parallel
+        self.pp, self.microbatches, self.mesh = p.pp, layout.microbatches, mesh
+        self.stage_layers = tuple(layout.stage_layers)
+        self.mask = slot_mask(self.stage_layers)
+        self.remat = p.recompute
+        abstract = abstract_model(model, p.recompute)
+        self.block_graphdef = nnx.split(abstract.layers[0], nnx.Param)[0]
+        abstract.layers = nnx.List([])
+        self.outer_graphdef = nnx.split(abstract, nnx.Param)[0]
+        split = "x".join(map(str, self.stage_layers))
+        pad = int(self.mask.size - self.mask.sum())
+        self.note = (f"pipeline: GPipe over pp={self.pp} stages (layers {split}"
+                     f"{f', {pad} masked padding slot(s)' if pad else ''}), {self.microbatches} microbatches, "
+                     f"{self.microbatches + self.pp - 1} ticks")
+        if p.schedule != "gpipe":
+            self.note += (f"; schedule {p.schedule!r} is executed as GPipe (same gradients; the planner's "
+                          f"memory and bubble figures are for {p.schedule})")
+
+    def logits(self, params: Mapping[str, Any], tokens: jax.Array, compute_dtype: Any = jnp.float32) -> jax.Array:
+        """Forward pass, equal to the ``pp = 1`` model's.
+
+        Args:
+            params: the stacked parameter dict (fp32 master copy).
+            tokens: (B, s) int32, B divisible by ``microbatches``.
+            compute_dtype: dtype of the forward/backward (the embedding/head parameters are cast
+                outside the pipeline, the stage parameters inside it, see :meth:`blocks`).
+
+        Returns:
+            logits (B, s, v) in ``compute_dtype``.
+        """
+        outer_p = {k: v.astype(compute_dtype) if hasattr(v, "astype") else jax.tree.map(
+            lambda a: a.astype(compute_dtype), v) for k, v in params.items() if k != STAGES}
+        outer: Transformer = nnx.merge(self.outer_graphdef, outer_p)
+        x = outer.embed_tokens(tokens)
+        return outer.head(self.blocks(params[STAGES], x))
+
+    def blocks(self, stages: Any, x: jax.Array) -> jax.Array:
+        """All transformer blocks, pipelined.
+
+        Args:
+            stages: stacked block parameters ``(pp, L_max, ...)`` sharded over pp, in any float
+                dtype (the fp32 master copy): they are cast to ``x.dtype`` inside the pipeline.
+            x: (B, s, d) residual stream in the compute dtype.
+
+        Returns:
+            (B, s, d) after all blocks, in ``x.dtype``.
+        """
+        B, s, d = x.shape
+        m, pp = self.microbatches, self.pp
+        # microbatch i = rows a*m + i: each microbatch keeps its rows on their data-parallel device
+        xm = x.reshape(B // m, m, s, d).swapaxes(0, 1)
+        xm = constrain(xm, (None, "act_batch", "act_seq_norm", "act_embed"))
+        positions = jnp.arange(s, dtype=jnp.int32)
+        mask, padded = self.mask, not bool(self.mask.all())
+        block_graphdef = self.block_graphdef
+
+        def block(lw: Any, h: jax.Array) -> jax.Array:
+            return nnx.merge(block_graphdef, lw)(h, positions)
+
+        if self.remat != "none":
+            block = jax.checkpoint(block, policy=remat_policy(self.remat))
+
+        dtype = x.dtype
+
+        def body(stage_w: Any, xs: jax.Array) -> jax.Array:
+            stage = jax.lax.axis_index("pp")
+            w = jax.tree.map(lambda a: a[0].astype(dtype), stage_w)  # (L_max, ...) this stage's layers
+            valid = jnp.asarray(mask)[stage]  # (L_max,)
+
+            def layer(h: jax.Array, lw_v: Any) -> tuple[jax.Array, None]:
+                lw, v = lw_v
+                y = block(lw, h)
+                return (jnp.where(v, y, h) if padded else y), None
+
+            def tick(carry: Any, t: jax.Array) -> tuple[Any, None]:
+                state, outs = carry
+                # xs is pp-invariant (fp32): make the slice varying *before* the cast, so that the
+                # transpose of this pcast (a psum of the cotangent over pp) runs in fp32
+                x0 = jax.lax.pcast(xs[jnp.minimum(t, m - 1)], ("pp",), to="varying").astype(dtype)
+                h = jnp.where(stage == 0, x0, state)
+                h, _ = jax.lax.scan(layer, h, (w, valid))
+                j = t - (pp - 1)  # microbatch leaving the last stage at this tick
+                jc = jnp.clip(j, 0, m - 1)
+                keep = (stage == pp - 1) & (j >= 0)
+                outs = jax.lax.dynamic_update_index_in_dim(outs, jnp.where(keep, h, outs[jc]), jc, 0)
+                state = jax.lax.ppermute(h, "pp", [(k, k + 1) for k in range(pp - 1)])
+                return (state, outs), None
+
+            init = jax.lax.pcast((jnp.zeros(xs.shape[1:], dtype), jnp.zeros(xs.shape, dtype)), ("pp",), to="varying")
+            (_, outs), _ = jax.lax.scan(tick, init, jnp.arange(m + pp - 1))
+            # only the last stage holds the outputs: adding the other stages' zeros is exact
+            return jax.lax.psum(jnp.where(stage == pp - 1, outs, jnp.zeros_like(outs)).astype(jnp.float32), "pp")
+
+        run = jax.shard_map(body, mesh=self.mesh, in_specs=(P("pp"), P()), out_specs=P(), axis_names={"pp"})
+        # the pp-replicated input and output cross the shard_map boundary in fp32: their all-reduces
+        # over pp (the output psum and the input's cotangent) only add zeros, so this is exact, and
+        # XLA:CPU fails to compile bf16 all-reduces inside a partially manual computation
+        # ("Invalid binary instruction opcode copy", jax 0.10.2)
+        ym = run(stages, xm.astype(jnp.float32)).astype(dtype)
+        ym = constrain(ym, (None, "act_batch", "act_seq_norm", "act_embed"))
+        return ym.swapaxes(0, 1).reshape(B, s, d)
+
+
+__all__ = ["Pipeline", "check_pipeline", "stack_params", "stack_logical", "layout_params", "decay_mask",
+           "slot_mask", "STAGES"]
