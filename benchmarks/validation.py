@@ -25,19 +25,7 @@ from shardplan.parallel import ParallelConfig, validate  # noqa: E402
 from shardplan.presets.models import MODELS  # noqa: E402
 from shardplan.specs.training import TrainingSpec  # noqa: E402
 
-#: strategy -> ParallelConfig kwargs (global batch 16 sequences of 32 tokens)
-STRATEGIES = {
-    "DP": dict(microbatch_size=2),
-    "FSDP (ZeRO-3)": dict(zero_stage=3, microbatch_size=2),
-    "ZeRO-1": dict(zero_stage=1, microbatch_size=2),
-    "ZeRO-2": dict(zero_stage=2, microbatch_size=2),
-    "TP": dict(tp=2, microbatch_size=4),
-    "TP+SP": dict(tp=2, sp=True, microbatch_size=4),
-    "FSDP+TP": dict(tp=2, zero_stage=3, microbatch_size=4),
-    "CP": dict(cp=2, microbatch_size=4),
-    "DP, 2 microbatches": dict(microbatch_size=1),
-    "FSDP, 2 microbatches": dict(zero_stage=3, microbatch_size=1),
-}
+from shardplan.validation_cases import STRATEGIES  # noqa: E402
 
 INTRO = """# Validation: planner vs the compiled XLA program
 

@@ -22,19 +22,11 @@ TINY = MODELS["tiny-llama"]
 TR = TrainingSpec(seq_len=32, global_batch_size=16)
 H100 = HARDWARE["h100-sxm"]
 
-# name: ParallelConfig kwargs (one microbatch per data rank unless named "...-m2")
-CASES = {
-    "DP": dict(microbatch_size=2),
-    "FSDP": dict(zero_stage=3, microbatch_size=2),
-    "ZeRO-1": dict(zero_stage=1, microbatch_size=2),
-    "ZeRO-2": dict(zero_stage=2, microbatch_size=2),
-    "TP": dict(tp=2, microbatch_size=4),
-    "TP+SP": dict(tp=2, sp=True, microbatch_size=4),
-    "FSDP+TP": dict(tp=2, zero_stage=3, microbatch_size=4),
-    "CP": dict(cp=2, microbatch_size=4),
-    "DP-m2": dict(microbatch_size=1),
-    "FSDP-m2": dict(zero_stage=3, microbatch_size=1),
-}
+from shardplan.validation_cases import STRATEGIES  # noqa: E402
+
+# short names used by the tests below
+_SHORT = {"FSDP (ZeRO-3)": "FSDP", "DP, 2 microbatches": "DP-m2", "FSDP, 2 microbatches": "FSDP-m2"}
+CASES = {_SHORT.get(k, k): v for k, v in STRATEGIES.items()}
 
 
 # ----- planner fixes found by the comparison (no JAX needed) -----------------------------------

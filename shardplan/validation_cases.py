@@ -1,0 +1,19 @@
+"""The layouts on which the planner is checked against the compiled XLA program.
+
+tiny-llama, 8 devices, seq_len 32, global batch 16 sequences; each entry is the ParallelConfig
+keyword arguments of one strategy (shared by tests/test_validation_xla.py and
+benchmarks/validation.py so the documented table and the tests cover the same cases).
+"""
+
+STRATEGIES: dict[str, dict] = {
+    "DP": dict(microbatch_size=2),
+    "FSDP (ZeRO-3)": dict(zero_stage=3, microbatch_size=2),
+    "ZeRO-1": dict(zero_stage=1, microbatch_size=2),
+    "ZeRO-2": dict(zero_stage=2, microbatch_size=2),
+    "TP": dict(tp=2, microbatch_size=4),
+    "TP+SP": dict(tp=2, sp=True, microbatch_size=4),
+    "FSDP+TP": dict(tp=2, zero_stage=3, microbatch_size=4),
+    "CP": dict(cp=2, microbatch_size=4),
+    "DP, 2 microbatches": dict(microbatch_size=1),
+    "FSDP, 2 microbatches": dict(zero_stage=3, microbatch_size=1),
+}
