@@ -80,7 +80,8 @@ def register(app: typer.Typer) -> None:
                 d["explanation"] = describe(e) if i == 0 else compare(best, e)
                 plans.append(d)
             out = {"plans": plans, "search": {"layouts": res.n_layouts, "invalid": res.n_invalid,
-                                              "seconds": res.seconds}, "rules_of_thumb": rules}
+                                              "equivalent_not_shown": res.n_equivalent, "seconds": res.seconds},
+                   "rules_of_thumb": rules}
             if show_infeasible:
                 out["infeasible"] = [dict(e.to_dict(), explanation=describe(e)) for e in res.infeasible]
             print(json.dumps(out, indent=1))
@@ -90,7 +91,8 @@ def register(app: typer.Typer) -> None:
             C.err_console.print(f"[bold red]no layout fits[/] in {hw.hbm_bytes / 2**30:.0f} GiB per device "
                                 f"({res.n_layouts:,} layouts tried){hint}")
         t = Table(title=f"{m.name} on {devices} x {hw.name}, seq {tr.seq_len}, batch {tr.global_batch_size} "
-                        f"sequences: {res.n_layouts:,} layouts in {res.seconds:.2f} s")
+                        f"sequences: {res.n_layouts:,} layouts in {res.seconds:.2f} s"
+                        + (f" ({res.n_equivalent:,} with identical predictions not shown)" if res.n_equivalent else ""))
         for col in ("#", "layout", "tokens/s/device", "MFU", "step", "memory GiB", "bound"):
             t.add_column(col, justify="right" if col in ("#", "tokens/s/device", "MFU", "step", "memory GiB") else "left")
         for i, e in enumerate(res.plans):  # noqa: B007

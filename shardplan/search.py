@@ -52,6 +52,8 @@ class SearchResult:
         n_layouts: layouts considered (after validation, before dominance pruning).
         n_evaluated: layouts whose memory or time was computed.
         n_invalid: candidate combinations rejected by validation.
+        n_equivalent: feasible layouts left out of ``plans`` because an earlier plan predicts exactly the
+            same throughput and memory.
         seconds: wall time of the search.
     """
 
@@ -60,6 +62,7 @@ class SearchResult:
     n_layouts: int = 0
     n_evaluated: int = 0
     n_invalid: int = 0
+    n_equivalent: int = 0
     seconds: float = 0.0
 
 
@@ -289,9 +292,11 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
                         if prune and pp == 1:
                             # per recompute policy, the largest microbatch that fits; a stronger policy
                             # only helps if it lets a larger microbatch fit
+                            prev = 0
                             for rc in rec_opts:
-                                fitted = next((mbs for mbs in mbs_opts if try_one(mbs, rc)), None)
-                                if fitted == mbs_opts[0]:
+                                fitted = next((mbs for mbs in mbs_opts if mbs > prev and try_one(mbs, rc)), None)
+                                prev = fitted or prev
+                                if prev == mbs_opts[0]:
                                     break
                         else:
                             for mbs in mbs_opts:
@@ -313,10 +318,23 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
         # throughput within 0.2% counts as a tie, broken by the simpler layout (fewer parallel
         # dimensions in use), then by memory headroom
         feasible.sort(key=lambda e: (-round(math.log(e.tokens_per_s) / math.log(1.002)), _complexity(e),
-                                     e.memory.total))
+                                     e.memory.total, e.parallel.cp, e.parallel.tp, e.parallel.pp))
     else:
         feasible.sort(key=lambda e: (e.memory.total, -e.tokens_per_s))
-    res.plans = [estimate_layout(model, hardware, training, e.layout) for e in feasible[:top_k]]
+    # layouts whose predictions are identical to a better-ranked one (e.g. dp=128 cp=4 mbs=1 vs dp=64
+    # cp=8 mbs=2) add nothing to the ranking: keep the first (simplest) of each
+    kept: list[Estimate] = []
+    seen: set[tuple[float, float]] = set()
+    for e in feasible:
+        key = (round(e.tokens_per_s, 6), round(e.memory.total))
+        if key in seen:
+            res.n_equivalent += 1
+            continue
+        seen.add(key)
+        kept.append(e)
+        if len(kept) == top_k:
+            break
+    res.plans = [estimate_layout(model, hardware, training, e.layout) for e in kept]
     if keep_infeasible:
         infeasible.sort(key=lambda x: x[0])
         res.infeasible = [estimate_layout(model, hardware, training, lay) for _, _, lay in infeasible[:top_k]]
