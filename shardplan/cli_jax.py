@@ -185,8 +185,21 @@ def register(app: typer.Typer) -> None:
               num_processes: Annotated[Optional[int], typer.Option(
                   "--num-processes", help="processes in the run (or JAX_NUM_PROCESSES)")] = None,
               process_id: Annotated[Optional[int], typer.Option(
-                  "--process-id", help="this process's index (or JAX_PROCESS_ID)")] = None) -> None:
-        """Train the plan's model on byte-level text with the plan's layout (JAX, any device count)."""
+                  "--process-id", help="this process's index (or JAX_PROCESS_ID)")] = None,
+              checkpoint_dir: Annotated[Optional[Path], typer.Option(
+                  "--checkpoint-dir", help="save Orbax checkpoints here (params, optimizer state, step, "
+                  "plan/model JSON)")] = None,
+              save_every: Annotated[Optional[int], typer.Option(
+                  "--save-every", help="also checkpoint every N steps (default: only after the last step)")] = None,
+              resume: Annotated[bool, typer.Option(
+                  "--resume", help="continue from the latest checkpoint in --checkpoint-dir, on this run's "
+                  "layout (any mesh); --steps is the total step to reach")] = False) -> None:
+        """Train the plan's model on byte-level text with the plan's layout (JAX, any device count).
+
+        With --checkpoint-dir the state is saved with Orbax after the last step (and every
+        --save-every steps); --resume restores the latest checkpoint into the current layout and
+        continues the step counter and the data position until step --steps.
+        """
         n_proc = num_processes or (int(os.environ["JAX_NUM_PROCESSES"]) if os.environ.get("JAX_NUM_PROCESSES")
                                    else None)
         import math
@@ -203,6 +216,20 @@ def register(app: typer.Typer) -> None:
         if metrics is not None:
             if metrics.is_dir() or not metrics.parent.exists():
                 raise ConfigError(f"--metrics {metrics}: not a writable file path", field="metrics", value=str(metrics))
+        if save_every is not None and save_every < 1:
+            raise ConfigError(f"--save-every {save_every} must be >= 1 (omit it to save after the last step only)",
+                              field="save_every", value=save_every)
+        if (resume or save_every is not None) and checkpoint_dir is None:
+            flag = "--resume" if resume else "--save-every"
+            raise ConfigError(f"{flag} needs --checkpoint-dir PATH", field="checkpoint_dir", value=None,
+                              legal=["a directory path"])
+        if checkpoint_dir is not None and checkpoint_dir.exists() and not checkpoint_dir.is_dir():
+            raise ConfigError(f"--checkpoint-dir {checkpoint_dir}: exists and is not a directory",
+                              field="checkpoint_dir", value=str(checkpoint_dir))
+        if resume and not checkpoint_dir.is_dir():
+            raise ConfigError(f"--resume: --checkpoint-dir {checkpoint_dir} does not exist, nothing to resume from",
+                              field="checkpoint_dir", value=str(checkpoint_dir),
+                              legal=["a directory written by `shardplan train --checkpoint-dir`"])
         configure_host_devices(devices, n_proc)
         m, tr, pc = _inputs(model, devices, seq_len, global_batch, global_batch_tokens, plan, scale_down,
                             scale_d_model, scale_layers, dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, zero_stage=zero_stage,
@@ -219,6 +246,21 @@ def register(app: typer.Typer) -> None:
                           rule_overrides=parse_rule_overrides(rule),
                           param_overrides=parse_param_overrides(param_rule, param_spec))
         main = jax.process_index() == 0
+        start = 0
+        if resume:  # refuse an empty directory or another model / data setting before compiling
+            from shardplan.jax.checkpoint import Checkpointer, check_data, check_model
+            reader = Checkpointer(checkpoint_dir)
+            try:
+                meta = reader.read_meta()
+            finally:
+                reader.close()
+            check_model(meta, m)
+            check_data(meta, seed, tr.seq_len, tr.global_batch_size)
+            start = int(meta["step"])
+            if start >= steps:
+                raise ConfigError(f"--steps {steps}: the checkpoint in {checkpoint_dir} is already at step {start}; "
+                                  f"--steps is the total step to reach, so pass --steps > {start}", field="steps",
+                                  value=steps, legal=[f"> {start}"])
         trainer = Trainer(m, layout, tr, cfg)
         if main:
             console.print(f"[bold]{m.name}[/] ({m.n_params:,} params) | {trainer.rules.strategy} | "
@@ -226,7 +268,11 @@ def register(app: typer.Typer) -> None:
                           f"compute {compute_dtype}")
             if trainer.pipeline is not None:
                 console.print(trainer.pipeline.note)
-        _train_with_progress(run_train, trainer, m, layout, tr, cfg, data, metrics, main, console)
+        ckpt = dict(checkpoint_dir=checkpoint_dir, save_every=save_every, resume=resume, start=start)
+        if resume and main:
+            console.print(f"resuming from step {start} of {checkpoint_dir} (saved with {meta['strategy']} on "
+                          f"{meta['mesh_description']})")
+        _train_with_progress(run_train, trainer, m, layout, tr, cfg, data, metrics, main, console, ckpt)
 
 
 def _shardings_inputs(inputs: Any, model: str, devices: int, seq_len: int, global_batch: int | None,
@@ -243,7 +289,8 @@ def _shardings_inputs(inputs: Any, model: str, devices: int, seq_len: int, globa
 
 
 def _train_with_progress(run_train: Any, trainer: Any, m: Any, layout: Any, tr: Any, cfg: Any,
-                         data: list[Path] | None, metrics: Path | None, main: bool, console: Any) -> None:
+                         data: list[Path] | None, metrics: Path | None, main: bool, console: Any,
+                         ckpt: dict[str, Any] | None = None) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
@@ -255,13 +302,17 @@ def _train_with_progress(run_train: Any, trainer: Any, m: Any, layout: Any, tr: 
         console.print(f"memory: {mem_txt}")
     with Progress(TextColumn("[bold]train"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.fields[info]}"), console=console, disable=not main) as prog:
-        task = prog.add_task("train", total=cfg.steps, info="compiling...")
+        ckpt = dict(ckpt or {})
+        start = ckpt.pop("start", 0)
+        task = prog.add_task("train", total=cfg.steps, completed=start, info="compiling...")
 
         def on_step(rec: dict[str, Any]) -> None:
             prog.update(task, advance=1, info=f"loss {rec['loss']:.4f} | {rec['tokens_per_s']:,.0f} tok/s")
 
         hist = run_train(m, layout, tr, cfg, data=[str(p) for p in data] if data else None,
-                         metrics_path=metrics, on_step=on_step, trainer=trainer)
+                         metrics_path=metrics, on_step=on_step, trainer=trainer, **ckpt)
+    if main and ckpt.get("checkpoint_dir") is not None:
+        console.print(f"checkpoint: step {cfg.steps} saved in {ckpt['checkpoint_dir']}")
     if main and hist:
         t = Table(title="training summary")
         for col in ("steps", "first loss", "last loss", "tokens/s (median)", "memory/device"):

@@ -306,40 +306,69 @@ def _scalar(x: jax.Array) -> float:
 def train(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg: TrainConfig | None = None,
           data: Sequence[str | os.PathLike] | PackedBatches | None = None, mesh: Mesh | None = None,
           devices: Sequence[Any] | None = None, metrics_path: str | os.PathLike | None = None,
-          on_step: Callable[[dict[str, Any]], None] | None = None, trainer: Trainer | None = None
+          on_step: Callable[[dict[str, Any]], None] | None = None, trainer: Trainer | None = None,
+          checkpoint_dir: str | os.PathLike | None = None, save_every: int | None = None, resume: bool = False
           ) -> list[dict[str, Any]]:
-    """Train for ``cfg.steps`` steps and return the per-step metrics.
+    """Train until step ``cfg.steps`` and return the per-step metrics.
 
     Args:
         model, layout, training, cfg, mesh, devices: as :class:`Trainer`.
         data: text files/directories, a :class:`PackedBatches`, or ``None`` for the stdlib corpus.
-        metrics_path: write one JSON object per step (process 0 only).
+        metrics_path: write one JSON object per step (process 0 only). On resume the records of
+            steps after the checkpoint are dropped and the new ones appended.
         on_step: called with each step's metrics (e.g. a progress bar).
         trainer: reuse an already compiled trainer.
+        checkpoint_dir: save checkpoints here with Orbax (:mod:`shardplan.jax.checkpoint`):
+            parameters, optimizer state, step / data position and a JSON with the plan, model and
+            per-leaf logical axes.
+        save_every: also save after every ``save_every`` steps (default: only after the last step).
+        resume: continue from the latest checkpoint in ``checkpoint_dir``, restored into this
+            layout's shardings (any mesh; the step counter and data position continue, the
+            learning-rate schedule is evaluated at the restored step with this run's ``cfg.steps``).
 
     Returns:
-        ``[{"step", "loss", "grad_norm", "tokens_per_s", "step_time_s", "memory"}, ...]``; ``loss``
-        in nats/token, ``tokens_per_s`` global (all devices), ``memory`` as
-        :meth:`Trainer.device_memory`.
+        ``[{"step", "loss", "grad_norm", "tokens_per_s", "step_time_s", "memory"}, ...]`` for the
+        steps run by this call (``step`` counts from the start of training, so a resumed run starts
+        at the checkpoint's step + 1); ``loss`` in nats/token, ``tokens_per_s`` global (all
+        devices), ``memory`` as :meth:`Trainer.device_memory`.
 
     Raises:
-        ConfigError: see :class:`Trainer`; a vocabulary below 256 (byte tokens).
+        ConfigError: see :class:`Trainer`; a vocabulary below 256 (byte tokens); ``resume`` without
+            ``checkpoint_dir`` or with no checkpoint in it; a checkpoint of another model shape or
+            data setting (seed, seq_len, global batch); a checkpoint already at or past
+            ``cfg.steps``; ``save_every < 1``; a fresh run into a directory that already holds
+            checkpoints.
     """
     if model.vocab_size < 256:
         raise ConfigError(f"vocab_size={model.vocab_size} is smaller than the byte tokenizer's 256 tokens; "
                           f"use --scale-down or a model with vocab_size >= 256", field="vocab_size",
                           value=model.vocab_size)
-    tr = trainer or Trainer(model, layout, training, cfg, mesh, devices)
-    cfg = tr.cfg
-    batches = data if isinstance(data, PackedBatches) else PackedBatches(
-        load_tokens(data), training.seq_len, training.global_batch_size, cfg.seed)
-    state = tr.init_state()
+    if save_every is not None and save_every < 1:
+        raise ConfigError(f"save_every={save_every} must be >= 1 (or unset: save after the last step)",
+                          field="save_every", value=save_every)
+    run_cfg = trainer.cfg if trainer is not None else (cfg or TrainConfig())
+    ckpt, start = _open_checkpoints(checkpoint_dir, resume, model, training, run_cfg)
+    try:
+        tr = trainer or Trainer(model, layout, training, cfg, mesh, devices)
+        cfg = tr.cfg
+        batches = data if isinstance(data, PackedBatches) else PackedBatches(
+            load_tokens(data), training.seq_len, training.global_batch_size, cfg.seed)
+        sources = None if data is None or isinstance(data, PackedBatches) else [str(d) for d in data]
+        if ckpt is not None and resume:
+            state, _ = ckpt.restore(tr, start)
+            log.info("resumed from step %d of %s", start, ckpt.directory)
+        else:
+            state = tr.init_state()
+    except BaseException:
+        if ckpt is not None:
+            ckpt.close()
+        raise
     mem = tr.device_memory()
     out: list[dict[str, Any]] = []
-    fh = open(metrics_path, "w") if metrics_path and jax.process_index() == 0 else None
+    fh = _open_metrics(metrics_path, start) if metrics_path and jax.process_index() == 0 else None
     tokens = training.global_batch_size * training.seq_len
     try:
-        for i in range(cfg.steps):
+        for i in range(start, cfg.steps):
             batch = shard_batch(batches.batch(i), tr.mesh)
             t0 = time.perf_counter()
             state, met = tr.step(state, batch)
@@ -351,12 +380,69 @@ def train(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg: TrainCo
             if fh:
                 fh.write(json.dumps(rec) + "\n")
                 fh.flush()
+            if ckpt is not None and (i + 1 == cfg.steps or (save_every and (i + 1) % save_every == 0)):
+                ckpt.save(i + 1, state, tr, sources)  # before the next step donates the state
             if on_step:
                 on_step(rec)
     finally:
         if fh:
             fh.close()
+        if ckpt is not None:
+            ckpt.close()  # waits for pending (asynchronous) saves, also when a step failed
     return out
+
+
+def _open_checkpoints(checkpoint_dir: str | os.PathLike | None, resume: bool, model: ModelSpec,
+                      training: TrainingSpec, cfg: TrainConfig) -> tuple[Any, int]:
+    """The :class:`~shardplan.jax.checkpoint.Checkpointer` (or None) and the step to start from,
+    checked before anything is compiled (see :func:`train` for the errors)."""
+    if checkpoint_dir is None:
+        if resume:
+            raise ConfigError("resume needs a checkpoint directory (--checkpoint-dir PATH)", field="checkpoint_dir",
+                              value=None, legal=["a directory written by a run with --checkpoint-dir"])
+        return None, 0
+    from shardplan.jax.checkpoint import Checkpointer, check_data, check_model
+
+    if resume and not os.path.isdir(checkpoint_dir):
+        raise ConfigError(f"checkpoint_dir={str(checkpoint_dir)!r} does not exist: nothing to resume from",
+                          field="checkpoint_dir", value=str(checkpoint_dir),
+                          legal=["a directory written by a run with --checkpoint-dir"])
+    ckpt = Checkpointer(checkpoint_dir)
+    if not resume:
+        if ckpt.steps():
+            ckpt.close()
+            raise ConfigError(f"checkpoint_dir={str(checkpoint_dir)!r} already holds checkpoints (steps "
+                              f"{ckpt.steps()}); pass resume (--resume) to continue from step "
+                              f"{ckpt.latest_step()} or use an empty directory", field="checkpoint_dir",
+                              value=str(checkpoint_dir))
+        return ckpt, 0
+    try:
+        meta = ckpt.read_meta()  # ConfigError when the directory holds no checkpoint
+        check_model(meta, model)
+        check_data(meta, cfg.seed, training.seq_len, training.global_batch_size)
+    except BaseException:
+        ckpt.close()
+        raise
+    start = int(meta["step"])
+    if start >= cfg.steps:
+        ckpt.close()
+        raise ConfigError(f"steps={cfg.steps}: the checkpoint in {checkpoint_dir} is already at step {start}; "
+                          f"steps is the total to reach, so pass steps > {start}", field="steps", value=cfg.steps,
+                          legal=[f"> {start}"])
+    return ckpt, start
+
+
+def _open_metrics(path: str | os.PathLike, start: int) -> Any:
+    """Open the JSONL metrics file: truncated for a fresh run; on resume (start > 0) the records of
+    steps <= start are kept and new ones appended."""
+    if start == 0 or not os.path.exists(path):
+        return open(path, "w")
+    with open(path) as f:
+        keep = [line for line in f if line.strip() and json.loads(line).get("step", 0) <= start]
+    fh = open(path, "w")
+    fh.writelines(line if line.endswith("\n") else line + "\n" for line in keep)
+    fh.flush()
+    return fh
 
 
 def initialize_distributed(coordinator_address: str | None = None, num_processes: int | None = None,

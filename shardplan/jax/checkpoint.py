@@ -1,0 +1,386 @@
+"""Checkpoint and resume training with Orbax, onto any mesh.
+
+A checkpoint is one Orbax step directory (``<dir>/<step>/``, step = optimizer steps completed)
+written by :class:`orbax.checkpoint.CheckpointManager` with two items:
+
+``state``
+    ``{"params": ..., "opt_state": ...}`` saved with ``ocp.args.StandardSave``: every leaf is a
+    *global* ``jax.Array`` (each process writes the shards it owns; the stored array has the global
+    shape whatever the layout was).
+``meta``
+    a small JSON (``ocp.args.JsonSave``, see :func:`checkpoint_meta`): format version, step, the
+    plan (``ParallelConfig`` dict, stage split, microbatches), the mesh and strategy it ran on, the
+    model spec (name and every field), seq_len / global batch, the data position and seed, the
+    optimizer settings and, per parameter leaf, its global shape, dtype and **logical axes** (not
+    PartitionSpecs: a PartitionSpec only means something on the mesh it was written for).
+
+Resume (:meth:`Checkpointer.restore`) computes the target ``NamedSharding`` of every leaf from the
+*current* plan and rules (:class:`~shardplan.jax.train.Trainer`'s ``state_shardings``) and has
+Orbax read straight into them (``StandardRestore`` with ``jax.ShapeDtypeStruct(shape, dtype,
+sharding=...)`` targets), so a checkpoint written under ``fsdp=8`` restores onto ``dp=4 x tp=2``
+without a host gather. A mesh change is allowed and logged.
+
+Pipeline layout changes: with ``pp > 1`` the blocks are stacked under ``stages/...`` with shape
+``(pp, L_max, ...)`` (:mod:`shardplan.jax.pipeline`), with ``pp = 1`` they are ``layers/<i>/...``.
+When the saved and current stacking differ (a pp change, or another ``pp_layers`` split), the
+checkpoint is read in its own structure -- each leaf sharded like its current counterpart minus the
+stacking dimensions -- and then converted (unstacked with the saved split, restacked with
+:func:`~shardplan.jax.pipeline.stack_params` for the current one) by one jitted function whose
+``out_shardings`` are the current layout. Parameters and both Adam moments are converted; the
+zero padding slots of uneven splits are dropped / re-created as zeros (exact: they never change).
+
+Data position: the data pipeline (:class:`~shardplan.jax.data.PackedBatches`) is a deterministic
+function of (seed, seq_len, global batch, step) that every process evaluates for the *global*
+batch, so there is no per-dp-rank state: resuming at step ``n`` reads batch ``n`` on any dp degree.
+Changing the seed, seq_len or global batch on resume is refused (ConfigError) because the
+position would then mean another place in the data.
+
+Errors are :class:`~shardplan.errors.ConfigError` naming the field, the value and the legal values:
+a missing/empty checkpoint directory, a different model shape (listing the differing fields), a
+changed data setting, or a checkpoint without the expected leaves.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+import optax
+import orbax.checkpoint as ocp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+from shardplan.errors import ConfigError
+from shardplan.jax.mesh import describe
+from shardplan.jax.model import abstract_model, logical_axes, param_dict
+from shardplan.jax.pipeline import STAGES, decay_mask, stack_logical, stack_params
+from shardplan.jax.rules import path_str
+from shardplan.specs.model import ModelSpec
+
+log = logging.getLogger("shardplan.jax")
+
+#: Version of the ``meta`` JSON layout.
+FORMAT = 1
+#: ModelSpec fields that do not change any parameter shape (ignored by :func:`check_model`).
+NON_SHAPE_FIELDS = ("name", "source")
+#: Settings that fix what "data position n" means (must match on resume).
+DATA_FIELDS = ("seed", "seq_len", "global_batch_size")
+
+
+# ----- metadata ------------------------------------------------------------------------------------
+def checkpoint_meta(trainer: Any, step: int, data_sources: Sequence[str] | None = None) -> dict[str, Any]:
+    """The JSON saved next to the arrays.
+
+    Args:
+        trainer: the :class:`~shardplan.jax.train.Trainer` that produced the state.
+        step: optimizer steps completed (= batches consumed, the data position).
+        data_sources: the ``--data`` paths (informational; ``None`` = the default corpus).
+
+    Returns:
+        A JSON-serialisable dict (see the module docstring for the keys).
+    """
+    cfg = trainer.cfg
+    opt = {k: v for k, v in asdict(cfg).items() if k not in ("rule_overrides", "param_overrides", "seed")}
+    return {
+        "format": FORMAT,
+        "step": int(step),
+        "model": trainer.model_spec.model_dump(mode="json"),
+        "plan": trainer.layout.parallel.model_dump(mode="json"),
+        "stage_layers": [int(n) for n in trainer.layout.stage_layers],
+        "stacked": trainer.pipeline is not None,
+        "microbatches": int(trainer.layout.microbatches),
+        "mesh": {a: int(n) for a, n in trainer.mesh.shape.items()},
+        "mesh_description": describe(trainer.mesh),
+        "strategy": trainer.rules.strategy,
+        "rule_overrides": {k: list(v) for k, v in cfg.rule_overrides.items()},
+        "param_overrides": [repr(o) for o in cfg.param_overrides],
+        "data": {"position": int(step), "seed": int(cfg.seed), "seq_len": int(trainer.training.seq_len),
+                 "global_batch_size": int(trainer.training.global_batch_size),
+                 "sources": [str(s) for s in data_sources] if data_sources else None},
+        "optimizer": opt,
+        "leaves": {path: {"shape": list(leaf.shape), "dtype": str(leaf.dtype),
+                          "logical": list(leaf.logical) if leaf.logical else None}
+                   for path, leaf in trainer.leaves.items()},
+        "versions": {"jax": jax.__version__, "orbax-checkpoint": getattr(ocp, "__version__", "?")},
+    }
+
+
+def check_model(meta: Mapping[str, Any], model: ModelSpec) -> None:
+    """Refuse a checkpoint of another model shape.
+
+    Raises:
+        ConfigError: a field of the saved model spec that changes parameter shapes (every field but
+            ``name`` and ``source``) differs from ``model``'s; the message lists each differing field
+            as ``field: saved -> current``.
+    """
+    saved, cur = meta["model"], model.model_dump(mode="json")
+    diff = {k: (saved.get(k), cur.get(k)) for k in sorted(set(saved) | set(cur))
+            if k not in NON_SHAPE_FIELDS and saved.get(k) != cur.get(k)}
+    if diff:
+        fields = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in diff.items())
+        raise ConfigError(f"the checkpoint at step {meta['step']} holds model {saved.get('name')!r} whose shapes "
+                          f"differ from the current model {model.name!r} ({fields}); resume with the same model "
+                          f"(and the same --scale-down settings)", field=next(iter(diff)),
+                          value={k: b for k, (a, b) in diff.items()}, legal=[{k: a for k, (a, b) in diff.items()}])
+    if saved.get("name") != cur.get("name"):
+        log.warning("checkpoint model %r resumed as %r (same shapes)", saved.get("name"), cur.get("name"))
+
+
+def check_data(meta: Mapping[str, Any], seed: int, seq_len: int, global_batch_size: int) -> None:
+    """Refuse a resume whose data position would point elsewhere in the data.
+
+    Raises:
+        ConfigError: seed, seq_len or global_batch_size differ from the saved ones (legal: the saved
+            value).
+    """
+    saved = meta["data"]
+    for name, cur in zip(DATA_FIELDS, (seed, seq_len, global_batch_size)):
+        if saved[name] != cur:
+            raise ConfigError(f"{name}={cur} differs from the checkpoint's {name}={saved[name]}: the data position "
+                              f"(step {saved['position']} of the packed, seeded stream) would not continue the run; "
+                              f"resume with {name}={saved[name]}", field=name, value=cur, legal=[saved[name]])
+
+
+# ----- pipeline stacking -------------------------------------------------------------------------
+def unstack_params(params: Mapping[str, Any], stage_layers: Sequence[int]) -> dict[str, Any]:
+    """Inverse of :func:`~shardplan.jax.pipeline.stack_params`: ``stages`` ``(pp, L_max, ...)`` back to
+    ``layers/<i>`` (padding slots of uneven splits dropped); other entries kept."""
+    stages = params[STAGES]
+    layers, i = {}, 0
+    for k, n in enumerate(stage_layers):
+        for j in range(n):
+            layers[i] = jax.tree.map(lambda a, k=k, j=j: a[k, j], stages)
+            i += 1
+    out = {key: v for key, v in params.items() if key != STAGES}
+    out["layers"] = layers
+    return out
+
+
+def _abstract_params(model: ModelSpec, stage_layers: Sequence[int] | None) -> tuple[dict, dict]:
+    """Abstract params and logical axes, stacked with ``stage_layers`` (or not, when None)."""
+    abstract = abstract_model(model)
+    params, logical = param_dict(abstract), logical_axes(abstract)
+    if stage_layers is None:
+        return params, logical
+    return jax.eval_shape(lambda p: stack_params(p, tuple(stage_layers)), params), stack_logical(logical)
+
+
+def _spec_in_saved_structure(path: str, cur: Mapping[str, P], saved_stacked: bool, cur_stacked: bool) -> P:
+    """PartitionSpec on the current mesh for a leaf of the *saved* structure: the current counterpart's
+    spec without the stacking dims (a stacked -> stacked change drops the pp dim, whose size changes)."""
+    parts = path.split("/")
+    if saved_stacked and parts[0] == STAGES:
+        rest = "/".join(parts[1:])
+        if cur_stacked:
+            return P(None, None, *tuple(cur[f"{STAGES}/{rest}"])[2:])
+        return P(None, None, *tuple(cur[f"layers/0/{rest}"]))
+    if not saved_stacked and parts[0] == "layers" and cur_stacked:
+        return P(*tuple(cur[f"{STAGES}/{'/'.join(parts[2:])}"])[2:])
+    return cur[path]
+
+
+# ----- the manager ----------------------------------------------------------------------------------
+class Checkpointer:
+    """Save and restore training state in ``directory`` (an Orbax ``CheckpointManager``).
+
+    Args:
+        directory: checkpoint root (created on the first save); one sub-directory per step.
+        max_to_keep: keep at most this many checkpoints (oldest deleted); None keeps all.
+        async_save: write in a background thread (the device -> host copy is still done in
+            :meth:`save`, so the state may be donated to the next step right away).
+
+    Every process of a multi-process run must call :meth:`save` / :meth:`restore` together.
+    """
+
+    def __init__(self, directory: str | os.PathLike, max_to_keep: int | None = None, async_save: bool = True):
+        self.directory = Path(directory).absolute()
+        if self.directory.exists() and not self.directory.is_dir():
+            raise ConfigError(f"checkpoint_dir={str(directory)!r} exists and is not a directory",
+                              field="checkpoint_dir", value=str(directory))
+        options = ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, create=True,
+                                               enable_async_checkpointing=async_save)
+        self.manager = ocp.CheckpointManager(self.directory, options=options, item_names=("state", "meta"))
+
+    # -- queries
+    def steps(self) -> list[int]:
+        """Steps with a complete checkpoint, increasing."""
+        return sorted(self.manager.all_steps())
+
+    def latest_step(self) -> int | None:
+        """The newest complete checkpoint's step, or None."""
+        return self.manager.latest_step()
+
+    def _require_step(self, step: int | None) -> int:
+        steps = self.steps()
+        if not steps:
+            raise ConfigError(f"checkpoint_dir={str(self.directory)!r} holds no checkpoint to resume from "
+                              f"(missing or empty directory)", field="checkpoint_dir", value=str(self.directory),
+                              legal=["a directory written by `shardplan train --checkpoint-dir`"])
+        if step is None:
+            return steps[-1]
+        if step not in steps:
+            raise ConfigError(f"no checkpoint for step {step} in {self.directory}", field="step", value=step,
+                              legal=steps)
+        return step
+
+    def read_meta(self, step: int | None = None) -> dict[str, Any]:
+        """The ``meta`` JSON of ``step`` (default: the latest).
+
+        Raises:
+            ConfigError: no checkpoint in the directory, or no checkpoint for ``step``.
+        """
+        step = self._require_step(step)
+        meta = self.manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))["meta"]
+        if meta.get("format") != FORMAT:
+            raise ConfigError(f"checkpoint format {meta.get('format')!r} in {self.directory} is not supported",
+                              field="format", value=meta.get("format"), legal=[FORMAT])
+        return meta
+
+    # -- save
+    def save(self, step: int, state: tuple[Any, Any], trainer: Any,
+             data_sources: Sequence[str] | None = None) -> None:
+        """Write ``state = (params, opt_state)`` (global arrays) and the JSON metadata as ``step``.
+
+        Args:
+            step: optimizer steps completed (>= 0).
+            state: the trainer's state (not consumed; donate it to the next step only after this
+                returns).
+            trainer: the :class:`~shardplan.jax.train.Trainer` that produced it.
+            data_sources: the ``--data`` paths, recorded in the metadata.
+        """
+        params, opt_state = state
+        meta = checkpoint_meta(trainer, step, data_sources)
+        self.manager.save(step, args=ocp.args.Composite(
+            state=ocp.args.StandardSave({"params": params, "opt_state": opt_state}),
+            meta=ocp.args.JsonSave(meta)), force=True)
+
+    def wait(self) -> None:
+        """Block until asynchronous saves are on disk."""
+        self.manager.wait_until_finished()
+
+    def close(self) -> None:
+        """Wait for pending saves and release the manager."""
+        self.manager.wait_until_finished()
+        self.manager.close()
+
+    # -- restore
+    def restore(self, trainer: Any, step: int | None = None) -> tuple[tuple[Any, Any], dict[str, Any]]:
+        """Read a checkpoint into ``trainer``'s current layout.
+
+        Args:
+            trainer: the :class:`~shardplan.jax.train.Trainer` to resume (its mesh, plan and rules
+                give the target shardings).
+            step: checkpoint step (default: the latest).
+
+        Returns:
+            ``((params, opt_state), meta)`` with every leaf on ``trainer.state_shardings``;
+            ``meta["step"]`` is the step to continue from.
+
+        Raises:
+            ConfigError: no checkpoint (see :meth:`read_meta`), another model shape
+                (:func:`check_model`), or a saved leaf whose shape differs from the expected one.
+        """
+        meta = self.read_meta(step)
+        step = meta["step"]
+        check_model(meta, trainer.model_spec)
+        if meta["mesh"] != {a: int(n) for a, n in trainer.mesh.shape.items()} or \
+                meta["plan"] != trainer.layout.parallel.model_dump(mode="json"):
+            log.warning("resuming step %d saved with %s on mesh %s onto %s on mesh %s", step, meta["strategy"],
+                        meta["mesh_description"], trainer.rules.strategy, describe(trainer.mesh))
+        saved_stacked = bool(meta["stacked"])
+        cur_stacked = trainer.pipeline is not None
+        same = saved_stacked == cur_stacked and (
+            not cur_stacked or list(meta["stage_layers"]) == list(trainer.layout.stage_layers))
+        if same:
+            target = trainer._abstract_state()
+            self._check_leaves(meta, {path: leaf.shape for path, leaf in trainer.leaves.items()})
+            restored = self._read(step, target)
+            return (restored["params"], restored["opt_state"]), meta
+        return self._restore_converted(trainer, meta, saved_stacked, cur_stacked), meta
+
+    def _read(self, step: int, target: tuple[Any, Any]) -> dict[str, Any]:
+        params, opt_state = target
+        return self.manager.restore(step, args=ocp.args.Composite(
+            state=ocp.args.StandardRestore({"params": params, "opt_state": opt_state})))["state"]
+
+    def _check_leaves(self, meta: Mapping[str, Any], expected: Mapping[str, Sequence[int]]) -> None:
+        saved = {p: tuple(v["shape"]) for p, v in meta["leaves"].items()}
+        exp = {p: tuple(s) for p, s in expected.items()}
+        if saved != exp:
+            bad = sorted(p for p in set(saved) | set(exp) if saved.get(p) != exp.get(p))[:5]
+            raise ConfigError(f"checkpoint step {meta['step']}: parameter leaves differ from the expected layout "
+                              f"({', '.join(f'{p}: {saved.get(p)} -> {exp.get(p)}' for p in bad)})",
+                              field="leaves", value=bad)
+
+    def _restore_converted(self, trainer: Any, meta: Mapping[str, Any], saved_stacked: bool,
+                           cur_stacked: bool) -> tuple[Any, Any]:
+        from shardplan.jax.train import make_optimizer
+
+        saved_split = meta["stage_layers"] if saved_stacked else None
+        cur_split = tuple(trainer.layout.stage_layers)
+        model, mesh = trainer.model_spec, trainer.mesh
+        saved_abs, _ = _abstract_params(model, saved_split)
+        flat_abs = jax.tree_util.tree_flatten_with_path(saved_abs)[0]
+        self._check_leaves(meta, {path_str(kp): x.shape for kp, x in flat_abs})
+        cur_p = {p: leaf.param_spec for p, leaf in trainer.leaves.items()}
+        cur_o = {p: leaf.opt_spec for p, leaf in trainer.leaves.items()}
+        ns = lambda spec: NamedSharding(mesh, spec)  # noqa: E731
+        sh = lambda table: jax.tree_util.tree_unflatten(  # noqa: E731
+            jax.tree_util.tree_structure(saved_abs),
+            [ns(_spec_in_saved_structure(path_str(kp), table, saved_stacked, cur_stacked)) for kp, _ in flat_abs])
+        p_sh, o_p_sh = sh(cur_p), sh(cur_o)
+        tx = make_optimizer(trainer.cfg, decay_mask(saved_abs) if saved_stacked else None)
+        abs_opt = jax.eval_shape(tx.init, saved_abs)
+        o_sh = optax.tree_utils.tree_map_params(tx, lambda _, s: s, abs_opt, o_p_sh,
+                                                transform_non_params=lambda _: ns(P()),
+                                                is_leaf=lambda x: isinstance(x, NamedSharding))
+        sds = lambda x, s: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=s)  # noqa: E731
+        target = (jax.tree.map(sds, saved_abs, p_sh), jax.tree.map(sds, abs_opt, o_sh))
+        restored = self._read(meta["step"], target)
+        keys = set(saved_abs)
+
+        def is_params(x: Any) -> bool:
+            return isinstance(x, dict) and set(x) == keys
+
+        def convert(p: Any) -> Any:
+            if not is_params(p):
+                return p
+            if saved_stacked:
+                p = unstack_params(p, saved_split)
+            return stack_params(p, cur_split) if cur_stacked else p
+
+        def conv(state: dict[str, Any]) -> tuple[Any, Any]:
+            params = convert(state["params"])
+            opt = jax.tree.map(convert, state["opt_state"], is_leaf=is_params)
+            return params, opt
+
+        cur_abs = trainer._abstract_state()
+        out_struct = jax.eval_shape(conv, restored)
+        if jax.tree_util.tree_structure(out_struct) != jax.tree_util.tree_structure(cur_abs):
+            raise ConfigError(f"checkpoint step {meta['step']} (pp={meta['plan']['pp']}, stages "
+                              f"{meta['stage_layers']}) cannot be converted to pp={trainer.layout.parallel.pp} "
+                              f"(stages {list(cur_split)}): the optimizer state structures differ",
+                              field="pp", value=trainer.layout.parallel.pp, legal=[meta["plan"]["pp"]])
+        log.warning("converting the pipeline stacking of checkpoint step %d: stages %s -> %s", meta["step"],
+                    meta["stage_layers"] if saved_stacked else "unstacked",
+                    list(cur_split) if cur_stacked else "unstacked")
+        return jax.jit(conv, out_shardings=trainer.state_shardings)(restored)
+
+
+def leaf_specs(tree: Any) -> dict[str, P]:
+    """``{path: PartitionSpec}`` of a pytree of NamedSharding-placed arrays (for checks and tests)."""
+    return {path_str(kp): x.sharding.spec for kp, x in jax.tree_util.tree_flatten_with_path(tree)[0]}
+
+
+def to_numpy(tree: Any) -> dict[str, np.ndarray]:
+    """``{path: host array}`` of a pytree of fully addressable arrays (single process; for tests)."""
+    return {path_str(kp): np.asarray(x) for kp, x in jax.tree_util.tree_flatten_with_path(tree)[0]}
+
+
+__all__ = ["Checkpointer", "checkpoint_meta", "check_model", "check_data", "unstack_params", "leaf_specs",
+           "to_numpy", "FORMAT"]
