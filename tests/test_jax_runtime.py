@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from _jax_helpers import run_steps as _run_steps
+
 jax = pytest.importorskip("jax")
 optax = pytest.importorskip("optax")
 from jax.sharding import AxisType, PartitionSpec as P  # noqa: E402
@@ -79,12 +81,8 @@ def batches():
 
 
 def run_steps(tr, batches, n=STEPS):
-    state = tr.init_state()
-    losses = []
-    for i in range(n):
-        state, met = tr.step(state, shard_batch(batches.batch(i), tr.mesh))
-        losses.append(float(met["loss"]))
-    return state, losses
+    """Shared helper with this file's default step count."""
+    return _run_steps(tr, batches, n)
 
 
 def single_device_losses(model, batches):
