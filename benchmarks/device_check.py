@@ -1,0 +1,119 @@
+"""Measure the efficiency factors of the accelerator this runs on and compare with the preset.
+
+For sessions that are lent a GPU/TPU (CI never has one). Measures, with JAX on the default backend:
+
+* achieved bf16 matmul FLOP/s on square GEMMs (n = 4096, 8192, 16384) -> fraction of the preset's
+  dense peak (compare with ``matmul_efficiency``);
+* achieved HBM bandwidth of a large elementwise copy (read + write) -> fraction of the preset's
+  ``hbm_bandwidth`` (compare with ``hbm_efficiency``);
+* the step time of a single-device training step of a scaled-down Llama, against the planner's
+  prediction for the same model, batch and hardware preset.
+
+Usage: python benchmarks/device_check.py --hardware h200 [--out result.json] [--smoke]
+``--smoke`` uses tiny sizes so the script can be exercised on CPU (numbers meaningless there).
+Record the figures in docs/accuracy.md when run on a real accelerator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+
+def _timeit(fn, *args, repeat: int = 5) -> float:
+    """Median seconds of ``fn(*args)`` after one warm-up call (blocks until ready)."""
+    import jax
+
+    jax.block_until_ready(fn(*args))
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[len(times) // 2]
+
+
+def matmul_flops(sizes: list[int]) -> list[dict]:
+    """Achieved FLOP/s of ``[n, n] @ [n, n]`` in bf16 (2 n^3 FLOPs per call)."""
+    import jax
+    import jax.numpy as jnp
+
+    out = []
+    f = jax.jit(lambda a, b: a @ b)
+    for n in sizes:
+        a = jnp.ones((n, n), jnp.bfloat16)
+        b = jnp.ones((n, n), jnp.bfloat16)
+        t = _timeit(f, a, b)
+        out.append({"n": n, "seconds": t, "flops_per_s": 2 * n**3 / t})
+    return out
+
+
+def hbm_bandwidth(n_bytes: int) -> dict:
+    """Achieved bytes/s of ``y = x * 2`` over ``n_bytes`` of bf16 (one read + one write)."""
+    import jax
+    import jax.numpy as jnp
+
+    x = jnp.ones((n_bytes // 2,), jnp.bfloat16)
+    t = _timeit(jax.jit(lambda v: v * 2), x)
+    return {"bytes": n_bytes, "seconds": t, "bytes_per_s": 2 * n_bytes / t}
+
+
+def train_step(hardware: str, smoke: bool) -> dict:
+    """Measured vs predicted step time of one device training a scaled-down Llama-3-8B."""
+    from shardplan.cost.step import estimate
+    from shardplan.jax.model import scale_down
+    from shardplan.jax.train import TrainConfig, Trainer
+    from shardplan.jax.data import PackedBatches, load_tokens, shard_batch
+    from shardplan.loaders import load_hardware, load_model
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.specs.training import TrainingSpec
+
+    base = load_model("llama-3-8b")
+    model = scale_down(base, d_model=128 if smoke else 2048, n_layers=2 if smoke else 8)
+    tr = TrainingSpec(seq_len=64 if smoke else 2048, global_batch_size=2 if smoke else 8)
+    layout = validate(ParallelConfig(), model, tr, 1)
+    trainer = Trainer(model, layout, tr, TrainConfig(steps=3, compute_dtype="bfloat16"))
+    batches = PackedBatches(load_tokens(max_bytes=1 << 20), tr.seq_len, tr.global_batch_size, seed=0)
+    state = trainer.init_state()
+    times = []
+    for i in range(4):
+        batch = shard_batch(batches.batch(i), trainer.mesh)
+        t0 = time.perf_counter()
+        state, met = trainer.step(state, batch)
+        float(met["loss"])
+        times.append(time.perf_counter() - t0)
+    measured = sorted(times[1:])[1]
+    pred = estimate(model, load_hardware(hardware), tr, ParallelConfig(), 1)
+    return {"model_params": model.n_params, "measured_step_s": measured, "predicted_step_s": pred.step_s,
+            "error": pred.step_s / measured - 1}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--hardware", default="h200", help="preset to compare with")
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes (CPU)")
+    args = ap.parse_args()
+    import jax
+
+    from shardplan.loaders import load_hardware
+
+    hw = load_hardware(args.hardware)
+    res = {"backend": jax.default_backend(), "device": str(jax.devices()[0]), "preset": hw.name}
+    sizes = [256, 512] if args.smoke else [4096, 8192, 16384]
+    mm = matmul_flops(sizes)
+    res["matmul"] = [dict(r, fraction_of_peak=r["flops_per_s"] / hw.peak_flops_bf16) for r in mm]
+    hb = hbm_bandwidth(1 << 22 if args.smoke else 4 << 30)
+    res["hbm"] = dict(hb, fraction_of_preset=hb["bytes_per_s"] / hw.hbm_bandwidth)
+    res["preset_efficiency"] = {"matmul_efficiency": hw.matmul_efficiency, "hbm_efficiency": hw.hbm_efficiency}
+    res["train_step"] = train_step(hw.name, args.smoke)
+    text = json.dumps(res, indent=1)
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
