@@ -193,8 +193,8 @@ def _layer_times(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: 
     peak_attn = hw.achieved_matmul_flops("bf16")
     hbm = hw.hbm_bandwidth * hw.hbm_efficiency
     mm_flops = 2.0 * F.layer_matmul_params(model, moe) / p.tp * tokens
-    if moe and p.ep > 1:
-        pass  # tokens are redistributed but each device still computes top_k expert MLPs per token on average
+    # with ep > 1 tokens are redistributed, but on average each device still computes top_k expert MLPs
+    # per local token (balanced routing assumed)
     weight_bytes = training.precision.param_bytes * (
         (model.moe_layer_params() if moe else model.dense_layer_params()) / (p.tp * (p.ep if moe else 1)))
     t_mm_flops = mm_flops / peak
@@ -218,12 +218,12 @@ def _threshold_info(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, 
     dp_group = p.dp * p.cp
     stride = p.tp
     crosses = dp_group * stride > hw.scale_up_size
-    w_dp = hw.scale_out_bandwidth * min(hw.scale_up_size, stride * dp_group) / max(1, min(
-        hw.scale_up_size, stride * dp_group)) if crosses else hw.scale_up_bandwidth
     if crosses:
-        # a node's egress is shared by the group members inside it
+        # the node's scale-out egress is shared by the group members inside one scale-up domain
         members = max(1, min(dp_group, hw.scale_up_size // stride))
         w_dp = hw.scale_out_bandwidth * members
+    else:
+        w_dp = hw.scale_up_bandwidth
     moe_factor = model.n_experts / model.top_k if model.is_moe else 1.0
     critical = C / w_dp * moe_factor
     tokens_per_rank = training.global_batch_tokens / dp_group
