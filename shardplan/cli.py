@@ -153,6 +153,22 @@ def build_inputs(*, model: str, hardware: str | None, devices: int, seq_len: int
     return m, hw, tr, ParallelConfig(**given)
 
 
+#: the flags shared by every command that evaluates one layout (estimate, report)
+LAYOUT_FLAGS = ("model", "hardware", "devices", "seq_len", "global_batch", "global_batch_tokens", "precision",
+                "attention", "scale_up_size", "plan", "dp", "tp", "pp", "cp", "ep", "zero_stage", "dp_shard", "sp",
+                "microbatch_size", "schedule", "virtual_stages", "recompute")
+
+
+def estimate_from_flags(flags: dict):
+    """Run :func:`shardplan.cost.step.estimate` on a command's flag values (``locals()``).
+
+    Returns the Estimate. Raises ConfigError as :func:`build_inputs` and the estimate do.
+    """
+    from shardplan.cost.step import estimate as run_estimate
+    m, hw, tr, pc = build_inputs(**{k: flags[k] for k in LAYOUT_FLAGS})
+    return run_estimate(m, hw, tr, pc, flags["devices"])
+
+
 def _gib(x: float) -> str:
     return f"{x / 2**30:,.2f}"
 
@@ -218,14 +234,7 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
              recompute: RecOpt = None, precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
              scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None, json_out: JsonOpt = False) -> None:
     """Predict memory, step time, MFU and the bottleneck of one layout."""
-    from shardplan.cost.step import estimate as run_estimate
-    m, hw, tr, pc = build_inputs(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
-                                 global_batch=global_batch, global_batch_tokens=global_batch_tokens,
-                                 precision=precision, attention=attention, scale_up_size=scale_up_size, plan=plan,
-                                 dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, zero_stage=zero_stage, dp_shard=dp_shard,
-                                 sp=sp, microbatch_size=microbatch_size, schedule=schedule,
-                                 virtual_stages=virtual_stages, recompute=recompute)
-    e = run_estimate(m, hw, tr, pc, devices)
+    e = estimate_from_flags(locals())
     if json_out:
         print(json.dumps(e.to_dict(), indent=1))
     else:

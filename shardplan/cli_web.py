@@ -25,7 +25,8 @@ def register(app: typer.Typer) -> None:
     """Add the ``serve`` and ``report`` commands to the shardplan typer ``app``."""
     from shardplan.cli import (AttnOpt, BatchOpt, BatchTokOpt, CpOpt, DevicesOpt, DpOpt, DpShardOpt, EpOpt,
                                HardwareOpt, MbsOpt, ModelOpt, PlanOpt, PpOpt, PrecisionOpt, RecOpt, ScaleUpOpt,
-                               SchedOpt, SeqOpt, SpOpt, TpOpt, VsOpt, ZeroOpt, build_inputs, config_errors)
+                               SchedOpt, SeqOpt, SpOpt, TpOpt, VsOpt, ZeroOpt, config_errors,
+                               estimate_from_flags)
 
     @app.command()
     def serve(host: Annotated[str, typer.Option(help="interface to bind (default: local only)")] = "127.0.0.1",
@@ -57,18 +58,11 @@ def register(app: typer.Typer) -> None:
                plans: Annotated[bool, typer.Option("--plans/--no-plans",
                                                    help="add the ranked layouts of `shardplan plan`")] = True) -> None:
         """Write a report of one layout (same flags as `estimate`): charts + summary, HTML or PNG."""
-        from shardplan.cost.step import estimate as run_estimate
         from shardplan.errors import ConfigError
         if fmt not in ("html", "png"):
             raise ConfigError(f"--format {fmt!r}; legal: html, png", field="format", value=fmt, legal=["html", "png"])
         _need_web_extra()
-        m, hw, tr, pc = build_inputs(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
-                                     global_batch=global_batch, global_batch_tokens=global_batch_tokens,
-                                     precision=precision, attention=attention, scale_up_size=scale_up_size, plan=plan,
-                                     dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, zero_stage=zero_stage, dp_shard=dp_shard,
-                                     sp=sp, microbatch_size=microbatch_size, schedule=schedule,
-                                     virtual_stages=virtual_stages, recompute=recompute)
-        e = run_estimate(m, hw, tr, pc, devices)
+        e = estimate_from_flags(locals())
         ranked = None
         if plans:
             try:
@@ -77,7 +71,7 @@ def register(app: typer.Typer) -> None:
                 search = None
             if search is not None:
                 try:
-                    ranked = search(m, hw, tr, devices, top_k=10).plans
+                    ranked = search(e.model, e.hardware, e.training, devices, top_k=10).plans
                 except ConfigError as err:  # the report of a valid layout does not need the ranking
                     typer.echo(f"warning: no ranked layouts: {err}", err=True)
         from shardplan.web import report as rep
