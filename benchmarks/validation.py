@@ -107,7 +107,7 @@ copy), with `attention="naive"` because the runtime materialises the score matri
 These are properties of the runtime (how `shardplan/jax/model.py` writes the model) and of XLA's
 SPMD partitioner on this small model, not planner errors. Each is a delta in
 `shardplan.jax.validate.runtime_deltas` (`u` local tokens per microbatch, `m` microbatches, `L`
-layers, `S_t = beta u h`).
+layers (with pp: `L_max` per stage), `S_t = beta u h`, `sigma` = tp with SP else 1, `k = m + pp - 1` GPipe ticks).
 
 | rule | applies to | what XLA / the runtime does instead | delta |
 |---|---|---|---|
@@ -119,11 +119,35 @@ layers, `S_t = beta u h`).
 | `zero3-keep-gathered` | ZeRO-3, no recompute | each weight is all-gathered once per *step*: the gather is loop-invariant (hoisted out of the accumulation loop) and its result is kept for the backward (FSDP reshards after the forward and re-gathers in the backward, per microbatch) | the planner's `2m` ZeRO-3 AllGathers -> 1 |
 | `zero-embedding-tokens` | ZeRO-2/3 | the embedding table is sharded over `h`; XLA all-gathers the **token ids** and looks up the local `h/n` slice, then all-to-alls the `(b, s, h)` activations back to batch sharding (and the reverse for the gradient, which is then already sharded) | `-m` RS of the table; ZeRO-3 `-1` AG of it; `+m` AG of token ids (tp = 1); `+m` (ZeRO-2) / `+2m` (ZeRO-3) AllToAll of `S_t` |
 | `cp-allgather-kv` | cp > 1 | the runtime's context parallelism all-gathers K/V over cp (Q stays sharded) and reduce-scatters dK/dV, instead of a ring of send/recv; XLA gathers the block input `x` (`h` columns) for V and the rotated K (`kv` columns) | `-` the planner's SendRecv; `+L m` AG of `beta u cp (h + kv)`; `+L m` RS of `2 beta u cp kv` |
+| `gpipe-tick-sends` | pp > 1 | the GPipe scan runs `k = m + pp - 1` ticks and ppermutes the stage output forward (and the cotangent backward) on *every* tick, bubble ticks included; '1f1b' / 'interleaved' / 'zero-bubble' are executed as GPipe | SendRecv pp: `2 k` sends of `beta u h / sigma` instead of the planner's `2 v m` |
+| `gpipe-bubble-ticks` | pp > 1 | every stage runs its `L_max` layers on all `k` ticks (bubble ticks compute on discarded data), so the per-layer tp collectives run `k` instead of `m` times | `+(pp - 1)/m` x (the planner's tp activation rows + `tp-bwd-per-projection`, SP per-layer deltas) |
+| `pp-boundary-psum` | pp > 1 | the pipeline input and output are pp-replicated (embedding and head run on every rank): the last stage's outputs are `psum`med over pp (forward) and so is the input cotangent on every tick (backward), in fp32 | `+1` AR pp of `4 m u h / sigma`, `+k` AR pp of `4 u h / sigma` |
+| `pp-replicated-embedding-head` | pp > 1 | every rank holds (and reduces the gradients of) the embedding, LM head and final norm and `L_max` padded block slots; Megatron holds the embedding on stage 0 and the head on the last | dp gradient rows x `R / P` (`R` = `L_max` blocks + embedding + head + norm per device, `P` = the planner's stage); state, gradients likewise; logits of the whole local batch `u m (beta+4) V / t` on every rank |
+| `gpipe-grad-sync-per-tick` | pp > 1, ZeRO-0 | XLA all-reduces the stage's block gradients over dp inside the scan, once per tick (the embedding / head gradients once per step) | `+(k - 1)` AR of the block gradients |
+| `gpipe-tick-residuals` | pp > 1, no recompute | the scan keeps the residuals of all `k` ticks (temp memory) | activations `a_tok L_max u k + beta u h m / sigma` instead of the planner's in-flight microbatches |
+| `pp-embedding-lookup` | pp > 1, tp > 1, no SP | XLA collective-permutes the vocab-parallel embedding shard from tp to pp sharding, looks the tokens up in the vocab half of each pp rank and all-reduces the lookup output over **pp** instead of tp (the gradient is permuted back) | `-m` AR tp of `S_t`; `+1` AR pp of `beta m u h`; `+2` SendRecv (pairs across pp, dp, tp: reported under dp) of `4 V h / t` |
 
 What this means for the planner's use on real hardware: the planner's numbers are what Megatron /
 FSDP send. A JAX program written like this runtime sends, per layer and microbatch, 2.5x the
 Megatron backward tensor-parallel bytes (separate projections), and an FSDP step gathers weights
 once instead of twice per microbatch at the price of holding them all in memory.
+
+## Pipeline (pp > 1)
+
+The runtime runs GPipe (`shardplan/jax/pipeline.py`): blocks stacked per stage over the `pp` mesh
+axis, a `shard_map` over pp with a `scan` over `k = m + pp - 1` ticks and one `ppermute` per tick
+forward (and its transpose backward); embedding, LM head and final norm replicated on every
+stage. The compiled collective-permutes over `pp` are mapped to the planner's `SendRecv pp`
+(per device, each send counts its full message, `beta u h / sigma`, as the planner does). With
+these deltas PP and PP+TP agree to < 0.1 % in bytes and model state. What they show about the
+runtime against Megatron: the bubble ticks cost `2 (pp - 1)` extra sends and `(pp - 1) / m`
+extra tp traffic; the replicated embedding / head add two `m`-microbatch activation all-reduces
+over pp per step, `(vocab x d)` parameters (x 3 with Adam) per device and a gradient all-reduce
+of the replicated weights on every stage; and the block gradients are all-reduced over dp on
+every tick instead of once per step (`k` times the dp bytes of the blocks: the largest runtime
+cost here). Open question, not changed: the planner counts the tp all-reduces of the embedding *and* the
+LM head (`2 m`) on its slowest pipeline stage, although with pp > 1 Megatron runs the embedding's
+on the first stage and the head's on the last (`m` each per device).
 
 ## Planner fixes made by this comparison
 
@@ -148,9 +172,10 @@ and are on the critical path.
 
 ## Not covered
 
-* `pp > 1` (the runtime executes it as GPipe, but the stage ppermutes and the bubble are not mapped to the
-  planner's p2p and schedule terms: `shardplan validate` raises a ConfigError),
-  `ep > 1` (the runtime's MoE is a dense dispatch without token all-to-all) and optimizer offload.
+* `ep > 1` (the runtime's MoE is a dense dispatch without token all-to-all) and optimizer offload.
+* Pipeline plans beyond the two in the table: pp with ZeRO-1/2/3, SP, CP or uneven `pp_layers` compile
+  and are compared, but the pipeline deltas are only checked on PP and PP+TP (ZeRO-0, even split);
+  `gpipe-grad-sync-per-tick` is stated for ZeRO-0 only.
 * Recompute policies: the deltas `sp-keep-gathered` and `zero3-keep-gathered` are stated for
   `recompute="none"` only; with remat XLA may re-gather inside the backward.
 * bf16 compute (`--compute-dtype bf16`) is supported by the command but not part of this table.

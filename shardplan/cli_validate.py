@@ -106,11 +106,6 @@ def register(app: typer.Typer) -> None:
             m = shrink(m, d_model=scale_d_model, n_layers=scale_layers, min_kv_heads=pc.tp)
         from shardplan.parallel import validate as validate_layout
         layout = validate_layout(pc, m, tr, devices)
-        if pc.pp > 1:
-            raise ConfigError(f"pp={pc.pp}: validation of pipeline plans is not implemented (the runtime executes "
-                              f"pp>1 as GPipe, but its stage ppermutes and bubble are not mapped to the planner's "
-                              f"p2p and schedule terms); validate the pp=1 layout; legal pp: 1", field="pp",
-                              value=pc.pp, legal=[1])
         configure_host_devices(devices)
         import jax  # noqa: F401  (after XLA_FLAGS)
 

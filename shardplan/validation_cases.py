@@ -16,4 +16,6 @@ STRATEGIES: dict[str, dict] = {
     "CP": dict(cp=2, microbatch_size=4),
     "DP, 2 microbatches": dict(microbatch_size=1),
     "FSDP, 2 microbatches": dict(zero_stage=3, microbatch_size=1),
+    "PP": dict(pp=2, dp=4, microbatch_size=1),
+    "PP+TP": dict(pp=2, tp=2, dp=2),
 }

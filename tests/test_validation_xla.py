@@ -2,7 +2,7 @@
 
 Every strategy of issue #5 is compiled once (module-scoped fixture, no step is run) for
 tiny-llama in fp32 with one microbatch, plus DP and FSDP with two microbatches (the accumulation
-loop's trip count). Scored rows (op, planner axis) must agree within 5 % in bytes per device per
+loop's trip count) and the GPipe pipeline (PP, PP+TP). Scored rows (op, planner axis) must agree within 5 % in bytes per device per
 step after the documented runtime deltas and backend mapping; model state within 5 % of the
 compiled argument bytes; temp memory within a factor of 2 (docs/validation.md).
 """
@@ -199,13 +199,30 @@ def test_json_is_serialisable(results):
         set(d["collectives"][0])
 
 
+def test_pipeline_mapping(results):
+    """GPipe: stage ppermutes on every tick mapped to the planner's SendRecv pp; boundary psums and
+    the replicated embedding/head as named deltas; model state with the replication delta."""
+    for name, (m, pp) in {"PP": (4, 2), "PP+TP": (8, 2)}.items():
+        v = results[name]
+        sr = v.row("SendRecv", "pp")
+        assert sr.planner_count == 2 * m and sr.compiled_count == 2 * (m + pp - 1), name
+        assert sr.rules == ["gpipe-tick-sends"] and abs(sr.error) < 1e-3
+        assert "pp-boundary-psum" in v.row("AllReduce", "pp").rules
+        dp = v.row("AllReduce", "dp")
+        assert {"pp-replicated-embedding-head", "gpipe-grad-sync-per-tick"} <= set(dp.rules)
+        state = next(r for r in v.memory if r.name.startswith("params + optimizer state (step arguments)"))
+        assert "pp-replicated-embedding-head" in state.note and abs(state.error) < 1e-3
+    tp = results["PP+TP"].row("AllReduce", "tp")
+    assert {"tp-bwd-per-projection", "gpipe-bubble-ticks", "pp-embedding-lookup"} <= set(tp.rules)
+
+
 def test_unsupported_plans_raise_config_error():
     pytest.importorskip("jax")
     from shardplan.jax.validate import validate_plan
 
     tr = TrainingSpec(seq_len=32, global_batch_size=16)
-    layout = validate(ParallelConfig(pp=2, microbatch_size=1), TINY, tr, 8)
-    with pytest.raises(ConfigError, match="pp=2"):
+    layout = validate(ParallelConfig(offload_optimizer=True, zero_stage=1, microbatch_size=2), TINY, tr, 8)
+    with pytest.raises(ConfigError, match="offload_optimizer"):
         validate_plan(TINY, layout, tr)
 
 
@@ -220,5 +237,8 @@ def test_cli_validate_json():
     assert res.exit_code == 0, res.output
     d = json.loads(res.output)
     assert d["strategy"] == "ZeRO-1" and d["ok"]
-    res = CliRunner().invoke(app, ["validate", "-m", "tiny-llama", "--seq-len", "32", "-b", "8", "--pp", "2"])
-    assert res.exit_code == 2 and "pp=2" in res.output
+    res = CliRunner().invoke(app, ["validate", "-m", "tiny-llama", "--seq-len", "32", "-b", "8", "--pp", "2",
+                                   "--json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.output)
+    assert d["parallel"]["pp"] == 2 and d["ok"]

@@ -287,10 +287,22 @@ def runtime_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout,
       block input ``x`` (``h`` columns) for V and the rotated K (``kv/t`` columns):
       ``-SendRecv`` of the planner, ``+L m`` AllGather of ``beta u cp (h + kv/t)`` and ``+L m``
       ReduceScatter of ``beta u cp 2 kv/t`` (dK, dV).
+    * Pipeline (pp > 1, :func:`_pipeline_deltas`; ``k = m + pp - 1`` GPipe ticks, ``L`` above is
+      then ``L_max`` per stage): ``gpipe-tick-sends`` (SendRecv pp: ``2 k`` sends of
+      ``beta u h / sigma`` instead of the planner's ``2 v m``), ``gpipe-bubble-ticks`` (per-layer tp
+      collectives ``x k / m``), ``pp-boundary-psum`` (fp32 AllReduce pp of the outputs, ``4 m u h /
+      sigma``, and of the input cotangent on every tick, ``k x 4 u h / sigma``),
+      ``pp-replicated-embedding-head`` (dp gradient rows ``x R / P``: embedding, head and final norm
+      on every stage, see :func:`runtime_stage_params`), ``gpipe-grad-sync-per-tick`` (ZeRO-0: block
+      gradients all-reduced over dp on every tick, ``+(k - 1)``), ``pp-embedding-lookup`` (tp > 1,
+      no SP: ``-m`` AllReduce tp of ``S_t``, ``+1`` AllReduce pp of ``beta m u h``, ``+2`` SendRecv
+      of the ``V h / t`` table shard). ``grad-sync-per-microbatch`` does not apply (no accumulation
+      loop: the pipeline's scan runs the microbatches).
     """
     p = layout.parallel
     planner = planner or []
-    m, L = layout.microbatches, model.n_layers
+    # per device, the runtime runs L_max = max(stage_layers) (padded) layers per tick under pp
+    m, L = layout.microbatches, (model.n_layers if p.pp == 1 else max(layout.stage_layers))
     prec = training.precision
     beta = prec.activation_bytes
     u = training.seq_len * p.microbatch_size / p.cp
@@ -330,7 +342,7 @@ def runtime_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout,
     shard = p.dp_shard or p.dp
     grads = [c for c in planner if c.axis == "dp" and c.op in ("AllReduce", "ReduceScatter")
              and c.purpose.endswith("gradients")]
-    if m > 1 and p.zero_stage in (0, 2):
+    if m > 1 and p.zero_stage in (0, 2) and p.pp == 1:  # pp > 1: no accumulation loop (pipeline rules)
         for c in grads:
             out.append(RuntimeDelta(c.op, c.axis, (m - 1) * c.count, (m - 1) * c.bytes_per_device,
                                     "grad-sync-per-microbatch", "the runtime reduces the gradients inside the "
@@ -372,6 +384,108 @@ def runtime_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout,
                                 "rotated K over cp"))
         out.append(RuntimeDelta("ReduceScatter", "cp", L * m, L * m * bpd("ReduceScatter", rs_b, p.cp),
                                 "cp-allgather-kv", "backward: reduce-scatter of dK and dV over cp"))
+    if p.pp > 1:
+        out += _pipeline_deltas(model, training, layout, planner, out)
+    return out
+
+
+#: Rules whose count is (layers per stage) x (microbatches): repeated on the GPipe bubble ticks.
+_PER_LAYER_RULES = ("tp-bwd-per-projection", "sp-keep-gathered", "sp-k-weight-gather")
+
+
+def runtime_stage_params(model: ModelSpec, layout: Layout) -> tuple[float, float]:
+    """Parameters (elements) every pipeline rank of the runtime holds, before ZeRO sharding:
+    ``(blocks, outer)``. ``blocks = L_max x`` one block (``/ tp`` except norms and router; routed
+    experts ``/ (tp ep)``), ``L_max = max(stage_layers)`` (uneven splits are padded);
+    ``outer`` = embedding (``V h / t``), learned positions, LM head (``V h / t`` unless tied) and
+    the final norm, replicated over pp (:mod:`shardplan.jax.pipeline`)."""
+    p = layout.parallel
+    t, h, V = p.tp, model.d_model, model.vocab_size
+    if model.is_moe:
+        layer = (model.attention_params() + model.n_shared_experts * model.mlp_params(model.expert_ffn)) / t
+        layer += h * model.n_experts + model.routed_expert_params_per_layer() / (t * p.ep)
+    else:
+        layer = (model.attention_params() + model.mlp_params(model.ffn_dim)) / t
+    layer += 2 * model.norm_params()
+    blocks = max(layout.stage_layers) * layer
+    outer = V * h / t * (1 if model.tied_embeddings else 2) + model.norm_params()
+    if model.position == "learned":
+        outer += model.max_position_embeddings * h / t
+    return blocks, outer
+
+
+def _planner_stage_params(model: ModelSpec, layout: Layout, stage: int) -> float:
+    from shardplan.cost.memory import stage_params
+
+    sp_ = stage_params(model, layout, stage)
+    return sp_.dense + sp_.replicated + sp_.expert
+
+
+def _pipeline_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout, planner: list[Any],
+                     so_far: list[RuntimeDelta]) -> list[RuntimeDelta]:
+    """The runtime's GPipe (:mod:`shardplan.jax.pipeline`) vs the planner's pipeline accounting
+    (see :func:`runtime_deltas`, rules ``gpipe-*`` and ``pp-*``)."""
+    p = layout.parallel
+    m, pp = layout.microbatches, p.pp
+    ticks = m + pp - 1
+    u = training.seq_len * p.microbatch_size / p.cp
+    h, t = model.d_model, p.tp
+    sigma = t if p.sp else 1
+    beta = training.precision.activation_bytes
+    bpd = _bytes_per_device
+    out: list[RuntimeDelta] = []
+    # stage sends: one ppermute forward and one backward per tick, message beta u h / sigma
+    sr = [c for c in planner if c.op == "SendRecv" and c.axis == "pp"]
+    msg = beta * u * h / sigma
+    out.append(RuntimeDelta("SendRecv", "pp", 2 * ticks - sum(c.count for c in sr),
+                            2 * ticks * bpd("SendRecv", msg, 2) - sum(c.bytes_per_device for c in sr),
+                            "gpipe-tick-sends", f"the GPipe scan ppermutes forward and backward on all m + pp - 1 = "
+                            f"{ticks} ticks (bubble ticks included; '{p.schedule}' with v={p.virtual_stages} "
+                            f"is executed as GPipe)"))
+    # per-layer tp collectives also run on the bubble ticks (every stage computes every tick)
+    for c in planner:
+        if c.axis == "tp" and c.purpose.startswith("activations"):
+            out.append(RuntimeDelta(c.op, c.axis, (pp - 1) / m * c.count, (pp - 1) / m * c.bytes_per_device,
+                                    "gpipe-bubble-ticks", "every stage runs its layers on the pp - 1 bubble ticks too"))
+    for d in so_far:
+        if d.rule in _PER_LAYER_RULES:
+            out.append(RuntimeDelta(d.op, d.axis, (pp - 1) / m * d.count, (pp - 1) / m * d.bytes_per_device,
+                                    "gpipe-bubble-ticks", f"{d.rule} on the bubble ticks"))
+    # the pp-invariant pipeline input and output cross the shard_map boundary (fp32)
+    act32 = 4.0 * u * h / sigma
+    out.append(RuntimeDelta("AllReduce", "pp", 1 + ticks, bpd("AllReduce", m * act32, pp)
+                            + ticks * bpd("AllReduce", act32, pp), "pp-boundary-psum",
+                            "fp32 psum over pp of the last stage's outputs (forward, all m microbatches) and of "
+                            "the input cotangent on every tick (backward)"))
+    # gradients: the runtime's stage holds L_max blocks + embedding/head/final norm (replicated)
+    blocks, outer = runtime_stage_params(model, layout)
+    grads = [c for c in planner if c.axis == "dp" and c.purpose.startswith("dense") and c.count > 0
+             and (c.purpose.endswith("gradients") or c.purpose.endswith("after update"))]
+    for c in grads:
+        # parameters of the planner's (slowest) stage that this collective carries
+        elem = training.precision.param_bytes if c.op == "AllGather" else training.precision.grad_bytes
+        planned = c.bytes_per_device / (c.count * bpd(c.op, elem, c.group_size))
+        out.append(RuntimeDelta(c.op, c.axis, 0, c.bytes_per_device * ((blocks + outer) / planned - 1),
+                                "pp-replicated-embedding-head", "embedding, LM head and final norm are held (and "
+                                "their gradients reduced) on every stage, blocks padded to L_max"))
+        if p.zero_stage == 0 and c.op == "AllReduce":
+            out.append(RuntimeDelta(c.op, c.axis, (ticks - 1) * c.count,
+                                    (ticks - 1) * c.bytes_per_device * blocks / planned, "gpipe-grad-sync-per-tick",
+                                    "XLA all-reduces the stage's block gradients inside the scan, once per tick"))
+    if t > 1 and not p.sp:
+        table = model.vocab_size * h / t
+        axes = tuple(a for a in ("pp", "dp", "tp") if getattr(p, a) > 1)
+        ax = planner_axis(axes)
+        out += [
+            RuntimeDelta("AllReduce", "tp", -m, -m * bpd("AllReduce", beta * u * h, t), "pp-embedding-lookup",
+                         "the vocab-parallel embedding output is not all-reduced over tp ..."),
+            RuntimeDelta("AllReduce", "pp", 1, bpd("AllReduce", beta * m * u * h, pp), "pp-embedding-lookup",
+                         "... XLA looks the tokens up in a vocab split over pp and all-reduces the output over pp"),
+            RuntimeDelta("SendRecv", ax, 2, bpd("SendRecv", training.precision.param_bytes * table, 2)
+                         + bpd("SendRecv", training.precision.grad_bytes * table, 2), "pp-embedding-lookup",
+                         f"collective-permutes the table shard from tp to pp and its gradient back "
+                         f"(pairs across {'+'.join(axes)})"),
+        ]
     return out
 
 
@@ -600,7 +714,7 @@ def compare(model: ModelSpec, training: TrainingSpec, layout: Layout, hlo_text: 
     order = {"tp": 0, "cp": 1, "ep": 2, "dp": 3, "pp": 4}
     ops = {"AllReduce": 0, "AllGather": 1, "ReduceScatter": 2, "AllToAll": 3, "SendRecv": 4}
     out_rows = sorted(rows.values(), key=lambda r: (order.get(r.axis, 9), ops.get(r.op, 9)))
-    mem_rows = _memory_rows(est, training, layout, memory, batch_bytes)
+    mem_rows = _memory_rows(est, training, layout, memory, batch_bytes, model)
     notes = list(BACKEND_NOTES)
     unknown = [c.name for c in hlo if not c.trip_count_known]
     if unknown:
@@ -610,9 +724,48 @@ def compare(model: ModelSpec, training: TrainingSpec, layout: Layout, hlo_text: 
                       memory_analysis=dict(memory), compile_s=compile_s, notes=notes)
 
 
+def pipeline_memory_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout, mb: Any) -> dict[str, float]:
+    """Per-device memory deltas (bytes) of the runtime's GPipe vs the planner's stage ``mb.stage``
+    (``pp > 1``; all zero for ``pp = 1``). ``R = blocks + outer`` of :func:`runtime_stage_params`,
+    ``P`` the planner stage's parameters, ``k = m + pp - 1`` ticks:
+
+    * ``state`` (``pp-replicated-embedding-head``): ``(params + optimizer) (R/P - 1)`` -- every rank
+      holds the embedding, LM head and final norm (the planner: embedding on stage 0, head and norm
+      on the last) and ``L_max`` (padded) block slots;
+    * ``grads``: likewise ``grads (R/P - 1)``;
+    * ``activations`` (``gpipe-tick-residuals``, recompute none): the scan keeps the residuals of
+      all ``k`` ticks of ``L_max`` layers, ``a_tok L_max u k``, plus the embedding output of the
+      whole local batch ``beta u h m / sigma``, instead of the planner's schedule-dependent
+      in-flight microbatches;
+    * ``logits`` (``pp-replicated-embedding-head``): every rank computes the LM head and loss of
+      the whole local batch, ``u m (beta + 4) V / t``, instead of one microbatch on the last stage.
+    """
+    from shardplan.cost.memory import activation_bytes_per_token
+
+    p = layout.parallel
+    out = {"state": 0.0, "grads": 0.0, "activations": 0.0, "logits": 0.0}
+    if p.pp == 1:
+        return out
+    blocks, outer = runtime_stage_params(model, layout)
+    scale = (blocks + outer) / _planner_stage_params(model, layout, mb.stage) - 1
+    out["state"] = (mb.params + mb.optimizer) * scale
+    out["grads"] = mb.grads * scale
+    m, ticks = layout.microbatches, layout.microbatches + p.pp - 1
+    u = training.seq_len * p.microbatch_size / p.cp
+    beta = training.precision.activation_bytes
+    sigma = p.tp if p.sp else 1
+    if p.recompute == "none":
+        a_tok = activation_bytes_per_token(model, training, layout, model.is_moe)
+        act = a_tok * max(layout.stage_layers) * u * ticks + beta * u * model.d_model * m / sigma
+        out["activations"] = act - mb.activations
+    out["logits"] = u * m * (beta + 4) * model.vocab_size / p.tp - mb.logits
+    return out
+
+
 def _memory_rows(est: Any, training: TrainingSpec, layout: Layout, memory: dict[str, int],
-                 batch_bytes: float | None) -> list[MemoryRow]:
-    """Memory rows: persistent state vs compiled arguments, transient vs compiled temp."""
+                 batch_bytes: float | None, model: ModelSpec | None = None) -> list[MemoryRow]:
+    """Memory rows: persistent state vs compiled arguments, transient vs compiled temp (with the
+    pipeline deltas of :func:`pipeline_memory_deltas` when ``pp > 1``)."""
     if not memory:
         return []
     mb = est.memory
@@ -620,29 +773,41 @@ def _memory_rows(est: Any, training: TrainingSpec, layout: Layout, memory: dict[
     if batch_bytes is None:
         local_seqs = training.global_batch_size // p.dp
         batch_bytes = 4.0 * local_seqs * (training.seq_len + 1)
-    state_pred = mb.params + mb.optimizer
+    dm = (pipeline_memory_deltas(model, training, layout, mb) if model is not None
+          else {"state": 0.0, "grads": 0.0, "activations": 0.0, "logits": 0.0})
+    pp_note = ""
+    if p.pp > 1:
+        pp_note = (f"; expected = planner {mb.params + mb.optimizer:,.0f} + pp-replicated-embedding-head "
+                   f"{dm['state']:+,.0f}")
+    state_pred = mb.params + mb.optimizer + dm["state"]
     state_comp = memory["argument"] - batch_bytes
     err = _rel(state_pred, state_comp)
     rows = [MemoryRow("params + optimizer state (step arguments)", state_pred, state_comp,
                       f"±{BYTES_TOLERANCE:.0%}",
-                      "compiled: argument bytes minus the token batch (params, Adam moments, step counters)",
+                      "compiled: argument bytes minus the token batch (params, Adam moments, step counters)" + pp_note,
                       err is not None and abs(err) <= BYTES_TOLERANCE)]
     out_comp = memory["output"] - 4.0 * 2  # loss and grad-norm scalars
     err = _rel(state_pred, out_comp)
     rows.append(MemoryRow("params + optimizer state (step outputs, donated)", state_pred, out_comp,
-                          f"±{BYTES_TOLERANCE:.0%}", "compiled: output bytes minus the two metric scalars",
+                          f"±{BYTES_TOLERANCE:.0%}", "compiled: output bytes minus the two metric scalars" + pp_note,
                           err is not None and abs(err) <= BYTES_TOLERANCE))
     transient = mb.grads + mb.activations + mb.logits + mb.zero3_buffers
+    t_delta = dm["grads"] + dm["activations"] + dm["logits"]
     comp = memory["temp"]
-    ratio = transient / comp if comp else float("inf")
-    rows.append(MemoryRow("grads + activations + logits + ZeRO-3 buffers (temp)", transient, comp,
-                          f"x{TEMP_FACTOR:g}", "compiled: temp bytes (XLA buffer assignment, live-range packed)",
-                          1 / TEMP_FACTOR <= ratio <= TEMP_FACTOR))
-    rows.append(MemoryRow("model state: params + grads + optimizer", mb.model_state,
-                          state_comp + mb.grads, f"±{BYTES_TOLERANCE:.0%}",
-                          "compiled: state arguments + the planner's gradient bytes (gradients are temp "
-                          "buffers in the compiled step, not arguments)",
-                          abs(_rel(mb.model_state, state_comp + mb.grads) or 0) <= BYTES_TOLERANCE))
+    ratio = (transient + t_delta) / comp if comp else float("inf")
+    t_note = ""
+    if p.pp > 1:
+        t_note = (f"; expected = planner {transient:,.0f} + pp-replicated-embedding-head "
+                  f"{dm['grads'] + dm['logits']:+,.0f} + gpipe-tick-residuals {dm['activations']:+,.0f}")
+    rows.append(MemoryRow("grads + activations + logits + ZeRO-3 buffers (temp)", transient + t_delta, comp,
+                          f"x{TEMP_FACTOR:g}", "compiled: temp bytes (XLA buffer assignment, live-range packed)"
+                          + t_note, 1 / TEMP_FACTOR <= ratio <= TEMP_FACTOR))
+    ms_pred = mb.model_state + dm["state"] + dm["grads"]
+    ms_comp = state_comp + mb.grads + dm["grads"]
+    rows.append(MemoryRow("model state: params + grads + optimizer", ms_pred, ms_comp, f"±{BYTES_TOLERANCE:.0%}",
+                          "compiled: state arguments + the expected gradient bytes (gradients are temp "
+                          "buffers in the compiled step, not arguments)" + pp_note,
+                          abs(_rel(ms_pred, ms_comp) or 0) <= BYTES_TOLERANCE))
     return rows
 
 
@@ -672,18 +837,13 @@ def validate_plan(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg:
         :class:`Validation`.
 
     Raises:
-        ConfigError: ``pp > 1`` (executable, but not mapped onto the planner's pipeline terms), a
-            plan the runtime cannot compile (indivisible shapes, wrong device count; see
+        ConfigError: a plan the runtime cannot compile (indivisible shapes, wrong device count; see
             :class:`shardplan.jax.train.Trainer`), or ``ep > 1`` (MoE routing is a dense dispatch in
             the runtime, so its all-to-all traffic is not comparable).
     """
     from shardplan.jax.train import TrainConfig, Trainer
 
     p = layout.parallel
-    if p.pp > 1:
-        raise ConfigError(f"pp={p.pp}: validation of pipeline plans is not implemented (the runtime executes pp>1 as "
-                          f"GPipe, but its stage ppermutes and bubble are not mapped to the planner's p2p and "
-                          f"schedule terms); validate the pp=1 layout; legal pp: 1", field="pp", value=p.pp, legal=[1])
     if p.ep > 1:
         raise ConfigError(f"ep={p.ep}: the JAX runtime's MoE uses a dense dispatch (no token all-to-all), so "
                           f"expert-parallel communication cannot be validated; legal ep: 1", field="ep",
@@ -713,4 +873,5 @@ def group_by_kind(v: Validation) -> dict[str, dict[str, float]]:
 
 __all__ = ["BACKEND_NOTES", "BYTES_TOLERANCE", "CollectiveRow", "LogicalCollective", "MemoryRow",
            "NEGLIGIBLE_SHARE", "RuntimeDelta", "TEMP_FACTOR", "Validation", "compare", "logical_collectives",
-           "planner_axis", "raw_bytes_per_device", "runtime_deltas", "runtime_training", "validate_plan"]
+           "pipeline_memory_deltas", "planner_axis", "raw_bytes_per_device", "runtime_deltas",
+           "runtime_stage_params", "runtime_training", "validate_plan"]
