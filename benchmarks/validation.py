@@ -125,7 +125,7 @@ layers (with pp: `L_max` per stage), `S_t = beta u h`, `sigma` = tp with SP else
 | `pp-replicated-embedding-head` | pp > 1 | every rank holds (and reduces the gradients of) the embedding, LM head and final norm and `L_max` padded block slots; Megatron holds the embedding on stage 0 and the head on the last | dp gradient rows x `R / P` (`R` = `L_max` blocks + embedding + head + norm per device, `P` = the planner's stage); state, gradients likewise; logits of the whole local batch `u m (beta+4) V / t` on every rank |
 | `gpipe-grad-sync-per-tick` | pp > 1, ZeRO-0 | XLA all-reduces the stage's block gradients over dp inside the scan, once per tick (the embedding / head gradients once per step) | `+(k - 1)` AR of the block gradients |
 | `gpipe-tick-residuals` | pp > 1, no recompute | the scan keeps the residuals of all `k` ticks (temp memory) | activations `a_tok L_max u k + beta u h m / sigma` instead of the planner's in-flight microbatches |
-| `pp-embedding-lookup` | pp > 1, tp > 1, no SP | XLA collective-permutes the vocab-parallel embedding shard from tp to pp sharding, looks the tokens up in the vocab half of each pp rank and all-reduces the lookup output over **pp** instead of tp (the gradient is permuted back) | `-m` AR tp of `S_t`; `+1` AR pp of `beta m u h`; `+2` SendRecv (pairs across pp, dp, tp: reported under dp) of `4 V h / t` |
+| `pp-embedding-lookup` | pp > 1, tp > 1, no SP | XLA collective-permutes the vocab-parallel embedding shard from tp to pp sharding, looks the tokens up in the vocab half of each pp rank and all-reduces the lookup output over **pp** instead of tp (the gradient is permuted back) | `+1` AR pp of `beta m u h` (the planner's pp > 1 stage already counts only one embedding/head AR tp per microbatch); `+2` SendRecv (pairs across pp, dp, tp: reported under dp) of `4 V h / t` |
 
 What this means for the planner's use on real hardware: the planner's numbers are what Megatron /
 FSDP send. A JAX program written like this runtime sends, per layer and microbatch, 2.5x the
@@ -145,9 +145,9 @@ extra tp traffic; the replicated embedding / head add two `m`-microbatch activat
 over pp per step, `(vocab x d)` parameters (x 3 with Adam) per device and a gradient all-reduce
 of the replicated weights on every stage; and the block gradients are all-reduced over dp on
 every tick instead of once per step (`k` times the dp bytes of the blocks: the largest runtime
-cost here). Open question, not changed: the planner counts the tp all-reduces of the embedding *and* the
-LM head (`2 m`) on its slowest pipeline stage, although with pp > 1 Megatron runs the embedding's
-on the first stage and the head's on the last (`m` each per device).
+cost here). Found by this comparison and fixed in the planner: with pp > 1 a stage holds either
+the vocab-parallel embedding (first stage) or the LM head (last stage), so the planner now counts
+one embedding/head tp collective per microbatch on a pipeline stage (`m`), not both (`2 m`).
 
 ## Planner fixes made by this comparison
 

@@ -213,7 +213,10 @@ def test_pipeline_mapping(results):
         state = next(r for r in v.memory if r.name.startswith("params + optimizer state (step arguments)"))
         assert "pp-replicated-embedding-head" in state.note and abs(state.error) < 1e-3
     tp = results["PP+TP"].row("AllReduce", "tp")
-    assert {"tp-bwd-per-projection", "gpipe-bubble-ticks", "pp-embedding-lookup"} <= set(tp.rules)
+    # the planner's pp > 1 stage carries one embedding/LM-head tp all-reduce per microbatch, as the runtime's
+    # head does; the runtime replaces the embedding's by an all-reduce over pp (pp-embedding-lookup)
+    assert {"tp-bwd-per-projection", "gpipe-bubble-ticks"} <= set(tp.rules) and abs(tp.error) < 0.05
+    assert "pp-embedding-lookup" in results["PP+TP"].row("AllReduce", "pp").rules
 
 
 def test_unsupported_plans_raise_config_error():

@@ -327,17 +327,21 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     if p.tp > 1:
         S_t = beta * u * h
         n_layers = L_s
+        # vocab-parallel embedding (first stage) and LM head (last stage): one collective each per
+        # microbatch and direction; with pp > 1 a stage holds only one of them (Megatron-LM
+        # VocabParallelEmbedding / ColumnParallelLinear on the first / last pipeline stage)
+        emb_head = 2 if p.pp == 1 else 1
         if p.sp:
             ag = 2 + 4 + (2 if p.recompute == "full" else 0)
             rs = 2 + 2 + (2 if p.recompute == "full" else 0)
             add("AllGather", "tp", "activations (sequence parallel)", S_t, p.tp, 1, ag * n_layers * m)
             add("ReduceScatter", "tp", "activations (sequence parallel)", S_t, p.tp, 1, rs * n_layers * m)
-            add("AllGather", "tp", "LM head / embedding", S_t, p.tp, 1, 2 * m)
-            add("ReduceScatter", "tp", "LM head / embedding", S_t, p.tp, 1, 2 * m)
+            add("AllGather", "tp", "LM head / embedding", S_t, p.tp, 1, emb_head * m)
+            add("ReduceScatter", "tp", "LM head / embedding", S_t, p.tp, 1, emb_head * m)
         else:
             ar = 4 + (2 if p.recompute == "full" else 0)
             add("AllReduce", "tp", "activations (Megatron f/g)", S_t, p.tp, 1, ar * n_layers * m)
-            add("AllReduce", "tp", "LM head / embedding", S_t, p.tp, 1, 2 * m)
+            add("AllReduce", "tp", "LM head / embedding", S_t, p.tp, 1, emb_head * m)
         # vocab-parallel cross-entropy (Megatron-LM _VocabParallelCrossEntropy): all-reduces of the
         # max logit, the target logit and the sum of exponentials, one fp32 value per token each
         add("AllReduce", "tp", "cross-entropy (vocab parallel)", 4.0 * u, p.tp, 1, 3 * m)

@@ -295,7 +295,7 @@ def runtime_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout,
       ``pp-replicated-embedding-head`` (dp gradient rows ``x R / P``: embedding, head and final norm
       on every stage, see :func:`runtime_stage_params`), ``gpipe-grad-sync-per-tick`` (ZeRO-0: block
       gradients all-reduced over dp on every tick, ``+(k - 1)``), ``pp-embedding-lookup`` (tp > 1,
-      no SP: ``-m`` AllReduce tp of ``S_t``, ``+1`` AllReduce pp of ``beta m u h``, ``+2`` SendRecv
+      no SP: ``+1`` AllReduce pp of ``beta m u h``, ``+2`` SendRecv
       of the ``V h / t`` table shard). ``grad-sync-per-microbatch`` does not apply (no accumulation
       loop: the pipeline's scan runs the microbatches).
     """
@@ -476,9 +476,9 @@ def _pipeline_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout, p
         table = model.vocab_size * h / t
         axes = tuple(a for a in ("pp", "dp", "tp") if getattr(p, a) > 1)
         ax = planner_axis(axes)
+        # the planner's pp > 1 stage carries one of the embedding / LM-head tp all-reduces (m per step);
+        # the runtime, with both replicated on every stage, keeps the head's and replaces the embedding's
         out += [
-            RuntimeDelta("AllReduce", "tp", -m, -m * bpd("AllReduce", beta * u * h, t), "pp-embedding-lookup",
-                         "the vocab-parallel embedding output is not all-reduced over tp ..."),
             RuntimeDelta("AllReduce", "pp", 1, bpd("AllReduce", beta * m * u * h, pp), "pp-embedding-lookup",
                          "... XLA looks the tokens up in a vocab split over pp and all-reduces the output over pp"),
             RuntimeDelta("SendRecv", ax, 2, bpd("SendRecv", training.precision.param_bytes * table, 2)
