@@ -55,6 +55,11 @@ class ParallelConfig(BaseModel):
         tp_overlap: hide the tp activation collectives behind the matmuls that consume or produce
             them (Transformer Engine userbuffers, Megatron-LM ``--tp-comm-overlap``; Wang et al. 2023,
             "Overlap Communication with Dependent Computation via Decomposition").
+        zero3_gather: when ZeRO-3 gathers the parameters. 'per_microbatch': PyTorch FSDP's default,
+            re-gathered for every microbatch's forward and again for its backward (Zhao et al. 2023,
+            Sec. 3.2, reshard after forward). 'per_step': gathered once per step and kept for every
+            microbatch (XLA/GSPMD hoists the AllGather out of the gradient-accumulation loop, see
+            docs/validation.md); less traffic, the whole stage's parameters resident.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -77,6 +82,7 @@ class ParallelConfig(BaseModel):
     offload_optimizer: bool = False
     overlap_grad_reduce: bool = True
     tp_overlap: bool = False
+    zero3_gather: Literal["per_microbatch", "per_step"] = "per_microbatch"
 
     def degrees(self) -> dict[str, int]:
         """The parallel degrees as a dict (dp may be None before validation)."""
@@ -84,7 +90,8 @@ class ParallelConfig(BaseModel):
 
     def short(self) -> str:
         """One-line description, e.g. ``dp=8 zero=3 tp=1 pp=1 cp=1 mbs=1 recompute=none``."""
-        parts = [f"dp={self.dp}", f"zero={self.zero_stage}"]
+        parts = [f"dp={self.dp}", f"zero={self.zero_stage}"
+                 + ("(gather/step)" if self.zero_stage == 3 and self.zero3_gather == "per_step" else "")]
         if self.dp_shard and self.dp and self.dp_shard != self.dp and self.zero_stage:
             parts.append(f"dp_shard={self.dp_shard}")
         parts += [f"tp={self.tp}{'+sp' if self.sp else ''}", f"pp={self.pp}"]
@@ -236,6 +243,9 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
     if not 1 <= n_devices <= MAX_DEVICES:
         raise ConfigError(f"devices={n_devices} must be between 1 and {MAX_DEVICES:,}", field="devices",
                           value=n_devices)
+    if p.zero3_gather != "per_microbatch" and p.zero_stage != 3:
+        raise ConfigError(f"zero3_gather={p.zero3_gather!r} needs zero_stage=3 (got {p.zero_stage})",
+                          field="zero3_gather", value=p.zero3_gather, legal=["per_microbatch"])
     if p.zero_stage == 0 and p.dp_shard not in (None, 1):
         raise ConfigError(f"dp_shard={p.dp_shard} needs zero_stage >= 1 (nothing is sharded with zero_stage=0)",
                           field="dp_shard", value=p.dp_shard)

@@ -1,7 +1,7 @@
 """Search every valid layout for a model, hardware, device count and batch, and rank them.
 
 The space: factorisations of the device count into dp x tp x pp x cp (ep carved from dp x cp for
-MoE), ZeRO stage 0-3 (and node-local HSDP sharding for stage 3), sequence parallelism on/off,
+MoE), ZeRO stage 0-3 (and node-local HSDP sharding and gather-once-per-step for stage 3), sequence parallelism on/off,
 recompute policy, microbatch size, pipeline schedule and virtual stages. Invalid layouts are
 dropped by :func:`shardplan.parallel.validate`; layouts that do not fit in HBM are kept aside
 (``SearchResult.infeasible``) instead of silently dropped.
@@ -258,7 +258,9 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
                     shards.append(local)  # HSDP: shard inside the scale-up domain, replicate across
             elif "dp_shard" in fix:
                 shards = [fix["dp_shard"]]
-            for shard in shards:
+            gathers = ([fix["zero3_gather"]] if "zero3_gather" in fix else
+                       ["per_microbatch", "per_step"] if z == 3 else ["per_microbatch"])
+            for shard, gather in ((sh, g) for sh in shards for g in gathers):
                 for sp in sps:
                     for sched, v in sched_opts:
                         best_low_mem: tuple[float, Any] | None = None
@@ -271,7 +273,8 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
                             try:
                                 pc = ParallelConfig(dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, zero_stage=z, dp_shard=shard,
                                                     sp=sp, microbatch_size=mbs, schedule=sched, virtual_stages=v,
-                                                    recompute=rc, pp_layers=pp_split, **extra)
+                                                    recompute=rc, pp_layers=pp_split, zero3_gather=gather,
+                                                    **extra)
                                 lay = validate(pc, model, training, n_devices)
                             except ConfigError:
                                 res.n_invalid += 1

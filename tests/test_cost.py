@@ -2,6 +2,8 @@
 
 import pytest
 
+from shardplan.errors import ConfigError
+
 from shardplan.cost.comm import collective_cost
 from shardplan.cost.flops import hardware_flops_per_token, model_flops_per_token
 from shardplan.cost.memory import activation_bytes_per_token, memory_estimate
@@ -153,3 +155,20 @@ def test_exposed_never_exceeds_collective_time():
         for c in e.collectives:
             assert c.exposed_s <= c.time_s * (1 + 1e-9), (hw_name, z, tp, c)
         assert e.step_s == pytest.approx(e.compute_s + e.exposed_comm_s + e.bubble_s + e.optimizer_s, rel=1e-9)
+
+
+def test_zero3_gather_once_per_step():
+    # Llama-3-70B on 64 H100s, 256 sequences: dp=64, 4 microbatches per rank.
+    m, tr = MODELS["llama-3-70b"], TrainingSpec(seq_len=4096, global_batch_size=256)
+    fsdp = estimate(m, HARDWARE["h100-sxm"], tr, ParallelConfig(zero_stage=3, recompute="full"), 64)
+    once = estimate(m, HARDWARE["h100-sxm"], tr,
+                    ParallelConfig(zero_stage=3, recompute="full", zero3_gather="per_step"), 64)
+    ag = lambda e: [c for c in e.collectives if c.op == "AllGather"]  # noqa: E731
+    # PyTorch FSDP: forward + backward gather per microbatch = 2 x 4 calls; per step: 1 call
+    assert sum(c.count for c in ag(fsdp)) == 8 and sum(c.count for c in ag(once)) == 1
+    assert sum(c.bytes_per_device for c in ag(once)) == pytest.approx(sum(c.bytes_per_device for c in ag(fsdp)) / 8)
+    # the gathered copy of all 70,553,706,496 bf16 parameters stays resident: 141.1 GB
+    assert once.memory.zero3_buffers == pytest.approx(2 * 70_553_706_496)
+    assert not once.fits and "gather/step" in once.parallel.short()
+    with pytest.raises(ConfigError, match="needs zero_stage=3"):
+        validate(ParallelConfig(zero_stage=2, zero3_gather="per_step"), m, tr, 64)

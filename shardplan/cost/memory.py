@@ -207,7 +207,10 @@ def memory_for_stage(model: ModelSpec, training: TrainingSpec, layout: Layout, s
         mb.notes.append("master weights, gradients and optimizer state offloaded to host memory")
     else:
         mb.grads, mb.optimizer = grads, opt
-    if z == 3:
+    if z == 3 and p.zero3_gather == "per_step":
+        # the gathered parameters of the whole stage stay resident for the step
+        mb.zero3_buffers = prec.param_bytes * sp.total
+    elif z == 3:
         unit = model.largest_tensor_params() if p.fsdp_unit == "tensor" else model.largest_block_params()
         mb.zero3_buffers = 2 * prec.param_bytes * unit / p.tp
     # activations

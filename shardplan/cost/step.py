@@ -435,6 +435,24 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
             rs = collective_cost("ReduceScatter", prec.grad_bytes * params, n, stride, hw).time_s
             per_l_ag, per_l_rs = ag / buckets, rs / buckets
             bwd_l = bwd_layer + (fwd_layer if p.recompute == "full" else 0)
+            if p.zero3_gather == "per_step":
+                # one gather per step (first microbatch's forward hides all but the first layer's),
+                # then every microbatch reuses it; gradients are reduce-scattered per microbatch
+                exp_ag = per_l_ag + (buckets - 1) * max(0.0, per_l_ag - fwd_layer)
+                exp_rs = buckets * max(0.0, per_l_rs - bwd_l)
+                dp_exposed += exp_ag
+                exposed_mb += exp_rs
+                add("AllGather", "dp", f"{kind} parameters (ZeRO-3, once per step)", prec.param_bytes * params, n,
+                    stride, 1, exposed_abs=exp_ag)
+                add("ReduceScatter", "dp", f"{kind} gradients", prec.grad_bytes * params, n, stride, m,
+                    exposed_abs=exp_rs * m)
+                if replicas > 1:
+                    size = prec.grad_bytes * params / n
+                    t = collective_cost("AllReduce", size, replicas, stride * n, hw).time_s
+                    add("AllReduce", "dp", f"{kind} gradients across replicas", size, replicas, stride * n, 1,
+                        exposed_abs=overlapped(t, dp_window))
+                    dp_exposed += overlapped(t, dp_window)
+                continue
             # forward: the first layer's gather is exposed, each later one is prefetched behind the
             # previous layer's forward; backward: gather + reduce-scatter of a layer behind its backward
             exp_fwd = per_l_ag + (buckets - 1) * max(0.0, per_l_ag - fwd_layer)
