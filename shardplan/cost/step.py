@@ -397,6 +397,17 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
             return t
         return t / buckets + max(0.0, t * (1 - 1 / buckets) - window)
 
+    def replica_allreduce(kind: str, params: float, n: int, stride: int) -> float:
+        """HSDP: AllReduce of the gradient shard across the dp / dp_shard replicas, once per step,
+        overlapped with backward like DDP buckets; returns its exposed seconds (0 without replicas)."""
+        if replicas <= 1:
+            return 0.0
+        size = prec.grad_bytes * params / n
+        t = collective_cost("AllReduce", size, replicas, stride * n, hw).time_s
+        e = overlapped(t, dp_window)
+        add("AllReduce", "dp", f"{kind} gradients across replicas", size, replicas, stride * n, 1, exposed_abs=e)
+        return e
+
     dp_exposed = 0.0
     groups = [("dense", dense_p, shard, p.tp), ("expert", sp_.expert, ezs, p.tp * p.ep)]
     if p.zero_stage <= 2:
@@ -421,12 +432,8 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
                 add("AllGather", "dp", f"{kind} parameters after update", prec.param_bytes * params, n, stride, 1,
                     exposed_abs=e2)
                 dp_exposed += e2
-            if replicas > 1 and p.zero_stage > 0:
-                size = prec.grad_bytes * params / n
-                t = collective_cost("AllReduce", size, replicas, stride * n, hw).time_s
-                add("AllReduce", "dp", f"{kind} gradients across replicas", size, replicas, stride * n, 1,
-                    exposed_abs=overlapped(t, dp_window))
-                dp_exposed += overlapped(t, dp_window)
+            if p.zero_stage > 0:
+                dp_exposed += replica_allreduce(kind, params, n, stride)
     else:
         for kind, params, n, stride in groups:
             if params == 0 or n == 1:
@@ -446,12 +453,7 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
                     stride, 1, exposed_abs=exp_ag)
                 add("ReduceScatter", "dp", f"{kind} gradients", prec.grad_bytes * params, n, stride, m,
                     exposed_abs=exp_rs * m)
-                if replicas > 1:
-                    size = prec.grad_bytes * params / n
-                    t = collective_cost("AllReduce", size, replicas, stride * n, hw).time_s
-                    add("AllReduce", "dp", f"{kind} gradients across replicas", size, replicas, stride * n, 1,
-                        exposed_abs=overlapped(t, dp_window))
-                    dp_exposed += overlapped(t, dp_window)
+                dp_exposed += replica_allreduce(kind, params, n, stride)
                 continue
             # forward: the first layer's gather is exposed, each later one is prefetched behind the
             # previous layer's forward; backward: gather + reduce-scatter of a layer behind its backward
@@ -465,12 +467,7 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
                 exposed_abs=exp_bwd * ag_share * m)
             add("ReduceScatter", "dp", f"{kind} gradients", prec.grad_bytes * params, n, stride, m,
                 exposed_abs=exp_bwd * (1 - ag_share) * m)
-            if replicas > 1:
-                size = prec.grad_bytes * params / n
-                t = collective_cost("AllReduce", size, replicas, stride * n, hw).time_s
-                add("AllReduce", "dp", f"{kind} gradients across replicas", size, replicas, stride * n, 1,
-                    exposed_abs=overlapped(t, dp_window))
-                dp_exposed += overlapped(t, dp_window)
+            dp_exposed += replica_allreduce(kind, params, n, stride)
 
     # per-microbatch exposed communication (TP, CP, EP, PP) on the critical path
     for (op, axis, purpose), rec in coll.items():
