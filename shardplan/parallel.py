@@ -104,34 +104,80 @@ class ParallelConfig(BaseModel):
         return " ".join(parts)
 
 
+def seq_len_divisor(cp: int, causal: bool) -> int:
+    """What seq_len must be a multiple of for context parallelism of degree ``cp``: ``2 cp`` for
+    causal attention (each rank holds one chunk from the front and its mirror from the back, the
+    load-balanced split of Megatron-LM's context parallelism and Brandon et al. 2023, striped
+    attention), ``cp`` otherwise; 1 without cp."""
+    if cp <= 1:
+        return 1
+    return 2 * cp if causal else cp
+
+
 @dataclass(frozen=True)
 class Layout:
-    """A validated layout with its derived quantities.
+    """A validated layout with its derived quantities, each computed in exactly one place.
 
     Attributes:
         parallel: the config, with ``dp`` and ``dp_shard`` filled in.
         n_devices: world size = dp * tp * pp * cp.
         microbatches: microbatches per step per data-parallel rank, m = B / (dp * mbs).
         stage_layers: transformer layers on each pipeline stage (sums to n_layers).
-        zero_shard: devices a ZeRO-sharded tensor is split over (dp_shard * cp, Megatron's
-            distributed optimizer shards over the dp x cp group).
-        expert_dp: data-parallel degree of expert weights, dp * cp / ep.
+        seq_len: tokens per sequence (from the training spec).
+        causal: causal attention (decides the cp load-balancing divisor).
     """
 
     parallel: ParallelConfig
     n_devices: int
     microbatches: int
     stage_layers: tuple[int, ...]
+    seq_len: int = 0
+    causal: bool = True
 
     @property
     def zero_shard(self) -> int:
-        """Devices a ZeRO-sharded dense tensor is split over: dp_shard x cp."""
+        """Devices a ZeRO-sharded dense tensor is split over: dp_shard x cp (Megatron-LM's distributed
+        optimizer shards over the dp x cp group)."""
         return (self.parallel.dp_shard or 1) * self.parallel.cp
 
     @property
     def expert_dp(self) -> int:
         """Data-parallel degree of the expert weights: dp x cp / ep."""
         return self.parallel.dp * self.parallel.cp // self.parallel.ep
+
+    @property
+    def expert_zero_shard(self) -> int:
+        """Devices a ZeRO-sharded expert tensor is split over: zero_shard / ep when ep divides the
+        ZeRO group (experts are already split over ep), else 1 (expert state not ZeRO-sharded)."""
+        zs, ep = self.zero_shard, self.parallel.ep
+        return max(1, zs // ep) if zs % ep == 0 else 1
+
+    @property
+    def local_tokens(self) -> float:
+        """Tokens of one microbatch on one device before the sp split: seq_len x microbatch_size / cp."""
+        return self.seq_len * self.parallel.microbatch_size / self.parallel.cp
+
+    @property
+    def seq_shard(self) -> int:
+        """Factor by which sequence parallelism splits the activations outside the tp regions:
+        tp with sp (Korthikanti et al. 2022 Sec. 4.2.2), else 1."""
+        return self.parallel.tp if self.parallel.sp else 1
+
+    @property
+    def heaviest_stage(self) -> int:
+        """Index of the first pipeline stage with the most transformer layers."""
+        return max(range(self.parallel.pp), key=lambda i: self.stage_layers[i])
+
+    @property
+    def candidate_stages(self) -> tuple[int, ...]:
+        """Stages that can be the slowest or the fullest: the first (embedding), the last (LM head
+        and loss) and the one with the most layers; sorted, without repeats."""
+        return tuple(sorted({0, self.parallel.pp - 1, self.heaviest_stage}))
+
+    @property
+    def seq_len_divisor(self) -> int:
+        """What seq_len must be a multiple of for this layout's cp (:func:`seq_len_divisor`)."""
+        return seq_len_divisor(self.parallel.cp, self.causal)
 
 
 def legal_tp(model: ModelSpec, kv_replication: bool = False) -> list[int]:
@@ -239,7 +285,19 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
             n_experts or dp*cp; a global batch not divisible by dp x microbatch_size;
             fewer microbatches than pipeline stages.
     """
-    p = parallel
+    _check_options(parallel, n_devices)
+    p = _resolve_dp(parallel, model, n_devices)
+    _check_tp(p, model)
+    stage_layers = _stage_layers(p, model)
+    _check_sequence(p, training, n_devices)
+    _check_ep(p, model)
+    m = _microbatches(p, model, training)
+    return Layout(parallel=p, n_devices=n_devices, microbatches=m, stage_layers=stage_layers,
+                  seq_len=training.seq_len, causal=training.causal)
+
+
+def _check_options(p: ParallelConfig, n_devices: int) -> None:
+    """Device count range and options that need another option."""
     if not 1 <= n_devices <= MAX_DEVICES:
         raise ConfigError(f"devices={n_devices} must be between 1 and {MAX_DEVICES:,}", field="devices",
                           value=n_devices)
@@ -249,6 +307,10 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
     if p.zero_stage == 0 and p.dp_shard not in (None, 1):
         raise ConfigError(f"dp_shard={p.dp_shard} needs zero_stage >= 1 (nothing is sharded with zero_stage=0)",
                           field="dp_shard", value=p.dp_shard)
+
+
+def _resolve_dp(p: ParallelConfig, model: ModelSpec, n_devices: int) -> ParallelConfig:
+    """Fill in dp (devices / (tp pp cp)) and the ZeRO shard group dp_shard, checking both."""
     if n_devices % p.tp:
         legal = [t for t in legal_tp(model, p.kv_replication) if n_devices % t == 0]
         raise ConfigError(f"tp={p.tp} does not divide devices={n_devices}; legal tp: {fmt_legal(legal)}",
@@ -271,59 +333,76 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
             field="dp", value=p.dp)
     # ZeRO shard group (HSDP: replicate x shard)
     if p.zero_stage == 0:
-        p = p.model_copy(update={"dp_shard": 1})
-    else:
-        shard = p.dp if p.dp_shard is None else p.dp_shard
-        if p.dp % shard:
-            raise ConfigError(f"dp_shard={shard} does not divide dp={p.dp}; legal dp_shard: "
-                              f"{fmt_legal(divisors(p.dp))}", field="dp_shard", value=shard, legal=divisors(p.dp))
-        p = p.model_copy(update={"dp_shard": shard})
-    _check_tp(p, model)
-    stage_layers = _stage_layers(p, model)
+        return p.model_copy(update={"dp_shard": 1})
+    shard = p.dp if p.dp_shard is None else p.dp_shard
+    if p.dp % shard:
+        raise ConfigError(f"dp_shard={shard} does not divide dp={p.dp}; legal dp_shard: "
+                          f"{fmt_legal(divisors(p.dp))}", field="dp_shard", value=shard, legal=divisors(p.dp))
+    return p.model_copy(update={"dp_shard": shard})
+
+
+def _check_sequence(p: ParallelConfig, training: TrainingSpec, n_devices: int) -> None:
+    """cp needs a blockwise kernel and seq_len divisible by its divisor; sp needs seq_len / cp
+    divisible by tp."""
     s = training.seq_len
     if p.cp > 1 and training.attention != "flash":
         raise ConfigError(f"cp={p.cp} needs a blockwise (flash) attention kernel: ring attention merges partial "
                           f"softmaxes (Liu et al. 2023); attention={training.attention!r}; legal cp: 1",
                           field="cp", value=p.cp, legal=[1])
-    if p.cp > 1:
-        need = 2 * p.cp if training.causal else p.cp
-        if s % need:
-            legal = [c for c in divisors(s) if s % (2 * c if training.causal else c) == 0 or c == 1]
-            raise ConfigError(
-                f"cp={p.cp} needs seq_len divisible by {'2*cp' if training.causal else 'cp'} = {need} "
-                f"(load-balanced causal attention), but seq_len={s}; legal cp: "
-                f"{fmt_legal([c for c in legal if n_devices % c == 0][:12])}", field="cp", value=p.cp)
+    need = seq_len_divisor(p.cp, training.causal)
+    if s % need:
+        legal = [c for c in divisors(s) if s % seq_len_divisor(c, training.causal) == 0]
+        raise ConfigError(
+            f"cp={p.cp} needs seq_len divisible by {'2*cp' if training.causal else 'cp'} = {need} "
+            f"(load-balanced causal attention), but seq_len={s}; legal cp: "
+            f"{fmt_legal([c for c in legal if n_devices % c == 0][:12])}", field="cp", value=p.cp)
     if p.sp and (s // p.cp) % p.tp:
         raise ConfigError(f"sp=True shards the sequence over tp={p.tp}, but seq_len/cp = {s // p.cp} "
                           f"is not divisible by tp", field="sp", value=True)
-    if p.ep > 1:
-        if not model.is_moe:
-            raise ConfigError(f"ep={p.ep} needs a mixture-of-experts model; {model.name} is dense; legal ep: 1",
-                              field="ep", value=p.ep, legal=[1])
-        legal_ep = [e for e in divisors(model.n_experts) if (p.dp * p.cp) % e == 0]
-        if model.n_experts % p.ep or (p.dp * p.cp) % p.ep:
-            raise ConfigError(f"ep={p.ep} must divide n_experts={model.n_experts} and dp*cp={p.dp * p.cp}; "
-                              f"legal ep: {fmt_legal(legal_ep)}", field="ep", value=p.ep, legal=legal_ep)
+
+
+def _check_ep(p: ParallelConfig, model: ModelSpec) -> None:
+    """ep needs an MoE model and must divide n_experts and dp x cp."""
+    if p.ep == 1:
+        return
+    if not model.is_moe:
+        raise ConfigError(f"ep={p.ep} needs a mixture-of-experts model; {model.name} is dense; legal ep: 1",
+                          field="ep", value=p.ep, legal=[1])
+    legal_ep = [e for e in divisors(model.n_experts) if (p.dp * p.cp) % e == 0]
+    if model.n_experts % p.ep or (p.dp * p.cp) % p.ep:
+        raise ConfigError(f"ep={p.ep} must divide n_experts={model.n_experts} and dp*cp={p.dp * p.cp}; "
+                          f"legal ep: {fmt_legal(legal_ep)}", field="ep", value=p.ep, legal=legal_ep)
+
+
+def _batch_error(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -> ConfigError:
+    """The error for a global batch that dp x microbatch_size does not divide, with the
+    alternatives that keep the batch (shard the sequence or the heads instead)."""
+    B, s, per = training.global_batch_size, training.seq_len, p.dp * p.microbatch_size
+    alts = []
+    total_seq = p.dp  # devices that currently hold distinct sequences
+    if p.dp > 1 and s % (2 * total_seq) == 0:
+        alts.append(f"shard the sequence instead (cp={total_seq}: {s}/{total_seq} = {s // total_seq} tokens "
+                    f"per device)")
+    if p.dp > 1 and model.n_heads % (p.tp * total_seq) == 0 and model.kv_heads % (p.tp * total_seq) == 0:
+        t = p.tp * total_seq
+        alts.append(f"shard the heads (tp={t}: {model.n_heads // t} query heads and "
+                    f"{model.kv_heads // t} KV head(s) per device)")
+    legal_mbs = [m for m in divisors(B // p.dp)] if B % p.dp == 0 else []
+    msg = (f"global_batch_size={B} is not divisible by dp x microbatch_size = {p.dp} x {p.microbatch_size} "
+           f"= {per} (the batch is split over the data-parallel/FSDP ranks); legal global_batch_size: "
+           f"multiples of {per}")
+    if legal_mbs:
+        msg += f"; legal microbatch_size for this batch: {fmt_legal(legal_mbs)}"
+    if alts:
+        msg += "; to keep the batch, " + " or ".join(alts)
+    return ConfigError(msg, field="global_batch_size", value=B)
+
+
+def _microbatches(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -> int:
+    """Microbatches per step m = B / (dp x microbatch_size), checked against the pipeline."""
     B, per = training.global_batch_size, p.dp * p.microbatch_size
     if B % per:
-        alts = []
-        total_seq = p.dp  # devices that currently hold distinct sequences
-        if p.dp > 1 and s % (2 * total_seq) == 0:
-            alts.append(f"shard the sequence instead (cp={total_seq}: {s}/{total_seq} = {s // total_seq} tokens "
-                        f"per device)")
-        if p.dp > 1 and model.n_heads % (p.tp * total_seq) == 0 and model.kv_heads % (p.tp * total_seq) == 0:
-            t = p.tp * total_seq
-            alts.append(f"shard the heads (tp={t}: {model.n_heads // t} query heads and "
-                        f"{model.kv_heads // t} KV head(s) per device)")
-        legal_mbs = [m for m in divisors(B // p.dp)] if B % p.dp == 0 else []
-        msg = (f"global_batch_size={B} is not divisible by dp x microbatch_size = {p.dp} x {p.microbatch_size} "
-               f"= {per} (the batch is split over the data-parallel/FSDP ranks); legal global_batch_size: "
-               f"multiples of {per}")
-        if legal_mbs:
-            msg += f"; legal microbatch_size for this batch: {fmt_legal(legal_mbs)}"
-        if alts:
-            msg += "; to keep the batch, " + " or ".join(alts)
-        raise ConfigError(msg, field="global_batch_size", value=B)
+        raise _batch_error(p, model, training)
     m = B // per
     if p.pp > 1:
         if m < p.pp:
@@ -334,4 +413,4 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
         if p.schedule == "interleaved" and m % p.pp:
             raise ConfigError(f"interleaved schedule needs microbatches ({m}) divisible by pp={p.pp} "
                               f"(Megatron-LM requirement)", field="schedule", value=p.schedule)
-    return Layout(parallel=p, n_devices=n_devices, microbatches=m, stage_layers=stage_layers)
+    return m
