@@ -54,8 +54,8 @@ copy), with `attention="naive"` because the runtime materialises the score matri
   direction=LT`.
 * **Bytes per device** use the planner's own function (`shardplan.cost.collective.bytes_sent`):
   `S (n-1)/n` for AllGather / ReduceScatter, `2 S (n-1)/n` for AllReduce, `S_r (n-1)/n` for
-  AllToAll, `S` for SendRecv; `S` the full buffer. Mesh axes map to planner axes: `dp`, `fsdp` (and a group of them
-  with `cp`) -> `dp`; `tp`, `cp`, `ep`, `pp` -> themselves.
+  AllToAll, `S` for SendRecv; `S` the full buffer. Mesh axes map to planner axes: `dp`, `fsdp`
+  (and a group of them with `cp`) -> `dp`; `tp`, `cp`, `ep`, `pp` -> themselves.
 * **Backend mapping** (compiled side, reported raw *and* mapped): an all-reduce whose every
   consumer keeps a `1/n` partition-id-indexed `dynamic-slice` is a **ReduceScatter** (XLA:CPU has
   no native reduce-scatter: it emits all-reduce + dynamic-slice); an all-reduce that reduces

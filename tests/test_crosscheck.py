@@ -10,8 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from shardplan.cost.collective import Collective
 from shardplan.crosscheck.compare import runtime_training
 from shardplan.crosscheck.deltas import MEMORY_RULES, RULES, rules_table, runtime_deltas
