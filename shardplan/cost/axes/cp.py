@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from shardplan.cost.axes import LayerCall
 from shardplan.cost.collective import Collective
-from shardplan.cost.comm import collective_cost
 from shardplan.cost.context import StepContext
 
 #: one ring step of one layer (repeated cp - 1 times per pass)
@@ -30,7 +29,7 @@ def collectives(ctx: StepContext) -> list[Collective]:
     if p.cp == 1:
         return []
     kv_bytes = 2 * ctx.prec.activation_bytes * ctx.layout.local_tokens * ctx.model.kv_dim / p.tp
-    t_step = collective_cost("SendRecv", kv_bytes, 2, p.tp, ctx.hw).time_s
+    t_step = ctx.call_time("SendRecv", kv_bytes, 2, p.tp)
     attn = ctx.dense_t.fwd_attn
     exp_fwd = max(0.0, (p.cp - 1) * t_step - attn)
     exp_bwd = max(0.0, 2 * (p.cp - 1) * t_step - 2 * attn)
