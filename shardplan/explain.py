@@ -2,8 +2,9 @@
 result compares with the seeds' rules of thumb.
 
 Rules of thumb (a parallelism decision guide in the style of the Hugging Face Ultra-Scale Playbook,
-and EasyDeL's TPU/GPU sharding notes -- the project's seed documents 001 and 000) are encoded in :func:`rules_of_thumb` as layout constraints so the planner can
-evaluate exactly what the rule recommends and report the difference in predicted tokens/s.
+and EasyDeL's TPU/GPU sharding notes -- the project's seed documents 001 and 000) are encoded in
+:func:`rules_of_thumb` as layout constraints so the planner can evaluate exactly what the rule
+recommends and report the difference in predicted tokens/s.
 """
 
 from __future__ import annotations
