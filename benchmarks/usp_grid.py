@@ -26,6 +26,7 @@ from scipy.stats import spearmanr
 
 from shardplan.cost.step import Estimate, estimate
 from shardplan.errors import ConfigError
+from shardplan.fitting import Parameter, apply, cross_validate, fit
 from shardplan.loaders import load_hardware
 from shardplan.parallel import ParallelConfig
 from shardplan.presets.frameworks import framework_profile
@@ -137,6 +138,48 @@ def score(runs: list[GridRun], preds: list[Estimate | str]) -> dict:
             "mem_median_err": statistics.median(mem_err)}
 
 
+#: the nanotron profile's time constants fitted on the grid (bounds keep them physical)
+FIT_PARAMS = [
+    Parameter("framework", "collective_overhead_s", 0.0, 2e-3),
+    Parameter("framework", "layer_overhead_s", 0.0, 2e-3),
+    Parameter("framework", "microbatch_overhead_s", 0.0, 0.05),
+    Parameter("framework", "step_overhead_s", 0.0, 2.0),
+    Parameter("framework", "overlap_slowdown", 0.0, 1.0),
+    Parameter("framework", "dp_overlap", 0.0, 1.0),
+    Parameter("hardware", "matmul_efficiency", 0.3, 0.9),
+]
+
+
+def throughput(run: GridRun, hw: HardwareSpec, profile: FrameworkProfile) -> float | None:
+    """Predicted tokens/s per GPU (None if refused) -- the fitting predictor."""
+    e = predict(run, hw, profile)
+    return None if isinstance(e, str) else e.tokens_per_s / e.layout.n_devices
+
+
+def fit_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> str:
+    """Fit on all runs that ran and leave-one-model-out: fitted values and held-out metrics."""
+    ran = [r for r in runs if r.ran]
+    y = [r.tok_s_gpu for r in ran]
+    full = fit(ran, y, throughput, FIT_PARAMS, hw, profile)
+    lines = ["| fitted on | " + " | ".join(f"`{p.field}`" for p in FIT_PARAMS) + " | scored on | result |",
+             "|---|" + "---|" * len(FIT_PARAMS) + "---|---|"]
+    h, f = apply(FIT_PARAMS, full.values, hw, profile)
+    s = score(runs, [predict(r, h, f) for r in runs])
+    lines.append(_fit_row("all", full.values, "all", s))
+    for model, (res, _test) in cross_validate(ran, y, [r.model for r in ran], throughput, FIT_PARAMS, hw,
+                                              profile).items():
+        held = [r for r in runs if r.model == model]
+        h, f = apply(FIT_PARAMS, res.values, hw, profile)
+        lines.append(_fit_row(f"all but {model}", res.values, model, score(held, [predict(r, h, f) for r in held])))
+    return "\n".join(lines)
+
+
+def _fit_row(train: str, values: list[float], test: str, s: dict) -> str:
+    vals = " | ".join(f"{v:.3g}" for v in values)
+    return (f"| {train} | {vals} | {test} | median |err| {s['median_abs_err']:.1%}, Spearman min "
+            f"{s['spearman_min']:.2f} / median {s['spearman_median']:.2f}, fit/OOM {s['fit_accuracy']:.1%} |")
+
+
 def report(name: str, s: dict) -> str:
     """One Markdown block of metrics."""
     lines = [f"**{name}**: {s['runs']} runs ({s['ran']} ran). tokens/s/GPU median |error| "
@@ -155,11 +198,14 @@ def main() -> None:
     ap.add_argument("--hardware", default=str(DEFAULT_HW))
     ap.add_argument("--framework", default="nanotron")
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--fit", action="store_true", help="fit the profile's constants, with leave-one-model-out")
     args = ap.parse_args()
     runs = load_grid(args.csv)
     hw, profile = load_hardware(args.hardware), framework_profile(args.framework)
     preds = [predict(r, hw, profile) for r in runs]
     text = report(f"{args.framework} profile on {hw.name}", score(runs, preds))
+    if args.fit:
+        text += "\n\n" + fit_report(runs, hw, profile)
     print(text)
     if args.out:
         args.out.write_text(text + "\n")
