@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from shardplan.cost.pipeline import stage_inflight
 from shardplan.parallel import Layout
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
@@ -107,7 +108,7 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     beta = training.precision.activation_bytes
     h, q, kv, a = model.d_model, model.q_dim, model.kv_dim, model.n_heads
     t = p.tp
-    sigma = t if p.sp else 1
+    sigma = layout.seq_shard
     s = training.seq_len
     b = 0.0
     b += 3 * beta * h / sigma  # 2 norm inputs + QKV input
@@ -126,24 +127,6 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     if training.dropout:
         b += 2.0 * h / sigma
     return b
-
-
-def inflight_microbatches(layout: Layout) -> float:
-    """Microbatches whose activations the first pipeline stage holds at the peak.
-
-    No pipeline: 1 (gradient accumulation frees each microbatch). GPipe: m. 1F1B and zero-bubble
-    ZB-H1: min(m, p) (Narayanan et al. 2021 Sec. 2.2; Qi et al. 2023 Sec. 3: ZB-H1 keeps 1F1B's peak).
-    Interleaved: p * (1 + (p-1)/(p*v)), at most m (Korthikanti et al. 2022 Sec. 4.2.3).
-    """
-    p = layout.parallel
-    m = layout.microbatches
-    if p.pp == 1:
-        return 1.0
-    if p.schedule == "gpipe":
-        return float(m)
-    if p.schedule == "interleaved":
-        return min(float(m), p.pp * (1 + (p.pp - 1) / (p.pp * p.virtual_stages)))
-    return float(min(m, p.pp))
 
 
 @dataclass
@@ -190,8 +173,7 @@ def memory_for_stage(model: ModelSpec, training: TrainingSpec, layout: Layout, s
     p = layout.parallel
     prec = training.precision
     sp = stage_params(model, layout, stage)
-    zs = layout.zero_shard
-    ezs = max(1, zs // p.ep) if zs % p.ep == 0 else 1
+    zs, ezs = layout.zero_shard, layout.expert_zero_shard
     z = p.zero_stage
 
     def sharded(stage_min: int) -> float:
@@ -214,15 +196,15 @@ def memory_for_stage(model: ModelSpec, training: TrainingSpec, layout: Layout, s
         unit = model.largest_tensor_params() if p.fsdp_unit == "tensor" else model.largest_block_params()
         mb.zero3_buffers = 2 * prec.param_bytes * unit / p.tp
     # activations
-    u = training.seq_len * p.microbatch_size / p.cp  # local tokens per microbatch (before sp split)
+    u = layout.local_tokens
     n_layers = sp.layers
     dense_l, moe_l = n_layers - sp.moe_layers, sp.moe_layers
     per_tok = [activation_bytes_per_token(model, training, layout, False),
                activation_bytes_per_token(model, training, layout, True) if model.is_moe else 0.0]
     full_layer = per_tok[1] if moe_l else per_tok[0]
-    sigma = p.tp if p.sp else 1
+    sigma = layout.seq_shard
     beta = prec.activation_bytes
-    inflight = inflight_microbatches(layout) if stage == 0 else max(1.0, inflight_microbatches(layout) - stage)
+    inflight = stage_inflight(layout, stage)
     if p.recompute == "full":
         stored = n_layers * beta * model.d_model / sigma
         mb.activations = u * (stored * inflight + full_layer)
@@ -244,6 +226,5 @@ def memory_estimate(model: ModelSpec, training: TrainingSpec, layout: Layout, re
                     ) -> MemoryBreakdown:
     """Memory of the most loaded device: the maximum over the first and last pipeline stages and,
     for uneven splits, the stage with the most layers."""
-    stages = {0, layout.parallel.pp - 1}
-    stages.add(max(range(layout.parallel.pp), key=lambda i: layout.stage_layers[i]))
+    stages = layout.candidate_stages
     return max((memory_for_stage(model, training, layout, s, reserve) for s in stages), key=lambda m: m.total)

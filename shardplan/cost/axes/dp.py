@@ -1,0 +1,167 @@
+"""Data parallelism and ZeRO / FSDP / HSDP: gradient reduction and parameter gathers over the
+data-parallel group (dp x cp ranks hold distinct tokens of the same weights).
+
+* ZeRO-0 (DDP): one AllReduce of the gradients per step (Li et al. 2020, PyTorch DDP).
+* ZeRO-1/2: ReduceScatter of the gradients onto the shard group and AllGather of the updated
+  parameters, once per step (Rajbhandari et al. 2020, Sec. 5.1-5.2; Megatron-LM distributed
+  optimizer, which shards over dp x cp).
+* ZeRO-3 (FSDP): parameters gathered before each layer's forward and again before its backward,
+  gradients reduce-scattered after its backward, per microbatch (Zhao et al. 2023, PyTorch FSDP,
+  Sec. 3.2); or, with ``zero3_gather='per_step'``, gathered once per step and kept (XLA/GSPMD).
+* HSDP: the shard group's gradient shard is then all-reduced across the dp / dp_shard replicas.
+* Expert weights are sharded over the expert-data-parallel group (``Layout.expert_zero_shard``).
+
+Overlap: gradient reduction hides behind the backward of the last microbatch except the last
+bucket (Li et al. 2020, Sec. 3.2.3), one bucket per layer; the ZeRO-1/2 parameter AllGather behind
+the next forward likewise (Megatron-LM ``--overlap-param-gather``); ZeRO-3 prefetches the next
+layer's parameters during the current layer (Zhao et al. 2023, Sec. 3.3.2) so only the first
+layer's gather and each layer's excess over its compute are exposed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shardplan.cost.collective import Collective
+from shardplan.cost.context import StepContext
+
+
+@dataclass(frozen=True)
+class WeightGroup:
+    """Weights reduced together: ``kind`` 'dense' or 'expert', ``params`` elements per device on the
+    slowest stage, sharded over ``shard`` ranks, whose members are ``stride`` ranks apart."""
+
+    kind: str
+    params: float
+    shard: int
+    stride: int
+
+
+@dataclass(frozen=True)
+class DataParallelCost:
+    """The dp collectives and their exposed seconds: ``per_microbatch`` (ZeRO-3 traffic, on the
+    critical path of every microbatch, so it also lengthens the bubble) and ``per_step``."""
+
+    collectives: list[Collective]
+    per_microbatch: float
+    per_step: float
+
+
+def weight_groups(ctx: StepContext) -> list[WeightGroup]:
+    """Dense (incl. replicated norms / router) and expert weights of the slowest stage."""
+    sp_, p = ctx.stage.params, ctx.p
+    return [WeightGroup("dense", sp_.dense + sp_.replicated, ctx.layout.zero_shard, p.tp),
+            WeightGroup("expert", sp_.expert, ctx.layout.expert_zero_shard, p.tp * p.ep)]
+
+
+def _windows(ctx: StepContext) -> tuple[float, float, int]:
+    """(forward seconds of one layer, backward (+ recompute) seconds of one layer, buckets)."""
+    fwd = ctx.dense_t.fwd
+    bwd = 2 * fwd + (fwd if ctx.p.recompute == "full" else 0.0)
+    return fwd, bwd, max(1, ctx.layers)
+
+
+def _bucket_rule(ctx: StepContext) -> str:
+    """'buckets' when the reduction overlaps compute (``overlap_grad_reduce``), else 'exposed'."""
+    return "buckets" if ctx.p.overlap_grad_reduce else "exposed"
+
+
+def _bucketed(ctx: StepContext, t: float, window: float) -> float:
+    """Exposed part of a per-step collective of ``t`` seconds split in per-layer buckets behind a
+    compute window of ``window`` seconds: the last bucket plus what exceeds the window (Li et al.
+    2020 Sec. 3.2.3). The framework's ``dp_overlap`` is the fraction of the other buckets that can
+    overlap at all (1: DDP / Megatron-LM; 0: reduced after the backward)."""
+    if not ctx.p.overlap_grad_reduce:
+        return t
+    buckets = _windows(ctx)[2]
+    hideable = ctx.training.framework.dp_overlap * t * (1 - 1 / buckets)
+    return t - min(hideable, window)
+
+
+def _replicas(ctx: StepContext, g: WeightGroup) -> list[Collective]:
+    """HSDP: AllReduce of the gradient shard across the dp / dp_shard replicas, once per step,
+    bucketed behind the backward like DDP."""
+    p = ctx.p
+    replicas = p.dp // (p.dp_shard or 1)
+    if replicas <= 1:
+        return []
+    size = ctx.prec.grad_bytes * g.params / g.shard
+    stride = g.stride * g.shard
+    _, bwd, b = _windows(ctx)
+    t = ctx.bucketed_time("AllReduce", size, replicas, stride, b)
+    e = _bucketed(ctx, t, ctx.layers * bwd)
+    return [ctx.collective("AllReduce", "dp", "grads", "step", g.kind, size, replicas, stride, 1,
+                           f"{g.kind} gradients across replicas", overlap=_bucket_rule(ctx), exposed_s=e,
+                           replicas=True, buckets=b)]
+
+
+def _zero012(ctx: StepContext, g: WeightGroup) -> list[Collective]:
+    """ZeRO-0: AllReduce of the gradients; ZeRO-1/2: ReduceScatter + AllGather after the update."""
+    prec, L = ctx.prec, ctx.layers
+    fwd, bwd, b = _windows(ctx)
+    grads = prec.grad_bytes * g.params
+    if ctx.p.zero_stage == 0:
+        n = ctx.p.dp * ctx.p.cp if g.kind == "dense" else ctx.layout.expert_dp
+        t = ctx.bucketed_time("AllReduce", grads, n, g.stride, b)
+        return [ctx.collective("AllReduce", "dp", "grads", "step", g.kind, grads, n, g.stride, 1,
+                               f"{g.kind} gradients", overlap=_bucket_rule(ctx), exposed_s=_bucketed(ctx, t, L * bwd),
+                               buckets=b)]
+    rs = ctx.bucketed_time("ReduceScatter", grads, g.shard, g.stride, b)
+    params = prec.param_bytes * g.params
+    ag = ctx.bucketed_time("AllGather", params, g.shard, g.stride, b)
+    return [ctx.collective("ReduceScatter", "dp", "grads", "step", g.kind, grads, g.shard, g.stride, 1,
+                           f"{g.kind} gradients", overlap=_bucket_rule(ctx), exposed_s=_bucketed(ctx, rs, L * bwd),
+                           buckets=b),
+            ctx.collective("AllGather", "dp", "params", "step", g.kind, params, g.shard, g.stride, 1,
+                           f"{g.kind} parameters after update", overlap=_bucket_rule(ctx),
+                           exposed_s=_bucketed(ctx, ag, L * fwd), buckets=b)] + _replicas(ctx, g)
+
+
+def _zero3(ctx: StepContext, g: WeightGroup) -> tuple[list[Collective], float, float]:
+    """ZeRO-3 collectives and their exposed seconds (per microbatch, per step)."""
+    prec, m, hw = ctx.prec, ctx.m, ctx.hw
+    fwd, bwd, buckets = _windows(ctx)
+    params, grads = prec.param_bytes * g.params, prec.grad_bytes * g.params
+    # one call per layer (FSDP unit), each with its own latency
+    ag = ctx.call_time("AllGather", params / buckets, g.shard, g.stride)
+    rs = ctx.call_time("ReduceScatter", grads / buckets, g.shard, g.stride)
+    # forward: the first layer's gather is exposed, each later one prefetched behind the previous
+    # layer's forward
+    exp_ag = ag + (buckets - 1) * max(0.0, ag - fwd)
+    args = (g.kind, params, g.shard, g.stride)
+    kw = {"overlap": "prefetch", "buckets": buckets}
+    if ctx.p.zero3_gather == "per_step":
+        exp_rs = buckets * max(0.0, rs - bwd)
+        out = [ctx.collective("AllGather", "dp", "params", "step", *args, 1,
+                              f"{g.kind} parameters (ZeRO-3, once per step)", exposed_s=exp_ag, **kw),
+               ctx.collective("ReduceScatter", "dp", "grads", "bwd", g.kind, grads, g.shard, g.stride, m,
+                              f"{g.kind} gradients", exposed_s=exp_rs * m, **kw)]
+        return out + _replicas(ctx, g), exp_rs, exp_ag
+    # backward: gather + reduce-scatter of a layer behind its backward
+    exp_bwd = buckets * max(0.0, ag + rs - bwd)
+    ag_share = ag / (ag + rs) if ag + rs > 0 else 0.0
+    out = [ctx.collective("AllGather", "dp", "params", "fwd", *args, m, f"{g.kind} parameters (ZeRO-3 forward)",
+                          exposed_s=exp_ag * m, **kw),
+           ctx.collective("AllGather", "dp", "params", "bwd", *args, m, f"{g.kind} parameters (ZeRO-3 backward)",
+                          exposed_s=exp_bwd * ag_share * m, **kw),
+           ctx.collective("ReduceScatter", "dp", "grads", "bwd", g.kind, grads, g.shard, g.stride, m,
+                          f"{g.kind} gradients", exposed_s=exp_bwd * (1 - ag_share) * m, **kw)]
+    return out + _replicas(ctx, g), exp_ag + exp_bwd, 0.0
+
+
+def collectives(ctx: StepContext) -> DataParallelCost:
+    """All dp collectives of one step and their exposed seconds (module docstring)."""
+    out: list[Collective] = []
+    per_mb = per_step = 0.0
+    for g in weight_groups(ctx):
+        if g.params == 0 or (ctx.p.zero_stage == 3 and g.shard == 1):
+            continue
+        if ctx.p.zero_stage <= 2:
+            cs = _zero012(ctx, g)
+            per_step += sum(c.exposed_s for c in cs)
+        else:
+            cs, mb, st = _zero3(ctx, g)
+            per_mb += mb
+            per_step += st + sum(c.exposed_s for c in cs if c.replicas)
+        out += cs
+    return DataParallelCost(out, per_mb, per_step)

@@ -1,0 +1,113 @@
+"""Tensor parallelism (Megatron-LM, Shoeybi et al. 2019) with optional sequence parallelism
+(Korthikanti et al. 2022): the collectives of one step over the tp group.
+
+Per transformer layer (tables below, one row per collective): without sequence parallelism the
+``g`` operator all-reduces the outputs of the two row-parallel projections in the forward and the
+``f`` operator the input gradients of the two column-parallel ones in the backward (Shoeybi et
+al. 2019 Fig. 3); with sequence parallelism each AllReduce becomes an AllGather before the
+column-parallel projection and a ReduceScatter after the row-parallel one, and the backward also
+re-gathers the two block inputs for the weight gradients (Korthikanti et al. 2022 Sec. 4.2.2,
+Fig. 5). Full recompute repeats the forward collectives in the backward. Each carries the local
+activations ``beta u h`` (u = local tokens per microbatch).
+
+Per microbatch: the vocab-parallel embedding's output and the LM head's input (one of them per
+stage with pp > 1; Megatron-LM VocabParallelEmbedding / ColumnParallelLinear) and the
+vocab-parallel cross-entropy's three fp32 all-reduces per token (max logit, target logit, sum of
+exponentials; Megatron-LM ``_VocabParallelCrossEntropy``). Per step, with sequence parallelism,
+the AllReduce of the norm-weight gradients (Megatron-LM ``_allreduce_layernorm_grads``).
+
+``tp_overlap`` (Transformer Engine userbuffers, Megatron-LM ``--tp-comm-overlap``; Wang et al.
+2023) hides the per-layer activation collectives behind the stage's matmuls: only the part longer
+than the matmul time stays exposed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from shardplan.cost.axes import LayerCall, recomputed, tally
+from shardplan.cost.collective import Collective
+from shardplan.cost.context import StepContext
+
+#: per layer, without sequence parallelism (Shoeybi et al. 2019 Fig. 3)
+MEGATRON: tuple[LayerCall, ...] = (
+    LayerCall("AllReduce", "fwd", "attention output after the row-parallel output projection (g)"),
+    LayerCall("AllReduce", "fwd", "MLP output after the row-parallel down projection (g)"),
+    LayerCall("AllReduce", "bwd", "input gradient of the column-parallel QKV projection (f)"),
+    LayerCall("AllReduce", "bwd", "input gradient of the column-parallel gate/up projection (f)"),
+)
+#: per layer, with sequence parallelism (Korthikanti et al. 2022 Sec. 4.2.2, Fig. 5)
+SEQUENCE_PARALLEL: tuple[LayerCall, ...] = (
+    LayerCall("AllGather", "fwd", "attention block input before QKV (g)"),
+    LayerCall("ReduceScatter", "fwd", "attention output after the output projection (g-bar)"),
+    LayerCall("AllGather", "fwd", "MLP block input before gate/up (g)"),
+    LayerCall("ReduceScatter", "fwd", "MLP output after the down projection (g-bar)"),
+    LayerCall("AllGather", "bwd", "gradient of the attention output (transpose of g-bar)"),
+    LayerCall("AllGather", "bwd", "gradient of the MLP output (transpose of g-bar)"),
+    LayerCall("ReduceScatter", "bwd", "input gradient of QKV (transpose of g)"),
+    LayerCall("ReduceScatter", "bwd", "input gradient of gate/up (transpose of g)"),
+    LayerCall("AllGather", "bwd", "attention block input re-gathered for the QKV weight gradient"),
+    LayerCall("AllGather", "bwd", "MLP block input re-gathered for the gate/up weight gradient"),
+)
+#: per microbatch on the first stage: the vocab-parallel embedding's output
+EMBEDDING = {False: (LayerCall("AllReduce", "fwd", "embedding output (vocab-parallel lookup)"),),
+             True: (LayerCall("ReduceScatter", "fwd", "embedding output to sequence shards"),
+                    LayerCall("AllGather", "bwd", "embedding output gradient")),}
+#: per microbatch on the last stage: the column-parallel LM head's input
+HEAD = {False: (LayerCall("AllReduce", "bwd", "LM head input gradient (f)"),),
+        True: (LayerCall("AllGather", "fwd", "LM head input from sequence shards"),
+               LayerCall("ReduceScatter", "bwd", "LM head input gradient to sequence shards"))}
+#: fp32 statistics per token of the vocab-parallel cross-entropy (Megatron-LM)
+CROSS_ENTROPY_ALLREDUCES = 3
+
+
+def layer_schedule(sp: bool, recompute: str) -> tuple[LayerCall, ...]:
+    """The tp collectives of one transformer layer, forward then backward (recompute included)."""
+    base = SEQUENCE_PARALLEL if sp else MEGATRON
+    return base + (recomputed(base) if recompute == "full" else ())
+
+
+def embedding_head_schedule(sp: bool, pp: int, stage: int) -> tuple[LayerCall, ...]:
+    """Per-microbatch embedding / LM-head collectives of ``stage``: both without pipeline
+    parallelism; with pp > 1 the first stage's embedding or else the last stage's head (a middle
+    stage is charged the head's, as the stage that sets the pace is the first or the last)."""
+    if pp == 1:
+        return EMBEDDING[sp] + HEAD[sp]
+    return EMBEDDING[sp] if stage == 0 else HEAD[sp]
+
+
+def collectives(ctx: StepContext) -> list[Collective]:
+    """All tp collectives of one step on the slowest stage (module docstring); [] for tp = 1."""
+    p, m, L = ctx.p, ctx.m, ctx.layers
+    if p.tp == 1:
+        return []
+    act = ctx.prec.activation_bytes * ctx.layout.local_tokens * ctx.model.d_model
+    label = "activations (sequence parallel)" if p.sp else "activations (Megatron f/g)"
+    out = [ctx.collective(op, "tp", "activations", ph, "layers", act, p.tp, 1, n * L * m, label,
+                          overlap="tp_overlap" if p.tp_overlap else "exposed")
+           for op, ph, n in tally(layer_schedule(p.sp, p.recompute))]
+    out = _overlap_with_matmuls(ctx, out) if p.tp_overlap else out
+    out += [ctx.collective(op, "tp", "activations", ph, "embedding_head", act, p.tp, 1, n * m, "LM head / embedding")
+            for op, ph, n in tally(embedding_head_schedule(p.sp, p.pp, ctx.stage.stage))]
+    out.append(ctx.collective("AllReduce", "tp", "loss", "fwd", "embedding_head", 4.0 * ctx.layout.local_tokens,
+                              p.tp, 1, CROSS_ENTROPY_ALLREDUCES * m, "cross-entropy (vocab parallel)"))
+    if p.sp:
+        # norm weights are replicated over tp but see 1/tp of the sequence: their gradients are
+        # all-reduced over tp once per step (Korthikanti et al. 2022 Sec. 4.2.2)
+        norm_bytes = ctx.prec.grad_bytes * ctx.stage.params.replicated
+        out.append(ctx.collective("AllReduce", "tp", "norm_grads", "step", "layers", norm_bytes, p.tp, 1, 1,
+                                  "norm gradients (sequence parallel)"))
+    return out
+
+
+def _overlap_with_matmuls(ctx: StepContext, layer_calls: list[Collective]) -> list[Collective]:
+    """``tp_overlap``: the per-layer activation collectives run concurrently with the stage's
+    matmuls (3 x forward matmul time per layer and microbatch); only what exceeds them is exposed,
+    shared pro rata over the collectives."""
+    total = sum(c.time_s for c in layer_calls)
+    mm = ctx.dense_t.fwd_mm if ctx.moe_layers < ctx.layers else ctx.moe_t.fwd_mm
+    hide = ctx.m * ctx.layers * 3 * mm
+    if total <= 0:
+        return layer_calls
+    keep = max(0.0, total - hide) / total
+    return [replace(c, exposed_s=c.time_s * keep) for c in layer_calls]

@@ -1,0 +1,63 @@
+"""Pipeline parallelism: the bubble of each schedule and the microbatches a stage holds in flight.
+
+Sources: Narayanan et al. 2021 ("Efficient Large-Scale Language Model Training on GPU Clusters
+Using Megatron-LM"), Sec. 2.2.1 (GPipe / 1F1B bubble (p-1) t_mb, 1F1B holds at most p
+microbatches) and Sec. 2.2.2 (interleaved: bubble / v); Qi et al. 2023 ("Zero Bubble Pipeline
+Parallelism"), Sec. 3 (ZB-H1: bubble (p-1) t_mb / 3 with T_F = T_B = T_W, peak memory of 1F1B);
+Korthikanti et al. 2022 Sec. 4.2.3 (interleaving multiplies the first stage's in-flight
+activations by 1 + (p-1)/(p v)). The schedule simulator drawn by the guide is
+:mod:`shardplan.cost.pipeline_schedule`.
+"""
+
+from __future__ import annotations
+
+from shardplan.parallel import Layout, ParallelConfig
+
+
+def bubble_fraction(parallel: ParallelConfig) -> float:
+    """Bubble of one step in units of one microbatch's forward + backward on one stage.
+
+    ``(p-1)`` for GPipe and 1F1B, ``(p-1)/v`` interleaved, ``(p-1)/3`` zero-bubble (ZB-H1), 0 without
+    pipeline parallelism (sources in the module docstring).
+
+    Raises:
+        KeyError: never for a validated :class:`ParallelConfig` (schedule is a Literal).
+    """
+    p = parallel
+    if p.pp == 1:
+        return 0.0
+    per_stage = {"gpipe": 1.0, "1f1b": 1.0, "interleaved": 1.0 / p.virtual_stages,
+                 "zero-bubble": 1.0 / 3.0}[p.schedule]
+    return (p.pp - 1) * per_stage
+
+
+def bubble_s(parallel: ParallelConfig, microbatch_s: float) -> float:
+    """Pipeline bubble in seconds: :func:`bubble_fraction` x the slowest stage's microbatch time
+    ``microbatch_s`` (seconds, forward + backward + exposed per-microbatch communication)."""
+    return bubble_fraction(parallel) * microbatch_s
+
+
+def inflight_microbatches(layout: Layout) -> float:
+    """Microbatches whose activations the first pipeline stage holds at the peak.
+
+    No pipeline: 1 (gradient accumulation frees each microbatch). GPipe: m. 1F1B and zero-bubble
+    ZB-H1: min(m, p) (Narayanan et al. 2021 Sec. 2.2; Qi et al. 2023 Sec. 3: ZB-H1 keeps 1F1B's peak).
+    Interleaved: p * (1 + (p-1)/(p*v)), at most m (Korthikanti et al. 2022 Sec. 4.2.3).
+    """
+    p = layout.parallel
+    m = layout.microbatches
+    if p.pp == 1:
+        return 1.0
+    if p.schedule == "gpipe":
+        return float(m)
+    if p.schedule == "interleaved":
+        return min(float(m), p.pp * (1 + (p.pp - 1) / (p.pp * p.virtual_stages)))
+    return float(min(m, p.pp))
+
+
+def stage_inflight(layout: Layout, stage: int) -> float:
+    """In-flight microbatches of pipeline stage ``stage``: the first stage's
+    (:func:`inflight_microbatches`) minus one per stage further down (1F1B warm-up is p - s - 1
+    forwards, Narayanan et al. 2021 Sec. 2.2.1), at least 1."""
+    first = inflight_microbatches(layout)
+    return first if stage == 0 else max(1.0, first - stage)

@@ -1,0 +1,74 @@
+"""Typed collectives per axis: counts from the labelled schedules, derived by hand."""
+
+from pathlib import Path
+
+from shardplan.cost.axes.tables import replace_block
+from shardplan.cost.collective import bytes_sent
+from shardplan.cost.step import estimate
+from shardplan.parallel import ParallelConfig
+from shardplan.presets.hardware import HARDWARE
+from shardplan.presets.models import MODELS
+from shardplan.specs.training import TrainingSpec
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "cost_model.md"
+
+
+def _colls(parallel, devices=8, model="llama-3-8b", seq=4096, batch=16):
+    tr = TrainingSpec(seq_len=seq, global_batch_size=batch)
+    return estimate(MODELS[model], HARDWARE["h100-sxm"], tr, parallel, devices).collectives
+
+
+def _count(colls, **kw):
+    return sum(c.count for c in colls if all(getattr(c, k) == v for k, v in kw.items()))
+
+
+def test_doc_schedules_match_code():
+    # docs/cost_model.md carries the tables generated from cost/axes (python benchmarks/cost_tables.py)
+    text = DOC.read_text()
+    assert replace_block(text) == text
+
+
+def test_tp_sequence_parallel_counts_by_phase():
+    # llama-3-8b, 32 layers, tp=8+sp on 8 devices: dp=1, batch 16 at mbs 1 -> m = 16 microbatches.
+    # Korthikanti et al. 2022: forward 2 AllGather + 2 ReduceScatter per layer, backward 4 AG + 2 RS;
+    # with pp=1 the stage also holds the embedding (RS fwd, AG bwd) and LM head (AG fwd, RS bwd).
+    c = _colls(ParallelConfig(tp=8, sp=True))
+    L, m = 32, 16
+    assert _count(c, axis="tp", tensor="activations", scope="layers", op="AllGather", phase="fwd") == 2 * L * m
+    assert _count(c, axis="tp", tensor="activations", scope="layers", op="AllGather", phase="bwd") == 4 * L * m
+    assert _count(c, axis="tp", tensor="activations", scope="layers", op="ReduceScatter", phase="bwd") == 2 * L * m
+    assert _count(c, axis="tp", scope="embedding_head", op="AllGather") == 2 * m  # head fwd + embedding bwd
+    assert _count(c, axis="tp", tensor="loss") == 3 * m  # vocab-parallel cross-entropy
+    assert _count(c, axis="tp", tensor="norm_grads", phase="step") == 1
+
+
+def test_tp_full_recompute_repeats_forward_in_backward():
+    # no SP: 2 AllReduce fwd + 2 bwd per layer; full recompute re-runs the 2 forward ones in the backward
+    c = _colls(ParallelConfig(tp=8, recompute="full"))
+    assert _count(c, axis="tp", scope="layers", phase="fwd") == 2 * 32 * 16
+    assert _count(c, axis="tp", scope="layers", phase="bwd") == 4 * 32 * 16
+
+
+def test_zero3_phases_and_bytes():
+    # llama-3-8b ZeRO-3 on 8 devices, per-microbatch gathers: params AllGather fwd and bwd, grads RS bwd,
+    # m = 16 / 8 = 2 microbatches each. Bytes: the stage's dense params x 2 B x (8-1)/8 per call.
+    c = _colls(ParallelConfig(zero_stage=3))
+    ag_f = [x for x in c if x.axis == "dp" and x.tensor == "params" and x.phase == "fwd"]
+    assert len(ag_f) == 1 and ag_f[0].count == 2 and ag_f[0].scope == "dense"
+    n = MODELS["llama-3-8b"].n_params  # one stage holds every parameter
+    assert ag_f[0].bytes_per_device == 2 * bytes_sent("AllGather", 2.0 * n, 8)
+    assert _count(c, axis="dp", tensor="grads", phase="bwd", op="ReduceScatter") == 2
+
+
+def test_hsdp_replicas_flagged():
+    c = _colls(ParallelConfig(zero_stage=3, dp_shard=4))
+    rep = [x for x in c if x.replicas]
+    assert len(rep) == 1 and rep[0].op == "AllReduce" and rep[0].group_size == 2  # 8 / 4 replicas
+
+
+def test_bytes_sent_convention():
+    # nccl-tests bus-bandwidth factors: AG/RS (n-1)/n, AR 2(n-1)/n, SendRecv S
+    assert bytes_sent("AllGather", 800.0, 8) == 700.0
+    assert bytes_sent("AllReduce", 800.0, 8) == 1400.0
+    assert bytes_sent("SendRecv", 800.0, 2) == 800.0
+    assert bytes_sent("ReduceScatter", 800.0, 1) == 0.0
