@@ -6,8 +6,8 @@ library:
 * :func:`model_spec` -- preset name, Hugging Face ``config.json`` (file or directory) or a YAML/JSON
   file of :class:`~shardplan.specs.model.ModelSpec` fields -> ``ModelSpec``;
 * :func:`hardware_spec` -- preset name or YAML/JSON file -> ``HardwareSpec``;
-* :func:`training_spec` -- seq_len, global batch in sequences *or* tokens, precision, attention
-  -> ``TrainingSpec``;
+* :func:`training_spec` -- seq_len, global batch in sequences *or* tokens, precision, attention,
+  framework profile name -> ``TrainingSpec``;
 * :func:`parallel_config` -- layout values (flags, form fields) and/or a plan JSON -> ``ParallelConfig``;
 * :data:`LAYOUT_OPTIONS` -- every :class:`~shardplan.parallel.ParallelConfig` field as a
   :class:`LayoutOption` (name, kind, Literal choices, bounds, default, description), read from the
@@ -34,6 +34,7 @@ from pydantic.fields import FieldInfo
 from shardplan.errors import ConfigError, fmt_legal
 from shardplan.loaders import config_error, load_hardware, load_model, read_plan_file
 from shardplan.parallel import ParallelConfig
+from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec, precision_policy
@@ -177,7 +178,8 @@ def hardware_spec(hardware: str | HardwareSpec, scale_up_size: int | None = None
 
 
 def training_spec(seq_len: int, global_batch: int | None = None, global_batch_tokens: int | None = None,
-                  precision: str = "bf16-mixed", attention: str = "flash") -> TrainingSpec:
+                  precision: str = "bf16-mixed", attention: str = "flash",
+                  framework: str | FrameworkProfile | None = None) -> TrainingSpec:
     """What one optimizer step processes.
 
     Args:
@@ -186,10 +188,13 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
         global_batch_tokens: tokens per optimizer step (a multiple of seq_len). Give exactly one.
         precision: a name of :data:`shardplan.specs.training.PRECISION_POLICIES`.
         attention: one of TrainingSpec.attention's Literal values ('flash', 'naive').
+        framework: a name of :data:`shardplan.presets.frameworks.FRAMEWORKS` or a profile
+            (None: TrainingSpec's default, Megatron-LM).
 
     Raises:
-        ConfigError: both or neither batch given, unknown precision / attention, values < 1.
+        ConfigError: both or neither batch given, unknown precision / attention / framework, values < 1.
     """
+    from shardplan.presets.frameworks import framework_profile
     if (global_batch is None) == (global_batch_tokens is None):
         raise ConfigError("give exactly one of --global-batch (sequences) or --global-batch-tokens",
                           field="global_batch", value=global_batch)
@@ -198,6 +203,8 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
         raise ConfigError(f"attention={attention!r} is unknown; legal: {fmt_legal(legal)}", field="attention",
                           value=attention, legal=legal)
     common = dict(precision=precision_policy(precision), attention=attention)
+    if framework is not None:
+        common["framework"] = framework_profile(framework) if isinstance(framework, str) else framework
     try:
         if global_batch_tokens is not None:
             return TrainingSpec.from_tokens(seq_len, global_batch_tokens, **common)
@@ -265,8 +272,8 @@ class Inputs(NamedTuple):
 
 def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None, devices: int, seq_len: int,
                  global_batch: int | None, global_batch_tokens: int | None, precision: str = "bf16-mixed",
-                 attention: str = "flash", scale_up_size: int | None = None, plan: str | Path | None = None,
-                 **layout: Any) -> Inputs:
+                 attention: str = "flash", framework: str | FrameworkProfile | None = None,
+                 scale_up_size: int | None = None, plan: str | Path | None = None, **layout: Any) -> Inputs:
     """All specs from the values of ``shardplan estimate``'s flags (``hardware=None``: no hardware).
 
     ``layout`` holds ParallelConfig fields (``None`` = not given); with ``plan`` the plan file's values
@@ -277,7 +284,7 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
     """
     m = model_spec(model)
     hw = hardware_spec(hardware, scale_up_size) if hardware is not None else None
-    tr = training_spec(seq_len, global_batch, global_batch_tokens, precision, attention)
+    tr = training_spec(seq_len, global_batch, global_batch_tokens, precision, attention, framework)
     pc = parallel_config(layout, plan)
     if devices < 1:
         raise ConfigError(f"devices={devices} must be >= 1", field="devices", value=devices)

@@ -263,3 +263,20 @@ def test_cli_import_loads_no_jax():
             "assert not any(m.split('.')[0] in ('jax', 'jaxlib', 'flax') for m in sys.modules)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
+
+
+def test_framework_flag_and_web_control():
+    # nanotron accumulates gradients in an fp32 buffer: 4 B/param instead of bf16-mixed's 2;
+    # llama-3-8b has 8,030,261,248 parameters and zero_stage=0 keeps every gradient on each device
+    n = 8_030_261_248
+    r = _run("estimate", *BASE, "--framework", "nanotron", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["memory_bytes"]["grads"] == n * 4
+    assert json.loads(_run("estimate", *BASE, "--json").stdout)["memory_bytes"]["grads"] == n * 2
+    r = _run("estimate", *BASE, "--framework", "bogus")
+    assert r.exit_code == 2 and "nanotron" in r.output
+    pytest.importorskip("dash")
+    from shardplan.web.app import CONTROLS, DEFAULTS, build_estimate
+    values = {**DEFAULTS, "devices": 8, "seq_len": 8192, "global_batch": 64, "zero_stage": 0, "framework": "nanotron"}
+    assert "framework" in CONTROLS
+    assert build_estimate({c: values[c] for c in CONTROLS}).memory.grads == n * 4

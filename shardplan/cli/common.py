@@ -18,6 +18,7 @@ from rich.console import Console
 
 from shardplan.errors import ConfigError
 from shardplan.inputs import LAYOUT_OPTIONS, LayoutOption
+from shardplan.presets.frameworks import FRAMEWORKS
 from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -34,6 +35,12 @@ def fail(message: str) -> typer.Exit:
     """Print ``error: message`` on stderr; returns the ``typer.Exit(2)`` to raise."""
     err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
     return typer.Exit(EXIT_BAD_INPUT)
+
+
+def print_notes(layout: Any) -> None:
+    """Print the warnings of a legal but unusual layout (:attr:`shardplan.parallel.Layout.notes`) on stderr."""
+    for note in layout.notes:
+        err_console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
 
 
 def config_errors(fn: Callable) -> Callable:
@@ -70,6 +77,8 @@ PrecisionOpt = Annotated[str, typer.Option(help=" | ".join(PRECISION_POLICIES))]
 ScaleUpOpt = Annotated[Optional[int], typer.Option("--scale-up-size",
                                                    help="devices per NVLink domain / TPU slice (overrides preset)")]
 AttnOpt = Annotated[str, typer.Option(help=" | ".join(_ATTENTION) + " attention kernel")]
+FrameworkOpt = Annotated[str, typer.Option(help=" | ".join(FRAMEWORKS) + ": the training framework's profile "
+                                           "(overheads, overlap, loss, allocator)")]
 PlanOpt = Annotated[Optional[Path], typer.Option("--plan", help="plan JSON (from `shardplan plan --json`); "
                                                  "layout flags given override it", rich_help_panel="Layout")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]

@@ -5,8 +5,9 @@ from typing import Any
 
 from rich.table import Table
 
-from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, HardwareOpt, JsonOpt, ModelOpt, PlanOpt,
-                                  PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console, layout_flags)
+from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, FrameworkOpt, HardwareOpt, JsonOpt,
+                                  ModelOpt, PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console,
+                                  layout_flags, print_notes)
 from shardplan.units import fmt_seconds
 
 
@@ -14,21 +15,22 @@ def _gib(x: float) -> str:
     return f"{x / 2**30:,.2f}"
 
 
-def estimate_layout(model: str, hardware: str, devices: int, seq_len: int, global_batch: int | None,
-                    global_batch_tokens: int | None, precision: str, attention: str, scale_up_size: int | None,
-                    plan: Any, layout: dict[str, Any]):
+def estimate_layout(specs: dict[str, Any], layout: dict[str, Any]):
     """:func:`shardplan.cost.step.estimate` for the values of the flags of ``estimate`` / ``report``.
+
+    Args:
+        specs: the spec flags (model, hardware, devices, seq_len, global_batch, global_batch_tokens,
+            precision, attention, framework, scale_up_size, plan), as
+            :func:`shardplan.inputs.build_inputs` takes them.
+        layout: the layout flags given.
 
     Raises:
         ConfigError: as :func:`shardplan.inputs.build_inputs` and the estimate do.
     """
     from shardplan.cost.step import estimate as run_estimate
     from shardplan.inputs import build_inputs
-    m, hw, tr, pc = build_inputs(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
-                                 global_batch=global_batch, global_batch_tokens=global_batch_tokens,
-                                 precision=precision, attention=attention, scale_up_size=scale_up_size, plan=plan,
-                                 **layout)
-    return run_estimate(m, hw, tr, pc, devices)
+    m, hw, tr, pc = build_inputs(**specs, **layout)
+    return run_estimate(m, hw, tr, pc, specs["devices"])
 
 
 def _summary_table(e) -> Table:
@@ -99,11 +101,15 @@ def print_estimate(e) -> None:
 @layout_flags
 def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt,
              global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
-             precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash", scale_up_size: ScaleUpOpt = None,
-             plan: PlanOpt = None, json_out: JsonOpt = False, layout: dict = None) -> None:
+             precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash", framework: FrameworkOpt = "megatron",
+             scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None, json_out: JsonOpt = False,
+             layout: dict = None) -> None:
     """Predict memory, step time, MFU and the bottleneck of one layout."""
-    e = estimate_layout(model, hardware, devices, seq_len, global_batch, global_batch_tokens, precision, attention,
-                        scale_up_size, plan, layout)
+    e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
+                             global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
+                             attention=attention, framework=framework, scale_up_size=scale_up_size, plan=plan),
+                        layout)
+    print_notes(e.layout)
     if json_out:
         print(json.dumps(e.to_dict(), indent=1))
     else:

@@ -3,7 +3,7 @@
 from rich.table import Table
 
 from shardplan.cli.common import BatchOpt, BatchTokOpt, ModelOpt, PlanOpt, SeqOpt, app, config_errors, console, \
-    layout_flags
+    layout_flags, print_notes
 from shardplan.cli.runtime import (DevOpt, DModelOpt, LayersOpt, PRuleOpt, PSpecOpt, RuleOpt, ScaleOpt,
                                    parse_param_overrides, parse_rule_overrides, runtime_inputs)
 
@@ -38,6 +38,7 @@ def shardings(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global
     m, tr, pc = runtime_inputs(model, devices, seq_len, global_batch, global_batch_tokens, plan, layout,
                                (scale_down, scale_d_model, scale_layers), default_batch=True)
     lay = validate(pc, m, tr, devices)
+    print_notes(lay)
     from shardplan.jax.pipeline import layout_params
     from shardplan.jax.rules import make_rules, param_shardings, sharding_rows
     rules = make_rules(lay, m, parse_rule_overrides(rule), parse_param_overrides(param_rule, param_spec))

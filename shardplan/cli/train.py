@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from shardplan.cli.common import BatchOpt, BatchTokOpt, ModelOpt, PlanOpt, SeqOpt, app, config_errors, console, \
-    layout_flags
+    layout_flags, print_notes
 from shardplan.cli.runtime import (DevOpt, DModelOpt, LayersOpt, PRuleOpt, PSpecOpt, RuleOpt, ScaleOpt,
                                    configure_host_devices, parse_param_overrides, parse_rule_overrides,
                                    runtime_inputs)
@@ -134,6 +134,7 @@ def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_bat
     if main:
         console.print(f"[bold]{m.name}[/] ({m.n_params:,} params) | {trainer.rules.strategy} | "
                       f"{describe(trainer.mesh)} | {layout_.microbatches} microbatch(es) | compute {compute_dtype}")
+        print_notes(layout_)
         if trainer.pipeline is not None:
             console.print(trainer.pipeline.note)
         if resume:

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from shardplan.cli.common import BatchOpt, BatchTokOpt, JsonOpt, ModelOpt, PlanOpt, SeqOpt, app, config_errors, \
-    console, layout_flags
+    console, layout_flags, print_notes
 from shardplan.cli.runtime import DModelOpt, LayersOpt, ScaleOpt, configure_host_devices, runtime_inputs
 from shardplan.errors import ConfigError
 
@@ -25,7 +25,7 @@ def _kib(x: float) -> str:
 
 
 def _collectives_table(v: Any) -> Table:
-    from shardplan.jax.validate import BYTES_TOLERANCE
+    from shardplan.crosscheck.compare import BYTES_TOLERANCE
 
     mesh = " ".join(f"{a}={n}" for a, n in v.mesh_shape.items())
     t = Table(title=f"{v.model.name}: {v.strategy} on mesh {mesh}, {v.layout.microbatches} microbatch(es), "
@@ -90,6 +90,7 @@ def validate(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_
                                (scale_down, scale_d_model, scale_layers), default_batch=True)
     from shardplan.parallel import validate as validate_layout
     lay = validate_layout(pc, m, tr, devices)
+    print_notes(lay)
     import jax  # noqa: F401  (after XLA_FLAGS)
 
     from shardplan.jax.train import TrainConfig

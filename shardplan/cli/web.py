@@ -9,8 +9,9 @@ from typing import Annotated
 
 import typer
 
-from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, HardwareOpt, ModelOpt, PlanOpt,
-                                  PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, fail, layout_flags)
+from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, FrameworkOpt, HardwareOpt, ModelOpt,
+                                  PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, fail, layout_flags,
+                                  print_notes)
 from shardplan.cli.estimate import estimate_layout
 from shardplan.errors import ConfigError
 
@@ -59,15 +60,18 @@ def _ranked(e, devices: int) -> list | None:
 @layout_flags
 def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt,
            global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
-           precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash", scale_up_size: ScaleUpOpt = None,
-           plan: PlanOpt = None, output: OutputOpt = Path("report.html"), fmt: FormatOpt = "html",
-           plans: PlansOpt = True, layout: dict = None) -> None:
+           precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash", framework: FrameworkOpt = "megatron",
+           scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None, output: OutputOpt = Path("report.html"),
+           fmt: FormatOpt = "html", plans: PlansOpt = True, layout: dict = None) -> None:
     """Write a report of one layout (same flags as `estimate`): charts + summary, HTML or PNG."""
     if fmt not in ("html", "png"):
         raise ConfigError(f"--format {fmt!r}; legal: html, png", field="format", value=fmt, legal=["html", "png"])
     _need_web_extra()
-    e = estimate_layout(model, hardware, devices, seq_len, global_batch, global_batch_tokens, precision, attention,
-                        scale_up_size, plan, layout)
+    e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
+                             global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
+                             attention=attention, framework=framework, scale_up_size=scale_up_size, plan=plan),
+                        layout)
+    print_notes(e.layout)
     ranked = _ranked(e, devices) if plans else None
     from shardplan.web import report as rep
     if fmt == "html":

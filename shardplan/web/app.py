@@ -24,7 +24,7 @@ from shardplan.web import charts
 UPLOADED = "__uploaded__"
 
 #: Controls of the specs; they also set the search space of the ranked-plans chart.
-SPEC_CONTROLS = ("model", "hardware", "devices", "seq_len", "global_batch", "precision")
+SPEC_CONTROLS = ("model", "hardware", "devices", "seq_len", "global_batch", "precision", "framework")
 #: Controls of the layout: one per ParallelConfig field (generated from :data:`shardplan.inputs.LAYOUT_OPTIONS`).
 LAYOUT_CONTROLS = tuple(o.name for o in LAYOUT_OPTIONS)
 #: Control ids in the order :func:`update_view` takes them (after ``uploaded``).
@@ -33,7 +33,7 @@ CONTROLS = SPEC_CONTROLS + LAYOUT_CONTROLS
 #: Initial control values: llama-3-8b on 64 H100s, 4096 x 256 tokens, ZeRO-1, the other layout
 #: fields at their ParallelConfig defaults.
 DEFAULTS: dict[str, Any] = {"model": "llama-3-8b", "hardware": "h100-sxm", "devices": 64, "seq_len": 4096,
-                            "global_batch": 256, "precision": "bf16-mixed",
+                            "global_batch": 256, "precision": "bf16-mixed", "framework": "megatron",
                             **{o.name: o.default for o in LAYOUT_OPTIONS}, "zero_stage": 1}
 
 _HIDDEN = {"display": "none"}
@@ -99,7 +99,8 @@ def _specs(values: dict[str, Any], uploaded: dict | None):
     if not values.get("hardware"):
         raise ConfigError("pick a hardware preset", field="hardware")
     hw = hardware_spec(values["hardware"])
-    tr = training_spec(seq_len, batch, precision=values.get("precision") or "bf16-mixed")
+    tr = training_spec(seq_len, batch, precision=values.get("precision") or "bf16-mixed",
+                       framework=values.get("framework") or None)
     return m, hw, tr, n
 
 
@@ -305,6 +306,7 @@ def _layout_controls() -> list:
 
 
 def _controls() -> html.Div:
+    from shardplan.presets.frameworks import FRAMEWORKS
     from shardplan.presets.hardware import HARDWARE
     from shardplan.specs.training import PRECISION_POLICIES
     d = DEFAULTS
@@ -322,6 +324,8 @@ def _controls() -> html.Div:
                   _field("seq_len", _num("seq_len", d["seq_len"]))], style=two),
         html.Div([_field("global batch (sequences)", _num("global_batch", d["global_batch"])),
                   _field("precision", _dropdown("precision", list(PRECISION_POLICIES), d["precision"]))], style=two),
+        _field("framework", _dropdown("framework", list(FRAMEWORKS), d["framework"]),
+               title="the training framework's profile: overheads, overlap, loss, allocator"),
         *_layout_controls(),
     ], style={"width": "300px", "flex": "0 0 300px", "padding": "12px", "background": "#f7f7f9",
               "borderRight": "1px solid #ddd", "overflowY": "auto"})
