@@ -294,13 +294,15 @@ def _stage_layers(p: ParallelConfig, model: ModelSpec) -> tuple[int, ...]:
     if L % p.pp:
         split = balanced_split(L, p.pp)
         if p.virtual_stages > 1 and any(n % p.virtual_stages for n in split):
+            legal = [] if p.schedule == "interleaved" else [1]
             raise ConfigError(f"virtual_stages={p.virtual_stages} does not divide every stage of the balanced split "
-                              f"{list(split)} of n_layers={L} over pp={p.pp}; give pp_layers explicitly or use "
-                              f"legal virtual_stages: 1", field="virtual_stages", value=p.virtual_stages, legal=[1])
+                              f"{list(split)} of n_layers={L} over pp={p.pp}; give pp_layers explicitly "
+                              f"(legal virtual_stages without it: {fmt_legal(legal)})", field="virtual_stages",
+                              value=p.virtual_stages, legal=legal)
         return split
     per_stage = L // p.pp
     if per_stage % p.virtual_stages:
-        legal_v = divisors(per_stage)
+        legal_v = [v for v in divisors(per_stage) if v > 1 or p.schedule != "interleaved"]
         raise ConfigError(
             f"virtual_stages={p.virtual_stages} does not divide the {L}/{p.pp} = {per_stage} layers per "
             f"pipeline stage (layers would be dropped); legal virtual_stages: {fmt_legal(legal_v)} "
@@ -364,7 +366,7 @@ def _resolve_dp(p: ParallelConfig, model: ModelSpec, n_devices: int) -> Parallel
     if p.dp is None:
         if n_devices % model_par:
             others = n_devices // (p.tp * p.cp) if n_devices % (p.tp * p.cp) == 0 else None
-            legal_pp = divisors(others) if others else []
+            legal_pp = [q for q in divisors(others) if q <= model.n_layers] if others else []
             raise ConfigError(
                 f"tp*pp*cp = {p.tp}*{p.pp}*{p.cp} = {model_par} does not divide devices={n_devices}, so no dp "
                 f"works; legal pp for tp={p.tp}, cp={p.cp} on {n_devices} devices: {fmt_legal(legal_pp)}",
