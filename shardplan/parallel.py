@@ -306,7 +306,9 @@ def _stage_layers(p: ParallelConfig, model: ModelSpec) -> tuple[int, ...]:
         raise ConfigError(
             f"virtual_stages={p.virtual_stages} does not divide the {L}/{p.pp} = {per_stage} layers per "
             f"pipeline stage (layers would be dropped); legal virtual_stages: {fmt_legal(legal_v)} "
-            f"(layers per virtual stage: {fmt_legal(sorted({per_stage // v for v in legal_v}))})",
+            f"(layers per virtual stage: {fmt_legal(sorted({per_stage // v for v in legal_v}))})"
+            + (f", or virtual_stages=1 ({per_stage} layers per stage) with schedule='1f1b'"
+               if p.schedule == "interleaved" else ""),
             field="virtual_stages", value=p.virtual_stages, legal=legal_v)
     return (per_stage,) * p.pp
 

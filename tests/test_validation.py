@@ -35,7 +35,9 @@ def test_case_b_interleaved_pipeline_never_drops_layers():
     with pytest.raises(ConfigError) as e:
         validate(ParallelConfig(pp=16, schedule="interleaved", virtual_stages=2), m,
                  TrainingSpec(seq_len=1024, global_batch_size=64), 16)
-    assert "80/16 = 5" in str(e.value) and "legal virtual_stages: 1, 5" in str(e.value)
+    # legal layers per virtual stage: 1 (v=5, interleaved) or 5 (v=1, which is no longer interleaving)
+    assert "80/16 = 5" in str(e.value) and "legal virtual_stages: 5 (layers per virtual stage: 1)" in str(e.value)
+    assert "virtual_stages=1 (5 layers per stage) with schedule='1f1b'" in str(e.value)
     lay = validate(ParallelConfig(pp=16, schedule="interleaved", virtual_stages=5), m,
                    TrainingSpec(seq_len=1024, global_batch_size=64), 16)
     assert sum(lay.stage_layers) == 80
