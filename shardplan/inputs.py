@@ -179,7 +179,7 @@ def hardware_spec(hardware: str | HardwareSpec, scale_up_size: int | None = None
 
 def training_spec(seq_len: int, global_batch: int | None = None, global_batch_tokens: int | None = None,
                   precision: str = "bf16-mixed", attention: str = "flash",
-                  framework: str | FrameworkProfile | None = None) -> TrainingSpec:
+                  framework: str | FrameworkProfile | None = None, dropout: bool = False) -> TrainingSpec:
     """What one optimizer step processes.
 
     Args:
@@ -190,6 +190,7 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
         attention: one of TrainingSpec.attention's Literal values ('flash', 'naive').
         framework: a name of :data:`shardplan.presets.frameworks.FRAMEWORKS` or a profile
             (None: TrainingSpec's default, Megatron-LM).
+        dropout: dropout layers on (their masks stored and their element-wise traffic counted).
 
     Raises:
         ConfigError: both or neither batch given, unknown precision / attention / framework, values < 1.
@@ -202,7 +203,7 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
     if attention not in legal:
         raise ConfigError(f"attention={attention!r} is unknown; legal: {fmt_legal(legal)}", field="attention",
                           value=attention, legal=legal)
-    common = dict(precision=precision_policy(precision), attention=attention)
+    common = dict(precision=precision_policy(precision), attention=attention, dropout=dropout)
     if framework is not None:
         common["framework"] = framework_profile(framework) if isinstance(framework, str) else framework
     try:
@@ -272,7 +273,7 @@ class Inputs(NamedTuple):
 
 def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None, devices: int, seq_len: int,
                  global_batch: int | None, global_batch_tokens: int | None, precision: str = "bf16-mixed",
-                 attention: str = "flash", framework: str | FrameworkProfile | None = None,
+                 attention: str = "flash", framework: str | FrameworkProfile | None = None, dropout: bool = False,
                  scale_up_size: int | None = None, plan: str | Path | None = None, **layout: Any) -> Inputs:
     """All specs from the values of ``shardplan estimate``'s flags (``hardware=None``: no hardware).
 
@@ -284,7 +285,7 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
     """
     m = model_spec(model)
     hw = hardware_spec(hardware, scale_up_size) if hardware is not None else None
-    tr = training_spec(seq_len, global_batch, global_batch_tokens, precision, attention, framework)
+    tr = training_spec(seq_len, global_batch, global_batch_tokens, precision, attention, framework, dropout)
     pc = parallel_config(layout, plan)
     if devices < 1:
         raise ConfigError(f"devices={devices} must be >= 1", field="devices", value=devices)

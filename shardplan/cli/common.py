@@ -79,6 +79,8 @@ ScaleUpOpt = Annotated[Optional[int], typer.Option("--scale-up-size",
 AttnOpt = Annotated[str, typer.Option(help=" | ".join(_ATTENTION) + " attention kernel")]
 FrameworkOpt = Annotated[str, typer.Option(help=" | ".join(FRAMEWORKS) + ": the training framework's profile "
                                            "(overheads, overlap, loss, allocator)")]
+DropoutOpt = Annotated[bool, typer.Option("--dropout/--no-dropout", help="dropout on (masks stored, extra "
+                                          "element-wise traffic; Korthikanti et al. 2022 Table 2)")]
 PlanOpt = Annotated[Optional[Path], typer.Option("--plan", help="plan JSON (from `shardplan plan --json`); "
                                                  "layout flags given override it", rich_help_panel="Layout")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]

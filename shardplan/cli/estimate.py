@@ -5,7 +5,8 @@ from typing import Any
 
 from rich.table import Table
 
-from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, FrameworkOpt, HardwareOpt, JsonOpt,
+from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt,
+                                  HardwareOpt, JsonOpt,
                                   ModelOpt, PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console,
                                   layout_flags, print_notes)
 from shardplan.units import fmt_seconds
@@ -101,13 +102,15 @@ def print_estimate(e) -> None:
 @layout_flags
 def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt,
              global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
-             precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash", framework: FrameworkOpt = "megatron",
+             precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
+                 framework: FrameworkOpt = "megatron", dropout: DropoutOpt = False,
              scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None, json_out: JsonOpt = False,
              layout: dict = None) -> None:
     """Predict memory, step time, MFU and the bottleneck of one layout."""
     e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
                              global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
-                             attention=attention, framework=framework, scale_up_size=scale_up_size, plan=plan),
+                             attention=attention, framework=framework, dropout=dropout,
+                                 scale_up_size=scale_up_size, plan=plan),
                         layout)
     print_notes(e.layout)
     if json_out:

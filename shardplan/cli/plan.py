@@ -8,7 +8,8 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, FrameworkOpt, HardwareOpt, JsonOpt,
+from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt,
+                                  HardwareOpt, JsonOpt,
                                   ModelOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console, err_console,
                                   layout_flags)
 from shardplan.errors import ConfigError
@@ -130,7 +131,8 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
 @layout_flags(repeatable=("schedule",), show_defaults=False)
 def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt, global_batch: BatchOpt = None,
          global_batch_tokens: BatchTokOpt = None, precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
-         framework: FrameworkOpt = "megatron", scale_up_size: ScaleUpOpt = None, top: TopOpt = 5,
+         framework: FrameworkOpt = "megatron", dropout: DropoutOpt = False, scale_up_size: ScaleUpOpt = None,
+             top: TopOpt = 5,
          objective: ObjectiveOpt = "throughput",
          fix: FixOpt = None, max_tp: MaxTpOpt = None, show_infeasible: InfeasibleOpt = False,
          exhaustive: ExhaustiveOpt = False, json_out: JsonOpt = False, layout: dict = None) -> None:
@@ -143,7 +145,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
 
     m, hw, tr, _ = build_inputs(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
                                 global_batch=global_batch, global_batch_tokens=global_batch_tokens,
-                                precision=precision, attention=attention, framework=framework,
+                                precision=precision, attention=attention, framework=framework, dropout=dropout,
                                 scale_up_size=scale_up_size)
     if top < 1:
         raise ConfigError(f"--top {top} must be >= 1", field="top", value=top)

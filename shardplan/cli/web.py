@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, FrameworkOpt, HardwareOpt, ModelOpt,
+from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt,
+                                  HardwareOpt, ModelOpt,
                                   PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, fail, layout_flags,
                                   print_notes)
 from shardplan.cli.estimate import estimate_layout
@@ -60,7 +61,8 @@ def _ranked(e, devices: int) -> list | None:
 @layout_flags
 def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt,
            global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
-           precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash", framework: FrameworkOpt = "megatron",
+           precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
+               framework: FrameworkOpt = "megatron", dropout: DropoutOpt = False,
            scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None, output: OutputOpt = Path("report.html"),
            fmt: FormatOpt = "html", plans: PlansOpt = True, layout: dict = None) -> None:
     """Write a report of one layout (same flags as `estimate`): charts + summary, HTML or PNG."""
@@ -69,7 +71,8 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
     _need_web_extra()
     e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
                              global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
-                             attention=attention, framework=framework, scale_up_size=scale_up_size, plan=plan),
+                             attention=attention, framework=framework, dropout=dropout,
+                                 scale_up_size=scale_up_size, plan=plan),
                         layout)
     print_notes(e.layout)
     ranked = _ranked(e, devices) if plans else None
