@@ -103,7 +103,7 @@ def print_estimate(e) -> None:
 def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt,
              global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
              precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
-                 framework: FrameworkOpt = "megatron", dropout: DropoutOpt = False,
+             framework: FrameworkOpt = "megatron", dropout: DropoutOpt = False,
              scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None, json_out: JsonOpt = False,
              layout: dict = None) -> None:
     """Predict memory, step time, MFU and the bottleneck of one layout."""
