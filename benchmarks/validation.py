@@ -43,7 +43,7 @@ planner (`shardplan.cost.step.estimate_layout`) is run for the *same* model, bat
 precision policy `fp32` (4-byte params, grads and activations, Adam moments 8 bytes, no master
 copy), with `attention="naive"` because the runtime materialises the score matrix.
 
-* **Compiled collectives** are parsed from `compiled.as_text()` (`shardplan/jax/inspect.py`):
+* **Compiled collectives** are parsed from `compiled.as_text()` (`shardplan/crosscheck/hlo.py`):
   every all-gather / reduce-scatter / all-reduce / all-to-all / collective-permute (also
   `-start`/`-done`), operand and result bytes, replica groups in all three syntaxes XLA prints
   (explicit lists, iota `[G,S]<=[dims]T(perm)`, and the mesh-axes form
@@ -52,10 +52,10 @@ copy), with `attention="naive"` because the runtime materialises the score matri
   `while` loops (gradient accumulation) are multiplied by the trip count from the loop's
   `known_trip_count` backend config, or else from its condition `compare(i, constant(K)),
   direction=LT`.
-* **Bytes per device** use the planner's definition (`shardplan/cost/comm.py`): `S (n-1)/n` for
-  AllGather / ReduceScatter, `2 S (n-1)/n` for AllReduce, `S_r (n-1)/n` for AllToAll, `S` for
-  SendRecv; `S` the full buffer. Mesh axes map to planner axes: `dp`, `fsdp` (and a group of them
-  with `cp`) -> `dp`; `tp`, `cp`, `ep`, `pp` -> themselves.
+* **Bytes per device** use the planner's own function (`shardplan.cost.collective.bytes_sent`):
+  `S (n-1)/n` for AllGather / ReduceScatter, `2 S (n-1)/n` for AllReduce, `S_r (n-1)/n` for
+  AllToAll, `S` for SendRecv; `S` the full buffer. Mesh axes map to planner axes: `dp`, `fsdp`
+  (and a group of them with `cp`) -> `dp`; `tp`, `cp`, `ep`, `pp` -> themselves.
 * **Backend mapping** (compiled side, reported raw *and* mapped): an all-reduce whose every
   consumer keeps a `1/n` partition-id-indexed `dynamic-slice` is a **ReduceScatter** (XLA:CPU has
   no native reduce-scatter: it emits all-reduce + dynamic-slice); an all-reduce that reduces
@@ -65,7 +65,7 @@ copy), with `attention="naive"` because the runtime materialises the score matri
 * **Runtime model** (predicted side): where the runtime or XLA's SPMD partitioner does something
   other than Megatron-LM / PyTorch FSDP (which the planner models), a named *delta* with its own
   formula is added to the planner's prediction: `expected = planner + deltas`. The planner is not
-  bent to the runtime. The deltas are listed below and in `shardplan.jax.validate.runtime_deltas`.
+  bent to the runtime. The deltas are listed below and in `shardplan/crosscheck/deltas.py`.
 
 ## Tolerances
 
@@ -105,27 +105,15 @@ copy), with `attention="naive"` because the runtime materialises the score matri
 ## Runtime model: differences from Megatron-LM / PyTorch FSDP
 
 These are properties of the runtime (how `shardplan/jax/model.py` writes the model) and of XLA's
-SPMD partitioner on this small model, not planner errors. Each is a delta in
-`shardplan.jax.validate.runtime_deltas` (`u` local tokens per microbatch, `m` microbatches, `L`
-layers (with pp: `L_max` per stage), `S_t = beta u h`, `sigma` = tp with SP else 1, `k = m + pp - 1` GPipe ticks).
+SPMD partitioner on this small model, not planner errors. Each is a named rule in
+`shardplan/crosscheck/deltas.py` (one function per rule, its reason in its docstring; this table is
+generated from that registry). Rules select the planner's collectives by their typed fields
+(`tensor`, `phase`, `scope`, `replicas`), never by their description. Symbols: `u` local tokens per
+microbatch, `m` microbatches, `L` layers (with pp: `L_max` per stage), `S_t = beta u h`, `sigma` =
+tp with SP else 1, `k = m + pp - 1` GPipe ticks; *changes* says whether a rule adds collective bytes
+or per-device memory.
 
-| rule | applies to | what XLA / the runtime does instead | delta |
-|---|---|---|---|
-| `tp-bwd-per-projection` | tp > 1 | separate Q, K, V and gate, up projections: each projection's partial input gradient is reduced on its own instead of summed first (Megatron fuses QKV and gate/up weights, so it has 2 backward reductions per layer); on GPU/TPU XLA's all-reduce reassociation may merge them | `+(3 + n_up - 2) L m` AllReduce (ReduceScatter with SP) of `S_t` |
-| `sp-keep-gathered` | SP, no recompute | keeps the all-gathered block inputs alive for the weight gradients (Megatron-SP re-gathers them in the backward to save memory) | `-2 L m` AllGather of `S_t` |
-| `sp-embedding-weight` | SP | all-gathers the vocab-sharded **embedding table** (and all-reduces its gradient over tp, then over dp in full) instead of reduce-scattering the lookup output -- the partitioner moves a weight rather than the activations | `-m` RS and `-m` AG of `S_t`; `+1` AG, `+1` AR of `4 V h` over tp; dp AR carries `4 V h` instead of `4 V h / t` |
-| `sp-k-weight-gather` | SP | all-gathers `wk` over tp to compute the rotary K on the local sequence chunk (then an all-to-all to head sharding, < 2 %, unscored) | `+L m` AllGather of `4 h kv` |
-| `grad-sync-per-microbatch` | ZeRO-0/2, m > 1 | the runtime constrains each microbatch's gradient inside the accumulation loop, so XLA reduces once per microbatch (DDP `no_sync` / Megatron reduce once per step) | planner's gradient AR / RS x m |
-| `zero3-keep-gathered` | ZeRO-3, no recompute | each weight is all-gathered once per *step*: the gather is loop-invariant (hoisted out of the accumulation loop) and its result is kept for the backward (FSDP reshards after the forward and re-gathers in the backward, per microbatch) | the planner's `2m` ZeRO-3 AllGathers -> 1 (the planner models this behaviour as `zero3_gather="per_step"`; the comparison keeps the PyTorch-FSDP default and this delta) |
-| `zero-embedding-tokens` | ZeRO-2/3 | the embedding table is sharded over `h`; XLA all-gathers the **token ids** and looks up the local `h/n` slice, then all-to-alls the `(b, s, h)` activations back to batch sharding (and the reverse for the gradient, which is then already sharded) | `-m` RS of the table; ZeRO-3 `-1` AG of it; `+m` AG of token ids (tp = 1); `+m` (ZeRO-2) / `+2m` (ZeRO-3) AllToAll of `S_t` |
-| `cp-allgather-kv` | cp > 1 | the runtime's context parallelism all-gathers K/V over cp (Q stays sharded) and reduce-scatters dK/dV, instead of a ring of send/recv; XLA gathers the block input `x` (`h` columns) for V and the rotated K (`kv` columns) | `-` the planner's SendRecv; `+L m` AG of `beta u cp (h + kv)`; `+L m` RS of `2 beta u cp kv` |
-| `gpipe-tick-sends` | pp > 1 | the GPipe scan runs `k = m + pp - 1` ticks and ppermutes the stage output forward (and the cotangent backward) on *every* tick, bubble ticks included; '1f1b' / 'interleaved' / 'zero-bubble' are executed as GPipe | SendRecv pp: `2 k` sends of `beta u h / sigma` instead of the planner's `2 v m` |
-| `gpipe-bubble-ticks` | pp > 1 | every stage runs its `L_max` layers on all `k` ticks (bubble ticks compute on discarded data), so the per-layer tp collectives run `k` instead of `m` times | `+(pp - 1)/m` x (the planner's tp activation rows + `tp-bwd-per-projection`, SP per-layer deltas) |
-| `pp-boundary-psum` | pp > 1 | the pipeline input and output are pp-replicated (embedding and head run on every rank): the last stage's outputs are `psum`med over pp (forward) and so is the input cotangent on every tick (backward), in fp32 | `+1` AR pp of `4 m u h / sigma`, `+k` AR pp of `4 u h / sigma` |
-| `pp-replicated-embedding-head` | pp > 1 | every rank holds (and reduces the gradients of) the embedding, LM head and final norm and `L_max` padded block slots; Megatron holds the embedding on stage 0 and the head on the last | dp gradient rows x `R / P` (`R` = `L_max` blocks + embedding + head + norm per device, `P` = the planner's stage); state, gradients likewise; logits of the whole local batch `u m (beta+4) V / t` on every rank |
-| `gpipe-grad-sync-per-tick` | pp > 1, ZeRO-0 | XLA all-reduces the stage's block gradients over dp inside the scan, once per tick (the embedding / head gradients once per step) | `+(k - 1)` AR of the block gradients |
-| `gpipe-tick-residuals` | pp > 1, no recompute | the scan keeps the residuals of all `k` ticks (temp memory) | activations `a_tok L_max u k + beta u h m / sigma` instead of the planner's in-flight microbatches |
-| `pp-embedding-lookup` | pp > 1, tp > 1, no SP | XLA collective-permutes the vocab-parallel embedding shard from tp to pp sharding, looks the tokens up in the vocab half of each pp rank and all-reduces the lookup output over **pp** instead of tp (the gradient is permuted back) | `+1` AR pp of `beta m u h` (the planner's pp > 1 stage already counts only one embedding/head AR tp per microbatch); `+2` SendRecv (pairs across pp, dp, tp: reported under dp) of `4 V h / t` |
+{rules}
 
 What this means for the planner's use on real hardware: the planner's numbers are what Megatron /
 FSDP send. A JAX program written like this runtime sends, per layer and microbatch, 2.5x the
@@ -195,6 +183,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "validation.md")
     args = ap.parse_args()
+    from shardplan.crosscheck.deltas import rules_table
     from shardplan.jax.validate import validate_plan
 
     model = MODELS["tiny-llama"]
@@ -237,7 +226,7 @@ def main() -> None:
                   f"{a['peak']:,} | {v.compile_s:.1f} |")
     notes = "\n".join(f"* {n}" for n in next(iter(results.values())).notes)
     text = INTRO.format(when=time.strftime("%Y-%m-%d"), secs=secs, results="\n".join(lines),
-                        memory="\n".join(mem + ma), notes=notes)
+                        memory="\n".join(mem + ma), notes=notes, rules="\n".join(rules_table()))
     args.out.write_text(text)
     print(f"wrote {args.out}")
 

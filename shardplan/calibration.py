@@ -29,6 +29,7 @@ from shardplan.cost.step import estimate
 from shardplan.errors import ConfigError
 from shardplan.loaders import load_hardware
 from shardplan.parallel import ParallelConfig
+from shardplan.presets.frameworks import framework_profile
 from shardplan.presets.models import MODELS
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
@@ -101,6 +102,23 @@ def _hardware(row: dict):
     raise ConfigError(f"hardware {hw!r} has no preset mapping", field="hardware", value=hw)
 
 
+#: source -> framework the run used (papers' Sec. "software"); DeepSpeed for the ZeRO-3 rows of
+#: Narayanan et al. 2021 Table 2 and for the Megatron-DeepSpeed / GPT-NeoX / GLM runs
+FRAMEWORK_OF_SOURCE = (("Narayanan21 Table 2", "zero3", "deepspeed"), ("Narayanan21", "", "megatron"),
+                       ("Korthikanti22", "", "megatron"), ("MegaScale", "", "megatron"), ("NeMo", "", "megatron"),
+                       ("BLOOM", "", "deepspeed"), ("GPT-NeoX", "", "deepspeed"), ("GLM-130B", "", "deepspeed"),
+                       ("MaxText", "", "maxtext"), ("torchtitan", "", "torchtitan"),
+                       ("llm-foundry", "", "pytorch-fsdp"))
+
+
+def framework_of(row: dict) -> str:
+    """The framework a published row ran (:data:`FRAMEWORK_OF_SOURCE`); 'megatron' if unknown."""
+    for source, id_part, name in FRAMEWORK_OF_SOURCE:
+        if source in row["source"] and id_part in row["id"]:
+            return name
+    return "megatron"
+
+
 def _zero(text: str) -> tuple[int, bool]:
     t = text.lower()
     if "zero-3" in t or "fsdp" in t:
@@ -148,6 +166,7 @@ def row_inputs(row: dict) -> tuple[ModelSpec, object, TrainingSpec, ParallelConf
     src = row["source"]
     old_megatron = any(k in src for k in ("Narayanan21", "Korthikanti22", "BLOOM", "GPT-NeoX", "GLM-130B"))
     training = TrainingSpec(seq_len=seq, global_batch_size=gbs, precision=policy,
+                            framework=framework_profile(framework_of(row)),
                             attention="naive" if old_megatron else "flash",
                             dropout=any(k in src for k in ("Narayanan21", "Korthikanti22", "GPT-NeoX", "GLM")))
     zero, overlap = _zero(row["zero_stage_or_fsdp"])

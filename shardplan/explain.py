@@ -2,14 +2,16 @@
 result compares with the seeds' rules of thumb.
 
 Rules of thumb (a parallelism decision guide in the style of the Hugging Face Ultra-Scale Playbook,
-and EasyDeL's TPU/GPU sharding notes -- the project's seed documents 001 and 000) are encoded in :func:`rules_of_thumb` as layout constraints so the planner can
-evaluate exactly what the rule recommends and report the difference in predicted tokens/s.
+and EasyDeL's TPU/GPU sharding notes -- the project's seed documents 001 and 000) are encoded in
+:func:`rules_of_thumb` as layout constraints so the planner can evaluate exactly what the rule
+recommends and report the difference in predicted tokens/s.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from shardplan.cost.comm import level_names
 from shardplan.cost.step import Estimate
 from shardplan.units import fmt_seconds
 
@@ -64,19 +66,31 @@ def compare(winner: Estimate, other: Estimate) -> str:
     deltas = {k: b.get(k, 0.0) - a.get(k, 0.0) for k in set(a) | set(b)}
     worst = max(deltas, key=deltas.get)
     slower = other.step_s / winner.step_s - 1
-    why = worst
-    p = other.parallel
-    hw = other.hardware
-    if worst.startswith("tp ") and p.tp > hw.scale_up_size:
-        why = f"tp={p.tp} crosses the {hw.scale_up_size}-device scale-up domain: {worst}"
-    elif worst.startswith("dp ") and "scale-out" in worst or "DCN" in worst:
-        why = f"data-parallel {worst} (group of {p.dp * p.cp} crosses the scale-up domain)"
-    elif worst == "pipeline bubble":
-        why = f"pipeline bubble of pp={p.pp} with {other.layout.microbatches} microbatches ({p.schedule})"
-    elif worst == "recompute":
-        why = f"recompute={p.recompute} re-runs the forward"
-    return (f"{slower:+.1%} step time, mostly {why} (+{fmt_seconds(deltas[worst])}); "
+    return (f"{slower:+.1%} step time, mostly {_why(worst, other)} (+{fmt_seconds(deltas[worst])}); "
             f"{headroom(other) / GiB:,.1f} GiB headroom")
+
+
+def _why(component: str, e: Estimate) -> str:
+    """The reason behind a step-time component of :func:`_components` (e.g. ``"dp AllGather on DCN"``).
+
+    A collective's key reads ``"<axis> <op> on <level>"``; only a ``dp`` collective on the
+    scale-out level (``scale-out`` for GPUs, ``DCN`` for TPUs) is called data-parallel; a tp, cp,
+    ep or pp collective there is named by its own axis.
+    """
+    p, hw = e.parallel, e.hardware
+    axis = component.split(" ", 1)[0]
+    scale_out = level_names(hw)[1]
+    if axis == "tp" and p.tp > hw.scale_up_size:
+        return f"tp={p.tp} crosses the {hw.scale_up_size}-device scale-up domain: {component}"
+    if component.endswith(f" on {scale_out}"):
+        if axis == "dp":
+            return f"data-parallel {component} (group of {p.dp * p.cp} crosses the scale-up domain)"
+        return f"{axis} communication crossing the {hw.scale_up_size}-device scale-up domain: {component}"
+    if component == "pipeline bubble":
+        return f"pipeline bubble of pp={p.pp} with {e.layout.microbatches} microbatches ({p.schedule})"
+    if component == "recompute":
+        return f"recompute={p.recompute} re-runs the forward"
+    return component
 
 
 @dataclass

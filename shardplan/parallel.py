@@ -135,6 +135,20 @@ class Layout:
     causal: bool = True
 
     @property
+    def notes(self) -> tuple[str, ...]:
+        """Warnings about a legal but unusual layout (printed by the CLI): an automatic uneven
+        pipeline split, fewer microbatches than pipeline stages."""
+        p, out = self.parallel, []
+        if p.pp > 1 and p.pp_layers is None and len(set(self.stage_layers)) > 1:
+            out.append(f"pp={p.pp} does not divide the {sum(self.stage_layers)} layers: balanced uneven split "
+                       f"--pp-layers {','.join(map(str, self.stage_layers))} (first and last stage lighter)")
+        if 1 < p.pp and self.microbatches < p.pp:
+            out.append(f"{self.microbatches} microbatches per step is fewer than pp={p.pp} stages: every stage "
+                       f"idles for (pp - 1) microbatch times per step (the bubble exceeds the work; "
+                       f"{p.schedule} runs like GPipe)")
+        return tuple(out)
+
+    @property
     def zero_shard(self) -> int:
         """Devices a ZeRO-sharded dense tensor is split over: dp_shard x cp (Megatron-LM's distributed
         optimizer shards over the dp x cp group)."""
@@ -221,6 +235,17 @@ def _check_tp(p: ParallelConfig, model: ModelSpec) -> None:
                           field="tp", value=p.tp)
 
 
+def balanced_split(n_layers: int, pp: int) -> tuple[int, ...]:
+    """Layers per stage when pp does not divide n_layers: the extra layers go to the middle stages
+    first, since the first stage also holds the embedding and the last the LM head (the Llama 3
+    paper, Dubey et al. 2024 Sec. 3.3.2, removes one layer from the first and the last stage for this
+    reason; nanotron splits unevenly too). Always covers every layer (bug case C)."""
+    base, extra = divmod(n_layers, pp)
+    order = sorted(range(pp), key=lambda i: (i in (0, pp - 1), abs(i - (pp - 1) / 2)))
+    plus = set(order[:extra])
+    return tuple(base + (1 if i in plus else 0) for i in range(pp))
+
+
 def _stage_layers(p: ParallelConfig, model: ModelSpec) -> tuple[int, ...]:
     L = model.n_layers
     if p.virtual_stages > 1 and p.pp == 1:
@@ -249,11 +274,12 @@ def _stage_layers(p: ParallelConfig, model: ModelSpec) -> tuple[int, ...]:
         raise ConfigError(f"pp={p.pp} exceeds n_layers={L}; legal pp: {fmt_legal(divisors(L))}",
                           field="pp", value=p.pp, legal=divisors(L))
     if L % p.pp:
-        base, extra = divmod(L, p.pp)
-        split = [base + 1] * extra + [base] * (p.pp - extra)
-        raise ConfigError(f"pp={p.pp} does not divide n_layers={L}; legal pp: {fmt_legal(divisors(L))}, "
-                          f"or give an explicit uneven split such as pp_layers={split}",
-                          field="pp", value=p.pp, legal=divisors(L))
+        split = balanced_split(L, p.pp)
+        if p.virtual_stages > 1 and any(n % p.virtual_stages for n in split):
+            raise ConfigError(f"virtual_stages={p.virtual_stages} does not divide every stage of the balanced split "
+                              f"{list(split)} of n_layers={L} over pp={p.pp}; give pp_layers explicitly or use "
+                              f"legal virtual_stages: 1", field="virtual_stages", value=p.virtual_stages, legal=[1])
+        return split
     per_stage = L // p.pp
     if per_stage % p.virtual_stages:
         legal_v = divisors(per_stage)
@@ -280,10 +306,11 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
     Raises:
         ConfigError: naming the field, value and legal alternatives, for: degrees whose product is
             not the device count; tp not dividing n_heads / n_kv_heads / ffn_dim; sp without tp;
-            pp x virtual_stages not dividing n_layers (unless an explicit pp_layers covers them);
-            cp not dividing seq_len (2*cp for load-balanced causal attention); ep not dividing
-            n_experts or dp*cp; a global batch not divisible by dp x microbatch_size;
-            fewer microbatches than pipeline stages.
+            pp > n_layers; virtual_stages not dividing a stage's layers (pp need not divide
+            n_layers: a balanced uneven split is chosen, see :attr:`Layout.notes`); cp not dividing
+            seq_len (2*cp for load-balanced causal attention); ep not dividing n_experts or dp*cp;
+            a global batch not divisible by dp x microbatch_size; an interleaved schedule whose
+            microbatches pp does not divide. Fewer microbatches than stages is legal (a note).
     """
     _check_options(parallel, n_devices)
     p = _resolve_dp(parallel, model, n_devices)
@@ -404,13 +431,7 @@ def _microbatches(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -
     if B % per:
         raise _batch_error(p, model, training)
     m = B // per
-    if p.pp > 1:
-        if m < p.pp:
-            raise ConfigError(f"{m} microbatches per step (global_batch_size {B} / (dp {p.dp} x microbatch_size "
-                              f"{p.microbatch_size})) is fewer than pp={p.pp} pipeline stages; legal: >= {p.pp} "
-                              f"microbatches (raise the batch or lower microbatch_size / pp)",
-                              field="microbatch_size", value=p.microbatch_size)
-        if p.schedule == "interleaved" and m % p.pp:
-            raise ConfigError(f"interleaved schedule needs microbatches ({m}) divisible by pp={p.pp} "
-                              f"(Megatron-LM requirement)", field="schedule", value=p.schedule)
+    if p.pp > 1 and p.schedule == "interleaved" and m % p.pp:
+        raise ConfigError(f"interleaved schedule needs microbatches ({m}) divisible by pp={p.pp} "
+                          f"(Megatron-LM requirement)", field="schedule", value=p.schedule)
     return m

@@ -72,3 +72,13 @@ def test_bytes_sent_convention():
     assert bytes_sent("AllReduce", 800.0, 8) == 1400.0
     assert bytes_sent("SendRecv", 800.0, 2) == 800.0
     assert bytes_sent("ReduceScatter", 800.0, 1) == 0.0
+
+
+def test_cp_ring_message_with_kv_replication():
+    # Llama-3-70B (8 KV heads of 128), tp=16 with KV replication, cp=2, seq 32768: each tp rank holds one whole
+    # replicated KV head, so one ring message is K + V of the local 16,384 tokens: 2 x 2 B x 16,384 x 128 =
+    # 8,388,608 B (not 4,194,304 B from kv_dim / tp = 64).
+    tr = TrainingSpec(seq_len=32768, global_batch_size=2)
+    e = estimate(MODELS["llama-3-70b"], HARDWARE["h100-sxm"], tr, ParallelConfig(tp=16, cp=2, kv_replication=True), 64)
+    ring = [c for c in e.collectives if c.axis == "cp" and c.phase == "fwd"][0]
+    assert ring.bytes_per_device / ring.count == 2 * 2 * 16384 * 128 == 8_388_608

@@ -113,9 +113,9 @@ def test_pipeline_refusals():
     with pytest.raises(ConfigError, match="mixes 1 dense and 3 MoE blocks") as e:
         check_pipeline(moe, lay)
     assert e.value.field == "pp" and e.value.legal == [1]
-    # an uneven split without pp_layers stays a planner-level error naming the legal pp
-    with pytest.raises(ConfigError, match=r"pp=3 does not divide n_layers=4; legal pp: 1, 2, 4") as e:
-        validate(ParallelConfig(pp=3, dp=2), TINY4, TrainingSpec(seq_len=32, global_batch_size=6), 6)
+    # an uneven split without pp_layers is chosen automatically: 4 layers over pp=3 -> (1, 2, 1)
+    lay = validate(ParallelConfig(pp=3, dp=2), TINY4, TrainingSpec(seq_len=32, global_batch_size=6), 6)
+    assert lay.stage_layers == (1, 2, 1)
 
 
 def test_cli_train_pp(tmp_path):

@@ -44,8 +44,9 @@ def test_case_b_interleaved_pipeline_never_drops_layers():
 def test_case_c_uneven_split():
     m = ModelSpec(n_layers=30, d_model=1024, n_heads=8, ffn_dim=4096, vocab_size=1000)
     tr = TrainingSpec(seq_len=1024, global_batch_size=8)
-    with pytest.raises(ConfigError, match=r"pp_layers=\[8, 8, 7, 7\]"):
-        validate(ParallelConfig(pp=4), m, tr, 4)
+    # no layer is dropped: the automatic split covers all 30 (7 + 8 + 8 + 7), the middle stages heavier
+    auto = validate(ParallelConfig(pp=4), m, tr, 4)
+    assert auto.stage_layers == (7, 8, 8, 7)
     lay = validate(ParallelConfig(pp=4, pp_layers=(8, 8, 7, 7)), m, tr, 4)
     assert sum(lay.stage_layers) == 30
     with pytest.raises(ConfigError, match="sums to 28"):
@@ -80,8 +81,9 @@ def test_case_e_batch_not_divisible():
 def test_other_rules():
     with pytest.raises(ConfigError, match="needs tp > 1"):
         validate(ParallelConfig(sp=True), L3, T8K, 8)
-    with pytest.raises(ConfigError, match="fewer than pp=4"):
-        validate(ParallelConfig(pp=4, microbatch_size=4), L3, TrainingSpec(seq_len=8192, global_batch_size=8), 8)
+    # fewer microbatches than stages is legal (nanotron runs it): 8 / (2 x 4) = 1 microbatch on pp=4, with a note
+    lay = validate(ParallelConfig(pp=4, microbatch_size=4), L3, TrainingSpec(seq_len=8192, global_batch_size=8), 8)
+    assert lay.microbatches == 1 and any("fewer than pp=4" in n for n in lay.notes)
     with pytest.raises(ConfigError, match="mixture-of-experts"):
         validate(ParallelConfig(ep=2), L3, T8K, 8)
     with pytest.raises(ConfigError, match="legal ep: 1, 2, 4, 8"):
@@ -90,3 +92,17 @@ def test_other_rules():
         validate(ParallelConfig(cp=8), L3, TrainingSpec(seq_len=8200, global_batch_size=1), 8)
     with pytest.raises(ConfigError, match="dp_shard=3"):
         validate(ParallelConfig(zero_stage=3, dp_shard=3), L3, T8K, 8)
+
+
+def test_uneven_pipeline_split_is_automatic():
+    # 32 layers over pp=3: 32 = 3 x 10 + 2; the middle stage takes the first extra layer, the second goes to
+    # the first stage (first and last are equally far from the middle; the sort is stable, so stage 0), which
+    # keeps the LM-head stage the lighter one: (11, 11, 10)
+    lay = validate(ParallelConfig(pp=3), L3, TrainingSpec(seq_len=8192, global_batch_size=6), 6)
+    assert lay.stage_layers == (11, 11, 10) and sum(lay.stage_layers) == 32
+    assert any("--pp-layers 11,11,10" in n for n in lay.notes)
+    # 30 layers over pp=4 = 4 x 7 + 2: both middle stages get the extra layer -> (7, 8, 8, 7)
+    from shardplan.parallel import balanced_split
+    assert balanced_split(30, 4) == (7, 8, 8, 7)
+    with pytest.raises(ConfigError, match="exceeds n_layers"):
+        validate(ParallelConfig(pp=33), L3, TrainingSpec(seq_len=8192, global_batch_size=33), 33)

@@ -17,6 +17,7 @@ from typer.testing import CliRunner  # noqa: E402
 
 from shardplan.cli import app as cli_app  # noqa: E402
 from shardplan.cli import build_inputs  # noqa: E402
+from shardplan.cost.pipeline_schedule import pipeline_schedule  # noqa: E402
 from shardplan.cost.step import estimate  # noqa: E402
 from shardplan.errors import ConfigError  # noqa: E402
 from shardplan.web import charts  # noqa: E402
@@ -99,40 +100,15 @@ def test_roofline_points_and_ridges(est):
 @pytest.mark.parametrize("schedule,pp,m,v", [("gpipe", 4, 8, 1), ("1f1b", 4, 8, 1), ("1f1b", 1, 5, 1),
                                              ("interleaved", 4, 8, 2), ("interleaved", 2, 6, 3),
                                              ("zero-bubble", 4, 8, 1), ("1f1b", 8, 32, 1)])
-def test_pipeline_timeline(schedule, pp, m, v):
-    blocks = charts.pipeline_schedule(pp, m, schedule, v)
-    per_stage = {s: [b for b in blocks if b.stage == s] for s in range(pp)}
-    for s, bs in per_stage.items():
-        if schedule == "zero-bubble":
-            assert len(bs) == 3 * m  # F, B (input grad), W (weight grad)
-        else:
-            assert len(bs) == 2 * m * v
-            assert sorted((b.microbatch, b.chunk) for b in bs if b.kind == "F") == \
-                sorted((i, c) for i in range(m) for c in range(v))
-        bs = sorted(bs, key=lambda b: b.start)
-        assert all(a.end <= b.start + 1e-9 for a, b in zip(bs, bs[1:]))  # one pass at a time per stage
-    # dependencies: a microbatch's forward on stage s starts after it left stage s-1
-    ends = {(b.kind, b.stage, b.microbatch, b.chunk): b.end for b in blocks}
-    for b in blocks:
-        if b.kind == "F" and b.stage > 0:
-            assert b.start >= ends[("F", b.stage - 1, b.microbatch, b.chunk)] - 1e-9
-        if b.kind == "B" and b.stage < pp - 1:
-            assert b.start >= ends[("B", b.stage + 1, b.microbatch, b.chunk)] - 1e-9
-    # the simulated bubble is the planner's: (p-1) T_mb x {1, 1/v, 1/3}, T_mb = 3 units
-    factor = {"gpipe": 1.0, "1f1b": 1.0, "interleaved": 1.0 / v, "zero-bubble": 1.0 / 3.0}[schedule]
-    assert charts.pipeline_bubble_units(blocks) == pytest.approx((pp - 1) * 3 * factor, rel=1e-9, abs=1e-9)
+def test_pipeline_figure(schedule, pp, m, v):
+    # the simulator itself is tested in test_pipeline_schedule.py (without plotly)
+    blocks = pipeline_schedule(pp, m, schedule, v)
     fig = charts.pipeline_figure(pp, m, schedule, v)
     assert {y for t in fig.data for y in t.y} == {f"stage {s}" for s in range(pp)}
     assert sum(len(t.x) for t in fig.data) == len(blocks)
-
-
-def test_pipeline_rejects_bad_input():
+    assert sorted(b for t in fig.data for b in t.base) == sorted(b.start for b in blocks)
     with pytest.raises(ConfigError, match="schedule"):
-        charts.pipeline_schedule(2, 4, "bogus")
-    with pytest.raises(ConfigError, match="divisible by pp"):
-        charts.pipeline_schedule(4, 6, "interleaved", 2)
-    with pytest.raises(ConfigError, match="virtual_stages"):
-        charts.pipeline_schedule(4, 8, "1f1b", 2)
+        charts.pipeline_figure(2, 4, "bogus")
 
 
 def test_plans_figure():

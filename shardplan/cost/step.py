@@ -169,11 +169,13 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     """
     ctx = step_context(model, hw, training, layout)
     colls, dp = communication(ctx)
-    m = layout.microbatches
-    T_mb = ctx.stage.total_s + dp.per_microbatch + sum(c.exposed_s for c in colls if c.axis != "dp") / m
+    m, fw = layout.microbatches, training.framework
+    slow_mb, slow_step = overlap_slowdown(ctx, colls)
+    T_mb = (ctx.stage.total_s + dp.per_microbatch + sum(c.exposed_s for c in colls if c.axis != "dp") / m
+            + fw.microbatch_overhead_s + slow_mb)
     bubble = bubble_s(layout.parallel, T_mb)
     opt_s = optimizer_s(ctx)
-    step = m * T_mb + bubble + dp.per_step + opt_s
+    step = m * T_mb + bubble + dp.per_step + opt_s + fw.step_overhead_s + slow_step
     tokens = training.global_batch_tokens
     mf = F.model_flops_per_token(model, training.seq_len, training.causal) * tokens
     hf = F.hardware_flops_per_token(model, training.seq_len, layout.parallel.recompute, training.causal,
@@ -199,6 +201,23 @@ def communication(ctx: StepContext) -> tuple[list[Collective], dp_axis.DataParal
     dp = dp_axis.collectives(ctx)
     colls = tp_axis.collectives(ctx) + cp_axis.collectives(ctx) + ep_axis.collectives(ctx)
     return colls + pp_axis.collectives(ctx) + dp.collectives, dp
+
+
+def overlap_slowdown(ctx: StepContext, colls: list[Collective]) -> tuple[float, float]:
+    """Compute time lost to communication that overlaps it, (per microbatch, per step) seconds.
+
+    Overlapped collectives run NCCL kernels that take SMs and HBM bandwidth from the matmuls
+    beside them, so hidden communication is not free: ``overlap_slowdown`` (framework profile) x the
+    hidden seconds is added back (Rashidi et al. 2021 / Jangda et al. 2022, CoCoNet, measure this
+    interference; the factor is fitted, see docs/accuracy.md). Per-step collectives (phase 'step')
+    slow the step once; the others slow every microbatch.
+    """
+    k = ctx.training.framework.overlap_slowdown
+    if k == 0:
+        return 0.0, 0.0
+    per_mb = sum(c.time_s - c.exposed_s for c in colls if c.phase != "step") / ctx.m
+    per_step = sum(c.time_s - c.exposed_s for c in colls if c.phase == "step")
+    return k * per_mb, k * per_step
 
 
 def optimizer_s(ctx: StepContext) -> float:

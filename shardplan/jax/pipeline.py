@@ -55,7 +55,7 @@ with leading dense layers, ``n_dense_layers > 0``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import jax
@@ -74,6 +74,8 @@ from shardplan.specs.model import ModelSpec
 STAGES = "stages"
 #: Logical names of the two leading dimensions of a stacked leaf: (stage -> pp, slot in the stage).
 STACK_LOGICAL: tuple[str | None, ...] = ("layers", None)
+#: ``block(layer_params, h) -> h``: one transformer block on a (b, s, d) residual stream.
+BlockFn = Callable[[Any, jax.Array], jax.Array]
 
 
 def check_pipeline(model: ModelSpec, layout: Layout) -> None:
@@ -221,12 +223,23 @@ class Pipeline:
             (B, s, d) after all blocks, in ``x.dtype``.
         """
         B, s, d = x.shape
-        m, pp = self.microbatches, self.pp
+        m = self.microbatches
         # microbatch i = rows a*m + i: each microbatch keeps its rows on their data-parallel device
         xm = x.reshape(B // m, m, s, d).swapaxes(0, 1)
         xm = constrain(xm, (None, "act_batch", "act_seq_norm", "act_embed"))
-        positions = jnp.arange(s, dtype=jnp.int32)
-        mask, padded = self.mask, not bool(self.mask.all())
+        body = self._stage_program(self._block_fn(jnp.arange(s, dtype=jnp.int32)), x.dtype)
+        run = jax.shard_map(body, mesh=self.mesh, in_specs=(P("pp"), P()), out_specs=P(), axis_names={"pp"})
+        # the pp-replicated input and output cross the shard_map boundary in fp32: their all-reduces
+        # over pp (the output psum and the input's cotangent) only add zeros, so this is exact, and
+        # XLA:CPU fails to compile bf16 all-reduces inside a partially manual computation
+        # ("Invalid binary instruction opcode copy", jax 0.10.2)
+        ym = run(stages, xm.astype(jnp.float32)).astype(x.dtype)
+        ym = constrain(ym, (None, "act_batch", "act_seq_norm", "act_embed"))
+        return ym.swapaxes(0, 1).reshape(B, s, d)
+
+    def _block_fn(self, positions: jax.Array) -> BlockFn:
+        """``block(layer_params, h) -> h``: one transformer block (with the plan's recompute policy)
+        at token positions ``positions`` (s,)."""
         block_graphdef = self.block_graphdef
 
         def block(lw: Any, h: jax.Array) -> jax.Array:
@@ -234,8 +247,20 @@ class Pipeline:
 
         if self.remat != "none":
             block = jax.checkpoint(block, policy=remat_policy(self.remat))
+        return block
 
-        dtype = x.dtype
+    def _stage_program(self, block: BlockFn, dtype: Any) -> Callable[[Any, jax.Array], jax.Array]:
+        """The per-stage program run under ``shard_map`` (manual over ``pp``): the GPipe scan.
+
+        Returns:
+            ``body(stage_w, xs) -> ys``: ``stage_w`` this stage's ``(1, L_max, ...)`` slice of the
+            stacked parameters, ``xs`` the ``(m, b, s, d)`` fp32 microbatches (pp-invariant); ``ys``
+            the ``(m, b, s, d)`` fp32 outputs of the last stage, summed over pp (the other stages
+            contribute zeros). Each of the ``m + pp - 1`` ticks runs this stage's blocks on its
+            current microbatch and ``ppermute``-s the result to the next stage.
+        """
+        m, pp = self.microbatches, self.pp
+        mask, padded = self.mask, not bool(self.mask.all())
 
         def body(stage_w: Any, xs: jax.Array) -> jax.Array:
             stage = jax.lax.axis_index("pp")
@@ -266,14 +291,7 @@ class Pipeline:
             # only the last stage holds the outputs: adding the other stages' zeros is exact
             return jax.lax.psum(jnp.where(stage == pp - 1, outs, jnp.zeros_like(outs)).astype(jnp.float32), "pp")
 
-        run = jax.shard_map(body, mesh=self.mesh, in_specs=(P("pp"), P()), out_specs=P(), axis_names={"pp"})
-        # the pp-replicated input and output cross the shard_map boundary in fp32: their all-reduces
-        # over pp (the output psum and the input's cotangent) only add zeros, so this is exact, and
-        # XLA:CPU fails to compile bf16 all-reduces inside a partially manual computation
-        # ("Invalid binary instruction opcode copy", jax 0.10.2)
-        ym = run(stages, xm.astype(jnp.float32)).astype(dtype)
-        ym = constrain(ym, (None, "act_batch", "act_seq_norm", "act_embed"))
-        return ym.swapaxes(0, 1).reshape(B, s, d)
+        return body
 
 
 __all__ = ["Pipeline", "check_pipeline", "stack_params", "stack_logical", "layout_params", "decay_mask",

@@ -37,14 +37,48 @@ from shardplan.jax.mesh import BATCH_AXES, MESH_AXES, mesh_shape
 from shardplan.parallel import Layout
 from shardplan.specs.model import ModelSpec
 
+#: The logical-axis rules as one table of data (MaxText's ``logical_axis_rules`` style): per logical
+#: name, the mesh axes it is sharded over, the condition under which they apply (``None``: always)
+#: and the mesh axes otherwise. Conditions (evaluated per plan and table by :func:`_conditions`):
+#:
+#: * ``zero``: the table holds ZeRO-sharded state -- the parameters under ZeRO-3, the optimizer
+#:   state (and, for ZeRO-2/3, the gradients) under ZeRO-1/2/3; never the activations;
+#: * ``kv_split``: K/V heads can be split over tp (tp = 1, or tp divides ``n_kv_heads``); else they
+#:   are replicated (``kv_replication``);
+#: * ``sp``: Megatron sequence parallelism (the residual stream between blocks is also split over tp).
+#:
+#: Names without ``act_`` are parameter dimensions (tables ``param`` and ``opt``); ``act_*`` names
+#: are activation dimensions (table ``act``). ``act_seq_norm`` is the sequence dimension of the
+#: residual stream between blocks (the norm regions); ``act_exp_batch`` is the batch dimension of
+#: per-expert activations (ep is taken by the experts). Mesh axes of size 1 drop out in
+#: :func:`resolve`, so e.g. ``experts -> ep`` is a no-op when ep = 1.
+LOGICAL_AXIS_RULES: tuple[tuple[str, tuple[str, ...], str | None, tuple[str, ...]], ...] = (
+    # logical          mesh axes              when        otherwise   why
+    ("vocab",          ("tp",),               None,       ()),        # Megatron vocab-parallel embedding / head
+    ("embed",          ("fsdp", "ep", "cp"),  "zero",     ()),        # ZeRO / FSDP shard of the model width
+    ("mlp",            ("tp",),               None,       ()),        # column (up/gate) / row (down) parallel
+    ("heads",          ("tp",),               None,       ()),        # Q/O split by heads
+    ("kv_heads",       ("tp",),               "kv_split", ()),        # K/V split by heads
+    ("head_dim",       (),                    None,       ()),
+    ("experts",        ("ep",),               None,       ()),        # MoE expert weights
+    ("norm",           ("fsdp", "ep", "cp"),  "zero",     ()),        # as embed
+    ("position",       (),                    None,       ()),
+    ("layers",         ("pp",),               None,       ()),        # stacked pipeline stages
+    ("act_batch",      BATCH_AXES,            None,       ()),        # the batch
+    ("act_exp_batch",  ("dp", "fsdp"),        None,       ()),
+    ("act_seq",        ("cp",),               None,       ()),        # sequence inside attention and MLP
+    ("act_seq_norm",   ("cp", "tp"),          "sp",       ("cp",)),   # residual stream between blocks
+    ("act_embed",      (),                    None,       ()),
+    ("act_mlp",        ("tp",),               None,       ()),
+    ("act_heads",      ("tp",),               None,       ()),
+    ("act_kv_heads",   ("tp",),               "kv_split", ()),
+    ("act_vocab",      ("tp",),               None,       ()),
+    ("act_experts",    ("ep",),               None,       ()),
+)
 #: Logical names of parameter dimensions.
-PARAM_AXES: tuple[str, ...] = ("vocab", "embed", "mlp", "heads", "kv_heads", "head_dim", "experts", "norm",
-                               "position", "layers")
-#: Logical names of activation dimensions. ``act_seq_norm`` is the sequence dimension of the
-#: residual stream between blocks (the norm regions, sharded over tp with Megatron SP);
-#: ``act_exp_batch`` is the batch dimension of per-expert activations (ep is taken by the experts).
-ACT_AXES: tuple[str, ...] = ("act_batch", "act_exp_batch", "act_seq", "act_seq_norm", "act_embed", "act_mlp",
-                             "act_heads", "act_kv_heads", "act_vocab", "act_experts")
+PARAM_AXES: tuple[str, ...] = tuple(r[0] for r in LOGICAL_AXIS_RULES if not r[0].startswith("act_"))
+#: Logical names of activation dimensions.
+ACT_AXES: tuple[str, ...] = tuple(r[0] for r in LOGICAL_AXIS_RULES if r[0].startswith("act_"))
 LOGICAL_AXES: tuple[str, ...] = PARAM_AXES + ACT_AXES
 
 Logical = tuple[Union[str, None], ...]
@@ -108,26 +142,61 @@ def _check_axes(name: str, axes: Sequence[str], where: str) -> tuple[str, ...]:
     return tuple(axes)
 
 
+def _conditions(layout: Layout, model: ModelSpec | None, table: str) -> dict[str, bool]:
+    """Truth of each condition of :data:`LOGICAL_AXIS_RULES` for one plan and one table
+    (``param``, ``opt`` or ``act``)."""
+    p = layout.parallel
+    kv_rep = model is not None and p.tp > 1 and model.kv_heads % p.tp != 0
+    zero = {"param": p.zero_stage == 3, "opt": p.zero_stage >= 1}.get(table, False)
+    return {"zero": zero, "kv_split": not kv_rep, "sp": p.sp}
+
+
+def _rule_table(layout: Layout, model: ModelSpec | None, table: str) -> Table:
+    """One rule table (``param``, ``opt`` or ``act``) of :data:`LOGICAL_AXIS_RULES` for a plan."""
+    names = ACT_AXES if table == "act" else PARAM_AXES
+    cond = _conditions(layout, model, table)
+    return {name: axes if when is None or cond[when] else otherwise
+            for name, axes, when, otherwise in LOGICAL_AXIS_RULES if name in names}
+
+
+def _apply_rule_overrides(tables: Sequence[Table], rule_overrides: Mapping[str, Sequence[str]]) -> None:
+    """Replace each overridden logical name's rule in every table that has it (in place).
+
+    Raises:
+        ConfigError: an unknown logical name or mesh axis, or a mesh axis listed twice.
+    """
+    for name, axes in rule_overrides.items():
+        if name not in LOGICAL_AXES:
+            raise ConfigError(f"rule_overrides: logical name {name!r} is unknown; legal: {', '.join(LOGICAL_AXES)}",
+                              field="rule_overrides", value=name, legal=LOGICAL_AXES)
+        if isinstance(axes, str):
+            axes = [axes]
+        ax = _check_axes(name, axes, "rule_overrides")
+        if len(set(ax)) != len(ax):
+            raise ConfigError(f"rule_overrides: {name!r} lists a mesh axis twice: {list(ax)}",
+                              field="rule_overrides", value={name: list(ax)})
+        for t in tables:
+            if name in t:
+                t[name] = ax
+
+
+def _check_regexes(param_overrides: Sequence[ParamOverride]) -> None:
+    """Raise ConfigError for a ``param_overrides`` regex that does not compile."""
+    for rx, _ in param_overrides:
+        try:
+            re.compile(rx)
+        except re.error as e:
+            raise ConfigError(f"param_overrides: {rx!r} is not a valid regex: {e}", field="param_overrides",
+                              value=rx) from None
+
+
 def make_rules(layout: Layout, model: ModelSpec | None = None,
                rule_overrides: Mapping[str, Sequence[str]] | None = None,
                param_overrides: Sequence[ParamOverride] = ()) -> ShardingRules:
-    """Compose the rule tables of the strategy a layout describes.
+    """Compose the rule tables of the strategy a layout describes from :data:`LOGICAL_AXIS_RULES`.
 
-    ============  ===============  ==========================================================
-    logical       mesh axes        when
-    ============  ===============  ==========================================================
-    ``vocab``     tp               always (Megatron vocab-parallel embedding / LM head)
-    ``embed``     fsdp, ep, cp     params: ZeRO-3; optimizer state: ZeRO-1/2/3; else replicated
-    ``norm``      fsdp, ep, cp     as ``embed``
-    ``mlp``       tp               Megatron column (up/gate) / row (down) parallel
-    ``heads``     tp               Q/O split by heads
-    ``kv_heads``  tp               K/V split by heads (replicated when kv_replication and tp>g)
-    ``experts``   ep               MoE expert weights
-    ``act_batch`` dp, fsdp, ep     the batch
-    ``act_seq``   cp               sequence inside attention and MLP
-    ``act_seq_norm`` cp (+tp)      residual stream between blocks; +tp with Megatron SP
-    ``act_heads``/``act_kv_heads``/``act_mlp``/``act_vocab``: tp
-    ============  ===============  ==========================================================
+    ``param`` holds the parameter names with ``zero`` true under ZeRO-3, ``opt`` the same names
+    with ``zero`` true under ZeRO-1/2/3, ``act`` the activation names.
 
     Args:
         layout: validated layout.
@@ -144,44 +213,11 @@ def make_rules(layout: Layout, model: ModelSpec | None = None,
             ones), a regex that does not compile, or an unexecutable layout (see
             :func:`~shardplan.jax.mesh.mesh_shape`).
     """
-    p = layout.parallel
     sizes = mesh_shape(layout)
-    zero_axes: tuple[str, ...] = ("fsdp", "ep", "cp") if p.zero_stage >= 1 else ()
-    kv_rep = model is not None and p.tp > 1 and model.kv_heads % p.tp != 0
-    base: Table = {
-        "vocab": ("tp",), "embed": (), "mlp": ("tp",), "heads": ("tp",),
-        "kv_heads": () if kv_rep else ("tp",), "head_dim": (), "experts": ("ep",), "norm": (),
-        "position": (), "layers": ("pp",),
-    }
-    sharded = dict(base, embed=zero_axes, norm=zero_axes)
-    act: Table = {
-        "act_batch": BATCH_AXES, "act_exp_batch": ("dp", "fsdp"), "act_seq": ("cp",),
-        "act_seq_norm": ("cp", "tp") if p.sp else ("cp",), "act_embed": (), "act_mlp": ("tp",),
-        "act_heads": ("tp",), "act_kv_heads": () if kv_rep else ("tp",), "act_vocab": ("tp",),
-        "act_experts": ("ep",),
-    }
-    param = dict(sharded if p.zero_stage == 3 else base)
-    opt = dict(sharded if p.zero_stage >= 1 else base)
-    for name, axes in (rule_overrides or {}).items():
-        if name not in LOGICAL_AXES:
-            raise ConfigError(f"rule_overrides: logical name {name!r} is unknown; legal: {', '.join(LOGICAL_AXES)}",
-                              field="rule_overrides", value=name, legal=LOGICAL_AXES)
-        if isinstance(axes, str):
-            axes = [axes]
-        ax = _check_axes(name, axes, "rule_overrides")
-        if len(set(ax)) != len(ax):
-            raise ConfigError(f"rule_overrides: {name!r} lists a mesh axis twice: {list(ax)}",
-                              field="rule_overrides", value={name: list(ax)})
-        for t in (param, opt, act):
-            if name in t:
-                t[name] = ax
-    for rx, _ in param_overrides:
-        try:
-            re.compile(rx)
-        except re.error as e:
-            raise ConfigError(f"param_overrides: {rx!r} is not a valid regex: {e}", field="param_overrides",
-                              value=rx) from None
-    return ShardingRules(param=param, opt=opt, act=act, sizes=sizes, zero_stage=p.zero_stage,
+    param, opt, act = (_rule_table(layout, model, t) for t in ("param", "opt", "act"))
+    _apply_rule_overrides((param, opt, act), rule_overrides or {})
+    _check_regexes(param_overrides)
+    return ShardingRules(param=param, opt=opt, act=act, sizes=sizes, zero_stage=layout.parallel.zero_stage,
                          strategy=strategy_name(layout), param_overrides=tuple(param_overrides))
 
 

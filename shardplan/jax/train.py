@@ -339,6 +339,30 @@ def train(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg: TrainCo
             ``cfg.steps``; ``save_every < 1``; a fresh run into a directory that already holds
             checkpoints.
     """
+    _check_train_args(model, save_every)
+    run_cfg = trainer.cfg if trainer is not None else (cfg or TrainConfig())
+    ckpt, start = _open_checkpoints(checkpoint_dir, resume, model, training, run_cfg)
+    try:
+        tr = trainer or Trainer(model, layout, training, cfg, mesh, devices)
+        batches = data if isinstance(data, PackedBatches) else PackedBatches(
+            load_tokens(data), training.seq_len, training.global_batch_size, tr.cfg.seed)
+        sources = None if data is None or isinstance(data, PackedBatches) else [str(d) for d in data]
+        state = _initial_state(tr, ckpt, start, resume)
+    except BaseException:
+        if ckpt is not None:
+            ckpt.close()
+        raise
+    mem = tr.device_memory()
+    fh = _open_metrics(metrics_path, start) if metrics_path and jax.process_index() == 0 else None
+    sinks = _StepSinks(fh, ckpt, save_every, sources, on_step)
+    try:
+        return _run_steps(tr, state, batches, range(start, tr.cfg.steps), training, mem, sinks)
+    finally:
+        sinks.close()
+
+
+def _check_train_args(model: ModelSpec, save_every: int | None) -> None:
+    """Raise ConfigError for a vocabulary below the byte tokenizer's 256 or ``save_every < 1``."""
     if model.vocab_size < 256:
         raise ConfigError(f"vocab_size={model.vocab_size} is smaller than the byte tokenizer's 256 tokens; "
                           f"use --scale-down or a model with vocab_size >= 256", field="vocab_size",
@@ -346,49 +370,72 @@ def train(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg: TrainCo
     if save_every is not None and save_every < 1:
         raise ConfigError(f"save_every={save_every} must be >= 1 (or unset: save after the last step)",
                           field="save_every", value=save_every)
-    run_cfg = trainer.cfg if trainer is not None else (cfg or TrainConfig())
-    ckpt, start = _open_checkpoints(checkpoint_dir, resume, model, training, run_cfg)
-    try:
-        tr = trainer or Trainer(model, layout, training, cfg, mesh, devices)
-        cfg = tr.cfg
-        batches = data if isinstance(data, PackedBatches) else PackedBatches(
-            load_tokens(data), training.seq_len, training.global_batch_size, cfg.seed)
-        sources = None if data is None or isinstance(data, PackedBatches) else [str(d) for d in data]
-        if ckpt is not None and resume:
-            state, _ = ckpt.restore(tr, start)
-            log.info("resumed from step %d of %s", start, ckpt.directory)
-        else:
-            state = tr.init_state()
-    except BaseException:
-        if ckpt is not None:
-            ckpt.close()
-        raise
-    mem = tr.device_memory()
-    out: list[dict[str, Any]] = []
-    fh = _open_metrics(metrics_path, start) if metrics_path and jax.process_index() == 0 else None
+
+
+def _initial_state(tr: Trainer, ckpt: Any, start: int, resume: bool) -> tuple[Any, Any]:
+    """The (parameters, optimizer state) to start from: restored from step ``start`` of ``ckpt``
+    when resuming, else freshly initialised."""
+    if ckpt is not None and resume:
+        state, _ = ckpt.restore(tr, start)
+        log.info("resumed from step %d of %s", start, ckpt.directory)
+        return state
+    return tr.init_state()
+
+
+@dataclass
+class _StepSinks:
+    """Where each step's record goes: the JSONL metrics file (process 0), checkpoints, a callback.
+
+    Attributes:
+        fh: open metrics file or None.
+        ckpt: :class:`~shardplan.jax.checkpoint.Checkpointer` or None.
+        save_every: also save every ``save_every`` steps (None: only after the last step).
+        sources: the data paths recorded in the checkpoint (None for packed / default data).
+        on_step: called with each record.
+    """
+
+    fh: Any
+    ckpt: Any
+    save_every: int | None
+    sources: list[str] | None
+    on_step: Callable[[dict[str, Any]], None] | None
+
+    def emit(self, rec: dict[str, Any], state: tuple[Any, Any], tr: Trainer, last: bool) -> None:
+        """Write ``rec``, save ``state`` when due (``last`` step or every ``save_every``), call back."""
+        if self.fh:
+            self.fh.write(json.dumps(rec) + "\n")
+            self.fh.flush()
+        step = rec["step"]
+        if self.ckpt is not None and (last or (self.save_every and step % self.save_every == 0)):
+            self.ckpt.save(step, state, tr, self.sources)  # before the next step donates the state
+        if self.on_step:
+            self.on_step(rec)
+
+    def close(self) -> None:
+        """Close the metrics file and the checkpointer (which waits for pending asynchronous saves,
+        also when a step failed)."""
+        if self.fh:
+            self.fh.close()
+        if self.ckpt is not None:
+            self.ckpt.close()
+
+
+def _run_steps(tr: Trainer, state: tuple[Any, Any], batches: PackedBatches, steps: range, training: TrainingSpec,
+               mem: dict[str, Any], sinks: _StepSinks) -> list[dict[str, Any]]:
+    """Run the 0-based steps ``steps`` (the last one is step ``tr.cfg.steps``), emitting each record
+    to ``sinks``. Returns the records (see :func:`train`)."""
     tokens = training.global_batch_size * training.seq_len
-    try:
-        for i in range(start, cfg.steps):
-            batch = shard_batch(batches.batch(i), tr.mesh)
-            t0 = time.perf_counter()
-            state, met = tr.step(state, batch)
-            loss = _scalar(met["loss"])
-            dt = time.perf_counter() - t0
-            rec = {"step": i + 1, "loss": loss, "grad_norm": _scalar(met["grad_norm"]),
-                   "tokens_per_s": tokens / dt if dt > 0 else math.inf, "step_time_s": dt, "memory": mem}
-            out.append(rec)
-            if fh:
-                fh.write(json.dumps(rec) + "\n")
-                fh.flush()
-            if ckpt is not None and (i + 1 == cfg.steps or (save_every and (i + 1) % save_every == 0)):
-                ckpt.save(i + 1, state, tr, sources)  # before the next step donates the state
-            if on_step:
-                on_step(rec)
-    finally:
-        if fh:
-            fh.close()
-        if ckpt is not None:
-            ckpt.close()  # waits for pending (asynchronous) saves, also when a step failed
+    out: list[dict[str, Any]] = []
+    for i in steps:
+        batch = shard_batch(batches.batch(i), tr.mesh)
+        t0 = time.perf_counter()
+        state, met = tr.step(state, batch)
+        loss = _scalar(met["loss"])
+        dt = time.perf_counter() - t0
+        rec = {"step": i + 1, "loss": loss, "grad_norm": _scalar(met["grad_norm"]),
+               "tokens_per_s": tokens / dt if dt > 0 else math.inf, "step_time_s": dt, "memory": mem}
+        out.append(rec)
+        sinks.emit(rec, state, tr, last=i + 1 == tr.cfg.steps)
     return out
 
 

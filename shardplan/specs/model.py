@@ -109,6 +109,12 @@ class ModelSpec(BaseModel):
         """Key (or value) projection width = n_kv_heads * head_dim."""
         return self.kv_heads * self.dim_head
 
+    def kv_dim_per_rank(self, tp: int) -> int:
+        """Key (or value) width one tensor-parallel rank holds: ``max(n_kv_heads / tp, 1) x head_dim``.
+        With tp > n_kv_heads (KV replication) every rank keeps one whole replicated KV head
+        (Megatron-LM / vLLM replicate KV heads when tp exceeds them)."""
+        return max(self.kv_heads // tp, 1) * self.dim_head
+
     @cached_property
     def is_moe(self) -> bool:
         """True for a mixture-of-experts model (n_experts > 0)."""

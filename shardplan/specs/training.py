@@ -24,6 +24,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from shardplan.errors import ConfigError
+from shardplan.specs.framework import FrameworkProfile
 
 
 class PrecisionPolicy(BaseModel):
@@ -93,6 +94,8 @@ class TrainingSpec(BaseModel):
             softmax and dropout of size a*s*s materialised, Korthikanti et al. 2022 Table 2).
         dropout: whether dropout masks are stored (1 byte/element, Korthikanti et al. 2022 Sec. 4.1).
         causal: causal attention (halves attention-core FLOPs, Megatron ``num_floating_point_operations``).
+        framework: the training framework's profile (overheads, overlap, loss, allocator;
+            :class:`~shardplan.specs.framework.FrameworkProfile`), default Megatron-LM.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -104,11 +107,16 @@ class TrainingSpec(BaseModel):
     attention: Literal["flash", "naive"] = "flash"
     dropout: bool = False
     causal: bool = True
+    framework: FrameworkProfile = Field(default_factory=FrameworkProfile)
 
     @model_validator(mode="after")
     def _opt(self) -> "TrainingSpec":
         if self.optimizer == "sgd" and self.precision.optimizer_bytes == 8:
             object.__setattr__(self, "precision", self.precision.model_copy(update={"optimizer_bytes": 4}))
+        g = self.framework.grad_buffer_bytes
+        if g is not None and g != self.precision.grad_bytes:
+            # the framework's gradient-accumulation buffer decides the gradient bytes (stored and reduced)
+            object.__setattr__(self, "precision", self.precision.model_copy(update={"grad_bytes": g}))
         return self
 
     @property

@@ -15,7 +15,8 @@ Charts:
   the usable HBM (capacity minus the runtime reserve).
 * :func:`roofline_figure`: arithmetic intensity vs attainable FLOP/s with the ceilings of HBM,
   the scale-up and the scale-out links, and the layout's operations as points.
-* :func:`pipeline_figure`: a Gantt chart of the pipeline schedule from :func:`pipeline_schedule`.
+* :func:`pipeline_figure`: a Gantt chart of the pipeline schedule simulated by
+  :func:`shardplan.cost.pipeline_schedule.pipeline_schedule`.
 * :func:`plans_figure`: tokens/s of the ranked layouts of ``shardplan plan``.
 """
 
@@ -28,9 +29,8 @@ from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
+from shardplan.cost.pipeline_schedule import pipeline_bubble_units, pipeline_schedule
 from shardplan.units import fmt_gib, fmt_seconds  # noqa: F401 (re-exported for app/report)
-
-from shardplan.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover
     from shardplan.cost.step import Estimate
@@ -321,170 +321,6 @@ def roofline_figure(e: Estimate) -> go.Figure:
 
 
 # ---- (e) pipeline schedule --------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class PipelineBlock:
-    """One forward (F), backward (B) or weight-gradient (W, zero-bubble only) pass of a microbatch.
-
-    Attributes:
-        stage: pipeline rank (0 = first).
-        microbatch: microbatch index.
-        chunk: model chunk on this rank (interleaved schedule; else 0).
-        kind: ``F``, ``B`` or ``W``.
-        start: start time, in units of one microbatch's forward through a whole stage.
-        duration: same units.
-    """
-
-    stage: int
-    microbatch: int
-    chunk: int
-    kind: str
-    start: float
-    duration: float
-
-    @property
-    def end(self) -> float:
-        """start + duration (schedule units)."""
-        return self.start + self.duration
-
-
-def _pipeline_order(pp: int, m: int, schedule: str, v: int) -> list[list[tuple[str, int, int]]]:
-    """Per stage, the order of its F / B passes as ``(kind, microbatch, chunk)``."""
-    orders = []
-    for s in range(pp):
-        if schedule == "gpipe":
-            orders.append([("F", i, 0) for i in range(m)] + [("B", i, 0) for i in range(m)])
-            continue
-        if schedule == "interleaved":
-            total = m * v
-            warm = min((pp - s - 1) * 2 + (v - 1) * pp, total)
-
-            def op(kind: str, k: int) -> tuple[str, int, int]:
-                chunk = (k % (pp * v)) // pp
-                return kind, (k // (pp * v)) * pp + k % pp, chunk if kind == "F" else v - 1 - chunk
-        else:  # 1f1b and zero-bubble (ZB-H1 keeps the 1F1B order of F and B)
-            total, warm = m, min(pp - s - 1, m)
-
-            def op(kind: str, k: int) -> tuple[str, int, int]:
-                return kind, k, 0
-        seq = [op("F", k) for k in range(warm)]
-        for i in range(total - warm):
-            seq += [op("F", warm + i), op("B", i)]
-        seq += [op("B", k) for k in range(total - warm, total)]
-        orders.append(seq)
-    return orders
-
-
-def pipeline_schedule(pp: int, microbatches: int, schedule: str = "1f1b",
-                      virtual_stages: int = 1) -> list[PipelineBlock]:
-    """Simulate a pipeline schedule and return its passes with start times.
-
-    Time unit: one microbatch's forward through a stage's layers; backward takes 2 units
-    (Narayanan et al. 2021). With ``interleaved`` each of the ``virtual_stages`` chunks takes
-    1/v (forward) and 2/v (backward). ``zero-bubble`` (ZB-H1, Qi et al. 2023) splits the backward
-    into B (input gradient, 1 unit) and W (weight gradient, 1 unit); a W runs whenever the rank
-    would otherwise idle for at least its length, and the remaining ones at the end.
-
-    Per-rank order: GPipe runs every forward, then every backward; 1F1B and ZB-H1 run p - s - 1
-    warm-up forwards on rank s then alternate one forward / one backward; interleaved uses
-    Megatron-LM's order ((p - s - 1) * 2 + (v - 1) * p warm-up passes, chunk k of microbatch group
-    g in turn). Each pass starts when its rank is free and its input is ready (the previous rank's
-    forward / the next rank's backward of the same microbatch and chunk).
-
-    Blocks per rank: 2 m v (F and B for every microbatch and chunk), or 3 m for zero-bubble.
-    The makespan minus a rank's busy time is the bubble: (p - 1) * 3 for GPipe and 1F1B,
-    (p - 1) * 3 / v interleaved, (p - 1) for ZB-H1 -- the planner's bubble in units of T_F.
-
-    Args:
-        pp: pipeline stages (>= 1).
-        microbatches: microbatches per step (>= 1).
-        schedule: ``gpipe``, ``1f1b``, ``interleaved`` or ``zero-bubble``.
-        virtual_stages: model chunks per rank (> 1 only with ``interleaved``).
-
-    Returns:
-        The blocks, in the order they were scheduled.
-
-    Raises:
-        ConfigError: unknown schedule, a degree < 1, virtual_stages > 1 without ``interleaved``, or
-            interleaved with microbatches not divisible by pp.
-    """
-    legal = ("gpipe", "1f1b", "interleaved", "zero-bubble")
-    if schedule not in legal:
-        raise ConfigError(f"schedule={schedule!r} is unknown; legal: {', '.join(legal)}", field="schedule",
-                          value=schedule, legal=legal)
-    if pp < 1 or microbatches < 1 or virtual_stages < 1:
-        raise ConfigError(f"pp={pp}, microbatches={microbatches} and virtual_stages={virtual_stages} must be >= 1",
-                          field="pp", value=pp)
-    v = virtual_stages if schedule == "interleaved" else 1
-    if virtual_stages > 1 and schedule != "interleaved":
-        raise ConfigError(f"virtual_stages={virtual_stages} needs schedule='interleaved'", field="virtual_stages",
-                          value=virtual_stages, legal=[1])
-    if schedule == "interleaved" and pp > 1 and microbatches % pp:
-        raise ConfigError(f"interleaved schedule needs microbatches ({microbatches}) divisible by pp={pp}",
-                          field="schedule", value=schedule)
-    zb = schedule == "zero-bubble"
-    dur = {"F": 1.0 / v, "B": (1.0 if zb else 2.0) / v, "W": 1.0}
-    m = microbatches
-    orders = _pipeline_order(pp, m, schedule, v)
-
-    def dep(kind: str, s: int, mb: int, c: int) -> tuple | None:
-        if kind == "F":
-            if s > 0:
-                return ("F", s - 1, mb, c)
-            return ("F", pp - 1, mb, c - 1) if c > 0 else None
-        if s < pp - 1:
-            return ("B", s + 1, mb, c)
-        return ("B", 0, mb, c + 1) if c < v - 1 else ("F", s, mb, c)
-
-    done: dict[tuple, float] = {}
-    nxt = [0] * pp
-    free = [0.0] * pp
-    pending_w: list[list[int]] = [[] for _ in range(pp)]
-    blocks: list[PipelineBlock] = []
-    total = sum(len(o) for o in orders) + (pp * m if zb else 0)
-    eps = 1e-9
-    while len(blocks) < total:
-        best: tuple[float, int, tuple[str, int, int]] | None = None
-        for s in range(pp):
-            cand = None
-            if nxt[s] < len(orders[s]):
-                kind, mb, c = orders[s][nxt[s]]
-                d = dep(kind, s, mb, c)
-                if d is None or d in done:
-                    ready = max(free[s], done.get(d, 0.0))
-                    if pending_w[s] and ready >= free[s] + dur["W"] - eps:
-                        cand = (free[s], s, ("W", pending_w[s][0], 0))
-                    else:
-                        cand = (ready, s, (kind, mb, c))
-            elif pending_w[s]:
-                cand = (free[s], s, ("W", pending_w[s][0], 0))
-            if cand is not None and (best is None or cand[0] < best[0] - eps):
-                best = cand
-        if best is None:  # pragma: no cover - the orders above are feasible for validated layouts
-            raise RuntimeError(f"pipeline schedule {schedule} deadlocked (pp={pp}, m={m}, v={v})")
-        start, s, (kind, mb, c) = best
-        blocks.append(PipelineBlock(s, mb, c, kind, start, dur[kind]))
-        free[s] = start + dur[kind]
-        if kind == "W":
-            pending_w[s].pop(0)
-        else:
-            done[(kind, s, mb, c)] = free[s]
-            nxt[s] += 1
-            if kind == "B" and zb:
-                pending_w[s].append(mb)
-    return blocks
-
-
-def pipeline_bubble_units(blocks: Sequence[PipelineBlock]) -> float:
-    """Idle time of the busiest-ending rank: makespan minus one rank's busy time (schedule units)."""
-    if not blocks:
-        return 0.0
-    makespan = max(b.end for b in blocks)
-    busy: dict[int, float] = {}
-    for b in blocks:
-        busy[b.stage] = busy.get(b.stage, 0.0) + b.duration
-    return makespan - min(busy.values())
-
 
 def pipeline_figure(pp: int, microbatches: int, schedule: str = "1f1b", virtual_stages: int = 1) -> go.Figure:
     """Gantt chart of :func:`pipeline_schedule`: one row per pipeline stage, one bar per pass.

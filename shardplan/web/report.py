@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from shardplan.cost.pipeline_schedule import pipeline_bubble_units, pipeline_schedule
 from shardplan.web import charts
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -146,7 +147,7 @@ def _mpl_roofline(e: Estimate, ax) -> None:
 
 def _mpl_pipeline(e: Estimate, ax) -> None:
     p = e.parallel
-    blocks = charts.pipeline_schedule(p.pp, e.layout.microbatches, p.schedule, p.virtual_stages)
+    blocks = pipeline_schedule(p.pp, e.layout.microbatches, p.schedule, p.virtual_stages)
     color = {"F": "#2171b5", "B": "#e6550d", "W": "#31a354"}
     for kind, label in (("F", "forward"), ("B", "backward"), ("W", "weight grad")):
         bs = [b for b in blocks if b.kind == kind]
@@ -158,7 +159,7 @@ def _mpl_pipeline(e: Estimate, ax) -> None:
     ax.set_yticks(range(p.pp), [f"stage {s}" for s in range(p.pp)])
     ax.invert_yaxis()
     ax.set_xlabel("time (units of one microbatch forward per stage)")
-    bub = charts.pipeline_bubble_units(blocks)
+    bub = pipeline_bubble_units(blocks)
     ax.set_title(f"Pipeline {p.schedule}: pp={p.pp}, {e.layout.microbatches} microbatches, bubble {bub:.2f} units")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 

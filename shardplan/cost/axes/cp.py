@@ -2,7 +2,8 @@
 Transformers", Sec. 3): the collectives of one step over the cp group.
 
 Each of the cp - 1 ring steps of a layer's attention passes the local K and V block
-(``2 beta u kv_dim / tp`` bytes) to the next rank with a send/recv, overlapped with the attention
+(``2 beta u kv_r`` bytes, ``kv_r = max(g / tp, 1) d_h`` the K width a tp rank
+holds, :meth:`~shardplan.specs.model.ModelSpec.kv_dim_per_rank`) to the next rank with a send/recv, overlapped with the attention
 core of the block in hand. Forward: cp - 1 steps; backward: 2 (cp - 1) (K/V and their gradients
 travel, Liu et al. 2023 Sec. 3 / Megatron-LM context parallelism), plus cp - 1 again when full
 recompute re-runs the forward. A step is exposed only for the part longer than the attention
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 from shardplan.cost.axes import LayerCall
 from shardplan.cost.collective import Collective
-from shardplan.cost.comm import collective_cost
 from shardplan.cost.context import StepContext
 
 #: one ring step of one layer (repeated cp - 1 times per pass)
@@ -29,8 +29,8 @@ def collectives(ctx: StepContext) -> list[Collective]:
     p, m, L = ctx.p, ctx.m, ctx.layers
     if p.cp == 1:
         return []
-    kv_bytes = 2 * ctx.prec.activation_bytes * ctx.layout.local_tokens * ctx.model.kv_dim / p.tp
-    t_step = collective_cost("SendRecv", kv_bytes, 2, p.tp, ctx.hw).time_s
+    kv_bytes = 2 * ctx.prec.activation_bytes * ctx.layout.local_tokens * ctx.model.kv_dim_per_rank(p.tp)
+    t_step = ctx.call_time("SendRecv", kv_bytes, 2, p.tp)
     attn = ctx.dense_t.fwd_attn
     exp_fwd = max(0.0, (p.cp - 1) * t_step - attn)
     exp_bwd = max(0.0, 2 * (p.cp - 1) * t_step - 2 * attn)

@@ -23,7 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shardplan.cost.collective import Collective
-from shardplan.cost.comm import collective_cost
 from shardplan.cost.context import StepContext
 
 
@@ -69,11 +68,14 @@ def _bucket_rule(ctx: StepContext) -> str:
 
 def _bucketed(ctx: StepContext, t: float, window: float) -> float:
     """Exposed part of a per-step collective of ``t`` seconds split in per-layer buckets behind a
-    compute window of ``window`` seconds: the last bucket plus what exceeds the window."""
+    compute window of ``window`` seconds: the last bucket plus what exceeds the window (Li et al.
+    2020 Sec. 3.2.3). The framework's ``dp_overlap`` is the fraction of the other buckets that can
+    overlap at all (1: DDP / Megatron-LM; 0: reduced after the backward)."""
     if not ctx.p.overlap_grad_reduce:
         return t
     buckets = _windows(ctx)[2]
-    return t / buckets + max(0.0, t * (1 - 1 / buckets) - window)
+    hideable = ctx.training.framework.dp_overlap * t * (1 - 1 / buckets)
+    return t - min(hideable, window)
 
 
 def _replicas(ctx: StepContext, g: WeightGroup) -> list[Collective]:
@@ -85,30 +87,34 @@ def _replicas(ctx: StepContext, g: WeightGroup) -> list[Collective]:
         return []
     size = ctx.prec.grad_bytes * g.params / g.shard
     stride = g.stride * g.shard
-    t = collective_cost("AllReduce", size, replicas, stride, ctx.hw).time_s
-    e = _bucketed(ctx, t, ctx.layers * _windows(ctx)[1])
+    _, bwd, b = _windows(ctx)
+    t = ctx.bucketed_time("AllReduce", size, replicas, stride, b)
+    e = _bucketed(ctx, t, ctx.layers * bwd)
     return [ctx.collective("AllReduce", "dp", "grads", "step", g.kind, size, replicas, stride, 1,
-                           f"{g.kind} gradients across replicas", overlap=_bucket_rule(ctx), exposed_s=e, replicas=True)]
+                           f"{g.kind} gradients across replicas", overlap=_bucket_rule(ctx), exposed_s=e,
+                           replicas=True, buckets=b)]
 
 
 def _zero012(ctx: StepContext, g: WeightGroup) -> list[Collective]:
     """ZeRO-0: AllReduce of the gradients; ZeRO-1/2: ReduceScatter + AllGather after the update."""
     prec, L = ctx.prec, ctx.layers
-    fwd, bwd, _ = _windows(ctx)
+    fwd, bwd, b = _windows(ctx)
     grads = prec.grad_bytes * g.params
     if ctx.p.zero_stage == 0:
         n = ctx.p.dp * ctx.p.cp if g.kind == "dense" else ctx.layout.expert_dp
-        t = collective_cost("AllReduce", grads, n, g.stride, ctx.hw).time_s
+        t = ctx.bucketed_time("AllReduce", grads, n, g.stride, b)
         return [ctx.collective("AllReduce", "dp", "grads", "step", g.kind, grads, n, g.stride, 1,
-                               f"{g.kind} gradients", overlap=_bucket_rule(ctx), exposed_s=_bucketed(ctx, t, L * bwd))]
-    rs = collective_cost("ReduceScatter", grads, g.shard, g.stride, ctx.hw).time_s
+                               f"{g.kind} gradients", overlap=_bucket_rule(ctx), exposed_s=_bucketed(ctx, t, L * bwd),
+                               buckets=b)]
+    rs = ctx.bucketed_time("ReduceScatter", grads, g.shard, g.stride, b)
     params = prec.param_bytes * g.params
-    ag = collective_cost("AllGather", params, g.shard, g.stride, ctx.hw).time_s
+    ag = ctx.bucketed_time("AllGather", params, g.shard, g.stride, b)
     return [ctx.collective("ReduceScatter", "dp", "grads", "step", g.kind, grads, g.shard, g.stride, 1,
-                           f"{g.kind} gradients", overlap=_bucket_rule(ctx), exposed_s=_bucketed(ctx, rs, L * bwd)),
+                           f"{g.kind} gradients", overlap=_bucket_rule(ctx), exposed_s=_bucketed(ctx, rs, L * bwd),
+                           buckets=b),
             ctx.collective("AllGather", "dp", "params", "step", g.kind, params, g.shard, g.stride, 1,
                            f"{g.kind} parameters after update", overlap=_bucket_rule(ctx),
-                           exposed_s=_bucketed(ctx, ag, L * fwd))] + _replicas(ctx, g)
+                           exposed_s=_bucketed(ctx, ag, L * fwd), buckets=b)] + _replicas(ctx, g)
 
 
 def _zero3(ctx: StepContext, g: WeightGroup) -> tuple[list[Collective], float, float]:
@@ -116,28 +122,30 @@ def _zero3(ctx: StepContext, g: WeightGroup) -> tuple[list[Collective], float, f
     prec, m, hw = ctx.prec, ctx.m, ctx.hw
     fwd, bwd, buckets = _windows(ctx)
     params, grads = prec.param_bytes * g.params, prec.grad_bytes * g.params
-    ag = collective_cost("AllGather", params, g.shard, g.stride, hw).time_s / buckets
-    rs = collective_cost("ReduceScatter", grads, g.shard, g.stride, hw).time_s / buckets
+    # one call per layer (FSDP unit), each with its own latency
+    ag = ctx.call_time("AllGather", params / buckets, g.shard, g.stride)
+    rs = ctx.call_time("ReduceScatter", grads / buckets, g.shard, g.stride)
     # forward: the first layer's gather is exposed, each later one prefetched behind the previous
     # layer's forward
     exp_ag = ag + (buckets - 1) * max(0.0, ag - fwd)
     args = (g.kind, params, g.shard, g.stride)
+    kw = {"overlap": "prefetch", "buckets": buckets}
     if ctx.p.zero3_gather == "per_step":
         exp_rs = buckets * max(0.0, rs - bwd)
         out = [ctx.collective("AllGather", "dp", "params", "step", *args, 1,
-                              f"{g.kind} parameters (ZeRO-3, once per step)", overlap="prefetch", exposed_s=exp_ag),
+                              f"{g.kind} parameters (ZeRO-3, once per step)", exposed_s=exp_ag, **kw),
                ctx.collective("ReduceScatter", "dp", "grads", "bwd", g.kind, grads, g.shard, g.stride, m,
-                              f"{g.kind} gradients", overlap="prefetch", exposed_s=exp_rs * m)]
+                              f"{g.kind} gradients", exposed_s=exp_rs * m, **kw)]
         return out + _replicas(ctx, g), exp_rs, exp_ag
     # backward: gather + reduce-scatter of a layer behind its backward
     exp_bwd = buckets * max(0.0, ag + rs - bwd)
     ag_share = ag / (ag + rs) if ag + rs > 0 else 0.0
     out = [ctx.collective("AllGather", "dp", "params", "fwd", *args, m, f"{g.kind} parameters (ZeRO-3 forward)",
-                          overlap="prefetch", exposed_s=exp_ag * m),
+                          exposed_s=exp_ag * m, **kw),
            ctx.collective("AllGather", "dp", "params", "bwd", *args, m, f"{g.kind} parameters (ZeRO-3 backward)",
-                          overlap="prefetch", exposed_s=exp_bwd * ag_share * m),
+                          exposed_s=exp_bwd * ag_share * m, **kw),
            ctx.collective("ReduceScatter", "dp", "grads", "bwd", g.kind, grads, g.shard, g.stride, m,
-                          f"{g.kind} gradients", overlap="prefetch", exposed_s=exp_bwd * (1 - ag_share) * m)]
+                          f"{g.kind} gradients", exposed_s=exp_bwd * (1 - ag_share) * m, **kw)]
     return out + _replicas(ctx, g), exp_ag + exp_bwd, 0.0
 
 

@@ -1,4 +1,4 @@
-"""Read what XLA actually compiled: every collective in the HLO text and the per-device memory.
+"""Parse the HLO text XLA compiled: every collective, its groups, bytes and executions per step.
 
 :func:`hlo_collectives` parses ``compiled.as_text()`` (the optimized, SPMD-partitioned HLO module
 of one device) and returns one :class:`HloCollective` per collective instruction:
@@ -29,13 +29,12 @@ the partition number), i.e. positions in the executable's device assignment, whi
 a :class:`jax.sharding.Mesh` is ``mesh.devices.flat``. :func:`axes_of_groups` maps them to mesh
 coordinates and names the mesh axes a group spans.
 
-:func:`memory_breakdown` reads ``compiled.memory_analysis()``. This module is pure text processing
-plus numpy and does not import JAX.
+This module is pure text processing plus numpy and does not import JAX (the compiled program's
+``memory_analysis()`` is read by :func:`shardplan.jax.validate.memory_breakdown`).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -554,6 +553,67 @@ def _is_scattered(module: HloModule, value: str, full_elems: int, n: int, tuple_
     return True
 
 
+def _elements(module: HloModule, inst: Instruction, kind: str, is_async: bool, gsize: int) -> list[Element]:
+    """Per-array operand and result bytes of one collective instruction.
+
+    An async ``-start`` of all-gather / collective-permute / all-to-all / reduce-scatter returns the
+    tuple ``(operands..., results..., [context scalars])``: only the results are kept. Where the
+    operand arrays do not line up with the results, the operand bytes follow from the kind
+    (all-gather: ``result / n``, reduce-scatter: ``result x n``, else equal). All-reduce elements
+    get :attr:`Element.scattered` (the XLA:CPU reduce-scatter pattern).
+    """
+    op_shapes = [array_shapes(module.by_name[o].shape) if o in module.by_name else [] for o in inst.operands]
+    operand_arrays = [a for shp in op_shapes for a in shp]
+    res_arrays = array_shapes(inst.shape)
+    if is_async and kind in ("all-gather", "collective-permute", "all-to-all", "reduce-scatter") \
+            and len(res_arrays) >= 2 * max(1, len(inst.operands)):
+        k = len(inst.operands)
+        res_arrays = res_arrays[k:2 * k]
+    elements = []
+    for j, (dt, dims) in enumerate(res_arrays):
+        rb = DTYPE_BYTES[dt] * math.prod(dims)
+        if j < len(operand_arrays) and len(operand_arrays) == len(res_arrays):
+            odt, odims = operand_arrays[j]
+            ob = DTYPE_BYTES[odt] * math.prod(odims)
+        elif kind == "all-gather":
+            ob = rb / max(gsize, 1)
+        elif kind == "reduce-scatter":
+            ob = rb * gsize
+        else:
+            ob = rb
+        elements.append(Element(dt, dims, ob, rb))
+    if kind == "all-reduce" and not is_async and gsize > 1:
+        tup = inst.shape.lstrip().startswith("(")
+        for j, e in enumerate(elements):
+            e.scattered = _is_scattered(module, inst.name, math.prod(e.dims), gsize, j if tup else None)
+    return elements
+
+
+_COLLECTIVE_RE = re.compile(rf"^({'|'.join(re.escape(k) for k in COLLECTIVE_KINDS)})(-start)?$")
+
+
+def _collective(module: HloModule, inst: Instruction, per_step: float, known: bool,
+                mesh_shape: Mapping[str, int] | None) -> HloCollective | None:
+    """The :class:`HloCollective` of one instruction, or None when it is not a collective (a
+    ``-done`` is not: its ``-start`` counts)."""
+    m = _COLLECTIVE_RE.match(inst.opcode)
+    if not m:
+        return None
+    kind, is_async = m.group(1), bool(m.group(2))
+    groups = parse_replica_groups(inst.attrs, module.num_partitions)
+    if kind == "collective-permute":
+        spanning = [p for p in groups if len(p) == 2 and p[0] != p[1]]
+        gsize = 2 if spanning else 1
+    else:
+        spanning = groups
+        gsize = max((len(g) for g in groups), default=1)
+    axes, exact = axes_of_groups(spanning, mesh_shape) if mesh_shape else ((), True)
+    return HloCollective(kind=kind, name=inst.name, is_async=is_async, computation=inst.computation,
+                         per_step=per_step, trip_count_known=known, groups=groups, group_size=gsize,
+                         mesh_axes=axes, exact_axes=exact, elements=_elements(module, inst, kind, is_async, gsize),
+                         op_name=inst.op_name)
+
+
 def hlo_collectives(text: str, mesh_shape: Mapping[str, int] | None = None) -> list[HloCollective]:
     """Every collective of a compiled HLO module (see the module docstring).
 
@@ -572,89 +632,17 @@ def hlo_collectives(text: str, mesh_shape: Mapping[str, int] | None = None) -> l
     module = parse_module(text)
     mult = multiplicities(module)
     out: list[HloCollective] = []
-    kinds = "|".join(re.escape(k) for k in COLLECTIVE_KINDS)
-    op_re = re.compile(rf"^({kinds})(-start)?$")
     for comp, insts in module.computations.items():
         if comp not in mult:
             continue
         per_step, known = mult[comp]
         for inst in insts:
-            m = op_re.match(inst.opcode)
-            if not m:
-                continue
-            kind, is_async = m.group(1), bool(m.group(2))
-            groups = parse_replica_groups(inst.attrs, module.num_partitions)
-            if kind == "collective-permute":
-                pairs = [p for p in groups if len(p) == 2 and p[0] != p[1]]
-                gsize = 2 if pairs else 1
-                axes, exact = axes_of_groups(pairs, mesh_shape) if mesh_shape else ((), True)
-            else:
-                gsize = max((len(g) for g in groups), default=1)
-                axes, exact = axes_of_groups(groups, mesh_shape) if mesh_shape else ((), True)
-            op_shapes = [array_shapes(module.by_name[o].shape) if o in module.by_name else [] for o in inst.operands]
-            operand_arrays = [a for shp in op_shapes for a in shp]
-            res_arrays = array_shapes(inst.shape)
-            if is_async and kind in ("all-gather", "collective-permute", "all-to-all", "reduce-scatter") \
-                    and len(res_arrays) >= 2 * max(1, len(inst.operands)):
-                # (operands..., results..., [context scalars]) tuple of the async start
-                k = len(inst.operands)
-                res_arrays = res_arrays[k:2 * k]
-            elements = []
-            for j, (dt, dims) in enumerate(res_arrays):
-                rb = DTYPE_BYTES[dt] * math.prod(dims)
-                if j < len(operand_arrays) and len(operand_arrays) == len(res_arrays):
-                    odt, odims = operand_arrays[j]
-                    ob = DTYPE_BYTES[odt] * math.prod(odims)
-                elif kind == "all-gather":
-                    ob = rb / max(gsize, 1)
-                elif kind == "reduce-scatter":
-                    ob = rb * gsize
-                else:
-                    ob = rb
-                elements.append(Element(dt, dims, ob, rb))
-            if kind == "all-reduce" and not is_async and gsize > 1:
-                tup = inst.shape.lstrip().startswith("(")
-                for j, e in enumerate(elements):
-                    e.scattered = _is_scattered(module, inst.name, math.prod(e.dims), gsize, j if tup else None)
-            out.append(HloCollective(kind=kind, name=inst.name, is_async=is_async, computation=comp,
-                                     per_step=per_step, trip_count_known=known, groups=groups, group_size=gsize,
-                                     mesh_axes=axes, exact_axes=exact, elements=elements, op_name=inst.op_name))
+            c = _collective(module, inst, per_step, known, mesh_shape)
+            if c is not None:
+                out.append(c)
     return out
-
-
-# ----- memory ------------------------------------------------------------------------------------
-
-def memory_breakdown(compiled: Any) -> dict[str, int]:
-    """Per-device bytes from ``compiled.memory_analysis()``.
-
-    Returns:
-        ``{"argument", "output", "temp", "alias", "generated_code", "peak"}`` in bytes, where
-        ``peak = argument + output + temp - alias`` (donated state is aliased to the outputs, so
-        it is counted once), or ``{}`` when the backend has no memory analysis.
-    """
-    try:
-        ma = compiled.memory_analysis()
-    except Exception:  # backend without memory analysis
-        return {}
-    if ma is None:
-        return {}
-    keys = ("argument", "output", "temp", "alias", "generated_code")
-    out = {k: int(getattr(ma, f"{k}_size_in_bytes", 0) or 0) for k in keys}
-    out["peak"] = out["argument"] + out["output"] + out["temp"] - out["alias"]
-    return out
-
-
-def summarize(collectives: Sequence[HloCollective]) -> dict[str, Any]:
-    """Counts per kind (instructions and executions per step), for quick checks and logs."""
-    kinds: dict[str, dict[str, float]] = {}
-    for c in collectives:
-        k = kinds.setdefault(c.kind, {"instructions": 0, "per_step": 0.0})
-        k["instructions"] += 1
-        k["per_step"] += c.per_step
-    return json.loads(json.dumps(kinds))
 
 
 __all__ = ["COLLECTIVE_KINDS", "DTYPE_BYTES", "Element", "HloCollective", "HloModule", "HloParseError",
-           "Instruction", "array_shapes", "axes_of_groups", "hlo_collectives", "memory_breakdown",
-           "multiplicities", "parse_module", "parse_replica_groups", "shape_bytes", "summarize",
-           "while_trip_count"]
+           "Instruction", "array_shapes", "axes_of_groups", "hlo_collectives", "multiplicities", "parse_module",
+           "parse_replica_groups", "shape_bytes", "while_trip_count"]

@@ -1,0 +1,215 @@
+"""The planner against a grid of measured runs on one cluster and framework (the Ultra-Scale
+Playbook's nanotron runs on 8x H100 nodes with EFA; ``shared/calibration/usp_h100_grid_1b_8b.csv``).
+
+For every run: is the layout accepted, is it predicted to fit, predicted vs measured tokens/s per GPU
+and peak memory. Metrics (issue 9's acceptance): median |error| of tokens/s/GPU, Spearman rank
+correlation of predicted vs measured throughput within each (model, nodes) group, fit/OOM
+classification accuracy over all rows, median |error| of peak memory, layouts that ran but were
+refused. ``--fit`` fits the profile's free parameters (``shardplan.fitting``) and reports
+leave-one-model-out figures (fit on one model, score on the other).
+
+Usage: python benchmarks/usp_grid.py [--csv PATH] [--hardware FILE] [--framework nanotron]
+       [--out docs/usp_grid.md] [--to-records runs.jsonl]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from scipy.stats import spearmanr
+
+from shardplan.cost.step import Estimate, estimate
+from shardplan.errors import ConfigError
+from shardplan.fitting import Parameter, apply, cross_validate, fit
+from shardplan.loaders import load_hardware
+from shardplan.parallel import ParallelConfig
+from shardplan.presets.frameworks import framework_profile
+from shardplan.specs.framework import FrameworkProfile
+from shardplan.specs.hardware import HardwareSpec
+from shardplan.specs.model import ModelSpec
+from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_CSV = ROOT.parent / "shared" / "calibration" / "usp_h100_grid_1b_8b.csv"
+DEFAULT_CSV = SHARED_CSV if SHARED_CSV.exists() else ROOT / "shardplan" / "data" / "usp_h100_grid_1b_8b.csv"
+DEFAULT_HW = ROOT / "shardplan" / "data" / "clusters" / "usp-h100-efa.yaml"
+SEQ_LEN = 4096
+
+#: the grid's models (shared/calibration/README.md: Llama-style, MHA, SiLU, RMSNorm, vocab 131072);
+#: 3B and 70B as the playbook lists them, for grids of other sizes
+GRID_MODELS = {
+    "1B": ModelSpec(name="usp-1b", n_layers=16, d_model=2048, n_heads=32, ffn_dim=8192, vocab_size=131072,
+                    tied_embeddings=True, source="shared/calibration/README.md"),
+    "3B": ModelSpec(name="usp-3b", n_layers=28, d_model=3072, n_heads=24, ffn_dim=8192, vocab_size=131072,
+                    tied_embeddings=True, source="Llama-3.2-3B shapes with MHA (playbook grid)"),
+    "8B": ModelSpec(name="usp-8b", n_layers=32, d_model=4096, n_heads=32, ffn_dim=14336, vocab_size=131072,
+                    source="shared/calibration/README.md"),
+    "70B": ModelSpec(name="usp-70b", n_layers=80, d_model=8192, n_heads=64, ffn_dim=28672, vocab_size=131072,
+                     source="Llama-3-70B shapes with MHA (playbook grid)"),
+}
+
+
+@dataclass(frozen=True)
+class GridRun:
+    """One measured run: its layout and outcome (``tok_s_gpu`` / ``mem_bytes`` None if it failed)."""
+
+    model: str
+    nodes: int
+    parallel: ParallelConfig
+    global_batch_size: int
+    tok_s_gpu: float | None
+    mem_bytes: float | None
+
+    @property
+    def ran(self) -> bool:
+        """The run finished (the CSV has numbers, not nan)."""
+        return self.tok_s_gpu is not None
+
+    @property
+    def devices(self) -> int:
+        """GPUs: 8 per node."""
+        return 8 * self.nodes
+
+
+def _num(x: str) -> float | None:
+    v = float(x)
+    return None if math.isnan(v) else v
+
+
+def load_grid(path: Path) -> list[GridRun]:
+    """The CSV's rows as runs. Nanotron settings (shared README): TP always with sequence parallelism
+    and asynchronous TP communication, 1F1B, no recompute. The batch is the one the run used,
+    dp x mbs x grad_acc (20 rows have a ``gbs`` column that disagrees with it)."""
+    out = []
+    for r in csv.DictReader(path.open()):
+        tp = int(r["tp"])
+        pc = ParallelConfig(dp=int(r["dp"]), tp=tp, pp=int(r["pp"]), zero_stage=int(r["zero"]),
+                            microbatch_size=int(r["mbs"]), sp=tp > 1, tp_overlap=tp > 1, schedule="1f1b")
+        mem = _num(r["gpu_mem_gb"])
+        out.append(GridRun(r["model"], int(r["nodes"]), pc, int(r["dp"]) * int(r["mbs"]) * int(r["grad_acc"]),
+                           _num(r["tok_s_gpu"]), None if mem is None else mem * 1e9))
+    return out
+
+
+def training_for(run: GridRun, profile: FrameworkProfile) -> TrainingSpec:
+    """bf16 with fp32 gradient accumulation (the profile's buffer), flash attention, seq 4096."""
+    return TrainingSpec(seq_len=SEQ_LEN, global_batch_size=run.global_batch_size,
+                        precision=PRECISION_POLICIES["bf16-mixed"], framework=profile)
+
+
+def predict(run: GridRun, hw: HardwareSpec, profile: FrameworkProfile) -> Estimate | str:
+    """The planner's estimate for one run, or the refusal message."""
+    if run.model not in GRID_MODELS:
+        raise SystemExit(f"model {run.model!r} is not in GRID_MODELS ({', '.join(GRID_MODELS)}); add its shapes")
+    try:
+        return estimate(GRID_MODELS[run.model], hw, training_for(run, profile), run.parallel, run.devices)
+    except ConfigError as e:
+        return str(e)
+
+
+def score(runs: list[GridRun], preds: list[Estimate | str]) -> dict:
+    """Issue 9's metrics over ``runs`` (see module docstring)."""
+    err, mem_err, correct, refused = [], [], 0, 0
+    groups: dict[tuple, list[tuple[float, float]]] = defaultdict(list)
+    for run, e in zip(runs, preds):
+        if isinstance(e, str):
+            refused += run.ran
+            correct += not run.ran
+            continue
+        correct += run.ran == e.fits
+        if run.ran:
+            pred = e.tokens_per_s / e.layout.n_devices
+            err.append(pred / run.tok_s_gpu - 1)
+            mem_err.append(e.memory.total / run.mem_bytes - 1)
+            groups[(run.model, run.nodes)].append((pred, run.tok_s_gpu))
+    rho = {k: spearmanr(*zip(*v)).statistic for k, v in sorted(groups.items()) if len(v) >= 3}
+    return {"runs": len(runs), "ran": sum(r.ran for r in runs), "refused": refused,
+            "median_abs_err": statistics.median(abs(x) for x in err), "median_err": statistics.median(err),
+            "within_15": sum(abs(x) <= 0.15 for x in err) / len(err),
+            "spearman": rho, "spearman_min": min(rho.values()), "spearman_median": statistics.median(rho.values()),
+            "fit_accuracy": correct / len(runs),
+            "mem_median_abs_err": statistics.median(abs(x) for x in mem_err),
+            "mem_median_err": statistics.median(mem_err)}
+
+
+#: the nanotron profile's time constants fitted on the grid (bounds keep them physical)
+FIT_PARAMS = [
+    Parameter("framework", "collective_overhead_s", 0.0, 2e-3),
+    Parameter("framework", "layer_overhead_s", 0.0, 2e-3),
+    Parameter("framework", "microbatch_overhead_s", 0.0, 0.05),
+    Parameter("framework", "step_overhead_s", 0.0, 2.0),
+    Parameter("framework", "overlap_slowdown", 0.0, 1.0),
+    Parameter("framework", "dp_overlap", 0.0, 1.0),
+    Parameter("hardware", "matmul_efficiency", 0.3, 0.9),
+]
+
+
+def throughput(run: GridRun, hw: HardwareSpec, profile: FrameworkProfile) -> float | None:
+    """Predicted tokens/s per GPU (None if refused) -- the fitting predictor."""
+    e = predict(run, hw, profile)
+    return None if isinstance(e, str) else e.tokens_per_s / e.layout.n_devices
+
+
+def fit_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> str:
+    """Fit on all runs that ran and leave-one-model-out: fitted values and held-out metrics."""
+    ran = [r for r in runs if r.ran]
+    y = [r.tok_s_gpu for r in ran]
+    full = fit(ran, y, throughput, FIT_PARAMS, hw, profile)
+    lines = ["| fitted on | " + " | ".join(f"`{p.field}`" for p in FIT_PARAMS) + " | scored on | result |",
+             "|---|" + "---|" * len(FIT_PARAMS) + "---|---|"]
+    h, f = apply(FIT_PARAMS, full.values, hw, profile)
+    s = score(runs, [predict(r, h, f) for r in runs])
+    lines.append(_fit_row("all", full.values, "all", s))
+    for model, (res, _test) in cross_validate(ran, y, [r.model for r in ran], throughput, FIT_PARAMS, hw,
+                                              profile).items():
+        held = [r for r in runs if r.model == model]
+        h, f = apply(FIT_PARAMS, res.values, hw, profile)
+        lines.append(_fit_row(f"all but {model}", res.values, model, score(held, [predict(r, h, f) for r in held])))
+    return "\n".join(lines)
+
+
+def _fit_row(train: str, values: list[float], test: str, s: dict) -> str:
+    vals = " | ".join(f"{v:.3g}" for v in values)
+    return (f"| {train} | {vals} | {test} | median |err| {s['median_abs_err']:.1%}, Spearman min "
+            f"{s['spearman_min']:.2f} / median {s['spearman_median']:.2f}, fit/OOM {s['fit_accuracy']:.1%} |")
+
+
+def report(name: str, s: dict) -> str:
+    """One Markdown block of metrics."""
+    lines = [f"**{name}**: {s['runs']} runs ({s['ran']} ran). tokens/s/GPU median |error| "
+             f"{s['median_abs_err']:.1%} (median signed {s['median_err']:+.1%}; {s['within_15']:.0%} within 15%); "
+             f"Spearman within (model, nodes) groups: min {s['spearman_min']:.2f}, median {s['spearman_median']:.2f}; "
+             f"fit/OOM classification {s['fit_accuracy']:.1%}; peak memory median |error| "
+             f"{s['mem_median_abs_err']:.1%} (signed {s['mem_median_err']:+.1%}); ran but refused: {s['refused']}.", "",
+             "| model | nodes | Spearman |", "|---|---|---|"]
+    lines += [f"| {m} | {n} | {r:.2f} |" for (m, n), r in s["spearman"].items()]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--csv", type=Path, default=DEFAULT_CSV)
+    ap.add_argument("--hardware", default=str(DEFAULT_HW))
+    ap.add_argument("--framework", default="nanotron")
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--fit", action="store_true", help="fit the profile's constants, with leave-one-model-out")
+    args = ap.parse_args()
+    runs = load_grid(args.csv)
+    hw, profile = load_hardware(args.hardware), framework_profile(args.framework)
+    preds = [predict(r, hw, profile) for r in runs]
+    text = report(f"{args.framework} profile on {hw.name}", score(runs, preds))
+    if args.fit:
+        text += "\n\n" + fit_report(runs, hw, profile)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,591 @@
+"""Runtime model: named differences between the JAX runtime's compiled program and the planner's scheme.
+
+The planner models what Megatron-LM / PyTorch FSDP send. Where the runtime (how
+:mod:`shardplan.jax.model` writes the model) or XLA's SPMD partitioner does something else, a *rule*
+adds a delta to the prediction, ``expected = planner + deltas``; the planner itself is not bent.
+Each rule is one small function registered with :func:`rule` (collective deltas, :data:`RULES`) or
+:func:`memory_rule` (per-device memory deltas, :data:`MEMORY_RULES`); its docstring's first
+paragraph is its reason, and the table in docs/validation.md is generated from the registries
+(:func:`rules_table`). Rules select planner collectives by their typed fields (``op``, ``axis``,
+``tensor``, ``phase``, ``scope``, ``replicas`` of :class:`shardplan.cost.collective.Collective`),
+never by their display text.
+
+Symbols (:class:`PlanContext`): ``u`` local tokens per microbatch, ``m`` microbatches, ``L`` layers
+(with pp: ``L_max`` per stage), ``beta`` activation bytes, ``S_t = beta u h`` one ``(b, s, h)``
+activation, ``t`` = tp, ``sigma`` = tp with SP else 1, ``k = m + pp - 1`` GPipe ticks. Bytes per
+device follow :func:`shardplan.cost.collective.bytes_sent`. No JAX is imported.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from shardplan.cost.collective import bytes_sent
+from shardplan.crosscheck.logical import planner_axis
+from shardplan.parallel import Layout
+from shardplan.specs.model import ModelSpec
+from shardplan.specs.training import TrainingSpec
+
+
+@dataclass
+class RuntimeDelta:
+    """A documented difference between the runtime's program and the planner's reference scheme.
+
+    Attributes:
+        op, axis: the planner row it changes.
+        count: calls added (negative: removed) per step.
+        bytes_per_device: bytes per device per step added (negative: removed).
+        rule: the rule's name (see docs/validation.md).
+        why: one-sentence explanation.
+    """
+
+    op: str
+    axis: str
+    count: float
+    bytes_per_device: float
+    rule: str
+    why: str
+
+
+class Change(NamedTuple):
+    """What a rule function returns: one row change (calls and bytes per device per step)."""
+
+    op: str
+    axis: str
+    count: float
+    bytes_per_device: float
+    why: str
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    """The plan a rule reads, with the symbols of the module docstring as properties.
+
+    Attributes:
+        model, training, layout: the plan (``training.precision`` the runtime's dtypes).
+        planner: the planner's collectives (``Estimate.collectives``, typed records).
+    """
+
+    model: ModelSpec
+    training: TrainingSpec
+    layout: Layout
+    planner: tuple[Any, ...] = ()
+
+    @property
+    def p(self) -> Any:
+        """The :class:`~shardplan.parallel.ParallelConfig`."""
+        return self.layout.parallel
+
+    @property
+    def m(self) -> int:
+        """Microbatches per step."""
+        return self.layout.microbatches
+
+    @property
+    def L(self) -> int:
+        """Layers each device runs per microbatch: all of them, or with pp the padded ``L_max``
+        (the runtime stacks ``max(stage_layers)`` block slots on every stage)."""
+        return self.model.n_layers if self.p.pp == 1 else max(self.layout.stage_layers)
+
+    @property
+    def u(self) -> float:
+        """Local tokens per microbatch, ``seq_len x microbatch_size / cp``."""
+        return self.training.seq_len * self.p.microbatch_size / self.p.cp
+
+    @property
+    def beta(self) -> float:
+        """Bytes per activation element."""
+        return self.training.precision.activation_bytes
+
+    @property
+    def S_t(self) -> float:
+        """Bytes of one ``(b, s, h)`` activation of a microbatch, ``beta u h``."""
+        return self.beta * self.u * self.model.d_model
+
+    @property
+    def sigma(self) -> int:
+        """Sequence split outside the tp regions (tp with SP, else 1)."""
+        return self.layout.seq_shard
+
+    @property
+    def ticks(self) -> int:
+        """GPipe scan ticks, ``k = m + pp - 1``."""
+        return self.m + self.p.pp - 1
+
+    def planned(self, **fields: Any) -> list[Any]:
+        """The planner collectives whose typed fields equal ``fields`` (e.g. ``op="SendRecv",
+        tensor="kv"``)."""
+        return [c for c in self.planner if all(getattr(c, k) == v for k, v in fields.items())]
+
+
+RuleFn = Callable[[PlanContext, Sequence[RuntimeDelta]], list[Change]]
+MemoryFn = Callable[[PlanContext, Any], dict[str, float]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A registered rule: its name, where it applies, its delta formula and the function.
+
+    ``reason`` is the first paragraph of the function's docstring.
+    """
+
+    name: str
+    applies: str
+    delta: str
+    fn: Callable[..., Any]
+    kind: str = "collectives"
+
+    @property
+    def reason(self) -> str:
+        """The first paragraph of the rule function's docstring, on one line."""
+        return " ".join(inspect.getdoc(self.fn).split("\n\n")[0].split())
+
+
+#: Collective rules in application order (the order of the rule names in a row).
+RULES: list[Rule] = []
+#: Per-device memory rules (component -> bytes, see :func:`pipeline_memory_deltas`).
+MEMORY_RULES: list[Rule] = []
+
+
+def rule(name: str, applies: str, delta: str) -> Callable[[RuleFn], RuleFn]:
+    """Register a collective rule ``fn(ctx, so_far) -> list[Change]`` (``so_far``: the deltas of
+    the rules before it); ``applies`` and ``delta`` are the docs table's columns."""
+    def register(fn: RuleFn) -> RuleFn:
+        RULES.append(Rule(name, applies, delta, fn))
+        return fn
+    return register
+
+
+def memory_rule(name: str, applies: str, delta: str) -> Callable[[MemoryFn], MemoryFn]:
+    """Register a memory rule ``fn(ctx, mb) -> {component: bytes}`` (``mb`` the planner's
+    :class:`~shardplan.cost.memory.MemoryBreakdown`; components ``state``, ``grads``,
+    ``activations``, ``logits``)."""
+    def register(fn: MemoryFn) -> MemoryFn:
+        MEMORY_RULES.append(Rule(name, applies, delta, fn, kind="memory"))
+        return fn
+    return register
+
+
+# ----- tensor and sequence parallelism ------------------------------------------------------------
+
+@rule("tp-bwd-per-projection", "tp > 1",
+      "`+(3 + n_up - 2) L m` AllReduce (ReduceScatter with SP) of `S_t`")
+def tp_bwd_per_projection(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """Separate Q, K, V and gate, up projections: each projection's partial input gradient is
+    reduced on its own instead of summed first (Megatron fuses QKV and gate/up weights, so it has
+    2 backward reductions per layer); on GPU/TPU XLA's all-reduce reassociation may merge them.
+
+    ``n_up`` = 2 for SwiGLU, 1 for GeLU.
+    """
+    p = ctx.p
+    if p.tp == 1:
+        return []
+    n_up = 2 if ctx.model.mlp == "swiglu" else 1
+    extra = (3 + n_up - 2) * ctx.L * ctx.m
+    op = "ReduceScatter" if p.sp else "AllReduce"
+    return [Change(op, "tp", extra, extra * bytes_sent(op, ctx.S_t, p.tp),
+                   f"XLA reduces the input gradient of each of the {3 + n_up} column-parallel "
+                   f"projections separately (Megatron fuses QKV and gate/up: 2 per layer)")]
+
+
+@rule("sp-keep-gathered", "SP, no recompute", "`-2 L m` AllGather of `S_t`")
+def sp_keep_gathered(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """Keeps the all-gathered block inputs alive for the weight gradients (Megatron-SP re-gathers
+    them in the backward to save memory)."""
+    p = ctx.p
+    if p.tp == 1 or not p.sp or p.recompute != "none":
+        return []
+    n = -2 * ctx.L * ctx.m
+    return [Change("AllGather", "tp", n, n * bytes_sent("AllGather", ctx.S_t, p.tp),
+                   "XLA keeps the gathered SP block inputs for the weight gradients (Megatron-SP re-gathers "
+                   "them in the backward)")]
+
+
+@rule("sp-embedding-weight", "SP",
+      "`-m` RS and `-m` AG of `S_t`; `+1` AG, `+1` AR of `4 V h` over tp; dp AR carries `4 V h` "
+      "instead of `4 V h / t`")
+def sp_embedding_weight(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """All-gathers the vocab-sharded **embedding table** (and all-reduces its gradient over tp,
+    then over dp in full) instead of reduce-scattering the lookup output -- the partitioner moves
+    a weight rather than the activations."""
+    p, m = ctx.p, ctx.m
+    if p.tp == 1 or not p.sp:
+        return []
+    t, table = p.tp, 4.0 * ctx.model.vocab_size * ctx.model.d_model
+    return [
+        Change("ReduceScatter", "tp", -m, -m * bytes_sent("ReduceScatter", ctx.S_t, t),
+               "the embedding lookup output is not reduce-scattered over tp"),
+        Change("AllGather", "tp", 1 - m, bytes_sent("AllGather", table, t) - m * bytes_sent("AllGather", ctx.S_t, t),
+               "XLA all-gathers the vocab-sharded embedding table instead"),
+        Change("AllReduce", "tp", 1, bytes_sent("AllReduce", table, t),
+               "and all-reduces the table's gradient over tp"),
+        Change("AllReduce", "dp", 0, bytes_sent("AllReduce", table * (1 - 1 / t), p.dp * p.cp),
+               "so the data-parallel gradient reduction carries the whole table, not its 1/tp shard"),
+    ]
+
+
+@rule("sp-k-weight-gather", "SP", "`+L m` AllGather of `param_bytes h kv`")
+def sp_k_weight_gather(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """All-gathers `wk` over tp to compute the rotary K on the local sequence chunk (then an
+    all-to-all to head sharding, < 2 %, unscored)."""
+    p = ctx.p
+    if p.tp == 1 or not p.sp:
+        return []
+    n = ctx.L * ctx.m
+    w_k = ctx.training.precision.param_bytes * ctx.model.d_model * ctx.model.kv_dim
+    return [Change("AllGather", "tp", n, n * bytes_sent("AllGather", w_k, p.tp),
+                   "XLA all-gathers wk over tp to compute K on the local sequence chunk")]
+
+
+# ----- data parallelism and ZeRO ------------------------------------------------------------------
+
+def _grad_reductions(ctx: PlanContext) -> list[Any]:
+    """The planner's data-parallel gradient reductions of the shard group (not the HSDP replica
+    AllReduce): AllReduce (ZeRO-0) or ReduceScatter (ZeRO >= 1) of ``tensor="grads"`` on dp."""
+    return [c for c in ctx.planned(axis="dp", tensor="grads", replicas=False)
+            if c.op in ("AllReduce", "ReduceScatter")]
+
+
+@rule("grad-sync-per-microbatch", "ZeRO-0/2, m > 1", "planner's gradient AR / RS x m")
+def grad_sync_per_microbatch(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """The runtime constrains each microbatch's gradient inside the accumulation loop, so XLA
+    reduces once per microbatch (DDP `no_sync` / Megatron reduce once per step).
+
+    ZeRO-3 already reduces per microbatch in the planner; with pp > 1 there is no accumulation
+    loop (the pipeline's scan runs the microbatches, see the ``gpipe-*`` rules).
+    """
+    m, p = ctx.m, ctx.p
+    if m == 1 or p.zero_stage not in (0, 2) or p.pp > 1:
+        return []
+    return [Change(c.op, c.axis, (m - 1) * c.count, (m - 1) * c.bytes_per_device,
+                   "the runtime reduces the gradients inside the accumulation loop, once per microbatch")
+            for c in _grad_reductions(ctx)]
+
+
+@rule("zero3-keep-gathered", "ZeRO-3, no recompute",
+      "the planner's `2m` ZeRO-3 AllGathers -> 1 (the planner models this behaviour as "
+      "`zero3_gather=\"per_step\"`; the comparison keeps the PyTorch-FSDP default and this delta)")
+def zero3_keep_gathered(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """Each weight is all-gathered once per *step*: the gather is loop-invariant (hoisted out of
+    the accumulation loop) and its result is kept for the backward (FSDP reshards after the forward
+    and re-gathers in the backward, per microbatch)."""
+    p, m = ctx.p, ctx.m
+    if p.zero_stage != 3 or p.recompute != "none" or ctx.layout.zero_shard <= 1:
+        return []
+    ag = ctx.planned(op="AllGather", axis="dp", tensor="params")
+    fwd = [c for c in ag if c.phase == "fwd"]
+    cnt = sum(c.count for c in ag) - sum(c.count for c in fwd) / m
+    byt = sum(c.bytes_per_device for c in ag) - sum(c.bytes_per_device for c in fwd) / m
+    return [Change("AllGather", "dp", -cnt, -byt, "XLA gathers each weight once per step and keeps it for all "
+                   "microbatches' forward and backward")]
+
+
+@rule("zero-embedding-tokens", "ZeRO-2/3",
+      "`-m` RS of the table; ZeRO-3 `-1` AG of it; `+m` AG of token ids (tp = 1); `+m` (ZeRO-2) / "
+      "`+2m` (ZeRO-3) AllToAll of `S_t`")
+def zero_embedding_tokens(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """The embedding table is sharded over `h`; XLA all-gathers the **token ids** (over the ZeRO
+    group when tp = 1, over tp otherwise -- then negligible) and looks up the local `h/n` slice,
+    then all-to-alls the `(b, s, h)` activations back to batch sharding (and the reverse for the
+    gradient, which is then already sharded).
+
+    ``W_e = grad_bytes V h / t`` is the local embedding table; token ids are 4 bytes.
+    """
+    p, m, zs = ctx.p, ctx.m, ctx.layout.zero_shard
+    shard = p.dp_shard or p.dp
+    if p.zero_stage < 2 or shard <= 1:
+        return []
+    table = ctx.training.precision.grad_bytes * ctx.model.vocab_size * ctx.model.d_model / p.tp
+    out = [Change("ReduceScatter", "dp", 0, -m * bytes_sent("ReduceScatter", table, zs),
+                  "the embedding gradient is computed already sharded (no reduce-scatter)")]
+    if p.tp == 1:
+        tokens = 4.0 * ctx.training.seq_len * p.microbatch_size * shard
+        out.append(Change("AllGather", "dp", m, m * bytes_sent("AllGather", tokens, shard),
+                          "XLA all-gathers the token ids over the ZeRO group"))
+    a2a = 2 if p.zero_stage == 3 else 1
+    out.append(Change("AllToAll", "dp", a2a * m, a2a * m * bytes_sent("AllToAll", ctx.S_t, shard),
+                      "and all-to-alls the (b, s, h) activations "
+                      + ("forward and backward" if a2a == 2 else "(backward)")))
+    if p.zero_stage == 3:
+        out.append(Change("AllGather", "dp", 0, -bytes_sent("AllGather", table, zs),
+                          "the embedding table is never all-gathered"))
+    return out
+
+
+# ----- context parallelism ------------------------------------------------------------------------
+
+@rule("cp-allgather-kv", "cp > 1",
+      "`-` the planner's SendRecv; `+L m` AG of `beta u cp (h + kv)`; `+L m` RS of `2 beta u cp kv`")
+def cp_allgather_kv(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """The runtime's context parallelism all-gathers K/V over cp (Q stays sharded) and
+    reduce-scatters dK/dV, instead of a ring of send/recv; XLA gathers the block input `x` (`h`
+    columns) for V and the rotated K (`kv` columns).
+
+    With tp the K columns are ``kv / t`` per device.
+    """
+    p = ctx.p
+    if p.cp == 1:
+        return []
+    out = [Change(c.op, c.axis, -c.count, -c.bytes_per_device,
+                  "the runtime all-gathers K/V over cp instead of a send/recv ring")
+           for c in ctx.planned(op="SendRecv", axis="cp", tensor="kv")]
+    n = ctx.L * ctx.m
+    ag_b = ctx.beta * ctx.u * p.cp * (ctx.model.d_model + ctx.model.kv_dim / p.tp)
+    rs_b = ctx.beta * ctx.u * p.cp * 2 * ctx.model.kv_dim / p.tp
+    out.append(Change("AllGather", "cp", n, n * bytes_sent("AllGather", ag_b, p.cp),
+                      "forward: all-gather of the block input (for V) and of the rotated K over cp"))
+    out.append(Change("ReduceScatter", "cp", n, n * bytes_sent("ReduceScatter", rs_b, p.cp),
+                      "backward: reduce-scatter of dK and dV over cp"))
+    return out
+
+
+# ----- pipeline (the runtime's GPipe, shardplan.jax.pipeline) -------------------------------------
+
+#: Rules whose count is (layers per stage) x (microbatches): repeated on the GPipe bubble ticks.
+PER_LAYER_RULES = ("tp-bwd-per-projection", "sp-keep-gathered", "sp-k-weight-gather")
+
+
+@rule("gpipe-tick-sends", "pp > 1",
+      "SendRecv pp: `2 k` sends of `beta u h / sigma` instead of the planner's `2 v m`")
+def gpipe_tick_sends(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """The GPipe scan runs `k = m + pp - 1` ticks and ppermutes the stage output forward (and the
+    cotangent backward) on *every* tick, bubble ticks included; '1f1b' / 'interleaved' /
+    'zero-bubble' are executed as GPipe."""
+    p = ctx.p
+    if p.pp == 1:
+        return []
+    sr = ctx.planned(op="SendRecv", axis="pp", tensor="stage_io")
+    msg = ctx.beta * ctx.u * ctx.model.d_model / ctx.sigma
+    k = ctx.ticks
+    return [Change("SendRecv", "pp", 2 * k - sum(c.count for c in sr),
+                   2 * k * bytes_sent("SendRecv", msg, 2) - sum(c.bytes_per_device for c in sr),
+                   f"the GPipe scan ppermutes forward and backward on all m + pp - 1 = {k} ticks (bubble ticks "
+                   f"included; '{p.schedule}' with v={p.virtual_stages} is executed as GPipe)")]
+
+
+@rule("gpipe-bubble-ticks", "pp > 1",
+      "`+(pp - 1)/m` x (the planner's tp activation rows + `tp-bwd-per-projection`, SP per-layer deltas)")
+def gpipe_bubble_ticks(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """Every stage runs its `L_max` layers on all `k` ticks (bubble ticks compute on discarded
+    data), so the per-layer tp collectives run `k` instead of `m` times.
+
+    Per-layer collectives: the planner's ``tensor="activations", scope="layers"`` records on tp
+    and the deltas of :data:`PER_LAYER_RULES`.
+    """
+    p, m = ctx.p, ctx.m
+    if p.pp == 1:
+        return []
+    f = (p.pp - 1) / m
+    out = [Change(c.op, c.axis, f * c.count, f * c.bytes_per_device,
+                  "every stage runs its layers on the pp - 1 bubble ticks too")
+           for c in ctx.planned(axis="tp", tensor="activations", scope="layers")]
+    out += [Change(d.op, d.axis, f * d.count, f * d.bytes_per_device, f"{d.rule} on the bubble ticks")
+            for d in so_far if d.rule in PER_LAYER_RULES]
+    return out
+
+
+@rule("pp-boundary-psum", "pp > 1", "`+1` AR pp of `4 m u h / sigma`, `+k` AR pp of `4 u h / sigma`")
+def pp_boundary_psum(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """The pipeline input and output are pp-replicated (embedding and head run on every rank): the
+    last stage's outputs are `psum`med over pp (forward) and so is the input cotangent on every
+    tick (backward), in fp32."""
+    p = ctx.p
+    if p.pp == 1:
+        return []
+    act32 = 4.0 * ctx.u * ctx.model.d_model / ctx.sigma
+    k = ctx.ticks
+    return [Change("AllReduce", "pp", 1 + k, bytes_sent("AllReduce", ctx.m * act32, p.pp)
+                   + k * bytes_sent("AllReduce", act32, p.pp),
+                   "fp32 psum over pp of the last stage's outputs (forward, all m microbatches) and of the "
+                   "input cotangent on every tick (backward)")]
+
+
+def runtime_stage_params(model: ModelSpec, layout: Layout) -> tuple[float, float]:
+    """Parameters (elements) every pipeline rank of the runtime holds, before ZeRO sharding:
+    ``(blocks, outer)``. ``blocks = L_max x`` one block (``/ tp`` except norms and router; routed
+    experts ``/ (tp ep)``), ``L_max = max(stage_layers)`` (uneven splits are padded);
+    ``outer`` = embedding (``V h / t``), learned positions, LM head (``V h / t`` unless tied) and
+    the final norm, replicated over pp (:mod:`shardplan.jax.pipeline`)."""
+    p = layout.parallel
+    t, h, V = p.tp, model.d_model, model.vocab_size
+    if model.is_moe:
+        layer = (model.attention_params() + model.n_shared_experts * model.mlp_params(model.expert_ffn)) / t
+        layer += h * model.n_experts + model.routed_expert_params_per_layer() / (t * p.ep)
+    else:
+        layer = (model.attention_params() + model.mlp_params(model.ffn_dim)) / t
+    layer += 2 * model.norm_params()
+    blocks = max(layout.stage_layers) * layer
+    outer = V * h / t * (1 if model.tied_embeddings else 2) + model.norm_params()
+    if model.position == "learned":
+        outer += model.max_position_embeddings * h / t
+    return blocks, outer
+
+
+def _planner_stage_params(model: ModelSpec, layout: Layout, stage: int) -> float:
+    """Parameters (elements) of the planner's pipeline stage ``stage`` (dense + replicated + expert)."""
+    from shardplan.cost.memory import stage_params
+
+    sp_ = stage_params(model, layout, stage)
+    return sp_.dense + sp_.replicated + sp_.expert
+
+
+def _stage_weight_syncs(ctx: PlanContext) -> list[tuple[Any, float]]:
+    """The planner's data-parallel collectives of the stage's dense weights, each with the number
+    of parameters it carries: the gradient reduction (any ZeRO stage) and the ZeRO-1/2 gather of
+    the updated parameters (``tensor="params", phase="step"``); not the HSDP replica AllReduce,
+    not the ZeRO-3 gathers."""
+    out = []
+    for c in ctx.planned(axis="dp", scope="dense", replicas=False):
+        after_update = c.tensor == "params" and c.phase == "step" and ctx.p.zero_stage in (1, 2)
+        if c.count <= 0 or c.bytes_per_device <= 0 or not (c.tensor == "grads" or after_update):
+            continue
+        prec = ctx.training.precision
+        elem = prec.param_bytes if c.op == "AllGather" else prec.grad_bytes
+        out.append((c, c.bytes_per_device / (c.count * bytes_sent(c.op, elem, c.group_size))))
+    return out
+
+
+@rule("pp-replicated-embedding-head", "pp > 1",
+      "dp gradient rows x `R / P` (`R` = `L_max` blocks + embedding + head + norm per device, `P` = the "
+      "planner's stage)")
+def pp_replicated_embedding_head(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """Every rank holds (and reduces the gradients of) the embedding, LM head and final norm and
+    `L_max` padded block slots; Megatron holds the embedding on stage 0 and the head on the last."""
+    if ctx.p.pp == 1:
+        return []
+    blocks, outer = runtime_stage_params(ctx.model, ctx.layout)
+    return [Change(c.op, c.axis, 0, c.bytes_per_device * ((blocks + outer) / planned - 1),
+                   "embedding, LM head and final norm are held (and their gradients reduced) on every stage, "
+                   "blocks padded to L_max")
+            for c, planned in _stage_weight_syncs(ctx)]
+
+
+@rule("gpipe-grad-sync-per-tick", "pp > 1, ZeRO-0", "`+(k - 1)` AR of the block gradients")
+def gpipe_grad_sync_per_tick(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """XLA all-reduces the stage's block gradients over dp inside the scan, once per tick (the
+    embedding / head gradients once per step)."""
+    if ctx.p.pp == 1 or ctx.p.zero_stage != 0:
+        return []
+    blocks, _ = runtime_stage_params(ctx.model, ctx.layout)
+    k = ctx.ticks
+    return [Change(c.op, c.axis, (k - 1) * c.count, (k - 1) * c.bytes_per_device * blocks / planned,
+                   "XLA all-reduces the stage's block gradients inside the scan, once per tick")
+            for c, planned in _stage_weight_syncs(ctx) if c.op == "AllReduce"]
+
+
+@rule("pp-embedding-lookup", "pp > 1, tp > 1, no SP",
+      "`+1` AR pp of `beta m u h` (the planner's pp > 1 stage already counts only one embedding/head AR tp "
+      "per microbatch); `+2` SendRecv (pairs across pp, dp, tp: reported under dp) of `4 V h / t`")
+def pp_embedding_lookup(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """XLA collective-permutes the vocab-parallel embedding shard from tp to pp sharding, looks the
+    tokens up in the vocab half of each pp rank and all-reduces the lookup output over **pp**
+    instead of tp (the gradient is permuted back).
+
+    The planner's pp > 1 stage carries one of the embedding / LM-head tp all-reduces (``m`` per
+    step); the runtime, with both replicated on every stage, keeps the head's and replaces the
+    embedding's.
+    """
+    p = ctx.p
+    if p.pp == 1 or p.tp == 1 or p.sp:
+        return []
+    prec = ctx.training.precision
+    table = ctx.model.vocab_size * ctx.model.d_model / p.tp
+    axes = tuple(a for a in ("pp", "dp", "tp") if getattr(p, a) > 1)
+    return [
+        Change("AllReduce", "pp", 1, bytes_sent("AllReduce", ctx.beta * ctx.m * ctx.u * ctx.model.d_model, p.pp),
+               "... XLA looks the tokens up in a vocab split over pp and all-reduces the output over pp"),
+        Change("SendRecv", planner_axis(axes), 2, bytes_sent("SendRecv", prec.param_bytes * table, 2)
+               + bytes_sent("SendRecv", prec.grad_bytes * table, 2),
+               f"collective-permutes the table shard from tp to pp and its gradient back "
+               f"(pairs across {'+'.join(axes)})"),
+    ]
+
+
+def runtime_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout,
+                   planner: Sequence[Any]) -> list[RuntimeDelta]:
+    """The runtime-model deltas for one plan: every rule of :data:`RULES`, in order.
+
+    Args:
+        model, training, layout: the plan.
+        planner: the planner's collectives (``Estimate.collectives``, typed
+            :class:`~shardplan.cost.collective.Collective` records).
+
+    Returns:
+        The deltas, each a :class:`RuntimeDelta` (counts per step, bytes per device per step).
+    """
+    ctx = PlanContext(model, training, layout, tuple(planner))
+    out: list[RuntimeDelta] = []
+    for r in RULES:
+        out += [RuntimeDelta(c.op, c.axis, c.count, c.bytes_per_device, r.name, c.why) for c in r.fn(ctx, out)]
+    return out
+
+
+# ----- memory -------------------------------------------------------------------------------------
+
+@memory_rule("pp-replicated-embedding-head", "pp > 1",
+             "state, gradients x `R / P`; logits of the whole local batch `u m (beta+4) V / t` on every rank")
+def replicated_state_and_logits(ctx: PlanContext, mb: Any) -> dict[str, float]:
+    """Every rank holds the embedding, LM head and final norm (the planner: embedding on stage 0,
+    head and norm on the last) and `L_max` (padded) block slots, and computes the LM head and loss
+    of the whole local batch instead of one microbatch on the last stage.
+
+    ``R = blocks + outer`` of :func:`runtime_stage_params`, ``P`` the planner stage's parameters.
+    """
+    blocks, outer = runtime_stage_params(ctx.model, ctx.layout)
+    scale = (blocks + outer) / _planner_stage_params(ctx.model, ctx.layout, mb.stage) - 1
+    logits = ctx.u * ctx.m * (ctx.beta + 4) * ctx.model.vocab_size / ctx.p.tp
+    return {"state": (mb.params + mb.optimizer) * scale, "grads": mb.grads * scale, "logits": logits - mb.logits}
+
+
+@memory_rule("gpipe-tick-residuals", "pp > 1, no recompute",
+             "activations `a_tok L_max u k + beta u h m / sigma` instead of the planner's in-flight microbatches")
+def gpipe_tick_residuals(ctx: PlanContext, mb: Any) -> dict[str, float]:
+    """The scan keeps the residuals of all `k` ticks (temp memory), plus the embedding output of
+    the whole local batch, instead of the planner's schedule-dependent in-flight microbatches.
+
+    ``a_tok``: :func:`shardplan.cost.memory.activation_bytes_per_token`.
+    """
+    from shardplan.cost.memory import activation_bytes_per_token
+
+    if ctx.p.recompute != "none":
+        return {}
+    a_tok = activation_bytes_per_token(ctx.model, ctx.training, ctx.layout, ctx.model.is_moe)
+    act = a_tok * ctx.L * ctx.u * ctx.ticks + ctx.beta * ctx.u * ctx.model.d_model * ctx.m / ctx.sigma
+    return {"activations": act - mb.activations}
+
+
+def pipeline_memory_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout, mb: Any) -> dict[str, float]:
+    """Per-device memory deltas (bytes) of the runtime's GPipe vs the planner's stage ``mb.stage``:
+    the sum of the :data:`MEMORY_RULES` per component (``state``, ``grads``, ``activations``,
+    ``logits``); all zero for ``pp = 1``.
+
+    Args:
+        model, training, layout: the plan.
+        mb: the planner's :class:`~shardplan.cost.memory.MemoryBreakdown` (``Estimate.memory``).
+    """
+    out = {"state": 0.0, "grads": 0.0, "activations": 0.0, "logits": 0.0}
+    if layout.parallel.pp == 1:
+        return out
+    ctx = PlanContext(model, training, layout)
+    for r in MEMORY_RULES:
+        for k, v in r.fn(ctx, mb).items():
+            out[k] += v
+    return out
+
+
+def rules_table() -> list[str]:
+    """The markdown table of every registered rule (docs/validation.md): name, what it changes
+    (collectives / memory), where it applies, its reason (docstring) and its delta."""
+    lines = ["| rule | changes | applies to | what XLA / the runtime does instead | delta |",
+             "|---|---|---|---|---|"]
+    for r in RULES + MEMORY_RULES:
+        lines.append(f"| `{r.name}` | {r.kind} | {r.applies} | {r.reason.replace('``', '`')} | {r.delta} |")
+    return lines
+
+
+__all__ = ["Change", "MEMORY_RULES", "PER_LAYER_RULES", "PlanContext", "RULES", "Rule", "RuntimeDelta",
+           "memory_rule", "pipeline_memory_deltas", "rule", "rules_table", "runtime_deltas",
+           "runtime_stage_params"]

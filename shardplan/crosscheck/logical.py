@@ -1,0 +1,189 @@
+"""Backend mapping: the compiled program's HLO collectives as the logical collectives the planner names.
+
+Raw HLO collectives (:mod:`shardplan.crosscheck.hlo`) are mapped as follows, and both the raw and
+the mapped form are reported:
+
+* an ``all-reduce`` whose every consumer keeps a ``1/n`` ``dynamic-slice`` (partition-id indexed)
+  -> **ReduceScatter** (XLA:CPU emits reduce-scatter as all-reduce + dynamic-slice);
+* an ``all-reduce`` element that reduces again the result of another all-reduce over disjoint
+  *data* axes (dp / fsdp / ep / cp; e.g. gradients reduced over ``cp`` and then over ``dp``)
+  -> **one AllReduce over the product group**, which is how the planner (and Megatron's dp x cp
+  gradient group) counts it; a tp reduction followed by a dp one stays two, as in Megatron;
+* ``-start``/``-done`` async pairs count once; ``collective-permute`` -> **SendRecv**.
+
+Mesh axes -> planner axes (:func:`planner_axis`): the runtime's ``dp`` and ``fsdp`` (and anything
+grouped with them, e.g. ``dp+cp`` for the gradient reduction) are the planner's ``dp``; ``tp``,
+``cp``, ``ep`` and ``pp`` map to themselves.
+
+Bytes per device are :func:`shardplan.cost.collective.bytes_sent`, the planner's own convention.
+No JAX is imported.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from shardplan.cost.collective import bytes_sent
+from shardplan.crosscheck.hlo import HloCollective, HloModule, parse_module
+
+#: HLO opcode -> planner collective name.
+OP_NAMES = {"all-gather": "AllGather", "reduce-scatter": "ReduceScatter", "all-reduce": "AllReduce",
+            "all-to-all": "AllToAll", "collective-permute": "SendRecv", "collective-broadcast": "Broadcast"}
+#: Mesh axes in mesh order (:data:`shardplan.jax.mesh.MESH_AXES`, repeated here to stay JAX-free).
+MESH_ORDER = ("pp", "dp", "fsdp", "ep", "cp", "tp")
+#: Mesh axes whose all-reduces the planner treats as one data-parallel group (dp x cp).
+DATA_AXES = frozenset({"dp", "fsdp", "ep", "cp"})
+
+
+def planner_axis(mesh_axes: tuple[str, ...]) -> str:
+    """The planner axis of a group spanning ``mesh_axes`` (module docstring); ``"-"`` for none."""
+    s = set(mesh_axes)
+    if not s:
+        return "-"
+    if s & {"dp", "fsdp"}:
+        return "dp"
+    for a in ("cp", "ep", "tp", "pp"):
+        if a in s:
+            return a
+    return "+".join(mesh_axes)
+
+
+def sent(op: str, full: float, n: int) -> float:
+    """Bytes one device sends per execution (:func:`~shardplan.cost.collective.bytes_sent`) for a
+    full buffer ``full`` (bytes) on ``n`` devices; 0 for a group of one (a collective-permute onto
+    itself moves nothing). A ``Broadcast`` (not a planner op) is counted like an AllGather,
+    ``S (n-1)/n``."""
+    if n <= 1:
+        return 0.0
+    return bytes_sent("AllGather" if op == "Broadcast" else op, full, n)
+
+
+@dataclass
+class LogicalCollective:
+    """A collective as the planner would name it, after the backend mapping.
+
+    Attributes:
+        op: AllGather / ReduceScatter / AllReduce / AllToAll / SendRecv.
+        axis: planner axis (tp / cp / ep / dp / pp).
+        mesh_axes: runtime mesh axes of the group.
+        group_size: devices per group.
+        count: executions per step.
+        full_bytes: ``S`` per execution (full buffer; per-device payload for AllToAll; message for
+            SendRecv), bytes.
+        bytes_per_device: bytes each device sends per step (planner convention).
+        source: the HLO instruction name(s).
+        mapping: the backend mapping applied ('' when none), e.g. ``"all-reduce + dynamic-slice"``.
+        op_name: JAX op path of the instruction.
+    """
+
+    op: str
+    axis: str
+    mesh_axes: tuple[str, ...]
+    group_size: int
+    count: float
+    full_bytes: float
+    bytes_per_device: float
+    source: str
+    mapping: str = ""
+    op_name: str = ""
+
+
+def raw_bytes_per_device(c: HloCollective) -> float:
+    """Bytes per device per step of one HLO collective taken literally (no backend mapping): the
+    all-gather result, else the operand, as the full buffer of :func:`sent`."""
+    full = c.result_bytes if c.kind == "all-gather" else c.operand_bytes
+    return sent(OP_NAMES[c.kind], full, c.group_size) * c.per_step
+
+
+def _tuple_source(module: HloModule, operand: str) -> tuple[str | None, int]:
+    """The instruction an operand comes from, looking through one ``get-tuple-element``, and the
+    tuple index (0 when none)."""
+    oi = module.by_name.get(operand)
+    if oi is not None and oi.opcode == "get-tuple-element":
+        mj = re.search(r"index=(\d+)", oi.attrs)
+        return oi.operands[0], int(mj.group(1)) if mj else 0
+    return operand, 0
+
+
+def _only_use(module: HloModule, first: str, j: int) -> bool:
+    """Element ``j`` of all-reduce ``first`` has no use besides the one that reduces it again."""
+    users = module.users.get(first, [])
+    if users and all(u.opcode == "get-tuple-element" for u in users):
+        uses = [u for u in users if re.search(rf"index={j}\b", u.attrs)]
+        return all(len(module.users.get(u.name, [])) == 1 for u in uses)
+    return True
+
+
+def chained_allreduces(cols: list[HloCollective], hlo_text: str
+                       ) -> tuple[dict[tuple[str, int], HloCollective], set[tuple[str, int]]]:
+    """All-reduce elements that reduce again the result of an all-reduce over disjoint data axes.
+
+    Returns:
+        ``(folded, absorbed)``: ``folded[(second, element)]`` is the first all-reduce whose result
+        that element reduces again; ``absorbed`` holds the ``(first, element)`` pairs so folded
+        (reported as part of the second).
+    """
+    module = parse_module(hlo_text)
+    ars = {c.name: c for c in cols if c.kind == "all-reduce"}
+    folded: dict[tuple[str, int], HloCollective] = {}
+    absorbed: set[tuple[str, int]] = set()
+    for c in ars.values():
+        inst = module.by_name[c.name]
+        if len(inst.operands) != len(c.elements):
+            continue
+        for i, o in enumerate(inst.operands):
+            src, j = _tuple_source(module, o)
+            first = ars.get(src) if src is not None else None
+            if first is None or set(first.mesh_axes) & set(c.mesh_axes) or first.elements[j].scattered:
+                continue
+            if not set(first.mesh_axes) | set(c.mesh_axes) <= DATA_AXES:
+                continue  # e.g. tp then dp: two collectives in Megatron too (model- vs data-parallel)
+            if not _only_use(module, first.name, j):
+                continue  # the partially reduced value is used elsewhere too
+            folded[(c.name, i)] = first
+            absorbed.add((first.name, j))
+    return folded, absorbed
+
+
+def logical_collectives(cols: list[HloCollective], hlo_text: str | None = None) -> list[LogicalCollective]:
+    """Apply the backend mapping (module docstring) to the compiled collectives.
+
+    Args:
+        cols: from :func:`shardplan.crosscheck.hlo.hlo_collectives` (with mesh axes).
+        hlo_text: the HLO text, needed to detect chained all-reduces (skipped when None).
+
+    Returns:
+        One :class:`LogicalCollective` per array (tuple element) per collective; scattered
+        all-reduce elements become ReduceScatter; chained all-reduces over disjoint axes become one
+        AllReduce over the union of the axes; collective-permutes onto the device itself are dropped.
+    """
+    folded, absorbed = chained_allreduces(cols, hlo_text) if hlo_text is not None else ({}, set())
+    out: list[LogicalCollective] = []
+    for c in cols:
+        if c.kind == "collective-permute" and c.group_size < 2:
+            continue  # self-copies only
+        for i, e in enumerate(c.elements):
+            if (c.name, i) in absorbed:
+                continue
+            axes, n, maps = c.mesh_axes, c.group_size, []
+            if (c.name, i) in folded:
+                first = folded[(c.name, i)]
+                axes = tuple(a for a in MESH_ORDER if a in set(axes) | set(first.mesh_axes))
+                n = c.group_size * first.group_size
+                maps.append(f"all-reduce over {'+'.join(first.mesh_axes)} then {'+'.join(c.mesh_axes)} "
+                            f"-> one all-reduce")
+            if c.kind == "all-reduce" and e.scattered:
+                op, full = "ReduceScatter", e.operand_bytes
+                maps.append("all-reduce + dynamic-slice -> reduce-scatter")
+            else:
+                op, full = OP_NAMES[c.kind], e.result_bytes if c.kind == "all-gather" else e.operand_bytes
+            out.append(LogicalCollective(op=op, axis=planner_axis(axes), mesh_axes=axes, group_size=n,
+                                         count=c.per_step, full_bytes=full,
+                                         bytes_per_device=sent(op, full, n) * c.per_step,
+                                         source=c.name, mapping="; ".join(maps), op_name=c.op_name))
+    return out
+
+
+__all__ = ["DATA_AXES", "LogicalCollective", "MESH_ORDER", "OP_NAMES", "chained_allreduces",
+           "logical_collectives", "planner_axis", "raw_bytes_per_device", "sent"]

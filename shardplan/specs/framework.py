@@ -1,0 +1,71 @@
+"""Framework profiles: how much of the hardware a training framework turns into work.
+
+Efficiency belongs to the software as much as to the chip: the same layout on the same GPUs runs
+at different speeds and peaks under Megatron-LM, MaxText, torchtitan, PyTorch FSDP, DeepSpeed or
+nanotron. A :class:`FrameworkProfile` is a small set of named, physical factors (fixed overheads,
+overlap of each collective kind, kernel fusion, loss implementation, allocator behaviour); the
+cost model reads them where the effect happens (:mod:`shardplan.cost.compute`,
+:mod:`shardplan.cost.step`, :mod:`shardplan.cost.memory`). The values of each preset and the rows
+they were fitted on are in ``shardplan/presets/frameworks.py`` and docs/accuracy.md.
+
+Units: seconds, bytes, dimensionless fractions.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class FrameworkProfile(BaseModel):
+    """Factors of one training framework (defaults: a well-tuned Megatron-LM run).
+
+    Attributes:
+        name: profile name (``--framework``).
+        collective_overhead_s: seconds per collective call outside the network (stream
+            synchronisation, Python dispatch, NCCL kernel launch), added to every call's time.
+        layer_overhead_s: seconds per transformer layer per microbatch (forward + backward) of
+            kernel launches and host dispatch that the GPU waits for (eager frameworks launch one
+            kernel per operation; CUDA graphs / XLA fuse them away).
+        microbatch_overhead_s: seconds per microbatch per pipeline stage (schedule bookkeeping,
+            pipeline send/recv setup, data movement of the batch).
+        step_overhead_s: seconds per optimizer step (optimizer launch, gradient clipping norm,
+            data loading and logging that do not overlap).
+        elementwise_traffic: multiplier on the HBM bytes of element-wise operations (1 = the
+            fused kernels counted in :func:`shardplan.cost.compute.elementwise_bytes_per_token`;
+            eager PyTorch reads and writes every intermediate: > 1).
+        dp_overlap: fraction of the data-parallel gradient reduction (and ZeRO-1/2 parameter
+            gather) that can hide behind backward / forward compute (1 = all but the last bucket,
+            PyTorch DDP / Megatron-LM; 0 = reduced after the backward).
+        overlap_slowdown: fraction of every overlapped collective's time that is added back to
+            compute, because the communication kernels take SMs and HBM bandwidth from the
+            matmuls they run beside (0 = free overlap).
+        loss: 'fused' (vocab-parallel / fused cross-entropy: bf16 logits plus an fp32 softmax of
+            the shard) or 'eager' (PyTorch ``F.cross_entropy`` on upcast logits: fp32 logits,
+            log-softmax output and its gradient live at once).
+        grad_buffer_bytes: bytes per parameter element of the gradient-accumulation buffer the
+            framework keeps (None: the precision policy's ``grad_bytes``; Megatron-LM and nanotron
+            accumulate in fp32 = 4).
+        allocator_overhead: fraction of the allocated bytes the caching allocator reserves on top
+            (fragmentation, rounding of blocks), as its peak ``reserved`` exceeds ``allocated``.
+        context_bytes: bytes of HBM taken before any tensor (CUDA context, cuBLAS / NCCL
+            workspaces and communication buffers).
+        sources: field -> citation or the rows the value was fitted on.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    name: str = "megatron"
+    collective_overhead_s: float = Field(default=0.0, ge=0, le=0.1)
+    layer_overhead_s: float = Field(default=0.0, ge=0, le=0.1)
+    microbatch_overhead_s: float = Field(default=0.0, ge=0, le=1.0)
+    step_overhead_s: float = Field(default=0.0, ge=0, le=60.0)
+    elementwise_traffic: float = Field(default=1.0, ge=1.0, le=10.0)
+    dp_overlap: float = Field(default=1.0, ge=0, le=1)
+    overlap_slowdown: float = Field(default=0.0, ge=0, le=1)
+    loss: Literal["fused", "eager"] = "fused"
+    grad_buffer_bytes: int | None = Field(default=None, ge=1, le=8)
+    allocator_overhead: float = Field(default=0.0, ge=0, le=1)
+    context_bytes: float = Field(default=0.0, ge=0, le=2**36)
+    sources: dict[str, str] = Field(default_factory=dict)

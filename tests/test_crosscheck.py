@@ -1,0 +1,184 @@
+"""The compiled-program cross-check without JAX: HLO parsing, the backend mapping and the runtime rules.
+
+Runtime rules are fed hand-made typed planner collectives, so these tests pin down that the rules
+select by ``tensor`` / ``phase`` / ``scope`` / ``replicas`` (a misleading ``purpose`` changes
+nothing) and check their numbers by hand (tiny-llama: 2 layers, h = 64, kv_dim = 32, SwiGLU,
+vocabulary 256; seq_len 32, global batch 16, fp32).
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+from shardplan.cost.collective import Collective
+from shardplan.crosscheck.compare import runtime_training
+from shardplan.crosscheck.deltas import MEMORY_RULES, RULES, rules_table, runtime_deltas
+from shardplan.crosscheck.hlo import axes_of_groups, hlo_collectives, parse_replica_groups
+from shardplan.crosscheck.logical import logical_collectives, raw_bytes_per_device
+from shardplan.parallel import ParallelConfig, validate
+from shardplan.presets.models import MODELS
+from shardplan.specs.training import TrainingSpec
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = MODELS["tiny-llama"]
+PLAN = TrainingSpec(seq_len=32, global_batch_size=16)  # the layouts are validated for this
+TR = runtime_training(PLAN, "float32")  # what the runtime compiles: fp32 (4-byte activations), naive attention
+
+
+def test_crosscheck_imports_no_jax():
+    code = ("import sys, shardplan.crosscheck, shardplan.crosscheck.compare; "
+            "bad = [m for m in sys.modules if m.startswith('jax')]; assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+# ----- HLO parsing ------------------------------------------------------------------------------
+
+def test_replica_group_syntaxes():
+    prg = parse_replica_groups
+    assert prg("replica_groups={{0,1},{2,3}}, to_apply=%a", 4) == [[0, 1], [2, 3]]
+    assert prg("replica_groups={}, to_apply=%a", 4) == [[0, 1, 2, 3]]
+    assert prg("replica_groups=[4,2]<=[8], use_global_device_ids=true", 8) == [[0, 1], [2, 3], [4, 5], [6, 7]]
+    assert prg("replica_groups=[2,4]<=[4,2]T(1,0), x", 8) == [[0, 2, 4, 6], [1, 3, 5, 7]]
+    assert prg("replica_groups=mesh['axis_0'=4,'axis_1'=2] {'axis_0'}, x", 8) == [[0, 2, 4, 6], [1, 3, 5, 7]]
+    assert prg("replica_groups=mesh['a'=2,'b'=4], device_ids=([4,2]T(1,0)) {'a'}, x", 8) == \
+        [[0, 1], [2, 3], [4, 5], [6, 7]]
+    # sub-axis 'a':(1)2 of a=4: the major half of a
+    assert prg("replica_groups=mesh['a'=4,'b'=2] {'a':(1)2}, x", 8) == [[0, 4], [1, 5], [2, 6], [3, 7]]
+    assert prg("source_target_pairs={{0,1},{1,0}}, x", 2) == [[0, 1], [1, 0]]
+    mesh = {"pp": 1, "dp": 2, "fsdp": 2, "ep": 1, "cp": 1, "tp": 2}
+    assert axes_of_groups([[0, 1], [2, 3], [4, 5], [6, 7]], mesh) == (("tp",), True)
+    assert axes_of_groups([[0, 2, 4, 6], [1, 3, 5, 7]], mesh) == (("dp", "fsdp"), True)
+    assert axes_of_groups([[0, 4], [1, 5]], mesh) == (("dp",), True)
+    assert axes_of_groups([[0, 3]], mesh) == (("fsdp", "tp"), False)
+
+
+HLO_LOOP = """HloModule m, num_partitions=4
+
+%body (p: (s32[], f32[8])) -> (s32[], f32[8]) {
+  %p = (s32[], f32[8]{0}) parameter(0)
+  %i = s32[] get-tuple-element(%p), index=0
+  %x = f32[8]{0} get-tuple-element(%p), index=1
+  %ag = f32[8]{0} all-gather-start(%x), replica_groups={{0,1},{2,3}}, dimensions={0}
+  %ar = f32[8]{0} all-reduce(%x), replica_groups=[2,2]<=[4], to_apply=%add
+  ROOT %t = (s32[], f32[8]{0}) tuple(%i, %ar)
+}
+
+%cond (p: (s32[], f32[8])) -> pred[] {
+  %p = (s32[], f32[8]{0}) parameter(0)
+  %i = s32[] get-tuple-element(%p), index=0
+  %c = s32[] constant(3)
+  ROOT %lt = pred[] compare(%i, %c), direction=LT
+}
+
+ENTRY %main (a: f32[8]) -> f32[8] {
+  %a = f32[8]{0} parameter(0)
+  %z = s32[] constant(0)
+  %t = (s32[], f32[8]{0}) tuple(%z, %a)
+  %w = (s32[], f32[8]{0}) while(%t), condition=%cond, body=%body
+  %cp = f32[8]{0} collective-permute(%a), source_target_pairs={{0,1},{1,0},{2,2}}
+  %self = f32[8]{0} collective-permute(%a), source_target_pairs={{0,0},{1,1}}
+  ROOT %r = f32[8]{0} get-tuple-element(%w), index=1
+}
+"""
+
+
+def test_hlo_collectives_loop_trip_count_and_async():
+    cols = {c.name: c for c in hlo_collectives(HLO_LOOP, {"dp": 2, "tp": 2})}
+    assert cols["ar"].per_step == 3 and cols["ar"].trip_count_known  # from the loop condition
+    assert cols["ar"].mesh_axes == ("tp",) and cols["ar"].group_size == 2
+    assert cols["ag"].kind == "all-gather" and cols["ag"].is_async and cols["ag"].per_step == 3
+    assert cols["cp"].kind == "collective-permute" and cols["cp"].per_step == 1
+    assert cols["cp"].mesh_axes == ("tp",)
+    assert cols["self"].group_size == 1 and cols["self"].mesh_axes == ()
+    with_config = HLO_LOOP.replace("body=%body", 'body=%body, backend_config={"known_trip_count":{"n":"5"}}')
+    assert {c.name: c for c in hlo_collectives(with_config)}["ar"].per_step == 5
+
+
+def test_logical_bytes_follow_the_planner_convention():
+    """f32[8] = 32 bytes per buffer, groups of 2: AllReduce 2 S (n-1)/n = 32 per call x 3 loop trips;
+    AllGather of the 32-byte result S (n-1)/n = 16 x 3; SendRecv the 32-byte message once; the
+    permute onto the device itself moves nothing and is not a SendRecv."""
+    cols = hlo_collectives(HLO_LOOP, {"dp": 2, "tp": 2})
+    got = {(lc.op, lc.source): lc.bytes_per_device for lc in logical_collectives(cols, HLO_LOOP)}
+    assert got == {("AllReduce", "ar"): 96.0, ("AllGather", "ag"): 48.0, ("SendRecv", "cp"): 32.0}
+    raw = {c.name: raw_bytes_per_device(c) for c in cols}
+    assert raw == {"ag": 48.0, "ar": 96.0, "cp": 32.0, "self": 0.0}
+
+
+# ----- runtime rules ----------------------------------------------------------------------------
+
+def _c(op, axis, tensor, phase, scope, count, nbytes, n=2, replicas=False, purpose="misleading gradients ZeRO-3"):
+    """A typed planner record; the default purpose would fool any text-based classification."""
+    return Collective(op=op, axis=axis, tensor=tensor, phase=phase, scope=scope, count=count,
+                      bytes_per_device=nbytes, time_s=0.0, exposed_s=0.0, level="NVLink", group_size=n,
+                      overlap="exposed", purpose=purpose, replicas=replicas)
+
+
+def _by_rule(deltas, rule):
+    ds = [d for d in deltas if d.rule == rule]
+    return sum(d.count for d in ds), sum(d.bytes_per_device for d in ds), {(d.op, d.axis) for d in ds}
+
+
+def test_grad_sync_per_microbatch_reads_typed_fields():
+    """DP with m = 16 / (8 x 1) = 2: only the shard-group gradient reduction repeats per microbatch
+    ((m - 1) x its count and bytes); the HSDP replica AllReduce and the parameter gather do not."""
+    layout = validate(ParallelConfig(microbatch_size=1), TINY, PLAN, 8)
+    assert layout.microbatches == 2
+    planner = [_c("AllReduce", "dp", "grads", "step", "dense", 1, 1000.0, n=8),
+               _c("AllReduce", "dp", "grads", "step", "dense", 1, 500.0, n=8, replicas=True),
+               _c("AllGather", "dp", "params", "step", "dense", 1, 700.0, n=8, purpose="dense gradients")]
+    assert _by_rule(runtime_deltas(TINY, TR, layout, planner), "grad-sync-per-microbatch") == \
+        (1, 1000.0, {("AllReduce", "dp")})
+
+
+def test_zero3_keep_gathered_leaves_one_gather_per_step():
+    """ZeRO-3, m = 2: the planner gathers 2m = 4 times 100 bytes (forward and backward per
+    microbatch); the runtime once per step: delta -(4 - 2/2) calls, -(400 - 200/2) bytes."""
+    layout = validate(ParallelConfig(zero_stage=3, microbatch_size=1), TINY, PLAN, 8)
+    planner = [_c("AllGather", "dp", "params", "fwd", "dense", 2, 200.0, n=8, purpose="dense gradients"),
+               _c("AllGather", "dp", "params", "bwd", "dense", 2, 200.0, n=8),
+               _c("ReduceScatter", "dp", "grads", "bwd", "dense", 2, 300.0, n=8, purpose="ZeRO-3 forward")]
+    assert _by_rule(runtime_deltas(TINY, TR, layout, planner), "zero3-keep-gathered") == \
+        (-3, -300.0, {("AllGather", "dp")})
+
+
+def test_cp_allgather_kv_numbers():
+    """cp = 2, microbatch 4, dp = 4, m = 1, u = 32 x 4 / 2 = 64 tokens, fp32: the ring (tensor 'kv')
+    is removed; AG of 4 x 64 x 2 x (64 + 32) = 49152 B sends 24576 B, x L m = 2 -> 49152; RS of
+    dK, dV 4 x 64 x 2 x 2 x 32 = 32768 B sends 16384 B, x 2 -> 32768."""
+    layout = validate(ParallelConfig(cp=2, microbatch_size=4), TINY, PLAN, 8)
+    planner = [_c("SendRecv", "cp", "kv", "fwd", "layers", 6, 6000.0),
+               _c("SendRecv", "cp", "stage_io", "fwd", "layers", 1, 123.0, purpose="K/V ring (context parallel)")]
+    d = [x for x in runtime_deltas(TINY, TR, layout, planner) if x.rule == "cp-allgather-kv"]
+    assert [(x.op, x.axis, x.count, x.bytes_per_device) for x in d] == [
+        ("SendRecv", "cp", -6, -6000.0), ("AllGather", "cp", 2, 49152.0), ("ReduceScatter", "cp", 2, 32768.0)]
+
+
+def test_gpipe_bubble_ticks_counts_layer_activations_only():
+    """PP+TP (pp = tp = dp = 2, m = 8, one layer per stage): bubble ticks add (pp - 1) / m = 1/8 of
+    the per-layer tp rows, forward and backward records alike (1/8 x 3200 = 400 B), not of the
+    embedding/head row; plus 1/8 of tp-bwd-per-projection: (3 + 2 - 2) x 1 x 8 = 24 all-reduces of
+    S_t = 4 x 32 x 64 = 8192 B, each sending 8192 B -> 196608 / 8 = 24576 B."""
+    layout = validate(ParallelConfig(pp=2, tp=2, dp=2), TINY, PLAN, 8)
+    assert layout.microbatches == 8
+    planner = [_c("AllReduce", "tp", "activations", "fwd", "layers", 16, 1600.0),
+               _c("AllReduce", "tp", "activations", "bwd", "layers", 16, 1600.0),
+               _c("AllReduce", "tp", "activations", "fwd", "embedding_head", 8, 800.0, purpose="activations")]
+    deltas = runtime_deltas(TINY, TR, layout, planner)
+    assert _by_rule(deltas, "tp-bwd-per-projection") == (24, 196608.0, {("AllReduce", "tp")})
+    assert _by_rule(deltas, "gpipe-bubble-ticks") == (4 + 3, 400.0 + 24576.0, {("AllReduce", "tp")})
+
+
+def test_rules_are_documented_and_the_docs_table_is_current():
+    names = [r.name for r in RULES]
+    assert len(names) == len(set(names)) and len(RULES) >= 14 and len(MEMORY_RULES) == 2
+    for r in RULES + MEMORY_RULES:
+        assert len(r.reason) > 40 and r.applies and r.delta, r.name
+    doc = (ROOT / "docs" / "validation.md").read_text()
+    for line in rules_table():
+        assert line in doc, f"docs/validation.md is stale (python benchmarks/validation.py): {line[:80]}"
+
+
+def test_no_rule_reads_purpose():
+    for name in ("deltas.py", "compare.py", "logical.py"):
+        assert "purpose" not in (ROOT / "shardplan" / "crosscheck" / name).read_text(), name
