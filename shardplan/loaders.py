@@ -1,4 +1,6 @@
-"""Load models and hardware from preset names, Hugging Face ``config.json`` files or YAML/JSON specs.
+"""Read the input files: models and hardware from preset names, Hugging Face ``config.json`` files or
+YAML/JSON specs, and plan JSON files. :mod:`shardplan.inputs` turns command-line values into specs
+with these.
 
 Nothing here touches the network: a Hugging Face config must be a local file (or a directory that
 contains ``config.json``).
@@ -42,14 +44,53 @@ def _read_mapping(path: Path) -> dict[str, Any]:
     return data
 
 
-def _pydantic_error(kind: str, source: str, e: ValidationError) -> ConfigError:
+def config_error(e: ValidationError, context: str | None = None) -> ConfigError:
+    """The first error of a pydantic ``ValidationError`` as a :class:`ConfigError` (one line: field,
+    message, value given), prefixed with ``context`` (e.g. ``"model foo.yaml"``) when given.
+
+    A ConfigError raised inside a model validator is kept (it already names field and legal values).
+    Used by every input path (files here, flags in :mod:`shardplan.inputs`, the CLI, the web app).
+    """
     first = e.errors()[0]
     inner = (first.get("ctx") or {}).get("error")
-    if isinstance(inner, ConfigError):  # raised by a model validator: already names field and legal values
-        return ConfigError(f"{kind} {source}: {inner}", field=inner.field, value=inner.value, legal=inner.legal)
-    loc = ".".join(str(x) for x in first["loc"]) or kind
-    return ConfigError(f"{kind} {source}: field {loc!r}: {first['msg']} (got {first.get('input')!r})",
-                       field=loc, value=first.get("input"))
+    prefix = f"{context}: " if context else ""
+    if isinstance(inner, ConfigError):
+        return ConfigError(f"{prefix}{inner}", field=inner.field, value=inner.value, legal=inner.legal)
+    loc = ".".join(str(x) for x in first["loc"]) or (context or "input")
+    where = f"field {loc!r}" if context else loc
+    return ConfigError(f"{prefix}{where}: {first['msg']} (got {first.get('input')!r})", field=loc,
+                       value=first.get("input"))
+
+
+def read_plan_file(path: str | Path) -> dict[str, Any]:
+    """The ``parallel`` object of a plan JSON file: ``{"parallel": {...}}`` (one plan of
+    ``shardplan plan --json``), ``{"plans": [{...}]}`` (its first plan) or a bare mapping of
+    ParallelConfig fields.
+
+    Raises:
+        ConfigError: unreadable file, invalid JSON, or no parallel object.
+    """
+    def err(msg: str) -> ConfigError:
+        return ConfigError(f"--plan {path} {msg}", field="plan", value=str(path))
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise ConfigError(f"cannot read --plan {path}: {e.strerror}", field="plan", value=str(path)) from None
+    except json.JSONDecodeError as e:
+        raise err(f"is not valid JSON: {e}") from None
+    except UnicodeDecodeError:
+        raise err("is not UTF-8 text") from None
+    if isinstance(data, dict) and "plans" in data:
+        if not isinstance(data["plans"], list) or not all(isinstance(x, dict) for x in data["plans"]):
+            raise ConfigError(f"--plan {path}: 'plans' must be a list of plan objects", field="plan", value=str(path))
+        if not data["plans"]:
+            raise err("has an empty 'plans' list")
+        data = data["plans"][0]
+    if isinstance(data, dict) and "parallel" in data:
+        data = data["parallel"]
+    if not isinstance(data, dict):
+        raise err("holds no parallel object")
+    return data
 
 
 def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSpec:
@@ -106,7 +147,7 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
     try:
         return ModelSpec(name=name, source=f"Hugging Face config.json ({arch})", **spec)
     except ValidationError as e:
-        raise _pydantic_error("model", name, e) from None
+        raise config_error(e, f"model {name}") from None
 
 
 def load_model(name_or_path: str) -> ModelSpec:
@@ -137,7 +178,7 @@ def load_model(name_or_path: str) -> ModelSpec:
     try:
         return ModelSpec(**data)
     except ValidationError as e:
-        raise _pydantic_error("model", str(path), e) from None
+        raise config_error(e, f"model {path}") from None
 
 
 def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
@@ -168,4 +209,4 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
             return HardwareSpec(**data)
         return HardwareSpec(**{**base.model_dump(), **data})
     except ValidationError as e:
-        raise _pydantic_error("hardware", name_or_path, e) from None
+        raise config_error(e, f"hardware {name_or_path}") from None

@@ -64,25 +64,43 @@ class ParallelConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    dp: int | None = Field(default=None, gt=0)
-    zero_stage: int = Field(default=0, ge=0, le=3)
-    dp_shard: int | None = Field(default=None, gt=0)
-    tp: int = Field(default=1, gt=0)
-    sp: bool = False
-    cp: int = Field(default=1, gt=0)
-    pp: int = Field(default=1, gt=0)
-    schedule: Schedule = "1f1b"
-    virtual_stages: int = Field(default=1, gt=0)
-    pp_layers: tuple[int, ...] | None = None
-    ep: int = Field(default=1, gt=0)
-    recompute: Recompute = "none"
-    microbatch_size: int = Field(default=1, gt=0)
-    kv_replication: bool = False
-    fsdp_unit: Literal["block", "tensor"] = "block"
-    offload_optimizer: bool = False
-    overlap_grad_reduce: bool = True
-    tp_overlap: bool = False
-    zero3_gather: Literal["per_microbatch", "per_step"] = "per_microbatch"
+    dp: int | None = Field(default=None, gt=0, description=(
+        "data-parallel degree, ZeRO/FSDP shards included (empty: devices / (tp*pp*cp))"))
+    zero_stage: int = Field(default=0, ge=0, le=3, description=(
+        "ZeRO stage: 0 DDP, 1 optimizer state sharded over dp, 2 + gradients, 3 + parameters (FSDP)"))
+    dp_shard: int | None = Field(default=None, gt=0, description=(
+        "size of the ZeRO shard group; dp / dp_shard replicas (HSDP) (empty: dp)"))
+    tp: int = Field(default=1, gt=0, description="tensor-parallel degree (Megatron-LM, Shoeybi et al. 2019)")
+    sp: bool = Field(default=False, description=(
+        "Megatron sequence parallelism over the tp group (Korthikanti et al. 2022); needs tp > 1"))
+    cp: int = Field(default=1, gt=0, description="context-parallel degree (ring attention over the sequence)")
+    pp: int = Field(default=1, gt=0, description="pipeline-parallel degree (pipeline stages)")
+    schedule: Schedule = Field(default="1f1b", description=(
+        "pipeline schedule ('interleaved' with virtual_stages >= 2; 'zero-bubble' is ZB-H1)"))
+    virtual_stages: int = Field(default=1, gt=0, description=(
+        "model chunks per pipeline rank (interleaved schedule)"))
+    pp_layers: tuple[int, ...] | None = Field(default=None, description=(
+        "explicit, possibly uneven, layers per pipeline stage, e.g. 9,7 (empty: n_layers / pp each)"))
+    ep: int = Field(default=1, gt=0, description="expert-parallel degree (MoE only), carved from dp * cp")
+    recompute: Recompute = Field(default="none", description=(
+        "activation recomputation: 'selective' (attention core) or 'full' (per layer)"))
+    microbatch_size: int = Field(default=1, gt=0, description=(
+        "sequences per microbatch per data-parallel rank"))
+    kv_replication: bool = Field(default=False, description=(
+        "allow tp > n_kv_heads by replicating KV heads (tp % n_kv_heads == 0)"))
+    fsdp_unit: Literal["block", "tensor"] = Field(default="block", description=(
+        "ZeRO-3 gather granularity: 'block' (PyTorch FSDP, per layer) or 'tensor' (DeepSpeed)"))
+    offload_optimizer: bool = Field(default=False, description=(
+        "keep master weights, gradients and optimizer state in host memory"))
+    overlap_grad_reduce: bool = Field(default=True, description=(
+        "overlap the data-parallel gradient reduction (and the ZeRO-1/2 parameter AllGather) with "
+        "backward (forward) compute, as DDP buckets / Megatron-LM do"))
+    tp_overlap: bool = Field(default=False, description=(
+        "hide the tp activation collectives behind the matmuls that consume or produce them "
+        "(Megatron-LM --tp-comm-overlap; Wang et al. 2023)"))
+    zero3_gather: Literal["per_microbatch", "per_step"] = Field(default="per_microbatch", description=(
+        "when ZeRO-3 gathers the parameters: 'per_microbatch' (PyTorch FSDP, for every microbatch's "
+        "forward and backward) or 'per_step' (once per step, kept for every microbatch, as XLA/GSPMD does)"))
 
     def degrees(self) -> dict[str, int]:
         """The parallel degrees as a dict (dp may be None before validation)."""

@@ -67,14 +67,13 @@ def page(server_url):
 
 def _expected(**layout) -> dict:
     """``shardplan estimate --json`` for the app's default inputs with ``layout`` overrides."""
-    from shardplan.cli import build_inputs
     from shardplan.cost.step import estimate
-    from shardplan.web.app import DEFAULTS
+    from shardplan.inputs import build_inputs
+    from shardplan.web.app import DEFAULTS, LAYOUT_CONTROLS
     d = {**DEFAULTS, **layout}
     m, hw, tr, pc = build_inputs(model=d["model"], hardware=d["hardware"], devices=d["devices"], seq_len=d["seq_len"],
                                  global_batch=d["global_batch"], global_batch_tokens=None, precision=d["precision"],
-                                 **{k: d[k] for k in ("dp", "tp", "pp", "cp", "ep", "zero_stage", "sp",
-                                                      "microbatch_size", "schedule", "virtual_stages", "recompute")})
+                                 **{k: d[k] for k in LAYOUT_CONTROLS})
     return estimate(m, hw, tr, pc, d["devices"]).to_dict()
 
 

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -10,6 +11,7 @@ from typer.testing import CliRunner
 from shardplan.cli import app
 
 runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[1]
 BASE = ["--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "8", "--seq-len", "8192",
         "--global-batch", "64"]
 
@@ -138,3 +140,143 @@ def test_hf_config_shape_errors(tmp_path):
     cfg.write_text(json.dumps({**base, "architectures": ["LlamaForCausalLM"], "num_key_value_heads": 3}))
     r = _run("estimate", "--model", str(cfg), "--hardware", "h100-sxm", "-n", "1", "-s", "128", "-b", "1")
     assert r.exit_code == 2 and "n_kv_heads=3 must divide n_heads=4" in r.output
+
+
+# ---- layout options generated from ParallelConfig ------------------------------------------------
+
+LAYOUT_COMMANDS = ("estimate", "plan", "report", "train", "validate", "shardings")
+
+
+def _click_params(command):
+    import typer.main
+    return {p.name: p for p in typer.main.get_command(app).commands[command].params}
+
+
+@pytest.mark.parametrize("command", LAYOUT_COMMANDS)
+def test_every_parallel_config_field_is_an_option(command):
+    import typing
+
+    from shardplan.parallel import ParallelConfig
+    params = _click_params(command)
+    for name, field in ParallelConfig.model_fields.items():
+        assert name in params, f"`shardplan {command}` has no option for ParallelConfig.{name}"
+        p = params[name]
+        assert "--" + name.replace("_", "-") in p.opts  # today's spellings: --zero-stage, --microbatch-size...
+        assert field.description and field.description in p.help
+        if typing.get_origin(field.annotation) is typing.Literal:  # choices from the Literal, in order
+            assert p.metavar == "[" + "|".join(typing.get_args(field.annotation)) + "]"
+        if field.annotation is bool:
+            assert p.secondary_opts == ["--no-" + name.replace("_", "-")]
+
+
+def test_old_flag_spellings_still_parse():
+    r = _run("estimate", *BASE, "--dp", "2", "--tp", "2", "--pp", "2", "--cp", "1", "--ep", "1", "--zero-stage", "1",
+             "--dp-shard", "2", "--sp", "--microbatch-size", "2", "--schedule", "interleaved", "--virtual-stages", "2",
+             "--recompute", "selective", "--json")
+    assert r.exit_code == 0, r.output
+    p = json.loads(r.stdout)["parallel"]
+    assert (p["dp"], p["tp"], p["pp"], p["zero_stage"], p["dp_shard"], p["sp"], p["microbatch_size"]) == \
+        (2, 2, 2, 1, 2, True, 2)
+    assert (p["schedule"], p["virtual_stages"], p["recompute"]) == ("interleaved", 2, "selective")
+    assert json.loads(_run("estimate", *BASE, "--no-sp", "--json").stdout)["parallel"]["sp"] is False
+
+
+def test_new_layout_flags():
+    # llama-3-8b: 32 heads, 8 KV heads; tp=16 needs --kv-replication (each KV head on 2 ranks)
+    argv = ["estimate", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "16", "--seq-len", "8192",
+            "--global-batch", "64", "--tp", "16"]
+    assert _run(*argv).exit_code == 2
+    r = _run(*argv, "--kv-replication", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["parallel"]["kv_replication"] is True
+    # uneven pipeline split of the 32 layers
+    r = _run("estimate", *BASE, "--pp", "2", "--pp-layers", "17,15", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["parallel"]["pp_layers"] == [17, 15]
+    r = _run("estimate", *BASE, "--pp", "2", "--pp-layers", "17,x")
+    assert r.exit_code == 2 and "whole numbers" in r.output
+    for flag, value, key in (("--fsdp-unit", "tensor", "fsdp_unit"), ("--zero3-gather", "per_step", "zero3_gather")):
+        r = _run("estimate", *BASE, "--zero-stage", "3", flag, value, "--json")
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.stdout)["parallel"][key] == value
+    r = _run("estimate", *BASE, "--no-overlap-grad-reduce", "--tp-overlap", "--json")
+    assert r.exit_code == 0, r.output
+    p = json.loads(r.stdout)["parallel"]
+    assert p["overlap_grad_reduce"] is False and p["tp_overlap"] is True
+
+
+def test_unknown_schedule_lists_the_literal():
+    import typing
+
+    from shardplan.parallel import Schedule
+    r = _run("estimate", *BASE, "--schedule", "bogus")
+    assert r.exit_code == 2 and "legal: " + ", ".join(typing.get_args(Schedule)) in r.output
+
+
+def test_plan_layout_flags_pin_fields():
+    r = _run("plan", *BASE, "--tp", "8", "--json", "--top", "2")
+    assert r.exit_code == 0, r.output
+    assert all(p["parallel"]["tp"] == 8 for p in json.loads(r.stdout)["plans"])
+    r = _run("plan", *BASE, "--schedule", "1f1b", "--schedule", "zero-bubble", "--pp", "2", "--json", "--top", "3")
+    assert r.exit_code == 0, r.output
+    assert {p["parallel"]["schedule"] for p in json.loads(r.stdout)["plans"]} <= {"1f1b", "zero-bubble"}
+    r = _run("plan", *BASE, "--tp", "4", "--fix", "tp=8")
+    assert r.exit_code == 2 and "twice" in r.output
+
+
+def test_new_parallel_config_field_appears_everywhere():
+    """A field added to ParallelConfig becomes an option of every layout command and a control of the
+    web form, with its description, without touching the CLI or the web app."""
+    code = """
+import sys
+from pydantic import Field
+import shardplan.parallel as P
+class PC(P.ParallelConfig):
+    new_knob: int = Field(default=3, gt=0, description="a knob added to ParallelConfig")
+P.ParallelConfig = PC
+import typer.main
+from shardplan.cli import app
+cli = typer.main.get_command(app)
+for name in %r:
+    p = {p.name: p for p in cli.commands[name].params}["new_knob"]
+    assert p.opts == ["--new-knob"] and "a knob added" in p.help, name
+from shardplan.inputs import parallel_config
+assert parallel_config({"new_knob": 5}).new_knob == 5
+from shardplan.web.app import CONTROLS, DEFAULTS, create_app
+assert "new_knob" in CONTROLS and DEFAULTS["new_knob"] == 3
+ids = set()
+def walk(node):
+    ids.add(getattr(node, "id", None))
+    kids = getattr(node, "children", None)
+    for k in kids if isinstance(kids, (list, tuple)) else [kids]:
+        if k is not None and not isinstance(k, (str, int, float)):
+            walk(k)
+walk(create_app().layout)
+assert "new_knob" in ids
+""" % (LAYOUT_COMMANDS,)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+
+
+def test_cli_import_loads_no_jax():
+    code = ("import sys, shardplan.cli\n"
+            "assert not any(m.split('.')[0] in ('jax', 'jaxlib', 'flax') for m in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+
+
+def test_framework_flag_and_web_control():
+    # nanotron accumulates gradients in an fp32 buffer: 4 B/param instead of bf16-mixed's 2;
+    # llama-3-8b has 8,030,261,248 parameters and zero_stage=0 keeps every gradient on each device
+    n = 8_030_261_248
+    r = _run("estimate", *BASE, "--framework", "nanotron", "--json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["memory_bytes"]["grads"] == n * 4
+    assert json.loads(_run("estimate", *BASE, "--json").stdout)["memory_bytes"]["grads"] == n * 2
+    r = _run("estimate", *BASE, "--framework", "bogus")
+    assert r.exit_code == 2 and "nanotron" in r.output
+    pytest.importorskip("dash")
+    from shardplan.web.app import CONTROLS, DEFAULTS, build_estimate
+    values = {**DEFAULTS, "devices": 8, "seq_len": 8192, "global_batch": 64, "zero_stage": 0, "framework": "nanotron"}
+    assert "framework" in CONTROLS
+    assert build_estimate({c: values[c] for c in CONTROLS}).memory.grads == n * 4

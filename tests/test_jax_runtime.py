@@ -311,7 +311,7 @@ def test_two_processes_match_one(tmp_path, reference):
     port = _free_port()
     procs = []
     for pid in range(2):
-        cmd = [sys.executable, "-m", "shardplan.cli_jax", "train", "--model", "tiny-llama", "--devices", "8",
+        cmd = [sys.executable, "-m", "shardplan", "train", "--model", "tiny-llama", "--devices", "8",
                "--zero-stage", "3", "--steps", "3", "--seq-len", "32", "--global-batch", "16",
                "--compute-dtype", "fp32", "--coordinator-address", f"127.0.0.1:{port}", "--num-processes", "2",
                "--process-id", str(pid), "--metrics", str(tmp_path / f"m{pid}.jsonl")]

@@ -16,10 +16,10 @@ pytest.importorskip("dash")
 from typer.testing import CliRunner  # noqa: E402
 
 from shardplan.cli import app as cli_app  # noqa: E402
-from shardplan.cli import build_inputs  # noqa: E402
 from shardplan.cost.pipeline_schedule import pipeline_schedule  # noqa: E402
 from shardplan.cost.step import estimate  # noqa: E402
 from shardplan.errors import ConfigError  # noqa: E402
+from shardplan.inputs import build_inputs  # noqa: E402
 from shardplan.web import charts  # noqa: E402
 
 REL = 1e-9
@@ -246,7 +246,7 @@ def test_core_importable_without_web_extra():
     code = ("import sys\nclass Block:\n    def find_spec(self, name, path=None, target=None):\n"
             "        if name.split('.')[0] in ('plotly', 'dash', 'matplotlib'):\n"
             "            raise ImportError(name)\nsys.meta_path.insert(0, Block())\n"
-            "import shardplan.cli, shardplan.cost.step, shardplan.cli_web\n"
+            "import shardplan.cli, shardplan.cost.step, shardplan.cli.web\n"
             "assert not any(m.split('.')[0] in ('plotly', 'dash', 'matplotlib') for m in sys.modules)\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

@@ -17,21 +17,24 @@ import dash
 from dash import Input, Output, State, dcc, html
 
 from shardplan.errors import ConfigError
+from shardplan.inputs import LAYOUT_OPTIONS, LayoutOption, hardware_spec, model_spec, parallel_config, training_spec
 from shardplan.web import charts
 
 #: Dropdown value of the model parsed from an uploaded Hugging Face config.json.
 UPLOADED = "__uploaded__"
 
-#: Initial control values (llama-3-8b on 64 H100s, 4096 x 256 tokens, ZeRO-1).
-DEFAULTS: dict[str, Any] = dict(model="llama-3-8b", hardware="h100-sxm", devices=64, seq_len=4096, global_batch=256,
-                                dp=None, tp=1, pp=1, cp=1, ep=1, zero_stage=1, sp=False, microbatch_size=1,
-                                schedule="1f1b", virtual_stages=1, recompute="none", precision="bf16-mixed")
-
+#: Controls of the specs; they also set the search space of the ranked-plans chart.
+SPEC_CONTROLS = ("model", "hardware", "devices", "seq_len", "global_batch", "precision", "framework")
+#: Controls of the layout: one per ParallelConfig field (generated from :data:`shardplan.inputs.LAYOUT_OPTIONS`).
+LAYOUT_CONTROLS = tuple(o.name for o in LAYOUT_OPTIONS)
 #: Control ids in the order :func:`update_view` takes them (after ``uploaded``).
-CONTROLS = ("model", "hardware", "devices", "seq_len", "global_batch", "dp", "tp", "pp", "cp", "ep", "zero_stage",
-            "sp", "microbatch_size", "schedule", "virtual_stages", "recompute", "precision")
-#: Controls that change the search space of the ranked-plans chart (not the layout).
-SPEC_CONTROLS = ("model", "hardware", "devices", "seq_len", "global_batch", "precision")
+CONTROLS = SPEC_CONTROLS + LAYOUT_CONTROLS
+
+#: Initial control values: llama-3-8b on 64 H100s, 4096 x 256 tokens, ZeRO-1, the other layout
+#: fields at their ParallelConfig defaults.
+DEFAULTS: dict[str, Any] = {"model": "llama-3-8b", "hardware": "h100-sxm", "devices": 64, "seq_len": 4096,
+                            "global_batch": 256, "precision": "bf16-mixed", "framework": "megatron",
+                            **{o.name: o.default for o in LAYOUT_OPTIONS}, "zero_stage": 1}
 
 _HIDDEN = {"display": "none"}
 _ALERT = {"display": "block", "background": "#fdecea", "color": "#611a15", "border": "1px solid #f5c6cb",
@@ -43,11 +46,9 @@ _INFO = {**_ALERT, "background": "#e8f4fd", "color": "#0c3c60", "border": "1px s
 def _error_text(e: Exception) -> str:
     """One-line message of a ConfigError or pydantic ValidationError (as the CLI prints it)."""
     from pydantic import ValidationError
-    if isinstance(e, ValidationError):
-        first = e.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"])
-        return f"{loc}: {first['msg']} (got {first.get('input')!r})"
-    return str(e)
+
+    from shardplan.loaders import config_error
+    return str(config_error(e)) if isinstance(e, ValidationError) else str(e)
 
 
 def _as_int(name: str, v: Any, optional: bool = False) -> int | None:
@@ -69,50 +70,73 @@ def _as_int(name: str, v: Any, optional: bool = False) -> int | None:
     return int(f)
 
 
+def _model(name: str | None, uploaded: dict | None):
+    """The model of the model control: a preset, or the uploaded config.json when ``name`` is UPLOADED.
+
+    Raises:
+        ConfigError: nothing picked, nothing uploaded yet, or an invalid model.
+    """
+    from shardplan.loaders import model_from_hf_config
+    if name == UPLOADED:
+        if not uploaded:
+            raise ConfigError("no config.json uploaded yet; pick a preset or upload a file", field="model")
+        return model_from_hf_config(uploaded["config"], name=uploaded.get("name") or "uploaded")
+    if not name:
+        raise ConfigError("pick a model preset or upload a config.json", field="model")
+    return model_spec(name)
+
+
+def _specs(values: dict[str, Any], uploaded: dict | None):
+    """``(model, hardware, training, n_devices)`` from the spec controls (:data:`SPEC_CONTROLS`).
+
+    Raises:
+        ConfigError: an empty or invalid control (named).
+    """
+    n = _as_int("devices", values.get("devices"))
+    seq_len = _as_int("seq_len", values.get("seq_len"))
+    batch = _as_int("global_batch", values.get("global_batch"))
+    m = _model(values.get("model"), uploaded)
+    if not values.get("hardware"):
+        raise ConfigError("pick a hardware preset", field="hardware")
+    hw = hardware_spec(values["hardware"])
+    tr = training_spec(seq_len, batch, precision=values.get("precision") or "bf16-mixed",
+                       framework=values.get("framework") or None)
+    return m, hw, tr, n
+
+
+def _layout_value(option: LayoutOption, raw: Any) -> Any:
+    """A layout control's value as the ParallelConfig field takes it (None: not given, its default).
+
+    Raises:
+        ConfigError: an empty or fractional number where a whole one is needed.
+    """
+    if option.kind == "int":
+        return _as_int(option.name, raw, optional=option.optional)
+    if option.kind == "bool":
+        return bool(raw)  # the checklist yields [name] or []
+    return None if raw == "" else raw
+
+
 def build_estimate(values: dict[str, Any], uploaded: dict | None = None):
     """Run the planner on the app's control values.
 
     Args:
         values: control id -> value (see :data:`CONTROLS`); numbers may be int, float or None
-            (``dp`` None = auto: devices / (tp * pp * cp)).
+            (an optional field such as ``dp`` None = derived: devices / (tp * pp * cp)).
         uploaded: ``{"name": str, "config": dict}`` of an uploaded HF config.json, used when
             ``values["model"] == UPLOADED``.
 
     Returns:
-        The :class:`~shardplan.cost.step.Estimate` (same inputs as ``shardplan estimate`` with
-        these flags gives the same numbers: both go through ``build_inputs``).
+        The :class:`~shardplan.cost.step.Estimate` (``shardplan estimate`` with these flags gives the
+        same numbers: both read their inputs with :mod:`shardplan.inputs`).
 
     Raises:
-        ConfigError or pydantic.ValidationError: for any invalid input or layout.
+        ConfigError: for any invalid input or layout.
     """
-    from shardplan.cli import build_inputs
     from shardplan.cost.step import estimate
-    from shardplan.loaders import model_from_hf_config
-
-    v = dict(values)
-    ints = {k: _as_int(k, v.get(k), optional=k == "dp")
-            for k in ("devices", "seq_len", "global_batch", "dp", "tp", "pp", "cp", "ep", "zero_stage",
-                      "microbatch_size", "virtual_stages")}
-    model_name = v.get("model")
-    if model_name == UPLOADED:
-        if not uploaded:
-            raise ConfigError("no config.json uploaded yet; pick a preset or upload a file", field="model")
-        spec_model = "tiny-llama"  # placeholder for build_inputs; replaced by the uploaded model below
-    elif not model_name:
-        raise ConfigError("pick a model preset or upload a config.json", field="model")
-    else:
-        spec_model = model_name
-    if not v.get("hardware"):
-        raise ConfigError("pick a hardware preset", field="hardware")
-    m, hw, tr, pc = build_inputs(
-        model=spec_model, hardware=v["hardware"], devices=ints["devices"], seq_len=ints["seq_len"],
-        global_batch=ints["global_batch"], global_batch_tokens=None, precision=v.get("precision") or "bf16-mixed",
-        dp=ints["dp"], tp=ints["tp"], pp=ints["pp"], cp=ints["cp"], ep=ints["ep"], zero_stage=ints["zero_stage"],
-        sp=bool(v.get("sp")), microbatch_size=ints["microbatch_size"], schedule=v.get("schedule") or "1f1b",
-        virtual_stages=ints["virtual_stages"], recompute=v.get("recompute") or "none")
-    if model_name == UPLOADED:
-        m = model_from_hf_config(uploaded["config"], name=uploaded.get("name") or "uploaded")
-    return estimate(m, hw, tr, pc, ints["devices"])
+    m, hw, tr, n = _specs(values, uploaded)
+    pc = parallel_config({o.name: _layout_value(o, values.get(o.name)) for o in LAYOUT_OPTIONS})
+    return estimate(m, hw, tr, pc, n)
 
 
 def headline_children(e) -> list:
@@ -170,18 +194,10 @@ def update_plans(uploaded: dict | None, *values: Any) -> tuple:
         ``(figure, status text)``; a ConfigError yields an empty figure and its message.
     """
     from pydantic import ValidationError
-    try:
-        from shardplan.search import search
-    except ModuleNotFoundError:  # pragma: no cover - the search module ships with the planner
-        return charts.empty_figure("shardplan.search is not available"), ""
-    vals = dict(zip(CONTROLS, values))
-    base = {**DEFAULTS, **{k: vals[k] for k in SPEC_CONTROLS}}
-    base.update(dp=None, tp=1, pp=1, cp=1, ep=1, zero_stage=0, sp=False, microbatch_size=1, schedule="1f1b",
-                virtual_stages=1, recompute="none")
-    try:
-        # resolve the specs exactly as the main view does; the layout itself is not needed
-        ref = _specs_only(base, uploaded)
-        res = search(*ref, top_k=10, keep_infeasible=True)
+
+    from shardplan.search import search
+    try:  # the specs exactly as the main view reads them; the layout controls are not needed
+        res = search(*_specs(dict(zip(CONTROLS, values)), uploaded), top_k=10, keep_infeasible=True)
     except (ConfigError, ValidationError) as err:
         return charts.empty_figure(f"no ranked plans: {_error_text(err)}"), _error_text(err)
     plans = list(res.plans)[:10]
@@ -191,30 +207,6 @@ def update_plans(uploaded: dict | None, *values: Any) -> tuple:
     status = (f"{res.n_layouts:,} valid layouts, {res.n_evaluated:,} evaluated in {res.seconds:.2f} s; "
               f"{len(res.plans)} shown fit")
     return charts.plans_figure(plans), status
-
-
-def _specs_only(values: dict[str, Any], uploaded: dict | None):
-    """(model, hardware, training, n_devices) for the search, from control values.
-
-    Raises:
-        ConfigError: as :func:`build_estimate`.
-    """
-    from shardplan.cli import build_inputs
-    from shardplan.loaders import model_from_hf_config
-    n = _as_int("devices", values.get("devices"))
-    model_name = values.get("model")
-    if model_name == UPLOADED and not uploaded:
-        raise ConfigError("no config.json uploaded yet", field="model")
-    if not model_name or not values.get("hardware"):
-        raise ConfigError("pick a model and a hardware preset", field="model")
-    m, hw, tr, _ = build_inputs(model="tiny-llama" if model_name == UPLOADED else model_name,
-                                hardware=values["hardware"], devices=n,
-                                seq_len=_as_int("seq_len", values.get("seq_len")),
-                                global_batch=_as_int("global_batch", values.get("global_batch")),
-                                global_batch_tokens=None, precision=values.get("precision") or "bf16-mixed")
-    if model_name == UPLOADED:
-        m = model_from_hf_config(uploaded["config"], name=uploaded.get("name") or "uploaded")
-    return m, hw, tr, n
 
 
 def parse_upload(contents: str | None, filename: str | None) -> tuple:
@@ -258,13 +250,14 @@ def _model_options(uploaded_label: str | None = None) -> list[dict]:
 
 # ---- layout -------------------------------------------------------------------------------------
 
-def _field(label: str, control: Any, hint: str | None = None) -> html.Div:
-    return html.Div([html.Label(label, style={"fontSize": "12px", "fontWeight": "600", "display": "block"}),
+def _field(label: str, control: Any, hint: str | None = None, title: str | None = None) -> html.Div:
+    return html.Div([html.Label(label, title=title, style={"fontSize": "12px", "fontWeight": "600",
+                                                           "display": "block"}),
                      control] + ([html.Div(hint, style={"fontSize": "11px", "color": "#777"})] if hint else []),
-                    style={"marginBottom": "8px"})
+                    title=title, style={"marginBottom": "8px"})
 
 
-def _num(id_: str, value: Any, min_: int = 1, placeholder: str | None = None) -> dcc.Input:
+def _num(id_: str, value: Any, min_: int | None = 1, placeholder: str | None = None) -> dcc.Input:
     return dcc.Input(id=id_, type="number", value=value, min=min_, step=1, debounce=True, placeholder=placeholder,
                      style={"width": "100%"})
 
@@ -277,7 +270,43 @@ def _graph(id_: str) -> dcc.Graph:
     return dcc.Graph(id=id_, config={"displaylogo": False}, style={"minHeight": "240px"})
 
 
+def _layout_field(option: LayoutOption, value: Any) -> html.Div:
+    """The control of one ParallelConfig field, labelled with its name, its description as tooltip:
+    a dropdown for a Literal or a small bounded int (zero_stage), a number box for an int ("empty =
+    auto" when optional), a text box for a list of ints (pp_layers: ``9,7``)."""
+    o = option
+    if o.kind == "choice":
+        control = _dropdown(o.name, list(o.choices), value)
+    elif o.kind == "int" and o.minimum is not None and o.maximum is not None and o.maximum - o.minimum < 8:
+        control = _dropdown(o.name, list(range(o.minimum, o.maximum + 1)), value)
+    elif o.kind == "int":
+        control = _num(o.name, value, o.minimum, placeholder="auto" if o.optional else None)
+    elif o.kind == "ints":
+        control = dcc.Input(id=o.name, type="text", value=value, debounce=True, placeholder="e.g. 9,7",
+                            style={"width": "100%"})
+    else:
+        raise TypeError(f"no web control for the {o.kind!r} option {o.name}")
+    return _field(o.name, control, "empty = auto" if o.optional else None, title=o.description)
+
+
+def _switch(option: LayoutOption, value: bool) -> html.Div:
+    """A checkbox for a boolean ParallelConfig field (value ``[name]`` when on), its description as tooltip."""
+    return html.Div(dcc.Checklist(id=option.name, options=[{"label": f" {option.name}", "value": option.name}],
+                                  value=[option.name] if value else [], style={"fontSize": "13px"}),
+                    title=option.description)
+
+
+def _layout_controls() -> list:
+    """One control per ParallelConfig field (:data:`shardplan.inputs.LAYOUT_OPTIONS`): the others in
+    a two-column grid, then the switches."""
+    two = {"display": "grid", "gridTemplateColumns": "1fr 1fr", "columnGap": "8px"}
+    fields = [_layout_field(o, DEFAULTS[o.name]) for o in LAYOUT_OPTIONS if o.kind != "bool"]
+    switches = [_switch(o, DEFAULTS[o.name]) for o in LAYOUT_OPTIONS if o.kind == "bool"]
+    return [html.H3("Layout", style={"margin": "12px 0 8px 0"}), html.Div(fields, style=two), *switches]
+
+
 def _controls() -> html.Div:
+    from shardplan.presets.frameworks import FRAMEWORKS
     from shardplan.presets.hardware import HARDWARE
     from shardplan.specs.training import PRECISION_POLICIES
     d = DEFAULTS
@@ -295,19 +324,9 @@ def _controls() -> html.Div:
                   _field("seq_len", _num("seq_len", d["seq_len"]))], style=two),
         html.Div([_field("global batch (sequences)", _num("global_batch", d["global_batch"])),
                   _field("precision", _dropdown("precision", list(PRECISION_POLICIES), d["precision"]))], style=two),
-        html.H3("Layout", style={"margin": "12px 0 8px 0"}),
-        html.Div([_field("dp", _num("dp", d["dp"], placeholder="auto"), "empty = auto"),
-                  _field("tp", _num("tp", d["tp"]))], style=two),
-        html.Div([_field("pp", _num("pp", d["pp"])), _field("cp", _num("cp", d["cp"]))], style=two),
-        html.Div([_field("ep", _num("ep", d["ep"])),
-                  _field("zero_stage", _dropdown("zero_stage", [0, 1, 2, 3], d["zero_stage"]))], style=two),
-        html.Div([_field("microbatch_size", _num("microbatch_size", d["microbatch_size"])),
-                  _field("virtual_stages", _num("virtual_stages", d["virtual_stages"]))], style=two),
-        _field("schedule", _dropdown("schedule", ["gpipe", "1f1b", "interleaved", "zero-bubble"], d["schedule"])),
-        _field("recompute", _dropdown("recompute", ["none", "selective", "full"], d["recompute"])),
-        dcc.Checklist(id="sp", options=[{"label": " sp (Megatron sequence parallelism, needs tp > 1)",
-                                         "value": "sp"}], value=["sp"] if d["sp"] else [],
-                      style={"fontSize": "13px"}),
+        _field("framework", _dropdown("framework", list(FRAMEWORKS), d["framework"]),
+               title="the training framework's profile: overheads, overlap, loss, allocator"),
+        *_layout_controls(),
     ], style={"width": "300px", "flex": "0 0 300px", "padding": "12px", "background": "#f7f7f9",
               "borderRight": "1px solid #ddd", "overflowY": "auto"})
 
@@ -342,17 +361,11 @@ def create_app() -> dash.Dash:
 
     inputs = [Input("uploaded", "data")] + [Input(c, "value") for c in CONTROLS]
 
-    def _sp(values: tuple) -> tuple:
-        vals = list(values)
-        i = CONTROLS.index("sp")
-        vals[i] = bool(vals[i])  # the checklist yields ["sp"] or []
-        return tuple(vals)
-
     @app.callback(Output("headline", "children"), Output("time-chart", "figure"), Output("memory-chart", "figure"),
                   Output("roofline-chart", "figure"), Output("pipeline-chart", "figure"),
                   Output("alert", "children"), Output("alert", "style"), *inputs)
     def _view(uploaded, *values):
-        return update_view(uploaded, *_sp(values))
+        return update_view(uploaded, *values)
 
     @app.callback(Output("plans-chart", "figure"), Output("plans-status", "children"), Input("uploaded", "data"),
                   *[Input(c, "value") for c in SPEC_CONTROLS])

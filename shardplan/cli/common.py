@@ -1,0 +1,137 @@
+"""What every command shares: the typer ``app``, the consoles, the error handling (exit code 2), the
+options of the specs, and :func:`layout_flags`, which adds one option per
+:class:`~shardplan.parallel.ParallelConfig` field to a command.
+
+No ``from __future__ import annotations`` in the command modules: typer reads the option types from
+the signatures.
+"""
+
+import functools
+import inspect
+import sys
+import typing
+from pathlib import Path
+from typing import Annotated, Any, Callable, Optional
+
+import typer
+from rich.console import Console
+
+from shardplan.errors import ConfigError
+from shardplan.inputs import LAYOUT_OPTIONS, LayoutOption
+from shardplan.presets.frameworks import FRAMEWORKS
+from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Plan, run and validate the parallel layout of transformer training.")
+# piped output (CI logs, files) gets wide tables instead of rich's 80-column default
+console = Console(width=None if sys.stdout.isatty() else 200)
+err_console = Console(stderr=True)
+
+#: exit code of a bad input (0: ok)
+EXIT_BAD_INPUT = 2
+
+
+def fail(message: str) -> typer.Exit:
+    """Print ``error: message`` on stderr; returns the ``typer.Exit(2)`` to raise."""
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    return typer.Exit(EXIT_BAD_INPUT)
+
+
+def print_notes(layout: Any) -> None:
+    """Print the warnings of a legal but unusual layout (:attr:`shardplan.parallel.Layout.notes`) on stderr."""
+    for note in layout.notes:
+        err_console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
+
+
+def config_errors(fn: Callable) -> Callable:
+    """Decorator: print a ConfigError, pydantic ValidationError or OSError (unwritable output path,
+    full disk) as one line on stderr and exit with code 2, without a traceback."""
+    from pydantic import ValidationError
+
+    from shardplan.loaders import config_error
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ConfigError as e:
+            raise fail(str(e)) from None
+        except ValidationError as e:
+            raise fail(str(config_error(e))) from None
+        except OSError as e:
+            where = f" {e.filename}" if e.filename else ""
+            raise fail(f"cannot access{where}: {e.strerror or e}") from None
+    return wrapper
+
+
+# ---- options of the specs (model, hardware, batch) ------------------------------------------------
+_ATTENTION = typing.get_args(TrainingSpec.model_fields["attention"].annotation)
+
+ModelOpt = Annotated[str, typer.Option("--model", "-m", help="preset name, HF config.json path, or YAML/JSON spec")]
+HardwareOpt = Annotated[str, typer.Option("--hardware", "-H", help="preset name or YAML/JSON spec file")]
+DevicesOpt = Annotated[int, typer.Option("--devices", "-n", help="number of accelerators")]
+SeqOpt = Annotated[int, typer.Option("--seq-len", "-s", help="tokens per sequence")]
+BatchOpt = Annotated[Optional[int], typer.Option("--global-batch", "-b", help="sequences per optimizer step")]
+BatchTokOpt = Annotated[Optional[int], typer.Option("--global-batch-tokens", help="tokens per optimizer step")]
+PrecisionOpt = Annotated[str, typer.Option(help=" | ".join(PRECISION_POLICIES))]
+ScaleUpOpt = Annotated[Optional[int], typer.Option("--scale-up-size",
+                                                   help="devices per NVLink domain / TPU slice (overrides preset)")]
+AttnOpt = Annotated[str, typer.Option(help=" | ".join(_ATTENTION) + " attention kernel")]
+FrameworkOpt = Annotated[str, typer.Option(help=" | ".join(FRAMEWORKS) + ": the training framework's profile "
+                                           "(overheads, overlap, loss, allocator)")]
+PlanOpt = Annotated[Optional[Path], typer.Option("--plan", help="plan JSON (from `shardplan plan --json`); "
+                                                 "layout flags given override it", rich_help_panel="Layout")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
+
+
+# ---- layout options, generated from ParallelConfig ------------------------------------------------
+_PY_TYPE = {"int": int, "bool": bool, "choice": str, "ints": str}
+
+
+def layout_parameter(option: LayoutOption, repeatable: bool = False,
+                     show_default: bool = True) -> inspect.Parameter:
+    """A keyword-only typer option for one ParallelConfig field: ``--zero-stage N``, ``--sp/--no-sp``,
+    ``--schedule [gpipe|1f1b|...]``, ``--pp-layers 9,7``; default ``None`` (= not given, so a plan
+    file's value or the field's default applies). ``repeatable``: a list of values; ``show_default``:
+    show the field's default in ``--help``."""
+    py = _PY_TYPE[option.kind]
+    decls = [f"{option.flag}/--no-{option.flag[2:]}"] if option.kind == "bool" else [option.flag]
+    metavar = ("[" + "|".join(option.choices) + "]" if option.choices
+               else "N,N,..." if option.kind == "ints" else None)
+    help_text = option.description + (" (repeatable)" if repeatable else "")
+    default = (option.default_text or False) if show_default else False
+    opt = typer.Option(*decls, help=help_text, metavar=metavar, show_default=default, rich_help_panel="Layout")
+    annotation = Annotated[Optional[list[py]] if repeatable else Optional[py], opt]
+    return inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
+
+
+def layout_flags(fn: Optional[Callable] = None, *, repeatable: tuple[str, ...] = (),
+                 show_defaults: bool = True) -> Callable:
+    """Decorator: replace a command's ``layout`` parameter by one option per ParallelConfig field
+    (:data:`shardplan.inputs.LAYOUT_OPTIONS`); the command receives ``layout``, a dict of the fields
+    given on the command line.
+
+    Args:
+        fn: the command function; it must have a parameter named ``layout``.
+        repeatable: fields that take a list (``plan --schedule 1f1b --schedule interleaved``).
+        show_defaults: show each field's default in ``--help`` (``plan``: a flag not given is searched).
+
+    Raises:
+        TypeError: ``fn`` has no ``layout`` parameter (at import).
+    """
+    def decorate(fn: Callable) -> Callable:
+        sig = inspect.signature(fn)
+        if "layout" not in sig.parameters:
+            raise TypeError(f"{fn.__name__} needs a 'layout' parameter for @layout_flags")
+        params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in sig.parameters.values()
+                  if p.name != "layout"]
+        params += [layout_parameter(o, o.name in repeatable, show_defaults) for o in LAYOUT_OPTIONS]
+
+        @functools.wraps(fn)
+        def wrapper(**kwargs: Any) -> Any:
+            given = {o.name: kwargs.pop(o.name) for o in LAYOUT_OPTIONS}
+            return fn(**kwargs, layout={k: v for k, v in given.items() if v not in (None, [])})
+
+        wrapper.__signature__ = sig.replace(parameters=params)
+        return wrapper
+    return decorate(fn) if fn is not None else decorate

@@ -1,0 +1,116 @@
+"""``shardplan estimate``: memory, step time, MFU and the bottleneck of one layout."""
+
+import json
+from typing import Any
+
+from rich.table import Table
+
+from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, FrameworkOpt, HardwareOpt, JsonOpt,
+                                  ModelOpt, PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console,
+                                  layout_flags, print_notes)
+from shardplan.units import fmt_seconds
+
+
+def _gib(x: float) -> str:
+    return f"{x / 2**30:,.2f}"
+
+
+def estimate_layout(specs: dict[str, Any], layout: dict[str, Any]):
+    """:func:`shardplan.cost.step.estimate` for the values of the flags of ``estimate`` / ``report``.
+
+    Args:
+        specs: the spec flags (model, hardware, devices, seq_len, global_batch, global_batch_tokens,
+            precision, attention, framework, scale_up_size, plan), as
+            :func:`shardplan.inputs.build_inputs` takes them.
+        layout: the layout flags given.
+
+    Raises:
+        ConfigError: as :func:`shardplan.inputs.build_inputs` and the estimate do.
+    """
+    from shardplan.cost.step import estimate as run_estimate
+    from shardplan.inputs import build_inputs
+    m, hw, tr, pc = build_inputs(**specs, **layout)
+    return run_estimate(m, hw, tr, pc, specs["devices"])
+
+
+def _summary_table(e) -> Table:
+    head = Table(title=f"{e.model.name} on {e.layout.n_devices} x {e.hardware.name}: {e.parallel.short()}",
+                 show_header=False)
+    head.add_row("parameters", f"{e.model.n_params:,}")
+    head.add_row("tokens / step", f"{e.training.global_batch_tokens:,} ({e.layout.microbatches} microbatches)")
+    head.add_row("step time", fmt_seconds(e.step_s))
+    head.add_row("tokens / s", f"{e.tokens_per_s:,.0f} ({e.tokens_per_s / e.layout.n_devices:,.0f} per device)")
+    head.add_row("MFU / HFU", f"{e.mfu:.1%} / {e.hfu:.1%}")
+    head.add_row("bound by", e.bound)
+    head.add_row("fits", ("[green]yes[/]" if e.fits else "[red]no[/]") +
+                 f" ({_gib(e.memory.total)} of {_gib(e.hardware.hbm_bytes)} GiB)")
+    return head
+
+
+def _memory_and_time_tables(e, d: dict) -> tuple[Table, Table]:
+    mem = Table(title="memory per device (most loaded stage)")
+    mem.add_column("part")
+    mem.add_column("GiB", justify="right")
+    for k, v in d["memory_bytes"].items():
+        if k in ("stage",) or (k == "host_offload" and not v):
+            continue
+        mem.add_row(k, _gib(v))
+    tt = Table(title="step time")
+    tt.add_column("part")
+    tt.add_column("time", justify="right")
+    tt.add_column("share", justify="right")
+    for k in ("matmul", "elementwise", "recompute", "exposed_comm", "bubble", "optimizer"):
+        v = d["time_s"][k]
+        tt.add_row(k, fmt_seconds(v), f"{v / e.step_s:.1%}")
+    tt.add_row("[bold]step[/]", fmt_seconds(e.step_s), "100%")
+    return mem, tt
+
+
+def _collectives_table(e) -> Table:
+    ct = Table(title="collectives per step (per device)")
+    for col in ("op", "axis", "purpose", "group", "level", "calls", "GiB sent", "time", "exposed"):
+        ct.add_column(col, justify="right" if col in ("calls", "GiB sent", "time", "exposed", "group") else "left")
+    for c in e.collectives:
+        ct.add_row(c.op, c.axis, c.purpose, str(c.group_size), c.level, f"{c.count:,.0f}",
+                   _gib(c.bytes_per_device), fmt_seconds(c.time_s), fmt_seconds(c.exposed_s))
+    return ct
+
+
+def _roofline_line(e) -> str:
+    th, p = e.thresholds, e.parallel
+    group = p.dp * p.cp
+    dp_txt = (f"data-parallel group of {group} on {th['dp_level']}: {th['tokens_per_dp_rank']:,.0f} tokens per rank vs "
+              f"critical {th['critical_tokens_per_dp_rank']:,.0f} "
+              f"({'compute' if th['dp_compute_bound'] else 'bandwidth'}-bound)") if group > 1 else "no data parallelism"
+    tp_txt = (f"largest compute-bound tp ~{th['max_compute_bound_tp']:.1f}" if th['max_compute_bound_tp'] >= 1
+              else "tp is bandwidth-bound at any degree for this ffn_dim")
+    return f"roofline: {dp_txt}; {tp_txt}; HBM ridge {th['hbm_critical_intensity']:.0f} FLOPs/byte"
+
+
+def print_estimate(e) -> None:
+    """Rich tables of an Estimate: summary, memory, time, collectives, roofline thresholds."""
+    console.print(_summary_table(e))
+    console.print(*_memory_and_time_tables(e, e.to_dict()))
+    if e.collectives:
+        console.print(_collectives_table(e))
+    console.print(_roofline_line(e))
+
+
+@app.command()
+@config_errors
+@layout_flags
+def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt,
+             global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
+             precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash", framework: FrameworkOpt = "megatron",
+             scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None, json_out: JsonOpt = False,
+             layout: dict = None) -> None:
+    """Predict memory, step time, MFU and the bottleneck of one layout."""
+    e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
+                             global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
+                             attention=attention, framework=framework, scale_up_size=scale_up_size, plan=plan),
+                        layout)
+    print_notes(e.layout)
+    if json_out:
+        print(json.dumps(e.to_dict(), indent=1))
+    else:
+        print_estimate(e)

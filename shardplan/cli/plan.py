@@ -1,0 +1,196 @@
+"""``shardplan plan`` (ranked search with explanations) and ``shardplan guide`` (rules of thumb,
+quantified)."""
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.table import Table
+
+from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, FrameworkOpt, HardwareOpt, JsonOpt,
+                                  ModelOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console, err_console,
+                                  layout_flags)
+from shardplan.errors import ConfigError
+from shardplan.units import fmt_seconds
+
+TopOpt = Annotated[int, typer.Option("--top", help="plans to show")]
+ObjectiveOpt = Annotated[str, typer.Option(help="throughput | memory")]
+FixOpt = Annotated[Optional[list[str]], typer.Option("--fix", help="pin a field, e.g. --fix tp=8 (same as --tp 8)")]
+MaxTpOpt = Annotated[Optional[int], typer.Option("--max-tp", help="largest tp to consider")]
+InfeasibleOpt = Annotated[bool, typer.Option("--show-infeasible", help="also list the closest layouts that do not fit")]
+ExhaustiveOpt = Annotated[bool, typer.Option(help="also evaluate dominated options")]
+
+
+def _rule_results(model, hw, training, n: int, best, user_fix: dict[str, Any]) -> list[dict[str, Any]]:
+    """Evaluate each applicable rule of thumb as a constrained search; one dict per rule."""
+    from shardplan.explain import rules_of_thumb
+    from shardplan.search import search
+
+    out = []
+    for rule in rules_of_thumb(model.n_params, n, training.seq_len, model.is_moe, hw.kind):
+        fix = {**rule.fix, **user_fix}
+        try:
+            r = search(model, hw, training, n, top_k=1, fix=fix)
+        except ConfigError as e:
+            out.append({"source": rule.source, "rule": rule.text, "plan": None, "note": f"not valid here: {e}"})
+            continue
+        if not r.plans:
+            out.append({"source": rule.source, "rule": rule.text, "plan": None, "note": "no layout under it fits"})
+            continue
+        e = r.plans[0]
+        delta = e.tokens_per_s / best.tokens_per_s - 1 if best else 0.0
+        out.append({"source": rule.source, "rule": rule.text, "plan": e.parallel.short(),
+                    "tokens_per_s": e.tokens_per_s, "vs_best": delta,
+                    "note": "agrees with the best plan" if abs(delta) < 0.01 else f"{delta:+.1%} tokens/s vs best"})
+    return out
+
+
+def search_pins(fix: list[str] | None, layout: dict[str, Any]) -> tuple[dict[str, Any], list[str] | None]:
+    """The fields the search must keep (``--fix tp=8`` and the layout flags, e.g. ``--tp 8``) and the
+    allowed schedules (``--schedule``, repeatable).
+
+    Raises:
+        ConfigError: a field pinned twice, an unknown field or choice, or a value the field rejects.
+    """
+    from shardplan.inputs import layout_values, parallel_config
+    from shardplan.search import parse_fix
+
+    fixed = parse_fix(fix or [])
+    layout = dict(layout)
+    schedules = [layout_values({"schedule": s})["schedule"] for s in layout.pop("schedule", [])]
+    pins = layout_values(layout)
+    twice = sorted(pins.keys() & fixed.keys())
+    if twice:
+        key = twice[0]
+        raise ConfigError(f"{key} is given twice (--{key.replace('_', '-')} and --fix {key}=...)", field=key,
+                          value=pins[key])
+    parallel_config(pins)  # type-check the pinned values
+    return {**fixed, **pins}, schedules or None
+
+
+def _plan_json(res, best, rules: list[dict[str, Any]], show_infeasible: bool) -> dict[str, Any]:
+    from shardplan.explain import compare, describe
+    plans = []
+    for i, e in enumerate(res.plans):
+        d = e.to_dict()
+        d["rank"] = i + 1
+        d["explanation"] = describe(e) if i == 0 else compare(best, e)
+        plans.append(d)
+    out = {"plans": plans, "search": {"layouts": res.n_layouts, "invalid": res.n_invalid,
+                                      "equivalent_not_shown": res.n_equivalent, "seconds": res.seconds},
+           "rules_of_thumb": rules}
+    if show_infeasible:
+        out["infeasible"] = [dict(e.to_dict(), explanation=describe(e)) for e in res.infeasible]
+    return out
+
+
+def _plans_table(res, m, hw, tr, devices: int) -> Table:
+    t = Table(title=f"{m.name} on {devices} x {hw.name}, seq {tr.seq_len}, batch {tr.global_batch_size} "
+                    f"sequences: {res.n_layouts:,} layouts in {res.seconds:.2f} s"
+                    + (f" ({res.n_equivalent:,} with identical predictions not shown)" if res.n_equivalent else ""))
+    for col in ("#", "layout", "tokens/s/device", "MFU", "step", "memory GiB", "bound"):
+        t.add_column(col, justify="right" if col in ("#", "tokens/s/device", "MFU", "step", "memory GiB") else "left")
+    for i, e in enumerate(res.plans):
+        t.add_row(str(i + 1), e.parallel.short(), f"{e.tokens_per_s / devices:,.0f}", f"{e.mfu:.1%}",
+                  fmt_seconds(e.step_s), f"{e.memory.total / 2**30:,.1f}", e.bound)
+    return t
+
+
+def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show_infeasible: bool) -> None:
+    from shardplan.explain import compare, describe
+    if not res.plans:
+        hint = "" if show_infeasible else "; use --show-infeasible to see the closest ones"
+        err_console.print(f"[bold red]no layout fits[/] in {hw.hbm_bytes / 2**30:.0f} GiB per device "
+                          f"({res.n_layouts:,} layouts tried){hint}")
+    else:
+        console.print(_plans_table(res, m, hw, tr, devices))
+    best = res.plans[0] if res.plans else None
+    for i, e in enumerate(res.plans):
+        console.print(f"[bold]#{i + 1}[/] " + (describe(e) if i == 0 else compare(best, e)), highlight=False)
+    if rules:
+        rt = Table(title="rules of thumb evaluated by the planner")
+        for col in ("source", "rule", "best layout under the rule", "verdict"):
+            rt.add_column(col)
+        for r in rules:
+            rt.add_row(r["source"], r["rule"], r["plan"] or "-", r["note"])
+        console.print(rt)
+    if show_infeasible and res.infeasible:
+        it = Table(title="closest layouts that do not fit")
+        for col in ("layout", "memory GiB", "over by GiB"):
+            it.add_column(col)
+        for e in res.infeasible:
+            it.add_row(e.parallel.short(), f"{e.memory.total / 2**30:,.1f}",
+                       f"{(e.memory.total - hw.hbm_bytes) / 2**30:,.1f}")
+        console.print(it)
+
+
+@app.command()
+@config_errors
+@layout_flags(repeatable=("schedule",), show_defaults=False)
+def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt, global_batch: BatchOpt = None,
+         global_batch_tokens: BatchTokOpt = None, precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
+         framework: FrameworkOpt = "megatron", scale_up_size: ScaleUpOpt = None, top: TopOpt = 5,
+         objective: ObjectiveOpt = "throughput",
+         fix: FixOpt = None, max_tp: MaxTpOpt = None, show_infeasible: InfeasibleOpt = False,
+         exhaustive: ExhaustiveOpt = False, json_out: JsonOpt = False, layout: dict = None) -> None:
+    """Search every valid layout, rank by predicted tokens/s, and explain the choice.
+
+    A layout flag (e.g. --tp 8) keeps that field at the value given; --schedule may be repeated to
+    allow several schedules."""
+    from shardplan.inputs import build_inputs
+    from shardplan.search import search
+
+    m, hw, tr, _ = build_inputs(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
+                                global_batch=global_batch, global_batch_tokens=global_batch_tokens,
+                                precision=precision, attention=attention, framework=framework,
+                                scale_up_size=scale_up_size)
+    if top < 1:
+        raise ConfigError(f"--top {top} must be >= 1", field="top", value=top)
+    if max_tp is not None and max_tp < 1:
+        raise ConfigError(f"--max-tp {max_tp} must be >= 1", field="max_tp", value=max_tp)
+    pins, schedules = search_pins(fix, layout)
+    res = search(m, hw, tr, devices, top_k=top, objective=objective, fix=pins, max_tp=max_tp,
+                 schedules=schedules, exhaustive=exhaustive, keep_infeasible=show_infeasible)
+    best = res.plans[0] if res.plans else None
+    rules = _rule_results(m, hw, tr, devices, best, pins) if best else []
+    if json_out:
+        print(json.dumps(_plan_json(res, best, rules, show_infeasible), indent=1))
+    else:
+        _print_plans(res, m, hw, tr, devices, rules, show_infeasible)
+
+
+DevicesListOpt = Annotated[Optional[list[int]], typer.Option("--devices", "-n", help="device counts (repeat)")]
+ModelsListOpt = Annotated[Optional[list[str]], typer.Option("--model", "-m", help="models (repeat)")]
+GuideTokensOpt = Annotated[int, typer.Option(help="tokens per step (raised to >= 1 sequence per device)")]
+MarkdownOpt = Annotated[Optional[Path], typer.Option("--markdown", help="also write a Markdown page")]
+
+
+@app.command()
+@config_errors
+def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, models: ModelsListOpt = None,
+          seq_len: SeqOpt = 8192, global_batch_tokens: GuideTokensOpt = 4 * 2**20,
+          markdown: MarkdownOpt = None) -> None:
+    """Best layout for typical model sizes and cluster sizes, beside common rules of thumb.
+
+    Columns: DP crit. = tokens per data-parallel rank below which DP/FSDP gradient traffic outweighs
+    compute (C / W of the link the group crosses); max TP = largest tp whose activation traffic still
+    hides behind its matmuls (F * W_scale-up / C), both from the Scaling Book."""
+    from shardplan.guide_table import guide_rows, rows_to_markdown
+    for n in devices or []:
+        if n < 1:
+            raise ConfigError(f"--devices {n} must be >= 1", field="devices", value=n)
+    if seq_len < 1:
+        raise ConfigError(f"--seq-len {seq_len} must be >= 1", field="seq_len", value=seq_len)
+    rows = guide_rows(hardware, models or None, devices or None, seq_len, global_batch_tokens)
+    t = Table(title=f"best layouts on {hardware}, seq {seq_len}")
+    for col in ("model", "devices", "best layout", "MFU", "tok/s/dev", "bound", "DP crit.", "max TP",
+                "rule of thumb", "rule vs best"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(r["model"], str(r["devices"]), r["best"], r["mfu"], r["tps"], r["bound"], r["critical"],
+                  r["max_tp"], r["rule"], r["rule_delta"])
+    console.print(t)
+    if markdown:
+        markdown.write_text(rows_to_markdown(rows, hardware, seq_len))
+        console.print(f"wrote {markdown}")

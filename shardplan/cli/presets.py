@@ -1,0 +1,44 @@
+"""``shardplan models`` and ``shardplan hardware``: the presets."""
+
+import json
+
+from rich.table import Table
+
+from shardplan.cli.common import JsonOpt, app, console
+
+
+@app.command()
+def models(json_out: JsonOpt = False) -> None:
+    """List the model presets with their exact parameter counts."""
+    from shardplan.presets.models import MODELS
+    if json_out:
+        print(json.dumps({k: v.summary() for k, v in MODELS.items()}, indent=1))
+        return
+    t = Table(title="model presets")
+    for c in ("name", "params", "layers", "d_model", "heads", "kv", "ffn", "vocab", "mlp", "experts", "source"):
+        t.add_column(c, justify="right" if c not in ("name", "mlp", "source") else "left")
+    for k, m in MODELS.items():
+        t.add_row(k, f"{m.n_params:,}", str(m.n_layers), str(m.d_model), str(m.n_heads), str(m.kv_heads),
+                  str(m.ffn_dim), str(m.vocab_size), m.mlp, f"{m.n_experts}/top{m.top_k}" if m.is_moe else "-",
+                  m.source)
+    console.print(t)
+
+
+@app.command()
+def hardware(json_out: JsonOpt = False) -> None:
+    """List the hardware presets (dense FLOP/s, HBM, scale-up and scale-out bandwidth); --json adds sources."""
+    from shardplan.presets.hardware import HARDWARE
+    if json_out:
+        print(json.dumps({k: v.model_dump() for k, v in HARDWARE.items()}, indent=1))
+        return
+    t = Table(title="hardware presets (bandwidths per device; GPU one-way, TPU ICI per link bidirectional)")
+    for c in ("name", "bf16 TFLOP/s", "fp8 TFLOP/s", "HBM GiB", "HBM TB/s", "scale-up", "scale-up GB/s",
+              "scale-out GB/s", "matmul eff."):
+        t.add_column(c, justify="left" if c == "name" else "right")
+    for k, h in HARDWARE.items():
+        t.add_row(k, f"{h.peak_flops_bf16 / 1e12:,.0f}",
+                  f"{h.peak_flops_fp8 / 1e12:,.0f}" if h.peak_flops_fp8 else "-",
+                  f"{h.hbm_bytes / 2**30:,.0f}", f"{h.hbm_bandwidth / 1e12:.2f}", str(h.scale_up_size),
+                  f"{h.scale_up_bandwidth / 1e9:,.0f}", f"{h.scale_out_bandwidth / 1e9:,.2f}",
+                  f"{h.matmul_efficiency:.2f}")
+    console.print(t)

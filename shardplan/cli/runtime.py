@@ -1,0 +1,134 @@
+"""What the JAX-runtime commands (``train``, ``shardings``, ``validate``) share: the host device count
+for the CPU backend, the scale-down options, their inputs, and the rule/spec overrides.
+
+JAX is never imported at module level: ``XLA_FLAGS`` must be set before it loads, and ``import
+shardplan.cli`` stays JAX-free.
+"""
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from shardplan.errors import ConfigError
+
+_HOST_FLAG = "xla_force_host_platform_device_count"
+
+ScaleOpt = Annotated[bool, typer.Option("--scale-down/--no-scale-down",
+                                        help="shrink layers/widths for CPU, keeping n_heads/n_kv_heads")]
+DModelOpt = Annotated[int, typer.Option("--scale-d-model", help="d_model after --scale-down")]
+LayersOpt = Annotated[int, typer.Option("--scale-layers", help="layers after --scale-down")]
+RuleOpt = Annotated[Optional[list[str]], typer.Option("--rule", help="override a logical rule: LOGICAL=AXES, "
+                                                      "e.g. mlp=tp or embed=fsdp,cp (repeatable)")]
+PRuleOpt = Annotated[Optional[list[str]], typer.Option("--param-rule", help="REGEX=LOGICAL,... logical axes "
+                                                       "for matching parameter paths (None = replicated dim)")]
+PSpecOpt = Annotated[Optional[list[str]], typer.Option("--param-spec", help="REGEX=AXES,... raw "
+                                                       "PartitionSpec for matching paths (fsdp+cp joins axes)")]
+DevOpt = Annotated[int, typer.Option("--devices", "-n", help="total devices (all processes); on CPU this many "
+                                     "host devices are simulated")]
+
+
+def _accelerator_present() -> bool:
+    """True when JAX would pick a GPU/TPU (JAX_PLATFORMS, or an installed CUDA/ROCm/TPU plugin)."""
+    plats = os.environ.get("JAX_PLATFORMS", "").lower()
+    if plats:
+        return any(p in plats for p in ("cuda", "gpu", "tpu", "rocm"))
+    return any(importlib.util.find_spec(m) is not None
+               for m in ("jax_cuda12_plugin", "jax_cuda13_plugin", "jax_rocm60_plugin", "libtpu", "jax_plugins"))
+
+
+def configure_host_devices(devices: int, num_processes: int | None = None) -> bool:
+    """Give the CPU backend ``devices / num_processes`` devices through ``XLA_FLAGS`` before JAX loads.
+
+    Only when JAX is not imported yet, the flag is not already set and no accelerator is present.
+
+    Returns:
+        True when the flag was set.
+
+    Raises:
+        ConfigError: ``devices`` < 1 or not divisible by ``num_processes``.
+    """
+    if devices < 1:
+        raise ConfigError(f"devices={devices} must be >= 1", field="devices", value=devices)
+    n_proc = num_processes or 1
+    if devices % n_proc:
+        raise ConfigError(f"devices={devices} is not divisible by num_processes={n_proc}; every process must hold "
+                          f"the same number of devices", field="devices", value=devices)
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "jax" in sys.modules or _HOST_FLAG in flags or _accelerator_present():
+        return False
+    os.environ["XLA_FLAGS"] = f"{flags} --{_HOST_FLAG}={devices // n_proc}".strip()
+    return True
+
+
+def runtime_inputs(model: str, devices: int, seq_len: int, global_batch: int | None, global_batch_tokens: int | None,
+                   plan: Path | None, layout: dict[str, Any], scale: tuple[bool, int, int],
+                   default_batch: bool = False) -> tuple[Any, Any, Any]:
+    """``(ModelSpec, TrainingSpec, ParallelConfig)`` of a runtime command (no hardware; precision
+    bf16-mixed).
+
+    Args:
+        scale: ``(scale_down, d_model, n_layers)``: shrink the model for CPU runs
+            (:func:`shardplan.jax.model.scale_down`, keeping the head counts, at least tp KV heads).
+        default_batch: without a batch flag use :func:`shardplan.inputs.default_global_batch`.
+
+    Raises:
+        ConfigError: as :mod:`shardplan.inputs`; devices < 1.
+    """
+    from shardplan.inputs import default_global_batch, model_spec, parallel_config, training_spec
+    if devices < 1:
+        raise ConfigError(f"devices={devices} must be >= 1", field="devices", value=devices)
+    m = model_spec(model)
+    pc = parallel_config(layout, plan)
+    if default_batch and global_batch is None and global_batch_tokens is None:
+        global_batch = default_global_batch(pc, devices)
+    tr = training_spec(seq_len, global_batch, global_batch_tokens)
+    scale_down, d_model, n_layers = scale
+    if scale_down:
+        from shardplan.jax.model import scale_down as shrink
+        m = shrink(m, d_model=d_model, n_layers=n_layers, min_kv_heads=pc.tp)
+    return m, tr, pc
+
+
+def parse_rule_overrides(items: list[str] | None) -> dict[str, list[str]]:
+    """``["mlp=tp", "embed=fsdp,cp", "vocab="]`` -> ``{"mlp": ["tp"], "embed": ["fsdp", "cp"], "vocab": []}``.
+
+    Raises:
+        ConfigError: an item without ``=``.
+    """
+    out: dict[str, list[str]] = {}
+    for it in items or []:
+        if "=" not in it:
+            raise ConfigError(f"--rule {it!r} must look like LOGICAL=AXIS[,AXIS...] (e.g. mlp=tp)", field="rule",
+                              value=it)
+        k, v = it.split("=", 1)
+        out[k.strip()] = [a.strip() for a in v.split(",") if a.strip()]
+    return out
+
+
+def parse_param_overrides(logical: list[str] | None, specs: list[str] | None) -> list[tuple[str, Any]]:
+    """``--param-rule 'REGEX=embed,None'`` (logical names; None = replicated dim) and
+    ``--param-spec 'REGEX=fsdp+cp,None'`` (mesh axes per dim, ``+`` joins axes) into overrides.
+
+    Raises:
+        ConfigError: an item without ``=``.
+    """
+    from jax.sharding import PartitionSpec as P
+
+    out: list[tuple[str, Any]] = []
+    for kind, items in (("rule", logical), ("spec", specs)):
+        for it in items or []:
+            if "=" not in it:
+                raise ConfigError(f"--param-{kind} {it!r} must look like REGEX=DIM,DIM,...", field=f"param_{kind}",
+                                  value=it)
+            rx, v = it.rsplit("=", 1)
+            dims = [d.strip() for d in v.split(",")] if v.strip() else []
+            if kind == "rule":
+                out.append((rx, tuple(None if d in ("None", "-", "") else d for d in dims)))
+            else:
+                entries = [None if d in ("None", "-", "") else (tuple(d.split("+")) if "+" in d else d) for d in dims]
+                out.append((rx, P(*entries)))
+    return out

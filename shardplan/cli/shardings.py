@@ -1,0 +1,47 @@
+"""``shardplan shardings``: where every parameter of a plan lives (JAX sharding rules, no devices)."""
+
+from rich.table import Table
+
+from shardplan.cli.common import BatchOpt, BatchTokOpt, ModelOpt, PlanOpt, SeqOpt, app, config_errors, console, \
+    layout_flags, print_notes
+from shardplan.cli.runtime import (DevOpt, DModelOpt, LayersOpt, PRuleOpt, PSpecOpt, RuleOpt, ScaleOpt,
+                                   parse_param_overrides, parse_rule_overrides, runtime_inputs)
+
+
+def _table(m, rules, rows: list[dict]) -> Table:
+    mesh = " ".join(f"{a}={n}" for a, n in rules.sizes.items())
+    t = Table(title=f"{m.name}: {rules.strategy} on mesh {mesh}")
+    for col in ("path", "shape", "logical axes", "PartitionSpec", "bytes/device", "opt-state spec",
+                "opt bytes/device"):
+        t.add_column(col, justify="right" if "bytes" in col else "left", no_wrap=col == "path")
+    for r in rows:
+        t.add_row(r["path"], "x".join(map(str, r["shape"])), ",".join(str(x) for x in r["logical"]) or "-",
+                  r["spec"], f"{r['bytes_per_device']:,}", r["opt_spec"], f"{r['opt_bytes_per_device']:,}")
+    t.add_row("[bold]total[/]", "", "", "", f"{sum(r['bytes_per_device'] for r in rows):,}", "",
+              f"{sum(r['opt_bytes_per_device'] for r in rows):,}")
+    return t
+
+
+@app.command()
+@config_errors
+@layout_flags
+def shardings(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_batch: BatchOpt = None,
+              global_batch_tokens: BatchTokOpt = None, plan: PlanOpt = None, scale_down: ScaleOpt = False,
+              scale_d_model: DModelOpt = 64, scale_layers: LayersOpt = 2, rule: RuleOpt = None,
+              param_rule: PRuleOpt = None, param_spec: PSpecOpt = None, layout: dict = None) -> None:
+    """Print the sharding table of a plan: path, shape, logical axes, PartitionSpec, bytes/device.
+
+    Needs no devices: the mesh sizes come from the plan. The global batch defaults to one sequence
+    per data rank and microbatch, pp microbatches (the table does not depend on it).
+    """
+    from shardplan.parallel import validate
+    m, tr, pc = runtime_inputs(model, devices, seq_len, global_batch, global_batch_tokens, plan, layout,
+                               (scale_down, scale_d_model, scale_layers), default_batch=True)
+    lay = validate(pc, m, tr, devices)
+    print_notes(lay)
+    from shardplan.jax.pipeline import layout_params
+    from shardplan.jax.rules import make_rules, param_shardings, sharding_rows
+    rules = make_rules(lay, m, parse_rule_overrides(rule), parse_param_overrides(param_rule, param_spec))
+    params, logical = layout_params(m, lay)  # pp > 1: blocks stacked under "stages" (pp, L_max, ...)
+    rows = sharding_rows(param_shardings(params, logical, rules), rules.sizes)
+    console.print(_table(m, rules, rows))

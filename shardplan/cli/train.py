@@ -1,0 +1,181 @@
+"""``shardplan train``: train the plan's model with the plan's layout (JAX runtime).
+
+JAX is imported only inside the command, after ``XLA_FLAGS`` has been given the host device count
+on CPU (:func:`shardplan.cli.runtime.configure_host_devices`).
+"""
+
+import math
+import os
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from shardplan.cli.common import BatchOpt, BatchTokOpt, ModelOpt, PlanOpt, SeqOpt, app, config_errors, console, \
+    layout_flags, print_notes
+from shardplan.cli.runtime import (DevOpt, DModelOpt, LayersOpt, PRuleOpt, PSpecOpt, RuleOpt, ScaleOpt,
+                                   configure_host_devices, parse_param_overrides, parse_rule_overrides,
+                                   runtime_inputs)
+from shardplan.errors import ConfigError
+
+StepsOpt = Annotated[int, typer.Option(help="optimizer steps")]
+LrOpt = Annotated[float, typer.Option("--lr", help="peak AdamW learning rate")]
+WarmupOpt = Annotated[int, typer.Option(help="linear warm-up steps")]
+SeedOpt = Annotated[int, typer.Option(help="init and data seed")]
+DtypeOpt = Annotated[str, typer.Option("--compute-dtype", help="bf16 (default; fp32 master params) | fp32")]
+DataOpt = Annotated[Optional[list[Path]], typer.Option("--data", help="text files or directories "
+                                                       "(default: Python stdlib sources)")]
+MetricsOpt = Annotated[Optional[Path], typer.Option("--metrics", help="write JSON lines here")]
+CoordOpt = Annotated[Optional[str], typer.Option("--coordinator-address",
+                                                 help="host:port of process 0 (or JAX_COORDINATOR_ADDRESS)")]
+NProcOpt = Annotated[Optional[int], typer.Option("--num-processes", help="processes in the run (or JAX_NUM_PROCESSES)")]
+PidOpt = Annotated[Optional[int], typer.Option("--process-id", help="this process's index (or JAX_PROCESS_ID)")]
+CkptOpt = Annotated[Optional[Path], typer.Option("--checkpoint-dir", help="save Orbax checkpoints here (params, "
+                                                 "optimizer state, step, plan/model JSON)")]
+SaveEveryOpt = Annotated[Optional[int], typer.Option("--save-every", help="also checkpoint every N steps (default: "
+                                                     "only after the last step)")]
+ResumeOpt = Annotated[bool, typer.Option("--resume", help="continue from the latest checkpoint in --checkpoint-dir, "
+                                         "on this run's layout (any mesh); --steps is the total step to reach")]
+
+
+def _check_args(steps: int, lr: float, warmup: int, n_proc: int | None, metrics: Path | None,
+                save_every: int | None, checkpoint_dir: Path | None, resume: bool) -> None:
+    """Reject bad ``train`` options before anything is loaded.
+
+    Raises:
+        ConfigError: naming the option, the value and what is legal.
+    """
+    if steps < 1:
+        raise ConfigError(f"--steps {steps} must be >= 1", field="steps", value=steps)
+    if not (math.isfinite(lr) and lr > 0):
+        raise ConfigError(f"--lr {lr} must be a positive finite number", field="lr", value=lr)
+    if warmup < 0:
+        raise ConfigError(f"--warmup {warmup} must be >= 0", field="warmup", value=warmup)
+    if n_proc is not None and n_proc < 1:
+        raise ConfigError(f"--num-processes {n_proc} must be >= 1", field="num_processes", value=n_proc)
+    if metrics is not None and (metrics.is_dir() or not metrics.parent.exists()):
+        raise ConfigError(f"--metrics {metrics}: not a writable file path", field="metrics", value=str(metrics))
+    if save_every is not None and save_every < 1:
+        raise ConfigError(f"--save-every {save_every} must be >= 1 (omit it to save after the last step only)",
+                          field="save_every", value=save_every)
+    if (resume or save_every is not None) and checkpoint_dir is None:
+        flag = "--resume" if resume else "--save-every"
+        raise ConfigError(f"{flag} needs --checkpoint-dir PATH", field="checkpoint_dir", value=None,
+                          legal=["a directory path"])
+    if checkpoint_dir is not None and checkpoint_dir.exists() and not checkpoint_dir.is_dir():
+        raise ConfigError(f"--checkpoint-dir {checkpoint_dir}: exists and is not a directory",
+                          field="checkpoint_dir", value=str(checkpoint_dir))
+    if resume and not checkpoint_dir.is_dir():
+        raise ConfigError(f"--resume: --checkpoint-dir {checkpoint_dir} does not exist, nothing to resume from",
+                          field="checkpoint_dir", value=str(checkpoint_dir),
+                          legal=["a directory written by `shardplan train --checkpoint-dir`"])
+
+
+def _resume_point(checkpoint_dir: Path, m: Any, seed: int, tr: Any, steps: int) -> tuple[int, dict[str, Any]]:
+    """Step and metadata of the latest checkpoint; refuses an empty directory or another model / data
+    setting before anything is compiled.
+
+    Raises:
+        ConfigError: no checkpoint, another model or data setting, or the checkpoint already at ``steps``.
+    """
+    from shardplan.jax.checkpoint import Checkpointer, check_data, check_model
+    reader = Checkpointer(checkpoint_dir)
+    try:
+        meta = reader.read_meta()
+    finally:
+        reader.close()
+    check_model(meta, m)
+    check_data(meta, seed, tr.seq_len, tr.global_batch_size)
+    start = int(meta["step"])
+    if start >= steps:
+        raise ConfigError(f"--steps {steps}: the checkpoint in {checkpoint_dir} is already at step {start}; "
+                          f"--steps is the total step to reach, so pass --steps > {start}", field="steps",
+                          value=steps, legal=[f"> {start}"])
+    return start, meta
+
+
+@app.command()
+@config_errors
+@layout_flags
+def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_batch: BatchOpt = None,
+          global_batch_tokens: BatchTokOpt = None, plan: PlanOpt = None, scale_down: ScaleOpt = False,
+          scale_d_model: DModelOpt = 64, scale_layers: LayersOpt = 2, steps: StepsOpt = 20, lr: LrOpt = 3e-3,
+          warmup: WarmupOpt = 0, seed: SeedOpt = 0, compute_dtype: DtypeOpt = "bf16", data: DataOpt = None,
+          metrics: MetricsOpt = None, rule: RuleOpt = None, param_rule: PRuleOpt = None, param_spec: PSpecOpt = None,
+          coordinator_address: CoordOpt = None, num_processes: NProcOpt = None, process_id: PidOpt = None,
+          checkpoint_dir: CkptOpt = None, save_every: SaveEveryOpt = None, resume: ResumeOpt = False,
+          layout: dict = None) -> None:
+    """Train the plan's model on byte-level text with the plan's layout (JAX, any device count).
+
+    With --checkpoint-dir the state is saved with Orbax after the last step (and every
+    --save-every steps); --resume restores the latest checkpoint into the current layout and
+    continues the step counter and the data position until step --steps.
+    """
+    env_proc = os.environ.get("JAX_NUM_PROCESSES")
+    n_proc = num_processes or (int(env_proc) if env_proc else None)
+    _check_args(steps, lr, warmup, n_proc, metrics, save_every, checkpoint_dir, resume)
+    configure_host_devices(devices, n_proc)
+    m, tr, pc = runtime_inputs(model, devices, seq_len, global_batch, global_batch_tokens, plan, layout,
+                               (scale_down, scale_d_model, scale_layers))
+    from shardplan.parallel import validate
+    layout_ = validate(pc, m, tr, devices)  # config-time errors before JAX starts
+
+    import jax  # noqa: F401  (after XLA_FLAGS)
+
+    from shardplan.jax.mesh import describe
+    from shardplan.jax.train import TrainConfig, Trainer, initialize_distributed
+    initialize_distributed(coordinator_address, num_processes, process_id)
+    cfg = TrainConfig(steps=steps, learning_rate=lr, warmup_steps=warmup, seed=seed, compute_dtype=compute_dtype,
+                      rule_overrides=parse_rule_overrides(rule),
+                      param_overrides=parse_param_overrides(param_rule, param_spec))
+    main = jax.process_index() == 0
+    start, meta = _resume_point(checkpoint_dir, m, seed, tr, steps) if resume else (0, None)
+    trainer = Trainer(m, layout_, tr, cfg)
+    if main:
+        console.print(f"[bold]{m.name}[/] ({m.n_params:,} params) | {trainer.rules.strategy} | "
+                      f"{describe(trainer.mesh)} | {layout_.microbatches} microbatch(es) | compute {compute_dtype}")
+        print_notes(layout_)
+        if trainer.pipeline is not None:
+            console.print(trainer.pipeline.note)
+        if resume:
+            console.print(f"resuming from step {start} of {checkpoint_dir} (saved with {meta['strategy']} on "
+                          f"{meta['mesh_description']})")
+    ckpt = dict(checkpoint_dir=checkpoint_dir, save_every=save_every, resume=resume, start=start)
+    _train_with_progress(trainer, m, layout_, tr, cfg, data, metrics, main, ckpt)
+
+
+def _train_with_progress(trainer: Any, m: Any, layout: Any, tr: Any, cfg: Any, data: list[Path] | None,
+                         metrics: Path | None, main: bool, ckpt: dict[str, Any]) -> None:
+    """Run :func:`shardplan.jax.train.train` under a rich progress bar (process 0 only) and print the
+    memory per device and a summary table."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from shardplan.jax.train import train as run_train
+    mem = trainer.device_memory()
+    mem_txt = (f"{mem['bytes'] / 2**20:,.2f} MiB/device (compiled memory_analysis)"
+               if mem["source"] == "memory_analysis"
+               else ", ".join(f"dev{k}: {v / 2**20:,.1f} MiB" for k, v in mem["bytes"].items()))
+    if main:
+        console.print(f"memory: {mem_txt}")
+    with Progress(TextColumn("[bold]train"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[info]}"), console=console, disable=not main) as prog:
+        ckpt = dict(ckpt)
+        start = ckpt.pop("start", 0)
+        task = prog.add_task("train", total=cfg.steps, completed=start, info="compiling...")
+
+        def on_step(rec: dict[str, Any]) -> None:
+            prog.update(task, advance=1, info=f"loss {rec['loss']:.4f} | {rec['tokens_per_s']:,.0f} tok/s")
+
+        hist = run_train(m, layout, tr, cfg, data=[str(p) for p in data] if data else None,
+                         metrics_path=metrics, on_step=on_step, trainer=trainer, **ckpt)
+    if main and ckpt.get("checkpoint_dir") is not None:
+        console.print(f"checkpoint: step {cfg.steps} saved in {ckpt['checkpoint_dir']}")
+    if main and hist:
+        t = Table(title="training summary")
+        for col in ("steps", "first loss", "last loss", "tokens/s (median)", "memory/device"):
+            t.add_column(col, justify="right")
+        tps = sorted(h["tokens_per_s"] for h in hist[1:] or hist)
+        t.add_row(str(len(hist)), f"{hist[0]['loss']:.4f}", f"{hist[-1]['loss']:.4f}", f"{tps[len(tps) // 2]:,.0f}",
+                  mem_txt)
+        console.print(t)

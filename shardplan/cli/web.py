@@ -1,0 +1,82 @@
+"""``shardplan serve`` (interactive Dash guide) and ``shardplan report`` (static HTML / PNG report).
+
+plotly, dash and matplotlib (the ``web`` extra) are imported only inside the commands, so the CLI
+and the core planner work without them.
+"""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, FrameworkOpt, HardwareOpt, ModelOpt,
+                                  PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, fail, layout_flags,
+                                  print_notes)
+from shardplan.cli.estimate import estimate_layout
+from shardplan.errors import ConfigError
+
+
+def _need_web_extra() -> None:
+    """Exit with a one-line message (code 2) if the ``web`` extra is missing."""
+    import importlib.util
+    missing = [m for m in ("plotly", "dash", "matplotlib") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise fail(f"{', '.join(missing)} not installed; pip install 'shardplan[web]'")
+
+
+HostOpt = Annotated[str, typer.Option(help="interface to bind (default: local only)")]
+PortOpt = Annotated[int, typer.Option(help="TCP port")]
+DebugOpt = Annotated[bool, typer.Option(help="Dash debug mode (reloader, dev tools)")]
+
+
+@app.command()
+def serve(host: HostOpt = "127.0.0.1", port: PortOpt = 8050, debug: DebugOpt = False) -> None:
+    """Start the interactive guide: a local Dash app with live charts of the planner."""
+    if not 1 <= port <= 65535:
+        raise fail(f"port={port}; legal: 1..65535")
+    _need_web_extra()
+    from shardplan.web.app import serve as run
+    typer.echo(f"shardplan guide on http://{host}:{port}/ (Ctrl+C to stop)")
+    run(host=host, port=port, debug=debug)
+
+
+OutputOpt = Annotated[Path, typer.Option("--output", "-o", help="HTML file, or PNG stem")]
+FormatOpt = Annotated[str, typer.Option("--format", help="html (self-contained) | png (one per chart)")]
+PlansOpt = Annotated[bool, typer.Option("--plans/--no-plans", help="add the ranked layouts of `shardplan plan`")]
+
+
+def _ranked(e, devices: int) -> list | None:
+    """The top 10 layouts for the estimate's specs, or None (with a warning) when the search fails."""
+    from shardplan.search import search
+    try:
+        return search(e.model, e.hardware, e.training, devices, top_k=10).plans
+    except ConfigError as err:  # the report of a valid layout does not need the ranking
+        typer.echo(f"warning: no ranked layouts: {err}", err=True)
+        return None
+
+
+@app.command()
+@config_errors
+@layout_flags
+def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt,
+           global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
+           precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash", framework: FrameworkOpt = "megatron",
+           scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None, output: OutputOpt = Path("report.html"),
+           fmt: FormatOpt = "html", plans: PlansOpt = True, layout: dict = None) -> None:
+    """Write a report of one layout (same flags as `estimate`): charts + summary, HTML or PNG."""
+    if fmt not in ("html", "png"):
+        raise ConfigError(f"--format {fmt!r}; legal: html, png", field="format", value=fmt, legal=["html", "png"])
+    _need_web_extra()
+    e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
+                             global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
+                             attention=attention, framework=framework, scale_up_size=scale_up_size, plan=plan),
+                        layout)
+    print_notes(e.layout)
+    ranked = _ranked(e, devices) if plans else None
+    from shardplan.web import report as rep
+    if fmt == "html":
+        typer.echo(f"wrote {rep.write_html(e, output, ranked)}")
+    else:
+        stem = output.with_suffix("") if output.suffix else output
+        for path in rep.write_png(e, stem, ranked):
+            typer.echo(f"wrote {path}")

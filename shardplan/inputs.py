@@ -1,0 +1,291 @@
+"""Inputs without a user interface: names, paths and flag values -> specs.
+
+One place used by the CLI (:mod:`shardplan.cli`), the web app (:mod:`shardplan.web.app`) and the
+library:
+
+* :func:`model_spec` -- preset name, Hugging Face ``config.json`` (file or directory) or a YAML/JSON
+  file of :class:`~shardplan.specs.model.ModelSpec` fields -> ``ModelSpec``;
+* :func:`hardware_spec` -- preset name or YAML/JSON file -> ``HardwareSpec``;
+* :func:`training_spec` -- seq_len, global batch in sequences *or* tokens, precision, attention,
+  framework profile name -> ``TrainingSpec``;
+* :func:`parallel_config` -- layout values (flags, form fields) and/or a plan JSON -> ``ParallelConfig``;
+* :data:`LAYOUT_OPTIONS` -- every :class:`~shardplan.parallel.ParallelConfig` field as a
+  :class:`LayoutOption` (name, kind, Literal choices, bounds, default, description), read from the
+  pydantic fields. The CLI's layout flags and the web form's layout controls are generated from it,
+  so a new ParallelConfig field appears in every command and in the form at once.
+
+File formats are parsed by :mod:`shardplan.loaders`. Every error is a
+:class:`~shardplan.errors.ConfigError` naming the field, the value and the legal values.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+import annotated_types
+from pydantic import ValidationError
+from pydantic.fields import FieldInfo
+
+from shardplan.errors import ConfigError, fmt_legal
+from shardplan.loaders import config_error, load_hardware, load_model, read_plan_file
+from shardplan.parallel import ParallelConfig
+from shardplan.specs.framework import FrameworkProfile
+from shardplan.specs.hardware import HardwareSpec
+from shardplan.specs.model import ModelSpec
+from shardplan.specs.training import TrainingSpec, precision_policy
+
+OptionKind = Literal["int", "bool", "choice", "ints"]
+
+
+@dataclass(frozen=True)
+class LayoutOption:
+    """One :class:`ParallelConfig` field as a user-facing option (CLI flag, web control).
+
+    Attributes:
+        name: the field name, e.g. ``"zero_stage"``.
+        kind: ``"int"``, ``"bool"``, ``"choice"`` (a ``Literal``) or ``"ints"`` (a tuple of ints,
+            written ``9,7``).
+        default: the field's default (``None``: derived, e.g. dp from the device count).
+        description: the field's pydantic ``description``.
+        choices: the ``Literal`` values of a ``"choice"`` field, in declaration order.
+        minimum, maximum: inclusive integer bounds from the field's ``gt``/``ge``/``lt``/``le``.
+        optional: ``None`` is a legal value (empty means "derive it").
+    """
+
+    name: str
+    kind: OptionKind
+    default: Any
+    description: str
+    choices: tuple[str, ...] = ()
+    minimum: int | None = None
+    maximum: int | None = None
+    optional: bool = False
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag, e.g. ``--zero-stage``."""
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def default_text(self) -> str | None:
+        """The default as shown to a user (``on``/``off`` for a switch), or None (derived)."""
+        if self.default is None:
+            return None
+        return {True: "on", False: "off"}[self.default] if self.kind == "bool" else str(self.default)
+
+    def parse(self, value: Any) -> Any:
+        """Check a choice against its Literal values and read ``"9,7"`` (or a list) as a tuple of ints;
+        other values are left to pydantic.
+
+        Raises:
+            ConfigError: an unknown choice (lists the legal ones) or a malformed list of ints.
+        """
+        if value is None:
+            return None
+        if self.kind == "choice" and value not in self.choices:
+            raise ConfigError(f"{self.name}={value!r} is unknown; legal: {fmt_legal(self.choices)}", field=self.name,
+                              value=value, legal=self.choices)
+        if self.kind == "ints" and isinstance(value, str):
+            try:
+                return tuple(int(x) for x in value.replace(" ", "").split(",") if x) or None
+            except ValueError:
+                raise ConfigError(f"{self.name}={value!r} must be whole numbers separated by commas, e.g. 9,7",
+                                  field=self.name, value=value) from None
+        if self.kind == "ints" and isinstance(value, list):
+            return tuple(value)
+        return value
+
+
+def _bounds(info: FieldInfo) -> tuple[int | None, int | None]:
+    """Inclusive integer bounds of a field from its annotated_types metadata (gt=0 -> minimum 1)."""
+    lo = hi = None
+    for m in info.metadata:
+        if isinstance(m, annotated_types.Gt):
+            lo = m.gt + 1
+        elif isinstance(m, annotated_types.Ge):
+            lo = m.ge
+        elif isinstance(m, annotated_types.Lt):
+            hi = m.lt - 1
+        elif isinstance(m, annotated_types.Le):
+            hi = m.le
+    return lo, hi
+
+
+def _option(name: str, info: FieldInfo) -> LayoutOption:
+    """The :class:`LayoutOption` of one pydantic field.
+
+    Raises:
+        TypeError: a field without a description or of a type with no option kind (at import, so
+            that adding such a field to ParallelConfig fails every test at once).
+    """
+    ann = info.annotation
+    args = typing.get_args(ann)
+    optional = typing.get_origin(ann) in (typing.Union, types.UnionType) and type(None) in args
+    if optional:
+        (ann,) = [a for a in args if a is not type(None)]
+    if typing.get_origin(ann) is Literal:
+        kind, choices = "choice", tuple(typing.get_args(ann))
+    elif ann is bool or ann is int:
+        kind, choices = ann.__name__, ()
+    elif typing.get_origin(ann) is tuple and typing.get_args(ann) == (int, Ellipsis):
+        kind, choices = "ints", ()
+    else:
+        raise TypeError(f"ParallelConfig.{name}: type {info.annotation} has no option kind; add one in "
+                        f"shardplan/inputs.py:_option")
+    if not info.description:
+        raise TypeError(f"ParallelConfig.{name} needs Field(description=...): it is the option's help text")
+    lo, hi = _bounds(info)
+    return LayoutOption(name=name, kind=kind, default=info.default, description=info.description, choices=choices,
+                        minimum=lo, maximum=hi, optional=optional)
+
+
+#: every ParallelConfig field as an option, in declaration order
+LAYOUT_OPTIONS: tuple[LayoutOption, ...] = tuple(_option(n, f) for n, f in ParallelConfig.model_fields.items())
+#: the same options by field name
+LAYOUT_OPTIONS_BY_NAME: dict[str, LayoutOption] = {o.name: o for o in LAYOUT_OPTIONS}
+
+
+def model_spec(model: str | ModelSpec) -> ModelSpec:
+    """A model from a preset name, a Hugging Face ``config.json`` (file or directory) or a YAML/JSON
+    file of ModelSpec fields (:func:`shardplan.loaders.load_model`); a ModelSpec is returned as is.
+
+    Raises:
+        ConfigError: unknown preset (lists them), unreadable file, unsupported architecture, bad field.
+    """
+    return model if isinstance(model, ModelSpec) else load_model(model)
+
+
+def hardware_spec(hardware: str | HardwareSpec, scale_up_size: int | None = None) -> HardwareSpec:
+    """Hardware from a preset name or a YAML/JSON file (:func:`shardplan.loaders.load_hardware`),
+    with ``scale_up_size`` (devices per NVLink domain / TPU slice) overriding the preset's.
+
+    Raises:
+        ConfigError: unknown preset (lists them), unreadable file or invalid field.
+    """
+    if not isinstance(hardware, HardwareSpec):
+        return load_hardware(hardware, scale_up_size=scale_up_size)
+    if scale_up_size is None:
+        return hardware
+    try:
+        return HardwareSpec(**{**hardware.model_dump(), "scale_up_size": scale_up_size})
+    except ValidationError as e:
+        raise config_error(e, f"hardware {hardware.name}") from None
+
+
+def training_spec(seq_len: int, global_batch: int | None = None, global_batch_tokens: int | None = None,
+                  precision: str = "bf16-mixed", attention: str = "flash",
+                  framework: str | FrameworkProfile | None = None) -> TrainingSpec:
+    """What one optimizer step processes.
+
+    Args:
+        seq_len: tokens per sequence.
+        global_batch: sequences per optimizer step; or
+        global_batch_tokens: tokens per optimizer step (a multiple of seq_len). Give exactly one.
+        precision: a name of :data:`shardplan.specs.training.PRECISION_POLICIES`.
+        attention: one of TrainingSpec.attention's Literal values ('flash', 'naive').
+        framework: a name of :data:`shardplan.presets.frameworks.FRAMEWORKS` or a profile
+            (None: TrainingSpec's default, Megatron-LM).
+
+    Raises:
+        ConfigError: both or neither batch given, unknown precision / attention / framework, values < 1.
+    """
+    from shardplan.presets.frameworks import framework_profile
+    if (global_batch is None) == (global_batch_tokens is None):
+        raise ConfigError("give exactly one of --global-batch (sequences) or --global-batch-tokens",
+                          field="global_batch", value=global_batch)
+    legal = typing.get_args(TrainingSpec.model_fields["attention"].annotation)
+    if attention not in legal:
+        raise ConfigError(f"attention={attention!r} is unknown; legal: {fmt_legal(legal)}", field="attention",
+                          value=attention, legal=legal)
+    common = dict(precision=precision_policy(precision), attention=attention)
+    if framework is not None:
+        common["framework"] = framework_profile(framework) if isinstance(framework, str) else framework
+    try:
+        if global_batch_tokens is not None:
+            return TrainingSpec.from_tokens(seq_len, global_batch_tokens, **common)
+        return TrainingSpec(seq_len=seq_len, global_batch_size=global_batch, **common)
+    except ValidationError as e:
+        raise config_error(e) from None
+
+
+def parallel_config(layout: Mapping[str, Any] | None = None, plan: str | Path | None = None) -> ParallelConfig:
+    """A layout from field values (flags, form controls; ``None`` = not given) over a plan JSON file.
+
+    Args:
+        layout: ParallelConfig field -> value; choices are checked against their Literal values and
+            ``pp_layers`` may be written ``"9,7"``.
+        plan: a plan JSON (:func:`shardplan.loaders.read_plan_file`); the values given in
+            ``layout`` override the file's.
+
+    Raises:
+        ConfigError: an unknown field (lists the legal ones), an unknown choice, or a value the
+            field rejects (named with the value given).
+    """
+    given = {k: v for k, v in (layout or {}).items() if v is not None}
+    values = {**read_plan_file(plan), **given} if plan is not None else given
+    try:
+        return ParallelConfig(**layout_values(values))
+    except ValidationError as e:
+        raise config_error(e) from None
+
+
+def layout_values(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Check the names of ParallelConfig field values and parse them (:meth:`LayoutOption.parse`).
+
+    Raises:
+        ConfigError: an unknown field (lists the legal ones), an unknown choice or malformed list.
+    """
+    out = {}
+    for key, value in values.items():
+        option = LAYOUT_OPTIONS_BY_NAME.get(key)
+        if option is None:
+            legal = list(LAYOUT_OPTIONS_BY_NAME)
+            raise ConfigError(f"{key!r} is not a layout field; legal: {fmt_legal(legal)}", field=key, value=value,
+                              legal=legal)
+        out[key] = option.parse(value)
+    return out
+
+
+def default_global_batch(parallel: ParallelConfig, n_devices: int) -> int:
+    """A global batch (sequences) that every layout accepts: one sequence per data-parallel rank and
+    microbatch, and pp microbatches so that every pipeline stage is busy (``dp * microbatch_size * pp``;
+    dp = devices / (tp pp cp) when not given). For the commands whose output does not depend on the
+    batch (``shardings``, ``validate`` without a batch flag)."""
+    p = parallel
+    dp = p.dp or max(1, n_devices // (p.tp * p.pp * p.cp))
+    return dp * p.microbatch_size * p.pp
+
+
+class Inputs(NamedTuple):
+    """The four specs of one evaluation (unpacks as ``model, hardware, training, parallel``)."""
+
+    model: ModelSpec
+    hardware: HardwareSpec | None
+    training: TrainingSpec
+    parallel: ParallelConfig
+
+
+def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None, devices: int, seq_len: int,
+                 global_batch: int | None, global_batch_tokens: int | None, precision: str = "bf16-mixed",
+                 attention: str = "flash", framework: str | FrameworkProfile | None = None,
+                 scale_up_size: int | None = None, plan: str | Path | None = None, **layout: Any) -> Inputs:
+    """All specs from the values of ``shardplan estimate``'s flags (``hardware=None``: no hardware).
+
+    ``layout`` holds ParallelConfig fields (``None`` = not given); with ``plan`` the plan file's values
+    are used and the given fields override them.
+
+    Raises:
+        ConfigError: on any invalid input (the message names the field and legal values).
+    """
+    m = model_spec(model)
+    hw = hardware_spec(hardware, scale_up_size) if hardware is not None else None
+    tr = training_spec(seq_len, global_batch, global_batch_tokens, precision, attention, framework)
+    pc = parallel_config(layout, plan)
+    if devices < 1:
+        raise ConfigError(f"devices={devices} must be >= 1", field="devices", value=devices)
+    return Inputs(m, hw, tr, pc)
