@@ -21,23 +21,26 @@ Three parts, each in its own section below:
    where the weights live, the activations only on how the tokens are split). Step time is
    estimated in full (:func:`shardplan.cost.step.estimate_layout`) only for layouts that can still
    enter the top ``top_k``: branch and bound (:func:`_rank`) on two lower bounds of the step time,
-   compute plus bubble (:meth:`_Evaluator.compute_bound`) and that plus the exposed tp / cp / ep /
-   pp communication (:meth:`_Evaluator.comm_bound`), each proved ``<=`` the estimated step time in
-   its docstring. Bounding never changes the result: the returned plans, their order and
-   ``n_equivalent`` are those of evaluating every layout (``tests/test_search.py`` checks this).
+   compute plus bubble (:meth:`_Evaluator.compute_bound`), then that plus the exposed ep / pp / cp /
+   tp communication, axis by axis, and the dp one (:meth:`_Evaluator.comm_bounds`), each proved
+   ``<=`` the estimated step time in its docstring. Bounding never changes the result: the
+   returned plans, their order and ``n_equivalent`` are those of evaluating every layout
+   (``tests/test_search.py`` checks this).
 """
 
 from __future__ import annotations
 
 import bisect
+import heapq
 import itertools
 import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, NamedTuple
+from typing import Any, Iterable, NamedTuple, get_args
 
 from shardplan.cost.axes import cp as cp_axis
+from shardplan.cost.axes import dp as dp_axis
 from shardplan.cost.axes import ep as ep_axis
 from shardplan.cost.axes import pp as pp_axis
 from shardplan.cost.axes import tp as tp_axis
@@ -47,13 +50,19 @@ from shardplan.cost.memory import MemoryBreakdown, memory_for_stage
 from shardplan.cost.pipeline import bubble_s
 from shardplan.cost.step import Estimate, estimate_layout
 from shardplan.errors import ConfigError, divisors
-from shardplan.parallel import MAX_DEVICES, Layout, ParallelConfig, legal_tp, seq_len_divisor, validate
+from shardplan.parallel import (MAX_DEVICES, Layout, ParallelConfig, Schedule, balanced_split, legal_tp,
+                                seq_len_divisor, validate)
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
 
+#: recompute policies, cheapest (least recompute, most memory) first: the order the walks try them
 RECOMPUTE_ORDER = ("none", "selective", "full")
-SCHEDULES = ("1f1b", "interleaved", "zero-bubble", "gpipe")
+#: schedules searched unless ``schedules`` or a pinned schedule says otherwise (GPipe: see
+#: :func:`schedule_dominated`)
+DEFAULT_SCHEDULES = ("1f1b", "interleaved", "zero-bubble")
+#: every schedule, the defaults first
+SCHEDULES = DEFAULT_SCHEDULES + tuple(s for s in get_args(Schedule) if s not in DEFAULT_SCHEDULES)
 _FIELDS = set(ParallelConfig.model_fields)
 #: pinned fields handed to every candidate as they are (they are not searched)
 _PASSTHROUGH = ("kv_replication", "fsdp_unit", "offload_optimizer", "overlap_grad_reduce")
@@ -66,6 +75,8 @@ BRANCH_AND_BOUND = True
 #: relative safety margin taken off every lower bound: the bounds add the same nonnegative terms as
 #: ``estimate_layout`` but not always in the same floating-point order (a few ulps, ~1e-15)
 _BOUND_MARGIN = 1e-9
+#: the axes whose exposed communication tightens the step-time bound, cheapest to compute first
+_BOUND_AXES = (ep_axis, pp_axis, cp_axis, tp_axis)
 
 
 @dataclass
@@ -92,16 +103,6 @@ class SearchResult:
     n_equivalent: int = 0
     seconds: float = 0.0
     n_timed: int = 0
-
-
-def balanced_split(n_layers: int, pp: int) -> tuple[int, ...]:
-    """Layers per stage when pp does not divide n_layers: the extra layers go to the middle stages,
-    since the first stage also holds the embedding and the last the LM head (bug case C: the split
-    always covers every layer)."""
-    base, extra = divmod(n_layers, pp)
-    order = sorted(range(pp), key=lambda i: (i in (0, pp - 1), abs(i - (pp - 1) / 2)))
-    plus = set(order[:extra])
-    return tuple(base + (1 if i in plus else 0) for i in range(pp))
 
 
 def parse_fix(items: Iterable[str]) -> dict[str, Any]:
@@ -219,7 +220,7 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
     def pinned(name: str, options: Iterable) -> tuple:
         return tuple(o for o in options if name not in fix or fix[name] == o)
 
-    scheds = tuple(schedules) if schedules else ((fix["schedule"],) if "schedule" in fix else SCHEDULES[:3])
+    scheds = tuple(schedules) if schedules else ((fix["schedule"],) if "schedule" in fix else DEFAULT_SCHEDULES)
     for sc in scheds:
         if sc not in SCHEDULES:
             raise ConfigError(f"schedule={sc!r}; legal: {', '.join(SCHEDULES)}", field="schedule", value=sc,
@@ -360,7 +361,7 @@ def schedule_dominated(schedule: str, space: Space) -> bool:
     of its bubble (Qi et al. 2023 Sec. 3), and nothing else in the step differs: every 1F1B layout
     has a ZB-H1 twin that fits as well and is faster. GPipe (1F1B's bubble, all m microbatches in
     flight: Narayanan et al. 2021 Sec. 2.2) is dominated by 1F1B; it is left out of the default
-    schedule list (``SCHEDULES[:3]``) and searched only when asked for, so it is never pruned here.
+    schedule list (:data:`DEFAULT_SCHEDULES`) and searched only when asked for, so it is never pruned here.
     """
     return (space.prune and schedule == "1f1b" and "zero-bubble" in space.schedules
             and "schedule" not in space.fix)
@@ -407,7 +408,7 @@ def walk_unpipelined(mbs_opts: list[int], recomputes: tuple[str, ...], probe: Pr
 # 3. Evaluation: validity, exact memory from cached halves, lower bounds, full estimates
 # ---------------------------------------------------------------------------------------------
 
-_INVALID, _UNHONOURED = "invalid", "unhonoured"
+_INVALID = "invalid"
 #: a weight placement that no validation rule rejects: validates a token split on its own
 _NEUTRAL_WEIGHTS: dict[str, Any] = {"ep": 1, "zero_stage": 0, "dp_shard": None, "zero3_gather": "per_microbatch"}
 
@@ -415,25 +416,29 @@ _NEUTRAL_WEIGHTS: dict[str, Any] = {"ep": 1, "zero_stage": 0, "dp_shard": None, 
 class Candidate(NamedTuple):
     """A layout that was tried: its options, its memory (bytes, ``memory_estimate(...).total``), its
     position among the feasible ones in enumeration order (``index``, the ranking's last
-    tie-breaker) and the validated layout of its token split (``tokens``: microbatches, local
-    tokens, schedule)."""
+    tie-breaker) and its validated token split (microbatches, local tokens, schedule)."""
 
     group: Group
     microbatch_size: int
     recompute: str
     memory: float
     index: int
-    tokens: Layout
+    split: _TokenSplit
 
 
 @dataclass
 class _TokenSplit:
-    """A validated token split at one microbatch size: its layout (neutral weight placement) and
-    the key of its activation memory (tp, sp, local tokens, microbatches, pp, schedule, virtual
-    stages, split)."""
+    """A validated token split at one microbatch size: its layout (neutral weight placement), the
+    key of its activation memory (tp, sp, local tokens, microbatches, pp, schedule, virtual stages,
+    split), whether it honours the pinned token-split fields and, per recompute policy, the
+    (activations, logits) bytes of each candidate stage; per (ep, recompute) the compute bound
+    (:meth:`_Evaluator.compute_bound`)."""
 
     layout: Layout
     act_key: tuple
+    honoured: bool
+    acts: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    compute_bounds: dict[tuple[int, str], float] = field(default_factory=dict)
 
 
 class _Evaluator:
@@ -442,21 +447,25 @@ class _Evaluator:
     stages, split; then microbatch size and recompute) and *where the weights live* (tp, cp, pp, dp,
     ep, ZeRO stage, dp_shard, zero3_gather, split).
 
-    * Validity: every rule of :func:`~shardplan.parallel.validate` reads one half only (the ZeRO
-      options, ep and the degrees' product on one side; sp, cp, the split, the schedule and the
-      microbatch count on the other), so a candidate is valid iff its token split is (validated with
-      a neutral weight placement, per microbatch size) and its group is (validated once, at the
-      first microbatch size whose token split is valid). Recompute is not validated at all.
+    * Validity: every rule of :func:`~shardplan.parallel.validate` reads the degrees and the fields
+      of one half only (zero_stage, dp_shard, zero3_gather and ep on one side; sp, the split, the
+      schedule, the virtual stages and the microbatch count on the other), so a candidate is valid
+      iff its token split is (validated per microbatch size with a neutral weight placement,
+      :data:`_NEUTRAL_WEIGHTS`) and its weight placement is (validated once, with the first valid
+      token split that needs it). Recompute is not validated at all. Pinned fields are checked on
+      the half they belong to.
     * Memory is :func:`~shardplan.cost.memory.memory_estimate`'s, bit for bit: the maximum over
       ``Layout.candidate_stages`` of a :class:`~shardplan.cost.memory.MemoryBreakdown` total whose
       model-state fields (params, grads, optimizer, zero3_buffers) come from
-      :func:`~shardplan.cost.memory.memory_for_stage` on the group's layout (they read the weight
-      placement only) and whose activation fields (activations, logits) from the same function on
-      the token split's layout (they read tp, sp, local tokens, microbatches, pp, schedule, virtual
-      stages, split and recompute only).
+      :func:`~shardplan.cost.memory.memory_for_stage` on a layout with the same weight placement
+      (they read nothing else) and whose activation fields (activations, logits) from the same
+      function on the token split's layout (they read tp, sp, local tokens, microbatches, pp,
+      schedule, virtual stages, split and recompute only).
+    * Lower bounds and estimates read the candidate's whole layout (validated once it is needed);
+      the compute of a microbatch and the tp / cp / ep / pp collectives are cached on what they read.
 
-    ``tests/test_search.py`` checks both against ``validate`` and ``memory_estimate`` on every
-    candidate of several searches.
+    ``tests/test_search.py`` checks validity and memory against ``validate`` and ``memory_estimate``
+    on every candidate of several searches, and the bounds against ``estimate_layout``.
     """
 
     def __init__(self, model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, n_devices: int,
@@ -467,11 +476,12 @@ class _Evaluator:
         self.reserve = hw.hbm_bytes - hw.usable_hbm_bytes()
         self.tokens = training.global_batch_tokens
         self.splits: dict[tuple, _TokenSplit | str] = {}
+        self._weights: dict[tuple, tuple[Layout | str, bool]] = {}
         self._layouts: dict[tuple, Layout] = {}
         self._state: dict[tuple, tuple[float, ...]] = {}
         self._acts: dict[tuple, tuple[float, float]] = {}
         self._compute: dict[tuple, tuple] = {}
-        self._comm: dict[tuple, float] = {}
+        self._comm: dict[tuple, list[float]] = {}
         self._scratch = MemoryBreakdown(reserve=self.reserve)
         self.n_timed = 0
 
@@ -495,21 +505,22 @@ class _Evaluator:
         hit = self.splits.get(key)
         if hit is None:
             lay = self._validate(g, mbs, rc, **_NEUTRAL_WEIGHTS)
-            hit = _INVALID if lay is None else _TokenSplit(lay, (
-                g.tp, g.sp, lay.local_tokens, lay.microbatches, g.pp, g.schedule, g.virtual_stages, g.pp_layers))
+            hit = _INVALID if lay is None else _TokenSplit(
+                lay, (g.tp, g.sp, lay.local_tokens, lay.microbatches, g.pp, g.schedule, g.virtual_stages, g.pp_layers),
+                all(getattr(lay.parallel, k) == v for k, v in self.pinned.items() if k not in _NEUTRAL_WEIGHTS))
             self.splits[key] = hit
         return hit
 
-    def group_layout(self, g: Group, mbs: int, rc: str) -> Layout | str:
-        """The validated layout of ``g`` at a microbatch size whose token split is valid, or _INVALID
-        (its weight placement breaks a rule) or _UNHONOURED (a pinned field is not honoured: the
-        resolved dp_shard, or a zero stage / schedule the degrees force)."""
-        lay = self._validate(g, mbs, rc)
-        if lay is None:
-            return _INVALID
-        if any(getattr(lay.parallel, k) != v for k, v in self.pinned.items()):
-            return _UNHONOURED
-        return lay
+    def weights(self, key: tuple, g: Group, mbs: int, rc: str) -> tuple[Layout | str, bool]:
+        """(validated layout of ``g`` at a microbatch size whose token split is valid, or _INVALID;
+        whether it honours the pinned weight-placement fields, e.g. the resolved dp_shard or a zero
+        stage the degrees force), cached per weight placement ``key`` (= g.weight_placement())."""
+        hit = self._weights.get(key)
+        if hit is None:
+            lay = self._validate(g, mbs, rc)
+            hit = self._weights[key] = (_INVALID, False) if lay is None else (lay, all(
+                getattr(lay.parallel, k) == v for k, v in self.pinned.items() if k in _NEUTRAL_WEIGHTS))
+        return hit
 
     def layout(self, c: Candidate) -> Layout:
         """The validated layout of candidate ``c`` (cached)."""
@@ -524,33 +535,42 @@ class _Evaluator:
     def memory(self, trials: _Trials, split: _TokenSplit, rc: str) -> float:
         """Bytes on the most loaded device (``memory_estimate(...).total``, see the class docstring)
         of the candidate (trials.group, split's microbatch size, rc)."""
+        state = trials.state or self._state_halves(trials)
+        acts = split.acts.get(rc) or self._act_halves(split, rc)
         mb = self._scratch
         worst = -math.inf
-        for i, st in enumerate(trials.stages):
-            state = trials.state[i]
-            if state is None:
-                state = trials.state[i] = self._state.get((trials.weights, st)) or self._state_half(trials, st)
-            acts = self._acts.get((split.act_key, rc, st)) or self._act_half(split, rc, st)
-            mb.params, mb.grads, mb.optimizer, mb.zero3_buffers = state
-            mb.activations, mb.logits = acts
-            total = mb.total
+        for (mb.params, mb.grads, mb.optimizer, mb.zero3_buffers), (mb.activations, mb.logits) in zip(state, acts):
+            total = mb.total  # MemoryBreakdown's own sum, in its own order
             if total > worst:
                 worst = total
         return worst
 
-    def _state_half(self, trials: _Trials, stage: int) -> tuple[float, ...]:
-        """(params, grads, optimizer, zero3_buffers) bytes of ``stage`` for the trials' weight placement."""
-        full = memory_for_stage(self.model, self.training, trials.layout, stage, self.reserve)  # type: ignore[arg-type]
-        out = self._state[(trials.weights, stage)] = (full.params, full.grads, full.optimizer, full.zero3_buffers)
-        return out
+    def _state_halves(self, trials: _Trials) -> list[tuple[float, ...]]:
+        """(params, grads, optimizer, zero3_buffers) bytes per candidate stage of the trials' weight
+        placement (cached per placement and stage)."""
+        for st in trials.stages:
+            half = self._state.get((trials.placement, st))
+            if half is None:
+                lay = trials.placement_layout
+                full = memory_for_stage(self.model, self.training, lay, st, self.reserve)  # type: ignore[arg-type]
+                half = self._state[(trials.placement, st)] = (full.params, full.grads, full.optimizer,
+                                                              full.zero3_buffers)
+            trials.state.append(half)
+        return trials.state
 
-    def _act_half(self, split: _TokenSplit, rc: str, stage: int) -> tuple[float, float]:
-        """(activations, logits) bytes of ``stage`` for a token split and recompute policy."""
+    def _act_halves(self, split: _TokenSplit, rc: str) -> list[tuple[float, float]]:
+        """(activations, logits) bytes per candidate stage of a token split under recompute ``rc``
+        (cached per activation key, policy and stage)."""
         lay = split.layout
-        if lay.parallel.recompute != rc:
-            lay = replace(lay, parallel=lay.parallel.model_copy(update={"recompute": rc}))
-        full = memory_for_stage(self.model, self.training, lay, stage, self.reserve)
-        out = self._acts[(split.act_key, rc, stage)] = (full.activations, full.logits)
+        out = split.acts[rc] = []
+        for st in lay.candidate_stages:
+            half = self._acts.get((split.act_key, rc, st))
+            if half is None:
+                if lay.parallel.recompute != rc:
+                    lay = replace(lay, parallel=lay.parallel.model_copy(update={"recompute": rc}))
+                full = memory_for_stage(self.model, self.training, lay, st, self.reserve)
+                half = self._acts[(split.act_key, rc, st)] = (full.activations, full.logits)
+            out.append(half)
         return out
 
     def _stage_compute(self, c: Candidate) -> tuple:
@@ -558,7 +578,7 @@ class _Evaluator:
         (tp, sp, ep, local tokens, recompute, pp, split): what
         :func:`~shardplan.cost.compute.layer_times` and :func:`~shardplan.cost.compute.slowest_stage`
         read of a layout."""
-        g, u = c.group, c.tokens.local_tokens
+        g, u = c.group, c.split.layout.local_tokens
         key = (g.tp, g.sp, g.ep, u, c.recompute, g.pp, g.pp_layers)
         hit = self._compute.get(key)
         if hit is None:
@@ -573,35 +593,52 @@ class _Evaluator:
         compute of one microbatch (:class:`~shardplan.cost.compute.StageCompute` ``total_s``).
 
         Proof that it is <= ``estimate_layout(...).step_s``: the step is ``m T_mb + bubble(T_mb) +
-        T_dp_step + T_optimizer`` (:mod:`shardplan.cost.step`) with ``T_mb = S + exposed
-        per-microbatch communication >= S``; ``bubble_s`` is a nonnegative factor times its argument
-        (it reads only pp, schedule and virtual stages) and the last two terms are >= 0. The margin
-        covers floating-point order.
+        T_dp_step + T_optimizer + step overheads`` (:mod:`shardplan.cost.step`) with ``T_mb = S +
+        exposed per-microbatch communication + microbatch overheads + overlap slowdown >= S`` (each
+        term a sum of seconds >= 0); ``bubble_s`` is a nonnegative factor times its argument (it reads
+        only pp, schedule and virtual stages) and the other step terms are >= 0. The margin covers
+        floating-point order. Cached per token split, ep and recompute (what S, m and the bubble read).
         """
-        s = self._stage_compute(c)[2].total_s
-        base = c.tokens
-        return (base.microbatches * s + bubble_s(base.parallel, s)) * (1 - _BOUND_MARGIN)
+        key = (c.group.ep, c.recompute)
+        hit = c.split.compute_bounds.get(key)
+        if hit is None:
+            s, base = self._stage_compute(c)[2].total_s, c.split.layout
+            hit = (base.microbatches * s + bubble_s(base.parallel, s)) * (1 - _BOUND_MARGIN)
+            c.split.compute_bounds[key] = hit
+        return hit
 
-    def comm_bound(self, c: Candidate) -> float:
-        """Tighter lower bound on the step time (seconds): as :meth:`compute_bound` with
-        ``T = S + (exposed seconds of the tp, cp, ep and pp collectives) / m`` in place of S.
+    def comm_bounds(self, c: Candidate) -> Iterator[float]:
+        """Successively tighter lower bounds on the step time (seconds), each computed only when the
+        caller asks for the next: :meth:`compute_bound` with ``T = S + (exposed seconds of the ep,
+        pp, cp and tp collectives) / m`` in place of S, adding one axis at a time (cheapest first),
+        then ``m T + bubble(T) + T_dp_step`` with the dp axis's per-microbatch exposure added to T.
 
-        Proof: ``estimate_layout``'s ``T_mb`` is exactly S + the ZeRO-3 per-microbatch exposure (>= 0)
-        + that same sum over the tp, cp, ep, pp collectives (:mod:`shardplan.cost.axes`), so T <= T_mb
-        and the argument of :meth:`compute_bound` applies. None of those collectives reads the ZeRO
-        options or the schedule (only ``virtual_stages``), so the sum is cached without them.
+        Proof: ``estimate_layout``'s ``T_mb`` is S + the sum of these same collectives' exposed
+        seconds (:mod:`shardplan.cost.axes`) / m + the dp axis's per-microbatch exposure + overheads
+        and overlap slowdown (>= 0), and its step adds the dp axis's per-step exposure, the optimizer
+        and overheads (>= 0); so T <= T_mb and the argument of :meth:`compute_bound` applies. The tp,
+        cp, ep and pp collectives do not read the ZeRO options or the schedule (only
+        ``virtual_stages``), so their sums are cached without them.
         """
         g, mbs, rc = c[:3]
+        exposed = self._comm.setdefault((g.tp, g.cp, g.pp, g.dp, g.ep, g.sp, g.virtual_stages, g.pp_layers, mbs, rc),
+                                        [])
+        s, m, base, total = self._stage_compute(c)[2].total_s, c.split.layout.microbatches, c.split.layout, 0.0
+        for i, axis in enumerate(_BOUND_AXES):
+            if i == len(exposed):
+                exposed.append(sum(x.exposed_s for x in axis.collectives(self._context(c))))
+            total += exposed[i]
+            t = s + total / m
+            yield (m * t + bubble_s(base.parallel, t)) * (1 - _BOUND_MARGIN)
+        dp = dp_axis.collectives(self._context(c))
+        t = s + dp.per_microbatch + total / m
+        yield (m * t + bubble_s(base.parallel, t) + dp.per_step) * (1 - _BOUND_MARGIN)
+
+    def _context(self, c: Candidate) -> StepContext:
+        """What the axis modules read of candidate ``c`` (:func:`shardplan.cost.context.step_context`,
+        from the cached layer times and slowest stage)."""
         dense_t, moe_t, stage = self._stage_compute(c)
-        key = (g.tp, g.cp, g.pp, g.dp, g.ep, g.sp, g.virtual_stages, g.pp_layers, mbs, rc)
-        exposed = self._comm.get(key)
-        if exposed is None:
-            ctx = StepContext(self.model, self.hw, self.training, self.layout(c), dense_t, moe_t, stage)
-            colls = tp_axis.collectives(ctx) + cp_axis.collectives(ctx) + ep_axis.collectives(ctx)
-            exposed = self._comm[key] = sum(x.exposed_s for x in colls + pp_axis.collectives(ctx))
-        m = c.tokens.microbatches
-        t = stage.total_s + exposed / m
-        return (m * t + bubble_s(c.tokens.parallel, t)) * (1 - _BOUND_MARGIN)
+        return StepContext(self.model, self.hw, self.training, self.layout(c), dense_t, moe_t, stage)
 
     def estimate(self, c: Candidate) -> Estimate:
         """The full step-time estimate of ``c`` (:func:`~shardplan.cost.step.estimate_layout`)."""
@@ -616,35 +653,38 @@ class _Trials:
 
     def __init__(self, ev: _Evaluator, g: Group, res: SearchResult, feasible: list[Candidate]) -> None:
         self.ev, self.group, self.res, self.feasible = ev, g, res, feasible
-        self.tokens, self.weights = g.token_split(), g.weight_placement()
-        self.layout: Layout | str | None = None  # the group's validated layout (any mbs / recompute)
+        self.token_key, self.placement = g.token_split(), g.weight_placement()
+        self.placement_layout: Layout | str | None = None  # a validated layout with this weight placement
+        self.honoured = False
         self.stages: tuple[int, ...] = ()
-        self.state: list[tuple[float, ...] | None] = []
+        self.state: list[tuple[float, ...]] = []  # model-state halves per candidate stage
+        self.splits: dict[int, _TokenSplit | str] = {}  # token split per microbatch size
         self.lowest: tuple[float, Candidate] | None = None
 
     def probe(self, mbs: int, rc: str) -> bool | None:
         """Try (mbs, rc): True fits, False does not fit, None invalid or not honouring ``fix``."""
         ev, g = self.ev, self.group
-        key = (self.tokens, mbs)
-        split = ev.splits.get(key) or ev.token_split(key, g, mbs, rc)
+        split = self.splits.get(mbs)
+        if split is None:
+            split = self.splits[mbs] = ev.token_split((self.token_key, mbs), g, mbs, rc)
         if split is _INVALID:
             self.res.n_invalid += 1
             return None
-        if self.layout is None:
-            self.layout = ev.group_layout(g, mbs, rc)
+        if self.placement_layout is None:
+            self.placement_layout, self.honoured = ev.weights(self.placement, g, mbs, rc)
             self.stages = split.layout.candidate_stages  # type: ignore[union-attr]
-            self.state = [None] * len(self.stages)
-        if self.layout.__class__ is str:
-            self.res.n_invalid += self.layout is _INVALID
+        if self.placement_layout is _INVALID:
+            self.res.n_invalid += 1
+            return None
+        if not (self.honoured and split.honoured):  # type: ignore[union-attr]
             return None
         self.res.n_layouts += 1
         total = ev.memory(self, split, rc)  # type: ignore[arg-type]
-        cand = Candidate(g, mbs, rc, total, len(self.feasible), split.layout)  # type: ignore[union-attr]
         if total > ev.hw.hbm_bytes:
             if self.lowest is None or total < self.lowest[0]:
-                self.lowest = (total, cand)
+                self.lowest = (total, Candidate(g, mbs, rc, total, -1, split))  # type: ignore[arg-type]
             return False
-        self.feasible.append(cand)
+        self.feasible.append(Candidate(g, mbs, rc, total, len(self.feasible), split))  # type: ignore[arg-type]
         return True
 
 
@@ -702,14 +742,11 @@ class _TopK:
 
     def __init__(self, top_k: int) -> None:
         self.top_k = top_k
-        self.keys: list[tuple] = []
-        self.items: list[Estimate] = []
+        self.ranked: list[tuple[tuple, Estimate]] = []  # (rank key, estimate), keys unique
 
     def add(self, key: tuple, e: Estimate) -> None:
         """Insert ``e`` with sort key ``key``."""
-        i = bisect.bisect(self.keys, key)
-        self.keys.insert(i, key)
-        self.items.insert(i, e)
+        bisect.insort(self.ranked, (key, e))
 
     def kept(self) -> tuple[list[Estimate], int, tuple | None]:
         """(the first top_k distinct estimates, equivalents skipped before the last of them, the
@@ -717,7 +754,7 @@ class _TopK:
         kept: list[Estimate] = []
         seen: set[tuple[float, float]] = set()
         skipped = 0
-        for key, e in zip(self.keys, self.items):
+        for key, e in self.ranked:
             tag = (round(e.tokens_per_s, 6), round(e.memory.total))
             if tag in seen:
                 skipped += 1
@@ -734,30 +771,39 @@ def _rank(ev: _Evaluator, feasible: list[Candidate], top_k: int, objective: str,
     """The top_k distinct plans of ``feasible`` and the equivalents skipped, as if every candidate
     were estimated, sorted by :func:`_rank_key` and deduplicated.
 
-    Branch and bound: candidates are taken in the order of their compute bound's key; one whose
-    bound key (:meth:`_Evaluator.compute_bound`, then :meth:`_Evaluator.comm_bound`) is above the
-    current top_k-th kept key cannot be ranked before it: its true key is at least its bound key
-    (:func:`_rank_key`), and estimating more candidates only moves the top_k-th kept key forward.
-    Such a candidate is neither kept nor counted as equivalent in the full ranking either.
+    Branch and bound (``bound``): candidates are taken in increasing order of their compute bound
+    (for the memory objective: of memory, then the bound), so the first component of their bound
+    keys never decreases. One whose bound key (:meth:`_Evaluator.compute_bound`, then each of
+    :meth:`_Evaluator.comm_bounds`) is above the current top_k-th kept key cannot be ranked before
+    it: its true key is at least its bound key (:func:`_rank_key`), and estimating more candidates
+    only moves the top_k-th kept key forward. Such a candidate is neither kept nor counted as
+    equivalent in the full ranking either; once the first component is above the top_k-th's, no
+    candidate left can enter. Without ``bound`` every candidate is estimated.
     """
     top = _TopK(top_k)
-    order: Iterable[tuple[tuple, Candidate]]
-    if bound:
-        order = sorted(((_rank_key(objective, c, ev.tokens / ev.compute_bound(c)), c) for c in feasible),
-                       key=lambda kc: kc[0])
-    else:
-        order = ((None, c) for c in feasible)  # type: ignore[misc]
+    if not bound:
+        top.ranked = sorted(((_rank_key(objective, c, e.tokens_per_s), e) for c in feasible
+                             for e in (ev.estimate(c),)), key=lambda ke: ke[0])
+        kept, skipped, _ = top.kept()
+        return kept, skipped
+    # in increasing order of the rank key's first component (memory, or the step-time bound that
+    # decides the throughput bucket): once it passes the top_k-th's, nothing left can enter
+    first = (lambda c: (c.memory, ev.compute_bound(c), c.index)) if objective == "memory" else (
+        lambda c: (ev.compute_bound(c), c.index))
+    heap = [(*first(c), c) for c in feasible]
+    heapq.heapify(heap)
     last = None
-    for lb_key, c in order:
-        if bound and last is not None:
-            if lb_key > last:
+    while heap:
+        c = heapq.heappop(heap)[-1]
+        if last is not None:
+            lb_key = _rank_key(objective, c, ev.tokens / ev.compute_bound(c))
+            if lb_key[0] > last[0]:
                 break
-            if _rank_key(objective, c, ev.tokens / ev.comm_bound(c)) > last:
+            if lb_key > last or any(_rank_key(objective, c, ev.tokens / b) > last for b in ev.comm_bounds(c)):
                 continue
         e = ev.estimate(c)
         top.add(_rank_key(objective, c, e.tokens_per_s), e)
-        if bound:
-            last = top.kept()[2]
+        last = top.kept()[2]
     kept, skipped, _ = top.kept()
     return kept, skipped
 
