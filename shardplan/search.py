@@ -523,12 +523,18 @@ class _Evaluator:
         return hit
 
     def layout(self, c: Candidate) -> Layout:
-        """The validated layout of candidate ``c`` (cached)."""
+        """The validated layout of candidate ``c`` (cached).
+
+        Raises:
+            RuntimeError: if ``validate`` rejects a candidate whose two halves it accepted (a rule
+                reading both halves was added to it: the class docstring's premise no longer holds).
+        """
         key = c[:3]
         lay = self._layouts.get(key)
         if lay is None:
             lay = self._validate(*key)
-            assert lay is not None, f"{key} is valid by its halves but not as a whole"
+            if lay is None:
+                raise RuntimeError(f"{key} is valid by its halves but not as a whole (see search._Evaluator)")
             self._layouts[key] = lay
         return lay
 
@@ -627,9 +633,10 @@ class _Evaluator:
         for i, axis in enumerate(_BOUND_AXES):
             if i == len(exposed):
                 exposed.append(sum(x.exposed_s for x in axis.collectives(self._context(c))))
-            total += exposed[i]
-            t = s + total / m
-            yield (m * t + bubble_s(base.parallel, t)) * (1 - _BOUND_MARGIN)
+            if exposed[i] > 0:  # an axis that adds nothing would repeat the previous bound
+                total += exposed[i]
+                t = s + total / m
+                yield (m * t + bubble_s(base.parallel, t)) * (1 - _BOUND_MARGIN)
         dp = dp_axis.collectives(self._context(c))
         t = s + dp.per_microbatch + total / m
         yield (m * t + bubble_s(base.parallel, t) + dp.per_step) * (1 - _BOUND_MARGIN)
