@@ -1,45 +1,82 @@
 """Search every valid layout for a model, hardware, device count and batch, and rank them.
 
-The space: factorisations of the device count into dp x tp x pp x cp (ep carved from dp x cp for
-MoE), ZeRO stage 0-3 (and node-local HSDP sharding and gather-once-per-step for stage 3), sequence parallelism on/off,
-recompute policy, microbatch size, pipeline schedule and virtual stages. Invalid layouts are
-dropped by :func:`shardplan.parallel.validate`; layouts that do not fit in HBM are kept aside
-(``SearchResult.infeasible``) instead of silently dropped.
+Three parts, each in its own section below:
 
-To stay fast, options that the cost model says are *dominated* are not evaluated unless pinned
-with ``fix`` or ``exhaustive=True`` (each rule is exact for this cost model, so the best layout
-found is the best of the full space):
-
-* ZeRO-1 and ZeRO-2 issue the same collectives (ReduceScatter + AllGather = one AllReduce, ZeRO
-  paper Sec. 7) and ZeRO-2 holds less memory: ZeRO-2 dominates ZeRO-1; it also dominates ZeRO-0
-  (same bytes, part of it overlapped with the forward, and a sharded optimizer update).
-* Recompute only adds work (none < selective < full in time, the reverse in memory): per layout the
-  first policy that fits is the fastest.
-* Without pipelining, step time does not grow with the microbatch size while memory does: the
-  largest microbatch that fits is the fastest.
-* GPipe has 1F1B's bubble with more activation memory (Narayanan et al. 2021 Sec. 2.2), and ZB-H1
-  has 1F1B's memory with a third of its bubble (Qi et al. 2023 Sec. 3): both dominated when
-  zero-bubble is allowed.
+1. **Candidates.** The space is a product of named option lists (:class:`Space`): the degrees tp,
+   cp, pp, ep (dp is what is left of the device count; ep is carved from dp x cp for MoE), then per
+   set of degrees the ZeRO stage, the HSDP shard group (``dp_shard``, node-local, ZeRO-3 only), when
+   ZeRO-3 gathers (``zero3_gather``), sequence parallelism, the pipeline schedule with its virtual
+   stages, and last the microbatch size and the recompute policy. :func:`degree_candidates` and
+   :func:`group_candidates` walk the products in a fixed order (ties in the ranking keep it).
+   Invalid layouts are dropped by :func:`shardplan.parallel.validate`; layouts that do not fit in
+   HBM are kept aside (``SearchResult.infeasible``) instead of silently dropped.
+2. **Dominance.** Options that the cost model says are *dominated* are not tried unless pinned with
+   ``fix`` or ``exhaustive=True``; each rule is a named function below whose docstring says why
+   pruning it cannot lose the best layout: :func:`zero_stage_dominated` (ZeRO-0/1 by ZeRO-2),
+   :func:`schedule_dominated` (1F1B by ZB-H1; GPipe is searched only when asked for),
+   :func:`walk_pipelined` (a slower recompute policy once one fits) and :func:`walk_unpipelined`
+   (a smaller microbatch once a larger one fits).
+3. **Evaluation and ranking.** Memory decides which layouts fit; it is exact and cheap because
+   its two halves are cached separately (:class:`_Evaluator`: the model state depends only on
+   where the weights live, the activations only on how the tokens are split). Step time is
+   estimated in full (:func:`shardplan.cost.step.estimate_layout`) only for layouts that can still
+   enter the top ``top_k``: branch and bound (:func:`_rank`) on two lower bounds of the step time,
+   compute plus bubble (:meth:`_Evaluator.compute_bound`), then that plus the exposed ep / pp / cp /
+   tp communication, axis by axis, and the dp one (:meth:`_Evaluator.comm_bounds`), each proved
+   ``<=`` the estimated step time in its docstring. Bounding never changes the result: the
+   returned plans, their order and ``n_equivalent`` are those of evaluating every layout
+   (``tests/test_search.py`` checks this).
 """
 
 from __future__ import annotations
 
+import bisect
+import heapq
+import itertools
 import math
 import time
-from dataclasses import dataclass, field
-from typing import Any, Iterable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, NamedTuple, get_args
 
-from shardplan.cost.memory import memory_estimate
+from shardplan.cost.axes import cp as cp_axis
+from shardplan.cost.axes import dp as dp_axis
+from shardplan.cost.axes import ep as ep_axis
+from shardplan.cost.axes import pp as pp_axis
+from shardplan.cost.axes import tp as tp_axis
+from shardplan.cost.compute import layer_times, slowest_stage
+from shardplan.cost.context import StepContext
+from shardplan.cost.memory import MemoryBreakdown, memory_for_stage
+from shardplan.cost.pipeline import bubble_s
 from shardplan.cost.step import Estimate, estimate_layout
 from shardplan.errors import ConfigError, divisors
-from shardplan.parallel import ParallelConfig, legal_tp, validate
+from shardplan.parallel import (MAX_DEVICES, Layout, ParallelConfig, Schedule, balanced_split, legal_tp,
+                                seq_len_divisor, validate)
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
 
+#: recompute policies, cheapest (least recompute, most memory) first: the order the walks try them
 RECOMPUTE_ORDER = ("none", "selective", "full")
-SCHEDULES = ("1f1b", "interleaved", "zero-bubble", "gpipe")
+#: schedules searched unless ``schedules`` or a pinned schedule says otherwise (GPipe: see
+#: :func:`schedule_dominated`)
+DEFAULT_SCHEDULES = ("1f1b", "interleaved", "zero-bubble")
+#: every schedule, the defaults first
+SCHEDULES = DEFAULT_SCHEDULES + tuple(s for s in get_args(Schedule) if s not in DEFAULT_SCHEDULES)
 _FIELDS = set(ParallelConfig.model_fields)
+#: pinned fields handed to every candidate as they are (they are not searched)
+_PASSTHROUGH = ("kv_replication", "fsdp_unit", "offload_optimizer", "overlap_grad_reduce")
+#: interleaved schedules: at most this many virtual-stage counts (the smallest ones above 1)
+MAX_VIRTUAL_STAGE_OPTIONS = 4
+#: throughput within this factor counts as a tie in the ranking (broken by the simpler layout)
+TIE_FACTOR = 1.002
+#: branch and bound on/off (off: every feasible layout is timed; the tests compare both)
+BRANCH_AND_BOUND = True
+#: relative safety margin taken off every lower bound: the bounds add the same nonnegative terms as
+#: ``estimate_layout`` but not always in the same floating-point order (a few ulps, ~1e-15)
+_BOUND_MARGIN = 1e-9
+#: the axes whose exposed communication tightens the step-time bound, cheapest to compute first
+_BOUND_AXES = (ep_axis, pp_axis, cp_axis, tp_axis)
 
 
 @dataclass
@@ -48,9 +85,10 @@ class SearchResult:
 
     Attributes:
         plans: feasible estimates, best first.
-        infeasible: the lowest-memory variant of each degree combination that did not fit.
-        n_layouts: layouts considered (after validation, before dominance pruning).
-        n_evaluated: layouts whose memory or time was computed.
+        infeasible: the lowest-memory variant of each option combination that did not fit.
+        n_layouts: layouts tried (valid ones whose memory was computed; dominated options are not tried).
+        n_evaluated: layouts whose memory was computed (the same as ``n_layouts``).
+        n_timed: layouts whose step time was estimated in full (branch and bound skips the others).
         n_invalid: candidate combinations rejected by validation.
         n_equivalent: feasible layouts left out of ``plans`` because an earlier plan predicts exactly the
             same throughput and memory.
@@ -64,22 +102,7 @@ class SearchResult:
     n_invalid: int = 0
     n_equivalent: int = 0
     seconds: float = 0.0
-
-
-def _complexity(e: Estimate) -> int:
-    """Parallel dimensions a layout uses beyond plain data parallelism (tie-breaker)."""
-    p = e.parallel
-    return (p.tp > 1) + (p.pp > 1) + (p.cp > 1) + (p.ep > 1) + (p.zero_stage == 3) + (p.recompute != "none")
-
-
-def balanced_split(n_layers: int, pp: int) -> tuple[int, ...]:
-    """Layers per stage when pp does not divide n_layers: the extra layers go to the middle stages,
-    since the first stage also holds the embedding and the last the LM head (bug case C: the split
-    always covers every layer)."""
-    base, extra = divmod(n_layers, pp)
-    order = sorted(range(pp), key=lambda i: (i in (0, pp - 1), abs(i - (pp - 1) / 2)))
-    plus = set(order[:extra])
-    return tuple(base + (1 if i in plus else 0) for i in range(pp))
+    n_timed: int = 0
 
 
 def parse_fix(items: Iterable[str]) -> dict[str, Any]:
@@ -134,36 +157,662 @@ def _split_fix(item: str) -> list[str]:
     return [p.strip() for p in out if p.strip()]
 
 
-def _degree_combos(model: ModelSpec, training: TrainingSpec, n: int, fix: dict, max_tp: int | None,
-                   max_cp: int) -> Iterable[tuple[int, int, int, int, int]]:
-    s = training.seq_len
-    tps = [t for t in legal_tp(model, fix.get("kv_replication", False)) if n % t == 0 and model.ffn_dim % t == 0]
-    if max_tp:
-        tps = [t for t in tps if t <= max_tp]
-    for tp in tps:
-        if "tp" in fix and fix["tp"] != tp:
+# ---------------------------------------------------------------------------------------------
+# 1. Candidates: named option lists and their products
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Space:
+    """The option lists of one search (each already restricted by ``fix``, ``max_tp``, ``max_cp``).
+
+    Attributes:
+        n_devices: accelerators; batch: global batch (sequences); n_layers: transformer layers.
+        tp, cp, pp, ep: degrees to combine (ascending); dp is n_devices / (tp cp pp).
+        dp: the pinned dp, or None.
+        zero_stages: ZeRO stages (without dominated ones); recomputes: policies, cheapest first.
+        schedules: pipeline schedules asked for (``--schedule``, a pinned one, or the default three).
+        prune: dominance rules on (throughput objective, not exhaustive).
+        max_microbatch_size: largest microbatch (sequences).
+        scale_up_size: devices per scale-up domain (bounds the node-local HSDP shard group).
+        fix: the pinned ParallelConfig fields.
+    """
+
+    n_devices: int
+    batch: int
+    n_layers: int
+    tp: tuple[int, ...]
+    cp: tuple[int, ...]
+    pp: tuple[int, ...]
+    ep: tuple[int, ...]
+    dp: int | None
+    zero_stages: tuple[int, ...]
+    recomputes: tuple[str, ...]
+    schedules: tuple[str, ...]
+    prune: bool
+    max_microbatch_size: int
+    scale_up_size: int
+    fix: dict = field(default_factory=dict)
+
+    def microbatch_sizes(self, dp: int) -> list[int]:
+        """Microbatch sizes to try for data-parallel degree ``dp``, largest first: the divisors of the
+        per-rank batch up to ``max_microbatch_size``, or the pinned one."""
+        if "microbatch_size" in self.fix:
+            return [self.fix["microbatch_size"]]
+        return sorted((m for m in divisors(self.batch // dp) if m <= self.max_microbatch_size), reverse=True)
+
+    def virtual_stages(self, pp: int) -> list[int]:
+        """Virtual-stage counts of the interleaved schedule for ``pp`` even stages: the pinned one, or
+        the smallest divisors > 1 of the layers per stage (at most MAX_VIRTUAL_STAGE_OPTIONS)."""
+        if "virtual_stages" in self.fix:
+            return [self.fix["virtual_stages"]]
+        return [v for v in divisors(self.n_layers // pp) if v > 1][:MAX_VIRTUAL_STAGE_OPTIONS]
+
+
+def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_devices: int, fix: dict,
+                max_tp: int | None, max_cp: int, schedules: Iterable[str] | None, max_microbatch_size: int,
+                prune: bool) -> Space:
+    """The option lists for one search (see :class:`Space`).
+
+    Raises:
+        ConfigError: for a schedule that is not one of :data:`SCHEDULES`.
+    """
+    def pinned(name: str, options: Iterable) -> tuple:
+        return tuple(o for o in options if name not in fix or fix[name] == o)
+
+    scheds = tuple(schedules) if schedules else ((fix["schedule"],) if "schedule" in fix else DEFAULT_SCHEDULES)
+    for sc in scheds:
+        if sc not in SCHEDULES:
+            raise ConfigError(f"schedule={sc!r}; legal: {', '.join(SCHEDULES)}", field="schedule", value=sc,
+                              legal=SCHEDULES)
+    n, s = n_devices, training.seq_len
+    tps = [t for t in legal_tp(model, fix.get("kv_replication", False)) if n % t == 0 and model.ffn_dim % t == 0
+           and (not max_tp or t <= max_tp)]
+    cps = [c for c in divisors(n) if c <= max_cp and s % seq_len_divisor(c, training.causal) == 0]
+    zero_stages = [fix["zero_stage"]] if "zero_stage" in fix else [
+        z for z in range(4) if not zero_stage_dominated(z, prune)]
+    return Space(
+        n_devices=n, batch=training.global_batch_size, n_layers=model.n_layers, tp=pinned("tp", tps),
+        cp=pinned("cp", cps), pp=pinned("pp", (p for p in divisors(n) if p <= model.n_layers)),
+        ep=pinned("ep", divisors(model.n_experts) if model.is_moe else [1]), dp=fix.get("dp"),
+        zero_stages=tuple(zero_stages), recomputes=(fix["recompute"],) if "recompute" in fix else RECOMPUTE_ORDER,
+        schedules=scheds, prune=prune, max_microbatch_size=max_microbatch_size,
+        scale_up_size=hardware.scale_up_size, fix=fix)
+
+
+class Degrees(NamedTuple):
+    """Parallel degrees of one candidate: tp x cp x pp x dp = devices, ep divides dp x cp."""
+
+    tp: int
+    cp: int
+    pp: int
+    dp: int
+    ep: int
+
+
+class Group(NamedTuple):
+    """Every option of a candidate except microbatch size and recompute (the innermost walk)."""
+
+    tp: int
+    cp: int
+    pp: int
+    dp: int
+    ep: int
+    zero_stage: int
+    dp_shard: int | None
+    zero3_gather: str
+    sp: bool
+    schedule: str
+    virtual_stages: int
+    pp_layers: tuple[int, ...] | None
+
+    def token_split(self) -> tuple:
+        """How the tokens are split: (tp, cp, pp, dp, sp, schedule, virtual_stages, pp_layers)."""
+        return (self.tp, self.cp, self.pp, self.dp, self.sp, self.schedule, self.virtual_stages, self.pp_layers)
+
+    def weight_placement(self) -> tuple:
+        """Where the weights live: (tp, cp, pp, dp, ep, zero_stage, dp_shard, zero3_gather, pp_layers)."""
+        return (self.tp, self.cp, self.pp, self.dp, self.ep, self.zero_stage, self.dp_shard, self.zero3_gather,
+                self.pp_layers)
+
+
+def degree_candidates(space: Space) -> Iterator[Degrees]:
+    """Every (tp, cp, pp, ep) of the option lists whose product leaves an integer dp (pinned dp
+    honoured) and whose ep divides dp x cp, in ascending (tp, cp, pp, ep) order."""
+    n = space.n_devices
+    for tp, cp, pp, ep in itertools.product(space.tp, space.cp, space.pp, space.ep):
+        if n % (tp * cp * pp):
             continue
-        rest = n // tp
-        for cp in divisors(rest):
-            if cp > max_cp or ("cp" in fix and fix["cp"] != cp):
+        dp = n // (tp * cp * pp)
+        if (dp * cp) % ep or (space.dp is not None and dp != space.dp):
+            continue
+        yield Degrees(tp, cp, pp, dp, ep)
+
+
+def stage_split(space: Space, pp: int) -> tuple[bool, tuple[int, ...] | None]:
+    """(usable, pp_layers) for ``pp`` stages: None when pp divides the layers, else the balanced
+    split (:func:`balanced_split`); a pinned ``pp_layers`` is used as given and is unusable (the
+    degrees are skipped) when its length is not pp."""
+    pinned = space.fix.get("pp_layers")
+    if pinned is not None:
+        return len(pinned) == pp, tuple(pinned)
+    return True, (balanced_split(space.n_layers, pp) if space.n_layers % pp else None)
+
+
+def schedule_options(space: Space, pp: int, split: tuple[int, ...] | None) -> list[tuple[str, int]]:
+    """(schedule, virtual_stages) pairs for ``pp`` stages: only ('1f1b', 1) without pipelining;
+    interleaved only for an even split (one pair per virtual-stage count); dominated schedules
+    dropped (:func:`schedule_dominated`)."""
+    if pp == 1:
+        return [("1f1b", 1)]
+    out: list[tuple[str, int]] = []
+    for sc in space.schedules:
+        if sc == "interleaved":
+            if split is None:
+                out += [("interleaved", v) for v in space.virtual_stages(pp)]
+        elif not schedule_dominated(sc, space):
+            out.append((sc, 1))
+    return out
+
+
+def group_candidates(space: Space, d: Degrees, split: tuple[int, ...] | None) -> Iterator[Group]:
+    """Every option combination of degrees ``d``: product of zero stage, HSDP shard group, ZeRO-3
+    gather, sp and (schedule, virtual stages), in that order. ``dp_shard`` and ``zero3_gather``
+    other than their defaults only go with ZeRO-3 (unless pinned); the node-local shard group is
+    the scale-up domain's share of the dp ranks (tp x cp ranks per dp rank), used when it divides
+    dp and is neither 1 nor dp. ZeRO needs a dp x cp group of more than one device."""
+    fix = space.fix
+    zeros = (0,) if d.dp * d.cp == 1 else space.zero_stages
+    local = space.scale_up_size // (d.tp * d.cp)
+    shards = [fix["dp_shard"]] if "dp_shard" in fix else (
+        [None, local] if 1 < local < d.dp and d.dp % local == 0 else [None])
+    gathers = [fix["zero3_gather"]] if "zero3_gather" in fix else ["per_microbatch", "per_step"]
+    sps = [fix["sp"]] if "sp" in fix else ([False, True] if d.tp > 1 else [False])
+    scheds = schedule_options(space, d.pp, split)
+    for z, shard, gather, sp, (sched, v) in itertools.product(zeros, shards, gathers, sps, scheds):
+        if z != 3 and ((shard is not None and "dp_shard" not in fix)
+                       or (gather != "per_microbatch" and "zero3_gather" not in fix)):
+            continue
+        yield Group(*d, z, shard, gather, sp, sched, v, split)
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. Dominance rules (exact for this cost model: the best layout is never among the pruned)
+# ---------------------------------------------------------------------------------------------
+
+
+def zero_stage_dominated(zero_stage: int, prune: bool) -> bool:
+    """ZeRO-0 and ZeRO-1 are dominated by ZeRO-2 (pruned when ``prune``).
+
+    Why: ZeRO-1 and ZeRO-2 issue the same collectives (ReduceScatter of the gradients + AllGather of
+    the parameters = one AllReduce, ZeRO paper Sec. 7) and ZeRO-2 holds less memory (gradients
+    sharded too); ZeRO-0's AllReduce moves the same bytes as that pair, all of it behind the
+    backward, while ZeRO-2 hides the AllGather behind the next forward and runs a sharded optimizer
+    update. So for every ZeRO-0/1 layout the ZeRO-2 layout with the same other options fits
+    whenever it fits and is at least as fast.
+    """
+    return prune and zero_stage in (0, 1)
+
+
+def schedule_dominated(schedule: str, space: Space) -> bool:
+    """1F1B is dominated by zero-bubble ZB-H1 when ZB-H1 is searched and no schedule is pinned.
+
+    Why: ZB-H1 keeps 1F1B's peak of in-flight microbatches (same activation memory) with a third
+    of its bubble (Qi et al. 2023 Sec. 3), and nothing else in the step differs: every 1F1B layout
+    has a ZB-H1 twin that fits as well and is faster. GPipe (1F1B's bubble, all m microbatches in
+    flight: Narayanan et al. 2021 Sec. 2.2) is dominated by 1F1B; it is left out of the default
+    schedule list (:data:`DEFAULT_SCHEDULES`) and searched only when asked for, so it is never pruned here.
+    """
+    return (space.prune and schedule == "1f1b" and "zero-bubble" in space.schedules
+            and "schedule" not in space.fix)
+
+
+#: a probe tries one (microbatch size, recompute) of a group: True fits, False does not fit,
+#: None invalid (counted by the evaluator)
+Probe = Callable[[int, str], "bool | None"]
+
+
+def walk_pipelined(mbs_opts: list[int], recomputes: tuple[str, ...], probe: Probe, prune: bool) -> None:
+    """Per microbatch size (largest first), try the recompute policies cheapest first and stop at
+    the first that fits (every combination when not ``prune``).
+
+    Why pruning loses nothing: recompute only adds work (none < selective < full in time, the
+    reverse in activation memory), so at a given microbatch size a policy after the first one that
+    fits is slower and holds no feature the faster one lacks.
+    """
+    for mbs in mbs_opts:
+        for rc in recomputes:
+            if probe(mbs, rc) and prune:
+                break
+
+
+def walk_unpipelined(mbs_opts: list[int], recomputes: tuple[str, ...], probe: Probe) -> None:
+    """Without pipelining: per recompute policy (cheapest first), the largest microbatch that fits;
+    a stronger policy is tried only for microbatches larger than the best so far, and not at all
+    once the largest microbatch fits.
+
+    Why pruning loses nothing: with pp = 1 the step time does not grow with the microbatch size
+    (same tokens, fewer and larger matmuls, no bubble) while memory does, so the largest microbatch
+    that fits is the fastest for its policy; a stronger policy only pays if it lets a larger
+    microbatch fit (:func:`walk_pipelined` for why a weaker policy wins otherwise).
+    """
+    prev = 0
+    for rc in recomputes:
+        fitted = next((mbs for mbs in mbs_opts if mbs > prev and probe(mbs, rc)), None)
+        prev = fitted or prev
+        if mbs_opts and prev == mbs_opts[0]:
+            break
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Evaluation: validity, exact memory from cached halves, lower bounds, full estimates
+# ---------------------------------------------------------------------------------------------
+
+_INVALID = "invalid"
+#: a weight placement that no validation rule rejects: validates a token split on its own
+_NEUTRAL_WEIGHTS: dict[str, Any] = {"ep": 1, "zero_stage": 0, "dp_shard": None, "zero3_gather": "per_microbatch"}
+
+
+class Candidate(NamedTuple):
+    """A layout that was tried: its options, its memory (bytes, ``memory_estimate(...).total``), its
+    position among the feasible ones in enumeration order (``index``, the ranking's last
+    tie-breaker) and its validated token split (microbatches, local tokens, schedule)."""
+
+    group: Group
+    microbatch_size: int
+    recompute: str
+    memory: float
+    index: int
+    split: _TokenSplit
+
+
+@dataclass
+class _TokenSplit:
+    """A validated token split at one microbatch size: its layout (neutral weight placement), the
+    key of its activation memory (tp, sp, local tokens, microbatches, pp, schedule, virtual stages,
+    split), whether it honours the pinned token-split fields and, per recompute policy, the
+    (activations, logits) bytes of each candidate stage; per (ep, recompute) the compute bound
+    (:meth:`_Evaluator.compute_bound`)."""
+
+    layout: Layout
+    act_key: tuple
+    honoured: bool
+    acts: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    compute_bounds: dict[tuple[int, str], float] = field(default_factory=dict)
+
+
+class _Evaluator:
+    """Validity, exact memory, step-time lower bounds and estimates of one search's candidates,
+    cached per half of a layout: *how the tokens are split* (tp, cp, pp, dp, sp, schedule, virtual
+    stages, split; then microbatch size and recompute) and *where the weights live* (tp, cp, pp, dp,
+    ep, ZeRO stage, dp_shard, zero3_gather, split).
+
+    * Validity: every rule of :func:`~shardplan.parallel.validate` reads the degrees and the fields
+      of one half only (zero_stage, dp_shard, zero3_gather and ep on one side; sp, the split, the
+      schedule, the virtual stages and the microbatch count on the other), so a candidate is valid
+      iff its token split is (validated per microbatch size with a neutral weight placement,
+      :data:`_NEUTRAL_WEIGHTS`) and its weight placement is (validated once, with the first valid
+      token split that needs it). Recompute is not validated at all. Pinned fields are checked on
+      the half they belong to.
+    * Memory is :func:`~shardplan.cost.memory.memory_estimate`'s, bit for bit: the maximum over
+      ``Layout.candidate_stages`` of a :class:`~shardplan.cost.memory.MemoryBreakdown` total whose
+      model-state fields (params, grads, optimizer, zero3_buffers) come from
+      :func:`~shardplan.cost.memory.memory_for_stage` on a layout with the same weight placement
+      (they read nothing else) and whose activation fields (activations, logits) from the same
+      function on the token split's layout (they read tp, sp, local tokens, microbatches, pp,
+      schedule, virtual stages, split and recompute only).
+    * Lower bounds and estimates read the candidate's whole layout (validated once it is needed);
+      the compute of a microbatch and the tp / cp / ep / pp collectives are cached on what they read.
+
+    ``tests/test_search.py`` checks validity and memory against ``validate`` and ``memory_estimate``
+    on every candidate of several searches, and the bounds against ``estimate_layout``.
+    """
+
+    def __init__(self, model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, n_devices: int,
+                 fix: dict) -> None:
+        self.model, self.hw, self.training, self.n_devices = model, hw, training, n_devices
+        self.extra = {k: fix[k] for k in _PASSTHROUGH if k in fix}
+        self.pinned = {k: v for k, v in fix.items() if k in _FIELDS and k != "dp" and v is not None}
+        self.reserve = hw.hbm_bytes - hw.usable_hbm_bytes()
+        self.tokens = training.global_batch_tokens
+        self.splits: dict[tuple, _TokenSplit | str] = {}
+        self._weights: dict[tuple, tuple[Layout | str, bool]] = {}
+        self._layouts: dict[tuple, Layout] = {}
+        self._state: dict[tuple, tuple[float, ...]] = {}
+        self._acts: dict[tuple, tuple[float, float]] = {}
+        self._compute: dict[tuple, tuple] = {}
+        self._comm: dict[tuple, list[float]] = {}
+        self._scratch = MemoryBreakdown(reserve=self.reserve)
+        self.n_timed = 0
+
+    def _validate(self, g: Group, mbs: int, rc: str, **override: Any) -> Layout | None:
+        """``validate`` of ``g`` at (mbs, rc) with ``override`` fields, or None if it is invalid.
+
+        Raises:
+            pydantic.ValidationError: a pinned value of the wrong type (as ``ParallelConfig`` does).
+        """
+        fields = dict(dp=g.dp, tp=g.tp, pp=g.pp, cp=g.cp, ep=g.ep, zero_stage=g.zero_stage, dp_shard=g.dp_shard,
+                      sp=g.sp, microbatch_size=mbs, schedule=g.schedule, virtual_stages=g.virtual_stages,
+                      recompute=rc, pp_layers=g.pp_layers, zero3_gather=g.zero3_gather, **self.extra)
+        try:
+            return validate(ParallelConfig(**{**fields, **override}), self.model, self.training, self.n_devices)
+        except ConfigError:
+            return None
+
+    def token_split(self, key: tuple, g: Group, mbs: int, rc: str) -> _TokenSplit | str:
+        """The validated token split of ``g`` at ``mbs`` (``key`` = (g.token_split(), mbs)), or
+        _INVALID; cached."""
+        hit = self.splits.get(key)
+        if hit is None:
+            lay = self._validate(g, mbs, rc, **_NEUTRAL_WEIGHTS)
+            hit = _INVALID if lay is None else _TokenSplit(
+                lay, (g.tp, g.sp, lay.local_tokens, lay.microbatches, g.pp, g.schedule, g.virtual_stages, g.pp_layers),
+                all(getattr(lay.parallel, k) == v for k, v in self.pinned.items() if k not in _NEUTRAL_WEIGHTS))
+            self.splits[key] = hit
+        return hit
+
+    def weights(self, key: tuple, g: Group, mbs: int, rc: str) -> tuple[Layout | str, bool]:
+        """(validated layout of ``g`` at a microbatch size whose token split is valid, or _INVALID;
+        whether it honours the pinned weight-placement fields, e.g. the resolved dp_shard or a zero
+        stage the degrees force), cached per weight placement ``key`` (= g.weight_placement())."""
+        hit = self._weights.get(key)
+        if hit is None:
+            lay = self._validate(g, mbs, rc)
+            hit = self._weights[key] = (_INVALID, False) if lay is None else (lay, all(
+                getattr(lay.parallel, k) == v for k, v in self.pinned.items() if k in _NEUTRAL_WEIGHTS))
+        return hit
+
+    def layout(self, c: Candidate) -> Layout:
+        """The validated layout of candidate ``c`` (cached).
+
+        Raises:
+            RuntimeError: if ``validate`` rejects a candidate whose two halves it accepted (a rule
+                reading both halves was added to it: the class docstring's premise no longer holds).
+        """
+        key = c[:3]
+        lay = self._layouts.get(key)
+        if lay is None:
+            lay = self._validate(*key)
+            if lay is None:
+                raise RuntimeError(f"{key} is valid by its halves but not as a whole (see search._Evaluator)")
+            self._layouts[key] = lay
+        return lay
+
+    def memory(self, trials: _Trials, split: _TokenSplit, rc: str) -> float:
+        """Bytes on the most loaded device (``memory_estimate(...).total``, see the class docstring)
+        of the candidate (trials.group, split's microbatch size, rc)."""
+        state = trials.state or self._state_halves(trials)
+        acts = split.acts.get(rc) or self._act_halves(split, rc)
+        mb = self._scratch
+        worst = -math.inf
+        for (mb.params, mb.grads, mb.optimizer, mb.zero3_buffers), (mb.activations, mb.logits) in zip(state, acts):
+            total = mb.total  # MemoryBreakdown's own sum, in its own order
+            if total > worst:
+                worst = total
+        return worst
+
+    def _state_halves(self, trials: _Trials) -> list[tuple[float, ...]]:
+        """(params, grads, optimizer, zero3_buffers) bytes per candidate stage of the trials' weight
+        placement (cached per placement and stage)."""
+        for st in trials.stages:
+            half = self._state.get((trials.placement, st))
+            if half is None:
+                lay = trials.placement_layout
+                full = memory_for_stage(self.model, self.training, lay, st, self.reserve)  # type: ignore[arg-type]
+                half = self._state[(trials.placement, st)] = (full.params, full.grads, full.optimizer,
+                                                              full.zero3_buffers)
+            trials.state.append(half)
+        return trials.state
+
+    def _act_halves(self, split: _TokenSplit, rc: str) -> list[tuple[float, float]]:
+        """(activations, logits) bytes per candidate stage of a token split under recompute ``rc``
+        (cached per activation key, policy and stage)."""
+        lay = split.layout
+        out = split.acts[rc] = []
+        for st in lay.candidate_stages:
+            half = self._acts.get((split.act_key, rc, st))
+            if half is None:
+                if lay.parallel.recompute != rc:
+                    lay = replace(lay, parallel=lay.parallel.model_copy(update={"recompute": rc}))
+                full = memory_for_stage(self.model, self.training, lay, st, self.reserve)
+                half = self._acts[(split.act_key, rc, st)] = (full.activations, full.logits)
+            out.append(half)
+        return out
+
+    def _stage_compute(self, c: Candidate) -> tuple:
+        """(dense layer times, MoE layer times, slowest stage compute) of candidate ``c``, cached per
+        (tp, sp, ep, local tokens, recompute, pp, split): what
+        :func:`~shardplan.cost.compute.layer_times` and :func:`~shardplan.cost.compute.slowest_stage`
+        read of a layout."""
+        g, u = c.group, c.split.layout.local_tokens
+        key = (g.tp, g.sp, g.ep, u, c.recompute, g.pp, g.pp_layers)
+        hit = self._compute.get(key)
+        if hit is None:
+            m, tr, hw, lay = self.model, self.training, self.hw, self.layout(c)
+            dense_t = layer_times(m, tr, hw, lay.parallel, u, False)
+            moe_t = layer_times(m, tr, hw, lay.parallel, u, True) if m.is_moe else dense_t
+            hit = self._compute[key] = (dense_t, moe_t, slowest_stage(m, tr, hw, lay, dense_t, moe_t))
+        return hit
+
+    def compute_bound(self, c: Candidate) -> float:
+        """Lower bound on the step time (seconds): ``m S + bubble(S)`` with S the slowest stage's
+        compute of one microbatch (:class:`~shardplan.cost.compute.StageCompute` ``total_s``).
+
+        Proof that it is <= ``estimate_layout(...).step_s``: the step is ``m T_mb + bubble(T_mb) +
+        T_dp_step + T_optimizer + step overheads`` (:mod:`shardplan.cost.step`) with ``T_mb = S +
+        exposed per-microbatch communication + microbatch overheads + overlap slowdown >= S`` (each
+        term a sum of seconds >= 0); ``bubble_s`` is a nonnegative factor times its argument (it reads
+        only pp, schedule and virtual stages) and the other step terms are >= 0. The margin covers
+        floating-point order. Cached per token split, ep and recompute (what S, m and the bubble read).
+        """
+        key = (c.group.ep, c.recompute)
+        hit = c.split.compute_bounds.get(key)
+        if hit is None:
+            s, base = self._stage_compute(c)[2].total_s, c.split.layout
+            hit = (base.microbatches * s + bubble_s(base.parallel, s)) * (1 - _BOUND_MARGIN)
+            c.split.compute_bounds[key] = hit
+        return hit
+
+    def comm_bounds(self, c: Candidate) -> Iterator[float]:
+        """Successively tighter lower bounds on the step time (seconds), each computed only when the
+        caller asks for the next: :meth:`compute_bound` with ``T = S + (exposed seconds of the ep,
+        pp, cp and tp collectives) / m`` in place of S, adding one axis at a time (cheapest first),
+        then ``m T + bubble(T) + T_dp_step`` with the dp axis's per-microbatch exposure added to T.
+
+        Proof: ``estimate_layout``'s ``T_mb`` is S + the sum of these same collectives' exposed
+        seconds (:mod:`shardplan.cost.axes`) / m + the dp axis's per-microbatch exposure + overheads
+        and overlap slowdown (>= 0), and its step adds the dp axis's per-step exposure, the optimizer
+        and overheads (>= 0); so T <= T_mb and the argument of :meth:`compute_bound` applies. The tp,
+        cp, ep and pp collectives do not read the ZeRO options or the schedule (only
+        ``virtual_stages``), so their sums are cached without them.
+        """
+        g, mbs, rc = c[:3]
+        exposed = self._comm.setdefault((g.tp, g.cp, g.pp, g.dp, g.ep, g.sp, g.virtual_stages, g.pp_layers, mbs, rc),
+                                        [])
+        s, m, base, total = self._stage_compute(c)[2].total_s, c.split.layout.microbatches, c.split.layout, 0.0
+        for i, axis in enumerate(_BOUND_AXES):
+            if i == len(exposed):
+                exposed.append(sum(x.exposed_s for x in axis.collectives(self._context(c))))
+            if exposed[i] > 0:  # an axis that adds nothing would repeat the previous bound
+                total += exposed[i]
+                t = s + total / m
+                yield (m * t + bubble_s(base.parallel, t)) * (1 - _BOUND_MARGIN)
+        dp = dp_axis.collectives(self._context(c))
+        t = s + dp.per_microbatch + total / m
+        yield (m * t + bubble_s(base.parallel, t) + dp.per_step) * (1 - _BOUND_MARGIN)
+
+    def _context(self, c: Candidate) -> StepContext:
+        """What the axis modules read of candidate ``c`` (:func:`shardplan.cost.context.step_context`,
+        from the cached layer times and slowest stage)."""
+        dense_t, moe_t, stage = self._stage_compute(c)
+        return StepContext(self.model, self.hw, self.training, self.layout(c), dense_t, moe_t, stage)
+
+    def estimate(self, c: Candidate) -> Estimate:
+        """The full step-time estimate of ``c`` (:func:`~shardplan.cost.step.estimate_layout`)."""
+        self.n_timed += 1
+        return estimate_layout(self.model, self.hw, self.training, self.layout(c), detail=False)
+
+
+class _Trials:
+    """The tries of one group (its microbatch sizes x recompute policies, as the walks ask): counts
+    them into the search result, collects the ones that fit and the lowest-memory one that does not.
+    """
+
+    def __init__(self, ev: _Evaluator, g: Group, res: SearchResult, feasible: list[Candidate]) -> None:
+        self.ev, self.group, self.res, self.feasible = ev, g, res, feasible
+        self.token_key, self.placement = g.token_split(), g.weight_placement()
+        self.placement_layout: Layout | str | None = None  # a validated layout with this weight placement
+        self.honoured = False
+        self.stages: tuple[int, ...] = ()
+        self.state: list[tuple[float, ...]] = []  # model-state halves per candidate stage
+        self.splits: dict[int, _TokenSplit | str] = {}  # token split per microbatch size
+        self.lowest: tuple[float, Candidate] | None = None
+
+    def probe(self, mbs: int, rc: str) -> bool | None:
+        """Try (mbs, rc): True fits, False does not fit, None invalid or not honouring ``fix``."""
+        ev, g = self.ev, self.group
+        split = self.splits.get(mbs)
+        if split is None:
+            split = self.splits[mbs] = ev.token_split((self.token_key, mbs), g, mbs, rc)
+        if split is _INVALID:
+            self.res.n_invalid += 1
+            return None
+        if self.placement_layout is None:
+            self.placement_layout, self.honoured = ev.weights(self.placement, g, mbs, rc)
+            self.stages = split.layout.candidate_stages  # type: ignore[union-attr]
+        if self.placement_layout is _INVALID:
+            self.res.n_invalid += 1
+            return None
+        if not (self.honoured and split.honoured):  # type: ignore[union-attr]
+            return None
+        self.res.n_layouts += 1
+        total = ev.memory(self, split, rc)  # type: ignore[arg-type]
+        if total > ev.hw.hbm_bytes:
+            if self.lowest is None or total < self.lowest[0]:
+                self.lowest = (total, Candidate(g, mbs, rc, total, -1, split))  # type: ignore[arg-type]
+            return False
+        self.feasible.append(Candidate(g, mbs, rc, total, len(self.feasible), split))  # type: ignore[arg-type]
+        return True
+
+
+def _enumerate(space: Space, ev: _Evaluator, res: SearchResult, keep_infeasible: bool
+               ) -> tuple[list[Candidate], list[tuple[float, Candidate]]]:
+    """Try every candidate the dominance rules leave: count them into ``res`` and return the ones
+    that fit (enumeration order) and, per group, the lowest-memory one that does not fit."""
+    feasible: list[Candidate] = []
+    infeasible: list[tuple[float, Candidate]] = []
+    for d in degree_candidates(space):
+        if space.batch % d.dp:
+            res.n_invalid += 1
+            continue
+        usable, split = stage_split(space, d.pp)
+        if not usable:
+            continue
+        mbs_opts = space.microbatch_sizes(d.dp)
+        for g in group_candidates(space, d, split):
+            trials = _Trials(ev, g, res, feasible)
+            if space.prune and d.pp == 1:
+                walk_unpipelined(mbs_opts, space.recomputes, trials.probe)
+            else:
+                walk_pipelined(mbs_opts, space.recomputes, trials.probe, space.prune)
+            if trials.lowest is not None and keep_infeasible:
+                infeasible.append(trials.lowest)
+    res.n_evaluated = res.n_layouts
+    return feasible, infeasible
+
+
+# ---------------------------------------------------------------------------------------------
+# Ranking: branch and bound over the feasible candidates
+# ---------------------------------------------------------------------------------------------
+
+
+def _complexity(p: Group, recompute: str) -> int:
+    """Parallel dimensions a layout uses beyond plain data parallelism (tie-breaker)."""
+    return (p.tp > 1) + (p.pp > 1) + (p.cp > 1) + (p.ep > 1) + (p.zero_stage == 3) + (recompute != "none")
+
+
+def _rank_key(objective: str, c: Candidate, tokens_per_s: float) -> tuple:
+    """Sort key of a candidate with throughput ``tokens_per_s``: 'throughput' ranks by tokens/s
+    (within TIE_FACTOR a tie), then the simpler layout, memory, cp, tp, pp; 'memory' by memory, then
+    tokens/s; enumeration order last. Non-increasing in tokens/s for the same candidate, so an
+    upper bound on tokens/s gives a key <= the true key."""
+    if objective == "memory":
+        return (c.memory, -tokens_per_s, c.index)
+    g = c.group
+    bucket = -round(math.log(tokens_per_s) / math.log(TIE_FACTOR))
+    return (bucket, _complexity(g, c.recompute), c.memory, g.cp, g.tp, g.pp, c.index)
+
+
+class _TopK:
+    """Estimates in rank order and the key of the ``top_k``-th distinct one (layouts with the same
+    tokens/s and memory as a better-ranked one are equivalent and do not count)."""
+
+    def __init__(self, top_k: int) -> None:
+        self.top_k = top_k
+        self.ranked: list[tuple[tuple, Estimate]] = []  # (rank key, estimate), keys unique
+
+    def add(self, key: tuple, e: Estimate) -> None:
+        """Insert ``e`` with sort key ``key``."""
+        bisect.insort(self.ranked, (key, e))
+
+    def kept(self) -> tuple[list[Estimate], int, tuple | None]:
+        """(the first top_k distinct estimates, equivalents skipped before the last of them, the
+        key of the last of them or None while fewer than top_k)."""
+        kept: list[Estimate] = []
+        seen: set[tuple[float, float]] = set()
+        skipped = 0
+        for key, e in self.ranked:
+            tag = (round(e.tokens_per_s, 6), round(e.memory.total))
+            if tag in seen:
+                skipped += 1
                 continue
-            if cp > 1 and s % (2 * cp if training.causal else cp):
+            seen.add(tag)
+            kept.append(e)
+            if len(kept) == self.top_k:
+                return kept, skipped, key
+        return kept, skipped, None
+
+
+def _rank(ev: _Evaluator, feasible: list[Candidate], top_k: int, objective: str, bound: bool
+          ) -> tuple[list[Estimate], int]:
+    """The top_k distinct plans of ``feasible`` and the equivalents skipped, as if every candidate
+    were estimated, sorted by :func:`_rank_key` and deduplicated.
+
+    Branch and bound (``bound``): candidates are taken in increasing order of their compute bound
+    (for the memory objective: of memory, then the bound), so the first component of their bound
+    keys never decreases. One whose bound key (:meth:`_Evaluator.compute_bound`, then each of
+    :meth:`_Evaluator.comm_bounds`) is above the current top_k-th kept key cannot be ranked before
+    it: its true key is at least its bound key (:func:`_rank_key`), and estimating more candidates
+    only moves the top_k-th kept key forward. Such a candidate is neither kept nor counted as
+    equivalent in the full ranking either; once the first component is above the top_k-th's, no
+    candidate left can enter. Without ``bound`` every candidate is estimated.
+    """
+    top = _TopK(top_k)
+    if not bound:
+        top.ranked = sorted(((_rank_key(objective, c, e.tokens_per_s), e) for c in feasible
+                             for e in (ev.estimate(c),)), key=lambda ke: ke[0])
+        kept, skipped, _ = top.kept()
+        return kept, skipped
+    # in increasing order of the rank key's first component (memory, or the step-time bound that
+    # decides the throughput bucket): once it passes the top_k-th's, nothing left can enter
+    first = (lambda c: (c.memory, ev.compute_bound(c), c.index)) if objective == "memory" else (
+        lambda c: (ev.compute_bound(c), c.index))
+    heap = [(*first(c), c) for c in feasible]
+    heapq.heapify(heap)
+    last = None
+    while heap:
+        c = heapq.heappop(heap)[-1]
+        if last is not None:
+            lb_key = _rank_key(objective, c, ev.tokens / ev.compute_bound(c))
+            if lb_key[0] > last[0]:
+                break
+            if lb_key > last or any(_rank_key(objective, c, ev.tokens / b) > last for b in ev.comm_bounds(c)):
                 continue
-            for pp in divisors(rest // cp):
-                if "pp" in fix and fix["pp"] != pp:
-                    continue
-                if pp > model.n_layers:
-                    continue
-                dp = rest // cp // pp
-                if "dp" in fix and fix["dp"] is not None and fix["dp"] != dp:
-                    continue
-                eps = [1]
-                if model.is_moe:
-                    eps = [e for e in divisors(model.n_experts) if (dp * cp) % e == 0]
-                for ep in eps:
-                    if "ep" in fix and fix["ep"] != ep:
-                        continue
-                    yield tp, cp, pp, dp, ep
+        e = ev.estimate(c)
+        top.add(_rank_key(objective, c, e.tokens_per_s), e)
+        last = top.kept()[2]
+    kept, skipped, _ = top.kept()
+    return kept, skipped
 
 
 def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_devices: int, *,
@@ -182,7 +831,7 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
         max_cp: largest context-parallel degree (default: up to seq_len / 1024 tokens per device).
         schedules: pipeline schedules allowed (default: all; GPipe is dominated unless asked for).
         max_microbatch_size: largest microbatch considered (sequences).
-        exhaustive: evaluate dominated options too.
+        exhaustive: try dominated options too and time every feasible layout (no branch and bound).
         keep_infeasible: also return the layouts that do not fit (lowest-memory variant each).
 
     Returns:
@@ -193,7 +842,34 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
             says which constraint removed everything).
     """
     t0 = time.perf_counter()
-    from shardplan.parallel import MAX_DEVICES
+    _check_arguments(n_devices, max_tp, objective)
+    fix = dict(fix or {})
+    if max_cp is None:
+        max_cp = max(1, training.seq_len // 1024)
+    prune = not exhaustive and objective == "throughput"
+    space = build_space(model, hardware, training, n_devices, fix, max_tp, max_cp, schedules,
+                        max_microbatch_size, prune)
+    ev = _Evaluator(model, hardware, training, n_devices, fix)
+    res = SearchResult(plans=[])
+    feasible, infeasible = _enumerate(space, ev, res, keep_infeasible)
+    if res.n_layouts == 0:
+        _raise_no_layout(model, training, n_devices, fix)
+    kept, res.n_equivalent = _rank(ev, feasible, top_k, objective, BRANCH_AND_BOUND and not exhaustive)
+    res.plans = [estimate_layout(model, hardware, training, e.layout) for e in kept]
+    if keep_infeasible:
+        infeasible.sort(key=lambda x: x[0])
+        res.infeasible = [estimate_layout(model, hardware, training, ev.layout(c)) for _, c in infeasible[:top_k]]
+    res.n_timed = ev.n_timed
+    res.seconds = time.perf_counter() - t0
+    return res
+
+
+def _check_arguments(n_devices: int, max_tp: int | None, objective: str) -> None:
+    """Reject a device count outside 1..MAX_DEVICES, max_tp < 1 and an unknown objective.
+
+    Raises:
+        ConfigError: naming the argument, its value and the legal range or values.
+    """
     if not 1 <= n_devices <= MAX_DEVICES:
         raise ConfigError(f"devices={n_devices} must be between 1 and {MAX_DEVICES:,}", field="devices",
                           value=n_devices)
@@ -202,144 +878,20 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
     if objective not in ("throughput", "memory"):
         raise ConfigError(f"objective={objective!r}; legal: throughput, memory", field="objective", value=objective,
                           legal=["throughput", "memory"])
-    fix = dict(fix or {})
-    scheds = list(schedules) if schedules else ([fix["schedule"]] if "schedule" in fix else list(SCHEDULES[:3]))
-    for sc in scheds:
-        if sc not in SCHEDULES:
-            raise ConfigError(f"schedule={sc!r}; legal: {', '.join(SCHEDULES)}", field="schedule", value=sc,
-                              legal=SCHEDULES)
-    if max_cp is None:
-        max_cp = max(1, training.seq_len // 1024)
-    prune = not exhaustive and objective == "throughput"
-    zero_opts = [fix["zero_stage"]] if "zero_stage" in fix else ([2, 3] if prune else [0, 1, 2, 3])
-    rec_opts = [fix["recompute"]] if "recompute" in fix else list(RECOMPUTE_ORDER)
-    B = training.global_batch_size
-    usable = hardware.usable_hbm_bytes()
-    reserve = hardware.hbm_bytes - usable
-    res = SearchResult(plans=[])
-    feasible: list[Estimate] = []
-    infeasible: list[tuple[float, Estimate | None, Any]] = []
-    for tp, cp, pp, dp, ep in _degree_combos(model, training, n_devices, fix, max_tp, max_cp):
-        if B % dp:
-            res.n_invalid += 1
-            continue
-        zs = [0] if dp * cp == 1 else zero_opts
-        sps = [fix["sp"]] if "sp" in fix else ([False, True] if tp > 1 else [False])
-        mbs_all = [m for m in divisors(B // dp) if m <= max_microbatch_size]
-        if "microbatch_size" in fix:
-            mbs_all = [fix["microbatch_size"]]
-        mbs_opts = sorted(mbs_all, reverse=True)
-        sched_opts: list[tuple[str, int]] = [("1f1b", 1)]
-        pp_split = balanced_split(model.n_layers, pp) if model.n_layers % pp else None
-        if "pp_layers" in fix and fix["pp_layers"] is not None:
-            if len(fix["pp_layers"]) != pp:
-                continue
-            pp_split = tuple(fix["pp_layers"])
-        if pp > 1:
-            sched_opts = []
-            for sc in scheds:
-                if sc == "interleaved":
-                    if pp_split is not None:
-                        continue
-                    vs = [fix["virtual_stages"]] if "virtual_stages" in fix else [
-                        v for v in divisors(model.n_layers // pp) if v > 1][:4]
-                    sched_opts += [("interleaved", v) for v in vs]
-                elif sc == "gpipe" and prune and "gpipe" not in (schedules or []) and fix.get("schedule") != "gpipe":
-                    continue  # same bubble as 1F1B, more memory
-                elif sc == "1f1b" and prune and "zero-bubble" in scheds and "schedule" not in fix:
-                    continue  # ZB-H1 keeps 1F1B's memory with a third of its bubble (Qi et al. 2023)
-                else:
-                    sched_opts.append((sc, 1))
-        for z in zs:
-            shards = [None]
-            if z == 3 and "dp_shard" not in fix:
-                local = hardware.scale_up_size // (tp * cp)
-                if 1 < local < dp and dp % local == 0:
-                    shards.append(local)  # HSDP: shard inside the scale-up domain, replicate across
-            elif "dp_shard" in fix:
-                shards = [fix["dp_shard"]]
-            gathers = ([fix["zero3_gather"]] if "zero3_gather" in fix else
-                       ["per_microbatch", "per_step"] if z == 3 else ["per_microbatch"])
-            for shard, gather in ((sh, g) for sh in shards for g in gathers):
-                for sp in sps:
-                    for sched, v in sched_opts:
-                        best_low_mem: tuple[float, Any] | None = None
-                        extra = {k: fix[k] for k in ("kv_replication", "fsdp_unit", "offload_optimizer",
-                                                     "overlap_grad_reduce") if k in fix}
 
-                        def try_one(mbs: int, rc: str) -> bool | None:
-                            """Evaluate one layout: True fits, False does not, None invalid."""
-                            nonlocal best_low_mem
-                            try:
-                                pc = ParallelConfig(dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, zero_stage=z, dp_shard=shard,
-                                                    sp=sp, microbatch_size=mbs, schedule=sched, virtual_stages=v,
-                                                    recompute=rc, pp_layers=pp_split, zero3_gather=gather,
-                                                    **extra)
-                                lay = validate(pc, model, training, n_devices)
-                            except ConfigError:
-                                res.n_invalid += 1
-                                return None
-                            if any(getattr(lay.parallel, k) != v for k, v in fix.items()
-                                   if k in _FIELDS and k not in ("dp",) and v is not None):
-                                return None  # a pinned field the candidate cannot honour
-                            res.n_layouts += 1
-                            res.n_evaluated += 1
-                            mem = memory_estimate(model, training, lay, reserve)
-                            if mem.total > hardware.hbm_bytes:
-                                if best_low_mem is None or mem.total < best_low_mem[0]:
-                                    best_low_mem = (mem.total, lay)
-                                return False
-                            feasible.append(estimate_layout(model, hardware, training, lay, detail=False))
-                            return True
 
-                        if prune and pp == 1:
-                            # per recompute policy, the largest microbatch that fits; a stronger policy
-                            # only helps if it lets a larger microbatch fit
-                            prev = 0
-                            for rc in rec_opts:
-                                fitted = next((mbs for mbs in mbs_opts if mbs > prev and try_one(mbs, rc)), None)
-                                prev = fitted or prev
-                                if prev == mbs_opts[0]:
-                                    break
-                        else:
-                            for mbs in mbs_opts:
-                                for rc in rec_opts:
-                                    if try_one(mbs, rc) and prune:
-                                        break  # slower recompute policies are dominated
-                        if best_low_mem is not None and keep_infeasible:
-                            infeasible.append((best_low_mem[0], None, best_low_mem[1]))
-    if not feasible and not infeasible and res.n_layouts == 0:
-        if fix:  # report the specific rule the pinned values break, as `estimate` would
-            pinned = {k: v for k, v in fix.items() if k in _FIELDS}
-            if "dp_shard" in pinned:
-                pinned.setdefault("zero_stage", 3)
-            validate(ParallelConfig(**pinned), model, training, n_devices)
-        raise ConfigError(f"no valid layout for {model.name} on {n_devices} devices with seq_len={training.seq_len}, "
-                          f"global_batch_size={B} and fix={fix or {}}; relax --fix / --max-tp or change the batch",
-                          field="fix", value=fix)
-    if objective == "throughput":
-        # throughput within 0.2% counts as a tie, broken by the simpler layout (fewer parallel
-        # dimensions in use), then by memory headroom
-        feasible.sort(key=lambda e: (-round(math.log(e.tokens_per_s) / math.log(1.002)), _complexity(e),
-                                     e.memory.total, e.parallel.cp, e.parallel.tp, e.parallel.pp))
-    else:
-        feasible.sort(key=lambda e: (e.memory.total, -e.tokens_per_s))
-    # layouts whose predictions are identical to a better-ranked one (e.g. dp=128 cp=4 mbs=1 vs dp=64
-    # cp=8 mbs=2) add nothing to the ranking: keep the first (simplest) of each
-    kept: list[Estimate] = []
-    seen: set[tuple[float, float]] = set()
-    for e in feasible:
-        key = (round(e.tokens_per_s, 6), round(e.memory.total))
-        if key in seen:
-            res.n_equivalent += 1
-            continue
-        seen.add(key)
-        kept.append(e)
-        if len(kept) == top_k:
-            break
-    res.plans = [estimate_layout(model, hardware, training, e.layout) for e in kept]
-    if keep_infeasible:
-        infeasible.sort(key=lambda x: x[0])
-        res.infeasible = [estimate_layout(model, hardware, training, lay) for _, _, lay in infeasible[:top_k]]
-    res.seconds = time.perf_counter() - t0
-    return res
+def _raise_no_layout(model: ModelSpec, training: TrainingSpec, n_devices: int, fix: dict) -> None:
+    """Raise the error for a search that found no valid layout: the specific rule the pinned values
+    break (as ``estimate`` would report it), else a generic one.
+
+    Raises:
+        ConfigError: always.
+    """
+    if fix:
+        pinned = {k: v for k, v in fix.items() if k in _FIELDS}
+        if "dp_shard" in pinned:
+            pinned.setdefault("zero_stage", 3)
+        validate(ParallelConfig(**pinned), model, training, n_devices)
+    raise ConfigError(f"no valid layout for {model.name} on {n_devices} devices with seq_len={training.seq_len}, "
+                      f"global_batch_size={training.global_batch_size} and fix={fix or {}}; relax --fix / "
+                      f"--max-tp or change the batch", field="fix", value=fix)

@@ -88,3 +88,167 @@ def test_infeasible_layouts_are_reported():
 def test_balanced_split_covers_every_layer():
     assert balanced_split(30, 4) == (7, 8, 8, 7)
     assert sum(balanced_split(126, 32)) == 126
+
+
+# ---- the restructured search (issue 13): halves cached exactly, bounds below the step, B&B changes nothing
+
+
+import shardplan.search as S  # noqa: E402
+from shardplan.cost.memory import memory_estimate  # noqa: E402
+from shardplan.parallel import validate  # noqa: E402
+from shardplan.specs.framework import FrameworkProfile  # noqa: E402
+
+#: overheads and overlap slowdown all on: every term the bounds leave out is then > 0
+BUSY = FrameworkProfile(name="busy", collective_overhead_s=3e-5, layer_overhead_s=2e-5, microbatch_overhead_s=1e-3,
+                        step_overhead_s=0.05, overlap_slowdown=0.3, dp_overlap=0.5)
+HALVES_CASES = [  # model, devices, seq_len, batch, search keywords
+    ("llama-3-8b", 8, 4096, 32, {}),
+    ("llama-3-8b", 8, 4096, 32, {"exhaustive": True, "schedules": ["gpipe", "1f1b", "interleaved", "zero-bubble"]}),
+    ("qwen2.5-7b", 16, 4096, 64, {}),  # 28 layers: pp=8 and pp=16 split unevenly
+    ("mixtral-8x7b", 16, 4096, 32, {}),
+    ("llama-3-70b", 32, 4096, 64, {"fix": {"zero_stage": 3, "dp_shard": 8}}),
+    ("llama-3-70b", 32, 4096, 64, {"fix": {"schedule": "interleaved", "sp": True}}),
+    ("llama-3-8b", 8, 4096, 8, {"objective": "memory", "fix": {"kv_replication": True}}),
+]
+
+
+def _tried(name, n, seq, batch, kw, framework=None):
+    """The evaluator and the feasible candidates of one search, as ``search`` builds them."""
+    model, tr = MODELS[name], TrainingSpec(seq_len=seq, global_batch_size=batch)
+    if framework is not None:
+        tr = tr.model_copy(update={"framework": framework})
+    fix = dict(kw.get("fix", {}))
+    prune = not kw.get("exhaustive", False) and kw.get("objective", "throughput") == "throughput"
+    space = S.build_space(model, H100, tr, n, fix, None, max(1, seq // 1024), kw.get("schedules"), 16, prune)
+    ev = S._Evaluator(model, H100, tr, n, fix)
+    res = S.SearchResult(plans=[])
+    feasible, _ = S._enumerate(space, ev, res, keep_infeasible=True)
+    return ev, res, feasible
+
+
+@pytest.mark.parametrize("name,n,seq,batch,kw", HALVES_CASES)
+def test_validity_and_memory_from_cached_halves_equal_direct_calls(monkeypatch, name, n, seq, batch, kw):
+    # every try of the search, checked against validate() and memory_estimate() on the whole layout
+    checked = {"tries": 0, "memory": 0}
+    probe, memory = S._Trials.probe, S._Evaluator.memory
+
+    def direct(ev, g, mbs, rc):
+        pc = ParallelConfig(dp=g.dp, tp=g.tp, pp=g.pp, cp=g.cp, ep=g.ep, zero_stage=g.zero_stage, dp_shard=g.dp_shard,
+                            sp=g.sp, microbatch_size=mbs, schedule=g.schedule, virtual_stages=g.virtual_stages,
+                            recompute=rc, pp_layers=g.pp_layers, zero3_gather=g.zero3_gather, **ev.extra)
+        try:
+            lay = validate(pc, ev.model, ev.training, ev.n_devices)
+        except ConfigError:
+            return "invalid"
+        if any(getattr(lay.parallel, k) != v for k, v in ev.pinned.items()):
+            return "unhonoured"
+        return memory_estimate(ev.model, ev.training, lay, ev.reserve).total
+
+    def checked_probe(self, mbs, rc):
+        before = self.res.n_invalid
+        out = probe(self, mbs, rc)
+        ref = direct(self.ev, self.group, mbs, rc)
+        checked["tries"] += 1
+        if isinstance(ref, str):
+            assert out is None and self.res.n_invalid - before == (ref == "invalid"), (self.group, mbs, rc, ref)
+        else:
+            assert out is (ref <= H100.hbm_bytes), (self.group, mbs, rc)
+        return out
+
+    def checked_memory(self, trials, split, rc):
+        out = memory(self, trials, split, rc)
+        assert out == direct(self, trials.group, split.layout.parallel.microbatch_size, rc)  # bit for bit
+        checked["memory"] += 1
+        return out
+
+    monkeypatch.setattr(S._Trials, "probe", checked_probe)
+    monkeypatch.setattr(S._Evaluator, "memory", checked_memory)
+    _, res, _ = _tried(name, n, seq, batch, kw)
+    assert checked["tries"] >= res.n_layouts + res.n_invalid - 1 > 0  # minus the batch check of degree sets
+    assert checked["memory"] == res.n_layouts
+
+
+@pytest.mark.parametrize("framework", [None, BUSY])
+@pytest.mark.parametrize("name,n,seq,batch,kw", [c for c in HALVES_CASES if c[4].get("objective") != "memory"][:5])
+def test_step_time_bounds_are_below_the_estimate(name, n, seq, batch, kw, framework):
+    ev, _, feasible = _tried(name, n, seq, batch, kw, framework)
+    assert feasible
+    for c in feasible[:: max(1, len(feasible) // 150)]:
+        e = ev.estimate(c)
+        bounds = [ev.compute_bound(c), *ev.comm_bounds(c)]
+        assert all(b <= e.step_s for b in bounds), (c.group, c.microbatch_size, c.recompute, bounds, e.step_s)
+        assert bounds == sorted(bounds)  # each axis only tightens
+        assert c.memory == e.memory.total  # the ranking's memory key is the estimate's
+    # the bound is tight where only the optimizer is left out: one device (no dp traffic), no overheads
+    ev1, _, one = _tried("llama-3.2-1b", 1, 2048, 8, {})
+    for c in one:
+        e = ev1.estimate(c)
+        assert list(ev1.comm_bounds(c))[-1] == pytest.approx(e.step_s - e.optimizer_s, rel=1e-6)
+
+
+@pytest.mark.parametrize("name,n,tokens,top_k,objective", [
+    ("llama-3-8b", 8, 2**18, 1, "throughput"), ("llama-3-8b", 16, 2**19, 40, "throughput"),
+    ("mixtral-8x7b", 16, 2**19, 10, "throughput"), ("llama-3-70b", 32, 2**20, 5, "memory"),
+])
+def test_branch_and_bound_changes_nothing(monkeypatch, name, n, tokens, top_k, objective):
+    tr = TrainingSpec.from_tokens(4096, tokens)
+
+    def run():
+        r = search(MODELS[name], H100, tr, n, top_k=top_k, objective=objective, keep_infeasible=True)
+        return r, [(e.parallel, e.step_s, e.memory.total) for e in r.plans], [e.parallel for e in r.infeasible]
+
+    fast, plans, infeasible = run()
+    monkeypatch.setattr(S, "BRANCH_AND_BOUND", False)
+    full, plans_full, infeasible_full = run()
+    assert plans == plans_full and infeasible == infeasible_full
+    assert (fast.n_layouts, fast.n_invalid, fast.n_equivalent) == (full.n_layouts, full.n_invalid, full.n_equivalent)
+    assert fast.n_timed <= full.n_timed
+
+
+def test_branch_and_bound_times_few_layouts():
+    tr = TrainingSpec.from_tokens(8192, 16 * 2**20)
+    res = search(MODELS["mixtral-8x7b"], H100, tr, 64, top_k=5)
+    assert res.n_timed < 0.01 * res.n_layouts  # 89 of 40,511 when written
+
+
+def test_dominance_rules():
+    assert S.zero_stage_dominated(0, True) and S.zero_stage_dominated(1, True)
+    assert not S.zero_stage_dominated(2, True) and not S.zero_stage_dominated(1, False)
+    tr = TrainingSpec(seq_len=4096, global_batch_size=32)
+    space = S.build_space(L8, H100, tr, 8, {}, None, 4, None, 16, True)
+    assert S.schedule_dominated("1f1b", space) and not S.schedule_dominated("zero-bubble", space)
+    pinned = S.build_space(L8, H100, tr, 8, {"schedule": "1f1b"}, None, 4, None, 16, True)
+    assert not S.schedule_dominated("1f1b", pinned)
+    assert "gpipe" not in S.DEFAULT_SCHEDULES and set(S.SCHEDULES) == {"gpipe", "1f1b", "interleaved", "zero-bubble"}
+    # the walks: pipelined stops at the first policy that fits per microbatch size; unpipelined keeps
+    # only larger microbatches for stronger policies (fits: mbs <= 2 with none, <= 4 with full)
+    fits = {"none": 2, "selective": 2, "full": 4}
+    tried = []
+
+    def probe(mbs, rc):
+        tried.append((mbs, rc))
+        return mbs <= fits[rc]
+
+    S.walk_pipelined([8, 4, 2, 1], S.RECOMPUTE_ORDER, probe, prune=True)
+    assert tried == [(8, "none"), (8, "selective"), (8, "full"), (4, "none"), (4, "selective"), (4, "full"),
+                     (2, "none"), (1, "none")]
+    tried.clear()
+    S.walk_unpipelined([8, 4, 2, 1], S.RECOMPUTE_ORDER, probe)
+    assert tried == [(8, "none"), (4, "none"), (2, "none"), (8, "selective"), (4, "selective"), (8, "full"),
+                     (4, "full")]
+
+
+def test_candidate_order_is_the_product_order():
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64)
+    space = S.build_space(MODELS["mixtral-8x7b"], H100, tr, 16, {}, None, 4, None, 16, True)
+    degrees = list(S.degree_candidates(space))
+    assert degrees == sorted(degrees, key=lambda d: (d.tp, d.cp, d.pp, d.ep))
+    assert all(d.tp * d.cp * d.pp * d.dp == 16 and (d.dp * d.cp) % d.ep == 0 for d in degrees)
+    d = next(d for d in degrees if d.dp == 4 and d.tp == 2 and d.pp == 2)
+    groups = list(S.group_candidates(space, d, None))
+    # ZeRO-2 first (no shard / gather variants), then ZeRO-3 with the node-local shard (8 // (tp cp) = 4 = dp:
+    # not a strict sub-group, so none) and both gathers; sp off/on; ZB-H1 and interleaved(v=2, 4, 8, 16)
+    assert [(g.zero_stage, g.dp_shard, g.zero3_gather) for g in groups[:: 2 * 5]] == [
+        (2, None, "per_microbatch"), (3, None, "per_microbatch"), (3, None, "per_step")]
+    assert [(g.schedule, g.virtual_stages) for g in groups[:5]] == [
+        ("interleaved", 2), ("interleaved", 4), ("interleaved", 8), ("interleaved", 16), ("zero-bubble", 1)]
