@@ -101,18 +101,25 @@ def test_flops_match_published_formulas():
 
 def test_collective_formulas():
     h100 = HARDWARE["h100-sxm"]
-    W1 = 450e9 * 0.82
-    # 8 GPUs in one node, 1 GB AllGather: (7/8) * 1e9 / W1 + 7 hops of 5 us
+    W1, W2, base = 450e9 * 0.82, 50e9 * 0.85, 8.4e-6
+    # 8 GPUs in one node, 1 GB AllGather ring: base 8.4 us + 7 NVLink steps of 5 us + (7/8) * 1e9 / W1
     c = collective_cost("AllGather", 1e9, 8, 1, h100)
-    assert c.time_s == pytest.approx(7 / 8 * 1e9 / W1 + 7 * 5e-6) and c.level == "NVLink"
-    assert collective_cost("AllReduce", 1e9, 8, 1, h100).time_s == pytest.approx(2 * c.time_s)
-    # 64 GPUs over 8 nodes: scale-out term (n2-1)/(n W2) = 7/(64 * 50e9*0.85) dominates NVLink 7/(8 W1)
+    assert c.time_s == pytest.approx(base + 7 * 5e-6 + 7 / 8 * 1e9 / W1) and c.level == "NVLink"
+    # AllReduce ring: 2(n-1) = 14 steps, twice the bytes
+    c = collective_cost("AllReduce", 1e9, 8, 1, h100)
+    assert c.time_s == pytest.approx(base + 14 * 5e-6 + 2 * 7 / 8 * 1e9 / W1)
+    # 64 GPUs over 8 nodes, flat ring: every one of the 63 steps waits on the 20 us network hop; the bytes
+    # S (n-1)/n cross each node boundary through the node's 8 NICs: 8 W2 = 340 GB/s < W1
     c = collective_cost("ReduceScatter", 1e9, 64, 1, h100)
-    assert c.level == "scale-out"
-    assert c.time_s == pytest.approx(1e9 * 7 / (64 * 50e9 * 0.85) + 7 * 5e-6 + 7 * 2e-5)
-    # exactly two nodes: the scale-out term S/(16 W2) is smaller than the NVLink term 7S/(8 W1), so the node level
-    # bounds it (Scaling Book gpus.md: "two nodes ... the node level is the bottleneck")
-    assert collective_cost("AllReduce", 1e8, 16, 1, h100).level == "NVLink"
+    assert c.level == "scale-out" and c.algorithm == "ring"
+    assert c.time_s == pytest.approx(base + 63 * 2e-5 + 1e9 * 63 / 64 / (8 * W2))
+    # exactly two nodes, AllReduce of 1e8 B: tree (hierarchical) beats ring. Tree: base + 2 (7 x 5 us + 1 x 20 us)
+    # + max(2S/W1, 2S (1/2)/(8 W2)) / 0.8 (NCCL tree correction at floor(log2(1e8/64)) = 20) = 118.4 us + 0.678 ms;
+    # ring: base + 30 x 20 us + 2S (15/16)/(8 W2) = 1.16 ms. The NVLink chain bounds the tree (Scaling Book
+    # gpus.md: "two nodes ... the node level is the bottleneck")
+    c = collective_cost("AllReduce", 1e8, 16, 1, h100)
+    assert c.algorithm == "tree" and c.level == "NVLink"
+    assert c.time_s == pytest.approx(base + 2 * (7 * 5e-6 + 2e-5) + 2e8 / W1 / 0.8)
     slow = h100.model_copy(update={"scale_out_bandwidth": 12.5e9})
     assert collective_cost("AllReduce", 1e8, 16, 1, slow).level == "scale-out"
 

@@ -21,7 +21,12 @@ _SB_TPU = "Scaling Book tpus.md (jax-ml/scaling-book, Feb 2025)"
 _NCCL = ("NCCL all-reduce bus bandwidth measured at large messages: H100 ~370 of 450 GB/s "
          "(Scaling Book gpus.md); A100 ~230 of 300 GB/s (NVIDIA DGX A100 user guide, nccl-tests)")
 _IB = "InfiniBand/RoCE collective efficiency 0.85-0.9 (ezyang interactive guide SOURCES.md, estimate)"
-_LAT = "NVLink ~5 us, InfiniBand ~20 us per hop (Calculon system files); TPU ICI ~1 us/hop (Scaling Book)"
+_TPU_LAT = ("TPU ICI ~1 us per hop (Scaling Book sharding.md); no per-call NCCL base latency: XLA schedules ICI "
+            "collectives inside the compiled step (collective_latency = 0)")
+_LAT = ("NVLink ~5 us, InfiniBand ~20 us per ring step (Calculon system files; NVIDIA/nccl src/graph/tuning.cc "
+        "hwLat Ring/Simple: NVLink 3.4 us, NET 14 us + the path's latency); per-call base 8.4 us (tuning.cc baseLat "
+        "Ring/Simple, HardwareSpec.collective_latency); network post 1 us on Intel hosts (tuning.cc getNetOverhead); "
+        "TPU ICI ~1 us/hop (Scaling Book)")
 
 HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
     HardwareSpec(
@@ -91,32 +96,36 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
                  "latency": _LAT}),
     HardwareSpec(
         name="tpu-v4", kind="tpu", peak_flops_bf16=275e12, hbm_bytes=32 * GiB, hbm_bandwidth=1.2e12,
-        scale_up_size=4096, scale_up_bandwidth=9e10, scale_up_latency=1e-6, scale_out_bandwidth=6.25e9,
+        scale_up_size=4096, scale_up_bandwidth=9e10, scale_up_latency=1e-6, collective_latency=0.0,
+        scale_out_bandwidth=6.25e9,
         ici_dims=3, ici_axis_len=4, matmul_efficiency=0.7, scale_up_efficiency=0.9, scale_out_efficiency=0.85,
         sources={"all": _SB_TPU + ": v4p 2.75e14 bf16, 32 GB HBM at 1.2e12 B/s, ICI 4.5e10 one-way / 9e10 "
                                   "bidirectional per link, 3D torus, 4096-chip pod; DCN 2.5e10 B/s per 4-chip host",
-                 "latency": _LAT}),
+                 "latency": _TPU_LAT}),
     HardwareSpec(
         name="tpu-v5e", kind="tpu", peak_flops_bf16=1.97e14, hbm_bytes=16e9, hbm_bandwidth=8.2e11,
-        scale_up_size=256, scale_up_bandwidth=9e10, scale_up_latency=1e-6, scale_out_bandwidth=3.125e9,
+        scale_up_size=256, scale_up_bandwidth=9e10, scale_up_latency=1e-6, collective_latency=0.0,
+        scale_out_bandwidth=3.125e9,
         ici_dims=2, ici_axis_len=16, matmul_efficiency=0.67, scale_up_efficiency=0.9, scale_out_efficiency=0.85,
         sources={"all": _SB_TPU + ": v5e 1.97e14 bf16, 16 GB at 8.2e11 B/s (PR #106), ICI 9e10 bidirectional per "
                                   "link, 2D torus 16x16; DCN 3.125e9 B/s per chip (later revision)",
-                 "matmul_efficiency": "ezyang SOURCES.md: v5e effC 0.67", "latency": _LAT}),
+                 "matmul_efficiency": "ezyang SOURCES.md: v5e effC 0.67", "latency": _TPU_LAT}),
     HardwareSpec(
         name="tpu-v5p", kind="tpu", peak_flops_bf16=4.59e14, hbm_bytes=95 * GiB, hbm_bandwidth=2.76e12,
-        scale_up_size=8960, scale_up_bandwidth=1.8e11, scale_up_latency=1e-6, scale_out_bandwidth=6.25e9,
+        scale_up_size=8960, scale_up_bandwidth=1.8e11, scale_up_latency=1e-6, collective_latency=0.0,
+        scale_out_bandwidth=6.25e9,
         ici_dims=3, ici_axis_len=4, matmul_efficiency=0.82, scale_up_efficiency=0.9, scale_out_efficiency=0.85,
         sources={"all": _SB_TPU + ": v5p 4.59e14 bf16, 96 GB (95 GiB) HBM at 2.76e12 B/s, ICI 9e10 one-way / "
                                   "1.8e11 bidirectional per link, 3D torus 16x20x28 (8960 chips); DCN 6.25e9 B/s "
                                   "per chip (later revision)",
                  "matmul_efficiency": "fitted to the MaxText v5p runs (docs/accuracy.md); ezyang SOURCES.md gives "
-                                      "0.72 as a lower bound from end-to-end MFU", "latency": _LAT}),
+                                      "0.72 as a lower bound from end-to-end MFU", "latency": _TPU_LAT}),
     HardwareSpec(
         name="tpu-v6e", kind="tpu", peak_flops_bf16=9.18e14, hbm_bytes=32e9, hbm_bandwidth=1.64e12,
-        scale_up_size=256, scale_up_bandwidth=1.8e11, scale_up_latency=1e-6, scale_out_bandwidth=12.5e9,
+        scale_up_size=256, scale_up_bandwidth=1.8e11, scale_up_latency=1e-6, collective_latency=0.0,
+        scale_out_bandwidth=12.5e9,
         ici_dims=2, ici_axis_len=16, matmul_efficiency=0.7, scale_up_efficiency=0.9, scale_out_efficiency=0.85,
         sources={"all": _SB_TPU + ": v6e 9.2e14 bf16 (Google Cloud: 918 TFLOPS), 32 GB at 1.64e12 B/s, ICI 1.8e11 "
                                   "bidirectional per link, 2D torus 16x16; DCN 12.5e9 B/s per chip",
-                 "latency": _LAT}),
+                 "latency": _TPU_LAT}),
 ]}

@@ -40,9 +40,29 @@ class HardwareSpec(BaseModel):
     hbm_bandwidth: float = Field(ge=1e6, description="HBM bandwidth per device, bytes/s")
     scale_up_size: int = Field(gt=0, description="devices per NVLink domain / ICI slice")
     scale_up_bandwidth: float = Field(ge=1e6, description="per-device ring bandwidth of the scale-up level, bytes/s")
-    scale_up_latency: float = Field(default=5e-6, ge=0, le=1.0, description="per-hop latency of the scale-up level, s")
-    scale_out_bandwidth: float = Field(ge=1e6, description="per-device one-way scale-out (IB/RoCE/DCN) bandwidth, bytes/s")
-    scale_out_latency: float = Field(default=2e-5, ge=0, le=1.0, description="per-hop latency of the scale-out level, s")
+    scale_up_latency: float = Field(default=5e-6, ge=0, le=1.0,
+                                    description="per-hop (per ring step) latency of the scale-up level, s")
+    scale_out_bandwidth: float = Field(ge=1e6,
+                                       description="per-device one-way scale-out (IB/RoCE/DCN) bandwidth, bytes/s")
+    scale_out_latency: float = Field(default=2e-5, ge=0, le=1.0,
+                                     description="per-hop latency of the scale-out level, s; a ring that crosses "
+                                                 "nodes pays it on every step (shardplan.cost.comm)")
+    collective_latency: float = Field(
+        default=8.4e-6, ge=0, le=1.0,
+        description="per-call base latency of a collective (kernel launch and setup), s; NCCL src/graph/tuning.cc "
+                    "baseLat, Ring/Simple 8.4 us")
+    net_message_overhead: float = Field(
+        default=1e-6, ge=0, le=1.0,
+        description="host cost of posting one scale-out message, s (LogP 'o'); NCCL src/graph/tuning.cc "
+                    "getNetOverhead: 1 us on Intel hosts, 2 us on AMD hosts")
+    measured_busbw: dict[str, dict[int, float]] = Field(
+        default_factory=dict,
+        description="nccl-tests bus bandwidth (bytes/s) measured on this cluster: op -> {nodes: busbw}, with all "
+                    "GPUs of each node in the communicator; used for groups that span nodes (shardplan.cost.comm)")
+    measured_busbw_bytes: float | None = Field(
+        default=None, gt=0,
+        description="buffer size S (bytes) at which measured_busbw was measured; the model's latency at that size is "
+                    "taken out of it to get the bandwidth term. None: the table is the large-message bus bandwidth")
     ici_dims: int = Field(default=0, ge=0, le=3, description="torus dimensions (TPU); 0 = switched fabric")
     ici_axis_len: int = Field(default=4, gt=0, description="devices along one torus axis of a cube/slice")
     # Efficiency factors: fraction of peak achieved by large operations, same for every run on
@@ -58,6 +78,20 @@ class HardwareSpec(BaseModel):
     runtime_reserve_fraction: float = Field(default=0.05, ge=0, lt=1,
                                             description="extra fraction of HBM lost to fragmentation")
     sources: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _busbw_table(self) -> "HardwareSpec":
+        from shardplan.errors import ConfigError
+        legal = ["AllReduce", "AllGather", "ReduceScatter", "AllToAll"]
+        for op, table in self.measured_busbw.items():
+            if op not in legal:
+                raise ConfigError(f"measured_busbw has op {op!r}; legal: {', '.join(legal)}",
+                                  field="measured_busbw", value=op, legal=legal)
+            bad = {k: v for k, v in table.items() if k < 1 or not v > 0}
+            if bad or not table:
+                raise ConfigError(f"measured_busbw[{op!r}] needs node counts >= 1 and bus bandwidths > 0 bytes/s "
+                                  f"(got {bad or table})", field="measured_busbw", value=table)
+        return self
 
     @model_validator(mode="after")
     def _reserve(self) -> "HardwareSpec":
