@@ -8,9 +8,9 @@ Multiplication Background User's Guide" (Deep Learning Performance docs, DU-0979
   data and run faster; CUTLASS's Hopper kernels use 128x256x64 and 256x128x64 with a K step of
   64 elements for 16-bit inputs);
 * Sec. 3.1 *tile quantization*: M and N are padded up to whole tiles (and K to whole K steps);
-* Sec. 3.2 *wave quantization*: the tiles run in waves of ``sm_count`` (one tile per SM; "an
-  A100 has 108 SMs ... a wave of 108 256x128 tiles"), and a partial last wave takes a whole wave's
-  time;
+* Sec. 3.2 *wave quantization*: the tiles run in waves of ``sm_count`` (one tile per SM; the
+  guide's example: an A100's 108 SMs run a wave of 108 256x128 tiles), and a partial last wave
+  takes a whole wave's time;
 * Sec. 2 (math vs memory bound): arithmetic intensity ``2 M N K / (bytes of A + B + C)``; below
   the ridge ``C / W_hbm`` the GEMM is limited by HBM (roofline, Williams et al. 2009).
 
@@ -22,11 +22,13 @@ traffic.
 
 Per-SM throughput inside a full wave is the hardware's *large-GEMM asymptote*
 ``matmul_efficiency x peak / sm_count``: the one constant of this model that is fitted (see
-``shardplan/presets/hardware.py``). TPUs (``sm_count`` None) get tile quantization on the MXU
+``shardplan/presets/hardware.py``). Every tile shape gets that rate (stated simplification: the
+guide's smaller tiles are somewhat slower, so shapes that only suit small tiles come out a little
+optimistic). TPUs (``sm_count`` None) get tile quantization on the MXU
 grid (128x128 on v4/v5, 256x256 on v6e; Scaling Book tpus.md) and no waves.
 
 Attention core: FlashAttention kernels, speed per (kernel, architecture) from their authors'
-published benchmarks; see :func:`attention_efficiency`.
+published benchmarks; see :class:`AttentionKernel` and :func:`attention_kernel`.
 
 Units: elements for shapes, bytes, seconds, FLOP/s.
 """
