@@ -1,18 +1,24 @@
-"""Compute time of one microbatch: per layer (roofline) and per pipeline stage.
+"""Compute time of one microbatch: per layer and per pipeline stage.
 
-Per layer, matmuls take ``max(FLOPs / (eta_mm C), weight bytes / (eta_hbm W_hbm))`` (roofline,
-Williams et al. 2009) and element-wise operations take ``HBM bytes / (eta_hbm W_hbm)``; backward
-= 2 x forward (Narayanan et al. 2021 Sec. 5.1). Full recompute adds one forward of every layer,
-selective recompute one forward of the attention core (Korthikanti et al. 2022 Sec. 5). The last
-pipeline stage adds the LM head matmul (3 x 2 h V / tp per token) and the fp32 softmax
-cross-entropy over the vocab shard.
+Per layer: every GEMM at its sharded shape through :func:`shardplan.cost.gemm.gemm_time` (tile and
+wave quantization on the device's SMs against the large-GEMM asymptote ``matmul_efficiency``,
+HBM roofline; NVIDIA "Matrix Multiplication Background User's Guide"), forward and its two
+backward GEMMs (input and weight gradient; Narayanan et al. 2021 Sec. 5.1); the attention core at
+the speed its kernel reaches for this head dim and sequence length (FlashAttention-2/-3 and cuDNN
+benchmarks, :class:`shardplan.cost.gemm.AttentionKernel`); element-wise operations
+``HBM bytes x elementwise_traffic / (eta_hbm W_hbm)``. Full recompute adds one forward of every
+layer, selective recompute one forward of the attention core (Korthikanti et al. 2022 Sec. 5). The
+last pipeline stage adds the LM head GEMMs and the softmax cross-entropy over the vocab shard.
+The framework's ``layer_overhead_s`` is charged per layer per microbatch (``StageCompute.overhead_s``).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from shardplan.cost import flops as F
+from shardplan.cost.gemm import GemmDevice, GemmShape, attention_kernel, training_gemm_seconds
 from shardplan.cost.memory import StageParams, stage_params
 from shardplan.parallel import Layout, ParallelConfig
 from shardplan.specs.hardware import HardwareSpec
@@ -54,54 +60,148 @@ def elementwise_bytes_per_token(model: ModelSpec, training: TrainingSpec, parall
     return b
 
 
+def layer_gemm_shapes(model: ModelSpec, p: ParallelConfig, tokens: float, moe: bool) -> list[tuple[str, GemmShape]]:
+    """Forward GEMMs of one layer on ``tokens`` local tokens after tensor parallelism (Megatron
+    column / row split, Shoeybi et al. 2019 Sec. 3): M = tokens (with sequence parallelism the
+    input is all-gathered first, so M is the whole local sequence), N and K the sharded widths.
+
+    QKV ``[u, h] x [h, q/t + 2 kv_r]`` (``kv_r`` = kv/t, or one whole head per rank when tp
+    exceeds the KV heads and they are replicated), output ``[u, q/t] x [q/t, h]``, MLP up (gate
+    and up fused for SwiGLU) ``[u, h] x [h, (phi-1) F/t]`` and down ``[u, F/t] x [F/t, h]``. MoE:
+    the router ``[u, h] x [h, E]``, and per local expert (E/ep of them, balanced routing: each
+    receives ``u top_k ep / E`` tokens) the same MLP pair on ``F_e / t``; shared experts as a dense
+    MLP of width ``n_shared F_e``.
+    """
+    h, t, dh = model.d_model, p.tp, model.dim_head
+    u = max(1, round(tokens))
+    kv_r = model.kv_dim // t if model.kv_heads >= t else dh
+    up = model.mlp_matrices - 1
+    out = [("qkv", GemmShape(u, model.q_dim // t + 2 * kv_r, h)), ("attn_out", GemmShape(u, h, model.q_dim // t))]
+    if not moe:
+        f = model.ffn_dim // t
+        return out + [("mlp_up", GemmShape(u, up * f, h)), ("mlp_down", GemmShape(u, h, f))]
+    fe, local = model.expert_ffn // t, max(1, model.n_experts // p.ep)
+    m_e = max(1, round(tokens * model.top_k * p.ep / model.n_experts))
+    out += [("router", GemmShape(u, model.n_experts, h)), ("expert_up", GemmShape(m_e, up * fe, h, local)),
+            ("expert_down", GemmShape(m_e, h, fe, local))]
+    if model.n_shared_experts:
+        w = model.n_shared_experts * fe
+        out += [("shared_up", GemmShape(u, up * w, h)), ("shared_down", GemmShape(u, h, w))]
+    return out
+
+
+def attention_core_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: ParallelConfig,
+                     tokens: float) -> tuple[float, float]:
+    """(forward, backward) seconds of the attention core (QK^T, softmax, AV) on ``tokens`` local
+    tokens, in bf16 (Transformer Engine keeps attention in 16-bit under fp8 recipes).
+
+    * naive: the batched GEMMs ``[s/cp, d] x [d, s]`` and ``[s/cp, s] x [s, d]`` per (sequence,
+      local head) through :func:`~shardplan.cost.gemm.gemm_time`, tensor-core time only (the
+      score matrix's HBM traffic is in :func:`elementwise_bytes_per_token`);
+    * flash: the forward FLOPs (:func:`shardplan.cost.flops.attention_core_flops_fwd`) at the
+      framework's kernel speed for this head dim and key length
+      (:func:`shardplan.cost.gemm.attention_kernel`; key length s/cp per ring step, causal only
+      without cp), backward 2.5 x the FLOPs at its backward speed; SMs left idle when
+      ``sequences x heads x ceil((s/cp) / 128)`` query blocks are fewer than the SMs (FlashAttention-2
+      Sec. 3.2) scale both; with no published kernel for the hardware, the GEMM asymptote
+      (backward 2 x forward).
+    """
+    s, d, act = training.seq_len, model.dim_head, training.precision.activation_bytes
+    heads, sq = model.n_heads / p.tp, s / p.cp
+    seqs = tokens / sq
+    if training.attention == "naive":
+        b = max(1, round(seqs * heads))
+        f = b_ = 0.0
+        dev = GemmDevice.of(hw, "bf16")
+        for shape in (GemmShape(round(sq), s, d, b), GemmShape(round(sq), d, s, b)):
+            tf, tb, _ = training_gemm_seconds(shape, dev, act, act, math_only=True)
+            f, b_ = f + tf, b_ + tb
+        return f, b_
+    flops = F.attention_core_flops_fwd(model, s, training.causal) / p.tp * tokens
+    kern = attention_kernel(hw, training.framework.name)
+    if kern is None:
+        t = flops / hw.achieved_matmul_flops("bf16")
+        return t, 2 * t
+    causal = training.causal and p.cp == 1
+    occ = 1.0 if hw.sm_count is None else min(1.0, seqs * heads * math.ceil(sq / 128) / hw.sm_count)
+    peak = hw.peak_flops("bf16") * occ
+    return (flops / (kern.efficiency(d, sq, causal, "fwd") * peak),
+            2.5 * flops / (kern.efficiency(d, sq, causal, "bwd") * peak))
+
+
 @dataclass(frozen=True)
 class LayerTimes:
-    """Forward seconds of one transformer layer on one microbatch's local tokens.
+    """Seconds of one transformer layer on one microbatch's local tokens.
 
     Attributes:
-        fwd_mm: linear layers (roofline max of FLOP time and weight-read time).
-        fwd_attn: attention core (QK^T, AV) in bf16.
-        fwd_elem: element-wise operations (HBM-bound).
-        hbm_bound: the linear layers are limited by reading their weights, not by FLOPs.
+        fwd_mm: linear layers, forward (:func:`~shardplan.cost.gemm.gemm_time` per GEMM).
+        fwd_attn: attention core, forward (:func:`attention_core_s`).
+        fwd_elem: element-wise operations, forward (HBM-bound), x the framework's
+            ``elementwise_traffic``.
+        hbm_bound: most of the forward GEMM time is spent in HBM-bound GEMMs.
+        bwd_mm: linear layers, backward (input- and weight-gradient GEMMs).
+        bwd_attn: attention core, backward.
     """
 
     fwd_mm: float
     fwd_attn: float
     fwd_elem: float
     hbm_bound: bool
+    bwd_mm: float
+    bwd_attn: float
 
     @property
     def fwd(self) -> float:
         """Whole forward of the layer (seconds)."""
         return self.fwd_mm + self.fwd_attn + self.fwd_elem
 
+    @property
+    def bwd(self) -> float:
+        """Whole backward of the layer (seconds): element-wise backward = 2 x forward."""
+        return self.bwd_mm + self.bwd_attn + 2 * self.fwd_elem
+
 
 def layer_times(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: ParallelConfig,
-                 tokens: float, moe: bool) -> LayerTimes:
-    """Forward time of one layer on ``tokens`` local tokens (seconds), dense or MoE (``moe``).
+                tokens: float, moe: bool) -> LayerTimes:
+    """Times of one layer on ``tokens`` local tokens (seconds), dense or MoE (``moe``).
 
-    Roofline per operation (Williams et al. 2009): matmuls take ``max(FLOPs / (eta_mm C), weight
-    bytes / (eta_hbm W_hbm))``, element-wise operations ``HBM bytes / (eta_hbm W_hbm)``
-    (:func:`elementwise_bytes_per_token`), the attention core its FLOPs
-    (:func:`shardplan.cost.flops.attention_core_flops_fwd`) at the bf16 matmul rate.
+    Each GEMM of :func:`layer_gemm_shapes` and its two backward GEMMs through
+    :func:`~shardplan.cost.gemm.gemm_time` (tile and wave quantization on the device's SMs,
+    HBM roofline; the weight gradient accumulates into the gradient buffer: read + write of
+    ``grad_bytes``); the attention core by :func:`attention_core_s`; element-wise operations
+    ``HBM bytes x elementwise_traffic / (eta_hbm W_hbm)`` (:func:`elementwise_bytes_per_token`).
 
-    Linear layers run in the policy's compute dtype (fp8 with Transformer Engine-style recipes); the
-    attention core and the LM head stay in bf16 (NVIDIA Transformer Engine keeps both in 16-bit).
+    Linear layers run in the policy's compute dtype (fp8 with Transformer Engine-style recipes:
+    1-byte inputs); the attention core and the LM head stay in bf16 (NVIDIA Transformer Engine
+    keeps both in 16-bit).
     """
-    peak = hw.achieved_matmul_flops(training.precision.compute_dtype)
-    peak_attn = hw.achieved_matmul_flops("bf16")
+    prec = training.precision
+    dtype = prec.compute_dtype
+    in_b = 1.0 if dtype == "fp8" else prec.activation_bytes
+    fwd = bwd = hbm_fwd = 0.0
+    dev = GemmDevice.of(hw, dtype)
+    for _, shape in layer_gemm_shapes(model, p, tokens, moe):
+        tf, tb, bound = training_gemm_seconds(shape, dev, in_b, 2.0 * prec.grad_bytes)
+        fwd, bwd, hbm_fwd = fwd + tf, bwd + tb, hbm_fwd + (tf if bound else 0.0)
+    attn_f, attn_b = attention_core_s(model, training, hw, p, tokens)
     hbm = hw.hbm_bandwidth * hw.hbm_efficiency
-    mm_flops = 2.0 * F.layer_matmul_params(model, moe) / p.tp * tokens
-    # with ep > 1 tokens are redistributed, but on average each device still computes top_k expert MLPs
-    # per local token (balanced routing assumed)
-    weight_bytes = training.precision.param_bytes * (
-        (model.moe_layer_params() if moe else model.dense_layer_params()) / (p.tp * (p.ep if moe else 1)))
-    t_mm_flops = mm_flops / peak
-    t_mm_hbm = weight_bytes / hbm
-    attn = F.attention_core_flops_fwd(model, training.seq_len, training.causal and training.attention == "flash")
-    t_attn = attn / p.tp * tokens / peak_attn
-    t_elem = elementwise_bytes_per_token(model, training, p, moe) * tokens / hbm
-    return LayerTimes(max(t_mm_flops, t_mm_hbm), t_attn, t_elem, t_mm_hbm > t_mm_flops)
+    t_elem = (elementwise_bytes_per_token(model, training, p, moe) * training.framework.elementwise_traffic
+              * tokens / hbm)
+    return LayerTimes(fwd, attn_f, t_elem, hbm_fwd > fwd / 2, bwd, attn_b)
+
+
+def loss_bytes_per_logit(training: TrainingSpec) -> float:
+    """HBM bytes per vocabulary element per token of the LM head's softmax cross-entropy,
+    forward + backward.
+
+    'fused' (vocab-parallel / fused kernel): logits written and read (beta each), an fp32
+    softmax written and read (8): 2 (beta + 8). 'eager' (PyTorch ``F.cross_entropy`` on upcast
+    logits, one kernel per op): upcast (read beta, write 4), log-softmax (read 4 twice for max
+    and sum, read 4 write 4 for the output), its backward (read 4, write 4), downcast of the
+    gradient (read 4, write beta): 2 beta + 32.
+    """
+    beta = training.precision.activation_bytes
+    return 2.0 * beta + 32.0 if training.framework.loss == "eager" else 2.0 * (beta + 8.0)
 
 
 @dataclass(frozen=True)
@@ -110,11 +210,13 @@ class StageCompute:
 
     Attributes:
         stage: stage index (0 = first).
-        matmul_s: linear layers and attention core, forward + backward (3 x forward).
+        matmul_s: linear layers and attention core, forward + backward.
         elementwise_s: element-wise operations, forward + backward.
         recompute_s: the forward recomputed in the backward ('full': whole layers; 'selective':
             attention core).
         params: the stage's parameters (:class:`~shardplan.cost.memory.StageParams`).
+        overhead_s: launch / host dispatch the GPU waits for: the framework's
+            ``layer_overhead_s`` x the stage's layers (forward + backward of one microbatch).
     """
 
     stage: int
@@ -122,11 +224,26 @@ class StageCompute:
     elementwise_s: float
     recompute_s: float
     params: StageParams
+    overhead_s: float = 0.0
 
     @property
     def total_s(self) -> float:
-        """matmul + element-wise + recompute (seconds)."""
-        return self.matmul_s + self.elementwise_s + self.recompute_s
+        """matmul + element-wise + recompute + overhead (seconds)."""
+        return self.matmul_s + self.elementwise_s + self.recompute_s + self.overhead_s
+
+
+def lm_head_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: ParallelConfig,
+              tokens: float) -> tuple[float, float]:
+    """(matmul, element-wise) seconds of the LM head on ``tokens`` local tokens, forward +
+    backward: the ``[u, h] x [h, V/t]`` GEMM and its two backward GEMMs in bf16, and the
+    cross-entropy over the vocab shard (:func:`loss_bytes_per_logit`)."""
+    prec = training.precision
+    V = math.ceil(model.vocab_size / p.tp)
+    shape = GemmShape(max(1, round(tokens)), V, model.d_model)
+    dev = GemmDevice.of(hw, "bf16")
+    tf, tb, _ = training_gemm_seconds(shape, dev, prec.activation_bytes, 2.0 * prec.grad_bytes)
+    elem = loss_bytes_per_logit(training) * V * tokens / (hw.hbm_bandwidth * hw.hbm_efficiency)
+    return tf + tb, elem
 
 
 def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, layout: Layout, stage: int,
@@ -134,24 +251,22 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
     """Compute seconds of one microbatch on pipeline stage ``stage`` (see module docstring).
 
     Args:
-        dense_t, moe_t: forward times of one dense / MoE layer (:func:`layer_times`).
+        dense_t, moe_t: times of one dense / MoE layer (:func:`layer_times`).
     """
     p = layout.parallel
     sp_ = stage_params(model, layout, stage)
     mm = elem = rec = 0.0
     for lt, cnt in ((dense_t, sp_.layers - sp_.moe_layers), (moe_t, sp_.moe_layers)):
-        mm += cnt * 3 * (lt.fwd_mm + lt.fwd_attn)
+        mm += cnt * (lt.fwd_mm + lt.bwd_mm + lt.fwd_attn + lt.bwd_attn)
         elem += cnt * 3 * lt.fwd_elem
         if p.recompute == "full":
             rec += cnt * lt.fwd
         elif p.recompute == "selective":
             rec += cnt * lt.fwd_attn
-    if stage == p.pp - 1:  # LM head + cross-entropy (fp32 softmax over the vocab shard)
-        u, V = layout.local_tokens, model.vocab_size
-        hbm = hw.hbm_bandwidth * hw.hbm_efficiency
-        mm += 3 * 2.0 * model.d_model * V / p.tp * u / hw.achieved_matmul_flops("bf16")
-        elem += 2 * (training.precision.activation_bytes + 8) * V / p.tp * u / hbm
-    return StageCompute(stage, mm, elem, rec, sp_)
+    if stage == p.pp - 1:  # LM head + cross-entropy over the vocab shard
+        head_mm, head_elem = lm_head_s(model, training, hw, p, layout.local_tokens)
+        mm, elem = mm + head_mm, elem + head_elem
+    return StageCompute(stage, mm, elem, rec, sp_, sp_.layers * training.framework.layer_overhead_s)
 
 
 def slowest_stage(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, layout: Layout,

@@ -129,3 +129,51 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
                                   "bidirectional per link, 2D torus 16x16; DCN 12.5e9 B/s per chip",
                  "latency": _TPU_LAT}),
 ]}
+
+# ----- Compute units (issue 9 Sec. 3): SMs, GEMM tiles, architecture ---------------------------
+# Kept in one block so that each preset above stays as it was; applied below with validation.
+_CUTLASS = ("GEMM tiles 128x256 / 256x128 / 128x128 with K steps of 64 (NVIDIA Matrix Multiplication "
+            "Background User's Guide Sec. 2.3; CUTLASS sm80/sm90 bf16 kernels)")
+#: large-GEMM asymptotes (shardplan.cost.gemm: per-SM rate inside a full wave = efficiency x peak / sm_count),
+#: re-fitted with the shape model in place on the rows named (median |error|, leave-one-row-out in docs)
+_A100_GEMM = ("0.78: large-GEMM asymptote re-fitted with tile/wave quantization and the attention kernel model on "
+              "the 21 Megatron-LM A100 rows of Narayanan et al. 2021 (Tables 1, 2 PTD-P) and Korthikanti et al. "
+              "2022 (median |error| 1.4%, leave-one-row-out 1.4%)")
+_HOPPER_GEMM = dict(matmul_efficiency=0.59, fp8_matmul_efficiency=0.49)
+_HOPPER_GEMM_SOURCES = {
+    "matmul_efficiency": "0.59: large-GEMM asymptote of the Hopper tensor cores (H100 and H200 share it: same GH100 "
+                         "SMs and clocks), re-fitted with tile/wave quantization and the attention kernel model on the "
+                         "llm-foundry MPT-70B/30B H100 rows (median |error| 1.7%, leave-one-row-out 3.2%); isolated "
+                         "cuBLAS GEMMs reach ~0.73 (SemiAnalysis, ezyang SOURCES.md): an upper bound, the gap is "
+                         "end-to-end (clock throttling under load, framework overheads not yet modelled)",
+    "fp8_matmul_efficiency": "0.49: fp8 asymptote re-fitted the same way on the six NeMo 24.07 FP8 H100 rows "
+                             "(median |error| 3.3%, leave-one-row-out 5.0%)"}
+_MXU128 = "MXU 128x128 (Scaling Book tpus.md): XLA pads M, N, K of a matmul to multiples of 128"
+_COMPUTE_UNITS: dict[str, dict] = {
+    "a100-40gb": dict(sm_count=108, compute_arch="ampere", matmul_efficiency=0.78, sources={
+        "sm_count": "NVIDIA A100 Tensor Core GPU Architecture whitepaper: 108 SMs", "gemm_tiles": _CUTLASS,
+        "matmul_efficiency": _A100_GEMM}),
+    "a100-80gb": dict(sm_count=108, compute_arch="ampere", matmul_efficiency=0.78, sources={
+        "sm_count": "NVIDIA A100 Tensor Core GPU Architecture whitepaper: 108 SMs", "gemm_tiles": _CUTLASS,
+        "matmul_efficiency": _A100_GEMM}),
+    "h100-sxm": dict(sm_count=132, compute_arch="hopper", **_HOPPER_GEMM, sources={
+        "sm_count": "NVIDIA H100 Tensor Core GPU Architecture whitepaper: H100 SXM5 has 132 SMs",
+        "gemm_tiles": _CUTLASS, **_HOPPER_GEMM_SOURCES}),
+    "h200": dict(sm_count=132, compute_arch="hopper", **_HOPPER_GEMM, sources={
+        "sm_count": "same GH100 die and tensor cores as H100 SXM5 (NVIDIA H200 datasheet: 989 TFLOPS bf16): 132 SMs",
+        "gemm_tiles": _CUTLASS, **_HOPPER_GEMM_SOURCES}),
+    "b200": dict(sm_count=148, compute_arch="blackwell", sources={
+        "sm_count": "NVIDIA Blackwell B200: 2 dies x 74 SMs = 148 SMs (stated; not calibrated)",
+        "gemm_tiles": _CUTLASS}),
+    "mi300x": dict(sm_count=304, compute_arch="cdna3", sources={
+        "sm_count": "AMD Instinct MI300X datasheet: 304 compute units",
+        "gemm_tiles": _CUTLASS + " (assumed for rocBLAS)"}),
+    "tpu-v4": dict(compute_arch="tpu", gemm_tiles=((128, 128),), gemm_k_tile=128, sources={"gemm_tiles": _MXU128}),
+    "tpu-v5e": dict(compute_arch="tpu", gemm_tiles=((128, 128),), gemm_k_tile=128, sources={"gemm_tiles": _MXU128}),
+    "tpu-v5p": dict(compute_arch="tpu", gemm_tiles=((128, 128),), gemm_k_tile=128, sources={"gemm_tiles": _MXU128}),
+    "tpu-v6e": dict(compute_arch="tpu", gemm_tiles=((256, 256),), gemm_k_tile=256, sources={
+        "gemm_tiles": "MXU 256x256 on v6e (Scaling Book tpus.md): XLA pads matmul dims to multiples of 256"}),
+}
+for _name, _units in _COMPUTE_UNITS.items():
+    _h = HARDWARE[_name]
+    HARDWARE[_name] = HardwareSpec(**{**_h.model_dump(), **_units, "sources": {**_h.sources, **_units["sources"]}})

@@ -36,6 +36,18 @@ class HardwareSpec(BaseModel):
     kind: Literal["gpu", "tpu"] = "gpu"
     peak_flops_bf16: float = Field(ge=1e9, description="dense bf16 FLOP/s per device (datasheet sparse / 2)")
     peak_flops_fp8: float | None = Field(default=None, ge=1e9, description="dense fp8 FLOP/s per device")
+    # Compute units (shardplan.cost.gemm: tile and wave quantization of GEMMs, attention kernels).
+    sm_count: int | None = Field(default=None, gt=0, le=4096,
+                                 description="streaming multiprocessors / compute units that each run one GEMM "
+                                             "output tile at a time (a 'wave' = sm_count tiles); None: no wave "
+                                             "quantization (TPU: XLA streams tiles through the MXUs)")
+    gemm_tiles: tuple[tuple[int, int], ...] = Field(
+        default=((128, 256), (256, 128), (128, 128)), min_length=1,
+        description="output tile shapes (rows, cols) the GEMM library picks among; rows and cols are padded to them")
+    gemm_k_tile: int = Field(default=64, gt=0, le=1024,
+                             description="elements of K per main-loop step of one tile; K is padded to it")
+    compute_arch: Literal["ampere", "hopper", "blackwell", "cdna3", "tpu"] | None = Field(
+        default=None, description="architecture family: selects the published attention-kernel efficiency tables")
     hbm_bytes: float = Field(ge=2**20, description="HBM capacity per device, bytes")
     hbm_bandwidth: float = Field(ge=1e6, description="HBM bandwidth per device, bytes/s")
     scale_up_size: int = Field(gt=0, description="devices per NVLink domain / ICI slice")

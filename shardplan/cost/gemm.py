@@ -1,0 +1,284 @@
+"""Time of one GEMM from its shape, and of the attention core from its kernel's published speed.
+
+GEMM (``C[M, N] = A[M, K] B[K, N]``, ``batch`` independent problems). Source: NVIDIA, "Matrix
+Multiplication Background User's Guide" (Deep Learning Performance docs, DU-09799-001, 2023):
+
+* Sec. 2.1: the library splits C into output tiles, one thread block per tile, each stepping
+  through K; Sec. 2.3: cuBLAS tiles are 256x128, 128x256, 128x128, ... (larger tiles reuse more
+  data and run faster; CUTLASS's Hopper kernels use 128x256x64 and 256x128x64 with a K step of
+  64 elements for 16-bit inputs);
+* Sec. 3.1 *tile quantization*: M and N are padded up to whole tiles (and K to whole K steps);
+* Sec. 3.2 *wave quantization*: the tiles run in waves of ``sm_count`` (one tile per SM; the
+  guide's example: an A100's 108 SMs run a wave of 108 256x128 tiles), and a partial last wave
+  takes a whole wave's time;
+* Sec. 2 (math vs memory bound): arithmetic intensity ``2 M N K / (bytes of A + B + C)``; below
+  the ridge ``C / W_hbm`` the GEMM is limited by HBM (roofline, Williams et al. 2009).
+
+When there are fewer output tiles than SMs (e.g. the weight-gradient GEMM of a 256-wide tensor
+shard), the K loop is split over several thread blocks whose fp32 partial tiles are then summed
+(*split-K*, CUTLASS ``GemmSplitKSerial``; *Stream-K*, Osama et al. 2023, generalizes it); each
+slice after the first writes and reads back an fp32 partial: ``8 B x (split - 1) x M x N`` of HBM
+traffic.
+
+Per-SM throughput inside a full wave is the hardware's *large-GEMM asymptote*
+``matmul_efficiency x peak / sm_count``: the one constant of this model that is fitted (see
+``shardplan/presets/hardware.py``). Every tile shape gets that rate (stated simplification: the
+guide's smaller tiles are somewhat slower, so shapes that only suit small tiles come out a little
+optimistic). TPUs (``sm_count`` None) get tile quantization on the MXU
+grid (128x128 on v4/v5, 256x256 on v6e; Scaling Book tpus.md) and no waves.
+
+Attention core: FlashAttention kernels, speed per (kernel, architecture) from their authors'
+published benchmarks; see :class:`AttentionKernel` and :func:`attention_kernel`.
+
+Units: elements for shapes, bytes, seconds, FLOP/s.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+from shardplan.specs.hardware import HardwareSpec
+
+#: fewest K steps one split-K slice keeps (below it the fp32 fix-up costs more than it saves);
+#: CUTLASS's split-K examples slice K into >= 4 main-loop iterations (stated assumption)
+MIN_K_STEPS_PER_SPLIT = 4
+
+
+@dataclass(frozen=True)
+class GemmShape:
+    """``batch`` independent products ``C[m, n] = A[m, k] B[k, n]`` (elements)."""
+
+    m: int
+    n: int
+    k: int
+    batch: int = 1
+
+    @property
+    def flops(self) -> float:
+        """Useful FLOPs: 2 m n k per problem."""
+        return 2.0 * self.m * self.n * self.k * self.batch
+
+    def backward(self) -> tuple["GemmShape", "GemmShape"]:
+        """The two backward GEMMs of ``Y = X W`` with this forward shape (Narayanan et al. 2021
+        Sec. 5.1: backward = 2 x forward FLOPs): input gradient ``dX[m, k] = dY[m, n] W^T`` and
+        weight gradient ``dW[k, n] = X^T dY`` (reduction over the m tokens)."""
+        return GemmShape(self.m, self.k, self.n, self.batch), GemmShape(self.k, self.n, self.m, self.batch)
+
+
+@dataclass(frozen=True)
+class GemmTime:
+    """Predicted time of one GEMM and why.
+
+    Attributes:
+        seconds: max(math_s, memory_s).
+        math_s: tensor-core time with tile and wave quantization.
+        memory_s: HBM time of A, B, C (and split-K partials).
+        tile: the output tile the library would pick (fastest).
+        tiles: output tiles (all problems of the batch).
+        waves: waves of ``sm_count`` thread blocks (0 on TPUs).
+        split_k: K slices per tile (1 = none).
+        flops: useful FLOPs.
+    """
+
+    seconds: float
+    math_s: float
+    memory_s: float
+    tile: tuple[int, int]
+    tiles: int
+    waves: int
+    split_k: int
+    flops: float
+
+    @property
+    def memory_bound(self) -> bool:
+        """HBM traffic, not the tensor cores, sets the time."""
+        return self.memory_s > self.math_s
+
+
+def _wave_options(shape: GemmShape, tile: tuple[int, int], sms: int | None, k_tile: int
+                  ) -> list[tuple[int, int, int, int]]:
+    """(tiles, waves, split, K steps per slice) for each way to run ``shape`` with ``tile``
+    (guide Sec. 3.1-3.2): ``split`` = 1, and when there are fewer tiles than SMs every split-K
+    factor up to two waves of slices that leaves each slice ``MIN_K_STEPS_PER_SPLIT`` steps."""
+    tm, tn = tile
+    tiles = shape.batch * math.ceil(shape.m / tm) * math.ceil(shape.n / tn)
+    steps = math.ceil(shape.k / k_tile)
+    if sms is None:  # TPU: padded dimensions, no waves
+        return [(tiles, 0, 1, steps)]
+    top = 1 if tiles >= sms else max(1, min(steps // MIN_K_STEPS_PER_SPLIT, math.ceil(2 * sms / tiles)))
+    return [(tiles, math.ceil(tiles * s / sms), s, math.ceil(steps / s)) for s in range(1, top + 1)]
+
+
+@dataclass(frozen=True)
+class GemmDevice:
+    """What :func:`gemm_time` needs of the hardware for one dtype (hashable, built once per estimate).
+
+    Attributes:
+        sms: ``sm_count`` (None: TPU, no waves).
+        tiles: the library's output tile shapes.
+        k_tile: K elements per main-loop step.
+        rate: large-GEMM FLOP/s of the whole chip (``matmul_efficiency x peak``).
+        hbm: achieved HBM bytes/s (``hbm_efficiency x hbm_bandwidth``).
+    """
+
+    sms: int | None
+    tiles: tuple[tuple[int, int], ...]
+    k_tile: int
+    rate: float
+    hbm: float
+
+    @classmethod
+    def of(cls, hw: HardwareSpec, dtype: str = "bf16") -> "GemmDevice":
+        """The GEMM view of ``hw`` in ``dtype``.
+
+        Raises:
+            ConfigError: if ``dtype`` has no peak on ``hw`` (:meth:`HardwareSpec.achieved_matmul_flops`).
+        """
+        # a K step holds the same bytes per row: 64 bf16 or 128 fp8 elements on GPUs (CUTLASS sm90
+        # kernels: 128x256x64 for 16-bit, 128x256x128 for 8-bit inputs); TPU MXUs take 128 either way
+        k_tile = hw.gemm_k_tile * (2 if dtype == "fp8" and hw.sm_count is not None else 1)
+        return cls(hw.sm_count, tuple(hw.gemm_tiles), k_tile, hw.achieved_matmul_flops(dtype),
+                   hw.hbm_bandwidth * hw.hbm_efficiency)
+
+
+@lru_cache(maxsize=65536)
+def _gemm_time(shape: GemmShape, dev: GemmDevice, in_bytes: float, out_bytes: float) -> GemmTime:
+    """:func:`gemm_time` (cached: the search prices the same shapes many times)."""
+    b, m, n, k = shape.batch, shape.m, shape.n, shape.k
+    base_traffic = b * (in_bytes * (m * k + k * n) + out_bytes * m * n)
+    best: GemmTime | None = None
+    for tile in dev.tiles:
+        step_s = 2.0 * tile[0] * tile[1] * dev.k_tile / (dev.rate / dev.sms if dev.sms else dev.rate)
+        for tiles, waves, split, steps in _wave_options(shape, tile, dev.sms, dev.k_tile):
+            math_s = (waves if dev.sms else tiles) * steps * step_s
+            memory_s = (base_traffic + b * 8.0 * (split - 1) * m * n) / dev.hbm  # fp32 partials out and in
+            t = GemmTime(max(math_s, memory_s), math_s, memory_s, tile, tiles, waves, split, shape.flops)
+            if best is None or t.seconds < best.seconds:
+                best = t
+    assert best is not None
+    return best
+
+
+def gemm_time(shape: GemmShape, hw: HardwareSpec | GemmDevice, dtype: str = "bf16", in_bytes: float = 2.0,
+              out_bytes: float = 2.0) -> GemmTime:
+    """Seconds of one GEMM: the fastest of the hardware's tile shapes and split-K factors (cuBLAS's
+    heuristic picks among them, guide Sec. 2.3), each with tile and wave quantization, against the
+    HBM time of reading A and B (``in_bytes`` per element), writing C (``out_bytes``; 8 for a
+    weight gradient accumulated into an fp32 buffer: read + write 4 B) and, with split-K, writing
+    and reading back ``split - 1`` fp32 partial outputs; roofline max of the two.
+
+    Per-SM rate in a full wave: ``matmul_efficiency x peak / sm_count`` (the large-GEMM asymptote).
+    ``hw`` may be a prepared :class:`GemmDevice` (then ``dtype`` is ignored).
+
+    Raises:
+        ConfigError: if ``dtype`` has no peak on ``hw``.
+    """
+    dev = hw if isinstance(hw, GemmDevice) else GemmDevice.of(hw, dtype)
+    return _gemm_time(shape, dev, float(in_bytes), float(out_bytes))
+
+
+@lru_cache(maxsize=65536)
+def training_gemm_seconds(shape: GemmShape, dev: GemmDevice, in_bytes: float, wgrad_out_bytes: float,
+                          math_only: bool = False) -> tuple[float, float, bool]:
+    """(forward, backward) seconds of a linear layer with forward GEMM ``shape`` and whether its
+    forward is HBM-bound; the backward is the input-gradient plus weight-gradient GEMMs
+    (:meth:`GemmShape.backward`), the latter writing ``wgrad_out_bytes`` per element. Outputs of
+    the forward and input-gradient GEMMs are 16-bit (2 B) even with 1-byte fp8 inputs.
+    ``math_only``: tensor-core time only (the caller counts the operands' HBM traffic elsewhere)."""
+    out_b = max(2.0, in_bytes)
+    dgrad, wgrad = shape.backward()
+    times = [gemm_time(g, dev, in_bytes=in_bytes, out_bytes=o)
+             for g, o in ((shape, out_b), (dgrad, out_b), (wgrad, wgrad_out_bytes))]
+    sec = [t.math_s if math_only else t.seconds for t in times]
+    return sec[0], sec[1] + sec[2], times[0].memory_bound and not math_only
+
+
+@dataclass(frozen=True)
+class AttentionKernel:
+    """Speed of one fused-attention kernel on one architecture, as a fraction of the bf16 peak.
+
+    ``efficiency = peak_fraction x d / (d + d_half) x s_e / (s_e + s_half)`` with ``d`` the head
+    dimension and ``s_e`` the key length a query block loops over (``s``, or ``s / 2`` when causal):
+
+    * every key block costs two ``B_r x B_c x d`` matmuls on the tensor cores plus softmax work on
+      the ``B_r x B_c`` scores (exp, row max, rescale) on the slower non-tensor units, which does
+      not shrink with ``d`` (FlashAttention-2, Dao 2023, Sec. 3.1: "non-matmul FLOPs"), hence
+      ``d / (d + d_half)``;
+    * every query block pays fixed work (load Q, write O and the log-sum-exp; in the backward the
+      dQ accumulation and the dK, dV writes) amortized over its ``s_e / B_c`` key blocks, hence
+      ``s_e / (s_e + s_half)``; causal masking (partly masked diagonal blocks, unequal work per
+      block) multiplies ``s_half`` by ``causal_factor``.
+
+    Backward FLOPs are 2.5 x forward (five matmuls instead of two; the convention of
+    Dao-AILab/flash-attention ``benchmarks/benchmark_flash_attention.py``, ``flops(..., mode="bwd")``).
+
+    Attributes:
+        name, arch: kernel and architecture.
+        fwd_peak_fraction, bwd_peak_fraction: asymptotic fraction of the bf16 dense peak.
+        d_half: head dimension at which the softmax work halves the rate.
+        s_half_fwd, s_half_bwd: key length at which per-query-block costs halve the rate.
+        causal_factor: multiplier on ``s_half`` under a causal mask.
+        source: where the constants come from.
+    """
+
+    name: str
+    arch: str
+    fwd_peak_fraction: float
+    bwd_peak_fraction: float
+    d_half: float
+    s_half_fwd: float
+    s_half_bwd: float
+    causal_factor: float
+    source: str
+
+    def efficiency(self, head_dim: int, seq: float, causal: bool, phase: str) -> float:
+        """Fraction of the bf16 peak reached in ``phase`` ('fwd' or 'bwd') for key length ``seq``."""
+        peak = self.fwd_peak_fraction if phase == "fwd" else self.bwd_peak_fraction
+        s_half = (self.s_half_fwd if phase == "fwd" else self.s_half_bwd) * (self.causal_factor if causal else 1.0)
+        s_e = seq / 2 if causal else seq
+        return peak * head_dim / (head_dim + self.d_half) * s_e / (s_e + s_half)
+
+
+_FA3_FIG = ("least-squares fit (rms 2-6%) to the H100 80GB SXM5 bf16 benchmark of Shah et al. 2024, "
+            "FlashAttention-3, Fig. 5-6 (head dim 64 and 128, seq 512-16k, batch x seq = 16k, hidden 2048, "
+            "causal and not; tables in tests/test_compute_shape.py)")
+_FA2_A100 = ("FlashAttention-2 (Dao 2023) Sec. 4.1 on A100: forward up to 73%, backward up to 63% of the peak "
+             "(head dim 128, long sequences); head-dim and length terms of the same kernel on H100 (FA3 paper)")
+
+
+def _fa2_ampere() -> AttentionKernel:
+    """FA2 on A100: the H100 FA2 shape terms, peaks scaled so that head dim 128 at 16k keys (not
+    causal) gives the paper's 73% forward and 63% backward."""
+    h = ATTENTION_KERNELS[("fa2", "hopper")]
+    shape_f = h.efficiency(128, 16384, False, "fwd") / h.fwd_peak_fraction
+    shape_b = h.efficiency(128, 16384, False, "bwd") / h.bwd_peak_fraction
+    return AttentionKernel("fa2", "ampere", 0.73 / shape_f, 0.63 / shape_b, h.d_half, h.s_half_fwd,
+                           h.s_half_bwd, h.causal_factor, _FA2_A100)
+
+
+#: (kernel, architecture) -> published speed; fitted constants, see _FA3_FIG
+ATTENTION_KERNELS: dict[tuple[str, str], AttentionKernel] = {
+    ("fa2", "hopper"): AttentionKernel("fa2", "hopper", 0.412, 0.378, 17.0, 64.3, 263.0, 3.34, _FA3_FIG),
+    ("fa3", "hopper"): AttentionKernel("fa3", "hopper", 0.980, 0.915, 59.2, 219.0, 418.0, 1.67, _FA3_FIG),
+    ("cudnn", "hopper"): AttentionKernel("cudnn", "hopper", 0.844, 0.828, 57.8, 125.0, 361.0, 1.68, _FA3_FIG),
+}
+ATTENTION_KERNELS[("fa2", "ampere")] = _fa2_ampere()
+
+#: the attention kernel each framework profile runs: nanotron, torchtitan (PyTorch SDPA's flash
+#: backend), llm-foundry / PyTorch FSDP and DeepSpeed call FlashAttention-2; Megatron-LM / NeMo
+#: go through Transformer Engine, whose default on Hopper is cuDNN's fused attention (FA2 on
+#: Ampere); MaxText runs XLA / Pallas kernels (no published table: the GEMM asymptote)
+FRAMEWORK_ATTENTION_KERNEL = {"nanotron": "fa2", "torchtitan": "fa2", "pytorch-fsdp": "fa2",
+                              "deepspeed": "fa2", "megatron": "cudnn", "maxtext": "xla"}
+
+
+def attention_kernel(hw: HardwareSpec, framework: str) -> AttentionKernel | None:
+    """The published kernel model for ``framework`` on ``hw`` (falling back to FlashAttention-2
+    on the same architecture), or None when no table exists (the caller then prices the
+    attention core at the GEMM asymptote)."""
+    if hw.compute_arch is None:
+        return None
+    name = FRAMEWORK_ATTENTION_KERNEL.get(framework, "fa2")
+    return ATTENTION_KERNELS.get((name, hw.compute_arch)) or ATTENTION_KERNELS.get(("fa2", hw.compute_arch))

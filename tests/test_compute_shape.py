@@ -1,0 +1,228 @@
+"""Compute that depends on the shape of the work (issue 9 Sec. 3): GEMM tile / wave quantization,
+split-K, the HBM roofline, attention-kernel speed, element-wise traffic and per-layer overhead.
+
+Every expected number is derived by hand in the comments (NVIDIA "Matrix Multiplication Background
+User's Guide" Sec. 3.1-3.2 for the tile / wave counts; FlashAttention-3 paper Fig. 5-6 for the
+attention tables).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from shardplan.cost import flops as F
+from shardplan.cost.compute import (attention_core_s, layer_gemm_shapes, layer_times, loss_bytes_per_logit,
+                                    stage_compute)
+from shardplan.cost.gemm import ATTENTION_KERNELS, GemmShape, attention_kernel, gemm_time
+from shardplan.cost.step import estimate
+from shardplan.parallel import ParallelConfig, validate
+from shardplan.presets.frameworks import FRAMEWORKS
+from shardplan.presets.hardware import HARDWARE
+from shardplan.specs.framework import FrameworkProfile
+from shardplan.specs.hardware import HardwareSpec
+from shardplan.specs.model import ModelSpec
+from shardplan.specs.training import TrainingSpec
+
+H100 = HARDWARE["h100-sxm"]
+PEAK = 989.4e12
+#: one tile shape, a round asymptote, so that the hand derivations below stay short
+ONE_TILE = HardwareSpec(**{**H100.model_dump(), "gemm_tiles": ((128, 256),), "matmul_efficiency": 0.75})
+#: the shared grid's 1B model (shared/calibration/README.md)
+USP_1B = ModelSpec(name="usp-1b", n_layers=16, d_model=2048, n_heads=32, ffn_dim=8192, vocab_size=131072,
+                   tied_embeddings=True)
+NANOTRON = TrainingSpec(seq_len=4096, global_batch_size=256, framework=FRAMEWORKS["nanotron"])
+
+
+def _eff(g) -> float:
+    """Achieved fraction of the bf16 peak."""
+    return g.flops / (g.seconds * PEAK)
+
+
+def test_whole_waves_reach_the_asymptote():
+    # M = N = 4224 = 33 x 128 = 16.5 x 256: 33 x 17 = 561 tiles of 128x256 (the last tile column
+    # half empty), ceil(561 / 132) = 5 waves. Without quantization: 4224^2 / (128 x 256) = 544.5 tiles'
+    # worth of work in 5 x 132 = 660 slots -> efficiency 0.75 x 544.5 / 660 = 0.61875
+    g = gemm_time(GemmShape(4224, 4224, 4096), ONE_TILE)
+    assert (g.tiles, g.waves, g.split_k) == (561, 5, 1)
+    assert _eff(g) == pytest.approx(0.75 * 544.5 / 660)
+    # 4096 x 4096: 32 x 16 = 512 tiles, 4 waves (3.88 of work): 0.75 x 512 / 528 = 0.7273
+    g = gemm_time(GemmShape(4096, 4096, 4096), ONE_TILE)
+    assert (g.tiles, g.waves) == (512, 4) and _eff(g) == pytest.approx(0.75 * 512 / 528)
+    # exactly 2 waves: 33 x 8 = 264 tiles of 128x256 for M = 4224, N = 2048 -> the asymptote 0.75
+    assert _eff(gemm_time(GemmShape(4224, 2048, 8192), ONE_TILE)) == pytest.approx(0.75)
+
+
+def test_k_is_padded_to_the_k_step():
+    # K = 4097 runs ceil(4097 / 64) = 65 steps of 64 instead of 64.02: 0.75 x (4097 / 64) / 65 on 2 whole waves
+    g = gemm_time(GemmShape(4224, 2048, 4097), ONE_TILE)
+    assert _eff(g) == pytest.approx(0.75 * 4097 / (65 * 64))
+
+
+def test_split_k_fills_the_sms_when_tiles_are_few():
+    # dW of a 1024 x 1024 weight over 16384 tokens: 8 x 4 = 32 tiles of 128x256, 256 K steps.
+    # Without split: 32 of 132 SMs busy, efficiency 0.75 x 32 / 132 = 0.18. Split-K 4 -> 128 thread
+    # blocks in one wave of 64 steps each: 0.75 x 128 / 132 = 0.7273 (split 8: 256 blocks = 2 waves of
+    # 32 steps, the same time; the smaller split wins the tie). HBM: A and B 2 x 1024 x 16384 x 2 B
+    # = 67.1 MB, C 2.1 MB, 3 fp32 partials written and read 25.2 MB -> 94.4 MB / 2.68 TB/s = 35 us,
+    # below the 47 us of math.
+    g = gemm_time(GemmShape(1024, 1024, 16384), ONE_TILE)
+    assert (g.tiles, g.split_k, g.waves) == (32, 4, 1)
+    assert _eff(g) == pytest.approx(0.75 * 128 / 132) and not g.memory_bound
+    assert g.memory_s == pytest.approx((2 * 2 * 1024 * 16384 + 2 * 1024 * 1024 + 8 * 3 * 1024 * 1024)
+                                       / (3.35e12 * H100.hbm_efficiency))
+
+
+def test_small_k_is_hbm_bound():
+    # M = 65536, N = 2048, K = 64: 4 FLOP per byte of C alone; bytes = 2 (M K + K N + M N) = 277 MB
+    # -> 277e6 / (0.8 x 3.35e12) = 103 us, math 17.2 GFLOP / (0.75 x 989.4e12) = 23 us (x waves)
+    g = gemm_time(GemmShape(65536, 2048, 64), ONE_TILE)
+    assert g.memory_bound
+    assert g.seconds == pytest.approx(2 * (65536 * 64 + 64 * 2048 + 65536 * 2048) / (0.8 * 3.35e12))
+
+
+def test_tpu_pads_to_the_mxu():
+    # v5p: 128x128 MXU tiles and K steps, no waves: 2000^3 runs as 2048^3 -> 0.82 x (2000/2048)^3 = 0.7637
+    # (math 2 x 2048^3 / (0.82 x 459e12) = 45.6 us > HBM 3 x 2000^2 x 2 B / (0.8 x 2.76e12) = 10.9 us)
+    v5p = HARDWARE["tpu-v5p"]
+    g = gemm_time(GemmShape(2000, 2000, 2000), v5p)
+    assert g.waves == 0 and g.flops / (g.seconds * v5p.peak_flops_bf16) == pytest.approx(0.82 * (2000 / 2048) ** 3)
+
+
+def test_h200_shares_the_h100_gemm_model():
+    h200 = HARDWARE["h200"]
+    assert (h200.sm_count, h200.matmul_efficiency, h200.fp8_matmul_efficiency, h200.gemm_tiles) == (
+        H100.sm_count, H100.matmul_efficiency, H100.fp8_matmul_efficiency, H100.gemm_tiles) == (
+        132, 0.59, 0.49, ((128, 256), (256, 128), (128, 128)))
+    assert HARDWARE["a100-80gb"].sm_count == 108
+
+
+def test_layer_gemms_carry_the_layer_flops():
+    # the sum of 2 M N K over the forward GEMMs is 2 x matmul params / tp x tokens (dense and MoE), except
+    # the MoE router h x E, which every tp rank computes whole
+    mix = ModelSpec(name="moe", n_layers=4, d_model=1024, n_heads=16, n_kv_heads=4, ffn_dim=2816, vocab_size=32000,
+                    n_experts=8, top_k=2, n_shared_experts=1)
+    for model, moe, p in ((USP_1B, False, ParallelConfig(tp=4)), (mix, True, ParallelConfig(tp=2, ep=4))):
+        shapes = [s for _, s in layer_gemm_shapes(model, p, 8192, moe)]
+        router = model.d_model * model.n_experts if moe else 0
+        expect = 2 * (F.layer_matmul_params(model, moe) - router) / p.tp * 8192 + 2 * router * 8192
+        assert sum(s.flops for s in shapes) == pytest.approx(expect)
+
+
+def test_tp8_on_a_1b_model_is_small_gemm_territory():
+    # 1B at tp=8, one 4096-token sequence: QKV forward is 4096 x 768 x 2048 -> 32 x 3 = 96 tiles of
+    # 128x256 on 132 SMs, one wave of 32 K steps (split 2 = 2 waves of 16 steps: same): 0.59 x 96/132
+    p8 = ParallelConfig(tp=8, sp=True)
+    qkv = dict(layer_gemm_shapes(USP_1B, p8, 4096, False))["qkv"]
+    assert (qkv.m, qkv.n, qkv.k) == (4096, 768, 2048)
+    assert _eff(gemm_time(qkv, H100)) == pytest.approx(0.59 * 96 / 132)
+    # per token, the whole layer's GEMMs are slower at mbs 1 (4096 tokens) than at mbs 16 (65536)
+    small, big = (layer_times(USP_1B, NANOTRON, H100, p8, u, False) for u in (4096, 65536))
+    assert (small.fwd_mm + small.bwd_mm) * 16 > 1.05 * (big.fwd_mm + big.bwd_mm)
+    # ... and tp=8 is slower per token than tp=1 (the same work spread on 8 GPUs takes > 1/8 of the time)
+    one = layer_times(USP_1B, NANOTRON, H100, ParallelConfig(tp=1), 65536, False)
+    assert (big.fwd_mm + big.bwd_mm) * 8 > 1.01 * (one.fwd_mm + one.bwd_mm)
+
+
+#: FlashAttention-3 paper (Shah et al. 2024) Fig. 5-6, H100 80GB SXM5 bf16, TFLOP/s at seq 512 .. 16k
+#: (batch x seq = 16k, hidden 2048): {(kernel, phase, head dim, causal): values}
+FA3_PAPER = {
+    ("fa2", "fwd", 128, False): [309, 350, 362, 368, 370, 370],
+    ("fa2", "fwd", 128, True): [191, 260, 298, 319, 333, 335],
+    ("fa2", "fwd", 64, False): [282, 306, 318, 321, 322, 324],
+    ("fa2", "fwd", 64, True): [180, 229, 262, 284, 295, 299],
+    ("fa2", "bwd", 128, False): [214, 260, 291, 310, 318, 322],
+    ("fa2", "bwd", 64, False): [198, 238, 264, 279, 287, 291],
+    ("fa3", "fwd", 128, False): [497, 565, 625, 638, 646, 648],
+    ("fa3", "fwd", 128, True): [292, 423, 521, 579, 602, 616],
+    ("fa3", "fwd", 64, False): [333, 392, 460, 476, 496, 497],
+    ("fa3", "fwd", 64, True): [197, 265, 371, 420, 460, 473],
+    ("fa3", "bwd", 128, False): [316, 424, 501, 542, 559, 561],
+    ("fa3", "bwd", 64, False): [272, 363, 422, 453, 472, 474],
+    ("cudnn", "fwd", 128, False): [467, 574, 617, 609, 600, 595],
+    ("cudnn", "fwd", 128, True): [315, 410, 484, 518, 529, 539],
+    ("cudnn", "fwd", 64, False): [335, 373, 395, 408, 412, 413],
+    ("cudnn", "bwd", 128, False): [305, 408, 465, 499, 518, 516],
+    ("cudnn", "bwd", 64, False): [266, 348, 395, 417, 432, 433],
+}
+
+
+@pytest.mark.parametrize("key", sorted(FA3_PAPER))
+def test_attention_kernels_reproduce_the_fa3_paper(key):
+    kernel, phase, d, causal = key
+    k = ATTENTION_KERNELS[(kernel, "hopper")]
+    for s, tf in zip((512, 1024, 2048, 4096, 8192, 16384), FA3_PAPER[key]):
+        assert k.efficiency(d, s, causal, phase) * PEAK / 1e12 == pytest.approx(tf, rel=0.125)
+    # FA2 (the grid's kernel) is fitted within 5% everywhere (cuDNN's forward peaks at 2k, 12% above the fit)
+    if kernel == "fa2":
+        for s, tf in zip((512, 1024, 2048, 4096, 8192, 16384), FA3_PAPER[key]):
+            assert k.efficiency(d, s, causal, phase) * PEAK / 1e12 == pytest.approx(tf, rel=0.05)
+
+
+def test_fa2_on_a100_matches_the_fa2_paper():
+    # Dao 2023 Sec. 4.1: up to 73% (forward) and 63% (backward) of the A100 peak, head dim 128, long seq
+    k = ATTENTION_KERNELS[("fa2", "ampere")]
+    assert k.efficiency(128, 16384, False, "fwd") == pytest.approx(0.73)
+    assert k.efficiency(128, 16384, False, "bwd") == pytest.approx(0.63)
+
+
+def test_attention_kernel_per_framework():
+    assert attention_kernel(H100, "nanotron").name == "fa2"
+    assert attention_kernel(H100, "megatron").name == "cudnn"
+    assert attention_kernel(HARDWARE["a100-80gb"], "megatron").name == "fa2"  # TE uses FA2 on Ampere
+    assert attention_kernel(HARDWARE["tpu-v5p"], "maxtext") is None
+
+
+def test_flash_attention_time_on_the_1b_model():
+    # 1B (head dim 64), seq 4096 causal, one sequence, tp=1, FA2 on H100:
+    # forward FLOPs 4 x 2048 x 4096 / 2 per token x 4096 tokens = 68.7 GFLOP;
+    # efficiency 0.412 x 64/81 x 2048 / (2048 + 64.3 x 3.34) = 0.2946 -> 0.2357 ms
+    # backward 2.5 x FLOPs at 0.378 x 64/81 x 2048 / (2048 + 263 x 3.34) = 0.2099 -> 0.827 ms
+    f, b = attention_core_s(USP_1B, NANOTRON, H100, ParallelConfig(), 4096)
+    flops = 4 * 2048 * 4096 / 2 * 4096
+    e_f = 0.412 * 64 / 81 * 2048 / (2048 + 64.3 * 3.34)
+    e_b = 0.378 * 64 / 81 * 2048 / (2048 + 263 * 3.34)
+    assert f == pytest.approx(flops / (e_f * PEAK)) and b == pytest.approx(2.5 * flops / (e_b * PEAK))
+    assert f == pytest.approx(2.357e-4, rel=1e-3)
+    # at tp=8 only 4 heads x 32 query blocks = 128 thread blocks run on 132 SMs: 128/132 of the speed
+    f8, _ = attention_core_s(USP_1B, NANOTRON, H100, ParallelConfig(tp=8, sp=True), 4096)
+    assert f8 == pytest.approx(f / 8 * 132 / 128)
+
+
+def test_elementwise_traffic_and_layer_overhead():
+    slow = FrameworkProfile(name="nanotron", elementwise_traffic=2.5, layer_overhead_s=1e-3, grad_buffer_bytes=4)
+    tr2 = NANOTRON.model_copy(update={"framework": slow})
+    p = ParallelConfig(dp=8)
+    a, b = (layer_times(USP_1B, t, H100, p, 8192, False) for t in (NANOTRON, tr2))
+    assert b.fwd_elem == pytest.approx(2.5 * a.fwd_elem) and b.fwd_mm == a.fwd_mm
+    lay = validate(p.model_copy(update={"microbatch_size": 2}), USP_1B, tr2, 8)
+    st = stage_compute(USP_1B, tr2, H100, lay, 0, b, b)
+    # 16 layers x 1 ms per microbatch, a named term of the stage's total
+    assert st.overhead_s == pytest.approx(16e-3)
+    assert st.total_s == pytest.approx(st.matmul_s + st.elementwise_s + st.recompute_s + 16e-3)
+    e1, e2 = (estimate(USP_1B, H100, t, p.model_copy(update={"microbatch_size": 2}), 8) for t in (NANOTRON, tr2))
+    # 16 microbatches per step: the overhead adds 16 x 16 ms = 0.256 s of compute plus the extra HBM bytes
+    extra_elem = e2.elementwise_s - e1.elementwise_s
+    assert e2.compute_s - e1.compute_s == pytest.approx(0.256 + extra_elem, rel=1e-6)
+
+
+def test_loss_bytes_by_implementation():
+    # fused: 2 (beta + 8) = 20 B per logit; eager: upcast 2 + 4, log-softmax 4 + 4 + 4 + 4, its backward
+    # 4 + 4, downcast 4 + 2 = 36 B
+    eager = NANOTRON.model_copy(update={"framework": FrameworkProfile(name="x", loss="eager")})
+    assert (loss_bytes_per_logit(NANOTRON), loss_bytes_per_logit(eager)) == (20.0, 36.0)
+
+
+def test_naive_attention_is_priced_as_batched_gemms():
+    # GPT-3 175B shapes (head dim 128, 96 heads, seq 2048), tp=8, one sequence: 12 heads per GPU.
+    # QK^T = 12 x [2048, 128] x [128, 2048]: 12 x 16 x 8 = 1536 tiles of 128x256 in ceil(1536/108) = 15
+    # waves -> 0.78 x 1536/1620 = 0.7396. AV = 12 x [2048, 2048] x [2048, 128]: 12 x 16 = 192 tiles of
+    # 128x128 in 2 waves -> 0.78 x 192/216 = 0.6933. Equal FLOPs (12.9 GFLOP each): forward efficiency is
+    # their harmonic mean 0.7157 (tensor-core time only: the score traffic is element-wise HBM time)
+    gpt3 = ModelSpec(name="gpt3", n_layers=96, d_model=12288, n_heads=96, ffn_dim=49152, vocab_size=51200,
+                     mlp="gelu", norm="layernorm", position="learned", max_position_embeddings=2048)
+    tr = TrainingSpec(seq_len=2048, global_batch_size=8, attention="naive")
+    f, b = attention_core_s(gpt3, tr, HARDWARE["a100-80gb"], ParallelConfig(tp=8), 2048)
+    flops = 2 * 12 * 2 * 2048 ** 2 * 128
+    e_qk, e_av = 0.78 * 1536 / 1620, 0.78 * 192 / 216
+    assert flops / (f * 312e12) == pytest.approx(2 / (1 / e_qk + 1 / e_av))
+    assert b > 1.9 * f
