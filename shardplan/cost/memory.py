@@ -1,6 +1,10 @@
-"""Per-device memory of the most loaded device (bytes).
+"""Per-device memory of the most loaded device (bytes), as the caching allocator sees it.
 
-Model state follows the ZeRO paper (Rajbhandari et al. 2020, Sec. 5.1, Fig. 1): with Psi
+The peak is the sum of named terms at the point of the step where it occurs (the end of the
+forward pass of the in-flight microbatches on the stage, when every stored activation and the
+loss of the current microbatch are alive at once), each with its source:
+
+**Model state** follows the ZeRO paper (Rajbhandari et al. 2020, Sec. 5.1, Fig. 1): with Psi
 parameters, ZeRO shard degree N_d and the precision policy's bytes per element,
 
 * stage 0: params + grads + master + optimizer, all replicated;
@@ -10,15 +14,39 @@ parameters, ZeRO shard degree N_d and the precision policy's bytes per element,
   the one being prefetched (DeepSpeed ``estimate_zero3_model_states_mem_needs``: 4 bytes x the
   largest layer = 2 fp16 buffers).
 
+The gradient bytes are the framework's accumulation buffer when its profile names one
+(``FrameworkProfile.grad_buffer_bytes``, e.g. fp32 main grads; applied by ``TrainingSpec``).
 Megatron-LM's distributed optimizer shards over the dp x cp group (cost_models note 10.3), as
-here. Tensor-parallel weights are split tp ways (Shoeybi et al. 2019), experts over ep x tp.
+here; nanotron's ZeRO-1 keeps the full fp32 gradient buffer on every rank and shards the fp32
+master weights and Adam moments (``optim/gradient_accumulator.py`` FP32GradientAccumulator,
+``optim/zero.py``), which is ZeRO stage 1 here. Tensor-parallel weights are split tp ways
+(Shoeybi et al. 2019), experts over ep x tp.
 
-Activations generalise Korthikanti et al. 2022 (Table 2; "34 s b h + 5 a s^2 b" per layer for
+**Activations** generalise Korthikanti et al. 2022 (Table 2; "34 s b h + 5 a s^2 b" per layer for
 GPT with F = 4h, 16-bit activations and dropout) to GQA, SwiGLU, flash attention, sequence and
 context parallelism, recompute policies and pipeline schedules -- the breakdown per stored tensor
 is in :func:`activation_bytes_per_token`. Pipeline in-flight microbatches per schedule follow
 Narayanan et al. 2021 (Sec. 2.2: GPipe holds m, 1F1B at most p) and Korthikanti et al. 2022
-(Sec. 4.2.3: interleaving multiplies the first stage by 1 + (p-1)/(p*v)).
+(Sec. 4.2.3: interleaving multiplies the first stage by 1 + (p-1)/(p*v)). The embedding output
+is the first layer's input (counted with the layer); the last stage adds the final norm's and
+the LM head's inputs and the loss (:func:`output_layer_bytes_per_token`,
+:func:`loss_bytes_per_token`; Korthikanti et al. 2022 Sec. 4.3).
+
+**Communication buffers**: with sequence parallelism a column-parallel linear all-gathers its
+input and a row-parallel linear produces an un-reduced output before its reduce-scatter, both
+full-sequence (Korthikanti et al. 2022 Sec. 4.2.2, Fig. 5; Megatron-LM keeps the gathered input
+in a ``GlobalMemoryBuffer``, nanotron in ``parallel/utils.py`` MemoryBuffer): 2 x tokens x h x
+beta, not divided by tp (:func:`sp_buffer_bytes`).
+
+**Runtime** (framework profile): the caching allocator reserves more than it allocates
+(``FrameworkProfile.allocator_overhead`` x the allocated peak: fragmentation and block rounding
+of the PyTorch caching allocator, what ``torch.cuda.max_memory_reserved`` exceeds
+``max_memory_allocated`` by), and the process holds memory outside the allocator
+(``FrameworkProfile.context_bytes``: CUDA context, cuBLAS workspaces, NCCL communicator buffers).
+A profile that sets either describes the runtime itself and replaces the hardware's generic
+``runtime_reserve`` (one source of truth); the neutral default profile keeps the hardware
+reserve. :attr:`MemoryBreakdown.allocator_peak` is what the allocator reports (compare it with
+``max_memory_reserved``), :attr:`MemoryBreakdown.total` the device usage that must fit in HBM.
 """
 
 from __future__ import annotations
@@ -100,7 +128,11 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     * MLP input: beta*h/sigma; MLP intermediates: SwiGLU gate, up, product 3*beta*F/t; GeLU input
       and output 2*beta*F/t (Korthikanti: 8sbh + 8sbh for F = 4h);
     * MoE: intermediates of top_k experts, 2*beta*k*h dispatch/combine buffers, 4*E router probs;
-    * dropout masks: 1 byte * h/sigma after attention and after the MLP, when dropout is on.
+    * dropout masks: 1 byte * h/sigma after attention and after the MLP, when dropout is on;
+    * eager model code (``FrameworkProfile.loss == 'eager'``: the framework runs PyTorch eager
+      modules, not fused kernels): an unfused SwiGLU ``act(gate) * up`` also keeps ``act(gate)``
+      for the multiply's backward, beta*F/t more (nanotron ``models/llama.py`` GLUActivation;
+      torchtitan ``F.silu(w1(x)) * w3(x)``; Megatron-LM's ``bias_swiglu_impl`` keeps only its input).
 
     Check: MHA, GeLU, F = 4h, naive attention with dropout, t = 1 gives 34h + 5as (Korthikanti Eq. 1).
     """
@@ -118,7 +150,8 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     else:
         b += (5.0 if training.dropout else 2.0) * a * s / t
     b += beta * h / sigma  # MLP input
-    phi_store = 3 if model.mlp == "swiglu" else 2
+    gated = model.mlp == "swiglu"
+    phi_store = (4 if training.framework.loss == "eager" else 3) if gated else 2
     if moe:
         b += beta * phi_store * model.expert_ffn * (model.top_k + model.n_shared_experts) / t
         b += 2 * beta * model.top_k * h / sigma + 4.0 * model.n_experts
@@ -129,9 +162,61 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     return b
 
 
+def loss_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:
+    """Bytes per local token of the logits and the loss on the last stage, vocab split over tp.
+
+    Per vocab element of a token (beta = activation bytes):
+
+    * ``'fused'`` (Megatron-LM ``vocab_parallel_cross_entropy``): the beta-byte logits and one fp32
+      copy that becomes the softmax saved for backward: beta + 4;
+    * ``'eager'``: the beta-byte logits, their fp32 upcast and a second fp32 tensor (the shifted
+      logits exponentiated in place into the saved softmax, nanotron
+      ``parallel/tensor_parallel/functional.py`` _ShardedCrossEntropy; the log-softmax output of
+      PyTorch ``F.cross_entropy``) are alive together at the end of the forward: beta + 8. The
+      backward reuses the saved fp32 buffer for the gradient (nanotron, in place) or writes one
+      more fp32 tensor after the upcast is freed (PyTorch), so the forward is the peak.
+    """
+    beta = training.precision.activation_bytes
+    per_element = beta + (8 if training.framework.loss == "eager" else 4)
+    return per_element * model.vocab_size / layout.parallel.tp
+
+
+def output_layer_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:
+    """Bytes per local token the last stage stores for the output layer besides the logits: the
+    final norm's input and the LM head's input (the norm's output), 2*beta*h/sigma (Korthikanti
+    et al. 2022 Sec. 4.3 counts the final layer norm and the output layer on the last stage)."""
+    return 2 * training.precision.activation_bytes * model.d_model / layout.seq_shard
+
+
+def sp_buffer_bytes(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:
+    """Sequence-parallel communication buffers of the layer being computed (bytes): the
+    all-gathered input of a column-parallel linear and the un-reduced output of a row-parallel
+    linear, each ``tokens x h x beta`` over the full local sequence (not divided by tp); 0
+    without sequence parallelism (sources in the module docstring)."""
+    if layout.seq_shard <= 1:
+        return 0.0
+    return 2 * layout.local_tokens * model.d_model * training.precision.activation_bytes
+
+
 @dataclass
 class MemoryBreakdown:
-    """Per-device bytes of the most loaded pipeline stage."""
+    """Per-device bytes of the most loaded pipeline stage.
+
+    Attributes:
+        params, grads, optimizer: model state (see module docstring).
+        zero3_buffers: ZeRO-3 / FSDP gather (and prefetch) buffers.
+        activations: stored activations of the in-flight microbatches (and the output layer's
+            inputs on the last stage).
+        logits: logits and loss of the current microbatch (last stage).
+        comm_buffers: sequence-parallel communication buffers (:func:`sp_buffer_bytes`).
+        fragmentation: caching-allocator reserve above the allocated peak
+            (``FrameworkProfile.allocator_overhead`` x :attr:`allocated`).
+        context: memory outside the allocator (``FrameworkProfile.context_bytes``).
+        reserve: the hardware's generic runtime reserve, used when the profile does not describe
+            the runtime (``HardwareSpec.hbm_bytes - usable_hbm_bytes()``).
+        stage: the pipeline stage.
+        host_offload: bytes moved to host memory.
+    """
 
     params: float = 0.0
     grads: float = 0.0
@@ -142,6 +227,9 @@ class MemoryBreakdown:
     reserve: float = 0.0
     stage: int = 0
     host_offload: float = 0.0
+    comm_buffers: float = 0.0
+    fragmentation: float = 0.0
+    context: float = 0.0
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -150,26 +238,47 @@ class MemoryBreakdown:
         return self.params + self.grads + self.optimizer
 
     @property
-    def total(self) -> float:
-        """Everything on the device, runtime reserve included (bytes)."""
+    def allocated(self) -> float:
+        """Bytes of live tensors at the peak (``torch.cuda.max_memory_allocated``)."""
         return (self.params + self.grads + self.optimizer + self.zero3_buffers + self.activations
-                + self.logits + self.reserve)
+                + self.logits + self.comm_buffers)
+
+    @property
+    def allocator_peak(self) -> float:
+        """Bytes the caching allocator holds at the peak (``torch.cuda.max_memory_reserved``):
+        allocated + fragmentation; excludes the runtime context and reserve."""
+        return self.allocated + self.fragmentation
+
+    @property
+    def total(self) -> float:
+        """Device usage at the peak (bytes): allocator peak + runtime context + hardware reserve.
+        ``fits`` compares it with the HBM capacity."""
+        return self.allocator_peak + self.context + self.reserve
+
+    @property
+    def peak_low(self) -> float:
+        """Low end of :attr:`total` (bytes): no fragmentation (the allocator releases cached
+        blocks and retries before it fails, so the allocated bytes are the floor)."""
+        return self.allocated + self.context + self.reserve
+
+    @property
+    def peak_high(self) -> float:
+        """High end of :attr:`total` (bytes): fragmentation twice its fitted value."""
+        return self.allocated + 2 * self.fragmentation + self.context + self.reserve
 
     def to_dict(self) -> dict:
         """JSON-friendly breakdown in bytes (the ``memory_bytes`` object of ``estimate --json``)."""
         return {"params": self.params, "grads": self.grads, "optimizer": self.optimizer,
                 "zero3_buffers": self.zero3_buffers, "activations": self.activations, "logits": self.logits,
-                "runtime_reserve": self.reserve, "total": self.total, "stage": self.stage,
+                "comm_buffers": self.comm_buffers, "fragmentation": self.fragmentation,
+                "runtime_context": self.context, "runtime_reserve": self.reserve,
+                "allocated": self.allocated, "allocator_peak": self.allocator_peak, "total": self.total,
+                "peak_low": self.peak_low, "peak_high": self.peak_high, "stage": self.stage,
                 "host_offload": self.host_offload}
 
 
-def memory_for_stage(model: ModelSpec, training: TrainingSpec, layout: Layout, stage: int,
-                     reserve: float = 0.0) -> MemoryBreakdown:
-    """Memory of one device on pipeline stage ``stage`` (see module docstring for sources).
-
-    Args:
-        reserve: bytes kept back for the runtime (``HardwareSpec.hbm_bytes - usable_hbm_bytes()``).
-    """
+def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, layout: Layout, stage: int) -> None:
+    """Fill params, grads, optimizer, ZeRO-3 buffers and host offload of ``mb`` (ZeRO paper Sec. 5.1)."""
     p = layout.parallel
     prec = training.precision
     sp = stage_params(model, layout, stage)
@@ -180,7 +289,6 @@ def memory_for_stage(model: ModelSpec, training: TrainingSpec, layout: Layout, s
         dense = sp.dense + sp.replicated
         return dense / (zs if z >= stage_min else 1) + sp.expert / (ezs if z >= stage_min else 1)
 
-    mb = MemoryBreakdown(stage=stage, reserve=reserve)
     mb.params = prec.param_bytes * sharded(3)
     grads = prec.grad_bytes * sharded(2)
     opt = (prec.master_bytes + prec.optimizer_bytes) * sharded(1)
@@ -195,7 +303,16 @@ def memory_for_stage(model: ModelSpec, training: TrainingSpec, layout: Layout, s
     elif z == 3:
         unit = model.largest_tensor_params() if p.fsdp_unit == "tensor" else model.largest_block_params()
         mb.zero3_buffers = 2 * prec.param_bytes * unit / p.tp
-    # activations
+
+
+def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Layout, stage: int) -> float:
+    """Stored activations of pipeline stage ``stage`` at its peak (bytes): the in-flight
+    microbatches' layers (:func:`~shardplan.cost.pipeline.stage_inflight`), under full recompute
+    the layer inputs plus one layer recomputed in full, under selective recompute without the
+    attention scores; the embedding's dropout mask on the first stage (1 byte x h/sigma per token,
+    Korthikanti et al. 2022 Sec. 4.3) and the output layer's inputs on the last stage."""
+    p = layout.parallel
+    sp = stage_params(model, layout, stage)
     u = layout.local_tokens
     n_layers = sp.layers
     dense_l, moe_l = n_layers - sp.moe_layers, sp.moe_layers
@@ -203,22 +320,44 @@ def memory_for_stage(model: ModelSpec, training: TrainingSpec, layout: Layout, s
                activation_bytes_per_token(model, training, layout, True) if model.is_moe else 0.0]
     full_layer = per_tok[1] if moe_l else per_tok[0]
     sigma = layout.seq_shard
-    beta = prec.activation_bytes
+    beta = training.precision.activation_bytes
     inflight = stage_inflight(layout, stage)
     if p.recompute == "full":
         stored = n_layers * beta * model.d_model / sigma
-        mb.activations = u * (stored * inflight + full_layer)
+        act = u * (stored * inflight + full_layer)
     else:
         stored = dense_l * per_tok[0] + moe_l * per_tok[1]
         if p.recompute == "selective" and training.attention == "naive":
             a_terms = (5.0 if training.dropout else 2.0) * model.n_heads * training.seq_len / p.tp
             stored -= n_layers * a_terms
-        mb.activations = u * stored * inflight
-    if stage == 0:
-        mb.activations += u * beta * model.d_model / sigma * inflight  # embedding output
+        act = u * stored * inflight
+    if stage == 0 and training.dropout:
+        act += u * model.d_model / sigma * inflight  # embedding dropout mask, 1 byte per element
     if stage == p.pp - 1:
-        # bf16 logits + fp32 copy for the softmax cross-entropy, vocab split over tp
-        mb.logits = u * (beta + 4) * model.vocab_size / p.tp
+        act += u * output_layer_bytes_per_token(model, training, layout) * inflight
+    return act
+
+
+def memory_for_stage(model: ModelSpec, training: TrainingSpec, layout: Layout, stage: int,
+                     reserve: float = 0.0) -> MemoryBreakdown:
+    """Memory of one device on pipeline stage ``stage`` (see module docstring for sources).
+
+    Args:
+        reserve: bytes kept back for the runtime (``HardwareSpec.hbm_bytes - usable_hbm_bytes()``);
+            replaced by the profile's context and fragmentation when the profile sets either.
+    """
+    fw = training.framework
+    own_runtime = fw.context_bytes > 0 or fw.allocator_overhead > 0
+    mb = MemoryBreakdown(stage=stage, reserve=0.0 if own_runtime else reserve, context=fw.context_bytes)
+    _model_state(mb, model, training, layout, stage)
+    mb.activations = stage_activation_bytes(model, training, layout, stage)
+    if stage == layout.parallel.pp - 1:
+        mb.logits = layout.local_tokens * loss_bytes_per_token(model, training, layout)
+    mb.comm_buffers = sp_buffer_bytes(model, training, layout)
+    mb.fragmentation = fw.allocator_overhead * mb.allocated
+    if own_runtime:
+        mb.notes.append("runtime memory from the framework profile (context + allocator fragmentation) "
+                        "replaces the hardware's generic reserve")
     return mb
 
 
@@ -228,3 +367,48 @@ def memory_estimate(model: ModelSpec, training: TrainingSpec, layout: Layout, re
     for uneven splits, the stage with the most layers."""
     stages = layout.candidate_stages
     return max((memory_for_stage(model, training, layout, s, reserve) for s in stages), key=lambda m: m.total)
+
+
+def cost_greedy_stage_layers(model: ModelSpec, pp: int) -> tuple[int, ...]:
+    """Transformer layers per pipeline rank as nanotron assigns them (may contain zeros).
+
+    nanotron (``models/base.py`` build_model with ``models/llama.py`` get_block_compute_costs)
+    walks the pipeline blocks in order (embedding, the layers, final norm, LM head, loss) with
+    costs 4*a*d_head*h + 3*F*h per layer, V*h for the LM head and 0 otherwise, places each block
+    on the current rank and moves to the next rank once the cumulative cost exceeds
+    ``total * (rank + 1) / pp``. The rank that crosses a threshold keeps the crossing block, so
+    the first rank holds more layers than an even split (1B grid model, pp=2: 11 and 5 of 16;
+    pp=8: 3,3,2,3,2,3,0,0), and large pp leaves the last ranks without layers. The grid's
+    measured peak is world rank 0's (nanotron ``helpers.py`` log_throughput writes the CSV on
+    rank 0 = pipeline rank 0), so its layer count decides the comparison. Owned here until the
+    layout's split is framework-driven (``parallel.py``).
+    """
+    layer = 4 * model.n_heads * model.dim_head * model.d_model + 3 * model.ffn_dim * model.d_model
+    costs = [0] + [layer] * model.n_layers + [0, model.vocab_size * model.d_model, 0, 0]
+    total = sum(costs)
+    counts, rank, cum = [0] * pp, 0, 0
+    for i, c in enumerate(costs):
+        cum += c
+        if 1 <= i <= model.n_layers:
+            counts[rank] += 1
+        if rank < pp - 1 and cum > total * ((rank + 1) / pp):
+            rank += 1
+    return tuple(counts)
+
+
+def fit_allocator_overhead(allocated: list[float], measured: list[float]) -> float:
+    """Fraction f with ``allocated * (1 + f) ~ measured`` (a reserved-memory peak), by robust
+    least squares on the log ratio (scipy ``least_squares``, soft-L1 loss, scale 0.1, so a few
+    runs far off the line do not pull the fit). Both lists in bytes, same length, all > 0.
+
+    Raises:
+        ValueError: if the lists are empty or differ in length.
+    """
+    if not allocated or len(allocated) != len(measured):
+        raise ValueError(f"need equally long non-empty lists, got {len(allocated)} and {len(measured)}")
+    import numpy as np
+    from scipy.optimize import least_squares
+
+    a, y = np.asarray(allocated, dtype=float), np.asarray(measured, dtype=float)
+    res = least_squares(lambda x: np.log(a * (1 + x[0]) / y), [0.1], loss="soft_l1", f_scale=0.1)
+    return float(res.x[0])

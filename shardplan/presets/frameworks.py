@@ -11,6 +11,19 @@ from shardplan.specs.framework import FrameworkProfile
 _FP32_MAIN_GRADS = ("Megatron-LM accumulates gradients in an fp32 main_grad buffer (--accumulate-allreduce-grads-in-fp32, "
                     "default with bf16); nanotron likewise (accumulate_grad_in_fp32)")
 
+_NANOTRON_LOSS = ("nanotron models/llama.py: an eager PyTorch decoder (GLUActivation act(gate) * up keeps act(gate)) "
+                  "and parallel/tensor_parallel/functional.py _ShardedCrossEntropy: bf16 logits, their fp32 cast and "
+                  "the fp32 shifted logits exponentiated in place into the saved softmax, 2 + 4 + 4 B per vocab element")
+_NANOTRON_ALLOC = ("fitted: robust least squares on log(predicted / measured) over the 1,027 runs that ran in "
+                   "shared/calibration/usp_h100_grid_1b_8b.csv (gpu_mem_gb = torch.cuda.max_memory_reserved / 2**30 of "
+                   "world rank 0 = pipeline stage 0, nanotron helpers.py log_throughput), stage-0 layers from nanotron's "
+                   "cost-greedy split (cost.memory.cost_greedy_stage_layers): 0.245; leave-one-model-out: 0.234 on 1B "
+                   "(8B median |error| 6.0%), 0.255 on 8B (1B median |error| 10.3%)")
+_NANOTRON_CONTEXT = ("estimate, outside the caching allocator: CUDA context (~0.5 GiB on H100 with CUDA 12), NCCL "
+                     "communicator buffers of the tp/pp/dp groups (~1 GiB), and the ~0.35 GiB of an '80 GB' H100 the "
+                     "driver does not expose (81,559 MiB visible); bounded by the grid: the largest reserved peak that "
+                     "ran is 77.4 GiB of 80; fit/OOM accuracy is flat (89.6-91.1%) for 0-8 GiB")
+
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron"),
@@ -18,7 +31,10 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile(name="torchtitan"),
         FrameworkProfile(name="pytorch-fsdp"),
         FrameworkProfile(name="deepspeed"),
-        FrameworkProfile(name="nanotron", grad_buffer_bytes=4, sources={"grad_buffer_bytes": _FP32_MAIN_GRADS}),
+        FrameworkProfile(name="nanotron", grad_buffer_bytes=4, loss="eager", allocator_overhead=0.245,
+                         context_bytes=2 * 2**30,
+                         sources={"grad_buffer_bytes": _FP32_MAIN_GRADS, "loss": _NANOTRON_LOSS,
+                                  "allocator_overhead": _NANOTRON_ALLOC, "context_bytes": _NANOTRON_CONTEXT}),
     ]
 }
 
