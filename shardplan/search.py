@@ -46,7 +46,7 @@ from shardplan.cost.axes import pp as pp_axis
 from shardplan.cost.axes import tp as tp_axis
 from shardplan.cost.compute import layer_times, slowest_stage
 from shardplan.cost.context import StepContext
-from shardplan.cost.memory import MemoryBreakdown, memory_for_stage
+from shardplan.cost.memory import empty_breakdown, memory_for_stage
 from shardplan.cost.pipeline import bubble_s
 from shardplan.cost.step import Estimate, estimate_layout
 from shardplan.errors import ConfigError, divisors
@@ -431,13 +431,13 @@ class _TokenSplit:
     """A validated token split at one microbatch size: its layout (neutral weight placement), the
     key of its activation memory (tp, sp, local tokens, microbatches, pp, schedule, virtual stages,
     split), whether it honours the pinned token-split fields and, per recompute policy, the
-    (activations, logits) bytes of each candidate stage; per (ep, recompute) the compute bound
+    (activations, logits, communication buffers) bytes of each candidate stage; per (ep, recompute) the compute bound
     (:meth:`_Evaluator.compute_bound`)."""
 
     layout: Layout
     act_key: tuple
     honoured: bool
-    acts: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    acts: dict[str, list[tuple[float, float, float]]] = field(default_factory=dict)
     compute_bounds: dict[tuple[int, str], float] = field(default_factory=dict)
 
 
@@ -479,10 +479,10 @@ class _Evaluator:
         self._weights: dict[tuple, tuple[Layout | str, bool]] = {}
         self._layouts: dict[tuple, Layout] = {}
         self._state: dict[tuple, tuple[float, ...]] = {}
-        self._acts: dict[tuple, tuple[float, float]] = {}
+        self._acts: dict[tuple, tuple[float, float, float]] = {}
         self._compute: dict[tuple, tuple] = {}
         self._comm: dict[tuple, list[float]] = {}
-        self._scratch = MemoryBreakdown(reserve=self.reserve)
+        self._scratch = empty_breakdown(training.framework, self.reserve)
         self.n_timed = 0
 
     def _validate(self, g: Group, mbs: int, rc: str, **override: Any) -> Layout | None:
@@ -545,7 +545,10 @@ class _Evaluator:
         acts = split.acts.get(rc) or self._act_halves(split, rc)
         mb = self._scratch
         worst = -math.inf
-        for (mb.params, mb.grads, mb.optimizer, mb.zero3_buffers), (mb.activations, mb.logits) in zip(state, acts):
+        fw = self.training.framework
+        for (mb.params, mb.grads, mb.optimizer, mb.zero3_buffers), (mb.activations, mb.logits, mb.comm_buffers) \
+                in zip(state, acts):
+            mb.add_fragmentation(fw)
             total = mb.total  # MemoryBreakdown's own sum, in its own order
             if total > worst:
                 worst = total
@@ -564,8 +567,8 @@ class _Evaluator:
             trials.state.append(half)
         return trials.state
 
-    def _act_halves(self, split: _TokenSplit, rc: str) -> list[tuple[float, float]]:
-        """(activations, logits) bytes per candidate stage of a token split under recompute ``rc``
+    def _act_halves(self, split: _TokenSplit, rc: str) -> list[tuple[float, float, float]]:
+        """(activations, logits, communication buffers) bytes per candidate stage of a token split under recompute ``rc``
         (cached per activation key, policy and stage)."""
         lay = split.layout
         out = split.acts[rc] = []
@@ -575,17 +578,17 @@ class _Evaluator:
                 if lay.parallel.recompute != rc:
                     lay = replace(lay, parallel=lay.parallel.model_copy(update={"recompute": rc}))
                 full = memory_for_stage(self.model, self.training, lay, st, self.reserve)
-                half = self._acts[(split.act_key, rc, st)] = (full.activations, full.logits)
+                half = self._acts[(split.act_key, rc, st)] = (full.activations, full.logits, full.comm_buffers)
             out.append(half)
         return out
 
     def _stage_compute(self, c: Candidate) -> tuple:
         """(dense layer times, MoE layer times, slowest stage compute) of candidate ``c``, cached per
-        (tp, sp, ep, local tokens, recompute, pp, split): what
+        (tp, sp, cp, ep, local tokens, recompute, pp, split): what
         :func:`~shardplan.cost.compute.layer_times` and :func:`~shardplan.cost.compute.slowest_stage`
         read of a layout."""
         g, u = c.group, c.split.layout.local_tokens
-        key = (g.tp, g.sp, g.ep, u, c.recompute, g.pp, g.pp_layers)
+        key = (g.tp, g.sp, g.cp, g.ep, u, c.recompute, g.pp, g.pp_layers)
         hit = self._compute.get(key)
         if hit is None:
             m, tr, hw, lay = self.model, self.training, self.hw, self.layout(c)

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from shardplan.specs.framework import FrameworkProfile
 from shardplan.cost.pipeline import stage_inflight
 from shardplan.parallel import Layout
 from shardplan.specs.model import ModelSpec
@@ -266,6 +267,11 @@ class MemoryBreakdown:
         """High end of :attr:`total` (bytes): fragmentation twice its fitted value."""
         return self.allocated + 2 * self.fragmentation + self.context + self.reserve
 
+    def add_fragmentation(self, framework: FrameworkProfile) -> None:
+        """Set :attr:`fragmentation` to ``framework.allocator_overhead`` x :attr:`allocated` (bytes;
+        the caching allocator's reserve above the allocated peak, fitted per framework)."""
+        self.fragmentation = framework.allocator_overhead * self.allocated
+
     def to_dict(self) -> dict:
         """JSON-friendly breakdown in bytes (the ``memory_bytes`` object of ``estimate --json``)."""
         return {"params": self.params, "grads": self.grads, "optimizer": self.optimizer,
@@ -338,6 +344,19 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
     return act
 
 
+def runtime_owned(framework: FrameworkProfile) -> bool:
+    """True when the framework profile describes the runtime's memory (context or allocator
+    fragmentation): then it replaces the hardware's generic reserve."""
+    return framework.context_bytes > 0 or framework.allocator_overhead > 0
+
+
+def empty_breakdown(framework: FrameworkProfile, reserve: float, stage: int = 0) -> MemoryBreakdown:
+    """A breakdown holding only the runtime terms: the profile's context and, unless the profile
+    describes the runtime (:func:`runtime_owned`), the hardware reserve ``reserve`` (bytes)."""
+    return MemoryBreakdown(stage=stage, reserve=0.0 if runtime_owned(framework) else reserve,
+                           context=framework.context_bytes)
+
+
 def memory_for_stage(model: ModelSpec, training: TrainingSpec, layout: Layout, stage: int,
                      reserve: float = 0.0) -> MemoryBreakdown:
     """Memory of one device on pipeline stage ``stage`` (see module docstring for sources).
@@ -347,14 +366,14 @@ def memory_for_stage(model: ModelSpec, training: TrainingSpec, layout: Layout, s
             replaced by the profile's context and fragmentation when the profile sets either.
     """
     fw = training.framework
-    own_runtime = fw.context_bytes > 0 or fw.allocator_overhead > 0
-    mb = MemoryBreakdown(stage=stage, reserve=0.0 if own_runtime else reserve, context=fw.context_bytes)
+    own_runtime = runtime_owned(fw)
+    mb = empty_breakdown(fw, reserve, stage)
     _model_state(mb, model, training, layout, stage)
     mb.activations = stage_activation_bytes(model, training, layout, stage)
     if stage == layout.parallel.pp - 1:
         mb.logits = layout.local_tokens * loss_bytes_per_token(model, training, layout)
     mb.comm_buffers = sp_buffer_bytes(model, training, layout)
-    mb.fragmentation = fw.allocator_overhead * mb.allocated
+    mb.add_fragmentation(fw)
     if own_runtime:
         mb.notes.append("runtime memory from the framework profile (context + allocator fragmentation) "
                         "replaces the hardware's generic reserve")
