@@ -193,7 +193,8 @@ def row_inputs(row: dict) -> tuple[ModelSpec, object, TrainingSpec, ParallelConf
                               tp_overlap=nemo and tp > 1, microbatch_size=mbs,
                               schedule="interleaved" if vp > 1 else "1f1b", virtual_stages=vp,
                               recompute=_recompute(row["recompute"]), overlap_grad_reduce=overlap,
-                              pp_layers=pp_layers)
+                              pp_layers=pp_layers,
+                              fsdp_unit="tensor" if "ZeRO-3 (DeepSpeed)" in row["zero_stage_or_fsdp"] else "block")
     return model, hw, training, parallel, n
 
 

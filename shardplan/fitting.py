@@ -92,12 +92,15 @@ def fit(runs: Sequence[Run], measured: Sequence[float], predict: Predictor, para
     x0 = np.array([p.initial(hw, profile) for p in params])
     lo, hi = np.array([p.lower for p in params]), np.array([p.upper for p in params])
     scale = np.maximum(hi - lo, 1e-12)
+    # start strictly inside the bounds: from a corner the trust-region method stops at once
+    # (its first projected step is zero), e.g. every overhead at its default 0
+    z0 = np.clip((x0 - lo) / scale, 0.05, 0.95)
 
     def residual(z: np.ndarray) -> np.ndarray:
         h, f = apply(params, lo + z * scale, hw, profile)
         return log_residuals(runs, measured, predict, h, f)
 
-    sol = least_squares(residual, (x0 - lo) / scale, bounds=(0.0, 1.0), loss="soft_l1", f_scale=0.1,
+    sol = least_squares(residual, z0, bounds=(0.0, 1.0), loss="soft_l1", f_scale=0.1,
                         diff_step=1e-3, max_nfev=max_nfev)
     values = list(lo + sol.x * scale)
     return FitResult(params, values, list(sol.fun), bool(sol.success), str(sol.message))

@@ -15,7 +15,8 @@ from shardplan.presets.hardware import HARDWARE
 H100 = HARDWARE["h100-sxm"]
 W1, W2, BASE = 450e9 * 0.82, 50e9 * 0.85, 8.4e-6  # NVLink ring 369 GB/s, one NIC 42.5 GB/s, NCCL baseLat
 #: AWS p5.48xlarge without a measured table: EFA per-step latency 44 us, AMD host (2 us per network post)
-P5 = H100.model_copy(update={"scale_out_latency": 44e-6, "net_message_overhead": 2e-6})
+P5 = H100.model_copy(update={"scale_out_latency": 44e-6, "net_message_overhead": 2e-6, "ring_latency": "slowest_hop"})
+SLOW = H100.model_copy(update={"ring_latency": "slowest_hop"})  # every ring step at the network hop
 USP = Path(__file__).resolve().parents[1] / "shardplan" / "data" / "clusters" / "usp-h100-efa.yaml"
 MiB, GiB = 2**20, 2**30
 
@@ -45,7 +46,7 @@ def test_ring_across_nodes_is_flat_and_waits_on_the_network_hop():
     # tp=16 over 2 nodes, 32 MiB AllGather: 15 steps x 20 us + 8.4 us; the 15/16 S crossing each node boundary
     # goes through the node's 8 NICs (8 x 42.5 = 340 GB/s < 369 NVLink)
     s = 32 * MiB
-    c = collective_cost("AllGather", s, 16, 1, H100)
+    c = collective_cost("AllGather", s, 16, 1, SLOW)
     assert c.algorithm == "ring" and c.level == "scale-out" and (c.n_local, c.n_domains) == (8, 2)
     assert c.time_s == pytest.approx(BASE + 15 * 2e-5 + s * 15 / 16 / (8 * W2))
     # a hierarchical (pipelined two-level) formula would move only S/2 through the NICs at 2 nodes: 1.875x less
@@ -55,10 +56,21 @@ def test_ring_across_nodes_is_flat_and_waits_on_the_network_hop():
 def test_ring_latency_grows_with_ring_length():
     # 1 KB AllGather, full nodes: latency 8.4 us + (n-1) x 20 us for n = 16, 32, 64
     for n in (16, 32, 64):
-        c = collective_cost("AllGather", 1e3, n, 1, H100)
+        c = collective_cost("AllGather", 1e3, n, 1, SLOW)
         assert c.latency_s == pytest.approx(BASE + (n - 1) * 2e-5)
     # inside one node the steps are NVLink hops: 8.4 + 7 x 5 us
-    assert collective_cost("AllGather", 1e3, 8, 1, H100).latency_s == pytest.approx(BASE + 7 * 5e-6)
+    assert collective_cost("AllGather", 1e3, 8, 1, SLOW).latency_s == pytest.approx(BASE + 7 * 5e-6)
+
+
+def test_per_link_ring_latency_is_nccls_tuner():
+    # default (InfiniBand presets): 64 ranks on 8 nodes, ReduceScatter: 8.4 us + 7 node-crossing steps x 20 us
+    # + 56 NVLink steps x 5 us = 428.4 us (NVIDIA/nccl tuning.cc Ring); AllReduce twice the steps: 848.4 us
+    assert H100.ring_latency == "per_link"
+    rs = collective_cost("ReduceScatter", 1e3, 64, 1, H100)
+    assert rs.latency_s == pytest.approx(BASE + 7 * 2e-5 + 56 * 5e-6)
+    assert collective_cost("AllReduce", 1e3, 64, 1, H100, ).latency_s <= BASE + 2 * (7 * 2e-5 + 56 * 5e-6) + 1e-12
+    # the slowest-hop model charges the network on all 63 steps: 8.4 + 63 x 20 = 1268.4 us
+    assert collective_cost("ReduceScatter", 1e3, 64, 1, SLOW).latency_s == pytest.approx(BASE + 63 * 2e-5)
 
 
 def test_tree_allreduce_has_log2_latency():
@@ -89,8 +101,8 @@ def test_nic_share_of_groups_with_few_members_per_node():
 
 def test_calls_pay_the_latency_each():
     # 1 GB in 40 buckets of 25 MB over 64 ranks / 8 nodes: 40 x (8.4 + 63 x 20 us) + the same bandwidth term
-    one = collective_cost("ReduceScatter", 1e9, 64, 1, H100)
-    many = collective_cost("ReduceScatter", 1e9, 64, 1, H100, calls=40)
+    one = collective_cost("ReduceScatter", 1e9, 64, 1, SLOW)
+    many = collective_cost("ReduceScatter", 1e9, 64, 1, SLOW, calls=40)
     assert many.time_s - one.time_s == pytest.approx(39 * (BASE + 63 * 2e-5))
     assert many.bytes_per_device == one.bytes_per_device
 

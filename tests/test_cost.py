@@ -108,18 +108,25 @@ def test_collective_formulas():
     # AllReduce ring: 2(n-1) = 14 steps, twice the bytes
     c = collective_cost("AllReduce", 1e9, 8, 1, h100)
     assert c.time_s == pytest.approx(base + 14 * 5e-6 + 2 * 7 / 8 * 1e9 / W1)
-    # 64 GPUs over 8 nodes, flat ring: every one of the 63 steps waits on the 20 us network hop; the bytes
-    # S (n-1)/n cross each node boundary through the node's 8 NICs: 8 W2 = 340 GB/s < W1
+    # 64 GPUs over 8 nodes, flat ring: 7 node-crossing steps at the 20 us network hop and 56 NVLink steps at
+    # 5 us (NCCL's per-link ring latency, the preset's default); the bytes S (n-1)/n cross each node boundary
+    # through the node's 8 NICs: 8 W2 = 340 GB/s < W1
     c = collective_cost("ReduceScatter", 1e9, 64, 1, h100)
     assert c.level == "scale-out" and c.algorithm == "ring"
-    assert c.time_s == pytest.approx(base + 63 * 2e-5 + 1e9 * 63 / 64 / (8 * W2))
+    assert c.time_s == pytest.approx(base + 7 * 2e-5 + 56 * 5e-6 + 1e9 * 63 / 64 / (8 * W2))
     # exactly two nodes, AllReduce of 1e8 B: tree (hierarchical) beats ring. Tree: base + 2 (7 x 5 us + 1 x 20 us)
     # + max(2S/W1, 2S (1/2)/(8 W2)) / 0.8 (NCCL tree correction at floor(log2(1e8/64)) = 20) = 118.4 us + 0.678 ms;
     # ring: base + 30 x 20 us + 2S (15/16)/(8 W2) = 1.16 ms. The NVLink chain bounds the tree (Scaling Book
     # gpus.md: "two nodes ... the node level is the bottleneck")
-    c = collective_cost("AllReduce", 1e8, 16, 1, h100)
+    # (with every ring step at the network hop, ring_latency='slowest_hop')
+    c = collective_cost("AllReduce", 1e8, 16, 1, h100.model_copy(update={"ring_latency": "slowest_hop"}))
     assert c.algorithm == "tree" and c.level == "NVLink"
     assert c.time_s == pytest.approx(base + 2 * (7 * 5e-6 + 2e-5) + 2e8 / W1 / 0.8)
+    # with NCCL's per-link ring latency (default) the ring wins: base + 2 (1 x 20 + 14 x 5 us) = 188.4 us
+    # + 2S (15/16) / (8 W2) = 551.5 us -> 0.740 ms < 0.796 ms
+    c = collective_cost("AllReduce", 1e8, 16, 1, h100)
+    assert c.algorithm == "ring"
+    assert c.time_s == pytest.approx(base + 2 * (2e-5 + 14 * 5e-6) + 2e8 * 15 / 16 / (8 * W2))
     slow = h100.model_copy(update={"scale_out_bandwidth": 12.5e9})
     assert collective_cost("AllReduce", 1e8, 16, 1, slow).level == "scale-out"
 

@@ -82,3 +82,27 @@ def test_cp_ring_message_with_kv_replication():
     e = estimate(MODELS["llama-3-70b"], HARDWARE["h100-sxm"], tr, ParallelConfig(tp=16, cp=2, kv_replication=True), 64)
     ring = [c for c in e.collectives if c.axis == "cp" and c.phase == "fwd"][0]
     assert ring.bytes_per_device / ring.count == 2 * 2 * 16384 * 128 == 8_388_608
+
+
+def test_deepspeed_zero3_gathers_each_tensor_and_prefetch_hides_a_share():
+    from shardplan.cost.axes.dp import layer_tensors
+    from shardplan.specs.framework import FrameworkProfile
+    from shardplan.specs.model import ModelSpec
+
+    # GPT-3 style block (LayerNorm, biases on every linear, GELU MLP of 2 matrices): q, k, v, out + fc1, fc2
+    # = 6 matrices, 6 biases, 2 LayerNorms x (gain, bias) = 16 tensors; Llama (RMSNorm, SwiGLU, no bias): 4 + 3 + 2 = 9
+    gpt = ModelSpec(name="g", n_layers=2, d_model=256, n_heads=4, ffn_dim=1024, vocab_size=1000, mlp="gelu",
+                    norm="layernorm", linear_bias=True)
+    assert layer_tensors(gpt) == 16 and layer_tensors(MODELS["llama-3-8b"]) == 9
+    # llama-3-8b on 64 A100s (8 nodes), ZeRO-3: per-tensor gathers pay 9x the calls of per-layer ones; the
+    # bytes are the same
+    m, hw = MODELS["llama-3-8b"], HARDWARE["a100-80gb"]
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64)
+    block, tensor = (estimate(m, hw, tr, ParallelConfig(dp=64, zero_stage=3, fsdp_unit=u), 64) for u in ("block", "tensor"))
+    ag = [[c for c in e.collectives if c.op == "AllGather" and c.phase == "fwd"][0] for e in (block, tensor)]
+    assert ag[0].bytes_per_device == ag[1].bytes_per_device and ag[1].time_s > ag[0].time_s
+    # without prefetch every gather is exposed: the forward AllGather's exposed time equals its time
+    none = tr.model_copy(update={"framework": FrameworkProfile(name="x", zero3_prefetch=0.0)})
+    e = estimate(m, hw, none, ParallelConfig(dp=64, zero_stage=3), 64)
+    fwd = [c for c in e.collectives if c.op == "AllGather" and c.phase == "fwd"][0]
+    assert fwd.exposed_s == fwd.time_s and e.exposed_comm_s > block.exposed_comm_s

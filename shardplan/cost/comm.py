@@ -181,10 +181,15 @@ def ring_bus_bw(hw: HardwareSpec, n: int, stride: int, n1: int, n2: int, share: 
 
 
 def ring_latency(hw: HardwareSpec, op: str, n: int, n2: int) -> float:
-    """Ring latency (s): base + steps x the slowest hop (module docstring; tuning.cc ``nsteps``)."""
-    steps = 2 * (n - 1) if op == "AllReduce" else n - 1
+    """Ring latency (s): base + steps x hop latency (module docstring; tuning.cc ``nsteps``). Across
+    nodes, ``hw.ring_latency`` decides the hop: 'slowest_hop' pays ``a_out`` on every step; 'per_link'
+    (NCCL's tuner) pays ``a_out`` on the ``n_2 - 1`` node-crossing steps of each pass and ``a_up``
+    on the other ``n - n_2`` (passes: 1, AllReduce 2)."""
+    passes = 2 if op == "AllReduce" else 1
+    if n2 > 1 and hw.ring_latency == "per_link":
+        return hw.collective_latency + passes * ((n2 - 1) * hw.scale_out_latency + (n - n2) * hw.scale_up_latency)
     hop = hw.scale_out_latency if n2 > 1 else hw.scale_up_latency
-    return hw.collective_latency + steps * hop
+    return hw.collective_latency + passes * (n - 1) * hop
 
 
 def tree_latency(hw: HardwareSpec, n1: int, n2: int) -> float:

@@ -63,28 +63,30 @@ class StepContext:
         """MoE layers on the slowest stage."""
         return self.stage.params.moe_layers
 
-    def call_time(self, op: str, size: float, n: int, stride: int) -> float:
-        """Seconds of one call: the network's time (:func:`shardplan.cost.comm.collective_cost`) plus
-        the framework's per-call overhead (``FrameworkProfile.collective_overhead_s``); 0 for a
-        group of one (no call is made)."""
-        t = collective_cost(op, size, n, stride, self.hw).time_s  # type: ignore[arg-type]
+    def call_time(self, op: str, size: float, n: int, stride: int, link_share: float = 1.0) -> float:
+        """Seconds of one call: the network's time (:func:`shardplan.cost.comm.collective_cost`, with
+        ``link_share`` of the group's NICs) plus the framework's per-call overhead
+        (``FrameworkProfile.collective_overhead_s``); 0 for a group of one (no call is made)."""
+        t = collective_cost(op, size, n, stride, self.hw, link_share=link_share).time_s  # type: ignore[arg-type]
         if n <= 1 and op != "SendRecv":
             return t
         return t + self.training.framework.collective_overhead_s
 
-    def bucketed_time(self, op: str, size: float, n: int, stride: int, buckets: int = 1) -> float:
+    def bucketed_time(self, op: str, size: float, n: int, stride: int, buckets: int = 1,
+                      link_share: float = 1.0) -> float:
         """Seconds to move a ``size``-byte buffer in ``buckets`` equal calls (per-layer buckets of
         DDP / FSDP): each call pays its own latency and overhead."""
-        return buckets * self.call_time(op, size / buckets, n, stride)
+        return buckets * self.call_time(op, size / buckets, n, stride, link_share)
 
     def collective(self, op: str, axis: str, tensor: str, phase: str, scope: str, size: float, n: int,
                    stride: int, count: float, purpose: str, overlap: str = "exposed",
-                   exposed_s: float | None = None, replicas: bool = False, buckets: int = 1) -> Collective:
+                   exposed_s: float | None = None, replicas: bool = False, buckets: int = 1,
+                   link_share: float = 1.0) -> Collective:
         """Price ``count`` transfers of a buffer of ``size`` bytes over ``n`` devices ``stride`` ranks
         apart, each in ``buckets`` calls (:meth:`bucketed_time`). ``exposed_s`` (seconds per step on
         the critical path) defaults to all of it."""
         c = collective_cost(op, size, n, stride, self.hw)  # type: ignore[arg-type]
-        time_s = self.bucketed_time(op, size, n, stride, buckets) * count
+        time_s = self.bucketed_time(op, size, n, stride, buckets, link_share) * count
         return Collective(op=op, axis=axis, tensor=tensor, phase=phase, scope=scope,  # type: ignore[arg-type]
                           count=count, bytes_per_device=c.bytes_per_device * count, time_s=time_s,
                           exposed_s=time_s if exposed_s is None else exposed_s, level=c.level,

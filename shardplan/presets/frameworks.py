@@ -24,13 +24,30 @@ _NANOTRON_CONTEXT = ("estimate, outside the caching allocator: CUDA context (~0.
                      "driver does not expose (81,559 MiB visible); bounded by the grid: the largest reserved peak that "
                      "ran is 77.4 GiB of 80; fit/OOM accuracy is flat (89.6-91.1%) for 0-8 GiB")
 
+_DS_ZERO3 = ("fitted (benchmarks/fit_frameworks.py, scipy least_squares) to the six DeepSpeed ZeRO-3 rows of "
+             "Narayanan et al. 2021 Table 2 (175B and 530B on 384-2,240 A100s) with per-parameter gathers "
+             "(fsdp_unit='tensor'); leave-one-row-out |error| median 8.3%, max 13.4% (docs/accuracy.md)")
+
+
+
+def _fit(framework: str, rows: str, loo: str) -> str:
+    """Source note of a constant fitted by benchmarks/fit_frameworks.py."""
+    return (f"fitted (benchmarks/fit_frameworks.py, scipy least_squares) to the shared published {framework} rows "
+            f"{rows}; leave-one-row-out |error| median {loo} (docs/accuracy.md)")
+
+
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron"),
         FrameworkProfile(name="maxtext"),
-        FrameworkProfile(name="torchtitan"),
-        FrameworkProfile(name="pytorch-fsdp"),
-        FrameworkProfile(name="deepspeed"),
+        FrameworkProfile(name="torchtitan", elementwise_traffic=7.16,
+                         sources={"elementwise_traffic": _fit("torchtitan", "tt_*", "5.5%, max 8.5%")}),
+        FrameworkProfile(name="pytorch-fsdp", overlap_slowdown=0.522,
+                         sources={"overlap_slowdown": _fit("pytorch-fsdp", "llmfoundry*", "6.4%, max 16.1%")}),
+        FrameworkProfile(name="deepspeed", zero3_prefetch=0.17, zero3_nic_share=0.215, microbatch_overhead_s=0.111,
+                         sources={"zero3_prefetch": _DS_ZERO3, "zero3_nic_share": _DS_ZERO3,
+                                  "microbatch_overhead_s": _fit("deepspeed", "bloom*, gptneox*, glm*",
+                                                                "6.3%, max 9.9%")}),
         FrameworkProfile(name="nanotron", grad_buffer_bytes=4, loss="eager", allocator_overhead=0.245,
                          context_bytes=2 * 2**30,
                          sources={"grad_buffer_bytes": _FP32_MAIN_GRADS, "loss": _NANOTRON_LOSS,

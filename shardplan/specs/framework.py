@@ -35,6 +35,13 @@ class FrameworkProfile(BaseModel):
         elementwise_traffic: multiplier on the HBM bytes of element-wise operations (1 = the
             fused kernels counted in :func:`shardplan.cost.compute.elementwise_bytes_per_token`;
             eager PyTorch reads and writes every intermediate: > 1).
+        zero3_prefetch: fraction of each ZeRO-3 gather / reduce-scatter that prefetching can hide
+            behind the compute of the layer before it (1: PyTorch FSDP's forward/backward prefetch,
+            Zhao et al. 2023 Sec. 3.3.2; 0: gathered synchronously when the layer's hook fires).
+        zero3_nic_share: fraction of the group's scale-out NICs the ZeRO-3 gathers and
+            reduce-scatters reach across nodes (1: all of them, NCCL spreading its rings over the
+            node's NICs; DeepSpeed ZeRO-3 v0.3-0.5's per-parameter calls reach about one NIC per node,
+            fitted in presets/frameworks.py).
         dp_overlap: fraction of the data-parallel gradient reduction (and ZeRO-1/2 parameter
             gather) that can hide behind backward / forward compute (1 = all but the last bucket,
             PyTorch DDP / Megatron-LM; 0 = reduced after the backward).
@@ -63,6 +70,8 @@ class FrameworkProfile(BaseModel):
     step_overhead_s: float = Field(default=0.0, ge=0, le=60.0)
     elementwise_traffic: float = Field(default=1.0, ge=1.0, le=10.0)
     dp_overlap: float = Field(default=1.0, ge=0, le=1)
+    zero3_prefetch: float = Field(default=1.0, ge=0, le=1)
+    zero3_nic_share: float = Field(default=1.0, gt=0, le=1)
     overlap_slowdown: float = Field(default=0.0, ge=0, le=1)
     loss: Literal["fused", "eager"] = "fused"
     grad_buffer_bytes: int | None = Field(default=None, ge=1, le=8)

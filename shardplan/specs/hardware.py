@@ -59,6 +59,12 @@ class HardwareSpec(BaseModel):
     scale_out_latency: float = Field(default=2e-5, ge=0, le=1.0,
                                      description="per-hop latency of the scale-out level, s; a ring that crosses "
                                                  "nodes pays it on every step (shardplan.cost.comm)")
+    ring_latency: Literal["per_link", "slowest_hop"] = Field(
+        default="per_link",
+        description="ring latency across nodes: 'per_link' charges scale_out_latency on the n_2-1 node-crossing "
+                    "steps and scale_up_latency on the others (NVIDIA/nccl src/graph/tuning.cc, Ring: pipelined "
+                    "chunks pay the network only where they cross it); 'slowest_hop' charges scale_out_latency on "
+                    "every step (fits AWS EFA's nccl-tests, data/clusters/usp-h100-efa.yaml)")
     collective_latency: float = Field(
         default=8.4e-6, ge=0, le=1.0,
         description="per-call base latency of a collective (kernel launch and setup), s; NCCL src/graph/tuning.cc "

@@ -8,6 +8,13 @@ data-parallel group (dp x cp ranks hold distinct tokens of the same weights).
 * ZeRO-3 (FSDP): parameters gathered before each layer's forward and again before its backward,
   gradients reduce-scattered after its backward, per microbatch (Zhao et al. 2023, PyTorch FSDP,
   Sec. 3.2); or, with ``zero3_gather='per_step'``, gathered once per step and kept (XLA/GSPMD).
+  The gather unit (``ParallelConfig.fsdp_unit``): one AllGather per layer ('block': FSDP wraps
+  each transformer block as one flat parameter, Zhao et al. 2023 Sec. 3.2.1) or one per parameter
+  tensor ('tensor': DeepSpeed ZeRO-3 all-gathers each partitioned parameter of a submodule with its
+  own call, deepspeed/runtime/zero/partition_parameters.py ``_all_gather`` of v0.3-0.5, the version
+  of the ZeRO-3 runs in Narayanan et al. 2021 Table 2). Every call pays the ring's latency, (n-1)
+  network steps across nodes (:mod:`shardplan.cost.comm`): at 1,536 ranks and ~20 us a step that
+  is ~30 ms a call, which is what makes those runs communication-bound.
 * HSDP: the shard group's gradient shard is then all-reduced across the dp / dp_shard replicas.
 * Expert weights are sharded over the expert-data-parallel group (``Layout.expert_zero_shard``).
 
@@ -24,6 +31,7 @@ from dataclasses import dataclass
 
 from shardplan.cost.collective import Collective
 from shardplan.cost.context import StepContext
+from shardplan.specs.model import ModelSpec
 
 
 @dataclass(frozen=True)
@@ -117,35 +125,56 @@ def _zero012(ctx: StepContext, g: WeightGroup) -> list[Collective]:
                            exposed_s=_bucketed(ctx, ag, L * fwd), buckets=b)] + _replicas(ctx, g)
 
 
+def layer_tensors(model: ModelSpec) -> int:
+    """Parameter tensors of one transformer block (count): the q, k, v and output projections and
+    the MLP's matrices (``ModelSpec.mlp_matrices``), their biases (``linear_bias``: all of them;
+    ``qkv_bias``: q, k, v), and two norms of one (RMSNorm) or two (LayerNorm: gain and bias)
+    tensors each -- the per-tensor call count of DeepSpeed ZeRO-3 (module docstring). GPT-3 style
+    block: 6 matrices + 6 biases + 4 norm tensors = 16."""
+    linear = 4 + model.mlp_matrices
+    biases = linear if model.linear_bias else (3 if model.qkv_bias else 0)
+    return linear + biases + 2 * (1 if model.norm == "rmsnorm" else 2)
+
+
+def gather_calls_per_layer(ctx: StepContext) -> int:
+    """ZeRO-3 AllGather calls per layer: 1 for ``fsdp_unit='block'``, :func:`layer_tensors` for
+    ``'tensor'``."""
+    return layer_tensors(ctx.model) if ctx.p.fsdp_unit == "tensor" else 1
+
+
 def _zero3(ctx: StepContext, g: WeightGroup) -> tuple[list[Collective], float, float]:
     """ZeRO-3 collectives and their exposed seconds (per microbatch, per step)."""
     prec, m, hw = ctx.prec, ctx.m, ctx.hw
     fwd, bwd, buckets = _windows(ctx)
     params, grads = prec.param_bytes * g.params, prec.grad_bytes * g.params
-    # one call per layer (FSDP unit), each with its own latency
-    ag = ctx.call_time("AllGather", params / buckets, g.shard, g.stride)
-    rs = ctx.call_time("ReduceScatter", grads / buckets, g.shard, g.stride)
-    # forward: the first layer's gather is exposed, each later one prefetched behind the previous
-    # layer's forward
-    exp_ag = ag + (buckets - 1) * max(0.0, ag - fwd)
+    # one call per gather unit (a layer, or each of its tensors), each with its own latency
+    calls = gather_calls_per_layer(ctx)
+    share = ctx.training.framework.zero3_nic_share
+    ag = calls * ctx.call_time("AllGather", params / buckets / calls, g.shard, g.stride, share)
+    rs = ctx.call_time("ReduceScatter", grads / buckets, g.shard, g.stride, share)
+    # forward: the first layer's gather is exposed; the prefetchable share of each later one hides behind the
+    # previous layer's forward (FrameworkProfile.zero3_prefetch)
+    pre = ctx.training.framework.zero3_prefetch
+    exp_ag = ag + (buckets - 1) * (ag - pre * min(ag, fwd))
     args = (g.kind, params, g.shard, g.stride)
-    kw = {"overlap": "prefetch", "buckets": buckets}
+    kw = {"overlap": "prefetch", "buckets": buckets * calls, "link_share": share}
+    kw_rs = {"overlap": "prefetch", "buckets": buckets, "link_share": share}
     if ctx.p.zero3_gather == "per_step":
-        exp_rs = buckets * max(0.0, rs - bwd)
+        exp_rs = buckets * (rs - pre * min(rs, bwd))
         out = [ctx.collective("AllGather", "dp", "params", "step", *args, 1,
                               f"{g.kind} parameters (ZeRO-3, once per step)", exposed_s=exp_ag, **kw),
                ctx.collective("ReduceScatter", "dp", "grads", "bwd", g.kind, grads, g.shard, g.stride, m,
-                              f"{g.kind} gradients", exposed_s=exp_rs * m, **kw)]
+                              f"{g.kind} gradients", exposed_s=exp_rs * m, **kw_rs)]
         return out + _replicas(ctx, g), exp_rs, exp_ag
     # backward: gather + reduce-scatter of a layer behind its backward
-    exp_bwd = buckets * max(0.0, ag + rs - bwd)
+    exp_bwd = buckets * (ag + rs - pre * min(ag + rs, bwd))
     ag_share = ag / (ag + rs) if ag + rs > 0 else 0.0
     out = [ctx.collective("AllGather", "dp", "params", "fwd", *args, m, f"{g.kind} parameters (ZeRO-3 forward)",
                           exposed_s=exp_ag * m, **kw),
            ctx.collective("AllGather", "dp", "params", "bwd", *args, m, f"{g.kind} parameters (ZeRO-3 backward)",
                           exposed_s=exp_bwd * ag_share * m, **kw),
            ctx.collective("ReduceScatter", "dp", "grads", "bwd", g.kind, grads, g.shard, g.stride, m,
-                          f"{g.kind} gradients", exposed_s=exp_bwd * (1 - ag_share) * m, **kw)]
+                          f"{g.kind} gradients", exposed_s=exp_bwd * (1 - ag_share) * m, **kw_rs)]
     return out + _replicas(ctx, g), exp_ag + exp_bwd, 0.0
 
 

@@ -1,0 +1,88 @@
+"""Fit framework-profile constants to the shared published rows of that framework, with
+leave-one-out errors (issue 9: "fitted to the shared published rows of that framework, with the
+fitted values and the rows used written in docs/accuracy.md").
+
+Today: DeepSpeed ZeRO-3 (Narayanan et al. 2021 Table 2, six rows on 384-2,240 A100s) with
+``FrameworkProfile.zero3_prefetch`` and ``zero3_nic_share``, everything else of the cost model
+fixed (per-parameter gathers, ring latency and bandwidth from the hardware preset). The predictor
+is each row's throughput in its own metric (:func:`shardplan.calibration.reproduce_row`).
+
+Usage: python benchmarks/fit_frameworks.py [--out docs/framework_fits.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from pathlib import Path
+
+from shardplan.calibration import load_rows, reproduce_row, row_inputs
+from shardplan.cost.step import estimate
+from shardplan.fitting import Parameter, apply, cross_validate, fit, log_residuals
+from shardplan.presets.frameworks import framework_profile
+from shardplan.specs.framework import FrameworkProfile
+from shardplan.specs.hardware import HardwareSpec
+
+#: (framework, row-id prefixes, fitted parameters): each framework's own published rows
+FITS = [("deepspeed", ("narayanan21_t2_zero3",), [Parameter("framework", "zero3_prefetch", 0.0, 1.0),
+                                                 Parameter("framework", "zero3_nic_share", 0.05, 1.0)]),
+        ("deepspeed", ("bloom", "gptneox", "glm"), [Parameter("framework", "microbatch_overhead_s", 0.0, 0.5)]),
+        ("torchtitan", ("tt_",), [Parameter("framework", "elementwise_traffic", 1.0, 8.0),
+                                  Parameter("framework", "overlap_slowdown", 0.0, 1.0)]),
+        ("pytorch-fsdp", ("llmfoundry",), [Parameter("framework", "elementwise_traffic", 1.0, 8.0),
+                                           Parameter("framework", "overlap_slowdown", 0.0, 1.0)])]
+
+
+def _tokens_per_s(row: dict, hw: HardwareSpec, profile: FrameworkProfile) -> float:
+    """Predicted tokens/s per device of ``row`` under ``profile`` on the row's own hardware (only
+    framework fields are fitted here; ``hw`` is the fitting interface's and unused)."""
+    model, hw_row, training, parallel, n = row_inputs(row)
+    training = training.model_copy(update={"framework": profile})
+    return estimate(model, hw_row, training, parallel, n).tokens_per_s / n
+
+
+def _measured(row: dict) -> float:
+    """Reported tokens/s per device: ``predicted tokens/s x reported / predicted metric``."""
+    model, hw, training, parallel, n = row_inputs(row)
+    r = reproduce_row(row)
+    return estimate(model, hw, training, parallel, n).tokens_per_s / n * r.reported / r.predicted
+
+
+def fit_table(framework: str, prefixes: tuple[str, ...], params: list[Parameter]) -> str:
+    """Markdown: the fit on all rows whose id starts with one of ``prefixes`` and leave-one-row-out
+    errors."""
+    rows = [r for r in load_rows() if r["id"].startswith(prefixes)]
+    hw = row_inputs(rows[0])[1]
+    profile = framework_profile(framework)
+    y = [_measured(r) for r in rows]
+    full = fit(rows, y, _tokens_per_s, params, hw, profile)
+    h, f = apply(params, full.values, hw, profile)
+    in_sample = [float(x) for x in log_residuals(rows, y, _tokens_per_s, h, f)]
+    loo = cross_validate(rows, y, [r["id"] for r in rows], _tokens_per_s, params, hw, profile)
+    lines = [f"**{framework}** on {len(rows)} rows ({', '.join(f'`{p}*`' for p in prefixes)}): "
+             + ", ".join(f"`{p.field}` = {v:.3g}" for p, v in zip(params, full.values)), "",
+             "| row | in-sample error | left-out error | left-out fit |", "|---|---|---|---|"]
+    held = []
+    for i, r in enumerate(rows):
+        res, _ = loo[r["id"]]
+        h2, f2 = apply(params, res.values, hw, profile)
+        e = _tokens_per_s(r, h2, f2) / y[i] - 1
+        held.append(abs(e))
+        vals = ", ".join(f"{v:.3g}" for v in res.values)
+        lines.append(f"| {r['id']} | {pow(2.718281828459045, in_sample[i]) - 1:+.1%} | {e:+.1%} | {vals} |")
+    lines += ["", f"Leave-one-out |error|: median {statistics.median(held):.1%}, max {max(held):.1%}."]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    text = "\n\n".join(fit_table(*f) for f in FITS)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
