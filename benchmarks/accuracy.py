@@ -100,7 +100,7 @@ def main() -> None:
               "  a fraction of each gather (`zero3_prefetch`) and gathers that reach about a fifth of the node's NICs",
               "  (`zero3_nic_share`): two profile constants fitted on these six rows, leave-one-out max 13%.",
               "- **Eager PyTorch stacks** (torchtitan A100 rows, llm-foundry): element-wise kernels run unfused",
-              "  (torchtitan: `elementwise_traffic` 7.2x the fused traffic) and FSDP's collectives slow the concurrent",
+              "  (torchtitan: `elementwise_traffic` 6.4x the fused traffic) and FSDP's collectives slow the concurrent",
               "  matmuls (llm-foundry: `overlap_slowdown` 0.52 of the overlapped communication time).",
               "- **GLM-130B**: micro-batch size and ZeRO stage are not published; the row assumes 1 and ZeRO-1.",
               "- **FP8 rows (NeMo)**: linear layers at the fp8 peak x `fp8_matmul_efficiency` (0.45 for H100, fitted",

@@ -19,13 +19,14 @@ reported metric divided by the source's FLOPs per token:
 from __future__ import annotations
 
 import csv
+import functools
 import math
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
 from shardplan.cost.flops import model_flops_per_token
-from shardplan.cost.step import estimate
+from shardplan.cost.step import Estimate, estimate
 from shardplan.errors import ConfigError
 from shardplan.loaders import load_hardware
 from shardplan.parallel import ParallelConfig
@@ -262,3 +263,43 @@ def summary(results: list[RowResult]) -> dict:
             "median_abs_error": statistics.median(errs) if errs else math.nan,
             "max_abs_error": max(errs) if errs else math.nan,
             "within_25pct": sum(e <= 0.25 for e in errs)}
+
+
+@functools.lru_cache(maxsize=1)
+def published_mfu_table() -> tuple[tuple[float, bool, float, str], ...]:
+    """Every covered published row as (bf16 peak FLOP/s of its chip, fp8 run?, measured MFU, row id).
+
+    The MFU is in the planner's own definition (:attr:`shardplan.cost.step.Estimate.mfu`: model
+    FLOPs incl. attention over the precision's peak, PaLM Appendix B) scaled by the row's measured
+    over predicted throughput, so rows that report HFU, TFLOP/s or tokens/s compare alike.
+    """
+    out = []
+    for row in load_rows():
+        try:
+            model, hw, training, parallel, n = row_inputs(row)
+            est = estimate(model, hw, training, parallel, n)
+        except ConfigError:
+            continue
+        r = reproduce_row(row)
+        if r.covered and r.predicted:
+            out.append((hw.peak_flops_bf16, training.precision.compute_dtype == "fp8",
+                        est.mfu * r.reported / r.predicted, row["id"]))
+    return tuple(out)
+
+
+def best_published_mfu(peak_flops_bf16: float, fp8: bool) -> tuple[float, str] | None:
+    """(highest measured MFU, its row id) among the published runs on a chip of the same bf16 peak
+    (FLOP/s) and precision class, or None when the shared set has none."""
+    rows = [(m, rid) for peak, f8, m, rid in published_mfu_table() if peak == peak_flops_bf16 and f8 == fp8]
+    return max(rows) if rows else None
+
+
+def optimism_note(est: Estimate) -> str | None:
+    """A warning when ``est.mfu`` exceeds the best MFU published on this chip and precision
+    (issue 9: no prediction above it without a stated reason), else None."""
+    best = best_published_mfu(est.hardware.peak_flops_bf16, est.training.precision.compute_dtype == "fp8")
+    if best is None or est.mfu <= best[0]:
+        return None
+    return (f"predicted MFU {est.mfu:.1%} is above the best published run on this chip and precision "
+            f"({best[0]:.1%}, {best[1]} in shardplan/data/published_runs.csv): the prediction assumes "
+            "communication fully hidden behind tuned kernels; treat it as an upper bound")

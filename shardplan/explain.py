@@ -51,9 +51,14 @@ def describe(e: Estimate) -> str:
         if not th.get("tp_compute_bound", True):
             extra += f"; tp={e.parallel.tp} exceeds the largest compute-bound tp ~{th['max_compute_bound_tp']:.1f}"
     p = e.parallel
-    if p.zero_stage == 3 and p.dp * p.cp * p.tp > e.hardware.scale_up_size:
-        extra += ("; ZeRO-3 across nodes assumes prefetch fully overlapped with compute -- DeepSpeed's 2021 ZeRO-3 "
-                  "ran 1.5-5x slower than that at 384-2240 GPUs (docs/accuracy.md), so measure before committing")
+    if p.zero_stage == 3 and p.dp * p.cp * p.tp > e.hardware.scale_up_size and \
+            e.training.framework.zero3_prefetch == 1:
+        extra += ("; ZeRO-3 across nodes assumes prefetch fully overlapped with compute (PyTorch FSDP) -- DeepSpeed's "
+                  "2021 ZeRO-3 ran 1.5-5x slower than that at 384-2240 GPUs (--framework deepspeed, docs/accuracy.md)")
+    from shardplan.calibration import optimism_note  # late: calibration reads the published runs
+    note = optimism_note(e)
+    if note:
+        extra += "; " + note
     return (f"bound by {e.bound}; step = {parts}; MFU {e.mfu:.1%}; "
             f"{headroom(e) / GiB:,.1f} GiB HBM headroom{extra}")
 

@@ -160,6 +160,11 @@ class Layout:
         if p.pp > 1 and p.pp_layers is None and len(set(self.stage_layers)) > 1:
             out.append(f"pp={p.pp} does not divide the {sum(self.stage_layers)} layers: balanced uneven split "
                        f"--pp-layers {','.join(map(str, self.stage_layers))} (first and last stage lighter)")
+        if p.virtual_stages > 1 and any(n % p.virtual_stages for n in self.stage_layers):
+            chunks = chunk_layers(self.stage_layers, p.virtual_stages)
+            out.append(f"virtual_stages={p.virtual_stages} does not divide every stage: chunks of unequal size "
+                       f"(first stage {list(chunks[0])}, heaviest {list(max(chunks, key=sum))} layers; Megatron-core "
+                       f"--pipeline-model-parallel-layout); the largest chunk sets the pipeline tick")
         if 1 < p.pp and self.microbatches < p.pp:
             out.append(f"{self.microbatches} microbatches per step is fewer than pp={p.pp} stages: every stage "
                        f"idles for (pp - 1) microbatch times per step (the bubble exceeds the work; "
@@ -264,6 +269,29 @@ def balanced_split(n_layers: int, pp: int) -> tuple[int, ...]:
     return tuple(base + (1 if i in plus else 0) for i in range(pp))
 
 
+def chunk_layers(stage_layers: tuple[int, ...], virtual_stages: int) -> tuple[tuple[int, ...], ...]:
+    """Layers of each virtual pipeline chunk, per stage: a stage's layers in ``virtual_stages``
+    chunks as even as possible, larger chunks first (7 layers in 4 chunks: 2, 2, 2, 1). Megatron-core
+    runs such unequal chunks with ``--pipeline-model-parallel-layout`` (an explicit layer list per
+    virtual stage, Megatron-LM core_r0.13); the Llama 3 paper (Dubey et al. 2024 Sec. 3.3.2)
+    interleaves stages whose first and last hold one layer less."""
+    out = []
+    for n in stage_layers:
+        base, extra = divmod(n, virtual_stages)
+        out.append(tuple(base + (1 if i < extra else 0) for i in range(virtual_stages)))
+    return tuple(out)
+
+
+def _check_chunks(p: ParallelConfig, split: tuple[int, ...], what: str) -> None:
+    """An uneven split interleaves when every chunk holds a layer: virtual_stages <= the lightest
+    stage's layers (chunks of unequal size, :func:`chunk_layers`)."""
+    if p.virtual_stages > 1 and p.virtual_stages > min(split):
+        legal = list(range(2, min(split) + 1))
+        raise ConfigError(f"virtual_stages={p.virtual_stages} exceeds the {min(split)} layers of the lightest stage "
+                          f"of {what} {list(split)}: a virtual chunk would hold no layer; legal virtual_stages: "
+                          f"{fmt_legal(legal)}", field="virtual_stages", value=p.virtual_stages, legal=legal)
+
+
 def _stage_layers(p: ParallelConfig, model: ModelSpec) -> tuple[int, ...]:
     L = model.n_layers
     if p.virtual_stages > 1 and p.pp == 1:
@@ -284,21 +312,14 @@ def _stage_layers(p: ParallelConfig, model: ModelSpec) -> tuple[int, ...]:
             raise ConfigError(f"pp_layers={list(p.pp_layers)} sums to {sum(p.pp_layers)}, "
                               f"but n_layers={L}: the stages must cover every layer",
                               field="pp_layers", value=list(p.pp_layers))
-        if p.virtual_stages > 1 and any(n % p.virtual_stages for n in p.pp_layers):
-            raise ConfigError(f"virtual_stages={p.virtual_stages} does not divide every entry of "
-                              f"pp_layers={list(p.pp_layers)}", field="virtual_stages", value=p.virtual_stages)
+        _check_chunks(p, tuple(p.pp_layers), "pp_layers")
         return tuple(p.pp_layers)
     if p.pp > L:
         raise ConfigError(f"pp={p.pp} exceeds n_layers={L}; legal pp: {fmt_legal(divisors(L))}",
                           field="pp", value=p.pp, legal=divisors(L))
     if L % p.pp:
         split = balanced_split(L, p.pp)
-        if p.virtual_stages > 1 and any(n % p.virtual_stages for n in split):
-            legal = [] if p.schedule == "interleaved" else [1]
-            raise ConfigError(f"virtual_stages={p.virtual_stages} does not divide every stage of the balanced split "
-                              f"{list(split)} of n_layers={L} over pp={p.pp}; give pp_layers explicitly "
-                              f"(legal virtual_stages without it: {fmt_legal(legal)})", field="virtual_stages",
-                              value=p.virtual_stages, legal=legal)
+        _check_chunks(p, split, "the balanced split")
         return split
     per_stage = L // p.pp
     if per_stage % p.virtual_stages:

@@ -612,7 +612,7 @@ class _Evaluator:
         hit = c.split.compute_bounds.get(key)
         if hit is None:
             s, base = self._stage_compute(c)[2].total_s, c.split.layout
-            hit = (base.microbatches * s + bubble_s(base.parallel, s)) * (1 - _BOUND_MARGIN)
+            hit = (base.microbatches * s + bubble_s(base.parallel, s, base.stage_layers)) * (1 - _BOUND_MARGIN)
             c.split.compute_bounds[key] = hit
         return hit
 
@@ -639,10 +639,10 @@ class _Evaluator:
             if exposed[i] > 0:  # an axis that adds nothing would repeat the previous bound
                 total += exposed[i]
                 t = s + total / m
-                yield (m * t + bubble_s(base.parallel, t)) * (1 - _BOUND_MARGIN)
+                yield (m * t + bubble_s(base.parallel, t, base.stage_layers)) * (1 - _BOUND_MARGIN)
         dp = dp_axis.collectives(self._context(c))
         t = s + dp.per_microbatch + total / m
-        yield (m * t + bubble_s(base.parallel, t) + dp.per_step) * (1 - _BOUND_MARGIN)
+        yield (m * t + bubble_s(base.parallel, t, base.stage_layers) + dp.per_step) * (1 - _BOUND_MARGIN)
 
     def _context(self, c: Candidate) -> StepContext:
         """What the axis modules read of candidate ``c`` (:func:`shardplan.cost.context.step_context`,

@@ -63,7 +63,7 @@ def test_time_bars_sum_to_step(est):
     parts = charts.time_parts(est)
     named = {t.label: t.seconds for t in parts if t.critical}
     assert named["matmul"] == d["time_s"]["matmul"] and named["pipeline bubble"] == d["time_s"]["bubble"]
-    assert sum(t.seconds for t in parts if t.critical and t.group not in ("compute", "bubble", "optimizer")) == \
+    assert sum(t.seconds for t in parts if t.critical and t.group not in ("compute", "bubble", "optimizer", "overhead")) == \
         pytest.approx(d["time_s"]["exposed_comm"], rel=REL, abs=1e-15)
 
 

@@ -8,7 +8,7 @@ from rich.table import Table
 from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt,
                                   HardwareOpt, JsonOpt,
                                   ModelOpt, PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console,
-                                  layout_flags, print_notes)
+                                  err_console, layout_flags, print_notes)
 from shardplan.units import fmt_seconds
 
 
@@ -43,8 +43,10 @@ def _summary_table(e) -> Table:
     head.add_row("tokens / s", f"{e.tokens_per_s:,.0f} ({e.tokens_per_s / e.layout.n_devices:,.0f} per device)")
     head.add_row("MFU / HFU", f"{e.mfu:.1%} / {e.hfu:.1%}")
     head.add_row("bound by", e.bound)
+    mem = e.memory
     head.add_row("fits", ("[green]yes[/]" if e.fits else "[red]no[/]") +
-                 f" ({_gib(e.memory.total)} of {_gib(e.hardware.hbm_bytes)} GiB)")
+                 f" ({_gib(mem.total)} of {_gib(e.hardware.hbm_bytes)} GiB; headroom "
+                 f"{_gib(e.hardware.hbm_bytes - mem.total)} GiB; peak band {_gib(mem.peak_low)}-{_gib(mem.peak_high)})")
     return head
 
 
@@ -113,6 +115,10 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
                                  scale_up_size=scale_up_size, plan=plan),
                         layout)
     print_notes(e.layout)
+    from shardplan.calibration import optimism_note
+    note = optimism_note(e)
+    if note:
+        err_console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
     if json_out:
         print(json.dumps(e.to_dict(), indent=1))
     else:

@@ -11,14 +11,29 @@ activations by 1 + (p-1)/(p v)). The schedule simulator drawn by the guide is
 
 from __future__ import annotations
 
+import math
+
 from shardplan.parallel import Layout, ParallelConfig
 
 
-def bubble_fraction(parallel: ParallelConfig) -> float:
+def effective_virtual_stages(parallel: ParallelConfig, stage_layers: tuple[int, ...] | None = None) -> float:
+    """Interleaving factor of the bubble: ``v`` when every stage splits into v equal chunks; with
+    chunks of unequal size (``virtual_stages`` not dividing a stage's layers, chunked as
+    :func:`shardplan.parallel.chunk_layers` says) the heaviest stage's largest chunk sets the tick,
+    ``L / ceil(L / v)`` with L that stage's layers (e.g. 7 layers in 4 chunks of 2, 2, 2, 1: 3.5)."""
+    v = parallel.virtual_stages
+    if parallel.schedule != "interleaved" or not stage_layers:
+        return float(v)
+    heaviest = max(stage_layers)
+    return heaviest / math.ceil(heaviest / v)
+
+
+def bubble_fraction(parallel: ParallelConfig, stage_layers: tuple[int, ...] | None = None) -> float:
     """Bubble of one step in units of one microbatch's forward + backward on one stage.
 
-    ``(p-1)`` for GPipe and 1F1B, ``(p-1)/v`` interleaved, ``(p-1)/3`` zero-bubble (ZB-H1), 0 without
-    pipeline parallelism (sources in the module docstring).
+    ``(p-1)`` for GPipe and 1F1B, ``(p-1)/v`` interleaved (v from :func:`effective_virtual_stages`
+    when ``stage_layers`` is given), ``(p-1)/3`` zero-bubble (ZB-H1), 0 without pipeline
+    parallelism (sources in the module docstring).
 
     Raises:
         KeyError: never for a validated :class:`ParallelConfig` (schedule is a Literal).
@@ -26,15 +41,15 @@ def bubble_fraction(parallel: ParallelConfig) -> float:
     p = parallel
     if p.pp == 1:
         return 0.0
-    per_stage = {"gpipe": 1.0, "1f1b": 1.0, "interleaved": 1.0 / p.virtual_stages,
-                 "zero-bubble": 1.0 / 3.0}[p.schedule]
-    return (p.pp - 1) * per_stage
+    if p.schedule == "interleaved":
+        return (p.pp - 1) / effective_virtual_stages(p, stage_layers)
+    return (p.pp - 1) * {"gpipe": 1.0, "1f1b": 1.0, "zero-bubble": 1.0 / 3.0}[p.schedule]
 
 
-def bubble_s(parallel: ParallelConfig, microbatch_s: float) -> float:
+def bubble_s(parallel: ParallelConfig, microbatch_s: float, stage_layers: tuple[int, ...] | None = None) -> float:
     """Pipeline bubble in seconds: :func:`bubble_fraction` x the slowest stage's microbatch time
     ``microbatch_s`` (seconds, forward + backward + exposed per-microbatch communication)."""
-    return bubble_fraction(parallel) * microbatch_s
+    return bubble_fraction(parallel, stage_layers) * microbatch_s
 
 
 def inflight_microbatches(layout: Layout) -> float:
@@ -51,7 +66,8 @@ def inflight_microbatches(layout: Layout) -> float:
     if p.schedule == "gpipe":
         return float(m)
     if p.schedule == "interleaved":
-        return min(float(m), p.pp * (1 + (p.pp - 1) / (p.pp * p.virtual_stages)))
+        v = effective_virtual_stages(p, layout.stage_layers)
+        return min(float(m), p.pp * (1 + (p.pp - 1) / (p.pp * v)))
     return float(min(m, p.pp))
 
 

@@ -36,6 +36,7 @@ from shardplan.cost.context import StepContext, step_context
 from shardplan.cost.memory import MemoryBreakdown, memory_estimate
 from shardplan.cost.pipeline import bubble_s
 from shardplan.parallel import Layout, ParallelConfig, validate
+from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
@@ -71,6 +72,8 @@ class Estimate:
     bound: str
     thresholds: dict
     roofline: list[dict] = field(default_factory=list)
+    overhead_s: float = 0.0
+    overlap_slowdown_s: float = 0.0
 
     @property
     def parallel(self) -> ParallelConfig:
@@ -94,7 +97,8 @@ class Estimate:
             "time_s": {"step": self.step_s, "compute": self.compute_s, "matmul": self.matmul_s,
                        "elementwise": self.elementwise_s, "recompute": self.recompute_s,
                        "exposed_comm": self.exposed_comm_s, "bubble": self.bubble_s,
-                       "optimizer": self.optimizer_s},
+                       "optimizer": self.optimizer_s, "framework_overhead": self.overhead_s,
+                       "overlap_slowdown": self.overlap_slowdown_s},
             "collectives": [c.to_dict() for c in self.collectives],
             "model_flops_per_step": self.model_flops_per_step,
             "hardware_flops_per_step": self.hardware_flops_per_step,
@@ -173,7 +177,7 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     slow_mb, slow_step = overlap_slowdown(ctx, colls)
     T_mb = (ctx.stage.total_s + dp.per_microbatch + sum(c.exposed_s for c in colls if c.axis != "dp") / m
             + fw.microbatch_overhead_s + slow_mb)
-    bubble = bubble_s(layout.parallel, T_mb)
+    bubble = bubble_s(layout.parallel, T_mb, layout.stage_layers)
     opt_s = optimizer_s(ctx)
     step = m * T_mb + bubble + dp.per_step + opt_s + fw.step_overhead_s + slow_step
     tokens = training.global_batch_tokens
@@ -193,7 +197,8 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
         bound=bottleneck(ctx, colls, bubble, opt_s),
         thresholds=_threshold_info(model, training, hw, layout) if detail else {},
         roofline=_roofline(model, training, hw, layout.parallel, layout.local_tokens, ctx.dense_t, colls, m)
-        if detail else [])
+        if detail else [], overhead_s=m * fw.microbatch_overhead_s + fw.step_overhead_s,
+        overlap_slowdown_s=m * slow_mb + slow_step)
 
 
 def communication(ctx: StepContext) -> tuple[list[Collective], dp_axis.DataParallelCost]:
@@ -201,6 +206,16 @@ def communication(ctx: StepContext) -> tuple[list[Collective], dp_axis.DataParal
     dp = dp_axis.collectives(ctx)
     colls = tp_axis.collectives(ctx) + cp_axis.collectives(ctx) + ep_axis.collectives(ctx)
     return colls + pp_axis.collectives(ctx) + dp.collectives, dp
+
+
+def slowdown_factor(framework: FrameworkProfile, hw: HardwareSpec) -> float:
+    """Fraction of overlapped communication time added back to compute: the profile's
+    ``overlap_slowdown``, or by default the SM share the communication kernels take from the
+    matmuls, ``collective_sms / sm_count`` (H100: 16 / 132 = 0.12; A100: 16 / 108 = 0.15; 0 where
+    the hardware has no SM count, e.g. TPUs whose collectives run on the ICI DMA engines)."""
+    if framework.overlap_slowdown is not None:
+        return framework.overlap_slowdown
+    return hw.collective_sms / hw.sm_count if hw.sm_count else 0.0
 
 
 def overlap_slowdown(ctx: StepContext, colls: list[Collective]) -> tuple[float, float]:
@@ -212,7 +227,7 @@ def overlap_slowdown(ctx: StepContext, colls: list[Collective]) -> tuple[float, 
     interference; the factor is fitted, see docs/accuracy.md). Per-step collectives (phase 'step')
     slow the step once; the others slow every microbatch.
     """
-    k = ctx.training.framework.overlap_slowdown
+    k = slowdown_factor(ctx.training.framework, ctx.hw)
     if k == 0:
         return 0.0, 0.0
     per_mb = sum(c.time_s - c.exposed_s for c in colls if c.phase != "step") / ctx.m

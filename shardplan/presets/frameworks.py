@@ -26,7 +26,7 @@ _NANOTRON_CONTEXT = ("estimate, outside the caching allocator: CUDA context (~0.
 
 _DS_ZERO3 = ("fitted (benchmarks/fit_frameworks.py, scipy least_squares) to the six DeepSpeed ZeRO-3 rows of "
              "Narayanan et al. 2021 Table 2 (175B and 530B on 384-2,240 A100s) with per-parameter gathers "
-             "(fsdp_unit='tensor'); leave-one-row-out |error| median 8.3%, max 13.4% (docs/accuracy.md)")
+             "(fsdp_unit='tensor'); leave-one-row-out |error| median 8.3%, max 13.5% (docs/accuracy.md)")
 
 
 
@@ -40,14 +40,14 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron"),
         FrameworkProfile(name="maxtext"),
-        FrameworkProfile(name="torchtitan", elementwise_traffic=7.16,
-                         sources={"elementwise_traffic": _fit("torchtitan", "tt_*", "5.5%, max 8.5%")}),
+        FrameworkProfile(name="torchtitan", elementwise_traffic=6.44,
+                         sources={"elementwise_traffic": _fit("torchtitan", "tt_*", "5.5%, max 8.3%")}),
         FrameworkProfile(name="pytorch-fsdp", overlap_slowdown=0.522,
                          sources={"overlap_slowdown": _fit("pytorch-fsdp", "llmfoundry*", "6.4%, max 16.1%")}),
-        FrameworkProfile(name="deepspeed", zero3_prefetch=0.17, zero3_nic_share=0.215, microbatch_overhead_s=0.111,
+        FrameworkProfile(name="deepspeed", zero3_prefetch=0.201, zero3_nic_share=0.215, microbatch_overhead_s=0.111,
                          sources={"zero3_prefetch": _DS_ZERO3, "zero3_nic_share": _DS_ZERO3,
                                   "microbatch_overhead_s": _fit("deepspeed", "bloom*, gptneox*, glm*",
-                                                                "6.3%, max 9.9%")}),
+                                                                "6.2%, max 9.9%")}),
         FrameworkProfile(name="nanotron", grad_buffer_bytes=4, loss="eager", allocator_overhead=0.245,
                          context_bytes=2 * 2**30,
                          sources={"grad_buffer_bytes": _FP32_MAIN_GRADS, "loss": _NANOTRON_LOSS,

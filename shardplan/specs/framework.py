@@ -47,7 +47,8 @@ class FrameworkProfile(BaseModel):
             PyTorch DDP / Megatron-LM; 0 = reduced after the backward).
         overlap_slowdown: fraction of every overlapped collective's time that is added back to
             compute, because the communication kernels take SMs and HBM bandwidth from the
-            matmuls they run beside (0 = free overlap).
+            matmuls they run beside (0 = free overlap; None = the hardware's SM share of the
+            communication kernels, ``collective_sms / sm_count``).
         loss: 'fused' (vocab-parallel / fused cross-entropy: bf16 logits plus an fp32 softmax of
             the shard) or 'eager' (PyTorch ``F.cross_entropy`` on upcast logits: fp32 logits,
             log-softmax output and its gradient live at once).
@@ -72,7 +73,7 @@ class FrameworkProfile(BaseModel):
     dp_overlap: float = Field(default=1.0, ge=0, le=1)
     zero3_prefetch: float = Field(default=1.0, ge=0, le=1)
     zero3_nic_share: float = Field(default=1.0, gt=0, le=1)
-    overlap_slowdown: float = Field(default=0.0, ge=0, le=1)
+    overlap_slowdown: float | None = Field(default=None, ge=0, le=1)
     loss: Literal["fused", "eager"] = "fused"
     grad_buffer_bytes: int | None = Field(default=None, ge=1, le=8)
     allocator_overhead: float = Field(default=0.0, ge=0, le=1)

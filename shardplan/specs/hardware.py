@@ -41,6 +41,12 @@ class HardwareSpec(BaseModel):
                                  description="streaming multiprocessors / compute units that each run one GEMM "
                                              "output tile at a time (a 'wave' = sm_count tiles); None: no wave "
                                              "quantization (TPU: XLA streams tiles through the MXUs)")
+    collective_sms: int = Field(default=16, ge=0, le=4096,
+                                description="SMs the communication kernels occupy while a collective overlaps "
+                                            "compute: NCCL runs one CUDA block per channel (NCCL docs, "
+                                            "NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS; Megatron-LM's TP-overlap "
+                                            "configs reserve 16-24 SMs for it); with sm_count it sets the default "
+                                            "overlap slowdown (shardplan.cost.step.overlap_slowdown)")
     gemm_tiles: tuple[tuple[int, int], ...] = Field(
         default=((128, 256), (256, 128), (128, 128)), min_length=1,
         description="output tile shapes (rows, cols) the GEMM library picks among; rows and cols are padded to them")

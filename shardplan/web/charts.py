@@ -44,7 +44,8 @@ HIDDEN_ROW = "hidden communication"
 
 _AXIS_COLORS = {"tp": "#d62728", "cp": "#9467bd", "ep": "#8c564b", "pp": "#e377c2", "dp": "#ff7f0e"}
 _FIXED_COLORS = {"matmul": "#1f77b4", "element-wise": "#17becf", "recompute": "#aec7e8",
-                 "pipeline bubble": "#7f7f7f", "optimizer": "#bcbd22"}
+                 "pipeline bubble": "#7f7f7f", "optimizer": "#bcbd22", "framework overhead": "#c49c94",
+                 "overlap slowdown": "#f7b6d2"}
 _MEM_COLORS = {"params": "#1f77b4", "grads": "#ff7f0e", "optimizer": "#2ca02c", "ZeRO-3 buffers": "#9467bd",
                "activations": "#d62728", "logits": "#8c564b", "communication buffers": "#e377c2",
                "allocator fragmentation": "#bcbd22", "runtime context": "#7f7f7f", "runtime reserve": "#c7c7c7"}
@@ -134,8 +135,8 @@ def time_parts(e: Estimate) -> list[TimePart]:
     """Segments of the step time of ``e`` (seconds).
 
     Critical: matmul, element-wise, recompute, the exposed time of every collective, pipeline
-    bubble and optimizer; they sum to ``e.step_s`` (the planner's composition
-    ``m T_mb + T_bubble + T_dp_exposed + T_optimizer``). Hidden: ``max(0, time_s - exposed_s)`` of
+    bubble, optimizer, framework overheads and overlap slowdown; they sum to ``e.step_s`` (the
+    planner's composition ``m T_mb + T_bubble + T_dp_exposed + T_optimizer + overheads``). Hidden: ``max(0, time_s - exposed_s)`` of
     every collective (for ZeRO-3 the forward/backward AllGather exposure is booked on the gradient
     ReduceScatter, so the clamp at 0 applies there).
     """
@@ -149,6 +150,13 @@ def time_parts(e: Estimate) -> list[TimePart]:
         parts.append(TimePart(label, max(0.0, c.time_s - c.exposed_s), False, c.axis, color))
     parts.append(TimePart("pipeline bubble", e.bubble_s, True, "bubble", _FIXED_COLORS["pipeline bubble"]))
     parts.append(TimePart("optimizer", e.optimizer_s, True, "optimizer", _FIXED_COLORS["optimizer"]))
+    # fixed per-layer / per-microbatch / per-step costs of the framework profile, and the compute
+    # slowed by the communication kernels that overlap it (shardplan.cost.step.overlap_slowdown)
+    layer_overhead = e.compute_s - e.matmul_s - e.elementwise_s - e.recompute_s
+    parts.append(TimePart("framework overhead", max(0.0, layer_overhead) + e.overhead_s, True, "overhead",
+                          _FIXED_COLORS["framework overhead"]))
+    parts.append(TimePart("overlap slowdown", e.overlap_slowdown_s, True, "overhead",
+                          _FIXED_COLORS["overlap slowdown"]))
     return parts
 
 
