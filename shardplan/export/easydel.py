@@ -75,19 +75,27 @@ def _python(ctx: ExportContext, cfg: dict) -> str:
     dims = cfg["sharding_axis_dims"]
     why = (f"(dp, fsdp, ep, tp, sp) = ({dims[0]} replicas, {dims[1]} ZeRO-3 shards, no ep, tp {dims[3]}, "
            f"cp {dims[4]}): {e.memory.total / 2**30:.1f} GiB/device, step {e.step_s:.3f} s, MFU {e.mfu:.1%}")
-    body = json.dumps(cfg, indent=4).replace("true", "True").replace("false", "False")
-    body = body.replace('"sharding_axis_dims": [', f'# {why}\n    "sharding_axis_dims": [', 1)
+    rows = [f"    # {why}"] + [f"    {k!r}: {_py(v)}," for k, v in cfg.items()]
+    body = "{\n" + "\n".join(rows) + "\n}"
     return (comment_block(ctx, EXPORTER) + "import easydel as ed\n\nEASYDEL_CONFIG = " + body + "\n\n"
             "model = ed.AutoEasyDeLModelForCausalLM.from_pretrained(\n"
             f'    "{e.model.name}",  # your checkpoint\n'
-            '    sharding_axis_dims=tuple(EASYDEL_CONFIG["sharding_axis_dims"]),\n'
-            '    sharding_axis_names=tuple(EASYDEL_CONFIG["sharding_axis_names"]),\n'
-            '    partition_axis=ed.PartitionAxis(**{k: tuple(v) if isinstance(v, list) else v\n'
-            '                                       for k, v in EASYDEL_CONFIG["partition_axis"].items()}),\n'
+            '    sharding_axis_dims=EASYDEL_CONFIG["sharding_axis_dims"],\n'
+            '    sharding_axis_names=EASYDEL_CONFIG["sharding_axis_names"],\n'
+            '    partition_axis=ed.PartitionAxis(**EASYDEL_CONFIG["partition_axis"]),\n'
             '    config_kwargs=ed.EasyDeLBaseConfigDict(gradient_checkpointing=EASYDEL_CONFIG["gradient_checkpointing"]'
             ' or ed.EasyDeLGradientCheckPointers.NONE),\n)\n'
             'arguments = ed.TrainingArguments(**EASYDEL_CONFIG["training_arguments"])\n'
             + ("" if p.recompute != "none" else "# gradient_checkpointing '' = off (the plan recomputes nothing)\n"))
+
+
+def _py(value):
+    """A Python literal, lists written as tuples (as EasyDeL takes them)."""
+    if isinstance(value, list):
+        return "(" + ", ".join(_py(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_py(v)}" for k, v in value.items()) + "}"
+    return repr(value)
 
 
 def write(ctx: ExportContext, fmt: str = "py") -> str:
