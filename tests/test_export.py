@@ -263,3 +263,43 @@ def test_cli_plan_export_writes_the_winner(tmp_path):
     assert r.exit_code == 0, r.output
     best = json.loads(r.stdout)["plans"][0]["parallel"]
     assert import_config("torchtitan", out.read_text()).parallel.model_dump(mode="json") == best
+
+
+#: more layouts, each round-tripped through the frameworks listed (the options each one writes)
+EXTRA = [
+    # HSDP: 8 replicas x 8 ZeRO-3 shards
+    (dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=128, zero_stage=3, dp_shard=8),
+     ["maxtext", "easydel", "torchtitan", "megatron", "deepspeed"]),
+    # optimizer offload
+    (dict(model="llama-3-8b", devices=8, seq_len=4096, global_batch=16, zero_stage=2, offload_optimizer=True),
+     ["megatron", "deepspeed"]),
+    # GPipe and async TP
+    (dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=64, tp=8, sp=True, pp=2, schedule="gpipe",
+          tp_overlap=True, zero_stage=0), ["torchtitan", "nanotron"]),
+    (dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=64, tp=8, sp=True, pp=2, schedule="gpipe",
+          zero_stage=3), ["maxtext", "torchtitan"]),
+    # an uneven split: the first and last stage one layer lighter (Megatron-LM writes it)
+    (dict(model="llama-3-8b", devices=32, seq_len=8192, global_batch=64, tp=8, pp=4, pp_layers=(7, 9, 9, 7)),
+     ["megatron"]),
+]
+
+
+@pytest.mark.parametrize("inputs,frameworks", EXTRA)
+def test_more_layouts_round_trip(inputs, frameworks):
+    kw = dict(inputs)
+    n = kw.pop("devices")
+    m, hw, tr, pc = build_inputs(hardware="h100-sxm", devices=n, global_batch_tokens=None, **kw)
+    e = estimate(m, hw, tr, pc, n)
+    for fw in frameworks:
+        text = export_text(fw, e)
+        assert PARSERS[fw](text)["devices"] == n, fw
+        assert import_config(fw, text).parallel == e.parallel, fw
+
+
+def test_precision_a_framework_does_not_write_is_refused():
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=16,
+                                 global_batch_tokens=None, precision="fp8-mixed", zero_stage=3)
+    e = estimate(m, hw, tr, pc, 8)
+    with pytest.raises(ConfigError, match="precision 'fp8-mixed'.*Megatron-LM"):
+        export_text("torchtitan", e)
+    assert "--fp8-format" in export_text("megatron", e)

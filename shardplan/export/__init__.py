@@ -22,7 +22,7 @@ from pathlib import Path
 
 from shardplan.errors import ConfigError, fmt_legal
 from shardplan.export import deepspeed, easydel, maxtext, megatron, nanotron, torchtitan
-from shardplan.export.base import ExportContext, Exporter, Imported
+from shardplan.export.base import ExportContext, Exporter, Imported, check_precision
 
 #: registry: framework name -> exporter (``--to NAME`` / ``--from NAME``)
 EXPORTERS: dict[str, Exporter] = {m.EXPORTER.name: m.EXPORTER
@@ -55,10 +55,11 @@ def export_text(framework: str, estimate, command: str = "", path: str | Path | 
         path: the output path; EasyDeL writes JSON for a ``.json`` suffix, Python otherwise.
 
     Raises:
-        ConfigError: an unknown framework, or a plan the framework cannot express.
+        ConfigError: an unknown framework, a precision it does not write, or a plan it cannot express.
     """
     ex = exporter(framework)
     ctx = ExportContext(estimate=estimate, command=command)
+    check_precision(ctx, ex)
     if ex.name == "easydel" and path is not None and Path(path).suffix == ".json":
         return easydel.write(ctx, fmt="json")
     return ex.write(ctx)

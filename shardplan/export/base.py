@@ -106,6 +106,8 @@ class Exporter:
         write: ``ExportContext -> str`` (raises ConfigError where the framework cannot express the plan).
         read: ``(text, devices) -> Imported`` (raises ConfigError on a config it cannot read).
         comment: the line-comment prefix of the format (``""``: JSON, numbers under ``_shardplan``).
+        precisions: the precision policies (:data:`shardplan.specs.training.PRECISION_POLICIES`) the
+            written config runs; another one is refused (:func:`check_precision`).
     """
 
     name: str
@@ -116,6 +118,21 @@ class Exporter:
     write: Callable[[ExportContext], str]
     read: Callable[[str, int | None], Imported]
     comment: str = "#"
+    precisions: tuple[str, ...] = ("bf16-mixed",)
+
+
+def check_precision(ctx: ExportContext, exporter: Exporter) -> None:
+    """Refuse a precision policy the exporter does not write (the config would run another one).
+
+    Raises:
+        ConfigError: naming the policy and the frameworks that write it.
+    """
+    name = ctx.training.precision.name
+    if name not in exporter.precisions:
+        who = {"fp8-mixed": "Megatron-LM (--fp8-format)", "fp32": "DeepSpeed (bf16 off)",
+               "bf16-mixed-fp32-grads": "Megatron-LM (--accumulate-allreduce-grads-in-fp32)"}
+        raise refuse(exporter.title, f"precision {name!r} (it writes {', '.join(exporter.precisions)})",
+                     who.get(name, "another framework"))
 
 
 def refuse(framework: str, missing: str, alternatives: str) -> ConfigError:

@@ -47,7 +47,6 @@ def _check(ctx: ExportContext) -> None:
          "torchtitan or Megatron-LM (Megatron-FSDP)"),
         (p.zero_stage in (1, 2) and p.dp_shard != p.dp, f"HSDP (dp_shard={p.dp_shard} < dp={p.dp}) with "
          f"ZeRO-{p.zero_stage} (MiCS is ZeRO-3 only)", "Megatron-LM (--num-distributed-optimizer-instances)"),
-        (ctx.training.precision.name == "fp8-mixed", "fp8 matmuls (Transformer Engine, model code)", _TORCH),
     ]
     for bad, missing, who in checks:
         if bad:
@@ -117,4 +116,5 @@ def read(text: str, devices: int | None = None) -> Imported:
 
 
 EXPORTER = Exporter(name="deepspeed", title="DeepSpeed", source=SOURCE, suffix=".json",
-                    expresses=("overlap_grad_reduce", "offload_optimizer"), write=write, read=read, comment="")
+                    expresses=("overlap_grad_reduce", "offload_optimizer"), write=write, read=read, comment="",
+                    precisions=("bf16-mixed", "fp32"))

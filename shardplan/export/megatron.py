@@ -207,4 +207,5 @@ def read(text: str, devices: int | None = None) -> Imported:
 
 
 EXPORTER = Exporter(name="megatron", title="Megatron-LM", source=SOURCE, suffix=".sh",
-                    expresses=("overlap_grad_reduce", "tp_overlap", "offload_optimizer"), write=write, read=read)
+                    expresses=("overlap_grad_reduce", "tp_overlap", "offload_optimizer"), write=write, read=read,
+                    precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp8-mixed", "fp32"))
