@@ -58,6 +58,7 @@ def example(name: str) -> str:
 
 
 def main() -> None:
+    """Rewrite the examples section of docs/export.md (``--doc`` another file)."""
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--doc", type=Path, default=ROOT / "docs" / "export.md")
     args = ap.parse_args()

@@ -303,3 +303,12 @@ def test_precision_a_framework_does_not_write_is_refused():
     with pytest.raises(ConfigError, match="precision 'fp8-mixed'.*Megatron-LM"):
         export_text("torchtitan", e)
     assert "--fp8-format" in export_text("megatron", e)
+
+
+def test_replicated_kv_heads_are_refused_everywhere():
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=16, seq_len=4096, global_batch=16,
+                                 global_batch_tokens=None, tp=16, kv_replication=True, sp=True, zero_stage=3)
+    e = estimate(m, hw, tr, pc, 16)
+    for fw in EXPORTERS:
+        with pytest.raises(ConfigError, match="n_kv_heads=8"):
+            export_text(fw, e)

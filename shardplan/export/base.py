@@ -121,6 +121,20 @@ class Exporter:
     precisions: tuple[str, ...] = ("bf16-mixed",)
 
 
+def check_kv_replication(ctx: ExportContext, exporter: Exporter) -> None:
+    """Refuse a layout that replicates KV heads (tp does not divide n_kv_heads): none of the frameworks
+    has an option for it (their attention splits the KV projection over tp). ``kv_replication=True``
+    with a tp that divides n_kv_heads changes nothing and is not refused.
+
+    Raises:
+        ConfigError: naming tp and n_kv_heads.
+    """
+    p, kv = ctx.p, ctx.estimate.model.kv_heads
+    if p.kv_replication and kv % p.tp:
+        raise refuse(exporter.title, f"tp={p.tp} > n_kv_heads={kv} with replicated KV heads (no option for it)",
+                     f"no exporter; a tp dividing {kv}")
+
+
 def check_precision(ctx: ExportContext, exporter: Exporter) -> None:
     """Refuse a precision policy the exporter does not write (the config would run another one).
 
@@ -150,7 +164,7 @@ def check_unexpressed(p: ParallelConfig, exporter: Exporter, alternatives: Mappi
     Raises:
         ConfigError: naming the field, its value and the frameworks in ``alternatives`` (field -> text).
     """
-    skip = set(DEGREE_FIELDS) | set(BEHAVIOUR_FIELDS) | set(exporter.expresses)
+    skip = set(DEGREE_FIELDS) | set(BEHAVIOUR_FIELDS) | set(exporter.expresses) | {"kv_replication"}
     for name, default in _DEFAULTS.items():
         if name in skip:
             continue
