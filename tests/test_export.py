@@ -312,3 +312,43 @@ def test_replicated_kv_heads_are_refused_everywhere():
     for fw in EXPORTERS:
         with pytest.raises(ConfigError, match="n_kv_heads=8"):
             export_text(fw, e)
+
+
+#: option names as the frameworks' sources spell them (docs/export.md, Sources): a typo in an exporter fails here
+KNOWN_KEYS = {
+    "torchtitan": {"parallelism": {"data_parallel_replicate_degree", "data_parallel_shard_degree",
+                                   "fsdp_reshard_after_forward", "tensor_parallel_degree", "enable_async_tensor_parallel",
+                                   "pipeline_parallel_degree", "pipeline_parallel_schedule",
+                                   "pipeline_parallel_layers_per_stage", "pipeline_parallel_microbatch_size",
+                                   "context_parallel_degree", "expert_parallel_degree",
+                                   "expert_tensor_parallel_degree"},
+                   "activation_checkpoint": {"mode", "selective_ac_option"},
+                   "training": {"local_batch_size", "global_batch_size", "seq_len"}},
+    "nanotron": {"parallelism": {"dp", "pp", "tp", "pp_engine", "tp_mode", "tp_linear_async_communication",
+                                 "recompute_layer", "expert_parallel_size", "context_parallel_size"},
+                 "tokens": {"sequence_length", "micro_batch_size", "batch_accumulation_per_replica"},
+                 "optimizer": {"zero_stage"}},
+    "deepspeed": {"": {"_shardplan", "train_batch_size", "train_micro_batch_size_per_gpu",
+                       "gradient_accumulation_steps", "zero_optimization", "bf16", "tensor_parallel",
+                       "activation_checkpointing"},
+                  "zero_optimization": {"stage", "overlap_comm", "mics_shard_size", "offload_optimizer"}},
+    "maxtext": {"": {f"{lvl}_{a}_parallelism" for lvl in ("ici", "dcn") for a in maxtext.AXES}
+                | {"shard_optimizer_over_data", "per_device_batch_size", "gradient_accumulation_steps",
+                   "num_pipeline_microbatches", "num_layers_per_pipeline_stage", "remat_policy",
+                   "optimizer_memory_host_offload", "max_target_length"}},
+}
+_LOAD = {"torchtitan": tomllib.loads, "nanotron": yaml.safe_load, "deepspeed": json.loads, "maxtext": yaml.safe_load}
+
+
+@pytest.mark.parametrize("plan,fw", [c for c in EXPORTED if c[1] in KNOWN_KEYS])
+def test_written_keys_are_the_frameworks_own(plan, fw):
+    cfg = _LOAD[fw](exported(plan, fw))
+    for section, known in KNOWN_KEYS[fw].items():
+        keys = set(cfg if section == "" else cfg.get(section, {}))
+        assert keys <= known, (section, keys - known)
+
+
+def test_plan_export_needs_an_output_file():
+    r = runner.invoke(app, ["plan", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "8",
+                            "--seq-len", "4096", "--global-batch", "16", "--top", "1", "--export", "megatron"])
+    assert r.exit_code == 2 and "needs -o FILE" in r.output

@@ -23,7 +23,7 @@ InfeasibleOpt = Annotated[bool, typer.Option("--show-infeasible", help="also lis
 ExhaustiveOpt = Annotated[bool, typer.Option(help="also evaluate dominated options")]
 ExportOpt = Annotated[Optional[str], typer.Option("--export", help="also write the winner as this framework's config "
                                                   "(maxtext | easydel | torchtitan | megatron | deepspeed | nanotron)")]
-ExportOutOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="file for --export (default: stdout)")]
+ExportOutOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="file for --export")]
 
 
 def _rule_results(model, hw, training, n: int, best, user_fix: dict[str, Any]) -> list[dict[str, Any]]:
@@ -134,9 +134,12 @@ def _export_winner(framework: str, best, output: Optional[Path]) -> None:
     so that a refusal exits with code 2 early).
 
     Raises:
-        ConfigError: no layout fits, an unknown framework, or a plan the framework cannot express.
+        ConfigError: no -o file, no layout fits, an unknown framework, or a plan the framework cannot express.
     """
     from shardplan.cli.export import write_export
+    if output is None:
+        raise ConfigError(f"--export {framework} needs -o FILE (stdout carries the ranking)", field="output",
+                          value=None)
     if best is None:
         raise ConfigError(f"--export {framework}: no layout fits, nothing to export", field="export", value=framework)
     write_export(framework, best, output)

@@ -27,7 +27,7 @@ from shardplan.export.base import (ExportContext, Exporter, Imported, check_unex
 
 SOURCE = "DeepSpeed 0.17 config-json reference (deepspeed.ai/docs/config-json) + AutoTP training"
 _TORCH = "Megatron-LM or torchtitan"
-_ALT = {"kv_replication": "torchtitan", "tp_overlap": "Megatron-LM (--tp-comm-overlap)"}
+_ALT = {"tp_overlap": "Megatron-LM (--tp-comm-overlap)"}
 
 
 def _check(ctx: ExportContext) -> None:

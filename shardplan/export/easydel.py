@@ -30,7 +30,7 @@ from shardplan.export.base import (ExportContext, Exporter, Imported, check_unex
 SOURCE = "EasyDeL 0.1.x from_pretrained(sharding_axis_dims, partition_axis) + eformer.escale PartitionAxis"
 NAMES = ("dp", "fsdp", "ep", "tp", "sp")
 _CKPT = {"none": "", "selective": "checkpoint_dots", "full": "nothing_saveable"}
-_ALT = {"kv_replication": "Megatron-LM", "tp_overlap": "Megatron-LM", "offload_optimizer": "DeepSpeed"}
+_ALT = {"tp_overlap": "Megatron-LM", "offload_optimizer": "DeepSpeed"}
 _TORCH = "Megatron-LM, torchtitan or MaxText"
 
 

@@ -37,7 +37,7 @@ SOURCE = "MaxText src/MaxText/configs/base.yml (2025, commit 003b416)"
 #: axes in the planner's device order, innermost first (ICI is filled in this order)
 AXES = ("tensor", "tensor_sequence", "context", "expert", "fsdp", "data", "pipeline")
 _REMAT = {"none": "none", "selective": "minimal", "full": "full"}
-_ALT = {"kv_replication": "Megatron-LM", "tp_overlap": "Megatron-LM (--tp-comm-overlap)"}
+_ALT = {"tp_overlap": "Megatron-LM (--tp-comm-overlap)"}
 _TORCH = "Megatron-LM or torchtitan"
 
 

@@ -30,7 +30,7 @@ from shardplan.export.base import (ExportContext, Exporter, Imported, check_unex
                                    parallel_from, refuse)
 
 SOURCE = "Megatron-LM core_r0.14 megatron/training/arguments.py (+ Megatron-FSDP flags)"
-_ALT = {"kv_replication": "torchtitan", "schedule": "torchtitan (GPipe) or nanotron (afab = GPipe)"}
+_ALT: dict[str, str] = {}  # Megatron-LM writes every option the planner has
 _FSDP = {2: "optim_grads", 3: "optim_grads_params"}
 
 

@@ -24,7 +24,7 @@ from shardplan.export.base import (ExportContext, Exporter, Imported, check_unex
 
 SOURCE = "nanotron src/nanotron/config/parallelism_config.py + config.py (2025, commit 19f88fb)"
 _ENGINES = {"1f1b": "1f1b", "gpipe": "afab"}
-_ALT = {"kv_replication": "Megatron-LM", "offload_optimizer": "DeepSpeed"}
+_ALT = {"offload_optimizer": "DeepSpeed"}
 
 
 def _check(ctx: ExportContext) -> None:

@@ -29,7 +29,7 @@ from shardplan.export.base import (ExportContext, Exporter, Imported, check_unex
 
 SOURCE = "torchtitan torchtitan/config/job_config.py (2025, commit 000204a) + torch.distributed.pipelining"
 _SCHEDULES = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "Interleaved1F1B"}
-_ALT = {"kv_replication": "Megatron-LM", "tp_overlap": "Megatron-LM (--tp-comm-overlap; torchtitan's async TP "
+_ALT = {"tp_overlap": "Megatron-LM (--tp-comm-overlap; torchtitan's async TP "
         "is enable_async_tensor_parallel with torch.compile)", "offload_optimizer": "DeepSpeed (offload_optimizer)"}
 
 
