@@ -278,6 +278,9 @@ EXTRA = [
           tp_overlap=True, zero_stage=0), ["torchtitan", "nanotron"]),
     (dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=64, tp=8, sp=True, pp=2, schedule="gpipe",
           zero_stage=3), ["maxtext", "torchtitan"]),
+    # AutoTP with ZeRO-3 (DeepSpeed), tp without sp (Megatron-LM)
+    (dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=64, tp=8, zero_stage=3, recompute="full"),
+     ["deepspeed", "megatron"]),
     # an uneven split: the first and last stage one layer lighter (Megatron-LM writes it)
     (dict(model="llama-3-8b", devices=32, seq_len=8192, global_batch=64, tp=8, pp=4, pp_layers=(7, 9, 9, 7)),
      ["megatron"]),

@@ -4,7 +4,7 @@ Source of the keys: DeepSpeed configuration JSON reference (deepspeed.ai/docs/co
 0.16-0.17): ``train_batch_size``, ``train_micro_batch_size_per_gpu``, ``gradient_accumulation_steps``,
 ``zero_optimization.{stage, overlap_comm, offload_optimizer, mics_shard_size}``, ``bf16.enabled``,
 ``activation_checkpointing``; AutoTP training ``tensor_parallel.autotp_size`` (DeepSpeed >= 0.16.4,
-"AutoTP training" tutorial, ZeRO stages 0-2).
+"AutoTP training" tutorial; its current version composes AutoTP with ZeRO stages 0-3).
 
 What ds_config cannot say (refused, naming who can): pipeline stages (``PipelineModule(num_stages=...)``
 is model code, and the pipeline engine only runs ZeRO <= 1), Megatron sequence parallelism and ring
@@ -25,7 +25,7 @@ from shardplan.errors import ConfigError
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, header_dict,
                                    parallel_from, refuse, require)
 
-SOURCE = "DeepSpeed 0.17 config-json reference (deepspeed.ai/docs/config-json) + AutoTP training"
+SOURCE = "DeepSpeed config-json reference (deepspeed.ai/docs/config-json, 0.17) + AutoTP training tutorial (2025)"
 _TORCH = "Megatron-LM or torchtitan"
 _ALT = {"tp_overlap": "Megatron-LM (--tp-comm-overlap)"}
 
@@ -43,8 +43,6 @@ def _check(ctx: ExportContext) -> None:
          _TORCH + " or MaxText"),
         (p.recompute == "selective", "selective recomputation (deepspeed.checkpointing recomputes whole layers)",
          _TORCH),
-        (p.tp > 1 and p.zero_stage == 3, f"tp={p.tp} with ZeRO-3 (AutoTP training composes with ZeRO 0-2)",
-         "torchtitan or Megatron-LM (Megatron-FSDP)"),
         (p.zero_stage in (1, 2) and p.dp_shard != p.dp, f"HSDP (dp_shard={p.dp_shard} < dp={p.dp}) with "
          f"ZeRO-{p.zero_stage} (MiCS is ZeRO-3 only)", "Megatron-LM (--num-distributed-optimizer-instances)"),
     ]

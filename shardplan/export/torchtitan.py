@@ -43,13 +43,19 @@ def _check(ctx: ExportContext) -> None:
          f"on the norms)", "Megatron-LM (no --sequence-parallel)"),
         (p.schedule == "zero-bubble" and p.pp > 1, "the single-stage ZB-H1 schedule (its zero-bubble schedules "
          "are multi-stage: InterleavedZeroBubble, ZBVZeroBubble)", "no exporter"),
-        (p.ep > 1 and (p.dp_shard * p.cp) % p.ep if p.zero_stage else p.ep > 1,
-         f"ep={p.ep} outside the FSDP shard x cp group (expert parallelism borrows from "
-         f"data_parallel_shard_degree x context_parallel_degree)", "Megatron-LM"),
+        (p.ep > 1 and not _ep_fits(p), f"ep={p.ep} outside its dp2ep rule (cp <= ep <= data_parallel_shard_degree x "
+         f"context_parallel_degree, ep dividing the latter; here shard {p.dp_shard if p.zero_stage else 1}, "
+         f"cp {p.cp})", "Megatron-LM"),
     ]
     for bad, missing, who in checks:
         if bad:
             raise refuse("torchtitan", missing, who)
+
+
+def _ep_fits(p) -> bool:
+    """torchtitan's dp2ep constraint: cp <= ep <= shard x cp and ep divides shard x cp (job_config.py)."""
+    group = (p.dp_shard if p.zero_stage else 1) * p.cp
+    return p.cp <= p.ep <= group and group % p.ep == 0
 
 
 def _parallelism(ctx: ExportContext) -> dict:
