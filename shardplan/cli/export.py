@@ -53,8 +53,7 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
     """Write one layout as a training framework's config (MaxText YAML, EasyDeL, torchtitan TOML,
     Megatron-LM flags, DeepSpeed JSON, nanotron YAML), headed by the planner's numbers.
 
-    A layout the framework cannot express is refused (exit code 2) with what is missing and which
-    framework can."""
+    A layout the framework cannot express is refused (exit code 2) with what is missing and which framework can."""
     from shardplan.cli.estimate import estimate_layout
     e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
                              global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
