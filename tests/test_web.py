@@ -250,3 +250,15 @@ def test_core_importable_without_web_extra():
             "assert not any(m.split('.')[0] in ('plotly', 'dash', 'matplotlib') for m in sys.modules)\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_export_buttons_download_the_framework_config():
+    from shardplan.export import EXPORTERS, import_config
+    from shardplan.web.app import create_app, export_download
+    data, status = export_download("megatron", None, *_values(tp=2, zero_stage=1))
+    assert data["filename"] == "megatron.sh" and "exported" in status
+    assert import_config("megatron", data["content"]).parallel.tp == 2
+    data, status = export_download("easydel", None, *_values(tp=2, zero_stage=1))
+    assert data is None and "EasyDeL cannot express this plan" in status
+    layout = str(create_app().layout)
+    assert all(f"export-{name}" in layout for name in EXPORTERS) and "export-download" in layout

@@ -1,5 +1,5 @@
-"""Command-line interface: ``shardplan estimate | plan | guide | models | hardware | serve | report |
-shardings | train | validate``.
+"""Command-line interface: ``shardplan estimate | plan | guide | export | import | models | hardware | serve |
+report | shardings | train | validate``.
 
 Built on typer (arguments) and rich (tables). One module per command (or pair of commands), each
 registering module-level functions on :data:`app` (defined in :mod:`shardplan.cli.common`). The
@@ -11,7 +11,7 @@ Exit codes: 0 ok, 2 bad input (a :class:`~shardplan.errors.ConfigError` printed 
 stderr, no traceback). Importing this package loads neither JAX nor the ``web`` extra.
 """
 
-from shardplan.cli import estimate, presets, plan, web, shardings, train, validate  # noqa: F401  (registers)
+from shardplan.cli import estimate, export, presets, plan, web, shardings, train, validate  # noqa: F401  (registers)
 from shardplan.cli.common import app
 
 __all__ = ["app"]

@@ -21,6 +21,9 @@ FixOpt = Annotated[Optional[list[str]], typer.Option("--fix", help="pin a field,
 MaxTpOpt = Annotated[Optional[int], typer.Option("--max-tp", help="largest tp to consider")]
 InfeasibleOpt = Annotated[bool, typer.Option("--show-infeasible", help="also list the closest layouts that do not fit")]
 ExhaustiveOpt = Annotated[bool, typer.Option(help="also evaluate dominated options")]
+ExportOpt = Annotated[Optional[str], typer.Option("--export", help="also write the winner as this framework's config "
+                                                  "(maxtext | easydel | torchtitan | megatron | deepspeed | nanotron)")]
+ExportOutOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="file for --export")]
 
 
 def _rule_results(model, hw, training, n: int, best, user_fix: dict[str, Any]) -> list[dict[str, Any]]:
@@ -126,6 +129,22 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
         console.print(it)
 
 
+def _export_winner(framework: str, best, output: Optional[Path]) -> None:
+    """``plan --export``: write the best plan as a framework's config (before the ranking is printed,
+    so that a refusal exits with code 2 early).
+
+    Raises:
+        ConfigError: no -o file, no layout fits, an unknown framework, or a plan the framework cannot express.
+    """
+    from shardplan.cli.export import write_export
+    if output is None:
+        raise ConfigError(f"--export {framework} needs -o FILE (stdout carries the ranking)", field="output",
+                          value=None)
+    if best is None:
+        raise ConfigError(f"--export {framework}: no layout fits, nothing to export", field="export", value=framework)
+    write_export(framework, best, output)
+
+
 @app.command()
 @config_errors
 @layout_flags(repeatable=("schedule",), show_defaults=False)
@@ -135,11 +154,12 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
              top: TopOpt = 5,
          objective: ObjectiveOpt = "throughput",
          fix: FixOpt = None, max_tp: MaxTpOpt = None, show_infeasible: InfeasibleOpt = False,
-         exhaustive: ExhaustiveOpt = False, json_out: JsonOpt = False, layout: dict = None) -> None:
+         exhaustive: ExhaustiveOpt = False, json_out: JsonOpt = False, export: ExportOpt = None,
+         output: ExportOutOpt = None, layout: dict = None) -> None:
     """Search every valid layout, rank by predicted tokens/s, and explain the choice.
 
     A layout flag (e.g. --tp 8) keeps that field at the value given; --schedule may be repeated to
-    allow several schedules."""
+    allow several schedules; --export FRAMEWORK -o FILE writes the winner as that framework's config."""
     from shardplan.inputs import build_inputs
     from shardplan.search import search
 
@@ -155,6 +175,8 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
     res = search(m, hw, tr, devices, top_k=top, objective=objective, fix=pins, max_tp=max_tp,
                  schedules=schedules, exhaustive=exhaustive, keep_infeasible=show_infeasible)
     best = res.plans[0] if res.plans else None
+    if export is not None:
+        _export_winner(export, best, output)
     rules = _rule_results(m, hw, tr, devices, best, pins) if best else []
     if json_out:
         print(json.dumps(_plan_json(res, best, rules, show_infeasible), indent=1))

@@ -331,6 +331,50 @@ def _controls() -> html.Div:
               "borderRight": "1px solid #ddd", "overflowY": "auto"})
 
 
+def export_download(framework: str, uploaded: dict | None, *values: Any) -> tuple:
+    """Export-button callback: the control values' layout as a framework's config file
+    (:func:`shardplan.export.export_text`, the same text as ``shardplan export --to NAME``).
+
+    Returns:
+        ``(dcc.Download data or None, status text)``; a ConfigError (an invalid layout, or one the
+        framework cannot express) yields no file and its message; nothing is raised.
+    """
+    from pydantic import ValidationError
+
+    from shardplan.export import exporter, export_text, reproduce_command
+    try:
+        ex = exporter(framework)
+        e = build_estimate(dict(zip(CONTROLS, values)), uploaded)
+        filename = f"{ex.name}{ex.suffix}"
+        text = export_text(ex.name, e, reproduce_command(ex.name, e, filename))
+    except (ConfigError, ValidationError) as err:
+        return None, f"not exported: {_error_text(err)}"
+    return dcc.send_string(text, filename), f"exported {filename} ({ex.title})"
+
+
+def _export_row() -> html.Div:
+    """One button per framework (ids ``export-<name>``), the download and its status line."""
+    from shardplan.export import EXPORTERS
+    buttons = [html.Button(ex.title, id=f"export-{name}", n_clicks=0, title=f"download this layout as a {ex.title} "
+                           f"config ({ex.suffix})", style={"marginRight": "6px"}) for name, ex in EXPORTERS.items()]
+    return html.Div([html.Span("export this layout: ", style={"fontSize": "13px"}), *buttons,
+                     html.Span(id="export-status", style={"fontSize": "12px", "color": "#555", "marginLeft": "8px"}),
+                     dcc.Download(id="export-download")], style={"marginBottom": "12px"})
+
+
+def _register_export(app: dash.Dash) -> None:
+    """The export buttons' callback: which button was clicked -> :func:`export_download`."""
+    from shardplan.export import EXPORTERS
+
+    @app.callback(Output("export-download", "data"), Output("export-status", "children"),
+                  *[Input(f"export-{name}", "n_clicks") for name in EXPORTERS], State("uploaded", "data"),
+                  *[State(c, "value") for c in CONTROLS], prevent_initial_call=True)
+    def _export(*args):
+        uploaded, values = args[len(EXPORTERS)], args[len(EXPORTERS) + 1:]
+        clicked = str(dash.ctx.triggered_id or "").removeprefix("export-")
+        return export_download(clicked, uploaded, *values)
+
+
 def create_app() -> dash.Dash:
     """Build the Dash app (layout + callbacks). Assets are served locally: it works offline.
 
@@ -345,6 +389,7 @@ def create_app() -> dash.Dash:
         html.Div([
             html.H2("shardplan: where does communication outweigh compute?", style={"margin": "0 0 10px 0"}),
             html.Div(id="alert", role="alert", style=_HIDDEN),
+            _export_row(),
             dcc.Loading(html.Div(id="headline", style={"display": "flex", "flexWrap": "wrap", "gap": "8px",
                                                        "marginBottom": "12px"}), type="dot"),
             html.Div([html.Div(_graph("time-chart"), style=card), html.Div(_graph("memory-chart"), style=card),
@@ -380,6 +425,7 @@ def create_app() -> dash.Dash:
     def _upload(contents, filename):
         return parse_upload(contents, filename)
 
+    _register_export(app)
     return app
 
 

@@ -1,0 +1,79 @@
+"""``shardplan export`` (a plan -> a training framework's config) and ``shardplan import`` (a framework's
+config -> a plan JSON that ``--plan`` reads). The frameworks and the mapping: :mod:`shardplan.export`,
+docs/export.md."""
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, HardwareOpt,
+                                  ModelOpt, PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors,
+                                  err_console, layout_flags, print_notes)
+
+_NAMES = "maxtext | easydel | torchtitan | megatron | deepspeed | nanotron"
+ToOpt = Annotated[str, typer.Option("--to", help=f"{_NAMES}: the framework whose config to write")]
+OutOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="file to write (default: stdout); EasyDeL "
+                                                "writes JSON for a .json name, Python otherwise")]
+FromOpt = Annotated[str, typer.Option("--from", help=f"{_NAMES}: the framework the file is a config of")]
+FileArg = Annotated[Path, typer.Argument(help="the framework's config file")]
+ImportDevicesOpt = Annotated[Optional[int], typer.Option("--devices", "-n", help=(
+    "world size, for a config that does not say it (Megatron-LM flags without a torchrun line, -1 degrees)"))]
+ImportOutOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="write the plan JSON here "
+                                                      "(default: stdout)")]
+
+
+def write_export(framework: str, estimate, output: Optional[Path]) -> None:
+    """Write (or print) the config of an estimated layout for a framework, with the reproducing command
+    in its header.
+
+    Raises:
+        ConfigError: unknown framework or a plan it cannot express (exit code 2).
+        OSError: an unwritable output path (exit code 2 through ``config_errors``).
+    """
+    from shardplan.export import export_text, exporter, reproduce_command
+    name = exporter(framework).name
+    text = export_text(name, estimate, reproduce_command(name, estimate, output), output)
+    if output is None:
+        print(text, end="")
+    else:
+        output.write_text(text)
+        err_console.print(f"wrote {output} ({name})", highlight=False)
+
+
+@app.command()
+@config_errors
+@layout_flags
+def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt, to: ToOpt,
+           global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
+           precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash", framework: FrameworkOpt = "megatron",
+           dropout: DropoutOpt = False, scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None,
+           output: OutOpt = None, layout: dict = None) -> None:
+    """Write one layout as a training framework's config (MaxText YAML, EasyDeL, torchtitan TOML,
+    Megatron-LM flags, DeepSpeed JSON, nanotron YAML), headed by the planner's numbers.
+
+    A layout the framework cannot express is refused (exit code 2) with what is missing and which framework can."""
+    from shardplan.cli.estimate import estimate_layout
+    e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
+                             global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
+                             attention=attention, framework=framework, dropout=dropout, scale_up_size=scale_up_size,
+                             plan=plan), layout)
+    print_notes(e.layout)
+    write_export(to, e, output)
+
+
+@app.command("import")
+@config_errors
+def import_config(file: FileArg, from_: FromOpt, devices: ImportDevicesOpt = None,
+                  output: ImportOutOpt = None) -> None:
+    """Read a framework's config back into a plan JSON (the format `--plan` reads), to check the layout
+    you already run: `shardplan estimate --plan plan.json ...`."""
+    from shardplan.export import import_config as read_config
+    imported = read_config(from_, file.read_text(), devices)
+    text = json.dumps(imported.to_plan(), indent=1)
+    if output is None:
+        print(text)
+    else:
+        output.write_text(text + "\n")
+        err_console.print(f"wrote {output}: {imported.parallel.short()}", highlight=False)

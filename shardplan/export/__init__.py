@@ -1,0 +1,109 @@
+"""Plans out to the training frameworks people run, and their configs back in (``shardplan export`` /
+``shardplan import``; issue 12).
+
+One module per framework, each with an :class:`~shardplan.export.base.Exporter` named ``EXPORTER``:
+
+* :mod:`~shardplan.export.maxtext` -- MaxText ``base.yml`` overrides (YAML);
+* :mod:`~shardplan.export.easydel` -- EasyDeL ``sharding_axis_dims`` / ``partition_axis`` (Python or JSON);
+* :mod:`~shardplan.export.torchtitan` -- torchtitan job config (TOML);
+* :mod:`~shardplan.export.megatron` -- Megatron-LM / NeMo command-line arguments (bash);
+* :mod:`~shardplan.export.deepspeed` -- DeepSpeed ``ds_config.json``;
+* :mod:`~shardplan.export.nanotron` -- nanotron ``parallelism`` / ``tokens`` blocks (YAML).
+
+Every file opens with the planner's numbers (model, hardware, step time, MFU, memory per device) and
+the command that reproduces it. A plan that a framework cannot express raises
+:class:`~shardplan.errors.ConfigError` naming what is missing and which framework can. Pure Python:
+no JAX. The mapping table with sources is docs/export.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shardplan.errors import ConfigError, fmt_legal
+from shardplan.export import deepspeed, easydel, maxtext, megatron, nanotron, torchtitan
+from shardplan.export.base import ExportContext, Exporter, Imported, check_kv_replication, check_precision
+
+#: registry: framework name -> exporter (``--to NAME`` / ``--from NAME``)
+EXPORTERS: dict[str, Exporter] = {m.EXPORTER.name: m.EXPORTER
+                                  for m in (maxtext, easydel, torchtitan, megatron, deepspeed, nanotron)}
+
+__all__ = ["EXPORTERS", "ExportContext", "Exporter", "Imported", "exporter", "export_text", "import_config",
+           "reproduce_command"]
+
+
+def exporter(name: str) -> Exporter:
+    """The exporter of a framework name (case-insensitive; ``nemo`` is Megatron-LM's).
+
+    Raises:
+        ConfigError: an unknown framework (lists the known ones).
+    """
+    key = {"nemo": "megatron", "megatron-lm": "megatron"}.get(name.lower(), name.lower())
+    if key not in EXPORTERS:
+        raise ConfigError(f"framework {name!r} is unknown; legal: {fmt_legal(EXPORTERS)}", field="to", value=name,
+                          legal=list(EXPORTERS))
+    return EXPORTERS[key]
+
+
+def export_text(framework: str, estimate, command: str = "", path: str | Path | None = None) -> str:
+    """The config text of a planned layout for a framework.
+
+    Args:
+        framework: a name of :data:`EXPORTERS`.
+        estimate: :func:`shardplan.cost.step.estimate` of the layout (its numbers go in the header).
+        command: the shardplan command that reproduces the file (header line).
+        path: the output path; EasyDeL writes JSON for a ``.json`` suffix, Python otherwise.
+
+    Raises:
+        ConfigError: an unknown framework, a precision it does not write, or a plan it cannot express.
+    """
+    ex = exporter(framework)
+    ctx = ExportContext(estimate=estimate, command=command)
+    check_precision(ctx, ex)
+    check_kv_replication(ctx, ex)
+    if ex.name == "easydel" and path is not None and Path(path).suffix == ".json":
+        return easydel.write(ctx, fmt="json")
+    return ex.write(ctx)
+
+
+def import_config(framework: str, text: str, devices: int | None = None) -> Imported:
+    """Read a framework's config back into a layout.
+
+    Args:
+        framework: a name of :data:`EXPORTERS`.
+        text: the config file's text.
+        devices: the world size, for configs that do not say it (Megatron-LM without a torchrun line,
+            an auto (-1) degree).
+
+    Raises:
+        ConfigError: an unknown framework, an unreadable config, or values the planner cannot represent.
+    """
+    return exporter(framework).read(text, devices)
+
+
+def reproduce_command(framework: str, estimate, output: str | Path | None = None) -> str:
+    """``shardplan export --to NAME`` with the model, hardware, batch and every layout field that
+    differs from its default (dp included), so that the file can be regenerated."""
+    from shardplan.parallel import ParallelConfig
+    e, p = estimate, estimate.parallel
+    parts = ["shardplan export", f"--to {framework}", f"--model {e.model.name}", f"--hardware {e.hardware.name}",
+             f"--devices {e.layout.n_devices}", f"--seq-len {e.training.seq_len}",
+             f"--global-batch {e.training.global_batch_size}"]
+    if e.training.precision.name != "bf16-mixed":
+        parts.append(f"--precision {e.training.precision.name}")
+    for name, f in ParallelConfig.model_fields.items():
+        value = getattr(p, name)
+        if name in ("dp_shard",) and p.dp_shard in (p.dp, 1):
+            continue
+        if value == f.default and name != "dp":
+            continue
+        flag = "--" + name.replace("_", "-")
+        if isinstance(value, bool):
+            parts.append(flag if value else f"--no-{flag[2:]}")
+        elif isinstance(value, tuple):
+            parts.append(f"{flag} {','.join(map(str, value))}")
+        else:
+            parts.append(f"{flag} {value}")
+    if output is not None:
+        parts.append(f"-o {output}")
+    return " ".join(parts)

@@ -1,0 +1,308 @@
+"""What every exporter shares: the :class:`Exporter` record, the comment header with the planner's
+numbers, the refusal of a plan a framework cannot express, and the :class:`Imported` result of
+reading a framework's config back.
+
+Conventions (the planner's, :mod:`shardplan.parallel`): ``devices = dp * tp * pp * cp``; ``ep`` is
+carved from ``dp * cp``; the ZeRO shard group is ``dp_shard`` (HSDP: ``dp / dp_shard`` replicas);
+``microbatch_size`` is sequences per microbatch per data-parallel rank and
+``microbatches = global_batch / (dp * microbatch_size)``.
+
+Fields of :class:`~shardplan.parallel.ParallelConfig` are of three kinds for an exporter:
+
+* *expressed*: written to the config and read back by the importer;
+* *behaviour* (:data:`BEHAVIOUR_FIELDS`): how the runtime schedules work the planner had to assume
+  (ZeRO-3 gather unit and timing, gradient-reduce overlap where the framework has no switch); not
+  written, named in the header, read back as the field's default;
+* anything else set away from its default and not expressed: refused with a
+  :class:`~shardplan.errors.ConfigError` that names what is missing and which frameworks can.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from shardplan.errors import ConfigError
+from shardplan.parallel import ParallelConfig
+
+#: ParallelConfig fields that describe how a runtime schedules the work, not what the config says
+BEHAVIOUR_FIELDS = ("fsdp_unit", "zero3_gather", "overlap_grad_reduce")
+#: the structural fields every exporter must express (checked by the tests)
+DEGREE_FIELDS = ("dp", "dp_shard", "zero_stage", "tp", "sp", "cp", "pp", "schedule", "virtual_stages",
+                 "pp_layers", "ep", "recompute", "microbatch_size")
+#: the tag of the machine-readable line of the header
+META_TAG = "shardplan-meta:"
+_DEFAULTS = {name: f.default for name, f in ParallelConfig.model_fields.items()}
+
+
+@dataclass(frozen=True)
+class Imported:
+    """A framework config read back (:func:`shardplan.export.import_config`).
+
+    Attributes:
+        parallel: the layout, dp and dp_shard filled in (as :func:`shardplan.parallel.validate` fills them).
+        devices: world size the config describes (``None`` where the file does not say).
+        seq_len: tokens per sequence, where the config says.
+        global_batch: sequences per optimizer step, where the config says.
+        framework: the framework's registry name.
+    """
+
+    parallel: ParallelConfig
+    devices: int | None = None
+    seq_len: int | None = None
+    global_batch: int | None = None
+    framework: str = ""
+
+    def to_plan(self) -> dict[str, Any]:
+        """The plan JSON object that ``--plan`` reads (:func:`shardplan.loaders.read_plan_file`):
+        ``{"parallel": {...}, "devices": N, "training": {...}, "imported_from": name}``."""
+        return {"parallel": self.parallel.model_dump(mode="json"), "devices": self.devices,
+                "training": {"seq_len": self.seq_len, "global_batch_size": self.global_batch},
+                "imported_from": self.framework}
+
+
+@dataclass(frozen=True)
+class ExportContext:
+    """Everything an exporter reads.
+
+    Attributes:
+        estimate: the planner's :class:`~shardplan.cost.step.Estimate` of the layout (validated
+            parallel config, model, hardware, training, step time, MFU, memory).
+        command: the ``shardplan`` command line that reproduces the export.
+    """
+
+    estimate: Any
+    command: str = ""
+
+    @property
+    def p(self) -> ParallelConfig:
+        """The validated layout (dp and dp_shard filled in)."""
+        return self.estimate.parallel
+
+    @property
+    def layout(self) -> Any:
+        """The :class:`~shardplan.parallel.Layout` (microbatches, stage_layers, n_devices)."""
+        return self.estimate.layout
+
+    @property
+    def training(self) -> Any:
+        """The :class:`~shardplan.specs.training.TrainingSpec`."""
+        return self.estimate.training
+
+
+@dataclass(frozen=True)
+class Exporter:
+    """One framework: how to write a plan and how to read its config back.
+
+    Attributes:
+        name: registry key (``--to NAME``).
+        title: the framework's name as its docs write it.
+        source: version and file the option names come from (cited in every file written).
+        suffix: the default file suffix.
+        expresses: ParallelConfig fields beyond :data:`DEGREE_FIELDS` that the config writes.
+        write: ``ExportContext -> str`` (raises ConfigError where the framework cannot express the plan).
+        read: ``(text, devices) -> Imported`` (raises ConfigError on a config it cannot read).
+        comment: the line-comment prefix of the format (``""``: JSON, numbers under ``_shardplan``).
+        precisions: the precision policies (:data:`shardplan.specs.training.PRECISION_POLICIES`) the
+            written config runs; another one is refused (:func:`check_precision`).
+    """
+
+    name: str
+    title: str
+    source: str
+    suffix: str
+    expresses: tuple[str, ...]
+    write: Callable[[ExportContext], str]
+    read: Callable[[str, int | None], Imported]
+    comment: str = "#"
+    precisions: tuple[str, ...] = ("bf16-mixed",)
+
+
+def check_kv_replication(ctx: ExportContext, exporter: Exporter) -> None:
+    """Refuse a layout that replicates KV heads (tp does not divide n_kv_heads): none of the frameworks
+    has an option for it (their attention splits the KV projection over tp). ``kv_replication=True``
+    with a tp that divides n_kv_heads changes nothing and is not refused.
+
+    Raises:
+        ConfigError: naming tp and n_kv_heads.
+    """
+    p, kv = ctx.p, ctx.estimate.model.kv_heads
+    if p.kv_replication and kv % p.tp:
+        raise refuse(exporter.title, f"tp={p.tp} > n_kv_heads={kv} with replicated KV heads (no option for it)",
+                     f"no exporter; a tp dividing {kv}")
+
+
+def check_precision(ctx: ExportContext, exporter: Exporter) -> None:
+    """Refuse a precision policy the exporter does not write (the config would run another one).
+
+    Raises:
+        ConfigError: naming the policy and the frameworks that write it.
+    """
+    name = ctx.training.precision.name
+    if name not in exporter.precisions:
+        who = {"fp8-mixed": "Megatron-LM (--fp8-format)", "fp32": "DeepSpeed (bf16 off)",
+               "bf16-mixed-fp32-grads": "Megatron-LM (--accumulate-allreduce-grads-in-fp32)"}
+        raise refuse(exporter.title, f"precision {name!r} (it writes {', '.join(exporter.precisions)})",
+                     who.get(name, "another framework"))
+
+
+def refuse(framework: str, missing: str, alternatives: str) -> ConfigError:
+    """The error of a plan a framework cannot express: what is missing and which frameworks can.
+
+    Returns the :class:`~shardplan.errors.ConfigError` to raise (exit code 2 in the CLI)."""
+    return ConfigError(f"{framework} cannot express this plan: {missing}; {alternatives} can "
+                       f"(or change the layout: shardplan plan --fix ...)", field="export", value=framework)
+
+
+def check_unexpressed(p: ParallelConfig, exporter: Exporter, alternatives: Mapping[str, str]) -> None:
+    """Refuse a field set away from its default that the exporter neither writes nor treats as runtime
+    behaviour.
+
+    Raises:
+        ConfigError: naming the field, its value and the frameworks in ``alternatives`` (field -> text).
+    """
+    skip = set(DEGREE_FIELDS) | set(BEHAVIOUR_FIELDS) | set(exporter.expresses) | {"kv_replication"}
+    for name, default in _DEFAULTS.items():
+        if name in skip:
+            continue
+        value = getattr(p, name)
+        if value != default:
+            raise refuse(exporter.title, f"{name}={value!r} has no option in its config",
+                         alternatives.get(name, "another framework"))
+
+
+def header_lines(ctx: ExportContext, exporter: Exporter) -> list[str]:
+    """The comment block every exported file opens with (without comment markers): model, hardware,
+    layout, predicted step time, MFU and memory per device, the framework's source, the runtime
+    behaviour the planner assumed, and the command that reproduces the file."""
+    e, p = ctx.estimate, ctx.p
+    gib = 2**30
+    lines = [
+        f"shardplan export --to {exporter.name}: {exporter.title} config written from a shardplan plan",
+        f"option names: {exporter.source}",
+        f"model: {e.model.name} ({e.model.n_params / 1e9:.2f}B parameters)",
+        f"hardware: {ctx.layout.n_devices} x {e.hardware.name} (scale-up domain {e.hardware.scale_up_size})",
+        f"training: seq_len {e.training.seq_len}, global batch {e.training.global_batch_size} sequences, "
+        f"{ctx.layout.microbatches} microbatches per step, precision {e.training.precision.name}",
+        f"layout: {p.short()}",
+        f"predicted step time: {e.step_s:.3f} s; MFU: {e.mfu:.1%}; memory per device: "
+        f"{e.memory.total / gib:.1f} GiB of {e.hardware.hbm_bytes / gib:.0f} GiB"
+        f"{'' if e.fits else ' (does NOT fit)'}; bound by {e.bound}",
+        f"runtime behaviour assumed (not a config option here): "
+        + ", ".join(f"{f}={getattr(p, f)}" for f in BEHAVIOUR_FIELDS if f not in exporter.expresses),
+    ]
+    if ctx.command:
+        lines.append(f"reproduce: {ctx.command}")
+    meta = {"n_layers": e.model.n_layers, "devices": ctx.layout.n_devices}
+    lines.append(f"{META_TAG} {json.dumps(meta)}")
+    return lines
+
+
+def read_meta(text: str) -> dict[str, Any]:
+    """The ``shardplan-meta: {...}`` line of an exported file (n_layers, devices), or ``{}``: what a
+    framework's config leaves to its model code but an importer needs (e.g. the stages per rank of an
+    interleaved schedule)."""
+    m = re.search(re.escape(META_TAG) + r" (\{[^\n]*?\})", text)
+    if not m:
+        return {}
+    try:
+        return json.loads(m.group(1).replace('\\"', '"'))
+    except json.JSONDecodeError:
+        return {}
+
+
+def comment_block(ctx: ExportContext, exporter: Exporter, extra: list[str] | None = None) -> str:
+    """:func:`header_lines` (plus ``extra`` lines) as comment lines ending in a blank line."""
+    lines = header_lines(ctx, exporter) + list(extra or [])
+    return "\n".join(f"{exporter.comment} {line}".rstrip() for line in lines) + "\n\n"
+
+
+def header_dict(ctx: ExportContext, exporter: Exporter) -> dict[str, Any]:
+    """The header as a JSON value (JSON has no comments): the ``_shardplan`` key of a JSON export."""
+    e = ctx.estimate
+    return {"note": "written by shardplan; JSON has no comments, so the planner's numbers are here",
+            "lines": header_lines(ctx, exporter), "model": e.model.name, "hardware": e.hardware.name,
+            "devices": ctx.layout.n_devices, "step_s": e.step_s, "mfu": e.mfu,
+            "memory_per_device_bytes": e.memory.total, "command": ctx.command, "source": exporter.source}
+
+
+def stage_split(ctx: ExportContext) -> tuple[int, ...]:
+    """Transformer layers on each pipeline stage (:attr:`shardplan.parallel.Layout.stage_layers`)."""
+    return ctx.layout.stage_layers
+
+
+def even_layers_per_virtual_stage(ctx: ExportContext, framework: str, alternatives: str) -> int:
+    """Layers per (virtual) pipeline stage when every stage holds the same number.
+
+    Raises:
+        ConfigError: an uneven split (``pp_layers`` or a balanced uneven split), which ``framework``
+            cannot write.
+    """
+    split, v = stage_split(ctx), ctx.p.virtual_stages
+    if len(set(split)) > 1:
+        raise refuse(framework, f"an uneven pipeline split {list(split)} (one layer count per stage only)",
+                     alternatives)
+    return split[0] // v
+
+
+def parallel_from(values: dict[str, Any]) -> ParallelConfig:
+    """A ParallelConfig from imported values, dp_shard filled as :func:`shardplan.parallel.validate`
+    fills it (1 without ZeRO, dp when not given).
+
+    Raises:
+        ConfigError: a value the field rejects.
+    """
+    from pydantic import ValidationError
+
+    from shardplan.loaders import config_error
+    values = dict(values)
+    if values.get("zero_stage", 0) == 0:
+        values["dp_shard"] = 1
+    elif values.get("dp_shard") is None:
+        values["dp_shard"] = values.get("dp")
+    try:
+        return ParallelConfig(**values)
+    except ValidationError as e:
+        raise config_error(e, "imported config") from None
+
+
+def require(mapping: Mapping[str, Any], key: str, framework: str) -> Any:
+    """``mapping[key]``, or a ConfigError naming the missing key of the framework's config."""
+    if not isinstance(mapping, Mapping) or key not in mapping:
+        raise ConfigError(f"{framework} config has no {key!r}: cannot read the layout back",
+                          field="import", value=key)
+    return mapping[key]
+
+
+@dataclass
+class Degrees:
+    """Mesh-axis degrees of a mesh framework (MaxText, EasyDeL): ``data`` replicas x ``fsdp`` shards
+    x ``expert`` = dp; see :func:`dp_axes`."""
+
+    data: int = 1
+    fsdp: int = 1
+    expert: int = 1
+    extra: dict[str, int] = field(default_factory=dict)
+
+
+def dp_axes(p: ParallelConfig, framework: str, alternatives: str) -> Degrees:
+    """Split dp over the mesh axes data (replicas), fsdp (ZeRO-3 shards) and expert of a framework
+    whose logical rules shard the dense weights over the expert axis too (MaxText's ``embed`` rule,
+    EasyDeL's fsdp+ep): ep is carved from the ZeRO-3 shard group, so ep > 1 needs zero_stage 3 and
+    ep dividing dp_shard.
+
+    Raises:
+        ConfigError: ep > 1 without ZeRO-3, or ep not dividing dp_shard (ep carved from cp).
+    """
+    if p.ep > 1 and p.zero_stage != 3:
+        raise refuse(framework, f"ep={p.ep} with zero_stage={p.zero_stage}: its expert mesh axis also shards the "
+                     f"dense weights (ZeRO-3 over ep)", alternatives)
+    if p.zero_stage != 3:
+        return Degrees(data=p.dp)
+    if p.dp_shard % p.ep:
+        raise refuse(framework, f"ep={p.ep} that does not divide the ZeRO-3 group dp_shard={p.dp_shard} "
+                     f"(expert parallelism carved from cp)", alternatives)
+    return Degrees(data=p.dp // p.dp_shard, fsdp=p.dp_shard // p.ep, expert=p.ep)

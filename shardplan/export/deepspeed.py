@@ -1,0 +1,118 @@
+"""DeepSpeed ``ds_config.json``.
+
+Source of the keys: DeepSpeed configuration JSON reference (deepspeed.ai/docs/config-json, DeepSpeed
+0.16-0.17): ``train_batch_size``, ``train_micro_batch_size_per_gpu``, ``gradient_accumulation_steps``,
+``zero_optimization.{stage, overlap_comm, offload_optimizer, mics_shard_size}``, ``bf16.enabled``,
+``activation_checkpointing``; AutoTP training ``tensor_parallel.autotp_size`` (DeepSpeed >= 0.16.4,
+"AutoTP training" tutorial; its current version composes AutoTP with ZeRO stages 0-3).
+
+What ds_config cannot say (refused, naming who can): pipeline stages (``PipelineModule(num_stages=...)``
+is model code, and the pipeline engine only runs ZeRO <= 1), Megatron sequence parallelism and ring
+context parallelism (DeepSpeed-Ulysses is head-parallel and set up in code), expert parallelism
+(``deepspeed.moe.layer.MoE(ep_size=...)`` in model code), selective recomputation (the
+``deepspeed.checkpointing`` API recomputes whole layers), HSDP with ZeRO-1/2 (MiCS,
+``mics_shard_size``, is ZeRO-3 only), fp8 (Transformer Engine in model code).
+
+JSON has no comments: the planner's numbers are under the top-level key ``_shardplan``, which
+DeepSpeed ignores (it reads the keys it knows).
+"""
+
+from __future__ import annotations
+
+import json
+
+from shardplan.errors import ConfigError
+from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, header_dict,
+                                   parallel_from, refuse, require)
+
+SOURCE = "DeepSpeed config-json reference (deepspeed.ai/docs/config-json, 0.17) + AutoTP training tutorial (2025)"
+_TORCH = "Megatron-LM or torchtitan"
+_ALT = {"tp_overlap": "Megatron-LM (--tp-comm-overlap)"}
+
+
+def _check(ctx: ExportContext) -> None:
+    """Refuse what ds_config cannot express."""
+    p = ctx.p
+    check_unexpressed(p, EXPORTER, _ALT)
+    checks = [
+        (p.pp > 1, f"pp={p.pp}: pipeline stages are model code (PipelineModule), not ds_config", _TORCH),
+        (p.cp > 1, f"cp={p.cp} ring context parallelism (DeepSpeed-Ulysses is head-parallel, set up in code)",
+         _TORCH),
+        (p.sp, "Megatron sequence parallelism (sp) with AutoTP", _TORCH + " (--sequence-parallel)"),
+        (p.ep > 1, f"ep={p.ep}: expert parallelism is model code (deepspeed.moe.layer.MoE(ep_size))",
+         _TORCH + " or MaxText"),
+        (p.recompute == "selective", "selective recomputation (deepspeed.checkpointing recomputes whole layers)",
+         _TORCH),
+        (p.zero_stage in (1, 2) and p.dp_shard != p.dp, f"HSDP (dp_shard={p.dp_shard} < dp={p.dp}) with "
+         f"ZeRO-{p.zero_stage} (MiCS is ZeRO-3 only)", "Megatron-LM (--num-distributed-optimizer-instances)"),
+    ]
+    for bad, missing, who in checks:
+        if bad:
+            raise refuse("DeepSpeed", missing, who)
+
+
+def ds_config(ctx: ExportContext) -> dict:
+    """The ds_config mapping of a plan (without ``_shardplan``).
+
+    Raises:
+        ConfigError: see the module docstring.
+    """
+    _check(ctx)
+    p, tr = ctx.p, ctx.training
+    zero: dict = {"stage": p.zero_stage, "overlap_comm": p.overlap_grad_reduce}
+    if p.zero_stage == 3 and p.dp_shard != p.dp:
+        zero["mics_shard_size"] = p.dp_shard
+    if p.offload_optimizer:
+        zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
+    cfg: dict = {"train_batch_size": tr.global_batch_size, "train_micro_batch_size_per_gpu": p.microbatch_size,
+                 "gradient_accumulation_steps": ctx.layout.microbatches, "zero_optimization": zero,
+                 "bf16": {"enabled": tr.precision.name.startswith("bf16")}}
+    if p.tp > 1:
+        cfg["tensor_parallel"] = {"autotp_size": p.tp}
+    if p.recompute == "full":
+        cfg["activation_checkpointing"] = {"partition_activations": False, "cpu_checkpointing": False,
+                                           "contiguous_memory_optimization": False,
+                                           "number_checkpoints": ctx.estimate.model.n_layers,
+                                           "synchronize_checkpoint_boundary": False, "profile": False}
+    return cfg
+
+
+def write(ctx: ExportContext) -> str:
+    """``ds_config.json`` text: ``_shardplan`` (header) first, then the DeepSpeed keys.
+
+    Raises:
+        ConfigError: see the module docstring.
+    """
+    cfg = ds_config(ctx)
+    return json.dumps({"_shardplan": header_dict(ctx, EXPORTER), **cfg}, indent=2) + "\n"
+
+
+def read(text: str, devices: int | None = None) -> Imported:
+    """The layout of a ds_config: dp = train_batch_size / (micro batch x accumulation), devices = dp x tp.
+
+    Raises:
+        ConfigError: not JSON, a missing batch key, or a batch that the micro batch does not divide.
+    """
+    try:
+        cfg = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"ds_config is not valid JSON: {e}", field="import", value="deepspeed") from None
+    B = require(cfg, "train_batch_size", "DeepSpeed")
+    mbs = require(cfg, "train_micro_batch_size_per_gpu", "DeepSpeed")
+    gas = cfg.get("gradient_accumulation_steps", 1)
+    if B % (mbs * gas):
+        raise ConfigError(f"train_batch_size={B} is not micro batch x accumulation x dp", field="import", value=B)
+    dp, zero = B // (mbs * gas), cfg.get("zero_optimization", {})
+    tp = cfg.get("tensor_parallel", {}).get("autotp_size", 1)
+    stage = zero.get("stage", 0)
+    values = dict(dp=dp, zero_stage=stage, tp=tp, microbatch_size=mbs,
+                  dp_shard=zero.get("mics_shard_size") if stage else None,
+                  recompute="full" if "activation_checkpointing" in cfg else "none",
+                  overlap_grad_reduce=bool(zero.get("overlap_comm", stage == 3)),
+                  offload_optimizer=zero.get("offload_optimizer", {}).get("device", "none") != "none")
+    return Imported(parallel_from(values), devices=dp * tp, global_batch=B, framework="deepspeed")
+
+
+EXPORTER = Exporter(name="deepspeed", title="DeepSpeed", source=SOURCE, suffix=".json",
+                    expresses=("overlap_grad_reduce", "offload_optimizer"), write=write, read=read, comment="",
+                    precisions=("bf16-mixed", "fp32"))

@@ -1,0 +1,161 @@
+"""EasyDeL: ``sharding_axis_dims`` / ``partition_axis`` as a Python snippet (``.py``) or JSON (``.json``).
+
+Source of the names: EasyDeL ``AutoEasyDeLModelForCausalLM.from_pretrained(sharding_axis_dims=...,
+sharding_axis_names=("dp", "fsdp", "ep", "tp", "sp"), partition_axis=PartitionAxis(...),
+config_kwargs=EasyDeLBaseConfigDict(gradient_checkpointing=...))`` and ``TrainingArguments
+(total_batch_size, gradient_accumulation_steps, max_sequence_length)`` (EasyDeL 0.1.x, 2025);
+``PartitionAxis`` fields (batch_axis default ("fsdp", "dp"), sequence_axis "sp", head_axis "tp",
+hidden_state_axis "tp"): ``eformer.escale`` ``PartitionAxis``; checkpoint policies
+``EasyDeLGradientCheckPointers`` (nothing_saveable, checkpoint_dots, ...).
+
+Mapping: sharding_axis_dims = (dp replicas, ZeRO-3 shards, 1, tp, cp). EasyDeL's ``sp`` mesh axis
+shards the sequence (ring/blockwise attention): the planner's cp. Refused (naming who can): pipeline
+(EasyDeL has none), ZeRO-1/2 (its fsdp axis shards parameters, i.e. ZeRO-3), Megatron sequence
+parallelism over tp, and ep (its ``ep`` axis does not join the dense weights' fsdp sharding the planner
+assumes). Recompute: none -> "" (off), selective -> "checkpoint_dots", full -> "nothing_saveable".
+Batch: one step of ``total_batch_size = dp x microbatch_size`` sequences, ``gradient_accumulation_steps``
+= microbatches.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+
+from shardplan.errors import ConfigError
+from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
+                                   header_dict, parallel_from, refuse, require)
+
+SOURCE = "EasyDeL 0.1.x from_pretrained(sharding_axis_dims, partition_axis) + eformer.escale PartitionAxis"
+NAMES = ("dp", "fsdp", "ep", "tp", "sp")
+_CKPT = {"none": "", "selective": "checkpoint_dots", "full": "nothing_saveable"}
+_ALT = {"tp_overlap": "Megatron-LM", "offload_optimizer": "DeepSpeed"}
+_TORCH = "Megatron-LM, torchtitan or MaxText"
+
+
+def _check(ctx: ExportContext) -> None:
+    p = ctx.p
+    check_unexpressed(p, EXPORTER, _ALT)
+    checks = [
+        (p.pp > 1, f"pp={p.pp} (EasyDeL has no pipeline parallelism)", "Megatron-LM, torchtitan, MaxText or nanotron"),
+        (p.zero_stage in (1, 2), f"ZeRO-{p.zero_stage} (its fsdp axis shards the parameters: ZeRO-3)",
+         "Megatron-LM, DeepSpeed (or MaxText for ZeRO-1)"),
+        (p.sp, "Megatron sequence parallelism over tp", "MaxText (tensor_sequence) or Megatron-LM"),
+        (p.ep > 1, f"ep={p.ep} (its ep axis does not shard the dense weights with fsdp as the plan assumes)",
+         "MaxText or torchtitan"),
+    ]
+    for bad, missing, who in checks:
+        if bad:
+            raise refuse("EasyDeL", missing, who)
+
+
+def easydel_config(ctx: ExportContext) -> dict:
+    """The EasyDeL values of a plan: sharding_axis_dims, names, partition_axis, gradient_checkpointing,
+    training_arguments.
+
+    Raises:
+        ConfigError: see the module docstring.
+    """
+    _check(ctx)
+    p, tr = ctx.p, ctx.training
+    shard = p.dp_shard if p.zero_stage == 3 else 1
+    return {"sharding_axis_dims": [p.dp // shard, shard, 1, p.tp, p.cp], "sharding_axis_names": list(NAMES),
+            "partition_axis": {"batch_axis": ["fsdp", "dp"], "sequence_axis": "sp", "head_axis": "tp",
+                               "hidden_state_axis": "tp"},
+            "gradient_checkpointing": _CKPT[p.recompute],
+            "training_arguments": {"total_batch_size": p.dp * p.microbatch_size,
+                                   "gradient_accumulation_steps": ctx.layout.microbatches,
+                                   "max_sequence_length": tr.seq_len}}
+
+
+def _python(ctx: ExportContext, cfg: dict) -> str:
+    """The Python snippet: EASYDEL_CONFIG (a literal the importer reads) and the calls that use it."""
+    p, e = ctx.p, ctx.estimate
+    dims = cfg["sharding_axis_dims"]
+    why = (f"(dp, fsdp, ep, tp, sp) = ({dims[0]} replicas, {dims[1]} ZeRO-3 shards, no ep, tp {dims[3]}, "
+           f"cp {dims[4]}): {e.memory.total / 2**30:.1f} GiB/device, step {e.step_s:.3f} s, MFU {e.mfu:.1%}")
+    rows = [f"    # {why}"] + [f"    {k!r}: {_py(v)}," for k, v in cfg.items()]
+    body = "{\n" + "\n".join(rows) + "\n}"
+    return (comment_block(ctx, EXPORTER) + "import easydel as ed\n\nEASYDEL_CONFIG = " + body + "\n\n"
+            "model = ed.AutoEasyDeLModelForCausalLM.from_pretrained(\n"
+            f'    "{e.model.name}",  # your checkpoint\n'
+            '    sharding_axis_dims=EASYDEL_CONFIG["sharding_axis_dims"],\n'
+            '    sharding_axis_names=EASYDEL_CONFIG["sharding_axis_names"],\n'
+            '    partition_axis=ed.PartitionAxis(**EASYDEL_CONFIG["partition_axis"]),\n'
+            '    config_kwargs=ed.EasyDeLBaseConfigDict(gradient_checkpointing=EASYDEL_CONFIG["gradient_checkpointing"]'
+            ' or ed.EasyDeLGradientCheckPointers.NONE),\n)\n'
+            'arguments = ed.TrainingArguments(**EASYDEL_CONFIG["training_arguments"])\n'
+            + ("" if p.recompute != "none" else "# gradient_checkpointing '' = off (the plan recomputes nothing)\n"))
+
+
+def _py(value):
+    """A Python literal, lists written as tuples (as EasyDeL takes them)."""
+    if isinstance(value, list):
+        return "(" + ", ".join(_py(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_py(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def write(ctx: ExportContext, fmt: str = "py") -> str:
+    """The Python snippet (``fmt="py"``) or JSON (``fmt="json"``, header under ``_shardplan``).
+
+    Raises:
+        ConfigError: see the module docstring.
+    """
+    cfg = easydel_config(ctx)
+    if fmt == "json":
+        return json.dumps({"_shardplan": header_dict(ctx, EXPORTER), **cfg}, indent=2) + "\n"
+    return _python(ctx, cfg)
+
+
+def _load(text: str) -> dict:
+    """The config mapping of a JSON export or of the ``EASYDEL_CONFIG = {...}`` literal of a snippet."""
+    if text.lstrip().startswith("{"):
+        return json.loads(text)
+    m = re.search(r"^EASYDEL_CONFIG = (\{.*?^\})", text, re.S | re.M)
+    if not m:
+        raise ConfigError("no EASYDEL_CONFIG = {...} literal in the EasyDeL snippet", field="import", value="easydel")
+    return ast.literal_eval(m.group(1))
+
+
+def read(text: str, devices: int | None = None) -> Imported:
+    """The layout of an EasyDeL export (snippet or JSON).
+
+    Raises:
+        ConfigError: no config literal, a -1 (auto) dim without ``devices``, an ep dim > 1.
+    """
+    try:
+        cfg = _load(text)
+    except (ValueError, SyntaxError) as e:
+        raise ConfigError(f"cannot read the EasyDeL config: {e}", field="import", value="easydel") from None
+    dims = list(require(cfg, "sharding_axis_dims", "EasyDeL"))
+    if -1 in dims:
+        known = -1 * eval_product(dims)
+        if devices is None or devices % known:
+            raise ConfigError("a -1 sharding_axis_dims entry needs --devices", field="devices", value=devices)
+        dims[dims.index(-1)] = devices // known
+    dp_rep, fsdp, ep, tp, sp = dims
+    if ep != 1:
+        raise refuse("shardplan import", "EasyDeL ep > 1 (no planner equivalent)", "an ep of 1")
+    args = cfg.get("training_arguments", {})
+    dp = dp_rep * fsdp
+    values = dict(dp=dp, zero_stage=3 if fsdp > 1 else 0, dp_shard=fsdp if fsdp > 1 else None, tp=tp, cp=sp,
+                  recompute={v: k for k, v in _CKPT.items()}.get(cfg.get("gradient_checkpointing", ""), "full"),
+                  microbatch_size=max(1, args.get("total_batch_size", dp) // dp))
+    B = args.get("total_batch_size", dp) * args.get("gradient_accumulation_steps", 1)
+    return Imported(parallel_from(values), devices=eval_product(dims), seq_len=args.get("max_sequence_length"),
+                    global_batch=B, framework="easydel")
+
+
+def eval_product(values: list[int]) -> int:
+    """The product of a list of ints."""
+    out = 1
+    for v in values:
+        out *= v
+    return out
+
+
+EXPORTER = Exporter(name="easydel", title="EasyDeL", source=SOURCE, suffix=".py", expresses=(), write=write,
+                    read=read)

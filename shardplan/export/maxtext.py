@@ -1,0 +1,185 @@
+"""MaxText YAML overrides of ``base.yml``.
+
+Source of the keys: MaxText ``src/MaxText/configs/base.yml`` (2025, commit 003b416): mesh axes
+``data, stage, fsdp, fsdp_transpose, sequence, context, context_autoregressive, tensor, tensor_transpose,
+tensor_sequence, expert, autoregressive``; ``ici_<axis>_parallelism`` (devices inside a slice / NVLink
+domain, product = devices per slice) and ``dcn_<axis>_parallelism`` (across slices, product = slices;
+pipeline is ``ici/dcn_pipeline_parallelism``); ``shard_optimizer_over_data`` (ZeRO-1);
+``per_device_batch_size``, ``gradient_accumulation_steps``, ``num_pipeline_microbatches`` (a multiple
+of the stages), ``num_layers_per_pipeline_stage`` (layers = stages x layers per stage x repeats),
+``remat_policy`` ('minimal', 'save_qkv_proj', ..., 'full'), ``optimizer_memory_host_offload``,
+``max_target_length``.
+
+Mapping: tp -> ``tensor`` (``tensor_sequence`` with sp: activations sharded on the sequence between
+the TP regions), cp -> ``context``, pp -> ``pipeline``, ep -> ``expert``, ZeRO-3 shards -> ``fsdp``,
+replicas -> ``data``. MaxText's ``embed`` logical rule shards the weights over fsdp, context and expert,
+so cp > 1 or ep > 1 need ZeRO-3 (the planner's ZeRO shard group is dp_shard x cp, the same set).
+Each degree is split into an ICI part and a DCN part, innermost axis first (tp, cp, expert, fsdp, data,
+pipeline: the planner's device order) until the ICI parts fill one scale-up domain
+(``HardwareSpec.scale_up_size``: 8 GPUs per NVLink domain, a TPU slice). Pipelining is MaxText's
+circular pipeline: all forward then all backward per repeat (GPipe for 1 repeat, interleaved bubble for
+``num_pipeline_repeats`` > 1); 1F1B is refused. ``remat_policy``: none -> 'none' (no jax.checkpoint,
+MaxText ``layers/decoders.py``), selective -> 'minimal' (``checkpoint_dots_with_no_batch_dims``: matmul
+outputs saved, attention core and element-wise recomputed), full -> 'full' (``nothing_saveable``).
+"""
+
+from __future__ import annotations
+
+from math import gcd
+
+import yaml
+
+from shardplan.errors import ConfigError
+from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block, dp_axes,
+                                   even_layers_per_virtual_stage, parallel_from, read_meta, refuse)
+
+SOURCE = "MaxText src/MaxText/configs/base.yml (2025, commit 003b416)"
+#: axes in the planner's device order, innermost first (ICI is filled in this order)
+AXES = ("tensor", "tensor_sequence", "context", "expert", "fsdp", "data", "pipeline")
+_REMAT = {"none": "none", "selective": "minimal", "full": "full"}
+_ALT = {"tp_overlap": "Megatron-LM (--tp-comm-overlap)"}
+_TORCH = "Megatron-LM or torchtitan"
+
+
+def _check(ctx: ExportContext) -> None:
+    p = ctx.p
+    check_unexpressed(p, EXPORTER, _ALT)
+    checks = [
+        (p.pp > 1 and p.schedule in ("1f1b", "zero-bubble"), f"schedule={p.schedule!r} (its circular pipeline runs "
+         f"all forward then all backward: GPipe, or interleaved with repeats)", _TORCH),
+        (p.cp > 1 and p.zero_stage != 3, f"cp={p.cp} with zero_stage={p.zero_stage}: its 'embed' rule shards the "
+         f"weights over the context axis (ZeRO-3 over cp)", _TORCH),
+        (p.zero_stage == 2, "ZeRO-2 (shard_optimizer_over_data is ZeRO-1; fsdp is ZeRO-3)",
+         "Megatron-LM (Megatron-FSDP optim_grads) or torchtitan (fsdp_reshard_after_forward = never)"),
+        (p.zero_stage == 1 and p.dp_shard != p.dp, "ZeRO-1 over a part of dp (HSDP)",
+         "Megatron-LM (--num-distributed-optimizer-instances)"),
+    ]
+    for bad, missing, who in checks:
+        if bad:
+            raise refuse("MaxText", missing, who)
+
+
+def axis_degrees(ctx: ExportContext) -> dict[str, int]:
+    """Total degree of each MaxText mesh axis (product = devices).
+
+    Raises:
+        ConfigError: see the module docstring.
+    """
+    _check(ctx)
+    p = ctx.p
+    d = dp_axes(p, "MaxText", _TORCH)
+    tensor = {"tensor_sequence" if p.sp else "tensor": p.tp}
+    return {"tensor": 1, "tensor_sequence": 1, **tensor, "context": p.cp, "expert": d.expert, "fsdp": d.fsdp,
+            "data": d.data, "pipeline": p.pp}
+
+
+def split_ici_dcn(degrees: dict[str, int], slice_size: int) -> tuple[dict[str, int], dict[str, int]]:
+    """Split each degree into ICI x DCN parts, innermost axis first, so that the ICI parts multiply to
+    the slice size (``min(scale-up size, devices)``).
+
+    Raises:
+        ConfigError: the degrees cannot fill a slice exactly (e.g. a degree of 3 on 8-device slices).
+    """
+    room, ici, dcn = slice_size, {}, {}
+    for axis in AXES:
+        g = gcd(degrees[axis], room)
+        ici[axis], dcn[axis] = g, degrees[axis] // g
+        room //= g
+    if room != 1:
+        raise refuse("MaxText", f"degrees {degrees} that do not fill a {slice_size}-device slice (ICI parts must "
+                     f"multiply to the devices per slice)", _TORCH)
+    return ici, dcn
+
+
+def overrides(ctx: ExportContext) -> dict:
+    """The MaxText override mapping of a plan.
+
+    Raises:
+        ConfigError: see the module docstring.
+    """
+    p, tr, n = ctx.p, ctx.training, ctx.layout.n_devices
+    ici, dcn = split_ici_dcn(axis_degrees(ctx), min(ctx.estimate.hardware.scale_up_size, n))
+    out: dict = {}
+    for axis in AXES:
+        out[f"ici_{axis}_parallelism"] = ici[axis]
+    for axis in AXES:
+        out[f"dcn_{axis}_parallelism"] = dcn[axis]
+    out["shard_optimizer_over_data"] = p.zero_stage == 1
+    m = ctx.layout.microbatches
+    if p.pp > 1:
+        out["per_device_batch_size"] = tr.global_batch_size / n
+        out["num_pipeline_microbatches"] = m
+        out["num_layers_per_pipeline_stage"] = even_layers_per_virtual_stage(ctx, "MaxText", _TORCH)
+    else:
+        out["per_device_batch_size"] = tr.global_batch_size / (n * m)
+        out["gradient_accumulation_steps"] = m
+    out["remat_policy"] = _REMAT[p.recompute]
+    out["optimizer_memory_host_offload"] = p.offload_optimizer
+    out["max_target_length"] = tr.seq_len
+    return out
+
+
+def write(ctx: ExportContext) -> str:
+    """The YAML text: header comments, then the overrides (``python -m MaxText.train base.yml`` reads them
+    as a config file or as ``key=value`` pairs).
+
+    Raises:
+        ConfigError: see the module docstring.
+    """
+    return comment_block(ctx, EXPORTER) + yaml.safe_dump(overrides(ctx), sort_keys=False)
+
+
+def _degree(cfg: dict, axis: str) -> int:
+    ici, dcn = cfg.get(f"ici_{axis}_parallelism", 1), cfg.get(f"dcn_{axis}_parallelism", 1)
+    if ici < 1 or dcn < 1:
+        raise ConfigError(f"{axis} parallelism -1 (auto) cannot be read back: give the degree",
+                          field="import", value=axis)
+    return ici * dcn
+
+
+def read(text: str, devices: int | None = None) -> Imported:
+    """The layout of MaxText overrides (axes not given are 1; -1 is refused).
+
+    Raises:
+        ConfigError: not a YAML mapping, an auto (-1) axis, an axis the planner has no degree for.
+    """
+    cfg = yaml.safe_load(text)
+    if not isinstance(cfg, dict):
+        raise ConfigError("MaxText overrides are not a YAML mapping", field="import", value="maxtext")
+    for axis in ("fsdp_transpose", "sequence", "tensor_transpose", "context_autoregressive", "autoregressive"):
+        if _degree(cfg, axis) != 1:
+            raise ConfigError(f"MaxText axis {axis!r} has no planner equivalent", field="import", value=axis)
+    deg = {axis: _degree(cfg, axis) for axis in AXES}
+    n = 1
+    for v in deg.values():
+        n *= v
+    tp, pp = deg["tensor"] * deg["tensor_sequence"], deg["pipeline"]
+    dp = deg["data"] * deg["fsdp"] * deg["expert"]
+    zero = 3 if deg["fsdp"] * deg["expert"] > 1 else (1 if cfg.get("shard_optimizer_over_data") else 0)
+    B = round(cfg.get("per_device_batch_size", 12.0) * n * cfg.get("gradient_accumulation_steps", 1))
+    m = cfg.get("num_pipeline_microbatches", cfg.get("gradient_accumulation_steps", 1))
+    values = dict(dp=dp, zero_stage=zero, dp_shard=deg["fsdp"] * deg["expert"] if zero == 3 else None, tp=tp,
+                  sp=deg["tensor_sequence"] > 1, cp=deg["context"], ep=deg["expert"], pp=pp,
+                  microbatch_size=max(1, B // (m * dp)),
+                  recompute={v: k for k, v in _REMAT.items()}.get(cfg.get("remat_policy", "full"), "full"),
+                  offload_optimizer=bool(cfg.get("optimizer_memory_host_offload", False)))
+    if pp > 1:
+        values.update(_pipeline_values(cfg, read_meta(text).get("n_layers"), pp))
+    return Imported(parallel_from(values), devices=n, seq_len=cfg.get("max_target_length"), global_batch=B,
+                    framework="maxtext")
+
+
+def _pipeline_values(cfg: dict, n_layers: int | None, pp: int) -> dict:
+    """GPipe for one repeat, interleaved with num_pipeline_repeats (or layers / (pp x per stage)) > 1."""
+    per = cfg.get("num_layers_per_pipeline_stage", 1)
+    repeats = cfg.get("num_pipeline_repeats", -1)
+    if repeats in (-1, None):
+        if not n_layers:
+            raise ConfigError("num_pipeline_repeats -1 needs the model's layer count to read the repeats (a "
+                              "'shardplan-meta' comment line or num_pipeline_repeats)", field="import", value=None)
+        repeats = n_layers // (pp * per)
+    return {"schedule": "interleaved", "virtual_stages": repeats} if repeats > 1 else {"schedule": "gpipe"}
+
+
+EXPORTER = Exporter(name="maxtext", title="MaxText", source=SOURCE, suffix=".yml",
+                    expresses=("offload_optimizer",), write=write, read=read)

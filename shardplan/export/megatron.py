@@ -1,0 +1,211 @@
+"""Megatron-LM / NeMo (Megatron-Core) command-line arguments.
+
+Source of the option names: Megatron-LM ``megatron/training/arguments.py`` (core_r0.14, 2025), the
+Megatron-FSDP flags ``--use-megatron-fsdp --data-parallel-sharding-strategy
+{no_shard,optim,optim_grads,optim_grads_params}`` and ``--num-distributed-optimizer-instances``
+(Megatron-LM ``examples/`` launch scripts). NeMo 2 passes the same values through
+``MegatronStrategy`` (tensor_model_parallel_size, ...); the flags are what ``pretrain_gpt.py`` reads.
+
+Mapping (planner -> flag): tp -> ``--tensor-model-parallel-size``; pp -> ``--pipeline-model-parallel-size``;
+interleaved -> ``--num-layers-per-virtual-pipeline-stage``; an uneven split with equal middle stages ->
+``--decoder-first/last-pipeline-num-layers``; cp -> ``--context-parallel-size``; ep ->
+``--expert-model-parallel-size`` with ``--expert-tensor-parallel-size tp`` (the planner splits experts
+over tp); sp -> ``--sequence-parallel``; ZeRO-1 -> ``--use-distributed-optimizer``, ZeRO-2/3 ->
+Megatron-FSDP ``optim_grads`` / ``optim_grads_params``; HSDP -> ``--num-distributed-optimizer-instances
+dp/dp_shard``; recompute -> ``--recompute-granularity`` (+ ``--recompute-method uniform
+--recompute-num-layers 1`` for full); ``--micro-batch-size``, ``--global-batch-size``, ``--seq-length``;
+overlap_grad_reduce -> ``--overlap-grad-reduce``; tp_overlap -> ``--tp-comm-overlap``;
+offload_optimizer -> ``--optimizer-cpu-offload``. dp is implied: world size / (tp pp cp), the world size
+from the ``torchrun --nnodes --nproc-per-node`` line. No GPipe or ZB-H1 schedule (Megatron-LM runs
+1F1B or interleaved 1F1B).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+
+from shardplan.errors import ConfigError
+from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
+                                   parallel_from, refuse)
+
+SOURCE = "Megatron-LM core_r0.14 megatron/training/arguments.py (+ Megatron-FSDP flags)"
+_ALT: dict[str, str] = {}  # Megatron-LM writes every option the planner has
+_FSDP = {2: "optim_grads", 3: "optim_grads_params"}
+
+
+def _pipeline_args(ctx: ExportContext) -> list[str]:
+    """--pipeline-model-parallel-size, the virtual-stage and uneven-split flags."""
+    p, split = ctx.p, ctx.layout.stage_layers
+    if p.pp == 1:
+        return []
+    if p.schedule in ("gpipe", "zero-bubble"):
+        raise refuse("Megatron-LM", f"schedule={p.schedule!r} (it runs 1F1B or interleaved 1F1B)",
+                     "torchtitan (GPipe)" if p.schedule == "gpipe" else "no exporter (ZB-H1: the zero-bubble fork "
+                     "of Megatron-LM by Sea AI Lab)")
+    args = ["--pipeline-model-parallel-size", str(p.pp)]
+    middle = split[1:-1]
+    if len(set(split)) > 1:
+        if len(set(middle)) > 1:
+            raise refuse("Megatron-LM", f"the pipeline split {list(split)} (only the first and last stage may "
+                         f"differ)", "torchtitan (pipeline_parallel_split_points) or nanotron")
+        args += ["--decoder-first-pipeline-num-layers", str(split[0]),
+                 "--decoder-last-pipeline-num-layers", str(split[-1])]
+    if p.virtual_stages > 1:
+        per = (middle or split)[0] // p.virtual_stages
+        if split[0] % p.virtual_stages or split[-1] % p.virtual_stages:
+            raise refuse("Megatron-LM", "first/last stage layer counts not divisible by virtual_stages",
+                         "torchtitan")
+        args += ["--num-layers-per-virtual-pipeline-stage", str(per)]
+    return args
+
+
+def _dp_args(ctx: ExportContext) -> list[str]:
+    """ZeRO stage and HSDP flags."""
+    p = ctx.p
+    args = []
+    if p.zero_stage == 1:
+        args.append("--use-distributed-optimizer")
+    elif p.zero_stage in _FSDP:
+        args += ["--use-megatron-fsdp", "--data-parallel-sharding-strategy", _FSDP[p.zero_stage]]
+    if p.zero_stage and p.dp_shard != p.dp:
+        args += ["--num-distributed-optimizer-instances", str(p.dp // p.dp_shard)]
+    if p.overlap_grad_reduce:
+        args.append("--overlap-grad-reduce")
+    if p.offload_optimizer:
+        args.append("--optimizer-cpu-offload")
+    return args
+
+
+def megatron_args(ctx: ExportContext) -> list[str]:
+    """The Megatron-LM flags of a plan, one flag (with its value) after another.
+
+    Raises:
+        ConfigError: GPipe / ZB-H1, a split whose middle stages differ, kv_replication.
+    """
+    p, tr = ctx.p, ctx.training
+    check_unexpressed(p, EXPORTER, _ALT)
+    args = ["--num-layers", str(ctx.estimate.model.n_layers), "--tensor-model-parallel-size", str(p.tp)]
+    args += _pipeline_args(ctx)
+    args += ["--context-parallel-size", str(p.cp)]
+    if p.ep > 1:
+        args += ["--expert-model-parallel-size", str(p.ep), "--expert-tensor-parallel-size", str(p.tp)]
+    if p.sp:
+        args.append("--sequence-parallel")
+    if p.tp_overlap:
+        args.append("--tp-comm-overlap")
+    args += _dp_args(ctx)
+    if p.recompute == "selective":
+        args += ["--recompute-granularity", "selective"]
+    elif p.recompute == "full":
+        args += ["--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1"]
+    args += ["--micro-batch-size", str(p.microbatch_size), "--global-batch-size", str(tr.global_batch_size),
+             "--seq-length", str(tr.seq_len)]
+    precision = {"bf16-mixed": ["--bf16"], "bf16-mixed-fp32-grads": ["--bf16", "--accumulate-allreduce-grads-in-fp32"],
+                 "fp8-mixed": ["--bf16", "--fp8-format", "hybrid"]}
+    return args + precision.get(tr.precision.name, [])
+
+
+def write(ctx: ExportContext) -> str:
+    """A bash launch script: the header, ``MEGATRON_ARGS=( ... )`` one flag a line, and the ``torchrun``
+    line whose ``--nnodes x --nproc-per-node`` is the device count.
+
+    Raises:
+        ConfigError: as :func:`megatron_args`.
+    """
+    args = megatron_args(ctx)
+    n, per_node = ctx.layout.n_devices, ctx.estimate.hardware.scale_up_size
+    per_node = per_node if n % per_node == 0 else n
+    lines, i = [], 0
+    while i < len(args):
+        take = 2 if i + 1 < len(args) and not args[i + 1].startswith("--") else 1
+        lines.append("  " + " ".join(args[i:i + take]))
+        i += take
+    body = "MEGATRON_ARGS=(\n" + "\n".join(lines) + "\n)\n"
+    launch = (f'torchrun --nnodes {n // per_node} --nproc-per-node {per_node} pretrain_gpt.py '
+              f'"${{MEGATRON_ARGS[@]}}"  # + model, data and optimizer arguments\n')
+    return "#!/usr/bin/env bash\n" + comment_block(ctx, EXPORTER) + body + launch
+
+
+def parser() -> argparse.ArgumentParser:
+    """An argparse parser of the flags :func:`megatron_args` writes (Megatron-LM's names and types)."""
+    ap = argparse.ArgumentParser(prog="megatron", add_help=False, allow_abbrev=False)
+    for flag in ("--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--context-parallel-size",
+                 "--expert-model-parallel-size", "--expert-tensor-parallel-size",
+                 "--num-layers-per-virtual-pipeline-stage", "--virtual-pipeline-model-parallel-size",
+                 "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers",
+                 "--num-distributed-optimizer-instances", "--micro-batch-size", "--global-batch-size",
+                 "--seq-length", "--recompute-num-layers", "--nnodes", "--nproc-per-node", "--num-layers"):
+        ap.add_argument(flag, type=int)
+    for flag in ("--sequence-parallel", "--use-distributed-optimizer", "--use-megatron-fsdp", "--overlap-grad-reduce",
+                 "--tp-comm-overlap", "--optimizer-cpu-offload", "--bf16"):
+        ap.add_argument(flag, action="store_true")
+    ap.add_argument("--data-parallel-sharding-strategy", choices=["no_shard", "optim", "optim_grads",
+                                                                  "optim_grads_params"])
+    ap.add_argument("--recompute-granularity", choices=["full", "selective"])
+    ap.add_argument("--recompute-method", choices=["uniform", "block"])
+    return ap
+
+
+def _zero_stage(a: argparse.Namespace) -> int:
+    if a.use_megatron_fsdp:
+        return {"no_shard": 0, "optim": 1, "optim_grads": 2, "optim_grads_params": 3}[
+            a.data_parallel_sharding_strategy or "optim_grads_params"]
+    return 1 if a.use_distributed_optimizer else 0
+
+
+def _pipeline_values(a: argparse.Namespace, pp: int) -> dict:
+    """schedule, virtual_stages and pp_layers from the pipeline flags."""
+    out: dict = {"schedule": "1f1b", "virtual_stages": 1, "pp_layers": None}
+    first, last = a.decoder_first_pipeline_num_layers, a.decoder_last_pipeline_num_layers
+    middle = None
+    if first is not None or last is not None:
+        if a.num_layers is None and pp > 2:
+            raise ConfigError("--decoder-first/last-pipeline-num-layers need --num-layers to rebuild the split",
+                              field="import", value="num_layers")
+        rest = (a.num_layers or 0) - (first or 0) - (last or 0)
+        middle = rest // (pp - 2) if pp > 2 else 0
+        out["pp_layers"] = (first,) + (middle,) * (pp - 2) + (last,)
+    if a.virtual_pipeline_model_parallel_size:
+        out.update(schedule="interleaved", virtual_stages=a.virtual_pipeline_model_parallel_size)
+    elif a.num_layers_per_virtual_pipeline_stage:
+        per_stage = middle or first or (a.num_layers // pp if a.num_layers else None)
+        if per_stage is None:
+            raise ConfigError("--num-layers-per-virtual-pipeline-stage needs --num-layers (or the uneven-split "
+                              "flags) to give virtual_stages", field="import", value="num_layers")
+        out.update(schedule="interleaved", virtual_stages=per_stage // a.num_layers_per_virtual_pipeline_stage)
+    return out
+
+
+def read(text: str, devices: int | None = None) -> Imported:
+    """The layout of a Megatron-LM launch script or flag list.
+
+    Args:
+        text: the script (comments, ``VAR=(`` arrays and other flags are ignored).
+        devices: the world size when the text has no ``torchrun --nnodes --nproc-per-node``.
+
+    Raises:
+        ConfigError: no device count, or degrees that do not divide it.
+    """
+    a, _ = parser().parse_known_args(shlex.split(text, comments=True))
+    n = devices or (a.nnodes * a.nproc_per_node if a.nnodes and a.nproc_per_node else None)
+    if n is None:
+        raise ConfigError("the Megatron-LM arguments do not give the world size: pass --devices",
+                          field="devices", value=None)
+    tp, pp, cp = a.tensor_model_parallel_size or 1, a.pipeline_model_parallel_size or 1, a.context_parallel_size or 1
+    if n % (tp * pp * cp):
+        raise ConfigError(f"tp*pp*cp = {tp * pp * cp} does not divide the {n} devices", field="devices", value=n)
+    dp, zero = n // (tp * pp * cp), _zero_stage(a)
+    values = dict(dp=dp, zero_stage=zero, tp=tp, pp=pp, cp=cp, sp=a.sequence_parallel,
+                  ep=a.expert_model_parallel_size or 1, recompute=a.recompute_granularity or "none",
+                  microbatch_size=a.micro_batch_size or 1, overlap_grad_reduce=a.overlap_grad_reduce,
+                  tp_overlap=a.tp_comm_overlap, offload_optimizer=a.optimizer_cpu_offload,
+                  dp_shard=dp // (a.num_distributed_optimizer_instances or 1) if zero else None,
+                  **_pipeline_values(a, pp))
+    return Imported(parallel_from(values), devices=n, seq_len=a.seq_length, global_batch=a.global_batch_size,
+                    framework="megatron")
+
+
+EXPORTER = Exporter(name="megatron", title="Megatron-LM", source=SOURCE, suffix=".sh",
+                    expresses=("overlap_grad_reduce", "tp_overlap", "offload_optimizer"), write=write, read=read,
+                    precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp8-mixed", "fp32"))

@@ -1,0 +1,107 @@
+"""nanotron YAML config (``parallelism``, ``tokens`` and ``optimizer.zero_stage`` blocks).
+
+Source of the names: nanotron ``src/nanotron/config/parallelism_config.py`` (``ParallelismArgs``: dp,
+pp, tp, pp_engine "1f1b" | "afab", tp_mode "ALL_REDUCE" | "REDUCE_SCATTER" (the latter is sequence
+parallelism), tp_linear_async_communication, recompute_layer, expert_parallel_size,
+context_parallel_size; 2025, commit 19f88fb) and ``src/nanotron/config/config.py`` (``TokensArgs``:
+sequence_length, micro_batch_size, batch_accumulation_per_replica; ``OptimizerArgs.zero_stage`` 0 | 1).
+
+Refused (naming who can): ZeRO-2/3 (nanotron has ZeRO-1 only), the interleaved and ZB-H1 schedules
+(1F1B and all-forward-all-backward only), selective recomputation (``recompute_layer`` recomputes
+whole layers), an uneven pipeline split, and cp / ep: nanotron counts expert_parallel_size and
+context_parallel_size as world dimensions of their own, outside dp, which this exporter does not map
+to the planner's "ep carved from dp x cp" convention. ``tp_linear_async_communication`` follows
+tp_overlap (it overlaps the TP all-gather with the column-parallel matmul; needs REDUCE_SCATTER).
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from shardplan.errors import ConfigError
+from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
+                                   parallel_from, refuse, require)
+
+SOURCE = "nanotron src/nanotron/config/parallelism_config.py + config.py (2025, commit 19f88fb)"
+_ENGINES = {"1f1b": "1f1b", "gpipe": "afab"}
+_ALT = {"offload_optimizer": "DeepSpeed"}
+
+
+def _check(ctx: ExportContext) -> None:
+    p = ctx.p
+    check_unexpressed(p, EXPORTER, _ALT)
+    checks = [
+        (p.zero_stage > 1, f"ZeRO-{p.zero_stage} (nanotron has ZeRO-1 only)",
+         "Megatron-LM (Megatron-FSDP), torchtitan or DeepSpeed"),
+        (p.pp > 1 and p.schedule not in _ENGINES, f"schedule={p.schedule!r} (pp_engine is 1f1b or afab)",
+         "Megatron-LM or torchtitan"),
+        (p.recompute == "selective", "selective recomputation (recompute_layer recomputes whole layers)",
+         "Megatron-LM or torchtitan"),
+        (len(set(ctx.layout.stage_layers)) > 1, f"an uneven pipeline split {list(ctx.layout.stage_layers)}",
+         "Megatron-LM or torchtitan"),
+        (p.cp > 1, f"cp={p.cp} (context_parallel_size is a world dimension outside dp in nanotron)",
+         "Megatron-LM or torchtitan"),
+        (p.ep > 1, f"ep={p.ep} (expert_parallel_size is a world dimension outside dp in nanotron)",
+         "Megatron-LM or torchtitan"),
+        (p.tp_overlap and not p.sp, "tp_overlap without sp (tp_linear_async_communication needs REDUCE_SCATTER)",
+         "Megatron-LM"),
+    ]
+    for bad, missing, who in checks:
+        if bad:
+            raise refuse("nanotron", missing, who)
+
+
+def nanotron_config(ctx: ExportContext) -> dict:
+    """The nanotron blocks of a plan: parallelism, tokens, optimizer.zero_stage.
+
+    Raises:
+        ConfigError: see the module docstring.
+    """
+    _check(ctx)
+    p, tr = ctx.p, ctx.training
+    par = {"dp": p.dp, "tp": p.tp, "pp": p.pp, "pp_engine": _ENGINES.get(p.schedule, "1f1b"),
+           "tp_mode": "REDUCE_SCATTER" if p.sp else "ALL_REDUCE", "tp_linear_async_communication": p.tp_overlap,
+           "recompute_layer": p.recompute == "full", "expert_parallel_size": 1, "context_parallel_size": 1}
+    return {"parallelism": par,
+            "tokens": {"sequence_length": tr.seq_len, "micro_batch_size": p.microbatch_size,
+                       "batch_accumulation_per_replica": ctx.layout.microbatches},
+            "optimizer": {"zero_stage": p.zero_stage}}
+
+
+def write(ctx: ExportContext) -> str:
+    """The YAML text (merge these blocks into a nanotron config: general, model, data... stay yours).
+
+    Raises:
+        ConfigError: see the module docstring.
+    """
+    return comment_block(ctx, EXPORTER) + yaml.safe_dump(nanotron_config(ctx), sort_keys=False)
+
+
+def read(text: str, devices: int | None = None) -> Imported:
+    """The layout of a nanotron config (``parallelism`` block required; ``tokens`` and ``optimizer``
+    read when present).
+
+    Raises:
+        ConfigError: not a YAML mapping, no parallelism block, ep or cp > 1.
+    """
+    cfg = yaml.safe_load(text)
+    par = require(cfg, "parallelism", "nanotron")
+    tokens, opt = cfg.get("tokens") or {}, cfg.get("optimizer") or {}
+    if par.get("expert_parallel_size", 1) > 1 or par.get("context_parallel_size", 1) > 1:
+        raise ConfigError("nanotron expert_parallel_size / context_parallel_size > 1 have no planner mapping here",
+                          field="import", value="nanotron")
+    dp, tp, pp = require(par, "dp", "nanotron"), require(par, "tp", "nanotron"), require(par, "pp", "nanotron")
+    zero = opt.get("zero_stage", 0)
+    mode = str(par.get("tp_mode", "ALL_REDUCE")).upper()
+    values = dict(dp=dp, tp=tp, pp=pp, zero_stage=zero, sp=mode == "REDUCE_SCATTER",
+                  schedule={"afab": "gpipe"}.get(par.get("pp_engine", "1f1b"), "1f1b"),
+                  tp_overlap=bool(par.get("tp_linear_async_communication", False)),
+                  recompute="full" if par.get("recompute_layer") else "none",
+                  microbatch_size=tokens.get("micro_batch_size", 1))
+    m = tokens.get("batch_accumulation_per_replica", 1)
+    return Imported(parallel_from(values), devices=dp * tp * pp, seq_len=tokens.get("sequence_length"),
+                    global_batch=dp * values["microbatch_size"] * m, framework="nanotron")
+
+
+EXPORTER = Exporter(name="nanotron", title="nanotron", source=SOURCE, suffix=".yaml", expresses=("tp_overlap",),
+                    write=write, read=read)

@@ -1,0 +1,156 @@
+"""torchtitan TOML job config.
+
+Source of the names: torchtitan ``torchtitan/config/job_config.py`` (2025, commit 000204a):
+``[parallelism]`` data_parallel_replicate_degree, data_parallel_shard_degree, fsdp_reshard_after_forward,
+tensor_parallel_degree, enable_async_tensor_parallel, pipeline_parallel_degree,
+pipeline_parallel_schedule, pipeline_parallel_layers_per_stage, pipeline_parallel_microbatch_size,
+context_parallel_degree, expert_parallel_degree (+ expert_tensor_parallel_degree, added later in 2025);
+``[activation_checkpoint]`` mode / selective_ac_option; ``[training]`` local_batch_size,
+global_batch_size, seq_len. Schedule names: ``torch.distributed.pipelining`` (GPipe, 1F1B, Interleaved1F1B).
+
+Semantics: world = replicate x shard x cp x tp x pp (expert parallelism borrows from shard x cp, the
+planner's "ep carved from dp x cp"); FSDP2 is ZeRO-3 (``fsdp_reshard_after_forward = "always"``) or
+ZeRO-2 (``"never"``: parameters kept unsharded between forward and backward, PyTorch's SHARD_GRAD_OP);
+there is no ZeRO-1. TP always shards the sequence between the TP regions (SequenceParallel on the norms),
+so tp > 1 needs sp. Without PP, ``local_batch_size`` is one microbatch and ``global_batch_size`` >
+local x dp gives gradient accumulation; with PP, local_batch_size is the rank's whole batch, split into
+``pipeline_parallel_microbatch_size`` microbatches. Selective recomputation maps to op-level SAC
+(``selective_ac_option = "op"``: matmul outputs saved, the rest recomputed).
+"""
+
+from __future__ import annotations
+
+import tomllib
+
+from shardplan.errors import ConfigError
+from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
+                                   even_layers_per_virtual_stage, parallel_from, read_meta, refuse,
+                                   require)
+
+SOURCE = "torchtitan torchtitan/config/job_config.py (2025, commit 000204a) + torch.distributed.pipelining"
+_SCHEDULES = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "Interleaved1F1B"}
+_ALT = {"tp_overlap": "Megatron-LM (--tp-comm-overlap; torchtitan's async TP "
+        "is enable_async_tensor_parallel with torch.compile)", "offload_optimizer": "DeepSpeed (offload_optimizer)"}
+
+
+def _check(ctx: ExportContext) -> None:
+    p = ctx.p
+    check_unexpressed(p, EXPORTER, _ALT)
+    checks = [
+        (p.zero_stage == 1, "ZeRO-1 (FSDP2 shards gradients with the optimizer state: ZeRO-2 or ZeRO-3)",
+         "Megatron-LM (--use-distributed-optimizer), DeepSpeed (stage 1) or nanotron (zero_stage 1)"),
+        (p.tp > 1 and not p.sp, f"tp={p.tp} without sequence parallelism (its TP plan always shards the sequence "
+         f"on the norms)", "Megatron-LM (no --sequence-parallel)"),
+        (p.schedule == "zero-bubble" and p.pp > 1, "the single-stage ZB-H1 schedule (its zero-bubble schedules "
+         "are multi-stage: InterleavedZeroBubble, ZBVZeroBubble)", "no exporter"),
+        (p.ep > 1 and not _ep_fits(p), f"ep={p.ep} outside its dp2ep rule (cp <= ep <= data_parallel_shard_degree x "
+         f"context_parallel_degree, ep dividing the latter; here shard {p.dp_shard if p.zero_stage else 1}, "
+         f"cp {p.cp})", "Megatron-LM"),
+    ]
+    for bad, missing, who in checks:
+        if bad:
+            raise refuse("torchtitan", missing, who)
+
+
+def _ep_fits(p) -> bool:
+    """torchtitan's dp2ep constraint: cp <= ep <= shard x cp and ep divides shard x cp (job_config.py)."""
+    group = (p.dp_shard if p.zero_stage else 1) * p.cp
+    return p.cp <= p.ep <= group and group % p.ep == 0
+
+
+def _parallelism(ctx: ExportContext) -> dict:
+    p = ctx.p
+    shard = p.dp_shard if p.zero_stage else 1
+    par = {"data_parallel_replicate_degree": p.dp // shard, "data_parallel_shard_degree": shard,
+           "fsdp_reshard_after_forward": {2: "never", 3: "always"}.get(p.zero_stage, "default"),
+           "tensor_parallel_degree": p.tp, "enable_async_tensor_parallel": p.tp_overlap,
+           "pipeline_parallel_degree": p.pp, "context_parallel_degree": p.cp,
+           "expert_parallel_degree": p.ep, "expert_tensor_parallel_degree": p.tp if p.ep > 1 else 1}
+    if p.pp > 1:
+        per = even_layers_per_virtual_stage(ctx, "torchtitan", "Megatron-LM (--decoder-first/last-pipeline-num-layers)")
+        par.update(pipeline_parallel_schedule=_SCHEDULES[p.schedule], pipeline_parallel_layers_per_stage=per,
+                   pipeline_parallel_microbatch_size=p.microbatch_size)
+    return par
+
+
+def job_config(ctx: ExportContext) -> dict:
+    """The torchtitan job-config mapping of a plan (sections parallelism, activation_checkpoint, training).
+
+    Raises:
+        ConfigError: see the module docstring (ZeRO-1, tp without sp, ZB-H1, ep outside shard x cp,
+            an uneven pipeline split, offload).
+    """
+    _check(ctx)
+    p, tr = ctx.p, ctx.training
+    local = p.microbatch_size * (ctx.layout.microbatches if p.pp > 1 else 1)
+    ac = {"mode": p.recompute}
+    if p.recompute == "selective":
+        ac["selective_ac_option"] = "op"
+    return {"parallelism": _parallelism(ctx), "activation_checkpoint": ac,
+            "training": {"local_batch_size": local, "global_batch_size": tr.global_batch_size,
+                         "seq_len": tr.seq_len}}
+
+
+def write(ctx: ExportContext) -> str:
+    """The TOML text: the header as comments, then the sections (tomli-w).
+
+    Raises:
+        ConfigError: as :func:`job_config`.
+    """
+    import tomli_w
+    return comment_block(ctx, EXPORTER) + tomli_w.dumps(job_config(ctx))
+
+
+def read(text: str, devices: int | None = None) -> Imported:
+    """The layout of a torchtitan job config.
+
+    Raises:
+        ConfigError: not TOML, no [parallelism] / [training], or a data_parallel_shard_degree of -1
+            without ``devices``.
+    """
+    try:
+        cfg = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"torchtitan config is not valid TOML: {e}", field="import", value="torchtitan") from None
+    par, tr = require(cfg, "parallelism", "torchtitan"), require(cfg, "training", "torchtitan")
+    rep, tp = par.get("data_parallel_replicate_degree", 1), par.get("tensor_parallel_degree", 1)
+    pp, cp, shard = par.get("pipeline_parallel_degree", 1), par.get("context_parallel_degree", 1), \
+        par.get("data_parallel_shard_degree", -1)
+    if shard == -1:
+        if devices is None:
+            raise ConfigError("data_parallel_shard_degree = -1 needs --devices", field="devices", value=None)
+        shard = devices // (rep * tp * pp * cp)
+    reshard = par.get("fsdp_reshard_after_forward", "default")
+    zero = 0 if shard == 1 else (2 if reshard == "never" or (reshard == "default" and pp > 1) else 3)
+    values = dict(dp=rep * shard, zero_stage=zero, dp_shard=shard if zero else None, tp=tp, sp=tp > 1, pp=pp, cp=cp,
+                  ep=par.get("expert_parallel_degree", 1), tp_overlap=par.get("enable_async_tensor_parallel", False),
+                  recompute=cfg.get("activation_checkpoint", {}).get("mode", "selective"))
+    mbs = par.get("pipeline_parallel_microbatch_size", 1) if pp > 1 else tr.get("local_batch_size", 8)
+    values["microbatch_size"] = mbs
+    if pp > 1:
+        values.update(_pipeline_values(par, read_meta(text).get("n_layers"), pp))
+    return Imported(parallel_from(values), devices=rep * shard * tp * pp * cp, seq_len=tr.get("seq_len"),
+                    global_batch=tr.get("global_batch_size"), framework="torchtitan")
+
+
+def _pipeline_values(par: dict, n_layers_hint: int | None, pp: int) -> dict:
+    """schedule and virtual_stages from the schedule name and layers per stage (a looped schedule
+    needs the model's layer count: the header's ``shardplan-meta`` line)."""
+    names = {v: k for k, v in _SCHEDULES.items()}
+    schedule = names.get(par.get("pipeline_parallel_schedule", "1F1B"))
+    if schedule is None:
+        raise ConfigError(f"pipeline_parallel_schedule={par.get('pipeline_parallel_schedule')!r} has no planner "
+                          f"equivalent; legal: {', '.join(names)}", field="schedule", value=None)
+    if schedule != "interleaved":
+        return {"schedule": schedule}
+    n_layers = n_layers_hint
+    per = par.get("pipeline_parallel_layers_per_stage")
+    if not (n_layers and per):
+        raise ConfigError("Interleaved1F1B: the stages per rank need pipeline_parallel_layers_per_stage and the "
+                          "model's layer count (a 'shardplan-meta: {\"n_layers\": N}' comment line)",
+                          field="virtual_stages", value=None)
+    return {"schedule": schedule, "virtual_stages": n_layers // (per * pp)}
+
+
+EXPORTER = Exporter(name="torchtitan", title="torchtitan", source=SOURCE, suffix=".toml",
+                    expresses=("tp_overlap",), write=write, read=read)

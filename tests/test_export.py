@@ -1,0 +1,357 @@
+"""``shardplan export`` / ``import`` (issue 12): every exporter's output parsed back with the format's own
+parser (tomllib, yaml, json, argparse over the Megatron-LM flags) has degrees whose product is the
+device count and that equal the plan's; importing an export gives back the same ParallelConfig; a plan
+a framework cannot express is refused, naming who can. No search: the layouts are fixed."""
+
+import ast
+import json
+import re
+import shlex
+import tomllib
+from functools import cache
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from shardplan.cli import app
+from shardplan.cost.step import estimate
+from shardplan.errors import ConfigError
+from shardplan.export import EXPORTERS, export_text, import_config, reproduce_command
+from shardplan.export import maxtext, megatron
+from shardplan.inputs import build_inputs
+
+runner = CliRunner()
+
+#: the issue's two cases, plus variants that the frameworks without pipeline / ZeRO-1 can express
+PLANS = {
+    # llama-3-70b on 512 H100: tp=8 + sp, pp=4 interleaved, ZeRO-1 over dp, cp=2, selective recompute
+    "llama70b": dict(model="llama-3-70b", devices=512, seq_len=8192, global_batch=512, tp=8, sp=True, pp=4,
+                     schedule="interleaved", virtual_stages=2, cp=2, zero_stage=1, recompute="selective"),
+    # the same with the weights ZeRO-3 sharded over dp x cp (MaxText and torchtitan can write this one)
+    "llama70b-fsdp": dict(model="llama-3-70b", devices=512, seq_len=8192, global_batch=512, tp=8, sp=True, pp=4,
+                          schedule="interleaved", virtual_stages=2, cp=2, zero_stage=3, recompute="selective"),
+    # mixtral-8x7b with ep=8 carved from the ZeRO-3 group, tp=2 + sp
+    "mixtral-ep": dict(model="mixtral-8x7b", devices=64, seq_len=4096, global_batch=256, tp=2, sp=True, ep=8,
+                       zero_stage=3, recompute="full"),
+    # plain FSDP (DeepSpeed, EasyDeL)
+    "llama8b-fsdp": dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=128, zero_stage=3,
+                         recompute="full"),
+    # tp + pp 1F1B + ZeRO-1 (nanotron)
+    "llama8b-tp-pp": dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=64, tp=8, sp=True, pp=2,
+                          zero_stage=1, recompute="full"),
+}
+
+#: (plan, framework) -> None (exported) or words the refusal must contain (what is missing, who can)
+REFUSED = {
+    ("llama70b", "maxtext"): ("cp=2 with zero_stage=1", "Megatron-LM"),
+    ("llama70b", "easydel"): ("pp=4", "Megatron-LM"),
+    ("llama70b", "torchtitan"): ("ZeRO-1", "Megatron-LM"),
+    ("llama70b", "deepspeed"): ("pp=4", "Megatron-LM"),
+    ("llama70b", "nanotron"): ("interleaved", "Megatron-LM"),
+    ("llama70b-fsdp", "easydel"): ("pp=4", "MaxText"),
+    ("llama70b-fsdp", "deepspeed"): ("pp=4", "torchtitan"),
+    ("llama70b-fsdp", "nanotron"): ("ZeRO-3", "torchtitan"),
+    ("mixtral-ep", "easydel"): ("sequence parallelism", "MaxText"),
+    ("mixtral-ep", "deepspeed"): ("sequence parallelism", "Megatron-LM"),
+    ("mixtral-ep", "nanotron"): ("ZeRO-3", "DeepSpeed"),
+    ("llama8b-fsdp", "nanotron"): ("ZeRO-3", "DeepSpeed"),
+    ("llama8b-tp-pp", "maxtext"): ("1f1b", "torchtitan"),
+    ("llama8b-tp-pp", "easydel"): ("pp=2", "nanotron"),
+    ("llama8b-tp-pp", "torchtitan"): ("ZeRO-1", "nanotron"),
+    ("llama8b-tp-pp", "deepspeed"): ("pp=2", "Megatron-LM"),
+}
+CASES = [(plan, fw) for plan in PLANS for fw in EXPORTERS]
+EXPORTED = [c for c in CASES if c not in REFUSED]
+
+
+@cache
+def plan_estimate(name: str):
+    kw = dict(PLANS[name])
+    n = kw.pop("devices")
+    m, hw, tr, pc = build_inputs(hardware="h100-sxm", devices=n, global_batch_tokens=None, **kw)
+    return estimate(m, hw, tr, pc, n)
+
+
+@cache
+def exported(plan: str, fw: str) -> str:
+    e = plan_estimate(plan)
+    return export_text(fw, e, reproduce_command(fw, e))
+
+
+def _maxtext_degrees(text: str) -> dict:
+    cfg = yaml.safe_load(text)
+    d = {a: cfg[f"ici_{a}_parallelism"] * cfg[f"dcn_{a}_parallelism"] for a in maxtext.AXES}
+    ici = [cfg[f"ici_{a}_parallelism"] for a in maxtext.AXES]
+    assert _prod(ici) == 8  # one NVLink domain of H100s per "slice"
+    return dict(tp=d["tensor"] * d["tensor_sequence"], pp=d["pipeline"], cp=d["context"], ep=d["expert"],
+                dp=d["data"] * d["fsdp"] * d["expert"], devices=_prod(d.values()))
+
+
+def _easydel_degrees(text: str) -> dict:
+    literal = re.search(r"^EASYDEL_CONFIG = (\{.*?^\})", text, re.S | re.M).group(1)
+    dp, fsdp, ep, tp, sp = ast.literal_eval(literal)["sharding_axis_dims"]
+    return dict(tp=tp, pp=1, cp=sp, ep=ep, dp=dp * fsdp, devices=dp * fsdp * ep * tp * sp)
+
+
+def _torchtitan_degrees(text: str) -> dict:
+    par = tomllib.loads(text)["parallelism"]
+    dp = par["data_parallel_replicate_degree"] * par["data_parallel_shard_degree"]
+    tp, pp, cp = par["tensor_parallel_degree"], par["pipeline_parallel_degree"], par["context_parallel_degree"]
+    return dict(tp=tp, pp=pp, cp=cp, ep=par["expert_parallel_degree"], dp=dp, devices=dp * tp * pp * cp)
+
+
+def _megatron_degrees(text: str) -> dict:
+    a, _ = megatron.parser().parse_known_args(shlex.split(text, comments=True))
+    n = a.nnodes * a.nproc_per_node
+    tp, pp, cp = a.tensor_model_parallel_size, a.pipeline_model_parallel_size or 1, a.context_parallel_size
+    return dict(tp=tp, pp=pp, cp=cp, ep=a.expert_model_parallel_size or 1, dp=n // (tp * pp * cp), devices=n)
+
+
+def _deepspeed_degrees(text: str) -> dict:
+    cfg = json.loads(text)
+    dp = cfg["train_batch_size"] // (cfg["train_micro_batch_size_per_gpu"] * cfg["gradient_accumulation_steps"])
+    tp = cfg.get("tensor_parallel", {}).get("autotp_size", 1)
+    return dict(tp=tp, pp=1, cp=1, ep=1, dp=dp, devices=dp * tp)
+
+
+def _nanotron_degrees(text: str) -> dict:
+    par = yaml.safe_load(text)["parallelism"]
+    return dict(tp=par["tp"], pp=par["pp"], cp=par["context_parallel_size"], ep=par["expert_parallel_size"],
+                dp=par["dp"], devices=par["dp"] * par["tp"] * par["pp"])
+
+
+PARSERS = {"maxtext": _maxtext_degrees, "easydel": _easydel_degrees, "torchtitan": _torchtitan_degrees,
+           "megatron": _megatron_degrees, "deepspeed": _deepspeed_degrees, "nanotron": _nanotron_degrees}
+
+
+def _prod(xs) -> int:
+    out = 1
+    for x in xs:
+        out *= x
+    return out
+
+
+def test_every_case_is_either_exported_or_refused():
+    assert set(PARSERS) == set(EXPORTERS)
+    assert set(REFUSED) <= set(CASES)
+    # the issue's cases reach at least Megatron-LM (llama) and three frameworks (mixtral)
+    assert ("llama70b", "megatron") in EXPORTED
+    assert {fw for plan, fw in EXPORTED if plan == "mixtral-ep"} >= {"maxtext", "torchtitan", "megatron"}
+    assert {fw for _, fw in EXPORTED} == set(EXPORTERS)
+
+
+@pytest.mark.parametrize("plan,fw", EXPORTED)
+def test_parsed_back_degrees_match_plan_and_device_count(plan, fw):
+    e = plan_estimate(plan)
+    p = e.parallel
+    got = PARSERS[fw](exported(plan, fw))
+    assert got["devices"] == e.layout.n_devices == p.dp * p.tp * p.pp * p.cp
+    assert {k: got[k] for k in ("dp", "tp", "pp", "cp", "ep")} == {"dp": p.dp, "tp": p.tp, "pp": p.pp, "cp": p.cp,
+                                                                     "ep": p.ep}
+
+
+@pytest.mark.parametrize("plan,fw", EXPORTED)
+def test_import_of_export_gives_back_the_plan(plan, fw):
+    e = plan_estimate(plan)
+    imp = import_config(fw, exported(plan, fw))
+    assert imp.parallel == e.parallel
+    assert imp.devices == e.layout.n_devices
+    if imp.global_batch is not None:
+        assert imp.global_batch == e.training.global_batch_size
+
+
+@pytest.mark.parametrize("plan,fw", EXPORTED)
+def test_every_file_opens_with_the_planners_numbers(plan, fw):
+    text, e = exported(plan, fw), plan_estimate(plan)
+    head = json.dumps(json.loads(text)["_shardplan"]) if text.lstrip().startswith("{") else text[:3000]
+    for needle in (e.model.name, "h100-sxm", "predicted step time", "MFU", "memory per device",
+                   "reproduce: shardplan export --to " + fw, EXPORTERS[fw].source):
+        assert needle in head, needle
+    if not text.lstrip().startswith("{"):
+        first = text.splitlines()[1 if text.startswith("#!") else 0]
+        assert first.startswith("# shardplan export")
+
+
+@pytest.mark.parametrize("plan,fw", sorted(REFUSED))
+def test_refusal_names_what_is_missing_and_who_can(plan, fw):
+    with pytest.raises(ConfigError) as err:
+        exported(plan, fw)
+    msg = str(err.value)
+    assert "cannot express this plan" in msg
+    for word in REFUSED[plan, fw]:
+        assert word in msg, (word, msg)
+
+
+def test_llama70b_megatron_flags():
+    a, _ = megatron.parser().parse_known_args(shlex.split(exported("llama70b", "megatron"), comments=True))
+    assert (a.tensor_model_parallel_size, a.pipeline_model_parallel_size, a.context_parallel_size) == (8, 4, 2)
+    assert a.num_layers_per_virtual_pipeline_stage == 10  # 80 layers / 4 stages / 2 chunks
+    assert a.sequence_parallel and a.use_distributed_optimizer and not a.use_megatron_fsdp
+    assert a.recompute_granularity == "selective"
+    assert (a.micro_batch_size, a.global_batch_size, a.seq_length) == (1, 512, 8192)
+
+
+def test_mixtral_expert_degrees():
+    a, _ = megatron.parser().parse_known_args(shlex.split(exported("mixtral-ep", "megatron"), comments=True))
+    assert (a.expert_model_parallel_size, a.expert_tensor_parallel_size) == (8, 2)
+    assert a.use_megatron_fsdp and a.data_parallel_sharding_strategy == "optim_grads_params"
+    par = tomllib.loads(exported("mixtral-ep", "torchtitan"))["parallelism"]
+    assert par["expert_parallel_degree"] == 8 and par["fsdp_reshard_after_forward"] == "always"
+    cfg = yaml.safe_load(exported("mixtral-ep", "maxtext"))
+    assert cfg["ici_expert_parallelism"] * cfg["dcn_expert_parallelism"] == 8
+    assert cfg["ici_tensor_sequence_parallelism"] == 2  # tp with sp stays inside the NVLink domain
+
+
+def test_maxtext_splits_ici_and_dcn_innermost_first():
+    ici, dcn = maxtext.split_ici_dcn({"tensor": 1, "tensor_sequence": 8, "context": 2, "expert": 1, "fsdp": 8,
+                                      "data": 1, "pipeline": 4}, 8)
+    assert ici["tensor_sequence"] == 8 and _prod(ici.values()) == 8
+    assert dcn == {"tensor": 1, "tensor_sequence": 1, "context": 2, "expert": 1, "fsdp": 8, "data": 1, "pipeline": 4}
+    with pytest.raises(ConfigError, match="slice"):
+        maxtext.split_ici_dcn({a: 1 for a in maxtext.AXES} | {"data": 3}, 8)
+
+
+def test_easydel_json_puts_the_header_under_shardplan(tmp_path):
+    e = plan_estimate("llama8b-fsdp")
+    text = export_text("easydel", e, path=tmp_path / "x.json")
+    cfg = json.loads(text)
+    assert cfg["sharding_axis_dims"] == [1, 64, 1, 1, 1] and "JSON has no comments" in cfg["_shardplan"]["note"]
+    assert import_config("easydel", text).parallel == e.parallel
+
+
+def test_unknown_framework_and_unreadable_config():
+    with pytest.raises(ConfigError, match="legal: maxtext"):
+        export_text("colossalai", plan_estimate("llama8b-fsdp"))
+    with pytest.raises(ConfigError, match="world size"):
+        import_config("megatron", "--tensor-model-parallel-size 8")
+    assert import_config("megatron", "--tensor-model-parallel-size 8 --use-distributed-optimizer",
+                         devices=64).parallel.dp == 8
+    with pytest.raises(ConfigError, match="valid TOML"):
+        import_config("torchtitan", "[parallelism")
+
+
+BASE = ["--model", "llama-3-70b", "--hardware", "h100-sxm", "--devices", "512", "--seq-len", "8192",
+        "--global-batch", "512"]
+LLAMA_FLAGS = ["--tp", "8", "--sp", "--pp", "4", "--schedule", "interleaved", "--virtual-stages", "2", "--cp", "2",
+               "--zero-stage", "1", "--recompute", "selective"]
+
+
+def test_cli_export_import_estimate_round_trip(tmp_path):
+    out, plan = tmp_path / "args.sh", tmp_path / "plan.json"
+    r = runner.invoke(app, ["export", "--to", "megatron", *BASE, *LLAMA_FLAGS, "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["import", "--from", "megatron", str(out), "-o", str(plan)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["estimate", *BASE, "--plan", str(plan), "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["parallel"] == plan_estimate("llama70b").parallel.model_dump(mode="json")
+
+
+def test_cli_refusal_exits_2_without_traceback(tmp_path):
+    r = runner.invoke(app, ["export", "--to", "deepspeed", *BASE, *LLAMA_FLAGS, "-o", str(tmp_path / "ds.json")])
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert "DeepSpeed cannot express this plan" in r.output
+    assert not (tmp_path / "ds.json").exists()
+
+
+def test_cli_plan_export_writes_the_winner(tmp_path):
+    out = tmp_path / "job.toml"
+    r = runner.invoke(app, ["plan", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "8",
+                            "--seq-len", "4096", "--global-batch", "16", "--top", "1", "--zero-stage", "3",
+                            "--json", "--export", "torchtitan", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    best = json.loads(r.stdout)["plans"][0]["parallel"]
+    assert import_config("torchtitan", out.read_text()).parallel.model_dump(mode="json") == best
+
+
+#: more layouts, each round-tripped through the frameworks listed (the options each one writes)
+EXTRA = [
+    # HSDP: 8 replicas x 8 ZeRO-3 shards
+    (dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=128, zero_stage=3, dp_shard=8),
+     ["maxtext", "easydel", "torchtitan", "megatron", "deepspeed"]),
+    # optimizer offload
+    (dict(model="llama-3-8b", devices=8, seq_len=4096, global_batch=16, zero_stage=2, offload_optimizer=True),
+     ["megatron", "deepspeed"]),
+    # GPipe and async TP
+    (dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=64, tp=8, sp=True, pp=2, schedule="gpipe",
+          tp_overlap=True, zero_stage=0), ["torchtitan", "nanotron"]),
+    (dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=64, tp=8, sp=True, pp=2, schedule="gpipe",
+          zero_stage=3), ["maxtext", "torchtitan"]),
+    # AutoTP with ZeRO-3 (DeepSpeed), tp without sp (Megatron-LM)
+    (dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=64, tp=8, zero_stage=3, recompute="full"),
+     ["deepspeed", "megatron"]),
+    # an uneven split: the first and last stage one layer lighter (Megatron-LM writes it)
+    (dict(model="llama-3-8b", devices=32, seq_len=8192, global_batch=64, tp=8, pp=4, pp_layers=(7, 9, 9, 7)),
+     ["megatron"]),
+]
+
+
+@pytest.mark.parametrize("inputs,frameworks", EXTRA)
+def test_more_layouts_round_trip(inputs, frameworks):
+    kw = dict(inputs)
+    n = kw.pop("devices")
+    m, hw, tr, pc = build_inputs(hardware="h100-sxm", devices=n, global_batch_tokens=None, **kw)
+    e = estimate(m, hw, tr, pc, n)
+    for fw in frameworks:
+        text = export_text(fw, e)
+        assert PARSERS[fw](text)["devices"] == n, fw
+        assert import_config(fw, text).parallel == e.parallel, fw
+
+
+def test_precision_a_framework_does_not_write_is_refused():
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=16,
+                                 global_batch_tokens=None, precision="fp8-mixed", zero_stage=3)
+    e = estimate(m, hw, tr, pc, 8)
+    with pytest.raises(ConfigError, match="precision 'fp8-mixed'.*Megatron-LM"):
+        export_text("torchtitan", e)
+    assert "--fp8-format" in export_text("megatron", e)
+
+
+def test_replicated_kv_heads_are_refused_everywhere():
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=16, seq_len=4096, global_batch=16,
+                                 global_batch_tokens=None, tp=16, kv_replication=True, sp=True, zero_stage=3)
+    e = estimate(m, hw, tr, pc, 16)
+    for fw in EXPORTERS:
+        with pytest.raises(ConfigError, match="n_kv_heads=8"):
+            export_text(fw, e)
+
+
+#: option names as the frameworks' sources spell them (docs/export.md, Sources): a typo in an exporter fails here
+KNOWN_KEYS = {
+    "torchtitan": {"parallelism": {"data_parallel_replicate_degree", "data_parallel_shard_degree",
+                                   "fsdp_reshard_after_forward", "tensor_parallel_degree", "enable_async_tensor_parallel",
+                                   "pipeline_parallel_degree", "pipeline_parallel_schedule",
+                                   "pipeline_parallel_layers_per_stage", "pipeline_parallel_microbatch_size",
+                                   "context_parallel_degree", "expert_parallel_degree",
+                                   "expert_tensor_parallel_degree"},
+                   "activation_checkpoint": {"mode", "selective_ac_option"},
+                   "training": {"local_batch_size", "global_batch_size", "seq_len"}},
+    "nanotron": {"parallelism": {"dp", "pp", "tp", "pp_engine", "tp_mode", "tp_linear_async_communication",
+                                 "recompute_layer", "expert_parallel_size", "context_parallel_size"},
+                 "tokens": {"sequence_length", "micro_batch_size", "batch_accumulation_per_replica"},
+                 "optimizer": {"zero_stage"}},
+    "deepspeed": {"": {"_shardplan", "train_batch_size", "train_micro_batch_size_per_gpu",
+                       "gradient_accumulation_steps", "zero_optimization", "bf16", "tensor_parallel",
+                       "activation_checkpointing"},
+                  "zero_optimization": {"stage", "overlap_comm", "mics_shard_size", "offload_optimizer"}},
+    "maxtext": {"": {f"{lvl}_{a}_parallelism" for lvl in ("ici", "dcn") for a in maxtext.AXES}
+                | {"shard_optimizer_over_data", "per_device_batch_size", "gradient_accumulation_steps",
+                   "num_pipeline_microbatches", "num_layers_per_pipeline_stage", "remat_policy",
+                   "optimizer_memory_host_offload", "max_target_length"}},
+}
+_LOAD = {"torchtitan": tomllib.loads, "nanotron": yaml.safe_load, "deepspeed": json.loads, "maxtext": yaml.safe_load}
+
+
+@pytest.mark.parametrize("plan,fw", [c for c in EXPORTED if c[1] in KNOWN_KEYS])
+def test_written_keys_are_the_frameworks_own(plan, fw):
+    cfg = _LOAD[fw](exported(plan, fw))
+    for section, known in KNOWN_KEYS[fw].items():
+        keys = set(cfg if section == "" else cfg.get(section, {}))
+        assert keys <= known, (section, keys - known)
+
+
+def test_plan_export_needs_an_output_file():
+    r = runner.invoke(app, ["plan", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "8",
+                            "--seq-len", "4096", "--global-batch", "16", "--top", "1", "--export", "megatron"])
+    assert r.exit_code == 2 and "needs -o FILE" in r.output
