@@ -259,6 +259,7 @@ def test_cli_plan_export_writes_the_winner(tmp_path):
     out = tmp_path / "job.toml"
     r = runner.invoke(app, ["plan", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "8",
                             "--seq-len", "4096", "--global-batch", "16", "--top", "1", "--zero-stage", "3",
+                            "--zero3-gather", "per_microbatch",  # FSDP2 re-gathers per microbatch (torchtitan)
                             "--json", "--export", "torchtitan", "-o", str(out)])
     assert r.exit_code == 0, r.output
     best = json.loads(r.stdout)["plans"][0]["parallel"]
