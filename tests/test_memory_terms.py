@@ -158,3 +158,20 @@ def test_nanotron_grid_memory_leave_one_model_out():
     assert med("1B", f_all) < 0.11 and med("8B", f_all) < 0.08
     assert med("8B", fit_allocator_overhead(alloc["1B"], meas["1B"])) < 0.07  # fit on 1B, score 8B: 6.0%
     assert med("1B", fit_allocator_overhead(alloc["8B"], meas["8B"])) < 0.11  # fit on 8B, score 1B: 10.3%
+
+
+def test_fp8_keeps_linear_inputs_in_one_byte():
+    from shardplan.cost.memory import activation_bytes_per_token
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
+
+    # llama-3-8b (h = q = 4096, SwiGLU F = 14336), tp = 1: the QKV and MLP inputs (h each) and the down-projection
+    # input (F) drop from 2 to 1 byte, the attention output gains a 1-byte copy (q):
+    # 1 x (2 x 4096 + 14336) - 4096 = 18,432 bytes per token and layer
+    m = MODELS["llama-3-8b"]
+    bf16 = TrainingSpec(seq_len=4096, global_batch_size=8)
+    fp8 = bf16.model_copy(update={"precision": PRECISION_POLICIES["fp8-mixed"]})
+    lay = validate(ParallelConfig(), m, bf16, 8)
+    assert (activation_bytes_per_token(m, bf16, lay, False) - activation_bytes_per_token(m, fp8, lay, False)
+            == 18432)

@@ -135,6 +135,9 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
       for the multiply's backward, beta*F/t more (nanotron ``models/llama.py`` GLUActivation;
       torchtitan ``F.silu(w1(x)) * w3(x)``; Megatron-LM's ``bias_swiglu_impl`` keeps only its input).
 
+    * fp8 compute (``precision.compute_dtype == 'fp8'``): linear-layer inputs kept in fp8
+      (:func:`fp8_linear_input_saving`).
+
     Check: MHA, GeLU, F = 4h, naive attention with dropout, t = 1 gives 34h + 5as (Korthikanti Eq. 1).
     """
     p = layout.parallel
@@ -160,7 +163,24 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
         b += beta * phi_store * model.ffn_dim / t
     if training.dropout:
         b += 2.0 * h / sigma
+    if training.precision.compute_dtype == "fp8":
+        width = model.expert_ffn * (model.top_k + model.n_shared_experts) if moe else model.ffn_dim
+        b -= fp8_linear_input_saving(beta, h, q, width, t, sigma)
     return b
+
+
+def fp8_linear_input_saving(beta: float, h: int, q: int, width: int, t: int, sigma: int) -> float:
+    """Bytes per token and layer that fp8 training saves on stored activations (can be negative).
+
+    Transformer Engine's fp8 ``Linear`` / ``LayerNormLinear`` keep the fp8 copy of their input for
+    the weight-gradient GEMM instead of the bf16 tensor (TE docs, "Using FP8 with Transformer Engine":
+    the cast input is reused by the backward; LayerNormLinear saves the norm input and its fp8
+    output). So the QKV input and the MLP input (norm outputs, h/sigma each) and the down-projection
+    input (width/t: the SwiGLU product or the activation output) drop from beta to 1 byte, while the
+    attention output keeps its beta-byte copy for flash attention's backward and gains a 1-byte fp8
+    copy for the output projection (q/t). ``width``: the MLP intermediate width of one token
+    (MoE: expert width x active experts)."""
+    return (beta - 1) * (2 * h / sigma + width / t) - q / t
 
 
 def loss_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:
