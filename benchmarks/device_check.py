@@ -9,6 +9,9 @@ For sessions that are lent a GPU/TPU (CI never has one). Measures, with JAX on t
 * the step time of a single-device training step of a scaled-down Llama, against the planner's
   prediction for the same model, batch and hardware preset.
 
+The GEMM / HBM / attention / collective microbenchmarks with a cluster YAML as output are
+``shardplan bench`` (shardplan/jax/bench.py); this script adds the one-device training step.
+
 Usage: python benchmarks/device_check.py --hardware h200 [--out result.json] [--smoke]
 ``--smoke`` uses tiny sizes so the script can be exercised on CPU (numbers meaningless there).
 Record the figures in docs/accuracy.md when run on a real accelerator.

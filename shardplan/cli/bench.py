@@ -1,0 +1,87 @@
+"""``shardplan bench``: microbenchmarks of the devices JAX sees, written as a cluster YAML.
+
+JAX is imported only inside the command, after ``XLA_FLAGS`` has been given the host device count
+on CPU (:func:`shardplan.cli.runtime.configure_host_devices`).
+"""
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+import yaml
+from rich.progress import Progress
+from rich.table import Table
+
+from shardplan.cli.common import HardwareOpt, app, config_errors, console
+from shardplan.cli.runtime import DevOpt, configure_host_devices
+
+SmokeOpt = Annotated[bool, typer.Option("--smoke", help="tiny sizes: exercises the code path in seconds "
+                                        "(CPU, tests); numbers meaningless")]
+YamlOut = Annotated[Optional[Path], typer.Option("--output", "-o", help="write a cluster YAML (base + measured fields)")]
+JsonOut = Annotated[Optional[Path], typer.Option("--json", help="write every measurement as JSON")]
+
+
+def _plan(smoke: bool) -> dict:
+    """Sizes of each benchmark (bytes, GEMM shapes, attention shape)."""
+    if smoke:
+        return {"gemm": [(64, 64, 64), (128, 64, 128)], "hbm": 1 << 20, "attention": (1, 64, 2, 32),
+                "sizes": [1 << 12, 1 << 16]}
+    return {"gemm": [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 8192, 8192), (8192, 1024, 8192),
+                     (4096, 14336, 4096), (2048, 2048, 2048)],
+            "hbm": 4 << 30, "attention": (1, 8192, 32, 128), "sizes": [1 << p for p in range(10, 31, 4)]}
+
+
+@app.command()
+@config_errors
+def bench(hardware: HardwareOpt = "h100-sxm", devices: DevOpt = 8, smoke: SmokeOpt = False,
+          output: YamlOut = None, json_out: JsonOut = None) -> None:
+    """Measure GEMM, HBM, attention and collective bandwidth on the devices JAX sees; compare with
+    the preset and write a cluster YAML that every command takes via --hardware."""
+    configure_host_devices(devices)
+    import jax
+
+    from shardplan.jax import bench as B
+    from shardplan.loaders import load_hardware
+
+    hw = load_hardware(hardware)
+    n = min(devices, jax.device_count()) if jax.default_backend() == "cpu" else jax.device_count()
+    sizes = _plan(smoke)
+    ops = ["AllReduce", "AllGather", "ReduceScatter", "AllToAll", "SendRecv"]
+    groups = B.group_sizes(n)
+    results: list = []
+    with Progress(console=console, transient=True) as bar:
+        task = bar.add_task("benchmarking", total=len(sizes["gemm"]) + 2 + len(ops) * len(groups) * len(sizes["sizes"]))
+        for r in B.gemm(sizes["gemm"], hw):
+            results.append(r)
+            bar.advance(task)
+        results.append(B.hbm(sizes["hbm"], hw))
+        bar.advance(task)
+        results.append(B.attention(*sizes["attention"], hw))
+        bar.advance(task)
+        for op in ops:
+            for g in groups:
+                for s in sizes["sizes"]:
+                    results.append(B.collective(op, g, s))
+                    bar.advance(task)
+    _print(results, hw.name, jax.default_backend())
+    fields = B.fitted_fields(results, hw, n, jax.default_backend())
+    if output:
+        output.write_text(yaml.safe_dump({"base": hw.name, "name": f"{hw.name}-measured", **fields}, sort_keys=False))
+        console.print(f"wrote {output} (use it as --hardware {output})")
+    if json_out:
+        json_out.write_text(json.dumps({"backend": jax.default_backend(), "devices": n, "preset": hw.name,
+                                        "measurements": B.as_dicts(results)}, indent=1))
+
+
+def _print(results: list, preset: str, backend: str) -> None:
+    """Rich table: each measurement, its achieved rate, and its fraction of the preset's peak."""
+    t = Table(title=f"shardplan bench on {backend} (preset {preset})")
+    for col in ("kind", "shape", "time", "achieved", "of preset peak", "planner predicts"):
+        t.add_column(col, justify="right" if col != "kind" else "left")
+    for r in results:
+        unit = "FLOP/s" if r.kind in ("gemm", "attention") else "B/s"
+        t.add_row(r.kind, " ".join(f"{k}={v}" for k, v in r.shape.items()), f"{r.seconds * 1e3:.3f} ms",
+                  f"{r.achieved:.3g} {unit}", f"{r.fraction:.1%}" if r.fraction else "",
+                  f"{r.predicted_fraction:.1%}" if r.predicted_fraction else "")
+    console.print(t)
