@@ -81,15 +81,23 @@ def log_residuals(runs: Sequence[Run], measured: Sequence[float], predict: Predi
 
 def fit(runs: Sequence[Run], measured: Sequence[float], predict: Predictor, params: Sequence[Parameter],
         hw: HardwareSpec, profile: FrameworkProfile, max_nfev: int = 60) -> FitResult:
-    """Robust least-squares fit of ``params`` (module docstring).
+    """Robust least-squares fit of ``params`` to the throughput log ratios (module docstring).
 
     Raises:
         ValueError: if there are no runs, or fewer runs than parameters.
     """
-    from scipy.optimize import least_squares
-
     if len(runs) < max(1, len(params)):
         raise ValueError(f"{len(runs)} runs cannot identify {len(params)} parameters")
+    return fit_residuals(lambda h, f: log_residuals(runs, measured, predict, h, f), params, hw, profile, max_nfev)
+
+
+def fit_residuals(residual: Callable[[HardwareSpec, FrameworkProfile], np.ndarray], params: Sequence[Parameter],
+                  hw: HardwareSpec, profile: FrameworkProfile, max_nfev: int = 60) -> FitResult:
+    """Robust least-squares fit of ``params`` minimizing ``residual(hardware, profile)`` (any
+    dimensionless residual vector, e.g. log ratios of throughput and memory): parameters scaled to
+    [0, 1] inside their bounds, soft-L1 loss with scale 0.1 (module docstring)."""
+    from scipy.optimize import least_squares
+
     params = list(params)
     x0 = np.array([p.initial(hw, profile) for p in params])
     lo, hi = np.array([p.lower for p in params]), np.array([p.upper for p in params])
@@ -98,12 +106,12 @@ def fit(runs: Sequence[Run], measured: Sequence[float], predict: Predictor, para
     # (its first projected step is zero), e.g. every overhead at its default 0
     z0 = np.clip((x0 - lo) / scale, 0.05, 0.95)
 
-    def residual(z: np.ndarray) -> np.ndarray:
+    def scaled(z: np.ndarray) -> np.ndarray:
         h, f = apply(params, lo + z * scale, hw, profile)
-        return log_residuals(runs, measured, predict, h, f)
+        return residual(h, f)
 
-    sol = least_squares(residual, z0, bounds=(0.0, 1.0), loss="soft_l1", f_scale=0.1,
-                        diff_step=1e-3, max_nfev=max_nfev)
+    sol = least_squares(scaled, z0, bounds=(0.0, 1.0), loss="soft_l1", f_scale=0.1, diff_step=1e-3,
+                        max_nfev=max_nfev)
     values = list(lo + sol.x * scale)
     return FitResult(params, values, list(sol.fun), bool(sol.success), str(sol.message))
 

@@ -11,7 +11,7 @@ Exit codes: 0 ok, 2 bad input (a :class:`~shardplan.errors.ConfigError` printed 
 stderr, no traceback). Importing this package loads neither JAX nor the ``web`` extra.
 """
 
-from shardplan.cli import bench, estimate, export, presets, plan, web, shardings, train, validate  # noqa: F401  (registers)
+from shardplan.cli import bench, calibrate, estimate, export, presets, plan, web, shardings, train, validate  # noqa: F401  (registers)
 from shardplan.cli.common import app
 
 __all__ = ["app"]

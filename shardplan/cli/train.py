@@ -34,6 +34,8 @@ CkptOpt = Annotated[Optional[Path], typer.Option("--checkpoint-dir", help="save 
                                                  "optimizer state, step, plan/model JSON)")]
 SaveEveryOpt = Annotated[Optional[int], typer.Option("--save-every", help="also checkpoint every N steps (default: "
                                                      "only after the last step)")]
+RecordOpt = Annotated[Optional[Path], typer.Option("--record", help="append a run record (JSON Lines, "
+                                                  "docs/calibration.md) of this run for `shardplan calibrate`")]
 ResumeOpt = Annotated[bool, typer.Option("--resume", help="continue from the latest checkpoint in --checkpoint-dir, "
                                          "on this run's layout (any mesh); --steps is the total step to reach")]
 
@@ -104,7 +106,7 @@ def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_bat
           metrics: MetricsOpt = None, rule: RuleOpt = None, param_rule: PRuleOpt = None, param_spec: PSpecOpt = None,
           coordinator_address: CoordOpt = None, num_processes: NProcOpt = None, process_id: PidOpt = None,
           checkpoint_dir: CkptOpt = None, save_every: SaveEveryOpt = None, resume: ResumeOpt = False,
-          layout: dict = None) -> None:
+          record: RecordOpt = None, layout: dict = None) -> None:
     """Train the plan's model on byte-level text with the plan's layout (JAX, any device count).
 
     With --checkpoint-dir the state is saved with Orbax after the last step (and every
@@ -141,13 +143,36 @@ def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_bat
             console.print(f"resuming from step {start} of {checkpoint_dir} (saved with {meta['strategy']} on "
                           f"{meta['mesh_description']})")
     ckpt = dict(checkpoint_dir=checkpoint_dir, save_every=save_every, resume=resume, start=start)
-    _train_with_progress(trainer, m, layout_, tr, cfg, data, metrics, main, ckpt)
+    hist, mem = _train_with_progress(trainer, m, layout_, tr, cfg, data, metrics, main, ckpt)
+    if main and record is not None and hist:
+        _write_record(record, m, layout_, tr, devices, hist, mem, compute_dtype)
+
+
+def _write_record(path: Path, m: Any, layout: Any, tr: Any, devices: int, hist: list[dict[str, Any]],
+                  mem: dict[str, Any], compute_dtype: str) -> None:
+    """Append the run's record: median step time after the first (compiling) step, the compiled
+    (or measured) peak memory per device, the device kind as hardware."""
+    import statistics
+
+    import jax
+
+    from shardplan.records import RunRecord, write_records
+    tokens = tr.seq_len * tr.global_batch_size
+    step_s = statistics.median(tokens / h["tokens_per_s"] for h in (hist[1:] or hist))
+    peak = mem["bytes"] if mem["source"] == "memory_analysis" else max(mem["bytes"].values())
+    rec = RunRecord(model=m, hardware=jax.devices()[0].device_kind, devices=devices, seq_len=tr.seq_len,
+                    global_batch_size=tr.global_batch_size, parallel=layout.parallel,
+                    precision="fp32-params" if compute_dtype == "bf16" else "fp32", framework="maxtext",
+                    step_time_s=step_s, peak_memory_bytes=float(peak) if peak else None,
+                    source=f"shardplan train ({jax.default_backend()}, {len(hist)} steps)")
+    write_records(path, [rec])
+    console.print(f"record appended to {path}")
 
 
 def _train_with_progress(trainer: Any, m: Any, layout: Any, tr: Any, cfg: Any, data: list[Path] | None,
-                         metrics: Path | None, main: bool, ckpt: dict[str, Any]) -> None:
-    """Run :func:`shardplan.jax.train.train` under a rich progress bar (process 0 only) and print the
-    memory per device and a summary table."""
+                         metrics: Path | None, main: bool, ckpt: dict[str, Any]) -> tuple[list, dict]:
+    """Run :func:`shardplan.jax.train.train` under a rich progress bar (process 0 only), print the
+    memory per device and a summary table; return the step history and the memory report."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
@@ -179,3 +204,4 @@ def _train_with_progress(trainer: Any, m: Any, layout: Any, tr: Any, cfg: Any, d
         t.add_row(str(len(hist)), f"{hist[0]['loss']:.4f}", f"{hist[-1]['loss']:.4f}", f"{tps[len(tps) // 2]:,.0f}",
                   mem_txt)
         console.print(t)
+    return hist, mem

@@ -5,6 +5,8 @@ per training framework. Each number has its source or the published rows it was 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from shardplan.errors import ConfigError
 from shardplan.specs.framework import FrameworkProfile
 
@@ -57,13 +59,30 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
 
 
 def framework_profile(name: str) -> FrameworkProfile:
-    """Look up a framework profile by name.
+    """Look up a framework profile by name, or read a profile file (``.yaml`` / ``.yml`` / ``.json``:
+    ``base: <name>`` plus FrameworkProfile fields, as ``shardplan calibrate --profile-out`` writes).
 
     Raises:
-        ConfigError: for an unknown name (lists the legal names).
+        ConfigError: for an unknown name (lists the legal names), an unreadable file or a bad field.
     """
+    if name.endswith((".yaml", ".yml", ".json")):
+        return _profile_file(name)
     try:
         return FRAMEWORKS[name]
     except KeyError:
-        raise ConfigError(f"framework={name!r} is unknown; legal framework: {', '.join(FRAMEWORKS)}",
-                          field="framework", value=name, legal=list(FRAMEWORKS)) from None
+        raise ConfigError(f"framework={name!r} is unknown; legal framework: {', '.join(FRAMEWORKS)} "
+                          "(or a profile .yaml file)", field="framework", value=name, legal=list(FRAMEWORKS)) from None
+
+
+def _profile_file(path: str) -> FrameworkProfile:
+    """A profile file: its ``base`` profile with the file's fields replacing the base's."""
+    from pydantic import ValidationError
+
+    from shardplan.loaders import _read_mapping, config_error
+
+    data = _read_mapping(Path(path))
+    base = framework_profile(str(data.pop("base", "megatron")))
+    try:
+        return FrameworkProfile(**{**base.model_dump(), "name": data.pop("name", base.name), **data})
+    except ValidationError as e:
+        raise config_error(e, f"framework {path}") from None

@@ -1,0 +1,241 @@
+"""Fit a cluster's constants to its own measured runs (``shardplan calibrate``, issue 10).
+
+The cost model stays the same physics; the fit moves a few named constants of the hardware spec
+(and optionally the framework profile) inside physical bounds, with
+:func:`shardplan.fitting.fit` (scipy ``least_squares``, soft-L1 loss on ``log(predicted /
+measured)``). Residuals, one per record:
+
+* throughput of each run that ran: ``log(predicted / measured tokens/s per device)``;
+* memory, when a memory parameter is fitted: ``log(predicted / measured peak)`` of each run with a
+  recorded peak, and for each run that ran out of memory ``max(0, log(HBM / predicted total))``
+  (a prediction that it fits is a miss, one that it does not costs nothing).
+
+A parameter the records cannot identify (moving it does not change any residual, e.g. the network
+constants when every run stays inside one node) is held at the base value and reported.
+Cross-validation: leave one model out and leave one node count out, when the records hold at
+least two of each.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from shardplan.cost.step import Estimate, estimate
+from shardplan.errors import ConfigError
+from shardplan.fitting import Parameter, apply, fit
+from shardplan.inputs import build_inputs
+from shardplan.records import RunRecord
+from shardplan.specs.framework import FrameworkProfile
+from shardplan.specs.hardware import HardwareSpec
+
+#: default fitted constants with physical bounds: the large-GEMM efficiency, HBM efficiency, the
+#: scale-out link's efficiency and per-step latency, the per-call collective base latency
+DEFAULT_PARAMS = (Parameter("hardware", "matmul_efficiency", 0.2, 1.0),
+                  Parameter("hardware", "hbm_efficiency", 0.2, 1.0),
+                  Parameter("hardware", "scale_out_efficiency", 0.05, 1.0),
+                  Parameter("hardware", "scale_out_latency", 1e-6, 2e-4),
+                  Parameter("framework", "microbatch_overhead_s", 0.0, 0.1))
+#: memory constants (fitted when records carry peaks or OOMs)
+MEMORY_PARAMS = (Parameter("framework", "allocator_overhead", 0.0, 0.5),
+                 Parameter("framework", "context_bytes", 0.0, 8 * 2**30))
+
+
+@dataclass
+class Case:
+    """A record with its specs (the hardware and profile replaced by the fit's at each evaluation)."""
+
+    record: RunRecord
+    model: object
+    training: object
+    parallel: object
+
+    @property
+    def nodes(self) -> int:
+        """Node count at 8 devices per node (for leave-one-node-count-out)."""
+        return max(1, self.record.devices // 8)
+
+
+@dataclass
+class Calibration:
+    """The fit: values per parameter, errors, identifiability."""
+
+    params: list[Parameter]
+    values: list[float]
+    base_values: list[float]
+    held: list[str] = field(default_factory=list)
+    in_sample: dict[str, float] = field(default_factory=dict)
+    cross_validated: dict[str, dict[str, float]] = field(default_factory=dict)
+    base_error: dict[str, float] = field(default_factory=dict)
+
+
+def cases(records: Sequence[RunRecord]) -> list[Case]:
+    """Specs of every record (model, training with its framework, layout).
+
+    Raises:
+        ConfigError: a record whose model, precision, framework or layout is invalid (names it).
+    """
+    out = []
+    for i, r in enumerate(records):
+        try:
+            inp = build_inputs(model=r.model, hardware=None, devices=r.devices, seq_len=r.seq_len,
+                               global_batch=r.global_batch_size, global_batch_tokens=None, precision=r.precision,
+                               framework=r.framework)
+        except ConfigError as e:
+            raise ConfigError(f"record {i + 1}: {e}", field=e.field, value=e.value, legal=e.legal) from None
+        out.append(Case(r, inp.model, inp.training, r.parallel))
+    return out
+
+
+def predict(case: Case, hw: HardwareSpec, profile: FrameworkProfile) -> Estimate | None:
+    """The planner's estimate of one case under ``hw`` and ``profile`` (None if it refuses it)."""
+    training = case.training.model_copy(update={"framework": profile})
+    try:
+        return estimate(case.model, hw, training, case.parallel, case.record.devices)
+    except ConfigError:
+        return None
+
+
+def residuals(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile, memory: bool) -> np.ndarray:
+    """The module docstring's residuals (throughput, then memory when ``memory``); a refused run
+    that ran counts as a miss of 3 (log units)."""
+    out = []
+    for c in cs:
+        e = predict(c, hw, profile)
+        meas = c.record.measured_tokens_per_s_per_device()
+        if meas is not None:
+            out.append(3.0 if e is None else math.log(e.tokens_per_s / c.record.devices / meas))
+        if not memory or e is None:
+            continue
+        if c.record.peak_memory_bytes:
+            out.append(math.log(e.memory.total / c.record.peak_memory_bytes))
+        elif c.record.status == "oom":
+            out.append(max(0.0, math.log(hw.hbm_bytes / e.memory.total)))
+    return np.asarray(out)
+
+
+def errors(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> dict[str, float]:
+    """Median |relative error| of throughput and of peak memory, and the fit/OOM classification
+    accuracy (fraction of records whose ran / ran out of memory the planner calls right)."""
+    tput, mem, right, judged = [], [], 0, 0
+    for c in cs:
+        e = predict(c, hw, profile)
+        meas = c.record.measured_tokens_per_s_per_device()
+        if meas is not None and e is not None:
+            tput.append(abs(e.tokens_per_s / c.record.devices / meas - 1))
+        if e is not None and c.record.peak_memory_bytes:
+            mem.append(abs(e.memory.total / c.record.peak_memory_bytes - 1))
+        if c.record.status in ("ok", "oom"):
+            judged += 1
+            right += (e is not None and e.fits) == (c.record.status == "ok")
+    out = {"throughput_median": statistics.median(tput) if tput else math.nan, "runs": float(len(tput))}
+    if mem:
+        out["memory_median"] = statistics.median(mem)
+    if judged:
+        out["fit_oom_accuracy"] = right / judged
+    return out
+
+
+def identifiable(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile, params: Sequence[Parameter],
+                 memory: bool) -> list[bool]:
+    """Whether moving each parameter from its base value by a quarter of its range changes any
+    residual (else the records say nothing about it)."""
+    base = residuals(cs, hw, profile, memory)
+    out = []
+    for p in params:
+        x = p.initial(hw, profile)
+        moved = x + 0.25 * (p.upper - p.lower) if x + 0.25 * (p.upper - p.lower) <= p.upper else x - 0.25 * (p.upper - p.lower)
+        h, f = apply([p], [moved], hw, profile)
+        r = residuals(cs, h, f, memory)
+        out.append(r.shape == base.shape and bool(np.max(np.abs(r - base), initial=0.0) > 1e-9))
+    return out
+
+
+def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: FrameworkProfile,
+              params: Sequence[Parameter] | None = None, cross_validate: bool = True) -> Calibration:
+    """Fit ``params`` (default :data:`DEFAULT_PARAMS`, plus :data:`MEMORY_PARAMS` when a record has a
+    peak or an OOM) to ``records`` on ``hw`` / ``profile`` (module docstring).
+
+    Raises:
+        ConfigError: no record that ran, or an invalid record.
+    """
+    cs = cases(records)
+    if not any(c.record.measured_tokens_per_s_per_device() for c in cs):
+        raise ConfigError("no record ran (status 'ok' with a throughput): nothing to fit", field="records",
+                          value=len(cs))
+    memory = any(c.record.peak_memory_bytes or c.record.status == "oom" for c in cs)
+    params = list(params or (DEFAULT_PARAMS + (MEMORY_PARAMS if memory else ())))
+    ok = identifiable(cs, hw, profile, params, memory)
+    free = [p for p, k in zip(params, ok) if k]
+    base_values = [p.initial(hw, profile) for p in params]
+    values = list(base_values)
+    if free:
+        res = fit_residuals_for(cs, hw, profile, free, memory)
+        fitted = dict(zip((p.field for p in free), res))
+        values = [fitted.get(p.field, v) for p, v in zip(params, base_values)]
+    h, f = apply(params, values, hw, profile)
+    out = Calibration(params, values, base_values, held=[p.field for p, k in zip(params, ok) if not k],
+                      in_sample=errors(cs, h, f), base_error=errors(cs, hw, profile))
+    if cross_validate:
+        out.cross_validated = _cross_validated(cs, hw, profile, free, memory)
+    return out
+
+
+def fit_residuals_for(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile, params: Sequence[Parameter],
+                      memory: bool) -> list[float]:
+    """Fitted values of ``params`` on the cases ``cs`` (:func:`shardplan.fitting.fit_residuals`)."""
+    from shardplan.fitting import fit_residuals
+    return fit_residuals(lambda h, f: residuals(cs, h, f, memory), params, hw, profile).values
+
+
+def _cross_validated(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile, params: Sequence[Parameter],
+                     memory: bool) -> dict[str, dict[str, float]]:
+    """Held-out errors: leave one model out and leave one node count out (each needs >= 2 groups)."""
+    out: dict[str, dict[str, float]] = {}
+    for name, key in (("leave-one-model-out", lambda c: str(getattr(c.model, "name", c.model))),
+                      ("leave-one-node-count-out", lambda c: c.nodes)):
+        groups = sorted({key(c) for c in cs}, key=str)
+        if len(groups) < 2 or not params:
+            continue
+        held: list[float] = []
+        for g in groups:
+            train = [c for c in cs if key(c) != g]
+            test = [c for c in cs if key(c) == g]
+            if not any(c.record.measured_tokens_per_s_per_device() for c in train):
+                continue
+            h, f = apply(params, fit_residuals_for(train, hw, profile, params, memory), hw, profile)
+            e = errors(test, h, f)
+            if not math.isnan(e["throughput_median"]):
+                held.append(e["throughput_median"])
+        if held:
+            out[name] = {"throughput_median_of_groups": statistics.median(held), "groups": float(len(held))}
+    return out
+
+
+def cluster_yaml(cal: Calibration, hw: HardwareSpec, n_records: int, date: str) -> dict:
+    """The hardware document ``--hardware`` reads: ``base`` + the fitted hardware fields, with a
+    source note per field (records, date, in-sample and cross-validated error)."""
+    doc: dict = {"base": hw.name, "name": f"{hw.name}-calibrated"}
+    note = (f"shardplan calibrate on {n_records} records ({date}): in-sample throughput median |error| "
+            f"{cal.in_sample.get('throughput_median', math.nan):.1%}; "
+            + "; ".join(f"{k} {v['throughput_median_of_groups']:.1%}" for k, v in cal.cross_validated.items()))
+    sources = {}
+    for p, v in zip(cal.params, cal.values):
+        if p.target == "hardware" and p.field not in cal.held:
+            doc[p.field] = float(v)
+            sources[p.field] = note
+    doc["sources"] = sources
+    return doc
+
+
+def profile_yaml(cal: Calibration, profile: FrameworkProfile) -> dict:
+    """The fitted framework-profile fields as a profile document (``base`` = the profile's name)."""
+    doc: dict = {"base": profile.name}
+    for p, v in zip(cal.params, cal.values):
+        if p.target == "framework" and p.field not in cal.held:
+            doc[p.field] = float(v)
+    return doc

@@ -1,0 +1,56 @@
+"""``shardplan calibrate``: fit a cluster's constants to its measured run records."""
+
+import datetime
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+import yaml
+from rich.table import Table
+
+from shardplan.cli.common import FrameworkOpt, HardwareOpt, app, config_errors, console, err_console
+
+RecordsArg = Annotated[Path, typer.Argument(help="run records, JSON Lines (docs/calibration.md)")]
+YamlOut = Annotated[Optional[Path], typer.Option("--output", "-o", help="write the cluster YAML here")]
+ProfileOut = Annotated[Optional[Path], typer.Option("--profile-out", help="write the fitted framework fields "
+                                                    "here (use as --framework FILE)")]
+NoCvOpt = Annotated[bool, typer.Option("--no-cross-validation", help="skip the leave-one-group-out fits")]
+
+
+@app.command()
+@config_errors
+def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework: FrameworkOpt = "megatron",
+              output: YamlOut = None, profile_out: ProfileOut = None, no_cross_validation: NoCvOpt = False) -> None:
+    """Fit the hardware's efficiencies and network constants (and the framework's overheads) to
+    measured runs; print fitted vs base values and in-sample / cross-validated errors."""
+    from shardplan.calibrate import calibrate as fit_records, cluster_yaml, profile_yaml
+    from shardplan.inputs import hardware_spec
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.records import read_records
+
+    recs = read_records(records)
+    hw, prof = hardware_spec(hardware), framework_profile(framework)
+    with console.status(f"fitting {len(recs)} records"):
+        cal = fit_records(recs, hw, prof, cross_validate=not no_cross_validation)
+    t = Table(title=f"calibration of {hw.name} / {prof.name} on {len(recs)} records")
+    for col in ("parameter", "base", "fitted", "note"):
+        t.add_column(col)
+    for p, b, v in zip(cal.params, cal.base_values, cal.values):
+        note = "held: the records do not move it" if p.field in cal.held else f"bounds [{p.lower:.3g}, {p.upper:.3g}]"
+        t.add_row(f"{p.target}.{p.field}", f"{b:.4g}", f"{v:.4g}", note)
+    console.print(t)
+    for name, e in (("base", cal.base_error), ("fitted (in sample)", cal.in_sample)):
+        console.print(f"{name}: " + ", ".join(f"{k} {v:.1%}" if k != "runs" else f"{k} {v:.0f}" for k, v in e.items()))
+    for name, e in cal.cross_validated.items():
+        console.print(f"{name}: throughput median |error| {e['throughput_median_of_groups']:.1%} "
+                      f"over {e['groups']:.0f} held-out groups")
+    for field in cal.held:
+        err_console.print(f"[yellow]note:[/] the records cannot identify {field} (e.g. no run crosses nodes); "
+                          "kept at the base value")
+    date = datetime.date.today().isoformat()
+    if output:
+        output.write_text(yaml.safe_dump(cluster_yaml(cal, hw, len(recs), date), sort_keys=False))
+        console.print(f"wrote {output} (use it as --hardware {output})")
+    if profile_out:
+        profile_out.write_text(yaml.safe_dump(profile_yaml(cal, prof), sort_keys=False))
+        console.print(f"wrote {profile_out} (use it as --framework {profile_out})")

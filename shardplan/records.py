@@ -1,0 +1,113 @@
+"""Run records: what a user measured, in one documented format (issue 10).
+
+One JSON object per line (JSON Lines). The schema is :class:`RunRecord` (docs/calibration.md lists
+every field): the model (a preset name, a config path, or an inline :class:`ModelSpec`), the
+hardware, the device count, the batch, the layout (every :class:`~shardplan.parallel.ParallelConfig`
+field), precision and framework, and what happened: ``status`` ('ok', 'oom' or 'failed'), the
+measured tokens/s per device, step time and peak memory, optionally the bus bandwidth per
+collective. ``shardplan calibrate`` fits a cluster's constants to them; ``shardplan train --record``
+and ``benchmarks/usp_grid.py --to-records`` write them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from shardplan.errors import ConfigError
+from shardplan.parallel import ParallelConfig
+from shardplan.specs.model import ModelSpec
+
+#: cap on a records file (bytes): a calibration needs thousands of lines, not gigabytes
+MAX_RECORDS_BYTES = 64 * 2**20
+
+
+class RunRecord(BaseModel):
+    """One measured training run.
+
+    Attributes:
+        model: preset name or config path (as ``--model`` takes it), or an inline ModelSpec.
+        hardware: preset name or hardware YAML path (as ``--hardware`` takes it).
+        devices: accelerators in the run.
+        seq_len: tokens per sequence.
+        global_batch_size: sequences per optimizer step.
+        parallel: the layout (ParallelConfig fields; ``dp`` may be omitted).
+        precision: precision policy name (``--precision``).
+        framework: framework profile name (``--framework``).
+        status: 'ok' (ran), 'oom' (out of memory) or 'failed' (crashed for another reason).
+        tokens_per_s_per_device: measured throughput (tokens/s per device), when it ran.
+        step_time_s: measured median step time (seconds), when it ran.
+        peak_memory_bytes: measured peak device memory (bytes; allocator reserved peak), if known.
+        busbw: optional measured bus bandwidth per collective (bytes/s, nccl-tests accounting).
+        source: where the numbers come from (free text).
+    """
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    model: str | ModelSpec
+    hardware: str
+    devices: int = Field(ge=1, le=2**20)
+    seq_len: int = Field(ge=1, le=2**24)
+    global_batch_size: int = Field(ge=1, le=2**32)
+    parallel: ParallelConfig
+    precision: str = "bf16-mixed"
+    framework: str = "megatron"
+    status: Literal["ok", "oom", "failed"] = "ok"
+    tokens_per_s_per_device: float | None = Field(default=None, gt=0)
+    step_time_s: float | None = Field(default=None, gt=0)
+    peak_memory_bytes: float | None = Field(default=None, gt=0)
+    busbw: dict[str, float] | None = None
+    source: str = ""
+
+    @model_validator(mode="after")
+    def _outcome(self) -> "RunRecord":
+        if self.status == "ok" and self.tokens_per_s_per_device is None and self.step_time_s is None:
+            raise ConfigError("a record with status 'ok' needs tokens_per_s_per_device or step_time_s",
+                              field="status", value=self.status)
+        return self
+
+    def measured_tokens_per_s_per_device(self) -> float | None:
+        """Tokens/s per device: the recorded value, or ``seq_len x global_batch_size / step_time_s /
+        devices``; None when the run did not finish."""
+        if self.tokens_per_s_per_device is not None:
+            return self.tokens_per_s_per_device
+        if self.step_time_s is not None:
+            return self.seq_len * self.global_batch_size / self.step_time_s / self.devices
+        return None
+
+
+def read_records(path: str | Path) -> list[RunRecord]:
+    """Records of a JSON Lines file (blank lines and ``#`` comments skipped).
+
+    Raises:
+        ConfigError: unreadable, too large (:data:`MAX_RECORDS_BYTES`) or a line that is not a
+            valid record (names the line).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"records file {str(path)[:80]!r} is not a regular file", field="records", value=str(path))
+    if p.stat().st_size > MAX_RECORDS_BYTES:
+        raise ConfigError(f"records file {p} is larger than {MAX_RECORDS_BYTES // 2**20} MiB",
+                          field="records", value=str(p))
+    out = []
+    for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            out.append(RunRecord.model_validate(json.loads(line)))
+        except (json.JSONDecodeError, ValidationError, ConfigError) as e:
+            raise ConfigError(f"{p}:{i}: not a run record: {str(e).splitlines()[0][:160]}",
+                              field="records", value=f"{p}:{i}") from None
+    if not out:
+        raise ConfigError(f"{p} holds no run records", field="records", value=str(p))
+    return out
+
+
+def write_records(path: str | Path, records: list[RunRecord], append: bool = True) -> None:
+    """Append (or write) records as JSON Lines."""
+    with Path(path).open("a" if append else "w", encoding="utf-8") as f:
+        for r in records:
+            f.write(r.model_dump_json(exclude_none=True) + "\n")

@@ -1,0 +1,103 @@
+"""Run records and `shardplan calibrate` (issue 10): a fit recovers known constants."""
+
+import json
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from shardplan.calibrate import calibrate
+from shardplan.cli import app
+from shardplan.cost.step import estimate
+from shardplan.errors import ConfigError
+from shardplan.fitting import Parameter
+from shardplan.loaders import load_hardware
+from shardplan.parallel import ParallelConfig
+from shardplan.presets.frameworks import framework_profile
+from shardplan.presets.hardware import HARDWARE
+from shardplan.presets.models import MODELS
+from shardplan.records import RunRecord, read_records, write_records
+from shardplan.specs.training import TrainingSpec
+
+H100 = HARDWARE["h100-sxm"]
+#: the "true" cluster: slower GEMMs and a congested network than the preset's 0.59 / 0.85
+TRUE = H100.model_copy(update={"matmul_efficiency": 0.5, "scale_out_efficiency": 0.3})
+LAYOUTS = [(8, dict(tp=8)), (16, dict(tp=8, dp=2)), (32, dict(tp=4, pp=2, dp=4)), (64, dict(dp=64, zero_stage=3)),
+           (16, dict(dp=16, zero_stage=1)), (32, dict(tp=8, pp=4)), (64, dict(tp=8, dp=8, zero_stage=1))]
+
+
+def synthetic_records() -> list[RunRecord]:
+    """What the planner predicts on TRUE for llama-3-8b and a 1B model: records with known constants."""
+    out = []
+    for model in ("llama-3-8b", "llama-3.2-1b"):
+        for n, lay in LAYOUTS:
+            tr = TrainingSpec(seq_len=4096, global_batch_size=256)
+            e = estimate(MODELS[model], TRUE, tr, ParallelConfig(**lay), n)
+            out.append(RunRecord(model=model, hardware="h100-sxm", devices=n, seq_len=4096, global_batch_size=256,
+                                 parallel=ParallelConfig(**lay), tokens_per_s_per_device=e.tokens_per_s / n,
+                                 source="synthetic: planner on matmul_efficiency 0.5, scale_out_efficiency 0.3"))
+    return out
+
+
+def test_fit_recovers_known_constants():
+    params = [Parameter("hardware", "matmul_efficiency", 0.2, 1.0),
+              Parameter("hardware", "scale_out_efficiency", 0.05, 1.0)]
+    cal = calibrate(synthetic_records(), H100, framework_profile("megatron"), params, cross_validate=False)
+    got = dict(zip((p.field for p in params), cal.values))
+    # the records are the model's own predictions: the fit must find the constants within 2%
+    assert got["matmul_efficiency"] == pytest.approx(0.5, rel=0.02)
+    assert got["scale_out_efficiency"] == pytest.approx(0.3, rel=0.02)
+    assert cal.in_sample["throughput_median"] < 0.01 < cal.base_error["throughput_median"]
+
+
+def test_single_node_records_cannot_identify_the_network():
+    recs = [r for r in synthetic_records() if r.devices == 8]
+    params = [Parameter("hardware", "matmul_efficiency", 0.2, 1.0),
+              Parameter("hardware", "scale_out_efficiency", 0.05, 1.0)]
+    cal = calibrate(recs, H100, framework_profile("megatron"), params, cross_validate=False)
+    assert cal.held == ["scale_out_efficiency"] and cal.values[1] == 0.85
+
+
+def test_records_round_trip_and_bad_lines_are_named(tmp_path):
+    path = tmp_path / "runs.jsonl"
+    recs = synthetic_records()[:3]
+    write_records(path, recs, append=False)
+    assert read_records(path) == recs
+    path.write_text(path.read_text() + json.dumps({"model": "llama-3-8b", "status": "ok"}) + "\n")
+    with pytest.raises(ConfigError, match=r"runs.jsonl:4"):
+        read_records(path)
+    with pytest.raises(ValueError, match="needs tokens_per_s_per_device or step_time_s"):
+        RunRecord(model="x", hardware="h100-sxm", devices=8, seq_len=8, global_batch_size=8,
+                  parallel=ParallelConfig(), status="ok")
+    # a step time gives the throughput: 4096 x 256 tokens / 2 s / 8 devices = 65,536 tokens/s per device
+    r = RunRecord(model="x", hardware="h100-sxm", devices=8, seq_len=4096, global_batch_size=256,
+                  parallel=ParallelConfig(), step_time_s=2.0)
+    assert r.measured_tokens_per_s_per_device() == 65536
+
+
+def test_cli_calibrate_writes_a_cluster_yaml_estimate_takes(tmp_path):
+    path, out = tmp_path / "runs.jsonl", tmp_path / "cluster.yaml"
+    write_records(path, synthetic_records(), append=False)
+    r = CliRunner().invoke(app, ["calibrate", str(path), "--hardware", "h100-sxm", "-o", str(out),
+                                 "--no-cross-validation"])
+    assert r.exit_code == 0, r.output
+    doc = yaml.safe_load(out.read_text())
+    assert doc["base"] == "h100-sxm" and doc["matmul_efficiency"] == pytest.approx(0.5, rel=0.05)
+    assert "shardplan calibrate on 14 records" in doc["sources"]["matmul_efficiency"]
+    assert load_hardware(str(out)).matmul_efficiency == doc["matmul_efficiency"]
+
+
+@pytest.mark.slow
+def test_train_record_then_calibrate_on_cpu(tmp_path):
+    # two short CPU runs of a scaled-down model append records; calibrate fits them (round trip of the format)
+    rec = tmp_path / "runs.jsonl"
+    for flags in (["--tp", "2"], ["--zero-stage", "3"]):
+        r = CliRunner().invoke(app, ["train", "--model", "llama-3-8b", "--scale-down", "--devices", "8", "--steps", "3",
+                                     "--seq-len", "32", "--global-batch", "8", "--record", str(rec), *flags])
+        assert r.exit_code == 0, r.output
+    recs = read_records(rec)
+    assert len(recs) == 2 and all(x.step_time_s and x.status == "ok" for x in recs)
+    assert recs[0].parallel.tp == 2 and recs[1].parallel.zero_stage == 3
+    r = CliRunner().invoke(app, ["calibrate", str(rec), "--hardware", "h100-sxm", "--no-cross-validation",
+                                 "-o", str(tmp_path / "c.yaml")])
+    assert r.exit_code == 0, r.output
