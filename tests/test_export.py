@@ -441,6 +441,12 @@ def test_maxtext_remat_policies_are_the_validated_ones():
     assert import_config("maxtext", partial).parallel.recompute == "selective"
 
 
+def test_nanotron_zero_stage_above_one_is_read_as_zero_1():
+    # nanotron helpers.py wraps the optimizer in ZeroDistributedOptimizer for any zero_stage > 0
+    text = exported("llama8b-tp-pp", "nanotron").replace("zero_stage: 1", "zero_stage: 3")
+    assert import_config("nanotron", text).parallel.zero_stage == 1
+
+
 def test_maxtext_refuses_microbatches_that_are_not_a_multiple_of_the_stages():
     # pyconfig / types.py: num_pipeline_microbatches % num_stages == 0
     m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=64, seq_len=8192, global_batch=6,

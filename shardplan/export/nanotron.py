@@ -20,8 +20,10 @@ selective recomputation (``recompute_layer`` recomputes whole layers), an uneven
 cp / ep: nanotron counts expert_parallel_size and context_parallel_size as world dimensions of their
 own, outside dp, which this exporter does not map to the planner's "ep carved from dp x cp"
 convention. ``tp_linear_async_communication`` follows tp_overlap and is written only with
-REDUCE_SCATTER. Not found in the files read: the ZeRO-1 ceiling (``zero_stage`` is a plain int in
-config.py; the optimizer code was not read) and the REDUCE_SCATTER requirement of the async linear.
+REDUCE_SCATTER (that requirement was not found in the files read). ZeRO: ``zero_stage`` is a plain int in
+config.py, and ``src/nanotron/helpers.py`` (optimizer setup, read by code search, commit not pinned)
+wraps the optimizer in ``ZeroDistributedOptimizer`` (optimizer-state sharding over dp) for any
+``zero_stage > 0`` -- so the importer reads every stage above 0 as ZeRO-1, what nanotron runs.
 """
 
 from __future__ import annotations
@@ -101,7 +103,7 @@ def read(text: str, devices: int | None = None) -> Imported:
         raise ConfigError("nanotron expert_parallel_size / context_parallel_size > 1 have no planner mapping here",
                           field="import", value="nanotron")
     dp, tp, pp = require(par, "dp", "nanotron"), require(par, "tp", "nanotron"), require(par, "pp", "nanotron")
-    zero = opt.get("zero_stage", 0)
+    zero = 1 if opt.get("zero_stage", 0) > 0 else 0  # helpers.py: any stage > 0 is ZeroDistributedOptimizer
     mode = str(par.get("tp_mode", "ALL_REDUCE")).upper()
     values = dict(dp=dp, tp=tp, pp=pp, zero_stage=zero, sp=mode == "REDUCE_SCATTER",
                   schedule={"afab": "gpipe"}.get(par.get("pp_engine", "1f1b"), "1f1b"),
