@@ -318,7 +318,10 @@ def test_replicated_kv_heads_are_refused_everywhere():
             export_text(fw, e)
 
 
-#: option names as the frameworks' sources spell them (docs/export.md, Sources): a typo in an exporter fails here
+#: option names as the frameworks' sources spell them (module docstrings and docs/export.md, Sources: the file
+#: and commit each list was copied from): a typo in an exporter fails here
+MAXTEXT_AXES = ("data", "stage", "fsdp", "fsdp_transpose", "sequence", "context", "context_autoregressive", "tensor",
+                "tensor_transpose", "tensor_sequence", "expert", "autoregressive")  # base.yml mesh_axes, 003b416
 KNOWN_KEYS = {
     "torchtitan": {"parallelism": {"data_parallel_replicate_degree", "data_parallel_shard_degree",
                                    "fsdp_reshard_after_forward", "tensor_parallel_degree", "enable_async_tensor_parallel",
@@ -328,28 +331,130 @@ KNOWN_KEYS = {
                                    "expert_tensor_parallel_degree"},
                    "activation_checkpoint": {"mode", "selective_ac_option"},
                    "training": {"local_batch_size", "global_batch_size", "seq_len"}},
+    # nanotron parallelism_config.py (19f88fb) ParallelismArgs, config.py (00708b8) TokensArgs / OptimizerArgs
     "nanotron": {"parallelism": {"dp", "pp", "tp", "pp_engine", "tp_mode", "tp_linear_async_communication",
-                                 "recompute_layer", "expert_parallel_size", "context_parallel_size"},
-                 "tokens": {"sequence_length", "micro_batch_size", "batch_accumulation_per_replica"},
-                 "optimizer": {"zero_stage"}},
+                                 "recompute_layer", "moe_layer_recompute", "tp_recompute_allgather",
+                                 "expert_parallel_size", "context_parallel_size"},
+                 "tokens": {"sequence_length", "train_steps", "micro_batch_size", "batch_accumulation_per_replica",
+                            "val_check_interval", "limit_val_batches", "limit_test_batches"},
+                 "optimizer": {"optimizer_factory", "zero_stage", "weight_decay", "clip_grad",
+                               "accumulate_grad_in_fp32", "learning_rate_scheduler",
+                               "weight_decay_exclude_named_params"}},
+    # DeepSpeed zero/config.py (1b88ac3), offload_config.py (1978617), tensor_parallel/config.py (18e7227),
+    # activation_checkpointing/config.py constants
     "deepspeed": {"": {"_shardplan", "train_batch_size", "train_micro_batch_size_per_gpu",
                        "gradient_accumulation_steps", "zero_optimization", "bf16", "tensor_parallel",
                        "activation_checkpointing"},
-                  "zero_optimization": {"stage", "overlap_comm", "mics_shard_size", "offload_optimizer"}},
-    "maxtext": {"": {f"{lvl}_{a}_parallelism" for lvl in ("ici", "dcn") for a in maxtext.AXES}
-                | {"shard_optimizer_over_data", "per_device_batch_size", "gradient_accumulation_steps",
-                   "num_pipeline_microbatches", "num_layers_per_pipeline_stage", "remat_policy",
-                   "optimizer_memory_host_offload", "max_target_length"}},
+                  "zero_optimization": {"stage", "overlap_comm", "mics_shard_size", "mics_hierarchical_params_gather",
+                                        "offload_optimizer", "offload_param", "reduce_bucket_size",
+                                        "allgather_bucket_size", "contiguous_gradients", "reduce_scatter"},
+                  "tensor_parallel": {"autotp_size", "tp_overlap_comm", "partition_config", "preset_model",
+                                      "keep_module_on_host"},
+                  "activation_checkpointing": {"partition_activations", "number_checkpoints",
+                                               "contiguous_memory_optimization", "synchronize_checkpoint_boundary",
+                                               "profile", "cpu_checkpointing"}},
+    # MaxText base.yml (003b416)
+    "maxtext": {"": {f"{lvl}_{a}_parallelism" for lvl in ("ici", "dcn") for a in MAXTEXT_AXES if a != "stage"}
+                | {"ici_pipeline_parallelism", "dcn_pipeline_parallelism", "shard_optimizer_over_data",
+                   "per_device_batch_size", "gradient_accumulation_steps", "num_pipeline_microbatches",
+                   "num_layers_per_pipeline_stage", "num_pipeline_repeats", "remat_policy",
+                   "optimizer_memory_host_offload", "max_target_length", "decoder_layer_input", "context", "mlpwi",
+                   "mlpwi_0", "mlpwi_1", "mlpwo", "query_proj", "key_proj", "value_proj", "qkv_proj", "out_proj",
+                   "mla_q", "mla_kv"}},
+    # eformer manager.py (5c1cd3b) PartitionAxis fields; EasyDeL from_pretrained / TrainingArguments names
+    "easydel": {"": {"_shardplan", "sharding_axis_dims", "sharding_axis_names", "partition_axis",
+                     "gradient_checkpointing", "training_arguments"},
+                "partition_axis": {"batch_axis", "sequence_axis", "query_sequence_axis", "head_axis", "kv_head_axis",
+                                   "key_sequence_axis", "hidden_state_axis", "mlp_intermediate_axis", "vocab_axis",
+                                   "expert_axis"},
+                "training_arguments": {"total_batch_size", "gradient_accumulation_steps", "max_sequence_length"}},
 }
-_LOAD = {"torchtitan": tomllib.loads, "nanotron": yaml.safe_load, "deepspeed": json.loads, "maxtext": yaml.safe_load}
+#: option values as the sources spell them
+KNOWN_VALUES = {
+    # MaxText configs/types.py (0035497) RematPolicy; base.yml custom-policy tensor values
+    ("maxtext", "remat_policy"): {"full", "minimal", "save_dot_with_context_except_mlp", "save_dot_except_mlpwi",
+                                  "save_dot_except_mlp", "save_qkv_proj", "qkv_proj_offloaded", "custom",
+                                  "minimal_offloaded", "save_out_proj"},
+    ("maxtext", "query_proj"): {"remat", "device", "offload"},
+    # nanotron utils_config.py cast_str_to_pipeline_engine; TensorParallelLinearMode names
+    ("nanotron", "pp_engine"): {"afab", "1f1b"},
+    ("nanotron", "tp_mode"): {"ALL_REDUCE", "REDUCE_SCATTER"},
+    # EasyDeL etils.py (08a33f7) AVAILABLE_GRADIENT_CHECKPOINTS
+    ("easydel", "gradient_checkpointing"): {"everything_saveable", "nothing_saveable", "checkpoint_dots",
+                                            "checkpoint_dots_with_no_batch_dims", "", "dots_saveable",
+                                            "dots_with_no_batch_dims_saveable"},
+}
+#: Megatron-LM megatron/training/arguments.py (000c4ac) flags, and torchrun's
+MEGATRON_FLAGS = {"--num-layers", "--tensor-model-parallel-size", "--pipeline-model-parallel-size",
+                  "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers",
+                  "--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank",
+                  "--context-parallel-size", "--expert-model-parallel-size", "--expert-tensor-parallel-size",
+                  "--sequence-parallel", "--tp-comm-overlap", "--use-distributed-optimizer", "--use-megatron-fsdp",
+                  "--data-parallel-sharding-strategy", "--num-distributed-optimizer-instances",
+                  "--overlap-grad-reduce", "--optimizer-cpu-offload", "--recompute-granularity",
+                  "--recompute-method", "--recompute-num-layers", "--micro-batch-size", "--global-batch-size",
+                  "--seq-length", "--bf16", "--accumulate-allreduce-grads-in-fp32", "--fp8-format"}
+_LOAD = {"torchtitan": tomllib.loads, "nanotron": yaml.safe_load, "deepspeed": json.loads, "maxtext": yaml.safe_load,
+         "easydel": lambda text: ast.literal_eval(re.search(r"^EASYDEL_CONFIG = (\{.*?^\})", text, re.S | re.M)[1])}
+
+
+def _section(cfg: dict, section: str) -> dict:
+    return cfg if section == "" else cfg.get(section, {})
 
 
 @pytest.mark.parametrize("plan,fw", [c for c in EXPORTED if c[1] in KNOWN_KEYS])
 def test_written_keys_are_the_frameworks_own(plan, fw):
     cfg = _LOAD[fw](exported(plan, fw))
     for section, known in KNOWN_KEYS[fw].items():
-        keys = set(cfg if section == "" else cfg.get(section, {}))
+        keys = set(_section(cfg, section))
         assert keys <= known, (section, keys - known)
+    for (name, key), legal in KNOWN_VALUES.items():
+        for block in (cfg, *[v for v in cfg.values() if isinstance(v, dict)]):
+            if name == fw and key in block:
+                assert block[key] in legal, (key, block[key])
+
+
+@pytest.mark.parametrize("plan", [plan for plan, fw in EXPORTED if fw == "megatron"])
+def test_written_megatron_flags_are_megatrons_own(plan):
+    body = exported(plan, "megatron").split("MEGATRON_ARGS=(")[1].split(")")[0]
+    flags = {tok for tok in shlex.split(body, comments=True) if tok.startswith("--")}
+    assert flags <= MEGATRON_FLAGS, flags - MEGATRON_FLAGS
+    a, _ = megatron.parser().parse_known_args(shlex.split(body))
+    assert a.data_parallel_sharding_strategy in (None, "no_shard", "optim", "optim_grads", "optim_grads_params")
+    assert a.recompute_method in (None, "uniform", "block")
+
+
+def test_maxtext_remat_policies_are_the_validated_ones():
+    e = plan_estimate("mixtral-ep")  # full recompute
+    assert yaml.safe_load(exported("mixtral-ep", "maxtext"))["remat_policy"] == "full"
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=64, seq_len=8192, global_batch=128,
+                                 global_batch_tokens=None, zero_stage=3, recompute="none")
+    e = estimate(m, hw, tr, pc, 64)
+    text = export_text("maxtext", e)
+    cfg = yaml.safe_load(text)
+    # no 'none' in MaxText's RematPolicy: custom with every tensor on the device is the no-recompute policy
+    assert cfg["remat_policy"] == "custom" and {cfg[t] for t in maxtext.REMAT_TENSORS} == {"device"}
+    assert import_config("maxtext", text).parallel == e.parallel
+    older = text.replace("remat_policy: custom", "remat_policy: none")
+    assert import_config("maxtext", older).parallel.recompute == "none"
+    partial = text.replace("mlpwo: device", "mlpwo: remat")
+    assert import_config("maxtext", partial).parallel.recompute == "selective"
+
+
+def test_nanotron_zero_stage_above_one_is_read_as_zero_1():
+    # nanotron helpers.py wraps the optimizer in ZeroDistributedOptimizer for any zero_stage > 0
+    text = exported("llama8b-tp-pp", "nanotron").replace("zero_stage: 1", "zero_stage: 3")
+    assert import_config("nanotron", text).parallel.zero_stage == 1
+
+
+def test_maxtext_refuses_microbatches_that_are_not_a_multiple_of_the_stages():
+    # pyconfig / types.py: num_pipeline_microbatches % num_stages == 0
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=64, seq_len=8192, global_batch=6,
+                                 global_batch_tokens=None, tp=8, sp=True, pp=4, schedule="gpipe", zero_stage=3)
+    e = estimate(m, hw, tr, pc, 64)
+    assert e.layout.microbatches % 4
+    with pytest.raises(ConfigError, match="multiple of the stages.*Megatron-LM"):
+        export_text("maxtext", e)
 
 
 def test_plan_export_needs_an_output_file():

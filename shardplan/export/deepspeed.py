@@ -1,17 +1,33 @@
 """DeepSpeed ``ds_config.json``.
 
-Source of the keys: DeepSpeed configuration JSON reference (deepspeed.ai/docs/config-json, DeepSpeed
-0.16-0.17): ``train_batch_size``, ``train_micro_batch_size_per_gpu``, ``gradient_accumulation_steps``,
-``zero_optimization.{stage, overlap_comm, offload_optimizer, mics_shard_size}``, ``bf16.enabled``,
-``activation_checkpointing``; AutoTP training ``tensor_parallel.autotp_size`` (DeepSpeed >= 0.16.4,
-"AutoTP training" tutorial; its current version composes AutoTP with ZeRO stages 0-3).
+Sources read (deepspeedai/DeepSpeed):
+
+* ``deepspeed/runtime/config.py`` (commit 029f12b): ``DeepSpeedConfig`` reads ``zero_optimization``
+  (``get_zero_config``; ``mics_shard_size`` from it), ``activation_checkpointing``
+  (``DeepSpeedActivationCheckpointingConfig``) and ``tensor_parallel`` (``get_tensor_parallel_config``),
+  and checks ``train_batch_size = train_micro_batch_size_per_gpu x gradient_accumulation_steps x dp``.
+* ``deepspeed/runtime/zero/config.py`` (commit 1b88ac3): ``stage`` 0-3, ``overlap_comm``,
+  ``offload_optimizer`` ("valid for ZeRO stage 1, 2, 3"), ``mics_shard_size`` (default -1 = off).
+* ``deepspeed/runtime/zero/offload_config.py`` (commit 1978617): ``device`` none | cpu | nvme,
+  ``pin_memory``.
+* ``deepspeed/runtime/tensor_parallel/config.py`` (commit 18e7227): ``TPTrainingConfig.autotp_size``
+  (0 = AutoTP off), read from ``ds_config["tensor_parallel"]``.
+* ``activation_checkpointing`` keys (``deepspeed/runtime/activation_checkpointing/config.py``, read by
+  code search): partition_activations, number_checkpoints, contiguous_memory_optimization,
+  synchronize_checkpoint_boundary, profile, cpu_checkpointing.
+* ``deepspeed/runtime/engine.py`` (read by code search, commit not pinned): the ZeRO-3 path returns the
+  MiCS optimizer when ``mics_shard_size > 0``; AutoTP with ZeRO-3 -- the newest engine read says "AutoTP
+  + ZeRO stage 3 is supported for both inference and training", older engines assert
+  ``zero_optimization_stage() <= 2`` in ``_configure_tensor_parallel_states``, and
+  ``docs/_tutorials/autotp-training.md`` (commit 0e2a0c2) still lists "ZeRO Stage 3 not supported". A
+  tp > 1 ZeRO-3 export therefore needs a DeepSpeed whose engine has dropped that assertion.
 
 What ds_config cannot say (refused, naming who can): pipeline stages (``PipelineModule(num_stages=...)``
 is model code, and the pipeline engine only runs ZeRO <= 1), Megatron sequence parallelism and ring
 context parallelism (DeepSpeed-Ulysses is head-parallel and set up in code), expert parallelism
 (``deepspeed.moe.layer.MoE(ep_size=...)`` in model code), selective recomputation (the
 ``deepspeed.checkpointing`` API recomputes whole layers), HSDP with ZeRO-1/2 (MiCS,
-``mics_shard_size``, is ZeRO-3 only), fp8 (Transformer Engine in model code).
+``mics_shard_size``, is the ZeRO-3 optimizer), fp8 (Transformer Engine in model code).
 
 JSON has no comments: the planner's numbers are under the top-level key ``_shardplan``, which
 DeepSpeed ignores (it reads the keys it knows).
@@ -25,7 +41,7 @@ from shardplan.errors import ConfigError
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, header_dict,
                                    parallel_from, refuse, require)
 
-SOURCE = "DeepSpeed config-json reference (deepspeed.ai/docs/config-json, 0.17) + AutoTP training tutorial (2025)"
+SOURCE = "DeepSpeed deepspeed/runtime/config.py (commit 029f12b), zero/config.py, tensor_parallel/config.py"
 _TORCH = "Megatron-LM or torchtitan"
 _ALT = {"tp_overlap": "Megatron-LM (--tp-comm-overlap)"}
 

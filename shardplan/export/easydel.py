@@ -1,20 +1,30 @@
 """EasyDeL: ``sharding_axis_dims`` / ``partition_axis`` as a Python snippet (``.py``) or JSON (``.json``).
 
-Source of the names: EasyDeL ``AutoEasyDeLModelForCausalLM.from_pretrained(sharding_axis_dims=...,
-sharding_axis_names=("dp", "fsdp", "ep", "tp", "sp"), partition_axis=PartitionAxis(...),
-config_kwargs=EasyDeLBaseConfigDict(gradient_checkpointing=...))`` and ``TrainingArguments
-(total_batch_size, gradient_accumulation_steps, max_sequence_length)`` (EasyDeL 0.1.x, 2025);
-``PartitionAxis`` fields (batch_axis default ("fsdp", "dp"), sequence_axis "sp", head_axis "tp",
-hidden_state_axis "tp"): ``eformer.escale`` ``PartitionAxis``; checkpoint policies
-``EasyDeLGradientCheckPointers`` (nothing_saveable, checkpoint_dots, ...).
+Sources read:
+
+* erfanzar/EasyDeL ``easydel/infra/etils.py`` (commit 08a33f7): ``EasyDeLGradientCheckPointers`` --
+  ``NONE = ""``, ``CHECKPOINT_DOTS = "checkpoint_dots"`` (matmul outputs saved), ``NOTHING_SAVEABLE =
+  "nothing_saveable"`` (only the layer inputs saved), the same strings in
+  ``AVAILABLE_GRADIENT_CHECKPOINTS``.
+* EasyDeL ``from_pretrained(sharding_axis_dims=(1, -1, 1, 1, 1), sharding_dcn_axis_dims=None,
+  sharding_axis_names=("dp", "fsdp", "ep", "tp", "sp"), partition_axis=..., config_kwargs=...)`` and
+  ``EasyDeLBaseConfig.__init__`` with the same defaults (read by code search in the current EasyDeL
+  modules; commit not pinned). The mesh has no pipeline axis.
+* EasyDeL ``easydel/trainers/base_trainer.py`` (commit 1107afd): ``training_batch_size =
+  total_batch_size * gradient_accumulation_steps``; ``minibatch_call`` splits that batch into
+  accumulation steps of ``total_batch_size`` sequences.
+* erfanzar/eformer ``eformer/escale/partition/manager.py`` (commit 5c1cd3b): ``PartitionAxis`` fields
+  ``batch_axis``, ``sequence_axis``, ``head_axis``, ``hidden_state_axis`` (and more), defaults resolved
+  in ``__post_init__`` to (fsdp, dp), sp, tp, tp -- the values written here.
 
 Mapping: sharding_axis_dims = (dp replicas, ZeRO-3 shards, 1, tp, cp). EasyDeL's ``sp`` mesh axis
 shards the sequence (ring/blockwise attention): the planner's cp. Refused (naming who can): pipeline
-(EasyDeL has none), ZeRO-1/2 (its fsdp axis shards parameters, i.e. ZeRO-3), Megatron sequence
-parallelism over tp, and ep (its ``ep`` axis does not join the dense weights' fsdp sharding the planner
-assumes). Recompute: none -> "" (off), selective -> "checkpoint_dots", full -> "nothing_saveable".
-Batch: one step of ``total_batch_size = dp x microbatch_size`` sequences, ``gradient_accumulation_steps``
-= microbatches.
+(the from_pretrained mesh has no pipeline axis), ZeRO-1/2 (its fsdp axis shards parameters, i.e.
+ZeRO-3), Megatron sequence parallelism over tp, and ep (its ``ep`` axis does not join the dense
+weights' fsdp sharding the planner assumes). Recompute: none -> "" (off), selective ->
+"checkpoint_dots", full -> "nothing_saveable". Batch: ``total_batch_size = dp x microbatch_size``
+sequences per accumulation step, ``gradient_accumulation_steps`` = microbatches (one optimizer step =
+their product, as ``training_batch_size`` computes it).
 """
 
 from __future__ import annotations
@@ -27,7 +37,7 @@ from shardplan.errors import ConfigError
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
                                    header_dict, parallel_from, refuse, require)
 
-SOURCE = "EasyDeL 0.1.x from_pretrained(sharding_axis_dims, partition_axis) + eformer.escale PartitionAxis"
+SOURCE = "EasyDeL infra/etils.py (commit 08a33f7), trainers/base_trainer.py (1107afd) + eformer PartitionAxis (5c1cd3b)"
 NAMES = ("dp", "fsdp", "ep", "tp", "sp")
 _CKPT = {"none": "", "selective": "checkpoint_dots", "full": "nothing_saveable"}
 _ALT = {"tp_overlap": "Megatron-LM", "offload_optimizer": "DeepSpeed"}
@@ -38,7 +48,8 @@ def _check(ctx: ExportContext) -> None:
     p = ctx.p
     check_unexpressed(p, EXPORTER, _ALT)
     checks = [
-        (p.pp > 1, f"pp={p.pp} (EasyDeL has no pipeline parallelism)", "Megatron-LM, torchtitan, MaxText or nanotron"),
+        (p.pp > 1, f"pp={p.pp} (its from_pretrained mesh (dp, fsdp, ep, tp, sp) has no pipeline axis)",
+         "Megatron-LM, torchtitan, MaxText or nanotron"),
         (p.zero_stage in (1, 2), f"ZeRO-{p.zero_stage} (its fsdp axis shards the parameters: ZeRO-3)",
          "Megatron-LM, DeepSpeed (or MaxText for ZeRO-1)"),
         (p.sp, "Megatron sequence parallelism over tp", "MaxText (tensor_sequence) or Megatron-LM"),

@@ -1,14 +1,29 @@
 """MaxText YAML overrides of ``base.yml``.
 
-Source of the keys: MaxText ``src/MaxText/configs/base.yml`` (2025, commit 003b416): mesh axes
-``data, stage, fsdp, fsdp_transpose, sequence, context, context_autoregressive, tensor, tensor_transpose,
-tensor_sequence, expert, autoregressive``; ``ici_<axis>_parallelism`` (devices inside a slice / NVLink
-domain, product = devices per slice) and ``dcn_<axis>_parallelism`` (across slices, product = slices;
-pipeline is ``ici/dcn_pipeline_parallelism``); ``shard_optimizer_over_data`` (ZeRO-1);
-``per_device_batch_size``, ``gradient_accumulation_steps``, ``num_pipeline_microbatches`` (a multiple
-of the stages), ``num_layers_per_pipeline_stage`` (layers = stages x layers per stage x repeats),
-``remat_policy`` ('minimal', 'save_qkv_proj', ..., 'full'), ``optimizer_memory_host_offload``,
-``max_target_length``.
+Sources read (AI-Hypercomputer/maxtext, the former google/maxtext):
+
+* ``src/MaxText/configs/base.yml`` (commit 003b416): mesh axes ``data, stage, fsdp, fsdp_transpose,
+  sequence, context, context_autoregressive, tensor, tensor_transpose, tensor_sequence, expert,
+  autoregressive``; ``ici_<axis>_parallelism`` (product = devices per slice) and
+  ``dcn_<axis>_parallelism`` (product = slices; pipeline is ``ici/dcn_pipeline_parallelism``);
+  ``shard_optimizer_over_data`` ("ZeRO-1 optimizer sharding over data axis");
+  ``per_device_batch_size``, ``gradient_accumulation_steps``, ``num_pipeline_microbatches`` ("must be
+  a multiple of the number of pipeline stages"; "microbatch_size is given by global_batch_size /
+  num_pipeline_microbatches, where global_batch_size = per_device_batch_size * num_devices"),
+  ``num_layers_per_pipeline_stage`` (layers = stages x layers per stage x ``num_pipeline_repeats``),
+  ``remat_policy`` and the per-tensor knobs of ``remat_policy: custom`` (``decoder_layer_input``,
+  ``context``, ``mlpwi``, ..., each 'remat' | 'device' | 'offload'), ``optimizer_memory_host_offload``,
+  ``max_target_length``.
+* ``src/MaxText/configs/types.py`` (commit 0035497): ``RematPolicy`` = full, minimal,
+  save_dot_with_context_except_mlp, save_dot_except_mlpwi, save_dot_except_mlp, save_qkv_proj,
+  qkv_proj_offloaded, custom, minimal_offloaded, save_out_proj -- no 'none', so the pydantic config
+  refuses ``remat_policy: none``; the batch sizes: micro batch = devices x per_device_batch_size,
+  global batch = micro batch x gradient_accumulation_steps; with pipelining the microbatch count must
+  divide by the stages and the micro batch by the microbatch count.
+* ``src/MaxText/pyconfig.py`` (commit 0047101, the omegaconf loader): the same pipeline asserts.
+* ``src/MaxText/layers/decoders.py`` ``get_remat_policy`` (read by code search, commit not pinned):
+  'minimal' saves the q/k/v, out and MLP projections and recomputes the attention context; 'full'
+  saves nothing (``jax.checkpoint`` with no policy); 'custom' saves the tensors set to 'device'.
 
 Mapping: tp -> ``tensor`` (``tensor_sequence`` with sp: activations sharded on the sequence between
 the TP regions), cp -> ``context``, pp -> ``pipeline``, ep -> ``expert``, ZeRO-3 shards -> ``fsdp``,
@@ -18,9 +33,14 @@ Each degree is split into an ICI part and a DCN part, innermost axis first (tp, 
 pipeline: the planner's device order) until the ICI parts fill one scale-up domain
 (``HardwareSpec.scale_up_size``: 8 GPUs per NVLink domain, a TPU slice). Pipelining is MaxText's
 circular pipeline: all forward then all backward per repeat (GPipe for 1 repeat, interleaved bubble for
-``num_pipeline_repeats`` > 1); 1F1B is refused. ``remat_policy``: none -> 'none' (no jax.checkpoint,
-MaxText ``layers/decoders.py``), selective -> 'minimal' (``checkpoint_dots_with_no_batch_dims``: matmul
-outputs saved, attention core and element-wise recomputed), full -> 'full' (``nothing_saveable``).
+``num_pipeline_repeats`` > 1); 1F1B is refused, and so is a microbatch count that is not a multiple of
+the stages. Batch: without pp, ``per_device_batch_size`` = one microbatch per device and
+``gradient_accumulation_steps`` = microbatches; with pp, ``per_device_batch_size`` = the whole step and
+``num_pipeline_microbatches`` = microbatches. ``remat_policy``: full -> 'full'; selective -> 'minimal'
+(matmul outputs saved, attention core recomputed); none -> 'custom' with every tensor knob 'device'
+(every named matmul output and the attention context saved; the nearest no-recompute policy the
+validated config accepts -- the element-wise results between them are still recomputed). The importer
+also reads 'none' (accepted by ``get_remat_policy`` and by older, unvalidated MaxText configs).
 """
 
 from __future__ import annotations
@@ -33,10 +53,13 @@ from shardplan.errors import ConfigError
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block, dp_axes,
                                    even_layers_per_virtual_stage, parallel_from, read_meta, refuse)
 
-SOURCE = "MaxText src/MaxText/configs/base.yml (2025, commit 003b416)"
+SOURCE = "MaxText src/MaxText/configs/base.yml (commit 003b416) + configs/types.py (commit 0035497)"
 #: axes in the planner's device order, innermost first (ICI is filled in this order)
 AXES = ("tensor", "tensor_sequence", "context", "expert", "fsdp", "data", "pipeline")
-_REMAT = {"none": "none", "selective": "minimal", "full": "full"}
+_REMAT = {"none": "custom", "selective": "minimal", "full": "full"}
+#: the per-tensor knobs of ``remat_policy: custom`` (base.yml); all 'device' = save every named tensor
+REMAT_TENSORS = ("decoder_layer_input", "context", "mlpwi", "mlpwi_0", "mlpwi_1", "mlpwo", "query_proj",
+                 "key_proj", "value_proj", "qkv_proj", "out_proj", "mla_q", "mla_kv")
 _ALT = {"tp_overlap": "Megatron-LM (--tp-comm-overlap)"}
 _TORCH = "Megatron-LM or torchtitan"
 
@@ -53,6 +76,8 @@ def _check(ctx: ExportContext) -> None:
          "Megatron-LM (Megatron-FSDP optim_grads) or torchtitan (fsdp_reshard_after_forward = never)"),
         (p.zero_stage == 1 and p.dp_shard != p.dp, "ZeRO-1 over a part of dp (HSDP)",
          "Megatron-LM (--num-distributed-optimizer-instances)"),
+        (p.pp > 1 and ctx.layout.microbatches % p.pp != 0, f"{ctx.layout.microbatches} microbatches on pp={p.pp} "
+         f"(num_pipeline_microbatches must be a multiple of the stages)", _TORCH),
     ]
     for bad, missing, who in checks:
         if bad:
@@ -114,6 +139,8 @@ def overrides(ctx: ExportContext) -> dict:
         out["per_device_batch_size"] = tr.global_batch_size / (n * m)
         out["gradient_accumulation_steps"] = m
     out["remat_policy"] = _REMAT[p.recompute]
+    if p.recompute == "none":
+        out.update({name: "device" for name in REMAT_TENSORS})
     out["optimizer_memory_host_offload"] = p.offload_optimizer
     out["max_target_length"] = tr.seq_len
     return out
@@ -161,12 +188,23 @@ def read(text: str, devices: int | None = None) -> Imported:
     values = dict(dp=dp, zero_stage=zero, dp_shard=deg["fsdp"] * deg["expert"] if zero == 3 else None, tp=tp,
                   sp=deg["tensor_sequence"] > 1, cp=deg["context"], ep=deg["expert"], pp=pp,
                   microbatch_size=max(1, B // (m * dp)),
-                  recompute={v: k for k, v in _REMAT.items()}.get(cfg.get("remat_policy", "full"), "full"),
+                  recompute=_recompute(cfg),
                   offload_optimizer=bool(cfg.get("optimizer_memory_host_offload", False)))
     if pp > 1:
         values.update(_pipeline_values(cfg, read_meta(text).get("n_layers"), pp))
     return Imported(parallel_from(values), devices=n, seq_len=cfg.get("max_target_length"), global_batch=B,
                     framework="maxtext")
+
+
+def _recompute(cfg: dict) -> str:
+    """The planner's recompute of a remat_policy: 'none' (older MaxText) or 'custom' with every tensor
+    knob 'device' -> none; 'full' -> full; any other policy (minimal, save_*, a partial custom) saves
+    some matmul outputs and recomputes the rest -> selective."""
+    policy = cfg.get("remat_policy", "full")
+    defaults = {t: "remat" for t in REMAT_TENSORS} | {"decoder_layer_input": "device"}  # base.yml defaults
+    if policy == "none" or (policy == "custom" and all(cfg.get(t, defaults[t]) == "device" for t in REMAT_TENSORS)):
+        return "none"
+    return "full" if policy == "full" else "selective"
 
 
 def _pipeline_values(cfg: dict, n_layers: int | None, pp: int) -> dict:

@@ -1,10 +1,22 @@
 """Megatron-LM / NeMo (Megatron-Core) command-line arguments.
 
-Source of the option names: Megatron-LM ``megatron/training/arguments.py`` (core_r0.14, 2025), the
-Megatron-FSDP flags ``--use-megatron-fsdp --data-parallel-sharding-strategy
-{no_shard,optim,optim_grads,optim_grads_params}`` and ``--num-distributed-optimizer-instances``
-(Megatron-LM ``examples/`` launch scripts). NeMo 2 passes the same values through
-``MegatronStrategy`` (tensor_model_parallel_size, ...); the flags are what ``pretrain_gpt.py`` reads.
+Source of the option names: NVIDIA/Megatron-LM ``megatron/training/arguments.py`` (commit 000c4ac,
+read): ``_add_distributed_args`` -- ``--tensor-model-parallel-size``, ``--pipeline-model-parallel-size``,
+``--decoder-first-pipeline-num-layers``, ``--decoder-last-pipeline-num-layers``,
+``--num-layers-per-virtual-pipeline-stage``, ``--num-virtual-stages-per-pipeline-rank``,
+``--overlap-grad-reduce``, ``--use-distributed-optimizer``, ``--use-megatron-fsdp``,
+``--data-parallel-sharding-strategy {no_shard,optim,optim_grads,optim_grads_params}``,
+``--num-distributed-optimizer-instances`` ("Number of Distributed Optimizer copies across Data
+Parallel domain"), ``--context-parallel-size``; ``_add_training_args`` -- ``--micro-batch-size``,
+``--global-batch-size``, ``--recompute-granularity {full,selective}`` (selective recomputes
+``--recompute-modules``, default core_attn), ``--recompute-method {uniform,block}``,
+``--recompute-num-layers``, ``--tp-comm-overlap``, ``--optimizer-cpu-offload``,
+``--sequence-parallel``; ``_add_mixed_precision_args`` -- ``--bf16``,
+``--accumulate-allreduce-grads-in-fp32``; ``_add_moe_args`` -- ``--expert-model-parallel-size``,
+``--expert-tensor-parallel-size``; ``_add_data_args`` -- ``--seq-length``. Not in the parts read:
+``--fp8-format`` (Transformer Engine arguments) and whether ``--num-distributed-optimizer-instances``
+also makes Megatron-FSDP hybrid (HSDP). NeMo 2 passes the same values through ``MegatronStrategy``
+(tensor_model_parallel_size, ...); the flags are what ``pretrain_gpt.py`` reads.
 
 Mapping (planner -> flag): tp -> ``--tensor-model-parallel-size``; pp -> ``--pipeline-model-parallel-size``;
 interleaved -> ``--num-layers-per-virtual-pipeline-stage``; an uneven split with equal middle stages ->
@@ -29,7 +41,7 @@ from shardplan.errors import ConfigError
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
                                    parallel_from, refuse)
 
-SOURCE = "Megatron-LM core_r0.14 megatron/training/arguments.py (+ Megatron-FSDP flags)"
+SOURCE = "Megatron-LM megatron/training/arguments.py (commit 000c4ac)"
 _ALT: dict[str, str] = {}  # Megatron-LM writes every option the planner has
 _FSDP = {2: "optim_grads", 3: "optim_grads_params"}
 
@@ -133,6 +145,7 @@ def parser() -> argparse.ArgumentParser:
     for flag in ("--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--context-parallel-size",
                  "--expert-model-parallel-size", "--expert-tensor-parallel-size",
                  "--num-layers-per-virtual-pipeline-stage", "--virtual-pipeline-model-parallel-size",
+                 "--num-virtual-stages-per-pipeline-rank",
                  "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers",
                  "--num-distributed-optimizer-instances", "--micro-batch-size", "--global-batch-size",
                  "--seq-length", "--recompute-num-layers", "--nnodes", "--nproc-per-node", "--num-layers"):
@@ -166,8 +179,9 @@ def _pipeline_values(a: argparse.Namespace, pp: int) -> dict:
         rest = (a.num_layers or 0) - (first or 0) - (last or 0)
         middle = rest // (pp - 2) if pp > 2 else 0
         out["pp_layers"] = (first,) + (middle,) * (pp - 2) + (last,)
-    if a.virtual_pipeline_model_parallel_size:
-        out.update(schedule="interleaved", virtual_stages=a.virtual_pipeline_model_parallel_size)
+    chunks = a.num_virtual_stages_per_pipeline_rank or a.virtual_pipeline_model_parallel_size  # current, older name
+    if chunks:
+        out.update(schedule="interleaved", virtual_stages=chunks)
     elif a.num_layers_per_virtual_pipeline_stage:
         per_stage = middle or first or (a.num_layers // pp if a.num_layers else None)
         if per_stage is None:

@@ -1,17 +1,29 @@
 """nanotron YAML config (``parallelism``, ``tokens`` and ``optimizer.zero_stage`` blocks).
 
-Source of the names: nanotron ``src/nanotron/config/parallelism_config.py`` (``ParallelismArgs``: dp,
-pp, tp, pp_engine "1f1b" | "afab", tp_mode "ALL_REDUCE" | "REDUCE_SCATTER" (the latter is sequence
-parallelism), tp_linear_async_communication, recompute_layer, expert_parallel_size,
-context_parallel_size; 2025, commit 19f88fb) and ``src/nanotron/config/config.py`` (``TokensArgs``:
-sequence_length, micro_batch_size, batch_accumulation_per_replica; ``OptimizerArgs.zero_stage`` 0 | 1).
+Sources read (huggingface/nanotron):
 
-Refused (naming who can): ZeRO-2/3 (nanotron has ZeRO-1 only), the interleaved and ZB-H1 schedules
-(1F1B and all-forward-all-backward only), selective recomputation (``recompute_layer`` recomputes
-whole layers), an uneven pipeline split, and cp / ep: nanotron counts expert_parallel_size and
-context_parallel_size as world dimensions of their own, outside dp, which this exporter does not map
-to the planner's "ep carved from dp x cp" convention. ``tp_linear_async_communication`` follows
-tp_overlap (it overlaps the TP all-gather with the column-parallel matmul; needs REDUCE_SCATTER).
+* ``src/nanotron/config/parallelism_config.py`` (commit 19f88fb): ``ParallelismArgs`` -- dp, pp, tp,
+  pp_engine, tp_mode, tp_linear_async_communication, recompute_layer, moe_layer_recompute,
+  tp_recompute_allgather, expert_parallel_size, context_parallel_size; ``tp_mode`` is parsed as
+  ``TensorParallelLinearMode[value.upper()]`` (ALL_REDUCE | REDUCE_SCATTER, the latter "activate[s]
+  sequence parallelism"); the defaults are afab, ALL_REDUCE and no async communication.
+* ``src/nanotron/config/utils_config.py`` (commit 0784065): ``cast_str_to_pipeline_engine`` takes
+  "afab" (AllForwardAllBackwardPipelineEngine) or "1f1b" (OneForwardOneBackwardPipelineEngine).
+* ``src/nanotron/config/config.py`` (commit 00708b8): ``TokensArgs`` (sequence_length, train_steps,
+  micro_batch_size, batch_accumulation_per_replica, ...), ``OptimizerArgs.zero_stage: int``,
+  ``Config.global_batch_size = micro_batch_size * batch_accumulation_per_replica * parallelism.dp``;
+  configs are read with dacite ``strict=True``, so these blocks are merged into a full config
+  (general, model, optimizer's other fields, data_stages... stay the user's).
+
+Refused (naming who can): ZeRO-2/3, the interleaved and ZB-H1 schedules (pp_engine is 1f1b or afab),
+selective recomputation (``recompute_layer`` recomputes whole layers), an uneven pipeline split, and
+cp / ep: nanotron counts expert_parallel_size and context_parallel_size as world dimensions of their
+own, outside dp, which this exporter does not map to the planner's "ep carved from dp x cp"
+convention. ``tp_linear_async_communication`` follows tp_overlap and is written only with
+REDUCE_SCATTER (that requirement was not found in the files read). ZeRO: ``zero_stage`` is a plain int in
+config.py, and ``src/nanotron/helpers.py`` (optimizer setup, read by code search, commit not pinned)
+wraps the optimizer in ``ZeroDistributedOptimizer`` (optimizer-state sharding over dp) for any
+``zero_stage > 0`` -- so the importer reads every stage above 0 as ZeRO-1, what nanotron runs.
 """
 
 from __future__ import annotations
@@ -22,7 +34,7 @@ from shardplan.errors import ConfigError
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
                                    parallel_from, refuse, require)
 
-SOURCE = "nanotron src/nanotron/config/parallelism_config.py + config.py (2025, commit 19f88fb)"
+SOURCE = "nanotron src/nanotron/config/parallelism_config.py (commit 19f88fb), utils_config.py, config.py"
 _ENGINES = {"1f1b": "1f1b", "gpipe": "afab"}
 _ALT = {"offload_optimizer": "DeepSpeed"}
 
@@ -91,7 +103,7 @@ def read(text: str, devices: int | None = None) -> Imported:
         raise ConfigError("nanotron expert_parallel_size / context_parallel_size > 1 have no planner mapping here",
                           field="import", value="nanotron")
     dp, tp, pp = require(par, "dp", "nanotron"), require(par, "tp", "nanotron"), require(par, "pp", "nanotron")
-    zero = opt.get("zero_stage", 0)
+    zero = 1 if opt.get("zero_stage", 0) > 0 else 0  # helpers.py: any stage > 0 is ZeroDistributedOptimizer
     mode = str(par.get("tp_mode", "ALL_REDUCE")).upper()
     values = dict(dp=dp, tp=tp, pp=pp, zero_stage=zero, sp=mode == "REDUCE_SCATTER",
                   schedule={"afab": "gpipe"}.get(par.get("pp_engine", "1f1b"), "1f1b"),
