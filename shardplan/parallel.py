@@ -143,6 +143,8 @@ class Layout:
         stage_layers: transformer layers on each pipeline stage (sums to n_layers).
         seq_len: tokens per sequence (from the training spec).
         causal: causal attention (decides the cp load-balancing divisor).
+        padded_vocab: embedding / LM-head rows after padding (:func:`padded_vocab`; 0 = not padded,
+            for a Layout built by hand).
     """
 
     parallel: ParallelConfig
@@ -151,6 +153,12 @@ class Layout:
     stage_layers: tuple[int, ...]
     seq_len: int = 0
     causal: bool = True
+    padded_vocab: int = 0
+
+    def vocab_per_rank(self, vocab_size: int) -> float:
+        """Embedding / LM-head rows one tp rank holds: ``padded_vocab / tp`` (``vocab_size / tp``
+        for a hand-built Layout without padding)."""
+        return (self.padded_vocab or vocab_size) / self.parallel.tp
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -269,6 +277,16 @@ def balanced_split(n_layers: int, pp: int) -> tuple[int, ...]:
     return tuple(base + (1 if i in plus else 0) for i in range(pp))
 
 
+def padded_vocab(vocab_size: int, tp: int, divisible_by: int) -> int:
+    """Vocabulary rows after padding: the smallest multiple of ``divisible_by x tp`` >= vocab_size
+    (Megatron-LM ``--make-vocab-size-divisible-by``, default 128, times the tensor-parallel size, so
+    every rank of the vocab-parallel embedding and LM head holds the same number of rows:
+    megatron/training/tokenizer/tokenizer.py ``_vocab_size_with_padding``). Vocab 32,001 at tp=2:
+    multiple 256, 126 x 256 = 32,256 rows, 16,128 per rank."""
+    multiple = divisible_by * tp
+    return -(-vocab_size // multiple) * multiple
+
+
 def chunk_layers(stage_layers: tuple[int, ...], virtual_stages: int) -> tuple[tuple[int, ...], ...]:
     """Layers of each virtual pipeline chunk, per stage: a stage's layers in ``virtual_stages``
     chunks as even as possible, larger chunks first (7 layers in 4 chunks: 2, 2, 2, 1). Megatron-core
@@ -363,7 +381,8 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
     _check_ep(p, model)
     m = _microbatches(p, model, training)
     return Layout(parallel=p, n_devices=n_devices, microbatches=m, stage_layers=stage_layers,
-                  seq_len=training.seq_len, causal=training.causal)
+                  seq_len=training.seq_len, causal=training.causal,
+                  padded_vocab=padded_vocab(model.vocab_size, p.tp, training.framework.vocab_divisible_by))
 
 
 def _check_options(p: ParallelConfig, n_devices: int) -> None:

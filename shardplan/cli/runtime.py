@@ -85,7 +85,8 @@ def runtime_inputs(model: str, devices: int, seq_len: int, global_batch: int | N
     pc = parallel_config(layout, plan)
     if default_batch and global_batch is None and global_batch_tokens is None:
         global_batch = default_global_batch(pc, devices)
-    tr = training_spec(seq_len, global_batch, global_batch_tokens)
+    # the JAX runtime is an XLA/GSPMD program: MaxText's profile (no vocabulary padding beyond tp)
+    tr = training_spec(seq_len, global_batch, global_batch_tokens, framework="maxtext")
     scale_down, d_model, n_layers = scale
     if scale_down:
         from shardplan.jax.model import scale_down as shrink

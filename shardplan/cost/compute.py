@@ -232,13 +232,14 @@ class StageCompute:
         return self.matmul_s + self.elementwise_s + self.recompute_s + self.overhead_s
 
 
-def lm_head_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: ParallelConfig,
+def lm_head_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, layout: Layout,
               tokens: float) -> tuple[float, float]:
     """(matmul, element-wise) seconds of the LM head on ``tokens`` local tokens, forward +
-    backward: the ``[u, h] x [h, V/t]`` GEMM and its two backward GEMMs in bf16, and the
+    backward: the ``[u, h] x [h, V_p/t]`` GEMM (V_p the padded vocabulary,
+    :func:`shardplan.parallel.padded_vocab`) and its two backward GEMMs in bf16, and the
     cross-entropy over the vocab shard (:func:`loss_bytes_per_logit`)."""
     prec = training.precision
-    V = math.ceil(model.vocab_size / p.tp)
+    V = math.ceil(layout.vocab_per_rank(model.vocab_size))
     shape = GemmShape(max(1, round(tokens)), V, model.d_model)
     dev = GemmDevice.of(hw, "bf16")
     tf, tb, _ = training_gemm_seconds(shape, dev, prec.activation_bytes, 2.0 * prec.grad_bytes)
@@ -264,7 +265,7 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
         elif p.recompute == "selective":
             rec += cnt * lt.fwd_attn
     if stage == p.pp - 1:  # LM head + cross-entropy over the vocab shard
-        head_mm, head_elem = lm_head_s(model, training, hw, p, layout.local_tokens)
+        head_mm, head_elem = lm_head_s(model, training, hw, layout, layout.local_tokens)
         mm, elem = mm + head_mm, elem + head_elem
     return StageCompute(stage, mm, elem, rec, sp_, sp_.layers * training.framework.layer_overhead_s)
 

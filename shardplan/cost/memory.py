@@ -103,16 +103,16 @@ def stage_params(model: ModelSpec, layout: Layout, stage: int) -> StageParams:
     dense += moe_layers * (attn + model.n_shared_experts * model.mlp_params(model.expert_ffn)) / t
     replicated = n * norms + moe_layers * model.d_model * model.n_experts
     expert = moe_layers * model.routed_expert_params_per_layer() / (t * p.ep)
-    h, V = model.d_model, model.vocab_size
+    h, V_t = model.d_model, layout.vocab_per_rank(model.vocab_size)
     last = stage == p.pp - 1
     if stage == 0:
-        dense += V * h / t
+        dense += V_t * h
         if model.position == "learned":
             dense += model.max_position_embeddings * h / t
     if last:
         replicated += model.norm_params()
         if not model.tied_embeddings or p.pp > 1:
-            dense += V * h / t
+            dense += V_t * h
     return StageParams(dense=dense, replicated=replicated, expert=expert, layers=n, moe_layers=moe_layers)
 
 
@@ -199,7 +199,7 @@ def loss_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layou
     """
     beta = training.precision.activation_bytes
     per_element = beta + (8 if training.framework.loss == "eager" else 4)
-    return per_element * model.vocab_size / layout.parallel.tp
+    return per_element * layout.vocab_per_rank(model.vocab_size)
 
 
 def output_layer_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:

@@ -26,6 +26,9 @@ _NANOTRON_CONTEXT = ("estimate, outside the caching allocator: CUDA context (~0.
                      "driver does not expose (81,559 MiB visible); bounded by the grid: the largest reserved peak that "
                      "ran is 77.4 GiB of 80; fit/OOM accuracy is flat (89.6-91.1%) for 0-8 GiB")
 
+_NO_PAD = ("no vocabulary padding beyond the tp split: the model's own vocab_size (Hugging Face configs; MaxText "
+           "base.yml vocab_size; DTensor / nanotron shard the embedding rows as they are)")
+
 _DS_ZERO3 = ("fitted (benchmarks/fit_frameworks.py, scipy least_squares) to the six DeepSpeed ZeRO-3 rows of "
              "Narayanan et al. 2021 Table 2 (175B and 530B on 384-2,240 A100s) with per-parameter gathers "
              "(fsdp_unit='tensor'); leave-one-row-out |error| median 8.3%, max 13.5% (docs/accuracy.md)")
@@ -41,18 +44,18 @@ def _fit(framework: str, rows: str, loo: str) -> str:
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron"),
-        FrameworkProfile(name="maxtext"),
-        FrameworkProfile(name="torchtitan", elementwise_traffic=6.44,
-                         sources={"elementwise_traffic": _fit("torchtitan", "tt_*", "5.5%, max 8.3%")}),
-        FrameworkProfile(name="pytorch-fsdp", overlap_slowdown=0.522,
-                         sources={"overlap_slowdown": _fit("pytorch-fsdp", "llmfoundry*", "6.4%, max 16.1%")}),
+        FrameworkProfile(name="maxtext", vocab_divisible_by=1, sources={"vocab_divisible_by": _NO_PAD}),
+        FrameworkProfile(name="torchtitan", elementwise_traffic=6.44, vocab_divisible_by=1,
+                         sources={"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "5.5%, max 8.3%")}),
+        FrameworkProfile(name="pytorch-fsdp", overlap_slowdown=0.522, vocab_divisible_by=1,
+                         sources={"vocab_divisible_by": _NO_PAD, "overlap_slowdown": _fit("pytorch-fsdp", "llmfoundry*", "6.4%, max 16.1%")}),
         FrameworkProfile(name="deepspeed", zero3_prefetch=0.201, zero3_nic_share=0.215, microbatch_overhead_s=0.111,
                          sources={"zero3_prefetch": _DS_ZERO3, "zero3_nic_share": _DS_ZERO3,
                                   "microbatch_overhead_s": _fit("deepspeed", "bloom*, gptneox*, glm*",
                                                                 "6.2%, max 9.9%")}),
         FrameworkProfile(name="nanotron", grad_buffer_bytes=4, loss="eager", allocator_overhead=0.245,
-                         context_bytes=2 * 2**30,
-                         sources={"grad_buffer_bytes": _FP32_MAIN_GRADS, "loss": _NANOTRON_LOSS,
+                         context_bytes=2 * 2**30, vocab_divisible_by=1,
+                         sources={"vocab_divisible_by": _NO_PAD, "grad_buffer_bytes": _FP32_MAIN_GRADS, "loss": _NANOTRON_LOSS,
                                   "allocator_overhead": _NANOTRON_ALLOC, "context_bytes": _NANOTRON_CONTEXT}),
     ]
 }

@@ -35,6 +35,8 @@ class FrameworkProfile(BaseModel):
         elementwise_traffic: multiplier on the HBM bytes of element-wise operations (1 = the
             fused kernels counted in :func:`shardplan.cost.compute.elementwise_bytes_per_token`;
             eager PyTorch reads and writes every intermediate: > 1).
+        vocab_divisible_by: the vocabulary is padded to a multiple of this x tp (Megatron-LM
+            ``--make-vocab-size-divisible-by``, default 128); the padded rows cost memory and FLOPs.
         zero3_prefetch: fraction of each ZeRO-3 gather / reduce-scatter that prefetching can hide
             behind the compute of the layer before it (1: PyTorch FSDP's forward/backward prefetch,
             Zhao et al. 2023 Sec. 3.3.2; 0: gathered synchronously when the layer's hook fires).
@@ -72,6 +74,7 @@ class FrameworkProfile(BaseModel):
     elementwise_traffic: float = Field(default=1.0, ge=1.0, le=10.0)
     dp_overlap: float = Field(default=1.0, ge=0, le=1)
     zero3_prefetch: float = Field(default=1.0, ge=0, le=1)
+    vocab_divisible_by: int = Field(default=128, ge=1, le=4096)
     zero3_nic_share: float = Field(default=1.0, gt=0, le=1)
     overlap_slowdown: float | None = Field(default=None, ge=0, le=1)
     loss: Literal["fused", "eager"] = "fused"
