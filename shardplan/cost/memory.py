@@ -89,24 +89,24 @@ def stage_params(model: ModelSpec, layout: Layout, stage: int) -> StageParams:
 
     The first stage holds the input embedding (and learned positions); the last holds the final
     norm and the LM head (with tied embeddings and pp > 1 a copy of the embedding, as Megatron-LM
-    does). Layers are assigned in order, the first ``n_dense_layers`` being dense.
+    does). Layers are assigned in order; which are MoE is :meth:`ModelSpec.is_moe_layer`.
     """
     p = layout.parallel
     t = p.tp
     start = sum(layout.stage_layers[:stage])
     n = layout.stage_layers[stage]
-    moe_layers = max(0, start + n - max(start, model.n_dense_layers)) if model.is_moe else 0
+    moe_layers = model.moe_layers_in(start, n)
     dense_layers = n - moe_layers
-    norms = 2 * model.norm_params()
     attn = model.attention_params()
     dense = dense_layers * (attn + model.mlp_params(model.ffn_dim)) / t
     dense += moe_layers * (attn + model.n_shared_experts * model.mlp_params(model.expert_ffn)) / t
-    replicated = n * norms + moe_layers * model.d_model * model.n_experts
+    replicated = n * model.layer_norm_params() + moe_layers * model.router_params()
     expert = moe_layers * model.routed_expert_params_per_layer() / (t * p.ep)
     h, V = model.d_model, model.vocab_size
     last = stage == p.pp - 1
     if stage == 0:
         dense += V * h / t
+        replicated += model.embedding_norm * model.norm_params()
         if model.position == "learned":
             dense += model.max_position_embeddings * h / t
     if last:
@@ -122,10 +122,13 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     Per token (beta = activation bytes, t = tp, sigma = tp with sequence parallelism else 1):
 
     * 2 norm inputs: 2*beta*h/sigma; QKV input (norm output): beta*h/sigma;
-    * Q, K, V: beta*(q + 2kv)/t; attention output (O-proj input): beta*q/t;
+    * Q, K, V: beta*(q + kv + v)/t; attention output (O-proj input): beta*o/t (= q + 2kv and q
+      without MLA, :func:`attention_extra_bytes_per_token` for MLA latents and QK-norm);
     * flash attention: fp32 log-sum-exp, 4*a/t (Dao et al. 2022, Alg. 2 saves m, l per row);
       naive attention: scores + softmax output + dropout output 2+2+2 bytes and a 1-byte mask per
-      score when dropout is on, else softmax output only: (5 or 2)*a*s/t (Korthikanti Table 2: 5as);
+      score when dropout is on, else softmax output only: (5 or 2)*a*s/t (Korthikanti Table 2: 5as),
+      with s the mean scored keys per query (a sliding-window layer of a banded kernel stores
+      min(w, s) scores per query, Beltagy et al. 2020 Sec. 3.1; full layers s, mask included);
     * MLP input: beta*h/sigma; MLP intermediates: SwiGLU gate, up, product 3*beta*F/t; GeLU input
       and output 2*beta*F/t (Korthikanti: 8sbh + 8sbh for F = 4h);
     * MoE: intermediates of top_k experts, 2*beta*k*h dispatch/combine buffers, 4*E router probs;
@@ -142,10 +145,11 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     h, q, kv, a = model.d_model, model.q_dim, model.kv_dim, model.n_heads
     t = p.tp
     sigma = layout.seq_shard
-    s = training.seq_len
+    s = scored_keys(model, training.seq_len)
     b = 0.0
     b += 3 * beta * h / sigma  # 2 norm inputs + QKV input
-    b += beta * (q + 2 * kv) / t + beta * q / t
+    b += beta * (q + kv + model.v_dim) / t + beta * model.o_dim / t
+    b += attention_extra_bytes_per_token(model, beta, t)
     if training.attention == "flash":
         b += 4.0 * a / t
     else:
@@ -160,6 +164,38 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
         b += beta * phi_store * model.ffn_dim / t
     if training.dropout:
         b += 2.0 * h / sigma
+    return b
+
+
+def scored_keys(model: ModelSpec, seq_len: int) -> float:
+    """Mean keys per query whose scores a naive kernel stores, over layers: s on full layers (the
+    masked half included), min(w, s) on sliding-window layers (a banded kernel)."""
+    if model.sliding_window is None:
+        return float(seq_len)
+    n_s = model.n_sliding_layers
+    w = min(model.sliding_window, seq_len)
+    return (n_s * w + (model.n_layers - n_s) * seq_len) / model.n_layers
+
+
+def attention_extra_bytes_per_token(model: ModelSpec, beta: float, t: int) -> float:
+    """Attention activations beyond Q, K, V and the output, per token per layer (bytes).
+
+    * QK-norm (Qwen3, Gemma 3, OLMo 2): the norms' inputs, the pre-norm Q and K, are kept for
+      their backward: beta*(q + kv)/t.
+    * MLA (DeepSeek-V2 Sec. 2.1.2): the K/V latent c_KV is stored twice (RMSNorm input and the
+      up projection's input), and the query latent c_Q likewise when q_lora_rank is set:
+      2*beta*(d_c + d_c'). The down projections are replicated over tp (every rank computes the
+      whole latent before its column-parallel up projection: Megatron-LM ``MLASelfAttention``
+      ``linear_q_down_proj`` / ``linear_kv_down_proj``), so this term is not divided by t. The
+      per-head K and V after the up projection (d_nope + d_rope and d_v wide, a/t heads) are the
+      Q, K, V term of :func:`activation_bytes_per_token`; the decoupled RoPE key is shared by the
+      heads but broadcast into K before the attention kernel, so it is stored at K width.
+    """
+    b = 0.0
+    if model.qk_norm != "none":
+        b += beta * (model.q_dim + model.kv_dim) / t
+    if model.is_mla:
+        b += 2 * beta * (model.kv_lora_rank + (model.q_lora_rank or 0))
     return b
 
 
@@ -334,7 +370,8 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
     else:
         stored = dense_l * per_tok[0] + moe_l * per_tok[1]
         if p.recompute == "selective" and training.attention == "naive":
-            a_terms = (5.0 if training.dropout else 2.0) * model.n_heads * training.seq_len / p.tp
+            keys = scored_keys(model, training.seq_len)
+            a_terms = (5.0 if training.dropout else 2.0) * model.n_heads * keys / p.tp
             stored -= n_layers * a_terms
         act = u * stored * inflight
     if stage == 0 and training.dropout:
