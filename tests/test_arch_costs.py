@@ -1,0 +1,102 @@
+"""FLOPs, activations and context-parallel traffic per architecture (issue 11), derived by hand:
+MLA's latent K/V, sliding windows, QK-norm."""
+
+import pytest
+
+from shardplan.cost import flops as F
+from shardplan.cost.memory import activation_bytes_per_token, attention_extra_bytes_per_token
+from shardplan.cost.step import estimate
+from shardplan.parallel import ParallelConfig, validate
+from shardplan.presets.hardware import HARDWARE
+from shardplan.presets.models import MODELS
+from shardplan.specs.training import TrainingSpec
+
+V2L = MODELS["deepseek-v2-lite"]  # MLA: a = 16, d_c = 512, d_rope = 64, d_nope = 128, d_v = 128, no q latent
+
+
+def test_mla_matmul_params_and_attention_core_flops():
+    # projections only (the 512-wide latent RMSNorm is no matmul): q 2048*16*192 + kv_a 2048*576
+    #   + kv_b 512*16*256 + o 16*128*2048
+    assert V2L.attention_matmul_params() == 6_291_456 + 1_179_648 + 2_097_152 + 4_194_304 == 13_762_560
+    # QK^T over d_qk = 192 and AV over d_v = 128: 2 * 16 * (192 + 128) per key, s/2 keys when causal
+    assert F.attention_core_flops_fwd(V2L, 4096, causal=True) == 2 * 16 * 320 * 2048 == 20_971_520
+    # MoE layer per token: attention + (6 routed + 2 shared) x 3 x 2048 x 1408 + router 2048 x 64
+    assert F.layer_matmul_params(V2L, True) == 13_762_560 + 8 * 3 * 2048 * 1408 + 2048 * 64 == 83_099_648
+    # dense first layer: attention + 3 x 2048 x 10944
+    assert F.layer_matmul_params(V2L, False) == 13_762_560 + 67_239_936
+    total = F.model_flops_per_token(V2L, 4096)
+    assert total == 6 * (13_762_560 + 67_239_936 + 26 * 83_099_648 + 2048 * 102_400) + 3 * 27 * 20_971_520
+
+
+def test_mla_kv_widths_stored_and_sent():
+    # per token per layer: the latent c_KV (512) is stored twice (norm input, up-projection input), replicated
+    # over tp: 2 x 2 B x 512 = 2048 B whatever tp is
+    assert attention_extra_bytes_per_token(V2L, 2, 1) == attention_extra_bytes_per_token(V2L, 2, 4) == 2048
+    # a CP ring sends the up-projected K (192) and V (128) of the rank's heads: tp = 2 -> 8 heads x 320 = 2560
+    assert V2L.kv_ring_width_per_rank(2) == 8 * (192 + 128) == 2560
+    # against a GQA model with 8 KV heads of 128 at tp = 2: 4 x 128 x 2
+    assert MODELS["llama-3-8b"].kv_ring_width_per_rank(2) == 2 * MODELS["llama-3-8b"].kv_dim_per_rank(2) == 1024
+
+
+def test_mla_cp_ring_message_bytes():
+    # DeepSeek-V2-Lite, tp = 2, cp = 2, seq 8192, 1 sequence per step per dp rank: 4096 local tokens;
+    # one message = 2 B x 4096 x 2560 = 20,971,520 B
+    tr = TrainingSpec(seq_len=8192, global_batch_size=2)
+    e = estimate(V2L, HARDWARE["h100-sxm"], tr, ParallelConfig(tp=2, cp=2, ep=2), 8)
+    ring = [c for c in e.collectives if c.axis == "cp" and c.phase == "fwd"][0]
+    assert ring.bytes_per_device / ring.count == 2 * 4096 * 2560 == 20_971_520
+
+
+def test_mla_activations_per_token():
+    # tp = 1, no SP, flash, bf16, no dropout; dense layer of DeepSeek-V2-Lite:
+    #   norms + QKV input 3*2*2048 = 12,288; Q 16*192 + K 16*192 + V 16*128 = 8192 -> 16,384;
+    #   attention output 16*128 -> 4096; latent 2*2*512 = 2048; LSE 4*16 = 64; MLP input 4096;
+    #   SwiGLU 3*2*10944 = 65,664  -> 104,640 B
+    tr = TrainingSpec(seq_len=4096, global_batch_size=8)
+    lay = validate(ParallelConfig(), V2L, tr, 8)
+    assert activation_bytes_per_token(V2L, tr, lay, False) == 12_288 + 16_384 + 4096 + 2048 + 64 + 4096 + 65_664
+
+
+def test_sliding_window_flops_use_the_window():
+    m = MODELS["mistral-7b-v0.1"]  # every layer slides over 4096 keys
+    # causal, s = 8192: query i sees min(i, 4096) keys; mean 4096 - 4096^2 / (2 x 8192) = 3072 (exact sum: 3072.25)
+    assert m.attended_keys(8192, causal=True) == 3072
+    assert F.attention_core_flops_fwd(m, 8192, True) == 2 * 32 * 256 * 3072 == 50_331_648
+    # within the window nothing changes: s = 4096 -> s/2
+    assert F.attention_core_flops_fwd(m, 4096, True) == F.attention_core_flops_fwd(MODELS["mistral-7b"], 4096, True)
+    # a naive kernel computes the masked score matrix anyway: no saving in the hardware recompute FLOPs
+    assert F.attention_core_flops_fwd(m, 8192, False, windowed=False) == 2 * 32 * 256 * 8192
+    # Gemma 2: half the layers slide (4096 keys of 8192), half are full: mean (3072 + 4096) / 2 = 3584
+    assert MODELS["gemma-2-9b"].attended_keys(8192, True) == 3584
+
+
+def test_sliding_window_naive_scores_are_banded():
+    m = MODELS["mistral-7b-v0.1"]
+    tr = TrainingSpec(seq_len=8192, global_batch_size=8, attention="naive", dropout=False)
+    full = MODELS["mistral-7b"]
+    lay = validate(ParallelConfig(), m, tr, 8)
+    # softmax output 2 B x 32 heads x (4096 instead of 8192 keys) per token
+    diff = activation_bytes_per_token(full, tr, lay, False) - activation_bytes_per_token(m, tr, lay, False)
+    assert diff == 2 * 32 * (8192 - 4096)
+
+
+def test_qk_norm_stores_pre_norm_q_and_k():
+    q3 = MODELS["qwen3-8b"]
+    no_norm = q3.model_copy(update={"qk_norm": "none"})
+    tr = TrainingSpec(seq_len=4096, global_batch_size=8)
+    lay = validate(ParallelConfig(tp=2), q3, tr, 8)
+    # (q 4096 + k 1024) x 2 B / tp 2
+    diff = activation_bytes_per_token(q3, tr, lay, False) - activation_bytes_per_token(no_norm, tr, lay, False)
+    assert diff == (4096 + 1024) * 2 / 2 == 5120
+    # QK-norm and sinks add no matmul FLOPs
+    assert F.model_flops_per_token(q3, 4096) == F.model_flops_per_token(no_norm, 4096)
+
+
+@pytest.mark.parametrize("name", ["deepseek-v3", "gpt-oss-20b", "gemma-3-1b", "qwen3-30b-a3b", "llama-4-scout",
+                                  "falcon-7b", "bloom-560m", "olmo-2-7b", "phi-3-mini-4k"])
+def test_family_presets_estimate(name):
+    m = MODELS[name]
+    tp = 2 if m.n_heads % 2 == 0 and m.kv_heads % 2 == 0 else 1  # Falcon-7B: 71 heads; Gemma 3 1B: 1 KV head
+    pc = ParallelConfig(tp=tp, ep=2) if m.is_moe else ParallelConfig(tp=tp)
+    e = estimate(m, HARDWARE["h100-sxm"], TrainingSpec(seq_len=4096, global_batch_size=16), pc, 8)
+    assert e.step_s > 0 and e.memory.total > 0 and 0 < e.mfu < 1
