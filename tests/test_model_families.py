@@ -193,3 +193,18 @@ def test_every_family_has_a_preset_with_its_source():
     assert MODELS["deepseek-v2-lite"].n_params == 15_706_484_224
     assert MODELS["gemma-7b"].n_params == 8_537_680_896
     assert all(MODELS[n].source for n in families)
+
+
+def test_readme_yaml_route_example_loads(tmp_path):
+    from pathlib import Path
+
+    from shardplan.loaders import load_model
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    example = readme.split("### Describing any model")[1].split("```yaml")[1].split("```")[0]
+    (tmp_path / "my-moe.yaml").write_text(example)
+    m = load_model(str(tmp_path / "my-moe.yaml"))
+    assert m.qk_norm == "head" and m.sliding_window == 4096 and m.n_experts == 64
+    # 48 x (attention 2*4096*4096 + 2*4096*1024 + QK-norm 256 + 64 experts 3*4096*1408 + router 4096*64 + 2*4096)
+    #   + 2 * 151936 * 4096 + 4096
+    layer = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 256 + 64 * 3 * 4096 * 1408 + 4096 * 64 + 2 * 4096
+    assert m.n_params == 48 * layer + 2 * 151936 * 4096 + 4096
