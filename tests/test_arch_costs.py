@@ -100,3 +100,31 @@ def test_family_presets_estimate(name):
     pc = ParallelConfig(tp=tp, ep=2) if m.is_moe else ParallelConfig(tp=tp)
     e = estimate(m, HARDWARE["h100-sxm"], TrainingSpec(seq_len=4096, global_batch_size=16), pc, 8)
     assert e.step_s > 0 and e.memory.total > 0 and 0 < e.mfu < 1
+
+
+def test_mla_gemms_carry_the_layer_flops_with_replicated_down_projections():
+    from shardplan.cost.compute import layer_gemm_shapes
+    # DeepSeek-V2-Lite dense layer, tp = 2, 4096 tokens: the K/V down projection 2048 x 576 is computed whole on
+    # every rank, the rest (q 2048 x 3072, kv_b 512 x 4096, o 2048 x 2048, MLP 3 x 2048 x 10944) is split tp ways
+    shapes = dict(layer_gemm_shapes(V2L, ParallelConfig(tp=2), 4096, False))
+    assert (shapes["kv_down"].n, shapes["kv_down"].k) == (576, 2048)
+    assert (shapes["kv_up"].n, shapes["kv_up"].k) == (8 * 256, 512)
+    assert (shapes["q"].n, shapes["attn_out"].k) == (8 * 192, 8 * 128)
+    down = 2048 * 576
+    expect = 2 * 4096 * ((F.layer_matmul_params(V2L, False) - down) / 2 + down)
+    assert sum(s.flops for s in shapes.values()) == pytest.approx(expect)
+
+
+def test_mla_down_projection_is_whole_on_every_tp_rank():
+    from shardplan.cost.memory import stage_params
+    tr = TrainingSpec(seq_len=4096, global_batch_size=8)
+    lay = validate(ParallelConfig(tp=2, ep=2), V2L, tr, 8)
+    sp = stage_params(V2L, lay, 0)
+    # per layer: 2 norms 2*2048 + kv_a 2048*576 + kv_a norm 512 = 1,184,256; 26 MoE routers 2048*64; final norm
+    assert V2L.attention_tp_replicated_params() == 2048 * 576 + 512
+    assert sp.replicated == 27 * (4096 + 1_180_160) + 26 * 2048 * 64 + 2048
+    # split over tp: the rest of the attention, dense MLP, shared experts, embeddings and LM head
+    attn = 13_763_072 - 1_180_160
+    split = 27 * attn + 3 * 2048 * 10944 + 26 * 2 * 3 * 2048 * 1408 + 2 * 102_400 * 2048
+    assert sp.dense == split / 2
+    assert sp.expert == 26 * 64 * 3 * 2048 * 1408 / (2 * 2)

@@ -36,7 +36,7 @@ def elementwise_bytes_per_token(model: ModelSpec, training: TrainingSpec, parall
     writes F: 2 beta F / t), rotary embedding on Q and K (2 beta (q + kv) / t), dropout (read,
     write, 1-byte mask on h, twice), and for naive attention the a x s score matrix written by
     QK^T, read and written by the softmax, read by AV (4 beta a s / t, plus 2 beta + 1 per score for
-    attention dropout). Same operation list as Korthikanti et al. 2022 Sec. 4.1; byte counts are
+    attention dropout), QK-norm on Q and K (2 beta (q + kv) / t). Same operation list as Korthikanti et al. 2022 Sec. 4.1; byte counts are
     this project's (one read per input, one write per output, no fusion beyond bias+activation).
     """
     p = parallel
@@ -52,6 +52,8 @@ def elementwise_bytes_per_token(model: ModelSpec, training: TrainingSpec, parall
     else:
         b += act * beta * model.ffn_dim / t
     if model.position == "rope":
+        b += 2.0 * beta * (q + kv) / t
+    if model.qk_norm != "none":  # QK-norm reads and writes Q and K
         b += 2.0 * beta * (q + kv) / t
     if training.dropout:
         b += 2 * (2 * beta + 1) * h / sigma
@@ -76,7 +78,10 @@ def layer_gemm_shapes(model: ModelSpec, p: ParallelConfig, tokens: float, moe: b
     u = max(1, round(tokens))
     kv_r = model.kv_dim // t if model.kv_heads >= t else dh
     up = model.mlp_matrices - 1
-    out = [("qkv", GemmShape(u, model.q_dim // t + 2 * kv_r, h)), ("attn_out", GemmShape(u, h, model.q_dim // t))]
+    if model.is_mla:
+        out = mla_gemm_shapes(model, t, u)
+    else:
+        out = [("qkv", GemmShape(u, model.q_dim // t + 2 * kv_r, h)), ("attn_out", GemmShape(u, h, model.q_dim // t))]
     if not moe:
         f = model.ffn_dim // t
         return out + [("mlp_up", GemmShape(u, up * f, h)), ("mlp_down", GemmShape(u, h, f))]
@@ -87,6 +92,23 @@ def layer_gemm_shapes(model: ModelSpec, p: ParallelConfig, tokens: float, moe: b
     if model.n_shared_experts:
         w = model.n_shared_experts * fe
         out += [("shared_up", GemmShape(u, up * w, h)), ("shared_down", GemmShape(u, h, w))]
+    return out
+
+
+def mla_gemm_shapes(model: ModelSpec, t: int, u: int) -> list[tuple[str, GemmShape]]:
+    """Forward GEMMs of multi-head latent attention (DeepSeek-V2 Sec. 2.1.2) on ``u`` tokens: the
+    down projections ``[u, h] x [h, d_c + d_rope]`` (and ``[h, d_c']`` for the query latent) are
+    replicated over tp (Megatron-LM ``MLASelfAttention``), the up projections are column-parallel
+    (``[u, d_c] x [d_c, a (d_nope + d_v) / t]``, query ``[u, d_c' or h] x [., a d_qk / t]``), the
+    output row-parallel ``[u, a d_v / t] x [., h]``."""
+    h, a_t = model.d_model, max(model.n_heads // t, 1)
+    c, q_in = model.kv_lora_rank, model.q_lora_rank or h
+    out = [("kv_down", GemmShape(u, c + model.qk_rope_head_dim, h)),
+           ("kv_up", GemmShape(u, a_t * (model.qk_nope_head_dim + model.v_head_dim), c)),
+           ("q_up" if model.q_lora_rank else "q", GemmShape(u, a_t * model.dim_head, q_in)),
+           ("attn_out", GemmShape(u, h, a_t * model.v_head_dim))]
+    if model.q_lora_rank:
+        out.insert(0, ("q_down", GemmShape(u, model.q_lora_rank, h)))
     return out
 
 

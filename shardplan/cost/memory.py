@@ -89,7 +89,9 @@ def stage_params(model: ModelSpec, layout: Layout, stage: int) -> StageParams:
 
     The first stage holds the input embedding (and learned positions); the last holds the final
     norm and the LM head (with tied embeddings and pp > 1 a copy of the embedding, as Megatron-LM
-    does). Layers are assigned in order; which are MoE is :meth:`ModelSpec.is_moe_layer`.
+    does). Layers are assigned in order; which are MoE is :meth:`ModelSpec.is_moe_layer`. MLA down
+    projections and per-head QK-norm gains are whole on every tp rank
+    (:meth:`ModelSpec.attention_tp_replicated_params`).
     """
     p = layout.parallel
     t = p.tp
@@ -97,10 +99,11 @@ def stage_params(model: ModelSpec, layout: Layout, stage: int) -> StageParams:
     n = layout.stage_layers[stage]
     moe_layers = model.moe_layers_in(start, n)
     dense_layers = n - moe_layers
-    attn = model.attention_params()
+    attn_rep = model.attention_tp_replicated_params()
+    attn = model.attention_params() - attn_rep
     dense = dense_layers * (attn + model.mlp_params(model.ffn_dim)) / t
     dense += moe_layers * (attn + model.n_shared_experts * model.mlp_params(model.expert_ffn)) / t
-    replicated = n * model.layer_norm_params() + moe_layers * model.router_params()
+    replicated = n * (model.layer_norm_params() + attn_rep) + moe_layers * model.router_params()
     expert = moe_layers * model.routed_expert_params_per_layer() / (t * p.ep)
     h, V = model.d_model, model.vocab_size
     last = stage == p.pp - 1

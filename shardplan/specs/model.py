@@ -304,6 +304,17 @@ class ModelSpec(BaseModel):
             n += self.n_heads
         return n
 
+    def attention_tp_replicated_params(self) -> int:
+        """Attention parameters every tensor-parallel rank holds whole (part of attention_params):
+        per-head QK-norm gains (shared by the heads), and with MLA the down projections and latent
+        norms (h*(d_c + d_rope) + h*d_c' + d_c + d_c'; Megatron-LM ``MLASelfAttention`` builds
+        ``linear_q_down_proj`` / ``linear_kv_down_proj`` duplicated over tp)."""
+        n = 2 * self.dim_head if self.qk_norm == "head" else 0
+        if self.is_mla:
+            c, cq = self.kv_lora_rank, self.q_lora_rank or 0
+            n += self.d_model * (c + self.qk_rope_head_dim + cq) + c + cq
+        return n
+
     def mlp_params(self, width: int) -> int:
         """Parameters of one MLP of intermediate width ``width``: phi*h*width (+ biases)."""
         h = self.d_model
