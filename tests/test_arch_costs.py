@@ -128,3 +128,63 @@ def test_mla_down_projection_is_whole_on_every_tp_rank():
     split = 27 * attn + 3 * 2048 * 10944 + 26 * 2 * 3 * 2048 * 1408 + 2 * 102_400 * 2048
     assert sp.dense == split / 2
     assert sp.expert == 26 * 64 * 3 * 2048 * 1408 / (2 * 2)
+
+
+def _mixtral(etp):
+    tr = TrainingSpec(seq_len=4096, global_batch_size=16)
+    pc = ParallelConfig(tp=2, sp=True, ep=8, etp=etp)
+    return tr, validate(pc, MODELS["mixtral-8x7b"], tr, 16)
+
+
+def test_etp_memory_mixtral_tp2_ep8():
+    from shardplan.cost.memory import stage_params
+    mix = MODELS["mixtral-8x7b"]
+    # routed experts: 32 layers x 8 experts x 3 x 4096 x 14336 = 45,097,156,608 elements
+    routed = 32 * 8 * 3 * 4096 * 14336
+    assert routed == 45_097_156_608
+    tr, one = _mixtral(1)
+    _, two = _mixtral(2)
+    # etp=1: each of the 8 ep ranks holds one whole expert per layer: / 8; etp=2: / (8 x 2)
+    assert stage_params(mix, one, 0).expert == routed / 8 == 5_637_144_576
+    assert stage_params(mix, two, 0).expert == routed / 16 == 2_818_572_288
+    # the rest is identical: attention 32 x 41,943,040 + embeddings 2 x 32000 x 4096, over tp = 2
+    assert stage_params(mix, one, 0).dense == stage_params(mix, two, 0).dense == (32 * 41_943_040 + 262_144_000) / 2
+    # expert data parallelism folds the 16 = tp 2 x dp 8 ranks: edp = 16 / (ep 8 x etp) = 2 or 1
+    assert (one.expert_dp, two.expert_dp) == (2, 1)
+    # and the default etp (= tp) equals etp=2
+    _, default = _mixtral(None)
+    assert stage_params(mix, default, 0).expert == stage_params(mix, two, 0).expert and default.expert_dp == 1
+    # model state bytes differ by exactly the expert elements: 2,818,572,288 x bytes per parameter
+    from shardplan.cost.memory import memory_for_stage
+    m1, m2 = memory_for_stage(mix, tr, one, 0), memory_for_stage(mix, tr, two, 0)
+    # (bf16 params + grads, fp32 master, Adam moments: 2 + 2 + 4 + 8 = 16 B, ZeRO 0)
+    assert tr.precision.model_state_bytes_per_param == 16
+    assert m1.model_state - m2.model_state == pytest.approx(2_818_572_288 * 16)
+
+
+def test_etp_collectives_mixtral():
+    mix = MODELS["mixtral-8x7b"]
+    tr = TrainingSpec(seq_len=4096, global_batch_size=16)
+    hw = HARDWARE["h100-sxm"]
+    e1 = estimate(mix, hw, tr, ParallelConfig(tp=2, sp=True, ep=8, etp=1), 16)
+    e2 = estimate(mix, hw, tr, ParallelConfig(tp=2, sp=True, ep=8, etp=2), 16)
+    def tp_calls(e, tensor):
+        return sum(c.count for c in e.collectives if c.axis == "tp" and c.tensor == tensor and c.scope == "layers")
+    # etp=2 (= tp): 10 SP rows per layer over tp; etp=1: the 5 MLP rows leave every (MoE) layer
+    m = 16 // 8  # microbatches: 16 sequences / dp 8
+    assert tp_calls(e2, "activations") == 10 * 32 * m and tp_calls(e2, "tokens") == 0
+    assert tp_calls(e1, "activations") == 5 * 32 * m and tp_calls(e1, "tokens") == 0
+
+
+def test_etp_validation_names_field_and_legal_values():
+    from shardplan.errors import ConfigError
+    tr = TrainingSpec(seq_len=4096, global_batch_size=16)
+    with pytest.raises(ConfigError) as e:
+        validate(ParallelConfig(tp=2, sp=True, etp=1), MODELS["llama-3-8b"], tr, 16)
+    assert e.value.field == "etp"
+    with pytest.raises(ConfigError) as e:
+        validate(ParallelConfig(tp=2, sp=True, ep=8, etp=4), MODELS["mixtral-8x7b"], tr, 16)
+    assert e.value.field == "etp" and 1 in e.value.legal and 4 not in e.value.legal
+    with pytest.raises(ConfigError) as e:
+        validate(ParallelConfig(tp=2, sp=False, ep=8, etp=1), MODELS["mixtral-8x7b"], tr, 16)
+    assert e.value.field == "sp"

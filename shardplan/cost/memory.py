@@ -20,7 +20,8 @@ Megatron-LM's distributed optimizer shards over the dp x cp group (cost_models n
 here; nanotron's ZeRO-1 keeps the full fp32 gradient buffer on every rank and shards the fp32
 master weights and Adam moments (``optim/gradient_accumulator.py`` FP32GradientAccumulator,
 ``optim/zero.py``), which is ZeRO stage 1 here. Tensor-parallel weights are split tp ways
-(Shoeybi et al. 2019), experts over ep x tp.
+(Shoeybi et al. 2019), routed experts over ep x etp (etp = tp unless set: Megatron-LM
+``--expert-tensor-parallel-size``).
 
 **Activations** generalise Korthikanti et al. 2022 (Table 2; "34 s b h + 5 a s^2 b" per layer for
 GPT with F = 4h, 16-bit activations and dropout) to GQA, SwiGLU, flash attention, sequence and
@@ -67,7 +68,7 @@ class StageParams:
     Attributes:
         dense: TP-sharded non-expert elements per device (attention, dense MLP, embeddings / tp).
         replicated: elements every tp rank keeps whole (norms, router).
-        expert: routed-expert elements per device (already / (ep * tp)).
+        expert: routed-expert elements per device (already / (ep * etp)).
         layers: transformer layers on the stage.
         moe_layers: of which MoE layers.
     """
@@ -104,7 +105,7 @@ def stage_params(model: ModelSpec, layout: Layout, stage: int) -> StageParams:
     dense = dense_layers * (attn + model.mlp_params(model.ffn_dim)) / t
     dense += moe_layers * (attn + model.n_shared_experts * model.mlp_params(model.expert_ffn)) / t
     replicated = n * (model.layer_norm_params() + attn_rep) + moe_layers * model.router_params()
-    expert = moe_layers * model.routed_expert_params_per_layer() / (t * p.ep)
+    expert = moe_layers * model.routed_expert_params_per_layer() / (p.expert_tp * p.ep)
     h, V = model.d_model, model.vocab_size
     last = stage == p.pp - 1
     if stage == 0:
