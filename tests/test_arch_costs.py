@@ -188,3 +188,10 @@ def test_etp_validation_names_field_and_legal_values():
     with pytest.raises(ConfigError) as e:
         validate(ParallelConfig(tp=2, sp=False, ep=8, etp=1), MODELS["mixtral-8x7b"], tr, 16)
     assert e.value.field == "sp"
+
+
+def test_search_honours_a_pinned_etp():
+    from shardplan.search import search
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64)
+    res = search(MODELS["mixtral-8x7b"], HARDWARE["h100-sxm"], tr, 16, top_k=3, fix={"etp": 1, "tp": 2, "sp": True})
+    assert res.plans and all(pl.parallel.etp == 1 and pl.parallel.tp == 2 for pl in res.plans)
