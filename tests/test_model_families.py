@@ -208,3 +208,21 @@ def test_readme_yaml_route_example_loads(tmp_path):
     #   + 2 * 151936 * 4096 + 4096
     layer = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 256 + 64 * 3 * 4096 * 1408 + 4096 * 64 + 2 * 4096
     assert m.n_params == 48 * layer + 2 * 151936 * 4096 + 4096
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_cli_estimate_reads_every_family_config(name, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    cfg, count = FAMILIES[name]
+    (tmp_path / name).mkdir()
+    (tmp_path / name / "config.json").write_text(json.dumps(cfg))
+    moe = any(k in cfg for k in ("num_local_experts", "num_experts", "n_routed_experts"))
+    args = ["estimate", "--model", str(tmp_path / name / "config.json"), "--hardware", "h100-sxm", "--devices", "8",
+            "--seq-len", "4096", "--global-batch", "8", "--json"] + (["--ep", "2"] if moe else [])
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["model"]["n_params"] == count
