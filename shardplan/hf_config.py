@@ -13,7 +13,8 @@ Modelled approximately (parameter counts stay exact):
 * Llama 4's chunked local attention (``attention_chunk_size``) is taken as full attention, and its
   weightless L2 QK-norm adds nothing;
 * DeepSeek-V3's multi-token-prediction module (``num_nextn_predict_layers``) is not counted:
-  ``transformers`` does not build it either;
+  ``transformers`` does not build it either; set ``mtp_modules`` (YAML, or the ``deepseek-v3-mtp``
+  preset) to plan training with it;
 * Qwen2/Qwen3 ``use_sliding_window`` is refused (no released checkpoint sets it).
 
 Anything else: a YAML/JSON file of :class:`ModelSpec` fields (README, "Describing any model").

@@ -195,3 +195,34 @@ def test_search_honours_a_pinned_etp():
     tr = TrainingSpec(seq_len=4096, global_batch_size=64)
     res = search(MODELS["mixtral-8x7b"], HARDWARE["h100-sxm"], tr, 16, top_k=3, fix={"etp": 1, "tp": 2, "sp": True})
     assert res.plans and all(pl.parallel.etp == 1 and pl.parallel.tp == 2 for pl in res.plans)
+
+
+def test_deepseek_v3_mtp_module():
+    base, mtp = MODELS["deepseek-v3"], MODELS["deepseek-v3-mtp"]
+    # one more MoE block (11,507,286,016) + projection M 2 x 7168 x 7168 + enorm, hnorm, head norm 3 x 7168;
+    # embedding and LM head shared
+    assert mtp.n_params - base.n_params == 11_507_286_016 + 102_760_448 + 21_504 == 11_610_067_968
+    # active: attention 187,107,328 + (8 routed + 1 shared) x 3 x 7168 x 2048 + router 256 x 7168 + 2 norms
+    #   + M + 3 norms
+    assert mtp.n_active_params - base.n_active_params == (187_107_328 + 9 * 3 * 7168 * 2048 + 256 * 7168
+                                                           + 2 * 7168 + 102_760_448 + 3 * 7168)
+    # FLOPs per token: 6 x (one more MoE block's matmuls + M + one more LM head) + 3 x one more attention core
+    d = F.model_flops_per_token(mtp, 4096) - F.model_flops_per_token(base, 4096)
+    block = F.layer_matmul_params(base, True)
+    assert d == 6 * (block + 2 * 7168 * 7168 + 7168 * 129280) + 3 * F.attention_core_flops_fwd(base, 4096, True)
+
+
+def test_mtp_module_lives_on_the_last_stage():
+    from shardplan.cost.memory import memory_for_stage, stage_params
+    base, mtp = MODELS["deepseek-v3"], MODELS["deepseek-v3-mtp"]
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64)
+    pc = ParallelConfig(pp=8, ep=8, tp=8, sp=True)
+    lb, lm = validate(pc, base, tr, 512), validate(pc, mtp, tr, 512)
+    first_b, first_m = stage_params(base, lb, 0), stage_params(mtp, lm, 0)
+    assert first_b == first_m
+    last_b, last_m = stage_params(base, lb, 7), stage_params(mtp, lm, 7)
+    assert (last_m.layers - last_b.layers, last_m.moe_layers - last_b.moe_layers) == (1, 1)
+    assert last_m.expert - last_b.expert == 256 * 3 * 7168 * 2048 / (8 * 8)
+    # logits of the main head and the module's head are both alive at the end of the forward
+    mb, mm = memory_for_stage(base, tr, lb, 7), memory_for_stage(mtp, tr, lm, 7)
+    assert mm.logits == 2 * mb.logits

@@ -285,9 +285,9 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
             rec += cnt * lt.fwd
         elif p.recompute == "selective":
             rec += cnt * lt.fwd_attn
-    if stage == p.pp - 1:  # LM head + cross-entropy over the vocab shard
+    if stage == p.pp - 1:  # LM head + cross-entropy over the vocab shard (once more per MTP module)
         head_mm, head_elem = lm_head_s(model, training, hw, p, layout.local_tokens)
-        mm, elem = mm + head_mm, elem + head_elem
+        mm, elem = mm + (1 + model.mtp_modules) * head_mm, elem + (1 + model.mtp_modules) * head_elem
     return StageCompute(stage, mm, elem, rec, sp_, sp_.layers * training.framework.layer_overhead_s)
 
 

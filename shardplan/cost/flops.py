@@ -18,6 +18,8 @@ Conventions (cost_models note 10.2):
   :meth:`~shardplan.specs.model.ModelSpec.attended_keys` (causal: w - w^2/(2s) instead of s/2),
   averaged over sliding and full layers. QK-norm, attention sinks (one extra logit per head and
   query) and the router's softmax are element-wise: no matmul FLOPs.
+* DeepSeek-V3's multi-token-prediction modules (Sec. 2.2) each add one block of the last layer's
+  kind, the projection M (2h x h) and one more LM head per token.
 * Model FLOPs exclude recomputation; hardware FLOPs include it. MFU and HFU divide them by
   ``step_time * devices * peak`` (Chowdhery et al. 2022, PaLM, Appendix B).
 * Full recompute adds one forward of every transformer layer (Korthikanti et al. 2022, Sec. 5:
@@ -65,10 +67,19 @@ def model_flops_per_token(model: ModelSpec, seq_len: int, causal: bool = True) -
     it equals the PaLM / Korthikanti et al. 2022 convention ``72 B s L h^2 (1 + s/6h + V/12hL)``
     for a GPT with F = 4h.
     """
-    L_moe, L_dense = model.n_moe_layers, model.n_dense_mlp_layers
+    L_dense, L_moe, L = _block_counts(model)
     matmul = L_dense * layer_matmul_params(model, False) + L_moe * layer_matmul_params(model, True)
-    matmul += model.d_model * model.vocab_size  # LM head
-    return 6.0 * matmul + 3.0 * model.n_layers * attention_core_flops_fwd(model, seq_len, causal)
+    matmul += (1 + model.mtp_modules) * model.d_model * model.vocab_size  # LM head (shared by MTP modules)
+    matmul += model.mtp_modules * 2 * model.d_model * model.d_model  # MTP projection M
+    return 6.0 * matmul + 3.0 * L * attention_core_flops_fwd(model, seq_len, causal)
+
+
+def _block_counts(model: ModelSpec) -> tuple[int, int, int]:
+    """(dense, MoE, all) transformer blocks, the multi-token-prediction modules' included."""
+    mtp_moe = model.mtp_modules if model.mtp_block_is_moe else 0
+    L_moe = model.n_moe_layers + mtp_moe
+    L_dense = model.n_dense_mlp_layers + model.mtp_modules - mtp_moe
+    return L_dense, L_moe, L_dense + L_moe
 
 
 def recompute_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, causal: bool = True,
@@ -82,11 +93,11 @@ def recompute_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, ca
     if recompute == "none":
         return 0.0
     core = attention_core_flops_fwd(model, seq_len, causal and attention == "flash", attention == "flash")
+    L_dense, L_moe, L = _block_counts(model)
     if recompute == "selective":
-        return model.n_layers * core
-    L_moe, L_dense = model.n_moe_layers, model.n_dense_mlp_layers
+        return L * core
     matmul = L_dense * layer_matmul_params(model, False) + L_moe * layer_matmul_params(model, True)
-    return 2.0 * matmul + model.n_layers * core
+    return 2.0 * matmul + L * core
 
 
 def hardware_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, causal: bool = True,

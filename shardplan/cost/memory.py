@@ -90,7 +90,8 @@ def stage_params(model: ModelSpec, layout: Layout, stage: int) -> StageParams:
 
     The first stage holds the input embedding (and learned positions); the last holds the final
     norm and the LM head (with tied embeddings and pp > 1 a copy of the embedding, as Megatron-LM
-    does). Layers are assigned in order; which are MoE is :meth:`ModelSpec.is_moe_layer`. MLA down
+    does), and the multi-token-prediction modules (counted in ``layers``). Layers are assigned in
+    order; which are MoE is :meth:`ModelSpec.is_moe_layer`. MLA down
     projections and per-head QK-norm gains are whole on every tp rank
     (:meth:`ModelSpec.attention_tp_replicated_params`).
     """
@@ -99,6 +100,10 @@ def stage_params(model: ModelSpec, layout: Layout, stage: int) -> StageParams:
     start = sum(layout.stage_layers[:stage])
     n = layout.stage_layers[stage]
     moe_layers = model.moe_layers_in(start, n)
+    last = stage == p.pp - 1
+    if last and model.mtp_modules:  # MTP blocks run after the last layer, on the last stage
+        n += model.mtp_modules
+        moe_layers += model.mtp_modules if model.mtp_block_is_moe else 0
     dense_layers = n - moe_layers
     attn_rep = model.attention_tp_replicated_params()
     attn = model.attention_params() - attn_rep
@@ -107,7 +112,9 @@ def stage_params(model: ModelSpec, layout: Layout, stage: int) -> StageParams:
     replicated = n * (model.layer_norm_params() + attn_rep) + moe_layers * model.router_params()
     expert = moe_layers * model.routed_expert_params_per_layer() / (p.expert_tp * p.ep)
     h, V = model.d_model, model.vocab_size
-    last = stage == p.pp - 1
+    if last and model.mtp_modules:  # projection M over tp, enorm + hnorm + the head's norm replicated
+        dense += model.mtp_modules * 2 * h * h / t
+        replicated += model.mtp_modules * 3 * model.norm_params()
     if stage == 0:
         dense += V * h / t
         replicated += model.embedding_norm * model.norm_params()
@@ -381,7 +388,9 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
     if stage == 0 and training.dropout:
         act += u * model.d_model / sigma * inflight  # embedding dropout mask, 1 byte per element
     if stage == p.pp - 1:
-        act += u * output_layer_bytes_per_token(model, training, layout) * inflight
+        # each MTP module also stores its two norm inputs and the concatenated projection input (4 beta h)
+        mtp = model.mtp_modules * 4 * beta * model.d_model / sigma
+        act += u * ((1 + model.mtp_modules) * output_layer_bytes_per_token(model, training, layout) + mtp) * inflight
     return act
 
 
@@ -412,7 +421,8 @@ def memory_for_stage(model: ModelSpec, training: TrainingSpec, layout: Layout, s
     _model_state(mb, model, training, layout, stage)
     mb.activations = stage_activation_bytes(model, training, layout, stage)
     if stage == layout.parallel.pp - 1:
-        mb.logits = layout.local_tokens * loss_bytes_per_token(model, training, layout)
+        # one set of logits per prediction depth (DeepSeek-V3 MTP: the main head's and each module's)
+        mb.logits = (1 + model.mtp_modules) * layout.local_tokens * loss_bytes_per_token(model, training, layout)
     mb.comm_buffers = sp_buffer_bytes(model, training, layout)
     mb.add_fragmentation(fw)
     if own_runtime:

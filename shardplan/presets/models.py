@@ -61,6 +61,11 @@ _FAMILY_PRESETS = [
         7168, 18432, 61, 128, 128, 129280, arch="DeepseekV3ForCausalLM", moe_intermediate_size=2048,
         n_routed_experts=256, n_shared_experts=1, num_experts_per_tok=8, first_k_dense_replace=3,
         q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)),
+    _hf("deepseek-v3-mtp", "deepseek-ai/DeepSeek-V3 + its multi-token-prediction module", _llama_cfg(
+        7168, 18432, 61, 128, 128, 129280, arch="DeepseekV3ForCausalLM", moe_intermediate_size=2048,
+        n_routed_experts=256, n_shared_experts=1, num_experts_per_tok=8, first_k_dense_replace=3,
+        q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
+        ).model_copy(update={"mtp_modules": 1}),
     _hf("gpt-oss-20b", "openai/gpt-oss-20b", _llama_cfg(
         2880, 2880, 24, 64, 8, 201088, arch="GptOssForCausalLM", head_dim=64, num_local_experts=32,
         num_experts_per_tok=4, sliding_window=128, attention_bias=True,

@@ -97,6 +97,10 @@ class ModelSpec(BaseModel):
     qk_nope_head_dim: int | None = Field(default=None, gt=0, description="MLA per-head non-rotary Q/K width")
     qk_rope_head_dim: int | None = Field(default=None, gt=0, description="MLA per-head decoupled RoPE width")
     v_head_dim: int | None = Field(default=None, gt=0, description="MLA per-head value width")
+    mtp_modules: int = Field(
+        default=0, ge=0, description="multi-token-prediction modules (DeepSeek-V3, DeepSeek-AI 2024 Sec. 2.2, "
+        "Eqs. 21-25): each one more block of the last layer's kind, a 2h x h projection and 3 RMSNorms "
+        "(enorm, hnorm, the head's norm), sharing the embedding and the LM head; 0 = none, as transformers builds")
     source: str = Field(default="", description="where the shapes come from")
 
     @model_validator(mode="after")
@@ -361,23 +365,39 @@ class ModelSpec(BaseModel):
         return n
 
     @cached_property
+    def mtp_block_is_moe(self) -> bool:
+        """A multi-token-prediction module's block is of the last layer's kind (MoE in DeepSeek-V3)."""
+        return self.is_moe_layer(self.n_layers - 1)
+
+    def mtp_module_params(self) -> int:
+        """One multi-token-prediction module: its block + projection M (2h x h) + 3 norms."""
+        block = self.moe_layer_params() if self.mtp_block_is_moe else self.dense_layer_params()
+        return block + 2 * self.d_model * self.d_model + 3 * self.norm_params()
+
+    @cached_property
     def n_params(self) -> int:
-        """Total parameters: L_d*dense + L_m*moe + embeddings + final norm (+ embedding norm)."""
+        """Total parameters: L_d*dense + L_m*moe + embeddings + final norm (+ embedding norm, + MTP)."""
         return (self.n_dense_mlp_layers * self.dense_layer_params()
                 + self.n_moe_layers * self.moe_layer_params()
-                + self.embedding_params() + (1 + self.embedding_norm) * self.norm_params())
+                + self.embedding_params() + (1 + self.embedding_norm) * self.norm_params()
+                + self.mtp_modules * self.mtp_module_params())
 
     @cached_property
     def n_expert_params(self) -> int:
         """Parameters in routed experts (sharded over ``ep``)."""
-        return self.n_moe_layers * self.routed_expert_params_per_layer()
+        return self.n_moe_layers_with_mtp * self.routed_expert_params_per_layer()
+
+    @cached_property
+    def n_moe_layers_with_mtp(self) -> int:
+        """MoE blocks including those of the multi-token-prediction modules."""
+        return self.n_moe_layers + (self.mtp_modules if self.mtp_block_is_moe else 0)
 
     @cached_property
     def n_active_params(self) -> int:
         """Parameters touched per token: routed experts counted top_k/n_experts times."""
         if not self.is_moe:
             return self.n_params
-        inactive = self.n_moe_layers * (self.n_experts - self.top_k) * self.mlp_params(self.expert_ffn)
+        inactive = self.n_moe_layers_with_mtp * (self.n_experts - self.top_k) * self.mlp_params(self.expert_ffn)
         return self.n_params - inactive
 
     def largest_tensor_params(self) -> int:
