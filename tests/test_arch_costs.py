@@ -226,3 +226,26 @@ def test_mtp_module_lives_on_the_last_stage():
     # logits of the main head and the module's head are both alive at the end of the forward
     mb, mm = memory_for_stage(base, tr, lb, 7), memory_for_stage(mtp, tr, lm, 7)
     assert mm.logits == 2 * mb.logits
+
+
+def test_new_model_fields_validate_with_field_value_and_legal():
+    from pydantic import ValidationError
+
+    from shardplan.loaders import config_error
+    from shardplan.specs.model import ModelSpec
+    base = dict(n_layers=4, d_model=64, n_heads=4, ffn_dim=128, vocab_size=256)
+
+    def error(**kw):
+        with pytest.raises(ValidationError) as e:
+            ModelSpec(**base, **kw)
+        return config_error(e.value)
+
+    e = error(router_bias=True)
+    assert (e.field, e.value, list(e.legal)) == ("router_bias", True, [False])
+    e = error(n_experts=4, top_k=1, moe_layer_step=5)
+    assert e.field == "moe_layer_step" and list(e.legal) == [1, 2, 3, 4]
+    assert error(full_attention_interval=2).field == "full_attention_interval"
+    assert error(kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8).field == "v_head_dim"
+    e = error(n_kv_heads=2, kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=16)
+    assert e.field == "n_kv_heads" and list(e.legal) == [4]
+    assert error(qk_norm="per-head").field == "qk_norm"

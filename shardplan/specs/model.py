@@ -110,7 +110,7 @@ class ModelSpec(BaseModel):
             raise ConfigError(
                 f"n_kv_heads={kv} must divide n_heads={self.n_heads} (grouped-query attention)",
                 field="n_kv_heads", value=kv)
-        if self.head_dim is None and self.d_model % self.n_heads:
+        if self.head_dim is None and self.kv_lora_rank is None and self.d_model % self.n_heads:
             raise ConfigError(
                 f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; give head_dim explicitly",
                 field="head_dim", value=None)
@@ -123,10 +123,17 @@ class ModelSpec(BaseModel):
                 raise ConfigError(
                     f"n_dense_layers={self.n_dense_layers} must be < n_layers={self.n_layers}",
                     field="n_dense_layers", value=self.n_dense_layers)
-        elif self.top_k or self.n_shared_experts or self.moe_layer_step != 1 or self.router_bias:
-            if self.moe_layer_step != 1 or self.router_bias:
-                raise ConfigError("moe_layer_step / router_bias need n_experts > 0", field="n_experts", value=0)
+            if self.moe_layer_step > self.n_layers - self.n_dense_layers:
+                raise ConfigError(f"moe_layer_step={self.moe_layer_step} leaves no MoE layer among the "
+                                  f"{self.n_layers - self.n_dense_layers} after the dense ones", field="moe_layer_step",
+                                  value=self.moe_layer_step, legal=range(1, self.n_layers - self.n_dense_layers + 1))
+        elif self.top_k or self.n_shared_experts:
             raise ConfigError("top_k / n_shared_experts need n_experts > 0", field="n_experts", value=0)
+        else:
+            for name, neutral in (("moe_layer_step", 1), ("router_bias", False)):
+                if getattr(self, name) != neutral:
+                    raise ConfigError(f"{name}={getattr(self, name)!r} needs n_experts > 0; legal for a dense "
+                                      f"model: {neutral!r}", field=name, value=getattr(self, name), legal=[neutral])
         if self.full_attention_interval and self.sliding_window is None:
             raise ConfigError(f"full_attention_interval={self.full_attention_interval} needs sliding_window",
                               field="full_attention_interval", value=self.full_attention_interval, legal=[0])
