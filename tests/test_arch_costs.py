@@ -249,3 +249,15 @@ def test_new_model_fields_validate_with_field_value_and_legal():
     e = error(n_kv_heads=2, kv_lora_rank=32, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=16)
     assert e.field == "n_kv_heads" and list(e.legal) == [4]
     assert error(qk_norm="per-head").field == "qk_norm"
+
+
+def test_etp_expert_gemms_same_flops_other_shapes():
+    from shardplan.cost.compute import layer_gemm_shapes
+    mix = MODELS["mixtral-8x7b"]
+    # tp = 2, ep = 8, 8192 local tokens: etp = 2 -> each expert rank multiplies 8192 x 2 x 8 / 8 = 16,384 tokens
+    # through 14336 / 2 = 7168 columns; etp = 1 -> 8192 / 2 x 2 = 8192 tokens through all 14336
+    two = dict(layer_gemm_shapes(mix, ParallelConfig(tp=2, sp=True, ep=8, etp=2), 8192, True))
+    one = dict(layer_gemm_shapes(mix, ParallelConfig(tp=2, sp=True, ep=8, etp=1), 8192, True))
+    assert (two["expert_down"].m, two["expert_down"].k) == (16384, 7168)
+    assert (one["expert_down"].m, one["expert_down"].k) == (8192, 14336)
+    assert one["expert_up"].flops == two["expert_up"].flops

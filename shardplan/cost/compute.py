@@ -72,7 +72,8 @@ def layer_gemm_shapes(model: ModelSpec, p: ParallelConfig, tokens: float, moe: b
     and up fused for SwiGLU) ``[u, h] x [h, (phi-1) F/t]`` and down ``[u, F/t] x [F/t, h]``. MoE:
     the router ``[u, h] x [h, E]``, and per local expert (E/ep of them, balanced routing: each
     receives ``u top_k ep / E`` tokens) the same MLP pair on ``F_e / t``; shared experts as a dense
-    MLP of width ``n_shared F_e``.
+    MLP of width ``n_shared F_e``. With an expert tensor-parallel degree etp != tp the experts'
+    pair is ``F_e / etp`` wide on ``u (etp / t) top_k ep / E`` tokens (same FLOPs, other shapes).
     """
     h, t, dh = model.d_model, p.tp, model.dim_head
     u = max(1, round(tokens))
@@ -85,12 +86,16 @@ def layer_gemm_shapes(model: ModelSpec, p: ParallelConfig, tokens: float, moe: b
     if not moe:
         f = model.ffn_dim // t
         return out + [("mlp_up", GemmShape(u, up * f, h)), ("mlp_down", GemmShape(u, h, f))]
-    fe, local = model.expert_ffn // t, max(1, model.n_experts // p.ep)
-    m_e = max(1, round(tokens * model.top_k * p.ep / model.n_experts))
+    # routed experts split etp ways; with etp < tp each rank dispatches its 1/tp sequence shard and an
+    # expert's etp ranks gather their tokens: tokens x etp / tp per expert rank (= tokens for etp = tp)
+    et = p.expert_tp
+    fe, local = model.expert_ffn // et, max(1, model.n_experts // p.ep)
+    m_e = max(1, round(tokens * et / t * model.top_k * p.ep / model.n_experts))
+    fe_shared = model.expert_ffn // t
     out += [("router", GemmShape(u, model.n_experts, h)), ("expert_up", GemmShape(m_e, up * fe, h, local)),
             ("expert_down", GemmShape(m_e, h, fe, local))]
     if model.n_shared_experts:
-        w = model.n_shared_experts * fe
+        w = model.n_shared_experts * fe_shared
         out += [("shared_up", GemmShape(u, up * w, h)), ("shared_down", GemmShape(u, h, w))]
     return out
 
