@@ -29,9 +29,14 @@ def test_mla_matmul_params_and_attention_core_flops():
 
 
 def test_mla_kv_widths_stored_and_sent():
-    # per token per layer: the latent c_KV (512) is stored twice (norm input, up-projection input), replicated
+    # per token per layer: the latent c_KV (512) is stored twice (norm input, up-projection input), not split
     # over tp: 2 x 2 B x 512 = 2048 B whatever tp is
     assert attention_extra_bytes_per_token(V2L, 2, 1) == attention_extra_bytes_per_token(V2L, 2, 4) == 2048
+    # with sequence parallelism over tp = 4 the norm input is on the rank's sequence shard, the up-projection
+    # input gathered: 2 x 512 / 4 + 2 x 512 = 1280 B
+    assert attention_extra_bytes_per_token(V2L, 2, 4, 4) == 1280
+    # DeepSeek-V3 adds the query latent (1536) twice on the shard: 2 x (512 + 2 x 1536) / 4 + 2 x 512
+    assert attention_extra_bytes_per_token(MODELS["deepseek-v3"], 2, 4, 4) == 2 * 3584 / 4 + 1024 == 2816
     # a CP ring sends the up-projected K (192) and V (128) of the rank's heads: tp = 2 -> 8 heads x 320 = 2560
     assert V2L.kv_ring_width_per_rank(2) == 8 * (192 + 128) == 2560
     # against a GQA model with 8 KV heads of 128 at tp = 2: 4 x 128 x 2
@@ -261,3 +266,12 @@ def test_etp_expert_gemms_same_flops_other_shapes():
     assert (two["expert_down"].m, two["expert_down"].k) == (16384, 7168)
     assert (one["expert_down"].m, one["expert_down"].k) == (8192, 14336)
     assert one["expert_up"].flops == two["expert_up"].flops
+
+
+def test_mla_down_projections_on_the_sequence_shard_with_sp():
+    from shardplan.cost.compute import layer_gemm_shapes
+    # tp = 2 with SP: with the whole latent computed on the 4096 / 2 tokens of the shard, the layer's GEMM FLOPs
+    # are exactly its matmul parameters / tp
+    shapes = dict(layer_gemm_shapes(V2L, ParallelConfig(tp=2, sp=True), 4096, False))
+    assert shapes["kv_down"].m == 2048 and shapes["kv_up"].m == 4096
+    assert sum(s.flops for s in shapes.values()) == pytest.approx(2 * 4096 * F.layer_matmul_params(V2L, False) / 2)

@@ -80,7 +80,7 @@ def layer_gemm_shapes(model: ModelSpec, p: ParallelConfig, tokens: float, moe: b
     kv_r = model.kv_dim // t if model.kv_heads >= t else dh
     up = model.mlp_matrices - 1
     if model.is_mla:
-        out = mla_gemm_shapes(model, t, u)
+        out = mla_gemm_shapes(model, t, u, t if p.sp else 1)
     else:
         out = [("qkv", GemmShape(u, model.q_dim // t + 2 * kv_r, h)), ("attn_out", GemmShape(u, h, model.q_dim // t))]
     if not moe:
@@ -100,20 +100,22 @@ def layer_gemm_shapes(model: ModelSpec, p: ParallelConfig, tokens: float, moe: b
     return out
 
 
-def mla_gemm_shapes(model: ModelSpec, t: int, u: int) -> list[tuple[str, GemmShape]]:
+def mla_gemm_shapes(model: ModelSpec, t: int, u: int, sigma: int = 1) -> list[tuple[str, GemmShape]]:
     """Forward GEMMs of multi-head latent attention (DeepSeek-V2 Sec. 2.1.2) on ``u`` tokens: the
-    down projections ``[u, h] x [h, d_c + d_rope]`` (and ``[h, d_c']`` for the query latent) are
-    replicated over tp (Megatron-LM ``MLASelfAttention``), the up projections are column-parallel
-    (``[u, d_c] x [d_c, a (d_nope + d_v) / t]``, query ``[u, d_c' or h] x [., a d_qk / t]``), the
-    output row-parallel ``[u, a d_v / t] x [., h]``."""
+    down projections ``[u/sigma, h] x [h, d_c + d_rope]`` (and ``[h, d_c']`` for the query latent)
+    are replicated over tp and run on the rank's sequence shard (sigma = tp with sequence
+    parallelism; Megatron-LM ``MLASelfAttention`` gathers the latent afterwards), the up projections
+    are column-parallel (``[u, d_c] x [d_c, a (d_nope + d_v) / t]``, query ``[u, d_c' or h] x
+    [., a d_qk / t]``), the output row-parallel ``[u, a d_v / t] x [., h]``."""
     h, a_t = model.d_model, max(model.n_heads // t, 1)
     c, q_in = model.kv_lora_rank, model.q_lora_rank or h
-    out = [("kv_down", GemmShape(u, c + model.qk_rope_head_dim, h)),
+    shard = max(1, round(u / sigma))
+    out = [("kv_down", GemmShape(shard, c + model.qk_rope_head_dim, h)),
            ("kv_up", GemmShape(u, a_t * (model.qk_nope_head_dim + model.v_head_dim), c)),
            ("q_up" if model.q_lora_rank else "q", GemmShape(u, a_t * model.dim_head, q_in)),
            ("attn_out", GemmShape(u, h, a_t * model.v_head_dim))]
     if model.q_lora_rank:
-        out.insert(0, ("q_down", GemmShape(u, model.q_lora_rank, h)))
+        out.insert(0, ("q_down", GemmShape(shard, model.q_lora_rank, h)))
     return out
 
 

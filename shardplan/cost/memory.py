@@ -160,7 +160,7 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     b = 0.0
     b += 3 * beta * h / sigma  # 2 norm inputs + QKV input
     b += beta * (q + kv + model.v_dim) / t + beta * model.o_dim / t
-    b += attention_extra_bytes_per_token(model, beta, t)
+    b += attention_extra_bytes_per_token(model, beta, t, sigma)
     if training.attention == "flash":
         b += 4.0 * a / t
     else:
@@ -188,17 +188,19 @@ def scored_keys(model: ModelSpec, seq_len: int) -> float:
     return (n_s * w + (model.n_layers - n_s) * seq_len) / model.n_layers
 
 
-def attention_extra_bytes_per_token(model: ModelSpec, beta: float, t: int) -> float:
-    """Attention activations beyond Q, K, V and the output, per token per layer (bytes).
+def attention_extra_bytes_per_token(model: ModelSpec, beta: float, t: int, sigma: int = 1) -> float:
+    """Attention activations beyond Q, K, V and the output, per token per layer (bytes);
+    ``sigma`` = tp with sequence parallelism, else 1.
 
     * QK-norm (Qwen3, Gemma 3, OLMo 2): the norms' inputs, the pre-norm Q and K, are kept for
       their backward: beta*(q + kv)/t.
-    * MLA (DeepSeek-V2 Sec. 2.1.2): the K/V latent c_KV is stored twice (RMSNorm input and the
-      up projection's input), and the query latent c_Q likewise when q_lora_rank is set:
-      2*beta*(d_c + d_c'). The down projections are replicated over tp (every rank computes the
-      whole latent before its column-parallel up projection: Megatron-LM ``MLASelfAttention``
-      ``linear_q_down_proj`` / ``linear_kv_down_proj``), so this term is not divided by t. The
-      per-head K and V after the up projection (d_nope + d_rope and d_v wide, a/t heads) are the
+    * MLA (DeepSeek-V2 Sec. 2.1.2): the down projections are replicated over tp and run on the
+      rank's sequence shard (Megatron-LM ``MLASelfAttention``): the K/V latent c_KV is stored as the
+      RMSNorm's input on the shard (beta*d_c/sigma) and, all-gathered over the sequence, as the up
+      projection's input (beta*d_c, not divided: the gather precedes the column-parallel
+      ``linear_kv_up_proj``); the query latent c_Q (q_lora_rank) as the norm's input and the
+      sequence-parallel up projection's input, 2*beta*d_c'/sigma. Without SP: 2*beta*(d_c + d_c').
+      The per-head K and V after the up projection (d_nope + d_rope and d_v wide, a/t heads) are the
       Q, K, V term of :func:`activation_bytes_per_token`; the decoupled RoPE key is shared by the
       heads but broadcast into K before the attention kernel, so it is stored at K width.
     """
@@ -206,7 +208,8 @@ def attention_extra_bytes_per_token(model: ModelSpec, beta: float, t: int) -> fl
     if model.qk_norm != "none":
         b += beta * (model.q_dim + model.kv_dim) / t
     if model.is_mla:
-        b += 2 * beta * (model.kv_lora_rank + (model.q_lora_rank or 0))
+        c, cq = model.kv_lora_rank, model.q_lora_rank or 0
+        b += beta * (c + 2 * cq) / sigma + beta * c
     return b
 
 
