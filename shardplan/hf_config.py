@@ -194,7 +194,7 @@ def _falcon(cfg: Cfg) -> Cfg:
     h = cfg["hidden_size"]
     heads = cfg.get("num_attention_heads", cfg.get("n_head"))
     new = bool(cfg.get("new_decoder_architecture", False))
-    kv = cfg.get("num_kv_heads", heads) if new else (1 if cfg.get("multi_query", True) else heads)
+    kv = cfg.get("num_kv_heads", cfg.get("n_head_kv", heads)) if new else (1 if cfg.get("multi_query", True) else heads)
     norms = (cfg.get("num_ln_in_parallel_attn") or 2) if new else (1 if cfg.get("parallel_attn", True) else 2)
     return dict(n_layers=cfg.get("num_hidden_layers", cfg.get("n_layer")), d_model=h, n_heads=heads, n_kv_heads=kv,
                 ffn_dim=cfg.get("ffn_hidden_size") or 4 * h, vocab_size=cfg["vocab_size"], mlp="gelu",

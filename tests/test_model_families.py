@@ -226,3 +226,11 @@ def test_cli_estimate_reads_every_family_config(name, tmp_path):
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["model"]["n_params"] == count
+
+
+def test_falcon_refinedweb_spelling():
+    # tiiuae/falcon-40b's original config.json (RWForCausalLM, model_type RefinedWeb): n_head, n_layer, n_head_kv
+    cfg = {"architectures": ["RWForCausalLM"], "model_type": "RefinedWeb", "hidden_size": 8192, "n_head": 128,
+           "n_head_kv": 8, "n_layer": 60, "new_decoder_architecture": True, "parallel_attn": True, "bias": False,
+           "vocab_size": 65024}
+    assert model_from_hf_config(cfg).n_params == FAMILIES["falcon-40b"][1]
