@@ -16,14 +16,14 @@ import yaml
 from pydantic import ValidationError
 
 from shardplan.errors import ConfigError
+from shardplan.hf_config import FAMILIES, YAML_ROUTE, spec_fields
 from shardplan.presets.hardware import HARDWARE
 from shardplan.presets.models import MODELS
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
 
-#: ``architectures`` values understood by :func:`model_from_hf_config`.
-HF_ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM", "Qwen2ForCausalLM",
-                    "GPT2LMHeadModel", "GPTNeoXForCausalLM")
+#: ``architectures`` values understood by :func:`model_from_hf_config` (:mod:`shardplan.hf_config`).
+HF_ARCHITECTURES = tuple(FAMILIES)
 
 
 def _read_mapping(path: Path) -> dict[str, Any]:
@@ -96,52 +96,30 @@ def read_plan_file(path: str | Path) -> dict[str, Any]:
 def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSpec:
     """Translate a Hugging Face ``config.json`` mapping into a :class:`ModelSpec`.
 
-    Supported ``architectures``: see :data:`HF_ARCHITECTURES` (Llama, Mistral, Mixtral, Qwen2,
-    GPT-2, GPT-NeoX families).
+    Supported ``architectures``: :data:`HF_ARCHITECTURES` (Llama 2/3/4, Mistral, Mixtral, Qwen2/2.5,
+    Qwen3, Qwen3-MoE, Gemma 1/2/3, Phi-3/4, DeepSeek-V2/V3, GPT-OSS, OLMo 2, Falcon, GPT-2,
+    GPT-NeoX, BLOOM); the translation of each is in :mod:`shardplan.hf_config`.
 
     Raises:
-        ConfigError: for an unsupported architecture (named, with the supported list) or a missing key.
+        ConfigError: for an unsupported architecture (named, with the supported list and the YAML
+            route) or a missing key.
     """
+    supported = f"supported: {', '.join(HF_ARCHITECTURES)}; {YAML_ROUTE}"
     archs = cfg.get("architectures")
     if isinstance(archs, str):
         archs = [archs]
     if archs is None:
         raise ConfigError(f"config.json has no 'architectures' list (model_type={cfg.get('model_type')!r}); "
-                          f"supported: {', '.join(HF_ARCHITECTURES)}", field="architectures", value=None,
-                          legal=HF_ARCHITECTURES)
+                          f"{supported}", field="architectures", value=None, legal=HF_ARCHITECTURES)
     if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
-        raise ConfigError(f"architectures must be a list of strings, got {archs!r}; supported: "
-                          f"{', '.join(HF_ARCHITECTURES)}", field="architectures", value=archs, legal=HF_ARCHITECTURES)
+        raise ConfigError(f"architectures must be a list of strings, got {archs!r}; {supported}",
+                          field="architectures", value=archs, legal=HF_ARCHITECTURES)
     arch = archs[0] if archs else None
     if arch not in HF_ARCHITECTURES:
-        raise ConfigError(f"architectures={archs!r} is not supported; supported: {', '.join(HF_ARCHITECTURES)}",
+        raise ConfigError(f"architectures={archs!r} is not supported; {supported}",
                           field="architectures", value=arch, legal=HF_ARCHITECTURES)
     try:
-        if arch == "GPT2LMHeadModel":
-            d = cfg["n_embd"]
-            spec = dict(n_layers=cfg["n_layer"], d_model=d, n_heads=cfg["n_head"],
-                        ffn_dim=cfg.get("n_inner") or 4 * d, vocab_size=cfg["vocab_size"], mlp="gelu",
-                        norm="layernorm", linear_bias=True, tied_embeddings=True, position="learned",
-                        max_position_embeddings=cfg.get("n_positions", 1024))
-        elif arch == "GPTNeoXForCausalLM":
-            spec = dict(n_layers=cfg["num_hidden_layers"], d_model=cfg["hidden_size"],
-                        n_heads=cfg["num_attention_heads"], ffn_dim=cfg["intermediate_size"],
-                        vocab_size=cfg["vocab_size"], mlp="gelu", norm="layernorm", linear_bias=True,
-                        tied_embeddings=bool(cfg.get("tie_word_embeddings", False)), position="rope")
-        else:
-            kv = cfg.get("num_key_value_heads", cfg["num_attention_heads"])
-            if kv is None:
-                kv = cfg["num_attention_heads"]
-            spec = dict(n_layers=cfg["num_hidden_layers"], d_model=cfg["hidden_size"],
-                        n_heads=cfg["num_attention_heads"], n_kv_heads=kv,
-                        ffn_dim=cfg["intermediate_size"], vocab_size=cfg["vocab_size"], mlp="swiglu",
-                        norm="rmsnorm", tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
-                        position="rope",
-                        qkv_bias=arch == "Qwen2ForCausalLM" or bool(cfg.get("attention_bias", False)))
-            if cfg.get("head_dim"):
-                spec["head_dim"] = cfg["head_dim"]
-            if arch == "MixtralForCausalLM":
-                spec.update(n_experts=cfg["num_local_experts"], top_k=cfg["num_experts_per_tok"])
+        spec = spec_fields(arch, cfg)
     except KeyError as e:
         raise ConfigError(f"config.json for {arch} lacks the key {e.args[0]!r}", field=e.args[0]) from None
     try:

@@ -45,6 +45,11 @@ class ParallelConfig(BaseModel):
         pp: pipeline-parallel degree; ``pp_layers`` gives an explicit uneven split.
         schedule: 'gpipe', '1f1b', 'interleaved' (with ``virtual_stages``) or 'zero-bubble' (ZB-H1).
         ep: expert-parallel degree (MoE only), carved from dp * cp.
+        etp: expert tensor-parallel degree (Megatron-LM ``--expert-tensor-parallel-size``, MoE
+            parallel folding, Liu et al. 2025 "MoE Parallel Folding"): the routed experts' weights are
+            split etp ways (column / row like a dense MLP) and the expert grid ep x etp x edp folds
+            the tp x dp x cp ranks of a stage, so edp = tp dp cp / (ep etp) (``Layout.expert_dp``).
+            ``None`` = tp (the experts follow the dense tp split, Megatron's default).
         recompute: activation recomputation: 'none', 'selective' (attention core), 'full' (per layer).
         microbatch_size: sequences per microbatch per data-parallel rank.
         kv_replication: allow tp > n_kv_heads by replicating KV heads (tp % n_kv_heads == 0).
@@ -82,6 +87,9 @@ class ParallelConfig(BaseModel):
     pp_layers: tuple[int, ...] | None = Field(default=None, description=(
         "explicit, possibly uneven, layers per pipeline stage, e.g. 9,7 (empty: n_layers / pp each)"))
     ep: int = Field(default=1, gt=0, description="expert-parallel degree (MoE only), carved from dp * cp")
+    etp: int | None = Field(default=None, gt=0, description=(
+        "expert tensor-parallel degree (Megatron-LM --expert-tensor-parallel-size): routed experts split "
+        "etp ways instead of tp, ep x etp carved from tp * dp * cp (empty: tp)"))
     recompute: Recompute = Field(default="none", description=(
         "activation recomputation: 'selective' (attention core) or 'full' (per layer)"))
     microbatch_size: int = Field(default=1, gt=0, description=(
@@ -102,6 +110,11 @@ class ParallelConfig(BaseModel):
         "when ZeRO-3 gathers the parameters: 'per_microbatch' (PyTorch FSDP, for every microbatch's "
         "forward and backward) or 'per_step' (once per step, kept for every microbatch, as XLA/GSPMD does)"))
 
+    @property
+    def expert_tp(self) -> int:
+        """Tensor-parallel degree of the routed experts: etp, or tp when unset."""
+        return self.etp if self.etp is not None else self.tp
+
     def degrees(self) -> dict[str, int]:
         """The parallel degrees as a dict (dp may be None before validation)."""
         return {"dp": self.dp, "tp": self.tp, "pp": self.pp, "cp": self.cp, "ep": self.ep}
@@ -118,6 +131,8 @@ class ParallelConfig(BaseModel):
         parts += [f"cp={self.cp}"]
         if self.ep > 1:
             parts.append(f"ep={self.ep}")
+        if self.etp is not None and self.etp != self.tp:
+            parts.append(f"etp={self.etp}")
         parts += [f"mbs={self.microbatch_size}", f"recompute={self.recompute}"]
         return " ".join(parts)
 
@@ -187,15 +202,19 @@ class Layout:
 
     @property
     def expert_dp(self) -> int:
-        """Data-parallel degree of the expert weights: dp x cp / ep."""
-        return self.parallel.dp * self.parallel.cp // self.parallel.ep
+        """Data-parallel degree of the expert weights (edp): tp x dp x cp / (ep x etp), which is
+        dp x cp / ep when etp = tp."""
+        p = self.parallel
+        return p.tp * p.dp * p.cp // (p.ep * p.expert_tp)
 
     @property
     def expert_zero_shard(self) -> int:
-        """Devices a ZeRO-sharded expert tensor is split over: zero_shard / ep when ep divides the
-        ZeRO group (experts are already split over ep), else 1 (expert state not ZeRO-sharded)."""
-        zs, ep = self.zero_shard, self.parallel.ep
-        return max(1, zs // ep) if zs % ep == 0 else 1
+        """Devices a ZeRO-sharded expert tensor is split over: zero_shard x tp / (ep x etp) when that
+        divides (zero_shard / ep for etp = tp: experts are already split over ep), else 1 (expert
+        state not ZeRO-sharded)."""
+        p = self.parallel
+        zs, split = self.zero_shard * p.tp, p.ep * p.expert_tp
+        return max(1, zs // split) if zs % split == 0 else 1
 
     @property
     def local_tokens(self) -> float:
@@ -261,7 +280,7 @@ def _check_tp(p: ParallelConfig, model: ModelSpec) -> None:
             legal = [t for t in legal_tp(model, p.kv_replication) if width % t == 0]
             raise ConfigError(f"tp={p.tp} does not divide {name}={width}; legal tp: {fmt_legal(legal)}",
                               field="tp", value=p.tp, legal=legal)
-    if model.is_moe and model.expert_ffn % p.tp:
+    if model.is_moe and p.expert_tp == p.tp and model.expert_ffn % p.tp:
         raise ConfigError(f"tp={p.tp} does not divide expert_ffn_dim={model.expert_ffn}",
                           field="tp", value=p.tp)
 
@@ -450,16 +469,43 @@ def _check_sequence(p: ParallelConfig, training: TrainingSpec, n_devices: int) -
                           f"is not divisible by tp", field="sp", value=True)
 
 
+def _check_etp(p: ParallelConfig, model: ModelSpec) -> None:
+    """etp != tp needs an MoE model, sequence parallelism when tp > 1 (Megatron-LM requires it for
+    MoE with tp: each tp rank dispatches its own sequence shard), etp dividing expert_ffn_dim, and
+    ep x etp dividing tp x dp x cp."""
+    if p.etp is None or p.etp == p.tp:
+        return
+    if not model.is_moe:
+        raise ConfigError(f"etp={p.etp} needs a mixture-of-experts model; {model.name} is dense; legal etp: "
+                          f"{p.tp} (= tp) or empty", field="etp", value=p.etp, legal=[p.tp])
+    ranks = p.tp * p.dp * p.cp
+    legal = [e for e in divisors(model.expert_ffn) if ranks % (e * p.ep) == 0]
+    if model.expert_ffn % p.etp or ranks % (p.etp * p.ep):
+        raise ConfigError(f"etp={p.etp} must divide expert_ffn_dim={model.expert_ffn}, and ep x etp = "
+                          f"{p.ep * p.etp} must divide tp*dp*cp={ranks}; legal etp: {fmt_legal(legal)}",
+                          field="etp", value=p.etp, legal=legal)
+    if p.tp > 1 and not p.sp:
+        raise ConfigError(f"etp={p.etp} != tp={p.tp} needs sp=True (each tp rank dispatches its sequence "
+                          "shard to the experts)", field="sp", value=False, legal=[True])
+    if model.n_shared_experts and (model.n_shared_experts * model.expert_ffn) % p.tp:
+        raise ConfigError(f"tp={p.tp} does not divide the shared experts' width "
+                          f"{model.n_shared_experts * model.expert_ffn}", field="tp", value=p.tp)
+
+
 def _check_ep(p: ParallelConfig, model: ModelSpec) -> None:
-    """ep needs an MoE model and must divide n_experts and dp x cp."""
+    """ep needs an MoE model and must divide n_experts and dp x cp (tp x dp x cp / etp with an
+    expert tensor-parallel degree etp != tp: the ep group may fold tp ranks)."""
+    _check_etp(p, model)
     if p.ep == 1:
         return
     if not model.is_moe:
         raise ConfigError(f"ep={p.ep} needs a mixture-of-experts model; {model.name} is dense; legal ep: 1",
                           field="ep", value=p.ep, legal=[1])
-    legal_ep = [e for e in divisors(model.n_experts) if (p.dp * p.cp) % e == 0]
-    if model.n_experts % p.ep or (p.dp * p.cp) % p.ep:
-        raise ConfigError(f"ep={p.ep} must divide n_experts={model.n_experts} and dp*cp={p.dp * p.cp}; "
+    pool = p.dp * p.cp * p.tp // p.expert_tp  # an integer: _check_etp
+    legal_ep = [e for e in divisors(model.n_experts) if pool % e == 0]
+    if model.n_experts % p.ep or pool % p.ep:
+        what = "dp*cp" if p.expert_tp == p.tp else "tp*dp*cp/etp"
+        raise ConfigError(f"ep={p.ep} must divide n_experts={model.n_experts} and {what}={pool}; "
                           f"legal ep: {fmt_legal(legal_ep)}", field="ep", value=p.ep, legal=legal_ep)
 
 

@@ -176,6 +176,7 @@ class Space:
         max_microbatch_size: largest microbatch (sequences).
         scale_up_size: devices per scale-up domain (bounds the node-local HSDP shard group).
         fix: the pinned ParallelConfig fields.
+        etp: expert tensor-parallel degrees: the pinned one, else None (= tp) and 1 for an MoE model.
     """
 
     n_devices: int
@@ -193,6 +194,7 @@ class Space:
     max_microbatch_size: int
     scale_up_size: int
     fix: dict = field(default_factory=dict)
+    etp: tuple[int | None, ...] = (None,)
 
     def microbatch_sizes(self, dp: int) -> list[int]:
         """Microbatch sizes to try for data-parallel degree ``dp``, largest first: the divisors of the
@@ -235,19 +237,22 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
         n_devices=n, batch=training.global_batch_size, n_layers=model.n_layers, tp=pinned("tp", tps),
         cp=pinned("cp", cps), pp=pinned("pp", (p for p in divisors(n) if p <= model.n_layers)),
         ep=pinned("ep", divisors(model.n_experts) if model.is_moe else [1]), dp=fix.get("dp"),
+        etp=(fix["etp"],) if "etp" in fix else ((None, 1) if model.is_moe else (None,)),
         zero_stages=tuple(zero_stages), recomputes=(fix["recompute"],) if "recompute" in fix else RECOMPUTE_ORDER,
         schedules=scheds, prune=prune, max_microbatch_size=max_microbatch_size,
         scale_up_size=hardware.scale_up_size, fix=fix)
 
 
 class Degrees(NamedTuple):
-    """Parallel degrees of one candidate: tp x cp x pp x dp = devices, ep divides dp x cp."""
+    """Parallel degrees of one candidate: tp x cp x pp x dp = devices, ep x etp divides tp x dp x cp
+    (etp None = tp: ep divides dp x cp)."""
 
     tp: int
     cp: int
     pp: int
     dp: int
     ep: int
+    etp: int | None
 
 
 class Group(NamedTuple):
@@ -258,6 +263,7 @@ class Group(NamedTuple):
     pp: int
     dp: int
     ep: int
+    etp: int | None
     zero_stage: int
     dp_shard: int | None
     zero3_gather: str
@@ -271,22 +277,28 @@ class Group(NamedTuple):
         return (self.tp, self.cp, self.pp, self.dp, self.sp, self.schedule, self.virtual_stages, self.pp_layers)
 
     def weight_placement(self) -> tuple:
-        """Where the weights live: (tp, cp, pp, dp, ep, zero_stage, dp_shard, zero3_gather, pp_layers)."""
-        return (self.tp, self.cp, self.pp, self.dp, self.ep, self.zero_stage, self.dp_shard, self.zero3_gather,
-                self.pp_layers)
+        """Where the weights live: (tp, cp, pp, dp, ep, etp, zero_stage, dp_shard, zero3_gather, pp_layers),
+        and sp when etp is set (its validity rule reads sp: ``parallel._check_etp``)."""
+        return (self.tp, self.cp, self.pp, self.dp, self.ep, self.etp, self.zero_stage, self.dp_shard,
+                self.zero3_gather, self.pp_layers, self.sp if self.etp is not None else None)
 
 
 def degree_candidates(space: Space) -> Iterator[Degrees]:
-    """Every (tp, cp, pp, ep) of the option lists whose product leaves an integer dp (pinned dp
-    honoured) and whose ep divides dp x cp, in ascending (tp, cp, pp, ep) order."""
+    """Every (tp, cp, pp, ep, etp) of the option lists whose product leaves an integer dp (pinned dp
+    honoured) and whose ep x etp divides tp x dp x cp (ep divides dp x cp when etp = tp), in
+    ascending (tp, cp, pp, ep) order, etp None (= tp) before 1. An unpinned etp = 1 is tried only
+    with tp > 1 (with tp = 1 it is the default) and ep > 1 (Megatron-LM's MoE parallel folding:
+    whole experts on the ep ranks, the expert grid folded over tp x dp x cp)."""
     n = space.n_devices
-    for tp, cp, pp, ep in itertools.product(space.tp, space.cp, space.pp, space.ep):
+    for tp, cp, pp, ep, etp in itertools.product(space.tp, space.cp, space.pp, space.ep, space.etp):
         if n % (tp * cp * pp):
             continue
-        dp = n // (tp * cp * pp)
-        if (dp * cp) % ep or (space.dp is not None and dp != space.dp):
+        if etp is not None and "etp" not in space.fix and (etp == tp or ep == 1):
             continue
-        yield Degrees(tp, cp, pp, dp, ep)
+        dp = n // (tp * cp * pp)
+        if (tp * dp * cp) % (ep * (etp or tp)) or (space.dp is not None and dp != space.dp):
+            continue
+        yield Degrees(tp, cp, pp, dp, ep, etp)
 
 
 def stage_split(space: Space, pp: int) -> tuple[bool, tuple[int, ...] | None]:
@@ -410,7 +422,8 @@ def walk_unpipelined(mbs_opts: list[int], recomputes: tuple[str, ...], probe: Pr
 
 _INVALID = "invalid"
 #: a weight placement that no validation rule rejects: validates a token split on its own
-_NEUTRAL_WEIGHTS: dict[str, Any] = {"ep": 1, "zero_stage": 0, "dp_shard": None, "zero3_gather": "per_microbatch"}
+_NEUTRAL_WEIGHTS: dict[str, Any] = {"ep": 1, "etp": None, "zero_stage": 0, "dp_shard": None,
+                                    "zero3_gather": "per_microbatch"}
 
 
 class Candidate(NamedTuple):
@@ -491,7 +504,8 @@ class _Evaluator:
         Raises:
             pydantic.ValidationError: a pinned value of the wrong type (as ``ParallelConfig`` does).
         """
-        fields = dict(dp=g.dp, tp=g.tp, pp=g.pp, cp=g.cp, ep=g.ep, zero_stage=g.zero_stage, dp_shard=g.dp_shard,
+        fields = dict(dp=g.dp, tp=g.tp, pp=g.pp, cp=g.cp, ep=g.ep, etp=g.etp, zero_stage=g.zero_stage,
+                      dp_shard=g.dp_shard,
                       sp=g.sp, microbatch_size=mbs, schedule=g.schedule, virtual_stages=g.virtual_stages,
                       recompute=rc, pp_layers=g.pp_layers, zero3_gather=g.zero3_gather, **self.extra)
         try:
@@ -584,11 +598,11 @@ class _Evaluator:
 
     def _stage_compute(self, c: Candidate) -> tuple:
         """(dense layer times, MoE layer times, slowest stage compute) of candidate ``c``, cached per
-        (tp, sp, cp, ep, local tokens, recompute, pp, split): what
+        (tp, sp, cp, ep, etp, local tokens, recompute, pp, split): what
         :func:`~shardplan.cost.compute.layer_times` and :func:`~shardplan.cost.compute.slowest_stage`
         read of a layout."""
         g, u = c.group, c.split.layout.local_tokens
-        key = (g.tp, g.sp, g.cp, g.ep, u, c.recompute, g.pp, g.pp_layers)
+        key = (g.tp, g.sp, g.cp, g.ep, g.etp, u, c.recompute, g.pp, g.pp_layers)
         hit = self._compute.get(key)
         if hit is None:
             m, tr, hw, lay = self.model, self.training, self.hw, self.layout(c)
@@ -606,9 +620,9 @@ class _Evaluator:
         exposed per-microbatch communication + microbatch overheads + overlap slowdown >= S`` (each
         term a sum of seconds >= 0); ``bubble_s`` is a nonnegative factor times its argument (it reads
         only pp, schedule and virtual stages) and the other step terms are >= 0. The margin covers
-        floating-point order. Cached per token split, ep and recompute (what S, m and the bubble read).
+        floating-point order. Cached per token split, ep, etp and recompute (what S, m and the bubble read).
         """
-        key = (c.group.ep, c.recompute)
+        key = (c.group.ep, c.group.etp, c.recompute)
         hit = c.split.compute_bounds.get(key)
         if hit is None:
             s, base = self._stage_compute(c)[2].total_s, c.split.layout
@@ -630,8 +644,8 @@ class _Evaluator:
         ``virtual_stages``), so their sums are cached without them.
         """
         g, mbs, rc = c[:3]
-        exposed = self._comm.setdefault((g.tp, g.cp, g.pp, g.dp, g.ep, g.sp, g.virtual_stages, g.pp_layers, mbs, rc),
-                                        [])
+        exposed = self._comm.setdefault((g.tp, g.cp, g.pp, g.dp, g.ep, g.etp, g.sp, g.virtual_stages, g.pp_layers,
+                                         mbs, rc), [])
         s, m, base, total = self._stage_compute(c)[2].total_s, c.split.layout.microbatches, c.split.layout, 0.0
         for i, axis in enumerate(_BOUND_AXES):
             if i == len(exposed):
@@ -731,7 +745,8 @@ def _enumerate(space: Space, ev: _Evaluator, res: SearchResult, keep_infeasible:
 
 def _complexity(p: Group, recompute: str) -> int:
     """Parallel dimensions a layout uses beyond plain data parallelism (tie-breaker)."""
-    return (p.tp > 1) + (p.pp > 1) + (p.cp > 1) + (p.ep > 1) + (p.zero_stage == 3) + (recompute != "none")
+    return ((p.tp > 1) + (p.pp > 1) + (p.cp > 1) + (p.ep > 1) + (p.etp is not None) + (p.zero_stage == 3)
+            + (recompute != "none"))
 
 
 def _rank_key(objective: str, c: Candidate, tokens_per_s: float) -> tuple:

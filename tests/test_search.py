@@ -133,7 +133,8 @@ def test_validity_and_memory_from_cached_halves_equal_direct_calls(monkeypatch, 
     probe, memory = S._Trials.probe, S._Evaluator.memory
 
     def direct(ev, g, mbs, rc):
-        pc = ParallelConfig(dp=g.dp, tp=g.tp, pp=g.pp, cp=g.cp, ep=g.ep, zero_stage=g.zero_stage, dp_shard=g.dp_shard,
+        pc = ParallelConfig(dp=g.dp, tp=g.tp, pp=g.pp, cp=g.cp, ep=g.ep, etp=g.etp, zero_stage=g.zero_stage,
+                            dp_shard=g.dp_shard,
                             sp=g.sp, microbatch_size=mbs, schedule=g.schedule, virtual_stages=g.virtual_stages,
                             recompute=rc, pp_layers=g.pp_layers, zero3_gather=g.zero3_gather, **ev.extra)
         try:
@@ -243,7 +244,11 @@ def test_candidate_order_is_the_product_order():
     space = S.build_space(MODELS["mixtral-8x7b"], H100, tr, 16, {}, None, 4, None, 16, True)
     degrees = list(S.degree_candidates(space))
     assert degrees == sorted(degrees, key=lambda d: (d.tp, d.cp, d.pp, d.ep))
-    assert all(d.tp * d.cp * d.pp * d.dp == 16 and (d.dp * d.cp) % d.ep == 0 for d in degrees)
+    assert all(d.tp * d.cp * d.pp * d.dp == 16 and (d.tp * d.dp * d.cp) % (d.ep * (d.etp or d.tp)) == 0
+               for d in degrees)
+    # expert tensor parallelism: None (= tp) everywhere, 1 as well where tp > 1 and ep > 1 (ep may then fold tp)
+    assert {d.etp for d in degrees} == {None, 1} and all(d.tp > 1 and d.ep > 1 for d in degrees if d.etp == 1)
+    assert all((d.dp * d.cp) % d.ep == 0 for d in degrees if d.etp is None)
     d = next(d for d in degrees if d.dp == 4 and d.tp == 2 and d.pp == 2)
     groups = list(S.group_candidates(space, d, None))
     # ZeRO-2 first (no shard / gather variants), then ZeRO-3 with the node-local shard (8 // (tp cp) = 4 = dp:

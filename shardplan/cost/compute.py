@@ -36,7 +36,7 @@ def elementwise_bytes_per_token(model: ModelSpec, training: TrainingSpec, parall
     writes F: 2 beta F / t), rotary embedding on Q and K (2 beta (q + kv) / t), dropout (read,
     write, 1-byte mask on h, twice), and for naive attention the a x s score matrix written by
     QK^T, read and written by the softmax, read by AV (4 beta a s / t, plus 2 beta + 1 per score for
-    attention dropout). Same operation list as Korthikanti et al. 2022 Sec. 4.1; byte counts are
+    attention dropout), QK-norm on Q and K (2 beta (q + kv) / t). Same operation list as Korthikanti et al. 2022 Sec. 4.1; byte counts are
     this project's (one read per input, one write per output, no fusion beyond bias+activation).
     """
     p = parallel
@@ -52,6 +52,8 @@ def elementwise_bytes_per_token(model: ModelSpec, training: TrainingSpec, parall
     else:
         b += act * beta * model.ffn_dim / t
     if model.position == "rope":
+        b += 2.0 * beta * (q + kv) / t
+    if model.qk_norm != "none":  # QK-norm reads and writes Q and K
         b += 2.0 * beta * (q + kv) / t
     if training.dropout:
         b += 2 * (2 * beta + 1) * h / sigma
@@ -70,23 +72,50 @@ def layer_gemm_shapes(model: ModelSpec, p: ParallelConfig, tokens: float, moe: b
     and up fused for SwiGLU) ``[u, h] x [h, (phi-1) F/t]`` and down ``[u, F/t] x [F/t, h]``. MoE:
     the router ``[u, h] x [h, E]``, and per local expert (E/ep of them, balanced routing: each
     receives ``u top_k ep / E`` tokens) the same MLP pair on ``F_e / t``; shared experts as a dense
-    MLP of width ``n_shared F_e``.
+    MLP of width ``n_shared F_e``. With an expert tensor-parallel degree etp != tp the experts'
+    pair is ``F_e / etp`` wide on ``u (etp / t) top_k ep / E`` tokens (same FLOPs, other shapes).
     """
     h, t, dh = model.d_model, p.tp, model.dim_head
     u = max(1, round(tokens))
     kv_r = model.kv_dim // t if model.kv_heads >= t else dh
     up = model.mlp_matrices - 1
-    out = [("qkv", GemmShape(u, model.q_dim // t + 2 * kv_r, h)), ("attn_out", GemmShape(u, h, model.q_dim // t))]
+    if model.is_mla:
+        out = mla_gemm_shapes(model, t, u, t if p.sp else 1)
+    else:
+        out = [("qkv", GemmShape(u, model.q_dim // t + 2 * kv_r, h)), ("attn_out", GemmShape(u, h, model.q_dim // t))]
     if not moe:
         f = model.ffn_dim // t
         return out + [("mlp_up", GemmShape(u, up * f, h)), ("mlp_down", GemmShape(u, h, f))]
-    fe, local = model.expert_ffn // t, max(1, model.n_experts // p.ep)
-    m_e = max(1, round(tokens * model.top_k * p.ep / model.n_experts))
+    # routed experts split etp ways; with etp < tp each rank dispatches its 1/tp sequence shard and an
+    # expert's etp ranks gather their tokens: tokens x etp / tp per expert rank (= tokens for etp = tp)
+    et = p.expert_tp
+    fe, local = model.expert_ffn // et, max(1, model.n_experts // p.ep)
+    m_e = max(1, round(tokens * et / t * model.top_k * p.ep / model.n_experts))
+    fe_shared = model.expert_ffn // t
     out += [("router", GemmShape(u, model.n_experts, h)), ("expert_up", GemmShape(m_e, up * fe, h, local)),
             ("expert_down", GemmShape(m_e, h, fe, local))]
     if model.n_shared_experts:
-        w = model.n_shared_experts * fe
+        w = model.n_shared_experts * fe_shared
         out += [("shared_up", GemmShape(u, up * w, h)), ("shared_down", GemmShape(u, h, w))]
+    return out
+
+
+def mla_gemm_shapes(model: ModelSpec, t: int, u: int, sigma: int = 1) -> list[tuple[str, GemmShape]]:
+    """Forward GEMMs of multi-head latent attention (DeepSeek-V2 Sec. 2.1.2) on ``u`` tokens: the
+    down projections ``[u/sigma, h] x [h, d_c + d_rope]`` (and ``[h, d_c']`` for the query latent)
+    are replicated over tp and run on the rank's sequence shard (sigma = tp with sequence
+    parallelism; Megatron-LM ``MLASelfAttention`` gathers the latent afterwards), the up projections
+    are column-parallel (``[u, d_c] x [d_c, a (d_nope + d_v) / t]``, query ``[u, d_c' or h] x
+    [., a d_qk / t]``), the output row-parallel ``[u, a d_v / t] x [., h]``."""
+    h, a_t = model.d_model, max(model.n_heads // t, 1)
+    c, q_in = model.kv_lora_rank, model.q_lora_rank or h
+    shard = max(1, round(u / sigma))
+    out = [("kv_down", GemmShape(shard, c + model.qk_rope_head_dim, h)),
+           ("kv_up", GemmShape(u, a_t * (model.qk_nope_head_dim + model.v_head_dim), c)),
+           ("q_up" if model.q_lora_rank else "q", GemmShape(u, a_t * model.dim_head, q_in)),
+           ("attn_out", GemmShape(u, h, a_t * model.v_head_dim))]
+    if model.q_lora_rank:
+        out.insert(0, ("q_down", GemmShape(shard, model.q_lora_rank, h)))
     return out
 
 
@@ -264,9 +293,9 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
             rec += cnt * lt.fwd
         elif p.recompute == "selective":
             rec += cnt * lt.fwd_attn
-    if stage == p.pp - 1:  # LM head + cross-entropy over the vocab shard
+    if stage == p.pp - 1:  # LM head + cross-entropy over the vocab shard (once more per MTP module)
         head_mm, head_elem = lm_head_s(model, training, hw, layout, layout.local_tokens)
-        mm, elem = mm + head_mm, elem + head_elem
+        mm, elem = mm + (1 + model.mtp_modules) * head_mm, elem + (1 + model.mtp_modules) * head_elem
     return StageCompute(stage, mm, elem, rec, sp_, sp_.layers * training.framework.layer_overhead_s)
 
 

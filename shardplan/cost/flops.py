@@ -8,6 +8,18 @@ Conventions (cost_models note 10.2):
 * Attention core (QK^T and AV) costs ``4 * q_dim * s`` FLOPs per token forward for a
   bidirectional mask; a causal mask halves it (Megatron-LM ``num_floating_point_operations``:
   "/2 causal mask, x2 for QK^T and AV"), giving ``6 * q_dim * s`` per token per layer for training.
+* Per architecture: the attention core is ``2 a (d_qk + d_v) k`` FLOPs per token forward for
+  ``k`` attended keys per query (``4 q s`` when d_qk = d_v = d_h, k = s). MLA (DeepSeek-V2,
+  Sec. 2.1.2) has d_qk = d_nope + d_rope (192 in V2/V3) and d_v = 128; its projections (down,
+  up, output) are the matmul parameters of
+  :meth:`~shardplan.specs.model.ModelSpec.attention_matmul_params` -- training multiplies the
+  up-projected K/V, no weight absorption (that is an inference trick, Sec. 2.1.2 end). A sliding
+  window (Beltagy et al. 2020 Sec. 3.1: "O(n x w)"; Mistral 7B Sec. 2) bounds ``k`` by the window:
+  :meth:`~shardplan.specs.model.ModelSpec.attended_keys` (causal: w - w^2/(2s) instead of s/2),
+  averaged over sliding and full layers. QK-norm, attention sinks (one extra logit per head and
+  query) and the router's softmax are element-wise: no matmul FLOPs.
+* DeepSeek-V3's multi-token-prediction modules (Sec. 2.2) each add one block of the last layer's
+  kind, the projection M (2h x h) and one more LM head per token.
 * Model FLOPs exclude recomputation; hardware FLOPs include it. MFU and HFU divide them by
   ``step_time * devices * peak`` (Chowdhery et al. 2022, PaLM, Appendix B).
 * Full recompute adds one forward of every transformer layer (Korthikanti et al. 2022, Sec. 5:
@@ -27,7 +39,7 @@ def layer_matmul_params(model: ModelSpec, moe: bool) -> float:
     plus the router h*E (Fedus et al. 2022, Sec. 2.1).
     """
     h = model.d_model
-    attn = h * (model.q_dim + 2 * model.kv_dim) + model.q_dim * h
+    attn = model.attention_matmul_params()
     if moe:
         mlp = model.mlp_matrices * h * model.expert_ffn * (model.top_k + model.n_shared_experts)
         mlp += h * model.n_experts
@@ -36,10 +48,15 @@ def layer_matmul_params(model: ModelSpec, moe: bool) -> float:
     return float(attn + mlp)
 
 
-def attention_core_flops_fwd(model: ModelSpec, seq_len: int, causal: bool) -> float:
-    """Forward attention-core FLOPs per token per layer: 4*q*s, halved when causal."""
-    f = 4.0 * model.q_dim * seq_len
-    return f / 2 if causal else f
+def attention_core_flops_fwd(model: ModelSpec, seq_len: int, causal: bool, windowed: bool = True) -> float:
+    """Forward attention-core FLOPs per token per layer (mean over layers): 2*a*(d_qk + d_v)*k with
+    k the mean attended keys (s, or s/2 when causal; the window on sliding layers). ``windowed=False``
+    for a kernel that computes the whole masked score matrix (naive attention): k = s or s/2."""
+    a = model.n_heads
+    per_key = 2.0 * a * (model.dim_head + model.dim_head_v)
+    if windowed and model.sliding_window is not None:
+        return per_key * model.attended_keys(seq_len, causal)
+    return per_key * (seq_len / 2 if causal else seq_len)
 
 
 def model_flops_per_token(model: ModelSpec, seq_len: int, causal: bool = True) -> float:
@@ -50,10 +67,19 @@ def model_flops_per_token(model: ModelSpec, seq_len: int, causal: bool = True) -
     it equals the PaLM / Korthikanti et al. 2022 convention ``72 B s L h^2 (1 + s/6h + V/12hL)``
     for a GPT with F = 4h.
     """
-    L_moe, L_dense = model.n_moe_layers, model.n_dense_mlp_layers
+    L_dense, L_moe, L = _block_counts(model)
     matmul = L_dense * layer_matmul_params(model, False) + L_moe * layer_matmul_params(model, True)
-    matmul += model.d_model * model.vocab_size  # LM head
-    return 6.0 * matmul + 3.0 * model.n_layers * attention_core_flops_fwd(model, seq_len, causal)
+    matmul += (1 + model.mtp_modules) * model.d_model * model.vocab_size  # LM head (shared by MTP modules)
+    matmul += model.mtp_modules * 2 * model.d_model * model.d_model  # MTP projection M
+    return 6.0 * matmul + 3.0 * L * attention_core_flops_fwd(model, seq_len, causal)
+
+
+def _block_counts(model: ModelSpec) -> tuple[int, int, int]:
+    """(dense, MoE, all) transformer blocks, the multi-token-prediction modules' included."""
+    mtp_moe = model.mtp_modules if model.mtp_block_is_moe else 0
+    L_moe = model.n_moe_layers + mtp_moe
+    L_dense = model.n_dense_mlp_layers + model.mtp_modules - mtp_moe
+    return L_dense, L_moe, L_dense + L_moe
 
 
 def recompute_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, causal: bool = True,
@@ -66,12 +92,12 @@ def recompute_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, ca
     """
     if recompute == "none":
         return 0.0
-    core = attention_core_flops_fwd(model, seq_len, causal and attention == "flash")
+    core = attention_core_flops_fwd(model, seq_len, causal and attention == "flash", attention == "flash")
+    L_dense, L_moe, L = _block_counts(model)
     if recompute == "selective":
-        return model.n_layers * core
-    L_moe, L_dense = model.n_moe_layers, model.n_dense_mlp_layers
+        return L * core
     matmul = L_dense * layer_matmul_params(model, False) + L_moe * layer_matmul_params(model, True)
-    return 2.0 * matmul + model.n_layers * core
+    return 2.0 * matmul + L * core
 
 
 def hardware_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, causal: bool = True,

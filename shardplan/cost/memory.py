@@ -20,7 +20,8 @@ Megatron-LM's distributed optimizer shards over the dp x cp group (cost_models n
 here; nanotron's ZeRO-1 keeps the full fp32 gradient buffer on every rank and shards the fp32
 master weights and Adam moments (``optim/gradient_accumulator.py`` FP32GradientAccumulator,
 ``optim/zero.py``), which is ZeRO stage 1 here. Tensor-parallel weights are split tp ways
-(Shoeybi et al. 2019), experts over ep x tp.
+(Shoeybi et al. 2019), routed experts over ep x etp (etp = tp unless set: Megatron-LM
+``--expert-tensor-parallel-size``).
 
 **Activations** generalise Korthikanti et al. 2022 (Table 2; "34 s b h + 5 a s^2 b" per layer for
 GPT with F = 4h, 16-bit activations and dropout) to GQA, SwiGLU, flash attention, sequence and
@@ -67,7 +68,7 @@ class StageParams:
     Attributes:
         dense: TP-sharded non-expert elements per device (attention, dense MLP, embeddings / tp).
         replicated: elements every tp rank keeps whole (norms, router).
-        expert: routed-expert elements per device (already / (ep * tp)).
+        expert: routed-expert elements per device (already / (ep * etp)).
         layers: transformer layers on the stage.
         moe_layers: of which MoE layers.
     """
@@ -89,24 +90,34 @@ def stage_params(model: ModelSpec, layout: Layout, stage: int) -> StageParams:
 
     The first stage holds the input embedding (and learned positions); the last holds the final
     norm and the LM head (with tied embeddings and pp > 1 a copy of the embedding, as Megatron-LM
-    does). Layers are assigned in order, the first ``n_dense_layers`` being dense.
+    does), and the multi-token-prediction modules (counted in ``layers``). Layers are assigned in
+    order; which are MoE is :meth:`ModelSpec.is_moe_layer`. MLA down
+    projections and per-head QK-norm gains are whole on every tp rank
+    (:meth:`ModelSpec.attention_tp_replicated_params`).
     """
     p = layout.parallel
     t = p.tp
     start = sum(layout.stage_layers[:stage])
     n = layout.stage_layers[stage]
-    moe_layers = max(0, start + n - max(start, model.n_dense_layers)) if model.is_moe else 0
+    moe_layers = model.moe_layers_in(start, n)
+    last = stage == p.pp - 1
+    if last and model.mtp_modules:  # MTP blocks run after the last layer, on the last stage
+        n += model.mtp_modules
+        moe_layers += model.mtp_modules if model.mtp_block_is_moe else 0
     dense_layers = n - moe_layers
-    norms = 2 * model.norm_params()
-    attn = model.attention_params()
+    attn_rep = model.attention_tp_replicated_params()
+    attn = model.attention_params() - attn_rep
     dense = dense_layers * (attn + model.mlp_params(model.ffn_dim)) / t
     dense += moe_layers * (attn + model.n_shared_experts * model.mlp_params(model.expert_ffn)) / t
-    replicated = n * norms + moe_layers * model.d_model * model.n_experts
-    expert = moe_layers * model.routed_expert_params_per_layer() / (t * p.ep)
+    replicated = n * (model.layer_norm_params() + attn_rep) + moe_layers * model.router_params()
+    expert = moe_layers * model.routed_expert_params_per_layer() / (p.expert_tp * p.ep)
     h, V_t = model.d_model, layout.vocab_per_rank(model.vocab_size)
-    last = stage == p.pp - 1
+    if last and model.mtp_modules:  # projection M over tp, enorm + hnorm + the head's norm replicated
+        dense += model.mtp_modules * 2 * h * h / t
+        replicated += model.mtp_modules * 3 * model.norm_params()
     if stage == 0:
         dense += V_t * h
+        replicated += model.embedding_norm * model.norm_params()
         if model.position == "learned":
             dense += model.max_position_embeddings * h / t
     if last:
@@ -122,10 +133,13 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     Per token (beta = activation bytes, t = tp, sigma = tp with sequence parallelism else 1):
 
     * 2 norm inputs: 2*beta*h/sigma; QKV input (norm output): beta*h/sigma;
-    * Q, K, V: beta*(q + 2kv)/t; attention output (O-proj input): beta*q/t;
+    * Q, K, V: beta*(q + kv + v)/t; attention output (O-proj input): beta*o/t (= q + 2kv and q
+      without MLA, :func:`attention_extra_bytes_per_token` for MLA latents and QK-norm);
     * flash attention: fp32 log-sum-exp, 4*a/t (Dao et al. 2022, Alg. 2 saves m, l per row);
       naive attention: scores + softmax output + dropout output 2+2+2 bytes and a 1-byte mask per
-      score when dropout is on, else softmax output only: (5 or 2)*a*s/t (Korthikanti Table 2: 5as);
+      score when dropout is on, else softmax output only: (5 or 2)*a*s/t (Korthikanti Table 2: 5as),
+      with s the mean scored keys per query (a sliding-window layer of a banded kernel stores
+      min(w, s) scores per query, Beltagy et al. 2020 Sec. 3.1; full layers s, mask included);
     * MLP input: beta*h/sigma; MLP intermediates: SwiGLU gate, up, product 3*beta*F/t; GeLU input
       and output 2*beta*F/t (Korthikanti: 8sbh + 8sbh for F = 4h);
     * MoE: intermediates of top_k experts, 2*beta*k*h dispatch/combine buffers, 4*E router probs;
@@ -133,8 +147,7 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     * eager model code (``FrameworkProfile.loss == 'eager'``: the framework runs PyTorch eager
       modules, not fused kernels): an unfused SwiGLU ``act(gate) * up`` also keeps ``act(gate)``
       for the multiply's backward, beta*F/t more (nanotron ``models/llama.py`` GLUActivation;
-      torchtitan ``F.silu(w1(x)) * w3(x)``; Megatron-LM's ``bias_swiglu_impl`` keeps only its input).
-
+      torchtitan ``F.silu(w1(x)) * w3(x)``; Megatron-LM's ``bias_swiglu_impl`` keeps only its input);
     * fp8 compute (``precision.compute_dtype == 'fp8'``): linear-layer inputs kept in fp8
       (:func:`fp8_linear_input_saving`).
 
@@ -145,10 +158,11 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     h, q, kv, a = model.d_model, model.q_dim, model.kv_dim, model.n_heads
     t = p.tp
     sigma = layout.seq_shard
-    s = training.seq_len
+    s = scored_keys(model, training.seq_len)
     b = 0.0
     b += 3 * beta * h / sigma  # 2 norm inputs + QKV input
-    b += beta * (q + 2 * kv) / t + beta * q / t
+    b += beta * (q + kv + model.v_dim) / t + beta * model.o_dim / t
+    b += attention_extra_bytes_per_token(model, beta, t, sigma)
     if training.attention == "flash":
         b += 4.0 * a / t
     else:
@@ -165,7 +179,7 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
         b += 2.0 * h / sigma
     if training.precision.compute_dtype == "fp8":
         width = model.expert_ffn * (model.top_k + model.n_shared_experts) if moe else model.ffn_dim
-        b -= fp8_linear_input_saving(beta, h, q, width, t, sigma)
+        b -= fp8_linear_input_saving(beta, h, model.o_dim, width, t, sigma)
     return b
 
 
@@ -181,6 +195,41 @@ def fp8_linear_input_saving(beta: float, h: int, q: int, width: int, t: int, sig
     copy for the output projection (q/t). ``width``: the MLP intermediate width of one token
     (MoE: expert width x active experts)."""
     return (beta - 1) * (2 * h / sigma + width / t) - q / t
+
+
+def scored_keys(model: ModelSpec, seq_len: int) -> float:
+    """Mean keys per query whose scores a naive kernel stores, over layers: s on full layers (the
+    masked half included), min(w, s) on sliding-window layers (a banded kernel)."""
+    if model.sliding_window is None:
+        return float(seq_len)
+    n_s = model.n_sliding_layers
+    w = min(model.sliding_window, seq_len)
+    return (n_s * w + (model.n_layers - n_s) * seq_len) / model.n_layers
+
+
+def attention_extra_bytes_per_token(model: ModelSpec, beta: float, t: int, sigma: int = 1) -> float:
+    """Attention activations beyond Q, K, V and the output, per token per layer (bytes);
+    ``sigma`` = tp with sequence parallelism, else 1.
+
+    * QK-norm (Qwen3, Gemma 3, OLMo 2): the norms' inputs, the pre-norm Q and K, are kept for
+      their backward: beta*(q + kv)/t.
+    * MLA (DeepSeek-V2 Sec. 2.1.2): the down projections are replicated over tp and run on the
+      rank's sequence shard (Megatron-LM ``MLASelfAttention``): the K/V latent c_KV is stored as the
+      RMSNorm's input on the shard (beta*d_c/sigma) and, all-gathered over the sequence, as the up
+      projection's input (beta*d_c, not divided: the gather precedes the column-parallel
+      ``linear_kv_up_proj``); the query latent c_Q (q_lora_rank) as the norm's input and the
+      sequence-parallel up projection's input, 2*beta*d_c'/sigma. Without SP: 2*beta*(d_c + d_c').
+      The per-head K and V after the up projection (d_nope + d_rope and d_v wide, a/t heads) are the
+      Q, K, V term of :func:`activation_bytes_per_token`; the decoupled RoPE key is shared by the
+      heads but broadcast into K before the attention kernel, so it is stored at K width.
+    """
+    b = 0.0
+    if model.qk_norm != "none":
+        b += beta * (model.q_dim + model.kv_dim) / t
+    if model.is_mla:
+        c, cq = model.kv_lora_rank, model.q_lora_rank or 0
+        b += beta * (c + 2 * cq) / sigma + beta * c
+    return b
 
 
 def loss_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:
@@ -354,13 +403,16 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
     else:
         stored = dense_l * per_tok[0] + moe_l * per_tok[1]
         if p.recompute == "selective" and training.attention == "naive":
-            a_terms = (5.0 if training.dropout else 2.0) * model.n_heads * training.seq_len / p.tp
+            keys = scored_keys(model, training.seq_len)
+            a_terms = (5.0 if training.dropout else 2.0) * model.n_heads * keys / p.tp
             stored -= n_layers * a_terms
         act = u * stored * inflight
     if stage == 0 and training.dropout:
         act += u * model.d_model / sigma * inflight  # embedding dropout mask, 1 byte per element
     if stage == p.pp - 1:
-        act += u * output_layer_bytes_per_token(model, training, layout) * inflight
+        # each MTP module also stores its two norm inputs and the concatenated projection input (4 beta h)
+        mtp = model.mtp_modules * 4 * beta * model.d_model / sigma
+        act += u * ((1 + model.mtp_modules) * output_layer_bytes_per_token(model, training, layout) + mtp) * inflight
     return act
 
 
@@ -391,7 +443,8 @@ def memory_for_stage(model: ModelSpec, training: TrainingSpec, layout: Layout, s
     _model_state(mb, model, training, layout, stage)
     mb.activations = stage_activation_bytes(model, training, layout, stage)
     if stage == layout.parallel.pp - 1:
-        mb.logits = layout.local_tokens * loss_bytes_per_token(model, training, layout)
+        # one set of logits per prediction depth (DeepSeek-V3 MTP: the main head's and each module's)
+        mb.logits = (1 + model.mtp_modules) * layout.local_tokens * loss_bytes_per_token(model, training, layout)
     mb.comm_buffers = sp_buffer_bytes(model, training, layout)
     mb.add_fragmentation(fw)
     if own_runtime:

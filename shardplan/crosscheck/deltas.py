@@ -413,10 +413,10 @@ def runtime_stage_params(model: ModelSpec, layout: Layout) -> tuple[float, float
     t, h, V = p.tp, model.d_model, model.vocab_size
     if model.is_moe:
         layer = (model.attention_params() + model.n_shared_experts * model.mlp_params(model.expert_ffn)) / t
-        layer += h * model.n_experts + model.routed_expert_params_per_layer() / (t * p.ep)
+        layer += model.router_params() + model.routed_expert_params_per_layer() / (t * p.ep)
     else:
         layer = (model.attention_params() + model.mlp_params(model.ffn_dim)) / t
-    layer += 2 * model.norm_params()
+    layer += model.layer_norm_params()
     blocks = max(layout.stage_layers) * layer
     outer = V * h / t * (1 if model.tied_embeddings else 2) + model.norm_params()
     if model.position == "learned":

@@ -5,6 +5,7 @@ the paper that defines the shape (named in ``source``). Parameter counts are der
 
 from __future__ import annotations
 
+from shardplan.hf_config import spec_fields
 from shardplan.specs.model import ModelSpec
 
 _LLAMA = dict(mlp="swiglu", norm="rmsnorm", position="rope")
@@ -17,6 +18,68 @@ def _megatron_gpt(name: str, layers: int, d: int, heads: int, source: str, vocab
     return ModelSpec(name=name, n_layers=layers, d_model=d, n_heads=heads, ffn_dim=4 * d, vocab_size=vocab,
                      max_position_embeddings=seq, source=source, **_GPT)
 
+
+def _hf(name: str, repo: str, cfg: dict) -> ModelSpec:
+    # the released checkpoint's config.json values (those the shapes depend on), read as a file would be
+    arch = cfg.pop("arch")
+    return ModelSpec(name=name, source=f"HF {repo} config.json ({arch})", **spec_fields(arch, cfg))
+
+
+def _llama_cfg(h: int, f: int, layers: int, heads: int, kv: int, vocab: int, **kw) -> dict:
+    return dict(hidden_size=h, intermediate_size=f, num_hidden_layers=layers, num_attention_heads=heads,
+                num_key_value_heads=kv, vocab_size=vocab, **kw)
+
+
+#: one model of every Hugging Face family the loaders read (issue 11); counts in tests/test_model_families.py
+_FAMILY_PRESETS = [
+    _hf("llama-3.1-8b", "meta-llama/Llama-3.1-8B", _llama_cfg(4096, 14336, 32, 32, 8, 128256, arch="LlamaForCausalLM")),
+    _hf("llama-4-scout", "meta-llama/Llama-4-Scout-17B-16E (text_config)", _llama_cfg(
+        5120, 8192, 48, 40, 8, 202048, arch="Llama4ForCausalLM", head_dim=128, intermediate_size_mlp=16384,
+        num_local_experts=16, num_experts_per_tok=1, interleave_moe_layer_step=1)),
+    _hf("mistral-7b-v0.1", "mistralai/Mistral-7B-v0.1", _llama_cfg(
+        4096, 14336, 32, 32, 8, 32000, arch="MistralForCausalLM", sliding_window=4096)),
+    _hf("qwen3-8b", "Qwen/Qwen3-8B", _llama_cfg(4096, 12288, 36, 32, 8, 151936, arch="Qwen3ForCausalLM",
+                                                head_dim=128)),
+    _hf("qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B", _llama_cfg(
+        2048, 6144, 48, 32, 4, 151936, arch="Qwen3MoeForCausalLM", head_dim=128, moe_intermediate_size=768,
+        num_experts=128, num_experts_per_tok=8)),
+    _hf("gemma-7b", "google/gemma-7b", _llama_cfg(3072, 24576, 28, 16, 16, 256000, arch="GemmaForCausalLM",
+                                                  head_dim=256)),
+    _hf("gemma-2-9b", "google/gemma-2-9b", _llama_cfg(3584, 14336, 42, 16, 8, 256000, arch="Gemma2ForCausalLM",
+                                                      head_dim=256, sliding_window=4096)),
+    _hf("gemma-3-1b", "google/gemma-3-1b-pt", _llama_cfg(
+        1152, 6912, 26, 4, 1, 262144, arch="Gemma3ForCausalLM", head_dim=256, sliding_window=512,
+        sliding_window_pattern=6)),
+    _hf("phi-3-mini-4k", "microsoft/Phi-3-mini-4k-instruct", _llama_cfg(
+        3072, 8192, 32, 32, 32, 32064, arch="Phi3ForCausalLM", sliding_window=2047)),
+    _hf("phi-4", "microsoft/phi-4", _llama_cfg(5120, 17920, 40, 40, 10, 100352, arch="Phi3ForCausalLM")),
+    _hf("deepseek-v2-lite", "deepseek-ai/DeepSeek-V2-Lite", _llama_cfg(
+        2048, 10944, 27, 16, 16, 102400, arch="DeepseekV2ForCausalLM", moe_intermediate_size=1408,
+        n_routed_experts=64, n_shared_experts=2, num_experts_per_tok=6, first_k_dense_replace=1,
+        q_lora_rank=None, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)),
+    _hf("deepseek-v3", "deepseek-ai/DeepSeek-V3", _llama_cfg(
+        7168, 18432, 61, 128, 128, 129280, arch="DeepseekV3ForCausalLM", moe_intermediate_size=2048,
+        n_routed_experts=256, n_shared_experts=1, num_experts_per_tok=8, first_k_dense_replace=3,
+        q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)),
+    _hf("deepseek-v3-mtp", "deepseek-ai/DeepSeek-V3 + its multi-token-prediction module", _llama_cfg(
+        7168, 18432, 61, 128, 128, 129280, arch="DeepseekV3ForCausalLM", moe_intermediate_size=2048,
+        n_routed_experts=256, n_shared_experts=1, num_experts_per_tok=8, first_k_dense_replace=3,
+        q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
+        ).model_copy(update={"mtp_modules": 1}),
+    _hf("gpt-oss-20b", "openai/gpt-oss-20b", _llama_cfg(
+        2880, 2880, 24, 64, 8, 201088, arch="GptOssForCausalLM", head_dim=64, num_local_experts=32,
+        num_experts_per_tok=4, sliding_window=128, attention_bias=True,
+        layer_types=["sliding_attention", "full_attention"] * 12)),
+    _hf("olmo-2-7b", "allenai/OLMo-2-1124-7B", _llama_cfg(4096, 11008, 32, 32, 32, 100352, arch="Olmo2ForCausalLM")),
+    _hf("falcon-7b", "tiiuae/falcon-7b", dict(
+        arch="FalconForCausalLM", hidden_size=4544, num_hidden_layers=32, num_attention_heads=71,
+        multi_query=True, parallel_attn=True, bias=False, vocab_size=65024)),
+    _hf("bloom-560m", "bigscience/bloom-560m", dict(arch="BloomForCausalLM", hidden_size=1024, n_layer=24,
+                                                   n_head=16, vocab_size=250880)),
+    _hf("pythia-160m", "EleutherAI/pythia-160m", dict(
+        arch="GPTNeoXForCausalLM", hidden_size=768, intermediate_size=3072, num_hidden_layers=12,
+        num_attention_heads=12, vocab_size=50304)),
+]
 
 _NARAYANAN = "Narayanan et al. 2021 (PTD-P), Table 1"
 _KORTHIKANTI = "Korthikanti et al. 2022, Table 3"
@@ -84,4 +147,5 @@ MODELS: dict[str, ModelSpec] = {m.name: m for m in [
               source="shardplan test model (byte vocabulary)", **_LLAMA),
     ModelSpec(name="tiny-moe", n_layers=2, d_model=64, n_heads=4, n_kv_heads=2, ffn_dim=128, vocab_size=256,
               n_experts=4, top_k=2, source="shardplan test model (byte vocabulary)", **_LLAMA),
+    *_FAMILY_PRESETS,
 ]}

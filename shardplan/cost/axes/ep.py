@@ -30,5 +30,6 @@ def collectives(ctx: StepContext) -> list[Collective]:
         return []
     payload = ctx.prec.activation_bytes * (ctx.layout.local_tokens / p.tp) * ctx.model.top_k * ctx.model.d_model
     calls = MOE_LAYER + (recomputed(MOE_LAYER) if p.recompute == "full" else ())
-    return [ctx.collective(op, "ep", "tokens", ph, "layers", payload, p.ep, p.tp, n * ctx.moe_layers * m,
+    # the ep group's ranks are etp apart (tp apart by default; Megatron-LM folds ep over tp ranks when etp < tp)
+    return [ctx.collective(op, "ep", "tokens", ph, "layers", payload, p.ep, p.expert_tp, n * ctx.moe_layers * m,
                            "token dispatch / combine") for op, ph, n in tally(calls)]

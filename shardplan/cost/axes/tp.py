@@ -19,6 +19,13 @@ the AllReduce of the norm-weight gradients (Megatron-LM ``_allreduce_layernorm_g
 ``tp_overlap`` (Transformer Engine userbuffers, Megatron-LM ``--tp-comm-overlap``; Wang et al.
 2023) hides the per-layer activation collectives behind the stage's matmuls: only the part longer
 than the matmul time stays exposed.
+
+Expert tensor parallelism ``etp`` != tp (Megatron-LM ``--expert-tensor-parallel-size``; Liu et
+al. 2025, "MoE Parallel Folding", Sec. 3): an MoE layer keeps the attention rows of the tables over
+tp, but its MLP rows (the gather before gate/up, the scatter after down, their transposes and the
+weight-gradient re-gather) run over the etp group on the dispatched tokens, ``beta (u / tp) etp
+top_k h`` bytes each (each tp rank dispatches its sequence shard, top_k copies per token, balanced
+routing); with etp = 1 they vanish (every expert is whole on its rank).
 """
 
 from __future__ import annotations
@@ -82,11 +89,7 @@ def collectives(ctx: StepContext) -> list[Collective]:
     if p.tp == 1:
         return []
     act = ctx.prec.activation_bytes * ctx.layout.local_tokens * ctx.model.d_model
-    label = "activations (sequence parallel)" if p.sp else "activations (Megatron f/g)"
-    out = [ctx.collective(op, "tp", "activations", ph, "layers", act, p.tp, 1, n * L * m, label,
-                          overlap="tp_overlap" if p.tp_overlap else "exposed")
-           for op, ph, n in tally(layer_schedule(p.sp, p.recompute))]
-    out = _overlap_with_matmuls(ctx, out) if p.tp_overlap else out
+    out = _overlap_with_matmuls(ctx, _layer_calls(ctx, act)) if p.tp_overlap else _layer_calls(ctx, act)
     out += [ctx.collective(op, "tp", "activations", ph, "embedding_head", act, p.tp, 1, n * m, "LM head / embedding")
             for op, ph, n in tally(embedding_head_schedule(p.sp, p.pp, ctx.stage.stage))]
     out.append(ctx.collective("AllReduce", "tp", "loss", "fwd", "embedding_head", 4.0 * ctx.layout.local_tokens,
@@ -97,6 +100,35 @@ def collectives(ctx: StepContext) -> list[Collective]:
         norm_bytes = ctx.prec.grad_bytes * ctx.stage.params.replicated
         out.append(ctx.collective("AllReduce", "tp", "norm_grads", "step", "layers", norm_bytes, p.tp, 1, 1,
                                   "norm gradients (sequence parallel)"))
+    return out
+
+
+def _is_mlp(call: LayerCall) -> bool:
+    return "MLP" in call.what or "gate/up" in call.what
+
+
+def _layer_calls(ctx: StepContext, act: float) -> list[Collective]:
+    """The per-layer rows of every layer; with etp != tp the MoE layers' MLP rows over etp
+    (module docstring)."""
+    p, m, L = ctx.p, ctx.m, ctx.layers
+    label = "activations (sequence parallel)" if p.sp else "activations (Megatron f/g)"
+    overlap = "tp_overlap" if p.tp_overlap else "exposed"
+    sched = layer_schedule(p.sp, p.recompute)
+    etp, moe_l = p.expert_tp, ctx.moe_layers
+    if etp == p.tp or not moe_l:
+        return [ctx.collective(op, "tp", "activations", ph, "layers", act, p.tp, 1, n * L * m, label,
+                               overlap=overlap) for op, ph, n in tally(sched)]
+    attn = tuple(c for c in sched if not _is_mlp(c))
+    mlp = tuple(c for c in sched if _is_mlp(c))
+    out = [ctx.collective(op, "tp", "activations", ph, "layers", act, p.tp, 1, n * L * m, label, overlap=overlap)
+           for op, ph, n in tally(attn)]
+    out += [ctx.collective(op, "tp", "activations", ph, "layers", act, p.tp, 1, n * (L - moe_l) * m, label,
+                           overlap=overlap) for op, ph, n in tally(mlp) if L > moe_l]
+    if etp > 1:
+        tokens = ctx.prec.activation_bytes * ctx.layout.local_tokens / p.tp * etp * ctx.model.top_k
+        out += [ctx.collective(op, "tp", "tokens", ph, "layers", tokens * ctx.model.d_model, etp, 1,
+                               n * moe_l * m, "dispatched tokens (expert tensor parallel)", overlap=overlap)
+                for op, ph, n in tally(mlp)]
     return out
 
 

@@ -1,0 +1,254 @@
+"""Hugging Face ``config.json`` -> :class:`~shardplan.specs.model.ModelSpec` fields, one translator per
+architecture family.
+
+Each translator reads the keys the family's ``transformers`` configuration class defines and sets
+the fields that make :attr:`ModelSpec.n_params` equal the reference implementation's
+``sum(p.numel() for p in model.parameters())`` (``transformers`` ``modeling_<family>.py``; exact
+counts asserted in ``tests/test_model_families.py``). Multimodal checkpoints
+(``Gemma3ForConditionalGeneration``, ``Llama4ForConditionalGeneration``) are read from their
+``text_config``: the language model only (no vision tower or projector).
+
+Modelled approximately (parameter counts stay exact):
+
+* Llama 4's chunked local attention (``attention_chunk_size``) is taken as full attention, and its
+  weightless L2 QK-norm adds nothing;
+* DeepSeek-V3's multi-token-prediction module (``num_nextn_predict_layers``) is not counted:
+  ``transformers`` does not build it either; set ``mtp_modules`` (YAML, or the ``deepseek-v3-mtp``
+  preset) to plan training with it;
+* Qwen2/Qwen3 ``use_sliding_window`` is refused (no released checkpoint sets it).
+
+Anything else: a YAML/JSON file of :class:`ModelSpec` fields (README, "Describing any model").
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from shardplan.errors import ConfigError
+
+Cfg = dict[str, Any]
+
+#: the YAML route named in every "unsupported" error
+YAML_ROUTE = ("or describe the model in a YAML/JSON file of ModelSpec fields (n_layers, d_model, n_heads, "
+              "ffn_dim, vocab_size, ...; README 'Describing any model')")
+
+
+def _kv_heads(cfg: Cfg) -> int:
+    kv = cfg.get("num_key_value_heads")
+    return kv if kv is not None else cfg["num_attention_heads"]
+
+
+def window_pattern(cfg: Cfg, interval: int | None = None) -> Cfg:
+    """``sliding_window`` and ``full_attention_interval`` from ``layer_types`` (when given), else
+    from ``interval`` (0 = every layer slides); {} without a window."""
+    w = cfg.get("sliding_window")
+    types = cfg.get("layer_types")
+    if types:
+        sliding = [t == "sliding_attention" for t in types]
+        if not any(sliding) or w is None:
+            return {}
+        k = 0 if all(sliding) else sliding.index(False) + 1
+        if any(sliding[i] != (k == 0 or (i + 1) % k != 0) for i in range(len(sliding))):
+            raise ConfigError(f"layer_types={types!r}: sliding layers are not every layer but each k-th "
+                              "(full_attention_interval); describe the model in YAML", field="layer_types",
+                              value=types)
+        return dict(sliding_window=w, full_attention_interval=k)
+    if w is None or interval is None:
+        return {}
+    return dict(sliding_window=w, full_attention_interval=interval)
+
+
+def _llama_like(cfg: Cfg, tied: bool = False) -> Cfg:
+    """Llama / Mistral / Qwen / Phi-3 / Gemma / OLMo 2 decoder: GQA, gated MLP, RMSNorm, RoPE."""
+    spec = dict(n_layers=cfg["num_hidden_layers"], d_model=cfg["hidden_size"],
+                n_heads=cfg["num_attention_heads"], n_kv_heads=_kv_heads(cfg), ffn_dim=cfg["intermediate_size"],
+                vocab_size=cfg["vocab_size"], mlp="swiglu", norm="rmsnorm", position="rope",
+                tied_embeddings=bool(cfg.get("tie_word_embeddings", tied)))
+    if cfg.get("head_dim"):
+        spec["head_dim"] = cfg["head_dim"]
+    if cfg.get("attention_bias"):
+        spec.update(qkv_bias=True, attn_out_bias=True)
+    if cfg.get("mlp_bias"):
+        spec["mlp_bias"] = True
+    return spec
+
+
+def _llama(cfg: Cfg) -> Cfg:
+    return _llama_like(cfg)
+
+
+def _mistral(cfg: Cfg) -> Cfg:
+    # MistralAttention / MixtralAttention pass sliding_window to every layer (Mistral 7B Sec. 2)
+    return {**_llama_like(cfg), **window_pattern(cfg, 0)}
+
+
+def _mixtral(cfg: Cfg) -> Cfg:
+    return {**_mistral(cfg), "n_experts": cfg["num_local_experts"], "top_k": cfg["num_experts_per_tok"]}
+
+
+def _qwen(cfg: Cfg, qk_norm: str) -> Cfg:
+    if cfg.get("use_sliding_window"):
+        raise ConfigError("use_sliding_window=true (Qwen sliding layers above max_window_layers) is not "
+                          "modelled; " + YAML_ROUTE, field="use_sliding_window", value=True, legal=[False])
+    spec = _llama_like(cfg)
+    spec["qk_norm"] = qk_norm
+    return spec
+
+
+def _qwen2(cfg: Cfg) -> Cfg:
+    return {**_qwen(cfg, "none"), "qkv_bias": True, "attn_out_bias": False}  # Qwen2Attention: q/k/v bias
+
+
+def _qwen3(cfg: Cfg) -> Cfg:
+    return _qwen(cfg, "head")  # Qwen3Attention q_norm / k_norm: RMSNorm(head_dim)
+
+
+def _qwen3_moe(cfg: Cfg) -> Cfg:
+    spec = _qwen3(cfg)
+    step = cfg.get("decoder_sparse_step", 1)
+    dense = sorted(cfg.get("mlp_only_layers") or [])
+    if dense != list(range(len(dense))):
+        raise ConfigError(f"mlp_only_layers={dense!r}: only leading dense layers are modelled; " + YAML_ROUTE,
+                          field="mlp_only_layers", value=dense)
+    spec.update(n_experts=cfg["num_experts"], top_k=cfg["num_experts_per_tok"],
+                expert_ffn_dim=cfg["moe_intermediate_size"], n_dense_layers=len(dense), moe_layer_step=step)
+    return spec
+
+
+def _phi3(cfg: Cfg) -> Cfg:
+    # Phi3Attention: fused qkv_proj (q + 2kv), no bias; sliding_window on every layer when set
+    return {**_llama_like(cfg), **window_pattern(cfg, 0)}
+
+
+def _olmo2(cfg: Cfg) -> Cfg:
+    # Olmo2Attention: q_norm RMSNorm(n_heads*head_dim), k_norm RMSNorm(n_kv*head_dim); post-norms only
+    return {**_llama_like(cfg), "qk_norm": "full"}
+
+
+def _gemma(cfg: Cfg) -> Cfg:
+    return _llama_like(cfg, tied=True)  # GeGLU (gated, 3 matrices), RMSNorm (1 + w): h gains
+
+
+def _gemma2(cfg: Cfg) -> Cfg:
+    # Gemma2DecoderLayer: input, post_attention, pre_feedforward, post_feedforward norms
+    return {**_llama_like(cfg, tied=True), "norms_per_layer": 4, **window_pattern(cfg, 2)}
+
+
+def _gemma3(cfg: Cfg) -> Cfg:
+    cfg = {**GEMMA3_TEXT_DEFAULTS, **cfg}
+    return {**_gemma2(cfg), "qk_norm": "head", **window_pattern(cfg, cfg.get("sliding_window_pattern", 6))}
+
+
+#: ``Gemma3TextConfig`` defaults: the text_config of the multimodal checkpoints omits some keys
+GEMMA3_TEXT_DEFAULTS: Cfg = dict(vocab_size=262208, hidden_size=2304, intermediate_size=9216,
+                                 num_hidden_layers=26, num_attention_heads=8, num_key_value_heads=4,
+                                 head_dim=256, sliding_window=4096, tie_word_embeddings=True)
+
+
+def _llama4(cfg: Cfg) -> Cfg:
+    # Llama4TextDecoderLayer: MoE layers (routed experts of intermediate_size, one shared expert of
+    # the same width, router without bias) every interleave_moe_layer_step-th layer; dense layers
+    # of intermediate_size_mlp. use_qk_norm is a weightless L2 norm.
+    step = cfg.get("interleave_moe_layer_step", 1)
+    moe = cfg.get("moe_layers")
+    if moe is not None and list(moe) != list(range(step - 1, cfg["num_hidden_layers"], step)):
+        raise ConfigError(f"moe_layers={moe!r} is not every interleave_moe_layer_step={step}-th layer; "
+                          + YAML_ROUTE, field="moe_layers", value=moe)
+    spec = _llama_like(cfg)
+    spec.update(ffn_dim=cfg["intermediate_size_mlp"], expert_ffn_dim=cfg["intermediate_size"],
+                n_experts=cfg["num_local_experts"], top_k=cfg["num_experts_per_tok"], n_shared_experts=1,
+                moe_layer_step=step)
+    return spec
+
+
+def _deepseek(cfg: Cfg) -> Cfg:
+    """DeepSeek-V2/V3: MLA attention; DeepSeekMoE layers after first_k_dense_replace dense ones."""
+    if cfg.get("moe_layer_freq", 1) != 1 or cfg.get("attention_bias"):
+        bad = "moe_layer_freq" if cfg.get("moe_layer_freq", 1) != 1 else "attention_bias"
+        raise ConfigError(f"{bad}={cfg.get(bad)!r} is not modelled; " + YAML_ROUTE, field=bad, value=cfg.get(bad))
+    spec = dict(n_layers=cfg["num_hidden_layers"], d_model=cfg["hidden_size"], n_heads=cfg["num_attention_heads"],
+                ffn_dim=cfg["intermediate_size"], vocab_size=cfg["vocab_size"], mlp="swiglu", norm="rmsnorm",
+                position="rope", tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+                q_lora_rank=cfg.get("q_lora_rank"), kv_lora_rank=cfg["kv_lora_rank"],
+                qk_nope_head_dim=cfg["qk_nope_head_dim"], qk_rope_head_dim=cfg["qk_rope_head_dim"],
+                v_head_dim=cfg["v_head_dim"])
+    if cfg.get("n_routed_experts"):
+        spec.update(n_experts=cfg["n_routed_experts"], top_k=cfg["num_experts_per_tok"],
+                    expert_ffn_dim=cfg["moe_intermediate_size"], n_shared_experts=cfg.get("n_shared_experts") or 0,
+                    n_dense_layers=cfg.get("first_k_dense_replace", 0))
+    return spec
+
+
+def _gpt_oss(cfg: Cfg) -> Cfg:
+    # GptOssAttention: q/k/v/o biases, sinks (n_heads); GptOssExperts: gate_up_proj_bias (E, 2F),
+    # down_proj_bias (E, h); GptOssTopKRouter: weight (E, h) + bias (E)
+    spec = _llama_like(cfg)
+    spec.update(n_experts=cfg["num_local_experts"], top_k=cfg["num_experts_per_tok"], mlp_bias=True,
+                router_bias=True, attention_sinks=True, **window_pattern(cfg, 2))
+    return spec
+
+
+def _falcon(cfg: Cfg) -> Cfg:
+    """Falcon: fused QKV (multi-query, or num_kv_heads groups in the new decoder), GeLU 4h MLP,
+    LayerNorm; one norm per parallel block (7B), ln_attn + ln_mlp in the new decoder (40B/180B)."""
+    h = cfg["hidden_size"]
+    heads = cfg.get("num_attention_heads", cfg.get("n_head"))
+    new = bool(cfg.get("new_decoder_architecture", False))
+    kv = cfg.get("num_kv_heads", cfg.get("n_head_kv", heads)) if new else (1 if cfg.get("multi_query", True) else heads)
+    norms = (cfg.get("num_ln_in_parallel_attn") or 2) if new else (1 if cfg.get("parallel_attn", True) else 2)
+    return dict(n_layers=cfg.get("num_hidden_layers", cfg.get("n_layer")), d_model=h, n_heads=heads, n_kv_heads=kv,
+                ffn_dim=cfg.get("ffn_hidden_size") or 4 * h, vocab_size=cfg["vocab_size"], mlp="gelu",
+                norm="layernorm", linear_bias=bool(cfg.get("bias", False)), norms_per_layer=norms,
+                tied_embeddings=bool(cfg.get("tie_word_embeddings", True)),
+                position="alibi" if cfg.get("alibi") else "rope")
+
+
+def _bloom(cfg: Cfg) -> Cfg:
+    # BloomModel: word_embeddings_layernorm after the embedding; biases everywhere; ALiBi
+    h = cfg.get("hidden_size", cfg.get("n_embed"))
+    return dict(n_layers=cfg.get("n_layer", cfg.get("num_hidden_layers")), d_model=h,
+                n_heads=cfg.get("n_head", cfg.get("num_attention_heads")), ffn_dim=4 * h,
+                vocab_size=cfg["vocab_size"], mlp="gelu", norm="layernorm", linear_bias=True,
+                tied_embeddings=bool(cfg.get("tie_word_embeddings", True)), position="alibi", embedding_norm=True)
+
+
+def _gpt2(cfg: Cfg) -> Cfg:
+    d = cfg["n_embd"]
+    return dict(n_layers=cfg["n_layer"], d_model=d, n_heads=cfg["n_head"], ffn_dim=cfg.get("n_inner") or 4 * d,
+                vocab_size=cfg["vocab_size"], mlp="gelu", norm="layernorm", linear_bias=True,
+                tied_embeddings=True, position="learned", max_position_embeddings=cfg.get("n_positions", 1024))
+
+
+def _gpt_neox(cfg: Cfg) -> Cfg:
+    return dict(n_layers=cfg["num_hidden_layers"], d_model=cfg["hidden_size"], n_heads=cfg["num_attention_heads"],
+                ffn_dim=cfg["intermediate_size"], vocab_size=cfg["vocab_size"], mlp="gelu", norm="layernorm",
+                linear_bias=True, tied_embeddings=bool(cfg.get("tie_word_embeddings", False)), position="rope")
+
+
+#: ``architectures[0]`` -> translator; multimodal wrappers read ``text_config``
+FAMILIES: dict[str, Callable[[Cfg], Cfg]] = {
+    "LlamaForCausalLM": _llama, "MistralForCausalLM": _mistral, "MixtralForCausalLM": _mixtral,
+    "Qwen2ForCausalLM": _qwen2, "Qwen3ForCausalLM": _qwen3, "Qwen3MoeForCausalLM": _qwen3_moe,
+    "GemmaForCausalLM": _gemma, "Gemma2ForCausalLM": _gemma2, "Gemma3ForCausalLM": _gemma3,
+    "Gemma3ForConditionalGeneration": _gemma3, "Phi3ForCausalLM": _phi3, "Llama4ForCausalLM": _llama4,
+    "Llama4ForConditionalGeneration": _llama4, "DeepseekV2ForCausalLM": _deepseek,
+    "DeepseekV3ForCausalLM": _deepseek, "GptOssForCausalLM": _gpt_oss, "Olmo2ForCausalLM": _olmo2,
+    "FalconForCausalLM": _falcon, "RWForCausalLM": _falcon, "GPT2LMHeadModel": _gpt2,
+    "GPTNeoXForCausalLM": _gpt_neox, "BloomForCausalLM": _bloom,
+}
+MULTIMODAL = ("Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration")
+
+
+def spec_fields(arch: str, cfg: Cfg) -> Cfg:
+    """ModelSpec fields for ``arch`` (a key of :data:`FAMILIES`) from its config mapping.
+
+    Raises:
+        KeyError: a key the family needs is missing (the caller names it).
+        ConfigError: a variant of the family that is not modelled.
+    """
+    if arch in MULTIMODAL:
+        text = cfg.get("text_config")
+        if not isinstance(text, dict):
+            raise ConfigError(f"{arch} config.json has no text_config mapping", field="text_config", value=text)
+        cfg = text
+    return FAMILIES[arch](cfg)

@@ -1,0 +1,236 @@
+"""Exact parameter counts of every supported Hugging Face architecture (issue 11).
+
+Each config holds the public ``config.json`` values of the released checkpoint that the count
+depends on; the expected number is the reference implementation's ``sum(p.numel() for p in
+model.parameters())`` (``transformers`` ``AutoModelForCausalLM.from_config`` on the meta device),
+and the comment above it derives it by hand.
+"""
+
+import pytest
+
+from shardplan.errors import ConfigError
+from shardplan.loaders import HF_ARCHITECTURES, model_from_hf_config
+
+FAMILIES = {
+    # 32 x (attn 2*4096^2 + 2*4096*1024 = 41,943,040 + SwiGLU 3*4096*14336 + norms 2*4096) + 2*128256*4096 + 4096
+    'llama-3.1-8b': ({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256, "tie_word_embeddings": False},
+        8_030_261_248),
+    # 16 x (2*2048^2 + 2*2048*512 + 3*2048*8192 + 2*2048 = 60,821,504) + 128256*2048 (tied) + 2048
+    'llama-3.2-1b': ({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 64, "vocab_size": 128256, "tie_word_embeddings": True},
+        1_235_814_400),
+    # 48 MoE layers x (attn 2*5120*5120 + 2*5120*1024 = 62,914,560 + 16 routed + 1 shared expert 17*3*5120*8192 + router 5120*16 + norms 2*5120 = 2,202,101,760) + 2*202048*5120 + 5120; QK-norm is a weightless L2 norm
+    'llama-4-scout': ({"architectures": ["Llama4ForCausalLM"], "model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192, "intermediate_size_mlp": 16384, "num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 202048, "num_local_experts": 16, "num_experts_per_tok": 1, "interleave_moe_layer_step": 1, "use_qk_norm": True, "attention_chunk_size": 8192, "tie_word_embeddings": False},
+        107_769_861_120),
+    # 24 dense layers x (62,914,560 + 3*5120*16384 + 10,240 = 314,583,040) + 24 MoE layers (odd indices) x (62,914,560 + 129*3*5120*8192 + 5120*128 + 10,240 = 16,295,536,640) + 2*202048*5120 + 5120
+    'llama-4-maverick': ({"architectures": ["Llama4ForCausalLM"], "model_type": "llama4_text", "hidden_size": 5120, "intermediate_size": 8192, "intermediate_size_mlp": 16384, "num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 202048, "num_local_experts": 128, "num_experts_per_tok": 1, "interleave_moe_layer_step": 2, "use_qk_norm": False, "attention_chunk_size": 8192, "tie_word_embeddings": False},
+        400_711_848_960),
+    # 32 x 218,112,000 (as Llama-3-8B) + 2*32000*4096 + 4096; the 4096-token window adds no parameters
+    'mistral-7b-v0.1': ({"architectures": ["MistralForCausalLM"], "model_type": "mistral", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "sliding_window": 4096, "vocab_size": 32000, "tie_word_embeddings": False},
+        7_241_732_096),
+    # 32 x (41,943,040 + 8*3*4096*14336 + router 4096*8 + 8192 = 1,451,270,144) + 2*32000*4096 + 4096
+    'mixtral-8x7b': ({"architectures": ["MixtralForCausalLM"], "model_type": "mixtral", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "num_local_experts": 8, "num_experts_per_tok": 2, "sliding_window": None, "vocab_size": 32000, "tie_word_embeddings": False},
+        46_702_792_704),
+    # 24 x (q/o 2*896^2 + k/v 2*896*128 + q/k/v bias 896+2*128 = 1,836,160 + 3*896*4864 + 2*896) + 151936*896 (tied) + 896
+    'qwen2.5-0.5b': ({"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2, "vocab_size": 151936, "tie_word_embeddings": True, "use_sliding_window": False, "sliding_window": 32768, "max_window_layers": 24},
+        494_032_768),
+    # 28 x (2*3584^2 + 2*3584*512 + bias 3584+1024 = 29,364,736 + 3*3584*18944 + 2*3584) + 2*152064*3584 + 3584
+    'qwen2.5-7b': ({"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 152064, "tie_word_embeddings": False, "use_sliding_window": False, "sliding_window": 131072, "max_window_layers": 28},
+        7_615_616_512),
+    # 28 x (q 1024*2048 + k/v 2*1024*1024 + o 2048*1024 + QK-norm 2*128 = 6,291,712 + 3*1024*3072 + 2*1024) + 151936*1024 (tied) + 1024
+    'qwen3-0.6b': ({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 1024, "intermediate_size": 3072, "num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936, "tie_word_embeddings": True, "attention_bias": False, "use_sliding_window": False},
+        596_049_920),
+    # 36 x (2*4096*4096 + 2*4096*1024 + QK-norm 2*128 = 41,943,296 + 3*4096*12288 + 2*4096) + 2*151936*4096 + 4096
+    'qwen3-8b': ({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936, "tie_word_embeddings": False, "attention_bias": False, "use_sliding_window": False},
+        8_190_735_360),
+    # 48 x (q 2048*4096 + k/v 2*2048*512 + o 4096*2048 + QK-norm 2*128 = 18,874,624 + 128*3*2048*768 + router 2048*128 + 2*2048 = 623,120,640) + 2*151936*2048 + 2048; QK-norm 48 x 2 x 128 = 12,288
+    'qwen3-30b-a3b': ({"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 2048, "intermediate_size": 6144, "moe_intermediate_size": 768, "num_hidden_layers": 48, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128, "num_experts_per_tok": 8, "decoder_sparse_step": 1, "mlp_only_layers": [], "vocab_size": 151936, "tie_word_embeddings": False, "attention_bias": False, "use_sliding_window": False},
+        30_532_122_624),
+    # 18 x (q/o 2*2048*2048 + k/v 2*2048*256 = 9,437,184 + GeGLU 3*2048*16384 + 2*2048) + 256000*2048 (tied) + 2048
+    'gemma-2b': ({"architectures": ["GemmaForCausalLM"], "model_type": "gemma", "hidden_size": 2048, "intermediate_size": 16384, "num_hidden_layers": 18, "num_attention_heads": 8, "num_key_value_heads": 1, "head_dim": 256, "vocab_size": 256000, "tie_word_embeddings": True},
+        2_506_172_416),
+    # 26 x (q/o 2*2304*2048 + k/v 2*2304*1024 = 14,155,776 + 3*2304*9216 + 4 sandwich norms 4*2304) + 256000*2304 (tied) + 2304
+    'gemma-2-2b': ({"architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2", "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "sliding_window": 4096, "vocab_size": 256000, "tie_word_embeddings": True},
+        2_614_341_888),
+    # 42 x (q/o 2*3584*4096 + k/v 2*3584*2048 = 44,040,192 + 3*3584*14336 + 4*3584) + 256000*3584 (tied) + 3584
+    'gemma-2-9b': ({"architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2", "hidden_size": 3584, "intermediate_size": 14336, "num_hidden_layers": 42, "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256, "sliding_window": 4096, "vocab_size": 256000, "tie_word_embeddings": True},
+        9_241_705_984),
+    # 26 x (q/o 2*1152*1024 + k/v 2*1152*256 + QK-norm 2*256 = 2,949,632 + 3*1152*6912 + 4*1152) + 262144*1152 (tied) + 1152
+    'gemma-3-1b': ({"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text", "hidden_size": 1152, "intermediate_size": 6912, "num_hidden_layers": 26, "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 256, "sliding_window": 512, "sliding_window_pattern": 6, "vocab_size": 262144, "tie_word_embeddings": True},
+        999_885_952),
+    # 32 x (qkv 3072*9216 + o 3072^2 = 37,748,736 + gate_up 3072*16384 + down 8192*3072 + 2*3072) + 2*32064*3072 + 3072
+    'phi-3-mini-4k': ({"architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32, "sliding_window": 2047, "vocab_size": 32064, "tie_word_embeddings": False},
+        3_821_079_552),
+    # 40 x (q/o 2*5120^2 + k/v 2*5120*1280 = 65,536,000 + 3*5120*17920 + 2*5120) + 2*100352*5120 + 5120
+    'phi-4': ({"architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "hidden_size": 5120, "intermediate_size": 17920, "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 10, "sliding_window": None, "vocab_size": 100352, "tie_word_embeddings": False},
+        14_659_507_200),
+    # MLA per layer: q_a 7168*1536 + q_a norm 1536 + q_b 1536*128*192 + kv_a 7168*(512+64) + kv_a norm 512 + kv_b 512*128*256 + o 128*128*7168 = 187,107,328; 3 dense x (187,107,328 + 3*7168*18432 + 2*7168) + 58 MoE x (187,107,328 + 257*3*7168*2048 + router 256*7168 + 2*7168 = 11,507,286,016) + 2*129280*7168 + 7168 (transformers keeps e_score_correction_bias as a buffer, not a parameter; the MTP layer is not built)
+    'deepseek-v3': ({"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "moe_layer_freq": 1, "n_group": 8, "topk_group": 4, "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "num_nextn_predict_layers": 1, "vocab_size": 129280, "tie_word_embeddings": False},
+        671_026_404_352),
+    # 24 x (q 2880*4096 + k/v 2*2880*512 + o 4096*2880 + biases 4096+2*512+2880 + sinks 64 = 26,550,144 + 32 experts x (3*2880*2880 + bias 2*2880+2880) + router 2880*32+32 + 2*2880 = 823,186,976) + 2*201088*2880 + 2880
+    'gpt-oss-20b': ({"architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "hidden_size": 2880, "intermediate_size": 2880, "num_hidden_layers": 24, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "num_local_experts": 32, "num_experts_per_tok": 4, "sliding_window": 128, "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention"], "attention_bias": True, "vocab_size": 201088, "tie_word_embeddings": False},
+        20_914_757_184),
+    # 36 x (26,550,144 + 128 x (3*2880*2880 + 3*2880) + 2880*128+128 + 2*2880 = 3,213,080,192) + 2*201088*2880 + 2880
+    'gpt-oss-120b': ({"architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "hidden_size": 2880, "intermediate_size": 2880, "num_hidden_layers": 36, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "num_local_experts": 128, "num_experts_per_tok": 4, "sliding_window": 128, "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention"], "attention_bias": True, "vocab_size": 201088, "tie_word_embeddings": False},
+        116_829_156_672),
+    # 32 x (4*4096^2 + QK-norm 4096+4096 = 67,117,056 + 3*4096*11008 + 2 post-norms 2*4096) + 2*100352*4096 + 4096
+    'olmo-2-7b': ({"architectures": ["Olmo2ForCausalLM"], "model_type": "olmo2", "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32, "vocab_size": 100352, "attention_bias": False, "tie_word_embeddings": False},
+        7_298_617_344),
+    # 32 x (q/o 2*4544^2 + multi-query k/v 2*4544*64 = 41,877,504 + 2*4544*18176 + one LayerNorm 2*4544) + 65024*4544 (tied) + 2*4544
+    'falcon-7b': ({"architectures": ["FalconForCausalLM"], "model_type": "falcon", "hidden_size": 4544, "num_hidden_layers": 32, "num_attention_heads": 71, "multi_query": True, "parallel_attn": True, "new_decoder_architecture": False, "bias": False, "alibi": False, "vocab_size": 65024},
+        6_921_720_704),
+    # 60 x (q/o 2*8192^2 + k/v 2*8192*1024 = 142,606,336 + 2*8192*32768 + ln_attn+ln_mlp 4*8192) + 65024*8192 (tied) + 2*8192
+    'falcon-40b': ({"architectures": ["FalconForCausalLM"], "model_type": "falcon", "hidden_size": 8192, "num_hidden_layers": 60, "num_attention_heads": 128, "num_kv_heads": 8, "new_decoder_architecture": True, "parallel_attn": True, "bias": False, "alibi": False, "vocab_size": 65024},
+        41_303_293_952),
+    # 12 x 7,087,872 (tests/test_models.py) + 50257*768 + 1024*768 + 1536
+    'gpt2': ({"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024, "vocab_size": 50257},
+        124_439_808),
+    # 12 x 7,087,872 (GPT-2 block shape) + 2*50304*768 (untied embed_out) + 1536
+    'pythia-160m': ({"architectures": ["GPTNeoXForCausalLM"], "model_type": "gpt_neox", "hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12, "num_attention_heads": 12, "vocab_size": 50304, "tie_word_embeddings": False},
+        162_322_944),
+    # 24 x (4*1024^2 + 4*1024 bias + 8*1024^2 + 4096+1024 bias + 2 LN 4*1024 = 12,596,224) + 250880*1024 (tied) + embedding LN 2048 + final LN 2048
+    'bloom-560m': ({"architectures": ["BloomForCausalLM"], "model_type": "bloom", "hidden_size": 1024, "n_layer": 24, "n_head": 16, "vocab_size": 250880},
+        559_214_592),
+}
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_exact_param_count(name):
+    cfg, count = FAMILIES[name]
+    assert model_from_hf_config(cfg, name).n_params == count
+
+
+# ../shared/models/ (public config.json fields with hand-derived counts in its README)
+DEEPSEEK_V2_LITE = {"architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "hidden_size": 2048,
+                    "intermediate_size": 10944, "moe_intermediate_size": 1408, "num_hidden_layers": 27,
+                    "num_attention_heads": 16, "num_key_value_heads": 16, "n_routed_experts": 64,
+                    "n_shared_experts": 2, "num_experts_per_tok": 6, "first_k_dense_replace": 1, "moe_layer_freq": 1,
+                    "q_lora_rank": None, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+                    "v_head_dim": 128, "vocab_size": 102400, "tie_word_embeddings": False}
+GEMMA_7B = {"architectures": ["GemmaForCausalLM"], "model_type": "gemma", "hidden_size": 3072,
+            "intermediate_size": 24576, "num_hidden_layers": 28, "num_attention_heads": 16, "num_key_value_heads": 16,
+            "head_dim": 256, "vocab_size": 256000, "tie_word_embeddings": True}
+
+
+def test_deepseek_v2_lite_mla_total_and_active():
+    m = model_from_hf_config(DEEPSEEK_V2_LITE)
+    # MLA per layer: q 2048*16*192 + kv_a 2048*(512+64) + kv_a norm 512 + kv_b 512*16*(128+128) + o 16*128*2048
+    assert m.attention_params() == 6_291_456 + 1_179_648 + 512 + 2_097_152 + 4_194_304 == 13_763_072
+    assert m.dense_layer_params() == 13_763_072 + 3 * 2048 * 10944 + 2 * 2048 == 81_007_104
+    # 64 routed + 2 shared experts of width 1408, router 2048 x 64
+    assert m.moe_layer_params() == 13_763_072 + 66 * 3 * 2048 * 1408 + 2048 * 64 + 2 * 2048 == 584_847_872
+    assert m.n_params == 81_007_104 + 26 * 584_847_872 + 2 * 102_400 * 2_048 + 2_048 == 15_706_484_224
+    # 58 of 64 routed experts idle per token in each of the 26 MoE layers (input embedding included)
+    assert m.n_active_params == 15_706_484_224 - 26 * 58 * 3 * 2048 * 1408 == 2_661_150_208
+
+
+def test_gemma_7b_head_dim_differs_from_d_model_over_heads():
+    m = model_from_hf_config(GEMMA_7B)
+    assert m.dim_head == 256 != 3072 // 16
+    assert m.n_params == 28 * (4 * 3072 * 4096 + 3 * 3072 * 24576 + 2 * 3072) + 256_000 * 3072 + 3072 == 8_537_680_896
+
+
+def test_qwen3_moe_counts_qk_norm_and_active():
+    cfg, count = FAMILIES["qwen3-30b-a3b"]
+    m = model_from_hf_config(cfg)
+    no_norm = m.model_copy(update={"qk_norm": "none"})
+    assert m.n_params - no_norm.n_params == 48 * 2 * 128 == 12_288
+    # 120 of 128 experts idle: 48 x 120 x 3 x 2048 x 768
+    assert m.n_active_params == count - 48 * 120 * 3 * 2048 * 768 == 3_353_032_704
+
+
+def test_gemma3_multimodal_reads_text_config_with_defaults():
+    # google/gemma-3-4b-pt: text_config omits heads / head_dim / vocab (Gemma3TextConfig defaults 8, 4, 256, 262208)
+    cfg = {"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+           "text_config": {"model_type": "gemma3_text", "hidden_size": 2560, "intermediate_size": 10240,
+                           "num_hidden_layers": 34, "sliding_window": 1024}}
+    m = model_from_hf_config(cfg)
+    assert (m.n_heads, m.kv_heads, m.dim_head, m.vocab_size) == (8, 4, 256, 262208)
+    assert m.n_sliding_layers == 34 - 5  # layers 6, 12, ..., 30 are global (pattern 6)
+    per_layer = 2 * 2560 * 2048 + 2 * 2560 * 1024 + 2 * 256 + 3 * 2560 * 10240 + 4 * 2560
+    assert m.n_params == 34 * per_layer + 262208 * 2560 + 2560 == 3_880_263_168  # transformers Gemma3ForCausalLM(text_config): same
+
+
+def test_sliding_window_patterns():
+    gemma2 = model_from_hf_config(FAMILIES["gemma-2-9b"][0])
+    assert [gemma2.is_sliding_layer(i) for i in range(4)] == [True, False, True, False]
+    oss = model_from_hf_config(FAMILIES["gpt-oss-20b"][0])
+    assert (oss.sliding_window, oss.full_attention_interval, oss.n_sliding_layers) == (128, 2, 12)
+    mistral = model_from_hf_config(FAMILIES["mistral-7b-v0.1"][0])
+    assert mistral.n_sliding_layers == 32
+    maverick = model_from_hf_config(FAMILIES["llama-4-maverick"][0])
+    assert [maverick.is_moe_layer(i) for i in range(4)] == [False, True, False, True]
+
+
+def test_unknown_architecture_names_supported_list_and_yaml_route():
+    with pytest.raises(ConfigError) as e:
+        model_from_hf_config({"architectures": ["JambaForCausalLM"]})
+    msg = str(e.value)
+    assert "JambaForCausalLM" in msg and "DeepseekV3ForCausalLM" in msg and "YAML" in msg
+    assert e.value.field == "architectures" and "GptOssForCausalLM" in HF_ARCHITECTURES
+
+
+def test_unmodelled_variants_are_config_errors():
+    cfg = {**FAMILIES["qwen3-8b"][0], "use_sliding_window": True}
+    with pytest.raises(ConfigError, match="use_sliding_window"):
+        model_from_hf_config(cfg)
+    cfg = {**FAMILIES["gemma-2-9b"][0], "layer_types": ["sliding_attention", "full_attention", "full_attention"]}
+    with pytest.raises(ConfigError, match="layer_types"):
+        model_from_hf_config(cfg)
+    cfg = {k: v for k, v in DEEPSEEK_V2_LITE.items() if k != "v_head_dim"}
+    with pytest.raises(ConfigError, match="v_head_dim"):
+        model_from_hf_config(cfg)
+
+
+def test_every_family_has_a_preset_with_its_source():
+    from shardplan.presets.models import MODELS
+    families = {"llama-3.1-8b", "llama-3.2-1b", "llama-4-scout", "mistral-7b-v0.1", "mixtral-8x7b", "qwen2.5-7b",
+                "qwen3-8b", "qwen3-30b-a3b", "gemma-7b", "gemma-2-9b", "gemma-3-1b", "phi-3-mini-4k", "phi-4",
+                "deepseek-v2-lite", "deepseek-v3", "gpt-oss-20b", "olmo-2-7b", "falcon-7b", "gpt2", "gpt-neox-20b",
+                "bloom-560m"}
+    assert families <= set(MODELS)
+    for name in families & set(FAMILIES):
+        assert MODELS[name].n_params == FAMILIES[name][1], name
+    assert MODELS["deepseek-v2-lite"].n_params == 15_706_484_224
+    assert MODELS["gemma-7b"].n_params == 8_537_680_896
+    assert all(MODELS[n].source for n in families)
+
+
+def test_readme_yaml_route_example_loads(tmp_path):
+    from pathlib import Path
+
+    from shardplan.loaders import load_model
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    example = readme.split("### Describing any model")[1].split("```yaml")[1].split("```")[0]
+    (tmp_path / "my-moe.yaml").write_text(example)
+    m = load_model(str(tmp_path / "my-moe.yaml"))
+    assert m.qk_norm == "head" and m.sliding_window == 4096 and m.n_experts == 64
+    # 48 x (attention 2*4096*4096 + 2*4096*1024 + QK-norm 256 + 64 experts 3*4096*1408 + router 4096*64 + 2*4096)
+    #   + 2 * 151936 * 4096 + 4096
+    layer = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 256 + 64 * 3 * 4096 * 1408 + 4096 * 64 + 2 * 4096
+    assert m.n_params == 48 * layer + 2 * 151936 * 4096 + 4096
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_cli_estimate_reads_every_family_config(name, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    cfg, count = FAMILIES[name]
+    (tmp_path / name).mkdir()
+    (tmp_path / name / "config.json").write_text(json.dumps(cfg))
+    moe = any(k in cfg for k in ("num_local_experts", "num_experts", "n_routed_experts"))
+    args = ["estimate", "--model", str(tmp_path / name / "config.json"), "--hardware", "h100-sxm", "--devices", "8",
+            "--seq-len", "4096", "--global-batch", "8", "--json"] + (["--ep", "2"] if moe else [])
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["model"]["n_params"] == count
+
+
+def test_falcon_refinedweb_spelling():
+    # tiiuae/falcon-40b's original config.json (RWForCausalLM, model_type RefinedWeb): n_head, n_layer, n_head_kv
+    cfg = {"architectures": ["RWForCausalLM"], "model_type": "RefinedWeb", "hidden_size": 8192, "n_head": 128,
+           "n_head_kv": 8, "n_layer": 60, "new_decoder_architecture": True, "parallel_attn": True, "bias": False,
+           "vocab_size": 65024}
+    assert model_from_hf_config(cfg).n_params == FAMILIES["falcon-40b"][1]
