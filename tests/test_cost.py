@@ -12,15 +12,16 @@ from shardplan.parallel import ParallelConfig, validate
 from shardplan.presets.hardware import HARDWARE
 from shardplan.presets.models import MODELS
 from shardplan.specs.model import ModelSpec
+from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.training import PRECISION_POLICIES, PrecisionPolicy, TrainingSpec
 
 GiB = 2**30
 P7 = 6_738_415_616  # Llama-2-7B
 
 
-def _mem(model, parallel, devices, precision="bf16-mixed", seq=4096, batch=None):
+def _mem(model, parallel, devices, precision="bf16-mixed", seq=4096, batch=None, **training):
     pol = PRECISION_POLICIES[precision] if isinstance(precision, str) else precision
-    tr = TrainingSpec(seq_len=seq, global_batch_size=batch or devices, precision=pol)
+    tr = TrainingSpec(seq_len=seq, global_batch_size=batch or devices, precision=pol, **training)
     lay = validate(parallel, model, tr, devices)
     return memory_estimate(model, tr, lay)
 
@@ -31,10 +32,12 @@ def test_case_f_deepspeed_zero3_model_states():
     m = MODELS["codellama-7b"]
     assert m.n_params == 6_738_546_688 and m.largest_tensor_params() == 32016 * 4096 == 131_137_536
     ds = PrecisionPolicy(name="deepspeed", param_bytes=2, grad_bytes=4, master_bytes=4, optimizer_bytes=8)
-    mem = _mem(m, ParallelConfig(zero_stage=3, fsdp_unit="tensor"), 4, ds)
+    # a Hugging Face model under DeepSpeed: no vocabulary padding (Megatron's would add 32,128 - 32,016 rows)
+    hf = {"framework": FrameworkProfile(name="deepspeed-hf", vocab_divisible_by=1)}
+    mem = _mem(m, ParallelConfig(zero_stage=3, fsdp_unit="tensor"), 4, ds, **hf)
     states = mem.params + mem.grads + mem.optimizer + mem.zero3_buffers
     assert states == 4 * 131_137_536 + 18 * 6_738_546_688 / 4 == 30_848_010_240  # 28.73 GiB
-    off = _mem(m, ParallelConfig(zero_stage=3, fsdp_unit="tensor", offload_optimizer=True), 4, ds)
+    off = _mem(m, ParallelConfig(zero_stage=3, fsdp_unit="tensor", offload_optimizer=True), 4, ds, **hf)
     gpu = off.params + off.grads + off.optimizer + off.zero3_buffers
     assert gpu == 4 * 131_137_536 + 2 * 6_738_546_688 / 4  # 3.63 GiB
     assert gpu / GiB == pytest.approx(3.63, abs=0.005)

@@ -53,3 +53,20 @@ def test_runtime_trains_an_odd_vocabulary_at_tp2():
     assert float(trainer.loss(params, tokens)) == pytest.approx(float(trainer.loss(bumped, tokens)), rel=1e-6)
     _, losses = run_steps(trainer, batches, n=2)
     assert all(math.isfinite(x) for x in losses) and losses[1] < losses[0]
+
+
+def test_runtime_refuses_what_it_does_not_implement():
+    pytest.importorskip("jax")
+    from shardplan.errors import ConfigError
+    from shardplan.jax.model import check_runtime_support, scale_down
+    from shardplan.presets.models import MODELS
+
+    # the planner costs MLA and QK-norm; the reference model would silently train plain attention
+    for name, what in (("deepseek-v2-lite", "multi-head latent attention"), ("qwen3-8b", "QK-norm")):
+        with pytest.raises(ConfigError, match=what):
+            check_runtime_support(MODELS[name], 1, 1)
+        with pytest.raises(ConfigError, match="scale-down"):
+            scale_down(MODELS[name])
+    check_runtime_support(MODELS["llama-3-8b"], 2, 2)
+    with pytest.raises(ConfigError, match="etp=1"):
+        check_runtime_support(MODELS["mixtral-8x7b"], 1, 2)

@@ -228,6 +228,36 @@ class Block(nnx.Module):
         return constrain(x + self.mlp(self.mlp_norm(x)), res)
 
 
+def unsupported_features(model: ModelSpec) -> list[str]:
+    """Architecture features the planner costs but this reference model does not implement (the
+    runtime refuses them rather than train a different network than the plan describes)."""
+    checks = [(model.is_mla, "multi-head latent attention (q_lora_rank / kv_lora_rank)"),
+              (model.qk_norm != "none", f"QK-norm (qk_norm={model.qk_norm!r})"),
+              (model.attention_sinks, "attention sinks"),
+              (model.sliding_window is not None, f"sliding-window attention (sliding_window={model.sliding_window})"),
+              (model.attn_out_bias and not model.linear_bias, "a bias on the attention output projection only"),
+              (model.mlp_bias and not model.linear_bias, "biases on the MLP / expert linears only"),
+              (model.router_bias, "a router bias"), (model.norms_per_layer != 2, f"norms_per_layer={model.norms_per_layer}"),
+              (model.embedding_norm, "an embedding norm"), (model.mtp_modules > 0, "multi-token prediction modules"),
+              (model.moe_layer_step != 1, f"moe_layer_step={model.moe_layer_step}")]
+    return [what for bad, what in checks if bad]
+
+
+def check_runtime_support(model: ModelSpec, expert_tp: int, tp: int) -> None:
+    """Refuse a model or layout the JAX runtime would silently train differently.
+
+    Raises:
+        ConfigError: naming the unsupported features (the planner still estimates them).
+    """
+    bad = unsupported_features(model)
+    if expert_tp != tp:
+        bad.append(f"etp={expert_tp} different from tp={tp} (expert tensor parallelism)")
+    if bad:
+        raise ConfigError(f"the JAX runtime does not implement {'; '.join(bad)} for model {model.name!r}; "
+                          "`shardplan estimate` / `plan` cost it, `train` / `validate` cannot run it yet",
+                          field="model", value=model.name)
+
+
 class Transformer(nnx.Module):
     """Decoder-only language model built from a :class:`ModelSpec`.
 
@@ -348,7 +378,15 @@ def scale_down(model: ModelSpec, d_model: int = 64, n_layers: int = 2, max_heads
 
     Returns:
         A new :class:`ModelSpec` named ``"<name>-scaled"``.
+
+    Raises:
+        ConfigError: a model with features the runtime does not implement (:func:`unsupported_features`).
     """
+    bad = unsupported_features(model)
+    if bad:  # a scaled copy without them would train another architecture than the plan's
+        raise ConfigError(f"--scale-down: the JAX runtime does not implement {'; '.join(bad)} of "
+                          f"{model.name!r}, so no scaled-down copy of it can be trained yet", field="model",
+                          value=model.name)
     ratio = model.n_heads // model.kv_heads
     kv = max(1, min(model.kv_heads, max(max_heads // ratio, 1)))
     if model.kv_heads >= min_kv_heads:

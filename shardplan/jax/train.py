@@ -45,7 +45,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from shardplan.errors import ConfigError
 from shardplan.jax.data import PackedBatches, batch_sharding, load_tokens, shard_batch
 from shardplan.jax.mesh import BATCH_AXES, build_mesh
-from shardplan.jax.model import Transformer, abstract_model, param_dict
+from shardplan.jax.model import Transformer, abstract_model, check_runtime_support, param_dict
 from shardplan.jax.pipeline import Pipeline, decay_mask, layout_params, stack_params
 from shardplan.jax.rules import (LeafSharding, ParamOverride, ShardingRules, activation_sharding, make_rules,
                                  param_shardings, sharding_rows)
@@ -140,6 +140,7 @@ class Trainer:
 
     def __init__(self, model: ModelSpec, layout: Layout, training: TrainingSpec, cfg: TrainConfig | None = None,
                  mesh: Mesh | None = None, devices: Sequence[Any] | None = None):
+        check_runtime_support(model, layout.parallel.expert_tp, layout.parallel.tp)
         self.model_spec, self.layout, self.training = model, layout, training
         # the network's vocabulary: padded to the next multiple of tp, the least that splits the
         # vocab-parallel embedding and LM head evenly (shardplan.parallel.padded_vocab with

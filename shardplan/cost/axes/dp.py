@@ -59,7 +59,7 @@ def weight_groups(ctx: StepContext) -> list[WeightGroup]:
     """Dense (incl. replicated norms / router) and expert weights of the slowest stage."""
     sp_, p = ctx.stage.params, ctx.p
     return [WeightGroup("dense", sp_.dense + sp_.replicated, ctx.layout.zero_shard, p.tp),
-            WeightGroup("expert", sp_.expert, ctx.layout.expert_zero_shard, p.tp * p.ep)]
+            WeightGroup("expert", sp_.expert, ctx.layout.expert_zero_shard, p.expert_tp * p.ep)]
 
 
 def _windows(ctx: StepContext) -> tuple[float, float, int]:
