@@ -54,9 +54,9 @@ class Norm(nnx.Module):
     Params: ``scale`` (d,) [+ ``bias`` (d,) for LayerNorm], logical ``("norm",)``.
     """
 
-    def __init__(self, d: int, kind: str, rngs: nnx.Rngs, eps: float = 1e-5):
+    def __init__(self, d: int, kind: str, rngs: nnx.Rngs, eps: float = 1e-5, gain_axis: str = "norm"):
         self.kind, self.eps = kind, eps
-        self.scale = _param(rngs, jax.nn.initializers.ones, (d,), ("norm",))
+        self.scale = _param(rngs, jax.nn.initializers.ones, (d,), (gain_axis,))
         self.bias = _param(rngs, jax.nn.initializers.zeros, (d,), ("norm",)) if kind == "layernorm" else None
 
     def __call__(self, x: jax.Array) -> jax.Array:
@@ -69,6 +69,17 @@ class Norm(nnx.Module):
         if self.bias is not None:
             y = y + self.bias[...].astype(jnp.float32)
         return y.astype(x.dtype)
+
+
+def _softmax_with_sinks(scores: jax.Array, sinks: Any, g: int, r: int) -> jax.Array:
+    """Softmax over the keys (last axis) of scores (b, g, r, q, s); with ``sinks`` (h = g r
+    logits) each head's denominator also holds ``exp(sink)`` (a learned "attend to nothing",
+    GPT-OSS), whose probability is dropped."""
+    if sinks is None:
+        return jax.nn.softmax(scores, axis=-1)
+    sink = sinks[...].astype(scores.dtype).reshape(1, g, r, 1, 1)
+    sink = jnp.broadcast_to(sink, scores.shape[:-1] + (1,))
+    return jax.nn.softmax(jnp.concatenate([scores, sink], axis=-1), axis=-1)[..., :-1]
 
 
 def rope(x: jax.Array, positions: jax.Array) -> jax.Array:
@@ -92,8 +103,12 @@ class Attention(nnx.Module):
 
     Params: ``wq`` (d, h, k) ``("embed","heads","head_dim")``; ``wk``/``wv`` (d, g, k)
     ``("embed","kv_heads","head_dim")``; ``wo`` (h, k, d) ``("heads","head_dim","embed")``;
-    optional biases. Under context parallelism Q stays sequence-sharded over ``cp`` while K and V
-    are constrained to the full sequence (all-gathered over ``cp``) inside the attention core.
+    optional biases; ``q_norm`` / ``k_norm`` gains (k,) ``("head_dim",)`` with ``qk_norm='head'``
+    (Qwen3: RMSNorm of each head's Q and K before RoPE); ``sinks`` (h,) ``("heads",)`` with
+    ``attention_sinks`` (GPT-OSS: a learned logit per head in every softmax denominator). With
+    ``sliding_window`` w every query attends to its last w keys (Mistral v0.1, Beltagy et al. 2020).
+    Under context parallelism Q stays sequence-sharded over ``cp`` while K and V are constrained
+    to the full sequence (all-gathered over ``cp``) inside the attention core.
     """
 
     def __init__(self, m: ModelSpec, rngs: nnx.Rngs):
@@ -109,6 +124,12 @@ class Attention(nnx.Module):
         self.bk = _param(rngs, zeros, (g, k), ("kv_heads", "head_dim")) if qkv_b else None
         self.bv = _param(rngs, zeros, (g, k), ("kv_heads", "head_dim")) if qkv_b else None
         self.bo = _param(rngs, zeros, (d,), ("norm",)) if m.linear_bias else None
+        # QK-norm over each head's width, one gain of head_dim shared by the heads (Qwen3 q_norm / k_norm)
+        self.q_norm = Norm(k, "rmsnorm", rngs, gain_axis="head_dim") if m.qk_norm == "head" else None
+        self.k_norm = Norm(k, "rmsnorm", rngs, gain_axis="head_dim") if m.qk_norm == "head" else None
+        # attention sinks: one learned logit per head in every softmax denominator (GPT-OSS)
+        self.sinks = _param(rngs, zeros, (h,), ("heads",)) if m.attention_sinks else None
+        self.window = m.sliding_window
 
     def __call__(self, x: jax.Array, positions: jax.Array) -> jax.Array:
         """x: (b, s, d) -> (b, s, d)."""
@@ -118,6 +139,8 @@ class Attention(nnx.Module):
         v = jnp.einsum("bsd,dgk->bsgk", x, self.wv[...])
         if self.bq is not None:
             q, kk, v = q + self.bq[...], kk + self.bk[...], v + self.bv[...]
+        if self.q_norm is not None:
+            q, kk = self.q_norm(q), self.k_norm(kk)
         q = constrain(q, ("act_batch", "act_seq", "act_heads", None))
         if self.rope:
             q, kk = rope(q, positions), rope(kk, positions)
@@ -129,8 +152,10 @@ class Attention(nnx.Module):
         scores = jnp.einsum("bqgrk,bsgk->bgrqs", qg, kk).astype(jnp.float32) / math.sqrt(self.k)
         scores = constrain(scores, ("act_batch", "act_kv_heads", None, "act_seq", None))
         mask = positions[:, None] >= positions[None, :]
+        if self.window is not None:  # Mistral v0.1: a query sees its last `window` keys (itself included)
+            mask = mask & (positions[:, None] - positions[None, :] < self.window)
         scores = jnp.where(mask[None, None, None], scores, jnp.finfo(jnp.float32).min)
-        probs = jax.nn.softmax(scores, axis=-1).astype(x.dtype)
+        probs = _softmax_with_sinks(scores, self.sinks, self.g, r).astype(x.dtype)
         out = jnp.einsum("bgrqs,bsgk->bqgrk", probs, v).reshape(b, s, self.h, self.k)
         out = constrain(out, ("act_batch", "act_seq", "act_heads", None))
         y = jnp.einsum("bshk,hkd->bsd", out, self.wo[...])
@@ -232,9 +257,9 @@ def unsupported_features(model: ModelSpec) -> list[str]:
     """Architecture features the planner costs but this reference model does not implement (the
     runtime refuses them rather than train a different network than the plan describes)."""
     checks = [(model.is_mla, "multi-head latent attention (q_lora_rank / kv_lora_rank)"),
-              (model.qk_norm != "none", f"QK-norm (qk_norm={model.qk_norm!r})"),
-              (model.attention_sinks, "attention sinks"),
-              (model.sliding_window is not None, f"sliding-window attention (sliding_window={model.sliding_window})"),
+              (model.qk_norm == "full", "QK-norm over the whole projection (qk_norm='full', OLMo 2)"),
+              (model.sliding_window is not None and model.full_attention_interval > 0,
+               f"interleaved sliding / full attention layers (full_attention_interval={model.full_attention_interval})"),
               (model.attn_out_bias and not model.linear_bias, "a bias on the attention output projection only"),
               (model.mlp_bias and not model.linear_bias, "biases on the MLP / expert linears only"),
               (model.router_bias, "a router bias"), (model.norms_per_layer != 2, f"norms_per_layer={model.norms_per_layer}"),
@@ -400,6 +425,7 @@ def scale_down(model: ModelSpec, d_model: int = 64, n_layers: int = 2, max_heads
         vocab_size=max(vocab_size, 256), mlp=model.mlp, norm=model.norm, qkv_bias=model.qkv_bias,
         linear_bias=model.linear_bias, tied_embeddings=model.tied_embeddings, position=model.position,
         max_position_embeddings=min(model.max_position_embeddings, 4096) if model.position == "learned" else 0,
+        qk_norm=model.qk_norm, attention_sinks=model.attention_sinks, sliding_window=model.sliding_window,
         source=f"scale_down({model.name})")
     if model.is_moe:
         e = min(model.n_experts, max_experts)
