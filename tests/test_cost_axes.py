@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import pytest
+
 from shardplan.cost.axes.tables import replace_block
 from shardplan.cost.collective import bytes_sent
 from shardplan.cost.step import estimate
@@ -106,3 +108,21 @@ def test_deepspeed_zero3_gathers_each_tensor_and_prefetch_hides_a_share():
     e = estimate(m, hw, none, ParallelConfig(dp=64, zero_stage=3), 64)
     fwd = [c for c in e.collectives if c.op == "AllGather" and c.phase == "fwd"][0]
     assert fwd.exposed_s == fwd.time_s and e.exposed_comm_s > block.exposed_comm_s
+
+
+def test_moe_capacity_factor_and_imbalance_scale_the_busiest_rank():
+    # Mixtral 8x7B on 16 H100s, ep=8: the AllToAll payload per device is beta x (u / tp) x top_k x h; with token
+    # dropping at capacity factor 1.25 every expert exchanges 1.25x buffers (Switch Transformer Sec. 2.2), and
+    # dropless routing with the busiest rank at 2x the mean sends 2x
+    m, hw = MODELS["mixtral-8x7b"], HARDWARE["h100-sxm"]
+    p = ParallelConfig(ep=8, zero_stage=1)
+    base = TrainingSpec(seq_len=4096, global_batch_size=64)
+    runs = {k: estimate(m, hw, base.model_copy(update=kw), p, 16)
+            for k, kw in (("balanced", {}), ("capacity", {"moe_capacity_factor": 1.25}), ("skewed", {"moe_imbalance": 2.0}))}
+    a2a = {k: sum(c.bytes_per_device for c in e.collectives if c.op == "AllToAll") for k, e in runs.items()}
+    assert a2a["capacity"] == pytest.approx(1.25 * a2a["balanced"]) and a2a["skewed"] == pytest.approx(2 * a2a["balanced"])
+    # per device: u = 4096 tokens (mbs 1), beta 2, top_k 2, h 4096: 2 x 4096 x 2 x 4096 B = 64 MiB per call, sent
+    # (ep-1)/ep of it, 4 calls per MoE layer, 32 layers, dp = 16 -> m = 64 / 16 = 4 microbatches
+    assert a2a["balanced"] == pytest.approx(2 * 4096 * 2 * 4096 * 7 / 8 * 4 * 32 * 4)
+    assert runs["skewed"].matmul_s > runs["capacity"].matmul_s > runs["balanced"].matmul_s
+    assert runs["skewed"].memory.activations > runs["balanced"].memory.activations

@@ -46,9 +46,10 @@ def elementwise_bytes_per_token(model: ModelSpec, training: TrainingSpec, parall
     sigma = t if p.sp else 1  # Layout.seq_shard (no Layout here: the search calls this per option)
     b = 10.0 * beta * h / sigma
     act = 3 if model.mlp == "swiglu" else 2
-    if moe:
-        b += act * beta * model.expert_ffn * (model.top_k + model.n_shared_experts) / t
-        b += 4.0 * beta * model.top_k * h / t  # permute / unpermute of dispatched tokens
+    if moe:  # routed work on the busiest rank scales with TrainingSpec.moe_load
+        load = training.moe_load
+        b += act * beta * model.expert_ffn * (load * model.top_k + model.n_shared_experts) / t
+        b += 4.0 * beta * load * model.top_k * h / t  # permute / unpermute of dispatched tokens
     else:
         b += act * beta * model.ffn_dim / t
     if model.position == "rope":
@@ -62,7 +63,8 @@ def elementwise_bytes_per_token(model: ModelSpec, training: TrainingSpec, parall
     return b
 
 
-def layer_gemm_shapes(model: ModelSpec, p: ParallelConfig, tokens: float, moe: bool) -> list[tuple[str, GemmShape]]:
+def layer_gemm_shapes(model: ModelSpec, p: ParallelConfig, tokens: float, moe: bool,
+                      load: float = 1.0) -> list[tuple[str, GemmShape]]:
     """Forward GEMMs of one layer on ``tokens`` local tokens after tensor parallelism (Megatron
     column / row split, Shoeybi et al. 2019 Sec. 3): M = tokens (with sequence parallelism the
     input is all-gathered first, so M is the whole local sequence), N and K the sharded widths.
@@ -90,7 +92,8 @@ def layer_gemm_shapes(model: ModelSpec, p: ParallelConfig, tokens: float, moe: b
     # expert's etp ranks gather their tokens: tokens x etp / tp per expert rank (= tokens for etp = tp)
     et = p.expert_tp
     fe, local = model.expert_ffn // et, max(1, model.n_experts // p.ep)
-    m_e = max(1, round(tokens * et / t * model.top_k * p.ep / model.n_experts))
+    # load: the busiest expert's tokens over the balanced share (TrainingSpec.moe_load)
+    m_e = max(1, round(load * tokens * et / t * model.top_k * p.ep / model.n_experts))
     fe_shared = model.expert_ffn // t
     out += [("router", GemmShape(u, model.n_experts, h)), ("expert_up", GemmShape(m_e, up * fe, h, local)),
             ("expert_down", GemmShape(m_e, h, fe, local))]
@@ -209,7 +212,7 @@ def layer_times(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: P
     in_b = 1.0 if dtype == "fp8" else prec.activation_bytes
     fwd = bwd = hbm_fwd = 0.0
     dev = GemmDevice.of(hw, dtype)
-    for _, shape in layer_gemm_shapes(model, p, tokens, moe):
+    for _, shape in layer_gemm_shapes(model, p, tokens, moe, training.moe_load):
         tf, tb, bound = training_gemm_seconds(shape, dev, in_b, 2.0 * prec.grad_bytes)
         fwd, bwd, hbm_fwd = fwd + tf, bwd + tb, hbm_fwd + (tf if bound else 0.0)
     attn_f, attn_b = attention_core_s(model, training, hw, p, tokens)

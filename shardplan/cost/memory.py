@@ -142,7 +142,8 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
       min(w, s) scores per query, Beltagy et al. 2020 Sec. 3.1; full layers s, mask included);
     * MLP input: beta*h/sigma; MLP intermediates: SwiGLU gate, up, product 3*beta*F/t; GeLU input
       and output 2*beta*F/t (Korthikanti: 8sbh + 8sbh for F = 4h);
-    * MoE: intermediates of top_k experts, 2*beta*k*h dispatch/combine buffers, 4*E router probs;
+    * MoE: intermediates of top_k experts, 2*beta*k*h dispatch/combine buffers, 4*E router probs
+      (the routed terms x ``TrainingSpec.moe_load``: capacity factor or dropless imbalance);
     * dropout masks: 1 byte * h/sigma after attention and after the MLP, when dropout is on;
     * eager model code (``FrameworkProfile.loss == 'eager'``: the framework runs PyTorch eager
       modules, not fused kernels): an unfused SwiGLU ``act(gate) * up`` also keeps ``act(gate)``
@@ -170,9 +171,10 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     b += beta * h / sigma  # MLP input
     gated = model.mlp == "swiglu"
     phi_store = (4 if training.framework.loss == "eager" else 3) if gated else 2
-    if moe:
-        b += beta * phi_store * model.expert_ffn * (model.top_k + model.n_shared_experts) / t
-        b += 2 * beta * model.top_k * h / sigma + 4.0 * model.n_experts
+    if moe:  # routed intermediates and dispatch buffers scale with TrainingSpec.moe_load
+        load = training.moe_load
+        b += beta * phi_store * model.expert_ffn * (load * model.top_k + model.n_shared_experts) / t
+        b += 2 * beta * load * model.top_k * h / sigma + 4.0 * model.n_experts
     else:
         b += beta * phi_store * model.ffn_dim / t
     if training.dropout:

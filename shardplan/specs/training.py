@@ -96,6 +96,13 @@ class TrainingSpec(BaseModel):
         causal: causal attention (halves attention-core FLOPs, Megatron ``num_floating_point_operations``).
         framework: the training framework's profile (overheads, overlap, loss, allocator;
             :class:`~shardplan.specs.framework.FrameworkProfile`), default Megatron-LM.
+        moe_capacity_factor: MoE token dropping with expert capacity = capacity factor x tokens x
+            top_k / experts (Switch Transformer, Fedus et al. 2022 Sec. 2.2; GShard Sec. 2.2): every
+            expert computes and exchanges a buffer of that capacity. None: dropless (MegaBlocks,
+            Gale et al. 2023), the default of Megatron-LM and most recent MoE recipes.
+        moe_imbalance: dropless routing's load on the busiest expert rank over the mean (>= 1): the
+            slowest rank's expert GEMMs, AllToAll payload and expert activations scale by it (1 =
+            perfectly balanced, what auxiliary-loss-balanced training approaches).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -108,6 +115,14 @@ class TrainingSpec(BaseModel):
     dropout: bool = False
     causal: bool = True
     framework: FrameworkProfile = Field(default_factory=FrameworkProfile)
+    moe_capacity_factor: float | None = Field(default=None, ge=1.0, le=64.0)
+    moe_imbalance: float = Field(default=1.0, ge=1.0, le=64.0)
+
+    @property
+    def moe_load(self) -> float:
+        """Tokens the busiest expert rank handles over the balanced share: the capacity factor with
+        token dropping, else the imbalance (see the attributes)."""
+        return self.moe_capacity_factor if self.moe_capacity_factor is not None else self.moe_imbalance
 
     @model_validator(mode="after")
     def _opt(self) -> "TrainingSpec":
