@@ -106,6 +106,10 @@ class ParallelConfig(BaseModel):
     tp_overlap: bool = Field(default=False, description=(
         "hide the tp activation collectives behind the matmuls that consume or produce them "
         "(Megatron-LM --tp-comm-overlap; Wang et al. 2023)"))
+    hsdp_reduce: Literal["per_step", "per_microbatch"] = Field(default="per_step", description=(
+        "HSDP with gradient accumulation: the AllReduce of the gradient shard across replicas once per "
+        "step (deferred, FSDP2 set_requires_all_reduce / DDP no_sync) or after every microbatch's "
+        "backward (PyTorch FSDP HYBRID_SHARD without no_sync)"))
     zero3_gather: Literal["per_microbatch", "per_step"] = Field(default="per_microbatch", description=(
         "when ZeRO-3 gathers the parameters: 'per_microbatch' (PyTorch FSDP, for every microbatch's "
         "forward and backward) or 'per_step' (once per step, kept for every microbatch, as XLA/GSPMD does)"))

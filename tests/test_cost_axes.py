@@ -126,3 +126,17 @@ def test_moe_capacity_factor_and_imbalance_scale_the_busiest_rank():
     assert a2a["balanced"] == pytest.approx(2 * 4096 * 2 * 4096 * 7 / 8 * 4 * 32 * 4)
     assert runs["skewed"].matmul_s > runs["capacity"].matmul_s > runs["balanced"].matmul_s
     assert runs["skewed"].memory.activations > runs["balanced"].memory.activations
+
+
+def test_hsdp_replica_reduce_per_step_or_per_microbatch():
+    # llama-3-8b on 64 H100s, HSDP: 8 shards x 8 replicas, 256 sequences of 4096, mbs 1 -> m = 256 / 64 = 4
+    # microbatches; the replica AllReduce moves the bf16 gradient shard once per step, or 4 times with
+    # hsdp_reduce='per_microbatch' (PyTorch FSDP HYBRID_SHARD without no_sync)
+    m, hw = MODELS["llama-3-8b"], HARDWARE["h100-sxm"]
+    tr = TrainingSpec(seq_len=4096, global_batch_size=256)
+    ar = {}
+    for mode in ("per_step", "per_microbatch"):
+        e = estimate(m, hw, tr, ParallelConfig(dp=64, zero_stage=3, dp_shard=8, hsdp_reduce=mode), 64)
+        ar[mode] = [c for c in e.collectives if c.replicas][0]
+    assert ar["per_step"].count == 1 and ar["per_microbatch"].count == 4
+    assert ar["per_microbatch"].bytes_per_device == pytest.approx(4 * ar["per_step"].bytes_per_device)

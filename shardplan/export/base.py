@@ -29,7 +29,7 @@ from shardplan.errors import ConfigError
 from shardplan.parallel import ParallelConfig
 
 #: ParallelConfig fields that describe how a runtime schedules the work, not what the config says
-BEHAVIOUR_FIELDS = ("fsdp_unit", "zero3_gather", "overlap_grad_reduce")
+BEHAVIOUR_FIELDS = ("fsdp_unit", "zero3_gather", "overlap_grad_reduce", "hsdp_reduce")
 #: the structural fields every exporter must express (checked by the tests)
 DEGREE_FIELDS = ("dp", "dp_shard", "zero_stage", "tp", "sp", "cp", "pp", "schedule", "virtual_stages",
                  "pp_layers", "ep", "recompute", "microbatch_size")

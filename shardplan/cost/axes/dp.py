@@ -87,8 +87,9 @@ def _bucketed(ctx: StepContext, t: float, window: float) -> float:
 
 
 def _replicas(ctx: StepContext, g: WeightGroup) -> list[Collective]:
-    """HSDP: AllReduce of the gradient shard across the dp / dp_shard replicas, once per step,
-    bucketed behind the backward like DDP."""
+    """HSDP: AllReduce of the gradient shard across the dp / dp_shard replicas, bucketed behind
+    the backward like DDP: once per step, or after every microbatch's backward with
+    ``hsdp_reduce='per_microbatch'`` (m times the traffic, each hidden behind its own backward)."""
     p = ctx.p
     replicas = p.dp // (p.dp_shard or 1)
     if replicas <= 1:
@@ -98,8 +99,9 @@ def _replicas(ctx: StepContext, g: WeightGroup) -> list[Collective]:
     _, bwd, b = _windows(ctx)
     t = ctx.bucketed_time("AllReduce", size, replicas, stride, b)
     e = _bucketed(ctx, t, ctx.layers * bwd)
-    return [ctx.collective("AllReduce", "dp", "grads", "step", g.kind, size, replicas, stride, 1,
-                           f"{g.kind} gradients across replicas", overlap=_bucket_rule(ctx), exposed_s=e,
+    n, phase = (ctx.m, "bwd") if p.hsdp_reduce == "per_microbatch" else (1, "step")
+    return [ctx.collective("AllReduce", "dp", "grads", phase, g.kind, size, replicas, stride, n,
+                           f"{g.kind} gradients across replicas", overlap=_bucket_rule(ctx), exposed_s=e * n,
                            replicas=True, buckets=b)]
 
 
