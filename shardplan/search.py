@@ -557,13 +557,14 @@ class _Evaluator:
         of the candidate (trials.group, split's microbatch size, rc)."""
         state = trials.state or self._state_halves(trials)
         acts = split.acts.get(rc) or self._act_halves(split, rc)
-        mb = self._scratch
+        # MemoryBreakdown.total written out in the same order of additions (allocated, + fragmentation
+        # = allocator_overhead x allocated, + context, + reserve), so the result is bit for bit the
+        # property's (tests/test_search.py checks it against memory_estimate) without building objects
+        f, c, r = self.training.framework.allocator_overhead, self._scratch.context, self._scratch.reserve
         worst = -math.inf
-        fw = self.training.framework
-        for (mb.params, mb.grads, mb.optimizer, mb.zero3_buffers), (mb.activations, mb.logits, mb.comm_buffers) \
-                in zip(state, acts):
-            mb.add_fragmentation(fw)
-            total = mb.total  # MemoryBreakdown's own sum, in its own order
+        for (pa, gr, op, z3), (ac, lo, cb) in zip(state, acts):
+            a = pa + gr + op + z3 + ac + lo + cb
+            total = a + f * a + c + r
             if total > worst:
                 worst = total
         return worst

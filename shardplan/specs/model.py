@@ -257,7 +257,12 @@ class ModelSpec(BaseModel):
                 and (i - self.n_dense_layers + 1) % self.moe_layer_step == 0)
 
     def moe_layers_in(self, start: int, n: int) -> int:
-        """MoE layers among layers ``start .. start + n - 1``."""
+        """MoE layers among layers ``start .. start + n - 1`` (closed form when every layer after the
+        dense ones is MoE: the search calls this for every stage it prices)."""
+        if not self.is_moe:
+            return 0
+        if self.moe_layer_step == 1:
+            return max(0, start + n - max(start, self.n_dense_layers))
         return sum(self.is_moe_layer(i) for i in range(start, start + n))
 
     @cached_property
