@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from shardplan.cli.common import BatchOpt, BatchTokOpt, JsonOpt, ModelOpt, PlanOpt, SeqOpt, app, config_errors, \
-    console, layout_flags, print_notes
+    console, err_console, layout_flags, print_notes
 from shardplan.cli.runtime import DModelOpt, LayersOpt, ScaleOpt, configure_host_devices, runtime_inputs
 from shardplan.errors import ConfigError
 
@@ -89,6 +89,12 @@ def validate(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_
     m, tr, pc = runtime_inputs(model, devices, seq_len, global_batch, global_batch_tokens, plan, layout,
                                (scale_down, scale_d_model, scale_layers), default_batch=True)
     from shardplan.parallel import validate as validate_layout
+    if pc.zero_stage == 3 and pc.zero3_gather != "per_step":
+        # the compiled program gathers each weight once per step (XLA hoists the loop-invariant gather):
+        # compare like with like rather than subtract a delta from the PyTorch-FSDP default
+        pc = pc.model_copy(update={"zero3_gather": "per_step"})
+        err_console.print("[yellow]note:[/] the JAX runtime gathers ZeRO-3 weights once per step; the plan is "
+                          "compared with zero3_gather=per_step")
     lay = validate_layout(pc, m, tr, devices)
     print_notes(lay)
     import jax  # noqa: F401  (after XLA_FLAGS)

@@ -273,8 +273,8 @@ def zero3_keep_gathered(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> lis
     the accumulation loop) and its result is kept for the backward (FSDP reshards after the forward
     and re-gathers in the backward, per microbatch)."""
     p, m = ctx.p, ctx.m
-    if p.zero_stage != 3 or p.recompute != "none" or ctx.layout.zero_shard <= 1:
-        return []
+    if p.zero_stage != 3 or p.zero3_gather == "per_step" or p.recompute != "none" or ctx.layout.zero_shard <= 1:
+        return []  # with zero3_gather='per_step' the planner already prices the runtime's behaviour
     ag = ctx.planned(op="AllGather", axis="dp", tensor="params")
     fwd = [c for c in ag if c.phase == "fwd"]
     cnt = sum(c.count for c in ag) - sum(c.count for c in fwd) / m
