@@ -24,6 +24,7 @@ from pathlib import Path
 
 from scipy.stats import spearmanr
 
+from shardplan.cost.memory import memory_for_stage
 from shardplan.cost.step import Estimate, estimate
 from shardplan.errors import ConfigError
 from shardplan.fitting import Parameter, apply, cross_validate, fit
@@ -113,6 +114,12 @@ def predict(run: GridRun, hw: HardwareSpec, profile: FrameworkProfile) -> Estima
         return str(e)
 
 
+def measured_peak(e: Estimate) -> float:
+    """The predicted counterpart of the CSV's ``gpu_mem_gb``: the caching allocator's peak
+    (``torch.cuda.max_memory_reserved``) of pipeline rank 0 (nanotron logs world rank 0), bytes."""
+    return memory_for_stage(e.model, e.training, e.layout, 0).allocator_peak
+
+
 def score(runs: list[GridRun], preds: list[Estimate | str]) -> dict:
     """Issue 9's metrics over ``runs`` (see module docstring)."""
     err, mem_err, correct, refused = [], [], 0, 0
@@ -126,7 +133,7 @@ def score(runs: list[GridRun], preds: list[Estimate | str]) -> dict:
         if run.ran:
             pred = e.tokens_per_s / e.layout.n_devices
             err.append(pred / run.tok_s_gpu - 1)
-            mem_err.append(e.memory.total / run.mem_bytes - 1)
+            mem_err.append(measured_peak(e) / run.mem_bytes - 1)
             groups[(run.model, run.nodes)].append((pred, run.tok_s_gpu))
     rho = {k: spearmanr(*zip(*v)).statistic for k, v in sorted(groups.items()) if len(v) >= 3}
     return {"runs": len(runs), "ran": sum(r.ran for r in runs), "refused": refused,

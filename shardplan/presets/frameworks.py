@@ -15,14 +15,17 @@ _NANOTRON_LOSS = ("nanotron models/llama.py: an eager PyTorch decoder (GLUActiva
                   "and parallel/tensor_parallel/functional.py _ShardedCrossEntropy: bf16 logits, their fp32 cast and "
                   "the fp32 shifted logits exponentiated in place into the saved softmax, 2 + 4 + 4 B per vocab element")
 _NANOTRON_ALLOC = ("fitted: robust least squares on log(predicted / measured) over the 1,027 runs that ran in "
-                   "shared/calibration/usp_h100_grid_1b_8b.csv (gpu_mem_gb = torch.cuda.max_memory_reserved / 2**30 of "
-                   "world rank 0 = pipeline stage 0, nanotron helpers.py log_throughput), stage-0 layers from nanotron's "
-                   "cost-greedy split (cost.memory.cost_greedy_stage_layers): 0.245; leave-one-model-out: 0.234 on 1B "
-                   "(8B median |error| 6.0%), 0.255 on 8B (1B median |error| 10.3%)")
+                   "shared/calibration/usp_h100_grid_1b_8b.csv (gpu_mem_gb in GB = 1e9 B, the allocator peak of world rank "
+                   "0 = pipeline stage 0, nanotron helpers.py log_throughput), stage-0 layers from nanotron's cost-greedy "
+                   "split (parallel.cost_greedy_split): 0.160; leave-one-model-out: 0.149 on 1B (8B median |error| 6.0%), "
+                   "0.169 on 8B (1B median |error| 10.3%)")
 _NANOTRON_CONTEXT = ("estimate, outside the caching allocator: CUDA context (~0.5 GiB on H100 with CUDA 12), NCCL "
                      "communicator buffers of the tp/pp/dp groups (~1 GiB), and the ~0.35 GiB of an '80 GB' H100 the "
                      "driver does not expose (81,559 MiB visible); bounded by the grid: the largest reserved peak that "
                      "ran is 77.4 GiB of 80; fit/OOM accuracy is flat (89.6-91.1%) for 0-8 GiB")
+
+_NANOTRON_SPLIT = ("nanotron models/base.py build_model + models/llama.py get_block_compute_costs: blocks placed in "
+                   "order until the cumulative compute cost passes total*(rank+1)/pp (parallel.cost_greedy_split)")
 
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
@@ -31,10 +34,14 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile(name="torchtitan"),
         FrameworkProfile(name="pytorch-fsdp"),
         FrameworkProfile(name="deepspeed"),
-        FrameworkProfile(name="nanotron", grad_buffer_bytes=4, loss="eager", allocator_overhead=0.245,
-                         context_bytes=2 * 2**30,
+        FrameworkProfile(name="nanotron", grad_buffer_bytes=4, loss="eager", allocator_overhead=0.16,
+                         context_bytes=2 * 2**30, pipeline_split="cost_greedy",
+                         min_microbatches="pp_minus_1",
                          sources={"grad_buffer_bytes": _FP32_MAIN_GRADS, "loss": _NANOTRON_LOSS,
-                                  "allocator_overhead": _NANOTRON_ALLOC, "context_bytes": _NANOTRON_CONTEXT}),
+                                  "allocator_overhead": _NANOTRON_ALLOC, "context_bytes": _NANOTRON_CONTEXT,
+                                  "pipeline_split": _NANOTRON_SPLIT,
+                                  "min_microbatches": "nanotron parallel/pipeline_parallel/engine.py "
+                                  "OneForwardOneBackwardPipelineEngine.train_batch_iter: assert nb_microbatches >= pp - 1"}),
     ]
 }
 

@@ -51,6 +51,14 @@ class FrameworkProfile(BaseModel):
             (fragmentation, rounding of blocks), as its peak ``reserved`` exceeds ``allocated``.
         context_bytes: bytes of HBM taken before any tensor (CUDA context, cuBLAS / NCCL
             workspaces and communication buffers).
+        pipeline_split: how layers are assigned to pipeline stages when ``pp_layers`` is not given:
+            'balanced' (even, or :func:`shardplan.parallel.balanced_split` when pp does not divide
+            the layers; Megatron-LM / Llama 3) or 'cost_greedy' (nanotron's cumulative-cost split,
+            :func:`shardplan.parallel.cost_greedy_split`: the first rank heavier, trailing ranks may
+            hold no layer).
+        min_microbatches: 'none' (fewer microbatches than stages is legal: the bubble grows) or
+            'pp_minus_1' (the pipeline engine refuses fewer than pp - 1 microbatches per step;
+            nanotron ``OneForwardOneBackwardPipelineEngine`` asserts it).
         sources: field -> citation or the rows the value was fitted on.
     """
 
@@ -68,4 +76,6 @@ class FrameworkProfile(BaseModel):
     grad_buffer_bytes: int | None = Field(default=None, ge=1, le=8)
     allocator_overhead: float = Field(default=0.0, ge=0, le=1)
     context_bytes: float = Field(default=0.0, ge=0, le=2**36)
+    pipeline_split: Literal["balanced", "cost_greedy"] = "balanced"
+    min_microbatches: Literal["none", "pp_minus_1"] = "none"
     sources: dict[str, str] = Field(default_factory=dict)
