@@ -176,6 +176,7 @@ class Space:
         max_microbatch_size: largest microbatch (sequences).
         scale_up_size: devices per scale-up domain (bounds the node-local HSDP shard group).
         fix: the pinned ParallelConfig fields.
+        pipeline_split: the framework profile's automatic layer split ('balanced' or 'cost_greedy').
     """
 
     n_devices: int
@@ -193,6 +194,7 @@ class Space:
     max_microbatch_size: int
     scale_up_size: int
     fix: dict = field(default_factory=dict)
+    pipeline_split: str = "balanced"
 
     def microbatch_sizes(self, dp: int) -> list[int]:
         """Microbatch sizes to try for data-parallel degree ``dp``, largest first: the divisors of the
@@ -237,7 +239,7 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
         ep=pinned("ep", divisors(model.n_experts) if model.is_moe else [1]), dp=fix.get("dp"),
         zero_stages=tuple(zero_stages), recomputes=(fix["recompute"],) if "recompute" in fix else RECOMPUTE_ORDER,
         schedules=scheds, prune=prune, max_microbatch_size=max_microbatch_size,
-        scale_up_size=hardware.scale_up_size, fix=fix)
+        scale_up_size=hardware.scale_up_size, fix=fix, pipeline_split=training.framework.pipeline_split)
 
 
 class Degrees(NamedTuple):
@@ -292,10 +294,13 @@ def degree_candidates(space: Space) -> Iterator[Degrees]:
 def stage_split(space: Space, pp: int) -> tuple[bool, tuple[int, ...] | None]:
     """(usable, pp_layers) for ``pp`` stages: None when pp divides the layers, else the balanced
     split (:func:`balanced_split`); a pinned ``pp_layers`` is used as given and is unusable (the
-    degrees are skipped) when its length is not pp."""
+    degrees are skipped) when its length is not pp; None under a cost-greedy framework split (the
+    layout's validation applies it)."""
     pinned = space.fix.get("pp_layers")
     if pinned is not None:
         return len(pinned) == pp, tuple(pinned)
+    if space.pipeline_split == "cost_greedy":
+        return True, None
     return True, (balanced_split(space.n_layers, pp) if space.n_layers % pp else None)
 
 

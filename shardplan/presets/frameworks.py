@@ -27,6 +27,12 @@ _NANOTRON_CONTEXT = ("estimate, outside the caching allocator: CUDA context (~0.
 _NANOTRON_SPLIT = ("nanotron models/base.py build_model + models/llama.py get_block_compute_costs: blocks placed in "
                    "order until the cumulative compute cost passes total*(rank+1)/pp (parallel.cost_greedy_split)")
 
+#: fitted by ``python benchmarks/usp_grid.py --fit`` (values, rows and held-out errors: _NANOTRON_FIT_NOTE)
+_NANOTRON_FITTED = dict(layer_host_s=4.58e-3, pp_tp_host_step_s=2.635e-4, microbatch_node_s=2.8127e-6,
+                        microbatch_node_exponent=3.0, elementwise_traffic=4.078, step_overhead_s=0.0073,
+                        allocator_retry_s=1.0, allocator_pressure_start=0.85)
+_NANOTRON_FIT_NOTE = "provisional"
+
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron"),
@@ -37,6 +43,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile(name="nanotron", grad_buffer_bytes=4, loss="eager", allocator_overhead=0.16,
                          context_bytes=2 * 2**30, pipeline_split="cost_greedy",
                          min_microbatches="pp_minus_1",
+                         **_NANOTRON_FITTED,
                          sources={"grad_buffer_bytes": _FP32_MAIN_GRADS, "loss": _NANOTRON_LOSS,
                                   "allocator_overhead": _NANOTRON_ALLOC, "context_bytes": _NANOTRON_CONTEXT,
                                   "pipeline_split": _NANOTRON_SPLIT,

@@ -1,0 +1,101 @@
+"""The nanotron profile's terms for the measured H100 grid (issue 9 grid acceptance), with the numbers
+derived by hand in the comments. Fast: a handful of estimates, no fit."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from shardplan.cost.axes import tp as tp_axis
+from shardplan.cost.context import step_context
+from shardplan.cost.step import estimate, host_floor_s, node_sync_s
+from shardplan.errors import ConfigError
+from shardplan.parallel import ParallelConfig, validate
+from shardplan.presets.frameworks import framework_profile
+from shardplan.presets.hardware import HARDWARE
+from shardplan.specs.framework import FrameworkProfile
+from shardplan.specs.model import ModelSpec
+from shardplan.specs.training import TrainingSpec
+
+ROOT = Path(__file__).resolve().parents[1]
+G1B = ModelSpec(name="usp-1b", n_layers=16, d_model=2048, n_heads=32, ffn_dim=8192, vocab_size=131072,
+                tied_embeddings=True)
+H100 = HARDWARE["h100-sxm"]
+
+
+def _training(fw: FrameworkProfile, gbs: int = 256) -> TrainingSpec:
+    return TrainingSpec(seq_len=4096, global_batch_size=gbs, framework=fw)
+
+
+def test_nanotron_profile_splits_layers_cost_greedy_and_megatron_balanced():
+    # 1B: layer cost 2**26, LM head 2**28 = 4 layers: pp=2 threshold 10 layers, the 11th crosses -> (11, 5);
+    # pp=8 leaves the last two ranks with the LM head only (tests/test_memory_terms.py derives it)
+    nano = _training(framework_profile("nanotron"))
+    assert validate(ParallelConfig(pp=2), G1B, nano, 2).stage_layers == (11, 5)
+    lay = validate(ParallelConfig(pp=8), G1B, nano, 8)
+    assert lay.stage_layers == (3, 3, 2, 3, 2, 3, 0, 0)
+    assert any("cost-greedy" in n for n in lay.notes)
+    mega = _training(framework_profile("megatron"))
+    assert validate(ParallelConfig(pp=2), G1B, mega, 2).stage_layers == (8, 8)
+    with pytest.raises(ConfigError, match="interleaved"):
+        validate(ParallelConfig(pp=2, schedule="interleaved", virtual_stages=2), G1B, nano, 2)
+
+
+def test_nanotron_needs_pp_minus_1_microbatches():
+    # pp=8, dp=1, mbs=64, batch 256: m = 4 < 7 -> refused (nanotron engine.py asserts m >= pp - 1);
+    # legal mbs: m = 256 / mbs >= 7 -> mbs in 1, 2, 4, 8, 16, 32
+    nano = _training(framework_profile("nanotron"))
+    with pytest.raises(ConfigError, match="pp - 1") as e:
+        validate(ParallelConfig(pp=8, microbatch_size=64), G1B, nano, 8)
+    assert e.value.legal == [1, 2, 4, 8, 16, 32]
+    # megatron: legal, with a note
+    assert validate(ParallelConfig(pp=8, microbatch_size=64), G1B, _training(FrameworkProfile()), 8).microbatches == 4
+
+
+def test_host_seconds_per_layer_with_and_without_pipeline():
+    fw = FrameworkProfile(name="t", layer_host_s=4e-3, pp_tp_host_step_s=3e-4)
+    tr = _training(fw)
+    # tp=8 with SP, pp=2: 10 collectives per layer x 7 ring steps x 0.3 ms = 21 ms, + 4 ms = 25 ms
+    ctx = step_context(G1B, H100, tr, validate(ParallelConfig(tp=8, sp=True, pp=2), G1B, tr, 16))
+    assert tp_axis.host_seconds_per_layer(ctx) == pytest.approx(0.025)
+    # the floor of the busiest stage: 16 layers over pp=2 balanced -> 8 layers x 25 ms = 0.2 s
+    assert host_floor_s(ctx) == pytest.approx(0.2)
+    # no pipeline: only the layer's own host time, 16 x 4 ms = 64 ms
+    ctx1 = step_context(G1B, H100, tr, validate(ParallelConfig(tp=8, sp=True), G1B, tr, 8))
+    assert tp_axis.host_seconds_per_layer(ctx1) == pytest.approx(4e-3)
+    assert host_floor_s(ctx1) == pytest.approx(0.064)
+
+
+def test_host_floor_sets_the_microbatch_time_when_the_gpu_is_faster():
+    # 1B, tp=8 SP, dp=1, mbs=1, batch 8 -> m = 8. GPU time per microbatch is ~20 ms; a 10 ms per layer host
+    # time makes every microbatch 16 x 10 ms = 0.16 s: step = 8 x 0.16 s + optimizer
+    fw = FrameworkProfile(name="t", layer_host_s=0.01)
+    e = estimate(G1B, H100, _training(fw, gbs=8), ParallelConfig(tp=8, sp=True), 8)
+    assert e.step_s == pytest.approx(8 * 0.16 + e.optimizer_s)
+    base = estimate(G1B, H100, _training(FrameworkProfile(), gbs=8), ParallelConfig(tp=8, sp=True), 8)
+    assert base.step_s < 0.5 * e.step_s  # the default profile has no host floor
+
+
+def test_node_sync_grows_with_the_job():
+    # 2e-4 s x 64 nodes ** 2 = 0.8192 s per microbatch; 1 node: 0.2 ms; default profile: 0
+    fw = FrameworkProfile(name="t", microbatch_node_s=2e-4, microbatch_node_exponent=2.0)
+    tr = _training(fw)
+    ctx = step_context(G1B, H100, tr, validate(ParallelConfig(tp=8, sp=True, pp=2), G1B, tr, 512))
+    assert node_sync_s(ctx) == pytest.approx(0.8192)
+    ctx1 = step_context(G1B, H100, tr, validate(ParallelConfig(tp=8, sp=True), G1B, tr, 8))
+    assert node_sync_s(ctx1) == pytest.approx(2e-4)
+    tr0 = _training(FrameworkProfile())
+    assert node_sync_s(step_context(G1B, H100, tr0, validate(ParallelConfig(tp=8), G1B, tr0, 512))) == 0.0
+
+
+def test_doc_section_is_replaced_between_markers(tmp_path):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import usp_grid
+
+    doc = tmp_path / "accuracy.md"
+    doc.write_text("# Accuracy\n\nkeep me\n")
+    usp_grid.write_doc_section(doc, "first")
+    usp_grid.write_doc_section(doc, "second")
+    text = doc.read_text()
+    assert text.startswith("# Accuracy\n\nkeep me\n") and "second" in text and "first" not in text
+    assert text.count(usp_grid.DOC_BEGIN) == 1
