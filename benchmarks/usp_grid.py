@@ -31,6 +31,7 @@ from shardplan.fitting import Parameter, apply, cross_validate, fit
 from shardplan.loaders import load_hardware
 from shardplan.parallel import ParallelConfig
 from shardplan.presets.frameworks import framework_profile
+from shardplan.records import RunRecord, write_records
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
@@ -202,6 +203,21 @@ def report(name: str, s: dict) -> str:
     return "\n".join(lines)
 
 
+def to_records(runs: list[GridRun], hardware: str, framework: str) -> list[RunRecord]:
+    """The grid's runs as :class:`~shardplan.records.RunRecord` (issue 10's worked example): status
+    'ok' with tokens/s/GPU, step time (tokens per step / (tokens/s/GPU x GPUs)) and peak memory
+    (GB x 1e9), else 'failed' (the CSV does not say whether a failed run ran out of memory)."""
+    out = []
+    for r in runs:
+        step = r.global_batch_size * SEQ_LEN / (r.tok_s_gpu * r.devices) if r.ran else None
+        out.append(RunRecord(model=GRID_MODELS[r.model], hardware=hardware, devices=r.devices, seq_len=SEQ_LEN,
+                             global_batch_size=r.global_batch_size, layout=r.parallel, framework=framework,
+                             status="ok" if r.ran else "failed", tokens_per_s_per_device=r.tok_s_gpu,
+                             step_time_s=step, peak_memory_bytes=r.mem_bytes,
+                             source=f"shared/calibration/usp_h100_grid_1b_8b.csv ({r.model}, {r.nodes} nodes)"))
+    return out
+
+
 DOC_BEGIN, DOC_END = "<!-- usp-grid:start -->", "<!-- usp-grid:end -->"
 
 
@@ -236,8 +252,13 @@ def main() -> None:
     ap.add_argument("--fit", action="store_true", help="fit the profile's constants, with leave-one-model-out")
     ap.add_argument("--doc", type=Path, default=None,
                     help="write the tables between the usp-grid markers of this file (docs/accuracy.md)")
+    ap.add_argument("--to-records", type=Path, default=None, help="write the runs as JSON Lines run records")
     args = ap.parse_args()
     runs = load_grid(args.csv)
+    if args.to_records:
+        n = write_records(args.to_records, to_records(runs, Path(args.hardware).stem, args.framework))
+        print(f"wrote {n} run records to {args.to_records}")
+        return
     hw, profile = load_hardware(args.hardware), framework_profile(args.framework)
     preds = [predict(r, hw, profile) for r in runs]
     text = report(f"{args.framework} profile on {hw.name}", score(runs, preds))

@@ -99,3 +99,23 @@ def test_doc_section_is_replaced_between_markers(tmp_path):
     text = doc.read_text()
     assert text.startswith("# Accuracy\n\nkeep me\n") and "second" in text and "first" not in text
     assert text.count(usp_grid.DOC_BEGIN) == 1
+
+
+def test_grid_rows_round_trip_as_run_records(tmp_path):
+    # two grid rows: 1B, 1 node, dp=8, mbs=1, grad_acc=32 -> 256 sequences; 39,006 tok/s/GPU ->
+    # step = 256 x 4096 / (39,006 x 8) = 3.3603 s; 24.2 GB -> 2.42e10 B; and a failed row
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import usp_grid
+    from shardplan.records import read_records, write_records
+
+    csv_text = ("model,nodes,dp,tp,pp,zero,mbs,grad_acc,gbs,mfu_pct,tok_s_gpu,tok_s,gpu_mem_gb\n"
+                "1B,1,8,1,1,1,1,32,256,38.1,39006,312045,24.2\n"
+                "8B,1,1,8,1,0,256,1,256,nan,nan,nan,nan\n")
+    (tmp_path / "g.csv").write_text(csv_text)
+    recs = usp_grid.to_records(usp_grid.load_grid(tmp_path / "g.csv"), "usp-h100-efa", "nanotron")
+    assert write_records(tmp_path / "r.jsonl", recs) == 2
+    back = read_records(tmp_path / "r.jsonl")
+    assert back == recs
+    assert back[0].status == "ok" and back[0].step_time_s == pytest.approx(3.3603, rel=1e-4)
+    assert back[0].peak_memory_bytes == pytest.approx(2.42e10) and back[0].layout.dp == 8
+    assert back[1].status == "failed" and back[1].tokens_per_s_per_device is None
