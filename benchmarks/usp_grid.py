@@ -153,9 +153,11 @@ FIT_PARAMS = [
     Parameter("framework", "microbatch_node_s", 0.0, 2e-3),
     Parameter("framework", "microbatch_node_exponent", 1.0, 3.0),
     Parameter("framework", "elementwise_traffic", 1.0, 6.0),
-    Parameter("framework", "step_overhead_s", 0.0, 2.0),
+    Parameter("framework", "step_overhead_s", 0.0, 0.1),
+    Parameter("framework", "overlap_slowdown", 0.0, 1.0),
     Parameter("framework", "allocator_retry_s", 0.0, 5.0),
     Parameter("framework", "allocator_pressure_start", 0.7, 0.98),
+    Parameter("hardware", "matmul_efficiency", 0.3, 0.9),
 ]
 #: least-squares function evaluations per fit (each predicts every run once, ~2 s)
 MAX_NFEV = 25

@@ -29,7 +29,7 @@ _NANOTRON_SPLIT = ("nanotron models/base.py build_model + models/llama.py get_bl
 
 #: fitted by ``python benchmarks/usp_grid.py --fit`` (values, rows and held-out errors: _NANOTRON_FIT_NOTE)
 _NANOTRON_FITTED = dict(layer_host_s=4.58e-3, pp_tp_host_step_s=2.635e-4, microbatch_node_s=2.8127e-6,
-                        microbatch_node_exponent=3.0, elementwise_traffic=4.078, step_overhead_s=0.0073,
+                        microbatch_node_exponent=3.0, elementwise_traffic=1.5, step_overhead_s=0.01, overlap_slowdown=0.3,
                         allocator_retry_s=1.0, allocator_pressure_start=0.85)
 _NANOTRON_FIT_NOTE = "provisional"
 
