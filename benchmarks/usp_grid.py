@@ -24,7 +24,7 @@ from pathlib import Path
 
 from scipy.stats import spearmanr
 
-from shardplan.cost.memory import memory_for_stage
+from shardplan.cost.memory import fit_allocator_overhead, memory_for_stage
 from shardplan.cost.step import Estimate, estimate
 from shardplan.errors import ConfigError
 from shardplan.fitting import Parameter, apply, cross_validate, fit
@@ -187,6 +187,27 @@ def fit_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile)
     return "\n".join(lines)
 
 
+def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> str:
+    """Peak memory with ``allocator_overhead`` refitted (:func:`~shardplan.cost.memory.fit_allocator_overhead`)
+    on all runs and on each model alone, scored on every model: median |error| of rank 0's allocator peak."""
+    alloc: dict[str, list[float]] = defaultdict(list)
+    meas: dict[str, list[float]] = defaultdict(list)
+    for r in runs:
+        e = predict(r, hw, profile)
+        if r.ran and not isinstance(e, str):
+            alloc[r.model].append(memory_for_stage(e.model, e.training, e.layout, 0).allocated)
+            meas[r.model].append(r.mem_bytes)
+    models = sorted(alloc)
+    fits = {"all": fit_allocator_overhead(sum((alloc[m] for m in models), []), sum((meas[m] for m in models), []))}
+    fits.update({m: fit_allocator_overhead(alloc[m], meas[m]) for m in models})
+    lines = ["| allocator overhead fitted on | value | " + " | ".join(f"{m} median \\|error\\|" for m in models) + " |",
+             "|---|---|" + "---|" * len(models)]
+    for k, f in fits.items():
+        errs = [statistics.median(abs(a * (1 + f) / y - 1) for a, y in zip(alloc[m], meas[m])) for m in models]
+        lines.append(f"| {k} | {f:.3f} | " + " | ".join(f"{x:.1%}" for x in errs) + " |")
+    return "\n".join(lines)
+
+
 def _fit_row(train: str, values: list[float], test: str, s: dict) -> str:
     vals = " | ".join(f"{v:.3g}" for v in values)
     return (f"| {train} | {vals} | {test} | median |err| {s['median_abs_err']:.1%}, Spearman min "
@@ -264,8 +285,9 @@ def main() -> None:
     hw, profile = load_hardware(args.hardware), framework_profile(args.framework)
     preds = [predict(r, hw, profile) for r in runs]
     text = report(f"{args.framework} profile on {hw.name}", score(runs, preds))
+    text += "\n\nPeak memory, leave-one-model-out:\n\n" + memory_lomo_report(runs, hw, profile)
     if args.fit:
-        text += "\n\n" + fit_report(runs, hw, profile)
+        text += "\n\nThroughput constants, fitted on all runs and leave-one-model-out:\n\n" + fit_report(runs, hw, profile)
     print(text)
     if args.doc:
         write_doc_section(args.doc, DOC_INTRO + "\n\n" + text)

@@ -8,7 +8,7 @@ import pytest
 
 from shardplan.cost.axes import tp as tp_axis
 from shardplan.cost.context import step_context
-from shardplan.cost.step import estimate, host_floor_s, node_sync_s
+from shardplan.cost.step import allocator_retry_s, estimate, host_floor_s, node_sync_s
 from shardplan.errors import ConfigError
 from shardplan.parallel import ParallelConfig, validate
 from shardplan.presets.frameworks import framework_profile
@@ -86,6 +86,14 @@ def test_node_sync_grows_with_the_job():
     assert node_sync_s(ctx1) == pytest.approx(2e-4)
     tr0 = _training(FrameworkProfile())
     assert node_sync_s(step_context(G1B, H100, tr0, validate(ParallelConfig(tp=8), G1B, tr0, 512))) == 0.0
+
+
+def test_allocator_retry_ramps_near_full_hbm():
+    # start 0.85, 1 s: pressure 0.94 -> (0.94 - 0.85) / 0.15 = 0.6 s; 0.80 -> 0; 1.2 -> capped at 1 s
+    fw = FrameworkProfile(name="t", allocator_retry_s=1.0, allocator_pressure_start=0.85)
+    assert allocator_retry_s(fw, 0.94) == pytest.approx(0.6)
+    assert allocator_retry_s(fw, 0.80) == 0.0 and allocator_retry_s(fw, 1.2) == pytest.approx(1.0)
+    assert allocator_retry_s(FrameworkProfile(), 0.99) == 0.0  # Megatron default: no such term
 
 
 def test_doc_section_is_replaced_between_markers(tmp_path):
