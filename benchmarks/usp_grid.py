@@ -9,7 +9,10 @@ refused. ``--fit`` fits the profile's free parameters (``shardplan.fitting``) an
 leave-one-model-out figures (fit on one model, score on the other).
 
 Usage: python benchmarks/usp_grid.py [--csv PATH] [--hardware FILE] [--framework nanotron]
-       [--out docs/usp_grid.md] [--to-records runs.jsonl]
+       [--fit] [--doc docs/accuracy.md] [--out FILE] [--to-records runs.jsonl]
+
+``--doc`` rewrites only the block between ``<!-- usp-grid:start -->`` and ``<!-- usp-grid:end -->``;
+``--to-records`` writes the runs as :class:`shardplan.records.RunRecord` JSON Lines and exits.
 """
 
 from __future__ import annotations
@@ -152,8 +155,6 @@ FIT_PARAMS = [
     Parameter("framework", "pp_tp_host_step_s", 0.0, 2e-3),
     Parameter("framework", "microbatch_node_s", 0.0, 2e-3),
     Parameter("framework", "microbatch_node_exponent", 1.0, 3.0),
-    Parameter("framework", "elementwise_traffic", 1.0, 6.0),
-    Parameter("framework", "step_overhead_s", 0.0, 0.1),
     Parameter("framework", "overlap_slowdown", 0.0, 1.0),
     Parameter("framework", "allocator_retry_s", 0.0, 5.0),
     Parameter("framework", "allocator_pressure_start", 0.7, 0.98),
@@ -210,7 +211,7 @@ def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: Framework
 
 def _fit_row(train: str, values: list[float], test: str, s: dict) -> str:
     vals = " | ".join(f"{v:.3g}" for v in values)
-    return (f"| {train} | {vals} | {test} | median |err| {s['median_abs_err']:.1%}, Spearman min "
+    return (f"| {train} | {vals} | {test} | median \\|error\\| {s['median_abs_err']:.1%}, Spearman min "
             f"{s['spearman_min']:.2f} / median {s['spearman_median']:.2f}, fit/OOM {s['fit_accuracy']:.1%} |")
 
 
