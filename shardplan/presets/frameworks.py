@@ -55,7 +55,8 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "allocator_overhead": _NANOTRON_ALLOC, "context_bytes": _NANOTRON_CONTEXT,
                                   "pipeline_split": _NANOTRON_SPLIT,
                                   "min_microbatches": "nanotron parallel/pipeline_parallel/engine.py "
-                                  "OneForwardOneBackwardPipelineEngine.train_batch_iter: assert nb_microbatches >= pp - 1",
+                                  "OneForwardOneBackwardPipelineEngine.train_batch_iter: "
+                                  "assert nb_microbatches >= pp - 1",
                                   **_NANOTRON_FIT_SOURCES}),
     ]
 }
