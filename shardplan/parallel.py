@@ -383,6 +383,7 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
             microbatches pp does not divide. Fewer microbatches than stages is legal (a note).
     """
     _check_options(parallel, n_devices)
+    _check_schedule(parallel, training)
     p = _resolve_dp(parallel, model, n_devices)
     _check_tp(p, model)
     stage_layers = _stage_layers(p, model, training.framework.pipeline_split)
@@ -404,6 +405,14 @@ def _check_options(p: ParallelConfig, n_devices: int) -> None:
     if p.zero_stage == 0 and p.dp_shard not in (None, 1):
         raise ConfigError(f"dp_shard={p.dp_shard} needs zero_stage >= 1 (nothing is sharded with zero_stage=0)",
                           field="dp_shard", value=p.dp_shard)
+
+
+def _check_schedule(p: ParallelConfig, training: TrainingSpec) -> None:
+    """A pipelined layout's schedule must be one the framework profile implements (``schedules``)."""
+    legal = training.framework.schedules
+    if p.pp > 1 and legal is not None and p.schedule not in legal:
+        raise ConfigError(f"schedule={p.schedule!r} is not implemented by the {training.framework.name} framework; "
+                          f"legal schedule: {', '.join(legal)}", field="schedule", value=p.schedule, legal=list(legal))
 
 
 def _resolve_dp(p: ParallelConfig, model: ModelSpec, n_devices: int) -> ParallelConfig:

@@ -223,6 +223,8 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
         return tuple(o for o in options if name not in fix or fix[name] == o)
 
     scheds = tuple(schedules) if schedules else ((fix["schedule"],) if "schedule" in fix else DEFAULT_SCHEDULES)
+    if training.framework.schedules is not None:  # only what the framework implements (1f1b if none is left)
+        scheds = tuple(sc for sc in scheds if sc in training.framework.schedules) or ("1f1b",)
     for sc in scheds:
         if sc not in SCHEDULES:
             raise ConfigError(f"schedule={sc!r}; legal: {', '.join(SCHEDULES)}", field="schedule", value=sc,

@@ -127,3 +127,14 @@ def test_grid_rows_round_trip_as_run_records(tmp_path):
     assert back[0].status == "ok" and back[0].step_time_s == pytest.approx(3.3603, rel=1e-4)
     assert back[0].peak_memory_bytes == pytest.approx(2.42e10) and back[0].layout.dp == 8
     assert back[1].status == "failed" and back[1].tokens_per_s_per_device is None
+
+
+def test_nanotron_schedules_are_gpipe_and_1f1b():
+    # nanotron's engines: AllForwardAllBackward (gpipe) and OneForwardOneBackward (1f1b); zero-bubble is refused
+    nano = _training(framework_profile("nanotron"))
+    with pytest.raises(ConfigError, match="schedule") as e:
+        validate(ParallelConfig(pp=2, schedule="zero-bubble"), G1B, nano, 2)
+    assert e.value.legal == ["gpipe", "1f1b"]
+    assert validate(ParallelConfig(pp=2, schedule="gpipe"), G1B, nano, 2).stage_layers == (11, 5)
+    # megatron default: every schedule
+    assert validate(ParallelConfig(pp=2, schedule="zero-bubble"), G1B, _training(FrameworkProfile()), 2).microbatches == 256

@@ -49,7 +49,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile(name="deepspeed"),
         FrameworkProfile(name="nanotron", grad_buffer_bytes=4, loss="eager", allocator_overhead=0.16,
                          context_bytes=2 * 2**30, pipeline_split="cost_greedy",
-                         min_microbatches="pp_minus_1",
+                         min_microbatches="pp_minus_1", schedules=("gpipe", "1f1b"),
                          **_NANOTRON_FITTED,
                          sources={"grad_buffer_bytes": _FP32_MAIN_GRADS, "loss": _NANOTRON_LOSS,
                                   "allocator_overhead": _NANOTRON_ALLOC, "context_bytes": _NANOTRON_CONTEXT,
@@ -57,6 +57,8 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "min_microbatches": "nanotron parallel/pipeline_parallel/engine.py "
                                   "OneForwardOneBackwardPipelineEngine.train_batch_iter: "
                                   "assert nb_microbatches >= pp - 1",
+                                  "schedules": "nanotron parallel/pipeline_parallel/engine.py: "
+                                  "AllForwardAllBackwardPipelineEngine and OneForwardOneBackwardPipelineEngine",
                                   **_NANOTRON_FIT_SOURCES}),
     ]
 }

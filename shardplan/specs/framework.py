@@ -80,6 +80,10 @@ class FrameworkProfile(BaseModel):
             predicted device usage nears the HBM capacity: the caching allocator's failed
             ``cudaMalloc`` -> synchronize, free cached blocks, retry (``num_alloc_retries``), ramped
             linearly from ``allocator_pressure_start`` x HBM (0) to the full HBM (``allocator_retry_s``).
+        schedules: the pipeline schedules the framework implements (None: all of them); a layout
+            with pp > 1 and another schedule is refused, and the search tries only these
+            (nanotron: 'gpipe' = AllForwardAllBackwardPipelineEngine, '1f1b' =
+            OneForwardOneBackwardPipelineEngine).
         sources: field -> citation or the rows the value was fitted on.
     """
 
@@ -104,5 +108,6 @@ class FrameworkProfile(BaseModel):
     allocator_retry_s: float = Field(default=0.0, ge=0, le=10.0)
     allocator_pressure_start: float = Field(default=0.9, ge=0.5, lt=1.0)
     pipeline_split: Literal["balanced", "cost_greedy"] = "balanced"
+    schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble"], ...] | None = None
     min_microbatches: Literal["none", "pp_minus_1"] = "none"
     sources: dict[str, str] = Field(default_factory=dict)
