@@ -137,4 +137,5 @@ def test_nanotron_schedules_are_gpipe_and_1f1b():
     assert e.value.legal == ["gpipe", "1f1b"]
     assert validate(ParallelConfig(pp=2, schedule="gpipe"), G1B, nano, 2).stage_layers == (11, 5)
     # megatron default: every schedule
-    assert validate(ParallelConfig(pp=2, schedule="zero-bubble"), G1B, _training(FrameworkProfile()), 2).microbatches == 256
+    mega = _training(FrameworkProfile())
+    assert validate(ParallelConfig(pp=2, schedule="zero-bubble"), G1B, mega, 2).microbatches == 256
