@@ -102,8 +102,15 @@ def main() -> None:
                      f"{c['published_tps']:,.0f} | `{c['best']}` | {c['best_tps']:,.0f} | {gain:+.1%} | "
                      f"{c['seconds']:.2f} |")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines) + "\n")
+    # keep the measured-grid section that benchmarks/usp_grid.py --doc maintains (and its notes) at the end
+    old = args.out.read_text() if args.out.exists() else ""
+    tail = old[old.index(GRID_HEADING):] if GRID_HEADING in old else ""
+    args.out.write_text("\n".join(lines) + "\n" + ("\n" + tail if tail else ""))
     print(f"wrote {args.out}: {s}")
+
+
+#: heading of the section benchmarks/usp_grid.py writes into the same file (kept on regeneration)
+GRID_HEADING = "## The measured H100 grid"
 
 
 if __name__ == "__main__":
