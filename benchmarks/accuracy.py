@@ -7,7 +7,6 @@ Usage: python benchmarks/accuracy.py [--csv PATH] [--out docs/accuracy.md]
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
 import time
 from pathlib import Path
@@ -19,19 +18,6 @@ from shardplan.errors import ConfigError
 from shardplan.search import search
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _kept_sections(path: Path) -> str:
-    """Sections other benchmarks write into the same file between ``<!-- NAME:start -->`` and
-    ``<!-- NAME:end -->`` markers (e.g. benchmarks/usp_grid.py), kept across regenerations."""
-    if not path.exists():
-        return ""
-    text, out = path.read_text(), []
-    for start in re.finditer(r"<!-- ([\w-]+):start -->", text):
-        end = text.find(f"<!-- {start.group(1)}:end -->", start.end())
-        if end >= 0:
-            out.append(text[start.start():end + len(f"<!-- {start.group(1)}:end -->")])
-    return "\n" + "\n\n".join(out) + "\n" if out else ""
 
 
 def search_vs_published(rows: list[dict]) -> list[dict]:
@@ -138,9 +124,15 @@ def main() -> None:
               "prediction under the row's framework profile, not a measured one: check it with `shardplan",
               "validate` and a short run before trusting it."]
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    kept = _kept_sections(args.out)
-    args.out.write_text("\n".join(lines) + "\n" + kept)
+    # keep the measured-grid section that benchmarks/usp_grid.py --doc maintains (and its notes) at the end
+    old = args.out.read_text() if args.out.exists() else ""
+    tail = old[old.index(GRID_HEADING):] if GRID_HEADING in old else ""
+    args.out.write_text("\n".join(lines) + "\n" + ("\n" + tail if tail else ""))
     print(f"wrote {args.out}: {s}")
+
+
+#: heading of the section benchmarks/usp_grid.py writes into the same file (kept on regeneration)
+GRID_HEADING = "## The measured H100 grid"
 
 
 if __name__ == "__main__":

@@ -9,7 +9,10 @@ refused. ``--fit`` fits the profile's free parameters (``shardplan.fitting``) an
 leave-one-model-out figures (fit on one model, score on the other).
 
 Usage: python benchmarks/usp_grid.py [--csv PATH] [--hardware FILE] [--framework nanotron]
-       [--out docs/usp_grid.md] [--to-records runs.jsonl]
+       [--fit] [--doc docs/accuracy.md] [--out FILE] [--to-records runs.jsonl]
+
+``--doc`` rewrites only the block between ``<!-- usp-grid:start -->`` and ``<!-- usp-grid:end -->``;
+``--to-records`` writes the runs as :class:`shardplan.records.RunRecord` JSON Lines and exits.
 """
 
 from __future__ import annotations
@@ -24,12 +27,14 @@ from pathlib import Path
 
 from scipy.stats import spearmanr
 
+from shardplan.cost.memory import fit_allocator_overhead, memory_for_stage
 from shardplan.cost.step import Estimate, estimate
 from shardplan.errors import ConfigError
 from shardplan.fitting import Parameter, apply, cross_validate, fit
 from shardplan.loaders import load_hardware
 from shardplan.parallel import ParallelConfig
 from shardplan.presets.frameworks import framework_profile
+from shardplan.records import RunRecord, write_records
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
@@ -113,6 +118,12 @@ def predict(run: GridRun, hw: HardwareSpec, profile: FrameworkProfile) -> Estima
         return str(e)
 
 
+def measured_peak(e: Estimate) -> float:
+    """The predicted counterpart of the CSV's ``gpu_mem_gb``: the caching allocator's peak
+    (``torch.cuda.max_memory_reserved``) of pipeline rank 0 (nanotron logs world rank 0), bytes."""
+    return memory_for_stage(e.model, e.training, e.layout, 0).allocator_peak
+
+
 def score(runs: list[GridRun], preds: list[Estimate | str]) -> dict:
     """Issue 9's metrics over ``runs`` (see module docstring)."""
     err, mem_err, correct, refused = [], [], 0, 0
@@ -126,7 +137,7 @@ def score(runs: list[GridRun], preds: list[Estimate | str]) -> dict:
         if run.ran:
             pred = e.tokens_per_s / e.layout.n_devices
             err.append(pred / run.tok_s_gpu - 1)
-            mem_err.append(e.memory.total / run.mem_bytes - 1)
+            mem_err.append(measured_peak(e) / run.mem_bytes - 1)
             groups[(run.model, run.nodes)].append((pred, run.tok_s_gpu))
     rho = {k: spearmanr(*zip(*v)).statistic for k, v in sorted(groups.items()) if len(v) >= 3}
     return {"runs": len(runs), "ran": sum(r.ran for r in runs), "refused": refused,
@@ -138,16 +149,19 @@ def score(runs: list[GridRun], preds: list[Estimate | str]) -> dict:
             "mem_median_err": statistics.median(mem_err)}
 
 
-#: the nanotron profile's time constants fitted on the grid (bounds keep them physical)
+#: the nanotron profile's constants fitted on the grid (bounds keep them physical; FrameworkProfile documents each)
 FIT_PARAMS = [
-    Parameter("framework", "collective_overhead_s", 0.0, 2e-3),
-    Parameter("framework", "layer_overhead_s", 0.0, 2e-3),
-    Parameter("framework", "microbatch_overhead_s", 0.0, 0.05),
-    Parameter("framework", "step_overhead_s", 0.0, 2.0),
+    Parameter("framework", "layer_host_s", 0.0, 0.02),
+    Parameter("framework", "pp_tp_host_step_s", 0.0, 2e-3),
+    Parameter("framework", "microbatch_node_s", 0.0, 2e-3),
+    Parameter("framework", "microbatch_node_exponent", 1.0, 3.0),
     Parameter("framework", "overlap_slowdown", 0.0, 1.0),
-    Parameter("framework", "dp_overlap", 0.0, 1.0),
+    Parameter("framework", "allocator_retry_s", 0.0, 5.0),
+    Parameter("framework", "allocator_pressure_start", 0.7, 0.98),
     Parameter("hardware", "matmul_efficiency", 0.3, 0.9),
 ]
+#: least-squares function evaluations per fit (each predicts every run once, ~2 s)
+MAX_NFEV = 25
 
 
 def throughput(run: GridRun, hw: HardwareSpec, profile: FrameworkProfile) -> float | None:
@@ -156,27 +170,51 @@ def throughput(run: GridRun, hw: HardwareSpec, profile: FrameworkProfile) -> flo
     return None if isinstance(e, str) else e.tokens_per_s / e.layout.n_devices
 
 
-def fit_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> str:
-    """Fit on all runs that ran and leave-one-model-out: fitted values and held-out metrics."""
+def fit_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile, by_nodes: bool = False) -> str:
+    """Fit on all runs that ran, leave-one-model-out and (``by_nodes``) leave-one-node-count-out:
+    fitted values and the held-out runs' metrics (the fit never sees the runs it is scored on)."""
     ran = [r for r in runs if r.ran]
     y = [r.tok_s_gpu for r in ran]
-    full = fit(ran, y, throughput, FIT_PARAMS, hw, profile)
+    full = fit(ran, y, throughput, FIT_PARAMS, hw, profile, max_nfev=MAX_NFEV)
     lines = ["| fitted on | " + " | ".join(f"`{p.field}`" for p in FIT_PARAMS) + " | scored on | result |",
              "|---|" + "---|" * len(FIT_PARAMS) + "---|---|"]
     h, f = apply(FIT_PARAMS, full.values, hw, profile)
-    s = score(runs, [predict(r, h, f) for r in runs])
-    lines.append(_fit_row("all", full.values, "all", s))
-    for model, (res, _test) in cross_validate(ran, y, [r.model for r in ran], throughput, FIT_PARAMS, hw,
-                                              profile).items():
-        held = [r for r in runs if r.model == model]
-        h, f = apply(FIT_PARAMS, res.values, hw, profile)
-        lines.append(_fit_row(f"all but {model}", res.values, model, score(held, [predict(r, h, f) for r in held])))
+    lines.append(_fit_row("all", full.values, "all", score(runs, [predict(r, h, f) for r in runs])))
+    keys = [("model", lambda r: r.model)] + ([("nodes", lambda r: r.nodes)] if by_nodes else [])
+    for name, key in keys:
+        for g, (res, _test) in cross_validate(ran, y, [key(r) for r in ran], throughput, FIT_PARAMS, hw,
+                                              profile, MAX_NFEV).items():
+            held = [r for r in runs if key(r) == g]
+            h, f = apply(FIT_PARAMS, res.values, hw, profile)
+            label = f"{g}" if name == "model" else f"{g} nodes"
+            lines.append(_fit_row(f"all but {label}", res.values, label, score(held, [predict(r, h, f) for r in held])))
+    return "\n".join(lines)
+
+
+def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> str:
+    """Peak memory with ``allocator_overhead`` refitted (:func:`~shardplan.cost.memory.fit_allocator_overhead`)
+    on all runs and on each model alone, scored on every model: median |error| of rank 0's allocator peak."""
+    alloc: dict[str, list[float]] = defaultdict(list)
+    meas: dict[str, list[float]] = defaultdict(list)
+    for r in runs:
+        e = predict(r, hw, profile)
+        if r.ran and not isinstance(e, str):
+            alloc[r.model].append(memory_for_stage(e.model, e.training, e.layout, 0).allocated)
+            meas[r.model].append(r.mem_bytes)
+    models = sorted(alloc)
+    fits = {"all": fit_allocator_overhead(sum((alloc[m] for m in models), []), sum((meas[m] for m in models), []))}
+    fits.update({m: fit_allocator_overhead(alloc[m], meas[m]) for m in models})
+    lines = ["| allocator overhead fitted on | value | " + " | ".join(f"{m} median \\|error\\|" for m in models) + " |",
+             "|---|---|" + "---|" * len(models)]
+    for k, f in fits.items():
+        errs = [statistics.median(abs(a * (1 + f) / y - 1) for a, y in zip(alloc[m], meas[m])) for m in models]
+        lines.append(f"| {k} | {f:.3f} | " + " | ".join(f"{x:.1%}" for x in errs) + " |")
     return "\n".join(lines)
 
 
 def _fit_row(train: str, values: list[float], test: str, s: dict) -> str:
     vals = " | ".join(f"{v:.3g}" for v in values)
-    return (f"| {train} | {vals} | {test} | median |err| {s['median_abs_err']:.1%}, Spearman min "
+    return (f"| {train} | {vals} | {test} | median \\|error\\| {s['median_abs_err']:.1%}, Spearman min "
             f"{s['spearman_min']:.2f} / median {s['spearman_median']:.2f}, fit/OOM {s['fit_accuracy']:.1%} |")
 
 
@@ -192,6 +230,46 @@ def report(name: str, s: dict) -> str:
     return "\n".join(lines)
 
 
+def to_records(runs: list[GridRun], hardware: str, framework: str) -> list[RunRecord]:
+    """The grid's runs as :class:`~shardplan.records.RunRecord` (issue 10's worked example): status
+    'ok' with tokens/s/GPU, step time (tokens per step / (tokens/s/GPU x GPUs)) and peak memory
+    (GB x 1e9), else 'failed' (the CSV does not say whether a failed run ran out of memory)."""
+    out = []
+    for r in runs:
+        step = r.global_batch_size * SEQ_LEN / (r.tok_s_gpu * r.devices) if r.ran else None
+        out.append(RunRecord(model=GRID_MODELS[r.model], hardware=hardware, devices=r.devices, seq_len=SEQ_LEN,
+                             global_batch_size=r.global_batch_size, parallel=r.parallel, framework=framework,
+                             status="ok" if r.ran else "failed", tokens_per_s_per_device=r.tok_s_gpu,
+                             step_time_s=step, peak_memory_bytes=r.mem_bytes,
+                             source=f"shared/calibration/usp_h100_grid_1b_8b.csv ({r.model}, {r.nodes} nodes)"))
+    return out
+
+
+DOC_BEGIN, DOC_END = "<!-- usp-grid:start -->", "<!-- usp-grid:end -->"
+
+
+def write_doc_section(path: Path, text: str) -> None:
+    """Put ``text`` between the usp-grid markers of ``path`` (docs/accuracy.md), leaving the rest of
+    the file as it is; the markers and a heading are appended when the file has none."""
+    doc = path.read_text() if path.exists() else ""
+    block = f"{DOC_BEGIN}\n{text}\n{DOC_END}"
+    if DOC_BEGIN in doc and DOC_END in doc:
+        head, rest = doc.split(DOC_BEGIN, 1)
+        doc = head + block + rest.split(DOC_END, 1)[1]
+    else:
+        doc = doc.rstrip("\n") + "\n\n## The measured H100 grid (nanotron, `benchmarks/usp_grid.py`)\n\n" + block + "\n"
+    path.write_text(doc)
+
+
+DOC_INTRO = """Regenerated by `python benchmarks/usp_grid.py --fit --by-nodes --doc docs/accuracy.md` from
+`shared/calibration/usp_h100_grid_1b_8b.csv` (the Ultra-Scale Playbook's nanotron runs on AWS p5 nodes,
+hardware `shardplan/data/clusters/usp-h100-efa.yaml`, framework profile `nanotron`). Memory compares the
+caching allocator's peak of pipeline rank 0 under nanotron's cost-greedy layer split with `gpu_mem_gb`
+(GB = 1e9 B). The profile's time constants are fitted by `shardplan.fitting` (robust least squares on
+log(predicted / measured) tokens/s/GPU, bounds in `FIT_PARAMS`); the leave-one-model-out rows refit them
+on one model and score the other, which is what a user with other model sizes on this cluster would get."""
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--csv", type=Path, default=DEFAULT_CSV)
@@ -199,14 +277,26 @@ def main() -> None:
     ap.add_argument("--framework", default="nanotron")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--fit", action="store_true", help="fit the profile's constants, with leave-one-model-out")
+    ap.add_argument("--by-nodes", action="store_true", help="with --fit: also leave one node count out (7 more fits)")
+    ap.add_argument("--doc", type=Path, default=None,
+                    help="write the tables between the usp-grid markers of this file (docs/accuracy.md)")
+    ap.add_argument("--to-records", type=Path, default=None, help="write the runs as JSON Lines run records")
     args = ap.parse_args()
     runs = load_grid(args.csv)
+    if args.to_records:
+        n = write_records(args.to_records, to_records(runs, Path(args.hardware).stem, args.framework))
+        print(f"wrote {n} run records to {args.to_records}")
+        return
     hw, profile = load_hardware(args.hardware), framework_profile(args.framework)
     preds = [predict(r, hw, profile) for r in runs]
     text = report(f"{args.framework} profile on {hw.name}", score(runs, preds))
+    text += "\n\nPeak memory, leave-one-model-out:\n\n" + memory_lomo_report(runs, hw, profile)
     if args.fit:
-        text += "\n\n" + fit_report(runs, hw, profile)
+        text += ("\n\nThroughput constants, fitted on all runs and leave-one-group-out:\n\n"
+                 + fit_report(runs, hw, profile, args.by_nodes))
     print(text)
+    if args.doc:
+        write_doc_section(args.doc, DOC_INTRO + "\n\n" + text)
     if args.out:
         args.out.write_text(text + "\n")
 

@@ -117,7 +117,7 @@ def fit_residuals(residual: Callable[[HardwareSpec, FrameworkProfile], np.ndarra
 
 
 def cross_validate(runs: Sequence[Run], measured: Sequence[float], groups: Sequence[Hashable], predict: Predictor,
-                   params: Sequence[Parameter], hw: HardwareSpec, profile: FrameworkProfile
+                   params: Sequence[Parameter], hw: HardwareSpec, profile: FrameworkProfile, max_nfev: int = 60
                    ) -> dict[Hashable, tuple[FitResult, list[int]]]:
     """Leave one group out: for each group, fit on the other groups and return the fit with the
     indices of the held-out runs (score them with :func:`log_residuals` under the fitted values)."""
@@ -125,6 +125,6 @@ def cross_validate(runs: Sequence[Run], measured: Sequence[float], groups: Seque
     for g in dict.fromkeys(groups):
         train = [i for i, k in enumerate(groups) if k != g]
         test = [i for i, k in enumerate(groups) if k == g]
-        res = fit([runs[i] for i in train], [measured[i] for i in train], predict, params, hw, profile)
+        res = fit([runs[i] for i in train], [measured[i] for i in train], predict, params, hw, profile, max_nfev)
         out[g] = (res, test)
     return out

@@ -184,8 +184,13 @@ class Layout:
         """Warnings about a legal but unusual layout (printed by the CLI): an automatic uneven
         pipeline split, fewer microbatches than pipeline stages."""
         p, out = self.parallel, []
-        if p.pp > 1 and p.pp_layers is None and len(set(self.stage_layers)) > 1:
-            out.append(f"pp={p.pp} does not divide the {sum(self.stage_layers)} layers: balanced uneven split "
+        L = sum(self.stage_layers)
+        if p.pp > 1 and p.pp_layers is None and self.stage_layers != balanced_split(L, p.pp):
+            out.append(f"framework's cost-greedy pipeline split (nanotron): --pp-layers "
+                       f"{','.join(map(str, self.stage_layers))}" + (" (stages without layers hold only the "
+                       "LM head / loss)" if 0 in self.stage_layers else ""))
+        elif p.pp > 1 and p.pp_layers is None and len(set(self.stage_layers)) > 1:
+            out.append(f"pp={p.pp} does not divide the {L} layers: balanced uneven split "
                        f"--pp-layers {','.join(map(str, self.stage_layers))} (first and last stage lighter)")
         if p.virtual_stages > 1 and any(n % p.virtual_stages for n in self.stage_layers):
             chunks = chunk_layers(self.stage_layers, p.virtual_stages)
@@ -333,7 +338,44 @@ def _check_chunks(p: ParallelConfig, split: tuple[int, ...], what: str) -> None:
                           f"{fmt_legal(legal)}", field="virtual_stages", value=p.virtual_stages, legal=legal)
 
 
-def _stage_layers(p: ParallelConfig, model: ModelSpec) -> tuple[int, ...]:
+def cost_greedy_split(model: ModelSpec, pp: int) -> tuple[int, ...]:
+    """Transformer layers per pipeline rank as nanotron assigns them (may contain zeros).
+
+    nanotron (``models/base.py`` build_model with ``models/llama.py`` get_block_compute_costs)
+    walks the pipeline blocks in order (embedding, the layers, final norm, LM head, loss) with
+    costs 4*a*d_head*h + 3*F*h per layer, V*h for the LM head and 0 otherwise, places each block
+    on the current rank and moves to the next rank once the cumulative cost exceeds
+    ``total * (rank + 1) / pp``. The rank that crosses a threshold keeps the crossing block, so
+    the first rank holds more layers than an even split (1B grid model, pp=2: 11 and 5 of 16;
+    pp=8: 3,3,2,3,2,3,0,0), and large pp leaves the last ranks without layers. Used when the
+    framework profile's ``pipeline_split`` is ``'cost_greedy'``.
+    """
+    layer = 4 * model.n_heads * model.dim_head * model.d_model + 3 * model.ffn_dim * model.d_model
+    costs = [0] + [layer] * model.n_layers + [0, model.vocab_size * model.d_model, 0, 0]
+    total = sum(costs)
+    counts, rank, cum = [0] * pp, 0, 0
+    for i, c in enumerate(costs):
+        cum += c
+        if 1 <= i <= model.n_layers:
+            counts[rank] += 1
+        if rank < pp - 1 and cum > total * ((rank + 1) / pp):
+            rank += 1
+    return tuple(counts)
+
+
+def _automatic_split(p: ParallelConfig, model: ModelSpec, split_rule: str) -> tuple[int, ...]:
+    """The split of n_layers over pp when ``pp_layers`` is not given: nanotron's cost-greedy split
+    (zero-layer stages allowed, 1F1B / GPipe only) or Megatron-style even / balanced uneven."""
+    if split_rule == "cost_greedy":
+        if p.virtual_stages > 1:
+            raise ConfigError(f"virtual_stages={p.virtual_stages} with the framework's cost-greedy pipeline split "
+                              "(nanotron has no interleaved schedule); legal virtual_stages: 1",
+                              field="virtual_stages", value=p.virtual_stages, legal=[1])
+        return cost_greedy_split(model, p.pp)
+    return _balanced_stage_layers(p, model)
+
+
+def _stage_layers(p: ParallelConfig, model: ModelSpec, split_rule: str = "balanced") -> tuple[int, ...]:
     L = model.n_layers
     if p.virtual_stages > 1 and p.pp == 1:
         raise ConfigError(f"virtual_stages={p.virtual_stages} needs pp > 1 (interleaving splits pipeline stages); "
@@ -358,6 +400,12 @@ def _stage_layers(p: ParallelConfig, model: ModelSpec) -> tuple[int, ...]:
     if p.pp > L:
         raise ConfigError(f"pp={p.pp} exceeds n_layers={L}; legal pp: {fmt_legal(divisors(L))}",
                           field="pp", value=p.pp, legal=divisors(L))
+    return _automatic_split(p, model, split_rule)
+
+
+def _balanced_stage_layers(p: ParallelConfig, model: ModelSpec) -> tuple[int, ...]:
+    """Even split, or :func:`balanced_split` when pp does not divide n_layers (checks virtual_stages)."""
+    L = model.n_layers
     if L % p.pp:
         split = balanced_split(L, p.pp)
         _check_chunks(p, split, "the balanced split")
@@ -397,9 +445,10 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
             microbatches pp does not divide. Fewer microbatches than stages is legal (a note).
     """
     _check_options(parallel, n_devices)
+    _check_schedule(parallel, training)
     p = _resolve_dp(parallel, model, n_devices)
     _check_tp(p, model)
-    stage_layers = _stage_layers(p, model)
+    stage_layers = _stage_layers(p, model, training.framework.pipeline_split)
     _check_sequence(p, training, n_devices)
     _check_ep(p, model)
     m = _microbatches(p, model, training)
@@ -419,6 +468,14 @@ def _check_options(p: ParallelConfig, n_devices: int) -> None:
     if p.zero_stage == 0 and p.dp_shard not in (None, 1):
         raise ConfigError(f"dp_shard={p.dp_shard} needs zero_stage >= 1 (nothing is sharded with zero_stage=0)",
                           field="dp_shard", value=p.dp_shard)
+
+
+def _check_schedule(p: ParallelConfig, training: TrainingSpec) -> None:
+    """A pipelined layout's schedule must be one the framework profile implements (``schedules``)."""
+    legal = training.framework.schedules
+    if p.pp > 1 and legal is not None and p.schedule not in legal:
+        raise ConfigError(f"schedule={p.schedule!r} is not implemented by the {training.framework.name} framework; "
+                          f"legal schedule: {', '.join(legal)}", field="schedule", value=p.schedule, legal=list(legal))
 
 
 def _resolve_dp(p: ParallelConfig, model: ModelSpec, n_devices: int) -> ParallelConfig:
@@ -546,4 +603,9 @@ def _microbatches(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -
     if p.pp > 1 and p.schedule == "interleaved" and m % p.pp:
         raise ConfigError(f"interleaved schedule needs microbatches ({m}) divisible by pp={p.pp} "
                           f"(Megatron-LM requirement)", field="schedule", value=p.schedule)
+    if p.pp > 1 and training.framework.min_microbatches == "pp_minus_1" and m < p.pp - 1:
+        legal = [b for b in divisors(B // p.dp) if B // (p.dp * b) >= p.pp - 1]
+        raise ConfigError(f"{m} microbatches per step is fewer than pp - 1 = {p.pp - 1}: the framework's 1F1B engine "
+                          f"needs at least pp - 1 (nanotron pipeline_parallel/engine.py); legal microbatch_size: "
+                          f"{fmt_legal(legal)}", field="microbatch_size", value=p.microbatch_size, legal=legal)
     return m

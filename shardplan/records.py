@@ -12,6 +12,7 @@ and ``benchmarks/usp_grid.py --to-records`` write them.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
@@ -41,7 +42,7 @@ class RunRecord(BaseModel):
         tokens_per_s_per_device: measured throughput (tokens/s per device), when it ran.
         step_time_s: measured median step time (seconds), when it ran.
         peak_memory_bytes: measured peak device memory (bytes; allocator reserved peak), if known.
-        busbw: optional measured bus bandwidth per collective (bytes/s, nccl-tests accounting).
+        busbw: optional measured bus bandwidth, ``{op: {group size: bytes/s}}`` (nccl-tests accounting).
         source: where the numbers come from (free text).
     """
 
@@ -59,7 +60,7 @@ class RunRecord(BaseModel):
     tokens_per_s_per_device: float | None = Field(default=None, gt=0)
     step_time_s: float | None = Field(default=None, gt=0)
     peak_memory_bytes: float | None = Field(default=None, gt=0)
-    busbw: dict[str, float] | None = None
+    busbw: dict[str, dict[int, float]] | None = None
     source: str = ""
 
     @model_validator(mode="after")
@@ -106,8 +107,11 @@ def read_records(path: str | Path) -> list[RunRecord]:
     return out
 
 
-def write_records(path: str | Path, records: list[RunRecord], append: bool = True) -> None:
-    """Append (or write) records as JSON Lines."""
+def write_records(path: str | Path, records: Iterable[RunRecord], append: bool = False) -> int:
+    """Write (or with ``append`` add) records as JSON Lines; returns how many."""
+    n = 0
     with Path(path).open("a" if append else "w", encoding="utf-8") as f:
         for r in records:
             f.write(r.model_dump_json(exclude_none=True) + "\n")
+            n += 1
+    return n

@@ -177,6 +177,7 @@ class Space:
         scale_up_size: devices per scale-up domain (bounds the node-local HSDP shard group).
         fix: the pinned ParallelConfig fields.
         etp: expert tensor-parallel degrees: the pinned one, else None (= tp) and 1 for an MoE model.
+        pipeline_split: the framework profile's automatic layer split ('balanced' or 'cost_greedy').
     """
 
     n_devices: int
@@ -195,6 +196,7 @@ class Space:
     scale_up_size: int
     fix: dict = field(default_factory=dict)
     etp: tuple[int | None, ...] = (None,)
+    pipeline_split: str = "balanced"
 
     def microbatch_sizes(self, dp: int) -> list[int]:
         """Microbatch sizes to try for data-parallel degree ``dp``, largest first: the divisors of the
@@ -223,6 +225,8 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
         return tuple(o for o in options if name not in fix or fix[name] == o)
 
     scheds = tuple(schedules) if schedules else ((fix["schedule"],) if "schedule" in fix else DEFAULT_SCHEDULES)
+    if training.framework.schedules is not None:  # only what the framework implements (1f1b if none is left)
+        scheds = tuple(sc for sc in scheds if sc in training.framework.schedules) or ("1f1b",)
     for sc in scheds:
         if sc not in SCHEDULES:
             raise ConfigError(f"schedule={sc!r}; legal: {', '.join(SCHEDULES)}", field="schedule", value=sc,
@@ -240,7 +244,7 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
         etp=(fix["etp"],) if "etp" in fix else ((None, 1) if model.is_moe else (None,)),
         zero_stages=tuple(zero_stages), recomputes=(fix["recompute"],) if "recompute" in fix else RECOMPUTE_ORDER,
         schedules=scheds, prune=prune, max_microbatch_size=max_microbatch_size,
-        scale_up_size=hardware.scale_up_size, fix=fix)
+        scale_up_size=hardware.scale_up_size, fix=fix, pipeline_split=training.framework.pipeline_split)
 
 
 class Degrees(NamedTuple):
@@ -304,10 +308,13 @@ def degree_candidates(space: Space) -> Iterator[Degrees]:
 def stage_split(space: Space, pp: int) -> tuple[bool, tuple[int, ...] | None]:
     """(usable, pp_layers) for ``pp`` stages: None when pp divides the layers, else the balanced
     split (:func:`balanced_split`); a pinned ``pp_layers`` is used as given and is unusable (the
-    degrees are skipped) when its length is not pp."""
+    degrees are skipped) when its length is not pp; None under a cost-greedy framework split (the
+    layout's validation applies it)."""
     pinned = space.fix.get("pp_layers")
     if pinned is not None:
         return len(pinned) == pp, tuple(pinned)
+    if space.pipeline_split == "cost_greedy":
+        return True, None
     return True, (balanced_split(space.n_layers, pp) if space.n_layers % pp else None)
 
 

@@ -107,7 +107,8 @@ def test_fit_allocator_overhead_recovers_a_known_factor():
 
 
 def test_nanotron_grid_row_by_hand():
-    # Grid row 1B, 1 node, dp=8 tp=1 pp=1 ZeRO-1 mbs=1: measured 24.2 GiB (max_memory_reserved, rank 0).
+    # Grid row 1B, 1 node, dp=8 tp=1 pp=1 ZeRO-1 mbs=1: measured 24.2 GB = 24.2e9 B (allocator peak, rank 0;
+    # shared/calibration/README.md: GB = 1e9 bytes).
     fw = framework_profile("nanotron")
     tr = TrainingSpec(seq_len=4096, global_batch_size=256, framework=fw)
     lay = validate(ParallelConfig(dp=8, zero_stage=1), G1B, tr, 8)
@@ -118,8 +119,8 @@ def test_nanotron_grid_row_by_hand():
     assert mb.activations == 16 * 4096 * 98432 + 4096 * 2 * 2 * 2048
     assert mb.logits == 4096 * 10 * 131072  # eager sharded CE, 10 B per vocab element
     assert mb.allocated == 21_919_939_584
-    assert mb.allocator_peak / GiB == pytest.approx(21_919_939_584 * 1.245 / GiB)  # 25.4 GiB vs 24.2 measured
-    assert abs(mb.allocator_peak / (24.2 * GiB) - 1) < 0.06
+    assert mb.allocator_peak == pytest.approx(21_919_939_584 * 1.16)  # 25.43e9 B vs 24.2e9 measured: +5.1%
+    assert abs(mb.allocator_peak / 24.2e9 - 1) < 0.06
 
 
 GRID = Path(__file__).resolve().parents[1] / "shardplan" / "data" / "usp_h100_grid_1b_8b.csv"  # shared copy
@@ -127,7 +128,7 @@ GRID = Path(__file__).resolve().parents[1] / "shardplan" / "data" / "usp_h100_gr
 
 @pytest.mark.skipif(not GRID.exists(), reason="shared calibration grid not available")
 def test_nanotron_grid_memory_leave_one_model_out():
-    """Stage-0 allocator peak (nanotron split) vs max_memory_reserved in GiB; allocator overhead refitted
+    """Stage-0 allocator peak (nanotron split) vs the grid's peak in GB (1e9 B); allocator overhead refitted
     on one model and scored on the other."""
     import csv
     import dataclasses
@@ -148,7 +149,7 @@ def test_nanotron_grid_memory_leave_one_model_out():
         if pp > 1:
             lay = dataclasses.replace(lay, stage_layers=cost_greedy_stage_layers(m, pp))
         alloc[r["model"]].append(memory_for_stage(m, tr, lay, 0).allocated)
-        meas[r["model"]].append(float(r["gpu_mem_gb"]) * GiB)
+        meas[r["model"]].append(float(r["gpu_mem_gb"]) * 1e9)
     f_all = fit_allocator_overhead(alloc["1B"] + alloc["8B"], meas["1B"] + meas["8B"])
     assert f_all == pytest.approx(framework_profile("nanotron").allocator_overhead, abs=0.005)
 
@@ -156,8 +157,9 @@ def test_nanotron_grid_memory_leave_one_model_out():
         return statistics.median(abs(a * (1 + f) / y - 1) for a, y in zip(alloc[k], meas[k]))
 
     assert med("1B", f_all) < 0.11 and med("8B", f_all) < 0.08
-    assert med("8B", fit_allocator_overhead(alloc["1B"], meas["1B"])) < 0.07  # fit on 1B, score 8B: 6.0%
-    assert med("1B", fit_allocator_overhead(alloc["8B"], meas["8B"])) < 0.11  # fit on 8B, score 1B: 10.3%
+    # fit on 1B (0.149), score 8B: 6.0%; fit on 8B (0.169), score 1B: 10.3%; all rows: 0.160
+    assert med("8B", fit_allocator_overhead(alloc["1B"], meas["1B"])) < 0.07
+    assert med("1B", fit_allocator_overhead(alloc["8B"], meas["8B"])) < 0.11
 
 
 def test_fp8_keeps_linear_inputs_in_one_byte():

@@ -165,7 +165,7 @@ def _write_record(path: Path, m: Any, layout: Any, tr: Any, devices: int, hist: 
                     precision="fp32-params" if compute_dtype == "bf16" else "fp32", framework="maxtext",
                     step_time_s=step_s, peak_memory_bytes=float(peak) if peak else None,
                     source=f"shardplan train ({jax.default_backend()}, {len(hist)} steps)")
-    write_records(path, [rec])
+    write_records(path, [rec], append=True)
     console.print(f"record appended to {path}")
 
 

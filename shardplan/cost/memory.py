@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.cost.pipeline import stage_inflight
-from shardplan.parallel import Layout
+from shardplan.parallel import Layout, cost_greedy_split
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
 
@@ -464,30 +464,11 @@ def memory_estimate(model: ModelSpec, training: TrainingSpec, layout: Layout, re
 
 
 def cost_greedy_stage_layers(model: ModelSpec, pp: int) -> tuple[int, ...]:
-    """Transformer layers per pipeline rank as nanotron assigns them (may contain zeros).
-
-    nanotron (``models/base.py`` build_model with ``models/llama.py`` get_block_compute_costs)
-    walks the pipeline blocks in order (embedding, the layers, final norm, LM head, loss) with
-    costs 4*a*d_head*h + 3*F*h per layer, V*h for the LM head and 0 otherwise, places each block
-    on the current rank and moves to the next rank once the cumulative cost exceeds
-    ``total * (rank + 1) / pp``. The rank that crosses a threshold keeps the crossing block, so
-    the first rank holds more layers than an even split (1B grid model, pp=2: 11 and 5 of 16;
-    pp=8: 3,3,2,3,2,3,0,0), and large pp leaves the last ranks without layers. The grid's
-    measured peak is world rank 0's (nanotron ``helpers.py`` log_throughput writes the CSV on
-    rank 0 = pipeline rank 0), so its layer count decides the comparison. Owned here until the
-    layout's split is framework-driven (``parallel.py``).
-    """
-    layer = 4 * model.n_heads * model.dim_head * model.d_model + 3 * model.ffn_dim * model.d_model
-    costs = [0] + [layer] * model.n_layers + [0, model.vocab_size * model.d_model, 0, 0]
-    total = sum(costs)
-    counts, rank, cum = [0] * pp, 0, 0
-    for i, c in enumerate(costs):
-        cum += c
-        if 1 <= i <= model.n_layers:
-            counts[rank] += 1
-        if rank < pp - 1 and cum > total * ((rank + 1) / pp):
-            rank += 1
-    return tuple(counts)
+    """nanotron's layers per pipeline rank (may contain zeros): :func:`shardplan.parallel.cost_greedy_split`,
+    which a layout uses when the framework profile's ``pipeline_split`` is ``'cost_greedy'``. The grid's
+    measured peak is world rank 0's (nanotron ``helpers.py`` log_throughput writes the CSV on rank 0 =
+    pipeline rank 0), so that rank's layer count decides the memory comparison."""
+    return cost_greedy_split(model, pp)
 
 
 def fit_allocator_overhead(allocated: list[float], measured: list[float]) -> float:

@@ -177,6 +177,12 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     slow_mb, slow_step = overlap_slowdown(ctx, colls)
     T_mb = (ctx.stage.total_s + dp.per_microbatch + sum(c.exposed_s for c in colls if c.axis != "dp") / m
             + fw.microbatch_overhead_s + slow_mb)
+    mem = memory_estimate(model, training, layout, reserve=hw.hbm_bytes - hw.usable_hbm_bytes())
+    # profile terms outside the device's work: the host's issue floor, job-wide synchronisation and
+    # allocator retries near full HBM (0 for the Megatron-LM default)
+    extra_mb = (max(T_mb, host_floor_s(ctx)) - T_mb + node_sync_s(ctx)
+                + allocator_retry_s(fw, mem.total / hw.hbm_bytes))
+    T_mb += extra_mb
     bubble = bubble_s(layout.parallel, T_mb, layout.stage_layers)
     opt_s = optimizer_s(ctx)
     step = m * T_mb + bubble + dp.per_step + opt_s + fw.step_overhead_s + slow_step
@@ -185,7 +191,6 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     hf = F.hardware_flops_per_token(model, training.seq_len, layout.parallel.recompute, training.causal,
                                     training.attention) * tokens
     peak_total = layout.n_devices * hw.peak_flops(training.precision.compute_dtype)
-    mem = memory_estimate(model, training, layout, reserve=hw.hbm_bytes - hw.usable_hbm_bytes())
     st = ctx.stage
     return Estimate(
         model=model, hardware=hw, training=training, layout=layout, memory=mem,
@@ -197,8 +202,40 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
         bound=bottleneck(ctx, colls, bubble, opt_s),
         thresholds=_threshold_info(model, training, hw, layout) if detail else {},
         roofline=_roofline(model, training, hw, layout.parallel, layout.local_tokens, ctx.dense_t, colls, m)
-        if detail else [], overhead_s=m * fw.microbatch_overhead_s + fw.step_overhead_s,
+        if detail else [], overhead_s=m * (fw.microbatch_overhead_s + extra_mb) + fw.step_overhead_s,
         overlap_slowdown_s=m * slow_mb + slow_step)
+
+
+def host_floor_s(ctx: StepContext) -> float:
+    """Seconds the host needs to issue one microbatch on the busiest stage: its layers x
+    :func:`shardplan.cost.axes.tp.host_seconds_per_layer`. The microbatch cannot run faster
+    (an eager framework's CPU runs ahead of the GPU only while the GPU has more to do); 0 for
+    profiles without host costs (Megatron-LM default)."""
+    per_layer = tp_axis.host_seconds_per_layer(ctx)
+    return max(ctx.layout.stage_layers) * per_layer if per_layer > 0 else 0.0
+
+
+def node_sync_s(ctx: StepContext) -> float:
+    """Seconds per microbatch of job-wide synchronisation: the framework's ``microbatch_node_s`` x
+    nodes ** ``microbatch_node_exponent``, nodes = devices / scale-up domain size (rounded up).
+    Example: 2e-4 s, exponent 2, 64 nodes: 0.82 s per microbatch. 0 by default."""
+    fw = ctx.training.framework
+    if fw.microbatch_node_s == 0:
+        return 0.0
+    nodes = -(-ctx.layout.n_devices // ctx.hw.scale_up_size)
+    return fw.microbatch_node_s * nodes ** fw.microbatch_node_exponent
+
+
+def allocator_retry_s(fw: FrameworkProfile, pressure: float) -> float:
+    """Seconds per microbatch the caching allocator loses near full HBM: ``allocator_retry_s`` x the
+    ramp ``(pressure - start) / (1 - start)`` clipped to [0, 1], ``pressure`` = predicted device
+    usage / HBM, ``start`` = ``allocator_pressure_start``. When ``cudaMalloc`` fails, PyTorch's
+    caching allocator synchronizes, frees its cached blocks and retries (``torch.cuda.memory_stats``
+    ``num_alloc_retries``; PyTorch "CUDA semantics: memory management"), every microbatch once the
+    working set no longer fits beside the cache. Example: start 0.85, 1 s, pressure 0.94: 0.6 s."""
+    if fw.allocator_retry_s == 0 or pressure <= fw.allocator_pressure_start:
+        return 0.0
+    return fw.allocator_retry_s * min(1.0, (pressure - fw.allocator_pressure_start) / (1 - fw.allocator_pressure_start))
 
 
 def communication(ctx: StepContext) -> tuple[list[Collective], dp_axis.DataParallelCost]:

@@ -17,10 +17,10 @@ _NANOTRON_LOSS = ("nanotron models/llama.py: an eager PyTorch decoder (GLUActiva
                   "and parallel/tensor_parallel/functional.py _ShardedCrossEntropy: bf16 logits, their fp32 cast and "
                   "the fp32 shifted logits exponentiated in place into the saved softmax, 2 + 4 + 4 B per vocab element")
 _NANOTRON_ALLOC = ("fitted: robust least squares on log(predicted / measured) over the 1,027 runs that ran in "
-                   "shared/calibration/usp_h100_grid_1b_8b.csv (gpu_mem_gb = torch.cuda.max_memory_reserved / 2**30 of "
-                   "world rank 0 = pipeline stage 0, nanotron helpers.py log_throughput), stage-0 layers from nanotron's "
-                   "cost-greedy split (cost.memory.cost_greedy_stage_layers): 0.245; leave-one-model-out: 0.234 on 1B "
-                   "(8B median |error| 6.0%), 0.255 on 8B (1B median |error| 10.3%)")
+                   "shared/calibration/usp_h100_grid_1b_8b.csv (gpu_mem_gb in GB = 1e9 B, the allocator peak of world rank "
+                   "0 = pipeline stage 0, nanotron helpers.py log_throughput), stage-0 layers from nanotron's cost-greedy "
+                   "split (parallel.cost_greedy_split): 0.160; leave-one-model-out: 0.149 on 1B (8B median |error| 6.0%), "
+                   "0.169 on 8B (1B median |error| 10.3%)")
 _NANOTRON_CONTEXT = ("estimate, outside the caching allocator: CUDA context (~0.5 GiB on H100 with CUDA 12), NCCL "
                      "communicator buffers of the tp/pp/dp groups (~1 GiB), and the ~0.35 GiB of an '80 GB' H100 the "
                      "driver does not expose (81,559 MiB visible); bounded by the grid: the largest reserved peak that "
@@ -41,6 +41,22 @@ def _fit(framework: str, rows: str, loo: str) -> str:
             f"{rows}; leave-one-row-out |error| median {loo} (docs/accuracy.md)")
 
 
+_NANOTRON_SPLIT = ("nanotron models/base.py build_model + models/llama.py get_block_compute_costs: blocks placed in "
+                   "order until the cumulative compute cost passes total*(rank+1)/pp (parallel.cost_greedy_split)")
+
+#: fitted by ``python benchmarks/usp_grid.py --fit`` (values, rows and held-out errors: _NANOTRON_FIT_NOTE)
+_NANOTRON_FITTED = dict(layer_host_s=4.43e-3, pp_tp_host_step_s=2.67e-4, microbatch_node_s=2.74e-6,
+                        microbatch_node_exponent=3.0, overlap_slowdown=0.642, allocator_retry_s=1.07,
+                        allocator_pressure_start=0.85)
+_NANOTRON_FIT_NOTE = ("fitted by python benchmarks/usp_grid.py --fit: robust least squares (soft-L1, scale 0.1) on "
+                      "log(predicted / measured) tokens/s/GPU over the 1,027 runs that ran in "
+                      "shared/calibration/usp_h100_grid_1b_8b.csv (1B and 8B, 1-64 nodes of AWS p5), jointly with the "
+                      "cluster's matmul_efficiency 0.515 (usp-h100-efa.yaml); in-sample median |error| 14.5%; "
+                      "leave-one-model-out 16.5% on 1B (fit on 8B) and 18.1% on 8B (fit on 1B); "
+                      "microbatch_node_exponent sits on its upper bound 3 (an empirical growth with job size, "
+                      "docs/accuracy.md usp-grid section)")
+_NANOTRON_FIT_SOURCES = {k: _NANOTRON_FIT_NOTE for k in _NANOTRON_FITTED}
+
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron"),
@@ -53,10 +69,19 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                          sources={"zero3_prefetch": _DS_ZERO3, "zero3_nic_share": _DS_ZERO3,
                                   "microbatch_overhead_s": _fit("deepspeed", "bloom*, gptneox*, glm*",
                                                                 "6.2%, max 9.9%")}),
-        FrameworkProfile(name="nanotron", grad_buffer_bytes=4, loss="eager", allocator_overhead=0.245,
-                         context_bytes=2 * 2**30, vocab_divisible_by=1,
-                         sources={"vocab_divisible_by": _NO_PAD, "grad_buffer_bytes": _FP32_MAIN_GRADS, "loss": _NANOTRON_LOSS,
-                                  "allocator_overhead": _NANOTRON_ALLOC, "context_bytes": _NANOTRON_CONTEXT}),
+        FrameworkProfile(name="nanotron", grad_buffer_bytes=4, loss="eager", allocator_overhead=0.16,
+                         context_bytes=2 * 2**30, pipeline_split="cost_greedy", vocab_divisible_by=1,
+                         min_microbatches="pp_minus_1", schedules=("gpipe", "1f1b"),
+                         **_NANOTRON_FITTED,
+                         sources={"grad_buffer_bytes": _FP32_MAIN_GRADS, "loss": _NANOTRON_LOSS,
+                                  "allocator_overhead": _NANOTRON_ALLOC, "context_bytes": _NANOTRON_CONTEXT,
+                                  "pipeline_split": _NANOTRON_SPLIT, "vocab_divisible_by": _NO_PAD,
+                                  "min_microbatches": "nanotron parallel/pipeline_parallel/engine.py "
+                                  "OneForwardOneBackwardPipelineEngine.train_batch_iter: "
+                                  "assert nb_microbatches >= pp - 1",
+                                  "schedules": "nanotron parallel/pipeline_parallel/engine.py: "
+                                  "AllForwardAllBackwardPipelineEngine and OneForwardOneBackwardPipelineEngine",
+                                  **_NANOTRON_FIT_SOURCES}),
     ]
 }
 

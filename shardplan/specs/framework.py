@@ -61,6 +61,39 @@ class FrameworkProfile(BaseModel):
             (fragmentation, rounding of blocks), as its peak ``reserved`` exceeds ``allocated``.
         context_bytes: bytes of HBM taken before any tensor (CUDA context, cuBLAS / NCCL
             workspaces and communication buffers).
+        pipeline_split: how layers are assigned to pipeline stages when ``pp_layers`` is not given:
+            'balanced' (even, or :func:`shardplan.parallel.balanced_split` when pp does not divide
+            the layers; Megatron-LM / Llama 3) or 'cost_greedy' (nanotron's cumulative-cost split,
+            :func:`shardplan.parallel.cost_greedy_split`: the first rank heavier, trailing ranks may
+            hold no layer).
+        min_microbatches: 'none' (fewer microbatches than stages is legal: the bubble grows) or
+            'pp_minus_1' (the pipeline engine refuses fewer than pp - 1 microbatches per step;
+            nanotron ``OneForwardOneBackwardPipelineEngine`` asserts it).
+        layer_host_s: seconds the host needs to issue one transformer layer's kernels and
+            collectives (forward + backward of one microbatch). An eager framework's CPU runs ahead
+            of the GPU, so this is hidden while the GPU work of a microbatch is longer, and sets a
+            floor on the microbatch time when it is not (small microbatches, wide tp): the stage's
+            microbatch takes ``max(GPU time, layers x host time)``.
+        pp_tp_host_step_s: host seconds per ring step (tp - 1 per call) of every per-layer tp
+            collective, added to the host time of a layer when the stage also runs pipeline
+            point-to-point transfers (pp > 1). nanotron receives each pipeline message with a
+            blocking metadata handshake (``parallel/pipeline_parallel/p2p.py`` ``_recv_meta``:
+            ``dist.recv`` of the shape, read on the host) and asynchronous tp collectives are
+            waited for on the host (``parallel/tensor_parallel/functional.py``), so the host no
+            longer runs ahead and every ring step's round trip is exposed.
+        microbatch_node_s, microbatch_node_exponent: seconds added to every microbatch for the
+            synchronisation of a job spread over N nodes, ``microbatch_node_s x N ** exponent``:
+            every microbatch waits for the slowest rank it exchanges data with (tp rings, pipeline
+            hand-offs), and host or network hiccups on any node of a larger job are more likely and
+            longer (0 = no such cost; the value and the exponent are fitted per cluster).
+        allocator_retry_s, allocator_pressure_start: seconds per microbatch lost when the
+            predicted device usage nears the HBM capacity: the caching allocator's failed
+            ``cudaMalloc`` -> synchronize, free cached blocks, retry (``num_alloc_retries``), ramped
+            linearly from ``allocator_pressure_start`` x HBM (0) to the full HBM (``allocator_retry_s``).
+        schedules: the pipeline schedules the framework implements (None: all of them); a layout
+            with pp > 1 and another schedule is refused, and the search tries only these
+            (nanotron: 'gpipe' = AllForwardAllBackwardPipelineEngine, '1f1b' =
+            OneForwardOneBackwardPipelineEngine).
         sources: field -> citation or the rows the value was fitted on.
     """
 
@@ -81,4 +114,13 @@ class FrameworkProfile(BaseModel):
     grad_buffer_bytes: int | None = Field(default=None, ge=1, le=8)
     allocator_overhead: float = Field(default=0.0, ge=0, le=1)
     context_bytes: float = Field(default=0.0, ge=0, le=2**36)
+    layer_host_s: float = Field(default=0.0, ge=0, le=0.1)
+    pp_tp_host_step_s: float = Field(default=0.0, ge=0, le=0.01)
+    microbatch_node_s: float = Field(default=0.0, ge=0, le=1.0)
+    microbatch_node_exponent: float = Field(default=1.0, ge=0, le=4.0)
+    allocator_retry_s: float = Field(default=0.0, ge=0, le=10.0)
+    allocator_pressure_start: float = Field(default=0.9, ge=0.5, lt=1.0)
+    pipeline_split: Literal["balanced", "cost_greedy"] = "balanced"
+    schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble"], ...] | None = None
+    min_microbatches: Literal["none", "pp_minus_1"] = "none"
     sources: dict[str, str] = Field(default_factory=dict)

@@ -143,3 +143,16 @@ def _overlap_with_matmuls(ctx: StepContext, layer_calls: list[Collective]) -> li
         return layer_calls
     keep = max(0.0, total - hide) / total
     return [replace(c, exposed_s=c.time_s * keep) for c in layer_calls]
+
+
+def host_seconds_per_layer(ctx: StepContext) -> float:
+    """Host (CPU) seconds to issue one layer's forward + backward on one microbatch: the
+    framework's ``layer_host_s``, plus with pp > 1 ``pp_tp_host_step_s`` x (tp - 1) ring steps x the
+    layer's tp collectives (:func:`layer_schedule`; 10 with sequence parallelism). Example: tp=8
+    with SP, pp=2, 0.3 ms per step: 10 x 7 x 0.3 ms = 21 ms per layer on top of ``layer_host_s``.
+    Source of the pp term: :class:`~shardplan.specs.framework.FrameworkProfile` (nanotron p2p)."""
+    fw, p = ctx.training.framework, ctx.p
+    host = fw.layer_host_s
+    if p.pp > 1 and p.tp > 1:
+        host += fw.pp_tp_host_step_s * (p.tp - 1) * len(layer_schedule(p.sp, p.recompute))
+    return host

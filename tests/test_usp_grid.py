@@ -1,0 +1,141 @@
+"""The nanotron profile's terms for the measured H100 grid (issue 9 grid acceptance), with the numbers
+derived by hand in the comments. Fast: a handful of estimates, no fit."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from shardplan.cost.axes import tp as tp_axis
+from shardplan.cost.context import step_context
+from shardplan.cost.step import allocator_retry_s, estimate, host_floor_s, node_sync_s
+from shardplan.errors import ConfigError
+from shardplan.parallel import ParallelConfig, validate
+from shardplan.presets.frameworks import framework_profile
+from shardplan.presets.hardware import HARDWARE
+from shardplan.specs.framework import FrameworkProfile
+from shardplan.specs.model import ModelSpec
+from shardplan.specs.training import TrainingSpec
+
+ROOT = Path(__file__).resolve().parents[1]
+G1B = ModelSpec(name="usp-1b", n_layers=16, d_model=2048, n_heads=32, ffn_dim=8192, vocab_size=131072,
+                tied_embeddings=True)
+H100 = HARDWARE["h100-sxm"]
+
+
+def _training(fw: FrameworkProfile, gbs: int = 256) -> TrainingSpec:
+    return TrainingSpec(seq_len=4096, global_batch_size=gbs, framework=fw)
+
+
+def test_nanotron_profile_splits_layers_cost_greedy_and_megatron_balanced():
+    # 1B: layer cost 2**26, LM head 2**28 = 4 layers: pp=2 threshold 10 layers, the 11th crosses -> (11, 5);
+    # pp=8 leaves the last two ranks with the LM head only (tests/test_memory_terms.py derives it)
+    nano = _training(framework_profile("nanotron"))
+    assert validate(ParallelConfig(pp=2), G1B, nano, 2).stage_layers == (11, 5)
+    lay = validate(ParallelConfig(pp=8), G1B, nano, 8)
+    assert lay.stage_layers == (3, 3, 2, 3, 2, 3, 0, 0)
+    assert any("cost-greedy" in n for n in lay.notes)
+    mega = _training(framework_profile("megatron"))
+    assert validate(ParallelConfig(pp=2), G1B, mega, 2).stage_layers == (8, 8)
+    with pytest.raises(ConfigError, match="interleaved"):
+        validate(ParallelConfig(pp=2, schedule="interleaved", virtual_stages=2), G1B, nano, 2)
+
+
+def test_nanotron_needs_pp_minus_1_microbatches():
+    # pp=8, dp=1, mbs=64, batch 256: m = 4 < 7 -> refused (nanotron engine.py asserts m >= pp - 1);
+    # legal mbs: m = 256 / mbs >= 7 -> mbs in 1, 2, 4, 8, 16, 32
+    nano = _training(framework_profile("nanotron"))
+    with pytest.raises(ConfigError, match="pp - 1") as e:
+        validate(ParallelConfig(pp=8, microbatch_size=64), G1B, nano, 8)
+    assert e.value.legal == [1, 2, 4, 8, 16, 32]
+    # megatron: legal, with a note
+    assert validate(ParallelConfig(pp=8, microbatch_size=64), G1B, _training(FrameworkProfile()), 8).microbatches == 4
+
+
+def test_host_seconds_per_layer_with_and_without_pipeline():
+    fw = FrameworkProfile(name="t", layer_host_s=4e-3, pp_tp_host_step_s=3e-4)
+    tr = _training(fw)
+    # tp=8 with SP, pp=2: 10 collectives per layer x 7 ring steps x 0.3 ms = 21 ms, + 4 ms = 25 ms
+    ctx = step_context(G1B, H100, tr, validate(ParallelConfig(tp=8, sp=True, pp=2), G1B, tr, 16))
+    assert tp_axis.host_seconds_per_layer(ctx) == pytest.approx(0.025)
+    # the floor of the busiest stage: 16 layers over pp=2 balanced -> 8 layers x 25 ms = 0.2 s
+    assert host_floor_s(ctx) == pytest.approx(0.2)
+    # no pipeline: only the layer's own host time, 16 x 4 ms = 64 ms
+    ctx1 = step_context(G1B, H100, tr, validate(ParallelConfig(tp=8, sp=True), G1B, tr, 8))
+    assert tp_axis.host_seconds_per_layer(ctx1) == pytest.approx(4e-3)
+    assert host_floor_s(ctx1) == pytest.approx(0.064)
+
+
+def test_host_floor_sets_the_microbatch_time_when_the_gpu_is_faster():
+    # 1B, tp=8 SP, dp=1, mbs=1, batch 8 -> m = 8. GPU time per microbatch is ~20 ms; a 10 ms per layer host
+    # time makes every microbatch 16 x 10 ms = 0.16 s: step = 8 x 0.16 s + optimizer
+    fw = FrameworkProfile(name="t", layer_host_s=0.01)
+    e = estimate(G1B, H100, _training(fw, gbs=8), ParallelConfig(tp=8, sp=True), 8)
+    assert e.step_s == pytest.approx(8 * 0.16 + e.optimizer_s)
+    base = estimate(G1B, H100, _training(FrameworkProfile(), gbs=8), ParallelConfig(tp=8, sp=True), 8)
+    assert base.step_s < 0.5 * e.step_s  # the default profile has no host floor
+
+
+def test_node_sync_grows_with_the_job():
+    # 2e-4 s x 64 nodes ** 2 = 0.8192 s per microbatch; 1 node: 0.2 ms; default profile: 0
+    fw = FrameworkProfile(name="t", microbatch_node_s=2e-4, microbatch_node_exponent=2.0)
+    tr = _training(fw)
+    ctx = step_context(G1B, H100, tr, validate(ParallelConfig(tp=8, sp=True, pp=2), G1B, tr, 512))
+    assert node_sync_s(ctx) == pytest.approx(0.8192)
+    ctx1 = step_context(G1B, H100, tr, validate(ParallelConfig(tp=8, sp=True), G1B, tr, 8))
+    assert node_sync_s(ctx1) == pytest.approx(2e-4)
+    tr0 = _training(FrameworkProfile())
+    assert node_sync_s(step_context(G1B, H100, tr0, validate(ParallelConfig(tp=8), G1B, tr0, 512))) == 0.0
+
+
+def test_allocator_retry_ramps_near_full_hbm():
+    # start 0.85, 1 s: pressure 0.94 -> (0.94 - 0.85) / 0.15 = 0.6 s; 0.80 -> 0; 1.2 -> capped at 1 s
+    fw = FrameworkProfile(name="t", allocator_retry_s=1.0, allocator_pressure_start=0.85)
+    assert allocator_retry_s(fw, 0.94) == pytest.approx(0.6)
+    assert allocator_retry_s(fw, 0.80) == 0.0 and allocator_retry_s(fw, 1.2) == pytest.approx(1.0)
+    assert allocator_retry_s(FrameworkProfile(), 0.99) == 0.0  # Megatron default: no such term
+
+
+def test_doc_section_is_replaced_between_markers(tmp_path):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import usp_grid
+
+    doc = tmp_path / "accuracy.md"
+    doc.write_text("# Accuracy\n\nkeep me\n")
+    usp_grid.write_doc_section(doc, "first")
+    usp_grid.write_doc_section(doc, "second")
+    text = doc.read_text()
+    assert text.startswith("# Accuracy\n\nkeep me\n") and "second" in text and "first" not in text
+    assert text.count(usp_grid.DOC_BEGIN) == 1
+
+
+def test_grid_rows_round_trip_as_run_records(tmp_path):
+    # two grid rows: 1B, 1 node, dp=8, mbs=1, grad_acc=32 -> 256 sequences; 39,006 tok/s/GPU ->
+    # step = 256 x 4096 / (39,006 x 8) = 3.3603 s; 24.2 GB -> 2.42e10 B; and a failed row
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import usp_grid
+    from shardplan.records import read_records, write_records
+
+    csv_text = ("model,nodes,dp,tp,pp,zero,mbs,grad_acc,gbs,mfu_pct,tok_s_gpu,tok_s,gpu_mem_gb\n"
+                "1B,1,8,1,1,1,1,32,256,38.1,39006,312045,24.2\n"
+                "8B,1,1,8,1,0,256,1,256,nan,nan,nan,nan\n")
+    (tmp_path / "g.csv").write_text(csv_text)
+    recs = usp_grid.to_records(usp_grid.load_grid(tmp_path / "g.csv"), "usp-h100-efa", "nanotron")
+    assert write_records(tmp_path / "r.jsonl", recs) == 2
+    back = read_records(tmp_path / "r.jsonl")
+    assert back == recs
+    assert back[0].status == "ok" and back[0].step_time_s == pytest.approx(3.3603, rel=1e-4)
+    assert back[0].peak_memory_bytes == pytest.approx(2.42e10) and back[0].parallel.dp == 8
+    assert back[1].status == "failed" and back[1].tokens_per_s_per_device is None
+
+
+def test_nanotron_schedules_are_gpipe_and_1f1b():
+    # nanotron's engines: AllForwardAllBackward (gpipe) and OneForwardOneBackward (1f1b); zero-bubble is refused
+    nano = _training(framework_profile("nanotron"))
+    with pytest.raises(ConfigError, match="schedule") as e:
+        validate(ParallelConfig(pp=2, schedule="zero-bubble"), G1B, nano, 2)
+    assert e.value.legal == ["gpipe", "1f1b"]
+    assert validate(ParallelConfig(pp=2, schedule="gpipe"), G1B, nano, 2).stage_layers == (11, 5)
+    # megatron default: every schedule
+    mega = _training(FrameworkProfile())
+    assert validate(ParallelConfig(pp=2, schedule="zero-bubble"), G1B, mega, 2).microbatches == 256
