@@ -1,4 +1,5 @@
-"""Architecture features in the JAX runtime (issue 11): QK-norm, attention sinks, a sliding window.
+"""Architecture features in the JAX runtime (issue 11): QK-norm, attention sinks, a sliding window,
+multi-head latent attention.
 
 A tiny Llama with Qwen3's per-head QK-norm, GPT-OSS's attention sinks and Mistral v0.1's sliding
 window (8 keys at seq 32) trains 3 steps in fp32 under TP, FSDP and CP and must reproduce the single-
@@ -25,6 +26,9 @@ FAMILY = MODELS["tiny-llama"].model_copy(update={"name": "tiny-family", "qk_norm
                                                  "sliding_window": 8})
 TR = TrainingSpec(seq_len=32, global_batch_size=16)
 CFG = TrainConfig(steps=3, compute_dtype="float32")
+
+
+MLA = MODELS["deepseek-v2-lite"]
 
 
 @pytest.fixture(scope="module")
@@ -60,3 +64,20 @@ def test_sliding_window_changes_the_function(batches, reference):
     lay = validate(ParallelConfig(dp=1), plain, TR, 1)
     losses = run_steps(Trainer(plain, lay, TR, CFG, devices=jax.devices()[:1]), batches, n=1)[1]
     assert abs(losses[0] - reference[0]) > 1e-4
+
+
+def test_mla_scaled_down_matches_single_device(batches):
+    # DeepSeek-V2-Lite scaled down: MLA (K/V latent 32, no query latent, nope 16 + rope 8, v 16), shared + routed
+    # experts, one dense first layer; the runtime's parameter count equals the planner's, and TP / FSDP reproduce
+    # the single-device losses
+    from flax import nnx
+
+    from shardplan.jax.model import scale_down
+    m = scale_down(MLA, d_model=64, n_layers=2)
+    assert m.is_mla and m.kv_lora_rank == 32 and m.q_lora_rank is None
+    assert sum(x.size for x in jax.tree.leaves(param_dict(Transformer(m, nnx.Rngs(0))))) == m.n_params
+    lay1 = validate(ParallelConfig(dp=1), m, TR, 1)
+    ref = run_steps(Trainer(m, lay1, TR, CFG, devices=jax.devices()[:1]), batches)[1]
+    for kw in (dict(tp=2), dict(zero_stage=3)):
+        losses = run_steps(Trainer(m, validate(ParallelConfig(**kw), m, TR, 8), TR, CFG), batches)[1]
+        np.testing.assert_allclose(losses, ref, rtol=2e-5, atol=2e-5)

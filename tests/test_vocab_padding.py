@@ -62,7 +62,7 @@ def test_runtime_refuses_what_it_does_not_implement():
     from shardplan.presets.models import MODELS
 
     # the planner costs MLA and QK-norm; the reference model would silently train plain attention
-    for name, what in (("deepseek-v2-lite", "multi-head latent attention"), ("olmo-2-7b", "QK-norm over the whole")):
+    for name, what in (("gemma-2-9b", "interleaved sliding"), ("olmo-2-7b", "QK-norm over the whole")):
         with pytest.raises(ConfigError, match=what):
             check_runtime_support(MODELS[name], 1, 1)
         with pytest.raises(ConfigError, match="scale-down"):

@@ -164,6 +164,59 @@ class Attention(nnx.Module):
         return y
 
 
+class LatentAttention(nnx.Module):
+    """Multi-head latent attention (DeepSeek-V2, Liu et al. 2024 Sec. 2.1, Eqs. 9-19), causal.
+
+    Params (the Hugging Face ``DeepseekV2Attention`` layout, so the count equals the planner's):
+    ``wq_a`` (d, d_c') ``("embed","latent")`` + ``q_norm`` (d_c') + ``wq_b`` (d_c', h, d_q)
+    ``("latent","heads","head_dim")`` with a query latent, else ``wq`` (d, h, d_q); ``wkv_a``
+    (d, d_c + d_rope) ``("embed","latent")`` (the K/V latent and the decoupled RoPE key shared by
+    the heads); ``kv_norm`` (d_c); ``wkv_b`` (d_c, h, d_nope + d_v); ``wo`` (h, d_v, d). The down
+    projections and latent norms are whole on every tp rank (no ``heads`` axis), as Megatron-LM's
+    ``MLASelfAttention`` builds them; d_q = d_nope + d_rope.
+    """
+
+    def __init__(self, m: ModelSpec, rngs: nnx.Rngs):
+        d, h = m.d_model, m.n_heads
+        c, cq, nope, rp, dv = m.kv_lora_rank, m.q_lora_rank, m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim
+        self.h, self.c, self.nope, self.rp, self.dv = h, c, nope, rp, dv
+        dq = nope + rp
+        if cq:
+            self.wq_a = _param(rngs, _fan_in(0, 1), (d, cq), ("embed", "latent"))
+            self.q_norm = Norm(cq, "rmsnorm", rngs, gain_axis="latent")
+            self.wq_b = _param(rngs, _fan_in(0, (1, 2)), (cq, h, dq), ("latent", "heads", "head_dim"))
+            self.wq = None
+        else:
+            self.wq_a = self.q_norm = self.wq_b = None
+            self.wq = _param(rngs, _fan_in(0, (1, 2)), (d, h, dq), ("embed", "heads", "head_dim"))
+        self.wkv_a = _param(rngs, _fan_in(0, 1), (d, c + rp), ("embed", "latent"))
+        self.kv_norm = Norm(c, "rmsnorm", rngs, gain_axis="latent")
+        self.wkv_b = _param(rngs, _fan_in(0, (1, 2)), (c, h, nope + dv), ("latent", "heads", "head_dim"))
+        self.wo = _param(rngs, _fan_in((0, 1), 2), (h, dv, d), ("heads", "head_dim", "embed"))
+
+    def __call__(self, x: jax.Array, positions: jax.Array) -> jax.Array:
+        """x: (b, s, d) -> (b, s, d)."""
+        if self.wq is not None:
+            q = jnp.einsum("bsd,dhk->bshk", x, self.wq[...])
+        else:
+            q = jnp.einsum("bsc,chk->bshk", self.q_norm(jnp.einsum("bsd,dc->bsc", x, self.wq_a[...])), self.wq_b[...])
+        q = constrain(q, ("act_batch", "act_seq", "act_heads", None))
+        ckv = jnp.einsum("bsd,dc->bsc", x, self.wkv_a[...])
+        kv = jnp.einsum("bsc,chk->bshk", self.kv_norm(ckv[..., :self.c]), self.wkv_b[...])
+        kv = constrain(kv, ("act_batch", None, "act_heads", None))  # whole sequence (gathered over cp)
+        k_rope = rope(ckv[..., None, self.c:], positions)  # (b, s, 1, d_rope), shared by the heads
+        q = jnp.concatenate([q[..., :self.nope], rope(q[..., self.nope:], positions)], -1)
+        k = jnp.concatenate([kv[..., :self.nope], jnp.broadcast_to(k_rope, kv.shape[:-1] + (self.rp,))], -1)
+        k = constrain(k, ("act_batch", None, "act_heads", None))
+        scores = jnp.einsum("bqhk,bshk->bhqs", q, k).astype(jnp.float32) / math.sqrt(self.nope + self.rp)
+        mask = positions[:, None] >= positions[None, :]
+        scores = jnp.where(mask[None, None], scores, jnp.finfo(jnp.float32).min)
+        probs = jax.nn.softmax(scores, axis=-1).astype(x.dtype)
+        out = jnp.einsum("bhqs,bshv->bqhv", probs, kv[..., self.nope:])
+        out = constrain(out, ("act_batch", "act_seq", "act_heads", None))
+        return jnp.einsum("bqhv,hvd->bqd", out, self.wo[...])
+
+
 class MLP(nnx.Module):
     """SwiGLU (Shazeer 2020) or GeLU MLP, Megatron column/row parallel over ``mlp``.
 
@@ -242,7 +295,7 @@ class Block(nnx.Module):
 
     def __init__(self, m: ModelSpec, moe: bool, rngs: nnx.Rngs):
         self.attn_norm = Norm(m.d_model, m.norm, rngs)
-        self.attn = Attention(m, rngs)
+        self.attn = LatentAttention(m, rngs) if m.is_mla else Attention(m, rngs)
         self.mlp_norm = Norm(m.d_model, m.norm, rngs)
         self.mlp = MoE(m, rngs) if moe else MLP(m, m.ffn_dim, rngs)
 
@@ -256,8 +309,7 @@ class Block(nnx.Module):
 def unsupported_features(model: ModelSpec) -> list[str]:
     """Architecture features the planner costs but this reference model does not implement (the
     runtime refuses them rather than train a different network than the plan describes)."""
-    checks = [(model.is_mla, "multi-head latent attention (q_lora_rank / kv_lora_rank)"),
-              (model.qk_norm == "full", "QK-norm over the whole projection (qk_norm='full', OLMo 2)"),
+    checks = [(model.qk_norm == "full", "QK-norm over the whole projection (qk_norm='full', OLMo 2)"),
               (model.sliding_window is not None and model.full_attention_interval > 0,
                f"interleaved sliding / full attention layers (full_attention_interval={model.full_attention_interval})"),
               (model.attn_out_bias and not model.linear_bias, "a bias on the attention output projection only"),
@@ -427,6 +479,9 @@ def scale_down(model: ModelSpec, d_model: int = 64, n_layers: int = 2, max_heads
         max_position_embeddings=min(model.max_position_embeddings, 4096) if model.position == "learned" else 0,
         qk_norm=model.qk_norm, attention_sinks=model.attention_sinks, sliding_window=model.sliding_window,
         source=f"scale_down({model.name})")
+    if model.is_mla:  # latents half the width, per-head widths as the scaled head_dim (rope half, even)
+        kw.update(head_dim=None, kv_lora_rank=d_model // 2, q_lora_rank=d_model // 2 if model.q_lora_rank else None,
+                  qk_nope_head_dim=head_dim, qk_rope_head_dim=max(2, head_dim // 4 * 2), v_head_dim=head_dim)
     if model.is_moe:
         e = min(model.n_experts, max_experts)
         kw.update(n_experts=e, top_k=min(model.top_k, e),

@@ -62,6 +62,7 @@ LOGICAL_AXIS_RULES: tuple[tuple[str, tuple[str, ...], str | None, tuple[str, ...
     ("head_dim",       (),                    None,       ()),
     ("experts",        ("ep",),               None,       ()),        # MoE expert weights
     ("norm",           ("fsdp", "ep", "cp"),  "zero",     ()),        # as embed
+    ("latent",         ("fsdp", "ep", "cp"),  "zero",     ()),        # MLA latents: whole on every tp rank
     ("position",       (),                    None,       ()),
     ("layers",         ("pp",),               None,       ()),        # stacked pipeline stages
     ("act_batch",      BATCH_AXES,            None,       ()),        # the batch
