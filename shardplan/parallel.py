@@ -471,11 +471,17 @@ def _check_options(p: ParallelConfig, n_devices: int) -> None:
 
 
 def _check_schedule(p: ParallelConfig, training: TrainingSpec) -> None:
-    """A pipelined layout's schedule must be one the framework profile implements (``schedules``)."""
+    """A pipelined layout's schedule and the ZeRO stage must be ones the framework profile
+    implements (``schedules``, ``zero_stages``)."""
     legal = training.framework.schedules
     if p.pp > 1 and legal is not None and p.schedule not in legal:
         raise ConfigError(f"schedule={p.schedule!r} is not implemented by the {training.framework.name} framework; "
                           f"legal schedule: {', '.join(legal)}", field="schedule", value=p.schedule, legal=list(legal))
+    zs = training.framework.zero_stages
+    if zs is not None and p.zero_stage not in zs:
+        raise ConfigError(f"zero_stage={p.zero_stage} is not implemented by the {training.framework.name} framework; "
+                          f"legal zero_stage: {', '.join(map(str, zs))}", field="zero_stage", value=p.zero_stage,
+                          legal=list(zs))
 
 
 def _resolve_dp(p: ParallelConfig, model: ModelSpec, n_devices: int) -> ParallelConfig:

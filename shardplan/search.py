@@ -235,8 +235,10 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
     tps = [t for t in legal_tp(model, fix.get("kv_replication", False)) if n % t == 0 and model.ffn_dim % t == 0
            and (not max_tp or t <= max_tp)]
     cps = [c for c in divisors(n) if c <= max_cp and s % seq_len_divisor(c, training.causal) == 0]
+    allowed = training.framework.zero_stages or (0, 1, 2, 3)  # what the framework implements
+    # ZeRO-2 dominates ZeRO-0/1 only where the framework has ZeRO-2
     zero_stages = [fix["zero_stage"]] if "zero_stage" in fix else [
-        z for z in range(4) if not zero_stage_dominated(z, prune)]
+        z for z in allowed if not (2 in allowed and zero_stage_dominated(z, prune))]
     return Space(
         n_devices=n, batch=training.global_batch_size, n_layers=model.n_layers, tp=pinned("tp", tps),
         cp=pinned("cp", cps), pp=pinned("pp", (p for p in divisors(n) if p <= model.n_layers)),

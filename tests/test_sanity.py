@@ -63,3 +63,22 @@ def test_runs_that_ran_are_predicted_to_fit():
         assert e.fits, (sched, e.memory.total / 2**30)
     # interleaved v=4 is within 15% of the paper's 38-41% BF16 MFU (the 1F1B bubble of 15/31 is not)
     assert 0.33 < e.mfu < 0.45
+
+
+def test_nanotron_profile_plans_only_what_nanotron_runs():
+    import pytest
+
+    from shardplan.errors import ConfigError
+    from shardplan.parallel import validate
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.search import search
+
+    # nanotron shards only the optimizer state (ZeRO-1) and runs GPipe / 1F1B: the search keeps to them and
+    # validation names the legal stages
+    tr = TrainingSpec(seq_len=4096, global_batch_size=256, framework=framework_profile("nanotron"))
+    r = search(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], tr, 64, top_k=5)
+    assert r.plans and all(e.parallel.zero_stage in (0, 1) and e.parallel.schedule in ("1f1b", "gpipe")
+                           for e in r.plans)
+    with pytest.raises(ConfigError) as err:
+        validate(ParallelConfig(zero_stage=3), MODELS["llama-3-8b"], tr, 64)
+    assert err.value.field == "zero_stage" and err.value.legal == [0, 1]

@@ -71,7 +71,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                                                 "6.2%, max 9.9%")}),
         FrameworkProfile(name="nanotron", grad_buffer_bytes=4, loss="eager", allocator_overhead=0.16,
                          context_bytes=2 * 2**30, pipeline_split="cost_greedy", vocab_divisible_by=1,
-                         min_microbatches="pp_minus_1", schedules=("gpipe", "1f1b"),
+                         min_microbatches="pp_minus_1", schedules=("gpipe", "1f1b"), zero_stages=(0, 1),
                          **_NANOTRON_FITTED,
                          sources={"grad_buffer_bytes": _FP32_MAIN_GRADS, "loss": _NANOTRON_LOSS,
                                   "allocator_overhead": _NANOTRON_ALLOC, "context_bytes": _NANOTRON_CONTEXT,
@@ -79,6 +79,8 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "min_microbatches": "nanotron parallel/pipeline_parallel/engine.py "
                                   "OneForwardOneBackwardPipelineEngine.train_batch_iter: "
                                   "assert nb_microbatches >= pp - 1",
+                                  "zero_stages": "nanotron config OptimizerArgs.zero_stage: 0 or ZeRO-1 (any stage > 0 "
+                                  "shards the optimizer state only, optim/zero.py ZeroDistributedOptimizer)",
                                   "schedules": "nanotron parallel/pipeline_parallel/engine.py: "
                                   "AllForwardAllBackwardPipelineEngine and OneForwardOneBackwardPipelineEngine",
                                   **_NANOTRON_FIT_SOURCES}),

@@ -90,6 +90,8 @@ class FrameworkProfile(BaseModel):
             predicted device usage nears the HBM capacity: the caching allocator's failed
             ``cudaMalloc`` -> synchronize, free cached blocks, retry (``num_alloc_retries``), ramped
             linearly from ``allocator_pressure_start`` x HBM (0) to the full HBM (``allocator_retry_s``).
+        zero_stages: the ZeRO stages the framework implements (None: all of them); other stages are
+            refused by validation and skipped by the search (nanotron: 0 and 1).
         schedules: the pipeline schedules the framework implements (None: all of them); a layout
             with pp > 1 and another schedule is refused, and the search tries only these
             (nanotron: 'gpipe' = AllForwardAllBackwardPipelineEngine, '1f1b' =
@@ -122,5 +124,6 @@ class FrameworkProfile(BaseModel):
     allocator_pressure_start: float = Field(default=0.9, ge=0.5, lt=1.0)
     pipeline_split: Literal["balanced", "cost_greedy"] = "balanced"
     schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble"], ...] | None = None
+    zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = None
     min_microbatches: Literal["none", "pp_minus_1"] = "none"
     sources: dict[str, str] = Field(default_factory=dict)
