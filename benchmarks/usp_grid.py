@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import argparse
 import csv
+import datetime
 import math
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
 from scipy.stats import spearmanr
 
 from shardplan.cost.memory import fit_allocator_overhead, memory_for_stage
@@ -170,9 +172,11 @@ def throughput(run: GridRun, hw: HardwareSpec, profile: FrameworkProfile) -> flo
     return None if isinstance(e, str) else e.tokens_per_s / e.layout.n_devices
 
 
-def fit_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile, by_nodes: bool = False) -> str:
+def fit_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile, by_nodes: bool = False
+               ) -> tuple[str, list[float]]:
     """Fit on all runs that ran, leave-one-model-out and (``by_nodes``) leave-one-node-count-out:
-    fitted values and the held-out runs' metrics (the fit never sees the runs it is scored on)."""
+    the table of fitted values and the held-out runs' metrics (the fit never sees the runs it is
+    scored on), and the values fitted on all runs (FIT_PARAMS order)."""
     ran = [r for r in runs if r.ran]
     y = [r.tok_s_gpu for r in ran]
     full = fit(ran, y, throughput, FIT_PARAMS, hw, profile, max_nfev=MAX_NFEV)
@@ -188,7 +192,27 @@ def fit_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile,
             h, f = apply(FIT_PARAMS, res.values, hw, profile)
             label = f"{g}" if name == "model" else f"{g} nodes"
             lines.append(_fit_row(f"all but {label}", res.values, label, score(held, [predict(r, h, f) for r in held])))
-    return "\n".join(lines)
+    return "\n".join(lines), list(full.values)
+
+
+def write_fitted(profile_out: Path | None, hardware_out: Path | None, values: list[float], hw: HardwareSpec,
+                 profile: FrameworkProfile) -> None:
+    """Write the fitted framework fields as a profile file (``--framework FILE``: ``base`` + fields)
+    and the fitted hardware fields over the cluster file's own (``--hardware FILE``)."""
+    fitted = dict(zip((p.field for p in FIT_PARAMS), values))
+    note = f"benchmarks/usp_grid.py --fit on {DEFAULT_CSV.name} ({datetime.date.today().isoformat()})"
+    if profile_out:
+        doc = {"base": profile.name, **{p.field: float(fitted[p.field]) for p in FIT_PARAMS if p.target == "framework"}}
+        profile_out.write_text(yaml.safe_dump(doc, sort_keys=False))
+        print(f"wrote {profile_out} (--framework {profile_out})")
+    if hardware_out:
+        base = yaml.safe_load(Path(DEFAULT_HW).read_text())
+        for p in FIT_PARAMS:
+            if p.target == "hardware":
+                base[p.field] = float(fitted[p.field])
+                base.setdefault("sources", {})[p.field] = note
+        hardware_out.write_text(yaml.safe_dump(base, sort_keys=False))
+        print(f"wrote {hardware_out} (--hardware {hardware_out})")
 
 
 def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> str:
@@ -281,6 +305,8 @@ def main() -> None:
     ap.add_argument("--doc", type=Path, default=None,
                     help="write the tables between the usp-grid markers of this file (docs/accuracy.md)")
     ap.add_argument("--to-records", type=Path, default=None, help="write the runs as JSON Lines run records")
+    ap.add_argument("--profile-out", type=Path, default=None, help="with --fit: write the fitted profile file")
+    ap.add_argument("--hardware-out", type=Path, default=None, help="with --fit: write the fitted cluster file")
     args = ap.parse_args()
     runs = load_grid(args.csv)
     if args.to_records:
@@ -292,8 +318,9 @@ def main() -> None:
     text = report(f"{args.framework} profile on {hw.name}", score(runs, preds))
     text += "\n\nPeak memory, leave-one-model-out:\n\n" + memory_lomo_report(runs, hw, profile)
     if args.fit:
-        text += ("\n\nThroughput constants, fitted on all runs and leave-one-group-out:\n\n"
-                 + fit_report(runs, hw, profile, args.by_nodes))
+        table, values = fit_report(runs, hw, profile, args.by_nodes)
+        text += "\n\nThroughput constants, fitted on all runs and leave-one-group-out:\n\n" + table
+        write_fitted(args.profile_out, args.hardware_out, values, hw, profile)
     print(text)
     if args.doc:
         write_doc_section(args.doc, DOC_INTRO + "\n\n" + text)
