@@ -134,12 +134,14 @@ def test_hf_config_shape_errors(tmp_path):
     for bad in (5, {"a": 1}):
         with pytest.raises(ConfigError, match="list of strings"):
             model_from_hf_config({**base, "architectures": bad})
+    # a supported model_type stands in for a missing architectures list (issue 15); others are refused
+    assert model_from_hf_config({**base, "model_type": "llama"}).n_layers == 2
     with pytest.raises(ConfigError, match="no 'architectures'"):
-        model_from_hf_config({**base, "model_type": "llama"})
+        model_from_hf_config({**base, "model_type": "bert"})
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps({**base, "architectures": ["LlamaForCausalLM"], "num_key_value_heads": 3}))
     r = _run("estimate", "--model", str(cfg), "--hardware", "h100-sxm", "-n", "1", "-s", "128", "-b", "1")
-    assert r.exit_code == 2 and "n_kv_heads=3 must divide n_heads=4" in r.output
+    assert r.exit_code == 2 and "num_key_value_heads=3 must divide num_attention_heads=4" in r.output
 
 
 # ---- layout options generated from ParallelConfig ------------------------------------------------
