@@ -10,8 +10,8 @@ from rich.table import Table
 
 from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt,
                                   HardwareOpt, JsonOpt,
-                                  ModelOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console, err_console,
-                                  layout_flags)
+                                  ModelOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console,
+                                  layout_flags, negative)
 from shardplan.errors import ConfigError
 from shardplan.units import fmt_seconds
 
@@ -103,11 +103,7 @@ def _plans_table(res, m, hw, tr, devices: int) -> Table:
 
 def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show_infeasible: bool) -> None:
     from shardplan.explain import compare, describe
-    if not res.plans:
-        hint = "" if show_infeasible else "; use --show-infeasible to see the closest ones"
-        err_console.print(f"[bold red]no layout fits[/] in {hw.hbm_bytes / 2**30:.0f} GiB per device "
-                          f"({res.n_layouts:,} layouts tried){hint}")
-    else:
+    if res.plans:
         console.print(_plans_table(res, m, hw, tr, devices))
     best = res.plans[0] if res.plans else None
     for i, e in enumerate(res.plans):
@@ -141,7 +137,7 @@ def _export_winner(framework: str, best, output: Optional[Path]) -> None:
         raise ConfigError(f"--export {framework} needs -o FILE (stdout carries the ranking)", field="output",
                           value=None)
     if best is None:
-        raise ConfigError(f"--export {framework}: no layout fits, nothing to export", field="export", value=framework)
+        raise negative(f"--export {framework}: no layout fits, nothing to export")
     write_export(framework, best, output)
 
 
@@ -182,6 +178,9 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
         print(json.dumps(_plan_json(res, best, rules, show_infeasible), indent=1))
     else:
         _print_plans(res, m, hw, tr, devices, rules, show_infeasible)
+    if best is None:
+        raise negative(f"no layout fits in {hw.hbm_bytes / 2**30:.0f} GiB per device ({res.n_layouts:,} layouts "
+                       f"tried); more devices, a smaller batch or --show-infeasible may help")
 
 
 DevicesListOpt = Annotated[Optional[list[int]], typer.Option("--devices", "-n", help="device counts (repeat)")]

@@ -51,8 +51,8 @@ def configure_host_devices(devices: int, num_processes: int | None = None) -> bo
     Raises:
         ConfigError: ``devices`` < 1 or not divisible by ``num_processes``.
     """
-    if devices < 1:
-        raise ConfigError(f"devices={devices} must be >= 1", field="devices", value=devices)
+    from shardplan import limits
+    limits.check_range("devices", devices, 1, limits.MAX_DEVICES)
     n_proc = num_processes or 1
     if devices % n_proc:
         raise ConfigError(f"devices={devices} is not divisible by num_processes={n_proc}; every process must hold "
@@ -88,6 +88,9 @@ def runtime_inputs(model: str, devices: int, seq_len: int, global_batch: int | N
     tr = training_spec(seq_len, global_batch, global_batch_tokens)
     scale_down, d_model, n_layers = scale
     if scale_down:
+        from shardplan import limits
+        limits.check_range("--scale-d-model", d_model, 1, 2**16)
+        limits.check_range("--scale-layers", n_layers, 1, 2**10)
         from shardplan.jax.model import scale_down as shrink
         m = shrink(m, d_model=d_model, n_layers=n_layers, min_kv_heads=pc.tp)
     return m, tr, pc
