@@ -82,7 +82,7 @@ def flag_case(rng: random.Random) -> Case:
             invalid |= bad or (flag == "--zero-stage" and v.isdigit() and int(v) > 3)
             args += [flag, v]
     if rng.random() < 0.1:
-        args[rng.choice([2, 4])] = rng.choice(["", " ", "nope", ".", "/", "/dev/null"])
+        args[rng.choice([2, 4])] = rng.choice(["", " ", "nope", "nope.yaml", "/", "/dev/null"])
         invalid = True
     return Case("flags", args + ["--json"] * (rng.random() < 0.8), invalid=invalid)
 
@@ -156,24 +156,76 @@ def yaml_case(rng: random.Random) -> Case:
     return Case("yaml_hardware", args, {"spec/hw.yaml": text}, invalid=invalid)
 
 
+def _plan_value_invalid(key: str, v: object) -> bool | None:
+    """True when a plan-file value is of the wrong JSON type or outside its range; None when it may be
+    legal (the layout check decides)."""
+    if key == "sp":
+        return not isinstance(v, bool)
+    if key == "schedule":
+        return v not in ("gpipe", "1f1b", "interleaved", "zero-bubble")
+    if v is None and key in ("dp", "pp_layers"):
+        return None
+    if key == "pp_layers":
+        return not (isinstance(v, list) and all(type(x) is int and x >= 1 for x in v))
+    if type(v) is not int:
+        return True
+    hi = 3 if key == "zero_stage" else 2**20
+    lo = 0 if key == "zero_stage" else 1
+    return True if not lo <= v <= hi else None
+
+
 def plan_case(rng: random.Random) -> Case:
     """A plan JSON file with loose or wrong types, unknown keys, or odd structure."""
     plan = {"tp": 2, "pp": 1, "zero_stage": 1, "microbatch_size": 1}
-    invalid = True
+    invalid: bool | None = True
     r = rng.random()
     if r < 0.2:
         invalid = False
     elif r < 0.6:
-        plan[rng.choice(list(plan) + ["sp", "schedule", "pp_layers", "dp"])] = rng.choice(
-            ODD_VALUES + [[-1, 33], [1, "2"], "1f1b"])
+        key = rng.choice(list(plan) + ["sp", "schedule", "pp_layers", "dp"])
+        plan[key] = rng.choice(ODD_VALUES + [[-1, 33], [1, "2"], "1f1b"])
+        invalid = _plan_value_invalid(key, plan[key])
     elif r < 0.75:
         plan["zero_stag"] = 3
+    elif r <= 0.9:
+        plan[rng.choice(["tp", "zero_stage", "sp"])] = rng.choice([2.0, "3", "yes", 1e300])
     text = json.dumps({"plans": [{"parallel": plan}]} if rng.random() < 0.5 else plan)
     if r > 0.9:
         text = rng.choice(["[]", "{\"plans\": []}", "{\"plans\": 3}", "[" * 50000, "null", "nan"])
     args = ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "2048", "-b", "64",
             "--plan", "p/plan.json", "--json"]
     return Case("plan_file", args, {"p/plan.json": text}, invalid=invalid)
+
+
+MODEL_BOUNDS = {"n_layers": (1, 2, 3, 2**16), "d_model": (1, 2, 64, 2**20), "n_heads": (1, 2, 2**16),
+                "ffn_dim": (1, 3, 2**24), "vocab_size": (1, 7, 2**24), "n_experts": (0, 0, 2, 2**16),
+                "top_k": (0, 1, 2), "head_dim": (1, 7, 2**16)}
+HW_BOUNDS = {"peak_flops_bf16": (1e9, 1e18), "hbm_bytes": (2**20, 2.0**50), "hbm_bandwidth": (1e6, 1e15),
+             "scale_up_size": (1, 3, 2**20), "scale_up_bandwidth": (1e6, 1e15), "scale_out_bandwidth": (1e6, 1e15),
+             "matmul_efficiency": (0.01, 1.0), "hbm_efficiency": (0.01, 1.0), "scale_out_efficiency": (0.01, 1.0),
+             "scale_up_latency": (0.0, 1.0), "collective_latency": (0.0, 1.0), "sm_count": (1, 4096),
+             "collective_sms": (0, 4096), "gemm_k_tile": (1, 1024), "runtime_reserve_bytes": (0, 2**20),
+             "gemm_tiles": ([[1, 1]], [[0, 128]], [[4096, 4096]], [[-1, 5]])}
+
+
+def extreme_case(rng: random.Random) -> Case:
+    """A model or hardware spec at the edges of the documented ranges (legal or just outside): the answer
+    must be a finite result or a clean error."""
+    if rng.random() < 0.5:
+        spec = {"n_layers": 4, "d_model": 256, "n_heads": 4, "ffn_dim": 1024, "vocab_size": 1000}
+        for key in rng.sample(list(MODEL_BOUNDS), rng.randint(1, 3)):
+            spec[key] = rng.choice(MODEL_BOUNDS[key])
+        files = {"x/model.json": json.dumps(spec)}
+        args = ["estimate", "-m", "x/model.json", "-H", rng.choice(HARDWARE)]
+    else:
+        spec = {"base": rng.choice(HARDWARE)}
+        for key in rng.sample(list(HW_BOUNDS), rng.randint(1, 4)):
+            spec[key] = rng.choice(HW_BOUNDS[key])
+        files = {"x/hw.json": json.dumps(spec)}
+        args = [rng.choice(["estimate", "plan"]), "-m", rng.choice(MODELS), "-H", "x/hw.json"]
+    args += ["-n", rng.choice(["1", "8", "64", "1048576"]), "-s", rng.choice(["1", "2048", "16777216"]),
+             "-b", rng.choice(["1", "64", "1048576"])]
+    return Case("extreme", args + ["--json"], files, invalid=None)
 
 
 SPECIALS = [
@@ -200,7 +252,8 @@ def special_case(rng: random.Random) -> Case:
     return Case("special", list(args), invalid=invalid)
 
 
-GENERATORS = [(flag_case, 0.35), (hf_case, 0.2), (yaml_case, 0.2), (plan_case, 0.15), (special_case, 0.1)]
+GENERATORS = [(flag_case, 0.3), (hf_case, 0.15), (yaml_case, 0.15), (plan_case, 0.15), (special_case, 0.1),
+              (extreme_case, 0.15)]
 
 
 def generate(n: int, seed: int) -> list[Case]:
@@ -266,6 +319,8 @@ def run_case(runner: object, app: object, case: Case, root: Path, timeout: float
         result = runner.invoke(app, case.args, catch_exceptions=True)
         cls = classify(result, case)
         detail = repr(result.exception) if cls == "traceback" else result.output[-200:]
+        if cls not in ("ok", "clean_error") and case.files:
+            detail = f"files {dict((k, v[:120]) for k, v in case.files.items())}: {detail}"
     except _Timeout:
         cls, detail = "hang", f"> {timeout:g} s"
     finally:
@@ -315,7 +370,7 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"  {key}: {counts[key]}")
     for cls, items in bad.items():
         for args, detail in items[:a.show]:
-            print(f"{cls}: {' '.join(map(str, args))[:200]} -> {detail[:200]!r}")
+            print(f"{cls}: {' '.join(map(str, args))[:200]} -> {detail[:300]!r}")
     return summary
 
 

@@ -120,6 +120,15 @@ class HardwareSpec(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _tiles(self) -> "HardwareSpec":
+        from shardplan.errors import ConfigError, short_repr
+        bad = [t for t in self.gemm_tiles if not all(1 <= x <= 4096 for x in t)]
+        if bad:
+            raise ConfigError(f"gemm_tiles has the tile {short_repr(list(bad[0]))}; legal: (rows, cols) from 1 to 4096 each",
+                              field="gemm_tiles", value=list(bad[0]))
+        return self
+
+    @model_validator(mode="after")
     def _reserve(self) -> "HardwareSpec":
         if self.usable_hbm_bytes() <= 0:
             from shardplan.errors import ConfigError
