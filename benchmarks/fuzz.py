@@ -228,6 +228,21 @@ def extreme_case(rng: random.Random) -> Case:
     return Case("extreme", args + ["--json"], files, invalid=None)
 
 
+IMPORT_TEXTS = ["", "{}", "[]", "null", "a: [", "{" * 50000, "[" * 50000, "a: 1\n1: 2", "tp: true", "x" * 100,
+                json.dumps({"train_micro_batch_size_per_gpu": "x", "zero_optimization": {"stage": "3"}}),
+                "ici_tensor_parallelism: -1\nici_fsdp_parallelism: 0\n", "ici_tensor_parallelism: 1e400\n",
+                "--tensor-model-parallel-size x --pipeline-model-parallel-size 0", "--micro-batch-size",
+                "[parallelism]\ntensor_parallel_degree = -1\n", "[parallelism\n", "sharding_axis_dims: [1, -1, 1, 1]",
+                "parallelism: 5", "--micro-batch-size 100000000000000000000000 'unbalanced"]
+
+
+def import_case(rng: random.Random) -> Case:
+    """``shardplan import --from FRAMEWORK FILE`` of a malformed or odd config."""
+    fw = rng.choice(["maxtext", "easydel", "torchtitan", "megatron", "deepspeed", "nanotron"])
+    args = ["import", "--from", fw, "imp/config.txt"] + rng.choice([[], ["-n", "8"], ["-n", "0"], ["-n", str(10**18)]])
+    return Case("import", args, {"imp/config.txt": rng.choice(IMPORT_TEXTS)}, invalid=None)
+
+
 SPECIALS = [
     (["estimate", "-m", "/dev/zero", "-H", "h100-sxm", "-n", "8", "-s", "2048", "-b", "64"], True),
     (["estimate", "-m", "fifo.yaml", "-H", "h100-sxm", "-n", "8", "-s", "2048", "-b", "64"], True),
@@ -252,8 +267,8 @@ def special_case(rng: random.Random) -> Case:
     return Case("special", list(args), invalid=invalid)
 
 
-GENERATORS = [(flag_case, 0.3), (hf_case, 0.15), (yaml_case, 0.15), (plan_case, 0.15), (special_case, 0.1),
-              (extreme_case, 0.15)]
+GENERATORS = [(flag_case, 0.3), (hf_case, 0.15), (yaml_case, 0.15), (plan_case, 0.12), (special_case, 0.08),
+              (extreme_case, 0.12), (import_case, 0.08)]
 
 
 def generate(n: int, seed: int) -> list[Case]:
