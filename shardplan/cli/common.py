@@ -16,7 +16,7 @@ from typing import Annotated, Any, Callable, Optional
 import typer
 from rich.console import Console
 
-from shardplan.errors import ConfigError
+from shardplan.errors import ConfigError, short_repr
 from shardplan.inputs import LAYOUT_OPTIONS, LayoutOption
 from shardplan.presets.frameworks import FRAMEWORKS
 from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
@@ -112,7 +112,7 @@ def config_errors(fn: Callable) -> Callable:
         except ValidationError as e:
             raise fail(str(config_error(e))) from None
         except OSError as e:
-            where = f" {e.filename}" if e.filename else ""
+            where = f" {short_repr(str(e.filename)).strip(chr(39))}" if e.filename else ""
             raise fail(f"cannot access{where}: {e.strerror or e}") from None
     return wrapper
 
