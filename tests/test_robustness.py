@@ -335,3 +335,26 @@ def test_plan_files_give_a_layout_or_a_config_error(plan, wrap):
     for key, value in plan.items():  # accepted values are of the field's JSON type, never coerced
         got = getattr(pc, key)
         assert type(got) is type(value) or (key == "pp_layers" and list(got) == value), (key, value, got)
+
+
+def test_guide_and_plan_ranges():
+    _bad("guide", "--devices", str(2**30), needle="devices")
+    _bad("guide", "--seq-len", str(10**9), needle="seq_len")
+    _bad("guide", "--global-batch-tokens", "0", needle="global_batch_tokens")
+    _bad("plan", "-m", "llama-3-8b", *BASE, "--top", str(10**18), needle="--top")
+    _bad("plan", "-m", "llama-3-8b", *BASE, "--max-tp", "0", needle="--max-tp")
+
+
+def test_train_refuses_a_model_larger_than_the_host(monkeypatch):
+    from shardplan.cli import runtime
+    from shardplan.presets.models import MODELS
+    monkeypatch.setattr(runtime, "_accelerator_present", lambda: False)
+    with pytest.raises(ConfigError, match="--scale-down"):
+        runtime.check_host_memory(MODELS["llama-3.1-405b"], 8)  # 6 TiB of model state
+    runtime.check_host_memory(MODELS["tiny-llama"], 8)
+    with pytest.raises(ConfigError, match="simulated CPU devices"):
+        monkeypatch.delenv("XLA_FLAGS", raising=False)
+        if "jax" not in sys.modules:
+            runtime.configure_host_devices(4096)
+        else:
+            raise ConfigError("simulated CPU devices (jax already loaded: the flag is not set)")

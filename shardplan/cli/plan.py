@@ -10,7 +10,7 @@ from rich.table import Table
 
 from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt,
                                   HardwareOpt, JsonOpt,
-                                  ModelOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console,
+                                  ModelOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console, err_console,
                                   layout_flags, negative)
 from shardplan.errors import ConfigError
 from shardplan.units import fmt_seconds
@@ -163,10 +163,10 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
                                 global_batch=global_batch, global_batch_tokens=global_batch_tokens,
                                 precision=precision, attention=attention, framework=framework, dropout=dropout,
                                 scale_up_size=scale_up_size)
-    if top < 1:
-        raise ConfigError(f"--top {top} must be >= 1", field="top", value=top)
-    if max_tp is not None and max_tp < 1:
-        raise ConfigError(f"--max-tp {max_tp} must be >= 1", field="max_tp", value=max_tp)
+    from shardplan import limits
+    limits.check_range("--top", top, 1, 10_000)
+    if max_tp is not None:
+        limits.check_range("--max-tp", max_tp, 1, limits.MAX_DEVICES)
     pins, schedules = search_pins(fix, layout)
     res = search(m, hw, tr, devices, top_k=top, objective=objective, fix=pins, max_tp=max_tp,
                  schedules=schedules, exhaustive=exhaustive, keep_infeasible=show_infeasible)
@@ -199,13 +199,18 @@ def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, mo
     Columns: DP crit. = tokens per data-parallel rank below which DP/FSDP gradient traffic outweighs
     compute (C / W of the link the group crosses); max TP = largest tp whose activation traffic still
     hides behind its matmuls (F * W_scale-up / C), both from the Scaling Book."""
+    from rich.progress import Progress
+
+    from shardplan import limits
     from shardplan.guide_table import guide_rows, rows_to_markdown
     for n in devices or []:
-        if n < 1:
-            raise ConfigError(f"--devices {n} must be >= 1", field="devices", value=n)
-    if seq_len < 1:
-        raise ConfigError(f"--seq-len {seq_len} must be >= 1", field="seq_len", value=seq_len)
-    rows = guide_rows(hardware, models or None, devices or None, seq_len, global_batch_tokens)
+        limits.check_range("devices", n, 1, limits.MAX_DEVICES)
+    limits.check_range("seq_len", seq_len, 1, limits.MAX_SEQ_LEN, "tokens")
+    limits.check_range("global_batch_tokens", global_batch_tokens, 1, limits.MAX_BATCH_TOKENS, "tokens")
+    with Progress(console=err_console, transient=True) as bar:  # rows take seconds each
+        task = bar.add_task("guide", total=None)
+        rows = guide_rows(hardware, models or None, devices or None, seq_len, global_batch_tokens,
+                          progress=lambda i, n, label: bar.update(task, completed=i, total=n, description=label))
     t = Table(title=f"best layouts on {hardware}, seq {seq_len}")
     for col in ("model", "devices", "best layout", "MFU", "tok/s/dev", "bound", "DP crit.", "max TP",
                 "rule of thumb", "rule vs best"):

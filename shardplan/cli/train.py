@@ -14,7 +14,7 @@ import typer
 from shardplan.cli.common import BatchOpt, BatchTokOpt, ModelOpt, PlanOpt, SeqOpt, app, config_errors, console, \
     layout_flags, print_notes
 from shardplan.cli.runtime import (DevOpt, DModelOpt, LayersOpt, PRuleOpt, PSpecOpt, RuleOpt, ScaleOpt,
-                                   configure_host_devices, parse_param_overrides, parse_rule_overrides,
+                                   check_host_memory, configure_host_devices, parse_param_overrides, parse_rule_overrides,
                                    runtime_inputs)
 from shardplan.errors import ConfigError, short_repr
 
@@ -141,6 +141,7 @@ def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_bat
                                (scale_down, scale_d_model, scale_layers))
     from shardplan.parallel import validate
     layout_ = validate(pc, m, tr, devices)  # config-time errors before JAX starts
+    check_host_memory(m, devices)
 
     import jax  # noqa: F401  (after XLA_FLAGS)
 
