@@ -6,7 +6,8 @@ hardware specs with odd keys, deep nesting and alias bombs, plan files with loos
 ``/dev/zero`` -- runs each through the CLI in-process (typer's ``CliRunner``) under a per-input
 timeout (``signal.alarm``, Unix), and counts the outcomes:
 
-* ``ok``: exit 0 with a sane result; ``clean_error``: exit 1 or 2 with a message and no traceback;
+* ``ok``: exit 0 with a sane result; ``negative``: exit 1 (no layout fits / does not fit) with a sane
+  result printed; ``clean_error``: exit 2 (or 1 without output) with a message and no traceback;
 * ``traceback``: an exception escaped the CLI; ``hang``: no answer within ``--timeout`` seconds;
 * ``nonsense``: exit 0 with a non-finite, negative or out-of-range number in the JSON output;
 * ``exit0_invalid``: exit 0 on an input the generator knows to be invalid.
@@ -243,6 +244,31 @@ def import_case(rng: random.Random) -> Case:
     return Case("import", args, {"imp/config.txt": rng.choice(IMPORT_TEXTS)}, invalid=None)
 
 
+LAYOUT_FLAGS = {"--tp": ["1", "2", "4", "8", "16", "3"], "--pp": ["1", "2", "3", "4", "8", "32"], "--cp": ["1", "2", "4"],
+                "--ep": ["1", "2", "8"], "--dp": ["1", "2", "8", "64"], "--dp-shard": ["1", "2", "4"],
+                "--zero-stage": ["0", "1", "2", "3"], "--microbatch-size": ["1", "2", "4", "16"],
+                "--virtual-stages": ["1", "2", "4", "1000000"], "--schedule": ["gpipe", "1f1b", "interleaved", "zero-bubble"],
+                "--recompute": ["none", "selective", "full"], "--pp-layers": ["17,15", "1,31", "0,32", "-1,33", "16,16"],
+                "--fsdp-unit": ["block", "tensor"], "--zero3-gather": ["per_microbatch", "per_step"],
+                "--precision": ["bf16-mixed", "fp32", "fp8-mixed", "fp32-params"], "--framework": ["megatron", "deepspeed",
+                "torchtitan", "maxtext", "nanotron", "pytorch-fsdp"], "--attention": ["flash", "naive"],
+                "--scale-up-size": ["1", "3", "8", "64", "1048576"]}
+SWITCHES = ["--sp", "--kv-replication", "--offload-optimizer", "--no-overlap-grad-reduce", "--tp-overlap", "--dropout"]
+
+
+def layout_case(rng: random.Random) -> Case:
+    """``estimate`` or ``plan`` of a legal-looking but unusual layout: several layout flags and switches at
+    once (the result must be finite, MFU <= 100%, or a clean error)."""
+    cmd = rng.choice(["estimate", "estimate", "estimate", "plan"])
+    args = [cmd, "-m", rng.choice(MODELS), "-H", rng.choice(HARDWARE), "-n", rng.choice(["1", "8", "16", "64", "96",
+            "1024", "8192"]), "-s", rng.choice(["128", "2048", "4096", "32768", "1048576"]),
+            "-b", rng.choice(["8", "64", "256", "4096"])]
+    for flag in rng.sample(list(LAYOUT_FLAGS), rng.randint(1, 4)):
+        args += [flag, rng.choice(LAYOUT_FLAGS[flag])]
+    args += rng.sample(SWITCHES, rng.randint(0, 2))
+    return Case("layout", args + ["--json"], invalid=None)
+
+
 SPECIALS = [
     (["estimate", "-m", "/dev/zero", "-H", "h100-sxm", "-n", "8", "-s", "2048", "-b", "64"], True),
     (["estimate", "-m", "fifo.yaml", "-H", "h100-sxm", "-n", "8", "-s", "2048", "-b", "64"], True),
@@ -267,8 +293,8 @@ def special_case(rng: random.Random) -> Case:
     return Case("special", list(args), invalid=invalid)
 
 
-GENERATORS = [(flag_case, 0.3), (hf_case, 0.15), (yaml_case, 0.15), (plan_case, 0.12), (special_case, 0.08),
-              (extreme_case, 0.12), (import_case, 0.08)]
+GENERATORS = [(flag_case, 0.2), (hf_case, 0.12), (yaml_case, 0.12), (plan_case, 0.1), (special_case, 0.06),
+              (extreme_case, 0.12), (import_case, 0.08), (layout_case, 0.2)]
 
 
 def generate(n: int, seed: int) -> list[Case]:
@@ -283,6 +309,8 @@ def _non_finite(x: object) -> bool:
     if isinstance(x, float):
         return not math.isfinite(x)
     if isinstance(x, dict):
+        if any(isinstance(x.get(k), (int, float)) and not 0 <= x[k] <= 1.0001 for k in ("mfu", "hfu")):
+            return True
         for k, v in x.items():
             if isinstance(v, (int, float)) and not isinstance(v, bool) and v < 0 and any(
                     w in str(k) for w in ("step_s", "tokens_per_s", "total", "bytes", "mfu")):
@@ -306,10 +334,10 @@ def classify(result: object, case: Case) -> str:
     exc = result.exception
     if exc is not None and not isinstance(exc, SystemExit):
         return "traceback"
-    if result.exit_code in (1, 2):
-        return "clean_error" if "Traceback" not in result.output else "traceback"
-    if result.exit_code != 0:
+    if "Traceback" in result.output or result.exit_code not in (0, 1, 2):
         return "traceback"
+    if result.exit_code == 2 or (result.exit_code == 1 and "{" not in result.stdout):
+        return "clean_error" if result.exit_code == 2 or "result:" in result.output else "traceback"
     if "--json" in case.args:
         try:
             text = result.stdout
@@ -318,6 +346,8 @@ def classify(result: object, case: Case) -> str:
             return "nonsense"
         if data is None or _non_finite(data):
             return "nonsense"
+    if result.exit_code == 1:
+        return "negative"
     return "exit0_invalid" if case.invalid else "ok"
 
 
@@ -334,7 +364,7 @@ def run_case(runner: object, app: object, case: Case, root: Path, timeout: float
         result = runner.invoke(app, case.args, catch_exceptions=True)
         cls = classify(result, case)
         detail = repr(result.exception) if cls == "traceback" else result.output[-200:]
-        if cls not in ("ok", "clean_error") and case.files:
+        if cls not in ("ok", "negative", "clean_error") and case.files:
             detail = f"files {dict((k, v[:120]) for k, v in case.files.items())}: {detail}"
     except _Timeout:
         cls, detail = "hang", f"> {timeout:g} s"
@@ -377,9 +407,9 @@ def main(argv: list[str] | None = None) -> dict:
             cls, detail = run_case(runner, app, case, root, a.timeout)
             counts[cls] += 1
             counts[f"{case.kind}:{cls}"] += 1
-            if cls not in ("ok", "clean_error"):
+            if cls not in ("ok", "negative", "clean_error"):
                 bad.setdefault(cls, []).append((case.args, detail))
-    summary = {c: counts[c] for c in ("ok", "clean_error", "traceback", "hang", "nonsense", "exit0_invalid")}
+    summary = {c: counts[c] for c in ("ok", "negative", "clean_error", "traceback", "hang", "nonsense", "exit0_invalid")}
     print(f"{a.n} inputs (seed {a.seed}, timeout {a.timeout:g} s) in {time.time() - t0:.0f} s: {summary}")
     for key in sorted(k for k in counts if ":" in k):
         print(f"  {key}: {counts[key]}")
