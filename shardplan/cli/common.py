@@ -43,6 +43,35 @@ def main(version: Annotated[bool, typer.Option("--version", callback=_version, i
 
 
 # piped output (CI logs, files) gets wide tables instead of rich's 80-column default
+def _plain_type_labels() -> None:
+    """``--help`` without typer's ``<bool>`` tags on switches, and ``N`` / ``TEXT`` / ``PATH`` instead of
+    ``<int>`` / ``<str>`` / ``<path>`` (issue 15: a newcomer's first reading)."""
+    try:
+        from typer.core import TyperOption
+    except ImportError:  # pragma: no cover
+        return
+    original = getattr(TyperOption, "display_type_rich", None)
+    if original is None or getattr(original, "_shardplan", False):
+        return
+    words = {"int": "N", "str": "TEXT", "float": "X", "path": "PATH", "bool": "BOOL"}
+
+    def display_type_rich(self: Any, ctx: Any) -> Optional[str]:
+        if getattr(self, "is_flag", False) or getattr(self, "is_bool_flag", False):
+            return None
+        label = original(self, ctx)
+        if isinstance(label, str) and label.startswith("<") and label.endswith(">"):
+            inner = label[1:-1]
+            many = inner.startswith("list[")
+            inner = inner[5:-1] if many else inner
+            return words.get(inner, inner.upper()) + ("..." if many else "")
+        return label
+    display_type_rich._shardplan = True
+    TyperOption.display_type_rich = display_type_rich
+
+
+_plain_type_labels()
+
+
 class _Console(Console):
     """A rich Console whose closed pipe raises BrokenPipeError (rich exits 1, which means "negative
     result" here); :func:`config_errors` turns it into a quiet exit 0."""
