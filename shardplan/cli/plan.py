@@ -93,11 +93,13 @@ def _plans_table(res, m, hw, tr, devices: int) -> Table:
     t = Table(title=f"{m.name} on {devices} x {hw.name}, seq {tr.seq_len}, batch {tr.global_batch_size} "
                     f"sequences: {res.n_layouts:,} layouts in {res.seconds:.2f} s"
                     + (f" ({res.n_equivalent:,} with identical predictions not shown)" if res.n_equivalent else ""))
-    for col in ("#", "layout", "tokens/s/device", "MFU", "step", "memory GiB", "bound"):
-        t.add_column(col, justify="right" if col in ("#", "tokens/s/device", "MFU", "step", "memory GiB") else "left")
+    # the layout column folds instead of ending in "..." (rows may differ only at its end, issue 15)
+    for col in ("#", "layout", "tok/s/dev", "MFU", "step", "GiB", "bound"):
+        t.add_column(col, justify="left" if col in ("layout", "bound") else "right", overflow="fold",
+                     no_wrap=col not in ("layout", "bound"), min_width={"layout": 22, "bound": 8}.get(col))
     for i, e in enumerate(res.plans):
         t.add_row(str(i + 1), e.parallel.short(), f"{e.tokens_per_s / devices:,.0f}", f"{e.mfu:.1%}",
-                  fmt_seconds(e.step_s), f"{e.memory.total / 2**30:,.1f}", e.bound)
+                  fmt_seconds(e.step_s), f"{e.memory.total / 2**30:,.1f}", e.bound.split(" (")[0])
     return t
 
 
