@@ -122,6 +122,10 @@ def runtime_inputs(model: str, devices: int, seq_len: int, global_batch: int | N
         limits.check_range("--scale-layers", n_layers, 1, 2**10)
         from shardplan.jax.model import scale_down as shrink
         m = shrink(m, d_model=d_model, n_layers=n_layers, min_kv_heads=pc.tp)
+    if m.position == "rope" and m.dim_head % 2:
+        raise ConfigError(f"head_dim={m.dim_head} (d_model={m.d_model} / n_heads={m.n_heads}) is odd; RoPE rotates "
+                          f"pairs of features, so the runtime needs an even head_dim; legal: d_model a multiple of "
+                          f"{2 * m.n_heads} (or an even head_dim)", field="head_dim", value=m.dim_head)
     return m, tr, pc
 
 

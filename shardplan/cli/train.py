@@ -187,8 +187,13 @@ def _train_with_progress(trainer: Any, m: Any, layout: Any, tr: Any, cfg: Any, d
         start = ckpt.pop("start", 0)
         task = prog.add_task("train", total=cfg.steps, completed=start, info="compiling...")
 
+        every = max(1, cfg.steps // 10)
+
         def on_step(rec: dict[str, Any]) -> None:
-            prog.update(task, advance=1, info=f"loss {rec['loss']:.4f} | {rec['tokens_per_s']:,.0f} tok/s")
+            info = f"loss {rec['loss']:.4f} | {rec['tokens_per_s']:,.0f} tok/s"
+            prog.update(task, advance=1, info=info)
+            if main and not console.is_terminal and (rec["step"] % every == 0 or rec["step"] == cfg.steps):
+                console.print(f"step {rec['step']}/{cfg.steps}: {info}", highlight=False)  # a log, not a bar
 
         hist = run_train(m, layout, tr, cfg, data=[str(p) for p in data] if data else None,
                          metrics_path=metrics, on_step=on_step, trainer=trainer, **ckpt)
