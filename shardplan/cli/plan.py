@@ -170,12 +170,13 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
     if max_tp is not None:
         limits.check_range("--max-tp", max_tp, 1, limits.MAX_DEVICES)
     pins, schedules = search_pins(fix, layout)
-    res = search(m, hw, tr, devices, top_k=top, objective=objective, fix=pins, max_tp=max_tp,
-                 schedules=schedules, exhaustive=exhaustive, keep_infeasible=show_infeasible)
-    best = res.plans[0] if res.plans else None
-    if export is not None:
-        _export_winner(export, best, output)
-    rules = _rule_results(m, hw, tr, devices, best, pins) if best else []
+    with err_console.status("searching layouts...", spinner="dots"):  # shown on a terminal only
+        res = search(m, hw, tr, devices, top_k=top, objective=objective, fix=pins, max_tp=max_tp,
+                     schedules=schedules, exhaustive=exhaustive, keep_infeasible=show_infeasible)
+        best = res.plans[0] if res.plans else None
+        if export is not None:
+            _export_winner(export, best, output)
+        rules = _rule_results(m, hw, tr, devices, best, pins) if best else []
     if json_out:
         print(json.dumps(_plan_json(res, best, rules, show_infeasible), indent=1))
     else:

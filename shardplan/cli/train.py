@@ -185,7 +185,7 @@ def _train_with_progress(trainer: Any, m: Any, layout: Any, tr: Any, cfg: Any, d
                   TextColumn("{task.fields[info]}"), console=console, disable=not main) as prog:
         ckpt = dict(ckpt)
         start = ckpt.pop("start", 0)
-        task = prog.add_task("train", total=cfg.steps, completed=start, info="compiling...")
+        task = prog.add_task("train", total=cfg.steps, completed=start, info="initialising and compiling (first step)...")
 
         every = max(1, cfg.steps // 10)
 
