@@ -80,7 +80,9 @@ def flag_case(rng: random.Random) -> Case:
                        ("--microbatch-size", ["1", "2"]), ("--zero-stage", ["0", "1", "3"])]:
         if rng.random() < 0.3:
             v, bad = _num(rng, good)
-            invalid |= bad or (flag == "--zero-stage" and v.isdigit() and int(v) > 3)
+            if flag == "--zero-stage":  # 0 is legal here
+                bad = not (v.isdigit() and 0 <= int(v) <= 3)
+            invalid |= bad
             args += [flag, v]
     if rng.random() < 0.1:
         args[rng.choice([2, 4])] = rng.choice(["", " ", "nope", "nope.yaml", "/", "/dev/null"])

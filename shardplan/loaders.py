@@ -176,6 +176,8 @@ HF_INT_KEYS = ("n_embd", "n_layer", "n_head", "n_inner", "n_positions", "vocab_s
                "hidden_size", "num_attention_heads", "num_key_value_heads", "intermediate_size", "head_dim",
                "num_local_experts", "num_experts_per_tok")
 HF_BOOL_KEYS = ("tie_word_embeddings", "attention_bias")
+#: keys whose ``null`` means "derive it" (Transformers' defaults)
+HF_NULLABLE_KEYS = ("n_inner", "num_key_value_heads", "head_dim")
 #: ModelSpec field -> the Hugging Face key it comes from (messages name the key the user wrote)
 HF_FIELD_KEYS = {"GPT2LMHeadModel": {"n_layers": "n_layer", "d_model": "n_embd", "n_heads": "n_head",
                                      "ffn_dim": "n_inner", "max_position_embeddings": "n_positions"},
@@ -193,8 +195,10 @@ def check_hf_types(cfg: dict[str, Any]) -> None:
         ConfigError: the first offending key, its value and what is legal.
     """
     for key in HF_INT_KEYS:
-        v = cfg.get(key)
-        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 2**24):
+        if key not in cfg or (cfg[key] is None and key in HF_NULLABLE_KEYS):
+            continue
+        v = cfg[key]
+        if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 2**24:
             raise ConfigError(f"config.json {key}={short_repr(v)}; legal: a whole number from 1 to {2**24:,}",
                               field=key, value=v)
     for key in HF_BOOL_KEYS:

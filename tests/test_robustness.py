@@ -174,6 +174,15 @@ def test_hf_config_values(tmp_path, change, needle):
     _bad("estimate", "-m", f, *BASE, needle=needle)
 
 
+def test_hf_null_shape_keys():
+    from shardplan.loaders import model_from_hf_config
+    gpt2 = {"architectures": ["GPT2LMHeadModel"], "n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257}
+    assert model_from_hf_config({**gpt2, "n_inner": None}).ffn_dim == 4 * 768  # null: derived
+    with pytest.raises(ConfigError, match="n_embd=None"):
+        model_from_hf_config({**gpt2, "n_embd": None})
+    assert model_from_hf_config({**LLAMA, "num_key_value_heads": None, "head_dim": None}).kv_heads == 8
+
+
 def test_hf_config_model_type_without_architectures(tmp_path):
     cfg = {k: v for k, v in LLAMA.items() if k != "architectures"}
     f = tmp_path / "config.json"
