@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import re
 import stat
+import types
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +101,26 @@ def parse_document(text: str, path: Path, as_json: bool) -> Any:
                           value=str(path)) from None
     check_document(data, str(path))
     return data
+
+
+def check_number_types(data: dict[str, Any], spec: type, where: str) -> None:
+    """Refuse a boolean given for a numeric field of the pydantic model ``spec`` (pydantic's lax mode would
+    read ``true`` as 1). Strings stay legal: PyYAML reads ``1.0e10`` (no exponent sign) as a string, and
+    pydantic parses it, or refuses it when it is not a number.
+
+    Raises:
+        ConfigError: naming ``where``, the field and the value.
+    """
+    for key, value in data.items():
+        info = spec.model_fields.get(key)
+        if info is None or not isinstance(value, bool):
+            continue
+        ann = info.annotation
+        kinds = set(typing.get_args(ann)) if typing.get_origin(ann) in (typing.Union, types.UnionType) else {ann}
+        kinds.discard(type(None))
+        if kinds and kinds <= {int, float}:
+            raise ConfigError(f"{where}: {key}={short_repr(value)}; legal: a number, not a boolean", field=key,
+                              value=value)
 
 
 def _read_mapping(path: Path, what: str = "file") -> dict[str, Any]:
@@ -337,6 +359,7 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
                               field="base", value=base_name, legal=HARDWARE)
         base = HARDWARE[base_name] if base_name else None
         data.setdefault("name", path.stem)
+        check_number_types(data, HardwareSpec, f"hardware {short_repr(name_or_path)}")
     data.update({k: v for k, v in overrides.items() if v is not None})
     try:
         if base is None:

@@ -99,6 +99,15 @@ def test_hardware_file_numbers(tmp_path, field, value):
     _bad("estimate", "-m", "llama-3-8b", "-H", f, *BASE[2:], needle=field)
 
 
+def test_hardware_file_booleans_are_not_numbers(tmp_path):
+    f = tmp_path / "hw.yaml"
+    f.write_text("base: h100-sxm\nscale_up_size: true\n")
+    _bad("estimate", "-m", "llama-3-8b", "-H", f, *BASE[2:], needle="scale_up_size=True")
+    f.write_text("base: h100-sxm\nscale_out_bandwidth: 1.0e10\n")  # PyYAML reads this as a string
+    r = _run("estimate", "-m", "llama-3-8b", "-H", f, *BASE[2:], "--zero-stage", "3", "--json")
+    assert r.exit_code == 0, r.output
+
+
 def test_hardware_file_nan_and_inf(tmp_path):
     for value in (".nan", ".inf", "-.inf"):
         f = tmp_path / "hw.yaml"
