@@ -135,16 +135,19 @@ def parse_fix(items: Iterable[str]) -> dict[str, Any]:
         check_document(val, f"--fix {k}")
         if k == "pp_layers" and isinstance(val, list):
             val = tuple(val)
+        if isinstance(val, bool) and "int" in str(ParallelConfig.model_fields[k].annotation):
+            raise ConfigError(f"--fix {k}={v}; legal: a whole number, not a boolean", field=k, value=v)
         out[k] = val
     if out:  # type-check the pinned values with the layout's own validation
         from pydantic import ValidationError
         try:
-            ParallelConfig(**out)
+            pc = ParallelConfig(**out)
         except ValidationError as e:
             first = e.errors()[0]
             loc = ".".join(str(x) for x in first["loc"])
             raise ConfigError(f"--fix {loc}={short_repr(first.get('input'))}: {first['msg']}", field=loc,
                               value=first.get("input")) from None
+        out = {k: getattr(pc, k) for k in out}  # the validated values ("3" -> 3)
     return out
 
 

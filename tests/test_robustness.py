@@ -378,3 +378,12 @@ def test_train_refuses_a_model_larger_than_the_host(monkeypatch):
             runtime.configure_host_devices(4096)
         else:
             raise ConfigError("simulated CPU devices (jax already loaded: the flag is not set)")
+
+
+def test_fix_values():
+    plan = ["plan", "-m", "llama-3-8b", *BASE]
+    _bad(*plan, "--fix", "tp=true", needle="not a boolean")
+    _bad(*plan, "--fix", "tp=" + "[" * 100 + "1" + "]" * 100, needle="nested")
+    _bad(*plan, "--fix", "tp=.nan", needle="tp")
+    r = _run(*plan, "--fix", 'zero_stage="3"', "--json")
+    assert r.exit_code in (0, 1) and all(p["parallel"]["zero_stage"] == 3 for p in json.loads(r.stdout)["plans"])
