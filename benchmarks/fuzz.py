@@ -271,6 +271,21 @@ def layout_case(rng: random.Random) -> Case:
     return Case("layout", args + ["--json"], invalid=None)
 
 
+FIX_VALUES = ["tp=1e400", "tp=" + "[" * 60 + "1" + "]" * 60, "tp=true", 'zero_stage="3"', "tp=" + "9" * 5000,
+              "schedule=[1]", "tp=!!python/object:os.system", "tp=2,pp=2,tp=4", "sp=yes", "tp=0x10", "tp=2024-01-01",
+              "tp=.nan", "pp_layers=[16,16],pp=2", "pp_layers=[-1,33],pp=2", "nope=1", "tp", "tp=", "=3", "cp=2",
+              "pp_layers=[&a [1,2,3,4,5,6,7,8,9], *a, *a, *a]", "recompute=full", "dp=3"]
+
+
+def fix_case(rng: random.Random) -> Case:
+    """``plan --fix FIELD=VALUE`` with odd values (YAML-parsed: tags, anchors, dates, deep lists)."""
+    args = ["plan", "-m", rng.choice(MODELS[:3]), "-H", rng.choice(HARDWARE), "-n", rng.choice(["8", "16"]),
+            "-s", "2048", "-b", "64"]
+    for _ in range(rng.randint(1, 2)):
+        args += ["--fix", rng.choice(FIX_VALUES)]
+    return Case("fix", args + ["--json"] * (rng.random() < 0.5), invalid=None)
+
+
 SPECIALS = [
     (["estimate", "-m", "/dev/zero", "-H", "h100-sxm", "-n", "8", "-s", "2048", "-b", "64"], True),
     (["estimate", "-m", "fifo.yaml", "-H", "h100-sxm", "-n", "8", "-s", "2048", "-b", "64"], True),
@@ -295,8 +310,8 @@ def special_case(rng: random.Random) -> Case:
     return Case("special", list(args), invalid=invalid)
 
 
-GENERATORS = [(flag_case, 0.2), (hf_case, 0.12), (yaml_case, 0.12), (plan_case, 0.1), (special_case, 0.06),
-              (extreme_case, 0.12), (import_case, 0.08), (layout_case, 0.2)]
+GENERATORS = [(flag_case, 0.18), (hf_case, 0.12), (yaml_case, 0.12), (plan_case, 0.1), (special_case, 0.06),
+              (extreme_case, 0.12), (import_case, 0.07), (layout_case, 0.18), (fix_case, 0.05)]
 
 
 def generate(n: int, seed: int) -> list[Case]:
