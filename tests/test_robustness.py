@@ -387,3 +387,11 @@ def test_fix_values():
     _bad(*plan, "--fix", "tp=.nan", needle="tp")
     r = _run(*plan, "--fix", 'zero_stage="3"', "--json")
     assert r.exit_code in (0, 1) and all(p["parallel"]["zero_stage"] == 3 for p in json.loads(r.stdout)["plans"])
+
+
+def test_report_of_a_layout_that_does_not_fit_says_so(tmp_path):
+    pytest.importorskip("plotly")
+    out = tmp_path / "r.html"
+    r = _run("report", "-m", "llama-3-70b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "8", "-o", out,
+             "--no-plans", seconds=60)
+    assert r.exit_code == 1 and "does not fit" in r.output and out.exists()
