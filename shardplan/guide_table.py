@@ -3,6 +3,8 @@ roofline thresholds, and the seeds' recommendation evaluated by the same cost mo
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from shardplan.errors import ConfigError
 from shardplan.explain import rules_of_thumb
 from shardplan.loaders import load_hardware, load_model
@@ -14,17 +16,21 @@ DEFAULT_DEVICES = {"gpu": [8, 64, 512, 1024, 8192], "tpu": [64, 256, 1024, 4096,
 
 
 def guide_rows(hardware: str, models: list[str] | None, devices: list[int] | None, seq_len: int,
-               global_batch_tokens: int) -> list[dict]:
+               global_batch_tokens: int, progress: Callable[[int, int, str], None] | None = None) -> list[dict]:
     """One row per (model, device count): best plan, MFU, bound, thresholds, rule of thumb verdict.
 
     The batch is ``max(global_batch_tokens, devices * seq_len)`` tokens (at least one sequence per
-    device). Raises ConfigError for unknown model or hardware names.
+    device). ``progress(done, total, label)`` is called before each row. Raises ConfigError for unknown
+    model or hardware names.
     """
     hw = load_hardware(hardware)
     rows = []
-    for name in models or DEFAULT_MODELS:
+    names, counts = models or DEFAULT_MODELS, devices or DEFAULT_DEVICES[hw.kind]
+    for name in names:
         m = load_model(name)
-        for n in devices or DEFAULT_DEVICES[hw.kind]:
+        for n in counts:
+            if progress is not None:
+                progress(len(rows), len(names) * len(counts), f"{name} on {n}")
             tokens = max(global_batch_tokens, n * seq_len)
             tr = TrainingSpec.from_tokens(seq_len, tokens // seq_len * seq_len)
             row = {"model": name, "devices": n, "batch_tokens": tokens}

@@ -31,7 +31,7 @@ import annotated_types
 from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 
-from shardplan.errors import ConfigError, fmt_legal
+from shardplan.errors import ConfigError, fmt_legal, short_repr
 from shardplan.loaders import config_error, load_hardware, load_model, read_plan_file
 from shardplan.parallel import ParallelConfig
 from shardplan.specs.framework import FrameworkProfile
@@ -88,13 +88,13 @@ class LayoutOption:
         if value is None:
             return None
         if self.kind == "choice" and value not in self.choices:
-            raise ConfigError(f"{self.name}={value!r} is unknown; legal: {fmt_legal(self.choices)}", field=self.name,
+            raise ConfigError(f"{self.name}={short_repr(value)} is unknown; legal: {fmt_legal(self.choices)}", field=self.name,
                               value=value, legal=self.choices)
         if self.kind == "ints" and isinstance(value, str):
             try:
                 return tuple(int(x) for x in value.replace(" ", "").split(",") if x) or None
             except ValueError:
-                raise ConfigError(f"{self.name}={value!r} must be whole numbers separated by commas, e.g. 9,7",
+                raise ConfigError(f"{self.name}={short_repr(value)} must be whole numbers separated by commas, e.g. 9,7",
                                   field=self.name, value=value) from None
         if self.kind == "ints" and isinstance(value, list):
             return tuple(value)
@@ -201,7 +201,7 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
                           field="global_batch", value=global_batch)
     legal = typing.get_args(TrainingSpec.model_fields["attention"].annotation)
     if attention not in legal:
-        raise ConfigError(f"attention={attention!r} is unknown; legal: {fmt_legal(legal)}", field="attention",
+        raise ConfigError(f"attention={short_repr(attention)} is unknown; legal: {fmt_legal(legal)}", field="attention",
                           value=attention, legal=legal)
     common = dict(precision=precision_policy(precision), attention=attention, dropout=dropout)
     if framework is not None:
@@ -228,11 +228,29 @@ def parallel_config(layout: Mapping[str, Any] | None = None, plan: str | Path | 
             field rejects (named with the value given).
     """
     given = {k: v for k, v in (layout or {}).items() if v is not None}
-    values = {**read_plan_file(plan), **given} if plan is not None else given
+    values = {**plan_file_values(plan), **given} if plan is not None else given
     try:
         return ParallelConfig(**layout_values(values))
     except ValidationError as e:
         raise config_error(e) from None
+
+
+def plan_file_values(plan: str | Path) -> dict[str, Any]:
+    """The ParallelConfig fields of a plan JSON file, checked strictly: JSON types must match the fields
+    (``"tp": true`` and ``"zero_stage": "3"`` are refused, not coerced); every message names the file.
+
+    Raises:
+        ConfigError: unreadable or malformed file, an unknown key (lists the legal ones), a wrong type.
+    """
+    values = read_plan_file(plan)
+    try:
+        parsed = layout_values(values)
+        ParallelConfig.model_validate(parsed, strict=True)
+    except ConfigError as e:
+        raise ConfigError(f"--plan {plan}: {e}", field=e.field, value=e.value, legal=e.legal) from None
+    except ValidationError as e:
+        raise config_error(e, f"--plan {plan}") from None
+    return parsed
 
 
 def layout_values(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -246,7 +264,7 @@ def layout_values(values: Mapping[str, Any]) -> dict[str, Any]:
         option = LAYOUT_OPTIONS_BY_NAME.get(key)
         if option is None:
             legal = list(LAYOUT_OPTIONS_BY_NAME)
-            raise ConfigError(f"{key!r} is not a layout field; legal: {fmt_legal(legal)}", field=key, value=value,
+            raise ConfigError(f"{short_repr(key)} is not a layout field; legal: {fmt_legal(legal)}", field=key, value=value,
                               legal=legal)
         out[key] = option.parse(value)
     return out
@@ -283,10 +301,10 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
     Raises:
         ConfigError: on any invalid input (the message names the field and legal values).
     """
+    from shardplan import limits
+    limits.check_range("devices", devices, 1, limits.MAX_DEVICES)
     m = model_spec(model)
     hw = hardware_spec(hardware, scale_up_size) if hardware is not None else None
     tr = training_spec(seq_len, global_batch, global_batch_tokens, precision, attention, framework, dropout)
     pc = parallel_config(layout, plan)
-    if devices < 1:
-        raise ConfigError(f"devices={devices} must be >= 1", field="devices", value=devices)
     return Inputs(m, hw, tr, pc)

@@ -9,13 +9,17 @@ contains ``config.json``).
 from __future__ import annotations
 
 import json
+import re
+import stat
+import types
+import typing
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
-from shardplan.errors import ConfigError
+from shardplan.errors import ConfigError, short_repr
 from shardplan.hf_config import FAMILIES, YAML_ROUTE, spec_fields
 from shardplan.presets.hardware import HARDWARE
 from shardplan.presets.models import MODELS
@@ -26,21 +30,108 @@ from shardplan.specs.model import ModelSpec
 HF_ARCHITECTURES = tuple(FAMILIES)
 
 
-def _read_mapping(path: Path) -> dict[str, Any]:
+#: bytes read from any input file at most (a spec or plan is a few KiB)
+MAX_FILE_BYTES = 2**20
+#: nesting depth and number of values a spec or plan document may hold
+MAX_DEPTH, MAX_NODES = 32, 100_000
+
+
+def read_text_capped(path: Path, what: str) -> str:
+    """The UTF-8 text of a regular file of at most :data:`MAX_FILE_BYTES` bytes. A FIFO, device or socket
+    is refused before it is opened (``/dev/zero`` never ends, a FIFO blocks); ``what`` names the input
+    in the message (``"model"``, ``"--plan"``).
+
+    Raises:
+        ConfigError: missing, unreadable, not a regular file, too large, or not UTF-8.
+    """
+    def err(msg: str) -> ConfigError:
+        return ConfigError(f"{what} {short_repr(str(path))} {msg}", field=what.lstrip("-"), value=str(path))
     try:
-        text = path.read_text(encoding="utf-8")
+        st = path.stat()
+        if stat.S_ISDIR(st.st_mode):
+            raise err("is a directory; give a file")
+        if not stat.S_ISREG(st.st_mode):
+            raise err("is not a regular file (a FIFO, device or socket); give a YAML/JSON file")
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
     except OSError as e:
-        raise ConfigError(f"cannot read {path}: {e.strerror}", field="path", value=str(path)) from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path} is not UTF-8 text", field="path", value=str(path)) from None
+        raise err(f"cannot be read: {e.strerror or e}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise err(f"is larger than {MAX_FILE_BYTES // 2**20} MiB; a spec or plan file is a few KiB")
     try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as e:
-        raise ConfigError(f"{path} is not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {e}",
-                          field="path", value=str(path)) from None
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise err("is not UTF-8 text") from None
+
+
+def check_document(data: Any, where: str) -> None:
+    """Refuse a parsed document nested deeper than :data:`MAX_DEPTH` or holding more than
+    :data:`MAX_NODES` values (a YAML alias bomb), walking it without recursion.
+
+    Raises:
+        ConfigError: naming ``where`` and the limit.
+    """
+    stack, nodes = [(data, 0)], 0
+    while stack:
+        value, depth = stack.pop()
+        nodes += 1
+        if depth > MAX_DEPTH or nodes > MAX_NODES:
+            what = f"nested deeper than {MAX_DEPTH} levels" if depth > MAX_DEPTH else f"more than {MAX_NODES:,} values"
+            raise ConfigError(f"{where} holds {what}; a spec or plan is a flat mapping", field="path", value=where)
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend((v, depth + 1) for v in value)
+
+
+def parse_document(text: str, path: Path, as_json: bool) -> Any:
+    """Parse JSON (``as_json``) or YAML text, turning every parser failure (syntax, recursion depth,
+    unhashable keys, bad timestamps) into a ConfigError and checking the shape (:func:`check_document`).
+
+    Raises:
+        ConfigError: the text is not valid JSON / YAML or too deep / too large.
+    """
+    kind = "JSON" if as_json else "YAML"
+    try:
+        data = json.loads(text) if as_json else yaml.safe_load(text)
+    except RecursionError:
+        raise ConfigError(f"{path} is nested too deeply to be a spec ({kind})", field="path", value=str(path)) from None
+    except (json.JSONDecodeError, yaml.YAMLError, ValueError, TypeError, OverflowError) as e:
+        raise ConfigError(f"{path} is not valid {kind}: {short_repr(str(e), 200)}", field="path",
+                          value=str(path)) from None
+    check_document(data, str(path))
+    return data
+
+
+def check_number_types(data: dict[str, Any], spec: type, where: str) -> None:
+    """Refuse a boolean given for a numeric field of the pydantic model ``spec`` (pydantic's lax mode would
+    read ``true`` as 1). Strings stay legal: PyYAML reads ``1.0e10`` (no exponent sign) as a string, and
+    pydantic parses it, or refuses it when it is not a number.
+
+    Raises:
+        ConfigError: naming ``where``, the field and the value.
+    """
+    for key, value in data.items():
+        info = spec.model_fields.get(key)
+        if info is None or not isinstance(value, bool):
+            continue
+        ann = info.annotation
+        kinds = set(typing.get_args(ann)) if typing.get_origin(ann) in (typing.Union, types.UnionType) else {ann}
+        kinds.discard(type(None))
+        if kinds and kinds <= {int, float}:
+            raise ConfigError(f"{where}: {key}={short_repr(value)}; legal: a number, not a boolean", field=key,
+                              value=value)
+
+
+def _read_mapping(path: Path, what: str = "file") -> dict[str, Any]:
+    data = parse_document(read_text_capped(path, what), path, path.suffix == ".json")
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must contain a mapping of fields, got {type(data).__name__}",
                           field="path", value=str(path))
+    bad = [k for k in data if not isinstance(k, str)]
+    if bad:
+        raise ConfigError(f"{path}: key {short_repr(bad[0])} is not a field name; keys must be strings",
+                          field="path", value=bad[0])
     return data
 
 
@@ -57,9 +148,22 @@ def config_error(e: ValidationError, context: str | None = None) -> ConfigError:
     if isinstance(inner, ConfigError):
         return ConfigError(f"{prefix}{inner}", field=inner.field, value=inner.value, legal=inner.legal)
     loc = ".".join(str(x) for x in first["loc"]) or (context or "input")
-    where = f"field {loc!r}" if context else loc
-    return ConfigError(f"{prefix}{where}: {first['msg']} (got {first.get('input')!r})", field=loc,
-                       value=first.get("input"))
+    if first["type"] == "missing":
+        return ConfigError(f"{prefix}{loc} is missing (a required field)", field=loc, value=None)
+    value = first.get("input")
+    return ConfigError(f"{prefix}{loc}={short_repr(value)}; {_legal_text(first)}", field=loc, value=value)
+
+
+_BOUND_WORDS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
+
+
+def _legal_text(err: dict[str, Any]) -> str:
+    """``legal: >= 1 and <= 16,777,216`` for a range error of pydantic, else its message."""
+    ctx = err.get("ctx") or {}
+    bounds = [f"{_BOUND_WORDS[k]} {v:,}" for k, v in ctx.items() if k in _BOUND_WORDS and isinstance(v, (int, float))]
+    if bounds:
+        return "legal: " + " and ".join(bounds)
+    return err["msg"][0].lower() + err["msg"][1:]
 
 
 def read_plan_file(path: str | Path) -> dict[str, Any]:
@@ -72,14 +176,7 @@ def read_plan_file(path: str | Path) -> dict[str, Any]:
     """
     def err(msg: str) -> ConfigError:
         return ConfigError(f"--plan {path} {msg}", field="plan", value=str(path))
-    try:
-        data = json.loads(Path(path).read_text())
-    except OSError as e:
-        raise ConfigError(f"cannot read --plan {path}: {e.strerror}", field="plan", value=str(path)) from None
-    except json.JSONDecodeError as e:
-        raise err(f"is not valid JSON: {e}") from None
-    except UnicodeDecodeError:
-        raise err("is not UTF-8 text") from None
+    data = parse_document(read_text_capped(Path(path), "--plan"), Path(path), as_json=True)
     if isinstance(data, dict) and "plans" in data:
         if not isinstance(data["plans"], list) or not all(isinstance(x, dict) for x in data["plans"]):
             raise ConfigError(f"--plan {path}: 'plans' must be a list of plan objects", field="plan", value=str(path))
@@ -91,6 +188,53 @@ def read_plan_file(path: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise err("holds no parallel object")
     return data
+
+
+#: ``model_type`` -> ``architectures`` entry, for a config.json without ``architectures``
+HF_MODEL_TYPES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mixtral": "MixtralForCausalLM",
+                  "qwen2": "Qwen2ForCausalLM", "gpt2": "GPT2LMHeadModel", "gpt_neox": "GPTNeoXForCausalLM"}
+#: Hugging Face keys that hold whole numbers (None = absent) and booleans
+HF_INT_KEYS = ("n_embd", "n_layer", "n_head", "n_inner", "n_positions", "vocab_size", "num_hidden_layers",
+               "hidden_size", "num_attention_heads", "num_key_value_heads", "intermediate_size", "head_dim",
+               "num_local_experts", "num_experts_per_tok")
+HF_BOOL_KEYS = ("tie_word_embeddings", "attention_bias")
+#: keys whose ``null`` means "derive it" (Transformers' defaults)
+HF_NULLABLE_KEYS = ("n_inner", "num_key_value_heads", "head_dim")
+#: ModelSpec field -> the Hugging Face key it comes from (messages name the key the user wrote)
+HF_FIELD_KEYS = {"GPT2LMHeadModel": {"n_layers": "n_layer", "d_model": "n_embd", "n_heads": "n_head",
+                                     "ffn_dim": "n_inner", "max_position_embeddings": "n_positions"},
+                 "*": {"n_layers": "num_hidden_layers", "d_model": "hidden_size", "n_heads": "num_attention_heads",
+                       "n_kv_heads": "num_key_value_heads", "ffn_dim": "intermediate_size",
+                       "n_experts": "num_local_experts", "top_k": "num_experts_per_tok"}}
+
+
+def check_hf_types(cfg: dict[str, Any]) -> None:
+    """Refuse a Hugging Face shape key that is not a whole number >= 1 (``head_dim: 0``, ``"4096"``,
+    ``true``, ``1.5``) and a boolean key that is not ``true`` / ``false`` (the string ``"false"`` would
+    otherwise read as true), naming the key as written in config.json.
+
+    Raises:
+        ConfigError: the first offending key, its value and what is legal.
+    """
+    for key in HF_INT_KEYS:
+        if key not in cfg or (cfg[key] is None and key in HF_NULLABLE_KEYS):
+            continue
+        v = cfg[key]
+        if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 2**24:
+            raise ConfigError(f"config.json {key}={short_repr(v)}; legal: a whole number from 1 to {2**24:,}",
+                              field=key, value=v)
+    for key in HF_BOOL_KEYS:
+        v = cfg.get(key)
+        if v is not None and not isinstance(v, bool):
+            raise ConfigError(f"config.json {key}={short_repr(v)}; legal: true, false (JSON booleans, not strings)",
+                              field=key, value=v, legal=[True, False])
+
+
+def hf_names(err: ConfigError, arch: str) -> ConfigError:
+    """``err`` with the ModelSpec field names in its message replaced by the config.json keys of ``arch``."""
+    names = HF_FIELD_KEYS.get(arch, HF_FIELD_KEYS["*"])
+    msg = re.sub(r"\b(" + "|".join(names) + r")\b", lambda m: names[m.group(1)], str(err))
+    return ConfigError(msg, field=names.get(err.field or "", err.field), value=err.value, legal=err.legal)
 
 
 def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSpec:
@@ -108,16 +252,19 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
     archs = cfg.get("architectures")
     if isinstance(archs, str):
         archs = [archs]
+    if archs is None and isinstance(cfg.get("model_type"), str) and cfg["model_type"] in HF_MODEL_TYPES:
+        archs = [HF_MODEL_TYPES[cfg["model_type"]]]
     if archs is None:
         raise ConfigError(f"config.json has no 'architectures' list (model_type={cfg.get('model_type')!r}); "
                           f"{supported}", field="architectures", value=None, legal=HF_ARCHITECTURES)
     if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
-        raise ConfigError(f"architectures must be a list of strings, got {archs!r}; {supported}",
+        raise ConfigError(f"architectures must be a list of strings, got {short_repr(archs)}; {supported}",
                           field="architectures", value=archs, legal=HF_ARCHITECTURES)
     arch = archs[0] if archs else None
     if arch not in HF_ARCHITECTURES:
-        raise ConfigError(f"architectures={archs!r} is not supported; {supported}",
+        raise ConfigError(f"architectures={short_repr(archs)} is not supported; {supported}",
                           field="architectures", value=arch, legal=HF_ARCHITECTURES)
+    check_hf_types(cfg)
     try:
         spec = spec_fields(arch, cfg)
     except KeyError as e:
@@ -125,7 +272,14 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
     try:
         return ModelSpec(name=name, source=f"Hugging Face config.json ({arch})", **spec)
     except ValidationError as e:
-        raise config_error(e, f"model {name}") from None
+        raise hf_names(config_error(e, f"model {name}"), arch) from None
+
+
+def _not_empty(what: str, name: object, presets: dict[str, Any]) -> None:
+    """Refuse an empty (or blank, or non-string) preset name / path: ``Path('')`` is the current folder."""
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(f"{what}={short_repr(name)} is empty; give a preset name or a file; presets: "
+                          f"{', '.join(presets)}", field=what, value=name, legal=presets)
 
 
 def load_model(name_or_path: str) -> ModelSpec:
@@ -138,18 +292,19 @@ def load_model(name_or_path: str) -> ModelSpec:
     """
     if name_or_path in MODELS:
         return MODELS[name_or_path]
+    _not_empty("model", name_or_path, MODELS)
     path = Path(name_or_path)
     if path.is_dir():
         if not (path / "config.json").exists():
-            raise ConfigError(f"model={name_or_path!r} is a directory without config.json", field="model",
+            raise ConfigError(f"model={short_repr(name_or_path)} is a directory without config.json", field="model",
                               value=name_or_path)
         path = path / "config.json"
     if not path.exists():
         looks_like_path = any(c in name_or_path for c in "/\\") or path.suffix in (".json", ".yaml", ".yml")
         what = "file not found" if looks_like_path else "not a preset"
-        raise ConfigError(f"model={name_or_path!r}: {what}; presets: {', '.join(MODELS)}",
+        raise ConfigError(f"model={short_repr(name_or_path)}: {what}; presets: {', '.join(MODELS)}",
                           field="model", value=name_or_path, legal=MODELS)
-    data = _read_mapping(path)
+    data = _read_mapping(path, "model")
     if "architectures" in data or "model_type" in data:
         return model_from_hf_config(data, name=path.parent.name if path.name == "config.json" else path.stem)
     data.setdefault("name", path.stem)
@@ -170,17 +325,19 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
         base = HARDWARE[name_or_path]
         data: dict[str, Any] = {}
     else:
+        _not_empty("hardware", name_or_path, HARDWARE)
         path = Path(name_or_path)
         if not path.exists():
-            raise ConfigError(f"hardware={name_or_path!r} is neither a preset nor a file; presets: "
+            raise ConfigError(f"hardware={short_repr(name_or_path)} is neither a preset nor a file; presets: "
                               f"{', '.join(HARDWARE)}", field="hardware", value=name_or_path, legal=HARDWARE)
-        data = _read_mapping(path)
+        data = _read_mapping(path, "hardware")
         base_name = data.pop("base", None)
         if base_name is not None and (not isinstance(base_name, str) or base_name not in HARDWARE):
-            raise ConfigError(f"base={base_name!r} is not a hardware preset; presets: {', '.join(HARDWARE)}",
+            raise ConfigError(f"base={short_repr(base_name)} is not a hardware preset; presets: {', '.join(HARDWARE)}",
                               field="base", value=base_name, legal=HARDWARE)
         base = HARDWARE[base_name] if base_name else None
         data.setdefault("name", path.stem)
+        check_number_types(data, HardwareSpec, f"hardware {short_repr(name_or_path)}")
     data.update({k: v for k, v in overrides.items() if v is not None})
     try:
         if base is None:

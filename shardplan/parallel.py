@@ -21,12 +21,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shardplan.errors import ConfigError, divisors, fmt_legal
+from shardplan import limits as lim
+from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
 
 #: largest device count accepted (keeps the divisor enumeration of the search bounded)
-MAX_DEVICES = 2**20
+MAX_DEVICES = lim.MAX_DEVICES
 
 Schedule = Literal["gpipe", "1f1b", "interleaved", "zero-bubble"]
 Recompute = Literal["none", "selective", "full"]
@@ -69,30 +70,30 @@ class ParallelConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    dp: int | None = Field(default=None, gt=0, description=(
+    dp: int | None = Field(default=None, gt=0, le=lim.MAX_DEVICES, description=(
         "data-parallel degree, ZeRO/FSDP shards included (empty: devices / (tp*pp*cp))"))
     zero_stage: int = Field(default=0, ge=0, le=3, description=(
         "ZeRO stage: 0 DDP, 1 optimizer state sharded over dp, 2 + gradients, 3 + parameters (FSDP)"))
-    dp_shard: int | None = Field(default=None, gt=0, description=(
+    dp_shard: int | None = Field(default=None, gt=0, le=lim.MAX_DEVICES, description=(
         "size of the ZeRO shard group; dp / dp_shard replicas (HSDP) (empty: dp)"))
-    tp: int = Field(default=1, gt=0, description="tensor-parallel degree (Megatron-LM, Shoeybi et al. 2019)")
+    tp: int = Field(default=1, gt=0, le=lim.MAX_DEVICES, description="tensor-parallel degree (Megatron-LM, Shoeybi et al. 2019)")
     sp: bool = Field(default=False, description=(
         "Megatron sequence parallelism over the tp group (Korthikanti et al. 2022); needs tp > 1"))
-    cp: int = Field(default=1, gt=0, description="context-parallel degree (ring attention over the sequence)")
-    pp: int = Field(default=1, gt=0, description="pipeline-parallel degree (pipeline stages)")
+    cp: int = Field(default=1, gt=0, le=lim.MAX_DEVICES, description="context-parallel degree (ring attention over the sequence)")
+    pp: int = Field(default=1, gt=0, le=lim.MAX_DEVICES, description="pipeline-parallel degree (pipeline stages)")
     schedule: Schedule = Field(default="1f1b", description=(
         "pipeline schedule ('interleaved' with virtual_stages >= 2; 'zero-bubble' is ZB-H1)"))
-    virtual_stages: int = Field(default=1, gt=0, description=(
+    virtual_stages: int = Field(default=1, gt=0, le=lim.MAX_LAYERS, description=(
         "model chunks per pipeline rank (interleaved schedule)"))
     pp_layers: tuple[int, ...] | None = Field(default=None, description=(
         "explicit, possibly uneven, layers per pipeline stage, e.g. 9,7 (empty: n_layers / pp each)"))
-    ep: int = Field(default=1, gt=0, description="expert-parallel degree (MoE only), carved from dp * cp")
-    etp: int | None = Field(default=None, gt=0, description=(
+    ep: int = Field(default=1, gt=0, le=lim.MAX_DEVICES, description="expert-parallel degree (MoE only), carved from dp * cp")
+    etp: int | None = Field(default=None, gt=0, le=lim.MAX_DEVICES, description=(
         "expert tensor-parallel degree (Megatron-LM --expert-tensor-parallel-size): routed experts split "
         "etp ways instead of tp, ep x etp carved from tp * dp * cp (empty: tp)"))
     recompute: Recompute = Field(default="none", description=(
         "activation recomputation: 'selective' (attention core) or 'full' (per layer)"))
-    microbatch_size: int = Field(default=1, gt=0, description=(
+    microbatch_size: int = Field(default=1, gt=0, le=lim.MAX_MICROBATCH, description=(
         "sequences per microbatch per data-parallel rank"))
     kv_replication: bool = Field(default=False, description=(
         "allow tp > n_kv_heads by replicating KV heads (tp % n_kv_heads == 0)"))
@@ -391,7 +392,11 @@ def _stage_layers(p: ParallelConfig, model: ModelSpec, split_rule: str = "balanc
         if len(p.pp_layers) != p.pp:
             raise ConfigError(f"pp_layers has {len(p.pp_layers)} entries but pp={p.pp}",
                               field="pp_layers", value=list(p.pp_layers))
-        if sum(p.pp_layers) != L or min(p.pp_layers) < 1:
+        if min(p.pp_layers) < 1:
+            raise ConfigError(f"pp_layers={short_repr(list(p.pp_layers))} has a stage with {min(p.pp_layers)} layers; "
+                              f"legal: every stage holds >= 1 layer, {L} in all", field="pp_layers",
+                              value=list(p.pp_layers))
+        if sum(p.pp_layers) != L:
             raise ConfigError(f"pp_layers={list(p.pp_layers)} sums to {sum(p.pp_layers)}, "
                               f"but n_layers={L}: the stages must cover every layer",
                               field="pp_layers", value=list(p.pp_layers))

@@ -49,7 +49,8 @@ from shardplan.cost.context import StepContext
 from shardplan.cost.memory import empty_breakdown, memory_for_stage
 from shardplan.cost.pipeline import bubble_s
 from shardplan.cost.step import Estimate, estimate_layout
-from shardplan.errors import ConfigError, divisors
+from shardplan.errors import ConfigError, divisors, short_repr
+from shardplan.loaders import check_document
 from shardplan.parallel import (MAX_DEVICES, Layout, ParallelConfig, Schedule, balanced_split, legal_tp,
                                 seq_len_divisor, validate)
 from shardplan.specs.hardware import HardwareSpec
@@ -117,11 +118,11 @@ def parse_fix(items: Iterable[str]) -> dict[str, Any]:
     parts = [p for item in items for p in _split_fix(item)]
     for item in parts:
         if "=" not in item:
-            raise ConfigError(f"--fix {item!r} must look like field=value (e.g. tp=8)", field="fix", value=item)
+            raise ConfigError(f"--fix {short_repr(item)} must look like field=value (e.g. tp=8)", field="fix", value=item)
         k, v = (x.strip() for x in item.split("=", 1))
         k = k.replace("-", "_")
         if k not in _FIELDS:
-            raise ConfigError(f"--fix {k!r} is not a layout field; legal: {', '.join(sorted(_FIELDS))}",
+            raise ConfigError(f"--fix {short_repr(k)} is not a layout field; legal: {', '.join(sorted(_FIELDS))}",
                               field="fix", value=k, legal=sorted(_FIELDS))
         if k in out:
             raise ConfigError(f"--fix {k} is given twice", field="fix", value=k)
@@ -129,20 +130,24 @@ def parse_fix(items: Iterable[str]) -> dict[str, Any]:
             raise ConfigError(f"--fix {k}= has no value", field="fix", value=k)
         try:
             val = yaml.safe_load(v)
-        except yaml.YAMLError:
+        except (yaml.YAMLError, ValueError, TypeError, RecursionError):
             val = v
+        check_document(val, f"--fix {k}")
         if k == "pp_layers" and isinstance(val, list):
             val = tuple(val)
+        if isinstance(val, bool) and "int" in str(ParallelConfig.model_fields[k].annotation):
+            raise ConfigError(f"--fix {k}={v}; legal: a whole number, not a boolean", field=k, value=v)
         out[k] = val
     if out:  # type-check the pinned values with the layout's own validation
         from pydantic import ValidationError
         try:
-            ParallelConfig(**out)
+            pc = ParallelConfig(**out)
         except ValidationError as e:
             first = e.errors()[0]
             loc = ".".join(str(x) for x in first["loc"])
-            raise ConfigError(f"--fix {loc}={first.get('input')!r}: {first['msg']}", field=loc,
+            raise ConfigError(f"--fix {loc}={short_repr(first.get('input'))}: {first['msg']}", field=loc,
                               value=first.get("input")) from None
+        out = {k: getattr(pc, k) for k in out}  # the validated values ("3" -> 3)
     return out
 
 
@@ -904,7 +909,7 @@ def _check_arguments(n_devices: int, max_tp: int | None, objective: str) -> None
     if max_tp is not None and max_tp < 1:
         raise ConfigError(f"max_tp={max_tp} must be >= 1", field="max_tp", value=max_tp)
     if objective not in ("throughput", "memory"):
-        raise ConfigError(f"objective={objective!r}; legal: throughput, memory", field="objective", value=objective,
+        raise ConfigError(f"objective={short_repr(objective)}; legal: throughput, memory", field="objective", value=objective,
                           legal=["throughput", "memory"])
 
 

@@ -177,3 +177,14 @@ def test_cli_checkpoint_and_resume(tmp_path, runs):
     ck = Checkpointer(d)
     assert ck.steps() == [2, 4]
     ck.close()
+
+
+def test_resume_from_an_interrupted_save_says_so(tmp_path):
+    # Orbax writes a step into "<step>.orbax-checkpoint-tmp-<time>" and renames it when complete (issue 15)
+    (tmp_path / "4.orbax-checkpoint-tmp-1234").mkdir()
+    reader = Checkpointer(tmp_path)
+    try:
+        with pytest.raises(ConfigError, match="checkpoint 4 .* is incomplete"):
+            reader.read_meta()
+    finally:
+        reader.close()

@@ -7,7 +7,7 @@ layout flags of every command that takes a layout are generated from
 :class:`~shardplan.parallel.ParallelConfig` (:func:`shardplan.cli.common.layout_flags`); the
 names, paths and flag values become specs in :mod:`shardplan.inputs`.
 
-Exit codes: 0 ok, 2 bad input (a :class:`~shardplan.errors.ConfigError` printed as one line on
+Exit codes: 0 ok, 1 a negative result (no layout fits, outside tolerance), 2 bad input (a :class:`~shardplan.errors.ConfigError` printed as one line on
 stderr, no traceback). Importing this package loads neither JAX nor the ``web`` extra.
 """
 

@@ -16,25 +16,102 @@ from typing import Annotated, Any, Callable, Optional
 import typer
 from rich.console import Console
 
-from shardplan.errors import ConfigError
+from shardplan.errors import ConfigError, short_repr
 from shardplan.inputs import LAYOUT_OPTIONS, LayoutOption
 from shardplan.presets.frameworks import FRAMEWORKS
 from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Plan, run and validate the parallel layout of transformer training.")
-# piped output (CI logs, files) gets wide tables instead of rich's 80-column default
-console = Console(width=None if sys.stdout.isatty() else 200)
-err_console = Console(stderr=True)
 
-#: exit code of a bad input (0: ok)
-EXIT_BAD_INPUT = 2
+
+def _version(value: bool) -> None:
+    """``--version``: print the installed version and exit 0."""
+    if value:
+        from shardplan import __version__
+        typer.echo(f"shardplan {__version__}")
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def main(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                               help="print the version and exit")] = False) -> None:
+    """Plan, run and validate the parallel layout of transformer training.
+
+    Exit codes: 0 ok; 1 a negative result (no layout fits, a layout that does not fit, validation
+    outside tolerance); 2 bad input."""
+
+
+# piped output (CI logs, files) gets wide tables instead of rich's 80-column default
+def _plain_type_labels() -> None:
+    """``--help`` without typer's ``<bool>`` tags on switches, and ``N`` / ``TEXT`` / ``PATH`` instead of
+    ``<int>`` / ``<str>`` / ``<path>`` (issue 15: a newcomer's first reading)."""
+    try:
+        from typer.core import TyperOption
+    except ImportError:  # pragma: no cover
+        return
+    original = getattr(TyperOption, "display_type_rich", None)
+    if original is None or getattr(original, "_shardplan", False):
+        return
+    words = {"int": "N", "str": "TEXT", "float": "X", "path": "PATH", "bool": "BOOL"}
+
+    def display_type_rich(self: Any, ctx: Any) -> Optional[str]:
+        if getattr(self, "is_flag", False) or getattr(self, "is_bool_flag", False):
+            return None
+        label = original(self, ctx)
+        if isinstance(label, str) and label.startswith("<") and label.endswith(">"):
+            inner = label[1:-1]
+            many = inner.startswith("list[")
+            inner = inner[5:-1] if many else inner
+            return words.get(inner, inner.upper()) + ("..." if many else "")
+        return label
+    display_type_rich._shardplan = True
+    TyperOption.display_type_rich = display_type_rich
+
+
+_plain_type_labels()
+
+
+class _Console(Console):
+    """A rich Console whose closed pipe raises BrokenPipeError (rich exits 1, which means "negative
+    result" here); :func:`config_errors` turns it into a quiet exit 0."""
+
+    def on_broken_pipe(self) -> None:
+        """Silence the console and hand the closed pipe to the command's error handling."""
+        self.quiet = True
+        raise BrokenPipeError
+
+
+console = _Console(width=None if sys.stdout.isatty() else 200)
+err_console = _Console(stderr=True)
+
+#: exit codes: 0 ok, 1 a negative result (no layout fits, a layout that does not fit, outside tolerance),
+#: 2 bad input (documented in README.md, "Exit codes")
+EXIT_OK, EXIT_NEGATIVE, EXIT_BAD_INPUT = 0, 1, 2
 
 
 def fail(message: str) -> typer.Exit:
     """Print ``error: message`` on stderr; returns the ``typer.Exit(2)`` to raise."""
     err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
     return typer.Exit(EXIT_BAD_INPUT)
+
+
+def negative(message: str) -> typer.Exit:
+    """Print ``result: message`` on stderr (the output was printed or written); returns the
+    ``typer.Exit(1)`` to raise: the input was fine, the answer is no."""
+    err_console.print(f"[bold yellow]result:[/] {message}", highlight=False, soft_wrap=True)
+    return typer.Exit(EXIT_NEGATIVE)
+
+
+def _quiet_stdout() -> None:
+    """After a closed pipe (``shardplan estimate --json | head``): point stdout at /dev/null so that the
+    interpreter's final flush does not print "Exception ignored ... BrokenPipeError"."""
+    import os
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation: no descriptor (CliRunner)
+        pass
 
 
 def print_notes(layout: Any) -> None:
@@ -53,13 +130,18 @@ def config_errors(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            out = fn(*args, **kwargs)
+            sys.stdout.flush()  # a closed pipe shows here, not in click's handler (which exits 1)
+            return out
+        except BrokenPipeError:  # the reader went away (| head): not an error of the input
+            _quiet_stdout()
+            raise typer.Exit(EXIT_OK) from None
         except ConfigError as e:
             raise fail(str(e)) from None
         except ValidationError as e:
             raise fail(str(config_error(e))) from None
         except OSError as e:
-            where = f" {e.filename}" if e.filename else ""
+            where = f" {short_repr(str(e.filename)).strip(chr(39))}" if e.filename else ""
             raise fail(f"cannot access{where}: {e.strerror or e}") from None
     return wrapper
 

@@ -8,7 +8,7 @@ from rich.table import Table
 from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt,
                                   HardwareOpt, JsonOpt,
                                   ModelOpt, PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console,
-                                  err_console, layout_flags, print_notes)
+                                  err_console, layout_flags, negative, print_notes)
 from shardplan.units import fmt_seconds
 
 
@@ -32,6 +32,12 @@ def estimate_layout(specs: dict[str, Any], layout: dict[str, Any]):
     from shardplan.inputs import build_inputs
     m, hw, tr, pc = build_inputs(**specs, **layout)
     return run_estimate(m, hw, tr, pc, specs["devices"])
+
+
+def does_not_fit(e) -> str:
+    """The message of an estimate whose layout does not fit in HBM (exit code 1)."""
+    return (f"the layout does not fit: {_gib(e.memory.total)} GiB per device of {_gib(e.hardware.hbm_bytes)} GiB HBM; "
+            f"try `shardplan plan` with the same flags for layouts that fit")
 
 
 def _summary_table(e) -> Table:
@@ -123,3 +129,5 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
         print(json.dumps(e.to_dict(), indent=1))
     else:
         print_estimate(e)
+    if not e.fits:
+        raise negative(does_not_fit(e))

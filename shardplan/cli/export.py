@@ -70,7 +70,8 @@ def import_config(file: FileArg, from_: FromOpt, devices: ImportDevicesOpt = Non
     """Read a framework's config back into a plan JSON (the format `--plan` reads), to check the layout
     you already run: `shardplan estimate --plan plan.json ...`."""
     from shardplan.export import import_config as read_config
-    imported = read_config(from_, file.read_text(), devices)
+    from shardplan.loaders import read_text_capped
+    imported = read_config(from_, read_text_capped(file, "import"), devices)
     text = json.dumps(imported.to_plan(), indent=1)
     if output is None:
         print(text)

@@ -11,7 +11,7 @@ from rich.table import Table
 from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt,
                                   HardwareOpt, JsonOpt,
                                   ModelOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console, err_console,
-                                  layout_flags)
+                                  layout_flags, negative)
 from shardplan.errors import ConfigError
 from shardplan.units import fmt_seconds
 
@@ -93,21 +93,19 @@ def _plans_table(res, m, hw, tr, devices: int) -> Table:
     t = Table(title=f"{m.name} on {devices} x {hw.name}, seq {tr.seq_len}, batch {tr.global_batch_size} "
                     f"sequences: {res.n_layouts:,} layouts in {res.seconds:.2f} s"
                     + (f" ({res.n_equivalent:,} with identical predictions not shown)" if res.n_equivalent else ""))
-    for col in ("#", "layout", "tokens/s/device", "MFU", "step", "memory GiB", "bound"):
-        t.add_column(col, justify="right" if col in ("#", "tokens/s/device", "MFU", "step", "memory GiB") else "left")
+    # the layout column folds instead of ending in "..." (rows may differ only at its end, issue 15)
+    for col in ("#", "layout", "tok/s/dev", "MFU", "step", "GiB", "bound"):
+        t.add_column(col, justify="left" if col in ("layout", "bound") else "right", overflow="fold",
+                     no_wrap=col not in ("layout", "bound"), min_width={"layout": 22, "bound": 8}.get(col))
     for i, e in enumerate(res.plans):
         t.add_row(str(i + 1), e.parallel.short(), f"{e.tokens_per_s / devices:,.0f}", f"{e.mfu:.1%}",
-                  fmt_seconds(e.step_s), f"{e.memory.total / 2**30:,.1f}", e.bound)
+                  fmt_seconds(e.step_s), f"{e.memory.total / 2**30:,.1f}", e.bound.split(" (")[0])
     return t
 
 
 def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show_infeasible: bool) -> None:
     from shardplan.explain import compare, describe
-    if not res.plans:
-        hint = "" if show_infeasible else "; use --show-infeasible to see the closest ones"
-        err_console.print(f"[bold red]no layout fits[/] in {hw.hbm_bytes / 2**30:.0f} GiB per device "
-                          f"({res.n_layouts:,} layouts tried){hint}")
-    else:
+    if res.plans:
         console.print(_plans_table(res, m, hw, tr, devices))
     best = res.plans[0] if res.plans else None
     for i, e in enumerate(res.plans):
@@ -141,7 +139,7 @@ def _export_winner(framework: str, best, output: Optional[Path]) -> None:
         raise ConfigError(f"--export {framework} needs -o FILE (stdout carries the ranking)", field="output",
                           value=None)
     if best is None:
-        raise ConfigError(f"--export {framework}: no layout fits, nothing to export", field="export", value=framework)
+        raise negative(f"--export {framework}: no layout fits, nothing to export")
     write_export(framework, best, output)
 
 
@@ -167,21 +165,25 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
                                 global_batch=global_batch, global_batch_tokens=global_batch_tokens,
                                 precision=precision, attention=attention, framework=framework, dropout=dropout,
                                 scale_up_size=scale_up_size)
-    if top < 1:
-        raise ConfigError(f"--top {top} must be >= 1", field="top", value=top)
-    if max_tp is not None and max_tp < 1:
-        raise ConfigError(f"--max-tp {max_tp} must be >= 1", field="max_tp", value=max_tp)
+    from shardplan import limits
+    limits.check_range("--top", top, 1, 10_000)
+    if max_tp is not None:
+        limits.check_range("--max-tp", max_tp, 1, limits.MAX_DEVICES)
     pins, schedules = search_pins(fix, layout)
-    res = search(m, hw, tr, devices, top_k=top, objective=objective, fix=pins, max_tp=max_tp,
-                 schedules=schedules, exhaustive=exhaustive, keep_infeasible=show_infeasible)
-    best = res.plans[0] if res.plans else None
-    if export is not None:
-        _export_winner(export, best, output)
-    rules = _rule_results(m, hw, tr, devices, best, pins) if best else []
+    with err_console.status("searching layouts...", spinner="dots"):  # shown on a terminal only
+        res = search(m, hw, tr, devices, top_k=top, objective=objective, fix=pins, max_tp=max_tp,
+                     schedules=schedules, exhaustive=exhaustive, keep_infeasible=show_infeasible)
+        best = res.plans[0] if res.plans else None
+        if export is not None:
+            _export_winner(export, best, output)
+        rules = _rule_results(m, hw, tr, devices, best, pins) if best else []
     if json_out:
         print(json.dumps(_plan_json(res, best, rules, show_infeasible), indent=1))
     else:
         _print_plans(res, m, hw, tr, devices, rules, show_infeasible)
+    if best is None:
+        raise negative(f"no layout fits in {hw.hbm_bytes / 2**30:.0f} GiB per device ({res.n_layouts:,} layouts "
+                       f"tried); more devices, a smaller batch or --show-infeasible may help")
 
 
 DevicesListOpt = Annotated[Optional[list[int]], typer.Option("--devices", "-n", help="device counts (repeat)")]
@@ -200,13 +202,18 @@ def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, mo
     Columns: DP crit. = tokens per data-parallel rank below which DP/FSDP gradient traffic outweighs
     compute (C / W of the link the group crosses); max TP = largest tp whose activation traffic still
     hides behind its matmuls (F * W_scale-up / C), both from the Scaling Book."""
+    from rich.progress import Progress
+
+    from shardplan import limits
     from shardplan.guide_table import guide_rows, rows_to_markdown
     for n in devices or []:
-        if n < 1:
-            raise ConfigError(f"--devices {n} must be >= 1", field="devices", value=n)
-    if seq_len < 1:
-        raise ConfigError(f"--seq-len {seq_len} must be >= 1", field="seq_len", value=seq_len)
-    rows = guide_rows(hardware, models or None, devices or None, seq_len, global_batch_tokens)
+        limits.check_range("devices", n, 1, limits.MAX_DEVICES)
+    limits.check_range("seq_len", seq_len, 1, limits.MAX_SEQ_LEN, "tokens")
+    limits.check_range("global_batch_tokens", global_batch_tokens, 1, limits.MAX_BATCH_TOKENS, "tokens")
+    with Progress(console=err_console, transient=True) as bar:  # rows take seconds each
+        task = bar.add_task("guide", total=None)
+        rows = guide_rows(hardware, models or None, devices or None, seq_len, global_batch_tokens,
+                          progress=lambda i, n, label: bar.update(task, completed=i, total=n, description=label))
     t = Table(title=f"best layouts on {hardware}, seq {seq_len}")
     for col in ("model", "devices", "best layout", "MFU", "tok/s/dev", "bound", "DP crit.", "max TP",
                 "rule of thumb", "rule vs best"):

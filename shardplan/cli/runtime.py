@@ -16,6 +16,8 @@ import typer
 from shardplan.errors import ConfigError
 
 _HOST_FLAG = "xla_force_host_platform_device_count"
+#: simulated CPU devices per process at most (XLA's host platform; more take minutes to start)
+MAX_HOST_DEVICES = 1024
 
 ScaleOpt = Annotated[bool, typer.Option("--scale-down/--no-scale-down",
                                         help="shrink layers/widths for CPU, keeping n_heads/n_kv_heads")]
@@ -51,8 +53,8 @@ def configure_host_devices(devices: int, num_processes: int | None = None) -> bo
     Raises:
         ConfigError: ``devices`` < 1 or not divisible by ``num_processes``.
     """
-    if devices < 1:
-        raise ConfigError(f"devices={devices} must be >= 1", field="devices", value=devices)
+    from shardplan import limits
+    limits.check_range("devices", devices, 1, limits.MAX_DEVICES)
     n_proc = num_processes or 1
     if devices % n_proc:
         raise ConfigError(f"devices={devices} is not divisible by num_processes={n_proc}; every process must hold "
@@ -60,8 +62,35 @@ def configure_host_devices(devices: int, num_processes: int | None = None) -> bo
     flags = os.environ.get("XLA_FLAGS", "")
     if "jax" in sys.modules or _HOST_FLAG in flags or _accelerator_present():
         return False
+    if devices // n_proc > MAX_HOST_DEVICES:
+        raise ConfigError(f"devices={devices}: {devices // n_proc:,} simulated CPU devices per process; legal: at most "
+                          f"{MAX_HOST_DEVICES:,} (run on accelerators, or split over --num-processes)", field="devices",
+                          value=devices)
     os.environ["XLA_FLAGS"] = f"{flags} --{_HOST_FLAG}={devices // n_proc}".strip()
     return True
+
+
+def check_host_memory(model: Any, devices: int) -> None:
+    """Refuse a CPU run whose model state cannot fit in this host's memory, before anything compiles: the
+    weights, gradients and Adam state take at least 16 bytes per parameter in all (ZeRO paper, Sec. 3.1),
+    however they are sharded over the simulated devices. Nothing is checked when an accelerator is present.
+
+    Raises:
+        ConfigError: with the memory needed, the host's, and the ``--scale-down`` flags that fit.
+    """
+    if _accelerator_present():
+        return
+    need = model.n_params * 16
+    try:
+        host = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return
+    if need > host:
+        gpus = -(-need // (80 * 2**30))
+        raise ConfigError(f"{model.name} ({model.n_params:,} parameters) needs at least {need / 2**30:,.0f} GiB of model "
+                          f"state on the {devices} simulated CPU devices, but this host has {host / 2**30:,.0f} GiB; add "
+                          f"--scale-down (e.g. --scale-down --scale-d-model 64 --scale-layers 2) or run on at least "
+                          f"{gpus:,} accelerators of 80 GiB", field="model", value=model.name)
 
 
 def runtime_inputs(model: str, devices: int, seq_len: int, global_batch: int | None, global_batch_tokens: int | None,
@@ -89,8 +118,15 @@ def runtime_inputs(model: str, devices: int, seq_len: int, global_batch: int | N
     tr = training_spec(seq_len, global_batch, global_batch_tokens, framework="maxtext")
     scale_down, d_model, n_layers = scale
     if scale_down:
+        from shardplan import limits
+        limits.check_range("--scale-d-model", d_model, 1, 2**16)
+        limits.check_range("--scale-layers", n_layers, 1, 2**10)
         from shardplan.jax.model import scale_down as shrink
         m = shrink(m, d_model=d_model, n_layers=n_layers, min_kv_heads=pc.tp)
+    if m.position == "rope" and m.dim_head % 2:
+        raise ConfigError(f"head_dim={m.dim_head} (d_model={m.d_model} / n_heads={m.n_heads}) is odd; RoPE rotates "
+                          f"pairs of features, so the runtime needs an even head_dim; legal: d_model a multiple of "
+                          f"{2 * m.n_heads} (or an even head_dim)", field="head_dim", value=m.dim_head)
     return m, tr, pc
 
 

@@ -14,9 +14,9 @@ import typer
 from shardplan.cli.common import BatchOpt, BatchTokOpt, ModelOpt, PlanOpt, SeqOpt, app, config_errors, console, \
     layout_flags, print_notes
 from shardplan.cli.runtime import (DevOpt, DModelOpt, LayersOpt, PRuleOpt, PSpecOpt, RuleOpt, ScaleOpt,
-                                   configure_host_devices, parse_param_overrides, parse_rule_overrides,
+                                   check_host_memory, configure_host_devices, parse_param_overrides, parse_rule_overrides,
                                    runtime_inputs)
-from shardplan.errors import ConfigError
+from shardplan.errors import ConfigError, short_repr
 
 StepsOpt = Annotated[int, typer.Option(help="optimizer steps")]
 LrOpt = Annotated[float, typer.Option("--lr", help="peak AdamW learning rate")]
@@ -47,14 +47,14 @@ def _check_args(steps: int, lr: float, warmup: int, n_proc: int | None, metrics:
     Raises:
         ConfigError: naming the option, the value and what is legal.
     """
-    if steps < 1:
-        raise ConfigError(f"--steps {steps} must be >= 1", field="steps", value=steps)
+    if not 1 <= steps <= 10**9:
+        raise ConfigError(f"--steps {short_repr(steps)}; legal: 1 to 1,000,000,000", field="steps", value=steps)
     if not (math.isfinite(lr) and lr > 0):
         raise ConfigError(f"--lr {lr} must be a positive finite number", field="lr", value=lr)
-    if warmup < 0:
-        raise ConfigError(f"--warmup {warmup} must be >= 0", field="warmup", value=warmup)
-    if n_proc is not None and n_proc < 1:
-        raise ConfigError(f"--num-processes {n_proc} must be >= 1", field="num_processes", value=n_proc)
+    if not 0 <= warmup <= 10**9:
+        raise ConfigError(f"--warmup {short_repr(warmup)}; legal: 0 to 1,000,000,000", field="warmup", value=warmup)
+    if n_proc is not None and not 1 <= n_proc <= 2**20:
+        raise ConfigError(f"--num-processes {short_repr(n_proc)}; legal: 1 to 1,048,576", field="num_processes", value=n_proc)
     if metrics is not None and (metrics.is_dir() or not metrics.parent.exists()):
         raise ConfigError(f"--metrics {metrics}: not a writable file path", field="metrics", value=str(metrics))
     if save_every is not None and save_every < 1:
@@ -71,6 +71,24 @@ def _check_args(steps: int, lr: float, warmup: int, n_proc: int | None, metrics:
         raise ConfigError(f"--resume: --checkpoint-dir {checkpoint_dir} does not exist, nothing to resume from",
                           field="checkpoint_dir", value=str(checkpoint_dir),
                           legal=["a directory written by `shardplan train --checkpoint-dir`"])
+
+
+def _num_processes(flag: int | None) -> int | None:
+    """``--num-processes`` or ``JAX_NUM_PROCESSES`` (None: neither); 0 is kept, so that it is refused.
+
+    Raises:
+        ConfigError: ``JAX_NUM_PROCESSES`` is not a whole number.
+    """
+    if flag is not None:
+        return flag
+    env = os.environ.get("JAX_NUM_PROCESSES")
+    if not env:
+        return None
+    try:
+        return int(env)
+    except ValueError:
+        raise ConfigError(f"JAX_NUM_PROCESSES={short_repr(env)}; legal: a whole number >= 1",
+                          field="num_processes", value=env) from None
 
 
 def _resume_point(checkpoint_dir: Path, m: Any, seed: int, tr: Any, steps: int) -> tuple[int, dict[str, Any]]:
@@ -113,14 +131,19 @@ def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_bat
     --save-every steps); --resume restores the latest checkpoint into the current layout and
     continues the step counter and the data position until step --steps.
     """
-    env_proc = os.environ.get("JAX_NUM_PROCESSES")
-    n_proc = num_processes or (int(env_proc) if env_proc else None)
+    n_proc = _num_processes(num_processes)
+    if not 0 <= seed < 2**32:
+        raise ConfigError(f"--seed {short_repr(seed)}; legal: 0 to {2**32 - 1:,}", field="seed", value=seed)
     _check_args(steps, lr, warmup, n_proc, metrics, save_every, checkpoint_dir, resume)
+    if process_id is not None and not 0 <= process_id < (n_proc or 1):
+        raise ConfigError(f"--process-id {short_repr(process_id)}; legal: 0 to {(n_proc or 1) - 1} (--num-processes "
+                          f"{n_proc or 1})", field="process_id", value=process_id)
     configure_host_devices(devices, n_proc)
     m, tr, pc = runtime_inputs(model, devices, seq_len, global_batch, global_batch_tokens, plan, layout,
                                (scale_down, scale_d_model, scale_layers))
     from shardplan.parallel import validate
     layout_ = validate(pc, m, tr, devices)  # config-time errors before JAX starts
+    check_host_memory(m, devices)
 
     import jax  # noqa: F401  (after XLA_FLAGS)
 
@@ -187,10 +210,15 @@ def _train_with_progress(trainer: Any, m: Any, layout: Any, tr: Any, cfg: Any, d
                   TextColumn("{task.fields[info]}"), console=console, disable=not main) as prog:
         ckpt = dict(ckpt)
         start = ckpt.pop("start", 0)
-        task = prog.add_task("train", total=cfg.steps, completed=start, info="compiling...")
+        task = prog.add_task("train", total=cfg.steps, completed=start, info="initialising and compiling (first step)...")
+
+        every = max(1, cfg.steps // 10)
 
         def on_step(rec: dict[str, Any]) -> None:
-            prog.update(task, advance=1, info=f"loss {rec['loss']:.4f} | {rec['tokens_per_s']:,.0f} tok/s")
+            info = f"loss {rec['loss']:.4f} | {rec['tokens_per_s']:,.0f} tok/s"
+            prog.update(task, advance=1, info=info)
+            if main and not console.is_terminal and (rec["step"] % every == 0 or rec["step"] == cfg.steps):
+                console.print(f"step {rec['step']}/{cfg.steps}: {info}", highlight=False)  # a log, not a bar
 
         hist = run_train(m, layout, tr, cfg, data=[str(p) for p in data] if data else None,
                          metrics_path=metrics, on_step=on_step, trainer=trainer, **ckpt)

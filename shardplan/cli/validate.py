@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from shardplan.cli.common import BatchOpt, BatchTokOpt, JsonOpt, ModelOpt, PlanOpt, SeqOpt, app, config_errors, \
-    console, err_console, layout_flags, print_notes
+    console, err_console, layout_flags, negative, print_notes
 from shardplan.cli.runtime import DModelOpt, LayersOpt, ScaleOpt, configure_host_devices, runtime_inputs
 from shardplan.errors import ConfigError
 
@@ -106,3 +106,5 @@ def validate(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_
         print(json.dumps(v.to_dict(), indent=1, default=str))
     else:
         print_validation(v)
+    if not v.ok:
+        raise negative("the compiled program is outside the planner's tolerance (rows marked red / ok = no)")

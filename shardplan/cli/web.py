@@ -83,3 +83,7 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
         stem = output.with_suffix("") if output.suffix else output
         for path in rep.write_png(e, stem, ranked):
             typer.echo(f"wrote {path}")
+    if not e.fits:
+        from shardplan.cli.common import negative
+        from shardplan.cli.estimate import does_not_fit
+        raise negative(does_not_fit(e))

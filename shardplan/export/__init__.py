@@ -20,7 +20,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shardplan.errors import ConfigError, fmt_legal
+import yaml
+
+from shardplan.errors import ConfigError, fmt_legal, short_repr
 from shardplan.export import deepspeed, easydel, maxtext, megatron, nanotron, torchtitan
 from shardplan.export.base import ExportContext, Exporter, Imported, check_kv_replication, check_precision
 
@@ -78,7 +80,21 @@ def import_config(framework: str, text: str, devices: int | None = None) -> Impo
     Raises:
         ConfigError: an unknown framework, an unreadable config, or values the planner cannot represent.
     """
-    return exporter(framework).read(text, devices)
+    reader = exporter(framework)
+    if len(text) > 2**20:
+        raise ConfigError(f"the {framework} config is larger than 1 MiB; a config is a few KiB", field="file",
+                          value=len(text))
+    if devices is not None and not 1 <= devices <= 2**20:
+        raise ConfigError(f"devices={short_repr(devices)}; legal: 1 to 1,048,576", field="devices", value=devices)
+    try:
+        return reader.read(text, devices)
+    except ConfigError:
+        raise
+    except RecursionError:
+        raise ConfigError(f"the {framework} config is nested too deeply", field="file", value=None) from None
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError, yaml.YAMLError) as e:
+        raise ConfigError(f"the {framework} config cannot be read: {type(e).__name__}: {short_repr(str(e), 200)}",
+                          field="file", value=None) from None
 
 
 def reproduce_command(framework: str, estimate, output: str | Path | None = None) -> str:

@@ -139,9 +139,17 @@ def write(ctx: ExportContext) -> str:
     return "#!/usr/bin/env bash\n" + comment_block(ctx, EXPORTER) + body + launch
 
 
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser that raises a ConfigError instead of printing usage and exiting."""
+
+    def error(self, message: str) -> None:
+        """Refuse a malformed Megatron-LM argument (argparse's message, cut to 200 characters)."""
+        raise ConfigError(f"the Megatron-LM arguments cannot be read: {message[:200]}", field="file", value=None)
+
+
 def parser() -> argparse.ArgumentParser:
     """An argparse parser of the flags :func:`megatron_args` writes (Megatron-LM's names and types)."""
-    ap = argparse.ArgumentParser(prog="megatron", add_help=False, allow_abbrev=False)
+    ap = _Parser(prog="megatron", add_help=False, allow_abbrev=False)
     for flag in ("--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--context-parallel-size",
                  "--expert-model-parallel-size", "--expert-tensor-parallel-size",
                  "--num-layers-per-virtual-pipeline-stage", "--virtual-pipeline-model-parallel-size",

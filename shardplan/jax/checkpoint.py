@@ -217,6 +217,11 @@ class Checkpointer:
 
     def _require_step(self, step: int | None) -> int:
         steps = self.steps()
+        partial = sorted(p.name for p in self.directory.glob("*.orbax-checkpoint-tmp*")) if not steps else []
+        if partial:
+            raise ConfigError(f"checkpoint {partial[-1].split('.')[0]} in {self.directory} is incomplete (interrupted "
+                              f"save), nothing to resume; remove {partial[-1]} or train without --resume",
+                              field="checkpoint_dir", value=str(self.directory))
         if not steps:
             raise ConfigError(f"checkpoint_dir={str(self.directory)!r} holds no checkpoint to resume from "
                               f"(missing or empty directory)", field="checkpoint_dir", value=str(self.directory),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shardplan.errors import ConfigError
+from shardplan.errors import ConfigError, short_repr
 from shardplan.specs.framework import FrameworkProfile
 
 _FP32_MAIN_GRADS = ("Megatron-LM accumulates gradients in an fp32 main_grad buffer (--accumulate-allreduce-grads-in-fp32, "
@@ -100,7 +100,7 @@ def framework_profile(name: str) -> FrameworkProfile:
     try:
         return FRAMEWORKS[name]
     except KeyError:
-        raise ConfigError(f"framework={name!r} is unknown; legal framework: {', '.join(FRAMEWORKS)} "
+        raise ConfigError(f"framework={short_repr(name)} is unknown; legal framework: {', '.join(FRAMEWORKS)} "
                           "(or a profile .yaml file)", field="framework", value=name, legal=list(FRAMEWORKS)) from None
 
 

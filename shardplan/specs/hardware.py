@@ -22,6 +22,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from shardplan import limits as L
+
 
 class HardwareSpec(BaseModel):
     """One accelerator kind, its memory and its scale-up / scale-out networks.
@@ -34,8 +36,8 @@ class HardwareSpec(BaseModel):
 
     name: str
     kind: Literal["gpu", "tpu"] = "gpu"
-    peak_flops_bf16: float = Field(ge=1e9, description="dense bf16 FLOP/s per device (datasheet sparse / 2)")
-    peak_flops_fp8: float | None = Field(default=None, ge=1e9, description="dense fp8 FLOP/s per device")
+    peak_flops_bf16: float = Field(ge=1e9, le=L.MAX_FLOPS, description="dense bf16 FLOP/s per device (datasheet sparse / 2)")
+    peak_flops_fp8: float | None = Field(default=None, ge=1e9, le=L.MAX_FLOPS, description="dense fp8 FLOP/s per device")
     # Compute units (shardplan.cost.gemm: tile and wave quantization of GEMMs, attention kernels).
     sm_count: int | None = Field(default=None, gt=0, le=4096,
                                  description="streaming multiprocessors / compute units that each run one GEMM "
@@ -54,13 +56,13 @@ class HardwareSpec(BaseModel):
                              description="elements of K per main-loop step of one tile; K is padded to it")
     compute_arch: Literal["ampere", "hopper", "blackwell", "cdna3", "tpu"] | None = Field(
         default=None, description="architecture family: selects the published attention-kernel efficiency tables")
-    hbm_bytes: float = Field(ge=2**20, description="HBM capacity per device, bytes")
-    hbm_bandwidth: float = Field(ge=1e6, description="HBM bandwidth per device, bytes/s")
-    scale_up_size: int = Field(gt=0, description="devices per NVLink domain / ICI slice")
-    scale_up_bandwidth: float = Field(ge=1e6, description="per-device ring bandwidth of the scale-up level, bytes/s")
+    hbm_bytes: float = Field(ge=2**20, le=L.MAX_MEMORY_BYTES, description="HBM capacity per device, bytes")
+    hbm_bandwidth: float = Field(ge=1e6, le=L.MAX_BANDWIDTH, description="HBM bandwidth per device, bytes/s")
+    scale_up_size: int = Field(gt=0, le=L.MAX_DEVICES, description="devices per NVLink domain / ICI slice")
+    scale_up_bandwidth: float = Field(ge=1e6, le=L.MAX_BANDWIDTH, description="per-device ring bandwidth of the scale-up level, bytes/s")
     scale_up_latency: float = Field(default=5e-6, ge=0, le=1.0,
                                     description="per-hop (per ring step) latency of the scale-up level, s")
-    scale_out_bandwidth: float = Field(ge=1e6,
+    scale_out_bandwidth: float = Field(ge=1e6, le=L.MAX_BANDWIDTH,
                                        description="per-device one-way scale-out (IB/RoCE/DCN) bandwidth, bytes/s")
     scale_out_latency: float = Field(default=2e-5, ge=0, le=1.0,
                                      description="per-hop latency of the scale-out level, s; a ring that crosses "
@@ -84,20 +86,20 @@ class HardwareSpec(BaseModel):
         description="nccl-tests bus bandwidth (bytes/s) measured on this cluster: op -> {nodes: busbw}, with all "
                     "GPUs of each node in the communicator; used for groups that span nodes (shardplan.cost.comm)")
     measured_busbw_bytes: float | None = Field(
-        default=None, gt=0,
+        default=None, gt=0, le=L.MAX_MEMORY_BYTES,
         description="buffer size S (bytes) at which measured_busbw was measured; the model's latency at that size is "
                     "taken out of it to get the bandwidth term. None: the table is the large-message bus bandwidth")
     ici_dims: int = Field(default=0, ge=0, le=3, description="torus dimensions (TPU); 0 = switched fabric")
-    ici_axis_len: int = Field(default=4, gt=0, description="devices along one torus axis of a cube/slice")
+    ici_axis_len: int = Field(default=4, gt=0, le=4096, description="devices along one torus axis of a cube/slice")
     # Efficiency factors: fraction of peak achieved by large operations, same for every run on
     # this hardware kind (see docs/cost_model.md for their sources and calibration).
-    matmul_efficiency: float = Field(default=0.7, gt=0, le=1)
-    fp8_matmul_efficiency: float = Field(default=0.45, gt=0, le=1,
+    matmul_efficiency: float = Field(default=0.7, ge=L.MIN_EFFICIENCY, le=1)
+    fp8_matmul_efficiency: float = Field(default=0.45, ge=L.MIN_EFFICIENCY, le=1,
                                          description="fraction of the fp8 peak reached by fp8 matmuls")
-    hbm_efficiency: float = Field(default=0.8, gt=0, le=1)
-    scale_up_efficiency: float = Field(default=0.8, gt=0, le=1)
-    scale_out_efficiency: float = Field(default=0.85, gt=0, le=1)
-    runtime_reserve_bytes: float = Field(default=2 * 2**30, ge=0,
+    hbm_efficiency: float = Field(default=0.8, ge=L.MIN_EFFICIENCY, le=1)
+    scale_up_efficiency: float = Field(default=0.8, ge=L.MIN_EFFICIENCY, le=1)
+    scale_out_efficiency: float = Field(default=0.85, ge=L.MIN_EFFICIENCY, le=1)
+    runtime_reserve_bytes: float = Field(default=2 * 2**30, ge=0, le=L.MAX_MEMORY_BYTES,
                                          description="HBM kept back for the runtime (CUDA context, XLA, allocator)")
     runtime_reserve_fraction: float = Field(default=0.05, ge=0, lt=1,
                                             description="extra fraction of HBM lost to fragmentation")
@@ -111,10 +113,19 @@ class HardwareSpec(BaseModel):
             if op not in legal:
                 raise ConfigError(f"measured_busbw has op {op!r}; legal: {', '.join(legal)}",
                                   field="measured_busbw", value=op, legal=legal)
-            bad = {k: v for k, v in table.items() if k < 1 or not v > 0}
+            bad = {k: v for k, v in table.items() if not 1 <= k <= L.MAX_DEVICES or not 0 < v <= L.MAX_BANDWIDTH}
             if bad or not table:
-                raise ConfigError(f"measured_busbw[{op!r}] needs node counts >= 1 and bus bandwidths > 0 bytes/s "
+                raise ConfigError(f"measured_busbw[{op!r}] needs node counts 1 to 2^20 and bus bandwidths in (0, 1e15] bytes/s "
                                   f"(got {bad or table})", field="measured_busbw", value=table)
+        return self
+
+    @model_validator(mode="after")
+    def _tiles(self) -> "HardwareSpec":
+        from shardplan.errors import ConfigError, short_repr
+        bad = [t for t in self.gemm_tiles if not all(1 <= x <= 4096 for x in t)]
+        if bad:
+            raise ConfigError(f"gemm_tiles has the tile {short_repr(list(bad[0]))}; legal: (rows, cols) from 1 to 4096 each",
+                              field="gemm_tiles", value=list(bad[0]))
         return self
 
     @model_validator(mode="after")

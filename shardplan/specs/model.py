@@ -35,6 +35,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from shardplan import limits as L
 from shardplan.errors import ConfigError
 
 
@@ -50,26 +51,26 @@ class ModelSpec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
     name: str = "custom"
-    n_layers: int = Field(gt=0, description="number of transformer blocks")
-    d_model: int = Field(gt=0, description="hidden size h")
-    n_heads: int = Field(gt=0, description="query heads a")
-    n_kv_heads: int | None = Field(default=None, gt=0, description="key/value heads g (GQA); default n_heads")
-    head_dim: int | None = Field(default=None, gt=0, description="per-head width; default d_model // n_heads")
-    ffn_dim: int = Field(gt=0, description="dense MLP intermediate width F")
-    vocab_size: int = Field(gt=0)
+    n_layers: int = Field(gt=0, le=L.MAX_LAYERS, description="number of transformer blocks")
+    d_model: int = Field(gt=0, le=L.MAX_D_MODEL, description="hidden size h")
+    n_heads: int = Field(gt=0, le=L.MAX_HEADS, description="query heads a")
+    n_kv_heads: int | None = Field(default=None, gt=0, le=L.MAX_HEADS, description="key/value heads g (GQA); default n_heads")
+    head_dim: int | None = Field(default=None, gt=0, le=L.MAX_HEAD_DIM, description="per-head width; default d_model // n_heads")
+    ffn_dim: int = Field(gt=0, le=L.MAX_FFN, description="dense MLP intermediate width F")
+    vocab_size: int = Field(gt=0, le=L.MAX_VOCAB)
     mlp: Literal["swiglu", "gelu"] = "swiglu"
     norm: Literal["rmsnorm", "layernorm"] = "rmsnorm"
     qkv_bias: bool = Field(default=False, description="bias on Q, K, V only (Qwen2)")
     linear_bias: bool = Field(default=False, description="bias on every linear layer (GPT-2/3, NeoX)")
     tied_embeddings: bool = False
     position: Literal["rope", "learned", "alibi"] = "rope"
-    max_position_embeddings: int = Field(default=0, ge=0, description="rows of a learned position table")
+    max_position_embeddings: int = Field(default=0, ge=0, le=L.MAX_VOCAB, description="rows of a learned position table")
     # Mixture of experts
-    n_experts: int = Field(default=0, ge=0, description="routed experts per MoE layer (0 = dense)")
-    top_k: int = Field(default=0, ge=0, description="experts each token is routed to")
-    expert_ffn_dim: int | None = Field(default=None, gt=0, description="intermediate width of one expert")
-    n_shared_experts: int = Field(default=0, ge=0)
-    n_dense_layers: int = Field(default=0, ge=0, description="leading dense layers in an MoE model")
+    n_experts: int = Field(default=0, ge=0, le=L.MAX_EXPERTS, description="routed experts per MoE layer (0 = dense)")
+    top_k: int = Field(default=0, ge=0, le=L.MAX_EXPERTS, description="experts each token is routed to")
+    expert_ffn_dim: int | None = Field(default=None, gt=0, le=L.MAX_FFN, description="intermediate width of one expert")
+    n_shared_experts: int = Field(default=0, ge=0, le=L.MAX_EXPERTS)
+    n_dense_layers: int = Field(default=0, ge=0, le=L.MAX_LAYERS, description="leading dense layers in an MoE model")
     moe_layer_step: int = Field(
         default=1, ge=1, description="after the leading dense layers, every k-th layer is MoE (layer i is MoE "
         "iff (i - n_dense_layers + 1) % k == 0): 1 = all (Mixtral, DeepSeek), 2 = alternate (Llama 4 "

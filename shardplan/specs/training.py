@@ -23,7 +23,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from shardplan.errors import ConfigError
+from shardplan import limits as L
+from shardplan.errors import ConfigError, short_repr
 from shardplan.specs.framework import FrameworkProfile
 
 
@@ -43,11 +44,11 @@ class PrecisionPolicy(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = "custom"
-    param_bytes: int = Field(default=2, gt=0)
-    grad_bytes: int = Field(default=2, gt=0)
-    master_bytes: int = Field(default=4, ge=0)
-    optimizer_bytes: int = Field(default=8, ge=0)
-    activation_bytes: int = Field(default=2, gt=0)
+    param_bytes: int = Field(default=2, gt=0, le=16)
+    grad_bytes: int = Field(default=2, gt=0, le=16)
+    master_bytes: int = Field(default=4, ge=0, le=16)
+    optimizer_bytes: int = Field(default=8, ge=0, le=32)
+    activation_bytes: int = Field(default=2, gt=0, le=16)
     grads_transient: bool = False
     compute_dtype: Literal["bf16", "fp8"] = "bf16"
 
@@ -78,7 +79,7 @@ def precision_policy(name: str) -> PrecisionPolicy:
     try:
         return PRECISION_POLICIES[name]
     except KeyError:
-        raise ConfigError(f"precision={name!r} is unknown; legal: {', '.join(PRECISION_POLICIES)}",
+        raise ConfigError(f"precision={short_repr(name)} is unknown; legal: {', '.join(PRECISION_POLICIES)}",
                           field="precision", value=name, legal=PRECISION_POLICIES) from None
 
 
@@ -107,8 +108,8 @@ class TrainingSpec(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    seq_len: int = Field(gt=0)
-    global_batch_size: int = Field(gt=0, description="sequences per optimizer step")
+    seq_len: int = Field(gt=0, le=L.MAX_SEQ_LEN, description="tokens per sequence")
+    global_batch_size: int = Field(gt=0, le=L.MAX_BATCH_TOKENS, description="sequences per optimizer step")
     precision: PrecisionPolicy = Field(default_factory=lambda: PRECISION_POLICIES["bf16-mixed"])
     optimizer: Literal["adamw", "sgd"] = "adamw"
     attention: Literal["flash", "naive"] = "flash"
@@ -123,6 +124,14 @@ class TrainingSpec(BaseModel):
         """Tokens the busiest expert rank handles over the balanced share: the capacity factor with
         token dropping, else the imbalance (see the attributes)."""
         return self.moe_capacity_factor if self.moe_capacity_factor is not None else self.moe_imbalance
+
+    @model_validator(mode="after")
+    def _tokens(self) -> "TrainingSpec":
+        if self.global_batch_size * self.seq_len > L.MAX_BATCH_TOKENS:
+            raise ConfigError(f"global batch {self.global_batch_size:,} x seq_len {self.seq_len:,} = "
+                              f"{self.global_batch_size * self.seq_len:,} tokens per step; legal: at most 2^40 = "
+                              f"{L.MAX_BATCH_TOKENS:,}", field="global_batch_size", value=self.global_batch_size)
+        return self
 
     @model_validator(mode="after")
     def _opt(self) -> "TrainingSpec":
@@ -146,8 +155,8 @@ class TrainingSpec(BaseModel):
         Raises:
             ConfigError: if ``global_batch_tokens`` is not a multiple of ``seq_len``.
         """
-        if seq_len < 1:
-            raise ConfigError(f"seq_len={seq_len} must be >= 1", field="seq_len", value=seq_len)
+        L.check_range("seq_len", seq_len, 1, L.MAX_SEQ_LEN, "tokens")
+        L.check_range("global_batch_tokens", global_batch_tokens, 1, L.MAX_BATCH_TOKENS, "tokens")
         if global_batch_tokens < seq_len:
             raise ConfigError(f"global_batch_tokens={global_batch_tokens} must be >= seq_len={seq_len} "
                               f"(at least one sequence)", field="global_batch_tokens", value=global_batch_tokens)

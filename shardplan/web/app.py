@@ -226,13 +226,19 @@ def parse_upload(contents: str | None, filename: str | None) -> tuple:
         return dash.no_update, "", _HIDDEN, options, dash.no_update
     try:
         payload = contents.split(",", 1)[1] if "," in contents else contents
+        if len(payload) > 2 * 2**20:
+            raise ConfigError(f"{filename} is larger than 1 MiB; a config.json is a few KiB", field="config.json")
         cfg = json.loads(base64.b64decode(payload).decode("utf-8"))
+        from shardplan.loaders import check_document
+        check_document(cfg, str(filename))
         if not isinstance(cfg, dict):
             raise ConfigError(f"{filename} holds no JSON object", field="config.json")
         name = cfg.get("_name_or_path") or (filename or "config.json").rsplit(".", 1)[0]
         name = str(name).rstrip("/").rsplit("/", 1)[-1] or "uploaded"
         from shardplan.loaders import model_from_hf_config
         spec = model_from_hf_config(cfg, name=name)
+    except RecursionError:
+        return dash.no_update, f"Upload {filename}: nested too deeply", _ALERT, options, dash.no_update
     except (ValueError, UnicodeDecodeError) as err:  # ConfigError is a ValueError; so is JSONDecodeError
         return dash.no_update, f"Upload {filename}: {err}", _ALERT, options, dash.no_update
     options = _model_options(f"uploaded: {spec.name} ({spec.n_params / 1e9:,.2f} B parameters)")
