@@ -30,5 +30,5 @@ def test_bench_smoke_writes_a_cluster_yaml_every_command_takes(tmp_path):
     # 8 devices = the preset's scale-up domain: the one-node entry of the measured table
     assert set(doc["measured_busbw"]) == {"AllReduce", "AllGather", "ReduceScatter"}
     r = runner.invoke(app, ["estimate", "--model", "llama-3-8b", "--hardware", str(out), "--devices", "8",
-                            "--seq-len", "1024", "--global-batch", "8", "--json"])
+                            "--seq-len", "1024", "--global-batch", "8", "--zero-stage", "3", "--json"])
     assert r.exit_code == 0, r.output

@@ -224,8 +224,10 @@ def test_cli_estimate_reads_every_family_config(name, tmp_path):
     args = ["estimate", "--model", str(tmp_path / name / "config.json"), "--hardware", "h100-sxm", "--devices", "8",
             "--seq-len", "4096", "--global-batch", "8", "--json"] + (["--ep", "2"] if moe else [])
     r = CliRunner().invoke(app, args)
-    assert r.exit_code == 0, r.output
-    assert json.loads(r.output)["model"]["n_params"] == count
+    # exit 1 = a negative result (the layout does not fit 8 GPUs); the estimate is printed either way
+    assert r.exit_code in (0, 1), r.output
+    out = json.loads(r.stdout)
+    assert out["model"]["n_params"] == count and (r.exit_code == 0) == out["fits"]
 
 
 def test_falcon_refinedweb_spelling():
