@@ -52,7 +52,7 @@ _NANOTRON_FIT_NOTE = ("fitted by python benchmarks/usp_grid.py --fit: robust lea
                       "log(predicted / measured) tokens/s/GPU over the 1,027 runs that ran in "
                       "shared/calibration/usp_h100_grid_1b_8b.csv (1B and 8B, 1-64 nodes of AWS p5), jointly with the "
                       "cluster's matmul_efficiency 0.515 (usp-h100-efa.yaml); in-sample median |error| 14.5%; "
-                      "leave-one-model-out 16.5% on 1B (fit on 8B) and 18.1% on 8B (fit on 1B); "
+                      "leave-one-model-out 19.2% on 1B (fit on 8B) and 18.0% on 8B (fit on 1B); "
                       "microbatch_node_exponent sits on its upper bound 3 (an empirical growth with job size, "
                       "docs/accuracy.md usp-grid section)")
 _NANOTRON_FIT_SOURCES = {k: _NANOTRON_FIT_NOTE for k in _NANOTRON_FITTED}
