@@ -84,6 +84,35 @@ def check_document(data: Any, where: str) -> None:
             stack.extend((v, depth + 1) for v in value)
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key given twice in one mapping (PyYAML keeps the last silently)."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> dict:
+        """The mapping of ``node``; raises a ConstructorError on a repeated key."""
+        seen = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # "<<: *anchor" may be overridden by the keys given
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                repeated = key in seen
+                seen.add(key)
+            except TypeError:  # unhashable: the base class reports it
+                break
+            if repeated:
+                raise yaml.constructor.ConstructorError(None, None, f"the key {short_repr(key)} is given twice",
+                                                        key_node.start_mark)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _no_repeated_json_keys(pairs: list[tuple[str, Any]]) -> dict:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) < len(keys):
+        twice = next(k for k in keys if keys.count(k) > 1)
+        raise ValueError(f"the key {short_repr(twice)} is given twice")
+    return dict(pairs)
+
+
 def parse_document(text: str, path: Path, as_json: bool) -> Any:
     """Parse JSON (``as_json``) or YAML text, turning every parser failure (syntax, recursion depth,
     unhashable keys, bad timestamps) into a ConfigError and checking the shape (:func:`check_document`).
@@ -93,12 +122,14 @@ def parse_document(text: str, path: Path, as_json: bool) -> Any:
     """
     kind = "JSON" if as_json else "YAML"
     try:
-        data = json.loads(text) if as_json else yaml.safe_load(text)
+        data = (json.loads(text, object_pairs_hook=_no_repeated_json_keys) if as_json
+                else yaml.load(text, Loader=_UniqueKeyLoader))  # noqa: S506 (a SafeLoader)
     except RecursionError:
         raise ConfigError(f"{path} is nested too deeply to be a spec ({kind})", field="path", value=str(path)) from None
     except (json.JSONDecodeError, yaml.YAMLError, ValueError, TypeError, OverflowError) as e:
-        raise ConfigError(f"{path} is not valid {kind}: {short_repr(str(e), 200)}", field="path",
-                          value=str(path)) from None
+        why = " ".join(str(e).split())  # one line
+        raise ConfigError(f"{path} is not valid {kind}: {why[:200] + ('...' if len(why) > 200 else '')}",
+                          field="path", value=str(path)) from None
     check_document(data, str(path))
     return data
 

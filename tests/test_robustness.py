@@ -395,3 +395,15 @@ def test_report_of_a_layout_that_does_not_fit_says_so(tmp_path):
     r = _run("report", "-m", "llama-3-70b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "8", "-o", out,
              "--no-plans", seconds=60)
     assert r.exit_code == 1 and "does not fit" in r.output and out.exists()
+
+
+def test_keys_given_twice_are_refused(tmp_path):
+    f = tmp_path / "hw.yaml"
+    f.write_text("base: h100-sxm\nbase: a100-80gb\n")
+    _bad("estimate", "-m", "llama-3-8b", "-H", f, *BASE[2:], needle="given twice")
+    p = tmp_path / "plan.json"
+    p.write_text('{"tp": 2, "tp": 4}')
+    _bad("estimate", "-m", "llama-3-8b", *BASE, "--plan", p, needle="given twice")
+    f.write_text("common: &c {matmul_efficiency: 0.5}\n")  # anchors and merge keys still work
+    from shardplan.loaders import parse_document
+    assert parse_document("a: &x {b: 1}\nd: {<<: *x, b: 2}\n", f, False)["d"] == {"b": 2}
