@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -309,23 +310,34 @@ def test_two_processes_match_one(tmp_path, reference):
     env["JAX_PLATFORMS"] = "cpu"
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     port = _free_port()
-    procs = []
+    procs, logs = [], [tmp_path / f"out{pid}.txt" for pid in range(2)]
+    # each process writes to its own file, not a pipe: a pipe read after the other process's would fill
+    # (64 KiB) and block that process inside a collective, hanging both until the timeout
     for pid in range(2):
         cmd = [sys.executable, "-m", "shardplan", "train", "--model", "tiny-llama", "--devices", "8",
                "--zero-stage", "3", "--steps", "3", "--seq-len", "32", "--global-batch", "16",
                "--compute-dtype", "fp32", "--coordinator-address", f"127.0.0.1:{port}", "--num-processes", "2",
                "--process-id", str(pid), "--metrics", str(tmp_path / f"m{pid}.jsonl")]
-        procs.append(subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                      text=True))
-    outs = []
+        with logs[pid].open("w") as out:
+            procs.append(subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, text=True))
+    deadline = time.monotonic() + 240
     try:
-        for p in procs:
-            outs.append(p.communicate(timeout=240)[0])
+        while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
+            if any(p.poll() not in (None, 0) for p in procs):
+                break  # one failed: the other would wait for it forever
+            time.sleep(0.5)
+        hung = [pid for pid, p in enumerate(procs) if p.poll() is None]
     finally:
         for p in procs:
             if p.poll() is None:
                 p.kill()
-    assert all(p.returncode == 0 for p in procs), "\n----\n".join(outs)
+                p.wait()
+    outs = [f.read_text() for f in logs]
+    report = "\n----\n".join(f"process {i} (exit {p.returncode}):\n{o[-3000:]}" for i, (p, o) in
+                               enumerate(zip(procs, outs)))
+    failed = [pid for pid, p in enumerate(procs) if pid not in hung and p.returncode != 0]
+    assert not failed, f"process(es) {failed} failed:\n{report}"
+    assert not hung, f"process(es) {hung} did not finish in 240 s (killed):\n{report}"
     assert "2 processes" in outs[0]
     recs = [json.loads(line) for line in (tmp_path / "m0.jsonl").read_text().splitlines()]
     assert not (tmp_path / "m1.jsonl").exists()  # only process 0 writes metrics
