@@ -179,7 +179,8 @@ def hardware_spec(hardware: str | HardwareSpec, scale_up_size: int | None = None
 
 def training_spec(seq_len: int, global_batch: int | None = None, global_batch_tokens: int | None = None,
                   precision: str = "bf16-mixed", attention: str = "flash",
-                  framework: str | FrameworkProfile | None = None, dropout: bool = False) -> TrainingSpec:
+                  framework: str | FrameworkProfile | None = None, dropout: bool = False,
+                  moe_capacity_factor: float | None = None, moe_imbalance: float = 1.0) -> TrainingSpec:
     """What one optimizer step processes.
 
     Args:
@@ -191,6 +192,8 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
         framework: a name of :data:`shardplan.presets.frameworks.FRAMEWORKS` or a profile
             (None: TrainingSpec's default, Megatron-LM).
         dropout: dropout layers on (their masks stored and their element-wise traffic counted).
+        moe_capacity_factor, moe_imbalance: MoE token dropping / dropless load
+            (:class:`~shardplan.specs.training.TrainingSpec`).
 
     Raises:
         ConfigError: both or neither batch given, unknown precision / attention / framework, values < 1.
@@ -203,7 +206,8 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
     if attention not in legal:
         raise ConfigError(f"attention={short_repr(attention)} is unknown; legal: {fmt_legal(legal)}", field="attention",
                           value=attention, legal=legal)
-    common = dict(precision=precision_policy(precision), attention=attention, dropout=dropout)
+    common = dict(precision=precision_policy(precision), attention=attention, dropout=dropout,
+                  moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance)
     if framework is not None:
         common["framework"] = framework_profile(framework) if isinstance(framework, str) else framework
     try:
@@ -292,7 +296,8 @@ class Inputs(NamedTuple):
 def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None, devices: int, seq_len: int,
                  global_batch: int | None, global_batch_tokens: int | None, precision: str = "bf16-mixed",
                  attention: str = "flash", framework: str | FrameworkProfile | None = None, dropout: bool = False,
-                 scale_up_size: int | None = None, plan: str | Path | None = None, **layout: Any) -> Inputs:
+                 scale_up_size: int | None = None, plan: str | Path | None = None,
+                 moe_capacity_factor: float | None = None, moe_imbalance: float = 1.0, **layout: Any) -> Inputs:
     """All specs from the values of ``shardplan estimate``'s flags (``hardware=None``: no hardware).
 
     ``layout`` holds ParallelConfig fields (``None`` = not given); with ``plan`` the plan file's values
@@ -305,6 +310,7 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
     limits.check_range("devices", devices, 1, limits.MAX_DEVICES)
     m = model_spec(model)
     hw = hardware_spec(hardware, scale_up_size) if hardware is not None else None
-    tr = training_spec(seq_len, global_batch, global_batch_tokens, precision, attention, framework, dropout)
+    tr = training_spec(seq_len, global_batch, global_batch_tokens, precision, attention, framework, dropout,
+                       moe_capacity_factor, moe_imbalance)
     pc = parallel_config(layout, plan)
     return Inputs(m, hw, tr, pc)

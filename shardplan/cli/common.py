@@ -161,6 +161,11 @@ ScaleUpOpt = Annotated[Optional[int], typer.Option("--scale-up-size",
 AttnOpt = Annotated[str, typer.Option(help=" | ".join(_ATTENTION) + " attention kernel")]
 FrameworkOpt = Annotated[str, typer.Option(help=" | ".join(FRAMEWORKS) + ": the training framework's profile "
                                            "(overheads, overlap, loss, allocator)")]
+MoeCapOpt = Annotated[Optional[float], typer.Option("--moe-capacity-factor", help="MoE token dropping: every expert "
+                                                    "computes and exchanges capacity = factor x its balanced share "
+                                                    "(empty: dropless)")]
+MoeImbOpt = Annotated[float, typer.Option("--moe-imbalance", help="dropless MoE: tokens on the busiest expert rank "
+                                          "over the balanced share (1 = balanced)")]
 DropoutOpt = Annotated[bool, typer.Option("--dropout/--no-dropout", help="dropout on (masks stored, extra "
                                           "element-wise traffic; Korthikanti et al. 2022 Table 2)")]
 PlanOpt = Annotated[Optional[Path], typer.Option("--plan", help="plan JSON (from `shardplan plan --json`); "

@@ -5,7 +5,8 @@ from typing import Any
 
 from rich.table import Table
 
-from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt,
+from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, MoeCapOpt,
+                                  MoeImbOpt,
                                   HardwareOpt, JsonOpt,
                                   ModelOpt, PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console,
                                   err_console, layout_flags, negative, print_notes)
@@ -112,13 +113,15 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
              global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
              precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
              framework: FrameworkOpt = "megatron", dropout: DropoutOpt = False,
+             moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0,
              scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None, json_out: JsonOpt = False,
              layout: dict = None) -> None:
     """Predict memory, step time, MFU and the bottleneck of one layout."""
     e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
                              global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
                              attention=attention, framework=framework, dropout=dropout,
-                                 scale_up_size=scale_up_size, plan=plan),
+                             moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance,
+                             scale_up_size=scale_up_size, plan=plan),
                         layout)
     print_notes(e.layout)
     from shardplan.calibration import optimism_note

@@ -8,7 +8,8 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt,
+from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, MoeCapOpt,
+                                  MoeImbOpt,
                                   HardwareOpt, JsonOpt,
                                   ModelOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console, err_console,
                                   layout_flags, negative)
@@ -148,7 +149,8 @@ def _export_winner(framework: str, best, output: Optional[Path]) -> None:
 @layout_flags(repeatable=("schedule",), show_defaults=False)
 def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt, global_batch: BatchOpt = None,
          global_batch_tokens: BatchTokOpt = None, precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
-         framework: FrameworkOpt = "megatron", dropout: DropoutOpt = False, scale_up_size: ScaleUpOpt = None,
+         framework: FrameworkOpt = "megatron", dropout: DropoutOpt = False,
+             moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0, scale_up_size: ScaleUpOpt = None,
              top: TopOpt = 5,
          objective: ObjectiveOpt = "throughput",
          fix: FixOpt = None, max_tp: MaxTpOpt = None, show_infeasible: InfeasibleOpt = False,
@@ -164,6 +166,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
     m, hw, tr, _ = build_inputs(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
                                 global_batch=global_batch, global_batch_tokens=global_batch_tokens,
                                 precision=precision, attention=attention, framework=framework, dropout=dropout,
+                                moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance,
                                 scale_up_size=scale_up_size)
     from shardplan import limits
     limits.check_range("--top", top, 1, 10_000)
