@@ -240,7 +240,7 @@ class Layout:
     @property
     def heaviest_stage(self) -> int:
         """Index of the first pipeline stage with the most transformer layers."""
-        return max(range(self.parallel.pp), key=lambda i: self.stage_layers[i])
+        return self.stage_layers.index(max(self.stage_layers))
 
     @property
     def candidate_stages(self) -> tuple[int, ...]:

@@ -353,7 +353,9 @@ def group_candidates(space: Space, d: Degrees, split: tuple[int, ...] | None) ->
     shards = [fix["dp_shard"]] if "dp_shard" in fix else (
         [None, local] if 1 < local < d.dp and d.dp % local == 0 else [None])
     gathers = [fix["zero3_gather"]] if "zero3_gather" in fix else ["per_microbatch", "per_step"]
-    sps = [fix["sp"]] if "sp" in fix else ([False, True] if d.tp > 1 else [False])
+    # etp != tp needs sequence parallelism (parallel._check_etp: each tp rank dispatches its sequence shard)
+    sps = [fix["sp"]] if "sp" in fix else ([True] if d.etp is not None and d.etp != d.tp else
+                                           [False, True] if d.tp > 1 else [False])
     scheds = schedule_options(space, d.pp, split)
     for z, shard, gather, sp, (sched, v) in itertools.product(zeros, shards, gathers, sps, scheds):
         if z != 3 and ((shard is not None and "dp_shard" not in fix)

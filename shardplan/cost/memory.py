@@ -61,7 +61,7 @@ from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
 
 
-@dataclass
+@dataclass(frozen=True)
 class StageParams:
     """Parameter elements held by one pipeline stage, before data-parallel sharding.
 
@@ -85,7 +85,26 @@ class StageParams:
         return self.dense + self.replicated + self.expert
 
 
+#: stage_params results per (model identity, the layout fields it reads, stage): the search prices the
+#: same stage of the same split thousands of times; the entry keeps the model so an id is never reused
+_STAGE_PARAMS: dict[tuple, tuple[ModelSpec, "StageParams"]] = {}
+
+
 def stage_params(model: ModelSpec, layout: Layout, stage: int) -> StageParams:
+    """Parameters on pipeline stage ``stage`` per device (cached; :func:`_stage_params`)."""
+    p = layout.parallel
+    key = (id(model), p.tp, p.ep, p.expert_tp, p.pp, layout.stage_layers, layout.padded_vocab, stage)
+    hit = _STAGE_PARAMS.get(key)
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    if len(_STAGE_PARAMS) > 200_000:
+        _STAGE_PARAMS.clear()
+    out = _stage_params(model, layout, stage)
+    _STAGE_PARAMS[key] = (model, out)
+    return out
+
+
+def _stage_params(model: ModelSpec, layout: Layout, stage: int) -> StageParams:
     """Parameters on pipeline stage ``stage`` (0 = first) per device, in elements.
 
     The first stage holds the input embedding (and learned positions); the last holds the final
