@@ -22,45 +22,8 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from dataclasses import asdict
 from pathlib import Path
-
-
-def _timeit(fn, *args, repeat: int = 5) -> float:
-    """Median seconds of ``fn(*args)`` after one warm-up call (blocks until ready)."""
-    import jax
-
-    jax.block_until_ready(fn(*args))
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        jax.block_until_ready(fn(*args))
-        times.append(time.perf_counter() - t0)
-    return sorted(times)[len(times) // 2]
-
-
-def matmul_flops(sizes: list[int]) -> list[dict]:
-    """Achieved FLOP/s of ``[n, n] @ [n, n]`` in bf16 (2 n^3 FLOPs per call)."""
-    import jax
-    import jax.numpy as jnp
-
-    out = []
-    f = jax.jit(lambda a, b: a @ b)
-    for n in sizes:
-        a = jnp.ones((n, n), jnp.bfloat16)
-        b = jnp.ones((n, n), jnp.bfloat16)
-        t = _timeit(f, a, b)
-        out.append({"n": n, "seconds": t, "flops_per_s": 2 * n**3 / t})
-    return out
-
-
-def hbm_bandwidth(n_bytes: int) -> dict:
-    """Achieved bytes/s of ``y = x * 2`` over ``n_bytes`` of bf16 (one read + one write)."""
-    import jax
-    import jax.numpy as jnp
-
-    x = jnp.ones((n_bytes // 2,), jnp.bfloat16)
-    t = _timeit(jax.jit(lambda v: v * 2), x)
-    return {"bytes": n_bytes, "seconds": t, "bytes_per_s": 2 * n_bytes / t}
 
 
 def train_step(hardware: str, smoke: bool) -> dict:
@@ -105,11 +68,11 @@ def main() -> None:
 
     hw = load_hardware(args.hardware)
     res = {"backend": jax.default_backend(), "device": str(jax.devices()[0]), "preset": hw.name}
+    from shardplan.jax.bench import gemm, hbm
+
     sizes = [256, 512] if args.smoke else [4096, 8192, 16384]
-    mm = matmul_flops(sizes)
-    res["matmul"] = [dict(r, fraction_of_peak=r["flops_per_s"] / hw.peak_flops_bf16) for r in mm]
-    hb = hbm_bandwidth(1 << 22 if args.smoke else 4 << 30)
-    res["hbm"] = dict(hb, fraction_of_preset=hb["bytes_per_s"] / hw.hbm_bandwidth)
+    res["matmul"] = [asdict(r) for r in gemm([(n, n, n) for n in sizes], hw)]
+    res["hbm"] = asdict(hbm(1 << 22 if args.smoke else 4 << 30, hw))
     res["preset_efficiency"] = {"matmul_efficiency": hw.matmul_efficiency, "hbm_efficiency": hw.hbm_efficiency}
     res["train_step"] = train_step(hw.name, args.smoke)
     text = json.dumps(res, indent=1)

@@ -157,6 +157,17 @@ def refuse(framework: str, missing: str, alternatives: str) -> ConfigError:
                        f"(or change the layout: shardplan plan --fix ...)", field="export", value=framework)
 
 
+def refuse_first(framework: str, checks: list[tuple[bool, str, str]]) -> None:
+    """Raise :func:`refuse` for the first ``(bad, missing, alternatives)`` check that holds.
+
+    Raises:
+        ConfigError: the first failing check's message (exit code 2 in the CLI).
+    """
+    for bad, missing, who in checks:
+        if bad:
+            raise refuse(framework, missing, who)
+
+
 def check_unexpressed(p: ParallelConfig, exporter: Exporter, alternatives: Mapping[str, str]) -> None:
     """Refuse a field set away from its default that the exporter neither writes nor treats as runtime
     behaviour.

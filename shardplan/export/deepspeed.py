@@ -39,7 +39,7 @@ import json
 
 from shardplan.errors import ConfigError
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, header_dict,
-                                   parallel_from, refuse, require)
+                                   parallel_from, refuse_first, require)
 
 SOURCE = "DeepSpeed deepspeed/runtime/config.py (commit 029f12b), zero/config.py, tensor_parallel/config.py"
 _TORCH = "Megatron-LM or torchtitan"
@@ -62,9 +62,7 @@ def _check(ctx: ExportContext) -> None:
         (p.zero_stage in (1, 2) and p.dp_shard != p.dp, f"HSDP (dp_shard={p.dp_shard} < dp={p.dp}) with "
          f"ZeRO-{p.zero_stage} (MiCS is ZeRO-3 only)", "Megatron-LM (--num-distributed-optimizer-instances)"),
     ]
-    for bad, missing, who in checks:
-        if bad:
-            raise refuse("DeepSpeed", missing, who)
+    refuse_first("DeepSpeed", checks)
 
 
 def ds_config(ctx: ExportContext) -> dict:

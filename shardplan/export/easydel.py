@@ -35,7 +35,7 @@ import re
 
 from shardplan.errors import ConfigError
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
-                                   header_dict, parallel_from, refuse, require)
+                                   header_dict, parallel_from, refuse, refuse_first, require)
 
 SOURCE = "EasyDeL infra/etils.py (commit 08a33f7), trainers/base_trainer.py (1107afd) + eformer PartitionAxis (5c1cd3b)"
 NAMES = ("dp", "fsdp", "ep", "tp", "sp")
@@ -56,9 +56,7 @@ def _check(ctx: ExportContext) -> None:
         (p.ep > 1, f"ep={p.ep} (its ep axis does not shard the dense weights with fsdp as the plan assumes)",
          "MaxText or torchtitan"),
     ]
-    for bad, missing, who in checks:
-        if bad:
-            raise refuse("EasyDeL", missing, who)
+    refuse_first("EasyDeL", checks)
 
 
 def easydel_config(ctx: ExportContext) -> dict:

@@ -51,7 +51,7 @@ import yaml
 
 from shardplan.errors import ConfigError
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block, dp_axes,
-                                   even_layers_per_virtual_stage, parallel_from, read_meta, refuse)
+                                   even_layers_per_virtual_stage, parallel_from, read_meta, refuse, refuse_first)
 
 SOURCE = "MaxText src/MaxText/configs/base.yml (commit 003b416) + configs/types.py (commit 0035497)"
 #: axes in the planner's device order, innermost first (ICI is filled in this order)
@@ -79,9 +79,7 @@ def _check(ctx: ExportContext) -> None:
         (p.pp > 1 and ctx.layout.microbatches % p.pp != 0, f"{ctx.layout.microbatches} microbatches on pp={p.pp} "
          f"(num_pipeline_microbatches must be a multiple of the stages)", _TORCH),
     ]
-    for bad, missing, who in checks:
-        if bad:
-            raise refuse("MaxText", missing, who)
+    refuse_first("MaxText", checks)
 
 
 def axis_degrees(ctx: ExportContext) -> dict[str, int]:

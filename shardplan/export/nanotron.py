@@ -32,7 +32,7 @@ import yaml
 
 from shardplan.errors import ConfigError
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
-                                   parallel_from, refuse, require)
+                                   parallel_from, refuse_first, require)
 
 SOURCE = "nanotron src/nanotron/config/parallelism_config.py (commit 19f88fb), utils_config.py, config.py"
 _ENGINES = {"1f1b": "1f1b", "gpipe": "afab"}
@@ -58,9 +58,7 @@ def _check(ctx: ExportContext) -> None:
         (p.tp_overlap and not p.sp, "tp_overlap without sp (tp_linear_async_communication needs REDUCE_SCATTER)",
          "Megatron-LM"),
     ]
-    for bad, missing, who in checks:
-        if bad:
-            raise refuse("nanotron", missing, who)
+    refuse_first("nanotron", checks)
 
 
 def nanotron_config(ctx: ExportContext) -> dict:

@@ -24,7 +24,7 @@ import tomllib
 
 from shardplan.errors import ConfigError
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
-                                   even_layers_per_virtual_stage, parallel_from, read_meta, refuse,
+                                   even_layers_per_virtual_stage, parallel_from, read_meta, refuse_first,
                                    require)
 
 SOURCE = "torchtitan torchtitan/config/job_config.py (2025, commit 000204a) + torch.distributed.pipelining"
@@ -47,9 +47,7 @@ def _check(ctx: ExportContext) -> None:
          f"context_parallel_degree, ep dividing the latter; here shard {p.dp_shard if p.zero_stage else 1}, "
          f"cp {p.cp})", "Megatron-LM"),
     ]
-    for bad, missing, who in checks:
-        if bad:
-            raise refuse("torchtitan", missing, who)
+    refuse_first("torchtitan", checks)
 
 
 def _ep_fits(p) -> bool:
