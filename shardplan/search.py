@@ -46,7 +46,7 @@ from shardplan.cost.axes import pp as pp_axis
 from shardplan.cost.axes import tp as tp_axis
 from shardplan.cost.compute import layer_times, slowest_stage
 from shardplan.cost.context import StepContext
-from shardplan.cost.memory import empty_breakdown, memory_for_stage
+from shardplan.cost.memory import activation_terms, empty_breakdown, model_state_terms
 from shardplan.cost.pipeline import bubble_s
 from shardplan.cost.step import Estimate, estimate_layout
 from shardplan.errors import ConfigError, divisors, short_repr
@@ -486,12 +486,14 @@ class _Evaluator:
     * Memory is :func:`~shardplan.cost.memory.memory_estimate`'s, bit for bit: the maximum over
       ``Layout.candidate_stages`` of a :class:`~shardplan.cost.memory.MemoryBreakdown` total whose
       model-state fields (params, grads, optimizer, zero3_buffers) come from
-      :func:`~shardplan.cost.memory.memory_for_stage` on a layout with the same weight placement
-      (they read nothing else) and whose activation fields (activations, logits) from the same
-      function on the token split's layout (they read tp, sp, local tokens, microbatches, pp,
-      schedule, virtual stages, split and recompute only).
-    * Lower bounds and estimates read the candidate's whole layout (validated once it is needed);
-      the compute of a microbatch and the tp / cp / ep / pp collectives are cached on what they read.
+      :func:`~shardplan.cost.memory.model_state_terms` on a layout with the same weight placement
+      (they read nothing else) and whose activation fields (activations, logits, communication
+      buffers) from :func:`~shardplan.cost.memory.activation_terms` on the token split's layout
+      (they read tp, sp, local tokens, microbatches, pp, schedule, virtual stages, split and
+      recompute only); both are the functions ``memory_for_stage`` itself calls.
+    * Lower bounds read the candidate's layout assembled from its two halves (:meth:`composed`),
+      full estimates its validated layout (:meth:`layout`); the compute of a microbatch (layer
+      times per what they read) and the tp / cp / ep / pp collectives are cached on what they read.
 
     ``tests/test_search.py`` checks validity and memory against ``validate`` and ``memory_estimate``
     on every candidate of several searches, and the bounds against ``estimate_layout``.
@@ -507,9 +509,11 @@ class _Evaluator:
         self.splits: dict[tuple, _TokenSplit | str] = {}
         self._weights: dict[tuple, tuple[Layout | str, bool]] = {}
         self._layouts: dict[tuple, Layout] = {}
-        self._state: dict[tuple, tuple[float, ...]] = {}
+        self._state: dict[tuple, float] = {}
         self._acts: dict[tuple, tuple[float, float, float]] = {}
         self._compute: dict[tuple, tuple] = {}
+        self._layer_t: dict[tuple, Any] = {}
+        self._composed: dict[tuple, Layout] = {}
         self._comm: dict[tuple, list[float]] = {}
         self._scratch = empty_breakdown(training.framework, self.reserve)
         self.n_timed = 0
@@ -578,23 +582,23 @@ class _Evaluator:
         # property's (tests/test_search.py checks it against memory_estimate) without building objects
         f, c, r = self.training.framework.allocator_overhead, self._scratch.context, self._scratch.reserve
         worst = -math.inf
-        for (pa, gr, op, z3), (ac, lo, cb) in zip(state, acts):
-            a = pa + gr + op + z3 + ac + lo + cb
+        for s4, (ac, lo, cb) in zip(state, acts):
+            a = s4 + ac + lo + cb  # = params + grads + optimizer + zero3_buffers + ..., left to right
             total = a + f * a + c + r
             if total > worst:
                 worst = total
         return worst
 
-    def _state_halves(self, trials: _Trials) -> list[tuple[float, ...]]:
-        """(params, grads, optimizer, zero3_buffers) bytes per candidate stage of the trials' weight
-        placement (cached per placement and stage)."""
+    def _state_halves(self, trials: _Trials) -> list[float]:
+        """``params + grads + optimizer + zero3_buffers`` bytes (added left to right, as
+        ``MemoryBreakdown.allocated`` does) per candidate stage of the trials' weight placement
+        (cached per placement and stage)."""
         for st in trials.stages:
             half = self._state.get((trials.placement, st))
             if half is None:
                 lay = trials.placement_layout
-                full = memory_for_stage(self.model, self.training, lay, st, self.reserve)  # type: ignore[arg-type]
-                half = self._state[(trials.placement, st)] = (full.params, full.grads, full.optimizer,
-                                                              full.zero3_buffers)
+                pa, gr, op, z3 = model_state_terms(self.model, self.training, lay, st)  # type: ignore[arg-type]
+                half = self._state[(trials.placement, st)] = pa + gr + op + z3
             trials.state.append(half)
         return trials.state
 
@@ -608,10 +612,30 @@ class _Evaluator:
             if half is None:
                 if lay.parallel.recompute != rc:
                     lay = replace(lay, parallel=lay.parallel.model_copy(update={"recompute": rc}))
-                full = memory_for_stage(self.model, self.training, lay, st, self.reserve)
-                half = self._acts[(split.act_key, rc, st)] = (full.activations, full.logits, full.comm_buffers)
+                half = self._acts[(split.act_key, rc, st)] = activation_terms(self.model, self.training, lay, st)
             out.append(half)
         return out
+
+    def composed(self, c: Candidate) -> Layout:
+        """The layout of candidate ``c`` assembled from its two validated halves without validating
+        it again: the weight placement's config (dp, dp_shard, ep, etp, ZeRO fields, pinned
+        pass-through fields) with the token split's sp, schedule, virtual stages and microbatch size
+        and ``c``'s recompute, and the split's microbatches, stage layers and padded vocabulary. Equal
+        to :meth:`layout` (``tests/test_search.py`` checks it on every feasible candidate of several
+        searches); the bounds read it, the full estimates read :meth:`layout`."""
+        hit = self._composed.get(c[:3])
+        if hit is not None:
+            return hit
+        wl = self._weights[c.group.weight_placement()][0]
+        sl = c.split.layout
+        sp_ = sl.parallel
+        par = ParallelConfig.model_construct(**{**wl.parallel.__dict__, "sp": sp_.sp, "schedule": sp_.schedule,  # type: ignore[union-attr]
+                                                "virtual_stages": sp_.virtual_stages,
+                                                "microbatch_size": sp_.microbatch_size, "recompute": c.recompute})
+        hit = self._composed[c[:3]] = Layout(parallel=par, n_devices=sl.n_devices, microbatches=sl.microbatches,
+                                             stage_layers=sl.stage_layers, seq_len=sl.seq_len, causal=sl.causal,
+                                             padded_vocab=sl.padded_vocab)
+        return hit
 
     def _stage_compute(self, c: Candidate) -> tuple:
         """(dense layer times, MoE layer times, slowest stage compute) of candidate ``c``, cached per
@@ -622,10 +646,22 @@ class _Evaluator:
         key = (g.tp, g.sp, g.cp, g.ep, g.etp, u, c.recompute, g.pp, g.pp_layers)
         hit = self._compute.get(key)
         if hit is None:
-            m, tr, hw, lay = self.model, self.training, self.hw, self.layout(c)
-            dense_t = layer_times(m, tr, hw, lay.parallel, u, False)
-            moe_t = layer_times(m, tr, hw, lay.parallel, u, True) if m.is_moe else dense_t
+            m, tr, hw, lay = self.model, self.training, self.hw, self.composed(c)
+            dense_t = self._layer_times(c, lay, False)
+            moe_t = self._layer_times(c, lay, True) if m.is_moe else dense_t
             hit = self._compute[key] = (dense_t, moe_t, slowest_stage(m, tr, hw, lay, dense_t, moe_t))
+        return hit
+
+    def _layer_times(self, c: Candidate, lay: Layout, moe: bool) -> Any:
+        """:func:`~shardplan.cost.compute.layer_times` of one dense or MoE layer of ``c``, cached per
+        what it reads of a layout (tp, sp, cp, ep, expert tp, local tokens): not the recompute
+        policy, pp or the stage split, which only :func:`~shardplan.cost.compute.slowest_stage` reads."""
+        g = c.group
+        key = (g.tp, g.sp, g.cp, g.ep, g.etp, c.split.layout.local_tokens, moe)
+        hit = self._layer_t.get(key)
+        if hit is None:
+            hit = self._layer_t[key] = layer_times(self.model, self.training, self.hw, lay.parallel,
+                                                   lay.local_tokens, moe)
         return hit
 
     def compute_bound(self, c: Candidate) -> float:
@@ -679,7 +715,7 @@ class _Evaluator:
         """What the axis modules read of candidate ``c`` (:func:`shardplan.cost.context.step_context`,
         from the cached layer times and slowest stage)."""
         dense_t, moe_t, stage = self._stage_compute(c)
-        return StepContext(self.model, self.hw, self.training, self.layout(c), dense_t, moe_t, stage)
+        return StepContext(self.model, self.hw, self.training, self.composed(c), dense_t, moe_t, stage)
 
     def estimate(self, c: Candidate) -> Estimate:
         """The full step-time estimate of ``c`` (:func:`~shardplan.cost.step.estimate_layout`)."""
@@ -698,7 +734,7 @@ class _Trials:
         self.placement_layout: Layout | str | None = None  # a validated layout with this weight placement
         self.honoured = False
         self.stages: tuple[int, ...] = ()
-        self.state: list[tuple[float, ...]] = []  # model-state halves per candidate stage
+        self.state: list[float] = []  # model-state bytes per candidate stage
         self.splits: dict[int, _TokenSplit | str] = {}  # token split per microbatch size
         self.lowest: tuple[float, Candidate] | None = None
 

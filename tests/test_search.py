@@ -257,3 +257,13 @@ def test_candidate_order_is_the_product_order():
         (2, None, "per_microbatch"), (3, None, "per_microbatch"), (3, None, "per_step")]
     assert [(g.schedule, g.virtual_stages) for g in groups[:5]] == [
         ("interleaved", 2), ("interleaved", 4), ("interleaved", 8), ("interleaved", 16), ("zero-bubble", 1)]
+
+
+@pytest.mark.parametrize("name,n,seq,batch,kw", HALVES_CASES)
+def test_layout_composed_from_halves_equals_the_validated_one(name, n, seq, batch, kw):
+    # the bounds read a layout assembled from the two validated halves without validating it
+    # again; it must be the very layout validate() returns for every feasible candidate
+    ev, _, feasible = _tried(name, n, seq, batch, kw)
+    assert feasible
+    for c in feasible:
+        assert ev.composed(c) == ev.layout(c), (c.group, c.microbatch_size, c.recompute)

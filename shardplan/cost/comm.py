@@ -341,8 +341,32 @@ def _with_table(op: str, size: float, n: int, stride: int, hw: HardwareSpec, n1:
     return Priced(lat_tree + s_bus / b, "tree (measured busbw)", lat_tree, b, True)
 
 
+#: collective_cost results per hardware object (HardwareSpec is frozen, so a result depends only on
+#: the arguments); the entry keeps the object so that a recycled id() never matches another spec
+_MEMO: dict[int, tuple[HardwareSpec, dict[tuple, CollectiveCost]]] = {}
+_MEMO_MAX = 200_000
+
+
 def collective_cost(op: Op, size_bytes: float, n: int, stride: int, hw: HardwareSpec, *,
                     calls: int = 1, link_share: float = 1.0) -> CollectiveCost:
+    """Time of a collective (:func:`price_collective`, memoized per hardware spec: the search
+    prices the same collective for many layouts)."""
+    entry = _MEMO.get(id(hw))
+    if entry is None or entry[0] is not hw:
+        if len(_MEMO) > 64:
+            _MEMO.clear()
+        entry = _MEMO[id(hw)] = (hw, {})
+    key = (op, size_bytes, n, stride, calls, link_share)
+    hit = entry[1].get(key)
+    if hit is None:
+        if len(entry[1]) > _MEMO_MAX:
+            entry[1].clear()
+        hit = entry[1][key] = price_collective(op, size_bytes, n, stride, hw, calls=calls, link_share=link_share)
+    return hit
+
+
+def price_collective(op: Op, size_bytes: float, n: int, stride: int, hw: HardwareSpec, *,
+                     calls: int = 1, link_share: float = 1.0) -> CollectiveCost:
     """Time of a collective (module docstring for the formulas and their sources).
 
     Args:

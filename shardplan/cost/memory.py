@@ -462,16 +462,36 @@ def memory_for_stage(model: ModelSpec, training: TrainingSpec, layout: Layout, s
     own_runtime = runtime_owned(fw)
     mb = empty_breakdown(fw, reserve, stage)
     _model_state(mb, model, training, layout, stage)
-    mb.activations = stage_activation_bytes(model, training, layout, stage)
-    if stage == layout.parallel.pp - 1:
-        # one set of logits per prediction depth (DeepSeek-V3 MTP: the main head's and each module's)
-        mb.logits = (1 + model.mtp_modules) * layout.local_tokens * loss_bytes_per_token(model, training, layout)
-    mb.comm_buffers = sp_buffer_bytes(model, training, layout)
+    mb.activations, mb.logits, mb.comm_buffers = activation_terms(model, training, layout, stage)
     mb.add_fragmentation(fw)
     if own_runtime:
         mb.notes.append("runtime memory from the framework profile (context + allocator fragmentation) "
                         "replaces the hardware's generic reserve")
     return mb
+
+
+def activation_terms(model: ModelSpec, training: TrainingSpec, layout: Layout, stage: int
+                     ) -> tuple[float, float, float]:
+    """(activations, logits, communication buffers) bytes of pipeline stage ``stage``: the terms of
+    :func:`memory_for_stage` that depend on how the tokens are split (and the recompute policy),
+    not on where the weights live: :func:`stage_activation_bytes`; on the last stage one set of
+    logits per prediction depth (DeepSeek-V3 MTP: the main head's and each module's,
+    :func:`loss_bytes_per_token`); :func:`sp_buffer_bytes`."""
+    acts = stage_activation_bytes(model, training, layout, stage)
+    logits = 0.0
+    if stage == layout.parallel.pp - 1:
+        logits = (1 + model.mtp_modules) * layout.local_tokens * loss_bytes_per_token(model, training, layout)
+    return acts, logits, sp_buffer_bytes(model, training, layout)
+
+
+def model_state_terms(model: ModelSpec, training: TrainingSpec, layout: Layout, stage: int
+                      ) -> tuple[float, float, float, float]:
+    """(params, grads, optimizer, ZeRO-3 buffers) bytes of pipeline stage ``stage``: the terms of
+    :func:`memory_for_stage` that depend only on where the weights live (ZeRO paper Sec. 5.1;
+    offloaded gradients and optimizer state count 0 here)."""
+    mb = MemoryBreakdown()
+    _model_state(mb, model, training, layout, stage)
+    return mb.params, mb.grads, mb.optimizer, mb.zero3_buffers
 
 
 def memory_estimate(model: ModelSpec, training: TrainingSpec, layout: Layout, reserve: float = 0.0
