@@ -14,6 +14,7 @@ Three parts, each in its own section below:
    ``fix`` or ``exhaustive=True``; each rule is a named function below whose docstring says why
    pruning it cannot lose the best layout: :func:`zero_stage_dominated` (ZeRO-0/1 by ZeRO-2),
    :func:`schedule_dominated` (1F1B by ZB-H1; GPipe is searched only when asked for),
+   :func:`recompute_dominated` (selective by none under a flash kernel),
    :func:`walk_pipelined` (a slower recompute policy once one fits) and :func:`walk_unpipelined`
    (a smaller microbatch once a larger one fits).
 3. **Evaluation and ranking.** Memory decides which layouts fit; it is exact and cheap because
@@ -249,7 +250,8 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
         cp=pinned("cp", cps), pp=pinned("pp", (p for p in divisors(n) if p <= model.n_layers)),
         ep=pinned("ep", divisors(model.n_experts) if model.is_moe else [1]), dp=fix.get("dp"),
         etp=(fix["etp"],) if "etp" in fix else ((None, 1) if model.is_moe else (None,)),
-        zero_stages=tuple(zero_stages), recomputes=(fix["recompute"],) if "recompute" in fix else RECOMPUTE_ORDER,
+        zero_stages=tuple(zero_stages), recomputes=(fix["recompute"],) if "recompute" in fix else tuple(
+            rc for rc in RECOMPUTE_ORDER if not recompute_dominated(rc, training, prune)),
         schedules=scheds, prune=prune, max_microbatch_size=max_microbatch_size,
         scale_up_size=hardware.scale_up_size, fix=fix, pipeline_split=training.framework.pipeline_split)
 
@@ -380,6 +382,21 @@ def zero_stage_dominated(zero_stage: int, prune: bool) -> bool:
     whenever it fits and is at least as fast.
     """
     return prune and zero_stage in (0, 1)
+
+
+def recompute_dominated(recompute: str, training: TrainingSpec, prune: bool) -> bool:
+    """Selective recompute is dominated by none under a fused (flash) attention kernel (pruned when
+    ``prune``).
+
+    Why: selective recompute saves the attention core's stored scores, softmax and dropout mask
+    (the ``5 a s / t`` bytes per token of Korthikanti et al. 2022 Sec. 4.1 / Table 2); a flash
+    kernel never stores them (Dao et al. 2022 Sec. 3.1), so the memory model gives both policies
+    the same bytes (:func:`shardplan.cost.memory.stage_activation_bytes` subtracts them only for
+    ``attention='naive'``) while selective adds one forward of the attention core
+    (:func:`shardplan.cost.compute.stage_compute`) and nothing else differs: every selective layout
+    has a no-recompute twin that fits exactly when it does and is at least as fast.
+    """
+    return prune and recompute == "selective" and training.attention != "naive"
 
 
 def schedule_dominated(schedule: str, space: Space) -> bool:

@@ -221,6 +221,13 @@ def test_dominance_rules():
     pinned = S.build_space(L8, H100, tr, 8, {"schedule": "1f1b"}, None, 4, None, 16, True)
     assert not S.schedule_dominated("1f1b", pinned)
     assert "gpipe" not in S.DEFAULT_SCHEDULES and set(S.SCHEDULES) == {"gpipe", "1f1b", "interleaved", "zero-bubble"}
+    # selective recompute saves only what a flash kernel never stores: dominated by none there
+    assert space.recomputes == ("none", "full") and S.recompute_dominated("selective", tr, True)
+    naive = tr.model_copy(update={"attention": "naive"})
+    assert S.build_space(L8, H100, naive, 8, {}, None, 4, None, 16, True).recomputes == S.RECOMPUTE_ORDER
+    assert not S.recompute_dominated("selective", tr, False)
+    assert S.build_space(L8, H100, tr, 8, {"recompute": "selective"}, None, 4, None, 16, True).recomputes == (
+        "selective",)
     # the walks: pipelined stops at the first policy that fits per microbatch size; unpipelined keeps
     # only larger microbatches for stronger policies (fits: mbs <= 2 with none, <= 4 with full)
     fits = {"none": 2, "selective": 2, "full": 4}
