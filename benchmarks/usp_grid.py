@@ -36,6 +36,7 @@ from shardplan.fitting import Parameter, apply, cross_validate, fit
 from shardplan.loaders import load_hardware
 from shardplan.parallel import ParallelConfig
 from shardplan.presets.frameworks import framework_profile
+from shardplan.record_import import import_csv, parse_map_items
 from shardplan.records import RunRecord, write_records
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
@@ -48,18 +49,10 @@ DEFAULT_CSV = SHARED_CSV if SHARED_CSV.exists() else ROOT / "shardplan" / "data"
 DEFAULT_HW = ROOT / "shardplan" / "data" / "clusters" / "usp-h100-efa.yaml"
 SEQ_LEN = 4096
 
-#: the grid's models (shared/calibration/README.md: Llama-style, MHA, SiLU, RMSNorm, vocab 131072);
-#: 3B and 70B as the playbook lists them, for grids of other sizes
-GRID_MODELS = {
-    "1B": ModelSpec(name="usp-1b", n_layers=16, d_model=2048, n_heads=32, ffn_dim=8192, vocab_size=131072,
-                    tied_embeddings=True, source="shared/calibration/README.md"),
-    "3B": ModelSpec(name="usp-3b", n_layers=28, d_model=3072, n_heads=24, ffn_dim=8192, vocab_size=131072,
-                    tied_embeddings=True, source="Llama-3.2-3B shapes with MHA (playbook grid)"),
-    "8B": ModelSpec(name="usp-8b", n_layers=32, d_model=4096, n_heads=32, ffn_dim=14336, vocab_size=131072,
-                    source="shared/calibration/README.md"),
-    "70B": ModelSpec(name="usp-70b", n_layers=80, d_model=8192, n_heads=64, ffn_dim=28672, vocab_size=131072,
-                     source="Llama-3-70B shapes with MHA (playbook grid)"),
-}
+#: how the CSV becomes run records (``shardplan record import --map``); its ``values.model`` holds the
+#: grid's model shapes (1B and 8B, plus 3B and 70B as the playbook lists them), the one place they live
+GRID_MAP = ROOT / "shardplan" / "data" / "usp_grid_map.yaml"
+GRID_MODELS = {k: ModelSpec(**v) for k, v in yaml.safe_load(GRID_MAP.read_text())["values"]["model"].items()}
 
 
 @dataclass(frozen=True)
@@ -254,19 +247,13 @@ def report(name: str, s: dict) -> str:
     return "\n".join(lines)
 
 
-def to_records(runs: list[GridRun], hardware: str, framework: str) -> list[RunRecord]:
-    """The grid's runs as :class:`~shardplan.records.RunRecord` (issue 10's worked example): status
-    'ok' with tokens/s/GPU, step time (tokens per step / (tokens/s/GPU x GPUs)) and peak memory
+def to_records(csv_path: Path, hardware: str | None = None) -> list[RunRecord]:
+    """The grid's runs as :class:`~shardplan.records.RunRecord` (issue 10's worked example), through
+    the generic CSV import with the mapping :data:`GRID_MAP` (what ``shardplan record import CSV
+    --map shardplan/data/usp_grid_map.yaml`` does): status 'ok' with tokens/s/GPU and peak memory
     (GB x 1e9), else 'failed' (the CSV does not say whether a failed run ran out of memory)."""
-    out = []
-    for r in runs:
-        step = r.global_batch_size * SEQ_LEN / (r.tok_s_gpu * r.devices) if r.ran else None
-        out.append(RunRecord(model=GRID_MODELS[r.model], hardware=hardware, devices=r.devices, seq_len=SEQ_LEN,
-                             global_batch_size=r.global_batch_size, parallel=r.parallel, framework=framework,
-                             status="ok" if r.ran else "failed", tokens_per_s_per_device=r.tok_s_gpu,
-                             step_time_s=step, peak_memory_bytes=r.mem_bytes,
-                             source=f"shared/calibration/usp_h100_grid_1b_8b.csv ({r.model}, {r.nodes} nodes)"))
-    return out
+    sets = [f"hardware={hardware}"] if hardware else []
+    return import_csv(csv_path, parse_map_items([str(GRID_MAP)], sets))
 
 
 DOC_BEGIN, DOC_END = "<!-- usp-grid:start -->", "<!-- usp-grid:end -->"
@@ -310,7 +297,7 @@ def main() -> None:
     args = ap.parse_args()
     runs = load_grid(args.csv)
     if args.to_records:
-        n = write_records(args.to_records, to_records(runs, Path(args.hardware).stem, args.framework))
+        n = write_records(args.to_records, to_records(args.csv, Path(args.hardware).stem))
         print(f"wrote {n} run records to {args.to_records}")
         return
     hw, profile = load_hardware(args.hardware), framework_profile(args.framework)

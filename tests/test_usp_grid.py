@@ -110,8 +110,9 @@ def test_doc_section_is_replaced_between_markers(tmp_path):
 
 
 def test_grid_rows_round_trip_as_run_records(tmp_path):
-    # two grid rows: 1B, 1 node, dp=8, mbs=1, grad_acc=32 -> 256 sequences; 39,006 tok/s/GPU ->
-    # step = 256 x 4096 / (39,006 x 8) = 3.3603 s; 24.2 GB -> 2.42e10 B; and a failed row
+    # two grid rows through the generic CSV import (shardplan/data/usp_grid_map.yaml): 1B, 1 node
+    # -> 8 devices, dp=8 x mbs=1 x grad_acc=32 -> 256 sequences; 39,006 tok/s/GPU; 24.2 GB ->
+    # 2.42e10 B; a row of nan is a run that did not finish
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import usp_grid
     from shardplan.records import read_records, write_records
@@ -120,13 +121,19 @@ def test_grid_rows_round_trip_as_run_records(tmp_path):
                 "1B,1,8,1,1,1,1,32,256,38.1,39006,312045,24.2\n"
                 "8B,1,1,8,1,0,256,1,256,nan,nan,nan,nan\n")
     (tmp_path / "g.csv").write_text(csv_text)
-    recs = usp_grid.to_records(usp_grid.load_grid(tmp_path / "g.csv"), "usp-h100-efa", "nanotron")
+    recs = usp_grid.to_records(tmp_path / "g.csv", "usp-h100-efa")
     assert write_records(tmp_path / "r.jsonl", recs) == 2
     back = read_records(tmp_path / "r.jsonl")
     assert back == recs
-    assert back[0].status == "ok" and back[0].step_time_s == pytest.approx(3.3603, rel=1e-4)
+    assert back[0].status == "ok" and back[0].measured_tokens_per_s_per_device() == 39006
+    assert back[0].devices == 8 and back[0].global_batch_size == 256 and back[0].parallel.zero_stage == 1
     assert back[0].peak_memory_bytes == pytest.approx(2.42e10) and back[0].parallel.dp == 8
+    assert not back[0].parallel.sp and back[1].parallel.sp and back[1].parallel.tp_overlap  # sp only with tp > 1
+    assert back[0].model == usp_grid.GRID_MODELS["1B"] and back[0].framework == "nanotron"
     assert back[1].status == "failed" and back[1].tokens_per_s_per_device is None
+    # the same runs as load_grid reads them for the benchmark
+    runs = usp_grid.load_grid(tmp_path / "g.csv")
+    assert [r.parallel for r in runs] == [r.parallel for r in back]
 
 
 def test_nanotron_schedules_are_gpipe_and_1f1b():

@@ -1,4 +1,4 @@
-"""Command-line interface: ``shardplan estimate | plan | guide | export | import | models | hardware | serve |
+"""Command-line interface: ``shardplan estimate | plan | guide | export | import | record import | calibrate | models | hardware | serve |
 report | shardings | train | validate``.
 
 Built on typer (arguments) and rich (tables). One module per command (or pair of commands), each
@@ -11,7 +11,7 @@ Exit codes: 0 ok, 1 a negative result (no layout fits, outside tolerance), 2 bad
 stderr, no traceback). Importing this package loads neither JAX nor the ``web`` extra.
 """
 
-from shardplan.cli import bench, calibrate, estimate, export, presets, plan, web, shardings, train, validate  # noqa: F401  (registers)
+from shardplan.cli import bench, calibrate, estimate, export, presets, plan, record, web, shardings, train, validate  # noqa: F401  (registers)
 from shardplan.cli.common import app
 
 __all__ = ["app"]

@@ -1,0 +1,46 @@
+"""``shardplan record import``: a CSV of measured runs -> run records (JSON Lines)."""
+
+from collections import Counter
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+import typer
+from rich.table import Table
+
+from shardplan.cli.common import app, config_errors, console, fail
+
+record_app = typer.Typer(no_args_is_help=True, help="Run records: import measured runs for `shardplan calibrate`.")
+app.add_typer(record_app, name="record")
+
+CsvArg = Annotated[Path, typer.Argument(help="CSV of measured runs, header row first")]
+FormatOpt = Annotated[str, typer.Option("--format", help="input format (csv)")]
+MapOpt = Annotated[Optional[List[str]], typer.Option(
+    "--map", help="a mapping file (YAML/JSON: columns, constants, values, missing_status) or field=column "
+                  "expression, e.g. tokens_per_s_per_device=tok_s_gpu or peak_memory_bytes='gpu_mem_gb * 1e9'; "
+                  "repeat it")]
+SetOpt = Annotated[Optional[List[str]], typer.Option("--set", help="field=value for every row, e.g. seq_len=4096; "
+                                                     "repeat it")]
+OutOpt = Annotated[Path, typer.Option("--output", "-o", help="records file to write (JSON Lines)")]
+AppendOpt = Annotated[bool, typer.Option("--append", help="add to the records file instead of replacing it")]
+
+
+@record_app.command("import")
+@config_errors
+def import_(csv_file: CsvArg, output: OutOpt, format: FormatOpt = "csv", map: MapOpt = None,
+            set: SetOpt = None, append: AppendOpt = False) -> None:
+    """Turn a CSV of measured runs into run records (docs/calibration.md, "Importing a table of runs")."""
+    from shardplan.record_import import import_csv, parse_map_items
+    from shardplan.records import write_records
+
+    if format != "csv":
+        raise fail(f"--format {format!r} is not supported; legal: csv")
+    mapping = parse_map_items(list(map or []), list(set or []))
+    records = import_csv(csv_file, mapping)
+    n = write_records(output, records, append=append)
+    counts = Counter(r.status for r in records)
+    t = Table(title=f"{n} run records {'added to' if append else 'written to'} {output}")
+    for col in ("status", "records"):
+        t.add_column(col)
+    for status in ("ok", "oom", "failed"):
+        t.add_row(status, str(counts.get(status, 0)))
+    console.print(t)

@@ -1,0 +1,285 @@
+"""Turn a CSV of measured runs into run records (issue 10): ``shardplan record import``.
+
+A table of runs rarely uses shardplan's field names or units, so the import takes a *mapping*
+(:class:`CsvMapping`, a small YAML/JSON file or ``--map`` / ``--set`` flags):
+
+* ``columns``: record field -> CSV column, or columns and numbers joined by ``*`` and ``/``:
+  ``"tok_s_gpu"``, ``"gpu_mem_gb * 1e9"``, ``"nodes * 8"``, ``"step_ms / 1000"``, ``"dp * mbs * grad_acc"``. Fields are those of
+  :class:`~shardplan.records.RunRecord` and every :class:`~shardplan.parallel.ParallelConfig` field
+  (they go into the record's ``parallel``). A column whose name is already a field name is taken
+  without being mapped.
+* ``constants``: field -> value for every row (``seq_len: 4096``, ``hardware: my-cluster.yaml``).
+* ``values``: field -> {CSV text: record value}, e.g. ``model: {1B: llama-3.2-1b}`` (a value may
+  be an inline model spec mapping).
+* ``status``: how a row's outcome is read. With a ``status`` column, its text is matched
+  case-insensitively (``ok``/``success``/``ran``/``true``/``1`` -> ok, anything with ``oom`` or
+  ``out of memory`` -> oom, the rest -> failed). Without one, a row with a measured throughput or
+  step time ran (``ok``) and a row without is ``missing_status`` (default ``failed``: most tables do
+  not say why a run did not finish).
+
+Nothing is evaluated: a column expression is names and numbers joined by ``*`` and ``/``. ``sp`` and
+``tp_overlap`` are dropped on rows with tp = 1 (a table that sets them for every run means "with tensor
+parallelism"; Megatron-LM's arguments.py turns sequence parallelism off at tp = 1 the same way).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from shardplan.errors import ConfigError, short_repr
+from shardplan.loaders import MAX_FILE_BYTES, _read_mapping, config_error, read_text_capped
+from shardplan.parallel import ParallelConfig
+from shardplan.records import RunRecord
+
+#: record fields a mapping may name (the layout's fields go into ``parallel``)
+RECORD_FIELDS = tuple(f for f in RunRecord.model_fields if f != "parallel")
+LAYOUT_FIELDS = tuple(ParallelConfig.model_fields)
+FIELDS = RECORD_FIELDS + LAYOUT_FIELDS
+#: fields that hold whole numbers (a CSV's "8.0" becomes 8)
+_INT_FIELDS = {"devices", "seq_len", "global_batch_size"} | {
+    f for f, info in ParallelConfig.model_fields.items() if "int" in str(info.annotation) and f != "pp_layers"}
+_OK_WORDS = {"ok", "success", "succeeded", "ran", "true", "yes", "1", "done", "completed"}
+
+
+class CsvMapping(BaseModel):
+    """How the columns of a CSV of runs become :class:`~shardplan.records.RunRecord` fields (module
+    docstring). Raises ConfigError (via :func:`check_mapping`) for an unknown field name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    columns: dict[str, str] = Field(default_factory=dict)
+    constants: dict[str, Any] = Field(default_factory=dict)
+    values: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    missing_status: Literal["ok", "oom", "failed"] = "failed"
+
+
+def check_mapping(mapping: CsvMapping) -> None:
+    """Every field the mapping names is a record or layout field.
+
+    Raises:
+        ConfigError: naming the unknown field and the legal ones.
+    """
+    for where in ("columns", "constants", "values"):
+        for f in getattr(mapping, where):
+            if f not in FIELDS:
+                raise ConfigError(f"{where}: {short_repr(f)} is not a record field; legal: {', '.join(FIELDS)}",
+                                  field=f"map.{where}", value=f, legal=list(FIELDS))
+
+
+def parse_map_items(items: list[str], sets: list[str]) -> CsvMapping:
+    """A mapping from CLI items: each ``--map`` item is a YAML/JSON mapping file or
+    ``field=column[*|/ number]``; each ``--set`` item is ``field=value`` (a number when it parses as
+    one). Later items override earlier ones.
+
+    Raises:
+        ConfigError: an item without ``=``, an unreadable file, or an unknown field.
+    """
+    doc: dict[str, Any] = {"columns": {}, "constants": {}, "values": {}}
+    for item in items:
+        p = Path(item)
+        if "=" not in item and p.suffix.lower() in (".yaml", ".yml", ".json"):
+            data = _read_mapping(p, "--map")
+            try:
+                part = CsvMapping.model_validate(data)
+            except ValidationError as e:
+                raise config_error(e, f"--map {p}") from None
+            for k in ("columns", "constants", "values"):
+                doc[k].update(getattr(part, k))
+            if "missing_status" in data:
+                doc["missing_status"] = part.missing_status
+            continue
+        field, col = _split_item(item, "--map", "field=column, e.g. tokens_per_s_per_device=tok_s_gpu")
+        doc["columns"][field] = col
+    for item in sets:
+        field, value = _split_item(item, "--set", "field=value, e.g. seq_len=4096")
+        doc["constants"][field] = _number_or_text(value)
+    mapping = CsvMapping.model_validate(doc)
+    check_mapping(mapping)
+    return mapping
+
+
+def _split_item(item: str, flag: str, form: str) -> tuple[str, str]:
+    """``field=rest`` of one flag value.
+
+    Raises:
+        ConfigError: no ``=`` or an empty side.
+    """
+    field, sep, rest = item.partition("=")
+    if not sep or not field.strip() or not rest.strip():
+        raise ConfigError(f"{flag} {short_repr(item)} is not {form}", field=flag.lstrip("-"), value=item)
+    return field.strip(), rest.strip()
+
+
+def _number_or_text(text: str) -> Any:
+    """``text`` as an int, else a float, else as it is."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _column_value(expr: str, row: dict[str, str], header: list[str], line: int) -> float | str | None:
+    """The value of a column expression in one row: a column name, or columns and numbers joined by
+    ``*`` and ``/`` (``gpu_mem_gb * 1e9``, ``dp * mbs * grad_acc``); None when a cell it reads is empty.
+
+    Raises:
+        ConfigError: an unknown column (names the CSV's columns), or a cell of a product that is not
+            a number.
+    """
+    if expr.strip() in row:  # a plain column (its name may itself hold '*' or '/')
+        terms, ops = [expr.strip()], []
+    else:
+        parts = re.split(r"\s*([*/])\s*", expr.strip())
+        terms, ops = parts[::2], parts[1::2]
+    values: list[str] = []
+    for t in terms:
+        if t in row:
+            cell = (row[t] or "").strip()
+            if cell == "" or cell.lower() in ("nan", "na", "n/a", "none", "-"):
+                return None
+            values.append(cell)
+        elif _is_number(t):
+            values.append(t)
+        else:
+            raise ConfigError(f"column {short_repr(t)} is not in the CSV; its columns: {', '.join(header)}",
+                              field="map.columns", value=t, legal=header)
+    if not ops:
+        return values[0]
+    try:
+        nums = [float(v) for v in values]
+    except ValueError:
+        raise ConfigError(f"line {line}: {short_repr(expr)} multiplies a cell that is not a number "
+                          f"({', '.join(map(short_repr, values))})", field="csv", value=expr) from None
+    x = nums[0]
+    for op, y in zip(ops, nums[1:]):
+        x = x * y if op == "*" else x / y
+    return x
+
+
+def _is_number(text: str) -> bool:
+    """``text`` parses as a float."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _status(text: Any) -> str:
+    """'ok', 'oom' or 'failed' of a status cell (module docstring)."""
+    t = str(text).strip().lower()
+    if "oom" in t or "out of memory" in t:
+        return "oom"
+    return "ok" if t in _OK_WORDS else "failed"
+
+
+def _typed(field: str, value: Any, line: int) -> Any:
+    """A cell converted for its field: whole numbers for counts and degrees, floats for measures,
+    booleans for switches, comma lists for ``pp_layers``; text stays text.
+
+    Raises:
+        ConfigError: a count that is not a whole number.
+    """
+    if not isinstance(value, str) and not isinstance(value, (int, float)):
+        return value
+    if field in _INT_FIELDS:
+        try:
+            x = float(value)
+        except ValueError:
+            return value  # pydantic names the field and the value
+        if not math.isfinite(x) or x != int(x):
+            raise ConfigError(f"line {line}: {field}={short_repr(value)} is not a whole number", field=field,
+                              value=value)
+        return int(x)
+    if field == "pp_layers" and isinstance(value, str):
+        return [int(v) for v in re.split(r"[,\s;]+", value.strip("[]() ")) if v]
+    if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no"):
+        return value.lower() in ("true", "yes")
+    return _number_or_text(value) if isinstance(value, str) else value
+
+
+def _row_fields(row: dict[str, str], header: list[str], mapping: CsvMapping, line: int) -> dict[str, Any]:
+    """Field -> value of one CSV row: identical column names, then the mapping's columns (values
+    translated by ``values``), then the constants."""
+    out: dict[str, Any] = {c: row[c].strip() for c in header if c in FIELDS and (row[c] or "").strip()}
+    for field, expr in mapping.columns.items():
+        v = _column_value(expr, row, header, line)
+        if v is None:
+            out.pop(field, None)
+        else:
+            out[field] = v
+    for field, table in mapping.values.items():
+        v = out.get(field)
+        if isinstance(v, str):
+            if v not in table:
+                raise ConfigError(f"line {line}: {field} value {short_repr(v)} has no entry in values.{field}; "
+                                  f"its entries: {', '.join(map(str, table))}", field=f"map.values.{field}",
+                                  value=v, legal=list(table))
+            out[field] = table[v]
+    out.update(mapping.constants)
+    return {f: _typed(f, v, line) for f, v in out.items()}
+
+
+def row_record(fields: dict[str, Any], mapping: CsvMapping, line: int, source: str) -> RunRecord:
+    """One :class:`RunRecord` from a row's fields: layout fields into ``parallel``, the status from
+    its cell or from whether a throughput was measured (module docstring).
+
+    Raises:
+        ConfigError: a row that is not a valid record (names the line and the field).
+    """
+    layout = {f: v for f, v in fields.items() if f in LAYOUT_FIELDS}
+    if layout.get("tp", 1) == 1:  # as Megatron-LM does (arguments.py): no sequence parallelism, nor
+        layout.pop("sp", None)     # tp communication overlap, without tensor parallelism
+        layout.pop("tp_overlap", None)
+    rec = {f: v for f, v in fields.items() if f in RECORD_FIELDS}
+    measured = rec.get("tokens_per_s_per_device") is not None or rec.get("step_time_s") is not None
+    rec["status"] = _status(rec["status"]) if "status" in rec else ("ok" if measured else mapping.missing_status)
+    if rec["status"] != "ok":  # a run that did not finish has no throughput (a table may still list one)
+        rec.pop("tokens_per_s_per_device", None)
+        rec.pop("step_time_s", None)
+    rec.setdefault("source", source)
+    try:
+        return RunRecord.model_validate({**rec, "parallel": layout})
+    except ValidationError as e:
+        raise config_error(e, f"line {line}") from None
+    except ConfigError as e:
+        raise ConfigError(f"line {line}: {e}", field=e.field, value=e.value) from None
+
+
+def import_csv(path: str | Path, mapping: CsvMapping) -> list[RunRecord]:
+    """Run records of every row of a CSV file (header row first) under ``mapping``.
+
+    Raises:
+        ConfigError: unreadable or empty file (at most :data:`~shardplan.loaders.MAX_FILE_BYTES`),
+            an unknown field or column, or a row that is not a valid record (the message names the
+            line, the field and the value).
+    """
+    check_mapping(mapping)
+    p = Path(path)
+    text = read_text_capped(p, "csv")
+    reader = csv.DictReader(io.StringIO(text))
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    if not header:
+        raise ConfigError(f"{short_repr(str(p))} has no header row", field="csv", value=str(p))
+    reader.fieldnames = header
+    out = []
+    for line, row in enumerate(reader, 2):
+        if None in row:  # more cells than the header names
+            raise ConfigError(f"line {line} of {p.name} has more cells than the header's {len(header)}",
+                              field="csv", value=line)
+        out.append(row_record(_row_fields(row, header, mapping, line), mapping, line, f"{p.name}:{line}"))
+    if not out:
+        raise ConfigError(f"{short_repr(str(p))} has a header but no rows", field="csv", value=str(p))
+    return out
+
+
+__all__ = ["CsvMapping", "FIELDS", "MAX_FILE_BYTES", "check_mapping", "import_csv", "parse_map_items", "row_record"]

@@ -1,0 +1,109 @@
+"""`shardplan record import`: a CSV of measured runs -> run records (issue 10)."""
+
+import pytest
+from typer.testing import CliRunner
+
+from shardplan.cli import app
+from shardplan.errors import ConfigError
+from shardplan.record_import import CsvMapping, import_csv, parse_map_items
+from shardplan.records import read_records
+
+RUNNER = CliRunner()
+
+
+def _csv(tmp_path, text, name="runs.csv"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_columns_named_like_fields_need_no_mapping(tmp_path):
+    p = _csv(tmp_path, "model,hardware,devices,seq_len,global_batch_size,tp,pp,zero_stage,microbatch_size,"
+                       "tokens_per_s_per_device\n"
+                       "llama-3-8b,h100-sxm,16,4096,64,2,2,1,2,3500.5\n")
+    (r,) = import_csv(p, CsvMapping())
+    assert (r.model, r.hardware, r.devices, r.seq_len, r.global_batch_size) == ("llama-3-8b", "h100-sxm", 16, 4096, 64)
+    assert (r.parallel.tp, r.parallel.pp, r.parallel.zero_stage, r.parallel.microbatch_size) == (2, 2, 1, 2)
+    assert r.status == "ok" and r.tokens_per_s_per_device == 3500.5 and r.source == "runs.csv:2"
+
+
+def test_expressions_values_and_status(tmp_path):
+    # step_ms / 1000: 2,500 ms -> 2.5 s; mem_gib * 1073741824: 40 GiB -> 42,949,672,960 B;
+    # hosts * 4 * 2: 2 hosts of 4 boards x 2 GPUs -> 16 devices; 'OOM' / 'CUDA out of memory' -> oom
+    p = _csv(tmp_path, "net,hosts,TP,PP,mb,gbs,step_ms,mem_gib,result\n"
+                       "small,2,2,1,1,32,2500,40,success\n"
+                       "small,2,1,1,4,32,,,OOM\n"
+                       "small,2,1,2,4,32,,,CUDA out of memory\n"
+                       "small,2,1,2,2,32,,,NCCL timeout\n")
+    m = parse_map_items(["model=net", "devices=hosts * 4 * 2", "tp=TP", "pp=PP", "microbatch_size=mb",
+                         "global_batch_size=gbs", "step_time_s=step_ms / 1000", "peak_memory_bytes=mem_gib * 1073741824",
+                         "status=result"], ["seq_len=2048", "hardware=a100-sxm-80gb", "framework=deepspeed"])
+    m = m.model_copy(update={"values": {"model": {"small": "llama-3-8b"}}})
+    recs = import_csv(p, m)
+    assert [r.status for r in recs] == ["ok", "oom", "oom", "failed"]
+    assert recs[0].step_time_s == 2.5 and recs[0].peak_memory_bytes == 42_949_672_960 and recs[0].devices == 16
+    assert recs[0].model == "llama-3-8b" and recs[0].seq_len == 2048 and recs[0].framework == "deepspeed"
+    # tokens/s per device from the step: 32 x 2048 / 2.5 / 16 = 1,638.4
+    assert recs[0].measured_tokens_per_s_per_device() == pytest.approx(1638.4)
+
+
+def test_mapping_file_and_missing_status(tmp_path):
+    mp = _csv(tmp_path, "columns: {tokens_per_s_per_device: tps}\n"
+                        "constants: {model: llama-3-8b, hardware: h100-sxm, devices: 8, seq_len: 4096,"
+                        " global_batch_size: 16}\n"
+                        "missing_status: oom\n", "map.yaml")
+    p = _csv(tmp_path, "tp,tps\n8,1200\n1,\n")
+    recs = import_csv(p, parse_map_items([str(mp)], []))
+    assert [r.status for r in recs] == ["ok", "oom"] and recs[1].tokens_per_s_per_device is None
+
+
+@pytest.mark.parametrize("items,sets,text,match", [
+    (["tokens=tps"], [], "tps\n1\n", "'tokens' is not a record field; legal: model, hardware"),
+    (["tokens_per_s_per_device=tps"], [], "tp\n1\n", "column 'tps' is not in the CSV; its columns: tp"),
+    (["tokens_per_s_per_device=tps * 2"], [], "tps\nfast\n", "multiplies a cell that is not a number"),
+    (["tp"], [], "tp\n1\n", "--map 'tp' is not field=column"),
+    ([], ["seq_len"], "tp\n1\n", "--set 'seq_len' is not field=value"),
+    ([], [], "tp\n", "has a header but no rows"),
+    ([], ["model=llama-3-8b", "hardware=h100-sxm", "devices=8", "seq_len=4096", "global_batch_size=8"],
+     "tp,tokens_per_s_per_device\n2.5,10\n", "line 2: tp='2.5' is not a whole number"),
+])
+def test_bad_input_names_field_and_legal_values(tmp_path, items, sets, text, match):
+    p = _csv(tmp_path, text)
+    with pytest.raises(ConfigError, match=match):
+        import_csv(p, parse_map_items(items, sets))
+
+
+def test_value_without_entry_lists_the_entries(tmp_path):
+    p = _csv(tmp_path, "model\n9B\n")
+    m = CsvMapping(values={"model": {"1B": "llama-3.2-1b", "8B": "llama-3-8b"}})
+    with pytest.raises(ConfigError, match="line 2: model value '9B' has no entry in values.model; its entries: 1B, 8B"):
+        import_csv(p, m)
+
+
+def test_cli_writes_records_and_exit_codes(tmp_path):
+    p = _csv(tmp_path, "tp,tps\n2,900\n")
+    out = tmp_path / "r.jsonl"
+    args = ["record", "import", str(p), "-o", str(out), "--map", "tokens_per_s_per_device=tps",
+            "--set", "model=llama-3-8b", "--set", "hardware=h100-sxm", "--set", "devices=8",
+            "--set", "seq_len=4096", "--set", "global_batch_size=16"]
+    res = RUNNER.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert "1 run records" in res.output
+    res = RUNNER.invoke(app, args + ["--append"])
+    assert res.exit_code == 0 and len(read_records(out)) == 2
+    bad = RUNNER.invoke(app, ["record", "import", str(p), "-o", str(out), "--map", "tokenz=tps"])
+    assert bad.exit_code == 2 and "not a record field" in bad.output
+    fmt = RUNNER.invoke(app, ["record", "import", str(p), "-o", str(out), "--format", "xlsx"])
+    assert fmt.exit_code == 2 and "legal: csv" in fmt.output
+
+
+def test_grid_example_imports_every_row():
+    # the worked example of docs/calibration.md: 1,641 rows, 1,027 ran (tok_s_gpu given), 614 did not
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    recs = import_csv(root / "shardplan/data/usp_h100_grid_1b_8b.csv",
+                      parse_map_items([str(root / "shardplan/data/usp_grid_map.yaml")], []))
+    import csv
+    with open(root / "shardplan/data/usp_h100_grid_1b_8b.csv") as f:
+        ran = [row["tok_s_gpu"] not in ("", "nan") for row in csv.DictReader(f)]
+    assert len(recs) == len(ran) == 1641 and [r.status == "ok" for r in recs] == ran and sum(ran) == 1027
