@@ -86,10 +86,11 @@ copy), with `attention="naive"` because the runtime materialises the score matri
   the fp32 copies the optimizer update makes, and on this tiny model fixed-size buffers that do
   not scale with tokens. The planner counts the tensors saved for the backward
   (Korthikanti-style) plus gradients, logits and ZeRO-3 prefetch buffers. The prediction is
-  consistently 13-45 % below the compiled temp here (most with two microbatches, where
+  consistently 20-47 % below the compiled temp here (most with two microbatches, where
   the runtime holds a gradient accumulator beside each microbatch's gradients): the runtime keeps gathered weights and
   sequence-parallel inputs live (see the runtime model), materialises full gradients before
-  scattering them (ZeRO-2/3 on CPU) and computes the fp32 softmax over the whole vocabulary.
+  scattering them (ZeRO-2/3 on CPU) and computes the fp32 softmax over the whole vocabulary (fusing
+  the Q/K/V and gate/up projections added 0-11 % to the compiled temp; not analysed further).
   A factor of 2 catches a missing term of the size of the activations or the gradients (the
   failure modes that matter for "does it fit") without pretending that a packing allocator
   can be predicted to a few percent on a 100k-parameter model.
@@ -116,9 +117,12 @@ or per-device memory.
 {rules}
 
 What this means for the planner's use on real hardware: the planner's numbers are what Megatron /
-FSDP send. A JAX program written like this runtime sends, per layer and microbatch, 2.5x the
-Megatron backward tensor-parallel bytes (separate projections), and an FSDP step gathers weights
-once instead of twice per microbatch at the price of holding them all in memory.
+FSDP send. The runtime holds Q/K/V and gate/up fused as Megatron does (docs/runtime.md, "Fused
+projections"), so its backward reduces 2 input gradients per layer and TP needs no delta (with
+separate projections it was 5 per layer, 2.5x Megatron's backward tensor-parallel bytes); with SP
+it keeps the gathered block inputs instead of re-gathering them and gathers the embedding table
+instead of scattering the lookup (shifts that happen to cancel in the total tp bytes of this model). An FSDP step
+gathers weights once instead of twice per microbatch at the price of holding them all in memory.
 
 ## Pipeline (pp > 1)
 

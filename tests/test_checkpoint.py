@@ -77,8 +77,8 @@ def test_resume_same_layout_is_exact(runs):
     ck.close()
     assert meta["step"] == 2 and meta["data"]["position"] == 2 and meta["plan"]["zero_stage"] == 3
     assert meta["model"]["name"] == "tiny-llama" and meta["mesh"]["fsdp"] == 8
-    assert meta["leaves"]["layers/0/attn/wq"] == {"shape": [64, 4, 16], "dtype": "float32",
-                                                  "logical": ["embed", "heads", "head_dim"]}
+    assert meta["leaves"]["layers/0/attn/wqkv"] == {"shape": [64, 2, 4, 16], "dtype": "float32",
+                                                    "logical": ["embed", "kv_heads", "qkv", "head_dim"]}
     a, _ = _restore(runs["root"] / "a", runs["trainer"])
     b, _ = _restore(runs["root"] / "b", runs["trainer"])
     na, nb = to_numpy(a), to_numpy(b)
@@ -106,14 +106,14 @@ def test_restore_onto_other_meshes(runs, batches, tmp_path):
     state, meta = _restore(runs["root"] / "b", tp, step=2)
     assert meta["step"] == 2
     _check_layout(state, tp)
-    assert leaf_specs(state[0])["layers/0/attn/wq"] == jax.sharding.PartitionSpec(None, "tp", None)
+    assert leaf_specs(state[0])["layers/0/attn/wqkv"] == jax.sharding.PartitionSpec(None, "tp", None, None)
     _, met = tp.step(state, shard_batch(batches.batch(2), tp.mesh))
     np.testing.assert_allclose(float(met["loss"]), cont[2], rtol=2e-5, atol=2e-5)
 
     pp = Trainer(TINY, validate(ParallelConfig(pp=2), TINY, TR, 8), TR, CFG)
     state, _ = _restore(runs["root"] / "b", pp, step=2)  # layers/<i>/... -> stages/... (2, 1, ...)
     _check_layout(state, pp)
-    assert state[0]["stages"]["attn"]["wq"].shape == (2, 1, 64, 4, 16)
+    assert state[0]["stages"]["attn"]["wqkv"].shape == (2, 1, 64, 2, 4, 16)
     state, met = pp.step(state, shard_batch(batches.batch(2), pp.mesh))
     np.testing.assert_allclose(float(met["loss"]), cont[2], rtol=2e-5, atol=2e-5)
     ck = Checkpointer(tmp_path / "pp")
@@ -123,6 +123,26 @@ def test_restore_onto_other_meshes(runs, batches, tmp_path):
     assert meta["stacked"] and meta["plan"]["pp"] == 2
     _check_layout(state, tp)
     _, met = tp.step(state, shard_batch(batches.batch(3), tp.mesh))
+    np.testing.assert_allclose(float(met["loss"]), cont[3], rtol=2e-5, atol=2e-5)
+
+
+def test_restore_across_the_qkv_layouts(runs, batches, tmp_path):
+    """fsdp=8 (Q/K/V fused) step 2 -> tp=4 with KV-head replication (wq/wk/wv split) and back: the
+    conversion is exact, so the next step's loss is the uninterrupted run's."""
+    cont = [r["loss"] for r in runs["cont"]]
+    rep = Trainer(TINY, validate(ParallelConfig(tp=4, kv_replication=True), TINY, TR, 8), TR, CFG)
+    assert not rep.fused_qkv
+    state, _ = _restore(runs["root"] / "b", rep, step=2)
+    _check_layout(state, rep)
+    assert state[0]["layers"][0]["attn"]["wq"].shape == (64, 4, 16) and "wqkv" not in state[0]["layers"][0]["attn"]
+    state, met = rep.step(state, shard_batch(batches.batch(2), rep.mesh))
+    np.testing.assert_allclose(float(met["loss"]), cont[2], rtol=2e-5, atol=2e-5)
+    ck = Checkpointer(tmp_path / "rep")
+    ck.save(3, state, rep)
+    ck.close()
+    state, _ = _restore(tmp_path / "rep", runs["trainer"])  # split -> fused
+    _check_layout(state, runs["trainer"])
+    _, met = runs["trainer"].step(state, shard_batch(batches.batch(3), runs["trainer"].mesh))
     np.testing.assert_allclose(float(met["loss"]), cont[3], rtol=2e-5, atol=2e-5)
 
 

@@ -58,6 +58,24 @@ def test_family_matches_single_device(kw, batches, reference):
     assert losses[-1] < losses[0]
 
 
+def test_qkv_bias_fused_and_split(batches):
+    """Qwen2-style Q/K/V biases: held fused (bqkv (g, r + 2, k)) under TP, split (bq / bk / bv) under
+    KV-head replication (tp=4 > 2 KV heads); both reproduce the single-device losses (the zero-initialised
+    biases are trained from step 1, so steps 2-3 see them) and the planner's parameter count."""
+    from flax import nnx
+
+    m = MODELS["tiny-llama"].model_copy(update={"name": "tiny-qkv-bias", "qkv_bias": True})
+    fused = param_dict(Transformer(m, nnx.Rngs(0)))
+    assert fused["layers"][0]["attn"]["bqkv"].shape == (2, 4, 16)
+    assert sum(x.size for x in jax.tree.leaves(fused)) == m.n_params
+    ref = run_steps(Trainer(m, validate(ParallelConfig(dp=1), m, TR, 1), TR, CFG, devices=jax.devices()[:1]),
+                    batches)[1]
+    for kw in (dict(tp=2), dict(tp=4, kv_replication=True)):
+        tr = Trainer(m, validate(ParallelConfig(**kw), m, TR, 8), TR, CFG)
+        assert tr.fused_qkv == (kw["tp"] == 2)
+        np.testing.assert_allclose(run_steps(tr, batches)[1], ref, rtol=2e-5, atol=2e-5)
+
+
 def test_sliding_window_changes_the_function(batches, reference):
     # the same weights without the window (and without sinks) give another loss: the features are used
     plain = FAMILY.model_copy(update={"sliding_window": None, "attention_sinks": False})

@@ -30,13 +30,14 @@ TINY4 = MODELS["tiny-llama"].model_copy(update={"n_layers": 4, "name": "tiny-lla
 TR = TrainingSpec(seq_len=32, global_batch_size=16)
 CFG = TrainConfig(steps=3, compute_dtype="float32")
 
-# name: (ParallelConfig kwargs, mesh (pp, dp, fsdp, tp), spec of stages/attn/wq (pp, L, embed, heads, head_dim))
+# name: (ParallelConfig kwargs, mesh (pp, dp, fsdp, tp),
+#        spec of stages/attn/wqkv (pp, L, embed, kv_heads, qkv, head_dim))
 CASES = {
-    "pp2-dp4": (dict(pp=2), (2, 4, 1, 1), P("pp", None, None, None, None)),
-    "pp4-dp2": (dict(pp=4), (4, 2, 1, 1), P("pp", None, None, None, None)),
-    "pp2-fsdp2-tp2": (dict(pp=2, tp=2, zero_stage=3), (2, 1, 2, 2), P("pp", None, "fsdp", "tp", None)),
+    "pp2-dp4": (dict(pp=2), (2, 4, 1, 1), P("pp", None, None, None, None, None)),
+    "pp4-dp2": (dict(pp=4), (4, 2, 1, 1), P("pp", None, None, None, None, None)),
+    "pp2-fsdp2-tp2": (dict(pp=2, tp=2, zero_stage=3), (2, 1, 2, 2), P("pp", None, "fsdp", "tp", None, None)),
     "pp2-uneven-3-1": (dict(pp=2, pp_layers=(3, 1), schedule="gpipe"), (2, 4, 1, 1),
-                       P("pp", None, None, None, None)),
+                       P("pp", None, None, None, None, None)),
 }
 
 
@@ -79,14 +80,14 @@ def test_pipeline_matches_single_device(name, batches, reference):
             assert specs[path][0] == "pp", path  # stage dimension on the pp axis
         else:
             assert "pp" not in jax.tree.leaves(tuple(specs[path])), path  # embed / head replicated over pp
-    assert specs["stages/attn/wq"] == wq_spec
+    assert specs["stages/attn/wqkv"] == wq_spec
     lmax = max(layout.stage_layers)
-    assert params["stages"]["attn"]["wq"].shape == (layout.parallel.pp, lmax, 64, 4, 16)
+    assert params["stages"]["attn"]["wqkv"].shape == (layout.parallel.pp, lmax, 64, 2, 4, 16)
     hlo = tr.compiled.as_text()
     assert "collective-permute" in hlo  # the ppermute between stages
     if name == "pp2-uneven-3-1":
         # stage 1 holds 1 layer in 3 slots: the 2 padding slots stay exactly zero through training
-        wq = np.asarray(jax.device_get(params["stages"]["attn"]["wq"]))
+        wq = np.asarray(jax.device_get(params["stages"]["attn"]["wqkv"]))
         assert np.all(wq[1, 1:] == 0) and np.all(wq[1, 0] != 0) and np.all(wq[0] != 0)
         assert "2 masked padding slot(s)" in tr.pipeline.note
     else:
@@ -97,10 +98,10 @@ def test_stacked_layout_helpers():
     lay = validate(ParallelConfig(pp=2, pp_layers=(3, 1)), TINY4, TR, 8)
     assert slot_mask(lay.stage_layers).tolist() == [[True, True, True], [True, False, False]]
     params, logical = layout_params(TINY4, lay)
-    assert "layers" not in params and params["stages"]["mlp"]["w_up"].shape == (2, 3, 64, 128)
-    assert logical["stages"]["mlp"]["w_up"] == ("layers", None, "embed", "mlp")
+    assert "layers" not in params and params["stages"]["mlp"]["w_gate_up"].shape == (2, 3, 64, 2, 128)
+    assert logical["stages"]["mlp"]["w_gate_up"] == ("layers", None, "embed", "gate_up", "mlp")
     mask = decay_mask(params)  # weight decay on matrices only, counted without the 2 stacking dims
-    assert mask["stages"]["mlp"]["w_up"] and not mask["stages"]["attn_norm"]["scale"]
+    assert mask["stages"]["mlp"]["w_gate_up"] and not mask["stages"]["attn_norm"]["scale"]
     assert mask["embed"] and not mask["final_norm"]["scale"]
     # pp=1 keeps the per-layer layout
     params1, _ = layout_params(TINY4, validate(ParallelConfig(), TINY4, TR, 8))

@@ -41,22 +41,27 @@ CFG = TrainConfig(steps=3, compute_dtype="float32")
 STEPS = 3
 ROOT = Path(__file__).resolve().parent.parent
 
-# leaves checked by hand: embed (256, 64) vocab x embed; wq (64, 4, 16) embed x heads x head_dim;
-# wo (4, 16, 64) heads x head_dim x embed; w_down (128, 64) mlp x embed; final norm (64,)
-LEAVES = ("embed", "layers/0/attn/wq", "layers/0/attn/wo", "layers/0/mlp/w_down", "final_norm/scale")
-NONE = {"embed": P(None, None), "layers/0/attn/wq": P(None, None, None), "layers/0/attn/wo": P(None, None, None),
-        "layers/0/mlp/w_down": P(None, None), "final_norm/scale": P(None)}
-FSDP8 = {"embed": P(None, "fsdp"), "layers/0/attn/wq": P("fsdp", None, None),
-         "layers/0/attn/wo": P(None, None, "fsdp"), "layers/0/mlp/w_down": P(None, "fsdp"),
+# leaves checked by hand: embed (256, 64) vocab x embed; wqkv (64, 2, 4, 16) embed x kv_heads x qkv x head_dim
+# (2 KV groups of 2 query heads + K + V); wo (4, 16, 64) heads x head_dim x embed; w_gate_up (64, 2, 128)
+# embed x gate_up x mlp; w_down (128, 64) mlp x embed; final norm (64,)
+QKV = "layers/0/attn/wqkv"
+GU = "layers/0/mlp/w_gate_up"
+NONE = {"embed": P(None, None), QKV: P(None, None, None, None), "layers/0/attn/wo": P(None, None, None),
+        GU: P(None, None, None), "layers/0/mlp/w_down": P(None, None), "final_norm/scale": P(None)}
+FSDP8 = {"embed": P(None, "fsdp"), QKV: P("fsdp", None, None, None),
+         "layers/0/attn/wo": P(None, None, "fsdp"), GU: P("fsdp", None, None), "layers/0/mlp/w_down": P(None, "fsdp"),
          "final_norm/scale": P("fsdp")}
-TP2 = {"embed": P("tp", None), "layers/0/attn/wq": P(None, "tp", None), "layers/0/attn/wo": P("tp", None, None),
-       "layers/0/mlp/w_down": P("tp", None), "final_norm/scale": P(None)}
-FSDP_TP = {"embed": P("tp", "fsdp"), "layers/0/attn/wq": P("fsdp", "tp", None),
-           "layers/0/attn/wo": P("tp", None, "fsdp"), "layers/0/mlp/w_down": P("tp", "fsdp"),
+TP2 = {"embed": P("tp", None), QKV: P(None, "tp", None, None), "layers/0/attn/wo": P("tp", None, None),
+       GU: P(None, None, "tp"), "layers/0/mlp/w_down": P("tp", None), "final_norm/scale": P(None)}
+# tp=4 > n_kv_heads=2: Q, K, V unfused (model.fuses_qkv), Q split by heads, K/V replicated
+TP_KVREP = {**{k: v for k, v in TP2.items() if k != QKV}, "layers/0/attn/wq": P(None, "tp", None),
+            "layers/0/attn/wk": P(None, None, None), "layers/0/attn/wv": P(None, None, None)}
+FSDP_TP = {"embed": P("tp", "fsdp"), QKV: P("fsdp", "tp", None, None),
+           "layers/0/attn/wo": P("tp", None, "fsdp"), GU: P("fsdp", None, "tp"), "layers/0/mlp/w_down": P("tp", "fsdp"),
            "final_norm/scale": P("fsdp")}
 FC = ("fsdp", "cp")
-FSDP_CP = {"embed": P(None, FC), "layers/0/attn/wq": P(FC, None, None), "layers/0/attn/wo": P(None, None, FC),
-           "layers/0/mlp/w_down": P(None, FC), "final_norm/scale": P(FC)}
+FSDP_CP = {"embed": P(None, FC), QKV: P(FC, None, None, None), "layers/0/attn/wo": P(None, None, FC),
+           GU: P(FC, None, None), "layers/0/mlp/w_down": P(None, FC), "final_norm/scale": P(FC)}
 
 # name: (ParallelConfig kwargs, mesh sizes (dp, fsdp, ep, cp, tp), param specs, opt-state specs, collectives)
 CASES = {
@@ -71,7 +76,7 @@ CASES = {
     "FSDP+CP": (dict(cp=2, zero_stage=3), (1, 4, 1, 2, 1), FSDP_CP, FSDP_CP, {"all-gather"}),
     "HSDP": (dict(zero_stage=3, dp_shard=4), (2, 4, 1, 1, 1), FSDP8, FSDP8, {"all-gather"}),
     "FSDP+full-remat": (dict(zero_stage=3, recompute="full"), (1, 8, 1, 1, 1), FSDP8, FSDP8, {"all-gather"}),
-    "TP+kv-replication": (dict(tp=4, kv_replication=True), (2, 1, 1, 1, 4), TP2, TP2, {"all-reduce"}),
+    "TP+kv-replication": (dict(tp=4, kv_replication=True), (2, 1, 1, 1, 4), TP_KVREP, TP_KVREP, {"all-reduce"}),
     "TP+selective-remat": (dict(tp=2, recompute="selective"), (4, 1, 1, 1, 2), TP2, TP2, {"all-reduce"}),
 }
 
@@ -122,14 +127,16 @@ def test_strategy_matches_single_device(name, batches, reference):
         assert actual_p[path] == leaf.param_spec, path
         assert actual_mu[path] == leaf.opt_spec == actual_nu[path], path
     # hand-written expectations
-    for path in LEAVES:
+    for path in pspecs:
         assert actual_p[path] == pspecs[path], (path, actual_p[path])
         assert actual_mu[path] == ospecs[path], (path, actual_mu[path])
     hlo = tr.compiled.as_text()
     for op in collectives:
         assert op in hlo, f"{name}: no {op} in the compiled step"
     if name == "TP+kv-replication":  # tp=4 > n_kv_heads=2: K/V weights replicated, stated by the user
-        assert actual_p["layers/0/attn/wk"] == P(None, None, None)
+        assert QKV not in actual_p and actual_p["layers/0/attn/wk"] == P(None, None, None)
+    else:
+        assert "layers/0/attn/wq" not in actual_p and QKV in actual_p
     if name == "DP":
         assert "all-gather" not in hlo  # parameters replicated: nothing to gather
 
@@ -142,10 +149,40 @@ def test_moe_expert_parallel_matches_single_device(batches):
     state, losses = run_steps(tr, batches)
     np.testing.assert_allclose(losses, ref, rtol=2e-5, atol=2e-5)
     specs = _leaf_specs(state[0])
-    assert specs["layers/0/mlp/w_up"] == P("ep", "fsdp", None)  # experts x embed x mlp
+    assert specs["layers/0/mlp/w_gate_up"] == P("ep", "fsdp", None, None)  # experts x embed x gate_up x mlp
     assert specs["layers/0/mlp/w_down"] == P("ep", None, "fsdp")
-    assert specs["layers/0/attn/wq"] == P(("fsdp", "ep"), None, None)  # ep acts as a ZeRO axis outside MoE
+    assert specs["layers/0/attn/wqkv"] == P(("fsdp", "ep"), None, None, None)  # ep acts as a ZeRO axis outside MoE
     assert specs["layers/0/mlp/router"] == P(("fsdp", "ep"), None)  # (embed, None): replicated over experts
+
+
+def _tp_backward_reductions(trainer):
+    """{einsum of the op: activation buffers (mb, s, d) all-reduced over tp in the backward} of a
+    compiled step, counted per buffer (XLA may combine several into one tuple all-reduce)."""
+    from shardplan.crosscheck.hlo import hlo_collectives
+
+    mesh = {a: int(trainer.mesh.shape[a]) for a in trainer.mesh.axis_names}
+    out = {}
+    for c in hlo_collectives(trainer.compiled.as_text(), mesh):
+        if c.kind != "all-reduce" or c.mesh_axes != ("tp",) or "transpose(jvp(" not in c.op_name:
+            continue
+        names = [n.split("))")[0] for n in c.op_name.split("transpose(jvp(")[1:]]  # one per combined buffer
+        for name, e in zip(names, (e for e in c.elements if e.dims == (4, 32, 64))):
+            out[name] = out.get(name, 0) + c.per_step
+    return out
+
+
+def test_tp_backward_reduces_two_input_gradients_per_layer():
+    """TP (dp=4, tp=2, one microbatch of 4 x 32 tokens), tiny-llama (L = 2 layers): the backward
+    all-reduces over tp the input gradient (4, 32, 64) of each column-parallel matmul, i.e. per
+    layer 1 for the fused QKV (bsd,dgjk) + 1 for the fused gate/up (bsd,dcf) = 2, as Megatron-LM
+    and the planner count; plus 1 for the vocab-parallel LM head (bsd,dv): 2 x 2 + 1 = 5 buffers.
+    With separate q, k, v, gate, up weights it was 5 per layer: 5 x 2 + 1 = 11."""
+    layout = validate(ParallelConfig(tp=2, microbatch_size=4), TINY, TR, 8)
+    assert layout.microbatches == 1
+    got = _tp_backward_reductions(Trainer(TINY, layout, TR, CFG))
+    L = TINY.n_layers
+    assert got == {"bsd,dgjk->bsgjk": L, "bsd,dcf->bscf": L, "bsd,dv->bsv": 1}, got
+    assert sum(got.values()) == 2 * L + 1
 
 
 def test_mesh_mapping_and_axis_types():
@@ -220,9 +257,9 @@ def test_indivisible_dim_names_path():
     with pytest.raises(ConfigError) as e:
         _leaves(lay, rule_overrides={"kv_heads": ["dp"]})
     msg = str(e.value)
-    assert "layers/0/attn/wk" in msg and "(64, 2, 16)" in msg and "kv_heads" in msg and "dp=8" in msg
-    with pytest.raises(ConfigError, match=r"layers/0/attn/wk.*not divisible"):
-        _leaves(lay, param_overrides=[("attn/wk", P(None, "dp"))])
+    assert "layers/0/attn/wqkv" in msg and "(64, 2, 4, 16)" in msg and "kv_heads" in msg and "dp=8" in msg
+    with pytest.raises(ConfigError, match=r"layers/0/attn/wqkv.*not divisible"):
+        _leaves(lay, param_overrides=[("attn/wqkv", P(None, "dp"))])
 
 
 def test_unknown_names_are_errors():
@@ -238,12 +275,12 @@ def test_unknown_names_are_errors():
 
 def test_overrides_apply_and_table_rows():
     lay = validate(ParallelConfig(tp=2), TINY, TR, 8)
-    leaves, rules = _leaves(lay, param_overrides=[(r"mlp/w_up$", ("embed", None)),
+    leaves, rules = _leaves(lay, param_overrides=[(r"mlp/w_down$", (None, "embed")),
                                                   (r"final_norm", P("tp"))],
                             rule_overrides={"vocab": []})
-    assert leaves["layers/1/mlp/w_up"].param_spec == P(None, None)
-    assert leaves["layers/1/mlp/w_up"].override == r"mlp/w_up$"
-    assert leaves["layers/1/mlp/w_gate"].param_spec == P(None, "tp")
+    assert leaves["layers/1/mlp/w_down"].param_spec == P(None, None)
+    assert leaves["layers/1/mlp/w_down"].override == r"mlp/w_down$"
+    assert leaves["layers/1/mlp/w_gate_up"].param_spec == P(None, None, "tp")
     assert leaves["final_norm/scale"].param_spec == P("tp")
     assert leaves["embed"].param_spec == P(None, None)
     # FSDP: every byte is split 8 ways
@@ -251,9 +288,9 @@ def test_overrides_apply_and_table_rows():
     leaves, rules = _leaves(lay)
     rows = sharding_rows(leaves, rules.sizes)
     assert {r["path"] for r in rows} == set(leaves)
-    row = next(r for r in rows if r["path"] == "layers/0/attn/wq")
-    assert row["shape"] == (64, 4, 16) and row["logical"] == ("embed", "heads", "head_dim")
-    assert row["spec"] == "('fsdp', None, None)" and row["bytes_per_device"] == 64 * 4 * 16 * 4 // 8
+    row = next(r for r in rows if r["path"] == "layers/0/attn/wqkv")
+    assert row["shape"] == (64, 2, 4, 16) and row["logical"] == ("embed", "kv_heads", "qkv", "head_dim")
+    assert row["spec"] == "('fsdp', None, None, None)" and row["bytes_per_device"] == 64 * 2 * 4 * 16 * 4 // 8
     assert sum(r["bytes_per_device"] for r in rows) * 8 == TINY.n_params * 4
 
 
@@ -284,7 +321,7 @@ def test_cli_train_and_shardings(tmp_path, reference):
     plan.write_text(json.dumps({"parallel": {"dp": 4, "tp": 2, "zero_stage": 3}}))
     res = runner.invoke(app, ["shardings", "--model", "tiny-llama", "--plan", str(plan)])
     assert res.exit_code == 0, res.output
-    assert "FSDP(ZeRO-3)+TP" in res.output and "layers/0/attn/wq" in res.output
+    assert "FSDP(ZeRO-3)+TP" in res.output and "layers/0/attn/wqkv" in res.output
     res = runner.invoke(app, ["shardings", "--model", "llama-3-8b", "--tp", "2", "--scale-down"])
     assert res.exit_code == 0, res.output
     metrics = tmp_path / "m.jsonl"

@@ -170,26 +170,12 @@ def memory_rule(name: str, applies: str, delta: str) -> Callable[[MemoryFn], Mem
 
 
 # ----- tensor and sequence parallelism ------------------------------------------------------------
-
-@rule("tp-bwd-per-projection", "tp > 1",
-      "`+(3 + n_up - 2) L m` AllReduce (ReduceScatter with SP) of `S_t`")
-def tp_bwd_per_projection(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
-    """Separate Q, K, V and gate, up projections: each projection's partial input gradient is
-    reduced on its own instead of summed first (Megatron fuses QKV and gate/up weights, so it has
-    2 backward reductions per layer); on GPU/TPU XLA's all-reduce reassociation may merge them.
-
-    ``n_up`` = 2 for SwiGLU, 1 for GeLU.
-    """
-    p = ctx.p
-    if p.tp == 1:
-        return []
-    n_up = 2 if ctx.model.mlp == "swiglu" else 1
-    extra = (3 + n_up - 2) * ctx.L * ctx.m
-    op = "ReduceScatter" if p.sp else "AllReduce"
-    return [Change(op, "tp", extra, extra * bytes_sent(op, ctx.S_t, p.tp),
-                   f"XLA reduces the input gradient of each of the {3 + n_up} column-parallel "
-                   f"projections separately (Megatron fuses QKV and gate/up: 2 per layer)")]
-
+# No delta for the column-parallel projections: the runtime holds Q/K/V and SwiGLU gate/up fused
+# like Megatron-LM (shardplan.jax.model.Attention / MLP), and constrains their input to the whole
+# sequence, so the backward reduces 2 input gradients per layer (AllReduce, ReduceScatter with SP)
+# and XLA gathers the block input rather than a weight, as the planner counts. Not validated:
+# KV-head replication (tp > n_kv_heads) keeps Q, K, V unfused and XLA reduces dK / dV inside the
+# attention core instead.
 
 @rule("sp-keep-gathered", "SP, no recompute", "`-2 L m` AllGather of `S_t`")
 def sp_keep_gathered(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
@@ -225,19 +211,6 @@ def sp_embedding_weight(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> lis
         Change("AllReduce", "dp", 0, bytes_sent("AllReduce", table * (1 - 1 / t), p.dp * p.cp),
                "so the data-parallel gradient reduction carries the whole table, not its 1/tp shard"),
     ]
-
-
-@rule("sp-k-weight-gather", "SP", "`+L m` AllGather of `param_bytes h kv`")
-def sp_k_weight_gather(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
-    """All-gathers `wk` over tp to compute the rotary K on the local sequence chunk (then an
-    all-to-all to head sharding, < 2 %, unscored)."""
-    p = ctx.p
-    if p.tp == 1 or not p.sp:
-        return []
-    n = ctx.L * ctx.m
-    w_k = ctx.training.precision.param_bytes * ctx.model.d_model * ctx.model.kv_dim
-    return [Change("AllGather", "tp", n, n * bytes_sent("AllGather", w_k, p.tp),
-                   "XLA all-gathers wk over tp to compute K on the local sequence chunk")]
 
 
 # ----- data parallelism and ZeRO ------------------------------------------------------------------
@@ -318,13 +291,13 @@ def zero_embedding_tokens(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> l
 # ----- context parallelism ------------------------------------------------------------------------
 
 @rule("cp-allgather-kv", "cp > 1",
-      "`-` the planner's SendRecv; `+L m` AG of `beta u cp (h + kv)`; `+L m` RS of `2 beta u cp kv`")
+      "`-` the planner's SendRecv; `+L m` AG of `2 beta u cp kv`; `+L m` RS of `2 beta u cp kv`")
 def cp_allgather_kv(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
     """The runtime's context parallelism all-gathers K/V over cp (Q stays sharded) and
-    reduce-scatters dK/dV, instead of a ring of send/recv; XLA gathers the block input `x` (`h`
-    columns) for V and the rotated K (`kv` columns).
+    reduce-scatters dK/dV, instead of a ring of send/recv; XLA gathers V and the rotated K (`kv`
+    columns each), sliced from the fused QKV projection of the local sequence chunk.
 
-    With tp the K columns are ``kv / t`` per device.
+    With tp the K and V columns are ``kv / t`` per device.
     """
     p = ctx.p
     if p.cp == 1:
@@ -333,10 +306,10 @@ def cp_allgather_kv(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Ch
                   "the runtime all-gathers K/V over cp instead of a send/recv ring")
            for c in ctx.planned(op="SendRecv", axis="cp", tensor="kv")]
     n = ctx.L * ctx.m
-    ag_b = ctx.beta * ctx.u * p.cp * (ctx.model.d_model + ctx.model.kv_dim / p.tp)
+    ag_b = ctx.beta * ctx.u * p.cp * 2 * ctx.model.kv_dim / p.tp
     rs_b = ctx.beta * ctx.u * p.cp * 2 * ctx.model.kv_dim / p.tp
     out.append(Change("AllGather", "cp", n, n * bytes_sent("AllGather", ag_b, p.cp),
-                      "forward: all-gather of the block input (for V) and of the rotated K over cp"))
+                      "forward: all-gather of V and of the rotated K over cp"))
     out.append(Change("ReduceScatter", "cp", n, n * bytes_sent("ReduceScatter", rs_b, p.cp),
                       "backward: reduce-scatter of dK and dV over cp"))
     return out
@@ -345,7 +318,7 @@ def cp_allgather_kv(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Ch
 # ----- pipeline (the runtime's GPipe, shardplan.jax.pipeline) -------------------------------------
 
 #: Rules whose count is (layers per stage) x (microbatches): repeated on the GPipe bubble ticks.
-PER_LAYER_RULES = ("tp-bwd-per-projection", "sp-keep-gathered", "sp-k-weight-gather")
+PER_LAYER_RULES = ("sp-keep-gathered",)
 
 
 @rule("gpipe-tick-sends", "pp > 1",
@@ -367,7 +340,7 @@ def gpipe_tick_sends(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[C
 
 
 @rule("gpipe-bubble-ticks", "pp > 1",
-      "`+(pp - 1)/m` x (the planner's tp activation rows + `tp-bwd-per-projection`, SP per-layer deltas)")
+      "`+(pp - 1)/m` x (the planner's tp activation rows + the SP per-layer delta `sp-keep-gathered`)")
 def gpipe_bubble_ticks(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
     """Every stage runs its `L_max` layers on all `k` ticks (bubble ticks compute on discarded
     data), so the per-layer tp collectives run `k` instead of `m` times.

@@ -29,6 +29,11 @@ stacking dimensions -- and then converted (unstacked with the saved split, resta
 ``out_shardings`` are the current layout. Parameters and both Adam moments are converted; the
 zero padding slots of uneven splits are dropped / re-created as zeros (exact: they never change).
 
+Q/K/V layout changes: the runtime holds each attention's Q/K/V projection fused (``attn/wqkv``)
+except under KV-head replication (tp > n_kv_heads: ``wq``/``wk``/``wv``, see
+:func:`~shardplan.jax.model.fuses_qkv`). A checkpoint written in the other layout is read in its own
+and converted in the same jitted function (:func:`convert_qkv`; parameters and Adam moments, exact).
+
 Data position: the data pipeline (:class:`~shardplan.jax.data.PackedBatches`) is a deterministic
 function of (seed, seq_len, global batch, step) that every process evaluates for the *global*
 batch, so there is no per-dp-rank state: resuming at step ``n`` reads batch ``n`` on any dp degree.
@@ -45,7 +50,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,15 +62,16 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 
 from shardplan.errors import ConfigError
 from shardplan.jax.mesh import describe
-from shardplan.jax.model import abstract_model, logical_axes, param_dict
+from shardplan.jax.model import abstract_model, fuse_qkv, logical_axes, param_dict, split_qkv
 from shardplan.jax.pipeline import STAGES, decay_mask, stack_logical, stack_params
-from shardplan.jax.rules import path_str
+from shardplan.jax.rules import LeafSharding, param_shardings, path_str
 from shardplan.specs.model import ModelSpec
 
 log = logging.getLogger("shardplan.jax")
 
-#: Version of the ``meta`` JSON layout.
-FORMAT = 1
+#: Version of the checkpoint layout: 2 holds Q/K/V and SwiGLU gate/up fused (``attn/wqkv``,
+#: ``mlp/w_gate_up``; format 1 had ``wq``/``wk``/``wv`` and ``w_gate``/``w_up`` everywhere).
+FORMAT = 2
 #: ModelSpec fields that do not change any parameter shape (ignored by :func:`check_model`).
 NON_SHAPE_FIELDS = ("name", "source")
 #: Settings that fix what "data position n" means (must match on resume).
@@ -161,9 +167,33 @@ def unstack_params(params: Mapping[str, Any], stage_layers: Sequence[int]) -> di
     return out
 
 
-def _abstract_params(model: ModelSpec, stage_layers: Sequence[int] | None) -> tuple[dict, dict]:
+def saved_fused_qkv(meta: Mapping[str, Any]) -> bool:
+    """Whether a checkpoint holds each attention's Q/K/V fused: False when it has separate K
+    weights (``attn/wk``, written under KV-head replication), else True (MLA has neither)."""
+    return not any(path.endswith("attn/wk") for path in meta["leaves"])
+
+
+def convert_qkv(params: Mapping[str, Any], fused: bool) -> dict[str, Any]:
+    """Unstacked parameters (``layers/<i>/attn/...``) with Q/K/V fused (``wqkv``, ``bqkv``) or
+    split (``wq``/``wk``/``wv``, ``bq``/``bk``/``bv``), whichever they hold now; values unchanged
+    (:func:`~shardplan.jax.model.fuse_qkv` / :func:`~shardplan.jax.model.split_qkv`)."""
+    out = dict(params)
+    out["layers"] = {}
+    for i, layer in params["layers"].items():
+        attn = dict(layer["attn"])
+        for w, names in (("wqkv", ("wq", "wk", "wv")), ("bqkv", ("bq", "bk", "bv"))):
+            if fused and names[0] in attn:
+                attn[w] = fuse_qkv(*(attn.pop(n) for n in names))
+            elif not fused and w in attn:
+                attn.update(zip(names, split_qkv(attn.pop(w))))
+        out["layers"][i] = {**layer, "attn": attn}
+    return out
+
+
+def _abstract_params(model: ModelSpec, stage_layers: Sequence[int] | None,
+                     fused_qkv: bool = True) -> tuple[dict, dict]:
     """Abstract params and logical axes, stacked with ``stage_layers`` (or not, when None)."""
-    abstract = abstract_model(model)
+    abstract = abstract_model(model, fused_qkv=fused_qkv)
     params, logical = param_dict(abstract), logical_axes(abstract)
     if stage_layers is None:
         return params, logical
@@ -182,6 +212,18 @@ def _spec_in_saved_structure(path: str, cur: Mapping[str, P], saved_stacked: boo
     if not saved_stacked and parts[0] == "layers" and cur_stacked:
         return P(*tuple(cur[f"{STAGES}/{'/'.join(parts[2:])}"])[2:])
     return cur[path]
+
+
+def _other_qkv_leaves(trainer: Any, meta: Mapping[str, Any]) -> dict[str, LeafSharding]:
+    """Where the leaves of the checkpoint's Q/K/V layout would live in the trainer's layout, when
+    it differs from the trainer's (their logical axes under its rules, its stacking; the rules'
+    ``param_overrides`` are left out, they name the trainer's paths); else ``{}``."""
+    fused = saved_fused_qkv(meta)
+    if fused == trainer.fused_qkv:
+        return {}
+    split = tuple(trainer.layout.stage_layers) if trainer.pipeline is not None else None
+    abstract, logical = _abstract_params(trainer.model_spec, split, fused)
+    return param_shardings(abstract, logical, replace(trainer.rules, param_overrides=()))
 
 
 # ----- the manager ----------------------------------------------------------------------------------
@@ -242,7 +284,8 @@ class Checkpointer:
         step = self._require_step(step)
         meta = self.manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))["meta"]
         if meta.get("format") != FORMAT:
-            raise ConfigError(f"checkpoint format {meta.get('format')!r} in {self.directory} is not supported",
+            raise ConfigError(f"checkpoint format {meta.get('format')!r} in {self.directory} is not supported "
+                              f"(format {FORMAT} holds Q/K/V and gate/up fused; see docs/runtime.md)",
                               field="format", value=meta.get("format"), legal=[FORMAT])
         return meta
 
@@ -299,7 +342,7 @@ class Checkpointer:
                         meta["mesh_description"], trainer.rules.strategy, describe(trainer.mesh))
         saved_stacked = bool(meta["stacked"])
         cur_stacked = trainer.pipeline is not None
-        same = saved_stacked == cur_stacked and (
+        same = saved_stacked == cur_stacked and saved_fused_qkv(meta) == trainer.fused_qkv and (
             not cur_stacked or list(meta["stage_layers"]) == list(trainer.layout.stage_layers))
         if same:
             target = trainer._abstract_state()
@@ -329,11 +372,12 @@ class Checkpointer:
         saved_split = meta["stage_layers"] if saved_stacked else None
         cur_split = tuple(trainer.layout.stage_layers)
         model, mesh = trainer.model_spec, trainer.mesh
-        saved_abs, _ = _abstract_params(model, saved_split)
+        saved_abs, _ = _abstract_params(model, saved_split, saved_fused_qkv(meta))
         flat_abs = jax.tree_util.tree_flatten_with_path(saved_abs)[0]
         self._check_leaves(meta, {path_str(kp): x.shape for kp, x in flat_abs})
-        cur_p = {p: leaf.param_spec for p, leaf in trainer.leaves.items()}
-        cur_o = {p: leaf.opt_spec for p, leaf in trainer.leaves.items()}
+        leaves = {**_other_qkv_leaves(trainer, meta), **trainer.leaves}
+        cur_p = {p: leaf.param_spec for p, leaf in leaves.items()}
+        cur_o = {p: leaf.opt_spec for p, leaf in leaves.items()}
         ns = lambda spec: NamedSharding(mesh, spec)  # noqa: E731
         sh = lambda table: jax.tree_util.tree_unflatten(  # noqa: E731
             jax.tree_util.tree_structure(saved_abs),
@@ -357,6 +401,7 @@ class Checkpointer:
                 return p
             if saved_stacked:
                 p = unstack_params(p, saved_split)
+            p = convert_qkv(p, trainer.fused_qkv)
             return stack_params(p, cur_split) if cur_stacked else p
 
         def conv(state: dict[str, Any]) -> tuple[Any, Any]:
@@ -371,9 +416,10 @@ class Checkpointer:
                               f"{meta['stage_layers']}) cannot be converted to pp={trainer.layout.parallel.pp} "
                               f"(stages {list(cur_split)}): the optimizer state structures differ",
                               field="pp", value=trainer.layout.parallel.pp, legal=[meta["plan"]["pp"]])
-        log.warning("converting the pipeline stacking of checkpoint step %d: stages %s -> %s", meta["step"],
+        log.warning("converting checkpoint step %d: stages %s -> %s, Q/K/V %s -> %s", meta["step"],
                     meta["stage_layers"] if saved_stacked else "unstacked",
-                    list(cur_split) if cur_stacked else "unstacked")
+                    list(cur_split) if cur_stacked else "unstacked",
+                    "fused" if saved_fused_qkv(meta) else "split", "fused" if trainer.fused_qkv else "split")
         return jax.jit(conv, out_shardings=trainer.state_shardings)(restored)
 
 
@@ -387,5 +433,5 @@ def to_numpy(tree: Any) -> dict[str, np.ndarray]:
     return {path_str(kp): np.asarray(x) for kp, x in jax.tree_util.tree_flatten_with_path(tree)[0]}
 
 
-__all__ = ["Checkpointer", "checkpoint_meta", "check_model", "check_data", "unstack_params", "leaf_specs",
-           "to_numpy", "FORMAT"]
+__all__ = ["Checkpointer", "checkpoint_meta", "check_model", "check_data", "convert_qkv", "unstack_params",
+           "leaf_specs", "saved_fused_qkv", "to_numpy", "FORMAT"]

@@ -27,7 +27,7 @@ import jax.numpy as jnp
 from flax import nnx
 
 from shardplan.errors import ConfigError
-from shardplan.jax.rules import constrain
+from shardplan.jax.rules import constrain, kv_replicated
 from shardplan.specs.model import ModelSpec
 
 #: jax.checkpoint policies per recompute setting (None = no rematerialisation).
@@ -46,6 +46,42 @@ def _param(rngs: nnx.Rngs, init: Any, shape: tuple[int, ...], logical: tuple[str
 def _fan_in(in_axis: Any, out_axis: Any, batch_axis: Any = ()) -> Any:
     return jax.nn.initializers.variance_scaling(1.0, "fan_in", "normal", in_axis=in_axis, out_axis=out_axis,
                                                 batch_axis=batch_axis)
+
+
+def _var(value: jax.Array, logical: tuple[str | None, ...]) -> nnx.Param:
+    """A parameter from a given value (fp32), carrying its logical axes."""
+    assert value.ndim == len(logical), (value.shape, logical)
+    return nnx.Param(value, out_sharding=logical, eager_sharding=False)
+
+
+#: Logical axes of the last three dims of a fused Q/K/V tensor (g, r + 2, k): the KV group, then
+#: its r query heads, key and value (``qkv``, never sharded), then the head width.
+QKV_LOGICAL = ("kv_heads", "qkv", "head_dim")
+
+
+def split_qkv(y: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Split a fused Q/K/V tensor (..., g, r + 2, k) into q (..., g r, k), k (..., g, k), v (..., g, k).
+
+    Query head ``j r + i`` is ``y[..., j, i, :]`` (the heads of KV group j are consecutive, as in
+    grouped-query attention, Ainslie et al. 2023); works on weights (d, g, r + 2, k), biases
+    (g, r + 2, k) and projections (b, s, g, r + 2, k).
+    """
+    *lead, g, r2, k = y.shape
+    return y[..., :r2 - 2, :].reshape(*lead, g * (r2 - 2), k), y[..., r2 - 2, :], y[..., r2 - 1, :]
+
+
+def fuse_qkv(q: jax.Array, k: jax.Array, v: jax.Array) -> jax.Array:
+    """Inverse of :func:`split_qkv`: q (..., h, k), k and v (..., g, k) -> (..., g, h / g + 2, k).
+
+    Raises:
+        ValueError: g does not divide h.
+    """
+    *lead, h, kd = q.shape
+    g = k.shape[-2]
+    if h % g:
+        raise ValueError(f"{g} KV heads do not divide {h} query heads")
+    qg = q.reshape(*lead, g, h // g, kd)
+    return jnp.concatenate([qg, k[..., None, :], v[..., None, :]], axis=-2)
 
 
 class Norm(nnx.Module):
@@ -101,28 +137,32 @@ def rope(x: jax.Array, positions: jax.Array) -> jax.Array:
 class Attention(nnx.Module):
     """Causal multi-head attention with grouped-query K/V and RoPE.
 
-    Params: ``wq`` (d, h, k) ``("embed","heads","head_dim")``; ``wk``/``wv`` (d, g, k)
-    ``("embed","kv_heads","head_dim")``; ``wo`` (h, k, d) ``("heads","head_dim","embed")``;
-    optional biases; ``q_norm`` / ``k_norm`` gains (k,) ``("head_dim",)`` with ``qk_norm='head'``
-    (Qwen3: RMSNorm of each head's Q and K before RoPE); ``sinks`` (h,) ``("heads",)`` with
-    ``attention_sinks`` (GPT-OSS: a learned logit per head in every softmax denominator). With
-    ``sliding_window`` w every query attends to its last w keys (Mistral v0.1, Beltagy et al. 2020).
-    Under context parallelism Q stays sequence-sharded over ``cp`` while K and V are constrained
-    to the full sequence (all-gathered over ``cp``) inside the attention core.
+    Params: ``wqkv`` (d, g, r + 2, k) ``("embed","kv_heads","qkv","head_dim")``, the fused Q/K/V
+    projection: for KV group ``j``, ``wqkv[:, j, :r]`` are its r query heads (heads ``j r .. j r +
+    r - 1``), ``wqkv[:, j, r]`` its key and ``wqkv[:, j, r + 1]`` its value head (Megatron-LM's
+    per-group interleaving, so a tp shard of the ``kv_heads`` axis holds its own Q, K and V heads
+    and the backward reduces one input gradient, not three); ``wo`` (h, k, d)
+    ``("heads","head_dim","embed")``; optional ``bqkv`` (g, r + 2, k) in the same layout; ``q_norm``
+    / ``k_norm`` gains (k,) ``("head_dim",)`` with ``qk_norm='head'`` (Qwen3: RMSNorm of each head's
+    Q and K before RoPE); ``sinks`` (h,) ``("heads",)`` with ``attention_sinks`` (GPT-OSS: a learned
+    logit per head in every softmax denominator). With ``sliding_window`` w every query attends to
+    its last w keys (Mistral v0.1, Beltagy et al. 2020). Under context parallelism Q stays
+    sequence-sharded over ``cp`` while K and V are constrained to the full sequence (all-gathered
+    over ``cp``) inside the attention core.
+
+    With ``fused=False`` (KV-head replication, tp > g: a tp shard of the query heads is not a
+    shard of the fused tensor) the same values are held unfused, ``wq`` (d, h, k)
+    ``("embed","heads","head_dim")`` and ``wk`` / ``wv`` (d, g, k) ``("embed","kv_heads","head_dim")``
+    (+ ``bq`` / ``bk`` / ``bv``), split from the same draw (:func:`split_qkv`), so both layouts
+    compute the same function from the same seed.
     """
 
-    def __init__(self, m: ModelSpec, rngs: nnx.Rngs):
+    def __init__(self, m: ModelSpec, rngs: nnx.Rngs, fused: bool = True):
         d, h, g, k = m.d_model, m.n_heads, m.kv_heads, m.dim_head
         self.h, self.g, self.k, self.rope = h, g, k, m.position == "rope"
-        self.wq = _param(rngs, _fan_in(0, (1, 2)), (d, h, k), ("embed", "heads", "head_dim"))
-        self.wk = _param(rngs, _fan_in(0, (1, 2)), (d, g, k), ("embed", "kv_heads", "head_dim"))
-        self.wv = _param(rngs, _fan_in(0, (1, 2)), (d, g, k), ("embed", "kv_heads", "head_dim"))
+        self._init_qkv(m, rngs, fused)
         self.wo = _param(rngs, _fan_in((0, 1), 2), (h, k, d), ("heads", "head_dim", "embed"))
         zeros = jax.nn.initializers.zeros
-        qkv_b = m.qkv_bias or m.linear_bias
-        self.bq = _param(rngs, zeros, (h, k), ("heads", "head_dim")) if qkv_b else None
-        self.bk = _param(rngs, zeros, (g, k), ("kv_heads", "head_dim")) if qkv_b else None
-        self.bv = _param(rngs, zeros, (g, k), ("kv_heads", "head_dim")) if qkv_b else None
         self.bo = _param(rngs, zeros, (d,), ("norm",)) if m.linear_bias else None
         # QK-norm over each head's width, one gain of head_dim shared by the heads (Qwen3 q_norm / k_norm)
         self.q_norm = Norm(k, "rmsnorm", rngs, gain_axis="head_dim") if m.qk_norm == "head" else None
@@ -131,14 +171,53 @@ class Attention(nnx.Module):
         self.sinks = _param(rngs, zeros, (h,), ("heads",)) if m.attention_sinks else None
         self.window = m.sliding_window
 
-    def __call__(self, x: jax.Array, positions: jax.Array) -> jax.Array:
-        """x: (b, s, d) -> (b, s, d)."""
-        b, s, _ = x.shape
+    def _init_qkv(self, m: ModelSpec, rngs: nnx.Rngs, fused: bool) -> None:
+        """The Q/K/V projection: one fan-in (d) draw of shape (d, g, r + 2, k), kept fused or split."""
+        d, g, k, r = m.d_model, self.g, self.k, self.h // self.g
+        w = _fan_in(0, (1, 2, 3))(rngs.params(), (d, g, r + 2, k), jnp.float32)
+        b = jnp.zeros((g, r + 2, k), jnp.float32) if (m.qkv_bias or m.linear_bias) else None
+        if fused:
+            self.wqkv = _var(w, ("embed",) + QKV_LOGICAL)
+            self.bqkv = None if b is None else _var(b, QKV_LOGICAL)
+            self.wq = self.wk = self.wv = self.bq = self.bk = self.bv = None
+            return
+        self.wqkv = self.bqkv = None
+        wq, wk, wv = split_qkv(w)
+        self.wq, self.wk, self.wv = (_var(wq, ("embed", "heads", "head_dim")),
+                                     _var(wk, ("embed", "kv_heads", "head_dim")),
+                                     _var(wv, ("embed", "kv_heads", "head_dim")))
+        if b is None:
+            self.bq = self.bk = self.bv = None
+        else:
+            bq, bk, bv = split_qkv(b)
+            self.bq, self.bk, self.bv = (_var(bq, ("heads", "head_dim")), _var(bk, ("kv_heads", "head_dim")),
+                                         _var(bv, ("kv_heads", "head_dim")))
+
+    def project(self, x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+        """The Q/K/V projection (with biases): x (b, s, d) -> q (b, s, h, k), k and v (b, s, g, k).
+
+        Fused: one einsum into (b, s, g, r + 2, k), then split (:func:`split_qkv`). The input is
+        first constrained to the whole sequence over tp (with SP, Megatron's all-gather of the norm
+        output before the column-parallel projection): without it XLA may all-gather the fused
+        weight instead and all-to-all the projection to head sharding.
+        """
+        x = constrain(x, ("act_batch", "act_seq", "act_embed"))
+        if self.wqkv is not None:
+            y = jnp.einsum("bsd,dgjk->bsgjk", x, self.wqkv[...])
+            if self.bqkv is not None:
+                y = y + self.bqkv[...]
+            return split_qkv(y)
         q = jnp.einsum("bsd,dhk->bshk", x, self.wq[...])
         kk = jnp.einsum("bsd,dgk->bsgk", x, self.wk[...])
         v = jnp.einsum("bsd,dgk->bsgk", x, self.wv[...])
         if self.bq is not None:
             q, kk, v = q + self.bq[...], kk + self.bk[...], v + self.bv[...]
+        return q, kk, v
+
+    def __call__(self, x: jax.Array, positions: jax.Array) -> jax.Array:
+        """x: (b, s, d) -> (b, s, d)."""
+        b, s, _ = x.shape
+        q, kk, v = self.project(x)
         if self.q_norm is not None:
             q, kk = self.q_norm(q), self.k_norm(kk)
         q = constrain(q, ("act_batch", "act_seq", "act_heads", None))
@@ -220,29 +299,39 @@ class LatentAttention(nnx.Module):
 class MLP(nnx.Module):
     """SwiGLU (Shazeer 2020) or GeLU MLP, Megatron column/row parallel over ``mlp``.
 
-    Params: ``w_gate``/``w_up`` (d, f) ``("embed","mlp")``; ``w_down`` (f, d) ``("mlp","embed")``;
-    biases for ``linear_bias``.
+    Params: SwiGLU ``w_gate_up`` (d, 2, f) ``("embed","gate_up","mlp")``, the fused gate
+    (``[:, 0]``) and up (``[:, 1]``) projections, so a tp shard of ``mlp`` holds its own gate and
+    up columns and the backward reduces one input gradient; GeLU ``w_up`` (d, f)
+    ``("embed","mlp")``; ``w_down`` (f, d) ``("mlp","embed")``; biases ``b_up`` (f,) and ``b_down``
+    (d,) for ``linear_bias``.
     """
 
     def __init__(self, m: ModelSpec, width: int, rngs: nnx.Rngs):
         d = m.d_model
         self.swiglu = m.mlp == "swiglu"
-        self.w_gate = _param(rngs, _fan_in(0, 1), (d, width), ("embed", "mlp")) if self.swiglu else None
-        self.w_up = _param(rngs, _fan_in(0, 1), (d, width), ("embed", "mlp"))
+        if self.swiglu:
+            self.w_gate_up = _param(rngs, _fan_in(0, (1, 2)), (d, 2, width), ("embed", "gate_up", "mlp"))
+            self.w_up = None
+        else:
+            self.w_gate_up = None
+            self.w_up = _param(rngs, _fan_in(0, 1), (d, width), ("embed", "mlp"))
         self.w_down = _param(rngs, _fan_in(0, 1), (width, d), ("mlp", "embed"))
         zeros = jax.nn.initializers.zeros
         self.b_up = _param(rngs, zeros, (width,), ("mlp",)) if m.linear_bias else None
         self.b_down = _param(rngs, zeros, (d,), ("norm",)) if m.linear_bias else None
 
     def __call__(self, x: jax.Array) -> jax.Array:
-        """x: (b, s, d) -> (b, s, d)."""
-        u = jnp.einsum("bsd,df->bsf", x, self.w_up[...])
+        """x: (b, s, d) -> (b, s, d); x is constrained to the whole sequence over tp first (see
+        :meth:`Attention.project`)."""
+        x = constrain(x, ("act_batch", "act_seq", "act_embed"))
+        if self.swiglu:
+            gu = jnp.einsum("bsd,dcf->bscf", x, self.w_gate_up[...])
+            gate, u = gu[:, :, 0], gu[:, :, 1]
+        else:
+            gate, u = None, jnp.einsum("bsd,df->bsf", x, self.w_up[...])
         if self.b_up is not None:
             u = u + self.b_up[...]
-        if self.swiglu:
-            hdn = jax.nn.silu(jnp.einsum("bsd,df->bsf", x, self.w_gate[...])) * u
-        else:
-            hdn = jax.nn.gelu(u)
+        hdn = jax.nn.silu(gate) * u if self.swiglu else jax.nn.gelu(u)
         hdn = constrain(hdn, ("act_batch", "act_seq", "act_mlp"))
         y = jnp.einsum("bsf,fd->bsd", hdn, self.w_down[...])
         if self.b_down is not None:
@@ -253,8 +342,10 @@ class MLP(nnx.Module):
 class MoE(nnx.Module):
     """Top-k routed experts with dense dispatch, experts sharded over ``ep``.
 
-    Params: ``router`` (d, e) ``("embed", None)`` (replicated over experts); ``w_gate``/``w_up``
-    (e, d, f) ``("experts","embed","mlp")``; ``w_down`` (e, f, d) ``("experts","mlp","embed")``;
+    Params: ``router`` (d, e) ``("embed", None)`` (replicated over experts); SwiGLU ``w_gate_up``
+    (e, d, 2, f) ``("experts","embed","gate_up","mlp")`` (gate ``[:, :, 0]``, up ``[:, :, 1]``, fused
+    as in :class:`MLP`), GeLU ``w_up`` (e, d, f) ``("experts","embed","mlp")``; ``w_down`` (e, f, d)
+    ``("experts","mlp","embed")``;
     ``shared`` dense MLP of width ``n_shared_experts * expert_ffn`` when present.
     Gates: softmax over all experts, top-k kept and renormalised (Mixtral).
     """
@@ -264,8 +355,13 @@ class MoE(nnx.Module):
         self.top_k, self.n_experts, self.swiglu = m.top_k, e, m.mlp == "swiglu"
         self.router = _param(rngs, _normal(0.02), (d, e), ("embed", None))
         init = _fan_in(1, 2, batch_axis=0)
-        self.w_gate = _param(rngs, init, (e, d, f), ("experts", "embed", "mlp")) if self.swiglu else None
-        self.w_up = _param(rngs, init, (e, d, f), ("experts", "embed", "mlp"))
+        if self.swiglu:
+            self.w_gate_up = _param(rngs, _fan_in(1, (2, 3), batch_axis=0), (e, d, 2, f),
+                                    ("experts", "embed", "gate_up", "mlp"))
+            self.w_up = None
+        else:
+            self.w_gate_up = None
+            self.w_up = _param(rngs, init, (e, d, f), ("experts", "embed", "mlp"))
         self.w_down = _param(rngs, init, (e, f, d), ("experts", "mlp", "embed"))
         self.shared = MLP(m, m.n_shared_experts * f, rngs) if m.n_shared_experts else None
 
@@ -279,8 +375,11 @@ class MoE(nnx.Module):
         top = top / top.sum(-1, keepdims=True)
         gates = jnp.sum(jax.nn.one_hot(idx, self.n_experts, dtype=jnp.float32) * top[..., None], -2)
         gates = gates.astype(x.dtype)  # (b, s, e), zero outside the top-k
-        u = jnp.einsum("bsd,edf->bsef", x, self.w_up[...])
-        hdn = jax.nn.silu(jnp.einsum("bsd,edf->bsef", x, self.w_gate[...])) * u if self.swiglu else jax.nn.gelu(u)
+        if self.swiglu:
+            gu = jnp.einsum("bsd,edcf->bsecf", x, self.w_gate_up[...])
+            hdn = jax.nn.silu(gu[:, :, :, 0]) * gu[:, :, :, 1]
+        else:
+            hdn = jax.nn.gelu(jnp.einsum("bsd,edf->bsef", x, self.w_up[...]))
         hdn = constrain(hdn, ("act_exp_batch", "act_seq", "act_experts", "act_mlp"))
         ye = jnp.einsum("bsef,efd->bsed", hdn, self.w_down[...])
         ye = constrain(ye, ("act_exp_batch", "act_seq", "act_experts", None))
@@ -291,11 +390,12 @@ class MoE(nnx.Module):
 
 
 class Block(nnx.Module):
-    """Pre-norm transformer block: ``x + attn(norm(x))`` then ``+ mlp(norm(.))`` (MLP or MoE)."""
+    """Pre-norm transformer block: ``x + attn(norm(x))`` then ``+ mlp(norm(.))`` (MLP or MoE);
+    ``fused_qkv`` as :class:`Attention`'s ``fused``."""
 
-    def __init__(self, m: ModelSpec, moe: bool, rngs: nnx.Rngs):
+    def __init__(self, m: ModelSpec, moe: bool, rngs: nnx.Rngs, fused_qkv: bool = True):
         self.attn_norm = Norm(m.d_model, m.norm, rngs)
-        self.attn = LatentAttention(m, rngs) if m.is_mla else Attention(m, rngs)
+        self.attn = LatentAttention(m, rngs) if m.is_mla else Attention(m, rngs, fused_qkv)
         self.mlp_norm = Norm(m.d_model, m.norm, rngs)
         self.mlp = MoE(m, rngs) if moe else MLP(m, m.ffn_dim, rngs)
 
@@ -347,12 +447,14 @@ class Transformer(nnx.Module):
         rngs: parameter RNG stream.
         remat: 'none', 'selective' (save matmul outputs without batch dims, i.e. the projections,
             recompute the attention core) or 'full' (save only block inputs).
+        fused_qkv: hold each attention's Q/K/V projection fused (``wqkv``); False for KV-head
+            replication (:func:`fuses_qkv`; see :class:`Attention`). The values are the same.
 
     Raises:
         ConfigError: position='alibi' (not implemented) or an unknown remat policy.
     """
 
-    def __init__(self, model: ModelSpec, rngs: nnx.Rngs, remat: str = "none"):
+    def __init__(self, model: ModelSpec, rngs: nnx.Rngs, remat: str = "none", fused_qkv: bool = True):
         if model.position == "alibi":
             raise ConfigError(f"position='alibi' ({model.name}) is not implemented in the JAX reference model; "
                               f"legal: rope, learned", field="position", value="alibi", legal=["rope", "learned"])
@@ -365,7 +467,7 @@ class Transformer(nnx.Module):
         self.embed = _param(rngs, _normal(0.02), (v, d), ("vocab", "embed"))
         self.pos_embed = (_param(rngs, _normal(0.02), (model.max_position_embeddings, d), ("position", "embed"))
                           if model.position == "learned" else None)
-        self.layers = nnx.List([Block(model, model.is_moe and i >= model.n_dense_layers, rngs)
+        self.layers = nnx.List([Block(model, model.is_moe and i >= model.n_dense_layers, rngs, fused_qkv)
                                 for i in range(model.n_layers)])
         self.final_norm = Norm(d, model.norm, rngs)
         self.lm_head = None if self.tied else _param(rngs, _fan_in(0, 1), (d, v), ("embed", "vocab"))
@@ -405,14 +507,23 @@ def remat_policy(remat: str) -> Any:
     return jax.checkpoint_policies.dots_with_no_batch_dims_saveable if remat == "selective" else None
 
 
-def abstract_model(model: ModelSpec, remat: str = "none") -> Transformer:
-    """The model with ``ShapeDtypeStruct`` parameters (no memory allocated)."""
-    return nnx.eval_shape(lambda: Transformer(model, nnx.Rngs(0), remat))
+def abstract_model(model: ModelSpec, remat: str = "none", fused_qkv: bool = True) -> Transformer:
+    """The model with ``ShapeDtypeStruct`` parameters (no memory allocated); arguments as
+    :class:`Transformer`."""
+    return nnx.eval_shape(lambda: Transformer(model, nnx.Rngs(0), remat, fused_qkv))
+
+
+def fuses_qkv(model: ModelSpec, tp: int) -> bool:
+    """Whether the runtime holds the Q/K/V projections fused for this tp: always, except with
+    KV-head replication (tp > 1 not dividing ``n_kv_heads``), where a tp shard of the query heads
+    is not a shard of the fused (d, g, r + 2, k) tensor (Megatron-LM requires tp | n_query_groups
+    for the same reason). MLA has no Q/K/V projection to fuse (True, unused)."""
+    return not kv_replicated(model, tp)
 
 
 def param_dict(module: nnx.Module) -> dict:
     """The parameters as a nested dict of arrays (or ShapeDtypeStructs), keyed by attribute name /
-    layer index, e.g. ``d["layers"][0]["attn"]["wq"]``."""
+    layer index, e.g. ``d["layers"][0]["attn"]["wqkv"]``."""
     return nnx.to_pure_dict(nnx.state(module, nnx.Param))
 
 

@@ -7,8 +7,9 @@ Parameter layout
     layers in slots ``0 .. stage_layers[k]-1``. The leading dimension has the logical name
     ``"layers"`` (rule ``layers -> pp``), the slot dimension is replicated, and the remaining
     dimensions keep the block's own logical axes (so ZeRO/FSDP and TP shard them as for ``pp = 1``),
-    e.g. ``stages/attn/wq`` of tiny-llama with pp=2, fsdp=2, tp=2 is ``(2, 2, 64, 4, 16)`` with spec
-    ``P('pp', None, 'fsdp', 'tp', None)``. Paths are ``stages/attn/wq`` instead of ``layers/<i>/attn/wq``.
+    e.g. ``stages/attn/wqkv`` of tiny-llama with pp=2, fsdp=2, tp=2 is ``(2, 2, 64, 2, 4, 16)`` with spec
+    ``P('pp', None, 'fsdp', 'tp', None, None)``. Paths are ``stages/attn/wqkv`` instead of
+    ``layers/<i>/attn/wqkv``.
 
     Uneven splits (``pp_layers``, e.g. ``(3, 1)``) are padded: a stage with fewer than ``L_max``
     layers gets zero-filled slots that are skipped by a mask (``where(valid, block(x), x)``), so
@@ -65,7 +66,7 @@ from flax import nnx
 from jax.sharding import Mesh, PartitionSpec as P
 
 from shardplan.errors import ConfigError
-from shardplan.jax.model import Transformer, abstract_model, logical_axes, param_dict, remat_policy
+from shardplan.jax.model import Transformer, abstract_model, fuses_qkv, logical_axes, param_dict, remat_policy
 from shardplan.jax.rules import constrain
 from shardplan.parallel import Layout
 from shardplan.specs.model import ModelSpec
@@ -141,7 +142,7 @@ def layout_params(model: ModelSpec, layout: Layout, remat: str = "none") -> tupl
     Raises:
         ConfigError: see :func:`check_pipeline`.
     """
-    abstract = abstract_model(model, remat)
+    abstract = abstract_model(model, remat, fuses_qkv(model, layout.parallel.tp))
     params, logical = param_dict(abstract), logical_axes(abstract)
     if layout.parallel.pp == 1:
         return params, logical
@@ -180,7 +181,7 @@ class Pipeline:
         self.stage_layers = tuple(layout.stage_layers)
         self.mask = slot_mask(self.stage_layers)
         self.remat = p.recompute
-        abstract = abstract_model(model, p.recompute)
+        abstract = abstract_model(model, p.recompute, fuses_qkv(model, p.tp))
         self.block_graphdef = nnx.split(abstract.layers[0], nnx.Param)[0]
         abstract.layers = nnx.List([])
         self.outer_graphdef = nnx.split(abstract, nnx.Param)[0]

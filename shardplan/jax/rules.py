@@ -60,6 +60,8 @@ LOGICAL_AXIS_RULES: tuple[tuple[str, tuple[str, ...], str | None, tuple[str, ...
     ("heads",          ("tp",),               None,       ()),        # Q/O split by heads
     ("kv_heads",       ("tp",),               "kv_split", ()),        # K/V split by heads
     ("head_dim",       (),                    None,       ()),
+    ("qkv",            (),                    None,       ()),        # fused QKV: a group's Q heads, K, V
+    ("gate_up",        (),                    None,       ()),        # fused SwiGLU gate / up
     ("experts",        ("ep",),               None,       ()),        # MoE expert weights
     ("norm",           ("fsdp", "ep", "cp"),  "zero",     ()),        # as embed
     ("latent",         ("fsdp", "ep", "cp"),  "zero",     ()),        # MLA latents: whole on every tp rank
@@ -143,11 +145,18 @@ def _check_axes(name: str, axes: Sequence[str], where: str) -> tuple[str, ...]:
     return tuple(axes)
 
 
+def kv_replicated(model: ModelSpec | None, tp: int) -> bool:
+    """True when tp > 1 does not divide ``model.n_kv_heads``: the K/V heads are then replicated over
+    tp (``kv_replication``; the layout was validated with ``tp % n_kv_heads == 0``). False without
+    a model."""
+    return model is not None and tp > 1 and model.kv_heads % tp != 0
+
+
 def _conditions(layout: Layout, model: ModelSpec | None, table: str) -> dict[str, bool]:
     """Truth of each condition of :data:`LOGICAL_AXIS_RULES` for one plan and one table
     (``param``, ``opt`` or ``act``)."""
     p = layout.parallel
-    kv_rep = model is not None and p.tp > 1 and model.kv_heads % p.tp != 0
+    kv_rep = kv_replicated(model, p.tp)
     zero = {"param": p.zero_stage == 3, "opt": p.zero_stage >= 1}.get(table, False)
     return {"zero": zero, "kv_split": not kv_rep, "sp": p.sp}
 
@@ -311,7 +320,7 @@ def check_spec(spec: P, shape: Sequence[int], sizes: Mapping[str, int], path: st
 # ----- parameters ------------------------------------------------------------------------------
 
 def path_str(key_path: Sequence[Any]) -> str:
-    """``"layers/0/attn/wq"`` from a JAX key path (dict keys, sequence indices, attributes)."""
+    """``"layers/0/attn/wqkv"`` from a JAX key path (dict keys, sequence indices, attributes)."""
     parts = []
     for k in key_path:
         for attr in ("key", "idx", "name"):
@@ -328,7 +337,7 @@ class LeafSharding:
     """The resolved layout of one parameter.
 
     Attributes:
-        path: ``"layers/0/attn/wq"``.
+        path: ``"layers/0/attn/wqkv"``.
         shape: global shape.
         dtype: parameter dtype name (the fp32 master copy).
         logical: logical axes (``None`` entries for deliberately replicated dims; ``()`` when a raw

@@ -45,7 +45,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from shardplan.errors import ConfigError
 from shardplan.jax.data import PackedBatches, batch_sharding, load_tokens, shard_batch
 from shardplan.jax.mesh import BATCH_AXES, build_mesh
-from shardplan.jax.model import Transformer, abstract_model, check_runtime_support, param_dict
+from shardplan.jax.model import Transformer, abstract_model, check_runtime_support, fuses_qkv, param_dict
 from shardplan.jax.pipeline import Pipeline, decay_mask, layout_params, stack_params
 from shardplan.jax.rules import (LeafSharding, ParamOverride, ShardingRules, activation_sharding, make_rules,
                                  param_shardings, sharding_rows)
@@ -163,7 +163,9 @@ class Trainer:
         if dict(self.mesh.shape) != self.rules.sizes:
             raise ConfigError(f"the given mesh {dict(self.mesh.shape)} does not match the layout's mesh "
                               f"{self.rules.sizes}", field="mesh", value=dict(self.mesh.shape))
-        abstract = abstract_model(model, layout.parallel.recompute)
+        # Q/K/V fused (one tp input-gradient reduction) unless K/V heads are replicated over tp
+        self.fused_qkv = fuses_qkv(model, layout.parallel.tp)
+        abstract = abstract_model(model, layout.parallel.recompute, self.fused_qkv)
         self.graphdef = nnx.split(abstract, nnx.Param)[0]
         # pp > 1: blocks stacked under "stages" (pp, L_max, ...) and run by a GPipe schedule
         self.pipeline: Pipeline | None = None
@@ -190,7 +192,7 @@ class Trainer:
 
     # ----- init --------------------------------------------------------------------------------
     def _init_fn(self, key: jax.Array) -> tuple[Any, Any]:
-        model = Transformer(self.net_spec, nnx.Rngs(key), self.layout.parallel.recompute)
+        model = Transformer(self.net_spec, nnx.Rngs(key), self.layout.parallel.recompute, self.fused_qkv)
         params = param_dict(model)
         if self.pipeline is not None:  # same values as pp = 1, stacked per stage
             params = stack_params(params, self.layout.stage_layers)
