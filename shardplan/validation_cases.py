@@ -15,7 +15,10 @@ STRATEGIES: dict[str, dict] = {
     "FSDP+TP": dict(tp=2, zero_stage=3, microbatch_size=4),
     "CP": dict(cp=2, microbatch_size=4),
     "DP, 2 microbatches": dict(microbatch_size=1),
+    "ZeRO-1, 2 microbatches": dict(zero_stage=1, microbatch_size=1),
+    "ZeRO-2, 2 microbatches": dict(zero_stage=2, microbatch_size=1),
     "FSDP, 2 microbatches": dict(zero_stage=3, microbatch_size=1),
+    "HSDP, 2 microbatches": dict(zero_stage=3, dp_shard=4, microbatch_size=1),
     "PP": dict(pp=2, dp=4, microbatch_size=1),
     "PP+TP": dict(pp=2, tp=2, dp=2),
 }

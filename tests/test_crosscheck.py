@@ -12,7 +12,7 @@ from pathlib import Path
 
 from shardplan.cost.collective import Collective
 from shardplan.crosscheck.compare import runtime_training
-from shardplan.crosscheck.deltas import MEMORY_RULES, RULES, rules_table, runtime_deltas
+from shardplan.crosscheck.deltas import MEMORY_RULES, RULES, memory_deltas, not_covered, rules_table, runtime_deltas
 from shardplan.crosscheck.hlo import axes_of_groups, hlo_collectives, parse_replica_groups
 from shardplan.crosscheck.logical import logical_collectives, raw_bytes_per_device
 from shardplan.parallel import ParallelConfig, validate
@@ -131,6 +131,47 @@ def test_grad_sync_per_microbatch_reads_typed_fields():
         (1, 1000.0, {("AllReduce", "dp")})
 
 
+def test_grad_sync_per_microbatch_only_under_the_gspmd_accumulation():
+    """The runtime's default reduces once per step (``local_axes`` non-empty): no delta, for DP and
+    ZeRO-2 alike; ZeRO-2's embedding quirk (token-id gathers, all-to-alls) is gone too, because
+    the lookup runs on the local block inside the shard_map over ``fsdp``."""
+    dp = validate(ParallelConfig(microbatch_size=1), TINY, PLAN, 8)
+    planner = [_c("AllReduce", "dp", "grads", "step", "dense", 1, 1000.0, n=8)]
+    assert _by_rule(runtime_deltas(TINY, TR, dp, planner, ("dp",)), "grad-sync-per-microbatch") == (0, 0, set())
+    z2 = validate(ParallelConfig(zero_stage=2, microbatch_size=1), TINY, PLAN, 8)
+    planner = [_c("ReduceScatter", "dp", "grads", "step", "dense", 1, 1000.0, n=8)]
+    per_step = runtime_deltas(TINY, TR, z2, planner, ("fsdp",))
+    assert not [d for d in per_step if d.rule in ("grad-sync-per-microbatch", "zero-embedding-tokens")]
+    gspmd = runtime_deltas(TINY, TR, z2, planner)
+    assert _by_rule(gspmd, "grad-sync-per-microbatch") == (1, 1000.0, {("ReduceScatter", "dp")})
+    assert "zero-embedding-tokens" in {d.rule for d in gspmd}
+
+
+def test_not_covered_names_the_gspmd_accumulation_cases():
+    """ZeRO-1 and HSDP with m = 2 are scored with the per-step reduction and 'not covered' under
+    the GSPMD accumulation; DP / ZeRO-2 / FSDP and m = 1 always covered."""
+    z1 = validate(ParallelConfig(zero_stage=1, microbatch_size=1), TINY, PLAN, 8)
+    hsdp = validate(ParallelConfig(zero_stage=3, dp_shard=4, microbatch_size=1), TINY, PLAN, 8)
+    assert not_covered(z1, ("fsdp",)) is None and not_covered(hsdp, ("dp",)) is None
+    assert "ZeRO-1 with 2 microbatches" in not_covered(z1)
+    assert "HSDP (2 replicas)" in not_covered(hsdp) and "grad_sync='per_microbatch'" in not_covered(hsdp)
+    for kw in (dict(microbatch_size=1), dict(zero_stage=2, microbatch_size=1), dict(zero_stage=3, microbatch_size=1),
+               dict(zero_stage=1, microbatch_size=2)):
+        assert not_covered(validate(ParallelConfig(**kw), TINY, PLAN, 8)) is None, kw
+
+
+def test_zero2_memory_counts_the_whole_local_gradient():
+    """ZeRO-2 over 8 ranks: the planner's gradient bytes are G / 8; the runtime holds G, so the rule
+    adds 7 x the planner's figure (nothing for ZeRO-1, which already counts G)."""
+    class MB:  # the one field the rule reads
+        grads = 1000.0
+
+    z2 = validate(ParallelConfig(zero_stage=2, microbatch_size=1), TINY, PLAN, 8)
+    assert memory_deltas(TINY, TR, z2, MB, ("fsdp",)) == {"zero2-full-local-gradient": {"grads": 7000.0}}
+    z1 = validate(ParallelConfig(zero_stage=1, microbatch_size=1), TINY, PLAN, 8)
+    assert memory_deltas(TINY, TR, z1, MB, ("fsdp",)) == {}
+
+
 def test_zero3_keep_gathered_leaves_one_gather_per_step():
     """ZeRO-3, m = 2: the planner gathers 2m = 4 times 100 bytes (forward and backward per
     microbatch); the runtime once per step: delta -(4 - 2/2) calls, -(400 - 200/2) bytes."""
@@ -170,7 +211,7 @@ def test_gpipe_bubble_ticks_counts_layer_activations_only():
 
 def test_rules_are_documented_and_the_docs_table_is_current():
     names = [r.name for r in RULES]
-    assert len(names) == len(set(names)) and len(RULES) >= 12 and len(MEMORY_RULES) == 2
+    assert len(names) == len(set(names)) and len(RULES) >= 12 and len(MEMORY_RULES) == 3
     for r in RULES + MEMORY_RULES:
         assert len(r.reason) > 40 and r.applies and r.delta, r.name
     doc = (ROOT / "docs" / "validation.md").read_text()

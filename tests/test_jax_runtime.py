@@ -78,7 +78,15 @@ CASES = {
     "FSDP+full-remat": (dict(zero_stage=3, recompute="full"), (1, 8, 1, 1, 1), FSDP8, FSDP8, {"all-gather"}),
     "TP+kv-replication": (dict(tp=4, kv_replication=True), (2, 1, 1, 1, 4), TP_KVREP, TP_KVREP, {"all-reduce"}),
     "TP+selective-remat": (dict(tp=2, recompute="selective"), (4, 1, 1, 1, 2), TP2, TP2, {"all-reduce"}),
+    "HSDP-ZeRO-2": (dict(zero_stage=2, dp_shard=4), (2, 4, 1, 1, 1), NONE, FSDP8, {"all-reduce"}),
+    "ZeRO-1+TP": (dict(zero_stage=1, tp=2), (1, 4, 1, 1, 2), TP2, FSDP_TP, {"all-reduce"}),
 }
+# mesh axes whose gradient reduction runs once per step after the accumulation (Trainer.local_axes):
+# every case has m = 16 / (dp x 1) >= 2 microbatches; ZeRO-3 keeps the shard group's reduce-scatter
+# per microbatch (only HSDP's replica axis is reduced per step), cp > 1 the GSPMD accumulation
+LOCAL_AXES = {"DP": ("dp",), "ZeRO-1": ("fsdp",), "ZeRO-2": ("fsdp",), "TP": ("dp",), "TP+SP": ("dp",),
+              "HSDP": ("dp",), "TP+kv-replication": ("dp",), "TP+selective-remat": ("dp",),
+              "HSDP-ZeRO-2": ("dp", "fsdp"), "ZeRO-1+TP": ("fsdp",)}
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +122,7 @@ def test_strategy_matches_single_device(name, batches, reference):
     tr = Trainer(TINY, layout, TR, CFG)
     assert tuple(tr.mesh.shape[a] for a in ("dp", "fsdp", "ep", "cp", "tp")) == sizes
     assert tr.mesh.axis_names == MESH_AXES and tr.mesh.shape["pp"] == 1
+    assert layout.microbatches >= 2 and tr.local_axes == LOCAL_AXES.get(name, ()), (name, tr.local_axes)
     state, losses = run_steps(tr, batches)
     np.testing.assert_allclose(losses, reference, rtol=2e-5, atol=2e-5)
     assert losses[-1] < losses[0]
@@ -139,6 +148,23 @@ def test_strategy_matches_single_device(name, batches, reference):
         assert "layers/0/attn/wq" not in actual_p and QKV in actual_p
     if name == "DP":
         assert "all-gather" not in hlo  # parameters replicated: nothing to gather
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(zero_stage=2), dict(zero_stage=3, dp_shard=4)],
+                         ids=["DP", "ZeRO-2", "HSDP"])
+def test_grad_sync_per_microbatch_option_matches_single_device(kw, batches, reference):
+    """The old GSPMD accumulation (a reduction per microbatch) stays available and equal."""
+    layout = validate(ParallelConfig(**kw), TINY, TR, 8)
+    tr = Trainer(TINY, layout, TR, TrainConfig(steps=3, compute_dtype="float32", grad_sync="per_microbatch"))
+    assert layout.microbatches == 2 and tr.local_axes == ()
+    np.testing.assert_allclose(run_steps(tr, batches)[1], reference, rtol=2e-5, atol=2e-5)
+
+
+def test_grad_sync_unknown_is_config_error():
+    layout = validate(ParallelConfig(), TINY, TR, 8)
+    with pytest.raises(ConfigError, match="grad_sync='sometimes'.*per_step, per_microbatch") as e:
+        Trainer(TINY, layout, TR, TrainConfig(grad_sync="sometimes"))
+    assert e.value.field == "grad_sync"
 
 
 def test_moe_expert_parallel_matches_single_device(batches):

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from shardplan.crosscheck.deltas import RuntimeDelta, pipeline_memory_deltas, runtime_deltas
+from shardplan.crosscheck.deltas import RuntimeDelta, memory_deltas, not_covered, runtime_deltas
 from shardplan.crosscheck.hlo import HloCollective, hlo_collectives
 from shardplan.crosscheck.logical import (OP_NAMES, LogicalCollective, logical_collectives, planner_axis,
                                           raw_bytes_per_device)
@@ -139,6 +139,8 @@ class Validation:
         memory_analysis: ``compiled.memory_analysis()`` in bytes.
         compile_s: seconds to lower and compile.
         notes: backend notes.
+        not_covered: why the comparison cannot score this plan (see
+            :func:`~shardplan.crosscheck.deltas.not_covered`), or None; the rows are still filled.
     """
 
     strategy: str
@@ -154,11 +156,12 @@ class Validation:
     memory_analysis: dict[str, int]
     compile_s: float
     notes: list[str]
+    not_covered: str | None = None
 
     @property
     def ok(self) -> bool:
         """Every scored collective row within :data:`BYTES_TOLERANCE` and every memory row within its
-        tolerance."""
+        tolerance (also computed for a plan that is :attr:`not_covered`)."""
         rows_ok = all(r.error is not None and abs(r.error) <= BYTES_TOLERANCE for r in self.rows if r.scored)
         return rows_ok and all(m.within for m in self.memory)
 
@@ -181,7 +184,7 @@ class Validation:
             "runtime_deltas": [asdict(d) for d in self.deltas],
             "memory_analysis": self.memory_analysis,
             "hlo_collectives": [c.to_dict() for c in self.hlo],
-            "compile_s": self.compile_s, "notes": self.notes,
+            "compile_s": self.compile_s, "notes": self.notes, "not_covered": self.not_covered,
         }
 
 
@@ -255,7 +258,8 @@ def collective_rows(planner: list[Any], deltas: list[RuntimeDelta], logical: lis
 
 def compare(model: ModelSpec, training: TrainingSpec, layout: Layout, hlo_text: str, memory: dict[str, int],
             mesh_shape: dict[str, int], hardware: HardwareSpec | None = None, strategy: str = "",
-            compile_s: float = 0.0, batch_bytes: float | None = None) -> Validation:
+            compile_s: float = 0.0, batch_bytes: float | None = None,
+            local_axes: tuple[str, ...] = ()) -> Validation:
     """Compare the planner with an already compiled program (no JAX needed).
 
     Args:
@@ -269,6 +273,9 @@ def compare(model: ModelSpec, training: TrainingSpec, layout: Layout, hlo_text: 
         compile_s: reported only.
         batch_bytes: per-device bytes of the non-state arguments (the token batch), subtracted from
             the argument size; default ``4 * local sequences * (seq_len + 1)``.
+        local_axes: the mesh axes the runtime reduced the gradients over once per step
+            (``Trainer.local_axes``); ``()`` for the GSPMD accumulation
+            (``grad_sync='per_microbatch'``).
 
     Returns:
         :class:`Validation`.
@@ -282,23 +289,32 @@ def compare(model: ModelSpec, training: TrainingSpec, layout: Layout, hlo_text: 
     est = estimate_layout(model, hardware or HARDWARE["h100-sxm"], training, layout)
     hlo = hlo_collectives(hlo_text, mesh_shape)
     logical = logical_collectives(hlo, hlo_text)
-    deltas = runtime_deltas(model, training, layout, est.collectives)
+    deltas = runtime_deltas(model, training, layout, est.collectives, local_axes)
     rows = collective_rows(est.collectives, deltas, logical, hlo)
-    mem_rows = _memory_rows(est, model, training, layout, memory, batch_bytes)
+    mem_rows = _memory_rows(est, model, training, layout, memory, batch_bytes, local_axes)
     notes = list(BACKEND_NOTES)
     unknown = [c.name for c in hlo if not c.trip_count_known]
     if unknown:
         notes.append(f"trip count unknown for {len(unknown)} collective(s) in loops (counted once): {unknown[:5]}")
     return Validation(strategy=strategy, model=model, training=training, layout=layout, mesh_shape=dict(mesh_shape),
                       rows=rows, memory=mem_rows, deltas=deltas, hlo=hlo, logical=logical,
-                      memory_analysis=dict(memory), compile_s=compile_s, notes=notes)
+                      memory_analysis=dict(memory), compile_s=compile_s, notes=notes,
+                      not_covered=not_covered(layout, local_axes))
+
+
+def _delta_note(planner: float, per_rule: dict[str, dict[str, float]], keys: tuple[str, ...]) -> str:
+    """``"; expected = planner 1,234 + rule +56"`` for the memory rules that change ``keys``, else ``""``."""
+    parts = [f"{name} {sum(d.get(k, 0.0) for k in keys):+,.0f}" for name, d in per_rule.items()
+             if any(d.get(k, 0.0) for k in keys)]
+    return f"; expected = planner {planner:,.0f} + " + " + ".join(parts) if parts else ""
 
 
 def _memory_rows(est: Any, model: ModelSpec, training: TrainingSpec, layout: Layout, memory: dict[str, int],
-                 batch_bytes: float | None) -> list[MemoryRow]:
+                 batch_bytes: float | None, local_axes: tuple[str, ...] = ()) -> list[MemoryRow]:
     """Memory rows (bytes per device): persistent state vs compiled arguments, transient vs compiled
-    temp (with the pipeline deltas of :func:`~shardplan.crosscheck.deltas.pipeline_memory_deltas`
-    when ``pp > 1``); none when the backend has no memory analysis."""
+    temp, each with the deltas of :func:`~shardplan.crosscheck.deltas.memory_deltas` (the pipeline's
+    replicated embedding/head and tick residuals, ZeRO-2's whole local gradient); none when the
+    backend has no memory analysis."""
     if not memory:
         return []
     mb = est.memory
@@ -306,31 +322,26 @@ def _memory_rows(est: Any, model: ModelSpec, training: TrainingSpec, layout: Lay
     if batch_bytes is None:
         local_seqs = training.global_batch_size // p.dp
         batch_bytes = 4.0 * local_seqs * (training.seq_len + 1)
-    dm = pipeline_memory_deltas(model, training, layout, mb)
-    pp_note = ""
-    if p.pp > 1:
-        pp_note = (f"; expected = planner {mb.params + mb.optimizer:,.0f} + pp-replicated-embedding-head "
-                   f"{dm['state']:+,.0f}")
+    per_rule = memory_deltas(model, training, layout, mb, local_axes)
+    dm = {k: sum(d.get(k, 0.0) for d in per_rule.values()) for k in ("state", "grads", "activations", "logits")}
+    state_note = _delta_note(mb.params + mb.optimizer, per_rule, ("state",))
     state_pred = mb.params + mb.optimizer + dm["state"]
     state_comp = memory["argument"] - batch_bytes
     err = _rel(state_pred, state_comp)
     rows = [MemoryRow("params + optimizer state (step arguments)", state_pred, state_comp,
                       f"±{BYTES_TOLERANCE:.0%}",
-                      "compiled: argument bytes minus the token batch (params, Adam moments, step counters)" + pp_note,
-                      err is not None and abs(err) <= BYTES_TOLERANCE)]
+                      "compiled: argument bytes minus the token batch (params, Adam moments, step counters)"
+                      + state_note, err is not None and abs(err) <= BYTES_TOLERANCE)]
     out_comp = memory["output"] - 4.0 * 2  # loss and grad-norm scalars
     err = _rel(state_pred, out_comp)
     rows.append(MemoryRow("params + optimizer state (step outputs, donated)", state_pred, out_comp,
-                          f"±{BYTES_TOLERANCE:.0%}", "compiled: output bytes minus the two metric scalars" + pp_note,
+                          f"±{BYTES_TOLERANCE:.0%}", "compiled: output bytes minus the two metric scalars" + state_note,
                           err is not None and abs(err) <= BYTES_TOLERANCE))
     transient = mb.grads + mb.activations + mb.logits + mb.zero3_buffers
     t_delta = dm["grads"] + dm["activations"] + dm["logits"]
     comp = memory["temp"]
     ratio = (transient + t_delta) / comp if comp else float("inf")
-    t_note = ""
-    if p.pp > 1:
-        t_note = (f"; expected = planner {transient:,.0f} + pp-replicated-embedding-head "
-                  f"{dm['grads'] + dm['logits']:+,.0f} + gpipe-tick-residuals {dm['activations']:+,.0f}")
+    t_note = _delta_note(transient, per_rule, ("grads", "activations", "logits"))
     rows.append(MemoryRow("grads + activations + logits + ZeRO-3 buffers (temp)", transient + t_delta, comp,
                           f"x{TEMP_FACTOR:g}", "compiled: temp bytes (XLA buffer assignment, live-range packed)"
                           + t_note, 1 / TEMP_FACTOR <= ratio <= TEMP_FACTOR))
@@ -338,7 +349,7 @@ def _memory_rows(est: Any, model: ModelSpec, training: TrainingSpec, layout: Lay
     ms_comp = state_comp + mb.grads + dm["grads"]
     rows.append(MemoryRow("model state: params + grads + optimizer", ms_pred, ms_comp, f"±{BYTES_TOLERANCE:.0%}",
                           "compiled: state arguments + the expected gradient bytes (gradients are temp "
-                          "buffers in the compiled step, not arguments)" + pp_note,
+                          "buffers in the compiled step, not arguments)" + state_note,
                           abs(_rel(ms_pred, ms_comp) or 0) <= BYTES_TOLERANCE))
     return rows
 

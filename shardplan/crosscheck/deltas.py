@@ -14,6 +14,12 @@ Symbols (:class:`PlanContext`): ``u`` local tokens per microbatch, ``m`` microba
 (with pp: ``L_max`` per stage), ``beta`` activation bytes, ``S_t = beta u h`` one ``(b, s, h)``
 activation, ``t`` = tp, ``sigma`` = tp with SP else 1, ``k = m + pp - 1`` GPipe ticks. Bytes per
 device follow :func:`shardplan.cost.collective.bytes_sent`. No JAX is imported.
+
+Gradient accumulation: the runtime reduces the data-parallel gradients once per step by default
+(``PlanContext.local_axes``, the mesh axes of ``Trainer.local_axes``: the accumulation runs in a
+``shard_map`` manual over them), as the planner prices it; with ``local_axes == ()`` (the option
+``grad_sync='per_microbatch'``, ``cp > 1``, ``pp > 1``, ZeRO-3 without HSDP replicas) XLA reduces inside
+the accumulation loop and the ``grad-sync-per-microbatch`` rule applies.
 """
 
 from __future__ import annotations
@@ -67,12 +73,15 @@ class PlanContext:
     Attributes:
         model, training, layout: the plan (``training.precision`` the runtime's dtypes).
         planner: the planner's collectives (``Estimate.collectives``, typed records).
+        local_axes: the mesh axes over which the runtime accumulated local, unreduced gradients
+            and reduced them once per step (``Trainer.local_axes``); ``()``: the GSPMD accumulation.
     """
 
     model: ModelSpec
     training: TrainingSpec
     layout: Layout
     planner: tuple[Any, ...] = ()
+    local_axes: tuple[str, ...] = ()
 
     @property
     def p(self) -> Any:
@@ -114,6 +123,12 @@ class PlanContext:
     def ticks(self) -> int:
         """GPipe scan ticks, ``k = m + pp - 1``."""
         return self.m + self.p.pp - 1
+
+    @property
+    def gspmd_accumulation(self) -> bool:
+        """``m > 1`` without a pipeline, accumulated under GSPMD (no per-step ``shard_map``): XLA
+        reduces the data-parallel gradients inside the accumulation loop."""
+        return self.m > 1 and self.p.pp == 1 and not self.local_axes
 
     def planned(self, **fields: Any) -> list[Any]:
         """The planner collectives whose typed fields equal ``fields`` (e.g. ``op="SendRecv",
@@ -190,15 +205,19 @@ def sp_keep_gathered(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[C
                    "them in the backward)")]
 
 
-@rule("sp-embedding-weight", "SP",
+@rule("sp-embedding-weight", "SP, no per-step data-parallel shard_map",
       "`-m` RS and `-m` AG of `S_t`; `+1` AG, `+1` AR of `4 V h` over tp; dp AR carries `4 V h` "
       "instead of `4 V h / t`")
 def sp_embedding_weight(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
     """All-gathers the vocab-sharded **embedding table** (and all-reduces its gradient over tp,
     then over dp in full) instead of reduce-scattering the lookup output -- the partitioner moves
-    a weight rather than the activations."""
+    a weight rather than the activations.
+
+    Inside the per-step gradient ``shard_map`` (``local_axes``: the batch is a per-device block)
+    XLA reduce-scatters the lookup output over tp as Megatron does, so the rule does not apply.
+    """
     p, m = ctx.p, ctx.m
-    if p.tp == 1 or not p.sp:
+    if p.tp == 1 or not p.sp or ctx.local_axes:
         return []
     t, table = p.tp, 4.0 * ctx.model.vocab_size * ctx.model.d_model
     return [
@@ -222,17 +241,21 @@ def _grad_reductions(ctx: PlanContext) -> list[Any]:
             if c.op in ("AllReduce", "ReduceScatter")]
 
 
-@rule("grad-sync-per-microbatch", "ZeRO-0/2, m > 1", "planner's gradient AR / RS x m")
+@rule("grad-sync-per-microbatch", "ZeRO-0/2, m > 1, GSPMD accumulation (`grad_sync='per_microbatch'` or cp > 1)",
+      "planner's gradient AR / RS x m")
 def grad_sync_per_microbatch(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
-    """The runtime constrains each microbatch's gradient inside the accumulation loop, so XLA
-    reduces once per microbatch (DDP `no_sync` / Megatron reduce once per step).
+    """Under the GSPMD accumulation each microbatch's gradient is constrained inside the
+    accumulation loop, so XLA reduces once per microbatch (DDP `no_sync` / Megatron, and the
+    runtime's default `grad_sync='per_step'`, reduce once per step).
 
     ZeRO-3 already reduces per microbatch in the planner; with pp > 1 there is no accumulation
-    loop (the pipeline's scan runs the microbatches, see the ``gpipe-*`` rules).
+    loop (the pipeline's scan runs the microbatches, see the ``gpipe-*`` rules). ZeRO-1 and HSDP
+    under the GSPMD accumulation are not covered (:func:`not_covered`).
     """
-    m, p = ctx.m, ctx.p
-    if m == 1 or p.zero_stage not in (0, 2) or p.pp > 1:
+    p = ctx.p
+    if not ctx.gspmd_accumulation or p.zero_stage not in (0, 2):
         return []
+    m = ctx.m
     return [Change(c.op, c.axis, (m - 1) * c.count, (m - 1) * c.bytes_per_device,
                    "the runtime reduces the gradients inside the accumulation loop, once per microbatch")
             for c in _grad_reductions(ctx)]
@@ -256,7 +279,7 @@ def zero3_keep_gathered(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> lis
                    "microbatches' forward and backward")]
 
 
-@rule("zero-embedding-tokens", "ZeRO-2/3",
+@rule("zero-embedding-tokens", "ZeRO-2/3 (ZeRO-2: m = 1 or GSPMD accumulation)",
       "`-m` RS of the table; ZeRO-3 `-1` AG of it; `+m` AG of token ids (tp = 1); `+m` (ZeRO-2) / "
       "`+2m` (ZeRO-3) AllToAll of `S_t`")
 def zero_embedding_tokens(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
@@ -269,8 +292,8 @@ def zero_embedding_tokens(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> l
     """
     p, m, zs = ctx.p, ctx.m, ctx.layout.zero_shard
     shard = p.dp_shard or p.dp
-    if p.zero_stage < 2 or shard <= 1:
-        return []
+    if p.zero_stage < 2 or shard <= 1 or "fsdp" in ctx.local_axes:
+        return []  # in the per-step shard_map over the ZeRO axis the lookup is local (ZeRO-2)
     table = ctx.training.precision.grad_bytes * ctx.model.vocab_size * ctx.model.d_model / p.tp
     out = [Change("ReduceScatter", "dp", 0, -m * bytes_sent("ReduceScatter", table, zs),
                   "the embedding gradient is computed already sharded (no reduce-scatter)")]
@@ -478,18 +501,19 @@ def pp_embedding_lookup(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> lis
 
 
 def runtime_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout,
-                   planner: Sequence[Any]) -> list[RuntimeDelta]:
+                   planner: Sequence[Any], local_axes: Sequence[str] = ()) -> list[RuntimeDelta]:
     """The runtime-model deltas for one plan: every rule of :data:`RULES`, in order.
 
     Args:
         model, training, layout: the plan.
         planner: the planner's collectives (``Estimate.collectives``, typed
             :class:`~shardplan.cost.collective.Collective` records).
+        local_axes: ``Trainer.local_axes`` of the compiled step (see :class:`PlanContext`).
 
     Returns:
         The deltas, each a :class:`RuntimeDelta` (counts per step, bytes per device per step).
     """
-    ctx = PlanContext(model, training, layout, tuple(planner))
+    ctx = PlanContext(model, training, layout, tuple(planner), tuple(local_axes))
     out: list[RuntimeDelta] = []
     for r in RULES:
         out += [RuntimeDelta(c.op, c.axis, c.count, c.bytes_per_device, r.name, c.why) for c in r.fn(ctx, out)]
@@ -507,6 +531,8 @@ def replicated_state_and_logits(ctx: PlanContext, mb: Any) -> dict[str, float]:
 
     ``R = blocks + outer`` of :func:`runtime_stage_params`, ``P`` the planner stage's parameters.
     """
+    if ctx.p.pp == 1:
+        return {}
     blocks, outer = runtime_stage_params(ctx.model, ctx.layout)
     scale = (blocks + outer) / _planner_stage_params(ctx.model, ctx.layout, mb.stage) - 1
     logits = ctx.u * ctx.m * (ctx.beta + 4) * ctx.model.vocab_size / ctx.p.tp
@@ -523,30 +549,82 @@ def gpipe_tick_residuals(ctx: PlanContext, mb: Any) -> dict[str, float]:
     """
     from shardplan.cost.memory import activation_bytes_per_token
 
-    if ctx.p.recompute != "none":
+    if ctx.p.pp == 1 or ctx.p.recompute != "none":
         return {}
     a_tok = activation_bytes_per_token(ctx.model, ctx.training, ctx.layout, ctx.model.is_moe)
     act = a_tok * ctx.L * ctx.u * ctx.ticks + ctx.beta * ctx.u * ctx.model.d_model * ctx.m / ctx.sigma
     return {"activations": act - mb.activations}
 
 
-def pipeline_memory_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout, mb: Any) -> dict[str, float]:
-    """Per-device memory deltas (bytes) of the runtime's GPipe vs the planner's stage ``mb.stage``:
-    the sum of the :data:`MEMORY_RULES` per component (``state``, ``grads``, ``activations``,
-    ``logits``); all zero for ``pp = 1``.
+@memory_rule("zero2-full-local-gradient", "ZeRO-2, pp = 1",
+             "gradients `x zero_shard` (the whole local gradient instead of its `1/N` shard)")
+def zero2_full_local_gradient(ctx: PlanContext, mb: Any) -> dict[str, float]:
+    """The runtime holds the whole local gradient, as under ZeRO-1, not the ZeRO-2 shard the planner
+    counts: with the once-per-step reduction it is the unreduced accumulator (a sharded buffer needs
+    a reduce-scatter per microbatch, DeepSpeed's ZeRO-2, which the planner's once-per-step
+    ReduceScatter does not price); otherwise XLA reduce-scatters the backward's full gradient
+    after it is complete (DeepSpeed frees each bucket as it is reduced).
+
+    ``N`` = ``Layout.zero_shard``; the planner's ZeRO-2 gradient bytes are ``G / N``.
+    """
+    if ctx.p.zero_stage != 2 or ctx.p.pp > 1:
+        return {}
+    return {"grads": mb.grads * (ctx.layout.zero_shard - 1)}
+
+
+def memory_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout, mb: Any,
+                  local_axes: Sequence[str] = ()) -> dict[str, dict[str, float]]:
+    """Per-device memory deltas (bytes) of the runtime vs the planner's stage ``mb.stage``, per
+    rule of :data:`MEMORY_RULES` that applies: ``{rule: {component: bytes}}`` (components
+    ``state``, ``grads``, ``activations``, ``logits``).
 
     Args:
         model, training, layout: the plan.
         mb: the planner's :class:`~shardplan.cost.memory.MemoryBreakdown` (``Estimate.memory``).
+        local_axes: ``Trainer.local_axes`` of the compiled step (see :class:`PlanContext`).
     """
-    out = {"state": 0.0, "grads": 0.0, "activations": 0.0, "logits": 0.0}
-    if layout.parallel.pp == 1:
-        return out
-    ctx = PlanContext(model, training, layout)
+    ctx = PlanContext(model, training, layout, local_axes=tuple(local_axes))
+    out: dict[str, dict[str, float]] = {}
     for r in MEMORY_RULES:
-        for k, v in r.fn(ctx, mb).items():
+        d = r.fn(ctx, mb)
+        if d:
+            out[r.name] = dict(d)
+    return out
+
+
+def pipeline_memory_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout, mb: Any,
+                           local_axes: Sequence[str] = ()) -> dict[str, float]:
+    """The sum of :func:`memory_deltas` per component (``state``, ``grads``, ``activations``,
+    ``logits``, bytes per device); all zero when no memory rule applies (``pp = 1`` and no
+    per-step ZeRO-2 accumulation)."""
+    out = {"state": 0.0, "grads": 0.0, "activations": 0.0, "logits": 0.0}
+    for d in memory_deltas(model, training, layout, mb, local_axes).values():
+        for k, v in d.items():
             out[k] += v
     return out
+
+
+def not_covered(layout: Layout, local_axes: Sequence[str] = ()) -> str | None:
+    """Why the comparison cannot score a plan's compiled program, or None when it can.
+
+    Not covered: ZeRO-1, HSDP (replicas > 1) and ZeRO-2 with cp > 1, each with ``m > 1`` and
+    ``pp = 1`` under the GSPMD accumulation (``local_axes == ()``: ``grad_sync='per_microbatch'``
+    or ``cp > 1``). XLA then all-reduces ZeRO-1's replicated accumulator every microbatch and
+    re-gathers parameters, moves HSDP's embedding gradient in patterns (extra gathers, halved
+    all-to-alls), and adds a dp x cp all-reduce to ZeRO-2 + CP, none of which a rule of
+    :data:`RULES` models; with the default once-per-step reduction (cp = 1) ZeRO-1 and HSDP are
+    covered.
+    """
+    p = layout.parallel
+    replicas = p.dp // (p.dp_shard or p.dp) if p.zero_stage else 1
+    odd = p.zero_stage == 1 or replicas > 1 or (p.zero_stage == 2 and p.cp > 1)
+    if layout.microbatches == 1 or p.pp > 1 or local_axes or not odd:
+        return None
+    what = f"HSDP ({replicas} replicas)" if replicas > 1 else f"ZeRO-{p.zero_stage}" + (" + CP" if p.cp > 1 else "")
+    why = "cp > 1" if p.cp > 1 else "grad_sync='per_microbatch'"
+    return (f"{what} with {layout.microbatches} microbatches under the GSPMD accumulation ({why}): XLA "
+            f"reduces inside the accumulation loop in a pattern no runtime rule models; the runtime's "
+            f"once-per-step reduction (grad_sync='per_step', cp = 1) is covered")
 
 
 def rules_table() -> list[str]:
@@ -560,5 +638,5 @@ def rules_table() -> list[str]:
 
 
 __all__ = ["Change", "MEMORY_RULES", "PER_LAYER_RULES", "PlanContext", "RULES", "Rule", "RuntimeDelta",
-           "memory_rule", "pipeline_memory_deltas", "rule", "rules_table", "runtime_deltas",
-           "runtime_stage_params"]
+           "memory_deltas", "memory_rule", "not_covered", "pipeline_memory_deltas", "rule", "rules_table",
+           "runtime_deltas", "runtime_stage_params"]

@@ -455,7 +455,9 @@ def activation_sharding(mesh: Mesh, rules: ShardingRules) -> Iterator[None]:
 def constrain(x: jax.Array, logical: Sequence[str | None], path: str = "") -> jax.Array:
     """Constrain an activation to the layout its logical names resolve to (GSPMD constraint).
 
-    Outside :func:`activation_sharding` (e.g. a single-device call) this is the identity.
+    Outside :func:`activation_sharding` (e.g. a single-device call) this is the identity. Inside a
+    partially manual ``jax.shard_map`` the manual mesh axes are left out of the spec (``x`` is then
+    the per-device block along them).
 
     Raises:
         ConfigError: as :func:`resolve` (e.g. a batch not divisible by the batch axes).
@@ -464,10 +466,12 @@ def constrain(x: jax.Array, logical: Sequence[str | None], path: str = "") -> ja
     if ctx is None:
         return x
     mesh, rules = ctx
-    spec = resolve(logical, x.shape, rules.act, rules.sizes, path or "activation")
-    # inside a partially manual ``jax.shard_map`` (the pipeline, manual over ``pp``) the constraint
-    # must name the context's abstract mesh, whose ``pp`` axis has type Manual; the activation
-    # rules never mention ``pp``, so the spec itself is the same
+    # inside a partially manual ``jax.shard_map`` (the pipeline, manual over ``pp``; the per-step
+    # gradient accumulation, manual over the data axes) the constraint must name the context's
+    # abstract mesh, and ``x`` is already the local block along the manual axes: those axes are
+    # resolved as size 1 (dropped from the spec, and not counted in the divisibility check)
     ambient = jax.sharding.get_abstract_mesh()
-    target = ambient if (not ambient.empty and ambient.manual_axes) else mesh
-    return jax.lax.with_sharding_constraint(x, NamedSharding(target, spec))
+    manual = set(ambient.manual_axes) if not ambient.empty else set()
+    sizes = {a: 1 if a in manual else n for a, n in rules.sizes.items()}
+    spec = resolve(logical, x.shape, rules.act, sizes, path or "activation")
+    return jax.lax.with_sharding_constraint(x, NamedSharding(ambient if manual else mesh, spec))

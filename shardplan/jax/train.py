@@ -2,17 +2,27 @@
 
 How the ZeRO stages are expressed under GSPMD (``rules.param`` / ``rules.opt`` tables):
 
-* ZeRO-0 (DP): parameters, gradients and optimizer state replicated over the data axes; XLA emits
-  one gradient all-reduce.
-* ZeRO-1: optimizer state sharded over the ZeRO axes (``fsdp``, ``ep``, ``cp``); parameters and the
-  gradient accumulation buffer replicated. The update runs in the optimizer-state layout (each
-  device updates its slice of the parameters) and the new parameters are constrained back to the
-  replicated layout, which is the parameter all-gather after the update.
-* ZeRO-2: as ZeRO-1, but every microbatch's gradient is constrained to the optimizer-state layout
-  before it is accumulated, so the accumulation buffer is sharded and the gradient sync becomes a
-  reduce-scatter (on CPU XLA lowers it as all-reduce + slice).
+* ZeRO-0 (DP): parameters, gradients and optimizer state replicated over the data axes; one
+  gradient all-reduce per step.
+* ZeRO-1: optimizer state sharded over the ZeRO axes (``fsdp``, ``ep``, ``cp``); parameters
+  replicated. The gradients are reduce-scattered onto the optimizer-state layout, the update runs
+  there (each device updates its slice of the parameters) and the new parameters are constrained
+  back to the replicated layout, which is the parameter all-gather after the update.
+* ZeRO-2: as ZeRO-1 (the gradient reduction is a reduce-scatter onto the optimizer-state shard;
+  on CPU XLA lowers it as all-reduce + slice). With one reduction per step (below) the
+  accumulation buffer holds the whole local gradient, as for ZeRO-1; with
+  ``grad_sync='per_microbatch'`` every microbatch's gradient is reduce-scattered into a sharded
+  buffer.
 * ZeRO-3 (FSDP): parameters live in the sharded layout too; XLA all-gathers them for the forward
-  and backward and reduce-scatters the gradients.
+  and backward and reduce-scatters the gradients of every microbatch (what FSDP does).
+
+Gradient accumulation (``layout.microbatches = m >= 2``, ``pp == 1``): with ``TrainConfig.grad_sync =
+'per_step'`` (the default, and what the planner prices) the microbatch gradients are summed
+*unreduced* on each device and the data-parallel reduction runs once per step, after the scan
+(:meth:`Trainer._grads_reduced_per_step`: ``jax.shard_map`` manual over the data axes along which the
+gradients are replicated reductions, :func:`local_grad_axes` -- all of them for ZeRO-0/1/2, the HSDP
+replica axis for ZeRO-3). ``'per_microbatch'`` keeps the plain GSPMD accumulation, where XLA reduces
+inside the loop, once per microbatch (also used for ``cp > 1``).
 
 Pipeline parallelism (``pp > 1``): the blocks are stacked per stage and the loss runs the GPipe
 schedule of :class:`shardplan.jax.pipeline.Pipeline`, which also takes over gradient accumulation
@@ -73,6 +83,11 @@ class TrainConfig:
         compute_dtype: 'bfloat16' (default) or 'float32'.
         rule_overrides: ``{logical: [mesh axes]}`` (see :func:`shardplan.jax.rules.make_rules`).
         param_overrides: ``[(regex, logical axes | PartitionSpec)]``.
+        grad_sync: when the data-parallel gradients are reduced with gradient accumulation
+            (``microbatches >= 2``, ``pp == 1``): 'per_step' (default; local gradients are summed
+            over the microbatches and reduced once, as DDP ``no_sync`` / Megatron-LM / FSDP2 HSDP
+            do and as the planner assumes, see :data:`GRAD_SYNC`) or 'per_microbatch' (every
+            microbatch's gradient is reduced inside the accumulation loop: m times the traffic).
     """
 
     steps: int = 20
@@ -87,6 +102,14 @@ class TrainConfig:
     compute_dtype: str = "bfloat16"
     rule_overrides: dict[str, list[str]] = field(default_factory=dict)
     param_overrides: list[ParamOverride] = field(default_factory=list)
+    grad_sync: str = "per_step"
+
+
+#: Legal ``TrainConfig.grad_sync`` values. The planner (``shardplan.cost.axes.dp``) prices
+#: 'per_step': one gradient AllReduce (ZeRO-0) or ReduceScatter (ZeRO-1/2) per step, the HSDP
+#: replica AllReduce once per step (``hsdp_reduce='per_step'``), ZeRO-3's shard-group
+#: ReduceScatter per microbatch.
+GRAD_SYNC: tuple[str, ...] = ("per_step", "per_microbatch")
 
 
 def make_optimizer(cfg: TrainConfig, decay_mask: Any = None) -> optax.GradientTransformation:
@@ -114,6 +137,56 @@ def _is_named(x: Any) -> bool:
     return isinstance(x, NamedSharding)
 
 
+def _spec_axes(entry: Any) -> tuple[str, ...]:
+    """The mesh axes of one PartitionSpec entry (None, a name or a tuple of names)."""
+    return () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
+
+
+def _strip(spec: P, axes: Sequence[str]) -> P:
+    """``spec`` without the mesh axes ``axes`` (the layout of a per-device block inside a
+    ``shard_map`` manual over them)."""
+    out = [tuple(a for a in _spec_axes(e) if a not in axes) for e in spec]
+    return P(*[None if not e else e[0] if len(e) == 1 else e for e in out])
+
+
+def local_grad_axes(sizes: dict[str, int], leaves: dict[str, LeafSharding], layout: Layout,
+                    grad_sync: str) -> tuple[str, ...]:
+    """The data axes over which :class:`Trainer` accumulates local, unreduced gradients and reduces
+    them once per step; ``()`` selects the GSPMD accumulation (one reduction per microbatch).
+
+    The axes are the leading batch axes (:data:`~shardplan.jax.mesh.BATCH_AXES`, size > 1) over
+    which no parameter is sharded -- along them every device holds the whole parameter, so its
+    gradient is a replicated reduction: all data axes for ZeRO-0/1/2, the HSDP replica axis
+    ``dp`` for ZeRO-3 (``fsdp`` shards the parameters: FSDP reduce-scatters per microbatch), not
+    ``ep`` when it shards the experts.
+
+    Args:
+        sizes: mesh axis sizes.
+        leaves: the resolved parameter layouts.
+        layout: the plan (``microbatches``, ``pp``).
+        grad_sync: 'per_step' or 'per_microbatch' (:data:`GRAD_SYNC`).
+
+    Returns:
+        The axes, in mesh order; ``()`` when ``grad_sync='per_microbatch'``, ``microbatches == 1``
+        (one reduction anyway), ``pp > 1`` (the pipeline schedule runs the microbatches), ``cp > 1``
+        (the gradient is also a partial sum over ``cp``, which must stay automatic for the
+        attention's K/V gathers, so XLA would reduce over ``cp`` inside the loop anyway; the
+        planner's dp x cp group is then reduced per microbatch) or no axis qualifies.
+    """
+    p = layout.parallel
+    if grad_sync != "per_step" or layout.microbatches == 1 or p.pp > 1 or p.cp > 1:
+        return ()
+    sharding = {a for leaf in leaves.values() for e in leaf.param_spec for a in _spec_axes(e)}
+    out: list[str] = []
+    for a in BATCH_AXES:
+        if sizes[a] == 1:
+            continue
+        if a in sharding:
+            break  # a prefix of the batch axes, so the local rows are a contiguous block
+        out.append(a)
+    return tuple(out)
+
+
 class Trainer:
     """A compiled training step for one (model, layout) on one mesh.
 
@@ -129,12 +202,15 @@ class Trainer:
         mesh, rules, leaves (``{path: LeafSharding}``), param_shardings, opt_shardings (pytrees of
         NamedSharding), compiled (the AOT-compiled step), memory (per-device bytes from
         ``memory_analysis``), pipeline (the :class:`~shardplan.jax.pipeline.Pipeline` when
-        ``pp > 1``, else None; its ``note`` describes the executed schedule).
+        ``pp > 1``, else None; its ``note`` describes the executed schedule), local_axes (the data
+        mesh axes whose gradient reduction runs once per step, :func:`local_grad_axes`; ``()``: the
+        GSPMD accumulation).
 
     Raises:
         ConfigError: an unexecutable plan for these devices (or a ``mesh`` of another shape), bad overrides,
             indivisible shapes
-            (see :mod:`shardplan.jax.mesh` and :mod:`shardplan.jax.rules`), an unknown compute dtype,
+            (see :mod:`shardplan.jax.mesh` and :mod:`shardplan.jax.rules`), an unknown compute dtype or
+            ``grad_sync``,
             or a vocabulary smaller than the byte tokenizer's 256 (only checked by :func:`train`).
     """
 
@@ -158,6 +234,9 @@ class Trainer:
             raise ConfigError(f"compute_dtype={cfg.compute_dtype!r} is unknown; legal: {', '.join(COMPUTE_DTYPES)}",
                               field="compute_dtype", value=cfg.compute_dtype, legal=COMPUTE_DTYPES)
         self.compute_dtype = COMPUTE_DTYPES[cfg.compute_dtype]
+        if cfg.grad_sync not in GRAD_SYNC:
+            raise ConfigError(f"grad_sync={cfg.grad_sync!r} is unknown; legal: {', '.join(GRAD_SYNC)}",
+                              field="grad_sync", value=cfg.grad_sync, legal=GRAD_SYNC)
         self.rules: ShardingRules = make_rules(layout, model, cfg.rule_overrides, cfg.param_overrides)
         self.mesh = mesh if mesh is not None else build_mesh(layout, devices)
         if dict(self.mesh.shape) != self.rules.sizes:
@@ -185,6 +264,7 @@ class Trainer:
             transform_non_params=lambda _: ns(P()), is_leaf=_is_named)
         self.state_shardings = (self.param_shardings, self.opt_shardings)
         self.batch_sharding = batch_sharding(self.mesh)
+        self.local_axes = local_grad_axes(self.rules.sizes, self.leaves, layout, cfg.grad_sync)
         self.replicated = ns(P())
         self._init = jax.jit(self._init_fn, out_shardings=self.state_shardings)
         self.compiled = self._compile()
@@ -228,30 +308,11 @@ class Trainer:
     def _step_fn(self, state: tuple[Any, Any], batch: jax.Array) -> tuple[tuple[Any, Any], dict[str, jax.Array]]:
         params, opt_state = state
         zero = self.rules.zero_stage
-        m = self.layout.microbatches
-        grad_sh = self.opt_param_shardings if zero >= 2 else self.param_shardings
         wsc = jax.lax.with_sharding_constraint
-        vg = jax.value_and_grad(self.loss)
-        if m == 1 or self.pipeline is not None:  # pp > 1: the pipeline runs the microbatches
-            loss, grads = vg(params, batch)
-            grads = wsc(grads, grad_sh)
+        if self.local_axes:
+            loss, grads = self._grads_reduced_per_step(params, batch)
         else:
-            B, s1 = batch.shape
-            mb = batch.reshape(B // m, m, s1).swapaxes(0, 1)  # microbatch i = rows a*m+i: device-local
-            axes = tuple(a for a in BATCH_AXES if self.mesh.shape[a] > 1) or None
-            mb = wsc(mb, NamedSharding(self.mesh, P(None, axes, None)))
-
-            def body(carry, tok):
-                loss_acc, g_acc = carry
-                loss, g = vg(params, tok)
-                g = wsc(g, grad_sh)
-                g_acc = jax.tree.map(lambda a, b: a + b, g_acc, g)
-                return (loss_acc + loss, wsc(g_acc, grad_sh)), None
-
-            zeros = wsc(jax.tree.map(jnp.zeros_like, params), grad_sh)
-            (loss, grads), _ = jax.lax.scan(body, (jnp.zeros((), jnp.float32), zeros), mb)
-            loss = loss / m
-            grads = jax.tree.map(lambda g: g / m, grads)
+            loss, grads = self._grads_gspmd(params, batch)
         if zero in (1, 2):
             # update in the optimizer-state layout: each device updates its slice
             params_u = wsc(params, self.opt_param_shardings)
@@ -263,6 +324,111 @@ class Trainer:
         new_params = optax.apply_updates(params_u, updates)
         new_params = wsc(new_params, self.param_shardings)  # ZeRO-1/2: the param all-gather
         return (new_params, opt_state), {"loss": loss, "grad_norm": gnorm}
+
+    def _microbatches(self, batch: jax.Array) -> jax.Array:
+        """(B, s+1) -> (m, B/m, s+1); microbatch i = rows a*m+i, so each stays on its data device."""
+        B, s1 = batch.shape
+        m = self.layout.microbatches
+        mb = batch.reshape(B // m, m, s1).swapaxes(0, 1)
+        axes = tuple(a for a in BATCH_AXES if self.mesh.shape[a] > 1) or None
+        return jax.lax.with_sharding_constraint(mb, NamedSharding(self.mesh, P(None, axes, None)))
+
+    def _grads_gspmd(self, params: Any, batch: jax.Array) -> tuple[jax.Array, Any]:
+        """Mean loss and gradients under GSPMD. With ``m >= 2`` (and ``pp == 1``) every microbatch's
+        gradient is constrained to the gradient layout inside the accumulation scan, so XLA reduces
+        the data-parallel gradients once per microbatch (``grad_sync='per_microbatch'``, and ZeRO-3's
+        shard-group ReduceScatter without HSDP replicas, which is what FSDP does)."""
+        zero, m = self.rules.zero_stage, self.layout.microbatches
+        grad_sh = self.opt_param_shardings if zero >= 2 else self.param_shardings
+        wsc = jax.lax.with_sharding_constraint
+        vg = jax.value_and_grad(self.loss)
+        if m == 1 or self.pipeline is not None:  # pp > 1: the pipeline runs the microbatches
+            loss, grads = vg(params, batch)
+            return loss, wsc(grads, grad_sh)
+
+        def body(carry, tok):
+            loss_acc, g_acc = carry
+            loss, g = vg(params, tok)
+            g = wsc(g, grad_sh)
+            g_acc = jax.tree.map(lambda a, b: a + b, g_acc, g)
+            return (loss_acc + loss, wsc(g_acc, grad_sh)), None
+
+        zeros = wsc(jax.tree.map(jnp.zeros_like, params), grad_sh)
+        (loss, grads), _ = jax.lax.scan(body, (jnp.zeros((), jnp.float32), zeros), self._microbatches(batch))
+        return loss / m, jax.tree.map(lambda g: g / m, grads)
+
+    def _grads_reduced_per_step(self, params: Any, batch: jax.Array) -> tuple[jax.Array, Any]:
+        """Mean loss and gradients with one data-parallel reduction per step (``grad_sync='per_step'``).
+
+        ``jax.shard_map`` manual over :attr:`local_axes` only (the other mesh axes stay automatic)
+        runs the accumulation scan on each device's rows: every device differentiates w.r.t. a
+        *varying* copy of the parameters (``jax.lax.pcast``, a free cast whose transpose, the
+        ``psum``, is never taken), so each microbatch's gradient stays a local partial sum and the
+        scan has no collective (JAX docs, "Autodiff and sharding", manual mode: the reduction is
+        placed by hand, once, after the accumulation). The per-device sums leave the map stacked
+        along leading dimensions, one per manual axis (``(*manual sizes, *shape)``), and are summed
+        under GSPMD by :meth:`_sum_stacked`. (A ``psum_scatter`` inside the map would make XLA
+        all-gather the tp-sharded operands first, jax 0.10.2.)
+
+        Returns:
+            (loss, grads): the global mean loss (scalar, fp32) and mean gradients in the gradient
+            layout (the optimizer-state layout for ZeRO >= 1, the parameter layout for ZeRO-0).
+        """
+        axes = self.local_axes
+        n = math.prod(self.mesh.shape[a] for a in axes) * self.layout.microbatches
+        stacked = _unflatten_like(self.abstract_params, (P(*axes) for _ in self.leaves))
+        run = jax.shard_map(self._local_accumulation(n), mesh=self.mesh, in_specs=(P(), P(None, axes, None)),
+                            out_specs=(P(), stacked), axis_names=set(axes))
+        loss, local = run(params, self._microbatches(batch))
+        return loss, self._sum_stacked(local)
+
+    def _local_accumulation(self, n: int) -> Callable[[Any, jax.Array], tuple[jax.Array, Any]]:
+        """The per-device program of :meth:`_grads_reduced_per_step`: ``body(params, mb)`` with
+        ``mb`` the local ``(m, b, s+1)`` microbatches. Returns the global mean loss (one scalar
+        ``psum``) and this device's gradient sum divided by ``n`` (microbatches x manual devices),
+        each leaf with one leading size-1 dimension per manual axis."""
+        axes, zero = self.local_axes, self.rules.zero_stage
+        vg = jax.value_and_grad(self.loss)
+        inner = [_strip(leaf.opt_spec if zero == 3 else leaf.param_spec, axes) for leaf in self.leaves.values()]
+
+        def body(params: Any, mb: jax.Array) -> tuple[jax.Array, Any]:
+            ambient = jax.sharding.get_abstract_mesh()
+            grad_sh = _unflatten_like(params, (NamedSharding(ambient, s) for s in inner))
+            wsc = jax.lax.with_sharding_constraint
+            local = jax.lax.pcast(params, axes, to="varying")  # differentiate w.r.t. the local copy
+
+            def step(carry, tok):
+                loss_acc, g_acc = carry
+                loss, g = vg(local, tok)
+                g_acc = jax.tree.map(lambda a, b: a + b, g_acc, wsc(g, grad_sh))
+                return (loss_acc + loss, wsc(g_acc, grad_sh)), None
+
+            init = (jax.lax.pcast(jnp.zeros((), jnp.float32), axes, to="varying"),
+                    wsc(jax.tree.map(jnp.zeros_like, local), grad_sh))
+            (loss, grads), _ = jax.lax.scan(step, init, mb)
+            lead = (None,) * len(axes)
+            return jax.lax.psum(loss, axes) / n, jax.tree.map(lambda g: (g / n)[lead], grads)
+
+        return body
+
+    def _sum_stacked(self, stacked: Any) -> Any:
+        """Sum the per-device gradients ``(*manual sizes, *shape)`` over their leading dimensions,
+        under GSPMD: first over the manual axes that shard the leaf's optimizer state (ZeRO-1/2:
+        a ReduceScatter onto the ZeRO shard), then over the rest (ZeRO-0, HSDP replicas: an
+        AllReduce, of the shard when it follows a ReduceScatter)."""
+        axes, zero = self.local_axes, self.rules.zero_stage
+        wsc = jax.lax.with_sharding_constraint
+        out = []
+        for g, leaf in zip(jax.tree_util.tree_leaves(stacked), self.leaves.values()):
+            target = leaf.opt_spec if zero >= 1 else leaf.param_spec
+            used = {a for e in target for a in _spec_axes(e)}
+            scatter = tuple(i for i, a in enumerate(axes) if a in used)
+            if scatter:
+                rest = [a for a in axes if a not in used]
+                g = wsc(jnp.sum(g, axis=scatter), NamedSharding(self.mesh, P(*rest, *target)))
+            g = jnp.sum(g, axis=tuple(range(g.ndim - len(leaf.shape))))
+            out.append(wsc(g, NamedSharding(self.mesh, target)))
+        return _unflatten_like(stacked, out)
 
     def _abstract_state(self) -> tuple[Any, Any]:
         abs_opt = jax.eval_shape(self.tx.init, self.abstract_params)
@@ -545,4 +711,5 @@ def initialize_distributed(coordinator_address: str | None = None, num_processes
     return True
 
 
-__all__ = ["TrainConfig", "Trainer", "train", "make_optimizer", "initialize_distributed"]
+__all__ = ["GRAD_SYNC", "TrainConfig", "Trainer", "train", "make_optimizer", "initialize_distributed",
+           "local_grad_axes"]

@@ -52,12 +52,14 @@ def validate_plan(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg:
         model: model shapes (scale it down first for CPU).
         layout: validated layout.
         training: seq_len / batch (precision and attention are set by :func:`runtime_training`).
-        cfg: :class:`shardplan.jax.train.TrainConfig` (default: fp32 compute).
+        cfg: :class:`shardplan.jax.train.TrainConfig` (default: fp32 compute, ``grad_sync='per_step'``;
+            the runtime's ``local_axes`` select the gradient-accumulation rules).
         hardware: for the planner's times only.
         devices: devices for the mesh (default all).
 
     Returns:
-        :class:`Validation`.
+        :class:`Validation` (``not_covered`` says why a plan cannot be scored, e.g. ZeRO-1 with
+        ``grad_sync='per_microbatch'``).
 
     Raises:
         ConfigError: a plan the runtime cannot compile (indivisible shapes, wrong device count; see
@@ -82,7 +84,8 @@ def validate_plan(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg:
     text = trainer.compiled.as_text()
     memory = memory_breakdown(trainer.compiled)
     mesh_shape = {a: int(trainer.mesh.shape[a]) for a in trainer.mesh.axis_names}
-    return compare(model, tr, layout, text, memory, mesh_shape, hardware, trainer.rules.strategy, compile_s)
+    return compare(model, tr, layout, text, memory, mesh_shape, hardware, trainer.rules.strategy, compile_s,
+                   local_axes=trainer.local_axes)
 
 
 __all__ = ["BACKEND_NOTES", "BYTES_TOLERANCE", "CollectiveRow", "MemoryRow", "NEGLIGIBLE_SHARE", "RuntimeDelta",
