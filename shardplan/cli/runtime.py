@@ -95,7 +95,7 @@ def check_host_memory(model: Any, devices: int) -> None:
 
 def runtime_inputs(model: str, devices: int, seq_len: int, global_batch: int | None, global_batch_tokens: int | None,
                    plan: Path | None, layout: dict[str, Any], scale: tuple[bool, int, int],
-                   default_batch: bool = False) -> tuple[Any, Any, Any]:
+                   default_batch: bool = False, moe_capacity_factor: float | None = None) -> tuple[Any, Any, Any]:
     """``(ModelSpec, TrainingSpec, ParallelConfig)`` of a runtime command (no hardware; precision
     bf16-mixed).
 
@@ -103,6 +103,8 @@ def runtime_inputs(model: str, devices: int, seq_len: int, global_batch: int | N
         scale: ``(scale_down, d_model, n_layers)``: shrink the model for CPU runs
             (:func:`shardplan.jax.model.scale_down`, keeping the head counts, at least tp KV heads).
         default_batch: without a batch flag use :func:`shardplan.inputs.default_global_batch`.
+        moe_capacity_factor: MoE token dropping (the runtime then dispatches GShard-style with an
+            AllToAll over ep); None: dropless (dense dispatch).
 
     Raises:
         ConfigError: as :mod:`shardplan.inputs`; devices < 1.
@@ -115,7 +117,8 @@ def runtime_inputs(model: str, devices: int, seq_len: int, global_batch: int | N
     if default_batch and global_batch is None and global_batch_tokens is None:
         global_batch = default_global_batch(pc, devices)
     # the JAX runtime is an XLA/GSPMD program: MaxText's profile (no vocabulary padding beyond tp)
-    tr = training_spec(seq_len, global_batch, global_batch_tokens, framework="maxtext")
+    tr = training_spec(seq_len, global_batch, global_batch_tokens, framework="maxtext",
+                       moe_capacity_factor=moe_capacity_factor)
     scale_down, d_model, n_layers = scale
     if scale_down:
         from shardplan import limits

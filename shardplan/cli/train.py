@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from shardplan.cli.common import BatchOpt, BatchTokOpt, ModelOpt, PlanOpt, SeqOpt, app, config_errors, console, \
+from shardplan.cli.common import BatchOpt, BatchTokOpt, ModelOpt, MoeCapOpt, PlanOpt, SeqOpt, app, config_errors, console, \
     layout_flags, print_notes
 from shardplan.cli.runtime import (DevOpt, DModelOpt, LayersOpt, PRuleOpt, PSpecOpt, RuleOpt, ScaleOpt,
                                    check_host_memory, configure_host_devices, parse_param_overrides, parse_rule_overrides,
@@ -124,7 +124,7 @@ def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_bat
           metrics: MetricsOpt = None, rule: RuleOpt = None, param_rule: PRuleOpt = None, param_spec: PSpecOpt = None,
           coordinator_address: CoordOpt = None, num_processes: NProcOpt = None, process_id: PidOpt = None,
           checkpoint_dir: CkptOpt = None, save_every: SaveEveryOpt = None, resume: ResumeOpt = False,
-          record: RecordOpt = None, layout: dict = None) -> None:
+          record: RecordOpt = None, moe_capacity_factor: MoeCapOpt = None, layout: dict = None) -> None:
     """Train the plan's model on byte-level text with the plan's layout (JAX, any device count).
 
     With --checkpoint-dir the state is saved with Orbax after the last step (and every
@@ -140,7 +140,7 @@ def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_bat
                           f"{n_proc or 1})", field="process_id", value=process_id)
     configure_host_devices(devices, n_proc)
     m, tr, pc = runtime_inputs(model, devices, seq_len, global_batch, global_batch_tokens, plan, layout,
-                               (scale_down, scale_d_model, scale_layers))
+                               (scale_down, scale_d_model, scale_layers), moe_capacity_factor=moe_capacity_factor)
     from shardplan.parallel import validate
     layout_ = validate(pc, m, tr, devices)  # config-time errors before JAX starts
     check_host_memory(m, devices)

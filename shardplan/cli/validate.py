@@ -10,8 +10,8 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from shardplan.cli.common import BatchOpt, BatchTokOpt, JsonOpt, ModelOpt, PlanOpt, SeqOpt, app, config_errors, \
-    console, err_console, layout_flags, negative, print_notes
+from shardplan.cli.common import BatchOpt, BatchTokOpt, JsonOpt, ModelOpt, MoeCapOpt, PlanOpt, SeqOpt, app, \
+    config_errors, console, err_console, layout_flags, negative, print_notes
 from shardplan.cli.runtime import DModelOpt, LayersOpt, ScaleOpt, configure_host_devices, runtime_inputs
 from shardplan.errors import ConfigError
 
@@ -81,7 +81,7 @@ _DTYPES = {"fp32": "float32", "float32": "float32", "bf16": "bfloat16", "bfloat1
 def validate(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_batch: BatchOpt = None,
              global_batch_tokens: BatchTokOpt = None, plan: PlanOpt = None, scale_down: ScaleOpt = False,
              scale_d_model: DModelOpt = 64, scale_layers: LayersOpt = 2, compute_dtype: DtypeOpt = "fp32",
-             json_out: JsonOpt = False, layout: dict = None) -> None:
+             json_out: JsonOpt = False, moe_capacity_factor: MoeCapOpt = None, layout: dict = None) -> None:
     """Compile the plan's training step (no step is run) and compare every collective and the
     per-device memory with the planner's prediction for the same model, batch and layout.
 
@@ -91,7 +91,7 @@ def validate(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_
                           field="compute_dtype", value=compute_dtype, legal=["fp32", "bf16"])
     configure_host_devices(devices)  # before anything imports JAX (--scale-down does)
     m, tr, pc = runtime_inputs(model, devices, seq_len, global_batch, global_batch_tokens, plan, layout,
-                               (scale_down, scale_d_model, scale_layers), default_batch=True)
+                               (scale_down, scale_d_model, scale_layers), default_batch=True, moe_capacity_factor=moe_capacity_factor)
     from shardplan.parallel import validate as validate_layout
     if pc.zero_stage == 3 and pc.zero3_gather != "per_step":
         # the compiled program gathers each weight once per step (XLA hoists the loop-invariant gather):

@@ -246,7 +246,7 @@ def collective_rows(planner: list[Any], deltas: list[RuntimeDelta], logical: lis
         if lc.mapping and lc.mapping not in r.mappings:
             r.mappings.append(lc.mapping)
     for c in hlo:
-        r = row(OP_NAMES[c.kind], planner_axis(c.mesh_axes))
+        r = row(OP_NAMES[c.kind], planner_axis(c.mesh_axes, OP_NAMES[c.kind]))
         r.raw_count += c.per_step
         r.raw_bytes += raw_bytes_per_device(c)
     total = sum(lc.bytes_per_device for lc in logical) or 1.0

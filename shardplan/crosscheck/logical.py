@@ -13,7 +13,9 @@ the mapped form are reported:
 
 Mesh axes -> planner axes (:func:`planner_axis`): the runtime's ``dp`` and ``fsdp`` (and anything
 grouped with them, e.g. ``dp+cp`` for the gradient reduction) are the planner's ``dp``; ``tp``,
-``cp``, ``ep`` and ``pp`` map to themselves.
+``cp``, ``ep`` and ``pp`` map to themselves, except that only the token AllToAll is ``ep``'s: any
+other collective over the ``ep`` mesh axis alone reduces or gathers dense weights over data ranks
+(``dp``).
 
 Bytes per device are :func:`shardplan.cost.collective.bytes_sent`, the planner's own convention.
 No JAX is imported.
@@ -36,12 +38,15 @@ MESH_ORDER = ("pp", "dp", "fsdp", "ep", "cp", "tp")
 DATA_AXES = frozenset({"dp", "fsdp", "ep", "cp"})
 
 
-def planner_axis(mesh_axes: tuple[str, ...]) -> str:
-    """The planner axis of a group spanning ``mesh_axes`` (module docstring); ``"-"`` for none."""
+def planner_axis(mesh_axes: tuple[str, ...], op: str | None = None) -> str:
+    """The planner axis of a group spanning ``mesh_axes`` (module docstring); ``"-"`` for none.
+    A collective other than the token AllToAll over the ``ep`` mesh axis alone is a data-parallel
+    one (the ep ranks are data-parallel ranks for the dense weights: when ep takes every data rank,
+    the runtime's ``dp`` axis has size 1 and drops out of the groups)."""
     s = set(mesh_axes)
     if not s:
         return "-"
-    if s & {"dp", "fsdp"}:
+    if s & {"dp", "fsdp"} or (s == {"ep"} and op not in (None, "AllToAll")):
         return "dp"
     for a in ("cp", "ep", "tp", "pp"):
         if a in s:
@@ -178,7 +183,7 @@ def logical_collectives(cols: list[HloCollective], hlo_text: str | None = None) 
                 maps.append("all-reduce + dynamic-slice -> reduce-scatter")
             else:
                 op, full = OP_NAMES[c.kind], e.result_bytes if c.kind == "all-gather" else e.operand_bytes
-            out.append(LogicalCollective(op=op, axis=planner_axis(axes), mesh_axes=axes, group_size=n,
+            out.append(LogicalCollective(op=op, axis=planner_axis(axes, op), mesh_axes=axes, group_size=n,
                                          count=c.per_step, full_bytes=full,
                                          bytes_per_device=sent(op, full, n) * c.per_step,
                                          source=c.name, mapping="; ".join(maps), op_name=c.op_name))

@@ -2,9 +2,13 @@
 
 Llama-style by default (RoPE, grouped-query attention, SwiGLU, RMSNorm, tied or untied embeddings);
 the GPT variants of the spec are honoured too (learned positions, GeLU MLP, LayerNorm, biases).
-MoE layers (``model.is_moe``) route each token to ``top_k`` experts with a dense dispatch: every
-expert processes every token and the outputs are mixed with the (sparse) gate weights -- simple,
-exact and shardable over ``ep`` (compute is ``n_experts / top_k`` times a capacity-based dispatch).
+MoE layers (``model.is_moe``) route each token to ``top_k`` experts. Dropless (the default) is a
+dense dispatch: every expert processes every token and the outputs are mixed with the (sparse) gate
+weights -- simple, exact and shardable over ``ep`` (compute is ``n_experts / top_k`` times a
+capacity-based dispatch; the tokens are gathered over ``ep``, no AllToAll). Inside
+:func:`moe_capacity` (a capacity factor, ``TrainingSpec.moe_capacity_factor``) the dispatch is
+GShard's: each expert takes at most ``C`` tokens per sequence into a fixed buffer, and the buffers move
+between the batch-sharded and the expert-sharded layout by an AllToAll over ``ep``.
 ALiBi positions are not implemented (ConfigError).
 
 Every parameter is an ``nnx.Param`` whose ``out_sharding`` metadata holds its *logical* axes
@@ -19,7 +23,10 @@ Shapes: ``b`` batch, ``s`` sequence, ``d`` d_model, ``h`` query heads, ``g`` KV 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import jax
@@ -339,6 +346,70 @@ class MLP(nnx.Module):
         return y
 
 
+def top_k_last(x: jax.Array, k: int) -> tuple[jax.Array, jax.Array]:
+    """The k largest entries of the last axis and their indices, largest first, the lower index first
+    on ties (what ``jax.lax.top_k`` returns), by k rounds of argmax: element-wise work along the
+    last axis that GSPMD keeps sharded over the leading axes (XLA's TopK is gathered over the batch
+    on CPU, an AllGather the plan does not have). x: (..., e) -> ((..., k), (..., k) int32)."""
+    vals, idxs = [], []
+    for _ in range(k):
+        i = jnp.argmax(x, -1)
+        vals.append(jnp.take_along_axis(x, i[..., None], -1)[..., 0])
+        idxs.append(i.astype(jnp.int32))
+        x = jnp.where(jax.nn.one_hot(i, x.shape[-1], dtype=jnp.bool_), -jnp.inf, x)
+    return jnp.stack(vals, -1), jnp.stack(idxs, -1)
+
+
+_CAPACITY: contextvars.ContextVar[float | None] = contextvars.ContextVar("shardplan_moe_capacity", default=None)
+
+
+@contextlib.contextmanager
+def moe_capacity(capacity_factor: float | None) -> Iterator[None]:
+    """While tracing inside this context, :class:`MoE` layers drop tokens beyond an expert capacity of
+    ``ceil(capacity_factor x s x top_k / n_experts)`` per sequence and exchange fixed buffers by
+    AllToAll (:func:`capacity_dispatch`); None keeps the dense dropless dispatch."""
+    token = _CAPACITY.set(capacity_factor)
+    try:
+        yield
+    finally:
+        _CAPACITY.reset(token)
+
+
+def expert_capacity(capacity_factor: float, seq_len: int, top_k: int, n_experts: int) -> int:
+    """Tokens one expert takes from one sequence (the group): ``ceil(cf s k / e)``, at least 1
+    (GShard, Lepikhin et al. 2021 Sec. 2.2, with a group = one sequence; Switch Transformer, Fedus
+    et al. 2022 Sec. 2.2, eq. 3 for the capacity factor)."""
+    return max(1, math.ceil(capacity_factor * seq_len * top_k / n_experts))
+
+
+def capacity_dispatch(idx: jax.Array, gates: jax.Array, n_experts: int, capacity: int) -> tuple[jax.Array, jax.Array]:
+    """GShard's dispatch and combine tensors (Lepikhin et al. 2021, Algorithm 1 / Sec. 2.2).
+
+    Args:
+        idx: (b, s, k) int expert of each token's k choices.
+        gates: (b, s, k) gate weight of each choice.
+        n_experts: e.
+        capacity: C, buffer slots per expert and sequence.
+
+    Returns:
+        (dispatch, combine), each (b, s, e, C): dispatch is 1 where a token's choice takes slot c of
+        expert e; combine is that times the gate. Slots are given in priority order: every token's
+        first choice before any second choice (GShard's top-2 order), tokens in sequence order;
+        choices beyond the capacity are dropped (zero rows: the residual stream carries the token).
+    """
+    b, s, k = idx.shape
+    choice = jax.nn.one_hot(idx, n_experts, dtype=jnp.int32)  # (b, s, k, e)
+    ordered = jnp.swapaxes(choice, 1, 2).reshape(b, k * s, n_experts)  # first choices first
+    slot = (jnp.cumsum(ordered, axis=1) - 1).reshape(b, k, s, n_experts)
+    slot = jnp.swapaxes(jnp.sum(slot * jnp.swapaxes(choice, 1, 2), -1), 1, 2)  # (b, s, k)
+    keep = (slot < capacity).astype(gates.dtype)
+    slots = jax.nn.one_hot(slot, capacity, dtype=gates.dtype) * keep[..., None]  # (b, s, k, C)
+    choice_f = choice.astype(gates.dtype)
+    dispatch = jnp.einsum("bske,bskc->bsec", choice_f, slots)
+    combine = jnp.einsum("bske,bskc,bsk->bsec", choice_f, slots, gates)
+    return dispatch, combine
+
+
 class MoE(nnx.Module):
     """Top-k routed experts with dense dispatch, experts sharded over ``ep``.
 
@@ -365,14 +436,48 @@ class MoE(nnx.Module):
         self.w_down = _param(rngs, init, (e, f, d), ("experts", "mlp", "embed"))
         self.shared = MLP(m, m.n_shared_experts * f, rngs) if m.n_shared_experts else None
 
+    def _route(self, x: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """(top-k gate weights (b, s, k) float32, expert indices (b, s, k)): softmax over all experts,
+        top-k kept and renormalised (Mixtral)."""
+        logits = jnp.einsum("bsd,de->bse", x, self.router[...]).astype(jnp.float32)
+        top, idx = top_k_last(jax.nn.softmax(logits, -1), self.top_k)
+        return top / top.sum(-1, keepdims=True), idx
+
+    def _buffer_experts(self, xe: jax.Array) -> jax.Array:
+        """Expert MLPs on the capacity buffers ``xe`` (b, e, C, d) -> (b, e, C, d); the hidden
+        (b, e, C, f) is constrained to the buffers' layout (experts over ep, f over tp)."""
+        hidden = ("act_exp_batch", "act_experts", None, "act_mlp")
+        if self.swiglu:
+            gate = constrain(jnp.einsum("becd,edf->becf", xe, self.w_gate_up[:, :, 0]), hidden)
+            up = constrain(jnp.einsum("becd,edf->becf", xe, self.w_gate_up[:, :, 1]), hidden)
+            hdn = jax.nn.silu(gate) * up
+        else:
+            hdn = jax.nn.gelu(constrain(jnp.einsum("becd,edf->becf", xe, self.w_up[...]), hidden))
+        ye = jnp.einsum("becf,efd->becd", hdn, self.w_down[...])
+        return constrain(ye, ("act_exp_batch", "act_experts", None, "act_embed"))
+
+    def _capacity_call(self, x: jax.Array, capacity_factor: float) -> jax.Array:
+        """GShard dispatch (:func:`capacity_dispatch`): tokens stay sharded over the batch axes
+        (``ep`` included); the (b, e, C, d) buffers are resharded from the batch to the expert axis
+        (the AllToAll over ep of the dispatch) and back (the combine's)."""
+        top, idx = self._route(x)
+        cap = expert_capacity(capacity_factor, x.shape[1], self.top_k, self.n_experts)
+        dispatch, combine = capacity_dispatch(idx, top, self.n_experts, cap)
+        xe = jnp.einsum("bsd,bsec->becd", x, dispatch.astype(x.dtype))
+        xe = constrain(xe, ("act_exp_batch", "act_experts", None, "act_embed"))  # AllToAll: batch -> experts
+        ye = self._buffer_experts(xe)
+        ye = constrain(ye, ("act_batch", None, None, "act_embed"))  # AllToAll: experts -> batch
+        return jnp.einsum("becd,bsec->bsd", ye, combine.astype(x.dtype))
+
     def __call__(self, x: jax.Array) -> jax.Array:
         """x: (b, s, d) -> (b, s, d)."""
+        capacity_factor = _CAPACITY.get()
+        if capacity_factor is not None:
+            y = self._capacity_call(x, capacity_factor)
+            return y + self.shared(x) if self.shared is not None else y
         # gather the tokens over ep (ep shards the experts here, not the batch)
         x = constrain(x, ("act_exp_batch", "act_seq", "act_embed"))
-        logits = jnp.einsum("bsd,de->bse", x, self.router[...]).astype(jnp.float32)
-        probs = jax.nn.softmax(logits, -1)
-        top, idx = jax.lax.top_k(probs, self.top_k)
-        top = top / top.sum(-1, keepdims=True)
+        top, idx = self._route(x)
         gates = jnp.sum(jax.nn.one_hot(idx, self.n_experts, dtype=jnp.float32) * top[..., None], -2)
         gates = gates.astype(x.dtype)  # (b, s, e), zero outside the top-k
         if self.swiglu:

@@ -55,7 +55,8 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from shardplan.errors import ConfigError
 from shardplan.jax.data import PackedBatches, batch_sharding, load_tokens, shard_batch
 from shardplan.jax.mesh import BATCH_AXES, build_mesh
-from shardplan.jax.model import Transformer, abstract_model, check_runtime_support, fuses_qkv, param_dict
+from shardplan.jax.model import (Transformer, abstract_model, check_runtime_support, fuses_qkv, moe_capacity,
+                                 param_dict)
 from shardplan.jax.pipeline import Pipeline, decay_mask, layout_params, stack_params
 from shardplan.jax.rules import (LeafSharding, ParamOverride, ShardingRules, activation_sharding, make_rules,
                                  param_shardings, sharding_rows)
@@ -441,7 +442,8 @@ class Trainer:
                          out_shardings=(self.state_shardings, self.replicated), donate_argnums=(0,))
         batch = jax.ShapeDtypeStruct((self.training.global_batch_size, self.training.seq_len + 1), jnp.int32,
                                      sharding=self.batch_sharding)
-        with activation_sharding(self.mesh, self.rules):
+        # MoE with a capacity factor: GShard dispatch with an AllToAll over ep (dropless: dense dispatch)
+        with activation_sharding(self.mesh, self.rules), moe_capacity(self.training.moe_capacity_factor):
             return jitted.lower(self._abstract_state(), batch).compile()
 
     def _memory(self) -> dict[str, int]:

@@ -63,16 +63,17 @@ def validate_plan(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg:
 
     Raises:
         ConfigError: a plan the runtime cannot compile (indivisible shapes, wrong device count; see
-            :class:`shardplan.jax.train.Trainer`), or ``ep > 1`` (MoE routing is a dense dispatch in
-            the runtime, so its all-to-all traffic is not comparable).
+            :class:`shardplan.jax.train.Trainer`), or ``ep > 1`` without a capacity factor (dropless
+            routing is a dense dispatch in the runtime, so it has no AllToAll to compare).
     """
     from shardplan.jax.train import TrainConfig, Trainer
 
     p = layout.parallel
-    if p.ep > 1:
-        raise ConfigError(f"ep={p.ep}: the JAX runtime's MoE uses a dense dispatch (no token all-to-all), so "
-                          f"expert-parallel communication cannot be validated; legal ep: 1", field="ep",
-                          value=p.ep, legal=[1])
+    if p.ep > 1 and training.moe_capacity_factor is None:
+        raise ConfigError(f"ep={p.ep} with dropless routing is not covered: the JAX runtime's dropless MoE is a "
+                          f"dense dispatch (tokens gathered over ep, no AllToAll); give a capacity factor "
+                          f"(--moe-capacity-factor, GShard dispatch with the AllToAll the planner costs) or ep=1",
+                          field="moe_capacity_factor", value=None)
     if p.offload_optimizer:
         raise ConfigError("offload_optimizer=True is not implemented by the JAX runtime; legal: False",
                           field="offload_optimizer", value=True, legal=[False])
