@@ -139,6 +139,8 @@ class Validation:
         memory_analysis: ``compiled.memory_analysis()`` in bytes.
         compile_s: seconds to lower and compile.
         notes: backend notes.
+        cp_attention: the runtime's attention under context parallelism (``"ring"`` or
+            ``"allgather"``).
     """
 
     strategy: str
@@ -154,6 +156,7 @@ class Validation:
     memory_analysis: dict[str, int]
     compile_s: float
     notes: list[str]
+    cp_attention: str = "ring"
 
     @property
     def ok(self) -> bool:
@@ -171,7 +174,7 @@ class Validation:
         return {
             "strategy": self.strategy, "model": self.model.name,
             "parallel": self.layout.parallel.model_dump(mode="json"),
-            "microbatches": self.layout.microbatches, "mesh": self.mesh_shape,
+            "microbatches": self.layout.microbatches, "mesh": self.mesh_shape, "cp_attention": self.cp_attention,
             "training": {"seq_len": self.training.seq_len, "global_batch_size": self.training.global_batch_size,
                          "precision": self.training.precision.name, "attention": self.training.attention},
             "ok": self.ok, "tolerances": {"collective_bytes": BYTES_TOLERANCE, "model_state": BYTES_TOLERANCE,
@@ -255,7 +258,7 @@ def collective_rows(planner: list[Any], deltas: list[RuntimeDelta], logical: lis
 
 def compare(model: ModelSpec, training: TrainingSpec, layout: Layout, hlo_text: str, memory: dict[str, int],
             mesh_shape: dict[str, int], hardware: HardwareSpec | None = None, strategy: str = "",
-            compile_s: float = 0.0, batch_bytes: float | None = None) -> Validation:
+            compile_s: float = 0.0, batch_bytes: float | None = None, cp_attention: str = "ring") -> Validation:
     """Compare the planner with an already compiled program (no JAX needed).
 
     Args:
@@ -269,6 +272,8 @@ def compare(model: ModelSpec, training: TrainingSpec, layout: Layout, hlo_text: 
         compile_s: reported only.
         batch_bytes: per-device bytes of the non-state arguments (the token batch), subtracted from
             the argument size; default ``4 * local sequences * (seq_len + 1)``.
+        cp_attention: the compiled program's attention under cp, ``"ring"`` (the planner's K/V
+            ring) or ``"allgather"`` (runtime delta ``cp-allgather-kv``).
 
     Returns:
         :class:`Validation`.
@@ -282,7 +287,7 @@ def compare(model: ModelSpec, training: TrainingSpec, layout: Layout, hlo_text: 
     est = estimate_layout(model, hardware or HARDWARE["h100-sxm"], training, layout)
     hlo = hlo_collectives(hlo_text, mesh_shape)
     logical = logical_collectives(hlo, hlo_text)
-    deltas = runtime_deltas(model, training, layout, est.collectives)
+    deltas = runtime_deltas(model, training, layout, est.collectives, cp_attention)
     rows = collective_rows(est.collectives, deltas, logical, hlo)
     mem_rows = _memory_rows(est, model, training, layout, memory, batch_bytes)
     notes = list(BACKEND_NOTES)
@@ -291,7 +296,7 @@ def compare(model: ModelSpec, training: TrainingSpec, layout: Layout, hlo_text: 
         notes.append(f"trip count unknown for {len(unknown)} collective(s) in loops (counted once): {unknown[:5]}")
     return Validation(strategy=strategy, model=model, training=training, layout=layout, mesh_shape=dict(mesh_shape),
                       rows=rows, memory=mem_rows, deltas=deltas, hlo=hlo, logical=logical,
-                      memory_analysis=dict(memory), compile_s=compile_s, notes=notes)
+                      memory_analysis=dict(memory), compile_s=compile_s, notes=notes, cp_attention=cp_attention)
 
 
 def _memory_rows(est: Any, model: ModelSpec, training: TrainingSpec, layout: Layout, memory: dict[str, int],

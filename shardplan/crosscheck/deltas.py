@@ -67,12 +67,15 @@ class PlanContext:
     Attributes:
         model, training, layout: the plan (``training.precision`` the runtime's dtypes).
         planner: the planner's collectives (``Estimate.collectives``, typed records).
+        cp_attention: the runtime's attention under context parallelism, ``"ring"`` (the
+            planner's scheme) or ``"allgather"`` (``TrainConfig.cp_attention``).
     """
 
     model: ModelSpec
     training: TrainingSpec
     layout: Layout
     planner: tuple[Any, ...] = ()
+    cp_attention: str = "ring"
 
     @property
     def p(self) -> Any:
@@ -317,17 +320,19 @@ def zero_embedding_tokens(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> l
 
 # ----- context parallelism ------------------------------------------------------------------------
 
-@rule("cp-allgather-kv", "cp > 1",
+@rule("cp-allgather-kv", "cp > 1, `cp_attention=\"allgather\"`",
       "`-` the planner's SendRecv; `+L m` AG of `beta u cp (h + kv)`; `+L m` RS of `2 beta u cp kv`")
 def cp_allgather_kv(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
-    """The runtime's context parallelism all-gathers K/V over cp (Q stays sharded) and
+    """With `cp_attention="allgather"` the runtime all-gathers K/V over cp (Q stays sharded) and
     reduce-scatters dK/dV, instead of a ring of send/recv; XLA gathers the block input `x` (`h`
-    columns) for V and the rotated K (`kv` columns).
+    columns) for V and the rotated K (`kv` columns). The default ring attention
+    (`shardplan/jax/ring.py`) sends what the planner models, `cp - 1` K+V blocks per layer forward
+    and `2 (cp - 1)` backward (K/V again, and the dK/dV accumulators), and needs no delta.
 
     With tp the K columns are ``kv / t`` per device.
     """
     p = ctx.p
-    if p.cp == 1:
+    if p.cp == 1 or ctx.cp_attention != "allgather":
         return []
     out = [Change(c.op, c.axis, -c.count, -c.bytes_per_device,
                   "the runtime all-gathers K/V over cp instead of a send/recv ring")
@@ -505,18 +510,19 @@ def pp_embedding_lookup(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> lis
 
 
 def runtime_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout,
-                   planner: Sequence[Any]) -> list[RuntimeDelta]:
+                   planner: Sequence[Any], cp_attention: str = "ring") -> list[RuntimeDelta]:
     """The runtime-model deltas for one plan: every rule of :data:`RULES`, in order.
 
     Args:
         model, training, layout: the plan.
         planner: the planner's collectives (``Estimate.collectives``, typed
             :class:`~shardplan.cost.collective.Collective` records).
+        cp_attention: the runtime's attention under cp, ``"ring"`` or ``"allgather"``.
 
     Returns:
         The deltas, each a :class:`RuntimeDelta` (counts per step, bytes per device per step).
     """
-    ctx = PlanContext(model, training, layout, tuple(planner))
+    ctx = PlanContext(model, training, layout, tuple(planner), cp_attention)
     out: list[RuntimeDelta] = []
     for r in RULES:
         out += [RuntimeDelta(c.op, c.axis, c.count, c.bytes_per_device, r.name, c.why) for c in r.fn(ctx, out)]

@@ -52,7 +52,8 @@ def validate_plan(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg:
         model: model shapes (scale it down first for CPU).
         layout: validated layout.
         training: seq_len / batch (precision and attention are set by :func:`runtime_training`).
-        cfg: :class:`shardplan.jax.train.TrainConfig` (default: fp32 compute).
+        cfg: :class:`shardplan.jax.train.TrainConfig` (default: fp32 compute, ring attention
+            under cp; ``cp_attention`` selects the runtime deltas).
         hardware: for the planner's times only.
         devices: devices for the mesh (default all).
 
@@ -82,7 +83,8 @@ def validate_plan(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg:
     text = trainer.compiled.as_text()
     memory = memory_breakdown(trainer.compiled)
     mesh_shape = {a: int(trainer.mesh.shape[a]) for a in trainer.mesh.axis_names}
-    return compare(model, tr, layout, text, memory, mesh_shape, hardware, trainer.rules.strategy, compile_s)
+    return compare(model, tr, layout, text, memory, mesh_shape, hardware, trainer.rules.strategy, compile_s,
+                   cp_attention=trainer.rules.cp_attention)
 
 
 __all__ = ["BACKEND_NOTES", "BYTES_TOLERANCE", "CollectiveRow", "MemoryRow", "NEGLIGIBLE_SHARE", "RuntimeDelta",
