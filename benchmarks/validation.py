@@ -149,6 +149,19 @@ cost here). Found by this comparison and fixed in the planner: with pp > 1 a sta
 the vocab-parallel embedding (first stage) or the LM head (last stage), so the planner now counts
 one embedding/head tp collective per microbatch on a pipeline stage (`m`), not both (`2 m`).
 
+## Context parallelism (cp > 1)
+
+The runtime's default CP is ring attention (`shardplan/jax/ring.py`): a `shard_map` manual over
+cp whose `ppermute`s pass one K+V block per step, `cp - 1` forward and `2 (cp - 1)` backward (the
+K/V again and the travelling dK/dV accumulators) per layer and microbatch. The compiled
+collective-permutes over `cp` equal the planner's `SendRecv cp` row to the byte (CP and CP=4: no
+runtime delta; before the ring the runtime all-gathered K/V and needed the `cp-allgather-kv`
+delta, which now applies only to `--cp-attention allgather`). Found by this comparison and fixed
+in the planner: selective recompute re-runs the attention core's forward, ring included, so the
+planner now adds the `cp - 1` forward sends for `recompute="selective"` as for `"full"`. On
+XLA:CPU a bf16 ring is sent in fp32 (the CPU backend upcasts bf16 collective-permutes); this table
+is fp32.
+
 ## Planner fixes made by this comparison
 
 * **Vocab-parallel cross-entropy** (`shardplan/cost/step.py`, TP section): with the vocabulary

@@ -14,6 +14,7 @@ STRATEGIES: dict[str, dict] = {
     "TP+SP": dict(tp=2, sp=True, microbatch_size=4),
     "FSDP+TP": dict(tp=2, zero_stage=3, microbatch_size=4),
     "CP": dict(cp=2, microbatch_size=4),
+    "CP=4": dict(cp=4, microbatch_size=8),
     "DP, 2 microbatches": dict(microbatch_size=1),
     "ZeRO-1, 2 microbatches": dict(zero_stage=1, microbatch_size=1),
     "ZeRO-2, 2 microbatches": dict(zero_stage=2, microbatch_size=1),

@@ -86,6 +86,16 @@ def test_cp_ring_message_with_kv_replication():
     assert ring.bytes_per_device / ring.count == 2 * 2 * 16384 * 128 == 8_388_608
 
 
+@pytest.mark.parametrize("recompute, rerun", [("none", 0), ("selective", 1), ("full", 1)])
+def test_cp_ring_steps_and_recompute(recompute, rerun):
+    # llama-3-8b cp=4 on 8 devices (dp=2), m = 16 / 2 = 8, 32 layers: cp - 1 = 3 K/V sends per layer forward,
+    # 2 x 3 backward (K/V again and dK/dV), plus 3 when recompute re-runs the attention core's forward --
+    # selective recompute re-runs the core attention, ring included (Megatron checkpoint_core_attention)
+    c = _colls(ParallelConfig(cp=4, recompute=recompute))
+    assert _count(c, axis="cp", tensor="kv", phase="fwd") == 3 * 32 * 8
+    assert _count(c, axis="cp", tensor="kv", phase="bwd") == (6 + 3 * rerun) * 32 * 8
+
+
 def test_deepspeed_zero3_gathers_each_tensor_and_prefetch_hides_a_share():
     from shardplan.cost.axes.dp import layer_tensors
     from shardplan.specs.framework import FrameworkProfile

@@ -184,15 +184,17 @@ def test_zero3_keep_gathered_leaves_one_gather_per_step():
 
 
 def test_cp_allgather_kv_numbers():
-    """cp = 2, microbatch 4, dp = 4, m = 1, u = 32 x 4 / 2 = 64 tokens, fp32: the ring (tensor 'kv')
-    is removed; AG of V and the rotated K 4 x 64 x 2 x 2 x 32 = 32768 B sends 16384 B, x L m = 2 ->
-    32768; RS of dK, dV 4 x 64 x 2 x 2 x 32 = 32768 B sends 16384 B, x 2 -> 32768."""
+    """cp = 2, microbatch 4, dp = 4, m = 1, u = 32 x 4 / 2 = 64 tokens, fp32, cp_attention='allgather':
+    the ring (tensor 'kv') is removed; AG of V and the rotated K 4 x 64 x 2 x 2 x 32 = 32768 B sends
+    16384 B, x L m = 2 -> 32768; RS of dK, dV 4 x 64 x 2 x 2 x 32 = 32768 B sends 16384 B, x 2 -> 32768.
+    The default ring attention sends the planner's ring: no delta."""
     layout = validate(ParallelConfig(cp=2, microbatch_size=4), TINY, PLAN, 8)
     planner = [_c("SendRecv", "cp", "kv", "fwd", "layers", 6, 6000.0),
                _c("SendRecv", "cp", "stage_io", "fwd", "layers", 1, 123.0, purpose="K/V ring (context parallel)")]
-    d = [x for x in runtime_deltas(TINY, TR, layout, planner) if x.rule == "cp-allgather-kv"]
+    d = [x for x in runtime_deltas(TINY, TR, layout, planner, cp_attention="allgather") if x.rule == "cp-allgather-kv"]
     assert [(x.op, x.axis, x.count, x.bytes_per_device) for x in d] == [
         ("SendRecv", "cp", -6, -6000.0), ("AllGather", "cp", 2, 32768.0), ("ReduceScatter", "cp", 2, 32768.0)]
+    assert not [x for x in runtime_deltas(TINY, TR, layout, planner) if x.axis == "cp"]
 
 
 def test_gpipe_bubble_ticks_counts_layer_activations_only():

@@ -4,6 +4,8 @@ multi-head latent attention.
 A tiny Llama with Qwen3's per-head QK-norm, GPT-OSS's attention sinks and Mistral v0.1's sliding
 window (8 keys at seq 32) trains 3 steps in fp32 under TP, FSDP and CP and must reproduce the single-
 device losses; its parameter count equals the planner's (2 x 16 QK-norm gains + 4 sinks per layer).
+Under CP the attention runs as ring attention (shardplan/jax/ring.py): the sinks rescale the ring's
+log-sum-exp and the window is a mask on every block.
 """
 
 import numpy as np
@@ -50,7 +52,8 @@ def test_parameter_count_matches_the_planner():
     assert sum(x.size for x in jax.tree.leaves(params)) == FAMILY.n_params == MODELS["tiny-llama"].n_params + 72
 
 
-@pytest.mark.parametrize("kw", [dict(tp=2), dict(zero_stage=3), dict(cp=2)], ids=["TP", "FSDP", "CP"])
+@pytest.mark.parametrize("kw", [dict(tp=2), dict(zero_stage=3), dict(cp=2), dict(cp=4), dict(cp=2, tp=2)],
+                         ids=["TP", "FSDP", "CP", "CP4", "CP+TP"])
 def test_family_matches_single_device(kw, batches, reference):
     lay = validate(ParallelConfig(**kw), FAMILY, TR, 8)
     losses = run_steps(Trainer(FAMILY, lay, TR, CFG), batches)[1]
@@ -96,6 +99,6 @@ def test_mla_scaled_down_matches_single_device(batches):
     assert sum(x.size for x in jax.tree.leaves(param_dict(Transformer(m, nnx.Rngs(0))))) == m.n_params
     lay1 = validate(ParallelConfig(dp=1), m, TR, 1)
     ref = run_steps(Trainer(m, lay1, TR, CFG, devices=jax.devices()[:1]), batches)[1]
-    for kw in (dict(tp=2), dict(zero_stage=3)):
+    for kw in (dict(tp=2), dict(zero_stage=3), dict(cp=2)):  # cp: MLA's per-head K and V around the ring
         losses = run_steps(Trainer(m, validate(ParallelConfig(**kw), m, TR, 8), TR, CFG), batches)[1]
         np.testing.assert_allclose(losses, ref, rtol=2e-5, atol=2e-5)

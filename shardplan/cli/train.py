@@ -13,7 +13,7 @@ import typer
 
 from shardplan.cli.common import BatchOpt, BatchTokOpt, ModelOpt, MoeCapOpt, PlanOpt, SeqOpt, app, config_errors, console, \
     layout_flags, print_notes
-from shardplan.cli.runtime import (DevOpt, DModelOpt, LayersOpt, PRuleOpt, PSpecOpt, RuleOpt, ScaleOpt,
+from shardplan.cli.runtime import (CpAttnOpt, DevOpt, DModelOpt, LayersOpt, PRuleOpt, PSpecOpt, RuleOpt, ScaleOpt,
                                    check_host_memory, configure_host_devices, parse_param_overrides, parse_rule_overrides,
                                    runtime_inputs)
 from shardplan.errors import ConfigError, short_repr
@@ -124,7 +124,8 @@ def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_bat
           metrics: MetricsOpt = None, rule: RuleOpt = None, param_rule: PRuleOpt = None, param_spec: PSpecOpt = None,
           coordinator_address: CoordOpt = None, num_processes: NProcOpt = None, process_id: PidOpt = None,
           checkpoint_dir: CkptOpt = None, save_every: SaveEveryOpt = None, resume: ResumeOpt = False,
-          record: RecordOpt = None, moe_capacity_factor: MoeCapOpt = None, layout: dict = None) -> None:
+          record: RecordOpt = None, moe_capacity_factor: MoeCapOpt = None, cp_attention: CpAttnOpt = "ring",
+          layout: dict = None) -> None:
     """Train the plan's model on byte-level text with the plan's layout (JAX, any device count).
 
     With --checkpoint-dir the state is saved with Orbax after the last step (and every
@@ -152,7 +153,7 @@ def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_bat
     initialize_distributed(coordinator_address, num_processes, process_id)
     cfg = TrainConfig(steps=steps, learning_rate=lr, warmup_steps=warmup, seed=seed, compute_dtype=compute_dtype,
                       rule_overrides=parse_rule_overrides(rule),
-                      param_overrides=parse_param_overrides(param_rule, param_spec))
+                      param_overrides=parse_param_overrides(param_rule, param_spec), cp_attention=cp_attention)
     main = jax.process_index() == 0
     start, meta = _resume_point(checkpoint_dir, m, seed, tr, steps) if resume else (0, None)
     trainer = Trainer(m, layout_, tr, cfg)

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from shardplan.cli.common import BatchOpt, BatchTokOpt, JsonOpt, ModelOpt, MoeCapOpt, PlanOpt, SeqOpt, app, \
     config_errors, console, err_console, layout_flags, negative, print_notes
-from shardplan.cli.runtime import DModelOpt, LayersOpt, ScaleOpt, configure_host_devices, runtime_inputs
+from shardplan.cli.runtime import CpAttnOpt, DModelOpt, LayersOpt, ScaleOpt, configure_host_devices, runtime_inputs
 from shardplan.errors import ConfigError
 
 
@@ -81,7 +81,8 @@ _DTYPES = {"fp32": "float32", "float32": "float32", "bf16": "bfloat16", "bfloat1
 def validate(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_batch: BatchOpt = None,
              global_batch_tokens: BatchTokOpt = None, plan: PlanOpt = None, scale_down: ScaleOpt = False,
              scale_d_model: DModelOpt = 64, scale_layers: LayersOpt = 2, compute_dtype: DtypeOpt = "fp32",
-             json_out: JsonOpt = False, moe_capacity_factor: MoeCapOpt = None, layout: dict = None) -> None:
+             json_out: JsonOpt = False, moe_capacity_factor: MoeCapOpt = None, cp_attention: CpAttnOpt = "ring",
+             layout: dict = None) -> None:
     """Compile the plan's training step (no step is run) and compare every collective and the
     per-device memory with the planner's prediction for the same model, batch and layout.
 
@@ -105,7 +106,7 @@ def validate(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_
 
     from shardplan.jax.train import TrainConfig
     from shardplan.jax.validate import validate_plan
-    v = validate_plan(m, lay, tr, TrainConfig(compute_dtype=_DTYPES[compute_dtype]))
+    v = validate_plan(m, lay, tr, TrainConfig(compute_dtype=_DTYPES[compute_dtype], cp_attention=cp_attention))
     if json_out:
         print(json.dumps(v.to_dict(), indent=1, default=str))
     else:

@@ -141,6 +141,8 @@ class Validation:
         notes: backend notes.
         not_covered: why the comparison cannot score this plan (see
             :func:`~shardplan.crosscheck.deltas.not_covered`), or None; the rows are still filled.
+        cp_attention: the runtime's attention under context parallelism (``"ring"`` or
+            ``"allgather"``).
     """
 
     strategy: str
@@ -157,6 +159,7 @@ class Validation:
     compile_s: float
     notes: list[str]
     not_covered: str | None = None
+    cp_attention: str = "ring"
 
     @property
     def ok(self) -> bool:
@@ -174,7 +177,7 @@ class Validation:
         return {
             "strategy": self.strategy, "model": self.model.name,
             "parallel": self.layout.parallel.model_dump(mode="json"),
-            "microbatches": self.layout.microbatches, "mesh": self.mesh_shape,
+            "microbatches": self.layout.microbatches, "mesh": self.mesh_shape, "cp_attention": self.cp_attention,
             "training": {"seq_len": self.training.seq_len, "global_batch_size": self.training.global_batch_size,
                          "precision": self.training.precision.name, "attention": self.training.attention},
             "ok": self.ok, "tolerances": {"collective_bytes": BYTES_TOLERANCE, "model_state": BYTES_TOLERANCE,
@@ -259,7 +262,7 @@ def collective_rows(planner: list[Any], deltas: list[RuntimeDelta], logical: lis
 def compare(model: ModelSpec, training: TrainingSpec, layout: Layout, hlo_text: str, memory: dict[str, int],
             mesh_shape: dict[str, int], hardware: HardwareSpec | None = None, strategy: str = "",
             compile_s: float = 0.0, batch_bytes: float | None = None,
-            local_axes: tuple[str, ...] = ()) -> Validation:
+            local_axes: tuple[str, ...] = (), cp_attention: str = "ring") -> Validation:
     """Compare the planner with an already compiled program (no JAX needed).
 
     Args:
@@ -276,6 +279,8 @@ def compare(model: ModelSpec, training: TrainingSpec, layout: Layout, hlo_text: 
         local_axes: the mesh axes the runtime reduced the gradients over once per step
             (``Trainer.local_axes``); ``()`` for the GSPMD accumulation
             (``grad_sync='per_microbatch'``).
+        cp_attention: the compiled program's attention under cp, ``"ring"`` (the planner's K/V
+            ring) or ``"allgather"`` (runtime delta ``cp-allgather-kv``).
 
     Returns:
         :class:`Validation`.
@@ -289,7 +294,7 @@ def compare(model: ModelSpec, training: TrainingSpec, layout: Layout, hlo_text: 
     est = estimate_layout(model, hardware or HARDWARE["h100-sxm"], training, layout)
     hlo = hlo_collectives(hlo_text, mesh_shape)
     logical = logical_collectives(hlo, hlo_text)
-    deltas = runtime_deltas(model, training, layout, est.collectives, local_axes)
+    deltas = runtime_deltas(model, training, layout, est.collectives, local_axes, cp_attention)
     rows = collective_rows(est.collectives, deltas, logical, hlo)
     mem_rows = _memory_rows(est, model, training, layout, memory, batch_bytes, local_axes)
     notes = list(BACKEND_NOTES)
@@ -299,7 +304,7 @@ def compare(model: ModelSpec, training: TrainingSpec, layout: Layout, hlo_text: 
     return Validation(strategy=strategy, model=model, training=training, layout=layout, mesh_shape=dict(mesh_shape),
                       rows=rows, memory=mem_rows, deltas=deltas, hlo=hlo, logical=logical,
                       memory_analysis=dict(memory), compile_s=compile_s, notes=notes,
-                      not_covered=not_covered(layout, local_axes))
+                      not_covered=not_covered(layout, local_axes), cp_attention=cp_attention)
 
 
 def _delta_note(planner: float, per_rule: dict[str, dict[str, float]], keys: tuple[str, ...]) -> str:

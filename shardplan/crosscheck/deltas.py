@@ -75,6 +75,8 @@ class PlanContext:
         planner: the planner's collectives (``Estimate.collectives``, typed records).
         local_axes: the mesh axes over which the runtime accumulated local, unreduced gradients
             and reduced them once per step (``Trainer.local_axes``); ``()``: the GSPMD accumulation.
+        cp_attention: the runtime's attention under context parallelism, ``"ring"`` (the
+            planner's scheme) or ``"allgather"`` (``TrainConfig.cp_attention``).
     """
 
     model: ModelSpec
@@ -82,6 +84,7 @@ class PlanContext:
     layout: Layout
     planner: tuple[Any, ...] = ()
     local_axes: tuple[str, ...] = ()
+    cp_attention: str = "ring"
 
     @property
     def p(self) -> Any:
@@ -313,17 +316,19 @@ def zero_embedding_tokens(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> l
 
 # ----- context parallelism ------------------------------------------------------------------------
 
-@rule("cp-allgather-kv", "cp > 1",
+@rule("cp-allgather-kv", "cp > 1, `cp_attention=\"allgather\"`",
       "`-` the planner's SendRecv; `+L m` AG of `2 beta u cp kv`; `+L m` RS of `2 beta u cp kv`")
 def cp_allgather_kv(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
-    """The runtime's context parallelism all-gathers K/V over cp (Q stays sharded) and
+    """With `cp_attention="allgather"` the runtime all-gathers K/V over cp (Q stays sharded) and
     reduce-scatters dK/dV, instead of a ring of send/recv; XLA gathers V and the rotated K (`kv`
-    columns each), sliced from the fused QKV projection of the local sequence chunk.
+    columns each), sliced from the fused QKV projection of the local sequence chunk. The default
+    ring attention (`shardplan/jax/ring.py`) sends what the planner models, `cp - 1` K+V blocks per
+    layer forward and `2 (cp - 1)` backward (K/V again, and the dK/dV accumulators), and needs no delta.
 
     With tp the K and V columns are ``kv / t`` per device.
     """
     p = ctx.p
-    if p.cp == 1:
+    if p.cp == 1 or ctx.cp_attention != "allgather":
         return []
     out = [Change(c.op, c.axis, -c.count, -c.bytes_per_device,
                   "the runtime all-gathers K/V over cp instead of a send/recv ring")
@@ -501,7 +506,8 @@ def pp_embedding_lookup(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> lis
 
 
 def runtime_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout,
-                   planner: Sequence[Any], local_axes: Sequence[str] = ()) -> list[RuntimeDelta]:
+                   planner: Sequence[Any], local_axes: Sequence[str] = (), cp_attention: str = "ring"
+                   ) -> list[RuntimeDelta]:
     """The runtime-model deltas for one plan: every rule of :data:`RULES`, in order.
 
     Args:
@@ -509,11 +515,12 @@ def runtime_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout,
         planner: the planner's collectives (``Estimate.collectives``, typed
             :class:`~shardplan.cost.collective.Collective` records).
         local_axes: ``Trainer.local_axes`` of the compiled step (see :class:`PlanContext`).
+        cp_attention: the runtime's attention under cp, ``"ring"`` or ``"allgather"``.
 
     Returns:
         The deltas, each a :class:`RuntimeDelta` (counts per step, bytes per device per step).
     """
-    ctx = PlanContext(model, training, layout, tuple(planner), tuple(local_axes))
+    ctx = PlanContext(model, training, layout, tuple(planner), tuple(local_axes), cp_attention)
     out: list[RuntimeDelta] = []
     for r in RULES:
         out += [RuntimeDelta(c.op, c.axis, c.count, c.bytes_per_device, r.name, c.why) for c in r.fn(ctx, out)]

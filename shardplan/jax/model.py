@@ -15,7 +15,9 @@ Every parameter is an ``nnx.Param`` whose ``out_sharding`` metadata holds its *l
 (e.g. ``("embed", "heads", "head_dim")``), created with ``eager_sharding=False`` so that Flax does
 not interpret them: :mod:`shardplan.jax.rules` resolves them (Flax NNX's own rules would pass
 unknown names through as mesh axes). Activations are constrained at block boundaries, attention
-inputs/outputs, MLP hidden states and logits through :func:`shardplan.jax.rules.constrain`.
+inputs/outputs, MLP hidden states and logits through :func:`shardplan.jax.rules.constrain`. Under
+context parallelism the attention core runs as a K/V ring (:mod:`shardplan.jax.ring`) on a sequence
+in zig-zag order, whose token positions the caller passes (:meth:`Transformer.__call__`).
 
 Shapes: ``b`` batch, ``s`` sequence, ``d`` d_model, ``h`` query heads, ``g`` KV heads,
 ``r = h / g``, ``k`` head_dim, ``f`` MLP width, ``e`` experts, ``v`` vocab.
@@ -34,6 +36,7 @@ import jax.numpy as jnp
 from flax import nnx
 
 from shardplan.errors import ConfigError
+from shardplan.jax.ring import ring_attention, ring_degree
 from shardplan.jax.rules import constrain, kv_replicated
 from shardplan.specs.model import ModelSpec
 
@@ -154,8 +157,10 @@ class Attention(nnx.Module):
     Q and K before RoPE); ``sinks`` (h,) ``("heads",)`` with ``attention_sinks`` (GPT-OSS: a learned
     logit per head in every softmax denominator). With ``sliding_window`` w every query attends to
     its last w keys (Mistral v0.1, Beltagy et al. 2020). Under context parallelism Q stays
-    sequence-sharded over ``cp`` while K and V are constrained to the full sequence (all-gathered
-    over ``cp``) inside the attention core.
+    sequence-sharded over ``cp``; the attention core either passes K/V blocks around the cp ring
+    (``cp_attention="ring"``, the default: :mod:`shardplan.jax.ring`, sequence in zig-zag order) or
+    constrains K and V to the full sequence, which GSPMD all-gathers over ``cp``
+    (``cp_attention="allgather"``).
 
     With ``fused=False`` (KV-head replication, tp > g: a tp shard of the query heads is not a
     shard of the fused tensor) the same values are held unfused, ``wq`` (d, h, k)
@@ -230,24 +235,38 @@ class Attention(nnx.Module):
         q = constrain(q, ("act_batch", "act_seq", "act_heads", None))
         if self.rope:
             q, kk = rope(q, positions), rope(kk, positions)
+        qg = q.reshape(b, s, self.g, self.h // self.g, self.k)
+        core = self._ring_core if ring_degree() else self._gathered_core
+        out = core(qg, kk, v, positions).reshape(b, s, self.h, self.k)
+        out = constrain(out, ("act_batch", "act_seq", "act_heads", None))
+        y = jnp.einsum("bshk,hkd->bsd", out, self.wo[...])
+        if self.bo is not None:
+            y = y + self.bo[...]
+        return y
+
+    def _gathered_core(self, qg: jax.Array, kk: jax.Array, v: jax.Array, positions: jax.Array) -> jax.Array:
+        """Attention core with K/V over the whole sequence (all-gathered over cp by GSPMD): qg
+        (b, s, g, r, k), kk / v (b, s, g, k), positions (s,) -> (b, s, g, r, k)."""
         # K/V over the whole sequence (gathered over cp), heads still split over tp
         kk = constrain(kk, ("act_batch", None, "act_kv_heads", None))
         v = constrain(v, ("act_batch", None, "act_kv_heads", None))
-        r = self.h // self.g
-        qg = q.reshape(b, s, self.g, r, self.k)
         scores = jnp.einsum("bqgrk,bsgk->bgrqs", qg, kk).astype(jnp.float32) / math.sqrt(self.k)
         scores = constrain(scores, ("act_batch", "act_kv_heads", None, "act_seq", None))
         mask = positions[:, None] >= positions[None, :]
         if self.window is not None:  # Mistral v0.1: a query sees its last `window` keys (itself included)
             mask = mask & (positions[:, None] - positions[None, :] < self.window)
         scores = jnp.where(mask[None, None, None], scores, jnp.finfo(jnp.float32).min)
-        probs = _softmax_with_sinks(scores, self.sinks, self.g, r).astype(x.dtype)
-        out = jnp.einsum("bgrqs,bsgk->bqgrk", probs, v).reshape(b, s, self.h, self.k)
-        out = constrain(out, ("act_batch", "act_seq", "act_heads", None))
-        y = jnp.einsum("bshk,hkd->bsd", out, self.wo[...])
-        if self.bo is not None:
-            y = y + self.bo[...]
-        return y
+        probs = _softmax_with_sinks(scores, self.sinks, self.g, qg.shape[3]).astype(qg.dtype)
+        return jnp.einsum("bgrqs,bsgk->bqgrk", probs, v)
+
+    def _ring_core(self, qg: jax.Array, kk: jax.Array, v: jax.Array, positions: jax.Array) -> jax.Array:
+        """Attention core as a K/V ring over cp (:func:`shardplan.jax.ring.ring_attention`; the
+        sequence in the trainer's zig-zag order, ``positions`` the matching token positions): same
+        shapes as :meth:`_gathered_core`."""
+        kk = constrain(kk, ("act_batch", "act_seq", "act_kv_heads", None))
+        v = constrain(v, ("act_batch", "act_seq", "act_kv_heads", None))
+        sinks = None if self.sinks is None else self.sinks[...]
+        return ring_attention(qg, kk, v, positions, window=self.window, sinks=sinks)
 
 
 class LatentAttention(nnx.Module):
@@ -289,16 +308,22 @@ class LatentAttention(nnx.Module):
         q = constrain(q, ("act_batch", "act_seq", "act_heads", None))
         ckv = jnp.einsum("bsd,dc->bsc", x, self.wkv_a[...])
         kv = jnp.einsum("bsc,chk->bshk", self.kv_norm(ckv[..., :self.c]), self.wkv_b[...])
-        kv = constrain(kv, ("act_batch", None, "act_heads", None))  # whole sequence (gathered over cp)
+        ring = ring_degree() > 0  # K/V passed around the cp ring, else the whole sequence (gathered over cp)
+        kv_seq = "act_seq" if ring else None
+        kv = constrain(kv, ("act_batch", kv_seq, "act_heads", None))
         k_rope = rope(ckv[..., None, self.c:], positions)  # (b, s, 1, d_rope), shared by the heads
         q = jnp.concatenate([q[..., :self.nope], rope(q[..., self.nope:], positions)], -1)
         k = jnp.concatenate([kv[..., :self.nope], jnp.broadcast_to(k_rope, kv.shape[:-1] + (self.rp,))], -1)
-        k = constrain(k, ("act_batch", None, "act_heads", None))
-        scores = jnp.einsum("bqhk,bshk->bhqs", q, k).astype(jnp.float32) / math.sqrt(self.nope + self.rp)
-        mask = positions[:, None] >= positions[None, :]
-        scores = jnp.where(mask[None, None], scores, jnp.finfo(jnp.float32).min)
-        probs = jax.nn.softmax(scores, axis=-1).astype(x.dtype)
-        out = jnp.einsum("bhqs,bshv->bqhv", probs, kv[..., self.nope:])
+        k = constrain(k, ("act_batch", kv_seq, "act_heads", None))
+        scale = 1.0 / math.sqrt(self.nope + self.rp)
+        if ring:  # every head its own K/V head (g = h, r = 1)
+            out = ring_attention(q[:, :, :, None], k, kv[..., self.nope:], positions, scale=scale)[:, :, :, 0]
+        else:
+            scores = jnp.einsum("bqhk,bshk->bhqs", q, k).astype(jnp.float32) * scale
+            mask = positions[:, None] >= positions[None, :]
+            scores = jnp.where(mask[None, None], scores, jnp.finfo(jnp.float32).min)
+            probs = jax.nn.softmax(scores, axis=-1).astype(x.dtype)
+            out = jnp.einsum("bhqs,bshv->bqhv", probs, kv[..., self.nope:])
         out = constrain(out, ("act_batch", "act_seq", "act_heads", None))
         return jnp.einsum("bqhv,hvd->bqd", out, self.wo[...])
 
@@ -577,10 +602,16 @@ class Transformer(nnx.Module):
         self.final_norm = Norm(d, model.norm, rngs)
         self.lm_head = None if self.tied else _param(rngs, _fan_in(0, 1), (d, v), ("embed", "vocab"))
 
-    def __call__(self, tokens: jax.Array) -> jax.Array:
-        """tokens: (b, s) int32 -> logits (b, s, v) in the parameters' dtype."""
-        positions = jnp.arange(tokens.shape[1], dtype=jnp.int32)
-        x = self.embed_tokens(tokens)
+    def __call__(self, tokens: jax.Array, positions: jax.Array | None = None) -> jax.Array:
+        """tokens: (b, s) int32 -> logits (b, s, v) in the parameters' dtype.
+
+        ``positions`` (s,): the token position at each sequence index (default ``0 .. s-1``); a
+        permuted sequence (ring attention's zig-zag layout, :func:`shardplan.jax.ring.sequence_order`)
+        passes its positions, and the logits come in the same order.
+        """
+        if positions is None:
+            positions = jnp.arange(tokens.shape[1], dtype=jnp.int32)
+        x = self.embed_tokens(tokens, positions)
         for layer in self.layers:
             if self.remat == "none":
                 x = layer(x, positions)
@@ -588,12 +619,14 @@ class Transformer(nnx.Module):
                 x = nnx.remat(lambda blk, y, pos: blk(y, pos), policy=remat_policy(self.remat))(layer, x, positions)
         return self.head(x)
 
-    def embed_tokens(self, tokens: jax.Array) -> jax.Array:
-        """tokens: (b, s) int32 -> residual stream (b, s, d) (token [+ learned position] embedding)."""
+    def embed_tokens(self, tokens: jax.Array, positions: jax.Array | None = None) -> jax.Array:
+        """tokens: (b, s) int32 -> residual stream (b, s, d) (token [+ learned position] embedding);
+        ``positions`` (s,) as in :meth:`__call__` (default ``0 .. s-1``)."""
         s = tokens.shape[1]
         x = jnp.take(self.embed[...], tokens, axis=0)
         if self.pos_embed is not None:
-            x = x + self.pos_embed[...][:s][None]
+            pos = self.pos_embed[...][:s] if positions is None else jnp.take(self.pos_embed[...], positions, axis=0)
+            x = x + pos[None]
         return constrain(x, ("act_batch", "act_seq_norm", "act_embed"))
 
     def head(self, x: jax.Array) -> jax.Array:

@@ -194,7 +194,8 @@ class Pipeline:
             self.note += (f"; schedule {p.schedule!r} is executed as GPipe (same gradients; the planner's "
                           f"memory and bubble figures are for {p.schedule})")
 
-    def logits(self, params: Mapping[str, Any], tokens: jax.Array, compute_dtype: Any = jnp.float32) -> jax.Array:
+    def logits(self, params: Mapping[str, Any], tokens: jax.Array, compute_dtype: Any = jnp.float32,
+               positions: jax.Array | None = None) -> jax.Array:
         """Forward pass, equal to the ``pp = 1`` model's.
 
         Args:
@@ -202,6 +203,8 @@ class Pipeline:
             tokens: (B, s) int32, B divisible by ``microbatches``.
             compute_dtype: dtype of the forward/backward (the embedding/head parameters are cast
                 outside the pipeline, the stage parameters inside it, see :meth:`blocks`).
+            positions: (s,) token position at each index (default ``0 .. s-1``; ring attention's
+                zig-zag layout passes its own, see :meth:`shardplan.jax.model.Transformer.__call__`).
 
         Returns:
             logits (B, s, v) in ``compute_dtype``.
@@ -209,16 +212,19 @@ class Pipeline:
         outer_p = {k: v.astype(compute_dtype) if hasattr(v, "astype") else jax.tree.map(
             lambda a: a.astype(compute_dtype), v) for k, v in params.items() if k != STAGES}
         outer: Transformer = nnx.merge(self.outer_graphdef, outer_p)
-        x = outer.embed_tokens(tokens)
-        return outer.head(self.blocks(params[STAGES], x))
+        if positions is None:
+            positions = jnp.arange(tokens.shape[1], dtype=jnp.int32)
+        x = outer.embed_tokens(tokens, positions)
+        return outer.head(self.blocks(params[STAGES], x, positions))
 
-    def blocks(self, stages: Any, x: jax.Array) -> jax.Array:
+    def blocks(self, stages: Any, x: jax.Array, positions: jax.Array | None = None) -> jax.Array:
         """All transformer blocks, pipelined.
 
         Args:
             stages: stacked block parameters ``(pp, L_max, ...)`` sharded over pp, in any float
                 dtype (the fp32 master copy): they are cast to ``x.dtype`` inside the pipeline.
             x: (B, s, d) residual stream in the compute dtype.
+            positions: (s,) token positions (default ``0 .. s-1``).
 
         Returns:
             (B, s, d) after all blocks, in ``x.dtype``.
@@ -228,7 +234,8 @@ class Pipeline:
         # microbatch i = rows a*m + i: each microbatch keeps its rows on their data-parallel device
         xm = x.reshape(B // m, m, s, d).swapaxes(0, 1)
         xm = constrain(xm, (None, "act_batch", "act_seq_norm", "act_embed"))
-        body = self._stage_program(self._block_fn(jnp.arange(s, dtype=jnp.int32)), x.dtype)
+        positions = jnp.arange(s, dtype=jnp.int32) if positions is None else positions
+        body = self._stage_program(self._block_fn(positions), x.dtype)
         run = jax.shard_map(body, mesh=self.mesh, in_specs=(P("pp"), P()), out_specs=P(), axis_names={"pp"})
         # the pp-replicated input and output cross the shard_map boundary in fp32: their all-reduces
         # over pp (the output psum and the input's cotangent) only add zeros, so this is exact, and

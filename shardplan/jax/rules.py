@@ -103,6 +103,9 @@ class ShardingRules:
         zero_stage: 0-3, selects where gradients are reduced (see :mod:`shardplan.jax.train`).
         strategy: human-readable strategy name, e.g. ``"FSDP(ZeRO-3)+TP+SP"``.
         param_overrides: ``(regex, logical names or PartitionSpec)`` pairs applied by path.
+        cp_attention: how attention runs under context parallelism (``cp > 1``): ``"ring"`` (K/V
+            blocks passed around the cp ring, sequence in zig-zag order, :mod:`shardplan.jax.ring`)
+            or ``"allgather"`` (K/V all-gathered over cp by GSPMD).
     """
 
     param: Table
@@ -112,6 +115,11 @@ class ShardingRules:
     zero_stage: int = 0
     strategy: str = "DP"
     param_overrides: tuple[ParamOverride, ...] = field(default_factory=tuple)
+    cp_attention: str = "ring"
+
+
+#: Attention variants under context parallelism (:attr:`ShardingRules.cp_attention`).
+CP_ATTENTION: tuple[str, ...] = ("ring", "allgather")
 
 
 def strategy_name(layout: Layout) -> str:
@@ -202,7 +210,7 @@ def _check_regexes(param_overrides: Sequence[ParamOverride]) -> None:
 
 def make_rules(layout: Layout, model: ModelSpec | None = None,
                rule_overrides: Mapping[str, Sequence[str]] | None = None,
-               param_overrides: Sequence[ParamOverride] = ()) -> ShardingRules:
+               param_overrides: Sequence[ParamOverride] = (), cp_attention: str = "ring") -> ShardingRules:
     """Compose the rule tables of the strategy a layout describes from :data:`LOGICAL_AXIS_RULES`.
 
     ``param`` holds the parameter names with ``zero`` true under ZeRO-3, ``opt`` the same names
@@ -214,21 +222,26 @@ def make_rules(layout: Layout, model: ModelSpec | None = None,
         rule_overrides: ``{logical: [mesh axes]}`` replacing that name's rule in every table.
         param_overrides: ``[(regex, logical names | PartitionSpec)]`` applied per parameter path by
             :func:`param_shardings`; every regex must match at least one parameter.
+        cp_attention: ``"ring"`` or ``"allgather"`` (see :attr:`ShardingRules.cp_attention`).
 
     Returns:
         The :class:`ShardingRules`.
 
     Raises:
         ConfigError: an unknown logical name or mesh axis in ``rule_overrides`` (lists the legal
-            ones), a regex that does not compile, or an unexecutable layout (see
-            :func:`~shardplan.jax.mesh.mesh_shape`).
+            ones), a regex that does not compile, an unknown ``cp_attention``, or an unexecutable
+            layout (see :func:`~shardplan.jax.mesh.mesh_shape`).
     """
+    if cp_attention not in CP_ATTENTION:
+        raise ConfigError(f"cp_attention={cp_attention!r} is unknown; legal: {', '.join(CP_ATTENTION)}",
+                          field="cp_attention", value=cp_attention, legal=CP_ATTENTION)
     sizes = mesh_shape(layout)
     param, opt, act = (_rule_table(layout, model, t) for t in ("param", "opt", "act"))
     _apply_rule_overrides((param, opt, act), rule_overrides or {})
     _check_regexes(param_overrides)
     return ShardingRules(param=param, opt=opt, act=act, sizes=sizes, zero_stage=layout.parallel.zero_stage,
-                         strategy=strategy_name(layout), param_overrides=tuple(param_overrides))
+                         strategy=strategy_name(layout), param_overrides=tuple(param_overrides),
+                         cp_attention=cp_attention)
 
 
 def _spec_entry(axes: Sequence[str]) -> str | tuple[str, ...] | None:
@@ -452,6 +465,20 @@ def activation_sharding(mesh: Mesh, rules: ShardingRules) -> Iterator[None]:
         _ACT.reset(token)
 
 
+def active_context() -> tuple[Mesh, ShardingRules] | None:
+    """The ``(mesh, rules)`` of the enclosing :func:`activation_sharding`, or None outside one
+    (e.g. a single-device call)."""
+    return _ACT.get()
+
+
+def context_mesh(mesh: Mesh) -> Any:
+    """The mesh to name in a sharding constraint or ``jax.shard_map`` while tracing: the context's
+    abstract mesh inside a partially manual ``jax.shard_map`` (the pipeline, manual over ``pp``),
+    whose manual axes have type Manual; else ``mesh``."""
+    ambient = jax.sharding.get_abstract_mesh()
+    return ambient if (not ambient.empty and ambient.manual_axes) else mesh
+
+
 def constrain(x: jax.Array, logical: Sequence[str | None], path: str = "") -> jax.Array:
     """Constrain an activation to the layout its logical names resolve to (GSPMD constraint).
 
@@ -467,11 +494,11 @@ def constrain(x: jax.Array, logical: Sequence[str | None], path: str = "") -> ja
         return x
     mesh, rules = ctx
     # inside a partially manual ``jax.shard_map`` (the pipeline, manual over ``pp``; the per-step
-    # gradient accumulation, manual over the data axes) the constraint must name the context's
+    # gradient accumulation, manual over the data axes; ring attention, manual over ``cp``) the constraint must name the context's
     # abstract mesh, and ``x`` is already the local block along the manual axes: those axes are
     # resolved as size 1 (dropped from the spec, and not counted in the divisibility check)
     ambient = jax.sharding.get_abstract_mesh()
     manual = set(ambient.manual_axes) if not ambient.empty else set()
     sizes = {a: 1 if a in manual else n for a, n in rules.sizes.items()}
     spec = resolve(logical, x.shape, rules.act, sizes, path or "activation")
-    return jax.lax.with_sharding_constraint(x, NamedSharding(ambient if manual else mesh, spec))
+    return jax.lax.with_sharding_constraint(x, NamedSharding(context_mesh(mesh), spec))

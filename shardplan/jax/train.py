@@ -58,6 +58,7 @@ from shardplan.jax.mesh import BATCH_AXES, build_mesh
 from shardplan.jax.model import (Transformer, abstract_model, check_runtime_support, fuses_qkv, moe_capacity,
                                  param_dict)
 from shardplan.jax.pipeline import Pipeline, decay_mask, layout_params, stack_params
+from shardplan.jax.ring import runtime_cp_attention, sequence_order
 from shardplan.jax.rules import (LeafSharding, ParamOverride, ShardingRules, activation_sharding, make_rules,
                                  param_shardings, sharding_rows)
 from shardplan.parallel import Layout, padded_vocab
@@ -89,6 +90,8 @@ class TrainConfig:
             over the microbatches and reduced once, as DDP ``no_sync`` / Megatron-LM / FSDP2 HSDP
             do and as the planner assumes, see :data:`GRAD_SYNC`) or 'per_microbatch' (every
             microbatch's gradient is reduced inside the accumulation loop: m times the traffic).
+        cp_attention: attention under context parallelism: ``"ring"`` (default; K/V blocks passed
+            around the cp ring, :mod:`shardplan.jax.ring`) or ``"allgather"`` (K/V all-gathered).
     """
 
     steps: int = 20
@@ -104,6 +107,7 @@ class TrainConfig:
     rule_overrides: dict[str, list[str]] = field(default_factory=dict)
     param_overrides: list[ParamOverride] = field(default_factory=list)
     grad_sync: str = "per_step"
+    cp_attention: str = "ring"
 
 
 #: Legal ``TrainConfig.grad_sync`` values. The planner (``shardplan.cost.axes.dp``) prices
@@ -238,7 +242,10 @@ class Trainer:
         if cfg.grad_sync not in GRAD_SYNC:
             raise ConfigError(f"grad_sync={cfg.grad_sync!r} is unknown; legal: {', '.join(GRAD_SYNC)}",
                               field="grad_sync", value=cfg.grad_sync, legal=GRAD_SYNC)
-        self.rules: ShardingRules = make_rules(layout, model, cfg.rule_overrides, cfg.param_overrides)
+        cp_attention, note = runtime_cp_attention(cfg.cp_attention, layout.parallel.pp, layout.parallel.cp)
+        if note:
+            log.warning(note)
+        self.rules: ShardingRules = make_rules(layout, model, cfg.rule_overrides, cfg.param_overrides, cp_attention)
         self.mesh = mesh if mesh is not None else build_mesh(layout, devices)
         if dict(self.mesh.shape) != self.rules.sizes:
             raise ConfigError(f"the given mesh {dict(self.mesh.shape)} does not match the layout's mesh "
@@ -291,14 +298,20 @@ class Trainer:
         """Mean next-token cross-entropy (nats/token) of tokens (b, s+1) under fp32 master params.
 
         With ``pp > 1`` the whole batch goes through the GPipe schedule (``layout.microbatches``
-        microbatches); params are then the stacked dict.
+        microbatches); params are then the stacked dict. With ring attention (cp > 1) the inputs,
+        the targets and the positions are permuted alike into the zig-zag layout
+        (:func:`shardplan.jax.ring.sequence_order`); the mean over tokens is unchanged.
         """
+        inputs, targets = tokens[:, :-1], tokens[:, 1:]
+        positions = None
+        order = sequence_order(inputs.shape[1])
+        if order is not None:
+            inputs, targets, positions = inputs[:, order], targets[:, order], jnp.asarray(order)
         if self.pipeline is not None:
-            logits = self.pipeline.logits(params, tokens[:, :-1], self.compute_dtype).astype(jnp.float32)
+            logits = self.pipeline.logits(params, inputs, self.compute_dtype, positions).astype(jnp.float32)
         else:
             p = jax.tree.map(lambda x: x.astype(self.compute_dtype), params)
-            logits = nnx.merge(self.graphdef, p)(tokens[:, :-1]).astype(jnp.float32)
-        targets = tokens[:, 1:]
+            logits = nnx.merge(self.graphdef, p)(inputs, positions).astype(jnp.float32)
         if self.net_spec.vocab_size != self.model_spec.vocab_size:  # padded rows never win the softmax
             ids = jax.lax.broadcasted_iota(jnp.int32, logits.shape, logits.ndim - 1)
             logits = jnp.where(ids < self.model_spec.vocab_size, logits, -1e30)

@@ -52,8 +52,9 @@ def validate_plan(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg:
         model: model shapes (scale it down first for CPU).
         layout: validated layout.
         training: seq_len / batch (precision and attention are set by :func:`runtime_training`).
-        cfg: :class:`shardplan.jax.train.TrainConfig` (default: fp32 compute, ``grad_sync='per_step'``;
-            the runtime's ``local_axes`` select the gradient-accumulation rules).
+        cfg: :class:`shardplan.jax.train.TrainConfig` (default: fp32 compute, ``grad_sync='per_step'``,
+            ring attention under cp; the runtime's ``local_axes`` select the gradient-accumulation
+            rules, ``cp_attention`` the context-parallel ones).
         hardware: for the planner's times only.
         devices: devices for the mesh (default all).
 
@@ -86,7 +87,7 @@ def validate_plan(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg:
     memory = memory_breakdown(trainer.compiled)
     mesh_shape = {a: int(trainer.mesh.shape[a]) for a in trainer.mesh.axis_names}
     return compare(model, tr, layout, text, memory, mesh_shape, hardware, trainer.rules.strategy, compile_s,
-                   local_axes=trainer.local_axes)
+                   local_axes=trainer.local_axes, cp_attention=trainer.rules.cp_attention)
 
 
 __all__ = ["BACKEND_NOTES", "BYTES_TOLERANCE", "CollectiveRow", "MemoryRow", "NEGLIGIBLE_SHARE", "RuntimeDelta",

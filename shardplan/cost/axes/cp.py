@@ -7,8 +7,12 @@ holds, :meth:`~shardplan.specs.model.ModelSpec.kv_dim_per_rank`; in general ``be
 ``w_r`` = :meth:`~shardplan.specs.model.ModelSpec.kv_ring_width_per_rank`, K plus V widths) to the
 next rank with a send/recv, overlapped with the attention
 core of the block in hand. Forward: cp - 1 steps; backward: 2 (cp - 1) (K/V and their gradients
-travel, Liu et al. 2023 Sec. 3 / Megatron-LM context parallelism), plus cp - 1 again when full
-recompute re-runs the forward.
+travel, Liu et al. 2023 Sec. 3 / Megatron-LM context parallelism), plus cp - 1 again when
+recompute re-runs the forward of the attention core: full recompute, and selective recompute,
+which re-runs the core attention (Megatron-LM's ``checkpoint_core_attention`` wraps Transformer
+Engine's context-parallel attention, ring included; :mod:`shardplan.cost.compute` counts the
+same re-run forward of the core). The JAX runtime's ring (``shardplan/jax/ring.py``) sends exactly
+these blocks.
 
 Per architecture: MLA (DeepSeek-V2 Sec. 2.1.2) sends the up-projected K (a/tp heads of
 d_nope + d_rope) and V (d_v), not the latent c_KV (d_c + d_rope per token, what an inference KV
@@ -44,13 +48,13 @@ def collectives(ctx: StepContext) -> list[Collective]:
     attn = ctx.dense_t.fwd_attn
     exp_fwd = max(0.0, (p.cp - 1) * t_step - attn)
     exp_bwd = max(0.0, 2 * (p.cp - 1) * t_step - 2 * attn)
-    full = p.recompute == "full"
+    rerun = p.recompute in ("full", "selective")  # the attention core's forward (the ring) runs again
     fwd_steps = sum(c.phase == "fwd" for c in RING_STEP) * (p.cp - 1)
-    bwd_steps = sum(c.phase == "bwd" for c in RING_STEP) * (p.cp - 1) + (fwd_steps if full else 0)
+    bwd_steps = sum(c.phase == "bwd" for c in RING_STEP) * (p.cp - 1) + (fwd_steps if rerun else 0)
     label = "K/V ring (context parallel)"
     return [
         ctx.collective("SendRecv", "cp", "kv", "fwd", "layers", kv_bytes, 2, p.tp, fwd_steps * L * m, label,
                        overlap="ring_attention", exposed_s=exp_fwd * L * m),
         ctx.collective("SendRecv", "cp", "kv", "bwd", "layers", kv_bytes, 2, p.tp, bwd_steps * L * m, label,
-                       overlap="ring_attention", exposed_s=(exp_bwd + (exp_fwd if full else 0.0)) * L * m),
+                       overlap="ring_attention", exposed_s=(exp_bwd + (exp_fwd if rerun else 0.0)) * L * m),
     ]
