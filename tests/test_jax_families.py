@@ -1,5 +1,7 @@
 """Architecture features in the JAX runtime (issue 11): QK-norm, attention sinks, a sliding window,
-multi-head latent attention.
+multi-head latent attention; interleaved sliding / full layers and sandwich norms (Gemma 2), QK-norm
+over the whole projection (OLMo 2), output / MLP biases and an embedding norm, router and expert
+biases (GPT-OSS).
 
 A tiny Llama with Qwen3's per-head QK-norm, GPT-OSS's attention sinks and Mistral v0.1's sliding
 window (8 keys at seq 32) trains 3 steps in fp32 under TP, FSDP and CP and must reproduce the single-
@@ -102,3 +104,91 @@ def test_mla_scaled_down_matches_single_device(batches):
     for kw in (dict(tp=2), dict(zero_stage=3), dict(cp=2)):  # cp: MLA's per-head K and V around the ring
         losses = run_steps(Trainer(m, validate(ParallelConfig(**kw), m, TR, 8), TR, CFG), batches)[1]
         np.testing.assert_allclose(losses, ref, rtol=2e-5, atol=2e-5)
+
+
+def _matches_single_device(m, batches, cases):
+    """Train ``m`` 3 steps on one device and under each ParallelConfig kwargs of ``cases`` (8 devices);
+    the losses must agree and decrease."""
+    ref = run_steps(Trainer(m, validate(ParallelConfig(dp=1), m, TR, 1), TR, CFG, devices=jax.devices()[:1]),
+                    batches)[1]
+    for kw in cases:
+        losses = run_steps(Trainer(m, validate(ParallelConfig(**kw), m, TR, 8), TR, CFG), batches)[1]
+        np.testing.assert_allclose(losses, ref, rtol=2e-5, atol=2e-5, err_msg=str(kw))
+        assert losses[-1] < losses[0]
+
+
+def _n_params(m):
+    from flax import nnx
+
+    return sum(x.size for x in jax.tree.leaves(param_dict(Transformer(m, nnx.Rngs(0)))))
+
+
+def _gemma2():
+    """Gemma 2 scaled down: 4 layers alternating sliding (window 8 at seq 32) and full attention,
+    sandwich norms (4 per block), tied embeddings."""
+    from shardplan.jax.model import scale_down
+
+    return scale_down(MODELS["gemma-2-9b"], d_model=64, n_layers=4).model_copy(update={"sliding_window": 8})
+
+
+def test_gemma2_like_interleaved_windows_and_sandwich_norms(batches):
+    from flax import nnx
+
+    m = _gemma2()
+    assert m.norms_per_layer == 4 and m.full_attention_interval == 2 and m.tied_embeddings
+    net = Transformer(m, nnx.Rngs(0))
+    assert [layer.attn.window for layer in net.layers] == [8, None, 8, None]
+    assert _n_params(m) == m.n_params  # 4 norms of d per block
+    # interleaving is used: the same weights with every layer sliding (or none) give other logits
+    tokens = jax.numpy.asarray(batches.batch(0))[:2]
+    logits = net(tokens)
+    for other in ({"full_attention_interval": 0}, {"sliding_window": None, "full_attention_interval": 0}):
+        alt = Transformer(m.model_copy(update=other), nnx.Rngs(0))
+        assert float(jax.numpy.abs(alt(tokens) - logits).max()) > 1e-4
+    # pp=2: each stage holds a sliding and a full layer, whose windows are scanned as data
+    from shardplan.jax.pipeline import FULL_WINDOW, layer_windows
+
+    assert layer_windows(m, (3, 1)).tolist() == [[8, FULL_WINDOW, 8], [FULL_WINDOW] * 3]
+    assert layer_windows(m.model_copy(update={"full_attention_interval": 0}), (2, 2)) is None
+    _matches_single_device(m, batches, [dict(tp=2), dict(zero_stage=3), dict(pp=2, tp=2)])
+
+
+def test_olmo2_like_full_qk_norm(batches):
+    from flax import nnx
+
+    from shardplan.jax.model import logical_axes, scale_down
+
+    m = scale_down(MODELS["olmo-2-7b"], d_model=64, n_layers=2)
+    assert m.qk_norm == "full"
+    net = Transformer(m, nnx.Rngs(0))
+    attn = logical_axes(net)["layers"][0]["attn"]
+    assert (attn["q_norm"]["scale"], attn["k_norm"]["scale"]) == (("heads",), ("kv_heads",))
+    assert param_dict(net)["layers"][0]["attn"]["q_norm"]["scale"].shape == (m.q_dim,)
+    assert _n_params(m) == m.n_params  # q_dim + kv_dim gains per layer
+    _matches_single_device(m, batches, [dict(tp=2), dict(zero_stage=3)])
+
+
+def test_output_and_mlp_biases_and_embedding_norm(batches):
+    # Llama attention_bias without Q/K/V bias (o_proj only), mlp_bias (gate, up and down), BLOOM's embedding norm
+    m = MODELS["tiny-llama"].model_copy(update={"name": "tiny-biases", "attn_out_bias": True, "mlp_bias": True,
+                                                "embedding_norm": True})
+    from flax import nnx
+
+    p = param_dict(Transformer(m, nnx.Rngs(0)))
+    assert set(p["layers"][0]["mlp"]) >= {"b_gate", "b_up", "b_down"} and "bqkv" not in p["layers"][0]["attn"]
+    assert _n_params(m) == m.n_params == MODELS["tiny-llama"].n_params + 2 * (64 + 2 * 128 + 64) + 64
+    # SwiGLU with linear_bias: a gate bias too, as the planner counts (phi - 1) f + d
+    lb = MODELS["tiny-llama"].model_copy(update={"linear_bias": True})
+    assert _n_params(lb) == lb.n_params
+    _matches_single_device(m, batches, [dict(tp=2), dict(zero_stage=3)])
+
+
+def test_gpt_oss_like_router_and_expert_biases(batches):
+    # GPT-OSS scaled down: router bias, expert gate/up/down biases, Q/K/V/O biases, sinks, alternating windows
+    from shardplan.jax.model import scale_down
+
+    m = scale_down(MODELS["gpt-oss-20b"], d_model=64, n_layers=2, min_kv_heads=2)
+    m = m.model_copy(update={"sliding_window": 8})
+    assert m.router_bias and m.mlp_bias and m.attn_out_bias and m.full_attention_interval == 2
+    assert _n_params(m) == m.n_params
+    _matches_single_device(m, batches, [dict(tp=2), dict(zero_stage=3), dict(ep=2, zero_stage=3)])

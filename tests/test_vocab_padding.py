@@ -61,8 +61,9 @@ def test_runtime_refuses_what_it_does_not_implement():
     from shardplan.jax.model import check_runtime_support, scale_down
     from shardplan.presets.models import MODELS
 
-    # the planner costs MLA and QK-norm; the reference model would silently train plain attention
-    for name, what in (("gemma-2-9b", "interleaved sliding"), ("olmo-2-7b", "QK-norm over the whole")):
+    # the planner costs multi-token prediction and Falcon's parallel block (one norm); the reference model
+    # would silently train another network
+    for name, what in (("deepseek-v3-mtp", "multi-token prediction"), ("falcon-7b", "norms_per_layer=1")):
         with pytest.raises(ConfigError, match=what):
             check_runtime_support(MODELS[name], 1, 1)
         with pytest.raises(ConfigError, match="scale-down"):

@@ -11,6 +11,16 @@ GShard's: each expert takes at most ``C`` tokens per sequence into a fixed buffe
 between the batch-sharded and the expert-sharded layout by an AllToAll over ``ep``.
 ALiBi positions are not implemented (ConfigError).
 
+Architecture features of the spec (each as :class:`ModelSpec` defines and counts it, so the runtime's
+parameter count equals ``ModelSpec.n_params``): QK-norm per head (Qwen3) or over the whole projection
+(OLMo 2), attention sinks (GPT-OSS), a sliding window on every layer (Mistral v0.1) or interleaved
+with full-attention layers (Gemma 2/3, GPT-OSS; ``ModelSpec.is_sliding_layer``), sandwich norms
+(Gemma 2/3), an embedding norm (BLOOM), biases on Q/K/V, the output projection, the MLP / experts
+(Llama ``mlp_bias``, GPT-OSS) or the router (GPT-OSS). Element-wise details that carry no parameter
+and no sharding (Gemma's ``1 + w`` RMSNorm gain, GeGLU, embedding scaling and logit soft-capping,
+OLMo 2's post-norm placement, GPT-OSS's clamped GLU) are not modelled: the blocks keep the pre-norm
+SwiGLU / GeLU form, with the same parameters and layouts.
+
 Every parameter is an ``nnx.Param`` whose ``out_sharding`` metadata holds its *logical* axes
 (e.g. ``("embed", "heads", "head_dim")``), created with ``eager_sharding=False`` so that Flax does
 not interpret them: :mod:`shardplan.jax.rules` resolves them (Flax NNX's own rules would pass
@@ -154,12 +164,16 @@ class Attention(nnx.Module):
     and the backward reduces one input gradient, not three); ``wo`` (h, k, d)
     ``("heads","head_dim","embed")``; optional ``bqkv`` (g, r + 2, k) in the same layout; ``q_norm``
     / ``k_norm`` gains (k,) ``("head_dim",)`` with ``qk_norm='head'`` (Qwen3: RMSNorm of each head's
-    Q and K before RoPE); ``sinks`` (h,) ``("heads",)`` with ``attention_sinks`` (GPT-OSS: a learned
-    logit per head in every softmax denominator). With ``sliding_window`` w every query attends to
-    its last w keys (Mistral v0.1, Beltagy et al. 2020). Under context parallelism Q stays
-    sequence-sharded over ``cp``; the attention core either passes K/V blocks around the cp ring
-    (``cp_attention="ring"``, the default: :mod:`shardplan.jax.ring`, sequence in zig-zag order) or
-    constrains K and V to the full sequence, which GSPMD all-gathers over ``cp``
+    Q and K before RoPE), or (h k,) ``("heads",)`` and (g k,) ``("kv_heads",)`` with
+    ``qk_norm='full'`` (OLMo 2, HF ``Olmo2Attention``: RMSNorm over the whole Q and K projections,
+    split by heads over tp like the projections, the mean square reduced over tp); ``sinks`` (h,)
+    ``("heads",)`` with ``attention_sinks`` (GPT-OSS: a learned logit per head in every softmax
+    denominator); ``bo`` (d,) ``("norm",)`` with ``linear_bias`` or ``attn_out_bias`` (Llama
+    ``attention_bias``, GPT-OSS ``o_proj.bias``). With a window w (this layer's, see ``window``)
+    every query attends to its last w keys (Mistral v0.1, Beltagy et al. 2020). Under context
+    parallelism Q stays sequence-sharded over ``cp``; the attention core either passes K/V blocks
+    around the cp ring (``cp_attention="ring"``, the default: :mod:`shardplan.jax.ring`, sequence in
+    zig-zag order) or constrains K and V to the full sequence, which GSPMD all-gathers over ``cp``
     (``cp_attention="allgather"``).
 
     With ``fused=False`` (KV-head replication, tp > g: a tp shard of the query heads is not a
@@ -167,21 +181,36 @@ class Attention(nnx.Module):
     ``("embed","heads","head_dim")`` and ``wk`` / ``wv`` (d, g, k) ``("embed","kv_heads","head_dim")``
     (+ ``bq`` / ``bk`` / ``bv``), split from the same draw (:func:`split_qkv`), so both layouts
     compute the same function from the same seed.
+
+    Args:
+        m: the shapes.
+        rngs: parameter RNG stream.
+        fused: hold Q/K/V fused (see above).
+        window: this layer's sliding window in tokens (None: full attention); a per-layer static
+            value, ``sliding_window`` on the spec's sliding layers (:meth:`ModelSpec.is_sliding_layer`).
     """
 
-    def __init__(self, m: ModelSpec, rngs: nnx.Rngs, fused: bool = True):
+    def __init__(self, m: ModelSpec, rngs: nnx.Rngs, fused: bool = True, window: int | None = None):
         d, h, g, k = m.d_model, m.n_heads, m.kv_heads, m.dim_head
         self.h, self.g, self.k, self.rope = h, g, k, m.position == "rope"
         self._init_qkv(m, rngs, fused)
         self.wo = _param(rngs, _fan_in((0, 1), 2), (h, k, d), ("heads", "head_dim", "embed"))
         zeros = jax.nn.initializers.zeros
-        self.bo = _param(rngs, zeros, (d,), ("norm",)) if m.linear_bias else None
-        # QK-norm over each head's width, one gain of head_dim shared by the heads (Qwen3 q_norm / k_norm)
-        self.q_norm = Norm(k, "rmsnorm", rngs, gain_axis="head_dim") if m.qk_norm == "head" else None
-        self.k_norm = Norm(k, "rmsnorm", rngs, gain_axis="head_dim") if m.qk_norm == "head" else None
+        self.bo = _param(rngs, zeros, (d,), ("norm",)) if (m.linear_bias or m.attn_out_bias) else None
+        # QK-norm over each head's width, one gain of head_dim shared by the heads (Qwen3 q_norm / k_norm),
+        # or over the whole projection, one gain per Q / K feature (OLMo 2)
+        self.qk_full = m.qk_norm == "full"
+        if m.qk_norm == "head":
+            self.q_norm = Norm(k, "rmsnorm", rngs, gain_axis="head_dim")
+            self.k_norm = Norm(k, "rmsnorm", rngs, gain_axis="head_dim")
+        elif self.qk_full:
+            self.q_norm = Norm(h * k, "rmsnorm", rngs, gain_axis="heads")
+            self.k_norm = Norm(g * k, "rmsnorm", rngs, gain_axis="kv_heads")
+        else:
+            self.q_norm = self.k_norm = None
         # attention sinks: one learned logit per head in every softmax denominator (GPT-OSS)
         self.sinks = _param(rngs, zeros, (h,), ("heads",)) if m.attention_sinks else None
-        self.window = m.sliding_window
+        self.window = window
 
     def _init_qkv(self, m: ModelSpec, rngs: nnx.Rngs, fused: bool) -> None:
         """The Q/K/V projection: one fan-in (d) draw of shape (d, g, r + 2, k), kept fused or split."""
@@ -226,47 +255,67 @@ class Attention(nnx.Module):
             q, kk, v = q + self.bq[...], kk + self.bk[...], v + self.bv[...]
         return q, kk, v
 
-    def __call__(self, x: jax.Array, positions: jax.Array) -> jax.Array:
-        """x: (b, s, d) -> (b, s, d)."""
+    def qk_normalise(self, q: jax.Array, kk: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """QK-norm before RoPE: q (b, s, h, k), kk (b, s, g, k), same shapes out; per head (Qwen3
+        ``q_norm`` / ``k_norm`` of head_dim) or over the whole projection (OLMo 2: the (b, s, h k)
+        query and (b, s, g k) key are normalised, HF ``Olmo2Attention``); identity without QK-norm."""
+        if self.q_norm is None:
+            return q, kk
+        if not self.qk_full:
+            return self.q_norm(q), self.k_norm(kk)
+        b, s = q.shape[:2]
+        return (self.q_norm(q.reshape(b, s, -1)).reshape(q.shape),
+                self.k_norm(kk.reshape(b, s, -1)).reshape(kk.shape))
+
+    def __call__(self, x: jax.Array, positions: jax.Array, window: Any = None) -> jax.Array:
+        """x: (b, s, d) -> (b, s, d).
+
+        ``window`` overrides this layer's own window (``self.window``): an int32 scalar, possibly
+        traced -- the pipeline scans stacked layers with one block definition and passes each
+        layer's window as data (a full-attention layer gets a window longer than any sequence).
+        """
         b, s, _ = x.shape
+        window = self.window if window is None else window
         q, kk, v = self.project(x)
-        if self.q_norm is not None:
-            q, kk = self.q_norm(q), self.k_norm(kk)
+        q, kk = self.qk_normalise(q, kk)
         q = constrain(q, ("act_batch", "act_seq", "act_heads", None))
         if self.rope:
             q, kk = rope(q, positions), rope(kk, positions)
         qg = q.reshape(b, s, self.g, self.h // self.g, self.k)
         core = self._ring_core if ring_degree() else self._gathered_core
-        out = core(qg, kk, v, positions).reshape(b, s, self.h, self.k)
+        out = core(qg, kk, v, positions, window).reshape(b, s, self.h, self.k)
         out = constrain(out, ("act_batch", "act_seq", "act_heads", None))
         y = jnp.einsum("bshk,hkd->bsd", out, self.wo[...])
         if self.bo is not None:
             y = y + self.bo[...]
         return y
 
-    def _gathered_core(self, qg: jax.Array, kk: jax.Array, v: jax.Array, positions: jax.Array) -> jax.Array:
+    def _gathered_core(self, qg: jax.Array, kk: jax.Array, v: jax.Array, positions: jax.Array,
+                       window: Any = None) -> jax.Array:
         """Attention core with K/V over the whole sequence (all-gathered over cp by GSPMD): qg
-        (b, s, g, r, k), kk / v (b, s, g, k), positions (s,) -> (b, s, g, r, k)."""
+        (b, s, g, r, k), kk / v (b, s, g, k), positions (s,) -> (b, s, g, r, k); ``window`` the
+        layer's sliding window (None: full attention; may be traced, see :meth:`__call__`)."""
         # K/V over the whole sequence (gathered over cp), heads still split over tp
         kk = constrain(kk, ("act_batch", None, "act_kv_heads", None))
         v = constrain(v, ("act_batch", None, "act_kv_heads", None))
         scores = jnp.einsum("bqgrk,bsgk->bgrqs", qg, kk).astype(jnp.float32) / math.sqrt(self.k)
         scores = constrain(scores, ("act_batch", "act_kv_heads", None, "act_seq", None))
         mask = positions[:, None] >= positions[None, :]
-        if self.window is not None:  # Mistral v0.1: a query sees its last `window` keys (itself included)
-            mask = mask & (positions[:, None] - positions[None, :] < self.window)
+        if window is not None:  # Mistral v0.1: a query sees its last `window` keys (itself included)
+            mask = mask & (positions[:, None] - positions[None, :] < window)
         scores = jnp.where(mask[None, None, None], scores, jnp.finfo(jnp.float32).min)
         probs = _softmax_with_sinks(scores, self.sinks, self.g, qg.shape[3]).astype(qg.dtype)
         return jnp.einsum("bgrqs,bsgk->bqgrk", probs, v)
 
-    def _ring_core(self, qg: jax.Array, kk: jax.Array, v: jax.Array, positions: jax.Array) -> jax.Array:
+    def _ring_core(self, qg: jax.Array, kk: jax.Array, v: jax.Array, positions: jax.Array,
+                   window: Any = None) -> jax.Array:
         """Attention core as a K/V ring over cp (:func:`shardplan.jax.ring.ring_attention`; the
         sequence in the trainer's zig-zag order, ``positions`` the matching token positions): same
         shapes as :meth:`_gathered_core`."""
         kk = constrain(kk, ("act_batch", "act_seq", "act_kv_heads", None))
         v = constrain(v, ("act_batch", "act_seq", "act_kv_heads", None))
         sinks = None if self.sinks is None else self.sinks[...]
-        return ring_attention(qg, kk, v, positions, window=self.window, sinks=sinks)
+        return ring_attention(qg, kk, v, positions, window=window, sinks=sinks)
 
 
 class LatentAttention(nnx.Module):
@@ -334,8 +383,10 @@ class MLP(nnx.Module):
     Params: SwiGLU ``w_gate_up`` (d, 2, f) ``("embed","gate_up","mlp")``, the fused gate
     (``[:, 0]``) and up (``[:, 1]``) projections, so a tp shard of ``mlp`` holds its own gate and
     up columns and the backward reduces one input gradient; GeLU ``w_up`` (d, f)
-    ``("embed","mlp")``; ``w_down`` (f, d) ``("mlp","embed")``; biases ``b_up`` (f,) and ``b_down``
-    (d,) for ``linear_bias``.
+    ``("embed","mlp")``; ``w_down`` (f, d) ``("mlp","embed")``; with ``linear_bias`` or ``mlp_bias``
+    biases ``b_up`` (f,) ``("mlp",)``, ``b_down`` (d,) ``("norm",)`` and for SwiGLU ``b_gate`` (f,)
+    (HF ``LlamaMLP`` with ``mlp_bias``: gate, up and down projections all biased; the planner's
+    ``ModelSpec.mlp_params`` counts ``(phi - 1) f + d``). The biases are vectors, held unfused.
     """
 
     def __init__(self, m: ModelSpec, width: int, rngs: nnx.Rngs):
@@ -349,8 +400,10 @@ class MLP(nnx.Module):
             self.w_up = _param(rngs, _fan_in(0, 1), (d, width), ("embed", "mlp"))
         self.w_down = _param(rngs, _fan_in(0, 1), (width, d), ("mlp", "embed"))
         zeros = jax.nn.initializers.zeros
-        self.b_up = _param(rngs, zeros, (width,), ("mlp",)) if m.linear_bias else None
-        self.b_down = _param(rngs, zeros, (d,), ("norm",)) if m.linear_bias else None
+        bias = m.linear_bias or m.mlp_bias
+        self.b_up = _param(rngs, zeros, (width,), ("mlp",)) if bias else None
+        self.b_down = _param(rngs, zeros, (d,), ("norm",)) if bias else None
+        self.b_gate = _param(rngs, zeros, (width,), ("mlp",)) if bias and self.swiglu else None
 
     def __call__(self, x: jax.Array) -> jax.Array:
         """x: (b, s, d) -> (b, s, d); x is constrained to the whole sequence over tp first (see
@@ -363,6 +416,8 @@ class MLP(nnx.Module):
             gate, u = None, jnp.einsum("bsd,df->bsf", x, self.w_up[...])
         if self.b_up is not None:
             u = u + self.b_up[...]
+        if self.b_gate is not None:
+            gate = gate + self.b_gate[...]
         hdn = jax.nn.silu(gate) * u if self.swiglu else jax.nn.gelu(u)
         hdn = constrain(hdn, ("act_batch", "act_seq", "act_mlp"))
         y = jnp.einsum("bsf,fd->bsd", hdn, self.w_down[...])
@@ -443,7 +498,12 @@ class MoE(nnx.Module):
     as in :class:`MLP`), GeLU ``w_up`` (e, d, f) ``("experts","embed","mlp")``; ``w_down`` (e, f, d)
     ``("experts","mlp","embed")``;
     ``shared`` dense MLP of width ``n_shared_experts * expert_ffn`` when present.
-    Gates: softmax over all experts, top-k kept and renormalised (Mixtral).
+    With ``router_bias``: ``router_bias`` (e,) ``(None,)`` added to the router logits (GPT-OSS
+    ``GptOssTopKRouter``). With ``mlp_bias`` or ``linear_bias``, per-expert biases ``b_up`` (e, f) and
+    for SwiGLU ``b_gate`` (e, f) ``("experts","mlp")``, ``b_down`` (e, d) ``("experts","norm")``
+    (GPT-OSS ``GptOssExperts`` ``gate_up_proj_bias`` (e, 2f) and ``down_proj_bias`` (e, d)).
+    Gates: softmax over all experts, top-k kept and renormalised (Mixtral; equal to GPT-OSS's softmax
+    over the top-k logits).
     """
 
     def __init__(self, m: ModelSpec, rngs: nnx.Rngs):
@@ -460,11 +520,18 @@ class MoE(nnx.Module):
             self.w_up = _param(rngs, init, (e, d, f), ("experts", "embed", "mlp"))
         self.w_down = _param(rngs, init, (e, f, d), ("experts", "mlp", "embed"))
         self.shared = MLP(m, m.n_shared_experts * f, rngs) if m.n_shared_experts else None
+        zeros, bias = jax.nn.initializers.zeros, m.linear_bias or m.mlp_bias
+        self.router_bias = _param(rngs, zeros, (e,), (None,)) if m.router_bias else None
+        self.b_up = _param(rngs, zeros, (e, f), ("experts", "mlp")) if bias else None
+        self.b_gate = _param(rngs, zeros, (e, f), ("experts", "mlp")) if bias and self.swiglu else None
+        self.b_down = _param(rngs, zeros, (e, d), ("experts", "norm")) if bias else None
 
     def _route(self, x: jax.Array) -> tuple[jax.Array, jax.Array]:
         """(top-k gate weights (b, s, k) float32, expert indices (b, s, k)): softmax over all experts,
         top-k kept and renormalised (Mixtral)."""
         logits = jnp.einsum("bsd,de->bse", x, self.router[...]).astype(jnp.float32)
+        if self.router_bias is not None:  # GPT-OSS router.bias
+            logits = logits + self.router_bias[...].astype(jnp.float32)
         top, idx = top_k_last(jax.nn.softmax(logits, -1), self.top_k)
         return top / top.sum(-1, keepdims=True), idx
 
@@ -472,13 +539,20 @@ class MoE(nnx.Module):
         """Expert MLPs on the capacity buffers ``xe`` (b, e, C, d) -> (b, e, C, d); the hidden
         (b, e, C, f) is constrained to the buffers' layout (experts over ep, f over tp)."""
         hidden = ("act_exp_batch", "act_experts", None, "act_mlp")
+        per_expert = lambda b: b[...][None, :, None, :]  # noqa: E731  (e, w) -> (1, e, 1, w)
         if self.swiglu:
             gate = constrain(jnp.einsum("becd,edf->becf", xe, self.w_gate_up[:, :, 0]), hidden)
             up = constrain(jnp.einsum("becd,edf->becf", xe, self.w_gate_up[:, :, 1]), hidden)
-            hdn = jax.nn.silu(gate) * up
         else:
-            hdn = jax.nn.gelu(constrain(jnp.einsum("becd,edf->becf", xe, self.w_up[...]), hidden))
+            gate, up = None, constrain(jnp.einsum("becd,edf->becf", xe, self.w_up[...]), hidden)
+        if self.b_up is not None:
+            up = up + per_expert(self.b_up)
+        if self.b_gate is not None:
+            gate = gate + per_expert(self.b_gate)
+        hdn = jax.nn.silu(gate) * up if self.swiglu else jax.nn.gelu(up)
         ye = jnp.einsum("becf,efd->becd", hdn, self.w_down[...])
+        if self.b_down is not None:
+            ye = ye + per_expert(self.b_down)
         return constrain(ye, ("act_exp_batch", "act_experts", None, "act_embed"))
 
     def _capacity_call(self, x: jax.Array, capacity_factor: float) -> jax.Array:
@@ -505,48 +579,91 @@ class MoE(nnx.Module):
         top, idx = self._route(x)
         gates = jnp.sum(jax.nn.one_hot(idx, self.n_experts, dtype=jnp.float32) * top[..., None], -2)
         gates = gates.astype(x.dtype)  # (b, s, e), zero outside the top-k
-        if self.swiglu:
-            gu = jnp.einsum("bsd,edcf->bsecf", x, self.w_gate_up[...])
-            hdn = jax.nn.silu(gu[:, :, :, 0]) * gu[:, :, :, 1]
-        else:
-            hdn = jax.nn.gelu(jnp.einsum("bsd,edf->bsef", x, self.w_up[...]))
-        hdn = constrain(hdn, ("act_exp_batch", "act_seq", "act_experts", "act_mlp"))
+        hdn = constrain(self.expert_hidden(x), ("act_exp_batch", "act_seq", "act_experts", "act_mlp"))
         ye = jnp.einsum("bsef,efd->bsed", hdn, self.w_down[...])
+        if self.b_down is not None:
+            ye = ye + self.b_down[...]
         ye = constrain(ye, ("act_exp_batch", "act_seq", "act_experts", None))
         y = jnp.einsum("bsed,bse->bsd", ye, gates)
         if self.shared is not None:
             y = y + self.shared(x)
         return y
 
+    def expert_hidden(self, x: jax.Array) -> jax.Array:
+        """Every expert's hidden activations (dense dispatch): x (b, s, d) -> (b, s, e, f), SwiGLU
+        ``silu(gate) * up`` or GeLU ``gelu(up)``, with the expert biases when present."""
+        if self.swiglu:
+            gu = jnp.einsum("bsd,edcf->bsecf", x, self.w_gate_up[...])
+            gate, up = gu[:, :, :, 0], gu[:, :, :, 1]
+        else:
+            gate, up = None, jnp.einsum("bsd,edf->bsef", x, self.w_up[...])
+        if self.b_up is not None:
+            up = up + self.b_up[...]
+        if self.b_gate is not None:
+            gate = gate + self.b_gate[...]
+        return jax.nn.silu(gate) * up if self.swiglu else jax.nn.gelu(up)
+
 
 class Block(nnx.Module):
-    """Pre-norm transformer block: ``x + attn(norm(x))`` then ``+ mlp(norm(.))`` (MLP or MoE);
-    ``fused_qkv`` as :class:`Attention`'s ``fused``."""
+    """Pre-norm transformer block: ``x + attn(norm(x))`` then ``+ mlp(norm(.))`` (MLP or MoE).
 
-    def __init__(self, m: ModelSpec, moe: bool, rngs: nnx.Rngs, fused_qkv: bool = True):
+    With ``norms_per_layer=4`` (sandwich norms, Gemma 2 Team 2024 Sec. 2; HF ``Gemma2DecoderLayer``)
+    the sub-layer outputs are normalised too: ``x + post_attn_norm(attn(attn_norm(x)))`` then
+    ``+ post_mlp_norm(mlp(mlp_norm(.)))``; params ``attn_norm``, ``mlp_norm`` (+ ``post_attn_norm``,
+    ``post_mlp_norm``), each (d,) ``("norm",)``.
+
+    Args:
+        m: the shapes (``norms_per_layer`` 2 or 4; others are refused by :func:`check_runtime_support`).
+        moe: this block's MLP is a mixture of experts.
+        rngs: parameter RNG stream.
+        fused_qkv: as :class:`Attention`'s ``fused``.
+        layer: 0-based layer index; picks the attention window (:meth:`ModelSpec.is_sliding_layer`).
+    """
+
+    def __init__(self, m: ModelSpec, moe: bool, rngs: nnx.Rngs, fused_qkv: bool = True, layer: int = 0):
         self.attn_norm = Norm(m.d_model, m.norm, rngs)
-        self.attn = LatentAttention(m, rngs) if m.is_mla else Attention(m, rngs, fused_qkv)
+        window = m.sliding_window if m.is_sliding_layer(layer) else None
+        self.attn = LatentAttention(m, rngs) if m.is_mla else Attention(m, rngs, fused_qkv, window)
         self.mlp_norm = Norm(m.d_model, m.norm, rngs)
         self.mlp = MoE(m, rngs) if moe else MLP(m, m.ffn_dim, rngs)
+        sandwich = m.norms_per_layer == 4
+        self.post_attn_norm = Norm(m.d_model, m.norm, rngs) if sandwich else None
+        self.post_mlp_norm = Norm(m.d_model, m.norm, rngs) if sandwich else None
 
-    def __call__(self, x: jax.Array, positions: jax.Array) -> jax.Array:
-        """x: (b, s, d) -> (b, s, d); the residual stream is constrained to ``act_seq_norm``."""
+    def __call__(self, x: jax.Array, positions: jax.Array, window: Any = None) -> jax.Array:
+        """x: (b, s, d) -> (b, s, d); the residual stream is constrained to ``act_seq_norm``.
+        ``window``: overrides the attention window (see :meth:`Attention.__call__`)."""
         res = ("act_batch", "act_seq_norm", "act_embed")
-        x = constrain(x + self.attn(self.attn_norm(x), positions), res)
-        return constrain(x + self.mlp(self.mlp_norm(x)), res)
+        h = self.attn_norm(x)
+        y = self.attn(h, positions) if window is None else self.attn(h, positions, window)
+        if self.post_attn_norm is not None:
+            y = self.post_attn_norm(y)
+        x = constrain(x + y, res)
+        y = self.mlp(self.mlp_norm(x))
+        if self.post_mlp_norm is not None:
+            y = self.post_mlp_norm(y)
+        return constrain(x + y, res)
 
 
 def unsupported_features(model: ModelSpec) -> list[str]:
     """Architecture features the planner costs but this reference model does not implement (the
-    runtime refuses them rather than train a different network than the plan describes)."""
-    checks = [(model.qk_norm == "full", "QK-norm over the whole projection (qk_norm='full', OLMo 2)"),
-              (model.sliding_window is not None and model.full_attention_interval > 0,
-               f"interleaved sliding / full attention layers (full_attention_interval={model.full_attention_interval})"),
-              (model.attn_out_bias and not model.linear_bias, "a bias on the attention output projection only"),
-              (model.mlp_bias and not model.linear_bias, "biases on the MLP / expert linears only"),
-              (model.router_bias, "a router bias"), (model.norms_per_layer != 2, f"norms_per_layer={model.norms_per_layer}"),
-              (model.embedding_norm, "an embedding norm"), (model.mtp_modules > 0, "multi-token prediction modules"),
-              (model.moe_layer_step != 1, f"moe_layer_step={model.moe_layer_step}")]
+    runtime refuses them rather than train a different network than the plan describes): a norm
+    count other than 2 or 4 (Falcon-7B's parallel block), DeepSeek-V3's multi-token prediction,
+    ``moe_layer_step`` != 1, and the attention variants of :class:`Attention` combined with
+    multi-head latent attention (:class:`LatentAttention` has none of them).
+
+    Returns:
+        One phrase per unsupported feature (empty when the runtime trains the model as specified).
+    """
+    attn_extras = (("qk_norm", model.qk_norm != "none"), ("attention_sinks", model.attention_sinks),
+                   ("sliding_window", model.sliding_window is not None),
+                   ("qkv_bias", model.qkv_bias or model.linear_bias), ("attn_out_bias", model.attn_out_bias))
+    mla_extras = [name for name, on in attn_extras if on]
+    checks = [(model.norms_per_layer not in (2, 4), f"norms_per_layer={model.norms_per_layer} (legal: 2 pre-norms, "
+               "4 sandwich norms)"),
+              (model.mtp_modules > 0, "multi-token prediction modules"),
+              (model.moe_layer_step != 1, f"moe_layer_step={model.moe_layer_step}"),
+              (model.is_mla and bool(mla_extras), f"{', '.join(mla_extras)} with multi-head latent attention")]
     return [what for bad, what in checks if bad]
 
 
@@ -569,8 +686,8 @@ class Transformer(nnx.Module):
     """Decoder-only language model built from a :class:`ModelSpec`.
 
     Params: ``embed`` (v, d) ``("vocab","embed")``; ``pos_embed`` (max_pos, d) for learned
-    positions; ``layers/<i>/...``; ``final_norm``; ``lm_head`` (d, v) ``("embed","vocab")`` when
-    untied.
+    positions; ``embed_norm`` (d,) with ``embedding_norm`` (BLOOM); ``layers/<i>/...``; ``final_norm``;
+    ``lm_head`` (d, v) ``("embed","vocab")`` when untied.
 
     Args:
         model: the shapes.
@@ -597,8 +714,9 @@ class Transformer(nnx.Module):
         self.embed = _param(rngs, _normal(0.02), (v, d), ("vocab", "embed"))
         self.pos_embed = (_param(rngs, _normal(0.02), (model.max_position_embeddings, d), ("position", "embed"))
                           if model.position == "learned" else None)
-        self.layers = nnx.List([Block(model, model.is_moe and i >= model.n_dense_layers, rngs, fused_qkv)
+        self.layers = nnx.List([Block(model, model.is_moe and i >= model.n_dense_layers, rngs, fused_qkv, i)
                                 for i in range(model.n_layers)])
+        self.embed_norm = Norm(d, model.norm, rngs) if model.embedding_norm else None
         self.final_norm = Norm(d, model.norm, rngs)
         self.lm_head = None if self.tied else _param(rngs, _fan_in(0, 1), (d, v), ("embed", "vocab"))
 
@@ -620,13 +738,16 @@ class Transformer(nnx.Module):
         return self.head(x)
 
     def embed_tokens(self, tokens: jax.Array, positions: jax.Array | None = None) -> jax.Array:
-        """tokens: (b, s) int32 -> residual stream (b, s, d) (token [+ learned position] embedding);
-        ``positions`` (s,) as in :meth:`__call__` (default ``0 .. s-1``)."""
+        """tokens: (b, s) int32 -> residual stream (b, s, d) (token [+ learned position] embedding
+        [-> embedding norm, BLOOM's ``word_embeddings_layernorm``]); ``positions`` (s,) as in
+        :meth:`__call__` (default ``0 .. s-1``)."""
         s = tokens.shape[1]
         x = jnp.take(self.embed[...], tokens, axis=0)
         if self.pos_embed is not None:
             pos = self.pos_embed[...][:s] if positions is None else jnp.take(self.pos_embed[...], positions, axis=0)
             x = x + pos[None]
+        if self.embed_norm is not None:
+            x = self.embed_norm(x)
         return constrain(x, ("act_batch", "act_seq_norm", "act_embed"))
 
     def head(self, x: jax.Array) -> jax.Array:
@@ -688,8 +809,9 @@ def scale_down(model: ModelSpec, d_model: int = 64, n_layers: int = 2, max_heads
 
     Keeps: n_heads / n_kv_heads, the MLP kind, norm, biases, tying, positions, ffn_dim / d_model
     (rounded to ``width_multiple``), MoE top_k (capped by the expert count) and the dense/MoE layer
-    mix. Shrinks: layers, d_model, heads (to at most ``max_heads`` unless the ratio alone is larger),
-    vocabulary (byte-level data needs >= 256), experts.
+    mix, QK-norm, sinks, the sliding window (in tokens) and its full-attention interval, the norm
+    count and the embedding norm. Shrinks: layers, d_model, heads (to at most ``max_heads`` unless the
+    ratio alone is larger), vocabulary (byte-level data needs >= 256), experts.
 
     Args:
         model: the full-size spec.
@@ -727,13 +849,15 @@ def scale_down(model: ModelSpec, d_model: int = 64, n_layers: int = 2, max_heads
         linear_bias=model.linear_bias, tied_embeddings=model.tied_embeddings, position=model.position,
         max_position_embeddings=min(model.max_position_embeddings, 4096) if model.position == "learned" else 0,
         qk_norm=model.qk_norm, attention_sinks=model.attention_sinks, sliding_window=model.sliding_window,
+        full_attention_interval=model.full_attention_interval, norms_per_layer=model.norms_per_layer,
+        embedding_norm=model.embedding_norm, attn_out_bias=model.attn_out_bias, mlp_bias=model.mlp_bias,
         source=f"scale_down({model.name})")
     if model.is_mla:  # latents half the width, per-head widths as the scaled head_dim (rope half, even)
         kw.update(head_dim=None, kv_lora_rank=d_model // 2, q_lora_rank=d_model // 2 if model.q_lora_rank else None,
                   qk_nope_head_dim=head_dim, qk_rope_head_dim=max(2, head_dim // 4 * 2), v_head_dim=head_dim)
     if model.is_moe:
         e = min(model.n_experts, max_experts)
-        kw.update(n_experts=e, top_k=min(model.top_k, e),
+        kw.update(n_experts=e, top_k=min(model.top_k, e), router_bias=model.router_bias,
                   expert_ffn_dim=_round_to(model.expert_ffn / model.d_model * d_model, width_multiple),
                   n_shared_experts=min(model.n_shared_experts, 1),
                   n_dense_layers=min(model.n_dense_layers, layers - 1))

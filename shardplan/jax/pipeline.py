@@ -50,6 +50,11 @@ Schedule (:class:`Pipeline`)
     scan's backward, so there is no separate accumulation loop (for ZeRO-2 the gradient is
     reduce-scattered once per step instead of once per microbatch; the result is the same).
 
+Interleaved sliding / full attention layers (Gemma 2/3, GPT-OSS: ``full_attention_interval > 0``)
+have the same parameters in every block but a different mask: the one block definition the stages
+scan gets each layer's window as data, a ``(pp, L_max)`` int32 array scanned with the layers
+(:func:`layer_windows`; a full-attention layer's window is longer than any sequence).
+
 Not supported with ``pp > 1`` (ConfigError): models whose blocks differ in structure (MoE models
 with leading dense layers, ``n_dense_layers > 0``).
 """
@@ -99,6 +104,27 @@ def slot_mask(stage_layers: tuple[int, ...]) -> np.ndarray:
     """``(pp, L_max)`` bool: True where slot ``j`` of stage ``k`` holds a real layer (``j < stage_layers[k]``)."""
     lmax = max(stage_layers)
     return np.arange(lmax)[None, :] < np.asarray(stage_layers)[:, None]
+
+
+#: The window of a full-attention layer in :func:`layer_windows`: longer than any sequence.
+FULL_WINDOW = np.iinfo(np.int32).max
+
+
+def layer_windows(model: ModelSpec, stage_layers: tuple[int, ...]) -> np.ndarray | None:
+    """``(pp, L_max)`` int32: the attention window of the layer in slot ``j`` of stage ``k``
+    (``sliding_window`` on sliding layers, :data:`FULL_WINDOW` on full-attention layers and padding
+    slots), or None when every layer has the same window (the block definition's own static one).
+    """
+    if model.sliding_window is None or model.full_attention_interval == 0:
+        return None
+    out = np.full((len(stage_layers), max(stage_layers)), FULL_WINDOW, np.int32)
+    start = 0
+    for k, n in enumerate(stage_layers):
+        for j in range(n):
+            if model.is_sliding_layer(start + j):
+                out[k, j] = model.sliding_window
+        start += n
+    return out
 
 
 def stack_params(params: Mapping[str, Any], stage_layers: tuple[int, ...]) -> dict[str, Any]:
@@ -180,6 +206,7 @@ class Pipeline:
         self.pp, self.microbatches, self.mesh = p.pp, layout.microbatches, mesh
         self.stage_layers = tuple(layout.stage_layers)
         self.mask = slot_mask(self.stage_layers)
+        self.windows = layer_windows(model, self.stage_layers)
         self.remat = p.recompute
         abstract = abstract_model(model, p.recompute, fuses_qkv(model, p.tp))
         self.block_graphdef = nnx.split(abstract.layers[0], nnx.Param)[0]
@@ -246,12 +273,13 @@ class Pipeline:
         return ym.swapaxes(0, 1).reshape(B, s, d)
 
     def _block_fn(self, positions: jax.Array) -> BlockFn:
-        """``block(layer_params, h) -> h``: one transformer block (with the plan's recompute policy)
-        at token positions ``positions`` (s,)."""
+        """``block(layer_params, h, window) -> h``: one transformer block (with the plan's recompute
+        policy) at token positions ``positions`` (s,); ``window`` is the layer's attention window
+        (int32 scalar, see :func:`layer_windows`) or None for the block definition's own."""
         block_graphdef = self.block_graphdef
 
-        def block(lw: Any, h: jax.Array) -> jax.Array:
-            return nnx.merge(block_graphdef, lw)(h, positions)
+        def block(lw: Any, h: jax.Array, window: Any = None) -> jax.Array:
+            return nnx.merge(block_graphdef, lw)(h, positions, window)
 
         if self.remat != "none":
             block = jax.checkpoint(block, policy=remat_policy(self.remat))
@@ -268,16 +296,17 @@ class Pipeline:
             current microbatch and ``ppermute``-s the result to the next stage.
         """
         m, pp = self.microbatches, self.pp
-        mask, padded = self.mask, not bool(self.mask.all())
+        mask, padded, windows = self.mask, not bool(self.mask.all()), self.windows
 
         def body(stage_w: Any, xs: jax.Array) -> jax.Array:
             stage = jax.lax.axis_index("pp")
             w = jax.tree.map(lambda a: a[0].astype(dtype), stage_w)  # (L_max, ...) this stage's layers
             valid = jnp.asarray(mask)[stage]  # (L_max,)
+            win = None if windows is None else jnp.asarray(windows)[stage]  # (L_max,) per-layer windows
 
             def layer(h: jax.Array, lw_v: Any) -> tuple[jax.Array, None]:
-                lw, v = lw_v
-                y = block(lw, h)
+                lw, v, wn = lw_v
+                y = block(lw, h, wn)
                 return (jnp.where(v, y, h) if padded else y), None
 
             def tick(carry: Any, t: jax.Array) -> tuple[Any, None]:
@@ -286,7 +315,7 @@ class Pipeline:
                 # transpose of this pcast (a psum of the cotangent over pp) runs in fp32
                 x0 = jax.lax.pcast(xs[jnp.minimum(t, m - 1)], ("pp",), to="varying").astype(dtype)
                 h = jnp.where(stage == 0, x0, state)
-                h, _ = jax.lax.scan(layer, h, (w, valid))
+                h, _ = jax.lax.scan(layer, h, (w, valid, win))
                 j = t - (pp - 1)  # microbatch leaving the last stage at this tick
                 jc = jnp.clip(j, 0, m - 1)
                 keep = (stage == pp - 1) & (j >= 0)
@@ -303,4 +332,4 @@ class Pipeline:
 
 
 __all__ = ["Pipeline", "check_pipeline", "stack_params", "stack_logical", "layout_params", "decay_mask",
-           "slot_mask", "STAGES"]
+           "slot_mask", "layer_windows", "STAGES"]
