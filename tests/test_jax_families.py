@@ -150,7 +150,8 @@ def test_gemma2_like_interleaved_windows_and_sandwich_norms(batches):
 
     assert layer_windows(m, (3, 1)).tolist() == [[8, FULL_WINDOW, 8], [FULL_WINDOW] * 3]
     assert layer_windows(m.model_copy(update={"full_attention_interval": 0}), (2, 2)) is None
-    _matches_single_device(m, batches, [dict(tp=2), dict(zero_stage=3), dict(pp=2, tp=2)])
+    # cp=2: the ring attention (shardplan/jax/ring.py) with each layer's own window
+    _matches_single_device(m, batches, [dict(tp=2), dict(zero_stage=3), dict(pp=2, tp=2), dict(cp=2)])
 
 
 def test_olmo2_like_full_qk_norm(batches):

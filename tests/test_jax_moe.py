@@ -49,9 +49,9 @@ def test_top_k_last_equals_lax_top_k_with_ties():
         np.testing.assert_array_equal(np.asarray(v), np.asarray(rv))
 
 
-def _losses(layout_cfg, training, n):
-    layout = validate(layout_cfg, MOE8, training, n)
-    tr = Trainer(MOE8, layout, training, CFG, devices=jax.devices()[:n])
+def _losses(layout_cfg, training, n, model=MOE8):
+    layout = validate(layout_cfg, model, training, n)
+    tr = Trainer(model, layout, training, CFG, devices=jax.devices()[:n])
     state = tr.init_state()
     batch = jax.random.randint(jax.random.key(1), (training.global_batch_size, training.seq_len + 1), 0, 256)
     out = []
@@ -90,3 +90,13 @@ def test_validate_compares_the_alltoall_of_expert_parallelism():
     with pytest.raises(ConfigError, match="moe_capacity_factor|capacity factor"):
         dropless = TrainingSpec(seq_len=64, global_batch_size=8)
         validate_plan(MOE8, validate(ParallelConfig(dp=8, ep=8), MOE8, dropless, 8), dropless)
+
+
+def test_capacity_dispatch_with_router_and_expert_biases():
+    # GPT-OSS-style biases (router, expert gate/up/down): capacity e / k = 4 drops nothing, so the
+    # capacity dispatch over ep equals the dense dispatch on one device, biases included
+    m = MOE8.model_copy(update={"router_bias": True, "mlp_bias": True, "name": "tiny-moe-8-biases"})
+    dense, _ = _losses(ParallelConfig(), TrainingSpec(seq_len=64, global_batch_size=8), 1, m)
+    full, _ = _losses(ParallelConfig(dp=8, ep=8), TrainingSpec(seq_len=64, global_batch_size=8,
+                                                              moe_capacity_factor=4.0), 8, m)
+    np.testing.assert_allclose(full, dense, rtol=2e-5, atol=2e-5)
