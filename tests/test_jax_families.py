@@ -193,3 +193,19 @@ def test_gpt_oss_like_router_and_expert_biases(batches):
     assert m.router_bias and m.mlp_bias and m.attn_out_bias and m.full_attention_interval == 2
     assert _n_params(m) == m.n_params
     _matches_single_device(m, batches, [dict(tp=2), dict(zero_stage=3), dict(ep=2, zero_stage=3)])
+
+
+def test_falcon_like_parallel_block(batches):
+    # Falcon-7B scaled down: one LayerNorm per block, x + attn(ln(x)) + mlp(ln(x)), multi-query
+    # attention, GeLU MLP; the runtime's count equals the planner's (one norm of d (+ bias) per block)
+    from flax import nnx
+
+    from shardplan.jax.model import scale_down
+
+    # 71 query heads do not scale down evenly: 4 heads of 16 sharing one K/V head (multi-query, as Falcon)
+    m = scale_down(MODELS["falcon-7b"], d_model=64, n_layers=2).model_copy(update={"n_heads": 4, "n_kv_heads": 1})
+    assert m.norms_per_layer == 1
+    net = Transformer(m, nnx.Rngs(0))
+    assert net.layers[0].mlp_norm is None
+    assert _n_params(m) == m.n_params
+    _matches_single_device(m, batches, [dict(tp=2, kv_replication=True), dict(zero_stage=3)])

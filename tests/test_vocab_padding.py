@@ -61,13 +61,15 @@ def test_runtime_refuses_what_it_does_not_implement():
     from shardplan.jax.model import check_runtime_support, scale_down
     from shardplan.presets.models import MODELS
 
-    # the planner costs multi-token prediction and Falcon's parallel block (one norm); the reference model
-    # would silently train another network
-    for name, what in (("deepseek-v3-mtp", "multi-token prediction"), ("falcon-7b", "norms_per_layer=1")):
+    # the planner costs multi-token prediction and three norms per block; the reference model would
+    # silently train another network
+    three_norms = MODELS["falcon-7b"].model_copy(update={"norms_per_layer": 3, "name": "three-norms"})
+    MODELS_ = {**MODELS, "three-norms": three_norms}
+    for name, what in (("deepseek-v3-mtp", "multi-token prediction"), ("three-norms", "norms_per_layer=3")):
         with pytest.raises(ConfigError, match=what):
-            check_runtime_support(MODELS[name], 1, 1)
+            check_runtime_support(MODELS_[name], 1, 1)
         with pytest.raises(ConfigError, match="scale-down"):
-            scale_down(MODELS[name])
+            scale_down(MODELS_[name])
     check_runtime_support(MODELS["llama-3-8b"], 2, 2)
     with pytest.raises(ConfigError, match="etp=1"):
         check_runtime_support(MODELS["mixtral-8x7b"], 1, 2)

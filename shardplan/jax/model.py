@@ -607,13 +607,15 @@ class MoE(nnx.Module):
 class Block(nnx.Module):
     """Pre-norm transformer block: ``x + attn(norm(x))`` then ``+ mlp(norm(.))`` (MLP or MoE).
 
+    With ``norms_per_layer=1`` it is the parallel block of GPT-J / Falcon-7B (HF ``FalconDecoderLayer``
+    with ``parallel_attn``): ``x + attn(norm(x)) + mlp(norm(x))``, one ``attn_norm`` and no ``mlp_norm``.
     With ``norms_per_layer=4`` (sandwich norms, Gemma 2 Team 2024 Sec. 2; HF ``Gemma2DecoderLayer``)
     the sub-layer outputs are normalised too: ``x + post_attn_norm(attn(attn_norm(x)))`` then
     ``+ post_mlp_norm(mlp(mlp_norm(.)))``; params ``attn_norm``, ``mlp_norm`` (+ ``post_attn_norm``,
     ``post_mlp_norm``), each (d,) ``("norm",)``.
 
     Args:
-        m: the shapes (``norms_per_layer`` 2 or 4; others are refused by :func:`check_runtime_support`).
+        m: the shapes (``norms_per_layer`` 1, 2 or 4; 3 is refused by :func:`check_runtime_support`).
         moe: this block's MLP is a mixture of experts.
         rngs: parameter RNG stream.
         fused_qkv: as :class:`Attention`'s ``fused``.
@@ -624,7 +626,8 @@ class Block(nnx.Module):
         self.attn_norm = Norm(m.d_model, m.norm, rngs)
         window = m.sliding_window if m.is_sliding_layer(layer) else None
         self.attn = LatentAttention(m, rngs) if m.is_mla else Attention(m, rngs, fused_qkv, window)
-        self.mlp_norm = Norm(m.d_model, m.norm, rngs)
+        # one norm: Falcon-7B's parallel block (attention and MLP read the same normalised input)
+        self.mlp_norm = Norm(m.d_model, m.norm, rngs) if m.norms_per_layer != 1 else None
         self.mlp = MoE(m, rngs) if moe else MLP(m, m.ffn_dim, rngs)
         sandwich = m.norms_per_layer == 4
         self.post_attn_norm = Norm(m.d_model, m.norm, rngs) if sandwich else None
@@ -636,6 +639,8 @@ class Block(nnx.Module):
         res = ("act_batch", "act_seq_norm", "act_embed")
         h = self.attn_norm(x)
         y = self.attn(h, positions) if window is None else self.attn(h, positions, window)
+        if self.mlp_norm is None:  # parallel block: x + attn(norm(x)) + mlp(norm(x))
+            return constrain(x + y + self.mlp(h), res)
         if self.post_attn_norm is not None:
             y = self.post_attn_norm(y)
         x = constrain(x + y, res)
@@ -647,8 +652,8 @@ class Block(nnx.Module):
 
 def unsupported_features(model: ModelSpec) -> list[str]:
     """Architecture features the planner costs but this reference model does not implement (the
-    runtime refuses them rather than train a different network than the plan describes): a norm
-    count other than 2 or 4 (Falcon-7B's parallel block), DeepSeek-V3's multi-token prediction,
+    runtime refuses them rather than train a different network than the plan describes): three
+    norms per block, DeepSeek-V3's multi-token prediction,
     ``moe_layer_step`` != 1, and the attention variants of :class:`Attention` combined with
     multi-head latent attention (:class:`LatentAttention` has none of them).
 
@@ -659,7 +664,7 @@ def unsupported_features(model: ModelSpec) -> list[str]:
                    ("sliding_window", model.sliding_window is not None),
                    ("qkv_bias", model.qkv_bias or model.linear_bias), ("attn_out_bias", model.attn_out_bias))
     mla_extras = [name for name, on in attn_extras if on]
-    checks = [(model.norms_per_layer not in (2, 4), f"norms_per_layer={model.norms_per_layer} (legal: 2 pre-norms, "
+    checks = [(model.norms_per_layer == 3, "norms_per_layer=3 (legal: 1 parallel block, 2 pre-norms, "
                "4 sandwich norms)"),
               (model.mtp_modules > 0, "multi-token prediction modules"),
               (model.moe_layer_step != 1, f"moe_layer_step={model.moe_layer_step}"),
