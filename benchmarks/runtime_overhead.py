@@ -40,7 +40,7 @@ from shardplan.specs.training import TrainingSpec  # noqa: E402
 LAYOUTS = {
     "dp": ParallelConfig(dp=8),
     "fsdp": ParallelConfig(dp=8, zero_stage=3),
-    "tp": ParallelConfig(dp=2, tp=4),
+    "tp": ParallelConfig(dp=4, tp=2),
     "fsdp+tp": ParallelConfig(dp=4, tp=2, zero_stage=3),
 }
 
