@@ -202,7 +202,12 @@ and are on the critical path.
   `gpipe-grad-sync-per-tick` is stated for ZeRO-0 only.
 * Recompute policies: the deltas `sp-keep-gathered` and `zero3-keep-gathered` are stated for
   `recompute="none"` only; with remat XLA may re-gather inside the backward.
-* bf16 compute (`--compute-dtype bf16`) is supported by the command but not part of this table.
+* bf16 compute (`--compute-dtype bf16`) is not in this table; `shardplan validate` compares it: XLA:CPU's
+  promoted (f32) all-reduces are counted at bf16, the runtime's fp32 parameters are the planner's
+  `fp32-params` precision, and the rules `grads-reduced-in-compute-dtype` / `bf16-working-copies` apply
+  (DP and TP within tolerance, `tests/test_validation_coverage.py`). Sequence parallelism or ZeRO-1/2/3
+  with bf16, and ZeRO-3 with pp > 1 or with recompute, are answered "not covered: <why>" instead of
+  a table outside tolerance.
 * Times: only bytes are compared; CPU collective timings say nothing about NVLink/ICI.
 """
 

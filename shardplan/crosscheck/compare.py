@@ -200,6 +200,8 @@ BACKEND_NOTES = [
     "weights one by one, so counts are reported but only bytes are scored.",
     "Ops inside while loops (gradient accumulation) are multiplied by the loop trip count "
     "(known_trip_count in the backend config, else the loop condition).",
+    "XLA:CPU widens bf16 all-reduces to f32 (their reducer is a '*_promoted' clone): they are counted at "
+    "bf16, the bytes the program's bf16 reduction moves on GPU / TPU.",
 ]
 
 
@@ -304,7 +306,7 @@ def compare(model: ModelSpec, training: TrainingSpec, layout: Layout, hlo_text: 
     return Validation(strategy=strategy, model=model, training=training, layout=layout, mesh_shape=dict(mesh_shape),
                       rows=rows, memory=mem_rows, deltas=deltas, hlo=hlo, logical=logical,
                       memory_analysis=dict(memory), compile_s=compile_s, notes=notes,
-                      not_covered=not_covered(layout, local_axes), cp_attention=cp_attention)
+                      not_covered=not_covered(layout, local_axes, training), cp_attention=cp_attention)
 
 
 def _delta_note(planner: float, per_rule: dict[str, dict[str, float]], keys: tuple[str, ...]) -> str:
@@ -361,10 +363,11 @@ def _memory_rows(est: Any, model: ModelSpec, training: TrainingSpec, layout: Lay
 
 def runtime_training(training: TrainingSpec, compute_dtype: str) -> TrainingSpec:
     """The TrainingSpec the planner should use for the runtime: precision ``fp32`` when the runtime
-    computes in fp32 (params, grads, moments and activations all 4 bytes), ``bf16-mixed`` otherwise
-    (parameters are fp32 masters in the runtime either way), and naive attention (the runtime
-    materialises the score matrix)."""
-    prec = "fp32" if compute_dtype in ("float32", "fp32") else training.precision.name
+    computes in fp32 (params, grads, moments and activations all 4 bytes), ``fp32-params`` when it
+    computes in bf16 (the runtime keeps fp32 parameters, casts them to bf16 where they are used and
+    differentiates the fp32 copy: 4-byte parameters and gradients, no separate master, 8-byte
+    moments, 2-byte activations), and naive attention (the runtime materialises the score matrix)."""
+    prec = "fp32" if compute_dtype in ("float32", "fp32") else "fp32-params"
     return training.model_copy(update={"precision": PRECISION_POLICIES[prec], "attention": "naive",
                                        "dropout": False})
 

@@ -187,6 +187,25 @@ def memory_rule(name: str, applies: str, delta: str) -> Callable[[MemoryFn], Mem
     return register
 
 
+# ----- precision ------------------------------------------------------------------------------------
+
+@rule("grads-reduced-in-compute-dtype", "bf16 compute (`--compute-dtype bf16`: fp32 parameters), ZeRO-0, GSPMD reduction",
+      "gradient collectives x `beta / grad_bytes` (2 / 4)")
+def grads_reduced_in_compute_dtype(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """With bf16 compute the runtime keeps fp32 parameters and casts them where they are used, so
+    each device's gradient is born in bf16 and XLA reduces it over the data axes before converting
+    it to the fp32 gradient buffer (PyTorch FSDP's `reduce_dtype=bf16`, Megatron-LM's
+    `--grad-reduce-in-bf16`); the planner prices its gradient collectives at the buffer's 4 bytes.
+    The gradient memory stays fp32 and is not changed.
+    """
+    beta, g = ctx.training.precision.activation_bytes, ctx.training.precision.grad_bytes
+    if beta >= g or ctx.p.zero_stage > 0 or ctx.local_axes:  # the per-step shard_map sums fp32 gradients
+        return []
+    return [Change(c.op, c.axis, 0, -c.bytes_per_device * (1 - beta / g),
+                   "gradients reduced in the compute dtype (bf16), stored in fp32")
+            for c in ctx.planner if c.tensor in ("grads", "norm_grads")]
+
+
 # ----- tensor and sequence parallelism ------------------------------------------------------------
 # No delta for the column-parallel projections: the runtime holds Q/K/V and SwiGLU gate/up fused
 # like Megatron-LM (shardplan.jax.model.Attention / MLP), and constrains their input to the whole
@@ -579,6 +598,23 @@ def zero2_full_local_gradient(ctx: PlanContext, mb: Any) -> dict[str, float]:
     return {"grads": mb.grads * (ctx.layout.zero_shard - 1)}
 
 
+@memory_rule("bf16-working-copies", "bf16 compute (fp32 parameters)",
+             "gradients `+ 2 (beta / g) G`: a bf16 copy of the weights and of their gradient")
+def bf16_working_copies(ctx: PlanContext, mb: Any) -> dict[str, float]:
+    """With bf16 compute the runtime casts its fp32 parameters to bf16 where they are used and the
+    gradient arrives in bf16 before its conversion to the fp32 buffer, so the step's temp memory
+    holds a bf16 copy of the weights and of their gradient beside the fp32 gradient the planner
+    counts (a mixed-precision framework keeps the bf16 working copy as its parameters instead).
+
+    Bytes: ``2 x beta / grad_bytes x`` the planner's gradient bytes (the same elements at 2 bytes,
+    twice), added to the gradients component.
+    """
+    beta, g = ctx.training.precision.activation_bytes, ctx.training.precision.grad_bytes
+    if beta >= g:
+        return {}
+    return {"grads": 2 * mb.grads * beta / g}
+
+
 def memory_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout, mb: Any,
                   local_axes: Sequence[str] = ()) -> dict[str, dict[str, float]]:
     """Per-device memory deltas (bytes) of the runtime vs the planner's stage ``mb.stage``, per
@@ -611,8 +647,15 @@ def pipeline_memory_deltas(model: ModelSpec, training: TrainingSpec, layout: Lay
     return out
 
 
-def not_covered(layout: Layout, local_axes: Sequence[str] = ()) -> str | None:
+def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: TrainingSpec | None = None) -> str | None:
     """Why the comparison cannot score a plan's compiled program, or None when it can.
+
+    Not covered: ZeRO-3 with pp > 1 (weights gathered on every GPipe tick) or with recompute (the
+    backward re-gathers the recomputed blocks' weights per microbatch, the forward once per step);
+    sequence parallelism or ZeRO-1/2/3 with bf16 compute (``training`` with 2-byte activations and 4-byte
+    gradients, the runtime's fp32 parameters): XLA reduce-scatters the fp32 gradient shards but
+    reduces the replicated leaves in bf16 and sends the embedding's token ids in patterns no rule
+    models for that dtype mix.
 
     Not covered: ZeRO-1, HSDP (replicas > 1) and ZeRO-2 with cp > 1, each with ``m > 1`` and
     ``pp = 1`` under the GSPMD accumulation (``local_axes == ()``: ``grad_sync='per_microbatch'``
@@ -623,6 +666,23 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = ()) -> str | None:
     covered.
     """
     p = layout.parallel
+    if p.zero_stage == 3 and p.pp > 1:
+        return ("ZeRO-3 with pp > 1: the runtime's GPipe scan gathers each stage's weights on every one of its "
+                f"m + pp - 1 = {layout.microbatches + p.pp - 1} ticks (bubble ticks included), which neither "
+                "zero3_gather policy prices")
+    if p.zero_stage == 3 and p.recompute != "none":
+        return (f"ZeRO-3 with recompute={p.recompute!r}: XLA gathers the weights once per step for the forward "
+                "and re-gathers the recomputed blocks' weights in every microbatch's backward, between the two "
+                "zero3_gather policies the planner prices (once per step; forward and backward per microbatch)")
+    prec = training.precision if training is not None else None
+    if prec is not None and p.sp and prec.activation_bytes < prec.grad_bytes:
+        return ("sequence parallelism with bf16 compute: XLA:CPU gathers and reduce-scatters the bf16 sequence "
+                "shards and the embedding weight in patterns the rules model for fp32 only; validate it with "
+                "--compute-dtype fp32")
+    if prec is not None and p.zero_stage > 0 and prec.activation_bytes < prec.grad_bytes:
+        return (f"ZeRO-{p.zero_stage} with bf16 compute: the runtime reduce-scatters fp32 gradient shards, reduces "
+                f"the replicated leaves in bf16 and moves the embedding's token ids in patterns no runtime rule "
+                f"models for this dtype mix; validate it with --compute-dtype fp32")
     replicas = p.dp // (p.dp_shard or p.dp) if p.zero_stage else 1
     odd = p.zero_stage == 1 or replicas > 1 or (p.zero_stage == 2 and p.cp > 1)
     if layout.microbatches == 1 or p.pp > 1 or local_axes or not odd:

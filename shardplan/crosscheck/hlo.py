@@ -465,6 +465,9 @@ class HloCollective:
         exact_axes: groups are exactly the product of ``mesh_axes``.
         elements: per-array operand/result bytes.
         op_name: the JAX op path from the metadata (fwd/bwd/optimizer hints).
+        promoted: an all-reduce XLA:CPU widened from bf16 to f32 (reducer ``*_promoted``); its
+            :attr:`elements` are counted at bf16 (2 bytes per element), the bytes the program's
+            bf16 reduction moves on a backend without the promotion (GPU, TPU).
     """
 
     kind: str
@@ -479,6 +482,7 @@ class HloCollective:
     exact_axes: bool
     elements: list[Element]
     op_name: str = ""
+    promoted: bool = False
 
     @property
     def operand_bytes(self) -> float:
@@ -496,10 +500,13 @@ class HloCollective:
                     per_step=self.per_step, trip_count_known=self.trip_count_known, group_size=self.group_size,
                     mesh_axes=list(self.mesh_axes), exact_axes=self.exact_axes, operand_bytes=self.operand_bytes,
                     result_bytes=self.result_bytes, n_elements=len(self.elements),
-                    scattered_elements=sum(e.scattered for e in self.elements), op_name=self.op_name)
+                    scattered_elements=sum(e.scattered for e in self.elements), op_name=self.op_name,
+                    promoted=self.promoted)
 
 
-_PASS_THROUGH = ("bitcast", "copy", "transpose", "reshape", "get-tuple-element")
+_PASS_THROUGH = ("bitcast", "copy", "transpose", "reshape", "get-tuple-element", "convert")
+#: opcodes of a fusion body that only converts or re-lays out its input (same elements out)
+_CONVERT_BODY = {"parameter", "convert", "bitcast", "copy", "reshape", "transpose"}
 
 
 def _slices_param(module: HloModule, fusion: Instruction, operand: str, full_elems: int, n: int) -> bool:
@@ -528,6 +535,15 @@ def _elems(shape: str) -> int:
     return sum(math.prod(d) for _, d in array_shapes(shape))
 
 
+def _converts(module: HloModule, inst: Instruction) -> bool:
+    """A fusion whose body only converts / re-lays out its one input (e.g. XLA:CPU's
+    ``wrapped_convert`` after an all-reduce it promoted from bf16 to f32)."""
+    if inst.opcode != "fusion" or len(inst.operands) != 1:
+        return False
+    body = module.computations.get(inst.attr("calls") or "", [])
+    return bool(body) and all(i.opcode in _CONVERT_BODY for i in body)
+
+
 def _is_scattered(module: HloModule, value: str, full_elems: int, n: int, tuple_index: int | None) -> bool:
     """Every consumer of ``value`` (element ``tuple_index`` of a tuple) keeps a 1/n dynamic slice."""
     if n <= 1:
@@ -543,7 +559,7 @@ def _is_scattered(module: HloModule, value: str, full_elems: int, n: int, tuple_
     for u in users:
         if u.opcode == "dynamic-slice" and u.operands[0] == value and _elems(u.shape) * n == full_elems:
             continue
-        if u.opcode in ("bitcast", "copy", "reshape", "transpose"):
+        if u.opcode in ("bitcast", "copy", "reshape", "transpose", "convert") or _converts(module, u):
             if not _is_scattered(module, u.name, full_elems, n, None):
                 return False
             continue
@@ -589,6 +605,10 @@ def _elements(module: HloModule, inst: Instruction, kind: str, is_async: bool, g
     return elements
 
 
+#: the reducer of an all-reduce that XLA:CPU promoted from bf16 to f32 (its all-reduce promotion
+#: pass clones the reduction computation as ``<name>.clone_promoted``)
+_PROMOTED_RE = re.compile(r"to_apply=%?[\w.\-]*promoted\b")
+
 _COLLECTIVE_RE = re.compile(rf"^({'|'.join(re.escape(k) for k in COLLECTIVE_KINDS)})(-start)?$")
 
 
@@ -608,10 +628,15 @@ def _collective(module: HloModule, inst: Instruction, per_step: float, known: bo
         spanning = groups
         gsize = max((len(g) for g in groups), default=1)
     axes, exact = axes_of_groups(spanning, mesh_shape) if mesh_shape else ((), True)
+    elements = _elements(module, inst, kind, is_async, gsize)
+    promoted = kind == "all-reduce" and bool(_PROMOTED_RE.search(inst.attrs))
+    if promoted:  # XLA:CPU reduced a bf16 buffer in f32: count the bytes of the bf16 the program reduces
+        elements = [Element("bf16", e.dims, e.operand_bytes / 2, e.result_bytes / 2, e.scattered)
+                    if e.dtype == "f32" else e for e in elements]
     return HloCollective(kind=kind, name=inst.name, is_async=is_async, computation=inst.computation,
                          per_step=per_step, trip_count_known=known, groups=groups, group_size=gsize,
-                         mesh_axes=axes, exact_axes=exact, elements=_elements(module, inst, kind, is_async, gsize),
-                         op_name=inst.op_name)
+                         mesh_axes=axes, exact_axes=exact, elements=elements, op_name=inst.op_name,
+                         promoted=promoted)
 
 
 def hlo_collectives(text: str, mesh_shape: Mapping[str, int] | None = None) -> list[HloCollective]:

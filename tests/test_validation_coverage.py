@@ -1,0 +1,50 @@
+"""`validate` on plans users run beyond the documented table (issue 14, item 8): bf16 compute on
+XLA:CPU, and explicit "not covered" reasons instead of a red table."""
+
+import pytest
+
+jax = pytest.importorskip("jax")
+
+from shardplan.jax.train import TrainConfig  # noqa: E402
+from shardplan.jax.validate import validate_plan  # noqa: E402
+from shardplan.parallel import ParallelConfig, validate  # noqa: E402
+from shardplan.presets.models import MODELS  # noqa: E402
+from shardplan.specs.training import TrainingSpec  # noqa: E402
+
+TINY = MODELS["tiny-llama"]
+TR = TrainingSpec(seq_len=32, global_batch_size=16)
+BF16 = TrainConfig(compute_dtype="bfloat16")
+
+
+def test_bf16_tp_counts_promoted_all_reduces_at_bf16():
+    # tiny-llama, dp=4 tp=2, microbatch 4 (one microbatch), bf16 compute: XLA:CPU reduces the tp
+    # activations in f32 ('*_promoted' reducers); counted at bf16 they are the planner's 2-byte
+    # activations; the dp gradient AllReduce runs in bf16 too (rule grads-reduced-in-compute-dtype:
+    # the planner's fp32 gradient bytes x 2 / 4)
+    v = validate_plan(TINY, validate(ParallelConfig(tp=2, microbatch_size=4), TINY, TR, 8), TR, BF16)
+    assert v.training.precision.name == "fp32-params" and v.not_covered is None
+    assert any(c.promoted for c in v.hlo) and all(e.dtype == "bf16" for c in v.hlo if c.promoted for e in c.elements)
+    tp, dp = v.row("AllReduce", "tp"), v.row("AllReduce", "dp")
+    assert abs(tp.planner_error) < 0.01 and tp.rules == []
+    assert dp.rules == ["grads-reduced-in-compute-dtype"] and dp.expected_bytes == dp.planner_bytes / 2
+    assert abs(dp.error) < 0.01 and v.ok
+
+
+@pytest.mark.parametrize("kw,cfg,reason", [
+    (dict(zero_stage=3, recompute="full", microbatch_size=2), None, "re-gathers the recomputed blocks"),
+    (dict(zero_stage=3, pp=2, dp=4, microbatch_size=1), None, "GPipe scan gathers each stage's weights"),
+    (dict(zero_stage=2, microbatch_size=2), BF16, "ZeRO-2 with bf16 compute"),
+    (dict(tp=2, sp=True, microbatch_size=4), BF16, "sequence parallelism with bf16 compute"),
+])
+def test_plans_outside_the_rules_say_why(kw, cfg, reason):
+    layout = validate(ParallelConfig(**kw), TINY, TR, 8)
+    v = validate_plan(TINY, layout, TR, cfg)
+    assert v.not_covered is not None and reason in v.not_covered
+
+
+def test_bf16_dp_with_accumulation_reduces_fp32_once_per_step():
+    # 2 microbatches: the per-step shard_map sums the fp32 gradients and all-reduces them once, at 4
+    # bytes: no compute-dtype delta; bf16 working copies of weights and gradient in the temp memory
+    v = validate_plan(TINY, validate(ParallelConfig(microbatch_size=1), TINY, TR, 8), TR, BF16)
+    assert v.layout.microbatches == 2 and v.row("AllReduce", "dp").rules == []
+    assert abs(v.row("AllReduce", "dp").error) < 0.01 and v.ok
