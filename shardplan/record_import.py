@@ -132,8 +132,8 @@ def _column_value(expr: str, row: dict[str, str], header: list[str], line: int) 
     ``*`` and ``/`` (``gpu_mem_gb * 1e9``, ``dp * mbs * grad_acc``); None when a cell it reads is empty.
 
     Raises:
-        ConfigError: an unknown column (names the CSV's columns), or a cell of a product that is not
-            a number.
+        ConfigError: an unknown column (names the CSV's columns), a cell of a product that is not a
+            number, a division by zero or a result that is not finite.
     """
     if expr.strip() in row:  # a plain column (its name may itself hold '*' or '/')
         terms, ops = [expr.strip()], []
@@ -161,7 +161,12 @@ def _column_value(expr: str, row: dict[str, str], header: list[str], line: int) 
                           f"({', '.join(map(short_repr, values))})", field="csv", value=expr) from None
     x = nums[0]
     for op, y in zip(ops, nums[1:]):
+        if op == "/" and y == 0:
+            raise ConfigError(f"line {line}: {short_repr(expr)} divides by zero ({', '.join(map(short_repr, values))})",
+                              field="csv", value=expr)
         x = x * y if op == "*" else x / y
+    if not math.isfinite(x):
+        raise ConfigError(f"line {line}: {short_repr(expr)} = {x} is not a finite number", field="csv", value=expr)
     return x
 
 

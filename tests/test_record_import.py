@@ -62,6 +62,8 @@ def test_mapping_file_and_missing_status(tmp_path):
     (["tokens_per_s_per_device=tps"], [], "tp\n1\n", "column 'tps' is not in the CSV; its columns: tp"),
     (["tokens_per_s_per_device=tps * 2"], [], "tps\nfast\n", "multiplies a cell that is not a number"),
     (["tp"], [], "tp\n1\n", "--map 'tp' is not field=column"),
+    (["tokens_per_s_per_device=tps / 0"], [], "tps\n5\n", "line 2: 'tps / 0' divides by zero"),
+    (["tokens_per_s_per_device=tps * 1e308"], [], "tps\n1e10\n", "is not a finite number"),
     ([], ["seq_len"], "tp\n1\n", "--set 'seq_len' is not field=value"),
     ([], [], "tp\n", "has a header but no rows"),
     ([], ["model=llama-3-8b", "hardware=h100-sxm", "devices=8", "seq_len=4096", "global_batch_size=8"],
