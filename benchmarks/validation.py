@@ -206,8 +206,8 @@ and are on the critical path.
   promoted (f32) all-reduces are counted at bf16, the runtime's fp32 parameters are the planner's
   `fp32-params` precision, and the rules `grads-reduced-in-compute-dtype` / `bf16-working-copies` apply
   (DP and TP within tolerance, `tests/test_validation_coverage.py`). Sequence parallelism or ZeRO-1/2/3
-  with bf16, and ZeRO-3 with pp > 1 or with recompute, are answered "not covered: <why>" instead of
-  a table outside tolerance.
+  with bf16, ZeRO-3 with pp > 1 or with recompute, and cp with pp > 1 are answered "not covered:
+  <why>" instead of a table outside tolerance.
 * Times: only bytes are compared; CPU collective timings say nothing about NVLink/ICI.
 """
 

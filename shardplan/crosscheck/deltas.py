@@ -650,7 +650,8 @@ def pipeline_memory_deltas(model: ModelSpec, training: TrainingSpec, layout: Lay
 def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: TrainingSpec | None = None) -> str | None:
     """Why the comparison cannot score a plan's compiled program, or None when it can.
 
-    Not covered: ZeRO-3 with pp > 1 (weights gathered on every GPipe tick) or with recompute (the
+    Not covered: cp with pp (K/V all-gathered in the pipeline, GPipe rules stated for cp = 1);
+    ZeRO-3 with pp > 1 (weights gathered on every GPipe tick) or with recompute (the
     backward re-gathers the recomputed blocks' weights per microbatch, the forward once per step);
     sequence parallelism or ZeRO-1/2/3 with bf16 compute (``training`` with 2-byte activations and 4-byte
     gradients, the runtime's fp32 parameters): XLA reduce-scatters the fp32 gradient shards but
@@ -666,6 +667,9 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: Traini
     covered.
     """
     p = layout.parallel
+    if p.pp > 1 and p.cp > 1:
+        return ("cp > 1 with pp > 1: inside the pipeline the runtime all-gathers K/V (the ring attention does "
+                "not compile in the pipeline's scan) and the GPipe rules are stated for cp = 1")
     if p.zero_stage == 3 and p.pp > 1:
         return ("ZeRO-3 with pp > 1: the runtime's GPipe scan gathers each stage's weights on every one of its "
                 f"m + pp - 1 = {layout.microbatches + p.pp - 1} ticks (bubble ticks included), which neither "
