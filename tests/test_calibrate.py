@@ -101,3 +101,25 @@ def test_train_record_then_calibrate_on_cpu(tmp_path):
     r = CliRunner().invoke(app, ["calibrate", str(rec), "--hardware", "h100-sxm", "--no-cross-validation",
                                  "-o", str(tmp_path / "c.yaml")])
     assert r.exit_code == 0, r.output
+
+
+def test_cli_calibrate_reads_a_csv_with_a_mapping(tmp_path):
+    # the same synthetic runs as a CSV in the user's own column names and units: tok/s per GPU, the
+    # layout in short names, the model as a value table; the fit must be the one on the records
+    rows = ["net,gpus,TP,PP,DP,zero,tps"]
+    for r in synthetic_records():
+        p = r.parallel
+        rows.append(f"{'big' if r.model == 'llama-3-8b' else 'small'},{r.devices},{p.tp},{p.pp},{p.dp or ''},"
+                    f"{p.zero_stage},{r.tokens_per_s_per_device!r}")
+    csv_path, mapping, out = tmp_path / "runs.csv", tmp_path / "map.yaml", tmp_path / "cluster.yaml"
+    csv_path.write_text("\n".join(rows) + "\n")
+    mapping.write_text("columns: {model: net, devices: gpus, tp: TP, pp: PP, dp: DP, zero_stage: zero,"
+                       " tokens_per_s_per_device: tps}\n"
+                       "constants: {hardware: h100-sxm, seq_len: 4096, global_batch_size: 256}\n"
+                       "values: {model: {big: llama-3-8b, small: llama-3.2-1b}}\n")
+    r = CliRunner().invoke(app, ["calibrate", str(csv_path), "--map", str(mapping), "--hardware", "h100-sxm",
+                                 "-o", str(out), "--no-cross-validation"])
+    assert r.exit_code == 0, r.output
+    doc = yaml.safe_load(out.read_text())
+    assert doc["matmul_efficiency"] == pytest.approx(0.5, rel=0.05)
+    assert "shardplan calibrate on 14 records" in doc["sources"]["matmul_efficiency"]

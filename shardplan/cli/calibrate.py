@@ -9,8 +9,10 @@ import yaml
 from rich.table import Table
 
 from shardplan.cli.common import FrameworkOpt, HardwareOpt, app, config_errors, console, err_console
+from shardplan.cli.record import MapOpt, SetOpt
 
-RecordsArg = Annotated[Path, typer.Argument(help="run records, JSON Lines (docs/calibration.md)")]
+RecordsArg = Annotated[Path, typer.Argument(help="run records, JSON Lines (docs/calibration.md), or a CSV of runs "
+                                             "read with --map / --set as `shardplan record import` does")]
 YamlOut = Annotated[Optional[Path], typer.Option("--output", "-o", help="write the cluster YAML here")]
 ProfileOut = Annotated[Optional[Path], typer.Option("--profile-out", help="write the fitted framework fields "
                                                     "here (use as --framework FILE)")]
@@ -20,15 +22,21 @@ NoCvOpt = Annotated[bool, typer.Option("--no-cross-validation", help="skip the l
 @app.command()
 @config_errors
 def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework: FrameworkOpt = "megatron",
-              output: YamlOut = None, profile_out: ProfileOut = None, no_cross_validation: NoCvOpt = False) -> None:
+              output: YamlOut = None, profile_out: ProfileOut = None, no_cross_validation: NoCvOpt = False,
+              map: MapOpt = None, set: SetOpt = None) -> None:
     """Fit the hardware's efficiencies and network constants (and the framework's overheads) to
-    measured runs; print fitted vs base values and in-sample / cross-validated errors."""
+    measured runs; print fitted vs base values and in-sample / cross-validated errors. A ``.csv``
+    is imported first with ``--map`` / ``--set`` (docs/calibration.md)."""
     from shardplan.calibrate import calibrate as fit_records, cluster_yaml, profile_yaml
     from shardplan.inputs import hardware_spec
     from shardplan.presets.frameworks import framework_profile
     from shardplan.records import read_records
 
-    recs = read_records(records)
+    if records.suffix.lower() == ".csv":
+        from shardplan.record_import import import_csv, parse_map_items
+        recs = import_csv(records, parse_map_items(list(map or []), list(set or [])))
+    else:
+        recs = read_records(records)
     hw, prof = hardware_spec(hardware), framework_profile(framework)
     with console.status(f"fitting {len(recs)} records"):
         cal = fit_records(recs, hw, prof, cross_validate=not no_cross_validation)
