@@ -18,9 +18,7 @@ Usage: python benchmarks/usp_grid.py [--csv PATH] [--hardware FILE] [--framework
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime
-import math
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
@@ -77,24 +75,14 @@ class GridRun:
         return 8 * self.nodes
 
 
-def _num(x: str) -> float | None:
-    v = float(x)
-    return None if math.isnan(v) else v
-
-
 def load_grid(path: Path) -> list[GridRun]:
-    """The CSV's rows as runs. Nanotron settings (shared README): TP always with sequence parallelism
-    and asynchronous TP communication, 1F1B, no recompute. The batch is the one the run used,
-    dp x mbs x grad_acc (20 rows have a ``gbs`` column that disagrees with it)."""
-    out = []
-    for r in csv.DictReader(path.open()):
-        tp = int(r["tp"])
-        pc = ParallelConfig(dp=int(r["dp"]), tp=tp, pp=int(r["pp"]), zero_stage=int(r["zero"]),
-                            microbatch_size=int(r["mbs"]), sp=tp > 1, tp_overlap=tp > 1, schedule="1f1b")
-        mem = _num(r["gpu_mem_gb"])
-        out.append(GridRun(r["model"], int(r["nodes"]), pc, int(r["dp"]) * int(r["mbs"]) * int(r["grad_acc"]),
-                           _num(r["tok_s_gpu"]), None if mem is None else mem * 1e9))
-    return out
+    """The CSV's rows as runs, read by the generic CSV import with :data:`GRID_MAP` (:func:`to_records`):
+    nanotron's settings (shared README: TP always with sequence parallelism and asynchronous TP
+    communication, 1F1B, no recompute) and the batch each run used, dp x mbs x grad_acc (20 rows
+    have a ``gbs`` column that disagrees with it)."""
+    key = {spec.name: k for k, spec in GRID_MODELS.items()}
+    return [GridRun(key[r.model.name], r.devices // 8, r.parallel, r.global_batch_size,  # type: ignore[union-attr]
+                    r.tokens_per_s_per_device, r.peak_memory_bytes) for r in to_records(path)]
 
 
 def training_for(run: GridRun, profile: FrameworkProfile) -> TrainingSpec:

@@ -34,7 +34,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shardplan.errors import ConfigError, short_repr
-from shardplan.loaders import MAX_FILE_BYTES, _read_mapping, config_error, read_text_capped
+from shardplan.loaders import _read_mapping, config_error, read_text_capped
 from shardplan.parallel import ParallelConfig
 from shardplan.records import RunRecord
 
@@ -147,7 +147,7 @@ def _column_value(expr: str, row: dict[str, str], header: list[str], line: int) 
             if cell == "" or cell.lower() in ("nan", "na", "n/a", "none", "-"):
                 return None
             values.append(cell)
-        elif _is_number(t):
+        elif not isinstance(_number_or_text(t), str):  # a number
             values.append(t)
         else:
             raise ConfigError(f"column {short_repr(t)} is not in the CSV; its columns: {', '.join(header)}",
@@ -170,15 +170,6 @@ def _column_value(expr: str, row: dict[str, str], header: list[str], line: int) 
     return x
 
 
-def _is_number(text: str) -> bool:
-    """``text`` parses as a float."""
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _status(text: Any) -> str:
     """'ok', 'oom' or 'failed' of a status cell (module docstring)."""
     t = str(text).strip().lower()
@@ -194,7 +185,7 @@ def _typed(field: str, value: Any, line: int) -> Any:
     Raises:
         ConfigError: a count that is not a whole number.
     """
-    if not isinstance(value, str) and not isinstance(value, (int, float)):
+    if not isinstance(value, (str, int, float)):
         return value
     if field in _INT_FIELDS:
         try:
@@ -287,4 +278,4 @@ def import_csv(path: str | Path, mapping: CsvMapping) -> list[RunRecord]:
     return out
 
 
-__all__ = ["CsvMapping", "FIELDS", "MAX_FILE_BYTES", "check_mapping", "import_csv", "parse_map_items", "row_record"]
+__all__ = ["CsvMapping", "FIELDS", "check_mapping", "import_csv", "parse_map_items", "row_record"]

@@ -32,7 +32,6 @@ Three parts, each in its own section below:
 from __future__ import annotations
 
 import bisect
-import gc
 import heapq
 import itertools
 import math
@@ -930,25 +929,6 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
         ConfigError: for a bad objective, schedule, or fix that leaves no valid layout (the message
             says which constraint removed everything).
     """
-    # the search allocates ~10^5 short-lived objects without reference cycles; the cyclic collector
-    # would rescan them on every full collection (as timeit does, it is paused while the search runs)
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _search(model, hardware, training, n_devices, top_k=top_k, objective=objective, fix=fix,
-                       max_tp=max_tp, max_cp=max_cp, schedules=schedules,
-                       max_microbatch_size=max_microbatch_size, exhaustive=exhaustive,
-                       keep_infeasible=keep_infeasible)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-
-
-def _search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_devices: int, *,
-            top_k: int, objective: str, fix: dict[str, Any] | None, max_tp: int | None, max_cp: int | None,
-            schedules: Iterable[str] | None, max_microbatch_size: int, exhaustive: bool,
-            keep_infeasible: bool) -> SearchResult:
-    """:func:`search`'s body (same arguments, returns and errors)."""
     t0 = time.perf_counter()
     _check_arguments(n_devices, max_tp, objective)
     fix = dict(fix or {})

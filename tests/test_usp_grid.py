@@ -131,9 +131,11 @@ def test_grid_rows_round_trip_as_run_records(tmp_path):
     assert not back[0].parallel.sp and back[1].parallel.sp and back[1].parallel.tp_overlap  # sp only with tp > 1
     assert back[0].model == usp_grid.GRID_MODELS["1B"] and back[0].framework == "nanotron"
     assert back[1].status == "failed" and back[1].tokens_per_s_per_device is None
-    # the same runs as load_grid reads them for the benchmark
+    # the benchmark's view of the same rows (load_grid reads through the import): model key, nodes
+    # = 8 devices / 8, the 8B row's dp x mbs x grad_acc = 1 x 256 x 1 = 256 sequences, no throughput
     runs = usp_grid.load_grid(tmp_path / "g.csv")
-    assert [r.parallel for r in runs] == [r.parallel for r in back]
+    assert [(r.model, r.nodes, r.global_batch_size, r.ran) for r in runs] == [("1B", 1, 256, True), ("8B", 1, 256, False)]
+    assert runs[0].tok_s_gpu == 39006 and runs[0].mem_bytes == pytest.approx(2.42e10) and runs[1].parallel.tp == 8
 
 
 def test_nanotron_schedules_are_gpipe_and_1f1b():

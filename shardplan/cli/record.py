@@ -1,19 +1,28 @@
 """``shardplan record import``: a CSV of measured runs -> run records (JSON Lines)."""
 
 from collections import Counter
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, List, Optional
 
 import typer
 from rich.table import Table
 
-from shardplan.cli.common import app, config_errors, console, fail
+from shardplan.cli.common import app, config_errors, console
 
 record_app = typer.Typer(no_args_is_help=True, help="Run records: import measured runs for `shardplan calibrate`.")
 app.add_typer(record_app, name="record")
 
 CsvArg = Annotated[Path, typer.Argument(help="CSV of measured runs, header row first")]
-FormatOpt = Annotated[str, typer.Option("--format", help="input format (csv)")]
+
+
+class RecordFormat(str, Enum):
+    """Input formats of ``record import``."""
+
+    csv = "csv"
+
+
+FormatOpt = Annotated[RecordFormat, typer.Option("--format", help="input format")]
 MapOpt = Annotated[Optional[List[str]], typer.Option(
     "--map", help="a mapping file (YAML/JSON: columns, constants, values, missing_status) or field=column "
                   "expression, e.g. tokens_per_s_per_device=tok_s_gpu or peak_memory_bytes='gpu_mem_gb * 1e9'; "
@@ -26,16 +35,13 @@ AppendOpt = Annotated[bool, typer.Option("--append", help="add to the records fi
 
 @record_app.command("import")
 @config_errors
-def import_(csv_file: CsvArg, output: OutOpt, format: FormatOpt = "csv", map: MapOpt = None,
+def import_(csv_file: CsvArg, output: OutOpt, format: FormatOpt = RecordFormat.csv, map: MapOpt = None,
             set: SetOpt = None, append: AppendOpt = False) -> None:
     """Turn a CSV of measured runs into run records (docs/calibration.md, "Importing a table of runs")."""
     from shardplan.record_import import import_csv, parse_map_items
     from shardplan.records import write_records
 
-    if format != "csv":
-        raise fail(f"--format {format!r} is not supported; legal: csv")
-    mapping = parse_map_items(list(map or []), list(set or []))
-    records = import_csv(csv_file, mapping)
+    records = import_csv(csv_file, parse_map_items(list(map or []), list(set or [])))
     n = write_records(output, records, append=append)
     counts = Counter(r.status for r in records)
     t = Table(title=f"{n} run records {'added to' if append else 'written to'} {output}")

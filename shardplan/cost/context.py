@@ -68,10 +68,6 @@ class StepContext:
         ``link_share`` of the group's NICs) plus the framework's per-call overhead
         (``FrameworkProfile.collective_overhead_s``); 0 for a group of one (no call is made)."""
         t = collective_cost(op, size, n, stride, self.hw, link_share=link_share).time_s  # type: ignore[arg-type]
-        return self._with_overhead(op, n, t)
-
-    def _with_overhead(self, op: str, n: int, t: float) -> float:
-        """``t`` seconds of one call plus the framework's per-call overhead, none for a group of one."""
         if n <= 1 and op != "SendRecv":
             return t
         return t + self.training.framework.collective_overhead_s
@@ -90,10 +86,7 @@ class StepContext:
         apart, each in ``buckets`` calls (:meth:`bucketed_time`). ``exposed_s`` (seconds per step on
         the critical path) defaults to all of it."""
         c = collective_cost(op, size, n, stride, self.hw)  # type: ignore[arg-type]
-        if buckets == 1 and link_share == 1.0:  # the call priced above is the one call (bucketed_time's case)
-            time_s = self._with_overhead(op, n, c.time_s) * count
-        else:
-            time_s = self.bucketed_time(op, size, n, stride, buckets, link_share) * count
+        time_s = self.bucketed_time(op, size, n, stride, buckets, link_share) * count
         return Collective(op=op, axis=axis, tensor=tensor, phase=phase, scope=scope,  # type: ignore[arg-type]
                           count=count, bytes_per_device=c.bytes_per_device * count, time_s=time_s,
                           exposed_s=time_s if exposed_s is None else exposed_s, level=c.level,

@@ -189,6 +189,13 @@ def memory_rule(name: str, applies: str, delta: str) -> Callable[[MemoryFn], Mem
 
 # ----- precision ------------------------------------------------------------------------------------
 
+def narrow_compute(training: TrainingSpec) -> bool:
+    """The runtime computes in a narrower dtype than its parameters and gradients (``--compute-dtype
+    bf16``: 2-byte activations, fp32 parameters and gradients, precision ``fp32-params``)."""
+    prec = training.precision
+    return prec.activation_bytes < prec.grad_bytes
+
+
 @rule("grads-reduced-in-compute-dtype", "bf16 compute (`--compute-dtype bf16`: fp32 parameters), ZeRO-0, GSPMD reduction",
       "gradient collectives x `beta / grad_bytes` (2 / 4)")
 def grads_reduced_in_compute_dtype(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
@@ -199,7 +206,7 @@ def grads_reduced_in_compute_dtype(ctx: PlanContext, so_far: Sequence[RuntimeDel
     The gradient memory stays fp32 and is not changed.
     """
     beta, g = ctx.training.precision.activation_bytes, ctx.training.precision.grad_bytes
-    if beta >= g or ctx.p.zero_stage > 0 or ctx.local_axes:  # the per-step shard_map sums fp32 gradients
+    if not narrow_compute(ctx.training) or ctx.p.zero_stage > 0 or ctx.local_axes:  # per-step: fp32 sums
         return []
     return [Change(c.op, c.axis, 0, -c.bytes_per_device * (1 - beta / g),
                    "gradients reduced in the compute dtype (bf16), stored in fp32")
@@ -609,10 +616,10 @@ def bf16_working_copies(ctx: PlanContext, mb: Any) -> dict[str, float]:
     Bytes: ``2 x beta / grad_bytes x`` the planner's gradient bytes (the same elements at 2 bytes,
     twice), added to the gradients component.
     """
-    beta, g = ctx.training.precision.activation_bytes, ctx.training.precision.grad_bytes
-    if beta >= g:
+    if not narrow_compute(ctx.training):
         return {}
-    return {"grads": 2 * mb.grads * beta / g}
+    prec = ctx.training.precision
+    return {"grads": 2 * mb.grads * prec.activation_bytes / prec.grad_bytes}
 
 
 def memory_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout, mb: Any,
@@ -651,14 +658,11 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: Traini
     """Why the comparison cannot score a plan's compiled program, or None when it can.
 
     Not covered: cp with pp (K/V all-gathered in the pipeline, GPipe rules stated for cp = 1);
-    ZeRO-3 with pp > 1 (weights gathered on every GPipe tick) or with recompute (the
-    backward re-gathers the recomputed blocks' weights per microbatch, the forward once per step);
-    sequence parallelism or ZeRO-1/2/3 with bf16 compute (``training`` with 2-byte activations and 4-byte
-    gradients, the runtime's fp32 parameters): XLA reduce-scatters the fp32 gradient shards but
-    reduces the replicated leaves in bf16 and sends the embedding's token ids in patterns no rule
-    models for that dtype mix.
-
-    Not covered: ZeRO-1, HSDP (replicas > 1) and ZeRO-2 with cp > 1, each with ``m > 1`` and
+    ZeRO-3 with pp > 1 (weights gathered on every GPipe tick) or with recompute (the backward
+    re-gathers the recomputed blocks' weights per microbatch, the forward once per step); sequence
+    parallelism or ZeRO-1/2/3 with bf16 compute (:func:`narrow_compute`): XLA reduce-scatters the
+    fp32 gradient shards but reduces the replicated leaves in bf16 and sends the embedding's token
+    ids in patterns no rule models for that dtype mix; ZeRO-1, HSDP (replicas > 1) and ZeRO-2 with cp > 1, each with ``m > 1`` and
     ``pp = 1`` under the GSPMD accumulation (``local_axes == ()``: ``grad_sync='per_microbatch'``
     or ``cp > 1``). XLA then all-reduces ZeRO-1's replicated accumulator every microbatch and
     re-gathers parameters, moves HSDP's embedding gradient in patterns (extra gathers, halved
@@ -678,12 +682,12 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: Traini
         return (f"ZeRO-3 with recompute={p.recompute!r}: XLA gathers the weights once per step for the forward "
                 "and re-gathers the recomputed blocks' weights in every microbatch's backward, between the two "
                 "zero3_gather policies the planner prices (once per step; forward and backward per microbatch)")
-    prec = training.precision if training is not None else None
-    if prec is not None and p.sp and prec.activation_bytes < prec.grad_bytes:
+    narrow = training is not None and narrow_compute(training)
+    if narrow and p.sp:
         return ("sequence parallelism with bf16 compute: XLA:CPU gathers and reduce-scatters the bf16 sequence "
                 "shards and the embedding weight in patterns the rules model for fp32 only; validate it with "
                 "--compute-dtype fp32")
-    if prec is not None and p.zero_stage > 0 and prec.activation_bytes < prec.grad_bytes:
+    if narrow and p.zero_stage > 0:
         return (f"ZeRO-{p.zero_stage} with bf16 compute: the runtime reduce-scatters fp32 gradient shards, reduces "
                 f"the replicated leaves in bf16 and moves the embedding's token ids in patterns no runtime rule "
                 f"models for this dtype mix; validate it with --compute-dtype fp32")
@@ -708,6 +712,6 @@ def rules_table() -> list[str]:
     return lines
 
 
-__all__ = ["Change", "MEMORY_RULES", "PER_LAYER_RULES", "PlanContext", "RULES", "Rule", "RuntimeDelta",
+__all__ = ["Change", "MEMORY_RULES", "PER_LAYER_RULES", "PlanContext", "RULES", "Rule", "RuntimeDelta", "narrow_compute",
            "memory_deltas", "memory_rule", "not_covered", "pipeline_memory_deltas", "rule", "rules_table",
            "runtime_deltas", "runtime_stage_params"]

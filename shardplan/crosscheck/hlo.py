@@ -504,9 +504,9 @@ class HloCollective:
                     promoted=self.promoted)
 
 
-_PASS_THROUGH = ("bitcast", "copy", "transpose", "reshape", "get-tuple-element", "convert")
-#: opcodes of a fusion body that only converts or re-lays out its input (same elements out)
-_CONVERT_BODY = {"parameter", "convert", "bitcast", "copy", "reshape", "transpose"}
+#: ops that pass a value on with the same elements (a new layout or dtype)
+_RELAYOUT = ("bitcast", "copy", "transpose", "reshape", "convert")
+_PASS_THROUGH = _RELAYOUT + ("get-tuple-element",)
 
 
 def _slices_param(module: HloModule, fusion: Instruction, operand: str, full_elems: int, n: int) -> bool:
@@ -541,7 +541,7 @@ def _converts(module: HloModule, inst: Instruction) -> bool:
     if inst.opcode != "fusion" or len(inst.operands) != 1:
         return False
     body = module.computations.get(inst.attr("calls") or "", [])
-    return bool(body) and all(i.opcode in _CONVERT_BODY for i in body)
+    return bool(body) and all(i.opcode == "parameter" or i.opcode in _RELAYOUT for i in body)
 
 
 def _is_scattered(module: HloModule, value: str, full_elems: int, n: int, tuple_index: int | None) -> bool:
@@ -559,7 +559,7 @@ def _is_scattered(module: HloModule, value: str, full_elems: int, n: int, tuple_
     for u in users:
         if u.opcode == "dynamic-slice" and u.operands[0] == value and _elems(u.shape) * n == full_elems:
             continue
-        if u.opcode in ("bitcast", "copy", "reshape", "transpose", "convert") or _converts(module, u):
+        if u.opcode in _RELAYOUT or _converts(module, u):
             if not _is_scattered(module, u.name, full_elems, n, None):
                 return False
             continue

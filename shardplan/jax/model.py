@@ -377,6 +377,20 @@ class LatentAttention(nnx.Module):
         return jnp.einsum("bqhv,hvd->bqd", out, self.wo[...])
 
 
+def _hidden(swiglu: bool, gate: jax.Array | None, up: jax.Array, b_gate: Any, b_up: Any,
+            expand: Any = lambda b: b) -> jax.Array:
+    """An MLP's hidden activations from its projections: SwiGLU ``silu(gate + b_gate) * (up + b_up)``
+    (Shazeer 2020, "GLU Variants Improve Transformer", Eq. 6 with Swish_1 = SiLU) or GeLU
+    ``gelu(up + b_up)`` (Hendrycks & Gimpel 2016). ``gate`` / ``up``: (..., f); ``b_gate`` /
+    ``b_up``: bias parameters or None, ``expand`` maps a bias value to a shape that broadcasts
+    against the projections (e.g. per-expert biases (e, f) onto (b, e, C, f) buffers)."""
+    if b_up is not None:
+        up = up + expand(b_up[...])
+    if b_gate is not None:
+        gate = gate + expand(b_gate[...])
+    return jax.nn.silu(gate) * up if swiglu else jax.nn.gelu(up)
+
+
 class MLP(nnx.Module):
     """SwiGLU (Shazeer 2020) or GeLU MLP, Megatron column/row parallel over ``mlp``.
 
@@ -414,12 +428,7 @@ class MLP(nnx.Module):
             gate, u = gu[:, :, 0], gu[:, :, 1]
         else:
             gate, u = None, jnp.einsum("bsd,df->bsf", x, self.w_up[...])
-        if self.b_up is not None:
-            u = u + self.b_up[...]
-        if self.b_gate is not None:
-            gate = gate + self.b_gate[...]
-        hdn = jax.nn.silu(gate) * u if self.swiglu else jax.nn.gelu(u)
-        hdn = constrain(hdn, ("act_batch", "act_seq", "act_mlp"))
+        hdn = constrain(_hidden(self.swiglu, gate, u, self.b_gate, self.b_up), ("act_batch", "act_seq", "act_mlp"))
         y = jnp.einsum("bsf,fd->bsd", hdn, self.w_down[...])
         if self.b_down is not None:
             y = y + self.b_down[...]
@@ -539,20 +548,16 @@ class MoE(nnx.Module):
         """Expert MLPs on the capacity buffers ``xe`` (b, e, C, d) -> (b, e, C, d); the hidden
         (b, e, C, f) is constrained to the buffers' layout (experts over ep, f over tp)."""
         hidden = ("act_exp_batch", "act_experts", None, "act_mlp")
-        per_expert = lambda b: b[...][None, :, None, :]  # noqa: E731  (e, w) -> (1, e, 1, w)
+        per_expert = lambda b: b[None, :, None, :]  # noqa: E731  (e, w) -> (1, e, 1, w)
         if self.swiglu:
             gate = constrain(jnp.einsum("becd,edf->becf", xe, self.w_gate_up[:, :, 0]), hidden)
             up = constrain(jnp.einsum("becd,edf->becf", xe, self.w_gate_up[:, :, 1]), hidden)
         else:
             gate, up = None, constrain(jnp.einsum("becd,edf->becf", xe, self.w_up[...]), hidden)
-        if self.b_up is not None:
-            up = up + per_expert(self.b_up)
-        if self.b_gate is not None:
-            gate = gate + per_expert(self.b_gate)
-        hdn = jax.nn.silu(gate) * up if self.swiglu else jax.nn.gelu(up)
+        hdn = _hidden(self.swiglu, gate, up, self.b_gate, self.b_up, per_expert)
         ye = jnp.einsum("becf,efd->becd", hdn, self.w_down[...])
         if self.b_down is not None:
-            ye = ye + per_expert(self.b_down)
+            ye = ye + per_expert(self.b_down[...])
         return constrain(ye, ("act_exp_batch", "act_experts", None, "act_embed"))
 
     def _capacity_call(self, x: jax.Array, capacity_factor: float) -> jax.Array:
@@ -597,11 +602,7 @@ class MoE(nnx.Module):
             gate, up = gu[:, :, :, 0], gu[:, :, :, 1]
         else:
             gate, up = None, jnp.einsum("bsd,edf->bsef", x, self.w_up[...])
-        if self.b_up is not None:
-            up = up + self.b_up[...]
-        if self.b_gate is not None:
-            gate = gate + self.b_gate[...]
-        return jax.nn.silu(gate) * up if self.swiglu else jax.nn.gelu(up)
+        return _hidden(self.swiglu, gate, up, self.b_gate, self.b_up)
 
 
 class Block(nnx.Module):
