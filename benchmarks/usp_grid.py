@@ -30,7 +30,7 @@ from scipy.stats import spearmanr
 from shardplan.cost.memory import fit_allocator_overhead, memory_for_stage
 from shardplan.cost.step import Estimate, estimate
 from shardplan.errors import ConfigError
-from shardplan.fitting import Parameter, apply, cross_validate, fit
+from shardplan.fitting import Parameter, apply, fit
 from shardplan.loaders import load_hardware
 from shardplan.parallel import ParallelConfig
 from shardplan.presets.frameworks import framework_profile
@@ -138,27 +138,61 @@ def score(runs: list[GridRun], preds: list[Estimate | str]) -> dict:
 STALL_S_PER_MICROBATCH = 0.3
 
 
-def stall_report(runs: list[GridRun], preds: list[Estimate | str]) -> str:
-    """Where the runs that lose a near-constant time per microbatch are: counts per (nodes, ZeRO-0
-    or not, pipelined or not), and the median |error| of tokens/s/GPU without them. The planner has
-    no term for these stalls (same layout with ZeRO-0 vs ZeRO-1 at 16 nodes: 44.5 s vs 1.9 s per
-    step; no bandwidth or memory term differs by that much), so they show as over-predictions."""
+def stalled(run: GridRun, stall_free: Estimate) -> bool:
+    """The run's measured step exceeds the stall-free prediction (``pp_message_stall_s`` = 0) by more
+    than :data:`STALL_S_PER_MICROBATCH` per microbatch."""
+    measured = run.global_batch_size * SEQ_LEN / (run.tok_s_gpu * run.devices)
+    return (measured - stall_free.step_s) / stall_free.layout.microbatches > STALL_S_PER_MICROBATCH
+
+
+def stall_free(profile: FrameworkProfile) -> FrameworkProfile:
+    """``profile`` without the pipeline message stall."""
+    return profile.model_copy(update={"pp_message_stall_s": 0.0})
+
+
+def stall_nodes(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> int:
+    """``pp_stall_min_nodes`` by majority: the smallest node count from which, at every larger
+    node count of ``runs`` too, more than half of the pipelined runs that ran are :func:`stalled`
+    (so the stall is predicted where it is the likelier outcome; the largest count + 1 if none)."""
+    counts: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    free = stall_free(profile)
+    for r in runs:
+        if r.ran and r.parallel.pp > 1:
+            e = predict(r, hw, free)
+            if not isinstance(e, str):
+                counts[r.nodes][0] += stalled(r, e)
+                counts[r.nodes][1] += 1
+    threshold = max(counts, default=0) + 1
+    for n in sorted(counts, reverse=True):
+        if 2 * counts[n][0] <= counts[n][1]:
+            break
+        threshold = n
+    return threshold
+
+
+def stall_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> str:
+    """Where the runs that lose a near-constant time per microbatch are (measured against the
+    stall-free prediction): counts per (nodes, ZeRO-0 or not, pipelined or not), and the median
+    |error| of tokens/s/GPU of the full profile without them. The profile's message stall
+    (``pp_message_stall_s`` from ``pp_stall_min_nodes`` on) models the pipelined ones where they are
+    the majority; the others show as over-predictions."""
     counts: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
     kept, every = [], []
-    for run, e in zip(runs, preds):
-        if not run.ran or isinstance(e, str):
+    free = stall_free(profile)
+    for run in runs:
+        e0, e = (predict(run, hw, free), predict(run, hw, profile)) if run.ran else (None, None)
+        if e0 is None or isinstance(e0, str) or isinstance(e, str):
             continue
-        measured = run.global_batch_size * SEQ_LEN / (run.tok_s_gpu * run.devices)
-        stalled = (measured - e.step_s) / e.layout.microbatches > STALL_S_PER_MICROBATCH
+        s = stalled(run, e0)
         key = (run.nodes, "0" if run.parallel.zero_stage == 0 else ">=1", "yes" if run.parallel.pp > 1 else "no")
-        counts[key][0] += stalled
+        counts[key][0] += s
         counts[key][1] += 1
         err = abs(e.tokens_per_s / e.layout.n_devices / run.tok_s_gpu - 1)
         every.append(err)
-        if not stalled:
+        if not s:
             kept.append(err)
     n_stalled = len(every) - len(kept)
-    lines = [f"Stalled runs (measured step > predicted + {STALL_S_PER_MICROBATCH} s per microbatch): "
+    lines = [f"Stalled runs (measured step > stall-free prediction + {STALL_S_PER_MICROBATCH} s per microbatch): "
              f"{n_stalled} of {len(every)} that ran. tokens/s/GPU median |error| without them "
              f"{statistics.median(kept):.1%} (with them {statistics.median(every):.1%}).", "",
              "| nodes | ZeRO stage | pp > 1 | stalled / ran |", "|---|---|---|---|"]
@@ -170,15 +204,14 @@ def stall_report(runs: list[GridRun], preds: list[Estimate | str]) -> str:
 FIT_PARAMS = [
     Parameter("framework", "layer_host_s", 0.0, 0.02),
     Parameter("framework", "pp_tp_host_step_s", 0.0, 2e-3),
-    Parameter("framework", "microbatch_node_s", 0.0, 2e-3),
-    Parameter("framework", "microbatch_node_exponent", 1.0, 3.0),
+    Parameter("framework", "pp_message_stall_s", 0.0, 2.0),
     Parameter("framework", "overlap_slowdown", 0.0, 1.0),
     Parameter("framework", "allocator_retry_s", 0.0, 5.0),
     Parameter("framework", "allocator_pressure_start", 0.7, 0.98),
     Parameter("hardware", "matmul_efficiency", 0.3, 0.9),
 ]
-#: least-squares function evaluations per fit (each predicts every run once, ~2 s)
-MAX_NFEV = 25
+#: least-squares function evaluations per fit (each predicts every run once, ~0.3 s; the fits converge in fewer)
+MAX_NFEV = 100
 
 
 def throughput(run: GridRun, hw: HardwareSpec, profile: FrameworkProfile) -> float | None:
@@ -187,27 +220,35 @@ def throughput(run: GridRun, hw: HardwareSpec, profile: FrameworkProfile) -> flo
     return None if isinstance(e, str) else e.tokens_per_s / e.layout.n_devices
 
 
+def fit_on(train: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile
+           ) -> tuple[list[float], HardwareSpec, FrameworkProfile]:
+    """Fit :data:`FIT_PARAMS` on the runs of ``train`` that ran, after choosing ``pp_stall_min_nodes``
+    on them (:func:`stall_nodes`): the fitted values and the fitted hardware and profile."""
+    ran = [r for r in train if r.ran]
+    profile = profile.model_copy(update={"pp_stall_min_nodes": stall_nodes(ran, hw, profile)})
+    res = fit(ran, [r.tok_s_gpu for r in ran], throughput, FIT_PARAMS, hw, profile, max_nfev=MAX_NFEV)
+    h, f = apply(FIT_PARAMS, res.values, hw, profile)
+    return list(res.values), h, f
+
+
 def fit_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile, by_nodes: bool = False
-               ) -> tuple[str, list[float]]:
+               ) -> tuple[str, list[float], FrameworkProfile]:
     """Fit on all runs that ran, leave-one-model-out and (``by_nodes``) leave-one-node-count-out:
-    the table of fitted values and the held-out runs' metrics (the fit never sees the runs it is
-    scored on), and the values fitted on all runs (FIT_PARAMS order)."""
-    ran = [r for r in runs if r.ran]
-    y = [r.tok_s_gpu for r in ran]
-    full = fit(ran, y, throughput, FIT_PARAMS, hw, profile, max_nfev=MAX_NFEV)
-    lines = ["| fitted on | " + " | ".join(f"`{p.field}`" for p in FIT_PARAMS) + " | scored on | result |",
-             "|---|" + "---|" * len(FIT_PARAMS) + "---|---|"]
-    h, f = apply(FIT_PARAMS, full.values, hw, profile)
-    lines.append(_fit_row("all", full.values, "all", score(runs, [predict(r, h, f) for r in runs])))
+    the table of fitted values and the held-out runs' metrics (the fit, the stall threshold
+    included, never sees the runs it is scored on), the values fitted on all runs (FIT_PARAMS
+    order) and the profile fitted on all runs."""
+    lines = ["| fitted on | " + " | ".join(f"`{p.field}`" for p in FIT_PARAMS) + " | `pp_stall_min_nodes` | scored on | result |",
+             "|---|" + "---|" * len(FIT_PARAMS) + "---|---|---|"]
+    values, h, full = fit_on(runs, hw, profile)
+    lines.append(_fit_row("all", values, full, "all", score(runs, [predict(r, h, full) for r in runs])))
     keys = [("model", lambda r: r.model)] + ([("nodes", lambda r: r.nodes)] if by_nodes else [])
     for name, key in keys:
-        for g, (res, _test) in cross_validate(ran, y, [key(r) for r in ran], throughput, FIT_PARAMS, hw,
-                                              profile, MAX_NFEV).items():
+        for g in dict.fromkeys(key(r) for r in runs):
+            vals, h, f = fit_on([r for r in runs if key(r) != g], hw, profile)
             held = [r for r in runs if key(r) == g]
-            h, f = apply(FIT_PARAMS, res.values, hw, profile)
             label = f"{g}" if name == "model" else f"{g} nodes"
-            lines.append(_fit_row(f"all but {label}", res.values, label, score(held, [predict(r, h, f) for r in held])))
-    return "\n".join(lines), list(full.values)
+            lines.append(_fit_row(f"all but {label}", vals, f, label, score(held, [predict(r, h, f) for r in held])))
+    return "\n".join(lines), values, full
 
 
 def write_fitted(profile_out: Path | None, hardware_out: Path | None, values: list[float], hw: HardwareSpec,
@@ -217,7 +258,8 @@ def write_fitted(profile_out: Path | None, hardware_out: Path | None, values: li
     fitted = dict(zip((p.field for p in FIT_PARAMS), values))
     note = f"benchmarks/usp_grid.py --fit on {DEFAULT_CSV.name} ({datetime.date.today().isoformat()})"
     if profile_out:
-        doc = {"base": profile.name, **{p.field: float(fitted[p.field]) for p in FIT_PARAMS if p.target == "framework"}}
+        doc = {"base": profile.name, **{p.field: float(fitted[p.field]) for p in FIT_PARAMS if p.target == "framework"},
+               "pp_stall_min_nodes": profile.pp_stall_min_nodes}
         profile_out.write_text(yaml.safe_dump(doc, sort_keys=False))
         print(f"wrote {profile_out} (--framework {profile_out})")
     if hardware_out:
@@ -251,8 +293,8 @@ def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: Framework
     return "\n".join(lines)
 
 
-def _fit_row(train: str, values: list[float], test: str, s: dict) -> str:
-    vals = " | ".join(f"{v:.3g}" for v in values)
+def _fit_row(train: str, values: list[float], profile: FrameworkProfile, test: str, s: dict) -> str:
+    vals = " | ".join(f"{v:.3g}" for v in values) + f" | {profile.pp_stall_min_nodes}"
     return (f"| {train} | {vals} | {test} | median \\|error\\| {s['median_abs_err']:.1%}, Spearman min "
             f"{s['spearman_min']:.2f} / median {s['spearman_median']:.2f}, fit/OOM {s['fit_accuracy']:.1%} |")
 
@@ -325,12 +367,12 @@ def main() -> None:
     hw, profile = load_hardware(args.hardware), framework_profile(args.framework)
     preds = [predict(r, hw, profile) for r in runs]
     text = report(f"{args.framework} profile on {hw.name}", score(runs, preds))
-    text += "\n\n" + stall_report(runs, preds)
+    text += "\n\n" + stall_report(runs, hw, profile)
     text += "\n\nPeak memory, leave-one-model-out:\n\n" + memory_lomo_report(runs, hw, profile)
     if args.fit:
-        table, values = fit_report(runs, hw, profile, args.by_nodes)
+        table, values, fitted = fit_report(runs, hw, profile, args.by_nodes)
         text += "\n\nThroughput constants, fitted on all runs and leave-one-group-out:\n\n" + table
-        write_fitted(args.profile_out, args.hardware_out, values, hw, profile)
+        write_fitted(args.profile_out, args.hardware_out, values, hw, fitted)
     print(text)
     if args.doc:
         write_doc_section(args.doc, DOC_INTRO + "\n\n" + text)

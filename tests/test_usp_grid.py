@@ -8,7 +8,8 @@ import pytest
 
 from shardplan.cost.axes import tp as tp_axis
 from shardplan.cost.context import step_context
-from shardplan.cost.step import allocator_retry_s, estimate, host_floor_s, node_sync_s
+from shardplan.cost.pipeline import message_stall_s, messages_per_microbatch
+from shardplan.cost.step import allocator_retry_s, estimate, host_floor_s
 from shardplan.errors import ConfigError
 from shardplan.parallel import ParallelConfig, validate
 from shardplan.presets.frameworks import framework_profile
@@ -76,16 +77,26 @@ def test_host_floor_sets_the_microbatch_time_when_the_gpu_is_faster():
     assert base.step_s < 0.5 * e.step_s  # the default profile has no host floor
 
 
-def test_node_sync_grows_with_the_job():
-    # 2e-4 s x 64 nodes ** 2 = 0.8192 s per microbatch; 1 node: 0.2 ms; default profile: 0
-    fw = FrameworkProfile(name="t", microbatch_node_s=2e-4, microbatch_node_exponent=2.0)
-    tr = _training(fw)
-    ctx = step_context(G1B, H100, tr, validate(ParallelConfig(tp=8, sp=True, pp=2), G1B, tr, 512))
-    assert node_sync_s(ctx) == pytest.approx(0.8192)
-    ctx1 = step_context(G1B, H100, tr, validate(ParallelConfig(tp=8, sp=True), G1B, tr, 8))
-    assert node_sync_s(ctx1) == pytest.approx(2e-4)
-    tr0 = _training(FrameworkProfile())
-    assert node_sync_s(step_context(G1B, H100, tr0, validate(ParallelConfig(tp=8), G1B, tr0, 512))) == 0.0
+def test_pipeline_message_stall_counts_the_busiest_stage_messages():
+    # 0.25 s per message from 32 nodes on. 1B (16 layers), tp=8 SP, batch 64:
+    # pp=4 on 512 GPUs (64 nodes): dp=16, mbs=1 -> m = 64 / 16 = 4; an inner stage sends/receives
+    # 4 messages per microbatch: (4 x 4 + 2 x (4 - 1)) x 0.25 = 22 x 0.25 = 5.5 s
+    fw = FrameworkProfile(name="t", pp_message_stall_s=0.25, pp_stall_min_nodes=32)
+    tr = _training(fw, gbs=64)
+    lay = validate(ParallelConfig(tp=8, sp=True, pp=4), G1B, tr, 512)
+    assert lay.microbatches == 4 and messages_per_microbatch(lay.parallel) == 4
+    assert message_stall_s(lay, fw, 64) == pytest.approx(5.5)
+    # pp=2: dp=32, m=2; each stage has one neighbour, 2 messages: (2 x 2 + 2 x 1) x 0.25 = 1.5 s
+    lay2 = validate(ParallelConfig(tp=8, sp=True, pp=2), G1B, tr, 512)
+    assert lay2.microbatches == 2 and message_stall_s(lay2, fw, 64) == pytest.approx(1.5)
+    # below 32 nodes, without pp, and in the default profile: nothing
+    assert message_stall_s(lay, fw, 16) == 0.0
+    assert message_stall_s(validate(ParallelConfig(tp=8, sp=True), G1B, tr, 512), fw, 64) == 0.0
+    assert message_stall_s(lay, FrameworkProfile(), 64) == 0.0
+    # estimate adds it to the step: same layout with and without the stall differ by 5.5 s
+    e1 = estimate(G1B, H100, tr, ParallelConfig(tp=8, sp=True, pp=4), 512)
+    e0 = estimate(G1B, H100, _training(FrameworkProfile(name="t"), gbs=64), ParallelConfig(tp=8, sp=True, pp=4), 512)
+    assert e1.step_s - e0.step_s == pytest.approx(5.5)
 
 
 def test_allocator_retry_ramps_near_full_hbm():

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 from shardplan.parallel import Layout, ParallelConfig
+from shardplan.specs.framework import FrameworkProfile
 
 
 def effective_virtual_stages(parallel: ParallelConfig, stage_layers: tuple[int, ...] | None = None) -> float:
@@ -50,6 +51,33 @@ def bubble_s(parallel: ParallelConfig, microbatch_s: float, stage_layers: tuple[
     """Pipeline bubble in seconds: :func:`bubble_fraction` x the slowest stage's microbatch time
     ``microbatch_s`` (seconds, forward + backward + exposed per-microbatch communication)."""
     return bubble_fraction(parallel, stage_layers) * microbatch_s
+
+
+def messages_per_microbatch(parallel: ParallelConfig) -> int:
+    """Point-to-point messages the busiest pipeline stage sends or receives per microbatch: per
+    virtual stage, activations in and out and their gradients in and out for an inner stage (4),
+    one neighbour for the first and last stage (2: the only stages of a two-stage pipeline), so
+    ``2 x min(pp - 1, 2) x v``; 0 without pipeline parallelism (Narayanan et al. 2021 Sec. 2.2:
+    one send of the activations forward and one of their gradients backward per boundary)."""
+    if parallel.pp == 1:
+        return 0
+    return 2 * min(parallel.pp - 1, 2) * parallel.virtual_stages
+
+
+def message_stall_s(layout: Layout, framework: FrameworkProfile, nodes: int) -> float:
+    """Seconds per step that blocking pipeline messages add (``FrameworkProfile.pp_message_stall_s``
+    per message, on jobs of at least ``pp_stall_min_nodes`` nodes; 0 otherwise and by default).
+
+    Messages on the step's critical path: the busiest stage's ``m`` x
+    :func:`messages_per_microbatch`, plus ``2 (pp - 1)`` for the pipeline's fill and drain (the
+    first microbatch's activations and the last one's gradients cross every stage boundary before
+    the busiest stage can start / after it is done). Example: pp=4, m=8, 0.25 s per message:
+    (8 x 4 + 2 x 3) x 0.25 = 9.5 s. The constant is measured per cluster and framework
+    (docs/accuracy.md, the nanotron grid)."""
+    fw, p = framework, layout.parallel
+    if p.pp == 1 or fw.pp_message_stall_s == 0 or nodes < fw.pp_stall_min_nodes:
+        return 0.0
+    return fw.pp_message_stall_s * (layout.microbatches * messages_per_microbatch(p) + 2 * (p.pp - 1))
 
 
 def inflight_microbatches(layout: Layout) -> float:

@@ -34,7 +34,7 @@ from shardplan.cost.comm import level_names
 from shardplan.cost.compute import LayerTimes, elementwise_bytes_per_token
 from shardplan.cost.context import StepContext, step_context
 from shardplan.cost.memory import MemoryBreakdown, memory_estimate
-from shardplan.cost.pipeline import bubble_s
+from shardplan.cost.pipeline import bubble_s, message_stall_s
 from shardplan.parallel import Layout, ParallelConfig, validate
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
@@ -180,12 +180,12 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     mem = memory_estimate(model, training, layout, reserve=hw.hbm_bytes - hw.usable_hbm_bytes())
     # profile terms outside the device's work: the host's issue floor, job-wide synchronisation and
     # allocator retries near full HBM (0 for the Megatron-LM default)
-    extra_mb = (max(T_mb, host_floor_s(ctx)) - T_mb + node_sync_s(ctx)
-                + allocator_retry_s(fw, mem.total / hw.hbm_bytes))
+    extra_mb = max(T_mb, host_floor_s(ctx)) - T_mb + allocator_retry_s(fw, mem.total / hw.hbm_bytes)
     T_mb += extra_mb
     bubble = bubble_s(layout.parallel, T_mb, layout.stage_layers)
     opt_s = optimizer_s(ctx)
-    step = m * T_mb + bubble + dp.per_step + opt_s + fw.step_overhead_s + slow_step
+    stall = message_stall_s(layout, fw, nodes(ctx))
+    step = m * T_mb + bubble + dp.per_step + opt_s + fw.step_overhead_s + slow_step + stall
     tokens = training.global_batch_tokens
     mf = F.model_flops_per_token(model, training.seq_len, training.causal) * tokens
     hf = F.hardware_flops_per_token(model, training.seq_len, layout.parallel.recompute, training.causal,
@@ -202,7 +202,7 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
         bound=bottleneck(ctx, colls, bubble, opt_s),
         thresholds=_threshold_info(model, training, hw, layout) if detail else {},
         roofline=_roofline(model, training, hw, layout.parallel, layout.local_tokens, ctx.dense_t, colls, m)
-        if detail else [], overhead_s=m * (fw.microbatch_overhead_s + extra_mb) + fw.step_overhead_s,
+        if detail else [], overhead_s=m * (fw.microbatch_overhead_s + extra_mb) + fw.step_overhead_s + stall,
         overlap_slowdown_s=m * slow_mb + slow_step)
 
 
@@ -215,15 +215,9 @@ def host_floor_s(ctx: StepContext) -> float:
     return max(ctx.layout.stage_layers) * per_layer if per_layer > 0 else 0.0
 
 
-def node_sync_s(ctx: StepContext) -> float:
-    """Seconds per microbatch of job-wide synchronisation: the framework's ``microbatch_node_s`` x
-    nodes ** ``microbatch_node_exponent``, nodes = devices / scale-up domain size (rounded up).
-    Example: 2e-4 s, exponent 2, 64 nodes: 0.82 s per microbatch. 0 by default."""
-    fw = ctx.training.framework
-    if fw.microbatch_node_s == 0:
-        return 0.0
-    nodes = -(-ctx.layout.n_devices // ctx.hw.scale_up_size)
-    return fw.microbatch_node_s * nodes ** fw.microbatch_node_exponent
+def nodes(ctx: StepContext) -> int:
+    """Nodes the job spans: devices / scale-up domain size, rounded up."""
+    return -(-ctx.layout.n_devices // ctx.hw.scale_up_size)
 
 
 def allocator_retry_s(fw: FrameworkProfile, pressure: float) -> float:

@@ -45,16 +45,18 @@ _NANOTRON_SPLIT = ("nanotron models/base.py build_model + models/llama.py get_bl
                    "order until the cumulative compute cost passes total*(rank+1)/pp (parallel.cost_greedy_split)")
 
 #: fitted by ``python benchmarks/usp_grid.py --fit`` (values, rows and held-out errors: _NANOTRON_FIT_NOTE)
-_NANOTRON_FITTED = dict(layer_host_s=4.43e-3, pp_tp_host_step_s=2.67e-4, microbatch_node_s=2.74e-6,
-                        microbatch_node_exponent=3.0, overlap_slowdown=0.642, allocator_retry_s=1.07,
-                        allocator_pressure_start=0.85)
+_NANOTRON_FITTED = dict(layer_host_s=4.70e-3, pp_tp_host_step_s=2.66e-4, pp_message_stall_s=0.229,
+                        overlap_slowdown=0.835, allocator_retry_s=1.06, allocator_pressure_start=0.849)
 _NANOTRON_FIT_NOTE = ("fitted by python benchmarks/usp_grid.py --fit: robust least squares (soft-L1, scale 0.1) on "
                       "log(predicted / measured) tokens/s/GPU over the 1,027 runs that ran in "
                       "shared/calibration/usp_h100_grid_1b_8b.csv (1B and 8B, 1-64 nodes of AWS p5), jointly with the "
-                      "cluster's matmul_efficiency 0.515 (usp-h100-efa.yaml); in-sample median |error| 14.5%; "
-                      "leave-one-model-out 19.2% on 1B (fit on 8B) and 18.0% on 8B (fit on 1B); "
-                      "microbatch_node_exponent sits on its upper bound 3 (an empirical growth with job size, "
-                      "docs/accuracy.md usp-grid section)")
+                      "cluster's matmul_efficiency 0.525 (usp-h100-efa.yaml); in-sample median |error| 10.2%; "
+                      "leave-one-model-out 11.3% on 1B (fit on 8B) and 11.2% on 8B (fit on 1B) "
+                      "(docs/accuracy.md usp-grid section)")
+_NANOTRON_STALL_NODES = ("benchmarks/usp_grid.py stall_nodes: the smallest node count from which most pipelined runs "
+                         "of the grid lose more than 0.3 s per microbatch against the stall-free prediction (8 nodes: "
+                         "28 of 135, 16: 47 of 166, 32: 88 of 150, 64: all but a few); chosen on the training runs "
+                         "alone in every held-out fit")
 _NANOTRON_FIT_SOURCES = {k: _NANOTRON_FIT_NOTE for k in _NANOTRON_FITTED}
 
 FRAMEWORKS: dict[str, FrameworkProfile] = {
@@ -72,7 +74,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile(name="nanotron", grad_buffer_bytes=4, loss="eager", allocator_overhead=0.16,
                          context_bytes=2 * 2**30, pipeline_split="cost_greedy", vocab_divisible_by=1,
                          min_microbatches="pp_minus_1", schedules=("gpipe", "1f1b"), zero_stages=(0, 1),
-                         **_NANOTRON_FITTED,
+                         pp_stall_min_nodes=32, **_NANOTRON_FITTED,
                          sources={"grad_buffer_bytes": _FP32_MAIN_GRADS, "loss": _NANOTRON_LOSS,
                                   "allocator_overhead": _NANOTRON_ALLOC, "context_bytes": _NANOTRON_CONTEXT,
                                   "pipeline_split": _NANOTRON_SPLIT, "vocab_divisible_by": _NO_PAD,
@@ -83,7 +85,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "shards the optimizer state only, optim/zero.py ZeroDistributedOptimizer)",
                                   "schedules": "nanotron parallel/pipeline_parallel/engine.py: "
                                   "AllForwardAllBackwardPipelineEngine and OneForwardOneBackwardPipelineEngine",
-                                  **_NANOTRON_FIT_SOURCES}),
+                                  "pp_stall_min_nodes": _NANOTRON_STALL_NODES, **_NANOTRON_FIT_SOURCES}),
     ]
 }
 

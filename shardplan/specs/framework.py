@@ -81,11 +81,14 @@ class FrameworkProfile(BaseModel):
             ``dist.recv`` of the shape, read on the host) and asynchronous tp collectives are
             waited for on the host (``parallel/tensor_parallel/functional.py``), so the host no
             longer runs ahead and every ring step's round trip is exposed.
-        microbatch_node_s, microbatch_node_exponent: seconds added to every microbatch for the
-            synchronisation of a job spread over N nodes, ``microbatch_node_s x N ** exponent``:
-            every microbatch waits for the slowest rank it exchanges data with (tp rings, pipeline
-            hand-offs), and host or network hiccups on any node of a larger job are more likely and
-            longer (0 = no such cost; the value and the exponent are fitted per cluster).
+        pp_message_stall_s, pp_stall_min_nodes: seconds every pipeline point-to-point message
+            blocks the stages that exchange it, on jobs of at least ``pp_stall_min_nodes`` nodes
+            (:func:`shardplan.cost.pipeline.message_stall_s`). A blocking send/recv pipeline
+            (nanotron's ``p2p.py``: a host-side metadata handshake before every tensor) waits on
+            every message; on the measured EFA cluster each wait costs ~0.25 s once the job spans
+            32 nodes or more, so the step grows by that per message on the busiest stage (2 per
+            microbatch on a two-stage pipeline, 4 on an inner stage) -- a measured per-cluster
+            constant, 0 by default.
         allocator_retry_s, allocator_pressure_start: seconds per microbatch lost when the
             predicted device usage nears the HBM capacity: the caching allocator's failed
             ``cudaMalloc`` -> synchronize, free cached blocks, retry (``num_alloc_retries``), ramped
@@ -118,8 +121,8 @@ class FrameworkProfile(BaseModel):
     context_bytes: float = Field(default=0.0, ge=0, le=2**36)
     layer_host_s: float = Field(default=0.0, ge=0, le=0.1)
     pp_tp_host_step_s: float = Field(default=0.0, ge=0, le=0.01)
-    microbatch_node_s: float = Field(default=0.0, ge=0, le=1.0)
-    microbatch_node_exponent: float = Field(default=1.0, ge=0, le=4.0)
+    pp_message_stall_s: float = Field(default=0.0, ge=0, le=10.0)
+    pp_stall_min_nodes: int = Field(default=1, ge=1, le=2**20)
     allocator_retry_s: float = Field(default=0.0, ge=0, le=10.0)
     allocator_pressure_start: float = Field(default=0.9, ge=0.5, lt=1.0)
     pipeline_split: Literal["balanced", "cost_greedy"] = "balanced"
