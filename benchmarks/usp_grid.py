@@ -232,23 +232,27 @@ def fit_on(train: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile
 
 
 def fit_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile, by_nodes: bool = False
-               ) -> tuple[str, list[float], FrameworkProfile]:
+               ) -> tuple[str, list[float], FrameworkProfile, list[tuple[str, dict]]]:
     """Fit on all runs that ran, leave-one-model-out and (``by_nodes``) leave-one-node-count-out:
     the table of fitted values and the held-out runs' metrics (the fit, the stall threshold
     included, never sees the runs it is scored on), the values fitted on all runs (FIT_PARAMS
-    order) and the profile fitted on all runs."""
+    order), the profile fitted on all runs and the leave-one-model-out scores (label, score)."""
     lines = ["| fitted on | " + " | ".join(f"`{p.field}`" for p in FIT_PARAMS) + " | `pp_stall_min_nodes` | scored on | result |",
              "|---|" + "---|" * len(FIT_PARAMS) + "---|---|---|"]
     values, h, full = fit_on(runs, hw, profile)
     lines.append(_fit_row("all", values, full, "all", score(runs, [predict(r, h, full) for r in runs])))
     keys = [("model", lambda r: r.model)] + ([("nodes", lambda r: r.nodes)] if by_nodes else [])
+    held_out = []
     for name, key in keys:
         for g in dict.fromkeys(key(r) for r in runs):
             vals, h, f = fit_on([r for r in runs if key(r) != g], hw, profile)
             held = [r for r in runs if key(r) == g]
             label = f"{g}" if name == "model" else f"{g} nodes"
-            lines.append(_fit_row(f"all but {label}", vals, f, label, score(held, [predict(r, h, f) for r in held])))
-    return "\n".join(lines), values, full
+            s = score(held, [predict(r, h, f) for r in held])
+            lines.append(_fit_row(f"all but {label}", vals, f, label, s))
+            if name == "model":
+                held_out.append((f"`{hw.name}`, `{profile.name}` fitted on the other model, scored on {g} (held out)", s))
+    return "\n".join(lines), values, full, held_out
 
 
 def write_fitted(profile_out: Path | None, hardware_out: Path | None, values: list[float], hw: HardwareSpec,
@@ -311,6 +315,30 @@ def report(name: str, s: dict) -> str:
     return "\n".join(lines)
 
 
+def baseline_rows(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> list[tuple[str, dict]]:
+    """The grid scored without calibration, beside the shipped profile (issue 10's comparison):
+    the ``h100-sxm`` preset with the default ``megatron`` profile; ``h100-sxm`` with the ``nanotron``
+    profile's framework behaviour (loss, layer split, gradient buffer, allocator overhead) but its
+    fitted time constants at 0; and the cluster file with the profile as fitted on all runs."""
+    from shardplan.presets.hardware import HARDWARE
+    h100 = HARDWARE["h100-sxm"]
+    timeless = profile.model_copy(update={p.field: 0.0 for p in FIT_PARAMS if p.target == "framework"}
+                                  | {"overlap_slowdown": None})
+    cases = [("`h100-sxm`, `megatron` profile (no calibration)", h100, framework_profile("megatron")),
+             ("`h100-sxm`, `nanotron` behaviour, time constants 0 (uncalibrated)", h100, timeless),
+             (f"`{hw.name}`, `{profile.name}` as fitted on all runs (in sample)", hw, profile)]
+    return [(label, score(runs, [predict(r, h, f) for r in runs])) for label, h, f in cases]
+
+
+def side_by_side(rows: list[tuple[str, dict]]) -> str:
+    """Markdown table of issue 9 / 10's metrics, one row per (label, :func:`score` result)."""
+    lines = ["| predicted with | tokens/s/GPU median \\|error\\| | Spearman min / median | fit/OOM | "
+             "peak memory median \\|error\\| | ran but refused |", "|---|---|---|---|---|---|"]
+    lines += [f"| {label} | {s['median_abs_err']:.1%} | {s['spearman_min']:.2f} / {s['spearman_median']:.2f} | "
+              f"{s['fit_accuracy']:.1%} | {s['mem_median_abs_err']:.1%} | {s['refused']} |" for label, s in rows]
+    return "\n".join(lines)
+
+
 def to_records(csv_path: Path, hardware: str | None = None) -> list[RunRecord]:
     """The grid's runs as :class:`~shardplan.records.RunRecord` (issue 10's worked example), through
     the generic CSV import with the mapping :data:`GRID_MAP` (what ``shardplan record import CSV
@@ -369,10 +397,13 @@ def main() -> None:
     text = report(f"{args.framework} profile on {hw.name}", score(runs, preds))
     text += "\n\n" + stall_report(runs, hw, profile)
     text += "\n\nPeak memory, leave-one-model-out:\n\n" + memory_lomo_report(runs, hw, profile)
+    compared = baseline_rows(runs, hw, profile)
     if args.fit:
-        table, values, fitted = fit_report(runs, hw, profile, args.by_nodes)
+        table, values, fitted, held_out = fit_report(runs, hw, profile, args.by_nodes)
         text += "\n\nThroughput constants, fitted on all runs and leave-one-group-out:\n\n" + table
         write_fitted(args.profile_out, args.hardware_out, values, hw, fitted)
+        compared += held_out
+    text += "\n\nSide by side (issue 10), every run of the grid unless marked held out:\n\n" + side_by_side(compared)
     print(text)
     if args.doc:
         write_doc_section(args.doc, DOC_INTRO + "\n\n" + text)
