@@ -394,9 +394,12 @@ def recompute_dominated(recompute: str, training: TrainingSpec, prune: bool) -> 
     the same bytes (:func:`shardplan.cost.memory.stage_activation_bytes` subtracts them only for
     ``attention='naive'``) while selective adds one forward of the attention core
     (:func:`shardplan.cost.compute.stage_compute`) and nothing else differs: every selective layout
-    has a no-recompute twin that fits exactly when it does and is at least as fast.
+    has a no-recompute twin that fits exactly when it does and is at least as fast. Not under
+    op-level selective checkpointing (``FrameworkProfile.selective_recompute='every_other_matmul'``,
+    torchtitan), which stores less than no recompute.
     """
-    return prune and recompute == "selective" and training.attention != "naive"
+    return (prune and recompute == "selective" and training.attention != "naive"
+            and training.framework.selective_recompute == "attention")
 
 
 def schedule_dominated(schedule: str, space: Space) -> bool:

@@ -7,7 +7,9 @@ backward GEMMs (input and weight gradient; Narayanan et al. 2021 Sec. 5.1); the 
 the speed its kernel reaches for this head dim and sequence length (FlashAttention-2/-3 and cuDNN
 benchmarks, :class:`shardplan.cost.gemm.AttentionKernel`); element-wise operations
 ``HBM bytes x elementwise_traffic / (eta_hbm W_hbm)``. Full recompute adds one forward of every
-layer, selective recompute one forward of the attention core (Korthikanti et al. 2022 Sec. 5). The
+layer, selective recompute one forward of the attention core (Korthikanti et al. 2022 Sec. 5) or,
+under op-level selective checkpointing (torchtitan), of every second matmul and every element-wise
+op (:func:`every_other_mm_shares`). The
 last pipeline stage adds the LM head GEMMs and the softmax cross-entropy over the vocab shard.
 The framework's ``layer_overhead_s`` is charged per layer per microbatch (``StageCompute.overhead_s``).
 """
@@ -173,6 +175,9 @@ class LayerTimes:
         hbm_bound: most of the forward GEMM time is spent in HBM-bound GEMMs.
         bwd_mm: linear layers, backward (input- and weight-gradient GEMMs).
         bwd_attn: attention core, backward.
+        fwd_mm_every_other: forward time of the projections that op-level selective
+            checkpointing recomputes (:func:`shardplan.cost.memory.op_sac_matmuls`: every second
+            ``aten.mm`` of a dense block), a share of the fused GEMMs in proportion to their widths.
     """
 
     fwd_mm: float
@@ -181,6 +186,7 @@ class LayerTimes:
     hbm_bound: bool
     bwd_mm: float
     bwd_attn: float
+    fwd_mm_every_other: float = 0.0
 
     @property
     def fwd(self) -> float:
@@ -210,16 +216,34 @@ def layer_times(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: P
     prec = training.precision
     dtype = prec.compute_dtype
     in_b = 1.0 if dtype == "fp8" else prec.activation_bytes
-    fwd = bwd = hbm_fwd = 0.0
+    fwd = bwd = hbm_fwd = every_other = 0.0
     dev = GemmDevice.of(hw, dtype)
-    for _, shape in layer_gemm_shapes(model, p, tokens, moe, training.moe_load):
+    shares = every_other_mm_shares(model, p) if not moe else {}
+    for name, shape in layer_gemm_shapes(model, p, tokens, moe, training.moe_load):
         tf, tb, bound = training_gemm_seconds(shape, dev, in_b, 2.0 * prec.grad_bytes)
         fwd, bwd, hbm_fwd = fwd + tf, bwd + tb, hbm_fwd + (tf if bound else 0.0)
+        every_other += shares.get(name, 0.0) * tf
     attn_f, attn_b = attention_core_s(model, training, hw, p, tokens)
     hbm = hw.hbm_bandwidth * hw.hbm_efficiency
     t_elem = (elementwise_bytes_per_token(model, training, p, moe) * training.framework.elementwise_traffic
               * tokens / hbm)
-    return LayerTimes(fwd, attn_f, t_elem, hbm_fwd > fwd / 2, bwd, attn_b)
+    return LayerTimes(fwd, attn_f, t_elem, hbm_fwd > fwd / 2, bwd, attn_b, every_other)
+
+
+def every_other_mm_shares(model: ModelSpec, p: ParallelConfig) -> dict[str, float]:
+    """Share of each fused forward GEMM of :func:`layer_gemm_shapes` (dense layer) that op-level
+    selective checkpointing recomputes (:func:`shardplan.cost.memory.op_sac_matmuls`: K and O of
+    the attention, the up projection of a SwiGLU MLP, the down projection of a non-gated one), in
+    proportion to the output widths fused in that GEMM. Example, Llama-3.1-8B at t = 1: qkv
+    1024 / (4096 + 2 x 1024) = 1/6, attn_out 1, mlp_up 1/2 (w3 of w1 | w3), mlp_down 0. MLA
+    attention: the output projection only."""
+    gated = model.mlp == "swiglu"
+    if model.is_mla:
+        shares = {"attn_out": 1.0}
+    else:
+        kv_r = model.kv_dim // p.tp if model.kv_heads >= p.tp else model.dim_head
+        shares = {"qkv": kv_r / (model.q_dim // p.tp + 2 * kv_r), "attn_out": 1.0}
+    return shares | ({"mlp_up": 0.5} if gated else {"mlp_down": 1.0})
 
 
 def loss_bytes_per_logit(training: TrainingSpec) -> float:
@@ -294,6 +318,8 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
         elem += cnt * 3 * lt.fwd_elem
         if p.recompute == "full":
             rec += cnt * lt.fwd
+        elif p.recompute == "selective" and training.framework.selective_recompute == "every_other_matmul":
+            rec += cnt * (lt.fwd_mm_every_other + lt.fwd_elem)  # op-level: half the matmuls, every element-wise op
         elif p.recompute == "selective":
             rec += cnt * lt.fwd_attn
     if stage == p.pp - 1:  # LM head + cross-entropy over the vocab shard (once more per MTP module)

@@ -83,17 +83,23 @@ def _block_counts(model: ModelSpec) -> tuple[int, int, int]:
 
 
 def recompute_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, causal: bool = True,
-                              attention: str = "flash") -> float:
+                              attention: str = "flash", selective: str = "attention") -> float:
     """Extra (hardware-only) FLOPs per token spent on activation recomputation.
 
     full: one more forward of every layer, 2*layer_params + attention core (not the LM head);
-    selective: one more forward of the attention core; none: 0.
+    selective: one more forward of the attention core (``selective='attention'``, Megatron-LM) or,
+    under op-level checkpointing (``'every_other_matmul'``, torchtitan), of the projections it
+    recomputes in dense layers (K, O and the SwiGLU up projection, or K, O and the down projection:
+    :func:`shardplan.cost.memory.op_sac_matmuls`), 2 x their weights; none: 0.
     A naive (non-flash) attention kernel computes the full s x s score matrix even when causal.
     """
     if recompute == "none":
         return 0.0
     core = attention_core_flops_fwd(model, seq_len, causal and attention == "flash", attention == "flash")
     L_dense, L_moe, L = _block_counts(model)
+    if recompute == "selective" and selective == "every_other_matmul":
+        h, F = model.d_model, model.ffn_dim
+        return 2.0 * L_dense * (h * model.kv_dim + model.q_dim * h + h * F)
     if recompute == "selective":
         return L * core
     matmul = L_dense * layer_matmul_params(model, False) + L_moe * layer_matmul_params(model, True)
@@ -101,7 +107,8 @@ def recompute_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, ca
 
 
 def hardware_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, causal: bool = True,
-                             attention: str = "flash") -> float:
-    """Model FLOPs per token plus recomputation (HFU numerator, PaLM Appendix B)."""
+                             attention: str = "flash", selective: str = "attention") -> float:
+    """Model FLOPs per token plus recomputation (HFU numerator, PaLM Appendix B); ``selective`` as
+    :func:`recompute_flops_per_token`."""
     return model_flops_per_token(model, seq_len, causal) + recompute_flops_per_token(
-        model, seq_len, recompute, causal, attention)
+        model, seq_len, recompute, causal, attention, selective)

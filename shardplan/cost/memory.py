@@ -204,6 +204,36 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     return b
 
 
+def op_sac_matmuls(model: ModelSpec) -> tuple[list[str], list[str]]:
+    """The projections of one dense block in the order an eager PyTorch block calls ``aten.mm``
+    (torchtitan ``Attention.forward``: wq, wk, wv, then wo; ``FeedForward.forward``:
+    ``w2(silu(w1(x)) * w3(x))`` calls w1, w3, w2), split into (saved, recomputed) by torchtitan's
+    op-level selective checkpointing policy: the 1st, 3rd, 5th, ... mm outputs are saved, every
+    second one is recomputed (``torchtitan/distributed/activation_checkpoint.py``, "save output of
+    all compute ops, except every second mm"). Non-gated MLP: up, down."""
+    order = ["q", "k", "v", "o"] + (["gate", "up", "down"] if model.mlp == "swiglu" else ["up", "down"])
+    return order[0::2], order[1::2]
+
+
+def op_sac_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:
+    """Bytes per local token one dense layer keeps under op-level selective checkpointing
+    (``FrameworkProfile.selective_recompute == 'every_other_matmul'``): the block input (beta
+    h/sigma, the checkpoint's input), the saved matmul outputs of :func:`op_sac_matmuls` (q/t, v/t,
+    F/t for the gate or up projection; the down projection's output is the row-parallel partial
+    sum, h wide on every rank), and the attention kernel's output (o/t) with its fp32 log-sum-exp
+    (4 a/t; Dao et al. 2022 Alg. 2). Everything else (norms, RoPE, the activation function,
+    the other matmuls) is recomputed. Example, Llama-3.1-8B (h 4096, q 4096, kv 1024, F 14336,
+    32 heads), t = 1, bf16: 2 x (4096 + 4096 + 1024 + 14336 + 4096 + 4096) + 128 = 63,616 B
+    (about 15.5 h; no recompute stores about 43 h)."""
+    p = layout.parallel
+    beta, t, sigma = training.precision.activation_bytes, p.tp, layout.seq_shard
+    width = {"q": model.q_dim / t, "k": model.kv_dim / t, "v": model.v_dim / t, "o": model.d_model,
+             "gate": model.ffn_dim / t, "up": model.ffn_dim / t, "down": model.d_model}
+    saved, _ = op_sac_matmuls(model)
+    b = beta * model.d_model / sigma + beta * sum(width[k] for k in saved)
+    return b + beta * model.o_dim / t + 4.0 * model.n_heads / t
+
+
 def fp8_linear_input_saving(beta: float, h: int, q: int, width: int, t: int, sigma: int) -> float:
     """Bytes per token and layer that fp8 training saves on stored activations (can be negative).
 
@@ -405,7 +435,8 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
     """Stored activations of pipeline stage ``stage`` at its peak (bytes): the in-flight
     microbatches' layers (:func:`~shardplan.cost.pipeline.stage_inflight`), under full recompute
     the layer inputs plus one layer recomputed in full, under selective recompute without the
-    attention scores; the embedding's dropout mask on the first stage (1 byte x h/sigma per token,
+    attention scores (Megatron-LM) or only what op-level checkpointing saves
+    (:func:`op_sac_bytes_per_token`, torchtitan); the embedding's dropout mask on the first stage (1 byte x h/sigma per token,
     Korthikanti et al. 2022 Sec. 4.3) and the output layer's inputs on the last stage."""
     p = layout.parallel
     sp = stage_params(model, layout, stage)
@@ -421,6 +452,11 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
     if p.recompute == "full":
         stored = n_layers * beta * model.d_model / sigma
         act = u * (stored * inflight + full_layer)
+    elif p.recompute == "selective" and training.framework.selective_recompute == "every_other_matmul":
+        # op-level selective checkpointing of dense blocks; MoE blocks keep the no-recompute count
+        # (their expert GEMMs are not aten.mm calls the policy counts)
+        stored = dense_l * op_sac_bytes_per_token(model, training, layout) + moe_l * per_tok[1]
+        act = u * stored * inflight
     else:
         stored = dense_l * per_tok[0] + moe_l * per_tok[1]
         if p.recompute == "selective" and training.attention == "naive":

@@ -26,6 +26,16 @@ _NANOTRON_CONTEXT = ("estimate, outside the caching allocator: CUDA context (~0.
                      "driver does not expose (81,559 MiB visible); bounded by the grid: the largest reserved peak that "
                      "ran is 77.4 GiB of 80; fit/OOM accuracy is flat (89.6-91.1%) for 0-8 GiB")
 
+_TITAN_LOSS = ("torchtitan components/loss.py cross_entropy_loss: F.cross_entropy(pred.flatten(0, 1).float(), labels...) "
+               "on the full-vocabulary bf16 logits (eager PyTorch: the fp32 upcast and the log-softmax output are "
+               "alive together)")
+_TITAN_SAC = ("torchtitan distributed/activation_checkpoint.py, selective_ac_option='op' (the default selective mode): "
+              "'save output of all compute ops, except every second mm' over a save list of aten.mm and the "
+              "scaled-dot-product attention kernels")
+_TITAN_ALLOC = ("not fitted on torchtitan rows (the shared rows publish no memory): the PyTorch caching allocator's "
+                "reserve over allocated and the runtime context fitted for nanotron on the measured H100 grid "
+                "(eager PyTorch, the same allocator: 0.16 and 2 GiB)")
+
 _NO_PAD = ("no vocabulary padding beyond the tp split: the model's own vocab_size (Hugging Face configs; MaxText "
            "base.yml vocab_size; DTensor / nanotron shard the embedding rows as they are)")
 
@@ -63,8 +73,11 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron"),
         FrameworkProfile(name="maxtext", vocab_divisible_by=1, sources={"vocab_divisible_by": _NO_PAD}),
-        FrameworkProfile(name="torchtitan", elementwise_traffic=6.44, vocab_divisible_by=1,
-                         sources={"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "5.5%, max 8.3%")}),
+        FrameworkProfile(name="torchtitan", elementwise_traffic=5.31, vocab_divisible_by=1, loss="eager",
+                         selective_recompute="every_other_matmul", allocator_overhead=0.16, context_bytes=2 * 2**30,
+                         sources={"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"),
+                                  "loss": _TITAN_LOSS, "selective_recompute": _TITAN_SAC,
+                                  "allocator_overhead": _TITAN_ALLOC, "context_bytes": _TITAN_ALLOC}),
         FrameworkProfile(name="pytorch-fsdp", overlap_slowdown=0.522, vocab_divisible_by=1,
                          sources={"vocab_divisible_by": _NO_PAD, "overlap_slowdown": _fit("pytorch-fsdp", "llmfoundry*", "6.4%, max 16.1%")}),
         FrameworkProfile(name="deepspeed", zero3_prefetch=0.201, zero3_nic_share=0.215, microbatch_overhead_s=0.111,

@@ -93,6 +93,13 @@ class FrameworkProfile(BaseModel):
             predicted device usage nears the HBM capacity: the caching allocator's failed
             ``cudaMalloc`` -> synchronize, free cached blocks, retry (``num_alloc_retries``), ramped
             linearly from ``allocator_pressure_start`` x HBM (0) to the full HBM (``allocator_retry_s``).
+        selective_recompute: what ``recompute='selective'`` keeps: 'attention' (Megatron-LM,
+            Korthikanti et al. 2022 Sec. 4.1: the attention core's scores, softmax and dropout mask
+            are recomputed, the rest stored) or 'every_other_matmul' (torchtitan's op-level
+            selective checkpointing, ``torchtitan/distributed/activation_checkpoint.py``: inside each
+            block only the outputs of the scaled-dot-product attention kernel and of the 1st, 3rd,
+            5th, ... ``aten.mm`` are saved; every other matmul and every element-wise op is recomputed
+            in the backward: :func:`shardplan.cost.memory.op_sac_bytes_per_token`).
         zero_stages: the ZeRO stages the framework implements (None: all of them); other stages are
             refused by validation and skipped by the search (nanotron: 0 and 1).
         schedules: the pipeline schedules the framework implements (None: all of them); a layout
@@ -126,6 +133,7 @@ class FrameworkProfile(BaseModel):
     allocator_retry_s: float = Field(default=0.0, ge=0, le=10.0)
     allocator_pressure_start: float = Field(default=0.9, ge=0.5, lt=1.0)
     pipeline_split: Literal["balanced", "cost_greedy"] = "balanced"
+    selective_recompute: Literal["attention", "every_other_matmul"] = "attention"
     schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble"], ...] | None = None
     zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = None
     min_microbatches: Literal["none", "pp_minus_1"] = "none"
