@@ -9,7 +9,8 @@ refused. ``--fit`` fits the profile's free parameters (``shardplan.fitting``) an
 leave-one-model-out figures (fit on one model, score on the other).
 
 Usage: python benchmarks/usp_grid.py [--csv PATH] [--hardware FILE] [--framework nanotron]
-       [--fit] [--doc docs/accuracy.md] [--out FILE] [--to-records runs.jsonl]
+       [--fit [-o cluster.yaml] [--profile-out profile.yaml]] [--doc docs/accuracy.md] [--out FILE]
+       [--to-records runs.jsonl]
 
 ``--doc`` rewrites only the block between ``<!-- usp-grid:start -->`` and ``<!-- usp-grid:end -->``;
 ``--to-records`` writes the runs as :class:`shardplan.records.RunRecord` JSON Lines and exits.
@@ -385,7 +386,8 @@ def main() -> None:
                     help="write the tables between the usp-grid markers of this file (docs/accuracy.md)")
     ap.add_argument("--to-records", type=Path, default=None, help="write the runs as JSON Lines run records")
     ap.add_argument("--profile-out", type=Path, default=None, help="with --fit: write the fitted profile file")
-    ap.add_argument("--hardware-out", type=Path, default=None, help="with --fit: write the fitted cluster file")
+    ap.add_argument("-o", "--hardware-out", type=Path, default=None,
+                    help="with --fit: write the fitted cluster file (use it with --hardware and --framework nanotron)")
     args = ap.parse_args()
     runs = load_grid(args.csv)
     if args.to_records:
