@@ -36,17 +36,18 @@ FITS = [("deepspeed", ("narayanan21_t2_zero3",), [Parameter("framework", "zero3_
          [Parameter("hardware", "matmul_efficiency", 0.5, 0.95)])]
 
 
-#: hardware fields any fit moves (applied to each row's own hardware spec)
-FITTED_HARDWARE = sorted({p.field for _, _, ps in FITS for p in ps if p.target == "hardware"})
+def _predictor(params: list[Parameter]):
+    """Predicted tokens/s per device of a row under a profile, on the row's own hardware with only
+    the hardware fields this fit moves taken from the fitted spec (rows of one framework may run on
+    several chips: each keeps its own other constants)."""
+    fields = [p.field for p in params if p.target == "hardware"]
 
-
-def _tokens_per_s(row: dict, hw: HardwareSpec, profile: FrameworkProfile) -> float:
-    """Predicted tokens/s per device of ``row`` under ``profile`` on the row's own hardware, with
-    the fitted hardware fields (:data:`FITTED_HARDWARE`) taken from ``hw``."""
-    model, hw_row, training, parallel, n = row_inputs(row)
-    training = training.model_copy(update={"framework": profile})
-    hw_row = hw_row.model_copy(update={f: getattr(hw, f) for f in FITTED_HARDWARE})
-    return estimate(model, hw_row, training, parallel, n).tokens_per_s / n
+    def tokens_per_s(row: dict, hw: HardwareSpec, profile: FrameworkProfile) -> float:
+        model, hw_row, training, parallel, n = row_inputs(row)
+        training = training.model_copy(update={"framework": profile})
+        hw_row = hw_row.model_copy(update={f: getattr(hw, f) for f in fields})
+        return estimate(model, hw_row, training, parallel, n).tokens_per_s / n
+    return tokens_per_s
 
 
 def _measured(row: dict) -> float:
@@ -63,10 +64,11 @@ def fit_table(framework: str, prefixes: tuple[str, ...], params: list[Parameter]
     hw = row_inputs(rows[0])[1]
     profile = framework_profile(framework)
     y = [_measured(r) for r in rows]
-    full = fit(rows, y, _tokens_per_s, params, hw, profile)
+    predict = _predictor(params)
+    full = fit(rows, y, predict, params, hw, profile)
     h, f = apply(params, full.values, hw, profile)
-    in_sample = [float(x) for x in log_residuals(rows, y, _tokens_per_s, h, f)]
-    loo = cross_validate(rows, y, [r["id"] for r in rows], _tokens_per_s, params, hw, profile)
+    in_sample = [float(x) for x in log_residuals(rows, y, predict, h, f)]
+    loo = cross_validate(rows, y, [r["id"] for r in rows], predict, params, hw, profile)
     lines = [f"**{framework}** on {len(rows)} rows ({', '.join(f'`{p}*`' for p in prefixes)}): "
              + ", ".join(f"`{p.field}` = {v:.3g}" for p, v in zip(params, full.values)), "",
              "| row | in-sample error | left-out error | left-out fit |", "|---|---|---|---|"]
@@ -74,7 +76,7 @@ def fit_table(framework: str, prefixes: tuple[str, ...], params: list[Parameter]
     for i, r in enumerate(rows):
         res, _ = loo[r["id"]]
         h2, f2 = apply(params, res.values, hw, profile)
-        e = _tokens_per_s(r, h2, f2) / y[i] - 1
+        e = predict(r, h2, f2) / y[i] - 1
         held.append(abs(e))
         vals = ", ".join(f"{v:.3g}" for v in res.values)
         lines.append(f"| {r['id']} | {pow(2.718281828459045, in_sample[i]) - 1:+.1%} | {e:+.1%} | {vals} |")
