@@ -25,6 +25,8 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from shardplan.cost.flops import model_flops_per_token
 from shardplan.cost.step import Estimate, estimate
 from shardplan.errors import ConfigError
@@ -86,21 +88,37 @@ CLUSTER_SCALE_OUT = {
 }
 
 
+#: hardware column (case-insensitive substring, first match) -> preset and field overrides; the H800 is an
+#: H100 with NVLink cut to 400 GB/s bidirectional (NVIDIA H800 datasheet) and the GH200's H100 has 96 GB of
+#: HBM3 at 4 TB/s (NVIDIA GH200 datasheet); "v5p-128"-style TPU slices are one ICI domain of 64 chips
+HARDWARE_OF_COLUMN = (
+    ("a100-40gb", "a100-40gb", {}), ("a100 40gb", "a100-40gb", {}), ("a100", "a100-80gb", {}),
+    ("h800", "h100-sxm", {"scale_up_bandwidth": 200e9}),
+    ("gh200", "h100-sxm", {"hbm_bytes": 96 * 2**30, "hbm_bandwidth": 4.0e12}),
+    ("h100 96gb", "h100-sxm", {"hbm_bytes": 96 * 2**30, "hbm_bandwidth": 2.4e12}),
+    ("h200", "h200", {}), ("h100", "h100-sxm", {}), ("b200", "b200", {}), ("mi300x", "mi300x", {}),
+    ("tpu v5p", "tpu-v5p", {"scale_up_size": 64}), ("tpu v5e", "tpu-v5e", {}), ("tpu v6e", "tpu-v6e", {}),
+    ("trillium", "tpu-v6e", {}), ("tpu v4", "tpu-v4", {}),
+)
+
+
 def _hardware(row: dict):
-    hw = row["hardware"]
+    """The row's hardware preset (:data:`HARDWARE_OF_COLUMN`), with per-cluster scale-out overrides
+    (:data:`CLUSTER_SCALE_OUT`).
+
+    Raises:
+        ConfigError: if no preset matches the ``hardware`` column (the message lists the known names).
+    """
+    hw = row.get("hardware", "")
     if row["id"] in CLUSTER_SCALE_OUT:
         base = "a100-40gb" if "40GB" in hw else "a100-80gb"
         return load_hardware(base, scale_out_bandwidth=CLUSTER_SCALE_OUT[row["id"]][0])
-    if hw.startswith("A100-80GB") or hw.startswith("A100 ("):
-        return load_hardware("a100-80gb")
-    if hw.startswith("A100-40GB"):
-        return load_hardware("a100-40gb")
-    if hw.startswith("H100"):
-        return load_hardware("h100-sxm")
-    if hw.startswith("TPU v5p"):
-        # "v5p-128" is a 64-chip slice; several slices talk over DCN
-        return load_hardware("tpu-v5p", scale_up_size=64)
-    raise ConfigError(f"hardware {hw!r} has no preset mapping", field="hardware", value=hw)
+    low = hw.lower().replace("-", " ").replace("_", " ")
+    for key, preset, overrides in HARDWARE_OF_COLUMN:
+        if key.replace("-", " ") in low:
+            return load_hardware(preset, **overrides)
+    raise ConfigError(f"hardware {hw!r} has no preset mapping; known: {', '.join(k for k, _, _ in HARDWARE_OF_COLUMN)}",
+                      field="hardware", value=hw)
 
 
 #: source -> framework the run used (papers' Sec. "software"); DeepSpeed for the ZeRO-3 rows of
@@ -109,13 +127,27 @@ FRAMEWORK_OF_SOURCE = (("Narayanan21 Table 2", "zero3", "deepspeed"), ("Narayana
                        ("Korthikanti22", "", "megatron"), ("MegaScale", "", "megatron"), ("NeMo", "", "megatron"),
                        ("BLOOM", "", "deepspeed"), ("GPT-NeoX", "", "deepspeed"), ("GLM-130B", "", "deepspeed"),
                        ("MaxText", "", "maxtext"), ("torchtitan", "", "torchtitan"),
-                       ("llm-foundry", "", "pytorch-fsdp"))
+                       ("llm-foundry", "", "pytorch-fsdp"),
+                       # not in the shared set: sources a user's table may name
+                       ("DeepSpeed", "", "deepspeed"), ("nanotron", "", "nanotron"), ("picotron", "", "nanotron"),
+                       ("Ultra-Scale Playbook", "", "nanotron"), ("fms-fsdp", "", "pytorch-fsdp"),
+                       ("FSDP", "", "pytorch-fsdp"), ("OLMo", "", "pytorch-fsdp"), ("Composer", "", "pytorch-fsdp"),
+                       ("Levanter", "", "maxtext"), ("Pax", "", "maxtext"), ("JAX", "", "maxtext"))
+
+#: sources whose runs are NVIDIA NeMo performance recipes (sequence parallelism and TP communication
+#: overlap on whenever tp > 1: NeMo-Framework-Launcher conf ``ub_tp_comm_overlap: True``)
+NEMO_RECIPE_SOURCES = ("NeMo", "dgxc", "DGX Cloud", "Megatron-Bridge", "MLPerf")
 
 
 def framework_of(row: dict) -> str:
-    """The framework a published row ran (:data:`FRAMEWORK_OF_SOURCE`); 'megatron' if unknown."""
+    """The framework a published row ran (:data:`FRAMEWORK_OF_SOURCE`, case-insensitive, first
+    match); an explicit ``framework`` column wins; 'megatron' if unknown."""
+    from shardplan.presets.frameworks import FRAMEWORKS
+    if (row.get("framework") or "").strip() in FRAMEWORKS:
+        return row["framework"].strip()
+    src, rid = (row.get("source") or "").lower(), (row.get("id") or "").lower()
     for source, id_part, name in FRAMEWORK_OF_SOURCE:
-        if source in row["source"] and id_part in row["id"]:
+        if source.lower() in src and id_part in rid:
             return name
     return "megatron"
 
@@ -140,41 +172,103 @@ def _recompute(text: str) -> str:
     return "none"
 
 
+def _norm(name: str) -> str:
+    """A model name without case, spaces, dashes or underscores ('Llama 3.1 405B' -> 'llama3.1405b')."""
+    return "".join(c for c in name.lower() if c.isalnum() or c == ".")
+
+
+def _model_from_dims(row: dict) -> ModelSpec | None:
+    """A model built from the row's own shape columns (n_layers, d_model, n_heads, n_kv_heads, ffn_dim,
+    vocab, experts, top_k), or None when they are missing. The MLP is the one (SwiGLU or GeLU) whose
+    parameter count is closer to the row's ``params_B`` (SwiGLU when it has none)."""
+    dims = {k: _f(row.get(k, "")) for k in ("n_layers", "d_model", "n_heads", "ffn_dim", "vocab")}
+    if any(v is None for v in dims.values()):
+        return None
+    kv = _f(row.get("n_kv_heads", ""))
+    experts, top_k = _f(row.get("experts", "")) or 0, _f(row.get("top_k", "")) or 0
+    base = dict(name=row.get("model") or "custom", n_layers=int(dims["n_layers"]), d_model=int(dims["d_model"]),
+                n_heads=int(dims["n_heads"]), n_kv_heads=int(kv) if kv else None, ffn_dim=int(dims["ffn_dim"]),
+                vocab_size=int(dims["vocab"]), source="published_runs row shape columns")
+    if experts:
+        base.update(n_experts=int(experts), top_k=int(top_k or 1))
+    options = [ModelSpec(**base, mlp="swiglu"), ModelSpec(**base, mlp="gelu", norm="layernorm", linear_bias=True)]
+    target = _f(row.get("params_B", ""))
+    if not target:
+        return options[0]
+    return min(options, key=lambda m: abs(m.n_params / 1e9 - target))
+
+
+def resolve_model(row: dict) -> ModelSpec:
+    """The row's model: :data:`MODEL_MAP`, else a preset whose name matches the ``model`` column
+    without case, spaces or dashes ('LLAMA3.1-405B' -> llama-3.1-405b; a Llama 3.x minor version
+    falls back to the 3.0 shapes it shares, 'Llama 3.1 70B' -> llama-3-70b), else the row's shape
+    columns (:func:`_model_from_dims`).
+
+    Raises:
+        ConfigError: if none of these gives a model (the message says what the row needs).
+    """
+    name = row.get("model", "")
+    if name in MODEL_MAP:
+        return MODELS[MODEL_MAP[name]]
+    key = _norm(name)
+    candidates = {_norm(k): v for k, v in MODEL_MAP.items()} | {_norm(k): k for k in MODELS}
+    for k in (key, key.replace("3.1", "3").replace("3.3", "3")):
+        if k in candidates:
+            return MODELS[candidates[k] if candidates[k] in MODELS else MODEL_MAP[candidates[k]]]
+    spec = _model_from_dims(row)
+    if spec is None:
+        raise ConfigError(f"no preset for model {name!r} and the row has no n_layers, d_model, n_heads, ffn_dim and "
+                          f"vocab to build one", field="model", value=name)
+    return spec
+
+
+def _int(row: dict, key: str, default: int | None = None) -> int:
+    """An integer column, ``default`` when empty.
+
+    Raises:
+        ConfigError: if the column is empty and has no default, or is not a number.
+    """
+    v = _f(row.get(key, ""))
+    if v is None:
+        if default is None or (row.get(key) or "").strip():
+            raise ConfigError(f"{key}={row.get(key)!r} in row {row.get('id')!r} is not a number",
+                              field=key, value=row.get(key))
+        return default
+    return int(v)
+
+
 def row_inputs(row: dict) -> tuple[ModelSpec, object, TrainingSpec, ParallelConfig, int]:
     """Specs for one CSV row.
 
     Raises:
         ConfigError: when the row lacks what the planner needs (the message says what).
     """
-    name = row["model"]
-    if name not in MODEL_MAP:
-        raise ConfigError(f"no preset for model {name!r}", field="model", value=name)
-    model = MODELS[MODEL_MAP[name]]
+    model = resolve_model(row)
     hw = _hardware(row)
-    n = int(row["n_devices"])
-    seq = int(row["seq_len"])
-    gbs = int(_f(row["global_batch_sequences"]) or int(row["global_batch_tokens"]) // seq)
-    prec = row["precision"].lower()
+    n = _int(row, "n_devices")
+    seq = _int(row, "seq_len")
+    gbs = int(_f(row.get("global_batch_sequences", "")) or _int(row, "global_batch_tokens") // seq)
+    prec = (row.get("precision") or "").lower()
     if "fp8" in prec:
         policy = PRECISION_POLICIES["fp8-mixed"]
     elif "fp32 weights" in prec:
         policy = PRECISION_POLICIES["fp32-params"]
-    elif "amp_bf16" in prec or "torchtitan" in row["source"]:
+    elif "amp_bf16" in prec or "torchtitan" in row.get("source", ""):
         # torch FSDP "mixed" policy: bf16 parameters and compute, gradients reduced in fp32
         policy = PRECISION_POLICIES["bf16-mixed-fp32-grads"]
     else:
         policy = PRECISION_POLICIES["bf16-mixed"]
-    src = row["source"]
+    src = row.get("source", "")
     old_megatron = any(k in src for k in ("Narayanan21", "Korthikanti22", "BLOOM", "GPT-NeoX", "GLM-130B"))
     training = TrainingSpec(seq_len=seq, global_batch_size=gbs, precision=policy,
                             framework=framework_profile(framework_of(row)),
                             attention="naive" if old_megatron else "flash",
                             dropout=any(k in src for k in ("Narayanan21", "Korthikanti22", "GPT-NeoX", "GLM")))
-    zero, overlap = _zero(row["zero_stage_or_fsdp"])
-    tp, pp, dp = int(row["TP"]), int(row["PP"]), int(row["DP"])
-    cp = int(_f(row["CP"]) or 1)
-    vp = int(_f(row["virtual_pipeline_stages"]) or 1)
-    mbs = int(_f(row["microbatch_size"]) or 1)
+    zero, overlap = _zero(row.get("zero_stage_or_fsdp", ""))
+    tp, pp, cp = _int(row, "TP", 1), _int(row, "PP", 1), _int(row, "CP", 1)
+    dp = _int(row, "DP", max(1, n // (tp * pp * cp)))  # the README: DP = n_devices / (TP x PP x CP)
+    vp = _int(row, "virtual_pipeline_stages", 1)
+    mbs = _int(row, "microbatch_size", 1)
     pp_layers = None
     if model.n_layers % pp:
         # Megatron-DeepSpeed / GLM split uneven layer counts; the heavier stages sit in the middle
@@ -186,56 +280,81 @@ def row_inputs(row: dict) -> tuple[ModelSpec, object, TrainingSpec, ParallelConf
         gbs = gbs // (dp * mbs) * (dp * mbs)  # GPT-NeoX: 1538 in the paper, mbs 4 x GA 32 x DP 12 = 1536 in config
         training = training.model_copy(update={"global_batch_size": gbs})
     dp_shard = None
-    if "DCN slice" in row["zero_stage_or_fsdp"]:
+    if "DCN slice" in row.get("zero_stage_or_fsdp", ""):
         dp_shard = dp // max(1, n // hw.scale_up_size)
-    nemo = "NeMo" in src  # NeMo performance recipes: SP and TP communication overlap on whenever tp > 1
+    nemo = any(k.lower() in src.lower() for k in NEMO_RECIPE_SOURCES)  # SP and TP overlap on whenever tp > 1
+    rc_text = row.get("recompute", "")
     parallel = ParallelConfig(dp=dp, tp=tp, pp=pp, cp=cp, zero_stage=zero, dp_shard=dp_shard,
-                              sp="sequence parallel" in row["recompute"] or (nemo and tp > 1),
+                              sp="sequence parallel" in rc_text or (nemo and tp > 1),
                               tp_overlap=nemo and tp > 1, microbatch_size=mbs,
                               schedule="interleaved" if vp > 1 else "1f1b", virtual_stages=vp,
-                              recompute=_recompute(row["recompute"]), overlap_grad_reduce=overlap,
+                              recompute=_recompute(rc_text), overlap_grad_reduce=overlap,
                               pp_layers=pp_layers,
-                              fsdp_unit="tensor" if "ZeRO-3 (DeepSpeed)" in row["zero_stage_or_fsdp"] else "block")
+                              fsdp_unit="tensor" if "ZeRO-3 (DeepSpeed)" in row.get("zero_stage_or_fsdp", "") else "block")
     return model, hw, training, parallel, n
 
 
 def _source_flops_per_token(row: dict, model: ModelSpec, seq: int) -> float:
-    d = row["tflops_definition"]
+    d = row.get("tflops_definition") or "unspecified"
     if "Eq.3" in d or "incl. recompute" in d or d == "unspecified":
         L, h, V = model.n_layers, model.d_model, model.vocab_size
         return 96.0 * L * h * h * (1 + seq / (6 * h) + V / (16 * L * h))
     return model_flops_per_token(model, seq, causal=False)
 
 
+def reported_throughput(row: dict, model: ModelSpec, hw, training: TrainingSpec, n: int
+                        ) -> tuple[str, float, float] | None:
+    """(metric name, reported value, reported tokens/s per device) of a row: the metric is the
+    reported MFU, else HFU, else TFLOP/s per device, else tokens/s per device; the throughput comes
+    from the step time, else the tokens/s, else the metric over the source's FLOPs per token
+    (:func:`_source_flops_per_token`) and peak (``peak_tflops_basis``, else the hardware's bf16 or
+    fp8 peak). None when the row reports none of them."""
+    tokens = training.global_batch_tokens
+    basis = (row.get("peak_tflops_basis") or "").split()
+    fp8 = training.precision.compute_dtype == "fp8"
+    peak = _f(basis[0]) * 1e12 if basis and _f(basis[0]) else hw.peak_flops("fp8" if fp8 else "bf16")
+    fpt = _source_flops_per_token(row, model, training.seq_len)
+    per_dev = (_f(row.get("reported_tokens_per_sec", "")) or 0) / (n if row.get("tokens_per_sec_scope") == "total" else 1)
+    if _f(row.get("reported_MFU", "")) is not None:
+        metric, value = "MFU %", _f(row["reported_MFU"])
+    elif _f(row.get("reported_HFU", "")) is not None:
+        metric, value = "HFU %", _f(row["reported_HFU"])
+    elif _f(row.get("reported_TFLOPs_per_device", "")) is not None:
+        metric, value = "TFLOP/s per device", _f(row["reported_TFLOPs_per_device"])
+    elif per_dev:
+        return "tokens/s per device", per_dev, per_dev
+    elif _f(row.get("step_time_s", "")):
+        v = tokens / _f(row["step_time_s"]) / n
+        return "tokens/s per device", v, v
+    else:
+        return None
+    if _f(row.get("step_time_s", "")):
+        rep_tps = tokens / _f(row["step_time_s"]) / n
+    elif per_dev:
+        rep_tps = per_dev
+    elif metric == "TFLOP/s per device":
+        rep_tps = value * 1e12 / fpt
+    else:
+        rep_tps = value / 100 * peak / fpt
+    return metric, value, rep_tps
+
+
 def reproduce_row(row: dict) -> RowResult:
     """Predict one published run and express it in the source's metric."""
-    rid = row["id"]
+    rid = row.get("id", "?")
     try:
         model, hw, training, parallel, n = row_inputs(row)
-    except ConfigError as e:
+    except (ConfigError, ValidationError) as e:
         return RowResult(rid, False, reason=str(e))
     try:
         est = estimate(model, hw, training, parallel, n)
     except ConfigError as e:
         return RowResult(rid, False, reason=f"layout rejected: {e}")
-    tokens = training.global_batch_tokens
+    measured = reported_throughput(row, model, hw, training, n)
+    if measured is None:
+        return RowResult(rid, False, reason="the row reports no step time, tokens/s, MFU, HFU or TFLOP/s per device")
+    metric, value, rep_tps = measured
     pred_tps = est.tokens_per_s / n
-    peak = float(row["peak_tflops_basis"].split()[0]) * 1e12
-    fpt = _source_flops_per_token(row, model, training.seq_len)
-    if _f(row["reported_MFU"]) is not None:
-        metric, value = "MFU %", _f(row["reported_MFU"])
-    elif _f(row["reported_HFU"]) is not None:
-        metric, value = "HFU %", _f(row["reported_HFU"])
-    else:
-        metric, value = "TFLOP/s per device", _f(row["reported_TFLOPs_per_device"])
-    if _f(row["step_time_s"]):
-        rep_tps = tokens / _f(row["step_time_s"]) / n
-    elif _f(row["reported_tokens_per_sec"]):
-        rep_tps = _f(row["reported_tokens_per_sec"]) / (n if row["tokens_per_sec_scope"] == "total" else 1)
-    elif metric == "TFLOP/s per device":
-        rep_tps = value * 1e12 / fpt
-    else:
-        rep_tps = value / 100 * peak / fpt
     return RowResult(rid, True, metric=metric, reported=value, predicted=value * pred_tps / rep_tps,
                      layout=est.parallel.short(), bound=est.bound, fits=est.fits)
 

@@ -1,0 +1,72 @@
+"""Rows of a published-runs table that the shared set does not have: model names, hardware, sources
+and empty columns a user's (or a held-out) table may use (shardplan.calibration)."""
+
+import pytest
+
+from shardplan.calibration import framework_of, load_rows, reproduce_row, resolve_model, row_inputs
+from shardplan.errors import ConfigError
+from shardplan.presets.models import MODELS
+
+#: the dgxc-benchmarking Llama 3.1 70B BF16 run (NeMo 24.09, llama3.1/README_70b.md): 64 H100, TP4 PP4 CP2 VP5,
+#: MBS 1, GBS 128, seq 8192, 14.72 s per step
+ROW = {"id": "dgxc_llama31_70b_bf16_64", "source": "NVIDIA dgxc-benchmarking (NeMo 24.09)", "model": "Llama 3.1 70B",
+       "hardware": "H100-SXM 80GB", "n_devices": "64", "TP": "4", "PP": "4", "DP": "", "CP": "2",
+       "virtual_pipeline_stages": "5", "microbatch_size": "1", "seq_len": "8192", "global_batch_sequences": "128",
+       "global_batch_tokens": "", "precision": "bf16", "zero_stage_or_fsdp": "distributed optimizer",
+       "recompute": "none", "step_time_s": "14.72"}
+
+
+def test_model_names_resolve_to_presets_without_a_map_entry():
+    # case, spaces and dashes do not matter; Llama 3.1 70B has the Llama 3 70B shapes
+    assert resolve_model({"model": "Llama 3.1 70B"}) is MODELS["llama-3-70b"]
+    assert resolve_model({"model": "LLAMA3.1-405B"}) is MODELS["llama-3.1-405b"]
+    assert resolve_model({"model": "Mixtral 8x7B"}) is MODELS["mixtral-8x7b"]
+    assert resolve_model({"model": "nemotron-4 340B"}) is MODELS["nemotron-4-340b"]
+
+
+def test_unknown_model_is_built_from_its_shape_columns():
+    # Llama-2-7B's shapes under another name: 32 x (4 x 4096^2 + 3 x 4096 x 11008) + 2 x 32000 x 4096 + norms
+    # = 6,738,415,616 parameters with a SwiGLU MLP (params_B 6.74 picks it over GeLU's 5.6e9)
+    row = {"model": "MyLM-7B", "n_layers": "32", "d_model": "4096", "n_heads": "32", "n_kv_heads": "",
+           "ffn_dim": "11008", "vocab": "32000", "params_B": "6.74"}
+    m = resolve_model(row)
+    assert m.mlp == "swiglu" and m.n_params == MODELS["llama-2-7b"].n_params == 6_738_415_616
+    with pytest.raises(ConfigError, match="no preset for model 'Mystery'"):
+        resolve_model({"model": "Mystery"})
+
+
+def test_hardware_and_framework_of_unseen_sources():
+    base = dict(ROW)
+    assert framework_of(base) == "megatron"
+    assert framework_of({"source": "OLMo 2 technical report", "id": "x"}) == "pytorch-fsdp"
+    assert framework_of({"source": "x", "id": "x", "framework": "torchtitan"}) == "torchtitan"
+    for text, name, hbm in (("H200 141GB", "h200", 141e9), ("H800", "h100-sxm", 80 * 2**30), ("GH200", "h100-sxm", 96 * 2**30),
+                            ("TPU v5e", "tpu-v5e", 16e9), ("MI300X", "mi300x", 192e9)):
+        _, hw, _, _, _ = row_inputs({**base, "hardware": text})
+        assert hw.name == name and hw.hbm_bytes == hbm, text
+    with pytest.raises(ConfigError, match="has no preset mapping"):
+        row_inputs({**base, "hardware": "Gaudi 3"})
+
+
+def test_nemo_recipe_row_from_another_source_is_reproduced():
+    # DP left empty: 64 / (4 x 4 x 2) = 2; a NeMo recipe source turns on SP and TP overlap; the step time gives
+    # 128 x 8192 / 14.72 / 64 = 1,113 tokens/s per device, which the planner predicts within 10%
+    model, hw, tr, pc, n = row_inputs(ROW)
+    assert pc.dp == 2 and pc.sp and pc.tp_overlap and model is MODELS["llama-3-70b"]
+    res = reproduce_row(ROW)
+    assert res.covered and res.metric == "tokens/s per device"
+    assert res.reported == pytest.approx(128 * 8192 / 14.72 / 64)
+    assert abs(res.error) < 0.10
+
+
+def test_bad_rows_are_not_covered_with_a_reason_not_a_traceback():
+    assert "not a number" in reproduce_row({**ROW, "TP": "four"}).reason
+    assert "reports no step time" in reproduce_row({**ROW, "step_time_s": ""}).reason
+
+
+def test_shared_rows_keep_their_frameworks():
+    # the wider source table must not move a shared row to another profile
+    fw = {r["id"]: framework_of(r) for r in load_rows()}
+    assert fw["bloom_176b"] == "deepspeed" and fw["tt_a100_llama3_8b_64"] == "torchtitan"
+    assert fw["llmfoundry_MPT_7B_H100_8"] == "pytorch-fsdp" and fw["maxtext_v5p_32b_1xv5p128"] == "maxtext"
+    assert fw["narayanan21_t2_zero3_174.6B_384gpu"] == "deepspeed" and fw["megascale_175b_megatron_256"] == "megatron"
