@@ -45,7 +45,7 @@ def search_vs_published(rows: list[dict]) -> list[dict]:
 #: (label, model, hardware, framework, precision, devices, seq_len, global batch, layout, reported tokens/s/GPU,
 #: reported GiB or None). torchtitan docs/performance.md (commit eaea6f6, Dec 2024; H100 96 GB HBM2e at a 500 W
 #: power limit, below the SXM peak the preset assumes) and its earlier 405B table (2D FSDP + TP, bf16, full AC);
-#: NVIDIA dgxc-benchmarking (llama3.1/README_70b.md and README_405b.md: NeMo 24.09; nemotron/README_340b.md: NeMo 24.11; all
+#: NVIDIA dgxc-benchmarking (llama3.1/README_70b.md and README_405b.md: NeMo 24.09; nemo_megatron/README_175b.md; nemotron/README_340b.md: NeMo 24.11; all
 #: recipes with sequence parallelism and TP communication overlap, ub_tp_comm_overlap=True)
 H96 = "h100-96gb"
 PUBLIC_CHECKS = (
@@ -62,6 +62,9 @@ PUBLIC_CHECKS = (
        576, 8192, 252, dict(tp=8, sp=True, tp_overlap=True, pp=9, cp=2, schedule="interleaved", virtual_stages=7,
                             zero_stage=1, microbatch_size=1), tps, None)
       for prec, tps in (("bf16-mixed", 120022 / 576), ("fp8-mixed", 183664 / 576))),
+    *((f"dgxc NeMo GPT-3 175B {prec.split('-')[0]}, 128 H100", "gpt3-175b", "h100-sxm", "megatron", prec, 128, 2048, 256,
+       dict(tp=4, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=12, zero_stage=1,
+            microbatch_size=1), tps, None) for prec, tps in (("bf16-mixed", 63099 / 128), ("fp8-mixed", 93190 / 128))),
     *((f"dgxc NeMo 24.11 Nemotron-4-340B {prec.split('-')[0]}, 128 H100", "nemotron-4-340b", "h100-sxm", "megatron", prec, 128,
        4096, 32, dict(tp=8, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=12, zero_stage=1,
                       microbatch_size=1), tps, None) for prec, tps in (("bf16-mixed", 28432 / 128), ("fp8-mixed", 41478 / 128))),
