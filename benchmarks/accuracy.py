@@ -84,14 +84,19 @@ def public_checks() -> list[str]:
     lines = ["## Public runs outside the shared set (checks, nothing fitted on them)", "",
              "| run | framework | layout | reported tokens/s/GPU | predicted | error | reported GiB | predicted GiB | fits |",
              "|---|---|---|---|---|---|---|---|---|"]
+    errs, fits = [], 0
     for label, name, hw, fw, prec, n, seq, gbs, fields, tps, gib in PUBLIC_CHECKS:
         tr = TrainingSpec(seq_len=seq, global_batch_size=gbs, framework=framework_profile(fw),
                           precision=PRECISION_POLICIES[prec])
         e = estimate(MODELS[name], hws[hw], tr, ParallelConfig(**fields), n)
         pred = e.tokens_per_s / n
+        errs.append(abs(pred / tps - 1))
+        fits += e.fits
         lines.append(f"| {label} | {fw} | `{e.parallel.short()}` | {tps:,.0f} | {pred:,.0f} | {pred / tps - 1:+.1%} | "
                      f"{gib if gib else '-'} | {e.memory.total / 2**30:.1f} | {'yes' if e.fits else 'no'} |")
-    return lines + ["", "Reported memory is torchtitan's peak reserved; predicted is the allocator peak plus the",
+    return lines + ["", f"**{len(errs)} runs: tokens/s/GPU median |error| {statistics.median(errs):.1%}, maximum "
+                    f"{max(errs):.1%}; predicted to fit: {fits} of {len(errs)}.**", "",
+                    "Reported memory is torchtitan's peak reserved; predicted is the allocator peak plus the",
                     "profile's runtime context (megatron: the hardware's generic 6 GiB reserve). Before op-level",
                     "checkpointing and the eager loss were modelled, the 8-GPU torchtitan run was predicted not to fit",
                     "(103.8 GiB of 96). Nemotron-4-340B is predicted not to fit, as the shared NeMo 24.07 row: its",
