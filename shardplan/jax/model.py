@@ -766,6 +766,26 @@ class Transformer(nnx.Module):
         return constrain(logits, ("act_batch", "act_seq", "act_vocab"))
 
 
+def token_nll(logits: jax.Array, targets: jax.Array, real_vocab: int | None = None) -> jax.Array:
+    """Next-token cross-entropy per token (nats): ``logsumexp(logits) - logits[target]``.
+
+    Args:
+        logits: (b, s, v) fp32.
+        targets: (b, s) int32 token ids < ``real_vocab``.
+        real_vocab: the model's own vocabulary when the network's ``v`` is padded (the padded
+            logits are masked to -1e30, so they never win the softmax); None: no padding.
+
+    Returns:
+        (b, s) fp32.
+    """
+    if real_vocab is not None and real_vocab != logits.shape[-1]:
+        ids = jax.lax.broadcasted_iota(jnp.int32, logits.shape, logits.ndim - 1)
+        logits = jnp.where(ids < real_vocab, logits, -1e30)
+    logz = jax.nn.logsumexp(logits, -1)
+    gold = jnp.take_along_axis(logits, targets[..., None], -1)[..., 0]
+    return logz - gold
+
+
 def remat_policy(remat: str) -> Any:
     """The ``jax.checkpoint`` policy of a recompute setting ('selective' saves the projections,
     'full' saves nothing inside a block; 'none' is not rematerialised and returns None too)."""

@@ -71,7 +71,8 @@ from flax import nnx
 from jax.sharding import Mesh, PartitionSpec as P
 
 from shardplan.errors import ConfigError
-from shardplan.jax.model import Transformer, abstract_model, fuses_qkv, logical_axes, param_dict, remat_policy
+from shardplan.jax.model import (Transformer, abstract_model, fuses_qkv, logical_axes, param_dict, remat_policy,
+                                 token_nll)
 from shardplan.jax.rules import constrain
 from shardplan.parallel import Layout
 from shardplan.specs.model import ModelSpec
@@ -208,18 +209,31 @@ class Pipeline:
         self.mask = slot_mask(self.stage_layers)
         self.windows = layer_windows(model, self.stage_layers)
         self.remat = p.recompute
+        self.tied = model.tied_embeddings
+        #: the schedule executed: 'gpipe' or '1f1b' (:data:`EXECUTED_AS` of the plan's schedule)
+        self.executed = EXECUTED_AS[p.schedule]
         abstract = abstract_model(model, p.recompute, fuses_qkv(model, p.tp))
         self.block_graphdef = nnx.split(abstract.layers[0], nnx.Param)[0]
         abstract.layers = nnx.List([])
         self.outer_graphdef = nnx.split(abstract, nnx.Param)[0]
+        self.note = self._describe(p.schedule)
+
+    def _describe(self, schedule: str) -> str:
+        """The one-line :attr:`note`: executed schedule, layer split, microbatches, ticks / slots and,
+        for a planner schedule executed as another, which one."""
         split = "x".join(map(str, self.stage_layers))
         pad = int(self.mask.size - self.mask.sum())
-        self.note = (f"pipeline: GPipe over pp={self.pp} stages (layers {split}"
-                     f"{f', {pad} masked padding slot(s)' if pad else ''}), {self.microbatches} microbatches, "
-                     f"{self.microbatches + self.pp - 1} ticks")
-        if p.schedule != "gpipe":
-            self.note += (f"; schedule {p.schedule!r} is executed as GPipe (same gradients; the planner's "
-                          f"memory and bubble figures are for {p.schedule})")
+        m, pp = self.microbatches, self.pp
+        what = (f"GPipe over pp={pp} stages" if self.executed == "gpipe" else
+                f"1F1B (PipeDream-Flush, explicit per-stage vjp) over pp={pp} stages")
+        note = (f"pipeline: {what} (layers {split}{f', {pad} masked padding slot(s)' if pad else ''}), "
+                f"{m} microbatches, ")
+        note += (f"{m + pp - 1} ticks" if self.executed == "gpipe" else
+                 f"{one_f_one_b_slots(pp, m)} slots, at most {min(m, pp)} stage inputs in flight")
+        if schedule != self.executed:
+            note += (f"; schedule {schedule!r} is executed as 1F1B (same gradients; the planner's bubble "
+                     f"figures are for {schedule})")
+        return note
 
     def logits(self, params: Mapping[str, Any], tokens: jax.Array, compute_dtype: Any = jnp.float32,
                positions: jax.Array | None = None) -> jax.Array:
@@ -285,6 +299,119 @@ class Pipeline:
             block = jax.checkpoint(block, policy=remat_policy(self.remat))
         return block
 
+    def value_and_grad(self, params: Mapping[str, Any], inputs: jax.Array, targets: jax.Array,
+                       compute_dtype: Any = jnp.float32, positions: jax.Array | None = None,
+                       real_vocab: int | None = None) -> tuple[jax.Array, dict[str, Any]]:
+        """Mean next-token loss and its gradients by the executed 1F1B schedule (module docstring).
+
+        The embedding runs before the pipeline under ``jax.vjp``; the pipeline returns the loss,
+        the stage and head gradients and the cotangent of its input, through which the embedding's
+        vjp gives the embedding gradients (summed with the head's for tied embeddings).
+
+        Args:
+            params: the stacked fp32 parameter dict.
+            inputs, targets: (B, s) int32 token ids, B divisible by ``microbatches``.
+            compute_dtype: dtype of the forward/backward (gradients accumulate in fp32).
+            positions: (s,) token positions (default ``0 .. s-1``).
+            real_vocab: the model's vocabulary when the network's is padded (see
+                :func:`~shardplan.jax.model.token_nll`).
+
+        Returns:
+            ``(loss, grads)``: fp32 scalar (mean over the ``B s`` tokens, nats) and fp32
+            gradients with the structure of ``params``.
+        """
+        m, f32 = self.microbatches, jnp.float32
+        outer_p = jax.tree.map(lambda a: a.astype(compute_dtype), {k: v for k, v in params.items() if k != STAGES})
+        positions = jnp.arange(inputs.shape[1], dtype=jnp.int32) if positions is None else positions
+        x, embed_vjp = jax.vjp(lambda op: nnx.merge(self.outer_graphdef, op).embed_tokens(inputs, positions), outer_p)
+        keys = head_keys(self.tied)
+        head = {k: outer_p[k] for k in keys}
+        rest = {k: v for k, v in outer_p.items() if k not in keys}
+        act = (None, "act_batch", "act_seq_norm", "act_embed")
+        xm = constrain(_microbatched(x, m), act).astype(f32)
+        tm = constrain(_microbatched(targets, m), (None, "act_batch", None))
+        body = self._one_f_one_b_program(self._block_fn(positions), compute_dtype,
+                                         self._loss_fn(inputs.size, real_vocab))
+        run = jax.shard_map(body, mesh=self.mesh, in_specs=(P("pp"), P(), P(), P(), P()),
+                            out_specs=(P("pp"), P(), P(), P()), axis_names={"pp"})
+        g_stages, g_head, dxm, loss = run(params[STAGES], head, rest, xm, tm)
+        dx = constrain(_unmicrobatched(constrain(dxm, act).astype(compute_dtype)), act[1:])
+        (g_outer,) = embed_vjp(dx)
+        grads = jax.tree.map(lambda g: g.astype(f32), g_outer)
+        for k in keys:
+            grads[k] = jax.tree.map(jnp.add, grads[k], g_head[k])
+        grads[STAGES] = g_stages
+        return loss, grads
+
+    def _loss_fn(self, n_tokens: int, real_vocab: int | None) -> Callable[..., jax.Array]:
+        """``loss(h, head, rest, targets)``: final norm + LM head on the last stage's output ``h``
+        (b, s, d) with the head parameters ``head`` (:func:`head_keys`) and the other outer ones
+        ``rest``, then the summed token cross-entropy divided by ``n_tokens`` (the step's tokens),
+        an fp32 scalar."""
+        graphdef = self.outer_graphdef
+
+        def loss(h: jax.Array, head: Any, rest: Any, targets: jax.Array) -> jax.Array:
+            logits = nnx.merge(graphdef, {**rest, **head}).head(h).astype(jnp.float32)
+            return jnp.sum(token_nll(logits, targets, real_vocab)) / n_tokens
+
+        return loss
+
+    def _one_f_one_b_program(self, block: BlockFn, dtype: Any, loss_fn: Callable[..., jax.Array]) -> Callable:
+        """The per-stage program of :meth:`value_and_grad` under ``shard_map`` (manual over ``pp``).
+
+        Returns:
+            ``body(stage_w, head, rest, xs, ts) -> (g_stage, g_head, dxs, loss)``: ``stage_w`` this
+            stage's ``(1, L_max, ...)`` parameters, ``head`` / ``rest`` the outer parameters (compute
+            dtype, pp-invariant), ``xs`` (m, b, s, d) fp32 pipeline inputs and ``ts`` (m, b, s) targets
+            (pp-invariant). ``g_stage`` (1, L_max, ...) fp32 is this stage's gradient; ``g_head``
+            (fp32), ``dxs`` (m, b, s, d) fp32 (the cotangent of ``xs``) and ``loss`` are summed over pp,
+            fp32, exact: only the last (head, loss) or the first stage (``dxs``) is non-zero.
+            The scan runs ``m + pp - 1`` ticks of two slots each (:func:`one_f_one_b_work`).
+        """
+        m, pp = self.microbatches, self.pp
+        run_stage = self._stage_runner(block)
+        perms = (one_f_one_b_permutation(pp, 0), one_f_one_b_permutation(pp, 1))
+        f32 = jnp.float32
+
+        def body(stage_w: Any, head: Any, rest: Any, xs: jax.Array, ts: jax.Array) -> tuple:
+            stage = jax.lax.axis_index("pp")
+            w = jax.tree.map(lambda a: a[0].astype(dtype), stage_w)
+            head, xs, ts = _varying(head), _varying(xs).astype(dtype), _varying(ts)
+            branches = _slot_branches(lambda w_, x: run_stage(stage, w_, x),
+                                      lambda w_, h_, x, tg: loss_fn(run_stage(stage, w_, x), h_, rest, tg), w, head)
+            slot = _slot_fn(pp, m, stage, xs, ts, branches)
+
+            def tick(carry: tuple, j: jax.Array) -> tuple[tuple, None]:
+                return slot(slot(carry, 2 * j, perms[0]), 2 * j + 1, perms[1]), None
+
+            zeros32 = lambda t: jax.tree.map(lambda a: jnp.zeros(a.shape, f32), t)  # noqa: E731
+            init = _varying((jnp.zeros(xs.shape[1:], dtype), jnp.zeros((min(m, pp), *xs.shape[1:]), dtype),
+                             zeros32(w), zeros32(head), jnp.zeros((), f32), jnp.zeros(xs.shape, dtype)))
+            (_, _, g_w, g_head, loss, dxs), _ = jax.lax.scan(tick, init, jnp.arange(m + pp - 1))
+            return (jax.tree.map(lambda g: g[None], g_w), jax.lax.psum(g_head, "pp"),
+                    jax.lax.psum(dxs.astype(f32), "pp"), jax.lax.psum(loss, "pp"))
+
+        return body
+
+    def _stage_runner(self, block: BlockFn) -> Callable[[Any, Any, jax.Array], jax.Array]:
+        """``run(stage, w, h) -> h``: this stage's ``L_max`` block slots (``w`` its ``(L_max, ...)``
+        parameters, ``stage`` the int32 pp index) applied to ``h`` (b, s, d) in a ``lax.scan``;
+        padding slots (:func:`slot_mask`) pass ``h`` through."""
+        mask, padded, windows = self.mask, not bool(self.mask.all()), self.windows
+
+        def run(stage: Any, w: Any, h: jax.Array) -> jax.Array:
+            valid = jnp.asarray(mask)[stage]  # (L_max,)
+            win = None if windows is None else jnp.asarray(windows)[stage]  # (L_max,) per-layer windows
+
+            def layer(h: jax.Array, lw_v: Any) -> tuple[jax.Array, None]:
+                lw, v, wn = lw_v
+                y = block(lw, h, wn)
+                return (jnp.where(v, y, h) if padded else y), None
+
+            return jax.lax.scan(layer, h, (w, valid, win))[0]
+
+        return run
+
     def _stage_program(self, block: BlockFn, dtype: Any) -> Callable[[Any, jax.Array], jax.Array]:
         """The per-stage program run under ``shard_map`` (manual over ``pp``): the GPipe scan.
 
@@ -296,26 +423,18 @@ class Pipeline:
             current microbatch and ``ppermute``-s the result to the next stage.
         """
         m, pp = self.microbatches, self.pp
-        mask, padded, windows = self.mask, not bool(self.mask.all()), self.windows
+        run_stage = self._stage_runner(block)
 
         def body(stage_w: Any, xs: jax.Array) -> jax.Array:
             stage = jax.lax.axis_index("pp")
             w = jax.tree.map(lambda a: a[0].astype(dtype), stage_w)  # (L_max, ...) this stage's layers
-            valid = jnp.asarray(mask)[stage]  # (L_max,)
-            win = None if windows is None else jnp.asarray(windows)[stage]  # (L_max,) per-layer windows
-
-            def layer(h: jax.Array, lw_v: Any) -> tuple[jax.Array, None]:
-                lw, v, wn = lw_v
-                y = block(lw, h, wn)
-                return (jnp.where(v, y, h) if padded else y), None
 
             def tick(carry: Any, t: jax.Array) -> tuple[Any, None]:
                 state, outs = carry
                 # xs is pp-invariant (fp32): make the slice varying *before* the cast, so that the
                 # transpose of this pcast (a psum of the cotangent over pp) runs in fp32
                 x0 = jax.lax.pcast(xs[jnp.minimum(t, m - 1)], ("pp",), to="varying").astype(dtype)
-                h = jnp.where(stage == 0, x0, state)
-                h, _ = jax.lax.scan(layer, h, (w, valid, win))
+                h = run_stage(stage, w, jnp.where(stage == 0, x0, state))
                 j = t - (pp - 1)  # microbatch leaving the last stage at this tick
                 jc = jnp.clip(j, 0, m - 1)
                 keep = (stage == pp - 1) & (j >= 0)
@@ -331,5 +450,135 @@ class Pipeline:
         return body
 
 
+# ----- 1F1B (PipeDream-Flush) -------------------------------------------------------------------
+
+def head_keys(tied: bool) -> tuple[str, ...]:
+    """Keys of the parameter dict that the final norm + LM head read (the loss on the last stage):
+    ``final_norm`` and ``lm_head``, or ``embed`` for tied embeddings."""
+    return ("final_norm", "embed") if tied else ("final_norm", "lm_head")
+
+
+def _varying(x: Any) -> Any:
+    """``x`` (a pytree, pp-invariant) cast to pp-varying inside the pp-manual ``shard_map``."""
+    return jax.lax.pcast(x, ("pp",), to="varying")
+
+
+def _add_f32(acc: Any, g: Any) -> Any:
+    """``acc + g`` leaf by leaf, ``g`` cast to the accumulator's fp32."""
+    return jax.tree.map(lambda a, b: a + b.astype(a.dtype), acc, g)
+
+
+def _microbatched(x: jax.Array, m: int) -> jax.Array:
+    """(B, ...) -> (m, B/m, ...): microbatch i = rows a*m + i (each keeps its rows on its data device)."""
+    return x.reshape(x.shape[0] // m, m, *x.shape[1:]).swapaxes(0, 1)
+
+
+def _unmicrobatched(x: jax.Array) -> jax.Array:
+    """Inverse of :func:`_microbatched`: (m, b, ...) -> (b m, ...)."""
+    return x.swapaxes(0, 1).reshape(x.shape[0] * x.shape[1], *x.shape[2:])
+
+
+#: The schedules the runtime executes as written; the others run as :data:`EXECUTED_AS`.
+EXECUTED: tuple[str, ...] = ("gpipe", "1f1b")
+#: The executed stand-in of each planner schedule (see the module docstring).
+EXECUTED_AS: dict[str, str] = {"gpipe": "gpipe", "1f1b": "1f1b", "interleaved": "1f1b", "zero-bubble": "1f1b"}
+
+
+def one_f_one_b_slots(pp: int, m: int) -> int:
+    """Half-tick slots of the executed 1F1B schedule, ``2 (m + pp - 1)`` (one forward or one
+    backward of one microbatch through one stage per slot, t_b = t_f in the lock-step)."""
+    return 2 * (m + pp - 1)
+
+
+def one_f_one_b_work(pp: int, m: int, stage: Any, t: Any) -> tuple[Any, Any, Any, Any]:
+    """What stage ``stage`` does in slot ``t`` of the executed 1F1B schedule.
+
+    The forward of microbatch ``i`` on stage ``k`` runs in slot ``k + 2 i`` and its backward in
+    slot ``2 pp - 1 - k + 2 i``: forwards and backwards of a stage alternate on the two slot
+    parities, so each stage does ``pp - k - 1`` warm-up forwards, then one forward / one backward,
+    then the cool-down backwards -- PipeDream-Flush's 1F1B order (Narayanan et al. 2021,
+    "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", Sec. 2.2.1;
+    :func:`shardplan.cost.pipeline_schedule.rank_orders` '1f1b'), with at most ``min(m, pp - k)``
+    microbatches in flight on stage ``k``.
+
+    Args:
+        pp, m: stages and microbatches.
+        stage, t: ints or int32 arrays (stage index, slot in ``0 .. 2 (m + pp - 1) - 1``).
+
+    Returns:
+        ``(is_forward, forward_microbatch, is_backward, backward_microbatch)``; a microbatch index
+        is meaningful only where its flag is True (neither: a bubble slot).
+    """
+    f, b = t - stage, t - (2 * pp - 1 - stage)
+    fi, bi = f // 2, b // 2
+    return (f % 2 == 0) & (fi >= 0) & (fi < m), fi, (b % 2 == 0) & (bi >= 0) & (bi < m), bi
+
+
+def one_f_one_b_permutation(pp: int, parity: int) -> list[tuple[int, int]]:
+    """The ``ppermute`` pairs after a slot of parity ``parity``: stages ``k = parity (mod 2)``
+    ran a forward and send their output to ``k + 1``, the others ran a backward and send the
+    input cotangent to ``k - 1`` (one send per stage and slot; the first and last stage's
+    outward sends are dropped)."""
+    fwd = [(k, k + 1) for k in range(pp - 1) if k % 2 == parity]
+    bwd = [(k, k - 1) for k in range(1, pp) if k % 2 != parity]
+    return fwd + bwd
+
+
+def _slot_branches(stage_fn: Callable, loss_fn: Callable, w: Any, head: Any) -> list[Callable]:
+    """The ``lax.switch`` branches of a 1F1B slot: 0 idle (bubble: nothing computed), 1 forward,
+    2 backward of a middle / first stage, 3 backward of the last stage (forward + loss + backward).
+
+    Each branch maps ``(x_in, x_b, recv, target, g_w, g_head, loss)`` -- the forward input, the
+    stored input of the microbatch to differentiate, the received cotangent, its targets (b, s) and
+    the fp32 accumulators -- to ``(send, g_w, g_head, loss)``, ``send`` the (b, s, d) output (forward)
+    or input cotangent (backward). A backward re-runs the stage's forward under ``jax.vjp`` from
+    the stored input (stage-granular recomputation).
+    """
+    def idle(x_in, x_b, recv, tgt, g_w, g_head, loss):  # noqa: ANN001, ANN202
+        return jnp.zeros_like(x_in), g_w, g_head, loss
+
+    def forward(x_in, x_b, recv, tgt, g_w, g_head, loss):  # noqa: ANN001, ANN202
+        return stage_fn(w, x_in), g_w, g_head, loss
+
+    def backward(x_in, x_b, recv, tgt, g_w, g_head, loss):  # noqa: ANN001, ANN202
+        _, vjp = jax.vjp(stage_fn, w, x_b)
+        dw, dx = vjp(recv)
+        return dx, _add_f32(g_w, dw), g_head, loss
+
+    def backward_last(x_in, x_b, recv, tgt, g_w, g_head, loss):  # noqa: ANN001, ANN202
+        value, vjp = jax.vjp(lambda w_, h_, x: loss_fn(w_, h_, x, tgt), w, head, x_b)
+        dw, dh, dx = vjp(_varying(jnp.ones((), value.dtype)))
+        return dx.astype(x_in.dtype), _add_f32(g_w, dw), _add_f32(g_head, dh), loss + value
+
+    return [idle, forward, backward, backward_last]
+
+
+def _slot_fn(pp: int, m: int, stage: Any, xs: jax.Array, ts: jax.Array, branches: list[Callable]) -> Callable:
+    """``slot(carry, t, perm) -> carry``: slot ``t`` of the executed 1F1B schedule on this stage.
+
+    ``carry = (recv, ring, g_w, g_head, loss, dxs)``: the (b, s, d) tensor received after the last
+    slot, the ring buffer of stage inputs ``(min(m, pp), b, s, d)`` (microbatch ``i`` in row
+    ``i mod min(m, pp)``; at most ``pp - stage`` are in flight), the fp32 gradient and loss
+    accumulators and the input cotangents ``dxs`` (m, b, s, d) (written by stage 0). The slot
+    stores its forward input, runs one of :func:`_slot_branches` (chosen per device by
+    :func:`one_f_one_b_work`) and ``ppermute``-s its output by ``perm``.
+    """
+    last, first, rows = stage == pp - 1, stage == 0, min(m, pp)
+
+    def slot(carry: tuple, t: jax.Array, perm: list[tuple[int, int]]) -> tuple:
+        recv, ring, g_w, g_head, loss, dxs = carry
+        is_f, fi, is_b, bi = one_f_one_b_work(pp, m, stage, t)
+        fi, bi = jnp.clip(fi, 0, m - 1), jnp.clip(bi, 0, m - 1)
+        x_in = jnp.where(first, xs[fi], recv)
+        ring = jax.lax.dynamic_update_index_in_dim(ring, jnp.where(is_f, x_in, ring[fi % rows]), fi % rows, 0)
+        idx = jnp.where(is_f & ~last, 1, jnp.where(is_b, jnp.where(last, 3, 2), 0))
+        out, g_w, g_head, loss = jax.lax.switch(idx, branches, x_in, ring[bi % rows], recv, ts[bi], g_w, g_head, loss)
+        dxs = jax.lax.dynamic_update_index_in_dim(dxs, jnp.where(is_b & first, out, dxs[bi]), bi, 0)
+        return jax.lax.ppermute(out, "pp", perm), ring, g_w, g_head, loss, dxs
+
+    return slot
+
+
 __all__ = ["Pipeline", "check_pipeline", "stack_params", "stack_logical", "layout_params", "decay_mask",
-           "slot_mask", "layer_windows", "STAGES"]
+           "slot_mask", "layer_windows", "STAGES", "EXECUTED", "EXECUTED_AS", "one_f_one_b_slots",
+           "one_f_one_b_work", "one_f_one_b_permutation", "head_keys"]

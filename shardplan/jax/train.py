@@ -56,7 +56,7 @@ from shardplan.errors import ConfigError
 from shardplan.jax.data import PackedBatches, batch_sharding, load_tokens, shard_batch
 from shardplan.jax.mesh import BATCH_AXES, build_mesh
 from shardplan.jax.model import (Transformer, abstract_model, check_runtime_support, fuses_qkv, moe_capacity,
-                                 param_dict)
+                                 param_dict, token_nll)
 from shardplan.jax.pipeline import Pipeline, decay_mask, layout_params, stack_params
 from shardplan.jax.ring import runtime_cp_attention, sequence_order
 from shardplan.jax.rules import (LeafSharding, ParamOverride, ShardingRules, activation_sharding, make_rules,
@@ -297,27 +297,31 @@ class Trainer:
     def loss(self, params: Any, tokens: jax.Array) -> jax.Array:
         """Mean next-token cross-entropy (nats/token) of tokens (b, s+1) under fp32 master params.
 
-        With ``pp > 1`` the whole batch goes through the GPipe schedule (``layout.microbatches``
-        microbatches); params are then the stacked dict. With ring attention (cp > 1) the inputs,
-        the targets and the positions are permuted alike into the zig-zag layout
+        With ``pp > 1`` the whole batch goes through the pipeline's forward (``layout.microbatches``
+        microbatches, GPipe order); params are then the stacked dict. With ring attention (cp > 1)
+        the inputs, the targets and the positions are permuted alike into the zig-zag layout
         (:func:`shardplan.jax.ring.sequence_order`); the mean over tokens is unchanged.
         """
-        inputs, targets = tokens[:, :-1], tokens[:, 1:]
-        positions = None
-        order = sequence_order(inputs.shape[1])
-        if order is not None:
-            inputs, targets, positions = inputs[:, order], targets[:, order], jnp.asarray(order)
+        inputs, targets, positions = self._loss_inputs(tokens)
         if self.pipeline is not None:
             logits = self.pipeline.logits(params, inputs, self.compute_dtype, positions).astype(jnp.float32)
         else:
             p = jax.tree.map(lambda x: x.astype(self.compute_dtype), params)
             logits = nnx.merge(self.graphdef, p)(inputs, positions).astype(jnp.float32)
-        if self.net_spec.vocab_size != self.model_spec.vocab_size:  # padded rows never win the softmax
-            ids = jax.lax.broadcasted_iota(jnp.int32, logits.shape, logits.ndim - 1)
-            logits = jnp.where(ids < self.model_spec.vocab_size, logits, -1e30)
-        logz = jax.nn.logsumexp(logits, -1)
-        gold = jnp.take_along_axis(logits, targets[..., None], -1)[..., 0]
-        return jnp.mean(logz - gold)
+        return jnp.mean(token_nll(logits, targets, self._real_vocab()))
+
+    def _real_vocab(self) -> int | None:
+        """The model's vocabulary when the network's is padded to a multiple of tp, else None."""
+        return self.model_spec.vocab_size if self.net_spec.vocab_size != self.model_spec.vocab_size else None
+
+    def _loss_inputs(self, tokens: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array | None]:
+        """``(inputs, targets, positions)`` of tokens (b, s+1): (b, s) each and the (s,) positions,
+        permuted into ring attention's zig-zag order under cp > 1 (positions None otherwise)."""
+        inputs, targets = tokens[:, :-1], tokens[:, 1:]
+        order = sequence_order(inputs.shape[1])
+        if order is None:
+            return inputs, targets, None
+        return inputs[:, order], targets[:, order], jnp.asarray(order)
 
     def _step_fn(self, state: tuple[Any, Any], batch: jax.Array) -> tuple[tuple[Any, Any], dict[str, jax.Array]]:
         params, opt_state = state
@@ -356,7 +360,12 @@ class Trainer:
         grad_sh = self.opt_param_shardings if zero >= 2 else self.param_shardings
         wsc = jax.lax.with_sharding_constraint
         vg = jax.value_and_grad(self.loss)
-        if m == 1 or self.pipeline is not None:  # pp > 1: the pipeline runs the microbatches
+        if self.pipeline is not None and self.pipeline.executed == "1f1b":  # explicit per-stage backward
+            inputs, targets, positions = self._loss_inputs(batch)
+            loss, grads = self.pipeline.value_and_grad(params, inputs, targets, self.compute_dtype, positions,
+                                                       self._real_vocab())
+            return loss, wsc(grads, grad_sh)
+        if m == 1 or self.pipeline is not None:  # pp > 1: the GPipe scan runs the microbatches
             loss, grads = vg(params, batch)
             return loss, wsc(grads, grad_sh)
 
