@@ -352,7 +352,7 @@ class Pipeline:
 
         def loss(h: jax.Array, head: Any, rest: Any, targets: jax.Array) -> jax.Array:
             logits = nnx.merge(graphdef, {**rest, **head}).head(h).astype(jnp.float32)
-            return jnp.sum(token_nll(logits, targets, real_vocab)) / n_tokens
+            return jnp.sum(token_nll(logits, targets, real_vocab, gather=False)) / n_tokens
 
         return loss
 
