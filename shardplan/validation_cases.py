@@ -1,7 +1,8 @@
 """The layouts on which the planner is checked against the compiled XLA program.
 
 tiny-llama, 8 devices, seq_len 32, global batch 16 sequences; each entry is the ParallelConfig
-keyword arguments of one strategy (shared by tests/test_validation_xla.py and
+keyword arguments of one strategy (the pipeline cases run GPipe, the schedule the runtime rules
+cover; shared by tests/test_validation_xla.py and
 benchmarks/validation.py so the documented table and the tests cover the same cases).
 """
 
@@ -20,6 +21,6 @@ STRATEGIES: dict[str, dict] = {
     "ZeRO-2, 2 microbatches": dict(zero_stage=2, microbatch_size=1),
     "FSDP, 2 microbatches": dict(zero_stage=3, microbatch_size=1),
     "HSDP, 2 microbatches": dict(zero_stage=3, dp_shard=4, microbatch_size=1),
-    "PP": dict(pp=2, dp=4, microbatch_size=1),
-    "PP+TP": dict(pp=2, tp=2, dp=2),
+    "PP": dict(pp=2, dp=4, microbatch_size=1, schedule="gpipe"),
+    "PP+TP": dict(pp=2, tp=2, dp=2, schedule="gpipe"),
 }

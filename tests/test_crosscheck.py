@@ -201,7 +201,7 @@ def test_gpipe_bubble_ticks_counts_layer_activations_only():
     """PP+TP (pp = tp = dp = 2, m = 8, one layer per stage): bubble ticks add (pp - 1) / m = 1/8 of
     the per-layer tp rows, forward and backward records alike (1/8 x 3200 = 400 B), not of the
     embedding/head row. No projection delta: the runtime fuses QKV and gate/up like Megatron."""
-    layout = validate(ParallelConfig(pp=2, tp=2, dp=2), TINY, PLAN, 8)
+    layout = validate(ParallelConfig(pp=2, tp=2, dp=2, schedule="gpipe"), TINY, PLAN, 8)
     assert layout.microbatches == 8
     planner = [_c("AllReduce", "tp", "activations", "fwd", "layers", 16, 1600.0),
                _c("AllReduce", "tp", "activations", "bwd", "layers", 16, 1600.0),
@@ -209,6 +209,9 @@ def test_gpipe_bubble_ticks_counts_layer_activations_only():
     deltas = runtime_deltas(TINY, TR, layout, planner)
     assert not [d for d in deltas if d.rule == "tp-bwd-per-projection"]
     assert _by_rule(deltas, "gpipe-bubble-ticks") == (4, 400.0, {("AllReduce", "tp")})
+    # the executed 1F1B computes nothing on bubble slots: no GPipe rule applies
+    one_f = runtime_deltas(TINY, TR, validate(ParallelConfig(pp=2, tp=2, dp=2), TINY, PLAN, 8), planner)
+    assert not [d for d in one_f if d.rule.startswith("gpipe-") or d.rule == "pp-boundary-psum"]
 
 
 def test_rules_are_documented_and_the_docs_table_is_current():

@@ -239,7 +239,14 @@ def test_cli_validate_json():
     d = json.loads(res.output)
     assert d["strategy"] == "ZeRO-1" and d["ok"]
     res = CliRunner().invoke(app, ["validate", "-m", "tiny-llama", "--seq-len", "32", "-b", "8", "--pp", "2",
-                                   "--json"])
+                                   "--schedule", "gpipe", "--json"])
     assert res.exit_code == 0, res.output
     d = json.loads(res.output)
     assert d["parallel"]["pp"] == 2 and d["ok"]
+    # the default '1f1b' runs the explicit 1F1B schedule, which the pipeline rules do not cover
+    res = CliRunner().invoke(app, ["validate", "-m", "tiny-llama", "--seq-len", "32", "-b", "8", "--pp", "2",
+                                   "--json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.output)
+    assert "the runtime executes 1F1B" in d["not_covered"]
+    assert not [r for r in d["runtime_deltas"] if r["rule"].startswith("gpipe-")]

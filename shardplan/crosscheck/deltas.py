@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 from shardplan.cost.collective import bytes_sent
 from shardplan.crosscheck.logical import planner_axis
-from shardplan.parallel import Layout
+from shardplan.parallel import RUNTIME_SCHEDULE, Layout
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
 
@@ -121,6 +121,12 @@ class PlanContext:
     def sigma(self) -> int:
         """Sequence split outside the tp regions (tp with SP, else 1)."""
         return self.layout.seq_shard
+
+    @property
+    def gpipe(self) -> bool:
+        """``pp > 1`` executed as GPipe by the runtime (``schedule='gpipe'``; the other schedules
+        run the explicit 1F1B, :data:`shardplan.parallel.RUNTIME_SCHEDULE`)."""
+        return self.p.pp > 1 and RUNTIME_SCHEDULE[self.p.schedule] == "gpipe"
 
     @property
     def ticks(self) -> int:
@@ -375,14 +381,14 @@ def cp_allgather_kv(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Ch
 PER_LAYER_RULES = ("sp-keep-gathered",)
 
 
-@rule("gpipe-tick-sends", "pp > 1",
+@rule("gpipe-tick-sends", "pp > 1, GPipe (schedule='gpipe')",
       "SendRecv pp: `2 k` sends of `beta u h / sigma` instead of the planner's `2 v m`")
 def gpipe_tick_sends(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
     """The GPipe scan runs `k = m + pp - 1` ticks and ppermutes the stage output forward (and the
-    cotangent backward) on *every* tick, bubble ticks included; '1f1b' / 'interleaved' /
-    'zero-bubble' are executed as GPipe."""
+    cotangent backward) on *every* tick, bubble ticks included (the other schedules run the
+    explicit 1F1B, which :func:`not_covered` does not score)."""
     p = ctx.p
-    if p.pp == 1:
+    if not ctx.gpipe:
         return []
     sr = ctx.planned(op="SendRecv", axis="pp", tensor="stage_io")
     msg = ctx.beta * ctx.u * ctx.model.d_model / ctx.sigma
@@ -390,10 +396,10 @@ def gpipe_tick_sends(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[C
     return [Change("SendRecv", "pp", 2 * k - sum(c.count for c in sr),
                    2 * k * bytes_sent("SendRecv", msg, 2) - sum(c.bytes_per_device for c in sr),
                    f"the GPipe scan ppermutes forward and backward on all m + pp - 1 = {k} ticks (bubble ticks "
-                   f"included; '{p.schedule}' with v={p.virtual_stages} is executed as GPipe)")]
+                   f"included)")]
 
 
-@rule("gpipe-bubble-ticks", "pp > 1",
+@rule("gpipe-bubble-ticks", "pp > 1, GPipe (schedule='gpipe')",
       "`+(pp - 1)/m` x (the planner's tp activation rows + the SP per-layer delta `sp-keep-gathered`)")
 def gpipe_bubble_ticks(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
     """Every stage runs its `L_max` layers on all `k` ticks (bubble ticks compute on discarded
@@ -403,7 +409,7 @@ def gpipe_bubble_ticks(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list
     and the deltas of :data:`PER_LAYER_RULES`.
     """
     p, m = ctx.p, ctx.m
-    if p.pp == 1:
+    if not ctx.gpipe:
         return []
     f = (p.pp - 1) / m
     out = [Change(c.op, c.axis, f * c.count, f * c.bytes_per_device,
@@ -414,13 +420,13 @@ def gpipe_bubble_ticks(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list
     return out
 
 
-@rule("pp-boundary-psum", "pp > 1", "`+1` AR pp of `4 m u h / sigma`, `+k` AR pp of `4 u h / sigma`")
+@rule("pp-boundary-psum", "pp > 1, GPipe (schedule='gpipe')", "`+1` AR pp of `4 m u h / sigma`, `+k` AR pp of `4 u h / sigma`")
 def pp_boundary_psum(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
     """The pipeline input and output are pp-replicated (embedding and head run on every rank): the
     last stage's outputs are `psum`med over pp (forward) and so is the input cotangent on every
     tick (backward), in fp32."""
     p = ctx.p
-    if p.pp == 1:
+    if not ctx.gpipe:
         return []
     act32 = 4.0 * ctx.u * ctx.model.d_model / ctx.sigma
     k = ctx.ticks
@@ -490,11 +496,11 @@ def pp_replicated_embedding_head(ctx: PlanContext, so_far: Sequence[RuntimeDelta
             for c, planned in _stage_weight_syncs(ctx)]
 
 
-@rule("gpipe-grad-sync-per-tick", "pp > 1, ZeRO-0", "`+(k - 1)` AR of the block gradients")
+@rule("gpipe-grad-sync-per-tick", "pp > 1, GPipe (schedule='gpipe'), ZeRO-0", "`+(k - 1)` AR of the block gradients")
 def gpipe_grad_sync_per_tick(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
     """XLA all-reduces the stage's block gradients over dp inside the scan, once per tick (the
     embedding / head gradients once per step)."""
-    if ctx.p.pp == 1 or ctx.p.zero_stage != 0:
+    if not ctx.gpipe or ctx.p.zero_stage != 0:
         return []
     blocks, _ = runtime_stage_params(ctx.model, ctx.layout)
     k = ctx.ticks
@@ -556,11 +562,12 @@ def runtime_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout,
 # ----- memory -------------------------------------------------------------------------------------
 
 @memory_rule("pp-replicated-embedding-head", "pp > 1",
-             "state, gradients x `R / P`; logits of the whole local batch `u m (beta+4) V / t` on every rank")
+             "state, gradients x `R / P`; GPipe: logits of the whole local batch `u m (beta+4) V / t` on every rank")
 def replicated_state_and_logits(ctx: PlanContext, mb: Any) -> dict[str, float]:
     """Every rank holds the embedding, LM head and final norm (the planner: embedding on stage 0,
     head and norm on the last) and `L_max` (padded) block slots, and computes the LM head and loss
-    of the whole local batch instead of one microbatch on the last stage.
+    of the whole local batch instead of one microbatch on the last stage (GPipe; the executed
+    1F1B runs the head per microbatch on the last stage).
 
     ``R = blocks + outer`` of :func:`runtime_stage_params`, ``P`` the planner stage's parameters.
     """
@@ -568,11 +575,13 @@ def replicated_state_and_logits(ctx: PlanContext, mb: Any) -> dict[str, float]:
         return {}
     blocks, outer = runtime_stage_params(ctx.model, ctx.layout)
     scale = (blocks + outer) / _planner_stage_params(ctx.model, ctx.layout, mb.stage) - 1
+    if not ctx.gpipe:  # 1F1B: one microbatch's head and loss at a time on the last stage, as the planner
+        return {"state": (mb.params + mb.optimizer) * scale, "grads": mb.grads * scale}
     logits = ctx.u * ctx.m * (ctx.beta + 4) * ctx.model.vocab_size / ctx.p.tp
     return {"state": (mb.params + mb.optimizer) * scale, "grads": mb.grads * scale, "logits": logits - mb.logits}
 
 
-@memory_rule("gpipe-tick-residuals", "pp > 1, no recompute",
+@memory_rule("gpipe-tick-residuals", "pp > 1, GPipe (schedule='gpipe'), no recompute",
              "activations `a_tok L_max u k + beta u h m / sigma` instead of the planner's in-flight microbatches")
 def gpipe_tick_residuals(ctx: PlanContext, mb: Any) -> dict[str, float]:
     """The scan keeps the residuals of all `k` ticks (temp memory), plus the embedding output of
@@ -582,7 +591,7 @@ def gpipe_tick_residuals(ctx: PlanContext, mb: Any) -> dict[str, float]:
     """
     from shardplan.cost.memory import activation_bytes_per_token
 
-    if ctx.p.pp == 1 or ctx.p.recompute != "none":
+    if not ctx.gpipe or ctx.p.recompute != "none":
         return {}
     a_tok = activation_bytes_per_token(ctx.model, ctx.training, ctx.layout, ctx.model.is_moe)
     act = a_tok * ctx.L * ctx.u * ctx.ticks + ctx.beta * ctx.u * ctx.model.d_model * ctx.m / ctx.sigma
@@ -657,7 +666,9 @@ def pipeline_memory_deltas(model: ModelSpec, training: TrainingSpec, layout: Lay
 def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: TrainingSpec | None = None) -> str | None:
     """Why the comparison cannot score a plan's compiled program, or None when it can.
 
-    Not covered: cp with pp (K/V all-gathered in the pipeline, GPipe rules stated for cp = 1);
+    Not covered: pp > 1 executed as 1F1B (every schedule but 'gpipe', see
+    :data:`shardplan.parallel.RUNTIME_SCHEDULE`: per-device ``lax.switch`` branches per slot, whose
+    collectives the HLO count cannot attribute); cp with pp (K/V all-gathered in the pipeline, GPipe rules stated for cp = 1);
     ZeRO-3 with pp > 1 (weights gathered on every GPipe tick) or with recompute (the backward
     re-gathers the recomputed blocks' weights per microbatch, the forward once per step); sequence
     parallelism or ZeRO-1/2/3 with bf16 compute (:func:`narrow_compute`): XLA reduce-scatters the
@@ -671,6 +682,12 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: Traini
     covered.
     """
     p = layout.parallel
+    if p.pp > 1 and RUNTIME_SCHEDULE[p.schedule] != "gpipe":
+        return (f"pp > 1 with schedule={p.schedule!r}: the runtime executes 1F1B, whose slots run their forward / "
+                "backward / bubble work as branches of a per-device lax.switch; the compiled program holds every "
+                "branch on every slot (the HLO count is not what a device executes) and the stage gradients are "
+                "reduced over the data axes in each backward branch; the pipeline rules are stated for GPipe "
+                "(validate with --schedule gpipe)")
     if p.pp > 1 and p.cp > 1:
         return ("cp > 1 with pp > 1: inside the pipeline the runtime all-gathers K/V (the ring attention does "
                 "not compile in the pipeline's scan) and the GPipe rules are stated for cp = 1")

@@ -74,7 +74,7 @@ from shardplan.errors import ConfigError
 from shardplan.jax.model import (Transformer, abstract_model, fuses_qkv, logical_axes, param_dict, remat_policy,
                                  token_nll)
 from shardplan.jax.rules import constrain
-from shardplan.parallel import Layout
+from shardplan.parallel import RUNTIME_SCHEDULE, Layout
 from shardplan.specs.model import ModelSpec
 
 #: Key of the stacked block parameters in the parameter dict when ``pp > 1``.
@@ -478,10 +478,8 @@ def _unmicrobatched(x: jax.Array) -> jax.Array:
     return x.swapaxes(0, 1).reshape(x.shape[0] * x.shape[1], *x.shape[2:])
 
 
-#: The schedules the runtime executes as written; the others run as :data:`EXECUTED_AS`.
-EXECUTED: tuple[str, ...] = ("gpipe", "1f1b")
-#: The executed stand-in of each planner schedule (see the module docstring).
-EXECUTED_AS: dict[str, str] = {"gpipe": "gpipe", "1f1b": "1f1b", "interleaved": "1f1b", "zero-bubble": "1f1b"}
+#: The executed stand-in of each planner schedule (:data:`shardplan.parallel.RUNTIME_SCHEDULE`).
+EXECUTED_AS: dict[str, str] = RUNTIME_SCHEDULE
 
 
 def one_f_one_b_slots(pp: int, m: int) -> int:
@@ -574,11 +572,13 @@ def _slot_fn(pp: int, m: int, stage: Any, xs: jax.Array, ts: jax.Array, branches
         idx = jnp.where(is_f & ~last, 1, jnp.where(is_b, jnp.where(last, 3, 2), 0))
         out, g_w, g_head, loss = jax.lax.switch(idx, branches, x_in, ring[bi % rows], recv, ts[bi], g_w, g_head, loss)
         dxs = jax.lax.dynamic_update_index_in_dim(dxs, jnp.where(is_b & first, out, dxs[bi]), bi, 0)
-        return jax.lax.ppermute(out, "pp", perm), ring, g_w, g_head, loss, dxs
+        # pp = 2, odd slots: the last stage's forward and the first stage's backward send nothing
+        recv = jax.lax.ppermute(out, "pp", perm) if perm else jnp.zeros_like(out)
+        return recv, ring, g_w, g_head, loss, dxs
 
     return slot
 
 
 __all__ = ["Pipeline", "check_pipeline", "stack_params", "stack_logical", "layout_params", "decay_mask",
-           "slot_mask", "layer_windows", "STAGES", "EXECUTED", "EXECUTED_AS", "one_f_one_b_slots",
+           "slot_mask", "layer_windows", "STAGES", "EXECUTED_AS", "one_f_one_b_slots",
            "one_f_one_b_work", "one_f_one_b_permutation", "head_keys"]
