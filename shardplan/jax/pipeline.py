@@ -1,4 +1,4 @@
-"""Pipeline parallelism (``pp > 1``): stacked stage parameters and a GPipe schedule.
+"""Pipeline parallelism (``pp > 1``): stacked stage parameters, an executed 1F1B schedule and GPipe.
 
 Parameter layout
     With ``pp > 1`` the transformer blocks' parameters are stacked into one pytree under the key
@@ -20,34 +20,76 @@ Parameter layout
 
     The embedding, learned positions, final norm and LM head are *replicated over pp* (and laid
     out by the other rules as for ``pp = 1``): every pipeline rank holds them and computes the
-    embedding and the LM head / loss of the whole batch redundantly. Memory cost per device:
+    embedding of the whole batch redundantly (under GPipe also the LM head / loss; under 1F1B
+    the last stage runs the head per microbatch). Memory cost per device:
     ``(vocab * d [* 2 if untied] + d) * 4 bytes * 3`` (fp32 parameter + two Adam moments, divided by
     the ZeRO/TP shards as usual) instead of only on the first / last stage.
 
-Schedule (:class:`Pipeline`)
-    GPipe (Huang et al. 2019): the ``m = layout.microbatches`` microbatches flow through the stages
-    in a ``lax.scan`` over ``m + pp - 1`` ticks inside ``jax.shard_map`` that is manual over ``pp``
-    only (``axis_names={'pp'}``; dp/fsdp/ep/cp/tp stay automatic, so GSPMD partitions each stage as
-    for ``pp = 1``). At tick ``t`` stage 0 reads microbatch ``t``, every stage applies its blocks,
-    the last stage stores microbatch ``t - pp + 1``, and ``jax.lax.ppermute`` shifts the
-    activations ``(b, s, d)`` from stage ``k`` to ``k + 1``. ``jax.grad`` of the scan is the
+Schedules (:class:`Pipeline`; ``Pipeline.executed`` names the one that runs)
+    '1f1b' -- executed 1F1B (PipeDream-Flush; Narayanan et al. 2021, "Efficient Large-Scale
+    Language Model Training on GPU Clusters Using Megatron-LM", Sec. 2.2.1), in
+    :meth:`Pipeline.value_and_grad`: the backward is done by explicit per-stage ``jax.vjp`` calls
+    inside the schedule, not by ``jax.grad`` of the pipeline. A ``lax.scan`` over ``m + pp - 1``
+    ticks of two *slots* each (``2 (m + pp - 1)`` slots, :func:`one_f_one_b_work`) runs inside
+    ``jax.shard_map`` manual over ``pp``; in slot ``t`` stage ``k`` runs the forward of microbatch
+    ``(t - k) / 2`` or the backward of microbatch ``(t - 2 pp + 1 + k) / 2`` (whichever is an
+    integer in ``0 .. m-1``), which is Megatron's per-rank order: ``pp - k - 1`` warm-up forwards,
+    one forward / one backward, cool-down backwards (the planner's
+    :func:`shardplan.cost.pipeline_schedule.rank_orders`; a lock-step with t_b = t_f, so the bubble is
+    the same ``(pp - 1)`` slots of forward and of backward as GPipe's). After each slot one
+    ``ppermute`` sends every stage's output: a forward's activations to ``k + 1``, a backward's
+    input cotangent to ``k - 1`` (stages of one parity do forwards, the others backwards, so one
+    permutation per slot parity covers both directions).
+
+    * No computation in bubble slots: each slot's work is a ``lax.switch`` whose index is computed
+      per device (idle / forward / backward / last-stage backward). The branches hold GSPMD
+      collectives of the automatic axes (tp all-reduces, fsdp gathers, the dp gradient
+      reduction): all devices of one pipeline stage take the same branch, so these collectives
+      have all their participants -- this compiles and runs on XLA:CPU (jax 0.10.2; tested with
+      dp, tp, fsdp, cp, sp). The only collective outside the branches is the ``ppermute``.
+    * Stage-granular recomputation: a stage keeps the *inputs* ``(b, s, d)`` of its in-flight
+      microbatches in a ring buffer of ``min(m, pp)`` rows (at most ``min(m, pp - k)`` are live on
+      stage ``k``), and a backward re-runs the stage's forward under ``jax.vjp`` from the stored
+      input. Activation memory: ``min(m, pp)`` stage inputs + one stage's residuals (only while a
+      backward runs), against GPipe's residuals of all ``m + pp - 1`` ticks; the price is one extra
+      forward of every stage (as ``recompute='full'`` at stage granularity; the plan's
+      ``recompute`` still applies to the blocks inside).
+    * The loss runs inside the pipeline: the last stage's backward branch is ``jax.vjp`` of its
+      blocks + final norm + LM head + cross-entropy of one microbatch (its forward slot only stores
+      the input), so the backward starts right after the forward. The target logit is picked by a
+      vocabulary-index select (``token_nll(gather=False)``): the ``take_along_axis`` gather of a
+      tp-sharded vocabulary makes XLA's SPMD partitioner abort inside the pp-manual region when
+      dp > 1 (jax 0.10.2, "Check failed: partition_group_list.num_replica_groups() ...").
+    * Gradients accumulate in fp32 in the scan carry; the head gradient, the loss and the input
+      cotangents (written by stage 0) leave the map ``psum``-med over pp in fp32 (only one stage
+      contributes: exact). The embedding runs before the pipeline under ``jax.vjp``, which turns
+      the input cotangents into its gradient (summed with the head's for tied embeddings).
+    * The data-parallel reduction of the stage gradients runs inside the backward branch, once
+      per microbatch and stage (GSPMD places it where the gradient is accumulated), not once per step.
+
+    'interleaved' and 'zero-bubble' (ZB-H1) are executed as 1F1B (same gradients; 1F1B's order and
+    in-flight memory, which ZB-H1 keeps; 'interleaved' runs each physical stage's layers as one
+    contiguous chunk, virtual stages are ignored). Zero-bubble is planner-only: the runtime does not
+    split the backward into input-gradient (B) and weight-gradient (W) passes, so the smaller
+    bubbles of both are planner figures only. :attr:`Pipeline.note` says so and the trainer logs it.
+
+    'gpipe' -- GPipe (Huang et al. 2019): the ``m`` microbatches flow through the stages in a
+    ``lax.scan`` over ``m + pp - 1`` ticks inside the same pp-manual ``shard_map``
+    (:meth:`Pipeline.logits`). At tick ``t`` stage 0 reads microbatch ``t``, every stage applies
+    its blocks, the last stage stores microbatch ``t - pp + 1``, and ``jax.lax.ppermute`` shifts
+    the activations ``(b, s, d)`` from stage ``k`` to ``k + 1``. ``jax.grad`` of the scan is the
     all-forward-then-all-backward GPipe backward (the transposed ppermute sends cotangents from
     ``k + 1`` to ``k``). Bubble ticks compute on zeros/stale data whose results are discarded.
-    Activation memory: the scan keeps the residuals of all ``m + pp - 1`` ticks (GPipe), modulo
-    ``recompute``.
-
-    The planner's '1f1b', 'interleaved' and 'zero-bubble' schedules are *executed as GPipe*: they
-    compute the same gradients (same math, same losses) and differ only in the order of work,
-    activation memory and bubble; :attr:`Pipeline.note` says so and the trainer logs it.
-    'interleaved' runs each physical stage's layers as one contiguous chunk.
+    Activation memory: the scan keeps the residuals of all ``m + pp - 1`` ticks, modulo
+    ``recompute``. The stage gradients are reduced over the data axes on every tick.
 
     Mixed precision: the stages compute in the compute dtype, but every all-reduce over ``pp`` (the
     output ``psum`` and the transpose of making the pp-invariant input varying) runs in fp32. Both
     only add zeros, so this is exact -- and XLA:CPU (jax 0.10.2) aborts on a bf16 all-reduce inside
     the partially manual region ("Invalid binary instruction opcode copy").
 
-    Gradient accumulation is the pipeline itself: the ``m`` microbatches of a step are summed by the
-    scan's backward, so there is no separate accumulation loop (for ZeRO-2 the gradient is
+    Gradient accumulation is the pipeline itself: the ``m`` microbatches of a step are summed by
+    the schedule, so there is no separate accumulation loop (for ZeRO-2 the gradient is
     reduce-scattered once per step instead of once per microbatch; the result is the same).
 
 Interleaved sliding / full attention layers (Gemma 2/3, GPT-OSS: ``full_attention_interval > 0``)
@@ -187,7 +229,9 @@ def decay_mask(params: Mapping[str, Any]) -> Any:
 
 
 class Pipeline:
-    """GPipe forward of the stacked model over the mesh's ``pp`` axis (see the module docstring).
+    """The stacked model over the mesh's ``pp`` axis: the executed 1F1B schedule
+    (:meth:`value_and_grad`) and the GPipe forward (:meth:`logits`, differentiated by ``jax.grad``
+    for ``schedule='gpipe'``); see the module docstring.
 
     Args:
         model: model shapes.
@@ -195,7 +239,8 @@ class Pipeline:
         mesh: the runtime mesh (axis ``pp`` of size ``layout.parallel.pp``).
 
     Attributes:
-        note: one line describing the executed schedule (e.g. that '1f1b' runs as GPipe).
+        note: one line describing the executed schedule (e.g. that 'interleaved' runs as 1F1B).
+        executed: 'gpipe' or '1f1b' (:data:`EXECUTED_AS` of ``layout.parallel.schedule``).
 
     Raises:
         ConfigError: see :func:`check_pipeline`.
