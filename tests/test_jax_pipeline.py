@@ -125,6 +125,8 @@ def test_pipeline_matches_single_device(name, batches, reference):
         assert "executed as" not in tr.pipeline.note
         # bubble slots compute nothing: each slot's work is a per-device lax.switch branch
         assert "conditional" in hlo
+        # ZeRO-0 with m > 1: the pipeline is manual over dp too and reduces the gradients once per step
+        assert tr.local_axes == (("dp",) if m > 1 and mesh[1] > 1 else ())
 
 
 def test_stacked_layout_helpers():

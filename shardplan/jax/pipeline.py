@@ -346,7 +346,8 @@ class Pipeline:
 
     def value_and_grad(self, params: Mapping[str, Any], inputs: jax.Array, targets: jax.Array,
                        compute_dtype: Any = jnp.float32, positions: jax.Array | None = None,
-                       real_vocab: int | None = None) -> tuple[jax.Array, dict[str, Any]]:
+                       real_vocab: int | None = None, data_axes: tuple[str, ...] = ()
+                       ) -> tuple[jax.Array, dict[str, Any]]:
         """Mean next-token loss and its gradients by the executed 1F1B schedule (module docstring).
 
         The embedding runs before the pipeline under ``jax.vjp``; the pipeline returns the loss,
@@ -360,6 +361,10 @@ class Pipeline:
             positions: (s,) token positions (default ``0 .. s-1``).
             real_vocab: the model's vocabulary when the network's is padded (see
                 :func:`~shardplan.jax.model.token_nll`).
+            data_axes: batch mesh axes along which every parameter is replicated
+                (``Trainer.local_axes``): the ``shard_map`` is manual over them too, each device
+                accumulates its local gradient and it is all-reduced once per step (fp32); ``()``:
+                GSPMD reduces the stage gradients in every backward slot.
 
         Returns:
             ``(loss, grads)``: fp32 scalar (mean over the ``B s`` tokens, nats) and fp32
@@ -376,9 +381,10 @@ class Pipeline:
         xm = constrain(_microbatched(x, m), act).astype(f32)
         tm = constrain(_microbatched(targets, m), (None, "act_batch", None))
         body = self._one_f_one_b_program(self._block_fn(positions), compute_dtype,
-                                         self._loss_fn(inputs.size, real_vocab))
-        run = jax.shard_map(body, mesh=self.mesh, in_specs=(P("pp"), P(), P(), P(), P()),
-                            out_specs=(P("pp"), P(), P(), P()), axis_names={"pp"})
+                                         self._loss_fn(inputs.size, real_vocab), tuple(data_axes))
+        rows = P(None, tuple(data_axes) or None)  # (m, b, ...) with the batch split over data_axes
+        run = jax.shard_map(body, mesh=self.mesh, in_specs=(P("pp"), P(), P(), rows, rows),
+                            out_specs=(P("pp"), P(), rows, P()), axis_names={"pp", *data_axes})
         g_stages, g_head, dxm, loss = run(params[STAGES], head, rest, xm, tm)
         dx = constrain(_unmicrobatched(constrain(dxm, act).astype(compute_dtype)), act[1:])
         (g_outer,) = embed_vjp(dx)
@@ -401,7 +407,8 @@ class Pipeline:
 
         return loss
 
-    def _one_f_one_b_program(self, block: BlockFn, dtype: Any, loss_fn: Callable[..., jax.Array]) -> Callable:
+    def _one_f_one_b_program(self, block: BlockFn, dtype: Any, loss_fn: Callable[..., jax.Array],
+                             data_axes: tuple[str, ...] = ()) -> Callable:
         """The per-stage program of :meth:`value_and_grad` under ``shard_map`` (manual over ``pp``).
 
         Returns:
@@ -412,6 +419,9 @@ class Pipeline:
             (fp32), ``dxs`` (m, b, s, d) fp32 (the cotangent of ``xs``) and ``loss`` are summed over pp,
             fp32, exact: only the last (head, loss) or the first stage (``dxs``) is non-zero.
             The scan runs ``m + pp - 1`` ticks of two slots each (:func:`one_f_one_b_work`).
+            With ``data_axes`` (manual too) ``xs`` / ``ts`` / ``dxs`` are the local rows, the
+            parameters are differentiated as per-device copies, and the gradients and the loss
+            are ``psum``-med over ``data_axes`` once, after the scan.
         """
         m, pp = self.microbatches, self.pp
         run_stage = self._stage_runner(block)
@@ -420,8 +430,12 @@ class Pipeline:
 
         def body(stage_w: Any, head: Any, rest: Any, xs: jax.Array, ts: jax.Array) -> tuple:
             stage = jax.lax.axis_index("pp")
+            # per-device copies (pcast to varying): their vjp is the local gradient, no collective
             w = jax.tree.map(lambda a: a[0].astype(dtype), stage_w)
-            head, xs, ts = _varying(head), _varying(xs).astype(dtype), _varying(ts)
+            w = jax.lax.pcast(w, data_axes, to="varying") if data_axes else w
+            vary = lambda t: jax.lax.pcast(t, ("pp", *data_axes), to="varying")  # noqa: E731
+            head = vary(head)
+            xs, ts = _varying(xs).astype(dtype), _varying(ts)
             branches = _slot_branches(lambda w_, x: run_stage(stage, w_, x),
                                       lambda w_, h_, x, tg: loss_fn(run_stage(stage, w_, x), h_, rest, tg), w, head)
             slot = _slot_fn(pp, m, stage, xs, ts, branches)
@@ -430,9 +444,10 @@ class Pipeline:
                 return slot(slot(carry, 2 * j, perms[0]), 2 * j + 1, perms[1]), None
 
             zeros32 = lambda t: jax.tree.map(lambda a: jnp.zeros(a.shape, f32), t)  # noqa: E731
-            init = _varying((jnp.zeros(xs.shape[1:], dtype), jnp.zeros((min(m, pp), *xs.shape[1:]), dtype),
+            init = vary((jnp.zeros(xs.shape[1:], dtype), jnp.zeros((min(m, pp), *xs.shape[1:]), dtype),
                              zeros32(w), zeros32(head), jnp.zeros((), f32), jnp.zeros(xs.shape, dtype)))
             (_, _, g_w, g_head, loss, dxs), _ = jax.lax.scan(tick, init, jnp.arange(m + pp - 1))
+            g_w, g_head, loss = jax.lax.psum((g_w, g_head, loss), data_axes) if data_axes else (g_w, g_head, loss)
             return (jax.tree.map(lambda g: g[None], g_w), jax.lax.psum(g_head, "pp"),
                     jax.lax.psum(dxs.astype(f32), "pp"), jax.lax.psum(loss, "pp"))
 
@@ -590,7 +605,7 @@ def _slot_branches(stage_fn: Callable, loss_fn: Callable, w: Any, head: Any) -> 
 
     def backward_last(x_in, x_b, recv, tgt, g_w, g_head, loss):  # noqa: ANN001, ANN202
         value, vjp = jax.vjp(lambda w_, h_, x: loss_fn(w_, h_, x, tgt), w, head, x_b)
-        dw, dh, dx = vjp(_varying(jnp.ones((), value.dtype)))
+        dw, dh, dx = vjp(jnp.ones_like(value))
         return dx.astype(x_in.dtype), _add_f32(g_w, dw), _add_f32(g_head, dh), loss + value
 
     return [idle, forward, backward, backward_last]

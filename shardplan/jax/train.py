@@ -61,7 +61,7 @@ from shardplan.jax.pipeline import Pipeline, decay_mask, layout_params, stack_pa
 from shardplan.jax.ring import runtime_cp_attention, sequence_order
 from shardplan.jax.rules import (LeafSharding, ParamOverride, ShardingRules, activation_sharding, make_rules,
                                  param_shardings, sharding_rows)
-from shardplan.parallel import Layout, padded_vocab
+from shardplan.parallel import RUNTIME_SCHEDULE, Layout, padded_vocab
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
 
@@ -173,13 +173,15 @@ def local_grad_axes(sizes: dict[str, int], leaves: dict[str, LeafSharding], layo
 
     Returns:
         The axes, in mesh order; ``()`` when ``grad_sync='per_microbatch'``, ``microbatches == 1``
-        (one reduction anyway), ``pp > 1`` (the pipeline schedule runs the microbatches), ``cp > 1``
+        (one reduction anyway), ``pp > 1`` run as GPipe (its scan runs the microbatches under
+        GSPMD; the executed 1F1B is manual over these axes too and reduces once per step), ``cp > 1``
         (the gradient is also a partial sum over ``cp``, which must stay automatic for the
         attention's K/V gathers, so XLA would reduce over ``cp`` inside the loop anyway; the
         planner's dp x cp group is then reduced per microbatch) or no axis qualifies.
     """
     p = layout.parallel
-    if grad_sync != "per_step" or layout.microbatches == 1 or p.pp > 1 or p.cp > 1:
+    gpipe = p.pp > 1 and RUNTIME_SCHEDULE[p.schedule] == "gpipe"
+    if grad_sync != "per_step" or layout.microbatches == 1 or gpipe or p.cp > 1:
         return ()
     sharding = {a for leaf in leaves.values() for e in leaf.param_spec for a in _spec_axes(e)}
     out: list[str] = []
@@ -327,7 +329,9 @@ class Trainer:
         params, opt_state = state
         zero = self.rules.zero_stage
         wsc = jax.lax.with_sharding_constraint
-        if self.local_axes:
+        if self.pipeline is not None and self.pipeline.executed == "1f1b":
+            loss, grads = self._grads_pipeline(params, batch)
+        elif self.local_axes:
             loss, grads = self._grads_reduced_per_step(params, batch)
         else:
             loss, grads = self._grads_gspmd(params, batch)
@@ -351,6 +355,16 @@ class Trainer:
         axes = tuple(a for a in BATCH_AXES if self.mesh.shape[a] > 1) or None
         return jax.lax.with_sharding_constraint(mb, NamedSharding(self.mesh, P(None, axes, None)))
 
+    def _grads_pipeline(self, params: Any, batch: jax.Array) -> tuple[jax.Array, Any]:
+        """Mean loss and gradients (in the gradient layout) by the executed 1F1B schedule
+        (:meth:`shardplan.jax.pipeline.Pipeline.value_and_grad`, explicit per-stage vjp); the stage
+        gradients are reduced over :attr:`local_axes` once per step inside the pipeline."""
+        grad_sh = self.opt_param_shardings if self.rules.zero_stage >= 2 else self.param_shardings
+        inputs, targets, positions = self._loss_inputs(batch)
+        loss, grads = self.pipeline.value_and_grad(params, inputs, targets, self.compute_dtype, positions,
+                                                   self._real_vocab(), self.local_axes)
+        return loss, jax.lax.with_sharding_constraint(grads, grad_sh)
+
     def _grads_gspmd(self, params: Any, batch: jax.Array) -> tuple[jax.Array, Any]:
         """Mean loss and gradients under GSPMD. With ``m >= 2`` (and ``pp == 1``) every microbatch's
         gradient is constrained to the gradient layout inside the accumulation scan, so XLA reduces
@@ -360,11 +374,6 @@ class Trainer:
         grad_sh = self.opt_param_shardings if zero >= 2 else self.param_shardings
         wsc = jax.lax.with_sharding_constraint
         vg = jax.value_and_grad(self.loss)
-        if self.pipeline is not None and self.pipeline.executed == "1f1b":  # explicit per-stage backward
-            inputs, targets, positions = self._loss_inputs(batch)
-            loss, grads = self.pipeline.value_and_grad(params, inputs, targets, self.compute_dtype, positions,
-                                                       self._real_vocab())
-            return loss, wsc(grads, grad_sh)
         if m == 1 or self.pipeline is not None:  # pp > 1: the GPipe scan runs the microbatches
             loss, grads = vg(params, batch)
             return loss, wsc(grads, grad_sh)
