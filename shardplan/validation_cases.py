@@ -1,8 +1,7 @@
 """The layouts on which the planner is checked against the compiled XLA program.
 
 tiny-llama, 8 devices, seq_len 32, global batch 16 sequences; each entry is the ParallelConfig
-keyword arguments of one strategy (the pipeline cases run GPipe, the schedule the runtime rules
-cover; shared by tests/test_validation_xla.py and
+keyword arguments of one strategy (PP and PP+TP run GPipe, "PP, 1F1B" the executed 1F1B; shared by tests/test_validation_xla.py and
 benchmarks/validation.py so the documented table and the tests cover the same cases).
 """
 
@@ -23,4 +22,5 @@ STRATEGIES: dict[str, dict] = {
     "HSDP, 2 microbatches": dict(zero_stage=3, dp_shard=4, microbatch_size=1),
     "PP": dict(pp=2, dp=4, microbatch_size=1, schedule="gpipe"),
     "PP+TP": dict(pp=2, tp=2, dp=2, schedule="gpipe"),
+    "PP, 1F1B": dict(pp=2, dp=4, microbatch_size=1, schedule="1f1b"),
 }

@@ -119,6 +119,28 @@ def _by_rule(deltas, rule):
     return sum(d.count for d in ds), sum(d.bytes_per_device for d in ds), {(d.op, d.axis) for d in ds}
 
 
+def test_one_f_one_b_rules_count_slot_sends_and_one_boundary_psum():
+    """Executed 1F1B on tiny-llama with 4 layers, pp=4 x dp=2, m=8 (u = 32 tokens, h = 64, fp32): both
+    slot parities send, 2 x (m + pp - 1) = 22 sends of 4 u h = 8192 B, against the planner's 2 m = 16;
+    one fp32 all-reduce over pp of m u h + V h + h + 1 = 16384 + 16384 + 64 + 1 floats, x 2 (pp-1)/pp."""
+    tiny4 = TINY.model_copy(update={"n_layers": 4})
+    layout = validate(ParallelConfig(pp=4), tiny4, PLAN, 8)
+    assert layout.microbatches == 8 and layout.parallel.microbatch_size == 1
+    planner = [_c("SendRecv", "pp", "stage_io", "fwd", "pipeline", 16, 16 * 8192.0)]
+    deltas = runtime_deltas(tiny4, TR, layout, planner)
+    assert _by_rule(deltas, "1f1b-slot-sends") == (22 - 16, (22 - 16) * 8192.0, {("SendRecv", "pp")})
+    floats = 8 * 32 * 64 + 256 * 64 + 64 + 1
+    count, nbytes, rows = _by_rule(deltas, "1f1b-boundary-psum")
+    assert (count, rows) == (1, {("AllReduce", "pp")}) and abs(nbytes - 2 * 3 / 4 * 4 * floats) < 1e-6
+    assert not [d for d in deltas if d.rule.startswith("gpipe-") or d.rule == "pp-boundary-psum"]
+    # pp = 2: the odd slots send nothing (m + pp - 1 sends)
+    two = runtime_deltas(tiny4, TR, validate(ParallelConfig(pp=2), tiny4, PLAN, 8), [])
+    assert _by_rule(two, "1f1b-slot-sends")[0] == 4 + 2 - 1
+    # GPipe: its own rules only
+    gp = runtime_deltas(tiny4, TR, validate(ParallelConfig(pp=4, schedule="gpipe"), tiny4, PLAN, 8), planner)
+    assert not [d for d in gp if d.rule.startswith("1f1b-")] and _by_rule(gp, "gpipe-tick-sends")[0] == 22 - 16
+
+
 def test_grad_sync_per_microbatch_reads_typed_fields():
     """DP with m = 16 / (8 x 1) = 2: only the shard-group gradient reduction repeats per microbatch
     ((m - 1) x its count and bytes); the HSDP replica AllReduce and the parameter gather do not."""

@@ -436,6 +436,40 @@ def pp_boundary_psum(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[C
                    "input cotangent on every tick (backward)")]
 
 
+@rule("1f1b-slot-sends", "pp > 1, executed 1F1B (schedule != 'gpipe')",
+      "SendRecv pp: `n k` sends of `beta u h / sigma` (`n` = 1 for pp = 2, else 2) instead of the planner's `2 m`")
+def one_f_one_b_slot_sends(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """The executed 1F1B runs `2 k` slots (`k = m + pp - 1`) and `ppermute`s every stage's output
+    after each slot, bubble slots included (forward outputs to `k + 1` and backward cotangents to
+    `k - 1` in one permutation per slot parity); with pp = 2 the odd slots have nothing to send and
+    skip it. XLA counts each collective-permute once per device and execution."""
+    p = ctx.p
+    if p.pp == 1 or ctx.gpipe:
+        return []
+    sr = ctx.planned(op="SendRecv", axis="pp", tensor="stage_io")
+    msg = ctx.beta * ctx.u * ctx.model.d_model / ctx.sigma
+    n = (1 if p.pp == 2 else 2) * ctx.ticks
+    return [Change("SendRecv", "pp", n - sum(c.count for c in sr),
+                   n * bytes_sent("SendRecv", msg, 2) - sum(c.bytes_per_device for c in sr),
+                   f"the 1F1B slots ppermute stage outputs / cotangents {n} times (2 (m + pp - 1) slots"
+                   f"{', every other one empty at pp = 2' if p.pp == 2 else ''}; bubble slots included)")]
+
+
+@rule("1f1b-boundary-psum", "pp > 1, executed 1F1B (schedule != 'gpipe')",
+      "`+1` AR pp of `4 (m u h / sigma + V h / t + n_norm + 1)`")
+def one_f_one_b_boundary_psum(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """The embedding and the head are pp-replicated: after the schedule the input cotangents
+    (written by stage 0), the head gradients and the loss (last stage) are `psum`med over pp once,
+    in fp32 (one combined all-reduce)."""
+    p = ctx.p
+    if p.pp == 1 or ctx.gpipe:
+        return []
+    h = ctx.model.d_model
+    size = 4.0 * (ctx.m * ctx.u * h / ctx.sigma + ctx.model.vocab_size * h / p.tp + ctx.model.norm_params() + 1)
+    return [Change("AllReduce", "pp", 1, bytes_sent("AllReduce", size, p.pp),
+                   "fp32 psum over pp of the input cotangents, the LM head / final norm gradients and the loss")]
+
+
 def runtime_stage_params(model: ModelSpec, layout: Layout) -> tuple[float, float]:
     """Parameters (elements) every pipeline rank of the runtime holds, before ZeRO sharding:
     ``(blocks, outer)``. ``blocks = L_max x`` one block (``/ tp`` except norms and router; routed
@@ -663,12 +697,32 @@ def pipeline_memory_deltas(model: ModelSpec, training: TrainingSpec, layout: Lay
     return out
 
 
+def _one_f_one_b_not_covered(layout: Layout, local_axes: Sequence[str]) -> str | None:
+    """Why a plan executed as 1F1B cannot be scored, or None: the slot work is a per-device
+    ``lax.switch``, and the HLO count of a collective inside a branch (every branch, every slot)
+    is not what a device executes, so the plan is covered only when no collective sits in a
+    branch -- tp = cp = ep = 1, no ZeRO-3 gathers, and the data-parallel gradient reduction taken
+    out of the schedule (``dp`` in ``local_axes``, or dp = 1)."""
+    p = layout.parallel
+    inside = [f"{a}={getattr(p, a)}" for a in ("tp", "cp", "ep") if getattr(p, a) > 1]
+    if p.zero_stage == 3:
+        inside.append("ZeRO-3")
+    if p.dp > 1 and "dp" not in local_axes:
+        inside.append(f"dp={p.dp} reduced per microbatch (m={layout.microbatches})")
+    if not inside:
+        return None
+    return (f"pp > 1 with schedule={p.schedule!r} and {', '.join(inside)}: the runtime executes 1F1B, whose slots "
+            "run their forward / backward / bubble work as branches of a per-device lax.switch; the compiled "
+            "program holds every branch on every slot, so the HLO count of the collectives inside the branches is "
+            "not what a device executes (validate the collectives with --schedule gpipe)")
+
+
 def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: TrainingSpec | None = None) -> str | None:
     """Why the comparison cannot score a plan's compiled program, or None when it can.
 
     Not covered: pp > 1 executed as 1F1B (every schedule but 'gpipe', see
-    :data:`shardplan.parallel.RUNTIME_SCHEDULE`: per-device ``lax.switch`` branches per slot, whose
-    collectives the HLO count cannot attribute); cp with pp (K/V all-gathered in the pipeline, GPipe rules stated for cp = 1);
+    :data:`shardplan.parallel.RUNTIME_SCHEDULE`) with collectives inside the per-device
+    ``lax.switch`` branches of its slots (:func:`_one_f_one_b_not_covered`); cp with pp (K/V all-gathered in the pipeline, GPipe rules stated for cp = 1);
     ZeRO-3 with pp > 1 (weights gathered on every GPipe tick) or with recompute (the backward
     re-gathers the recomputed blocks' weights per microbatch, the forward once per step); sequence
     parallelism or ZeRO-1/2/3 with bf16 compute (:func:`narrow_compute`): XLA reduce-scatters the
@@ -683,11 +737,9 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: Traini
     """
     p = layout.parallel
     if p.pp > 1 and RUNTIME_SCHEDULE[p.schedule] != "gpipe":
-        return (f"pp > 1 with schedule={p.schedule!r}: the runtime executes 1F1B, whose slots run their forward / "
-                "backward / bubble work as branches of a per-device lax.switch; the compiled program holds every "
-                "branch on every slot (the HLO count is not what a device executes) and the stage gradients are "
-                "reduced over the data axes in each backward branch; the pipeline rules are stated for GPipe "
-                "(validate with --schedule gpipe)")
+        why = _one_f_one_b_not_covered(layout, local_axes)
+        if why:
+            return why
     if p.pp > 1 and p.cp > 1:
         return ("cp > 1 with pp > 1: inside the pipeline the runtime all-gathers K/V (the ring attention does "
                 "not compile in the pipeline's scan) and the GPipe rules are stated for cp = 1")
