@@ -116,7 +116,7 @@ from shardplan.errors import ConfigError
 from shardplan.jax.model import (Transformer, abstract_model, fuses_qkv, logical_axes, param_dict, remat_policy,
                                  token_nll)
 from shardplan.jax.rules import constrain
-from shardplan.parallel import RUNTIME_SCHEDULE, Layout
+from shardplan.parallel import RUNTIME_SCHEDULE, Layout, chunk_layers
 from shardplan.specs.model import ModelSpec
 
 #: Key of the stacked block parameters in the parameter dict when ``pp > 1``.
@@ -143,54 +143,94 @@ def check_pipeline(model: ModelSpec, layout: Layout) -> None:
             field="pp", value=p.pp, legal=[1])
 
 
-def slot_mask(stage_layers: tuple[int, ...]) -> np.ndarray:
-    """``(pp, L_max)`` bool: True where slot ``j`` of stage ``k`` holds a real layer (``j < stage_layers[k]``)."""
-    lmax = max(stage_layers)
-    return np.arange(lmax)[None, :] < np.asarray(stage_layers)[:, None]
+#: Where the model's layers sit: per pipeline rank, the model layer index held in each block slot
+#: (-1: a padding slot); or, for the contiguous split, just the layers per rank (``stage_layers``).
+Placement = tuple[tuple[int, ...], ...] | tuple[int, ...]
+
+
+def slot_layers(placement: Placement) -> np.ndarray:
+    """``(pp, S)`` int: the model layer in slot ``j`` of rank ``k`` (-1 for padding). A tuple of ints
+    (``stage_layers``) is the contiguous split: rank ``k`` holds its ``stage_layers[k]`` consecutive
+    layers in slots ``0 .. stage_layers[k]-1`` (``S = L_max``)."""
+    if placement and isinstance(placement[0], (tuple, list, np.ndarray)):
+        return np.asarray(placement, dtype=np.int64)
+    out = np.full((len(placement), max(placement)), -1, np.int64)
+    start = 0
+    for k, n in enumerate(placement):
+        out[k, :n] = np.arange(start, start + n)
+        start += n
+    return out
+
+
+def interleaved_placement(stage_layers: tuple[int, ...], v: int) -> tuple[tuple[int, ...], ...]:
+    """Megatron's interleaved layer placement: virtual stage ``j = c pp + k`` (chunk ``c`` of rank
+    ``k``) holds the ``j``-th run of consecutive layers, of the size
+    :func:`shardplan.parallel.chunk_layers` gives; rank ``k``'s chunk ``c`` fills its slots
+    ``c Lc .. c Lc + size - 1`` (``Lc`` the largest chunk, the rest padding). E.g. 4 layers, pp=2,
+    v=2: rank 0 holds layers (0, 2), rank 1 (1, 3) (Narayanan et al. 2021 Sec. 2.2.2)."""
+    pp, chunks = len(stage_layers), chunk_layers(stage_layers, v)
+    lc = max(max(c) for c in chunks)
+    out = np.full((pp, v * lc), -1, np.int64)
+    start = 0
+    for j in range(v * pp):
+        k, c = j % pp, j // pp
+        n = chunks[k][c]
+        out[k, c * lc:c * lc + n] = np.arange(start, start + n)
+        start += n
+    return tuple(tuple(int(x) for x in row) for row in out)
+
+
+def layout_placement(layout: Layout) -> Placement:
+    """The runtime's placement for a layout: :func:`interleaved_placement` when the interleaved
+    schedule is executed (:data:`EXECUTED_AS`), else the contiguous ``stage_layers``."""
+    p = layout.parallel
+    if p.pp > 1 and RUNTIME_SCHEDULE[p.schedule] == "interleaved":
+        return interleaved_placement(tuple(layout.stage_layers), p.virtual_stages)
+    return tuple(layout.stage_layers)
+
+
+def slot_mask(placement: Placement) -> np.ndarray:
+    """``(pp, S)`` bool: True where slot ``j`` of rank ``k`` holds a real layer (:func:`slot_layers`)."""
+    return slot_layers(placement) >= 0
 
 
 #: The window of a full-attention layer in :func:`layer_windows`: longer than any sequence.
 FULL_WINDOW = np.iinfo(np.int32).max
 
 
-def layer_windows(model: ModelSpec, stage_layers: tuple[int, ...]) -> np.ndarray | None:
-    """``(pp, L_max)`` int32: the attention window of the layer in slot ``j`` of stage ``k``
+def layer_windows(model: ModelSpec, placement: Placement) -> np.ndarray | None:
+    """``(pp, S)`` int32: the attention window of the layer in slot ``j`` of rank ``k``
     (``sliding_window`` on sliding layers, :data:`FULL_WINDOW` on full-attention layers and padding
     slots), or None when every layer has the same window (the block definition's own static one).
     """
     if model.sliding_window is None or model.full_attention_interval == 0:
         return None
-    out = np.full((len(stage_layers), max(stage_layers)), FULL_WINDOW, np.int32)
-    start = 0
-    for k, n in enumerate(stage_layers):
-        for j in range(n):
-            if model.is_sliding_layer(start + j):
-                out[k, j] = model.sliding_window
-        start += n
+    slots = slot_layers(placement)
+    out = np.full(slots.shape, FULL_WINDOW, np.int32)
+    for (k, j), layer in np.ndenumerate(slots):
+        if layer >= 0 and model.is_sliding_layer(int(layer)):
+            out[k, j] = model.sliding_window
     return out
 
 
-def stack_params(params: Mapping[str, Any], stage_layers: tuple[int, ...]) -> dict[str, Any]:
+def stack_params(params: Mapping[str, Any], placement: Placement) -> dict[str, Any]:
     """Stack ``params["layers"][i]`` (i = 0..n_layers-1) into ``params["stages"]`` of shape
-    ``(pp, L_max, ...)`` (zero padding for uneven splits); other entries are kept.
+    ``(pp, S, ...)`` by ``placement`` (zeros in padding slots); other entries are kept.
 
     Args:
         params: the model's parameter dict (:func:`~shardplan.jax.model.param_dict`), arrays.
-        stage_layers: layers per stage (sums to n_layers).
+        placement: layers per stage (contiguous split, sums to n_layers) or a slot table
+            (:func:`slot_layers`, e.g. :func:`interleaved_placement`).
 
     Returns:
         A new dict without ``"layers"`` and with ``"stages"``.
     """
     layers = params["layers"]
-    n = len(layers)
-    assert sum(stage_layers) == n, (stage_layers, n)
-    lmax = max(stage_layers)
+    slots = slot_layers(placement)
+    assert sorted(int(i) for i in slots.ravel() if i >= 0) == list(range(len(layers))), (slots, len(layers))
     zeros = jax.tree.map(jnp.zeros_like, layers[0])
-    rows, start = [], 0
-    for k in stage_layers:
-        chunk = [layers[i] for i in range(start, start + k)] + [zeros] * (lmax - k)
-        rows.append(jax.tree.map(lambda *xs: jnp.stack(xs), *chunk))
-        start += k
+    rows = [jax.tree.map(lambda *xs: jnp.stack(xs), *[layers[int(i)] if i >= 0 else zeros for i in row])
+            for row in slots]
     out = {key: v for key, v in params.items() if key != "layers"}
     out[STAGES] = jax.tree.map(lambda *xs: jnp.stack(xs), *rows)
     return out
@@ -216,7 +256,7 @@ def layout_params(model: ModelSpec, layout: Layout, remat: str = "none") -> tupl
     if layout.parallel.pp == 1:
         return params, logical
     check_pipeline(model, layout)
-    return jax.eval_shape(lambda p: stack_params(p, layout.stage_layers), params), stack_logical(logical)
+    return jax.eval_shape(lambda p: stack_params(p, layout_placement(layout)), params), stack_logical(logical)
 
 
 def decay_mask(params: Mapping[str, Any]) -> Any:
@@ -251,8 +291,10 @@ class Pipeline:
         p = layout.parallel
         self.pp, self.microbatches, self.mesh = p.pp, layout.microbatches, mesh
         self.stage_layers = tuple(layout.stage_layers)
-        self.mask = slot_mask(self.stage_layers)
-        self.windows = layer_windows(model, self.stage_layers)
+        #: the layer in each block slot of each rank (:func:`layout_placement`, :func:`slot_layers`)
+        self.placement = layout_placement(layout)
+        self.mask = slot_mask(self.placement)
+        self.windows = layer_windows(model, self.placement)
         self.remat = p.recompute
         self.tied = model.tied_embeddings
         #: the schedule executed: 'gpipe' or '1f1b' (:data:`EXECUTED_AS` of the plan's schedule)
