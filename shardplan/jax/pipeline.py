@@ -104,6 +104,7 @@ with leading dense layers, ``n_dense_layers > 0``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import jax
@@ -115,6 +116,7 @@ from jax.sharding import Mesh, PartitionSpec as P
 from shardplan.errors import ConfigError
 from shardplan.jax.model import (Transformer, abstract_model, fuses_qkv, logical_axes, param_dict, remat_policy,
                                  token_nll)
+from shardplan.cost.pipeline_schedule import Pass, rank_orders
 from shardplan.jax.rules import constrain
 from shardplan.parallel import RUNTIME_SCHEDULE, Layout, chunk_layers
 from shardplan.specs.model import ModelSpec
@@ -297,8 +299,10 @@ class Pipeline:
         self.windows = layer_windows(model, self.placement)
         self.remat = p.recompute
         self.tied = model.tied_embeddings
-        #: the schedule executed: 'gpipe' or '1f1b' (:data:`EXECUTED_AS` of the plan's schedule)
+        #: the schedule executed: 'gpipe', '1f1b' or 'interleaved' (:data:`EXECUTED_AS`)
         self.executed = EXECUTED_AS[p.schedule]
+        #: model chunks per rank: ``virtual_stages`` when interleaving is executed, else 1
+        self.chunks = p.virtual_stages if self.executed == "interleaved" else 1
         abstract = abstract_model(model, p.recompute, fuses_qkv(model, p.tp))
         self.block_graphdef = nnx.split(abstract.layers[0], nnx.Param)[0]
         abstract.layers = nnx.List([])
@@ -311,12 +315,17 @@ class Pipeline:
         split = "x".join(map(str, self.stage_layers))
         pad = int(self.mask.size - self.mask.sum())
         m, pp = self.microbatches, self.pp
-        what = (f"GPipe over pp={pp} stages" if self.executed == "gpipe" else
-                f"1F1B (PipeDream-Flush, explicit per-stage vjp) over pp={pp} stages")
+        if self.executed == "gpipe":
+            what, steps = f"GPipe over pp={pp} stages", f"{m + pp - 1} ticks"
+        elif self.executed == "interleaved":
+            tbl = interleaved_table(pp, m, self.chunks)
+            what = f"interleaved 1F1B (Megatron, {self.chunks} chunks per rank, explicit per-chunk vjp) over pp={pp} stages"
+            steps = f"{tbl.kind.shape[0]} chunk slots, at most {tbl.rows_in} chunk inputs in flight per rank"
+        else:
+            what = f"1F1B (PipeDream-Flush, explicit per-stage vjp) over pp={pp} stages"
+            steps = f"{one_f_one_b_slots(pp, m)} slots, at most {min(m, pp)} stage inputs in flight"
         note = (f"pipeline: {what} (layers {split}{f', {pad} masked padding slot(s)' if pad else ''}), "
-                f"{m} microbatches, ")
-        note += (f"{m + pp - 1} ticks" if self.executed == "gpipe" else
-                 f"{one_f_one_b_slots(pp, m)} slots, at most {min(m, pp)} stage inputs in flight")
+                f"{m} microbatches, {steps}")
         if schedule != self.executed:
             note += (f"; schedule {schedule!r} is executed as 1F1B (same gradients; the planner's bubble "
                      f"figures are for {schedule})")
@@ -363,13 +372,18 @@ class Pipeline:
         xm = x.reshape(B // m, m, s, d).swapaxes(0, 1)
         xm = constrain(xm, (None, "act_batch", "act_seq_norm", "act_embed"))
         positions = jnp.arange(s, dtype=jnp.int32) if positions is None else positions
-        body = self._stage_program(self._block_fn(positions), x.dtype)
-        run = jax.shard_map(body, mesh=self.mesh, in_specs=(P("pp"), P()), out_specs=P(), axis_names={"pp"})
         # the pp-replicated input and output cross the shard_map boundary in fp32: their all-reduces
         # over pp (the output psum and the input's cotangent) only add zeros, so this is exact, and
         # XLA:CPU fails to compile bf16 all-reduces inside a partially manual computation
         # ("Invalid binary instruction opcode copy", jax 0.10.2)
-        ym = run(stages, xm.astype(jnp.float32)).astype(x.dtype)
+        ym = xm.astype(jnp.float32)
+        v, lc = self.chunks, self.mask.shape[1] // self.chunks
+        for c in range(v):  # interleaved placement: the chunks' pipelines one after the other
+            tables = [None if t is None else t.reshape(self.pp, v, lc)[:, c] for t in (self.mask, self.windows)]
+            body = self._stage_program(self._block_fn(positions), x.dtype, *tables)
+            run = jax.shard_map(body, mesh=self.mesh, in_specs=(P("pp"), P()), out_specs=P(), axis_names={"pp"})
+            ym = run(jax.tree.map(lambda a: a[:, c * lc:(c + 1) * lc], stages), ym)
+        ym = ym.astype(x.dtype)
         ym = constrain(ym, (None, "act_batch", "act_seq_norm", "act_embed"))
         return ym.swapaxes(0, 1).reshape(B, s, d)
 
@@ -422,8 +436,9 @@ class Pipeline:
         act = (None, "act_batch", "act_seq_norm", "act_embed")
         xm = constrain(_microbatched(x, m), act).astype(f32)
         tm = constrain(_microbatched(targets, m), (None, "act_batch", None))
-        body = self._one_f_one_b_program(self._block_fn(positions), compute_dtype,
-                                         self._loss_fn(inputs.size, real_vocab), tuple(data_axes))
+        program = self._interleaved_program if self.executed == "interleaved" else self._one_f_one_b_program
+        body = program(self._block_fn(positions), compute_dtype, self._loss_fn(inputs.size, real_vocab),
+                       tuple(data_axes))
         rows = P(None, tuple(data_axes) or None)  # (m, b, ...) with the batch split over data_axes
         run = jax.shard_map(body, mesh=self.mesh, in_specs=(P("pp"), P(), P(), rows, rows),
                             out_specs=(P("pp"), P(), rows, P()), axis_names={"pp", *data_axes})
@@ -495,15 +510,57 @@ class Pipeline:
 
         return body
 
-    def _stage_runner(self, block: BlockFn) -> Callable[[Any, Any, jax.Array], jax.Array]:
-        """``run(stage, w, h) -> h``: this stage's ``L_max`` block slots (``w`` its ``(L_max, ...)``
-        parameters, ``stage`` the int32 pp index) applied to ``h`` (b, s, d) in a ``lax.scan``;
-        padding slots (:func:`slot_mask`) pass ``h`` through."""
-        mask, padded, windows = self.mask, not bool(self.mask.all()), self.windows
+    def _interleaved_program(self, block: BlockFn, dtype: Any, loss_fn: Callable[..., jax.Array],
+                             data_axes: tuple[str, ...] = ()) -> Callable:
+        """The per-rank program of the executed interleaved 1F1B: as :meth:`_one_f_one_b_program`
+        (same arguments and outputs), but each rank holds ``v`` model chunks (its ``(1, S, ...)``
+        slots viewed as ``(v, Lc, ...)``, :func:`interleaved_placement`) and a ``lax.scan`` runs the
+        ``T`` slots of :func:`interleaved_table`; per slot one ``lax.switch`` (idle / chunk forward /
+        chunk backward / last chunk's backward with the loss) and two cyclic ``ppermute``-s
+        (forward ``k -> k + 1``, backward ``k -> k - 1``; rank ``pp - 1``'s chunk ``c`` feeds rank
+        0's chunk ``c + 1``)."""
+        pp, v = self.pp, self.chunks
+        lc = self.mask.shape[1] // v
+        tables = [None if t is None else t.reshape(pp, v, lc) for t in (self.mask, self.windows)]
+        run_chunk = self._stage_runner(block, *tables)
+        tbl = interleaved_table(pp, self.microbatches, v)
+        f32 = jnp.float32
+
+        def body(stage_w: Any, head: Any, rest: Any, xs: jax.Array, ts: jax.Array) -> tuple:
+            stage = jax.lax.axis_index("pp")
+            w = jax.tree.map(lambda a: a[0].astype(dtype).reshape(v, lc, *a.shape[2:]), stage_w)
+            w = jax.lax.pcast(w, data_axes, to="varying") if data_axes else w
+            vary = lambda t: jax.lax.pcast(t, ("pp", *data_axes), to="varying")  # noqa: E731
+            head, xs, ts = vary(head), _varying(xs).astype(dtype), _varying(ts)
+            chunk_fn = lambda c, w_, x: run_chunk((stage, c), w_, x)  # noqa: E731
+            branches = _interleaved_branches(chunk_fn, lambda c, w_, h_, x, tg: loss_fn(chunk_fn(c, w_, x), h_, rest, tg),
+                                             w, head)
+            slot = _interleaved_slot_fn(tbl, pp, v, stage, xs, ts, branches)
+            zeros32 = lambda t: jax.tree.map(lambda a: jnp.zeros(a.shape, f32), t)  # noqa: E731
+            b_s_d = xs.shape[1:]
+            init = vary((jnp.zeros((tbl.rows_in, *b_s_d), dtype), jnp.zeros((tbl.rows_cot, *b_s_d), dtype),
+                         zeros32(w), zeros32(head), jnp.zeros((), f32), jnp.zeros(xs.shape, dtype)))
+            (_, _, g_w, g_head, loss, dxs), _ = jax.lax.scan(lambda c, t: (slot(c, t), None), init,
+                                                             jnp.arange(tbl.kind.shape[0]))
+            g_w, g_head, loss = jax.lax.psum((g_w, g_head, loss), data_axes) if data_axes else (g_w, g_head, loss)
+            return (jax.tree.map(lambda g: g.reshape(1, v * lc, *g.shape[2:]), g_w), jax.lax.psum(g_head, "pp"),
+                    jax.lax.psum(dxs.astype(f32), "pp"), jax.lax.psum(loss, "pp"))
+
+        return body
+
+    def _stage_runner(self, block: BlockFn, mask: np.ndarray | None = None,
+                      windows: np.ndarray | None = None) -> Callable[[Any, Any, jax.Array], jax.Array]:
+        """``run(index, w, h) -> h``: the block slots ``mask[index]`` (``w`` their ``(L, ...)``
+        parameters, ``index`` the int32 pp index, or (pp index, chunk) for tables shaped
+        ``(pp, v, Lc)``) applied to ``h`` (b, s, d) in a ``lax.scan``; padding slots
+        (:func:`slot_mask`) pass ``h`` through. Default tables: :attr:`mask`, :attr:`windows`."""
+        if mask is None:
+            mask, windows = self.mask, self.windows
+        padded = not bool(mask.all())
 
         def run(stage: Any, w: Any, h: jax.Array) -> jax.Array:
-            valid = jnp.asarray(mask)[stage]  # (L_max,)
-            win = None if windows is None else jnp.asarray(windows)[stage]  # (L_max,) per-layer windows
+            valid = jnp.asarray(mask)[stage]  # (L,)
+            win = None if windows is None else jnp.asarray(windows)[stage]  # (L,) per-layer windows
 
             def layer(h: jax.Array, lw_v: Any) -> tuple[jax.Array, None]:
                 lw, v, wn = lw_v
@@ -514,7 +571,8 @@ class Pipeline:
 
         return run
 
-    def _stage_program(self, block: BlockFn, dtype: Any) -> Callable[[Any, jax.Array], jax.Array]:
+    def _stage_program(self, block: BlockFn, dtype: Any, mask: np.ndarray | None = None,
+                       windows: np.ndarray | None = None) -> Callable[[Any, jax.Array], jax.Array]:
         """The per-stage program run under ``shard_map`` (manual over ``pp``): the GPipe scan.
 
         Returns:
@@ -525,7 +583,7 @@ class Pipeline:
             current microbatch and ``ppermute``-s the result to the next stage.
         """
         m, pp = self.microbatches, self.pp
-        run_stage = self._stage_runner(block)
+        run_stage = self._stage_runner(block, mask, windows)
 
         def body(stage_w: Any, xs: jax.Array) -> jax.Array:
             stage = jax.lax.axis_index("pp")
@@ -622,6 +680,186 @@ def one_f_one_b_permutation(pp: int, parity: int) -> list[tuple[int, int]]:
     fwd = [(k, k + 1) for k in range(pp - 1) if k % 2 == parity]
     bwd = [(k, k - 1) for k in range(1, pp) if k % 2 != parity]
     return fwd + bwd
+
+
+# ----- interleaved 1F1B (Megatron's virtual stages) ----------------------------------------------
+
+@dataclass(frozen=True)
+class InterleavedTable:
+    """The static lock-step program of the executed interleaved 1F1B (:func:`interleaved_table`).
+
+    Attributes:
+        kind, mb, chunk: ``(T, pp)`` int32: what rank ``k`` does in slot ``t`` -- 0 idle, 1 the
+            forward, 2 the backward of microbatch ``mb`` through its model chunk ``chunk`` (virtual
+            stage ``chunk * pp + k``).
+        in_row, cot_row: ``(T, pp)`` int32: the row of the rank's input buffer holding that pass's
+            chunk input (a forward reads it, a backward recomputes from it) and of its cotangent
+            buffer holding the output cotangent (backwards below the last virtual stage).
+        recv_f, recv_f_row: ``(T, pp)``: whether rank ``k`` keeps what the forward (``k - 1 -> k``,
+            cyclic) ``ppermute`` delivers after slot ``t`` (the input of one of its chunks), and the
+            input-buffer row it goes to.
+        recv_b, recv_b_row: the same for the backward ``ppermute`` (``k + 1 -> k``, an output
+            cotangent) and the cotangent buffer.
+        rows_in, rows_cot: rows of the two buffers: the most chunk inputs / cotangents a rank holds
+            at once (rows are reused as soon as their pass has read them).
+    """
+
+    kind: np.ndarray
+    mb: np.ndarray
+    chunk: np.ndarray
+    in_row: np.ndarray
+    cot_row: np.ndarray
+    recv_f: np.ndarray
+    recv_f_row: np.ndarray
+    recv_b: np.ndarray
+    recv_b_row: np.ndarray
+    rows_in: int
+    rows_cot: int
+
+
+def _lockstep(pp: int, m: int, v: int) -> list[list[Pass | None]]:
+    """Per slot and rank the pass run (``(kind, microbatch, chunk)`` or None): each rank takes the
+    next pass of Megatron's interleaved order (:func:`shardplan.cost.pipeline_schedule.rank_orders`)
+    as soon as its input was produced in an earlier slot (one slot per pass, t_b = t_f)."""
+    orders, nv = rank_orders(pp, m, "interleaved", v), pp * v
+    done: dict[tuple[str, int, int], int] = {}
+    pos, slots = [0] * pp, []
+    while any(pos[k] < len(orders[k]) for k in range(pp)):
+        t, row = len(slots), []
+        for k in range(pp):
+            work = orders[k][pos[k]] if pos[k] < len(orders[k]) else None
+            if work is not None:
+                kind, i, c = work
+                j = c * pp + k
+                need = (("F", j - 1, i) if j > 0 else None) if kind == "F" else (
+                    ("B", j + 1, i) if j < nv - 1 else ("F", j, i))
+                work = work if need is None or done.get(need, t) < t else None
+            row.append(work)
+        for k, work in enumerate(row):
+            if work is not None:
+                done[(work[0], work[2] * pp + k, work[1])] = t
+                pos[k] += 1
+        slots.append(row)
+        assert t < 4 * (m * v + pp) * 2, "interleaved lock-step did not finish"
+    return slots
+
+
+def _assign_rows(intervals: dict[int, list[tuple[float, float, Any]]]) -> tuple[dict[tuple[int, Any], int], int]:
+    """Buffer rows by interval colouring: per rank, ``(written, read, key)`` intervals sorted by
+    write time each take the lowest row free again (its last occupant read before this write).
+    Returns ``({(rank, key): row}, rows)``, rows = the most intervals live at once on a rank."""
+    rows: dict[tuple[int, Any], int] = {}
+    most = 1
+    for k, ivs in intervals.items():
+        free_at: list[float] = []  # per row, the read time of its last occupant
+        for start, end, key in sorted(ivs, key=lambda x: x[0]):
+            row = next((r for r, f in enumerate(free_at) if f < start), len(free_at))
+            free_at[row:row + 1] = [end]
+            rows[(k, key)] = row
+        most = max(most, len(free_at))
+    return rows, most
+
+
+def interleaved_table(pp: int, m: int, v: int) -> InterleavedTable:
+    """The executed interleaved 1F1B (Narayanan et al. 2021 Sec. 2.2.2; Megatron-LM's
+    ``forward_backward_pipelining_with_interleaving``) as a static table: :func:`_lockstep` slots,
+    what each rank keeps of the two ``ppermute``-s after each slot, and the buffer rows.
+
+    Args:
+        pp, m, v: ranks, microbatches (a multiple of pp), model chunks per rank.
+    """
+    slots, nv = _lockstep(pp, m, v), pp * v
+    when = {(w[0], w[2] * pp + k, w[1]): t for t, row in enumerate(slots) for k, w in enumerate(row) if w}
+    live_in: dict[int, list] = {}
+    live_cot: dict[int, list] = {}
+    for (kd, j, i), t in when.items():  # (written, read) of every chunk input and output cotangent
+        if kd == "F" and j < nv - 1:
+            live_in.setdefault((j + 1) % pp, []).append((t + 0.5, when[("B", j + 1, i)], (j + 1, i)))
+        if kd == "F" and j == 0:
+            live_in.setdefault(0, []).append((t - 0.5, when[("B", 0, i)], (0, i)))
+        if kd == "B" and j > 0:
+            live_cot.setdefault((j - 1) % pp, []).append((t + 0.5, when[("B", j - 1, i)], (j - 1, i)))
+    in_rows, n_in = _assign_rows(live_in)
+    cot_rows, n_cot = _assign_rows(live_cot)
+    T = len(slots)
+    kind, mb, chunk, in_row, cot_row, rf, rfr, rb, rbr = (np.zeros((T, pp), np.int32) for _ in range(9))
+    for t, row in enumerate(slots):
+        for k, w in enumerate(row):
+            if w is None:
+                continue
+            (kd, i, c), j = w, w[2] * pp + k
+            kind[t, k], mb[t, k], chunk[t, k] = (1 if kd == "F" else 2), i, c
+            in_row[t, k] = in_rows[(k, (j, i))]
+            cot_row[t, k] = cot_rows.get((k, (j, i)), 0)
+            if kd == "F" and j < nv - 1:
+                dst = (k + 1) % pp
+                rf[t, dst], rfr[t, dst] = 1, in_rows[(dst, (j + 1, i))]
+            if kd == "B" and j > 0:
+                dst = (k - 1) % pp
+                rb[t, dst], rbr[t, dst] = 1, cot_rows[(dst, (j - 1, i))]
+    return InterleavedTable(kind, mb, chunk, in_row, cot_row, rf.astype(bool), rfr, rb.astype(bool), rbr, n_in, n_cot)
+
+
+def _add_at(acc: Any, c: Any, g: Any) -> Any:
+    """``acc[c] += g`` leaf by leaf (``acc`` (v, ...) fp32, ``g`` one chunk's gradient)."""
+    return jax.tree.map(lambda a, b: a.at[c].add(b.astype(a.dtype)), acc, g)
+
+
+def _interleaved_branches(chunk_fn: Callable, loss_fn: Callable, w: Any, head: Any) -> list[Callable]:
+    """The ``lax.switch`` branches of an interleaved slot, as :func:`_slot_branches` but for model
+    chunk ``c`` of the rank: ``(c, x, cot, target, g_w, g_head, loss) -> (send, g_w, g_head, loss)``
+    with ``x`` the chunk input, ``cot`` its output cotangent, ``w`` the rank's ``(v, Lc, ...)``
+    parameters and ``g_w`` their fp32 gradient (chunk ``c`` updated)."""
+    def idle(c, x, cot, tgt, g_w, g_head, loss):  # noqa: ANN001, ANN202
+        return jnp.zeros_like(x), g_w, g_head, loss
+
+    def forward(c, x, cot, tgt, g_w, g_head, loss):  # noqa: ANN001, ANN202
+        return chunk_fn(c, jax.tree.map(lambda a: a[c], w), x), g_w, g_head, loss
+
+    def backward(c, x, cot, tgt, g_w, g_head, loss):  # noqa: ANN001, ANN202
+        _, vjp = jax.vjp(lambda w_, x_: chunk_fn(c, w_, x_), jax.tree.map(lambda a: a[c], w), x)
+        dw, dx = vjp(cot)
+        return dx, _add_at(g_w, c, dw), g_head, loss
+
+    def backward_last(c, x, cot, tgt, g_w, g_head, loss):  # noqa: ANN001, ANN202
+        value, vjp = jax.vjp(lambda w_, h_, x_: loss_fn(c, w_, h_, x_, tgt), jax.tree.map(lambda a: a[c], w), head, x)
+        dw, dh, dx = vjp(jnp.ones_like(value))
+        return dx.astype(x.dtype), _add_at(g_w, c, dw), _add_f32(g_head, dh), loss + value
+
+    return [idle, forward, backward, backward_last]
+
+
+def _interleaved_slot_fn(tbl: InterleavedTable, pp: int, v: int, stage: Any, xs: jax.Array, ts: jax.Array,
+                         branches: list[Callable]) -> Callable:
+    """``slot(carry, t) -> carry``: slot ``t`` of the executed interleaved 1F1B on this rank.
+
+    ``carry = (inp, cot, g_w, g_head, loss, dxs)``: the chunk-input buffer ``(rows_in, b, s, d)``,
+    the output-cotangent buffer ``(rows_cot, b, s, d)``, the fp32 accumulators and the input
+    cotangents ``dxs`` (m, b, s, d) of virtual stage 0. The pass (:class:`InterleavedTable`) reads its
+    rows, runs one of :func:`_interleaved_branches`, and the two cyclic ``ppermute``-s' payloads are
+    stored where the table says.
+    """
+    at = {name: jnp.asarray(getattr(tbl, name)) for name in
+          ("kind", "mb", "chunk", "in_row", "cot_row", "recv_f", "recv_f_row", "recv_b", "recv_b_row")}
+    fwd, bwd = [(k, (k + 1) % pp) for k in range(pp)], [(k, (k - 1) % pp) for k in range(pp)]
+    upd = jax.lax.dynamic_update_index_in_dim
+
+    def slot(carry: tuple, t: jax.Array) -> tuple:
+        inp, cot, g_w, g_head, loss, dxs = carry
+        kind, i, c, r, rc = (at[n][t, stage] for n in ("kind", "mb", "chunk", "in_row", "cot_row"))
+        j = c * pp + stage
+        is_f, is_b, first, last = kind == 1, kind == 2, j == 0, j == v * pp - 1
+        inp = upd(inp, jnp.where(is_f & first, xs[i], inp[r]), r, 0)
+        idx = jnp.where(is_f & ~last, 1, jnp.where(is_b, jnp.where(last, 3, 2), 0))
+        out, g_w, g_head, loss = jax.lax.switch(idx, branches, c, inp[r], cot[rc], ts[i], g_w, g_head, loss)
+        dxs = upd(dxs, jnp.where(is_b & first, out, dxs[i]), i, 0)
+        got_f, got_b = jax.lax.ppermute(out, "pp", fwd), jax.lax.ppermute(out, "pp", bwd)
+        rf, rb = at["recv_f_row"][t, stage], at["recv_b_row"][t, stage]
+        inp = upd(inp, jnp.where(at["recv_f"][t, stage], got_f, inp[rf]), rf, 0)
+        cot = upd(cot, jnp.where(at["recv_b"][t, stage], got_b, cot[rb]), rb, 0)
+        return inp, cot, g_w, g_head, loss, dxs
+
+    return slot
 
 
 def _slot_branches(stage_fn: Callable, loss_fn: Callable, w: Any, head: Any) -> list[Callable]:

@@ -329,7 +329,7 @@ class Trainer:
         params, opt_state = state
         zero = self.rules.zero_stage
         wsc = jax.lax.with_sharding_constraint
-        if self.pipeline is not None and self.pipeline.executed == "1f1b":
+        if self.pipeline is not None and self.pipeline.executed != "gpipe":
             loss, grads = self._grads_pipeline(params, batch)
         elif self.local_axes:
             loss, grads = self._grads_reduced_per_step(params, batch)
