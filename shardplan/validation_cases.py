@@ -1,8 +1,9 @@
 """The layouts on which the planner is checked against the compiled XLA program.
 
 tiny-llama, 8 devices, seq_len 32, global batch 16 sequences; each entry is the ParallelConfig
-keyword arguments of one strategy (PP and PP+TP run GPipe, "PP, 1F1B" the executed 1F1B; shared by tests/test_validation_xla.py and
-benchmarks/validation.py so the documented table and the tests cover the same cases).
+keyword arguments of one strategy (PP and PP+TP run GPipe, "PP, 1F1B" the executed 1F1B; shared by
+tests/test_validation_xla.py and benchmarks/validation.py so the documented table and the tests
+cover the same cases).
 """
 
 STRATEGIES: dict[str, dict] = {

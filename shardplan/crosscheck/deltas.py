@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 from shardplan.cost.collective import bytes_sent
 from shardplan.crosscheck.logical import planner_axis
 from shardplan.parallel import RUNTIME_SCHEDULE, Layout
+from shardplan.pipeline_program import interleaved_table
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
 
@@ -121,6 +122,12 @@ class PlanContext:
     def sigma(self) -> int:
         """Sequence split outside the tp regions (tp with SP, else 1)."""
         return self.layout.seq_shard
+
+    @property
+    def executed(self) -> str | None:
+        """The schedule the runtime executes (:data:`shardplan.parallel.RUNTIME_SCHEDULE`: 'gpipe',
+        '1f1b' or 'interleaved'), None without pipeline parallelism."""
+        return RUNTIME_SCHEDULE[self.p.schedule] if self.p.pp > 1 else None
 
     @property
     def gpipe(self) -> bool:
@@ -420,7 +427,8 @@ def gpipe_bubble_ticks(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list
     return out
 
 
-@rule("pp-boundary-psum", "pp > 1, GPipe (schedule='gpipe')", "`+1` AR pp of `4 m u h / sigma`, `+k` AR pp of `4 u h / sigma`")
+@rule("pp-boundary-psum", "pp > 1, GPipe (schedule='gpipe')",
+      "`+1` AR pp of `4 m u h / sigma`, `+k` AR pp of `4 u h / sigma`")
 def pp_boundary_psum(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
     """The pipeline input and output are pp-replicated (embedding and head run on every rank): the
     last stage's outputs are `psum`med over pp (forward) and so is the input cotangent on every
@@ -436,7 +444,7 @@ def pp_boundary_psum(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[C
                    "input cotangent on every tick (backward)")]
 
 
-@rule("1f1b-slot-sends", "pp > 1, executed 1F1B (schedule != 'gpipe')",
+@rule("1f1b-slot-sends", "pp > 1, executed 1F1B (schedule '1f1b' or 'zero-bubble')",
       "SendRecv pp: `n k` sends of `beta u h / sigma` (`n` = 1 for pp = 2, else 2) instead of the planner's `2 m`")
 def one_f_one_b_slot_sends(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
     """The executed 1F1B runs `2 k` slots (`k = m + pp - 1`) and `ppermute`s every stage's output
@@ -444,7 +452,7 @@ def one_f_one_b_slot_sends(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> 
     `k - 1` in one permutation per slot parity); with pp = 2 the odd slots have nothing to send and
     skip it. XLA counts each collective-permute once per device and execution."""
     p = ctx.p
-    if p.pp == 1 or ctx.gpipe:
+    if ctx.executed != "1f1b":
         return []
     sr = ctx.planned(op="SendRecv", axis="pp", tensor="stage_io")
     msg = ctx.beta * ctx.u * ctx.model.d_model / ctx.sigma
@@ -455,14 +463,35 @@ def one_f_one_b_slot_sends(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> 
                    f"{', every other one empty at pp = 2' if p.pp == 2 else ''}; bubble slots included)")]
 
 
-@rule("1f1b-boundary-psum", "pp > 1, executed 1F1B (schedule != 'gpipe')",
+@rule("interleaved-slot-sends", "pp > 1, executed interleaved 1F1B (schedule 'interleaved')",
+      "SendRecv pp: `n T` sends of `beta u h / sigma` (`T` lock-step chunk slots, `n` = 1 for pp = 2, else 2) "
+      "instead of the planner's `2 v m`")
+def interleaved_slot_sends(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """The executed interleaved 1F1B runs the `T` chunk slots of its static lock-step
+    (:func:`shardplan.pipeline_program.interleaved_table`) and after each one `ppermute`s every
+    rank's output twice, cyclically forward and backward (the receiver keeps one or none); at
+    pp = 2 the two permutations are the same pairs and XLA merges them into one."""
+    p = ctx.p
+    if ctx.executed != "interleaved":
+        return []
+    sr = ctx.planned(op="SendRecv", axis="pp", tensor="stage_io")
+    msg = ctx.beta * ctx.u * ctx.model.d_model / ctx.sigma
+    slots = interleaved_table(p.pp, ctx.m, p.virtual_stages).kind.shape[0]
+    n = (1 if p.pp == 2 else 2) * slots
+    return [Change("SendRecv", "pp", n - sum(c.count for c in sr),
+                   n * bytes_sent("SendRecv", msg, 2) - sum(c.bytes_per_device for c in sr),
+                   f"the interleaved lock-step ppermutes chunk outputs / cotangents forward and backward after each "
+                   f"of its {slots} slots (bubble slots included; at pp = 2 both are one permutation)")]
+
+
+@rule("1f1b-boundary-psum", "pp > 1, executed 1F1B or interleaved 1F1B (schedule != 'gpipe')",
       "`+1` AR pp of `4 (m u h / sigma + V h / t + n_norm + 1)`")
 def one_f_one_b_boundary_psum(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
     """The embedding and the head are pp-replicated: after the schedule the input cotangents
     (written by stage 0), the head gradients and the loss (last stage) are `psum`med over pp once,
     in fp32 (one combined all-reduce)."""
     p = ctx.p
-    if p.pp == 1 or ctx.gpipe:
+    if ctx.executed in (None, "gpipe"):
         return []
     h = ctx.model.d_model
     size = 4.0 * (ctx.m * ctx.u * h / ctx.sigma + ctx.model.vocab_size * h / p.tp + ctx.model.norm_params() + 1)
@@ -722,7 +751,8 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: Traini
 
     Not covered: pp > 1 executed as 1F1B (every schedule but 'gpipe', see
     :data:`shardplan.parallel.RUNTIME_SCHEDULE`) with collectives inside the per-device
-    ``lax.switch`` branches of its slots (:func:`_one_f_one_b_not_covered`); cp with pp (K/V all-gathered in the pipeline, GPipe rules stated for cp = 1);
+    ``lax.switch`` branches of its slots (:func:`_one_f_one_b_not_covered`); cp with pp (K/V
+    all-gathered in the pipeline, GPipe rules stated for cp = 1);
     ZeRO-3 with pp > 1 (weights gathered on every GPipe tick) or with recompute (the backward
     re-gathers the recomputed blocks' weights per microbatch, the forward once per step); sequence
     parallelism or ZeRO-1/2/3 with bf16 compute (:func:`narrow_compute`): XLA reduce-scatters the
