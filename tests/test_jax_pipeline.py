@@ -22,8 +22,11 @@ from jax.sharding import PartitionSpec as P  # noqa: E402
 from shardplan.cost.pipeline_schedule import rank_orders  # noqa: E402
 from shardplan.errors import ConfigError  # noqa: E402
 from shardplan.jax.data import PackedBatches, load_tokens, shard_batch  # noqa: E402
-from shardplan.jax.pipeline import (check_pipeline, decay_mask, layout_params, one_f_one_b_permutation,  # noqa: E402
-                                    one_f_one_b_slots, one_f_one_b_work, slot_mask, stack_params)
+from shardplan.jax.checkpoint import saved_placement, unstack_params  # noqa: E402
+from shardplan.jax.pipeline import (check_pipeline, decay_mask, interleaved_placement,  # noqa: E402
+                                    layout_params, layout_placement, one_f_one_b_permutation, one_f_one_b_slots,
+                                    one_f_one_b_work, slot_mask, stack_params)
+from shardplan.pipeline_program import interleaved_table  # noqa: E402
 from shardplan.jax.train import TrainConfig, Trainer  # noqa: E402
 from shardplan.parallel import ParallelConfig, validate  # noqa: E402
 from shardplan.presets.models import MODELS  # noqa: E402
@@ -47,6 +50,10 @@ CASES = {
                           P("pp", None, None, None, None, None)),
     "pp2-uneven-3-1-gpipe": (dict(pp=2, pp_layers=(3, 1), schedule="gpipe"), (2, 4, 1, 1), 4,
                              P("pp", None, None, None, None, None)),
+    "pp2-dp4-interleaved": (dict(pp=2, schedule="interleaved", virtual_stages=2), (2, 4, 1, 1), 4,
+                            P("pp", None, None, None, None, None)),
+    "pp2-dp2-tp2-interleaved": (dict(pp=2, tp=2, schedule="interleaved", virtual_stages=2), (2, 2, 1, 2), 8,
+                                P("pp", None, None, "tp", None, None)),
 }
 
 
@@ -96,7 +103,7 @@ def test_pipeline_matches_single_device(name, batches, reference):
     params, opt = state
     # the first step's gradients equal single-device training's, stacked per stage
     grads = jax.device_get(_grads(tr, batches))
-    ref_grads = stack_params(reference_grads, layout.stage_layers)
+    ref_grads = stack_params(reference_grads, layout_placement(layout))
     for (path, a), b in zip(jax.tree_util.tree_flatten_with_path(grads)[0], jax.tree_util.tree_leaves(ref_grads)):
         # fp32 summation-order noise: within 1e-3 of the leaf's largest gradient
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-3 * np.abs(b).max(), err_msg=jax.tree_util.keystr(path))
@@ -121,7 +128,9 @@ def test_pipeline_matches_single_device(name, batches, reference):
     if kw.get("schedule") == "gpipe":
         assert tr.pipeline.executed == "gpipe" and "GPipe over pp=2" in tr.pipeline.note
     else:
-        assert tr.pipeline.executed == "1f1b" and "1F1B (PipeDream-Flush" in tr.pipeline.note
+        assert tr.pipeline.executed == kw.get("schedule", "1f1b")
+        assert ("interleaved 1F1B (Megatron, 2 chunks" if tr.pipeline.executed == "interleaved" else
+                "1F1B (PipeDream-Flush") in tr.pipeline.note
         assert "executed as" not in tr.pipeline.note
         # bubble slots compute nothing: each slot's work is a per-device lax.switch branch
         assert "conditional" in hlo
@@ -205,17 +214,88 @@ def test_one_f_one_b_slots_follow_the_planner_order(pp, m):
 
 def test_one_f_one_b_needs_less_temp_memory_than_gpipe():
     """Same plan, m = 2 pp: the executed 1F1B keeps min(m, pp) stage inputs (+ one stage's residuals
-    while a backward runs), GPipe the residuals of all m + pp - 1 ticks.
+    while a backward runs), GPipe the residuals of all m + pp - 1 ticks; the interleaved 1F1B keeps
+    at most pp v + pp - 1 chunk inputs (+ one chunk's residuals).
 
     Measured (jax 0.10.2, XLA:CPU, fp32, tiny-llama 4 layers, seq 32, global batch 16), compiled temp
-    bytes per device: pp=2 x dp=4, m=4: GPipe 3,636,344, 1F1B 1,733,768; pp=4 x dp=2, m=8:
-    GPipe 3,354,360, 1F1B 1,024,368.
+    bytes per device: pp=2 x dp=4, m=4: GPipe 3,636,344, 1F1B 1,717,128, interleaved (v=2) 1,622,680;
+    pp=4 x dp=2, m=8: GPipe 3,354,360, 1F1B 1,024,112.
     """
     temp = {}
-    for pp in (2, 4):
-        for schedule in ("gpipe", "1f1b"):
-            lay = validate(ParallelConfig(pp=pp, schedule=schedule), TINY4, TR, 8)
+    for pp, schedules in ((2, ("gpipe", "1f1b", "interleaved")), (4, ("gpipe", "1f1b"))):
+        for schedule in schedules:
+            kw = dict(virtual_stages=2) if schedule == "interleaved" else {}
+            lay = validate(ParallelConfig(pp=pp, schedule=schedule, **kw), TINY4, TR, 8)
             assert lay.microbatches == 2 * pp
             temp[pp, schedule] = Trainer(TINY4, lay, TR, CFG).memory["temp"]
-    for pp in (2, 4):
-        assert temp[pp, "1f1b"] < 0.6 * temp[pp, "gpipe"], temp
+    for key, t in temp.items():
+        assert key[1] == "gpipe" or t < 0.6 * temp[key[0], "gpipe"], temp
+
+
+@pytest.mark.parametrize("pp,m,v", [(2, 2, 2), (2, 4, 2), (2, 4, 3), (3, 6, 2), (4, 4, 2), (4, 8, 2)])
+def test_interleaved_table_follows_the_planner_order_and_delivers_every_input(pp, m, v):
+    """The executed interleaved lock-step: each rank runs Megatron's interleaved order (the planner's
+    simulator), and replaying the table's buffer rows and the two cyclic ppermutes with labels shows
+    every pass reading its own chunk input / output cotangent (no row overwritten while live)."""
+    tbl, nv = interleaved_table(pp, m, v), pp * v
+    T = tbl.kind.shape[0]
+    inp = [[None] * tbl.rows_in for _ in range(pp)]
+    cot = [[None] * tbl.rows_cot for _ in range(pp)]
+    order = [[] for _ in range(pp)]
+    for t in range(T):
+        out = [None] * pp
+        for k in range(pp):
+            kind, i, c = int(tbl.kind[t, k]), int(tbl.mb[t, k]), int(tbl.chunk[t, k])
+            if kind == 0:
+                continue
+            j = c * pp + k
+            order[k].append(("F" if kind == 1 else "B", i, c))
+            if kind == 1 and j == 0:
+                inp[k][tbl.in_row[t, k]] = ("x", 0, i)
+            assert inp[k][tbl.in_row[t, k]] == ("x", j, i), (t, k)
+            if kind == 2 and j < nv - 1:
+                assert cot[k][tbl.cot_row[t, k]] == ("dy", j, i), (t, k)
+            out[k] = ("x", j + 1, i) if kind == 1 else ("dy", j - 1, i)
+        for k in range(pp):  # what the ppermutes deliver (k-1 -> k forward, k+1 -> k backward)
+            if tbl.recv_f[t, k]:
+                inp[k][tbl.recv_f_row[t, k]] = out[(k - 1) % pp]
+            if tbl.recv_b[t, k]:
+                cot[k][tbl.recv_b_row[t, k]] = out[(k + 1) % pp]
+    assert order == rank_orders(pp, m, "interleaved", v)
+    # Megatron's bound (Korthikanti et al. 2022 Sec. 4.2.3): rank 0 holds p (1 + (p-1)/(p v)) stage
+    # activations, i.e. at most p v + p - 1 chunk inputs
+    assert tbl.rows_in <= min(m * v, pp * v + pp - 1)
+    # chunk slots: (m v + pp - 1) forwards and as many backwards of 1/v stage each (lock-step, t_b = t_f)
+    assert T == 2 * (m * v + pp - 1)
+
+
+def test_interleaved_placement_and_its_inverse():
+    """Virtual stage j = c pp + k holds the j-th run of layers; unstacking inverts stacking."""
+    assert interleaved_placement((2, 2), 2) == ((0, 2), (1, 3))
+    assert interleaved_placement((3, 2), 2) == ((0, 1, 3, -1), (2, -1, 4, -1))  # chunks (2, 1) and (1, 1)
+    lay = validate(ParallelConfig(pp=2, schedule="interleaved", virtual_stages=2), TINY4, TR, 8)
+    assert layout_placement(lay) == ((0, 2), (1, 3))
+    params = {"embed": np.zeros(2), "layers": {i: {"w": np.full((3,), float(i))} for i in range(4)}}
+    stacked = stack_params(params, layout_placement(lay))
+    assert stacked["stages"]["w"][:, :, 0].tolist() == [[0, 2], [1, 3]]
+    back = unstack_params(stacked, layout_placement(lay))
+    assert [float(back["layers"][i]["w"][0]) for i in range(4)] == [0, 1, 2, 3]
+    # checkpoints record the slot table; older ones (stage_layers only) are contiguous
+    assert saved_placement({"slot_layers": [[0, 2], [1, 3]], "stage_layers": [2, 2]}) == ((0, 2), (1, 3))
+    assert saved_placement({"stage_layers": [3, 1]}) == (3, 1)
+
+
+def test_interleaved_pp4_matches_single_device(batches):
+    """8 layers, pp=4 x dp=2, v=2 (virtual stages 0..7 alternate over the ranks), m=8: 2 steps' losses and
+    the first gradients equal single-device training's."""
+    tiny8 = TINY4.model_copy(update={"n_layers": 8, "name": "tiny-llama-8l"})
+    ref = Trainer(tiny8, validate(ParallelConfig(dp=1), tiny8, TR, 1), TR, CFG, devices=jax.devices()[:1])
+    layout = validate(ParallelConfig(pp=4, schedule="interleaved", virtual_stages=2), tiny8, TR, 8)
+    assert layout.stage_layers == (2, 2, 2, 2) and layout.microbatches == 8
+    tr = Trainer(tiny8, layout, TR, CFG)
+    assert tr.pipeline.executed == "interleaved" and tr.pipeline.placement == ((0, 4), (1, 5), (2, 6), (3, 7))
+    np.testing.assert_allclose(run_steps(tr, batches, 2)[1], run_steps(ref, batches, 2)[1], rtol=2e-5, atol=2e-5)
+    grads, ref_grads = jax.device_get(_grads(tr, batches)), stack_params(jax.device_get(_grads(ref, batches)),
+                                                                          tr.pipeline.placement)
+    for a, b in zip(jax.tree_util.tree_leaves(grads), jax.tree_util.tree_leaves(ref_grads)):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-3 * np.abs(b).max())
