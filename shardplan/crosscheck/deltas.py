@@ -100,8 +100,8 @@ class PlanContext:
     @property
     def L(self) -> int:
         """Layers each device runs per microbatch: all of them, or with pp the padded ``L_max``
-        (the runtime stacks ``max(stage_layers)`` block slots on every stage)."""
-        return self.model.n_layers if self.p.pp == 1 else max(self.layout.stage_layers)
+        (the runtime stacks that many block slots on every stage, :func:`runtime_slots`)."""
+        return self.model.n_layers if self.p.pp == 1 else runtime_slots(self.layout)
 
     @property
     def u(self) -> float:
@@ -499,10 +499,21 @@ def one_f_one_b_boundary_psum(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) 
                    "fp32 psum over pp of the input cotangents, the LM head / final norm gradients and the loss")]
 
 
+def runtime_slots(layout: Layout) -> int:
+    """Block slots every pipeline rank of the runtime holds: ``L_max = max(stage_layers)``, or with
+    the executed interleaved schedule ``v ceil(L_max / v)`` (each chunk padded to the largest,
+    :func:`shardplan.jax.pipeline.interleaved_placement`)."""
+    p = layout.parallel
+    lmax = max(layout.stage_layers)
+    if p.pp > 1 and RUNTIME_SCHEDULE[p.schedule] == "interleaved":
+        return p.virtual_stages * -(-lmax // p.virtual_stages)
+    return lmax
+
+
 def runtime_stage_params(model: ModelSpec, layout: Layout) -> tuple[float, float]:
     """Parameters (elements) every pipeline rank of the runtime holds, before ZeRO sharding:
     ``(blocks, outer)``. ``blocks = L_max x`` one block (``/ tp`` except norms and router; routed
-    experts ``/ (tp ep)``), ``L_max = max(stage_layers)`` (uneven splits are padded);
+    experts ``/ (tp ep)``), ``L_max`` = :func:`runtime_slots` (uneven splits are padded);
     ``outer`` = embedding (``V h / t``), learned positions, LM head (``V h / t`` unless tied) and
     the final norm, replicated over pp (:mod:`shardplan.jax.pipeline`)."""
     p = layout.parallel
@@ -513,7 +524,7 @@ def runtime_stage_params(model: ModelSpec, layout: Layout) -> tuple[float, float
     else:
         layer = (model.attention_params() + model.mlp_params(model.ffn_dim)) / t
     layer += model.layer_norm_params()
-    blocks = max(layout.stage_layers) * layer
+    blocks = runtime_slots(layout) * layer
     outer = V * h / t * (1 if model.tied_embeddings else 2) + model.norm_params()
     if model.position == "learned":
         outer += model.max_position_embeddings * h / t
