@@ -1,10 +1,14 @@
-"""Pipeline parallelism (``pp > 1``): stacked stage parameters, an executed 1F1B schedule and GPipe.
+"""Pipeline parallelism (``pp > 1``): stacked stage parameters; executed 1F1B, interleaved 1F1B and GPipe.
 
 Parameter layout
     With ``pp > 1`` the transformer blocks' parameters are stacked into one pytree under the key
     ``"stages"``: every leaf of a block of shape ``S`` becomes ``(pp, L_max, *S)``, where
     ``L_max = max(layout.stage_layers)``; stage ``k`` holds its ``stage_layers[k]`` consecutive
-    layers in slots ``0 .. stage_layers[k]-1``. The leading dimension has the logical name
+    layers in slots ``0 .. stage_layers[k]-1``. With the executed interleaved schedule the layers
+    are placed as Megatron does (:func:`interleaved_placement`): rank ``k``'s ``v`` chunks are
+    virtual stages ``k, pp + k, ...``, each chunk padded to the largest (``L_max = v Lc``); e.g. 4
+    layers, pp=2, v=2: rank 0 holds layers 0 and 2. :func:`layout_placement` gives the slot table
+    (:func:`slot_layers`), checkpoints record it. The leading dimension has the logical name
     ``"layers"`` (rule ``layers -> pp``), the slot dimension is replicated, and the remaining
     dimensions keep the block's own logical axes (so ZeRO/FSDP and TP shard them as for ``pp = 1``),
     e.g. ``stages/attn/wqkv`` of tiny-llama with pp=2, fsdp=2, tp=2 is ``(2, 2, 64, 2, 4, 16)`` with spec
@@ -43,10 +47,11 @@ Schedules (:class:`Pipeline`; ``Pipeline.executed`` names the one that runs)
 
     * No computation in bubble slots: each slot's work is a ``lax.switch`` whose index is computed
       per device (idle / forward / backward / last-stage backward). The branches hold GSPMD
-      collectives of the automatic axes (tp all-reduces, fsdp gathers, the dp gradient
-      reduction): all devices of one pipeline stage take the same branch, so these collectives
+      collectives of the automatic axes (tp all-reduces, fsdp gathers and reduce-scatters; the dp
+      gradient reduction when it cannot be taken out, see below): all devices of one pipeline stage take the same branch, so these collectives
       have all their participants -- this compiles and runs on XLA:CPU (jax 0.10.2; tested with
-      dp, tp, fsdp, cp, sp). The only collective outside the branches is the ``ppermute``.
+      dp, tp, fsdp, cp, sp). Outside the branches run the ``ppermute`` and, after the schedule,
+      the boundary ``psum``-s.
     * Stage-granular recomputation: a stage keeps the *inputs* ``(b, s, d)`` of its in-flight
       microbatches in a ring buffer of ``min(m, pp)`` rows (at most ``min(m, pp - k)`` are live on
       stage ``k``), and a backward re-runs the stage's forward under ``jax.vjp`` from the stored
@@ -64,14 +69,31 @@ Schedules (:class:`Pipeline`; ``Pipeline.executed`` names the one that runs)
       cotangents (written by stage 0) leave the map ``psum``-med over pp in fp32 (only one stage
       contributes: exact). The embedding runs before the pipeline under ``jax.vjp``, which turns
       the input cotangents into its gradient (summed with the head's for tied embeddings).
-    * The data-parallel reduction of the stage gradients runs inside the backward branch, once
-      per microbatch and stage (GSPMD places it where the gradient is accumulated), not once per step.
+    * Data-parallel gradient reduction once per step: the ``shard_map`` is also manual over the
+      data axes along which every parameter is replicated (``Trainer.local_axes``: dp for ZeRO-0/1/2,
+      the HSDP replica axis), each device differentiates per-device copies of the parameters
+      (``pcast`` to varying), and the fp32 gradients are ``psum``-med over those axes once, after the
+      schedule. Axes that shard parameters (fsdp) stay automatic: ZeRO-3's gathers and
+      reduce-scatters run inside the branches, per microbatch, as FSDP does.
 
-    'interleaved' and 'zero-bubble' (ZB-H1) are executed as 1F1B (same gradients; 1F1B's order and
-    in-flight memory, which ZB-H1 keeps; 'interleaved' runs each physical stage's layers as one
-    contiguous chunk, virtual stages are ignored). Zero-bubble is planner-only: the runtime does not
-    split the backward into input-gradient (B) and weight-gradient (W) passes, so the smaller
-    bubbles of both are planner figures only. :attr:`Pipeline.note` says so and the trainer logs it.
+    'interleaved' -- executed interleaved 1F1B (Narayanan et al. 2021 Sec. 2.2.2; Megatron-LM's
+    ``forward_backward_pipelining_with_interleaving``), :meth:`Pipeline._interleaved_program`: each
+    rank holds ``v = virtual_stages`` model chunks; a static lock-step table
+    (:func:`shardplan.pipeline_program.interleaved_table`) gives every rank Megatron's interleaved
+    order (the planner's ``rank_orders``), one chunk pass per slot, a pass starting once its input
+    was produced in an earlier slot: ``2 (m v + pp - 1)`` chunk slots, the interleaved bubble
+    ``(pp - 1) / v`` of a stage's forward + backward. Per slot one ``lax.switch`` (idle / chunk
+    forward / chunk backward under ``jax.vjp`` / last chunk's backward with the loss) and two
+    cyclic ``ppermute``-s (forward ``k -> k + 1``, backward ``k -> k - 1``: the last rank's chunk
+    ``c`` feeds rank 0's chunk ``c + 1``); received chunk inputs and output cotangents wait in
+    buffers whose rows the table assigns (interval colouring), at most ``pp v + pp - 1`` chunk
+    inputs on rank 0 (Megatron's ``pp (1 + (pp - 1) / (pp v))`` stages' worth). Requires
+    ``m % pp == 0`` (as Megatron; checked by :func:`shardplan.parallel.validate`).
+
+    'zero-bubble' (ZB-H1) is executed as 1F1B (same gradients; 1F1B's order and peak memory, which
+    ZB-H1 keeps): zero-bubble is planner-only -- the runtime does not split the backward into
+    input-gradient (B) and weight-gradient (W) passes, so its smaller bubble is a planner figure
+    only. :attr:`Pipeline.note` says so and the trainer logs it.
 
     'gpipe' -- GPipe (Huang et al. 2019): the ``m`` microbatches flow through the stages in a
     ``lax.scan`` over ``m + pp - 1`` ticks inside the same pp-manual ``shard_map``
@@ -81,7 +103,9 @@ Schedules (:class:`Pipeline`; ``Pipeline.executed`` names the one that runs)
     all-forward-then-all-backward GPipe backward (the transposed ppermute sends cotangents from
     ``k + 1`` to ``k``). Bubble ticks compute on zeros/stale data whose results are discarded.
     Activation memory: the scan keeps the residuals of all ``m + pp - 1`` ticks, modulo
-    ``recompute``. The stage gradients are reduced over the data axes on every tick.
+    ``recompute``. The stage gradients are reduced over the data axes on every tick (GSPMD).
+    :meth:`Pipeline.logits` (the trainer's ``loss``) is this forward for every schedule; with the
+    interleaved placement it runs the ``v`` chunks' pipelines one after the other.
 
     Mixed precision: the stages compute in the compute dtype, but every all-reduce over ``pp`` (the
     output ``psum`` and the transpose of making the pp-invariant input varying) runs in fp32. Both

@@ -24,9 +24,12 @@ gradients are replicated reductions, :func:`local_grad_axes` -- all of them for 
 replica axis for ZeRO-3). ``'per_microbatch'`` keeps the plain GSPMD accumulation, where XLA reduces
 inside the loop, once per microbatch (also used for ``cp > 1``).
 
-Pipeline parallelism (``pp > 1``): the blocks are stacked per stage and the loss runs the GPipe
-schedule of :class:`shardplan.jax.pipeline.Pipeline`, which also takes over gradient accumulation
-(the ``layout.microbatches`` microbatches flow through the pipeline inside one ``value_and_grad``).
+Pipeline parallelism (``pp > 1``): the blocks are stacked per stage and the schedule of
+:class:`shardplan.jax.pipeline.Pipeline` runs the ``layout.microbatches`` microbatches, which also
+takes over gradient accumulation: the executed 1F1B or interleaved 1F1B computes the loss and the
+gradients with explicit per-stage vjps (:meth:`Trainer._grads_pipeline`, manual over
+:attr:`Trainer.local_axes` too, so the dp reduction runs once per step), GPipe
+(``schedule='gpipe'``) by one ``value_and_grad`` of its forward scan.
 
 Precision: parameters (the master copy) and optimizer moments are fp32; the forward/backward runs
 in ``compute_dtype`` (bf16 by default, the plan's ``bf16-mixed`` policy; fp32 for exact
@@ -256,7 +259,7 @@ class Trainer:
         self.fused_qkv = fuses_qkv(model, layout.parallel.tp)
         abstract = abstract_model(model, layout.parallel.recompute, self.fused_qkv)
         self.graphdef = nnx.split(abstract, nnx.Param)[0]
-        # pp > 1: blocks stacked under "stages" (pp, L_max, ...) and run by a GPipe schedule
+        # pp > 1: blocks stacked under "stages" (pp, L_max, ...) and run by a pipeline schedule
         self.pipeline: Pipeline | None = None
         if layout.parallel.pp > 1:
             self.pipeline = Pipeline(model, layout, self.mesh)
