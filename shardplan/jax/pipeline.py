@@ -305,8 +305,10 @@ class Pipeline:
         mesh: the runtime mesh (axis ``pp`` of size ``layout.parallel.pp``).
 
     Attributes:
-        note: one line describing the executed schedule (e.g. that 'interleaved' runs as 1F1B).
-        executed: 'gpipe' or '1f1b' (:data:`EXECUTED_AS` of ``layout.parallel.schedule``).
+        note: one line describing the executed schedule (e.g. that 'zero-bubble' runs as 1F1B).
+        executed: 'gpipe', '1f1b' or 'interleaved' (:data:`EXECUTED_AS` of ``layout.parallel.schedule``).
+        placement: the model layer in each stacked block slot (:func:`layout_placement`).
+        chunks: model chunks per rank (``virtual_stages`` when 'interleaved' is executed, else 1).
 
     Raises:
         ConfigError: see :func:`check_pipeline`.
@@ -358,7 +360,8 @@ class Pipeline:
 
     def logits(self, params: Mapping[str, Any], tokens: jax.Array, compute_dtype: Any = jnp.float32,
                positions: jax.Array | None = None) -> jax.Array:
-        """Forward pass, equal to the ``pp = 1`` model's.
+        """Forward pass, equal to the ``pp = 1`` model's: the GPipe forward scan (differentiated by
+        ``jax.grad`` for ``schedule='gpipe'``; the trainer's ``loss`` for every schedule).
 
         Args:
             params: the stacked parameter dict (fp32 master copy).
@@ -380,7 +383,8 @@ class Pipeline:
         return outer.head(self.blocks(params[STAGES], x, positions))
 
     def blocks(self, stages: Any, x: jax.Array, positions: jax.Array | None = None) -> jax.Array:
-        """All transformer blocks, pipelined.
+        """All transformer blocks, pipelined in GPipe order (with the interleaved placement, the
+        ``v`` chunks' pipelines one after the other: virtual stages ``0 .. pp v - 1`` in order).
 
         Args:
             stages: stacked block parameters ``(pp, L_max, ...)`` sharded over pp, in any float
