@@ -48,9 +48,9 @@ Schedules (:class:`Pipeline`; ``Pipeline.executed`` names the one that runs)
     * No computation in bubble slots: each slot's work is a ``lax.switch`` whose index is computed
       per device (idle / forward / backward / last-stage backward). The branches hold GSPMD
       collectives of the automatic axes (tp all-reduces, fsdp gathers and reduce-scatters; the dp
-      gradient reduction when it cannot be taken out, see below): all devices of one pipeline stage take the same branch, so these collectives
-      have all their participants -- this compiles and runs on XLA:CPU (jax 0.10.2; tested with
-      dp, tp, fsdp, cp, sp). Outside the branches run the ``ppermute`` and, after the schedule,
+      gradient reduction when it cannot be taken out, see below): all devices of one pipeline
+      stage take the same branch, so these collectives have all their participants -- this
+      compiles and runs on XLA:CPU (jax 0.10.2; tested with dp, tp, fsdp, HSDP, ep, cp, sp). Outside the branches run the ``ppermute`` and, after the schedule,
       the boundary ``psum``-s.
     * Stage-granular recomputation: a stage keeps the *inputs* ``(b, s, d)`` of its in-flight
       microbatches in a ring buffer of ``min(m, pp)`` rows (at most ``min(m, pp - k)`` are live on
