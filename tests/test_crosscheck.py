@@ -141,6 +141,26 @@ def test_one_f_one_b_rules_count_slot_sends_and_one_boundary_psum():
     assert not [d for d in gp if d.rule.startswith("1f1b-")] and _by_rule(gp, "gpipe-tick-sends")[0] == 22 - 16
 
 
+def test_one_f_one_b_memory_rule_counts_stage_inputs_not_in_flight_activations():
+    """PP (tiny-llama, pp=2 x dp=4, m=4, u=32, h=64, fp32) under 1F1B: one stage's residuals
+    (a_tok x 1 layer x u), min(m, pp) = 2 stage inputs, the boundary buffers (2 x 4 + 8) m u h, in place
+    of the planner's activations; gradients + 4 x (one block + V h + h). GPipe: the tick rule instead."""
+    from types import SimpleNamespace
+
+    from shardplan.cost.memory import activation_bytes_per_token
+
+    layout = validate(ParallelConfig(pp=2, dp=4, microbatch_size=1), TINY, PLAN, 8)
+    mb = SimpleNamespace(activations=1000.0, params=1.0, optimizer=1.0, grads=1.0, logits=0.0, stage=0)
+    d = memory_deltas(TINY, TR, layout, mb)["1f1b-stage-inputs"]
+    a_tok = activation_bytes_per_token(TINY, TR, layout, False)
+    assert d["activations"] == a_tok * 32 + 4 * 32 * 64 * 2 + 16 * 4 * 32 * 64 - 1000.0
+    block = 64 * 8 * 16 + 64 * 64 + 64 * 2 * 128 + 128 * 64 + 2 * 64  # wqkv, wo, w_gate_up, w_down, 2 norms
+    assert d["grads"] == 4.0 * (block + 256 * 64 + 64)
+    gp = memory_deltas(TINY, TR, validate(ParallelConfig(pp=2, dp=4, microbatch_size=1, schedule="gpipe"),
+                                          TINY, PLAN, 8), mb)
+    assert "1f1b-stage-inputs" not in gp and "gpipe-tick-residuals" in gp
+
+
 def test_grad_sync_per_microbatch_reads_typed_fields():
     """DP with m = 16 / (8 x 1) = 2: only the shard-group gradient reduction repeats per microbatch
     ((m - 1) x its count and bytes); the HSDP replica AllReduce and the parameter gather do not."""
@@ -238,7 +258,7 @@ def test_gpipe_bubble_ticks_counts_layer_activations_only():
 
 def test_rules_are_documented_and_the_docs_table_is_current():
     names = [r.name for r in RULES]
-    assert len(names) == len(set(names)) and len(RULES) >= 13 and len(MEMORY_RULES) == 4
+    assert len(names) == len(set(names)) and len(RULES) >= 13 and len(MEMORY_RULES) == 5
     for r in RULES + MEMORY_RULES:
         assert len(r.reason) > 40 and r.applies and r.delta, r.name
     doc = (ROOT / "docs" / "validation.md").read_text()

@@ -672,6 +672,40 @@ def gpipe_tick_residuals(ctx: PlanContext, mb: Any) -> dict[str, float]:
     return {"activations": act - mb.activations}
 
 
+@memory_rule("1f1b-stage-inputs", "pp > 1, executed 1F1B or interleaved 1F1B, no recompute",
+             "activations `a_tok L u + beta u h R / sigma + (2 beta + 8) m u h / sigma` instead of the planner's "
+             "in-flight microbatches; gradients `+ R_g` (the backward's stage gradient beside the accumulator)")
+def one_f_one_b_stage_inputs(ctx: PlanContext, mb: Any) -> dict[str, float]:
+    """The executed 1F1B keeps only the *inputs* of its in-flight microbatches (``R`` rows of
+    ``beta u h / sigma``: ``min(m, pp)``, interleaved the chunk-input and cotangent rows of
+    :func:`shardplan.pipeline_program.interleaved_table`) and recomputes a stage's (chunk's)
+    residuals, ``a_tok L u``, in its backward; beside them it holds the whole local batch's
+    embedding output and input cotangent (compute dtype) and both in fp32 at the pipeline
+    boundary. The backward's stage and head gradient (fp32) sits beside the fp32 accumulators
+    until it is added.
+
+    ``a_tok``: :func:`shardplan.cost.memory.activation_bytes_per_token`; ``L`` the slots run in one
+    backward (:func:`runtime_slots`, ``/ v`` interleaved); ``R_g`` the runtime's per-device block and
+    head parameters (:func:`runtime_stage_params`, head = ``V h / t`` + final norm) x 4 bytes.
+    """
+    from shardplan.cost.memory import activation_bytes_per_token
+
+    p = ctx.p
+    if ctx.executed in (None, "gpipe") or p.recompute != "none":
+        return {}
+    h, u, sig = ctx.model.d_model, ctx.u, ctx.sigma
+    a_tok = activation_bytes_per_token(ctx.model, ctx.training, ctx.layout, ctx.model.is_moe)
+    if ctx.executed == "interleaved":
+        tbl = interleaved_table(p.pp, ctx.m, p.virtual_stages)
+        rows, layers = tbl.rows_in + tbl.rows_cot, ctx.L / p.virtual_stages
+    else:
+        rows, layers = min(ctx.m, p.pp), ctx.L
+    act = a_tok * layers * u + ctx.beta * u * h * rows / sig + (2 * ctx.beta + 8) * ctx.m * u * h / sig
+    blocks, _ = runtime_stage_params(ctx.model, ctx.layout)
+    head = ctx.model.vocab_size * h / p.tp + ctx.model.norm_params()
+    return {"activations": act - mb.activations, "grads": 4.0 * (blocks / ctx.layout.zero_shard + head)}
+
+
 @memory_rule("zero2-full-local-gradient", "ZeRO-2, pp = 1",
              "gradients `x zero_shard` (the whole local gradient instead of its `1/N` shard)")
 def zero2_full_local_gradient(ctx: PlanContext, mb: Any) -> dict[str, float]:
