@@ -119,7 +119,7 @@ SPMD partitioner on this small model, not planner errors. Each is a named rule i
 generated from that registry). Rules select the planner's collectives by their typed fields
 (`tensor`, `phase`, `scope`, `replicas`), never by their description. Symbols: `u` local tokens per
 microbatch, `m` microbatches, `L` layers (with pp: `L_max` per stage), `S_t = beta u h`, `sigma` =
-tp with SP else 1, `k = m + pp - 1` GPipe ticks; *changes* says whether a rule adds collective bytes
+tp with SP else 1, `k = m + pp - 1` GPipe ticks, `T` interleaved chunk slots; *changes* says whether a rule adds collective bytes
 or per-device memory.
 
 {rules}
@@ -134,20 +134,36 @@ gathers weights once instead of twice per microbatch at the price of holding the
 
 ## Pipeline (pp > 1)
 
-The runtime runs GPipe (`shardplan/jax/pipeline.py`): blocks stacked per stage over the `pp` mesh
-axis, a `shard_map` over pp with a `scan` over `k = m + pp - 1` ticks and one `ppermute` per tick
-forward (and its transpose backward); embedding, LM head and final norm replicated on every
-stage. The compiled collective-permutes over `pp` are mapped to the planner's `SendRecv pp`
-(per device, each send counts its full message, `beta u h / sigma`, as the planner does). With
-these deltas PP and PP+TP agree to < 0.1 % in bytes and model state. What they show about the
-runtime against Megatron: the bubble ticks cost `2 (pp - 1)` extra sends and `(pp - 1) / m`
-extra tp traffic; the replicated embedding / head add two `m`-microbatch activation all-reduces
-over pp per step, `(vocab x d)` parameters (x 3 with Adam) per device and a gradient all-reduce
-of the replicated weights on every stage; and the block gradients are all-reduced over dp on
-every tick instead of once per step (`k` times the dp bytes of the blocks: the largest runtime
-cost here). Found by this comparison and fixed in the planner: with pp > 1 a stage holds either
-the vocab-parallel embedding (first stage) or the LM head (last stage), so the planner now counts
-one embedding/head tp collective per microbatch on a pipeline stage (`m`), not both (`2 m`).
+The runtime executes each planner schedule (`shardplan/jax/pipeline.py`, docs/runtime.md): GPipe
+for `schedule="gpipe"` (PP, PP+TP), 1F1B with explicit per-stage vjps for `"1f1b"` (PP, 1F1B) and
+`"zero-bubble"`, Megatron's interleaved 1F1B for `"interleaved"`. Blocks are stacked per stage over
+the `pp` mesh axis inside a `shard_map` over pp; embedding, LM head and final norm are replicated
+on every stage. The compiled collective-permutes over `pp` are mapped to the planner's
+`SendRecv pp` (per device, each send counts its full message, `beta u h / sigma`, as the planner
+does).
+
+GPipe: a `scan` over `k = m + pp - 1` ticks with one `ppermute` per tick forward (and its transpose
+backward). With its deltas PP and PP+TP agree to < 0.1 % in bytes and model state. What they show
+about the runtime against Megatron: the bubble ticks cost `2 (pp - 1)` extra sends and
+`(pp - 1) / m` extra tp traffic; the replicated embedding / head add two `m`-microbatch activation
+all-reduces over pp per step, `(vocab x d)` parameters (x 3 with Adam) per device and a gradient
+all-reduce of the replicated weights on every stage; and the block gradients are all-reduced over
+dp on every tick instead of once per step (`k` times the dp bytes of the blocks: the largest
+runtime cost here).
+
+1F1B (and interleaved): `2 (m + pp - 1)` lock-step slots (interleaved: `2 (m v + pp - 1)` chunk
+slots), each a per-device `lax.switch` (no work on bubble slots) followed by `ppermute`s of every
+stage's output, bubble slots included (`1f1b-slot-sends`, `interleaved-slot-sends`); one fp32
+psum over pp of the input cotangents, head gradients and loss after the schedule
+(`1f1b-boundary-psum`); the dp gradient all-reduce runs once per step (the map is manual over dp
+too), so the dp row differs from the planner only by the replicated embedding/head. PP, 1F1B agrees
+to < 0.1 %. A 1F1B plan with collectives inside the slot branches (tp, cp, ep > 1, ZeRO-3, or a dp
+reduction left per microbatch) is "not covered": the compiled program holds every branch on every
+slot, so the HLO count of a branch's collectives is not what a device executes.
+
+Found by this comparison and fixed in the planner: with pp > 1 a stage holds either the
+vocab-parallel embedding (first stage) or the LM head (last stage), so the planner now counts one
+embedding/head tp collective per microbatch on a pipeline stage (`m`), not both (`2 m`).
 
 ## Context parallelism (cp > 1)
 
@@ -197,9 +213,11 @@ and are on the critical path.
   `1/N` gradient buffer; a runtime (or DeepSpeed) gets only one of the two: once per step needs
   the whole local gradient as accumulator (this runtime, memory rule `zero2-full-local-gradient`),
   a sharded buffer needs a ReduceScatter per microbatch (DeepSpeed ZeRO-2).
-* Pipeline plans beyond the two in the table: pp with ZeRO-1/2/3, SP, CP or uneven `pp_layers` compile
-  and are compared, but the pipeline deltas are only checked on PP and PP+TP (ZeRO-0, even split);
-  `gpipe-grad-sync-per-tick` is stated for ZeRO-0 only.
+* Pipeline plans beyond the three in the table: pp with ZeRO-1/2/3, SP, CP or uneven `pp_layers` compile
+  and are compared, but the pipeline deltas are only checked on PP, PP+TP (GPipe) and PP, 1F1B
+  (ZeRO-0, even split; by hand also 1F1B with pp=4 and interleaved with pp=2 and 4, 4 and 8
+  layers, uneven chunks); `gpipe-grad-sync-per-tick` is stated for ZeRO-0 only. 1F1B / interleaved
+  plans with tp, cp, ep > 1 or ZeRO-3 are "not covered" (collectives inside the slot branches).
 * Recompute policies: the deltas `sp-keep-gathered` and `zero3-keep-gathered` are stated for
   `recompute="none"` only; with remat XLA may re-gather inside the backward.
 * bf16 compute (`--compute-dtype bf16`) is not in this table; `shardplan validate` compares it: XLA:CPU's

@@ -32,6 +32,12 @@ MAX_DEVICES = lim.MAX_DEVICES
 Schedule = Literal["gpipe", "1f1b", "interleaved", "zero-bubble"]
 Recompute = Literal["none", "selective", "full"]
 
+#: The schedule the JAX reference runtime (:mod:`shardplan.jax.pipeline`) executes for each planner
+#: schedule: GPipe and 1F1B as written; interleaved and zero-bubble (ZB-H1) as 1F1B (same gradients,
+#: 1F1B's order and in-flight memory; their bubble figures are planner-only).
+RUNTIME_SCHEDULE: dict[str, str] = {"gpipe": "gpipe", "1f1b": "1f1b", "interleaved": "interleaved",
+                                    "zero-bubble": "1f1b"}
+
 
 class ParallelConfig(BaseModel):
     """Degrees and options of one parallel layout.

@@ -1,8 +1,9 @@
 """The layouts on which the planner is checked against the compiled XLA program.
 
 tiny-llama, 8 devices, seq_len 32, global batch 16 sequences; each entry is the ParallelConfig
-keyword arguments of one strategy (shared by tests/test_validation_xla.py and
-benchmarks/validation.py so the documented table and the tests cover the same cases).
+keyword arguments of one strategy (PP and PP+TP run GPipe, "PP, 1F1B" the executed 1F1B; shared by
+tests/test_validation_xla.py and benchmarks/validation.py so the documented table and the tests
+cover the same cases).
 """
 
 STRATEGIES: dict[str, dict] = {
@@ -20,6 +21,7 @@ STRATEGIES: dict[str, dict] = {
     "ZeRO-2, 2 microbatches": dict(zero_stage=2, microbatch_size=1),
     "FSDP, 2 microbatches": dict(zero_stage=3, microbatch_size=1),
     "HSDP, 2 microbatches": dict(zero_stage=3, dp_shard=4, microbatch_size=1),
-    "PP": dict(pp=2, dp=4, microbatch_size=1),
-    "PP+TP": dict(pp=2, tp=2, dp=2),
+    "PP": dict(pp=2, dp=4, microbatch_size=1, schedule="gpipe"),
+    "PP+TP": dict(pp=2, tp=2, dp=2, schedule="gpipe"),
+    "PP, 1F1B": dict(pp=2, dp=4, microbatch_size=1, schedule="1f1b"),
 }

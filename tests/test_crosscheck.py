@@ -119,6 +119,48 @@ def _by_rule(deltas, rule):
     return sum(d.count for d in ds), sum(d.bytes_per_device for d in ds), {(d.op, d.axis) for d in ds}
 
 
+def test_one_f_one_b_rules_count_slot_sends_and_one_boundary_psum():
+    """Executed 1F1B on tiny-llama with 4 layers, pp=4 x dp=2, m=8 (u = 32 tokens, h = 64, fp32): both
+    slot parities send, 2 x (m + pp - 1) = 22 sends of 4 u h = 8192 B, against the planner's 2 m = 16;
+    one fp32 all-reduce over pp of m u h + V h + h + 1 = 16384 + 16384 + 64 + 1 floats, x 2 (pp-1)/pp."""
+    tiny4 = TINY.model_copy(update={"n_layers": 4})
+    layout = validate(ParallelConfig(pp=4), tiny4, PLAN, 8)
+    assert layout.microbatches == 8 and layout.parallel.microbatch_size == 1
+    planner = [_c("SendRecv", "pp", "stage_io", "fwd", "pipeline", 16, 16 * 8192.0)]
+    deltas = runtime_deltas(tiny4, TR, layout, planner)
+    assert _by_rule(deltas, "1f1b-slot-sends") == (22 - 16, (22 - 16) * 8192.0, {("SendRecv", "pp")})
+    floats = 8 * 32 * 64 + 256 * 64 + 64 + 1
+    count, nbytes, rows = _by_rule(deltas, "1f1b-boundary-psum")
+    assert (count, rows) == (1, {("AllReduce", "pp")}) and abs(nbytes - 2 * 3 / 4 * 4 * floats) < 1e-6
+    assert not [d for d in deltas if d.rule.startswith("gpipe-") or d.rule == "pp-boundary-psum"]
+    # pp = 2: the odd slots send nothing (m + pp - 1 sends)
+    two = runtime_deltas(tiny4, TR, validate(ParallelConfig(pp=2), tiny4, PLAN, 8), [])
+    assert _by_rule(two, "1f1b-slot-sends")[0] == 4 + 2 - 1
+    # GPipe: its own rules only
+    gp = runtime_deltas(tiny4, TR, validate(ParallelConfig(pp=4, schedule="gpipe"), tiny4, PLAN, 8), planner)
+    assert not [d for d in gp if d.rule.startswith("1f1b-")] and _by_rule(gp, "gpipe-tick-sends")[0] == 22 - 16
+
+
+def test_one_f_one_b_memory_rule_counts_stage_inputs_not_in_flight_activations():
+    """PP (tiny-llama, pp=2 x dp=4, m=4, u=32, h=64, fp32) under 1F1B: one stage's residuals
+    (a_tok x 1 layer x u), min(m, pp) = 2 stage inputs, the boundary buffers (2 x 4 + 8) m u h, in place
+    of the planner's activations; gradients + 4 x (one block + V h + h). GPipe: the tick rule instead."""
+    from types import SimpleNamespace
+
+    from shardplan.cost.memory import activation_bytes_per_token
+
+    layout = validate(ParallelConfig(pp=2, dp=4, microbatch_size=1), TINY, PLAN, 8)
+    mb = SimpleNamespace(activations=1000.0, params=1.0, optimizer=1.0, grads=1.0, logits=0.0, stage=0)
+    d = memory_deltas(TINY, TR, layout, mb)["1f1b-stage-inputs"]
+    a_tok = activation_bytes_per_token(TINY, TR, layout, False)
+    assert d["activations"] == a_tok * 32 + 4 * 32 * 64 * 2 + 16 * 4 * 32 * 64 - 1000.0
+    block = 64 * 8 * 16 + 64 * 64 + 64 * 2 * 128 + 128 * 64 + 2 * 64  # wqkv, wo, w_gate_up, w_down, 2 norms
+    assert d["grads"] == 4.0 * (block + 256 * 64 + 64)
+    gp = memory_deltas(TINY, TR, validate(ParallelConfig(pp=2, dp=4, microbatch_size=1, schedule="gpipe"),
+                                          TINY, PLAN, 8), mb)
+    assert "1f1b-stage-inputs" not in gp and "gpipe-tick-residuals" in gp
+
+
 def test_grad_sync_per_microbatch_reads_typed_fields():
     """DP with m = 16 / (8 x 1) = 2: only the shard-group gradient reduction repeats per microbatch
     ((m - 1) x its count and bytes); the HSDP replica AllReduce and the parameter gather do not."""
@@ -201,7 +243,7 @@ def test_gpipe_bubble_ticks_counts_layer_activations_only():
     """PP+TP (pp = tp = dp = 2, m = 8, one layer per stage): bubble ticks add (pp - 1) / m = 1/8 of
     the per-layer tp rows, forward and backward records alike (1/8 x 3200 = 400 B), not of the
     embedding/head row. No projection delta: the runtime fuses QKV and gate/up like Megatron."""
-    layout = validate(ParallelConfig(pp=2, tp=2, dp=2), TINY, PLAN, 8)
+    layout = validate(ParallelConfig(pp=2, tp=2, dp=2, schedule="gpipe"), TINY, PLAN, 8)
     assert layout.microbatches == 8
     planner = [_c("AllReduce", "tp", "activations", "fwd", "layers", 16, 1600.0),
                _c("AllReduce", "tp", "activations", "bwd", "layers", 16, 1600.0),
@@ -209,11 +251,14 @@ def test_gpipe_bubble_ticks_counts_layer_activations_only():
     deltas = runtime_deltas(TINY, TR, layout, planner)
     assert not [d for d in deltas if d.rule == "tp-bwd-per-projection"]
     assert _by_rule(deltas, "gpipe-bubble-ticks") == (4, 400.0, {("AllReduce", "tp")})
+    # the executed 1F1B computes nothing on bubble slots: no GPipe rule applies
+    one_f = runtime_deltas(TINY, TR, validate(ParallelConfig(pp=2, tp=2, dp=2), TINY, PLAN, 8), planner)
+    assert not [d for d in one_f if d.rule.startswith("gpipe-") or d.rule == "pp-boundary-psum"]
 
 
 def test_rules_are_documented_and_the_docs_table_is_current():
     names = [r.name for r in RULES]
-    assert len(names) == len(set(names)) and len(RULES) >= 13 and len(MEMORY_RULES) == 4
+    assert len(names) == len(set(names)) and len(RULES) >= 13 and len(MEMORY_RULES) == 5
     for r in RULES + MEMORY_RULES:
         assert len(r.reason) > 40 and r.applies and r.delta, r.name
     doc = (ROOT / "docs" / "validation.md").read_text()

@@ -32,10 +32,12 @@ def test_bf16_tp_counts_promoted_all_reduces_at_bf16():
 
 @pytest.mark.parametrize("kw,cfg,reason", [
     (dict(zero_stage=3, recompute="full", microbatch_size=2), None, "re-gathers the recomputed blocks"),
-    (dict(zero_stage=3, pp=2, dp=4, microbatch_size=1), None, "GPipe scan gathers each stage's weights"),
+    (dict(zero_stage=3, pp=2, dp=4, microbatch_size=1, schedule="gpipe"), None,
+     "GPipe scan gathers each stage's weights"),
+    (dict(pp=2, tp=2, dp=2, microbatch_size=1), None, "and tp=2: the runtime executes 1F1B"),
     (dict(zero_stage=2, microbatch_size=2), BF16, "ZeRO-2 with bf16 compute"),
     (dict(tp=2, sp=True, microbatch_size=4), BF16, "sequence parallelism with bf16 compute"),
-    (dict(cp=2, pp=2, dp=2, microbatch_size=2), None, "cp > 1 with pp > 1"),
+    (dict(cp=2, pp=2, dp=2, microbatch_size=2, schedule="gpipe"), None, "cp > 1 with pp > 1"),
 ])
 def test_plans_outside_the_rules_say_why(kw, cfg, reason):
     layout = validate(ParallelConfig(**kw), TINY, TR, 8)

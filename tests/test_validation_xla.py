@@ -2,9 +2,10 @@
 
 Every strategy of issue #5 is compiled once (module-scoped fixture, no step is run) for
 tiny-llama in fp32 with one microbatch, plus DP, ZeRO-1, ZeRO-2, FSDP and HSDP with two microbatches
-(gradient accumulation: one data-parallel reduction per step, the loop's trip count) and the GPipe
-pipeline (PP, PP+TP). Scored rows (op, planner axis) must agree within 5 % in bytes per device per
-step after the documented runtime deltas and backend mapping; model state within 5 % of the
+(gradient accumulation: one data-parallel reduction per step, the loop's trip count), the GPipe
+pipeline (PP, PP+TP) and the executed 1F1B (PP, 1F1B). Scored rows (op, planner axis) must agree
+within 5 % in bytes per device per step after the documented runtime deltas and backend mapping;
+model state within 5 % of the
 compiled argument bytes; temp memory within a factor of 2 (docs/validation.md). The HLO parser, the
 backend mapping and the runtime rules are tested without compiling in tests/test_crosscheck.py.
 """
@@ -29,7 +30,7 @@ from shardplan.validation_cases import STRATEGIES  # noqa: E402
 # short names used by the tests below
 _SHORT = {"FSDP (ZeRO-3)": "FSDP", "DP, 2 microbatches": "DP-m2", "FSDP, 2 microbatches": "FSDP-m2",
           "ZeRO-1, 2 microbatches": "ZeRO-1-m2", "ZeRO-2, 2 microbatches": "ZeRO-2-m2",
-          "HSDP, 2 microbatches": "HSDP-m2"}
+          "HSDP, 2 microbatches": "HSDP-m2", "PP, 1F1B": "PP-1F1B"}
 CASES = {_SHORT.get(k, k): v for k, v in STRATEGIES.items()}
 
 
@@ -199,7 +200,8 @@ def test_json_is_serialisable(results):
 
 def test_pipeline_mapping(results):
     """GPipe: stage ppermutes on every tick mapped to the planner's SendRecv pp; boundary psums and
-    the replicated embedding/head as named deltas; model state with the replication delta."""
+    the replicated embedding/head as named deltas; model state with the replication delta. 1F1B:
+    slot sends, one boundary psum, the dp reduction once per step."""
     for name, (m, pp) in {"PP": (4, 2), "PP+TP": (8, 2)}.items():
         v = results[name]
         sr = v.row("SendRecv", "pp")
@@ -215,6 +217,17 @@ def test_pipeline_mapping(results):
     # head does; the runtime replaces the embedding's by an all-reduce over pp (pp-embedding-lookup)
     assert tp.rules == ["gpipe-bubble-ticks"] and abs(tp.error) < 0.05
     assert "pp-embedding-lookup" in results["PP+TP"].row("AllReduce", "pp").rules
+    # the executed 1F1B (pp=2, m=4): one non-empty ppermute per tick of two slots, one fp32 psum over pp
+    # after the schedule, and the dp gradient all-reduce once per step (no per-tick rule)
+    v = results["PP-1F1B"]
+    assert v.not_covered is None and v.ok
+    sr = v.row("SendRecv", "pp")
+    assert sr.planner_count == 2 * 4 and sr.compiled_count == 4 + 2 - 1 and sr.rules == ["1f1b-slot-sends"]
+    assert abs(sr.error) < 1e-3
+    ar = v.row("AllReduce", "pp")
+    assert ar.rules == ["1f1b-boundary-psum"] and ar.compiled_count == 1 and abs(ar.error) < 1e-3
+    dp = v.row("AllReduce", "dp")
+    assert dp.rules == ["pp-replicated-embedding-head"] and abs(dp.error) < 1e-3
 
 
 def test_unsupported_plans_raise_config_error():
@@ -239,7 +252,15 @@ def test_cli_validate_json():
     d = json.loads(res.output)
     assert d["strategy"] == "ZeRO-1" and d["ok"]
     res = CliRunner().invoke(app, ["validate", "-m", "tiny-llama", "--seq-len", "32", "-b", "8", "--pp", "2",
-                                   "--json"])
+                                   "--schedule", "gpipe", "--json"])
     assert res.exit_code == 0, res.output
     d = json.loads(res.output)
     assert d["parallel"]["pp"] == 2 and d["ok"]
+    # the default '1f1b' runs the executed 1F1B: its own rules, none of GPipe's
+    res = CliRunner().invoke(app, ["validate", "-m", "tiny-llama", "--seq-len", "32", "-b", "8", "--pp", "2",
+                                   "--json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.output)
+    rules = {r["rule"] for r in d["runtime_deltas"]}
+    assert d["ok"] and d["not_covered"] is None and "1f1b-slot-sends" in rules
+    assert not [r for r in rules if r.startswith("gpipe-")]

@@ -31,7 +31,8 @@ from typing import Any, NamedTuple
 
 from shardplan.cost.collective import bytes_sent
 from shardplan.crosscheck.logical import planner_axis
-from shardplan.parallel import Layout
+from shardplan.parallel import RUNTIME_SCHEDULE, Layout
+from shardplan.pipeline_program import interleaved_table
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
 
@@ -99,8 +100,8 @@ class PlanContext:
     @property
     def L(self) -> int:
         """Layers each device runs per microbatch: all of them, or with pp the padded ``L_max``
-        (the runtime stacks ``max(stage_layers)`` block slots on every stage)."""
-        return self.model.n_layers if self.p.pp == 1 else max(self.layout.stage_layers)
+        (the runtime stacks that many block slots on every stage, :func:`runtime_slots`)."""
+        return self.model.n_layers if self.p.pp == 1 else runtime_slots(self.layout)
 
     @property
     def u(self) -> float:
@@ -121,6 +122,18 @@ class PlanContext:
     def sigma(self) -> int:
         """Sequence split outside the tp regions (tp with SP, else 1)."""
         return self.layout.seq_shard
+
+    @property
+    def executed(self) -> str | None:
+        """The schedule the runtime executes (:data:`shardplan.parallel.RUNTIME_SCHEDULE`: 'gpipe',
+        '1f1b' or 'interleaved'), None without pipeline parallelism."""
+        return RUNTIME_SCHEDULE[self.p.schedule] if self.p.pp > 1 else None
+
+    @property
+    def gpipe(self) -> bool:
+        """``pp > 1`` executed as GPipe by the runtime (``schedule='gpipe'``; the other schedules
+        run the explicit 1F1B, :data:`shardplan.parallel.RUNTIME_SCHEDULE`)."""
+        return self.p.pp > 1 and RUNTIME_SCHEDULE[self.p.schedule] == "gpipe"
 
     @property
     def ticks(self) -> int:
@@ -375,14 +388,14 @@ def cp_allgather_kv(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Ch
 PER_LAYER_RULES = ("sp-keep-gathered",)
 
 
-@rule("gpipe-tick-sends", "pp > 1",
+@rule("gpipe-tick-sends", "pp > 1, GPipe (schedule='gpipe')",
       "SendRecv pp: `2 k` sends of `beta u h / sigma` instead of the planner's `2 v m`")
 def gpipe_tick_sends(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
     """The GPipe scan runs `k = m + pp - 1` ticks and ppermutes the stage output forward (and the
-    cotangent backward) on *every* tick, bubble ticks included; '1f1b' / 'interleaved' /
-    'zero-bubble' are executed as GPipe."""
+    cotangent backward) on *every* tick, bubble ticks included (the other schedules run the
+    explicit 1F1B, which :func:`not_covered` does not score)."""
     p = ctx.p
-    if p.pp == 1:
+    if not ctx.gpipe:
         return []
     sr = ctx.planned(op="SendRecv", axis="pp", tensor="stage_io")
     msg = ctx.beta * ctx.u * ctx.model.d_model / ctx.sigma
@@ -390,10 +403,10 @@ def gpipe_tick_sends(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[C
     return [Change("SendRecv", "pp", 2 * k - sum(c.count for c in sr),
                    2 * k * bytes_sent("SendRecv", msg, 2) - sum(c.bytes_per_device for c in sr),
                    f"the GPipe scan ppermutes forward and backward on all m + pp - 1 = {k} ticks (bubble ticks "
-                   f"included; '{p.schedule}' with v={p.virtual_stages} is executed as GPipe)")]
+                   f"included)")]
 
 
-@rule("gpipe-bubble-ticks", "pp > 1",
+@rule("gpipe-bubble-ticks", "pp > 1, GPipe (schedule='gpipe')",
       "`+(pp - 1)/m` x (the planner's tp activation rows + the SP per-layer delta `sp-keep-gathered`)")
 def gpipe_bubble_ticks(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
     """Every stage runs its `L_max` layers on all `k` ticks (bubble ticks compute on discarded
@@ -403,7 +416,7 @@ def gpipe_bubble_ticks(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list
     and the deltas of :data:`PER_LAYER_RULES`.
     """
     p, m = ctx.p, ctx.m
-    if p.pp == 1:
+    if not ctx.gpipe:
         return []
     f = (p.pp - 1) / m
     out = [Change(c.op, c.axis, f * c.count, f * c.bytes_per_device,
@@ -414,13 +427,14 @@ def gpipe_bubble_ticks(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list
     return out
 
 
-@rule("pp-boundary-psum", "pp > 1", "`+1` AR pp of `4 m u h / sigma`, `+k` AR pp of `4 u h / sigma`")
+@rule("pp-boundary-psum", "pp > 1, GPipe (schedule='gpipe')",
+      "`+1` AR pp of `4 m u h / sigma`, `+k` AR pp of `4 u h / sigma`")
 def pp_boundary_psum(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
     """The pipeline input and output are pp-replicated (embedding and head run on every rank): the
     last stage's outputs are `psum`med over pp (forward) and so is the input cotangent on every
     tick (backward), in fp32."""
     p = ctx.p
-    if p.pp == 1:
+    if not ctx.gpipe:
         return []
     act32 = 4.0 * ctx.u * ctx.model.d_model / ctx.sigma
     k = ctx.ticks
@@ -430,10 +444,76 @@ def pp_boundary_psum(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[C
                    "input cotangent on every tick (backward)")]
 
 
+@rule("1f1b-slot-sends", "pp > 1, executed 1F1B (schedule '1f1b' or 'zero-bubble')",
+      "SendRecv pp: `n k` sends of `beta u h / sigma` (`n` = 1 for pp = 2, else 2) instead of the planner's `2 m`")
+def one_f_one_b_slot_sends(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """The executed 1F1B runs `2 k` slots (`k = m + pp - 1`) and `ppermute`s every stage's output
+    after each slot, bubble slots included (forward outputs to `k + 1` and backward cotangents to
+    `k - 1` in one permutation per slot parity); with pp = 2 the odd slots have nothing to send and
+    skip it. XLA counts each collective-permute once per device and execution."""
+    p = ctx.p
+    if ctx.executed != "1f1b":
+        return []
+    sr = ctx.planned(op="SendRecv", axis="pp", tensor="stage_io")
+    msg = ctx.beta * ctx.u * ctx.model.d_model / ctx.sigma
+    n = (1 if p.pp == 2 else 2) * ctx.ticks
+    return [Change("SendRecv", "pp", n - sum(c.count for c in sr),
+                   n * bytes_sent("SendRecv", msg, 2) - sum(c.bytes_per_device for c in sr),
+                   f"the 1F1B slots ppermute stage outputs / cotangents {n} times (2 (m + pp - 1) slots"
+                   f"{', every other one empty at pp = 2' if p.pp == 2 else ''}; bubble slots included)")]
+
+
+@rule("interleaved-slot-sends", "pp > 1, executed interleaved 1F1B (schedule 'interleaved')",
+      "SendRecv pp: `n T` sends of `beta u h / sigma` (`T` lock-step chunk slots, `n` = 1 for pp = 2, else 2) "
+      "instead of the planner's `2 v m`")
+def interleaved_slot_sends(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """The executed interleaved 1F1B runs the `T` chunk slots of its static lock-step
+    (:func:`shardplan.pipeline_program.interleaved_table`) and after each one `ppermute`s every
+    rank's output twice, cyclically forward and backward (the receiver keeps one or none); at
+    pp = 2 the two permutations are the same pairs and XLA merges them into one."""
+    p = ctx.p
+    if ctx.executed != "interleaved":
+        return []
+    sr = ctx.planned(op="SendRecv", axis="pp", tensor="stage_io")
+    msg = ctx.beta * ctx.u * ctx.model.d_model / ctx.sigma
+    slots = interleaved_table(p.pp, ctx.m, p.virtual_stages).kind.shape[0]
+    n = (1 if p.pp == 2 else 2) * slots
+    return [Change("SendRecv", "pp", n - sum(c.count for c in sr),
+                   n * bytes_sent("SendRecv", msg, 2) - sum(c.bytes_per_device for c in sr),
+                   f"the interleaved lock-step ppermutes chunk outputs / cotangents forward and backward after each "
+                   f"of its {slots} slots (bubble slots included; at pp = 2 both are one permutation)")]
+
+
+@rule("1f1b-boundary-psum", "pp > 1, executed 1F1B or interleaved 1F1B (schedule != 'gpipe')",
+      "`+1` AR pp of `4 (m u h / sigma + V h / t + n_norm + 1)`")
+def one_f_one_b_boundary_psum(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """The embedding and the head are pp-replicated: after the schedule the input cotangents
+    (written by stage 0), the head gradients and the loss (last stage) are `psum`med over pp once,
+    in fp32 (one combined all-reduce)."""
+    p = ctx.p
+    if ctx.executed in (None, "gpipe"):
+        return []
+    h = ctx.model.d_model
+    size = 4.0 * (ctx.m * ctx.u * h / ctx.sigma + ctx.model.vocab_size * h / p.tp + ctx.model.norm_params() + 1)
+    return [Change("AllReduce", "pp", 1, bytes_sent("AllReduce", size, p.pp),
+                   "fp32 psum over pp of the input cotangents, the LM head / final norm gradients and the loss")]
+
+
+def runtime_slots(layout: Layout) -> int:
+    """Block slots every pipeline rank of the runtime holds: ``L_max = max(stage_layers)``, or with
+    the executed interleaved schedule ``v ceil(L_max / v)`` (each chunk padded to the largest,
+    :func:`shardplan.jax.pipeline.interleaved_placement`)."""
+    p = layout.parallel
+    lmax = max(layout.stage_layers)
+    if p.pp > 1 and RUNTIME_SCHEDULE[p.schedule] == "interleaved":
+        return p.virtual_stages * -(-lmax // p.virtual_stages)
+    return lmax
+
+
 def runtime_stage_params(model: ModelSpec, layout: Layout) -> tuple[float, float]:
     """Parameters (elements) every pipeline rank of the runtime holds, before ZeRO sharding:
     ``(blocks, outer)``. ``blocks = L_max x`` one block (``/ tp`` except norms and router; routed
-    experts ``/ (tp ep)``), ``L_max = max(stage_layers)`` (uneven splits are padded);
+    experts ``/ (tp ep)``), ``L_max`` = :func:`runtime_slots` (uneven splits are padded);
     ``outer`` = embedding (``V h / t``), learned positions, LM head (``V h / t`` unless tied) and
     the final norm, replicated over pp (:mod:`shardplan.jax.pipeline`)."""
     p = layout.parallel
@@ -444,7 +524,7 @@ def runtime_stage_params(model: ModelSpec, layout: Layout) -> tuple[float, float
     else:
         layer = (model.attention_params() + model.mlp_params(model.ffn_dim)) / t
     layer += model.layer_norm_params()
-    blocks = max(layout.stage_layers) * layer
+    blocks = runtime_slots(layout) * layer
     outer = V * h / t * (1 if model.tied_embeddings else 2) + model.norm_params()
     if model.position == "learned":
         outer += model.max_position_embeddings * h / t
@@ -490,11 +570,11 @@ def pp_replicated_embedding_head(ctx: PlanContext, so_far: Sequence[RuntimeDelta
             for c, planned in _stage_weight_syncs(ctx)]
 
 
-@rule("gpipe-grad-sync-per-tick", "pp > 1, ZeRO-0", "`+(k - 1)` AR of the block gradients")
+@rule("gpipe-grad-sync-per-tick", "pp > 1, GPipe (schedule='gpipe'), ZeRO-0", "`+(k - 1)` AR of the block gradients")
 def gpipe_grad_sync_per_tick(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
     """XLA all-reduces the stage's block gradients over dp inside the scan, once per tick (the
     embedding / head gradients once per step)."""
-    if ctx.p.pp == 1 or ctx.p.zero_stage != 0:
+    if not ctx.gpipe or ctx.p.zero_stage != 0:
         return []
     blocks, _ = runtime_stage_params(ctx.model, ctx.layout)
     k = ctx.ticks
@@ -556,11 +636,12 @@ def runtime_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout,
 # ----- memory -------------------------------------------------------------------------------------
 
 @memory_rule("pp-replicated-embedding-head", "pp > 1",
-             "state, gradients x `R / P`; logits of the whole local batch `u m (beta+4) V / t` on every rank")
+             "state, gradients x `R / P`; GPipe: logits of the whole local batch `u m (beta+4) V / t` on every rank")
 def replicated_state_and_logits(ctx: PlanContext, mb: Any) -> dict[str, float]:
     """Every rank holds the embedding, LM head and final norm (the planner: embedding on stage 0,
     head and norm on the last) and `L_max` (padded) block slots, and computes the LM head and loss
-    of the whole local batch instead of one microbatch on the last stage.
+    of the whole local batch instead of one microbatch on the last stage (GPipe; the executed
+    1F1B runs the head per microbatch on the last stage).
 
     ``R = blocks + outer`` of :func:`runtime_stage_params`, ``P`` the planner stage's parameters.
     """
@@ -568,11 +649,13 @@ def replicated_state_and_logits(ctx: PlanContext, mb: Any) -> dict[str, float]:
         return {}
     blocks, outer = runtime_stage_params(ctx.model, ctx.layout)
     scale = (blocks + outer) / _planner_stage_params(ctx.model, ctx.layout, mb.stage) - 1
+    if not ctx.gpipe:  # 1F1B: one microbatch's head and loss at a time on the last stage, as the planner
+        return {"state": (mb.params + mb.optimizer) * scale, "grads": mb.grads * scale}
     logits = ctx.u * ctx.m * (ctx.beta + 4) * ctx.model.vocab_size / ctx.p.tp
     return {"state": (mb.params + mb.optimizer) * scale, "grads": mb.grads * scale, "logits": logits - mb.logits}
 
 
-@memory_rule("gpipe-tick-residuals", "pp > 1, no recompute",
+@memory_rule("gpipe-tick-residuals", "pp > 1, GPipe (schedule='gpipe'), no recompute",
              "activations `a_tok L_max u k + beta u h m / sigma` instead of the planner's in-flight microbatches")
 def gpipe_tick_residuals(ctx: PlanContext, mb: Any) -> dict[str, float]:
     """The scan keeps the residuals of all `k` ticks (temp memory), plus the embedding output of
@@ -582,11 +665,45 @@ def gpipe_tick_residuals(ctx: PlanContext, mb: Any) -> dict[str, float]:
     """
     from shardplan.cost.memory import activation_bytes_per_token
 
-    if ctx.p.pp == 1 or ctx.p.recompute != "none":
+    if not ctx.gpipe or ctx.p.recompute != "none":
         return {}
     a_tok = activation_bytes_per_token(ctx.model, ctx.training, ctx.layout, ctx.model.is_moe)
     act = a_tok * ctx.L * ctx.u * ctx.ticks + ctx.beta * ctx.u * ctx.model.d_model * ctx.m / ctx.sigma
     return {"activations": act - mb.activations}
+
+
+@memory_rule("1f1b-stage-inputs", "pp > 1, executed 1F1B or interleaved 1F1B, no recompute",
+             "activations `a_tok L u + beta u h R / sigma + (2 beta + 8) m u h / sigma` instead of the planner's "
+             "in-flight microbatches; gradients `+ R_g` (the backward's stage gradient beside the accumulator)")
+def one_f_one_b_stage_inputs(ctx: PlanContext, mb: Any) -> dict[str, float]:
+    """The executed 1F1B keeps only the *inputs* of its in-flight microbatches (``R`` rows of
+    ``beta u h / sigma``: ``min(m, pp)``, interleaved the chunk-input and cotangent rows of
+    :func:`shardplan.pipeline_program.interleaved_table`) and recomputes a stage's (chunk's)
+    residuals, ``a_tok L u``, in its backward; beside them it holds the whole local batch's
+    embedding output and input cotangent (compute dtype) and both in fp32 at the pipeline
+    boundary. The backward's stage and head gradient (fp32) sits beside the fp32 accumulators
+    until it is added.
+
+    ``a_tok``: :func:`shardplan.cost.memory.activation_bytes_per_token`; ``L`` the slots run in one
+    backward (:func:`runtime_slots`, ``/ v`` interleaved); ``R_g`` the runtime's per-device block and
+    head parameters (:func:`runtime_stage_params`, head = ``V h / t`` + final norm) x 4 bytes.
+    """
+    from shardplan.cost.memory import activation_bytes_per_token
+
+    p = ctx.p
+    if ctx.executed in (None, "gpipe") or p.recompute != "none":
+        return {}
+    h, u, sig = ctx.model.d_model, ctx.u, ctx.sigma
+    a_tok = activation_bytes_per_token(ctx.model, ctx.training, ctx.layout, ctx.model.is_moe)
+    if ctx.executed == "interleaved":
+        tbl = interleaved_table(p.pp, ctx.m, p.virtual_stages)
+        rows, layers = tbl.rows_in + tbl.rows_cot, ctx.L / p.virtual_stages
+    else:
+        rows, layers = min(ctx.m, p.pp), ctx.L
+    act = a_tok * layers * u + ctx.beta * u * h * rows / sig + (2 * ctx.beta + 8) * ctx.m * u * h / sig
+    blocks, _ = runtime_stage_params(ctx.model, ctx.layout)
+    head = ctx.model.vocab_size * h / p.tp + ctx.model.norm_params()
+    return {"activations": act - mb.activations, "grads": 4.0 * (blocks / ctx.layout.zero_shard + head)}
 
 
 @memory_rule("zero2-full-local-gradient", "ZeRO-2, pp = 1",
@@ -654,10 +771,33 @@ def pipeline_memory_deltas(model: ModelSpec, training: TrainingSpec, layout: Lay
     return out
 
 
+def _one_f_one_b_not_covered(layout: Layout, local_axes: Sequence[str]) -> str | None:
+    """Why a plan executed as 1F1B cannot be scored, or None: the slot work is a per-device
+    ``lax.switch``, and the HLO count of a collective inside a branch (every branch, every slot)
+    is not what a device executes, so the plan is covered only when no collective sits in a
+    branch -- tp = cp = ep = 1, no ZeRO-3 gathers, and the data-parallel gradient reduction taken
+    out of the schedule (``dp`` in ``local_axes``, or dp = 1)."""
+    p = layout.parallel
+    inside = [f"{a}={getattr(p, a)}" for a in ("tp", "cp", "ep") if getattr(p, a) > 1]
+    if p.zero_stage == 3:
+        inside.append("ZeRO-3")
+    if p.dp > 1 and "dp" not in local_axes:
+        inside.append(f"dp={p.dp} reduced per microbatch (m={layout.microbatches})")
+    if not inside:
+        return None
+    return (f"pp > 1 with schedule={p.schedule!r} and {', '.join(inside)}: the runtime executes 1F1B, whose slots "
+            "run their forward / backward / bubble work as branches of a per-device lax.switch; the compiled "
+            "program holds every branch on every slot, so the HLO count of the collectives inside the branches is "
+            "not what a device executes (validate the collectives with --schedule gpipe)")
+
+
 def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: TrainingSpec | None = None) -> str | None:
     """Why the comparison cannot score a plan's compiled program, or None when it can.
 
-    Not covered: cp with pp (K/V all-gathered in the pipeline, GPipe rules stated for cp = 1);
+    Not covered: pp > 1 executed as 1F1B (every schedule but 'gpipe', see
+    :data:`shardplan.parallel.RUNTIME_SCHEDULE`) with collectives inside the per-device
+    ``lax.switch`` branches of its slots (:func:`_one_f_one_b_not_covered`); cp with pp (K/V
+    all-gathered in the pipeline, GPipe rules stated for cp = 1);
     ZeRO-3 with pp > 1 (weights gathered on every GPipe tick) or with recompute (the backward
     re-gathers the recomputed blocks' weights per microbatch, the forward once per step); sequence
     parallelism or ZeRO-1/2/3 with bf16 compute (:func:`narrow_compute`): XLA reduce-scatters the
@@ -671,6 +811,10 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: Traini
     covered.
     """
     p = layout.parallel
+    if p.pp > 1 and RUNTIME_SCHEDULE[p.schedule] != "gpipe":
+        why = _one_f_one_b_not_covered(layout, local_axes)
+        if why:
+            return why
     if p.pp > 1 and p.cp > 1:
         return ("cp > 1 with pp > 1: inside the pipeline the runtime all-gathers K/V (the ring attention does "
                 "not compile in the pipeline's scan) and the GPipe rules are stated for cp = 1")

@@ -9,7 +9,8 @@ written by :class:`orbax.checkpoint.CheckpointManager` with two items:
     shape whatever the layout was).
 ``meta``
     a small JSON (``ocp.args.JsonSave``, see :func:`checkpoint_meta`): format version, step, the
-    plan (``ParallelConfig`` dict, stage split, microbatches), the mesh and strategy it ran on, the
+    plan (``ParallelConfig`` dict, stage split, the layer in each stacked slot ``slot_layers``,
+    microbatches), the mesh and strategy it ran on, the
     model spec (name and every field), seq_len / global batch, the data position and seed, the
     optimizer settings and, per parameter leaf, its global shape, dtype and **logical axes** (not
     PartitionSpecs: a PartitionSpec only means something on the mesh it was written for).
@@ -21,8 +22,10 @@ sharding=...)`` targets), so a checkpoint written under ``fsdp=8`` restores onto
 without a host gather. A mesh change is allowed and logged.
 
 Pipeline layout changes: with ``pp > 1`` the blocks are stacked under ``stages/...`` with shape
-``(pp, L_max, ...)`` (:mod:`shardplan.jax.pipeline`), with ``pp = 1`` they are ``layers/<i>/...``.
-When the saved and current stacking differ (a pp change, or another ``pp_layers`` split), the
+``(pp, S, ...)`` (:mod:`shardplan.jax.pipeline`; the layer in each slot is the checkpoint's
+``slot_layers``: contiguous per stage, or interleaved over the virtual stages), with ``pp = 1`` they
+are ``layers/<i>/...``. When the saved and current stacking differ (a pp change, another
+``pp_layers`` split, or interleaving switched on or off), the
 checkpoint is read in its own structure -- each leaf sharded like its current counterpart minus the
 stacking dimensions -- and then converted (unstacked with the saved split, restacked with
 :func:`~shardplan.jax.pipeline.stack_params` for the current one) by one jitted function whose
@@ -63,7 +66,7 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 from shardplan.errors import ConfigError
 from shardplan.jax.mesh import describe
 from shardplan.jax.model import abstract_model, fuse_qkv, logical_axes, param_dict, split_qkv
-from shardplan.jax.pipeline import STAGES, decay_mask, stack_logical, stack_params
+from shardplan.jax.pipeline import STAGES, Placement, decay_mask, slot_layers, stack_logical, stack_params
 from shardplan.jax.rules import LeafSharding, param_shardings, path_str
 from shardplan.specs.model import ModelSpec
 
@@ -98,6 +101,7 @@ def checkpoint_meta(trainer: Any, step: int, data_sources: Sequence[str] | None 
         "model": trainer.model_spec.model_dump(mode="json"),
         "plan": trainer.layout.parallel.model_dump(mode="json"),
         "stage_layers": [int(n) for n in trainer.layout.stage_layers],
+        "slot_layers": (slot_layers(trainer.pipeline.placement).tolist() if trainer.pipeline is not None else None),
         "stacked": trainer.pipeline is not None,
         "microbatches": int(trainer.layout.microbatches),
         "mesh": {a: int(n) for a, n in trainer.mesh.shape.items()},
@@ -153,18 +157,24 @@ def check_data(meta: Mapping[str, Any], seed: int, seq_len: int, global_batch_si
 
 
 # ----- pipeline stacking -------------------------------------------------------------------------
-def unstack_params(params: Mapping[str, Any], stage_layers: Sequence[int]) -> dict[str, Any]:
-    """Inverse of :func:`~shardplan.jax.pipeline.stack_params`: ``stages`` ``(pp, L_max, ...)`` back to
-    ``layers/<i>`` (padding slots of uneven splits dropped); other entries kept."""
+def unstack_params(params: Mapping[str, Any], placement: Placement) -> dict[str, Any]:
+    """Inverse of :func:`~shardplan.jax.pipeline.stack_params`: ``stages`` ``(pp, S, ...)`` back to
+    ``layers/<i>`` by ``placement`` (stage_layers or a slot table; padding slots dropped); other
+    entries kept."""
     stages = params[STAGES]
-    layers, i = {}, 0
-    for k, n in enumerate(stage_layers):
-        for j in range(n):
-            layers[i] = jax.tree.map(lambda a, k=k, j=j: a[k, j], stages)
-            i += 1
+    layers = {int(i): jax.tree.map(lambda a, k=k, j=j: a[k, j], stages)
+              for (k, j), i in np.ndenumerate(slot_layers(placement)) if i >= 0}
     out = {key: v for key, v in params.items() if key != STAGES}
-    out["layers"] = layers
+    out["layers"] = dict(sorted(layers.items()))
     return out
+
+
+def saved_placement(meta: Mapping[str, Any]) -> Placement:
+    """The layer placement of a stacked checkpoint: its ``slot_layers`` table, or (checkpoints
+    written before it was recorded) the contiguous ``stage_layers``."""
+    if meta.get("slot_layers"):
+        return tuple(tuple(int(i) for i in row) for row in meta["slot_layers"])
+    return tuple(int(n) for n in meta["stage_layers"])
 
 
 def saved_fused_qkv(meta: Mapping[str, Any]) -> bool:
@@ -190,14 +200,14 @@ def convert_qkv(params: Mapping[str, Any], fused: bool) -> dict[str, Any]:
     return out
 
 
-def _abstract_params(model: ModelSpec, stage_layers: Sequence[int] | None,
+def _abstract_params(model: ModelSpec, placement: Placement | None,
                      fused_qkv: bool = True) -> tuple[dict, dict]:
-    """Abstract params and logical axes, stacked with ``stage_layers`` (or not, when None)."""
+    """Abstract params and logical axes, stacked by ``placement`` (or not, when None)."""
     abstract = abstract_model(model, fused_qkv=fused_qkv)
     params, logical = param_dict(abstract), logical_axes(abstract)
-    if stage_layers is None:
+    if placement is None:
         return params, logical
-    return jax.eval_shape(lambda p: stack_params(p, tuple(stage_layers)), params), stack_logical(logical)
+    return jax.eval_shape(lambda p: stack_params(p, placement), params), stack_logical(logical)
 
 
 def _spec_in_saved_structure(path: str, cur: Mapping[str, P], saved_stacked: bool, cur_stacked: bool) -> P:
@@ -221,7 +231,7 @@ def _other_qkv_leaves(trainer: Any, meta: Mapping[str, Any]) -> dict[str, LeafSh
     fused = saved_fused_qkv(meta)
     if fused == trainer.fused_qkv:
         return {}
-    split = tuple(trainer.layout.stage_layers) if trainer.pipeline is not None else None
+    split = trainer.pipeline.placement if trainer.pipeline is not None else None
     abstract, logical = _abstract_params(trainer.model_spec, split, fused)
     return param_shardings(abstract, logical, replace(trainer.rules, param_overrides=()))
 
@@ -343,7 +353,8 @@ class Checkpointer:
         saved_stacked = bool(meta["stacked"])
         cur_stacked = trainer.pipeline is not None
         same = saved_stacked == cur_stacked and saved_fused_qkv(meta) == trainer.fused_qkv and (
-            not cur_stacked or list(meta["stage_layers"]) == list(trainer.layout.stage_layers))
+            not cur_stacked or slot_layers(saved_placement(meta)).tolist()
+            == slot_layers(trainer.pipeline.placement).tolist())
         if same:
             target = trainer._abstract_state()
             self._check_leaves(meta, {path: leaf.shape for path, leaf in trainer.leaves.items()})
@@ -369,8 +380,8 @@ class Checkpointer:
                            cur_stacked: bool) -> tuple[Any, Any]:
         from shardplan.jax.train import make_optimizer
 
-        saved_split = meta["stage_layers"] if saved_stacked else None
-        cur_split = tuple(trainer.layout.stage_layers)
+        saved_split = saved_placement(meta) if saved_stacked else None
+        cur_split = trainer.pipeline.placement if cur_stacked else None
         model, mesh = trainer.model_spec, trainer.mesh
         saved_abs, _ = _abstract_params(model, saved_split, saved_fused_qkv(meta))
         flat_abs = jax.tree_util.tree_flatten_with_path(saved_abs)[0]
@@ -414,11 +425,11 @@ class Checkpointer:
         if jax.tree_util.tree_structure(out_struct) != jax.tree_util.tree_structure(cur_abs):
             raise ConfigError(f"checkpoint step {meta['step']} (pp={meta['plan']['pp']}, stages "
                               f"{meta['stage_layers']}) cannot be converted to pp={trainer.layout.parallel.pp} "
-                              f"(stages {list(cur_split)}): the optimizer state structures differ",
+                              f"(stages {list(trainer.layout.stage_layers)}): the optimizer state structures differ",
                               field="pp", value=trainer.layout.parallel.pp, legal=[meta["plan"]["pp"]])
         log.warning("converting checkpoint step %d: stages %s -> %s, Q/K/V %s -> %s", meta["step"],
                     meta["stage_layers"] if saved_stacked else "unstacked",
-                    list(cur_split) if cur_stacked else "unstacked",
+                    list(trainer.layout.stage_layers) if cur_stacked else "unstacked",
                     "fused" if saved_fused_qkv(meta) else "split", "fused" if trainer.fused_qkv else "split")
         return jax.jit(conv, out_shardings=trainer.state_shardings)(restored)
 

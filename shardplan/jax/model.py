@@ -766,6 +766,35 @@ class Transformer(nnx.Module):
         return constrain(logits, ("act_batch", "act_seq", "act_vocab"))
 
 
+def token_nll(logits: jax.Array, targets: jax.Array, real_vocab: int | None = None, gather: bool = True
+              ) -> jax.Array:
+    """Next-token cross-entropy per token (nats): ``logsumexp(logits) - logits[target]``.
+
+    Args:
+        logits: (b, s, v) fp32.
+        targets: (b, s) int32 token ids < ``real_vocab``.
+        real_vocab: the model's own vocabulary when the network's ``v`` is padded (the padded
+            logits are masked to -1e30, so they never win the softmax); None: no padding.
+        gather: pick the target logit with ``take_along_axis`` (True) or as the sum of the logits
+            where the vocabulary index equals the target (False; the same value, and what the
+            pipeline's loss on the last stage uses: XLA's SPMD partitioner aborts on the gather of a
+            tp-sharded vocabulary inside the pp-manual ``shard_map`` when dp > 1, jax 0.10.2,
+            "Check failed: partition_group_list.num_replica_groups() ...").
+
+    Returns:
+        (b, s) fp32.
+    """
+    ids = jax.lax.broadcasted_iota(jnp.int32, logits.shape, logits.ndim - 1)
+    if real_vocab is not None and real_vocab != logits.shape[-1]:
+        logits = jnp.where(ids < real_vocab, logits, -1e30)
+    logz = jax.nn.logsumexp(logits, -1)
+    if gather:
+        gold = jnp.take_along_axis(logits, targets[..., None], -1)[..., 0]
+    else:
+        gold = jnp.sum(jnp.where(ids == targets[..., None], logits, 0.0), -1)
+    return logz - gold
+
+
 def remat_policy(remat: str) -> Any:
     """The ``jax.checkpoint`` policy of a recompute setting ('selective' saves the projections,
     'full' saves nothing inside a block; 'none' is not rematerialised and returns None too)."""

@@ -1,10 +1,14 @@
-"""Pipeline parallelism (``pp > 1``): stacked stage parameters and a GPipe schedule.
+"""Pipeline parallelism (``pp > 1``): stacked stage parameters; executed 1F1B, interleaved 1F1B and GPipe.
 
 Parameter layout
     With ``pp > 1`` the transformer blocks' parameters are stacked into one pytree under the key
     ``"stages"``: every leaf of a block of shape ``S`` becomes ``(pp, L_max, *S)``, where
     ``L_max = max(layout.stage_layers)``; stage ``k`` holds its ``stage_layers[k]`` consecutive
-    layers in slots ``0 .. stage_layers[k]-1``. The leading dimension has the logical name
+    layers in slots ``0 .. stage_layers[k]-1``. With the executed interleaved schedule the layers
+    are placed as Megatron does (:func:`interleaved_placement`): rank ``k``'s ``v`` chunks are
+    virtual stages ``k, pp + k, ...``, each chunk padded to the largest (``L_max = v Lc``); e.g. 4
+    layers, pp=2, v=2: rank 0 holds layers 0 and 2. :func:`layout_placement` gives the slot table
+    (:func:`slot_layers`), checkpoints record it. The leading dimension has the logical name
     ``"layers"`` (rule ``layers -> pp``), the slot dimension is replicated, and the remaining
     dimensions keep the block's own logical axes (so ZeRO/FSDP and TP shard them as for ``pp = 1``),
     e.g. ``stages/attn/wqkv`` of tiny-llama with pp=2, fsdp=2, tp=2 is ``(2, 2, 64, 2, 4, 16)`` with spec
@@ -20,34 +24,96 @@ Parameter layout
 
     The embedding, learned positions, final norm and LM head are *replicated over pp* (and laid
     out by the other rules as for ``pp = 1``): every pipeline rank holds them and computes the
-    embedding and the LM head / loss of the whole batch redundantly. Memory cost per device:
+    embedding of the whole batch redundantly (under GPipe also the LM head / loss; under 1F1B
+    the last stage runs the head per microbatch). Memory cost per device:
     ``(vocab * d [* 2 if untied] + d) * 4 bytes * 3`` (fp32 parameter + two Adam moments, divided by
     the ZeRO/TP shards as usual) instead of only on the first / last stage.
 
-Schedule (:class:`Pipeline`)
-    GPipe (Huang et al. 2019): the ``m = layout.microbatches`` microbatches flow through the stages
-    in a ``lax.scan`` over ``m + pp - 1`` ticks inside ``jax.shard_map`` that is manual over ``pp``
-    only (``axis_names={'pp'}``; dp/fsdp/ep/cp/tp stay automatic, so GSPMD partitions each stage as
-    for ``pp = 1``). At tick ``t`` stage 0 reads microbatch ``t``, every stage applies its blocks,
-    the last stage stores microbatch ``t - pp + 1``, and ``jax.lax.ppermute`` shifts the
-    activations ``(b, s, d)`` from stage ``k`` to ``k + 1``. ``jax.grad`` of the scan is the
+Schedules (:class:`Pipeline`; ``Pipeline.executed`` names the one that runs)
+    '1f1b' -- executed 1F1B (PipeDream-Flush; Narayanan et al. 2021, "Efficient Large-Scale
+    Language Model Training on GPU Clusters Using Megatron-LM", Sec. 2.2.1), in
+    :meth:`Pipeline.value_and_grad`: the backward is done by explicit per-stage ``jax.vjp`` calls
+    inside the schedule, not by ``jax.grad`` of the pipeline. A ``lax.scan`` over ``m + pp - 1``
+    ticks of two *slots* each (``2 (m + pp - 1)`` slots, :func:`one_f_one_b_work`) runs inside
+    ``jax.shard_map`` manual over ``pp``; in slot ``t`` stage ``k`` runs the forward of microbatch
+    ``(t - k) / 2`` or the backward of microbatch ``(t - 2 pp + 1 + k) / 2`` (whichever is an
+    integer in ``0 .. m-1``), which is Megatron's per-rank order: ``pp - k - 1`` warm-up forwards,
+    one forward / one backward, cool-down backwards (the planner's
+    :func:`shardplan.cost.pipeline_schedule.rank_orders`; a lock-step with t_b = t_f, so the bubble is
+    the same ``(pp - 1)`` slots of forward and of backward as GPipe's). After each slot one
+    ``ppermute`` sends every stage's output: a forward's activations to ``k + 1``, a backward's
+    input cotangent to ``k - 1`` (stages of one parity do forwards, the others backwards, so one
+    permutation per slot parity covers both directions).
+
+    * No computation in bubble slots: each slot's work is a ``lax.switch`` whose index is computed
+      per device (idle / forward / backward / last-stage backward). The branches hold GSPMD
+      collectives of the automatic axes (tp all-reduces, fsdp gathers and reduce-scatters; the dp
+      gradient reduction when it cannot be taken out, see below): all devices of one pipeline
+      stage take the same branch, so these collectives have all their participants -- this
+      compiles and runs on XLA:CPU (jax 0.10.2; tested with dp, tp, fsdp, HSDP, ep, cp, sp). Outside the branches run the ``ppermute`` and, after the schedule,
+      the boundary ``psum``-s.
+    * Stage-granular recomputation: a stage keeps the *inputs* ``(b, s, d)`` of its in-flight
+      microbatches in a ring buffer of ``min(m, pp)`` rows (at most ``min(m, pp - k)`` are live on
+      stage ``k``), and a backward re-runs the stage's forward under ``jax.vjp`` from the stored
+      input. Activation memory: ``min(m, pp)`` stage inputs + one stage's residuals (only while a
+      backward runs), against GPipe's residuals of all ``m + pp - 1`` ticks; the price is one extra
+      forward of every stage (as ``recompute='full'`` at stage granularity; the plan's
+      ``recompute`` still applies to the blocks inside).
+    * The loss runs inside the pipeline: the last stage's backward branch is ``jax.vjp`` of its
+      blocks + final norm + LM head + cross-entropy of one microbatch (its forward slot only stores
+      the input), so the backward starts right after the forward. The target logit is picked by a
+      vocabulary-index select (``token_nll(gather=False)``): the ``take_along_axis`` gather of a
+      tp-sharded vocabulary makes XLA's SPMD partitioner abort inside the pp-manual region when
+      dp > 1 (jax 0.10.2, "Check failed: partition_group_list.num_replica_groups() ...").
+    * Gradients accumulate in fp32 in the scan carry; the head gradient, the loss and the input
+      cotangents (written by stage 0) leave the map ``psum``-med over pp in fp32 (only one stage
+      contributes: exact). The embedding runs before the pipeline under ``jax.vjp``, which turns
+      the input cotangents into its gradient (summed with the head's for tied embeddings).
+    * Data-parallel gradient reduction once per step: the ``shard_map`` is also manual over the
+      data axes along which every parameter is replicated (``Trainer.local_axes``: dp for ZeRO-0/1/2,
+      the HSDP replica axis), each device differentiates per-device copies of the parameters
+      (``pcast`` to varying), and the fp32 gradients are ``psum``-med over those axes once, after the
+      schedule. Axes that shard parameters (fsdp) stay automatic: ZeRO-3's gathers and
+      reduce-scatters run inside the branches, per microbatch, as FSDP does.
+
+    'interleaved' -- executed interleaved 1F1B (Narayanan et al. 2021 Sec. 2.2.2; Megatron-LM's
+    ``forward_backward_pipelining_with_interleaving``), :meth:`Pipeline._interleaved_program`: each
+    rank holds ``v = virtual_stages`` model chunks; a static lock-step table
+    (:func:`shardplan.pipeline_program.interleaved_table`) gives every rank Megatron's interleaved
+    order (the planner's ``rank_orders``), one chunk pass per slot, a pass starting once its input
+    was produced in an earlier slot: ``2 (m v + pp - 1)`` chunk slots, the interleaved bubble
+    ``(pp - 1) / v`` of a stage's forward + backward. Per slot one ``lax.switch`` (idle / chunk
+    forward / chunk backward under ``jax.vjp`` / last chunk's backward with the loss) and two
+    cyclic ``ppermute``-s (forward ``k -> k + 1``, backward ``k -> k - 1``: the last rank's chunk
+    ``c`` feeds rank 0's chunk ``c + 1``); received chunk inputs and output cotangents wait in
+    buffers whose rows the table assigns (interval colouring), at most ``pp v + pp - 1`` chunk
+    inputs on rank 0 (Megatron's ``pp (1 + (pp - 1) / (pp v))`` stages' worth). Requires
+    ``m % pp == 0`` (as Megatron; checked by :func:`shardplan.parallel.validate`).
+
+    'zero-bubble' (ZB-H1) is executed as 1F1B (same gradients; 1F1B's order and peak memory, which
+    ZB-H1 keeps): zero-bubble is planner-only -- the runtime does not split the backward into
+    input-gradient (B) and weight-gradient (W) passes, so its smaller bubble is a planner figure
+    only. :attr:`Pipeline.note` says so and the trainer logs it.
+
+    'gpipe' -- GPipe (Huang et al. 2019): the ``m`` microbatches flow through the stages in a
+    ``lax.scan`` over ``m + pp - 1`` ticks inside the same pp-manual ``shard_map``
+    (:meth:`Pipeline.logits`). At tick ``t`` stage 0 reads microbatch ``t``, every stage applies
+    its blocks, the last stage stores microbatch ``t - pp + 1``, and ``jax.lax.ppermute`` shifts
+    the activations ``(b, s, d)`` from stage ``k`` to ``k + 1``. ``jax.grad`` of the scan is the
     all-forward-then-all-backward GPipe backward (the transposed ppermute sends cotangents from
     ``k + 1`` to ``k``). Bubble ticks compute on zeros/stale data whose results are discarded.
-    Activation memory: the scan keeps the residuals of all ``m + pp - 1`` ticks (GPipe), modulo
-    ``recompute``.
-
-    The planner's '1f1b', 'interleaved' and 'zero-bubble' schedules are *executed as GPipe*: they
-    compute the same gradients (same math, same losses) and differ only in the order of work,
-    activation memory and bubble; :attr:`Pipeline.note` says so and the trainer logs it.
-    'interleaved' runs each physical stage's layers as one contiguous chunk.
+    Activation memory: the scan keeps the residuals of all ``m + pp - 1`` ticks, modulo
+    ``recompute``. The stage gradients are reduced over the data axes on every tick (GSPMD).
+    :meth:`Pipeline.logits` (the trainer's ``loss``) is this forward for every schedule; with the
+    interleaved placement it runs the ``v`` chunks' pipelines one after the other.
 
     Mixed precision: the stages compute in the compute dtype, but every all-reduce over ``pp`` (the
     output ``psum`` and the transpose of making the pp-invariant input varying) runs in fp32. Both
     only add zeros, so this is exact -- and XLA:CPU (jax 0.10.2) aborts on a bf16 all-reduce inside
     the partially manual region ("Invalid binary instruction opcode copy").
 
-    Gradient accumulation is the pipeline itself: the ``m`` microbatches of a step are summed by the
-    scan's backward, so there is no separate accumulation loop (for ZeRO-2 the gradient is
+    Gradient accumulation is the pipeline itself: the ``m`` microbatches of a step are summed by
+    the schedule, so there is no separate accumulation loop (for ZeRO-2 the gradient is
     reduce-scattered once per step instead of once per microbatch; the result is the same).
 
 Interleaved sliding / full attention layers (Gemma 2/3, GPT-OSS: ``full_attention_interval > 0``)
@@ -71,9 +137,12 @@ from flax import nnx
 from jax.sharding import Mesh, PartitionSpec as P
 
 from shardplan.errors import ConfigError
-from shardplan.jax.model import Transformer, abstract_model, fuses_qkv, logical_axes, param_dict, remat_policy
+from shardplan.jax.model import (Transformer, abstract_model, fuses_qkv, logical_axes, param_dict, remat_policy,
+                                 token_nll)
 from shardplan.jax.rules import constrain
-from shardplan.parallel import Layout
+from shardplan.parallel import RUNTIME_SCHEDULE, Layout, chunk_layers
+from shardplan.pipeline_program import (InterleavedTable, interleaved_table, one_f_one_b_permutation,
+                                        one_f_one_b_slots, one_f_one_b_work)
 from shardplan.specs.model import ModelSpec
 
 #: Key of the stacked block parameters in the parameter dict when ``pp > 1``.
@@ -100,54 +169,94 @@ def check_pipeline(model: ModelSpec, layout: Layout) -> None:
             field="pp", value=p.pp, legal=[1])
 
 
-def slot_mask(stage_layers: tuple[int, ...]) -> np.ndarray:
-    """``(pp, L_max)`` bool: True where slot ``j`` of stage ``k`` holds a real layer (``j < stage_layers[k]``)."""
-    lmax = max(stage_layers)
-    return np.arange(lmax)[None, :] < np.asarray(stage_layers)[:, None]
+#: Where the model's layers sit: per pipeline rank, the model layer index held in each block slot
+#: (-1: a padding slot); or, for the contiguous split, just the layers per rank (``stage_layers``).
+Placement = tuple[tuple[int, ...], ...] | tuple[int, ...]
+
+
+def slot_layers(placement: Placement) -> np.ndarray:
+    """``(pp, S)`` int: the model layer in slot ``j`` of rank ``k`` (-1 for padding). A tuple of ints
+    (``stage_layers``) is the contiguous split: rank ``k`` holds its ``stage_layers[k]`` consecutive
+    layers in slots ``0 .. stage_layers[k]-1`` (``S = L_max``)."""
+    if placement and isinstance(placement[0], (tuple, list, np.ndarray)):
+        return np.asarray(placement, dtype=np.int64)
+    out = np.full((len(placement), max(placement)), -1, np.int64)
+    start = 0
+    for k, n in enumerate(placement):
+        out[k, :n] = np.arange(start, start + n)
+        start += n
+    return out
+
+
+def interleaved_placement(stage_layers: tuple[int, ...], v: int) -> tuple[tuple[int, ...], ...]:
+    """Megatron's interleaved layer placement: virtual stage ``j = c pp + k`` (chunk ``c`` of rank
+    ``k``) holds the ``j``-th run of consecutive layers, of the size
+    :func:`shardplan.parallel.chunk_layers` gives; rank ``k``'s chunk ``c`` fills its slots
+    ``c Lc .. c Lc + size - 1`` (``Lc`` the largest chunk, the rest padding). E.g. 4 layers, pp=2,
+    v=2: rank 0 holds layers (0, 2), rank 1 (1, 3) (Narayanan et al. 2021 Sec. 2.2.2)."""
+    pp, chunks = len(stage_layers), chunk_layers(stage_layers, v)
+    lc = max(max(c) for c in chunks)
+    out = np.full((pp, v * lc), -1, np.int64)
+    start = 0
+    for j in range(v * pp):
+        k, c = j % pp, j // pp
+        n = chunks[k][c]
+        out[k, c * lc:c * lc + n] = np.arange(start, start + n)
+        start += n
+    return tuple(tuple(int(x) for x in row) for row in out)
+
+
+def layout_placement(layout: Layout) -> Placement:
+    """The runtime's placement for a layout: :func:`interleaved_placement` when the interleaved
+    schedule is executed (:data:`EXECUTED_AS`), else the contiguous ``stage_layers``."""
+    p = layout.parallel
+    if p.pp > 1 and RUNTIME_SCHEDULE[p.schedule] == "interleaved":
+        return interleaved_placement(tuple(layout.stage_layers), p.virtual_stages)
+    return tuple(layout.stage_layers)
+
+
+def slot_mask(placement: Placement) -> np.ndarray:
+    """``(pp, S)`` bool: True where slot ``j`` of rank ``k`` holds a real layer (:func:`slot_layers`)."""
+    return slot_layers(placement) >= 0
 
 
 #: The window of a full-attention layer in :func:`layer_windows`: longer than any sequence.
 FULL_WINDOW = np.iinfo(np.int32).max
 
 
-def layer_windows(model: ModelSpec, stage_layers: tuple[int, ...]) -> np.ndarray | None:
-    """``(pp, L_max)`` int32: the attention window of the layer in slot ``j`` of stage ``k``
+def layer_windows(model: ModelSpec, placement: Placement) -> np.ndarray | None:
+    """``(pp, S)`` int32: the attention window of the layer in slot ``j`` of rank ``k``
     (``sliding_window`` on sliding layers, :data:`FULL_WINDOW` on full-attention layers and padding
     slots), or None when every layer has the same window (the block definition's own static one).
     """
     if model.sliding_window is None or model.full_attention_interval == 0:
         return None
-    out = np.full((len(stage_layers), max(stage_layers)), FULL_WINDOW, np.int32)
-    start = 0
-    for k, n in enumerate(stage_layers):
-        for j in range(n):
-            if model.is_sliding_layer(start + j):
-                out[k, j] = model.sliding_window
-        start += n
+    slots = slot_layers(placement)
+    out = np.full(slots.shape, FULL_WINDOW, np.int32)
+    for (k, j), layer in np.ndenumerate(slots):
+        if layer >= 0 and model.is_sliding_layer(int(layer)):
+            out[k, j] = model.sliding_window
     return out
 
 
-def stack_params(params: Mapping[str, Any], stage_layers: tuple[int, ...]) -> dict[str, Any]:
+def stack_params(params: Mapping[str, Any], placement: Placement) -> dict[str, Any]:
     """Stack ``params["layers"][i]`` (i = 0..n_layers-1) into ``params["stages"]`` of shape
-    ``(pp, L_max, ...)`` (zero padding for uneven splits); other entries are kept.
+    ``(pp, S, ...)`` by ``placement`` (zeros in padding slots); other entries are kept.
 
     Args:
         params: the model's parameter dict (:func:`~shardplan.jax.model.param_dict`), arrays.
-        stage_layers: layers per stage (sums to n_layers).
+        placement: layers per stage (contiguous split, sums to n_layers) or a slot table
+            (:func:`slot_layers`, e.g. :func:`interleaved_placement`).
 
     Returns:
         A new dict without ``"layers"`` and with ``"stages"``.
     """
     layers = params["layers"]
-    n = len(layers)
-    assert sum(stage_layers) == n, (stage_layers, n)
-    lmax = max(stage_layers)
+    slots = slot_layers(placement)
+    assert sorted(int(i) for i in slots.ravel() if i >= 0) == list(range(len(layers))), (slots, len(layers))
     zeros = jax.tree.map(jnp.zeros_like, layers[0])
-    rows, start = [], 0
-    for k in stage_layers:
-        chunk = [layers[i] for i in range(start, start + k)] + [zeros] * (lmax - k)
-        rows.append(jax.tree.map(lambda *xs: jnp.stack(xs), *chunk))
-        start += k
+    rows = [jax.tree.map(lambda *xs: jnp.stack(xs), *[layers[int(i)] if i >= 0 else zeros for i in row])
+            for row in slots]
     out = {key: v for key, v in params.items() if key != "layers"}
     out[STAGES] = jax.tree.map(lambda *xs: jnp.stack(xs), *rows)
     return out
@@ -173,7 +282,7 @@ def layout_params(model: ModelSpec, layout: Layout, remat: str = "none") -> tupl
     if layout.parallel.pp == 1:
         return params, logical
     check_pipeline(model, layout)
-    return jax.eval_shape(lambda p: stack_params(p, layout.stage_layers), params), stack_logical(logical)
+    return jax.eval_shape(lambda p: stack_params(p, layout_placement(layout)), params), stack_logical(logical)
 
 
 def decay_mask(params: Mapping[str, Any]) -> Any:
@@ -186,7 +295,9 @@ def decay_mask(params: Mapping[str, Any]) -> Any:
 
 
 class Pipeline:
-    """GPipe forward of the stacked model over the mesh's ``pp`` axis (see the module docstring).
+    """The stacked model over the mesh's ``pp`` axis: the executed 1F1B schedule
+    (:meth:`value_and_grad`) and the GPipe forward (:meth:`logits`, differentiated by ``jax.grad``
+    for ``schedule='gpipe'``); see the module docstring.
 
     Args:
         model: model shapes.
@@ -194,7 +305,10 @@ class Pipeline:
         mesh: the runtime mesh (axis ``pp`` of size ``layout.parallel.pp``).
 
     Attributes:
-        note: one line describing the executed schedule (e.g. that '1f1b' runs as GPipe).
+        note: one line describing the executed schedule (e.g. that 'zero-bubble' runs as 1F1B).
+        executed: 'gpipe', '1f1b' or 'interleaved' (:data:`EXECUTED_AS` of ``layout.parallel.schedule``).
+        placement: the model layer in each stacked block slot (:func:`layout_placement`).
+        chunks: model chunks per rank (``virtual_stages`` when 'interleaved' is executed, else 1).
 
     Raises:
         ConfigError: see :func:`check_pipeline`.
@@ -205,25 +319,49 @@ class Pipeline:
         p = layout.parallel
         self.pp, self.microbatches, self.mesh = p.pp, layout.microbatches, mesh
         self.stage_layers = tuple(layout.stage_layers)
-        self.mask = slot_mask(self.stage_layers)
-        self.windows = layer_windows(model, self.stage_layers)
+        #: the layer in each block slot of each rank (:func:`layout_placement`, :func:`slot_layers`)
+        self.placement = layout_placement(layout)
+        self.mask = slot_mask(self.placement)
+        self.windows = layer_windows(model, self.placement)
         self.remat = p.recompute
+        self.tied = model.tied_embeddings
+        #: the schedule executed: 'gpipe', '1f1b' or 'interleaved' (:data:`EXECUTED_AS`)
+        self.executed = EXECUTED_AS[p.schedule]
+        #: model chunks per rank: ``virtual_stages`` when interleaving is executed, else 1
+        self.chunks = p.virtual_stages if self.executed == "interleaved" else 1
         abstract = abstract_model(model, p.recompute, fuses_qkv(model, p.tp))
         self.block_graphdef = nnx.split(abstract.layers[0], nnx.Param)[0]
         abstract.layers = nnx.List([])
         self.outer_graphdef = nnx.split(abstract, nnx.Param)[0]
+        self.note = self._describe(p.schedule)
+
+    def _describe(self, schedule: str) -> str:
+        """The one-line :attr:`note`: executed schedule, layer split, microbatches, ticks / slots and,
+        for a planner schedule executed as another, which one."""
         split = "x".join(map(str, self.stage_layers))
         pad = int(self.mask.size - self.mask.sum())
-        self.note = (f"pipeline: GPipe over pp={self.pp} stages (layers {split}"
-                     f"{f', {pad} masked padding slot(s)' if pad else ''}), {self.microbatches} microbatches, "
-                     f"{self.microbatches + self.pp - 1} ticks")
-        if p.schedule != "gpipe":
-            self.note += (f"; schedule {p.schedule!r} is executed as GPipe (same gradients; the planner's "
-                          f"memory and bubble figures are for {p.schedule})")
+        m, pp = self.microbatches, self.pp
+        if self.executed == "gpipe":
+            what, steps = f"GPipe over pp={pp} stages", f"{m + pp - 1} ticks"
+        elif self.executed == "interleaved":
+            tbl = interleaved_table(pp, m, self.chunks)
+            what = (f"interleaved 1F1B (Megatron, {self.chunks} chunks per rank, explicit per-chunk vjp) "
+                    f"over pp={pp} stages")
+            steps = f"{tbl.kind.shape[0]} chunk slots, at most {tbl.rows_in} chunk inputs in flight per rank"
+        else:
+            what = f"1F1B (PipeDream-Flush, explicit per-stage vjp) over pp={pp} stages"
+            steps = f"{one_f_one_b_slots(pp, m)} slots, at most {min(m, pp)} stage inputs in flight"
+        note = (f"pipeline: {what} (layers {split}{f', {pad} masked padding slot(s)' if pad else ''}), "
+                f"{m} microbatches, {steps}")
+        if schedule != self.executed:
+            note += (f"; schedule {schedule!r} is executed as 1F1B (same gradients; the planner's bubble "
+                     f"figures are for {schedule})")
+        return note
 
     def logits(self, params: Mapping[str, Any], tokens: jax.Array, compute_dtype: Any = jnp.float32,
                positions: jax.Array | None = None) -> jax.Array:
-        """Forward pass, equal to the ``pp = 1`` model's.
+        """Forward pass, equal to the ``pp = 1`` model's: the GPipe forward scan (differentiated by
+        ``jax.grad`` for ``schedule='gpipe'``; the trainer's ``loss`` for every schedule).
 
         Args:
             params: the stacked parameter dict (fp32 master copy).
@@ -245,7 +383,8 @@ class Pipeline:
         return outer.head(self.blocks(params[STAGES], x, positions))
 
     def blocks(self, stages: Any, x: jax.Array, positions: jax.Array | None = None) -> jax.Array:
-        """All transformer blocks, pipelined.
+        """All transformer blocks, pipelined in GPipe order (with the interleaved placement, the
+        ``v`` chunks' pipelines one after the other: virtual stages ``0 .. pp v - 1`` in order).
 
         Args:
             stages: stacked block parameters ``(pp, L_max, ...)`` sharded over pp, in any float
@@ -262,13 +401,18 @@ class Pipeline:
         xm = x.reshape(B // m, m, s, d).swapaxes(0, 1)
         xm = constrain(xm, (None, "act_batch", "act_seq_norm", "act_embed"))
         positions = jnp.arange(s, dtype=jnp.int32) if positions is None else positions
-        body = self._stage_program(self._block_fn(positions), x.dtype)
-        run = jax.shard_map(body, mesh=self.mesh, in_specs=(P("pp"), P()), out_specs=P(), axis_names={"pp"})
         # the pp-replicated input and output cross the shard_map boundary in fp32: their all-reduces
         # over pp (the output psum and the input's cotangent) only add zeros, so this is exact, and
         # XLA:CPU fails to compile bf16 all-reduces inside a partially manual computation
         # ("Invalid binary instruction opcode copy", jax 0.10.2)
-        ym = run(stages, xm.astype(jnp.float32)).astype(x.dtype)
+        ym = xm.astype(jnp.float32)
+        v, lc = self.chunks, self.mask.shape[1] // self.chunks
+        for c in range(v):  # interleaved placement: the chunks' pipelines one after the other
+            tables = [None if t is None else t.reshape(self.pp, v, lc)[:, c] for t in (self.mask, self.windows)]
+            body = self._stage_program(self._block_fn(positions), x.dtype, *tables)
+            run = jax.shard_map(body, mesh=self.mesh, in_specs=(P("pp"), P()), out_specs=P(), axis_names={"pp"})
+            ym = run(jax.tree.map(lambda a: a[:, c * lc:(c + 1) * lc], stages), ym)
+        ym = ym.astype(x.dtype)
         ym = constrain(ym, (None, "act_batch", "act_seq_norm", "act_embed"))
         return ym.swapaxes(0, 1).reshape(B, s, d)
 
@@ -285,7 +429,179 @@ class Pipeline:
             block = jax.checkpoint(block, policy=remat_policy(self.remat))
         return block
 
-    def _stage_program(self, block: BlockFn, dtype: Any) -> Callable[[Any, jax.Array], jax.Array]:
+    def value_and_grad(self, params: Mapping[str, Any], inputs: jax.Array, targets: jax.Array,
+                       compute_dtype: Any = jnp.float32, positions: jax.Array | None = None,
+                       real_vocab: int | None = None, data_axes: tuple[str, ...] = ()
+                       ) -> tuple[jax.Array, dict[str, Any]]:
+        """Mean next-token loss and its gradients by the executed 1F1B schedule (module docstring).
+
+        The embedding runs before the pipeline under ``jax.vjp``; the pipeline returns the loss,
+        the stage and head gradients and the cotangent of its input, through which the embedding's
+        vjp gives the embedding gradients (summed with the head's for tied embeddings).
+
+        Args:
+            params: the stacked fp32 parameter dict.
+            inputs, targets: (B, s) int32 token ids, B divisible by ``microbatches``.
+            compute_dtype: dtype of the forward/backward (gradients accumulate in fp32).
+            positions: (s,) token positions (default ``0 .. s-1``).
+            real_vocab: the model's vocabulary when the network's is padded (see
+                :func:`~shardplan.jax.model.token_nll`).
+            data_axes: batch mesh axes along which every parameter is replicated
+                (``Trainer.local_axes``): the ``shard_map`` is manual over them too, each device
+                accumulates its local gradient and it is all-reduced once per step (fp32); ``()``:
+                GSPMD reduces the stage gradients in every backward slot.
+
+        Returns:
+            ``(loss, grads)``: fp32 scalar (mean over the ``B s`` tokens, nats) and fp32
+            gradients with the structure of ``params``.
+        """
+        m, f32 = self.microbatches, jnp.float32
+        outer_p = jax.tree.map(lambda a: a.astype(compute_dtype), {k: v for k, v in params.items() if k != STAGES})
+        positions = jnp.arange(inputs.shape[1], dtype=jnp.int32) if positions is None else positions
+        x, embed_vjp = jax.vjp(lambda op: nnx.merge(self.outer_graphdef, op).embed_tokens(inputs, positions), outer_p)
+        keys = head_keys(self.tied)
+        head = {k: outer_p[k] for k in keys}
+        rest = {k: v for k, v in outer_p.items() if k not in keys}
+        act = (None, "act_batch", "act_seq_norm", "act_embed")
+        xm = constrain(_microbatched(x, m), act).astype(f32)
+        tm = constrain(_microbatched(targets, m), (None, "act_batch", None))
+        program = self._interleaved_program if self.executed == "interleaved" else self._one_f_one_b_program
+        body = program(self._block_fn(positions), compute_dtype, self._loss_fn(inputs.size, real_vocab),
+                       tuple(data_axes))
+        rows = P(None, tuple(data_axes) or None)  # (m, b, ...) with the batch split over data_axes
+        run = jax.shard_map(body, mesh=self.mesh, in_specs=(P("pp"), P(), P(), rows, rows),
+                            out_specs=(P("pp"), P(), rows, P()), axis_names={"pp", *data_axes})
+        g_stages, g_head, dxm, loss = run(params[STAGES], head, rest, xm, tm)
+        dx = constrain(_unmicrobatched(constrain(dxm, act).astype(compute_dtype)), act[1:])
+        (g_outer,) = embed_vjp(dx)
+        grads = jax.tree.map(lambda g: g.astype(f32), g_outer)
+        for k in keys:
+            grads[k] = jax.tree.map(jnp.add, grads[k], g_head[k])
+        grads[STAGES] = g_stages
+        return loss, grads
+
+    def _loss_fn(self, n_tokens: int, real_vocab: int | None) -> Callable[..., jax.Array]:
+        """``loss(h, head, rest, targets)``: final norm + LM head on the last stage's output ``h``
+        (b, s, d) with the head parameters ``head`` (:func:`head_keys`) and the other outer ones
+        ``rest``, then the summed token cross-entropy divided by ``n_tokens`` (the step's tokens),
+        an fp32 scalar."""
+        graphdef = self.outer_graphdef
+
+        def loss(h: jax.Array, head: Any, rest: Any, targets: jax.Array) -> jax.Array:
+            logits = nnx.merge(graphdef, {**rest, **head}).head(h).astype(jnp.float32)
+            return jnp.sum(token_nll(logits, targets, real_vocab, gather=False)) / n_tokens
+
+        return loss
+
+    def _one_f_one_b_program(self, block: BlockFn, dtype: Any, loss_fn: Callable[..., jax.Array],
+                             data_axes: tuple[str, ...] = ()) -> Callable:
+        """The per-stage program of :meth:`value_and_grad` under ``shard_map`` (manual over ``pp``).
+
+        Returns:
+            ``body(stage_w, head, rest, xs, ts) -> (g_stage, g_head, dxs, loss)``: ``stage_w`` this
+            stage's ``(1, L_max, ...)`` parameters, ``head`` / ``rest`` the outer parameters (compute
+            dtype, pp-invariant), ``xs`` (m, b, s, d) fp32 pipeline inputs and ``ts`` (m, b, s) targets
+            (pp-invariant). ``g_stage`` (1, L_max, ...) fp32 is this stage's gradient; ``g_head``
+            (fp32), ``dxs`` (m, b, s, d) fp32 (the cotangent of ``xs``) and ``loss`` are summed over pp,
+            fp32, exact: only the last (head, loss) or the first stage (``dxs``) is non-zero.
+            The scan runs ``m + pp - 1`` ticks of two slots each (:func:`one_f_one_b_work`).
+            With ``data_axes`` (manual too) ``xs`` / ``ts`` / ``dxs`` are the local rows, the
+            parameters are differentiated as per-device copies, and the gradients and the loss
+            are ``psum``-med over ``data_axes`` once, after the scan.
+        """
+        m, pp = self.microbatches, self.pp
+        run_stage = self._stage_runner(block)
+        perms = (one_f_one_b_permutation(pp, 0), one_f_one_b_permutation(pp, 1))
+        f32 = jnp.float32
+
+        def body(stage_w: Any, head: Any, rest: Any, xs: jax.Array, ts: jax.Array) -> tuple:
+            stage = jax.lax.axis_index("pp")
+            # per-device copies (pcast to varying): their vjp is the local gradient, no collective
+            w = jax.tree.map(lambda a: a[0].astype(dtype), stage_w)
+            w = jax.lax.pcast(w, data_axes, to="varying") if data_axes else w
+            vary = lambda t: jax.lax.pcast(t, ("pp", *data_axes), to="varying")  # noqa: E731
+            head = vary(head)
+            xs, ts = _varying(xs).astype(dtype), _varying(ts)
+            branches = _slot_branches(lambda w_, x: run_stage(stage, w_, x),
+                                      lambda w_, h_, x, tg: loss_fn(run_stage(stage, w_, x), h_, rest, tg), w, head)
+            slot = _slot_fn(pp, m, stage, xs, ts, branches)
+
+            def tick(carry: tuple, j: jax.Array) -> tuple[tuple, None]:
+                return slot(slot(carry, 2 * j, perms[0]), 2 * j + 1, perms[1]), None
+
+            zeros32 = lambda t: jax.tree.map(lambda a: jnp.zeros(a.shape, f32), t)  # noqa: E731
+            init = vary((jnp.zeros(xs.shape[1:], dtype), jnp.zeros((min(m, pp), *xs.shape[1:]), dtype),
+                             zeros32(w), zeros32(head), jnp.zeros((), f32), jnp.zeros(xs.shape, dtype)))
+            (_, _, g_w, g_head, loss, dxs), _ = jax.lax.scan(tick, init, jnp.arange(m + pp - 1))
+            g_w, g_head, loss = jax.lax.psum((g_w, g_head, loss), data_axes) if data_axes else (g_w, g_head, loss)
+            return (jax.tree.map(lambda g: g[None], g_w), jax.lax.psum(g_head, "pp"),
+                    jax.lax.psum(dxs.astype(f32), "pp"), jax.lax.psum(loss, "pp"))
+
+        return body
+
+    def _interleaved_program(self, block: BlockFn, dtype: Any, loss_fn: Callable[..., jax.Array],
+                             data_axes: tuple[str, ...] = ()) -> Callable:
+        """The per-rank program of the executed interleaved 1F1B: as :meth:`_one_f_one_b_program`
+        (same arguments and outputs), but each rank holds ``v`` model chunks (its ``(1, S, ...)``
+        slots viewed as ``(v, Lc, ...)``, :func:`interleaved_placement`) and a ``lax.scan`` runs the
+        ``T`` slots of :func:`interleaved_table`; per slot one ``lax.switch`` (idle / chunk forward /
+        chunk backward / last chunk's backward with the loss) and two cyclic ``ppermute``-s
+        (forward ``k -> k + 1``, backward ``k -> k - 1``; rank ``pp - 1``'s chunk ``c`` feeds rank
+        0's chunk ``c + 1``)."""
+        pp, v = self.pp, self.chunks
+        lc = self.mask.shape[1] // v
+        tables = [None if t is None else t.reshape(pp, v, lc) for t in (self.mask, self.windows)]
+        run_chunk = self._stage_runner(block, *tables)
+        tbl = interleaved_table(pp, self.microbatches, v)
+        f32 = jnp.float32
+
+        def body(stage_w: Any, head: Any, rest: Any, xs: jax.Array, ts: jax.Array) -> tuple:
+            stage = jax.lax.axis_index("pp")
+            w = jax.tree.map(lambda a: a[0].astype(dtype).reshape(v, lc, *a.shape[2:]), stage_w)
+            w = jax.lax.pcast(w, data_axes, to="varying") if data_axes else w
+            vary = lambda t: jax.lax.pcast(t, ("pp", *data_axes), to="varying")  # noqa: E731
+            head, xs, ts = vary(head), _varying(xs).astype(dtype), _varying(ts)
+            chunk_fn = lambda c, w_, x: run_chunk((stage, c), w_, x)  # noqa: E731
+            last_fn = lambda c, w_, h_, x, tg: loss_fn(chunk_fn(c, w_, x), h_, rest, tg)  # noqa: E731
+            branches = _interleaved_branches(chunk_fn, last_fn, w, head)
+            slot = _interleaved_slot_fn(tbl, pp, v, stage, xs, ts, branches)
+            zeros32 = lambda t: jax.tree.map(lambda a: jnp.zeros(a.shape, f32), t)  # noqa: E731
+            b_s_d = xs.shape[1:]
+            init = vary((jnp.zeros((tbl.rows_in, *b_s_d), dtype), jnp.zeros((tbl.rows_cot, *b_s_d), dtype),
+                         zeros32(w), zeros32(head), jnp.zeros((), f32), jnp.zeros(xs.shape, dtype)))
+            (_, _, g_w, g_head, loss, dxs), _ = jax.lax.scan(lambda c, t: (slot(c, t), None), init,
+                                                             jnp.arange(tbl.kind.shape[0]))
+            g_w, g_head, loss = jax.lax.psum((g_w, g_head, loss), data_axes) if data_axes else (g_w, g_head, loss)
+            return (jax.tree.map(lambda g: g.reshape(1, v * lc, *g.shape[2:]), g_w), jax.lax.psum(g_head, "pp"),
+                    jax.lax.psum(dxs.astype(f32), "pp"), jax.lax.psum(loss, "pp"))
+
+        return body
+
+    def _stage_runner(self, block: BlockFn, mask: np.ndarray | None = None,
+                      windows: np.ndarray | None = None) -> Callable[[Any, Any, jax.Array], jax.Array]:
+        """``run(index, w, h) -> h``: the block slots ``mask[index]`` (``w`` their ``(L, ...)``
+        parameters, ``index`` the int32 pp index, or (pp index, chunk) for tables shaped
+        ``(pp, v, Lc)``) applied to ``h`` (b, s, d) in a ``lax.scan``; padding slots
+        (:func:`slot_mask`) pass ``h`` through. Default tables: :attr:`mask`, :attr:`windows`."""
+        if mask is None:
+            mask, windows = self.mask, self.windows
+        padded = not bool(mask.all())
+
+        def run(stage: Any, w: Any, h: jax.Array) -> jax.Array:
+            valid = jnp.asarray(mask)[stage]  # (L,)
+            win = None if windows is None else jnp.asarray(windows)[stage]  # (L,) per-layer windows
+
+            def layer(h: jax.Array, lw_v: Any) -> tuple[jax.Array, None]:
+                lw, v, wn = lw_v
+                y = block(lw, h, wn)
+                return (jnp.where(v, y, h) if padded else y), None
+
+            return jax.lax.scan(layer, h, (w, valid, win))[0]
+
+        return run
+
+    def _stage_program(self, block: BlockFn, dtype: Any, mask: np.ndarray | None = None,
+                       windows: np.ndarray | None = None) -> Callable[[Any, jax.Array], jax.Array]:
         """The per-stage program run under ``shard_map`` (manual over ``pp``): the GPipe scan.
 
         Returns:
@@ -296,26 +612,18 @@ class Pipeline:
             current microbatch and ``ppermute``-s the result to the next stage.
         """
         m, pp = self.microbatches, self.pp
-        mask, padded, windows = self.mask, not bool(self.mask.all()), self.windows
+        run_stage = self._stage_runner(block, mask, windows)
 
         def body(stage_w: Any, xs: jax.Array) -> jax.Array:
             stage = jax.lax.axis_index("pp")
             w = jax.tree.map(lambda a: a[0].astype(dtype), stage_w)  # (L_max, ...) this stage's layers
-            valid = jnp.asarray(mask)[stage]  # (L_max,)
-            win = None if windows is None else jnp.asarray(windows)[stage]  # (L_max,) per-layer windows
-
-            def layer(h: jax.Array, lw_v: Any) -> tuple[jax.Array, None]:
-                lw, v, wn = lw_v
-                y = block(lw, h, wn)
-                return (jnp.where(v, y, h) if padded else y), None
 
             def tick(carry: Any, t: jax.Array) -> tuple[Any, None]:
                 state, outs = carry
                 # xs is pp-invariant (fp32): make the slice varying *before* the cast, so that the
                 # transpose of this pcast (a psum of the cotangent over pp) runs in fp32
                 x0 = jax.lax.pcast(xs[jnp.minimum(t, m - 1)], ("pp",), to="varying").astype(dtype)
-                h = jnp.where(stage == 0, x0, state)
-                h, _ = jax.lax.scan(layer, h, (w, valid, win))
+                h = run_stage(stage, w, jnp.where(stage == 0, x0, state))
                 j = t - (pp - 1)  # microbatch leaving the last stage at this tick
                 jc = jnp.clip(j, 0, m - 1)
                 keep = (stage == pp - 1) & (j >= 0)
@@ -331,5 +639,159 @@ class Pipeline:
         return body
 
 
+# ----- 1F1B (PipeDream-Flush) -------------------------------------------------------------------
+
+def head_keys(tied: bool) -> tuple[str, ...]:
+    """Keys of the parameter dict that the final norm + LM head read (the loss on the last stage):
+    ``final_norm`` and ``lm_head``, or ``embed`` for tied embeddings."""
+    return ("final_norm", "embed") if tied else ("final_norm", "lm_head")
+
+
+def _varying(x: Any) -> Any:
+    """``x`` (a pytree, pp-invariant) cast to pp-varying inside the pp-manual ``shard_map``."""
+    return jax.lax.pcast(x, ("pp",), to="varying")
+
+
+def _add_f32(acc: Any, g: Any) -> Any:
+    """``acc + g`` leaf by leaf, ``g`` cast to the accumulator's fp32."""
+    return jax.tree.map(lambda a, b: a + b.astype(a.dtype), acc, g)
+
+
+def _microbatched(x: jax.Array, m: int) -> jax.Array:
+    """(B, ...) -> (m, B/m, ...): microbatch i = rows a*m + i (each keeps its rows on its data device)."""
+    return x.reshape(x.shape[0] // m, m, *x.shape[1:]).swapaxes(0, 1)
+
+
+def _unmicrobatched(x: jax.Array) -> jax.Array:
+    """Inverse of :func:`_microbatched`: (m, b, ...) -> (b m, ...)."""
+    return x.swapaxes(0, 1).reshape(x.shape[0] * x.shape[1], *x.shape[2:])
+
+
+#: The executed stand-in of each planner schedule (:data:`shardplan.parallel.RUNTIME_SCHEDULE`).
+EXECUTED_AS: dict[str, str] = RUNTIME_SCHEDULE
+
+
+# ----- interleaved 1F1B (Megatron's virtual stages) ----------------------------------------------
+
+def _add_at(acc: Any, c: Any, g: Any) -> Any:
+    """``acc[c] += g`` leaf by leaf (``acc`` (v, ...) fp32, ``g`` one chunk's gradient)."""
+    return jax.tree.map(lambda a, b: a.at[c].add(b.astype(a.dtype)), acc, g)
+
+
+def _interleaved_branches(chunk_fn: Callable, loss_fn: Callable, w: Any, head: Any) -> list[Callable]:
+    """The ``lax.switch`` branches of an interleaved slot, as :func:`_slot_branches` but for model
+    chunk ``c`` of the rank: ``(c, x, cot, target, g_w, g_head, loss) -> (send, g_w, g_head, loss)``
+    with ``x`` the chunk input, ``cot`` its output cotangent, ``w`` the rank's ``(v, Lc, ...)``
+    parameters and ``g_w`` their fp32 gradient (chunk ``c`` updated)."""
+    def idle(c, x, cot, tgt, g_w, g_head, loss):  # noqa: ANN001, ANN202
+        return jnp.zeros_like(x), g_w, g_head, loss
+
+    def forward(c, x, cot, tgt, g_w, g_head, loss):  # noqa: ANN001, ANN202
+        return chunk_fn(c, jax.tree.map(lambda a: a[c], w), x), g_w, g_head, loss
+
+    def backward(c, x, cot, tgt, g_w, g_head, loss):  # noqa: ANN001, ANN202
+        _, vjp = jax.vjp(lambda w_, x_: chunk_fn(c, w_, x_), jax.tree.map(lambda a: a[c], w), x)
+        dw, dx = vjp(cot)
+        return dx, _add_at(g_w, c, dw), g_head, loss
+
+    def backward_last(c, x, cot, tgt, g_w, g_head, loss):  # noqa: ANN001, ANN202
+        value, vjp = jax.vjp(lambda w_, h_, x_: loss_fn(c, w_, h_, x_, tgt), jax.tree.map(lambda a: a[c], w), head, x)
+        dw, dh, dx = vjp(jnp.ones_like(value))
+        return dx.astype(x.dtype), _add_at(g_w, c, dw), _add_f32(g_head, dh), loss + value
+
+    return [idle, forward, backward, backward_last]
+
+
+def _interleaved_slot_fn(tbl: InterleavedTable, pp: int, v: int, stage: Any, xs: jax.Array, ts: jax.Array,
+                         branches: list[Callable]) -> Callable:
+    """``slot(carry, t) -> carry``: slot ``t`` of the executed interleaved 1F1B on this rank.
+
+    ``carry = (inp, cot, g_w, g_head, loss, dxs)``: the chunk-input buffer ``(rows_in, b, s, d)``,
+    the output-cotangent buffer ``(rows_cot, b, s, d)``, the fp32 accumulators and the input
+    cotangents ``dxs`` (m, b, s, d) of virtual stage 0. The pass (:class:`InterleavedTable`) reads its
+    rows, runs one of :func:`_interleaved_branches`, and the two cyclic ``ppermute``-s' payloads are
+    stored where the table says.
+    """
+    at = {name: jnp.asarray(getattr(tbl, name)) for name in
+          ("kind", "mb", "chunk", "in_row", "cot_row", "recv_f", "recv_f_row", "recv_b", "recv_b_row")}
+    fwd, bwd = [(k, (k + 1) % pp) for k in range(pp)], [(k, (k - 1) % pp) for k in range(pp)]
+    upd = jax.lax.dynamic_update_index_in_dim
+
+    def slot(carry: tuple, t: jax.Array) -> tuple:
+        inp, cot, g_w, g_head, loss, dxs = carry
+        kind, i, c, r, rc = (at[n][t, stage] for n in ("kind", "mb", "chunk", "in_row", "cot_row"))
+        j = c * pp + stage
+        is_f, is_b, first, last = kind == 1, kind == 2, j == 0, j == v * pp - 1
+        inp = upd(inp, jnp.where(is_f & first, xs[i], inp[r]), r, 0)
+        idx = jnp.where(is_f & ~last, 1, jnp.where(is_b, jnp.where(last, 3, 2), 0))
+        out, g_w, g_head, loss = jax.lax.switch(idx, branches, c, inp[r], cot[rc], ts[i], g_w, g_head, loss)
+        dxs = upd(dxs, jnp.where(is_b & first, out, dxs[i]), i, 0)
+        got_f, got_b = jax.lax.ppermute(out, "pp", fwd), jax.lax.ppermute(out, "pp", bwd)
+        rf, rb = at["recv_f_row"][t, stage], at["recv_b_row"][t, stage]
+        inp = upd(inp, jnp.where(at["recv_f"][t, stage], got_f, inp[rf]), rf, 0)
+        cot = upd(cot, jnp.where(at["recv_b"][t, stage], got_b, cot[rb]), rb, 0)
+        return inp, cot, g_w, g_head, loss, dxs
+
+    return slot
+
+
+def _slot_branches(stage_fn: Callable, loss_fn: Callable, w: Any, head: Any) -> list[Callable]:
+    """The ``lax.switch`` branches of a 1F1B slot: 0 idle (bubble: nothing computed), 1 forward,
+    2 backward of a middle / first stage, 3 backward of the last stage (forward + loss + backward).
+
+    Each branch maps ``(x_in, x_b, recv, target, g_w, g_head, loss)`` -- the forward input, the
+    stored input of the microbatch to differentiate, the received cotangent, its targets (b, s) and
+    the fp32 accumulators -- to ``(send, g_w, g_head, loss)``, ``send`` the (b, s, d) output (forward)
+    or input cotangent (backward). A backward re-runs the stage's forward under ``jax.vjp`` from
+    the stored input (stage-granular recomputation).
+    """
+    def idle(x_in, x_b, recv, tgt, g_w, g_head, loss):  # noqa: ANN001, ANN202
+        return jnp.zeros_like(x_in), g_w, g_head, loss
+
+    def forward(x_in, x_b, recv, tgt, g_w, g_head, loss):  # noqa: ANN001, ANN202
+        return stage_fn(w, x_in), g_w, g_head, loss
+
+    def backward(x_in, x_b, recv, tgt, g_w, g_head, loss):  # noqa: ANN001, ANN202
+        _, vjp = jax.vjp(stage_fn, w, x_b)
+        dw, dx = vjp(recv)
+        return dx, _add_f32(g_w, dw), g_head, loss
+
+    def backward_last(x_in, x_b, recv, tgt, g_w, g_head, loss):  # noqa: ANN001, ANN202
+        value, vjp = jax.vjp(lambda w_, h_, x: loss_fn(w_, h_, x, tgt), w, head, x_b)
+        dw, dh, dx = vjp(jnp.ones_like(value))
+        return dx.astype(x_in.dtype), _add_f32(g_w, dw), _add_f32(g_head, dh), loss + value
+
+    return [idle, forward, backward, backward_last]
+
+
+def _slot_fn(pp: int, m: int, stage: Any, xs: jax.Array, ts: jax.Array, branches: list[Callable]) -> Callable:
+    """``slot(carry, t, perm) -> carry``: slot ``t`` of the executed 1F1B schedule on this stage.
+
+    ``carry = (recv, ring, g_w, g_head, loss, dxs)``: the (b, s, d) tensor received after the last
+    slot, the ring buffer of stage inputs ``(min(m, pp), b, s, d)`` (microbatch ``i`` in row
+    ``i mod min(m, pp)``; at most ``pp - stage`` are in flight), the fp32 gradient and loss
+    accumulators and the input cotangents ``dxs`` (m, b, s, d) (written by stage 0). The slot
+    stores its forward input, runs one of :func:`_slot_branches` (chosen per device by
+    :func:`one_f_one_b_work`) and ``ppermute``-s its output by ``perm``.
+    """
+    last, first, rows = stage == pp - 1, stage == 0, min(m, pp)
+
+    def slot(carry: tuple, t: jax.Array, perm: list[tuple[int, int]]) -> tuple:
+        recv, ring, g_w, g_head, loss, dxs = carry
+        is_f, fi, is_b, bi = one_f_one_b_work(pp, m, stage, t)
+        fi, bi = jnp.clip(fi, 0, m - 1), jnp.clip(bi, 0, m - 1)
+        x_in = jnp.where(first, xs[fi], recv)
+        ring = jax.lax.dynamic_update_index_in_dim(ring, jnp.where(is_f, x_in, ring[fi % rows]), fi % rows, 0)
+        idx = jnp.where(is_f & ~last, 1, jnp.where(is_b, jnp.where(last, 3, 2), 0))
+        out, g_w, g_head, loss = jax.lax.switch(idx, branches, x_in, ring[bi % rows], recv, ts[bi], g_w, g_head, loss)
+        dxs = jax.lax.dynamic_update_index_in_dim(dxs, jnp.where(is_b & first, out, dxs[bi]), bi, 0)
+        # pp = 2, odd slots: the last stage's forward and the first stage's backward send nothing
+        recv = jax.lax.ppermute(out, "pp", perm) if perm else jnp.zeros_like(out)
+        return recv, ring, g_w, g_head, loss, dxs
+
+    return slot
+
+
 __all__ = ["Pipeline", "check_pipeline", "stack_params", "stack_logical", "layout_params", "decay_mask",
-           "slot_mask", "layer_windows", "STAGES"]
+           "slot_mask", "layer_windows", "STAGES", "EXECUTED_AS", "one_f_one_b_slots",
+           "one_f_one_b_work", "one_f_one_b_permutation", "head_keys"]

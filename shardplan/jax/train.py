@@ -24,9 +24,12 @@ gradients are replicated reductions, :func:`local_grad_axes` -- all of them for 
 replica axis for ZeRO-3). ``'per_microbatch'`` keeps the plain GSPMD accumulation, where XLA reduces
 inside the loop, once per microbatch (also used for ``cp > 1``).
 
-Pipeline parallelism (``pp > 1``): the blocks are stacked per stage and the loss runs the GPipe
-schedule of :class:`shardplan.jax.pipeline.Pipeline`, which also takes over gradient accumulation
-(the ``layout.microbatches`` microbatches flow through the pipeline inside one ``value_and_grad``).
+Pipeline parallelism (``pp > 1``): the blocks are stacked per stage and the schedule of
+:class:`shardplan.jax.pipeline.Pipeline` runs the ``layout.microbatches`` microbatches, which also
+takes over gradient accumulation: the executed 1F1B or interleaved 1F1B computes the loss and the
+gradients with explicit per-stage vjps (:meth:`Trainer._grads_pipeline`, manual over
+:attr:`Trainer.local_axes` too, so the dp reduction runs once per step), GPipe
+(``schedule='gpipe'``) by one ``value_and_grad`` of its forward scan.
 
 Precision: parameters (the master copy) and optimizer moments are fp32; the forward/backward runs
 in ``compute_dtype`` (bf16 by default, the plan's ``bf16-mixed`` policy; fp32 for exact
@@ -56,12 +59,12 @@ from shardplan.errors import ConfigError
 from shardplan.jax.data import PackedBatches, batch_sharding, load_tokens, shard_batch
 from shardplan.jax.mesh import BATCH_AXES, build_mesh
 from shardplan.jax.model import (Transformer, abstract_model, check_runtime_support, fuses_qkv, moe_capacity,
-                                 param_dict)
+                                 param_dict, token_nll)
 from shardplan.jax.pipeline import Pipeline, decay_mask, layout_params, stack_params
 from shardplan.jax.ring import runtime_cp_attention, sequence_order
 from shardplan.jax.rules import (LeafSharding, ParamOverride, ShardingRules, activation_sharding, make_rules,
                                  param_shardings, sharding_rows)
-from shardplan.parallel import Layout, padded_vocab
+from shardplan.parallel import RUNTIME_SCHEDULE, Layout, padded_vocab
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
 
@@ -173,13 +176,15 @@ def local_grad_axes(sizes: dict[str, int], leaves: dict[str, LeafSharding], layo
 
     Returns:
         The axes, in mesh order; ``()`` when ``grad_sync='per_microbatch'``, ``microbatches == 1``
-        (one reduction anyway), ``pp > 1`` (the pipeline schedule runs the microbatches), ``cp > 1``
+        (one reduction anyway), ``pp > 1`` run as GPipe (its scan runs the microbatches under
+        GSPMD; the executed 1F1B is manual over these axes too and reduces once per step), ``cp > 1``
         (the gradient is also a partial sum over ``cp``, which must stay automatic for the
         attention's K/V gathers, so XLA would reduce over ``cp`` inside the loop anyway; the
         planner's dp x cp group is then reduced per microbatch) or no axis qualifies.
     """
     p = layout.parallel
-    if grad_sync != "per_step" or layout.microbatches == 1 or p.pp > 1 or p.cp > 1:
+    gpipe = p.pp > 1 and RUNTIME_SCHEDULE[p.schedule] == "gpipe"
+    if grad_sync != "per_step" or layout.microbatches == 1 or gpipe or p.cp > 1:
         return ()
     sharding = {a for leaf in leaves.values() for e in leaf.param_spec for a in _spec_axes(e)}
     out: list[str] = []
@@ -254,7 +259,7 @@ class Trainer:
         self.fused_qkv = fuses_qkv(model, layout.parallel.tp)
         abstract = abstract_model(model, layout.parallel.recompute, self.fused_qkv)
         self.graphdef = nnx.split(abstract, nnx.Param)[0]
-        # pp > 1: blocks stacked under "stages" (pp, L_max, ...) and run by a GPipe schedule
+        # pp > 1: blocks stacked under "stages" (pp, L_max, ...) and run by a pipeline schedule
         self.pipeline: Pipeline | None = None
         if layout.parallel.pp > 1:
             self.pipeline = Pipeline(model, layout, self.mesh)
@@ -283,7 +288,7 @@ class Trainer:
         model = Transformer(self.net_spec, nnx.Rngs(key), self.layout.parallel.recompute, self.fused_qkv)
         params = param_dict(model)
         if self.pipeline is not None:  # same values as pp = 1, stacked per stage
-            params = stack_params(params, self.layout.stage_layers)
+            params = stack_params(params, self.pipeline.placement)
         return params, self.tx.init(params)
 
     def init_state(self, seed: int | None = None) -> tuple[Any, Any]:
@@ -297,33 +302,39 @@ class Trainer:
     def loss(self, params: Any, tokens: jax.Array) -> jax.Array:
         """Mean next-token cross-entropy (nats/token) of tokens (b, s+1) under fp32 master params.
 
-        With ``pp > 1`` the whole batch goes through the GPipe schedule (``layout.microbatches``
-        microbatches); params are then the stacked dict. With ring attention (cp > 1) the inputs,
-        the targets and the positions are permuted alike into the zig-zag layout
+        With ``pp > 1`` the whole batch goes through the pipeline's forward (``layout.microbatches``
+        microbatches, GPipe order); params are then the stacked dict. With ring attention (cp > 1)
+        the inputs, the targets and the positions are permuted alike into the zig-zag layout
         (:func:`shardplan.jax.ring.sequence_order`); the mean over tokens is unchanged.
         """
-        inputs, targets = tokens[:, :-1], tokens[:, 1:]
-        positions = None
-        order = sequence_order(inputs.shape[1])
-        if order is not None:
-            inputs, targets, positions = inputs[:, order], targets[:, order], jnp.asarray(order)
+        inputs, targets, positions = self._loss_inputs(tokens)
         if self.pipeline is not None:
             logits = self.pipeline.logits(params, inputs, self.compute_dtype, positions).astype(jnp.float32)
         else:
             p = jax.tree.map(lambda x: x.astype(self.compute_dtype), params)
             logits = nnx.merge(self.graphdef, p)(inputs, positions).astype(jnp.float32)
-        if self.net_spec.vocab_size != self.model_spec.vocab_size:  # padded rows never win the softmax
-            ids = jax.lax.broadcasted_iota(jnp.int32, logits.shape, logits.ndim - 1)
-            logits = jnp.where(ids < self.model_spec.vocab_size, logits, -1e30)
-        logz = jax.nn.logsumexp(logits, -1)
-        gold = jnp.take_along_axis(logits, targets[..., None], -1)[..., 0]
-        return jnp.mean(logz - gold)
+        return jnp.mean(token_nll(logits, targets, self._real_vocab()))
+
+    def _real_vocab(self) -> int | None:
+        """The model's vocabulary when the network's is padded to a multiple of tp, else None."""
+        return self.model_spec.vocab_size if self.net_spec.vocab_size != self.model_spec.vocab_size else None
+
+    def _loss_inputs(self, tokens: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array | None]:
+        """``(inputs, targets, positions)`` of tokens (b, s+1): (b, s) each and the (s,) positions,
+        permuted into ring attention's zig-zag order under cp > 1 (positions None otherwise)."""
+        inputs, targets = tokens[:, :-1], tokens[:, 1:]
+        order = sequence_order(inputs.shape[1])
+        if order is None:
+            return inputs, targets, None
+        return inputs[:, order], targets[:, order], jnp.asarray(order)
 
     def _step_fn(self, state: tuple[Any, Any], batch: jax.Array) -> tuple[tuple[Any, Any], dict[str, jax.Array]]:
         params, opt_state = state
         zero = self.rules.zero_stage
         wsc = jax.lax.with_sharding_constraint
-        if self.local_axes:
+        if self.pipeline is not None and self.pipeline.executed != "gpipe":
+            loss, grads = self._grads_pipeline(params, batch)
+        elif self.local_axes:
             loss, grads = self._grads_reduced_per_step(params, batch)
         else:
             loss, grads = self._grads_gspmd(params, batch)
@@ -347,6 +358,16 @@ class Trainer:
         axes = tuple(a for a in BATCH_AXES if self.mesh.shape[a] > 1) or None
         return jax.lax.with_sharding_constraint(mb, NamedSharding(self.mesh, P(None, axes, None)))
 
+    def _grads_pipeline(self, params: Any, batch: jax.Array) -> tuple[jax.Array, Any]:
+        """Mean loss and gradients (in the gradient layout) by the executed 1F1B schedule
+        (:meth:`shardplan.jax.pipeline.Pipeline.value_and_grad`, explicit per-stage vjp); the stage
+        gradients are reduced over :attr:`local_axes` once per step inside the pipeline."""
+        grad_sh = self.opt_param_shardings if self.rules.zero_stage >= 2 else self.param_shardings
+        inputs, targets, positions = self._loss_inputs(batch)
+        loss, grads = self.pipeline.value_and_grad(params, inputs, targets, self.compute_dtype, positions,
+                                                   self._real_vocab(), self.local_axes)
+        return loss, jax.lax.with_sharding_constraint(grads, grad_sh)
+
     def _grads_gspmd(self, params: Any, batch: jax.Array) -> tuple[jax.Array, Any]:
         """Mean loss and gradients under GSPMD. With ``m >= 2`` (and ``pp == 1``) every microbatch's
         gradient is constrained to the gradient layout inside the accumulation scan, so XLA reduces
@@ -356,7 +377,7 @@ class Trainer:
         grad_sh = self.opt_param_shardings if zero >= 2 else self.param_shardings
         wsc = jax.lax.with_sharding_constraint
         vg = jax.value_and_grad(self.loss)
-        if m == 1 or self.pipeline is not None:  # pp > 1: the pipeline runs the microbatches
+        if m == 1 or self.pipeline is not None:  # pp > 1: the GPipe scan runs the microbatches
             loss, grads = vg(params, batch)
             return loss, wsc(grads, grad_sh)
 
