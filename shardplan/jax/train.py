@@ -13,8 +13,18 @@ How the ZeRO stages are expressed under GSPMD (``rules.param`` / ``rules.opt`` t
   accumulation buffer holds the whole local gradient, as for ZeRO-1; with
   ``grad_sync='per_microbatch'`` every microbatch's gradient is reduce-scattered into a sharded
   buffer.
-* ZeRO-3 (FSDP): parameters live in the sharded layout too; XLA all-gathers them for the forward
-  and backward and reduce-scatters the gradients of every microbatch (what FSDP does).
+* ZeRO-3 (FSDP): parameters live in the sharded layout too and are all-gathered explicitly for
+  use (:meth:`Trainer.gather_weights`: each weight constrained to its layout without the ZeRO
+  axes, the embedding table included), when the plan's ``ParallelConfig.zero3_gather`` says, as
+  the planner prices it (``shardplan.cost.axes.dp``): ``'per_microbatch'`` (PyTorch FSDP's
+  default, reshard after forward) gathers every weight inside each microbatch's forward and again
+  for its backward -- the accumulation loop ties the weights to the microbatch with
+  ``jax.lax.optimization_barrier`` so XLA cannot hoist the gather out of the loop, and the loss
+  runs under ``jax.checkpoint`` with a policy that saves everything but the gathered weights, so
+  the backward re-gathers them instead of keeping them; ``'per_step'`` gathers every weight once,
+  before the loop, and keeps it for all microbatches. Either way the gradients are
+  reduce-scattered onto the shard once per microbatch (what FSDP does). With ``pp > 1`` the
+  pipeline keeps XLA's own gathers (ZeRO-3 with pp is not validated).
 
 Gradient accumulation (``layout.microbatches = m >= 2``, ``pp == 1``): with ``TrainConfig.grad_sync =
 'per_step'`` (the default, and what the planner prices) the microbatch gradients are summed
@@ -43,6 +53,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import jax
@@ -59,8 +70,8 @@ from shardplan.jax.model import (Transformer, abstract_model, check_runtime_supp
                                  param_dict)
 from shardplan.jax.pipeline import Pipeline, decay_mask, layout_params, stack_params
 from shardplan.jax.ring import runtime_cp_attention, sequence_order
-from shardplan.jax.rules import (LeafSharding, ParamOverride, ShardingRules, activation_sharding, make_rules,
-                                 param_shardings, sharding_rows)
+from shardplan.jax.rules import (LeafSharding, ParamOverride, ShardingRules, activation_sharding, context_mesh,
+                                 make_rules, param_shardings, sharding_rows)
 from shardplan.parallel import Layout, padded_vocab
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
@@ -154,6 +165,50 @@ def _strip(spec: P, axes: Sequence[str]) -> P:
     return P(*[None if not e else e[0] if len(e) == 1 else e for e in out])
 
 
+#: Top-level parameters used only by a lookup (the input embedding, learned positions): their
+#: backward needs the token ids, not the table, so only :func:`gather_table` makes the
+#: per-microbatch ZeRO-3 backward gather them as FSDP does.
+LOOKUP_TABLES: tuple[str, ...] = ("embed", "pos_embed")
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(1, 2))
+def _gather_table(x: jax.Array, shard: NamedSharding, full: NamedSharding) -> jax.Array:
+    return jax.lax.with_sharding_constraint(jax.lax.with_sharding_constraint(x, shard), full)
+
+
+def _gather_table_fwd(x: jax.Array, shard: NamedSharding, full: NamedSharding) -> tuple[jax.Array, Any]:
+    return _gather_table(x, shard, full), x
+
+
+def _gather_table_bwd(shard: NamedSharding, full: NamedSharding, x: jax.Array, ct: jax.Array) -> tuple[jax.Array]:
+    wsc = jax.lax.with_sharding_constraint
+    # the backward's own gather (after a barrier, so XLA cannot merge it with the forward's)
+    w = wsc(wsc(jax.lax.optimization_barrier(x), shard), full)
+    # the reduce-scatter onto the shard, of the whole table gradient as FSDP's (left free, XLA
+    # all-to-alls the lookup's cotangent to the table's layout instead)
+    dx = wsc(wsc(ct, full), shard)
+    return (dx + jnp.zeros((), dx.dtype) * jnp.sum(w).astype(dx.dtype),)
+
+
+_gather_table.defvjp(_gather_table_fwd, _gather_table_bwd)
+
+
+def gather_table(x: jax.Array, shard: NamedSharding, full: NamedSharding) -> jax.Array:
+    """All-gather a ZeRO-3 lookup table ``x`` (layout ``shard``) to ``full``, and again in the backward.
+
+    Under ``zero3_gather='per_microbatch'`` (:meth:`Trainer.gather_weights`) the lookup tables
+    (:data:`LOOKUP_TABLES`) are gathered like every other weight in the forward, and their
+    backward gathers them again although the lookup's gradient needs only the token ids: PyTorch
+    FSDP unshards a module's parameters in its pre-backward hook, because autograd writes the
+    gradient into the unsharded parameter before it is reduce-scattered (Zhao et al. 2023,
+    Sec. 3.2), and the planner prices that gather (``shardplan.cost.axes.dp``). The gradient is
+    reduce-scattered onto ``shard`` and then reads the gathered table through ``+ 0 * sum(table)``
+    (one reduction over the table, which XLA keeps: ``0 * x`` is not ``0`` for a non-finite ``x``),
+    so the gather is not dead code. x: any shape and float dtype; same shape out.
+    """
+    return _gather_table(x, shard, full)
+
+
 def local_grad_axes(sizes: dict[str, int], leaves: dict[str, LeafSharding], layout: Layout,
                     grad_sync: str) -> tuple[str, ...]:
     """The data axes over which :class:`Trainer` accumulates local, unreduced gradients and reduces
@@ -209,7 +264,9 @@ class Trainer:
         ``memory_analysis``), pipeline (the :class:`~shardplan.jax.pipeline.Pipeline` when
         ``pp > 1``, else None; its ``note`` describes the executed schedule), local_axes (the data
         mesh axes whose gradient reduction runs once per step, :func:`local_grad_axes`; ``()``: the
-        GSPMD accumulation).
+        GSPMD accumulation), zero3_gather (the plan's ``zero3_gather`` the step executes with explicit
+        gathers, :meth:`gather_weights`: ZeRO-3 with ``pp == 1`` and a ZeRO-sharded weight; else
+        None).
 
     Raises:
         ConfigError: an unexecutable plan for these devices (or a ``mesh`` of another shape), bad overrides,
@@ -273,6 +330,11 @@ class Trainer:
         self.state_shardings = (self.param_shardings, self.opt_shardings)
         self.batch_sharding = batch_sharding(self.mesh)
         self.local_axes = local_grad_axes(self.rules.sizes, self.leaves, layout, cfg.grad_sync)
+        sharded = any(leaf.gathered_spec != leaf.param_spec for leaf in self.leaves.values())
+        zero3 = layout.parallel.zero_stage == 3 and self.pipeline is None and sharded
+        self.zero3_gather: str | None = layout.parallel.zero3_gather if zero3 else None
+        # (shape, sharding) of gather_weights' constraints, filled while tracing, read by the remat policy
+        self._gather_shardings: set[tuple[tuple[int, ...], NamedSharding]] = set()
         self.replicated = ns(P())
         self._init = jax.jit(self._init_fn, out_shardings=self.state_shardings)
         self.compiled = self._compile()
@@ -355,15 +417,16 @@ class Trainer:
         zero, m = self.rules.zero_stage, self.layout.microbatches
         grad_sh = self.opt_param_shardings if zero >= 2 else self.param_shardings
         wsc = jax.lax.with_sharding_constraint
-        vg = jax.value_and_grad(self.loss)
+        vg = jax.value_and_grad(self._microbatch_loss())
+        weights = self._step_weights(params)
         if m == 1 or self.pipeline is not None:  # pp > 1: the pipeline runs the microbatches
-            loss, grads = vg(params, batch)
-            return loss, wsc(grads, grad_sh)
+            loss, grads = vg(weights, batch)
+            return loss, self._onto(grads, grad_sh)
 
         def body(carry, tok):
             loss_acc, g_acc = carry
-            loss, g = vg(params, tok)
-            g = wsc(g, grad_sh)
+            loss, g = vg(*self._pin(weights, tok))
+            g = self._onto(g, grad_sh)
             g_acc = jax.tree.map(lambda a, b: a + b, g_acc, g)
             return (loss_acc + loss, wsc(g_acc, grad_sh)), None
 
@@ -402,19 +465,20 @@ class Trainer:
         ``psum``) and this device's gradient sum divided by ``n`` (microbatches x manual devices),
         each leaf with one leading size-1 dimension per manual axis."""
         axes, zero = self.local_axes, self.rules.zero_stage
-        vg = jax.value_and_grad(self.loss)
+        vg = jax.value_and_grad(self._microbatch_loss())
         inner = [_strip(leaf.opt_spec if zero == 3 else leaf.param_spec, axes) for leaf in self.leaves.values()]
 
         def body(params: Any, mb: jax.Array) -> tuple[jax.Array, Any]:
             ambient = jax.sharding.get_abstract_mesh()
             grad_sh = _unflatten_like(params, (NamedSharding(ambient, s) for s in inner))
             wsc = jax.lax.with_sharding_constraint
-            local = jax.lax.pcast(params, axes, to="varying")  # differentiate w.r.t. the local copy
+            # differentiate w.r.t. the local copy (ZeRO-3 per_step: of the gathered weights)
+            local = jax.lax.pcast(self._step_weights(params), axes, to="varying")
 
             def step(carry, tok):
                 loss_acc, g_acc = carry
-                loss, g = vg(local, tok)
-                g_acc = jax.tree.map(lambda a, b: a + b, g_acc, wsc(g, grad_sh))
+                loss, g = vg(*self._pin(local, tok))
+                g_acc = jax.tree.map(lambda a, b: a + b, g_acc, self._onto(g, grad_sh))
                 return (loss_acc + loss, wsc(g_acc, grad_sh)), None
 
             init = (jax.lax.pcast(jnp.zeros((), jnp.float32), axes, to="varying"),
@@ -424,6 +488,85 @@ class Trainer:
             return jax.lax.psum(loss, axes) / n, jax.tree.map(lambda g: (g / n)[lead], grads)
 
         return body
+
+    # ----- ZeRO-3 gathers (pp == 1) -----------------------------------------------------------------
+    def gather_weights(self, params: Any) -> Any:
+        """ZeRO-3: every weight constrained to its gathered layout (``LeafSharding.gathered_spec``:
+        the ZeRO axes dropped, the model-parallel ones kept), which GSPMD executes as one AllGather
+        per weight at this point -- the embedding table included, as FSDP gathers it (left to
+        itself XLA all-to-alls the token ids to the sharded table instead). Inside a partially
+        manual ``jax.shard_map`` the manual axes are left out. The identity when
+        :attr:`zero3_gather` is None. params: the parameter pytree (any dtype), same shapes out."""
+        if self.zero3_gather is None:
+            return params
+        ambient = jax.sharding.get_abstract_mesh()
+        manual = tuple(ambient.manual_axes) if not ambient.empty else ()
+        mesh = context_mesh(self.mesh)
+        wsc = jax.lax.with_sharding_constraint
+        out = []
+        for x, leaf in zip(jax.tree_util.tree_leaves(params), self.leaves.values()):
+            # first pinned to the shard layout, so that sharding propagation cannot move the gather
+            # across an optimization barrier before it (the loop's, or the backward's remat barrier,
+            # where it would merge with the forward's gather)
+            shard, full = (NamedSharding(mesh, _strip(spec, manual)) for spec in (leaf.param_spec, leaf.gathered_spec))
+            self._gather_shardings.update({(leaf.shape, shard), (leaf.shape, full)})
+            if self.zero3_gather == "per_microbatch" and leaf.path in LOOKUP_TABLES:
+                out.append(gather_table(x, shard, full))  # the backward reads no table: gather it anyway
+            else:
+                out.append(wsc(wsc(x, shard), full))
+        return _unflatten_like(params, out)
+
+    def _step_weights(self, params: Any) -> Any:
+        """The weights the accumulation loop differentiates: gathered once, before the loop, for
+        ``zero3_gather='per_step'``; else ``params`` (``'per_microbatch'`` gathers inside
+        :meth:`_microbatch_loss`)."""
+        return self.gather_weights(params) if self.zero3_gather == "per_step" else params
+
+    def _onto(self, grads: Any, grad_sh: Any) -> Any:
+        """One microbatch's gradients constrained to the gradient layout ``grad_sh`` (a pytree of
+        NamedSharding). For ``zero3_gather='per_step'`` (gradients of the gathered weights) they
+        pass through the gathered layout first, so the whole gradient is reduce-scattered as FSDP
+        does (left free, XLA all-to-alls the embedding lookup's cotangent to the table's layout
+        instead); ``'per_microbatch'`` gets the same from the gather's transpose."""
+        wsc = jax.lax.with_sharding_constraint
+        if self.zero3_gather == "per_step":
+            ambient = jax.sharding.get_abstract_mesh()
+            manual = tuple(ambient.manual_axes) if not ambient.empty else ()
+            mesh = context_mesh(self.mesh)
+            full = (NamedSharding(mesh, _strip(leaf.gathered_spec, manual)) for leaf in self.leaves.values())
+            grads = wsc(grads, _unflatten_like(grads, full))
+        return wsc(grads, grad_sh)
+
+    def _pin(self, params: Any, tok: jax.Array) -> tuple[Any, jax.Array]:
+        """``(params, tok)`` for one microbatch; for ``zero3_gather='per_microbatch'`` passed
+        through one ``jax.lax.optimization_barrier``, so the weights depend on the microbatch and
+        XLA cannot hoist their gathers out of the accumulation loop (loop-invariant code motion)."""
+        if self.zero3_gather == "per_microbatch":
+            return jax.lax.optimization_barrier((params, tok))
+        return params, tok
+
+    def _microbatch_loss(self) -> Callable[[Any, jax.Array], jax.Array]:
+        """The loss the accumulation differentiates per microbatch: :meth:`loss`, or for
+        ``zero3_gather='per_microbatch'`` the loss of the gathered weights under ``jax.checkpoint``
+        with :meth:`_regather_policy`: the forward gathers every weight, the backward gathers it
+        again (FSDP's reshard-after-forward), nothing else is recomputed."""
+        if self.zero3_gather != "per_microbatch":
+            return self.loss
+
+        def loss(params: Any, tokens: jax.Array) -> jax.Array:
+            return self.loss(self.gather_weights(params), tokens)
+
+        return jax.checkpoint(loss, policy=self._regather_policy)
+
+    def _regather_policy(self, prim: Any, *avals: Any, **params: Any) -> bool:
+        """``jax.checkpoint`` policy: every value may be saved for the backward except the outputs
+        of :meth:`gather_weights`' sharding constraints (recognised by shape and sharding: the
+        gathered weights), which the backward recomputes from the weight shards. (``save_anything_except_these_names`` cannot express it:
+        it saves everything in jax 0.10.2, and a name would only move the save to the gather's
+        output before it.)"""
+        if prim.name != "sharding_constraint" or not avals:
+            return True
+        return (tuple(avals[0].shape), params.get("sharding")) not in self._gather_shardings
 
     def _sum_stacked(self, stacked: Any) -> Any:
         """Sum the per-device gradients ``(*manual sizes, *shape)`` over their leading dimensions,
