@@ -39,11 +39,13 @@ import contextlib
 import contextvars
 import math
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 from flax import nnx
+from jax.sharding import PartitionSpec as P
 
 from shardplan.errors import ConfigError
 from shardplan.jax.ring import ring_attention, ring_degree
@@ -464,6 +466,59 @@ def moe_capacity(capacity_factor: float | None) -> Iterator[None]:
         _CAPACITY.reset(token)
 
 
+_LOOKUP_AXES: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("shardplan_lookup_axes",
+                                                                               default=())
+
+
+@contextlib.contextmanager
+def local_lookup_gradients(axes: tuple[str, ...]) -> Iterator[None]:
+    """While tracing inside this context, :func:`embedding_lookup` computes the table's gradient
+    on each device from its own tokens (a ``jax.shard_map`` manual over the mesh axes ``axes``,
+    which shard the batch) and sums the per-device tables under GSPMD: the FSDP pattern, one
+    reduction of the whole table gradient. ``()`` (the default) leaves the backward to XLA."""
+    token = _LOOKUP_AXES.set(tuple(axes))
+    try:
+        yield
+    finally:
+        _LOOKUP_AXES.reset(token)
+
+
+def embedding_lookup(table: jax.Array, tokens: jax.Array) -> jax.Array:
+    """The rows of ``table`` (v, d) at ``tokens`` (b, s) int32 -> (b, s, d), ``jnp.take``.
+
+    Inside :func:`local_lookup_gradients` the backward is written out (:func:`_local_lookup`):
+    inside a partially manual ``jax.shard_map`` (the per-step gradient accumulation of ZeRO-3
+    with HSDP replicas) XLA would otherwise all-gather the lookup's cotangent and token ids over
+    the shard group and scatter them into the table's shard, instead of reducing the table
+    gradient as FSDP (and the planner) does.
+    """
+    axes = _LOOKUP_AXES.get()
+    return _local_lookup(table, tokens, axes, table.shape[0]) if axes else jnp.take(table, tokens, axis=0)
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(2, 3))
+def _local_lookup(table: jax.Array, tokens: jax.Array, axes: tuple[str, ...], vocab: int) -> jax.Array:
+    return jnp.take(table, tokens, axis=0)
+
+
+def _local_lookup_fwd(table: jax.Array, tokens: jax.Array, axes: tuple[str, ...], vocab: int) -> tuple[jax.Array, Any]:
+    return jnp.take(table, tokens, axis=0), tokens
+
+
+def _local_lookup_bwd(axes: tuple[str, ...], vocab: int, tokens: jax.Array, dy: jax.Array) -> tuple[jax.Array, None]:
+    def local(t: jax.Array, g: jax.Array) -> jax.Array:  # this device's tokens and cotangents
+        d = jnp.zeros((vocab, g.shape[-1]), g.dtype).at[t.reshape(-1)].add(g.reshape(-1, g.shape[-1]))
+        return d[None]
+
+    spec = P(axes)
+    stacked = jax.shard_map(local, mesh=jax.sharding.get_abstract_mesh(), in_specs=(spec, spec), out_specs=spec,
+                            axis_names=set(axes))(tokens, dy)
+    return jnp.sum(stacked, 0), None
+
+
+_local_lookup.defvjp(_local_lookup_fwd, _local_lookup_bwd)
+
+
 def expert_capacity(capacity_factor: float, seq_len: int, top_k: int, n_experts: int) -> int:
     """Tokens one expert takes from one sequence (the group): ``ceil(cf s k / e)``, at least 1
     (GShard, Lepikhin et al. 2021 Sec. 2.2, with a group = one sequence; Switch Transformer, Fedus
@@ -748,7 +803,7 @@ class Transformer(nnx.Module):
         [-> embedding norm, BLOOM's ``word_embeddings_layernorm``]); ``positions`` (s,) as in
         :meth:`__call__` (default ``0 .. s-1``)."""
         s = tokens.shape[1]
-        x = jnp.take(self.embed[...], tokens, axis=0)
+        x = embedding_lookup(self.embed[...], tokens)
         if self.pos_embed is not None:
             pos = self.pos_embed[...][:s] if positions is None else jnp.take(self.pos_embed[...], positions, axis=0)
             x = x + pos[None]

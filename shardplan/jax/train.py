@@ -66,8 +66,8 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from shardplan.errors import ConfigError
 from shardplan.jax.data import PackedBatches, batch_sharding, load_tokens, shard_batch
 from shardplan.jax.mesh import BATCH_AXES, build_mesh
-from shardplan.jax.model import (Transformer, abstract_model, check_runtime_support, fuses_qkv, moe_capacity,
-                                 param_dict)
+from shardplan.jax.model import (Transformer, abstract_model, check_runtime_support, fuses_qkv,
+                                 local_lookup_gradients, moe_capacity, param_dict)
 from shardplan.jax.pipeline import Pipeline, decay_mask, layout_params, stack_params
 from shardplan.jax.ring import runtime_cp_attention, sequence_order
 from shardplan.jax.rules import (LeafSharding, ParamOverride, ShardingRules, activation_sharding, context_mesh,
@@ -247,6 +247,16 @@ def local_grad_axes(sizes: dict[str, int], leaves: dict[str, LeafSharding], layo
     return tuple(out)
 
 
+def executed_zero3_gather(layout: Layout, leaves: dict[str, LeafSharding]) -> str | None:
+    """The plan's ``zero3_gather`` ('per_microbatch' or 'per_step') when :class:`Trainer` executes
+    it with explicit gathers (:meth:`Trainer.gather_weights`): ZeRO-3, ``pp == 1`` and at least one
+    weight whose layout differs from its gathered layout; else None (no ZeRO-3 gathers, or the
+    pipeline, which leaves them to XLA)."""
+    p = layout.parallel
+    sharded = any(leaf.gathered_spec != leaf.param_spec for leaf in leaves.values())
+    return p.zero3_gather if p.zero_stage == 3 and p.pp == 1 and sharded else None
+
+
 class Trainer:
     """A compiled training step for one (model, layout) on one mesh.
 
@@ -330,11 +340,8 @@ class Trainer:
         self.state_shardings = (self.param_shardings, self.opt_shardings)
         self.batch_sharding = batch_sharding(self.mesh)
         self.local_axes = local_grad_axes(self.rules.sizes, self.leaves, layout, cfg.grad_sync)
-        sharded = any(leaf.gathered_spec != leaf.param_spec for leaf in self.leaves.values())
-        zero3 = layout.parallel.zero_stage == 3 and self.pipeline is None and sharded
-        self.zero3_gather: str | None = layout.parallel.zero3_gather if zero3 else None
-        # (shape, sharding) of gather_weights' constraints, filled while tracing, read by the remat policy
-        self._gather_shardings: set[tuple[tuple[int, ...], NamedSharding]] = set()
+        self.zero3_gather = executed_zero3_gather(layout, self.leaves)
+        self._gather_shardings: set[tuple[tuple[int, ...], NamedSharding]] = set()  # see gather_weights
         self.replicated = ns(P())
         self._init = jax.jit(self._init_fn, out_shardings=self.state_shardings)
         self.compiled = self._compile()
@@ -456,7 +463,10 @@ class Trainer:
         stacked = _unflatten_like(self.abstract_params, (P(*axes) for _ in self.leaves))
         run = jax.shard_map(self._local_accumulation(n), mesh=self.mesh, in_specs=(P(), P(None, axes, None)),
                             out_specs=(P(), stacked), axis_names=set(axes))
-        loss, local = run(params, self._microbatches(batch))
+        # ZeRO-3 (HSDP): the embedding gradient reduced over the shard group as FSDP does
+        shard_axes = tuple(a for a in BATCH_AXES if self.mesh.shape[a] > 1 and a not in axes)
+        with local_lookup_gradients(shard_axes if self.zero3_gather else ()):
+            loss, local = run(params, self._microbatches(batch))
         return loss, self._sum_stacked(local)
 
     def _local_accumulation(self, n: int) -> Callable[[Any, jax.Array], tuple[jax.Array, Any]]:
@@ -561,9 +571,10 @@ class Trainer:
     def _regather_policy(self, prim: Any, *avals: Any, **params: Any) -> bool:
         """``jax.checkpoint`` policy: every value may be saved for the backward except the outputs
         of :meth:`gather_weights`' sharding constraints (recognised by shape and sharding: the
-        gathered weights), which the backward recomputes from the weight shards. (``save_anything_except_these_names`` cannot express it:
-        it saves everything in jax 0.10.2, and a name would only move the save to the gather's
-        output before it.)"""
+        gathered weights), which the backward recomputes from the weight shards.
+        (``jax.checkpoint_policies.save_anything_except_these_names`` cannot express it: it saves
+        everything in jax 0.10.2, and a ``checkpoint_name`` would only move the save to the
+        gather's input.)"""
         if prim.name != "sharding_constraint" or not avals:
             return True
         return (tuple(avals[0].shape), params.get("sharding")) not in self._gather_shardings
@@ -869,5 +880,5 @@ def initialize_distributed(coordinator_address: str | None = None, num_processes
     return True
 
 
-__all__ = ["GRAD_SYNC", "TrainConfig", "Trainer", "train", "make_optimizer", "initialize_distributed",
-           "local_grad_axes"]
+__all__ = ["GRAD_SYNC", "LOOKUP_TABLES", "TrainConfig", "Trainer", "train", "make_optimizer", "initialize_distributed",
+           "executed_zero3_gather", "gather_table", "local_grad_axes"]
