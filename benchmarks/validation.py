@@ -98,8 +98,9 @@ copy), with `attention="naive"` because the runtime materialises the score matri
   not scale with tokens. The planner counts the tensors saved for the backward
   (Korthikanti-style) plus gradients, logits and ZeRO-3 prefetch buffers. The prediction is
   consistently 7-45 % below the compiled temp here (most with two microbatches, where
-  the runtime holds a gradient accumulator beside each microbatch's gradients): the runtime keeps gathered weights and
-  sequence-parallel inputs live (see the runtime model), materialises full gradients before
+  the runtime holds a gradient accumulator beside each microbatch's gradients): the runtime keeps
+  sequence-parallel inputs live (see the runtime model), with `zero3_gather="per_step"` the
+  gathered weights too, materialises full gradients before
   scattering them (ZeRO-2/3 on CPU) and computes the fp32 softmax over the whole vocabulary (fusing
   the Q/K/V and gate/up projections added 0-11 % to the compiled temp; not analysed further).
   A factor of 2 catches a missing term of the size of the activations or the gradients (the

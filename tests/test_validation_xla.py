@@ -298,3 +298,12 @@ def test_cli_validate_json():
     assert res.exit_code == 0, res.output
     d = json.loads(res.output)
     assert d["parallel"]["pp"] == 2 and d["ok"]
+    # ZeRO-3 is compared with the plan's own zero3_gather (no switch to per_step), with no runtime delta
+    for gather in ("per_microbatch", "per_step"):
+        res = CliRunner().invoke(app, ["validate", "-m", "tiny-llama", "--seq-len", "32", "-b", "16", "--zero-stage",
+                                       "3", "--microbatch-size", "1", "--zero3-gather", gather, "--json"])
+        assert res.exit_code == 0, res.output
+        d = json.loads(res.output)
+        assert d["parallel"]["zero3_gather"] == gather and d["microbatches"] == 2 and d["ok"]
+        assert d["runtime_deltas"] == [] and "note:" not in res.output
+        assert all(abs(r["planner_error"]) <= 0.05 for r in d["collectives"] if r["scored"])

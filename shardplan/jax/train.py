@@ -505,8 +505,11 @@ class Trainer:
         the ZeRO axes dropped, the model-parallel ones kept), which GSPMD executes as one AllGather
         per weight at this point -- the embedding table included, as FSDP gathers it (left to
         itself XLA all-to-alls the token ids to the sharded table instead). Inside a partially
-        manual ``jax.shard_map`` the manual axes are left out. The identity when
-        :attr:`zero3_gather` is None. params: the parameter pytree (any dtype), same shapes out."""
+        manual ``jax.shard_map`` the manual axes are left out. With ``'per_microbatch'`` the lookup
+        tables (:data:`LOOKUP_TABLES`) go through :func:`gather_table`, so their backward gathers
+        them too. Records each constraint's (shape, sharding) for :meth:`_regather_policy`. The
+        identity when :attr:`zero3_gather` is None. params: the parameter pytree (any dtype, tree
+        order of :attr:`leaves`), same shapes out."""
         if self.zero3_gather is None:
             return params
         ambient = jax.sharding.get_abstract_mesh()
