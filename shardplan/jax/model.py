@@ -604,9 +604,9 @@ class MoE(nnx.Module):
         (b, e, C, f) is constrained to the buffers' layout (experts over ep, f over tp)."""
         hidden = ("act_exp_batch", "act_experts", None, "act_mlp")
         per_expert = lambda b: b[None, :, None, :]  # noqa: E731  (e, w) -> (1, e, 1, w)
-        if self.swiglu:
-            gate = constrain(jnp.einsum("becd,edf->becf", xe, self.w_gate_up[:, :, 0]), hidden)
-            up = constrain(jnp.einsum("becd,edf->becf", xe, self.w_gate_up[:, :, 1]), hidden)
+        if self.swiglu:  # one einsum on the fused weight (its slices would be what the backward keeps)
+            gu = jnp.einsum("becd,edgf->becgf", xe, self.w_gate_up[...])
+            gate, up = constrain(gu[:, :, :, 0], hidden), constrain(gu[:, :, :, 1], hidden)
         else:
             gate, up = None, constrain(jnp.einsum("becd,edf->becf", xe, self.w_up[...]), hidden)
         hdn = _hidden(self.swiglu, gate, up, self.b_gate, self.b_up, per_expert)

@@ -20,10 +20,11 @@ How the ZeRO stages are expressed under GSPMD (``rules.param`` / ``rules.opt`` t
   default, reshard after forward) gathers every weight inside each microbatch's forward and again
   for its backward -- the accumulation loop ties the weights to the microbatch with
   ``jax.lax.optimization_barrier`` so XLA cannot hoist the gather out of the loop, and the loss
-  runs under ``jax.checkpoint`` with a policy that saves everything but the gathered weights, so
-  the backward re-gathers them instead of keeping them; ``'per_step'`` gathers every weight once,
-  before the loop, and keeps it for all microbatches. Either way the gradients are
-  reduce-scattered onto the shard once per microbatch (what FSDP does). With ``pp > 1`` the
+  runs under ``jax.checkpoint`` with a policy that saves everything but the gathered weights
+  (:func:`gather_weight`), so the backward re-gathers them instead of keeping them;
+  ``'per_step'`` gathers every weight once, before the loop, and keeps it for all microbatches.
+  Either way the gradients are reduce-scattered onto the shard once per microbatch (what FSDP
+  does). With ``pp > 1`` the
   pipeline keeps XLA's own gathers (ZeRO-3 with pp is not validated).
 
 Gradient accumulation (``layout.microbatches = m >= 2``, ``pp == 1``): with ``TrainConfig.grad_sync =
@@ -169,6 +170,28 @@ def _strip(spec: P, axes: Sequence[str]) -> P:
 #: backward needs the token ids, not the table, so only :func:`gather_table` makes the
 #: per-microbatch ZeRO-3 backward gather them as FSDP does.
 LOOKUP_TABLES: tuple[str, ...] = ("embed", "pos_embed")
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(1, 2))
+def gather_weight(x: jax.Array, shard: NamedSharding, full: NamedSharding) -> jax.Array:
+    """All-gather a ZeRO-3 weight ``x`` from its layout ``shard`` to ``full`` (sharding constraints:
+    first pinned to ``shard``, so sharding propagation cannot move the gather across an
+    optimization barrier before it); the backward constrains the gradient straight onto ``shard``
+    -- the reduce-scatter, which XLA then places itself -- instead of the constraint's own
+    transpose, which would first all-reduce the whole gradient onto ``full`` (over several ZeRO
+    axes, e.g. fsdp and ep, as two chained all-reduces). x: any shape and dtype; same shape out."""
+    return jax.lax.with_sharding_constraint(jax.lax.with_sharding_constraint(x, shard), full)
+
+
+def _gather_weight_fwd(x: jax.Array, shard: NamedSharding, full: NamedSharding) -> tuple[jax.Array, None]:
+    return gather_weight(x, shard, full), None
+
+
+def _gather_weight_bwd(shard: NamedSharding, full: NamedSharding, _: None, ct: jax.Array) -> tuple[jax.Array]:
+    return (jax.lax.with_sharding_constraint(ct, shard),)
+
+
+gather_weight.defvjp(_gather_weight_fwd, _gather_weight_bwd)
 
 
 @partial(jax.custom_vjp, nondiff_argnums=(1, 2))
@@ -341,7 +364,6 @@ class Trainer:
         self.batch_sharding = batch_sharding(self.mesh)
         self.local_axes = local_grad_axes(self.rules.sizes, self.leaves, layout, cfg.grad_sync)
         self.zero3_gather = executed_zero3_gather(layout, self.leaves)
-        self._gather_shardings: set[tuple[tuple[int, ...], NamedSharding]] = set()  # see gather_weights
         self.replicated = ns(P())
         self._init = jax.jit(self._init_fn, out_shardings=self.state_shardings)
         self.compiled = self._compile()
@@ -507,8 +529,7 @@ class Trainer:
         itself XLA all-to-alls the token ids to the sharded table instead). Inside a partially
         manual ``jax.shard_map`` the manual axes are left out. With ``'per_microbatch'`` the lookup
         tables (:data:`LOOKUP_TABLES`) go through :func:`gather_table`, so their backward gathers
-        them too. Records each constraint's (shape, sharding) for :meth:`_regather_policy`. The
-        identity when :attr:`zero3_gather` is None. params: the parameter pytree (any dtype, tree
+        them too. The identity when :attr:`zero3_gather` is None. params: the parameter pytree (any dtype, tree
         order of :attr:`leaves`), same shapes out."""
         if self.zero3_gather is None:
             return params
@@ -518,15 +539,11 @@ class Trainer:
         wsc = jax.lax.with_sharding_constraint
         out = []
         for x, leaf in zip(jax.tree_util.tree_leaves(params), self.leaves.values()):
-            # first pinned to the shard layout, so that sharding propagation cannot move the gather
-            # across an optimization barrier before it (the loop's, or the backward's remat barrier,
-            # where it would merge with the forward's gather)
             shard, full = (NamedSharding(mesh, _strip(spec, manual)) for spec in (leaf.param_spec, leaf.gathered_spec))
-            self._gather_shardings.update({(leaf.shape, shard), (leaf.shape, full)})
             if self.zero3_gather == "per_microbatch" and leaf.path in LOOKUP_TABLES:
                 out.append(gather_table(x, shard, full))  # the backward reads no table: gather it anyway
             else:
-                out.append(wsc(wsc(x, shard), full))
+                out.append(gather_weight(x, shard, full))
         return _unflatten_like(params, out)
 
     def _step_weights(self, params: Any) -> Any:
@@ -537,17 +554,19 @@ class Trainer:
 
     def _onto(self, grads: Any, grad_sh: Any) -> Any:
         """One microbatch's gradients constrained to the gradient layout ``grad_sh`` (a pytree of
-        NamedSharding). For ``zero3_gather='per_step'`` (gradients of the gathered weights) they
-        pass through the gathered layout first, so the whole gradient is reduce-scattered as FSDP
-        does (left free, XLA all-to-alls the embedding lookup's cotangent to the table's layout
-        instead); ``'per_microbatch'`` gets the same from the gather's transpose."""
+        NamedSharding). For ``zero3_gather='per_step'`` (gradients of the gathered weights) the
+        lookup tables' pass through the gathered layout first, so the whole table gradient is
+        reduce-scattered as FSDP does (left free, XLA all-to-alls the lookup's cotangent to the
+        table's layout instead); ``'per_microbatch'`` does the same in :func:`gather_table`."""
         wsc = jax.lax.with_sharding_constraint
         if self.zero3_gather == "per_step":
             ambient = jax.sharding.get_abstract_mesh()
             manual = tuple(ambient.manual_axes) if not ambient.empty else ()
             mesh = context_mesh(self.mesh)
-            full = (NamedSharding(mesh, _strip(leaf.gathered_spec, manual)) for leaf in self.leaves.values())
-            grads = wsc(grads, _unflatten_like(grads, full))
+            flat = jax.tree_util.tree_leaves(grads)
+            grads = _unflatten_like(grads, (
+                wsc(g, NamedSharding(mesh, _strip(leaf.gathered_spec, manual))) if leaf.path in LOOKUP_TABLES else g
+                for g, leaf in zip(flat, self.leaves.values())))
         return wsc(grads, grad_sh)
 
     def _pin(self, params: Any, tok: jax.Array) -> tuple[Any, jax.Array]:
@@ -562,25 +581,29 @@ class Trainer:
         """The loss the accumulation differentiates per microbatch: :meth:`loss`, or for
         ``zero3_gather='per_microbatch'`` the loss of the gathered weights under ``jax.checkpoint``
         with :meth:`_regather_policy`: the forward gathers every weight, the backward gathers it
-        again (FSDP's reshard-after-forward), nothing else is recomputed."""
+        again (FSDP's reshard-after-forward), nothing else is recomputed. ``prevent_cse=False``:
+        XLA does not merge the backward's gathers with the forward's anyway (collectives carry
+        distinct channel ids; checked by tests/test_validation_xla.py), and JAX's CSE barrier over
+        every saved activation would hide their shardings from sharding propagation, which then
+        re-lays them out (e.g. MoE dispatch buffers all-gathered over ep in the backward instead of
+        the planned all-to-all)."""
         if self.zero3_gather != "per_microbatch":
             return self.loss
 
         def loss(params: Any, tokens: jax.Array) -> jax.Array:
             return self.loss(self.gather_weights(params), tokens)
 
-        return jax.checkpoint(loss, policy=self._regather_policy)
+        return jax.checkpoint(loss, policy=self._regather_policy, prevent_cse=False)
 
-    def _regather_policy(self, prim: Any, *avals: Any, **params: Any) -> bool:
+    @staticmethod
+    def _regather_policy(prim: Any, *_: Any, **params: Any) -> bool:
         """``jax.checkpoint`` policy: every value may be saved for the backward except the outputs
-        of :meth:`gather_weights`' sharding constraints (recognised by shape and sharding: the
-        gathered weights), which the backward recomputes from the weight shards.
+        of :func:`gather_weight` (a ``custom_vjp_call`` recognised by its backward rule), which the
+        backward recomputes -- gathers again -- from the saved shards.
         (``jax.checkpoint_policies.save_anything_except_these_names`` cannot express it: it saves
         everything in jax 0.10.2, and a ``checkpoint_name`` would only move the save to the
         gather's input.)"""
-        if prim.name != "sharding_constraint" or not avals:
-            return True
-        return (tuple(avals[0].shape), params.get("sharding")) not in self._gather_shardings
+        return not (prim.name == "custom_vjp_call" and getattr(params.get("bwd"), "f", None) is _gather_weight_bwd)
 
     def _sum_stacked(self, stacked: Any) -> Any:
         """Sum the per-device gradients ``(*manual sizes, *shape)`` over their leading dimensions,
@@ -884,4 +907,4 @@ def initialize_distributed(coordinator_address: str | None = None, num_processes
 
 
 __all__ = ["GRAD_SYNC", "LOOKUP_TABLES", "TrainConfig", "Trainer", "train", "make_optimizer", "initialize_distributed",
-           "executed_zero3_gather", "gather_table", "local_grad_axes"]
+           "executed_zero3_gather", "gather_table", "gather_weight", "local_grad_axes"]
