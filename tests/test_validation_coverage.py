@@ -76,3 +76,15 @@ def test_zero3_with_expert_parallelism_gathers_as_planned(gather):
     assert all(abs(r.planner_error) <= 0.01 for r in v.rows if r.scored)
     assert v.row("AllToAll", "ep").planner_error == pytest.approx(0, abs=1e-3)
     assert not [c for c in v.hlo if c.kind == "all-gather" and c.mesh_axes == ("ep",)]
+
+
+@pytest.mark.parametrize("gather", ["per_microbatch", "per_step"])
+def test_zero3_with_context_parallelism_reduces_the_embedding_once(gather):
+    # FSDP x CP (fsdp=4, cp=2, ring attention), 2 microbatches: the ZeRO group is fsdp x cp; the
+    # embedding gradient is summed from every device's tokens once (model.embedding_lookup), so it
+    # is one reduce-scatter over the group, not chained all-reduces over fsdp and cp
+    layout = validate(ParallelConfig(cp=2, zero_stage=3, microbatch_size=2, zero3_gather=gather), TINY, TR, 8)
+    v = validate_plan(TINY, layout, TR)
+    assert layout.microbatches == 2 and not v.deltas and v.ok
+    assert all(abs(r.planner_error) <= 0.01 for r in v.rows if r.scored)
+    assert v.row("AllReduce", "dp") is None or not v.row("AllReduce", "dp").scored

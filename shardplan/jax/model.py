@@ -49,7 +49,7 @@ from jax.sharding import PartitionSpec as P
 
 from shardplan.errors import ConfigError
 from shardplan.jax.ring import ring_attention, ring_degree
-from shardplan.jax.rules import constrain, kv_replicated
+from shardplan.jax.rules import active_context, constrain, context_mesh, kv_replicated
 from shardplan.specs.model import ModelSpec
 
 #: jax.checkpoint policies per recompute setting (None = no rematerialisation).
@@ -466,17 +466,19 @@ def moe_capacity(capacity_factor: float | None) -> Iterator[None]:
         _CAPACITY.reset(token)
 
 
-_LOOKUP_AXES: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("shardplan_lookup_axes",
-                                                                               default=())
+_LOOKUP_AXES: contextvars.ContextVar[tuple[tuple[str, ...], tuple[str, ...]]] = contextvars.ContextVar(
+    "shardplan_lookup_axes", default=((), ()))
 
 
 @contextlib.contextmanager
-def local_lookup_gradients(axes: tuple[str, ...]) -> Iterator[None]:
+def local_lookup_gradients(batch_axes: tuple[str, ...], seq_axes: tuple[str, ...] = ()) -> Iterator[None]:
     """While tracing inside this context, :func:`embedding_lookup` computes the table's gradient
-    on each device from its own tokens (a ``jax.shard_map`` manual over the mesh axes ``axes``,
-    which shard the batch) and sums the per-device tables under GSPMD: the FSDP pattern, one
-    reduction of the whole table gradient. ``()`` (the default) leaves the backward to XLA."""
-    token = _LOOKUP_AXES.set(tuple(axes))
+    on each device from its own tokens (a ``jax.shard_map`` manual over the mesh axes that shard
+    the tokens: ``batch_axes`` the batch, ``seq_axes`` the sequence; those already manual in the
+    enclosing context are left out) and sums the per-device tables under GSPMD: the FSDP pattern,
+    one reduction of the whole table gradient over all of them. No axes (the default) leaves the
+    backward to XLA."""
+    token = _LOOKUP_AXES.set((tuple(batch_axes), tuple(seq_axes)))
     try:
         yield
     finally:
@@ -487,32 +489,41 @@ def embedding_lookup(table: jax.Array, tokens: jax.Array) -> jax.Array:
     """The rows of ``table`` (v, d) at ``tokens`` (b, s) int32 -> (b, s, d), ``jnp.take``.
 
     Inside :func:`local_lookup_gradients` the backward is written out (:func:`_local_lookup`):
-    inside a partially manual ``jax.shard_map`` (the per-step gradient accumulation of ZeRO-3
-    with HSDP replicas) XLA would otherwise all-gather the lookup's cotangent and token ids over
-    the shard group and scatter them into the table's shard, instead of reducing the table
-    gradient as FSDP (and the planner) does.
+    left to itself XLA all-to-alls the lookup's cotangent to a ZeRO-sharded table's layout, or
+    inside a partially manual ``jax.shard_map`` (the per-step gradient accumulation of HSDP)
+    all-gathers the cotangent and the token ids over the shard group, and over several axes (e.g.
+    fsdp and cp) reduces in chained all-reduces, instead of reducing the table gradient once as
+    FSDP (and the planner) does.
     """
-    axes = _LOOKUP_AXES.get()
-    return _local_lookup(table, tokens, axes, table.shape[0]) if axes else jnp.take(table, tokens, axis=0)
+    batch, seq = _LOOKUP_AXES.get()
+    ctx = active_context()
+    ambient = jax.sharding.get_abstract_mesh()
+    manual = set(ambient.manual_axes) if not ambient.empty else set()
+    batch, seq = tuple(a for a in batch if a not in manual), tuple(a for a in seq if a not in manual)
+    if ctx is None or not (batch or seq):
+        return jnp.take(table, tokens, axis=0)
+    return _local_lookup(table, tokens, (context_mesh(ctx[0]), batch, seq), table.shape[0])
 
 
 @partial(jax.custom_vjp, nondiff_argnums=(2, 3))
-def _local_lookup(table: jax.Array, tokens: jax.Array, axes: tuple[str, ...], vocab: int) -> jax.Array:
+def _local_lookup(table: jax.Array, tokens: jax.Array, axes: Any, vocab: int) -> jax.Array:
     return jnp.take(table, tokens, axis=0)
 
 
-def _local_lookup_fwd(table: jax.Array, tokens: jax.Array, axes: tuple[str, ...], vocab: int) -> tuple[jax.Array, Any]:
+def _local_lookup_fwd(table: jax.Array, tokens: jax.Array, axes: Any, vocab: int) -> tuple[jax.Array, Any]:
     return jnp.take(table, tokens, axis=0), tokens
 
 
-def _local_lookup_bwd(axes: tuple[str, ...], vocab: int, tokens: jax.Array, dy: jax.Array) -> tuple[jax.Array, None]:
+def _local_lookup_bwd(axes: Any, vocab: int, tokens: jax.Array, dy: jax.Array) -> tuple[jax.Array, None]:
+    mesh, batch, seq = axes
+
     def local(t: jax.Array, g: jax.Array) -> jax.Array:  # this device's tokens and cotangents
         d = jnp.zeros((vocab, g.shape[-1]), g.dtype).at[t.reshape(-1)].add(g.reshape(-1, g.shape[-1]))
         return d[None]
 
-    spec = P(axes)
-    stacked = jax.shard_map(local, mesh=jax.sharding.get_abstract_mesh(), in_specs=(spec, spec), out_specs=spec,
-                            axis_names=set(axes))(tokens, dy)
+    b, s = batch or None, seq or None
+    stacked = jax.shard_map(local, mesh=mesh, in_specs=(P(b, s), P(b, s, None)),
+                            out_specs=P(batch + seq), axis_names=set(batch + seq))(tokens, dy)
     return jnp.sum(stacked, 0), None
 
 

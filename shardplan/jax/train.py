@@ -24,8 +24,9 @@ How the ZeRO stages are expressed under GSPMD (``rules.param`` / ``rules.opt`` t
   (:func:`gather_weight`), so the backward re-gathers them instead of keeping them;
   ``'per_step'`` gathers every weight once, before the loop, and keeps it for all microbatches.
   Either way the gradients are reduce-scattered onto the shard once per microbatch (what FSDP
-  does). With ``pp > 1`` the
-  pipeline keeps XLA's own gathers (ZeRO-3 with pp is not validated).
+  does), the embedding table's from one sum over every device's tokens
+  (:func:`shardplan.jax.model.embedding_lookup`). With ``pp > 1`` the pipeline keeps XLA's own
+  gathers (ZeRO-3 with pp is not validated).
 
 Gradient accumulation (``layout.microbatches = m >= 2``, ``pp == 1``): with ``TrainConfig.grad_sync =
 'per_step'`` (the default, and what the planner prices) the microbatch gradients are summed
@@ -172,6 +173,11 @@ def _strip(spec: P, axes: Sequence[str]) -> P:
 LOOKUP_TABLES: tuple[str, ...] = ("embed", "pos_embed")
 
 
+def _gathered(x: jax.Array, shard: NamedSharding, full: NamedSharding) -> jax.Array:
+    """``x`` constrained to ``shard``, then to ``full``: one AllGather (GSPMD)."""
+    return jax.lax.with_sharding_constraint(jax.lax.with_sharding_constraint(x, shard), full)
+
+
 @partial(jax.custom_vjp, nondiff_argnums=(1, 2))
 def gather_weight(x: jax.Array, shard: NamedSharding, full: NamedSharding) -> jax.Array:
     """All-gather a ZeRO-3 weight ``x`` from its layout ``shard`` to ``full`` (sharding constraints:
@@ -180,7 +186,7 @@ def gather_weight(x: jax.Array, shard: NamedSharding, full: NamedSharding) -> ja
     -- the reduce-scatter, which XLA then places itself -- instead of the constraint's own
     transpose, which would first all-reduce the whole gradient onto ``full`` (over several ZeRO
     axes, e.g. fsdp and ep, as two chained all-reduces). x: any shape and dtype; same shape out."""
-    return jax.lax.with_sharding_constraint(jax.lax.with_sharding_constraint(x, shard), full)
+    return _gathered(x, shard, full)
 
 
 def _gather_weight_fwd(x: jax.Array, shard: NamedSharding, full: NamedSharding) -> tuple[jax.Array, None]:
@@ -196,7 +202,7 @@ gather_weight.defvjp(_gather_weight_fwd, _gather_weight_bwd)
 
 @partial(jax.custom_vjp, nondiff_argnums=(1, 2))
 def _gather_table(x: jax.Array, shard: NamedSharding, full: NamedSharding) -> jax.Array:
-    return jax.lax.with_sharding_constraint(jax.lax.with_sharding_constraint(x, shard), full)
+    return _gathered(x, shard, full)
 
 
 def _gather_table_fwd(x: jax.Array, shard: NamedSharding, full: NamedSharding) -> tuple[jax.Array, Any]:
@@ -204,12 +210,8 @@ def _gather_table_fwd(x: jax.Array, shard: NamedSharding, full: NamedSharding) -
 
 
 def _gather_table_bwd(shard: NamedSharding, full: NamedSharding, x: jax.Array, ct: jax.Array) -> tuple[jax.Array]:
-    wsc = jax.lax.with_sharding_constraint
-    # the backward's own gather (after a barrier, so XLA cannot merge it with the forward's)
-    w = wsc(wsc(jax.lax.optimization_barrier(x), shard), full)
-    # the reduce-scatter onto the shard, of the whole table gradient as FSDP's (left free, XLA
-    # all-to-alls the lookup's cotangent to the table's layout instead)
-    dx = wsc(wsc(ct, full), shard)
+    w = _gathered(jax.lax.optimization_barrier(x), shard, full)  # the backward's own gather
+    dx = jax.lax.with_sharding_constraint(ct, shard)  # the reduce-scatter (of model.embedding_lookup's sum)
     return (dx + jnp.zeros((), dx.dtype) * jnp.sum(w).astype(dx.dtype),)
 
 
@@ -450,12 +452,12 @@ class Trainer:
         weights = self._step_weights(params)
         if m == 1 or self.pipeline is not None:  # pp > 1: the pipeline runs the microbatches
             loss, grads = vg(weights, batch)
-            return loss, self._onto(grads, grad_sh)
+            return loss, wsc(grads, grad_sh)
 
         def body(carry, tok):
             loss_acc, g_acc = carry
             loss, g = vg(*self._pin(weights, tok))
-            g = self._onto(g, grad_sh)
+            g = wsc(g, grad_sh)
             g_acc = jax.tree.map(lambda a, b: a + b, g_acc, g)
             return (loss_acc + loss, wsc(g_acc, grad_sh)), None
 
@@ -485,10 +487,7 @@ class Trainer:
         stacked = _unflatten_like(self.abstract_params, (P(*axes) for _ in self.leaves))
         run = jax.shard_map(self._local_accumulation(n), mesh=self.mesh, in_specs=(P(), P(None, axes, None)),
                             out_specs=(P(), stacked), axis_names=set(axes))
-        # ZeRO-3 (HSDP): the embedding gradient reduced over the shard group as FSDP does
-        shard_axes = tuple(a for a in BATCH_AXES if self.mesh.shape[a] > 1 and a not in axes)
-        with local_lookup_gradients(shard_axes if self.zero3_gather else ()):
-            loss, local = run(params, self._microbatches(batch))
+        loss, local = run(params, self._microbatches(batch))
         return loss, self._sum_stacked(local)
 
     def _local_accumulation(self, n: int) -> Callable[[Any, jax.Array], tuple[jax.Array, Any]]:
@@ -510,7 +509,7 @@ class Trainer:
             def step(carry, tok):
                 loss_acc, g_acc = carry
                 loss, g = vg(*self._pin(local, tok))
-                g_acc = jax.tree.map(lambda a, b: a + b, g_acc, self._onto(g, grad_sh))
+                g_acc = jax.tree.map(lambda a, b: a + b, g_acc, wsc(g, grad_sh))
                 return (loss_acc + loss, wsc(g_acc, grad_sh)), None
 
             init = (jax.lax.pcast(jnp.zeros((), jnp.float32), axes, to="varying"),
@@ -527,16 +526,16 @@ class Trainer:
         the ZeRO axes dropped, the model-parallel ones kept), which GSPMD executes as one AllGather
         per weight at this point -- the embedding table included, as FSDP gathers it (left to
         itself XLA all-to-alls the token ids to the sharded table instead). Inside a partially
-        manual ``jax.shard_map`` the manual axes are left out. With ``'per_microbatch'`` the lookup
-        tables (:data:`LOOKUP_TABLES`) go through :func:`gather_table`, so their backward gathers
-        them too. The identity when :attr:`zero3_gather` is None. params: the parameter pytree (any dtype, tree
-        order of :attr:`leaves`), same shapes out."""
+        manual ``jax.shard_map`` the manual axes are left out. Each weight goes through
+        :func:`gather_weight`, with ``'per_microbatch'`` the lookup tables (:data:`LOOKUP_TABLES`)
+        through :func:`gather_table`, so their backward gathers them too. The identity when
+        :attr:`zero3_gather` is None. params: the parameter pytree (any dtype, tree order of
+        :attr:`leaves`), same shapes out."""
         if self.zero3_gather is None:
             return params
         ambient = jax.sharding.get_abstract_mesh()
         manual = tuple(ambient.manual_axes) if not ambient.empty else ()
         mesh = context_mesh(self.mesh)
-        wsc = jax.lax.with_sharding_constraint
         out = []
         for x, leaf in zip(jax.tree_util.tree_leaves(params), self.leaves.values()):
             shard, full = (NamedSharding(mesh, _strip(spec, manual)) for spec in (leaf.param_spec, leaf.gathered_spec))
@@ -551,23 +550,6 @@ class Trainer:
         ``zero3_gather='per_step'``; else ``params`` (``'per_microbatch'`` gathers inside
         :meth:`_microbatch_loss`)."""
         return self.gather_weights(params) if self.zero3_gather == "per_step" else params
-
-    def _onto(self, grads: Any, grad_sh: Any) -> Any:
-        """One microbatch's gradients constrained to the gradient layout ``grad_sh`` (a pytree of
-        NamedSharding). For ``zero3_gather='per_step'`` (gradients of the gathered weights) the
-        lookup tables' pass through the gathered layout first, so the whole table gradient is
-        reduce-scattered as FSDP does (left free, XLA all-to-alls the lookup's cotangent to the
-        table's layout instead); ``'per_microbatch'`` does the same in :func:`gather_table`."""
-        wsc = jax.lax.with_sharding_constraint
-        if self.zero3_gather == "per_step":
-            ambient = jax.sharding.get_abstract_mesh()
-            manual = tuple(ambient.manual_axes) if not ambient.empty else ()
-            mesh = context_mesh(self.mesh)
-            flat = jax.tree_util.tree_leaves(grads)
-            grads = _unflatten_like(grads, (
-                wsc(g, NamedSharding(mesh, _strip(leaf.gathered_spec, manual))) if leaf.path in LOOKUP_TABLES else g
-                for g, leaf in zip(flat, self.leaves.values())))
-        return wsc(grads, grad_sh)
 
     def _pin(self, params: Any, tok: jax.Array) -> tuple[Any, jax.Array]:
         """``(params, tok)`` for one microbatch; for ``zero3_gather='per_microbatch'`` passed
@@ -636,7 +618,11 @@ class Trainer:
         batch = jax.ShapeDtypeStruct((self.training.global_batch_size, self.training.seq_len + 1), jnp.int32,
                                      sharding=self.batch_sharding)
         # MoE with a capacity factor: GShard dispatch with an AllToAll over ep (dropless: dense dispatch)
-        with activation_sharding(self.mesh, self.rules), moe_capacity(self.training.moe_capacity_factor):
+        # ZeRO-3: the embedding gradient reduced over the data axes as FSDP does (model.embedding_lookup)
+        batch_axes = tuple(a for a in BATCH_AXES if self.mesh.shape[a] > 1)
+        lookup = (batch_axes, ("cp",) if self.mesh.shape["cp"] > 1 else ()) if self.zero3_gather else ((), ())
+        with activation_sharding(self.mesh, self.rules), moe_capacity(self.training.moe_capacity_factor), \
+                local_lookup_gradients(*lookup):
             return jitted.lower(self._abstract_state(), batch).compile()
 
     def _memory(self) -> dict[str, int]:
