@@ -67,7 +67,10 @@ copy), with `attention="naive"` because the runtime materialises the score matri
   (`TrainConfig.grad_sync="per_step"`, a `shard_map` manual over those axes, docs/runtime.md),
   as DDP / Megatron-LM / FSDP2 HSDP do and as the planner prices it: DP's all-reduce, ZeRO-1/2's
   reduce-scatter and HSDP's replica all-reduce are compared with the planner's once-per-step rows
-  without a delta. ZeRO-3's shard-group reduce-scatter stays per microbatch (FSDP). The option
+  without a delta. ZeRO-3's shard-group reduce-scatter stays per microbatch (FSDP), and ZeRO-3
+  is compared with the plan's own `zero3_gather`: the runtime gathers every weight, the embedding
+  table included, in each microbatch's forward and again in its backward (`per_microbatch`, the
+  default) or once per step before the loop (`per_step`), so its rows need no delta. The option
   `grad_sync="per_microbatch"` (and `cp > 1`) keeps the GSPMD accumulation, which reduces inside
   the loop (the `grad-sync-per-microbatch` rule); ZeRO-1 and HSDP under it are *not covered*.
 * **Runtime model** (predicted side): where the runtime or XLA's SPMD partitioner does something
@@ -95,8 +98,9 @@ copy), with `attention="naive"` because the runtime materialises the score matri
   not scale with tokens. The planner counts the tensors saved for the backward
   (Korthikanti-style) plus gradients, logits and ZeRO-3 prefetch buffers. The prediction is
   consistently 7-45 % below the compiled temp here (most with two microbatches, where
-  the runtime holds a gradient accumulator beside each microbatch's gradients): the runtime keeps gathered weights and
-  sequence-parallel inputs live (see the runtime model), materialises full gradients before
+  the runtime holds a gradient accumulator beside each microbatch's gradients): the runtime keeps
+  sequence-parallel inputs live (see the runtime model), with `zero3_gather="per_step"` the
+  gathered weights too, materialises full gradients before
   scattering them (ZeRO-2/3 on CPU) and computes the fp32 softmax over the whole vocabulary (fusing
   the Q/K/V and gate/up projections added 0-11 % to the compiled temp; not analysed further).
   A factor of 2 catches a missing term of the size of the activations or the gradients (the
@@ -218,13 +222,14 @@ and are on the critical path.
   (ZeRO-0, even split; by hand also 1F1B with pp=4 and interleaved with pp=2 and 4, 4 and 8
   layers, uneven chunks); `gpipe-grad-sync-per-tick` is stated for ZeRO-0 only. 1F1B / interleaved
   plans with tp, cp, ep > 1 or ZeRO-3 are "not covered" (collectives inside the slot branches).
-* Recompute policies: the deltas `sp-keep-gathered` and `zero3-keep-gathered` are stated for
-  `recompute="none"` only; with remat XLA may re-gather inside the backward.
+* Recompute policies: the delta `sp-keep-gathered` is stated for `recompute="none"` only; with
+  remat XLA may re-gather inside the backward. ZeRO-3 with recompute is covered: the gathers follow
+  `zero3_gather` with the blocks rematerialised too (`tests/test_validation_coverage.py`).
 * bf16 compute (`--compute-dtype bf16`) is not in this table; `shardplan validate` compares it: XLA:CPU's
   promoted (f32) all-reduces are counted at bf16, the runtime's fp32 parameters are the planner's
   `fp32-params` precision, and the rules `grads-reduced-in-compute-dtype` / `bf16-working-copies` apply
   (DP and TP within tolerance, `tests/test_validation_coverage.py`). Sequence parallelism or ZeRO-1/2/3
-  with bf16, ZeRO-3 with pp > 1 or with recompute, and cp with pp > 1 are answered "not covered:
+  with bf16, ZeRO-3 with pp > 1, and cp with pp > 1 are answered "not covered:
   <why>" instead of a table outside tolerance.
 * Times: only bytes are compared; CPU collective timings say nothing about NVLink/ICI.
 """

@@ -70,8 +70,9 @@ class ParallelConfig(BaseModel):
         zero3_gather: when ZeRO-3 gathers the parameters. 'per_microbatch': PyTorch FSDP's default,
             re-gathered for every microbatch's forward and again for its backward (Zhao et al. 2023,
             Sec. 3.2, reshard after forward). 'per_step': gathered once per step and kept for every
-            microbatch (XLA/GSPMD hoists the AllGather out of the gradient-accumulation loop, see
-            docs/validation.md); less traffic, the whole stage's parameters resident.
+            microbatch (what XLA/GSPMD does left to itself: it hoists the AllGather out of the
+            gradient-accumulation loop); less traffic, the whole stage's parameters resident. The
+            JAX runtime executes either (``shardplan.jax.train``, docs/runtime.md).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

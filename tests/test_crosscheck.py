@@ -214,15 +214,22 @@ def test_zero2_memory_counts_the_whole_local_gradient():
     assert memory_deltas(TINY, TR, z1, MB, ("fsdp",)) == {}
 
 
-def test_zero3_keep_gathered_leaves_one_gather_per_step():
-    """ZeRO-3, m = 2: the planner gathers 2m = 4 times 100 bytes (forward and backward per
-    microbatch); the runtime once per step: delta -(4 - 2/2) calls, -(400 - 200/2) bytes."""
-    layout = validate(ParallelConfig(zero_stage=3, microbatch_size=1), TINY, PLAN, 8)
-    planner = [_c("AllGather", "dp", "params", "fwd", "dense", 2, 200.0, n=8, purpose="dense gradients"),
+def test_zero3_has_no_gather_or_embedding_delta():
+    """ZeRO-3, m = 2, both zero3_gather policies, FSDP and HSDP: the runtime gathers the weights (the
+    embedding table included) as the plan prices them, so no rule changes a data-parallel row;
+    ZeRO-2 under the GSPMD accumulation keeps its embedding rule (the ids gathered, not the table)."""
+    planner = [_c("AllGather", "dp", "params", "fwd", "dense", 2, 200.0, n=8),
                _c("AllGather", "dp", "params", "bwd", "dense", 2, 200.0, n=8),
-               _c("ReduceScatter", "dp", "grads", "bwd", "dense", 2, 300.0, n=8, purpose="ZeRO-3 forward")]
-    assert _by_rule(runtime_deltas(TINY, TR, layout, planner), "zero3-keep-gathered") == \
-        (-3, -300.0, {("AllGather", "dp")})
+               _c("ReduceScatter", "dp", "grads", "bwd", "dense", 2, 300.0, n=8)]
+    for kw in (dict(zero_stage=3), dict(zero_stage=3, zero3_gather="per_step"), dict(zero_stage=3, dp_shard=4),
+               dict(zero_stage=3, recompute="full")):
+        layout = validate(ParallelConfig(microbatch_size=1, **kw), TINY, PLAN, 8)
+        local = ("dp",) if kw.get("dp_shard") else ()
+        assert [d for d in runtime_deltas(TINY, TR, layout, planner, local) if d.axis == "dp"] == [], kw
+        assert not_covered(layout, local) is None, kw
+    z2 = validate(ParallelConfig(zero_stage=2, microbatch_size=1), TINY, PLAN, 8)
+    assert _by_rule(runtime_deltas(TINY, TR, z2, planner), "zero-embedding-tokens")[2] == \
+        {("ReduceScatter", "dp"), ("AllGather", "dp"), ("AllToAll", "dp")}
 
 
 def test_cp_allgather_kv_numbers():
@@ -258,7 +265,7 @@ def test_gpipe_bubble_ticks_counts_layer_activations_only():
 
 def test_rules_are_documented_and_the_docs_table_is_current():
     names = [r.name for r in RULES]
-    assert len(names) == len(set(names)) and len(RULES) >= 13 and len(MEMORY_RULES) == 5
+    assert len(names) == len(set(names)) and len(RULES) >= 15 and len(MEMORY_RULES) == 5
     for r in RULES + MEMORY_RULES:
         assert len(r.reason) > 40 and r.applies and r.delta, r.name
     doc = (ROOT / "docs" / "validation.md").read_text()

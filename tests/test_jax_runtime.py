@@ -125,6 +125,7 @@ def test_strategy_matches_single_device(name, batches, reference):
     assert tuple(tr.mesh.shape[a] for a in ("dp", "fsdp", "ep", "cp", "tp")) == sizes
     assert tr.mesh.axis_names == MESH_AXES and tr.mesh.shape["pp"] == 1
     assert layout.microbatches >= 2 and tr.local_axes == LOCAL_AXES.get(name, ()), (name, tr.local_axes)
+    assert tr.zero3_gather == ("per_microbatch" if kw.get("zero_stage") == 3 else None), name
     state, losses = run_steps(tr, batches)
     np.testing.assert_allclose(losses, reference, rtol=2e-5, atol=2e-5)
     assert losses[-1] < losses[0]
@@ -160,6 +161,29 @@ def test_grad_sync_per_microbatch_option_matches_single_device(kw, batches, refe
     tr = Trainer(TINY, layout, TR, TrainConfig(steps=3, compute_dtype="float32", grad_sync="per_microbatch"))
     assert layout.microbatches == 2 and tr.local_axes == ()
     np.testing.assert_allclose(run_steps(tr, batches)[1], reference, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("kw", [dict(zero_stage=3), dict(zero_stage=3, dp_shard=4), dict(zero_stage=3, tp=2),
+                                dict(zero_stage=3, recompute="full")], ids=["FSDP", "HSDP", "FSDP+TP", "FSDP+remat"])
+def test_zero3_gather_per_step_matches_single_device(kw, batches, reference):
+    """ZeRO-3 with 2+ microbatches and zero3_gather='per_step' (every weight gathered once, before the
+    accumulation loop) computes the single-device losses; the default 'per_microbatch' (gathered in
+    every microbatch's forward and backward) is in CASES (FSDP, HSDP, FSDP+TP, FSDP+CP, FSDP+full-remat)."""
+    layout = validate(ParallelConfig(zero3_gather="per_step", **kw), TINY, TR, 8)
+    tr = Trainer(TINY, layout, TR, CFG)
+    assert layout.microbatches >= 2 and tr.zero3_gather == "per_step"
+    np.testing.assert_allclose(run_steps(tr, batches)[1], reference, rtol=2e-5, atol=2e-5)
+
+
+def test_zero3_gather_only_where_weights_are_sharded():
+    """Explicit gathers only for ZeRO-3 with a sharded weight and pp == 1: DP and ZeRO-2 leave
+    gather_weights the identity; the gathered layout keeps the model-parallel axes."""
+    dp = Trainer(TINY, validate(ParallelConfig(), TINY, TR, 8), TR, CFG)
+    assert dp.zero3_gather is None and dp.gather_weights("weights") == "weights"
+    z3 = Trainer(TINY, validate(ParallelConfig(zero_stage=3, tp=2), TINY, TR, 8), TR, CFG)
+    assert z3.zero3_gather == "per_microbatch"
+    assert z3.leaves["embed"].param_spec == P("tp", "fsdp") and z3.leaves["embed"].gathered_spec == P("tp", None)
+    assert z3.leaves[QKV].gathered_spec == P(None, "tp", None, None)
 
 
 def test_grad_sync_unknown_is_config_error():

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from shardplan.cli.common import BatchOpt, BatchTokOpt, JsonOpt, ModelOpt, MoeCapOpt, PlanOpt, SeqOpt, app, \
-    config_errors, console, err_console, layout_flags, negative, print_notes
+    config_errors, console, layout_flags, negative, print_notes
 from shardplan.cli.runtime import CpAttnOpt, DModelOpt, LayersOpt, ScaleOpt, configure_host_devices, runtime_inputs
 from shardplan.errors import ConfigError
 
@@ -94,12 +94,8 @@ def validate(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_
     m, tr, pc = runtime_inputs(model, devices, seq_len, global_batch, global_batch_tokens, plan, layout,
                                (scale_down, scale_d_model, scale_layers), default_batch=True, moe_capacity_factor=moe_capacity_factor)
     from shardplan.parallel import validate as validate_layout
-    if pc.zero_stage == 3 and pc.zero3_gather != "per_step":
-        # the compiled program gathers each weight once per step (XLA hoists the loop-invariant gather):
-        # compare like with like rather than subtract a delta from the PyTorch-FSDP default
-        pc = pc.model_copy(update={"zero3_gather": "per_step"})
-        err_console.print("[yellow]note:[/] the JAX runtime gathers ZeRO-3 weights once per step; the plan is "
-                          "compared with zero3_gather=per_step")
+    # ZeRO-3: the runtime gathers the weights as the plan's zero3_gather says (pp == 1), so the plan
+    # is compared as given
     lay = validate_layout(pc, m, tr, devices)
     print_notes(lay)
     import jax  # noqa: F401  (after XLA_FLAGS)

@@ -303,39 +303,27 @@ def grad_sync_per_microbatch(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -
             for c in _grad_reductions(ctx)]
 
 
-@rule("zero3-keep-gathered", "ZeRO-3, no recompute",
-      "the planner's `2m` ZeRO-3 AllGathers -> 1 (the planner models this behaviour as "
-      "`zero3_gather=\"per_step\"`; the comparison keeps the PyTorch-FSDP default and this delta)")
-def zero3_keep_gathered(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
-    """Each weight is all-gathered once per *step*: the gather is loop-invariant (hoisted out of
-    the accumulation loop) and its result is kept for the backward (FSDP reshards after the forward
-    and re-gathers in the backward, per microbatch)."""
-    p, m = ctx.p, ctx.m
-    if p.zero_stage != 3 or p.zero3_gather == "per_step" or p.recompute != "none" or ctx.layout.zero_shard <= 1:
-        return []  # with zero3_gather='per_step' the planner already prices the runtime's behaviour
-    ag = ctx.planned(op="AllGather", axis="dp", tensor="params")
-    fwd = [c for c in ag if c.phase == "fwd"]
-    cnt = sum(c.count for c in ag) - sum(c.count for c in fwd) / m
-    byt = sum(c.bytes_per_device for c in ag) - sum(c.bytes_per_device for c in fwd) / m
-    return [Change("AllGather", "dp", -cnt, -byt, "XLA gathers each weight once per step and keeps it for all "
-                   "microbatches' forward and backward")]
+# No rule for ZeRO-3's weight gathers: the runtime gathers every weight (the embedding table
+# included) as the plan's ``zero3_gather`` says -- forward and backward inside every microbatch
+# ('per_microbatch', the PyTorch-FSDP default), or once per step before the accumulation loop
+# ('per_step') -- and reduce-scatters the whole gradient of each weight per microbatch
+# (shardplan.jax.train.Trainer.gather_weights), as the planner prices both policies.
 
-
-@rule("zero-embedding-tokens", "ZeRO-2/3 (ZeRO-2: m = 1 or GSPMD accumulation)",
-      "`-m` RS of the table; ZeRO-3 `-1` AG of it; `+m` AG of token ids (tp = 1); `+m` (ZeRO-2) / "
-      "`+2m` (ZeRO-3) AllToAll of `S_t`")
+@rule("zero-embedding-tokens", "ZeRO-2, m = 1 or GSPMD accumulation",
+      "`-m` RS of the table; `+m` AG of token ids (tp = 1); `+m` AllToAll of `S_t`")
 def zero_embedding_tokens(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
-    """The embedding table is sharded over `h`; XLA all-gathers the **token ids** (over the ZeRO
-    group when tp = 1, over tp otherwise -- then negligible) and looks up the local `h/n` slice,
-    then all-to-alls the `(b, s, h)` activations back to batch sharding (and the reverse for the
-    gradient, which is then already sharded).
+    """The embedding table's gradient is sharded over `h`; XLA all-gathers the **token ids** (over
+    the ZeRO group when tp = 1, over tp otherwise -- then negligible) and all-to-alls the `(b, s, h)`
+    cotangent of the lookup to the `h/n` slice, where the gradient is computed already sharded,
+    instead of reduce-scattering the whole table gradient. (ZeRO-3 gathers the table explicitly
+    and reduce-scatters its gradient as FSDP does: no delta.)
 
     ``W_e = grad_bytes V h / t`` is the local embedding table; token ids are 4 bytes.
     """
     p, m, zs = ctx.p, ctx.m, ctx.layout.zero_shard
     shard = p.dp_shard or p.dp
-    if p.zero_stage < 2 or shard <= 1 or "fsdp" in ctx.local_axes:
-        return []  # in the per-step shard_map over the ZeRO axis the lookup is local (ZeRO-2)
+    if p.zero_stage != 2 or shard <= 1 or "fsdp" in ctx.local_axes:
+        return []  # in the per-step shard_map over the ZeRO axis the lookup is local
     table = ctx.training.precision.grad_bytes * ctx.model.vocab_size * ctx.model.d_model / p.tp
     out = [Change("ReduceScatter", "dp", 0, -m * bytes_sent("ReduceScatter", table, zs),
                   "the embedding gradient is computed already sharded (no reduce-scatter)")]
@@ -343,13 +331,8 @@ def zero_embedding_tokens(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> l
         tokens = 4.0 * ctx.training.seq_len * p.microbatch_size * shard
         out.append(Change("AllGather", "dp", m, m * bytes_sent("AllGather", tokens, shard),
                           "XLA all-gathers the token ids over the ZeRO group"))
-    a2a = 2 if p.zero_stage == 3 else 1
-    out.append(Change("AllToAll", "dp", a2a * m, a2a * m * bytes_sent("AllToAll", ctx.S_t, shard),
-                      "and all-to-alls the (b, s, h) activations "
-                      + ("forward and backward" if a2a == 2 else "(backward)")))
-    if p.zero_stage == 3:
-        out.append(Change("AllGather", "dp", 0, -bytes_sent("AllGather", table, zs),
-                          "the embedding table is never all-gathered"))
+    out.append(Change("AllToAll", "dp", m, m * bytes_sent("AllToAll", ctx.S_t, shard),
+                      "and all-to-alls the (b, s, h) cotangent of the lookup (backward)"))
     return out
 
 
@@ -798,8 +781,7 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: Traini
     :data:`shardplan.parallel.RUNTIME_SCHEDULE`) with collectives inside the per-device
     ``lax.switch`` branches of its slots (:func:`_one_f_one_b_not_covered`); cp with pp (K/V
     all-gathered in the pipeline, GPipe rules stated for cp = 1);
-    ZeRO-3 with pp > 1 (weights gathered on every GPipe tick) or with recompute (the backward
-    re-gathers the recomputed blocks' weights per microbatch, the forward once per step); sequence
+    ZeRO-3 with pp > 1 (weights gathered on every GPipe tick); sequence
     parallelism or ZeRO-1/2/3 with bf16 compute (:func:`narrow_compute`): XLA reduce-scatters the
     fp32 gradient shards but reduces the replicated leaves in bf16 and sends the embedding's token
     ids in patterns no rule models for that dtype mix; ZeRO-1, HSDP (replicas > 1) and ZeRO-2 with cp > 1, each with ``m > 1`` and
@@ -822,10 +804,6 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: Traini
         return ("ZeRO-3 with pp > 1: the runtime's GPipe scan gathers each stage's weights on every one of its "
                 f"m + pp - 1 = {layout.microbatches + p.pp - 1} ticks (bubble ticks included), which neither "
                 "zero3_gather policy prices")
-    if p.zero_stage == 3 and p.recompute != "none":
-        return (f"ZeRO-3 with recompute={p.recompute!r}: XLA gathers the weights once per step for the forward "
-                "and re-gathers the recomputed blocks' weights in every microbatch's backward, between the two "
-                "zero3_gather policies the planner prices (once per step; forward and backward per microbatch)")
     narrow = training is not None and narrow_compute(training)
     if narrow and p.sp:
         return ("sequence parallelism with bf16 compute: XLA:CPU gathers and reduce-scatters the bf16 sequence "

@@ -39,15 +39,17 @@ import contextlib
 import contextvars
 import math
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 from flax import nnx
+from jax.sharding import PartitionSpec as P
 
 from shardplan.errors import ConfigError
 from shardplan.jax.ring import ring_attention, ring_degree
-from shardplan.jax.rules import constrain, kv_replicated
+from shardplan.jax.rules import active_context, constrain, context_mesh, kv_replicated
 from shardplan.specs.model import ModelSpec
 
 #: jax.checkpoint policies per recompute setting (None = no rematerialisation).
@@ -464,6 +466,70 @@ def moe_capacity(capacity_factor: float | None) -> Iterator[None]:
         _CAPACITY.reset(token)
 
 
+_LOOKUP_AXES: contextvars.ContextVar[tuple[tuple[str, ...], tuple[str, ...]]] = contextvars.ContextVar(
+    "shardplan_lookup_axes", default=((), ()))
+
+
+@contextlib.contextmanager
+def local_lookup_gradients(batch_axes: tuple[str, ...], seq_axes: tuple[str, ...] = ()) -> Iterator[None]:
+    """While tracing inside this context, :func:`embedding_lookup` computes the table's gradient
+    on each device from its own tokens (a ``jax.shard_map`` manual over the mesh axes that shard
+    the tokens: ``batch_axes`` the batch, ``seq_axes`` the sequence; those already manual in the
+    enclosing context are left out) and sums the per-device tables under GSPMD: the FSDP pattern,
+    one reduction of the whole table gradient over all of them. No axes (the default) leaves the
+    backward to XLA."""
+    token = _LOOKUP_AXES.set((tuple(batch_axes), tuple(seq_axes)))
+    try:
+        yield
+    finally:
+        _LOOKUP_AXES.reset(token)
+
+
+def embedding_lookup(table: jax.Array, tokens: jax.Array) -> jax.Array:
+    """The rows of ``table`` (v, d) at ``tokens`` (b, s) int32 -> (b, s, d), ``jnp.take``.
+
+    Inside :func:`local_lookup_gradients` the backward is written out (:func:`_local_lookup`):
+    left to itself XLA all-to-alls the lookup's cotangent to a ZeRO-sharded table's layout, or
+    inside a partially manual ``jax.shard_map`` (the per-step gradient accumulation of HSDP)
+    all-gathers the cotangent and the token ids over the shard group, and over several axes (e.g.
+    fsdp and cp) reduces in chained all-reduces, instead of reducing the table gradient once as
+    FSDP (and the planner) does.
+    """
+    batch, seq = _LOOKUP_AXES.get()
+    ctx = active_context()
+    ambient = jax.sharding.get_abstract_mesh()
+    manual = set(ambient.manual_axes) if not ambient.empty else set()
+    batch, seq = tuple(a for a in batch if a not in manual), tuple(a for a in seq if a not in manual)
+    if ctx is None or not (batch or seq):
+        return jnp.take(table, tokens, axis=0)
+    return _local_lookup(table, tokens, (context_mesh(ctx[0]), batch, seq), table.shape[0])
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(2, 3))
+def _local_lookup(table: jax.Array, tokens: jax.Array, axes: Any, vocab: int) -> jax.Array:
+    return jnp.take(table, tokens, axis=0)
+
+
+def _local_lookup_fwd(table: jax.Array, tokens: jax.Array, axes: Any, vocab: int) -> tuple[jax.Array, Any]:
+    return jnp.take(table, tokens, axis=0), tokens
+
+
+def _local_lookup_bwd(axes: Any, vocab: int, tokens: jax.Array, dy: jax.Array) -> tuple[jax.Array, None]:
+    mesh, batch, seq = axes
+
+    def local(t: jax.Array, g: jax.Array) -> jax.Array:  # this device's tokens and cotangents
+        d = jnp.zeros((vocab, g.shape[-1]), g.dtype).at[t.reshape(-1)].add(g.reshape(-1, g.shape[-1]))
+        return d[None]
+
+    b, s = batch or None, seq or None
+    stacked = jax.shard_map(local, mesh=mesh, in_specs=(P(b, s), P(b, s, None)),
+                            out_specs=P(batch + seq), axis_names=set(batch + seq))(tokens, dy)
+    return jnp.sum(stacked, 0), None
+
+
+_local_lookup.defvjp(_local_lookup_fwd, _local_lookup_bwd)
+
+
 def expert_capacity(capacity_factor: float, seq_len: int, top_k: int, n_experts: int) -> int:
     """Tokens one expert takes from one sequence (the group): ``ceil(cf s k / e)``, at least 1
     (GShard, Lepikhin et al. 2021 Sec. 2.2, with a group = one sequence; Switch Transformer, Fedus
@@ -549,9 +615,9 @@ class MoE(nnx.Module):
         (b, e, C, f) is constrained to the buffers' layout (experts over ep, f over tp)."""
         hidden = ("act_exp_batch", "act_experts", None, "act_mlp")
         per_expert = lambda b: b[None, :, None, :]  # noqa: E731  (e, w) -> (1, e, 1, w)
-        if self.swiglu:
-            gate = constrain(jnp.einsum("becd,edf->becf", xe, self.w_gate_up[:, :, 0]), hidden)
-            up = constrain(jnp.einsum("becd,edf->becf", xe, self.w_gate_up[:, :, 1]), hidden)
+        if self.swiglu:  # one einsum on the fused weight (its slices would be what the backward keeps)
+            gu = jnp.einsum("becd,edgf->becgf", xe, self.w_gate_up[...])
+            gate, up = constrain(gu[:, :, :, 0], hidden), constrain(gu[:, :, :, 1], hidden)
         else:
             gate, up = None, constrain(jnp.einsum("becd,edf->becf", xe, self.w_up[...]), hidden)
         hdn = _hidden(self.swiglu, gate, up, self.b_gate, self.b_up, per_expert)
@@ -748,7 +814,7 @@ class Transformer(nnx.Module):
         [-> embedding norm, BLOOM's ``word_embeddings_layernorm``]); ``positions`` (s,) as in
         :meth:`__call__` (default ``0 .. s-1``)."""
         s = tokens.shape[1]
-        x = jnp.take(self.embed[...], tokens, axis=0)
+        x = embedding_lookup(self.embed[...], tokens)
         if self.pos_embed is not None:
             pos = self.pos_embed[...][:s] if positions is None else jnp.take(self.pos_embed[...], positions, axis=0)
             x = x + pos[None]

@@ -14,9 +14,11 @@ resolver (:func:`resolve`) turns the logical names of one array into a
   of its mesh axes is a :class:`~shardplan.errors.ConfigError` naming the path, shape, logical axes
   and mesh sizes. Nothing is ever replicated silently.
 
-Three tables are built per plan (:func:`make_rules`): where the parameters live (``param``), where
-the optimizer state lives (``opt``; also the layout gradients are constrained to for ZeRO-2/3) and
-where activations live (``act``). See ``docs/runtime.md`` for the tables per strategy.
+Four tables are built per plan (:func:`make_rules`): where the parameters live (``param``), where
+the optimizer state lives (``opt``; also the layout gradients are constrained to for ZeRO-2/3),
+where activations live (``act``) and where a ZeRO-3 weight lives once gathered for use
+(``gathered``: the parameter table without the ZeRO sharding). See ``docs/runtime.md`` for the
+tables per strategy.
 """
 
 from __future__ import annotations
@@ -99,6 +101,9 @@ class ShardingRules:
         opt: logical name -> mesh axes, for the optimizer state (ZeRO-1/2/3 shard it over the data
             axes); gradients are constrained to this layout for ZeRO-2 and ZeRO-3.
         act: logical name -> mesh axes, for activations.
+        gathered: logical name -> mesh axes, for a weight all-gathered for use under ZeRO-3 (the
+            ``param`` table with the ``zero`` condition false: model-parallel axes only). Empty
+            when the rules were built without it (the parameter layout is then used).
         sizes: mesh axis sizes.
         zero_stage: 0-3, selects where gradients are reduced (see :mod:`shardplan.jax.train`).
         strategy: human-readable strategy name, e.g. ``"FSDP(ZeRO-3)+TP+SP"``.
@@ -116,6 +121,7 @@ class ShardingRules:
     strategy: str = "DP"
     param_overrides: tuple[ParamOverride, ...] = field(default_factory=tuple)
     cp_attention: str = "ring"
+    gathered: Table = field(default_factory=dict)
 
 
 #: Attention variants under context parallelism (:attr:`ShardingRules.cp_attention`).
@@ -162,7 +168,8 @@ def kv_replicated(model: ModelSpec | None, tp: int) -> bool:
 
 def _conditions(layout: Layout, model: ModelSpec | None, table: str) -> dict[str, bool]:
     """Truth of each condition of :data:`LOGICAL_AXIS_RULES` for one plan and one table
-    (``param``, ``opt`` or ``act``)."""
+    (``param``, ``opt``, ``act`` or ``gathered``: ``zero`` is false for the activations and the
+    gathered weights)."""
     p = layout.parallel
     kv_rep = kv_replicated(model, p.tp)
     zero = {"param": p.zero_stage == 3, "opt": p.zero_stage >= 1}.get(table, False)
@@ -170,7 +177,7 @@ def _conditions(layout: Layout, model: ModelSpec | None, table: str) -> dict[str
 
 
 def _rule_table(layout: Layout, model: ModelSpec | None, table: str) -> Table:
-    """One rule table (``param``, ``opt`` or ``act``) of :data:`LOGICAL_AXIS_RULES` for a plan."""
+    """One rule table (``param``, ``opt``, ``act`` or ``gathered``) of :data:`LOGICAL_AXIS_RULES` for a plan."""
     names = ACT_AXES if table == "act" else PARAM_AXES
     cond = _conditions(layout, model, table)
     return {name: axes if when is None or cond[when] else otherwise
@@ -214,7 +221,8 @@ def make_rules(layout: Layout, model: ModelSpec | None = None,
     """Compose the rule tables of the strategy a layout describes from :data:`LOGICAL_AXIS_RULES`.
 
     ``param`` holds the parameter names with ``zero`` true under ZeRO-3, ``opt`` the same names
-    with ``zero`` true under ZeRO-1/2/3, ``act`` the activation names.
+    with ``zero`` true under ZeRO-1/2/3, ``act`` the activation names, ``gathered`` the parameter
+    names with ``zero`` false (a ZeRO-3 weight once all-gathered).
 
     Args:
         layout: validated layout.
@@ -236,12 +244,12 @@ def make_rules(layout: Layout, model: ModelSpec | None = None,
         raise ConfigError(f"cp_attention={cp_attention!r} is unknown; legal: {', '.join(CP_ATTENTION)}",
                           field="cp_attention", value=cp_attention, legal=CP_ATTENTION)
     sizes = mesh_shape(layout)
-    param, opt, act = (_rule_table(layout, model, t) for t in ("param", "opt", "act"))
-    _apply_rule_overrides((param, opt, act), rule_overrides or {})
+    param, opt, act, gathered = (_rule_table(layout, model, t) for t in ("param", "opt", "act", "gathered"))
+    _apply_rule_overrides((param, opt, act, gathered), rule_overrides or {})
     _check_regexes(param_overrides)
     return ShardingRules(param=param, opt=opt, act=act, sizes=sizes, zero_stage=layout.parallel.zero_stage,
                          strategy=strategy_name(layout), param_overrides=tuple(param_overrides),
-                         cp_attention=cp_attention)
+                         cp_attention=cp_attention, gathered=gathered)
 
 
 def _spec_entry(axes: Sequence[str]) -> str | tuple[str, ...] | None:
@@ -358,6 +366,9 @@ class LeafSharding:
         param_spec: where the parameter lives.
         opt_spec: where its optimizer moments live.
         override: the regex that set this leaf's layout, if any.
+        gathered_spec: where it lives once all-gathered for use under ZeRO-3 (the ``gathered``
+            table; ``param_spec`` itself for a raw PartitionSpec override or rules without that
+            table, i.e. no explicit gather). None only for leaves built by hand.
     """
 
     path: str
@@ -367,6 +378,7 @@ class LeafSharding:
     param_spec: P
     opt_spec: P
     override: str | None = None
+    gathered_spec: P | None = None
 
     def bytes_per_device(self, sizes: Mapping[str, int], which: str = "param") -> int:
         """Bytes of this leaf held by one device (itemsize * elements / shards)."""
@@ -412,11 +424,12 @@ def param_shardings(abstract: Any, logical: Any, rules: ShardingRules) -> dict[s
                     spec_override, lg = None, tuple(target)
         if spec_override is not None:
             ps = check_spec(spec_override, shape, rules.sizes, path)
-            os_ = ps
+            os_ = gs = ps
         else:
             ps = resolve(lg, shape, rules.param, rules.sizes, path)
             os_ = resolve(lg, shape, rules.opt, rules.sizes, path)
-        out[path] = LeafSharding(path, shape, str(leaf.dtype), tuple(lg), ps, os_, override)
+            gs = resolve(lg, shape, rules.gathered, rules.sizes, path) if rules.gathered else ps
+        out[path] = LeafSharding(path, shape, str(leaf.dtype), tuple(lg), ps, os_, override, gs)
     for rx, n in hits.items():
         if n == 0:
             sample = ", ".join(paths[:6])

@@ -13,8 +13,20 @@ How the ZeRO stages are expressed under GSPMD (``rules.param`` / ``rules.opt`` t
   accumulation buffer holds the whole local gradient, as for ZeRO-1; with
   ``grad_sync='per_microbatch'`` every microbatch's gradient is reduce-scattered into a sharded
   buffer.
-* ZeRO-3 (FSDP): parameters live in the sharded layout too; XLA all-gathers them for the forward
-  and backward and reduce-scatters the gradients of every microbatch (what FSDP does).
+* ZeRO-3 (FSDP): parameters live in the sharded layout too and are all-gathered explicitly for
+  use (:meth:`Trainer.gather_weights`: each weight constrained to its layout without the ZeRO
+  axes, the embedding table included), when the plan's ``ParallelConfig.zero3_gather`` says, as
+  the planner prices it (``shardplan.cost.axes.dp``): ``'per_microbatch'`` (PyTorch FSDP's
+  default, reshard after forward) gathers every weight inside each microbatch's forward and again
+  for its backward -- the accumulation loop ties the weights to the microbatch with
+  ``jax.lax.optimization_barrier`` so XLA cannot hoist the gather out of the loop, and the loss
+  runs under ``jax.checkpoint`` with a policy that saves everything but the gathered weights
+  (:func:`gather_weight`), so the backward re-gathers them instead of keeping them;
+  ``'per_step'`` gathers every weight once, before the loop, and keeps it for all microbatches.
+  Either way the gradients are reduce-scattered onto the shard once per microbatch (what FSDP
+  does), the embedding table's from one sum over every device's tokens
+  (:func:`shardplan.jax.model.embedding_lookup`). With ``pp > 1`` the pipeline keeps XLA's own
+  gathers (ZeRO-3 with pp is not validated).
 
 Gradient accumulation (``layout.microbatches = m >= 2``, ``pp == 1``): with ``TrainConfig.grad_sync =
 'per_step'`` (the default, and what the planner prices) the microbatch gradients are summed
@@ -46,6 +58,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import jax
@@ -58,12 +71,12 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from shardplan.errors import ConfigError
 from shardplan.jax.data import PackedBatches, batch_sharding, load_tokens, shard_batch
 from shardplan.jax.mesh import BATCH_AXES, build_mesh
-from shardplan.jax.model import (Transformer, abstract_model, check_runtime_support, fuses_qkv, moe_capacity,
-                                 param_dict, token_nll)
+from shardplan.jax.model import (Transformer, abstract_model, check_runtime_support, fuses_qkv,
+                                 local_lookup_gradients, moe_capacity, param_dict, token_nll)
 from shardplan.jax.pipeline import Pipeline, decay_mask, layout_params, stack_params
 from shardplan.jax.ring import runtime_cp_attention, sequence_order
-from shardplan.jax.rules import (LeafSharding, ParamOverride, ShardingRules, activation_sharding, make_rules,
-                                 param_shardings, sharding_rows)
+from shardplan.jax.rules import (LeafSharding, ParamOverride, ShardingRules, activation_sharding, context_mesh,
+                                 make_rules, param_shardings, sharding_rows)
 from shardplan.parallel import RUNTIME_SCHEDULE, Layout, padded_vocab
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
@@ -157,6 +170,73 @@ def _strip(spec: P, axes: Sequence[str]) -> P:
     return P(*[None if not e else e[0] if len(e) == 1 else e for e in out])
 
 
+#: Top-level parameters used only by a lookup (the input embedding, learned positions): their
+#: backward needs the token ids, not the table, so only :func:`gather_table` makes the
+#: per-microbatch ZeRO-3 backward gather them as FSDP does.
+LOOKUP_TABLES: tuple[str, ...] = ("embed", "pos_embed")
+
+
+def _gathered(x: jax.Array, shard: NamedSharding, full: NamedSharding) -> jax.Array:
+    """``x`` constrained to ``shard``, then to ``full``: one AllGather (GSPMD)."""
+    return jax.lax.with_sharding_constraint(jax.lax.with_sharding_constraint(x, shard), full)
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(1, 2))
+def gather_weight(x: jax.Array, shard: NamedSharding, full: NamedSharding) -> jax.Array:
+    """All-gather a ZeRO-3 weight ``x`` from its layout ``shard`` to ``full`` (sharding constraints:
+    first pinned to ``shard``, so sharding propagation cannot move the gather across an
+    optimization barrier before it); the backward constrains the gradient straight onto ``shard``
+    -- the reduce-scatter, which XLA then places itself -- instead of the constraint's own
+    transpose, which would first all-reduce the whole gradient onto ``full`` (over several ZeRO
+    axes, e.g. fsdp and ep, as two chained all-reduces). x: any shape and dtype; same shape out."""
+    return _gathered(x, shard, full)
+
+
+def _gather_weight_fwd(x: jax.Array, shard: NamedSharding, full: NamedSharding) -> tuple[jax.Array, None]:
+    return gather_weight(x, shard, full), None
+
+
+def _gather_weight_bwd(shard: NamedSharding, full: NamedSharding, _: None, ct: jax.Array) -> tuple[jax.Array]:
+    return (jax.lax.with_sharding_constraint(ct, shard),)
+
+
+gather_weight.defvjp(_gather_weight_fwd, _gather_weight_bwd)
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(1, 2))
+def _gather_table(x: jax.Array, shard: NamedSharding, full: NamedSharding) -> jax.Array:
+    return _gathered(x, shard, full)
+
+
+def _gather_table_fwd(x: jax.Array, shard: NamedSharding, full: NamedSharding) -> tuple[jax.Array, Any]:
+    return _gather_table(x, shard, full), x
+
+
+def _gather_table_bwd(shard: NamedSharding, full: NamedSharding, x: jax.Array, ct: jax.Array) -> tuple[jax.Array]:
+    w = _gathered(jax.lax.optimization_barrier(x), shard, full)  # the backward's own gather
+    dx = jax.lax.with_sharding_constraint(ct, shard)  # the reduce-scatter (of model.embedding_lookup's sum)
+    return (dx + jnp.zeros((), dx.dtype) * jnp.sum(w).astype(dx.dtype),)
+
+
+_gather_table.defvjp(_gather_table_fwd, _gather_table_bwd)
+
+
+def gather_table(x: jax.Array, shard: NamedSharding, full: NamedSharding) -> jax.Array:
+    """All-gather a ZeRO-3 lookup table ``x`` (layout ``shard``) to ``full``, and again in the backward.
+
+    Under ``zero3_gather='per_microbatch'`` (:meth:`Trainer.gather_weights`) the lookup tables
+    (:data:`LOOKUP_TABLES`) are gathered like every other weight in the forward, and their
+    backward gathers them again although the lookup's gradient needs only the token ids: PyTorch
+    FSDP unshards a module's parameters in its pre-backward hook, because autograd writes the
+    gradient into the unsharded parameter before it is reduce-scattered (Zhao et al. 2023,
+    Sec. 3.2), and the planner prices that gather (``shardplan.cost.axes.dp``). The gradient is
+    reduce-scattered onto ``shard`` and then reads the gathered table through ``+ 0 * sum(table)``
+    (one reduction over the table, which XLA keeps: ``0 * x`` is not ``0`` for a non-finite ``x``),
+    so the gather is not dead code. x: any shape and float dtype; same shape out.
+    """
+    return _gather_table(x, shard, full)
+
+
 def local_grad_axes(sizes: dict[str, int], leaves: dict[str, LeafSharding], layout: Layout,
                     grad_sync: str) -> tuple[str, ...]:
     """The data axes over which :class:`Trainer` accumulates local, unreduced gradients and reduces
@@ -197,6 +277,16 @@ def local_grad_axes(sizes: dict[str, int], leaves: dict[str, LeafSharding], layo
     return tuple(out)
 
 
+def executed_zero3_gather(layout: Layout, leaves: dict[str, LeafSharding]) -> str | None:
+    """The plan's ``zero3_gather`` ('per_microbatch' or 'per_step') when :class:`Trainer` executes
+    it with explicit gathers (:meth:`Trainer.gather_weights`): ZeRO-3, ``pp == 1`` and at least one
+    weight whose layout differs from its gathered layout; else None (no ZeRO-3 gathers, or the
+    pipeline, which leaves them to XLA)."""
+    p = layout.parallel
+    sharded = any(leaf.gathered_spec != leaf.param_spec for leaf in leaves.values())
+    return p.zero3_gather if p.zero_stage == 3 and p.pp == 1 and sharded else None
+
+
 class Trainer:
     """A compiled training step for one (model, layout) on one mesh.
 
@@ -214,7 +304,9 @@ class Trainer:
         ``memory_analysis``), pipeline (the :class:`~shardplan.jax.pipeline.Pipeline` when
         ``pp > 1``, else None; its ``note`` describes the executed schedule), local_axes (the data
         mesh axes whose gradient reduction runs once per step, :func:`local_grad_axes`; ``()``: the
-        GSPMD accumulation).
+        GSPMD accumulation), zero3_gather (the plan's ``zero3_gather`` the step executes with explicit
+        gathers, :meth:`gather_weights`: ZeRO-3 with ``pp == 1`` and a ZeRO-sharded weight; else
+        None).
 
     Raises:
         ConfigError: an unexecutable plan for these devices (or a ``mesh`` of another shape), bad overrides,
@@ -278,6 +370,7 @@ class Trainer:
         self.state_shardings = (self.param_shardings, self.opt_shardings)
         self.batch_sharding = batch_sharding(self.mesh)
         self.local_axes = local_grad_axes(self.rules.sizes, self.leaves, layout, cfg.grad_sync)
+        self.zero3_gather = executed_zero3_gather(layout, self.leaves)
         self.replicated = ns(P())
         self._init = jax.jit(self._init_fn, out_shardings=self.state_shardings)
         self.compiled = self._compile()
@@ -376,14 +469,15 @@ class Trainer:
         zero, m = self.rules.zero_stage, self.layout.microbatches
         grad_sh = self.opt_param_shardings if zero >= 2 else self.param_shardings
         wsc = jax.lax.with_sharding_constraint
-        vg = jax.value_and_grad(self.loss)
-        if m == 1 or self.pipeline is not None:  # pp > 1: the GPipe scan runs the microbatches
-            loss, grads = vg(params, batch)
+        vg = jax.value_and_grad(self._microbatch_loss())
+        weights = self._step_weights(params)
+        if m == 1 or self.pipeline is not None:  # pp > 1 (GPipe): the pipeline's scan runs the microbatches
+            loss, grads = vg(weights, batch)
             return loss, wsc(grads, grad_sh)
 
         def body(carry, tok):
             loss_acc, g_acc = carry
-            loss, g = vg(params, tok)
+            loss, g = vg(*self._pin(weights, tok))
             g = wsc(g, grad_sh)
             g_acc = jax.tree.map(lambda a, b: a + b, g_acc, g)
             return (loss_acc + loss, wsc(g_acc, grad_sh)), None
@@ -423,18 +517,19 @@ class Trainer:
         ``psum``) and this device's gradient sum divided by ``n`` (microbatches x manual devices),
         each leaf with one leading size-1 dimension per manual axis."""
         axes, zero = self.local_axes, self.rules.zero_stage
-        vg = jax.value_and_grad(self.loss)
+        vg = jax.value_and_grad(self._microbatch_loss())
         inner = [_strip(leaf.opt_spec if zero == 3 else leaf.param_spec, axes) for leaf in self.leaves.values()]
 
         def body(params: Any, mb: jax.Array) -> tuple[jax.Array, Any]:
             ambient = jax.sharding.get_abstract_mesh()
             grad_sh = _unflatten_like(params, (NamedSharding(ambient, s) for s in inner))
             wsc = jax.lax.with_sharding_constraint
-            local = jax.lax.pcast(params, axes, to="varying")  # differentiate w.r.t. the local copy
+            # differentiate w.r.t. the local copy (ZeRO-3 per_step: of the gathered weights)
+            local = jax.lax.pcast(self._step_weights(params), axes, to="varying")
 
             def step(carry, tok):
                 loss_acc, g_acc = carry
-                loss, g = vg(local, tok)
+                loss, g = vg(*self._pin(local, tok))
                 g_acc = jax.tree.map(lambda a, b: a + b, g_acc, wsc(g, grad_sh))
                 return (loss_acc + loss, wsc(g_acc, grad_sh)), None
 
@@ -445,6 +540,73 @@ class Trainer:
             return jax.lax.psum(loss, axes) / n, jax.tree.map(lambda g: (g / n)[lead], grads)
 
         return body
+
+    # ----- ZeRO-3 gathers (pp == 1) -----------------------------------------------------------------
+    def gather_weights(self, params: Any) -> Any:
+        """ZeRO-3: every weight constrained to its gathered layout (``LeafSharding.gathered_spec``:
+        the ZeRO axes dropped, the model-parallel ones kept), which GSPMD executes as one AllGather
+        per weight at this point -- the embedding table included, as FSDP gathers it (left to
+        itself XLA all-to-alls the token ids to the sharded table instead). Inside a partially
+        manual ``jax.shard_map`` the manual axes are left out. Each weight goes through
+        :func:`gather_weight`, with ``'per_microbatch'`` the lookup tables (:data:`LOOKUP_TABLES`)
+        through :func:`gather_table`, so their backward gathers them too. The identity when
+        :attr:`zero3_gather` is None. params: the parameter pytree (any dtype, tree order of
+        :attr:`leaves`), same shapes out."""
+        if self.zero3_gather is None:
+            return params
+        ambient = jax.sharding.get_abstract_mesh()
+        manual = tuple(ambient.manual_axes) if not ambient.empty else ()
+        mesh = context_mesh(self.mesh)
+        out = []
+        for x, leaf in zip(jax.tree_util.tree_leaves(params), self.leaves.values()):
+            shard, full = (NamedSharding(mesh, _strip(spec, manual)) for spec in (leaf.param_spec, leaf.gathered_spec))
+            if self.zero3_gather == "per_microbatch" and leaf.path in LOOKUP_TABLES:
+                out.append(gather_table(x, shard, full))  # the backward reads no table: gather it anyway
+            else:
+                out.append(gather_weight(x, shard, full))
+        return _unflatten_like(params, out)
+
+    def _step_weights(self, params: Any) -> Any:
+        """The weights the accumulation loop differentiates: gathered once, before the loop, for
+        ``zero3_gather='per_step'``; else ``params`` (``'per_microbatch'`` gathers inside
+        :meth:`_microbatch_loss`)."""
+        return self.gather_weights(params) if self.zero3_gather == "per_step" else params
+
+    def _pin(self, params: Any, tok: jax.Array) -> tuple[Any, jax.Array]:
+        """``(params, tok)`` for one microbatch; for ``zero3_gather='per_microbatch'`` passed
+        through one ``jax.lax.optimization_barrier``, so the weights depend on the microbatch and
+        XLA cannot hoist their gathers out of the accumulation loop (loop-invariant code motion)."""
+        if self.zero3_gather == "per_microbatch":
+            return jax.lax.optimization_barrier((params, tok))
+        return params, tok
+
+    def _microbatch_loss(self) -> Callable[[Any, jax.Array], jax.Array]:
+        """The loss the accumulation differentiates per microbatch: :meth:`loss`, or for
+        ``zero3_gather='per_microbatch'`` the loss of the gathered weights under ``jax.checkpoint``
+        with :meth:`_regather_policy`: the forward gathers every weight, the backward gathers it
+        again (FSDP's reshard-after-forward), nothing else is recomputed. ``prevent_cse=False``:
+        XLA does not merge the backward's gathers with the forward's anyway (collectives carry
+        distinct channel ids; checked by tests/test_validation_xla.py), and JAX's CSE barrier over
+        every saved activation would hide their shardings from sharding propagation, which then
+        re-lays them out (e.g. MoE dispatch buffers all-gathered over ep in the backward instead of
+        the planned all-to-all)."""
+        if self.zero3_gather != "per_microbatch":
+            return self.loss
+
+        def loss(params: Any, tokens: jax.Array) -> jax.Array:
+            return self.loss(self.gather_weights(params), tokens)
+
+        return jax.checkpoint(loss, policy=self._regather_policy, prevent_cse=False)
+
+    @staticmethod
+    def _regather_policy(prim: Any, *_: Any, **params: Any) -> bool:
+        """``jax.checkpoint`` policy: every value may be saved for the backward except the outputs
+        of :func:`gather_weight` (a ``custom_vjp_call`` recognised by its backward rule), which the
+        backward recomputes -- gathers again -- from the saved shards.
+        (``jax.checkpoint_policies.save_anything_except_these_names`` cannot express it: it saves
+        everything in jax 0.10.2, and a ``checkpoint_name`` would only move the save to the
+        gather's input.)"""
+        return not (prim.name == "custom_vjp_call" and getattr(params.get("bwd"), "f", None) is _gather_weight_bwd)
 
     def _sum_stacked(self, stacked: Any) -> Any:
         """Sum the per-device gradients ``(*manual sizes, *shape)`` over their leading dimensions,
@@ -477,7 +639,11 @@ class Trainer:
         batch = jax.ShapeDtypeStruct((self.training.global_batch_size, self.training.seq_len + 1), jnp.int32,
                                      sharding=self.batch_sharding)
         # MoE with a capacity factor: GShard dispatch with an AllToAll over ep (dropless: dense dispatch)
-        with activation_sharding(self.mesh, self.rules), moe_capacity(self.training.moe_capacity_factor):
+        # ZeRO-3: the embedding gradient reduced over the data axes as FSDP does (model.embedding_lookup)
+        batch_axes = tuple(a for a in BATCH_AXES if self.mesh.shape[a] > 1)
+        lookup = (batch_axes, ("cp",) if self.mesh.shape["cp"] > 1 else ()) if self.zero3_gather else ((), ())
+        with activation_sharding(self.mesh, self.rules), moe_capacity(self.training.moe_capacity_factor), \
+                local_lookup_gradients(*lookup):
             return jitted.lower(self._abstract_state(), batch).compile()
 
     def _memory(self) -> dict[str, int]:
@@ -747,5 +913,5 @@ def initialize_distributed(coordinator_address: str | None = None, num_processes
     return True
 
 
-__all__ = ["GRAD_SYNC", "TrainConfig", "Trainer", "train", "make_optimizer", "initialize_distributed",
-           "local_grad_axes"]
+__all__ = ["GRAD_SYNC", "LOOKUP_TABLES", "TrainConfig", "Trainer", "train", "make_optimizer", "initialize_distributed",
+           "executed_zero3_gather", "gather_table", "gather_weight", "local_grad_axes"]
