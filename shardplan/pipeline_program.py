@@ -61,6 +61,46 @@ def one_f_one_b_permutation(pp: int, parity: int) -> list[tuple[int, int]]:
     return fwd + bwd
 
 
+#: ``ppermute`` pairs ``(source, target)`` of one slot.
+Pairs = tuple[tuple[int, int], ...]
+
+
+def one_f_one_b_sends(pp: int, m: int, t: int) -> Pairs:
+    """The sends after slot ``t`` of the executed 1F1B: ``(k, k + 1)`` for every stage ``k < pp - 1``
+    that ran a forward in slot ``t``, ``(k, k - 1)`` for every stage ``k > 0`` that ran a backward
+    (:func:`one_f_one_b_work`); bubble slots send nothing. A subset of
+    :func:`one_f_one_b_permutation` of the slot's parity."""
+    out = []
+    for k in range(pp):
+        is_f, _, is_b, _ = one_f_one_b_work(pp, m, k, t)
+        if is_f and k < pp - 1:
+            out.append((k, k + 1))
+        if is_b and k > 0:
+            out.append((k, k - 1))
+    return tuple(out)
+
+
+def one_f_one_b_runs(pp: int, m: int) -> list[tuple[int, int, Pairs, Pairs]]:
+    """The ``m + pp - 1`` ticks (two slots each) of the executed 1F1B grouped into runs of
+    consecutive ticks with the same sends: ``(start, stop, even, odd)``, ticks ``start .. stop - 1``
+    sending :func:`one_f_one_b_sends` ``even`` after slot ``2 j`` and ``odd`` after slot ``2 j + 1``.
+
+    Every stage sends only real work, as Megatron-LM's 1F1B does (``send_forward`` is skipped on the
+    last stage and ``send_backward`` on the first, ``megatron/core/pipeline_parallel/schedules.py``):
+    per step a stage sends ``m`` activations forward (``k < pp - 1``) and ``m`` cotangents backward
+    (``k > 0``). E.g. pp = 2, m = 4: ``[(0, 1, ((0, 1),), ()), (1, 4, ((0, 1), (1, 0)), ()),
+    (4, 5, ((1, 0),), ())]`` (the warm-up forward, the steady state, the last backward).
+    """
+    runs: list[tuple[int, int, Pairs, Pairs]] = []
+    for j in range(m + pp - 1):
+        sends = (one_f_one_b_sends(pp, m, 2 * j), one_f_one_b_sends(pp, m, 2 * j + 1))
+        if runs and runs[-1][2:] == sends:
+            runs[-1] = (runs[-1][0], j + 1, *sends)
+        else:
+            runs.append((j, j + 1, *sends))
+    return runs
+
+
 @dataclass(frozen=True)
 class InterleavedTable:
     """The static lock-step program of the executed interleaved 1F1B (:func:`interleaved_table`).
@@ -179,5 +219,24 @@ def interleaved_table(pp: int, m: int, v: int) -> InterleavedTable:
                             n_in, n_cot)
 
 
-__all__ = ["InterleavedTable", "interleaved_table", "one_f_one_b_permutation", "one_f_one_b_slots",
-           "one_f_one_b_work"]
+def interleaved_runs(tbl: InterleavedTable, v: int) -> list[tuple[int, int, Pairs, Pairs]]:
+    """The slots of an :func:`interleaved_table` grouped into runs of consecutive slots with the
+    same sends: ``(start, stop, forward, backward)``; ``forward`` holds ``(k, k + 1 mod pp)`` for
+    every rank whose forward pass in the slot is not of the last virtual stage, ``backward``
+    ``(k, k - 1 mod pp)`` for every rank whose backward pass is not of virtual stage 0 (bubble
+    slots send nothing, as in Megatron-LM's interleaved schedule)."""
+    T, pp = tbl.kind.shape
+    runs: list[tuple[int, int, Pairs, Pairs]] = []
+    for t in range(T):
+        j = tbl.chunk[t] * pp + np.arange(pp)
+        fwd = tuple((k, (k + 1) % pp) for k in range(pp) if tbl.kind[t, k] == 1 and j[k] < v * pp - 1)
+        bwd = tuple((k, (k - 1) % pp) for k in range(pp) if tbl.kind[t, k] == 2 and j[k] > 0)
+        if runs and runs[-1][2:] == (fwd, bwd):
+            runs[-1] = (runs[-1][0], t + 1, fwd, bwd)
+        else:
+            runs.append((t, t + 1, fwd, bwd))
+    return runs
+
+
+__all__ = ["InterleavedTable", "Pairs", "interleaved_runs", "interleaved_table", "one_f_one_b_permutation",
+           "one_f_one_b_runs", "one_f_one_b_sends", "one_f_one_b_slots", "one_f_one_b_work"]

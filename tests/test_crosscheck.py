@@ -120,30 +120,53 @@ def _by_rule(deltas, rule):
 
 
 def test_one_f_one_b_rules_count_slot_sends_and_one_boundary_psum():
-    """Executed 1F1B on tiny-llama with 4 layers, pp=4 x dp=2, m=8 (u = 32 tokens, h = 64, fp32): both
-    slot parities send, 2 x (m + pp - 1) = 22 sends of 4 u h = 8192 B, against the planner's 2 m = 16;
-    one fp32 all-reduce over pp of m u h + V h + h + 1 = 16384 + 16384 + 64 + 1 floats, x 2 (pp-1)/pp."""
+    """Executed 1F1B on tiny-llama with 4 layers, pp=4 x dp=2, m=8 (u = 32 tokens, h = 64, fp32): of the
+    2 x (m + pp - 1) = 22 slots all but the last send something (slot 21 is stage 0's last backward, which
+    sends nothing), so 21 collective-permutes against the planner's 16 calls; each device sends only its own
+    work, so the bytes are the planner's (no byte delta). The embedding / head are stacked over pp: no
+    boundary psum for a RoPE model; with learned positions (1024 x 64) one fp32 all-reduce over pp of
+    1024 x 64 + 1 floats (the loss), x 2 (pp-1)/pp."""
     tiny4 = TINY.model_copy(update={"n_layers": 4})
     layout = validate(ParallelConfig(pp=4), tiny4, PLAN, 8)
     assert layout.microbatches == 8 and layout.parallel.microbatch_size == 1
     planner = [_c("SendRecv", "pp", "stage_io", "fwd", "pipeline", 16, 16 * 8192.0)]
     deltas = runtime_deltas(tiny4, TR, layout, planner)
-    assert _by_rule(deltas, "1f1b-slot-sends") == (22 - 16, (22 - 16) * 8192.0, {("SendRecv", "pp")})
-    floats = 8 * 32 * 64 + 256 * 64 + 64 + 1
-    count, nbytes, rows = _by_rule(deltas, "1f1b-boundary-psum")
-    assert (count, rows) == (1, {("AllReduce", "pp")}) and abs(nbytes - 2 * 3 / 4 * 4 * floats) < 1e-6
-    assert not [d for d in deltas if d.rule.startswith("gpipe-") or d.rule == "pp-boundary-psum"]
-    # pp = 2: the odd slots send nothing (m + pp - 1 sends)
+    assert _by_rule(deltas, "1f1b-slot-sends") == (21 - 16, 0.0, {("SendRecv", "pp")})
+    assert not [d for d in deltas if d.rule.startswith("gpipe-") or "psum" in d.rule]
+    learned = tiny4.model_copy(update={"position": "learned", "max_position_embeddings": 1024})
+    count, nbytes, rows = _by_rule(runtime_deltas(learned, TR, layout, planner), "1f1b-boundary-psum")
+    assert (count, rows) == (1, {("AllReduce", "pp")}) and abs(nbytes - 2 * 3 / 4 * 4 * (1024 * 64 + 1)) < 1e-6
+    # pp = 2, m = 4: the warm-up forward, 3 steady ticks sending both ways, the last backward: 5 calls
     two = runtime_deltas(tiny4, TR, validate(ParallelConfig(pp=2), tiny4, PLAN, 8), [])
-    assert _by_rule(two, "1f1b-slot-sends")[0] == 4 + 2 - 1
-    # GPipe: its own rules only
+    assert _by_rule(two, "1f1b-slot-sends")[:2] == (5, 0.0)
+    # GPipe: its own rules only; 2 permutes per tick (22 calls), a middle stage sending 2 x 11 messages
     gp = runtime_deltas(tiny4, TR, validate(ParallelConfig(pp=4, schedule="gpipe"), tiny4, PLAN, 8), planner)
-    assert not [d for d in gp if d.rule.startswith("1f1b-")] and _by_rule(gp, "gpipe-tick-sends")[0] == 22 - 16
+    assert not [d for d in gp if d.rule.startswith("1f1b-")]
+    assert _by_rule(gp, "gpipe-tick-sends")[:2] == (22 - 16, (22 - 16) * 8192.0)
+
+
+def test_one_f_one_b_runs_send_each_stage_s_own_work():
+    """pp=2, m=4: tick 0 sends stage 0's first activation, ticks 1-3 both directions, tick 4 stage 1's
+    last gradient (odd slots send nothing: stage 1's forwards only store their input, stage 0's backwards
+    have no one to send to); every device sends m = 4 messages, the planner's count for pp = 2."""
+    from shardplan.cost.axes.pp import sends_per_step
+    from shardplan.pipeline_program import one_f_one_b_runs
+
+    runs = one_f_one_b_runs(2, 4)
+    assert runs == [(0, 1, ((0, 1),), ()), (1, 4, ((0, 1), (1, 0)), ()), (4, 5, ((1, 0),), ())]
+    for pp, m in [(2, 4), (3, 5), (4, 8)]:
+        sent = {}
+        for start, stop, even, odd in one_f_one_b_runs(pp, m):
+            for src, _ in even + odd:
+                sent[src] = sent.get(src, 0) + stop - start
+        # first / last stage m messages, a middle one 2 m: the busiest is the planner's count
+        assert sent == {k: (m if k in (0, pp - 1) else 2 * m) for k in range(pp)}, (pp, m)
+        assert max(sent.values()) == sends_per_step(pp, m, 1, "fwd") + sends_per_step(pp, m, 1, "bwd")
 
 
 def test_one_f_one_b_memory_rule_counts_stage_inputs_not_in_flight_activations():
     """PP (tiny-llama, pp=2 x dp=4, m=4, u=32, h=64, fp32) under 1F1B: one stage's residuals
-    (a_tok x 1 layer x u), min(m, pp) = 2 stage inputs, the boundary buffers (2 x 4 + 8) m u h, in place
+    (a_tok x 1 layer x u), min(m, pp) = 2 stage inputs, the embedding output and its cotangent 2 x 4 m u h, in place
     of the planner's activations; gradients + 4 x (one block + V h + h). GPipe: the tick rule instead."""
     from types import SimpleNamespace
 
@@ -153,7 +176,7 @@ def test_one_f_one_b_memory_rule_counts_stage_inputs_not_in_flight_activations()
     mb = SimpleNamespace(activations=1000.0, params=1.0, optimizer=1.0, grads=1.0, logits=0.0, stage=0)
     d = memory_deltas(TINY, TR, layout, mb)["1f1b-stage-inputs"]
     a_tok = activation_bytes_per_token(TINY, TR, layout, False)
-    assert d["activations"] == a_tok * 32 + 4 * 32 * 64 * 2 + 16 * 4 * 32 * 64 - 1000.0
+    assert d["activations"] == a_tok * 32 + 4 * 32 * 64 * 2 + 2 * 4 * 4 * 32 * 64 - 1000.0
     block = 64 * 8 * 16 + 64 * 64 + 64 * 2 * 128 + 128 * 64 + 2 * 64  # wqkv, wo, w_gate_up, w_down, 2 norms
     assert d["grads"] == 4.0 * (block + 256 * 64 + 64)
     gp = memory_deltas(TINY, TR, validate(ParallelConfig(pp=2, dp=4, microbatch_size=1, schedule="gpipe"),

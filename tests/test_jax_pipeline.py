@@ -23,7 +23,7 @@ from shardplan.cost.pipeline_schedule import rank_orders  # noqa: E402
 from shardplan.errors import ConfigError  # noqa: E402
 from shardplan.jax.data import PackedBatches, load_tokens, shard_batch  # noqa: E402
 from shardplan.jax.checkpoint import saved_placement, unstack_params  # noqa: E402
-from shardplan.jax.pipeline import (check_pipeline, decay_mask, interleaved_placement,  # noqa: E402
+from shardplan.jax.pipeline import (boundary_tables, check_pipeline, decay_mask, interleaved_placement,  # noqa: E402
                                     layout_params, layout_placement, one_f_one_b_permutation, one_f_one_b_slots,
                                     one_f_one_b_work, slot_mask, stack_params)
 from shardplan.pipeline_program import interleaved_table  # noqa: E402
@@ -103,7 +103,7 @@ def test_pipeline_matches_single_device(name, batches, reference):
     params, opt = state
     # the first step's gradients equal single-device training's, stacked per stage
     grads = jax.device_get(_grads(tr, batches))
-    ref_grads = stack_params(reference_grads, layout_placement(layout))
+    ref_grads = stack_params(reference_grads, layout_placement(layout), boundary_tables(layout))
     for (path, a), b in zip(jax.tree_util.tree_flatten_with_path(grads)[0], jax.tree_util.tree_leaves(ref_grads)):
         # fp32 summation-order noise: within 1e-3 of the leaf's largest gradient
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-3 * np.abs(b).max(), err_msg=jax.tree_util.keystr(path))
@@ -111,10 +111,13 @@ def test_pipeline_matches_single_device(name, batches, reference):
     assert set(specs) == set(tr.leaves) and not any(p.startswith("layers/") for p in specs)
     for path, leaf in tr.leaves.items():
         assert specs[path] == leaf.param_spec and mu[path] == leaf.opt_spec, path
-        if path.startswith("stages/"):
+        if path.startswith("stages/") or path.startswith("boundary/"):
             assert specs[path][0] == "pp", path  # stage dimension on the pp axis
         else:
-            assert "pp" not in jax.tree.leaves(tuple(specs[path])), path  # embed / head replicated over pp
+            assert "pp" not in jax.tree.leaves(tuple(specs[path])), path  # GPipe: embed / head replicated over pp
+    # the executed 1F1B holds the embedding on stage 0 and the head on the last (a (pp, V, h) table over pp)
+    assert ("boundary/table" in specs) == (kw.get("schedule") != "gpipe") and ("embed" in specs) != (
+        "boundary/table" in specs)
     assert specs["stages/attn/wqkv"] == wq_spec
     lmax = max(layout.stage_layers)
     assert params["stages"]["attn"]["wqkv"].shape == (layout.parallel.pp, lmax, 64, 2, 4, 16)
@@ -146,7 +149,12 @@ def test_stacked_layout_helpers():
     assert logical["stages"]["mlp"]["w_gate_up"] == ("layers", None, "embed", "gate_up", "mlp")
     mask = decay_mask(params)  # weight decay on matrices only, counted without the 2 stacking dims
     assert mask["stages"]["mlp"]["w_gate_up"] and not mask["stages"]["attn_norm"]["scale"]
-    assert mask["embed"] and not mask["final_norm"]["scale"]
+    # the executed 1F1B stacks the embedding / head table (rank 0: embedding, rank 1: head) and the final norm
+    assert params["boundary"]["table"].shape == (2, 256, 64) and "embed" not in params and "lm_head" not in params
+    assert logical["boundary"]["table"] == ("layers", "vocab", "embed")
+    assert mask["boundary"]["table"] and not mask["boundary"]["final_norm"]["scale"]
+    gp, _ = layout_params(TINY4, validate(ParallelConfig(pp=2, schedule="gpipe"), TINY4, TR, 8))
+    assert "boundary" not in gp and gp["embed"].shape == (256, 64)
     # pp=1 keeps the per-layer layout
     params1, _ = layout_params(TINY4, validate(ParallelConfig(), TINY4, TR, 8))
     assert "stages" not in params1 and len(params1["layers"]) == 4
@@ -296,7 +304,7 @@ def test_interleaved_pp4_matches_single_device(batches):
     assert tr.pipeline.executed == "interleaved" and tr.pipeline.placement == ((0, 4), (1, 5), (2, 6), (3, 7))
     np.testing.assert_allclose(run_steps(tr, batches, 2)[1], run_steps(ref, batches, 2)[1], rtol=2e-5, atol=2e-5)
     grads, ref_grads = jax.device_get(_grads(tr, batches)), stack_params(jax.device_get(_grads(ref, batches)),
-                                                                          tr.pipeline.placement)
+                                                                          tr.pipeline.placement, True)
     for a, b in zip(jax.tree_util.tree_leaves(grads), jax.tree_util.tree_leaves(ref_grads)):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-3 * np.abs(b).max())
 

@@ -221,7 +221,9 @@ def collective_rows(planner: list[Any], deltas: list[RuntimeDelta], logical: lis
         hlo: the raw compiled collectives.
 
     Returns:
-        The rows; a row is not scored when nothing is expected and its compiled bytes are below
+        The rows (a SendRecv row's compiled bytes are the busiest device's: each device's sends
+        summed over the row's collective-permutes, the largest taken); a row is not scored when
+        nothing is expected and its compiled bytes are below
         :data:`NEGLIGIBLE_SHARE` of all compiled collective bytes, or when its group spans no mesh
         axis (``"-"``).
     """
@@ -242,19 +244,27 @@ def collective_rows(planner: list[Any], deltas: list[RuntimeDelta], logical: lis
         if d.rule not in r.rules:
             r.rules.append(d.rule)
     counted: set[tuple[str, str, str]] = set()
+    sends: dict[tuple[str, str], dict[int, float]] = {}  # SendRecv: bytes each sending device sends per step
     for lc in logical:
         r = row(lc.op, lc.axis)
         if (lc.source, lc.op, lc.axis) not in counted:  # a tuple-shaped op counts once
             counted.add((lc.source, lc.op, lc.axis))
             r.compiled_count += lc.count
-        r.compiled_bytes += lc.bytes_per_device
+        if lc.senders:
+            per_dev = sends.setdefault((lc.op, lc.axis), {})
+            for d in lc.senders:
+                per_dev[d] = per_dev.get(d, 0.0) + lc.bytes_per_device
+        else:
+            r.compiled_bytes += lc.bytes_per_device
         if lc.mapping and lc.mapping not in r.mappings:
             r.mappings.append(lc.mapping)
+    for key, per_dev in sends.items():  # the busiest device's sends (module docstring of crosscheck.logical)
+        rows[key].compiled_bytes += max(per_dev.values())
     for c in hlo:
         r = row(OP_NAMES[c.kind], planner_axis(c.mesh_axes, OP_NAMES[c.kind]))
         r.raw_count += c.per_step
         r.raw_bytes += raw_bytes_per_device(c)
-    total = sum(lc.bytes_per_device for lc in logical) or 1.0
+    total = sum(r.compiled_bytes for r in rows.values()) or 1.0
     for r in rows.values():
         if (abs(r.expected_bytes) < 1e-9 and r.compiled_bytes < NEGLIGIBLE_SHARE * total) or r.axis == "-":
             r.scored = False

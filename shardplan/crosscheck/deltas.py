@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 from shardplan.cost.collective import bytes_sent
 from shardplan.crosscheck.logical import planner_axis
 from shardplan.parallel import RUNTIME_SCHEDULE, Layout
-from shardplan.pipeline_program import interleaved_table
+from shardplan.pipeline_program import interleaved_table, one_f_one_b_runs
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
 
@@ -372,19 +372,20 @@ PER_LAYER_RULES = ("sp-keep-gathered",)
 
 
 @rule("gpipe-tick-sends", "pp > 1, GPipe (schedule='gpipe')",
-      "SendRecv pp: `2 k` sends of `beta u h / sigma` instead of the planner's `2 v m`")
+      "SendRecv pp: `2 k` collective-permutes, the busiest device sending `n k` messages of `beta u h / sigma` "
+      "(`n` = 1 for pp = 2, else 2) instead of the planner's `2 v m` (pp = 2: `m`)")
 def gpipe_tick_sends(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
     """The GPipe scan runs `k = m + pp - 1` ticks and ppermutes the stage output forward (and the
-    cotangent backward) on *every* tick, bubble ticks included (the other schedules run the
-    explicit 1F1B, which :func:`not_covered` does not score)."""
+    cotangent backward) on *every* tick, bubble ticks included; a middle stage sends both, the
+    first and last stage one of them (pp = 2: each device `k` messages)."""
     p = ctx.p
     if not ctx.gpipe:
         return []
     sr = ctx.planned(op="SendRecv", axis="pp", tensor="stage_io")
     msg = ctx.beta * ctx.u * ctx.model.d_model / ctx.sigma
-    k = ctx.ticks
+    k, n = ctx.ticks, (1 if p.pp == 2 else 2)
     return [Change("SendRecv", "pp", 2 * k - sum(c.count for c in sr),
-                   2 * k * bytes_sent("SendRecv", msg, 2) - sum(c.bytes_per_device for c in sr),
+                   n * k * bytes_sent("SendRecv", msg, 2) - sum(c.bytes_per_device for c in sr),
                    f"the GPipe scan ppermutes forward and backward on all m + pp - 1 = {k} ticks (bubble ticks "
                    f"included)")]
 
@@ -427,23 +428,34 @@ def pp_boundary_psum(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[C
                    "input cotangent on every tick (backward)")]
 
 
+@rule("gpipe-tied-embedding", "pp > 1, GPipe (schedule='gpipe'), tied embeddings",
+      "`-` the planner's embedding-group AllReduce pp of the table gradient")
+def gpipe_tied_embedding(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """Under GPipe every rank holds the one tied table (replicated over pp), so there are no two
+    copies to all-reduce over the embedding group (first + last stage) as Megatron-LM does; the
+    table's gradient is reduced with the others (rule `pp-replicated-embedding-head`)."""
+    if not ctx.gpipe or not ctx.model.tied_embeddings:
+        return []
+    group = ctx.planned(op="AllReduce", axis="pp", tensor="grads")
+    return [Change(c.op, c.axis, -c.count, -c.bytes_per_device, "no embedding-group all-reduce: the tied table "
+                   "is replicated over pp") for c in group]
+
+
 @rule("1f1b-slot-sends", "pp > 1, executed 1F1B (schedule '1f1b' or 'zero-bubble')",
-      "SendRecv pp: `n k` sends of `beta u h / sigma` (`n` = 1 for pp = 2, else 2) instead of the planner's `2 m`")
+      "SendRecv pp: the calls are the slots that send (`one_f_one_b_runs`), the bytes the planner's")
 def one_f_one_b_slot_sends(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
-    """The executed 1F1B runs `2 k` slots (`k = m + pp - 1`) and `ppermute`s every stage's output
-    after each slot, bubble slots included (forward outputs to `k + 1` and backward cotangents to
-    `k - 1` in one permutation per slot parity); with pp = 2 the odd slots have nothing to send and
-    skip it. XLA counts each collective-permute once per device and execution."""
-    p = ctx.p
+    """The executed 1F1B ppermutes after each slot in which a stage produced an output, and each
+    device sends only its own forwards / backwards (:func:`shardplan.pipeline_program.one_f_one_b_runs`),
+    which are the planner's sends of the busiest rank; XLA counts one collective-permute per slot
+    that sends (e.g. pp = 2, m = 4: 5, the first carrying stage 0's first activation and the last
+    stage 1's last gradient), so only the call count differs."""
     if ctx.executed != "1f1b":
         return []
     sr = ctx.planned(op="SendRecv", axis="pp", tensor="stage_io")
-    msg = ctx.beta * ctx.u * ctx.model.d_model / ctx.sigma
-    n = (1 if p.pp == 2 else 2) * ctx.ticks
-    return [Change("SendRecv", "pp", n - sum(c.count for c in sr),
-                   n * bytes_sent("SendRecv", msg, 2) - sum(c.bytes_per_device for c in sr),
-                   f"the 1F1B slots ppermute stage outputs / cotangents {n} times (2 (m + pp - 1) slots"
-                   f"{', every other one empty at pp = 2' if p.pp == 2 else ''}; bubble slots included)")]
+    runs = one_f_one_b_runs(ctx.p.pp, ctx.m)
+    calls = sum((stop - start) * (bool(even) + bool(odd)) for start, stop, even, odd in runs)
+    return [Change("SendRecv", "pp", calls - sum(c.count for c in sr), 0.0,
+                   f"{calls} collective-permutes (one per slot that sends); each device sends only its own work")]
 
 
 @rule("interleaved-slot-sends", "pp > 1, executed interleaved 1F1B (schedule 'interleaved')",
@@ -467,19 +479,25 @@ def interleaved_slot_sends(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> 
                    f"of its {slots} slots (bubble slots included; at pp = 2 both are one permutation)")]
 
 
-@rule("1f1b-boundary-psum", "pp > 1, executed 1F1B or interleaved 1F1B (schedule != 'gpipe')",
-      "`+1` AR pp of `4 (m u h / sigma + V h / t + n_norm + 1)`")
+@rule("1f1b-boundary-psum", "pp > 1, executed 1F1B or interleaved 1F1B (schedule != 'gpipe'), learned positions "
+      "or an embedding norm", "`+1` AR pp of `4 (P_pos + P_norm + 1)`")
 def one_f_one_b_boundary_psum(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
-    """The embedding and the head are pp-replicated: after the schedule the input cotangents
-    (written by stage 0), the head gradients and the loss (last stage) are `psum`med over pp once,
-    in fp32 (one combined all-reduce)."""
-    p = ctx.p
+    """The learned position table and the embedding norm (BLOOM) stay pp-replicated: their
+    gradients (stage 0's) and the loss (the last stage's) are `psum`med over pp once, in fp32.
+    (Without them only the 4-byte loss is, below the negligible share; the embedding and the LM
+    head are stacked over pp, :data:`shardplan.jax.pipeline.BOUNDARY`.)
+
+    ``P_pos`` = ``max_position_embeddings h / t`` (learned positions), ``P_norm`` the embedding
+    norm's parameters."""
+    p, model = ctx.p, ctx.model
     if ctx.executed in (None, "gpipe"):
         return []
-    h = ctx.model.d_model
-    size = 4.0 * (ctx.m * ctx.u * h / ctx.sigma + ctx.model.vocab_size * h / p.tp + ctx.model.norm_params() + 1)
-    return [Change("AllReduce", "pp", 1, bytes_sent("AllReduce", size, p.pp),
-                   "fp32 psum over pp of the input cotangents, the LM head / final norm gradients and the loss")]
+    pos = model.max_position_embeddings * model.d_model / p.tp if model.position == "learned" else 0.0
+    extra = pos + (model.norm_params() if model.embedding_norm else 0.0)
+    if extra == 0:
+        return []
+    return [Change("AllReduce", "pp", 1, bytes_sent("AllReduce", 4.0 * (extra + 1), p.pp),
+                   "fp32 psum over pp of the pp-replicated position table / embedding norm gradients and the loss")]
 
 
 def runtime_slots(layout: Layout) -> int:
@@ -498,7 +516,10 @@ def runtime_stage_params(model: ModelSpec, layout: Layout) -> tuple[float, float
     ``(blocks, outer)``. ``blocks = L_max x`` one block (``/ tp`` except norms and router; routed
     experts ``/ (tp ep)``), ``L_max`` = :func:`runtime_slots` (uneven splits are padded);
     ``outer`` = embedding (``V h / t``), learned positions, LM head (``V h / t`` unless tied) and
-    the final norm, replicated over pp (:mod:`shardplan.jax.pipeline`)."""
+    the final norm, replicated over pp under GPipe; under the executed 1F1B / interleaved schedule
+    each rank holds one ``V h / t`` slice of the stacked table and one final-norm slice
+    (:data:`shardplan.jax.pipeline.BOUNDARY`; the middle ranks' slices are zero) and the learned
+    positions (:mod:`shardplan.jax.pipeline`)."""
     p = layout.parallel
     t, h, V = p.tp, model.d_model, model.vocab_size
     if model.is_moe:
@@ -508,7 +529,8 @@ def runtime_stage_params(model: ModelSpec, layout: Layout) -> tuple[float, float
         layer = (model.attention_params() + model.mlp_params(model.ffn_dim)) / t
     layer += model.layer_norm_params()
     blocks = runtime_slots(layout) * layer
-    outer = V * h / t * (1 if model.tied_embeddings else 2) + model.norm_params()
+    boundary = p.pp > 1 and RUNTIME_SCHEDULE[p.schedule] != "gpipe"
+    outer = V * h / t * (1 if model.tied_embeddings or boundary else 2) + model.norm_params()
     if model.position == "learned":
         outer += model.max_position_embeddings * h / t
     return blocks, outer
@@ -540,17 +562,19 @@ def _stage_weight_syncs(ctx: PlanContext) -> list[tuple[Any, float]]:
 
 @rule("pp-replicated-embedding-head", "pp > 1",
       "dp gradient rows x `R / P` (`R` = `L_max` blocks + embedding + head + norm per device, `P` = the "
-      "planner's stage)")
+      "planner's stage; the executed 1F1B: one table + norm slice, zero for an even split)")
 def pp_replicated_embedding_head(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
-    """Every rank holds (and reduces the gradients of) the embedding, LM head and final norm and
-    `L_max` padded block slots; Megatron holds the embedding on stage 0 and the head on the last."""
+    """GPipe: every rank holds (and reduces the gradients of) the embedding, LM head and final norm;
+    Megatron holds the embedding on stage 0 and the head on the last. The executed 1F1B holds them
+    so (one stacked table slice per rank), but the middle ranks of pp > 2 hold (and reduce) an unused
+    zero slice. Both hold `L_max` padded block slots."""
     if ctx.p.pp == 1:
         return []
     blocks, outer = runtime_stage_params(ctx.model, ctx.layout)
-    return [Change(c.op, c.axis, 0, c.bytes_per_device * ((blocks + outer) / planned - 1),
-                   "embedding, LM head and final norm are held (and their gradients reduced) on every stage, "
-                   "blocks padded to L_max")
-            for c, planned in _stage_weight_syncs(ctx)]
+    out = [(c, c.bytes_per_device * ((blocks + outer) / planned - 1)) for c, planned in _stage_weight_syncs(ctx)]
+    return [Change(c.op, c.axis, 0, delta, "embedding, LM head and final norm are held (and their gradients "
+                   "reduced) on every stage (1F1B: one table slice each), blocks padded to L_max")
+            for c, delta in out if abs(delta) > 1e-6 * c.bytes_per_device]
 
 
 @rule("gpipe-grad-sync-per-tick", "pp > 1, GPipe (schedule='gpipe'), ZeRO-0", "`+(k - 1)` AR of the block gradients")
@@ -656,15 +680,15 @@ def gpipe_tick_residuals(ctx: PlanContext, mb: Any) -> dict[str, float]:
 
 
 @memory_rule("1f1b-stage-inputs", "pp > 1, executed 1F1B or interleaved 1F1B, no recompute",
-             "activations `a_tok L u + beta u h R / sigma + (2 beta + 8) m u h / sigma` instead of the planner's "
+             "activations `a_tok L u + beta u h R / sigma + 2 beta m u h / sigma` instead of the planner's "
              "in-flight microbatches; gradients `+ R_g` (the backward's stage gradient beside the accumulator)")
 def one_f_one_b_stage_inputs(ctx: PlanContext, mb: Any) -> dict[str, float]:
     """The executed 1F1B keeps only the *inputs* of its in-flight microbatches (``R`` rows of
     ``beta u h / sigma``: ``min(m, pp)``, interleaved the chunk-input and cotangent rows of
     :func:`shardplan.pipeline_program.interleaved_table`) and recomputes a stage's (chunk's)
     residuals, ``a_tok L u``, in its backward; beside them it holds the whole local batch's
-    embedding output and input cotangent (compute dtype) and both in fp32 at the pipeline
-    boundary. The backward's stage and head gradient (fp32) sits beside the fp32 accumulators
+    embedding output and input cotangent (compute dtype; the embedding runs inside the pipeline,
+    stage 0's table). The backward's stage and head gradient (fp32) sits beside the fp32 accumulators
     until it is added.
 
     ``a_tok``: :func:`shardplan.cost.memory.activation_bytes_per_token`; ``L`` the slots run in one
@@ -683,7 +707,7 @@ def one_f_one_b_stage_inputs(ctx: PlanContext, mb: Any) -> dict[str, float]:
         rows, layers = tbl.rows_in + tbl.rows_cot, ctx.L / p.virtual_stages
     else:
         rows, layers = min(ctx.m, p.pp), ctx.L
-    act = a_tok * layers * u + ctx.beta * u * h * rows / sig + (2 * ctx.beta + 8) * ctx.m * u * h / sig
+    act = a_tok * layers * u + ctx.beta * u * h * rows / sig + 2 * ctx.beta * ctx.m * u * h / sig
     blocks, _ = runtime_stage_params(ctx.model, ctx.layout)
     head = ctx.model.vocab_size * h / p.tp + ctx.model.norm_params()
     return {"activations": act - mb.activations, "grads": 4.0 * (blocks / ctx.layout.zero_shard + head)}

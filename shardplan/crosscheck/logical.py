@@ -9,7 +9,12 @@ the mapped form are reported:
   *data* axes (dp / fsdp / ep / cp; e.g. gradients reduced over ``cp`` and then over ``dp``)
   -> **one AllReduce over the product group**, which is how the planner (and Megatron's dp x cp
   gradient group) counts it; a tp reduction followed by a dp one stays two, as in Megatron;
-* ``-start``/``-done`` async pairs count once; ``collective-permute`` -> **SendRecv**.
+* ``-start``/``-done`` async pairs count once; ``collective-permute`` -> **SendRecv**, whose bytes
+  per device are those of the device that sends the most over the step
+  (:func:`shardplan.crosscheck.compare.collective_rows` sums each device's sends, the sources of the
+  ``source_target_pairs``, over all collective-permutes of a row and takes the largest): a
+  permutation in which only some devices send (a pipeline's first or last stage) costs the others
+  nothing, as the planner counts the busiest device's sends.
 
 Mesh axes -> planner axes (:func:`planner_axis`): the runtime's ``dp`` and ``fsdp`` (and anything
 grouped with them, e.g. ``dp+cp`` for the gradient reduction) are the planner's ``dp``; ``tp``,
@@ -80,6 +85,9 @@ class LogicalCollective:
         source: the HLO instruction name(s).
         mapping: the backend mapping applied ('' when none), e.g. ``"all-reduce + dynamic-slice"``.
         op_name: JAX op path of the instruction.
+        senders: for a SendRecv (collective-permute), the devices that send in one execution (one
+            entry per source-target pair; ``bytes_per_device`` is then per *sending* device); empty
+            for the other ops.
     """
 
     op: str
@@ -92,6 +100,7 @@ class LogicalCollective:
     source: str
     mapping: str = ""
     op_name: str = ""
+    senders: tuple[int, ...] = ()
 
 
 def raw_bytes_per_device(c: HloCollective) -> float:
@@ -183,10 +192,13 @@ def logical_collectives(cols: list[HloCollective], hlo_text: str | None = None) 
                 maps.append("all-reduce + dynamic-slice -> reduce-scatter")
             else:
                 op, full = OP_NAMES[c.kind], e.result_bytes if c.kind == "all-gather" else e.operand_bytes
+            senders = tuple(g[0] for g in c.groups if len(g) == 2 and g[0] != g[1]) \
+                if c.kind == "collective-permute" else ()
             out.append(LogicalCollective(op=op, axis=planner_axis(axes, op), mesh_axes=axes, group_size=n,
                                          count=c.per_step, full_bytes=full,
                                          bytes_per_device=sent(op, full, n) * c.per_step,
-                                         source=c.name, mapping="; ".join(maps), op_name=c.op_name))
+                                         source=c.name, mapping="; ".join(maps), op_name=c.op_name,
+                                         senders=senders))
     return out
 
 

@@ -66,7 +66,8 @@ from jax.sharding import NamedSharding, PartitionSpec as P
 from shardplan.errors import ConfigError
 from shardplan.jax.mesh import describe
 from shardplan.jax.model import abstract_model, fuse_qkv, logical_axes, param_dict, split_qkv
-from shardplan.jax.pipeline import STAGES, Placement, decay_mask, slot_layers, stack_logical, stack_params
+from shardplan.jax.pipeline import (BOUNDARY, STAGES, Placement, decay_mask, slot_layers, stack_logical, stack_params,
+                                    unstack_boundary)
 from shardplan.jax.rules import LeafSharding, param_shardings, path_str
 from shardplan.specs.model import ModelSpec
 
@@ -103,6 +104,7 @@ def checkpoint_meta(trainer: Any, step: int, data_sources: Sequence[str] | None 
         "stage_layers": [int(n) for n in trainer.layout.stage_layers],
         "slot_layers": (slot_layers(trainer.pipeline.placement).tolist() if trainer.pipeline is not None else None),
         "stacked": trainer.pipeline is not None,
+        "boundary": trainer.pipeline is not None and trainer.pipeline.boundary,
         "microbatches": int(trainer.layout.microbatches),
         "mesh": {a: int(n) for a, n in trainer.mesh.shape.items()},
         "mesh_description": describe(trainer.mesh),
@@ -157,10 +159,14 @@ def check_data(meta: Mapping[str, Any], seed: int, seq_len: int, global_batch_si
 
 
 # ----- pipeline stacking -------------------------------------------------------------------------
-def unstack_params(params: Mapping[str, Any], placement: Placement) -> dict[str, Any]:
+def unstack_params(params: Mapping[str, Any], placement: Placement, tied: bool = False) -> dict[str, Any]:
     """Inverse of :func:`~shardplan.jax.pipeline.stack_params`: ``stages`` ``(pp, S, ...)`` back to
-    ``layers/<i>`` by ``placement`` (stage_layers or a slot table; padding slots dropped); other
-    entries kept."""
+    ``layers/<i>`` by ``placement`` (stage_layers or a slot table; padding slots dropped), the
+    stacked embedding / LM head / final norm (``boundary``, present under the executed 1F1B) back to
+    ``embed``, ``lm_head`` (unless ``tied``) and ``final_norm``
+    (:func:`~shardplan.jax.pipeline.unstack_boundary`); other entries kept."""
+    if BOUNDARY in params:
+        params = unstack_boundary(params, tied)
     stages = params[STAGES]
     layers = {int(i): jax.tree.map(lambda a, k=k, j=j: a[k, j], stages)
               for (k, j), i in np.ndenumerate(slot_layers(placement)) if i >= 0}
@@ -175,6 +181,12 @@ def saved_placement(meta: Mapping[str, Any]) -> Placement:
     if meta.get("slot_layers"):
         return tuple(tuple(int(i) for i in row) for row in meta["slot_layers"])
     return tuple(int(n) for n in meta["stage_layers"])
+
+
+def saved_boundary(meta: Mapping[str, Any]) -> bool:
+    """Whether a checkpoint holds the embedding / LM head / final norm stacked over pp
+    (``boundary/...``, written under the executed 1F1B or interleaved schedule)."""
+    return any(path.startswith(f"{BOUNDARY}/") for path in meta["leaves"])
 
 
 def saved_fused_qkv(meta: Mapping[str, Any]) -> bool:
@@ -201,18 +213,41 @@ def convert_qkv(params: Mapping[str, Any], fused: bool) -> dict[str, Any]:
 
 
 def _abstract_params(model: ModelSpec, placement: Placement | None,
-                     fused_qkv: bool = True) -> tuple[dict, dict]:
-    """Abstract params and logical axes, stacked by ``placement`` (or not, when None)."""
+                     fused_qkv: bool = True, boundary: bool = False) -> tuple[dict, dict]:
+    """Abstract params and logical axes, stacked by ``placement`` (or not, when None), with the
+    embedding / head stacked too when ``boundary``."""
     abstract = abstract_model(model, fused_qkv=fused_qkv)
     params, logical = param_dict(abstract), logical_axes(abstract)
     if placement is None:
         return params, logical
-    return jax.eval_shape(lambda p: stack_params(p, placement), params), stack_logical(logical)
+    return (jax.eval_shape(lambda p: stack_params(p, placement, boundary), params),
+            stack_logical(logical, boundary))
+
+
+def _boundary_spec(path: str, cur: Mapping[str, P]) -> P | None:
+    """The current spec for a saved embedding / LM head / final-norm leaf (stacked ``boundary/...``
+    or not) without its stacking dim, or None for other leaves. The current leaf is
+    ``boundary/table`` (V, d) or ``embed`` (V, d) / ``lm_head`` (d, V), likewise the norm."""
+    if path.startswith(f"{BOUNDARY}/"):
+        rest = path.split("/", 1)[1]
+        if f"{BOUNDARY}/{rest}" in cur:
+            return P(None, *tuple(cur[f"{BOUNDARY}/{rest}"])[1:])
+        return P(None, *tuple(cur["embed" if rest == "table" else rest]))
+    if f"{BOUNDARY}/table" not in cur or path.split("/")[0] not in ("embed", "lm_head", "final_norm"):
+        return None
+    if path == "embed":
+        return P(*tuple(cur[f"{BOUNDARY}/table"])[1:])
+    if path == "lm_head":
+        return P(*reversed(tuple(cur[f"{BOUNDARY}/table"])[1:]))
+    return P(*tuple(cur[f"{BOUNDARY}/{path}"])[1:])
 
 
 def _spec_in_saved_structure(path: str, cur: Mapping[str, P], saved_stacked: bool, cur_stacked: bool) -> P:
     """PartitionSpec on the current mesh for a leaf of the *saved* structure: the current counterpart's
     spec without the stacking dims (a stacked -> stacked change drops the pp dim, whose size changes)."""
+    bspec = _boundary_spec(path, cur)
+    if bspec is not None:
+        return bspec
     parts = path.split("/")
     if saved_stacked and parts[0] == STAGES:
         rest = "/".join(parts[1:])
@@ -232,7 +267,8 @@ def _other_qkv_leaves(trainer: Any, meta: Mapping[str, Any]) -> dict[str, LeafSh
     if fused == trainer.fused_qkv:
         return {}
     split = trainer.pipeline.placement if trainer.pipeline is not None else None
-    abstract, logical = _abstract_params(trainer.model_spec, split, fused)
+    abstract, logical = _abstract_params(trainer.model_spec, split, fused,
+                                         trainer.pipeline is not None and trainer.pipeline.boundary)
     return param_shardings(abstract, logical, replace(trainer.rules, param_overrides=()))
 
 
@@ -353,8 +389,9 @@ class Checkpointer:
         saved_stacked = bool(meta["stacked"])
         cur_stacked = trainer.pipeline is not None
         same = saved_stacked == cur_stacked and saved_fused_qkv(meta) == trainer.fused_qkv and (
-            not cur_stacked or slot_layers(saved_placement(meta)).tolist()
-            == slot_layers(trainer.pipeline.placement).tolist())
+            not cur_stacked or (slot_layers(saved_placement(meta)).tolist()
+                                == slot_layers(trainer.pipeline.placement).tolist()
+                                and saved_boundary(meta) == trainer.pipeline.boundary))
         if same:
             target = trainer._abstract_state()
             self._check_leaves(meta, {path: leaf.shape for path, leaf in trainer.leaves.items()})
@@ -383,7 +420,7 @@ class Checkpointer:
         saved_split = saved_placement(meta) if saved_stacked else None
         cur_split = trainer.pipeline.placement if cur_stacked else None
         model, mesh = trainer.model_spec, trainer.mesh
-        saved_abs, _ = _abstract_params(model, saved_split, saved_fused_qkv(meta))
+        saved_abs, _ = _abstract_params(model, saved_split, saved_fused_qkv(meta), saved_boundary(meta))
         flat_abs = jax.tree_util.tree_flatten_with_path(saved_abs)[0]
         self._check_leaves(meta, {path_str(kp): x.shape for kp, x in flat_abs})
         leaves = {**_other_qkv_leaves(trainer, meta), **trainer.leaves}
@@ -411,9 +448,9 @@ class Checkpointer:
             if not is_params(p):
                 return p
             if saved_stacked:
-                p = unstack_params(p, saved_split)
+                p = unstack_params(p, saved_split, model.tied_embeddings)
             p = convert_qkv(p, trainer.fused_qkv)
-            return stack_params(p, cur_split) if cur_stacked else p
+            return stack_params(p, cur_split, trainer.pipeline.boundary) if cur_stacked else p
 
         def conv(state: dict[str, Any]) -> tuple[Any, Any]:
             params = convert(state["params"])
@@ -445,4 +482,4 @@ def to_numpy(tree: Any) -> dict[str, np.ndarray]:
 
 
 __all__ = ["Checkpointer", "checkpoint_meta", "check_model", "check_data", "convert_qkv", "unstack_params",
-           "leaf_specs", "saved_fused_qkv", "to_numpy", "FORMAT"]
+           "leaf_specs", "saved_boundary", "saved_fused_qkv", "to_numpy", "FORMAT"]

@@ -22,12 +22,31 @@ Parameter layout
     the stages) and the masked blocks are still computed (every stage runs ``L_max`` blocks per
     tick, so an uneven split is as slow as ``pp * L_max`` layers evenly split).
 
-    The embedding, learned positions, final norm and LM head are *replicated over pp* (and laid
-    out by the other rules as for ``pp = 1``): every pipeline rank holds them and computes the
-    embedding of the whole batch redundantly (under GPipe also the LM head / loss; under 1F1B
-    the last stage runs the head per microbatch). Memory cost per device:
-    ``(vocab * d [* 2 if untied] + d) * 4 bytes * 3`` (fp32 parameter + two Adam moments, divided by
-    the ZeRO/TP shards as usual) instead of only on the first / last stage.
+    Executed 1F1B and interleaved 1F1B (:func:`boundary_tables`): the embedding and the LM head
+    live where Megatron-LM puts them (Narayanan et al. 2021 Sec. 2.2), the embedding on the first
+    stage and the (untied) head + final norm on the last. An SPMD program runs the same code on
+    every rank, so they are one stacked *boundary table* sharded over pp (:data:`BOUNDARY`,
+    :func:`stack_boundary`): ``boundary/table`` (pp, V, d) with logical axes
+    ``("layers", "vocab", "embed")`` -- rank 0's slice is the embedding, rank pp-1's the LM head
+    (stored transposed, (V, d)) -- and ``boundary/final_norm`` (pp, d), rank pp-1's slice the
+    final norm. Each rank therefore holds and dp-reduces exactly one V x d table (the planner's
+    stage: its layers + one table). The middle ranks of pp > 2 hold an unused zero slice: memory
+    cost per middle rank ``(V d / t + d) * 4 bytes * 3`` (parameter + two Adam moments, divided by
+    ZeRO/TP as usual), and its zero gradient is reduced over dp with the others. Tied embeddings
+    keep a copy on the first and the last stage (both slices hold the table) and, as Megatron-LM's
+    ``_allreduce_word_embedding_grads``, all-reduce the two copies' gradients over the embedding
+    group (first + last stage) once per step after the dp reduction (:func:`_embedding_group_sum`:
+    a psum over pp for pp = 2, a swap of the two for pp > 2), so both take the same update. Learned
+    positions and BLOOM's embedding norm stay replicated over pp (their stage-0 gradients are
+    psum-med over pp, with the loss). Checkpoints store the stacked layout and convert it to and
+    from the replicated one (:mod:`shardplan.jax.checkpoint`).
+
+    GPipe (and the trainer's :meth:`Pipeline.logits` forward for the 1F1B layouts, which reads the
+    two slices by GSPMD): the embedding, learned positions, final norm and LM head are *replicated
+    over pp* (and laid out by the other rules as for ``pp = 1``): every pipeline rank holds them and
+    computes the embedding and the LM head / loss of the whole batch redundantly. Memory cost per
+    device: ``(vocab * d [* 2 if untied] + d) * 4 bytes * 3`` instead of only on the first / last
+    stage.
 
 Schedules (:class:`Pipeline`; ``Pipeline.executed`` names the one that runs)
     '1f1b' -- executed 1F1B (PipeDream-Flush; Narayanan et al. 2021, "Efficient Large-Scale
@@ -41,17 +60,22 @@ Schedules (:class:`Pipeline`; ``Pipeline.executed`` names the one that runs)
     one forward / one backward, cool-down backwards (the planner's
     :func:`shardplan.cost.pipeline_schedule.rank_orders`; a lock-step with t_b = t_f, so the bubble is
     the same ``(pp - 1)`` slots of forward and of backward as GPipe's). After each slot one
-    ``ppermute`` sends every stage's output: a forward's activations to ``k + 1``, a backward's
+    ``ppermute`` sends the stages' outputs: a forward's activations to ``k + 1``, a backward's
     input cotangent to ``k - 1`` (stages of one parity do forwards, the others backwards, so one
-    permutation per slot parity covers both directions).
+    permutation per slot covers both directions). Only real work is sent, as Megatron does: the
+    ticks are scanned in runs with the same senders
+    (:func:`shardplan.pipeline_program.one_f_one_b_runs`), so a warm-up or cool-down slot's
+    permutation holds only the stages that produced something; per step a stage sends ``m``
+    activations (``k < pp - 1``) and ``m`` cotangents (``k > 0``), e.g. pp = 2, m = 4: 4 per device
+    in 5 collective-permutes.
 
     * No computation in bubble slots: each slot's work is a ``lax.switch`` whose index is computed
       per device (idle / forward / backward / last-stage backward). The branches hold GSPMD
       collectives of the automatic axes (tp all-reduces, fsdp gathers and reduce-scatters; the dp
       gradient reduction when it cannot be taken out, see below): all devices of one pipeline
       stage take the same branch, so these collectives have all their participants -- this
-      compiles and runs on XLA:CPU (jax 0.10.2; tested with dp, tp, fsdp, HSDP, ep, cp, sp). Outside the branches run the ``ppermute`` and, after the schedule,
-      the boundary ``psum``-s.
+      compiles and runs on XLA:CPU (jax 0.10.2; tested with dp, tp, fsdp, HSDP, ep, cp, sp). Outside
+      the branches run the ``ppermute`` and, after the schedule, the gradient ``psum``-s.
     * Stage-granular recomputation: a stage keeps the *inputs* ``(b, s, d)`` of its in-flight
       microbatches in a ring buffer of ``min(m, pp)`` rows (at most ``min(m, pp - k)`` are live on
       stage ``k``), and a backward re-runs the stage's forward under ``jax.vjp`` from the stored
@@ -65,16 +89,21 @@ Schedules (:class:`Pipeline`; ``Pipeline.executed`` names the one that runs)
       vocabulary-index select (``token_nll(gather=False)``): the ``take_along_axis`` gather of a
       tp-sharded vocabulary makes XLA's SPMD partitioner abort inside the pp-manual region when
       dp > 1 (jax 0.10.2, "Check failed: partition_group_list.num_replica_groups() ...").
-    * Gradients accumulate in fp32 in the scan carry; the head gradient, the loss and the input
-      cotangents (written by stage 0) leave the map ``psum``-med over pp in fp32 (only one stage
-      contributes: exact). The embedding runs before the pipeline under ``jax.vjp``, which turns
-      the input cotangents into its gradient (summed with the head's for tied embeddings).
+    * Gradients accumulate in fp32 in the scan carry. The embedding runs inside the map, before
+      the schedule, under ``jax.vjp`` by each rank's own table slice (only stage 0's output is
+      read; the others' lookups are discarded); after the schedule that vjp turns the input
+      cotangents (written by stage 0, zero elsewhere) into the table gradient, added to the head's
+      (last stage). Nothing of the boundary crosses pp: the table and norm gradients leave the map
+      stacked (``P("pp")``); only the loss (and the replicated positions' gradients) is
+      ``psum``-med over pp (4 bytes for a RoPE model).
     * Data-parallel gradient reduction once per step: the ``shard_map`` is also manual over the
       data axes along which every parameter is replicated (``Trainer.local_axes``: dp for ZeRO-0/1/2,
       the HSDP replica axis), each device differentiates per-device copies of the parameters
       (``pcast`` to varying), and the fp32 gradients are ``psum``-med over those axes once, after the
-      schedule. Axes that shard parameters (fsdp) stay automatic: ZeRO-3's gathers and
-      reduce-scatters run inside the branches, per microbatch, as FSDP does.
+      schedule (one all-reduce of the stage gradients, the rank's table and norm slices and the loss).
+      Axes that shard parameters (fsdp) stay automatic: ZeRO-3's gathers and reduce-scatters run
+      inside the branches, per microbatch, as FSDP does (the table is gathered over fsdp once,
+      before the embedding lookup).
 
     'interleaved' -- executed interleaved 1F1B (Narayanan et al. 2021 Sec. 2.2.2; Megatron-LM's
     ``forward_backward_pipelining_with_interleaving``), :meth:`Pipeline._interleaved_program`: each
@@ -85,7 +114,9 @@ Schedules (:class:`Pipeline`; ``Pipeline.executed`` names the one that runs)
     ``(pp - 1) / v`` of a stage's forward + backward. Per slot one ``lax.switch`` (idle / chunk
     forward / chunk backward under ``jax.vjp`` / last chunk's backward with the loss) and two
     cyclic ``ppermute``-s (forward ``k -> k + 1``, backward ``k -> k - 1``: the last rank's chunk
-    ``c`` feeds rank 0's chunk ``c + 1``); received chunk inputs and output cotangents wait in
+    ``c`` feeds rank 0's chunk ``c + 1``) with every rank in them, bubble slots included (one
+    ``lax.scan`` over all slots; the per-run sends of 1F1B would unroll nearly every slot here);
+    the embedding and head are the stacked boundary table as for 1F1B; received chunk inputs and output cotangents wait in
     buffers whose rows the table assigns (interval colouring), at most ``pp v + pp - 1`` chunk
     inputs on rank 0 (Megatron's ``pp (1 + (pp - 1) / (pp v))`` stages' worth). Requires
     ``m % pp == 0`` (as Megatron; checked by :func:`shardplan.parallel.validate`).
@@ -142,11 +173,18 @@ from shardplan.jax.model import (Transformer, abstract_model, fuses_qkv, logical
 from shardplan.jax.rules import constrain
 from shardplan.parallel import RUNTIME_SCHEDULE, Layout, chunk_layers
 from shardplan.pipeline_program import (InterleavedTable, interleaved_table, one_f_one_b_permutation,
-                                        one_f_one_b_slots, one_f_one_b_work)
+                                        one_f_one_b_runs, one_f_one_b_slots, one_f_one_b_work)
 from shardplan.specs.model import ModelSpec
 
 #: Key of the stacked block parameters in the parameter dict when ``pp > 1``.
 STAGES = "stages"
+#: Key of the stacked boundary parameters (executed 1F1B / interleaved, :func:`boundary_tables`):
+#: ``table`` (pp, V, d), rank 0's slice the embedding, rank pp - 1's the LM head (transposed; with
+#: tied embeddings a copy of the embedding), and ``final_norm`` (pp, ...), rank pp - 1's slice the
+#: final norm; the other slices are zero and unused.
+BOUNDARY = "boundary"
+#: The parameter-dict entries that :data:`BOUNDARY` replaces.
+BOUNDARY_KEYS = ("embed", "lm_head", "final_norm")
 #: Logical names of the two leading dimensions of a stacked leaf: (stage -> pp, slot in the stage).
 STACK_LOGICAL: tuple[str | None, ...] = ("layers", None)
 #: ``block(layer_params, h) -> h``: one transformer block on a (b, s, d) residual stream.
@@ -239,17 +277,55 @@ def layer_windows(model: ModelSpec, placement: Placement) -> np.ndarray | None:
     return out
 
 
-def stack_params(params: Mapping[str, Any], placement: Placement) -> dict[str, Any]:
+def boundary_tables(layout: Layout) -> bool:
+    """Whether the runtime holds the embedding / LM head as the pp-stacked :data:`BOUNDARY` (the
+    executed 1F1B and interleaved 1F1B, :data:`EXECUTED_AS`), not replicated on every pipeline rank
+    (GPipe, ``pp = 1``)."""
+    p = layout.parallel
+    return p.pp > 1 and RUNTIME_SCHEDULE[p.schedule] != "gpipe"
+
+
+def stack_boundary(params: Mapping[str, Any], pp: int) -> dict[str, Any]:
+    """Replace ``embed`` (V, d), ``lm_head`` (d, V; absent when tied) and ``final_norm`` by
+    :data:`BOUNDARY`: ``table`` (pp, V, d) = [embed, 0, ..., 0, lm_head^T (tied: embed)] and
+    ``final_norm`` (pp, ...) = [0, ..., 0, final_norm]. Megatron-LM's placement (Narayanan et al.
+    2021 Sec. 2.2: the embedding on the first stage, the head on the last; tied embeddings keep a
+    copy on both, ``megatron/core/models/common/language_module``'s shared embedding)."""
+    head = params["lm_head"].T if "lm_head" in params else params["embed"]
+    zeros = jnp.zeros_like(params["embed"])
+    table = jnp.stack([params["embed"]] + [zeros] * (pp - 2) + [head])
+    norm = jax.tree.map(lambda a: jnp.concatenate([jnp.zeros((pp - 1, *a.shape), a.dtype), a[None]]),
+                        params["final_norm"])
+    out = {k: v for k, v in params.items() if k not in BOUNDARY_KEYS}
+    out[BOUNDARY] = {"table": table, "final_norm": norm}
+    return out
+
+
+def unstack_boundary(params: Mapping[str, Any], tied: bool) -> dict[str, Any]:
+    """Inverse of :func:`stack_boundary`: ``embed`` = rank 0's table, ``lm_head`` = rank pp - 1's
+    transposed (unless ``tied``), ``final_norm`` = rank pp - 1's; other entries kept."""
+    b = params[BOUNDARY]
+    out = {k: v for k, v in params.items() if k != BOUNDARY}
+    out["embed"] = b["table"][0]
+    if not tied:
+        out["lm_head"] = b["table"][-1].T
+    out["final_norm"] = jax.tree.map(lambda a: a[-1], b["final_norm"])
+    return out
+
+
+def stack_params(params: Mapping[str, Any], placement: Placement, boundary: bool = False) -> dict[str, Any]:
     """Stack ``params["layers"][i]`` (i = 0..n_layers-1) into ``params["stages"]`` of shape
-    ``(pp, S, ...)`` by ``placement`` (zeros in padding slots); other entries are kept.
+    ``(pp, S, ...)`` by ``placement`` (zeros in padding slots); other entries are kept, or with
+    ``boundary`` the embedding, LM head and final norm stacked by :func:`stack_boundary`.
 
     Args:
         params: the model's parameter dict (:func:`~shardplan.jax.model.param_dict`), arrays.
         placement: layers per stage (contiguous split, sums to n_layers) or a slot table
             (:func:`slot_layers`, e.g. :func:`interleaved_placement`).
+        boundary: :func:`boundary_tables` of the layout.
 
     Returns:
-        A new dict without ``"layers"`` and with ``"stages"``.
+        A new dict without ``"layers"`` and with ``"stages"`` (and :data:`BOUNDARY`).
     """
     layers = params["layers"]
     slots = slot_layers(placement)
@@ -259,14 +335,19 @@ def stack_params(params: Mapping[str, Any], placement: Placement) -> dict[str, A
             for row in slots]
     out = {key: v for key, v in params.items() if key != "layers"}
     out[STAGES] = jax.tree.map(lambda *xs: jnp.stack(xs), *rows)
-    return out
+    return stack_boundary(out, len(slots)) if boundary else out
 
 
-def stack_logical(logical: Mapping[str, Any]) -> dict[str, Any]:
-    """Logical axes of :func:`stack_params`'s output: block leaves get ``("layers", None)`` prepended."""
+def stack_logical(logical: Mapping[str, Any], boundary: bool = False) -> dict[str, Any]:
+    """Logical axes of :func:`stack_params`'s output: block leaves get ``("layers", None)``
+    prepended, the :data:`BOUNDARY` leaves ``("layers",)`` (the embedding's axes for the table)."""
+    tup = lambda x: isinstance(x, tuple)  # noqa: E731
     out = {k: v for k, v in logical.items() if k != "layers"}
-    out[STAGES] = jax.tree.map(lambda t: STACK_LOGICAL + tuple(t), logical["layers"][0],
-                               is_leaf=lambda x: isinstance(x, tuple))
+    out[STAGES] = jax.tree.map(lambda t: STACK_LOGICAL + tuple(t), logical["layers"][0], is_leaf=tup)
+    if boundary:
+        out = {k: v for k, v in out.items() if k not in BOUNDARY_KEYS}
+        out[BOUNDARY] = {"table": ("layers", *logical["embed"]),
+                         "final_norm": jax.tree.map(lambda t: ("layers", *t), logical["final_norm"], is_leaf=tup)}
     return out
 
 
@@ -282,15 +363,18 @@ def layout_params(model: ModelSpec, layout: Layout, remat: str = "none") -> tupl
     if layout.parallel.pp == 1:
         return params, logical
     check_pipeline(model, layout)
-    return jax.eval_shape(lambda p: stack_params(p, layout_placement(layout)), params), stack_logical(logical)
+    bnd = boundary_tables(layout)
+    return (jax.eval_shape(lambda p: stack_params(p, layout_placement(layout), bnd), params),
+            stack_logical(logical, bnd))
 
 
 def decay_mask(params: Mapping[str, Any]) -> Any:
     """AdamW weight-decay mask for stacked parameters: a leaf is decayed when its *per-layer* rank
-    (its rank minus the 2 stacking dimensions under ``"stages"``) is >= 2, as for ``pp = 1``."""
+    (its rank minus the 2 stacking dimensions under ``"stages"``, the 1 under :data:`BOUNDARY`) is
+    >= 2, as for ``pp = 1``."""
     def leaf(path: Any, x: Any) -> bool:
-        stacked = bool(path) and getattr(path[0], "key", None) == STAGES
-        return x.ndim - (2 if stacked else 0) >= 2
+        key = getattr(path[0], "key", None) if path else None
+        return x.ndim - {STAGES: 2, BOUNDARY: 1}.get(key, 0) >= 2
     return jax.tree_util.tree_map_with_path(leaf, params)
 
 
@@ -327,6 +411,8 @@ class Pipeline:
         self.tied = model.tied_embeddings
         #: the schedule executed: 'gpipe', '1f1b' or 'interleaved' (:data:`EXECUTED_AS`)
         self.executed = EXECUTED_AS[p.schedule]
+        #: embedding / LM head / final norm stacked over pp (:func:`boundary_tables`), else replicated
+        self.boundary = boundary_tables(layout)
         #: model chunks per rank: ``virtual_stages`` when interleaving is executed, else 1
         self.chunks = p.virtual_stages if self.executed == "interleaved" else 1
         abstract = abstract_model(model, p.recompute, fuses_qkv(model, p.tp))
@@ -374,6 +460,8 @@ class Pipeline:
         Returns:
             logits (B, s, v) in ``compute_dtype``.
         """
+        if BOUNDARY in params:  # the stacked embedding / head: GSPMD moves the two slices to every rank
+            params = unstack_boundary(params, self.tied)
         outer_p = {k: v.astype(compute_dtype) if hasattr(v, "astype") else jax.tree.map(
             lambda a: a.astype(compute_dtype), v) for k, v in params.items() if k != STAGES}
         outer: Transformer = nnx.merge(self.outer_graphdef, outer_p)
@@ -455,92 +543,134 @@ class Pipeline:
             ``(loss, grads)``: fp32 scalar (mean over the ``B s`` tokens, nats) and fp32
             gradients with the structure of ``params``.
         """
-        m, f32 = self.microbatches, jnp.float32
-        outer_p = jax.tree.map(lambda a: a.astype(compute_dtype), {k: v for k, v in params.items() if k != STAGES})
+        m = self.microbatches
         positions = jnp.arange(inputs.shape[1], dtype=jnp.int32) if positions is None else positions
-        x, embed_vjp = jax.vjp(lambda op: nnx.merge(self.outer_graphdef, op).embed_tokens(inputs, positions), outer_p)
-        keys = head_keys(self.tied)
-        head = {k: outer_p[k] for k in keys}
-        rest = {k: v for k, v in outer_p.items() if k not in keys}
-        act = (None, "act_batch", "act_seq_norm", "act_embed")
-        xm = constrain(_microbatched(x, m), act).astype(f32)
-        tm = constrain(_microbatched(targets, m), (None, "act_batch", None))
+        rest = {k: jax.tree.map(lambda a: a.astype(compute_dtype), v) for k, v in params.items()
+                if k not in (STAGES, BOUNDARY)}
+        im, tm = (constrain(_microbatched(t, m), (None, "act_batch", None)) for t in (inputs, targets))
         program = self._interleaved_program if self.executed == "interleaved" else self._one_f_one_b_program
         body = program(self._block_fn(positions), compute_dtype, self._loss_fn(inputs.size, real_vocab),
-                       tuple(data_axes))
+                       self._embed_fn(positions), tuple(data_axes))
         rows = P(None, tuple(data_axes) or None)  # (m, b, ...) with the batch split over data_axes
-        run = jax.shard_map(body, mesh=self.mesh, in_specs=(P("pp"), P(), P(), rows, rows),
-                            out_specs=(P("pp"), P(), rows, P()), axis_names={"pp", *data_axes})
-        g_stages, g_head, dxm, loss = run(params[STAGES], head, rest, xm, tm)
-        dx = constrain(_unmicrobatched(constrain(dxm, act).astype(compute_dtype)), act[1:])
-        (g_outer,) = embed_vjp(dx)
-        grads = jax.tree.map(lambda g: g.astype(f32), g_outer)
-        for k in keys:
-            grads[k] = jax.tree.map(jnp.add, grads[k], g_head[k])
-        grads[STAGES] = g_stages
-        return loss, grads
+        run = jax.shard_map(body, mesh=self.mesh, in_specs=(P("pp"), P("pp"), P(), rows, rows),
+                            out_specs=(P("pp"), P("pp"), P(), P()), axis_names={"pp", *data_axes})
+        g_stages, g_boundary, g_rest, loss = run(params[STAGES], params[BOUNDARY], rest, im, tm)
+        return loss, {**g_rest, STAGES: g_stages, BOUNDARY: g_boundary}
+
+    def _merged(self, table: jax.Array, norm: Any, rest: Mapping[str, Any]) -> Transformer:
+        """The outer model (embedding, positions, final norm, head) on one pipeline rank: ``table``
+        (V, d) its :data:`BOUNDARY` slice as the embedding and (transposed) the untied LM head,
+        ``norm`` its final-norm slice, ``rest`` the pp-replicated outer parameters."""
+        p = {**rest, "embed": table, "final_norm": norm}
+        if not self.tied:
+            p["lm_head"] = table.T
+        return nnx.merge(self.outer_graphdef, p)
+
+    def _embed_fn(self, positions: jax.Array) -> Callable[..., jax.Array]:
+        """``embed(table, norm, rest, tokens) -> xs``: the token (+ position) embedding of the
+        ``(m, b, s)`` int32 microbatches by this rank's table (:meth:`_merged`), ``(m, b, s, d)``."""
+        def embed(table: jax.Array, norm: Any, rest: Any, tokens: jax.Array) -> jax.Array:
+            m, b, s_ = tokens.shape
+            # the whole model width before the lookup (ZeRO-3 gathers the table over fsdp here): XLA's
+            # partitioner aborts on a gather from a table sharded over both tp (vocab) and fsdp (width)
+            # inside the pp-manual region (jax 0.10.2, "Check failed: partition_group_list...")
+            table = constrain(table, ("act_vocab", None))
+            x = self._merged(table, norm, rest).embed_tokens(tokens.reshape(m * b, s_), positions)
+            return x.reshape(m, b, s_, x.shape[-1])
+        return embed
+
+    @staticmethod
+    def _boundary_in(embed: Callable, bnd: Any, rest: Any, toks: jax.Array, dtype: Any,
+                     data_axes: tuple[str, ...]) -> tuple[Any, Any, jax.Array, Callable]:
+        """Start of a 1F1B program on one rank (``embed`` of :meth:`_embed_fn`): its :data:`BOUNDARY` slice ``head`` (``table`` (V, d)
+        and ``final_norm`` in ``dtype``, per-device copies over ``data_axes``), ``rest`` made varying,
+        and the embedding ``xs`` (m, b, s, d) of the local microbatches ``toks`` (m, b, s) with its
+        ``vjp``. Every rank embeds by its own table; only stage 0's ``xs`` is read (Megatron runs
+        the embedding on the first stage; the other ranks' lookups are discarded)."""
+        head = jax.tree.map(lambda a: a[0].astype(dtype), bnd)
+        head = jax.lax.pcast(head, data_axes, to="varying") if data_axes else head
+        rest = jax.lax.pcast(rest, ("pp", *data_axes), to="varying") if rest else rest
+        xs, vjp = jax.vjp(lambda t, r: embed(t, head["final_norm"], r, _varying(toks)), head["table"], rest)
+        return head, rest, xs, vjp
+
+    def _boundary_out(self, g_head: Any, dxs: jax.Array, vjp: Callable, grads: Any, loss: jax.Array,
+                      data_axes: tuple[str, ...]) -> tuple[Any, Any, Any, jax.Array]:
+        """End of a 1F1B program: the embedding gradient from the input cotangents ``dxs`` (non-zero
+        on stage 0 only) added to the head's ``g_head`` (last stage), one data-parallel all-reduce
+        (fp32) of ``grads`` (the stage gradients), the boundary and ``rest`` gradients and the loss;
+        with tied embeddings the first and last stage's table gradients summed (Megatron-LM's
+        ``_allreduce_word_embedding_grads`` over the embedding group); ``rest`` and the loss summed
+        over pp. Returns ``(grads, g_boundary (1, ...), g_rest, loss)``."""
+        f32 = jnp.float32
+        g_table, g_rest = vjp(dxs)
+        g_b = {"table": g_head["table"] + g_table.astype(f32), "final_norm": g_head["final_norm"]}
+        g_rest = jax.tree.map(lambda g: g.astype(f32), g_rest)
+        if data_axes:
+            grads, g_b, g_rest, loss = jax.lax.psum((grads, g_b, g_rest, loss), data_axes)
+        if self.tied:
+            g_b["table"] = _embedding_group_sum(g_b["table"], self.pp)
+        g_rest, loss = jax.lax.psum((g_rest, loss), "pp")
+        return grads, jax.tree.map(lambda g: g[None], g_b), g_rest, loss
 
     def _loss_fn(self, n_tokens: int, real_vocab: int | None) -> Callable[..., jax.Array]:
         """``loss(h, head, rest, targets)``: final norm + LM head on the last stage's output ``h``
-        (b, s, d) with the head parameters ``head`` (:func:`head_keys`) and the other outer ones
-        ``rest``, then the summed token cross-entropy divided by ``n_tokens`` (the step's tokens),
+        (b, s, d) with the rank's :data:`BOUNDARY` slice ``head`` (``table`` (V, d), ``final_norm``)
+        and the other outer parameters ``rest`` (:meth:`_merged`), then the summed token cross-entropy divided by ``n_tokens`` (the step's tokens),
         an fp32 scalar."""
-        graphdef = self.outer_graphdef
-
         def loss(h: jax.Array, head: Any, rest: Any, targets: jax.Array) -> jax.Array:
-            logits = nnx.merge(graphdef, {**rest, **head}).head(h).astype(jnp.float32)
+            logits = self._merged(head["table"], head["final_norm"], rest).head(h).astype(jnp.float32)
             return jnp.sum(token_nll(logits, targets, real_vocab, gather=False)) / n_tokens
 
         return loss
 
     def _one_f_one_b_program(self, block: BlockFn, dtype: Any, loss_fn: Callable[..., jax.Array],
-                             data_axes: tuple[str, ...] = ()) -> Callable:
+                             embed: Callable[..., jax.Array], data_axes: tuple[str, ...] = ()) -> Callable:
         """The per-stage program of :meth:`value_and_grad` under ``shard_map`` (manual over ``pp``).
 
         Returns:
-            ``body(stage_w, head, rest, xs, ts) -> (g_stage, g_head, dxs, loss)``: ``stage_w`` this
-            stage's ``(1, L_max, ...)`` parameters, ``head`` / ``rest`` the outer parameters (compute
-            dtype, pp-invariant), ``xs`` (m, b, s, d) fp32 pipeline inputs and ``ts`` (m, b, s) targets
-            (pp-invariant). ``g_stage`` (1, L_max, ...) fp32 is this stage's gradient; ``g_head``
-            (fp32), ``dxs`` (m, b, s, d) fp32 (the cotangent of ``xs``) and ``loss`` are summed over pp,
-            fp32, exact: only the last (head, loss) or the first stage (``dxs``) is non-zero.
-            The scan runs ``m + pp - 1`` ticks of two slots each (:func:`one_f_one_b_work`).
-            With ``data_axes`` (manual too) ``xs`` / ``ts`` / ``dxs`` are the local rows, the
-            parameters are differentiated as per-device copies, and the gradients and the loss
-            are ``psum``-med over ``data_axes`` once, after the scan.
+            ``body(stage_w, bnd, rest, toks, ts) -> (g_stage, g_boundary, g_rest, loss)``: ``stage_w``
+            this stage's ``(1, L_max, ...)`` parameters, ``bnd`` its ``(1, ...)`` :data:`BOUNDARY`
+            slice, ``rest`` the other outer parameters (compute dtype, pp-invariant), ``toks`` /
+            ``ts`` the (m, b, s) input and target ids (pp-invariant). ``g_stage`` (1, L_max, ...) and
+            ``g_boundary`` (1, ...) are this rank's fp32 gradients; ``g_rest`` and ``loss`` are
+            summed over pp (fp32, exact: only stage 0 (``rest``) or the last stage (loss) is
+            non-zero). The ticks (two slots each, :func:`one_f_one_b_work`) run as one ``lax.scan``
+            per run of ticks with the same sends (:func:`shardplan.pipeline_program.one_f_one_b_runs`:
+            the warm-up and cool-down ticks send only what their stages produced). With
+            ``data_axes`` (manual too) ``toks`` / ``ts`` are the local rows, the parameters are
+            differentiated as per-device copies, and the gradients and the loss are ``psum``-med over
+            ``data_axes`` once, after the schedule (:meth:`_boundary_out`).
         """
         m, pp = self.microbatches, self.pp
         run_stage = self._stage_runner(block)
-        perms = (one_f_one_b_permutation(pp, 0), one_f_one_b_permutation(pp, 1))
         f32 = jnp.float32
 
-        def body(stage_w: Any, head: Any, rest: Any, xs: jax.Array, ts: jax.Array) -> tuple:
+        def body(stage_w: Any, bnd: Any, rest: Any, toks: jax.Array, ts: jax.Array) -> tuple:
             stage = jax.lax.axis_index("pp")
             # per-device copies (pcast to varying): their vjp is the local gradient, no collective
             w = jax.tree.map(lambda a: a[0].astype(dtype), stage_w)
             w = jax.lax.pcast(w, data_axes, to="varying") if data_axes else w
-            vary = lambda t: jax.lax.pcast(t, ("pp", *data_axes), to="varying")  # noqa: E731
-            head = vary(head)
-            xs, ts = _varying(xs).astype(dtype), _varying(ts)
+            head, rest, xs, embed_vjp = self._boundary_in(embed, bnd, rest, toks, dtype, data_axes)
+            ts = _varying(ts)
             branches = _slot_branches(lambda w_, x: run_stage(stage, w_, x),
                                       lambda w_, h_, x, tg: loss_fn(run_stage(stage, w_, x), h_, rest, tg), w, head)
             slot = _slot_fn(pp, m, stage, xs, ts, branches)
-
-            def tick(carry: tuple, j: jax.Array) -> tuple[tuple, None]:
-                return slot(slot(carry, 2 * j, perms[0]), 2 * j + 1, perms[1]), None
-
             zeros32 = lambda t: jax.tree.map(lambda a: jnp.zeros(a.shape, f32), t)  # noqa: E731
-            init = vary((jnp.zeros(xs.shape[1:], dtype), jnp.zeros((min(m, pp), *xs.shape[1:]), dtype),
-                             zeros32(w), zeros32(head), jnp.zeros((), f32), jnp.zeros(xs.shape, dtype)))
-            (_, _, g_w, g_head, loss, dxs), _ = jax.lax.scan(tick, init, jnp.arange(m + pp - 1))
-            g_w, g_head, loss = jax.lax.psum((g_w, g_head, loss), data_axes) if data_axes else (g_w, g_head, loss)
-            return (jax.tree.map(lambda g: g[None], g_w), jax.lax.psum(g_head, "pp"),
-                    jax.lax.psum(dxs.astype(f32), "pp"), jax.lax.psum(loss, "pp"))
+            carry = jax.lax.pcast((jnp.zeros(xs.shape[1:], dtype), jnp.zeros((min(m, pp), *xs.shape[1:]), dtype),
+                                   zeros32(w), zeros32(head), jnp.zeros((), f32), jnp.zeros(xs.shape, dtype)),
+                                  ("pp", *data_axes), to="varying")
+            for start, stop, even, odd in one_f_one_b_runs(pp, m):
+                def tick(c: tuple, j: jax.Array, even: Any = even, odd: Any = odd) -> tuple[tuple, None]:
+                    return slot(slot(c, 2 * j, list(even)), 2 * j + 1, list(odd)), None
+                carry, _ = jax.lax.scan(tick, carry, jnp.arange(start, stop))
+            _, _, g_w, g_head, loss, dxs = carry
+            g_w, g_b, g_rest, loss = self._boundary_out(g_head, dxs, embed_vjp, g_w, loss, data_axes)
+            return jax.tree.map(lambda g: g[None], g_w), g_b, g_rest, loss
 
         return body
 
     def _interleaved_program(self, block: BlockFn, dtype: Any, loss_fn: Callable[..., jax.Array],
-                             data_axes: tuple[str, ...] = ()) -> Callable:
+                             embed: Callable[..., jax.Array], data_axes: tuple[str, ...] = ()) -> Callable:
         """The per-rank program of the executed interleaved 1F1B: as :meth:`_one_f_one_b_program`
         (same arguments and outputs), but each rank holds ``v`` model chunks (its ``(1, S, ...)``
         slots viewed as ``(v, Lc, ...)``, :func:`interleaved_placement`) and a ``lax.scan`` runs the
@@ -555,25 +685,25 @@ class Pipeline:
         tbl = interleaved_table(pp, self.microbatches, v)
         f32 = jnp.float32
 
-        def body(stage_w: Any, head: Any, rest: Any, xs: jax.Array, ts: jax.Array) -> tuple:
+        def body(stage_w: Any, bnd: Any, rest: Any, toks: jax.Array, ts: jax.Array) -> tuple:
             stage = jax.lax.axis_index("pp")
             w = jax.tree.map(lambda a: a[0].astype(dtype).reshape(v, lc, *a.shape[2:]), stage_w)
             w = jax.lax.pcast(w, data_axes, to="varying") if data_axes else w
-            vary = lambda t: jax.lax.pcast(t, ("pp", *data_axes), to="varying")  # noqa: E731
-            head, xs, ts = vary(head), _varying(xs).astype(dtype), _varying(ts)
+            head, rest, xs, embed_vjp = self._boundary_in(embed, bnd, rest, toks, dtype, data_axes)
+            ts = _varying(ts)
             chunk_fn = lambda c, w_, x: run_chunk((stage, c), w_, x)  # noqa: E731
             last_fn = lambda c, w_, h_, x, tg: loss_fn(chunk_fn(c, w_, x), h_, rest, tg)  # noqa: E731
             branches = _interleaved_branches(chunk_fn, last_fn, w, head)
             slot = _interleaved_slot_fn(tbl, pp, v, stage, xs, ts, branches)
             zeros32 = lambda t: jax.tree.map(lambda a: jnp.zeros(a.shape, f32), t)  # noqa: E731
             b_s_d = xs.shape[1:]
-            init = vary((jnp.zeros((tbl.rows_in, *b_s_d), dtype), jnp.zeros((tbl.rows_cot, *b_s_d), dtype),
-                         zeros32(w), zeros32(head), jnp.zeros((), f32), jnp.zeros(xs.shape, dtype)))
+            init = jax.lax.pcast((jnp.zeros((tbl.rows_in, *b_s_d), dtype), jnp.zeros((tbl.rows_cot, *b_s_d), dtype),
+                                  zeros32(w), zeros32(head), jnp.zeros((), f32), jnp.zeros(xs.shape, dtype)),
+                                 ("pp", *data_axes), to="varying")
             (_, _, g_w, g_head, loss, dxs), _ = jax.lax.scan(lambda c, t: (slot(c, t), None), init,
                                                              jnp.arange(tbl.kind.shape[0]))
-            g_w, g_head, loss = jax.lax.psum((g_w, g_head, loss), data_axes) if data_axes else (g_w, g_head, loss)
-            return (jax.tree.map(lambda g: g.reshape(1, v * lc, *g.shape[2:]), g_w), jax.lax.psum(g_head, "pp"),
-                    jax.lax.psum(dxs.astype(f32), "pp"), jax.lax.psum(loss, "pp"))
+            g_w, g_b, g_rest, loss = self._boundary_out(g_head, dxs, embed_vjp, g_w, loss, data_axes)
+            return jax.tree.map(lambda g: g.reshape(1, v * lc, *g.shape[2:]), g_w), g_b, g_rest, loss
 
         return body
 
@@ -645,6 +775,17 @@ def head_keys(tied: bool) -> tuple[str, ...]:
     """Keys of the parameter dict that the final norm + LM head read (the loss on the last stage):
     ``final_norm`` and ``lm_head``, or ``embed`` for tied embeddings."""
     return ("final_norm", "embed") if tied else ("final_norm", "lm_head")
+
+
+def _embedding_group_sum(g: jax.Array, pp: int) -> jax.Array:
+    """Tied embeddings: the sum of the first and the last stage's table gradients on both, the
+    other ranks' ``g`` (zero) unchanged -- Megatron-LM's all-reduce over the *embedding group*
+    (first + last stage; ``megatron/core/distributed/finalize_model_grads.py``
+    ``_allreduce_word_embedding_grads``). pp = 2: one ``psum`` over pp (that group); pp > 2: the two
+    ranks swap their gradients (one ``ppermute``, the same bytes as a 2-rank all-reduce)."""
+    if pp == 2:
+        return jax.lax.psum(g, "pp")
+    return g + jax.lax.ppermute(g, "pp", [(0, pp - 1), (pp - 1, 0)])
 
 
 def _varying(x: Any) -> Any:
@@ -793,5 +934,6 @@ def _slot_fn(pp: int, m: int, stage: Any, xs: jax.Array, ts: jax.Array, branches
 
 
 __all__ = ["Pipeline", "check_pipeline", "stack_params", "stack_logical", "layout_params", "decay_mask",
+           "BOUNDARY", "BOUNDARY_KEYS", "boundary_tables", "stack_boundary", "unstack_boundary",
            "slot_mask", "layer_windows", "STAGES", "EXECUTED_AS", "one_f_one_b_slots",
            "one_f_one_b_work", "one_f_one_b_permutation", "head_keys"]

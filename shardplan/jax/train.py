@@ -381,7 +381,7 @@ class Trainer:
         model = Transformer(self.net_spec, nnx.Rngs(key), self.layout.parallel.recompute, self.fused_qkv)
         params = param_dict(model)
         if self.pipeline is not None:  # same values as pp = 1, stacked per stage
-            params = stack_params(params, self.pipeline.placement)
+            params = stack_params(params, self.pipeline.placement, self.pipeline.boundary)
         return params, self.tx.init(params)
 
     def init_state(self, seed: int | None = None) -> tuple[Any, Any]:

@@ -180,10 +180,28 @@ def _zero3(ctx: StepContext, g: WeightGroup) -> tuple[list[Collective], float, f
     return out + _replicas(ctx, g), exp_ag + exp_bwd, 0.0
 
 
+def embedding_group(ctx: StepContext) -> list[Collective]:
+    """Tied embeddings with pp > 1: the first stage (embedding) and the last (LM head) each hold a
+    copy of the word embedding, and after the data-parallel reduction the two copies' gradients are
+    all-reduced over the *embedding group* (those two ranks, ``(pp - 1) tp cp dp`` apart) once per
+    step, exposed, so that both apply the same update (Megatron-LM
+    ``megatron/core/distributed/finalize_model_grads.py`` ``_allreduce_word_embedding_grads``;
+    Narayanan et al. 2021 keep the shared embedding on both stages). Size: the fp32 gradient of
+    the ``V / t`` x h table shard."""
+    p, model = ctx.p, ctx.model
+    if p.pp == 1 or not model.tied_embeddings:
+        return []
+    size = ctx.prec.grad_bytes * ctx.layout.vocab_per_rank(model.vocab_size) * model.d_model
+    stride = (p.pp - 1) * p.tp * p.cp * p.dp
+    return [ctx.collective("AllReduce", "pp", "grads", "step", "embedding_head", size, 2, stride, 1,
+                           "tied embedding gradients over the embedding group (first + last stage)")]
+
+
 def collectives(ctx: StepContext) -> DataParallelCost:
-    """All dp collectives of one step and their exposed seconds (module docstring)."""
-    out: list[Collective] = []
-    per_mb = per_step = 0.0
+    """All dp collectives of one step and their exposed seconds (module docstring), and the tied
+    embedding's all-reduce over the embedding group (:func:`embedding_group`, per step)."""
+    out: list[Collective] = embedding_group(ctx)
+    per_mb, per_step = 0.0, sum(c.exposed_s for c in out)
     for g in weight_groups(ctx):
         if g.params == 0 or (ctx.p.zero_stage == 3 and g.shard == 1):
             continue

@@ -4,6 +4,13 @@ and virtual stage (interleaving multiplies the sends by v, ibid. Sec. 2.2.2). Th
 local activations ``beta u h / sigma`` (sigma = tp with sequence parallelism: Megatron-LM sends the
 sequence shard). Exposed. Stage ranks are tp x cp x dp apart (pp is the outermost axis).
 The bubble and in-flight microbatches are in :mod:`shardplan.cost.pipeline`.
+
+Counted for the busiest rank: a middle rank sends ``v m`` activations and ``v m`` gradients per
+step. The first virtual stage sends no gradient back and the last no activations forward (Megatron-LM
+``megatron/core/pipeline_parallel/schedules.py``: ``send_backward`` is a no-op on the first stage,
+``send_forward`` on the last), so with pp = 2, where every rank holds the first or the last
+(virtual) stage, each rank sends ``(2 v - 1) m`` messages: the gradient row counts ``(v - 1) m``.
+E.g. 1F1B, pp = 2, m = 4: 4 sends per rank (stage 0 its 4 activations, stage 1 its 4 gradients).
 """
 
 from __future__ import annotations
@@ -26,5 +33,12 @@ def collectives(ctx: StepContext) -> list[Collective]:
         return []
     msg = ctx.prec.activation_bytes * ctx.layout.local_tokens * ctx.model.d_model / ctx.layout.seq_shard
     stride = p.tp * p.cp * p.dp
-    return [ctx.collective(op, "pp", "stage_io", ph, "layers", msg, 2, stride, n * p.virtual_stages * m,
-                           "stage activations / gradients") for op, ph, n in tally(STAGE_BOUNDARY)]
+    counts = [(op, ph, n * sends_per_step(p.pp, m, p.virtual_stages, ph)) for op, ph, n in tally(STAGE_BOUNDARY)]
+    return [ctx.collective(op, "pp", "stage_io", ph, "layers", msg, 2, stride, count, "stage activations / gradients")
+            for op, ph, count in counts if count > 0]
+
+
+def sends_per_step(pp: int, m: int, v: int, phase: str) -> int:
+    """Stage-boundary sends of the busiest rank per step in ``phase`` ('fwd': activations, 'bwd':
+    gradients): ``v m`` each; with pp = 2 ``(v - 1) m`` gradients (module docstring)."""
+    return (v - 1) * m if pp == 2 and phase == "bwd" else v * m
