@@ -25,7 +25,7 @@ from shardplan.parallel import ParallelConfig, validate  # noqa: E402
 from shardplan.presets.models import MODELS  # noqa: E402
 from shardplan.specs.training import TrainingSpec  # noqa: E402
 
-from shardplan.validation_cases import STRATEGIES  # noqa: E402
+from shardplan.validation_cases import STRATEGIES, case_model  # noqa: E402
 
 INTRO = """# Validation: planner vs the compiled XLA program
 
@@ -140,30 +140,40 @@ gathers weights once instead of twice per microbatch at the price of holding the
 
 The runtime executes each planner schedule (`shardplan/jax/pipeline.py`, docs/runtime.md): GPipe
 for `schedule="gpipe"` (PP, PP+TP), 1F1B with explicit per-stage vjps for `"1f1b"` (PP, 1F1B) and
-`"zero-bubble"`, Megatron's interleaved 1F1B for `"interleaved"`. Blocks are stacked per stage over
-the `pp` mesh axis inside a `shard_map` over pp; embedding, LM head and final norm are replicated
-on every stage. The compiled collective-permutes over `pp` are mapped to the planner's
-`SendRecv pp` (per device, each send counts its full message, `beta u h / sigma`, as the planner
-does).
+`"zero-bubble"`, Megatron's interleaved 1F1B for `"interleaved"` (PP, interleaved: tiny-llama with
+4 layers, v = 2). Blocks are stacked per stage over the `pp` mesh axis inside a `shard_map` over pp.
+The compiled collective-permutes over `pp` are mapped to the planner's `SendRecv pp`; a SendRecv
+row's compiled bytes are the busiest device's (each device's sends, the sources of the
+permutations, summed over the step), as the planner counts the busiest rank.
 
-GPipe: a `scan` over `k = m + pp - 1` ticks with one `ppermute` per tick forward (and its transpose
-backward). With its deltas PP and PP+TP agree to < 0.1 % in bytes and model state. What they show
-about the runtime against Megatron: the bubble ticks cost `2 (pp - 1)` extra sends and
-`(pp - 1) / m` extra tp traffic; the replicated embedding / head add two `m`-microbatch activation
-all-reduces over pp per step, `(vocab x d)` parameters (x 3 with Adam) per device and a gradient
-all-reduce of the replicated weights on every stage; and the block gradients are all-reduced over
-dp on every tick instead of once per step (`k` times the dp bytes of the blocks: the largest
-runtime cost here).
+GPipe: embedding, LM head and final norm are replicated on every stage; a `scan` over
+`k = m + pp - 1` ticks with one `ppermute` per tick forward (and its transpose backward). With its
+deltas PP and PP+TP agree to < 0.1 % in bytes and model state. What they show about the runtime
+against Megatron: the bubble ticks cost `pp - 1` extra sends per device (pp = 2) and `(pp - 1) / m`
+extra tp traffic; the replicated embedding / head add two `m`-microbatch activation all-reduces over
+pp per step, `(vocab x d)` parameters (x 3 with Adam) per device and a gradient all-reduce of the
+replicated weights on every stage; and the block gradients are all-reduced over dp on every tick
+instead of once per step (`k` times the dp bytes of the blocks: the largest runtime cost here).
 
-1F1B (and interleaved): `2 (m + pp - 1)` lock-step slots (interleaved: `2 (m v + pp - 1)` chunk
-slots), each a per-device `lax.switch` (no work on bubble slots) followed by `ppermute`s of every
-stage's output, bubble slots included (`1f1b-slot-sends`, `interleaved-slot-sends`); one fp32
-psum over pp of the input cotangents, head gradients and loss after the schedule
-(`1f1b-boundary-psum`); the dp gradient all-reduce runs once per step (the map is manual over dp
-too), so the dp row differs from the planner only by the replicated embedding/head. PP, 1F1B agrees
-to < 0.1 %. A 1F1B plan with collectives inside the slot branches (tp, cp, ep > 1, ZeRO-3, or a dp
-reduction left per microbatch) is "not covered": the compiled program holds every branch on every
-slot, so the HLO count of a branch's collectives is not what a device executes.
+1F1B and interleaved hold and send what the planner prices, with no byte delta: the embedding sits
+on the first stage and the LM head + final norm on the last (a `(pp, V, h)` table stacked over pp,
+one slice per rank), so each device reduces its stage's blocks + one table over dp, once per step
+(the map is manual over dp too); the lock-step slots (`2 (m + pp - 1)`, interleaved
+`2 (m v + pp - 1)` chunk slots, each a per-device `lax.switch`, no work on bubble slots) permute
+only what a stage produced, so each device sends its own `m` activations / gradients per stage
+boundary (pp = 2: `m` per device for 1F1B, `(2 v - 1) m` interleaved). `1f1b-slot-sends` /
+`interleaved-slot-sends` restate the call count only (one collective-permute per slot that sends);
+the loss and the gradient norm's per-leaf sums are scalar all-reduces over pp (negligible). Raw
+planner error of PP, 1F1B and PP, interleaved: 0.0 % on every scored row. A 1F1B plan with
+collectives inside the slot branches (tp, cp, ep > 1, ZeRO-3, or a dp reduction left per
+microbatch) is "not covered": the compiled program holds every branch on every slot, so the HLO
+count of a branch's collectives is not what a device executes.
+
+Found by this comparison and fixed in the planner: a pipeline's first and last stage send in one
+direction only (Megatron-LM skips `send_backward` on the first stage and `send_forward` on the
+last), so with pp = 2 each rank sends `(2 v - 1) m` stage messages per step, not `2 v m`; tied
+embeddings add the embedding-group all-reduce of the table gradient (first + last stage, once per
+step, `_allreduce_word_embedding_grads`).
 
 Found by this comparison and fixed in the planner: with pp > 1 a stage holds either the
 vocab-parallel embedding (first stage) or the LM head (last stage), so the planner now counts one
@@ -217,10 +227,12 @@ and are on the critical path.
   `1/N` gradient buffer; a runtime (or DeepSpeed) gets only one of the two: once per step needs
   the whole local gradient as accumulator (this runtime, memory rule `zero2-full-local-gradient`),
   a sharded buffer needs a ReduceScatter per microbatch (DeepSpeed ZeRO-2).
-* Pipeline plans beyond the three in the table: pp with ZeRO-1/2/3, SP, CP or uneven `pp_layers` compile
-  and are compared, but the pipeline deltas are only checked on PP, PP+TP (GPipe) and PP, 1F1B
-  (ZeRO-0, even split; by hand also 1F1B with pp=4 and interleaved with pp=2 and 4, 4 and 8
-  layers, uneven chunks); `gpipe-grad-sync-per-tick` is stated for ZeRO-0 only. 1F1B / interleaved
+* Pipeline plans beyond the four in the table: pp with ZeRO-1/2/3, SP, CP or uneven `pp_layers` compile
+  and are compared, but the pipeline deltas are only checked on PP, PP+TP (GPipe), PP, 1F1B and PP,
+  interleaved (ZeRO-0, even split, pp = 2; by hand earlier also 1F1B with pp=4 and interleaved with
+  pp=4 and 8 layers, uneven chunks); tied embeddings with pp (the embedding-group all-reduce; with
+  pp > 2 the runtime swaps the two gradients by a collective-permute where the planner prices an
+  AllReduce) are not in the table; `gpipe-grad-sync-per-tick` is stated for ZeRO-0 only. 1F1B / interleaved
   plans with tp, cp, ep > 1 or ZeRO-3 are "not covered" (collectives inside the slot branches).
 * Recompute policies: the delta `sp-keep-gathered` is stated for `recompute="none"` only; with
   remat XLA may re-gather inside the backward. ZeRO-3 with recompute is covered: the gathers follow
@@ -255,8 +267,9 @@ def main() -> None:
     t0 = time.perf_counter()
     results = {}
     for name, kw in STRATEGIES.items():
-        layout = validate(ParallelConfig(**kw), model, tr, 8)
-        results[name] = validate_plan(model, layout, tr)
+        case = case_model(name, model)
+        layout = validate(ParallelConfig(**kw), case, tr, 8)
+        results[name] = validate_plan(case, layout, tr)
         v = results[name]
         state = f"not covered: {v.not_covered}" if v.not_covered else "ok" if v.ok else "OUTSIDE TOLERANCE"
         print(f"{name}: {state} ({v.compile_s:.1f} s)")

@@ -100,7 +100,8 @@ def _check_layout(state, trainer):
 
 
 def test_restore_onto_other_meshes(runs, batches, tmp_path):
-    """fsdp=8 step 2 -> dp=4 x tp=2 and -> pp=2 x dp=4; then pp=2 step 3 -> dp=4 x tp=2."""
+    """fsdp=8 step 2 -> dp=4 x tp=2 and -> pp=2 x dp=4 (1F1B: embedding / head stacked over pp); then pp=2 step 3
+    -> dp=4 x tp=2 and -> pp=2 GPipe (replicated embedding / head), whose step 4 -> pp=2 1F1B again."""
     cont = [r["loss"] for r in runs["cont"]]
     tp = Trainer(TINY, validate(ParallelConfig(tp=2), TINY, TR, 8), TR, CFG)
     state, meta = _restore(runs["root"] / "b", tp, step=2)
@@ -114,6 +115,10 @@ def test_restore_onto_other_meshes(runs, batches, tmp_path):
     state, _ = _restore(runs["root"] / "b", pp, step=2)  # layers/<i>/... -> stages/... (2, 1, ...)
     _check_layout(state, pp)
     assert state[0]["stages"]["attn"]["wqkv"].shape == (2, 1, 64, 2, 4, 16)
+    # the executed 1F1B: embedding on stage 0, LM head (transposed) on stage 1, as one (pp, V, h) table
+    table = np.asarray(jax.device_get(state[0]["boundary"]["table"]))
+    assert table.shape == (2, 256, 64) and "embed" not in state[0] and "lm_head" not in state[0]
+    assert leaf_specs(state[0])["boundary/table"][0] == "pp"
     state, met = pp.step(state, shard_batch(batches.batch(2), pp.mesh))
     np.testing.assert_allclose(float(met["loss"]), cont[2], rtol=2e-5, atol=2e-5)
     ck = Checkpointer(tmp_path / "pp")
@@ -124,6 +129,21 @@ def test_restore_onto_other_meshes(runs, batches, tmp_path):
     _check_layout(state, tp)
     _, met = tp.step(state, shard_batch(batches.batch(3), tp.mesh))
     np.testing.assert_allclose(float(met["loss"]), cont[3], rtol=2e-5, atol=2e-5)
+    # the same checkpoint onto GPipe (same stages, embedding / head replicated over pp) and back to 1F1B
+    gp = Trainer(TINY, validate(ParallelConfig(pp=2, schedule="gpipe"), TINY, TR, 8), TR, CFG)
+    state, meta = _restore(tmp_path / "pp", gp)
+    assert meta["boundary"] and "boundary" not in state[0] and state[0]["lm_head"].shape == (64, 256)
+    _check_layout(state, gp)
+    state, met = gp.step(state, shard_batch(batches.batch(3), gp.mesh))
+    np.testing.assert_allclose(float(met["loss"]), cont[3], rtol=2e-5, atol=2e-5)
+    ck = Checkpointer(tmp_path / "gp")
+    ck.save(4, state, gp)
+    ck.close()
+    _, met_gp = gp.step(state, shard_batch(batches.batch(4), gp.mesh))
+    state, meta = _restore(tmp_path / "gp", pp)
+    assert not meta["boundary"] and state[0]["boundary"]["table"].shape == (2, 256, 64)
+    _, met = pp.step(state, shard_batch(batches.batch(4), pp.mesh))
+    np.testing.assert_allclose(float(met["loss"]), float(met_gp["loss"]), rtol=2e-5, atol=2e-5)
 
 
 def test_restore_across_the_qkv_layouts(runs, batches, tmp_path):

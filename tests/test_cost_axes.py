@@ -150,3 +150,40 @@ def test_hsdp_replica_reduce_per_step_or_per_microbatch():
         ar[mode] = [c for c in e.collectives if c.replicas][0]
     assert ar["per_step"].count == 1 and ar["per_microbatch"].count == 4
     assert ar["per_microbatch"].bytes_per_device == pytest.approx(4 * ar["per_step"].bytes_per_device)
+
+
+def test_pipeline_sends_of_the_busiest_rank():
+    """Stage-boundary SendRecv per step (llama-3-8b, seq 4096, batch 16 on 8 devices): pp=2 x dp=4, microbatch
+    1 -> m = 4: rank 0 sends 4 activations and no gradient, rank 1 the reverse: 4 sends; interleaved v=2, m=4:
+    chunk 0 of rank 0 sends no gradient, chunk 1 of rank 1 no activation: 2 x 4 + 1 x 4 = 12; pp=4 x dp=2, m=8:
+    a middle rank sends 8 + 8 = 16."""
+    two = _colls(ParallelConfig(pp=2, dp=4, microbatch_size=1))
+    assert _count(two, op="SendRecv", axis="pp", phase="fwd") == 4
+    assert _count(two, op="SendRecv", axis="pp", phase="bwd") == 0
+    inter = _colls(ParallelConfig(pp=2, dp=4, microbatch_size=1, schedule="interleaved", virtual_stages=2))
+    assert _count(inter, op="SendRecv", axis="pp") == 12
+    four = _colls(ParallelConfig(pp=4, dp=2, microbatch_size=1))
+    assert _count(four, op="SendRecv", axis="pp", phase="fwd") == 8 == _count(four, op="SendRecv", axis="pp",
+                                                                              phase="bwd")
+
+
+def test_tied_embeddings_all_reduce_over_the_embedding_group():
+    """Tied embeddings with pp > 1: the first and last stage each hold the table and all-reduce its gradient
+    over the two of them once per step (Megatron-LM ``_allreduce_word_embedding_grads``). tiny-llama tied,
+    V = 256, h = 64, tp = 1, fp32 gradients: S = 256 x 64 x 4 = 65,536 B, 2 ranks: bytes sent 2 x 1/2 x S =
+    65,536 B per device, exposed. Untied or pp = 1: none."""
+    from shardplan.specs.training import PRECISION_POLICIES
+
+    tied = MODELS["tiny-llama"].model_copy(update={"tied_embeddings": True})
+    tr = TrainingSpec(seq_len=32, global_batch_size=16, precision=PRECISION_POLICIES["fp32"])
+    h100 = HARDWARE["h100-sxm"]
+
+    def group(model, **kw):
+        return [c for c in estimate(model, h100, tr, ParallelConfig(**kw), 8).collectives
+                if c.axis == "pp" and c.tensor == "grads"]
+
+    (c,) = group(tied, pp=2, dp=4, microbatch_size=1)
+    assert (c.op, c.phase, c.count, c.group_size, c.scope) == ("AllReduce", "step", 1, 2, "embedding_head")
+    assert c.bytes_per_device == 65_536 == bytes_sent("AllReduce", 256 * 64 * 4, 2)
+    assert c.exposed_s == c.time_s > 0
+    assert not group(MODELS["tiny-llama"], pp=2, dp=4, microbatch_size=1) and not group(tied, dp=8)

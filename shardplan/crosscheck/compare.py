@@ -264,7 +264,7 @@ def collective_rows(planner: list[Any], deltas: list[RuntimeDelta], logical: lis
         r = row(OP_NAMES[c.kind], planner_axis(c.mesh_axes, OP_NAMES[c.kind]))
         r.raw_count += c.per_step
         r.raw_bytes += raw_bytes_per_device(c)
-    total = sum(r.compiled_bytes for r in rows.values()) or 1.0
+    total = sum(lc.bytes_per_device for lc in logical) or 1.0
     for r in rows.values():
         if (abs(r.expected_bytes) < 1e-9 and r.compiled_bytes < NEGLIGIBLE_SHARE * total) or r.axis == "-":
             r.scored = False

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 from shardplan.cost.collective import bytes_sent
 from shardplan.crosscheck.logical import planner_axis
 from shardplan.parallel import RUNTIME_SCHEDULE, Layout
-from shardplan.pipeline_program import interleaved_table, one_f_one_b_runs
+from shardplan.pipeline_program import interleaved_runs, interleaved_table, one_f_one_b_runs
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
 
@@ -459,24 +459,24 @@ def one_f_one_b_slot_sends(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> 
 
 
 @rule("interleaved-slot-sends", "pp > 1, executed interleaved 1F1B (schedule 'interleaved')",
-      "SendRecv pp: `n T` sends of `beta u h / sigma` (`T` lock-step chunk slots, `n` = 1 for pp = 2, else 2) "
-      "instead of the planner's `2 v m`")
+      "SendRecv pp: the calls are the slots' distinct non-empty permutations (`interleaved_runs`), the bytes "
+      "the planner's")
 def interleaved_slot_sends(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
-    """The executed interleaved 1F1B runs the `T` chunk slots of its static lock-step
-    (:func:`shardplan.pipeline_program.interleaved_table`) and after each one `ppermute`s every
-    rank's output twice, cyclically forward and backward (the receiver keeps one or none); at
-    pp = 2 the two permutations are the same pairs and XLA merges them into one."""
+    """The executed interleaved 1F1B ppermutes after each slot of its static lock-step
+    (:func:`shardplan.pipeline_program.interleaved_table`) only the chunk outputs / cotangents that
+    were produced (:func:`shardplan.pipeline_program.interleaved_runs`), forward and backward, so
+    each device sends the planner's messages; XLA counts one collective-permute per slot and
+    direction that sends (two with the same pairs are one), e.g. pp = 2, m = 4, v = 2: 21 for the
+    planner's 12 messages per device."""
     p = ctx.p
     if ctx.executed != "interleaved":
         return []
     sr = ctx.planned(op="SendRecv", axis="pp", tensor="stage_io")
-    msg = ctx.beta * ctx.u * ctx.model.d_model / ctx.sigma
-    slots = interleaved_table(p.pp, ctx.m, p.virtual_stages).kind.shape[0]
-    n = (1 if p.pp == 2 else 2) * slots
-    return [Change("SendRecv", "pp", n - sum(c.count for c in sr),
-                   n * bytes_sent("SendRecv", msg, 2) - sum(c.bytes_per_device for c in sr),
-                   f"the interleaved lock-step ppermutes chunk outputs / cotangents forward and backward after each "
-                   f"of its {slots} slots (bubble slots included; at pp = 2 both are one permutation)")]
+    runs = interleaved_runs(interleaved_table(p.pp, ctx.m, p.virtual_stages), p.virtual_stages)
+    calls = sum((stop - start) * len({pairs for pairs in (fwd, bwd) if pairs}) for start, stop, fwd, bwd in runs)
+    return [Change("SendRecv", "pp", calls - sum(c.count for c in sr), 0.0,
+                   f"{calls} collective-permutes (one per slot and direction that sends); each device sends only "
+                   f"its own chunks' outputs")]
 
 
 @rule("1f1b-boundary-psum", "pp > 1, executed 1F1B or interleaved 1F1B (schedule != 'gpipe'), learned positions "
@@ -484,8 +484,9 @@ def interleaved_slot_sends(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> 
 def one_f_one_b_boundary_psum(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
     """The learned position table and the embedding norm (BLOOM) stay pp-replicated: their
     gradients (stage 0's) and the loss (the last stage's) are `psum`med over pp once, in fp32.
-    (Without them only the 4-byte loss is, below the negligible share; the embedding and the LM
-    head are stacked over pp, :data:`shardplan.jax.pipeline.BOUNDARY`.)
+    (Without them only scalars are -- the loss and the global gradient norm's per-leaf sums --
+    below the negligible share; the embedding and the LM head are stacked over pp,
+    :data:`shardplan.jax.pipeline.BOUNDARY`.)
 
     ``P_pos`` = ``max_position_embeddings h / t`` (learned positions), ``P_norm`` the embedding
     norm's parameters."""

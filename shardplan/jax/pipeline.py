@@ -95,7 +95,8 @@ Schedules (:class:`Pipeline`; ``Pipeline.executed`` names the one that runs)
       cotangents (written by stage 0, zero elsewhere) into the table gradient, added to the head's
       (last stage). Nothing of the boundary crosses pp: the table and norm gradients leave the map
       stacked (``P("pp")``); only the loss (and the replicated positions' gradients) is
-      ``psum``-med over pp (4 bytes for a RoPE model).
+      ``psum``-med over pp (a scalar for a RoPE model; the optimizer's global gradient norm adds
+      one scalar all-reduce over pp per pp-sharded leaf, 68 bytes for tiny-llama).
     * Data-parallel gradient reduction once per step: the ``shard_map`` is also manual over the
       data axes along which every parameter is replicated (``Trainer.local_axes``: dp for ZeRO-0/1/2,
       the HSDP replica axis), each device differentiates per-device copies of the parameters
@@ -114,9 +115,11 @@ Schedules (:class:`Pipeline`; ``Pipeline.executed`` names the one that runs)
     ``(pp - 1) / v`` of a stage's forward + backward. Per slot one ``lax.switch`` (idle / chunk
     forward / chunk backward under ``jax.vjp`` / last chunk's backward with the loss) and two
     cyclic ``ppermute``-s (forward ``k -> k + 1``, backward ``k -> k - 1``: the last rank's chunk
-    ``c`` feeds rank 0's chunk ``c + 1``) with every rank in them, bubble slots included (one
-    ``lax.scan`` over all slots; the per-run sends of 1F1B would unroll nearly every slot here);
-    the embedding and head are the stacked boundary table as for 1F1B; received chunk inputs and output cotangents wait in
+    ``c`` feeds rank 0's chunk ``c + 1``) holding only the ranks that produced a chunk output /
+    cotangent in the slot (:func:`shardplan.pipeline_program.interleaved_runs`: one ``lax.scan``
+    per run of slots with the same senders; the lock-step is irregular, so most runs are one slot
+    and the program is nearly unrolled, e.g. 17 runs of 18 slots for pp = 2, m = 4, v = 2: compile
+    time grows with ``m v``); the embedding and head are the stacked boundary table as for 1F1B; received chunk inputs and output cotangents wait in
     buffers whose rows the table assigns (interval colouring), at most ``pp v + pp - 1`` chunk
     inputs on rank 0 (Megatron's ``pp (1 + (pp - 1) / (pp v))`` stages' worth). Requires
     ``m % pp == 0`` (as Megatron; checked by :func:`shardplan.parallel.validate`).
@@ -172,8 +175,9 @@ from shardplan.jax.model import (Transformer, abstract_model, fuses_qkv, logical
                                  token_nll)
 from shardplan.jax.rules import constrain
 from shardplan.parallel import RUNTIME_SCHEDULE, Layout, chunk_layers
-from shardplan.pipeline_program import (InterleavedTable, interleaved_table, one_f_one_b_permutation,
-                                        one_f_one_b_runs, one_f_one_b_slots, one_f_one_b_work)
+from shardplan.pipeline_program import (InterleavedTable, Pairs, interleaved_runs, interleaved_table,
+                                        one_f_one_b_permutation, one_f_one_b_runs, one_f_one_b_slots,
+                                        one_f_one_b_work)
 from shardplan.specs.model import ModelSpec
 
 #: Key of the stacked block parameters in the parameter dict when ``pp > 1``.
@@ -674,10 +678,11 @@ class Pipeline:
         """The per-rank program of the executed interleaved 1F1B: as :meth:`_one_f_one_b_program`
         (same arguments and outputs), but each rank holds ``v`` model chunks (its ``(1, S, ...)``
         slots viewed as ``(v, Lc, ...)``, :func:`interleaved_placement`) and a ``lax.scan`` runs the
-        ``T`` slots of :func:`interleaved_table`; per slot one ``lax.switch`` (idle / chunk forward /
-        chunk backward / last chunk's backward with the loss) and two cyclic ``ppermute``-s
-        (forward ``k -> k + 1``, backward ``k -> k - 1``; rank ``pp - 1``'s chunk ``c`` feeds rank
-        0's chunk ``c + 1``)."""
+        ``T`` slots of :func:`interleaved_table` (one scan per run of slots with the same sends,
+        :func:`shardplan.pipeline_program.interleaved_runs`); per slot one ``lax.switch`` (idle /
+        chunk forward / chunk backward / last chunk's backward with the loss) and two cyclic
+        ``ppermute``-s of the ranks that send (forward ``k -> k + 1``, backward ``k -> k - 1``; rank
+        ``pp - 1``'s chunk ``c`` feeds rank 0's chunk ``c + 1``)."""
         pp, v = self.pp, self.chunks
         lc = self.mask.shape[1] // v
         tables = [None if t is None else t.reshape(pp, v, lc) for t in (self.mask, self.windows)]
@@ -700,8 +705,10 @@ class Pipeline:
             init = jax.lax.pcast((jnp.zeros((tbl.rows_in, *b_s_d), dtype), jnp.zeros((tbl.rows_cot, *b_s_d), dtype),
                                   zeros32(w), zeros32(head), jnp.zeros((), f32), jnp.zeros(xs.shape, dtype)),
                                  ("pp", *data_axes), to="varying")
-            (_, _, g_w, g_head, loss, dxs), _ = jax.lax.scan(lambda c, t: (slot(c, t), None), init,
-                                                             jnp.arange(tbl.kind.shape[0]))
+            for start, stop, fwd, bwd in interleaved_runs(tbl, v):
+                init, _ = jax.lax.scan(lambda c, t, f=fwd, b=bwd: (slot(c, t, f, b), None), init,
+                                       jnp.arange(start, stop))
+            _, _, g_w, g_head, loss, dxs = init
             g_w, g_b, g_rest, loss = self._boundary_out(g_head, dxs, embed_vjp, g_w, loss, data_axes)
             return jax.tree.map(lambda g: g.reshape(1, v * lc, *g.shape[2:]), g_w), g_b, g_rest, loss
 
@@ -845,7 +852,9 @@ def _interleaved_branches(chunk_fn: Callable, loss_fn: Callable, w: Any, head: A
 
 def _interleaved_slot_fn(tbl: InterleavedTable, pp: int, v: int, stage: Any, xs: jax.Array, ts: jax.Array,
                          branches: list[Callable]) -> Callable:
-    """``slot(carry, t) -> carry``: slot ``t`` of the executed interleaved 1F1B on this rank.
+    """``slot(carry, t, fwd, bwd) -> carry``: slot ``t`` of the executed interleaved 1F1B on this
+    rank, ``fwd`` / ``bwd`` the static ``ppermute`` pairs of the slot's run
+    (:func:`shardplan.pipeline_program.interleaved_runs`; empty: nothing sent).
 
     ``carry = (inp, cot, g_w, g_head, loss, dxs)``: the chunk-input buffer ``(rows_in, b, s, d)``,
     the output-cotangent buffer ``(rows_cot, b, s, d)``, the fp32 accumulators and the input
@@ -855,10 +864,10 @@ def _interleaved_slot_fn(tbl: InterleavedTable, pp: int, v: int, stage: Any, xs:
     """
     at = {name: jnp.asarray(getattr(tbl, name)) for name in
           ("kind", "mb", "chunk", "in_row", "cot_row", "recv_f", "recv_f_row", "recv_b", "recv_b_row")}
-    fwd, bwd = [(k, (k + 1) % pp) for k in range(pp)], [(k, (k - 1) % pp) for k in range(pp)]
     upd = jax.lax.dynamic_update_index_in_dim
+    send = lambda x, pairs: jax.lax.ppermute(x, "pp", list(pairs)) if pairs else jnp.zeros_like(x)  # noqa: E731
 
-    def slot(carry: tuple, t: jax.Array) -> tuple:
+    def slot(carry: tuple, t: jax.Array, fwd: Pairs, bwd: Pairs) -> tuple:
         inp, cot, g_w, g_head, loss, dxs = carry
         kind, i, c, r, rc = (at[n][t, stage] for n in ("kind", "mb", "chunk", "in_row", "cot_row"))
         j = c * pp + stage
@@ -867,7 +876,7 @@ def _interleaved_slot_fn(tbl: InterleavedTable, pp: int, v: int, stage: Any, xs:
         idx = jnp.where(is_f & ~last, 1, jnp.where(is_b, jnp.where(last, 3, 2), 0))
         out, g_w, g_head, loss = jax.lax.switch(idx, branches, c, inp[r], cot[rc], ts[i], g_w, g_head, loss)
         dxs = upd(dxs, jnp.where(is_b & first, out, dxs[i]), i, 0)
-        got_f, got_b = jax.lax.ppermute(out, "pp", fwd), jax.lax.ppermute(out, "pp", bwd)
+        got_f, got_b = send(out, fwd), send(out, bwd)
         rf, rb = at["recv_f_row"][t, stage], at["recv_b_row"][t, stage]
         inp = upd(inp, jnp.where(at["recv_f"][t, stage], got_f, inp[rf]), rf, 0)
         cot = upd(cot, jnp.where(at["recv_b"][t, stage], got_b, cot[rb]), rb, 0)
