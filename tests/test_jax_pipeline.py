@@ -328,3 +328,22 @@ def test_checkpoint_converts_interleaved_to_contiguous(batches, tmp_path):
     assert meta["slot_layers"] == [[0, 2], [1, 3]] and one.pipeline.placement == (2, 2)
     _, met1 = one.step(restored, shard_batch(batches.batch(1), one.mesh))
     np.testing.assert_allclose(float(met1["loss"]), float(met["loss"]), rtol=2e-5, atol=2e-5)
+
+
+def test_tied_embeddings_and_learned_positions_pp4(batches):
+    """Tied embeddings + learned positions (GPT-2 style) on tiny-llama with 4 layers, pp=4 x dp=2, 1F1B: the
+    first and last rank each hold the table and their gradients are summed over the embedding group (pp > 2:
+    a swap of the two by one ppermute), the middle ranks' slices stay zero; the learned positions stay
+    replicated over pp. 2 steps' losses equal single-device training's, and the two copies stay equal."""
+    m = TINY4.model_copy(update={"tied_embeddings": True, "position": "learned", "max_position_embeddings": 64,
+                                 "name": "tiny-gpt-4l"})
+    ref = Trainer(m, validate(ParallelConfig(dp=1), m, TR, 1), TR, CFG, devices=jax.devices()[:1])
+    tr = Trainer(m, validate(ParallelConfig(pp=4), m, TR, 8), TR, CFG)
+    assert tr.pipeline.boundary and tr.pipeline.tied
+    state, losses = run_steps(tr, batches, 2)
+    np.testing.assert_allclose(losses, run_steps(ref, batches, 2)[1], rtol=2e-5, atol=2e-5)
+    table = np.asarray(jax.device_get(state[0]["boundary"]["table"]))
+    assert table.shape == (4, 256, 64) and "pos_embed" in state[0]
+    np.testing.assert_array_equal(table[0], table[3])
+    assert not table[1:3].any()
+    assert "collective-permute" in tr.compiled.as_text()
