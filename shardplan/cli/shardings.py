@@ -42,6 +42,7 @@ def shardings(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global
     from shardplan.jax.pipeline import layout_params
     from shardplan.jax.rules import make_rules, param_shardings, sharding_rows
     rules = make_rules(lay, m, parse_rule_overrides(rule), parse_param_overrides(param_rule, param_spec))
-    params, logical = layout_params(m, lay)  # pp > 1: blocks stacked under "stages" (pp, L_max, ...)
+    # pp > 1: blocks under "stages" (pp, L_max, ...); 1F1B: embedding / head under "boundary" (pp, V, d)
+    params, logical = layout_params(m, lay)
     rows = sharding_rows(param_shardings(params, logical, rules), rules.sizes)
     console.print(_table(m, rules, rows))

@@ -119,7 +119,8 @@ Schedules (:class:`Pipeline`; ``Pipeline.executed`` names the one that runs)
     cotangent in the slot (:func:`shardplan.pipeline_program.interleaved_runs`: one ``lax.scan``
     per run of slots with the same senders; the lock-step is irregular, so most runs are one slot
     and the program is nearly unrolled, e.g. 17 runs of 18 slots for pp = 2, m = 4, v = 2: compile
-    time grows with ``m v``); the embedding and head are the stacked boundary table as for 1F1B; received chunk inputs and output cotangents wait in
+    time grows with ``m v``); the embedding and head are the stacked boundary table as for 1F1B;
+    received chunk inputs and output cotangents wait in
     buffers whose rows the table assigns (interval colouring), at most ``pp v + pp - 1`` chunk
     inputs on rank 0 (Megatron's ``pp (1 + (pp - 1) / (pp v))`` stages' worth). Requires
     ``m % pp == 0`` (as Megatron; checked by :func:`shardplan.parallel.validate`).
@@ -586,7 +587,8 @@ class Pipeline:
     @staticmethod
     def _boundary_in(embed: Callable, bnd: Any, rest: Any, toks: jax.Array, dtype: Any,
                      data_axes: tuple[str, ...]) -> tuple[Any, Any, jax.Array, Callable]:
-        """Start of a 1F1B program on one rank (``embed`` of :meth:`_embed_fn`): its :data:`BOUNDARY` slice ``head`` (``table`` (V, d)
+        """Start of a 1F1B program on one rank (``embed`` of :meth:`_embed_fn`): its
+        :data:`BOUNDARY` slice ``head`` (``table`` (V, d)
         and ``final_norm`` in ``dtype``, per-device copies over ``data_axes``), ``rest`` made varying,
         and the embedding ``xs`` (m, b, s, d) of the local microbatches ``toks`` (m, b, s) with its
         ``vjp``. Every rank embeds by its own table; only stage 0's ``xs`` is read (Megatron runs
@@ -619,7 +621,8 @@ class Pipeline:
     def _loss_fn(self, n_tokens: int, real_vocab: int | None) -> Callable[..., jax.Array]:
         """``loss(h, head, rest, targets)``: final norm + LM head on the last stage's output ``h``
         (b, s, d) with the rank's :data:`BOUNDARY` slice ``head`` (``table`` (V, d), ``final_norm``)
-        and the other outer parameters ``rest`` (:meth:`_merged`), then the summed token cross-entropy divided by ``n_tokens`` (the step's tokens),
+        and the other outer parameters ``rest`` (:meth:`_merged`), then the summed token
+        cross-entropy divided by ``n_tokens`` (the step's tokens),
         an fp32 scalar."""
         def loss(h: jax.Array, head: Any, rest: Any, targets: jax.Array) -> jax.Array:
             logits = self._merged(head["table"], head["final_norm"], rest).head(h).astype(jnp.float32)
