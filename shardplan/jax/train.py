@@ -639,11 +639,11 @@ class Trainer:
         batch = jax.ShapeDtypeStruct((self.training.global_batch_size, self.training.seq_len + 1), jnp.int32,
                                      sharding=self.batch_sharding)
         # MoE with a capacity factor: GShard dispatch with an AllToAll over ep (dropless: dense dispatch)
-        # ZeRO-3: the embedding gradient reduced over the data axes as FSDP does (model.embedding_lookup)
-        batch_axes = tuple(a for a in BATCH_AXES if self.mesh.shape[a] > 1)
-        lookup = (batch_axes, ("cp",) if self.mesh.shape["cp"] > 1 else ()) if self.zero3_gather else ((), ())
+        # ZeRO-2/3: the embedding gradient built per device and reduce-scattered once, as FSDP does
+        # (model.embedding_lookup; a vocab-parallel table always is)
+        local_lookup = self.zero3_gather is not None or self.rules.zero_stage == 2
         with activation_sharding(self.mesh, self.rules), moe_capacity(self.training.moe_capacity_factor), \
-                local_lookup_gradients(*lookup):
+                local_lookup_gradients(local_lookup):
             return jitted.lower(self._abstract_state(), batch).compile()
 
     def _memory(self) -> dict[str, int]:
