@@ -713,8 +713,8 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: Traini
     all-gathered in the pipeline, GPipe rules stated for cp = 1);
     ZeRO-3 with pp > 1 (weights gathered on every GPipe tick); sequence
     parallelism or ZeRO-1/2/3 with bf16 compute (:func:`narrow_compute`): XLA reduce-scatters the
-    fp32 gradient shards but reduces the replicated leaves in bf16 and sends the embedding's token
-    ids in patterns no rule models for that dtype mix; ZeRO-1, HSDP (replicas > 1) and ZeRO-2 with cp > 1, each with ``m > 1`` and
+    fp32 gradient shards but reduces the replicated leaves in bf16, a dtype mix no rule models
+    (and XLA:CPU gathers bf16 sequence shards in patterns stated for fp32 only); ZeRO-1, HSDP (replicas > 1) and ZeRO-2 with cp > 1, each with ``m > 1`` and
     ``pp = 1`` under the GSPMD accumulation (``local_axes == ()``: ``grad_sync='per_microbatch'``
     or ``cp > 1``). XLA then all-reduces ZeRO-1's replicated accumulator every microbatch and
     re-gathers parameters, moves HSDP's embedding gradient in patterns (extra gathers, halved
@@ -737,12 +737,12 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: Traini
     narrow = training is not None and narrow_compute(training)
     if narrow and p.sp:
         return ("sequence parallelism with bf16 compute: XLA:CPU gathers and reduce-scatters the bf16 sequence "
-                "shards and the embedding weight in patterns the rules model for fp32 only; validate it with "
-                "--compute-dtype fp32")
+                "shards in patterns the rules model for fp32 only (tiny-llama: twice the planner's all-gather "
+                "bytes); validate it with --compute-dtype fp32")
     if narrow and p.zero_stage > 0:
         return (f"ZeRO-{p.zero_stage} with bf16 compute: the runtime reduce-scatters fp32 gradient shards, reduces "
-                f"the replicated leaves in bf16 and moves the embedding's token ids in patterns no runtime rule "
-                f"models for this dtype mix; validate it with --compute-dtype fp32")
+                f"the replicated leaves in bf16, a dtype mix no runtime rule "
+                f"models; validate it with --compute-dtype fp32")
     replicas = p.dp // (p.dp_shard or p.dp) if p.zero_stage else 1
     odd = p.zero_stage == 1 or replicas > 1 or (p.zero_stage == 2 and p.cp > 1)
     if layout.microbatches == 1 or p.pp > 1 or local_axes or not odd:

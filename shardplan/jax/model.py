@@ -532,6 +532,10 @@ class LookupPlan(NamedTuple):
         sp: with ``tp``: the output is reduce-scattered along the sequence (sequence parallelism)
             instead of all-reduced.
         rows: the table rows on one tp rank (``v / t``; ``v`` without tp).
+        manual: the map's manual axes: every mesh axis not already manual in the enclosing context
+            (a map with automatic axes left fails to compile bf16 all-reduces on XLA:CPU, "Invalid
+            binary instruction opcode copy", jax 0.10.2; the axes beyond ``batch``, ``seq`` and
+            ``tp`` only replicate the lookup).
     """
 
     mesh: Any
@@ -540,6 +544,7 @@ class LookupPlan(NamedTuple):
     tp: str | None
     sp: bool
     rows: int
+    manual: tuple[str, ...]
 
 
 def _lookup_plan(table: jax.Array, tokens: jax.Array) -> LookupPlan | None:
@@ -569,7 +574,8 @@ def _lookup_plan(table: jax.Array, tokens: jax.Array) -> LookupPlan | None:
         return None
     sp = tp is not None and "tp" in rules.act.get("act_seq_norm", ())
     rows = table.shape[0] // (sizes["tp"] if tp else 1)
-    return LookupPlan(context_mesh(mesh), batch, seq, tp, sp, rows)
+    free = tuple(a for a in mesh.axis_names if a not in manual)
+    return LookupPlan(context_mesh(mesh), batch, seq, tp, sp, rows, free)
 
 
 def _spec_axes(entry: Any) -> tuple[str, ...]:
@@ -642,20 +648,21 @@ def _vp_specs(plan: LookupPlan) -> tuple[P, P, P]:
 
 
 def _vp_forward(table: jax.Array, tokens: jax.Array, plan: LookupPlan) -> jax.Array:
+    """The forward of :func:`vocab_parallel_lookup`; without tp a plain ``jnp.take`` under GSPMD
+    (local on every device: the table is whole there; a map would only add a copy of it)."""
+    if plan.tp is None:
+        return jnp.take(table, tokens, axis=0)
     t_spec, tok_spec, out_spec = _vp_specs(plan)
 
     def local(w: jax.Array, tok: jax.Array) -> jax.Array:
         idx, valid = _masked_rows(tok, plan.rows, plan.tp)
         y = jnp.where(valid[..., None], jnp.take(w, idx, axis=0), jnp.zeros((), w.dtype))
-        if plan.tp is None:
-            return y
         if plan.sp:
             return jax.lax.psum_scatter(y, plan.tp, scatter_dimension=1, tiled=True)
         return jax.lax.psum(y, plan.tp)
 
-    axes = set(plan.batch + plan.seq + ((plan.tp,) if plan.tp else ()))
     return jax.shard_map(local, mesh=plan.mesh, in_specs=(t_spec, tok_spec), out_specs=out_spec,
-                         axis_names=axes)(table, tokens)
+                         axis_names=set(plan.manual))(table, tokens)
 
 
 def _vp_fwd(table: jax.Array, tokens: jax.Array, plan: LookupPlan) -> tuple[jax.Array, Any]:
@@ -674,9 +681,8 @@ def _vp_bwd(plan: LookupPlan, res: Any, dy: jax.Array) -> tuple[jax.Array, None]
         d = jnp.zeros((plan.rows, g.shape[-1]), g.dtype).at[idx.reshape(-1)].add(g.reshape(-1, g.shape[-1]))
         return d[None]
 
-    axes = set(data + ((plan.tp,) if plan.tp else ()))
     stacked = jax.shard_map(local, mesh=plan.mesh, in_specs=(tok_spec, out_spec),
-                            out_specs=P(data or None, plan.tp, None), axis_names=axes)(tokens, dy)
+                            out_specs=P(data or None, plan.tp, None), axis_names=set(plan.manual))(tokens, dy)
     return jnp.sum(stacked, 0), None
 
 
