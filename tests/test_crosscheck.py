@@ -217,7 +217,8 @@ def test_zero2_memory_counts_the_whole_local_gradient():
 def test_zero3_has_no_gather_or_embedding_delta():
     """ZeRO-3, m = 2, both zero3_gather policies, FSDP and HSDP: the runtime gathers the weights (the
     embedding table included) as the plan prices them, so no rule changes a data-parallel row;
-    nor for ZeRO-2 with one microbatch (its table gradient is reduce-scattered as a whole too)."""
+    ZeRO-2 under the GSPMD accumulation only reduces per microbatch (no embedding rule: its table
+    gradient is reduce-scattered as a whole too)."""
     planner = [_c("AllGather", "dp", "params", "fwd", "dense", 2, 200.0, n=8),
                _c("AllGather", "dp", "params", "bwd", "dense", 2, 200.0, n=8),
                _c("ReduceScatter", "dp", "grads", "bwd", "dense", 2, 300.0, n=8)]
@@ -228,7 +229,7 @@ def test_zero3_has_no_gather_or_embedding_delta():
         assert [d for d in runtime_deltas(TINY, TR, layout, planner, local) if d.axis == "dp"] == [], kw
         assert not_covered(layout, local) is None, kw
     z2 = validate(ParallelConfig(zero_stage=2, microbatch_size=1), TINY, PLAN, 8)
-    assert runtime_deltas(TINY, TR, z2, planner) == []
+    assert [d.rule for d in runtime_deltas(TINY, TR, z2, planner)] == ["grad-sync-per-microbatch"]
 
 
 def test_cp_allgather_kv_numbers():
