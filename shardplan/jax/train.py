@@ -10,8 +10,9 @@ How the ZeRO stages are expressed under GSPMD (``rules.param`` / ``rules.opt`` t
   back to the replicated layout, which is the parameter all-gather after the update.
 * ZeRO-2: as ZeRO-1 (the gradient reduction is a reduce-scatter onto the optimizer-state shard;
   on CPU XLA lowers it as all-reduce + slice); the embedding table's gradient is built on each
-  device and reduce-scattered as a whole (:func:`shardplan.jax.model.local_lookup_gradients`). With one reduction per step (below) the
-  accumulation buffer holds the whole local gradient, as for ZeRO-1; with
+  device and reduce-scattered as a whole (:func:`shardplan.jax.model.local_lookup_gradients`).
+  With one reduction per step (below) the accumulation buffer holds the whole local gradient, as
+  for ZeRO-1; with
   ``grad_sync='per_microbatch'`` every microbatch's gradient is reduce-scattered into a sharded
   buffer.
 * ZeRO-3 (FSDP): parameters live in the sharded layout too and are all-gathered explicitly for
