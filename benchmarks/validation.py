@@ -98,9 +98,8 @@ copy), with `attention="naive"` because the runtime materialises the score matri
   not scale with tokens. The planner counts the tensors saved for the backward
   (Korthikanti-style) plus gradients, logits and ZeRO-3 prefetch buffers. The prediction is
   consistently 7-45 % below the compiled temp here (most with two microbatches, where
-  the runtime holds a gradient accumulator beside each microbatch's gradients): the runtime keeps
-  sequence-parallel inputs live (see the runtime model), with `zero3_gather="per_step"` the
-  gathered weights too, materialises full gradients before
+  the runtime holds a gradient accumulator beside each microbatch's gradients): with
+  `zero3_gather="per_step"` the runtime keeps the gathered weights, it materialises full gradients before
   scattering them (ZeRO-2/3 on CPU) and computes the fp32 softmax over the whole vocabulary (fusing
   the Q/K/V and gate/up projections added 0-11 % to the compiled temp; not analysed further).
   A factor of 2 catches a missing term of the size of the activations or the gradients (the
@@ -131,10 +130,13 @@ or per-device memory.
 What this means for the planner's use on real hardware: the planner's numbers are what Megatron /
 FSDP send. The runtime holds Q/K/V and gate/up fused as Megatron does (docs/runtime.md, "Fused
 projections"), so its backward reduces 2 input gradients per layer and TP needs no delta (with
-separate projections it was 5 per layer, 2.5x Megatron's backward tensor-parallel bytes); with SP
-it keeps the gathered block inputs instead of re-gathering them and gathers the embedding table
-instead of scattering the lookup (shifts that happen to cancel in the total tp bytes of this model). An FSDP step
-gathers weights once instead of twice per microbatch at the price of holding them all in memory.
+separate projections it was 5 per layer, 2.5x Megatron's backward tensor-parallel bytes). The
+embedding is looked up as Megatron-LM's `VocabParallelEmbedding` (each tp rank its vocabulary
+range, the output reduce-scattered over tp along the sequence with SP), SP block inputs are
+re-gathered in the backward as Megatron-SP does, and ZeRO-2 reduce-scatters the whole embedding
+gradient (docs/runtime.md, "Embedding lookup"): TP+SP and ZeRO-2 agree with the planner without
+a delta (before, XLA all-gathered the vocab-sharded table under SP, kept the gathered block
+inputs, and all-to-alled ZeRO-2's lookup cotangent: raw planner errors up to -96 % on a row).
 
 ## Pipeline (pp > 1)
 
@@ -152,8 +154,10 @@ deltas PP and PP+TP agree to < 0.1 % in bytes and model state. What they show ab
 against Megatron: the bubble ticks cost `pp - 1` extra sends per device (pp = 2) and `(pp - 1) / m`
 extra tp traffic; the replicated embedding / head add two `m`-microbatch activation all-reduces over
 pp per step, `(vocab x d)` parameters (x 3 with Adam) per device and a gradient all-reduce of the
-replicated weights on every stage; and the block gradients are all-reduced over dp on every tick
-instead of once per step (`k` times the dp bytes of the blocks: the largest runtime cost here).
+replicated weights on every stage (with tp, the vocab-parallel embedding's output all-reduce over tp
+runs once for the whole batch, beside the head's per microbatch: `pp-embedding-lookup`); and the
+block gradients are all-reduced over dp on every tick instead of once per step (`k` times the dp
+bytes of the blocks: the largest runtime cost here).
 
 1F1B and interleaved hold and send what the planner prices, with no byte delta: the embedding sits
 on the first stage and the LM head + final norm on the last (a `(pp, V, h)` table stacked over pp,
@@ -234,8 +238,10 @@ and are on the critical path.
   pp > 2 the runtime swaps the two gradients by a collective-permute where the planner prices an
   AllReduce) are not in the table; `gpipe-grad-sync-per-tick` is stated for ZeRO-0 only. 1F1B / interleaved
   plans with tp, cp, ep > 1 or ZeRO-3 are "not covered" (collectives inside the slot branches).
-* Recompute policies: the delta `sp-keep-gathered` is stated for `recompute="none"` only; with
-  remat XLA may re-gather inside the backward. ZeRO-3 with recompute is covered: the gathers follow
+* Recompute policies with SP: the all-gathers match the planner for `recompute="none"`,
+  `"selective"` and `"full"` (checked by hand), but with `"full"` XLA drops the recomputed
+  forward's reduce-scatters (the block outputs are not needed in the backward), which the planner
+  counts as Megatron's recompute does. ZeRO-3 with recompute is covered: the gathers follow
   `zero3_gather` with the blocks rematerialised too (`tests/test_validation_coverage.py`).
 * bf16 compute (`--compute-dtype bf16`) is not in this table; `shardplan validate` compares it: XLA:CPU's
   promoted (f32) all-reduces are counted at bf16, the runtime's fp32 parameters are the planner's

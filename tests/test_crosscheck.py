@@ -198,18 +198,18 @@ def test_grad_sync_per_microbatch_reads_typed_fields():
 
 def test_grad_sync_per_microbatch_only_under_the_gspmd_accumulation():
     """The runtime's default reduces once per step (``local_axes`` non-empty): no delta, for DP and
-    ZeRO-2 alike; ZeRO-2's embedding quirk (token-id gathers, all-to-alls) is gone too, because
-    the lookup runs on the local block inside the shard_map over ``fsdp``."""
+    ZeRO-2 alike. ZeRO-2's embedding needs no rule in either mode: the runtime builds each
+    device's table gradient and reduce-scatters it once (shardplan.jax.model.local_lookup_gradients)."""
     dp = validate(ParallelConfig(microbatch_size=1), TINY, PLAN, 8)
     planner = [_c("AllReduce", "dp", "grads", "step", "dense", 1, 1000.0, n=8)]
     assert _by_rule(runtime_deltas(TINY, TR, dp, planner, ("dp",)), "grad-sync-per-microbatch") == (0, 0, set())
     z2 = validate(ParallelConfig(zero_stage=2, microbatch_size=1), TINY, PLAN, 8)
     planner = [_c("ReduceScatter", "dp", "grads", "step", "dense", 1, 1000.0, n=8)]
     per_step = runtime_deltas(TINY, TR, z2, planner, ("fsdp",))
-    assert not [d for d in per_step if d.rule in ("grad-sync-per-microbatch", "zero-embedding-tokens")]
+    assert not per_step
     gspmd = runtime_deltas(TINY, TR, z2, planner)
     assert _by_rule(gspmd, "grad-sync-per-microbatch") == (1, 1000.0, {("ReduceScatter", "dp")})
-    assert "zero-embedding-tokens" in {d.rule for d in gspmd}
+    assert {d.rule for d in gspmd} == {"grad-sync-per-microbatch"}
 
 
 def test_not_covered_names_the_gspmd_accumulation_cases():
@@ -240,7 +240,8 @@ def test_zero2_memory_counts_the_whole_local_gradient():
 def test_zero3_has_no_gather_or_embedding_delta():
     """ZeRO-3, m = 2, both zero3_gather policies, FSDP and HSDP: the runtime gathers the weights (the
     embedding table included) as the plan prices them, so no rule changes a data-parallel row;
-    ZeRO-2 under the GSPMD accumulation keeps its embedding rule (the ids gathered, not the table)."""
+    ZeRO-2 under the GSPMD accumulation only reduces per microbatch (no embedding rule: its table
+    gradient is reduce-scattered as a whole too)."""
     planner = [_c("AllGather", "dp", "params", "fwd", "dense", 2, 200.0, n=8),
                _c("AllGather", "dp", "params", "bwd", "dense", 2, 200.0, n=8),
                _c("ReduceScatter", "dp", "grads", "bwd", "dense", 2, 300.0, n=8)]
@@ -251,8 +252,7 @@ def test_zero3_has_no_gather_or_embedding_delta():
         assert [d for d in runtime_deltas(TINY, TR, layout, planner, local) if d.axis == "dp"] == [], kw
         assert not_covered(layout, local) is None, kw
     z2 = validate(ParallelConfig(zero_stage=2, microbatch_size=1), TINY, PLAN, 8)
-    assert _by_rule(runtime_deltas(TINY, TR, z2, planner), "zero-embedding-tokens")[2] == \
-        {("ReduceScatter", "dp"), ("AllGather", "dp"), ("AllToAll", "dp")}
+    assert [d.rule for d in runtime_deltas(TINY, TR, z2, planner)] == ["grad-sync-per-microbatch"]
 
 
 def test_cp_allgather_kv_numbers():
@@ -286,9 +286,27 @@ def test_gpipe_bubble_ticks_counts_layer_activations_only():
     assert not [d for d in one_f if d.rule.startswith("gpipe-") or d.rule == "pp-boundary-psum"]
 
 
+def test_no_embedding_or_sp_gather_rule_for_tp_sp_and_zero2():
+    """TP+SP (dp=4, tp=2) and ZeRO-2 (fsdp=8), one microbatch: the runtime looks the tokens up as
+    Megatron's VocabParallelEmbedding, re-gathers the SP block inputs in the backward and
+    reduce-scatters ZeRO-2's whole table gradient, so no rule changes any of their rows. PP+TP
+    (GPipe, no SP): the embedding runs once on the whole batch before the pipeline, one tp
+    all-reduce of beta m u h = 4 x 8 x 32 x 64 = 65536 B, sending 2 x 65536 x 1/2 = 65536 B."""
+    sp = validate(ParallelConfig(tp=2, sp=True, microbatch_size=4), TINY, PLAN, 8)
+    planner = [_c("AllGather", "tp", "activations", "fwd", "layers", 4, 4000.0),
+               _c("ReduceScatter", "tp", "activations", "fwd", "embedding_head", 1, 1000.0),
+               _c("AllReduce", "dp", "grads", "step", "dense", 1, 1000.0, n=4)]
+    assert runtime_deltas(TINY, TR, sp, planner) == []
+    z2 = validate(ParallelConfig(zero_stage=2, microbatch_size=2), TINY, PLAN, 8)
+    assert runtime_deltas(TINY, TR, z2, [_c("ReduceScatter", "dp", "grads", "step", "dense", 1, 1000.0, n=8)]) == []
+    pptp = validate(ParallelConfig(pp=2, tp=2, dp=2, schedule="gpipe"), TINY, PLAN, 8)
+    d = [x for x in runtime_deltas(TINY, TR, pptp, []) if x.rule == "pp-embedding-lookup"]
+    assert [(x.op, x.axis, x.count, x.bytes_per_device) for x in d] == [("AllReduce", "tp", 1, 65536.0)]
+
+
 def test_rules_are_documented_and_the_docs_table_is_current():
     names = [r.name for r in RULES]
-    assert len(names) == len(set(names)) and len(RULES) >= 15 and len(MEMORY_RULES) == 5
+    assert len(names) == len(set(names)) and len(RULES) >= 12 and len(MEMORY_RULES) == 5
     for r in RULES + MEMORY_RULES:
         assert len(r.reason) > 40 and r.applies and r.delta, r.name
     doc = (ROOT / "docs" / "validation.md").read_text()

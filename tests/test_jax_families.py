@@ -63,6 +63,29 @@ def test_family_matches_single_device(kw, batches, reference):
     assert losses[-1] < losses[0]
 
 
+GPT = MODELS["gpt2"].model_copy(update={"name": "tiny-gpt", "n_layers": 2, "d_model": 64, "n_heads": 4,
+                                       "n_kv_heads": 4, "head_dim": 16, "ffn_dim": 256, "vocab_size": 301,
+                                       "max_position_embeddings": 64})
+
+
+@pytest.mark.parametrize("kw", [dict(tp=2, sp=True), dict(tp=2, sp=True, cp=2), dict(tp=4, sp=True, zero_stage=3),
+                                dict(tp=2, zero_stage=2, microbatch_size=4),
+                                dict(tp=2, sp=True, pp=2, schedule="gpipe")],
+                         ids=["TP+SP", "TP+SP+CP", "TP4+SP+FSDP", "TP+ZeRO-2-m1", "PP+TP+SP"])
+def test_vocab_parallel_lookup_learned_positions_tied_padded(kw, batches):
+    """The vocab-parallel lookup (model.vocab_parallel_lookup: each tp rank its vocabulary range,
+    the output reduce-scattered over (cp, tp) with SP) on a GPT-like model: learned positions
+    added after it, the table tied to the LM head, a vocabulary of 301 padded to 302 / 304 rows
+    (tokens of the last shard's padded rows never occur), and the SP block inputs re-gathered in the
+    backward: the same losses as one device."""
+    ref = run_steps(Trainer(GPT, validate(ParallelConfig(dp=1), GPT, TR, 1), TR, CFG, devices=jax.devices()[:1]),
+                    batches)[1]
+    tr = Trainer(GPT, validate(ParallelConfig(**kw), GPT, TR, 8), TR, CFG)
+    assert tr.net_spec.vocab_size == 301 + (-301) % kw["tp"] and GPT.tied_embeddings and GPT.position == "learned"
+    losses = run_steps(tr, batches)[1]
+    np.testing.assert_allclose(losses, ref, rtol=2e-5, atol=2e-5)
+
+
 def test_qkv_bias_fused_and_split(batches):
     """Qwen2-style Q/K/V biases: held fused (bqkv (g, r + 2, k)) under TP, split (bq / bk / bv) under
     KV-head replication (tp=4 > 2 KV heads); both reproduce the single-device losses (the zero-initialised

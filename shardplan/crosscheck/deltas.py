@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from shardplan.cost.collective import bytes_sent
-from shardplan.crosscheck.logical import planner_axis
 from shardplan.parallel import RUNTIME_SCHEDULE, Layout
 from shardplan.pipeline_program import interleaved_runs, interleaved_table, one_f_one_b_runs
 from shardplan.specs.model import ModelSpec
@@ -234,45 +233,15 @@ def grads_reduced_in_compute_dtype(ctx: PlanContext, so_far: Sequence[RuntimeDel
 # KV-head replication (tp > n_kv_heads) keeps Q, K, V unfused and XLA reduces dK / dV inside the
 # attention core instead.
 
-@rule("sp-keep-gathered", "SP, no recompute", "`-2 L m` AllGather of `S_t`")
-def sp_keep_gathered(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
-    """Keeps the all-gathered block inputs alive for the weight gradients (Megatron-SP re-gathers
-    them in the backward to save memory)."""
-    p = ctx.p
-    if p.tp == 1 or not p.sp or p.recompute != "none":
-        return []
-    n = -2 * ctx.L * ctx.m
-    return [Change("AllGather", "tp", n, n * bytes_sent("AllGather", ctx.S_t, p.tp),
-                   "XLA keeps the gathered SP block inputs for the weight gradients (Megatron-SP re-gathers "
-                   "them in the backward)")]
+# No delta for the SP block inputs: the runtime keeps the sequence-sharded input and all-gathers it
+# again in the backward for the weight gradients (shardplan.jax.model.column_parallel), as
+# Megatron-SP does and the planner counts; XLA kept the gathered input alive instead.
 
-
-@rule("sp-embedding-weight", "SP, no per-step data-parallel shard_map",
-      "`-m` RS and `-m` AG of `S_t`; `+1` AG, `+1` AR of `4 V h` over tp; dp AR carries `4 V h` "
-      "instead of `4 V h / t`")
-def sp_embedding_weight(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
-    """All-gathers the vocab-sharded **embedding table** (and all-reduces its gradient over tp,
-    then over dp in full) instead of reduce-scattering the lookup output -- the partitioner moves
-    a weight rather than the activations.
-
-    Inside the per-step gradient ``shard_map`` (``local_axes``: the batch is a per-device block)
-    XLA reduce-scatters the lookup output over tp as Megatron does, so the rule does not apply.
-    """
-    p, m = ctx.p, ctx.m
-    if p.tp == 1 or not p.sp or ctx.local_axes:
-        return []
-    t, table = p.tp, 4.0 * ctx.model.vocab_size * ctx.model.d_model
-    return [
-        Change("ReduceScatter", "tp", -m, -m * bytes_sent("ReduceScatter", ctx.S_t, t),
-               "the embedding lookup output is not reduce-scattered over tp"),
-        Change("AllGather", "tp", 1 - m, bytes_sent("AllGather", table, t) - m * bytes_sent("AllGather", ctx.S_t, t),
-               "XLA all-gathers the vocab-sharded embedding table instead"),
-        Change("AllReduce", "tp", 1, bytes_sent("AllReduce", table, t),
-               "and all-reduces the table's gradient over tp"),
-        Change("AllReduce", "dp", 0, bytes_sent("AllReduce", table * (1 - 1 / t), p.dp * p.cp),
-               "so the data-parallel gradient reduction carries the whole table, not its 1/tp shard"),
-    ]
-
+# No delta for the embedding lookup: the runtime looks the tokens up as Megatron-LM's
+# VocabParallelEmbedding does (shardplan.jax.model.vocab_parallel_lookup: each tp rank its own
+# vocabulary range, the partial outputs reduce-scattered over tp along the sequence with SP,
+# all-reduced without; the table gradient stays on its tp shard), where XLA's partitioner
+# all-gathered the vocab-sharded table under SP and reduced its whole gradient over tp and dp.
 
 # ----- data parallelism and ZeRO ------------------------------------------------------------------
 
@@ -309,32 +278,9 @@ def grad_sync_per_microbatch(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -
 # ('per_step') -- and reduce-scatters the whole gradient of each weight per microbatch
 # (shardplan.jax.train.Trainer.gather_weights), as the planner prices both policies.
 
-@rule("zero-embedding-tokens", "ZeRO-2, m = 1 or GSPMD accumulation",
-      "`-m` RS of the table; `+m` AG of token ids (tp = 1); `+m` AllToAll of `S_t`")
-def zero_embedding_tokens(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
-    """The embedding table's gradient is sharded over `h`; XLA all-gathers the **token ids** (over
-    the ZeRO group when tp = 1, over tp otherwise -- then negligible) and all-to-alls the `(b, s, h)`
-    cotangent of the lookup to the `h/n` slice, where the gradient is computed already sharded,
-    instead of reduce-scattering the whole table gradient. (ZeRO-3 gathers the table explicitly
-    and reduce-scatters its gradient as FSDP does: no delta.)
-
-    ``W_e = grad_bytes V h / t`` is the local embedding table; token ids are 4 bytes.
-    """
-    p, m, zs = ctx.p, ctx.m, ctx.layout.zero_shard
-    shard = p.dp_shard or p.dp
-    if p.zero_stage != 2 or shard <= 1 or "fsdp" in ctx.local_axes:
-        return []  # in the per-step shard_map over the ZeRO axis the lookup is local
-    table = ctx.training.precision.grad_bytes * ctx.model.vocab_size * ctx.model.d_model / p.tp
-    out = [Change("ReduceScatter", "dp", 0, -m * bytes_sent("ReduceScatter", table, zs),
-                  "the embedding gradient is computed already sharded (no reduce-scatter)")]
-    if p.tp == 1:
-        tokens = 4.0 * ctx.training.seq_len * p.microbatch_size * shard
-        out.append(Change("AllGather", "dp", m, m * bytes_sent("AllGather", tokens, shard),
-                          "XLA all-gathers the token ids over the ZeRO group"))
-    out.append(Change("AllToAll", "dp", m, m * bytes_sent("AllToAll", ctx.S_t, shard),
-                      "and all-to-alls the (b, s, h) cotangent of the lookup (backward)"))
-    return out
-
+# No delta for ZeRO-2's embedding gradient either: every device builds its own table gradient from
+# its tokens and the tables are reduce-scattered once (shardplan.jax.model.local_lookup_gradients),
+# where XLA all-gathered the token ids and all-to-alled the lookup's cotangent to the table's shard.
 
 # ----- context parallelism ------------------------------------------------------------------------
 
@@ -367,10 +313,6 @@ def cp_allgather_kv(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Ch
 
 # ----- pipeline (the runtime's GPipe, shardplan.jax.pipeline) -------------------------------------
 
-#: Rules whose count is (layers per stage) x (microbatches): repeated on the GPipe bubble ticks.
-PER_LAYER_RULES = ("sp-keep-gathered",)
-
-
 @rule("gpipe-tick-sends", "pp > 1, GPipe (schedule='gpipe')",
       "SendRecv pp: `2 k` collective-permutes, the busiest device sending `n k` messages of `beta u h / sigma` "
       "(`n` = 1 for pp = 2, else 2) instead of the planner's `2 v m` (pp = 2: `m`)")
@@ -391,24 +333,20 @@ def gpipe_tick_sends(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[C
 
 
 @rule("gpipe-bubble-ticks", "pp > 1, GPipe (schedule='gpipe')",
-      "`+(pp - 1)/m` x (the planner's tp activation rows + the SP per-layer delta `sp-keep-gathered`)")
+      "`+(pp - 1)/m` x the planner's per-layer tp activation rows")
 def gpipe_bubble_ticks(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
     """Every stage runs its `L_max` layers on all `k` ticks (bubble ticks compute on discarded
     data), so the per-layer tp collectives run `k` instead of `m` times.
 
-    Per-layer collectives: the planner's ``tensor="activations", scope="layers"`` records on tp
-    and the deltas of :data:`PER_LAYER_RULES`.
+    Per-layer collectives: the planner's ``tensor="activations", scope="layers"`` records on tp.
     """
     p, m = ctx.p, ctx.m
     if not ctx.gpipe:
         return []
     f = (p.pp - 1) / m
-    out = [Change(c.op, c.axis, f * c.count, f * c.bytes_per_device,
-                  "every stage runs its layers on the pp - 1 bubble ticks too")
-           for c in ctx.planned(axis="tp", tensor="activations", scope="layers")]
-    out += [Change(d.op, d.axis, f * d.count, f * d.bytes_per_device, f"{d.rule} on the bubble ticks")
-            for d in so_far if d.rule in PER_LAYER_RULES]
-    return out
+    return [Change(c.op, c.axis, f * c.count, f * c.bytes_per_device,
+                   "every stage runs its layers on the pp - 1 bubble ticks too")
+            for c in ctx.planned(axis="tp", tensor="activations", scope="layers")]
 
 
 @rule("pp-boundary-psum", "pp > 1, GPipe (schedule='gpipe')",
@@ -592,31 +530,23 @@ def gpipe_grad_sync_per_tick(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -
 
 
 @rule("pp-embedding-lookup", "pp > 1, tp > 1, no SP",
-      "`+1` AR pp of `beta m u h` (the planner's pp > 1 stage already counts only one embedding/head AR tp "
-      "per microbatch); `+2` SendRecv (pairs across pp, dp, tp: reported under dp) of `4 V h / t`")
+      "`+1` AR tp of `beta m u h` (the planner's pp > 1 stage already counts only one embedding/head AR tp "
+      "per microbatch)")
 def pp_embedding_lookup(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
-    """XLA collective-permutes the vocab-parallel embedding shard from tp to pp sharding, looks the
-    tokens up in the vocab half of each pp rank and all-reduces the lookup output over **pp**
-    instead of tp (the gradient is permuted back).
+    """Runs the vocab-parallel embedding on every stage, for the whole batch at once before the
+    pipeline, so its output all-reduce over tp is one of ``m`` microbatches' activations, beside
+    the LM head's tp all-reduce per microbatch.
 
     The planner's pp > 1 stage carries one of the embedding / LM-head tp all-reduces (``m`` per
-    step); the runtime, with both replicated on every stage, keeps the head's and replaces the
-    embedding's.
+    step, a stage holds one or the other); the runtime, with both replicated on every stage, keeps
+    the head's and adds the embedding's. (Before the runtime wrote the lookup out, XLA moved the
+    table from tp to pp sharding and all-reduced the lookup over pp instead.)
     """
     p = ctx.p
     if p.pp == 1 or p.tp == 1 or p.sp:
         return []
-    prec = ctx.training.precision
-    table = ctx.model.vocab_size * ctx.model.d_model / p.tp
-    axes = tuple(a for a in ("pp", "dp", "tp") if getattr(p, a) > 1)
-    return [
-        Change("AllReduce", "pp", 1, bytes_sent("AllReduce", ctx.beta * ctx.m * ctx.u * ctx.model.d_model, p.pp),
-               "... XLA looks the tokens up in a vocab split over pp and all-reduces the output over pp"),
-        Change("SendRecv", planner_axis(axes), 2, bytes_sent("SendRecv", prec.param_bytes * table, 2)
-               + bytes_sent("SendRecv", prec.grad_bytes * table, 2),
-               f"collective-permutes the table shard from tp to pp and its gradient back "
-               f"(pairs across {'+'.join(axes)})"),
-    ]
+    return [Change("AllReduce", "tp", 1, bytes_sent("AllReduce", ctx.beta * ctx.m * ctx.u * ctx.model.d_model, p.tp),
+                   "the runtime's embedding all-reduces its output over tp once, for the whole batch")]
 
 
 def runtime_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout,
@@ -808,8 +738,8 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: Traini
     all-gathered in the pipeline, GPipe rules stated for cp = 1);
     ZeRO-3 with pp > 1 (weights gathered on every GPipe tick); sequence
     parallelism or ZeRO-1/2/3 with bf16 compute (:func:`narrow_compute`): XLA reduce-scatters the
-    fp32 gradient shards but reduces the replicated leaves in bf16 and sends the embedding's token
-    ids in patterns no rule models for that dtype mix; ZeRO-1, HSDP (replicas > 1) and ZeRO-2 with cp > 1, each with ``m > 1`` and
+    fp32 gradient shards but reduces the replicated leaves in bf16, a dtype mix no rule models
+    (and XLA:CPU gathers bf16 sequence shards in patterns stated for fp32 only); ZeRO-1, HSDP (replicas > 1) and ZeRO-2 with cp > 1, each with ``m > 1`` and
     ``pp = 1`` under the GSPMD accumulation (``local_axes == ()``: ``grad_sync='per_microbatch'``
     or ``cp > 1``). XLA then all-reduces ZeRO-1's replicated accumulator every microbatch and
     re-gathers parameters, moves HSDP's embedding gradient in patterns (extra gathers, halved
@@ -832,12 +762,12 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: Traini
     narrow = training is not None and narrow_compute(training)
     if narrow and p.sp:
         return ("sequence parallelism with bf16 compute: XLA:CPU gathers and reduce-scatters the bf16 sequence "
-                "shards and the embedding weight in patterns the rules model for fp32 only; validate it with "
-                "--compute-dtype fp32")
+                "shards in patterns the rules model for fp32 only (tiny-llama: twice the planner's all-gather "
+                "bytes); validate it with --compute-dtype fp32")
     if narrow and p.zero_stage > 0:
         return (f"ZeRO-{p.zero_stage} with bf16 compute: the runtime reduce-scatters fp32 gradient shards, reduces "
-                f"the replicated leaves in bf16 and moves the embedding's token ids in patterns no runtime rule "
-                f"models for this dtype mix; validate it with --compute-dtype fp32")
+                f"the replicated leaves in bf16, a dtype mix no runtime rule "
+                f"models; validate it with --compute-dtype fp32")
     replicas = p.dp // (p.dp_shard or p.dp) if p.zero_stage else 1
     odd = p.zero_stage == 1 or replicas > 1 or (p.zero_stage == 2 and p.cp > 1)
     if layout.microbatches == 1 or p.pp > 1 or local_axes or not odd:
@@ -859,6 +789,6 @@ def rules_table() -> list[str]:
     return lines
 
 
-__all__ = ["Change", "MEMORY_RULES", "PER_LAYER_RULES", "PlanContext", "RULES", "Rule", "RuntimeDelta", "narrow_compute",
+__all__ = ["Change", "MEMORY_RULES", "PlanContext", "RULES", "Rule", "RuntimeDelta", "narrow_compute",
            "memory_deltas", "memory_rule", "not_covered", "pipeline_memory_deltas", "rule", "rules_table",
            "runtime_deltas", "runtime_stage_params"]

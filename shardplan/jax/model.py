@@ -40,7 +40,7 @@ import contextvars
 import math
 from collections.abc import Iterator
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -49,7 +49,7 @@ from jax.sharding import PartitionSpec as P
 
 from shardplan.errors import ConfigError
 from shardplan.jax.ring import ring_attention, ring_degree
-from shardplan.jax.rules import active_context, constrain, context_mesh, kv_replicated
+from shardplan.jax.rules import active_context, constrain, context_mesh, kv_replicated, resolve
 from shardplan.specs.model import ModelSpec
 
 #: jax.checkpoint policies per recompute setting (None = no rematerialisation).
@@ -156,6 +156,44 @@ def rope(x: jax.Array, positions: jax.Array) -> jax.Array:
     return jnp.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], -1).astype(x.dtype)
 
 
+def sequence_parallel() -> bool:
+    """Whether the enclosing :func:`~shardplan.jax.rules.activation_sharding` splits the residual
+    stream over an automatic ``tp`` axis (Megatron sequence parallelism: ``act_seq_norm -> tp``)."""
+    ctx = active_context()
+    if ctx is None:
+        return False
+    _, rules = ctx
+    ambient = jax.sharding.get_abstract_mesh()
+    manual = set(ambient.manual_axes) if not ambient.empty else set()
+    return rules.sizes.get("tp", 1) > 1 and "tp" in rules.act.get("act_seq_norm", ()) and "tp" not in manual
+
+
+def column_parallel(x: jax.Array, weights: tuple[jax.Array, ...], equations: tuple[str, ...]
+                    ) -> tuple[jax.Array, ...]:
+    """The column-parallel projections of a block input: ``x`` (b, s, d) constrained to the whole
+    sequence over tp, then ``jnp.einsum(eq, x, w)`` for each pair of ``equations`` and ``weights``.
+
+    With sequence parallelism this is Megatron's all-gather of the block input before the
+    column-parallel projections, and the projections run under ``jax.checkpoint`` (nothing
+    saved), so the backward keeps the *sharded* input and all-gathers it again for the weight
+    gradients, as Megatron-LM's ``LinearWithGradAccumulationAndAsyncCommunication`` does with
+    ``sequence_parallel`` (Korthikanti et al. 2022 Sec. 4.2.2, Fig. 5); left to itself XLA keeps
+    the gathered input alive from the forward instead (``tp`` times the memory of the input). The
+    recomputed projections themselves are dead code in the backward and dropped.
+
+    Returns:
+        One array per equation, in the order given.
+    """
+    def project(inp: jax.Array, *ws: jax.Array) -> tuple[jax.Array, ...]:
+        inp = constrain(inp, ("act_batch", "act_seq", "act_embed"))
+        return tuple(jnp.einsum(eq, inp, w) for eq, w in zip(equations, ws))
+
+    if not sequence_parallel():
+        return project(x, *weights)
+    x = constrain(x, ("act_batch", "act_seq_norm", "act_embed"))  # what the backward keeps
+    return jax.checkpoint(project, policy=jax.checkpoint_policies.nothing_saveable)(x, *weights)
+
+
 class Attention(nnx.Module):
     """Causal multi-head attention with grouped-query K/V and RoPE.
 
@@ -244,15 +282,13 @@ class Attention(nnx.Module):
         output before the column-parallel projection): without it XLA may all-gather the fused
         weight instead and all-to-all the projection to head sharding.
         """
-        x = constrain(x, ("act_batch", "act_seq", "act_embed"))
         if self.wqkv is not None:
-            y = jnp.einsum("bsd,dgjk->bsgjk", x, self.wqkv[...])
+            (y,) = column_parallel(x, (self.wqkv[...],), ("bsd,dgjk->bsgjk",))
             if self.bqkv is not None:
                 y = y + self.bqkv[...]
             return split_qkv(y)
-        q = jnp.einsum("bsd,dhk->bshk", x, self.wq[...])
-        kk = jnp.einsum("bsd,dgk->bsgk", x, self.wk[...])
-        v = jnp.einsum("bsd,dgk->bsgk", x, self.wv[...])
+        q, kk, v = column_parallel(x, (self.wq[...], self.wk[...], self.wv[...]),
+                                   ("bsd,dhk->bshk", "bsd,dgk->bsgk", "bsd,dgk->bsgk"))
         if self.bq is not None:
             q, kk, v = q + self.bq[...], kk + self.bk[...], v + self.bv[...]
         return q, kk, v
@@ -424,12 +460,11 @@ class MLP(nnx.Module):
     def __call__(self, x: jax.Array) -> jax.Array:
         """x: (b, s, d) -> (b, s, d); x is constrained to the whole sequence over tp first (see
         :meth:`Attention.project`)."""
-        x = constrain(x, ("act_batch", "act_seq", "act_embed"))
         if self.swiglu:
-            gu = jnp.einsum("bsd,dcf->bscf", x, self.w_gate_up[...])
+            (gu,) = column_parallel(x, (self.w_gate_up[...],), ("bsd,dcf->bscf",))
             gate, u = gu[:, :, 0], gu[:, :, 1]
         else:
-            gate, u = None, jnp.einsum("bsd,df->bsf", x, self.w_up[...])
+            gate, (u,) = None, column_parallel(x, (self.w_up[...],), ("bsd,df->bsf",))
         hdn = constrain(_hidden(self.swiglu, gate, u, self.b_gate, self.b_up), ("act_batch", "act_seq", "act_mlp"))
         y = jnp.einsum("bsf,fd->bsd", hdn, self.w_down[...])
         if self.b_down is not None:
@@ -466,68 +501,192 @@ def moe_capacity(capacity_factor: float | None) -> Iterator[None]:
         _CAPACITY.reset(token)
 
 
-_LOOKUP_AXES: contextvars.ContextVar[tuple[tuple[str, ...], tuple[str, ...]]] = contextvars.ContextVar(
-    "shardplan_lookup_axes", default=((), ()))
+_LOCAL_LOOKUP: contextvars.ContextVar[bool] = contextvars.ContextVar("shardplan_local_lookup", default=False)
 
 
 @contextlib.contextmanager
-def local_lookup_gradients(batch_axes: tuple[str, ...], seq_axes: tuple[str, ...] = ()) -> Iterator[None]:
-    """While tracing inside this context, :func:`embedding_lookup` computes the table's gradient
-    on each device from its own tokens (a ``jax.shard_map`` manual over the mesh axes that shard
-    the tokens: ``batch_axes`` the batch, ``seq_axes`` the sequence; those already manual in the
-    enclosing context are left out) and sums the per-device tables under GSPMD: the FSDP pattern,
-    one reduction of the whole table gradient over all of them. No axes (the default) leaves the
-    backward to XLA."""
-    token = _LOOKUP_AXES.set((tuple(batch_axes), tuple(seq_axes)))
+def local_lookup_gradients(enabled: bool = True) -> Iterator[None]:
+    """While tracing inside this context (``enabled``), :func:`embedding_lookup` computes the
+    table's gradient on each device from its own tokens (a ``jax.shard_map`` manual over the mesh
+    axes that shard the tokens, :func:`_lookup_plan`) and sums the per-device tables once under
+    GSPMD: the FSDP pattern, one reduction of the whole table gradient (a ReduceScatter onto a
+    ZeRO-2/3 shard). Outside it (the default) a lookup with a vocab-parallel table does the same
+    (:func:`vocab_parallel_lookup`); any other lookup is ``jnp.take`` and its backward is left to
+    XLA."""
+    token = _LOCAL_LOOKUP.set(enabled)
     try:
         yield
     finally:
-        _LOOKUP_AXES.reset(token)
+        _LOCAL_LOOKUP.reset(token)
+
+
+class LookupPlan(NamedTuple):
+    """How :func:`embedding_lookup` runs under a mesh (hashable: a ``custom_vjp`` static argument).
+
+    Attributes:
+        mesh: the mesh to name in the ``jax.shard_map`` (:func:`~shardplan.jax.rules.context_mesh`).
+        batch: mesh axes (manual in the map) sharding the tokens' batch dimension.
+        seq: mesh axes (manual) sharding the tokens' sequence dimension (``cp``).
+        tp: ``"tp"`` when the table's vocabulary is split over tp (Megatron's vocab-parallel
+            embedding), else None.
+        sp: with ``tp``: the output is reduce-scattered along the sequence (sequence parallelism)
+            instead of all-reduced.
+        rows: the table rows on one tp rank (``v / t``; ``v`` without tp).
+        manual: the map's manual axes: every mesh axis not already manual in the enclosing context
+            (a map with automatic axes left fails to compile bf16 all-reduces on XLA:CPU, "Invalid
+            binary instruction opcode copy", jax 0.10.2; the axes beyond ``batch``, ``seq`` and
+            ``tp`` only replicate the lookup).
+    """
+
+    mesh: Any
+    batch: tuple[str, ...]
+    seq: tuple[str, ...]
+    tp: str | None
+    sp: bool
+    rows: int
+    manual: tuple[str, ...]
+
+
+def _lookup_plan(table: jax.Array, tokens: jax.Array) -> LookupPlan | None:
+    """The :class:`LookupPlan` of one lookup under the enclosing :func:`activation_sharding`, or
+    None for a plain ``jnp.take``: outside a mesh context, or when the table is not vocab-parallel
+    (``vocab -> tp``, tp > 1) and :func:`local_lookup_gradients` is off. The token axes come from
+    the activation rules (``act_batch``, ``act_seq``) without the mesh axes already manual in the
+    enclosing context (the per-step accumulation, the pipeline); sequence parallelism from
+    ``act_seq_norm`` holding ``tp``.
+
+    Raises:
+        ConfigError: tokens not divisible by their mesh axes (:func:`~shardplan.jax.rules.resolve`).
+    """
+    ctx = active_context()
+    if ctx is None:
+        return None
+    mesh, rules = ctx
+    ambient = jax.sharding.get_abstract_mesh()
+    manual = set(ambient.manual_axes) if not ambient.empty else set()
+    sizes = {a: 1 if a in manual else n for a, n in rules.sizes.items()}
+    tp = "tp" if sizes.get("tp", 1) > 1 and "tp" in rules.param.get("vocab", ()) else None
+    if tp is None and not _LOCAL_LOOKUP.get():
+        return None
+    spec = resolve(("act_batch", "act_seq"), tokens.shape, rules.act, sizes, "tokens")
+    batch, seq = (tuple(a for a in _spec_axes(e) if a != "tp") for e in spec)
+    if tp is None and not (batch or seq):
+        return None
+    sp = tp is not None and "tp" in rules.act.get("act_seq_norm", ())
+    rows = table.shape[0] // (sizes["tp"] if tp else 1)
+    free = tuple(a for a in mesh.axis_names if a not in manual)
+    return LookupPlan(context_mesh(mesh), batch, seq, tp, sp, rows, free)
+
+
+def _spec_axes(entry: Any) -> tuple[str, ...]:
+    """The mesh axes of one PartitionSpec entry (None, a name or a tuple of names)."""
+    return () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
 
 
 def embedding_lookup(table: jax.Array, tokens: jax.Array) -> jax.Array:
-    """The rows of ``table`` (v, d) at ``tokens`` (b, s) int32 -> (b, s, d), ``jnp.take``.
+    """The rows of ``table`` (v, d) at ``tokens`` (b, s) int32 -> (b, s, d).
 
-    Inside :func:`local_lookup_gradients` the backward is written out (:func:`_local_lookup`):
-    left to itself XLA all-to-alls the lookup's cotangent to a ZeRO-sharded table's layout, or
-    inside a partially manual ``jax.shard_map`` (the per-step gradient accumulation of HSDP)
-    all-gathers the cotangent and the token ids over the shard group, and over several axes (e.g.
-    fsdp and cp) reduces in chained all-reduces, instead of reducing the table gradient once as
-    FSDP (and the planner) does.
+    A vocab-parallel table (``vocab -> tp``, tp > 1) is looked up as Megatron-LM's
+    ``VocabParallelEmbedding`` does (:func:`vocab_parallel_lookup`); inside
+    :func:`local_lookup_gradients` the table gradient is built per device and reduced once. Left
+    to itself XLA all-gathers a vocab-sharded table under sequence parallelism (and all-reduces
+    its gradient over tp and then, in full, over dp), all-to-alls the lookup's cotangent to a
+    ZeRO-sharded table's layout, or inside a partially manual ``jax.shard_map`` all-gathers the
+    cotangent and the token ids over the shard group -- none of which Megatron-LM or FSDP (nor
+    the planner) send. Otherwise (no mesh context, or neither case) ``jnp.take``.
     """
-    batch, seq = _LOOKUP_AXES.get()
-    ctx = active_context()
-    ambient = jax.sharding.get_abstract_mesh()
-    manual = set(ambient.manual_axes) if not ambient.empty else set()
-    batch, seq = tuple(a for a in batch if a not in manual), tuple(a for a in seq if a not in manual)
-    if ctx is None or not (batch or seq):
+    plan = _lookup_plan(table, tokens)
+    if plan is None:
         return jnp.take(table, tokens, axis=0)
-    return _local_lookup(table, tokens, (context_mesh(ctx[0]), batch, seq), table.shape[0])
+    return vocab_parallel_lookup(table, tokens, plan)
 
 
-@partial(jax.custom_vjp, nondiff_argnums=(2, 3))
-def _local_lookup(table: jax.Array, tokens: jax.Array, axes: Any, vocab: int) -> jax.Array:
-    return jnp.take(table, tokens, axis=0)
+def _masked_rows(tokens: jax.Array, rows: int, tp: str | None) -> tuple[jax.Array, jax.Array]:
+    """Inside the lookup's map: ``(index, valid)``, each token's row in this rank's vocabulary
+    range ``[r rows, (r + 1) rows)`` (r = tp rank; the whole table without tp), clipped, and
+    whether it lies in the range."""
+    if tp is None:
+        return tokens, jnp.ones(tokens.shape, bool)
+    idx = tokens - jax.lax.axis_index(tp) * rows
+    valid = (idx >= 0) & (idx < rows)
+    return jnp.where(valid, idx, 0), valid
 
 
-def _local_lookup_fwd(table: jax.Array, tokens: jax.Array, axes: Any, vocab: int) -> tuple[jax.Array, Any]:
-    return jnp.take(table, tokens, axis=0), tokens
+@partial(jax.custom_vjp, nondiff_argnums=(2,))
+def vocab_parallel_lookup(table: jax.Array, tokens: jax.Array, plan: LookupPlan) -> jax.Array:
+    """Megatron-LM's vocab-parallel embedding under a ``jax.shard_map`` manual over tp and the
+    token axes of ``plan`` (the other mesh axes stay automatic).
+
+    Forward (Megatron-LM ``VocabParallelEmbedding``): each tp rank looks up the tokens of its own
+    vocabulary range in its ``(v / t, d)`` shard, the others masked to zero, and the partial
+    results are summed over tp: ``jax.lax.psum_scatter`` along the sequence with sequence
+    parallelism (the ``reduce_scatter_to_sequence_parallel_region`` of Korthikanti et al. 2022,
+    Sec. 4.2.2: the output leaves split over ``(cp, tp)`` like the residual stream), ``psum``
+    without. Backward: the cotangent is all-gathered over tp along the sequence (SP; without SP
+    it is already whole), each device scatter-adds its tokens' rows into its own ``(v / t, d)``
+    table gradient, and the per-device tables (stacked along a leading dimension over the token
+    axes) are summed once under GSPMD -- one AllReduce, or a ReduceScatter onto a ZeRO shard, of
+    the local table shard, as Megatron-LM / FSDP reduce it.
+
+    Args:
+        table: (v, d), ``v`` divisible by tp (the runtime pads the vocabulary,
+            :func:`shardplan.parallel.padded_vocab`); any float dtype.
+        tokens: (b, s) int32 ids < v.
+        plan: from :func:`_lookup_plan`.
+
+    Returns:
+        (b, s, d) in the table's dtype.
+    """
+    return _vp_forward(table, tokens, plan)
 
 
-def _local_lookup_bwd(axes: Any, vocab: int, tokens: jax.Array, dy: jax.Array) -> tuple[jax.Array, None]:
-    mesh, batch, seq = axes
+def _vp_specs(plan: LookupPlan) -> tuple[P, P, P]:
+    """(table, tokens, output) specs of the lookup's map over ``plan``'s manual axes."""
+    b, s = plan.batch or None, plan.seq or None
+    out_seq = (plan.seq + (plan.tp,)) if plan.sp else s
+    return P(plan.tp, None), P(b, s), P(b, out_seq, None)
 
-    def local(t: jax.Array, g: jax.Array) -> jax.Array:  # this device's tokens and cotangents
-        d = jnp.zeros((vocab, g.shape[-1]), g.dtype).at[t.reshape(-1)].add(g.reshape(-1, g.shape[-1]))
+
+def _vp_forward(table: jax.Array, tokens: jax.Array, plan: LookupPlan) -> jax.Array:
+    """The forward of :func:`vocab_parallel_lookup`; without tp a plain ``jnp.take`` under GSPMD
+    (local on every device: the table is whole there; a map would only add a copy of it)."""
+    if plan.tp is None:
+        return jnp.take(table, tokens, axis=0)
+    t_spec, tok_spec, out_spec = _vp_specs(plan)
+
+    def local(w: jax.Array, tok: jax.Array) -> jax.Array:
+        idx, valid = _masked_rows(tok, plan.rows, plan.tp)
+        y = jnp.where(valid[..., None], jnp.take(w, idx, axis=0), jnp.zeros((), w.dtype))
+        if plan.sp:
+            return jax.lax.psum_scatter(y, plan.tp, scatter_dimension=1, tiled=True)
+        return jax.lax.psum(y, plan.tp)
+
+    return jax.shard_map(local, mesh=plan.mesh, in_specs=(t_spec, tok_spec), out_specs=out_spec,
+                         axis_names=set(plan.manual))(table, tokens)
+
+
+def _vp_fwd(table: jax.Array, tokens: jax.Array, plan: LookupPlan) -> tuple[jax.Array, Any]:
+    return _vp_forward(table, tokens, plan), tokens
+
+
+def _vp_bwd(plan: LookupPlan, res: Any, dy: jax.Array) -> tuple[jax.Array, None]:
+    _, tok_spec, out_spec = _vp_specs(plan)
+    tokens, data = res, plan.batch + plan.seq
+
+    def local(tok: jax.Array, g: jax.Array) -> jax.Array:  # this device's tokens and cotangents
+        if plan.sp:
+            g = jax.lax.all_gather(g, plan.tp, axis=1, tiled=True)
+        idx, valid = _masked_rows(tok, plan.rows, plan.tp)
+        g = jnp.where(valid[..., None], g, jnp.zeros((), g.dtype))
+        d = jnp.zeros((plan.rows, g.shape[-1]), g.dtype).at[idx.reshape(-1)].add(g.reshape(-1, g.shape[-1]))
         return d[None]
 
-    b, s = batch or None, seq or None
-    stacked = jax.shard_map(local, mesh=mesh, in_specs=(P(b, s), P(b, s, None)),
-                            out_specs=P(batch + seq), axis_names=set(batch + seq))(tokens, dy)
+    stacked = jax.shard_map(local, mesh=plan.mesh, in_specs=(tok_spec, out_spec),
+                            out_specs=P(data or None, plan.tp, None), axis_names=set(plan.manual))(tokens, dy)
     return jnp.sum(stacked, 0), None
 
 
-_local_lookup.defvjp(_local_lookup_fwd, _local_lookup_bwd)
+vocab_parallel_lookup.defvjp(_vp_fwd, _vp_bwd)
 
 
 def expert_capacity(capacity_factor: float, seq_len: int, top_k: int, n_experts: int) -> int:

@@ -9,8 +9,10 @@ How the ZeRO stages are expressed under GSPMD (``rules.param`` / ``rules.opt`` t
   there (each device updates its slice of the parameters) and the new parameters are constrained
   back to the replicated layout, which is the parameter all-gather after the update.
 * ZeRO-2: as ZeRO-1 (the gradient reduction is a reduce-scatter onto the optimizer-state shard;
-  on CPU XLA lowers it as all-reduce + slice). With one reduction per step (below) the
-  accumulation buffer holds the whole local gradient, as for ZeRO-1; with
+  on CPU XLA lowers it as all-reduce + slice); the embedding table's gradient is built on each
+  device and reduce-scattered as a whole (:func:`shardplan.jax.model.local_lookup_gradients`).
+  With one reduction per step (below) the accumulation buffer holds the whole local gradient, as
+  for ZeRO-1; with
   ``grad_sync='per_microbatch'`` every microbatch's gradient is reduce-scattered into a sharded
   buffer.
 * ZeRO-3 (FSDP): parameters live in the sharded layout too and are all-gathered explicitly for
@@ -639,11 +641,11 @@ class Trainer:
         batch = jax.ShapeDtypeStruct((self.training.global_batch_size, self.training.seq_len + 1), jnp.int32,
                                      sharding=self.batch_sharding)
         # MoE with a capacity factor: GShard dispatch with an AllToAll over ep (dropless: dense dispatch)
-        # ZeRO-3: the embedding gradient reduced over the data axes as FSDP does (model.embedding_lookup)
-        batch_axes = tuple(a for a in BATCH_AXES if self.mesh.shape[a] > 1)
-        lookup = (batch_axes, ("cp",) if self.mesh.shape["cp"] > 1 else ()) if self.zero3_gather else ((), ())
+        # ZeRO-2/3: the embedding gradient built per device and reduce-scattered once, as FSDP does
+        # (model.embedding_lookup; a vocab-parallel table always is)
+        local_lookup = self.zero3_gather is not None or self.rules.zero_stage == 2
         with activation_sharding(self.mesh, self.rules), moe_capacity(self.training.moe_capacity_factor), \
-                local_lookup_gradients(*lookup):
+                local_lookup_gradients(local_lookup):
             return jitted.lower(self._abstract_state(), batch).compile()
 
     def _memory(self) -> dict[str, int]:
