@@ -781,12 +781,6 @@ class Pipeline:
 
 # ----- 1F1B (PipeDream-Flush) -------------------------------------------------------------------
 
-def head_keys(tied: bool) -> tuple[str, ...]:
-    """Keys of the parameter dict that the final norm + LM head read (the loss on the last stage):
-    ``final_norm`` and ``lm_head``, or ``embed`` for tied embeddings."""
-    return ("final_norm", "embed") if tied else ("final_norm", "lm_head")
-
-
 def _embedding_group_sum(g: jax.Array, pp: int) -> jax.Array:
     """Tied embeddings: the sum of the first and the last stage's table gradients on both, the
     other ranks' ``g`` (zero) unchanged -- Megatron-LM's all-reduce over the *embedding group*
@@ -948,4 +942,4 @@ def _slot_fn(pp: int, m: int, stage: Any, xs: jax.Array, ts: jax.Array, branches
 __all__ = ["Pipeline", "check_pipeline", "stack_params", "stack_logical", "layout_params", "decay_mask",
            "BOUNDARY", "BOUNDARY_KEYS", "boundary_tables", "stack_boundary", "unstack_boundary",
            "slot_mask", "layer_windows", "STAGES", "EXECUTED_AS", "one_f_one_b_slots",
-           "one_f_one_b_work", "one_f_one_b_permutation", "head_keys"]
+           "one_f_one_b_work", "one_f_one_b_permutation"]
