@@ -30,7 +30,10 @@ def search_vs_published(rows: list[dict]) -> list[dict]:
         except ConfigError:
             continue
         t0 = time.perf_counter()
-        res = search(model, hw, tr, n, top_k=1, fix={"overlap_grad_reduce": pc.overlap_grad_reduce})
+        try:
+            res = search(model, hw, tr, n, top_k=1, fix={"overlap_grad_reduce": pc.overlap_grad_reduce})
+        except ConfigError:
+            continue
         dt = time.perf_counter() - t0
         best = res.plans[0] if res.plans else None
         out.append({"id": row["id"], "published": pc.model_copy(update={"dp": pub.parallel.dp}).short(),

@@ -74,11 +74,14 @@ class RowResult:
 
 
 def _f(x: str) -> float | None:
+    """A numeric CSV cell, or None when it is empty, not a number, NaN or infinite (pandas writes
+    missing values as 'nan')."""
     x = (x or "").strip()
     try:
-        return float(x)
+        v = float(x)
     except ValueError:
         return None
+    return v if math.isfinite(v) else None
 
 
 #: scale-out bandwidth per GPU of clusters that differ from the DGX reference (one-way, bytes/s)
@@ -230,10 +233,13 @@ def _int(row: dict, key: str, default: int | None = None) -> int:
     """
     v = _f(row.get(key, ""))
     if v is None:
-        if default is None or (row.get(key) or "").strip():
+        if default is None or (row.get(key) or "").strip().lower() not in ("", "nan"):
             raise ConfigError(f"{key}={row.get(key)!r} in row {row.get('id')!r} is not a number",
                               field=key, value=row.get(key))
         return default
+    if v < 1 or v != int(v):
+        raise ConfigError(f"{key}={row.get(key)!r} in row {row.get('id')!r} is not a positive integer",
+                          field=key, value=row.get(key))
     return int(v)
 
 
@@ -277,6 +283,9 @@ def row_inputs(row: dict) -> tuple[ModelSpec, object, TrainingSpec, ParallelConf
         if extra == pp - 1:
             pp_layers = tuple(base + (1 if i < extra else 0) for i in range(pp))
     if gbs % (dp * mbs):
+        if gbs < dp * mbs:
+            raise ConfigError(f"global batch {gbs} in row {row.get('id')!r} is smaller than DP x microbatch_size = "
+                              f"{dp} x {mbs}", field="global_batch_sequences", value=gbs)
         gbs = gbs // (dp * mbs) * (dp * mbs)  # GPT-NeoX: 1538 in the paper, mbs 4 x GA 32 x DP 12 = 1536 in config
         training = training.model_copy(update={"global_batch_size": gbs})
     dp_shard = None
@@ -308,7 +317,7 @@ def reported_throughput(row: dict, model: ModelSpec, hw, training: TrainingSpec,
     reported MFU, else HFU, else TFLOP/s per device, else tokens/s per device; the throughput comes
     from the step time, else the tokens/s, else the metric over the source's FLOPs per token
     (:func:`_source_flops_per_token`) and peak (``peak_tflops_basis``, else the hardware's bf16 or
-    fp8 peak). None when the row reports none of them."""
+    fp8 peak). None when the row reports none of them, or a figure that is not positive."""
     tokens = training.global_batch_tokens
     basis = (row.get("peak_tflops_basis") or "").split()
     fp8 = training.precision.compute_dtype == "fp8"
@@ -336,7 +345,7 @@ def reported_throughput(row: dict, model: ModelSpec, hw, training: TrainingSpec,
         rep_tps = value * 1e12 / fpt
     else:
         rep_tps = value / 100 * peak / fpt
-    return metric, value, rep_tps
+    return (metric, value, rep_tps) if value > 0 and rep_tps > 0 else None
 
 
 def reproduce_row(row: dict) -> RowResult:
@@ -344,13 +353,16 @@ def reproduce_row(row: dict) -> RowResult:
     rid = row.get("id", "?")
     try:
         model, hw, training, parallel, n = row_inputs(row)
-    except (ConfigError, ValidationError) as e:
-        return RowResult(rid, False, reason=str(e))
+    except (ConfigError, ValidationError, ArithmeticError) as e:  # ArithmeticError: a zero in a divided column
+        return RowResult(rid, False, reason=f"{type(e).__name__}: {e}" if isinstance(e, ArithmeticError) else str(e))
     try:
         est = estimate(model, hw, training, parallel, n)
     except ConfigError as e:
         return RowResult(rid, False, reason=f"layout rejected: {e}")
-    measured = reported_throughput(row, model, hw, training, n)
+    try:
+        measured = reported_throughput(row, model, hw, training, n)
+    except ArithmeticError as e:
+        return RowResult(rid, False, reason=f"the row's reported figures cannot be used: {e}")
     if measured is None:
         return RowResult(rid, False, reason="the row reports no step time, tokens/s, MFU, HFU or TFLOP/s per device")
     metric, value, rep_tps = measured

@@ -70,3 +70,15 @@ def test_shared_rows_keep_their_frameworks():
     assert fw["bloom_176b"] == "deepspeed" and fw["tt_a100_llama3_8b_64"] == "torchtitan"
     assert fw["llmfoundry_MPT_7B_H100_8"] == "pytorch-fsdp" and fw["maxtext_v5p_32b_1xv5p128"] == "maxtext"
     assert fw["narayanan21_t2_zero3_174.6B_384gpu"] == "deepspeed" and fw["megascale_175b_megatron_256"] == "megatron"
+
+
+def test_nan_and_zero_cells_are_missing_or_refused_never_a_traceback():
+    # pandas writes missing values as 'nan': an empty DP is derived (64 / (4 x 4 x 2) = 2), a 'nan' step time
+    # with no other figure leaves the row uncovered; PP=0, a global batch of 1 sequence (smaller than
+    # DP x microbatch_size = 2 x 1) and a reported MFU of 0 are refused with a reason
+    _, _, _, pc, _ = row_inputs({**ROW, "DP": "nan"})
+    assert pc.dp == 2
+    assert "reports no step time" in reproduce_row({**ROW, "step_time_s": "nan"}).reason
+    assert "not a positive integer" in reproduce_row({**ROW, "PP": "0"}).reason
+    assert "smaller than DP x microbatch_size" in reproduce_row({**ROW, "global_batch_sequences": "1"}).reason
+    assert not reproduce_row({**ROW, "step_time_s": "", "reported_MFU": "0"}).covered
