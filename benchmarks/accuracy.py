@@ -45,12 +45,12 @@ def search_vs_published(rows: list[dict]) -> list[dict]:
 
 
 #: public runs outside the shared set, used as checks only (no constant is fitted on them):
-#: (label, model, hardware, framework, precision, devices, seq_len, global batch, layout, reported tokens/s/GPU,
-#: reported GiB or None). torchtitan docs/performance.md (commit eaea6f6, Dec 2024; H100 96 GB HBM2e at a 500 W
+#: (label, model, hardware text as a published row names it (calibration.hardware_of), framework, precision,
+#: devices, seq_len, global batch, layout, reported tokens/s/GPU, reported GiB or None). torchtitan docs/performance.md (commit eaea6f6, Dec 2024; H100 96 GB HBM2e at a 500 W
 #: power limit, below the SXM peak the preset assumes) and its earlier 405B table (2D FSDP + TP, bf16, full AC);
-#: NVIDIA dgxc-benchmarking (llama3.1/README_70b.md and README_405b.md: NeMo 24.09; nemo_megatron/README_175b.md; nemotron/README_340b.md: NeMo 24.11; all
-#: recipes with sequence parallelism and TP communication overlap, ub_tp_comm_overlap=True)
-H96 = "h100-96gb"
+#: NVIDIA dgxc-benchmarking (llama3.1/README_70b.md and README_405b.md: NeMo 24.09;
+#: nemo_megatron/README_175b.md; nemotron/README_340b.md: NeMo 24.11; all recipes with sequence parallelism and TP communication overlap, ub_tp_comm_overlap=True)
+H96 = "H100 96GB"
 PUBLIC_CHECKS = (
     ("torchtitan Table 1: Llama-3.1-8B FSDP, 8 GPUs", "llama-3.1-8b", H96, "torchtitan", "bf16-mixed", 8, 8192, 16,
      dict(dp=8, zero_stage=3, microbatch_size=2, recompute="selective"), 5762, 82.4),
@@ -58,17 +58,17 @@ PUBLIC_CHECKS = (
      dict(dp=128, zero_stage=3, microbatch_size=2, recompute="selective"), 5605, 67.0),
     ("torchtitan 405B, 2D: FSDP 16 x TP 8, 128 GPUs", "llama-3.1-405b", H96, "torchtitan", "bf16-mixed", 128, 8192, 32,
      dict(dp=16, zero_stage=3, tp=8, sp=True, microbatch_size=2, recompute="full"), 109, None),
-    *((f"dgxc NeMo 24.09 Llama-3.1-70B {prec.split('-')[0]}, 64 H100", "llama-3-70b", "h100-sxm", "megatron", prec, 64, 8192, 128,
+    *((f"dgxc NeMo 24.09 Llama-3.1-70B {prec.split('-')[0]}, 64 H100", "llama-3-70b", "H100-SXM", "megatron", prec, 64, 8192, 128,
        dict(tp=4, sp=True, tp_overlap=True, pp=4, cp=2, schedule="interleaved", virtual_stages=5, zero_stage=1,
             microbatch_size=1), tps, None) for prec, tps in (("bf16-mixed", 71235 / 64), ("fp8-mixed", 95239 / 64))),
-    *((f"dgxc NeMo 24.09 Llama-3.1-405B {prec.split('-')[0]}, 576 H100", "llama-3.1-405b", "h100-sxm", "megatron", prec,
+    *((f"dgxc NeMo 24.09 Llama-3.1-405B {prec.split('-')[0]}, 576 H100", "llama-3.1-405b", "H100-SXM", "megatron", prec,
        576, 8192, 252, dict(tp=8, sp=True, tp_overlap=True, pp=9, cp=2, schedule="interleaved", virtual_stages=7,
                             zero_stage=1, microbatch_size=1), tps, None)
       for prec, tps in (("bf16-mixed", 120022 / 576), ("fp8-mixed", 183664 / 576))),
-    *((f"dgxc NeMo GPT-3 175B {prec.split('-')[0]}, 128 H100", "gpt3-175b", "h100-sxm", "megatron", prec, 128, 2048, 256,
+    *((f"dgxc NeMo GPT-3 175B {prec.split('-')[0]}, 128 H100", "gpt3-175b", "H100-SXM", "megatron", prec, 128, 2048, 256,
        dict(tp=4, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=12, zero_stage=1,
             microbatch_size=1), tps, None) for prec, tps in (("bf16-mixed", 63099 / 128), ("fp8-mixed", 93190 / 128))),
-    *((f"dgxc NeMo 24.11 Nemotron-4-340B {prec.split('-')[0]}, 128 H100", "nemotron-4-340b", "h100-sxm", "megatron", prec, 128,
+    *((f"dgxc NeMo 24.11 Nemotron-4-340B {prec.split('-')[0]}, 128 H100", "nemotron-4-340b", "H100-SXM", "megatron", prec, 128,
        4096, 32, dict(tp=8, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=12, zero_stage=1,
                       microbatch_size=1), tps, None) for prec, tps in (("bf16-mixed", 28432 / 128), ("fp8-mixed", 41478 / 128))),
 )
@@ -78,12 +78,10 @@ def public_checks() -> list[str]:
     """Markdown lines: :data:`PUBLIC_CHECKS` predicted with each run's framework profile."""
     from shardplan.parallel import ParallelConfig
     from shardplan.presets.frameworks import framework_profile
-    from shardplan.presets.hardware import HARDWARE
+    from shardplan.calibration import hardware_of
     from shardplan.presets.models import MODELS
     from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
 
-    hws = {**HARDWARE, H96: HARDWARE["h100-sxm"].model_copy(update={"name": H96, "hbm_bytes": 96 * 2**30,
-                                                                     "hbm_bandwidth": 2.4e12})}
     lines = ["## Public runs outside the shared set (checks, nothing fitted on them)", "",
              "| run | framework | layout | reported tokens/s/GPU | predicted | error | reported GiB | predicted GiB | fits |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -91,7 +89,7 @@ def public_checks() -> list[str]:
     for label, name, hw, fw, prec, n, seq, gbs, fields, tps, gib in PUBLIC_CHECKS:
         tr = TrainingSpec(seq_len=seq, global_batch_size=gbs, framework=framework_profile(fw),
                           precision=PRECISION_POLICIES[prec])
-        e = estimate(MODELS[name], hws[hw], tr, ParallelConfig(**fields), n)
+        e = estimate(MODELS[name], hardware_of(hw), tr, ParallelConfig(**fields), n)
         pred = e.tokens_per_s / n
         errs.append(abs(pred / tps - 1))
         fits += e.fits

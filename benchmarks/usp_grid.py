@@ -139,11 +139,11 @@ def score(runs: list[GridRun], preds: list[Estimate | str]) -> dict:
 STALL_S_PER_MICROBATCH = 0.3
 
 
-def stalled(run: GridRun, stall_free: Estimate) -> bool:
-    """The run's measured step exceeds the stall-free prediction (``pp_message_stall_s`` = 0) by more
-    than :data:`STALL_S_PER_MICROBATCH` per microbatch."""
+def stalled(run: GridRun, free: Estimate) -> bool:
+    """The run's measured step exceeds ``free``, its prediction without the message stall
+    (:func:`stall_free`), by more than :data:`STALL_S_PER_MICROBATCH` per microbatch."""
     measured = run.global_batch_size * SEQ_LEN / (run.tok_s_gpu * run.devices)
-    return (measured - stall_free.step_s) / stall_free.layout.microbatches > STALL_S_PER_MICROBATCH
+    return (measured - free.step_s) / free.layout.microbatches > STALL_S_PER_MICROBATCH
 
 
 def stall_free(profile: FrameworkProfile) -> FrameworkProfile:

@@ -93,7 +93,9 @@ CLUSTER_SCALE_OUT = {
 
 #: hardware column (case-insensitive substring, first match) -> preset and field overrides; the H800 is an
 #: H100 with NVLink cut to 400 GB/s bidirectional (NVIDIA H800 datasheet) and the GH200's H100 has 96 GB of
-#: HBM3 at 4 TB/s (NVIDIA GH200 datasheet); "v5p-128"-style TPU slices are one ICI domain of 64 chips
+#: HBM3 at 4 TB/s (NVIDIA GH200 datasheet); the "H100 96GB" of torchtitan's benchmarks has 96 GB of HBM2e at
+#: 2.4 TB/s (torchtitan docs/performance.md, Grand Teton platform); "v5p-128"-style TPU slices are one ICI
+#: domain of 64 chips
 HARDWARE_OF_COLUMN = (
     ("a100-40gb", "a100-40gb", {}), ("a100 40gb", "a100-40gb", {}), ("a100", "a100-80gb", {}),
     ("h800", "h100-sxm", {"scale_up_bandwidth": 200e9}),
@@ -105,23 +107,33 @@ HARDWARE_OF_COLUMN = (
 )
 
 
+def hardware_of(text: str):
+    """The hardware preset a published row's ``hardware`` text names (:data:`HARDWARE_OF_COLUMN`:
+    case-insensitive, dashes and underscores as spaces, first match), with its overrides.
+
+    Raises:
+        ConfigError: if no entry matches (the message lists the known names).
+    """
+    low = text.lower().replace("-", " ").replace("_", " ")
+    for key, preset, overrides in HARDWARE_OF_COLUMN:
+        if key.replace("-", " ") in low:
+            return load_hardware(preset, **overrides)
+    raise ConfigError(f"hardware {text!r} has no preset mapping; known: {', '.join(k for k, _, _ in HARDWARE_OF_COLUMN)}",
+                      field="hardware", value=text)
+
+
 def _hardware(row: dict):
-    """The row's hardware preset (:data:`HARDWARE_OF_COLUMN`), with per-cluster scale-out overrides
+    """The row's hardware (:func:`hardware_of`), with per-cluster scale-out overrides
     (:data:`CLUSTER_SCALE_OUT`).
 
     Raises:
-        ConfigError: if no preset matches the ``hardware`` column (the message lists the known names).
+        ConfigError: as :func:`hardware_of`.
     """
     hw = row.get("hardware", "")
     if row["id"] in CLUSTER_SCALE_OUT:
         base = "a100-40gb" if "40GB" in hw else "a100-80gb"
         return load_hardware(base, scale_out_bandwidth=CLUSTER_SCALE_OUT[row["id"]][0])
-    low = hw.lower().replace("-", " ").replace("_", " ")
-    for key, preset, overrides in HARDWARE_OF_COLUMN:
-        if key.replace("-", " ") in low:
-            return load_hardware(preset, **overrides)
-    raise ConfigError(f"hardware {hw!r} has no preset mapping; known: {', '.join(k for k, _, _ in HARDWARE_OF_COLUMN)}",
-                      field="hardware", value=hw)
+    return hardware_of(hw)
 
 
 #: source -> framework the run used (papers' Sec. "software"); DeepSpeed for the ZeRO-3 rows of
@@ -217,7 +229,7 @@ def resolve_model(row: dict) -> ModelSpec:
     candidates = {_norm(k): v for k, v in MODEL_MAP.items()} | {_norm(k): k for k in MODELS}
     for k in (key, key.replace("3.1", "3").replace("3.3", "3")):
         if k in candidates:
-            return MODELS[candidates[k] if candidates[k] in MODELS else MODEL_MAP[candidates[k]]]
+            return MODELS[candidates[k]]
     spec = _model_from_dims(row)
     if spec is None:
         raise ConfigError(f"no preset for model {name!r} and the row has no n_layers, d_model, n_heads, ffn_dim and "
@@ -226,10 +238,11 @@ def resolve_model(row: dict) -> ModelSpec:
 
 
 def _int(row: dict, key: str, default: int | None = None) -> int:
-    """An integer column, ``default`` when empty.
+    """A positive integer column, ``default`` when empty or 'nan'.
 
     Raises:
-        ConfigError: if the column is empty and has no default, or is not a number.
+        ConfigError: if the column is empty and has no default, is not a number, or is not a
+            positive integer.
     """
     v = _f(row.get(key, ""))
     if v is None:

@@ -3,8 +3,8 @@
 import pytest
 
 from shardplan.cost.compute import every_other_mm_shares
-from shardplan.cost.flops import recompute_flops_per_token
-from shardplan.cost.memory import op_sac_bytes_per_token, op_sac_matmuls
+from shardplan.cost.flops import op_sac_matmuls, recompute_flops_per_token
+from shardplan.cost.memory import op_sac_bytes_per_token
 from shardplan.parallel import ParallelConfig, validate
 from shardplan.presets.frameworks import framework_profile
 from shardplan.presets.models import MODELS
@@ -42,7 +42,11 @@ def test_op_sac_recomputes_k_o_and_up():
     assert recompute_flops_per_token(L8, 8192, "selective", selective="every_other_matmul") == 2 * 32 * (
         4096 * 1024 + 4096 * 4096 + 4096 * 14336)
     # time shares of the fused GEMMs: K is 1024 of the 4096 + 2 x 1024 QKV columns, O whole, w3 half of w1 | w3
-    assert every_other_mm_shares(L8, ParallelConfig()) == pytest.approx({"qkv": 1 / 6, "attn_out": 1.0, "mlp_up": 0.5})
+    assert every_other_mm_shares(L8, ParallelConfig()) == pytest.approx(
+        {"qkv": 1 / 6, "attn_out": 1.0, "mlp_up": 0.5, "mlp_down": 0.0})
+    # GPT-2 (GeLU, MHA 768): K is 768 of the 3 x 768 QKV columns, O whole, the down projection recomputed
+    assert every_other_mm_shares(MODELS["gpt2"], ParallelConfig()) == pytest.approx(
+        {"qkv": 1 / 3, "attn_out": 1.0, "mlp_up": 0.0, "mlp_down": 1.0})
 
 
 def test_selective_is_not_pruned_under_op_sac():

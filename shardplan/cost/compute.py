@@ -232,18 +232,21 @@ def layer_times(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: P
 
 def every_other_mm_shares(model: ModelSpec, p: ParallelConfig) -> dict[str, float]:
     """Share of each fused forward GEMM of :func:`layer_gemm_shapes` (dense layer) that op-level
-    selective checkpointing recomputes (:func:`shardplan.cost.memory.op_sac_matmuls`: K and O of
-    the attention, the up projection of a SwiGLU MLP, the down projection of a non-gated one), in
-    proportion to the output widths fused in that GEMM. Example, Llama-3.1-8B at t = 1: qkv
-    1024 / (4096 + 2 x 1024) = 1/6, attn_out 1, mlp_up 1/2 (w3 of w1 | w3), mlp_down 0. MLA
-    attention: the output projection only."""
-    gated = model.mlp == "swiglu"
-    if model.is_mla:
-        shares = {"attn_out": 1.0}
-    else:
-        kv_r = model.kv_dim // p.tp if model.kv_heads >= p.tp else model.dim_head
-        shares = {"qkv": kv_r / (model.q_dim // p.tp + 2 * kv_r), "attn_out": 1.0}
-    return shares | ({"mlp_up": 0.5} if gated else {"mlp_down": 1.0})
+    selective checkpointing recomputes (the projections :func:`shardplan.cost.flops.op_sac_matmuls`
+    puts second: K and O of the attention, the up projection of a SwiGLU MLP, the down projection of
+    a non-gated one), in proportion to the output widths fused in that GEMM. Example, Llama-3.1-8B
+    at t = 1: qkv 1024 / (4096 + 2 x 1024) = 1/6, attn_out 1, mlp_up 1/2 (w3 of w1 | w3),
+    mlp_down 0. MLA attention: the output projection only."""
+    redo = set(F.op_sac_matmuls(model)[1])
+    kv_r = model.kv_dim // p.tp if model.kv_heads >= p.tp else model.dim_head
+    q_r = model.q_dim // p.tp
+    qkv = {"q": q_r, "k": kv_r, "v": kv_r}
+    mlp_up = ["gate", "up"] if model.mlp == "swiglu" else ["up"]
+    shares = {"attn_out": float("o" in redo), "mlp_up": sum(k in redo for k in mlp_up) / len(mlp_up),
+              "mlp_down": float("down" in redo)}
+    if not model.is_mla:
+        shares["qkv"] = sum(w for k, w in qkv.items() if k in redo) / sum(qkv.values())
+    return shares
 
 
 def loss_bytes_per_logit(training: TrainingSpec) -> float:

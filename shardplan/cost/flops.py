@@ -82,6 +82,25 @@ def _block_counts(model: ModelSpec) -> tuple[int, int, int]:
     return L_dense, L_moe, L_dense + L_moe
 
 
+def op_sac_matmuls(model: ModelSpec) -> tuple[list[str], list[str]]:
+    """The projections of one dense block in the order an eager PyTorch block calls ``aten.mm``
+    (torchtitan ``Attention.forward``: wq, wk, wv, then wo; ``FeedForward.forward``:
+    ``w2(silu(w1(x)) * w3(x))`` calls w1, w3, w2), split into (saved, recomputed) by torchtitan's
+    op-level selective checkpointing policy: the 1st, 3rd, 5th, ... mm outputs are saved, every
+    second one is recomputed (``torchtitan/distributed/activation_checkpoint.py``, "save output of
+    all compute ops, except every second mm"). Non-gated MLP: up, down."""
+    order = ["q", "k", "v", "o"] + (["gate", "up", "down"] if model.mlp == "swiglu" else ["up", "down"])
+    return order[0::2], order[1::2]
+
+
+def projection_params(model: ModelSpec) -> dict[str, int]:
+    """Weights of each projection of one dense block (MHA/GQA; no biases): q, k, v (h x width),
+    o (q x h), the MLP's gate and up (h x F) and down (F x h)."""
+    h, F = model.d_model, model.ffn_dim
+    return {"q": h * model.q_dim, "k": h * model.kv_dim, "v": h * model.v_dim, "o": model.q_dim * h,
+            "gate": h * F, "up": h * F, "down": F * h}
+
+
 def recompute_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, causal: bool = True,
                               attention: str = "flash", selective: str = "attention") -> float:
     """Extra (hardware-only) FLOPs per token spent on activation recomputation.
@@ -90,7 +109,7 @@ def recompute_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, ca
     selective: one more forward of the attention core (``selective='attention'``, Megatron-LM) or,
     under op-level checkpointing (``'every_other_matmul'``, torchtitan), of the projections it
     recomputes in dense layers (K, O and the SwiGLU up projection, or K, O and the down projection:
-    :func:`shardplan.cost.memory.op_sac_matmuls`), 2 x their weights; none: 0.
+    :func:`op_sac_matmuls`), 2 x their weights (:func:`projection_params`); none: 0.
     A naive (non-flash) attention kernel computes the full s x s score matrix even when causal.
     """
     if recompute == "none":
@@ -98,8 +117,8 @@ def recompute_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, ca
     core = attention_core_flops_fwd(model, seq_len, causal and attention == "flash", attention == "flash")
     L_dense, L_moe, L = _block_counts(model)
     if recompute == "selective" and selective == "every_other_matmul":
-        h, F = model.d_model, model.ffn_dim
-        return 2.0 * L_dense * (h * model.kv_dim + model.q_dim * h + h * F)
+        weights = projection_params(model)
+        return 2.0 * L_dense * sum(weights[k] for k in op_sac_matmuls(model)[1])
     if recompute == "selective":
         return L * core
     matmul = L_dense * layer_matmul_params(model, False) + L_moe * layer_matmul_params(model, True)

@@ -55,6 +55,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from shardplan.specs.framework import FrameworkProfile
+from shardplan.cost.flops import op_sac_matmuls
 from shardplan.cost.pipeline import stage_inflight
 from shardplan.parallel import Layout, cost_greedy_split
 from shardplan.specs.model import ModelSpec
@@ -204,21 +205,10 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     return b
 
 
-def op_sac_matmuls(model: ModelSpec) -> tuple[list[str], list[str]]:
-    """The projections of one dense block in the order an eager PyTorch block calls ``aten.mm``
-    (torchtitan ``Attention.forward``: wq, wk, wv, then wo; ``FeedForward.forward``:
-    ``w2(silu(w1(x)) * w3(x))`` calls w1, w3, w2), split into (saved, recomputed) by torchtitan's
-    op-level selective checkpointing policy: the 1st, 3rd, 5th, ... mm outputs are saved, every
-    second one is recomputed (``torchtitan/distributed/activation_checkpoint.py``, "save output of
-    all compute ops, except every second mm"). Non-gated MLP: up, down."""
-    order = ["q", "k", "v", "o"] + (["gate", "up", "down"] if model.mlp == "swiglu" else ["up", "down"])
-    return order[0::2], order[1::2]
-
-
 def op_sac_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:
     """Bytes per local token one dense layer keeps under op-level selective checkpointing
     (``FrameworkProfile.selective_recompute == 'every_other_matmul'``): the block input (beta
-    h/sigma, the checkpoint's input), the saved matmul outputs of :func:`op_sac_matmuls` (q/t, v/t,
+    h/sigma, the checkpoint's input), the saved matmul outputs of :func:`shardplan.cost.flops.op_sac_matmuls` (q/t, v/t,
     F/t for the gate or up projection; the down projection's output is the row-parallel partial
     sum, h wide on every rank), and the attention kernel's output (o/t) with its fp32 log-sum-exp
     (4 a/t; Dao et al. 2022 Alg. 2). Everything else (norms, RoPE, the activation function,
@@ -436,8 +426,8 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
     microbatches' layers (:func:`~shardplan.cost.pipeline.stage_inflight`), under full recompute
     the layer inputs plus one layer recomputed in full, under selective recompute without the
     attention scores (Megatron-LM) or only what op-level checkpointing saves
-    (:func:`op_sac_bytes_per_token`, torchtitan); the embedding's dropout mask on the first stage (1 byte x h/sigma per token,
-    Korthikanti et al. 2022 Sec. 4.3) and the output layer's inputs on the last stage."""
+    (:func:`op_sac_bytes_per_token`, torchtitan); the embedding's dropout mask on the first stage
+    (1 byte x h/sigma per token, Korthikanti et al. 2022 Sec. 4.3) and the output layer's inputs on the last stage."""
     p = layout.parallel
     sp = stage_params(model, layout, stage)
     u = layout.local_tokens

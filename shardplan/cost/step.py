@@ -178,8 +178,8 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     T_mb = (ctx.stage.total_s + dp.per_microbatch + sum(c.exposed_s for c in colls if c.axis != "dp") / m
             + fw.microbatch_overhead_s + slow_mb)
     mem = memory_estimate(model, training, layout, reserve=hw.hbm_bytes - hw.usable_hbm_bytes())
-    # profile terms outside the device's work: the host's issue floor, job-wide synchronisation and
-    # allocator retries near full HBM (0 for the Megatron-LM default)
+    # profile terms outside the device's work: the host's issue floor and allocator retries near full
+    # HBM per microbatch, pipeline message stalls per step (0 for the Megatron-LM default)
     extra_mb = max(T_mb, host_floor_s(ctx)) - T_mb + allocator_retry_s(fw, mem.total / hw.hbm_bytes)
     T_mb += extra_mb
     bubble = bubble_s(layout.parallel, T_mb, layout.stage_layers)

@@ -49,7 +49,8 @@ from jax.sharding import PartitionSpec as P
 
 from shardplan.errors import ConfigError
 from shardplan.jax.ring import ring_attention, ring_degree
-from shardplan.jax.rules import active_context, constrain, context_mesh, kv_replicated, resolve
+from shardplan.jax.rules import (active_context, constrain, context_mesh, kv_replicated, local_sizes, manual_axes,
+                                 resolve)
 from shardplan.specs.model import ModelSpec
 
 #: jax.checkpoint policies per recompute setting (None = no rematerialisation).
@@ -163,9 +164,7 @@ def sequence_parallel() -> bool:
     if ctx is None:
         return False
     _, rules = ctx
-    ambient = jax.sharding.get_abstract_mesh()
-    manual = set(ambient.manual_axes) if not ambient.empty else set()
-    return rules.sizes.get("tp", 1) > 1 and "tp" in rules.act.get("act_seq_norm", ()) and "tp" not in manual
+    return local_sizes(rules).get("tp", 1) > 1 and "tp" in rules.act.get("act_seq_norm", ())
 
 
 def column_parallel(x: jax.Array, weights: tuple[jax.Array, ...], equations: tuple[str, ...]
@@ -562,9 +561,7 @@ def _lookup_plan(table: jax.Array, tokens: jax.Array) -> LookupPlan | None:
     if ctx is None:
         return None
     mesh, rules = ctx
-    ambient = jax.sharding.get_abstract_mesh()
-    manual = set(ambient.manual_axes) if not ambient.empty else set()
-    sizes = {a: 1 if a in manual else n for a, n in rules.sizes.items()}
+    sizes = local_sizes(rules)
     tp = "tp" if sizes.get("tp", 1) > 1 and "tp" in rules.param.get("vocab", ()) else None
     if tp is None and not _LOCAL_LOOKUP.get():
         return None
@@ -574,6 +571,7 @@ def _lookup_plan(table: jax.Array, tokens: jax.Array) -> LookupPlan | None:
         return None
     sp = tp is not None and "tp" in rules.act.get("act_seq_norm", ())
     rows = table.shape[0] // (sizes["tp"] if tp else 1)
+    manual = manual_axes()
     free = tuple(a for a in mesh.axis_names if a not in manual)
     return LookupPlan(context_mesh(mesh), batch, seq, tp, sp, rows, free)
 

@@ -251,7 +251,8 @@ def interleaved_placement(stage_layers: tuple[int, ...], v: int) -> tuple[tuple[
 
 def layout_placement(layout: Layout) -> Placement:
     """The runtime's placement for a layout: :func:`interleaved_placement` when the interleaved
-    schedule is executed (:data:`EXECUTED_AS`), else the contiguous ``stage_layers``."""
+    schedule is executed (:data:`shardplan.parallel.RUNTIME_SCHEDULE`), else the contiguous
+    ``stage_layers``."""
     p = layout.parallel
     if p.pp > 1 and RUNTIME_SCHEDULE[p.schedule] == "interleaved":
         return interleaved_placement(tuple(layout.stage_layers), p.virtual_stages)
@@ -284,8 +285,8 @@ def layer_windows(model: ModelSpec, placement: Placement) -> np.ndarray | None:
 
 def boundary_tables(layout: Layout) -> bool:
     """Whether the runtime holds the embedding / LM head as the pp-stacked :data:`BOUNDARY` (the
-    executed 1F1B and interleaved 1F1B, :data:`EXECUTED_AS`), not replicated on every pipeline rank
-    (GPipe, ``pp = 1``)."""
+    executed 1F1B and interleaved 1F1B, :data:`shardplan.parallel.RUNTIME_SCHEDULE`), not replicated
+    on every pipeline rank (GPipe, ``pp = 1``)."""
     p = layout.parallel
     return p.pp > 1 and RUNTIME_SCHEDULE[p.schedule] != "gpipe"
 
@@ -395,7 +396,8 @@ class Pipeline:
 
     Attributes:
         note: one line describing the executed schedule (e.g. that 'zero-bubble' runs as 1F1B).
-        executed: 'gpipe', '1f1b' or 'interleaved' (:data:`EXECUTED_AS` of ``layout.parallel.schedule``).
+        executed: 'gpipe', '1f1b' or 'interleaved' (:data:`shardplan.parallel.RUNTIME_SCHEDULE` of
+            ``layout.parallel.schedule``).
         placement: the model layer in each stacked block slot (:func:`layout_placement`).
         chunks: model chunks per rank (``virtual_stages`` when 'interleaved' is executed, else 1).
 
@@ -414,8 +416,8 @@ class Pipeline:
         self.windows = layer_windows(model, self.placement)
         self.remat = p.recompute
         self.tied = model.tied_embeddings
-        #: the schedule executed: 'gpipe', '1f1b' or 'interleaved' (:data:`EXECUTED_AS`)
-        self.executed = EXECUTED_AS[p.schedule]
+        #: the schedule executed: 'gpipe', '1f1b' or 'interleaved' (:data:`shardplan.parallel.RUNTIME_SCHEDULE`)
+        self.executed = RUNTIME_SCHEDULE[p.schedule]
         #: embedding / LM head / final norm stacked over pp (:func:`boundary_tables`), else replicated
         self.boundary = boundary_tables(layout)
         #: model chunks per rank: ``virtual_stages`` when interleaving is executed, else 1
@@ -812,10 +814,6 @@ def _unmicrobatched(x: jax.Array) -> jax.Array:
     return x.swapaxes(0, 1).reshape(x.shape[0] * x.shape[1], *x.shape[2:])
 
 
-#: The executed stand-in of each planner schedule (:data:`shardplan.parallel.RUNTIME_SCHEDULE`).
-EXECUTED_AS: dict[str, str] = RUNTIME_SCHEDULE
-
-
 # ----- interleaved 1F1B (Megatron's virtual stages) ----------------------------------------------
 
 def _add_at(acc: Any, c: Any, g: Any) -> Any:
@@ -941,5 +939,5 @@ def _slot_fn(pp: int, m: int, stage: Any, xs: jax.Array, ts: jax.Array, branches
 
 __all__ = ["Pipeline", "check_pipeline", "stack_params", "stack_logical", "layout_params", "decay_mask",
            "BOUNDARY", "BOUNDARY_KEYS", "boundary_tables", "stack_boundary", "unstack_boundary",
-           "slot_mask", "layer_windows", "STAGES", "EXECUTED_AS", "one_f_one_b_slots",
+           "slot_mask", "layer_windows", "STAGES", "one_f_one_b_slots",
            "one_f_one_b_work", "one_f_one_b_permutation"]

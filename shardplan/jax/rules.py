@@ -484,6 +484,21 @@ def active_context() -> tuple[Mesh, ShardingRules] | None:
     return _ACT.get()
 
 
+def manual_axes() -> tuple[str, ...]:
+    """Mesh axes that are manual where this is traced (inside a partially manual ``jax.shard_map``:
+    the pipeline over ``pp``, the per-step accumulation over the data axes, ring attention over
+    ``cp``), in mesh order; ``()`` outside one. Along them an array is already the local block."""
+    ambient = jax.sharding.get_abstract_mesh()
+    return tuple(ambient.manual_axes) if not ambient.empty else ()
+
+
+def local_sizes(rules: ShardingRules) -> dict[str, int]:
+    """``rules.sizes`` with the :func:`manual_axes` counted as size 1 (dropped from a spec and from
+    its divisibility check: the array is already the local block along them)."""
+    manual = set(manual_axes())
+    return {a: 1 if a in manual else n for a, n in rules.sizes.items()}
+
+
 def context_mesh(mesh: Mesh) -> Any:
     """The mesh to name in a sharding constraint or ``jax.shard_map`` while tracing: the context's
     abstract mesh inside a partially manual ``jax.shard_map`` (the pipeline, manual over ``pp``),
@@ -506,12 +521,7 @@ def constrain(x: jax.Array, logical: Sequence[str | None], path: str = "") -> ja
     if ctx is None:
         return x
     mesh, rules = ctx
-    # inside a partially manual ``jax.shard_map`` (the pipeline, manual over ``pp``; the per-step
-    # gradient accumulation, manual over the data axes; ring attention, manual over ``cp``) the constraint must name the context's
-    # abstract mesh, and ``x`` is already the local block along the manual axes: those axes are
-    # resolved as size 1 (dropped from the spec, and not counted in the divisibility check)
-    ambient = jax.sharding.get_abstract_mesh()
-    manual = set(ambient.manual_axes) if not ambient.empty else set()
-    sizes = {a: 1 if a in manual else n for a, n in rules.sizes.items()}
-    spec = resolve(logical, x.shape, rules.act, sizes, path or "activation")
+    # inside a partially manual ``jax.shard_map`` the constraint names the context's abstract mesh and
+    # the manual axes resolve as size 1 (local_sizes)
+    spec = resolve(logical, x.shape, rules.act, local_sizes(rules), path or "activation")
     return jax.lax.with_sharding_constraint(x, NamedSharding(context_mesh(mesh), spec))

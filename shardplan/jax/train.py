@@ -78,7 +78,7 @@ from shardplan.jax.model import (Transformer, abstract_model, check_runtime_supp
 from shardplan.jax.pipeline import Pipeline, decay_mask, layout_params, stack_params
 from shardplan.jax.ring import runtime_cp_attention, sequence_order
 from shardplan.jax.rules import (LeafSharding, ParamOverride, ShardingRules, activation_sharding, context_mesh,
-                                 make_rules, param_shardings, sharding_rows)
+                                 make_rules, manual_axes, param_shardings, sharding_rows)
 from shardplan.parallel import RUNTIME_SCHEDULE, Layout, padded_vocab
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
@@ -556,8 +556,7 @@ class Trainer:
         :attr:`leaves`), same shapes out."""
         if self.zero3_gather is None:
             return params
-        ambient = jax.sharding.get_abstract_mesh()
-        manual = tuple(ambient.manual_axes) if not ambient.empty else ()
+        manual = manual_axes()
         mesh = context_mesh(self.mesh)
         out = []
         for x, leaf in zip(jax.tree_util.tree_leaves(params), self.leaves.values()):

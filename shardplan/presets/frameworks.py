@@ -32,6 +32,9 @@ _TITAN_LOSS = ("torchtitan components/loss.py cross_entropy_loss: F.cross_entrop
 _TITAN_SAC = ("torchtitan distributed/activation_checkpoint.py, selective_ac_option='op' (the default selective mode): "
               "'save output of all compute ops, except every second mm' over a save list of aten.mm and the "
               "scaled-dot-product attention kernels")
+#: the PyTorch caching allocator's reserve over allocated and the runtime context, fitted for nanotron on the
+#: measured H100 grid (_NANOTRON_ALLOC, _NANOTRON_CONTEXT) and shared by the other eager PyTorch profile (torchtitan)
+_PYTORCH_ALLOCATOR = dict(allocator_overhead=0.16, context_bytes=2 * 2**30)
 _TITAN_ALLOC = ("not fitted on torchtitan rows (the shared rows publish no memory): the PyTorch caching allocator's "
                 "reserve over allocated and the runtime context fitted for nanotron on the measured H100 grid "
                 "(eager PyTorch, the same allocator: 0.16 and 2 GiB)")
@@ -74,7 +77,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile(name="megatron"),
         FrameworkProfile(name="maxtext", vocab_divisible_by=1, sources={"vocab_divisible_by": _NO_PAD}),
         FrameworkProfile(name="torchtitan", elementwise_traffic=5.31, vocab_divisible_by=1, loss="eager",
-                         selective_recompute="every_other_matmul", allocator_overhead=0.16, context_bytes=2 * 2**30,
+                         selective_recompute="every_other_matmul", **_PYTORCH_ALLOCATOR,
                          sources={"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"),
                                   "loss": _TITAN_LOSS, "selective_recompute": _TITAN_SAC,
                                   "allocator_overhead": _TITAN_ALLOC, "context_bytes": _TITAN_ALLOC}),
@@ -84,8 +87,8 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                          sources={"zero3_prefetch": _DS_ZERO3, "zero3_nic_share": _DS_ZERO3,
                                   "microbatch_overhead_s": _fit("deepspeed", "bloom*, gptneox*, glm*",
                                                                 "6.2%, max 9.9%")}),
-        FrameworkProfile(name="nanotron", grad_buffer_bytes=4, loss="eager", allocator_overhead=0.16,
-                         context_bytes=2 * 2**30, pipeline_split="cost_greedy", vocab_divisible_by=1,
+        FrameworkProfile(name="nanotron", grad_buffer_bytes=4, loss="eager", **_PYTORCH_ALLOCATOR,
+                         pipeline_split="cost_greedy", vocab_divisible_by=1,
                          min_microbatches="pp_minus_1", schedules=("gpipe", "1f1b"), zero_stages=(0, 1),
                          pp_stall_min_nodes=32, **_NANOTRON_FITTED,
                          sources={"grad_buffer_bytes": _FP32_MAIN_GRADS, "loss": _NANOTRON_LOSS,
