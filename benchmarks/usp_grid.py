@@ -117,7 +117,7 @@ def score(runs: list[GridRun], preds: list[Estimate | str]) -> dict:
             refused += run.ran
             correct += not run.ran
             continue
-        correct += run.ran == e.fits
+        correct += run.ran == e.runs
         if run.ran:
             pred = e.tokens_per_s / e.layout.n_devices
             err.append(pred / run.tok_s_gpu - 1)

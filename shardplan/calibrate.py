@@ -131,7 +131,7 @@ def errors(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> d
             mem.append(abs(e.memory.total / c.record.peak_memory_bytes - 1))
         if c.record.status in ("ok", "oom"):
             judged += 1
-            right += (e is not None and e.fits) == (c.record.status == "ok")
+            right += (e is not None and e.runs) == (c.record.status == "ok")
     out = {"throughput_median": statistics.median(tput) if tput else math.nan, "runs": float(len(tput))}
     if mem:
         out["memory_median"] = statistics.median(mem)

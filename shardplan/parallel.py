@@ -172,6 +172,9 @@ class Layout:
         causal: causal attention (decides the cp load-balancing divisor).
         padded_vocab: embedding / LM-head rows after padding (:func:`padded_vocab`; 0 = not padded,
             for a Layout built by hand).
+        blockless_ranks: pipeline ranks the framework's automatic split leaves without any pipeline
+            block (:func:`blockless_ranks`; only nanotron's cost-greedy split has them): the
+            framework cannot train the layout (:attr:`failure`).
     """
 
     parallel: ParallelConfig
@@ -181,6 +184,18 @@ class Layout:
     seq_len: int = 0
     causal: bool = True
     padded_vocab: int = 0
+    blockless_ranks: tuple[int, ...] = ()
+
+    @property
+    def failure(self) -> str | None:
+        """Why the framework is predicted to fail on this layout for a reason other than memory, or
+        None. Today one reason: pipeline ranks without any block (:func:`blockless_ranks`)."""
+        if not self.blockless_ranks:
+            return None
+        ranks = ", ".join(map(str, self.blockless_ranks))
+        return (f"nanotron's cost-greedy pipeline split leaves pipeline rank(s) {ranks} of pp={self.parallel.pp} "
+                f"without any block (stages {','.join(map(str, self.stage_layers))} layers): such runs fail "
+                f"(65 of 66 on the measured H100 grid); use a smaller pp or pin --pp-layers")
 
     def vocab_per_rank(self, vocab_size: int) -> float:
         """Embedding / LM-head rows one tp rank holds: ``padded_vocab / tp`` (``vocab_size / tp``
@@ -346,29 +361,51 @@ def _check_chunks(p: ParallelConfig, split: tuple[int, ...], what: str) -> None:
                           f"{fmt_legal(legal)}", field="virtual_stages", value=p.virtual_stages, legal=legal)
 
 
-def cost_greedy_split(model: ModelSpec, pp: int) -> tuple[int, ...]:
-    """Transformer layers per pipeline rank as nanotron assigns them (may contain zeros).
+#: nanotron's pipeline blocks of a Llama-style model, in order (models/llama.py LlamaModel / LlamaForTraining)
+COST_GREEDY_BLOCKS = ("embedding", "layer", "final_norm", "lm_head", "cast_to_fp32", "loss")
+
+
+def cost_greedy_blocks(model: ModelSpec, pp: int) -> tuple[tuple[str, ...], ...]:
+    """Pipeline blocks per pipeline rank as nanotron places them (names of :data:`COST_GREEDY_BLOCKS`,
+    ``'layer'`` once per transformer layer).
 
     nanotron (``models/base.py`` build_model with ``models/llama.py`` get_block_compute_costs)
-    walks the pipeline blocks in order (embedding, the layers, final norm, LM head, loss) with
-    costs 4*a*d_head*h + 3*F*h per layer, V*h for the LM head and 0 otherwise, places each block
+    walks the pipeline blocks in order (embedding, the layers, final norm, LM head, fp32 cast, loss)
+    with costs 4*a*d_head*h + 3*F*h per layer, V*h for the LM head and 0 otherwise, places each block
     on the current rank and moves to the next rank once the cumulative cost exceeds
-    ``total * (rank + 1) / pp``. The rank that crosses a threshold keeps the crossing block, so
-    the first rank holds more layers than an even split (1B grid model, pp=2: 11 and 5 of 16;
-    pp=8: 3,3,2,3,2,3,0,0), and large pp leaves the last ranks without layers. Used when the
-    framework profile's ``pipeline_split`` is ``'cost_greedy'``.
+    ``total * (rank + 1) / pp``. The rank that crosses a threshold keeps the crossing block, so the
+    first rank holds more layers than an even split and the last ranks may hold only the parameterless
+    cast and loss blocks, or no block at all (1B grid model, pp=16: rank 15 holds nothing).
     """
     layer = 4 * model.n_heads * model.dim_head * model.d_model + 3 * model.ffn_dim * model.d_model
+    blocks = ["embedding"] + ["layer"] * model.n_layers + ["final_norm", "lm_head", "cast_to_fp32", "loss"]
     costs = [0] + [layer] * model.n_layers + [0, model.vocab_size * model.d_model, 0, 0]
     total = sum(costs)
-    counts, rank, cum = [0] * pp, 0, 0
-    for i, c in enumerate(costs):
+    per_rank: list[list[str]] = [[] for _ in range(pp)]
+    rank, cum = 0, 0
+    for name, c in zip(blocks, costs):
         cum += c
-        if 1 <= i <= model.n_layers:
-            counts[rank] += 1
+        per_rank[rank].append(name)
         if rank < pp - 1 and cum > total * ((rank + 1) / pp):
             rank += 1
-    return tuple(counts)
+    return tuple(tuple(r) for r in per_rank)
+
+
+def cost_greedy_split(model: ModelSpec, pp: int) -> tuple[int, ...]:
+    """Transformer layers per pipeline rank as nanotron assigns them (may contain zeros), from
+    :func:`cost_greedy_blocks` (1B grid model, pp=2: 11 and 5 of 16; pp=8: 3,3,2,3,2,3,0,0). Used
+    when the framework profile's ``pipeline_split`` is ``'cost_greedy'``."""
+    return tuple(r.count("layer") for r in cost_greedy_blocks(model, pp))
+
+
+def blockless_ranks(model: ModelSpec, pp: int) -> tuple[int, ...]:
+    """Pipeline ranks that nanotron's placement (:func:`cost_greedy_blocks`) leaves without any block.
+
+    nanotron cannot train such a layout: on the measured H100 grid
+    (``shared/calibration/usp_h100_grid_1b_8b.csv``) 65 of the 66 runs of the 1B model at pp=16,
+    the only layouts with a blockless rank, did not finish, against 25-28% at pp = 2, 4 and 8. A
+    rank holding only the parameterless cast and loss blocks does run (8B at pp=16 and 32)."""
+    return tuple(i for i, r in enumerate(cost_greedy_blocks(model, pp)) if not r)
 
 
 def _automatic_split(p: ParallelConfig, model: ModelSpec, split_rule: str) -> tuple[int, ...]:
@@ -464,9 +501,12 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
     _check_sequence(p, training, n_devices)
     _check_ep(p, model)
     m = _microbatches(p, model, training)
+    empty = (blockless_ranks(model, p.pp) if training.framework.pipeline_split == "cost_greedy" and p.pp > 1
+             and p.pp_layers is None else ())
     return Layout(parallel=p, n_devices=n_devices, microbatches=m, stage_layers=stage_layers,
                   seq_len=training.seq_len, causal=training.causal,
-                  padded_vocab=padded_vocab(model.vocab_size, p.tp, training.framework.vocab_divisible_by))
+                  padded_vocab=padded_vocab(model.vocab_size, p.tp, training.framework.vocab_divisible_by),
+                  blockless_ranks=empty)
 
 
 def _check_options(p: ParallelConfig, n_devices: int) -> None:

@@ -52,8 +52,8 @@ from shardplan.cost.pipeline import bubble_s
 from shardplan.cost.step import Estimate, estimate_layout
 from shardplan.errors import ConfigError, divisors, short_repr
 from shardplan.loaders import check_document
-from shardplan.parallel import (MAX_DEVICES, Layout, ParallelConfig, Schedule, balanced_split, legal_tp,
-                                seq_len_divisor, validate)
+from shardplan.parallel import (MAX_DEVICES, Layout, ParallelConfig, Schedule, balanced_split, blockless_ranks,
+                                legal_tp, seq_len_divisor, validate)
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
@@ -245,9 +245,12 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
     # ZeRO-2 dominates ZeRO-0/1 only where the framework has ZeRO-2
     zero_stages = [fix["zero_stage"]] if "zero_stage" in fix else [
         z for z in allowed if not (2 in allowed and zero_stage_dominated(z, prune))]
+    greedy = training.framework.pipeline_split == "cost_greedy" and "pp_layers" not in fix
+    # a pp the framework's split leaves a rank without any block is predicted to fail (Layout.failure)
+    pps = [p for p in divisors(n) if p <= model.n_layers and not (greedy and p > 1 and blockless_ranks(model, p))]
     return Space(
         n_devices=n, batch=training.global_batch_size, n_layers=model.n_layers, tp=pinned("tp", tps),
-        cp=pinned("cp", cps), pp=pinned("pp", (p for p in divisors(n) if p <= model.n_layers)),
+        cp=pinned("cp", cps), pp=pinned("pp", pps),
         ep=pinned("ep", divisors(model.n_experts) if model.is_moe else [1]), dp=fix.get("dp"),
         etp=(fix["etp"],) if "etp" in fix else ((None, 1) if model.is_moe else (None,)),
         zero_stages=tuple(zero_stages), recomputes=(fix["recompute"],) if "recompute" in fix else tuple(

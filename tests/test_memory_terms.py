@@ -6,7 +6,8 @@ import pytest
 
 from shardplan.cost.memory import (activation_bytes_per_token, cost_greedy_stage_layers, fit_allocator_overhead,
                                    loss_bytes_per_token, memory_estimate, memory_for_stage, sp_buffer_bytes)
-from shardplan.parallel import ParallelConfig, validate
+from shardplan.parallel import (ParallelConfig, blockless_ranks, cost_greedy_blocks, cost_greedy_split,
+                                validate)
 from shardplan.presets.frameworks import framework_profile
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.model import ModelSpec
@@ -99,6 +100,45 @@ def test_nanotron_cost_greedy_split():
     assert cost_greedy_stage_layers(G8B, 1) == (32,)
 
 
+def test_nanotron_blockless_rank_is_a_predicted_failure():
+    # 1B at pp=16: thresholds 20 * (r + 1) / 16 = 1.25 (r + 1) layer units. Layers 1-2 fill rank 0 (2 > 1.25),
+    # then one or two layers per rank up to layer 16 on rank 11 (16 > 15); the final norm (cum 16 <= 16.25) and
+    # the LM head (cum 20 > 16.25) go to rank 12, the cast (20 > 17.5) to rank 13, the loss (20 > 18.75) to
+    # rank 14: rank 15 holds no block.
+    blocks = cost_greedy_blocks(G1B, 16)
+    assert blocks[12] == ("final_norm", "lm_head") and blocks[13] == ("cast_to_fp32",) and blocks[14] == ("loss",)
+    assert blockless_ranks(G1B, 16) == (15,)
+    assert cost_greedy_split(G1B, 16) == (2, 1, 1, 2, 1, 1, 1, 2, 1, 1, 1, 2, 0, 0, 0, 0)
+    # 8B at pp=32 ends with ranks holding only the parameterless cast / loss: those run (16 of 34 on the grid)
+    assert blockless_ranks(G8B, 32) == () and cost_greedy_blocks(G8B, 32)[-1] == ("loss",)
+    nano = framework_profile("nanotron")
+    tr = TrainingSpec(seq_len=4096, global_batch_size=256, framework=nano)
+    lay = validate(ParallelConfig(tp=1, pp=16, microbatch_size=1), G1B, tr, 32)
+    assert lay.blockless_ranks == (15,) and "rank(s) 15" in lay.failure
+    # Megatron's balanced split gives every rank a layer: no predicted failure
+    assert validate(ParallelConfig(tp=1, pp=16, microbatch_size=1), G1B, tr.model_copy(
+        update={"framework": framework_profile("megatron")}), 32).failure is None
+    assert validate(ParallelConfig(tp=1, pp=8, microbatch_size=1), G1B, tr, 32).failure is None
+
+
+def test_estimate_reports_the_blockless_failure():
+    from shardplan.cost.step import estimate
+    from shardplan.presets.hardware import HARDWARE
+    tr = TrainingSpec(seq_len=4096, global_batch_size=256, framework=framework_profile("nanotron"))
+    e = estimate(G1B, HARDWARE["h100-sxm"], tr, ParallelConfig(tp=1, pp=16, microbatch_size=1), 32)
+    # memory fits (one or two layers per stage), but nanotron is predicted to fail to build the model
+    assert e.fits and not e.runs and e.to_dict()["failure"] == e.failure
+
+
+def test_search_skips_pp_with_a_blockless_rank():
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.search import build_space
+    tr = TrainingSpec(seq_len=4096, global_batch_size=256, framework=framework_profile("nanotron"))
+    # 128 devices: pp in the divisors of 128 up to the 16 layers; pp=16 leaves rank 15 without a block
+    space = build_space(G1B, HARDWARE["h100-sxm"], tr, 128, {}, None, 1, None, 8, True)
+    assert space.pp == (1, 2, 4, 8)
+
+
 def test_fit_allocator_overhead_recovers_a_known_factor():
     alloc = [1e9, 2e9, 4e9, 8e9]
     assert fit_allocator_overhead(alloc, [1.25 * a for a in alloc]) == pytest.approx(0.25, abs=1e-6)
@@ -164,7 +204,8 @@ def test_nanotron_grid_memory_leave_one_model_out():
 
 def test_fp8_keeps_linear_inputs_in_one_byte():
     from shardplan.cost.memory import activation_bytes_per_token
-    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.parallel import (ParallelConfig, blockless_ranks, cost_greedy_blocks, cost_greedy_split,
+                                validate)
     from shardplan.presets.models import MODELS
     from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
 

@@ -54,6 +54,8 @@ def _summary_table(e) -> Table:
     head.add_row("fits", ("[green]yes[/]" if e.fits else "[red]no[/]") +
                  f" ({_gib(mem.total)} of {_gib(e.hardware.hbm_bytes)} GiB; headroom "
                  f"{_gib(e.hardware.hbm_bytes - mem.total)} GiB; peak band {_gib(mem.peak_low)}-{_gib(mem.peak_high)})")
+    if e.failure:
+        head.add_row("runs", f"[red]no[/]: {e.failure}")
     return head
 
 
@@ -134,3 +136,5 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
         print_estimate(e)
     if not e.fits:
         raise negative(does_not_fit(e))
+    if e.failure:
+        raise negative(f"the layout is predicted to fail: {e.failure}")

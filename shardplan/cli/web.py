@@ -87,3 +87,6 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
         from shardplan.cli.common import negative
         from shardplan.cli.estimate import does_not_fit
         raise negative(does_not_fit(e))
+    if e.failure:
+        from shardplan.cli.common import negative
+        raise negative(f"the layout is predicted to fail: {e.failure}")

@@ -80,6 +80,17 @@ class Estimate:
         """The validated layout (dp and dp_shard filled in)."""
         return self.layout.parallel
 
+    @property
+    def failure(self) -> str | None:
+        """Why the framework is predicted to fail for a reason other than memory, or None
+        (:attr:`shardplan.parallel.Layout.failure`)."""
+        return self.layout.failure
+
+    @property
+    def runs(self) -> bool:
+        """Predicted to train: it fits in memory and no other failure is predicted."""
+        return self.fits and self.failure is None
+
     def to_dict(self) -> dict:
         """The JSON object printed by ``shardplan estimate --json``."""
         p = self.parallel
@@ -94,6 +105,7 @@ class Estimate:
             "parallel": p.model_dump(mode="json"),
             "memory_bytes": self.memory.to_dict(),
             "fits": self.fits,
+            "failure": self.failure,
             "time_s": {"step": self.step_s, "compute": self.compute_s, "matmul": self.matmul_s,
                        "elementwise": self.elementwise_s, "recompute": self.recompute_s,
                        "exposed_comm": self.exposed_comm_s, "bubble": self.bubble_s,

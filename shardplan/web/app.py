@@ -182,6 +182,8 @@ def update_view(uploaded: dict | None, *values: Any) -> tuple:
     if not e.fits:
         note = (f"This layout does not fit: {charts.fmt_gib(e.memory.total)} per device > HBM "
                 f"{charts.fmt_gib(e.hardware.hbm_bytes)}. Raise zero_stage, tp/pp, or enable recompute.")
+    if e.failure:
+        note = (note + " " if note else "") + f"This layout is predicted to fail: {e.failure}."
     return (headline_children(e), *figs, note, _INFO if note else _HIDDEN)
 
 
