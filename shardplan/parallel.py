@@ -195,7 +195,7 @@ class Layout:
         ranks = ", ".join(map(str, self.blockless_ranks))
         return (f"nanotron's cost-greedy pipeline split leaves pipeline rank(s) {ranks} of pp={self.parallel.pp} "
                 f"without any block (stages {','.join(map(str, self.stage_layers))} layers): such runs fail "
-                f"(65 of 66 on the measured H100 grid); use a smaller pp or pin --pp-layers")
+                f"(65 of 66 on the measured H100 grid); use a smaller pp")
 
     def vocab_per_rank(self, vocab_size: int) -> float:
         """Embedding / LM-head rows one tp rank holds: ``padded_vocab / tp`` (``vocab_size / tp``

@@ -6,6 +6,7 @@ import pytest
 
 from shardplan.cost.memory import (activation_bytes_per_token, cost_greedy_stage_layers, fit_allocator_overhead,
                                    loss_bytes_per_token, memory_estimate, memory_for_stage, sp_buffer_bytes)
+from shardplan.errors import ConfigError
 from shardplan.parallel import (ParallelConfig, blockless_ranks, cost_greedy_blocks, cost_greedy_split,
                                 validate)
 from shardplan.presets.frameworks import framework_profile
@@ -137,6 +138,9 @@ def test_search_skips_pp_with_a_blockless_rank():
     # 128 devices: pp in the divisors of 128 up to the 16 layers; pp=16 leaves rank 15 without a block
     space = build_space(G1B, HARDWARE["h100-sxm"], tr, 128, {}, None, 1, None, 8, True)
     assert space.pp == (1, 2, 4, 8)
+    # pinning pp=16 names the empty rank and the legal pp
+    with pytest.raises(ConfigError, match=r"pp=16: .*rank\(s\) 15 without any block.*legal pp: 1, 2, 4, 8"):
+        build_space(G1B, HARDWARE["h100-sxm"], tr, 128, {"pp": 16}, None, 1, None, 8, True)
 
 
 def test_fit_allocator_overhead_recovers_a_known_factor():
@@ -204,8 +208,7 @@ def test_nanotron_grid_memory_leave_one_model_out():
 
 def test_fp8_keeps_linear_inputs_in_one_byte():
     from shardplan.cost.memory import activation_bytes_per_token
-    from shardplan.parallel import (ParallelConfig, blockless_ranks, cost_greedy_blocks, cost_greedy_split,
-                                validate)
+    from shardplan.parallel import ParallelConfig, validate
     from shardplan.presets.models import MODELS
     from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
 
