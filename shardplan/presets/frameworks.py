@@ -63,7 +63,7 @@ _NANOTRON_FITTED = dict(layer_host_s=4.69e-3, pp_tp_host_step_s=2.66e-4, pp_mess
 _NANOTRON_FIT_NOTE = ("fitted by python benchmarks/usp_grid.py --fit: robust least squares (soft-L1, scale 0.1) on "
                       "log(predicted / measured) tokens/s/GPU over the 1,027 runs that ran in "
                       "shared/calibration/usp_h100_grid_1b_8b.csv (1B and 8B, 1-64 nodes of AWS p5), jointly with the "
-                      "cluster's matmul_efficiency 0.534 (usp-h100-efa.yaml); in-sample median |error| 10.2%; "
+                      "cluster's matmul_efficiency 0.534 (usp-h100-efa.yaml); in-sample median |error| 10.1%; "
                       "leave-one-model-out 11.4% on 1B (fit on 8B) and 11.3% on 8B (fit on 1B) "
                       "(docs/accuracy.md usp-grid section)")
 _NANOTRON_STALL_NODES = ("benchmarks/usp_grid.py stall_nodes: the smallest node count from which most pipelined runs "

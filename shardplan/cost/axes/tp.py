@@ -34,6 +34,7 @@ from dataclasses import replace
 
 from shardplan.cost.axes import LayerCall, recomputed, tally
 from shardplan.cost.collective import Collective
+from shardplan.cost.comm import group_split
 from shardplan.cost.context import StepContext
 
 #: per layer, without sequence parallelism (Shoeybi et al. 2019 Fig. 3)
@@ -147,12 +148,20 @@ def _overlap_with_matmuls(ctx: StepContext, layer_calls: list[Collective]) -> li
 
 def host_seconds_per_layer(ctx: StepContext) -> float:
     """Host (CPU) seconds to issue one layer's forward + backward on one microbatch: the
-    framework's ``layer_host_s``, plus with pp > 1 ``pp_tp_host_step_s`` x (tp - 1) ring steps x the
+    framework's ``layer_host_s``, plus, when the pipeline crosses nodes (pp > 1,
+    :func:`pipeline_crosses_domains`), ``pp_tp_host_step_s`` x (tp - 1) ring steps x the
     layer's tp collectives (:func:`layer_schedule`; 10 with sequence parallelism). Example: tp=8
     with SP, pp=2, 0.3 ms per step: 10 x 7 x 0.3 ms = 21 ms per layer on top of ``layer_host_s``.
     Source of the pp term: :class:`~shardplan.specs.framework.FrameworkProfile` (nanotron p2p)."""
     fw, p = ctx.training.framework, ctx.p
     host = fw.layer_host_s
-    if p.pp > 1 and p.tp > 1:
+    if p.pp > 1 and p.tp > 1 and pipeline_crosses_domains(ctx):
         host += fw.pp_tp_host_step_s * (p.tp - 1) * len(layer_schedule(p.sp, p.recompute))
     return host
+
+
+def pipeline_crosses_domains(ctx: StepContext) -> bool:
+    """The pipeline group (ranks tp x cp x dp apart, pp the outermost axis) spans more than one
+    scale-up domain, so some stage boundary's messages go over the scale-out network."""
+    p = ctx.p
+    return group_split(p.pp, p.tp * p.cp * p.dp, ctx.hw.scale_up_size)[1] > 1
