@@ -171,6 +171,31 @@ def stall_nodes(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile
     return threshold
 
 
+def tp_nodes(run: GridRun) -> int:
+    """Nodes the run's tensor-parallel group spans (tp is the innermost axis, 8 GPUs per node)."""
+    return max(1, run.parallel.tp // 8)
+
+
+def stall_tp_nodes(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> int | None:
+    """``pp_stall_min_tp_nodes`` by majority, as :func:`stall_nodes` but over the tp group's node
+    span: among the pipelined runs below ``profile.pp_stall_min_nodes`` nodes, the smallest span from
+    which, at every larger span too, more than half are :func:`stalled`; None if no span qualifies."""
+    counts: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    free = stall_free(profile)
+    for r in runs:
+        if r.ran and r.parallel.pp > 1 and r.nodes < profile.pp_stall_min_nodes:
+            e = predict(r, hw, free)
+            if not isinstance(e, str):
+                counts[tp_nodes(r)][0] += stalled(r, e)
+                counts[tp_nodes(r)][1] += 1
+    threshold = None
+    for k in sorted(counts, reverse=True):
+        if 2 * counts[k][0] <= counts[k][1]:
+            break
+        threshold = k
+    return threshold
+
+
 def stall_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> str:
     """Where the runs that lose a near-constant time per microbatch are (measured against the
     stall-free prediction): counts per (nodes, ZeRO-0 or not, pipelined or not), and the median
@@ -224,9 +249,11 @@ def throughput(run: GridRun, hw: HardwareSpec, profile: FrameworkProfile) -> flo
 def fit_on(train: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile
            ) -> tuple[list[float], HardwareSpec, FrameworkProfile]:
     """Fit :data:`FIT_PARAMS` on the runs of ``train`` that ran, after choosing ``pp_stall_min_nodes``
-    on them (:func:`stall_nodes`): the fitted values and the fitted hardware and profile."""
+    and ``pp_stall_min_tp_nodes`` on them (:func:`stall_nodes`, :func:`stall_tp_nodes`): the fitted
+    values and the fitted hardware and profile."""
     ran = [r for r in train if r.ran]
     profile = profile.model_copy(update={"pp_stall_min_nodes": stall_nodes(ran, hw, profile)})
+    profile = profile.model_copy(update={"pp_stall_min_tp_nodes": stall_tp_nodes(ran, hw, profile)})
     res = fit(ran, [r.tok_s_gpu for r in ran], throughput, FIT_PARAMS, hw, profile, max_nfev=MAX_NFEV)
     h, f = apply(FIT_PARAMS, res.values, hw, profile)
     return list(res.values), h, f
@@ -238,8 +265,8 @@ def fit_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile,
     the table of fitted values and the held-out runs' metrics (the fit, the stall threshold
     included, never sees the runs it is scored on), the values fitted on all runs (FIT_PARAMS
     order), the profile fitted on all runs and the leave-one-model-out scores (label, score)."""
-    lines = ["| fitted on | " + " | ".join(f"`{p.field}`" for p in FIT_PARAMS) + " | `pp_stall_min_nodes` | scored on | result |",
-             "|---|" + "---|" * len(FIT_PARAMS) + "---|---|---|"]
+    lines = ["| fitted on | " + " | ".join(f"`{p.field}`" for p in FIT_PARAMS) + " | `pp_stall_min_nodes` | `pp_stall_min_tp_nodes` | scored on | result |",
+             "|---|" + "---|" * len(FIT_PARAMS) + "---|---|---|---|"]
     values, h, full = fit_on(runs, hw, profile)
     lines.append(_fit_row("all", values, full, "all", score(runs, [predict(r, h, full) for r in runs])))
     keys = [("model", lambda r: r.model)] + ([("nodes", lambda r: r.nodes)] if by_nodes else [])
@@ -264,7 +291,7 @@ def write_fitted(profile_out: Path | None, hardware_out: Path | None, values: li
     note = f"benchmarks/usp_grid.py --fit on {DEFAULT_CSV.name} ({datetime.date.today().isoformat()})"
     if profile_out:
         doc = {"base": profile.name, **{p.field: float(fitted[p.field]) for p in FIT_PARAMS if p.target == "framework"},
-               "pp_stall_min_nodes": profile.pp_stall_min_nodes}
+               "pp_stall_min_nodes": profile.pp_stall_min_nodes, "pp_stall_min_tp_nodes": profile.pp_stall_min_tp_nodes}
         profile_out.write_text(yaml.safe_dump(doc, sort_keys=False))
         print(f"wrote {profile_out} (--framework {profile_out})")
     if hardware_out:
@@ -299,7 +326,7 @@ def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: Framework
 
 
 def _fit_row(train: str, values: list[float], profile: FrameworkProfile, test: str, s: dict) -> str:
-    vals = " | ".join(f"{v:.3g}" for v in values) + f" | {profile.pp_stall_min_nodes}"
+    vals = " | ".join(f"{v:.3g}" for v in values) + f" | {profile.pp_stall_min_nodes} | {profile.pp_stall_min_tp_nodes or '-'}"
     return (f"| {train} | {vals} | {test} | median \\|error\\| {s['median_abs_err']:.1%}, Spearman min "
             f"{s['spearman_min']:.2f} / median {s['spearman_median']:.2f}, fit/OOM {s['fit_accuracy']:.1%} |")
 

@@ -99,6 +99,22 @@ def test_pipeline_message_stall_counts_the_busiest_stage_messages():
     assert e1.step_s - e0.step_s == pytest.approx(5.5)
 
 
+def test_pipeline_message_stall_from_a_wide_tp_group():
+    # the same stall below 32 nodes when the tp group spans >= 4 nodes: 1B, tp=32 SP, pp=2 on 128 GPUs
+    # (16 nodes): dp=2, batch 64, mbs=1 -> m = 32; (32 x 2 + 2 x 1) x 0.25 = 66 x 0.25 = 16.5 s
+    fw = FrameworkProfile(name="t", pp_message_stall_s=0.25, pp_stall_min_nodes=32, pp_stall_min_tp_nodes=4)
+    tr = _training(fw, gbs=64)
+    lay = validate(ParallelConfig(tp=32, sp=True, pp=2), G1B, tr, 128)
+    assert lay.microbatches == 32 and message_stall_s(lay, fw, 16, tp_nodes=4) == pytest.approx(16.5)
+    # a tp group over 2 nodes stays below the span: no stall on 16 nodes
+    assert message_stall_s(lay, fw, 16, tp_nodes=2) == 0.0
+    # estimate derives the span from tp / scale_up_size (32 / 8 = 4 nodes)
+    e1 = estimate(G1B, H100, tr, ParallelConfig(tp=32, sp=True, pp=2), 128)
+    e0 = estimate(G1B, H100, _training(fw.model_copy(update={"pp_stall_min_tp_nodes": None}), gbs=64),
+                  ParallelConfig(tp=32, sp=True, pp=2), 128)
+    assert e1.step_s - e0.step_s == pytest.approx(16.5)
+
+
 def test_allocator_retry_ramps_near_full_hbm():
     # start 0.85, 1 s: pressure 0.94 -> (0.94 - 0.85) / 0.15 = 0.6 s; 0.80 -> 0; 1.2 -> capped at 1 s
     fw = FrameworkProfile(name="t", allocator_retry_s=1.0, allocator_pressure_start=0.85)

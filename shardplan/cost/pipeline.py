@@ -64,9 +64,11 @@ def messages_per_microbatch(parallel: ParallelConfig) -> int:
     return 2 * min(parallel.pp - 1, 2) * parallel.virtual_stages
 
 
-def message_stall_s(layout: Layout, framework: FrameworkProfile, nodes: int) -> float:
+def message_stall_s(layout: Layout, framework: FrameworkProfile, nodes: int, tp_nodes: int = 1) -> float:
     """Seconds per step that blocking pipeline messages add (``FrameworkProfile.pp_message_stall_s``
-    per message, on jobs of at least ``pp_stall_min_nodes`` nodes; 0 otherwise and by default).
+    per message, on jobs of at least ``pp_stall_min_nodes`` nodes, or whose tensor-parallel group
+    spans at least ``pp_stall_min_tp_nodes`` of the job's ``nodes`` (``tp_nodes``); 0 otherwise
+    and by default).
 
     Messages on the step's critical path: the busiest stage's ``m`` x
     :func:`messages_per_microbatch`, plus ``2 (pp - 1)`` for the pipeline's fill and drain (the
@@ -75,7 +77,8 @@ def message_stall_s(layout: Layout, framework: FrameworkProfile, nodes: int) -> 
     (8 x 4 + 2 x 3) x 0.25 = 9.5 s. The constant is measured per cluster and framework
     (docs/accuracy.md, the nanotron grid)."""
     fw, p = framework, layout.parallel
-    if p.pp == 1 or fw.pp_message_stall_s == 0 or nodes < fw.pp_stall_min_nodes:
+    by_tp = fw.pp_stall_min_tp_nodes is not None and tp_nodes >= fw.pp_stall_min_tp_nodes
+    if p.pp == 1 or fw.pp_message_stall_s == 0 or (nodes < fw.pp_stall_min_nodes and not by_tp):
         return 0.0
     return fw.pp_message_stall_s * (layout.microbatches * messages_per_microbatch(p) + 2 * (p.pp - 1))
 

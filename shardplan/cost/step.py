@@ -30,7 +30,7 @@ from shardplan.cost.axes import ep as ep_axis
 from shardplan.cost.axes import pp as pp_axis
 from shardplan.cost.axes import tp as tp_axis
 from shardplan.cost.collective import Collective
-from shardplan.cost.comm import level_names
+from shardplan.cost.comm import group_split, level_names
 from shardplan.cost.compute import LayerTimes, elementwise_bytes_per_token
 from shardplan.cost.context import StepContext, step_context
 from shardplan.cost.memory import MemoryBreakdown, memory_estimate
@@ -196,7 +196,7 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     T_mb += extra_mb
     bubble = bubble_s(layout.parallel, T_mb, layout.stage_layers)
     opt_s = optimizer_s(ctx)
-    stall = message_stall_s(layout, fw, nodes(ctx))
+    stall = message_stall_s(layout, fw, nodes(ctx), group_split(layout.parallel.tp, 1, hw.scale_up_size)[1])
     step = m * T_mb + bubble + dp.per_step + opt_s + fw.step_overhead_s + slow_step + stall
     tokens = training.global_batch_tokens
     mf = F.model_flops_per_token(model, training.seq_len, training.causal) * tokens

@@ -58,18 +58,21 @@ _NANOTRON_SPLIT = ("nanotron models/base.py build_model + models/llama.py get_bl
                    "order until the cumulative compute cost passes total*(rank+1)/pp (parallel.cost_greedy_split)")
 
 #: fitted by ``python benchmarks/usp_grid.py --fit`` (values, rows and held-out errors: _NANOTRON_FIT_NOTE)
-_NANOTRON_FITTED = dict(layer_host_s=4.69e-3, pp_tp_host_step_s=2.66e-4, pp_message_stall_s=0.229,
-                        overlap_slowdown=0.85, allocator_retry_s=1.07, allocator_pressure_start=0.849)
+_NANOTRON_FITTED = dict(layer_host_s=4.73e-3, pp_tp_host_step_s=2.57e-4, pp_message_stall_s=0.232,
+                        overlap_slowdown=0.823, allocator_retry_s=1.07, allocator_pressure_start=0.849)
 _NANOTRON_FIT_NOTE = ("fitted by python benchmarks/usp_grid.py --fit: robust least squares (soft-L1, scale 0.1) on "
                       "log(predicted / measured) tokens/s/GPU over the 1,027 runs that ran in "
                       "shared/calibration/usp_h100_grid_1b_8b.csv (1B and 8B, 1-64 nodes of AWS p5), jointly with the "
-                      "cluster's matmul_efficiency 0.534 (usp-h100-efa.yaml); in-sample median |error| 10.1%; "
-                      "leave-one-model-out 11.4% on 1B (fit on 8B) and 11.3% on 8B (fit on 1B) "
+                      "cluster's matmul_efficiency 0.532 (usp-h100-efa.yaml); in-sample median |error| 9.1%; "
+                      "leave-one-model-out 10.4% on 1B (fit on 8B) and 11.3% on 8B (fit on 1B) "
                       "(docs/accuracy.md usp-grid section)")
 _NANOTRON_STALL_NODES = ("benchmarks/usp_grid.py stall_nodes: the smallest node count from which most pipelined runs "
                          "of the grid lose more than 0.3 s per microbatch against the stall-free prediction (8 nodes: "
                          "28 of 135, 16: 47 of 166, 32: 88 of 150, 64: all but a few); chosen on the training runs "
                          "alone in every held-out fit")
+_NANOTRON_STALL_TP_NODES = ("benchmarks/usp_grid.py stall_tp_nodes: among the pipelined runs on fewer than 32 nodes, the "
+                            "smallest node span of the tp group from which most runs stall: tp=32 (4 nodes) 33 of 34 "
+                            "on 8-16 nodes, tp=16 (2 nodes) 6 of 63; the same value when chosen on 1B or on 8B alone")
 _NANOTRON_FIT_SOURCES = {k: _NANOTRON_FIT_NOTE for k in _NANOTRON_FITTED}
 
 FRAMEWORKS: dict[str, FrameworkProfile] = {
@@ -90,7 +93,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile(name="nanotron", grad_buffer_bytes=4, loss="eager", **_PYTORCH_ALLOCATOR,
                          pipeline_split="cost_greedy", vocab_divisible_by=1,
                          min_microbatches="pp_minus_1", schedules=("gpipe", "1f1b"), zero_stages=(0, 1),
-                         pp_stall_min_nodes=32, **_NANOTRON_FITTED,
+                         pp_stall_min_nodes=32, pp_stall_min_tp_nodes=4, **_NANOTRON_FITTED,
                          sources={"grad_buffer_bytes": _FP32_MAIN_GRADS, "loss": _NANOTRON_LOSS,
                                   "allocator_overhead": _NANOTRON_ALLOC, "context_bytes": _NANOTRON_CONTEXT,
                                   "pipeline_split": _NANOTRON_SPLIT, "vocab_divisible_by": _NO_PAD,
@@ -101,7 +104,8 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "shards the optimizer state only, optim/zero.py ZeroDistributedOptimizer)",
                                   "schedules": "nanotron parallel/pipeline_parallel/engine.py: "
                                   "AllForwardAllBackwardPipelineEngine and OneForwardOneBackwardPipelineEngine",
-                                  "pp_stall_min_nodes": _NANOTRON_STALL_NODES, **_NANOTRON_FIT_SOURCES}),
+                                  "pp_stall_min_nodes": _NANOTRON_STALL_NODES,
+                                  "pp_stall_min_tp_nodes": _NANOTRON_STALL_TP_NODES, **_NANOTRON_FIT_SOURCES}),
     ]
 }
 

@@ -92,6 +92,11 @@ class FrameworkProfile(BaseModel):
             32 nodes or more, so the step grows by that per message on the busiest stage (2 per
             microbatch on a two-stage pipeline, 4 on an inner stage) -- a measured per-cluster
             constant, 0 by default.
+        pp_stall_min_tp_nodes: the same stall on smaller jobs whose tensor-parallel group spans at
+            least this many nodes (None: no such trigger). On the measured grid the pipelined runs
+            with tp=32 (4 nodes) stall at every job size (86 of 88 runs on 8-64 nodes), those with
+            tp=16 (2 nodes) below 32 nodes rarely (6 of 63): heavy cross-node tp traffic next to
+            the pipeline messages brings the wait on early.
         allocator_retry_s, allocator_pressure_start: seconds per microbatch lost when the
             predicted device usage nears the HBM capacity: the caching allocator's failed
             ``cudaMalloc`` -> synchronize, free cached blocks, retry (``num_alloc_retries``), ramped
@@ -133,6 +138,7 @@ class FrameworkProfile(BaseModel):
     pp_tp_host_step_s: float = Field(default=0.0, ge=0, le=0.01)
     pp_message_stall_s: float = Field(default=0.0, ge=0, le=10.0)
     pp_stall_min_nodes: int = Field(default=1, ge=1, le=2**20)
+    pp_stall_min_tp_nodes: int | None = Field(default=None, ge=1, le=2**20)
     allocator_retry_s: float = Field(default=0.0, ge=0, le=10.0)
     allocator_pressure_start: float = Field(default=0.9, ge=0.5, lt=1.0)
     pipeline_split: Literal["balanced", "cost_greedy"] = "balanced"
