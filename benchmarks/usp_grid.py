@@ -286,12 +286,13 @@ def fit_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile,
 def write_fitted(profile_out: Path | None, hardware_out: Path | None, values: list[float], hw: HardwareSpec,
                  profile: FrameworkProfile) -> None:
     """Write the fitted framework fields as a profile file (``--framework FILE``: ``base`` + fields)
-    and the fitted hardware fields over the cluster file's own (``--hardware FILE``)."""
+    and the fitted hardware fields over the cluster file's own (``--hardware FILE``), with the
+    fitted profile as its ``framework`` section (``--hardware FILE`` alone predicts with it)."""
     fitted = dict(zip((p.field for p in FIT_PARAMS), values))
     note = f"benchmarks/usp_grid.py --fit on {DEFAULT_CSV.name} ({datetime.date.today().isoformat()})"
+    doc = {"base": profile.name, **{p.field: float(fitted[p.field]) for p in FIT_PARAMS if p.target == "framework"},
+           "pp_stall_min_nodes": profile.pp_stall_min_nodes, "pp_stall_min_tp_nodes": profile.pp_stall_min_tp_nodes}
     if profile_out:
-        doc = {"base": profile.name, **{p.field: float(fitted[p.field]) for p in FIT_PARAMS if p.target == "framework"},
-               "pp_stall_min_nodes": profile.pp_stall_min_nodes, "pp_stall_min_tp_nodes": profile.pp_stall_min_tp_nodes}
         profile_out.write_text(yaml.safe_dump(doc, sort_keys=False))
         print(f"wrote {profile_out} (--framework {profile_out})")
     if hardware_out:
@@ -300,6 +301,7 @@ def write_fitted(profile_out: Path | None, hardware_out: Path | None, values: li
             if p.target == "hardware":
                 base[p.field] = float(fitted[p.field])
                 base.setdefault("sources", {})[p.field] = note
+        base["framework"] = doc  # the fitted profile: --hardware alone then predicts with it
         hardware_out.write_text(yaml.safe_dump(base, sort_keys=False))
         print(f"wrote {hardware_out} (--hardware {hardware_out})")
 

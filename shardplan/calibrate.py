@@ -216,9 +216,12 @@ def _cross_validated(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkPro
     return out
 
 
-def cluster_yaml(cal: Calibration, hw: HardwareSpec, n_records: int, date: str) -> dict:
+def cluster_yaml(cal: Calibration, hw: HardwareSpec, n_records: int, date: str,
+                 profile: FrameworkProfile | None = None) -> dict:
     """The hardware document ``--hardware`` reads: ``base`` + the fitted hardware fields, with a
-    source note per field (records, date, in-sample and cross-validated error)."""
+    source note per field (records, date, in-sample and cross-validated error), and with
+    ``profile`` a ``framework`` section (:func:`profile_yaml`: the profile the fit used, with its
+    fitted fields), which ``--hardware`` applies when ``--framework`` is not given."""
     doc: dict = {"base": hw.name, "name": f"{hw.name}-calibrated"}
     note = (f"shardplan calibrate on {n_records} records ({date}): in-sample throughput median |error| "
             f"{cal.in_sample.get('throughput_median', math.nan):.1%}; "
@@ -229,6 +232,8 @@ def cluster_yaml(cal: Calibration, hw: HardwareSpec, n_records: int, date: str) 
             doc[p.field] = float(v)
             sources[p.field] = note
     doc["sources"] = sources
+    if profile is not None:
+        doc["framework"] = profile_yaml(cal, profile)
     return doc
 
 

@@ -25,7 +25,8 @@ EASYDEL = "EasyDeL TPU/GPU sharding notes"
 def _components(e: Estimate) -> dict[str, float]:
     """Step-time components (seconds), communication split by axis and network level."""
     out = {"matmul compute": e.matmul_s, "element-wise (HBM)": e.elementwise_s, "recompute": e.recompute_s,
-           "pipeline bubble": e.bubble_s, "optimizer update": e.optimizer_s}
+           "pipeline bubble": e.bubble_s, "optimizer update": e.optimizer_s,
+           "framework overhead": e.overhead_s, "overlap slowdown": e.overlap_slowdown_s}
     for c in e.collectives:
         key = f"{c.axis} {c.op} on {c.level}"
         out[key] = out.get(key, 0.0) + c.exposed_s
@@ -70,8 +71,13 @@ def compare(winner: Estimate, other: Estimate) -> str:
     a, b = _components(winner), _components(other)
     deltas = {k: b.get(k, 0.0) - a.get(k, 0.0) for k in set(a) | set(b)}
     worst = max(deltas, key=deltas.get)
+    best = min(deltas, key=deltas.get)
     slower = other.step_s / winner.step_s - 1
-    return (f"{slower:+.1%} step time, mostly {_why(worst, other)} (+{fmt_seconds(deltas[worst])}); "
+    offset = ""
+    if deltas[best] < 0 and deltas[worst] > 1.5 * (other.step_s - winner.step_s):
+        # the largest increase exceeds the whole difference: name what it is traded against
+        offset = f", partly offset by less {_why(best, other)} (-{fmt_seconds(-deltas[best])})"
+    return (f"{slower:+.1%} step time, mostly {_why(worst, other)} (+{fmt_seconds(deltas[worst])}){offset}; "
             f"{headroom(other) / GiB:,.1f} GiB headroom")
 
 
@@ -95,6 +101,10 @@ def _why(component: str, e: Estimate) -> str:
         return f"pipeline bubble of pp={p.pp} with {e.layout.microbatches} microbatches ({p.schedule})"
     if component == "recompute":
         return f"recompute={p.recompute} re-runs the forward"
+    if component == "overlap slowdown":
+        return "overlapped communication slowing the matmuls it hides behind"
+    if component == "framework overhead":
+        return f"framework overhead ({e.training.framework.name} profile: host, allocator, pipeline stalls)"
     return component
 
 

@@ -293,6 +293,24 @@ class Inputs(NamedTuple):
     parallel: ParallelConfig
 
 
+def default_framework(hardware: str) -> FrameworkProfile | None:
+    """The profile a hardware file was calibrated with (its ``framework:`` key,
+    :func:`shardplan.loaders.hardware_framework`), used when ``--framework`` is not given; None
+    for presets and files without it.
+
+    Raises:
+        ConfigError: an invalid ``framework`` value (names the file and the field).
+    """
+    from shardplan.loaders import hardware_framework
+    from shardplan.presets.frameworks import framework_profile, profile_from_mapping
+    value = hardware_framework(hardware)
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return profile_from_mapping(value, f"framework section of hardware {hardware}")
+    return framework_profile(value)
+
+
 def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None, devices: int, seq_len: int,
                  global_batch: int | None, global_batch_tokens: int | None, precision: str = "bf16-mixed",
                  attention: str = "flash", framework: str | FrameworkProfile | None = None, dropout: bool = False,
@@ -310,6 +328,8 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
     limits.check_range("devices", devices, 1, limits.MAX_DEVICES)
     m = model_spec(model)
     hw = hardware_spec(hardware, scale_up_size) if hardware is not None else None
+    if framework is None and isinstance(hardware, str):
+        framework = default_framework(hardware)
     tr = training_spec(seq_len, global_batch, global_batch_tokens, precision, attention, framework, dropout,
                        moe_capacity_factor, moe_imbalance)
     pc = parallel_config(layout, plan)

@@ -8,6 +8,7 @@ contains ``config.json``).
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import stat
@@ -182,7 +183,24 @@ def config_error(e: ValidationError, context: str | None = None) -> ConfigError:
     if first["type"] == "missing":
         return ConfigError(f"{prefix}{loc} is missing (a required field)", field=loc, value=None)
     value = first.get("input")
-    return ConfigError(f"{prefix}{loc}={short_repr(value)}; {_legal_text(first)}", field=loc, value=value)
+    hint = ""
+    if first["type"] == "extra_forbidden":
+        close = difflib.get_close_matches(str(first["loc"][-1]), _field_names(e.title), n=2)
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+    return ConfigError(f"{prefix}{loc}={short_repr(value)}; {_legal_text(first)}{hint}", field=loc, value=value)
+
+
+def _field_names(title: str) -> list[str]:
+    """The field names of the spec class a ValidationError's ``title`` names ([] if not a spec)."""
+    from shardplan.parallel import ParallelConfig
+    from shardplan.records import RunRecord
+    from shardplan.specs.framework import FrameworkProfile
+    from shardplan.specs.hardware import HardwareSpec
+    from shardplan.specs.model import ModelSpec
+    from shardplan.specs.training import TrainingSpec
+    cls = {c.__name__: c for c in (ModelSpec, HardwareSpec, FrameworkProfile, ParallelConfig, TrainingSpec,
+                                   RunRecord)}.get(title)
+    return list(cls.model_fields) if cls is not None else []
 
 
 _BOUND_WORDS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
@@ -362,6 +380,7 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
             raise ConfigError(f"hardware={short_repr(name_or_path)} is neither a preset nor a file; presets: "
                               f"{', '.join(HARDWARE)}", field="hardware", value=name_or_path, legal=HARDWARE)
         data = _read_mapping(path, "hardware")
+        data.pop("framework", None)  # the framework the cluster was calibrated with: hardware_framework()
         base_name = data.pop("base", None)
         if base_name is not None and (not isinstance(base_name, str) or base_name not in HARDWARE):
             raise ConfigError(f"base={short_repr(base_name)} is not a hardware preset; presets: {', '.join(HARDWARE)}",
@@ -376,3 +395,22 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
         return HardwareSpec(**{**base.model_dump(), **data})
     except ValidationError as e:
         raise config_error(e, f"hardware {name_or_path}") from None
+
+
+def hardware_framework(name_or_path: str) -> str | dict | None:
+    """The framework profile a hardware *file* names in its ``framework:`` key (a profile name, a
+    profile file, or a mapping of ``base`` plus FrameworkProfile fields, as ``shardplan calibrate -o``
+    and ``benchmarks/usp_grid.py --fit -o`` write it: the constants were fitted with that profile, so
+    the file predicts with it unless ``--framework`` says otherwise); None for presets and files
+    without the key.
+
+    Raises:
+        ConfigError: an unreadable file or a ``framework`` value that is neither a string nor a mapping.
+    """
+    if name_or_path in HARDWARE or not Path(name_or_path).is_file():
+        return None
+    value = _read_mapping(Path(name_or_path), "hardware").get("framework")
+    if value is not None and not isinstance(value, (str, dict)):
+        raise ConfigError(f"framework={short_repr(value)} in hardware file {short_repr(name_or_path)}: give a profile "
+                          "name, a profile file or a mapping of base + profile fields", field="framework", value=value)
+    return value

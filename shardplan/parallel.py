@@ -194,8 +194,9 @@ class Layout:
             return None
         ranks = ", ".join(map(str, self.blockless_ranks))
         return (f"nanotron's cost-greedy pipeline split leaves pipeline rank(s) {ranks} of pp={self.parallel.pp} "
-                f"without any block (stages {','.join(map(str, self.stage_layers))} layers): such runs fail "
-                f"(65 of 66 on the measured H100 grid); use a smaller pp")
+                f"without any pipeline block (no layer, final norm, LM head or loss; layers per rank "
+                f"{','.join(map(str, self.stage_layers))}): such runs fail (65 of 66 on the measured H100 grid); "
+                f"use a smaller pp")
 
     def vocab_per_rank(self, vocab_size: int) -> float:
         """Embedding / LM-head rows one tp rank holds: ``padded_vocab / tp`` (``vocab_size / tp``
@@ -210,8 +211,8 @@ class Layout:
         L = sum(self.stage_layers)
         if p.pp > 1 and p.pp_layers is None and self.stage_layers != balanced_split(L, p.pp):
             out.append(f"framework's cost-greedy pipeline split (nanotron): --pp-layers "
-                       f"{','.join(map(str, self.stage_layers))}" + (" (stages without layers hold only the "
-                       "LM head / loss)" if 0 in self.stage_layers else ""))
+                       f"{','.join(map(str, self.stage_layers))}" + (" (ranks without layers hold only the final "
+                       "norm, LM head, fp32 cast or loss, or nothing)" if 0 in self.stage_layers else ""))
         elif p.pp > 1 and p.pp_layers is None and len(set(self.stage_layers)) > 1:
             out.append(f"pp={p.pp} does not divide the {L} layers: balanced uneven split "
                        f"--pp-layers {','.join(map(str, self.stage_layers))} (first and last stage lighter)")

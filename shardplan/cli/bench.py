@@ -13,7 +13,7 @@ import yaml
 from rich.progress import Progress
 from rich.table import Table
 
-from shardplan.cli.common import HardwareOpt, app, config_errors, console
+from shardplan.cli.common import need_jax_extra, HardwareOpt, app, config_errors, console
 from shardplan.cli.runtime import DevOpt, configure_host_devices
 
 SmokeOpt = Annotated[bool, typer.Option("--smoke", help="tiny sizes: exercises the code path in seconds "
@@ -38,6 +38,7 @@ def bench(hardware: HardwareOpt = "h100-sxm", devices: DevOpt = 8, smoke: SmokeO
           output: YamlOut = None, json_out: JsonOut = None) -> None:
     """Measure GEMM, HBM, attention and collective bandwidth on the devices JAX sees; compare with
     the preset and write a cluster YAML that every command takes via --hardware."""
+    need_jax_extra("bench")
     configure_host_devices(devices)
     import jax
 

@@ -21,7 +21,7 @@ NoCvOpt = Annotated[bool, typer.Option("--no-cross-validation", help="skip the l
 
 @app.command()
 @config_errors
-def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework: FrameworkOpt = "megatron",
+def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework: FrameworkOpt = None,
               output: YamlOut = None, profile_out: ProfileOut = None, no_cross_validation: NoCvOpt = False,
               map: MapOpt = None, set: SetOpt = None) -> None:
     """Fit the hardware's efficiencies and network constants (and the framework's overheads) to
@@ -37,7 +37,10 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
         recs = import_csv(records, parse_map_items(list(map or []), list(set or [])))
     else:
         recs = read_records(records)
-    hw, prof = hardware_spec(hardware), framework_profile(framework)
+    from shardplan.inputs import default_framework
+    hw = hardware_spec(hardware)
+    prof = framework_profile(framework) if framework is not None else (default_framework(hardware)
+                                                                        or framework_profile("megatron"))
     with console.status(f"fitting {len(recs)} records"):
         cal = fit_records(recs, hw, prof, cross_validate=not no_cross_validation)
     t = Table(title=f"calibration of {hw.name} / {prof.name} on {len(recs)} records")
@@ -57,7 +60,7 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
                           "kept at the base value")
     date = datetime.date.today().isoformat()
     if output:
-        output.write_text(yaml.safe_dump(cluster_yaml(cal, hw, len(recs), date), sort_keys=False))
+        output.write_text(yaml.safe_dump(cluster_yaml(cal, hw, len(recs), date, prof), sort_keys=False))
         console.print(f"wrote {output} (use it as --hardware {output})")
     if profile_out:
         profile_out.write_text(yaml.safe_dump(profile_yaml(cal, prof), sort_keys=False))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Callable, Optional
 
 import typer
+from rich.markup import escape
 from rich.console import Console
 
 from shardplan.errors import ConfigError, short_repr
@@ -91,16 +92,26 @@ EXIT_OK, EXIT_NEGATIVE, EXIT_BAD_INPUT = 0, 1, 2
 
 
 def fail(message: str) -> typer.Exit:
-    """Print ``error: message`` on stderr; returns the ``typer.Exit(2)`` to raise."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    """Print ``error: message`` on stderr (the message as written: brackets are not Rich markup);
+    returns the ``typer.Exit(2)`` to raise."""
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(EXIT_BAD_INPUT)
 
 
 def negative(message: str) -> typer.Exit:
     """Print ``result: message`` on stderr (the output was printed or written); returns the
     ``typer.Exit(1)`` to raise: the input was fine, the answer is no."""
-    err_console.print(f"[bold yellow]result:[/] {message}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold yellow]result:[/] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(EXIT_NEGATIVE)
+
+
+def need_jax_extra(command: str) -> None:
+    """Exit with a one-line message (code 2) when JAX, which ``command`` runs on, is not installed."""
+    import importlib.util
+    missing = [m for m in ("jax", "flax", "optax") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise fail(f"shardplan {command} runs on JAX: {', '.join(missing)} not installed; "
+                   "pip install 'shardplan[jax]'")
 
 
 def _quiet_stdout() -> None:
@@ -117,7 +128,17 @@ def _quiet_stdout() -> None:
 def print_notes(layout: Any) -> None:
     """Print the warnings of a legal but unusual layout (:attr:`shardplan.parallel.Layout.notes`) on stderr."""
     for note in layout.notes:
-        err_console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
+
+
+def framework_note(hardware: str | None, framework: str | None, training: Any) -> None:
+    """Say on stderr which profile a hardware file chose when ``--framework`` was not given
+    (:func:`shardplan.inputs.default_framework`)."""
+    if framework is None and hardware is not None and training.framework.name != "megatron":
+        err_console.print(f"[yellow]note:[/] framework profile {escape(repr(training.framework.name))} from the "
+                          f"hardware file {escape(hardware)} (it was calibrated with it; --framework overrides)",
+                          highlight=False,
+                          soft_wrap=True)
 
 
 def config_errors(fn: Callable) -> Callable:
@@ -159,8 +180,10 @@ PrecisionOpt = Annotated[str, typer.Option(help=" | ".join(PRECISION_POLICIES))]
 ScaleUpOpt = Annotated[Optional[int], typer.Option("--scale-up-size",
                                                    help="devices per NVLink domain / TPU slice (overrides preset)")]
 AttnOpt = Annotated[str, typer.Option(help=" | ".join(_ATTENTION) + " attention kernel")]
-FrameworkOpt = Annotated[str, typer.Option(help=" | ".join(FRAMEWORKS) + ": the training framework's profile "
-                                           "(overheads, overlap, loss, allocator)")]
+FrameworkOpt = Annotated[Optional[str], typer.Option(help=" | ".join(FRAMEWORKS) + " or a profile file: the training "
+                                                     "framework's profile (overheads, overlap, loss, allocator); "
+                                                     "default: the one a --hardware file was calibrated with "
+                                                     "(its framework: key), else megatron")]
 MoeCapOpt = Annotated[Optional[float], typer.Option("--moe-capacity-factor", help="MoE token dropping: every expert "
                                                     "computes and exchanges capacity = factor x its balanced share "
                                                     "(empty: dropless)")]

@@ -3,6 +3,7 @@
 import json
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, MoeCapOpt,
@@ -31,7 +32,9 @@ def estimate_layout(specs: dict[str, Any], layout: dict[str, Any]):
     """
     from shardplan.cost.step import estimate as run_estimate
     from shardplan.inputs import build_inputs
+    from shardplan.cli.common import framework_note
     m, hw, tr, pc = build_inputs(**specs, **layout)
+    framework_note(specs.get("hardware"), specs.get("framework"), tr)
     return run_estimate(m, hw, tr, pc, specs["devices"])
 
 
@@ -71,9 +74,11 @@ def _memory_and_time_tables(e, d: dict) -> tuple[Table, Table]:
     tt.add_column("part")
     tt.add_column("time", justify="right")
     tt.add_column("share", justify="right")
-    for k in ("matmul", "elementwise", "recompute", "exposed_comm", "bubble", "optimizer"):
+    for k in ("matmul", "elementwise", "recompute", "exposed_comm", "bubble", "optimizer", "framework_overhead",
+              "overlap_slowdown"):
         v = d["time_s"][k]
-        tt.add_row(k, fmt_seconds(v), f"{v / e.step_s:.1%}")
+        if v or k not in ("framework_overhead", "overlap_slowdown"):  # profile terms only where they apply
+            tt.add_row(k, fmt_seconds(v), f"{v / e.step_s:.1%}")
     tt.add_row("[bold]step[/]", fmt_seconds(e.step_s), "100%")
     return mem, tt
 
@@ -114,7 +119,7 @@ def print_estimate(e) -> None:
 def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt,
              global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
              precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
-             framework: FrameworkOpt = "megatron", dropout: DropoutOpt = False,
+             framework: FrameworkOpt = None, dropout: DropoutOpt = False,
              moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0,
              scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None, json_out: JsonOpt = False,
              layout: dict = None) -> None:
@@ -129,7 +134,7 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
     from shardplan.calibration import optimism_note
     note = optimism_note(e)
     if note:
-        err_console.print(f"[yellow]note:[/] {note}", highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
     if json_out:
         print(json.dumps(e.to_dict(), indent=1))
     else:

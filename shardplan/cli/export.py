@@ -47,7 +47,7 @@ def write_export(framework: str, estimate, output: Optional[Path]) -> None:
 @layout_flags
 def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt, to: ToOpt,
            global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
-           precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash", framework: FrameworkOpt = "megatron",
+           precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash", framework: FrameworkOpt = None,
            dropout: DropoutOpt = False, scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None,
            output: OutOpt = None, layout: dict = None) -> None:
     """Write one layout as a training framework's config (MaxText YAML, EasyDeL, torchtitan TOML,

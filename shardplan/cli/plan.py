@@ -149,7 +149,7 @@ def _export_winner(framework: str, best, output: Optional[Path]) -> None:
 @layout_flags(repeatable=("schedule",), show_defaults=False)
 def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt, global_batch: BatchOpt = None,
          global_batch_tokens: BatchTokOpt = None, precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
-         framework: FrameworkOpt = "megatron", dropout: DropoutOpt = False,
+         framework: FrameworkOpt = None, dropout: DropoutOpt = False,
              moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0, scale_up_size: ScaleUpOpt = None,
              top: TopOpt = 5,
          objective: ObjectiveOpt = "throughput",
@@ -168,6 +168,8 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
                                 precision=precision, attention=attention, framework=framework, dropout=dropout,
                                 moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance,
                                 scale_up_size=scale_up_size)
+    from shardplan.cli.common import framework_note
+    framework_note(hardware, framework, tr)
     from shardplan import limits
     limits.check_range("--top", top, 1, 10_000)
     if max_tp is not None:

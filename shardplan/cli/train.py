@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from shardplan.cli.common import BatchOpt, BatchTokOpt, ModelOpt, MoeCapOpt, PlanOpt, SeqOpt, app, config_errors, console, \
+from shardplan.cli.common import need_jax_extra, BatchOpt, BatchTokOpt, ModelOpt, MoeCapOpt, PlanOpt, SeqOpt, app, config_errors, console, \
     layout_flags, print_notes
 from shardplan.cli.runtime import (CpAttnOpt, DevOpt, DModelOpt, LayersOpt, PRuleOpt, PSpecOpt, RuleOpt, ScaleOpt,
                                    check_host_memory, configure_host_devices, parse_param_overrides, parse_rule_overrides,
@@ -139,6 +139,7 @@ def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_bat
     if process_id is not None and not 0 <= process_id < (n_proc or 1):
         raise ConfigError(f"--process-id {short_repr(process_id)}; legal: 0 to {(n_proc or 1) - 1} (--num-processes "
                           f"{n_proc or 1})", field="process_id", value=process_id)
+    need_jax_extra("train")
     configure_host_devices(devices, n_proc)
     m, tr, pc = runtime_inputs(model, devices, seq_len, global_batch, global_batch_tokens, plan, layout,
                                (scale_down, scale_d_model, scale_layers), moe_capacity_factor=moe_capacity_factor)

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from shardplan.cli.common import BatchOpt, BatchTokOpt, JsonOpt, ModelOpt, MoeCapOpt, PlanOpt, SeqOpt, app, \
+from shardplan.cli.common import need_jax_extra, BatchOpt, BatchTokOpt, JsonOpt, ModelOpt, MoeCapOpt, PlanOpt, SeqOpt, app, \
     config_errors, console, layout_flags, negative, print_notes
 from shardplan.cli.runtime import CpAttnOpt, DModelOpt, LayersOpt, ScaleOpt, configure_host_devices, runtime_inputs
 from shardplan.errors import ConfigError
@@ -90,6 +90,7 @@ def validate(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_
     if compute_dtype not in _DTYPES:
         raise ConfigError(f"compute_dtype={compute_dtype!r} is unknown; legal: fp32, bf16",
                           field="compute_dtype", value=compute_dtype, legal=["fp32", "bf16"])
+    need_jax_extra("validate")
     configure_host_devices(devices)  # before anything imports JAX (--scale-down does)
     m, tr, pc = runtime_inputs(model, devices, seq_len, global_batch, global_batch_tokens, plan, layout,
                                (scale_down, scale_d_model, scale_layers), default_batch=True, moe_capacity_factor=moe_capacity_factor)

@@ -62,7 +62,7 @@ def _ranked(e, devices: int) -> list | None:
 def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt,
            global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
            precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
-           framework: FrameworkOpt = "megatron", dropout: DropoutOpt = False,
+           framework: FrameworkOpt = None, dropout: DropoutOpt = False,
            scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None, output: OutputOpt = Path("report.html"),
            fmt: FormatOpt = "html", plans: PlansOpt = True, layout: dict = None) -> None:
     """Write a report of one layout (same flags as `estimate`): charts + summary, HTML or PNG."""

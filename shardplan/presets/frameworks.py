@@ -128,13 +128,25 @@ def framework_profile(name: str) -> FrameworkProfile:
 
 def _profile_file(path: str) -> FrameworkProfile:
     """A profile file: its ``base`` profile with the file's fields replacing the base's."""
+    from shardplan.loaders import _read_mapping
+
+    return profile_from_mapping(_read_mapping(Path(path)), f"framework {path}")
+
+
+def profile_from_mapping(data: dict, where: str = "framework") -> FrameworkProfile:
+    """A profile from a mapping: its ``base`` profile (default megatron) with the mapping's fields
+    replacing the base's (a profile file's content, or a hardware file's ``framework:`` section).
+
+    Raises:
+        ConfigError: an unknown base or an invalid field (named, with ``where``).
+    """
     from pydantic import ValidationError
 
-    from shardplan.loaders import _read_mapping, config_error
+    from shardplan.loaders import config_error
 
-    data = _read_mapping(Path(path))
+    data = dict(data)
     base = framework_profile(str(data.pop("base", "megatron")))
     try:
         return FrameworkProfile(**{**base.model_dump(), "name": data.pop("name", base.name), **data})
     except ValidationError as e:
-        raise config_error(e, f"framework {path}") from None
+        raise config_error(e, where) from None

@@ -34,7 +34,8 @@ def collectives(ctx: StepContext) -> list[Collective]:
     msg = ctx.prec.activation_bytes * ctx.layout.local_tokens * ctx.model.d_model / ctx.layout.seq_shard
     stride = p.tp * p.cp * p.dp
     counts = [(op, ph, n * sends_per_step(p.pp, m, p.virtual_stages, ph)) for op, ph, n in tally(STAGE_BOUNDARY)]
-    return [ctx.collective(op, "pp", "stage_io", ph, "layers", msg, 2, stride, count, "stage activations / gradients")
+    purpose = {c.phase: c.what for c in STAGE_BOUNDARY}
+    return [ctx.collective(op, "pp", "stage_io", ph, "layers", msg, 2, stride, count, purpose[ph])
             for op, ph, count in counts if count > 0]
 
 

@@ -1,0 +1,43 @@
+"""CLI messages print as written (square brackets are not Rich markup), a command that needs JAX says
+so in one line, and the plan explainer names the component that really grew."""
+
+import importlib.util
+
+import pytest
+import typer
+
+from shardplan.cli import common
+
+
+def test_error_keeps_square_brackets(capsys):
+    with pytest.raises(typer.Exit) as exc:
+        raise common.fail("plotly not installed; pip install 'shardplan[web]'")
+    assert exc.value.exit_code == 2
+    assert "pip install 'shardplan[web]'" in capsys.readouterr().err
+
+
+def test_missing_jax_is_a_one_line_error(monkeypatch, capsys):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "jax" else real(name, *a))
+    with pytest.raises(typer.Exit) as exc:
+        common.need_jax_extra("train")
+    assert exc.value.exit_code == 2
+    assert "shardplan train runs on JAX: jax not installed; pip install 'shardplan[jax]'" in capsys.readouterr().err
+
+
+def test_explainer_names_overlap_slowdown():
+    from dataclasses import replace
+
+    from shardplan.cost.step import estimate
+    from shardplan.explain import compare
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    e = estimate(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], TrainingSpec(seq_len=8192, global_batch_size=64),
+                 ParallelConfig(zero_stage=3), 8)
+    # the same plan with 0.5 s more overlap slowdown and nothing else: the explainer must name it
+    slower = replace(e, step_s=e.step_s + 0.5, tokens_per_s=e.tokens_per_s * e.step_s / (e.step_s + 0.5),
+                     overlap_slowdown_s=e.overlap_slowdown_s + 0.5)
+    assert "overlapped communication slowing the matmuls" in compare(e, slower)
+    assert "(+500.00 ms)" in compare(e, slower)

@@ -1,0 +1,65 @@
+"""A calibrated hardware file names the framework profile it was fitted with (``framework:``): commands
+use it when --framework is not given (issue 10: ``usp_grid.py --fit -o cluster.yaml`` then
+``shardplan estimate --hardware cluster.yaml`` predicts the grid's runs)."""
+
+import json
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from shardplan.cli import app
+from shardplan.errors import ConfigError
+from shardplan.inputs import build_inputs, default_framework
+from shardplan.loaders import load_hardware
+
+runner = CliRunner()
+
+SPEC = dict(model="llama-3-8b", devices=16, seq_len=4096, global_batch=64, global_batch_tokens=None)
+
+
+def _file(tmp_path, doc: dict):
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return str(path)
+
+
+def test_hardware_file_framework_is_the_default(tmp_path):
+    path = _file(tmp_path, {"base": "h100-sxm", "matmul_efficiency": 0.5, "framework": "nanotron"})
+    # the hardware itself ignores the key (its fields are the base's plus the override)
+    assert load_hardware(path).matmul_efficiency == 0.5
+    assert build_inputs(hardware=path, **SPEC).training.framework.name == "nanotron"
+    # an explicit --framework wins; presets have no framework of their own
+    assert build_inputs(hardware=path, framework="megatron", **SPEC).training.framework.name == "megatron"
+    assert build_inputs(hardware="h100-sxm", **SPEC).training.framework.name == "megatron"
+    assert default_framework("h100-sxm") is None
+
+
+def test_hardware_file_framework_mapping_overrides_its_base(tmp_path):
+    path = _file(tmp_path, {"base": "h100-sxm", "framework": {"base": "nanotron", "layer_host_s": 0.01,
+                                                              "pp_stall_min_tp_nodes": 4}})
+    prof = default_framework(path)
+    # the base's fields stay (nanotron's cost-greedy split), the mapping's replace them
+    assert prof.name == "nanotron" and prof.layer_host_s == 0.01 and prof.pp_stall_min_tp_nodes == 4
+    assert prof.pipeline_split == "cost_greedy"
+
+
+@pytest.mark.parametrize("value, match", [(3, "framework=3"), ({"base": "nope"}, "framework='nope' is unknown"),
+                                          ({"base": "nanotron", "layer_host_s": -1}, "layer_host_s=-1")])
+def test_bad_framework_section_is_named(tmp_path, value, match):
+    path = _file(tmp_path, {"base": "h100-sxm", "framework": value})
+    with pytest.raises(ConfigError, match=match):
+        build_inputs(hardware=path, **SPEC)
+
+
+def test_estimate_uses_and_reports_the_file_framework(tmp_path):
+    path = _file(tmp_path, {"base": "h100-sxm", "framework": "nanotron"})
+    args = ["estimate", "--model", "llama-3-8b", "--hardware", path, "--devices", "16", "--seq-len", "4096",
+            "--global-batch", "64", "--tp", "8", "--pp", "2", "--json"]
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["training"]["framework"] == "nanotron"
+    assert "framework profile 'nanotron' from the hardware file" in r.stderr
+    r2 = runner.invoke(app, args + ["--framework", "megatron"])
+    assert json.loads(r2.stdout)["training"]["framework"] == "megatron"
