@@ -22,6 +22,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -217,16 +218,29 @@ def _cross_validated(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkPro
 
 
 def cluster_yaml(cal: Calibration, hw: HardwareSpec, n_records: int, date: str,
-                 profile: FrameworkProfile | None = None) -> dict:
+                 profile: FrameworkProfile | None = None, source: str | None = None) -> dict:
     """The hardware document ``--hardware`` reads: ``base`` + the fitted hardware fields, with a
     source note per field (records, date, in-sample and cross-validated error), and with
     ``profile`` a ``framework`` section (:func:`profile_yaml`: the profile the fit used, with its
-    fitted fields), which ``--hardware`` applies when ``--framework`` is not given."""
-    doc: dict = {"base": hw.name, "name": f"{hw.name}-calibrated"}
+    fitted fields), which ``--hardware`` applies when ``--framework`` is not given. When the base
+    hardware came from a file (``source``), the document starts from that file's fields (its own
+    ``base`` preset, measured tables, sources) instead of naming it as a preset.
+
+    Raises:
+        ConfigError: ``source`` is unreadable.
+    """
+    from shardplan.loaders import _read_mapping
+    from shardplan.presets.hardware import HARDWARE
+    if source is not None and source not in HARDWARE and Path(source).is_file():
+        doc: dict = {k: v for k, v in _read_mapping(Path(source), "hardware").items() if k != "framework"}
+        doc["name"] = f"{hw.name}-calibrated"
+        doc.setdefault("sources", {})
+    else:
+        doc = {"base": hw.name, "name": f"{hw.name}-calibrated"}
     note = (f"shardplan calibrate on {n_records} records ({date}): in-sample throughput median |error| "
             f"{cal.in_sample.get('throughput_median', math.nan):.1%}; "
             + "; ".join(f"{k} {v['throughput_median_of_groups']:.1%}" for k, v in cal.cross_validated.items()))
-    sources = {}
+    sources = dict(doc.get("sources") or {})
     for p, v in zip(cal.params, cal.values):
         if p.target == "hardware" and p.field not in cal.held:
             doc[p.field] = float(v)
@@ -238,8 +252,19 @@ def cluster_yaml(cal: Calibration, hw: HardwareSpec, n_records: int, date: str,
 
 
 def profile_yaml(cal: Calibration, profile: FrameworkProfile) -> dict:
-    """The fitted framework-profile fields as a profile document (``base`` = the profile's name)."""
-    doc: dict = {"base": profile.name}
+    """The profile the fit used, with its fitted fields, as a profile document: ``base`` a preset
+    (the profile's own name, or the preset it differs least from), every other field where it
+    differs from that preset (so a profile read from a file keeps its own values), then the
+    fitted fields."""
+    from shardplan.presets.frameworks import FRAMEWORKS
+    mine = profile.model_dump(exclude={"sources"})
+
+    def differing(base: FrameworkProfile) -> dict:
+        theirs = base.model_dump(exclude={"sources"})
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in mine.items() if v != theirs[k]}
+
+    base = FRAMEWORKS.get(profile.name) or min(FRAMEWORKS.values(), key=lambda b: len(differing(b)))
+    doc: dict = {"base": base.name, **differing(base)}
     for p, v in zip(cal.params, cal.values):
         if p.target == "framework" and p.field not in cal.held:
             doc[p.field] = float(v)

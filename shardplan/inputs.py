@@ -306,9 +306,17 @@ def default_framework(hardware: str) -> FrameworkProfile | None:
     value = hardware_framework(hardware)
     if value is None:
         return None
-    if isinstance(value, dict):
-        return profile_from_mapping(value, f"framework section of hardware {hardware}")
-    return framework_profile(value)
+    where = f"framework of hardware file {hardware}"
+    try:
+        if isinstance(value, dict):
+            return profile_from_mapping(value, where)
+        if value.endswith((".yaml", ".yml", ".json")) and not Path(value).is_absolute():
+            value = str(Path(hardware).parent / value)  # a profile file next to the hardware file
+        return framework_profile(value)
+    except ConfigError as e:
+        if str(e).startswith(where):
+            raise
+        raise ConfigError(f"{where}: {e}", field=e.field, value=e.value, legal=e.legal) from None
 
 
 def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None, devices: int, seq_len: int,

@@ -210,7 +210,7 @@ class Layout:
         p, out = self.parallel, []
         L = sum(self.stage_layers)
         if p.pp > 1 and p.pp_layers is None and self.stage_layers != balanced_split(L, p.pp):
-            out.append(f"framework's cost-greedy pipeline split (nanotron): --pp-layers "
+            out.append(f"framework's cost-greedy pipeline split (nanotron): layers per rank "
                        f"{','.join(map(str, self.stage_layers))}" + (" (ranks without layers hold only the final "
                        "norm, LM head, fp32 cast or loss, or nothing)" if 0 in self.stage_layers else ""))
         elif p.pp > 1 and p.pp_layers is None and len(set(self.stage_layers)) > 1:

@@ -249,10 +249,11 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
     # a pp the framework's split leaves a rank without any block is predicted to fail (Layout.failure)
     pps = [p for p in divisors(n) if p <= model.n_layers and not (greedy and p > 1 and blockless_ranks(model, p))]
     if "pp" in fix and fix["pp"] not in pps and greedy and fix["pp"] in divisors(n) and fix["pp"] <= model.n_layers:
+        legal = [p for p in pps if n % (p * fix.get("tp", 1) * fix.get("cp", 1)) == 0]
         raise ConfigError(f"pp={fix['pp']}: the framework's cost-greedy pipeline split leaves pipeline rank(s) "
                           f"{', '.join(map(str, blockless_ranks(model, fix['pp'])))} without any block, which is "
-                          f"predicted to fail; legal pp: {', '.join(map(str, pps))}",
-                          field="pp", value=fix["pp"], legal=pps)
+                          f"predicted to fail; legal pp: {', '.join(map(str, legal))}",
+                          field="pp", value=fix["pp"], legal=legal)
     return Space(
         n_devices=n, batch=training.global_batch_size, n_layers=model.n_layers, tp=pinned("tp", tps),
         cp=pinned("cp", cps), pp=pinned("pp", pps),

@@ -37,7 +37,8 @@ PLANS = {
     # plain FSDP (DeepSpeed, EasyDeL)
     "llama8b-fsdp": dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=128, zero_stage=3,
                          recompute="full"),
-    # tp + pp 1F1B + ZeRO-1 (nanotron)
+    # tp + pp 1F1B + ZeRO-1 with Megatron's even split (the nanotron exporter refuses it: nanotron places
+    # the layers itself, test_nanotron_exports_its_own_split)
     "llama8b-tp-pp": dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=64, tp=8, sp=True, pp=2,
                           zero_stage=1, recompute="full"),
 }
@@ -60,6 +61,7 @@ REFUSED = {
     ("llama8b-tp-pp", "easydel"): ("pp=2", "nanotron"),
     ("llama8b-tp-pp", "torchtitan"): ("ZeRO-1", "nanotron"),
     ("llama8b-tp-pp", "deepspeed"): ("pp=2", "Megatron-LM"),
+    ("llama8b-tp-pp", "nanotron"): ("nanotron places layers itself", "Megatron-LM"),
 }
 CASES = [(plan, fw) for plan in PLANS for fw in EXPORTERS]
 EXPORTED = [c for c in CASES if c not in REFUSED]
@@ -138,7 +140,8 @@ def test_every_case_is_either_exported_or_refused():
     # the issue's cases reach at least Megatron-LM (llama) and three frameworks (mixtral)
     assert ("llama70b", "megatron") in EXPORTED
     assert {fw for plan, fw in EXPORTED if plan == "mixtral-ep"} >= {"maxtext", "torchtitan", "megatron"}
-    assert {fw for _, fw in EXPORTED} == set(EXPORTERS)
+    # nanotron exports plans made with its own profile (test_nanotron_exports_its_own_split)
+    assert {fw for _, fw in EXPORTED} == set(EXPORTERS) - {"nanotron"}
 
 
 @pytest.mark.parametrize("plan,fw", EXPORTED)
@@ -276,7 +279,9 @@ EXTRA = [
      ["megatron", "deepspeed"]),
     # GPipe and async TP
     (dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=64, tp=8, sp=True, pp=2, schedule="gpipe",
-          tp_overlap=True, zero_stage=0), ["torchtitan", "nanotron"]),
+          tp_overlap=True, zero_stage=0), ["torchtitan"]),
+    (dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=64, tp=8, sp=True, pp=2, schedule="gpipe",
+          tp_overlap=True, zero_stage=0, framework="nanotron"), ["nanotron"]),
     (dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=64, tp=8, sp=True, pp=2, schedule="gpipe",
           zero_stage=3), ["maxtext", "torchtitan"]),
     # AutoTP with ZeRO-3 (DeepSpeed), tp without sp (Megatron-LM)
@@ -443,7 +448,8 @@ def test_maxtext_remat_policies_are_the_validated_ones():
 
 def test_nanotron_zero_stage_above_one_is_read_as_zero_1():
     # nanotron helpers.py wraps the optimizer in ZeroDistributedOptimizer for any zero_stage > 0
-    text = exported("llama8b-tp-pp", "nanotron").replace("zero_stage: 1", "zero_stage: 3")
+    e = nanotron_plan()
+    text = export_text("nanotron", e, reproduce_command("nanotron", e)).replace("zero_stage: 1", "zero_stage: 3")
     assert import_config("nanotron", text).parallel.zero_stage == 1
 
 
@@ -461,3 +467,25 @@ def test_plan_export_needs_an_output_file():
     r = runner.invoke(app, ["plan", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "8",
                             "--seq-len", "4096", "--global-batch", "16", "--top", "1", "--export", "megatron"])
     assert r.exit_code == 2 and "needs -o FILE" in r.output
+
+
+@cache
+def nanotron_plan():
+    """The llama8b-tp-pp plan made with the nanotron profile (its cost-greedy split)."""
+    kw = dict(PLANS["llama8b-tp-pp"])
+    n = kw.pop("devices")
+    m, hw, tr, pc = build_inputs(hardware="h100-sxm", devices=n, global_batch_tokens=None, framework="nanotron", **kw)
+    return estimate(m, hw, tr, pc, n)
+
+
+def test_nanotron_exports_its_own_split():
+    # planned with the nanotron profile, the layout has nanotron's cost-greedy split (llama-3-8b, pp=2:
+    # 18 + 14 layers) and exports; the degrees read back are the plan's
+    e, n = nanotron_plan(), PLANS["llama8b-tp-pp"]["devices"]
+    assert e.layout.stage_layers == (18, 14)
+    text = export_text("nanotron", e, reproduce_command("nanotron", e))
+    got = PARSERS["nanotron"](text)
+    assert {k: got[k] for k in ("dp", "tp", "pp")} == {"dp": e.parallel.dp, "tp": 8, "pp": 2}
+    imp = import_config("nanotron", text)
+    assert (imp.parallel.dp, imp.parallel.tp, imp.parallel.pp, imp.parallel.zero_stage) == (e.parallel.dp, 8, 2, 1)
+    assert imp.devices == n

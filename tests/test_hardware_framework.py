@@ -63,3 +63,44 @@ def test_estimate_uses_and_reports_the_file_framework(tmp_path):
     assert "framework profile 'nanotron' from the hardware file" in r.stderr
     r2 = runner.invoke(app, args + ["--framework", "megatron"])
     assert json.loads(r2.stdout)["training"]["framework"] == "megatron"
+
+
+def test_calibrate_from_a_hardware_file_writes_a_loadable_file(tmp_path):
+    # calibrate -o on a hardware *file* keeps that file's fields (its base preset, measured tables) and
+    # names the profile it used, with the profile's own fields (layer_host_s 0.01 stays)
+    from test_calibrate import synthetic_records
+
+    from shardplan.records import write_records
+    rec = tmp_path / "recs.jsonl"
+    write_records(rec, synthetic_records())
+    hw = _file(tmp_path, {"base": "h100-sxm", "scale_out_latency": 3e-5,
+                          "framework": {"base": "nanotron", "name": "mynano", "layer_host_s": 0.01}})
+    out, prof = tmp_path / "cal.yaml", tmp_path / "prof.yaml"
+    r = runner.invoke(app, ["calibrate", str(rec), "--hardware", hw, "--no-cross-validation", "-o", str(out),
+                            "--profile-out", str(prof)])
+    assert r.exit_code == 0, r.output
+    doc = yaml.safe_load(out.read_text())
+    assert doc["base"] == "h100-sxm" and doc["framework"]["base"] == "nanotron"
+    assert doc["framework"]["name"] == "mynano" and doc["framework"]["layer_host_s"] == 0.01
+    assert load_hardware(str(out)).name.endswith("-calibrated")
+    assert default_framework(str(out)).layer_host_s == 0.01
+    assert yaml.safe_load(prof.read_text())["base"] == "nanotron"
+
+
+def test_tied_embedding_allreduce_is_counted_once():
+    # the tied-embedding gradient all-reduce (axis pp, per step) is in the data-parallel per-step exposure;
+    # the step's parts then add up to the step (it was also added per microbatch before)
+    from shardplan.cost.step import estimate
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.specs.model import ModelSpec
+    from shardplan.specs.training import TrainingSpec
+    m = ModelSpec(name="t", n_layers=16, d_model=2048, n_heads=32, ffn_dim=8192, vocab_size=131072,
+                  tied_embeddings=True)
+    e = estimate(m, HARDWARE["h100-sxm"], TrainingSpec(seq_len=4096, global_batch_size=256),
+                 ParallelConfig(pp=2, microbatch_size=1), 32)
+    t = e.to_dict()["time_s"]
+    parts = sum(t[k] for k in ("matmul", "elementwise", "recompute", "exposed_comm", "bubble", "optimizer",
+                               "framework_overhead", "overlap_slowdown"))
+    assert any(c.tensor == "grads" and c.axis == "pp" for c in e.collectives)
+    assert parts == pytest.approx(t["step"], rel=1e-12)

@@ -1,6 +1,7 @@
 """``shardplan calibrate``: fit a cluster's constants to its measured run records."""
 
 import datetime
+import types
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -41,6 +42,8 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
     hw = hardware_spec(hardware)
     prof = framework_profile(framework) if framework is not None else (default_framework(hardware)
                                                                         or framework_profile("megatron"))
+    from shardplan.cli.common import framework_note
+    framework_note(hardware, framework, types.SimpleNamespace(framework=prof))
     with console.status(f"fitting {len(recs)} records"):
         cal = fit_records(recs, hw, prof, cross_validate=not no_cross_validation)
     t = Table(title=f"calibration of {hw.name} / {prof.name} on {len(recs)} records")
@@ -60,7 +63,7 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
                           "kept at the base value")
     date = datetime.date.today().isoformat()
     if output:
-        output.write_text(yaml.safe_dump(cluster_yaml(cal, hw, len(recs), date, prof), sort_keys=False))
+        output.write_text(yaml.safe_dump(cluster_yaml(cal, hw, len(recs), date, prof, source=hardware), sort_keys=False))
         console.print(f"wrote {output} (use it as --hardware {output})")
     if profile_out:
         profile_out.write_text(yaml.safe_dump(profile_yaml(cal, prof), sort_keys=False))

@@ -139,7 +139,6 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
         print(json.dumps(e.to_dict(), indent=1))
     else:
         print_estimate(e)
-    if not e.fits:
-        raise negative(does_not_fit(e))
-    if e.failure:
-        raise negative(f"the layout is predicted to fail: {e.failure}")
+    if not e.fits or e.failure:
+        raise negative("; ".join(([does_not_fit(e)] if not e.fits else [])
+                                 + ([f"the layout is predicted to fail: {e.failure}"] if e.failure else [])))

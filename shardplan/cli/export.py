@@ -60,6 +60,9 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
                              attention=attention, framework=framework, dropout=dropout, scale_up_size=scale_up_size,
                              plan=plan), layout)
     print_notes(e.layout)
+    if e.failure:
+        from shardplan.cli.common import negative
+        raise negative(f"not exported: the layout is predicted to fail: {e.failure}")
     write_export(to, e, output)
 
 

@@ -188,7 +188,9 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     colls, dp = communication(ctx)
     m, fw = layout.microbatches, training.framework
     slow_mb, slow_step = overlap_slowdown(ctx, colls)
-    T_mb = (ctx.stage.total_s + dp.per_microbatch + sum(c.exposed_s for c in colls if c.axis != "dp") / m
+    in_dp = {id(c) for c in dp.collectives}  # counted in dp.per_microbatch / per_step (the tied-embedding
+    # all-reduce among them has axis pp)
+    T_mb = (ctx.stage.total_s + dp.per_microbatch + sum(c.exposed_s for c in colls if id(c) not in in_dp) / m
             + fw.microbatch_overhead_s + slow_mb)
     mem = memory_estimate(model, training, layout, reserve=hw.hbm_bytes - hw.usable_hbm_bytes())
     # profile terms outside the device's work: the host's issue floor and allocator retries near full

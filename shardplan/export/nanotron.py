@@ -16,7 +16,9 @@ Sources read (huggingface/nanotron):
   (general, model, optimizer's other fields, data_stages... stay the user's).
 
 Refused (naming who can): ZeRO-2/3, the interleaved and ZB-H1 schedules (pp_engine is 1f1b or afab),
-selective recomputation (``recompute_layer`` recomputes whole layers), an uneven pipeline split, and
+selective recomputation (``recompute_layer`` recomputes whole layers), a pipeline split other than
+nanotron's own (``models/base.py`` build_model places the layers by cumulative cost:
+:func:`shardplan.parallel.cost_greedy_split`, what ``--framework nanotron`` plans with), and
 cp / ep: nanotron counts expert_parallel_size and context_parallel_size as world dimensions of their
 own, outside dp, which this exporter does not map to the planner's "ep carved from dp x cp"
 convention. ``tp_linear_async_communication`` follows tp_overlap and is written only with
@@ -31,6 +33,7 @@ from __future__ import annotations
 import yaml
 
 from shardplan.errors import ConfigError
+from shardplan.parallel import cost_greedy_split
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
                                    parallel_from, refuse_first, require)
 
@@ -49,7 +52,9 @@ def _check(ctx: ExportContext) -> None:
          "Megatron-LM or torchtitan"),
         (p.recompute == "selective", "selective recomputation (recompute_layer recomputes whole layers)",
          "Megatron-LM or torchtitan"),
-        (len(set(ctx.layout.stage_layers)) > 1, f"an uneven pipeline split {list(ctx.layout.stage_layers)}",
+        (p.pp > 1 and tuple(ctx.layout.stage_layers) != cost_greedy_split(ctx.estimate.model, p.pp),
+         f"the pipeline split {list(ctx.layout.stage_layers)}: nanotron places layers itself (cost-greedy, "
+         f"{list(cost_greedy_split(ctx.estimate.model, p.pp))} for pp={p.pp}; plan with --framework nanotron)",
          "Megatron-LM or torchtitan"),
         (p.cp > 1, f"cp={p.cp} (context_parallel_size is a world dimension outside dp in nanotron)",
          "Megatron-LM or torchtitan"),

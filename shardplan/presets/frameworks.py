@@ -59,12 +59,12 @@ _NANOTRON_SPLIT = ("nanotron models/base.py build_model + models/llama.py get_bl
 
 #: fitted by ``python benchmarks/usp_grid.py --fit`` (values, rows and held-out errors: _NANOTRON_FIT_NOTE)
 _NANOTRON_FITTED = dict(layer_host_s=4.73e-3, pp_tp_host_step_s=2.57e-4, pp_message_stall_s=0.232,
-                        overlap_slowdown=0.823, allocator_retry_s=1.07, allocator_pressure_start=0.849)
+                        overlap_slowdown=0.815, allocator_retry_s=1.07, allocator_pressure_start=0.849)
 _NANOTRON_FIT_NOTE = ("fitted by python benchmarks/usp_grid.py --fit: robust least squares (soft-L1, scale 0.1) on "
                       "log(predicted / measured) tokens/s/GPU over the 1,027 runs that ran in "
                       "shared/calibration/usp_h100_grid_1b_8b.csv (1B and 8B, 1-64 nodes of AWS p5), jointly with the "
-                      "cluster's matmul_efficiency 0.532 (usp-h100-efa.yaml); in-sample median |error| 9.1%; "
-                      "leave-one-model-out 10.4% on 1B (fit on 8B) and 11.3% on 8B (fit on 1B) "
+                      "cluster's matmul_efficiency 0.527 (usp-h100-efa.yaml); in-sample median |error| 9.1%; "
+                      "leave-one-model-out 10.0% on 1B (fit on 8B) and 10.9% on 8B (fit on 1B) "
                       "(docs/accuracy.md usp-grid section)")
 _NANOTRON_STALL_NODES = ("benchmarks/usp_grid.py stall_nodes: the smallest node count from which most pipelined runs "
                          "of the grid lose more than 0.3 s per microbatch against the stall-free prediction (8 nodes: "

@@ -143,7 +143,8 @@ class FrameworkProfile(BaseModel):
     allocator_pressure_start: float = Field(default=0.9, ge=0.5, lt=1.0)
     pipeline_split: Literal["balanced", "cost_greedy"] = "balanced"
     selective_recompute: Literal["attention", "every_other_matmul"] = "attention"
-    schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble"], ...] | None = None
-    zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = None
+    schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble"], ...] | None = Field(default=None,
+                                                                                               min_length=1)
+    zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
     min_microbatches: Literal["none", "pp_minus_1"] = "none"
     sources: dict[str, str] = Field(default_factory=dict)

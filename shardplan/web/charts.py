@@ -79,7 +79,8 @@ def headline(e: Estimate) -> list[Headline]:
     """Headline numbers of ``e``: step time (s), tokens/s, MFU, HFU, memory total (bytes), fits, bound.
 
     The values equal the fields of ``e.to_dict()`` (``time_s.step``, ``tokens_per_s``, ``mfu``,
-    ``hfu``, ``memory_bytes.total``, ``fits``, ``bound``).
+    ``hfu``, ``memory_bytes.total``, ``fits``, ``bound``), plus ``failure`` when the layout is
+    predicted to fail for a reason other than memory.
     """
     mem = e.memory.total
     return [
@@ -92,7 +93,7 @@ def headline(e: Estimate) -> list[Headline]:
                  f"{fmt_gib(mem)} of {fmt_gib(e.hardware.hbm_bytes)} ({fmt_gib(e.hbm_usable)} usable)"),
         Headline("fits", "fits in HBM", e.fits, "yes" if e.fits else "no"),
         Headline("bound", "bound by", e.bound, e.bound),
-    ]
+    ] + ([Headline("failure", "predicted to fail", e.failure, e.failure)] if e.failure else [])
 
 
 def summary_rows(e: Estimate) -> list[tuple[str, str]]:
