@@ -180,8 +180,13 @@ def config_error(e: ValidationError, context: str | None = None) -> ConfigError:
     if isinstance(inner, ConfigError):
         return ConfigError(f"{prefix}{inner}", field=inner.field, value=inner.value, legal=inner.legal)
     loc = ".".join(str(x) for x in first["loc"]) or (context or "input")
+    if first["loc"] and not str(first["loc"][-1]):
+        loc = "an empty field name"
     if first["type"] == "missing":
-        return ConfigError(f"{prefix}{loc} is missing (a required field)", field=loc, value=None)
+        given = [str(x["loc"][-1]) for x in e.errors() if x["type"] == "extra_forbidden" and x["loc"]]
+        close = difflib.get_close_matches(str(first["loc"][-1]), given, n=1)
+        hint = f"; the input has {close[0]!r}: a misspelling?" if close else ""
+        return ConfigError(f"{prefix}{loc} is missing (a required field){hint}", field=loc, value=None)
     value = first.get("input")
     hint = ""
     if first["type"] == "extra_forbidden":

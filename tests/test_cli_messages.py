@@ -41,3 +41,17 @@ def test_explainer_names_overlap_slowdown():
                      overlap_slowdown_s=e.overlap_slowdown_s + 0.5)
     assert "overlapped communication slowing the matmuls" in compare(e, slower)
     assert "(+500.00 ms)" in compare(e, slower)
+
+
+def test_misspelled_spec_fields_are_hinted(tmp_path):
+    from shardplan.errors import ConfigError
+    from shardplan.inputs import model_spec
+    base = '"name": "x", "d_model": 2048, "n_heads": 32, "ffn_dim": 8192, "vocab_size": 131072'
+    typo_required = tmp_path / "a.json"
+    typo_required.write_text("{" + base + ', "n_layer": 16}')
+    with pytest.raises(ConfigError, match="n_layers is missing .*the input has 'n_layer': a misspelling"):
+        model_spec(str(typo_required))
+    typo_optional = tmp_path / "b.json"
+    typo_optional.write_text("{" + base + ', "n_layers": 16, "tie_embeddings": true}')
+    with pytest.raises(ConfigError, match="did you mean tied_embeddings"):
+        model_spec(str(typo_optional))
