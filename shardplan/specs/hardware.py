@@ -166,8 +166,12 @@ class HardwareSpec(BaseModel):
     def usable_hbm_bytes(self) -> float:
         """HBM left for the model: capacity * (1 - fraction) - fixed reserve (bytes).
 
-        Source: Megatron-LM's theoretical memory estimate multiplies by 1.05 for allocator overhead
-        (cost_models note 6.5); the 2 GiB CUDA-context/XLA reserve is a stated assumption.
+        Source: a stated assumption inside the range the cost-model notes give for the CUDA context
+        and allocator fragmentation (1-3 GB + 5-10% of HBM, shared/reference/cost_models.md); it is
+        not Megatron-LM's x1.05, which multiplies only the activations of its theoretical memory
+        report. Framework profiles that describe their runtime (``context_bytes``,
+        ``allocator_overhead``, fitted for nanotron) replace it. The NeMo Nemotron-4-340B run bounds
+        it for a tuned Megatron run: its 75.2 GiB of tensors ran in 79.65 GiB (docs/accuracy.md).
         """
         return self.hbm_bytes * (1.0 - self.runtime_reserve_fraction) - self.runtime_reserve_bytes
 
