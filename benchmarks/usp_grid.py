@@ -28,6 +28,7 @@ from pathlib import Path
 import yaml
 from scipy.stats import spearmanr
 
+from shardplan.cost.comm import group_split
 from shardplan.cost.memory import fit_allocator_overhead, memory_for_stage
 from shardplan.cost.step import Estimate, estimate
 from shardplan.errors import ConfigError
@@ -151,49 +152,40 @@ def stall_free(profile: FrameworkProfile) -> FrameworkProfile:
     return profile.model_copy(update={"pp_message_stall_s": 0.0})
 
 
-def stall_nodes(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> int:
-    """``pp_stall_min_nodes`` by majority: the smallest node count from which, at every larger
-    node count of ``runs`` too, more than half of the pipelined runs that ran are :func:`stalled`
-    (so the stall is predicted where it is the likelier outcome; the largest count + 1 if none)."""
+def _majority_threshold(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile, key, keep) -> int | None:
+    """The smallest value of ``key(run)`` from which, at every larger value too, more than half of the
+    pipelined runs that ran (and pass ``keep``) are :func:`stalled` against the stall-free
+    prediction; None if no value qualifies. The stall is then predicted where it is the likelier
+    outcome."""
     counts: dict[int, list[int]] = defaultdict(lambda: [0, 0])
     free = stall_free(profile)
     for r in runs:
-        if r.ran and r.parallel.pp > 1:
+        if r.ran and r.parallel.pp > 1 and keep(r):
             e = predict(r, hw, free)
             if not isinstance(e, str):
-                counts[r.nodes][0] += stalled(r, e)
-                counts[r.nodes][1] += 1
-    threshold = max(counts, default=0) + 1
-    for n in sorted(counts, reverse=True):
-        if 2 * counts[n][0] <= counts[n][1]:
-            break
-        threshold = n
-    return threshold
-
-
-def tp_nodes(run: GridRun) -> int:
-    """Nodes the run's tensor-parallel group spans (tp is the innermost axis, 8 GPUs per node)."""
-    return max(1, run.parallel.tp // 8)
-
-
-def stall_tp_nodes(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> int | None:
-    """``pp_stall_min_tp_nodes`` by majority, as :func:`stall_nodes` but over the tp group's node
-    span: among the pipelined runs below ``profile.pp_stall_min_nodes`` nodes, the smallest span from
-    which, at every larger span too, more than half are :func:`stalled`; None if no span qualifies."""
-    counts: dict[int, list[int]] = defaultdict(lambda: [0, 0])
-    free = stall_free(profile)
-    for r in runs:
-        if r.ran and r.parallel.pp > 1 and r.nodes < profile.pp_stall_min_nodes:
-            e = predict(r, hw, free)
-            if not isinstance(e, str):
-                counts[tp_nodes(r)][0] += stalled(r, e)
-                counts[tp_nodes(r)][1] += 1
+                counts[key(r)][0] += stalled(r, e)
+                counts[key(r)][1] += 1
     threshold = None
     for k in sorted(counts, reverse=True):
         if 2 * counts[k][0] <= counts[k][1]:
             break
         threshold = k
     return threshold
+
+
+def stall_nodes(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> int:
+    """``pp_stall_min_nodes`` by majority over the job's node count (:func:`_majority_threshold`);
+    the largest node count + 1 if none qualifies."""
+    found = _majority_threshold(runs, hw, profile, lambda r: r.nodes, lambda r: True)
+    return found if found is not None else max((r.nodes for r in runs), default=0) + 1
+
+
+def stall_tp_nodes(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> int | None:
+    """``pp_stall_min_tp_nodes`` by majority over the nodes the tp group spans (``group_split`` of tp
+    at stride 1, as the planner counts it), among the runs below ``profile.pp_stall_min_nodes`` nodes;
+    None if no span qualifies."""
+    return _majority_threshold(runs, hw, profile, lambda r: group_split(r.parallel.tp, 1, hw.scale_up_size)[1],
+                               lambda r: r.nodes < profile.pp_stall_min_nodes)
 
 
 def stall_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> str:

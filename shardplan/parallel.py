@@ -362,13 +362,10 @@ def _check_chunks(p: ParallelConfig, split: tuple[int, ...], what: str) -> None:
                           f"{fmt_legal(legal)}", field="virtual_stages", value=p.virtual_stages, legal=legal)
 
 
-#: nanotron's pipeline blocks of a Llama-style model, in order (models/llama.py LlamaModel / LlamaForTraining)
-COST_GREEDY_BLOCKS = ("embedding", "layer", "final_norm", "lm_head", "cast_to_fp32", "loss")
-
-
 def cost_greedy_blocks(model: ModelSpec, pp: int) -> tuple[tuple[str, ...], ...]:
-    """Pipeline blocks per pipeline rank as nanotron places them (names of :data:`COST_GREEDY_BLOCKS`,
-    ``'layer'`` once per transformer layer).
+    """Pipeline blocks per pipeline rank as nanotron places them: 'embedding', 'layer' (once per
+    transformer layer), 'final_norm', 'lm_head', 'cast_to_fp32', 'loss' (the PipelineBlocks of
+    nanotron's ``models/llama.py`` LlamaModel / LlamaForTraining, in order).
 
     nanotron (``models/base.py`` build_model with ``models/llama.py`` get_block_compute_costs)
     walks the pipeline blocks in order (embedding, the layers, final norm, LM head, fp32 cast, loss)

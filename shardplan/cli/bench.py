@@ -13,7 +13,7 @@ import yaml
 from rich.progress import Progress
 from rich.table import Table
 
-from shardplan.cli.common import need_jax_extra, HardwareOpt, app, config_errors, console
+from shardplan.cli.common import HardwareOpt, app, config_errors, console, need_jax_extra
 from shardplan.cli.runtime import DevOpt, configure_host_devices
 
 SmokeOpt = Annotated[bool, typer.Option("--smoke", help="tiny sizes: exercises the code path in seconds "

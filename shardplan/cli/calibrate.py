@@ -1,7 +1,6 @@
 """``shardplan calibrate``: fit a cluster's constants to its measured run records."""
 
 import datetime
-import types
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -43,7 +42,7 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
     prof = framework_profile(framework) if framework is not None else (default_framework(hardware)
                                                                         or framework_profile("megatron"))
     from shardplan.cli.common import framework_note
-    framework_note(hardware, framework, types.SimpleNamespace(framework=prof))
+    framework_note(hardware, framework, prof)
     with console.status(f"fitting {len(recs)} records"):
         cal = fit_records(recs, hw, prof, cross_validate=not no_cross_validation)
     t = Table(title=f"calibration of {hw.name} / {prof.name} on {len(recs)} records")

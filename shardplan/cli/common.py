@@ -106,7 +106,11 @@ def negative(message: str) -> typer.Exit:
 
 
 def need_jax_extra(command: str) -> None:
-    """Exit with a one-line message (code 2) when JAX, which ``command`` runs on, is not installed."""
+    """Exit with a one-line message when JAX, which ``command`` runs on, is not installed.
+
+    Raises:
+        typer.Exit: code 2 (bad input: the ``jax`` extra is missing), after printing which package.
+    """
     import importlib.util
     missing = [m for m in ("jax", "flax", "optax") if importlib.util.find_spec(m) is None]
     if missing:
@@ -131,14 +135,13 @@ def print_notes(layout: Any) -> None:
         err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
 
 
-def framework_note(hardware: str | None, framework: str | None, training: Any) -> None:
-    """Say on stderr which profile a hardware file chose when ``--framework`` was not given
-    (:func:`shardplan.inputs.default_framework`)."""
-    if framework is None and hardware is not None and training.framework.name != "megatron":
-        err_console.print(f"[yellow]note:[/] framework profile {escape(repr(training.framework.name))} from the "
-                          f"hardware file {escape(hardware)} (it was calibrated with it; --framework overrides)",
-                          highlight=False,
-                          soft_wrap=True)
+def framework_note(hardware: str | None, framework: str | None, profile: Any) -> None:
+    """Say on stderr which profile (a FrameworkProfile) a hardware file chose when ``--framework``
+    was not given (:func:`shardplan.inputs.default_framework`)."""
+    if framework is None and hardware is not None and profile.name != "megatron":
+        err_console.print(f"[yellow]note:[/] framework profile {escape(repr(profile.name))} from the hardware file "
+                          f"{escape(hardware)} (it was calibrated with it; --framework overrides)",
+                          highlight=False, soft_wrap=True)
 
 
 def config_errors(fn: Callable) -> Callable:

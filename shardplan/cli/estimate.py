@@ -34,7 +34,7 @@ def estimate_layout(specs: dict[str, Any], layout: dict[str, Any]):
     from shardplan.inputs import build_inputs
     from shardplan.cli.common import framework_note
     m, hw, tr, pc = build_inputs(**specs, **layout)
-    framework_note(specs.get("hardware"), specs.get("framework"), tr)
+    framework_note(specs.get("hardware"), specs.get("framework"), tr.framework)
     return run_estimate(m, hw, tr, pc, specs["devices"])
 
 
@@ -42,6 +42,19 @@ def does_not_fit(e) -> str:
     """The message of an estimate whose layout does not fit in HBM (exit code 1)."""
     return (f"the layout does not fit: {_gib(e.memory.total)} GiB per device of {_gib(e.hardware.hbm_bytes)} GiB HBM; "
             f"try `shardplan plan` with the same flags for layouts that fit")
+
+
+def raise_if_negative(e) -> None:
+    """Exit 1 (:func:`shardplan.cli.common.negative`) when the estimate's layout does not fit or is
+    predicted to fail (:attr:`shardplan.cost.step.Estimate.runs`), naming every reason.
+
+    Raises:
+        typer.Exit: code 1, after printing the reasons on stderr.
+    """
+    reasons = ([does_not_fit(e)] if not e.fits else []) + (
+        [f"the layout is predicted to fail: {e.failure}"] if e.failure else [])
+    if reasons:
+        raise negative("; ".join(reasons))
 
 
 def _summary_table(e) -> Table:
@@ -139,6 +152,4 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
         print(json.dumps(e.to_dict(), indent=1))
     else:
         print_estimate(e)
-    if not e.fits or e.failure:
-        raise negative("; ".join(([does_not_fit(e)] if not e.fits else [])
-                                 + ([f"the layout is predicted to fail: {e.failure}"] if e.failure else [])))
+    raise_if_negative(e)

@@ -169,7 +169,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
                                 moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance,
                                 scale_up_size=scale_up_size)
     from shardplan.cli.common import framework_note
-    framework_note(hardware, framework, tr)
+    framework_note(hardware, framework, tr.framework)
     from shardplan import limits
     limits.check_range("--top", top, 1, 10_000)
     if max_tp is not None:

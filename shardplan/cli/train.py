@@ -11,8 +11,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from shardplan.cli.common import need_jax_extra, BatchOpt, BatchTokOpt, ModelOpt, MoeCapOpt, PlanOpt, SeqOpt, app, config_errors, console, \
-    layout_flags, print_notes
+from shardplan.cli.common import BatchOpt, BatchTokOpt, ModelOpt, MoeCapOpt, PlanOpt, SeqOpt, app, config_errors, console, \
+    layout_flags, need_jax_extra, print_notes
 from shardplan.cli.runtime import (CpAttnOpt, DevOpt, DModelOpt, LayersOpt, PRuleOpt, PSpecOpt, RuleOpt, ScaleOpt,
                                    check_host_memory, configure_host_devices, parse_param_overrides, parse_rule_overrides,
                                    runtime_inputs)

@@ -10,8 +10,8 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from shardplan.cli.common import need_jax_extra, BatchOpt, BatchTokOpt, JsonOpt, ModelOpt, MoeCapOpt, PlanOpt, SeqOpt, app, \
-    config_errors, console, layout_flags, negative, print_notes
+from shardplan.cli.common import BatchOpt, BatchTokOpt, JsonOpt, ModelOpt, MoeCapOpt, PlanOpt, SeqOpt, app, \
+    config_errors, console, layout_flags, need_jax_extra, negative, print_notes
 from shardplan.cli.runtime import CpAttnOpt, DModelOpt, LayersOpt, ScaleOpt, configure_host_devices, runtime_inputs
 from shardplan.errors import ConfigError
 

@@ -83,10 +83,5 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
         stem = output.with_suffix("") if output.suffix else output
         for path in rep.write_png(e, stem, ranked):
             typer.echo(f"wrote {path}")
-    if not e.fits:
-        from shardplan.cli.common import negative
-        from shardplan.cli.estimate import does_not_fit
-        raise negative(does_not_fit(e))
-    if e.failure:
-        from shardplan.cli.common import negative
-        raise negative(f"the layout is predicted to fail: {e.failure}")
+    from shardplan.cli.estimate import raise_if_negative
+    raise_if_negative(e)

@@ -199,7 +199,7 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     T_mb += extra_mb
     bubble = bubble_s(layout.parallel, T_mb, layout.stage_layers)
     opt_s = optimizer_s(ctx)
-    stall = message_stall_s(layout, fw, nodes(ctx), group_split(layout.parallel.tp, 1, hw.scale_up_size)[1])
+    stall = message_stall_s(layout, fw, nodes(ctx), tp_nodes(ctx))
     step = m * T_mb + bubble + dp.per_step + opt_s + fw.step_overhead_s + slow_step + stall
     tokens = training.global_batch_tokens
     mf = F.model_flops_per_token(model, training.seq_len, training.causal) * tokens
@@ -233,6 +233,12 @@ def host_floor_s(ctx: StepContext) -> float:
 def nodes(ctx: StepContext) -> int:
     """Nodes the job spans: devices / scale-up domain size, rounded up."""
     return -(-ctx.layout.n_devices // ctx.hw.scale_up_size)
+
+
+def tp_nodes(ctx: StepContext) -> int:
+    """Scale-up domains (nodes) one tensor-parallel group spans: tp is the innermost axis, so its
+    ranks are consecutive (:func:`shardplan.cost.comm.group_split` at stride 1)."""
+    return group_split(ctx.p.tp, 1, ctx.hw.scale_up_size)[1]
 
 
 def allocator_retry_s(fw: FrameworkProfile, pressure: float) -> float:

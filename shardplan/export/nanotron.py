@@ -33,9 +33,9 @@ from __future__ import annotations
 import yaml
 
 from shardplan.errors import ConfigError
-from shardplan.parallel import cost_greedy_split
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
                                    parallel_from, refuse_first, require)
+from shardplan.parallel import cost_greedy_split
 
 SOURCE = "nanotron src/nanotron/config/parallelism_config.py (commit 19f88fb), utils_config.py, config.py"
 _ENGINES = {"1f1b": "1f1b", "gpipe": "afab"}
@@ -45,6 +45,7 @@ _ALT = {"offload_optimizer": "DeepSpeed"}
 def _check(ctx: ExportContext) -> None:
     p = ctx.p
     check_unexpressed(p, EXPORTER, _ALT)
+    own = cost_greedy_split(ctx.estimate.model, p.pp)  # the split nanotron will run (build_model)
     checks = [
         (p.zero_stage > 1, f"ZeRO-{p.zero_stage} (nanotron has ZeRO-1 only)",
          "Megatron-LM (Megatron-FSDP), torchtitan or DeepSpeed"),
@@ -52,9 +53,9 @@ def _check(ctx: ExportContext) -> None:
          "Megatron-LM or torchtitan"),
         (p.recompute == "selective", "selective recomputation (recompute_layer recomputes whole layers)",
          "Megatron-LM or torchtitan"),
-        (p.pp > 1 and tuple(ctx.layout.stage_layers) != cost_greedy_split(ctx.estimate.model, p.pp),
+        (p.pp > 1 and tuple(ctx.layout.stage_layers) != own,
          f"the pipeline split {list(ctx.layout.stage_layers)}: nanotron places layers itself (cost-greedy, "
-         f"{list(cost_greedy_split(ctx.estimate.model, p.pp))} for pp={p.pp}; plan with --framework nanotron)",
+         f"{list(own)} for pp={p.pp}; plan with --framework nanotron)",
          "Megatron-LM or torchtitan"),
         (p.cp > 1, f"cp={p.cp} (context_parallel_size is a world dimension outside dp in nanotron)",
          "Megatron-LM or torchtitan"),
