@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import functools
 import math
+import re
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,8 +96,9 @@ CLUSTER_SCALE_OUT = {
 #: H100 with NVLink cut to 400 GB/s bidirectional (NVIDIA H800 datasheet) and the GH200's H100 has 96 GB of
 #: HBM3 at 4 TB/s (NVIDIA GH200 datasheet); the "H100 96GB" of torchtitan's benchmarks has 96 GB of HBM2e at
 #: 2.4 TB/s (torchtitan docs/performance.md, Grand Teton platform); "v5p-128"-style TPU slices are one ICI
-#: domain of 64 chips
+#: domain of 64 chips; an AWS p4de node is an A100 80GB node with 400 Gb/s of EFA (data/clusters/aws-p4de.yaml)
 HARDWARE_OF_COLUMN = (
+    ("p4de", str(Path(__file__).parent / "data" / "clusters" / "aws-p4de.yaml"), {}),
     ("a100-40gb", "a100-40gb", {}), ("a100 40gb", "a100-40gb", {}), ("a100", "a100-80gb", {}),
     ("h800", "h100-sxm", {"scale_up_bandwidth": 200e9}),
     ("gh200", "h100-sxm", {"hbm_bytes": 96 * 2**30, "hbm_bandwidth": 4.0e12}),
@@ -145,7 +147,7 @@ FRAMEWORK_OF_SOURCE = (("Narayanan21 Table 2", "zero3", "deepspeed"), ("Narayana
                        ("llm-foundry", "", "pytorch-fsdp"),
                        # not in the shared set: sources a user's table may name
                        ("DeepSpeed", "", "deepspeed"), ("nanotron", "", "nanotron"), ("picotron", "", "nanotron"),
-                       ("Ultra-Scale Playbook", "", "nanotron"), ("fms-fsdp", "", "pytorch-fsdp"),
+                       ("Ultra-Scale Playbook", "", "nanotron"), ("fms-fsdp", "", "pytorch-fsdp"), ("IBM", "", "pytorch-fsdp"),
                        ("FSDP", "", "pytorch-fsdp"), ("OLMo", "", "pytorch-fsdp"), ("Composer", "", "pytorch-fsdp"),
                        ("Levanter", "", "maxtext"), ("Pax", "", "maxtext"), ("JAX", "", "maxtext"))
 
@@ -168,14 +170,34 @@ def framework_of(row: dict) -> str:
 
 
 def _zero(text: str) -> tuple[int, bool]:
+    """(ZeRO stage, gradient reduction overlapped) a ``zero_stage_or_fsdp`` cell names: PyTorch FSDP's
+    SHARD_GRAD_OP is ZeRO-2 and NO_SHARD plain DDP (torch.distributed.fsdp.ShardingStrategy); FULL_SHARD,
+    FSDP2 and hybrid sharding (HSDP) shard the parameters, ZeRO-3."""
     t = text.lower()
-    if "zero-3" in t or "fsdp" in t:
+    if "shard_grad_op" in t or "shard grad op" in t:
+        return 2, True
+    if "no_shard" in t:
+        return 0, True
+    if "zero-3" in t or "fsdp" in t or "hsdp" in t or "hybrid" in t:
         return 3, True
     if "zero-2" in t:
         return 2, True
     if "zero-1" in t or "distributed optimizer" in t or "zero stage not verified" in t:
         return 1, True
     return 0, "no grad overlap" not in t
+
+
+def _hybrid_shard(text: str, dp: int, scale_up_size: int) -> int | None:
+    """The ZeRO-3 shard group of a hybrid-sharded row (HSDP / HYBRID_SHARD: shards inside a group,
+    replicas across groups; torch.distributed.fsdp.ShardingStrategy.HYBRID_SHARD shards within a node):
+    an "N-way shard" the cell names, else the node (``scale_up_size``), at most ``dp``; None when the
+    cell does not say hybrid."""
+    t = text.lower()
+    if "hsdp" not in t and "hybrid" not in t:
+        return None
+    named = re.search(r"(\d+)\s*-?\s*way", t)
+    size = int(named.group(1)) if named else scale_up_size
+    return size if 0 < size <= dp and dp % size == 0 else min(dp, scale_up_size)
 
 
 def _recompute(text: str) -> str:
@@ -301,7 +323,7 @@ def row_inputs(row: dict) -> tuple[ModelSpec, object, TrainingSpec, ParallelConf
                               f"{dp} x {mbs}", field="global_batch_sequences", value=gbs)
         gbs = gbs // (dp * mbs) * (dp * mbs)  # GPT-NeoX: 1538 in the paper, mbs 4 x GA 32 x DP 12 = 1536 in config
         training = training.model_copy(update={"global_batch_size": gbs})
-    dp_shard = None
+    dp_shard = _hybrid_shard(row.get("zero_stage_or_fsdp", ""), dp, hw.scale_up_size)
     if "DCN slice" in row.get("zero_stage_or_fsdp", ""):
         dp_shard = dp // max(1, n // hw.scale_up_size)
     nemo = any(k.lower() in src.lower() for k in NEMO_RECIPE_SOURCES)  # SP and TP overlap on whenever tp > 1

@@ -13,10 +13,14 @@ from shardplan.specs.model import ModelSpec
 #   attention 2*4096^2 + 2*4096*1024 = 41,943,040; SwiGLU 3*4096*14336 = 176,160,768; norms 8,192
 #   -> 218,112,000 per layer * 32 = 6,979,584,000; embeddings 2*128256*4096 = 1,050,673,152; final norm 4,096
 #   -> 8,030,261,248.
+# CodeLlama-34B by hand: attention 2*8192^2 + 2*8192*1024 = 150,994,944; SwiGLU 3*8192*22016 = 541,065,216;
+#   norms 16,384 -> 692,076,544 per layer * 48 = 33,219,674,112; embeddings 2*32000*8192 = 524,288,000;
+#   final norm 8,192 -> 33,743,970,304 (Meta's "34B").
 EXACT = {
     "gpt2": 124_439_808,
     "llama-2-7b": 6_738_415_616,
     "codellama-7b": 6_738_546_688,
+    "codellama-34b": 33_743_970_304,
     "llama-2-70b": 68_976_648_192,
     "llama-3-8b": 8_030_261_248,
     "llama-3-70b": 70_553_706_496,

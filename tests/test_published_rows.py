@@ -82,3 +82,33 @@ def test_nan_and_zero_cells_are_missing_or_refused_never_a_traceback():
     assert "not a positive integer" in reproduce_row({**ROW, "PP": "0"}).reason
     assert "smaller than DP x microbatch_size" in reproduce_row({**ROW, "global_batch_sequences": "1"}).reason
     assert not reproduce_row({**ROW, "step_time_s": "", "reported_MFU": "0"}).covered
+
+
+#: fms-fsdp README (IBM + Meta): Llama 2 13B, HSDP, no activation checkpointing, batch 1 per GPU, seq 4096,
+#: 128 A100 80GB on AWS p4de nodes (the repo's scripts load the EFA libraries), 1,700 tokens/s per GPU
+FMS_13B = {"id": "fms_fsdp_llama2_13b_128", "source": "fms-fsdp README (IBM)", "model": "Llama 2 13B",
+           "hardware": "A100 80GB (AWS p4de)", "n_devices": "128", "TP": "1", "PP": "1", "DP": "", "CP": "",
+           "microbatch_size": "1", "seq_len": "4096", "global_batch_sequences": "128", "global_batch_tokens": "",
+           "precision": "bf16", "zero_stage_or_fsdp": "HSDP", "recompute": "none",
+           "reported_tokens_per_sec": "1700", "tokens_per_sec_scope": "per_device"}
+
+
+def test_hybrid_sharded_fsdp_row_on_an_efa_cluster():
+    model, hw, tr, pc, n = row_inputs(FMS_13B)
+    # HSDP shards inside the 8-GPU node and replicates across the 16 nodes; 400 Gb/s of EFA per node
+    # is 50 GB/s / 8 = 6.25 GB/s per GPU
+    assert (pc.zero_stage, pc.dp, pc.dp_shard) == (3, 128, 8) and tr.framework.name == "pytorch-fsdp"
+    assert hw.scale_out_bandwidth == 6.25e9 and hw.hbm_bytes == 80 * 2**30
+    from shardplan.cost.step import estimate
+    e = estimate(model, hw, tr, pc, n)
+    (ar,) = [c for c in e.collectives if c.op == "AllReduce" and c.axis == "dp"]
+    # ring all-reduce of one 1/8 shard across 16 replicas: 13,015,864,320 / 8 x 2 B x 2 x 15/16 = 6.10 GB sent,
+    # at 6.25 GB/s x the preset's 0.85 scale-out efficiency ~ 1.15 s (plus ring latency)
+    assert ar.replicas and ar.bytes_per_device == pytest.approx(13_015_864_320 / 8 * 2 * 2 * 15 / 16, rel=1e-6)
+    assert 1.14 < ar.time_s < 1.25
+    res = reproduce_row(FMS_13B)
+    assert res.covered and abs(res.error) < 0.10
+    # "HSDP (16-way shard)" names the group; FSDP's SHARD_GRAD_OP is ZeRO-2, NO_SHARD plain DDP
+    assert row_inputs({**FMS_13B, "zero_stage_or_fsdp": "HSDP (16-way shard)"})[3].dp_shard == 16
+    assert row_inputs({**FMS_13B, "zero_stage_or_fsdp": "FSDP SHARD_GRAD_OP"})[3].zero_stage == 2
+    assert row_inputs({**FMS_13B, "zero_stage_or_fsdp": "FSDP NO_SHARD"})[3].zero_stage == 0

@@ -95,6 +95,9 @@ MODELS: dict[str, ModelSpec] = {m.name: m for m in [
               source="HF codellama/CodeLlama-7b-hf config.json", **_LLAMA),
     ModelSpec(name="llama-2-13b", n_layers=40, d_model=5120, n_heads=40, ffn_dim=13824, vocab_size=32000,
               source="HF meta-llama/Llama-2-13b-hf config.json", **_LLAMA),
+    ModelSpec(name="codellama-34b", n_layers=48, d_model=8192, n_heads=64, n_kv_heads=8, ffn_dim=22016,
+              vocab_size=32000, source="HF codellama/CodeLlama-34b-hf config.json (the Llama 2 34B shape; "
+              "fms-fsdp get_model_config 'llama2_34b' uses the same dimensions)", **_LLAMA),
     ModelSpec(name="llama-2-70b", n_layers=80, d_model=8192, n_heads=64, n_kv_heads=8, ffn_dim=28672,
               vocab_size=32000, source="HF meta-llama/Llama-2-70b-hf config.json", **_LLAMA),
     ModelSpec(name="llama-3-8b", n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8, ffn_dim=14336,
