@@ -430,7 +430,14 @@ def _stage_layers(p: ParallelConfig, model: ModelSpec, split_rule: str = "balanc
     if p.schedule == "interleaved" and p.pp > 1 and p.virtual_stages < 2:
         raise ConfigError("schedule='interleaved' needs virtual_stages >= 2",
                           field="virtual_stages", value=p.virtual_stages)
-    if p.pp_layers is not None:
+    if p.pp_layers is not None and split_rule == "cost_greedy" and p.pp <= L:
+        own = cost_greedy_split(model, p.pp)
+        if tuple(p.pp_layers) != own:
+            raise ConfigError(f"pp_layers={short_repr(list(p.pp_layers))}: the framework places the layers itself "
+                              f"(nanotron's cost-greedy split); for pp={p.pp} it runs {','.join(map(str, own))}; "
+                              "legal pp_layers: that split or none", field="pp_layers", value=list(p.pp_layers),
+                              legal=[list(own)])
+    if p.pp_layers is not None and split_rule != "cost_greedy":
         if len(p.pp_layers) != p.pp:
             raise ConfigError(f"pp_layers has {len(p.pp_layers)} entries but pp={p.pp}",
                               field="pp_layers", value=list(p.pp_layers))

@@ -489,3 +489,36 @@ def test_nanotron_exports_its_own_split():
     imp = import_config("nanotron", text)
     assert (imp.parallel.dp, imp.parallel.tp, imp.parallel.pp, imp.parallel.zero_stage) == (e.parallel.dp, 8, 2, 1)
     assert imp.devices == n
+
+
+def test_nanotron_profile_refuses_a_split_nanotron_would_not_run(tmp_path):
+    # llama-3-8b at pp=2 under the nanotron profile: nanotron places 18 + 14 layers (cost-greedy); a user's
+    # --pp-layers 16,16 is refused with that split named; the same split given back is accepted; the
+    # profile name is read case-insensitively
+    base = ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64", "--tp", "8",
+            "--pp", "2"]
+    r = runner.invoke(app, base + ["--pp-layers", "16,16", "--framework", "nanotron"])
+    assert r.exit_code == 2 and "it runs 18,14" in r.output
+    assert runner.invoke(app, base + ["--pp-layers", "18,14", "--framework", "NanoTron"]).exit_code == 0
+
+
+def test_reproduce_line_keeps_file_paths_and_the_framework(tmp_path):
+    # a model and a hardware given as files are named by their paths (a spec's name would not find them);
+    # the framework profile and a non-default scale-up size are repeated
+    model = tmp_path / "tiny.yaml"
+    model.write_text("name: tiny\nn_layers: 4\nd_model: 512\nn_heads: 8\nffn_dim: 2048\nvocab_size: 32000\n")
+    hw = tmp_path / "cluster.yaml"
+    hw.write_text("base: h100-sxm\nname: my-cluster\n")
+    out = tmp_path / "cfg.yaml"
+    r = runner.invoke(app, ["export", "--to", "nanotron", "-m", str(model), "-H", str(hw), "-n", "8", "-s", "1024",
+                            "-b", "16", "--tp", "2", "--framework", "nanotron", "--scale-up-size", "4", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    line = next(x for x in out.read_text().splitlines() if "reproduce:" in x)
+    assert f"--model {model}" in line and f"--hardware {hw}" in line
+    assert "--framework nanotron" in line and "--scale-up-size 4" in line
+    args = line.split("reproduce: shardplan ", 1)[1].split()
+    out2 = tmp_path / "again.yaml"
+    r2 = runner.invoke(app, [a if a != str(out) else str(out2) for a in args])
+    assert r2.exit_code == 0, r2.output
+    strip = lambda t: [x for x in t.splitlines() if "reproduce:" not in x]  # noqa: E731
+    assert strip(out2.read_text()) == strip(out.read_text())

@@ -24,9 +24,9 @@ ImportOutOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="wr
                                                       "(default: stdout)")]
 
 
-def write_export(framework: str, estimate, output: Optional[Path]) -> None:
+def write_export(framework: str, estimate, output: Optional[Path], inputs: Optional[dict] = None) -> None:
     """Write (or print) the config of an estimated layout for a framework, with the reproducing command
-    in its header.
+    in its header (``inputs``: the model / hardware / framework arguments as typed, for that command).
 
     Raises:
         ConfigError: unknown framework or a plan it cannot express (exit code 2).
@@ -34,7 +34,7 @@ def write_export(framework: str, estimate, output: Optional[Path]) -> None:
     """
     from shardplan.export import export_text, exporter, reproduce_command
     name = exporter(framework).name
-    text = export_text(name, estimate, reproduce_command(name, estimate, output), output)
+    text = export_text(name, estimate, reproduce_command(name, estimate, output, inputs), output)
     if output is None:
         print(text, end="")
     else:
@@ -63,7 +63,7 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
     if e.failure:
         from shardplan.cli.common import negative
         raise negative(f"not exported: the layout is predicted to fail: {e.failure}")
-    write_export(to, e, output)
+    write_export(to, e, output, dict(model=model, hardware=hardware, framework=framework, scale_up_size=scale_up_size))
 
 
 @app.command("import")

@@ -128,7 +128,7 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
         console.print(it)
 
 
-def _export_winner(framework: str, best, output: Optional[Path]) -> None:
+def _export_winner(framework: str, best, output: Optional[Path], inputs: Optional[dict] = None) -> None:
     """``plan --export``: write the best plan as a framework's config (before the ranking is printed,
     so that a refusal exits with code 2 early).
 
@@ -141,7 +141,7 @@ def _export_winner(framework: str, best, output: Optional[Path]) -> None:
                           value=None)
     if best is None:
         raise negative(f"--export {framework}: no layout fits, nothing to export")
-    write_export(framework, best, output)
+    write_export(framework, best, output, inputs)
 
 
 @app.command()
@@ -180,7 +180,8 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
                      schedules=schedules, exhaustive=exhaustive, keep_infeasible=show_infeasible)
         best = res.plans[0] if res.plans else None
         if export is not None:
-            _export_winner(export, best, output)
+            _export_winner(export, best, output, dict(model=model, hardware=hardware, framework=framework,
+                                                      scale_up_size=scale_up_size))
         rules = _rule_results(m, hw, tr, devices, best, pins) if best else []
     if json_out:
         print(json.dumps(_plan_json(res, best, rules, show_infeasible), indent=1))

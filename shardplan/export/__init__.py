@@ -97,16 +97,29 @@ def import_config(framework: str, text: str, devices: int | None = None) -> Impo
                           field="file", value=None) from None
 
 
-def reproduce_command(framework: str, estimate, output: str | Path | None = None) -> str:
+def reproduce_command(framework: str, estimate, output: str | Path | None = None,
+                      inputs: dict | None = None) -> str:
     """``shardplan export --to NAME`` with the model, hardware, batch and every layout field that
-    differs from its default (dp included), so that the file can be regenerated."""
+    differs from its default (dp included), so that the file can be regenerated. ``inputs`` holds what
+    the user typed (``model`` / ``hardware`` preset or file path, ``framework`` name or profile file,
+    ``scale_up_size``): a file path is kept as given, since the spec's name alone would not find the
+    file; without it the spec names are used."""
     from shardplan.parallel import ParallelConfig
-    e, p = estimate, estimate.parallel
-    parts = ["shardplan export", f"--to {framework}", f"--model {e.model.name}", f"--hardware {e.hardware.name}",
+    e, p, given = estimate, estimate.parallel, inputs or {}
+    parts = ["shardplan export", f"--to {framework}", f"--model {given.get('model') or e.model.name}",
+             f"--hardware {given.get('hardware') or e.hardware.name}",
              f"--devices {e.layout.n_devices}", f"--seq-len {e.training.seq_len}",
              f"--global-batch {e.training.global_batch_size}"]
+    if given.get("framework") or e.training.framework.name != "megatron":
+        parts.append(f"--framework {given.get('framework') or e.training.framework.name}")
+    if given.get("scale_up_size"):
+        parts.append(f"--scale-up-size {given['scale_up_size']}")
     if e.training.precision.name != "bf16-mixed":
         parts.append(f"--precision {e.training.precision.name}")
+    if e.training.attention != "flash":
+        parts.append(f"--attention {e.training.attention}")
+    if e.training.dropout:
+        parts.append("--dropout")
     for name, f in ParallelConfig.model_fields.items():
         value = getattr(p, name)
         if name in ("dp_shard",) and p.dp_shard in (p.dp, 1):

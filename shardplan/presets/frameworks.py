@@ -111,7 +111,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
 
 
 def framework_profile(name: str) -> FrameworkProfile:
-    """Look up a framework profile by name, or read a profile file (``.yaml`` / ``.yml`` / ``.json``:
+    """Look up a framework profile by name (case-insensitive), or read a profile file (``.yaml`` / ``.yml`` / ``.json``:
     ``base: <name>`` plus FrameworkProfile fields, as ``shardplan calibrate --profile-out`` writes).
 
     Raises:
@@ -120,7 +120,7 @@ def framework_profile(name: str) -> FrameworkProfile:
     if name.endswith((".yaml", ".yml", ".json")):
         return _profile_file(name)
     try:
-        return FRAMEWORKS[name]
+        return FRAMEWORKS[name if name in FRAMEWORKS else name.strip().lower()]
     except KeyError:
         raise ConfigError(f"framework={short_repr(name)} is unknown; legal framework: {', '.join(FRAMEWORKS)} "
                           "(or a profile .yaml file)", field="framework", value=name, legal=list(FRAMEWORKS)) from None
