@@ -537,7 +537,7 @@ def cost_greedy_stage_layers(model: ModelSpec, pp: int) -> tuple[int, ...]:
 
 
 def fit_allocator_overhead(allocated: list[float], measured: list[float]) -> float:
-    """Fraction f with ``allocated * (1 + f) ~ measured`` (a reserved-memory peak), by robust
+    """Fraction f in [0, 1] with ``allocated * (1 + f) ~ measured`` (a reserved-memory peak), by robust
     least squares on the log ratio (scipy ``least_squares``, soft-L1 loss, scale 0.1, so a few
     runs far off the line do not pull the fit). Both lists in bytes, same length, all > 0.
 
@@ -550,5 +550,6 @@ def fit_allocator_overhead(allocated: list[float], measured: list[float]) -> flo
     from scipy.optimize import least_squares
 
     a, y = np.asarray(allocated, dtype=float), np.asarray(measured, dtype=float)
-    res = least_squares(lambda x: np.log(a * (1 + x[0]) / y), [0.1], loss="soft_l1", f_scale=0.1)
+    # bounded to [0, 1]: the reserved peak is never below the allocated one (and a negative 1 + f has no log)
+    res = least_squares(lambda x: np.log(a * (1 + x[0]) / y), [0.1], loss="soft_l1", f_scale=0.1, bounds=([0.0], [1.0]))
     return float(res.x[0])
