@@ -69,6 +69,8 @@ class Calibration:
     values: list[float]
     base_values: list[float]
     held: list[str] = field(default_factory=list)
+    #: records left out of the fit because the planner refuses their layout ("record N (source): why")
+    excluded: list[str] = field(default_factory=list)
     in_sample: dict[str, float] = field(default_factory=dict)
     cross_validated: dict[str, dict[str, float]] = field(default_factory=dict)
     base_error: dict[str, float] = field(default_factory=dict)
@@ -90,6 +92,29 @@ def cases(records: Sequence[RunRecord]) -> list[Case]:
             raise ConfigError(f"record {i + 1}: {e}", field=e.field, value=e.value, legal=e.legal) from None
         out.append(Case(r, inp.model, inp.training, r.parallel))
     return out
+
+
+def valid_cases(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> tuple[list[Case], list[str]]:
+    """The cases whose layout the planner accepts under ``hw`` / ``profile``, and one line per case it
+    refuses (``record N (source): reason``): a record the planner cannot price says nothing about the
+    parameters, so it is left out of the fit and named, not counted as a miss.
+
+    Raises:
+        ConfigError: every record is refused (the first reason is given).
+    """
+    from shardplan.parallel import validate
+    keep, excluded = [], []
+    for i, c in enumerate(cs, 1):
+        try:
+            validate(c.parallel, c.model, c.training.model_copy(update={"framework": profile}), c.record.devices)
+        except ConfigError as e:
+            excluded.append(f"record {i} ({c.record.source or 'no source'}): {e}")
+            continue
+        keep.append(c)
+    if not keep:
+        raise ConfigError(f"the planner refuses the layout of every record; {excluded[0]}", field="records",
+                          value=len(cs))
+    return keep, excluded
 
 
 def predict(case: Case, hw: HardwareSpec, profile: FrameworkProfile) -> Estimate | None:
@@ -162,9 +187,11 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
     peak or an OOM) to ``records`` on ``hw`` / ``profile`` (module docstring).
 
     Raises:
-        ConfigError: no record that ran, or an invalid record.
+        ConfigError: no record that ran, an invalid record, or every layout refused
+            (:func:`valid_cases`; refused layouts among valid ones are left out and listed in
+            :attr:`Calibration.excluded`).
     """
-    cs = cases(records)
+    cs, excluded = valid_cases(cases(records), hw, profile)
     if not any(c.record.measured_tokens_per_s_per_device() for c in cs):
         raise ConfigError("no record ran (status 'ok' with a throughput): nothing to fit", field="records",
                           value=len(cs))
@@ -179,7 +206,7 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
         fitted = dict(zip((p.field for p in free), res))
         values = [fitted.get(p.field, v) for p, v in zip(params, base_values)]
     h, f = apply(params, values, hw, profile)
-    out = Calibration(params, values, base_values, held=[p.field for p, k in zip(params, ok) if not k],
+    out = Calibration(params, values, base_values, held=[p.field for p, k in zip(params, ok) if not k], excluded=excluded,
                       in_sample=errors(cs, h, f), base_error=errors(cs, hw, profile))
     if cross_validate:
         out.cross_validated = _cross_validated(cs, hw, profile, free, memory)

@@ -132,7 +132,7 @@ def _hardware(row: dict):
         ConfigError: as :func:`hardware_of`.
     """
     hw = row.get("hardware", "")
-    if row["id"] in CLUSTER_SCALE_OUT:
+    if row.get("id", "") in CLUSTER_SCALE_OUT:
         base = "a100-40gb" if "40GB" in hw else "a100-80gb"
         return load_hardware(base, scale_out_bandwidth=CLUSTER_SCALE_OUT[row["id"]][0])
     return hardware_of(hw)
@@ -160,8 +160,9 @@ def framework_of(row: dict) -> str:
     """The framework a published row ran (:data:`FRAMEWORK_OF_SOURCE`, case-insensitive, first
     match); an explicit ``framework`` column wins; 'megatron' if unknown."""
     from shardplan.presets.frameworks import FRAMEWORKS
-    if (row.get("framework") or "").strip() in FRAMEWORKS:
-        return row["framework"].strip()
+    named = (row.get("framework") or "").strip().lower()
+    if named in FRAMEWORKS:
+        return named
     src, rid = (row.get("source") or "").lower(), (row.get("id") or "").lower()
     for source, id_part, name in FRAMEWORK_OF_SOURCE:
         if source.lower() in src and id_part in rid:
@@ -190,14 +191,25 @@ def _zero(text: str) -> tuple[int, bool]:
 def _hybrid_shard(text: str, dp: int, scale_up_size: int) -> int | None:
     """The ZeRO-3 shard group of a hybrid-sharded row (HSDP / HYBRID_SHARD: shards inside a group,
     replicas across groups; torch.distributed.fsdp.ShardingStrategy.HYBRID_SHARD shards within a node):
-    an "N-way shard" the cell names, else the node (``scale_up_size``), at most ``dp``; None when the
-    cell does not say hybrid."""
+    an "N-way shard" the cell names, else the devices of a node that divide dp
+    (``gcd(dp, scale_up_size)``); None when the cell does not say hybrid.
+
+    Raises:
+        ConfigError: a named shard size that does not divide dp (the legal sizes are listed).
+    """
     t = text.lower()
     if "hsdp" not in t and "hybrid" not in t:
         return None
     named = re.search(r"(\d+)\s*-?\s*way", t)
-    size = int(named.group(1)) if named else scale_up_size
-    return size if 0 < size <= dp and dp % size == 0 else min(dp, scale_up_size)
+    if not named:
+        return math.gcd(dp, scale_up_size)
+    size = int(named.group(1))
+    if not 0 < size <= dp or dp % size:
+        legal = [d for d in range(1, dp + 1) if dp % d == 0]
+        raise ConfigError(f"zero_stage_or_fsdp={text!r}: a {size}-way shard group does not divide DP={dp}; legal "
+                          f"shard sizes: {', '.join(map(str, legal))}", field="zero_stage_or_fsdp", value=text,
+                          legal=legal)
+    return size
 
 
 def _recompute(text: str) -> str:
@@ -278,12 +290,29 @@ def _int(row: dict, key: str, default: int | None = None) -> int:
     return int(v)
 
 
+def clean_row(row: dict) -> dict:
+    """A row with every missing cell as ``""``: ``csv.DictReader`` gives None for the cells of a short
+    row (and keys of None for the extra ones of a long row), which the parsers here read as empty."""
+    return {k: ("" if v is None else str(v)) for k, v in row.items() if k is not None}
+
+
 def row_inputs(row: dict) -> tuple[ModelSpec, object, TrainingSpec, ParallelConfig, int]:
-    """Specs for one CSV row.
+    """Specs for one CSV row (missing cells read as empty, :func:`clean_row`).
 
     Raises:
-        ConfigError: when the row lacks what the planner needs (the message says what).
+        ConfigError: when the row lacks what the planner needs or holds a value it cannot use (the
+            message names the column and the value).
     """
+    row = clean_row(row)
+    try:
+        return _row_inputs(row)
+    except ValidationError as e:
+        from shardplan.loaders import config_error
+        err = config_error(e, f"row {row.get('id') or '?'!r}")
+        raise ConfigError(str(err), field=err.field, value=err.value, legal=err.legal) from None
+
+
+def _row_inputs(row: dict) -> tuple[ModelSpec, object, TrainingSpec, ParallelConfig, int]:
     model = resolve_model(row)
     hw = _hardware(row)
     n = _int(row, "n_devices")
@@ -366,10 +395,10 @@ def reported_throughput(row: dict, model: ModelSpec, hw, training: TrainingSpec,
     elif _f(row.get("reported_TFLOPs_per_device", "")) is not None:
         metric, value = "TFLOP/s per device", _f(row["reported_TFLOPs_per_device"])
     elif per_dev:
-        return "tokens/s per device", per_dev, per_dev
+        return ("tokens/s per device", per_dev, per_dev) if per_dev > 0 else None
     elif _f(row.get("step_time_s", "")):
         v = tokens / _f(row["step_time_s"]) / n
-        return "tokens/s per device", v, v
+        return ("tokens/s per device", v, v) if v > 0 else None
     else:
         return None
     if _f(row.get("step_time_s", "")):
@@ -385,7 +414,8 @@ def reported_throughput(row: dict, model: ModelSpec, hw, training: TrainingSpec,
 
 def reproduce_row(row: dict) -> RowResult:
     """Predict one published run and express it in the source's metric."""
-    rid = row.get("id", "?")
+    row = clean_row(row)
+    rid = row.get("id") or "?"
     try:
         model, hw, training, parallel, n = row_inputs(row)
     except (ConfigError, ValidationError, ArithmeticError) as e:  # ArithmeticError: a zero in a divided column
@@ -399,7 +429,7 @@ def reproduce_row(row: dict) -> RowResult:
     except ArithmeticError as e:
         return RowResult(rid, False, reason=f"the row's reported figures cannot be used: {e}")
     if measured is None:
-        return RowResult(rid, False, reason="the row reports no step time, tokens/s, MFU, HFU or TFLOP/s per device")
+        return RowResult(rid, False, reason="the row reports no positive step time, tokens/s, MFU, HFU or TFLOP/s per device")
     metric, value, rep_tps = measured
     pred_tps = est.tokens_per_s / n
     return RowResult(rid, True, metric=metric, reported=value, predicted=value * pred_tps / rep_tps,

@@ -91,8 +91,12 @@ class LayoutOption:
             raise ConfigError(f"{self.name}={short_repr(value)} is unknown; legal: {fmt_legal(self.choices)}", field=self.name,
                               value=value, legal=self.choices)
         if self.kind == "ints" and isinstance(value, str):
+            cells = value.replace(" ", "").split(",")
+            if value.strip() and "" in cells:  # "16,,16" or a trailing comma: an entry is missing
+                raise ConfigError(f"{self.name}={short_repr(value)} has an empty entry; give whole numbers separated by "
+                                  "commas, e.g. 9,7", field=self.name, value=value)
             try:
-                return tuple(int(x) for x in value.replace(" ", "").split(",") if x) or None
+                return tuple(int(x) for x in cells if x) or None
             except ValueError:
                 raise ConfigError(f"{self.name}={short_repr(value)} must be whole numbers separated by commas, e.g. 9,7",
                                   field=self.name, value=value) from None
@@ -310,7 +314,7 @@ def default_framework(hardware: str) -> FrameworkProfile | None:
     try:
         if isinstance(value, dict):
             return profile_from_mapping(value, where)
-        if value.endswith((".yaml", ".yml", ".json")) and not Path(value).is_absolute():
+        if value.lower().endswith((".yaml", ".yml", ".json")) and not Path(value).is_absolute():
             value = str(Path(hardware).parent / value)  # a profile file next to the hardware file
         return framework_profile(value)
     except ConfigError as e:

@@ -156,7 +156,7 @@ def check_number_types(data: dict[str, Any], spec: type, where: str) -> None:
 
 
 def _read_mapping(path: Path, what: str = "file") -> dict[str, Any]:
-    data = parse_document(read_text_capped(path, what), path, path.suffix == ".json")
+    data = parse_document(read_text_capped(path, what), path, path.suffix.lower() == ".json")
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must contain a mapping of fields, got {type(data).__name__}",
                           field="path", value=str(path))

@@ -506,8 +506,10 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
     _check_sequence(p, training, n_devices)
     _check_ep(p, model)
     m = _microbatches(p, model, training)
+    # with the cost-greedy split a given pp_layers equals nanotron's own split (_stage_layers), so its
+    # blockless ranks are nanotron's too
     empty = (blockless_ranks(model, p.pp) if training.framework.pipeline_split == "cost_greedy" and p.pp > 1
-             and p.pp_layers is None else ())
+             else ())
     return Layout(parallel=p, n_devices=n_devices, microbatches=m, stage_layers=stage_layers,
                   seq_len=training.seq_len, causal=training.causal,
                   padded_vocab=padded_vocab(model.vocab_size, p.tp, training.framework.vocab_divisible_by),
@@ -528,8 +530,18 @@ def _check_options(p: ParallelConfig, n_devices: int) -> None:
 
 
 def _check_schedule(p: ParallelConfig, training: TrainingSpec) -> None:
-    """A pipelined layout's schedule and the ZeRO stage must be ones the framework profile
-    implements (``schedules``, ``zero_stages``)."""
+    """A pipelined layout's schedule, the ZeRO stage, the recompute policy, cp and ep must be ones the
+    framework profile implements (``schedules``, ``zero_stages``, ``recomputes``,
+    ``context_parallel``, ``expert_parallel``)."""
+    fw = training.framework
+    if fw.recomputes is not None and p.recompute not in fw.recomputes:
+        raise ConfigError(f"recompute={p.recompute!r} is not implemented by the {fw.name} framework; legal "
+                          f"recompute: {', '.join(fw.recomputes)}", field="recompute", value=p.recompute,
+                          legal=list(fw.recomputes))
+    for name, on in (("cp", fw.context_parallel), ("ep", fw.expert_parallel)):
+        if not on and getattr(p, name) > 1:
+            raise ConfigError(f"{name}={getattr(p, name)} is not implemented by the {fw.name} framework as the planner "
+                              f"composes it; legal {name}: 1", field=name, value=getattr(p, name), legal=[1])
     legal = training.framework.schedules
     if p.pp > 1 and legal is not None and p.schedule not in legal:
         raise ConfigError(f"schedule={p.schedule!r} is not implemented by the {training.framework.name} framework; "

@@ -261,14 +261,15 @@ def import_csv(path: str | Path, mapping: CsvMapping) -> list[RunRecord]:
     """
     check_mapping(mapping)
     p = Path(path)
-    text = read_text_capped(p, "csv")
+    text = read_text_capped(p, "csv").removeprefix("\ufeff")  # a UTF-8 byte-order mark (Excel's CSV export)
     reader = csv.DictReader(io.StringIO(text))
     header = [h.strip() for h in (reader.fieldnames or [])]
     if not header:
         raise ConfigError(f"{short_repr(str(p))} has no header row", field="csv", value=str(p))
     reader.fieldnames = header
     out = []
-    for line, row in enumerate(reader, 2):
+    for row in reader:
+        line = reader.line_num  # the file's line (DictReader skips blank lines)
         if None in row:  # more cells than the header names
             raise ConfigError(f"line {line} of {p.name} has more cells than the header's {len(header)}",
                               field="csv", value=line)

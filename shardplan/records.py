@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -60,7 +60,7 @@ class RunRecord(BaseModel):
     tokens_per_s_per_device: float | None = Field(default=None, gt=0)
     step_time_s: float | None = Field(default=None, gt=0)
     peak_memory_bytes: float | None = Field(default=None, gt=0)
-    busbw: dict[str, dict[int, float]] | None = None
+    busbw: dict[str, dict[Annotated[int, Field(ge=2)], Annotated[float, Field(gt=0, allow_inf_nan=False)]]] | None = None
     source: str = ""
 
     @model_validator(mode="after")
@@ -99,7 +99,12 @@ def read_records(path: str | Path) -> list[RunRecord]:
             continue
         try:
             out.append(RunRecord.model_validate(json.loads(line)))
-        except (json.JSONDecodeError, ValidationError, ConfigError) as e:
+        except ValidationError as e:
+            from shardplan.loaders import config_error
+            err = config_error(e)
+            raise ConfigError(f"{p}:{i}: not a run record: {err}", field=err.field, value=err.value,
+                              legal=err.legal) from None
+        except (json.JSONDecodeError, ConfigError) as e:
             raise ConfigError(f"{p}:{i}: not a run record: {str(e).splitlines()[0][:160]}",
                               field="records", value=f"{p}:{i}") from None
     if not out:

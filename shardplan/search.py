@@ -240,7 +240,8 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
     n, s = n_devices, training.seq_len
     tps = [t for t in legal_tp(model, fix.get("kv_replication", False)) if n % t == 0 and model.ffn_dim % t == 0
            and (not max_tp or t <= max_tp)]
-    cps = [c for c in divisors(n) if c <= max_cp and s % seq_len_divisor(c, training.causal) == 0]
+    cps = [c for c in divisors(n) if c <= max_cp and s % seq_len_divisor(c, training.causal) == 0
+           and (c == 1 or training.framework.context_parallel)]
     allowed = training.framework.zero_stages or (0, 1, 2, 3)  # what the framework implements
     # ZeRO-2 dominates ZeRO-0/1 only where the framework has ZeRO-2
     zero_stages = [fix["zero_stage"]] if "zero_stage" in fix else [
@@ -257,10 +258,12 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
     return Space(
         n_devices=n, batch=training.global_batch_size, n_layers=model.n_layers, tp=pinned("tp", tps),
         cp=pinned("cp", cps), pp=pinned("pp", pps),
-        ep=pinned("ep", divisors(model.n_experts) if model.is_moe else [1]), dp=fix.get("dp"),
+        ep=pinned("ep", divisors(model.n_experts) if model.is_moe and training.framework.expert_parallel else [1]),
+        dp=fix.get("dp"),
         etp=(fix["etp"],) if "etp" in fix else ((None, 1) if model.is_moe else (None,)),
         zero_stages=tuple(zero_stages), recomputes=(fix["recompute"],) if "recompute" in fix else tuple(
-            rc for rc in RECOMPUTE_ORDER if not recompute_dominated(rc, training, prune)),
+            rc for rc in RECOMPUTE_ORDER if not recompute_dominated(rc, training, prune)
+            and (training.framework.recomputes is None or rc in training.framework.recomputes)),
         schedules=scheds, prune=prune, max_microbatch_size=max_microbatch_size,
         scale_up_size=hardware.scale_up_size, fix=fix, pipeline_split=training.framework.pipeline_split)
 

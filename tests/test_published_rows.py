@@ -61,7 +61,7 @@ def test_nemo_recipe_row_from_another_source_is_reproduced():
 
 def test_bad_rows_are_not_covered_with_a_reason_not_a_traceback():
     assert "not a number" in reproduce_row({**ROW, "TP": "four"}).reason
-    assert "reports no step time" in reproduce_row({**ROW, "step_time_s": ""}).reason
+    assert "reports no positive step time" in reproduce_row({**ROW, "step_time_s": ""}).reason
 
 
 def test_shared_rows_keep_their_frameworks():
@@ -78,7 +78,7 @@ def test_nan_and_zero_cells_are_missing_or_refused_never_a_traceback():
     # DP x microbatch_size = 2 x 1) and a reported MFU of 0 are refused with a reason
     _, _, _, pc, _ = row_inputs({**ROW, "DP": "nan"})
     assert pc.dp == 2
-    assert "reports no step time" in reproduce_row({**ROW, "step_time_s": "nan"}).reason
+    assert "reports no positive step time" in reproduce_row({**ROW, "step_time_s": "nan"}).reason
     assert "not a positive integer" in reproduce_row({**ROW, "PP": "0"}).reason
     assert "smaller than DP x microbatch_size" in reproduce_row({**ROW, "global_batch_sequences": "1"}).reason
     assert not reproduce_row({**ROW, "step_time_s": "", "reported_MFU": "0"}).covered

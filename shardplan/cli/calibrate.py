@@ -6,6 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 import yaml
+from rich.markup import escape
 from rich.table import Table
 
 from shardplan.cli.common import FrameworkOpt, HardwareOpt, app, config_errors, console, err_console
@@ -57,6 +58,9 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
     for name, e in cal.cross_validated.items():
         console.print(f"{name}: throughput median |error| {e['throughput_median_of_groups']:.1%} "
                       f"over {e['groups']:.0f} held-out groups")
+    for line in cal.excluded:
+        err_console.print(f"[yellow]warning:[/] left out of the fit, the planner refuses its layout: {escape(line)}",
+                          highlight=False)
     for field in cal.held:
         err_console.print(f"[yellow]note:[/] the records cannot identify {field} (e.g. no run crosses nodes); "
                           "kept at the base value")

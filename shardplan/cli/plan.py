@@ -70,8 +70,11 @@ def search_pins(fix: list[str] | None, layout: dict[str, Any]) -> tuple[dict[str
         key = twice[0]
         raise ConfigError(f"{key} is given twice (--{key.replace('_', '-')} and --fix {key}=...)", field=key,
                           value=pins[key])
-    parallel_config(pins)  # type-check the pinned values
-    return {**fixed, **pins}, schedules or None
+    merged = {**fixed, **pins}
+    if merged.get("pp_layers") is not None and "pp" not in merged:
+        merged["pp"] = len(merged["pp_layers"])  # a layer split names its pipeline depth
+    parallel_config(merged)  # type-check the pinned values
+    return merged, schedules or None
 
 
 def _plan_json(res, best, rules: list[dict[str, Any]], show_infeasible: bool) -> dict[str, Any]:

@@ -104,14 +104,21 @@ def reproduce_command(framework: str, estimate, output: str | Path | None = None
     the user typed (``model`` / ``hardware`` preset or file path, ``framework`` name or profile file,
     ``scale_up_size``): a file path is kept as given, since the spec's name alone would not find the
     file; without it the spec names are used."""
+    import shlex
+
     from shardplan.parallel import ParallelConfig
     e, p, given = estimate, estimate.parallel, inputs or {}
-    parts = ["shardplan export", f"--to {framework}", f"--model {given.get('model') or e.model.name}",
-             f"--hardware {given.get('hardware') or e.hardware.name}",
+    q = shlex.quote
+    parts = ["shardplan export", f"--to {framework}", f"--model {q(str(given.get('model') or e.model.name))}",
+             f"--hardware {q(str(given.get('hardware') or e.hardware.name))}",
              f"--devices {e.layout.n_devices}", f"--seq-len {e.training.seq_len}",
              f"--global-batch {e.training.global_batch_size}"]
-    if given.get("framework") or e.training.framework.name != "megatron":
-        parts.append(f"--framework {given.get('framework') or e.training.framework.name}")
+    # the profile as typed; when none was typed it came from the default or from the hardware file's
+    # framework: key, which the same --hardware gives again (naming it would replace a fitted profile)
+    if given.get("framework"):
+        parts.append(f"--framework {q(str(given['framework']))}")
+    elif inputs is None and e.training.framework.name != "megatron":
+        parts.append(f"--framework {q(e.training.framework.name)}")
     if given.get("scale_up_size"):
         parts.append(f"--scale-up-size {given['scale_up_size']}")
     if e.training.precision.name != "bf16-mixed":
@@ -122,7 +129,7 @@ def reproduce_command(framework: str, estimate, output: str | Path | None = None
         parts.append("--dropout")
     for name, f in ParallelConfig.model_fields.items():
         value = getattr(p, name)
-        if name in ("dp_shard",) and p.dp_shard in (p.dp, 1):
+        if name == "dp_shard" and p.dp_shard in (None, p.dp):  # None and dp both mean one shard group
             continue
         if value == f.default and name != "dp":
             continue
@@ -134,5 +141,5 @@ def reproduce_command(framework: str, estimate, output: str | Path | None = None
         else:
             parts.append(f"{flag} {value}")
     if output is not None:
-        parts.append(f"-o {output}")
+        parts.append(f"-o {q(str(output))}")
     return " ".join(parts)

@@ -58,6 +58,11 @@ _NANOTRON_SPLIT = ("nanotron models/base.py build_model + models/llama.py get_bl
                    "order until the cumulative compute cost passes total*(rank+1)/pp (parallel.cost_greedy_split)")
 
 #: fitted by ``python benchmarks/usp_grid.py --fit`` (values, rows and held-out errors: _NANOTRON_FIT_NOTE)
+_NANOTRON_CP_EP = ("nanotron config ParallelismArgs: context_parallel_size and expert_parallel_size are world "
+                   "dimensions beside dp, not inside the data-parallel gradient group as the planner prices cp and ep "
+                   "(the nanotron exporter refuses such plans); the measured grid the profile is fitted on has no "
+                   "cp or ep runs")
+
 _NANOTRON_FITTED = dict(layer_host_s=4.73e-3, pp_tp_host_step_s=2.57e-4, pp_message_stall_s=0.232,
                         overlap_slowdown=0.815, allocator_retry_s=1.07, allocator_pressure_start=0.849)
 _NANOTRON_FIT_NOTE = ("fitted by python benchmarks/usp_grid.py --fit: robust least squares (soft-L1, scale 0.1) on "
@@ -93,6 +98,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile(name="nanotron", grad_buffer_bytes=4, loss="eager", **_PYTORCH_ALLOCATOR,
                          pipeline_split="cost_greedy", vocab_divisible_by=1,
                          min_microbatches="pp_minus_1", schedules=("gpipe", "1f1b"), zero_stages=(0, 1),
+                         recomputes=("none", "full"), context_parallel=False, expert_parallel=False,
                          pp_stall_min_nodes=32, pp_stall_min_tp_nodes=4, **_NANOTRON_FITTED,
                          sources={"grad_buffer_bytes": _FP32_MAIN_GRADS, "loss": _NANOTRON_LOSS,
                                   "allocator_overhead": _NANOTRON_ALLOC, "context_bytes": _NANOTRON_CONTEXT,
@@ -102,6 +108,9 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "assert nb_microbatches >= pp - 1",
                                   "zero_stages": "nanotron config OptimizerArgs.zero_stage: 0 or ZeRO-1 (any stage > 0 "
                                   "shards the optimizer state only, optim/zero.py ZeroDistributedOptimizer)",
+                                  "recomputes": "nanotron config ParallelismArgs recompute_layer: whole decoder layers "
+                                  "(no selective recomputation)",
+                                  "context_parallel": _NANOTRON_CP_EP, "expert_parallel": _NANOTRON_CP_EP,
                                   "schedules": "nanotron parallel/pipeline_parallel/engine.py: "
                                   "AllForwardAllBackwardPipelineEngine and OneForwardOneBackwardPipelineEngine",
                                   "pp_stall_min_nodes": _NANOTRON_STALL_NODES,
@@ -117,7 +126,7 @@ def framework_profile(name: str) -> FrameworkProfile:
     Raises:
         ConfigError: for an unknown name (lists the legal names), an unreadable file or a bad field.
     """
-    if name.endswith((".yaml", ".yml", ".json")):
+    if name.lower().endswith((".yaml", ".yml", ".json")):
         return _profile_file(name)
     try:
         return FRAMEWORKS[name if name in FRAMEWORKS else name.strip().lower()]

@@ -114,6 +114,13 @@ class FrameworkProfile(BaseModel):
             with pp > 1 and another schedule is refused, and the search tries only these
             (nanotron: 'gpipe' = AllForwardAllBackwardPipelineEngine, '1f1b' =
             OneForwardOneBackwardPipelineEngine).
+        recomputes: the recomputation policies the framework implements (None: all of them);
+            others are refused by validation and skipped by the search (nanotron: none and full,
+            ``recompute_layer`` recomputes whole layers).
+        context_parallel, expert_parallel: whether cp > 1 / ep > 1 layouts are priced for this
+            framework as the planner composes them (cp and ep inside the data-parallel gradient
+            group); False refuses them in validation and the search (nanotron: its
+            ``context_parallel_size`` and ``expert_parallel_size`` are world dimensions outside dp).
         sources: field -> citation or the rows the value was fitted on.
     """
 
@@ -146,5 +153,8 @@ class FrameworkProfile(BaseModel):
     schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble"], ...] | None = Field(default=None,
                                                                                                min_length=1)
     zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
+    recomputes: tuple[Literal["none", "selective", "full"], ...] | None = Field(default=None, min_length=1)
+    context_parallel: bool = True
+    expert_parallel: bool = True
     min_microbatches: Literal["none", "pp_minus_1"] = "none"
     sources: dict[str, str] = Field(default_factory=dict)

@@ -1,0 +1,138 @@
+"""Cases a bad-input helper found (session 6): each was a wrong result, a silent change or a traceback;
+each test fails on the code before the fix."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from shardplan.calibration import reproduce_row, row_inputs
+from shardplan.cli import app
+from shardplan.errors import ConfigError
+from shardplan.inputs import build_inputs
+from shardplan.records import RunRecord, read_records
+from shardplan.cost.step import estimate
+from shardplan.export import reproduce_command
+
+runner = CliRunner()
+GRID_1B = ("name: usp-1b\nn_layers: 16\nd_model: 2048\nn_heads: 32\nffn_dim: 8192\nvocab_size: 131072\n"
+           "tied_embeddings: true\n")
+
+
+def test_nanotron_own_split_typed_in_keeps_its_predicted_failure(tmp_path):
+    # the 1B grid model at pp=16 under nanotron: cost-greedy placement leaves rank 15 without a block;
+    # typing that same split (2,1,1,2,1,1,1,2,1,1,1,2,0,0,0,0 = 16 layers) must not hide the failure
+    model = tmp_path / "m.yaml"
+    model.write_text(GRID_1B)
+    base = ["estimate", "-m", str(model), "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "256", "--pp", "16",
+            "--framework", "nanotron"]
+    plain = runner.invoke(app, base)
+    typed = runner.invoke(app, base + ["--pp-layers", "2,1,1,2,1,1,1,2,1,1,1,2,0,0,0,0"])
+    assert plain.exit_code == typed.exit_code == 1
+    assert "without any pipeline block" in typed.output
+
+
+def test_reproduce_line_keeps_dp_shard_1_quotes_paths_and_leaves_the_hardware_framework(tmp_path):
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=32, seq_len=4096, global_batch=256,
+                                 global_batch_tokens=None, zero_stage=3, dp_shard=1)
+    e = estimate(m, hw, tr, pc, 32)
+    assert "--dp-shard 1" in reproduce_command("torchtitan", e)  # dp_shard=1 is not the default (None = dp)
+    # a path with a space is quoted; no --framework when none was typed (the hardware file's key gives it again)
+    line = reproduce_command("megatron", e, tmp_path / "o u t.sh",
+                             dict(model="sp ace/model.yaml", hardware="c.yaml", framework=None))
+    assert "--model 'sp ace/model.yaml'" in line and "'" in line.split(" -o ")[1] and "--framework" not in line
+
+
+def test_export_of_a_layout_that_does_not_fit_is_not_written(tmp_path):
+    # llama-3-8b replicated on 16 H100 (dp=16, ZeRO-0): 16 B/parameter x 8.03e9 = 128 GB of model state alone
+    out = tmp_path / "big.sh"
+    r = runner.invoke(app, ["export", "--to", "megatron", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s",
+                            "4096", "-b", "256", "-o", str(out)])
+    assert r.exit_code == 1 and "does not fit" in r.output and not out.exists()
+
+
+def test_plan_pp_layers_pins_the_pipeline_depth():
+    # a split of 2 entries is pp=2; 10 + 20 = 30 of llama-3-8b's 32 layers is the error to report
+    r = runner.invoke(app, ["plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "32", "-s", "4096", "-b", "256",
+                            "--pp-layers", "10,20"])
+    assert r.exit_code == 2 and "sums to 30" in r.output
+    ok = runner.invoke(app, ["plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "32", "-s", "4096", "-b", "256",
+                             "--pp-layers", "10,22", "--top", "1", "--json"])
+    assert ok.exit_code == 0 and json.loads(ok.output)["plans"][0]["parallel"]["pp_layers"] == [10, 22]
+
+
+def test_nanotron_profile_searches_only_what_nanotron_runs():
+    # no cp, ep or selective recompute under the nanotron profile: the winner exports
+    r = runner.invoke(app, ["plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "32", "-s", "4096", "-b", "256",
+                            "--framework", "nanotron", "--top", "20", "--json"])
+    plans = json.loads(r.output)["plans"]
+    assert plans and all(p["parallel"]["cp"] == 1 and p["parallel"]["recompute"] != "selective" for p in plans)
+    bad = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "32", "-s", "4096", "-b",
+                              "256", "--cp", "2", "--framework", "nanotron"])
+    assert bad.exit_code == 2 and "legal cp: 1" in bad.output
+
+
+def _record(**over) -> dict:
+    r = RunRecord(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch_size=64,
+                  parallel={"dp": 8, "zero_stage": 1}, tokens_per_s_per_device=5000.0, source="t")
+    return {**json.loads(r.model_dump_json()), **over}
+
+
+def test_calibrate_names_bad_fields_and_leaves_out_refused_layouts(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(_record(status="OK")) + "\n")
+    r = runner.invoke(app, ["calibrate", str(path), "-H", "h100-sxm", "--no-cross-validation"])
+    assert r.exit_code == 2 and "status='OK'" in r.output and "'ok', 'oom' or 'failed'" in r.output
+    # dp_shard=3 does not divide dp=8: refused by the planner, so left out of the fit and named
+    bad = _record(parallel={"dp": 8, "zero_stage": 3, "dp_shard": 3})
+    path.write_text(json.dumps(bad) + "\n")
+    r = runner.invoke(app, ["calibrate", str(path), "-H", "h100-sxm", "--no-cross-validation"])
+    assert r.exit_code == 2 and "refuses the layout of every record" in r.output
+    good = [_record(tokens_per_s_per_device=t, parallel={"dp": 8, "zero_stage": z}) for t, z in ((5000, 1), (5100, 2))]
+    path.write_text("".join(json.dumps(x) + "\n" for x in [*good, bad]))
+    r = runner.invoke(app, ["calibrate", str(path), "-H", "h100-sxm", "--no-cross-validation"])
+    assert r.exit_code == 0 and "left out of the fit" in r.output and "record 3" in r.output
+    path.write_text(json.dumps(_record(busbw={"AllReduce": {8: -1.0}})) + "\n")
+    with pytest.raises(ConfigError, match="busbw.AllReduce.8=-1.0"):
+        read_records(path)
+
+
+#: an fms-fsdp-like row (Llama 2 7B, 128 A100 on p4de, HSDP)
+ROW = dict(id="x1", source="fms-fsdp README (IBM)", model="Llama 2 7B", hardware="A100 80GB (AWS p4de)",
+           n_devices="128", seq_len="4096", global_batch_sequences="256", zero_stage_or_fsdp="HSDP",
+           microbatch_size="2", reported_tokens_per_sec="3760", tokens_per_sec_scope="per_device")
+
+
+def test_published_rows_with_missing_cells_and_odd_hsdp_cells():
+    # csv.DictReader gives None for the missing cells of a short row: read as empty, never a traceback
+    for col in ("zero_stage_or_fsdp", "source", "recompute", "precision"):
+        row_inputs({**ROW, col: None})
+    assert not reproduce_row({**ROW, "model": None}).covered
+    no_id = dict(ROW)
+    del no_id["id"]
+    assert reproduce_row(no_id).covered
+    with pytest.raises(ConfigError, match="legal: > 0"):
+        row_inputs({**ROW, "global_batch_sequences": "-256"})
+    # a named shard group must divide DP=128; without a size the node's devices that divide dp (gcd):
+    # 12 devices, DP=12 -> gcd(12, 8) = 4
+    with pytest.raises(ConfigError, match="3-way shard group does not divide DP=128"):
+        row_inputs({**ROW, "zero_stage_or_fsdp": "HSDP (3-way shard)"})
+    assert row_inputs({**ROW, "n_devices": "12", "global_batch_sequences": "24"})[3].dp_shard == 4
+    assert not reproduce_row({**ROW, "reported_tokens_per_sec": "-1e6"}).covered
+    assert row_inputs({**ROW, "framework": "Nanotron", "zero_stage_or_fsdp": ""})[2].framework.name == "nanotron"
+
+
+def test_record_import_reads_a_bom_and_keeps_file_line_numbers(tmp_path):
+    src = tmp_path / "bom.csv"
+    src.write_bytes(b"\xef\xbb\xbfmodel,devices,seq_len,global_batch_size,dp,tokens_per_s_per_device\n"
+                    b"llama-3-8b,8,4096,64,8,1000\n\nllama-3-8b,8,4096,64,8,1100\n")
+    out = tmp_path / "r.jsonl"
+    r = runner.invoke(app, ["record", "import", str(src), "--set", "hardware=h100-sxm", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert [x.source for x in read_records(out)] == ["bom.csv:2", "bom.csv:4"]
+
+
+def test_pp_layers_with_an_empty_entry_is_refused():
+    r = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64",
+                            "--pp", "2", "--pp-layers", "16,,16"])
+    assert r.exit_code == 2 and "empty entry" in r.output
