@@ -136,6 +136,9 @@ def parse_fix(items: Iterable[str]) -> dict[str, Any]:
         check_document(val, f"--fix {k}")
         if k == "pp_layers" and isinstance(val, list):
             val = tuple(val)
+        elif k == "pp_layers" and isinstance(val, (str, int)):  # pp_layers=10,22 as --pp-layers writes it
+            from shardplan.inputs import LAYOUT_OPTIONS_BY_NAME
+            val = LAYOUT_OPTIONS_BY_NAME["pp_layers"].parse(str(val))
         if isinstance(val, bool) and "int" in str(ParallelConfig.model_fields[k].annotation):
             raise ConfigError(f"--fix {k}={v}; legal: a whole number, not a boolean", field=k, value=v)
         out[k] = val

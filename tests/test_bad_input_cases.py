@@ -136,3 +136,11 @@ def test_pp_layers_with_an_empty_entry_is_refused():
     r = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64",
                             "--pp", "2", "--pp-layers", "16,,16"])
     assert r.exit_code == 2 and "empty entry" in r.output
+
+
+def test_fix_pp_layers_reads_the_flag_syntax():
+    # --fix pp_layers=10,22 is the same pin as --pp-layers 10,22 (and pins pp=2)
+    r = runner.invoke(app, ["plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "32", "-s", "4096", "-b", "256",
+                            "--fix", "pp_layers=10,22", "--top", "1", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["plans"][0]["parallel"]["pp_layers"] == [10, 22]
