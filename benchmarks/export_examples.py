@@ -35,9 +35,10 @@ EXAMPLES = {
     "deepspeed": ("Llama-3-8B on 64 H100, ZeRO-3, full recompute",
                   dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=128, zero_stage=3,
                        recompute="full")),
-    "nanotron": ("Llama-3-8B on 64 H100, tp=8 + sp, pp=2 1F1B, ZeRO-1, full recompute",
-                 dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=64, tp=8, sp=True, pp=2,
-                      zero_stage=1, recompute="full")),
+    "nanotron": ("Llama-3-8B on 64 H100 planned with the nanotron profile (its cost-greedy layer split, 18 + 14), "
+                 "tp=2 + sp, pp=2 1F1B, dp=16 ZeRO-1",
+                 dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=64, tp=2, sp=True, pp=2,
+                      zero_stage=1, framework="nanotron")),
 }
 _LANG = {".sh": "bash", ".json": "json", ".toml": "toml", ".yml": "yaml", ".yaml": "yaml", ".py": "python"}
 

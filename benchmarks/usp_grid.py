@@ -2,7 +2,7 @@
 Playbook's nanotron runs on 8x H100 nodes with EFA; ``shared/calibration/usp_h100_grid_1b_8b.csv``).
 
 For every run: is the layout accepted, is it predicted to fit, predicted vs measured tokens/s per GPU
-and peak memory. Metrics (issue 9's acceptance): median |error| of tokens/s/GPU, Spearman rank
+and peak memory. Metrics: median |error| of tokens/s/GPU, Spearman rank
 correlation of predicted vs measured throughput within each (model, nodes) group, fit/OOM
 classification accuracy over all rows, median |error| of peak memory, layouts that ran but were
 refused. ``--fit`` fits the profile's free parameters (``shardplan.fitting``) and reports
@@ -426,7 +426,7 @@ def main() -> None:
         text += "\n\nThroughput constants, fitted on all runs and leave-one-group-out:\n\n" + table
         write_fitted(args.profile_out, args.hardware_out, values, hw, fitted)
         compared += held_out
-    text += "\n\nSide by side (issue 10), every run of the grid unless marked held out:\n\n" + side_by_side(compared)
+    text += "\n\nSide by side, every run of the grid unless marked held out:\n\n" + side_by_side(compared)
     print(text)
     if args.doc:
         write_doc_section(args.doc, DOC_INTRO + "\n\n" + text)

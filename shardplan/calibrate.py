@@ -6,8 +6,9 @@ The cost model stays the same physics; the fit moves a few named constants of th
 measured)``). Residuals, one per record:
 
 * throughput of each run that ran: ``log(predicted / measured tokens/s per device)``;
-* memory, when a memory parameter is fitted: ``log(predicted / measured peak)`` of each run with a
-  recorded peak, and for each run that ran out of memory ``max(0, log(HBM / predicted total))``
+* memory, when a memory parameter is fitted: ``log(predicted allocator peak / measured peak)`` of
+  each run with a recorded peak (a recorded peak is the allocator's or XLA's, without the runtime
+  outside it), and for each run that ran out of memory ``max(0, log(HBM / predicted total))``
   (a prediction that it fits is a miss, one that it does not costs nothing).
 
 A parameter the records cannot identify (moving it does not change any residual, e.g. the network
@@ -138,15 +139,20 @@ def residuals(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile, m
         if not memory or e is None:
             continue
         if c.record.peak_memory_bytes:
-            out.append(math.log(e.memory.total / c.record.peak_memory_bytes))
+            out.append(math.log(e.memory.allocator_peak / c.record.peak_memory_bytes))
         elif c.record.status == "oom":
             out.append(max(0.0, math.log(hw.hbm_bytes / e.memory.total)))
     return np.asarray(out)
 
 
 def errors(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> dict[str, float]:
-    """Median |relative error| of throughput and of peak memory, and the fit/OOM classification
-    accuracy (fraction of records whose ran / ran out of memory the planner calls right)."""
+    """Median |relative error| of throughput and of peak memory (the predicted allocator peak of the
+    most loaded device, :attr:`~shardplan.cost.memory.MemoryBreakdown.allocator_peak`, against the
+    recorded peak, which a framework's allocator or XLA reports without the runtime outside it), and
+    the fit/OOM classification accuracy: the fraction of records whose outcome the planner calls
+    right, ``ok`` = predicted to run, ``oom`` and ``failed`` = predicted not to (a failure the record
+    does not explain counts as a miss where the planner predicts the run, as the grid benchmark
+    counts it)."""
     tput, mem, right, judged = [], [], 0, 0
     for c in cs:
         e = predict(c, hw, profile)
@@ -154,10 +160,9 @@ def errors(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> d
         if meas is not None and e is not None:
             tput.append(abs(e.tokens_per_s / c.record.devices / meas - 1))
         if e is not None and c.record.peak_memory_bytes:
-            mem.append(abs(e.memory.total / c.record.peak_memory_bytes - 1))
-        if c.record.status in ("ok", "oom"):
-            judged += 1
-            right += (e is not None and e.runs) == (c.record.status == "ok")
+            mem.append(abs(e.memory.allocator_peak / c.record.peak_memory_bytes - 1))
+        judged += 1
+        right += (e is not None and e.runs) == (c.record.status == "ok")
     out = {"throughput_median": statistics.median(tput) if tput else math.nan, "runs": float(len(tput))}
     if mem:
         out["memory_median"] = statistics.median(mem)

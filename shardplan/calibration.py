@@ -491,11 +491,15 @@ def best_published_mfu(peak_flops_bf16: float, fp8: bool) -> tuple[float, str] |
 
 
 def optimism_note(est: Estimate) -> str | None:
-    """A warning when ``est.mfu`` exceeds the best MFU published on this chip and precision
-    (issue 9: no prediction above it without a stated reason), else None."""
+    """A warning when ``est.mfu`` exceeds the best MFU published on this chip and precision (no
+    prediction above it without a stated reason), else None; None too for a layout predicted not to
+    run (its MFU is not a claim). Both MFUs are the planner's definition (:func:`published_mfu_table`),
+    which can differ from the figure a source prints (FLOPs counted with or without attention)."""
+    if not est.runs:
+        return None
     best = best_published_mfu(est.hardware.peak_flops_bf16, est.training.precision.compute_dtype == "fp8")
     if best is None or est.mfu <= best[0]:
         return None
     return (f"predicted MFU {est.mfu:.1%} is above the best published run on this chip and precision "
-            f"({best[0]:.1%}, {best[1]} in shardplan/data/published_runs.csv): the prediction assumes "
-            "communication fully hidden behind tuned kernels; treat it as an upper bound")
+            f"({best[0]:.1%} as the planner counts MFU, {best[1]} in shardplan/data/published_runs.csv): the "
+            "prediction assumes communication fully hidden behind tuned kernels; treat it as an upper bound")

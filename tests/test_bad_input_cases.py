@@ -144,3 +144,22 @@ def test_fix_pp_layers_reads_the_flag_syntax():
                             "--fix", "pp_layers=10,22", "--top", "1", "--json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["plans"][0]["parallel"]["pp_layers"] == [10, 22]
+
+
+def test_bound_names_the_framework_overhead_when_it_is_the_largest_part():
+    # llama-3-8b, tp=8 pp=2 across nodes under nanotron: the host floor (4.73 ms + 0.257 ms x 7 ring steps x 10
+    # collectives = 22.7 ms per layer x 18 layers = 0.41 s per microbatch, 16 microbatches) outweighs the matmuls
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=64, seq_len=8192, global_batch=64,
+                                 global_batch_tokens=None, tp=8, sp=True, pp=2, zero_stage=1, recompute="full",
+                                 framework="nanotron")
+    e = estimate(m, hw, tr, pc, 64)
+    assert e.overhead_s > e.matmul_s and e.bound.startswith("framework overhead")
+
+
+def test_no_optimism_note_for_a_layout_that_does_not_fit():
+    from shardplan.calibration import optimism_note
+    # llama-3-8b replicated on 16 H100: 16 B x 8.03e9 parameters = 128 GB, does not fit; no MFU claim to flag
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=16, seq_len=4096, global_batch=64,
+                                 global_batch_tokens=None)
+    e = estimate(m, hw, tr, pc, 16)
+    assert not e.fits and optimism_note(e) is None

@@ -26,8 +26,8 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
               output: YamlOut = None, profile_out: ProfileOut = None, no_cross_validation: NoCvOpt = False,
               map: MapOpt = None, set: SetOpt = None) -> None:
     """Fit the hardware's efficiencies and network constants (and the framework's overheads) to
-    measured runs; print fitted vs base values and in-sample / cross-validated errors. A ``.csv``
-    is imported first with ``--map`` / ``--set`` (docs/calibration.md)."""
+    measured runs; print fitted vs base values and in-sample / cross-validated errors. A .csv file
+    is imported first with --map / --set (docs/calibration.md)."""
     from shardplan.calibrate import calibrate as fit_records, cluster_yaml, profile_yaml
     from shardplan.inputs import hardware_spec
     from shardplan.presets.frameworks import framework_profile

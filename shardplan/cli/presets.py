@@ -4,10 +4,11 @@ import json
 
 from rich.table import Table
 
-from shardplan.cli.common import JsonOpt, app, console
+from shardplan.cli.common import JsonOpt, app, config_errors, console
 
 
 @app.command()
+@config_errors
 def models(json_out: JsonOpt = False) -> None:
     """List the model presets with their exact parameter counts."""
     from shardplan.presets.models import MODELS
@@ -25,6 +26,7 @@ def models(json_out: JsonOpt = False) -> None:
 
 
 @app.command()
+@config_errors
 def hardware(json_out: JsonOpt = False) -> None:
     """List the hardware presets (dense FLOP/s, HBM, scale-up and scale-out bandwidth); --json adds sources."""
     from shardplan.presets.hardware import HARDWARE

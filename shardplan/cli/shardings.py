@@ -34,6 +34,8 @@ def shardings(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global
     Needs no devices: the mesh sizes come from the plan. The global batch defaults to one sequence
     per data rank and microbatch, pp microbatches (the table does not depend on it).
     """
+    from shardplan.cli.common import need_jax_extra
+    need_jax_extra("shardings")
     from shardplan.parallel import validate
     m, tr, pc = runtime_inputs(model, devices, seq_len, global_batch, global_batch_tokens, plan, layout,
                                (scale_down, scale_d_model, scale_layers), default_batch=True)

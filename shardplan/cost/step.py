@@ -214,7 +214,8 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
         recompute_s=m * st.recompute_s, exposed_comm_s=sum(c.exposed_s for c in colls), bubble_s=bubble,
         optimizer_s=opt_s, collectives=colls, model_flops_per_step=mf, hardware_flops_per_step=hf,
         mfu=mf / (step * peak_total), hfu=hf / (step * peak_total), tokens_per_s=tokens / step,
-        bound=bottleneck(ctx, colls, bubble, opt_s),
+        bound=bottleneck(ctx, colls, bubble, opt_s, m * (fw.microbatch_overhead_s + extra_mb) + fw.step_overhead_s
+                         + stall, m * slow_mb + slow_step),
         thresholds=_threshold_info(model, training, hw, layout) if detail else {},
         roofline=_roofline(model, training, hw, layout.parallel, layout.local_tokens, ctx.dense_t, colls, m)
         if detail else [], overhead_s=m * (fw.microbatch_overhead_s + extra_mb) + fw.step_overhead_s + stall,
@@ -301,13 +302,18 @@ def optimizer_s(ctx: StepContext) -> float:
     return per_param * params / (ctx.hw.hbm_bandwidth * ctx.hw.hbm_efficiency)
 
 
-def bottleneck(ctx: StepContext, colls: list[Collective], bubble: float, opt_s: float) -> str:
-    """The largest part of the step: matmul FLOPs, HBM traffic, recompute, bubble, or one axis's
-    exposed communication (named with the network level it crosses)."""
+def bottleneck(ctx: StepContext, colls: list[Collective], bubble: float, opt_s: float, overhead_s: float = 0.0,
+               slowdown_s: float = 0.0) -> str:
+    """The largest part of the step: matmul FLOPs, HBM traffic, recompute, bubble, one axis's
+    exposed communication (named with the network level it crosses), the framework profile's
+    overhead ``overhead_s`` (host issue floor, pipeline stalls, allocator retries; seconds per step)
+    or the overlap slowdown ``slowdown_s`` (seconds per step)."""
     m, st = ctx.m, ctx.stage
     parts = {"compute (matmul FLOPs)": m * st.matmul_s,
              "HBM bandwidth (element-wise + optimizer)": m * st.elementwise_s + opt_s,
-             "recompute": m * st.recompute_s, "pipeline bubble": bubble}
+             "recompute": m * st.recompute_s, "pipeline bubble": bubble,
+             "framework overhead (host issue, pipeline stalls, allocator)": overhead_s,
+             "overlap slowdown (communication kernels beside the matmuls)": slowdown_s}
     by_axis: dict[str, float] = defaultdict(float)
     levels: dict[str, str] = {}
     for c in colls:
