@@ -96,25 +96,28 @@ def cases(records: Sequence[RunRecord]) -> list[Case]:
 
 
 def valid_cases(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> tuple[list[Case], list[str]]:
-    """The cases whose layout the planner accepts under ``hw`` / ``profile``, and one line per case it
-    refuses (``record N (source): reason``): a record the planner cannot price says nothing about the
-    parameters, so it is left out of the fit and named, not counted as a miss.
+    """The cases to fit and score under ``hw`` / ``profile``, and one line per case left out
+    (``record N (source): reason``). A run that ran (status ``ok``) whose layout the planner refuses
+    says nothing about the parameters, so it is left out and named, not counted as a miss; a run that
+    did not run (``oom``, ``failed``) with a refused layout stays: the planner predicts it not to run.
 
     Raises:
         ConfigError: every record is refused (the first reason is given).
     """
     from shardplan.parallel import validate
-    keep, excluded = [], []
+    keep, excluded, refused = [], [], 0
     for i, c in enumerate(cs, 1):
         try:
             validate(c.parallel, c.model, c.training.model_copy(update={"framework": profile}), c.record.devices)
         except ConfigError as e:
-            excluded.append(f"record {i} ({c.record.source or 'no source'}): {e}")
-            continue
+            refused += 1
+            if c.record.status == "ok":
+                excluded.append(f"record {i} ({c.record.source or 'no source'}): {e}")
+                continue
         keep.append(c)
-    if not keep:
-        raise ConfigError(f"the planner refuses the layout of every record; {excluded[0]}", field="records",
-                          value=len(cs))
+    if refused == len(cs):
+        raise ConfigError(f"the planner refuses the layout of every record; {excluded[0] if excluded else ''}",
+                          field="records", value=len(cs))
     return keep, excluded
 
 

@@ -58,8 +58,11 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
     for name, e in cal.cross_validated.items():
         console.print(f"{name}: throughput median |error| {e['throughput_median_of_groups']:.1%} "
                       f"over {e['groups']:.0f} held-out groups")
-    for line in cal.excluded:
+    for line in cal.excluded[:5]:
         err_console.print(f"[yellow]warning:[/] left out of the fit, the planner refuses its layout: {escape(line)}",
+                          highlight=False)
+    if len(cal.excluded) > 5:
+        err_console.print(f"[yellow]warning:[/] {len(cal.excluded) - 5} more records that ran were left out the same way",
                           highlight=False)
     for field in cal.held:
         err_console.print(f"[yellow]note:[/] the records cannot identify {field} (e.g. no run crosses nodes); "
