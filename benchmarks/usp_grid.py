@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import statistics
+import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -435,4 +436,10 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except ConfigError as e:
+        hint = (f"; add the model's shapes under values.model of {GRID_MAP.relative_to(ROOT)}"
+                if "values.model" in str(e) else "")
+        print(f"error: {e}{hint}", file=sys.stderr)
+        raise SystemExit(2) from None
