@@ -225,6 +225,7 @@ FIT_PARAMS = [
     Parameter("framework", "pp_tp_host_step_s", 0.0, 2e-3),
     Parameter("framework", "pp_message_stall_s", 0.0, 2.0),
     Parameter("framework", "overlap_slowdown", 0.0, 1.0),
+    Parameter("framework", "tp_overlap_slowdown", 0.0, 1.0),
     Parameter("framework", "allocator_retry_s", 0.0, 5.0),
     Parameter("framework", "allocator_pressure_start", 0.7, 0.98),
     Parameter("hardware", "matmul_efficiency", 0.3, 0.9),
@@ -339,14 +340,14 @@ def report(name: str, s: dict) -> str:
 
 
 def baseline_rows(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> list[tuple[str, dict]]:
-    """The grid scored without calibration, beside the shipped profile (issue 10's comparison):
+    """The grid scored without calibration, beside the shipped profile:
     the ``h100-sxm`` preset with the default ``megatron`` profile; ``h100-sxm`` with the ``nanotron``
     profile's framework behaviour (loss, layer split, gradient buffer, allocator overhead) but its
     fitted time constants at 0; and the cluster file with the profile as fitted on all runs."""
     from shardplan.presets.hardware import HARDWARE
     h100 = HARDWARE["h100-sxm"]
     timeless = profile.model_copy(update={p.field: 0.0 for p in FIT_PARAMS if p.target == "framework"}
-                                  | {"overlap_slowdown": None})
+                                  | {"overlap_slowdown": None, "tp_overlap_slowdown": None})
     cases = [("`h100-sxm`, `megatron` profile (no calibration)", h100, framework_profile("megatron")),
              ("`h100-sxm`, `nanotron` behaviour, time constants 0 (uncalibrated)", h100, timeless),
              (f"`{hw.name}`, `{profile.name}` as fitted on all runs (in sample)", hw, profile)]
@@ -354,7 +355,7 @@ def baseline_rows(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfi
 
 
 def side_by_side(rows: list[tuple[str, dict]]) -> str:
-    """Markdown table of issue 9 / 10's metrics, one row per (label, :func:`score` result)."""
+    """Markdown table of the grid's metrics, one row per (label, :func:`score` result)."""
     lines = ["| predicted with | tokens/s/GPU median \\|error\\| | Spearman min / median | fit/OOM | "
              "peak memory median \\|error\\| | ran but refused |", "|---|---|---|---|---|---|"]
     lines += [f"| {label} | {s['median_abs_err']:.1%} | {s['spearman_min']:.2f} / {s['spearman_median']:.2f} | "

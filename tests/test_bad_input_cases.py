@@ -1,5 +1,5 @@
-"""Cases a bad-input helper found (session 6): each was a wrong result, a silent change or a traceback;
-each test fails on the code before the fix."""
+"""Cases that a bad-input check and a fresh-user check found: each was a wrong result, a silent change,
+a misleading label or a traceback; each test fails on the code before the fix."""
 
 import json
 
@@ -163,3 +163,4 @@ def test_no_optimism_note_for_a_layout_that_does_not_fit():
                                  global_batch_tokens=None)
     e = estimate(m, hw, tr, pc, 16)
     assert not e.fits and optimism_note(e) is None
+

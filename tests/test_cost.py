@@ -8,6 +8,7 @@ from shardplan.cost.comm import collective_cost
 from shardplan.cost.flops import hardware_flops_per_token, model_flops_per_token
 from shardplan.cost.memory import activation_bytes_per_token, memory_estimate
 from shardplan.cost.step import estimate
+from shardplan.inputs import build_inputs
 from shardplan.parallel import ParallelConfig, validate
 from shardplan.presets.hardware import HARDWARE
 from shardplan.presets.models import MODELS
@@ -195,3 +196,20 @@ def test_zero3_gather_once_per_step():
     assert not once.fits and "gather/step" in once.parallel.short()
     with pytest.raises(ConfigError, match="needs zero_stage=3"):
         validate(ParallelConfig(zero_stage=2, zero3_gather="per_step"), m, tr, 64)
+
+
+def test_tp_overlap_slowdown_adds_back_only_the_hidden_tp_time():
+    # with tp_overlap_slowdown = 1 and overlap_slowdown = 0 the slowdown per step is exactly the hidden time
+    # of the tp collectives (sum of time - exposed over the step); None falls back to overlap_slowdown
+    from shardplan.presets.frameworks import framework_profile
+    base = framework_profile("megatron")
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=16, seq_len=8192, global_batch=32,
+                                 global_batch_tokens=None, tp=8, sp=True, tp_overlap=True, zero_stage=1)
+    only_tp = estimate(m, hw, tr.model_copy(update={"framework": base.model_copy(
+        update={"overlap_slowdown": 0.0, "tp_overlap_slowdown": 1.0})}), pc, 16)
+    hidden_tp = sum(c.time_s - c.exposed_s for c in only_tp.collectives if c.axis == "tp")
+    assert hidden_tp > 0 and only_tp.overlap_slowdown_s == pytest.approx(hidden_tp, rel=1e-9)
+    same = estimate(m, hw, tr.model_copy(update={"framework": base.model_copy(update={"overlap_slowdown": 0.3})}), pc, 16)
+    both = estimate(m, hw, tr.model_copy(update={"framework": base.model_copy(
+        update={"overlap_slowdown": 0.3, "tp_overlap_slowdown": 0.3})}), pc, 16)
+    assert same.overlap_slowdown_s == pytest.approx(both.overlap_slowdown_s, rel=1e-12)

@@ -277,15 +277,19 @@ def overlap_slowdown(ctx: StepContext, colls: list[Collective]) -> tuple[float, 
     Overlapped collectives run NCCL kernels that take SMs and HBM bandwidth from the matmuls
     beside them, so hidden communication is not free: ``overlap_slowdown`` (framework profile) x the
     hidden seconds is added back (Rashidi et al. 2021 / Jangda et al. 2022, CoCoNet, measure this
-    interference; the factor is fitted, see docs/accuracy.md). Per-step collectives (phase 'step')
-    slow the step once; the others slow every microbatch.
+    interference; the factor is fitted, see docs/accuracy.md), ``tp_overlap_slowdown`` for the
+    tensor-parallel ones when the profile sets it. Per-step collectives (phase 'step') slow the
+    step once; the others slow every microbatch.
     """
     k = slowdown_factor(ctx.training.framework, ctx.hw)
-    if k == 0:
+    k_tp = ctx.training.framework.tp_overlap_slowdown
+    k_tp = k if k_tp is None else k_tp
+    if k == 0 and k_tp == 0:
         return 0.0, 0.0
-    per_mb = sum(c.time_s - c.exposed_s for c in colls if c.phase != "step") / ctx.m
-    per_step = sum(c.time_s - c.exposed_s for c in colls if c.phase == "step")
-    return k * per_mb, k * per_step
+    factor = {id(c): (k_tp if c.axis == "tp" else k) for c in colls}
+    per_mb = sum(factor[id(c)] * (c.time_s - c.exposed_s) for c in colls if c.phase != "step") / ctx.m
+    per_step = sum(factor[id(c)] * (c.time_s - c.exposed_s) for c in colls if c.phase == "step")
+    return per_mb, per_step
 
 
 def optimizer_s(ctx: StepContext) -> float:

@@ -51,6 +51,11 @@ class FrameworkProfile(BaseModel):
             compute, because the communication kernels take SMs and HBM bandwidth from the
             matmuls they run beside (0 = free overlap; None = the hardware's SM share of the
             communication kernels, ``collective_sms / sm_count``).
+        tp_overlap_slowdown: the same fraction for the tensor-parallel collectives (sequence-parallel
+            all-gathers and reduce-scatters inside a node, overlapped with the GEMMs they feed);
+            None = ``overlap_slowdown``. Separate because their kernels move data over NVLink
+            between the GEMMs of one layer, where the data-parallel ones cross the network beside a
+            whole backward pass.
         loss: 'fused' (vocab-parallel / fused cross-entropy: bf16 logits plus an fp32 softmax of
             the shard) or 'eager' (PyTorch ``F.cross_entropy`` on upcast logits: fp32 logits,
             log-softmax output and its gradient live at once).
@@ -137,6 +142,7 @@ class FrameworkProfile(BaseModel):
     vocab_divisible_by: int = Field(default=128, ge=1, le=4096)
     zero3_nic_share: float = Field(default=1.0, gt=0, le=1)
     overlap_slowdown: float | None = Field(default=None, ge=0, le=1)
+    tp_overlap_slowdown: float | None = Field(default=None, ge=0, le=1)
     loss: Literal["fused", "eager"] = "fused"
     grad_buffer_bytes: int | None = Field(default=None, ge=1, le=8)
     allocator_overhead: float = Field(default=0.0, ge=0, le=1)
