@@ -105,19 +105,19 @@ def valid_cases(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile)
         ConfigError: every record is refused (the first reason is given).
     """
     from shardplan.parallel import validate
-    keep, excluded, refused = [], [], 0
+    keep, excluded, reasons = [], [], []
     for i, c in enumerate(cs, 1):
         try:
             validate(c.parallel, c.model, c.training.model_copy(update={"framework": profile}), c.record.devices)
         except ConfigError as e:
-            refused += 1
+            reasons.append(f"record {i} ({c.record.source or 'no source'}): {e}")
             if c.record.status == "ok":
-                excluded.append(f"record {i} ({c.record.source or 'no source'}): {e}")
+                excluded.append(reasons[-1])
                 continue
         keep.append(c)
-    if refused == len(cs):
-        raise ConfigError(f"the planner refuses the layout of every record; {excluded[0] if excluded else ''}",
-                          field="records", value=len(cs))
+    if len(reasons) == len(cs):
+        raise ConfigError(f"the planner refuses the layout of every record; {reasons[0]}", field="records",
+                          value=len(cs))
     return keep, excluded
 
 

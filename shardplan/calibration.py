@@ -287,6 +287,11 @@ def _int(row: dict, key: str, default: int | None = None) -> int:
     if v < 1 or v != int(v):
         raise ConfigError(f"{key}={row.get(key)!r} in row {row.get('id')!r} is not a positive integer",
                           field=key, value=row.get(key))
+    from shardplan.limits import MAX_BATCH_TOKENS, MAX_DEVICES
+    top = MAX_BATCH_TOKENS if key in ("seq_len", "global_batch_tokens", "global_batch_sequences") else MAX_DEVICES
+    if v > top:  # before any loop over it (a pipeline split of PP stages)
+        raise ConfigError(f"{key}={row.get(key)!r} in row {row.get('id')!r} is larger than {top:,}; legal: 1 to {top:,}",
+                          field=key, value=row.get(key))
     return int(v)
 
 

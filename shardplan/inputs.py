@@ -91,11 +91,13 @@ class LayoutOption:
             raise ConfigError(f"{self.name}={short_repr(value)} is unknown; legal: {fmt_legal(self.choices)}", field=self.name,
                               value=value, legal=self.choices)
         if self.kind == "ints" and isinstance(value, str):
-            cells = value.replace(" ", "").split(",")
+            cells = [x.strip() for x in value.split(",")]
             if value.strip() and "" in cells:  # "16,,16" or a trailing comma: an entry is missing
                 raise ConfigError(f"{self.name}={short_repr(value)} has an empty entry; give whole numbers separated by "
                                   "commas, e.g. 9,7", field=self.name, value=value)
             try:
+                if any(not x.isascii() or not x.removeprefix("-").isdigit() for x in cells if x):  # "1 0", "1_0", "٨"
+                    raise ValueError(value)  # (a negative entry is read, for the check that names it)
                 return tuple(int(x) for x in cells if x) or None
             except ValueError:
                 raise ConfigError(f"{self.name}={short_repr(value)} must be whole numbers separated by commas, e.g. 9,7",
@@ -237,8 +239,11 @@ def parallel_config(layout: Mapping[str, Any] | None = None, plan: str | Path | 
     """
     given = {k: v for k, v in (layout or {}).items() if v is not None}
     values = {**plan_file_values(plan), **given} if plan is not None else given
+    values = layout_values(values)
+    if values.get("pp_layers") is not None and "pp" not in given and "pp" not in values:
+        values["pp"] = len(values["pp_layers"])  # a layer split names its pipeline depth
     try:
-        return ParallelConfig(**layout_values(values))
+        return ParallelConfig(**values)
     except ValidationError as e:
         raise config_error(e) from None
 
@@ -313,7 +318,7 @@ def default_framework(hardware: str) -> FrameworkProfile | None:
     where = f"framework of hardware file {hardware}"
     try:
         if isinstance(value, dict):
-            return profile_from_mapping(value, where)
+            return profile_from_mapping(value, where, Path(hardware).parent)
         if value.lower().endswith((".yaml", ".yml", ".json")) and not Path(value).is_absolute():
             value = str(Path(hardware).parent / value)  # a profile file next to the hardware file
         return framework_profile(value)

@@ -680,7 +680,10 @@ def _microbatches(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -
                           f"(Megatron-LM requirement)", field="schedule", value=p.schedule)
     if p.pp > 1 and training.framework.min_microbatches == "pp_minus_1" and m < p.pp - 1:
         legal = [b for b in divisors(B // p.dp) if B // (p.dp * b) >= p.pp - 1]
+        fix = (f"legal microbatch_size: {fmt_legal(legal)}" if legal else
+               f"no microbatch size is: raise the global batch to at least dp x (pp - 1) = {p.dp * (p.pp - 1)} "
+               f"sequences or lower pp")
         raise ConfigError(f"{m} microbatches per step is fewer than pp - 1 = {p.pp - 1}: the framework's 1F1B engine "
-                          f"needs at least pp - 1 (nanotron pipeline_parallel/engine.py); legal microbatch_size: "
-                          f"{fmt_legal(legal)}", field="microbatch_size", value=p.microbatch_size, legal=legal)
+                          f"needs at least pp - 1 (nanotron pipeline_parallel/engine.py); {fix}",
+                          field="microbatch_size", value=p.microbatch_size, legal=legal)
     return m

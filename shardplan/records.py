@@ -42,7 +42,10 @@ class RunRecord(BaseModel):
         tokens_per_s_per_device: measured throughput (tokens/s per device), when it ran.
         step_time_s: measured median step time (seconds), when it ran.
         peak_memory_bytes: measured peak device memory (bytes; allocator reserved peak), if known.
-        busbw: optional measured bus bandwidth, ``{op: {group size: bytes/s}}`` (nccl-tests accounting).
+        busbw: optional measured bus bandwidth, ``{op: {group size: bytes/s}}`` (nccl-tests accounting;
+            op one of AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv). Kept with the run for
+            the record; the fit does not read it (a cluster's bandwidth table goes in the hardware
+            file's ``measured_busbw``, which ``shardplan bench`` writes).
         source: where the numbers come from (free text).
     """
 
@@ -57,10 +60,14 @@ class RunRecord(BaseModel):
     precision: str = "bf16-mixed"
     framework: str = "megatron"
     status: Literal["ok", "oom", "failed"] = "ok"
-    tokens_per_s_per_device: float | None = Field(default=None, gt=0)
-    step_time_s: float | None = Field(default=None, gt=0)
-    peak_memory_bytes: float | None = Field(default=None, gt=0)
-    busbw: dict[str, dict[Annotated[int, Field(ge=2)], Annotated[float, Field(gt=0, allow_inf_nan=False)]]] | None = None
+    # physical ranges (a record outside them is a typo or a unit mix-up, not a run): 1e-3 to 1e9 tokens/s per
+    # device, 1 us to 1e7 s per step, 1 KiB to 2^50 B of peak memory (shardplan.limits' memory bound)
+    tokens_per_s_per_device: float | None = Field(default=None, ge=1e-3, le=1e9)
+    step_time_s: float | None = Field(default=None, ge=1e-6, le=1e7)
+    peak_memory_bytes: float | None = Field(default=None, ge=2**10, le=2**50)
+    busbw: dict[Literal["AllReduce", "AllGather", "ReduceScatter", "AllToAll", "SendRecv"],
+                dict[Annotated[int, Field(ge=2, le=2**20)], Annotated[float, Field(gt=0, le=1e15, allow_inf_nan=False)]]
+                ] | None = None
     source: str = ""
 
     @model_validator(mode="after")
@@ -93,8 +100,13 @@ def read_records(path: str | Path) -> list[RunRecord]:
     if p.stat().st_size > MAX_RECORDS_BYTES:
         raise ConfigError(f"records file {p} is larger than {MAX_RECORDS_BYTES // 2**20} MiB",
                           field="records", value=str(p))
+    try:
+        text = p.read_text(encoding="utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"records file {p} is not UTF-8 text ({e.reason} at byte {e.start})", field="records",
+                          value=str(p)) from None
     out = []
-    for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+    for i, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
@@ -107,6 +119,9 @@ def read_records(path: str | Path) -> list[RunRecord]:
         except (json.JSONDecodeError, ConfigError) as e:
             raise ConfigError(f"{p}:{i}: not a run record: {str(e).splitlines()[0][:160]}",
                               field="records", value=f"{p}:{i}") from None
+        except RecursionError:
+            raise ConfigError(f"{p}:{i}: not a run record: the JSON nests too deeply", field="records",
+                              value=f"{p}:{i}") from None
     if not out:
         raise ConfigError(f"{p} holds no run records", field="records", value=str(p))
     return out

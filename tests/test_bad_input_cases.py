@@ -164,3 +164,48 @@ def test_no_optimism_note_for_a_layout_that_does_not_fit():
     e = estimate(m, hw, tr, pc, 16)
     assert not e.fits and optimism_note(e) is None
 
+
+
+def test_second_round_published_rows_and_records(tmp_path):
+    from shardplan.calibration import load_rows
+    # a PP of 1e300 is refused before a pipeline split of that many stages is built
+    with pytest.raises(ConfigError, match="PP='1e300'.*larger than 1,048,576"):
+        row_inputs({**load_rows()[0], "PP": "1e300"})
+    bad = tmp_path / "b.jsonl"
+    bad.write_bytes(b"\xff\xfe x\n")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        read_records(bad)
+    bad.write_text("[" * 100000 + "]" * 100000 + "\n")
+    with pytest.raises(ConfigError, match="nests too deeply"):
+        read_records(bad)
+    # 1e-300 tokens/s per device is a unit mix-up, not a run (legal: 1e-3 to 1e9)
+    bad.write_text(json.dumps(_record(tokens_per_s_per_device=1e-300)) + "\n")
+    with pytest.raises(ConfigError, match="tokens_per_s_per_device"):
+        read_records(bad)
+
+
+def test_second_round_cli_inputs(tmp_path):
+    base = ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64", "--zero-stage", "1"]
+    for text in ("1 0,22", "1_0,22", "\u0668,24"):  # a space inside a number, an underscore, an Arabic-Indic digit
+        r = runner.invoke(app, base + ["--pp", "2", "--pp-layers", text])
+        assert r.exit_code == 2 and "whole numbers" in r.output, text
+    # a split without --pp sets pp = 2, as plan does
+    assert runner.invoke(app, base + ["--pp-layers", "10,22", "--json"]).exit_code == 0
+    # profile files: base relative to the file, booleans only for on/off fields, no base loop
+    (tmp_path / "p.yaml").write_text("base: nanotron\n")
+    (tmp_path / "p2.yaml").write_text("base: p.yaml\ncontext_parallel: 'off'\n")
+    (tmp_path / "p3.yaml").write_text("base: p3.yaml\n")
+    (tmp_path / "p4.yaml").write_text("base: p.yaml\ntp_overlap_slowdown: 0.5\n")
+    for name, expect in (("p2", "legal: true or false"), ("p3", "name each other")):
+        r = runner.invoke(app, base + ["--framework", str(tmp_path / f"{name}.yaml")])
+        assert r.exit_code == 2 and expect in r.output, r.output
+    assert runner.invoke(app, base + ["--framework", str(tmp_path / "p4.yaml")]).exit_code in (0, 1)
+
+
+def test_reproduce_line_with_a_newline_in_a_path_stays_one_line(tmp_path):
+    out = tmp_path / "new\nline.sh"
+    r = runner.invoke(app, ["export", "--to", "megatron", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s",
+                            "4096", "-b", "64", "--tp", "2", "--zero-stage", "1", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    line = next(x for x in out.read_text().splitlines() if "reproduce:" in x)
+    assert line.endswith("line.sh'") and "$'" in line

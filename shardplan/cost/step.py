@@ -287,8 +287,9 @@ def overlap_slowdown(ctx: StepContext, colls: list[Collective]) -> tuple[float, 
     if k == 0 and k_tp == 0:
         return 0.0, 0.0
     factor = {id(c): (k_tp if c.axis == "tp" else k) for c in colls}
-    per_mb = sum(factor[id(c)] * (c.time_s - c.exposed_s) for c in colls if c.phase != "step") / ctx.m
-    per_step = sum(factor[id(c)] * (c.time_s - c.exposed_s) for c in colls if c.phase == "step")
+    hidden = {id(c): max(0.0, c.time_s - c.exposed_s) for c in colls}  # rounding can leave -1e-18
+    per_mb = sum(factor[id(c)] * hidden[id(c)] for c in colls if c.phase != "step") / ctx.m
+    per_step = sum(factor[id(c)] * hidden[id(c)] for c in colls if c.phase == "step")
     return per_mb, per_step
 
 

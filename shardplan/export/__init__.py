@@ -108,7 +108,13 @@ def reproduce_command(framework: str, estimate, output: str | Path | None = None
 
     from shardplan.parallel import ParallelConfig
     e, p, given = estimate, estimate.parallel, inputs or {}
-    q = shlex.quote
+
+    def q(text: str) -> str:
+        """A shell word for ``text``: shlex quoting, or bash's $'...' with escapes when it holds a
+        newline or another control character (the line must stay one comment line)."""
+        if text.isprintable():
+            return shlex.quote(text)
+        return "$'" + text.encode("unicode_escape").decode("ascii").replace("'", "\\'") + "'"
     parts = ["shardplan export", f"--to {framework}", f"--model {q(str(given.get('model') or e.model.name))}",
              f"--hardware {q(str(given.get('hardware') or e.hardware.name))}",
              f"--devices {e.layout.n_devices}", f"--seq-len {e.training.seq_len}",

@@ -137,26 +137,55 @@ def framework_profile(name: str) -> FrameworkProfile:
                           "(or a profile .yaml file)", field="framework", value=name, legal=list(FRAMEWORKS)) from None
 
 
-def _profile_file(path: str) -> FrameworkProfile:
-    """A profile file: its ``base`` profile with the file's fields replacing the base's."""
+def _profile_file(path: str, seen: tuple[str, ...] = ()) -> FrameworkProfile:
+    """A profile file: its ``base`` profile with the file's fields replacing the base's; a ``base``
+    that is itself a file is read relative to this file's folder.
+
+    Raises:
+        ConfigError: an unreadable file, a bad field, or files that name each other as ``base``.
+    """
     from shardplan.loaders import _read_mapping
 
-    return profile_from_mapping(_read_mapping(Path(path)), f"framework {path}")
+    key = str(Path(path).resolve())
+    if key in seen:
+        raise ConfigError(f"framework {path}: base files name each other ({' -> '.join([*seen, key])})",
+                          field="base", value=path)
+    return profile_from_mapping(_read_mapping(Path(path)), f"framework {path}", Path(path).parent, (*seen, key))
 
 
-def profile_from_mapping(data: dict, where: str = "framework") -> FrameworkProfile:
-    """A profile from a mapping: its ``base`` profile (default megatron) with the mapping's fields
-    replacing the base's (a profile file's content, or a hardware file's ``framework:`` section).
+def profile_from_mapping(data: dict, where: str = "framework", folder: Path | None = None,
+                         seen: tuple[str, ...] = ()) -> FrameworkProfile:
+    """A profile from a mapping: its ``base`` profile (default megatron; a profile file is read relative
+    to ``folder`` when given) with the mapping's fields replacing the base's (a profile file's content,
+    or a hardware file's ``framework:`` section). Booleans are refused for numeric fields and only
+    booleans are taken for the on/off fields (pydantic would read ``true`` as 1 and ``'off'`` as False).
 
     Raises:
         ConfigError: an unknown base or an invalid field (named, with ``where``).
     """
     from pydantic import ValidationError
 
-    from shardplan.loaders import config_error
+    from shardplan.loaders import check_number_types, config_error
 
     data = dict(data)
-    base = framework_profile(str(data.pop("base", "megatron")))
+    base_name = data.pop("base", "megatron")
+    if not isinstance(base_name, str) or not base_name.strip():
+        raise ConfigError(f"{where}: base={short_repr(base_name)}; legal: {', '.join(FRAMEWORKS)} or a profile file",
+                          field="base", value=base_name, legal=list(FRAMEWORKS))
+    if base_name.lower().endswith((".yaml", ".yml", ".json")):
+        path = Path(base_name) if folder is None or Path(base_name).is_absolute() else folder / base_name
+        try:
+            base = _profile_file(str(path), seen)
+        except ConfigError as e:
+            raise ConfigError(f"{where}: base {base_name}: {e}", field="base", value=base_name) from None
+    else:
+        base = framework_profile(base_name)
+    check_number_types(data, FrameworkProfile, where)
+    for key, value in data.items():
+        info = FrameworkProfile.model_fields.get(key)
+        if info is not None and info.annotation is bool and not isinstance(value, bool):
+            raise ConfigError(f"{where}: {key}={short_repr(value)}; legal: true or false", field=key, value=value,
+                              legal=[True, False])
     try:
         return FrameworkProfile(**{**base.model_dump(), "name": data.pop("name", base.name), **data})
     except ValidationError as e:

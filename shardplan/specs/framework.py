@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class FrameworkProfile(BaseModel):
@@ -164,3 +164,11 @@ class FrameworkProfile(BaseModel):
     expert_parallel: bool = True
     min_microbatches: Literal["none", "pp_minus_1"] = "none"
     sources: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("schedules", "zero_stages", "recomputes")
+    @classmethod
+    def _no_repeats(cls, value: tuple | None) -> tuple | None:
+        """A list of what the framework implements names each choice once."""
+        if value is not None and len(set(value)) != len(value):
+            raise ValueError(f"{list(value)} names a choice twice; give each once")
+        return value
