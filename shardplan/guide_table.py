@@ -61,7 +61,11 @@ def guide_rows(hardware: str, models: list[str] | None, devices: list[int] | Non
                         delta = "does not fit"
                 except ConfigError:
                     delta = "not valid"
-            rows.append({**row, "best": best.parallel.short(), "mfu": f"{best.mfu:.1%}",
+            from shardplan.calibration import best_published_mfu, optimism_note  # late: reads the published runs
+            above = optimism_note(best) is not None
+            ceiling = best_published_mfu(best.hardware.peak_flops_bf16, best.training.precision.compute_dtype == "fp8")
+            rows.append({**row, "best": best.parallel.short(), "mfu": f"{best.mfu:.1%}" + (" *" if above else ""),
+                         "ceiling": f"{ceiling[0]:.1%}, {ceiling[1]}" if above and ceiling else "",
                          "tps": f"{best.tokens_per_s / n:,.0f}", "bound": best.bound,
                          "critical": f"{th['critical_tokens_per_dp_rank']:,.0f} ({th['dp_level']})",
                          "max_tp": f"{th['max_compute_bound_tp']:.1f}", "rule": rule_txt, "rule_delta": delta})
@@ -75,6 +79,12 @@ def rows_to_markdown(rows: list[dict], hardware: str, seq_len: int) -> str:
            "DP rank | largest compute-bound TP | rule of thumb | rule vs best |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        out.append(f"| {r['model']} | {r['devices']} | {r['batch_tokens']:,} | `{r['best']}` | {r['mfu']} | {r['tps']} "
+        mfu = r["mfu"].replace("*", "\\*")  # Markdown: a literal asterisk
+        out.append(f"| {r['model']} | {r['devices']} | {r['batch_tokens']:,} | `{r['best']}` | {mfu} | {r['tps']} "
                    f"| {r['bound']} | {r['critical']} | {r['max_tp']} | {r['rule']} | {r['rule_delta']} |")
+    ceiling = next((r["ceiling"] for r in rows if r.get("ceiling")), "")
+    if ceiling:
+        out.append(f"\n\\* above the best MFU published on this chip and precision ({ceiling}, in the planner's MFU "
+                   "definition): the prediction assumes every collective hidden behind tuned kernels; read it as an "
+                   "upper bound (docs/accuracy.md, search vs the published layout).")
     return "\n".join(out) + "\n"

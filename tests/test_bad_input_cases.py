@@ -209,3 +209,13 @@ def test_reproduce_line_with_a_newline_in_a_path_stays_one_line(tmp_path):
     assert r.exit_code == 0, r.output
     line = next(x for x in out.read_text().splitlines() if "reproduce:" in x)
     assert line.endswith("line.sh'") and "$'" in line
+
+
+def test_guide_flags_predictions_above_the_best_published_mfu():
+    # llama-3-8b on 8 H100: the best layout's predicted MFU (~52%) is above the best published H100 bf16 run
+    # (44.6% in the planner's MFU definition): marked, with a footnote naming the row
+    from shardplan.guide_table import guide_rows, rows_to_markdown
+    rows = guide_rows("h100-sxm", ["llama-3-8b"], [8], 8192, 4 * 2**20)
+    assert rows[0]["mfu"].endswith(" *") and "llmfoundry_MPT_7B_H100_8" in rows[0]["ceiling"]
+    md = rows_to_markdown(rows, "h100-sxm", 8192)
+    assert "% \\* |" in md and "above the best MFU published" in md

@@ -231,6 +231,10 @@ def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, mo
         t.add_row(r["model"], str(r["devices"]), r["best"], r["mfu"], r["tps"], r["bound"], r["critical"],
                   r["max_tp"], r["rule"], r["rule_delta"])
     console.print(t)
+    ceiling = next((r["ceiling"] for r in rows if r.get("ceiling")), "")
+    if ceiling:
+        console.print(f"* above the best MFU published on this chip and precision ({ceiling}): an upper bound, "
+                      "every collective assumed hidden behind tuned kernels", highlight=False, markup=False)
     if markdown:
         markdown.write_text(rows_to_markdown(rows, hardware, seq_len))
         console.print(f"wrote {markdown}")
