@@ -189,6 +189,28 @@ def stall_tp_nodes(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProf
                                lambda r: r.nodes < profile.pp_stall_min_nodes)
 
 
+def pick_report(runs: list[GridRun], preds: list[Estimate | str]) -> str:
+    """What following the ranking would have given, per (model, nodes) group: the measured throughput
+    of the layout predicted fastest (among those predicted to run) as a share of the group's best
+    measured run, and the best of the three predicted fastest ('failed' when the pick did not run)."""
+    groups: dict[tuple, list[tuple[float, GridRun]]] = defaultdict(list)
+    best: dict[tuple, float] = defaultdict(float)
+    for run, e in zip(runs, preds):
+        if run.ran:
+            best[(run.model, run.nodes)] = max(best[(run.model, run.nodes)], run.tok_s_gpu)
+        if not isinstance(e, str) and e.runs:
+            groups[(run.model, run.nodes)].append((e.tokens_per_s / e.layout.n_devices, run))
+    lines = ["| model | nodes | predicted fastest: measured / best measured | best of the top 3 |", "|---|---|---|---|"]
+    for key in sorted(groups):
+        if not best[key]:
+            continue
+        top = [r for _, r in sorted(groups[key], key=lambda x: -x[0])[:3]]
+        share = (lambda r: f"{r.tok_s_gpu / best[key]:.0%}" if r.ran else "failed")
+        top3 = max((r.tok_s_gpu for r in top if r.ran), default=0.0) / best[key]
+        lines.append(f"| {key[0]} | {key[1]} | {share(top[0])} | {top3:.0%} |")
+    return "\n".join(lines)
+
+
 def stall_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> str:
     """Where the runs that lose a near-constant time per microbatch are (measured against the
     stall-free prediction): counts per (nodes, ZeRO-0 or not, pipelined or not), and the median
@@ -420,6 +442,8 @@ def main() -> None:
     hw, profile = load_hardware(args.hardware), framework_profile(args.framework)
     preds = [predict(r, hw, profile) for r in runs]
     text = report(f"{args.framework} profile on {hw.name}", score(runs, preds))
+    text += ("\n\nThe layout the ranking picks, within each group's measured layouts (does the planner choose "
+             "well?):\n\n" + pick_report(runs, preds))
     text += "\n\n" + stall_report(runs, hw, profile)
     text += "\n\nPeak memory, leave-one-model-out:\n\n" + memory_lomo_report(runs, hw, profile)
     compared = baseline_rows(runs, hw, profile)

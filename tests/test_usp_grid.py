@@ -175,3 +175,16 @@ def test_nanotron_schedules_are_gpipe_and_1f1b():
     # megatron default: every schedule
     mega = _training(FrameworkProfile())
     assert validate(ParallelConfig(pp=2, schedule="zero-bubble"), G1B, mega, 2).microbatches == 256
+
+
+def test_pick_report_scores_the_predicted_fastest_layout_of_each_group():
+    # two 1B runs on 1 node: the planner ranks dp=8 mbs=2 above dp=8 mbs=1 (same layout, larger microbatch);
+    # measured 30,000 and 40,000 tok/s/GPU: the pick reaches 30,000 / 40,000 = 75% of the best, top 3: 100%
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import usp_grid as g
+    hw, prof = g.load_hardware(str(g.DEFAULT_HW)), framework_profile("nanotron")
+    runs = [g.GridRun("1B", 1, ParallelConfig(dp=8, microbatch_size=mbs, zero_stage=1), 256, tps, 3e10)
+            for mbs, tps in ((2, 30000.0), (1, 40000.0))]
+    preds = [g.predict(r, hw, prof) for r in runs]
+    assert preds[0].tokens_per_s > preds[1].tokens_per_s
+    assert "| 1B | 1 | 75% | 100% |" in g.pick_report(runs, preds)
