@@ -30,7 +30,8 @@ from pydantic import ValidationError
 
 from shardplan.cost.flops import model_flops_per_token
 from shardplan.cost.step import Estimate, estimate
-from shardplan.errors import ConfigError
+from shardplan.errors import ConfigError, divisors
+from shardplan.limits import MAX_BATCH_TOKENS, MAX_DEVICES
 from shardplan.loaders import load_hardware
 from shardplan.parallel import ParallelConfig
 from shardplan.presets.frameworks import framework_profile
@@ -205,7 +206,7 @@ def _hybrid_shard(text: str, dp: int, scale_up_size: int) -> int | None:
         return math.gcd(dp, scale_up_size)
     size = int(named.group(1))
     if not 0 < size <= dp or dp % size:
-        legal = [d for d in range(1, dp + 1) if dp % d == 0]
+        legal = divisors(dp)
         raise ConfigError(f"zero_stage_or_fsdp={text!r}: a {size}-way shard group does not divide DP={dp}; legal "
                           f"shard sizes: {', '.join(map(str, legal))}", field="zero_stage_or_fsdp", value=text,
                           legal=legal)
@@ -287,7 +288,6 @@ def _int(row: dict, key: str, default: int | None = None) -> int:
     if v < 1 or v != int(v):
         raise ConfigError(f"{key}={row.get(key)!r} in row {row.get('id')!r} is not a positive integer",
                           field=key, value=row.get(key))
-    from shardplan.limits import MAX_BATCH_TOKENS, MAX_DEVICES
     top = MAX_BATCH_TOKENS if key in ("seq_len", "global_batch_tokens", "global_batch_sequences") else MAX_DEVICES
     if v > top:  # before any loop over it (a pipeline split of PP stages)
         raise ConfigError(f"{key}={row.get(key)!r} in row {row.get('id')!r} is larger than {top:,}; legal: 1 to {top:,}",

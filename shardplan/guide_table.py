@@ -63,9 +63,10 @@ def guide_rows(hardware: str, models: list[str] | None, devices: list[int] | Non
                     delta = "not valid"
             from shardplan.calibration import best_published_mfu, optimism_note  # late: reads the published runs
             above = optimism_note(best) is not None
-            ceiling = best_published_mfu(best.hardware.peak_flops_bf16, best.training.precision.compute_dtype == "fp8")
+            ceiling = (best_published_mfu(best.hardware.peak_flops_bf16, best.training.precision.compute_dtype == "fp8")
+                       if above else None)
             rows.append({**row, "best": best.parallel.short(), "mfu": f"{best.mfu:.1%}" + (" *" if above else ""),
-                         "ceiling": f"{ceiling[0]:.1%}, {ceiling[1]}" if above and ceiling else "",
+                         "ceiling": f"{ceiling[0]:.1%}, {ceiling[1]}" if ceiling else "",
                          "tps": f"{best.tokens_per_s / n:,.0f}", "bound": best.bound,
                          "critical": f"{th['critical_tokens_per_dp_rank']:,.0f} ({th['dp_level']})",
                          "max_tp": f"{th['max_compute_bound_tp']:.1f}", "rule": rule_txt, "rule_delta": delta})

@@ -239,11 +239,8 @@ def parallel_config(layout: Mapping[str, Any] | None = None, plan: str | Path | 
     """
     given = {k: v for k, v in (layout or {}).items() if v is not None}
     values = {**plan_file_values(plan), **given} if plan is not None else given
-    values = layout_values(values)
-    if values.get("pp_layers") is not None and "pp" not in given and "pp" not in values:
-        values["pp"] = len(values["pp_layers"])  # a layer split names its pipeline depth
     try:
-        return ParallelConfig(**values)
+        return ParallelConfig(**with_pipeline_depth(layout_values(values)))
     except ValidationError as e:
         raise config_error(e) from None
 
@@ -264,6 +261,14 @@ def plan_file_values(plan: str | Path) -> dict[str, Any]:
     except ValidationError as e:
         raise config_error(e, f"--plan {plan}") from None
     return parsed
+
+
+def with_pipeline_depth(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with ``pp`` set to the length of ``pp_layers`` when a layer split is given without
+    a pipeline depth (``--pp-layers 10,22`` alone means pp=2); other values unchanged."""
+    if values.get("pp_layers") is not None and values.get("pp") is None:
+        return {**values, "pp": len(values["pp_layers"])}
+    return values
 
 
 def layout_values(values: Mapping[str, Any]) -> dict[str, Any]:

@@ -137,14 +137,18 @@ def parse_document(text: str, path: Path, as_json: bool) -> Any:
 
 def check_number_types(data: dict[str, Any], spec: type, where: str) -> None:
     """Refuse a boolean given for a numeric field of the pydantic model ``spec`` (pydantic's lax mode would
-    read ``true`` as 1). Strings stay legal: PyYAML reads ``1.0e10`` (no exponent sign) as a string, and
-    pydantic parses it, or refuses it when it is not a number.
+    read ``true`` as 1), and anything but a boolean for a boolean field (lax mode reads ``'off'`` and ``0``
+    as False). Strings stay legal for numbers: PyYAML reads ``1.0e10`` (no exponent sign) as a string,
+    and pydantic parses it, or refuses it when it is not a number.
 
     Raises:
         ConfigError: naming ``where``, the field and the value.
     """
     for key, value in data.items():
         info = spec.model_fields.get(key)
+        if info is not None and info.annotation is bool and not isinstance(value, bool):
+            raise ConfigError(f"{where}: {key}={short_repr(value)}; legal: true or false", field=key, value=value,
+                              legal=[True, False])
         if info is None or not isinstance(value, bool):
             continue
         ann = info.annotation

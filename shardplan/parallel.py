@@ -499,7 +499,7 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
             microbatches pp does not divide. Fewer microbatches than stages is legal (a note).
     """
     _check_options(parallel, n_devices)
-    _check_schedule(parallel, training)
+    _check_framework_support(parallel, training)
     p = _resolve_dp(parallel, model, n_devices)
     _check_tp(p, model)
     stage_layers = _stage_layers(p, model, training.framework.pipeline_split)
@@ -529,7 +529,7 @@ def _check_options(p: ParallelConfig, n_devices: int) -> None:
                           field="dp_shard", value=p.dp_shard)
 
 
-def _check_schedule(p: ParallelConfig, training: TrainingSpec) -> None:
+def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
     """A pipelined layout's schedule, the ZeRO stage, the recompute policy, cp and ep must be ones the
     framework profile implements (``schedules``, ``zero_stages``, ``recomputes``,
     ``context_parallel``, ``expert_parallel``)."""
@@ -542,13 +542,13 @@ def _check_schedule(p: ParallelConfig, training: TrainingSpec) -> None:
         if not on and getattr(p, name) > 1:
             raise ConfigError(f"{name}={getattr(p, name)} is not implemented by the {fw.name} framework as the planner "
                               f"composes it; legal {name}: 1", field=name, value=getattr(p, name), legal=[1])
-    legal = training.framework.schedules
+    legal = fw.schedules
     if p.pp > 1 and legal is not None and p.schedule not in legal:
-        raise ConfigError(f"schedule={p.schedule!r} is not implemented by the {training.framework.name} framework; "
+        raise ConfigError(f"schedule={p.schedule!r} is not implemented by the {fw.name} framework; "
                           f"legal schedule: {', '.join(legal)}", field="schedule", value=p.schedule, legal=list(legal))
-    zs = training.framework.zero_stages
+    zs = fw.zero_stages
     if zs is not None and p.zero_stage not in zs:
-        raise ConfigError(f"zero_stage={p.zero_stage} is not implemented by the {training.framework.name} framework; "
+        raise ConfigError(f"zero_stage={p.zero_stage} is not implemented by the {fw.name} framework; "
                           f"legal zero_stage: {', '.join(map(str, zs))}", field="zero_stage", value=p.zero_stage,
                           legal=list(zs))
 

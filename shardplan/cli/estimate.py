@@ -44,9 +44,10 @@ def does_not_fit(e) -> str:
             f"try `shardplan plan` with the same flags for layouts that fit")
 
 
-def raise_if_negative(e) -> None:
+def raise_if_negative(e, prefix: str = "") -> None:
     """Exit 1 (:func:`shardplan.cli.common.negative`) when the estimate's layout does not fit or is
-    predicted to fail (:attr:`shardplan.cost.step.Estimate.runs`), naming every reason.
+    predicted to fail (:attr:`shardplan.cost.step.Estimate.runs`), naming every reason after
+    ``prefix`` (e.g. ``"not exported: "``).
 
     Raises:
         typer.Exit: code 1, after printing the reasons on stderr.
@@ -54,7 +55,7 @@ def raise_if_negative(e) -> None:
     reasons = ([does_not_fit(e)] if not e.fits else []) + (
         [f"the layout is predicted to fail: {e.failure}"] if e.failure else [])
     if reasons:
-        raise negative("; ".join(reasons))
+        raise negative(prefix + "; ".join(reasons))
 
 
 def _summary_table(e) -> Table:

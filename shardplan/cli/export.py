@@ -55,19 +55,13 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
 
     A layout the framework cannot express is refused (exit code 2) with what is missing and which framework can;
     one predicted not to fit or to fail is not written (exit code 1)."""
-    from shardplan.cli.estimate import estimate_layout
+    from shardplan.cli.estimate import estimate_layout, raise_if_negative
     e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
                              global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
                              attention=attention, framework=framework, dropout=dropout, scale_up_size=scale_up_size,
                              plan=plan), layout)
     print_notes(e.layout)
-    from shardplan.cli.common import negative
-    if e.failure:
-        raise negative(f"not exported: the layout is predicted to fail: {e.failure}")
-    if not e.fits:
-        raise negative(f"not exported: the layout does not fit: {e.memory.total / 2**30:.2f} GiB per device of "
-                       f"{e.hardware.hbm_bytes / 2**30:.2f} GiB HBM; try `shardplan plan` with the same flags "
-                       "for layouts that fit")
+    raise_if_negative(e, "not exported: ")
     write_export(to, e, output, dict(model=model, hardware=hardware, framework=framework, scale_up_size=scale_up_size))
 
 

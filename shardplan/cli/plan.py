@@ -58,7 +58,7 @@ def search_pins(fix: list[str] | None, layout: dict[str, Any]) -> tuple[dict[str
     Raises:
         ConfigError: a field pinned twice, an unknown field or choice, or a value the field rejects.
     """
-    from shardplan.inputs import layout_values, parallel_config
+    from shardplan.inputs import layout_values, parallel_config, with_pipeline_depth
     from shardplan.search import parse_fix
 
     fixed = parse_fix(fix or [])
@@ -70,9 +70,7 @@ def search_pins(fix: list[str] | None, layout: dict[str, Any]) -> tuple[dict[str
         key = twice[0]
         raise ConfigError(f"{key} is given twice (--{key.replace('_', '-')} and --fix {key}=...)", field=key,
                           value=pins[key])
-    merged = {**fixed, **pins}
-    if merged.get("pp_layers") is not None and "pp" not in merged:
-        merged["pp"] = len(merged["pp_layers"])  # a layer split names its pipeline depth
+    merged = with_pipeline_depth({**fixed, **pins})
     parallel_config(merged)  # type-check the pinned values
     return merged, schedules or None
 

@@ -207,6 +207,8 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
                                     training.attention, fw.selective_recompute) * tokens
     peak_total = layout.n_devices * hw.peak_flops(training.precision.compute_dtype)
     st = ctx.stage
+    overhead = m * (fw.microbatch_overhead_s + extra_mb) + fw.step_overhead_s + stall
+    slowdown = m * slow_mb + slow_step
     return Estimate(
         model=model, hardware=hw, training=training, layout=layout, memory=mem,
         fits=mem.total <= hw.hbm_bytes, hbm_usable=hw.usable_hbm_bytes(), step_s=step,
@@ -214,12 +216,10 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
         recompute_s=m * st.recompute_s, exposed_comm_s=sum(c.exposed_s for c in colls), bubble_s=bubble,
         optimizer_s=opt_s, collectives=colls, model_flops_per_step=mf, hardware_flops_per_step=hf,
         mfu=mf / (step * peak_total), hfu=hf / (step * peak_total), tokens_per_s=tokens / step,
-        bound=bottleneck(ctx, colls, bubble, opt_s, m * (fw.microbatch_overhead_s + extra_mb) + fw.step_overhead_s
-                         + stall, m * slow_mb + slow_step),
+        bound=bottleneck(ctx, colls, bubble, opt_s, overhead, slowdown),
         thresholds=_threshold_info(model, training, hw, layout) if detail else {},
         roofline=_roofline(model, training, hw, layout.parallel, layout.local_tokens, ctx.dense_t, colls, m)
-        if detail else [], overhead_s=m * (fw.microbatch_overhead_s + extra_mb) + fw.step_overhead_s + stall,
-        overlap_slowdown_s=m * slow_mb + slow_step)
+        if detail else [], overhead_s=overhead, overlap_slowdown_s=slowdown)
 
 
 def host_floor_s(ctx: StepContext) -> float:

@@ -157,8 +157,8 @@ def profile_from_mapping(data: dict, where: str = "framework", folder: Path | No
                          seen: tuple[str, ...] = ()) -> FrameworkProfile:
     """A profile from a mapping: its ``base`` profile (default megatron; a profile file is read relative
     to ``folder`` when given) with the mapping's fields replacing the base's (a profile file's content,
-    or a hardware file's ``framework:`` section). Booleans are refused for numeric fields and only
-    booleans are taken for the on/off fields (pydantic would read ``true`` as 1 and ``'off'`` as False).
+    or a hardware file's ``framework:`` section), with the field types checked strictly
+    (:func:`shardplan.loaders.check_number_types`).
 
     Raises:
         ConfigError: an unknown base or an invalid field (named, with ``where``).
@@ -181,11 +181,6 @@ def profile_from_mapping(data: dict, where: str = "framework", folder: Path | No
     else:
         base = framework_profile(base_name)
     check_number_types(data, FrameworkProfile, where)
-    for key, value in data.items():
-        info = FrameworkProfile.model_fields.get(key)
-        if info is not None and info.annotation is bool and not isinstance(value, bool):
-            raise ConfigError(f"{where}: {key}={short_repr(value)}; legal: true or false", field=key, value=value,
-                              legal=[True, False])
     try:
         return FrameworkProfile(**{**base.model_dump(), "name": data.pop("name", base.name), **data})
     except ValidationError as e:
