@@ -255,7 +255,7 @@ def plan_file_values(plan: str | Path) -> dict[str, Any]:
     values = read_plan_file(plan)
     try:
         parsed = layout_values(values)
-        ParallelConfig.model_validate(parsed, strict=True)
+        ParallelConfig.model_validate(with_pipeline_depth(parsed), strict=True)
     except ConfigError as e:
         raise ConfigError(f"--plan {plan}: {e}", field=e.field, value=e.value, legal=e.legal) from None
     except ValidationError as e:
@@ -266,7 +266,7 @@ def plan_file_values(plan: str | Path) -> dict[str, Any]:
 def with_pipeline_depth(values: dict[str, Any]) -> dict[str, Any]:
     """``values`` with ``pp`` set to the length of ``pp_layers`` when a layer split is given without
     a pipeline depth (``--pp-layers 10,22`` alone means pp=2); other values unchanged."""
-    if values.get("pp_layers") is not None and values.get("pp") is None:
+    if values.get("pp_layers") and values.get("pp") is None:
         return {**values, "pp": len(values["pp_layers"])}
     return values
 

@@ -221,6 +221,10 @@ def _legal_text(err: dict[str, Any]) -> str:
     bounds = [f"{_BOUND_WORDS[k]} {v:,}" for k, v in ctx.items() if k in _BOUND_WORDS and isinstance(v, (int, float))]
     if bounds:
         return "legal: " + " and ".join(bounds)
+    if err.get("type") == "too_short":
+        return f"legal: {ctx['min_length']:,} or more entries"
+    if err.get("type") == "too_long":
+        return f"legal: at most {ctx['max_length']:,} entries"
     return err["msg"][0].lower() + err["msg"][1:]
 
 

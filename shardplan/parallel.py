@@ -92,7 +92,7 @@ class ParallelConfig(BaseModel):
         "pipeline schedule ('interleaved' with virtual_stages >= 2; 'zero-bubble' is ZB-H1)"))
     virtual_stages: int = Field(default=1, gt=0, le=lim.MAX_LAYERS, description=(
         "model chunks per pipeline rank (interleaved schedule)"))
-    pp_layers: tuple[int, ...] | None = Field(default=None, description=(
+    pp_layers: tuple[int, ...] | None = Field(default=None, min_length=1, max_length=lim.MAX_DEVICES, description=(
         "explicit, possibly uneven, layers per pipeline stage, e.g. 9,7 (empty: n_layers / pp each)"))
     ep: int = Field(default=1, gt=0, le=lim.MAX_DEVICES, description="expert-parallel degree (MoE only), carved from dp * cp")
     etp: int | None = Field(default=None, gt=0, le=lim.MAX_DEVICES, description=(

@@ -23,3 +23,12 @@ if "jax" in sys.modules:  # imported by a plugin before this file: apply the cac
 
     jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+
+# Property tests draw the same examples on every run (``derandomize``) so that CI passes or fails on
+# the code, not on the draw; ``HYPOTHESIS_PROFILE=explore`` (with ``ROBUST_EXAMPLES=2000``) searches new
+# inputs, as benchmarks/fuzz.py does for the CLI. Any failure found that way becomes a fixed example.
+from hypothesis import settings as _hypothesis_settings  # noqa: E402
+
+_hypothesis_settings.register_profile("ci", derandomize=True, database=None)
+_hypothesis_settings.register_profile("explore", derandomize=False)
+_hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

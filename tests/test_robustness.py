@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -342,6 +342,7 @@ FIELDS = ["tp", "pp", "cp", "dp", "zero_stage", "sp", "schedule", "pp_layers", "
 
 @SETTINGS
 @given(plan=st.dictionaries(st.sampled_from(FIELDS), JSONISH, max_size=3), wrap=st.booleans())
+@example(plan={"pp_layers": []}, wrap=False)  # found by CI: pp=len([])=0 was checked outside the file's context
 def test_plan_files_give_a_layout_or_a_config_error(plan, wrap):
     from shardplan.inputs import parallel_config
     with tempfile.TemporaryDirectory() as tmp:
