@@ -255,6 +255,7 @@ def plan_file_values(plan: str | Path) -> dict[str, Any]:
     values = read_plan_file(plan)
     try:
         parsed = layout_values(values)
+        ParallelConfig.model_validate(parsed, strict=True)  # types first: pp is taken from a valid pp_layers only
         ParallelConfig.model_validate(with_pipeline_depth(parsed), strict=True)
     except ConfigError as e:
         raise ConfigError(f"--plan {plan}: {e}", field=e.field, value=e.value, legal=e.legal) from None
@@ -266,8 +267,9 @@ def plan_file_values(plan: str | Path) -> dict[str, Any]:
 def with_pipeline_depth(values: dict[str, Any]) -> dict[str, Any]:
     """``values`` with ``pp`` set to the length of ``pp_layers`` when a layer split is given without
     a pipeline depth (``--pp-layers 10,22`` alone means pp=2); other values unchanged."""
-    if values.get("pp_layers") and values.get("pp") is None:
-        return {**values, "pp": len(values["pp_layers"])}
+    layers = values.get("pp_layers")
+    if isinstance(layers, (list, tuple)) and layers and values.get("pp") is None:
+        return {**values, "pp": len(layers)}
     return values
 
 

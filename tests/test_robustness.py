@@ -343,8 +343,10 @@ FIELDS = ["tp", "pp", "cp", "dp", "zero_stage", "sp", "schedule", "pp_layers", "
 @SETTINGS
 @given(plan=st.dictionaries(st.sampled_from(FIELDS), JSONISH, max_size=3), wrap=st.booleans())
 @example(plan={"pp_layers": []}, wrap=False)  # found by CI: pp=len([])=0 was checked outside the file's context
+@example(plan={"pp_layers": True}, wrap=False)  # found searching: pp was taken from a pp_layers of the wrong type
+@example(plan={"pp_layers": ""}, wrap=False)
 def test_plan_files_give_a_layout_or_a_config_error(plan, wrap):
-    from shardplan.inputs import parallel_config
+    from shardplan.inputs import LAYOUT_OPTIONS_BY_NAME, parallel_config
     with tempfile.TemporaryDirectory() as tmp:
         f = Path(tmp) / "plan.json"
         f.write_text(json.dumps({"plans": [{"parallel": plan}]} if wrap else plan))
@@ -355,7 +357,10 @@ def test_plan_files_give_a_layout_or_a_config_error(plan, wrap):
             return
     for key, value in plan.items():  # accepted values are of the field's JSON type, never coerced
         got = getattr(pc, key)
-        assert type(got) is type(value) or (key == "pp_layers" and list(got) == value), (key, value, got)
+        if key == "pp_layers":  # a list of stage sizes, or the flag's text form ("9,7"; "" = no explicit split)
+            assert got == LAYOUT_OPTIONS_BY_NAME["pp_layers"].parse(value), (value, got)
+        else:
+            assert type(got) is type(value), (key, value, got)
 
 
 def test_guide_and_plan_ranges():
