@@ -26,7 +26,7 @@ from shardplan.specs.hardware import HardwareSpec
 #: (framework, row-id prefixes, fitted parameters): each framework's own published rows
 FITS = [("deepspeed", ("narayanan21_t2_zero3",), [Parameter("framework", "zero3_prefetch", 0.0, 1.0),
                                                  Parameter("framework", "zero3_nic_share", 0.05, 1.0)]),
-        ("deepspeed", ("bloom", "gptneox", "glm"), [Parameter("framework", "microbatch_overhead_s", 0.0, 0.5)]),
+        ("deepspeed", ("bloom", "gptneox", "glm"), [Parameter("framework", "layer_overhead_s", 0.0, 0.1)]),
         ("torchtitan", ("tt_",), [Parameter("framework", "elementwise_traffic", 1.0, 8.0)]),
         ("pytorch-fsdp", ("llmfoundry",), [Parameter("framework", "elementwise_traffic", 1.0, 8.0),
                                            Parameter("framework", "overlap_slowdown", 0.0, 1.0)]),

@@ -112,3 +112,26 @@ def test_hybrid_sharded_fsdp_row_on_an_efa_cluster():
     assert row_inputs({**FMS_13B, "zero_stage_or_fsdp": "HSDP (16-way shard)"})[3].dp_shard == 16
     assert row_inputs({**FMS_13B, "zero_stage_or_fsdp": "FSDP SHARD_GRAD_OP"})[3].zero_stage == 2
     assert row_inputs({**FMS_13B, "zero_stage_or_fsdp": "FSDP NO_SHARD"})[3].zero_stage == 0
+
+
+#: Megatron-Turing NLG 530B (Smith et al. 2022 Sec. 2.4): Megatron-DeepSpeed, tp=8 pp=35, mbs 1, batch 1920, seq
+#: 2048, full activation checkpointing, 280 DGX A100 nodes, 60.1 s per iteration
+MT_NLG = {"id": "mtnlg_530b_2240", "source": "Smith et al. 2022 (MT-NLG, DeepSpeed)", "model": "GPT-530B",
+          "hardware": "A100-80GB (Selene)", "n_devices": "2240", "TP": "8", "PP": "35", "DP": "8", "CP": "1",
+          "microbatch_size": "1", "seq_len": "2048", "global_batch_sequences": "1920", "global_batch_tokens": "",
+          "precision": "bf16", "zero_stage_or_fsdp": "ZeRO-1", "recompute": "full", "step_time_s": "60.1"}
+
+
+def test_deepspeed_overhead_is_per_layer_and_carries_to_mt_nlg():
+    from shardplan.cost.step import estimate
+    model, hw, tr, pc, n = row_inputs(MT_NLG)
+    assert tr.framework.name == "deepspeed"
+    e = estimate(model, hw, tr, pc, n)
+    no_host = tr.model_copy(update={"framework": tr.framework.model_copy(update={"layer_overhead_s": 0.0})})
+    e0 = estimate(model, hw, no_host, pc, n)
+    # 105 layers / 35 stages = 3 per stage; 1920 / (8 x 1) = 240 microbatches + 34 bubble ticks (1F1B):
+    # (240 + 34) x 3 x 0.0134 s = 11.0 s added to the step
+    assert e.step_s - e0.step_s == pytest.approx(274 * 3 * tr.framework.layer_overhead_s, rel=0.02)
+    # measured 1920 x 2048 / 60.1 s / 2240 = 29.21 tokens/s per GPU; held out (not fitted): within 15%
+    res = reproduce_row(MT_NLG)
+    assert res.covered and abs(res.error) < 0.15
