@@ -53,7 +53,8 @@ _DS_LAYER = ("per transformer layer per microbatch, outside the GEMMs: DeepSpeed
              "least_squares) to the shared DeepSpeed pipeline rows bloom*, gptneox*, glm*: 13.4 ms, leave-one-row-out "
              "|error| median 7.1%, max 12.3%. Per layer, not per microbatch: on Megatron-Turing NLG 530B (Smith et al. "
              "2022 Sec. 2.4, 3 layers per stage, not fitted) a per-microbatch constant fitted on the same rows "
-             "predicts +22-27% too slow, this term 6-10% too fast (docs/accuracy.md public runs)")
+             "predicts +22-27% too slow, this term 6-10% too fast (docs/accuracy.md public runs). Every run it is fitted "
+             "and checked on checkpoints every layer: whether the term holds without recomputation is not identified")
 
 
 
