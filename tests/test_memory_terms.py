@@ -221,3 +221,30 @@ def test_fp8_keeps_linear_inputs_in_one_byte():
     lay = validate(ParallelConfig(), m, bf16, 8)
     assert (activation_bytes_per_token(m, bf16, lay, False) - activation_bytes_per_token(m, fp8, lay, False)
             == 18432)
+
+
+def test_torchtitan_pipelining_holds_unsharded_fsdp_gradients_and_parameters():
+    """torchtitan + PP + FSDP (docs/performance.md Table 5: 405B, FSDP 8 x TP 8 x PP 8): no gradient reduction or
+    resharding before a stage's last backward, so the stage's gradients (fp32) and gathered parameters stay
+    resident for the step."""
+    from shardplan.cost.memory import memory_for_stage
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
+    model = MODELS["llama-3.1-405b"]
+    pc = ParallelConfig(dp=8, zero_stage=3, tp=8, sp=True, pp=8, microbatch_size=4, recompute="full")
+    mem = {}
+    for fw in ("torchtitan", "megatron"):
+        tr = TrainingSpec(seq_len=8192, global_batch_size=256, framework=framework_profile(fw),
+                          precision=PRECISION_POLICIES["bf16-mixed"])
+        mem[fw] = memory_for_stage(model, tr, validate(pc, model, tr, 512), 0)
+    # stage 0 holds 15 of the 126 layers (balanced split 15, 16 x 6, 15) and the embedding, split over tp = 8:
+    # a layer = q, o 16384^2 each + k, v 16384 x 1024 each + 3 x 16384 x 53248 = 3,187,671,040 (+ 2 norms of 16,384,
+    # replicated); embedding 128,256 x 16,384 = 2,101,346,304; (15 x 3,187,671,040 + 2,101,346,304) / 8 = 6,239,551,488
+    stage = 6_239_551_488 + 15 * 2 * 16_384
+    assert mem["torchtitan"].grads == pytest.approx(4 * stage, rel=1e-9)  # fp32, unsharded
+    assert mem["torchtitan"].zero3_buffers == pytest.approx(2 * stage, rel=1e-9)  # bf16 gathered parameters
+    # megatron: ZeRO-3, the bf16 shard of dp = 8, with the vocabulary padded to a multiple of 128 x tp = 1024
+    # (129,024 rows: 768 more x 16,384 / tp 8)
+    assert mem["megatron"].grads == pytest.approx(2 * (stage + 768 * 16_384 / 8) / 8, rel=1e-9)

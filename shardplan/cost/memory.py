@@ -413,8 +413,16 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
         mb.notes.append("master weights, gradients and optimizer state offloaded to host memory")
     else:
         mb.grads, mb.optimizer = grads, opt
-    if z == 3 and p.zero3_gather == "per_step":
-        # the gathered parameters of the whole stage stay resident for the step
+    held = training.framework.pp_unsharded_grad_bytes
+    if z == 3 and p.pp > 1 and held:
+        # PyTorch pipelining + FSDP2: no reduction until the step's last backward, so the stage's gradients stay
+        # unsharded in the reduce dtype for the step (FrameworkProfile.pp_unsharded_grad_bytes)
+        mb.grads = held * sp.total
+        mb.notes.append(f"the stage's gradients are held unsharded ({held} B per parameter) until the step's last "
+                        "backward (pipelining with FSDP)")
+    if z == 3 and (p.zero3_gather == "per_step" or (held and p.pp > 1)):
+        # the gathered parameters of the whole stage stay resident for the step (with pipelining under FSDP2 too:
+        # no resharding before the last backward)
         mb.zero3_buffers = prec.param_bytes * sp.total
     elif z == 3:
         unit = model.largest_tensor_params() if p.fsdp_unit == "tensor" else model.largest_block_params()

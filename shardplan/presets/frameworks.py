@@ -35,6 +35,10 @@ _TITAN_SAC = ("torchtitan distributed/activation_checkpoint.py, selective_ac_opt
 #: the PyTorch caching allocator's reserve over allocated and the runtime context, fitted for nanotron on the
 #: measured H100 grid (_NANOTRON_ALLOC, _NANOTRON_CONTEXT) and shared by the other eager PyTorch profile (torchtitan)
 _PYTORCH_ALLOCATOR = dict(allocator_overhead=0.16, context_bytes=2 * 2**30)
+_TITAN_PP_GRADS = ("torch.distributed.pipelining stage.py backward_maybe_with_nosync: gradient reduction and resharding "
+                   "only on a stage's last backward of the step; FSDP2 accumulates the unsharded gradients in its reduce "
+                   "dtype, float32 under torchtitan's default mixed_precision_reduce; checked on torchtitan "
+                   "docs/performance.md Tables 5-6 (405B, FSDP 8 x TP 8 x PP 8: 73-85 GiB measured, docs/accuracy.md)")
 _TITAN_ALLOC = ("not fitted on torchtitan rows (the shared rows publish no memory): the PyTorch caching allocator's "
                 "reserve over allocated and the runtime context fitted for nanotron on the measured H100 grid "
                 "(eager PyTorch, the same allocator: 0.16 and 2 GiB)")
@@ -97,9 +101,10 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile(name="megatron"),
         FrameworkProfile(name="maxtext", vocab_divisible_by=1, sources={"vocab_divisible_by": _NO_PAD}),
         FrameworkProfile(name="torchtitan", elementwise_traffic=5.31, vocab_divisible_by=1, loss="eager",
-                         selective_recompute="every_other_matmul", **_PYTORCH_ALLOCATOR,
+                         selective_recompute="every_other_matmul", pp_unsharded_grad_bytes=4, **_PYTORCH_ALLOCATOR,
                          sources={"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"),
                                   "loss": _TITAN_LOSS, "selective_recompute": _TITAN_SAC,
+                                  "pp_unsharded_grad_bytes": _TITAN_PP_GRADS,
                                   "allocator_overhead": _TITAN_ALLOC, "context_bytes": _TITAN_ALLOC}),
         FrameworkProfile(name="pytorch-fsdp", overlap_slowdown=0.522, vocab_divisible_by=1,
                          sources={"vocab_divisible_by": _NO_PAD, "overlap_slowdown": _fit("pytorch-fsdp", "llmfoundry*", "6.4%, max 16.1%")}),

@@ -102,6 +102,14 @@ class FrameworkProfile(BaseModel):
             with tp=32 (4 nodes) stall at every job size (86 of 88 runs on 8-64 nodes), those with
             tp=16 (2 nodes) below 32 nodes rarely (6 of 63): heavy cross-node tp traffic next to
             the pipeline messages brings the wait on early.
+        pp_unsharded_grad_bytes: bytes per parameter element of the gradients a ZeRO-3 (FSDP) stage
+            holds unsharded across the microbatches of a pipelined step (0: none, the gradients are
+            reduce-scattered every microbatch). PyTorch's pipelining runs every microbatch's backward
+            but the last without gradient reduction or resharding (torch.distributed.pipelining
+            stage.py ``backward_maybe_with_nosync``), and FSDP2 accumulates those unsharded gradients
+            in its reduce dtype (fp32 under torchtitan's default ``mixed_precision_reduce``): 4.
+            A non-zero value also keeps the stage's gathered parameters resident under pipelining
+            (torchtitan ``reshard_after_forward = not pp_enabled``), whatever ``zero3_gather`` says.
         allocator_retry_s, allocator_pressure_start: seconds per microbatch lost when the
             predicted device usage nears the HBM capacity: the caching allocator's failed
             ``cudaMalloc`` -> synchronize, free cached blocks, retry (``num_alloc_retries``), ramped
@@ -152,6 +160,7 @@ class FrameworkProfile(BaseModel):
     pp_message_stall_s: float = Field(default=0.0, ge=0, le=10.0)
     pp_stall_min_nodes: int = Field(default=1, ge=1, le=2**20)
     pp_stall_min_tp_nodes: int | None = Field(default=None, ge=1, le=2**20)
+    pp_unsharded_grad_bytes: int = Field(default=0, ge=0, le=8)
     allocator_retry_s: float = Field(default=0.0, ge=0, le=10.0)
     allocator_pressure_start: float = Field(default=0.9, ge=0.5, lt=1.0)
     pipeline_split: Literal["balanced", "cost_greedy"] = "balanced"
