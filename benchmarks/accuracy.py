@@ -301,7 +301,10 @@ def main() -> None:
               "and no distributed optimizer, which later Megatron releases replaced with selective recomputation",
               "and ZeRO-1 (Korthikanti et al. 2022 report the same 30%+ gain on the same models); the DeepSpeed",
               "ZeRO-3 rows are communication-bound under DeepSpeed's 2021 ZeRO-3, which the profile keeps, so the",
-              "search moves to tp/pp; the gains elsewhere are within the model's error band. A flagged gain is a",
+              "search moves to tp/pp; the DeepSpeed pipeline rows (BLOOM, GPT-NeoX, GLM) ran full recomputation",
+              "without sequence parallelism, and the search, held to what DeepSpeed runs (its 1F1B schedule, ZeRO-0/1",
+              "with pipelining), gains by selective recomputation and SP; the gains elsewhere are within the model's",
+              "error band. A flagged gain is a",
               "prediction under the row's framework profile, not a measured one: check it with `shardplan",
               "validate` and a short run before trusting it."]
     args.out.parent.mkdir(parents=True, exist_ok=True)

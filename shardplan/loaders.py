@@ -149,6 +149,9 @@ def check_number_types(data: dict[str, Any], spec: type, where: str) -> None:
         if info is not None and info.annotation is bool and not isinstance(value, bool):
             raise ConfigError(f"{where}: {key}={short_repr(value)}; legal: true or false", field=key, value=value,
                               legal=[True, False])
+        if info is not None and isinstance(value, (list, tuple)) and any(isinstance(x, bool) for x in value):
+            raise ConfigError(f"{where}: {key}={short_repr(value)}; legal: a list of numbers or names, not booleans",
+                              field=key, value=value)
         if info is None or not isinstance(value, bool):
             continue
         ann = info.annotation
@@ -213,6 +216,11 @@ def _field_names(title: str) -> list[str]:
 
 
 _BOUND_WORDS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
+#: pydantic type-error kinds in the words of the rest of the messages
+_TYPE_WORDS = {"int_type": "a whole number", "int_parsing": "a whole number", "int_from_float": "a whole number",
+               "float_type": "a number", "float_parsing": "a number", "bool_type": "true or false",
+               "bool_parsing": "true or false", "tuple_type": "a list", "list_type": "a list",
+               "string_type": "a text value", "dict_type": "a mapping of fields"}
 
 
 def _legal_text(err: dict[str, Any]) -> str:
@@ -221,6 +229,13 @@ def _legal_text(err: dict[str, Any]) -> str:
     bounds = [f"{_BOUND_WORDS[k]} {v:,}" for k, v in ctx.items() if k in _BOUND_WORDS and isinstance(v, (int, float))]
     if bounds:
         return "legal: " + " and ".join(bounds)
+    kind = err.get("type", "")
+    if kind in _TYPE_WORDS:
+        return "legal: " + _TYPE_WORDS[kind]
+    if kind == "literal_error" and "expected" in ctx:
+        return f"legal: {ctx['expected']}"
+    if kind == "value_error":
+        return str(err["msg"]).removeprefix("Value error, ")
     if err.get("type") == "too_short":
         return f"legal: {ctx['min_length']:,} or more entries"
     if err.get("type") == "too_long":

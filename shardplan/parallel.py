@@ -439,8 +439,9 @@ def _stage_layers(p: ParallelConfig, model: ModelSpec, split_rule: str = "balanc
                               legal=[list(own)])
     if p.pp_layers is not None and split_rule != "cost_greedy":
         if len(p.pp_layers) != p.pp:
-            raise ConfigError(f"pp_layers has {len(p.pp_layers)} entries but pp={p.pp}",
-                              field="pp_layers", value=list(p.pp_layers))
+            raise ConfigError(f"pp_layers has {len(p.pp_layers)} entries but pp={p.pp}; legal: pp={len(p.pp_layers)}, "
+                              f"or {p.pp} entries summing to {L}", field="pp_layers", value=list(p.pp_layers),
+                              legal=[len(p.pp_layers)])
         if min(p.pp_layers) < 1:
             raise ConfigError(f"pp_layers={short_repr(list(p.pp_layers))} has a stage with {min(p.pp_layers)} layers; "
                               f"legal: every stage holds >= 1 layer, {L} in all", field="pp_layers",
@@ -531,7 +532,7 @@ def _check_options(p: ParallelConfig, n_devices: int) -> None:
 
 def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
     """A pipelined layout's schedule, the ZeRO stage, the recompute policy, cp and ep must be ones the
-    framework profile implements (``schedules``, ``zero_stages``, ``recomputes``,
+    framework profile implements (``schedules``, ``zero_stages``, ``pipeline_zero_stages``, ``recomputes``,
     ``context_parallel``, ``expert_parallel``)."""
     fw = training.framework
     if fw.recomputes is not None and p.recompute not in fw.recomputes:
@@ -546,6 +547,11 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
     if p.pp > 1 and legal is not None and p.schedule not in legal:
         raise ConfigError(f"schedule={p.schedule!r} is not implemented by the {fw.name} framework; "
                           f"legal schedule: {', '.join(legal)}", field="schedule", value=p.schedule, legal=list(legal))
+    pzs = fw.pipeline_zero_stages
+    if p.pp > 1 and pzs is not None and p.zero_stage not in pzs:
+        raise ConfigError(f"zero_stage={p.zero_stage} with pp={p.pp} is not implemented by the {fw.name} framework; "
+                          f"legal zero_stage with pipelining: {', '.join(map(str, pzs))} (or pp=1)", field="zero_stage",
+                          value=p.zero_stage, legal=list(pzs))
     zs = fw.zero_stages
     if zs is not None and p.zero_stage not in zs:
         raise ConfigError(f"zero_stage={p.zero_stage} is not implemented by the {fw.name} framework; "
@@ -678,12 +684,14 @@ def _microbatches(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -
     if p.pp > 1 and p.schedule == "interleaved" and m % p.pp:
         raise ConfigError(f"interleaved schedule needs microbatches ({m}) divisible by pp={p.pp} "
                           f"(Megatron-LM requirement)", field="schedule", value=p.schedule)
-    if p.pp > 1 and training.framework.min_microbatches == "pp_minus_1" and m < p.pp - 1:
+    fw = training.framework
+    if p.pp > 1 and p.schedule == "1f1b" and fw.min_microbatches == "pp_minus_1" and m < p.pp - 1:
         legal = [b for b in divisors(B // p.dp) if B // (p.dp * b) >= p.pp - 1]
         fix = (f"legal microbatch_size: {fmt_legal(legal)}" if legal else
-               f"no microbatch size is: raise the global batch to at least dp x (pp - 1) = {p.dp * (p.pp - 1)} "
-               f"sequences or lower pp")
-        raise ConfigError(f"{m} microbatches per step is fewer than pp - 1 = {p.pp - 1}: the framework's 1F1B engine "
-                          f"needs at least pp - 1 (nanotron pipeline_parallel/engine.py); {fix}",
+               f"no microbatch size gives that: raise the global batch to at least dp x (pp - 1) = "
+               f"{p.dp * (p.pp - 1)} sequences, or lower pp")
+        raise ConfigError(f"{m} microbatches per step is fewer than pp - 1 = {p.pp - 1}: the {fw.name} framework's "
+                          f"1F1B engine needs at least pp - 1 (min_microbatches='pp_minus_1', as nanotron's "
+                          f"OneForwardOneBackwardPipelineEngine asserts); {fix}",
                           field="microbatch_size", value=p.microbatch_size, legal=legal)
     return m

@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, NamedTuple, get_args
 
+from shardplan.loaders import config_error
 from shardplan.cost.axes import cp as cp_axis
 from shardplan.cost.axes import dp as dp_axis
 from shardplan.cost.axes import ep as ep_axis
@@ -147,10 +148,7 @@ def parse_fix(items: Iterable[str]) -> dict[str, Any]:
         try:
             pc = ParallelConfig(**out)
         except ValidationError as e:
-            first = e.errors()[0]
-            loc = ".".join(str(x) for x in first["loc"])
-            raise ConfigError(f"--fix {loc}={short_repr(first.get('input'))}: {first['msg']}", field=loc,
-                              value=first.get("input")) from None
+            raise config_error(e, "--fix") from None
         out = {k: getattr(pc, k) for k in out}  # the validated values ("3" -> 3)
     return out
 
@@ -233,9 +231,16 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
     def pinned(name: str, options: Iterable) -> tuple:
         return tuple(o for o in options if name not in fix or fix[name] == o)
 
-    scheds = tuple(schedules) if schedules else ((fix["schedule"],) if "schedule" in fix else DEFAULT_SCHEDULES)
-    if training.framework.schedules is not None:  # only what the framework implements (1f1b if none is left)
-        scheds = tuple(sc for sc in scheds if sc in training.framework.schedules) or ("1f1b",)
+    asked = tuple(schedules) if schedules else ((fix["schedule"],) if "schedule" in fix else ())
+    scheds = asked or DEFAULT_SCHEDULES
+    fw = training.framework
+    if fw.schedules is not None:  # only what the framework implements
+        scheds = tuple(sc for sc in scheds if sc in fw.schedules)
+        if not scheds and asked:
+            raise ConfigError(f"schedule={', '.join(asked)} is not implemented by the {fw.name} framework; legal "
+                              f"schedule: {', '.join(fw.schedules)}", field="schedule", value=asked[0],
+                              legal=list(fw.schedules))
+        scheds = scheds or tuple(fw.schedules)
     for sc in scheds:
         if sc not in SCHEDULES:
             raise ConfigError(f"schedule={sc!r}; legal: {', '.join(SCHEDULES)}", field="schedule", value=sc,
@@ -246,9 +251,11 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
     cps = [c for c in divisors(n) if c <= max_cp and s % seq_len_divisor(c, training.causal) == 0
            and (c == 1 or training.framework.context_parallel)]
     allowed = training.framework.zero_stages or (0, 1, 2, 3)  # what the framework implements
-    # ZeRO-2 dominates ZeRO-0/1 only where the framework has ZeRO-2
+    # ZeRO-2 dominates ZeRO-0/1 only where the framework has ZeRO-2, with pipelining too
+    piped = training.framework.pipeline_zero_stages
+    zero2 = 2 in allowed and (piped is None or 2 in piped)
     zero_stages = [fix["zero_stage"]] if "zero_stage" in fix else [
-        z for z in allowed if not (2 in allowed and zero_stage_dominated(z, prune))]
+        z for z in allowed if not (zero2 and zero_stage_dominated(z, prune))]
     greedy = training.framework.pipeline_split == "cost_greedy" and "pp_layers" not in fix
     # a pp the framework's split leaves a rank without any block is predicted to fail (Layout.failure)
     pps = [p for p in divisors(n) if p <= model.n_layers and not (greedy and p > 1 and blockless_ranks(model, p))]

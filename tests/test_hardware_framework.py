@@ -104,3 +104,61 @@ def test_tied_embedding_allreduce_is_counted_once():
                                "framework_overhead", "overlap_slowdown"))
     assert any(c.tensor == "grads" and c.axis == "pp" for c in e.collectives)
     assert parts == pytest.approx(t["step"], rel=1e-12)
+
+
+BASE = ["--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "64", "--seq-len", "4096",
+        "--global-batch", "64"]
+
+
+def _run(*args):
+    r = runner.invoke(app, [*args])
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    return r.exit_code, r.output
+
+
+def test_deepspeed_pipelines_only_with_zero_0_or_1_and_its_own_schedule():
+    # DeepSpeed's PipelineEngine asserts ZeRO stage < 2 and has one training schedule (TrainSchedule, 1F1B)
+    code, out = _run("estimate", *BASE, "--framework", "deepspeed", "--pp", "8", "--zero-stage", "3")
+    assert code == 2 and "legal zero_stage with pipelining: 0, 1" in out
+    code, out = _run("estimate", *BASE, "--framework", "deepspeed", "--pp", "8", "--schedule", "interleaved",
+                     "--virtual-stages", "2")
+    assert code == 2 and "legal schedule: 1f1b" in out
+    assert _run("estimate", *BASE, "--framework", "deepspeed", "--zero-stage", "3")[0] in (0, 1)  # pp = 1: fine
+    # the search keeps ZeRO-0/1 pipelines (ZeRO-2 does not dominate them where pipelining forbids it)
+    code, out = _run("plan", *BASE, "--framework", "deepspeed", "--fix", "pp=4")
+    assert code == 0 and "pp=4" in out
+
+
+def test_plan_refuses_a_schedule_the_framework_lacks_and_uses_the_one_it_has(tmp_path):
+    code, out = _run("plan", *BASE, "--framework", "nanotron", "--pp", "2", "--schedule", "interleaved")
+    assert code == 2 and "legal schedule: gpipe, 1f1b" in out
+    f = tmp_path / "gpipe.yaml"
+    f.write_text("base: torchtitan\nschedules: [gpipe]\n")
+    code, out = _run("plan", *BASE, "--framework", str(f), "--pp", "2")
+    assert code == 0 and "gpipe" in out
+
+
+def test_nanotron_microbatch_floor_is_its_1f1b_engines():
+    # global batch 8 on dp = 8: one microbatch, fewer than pp - 1 = 7 -- refused for 1F1B, legal for GPipe
+    # (nanotron's AllForwardAllBackwardPipelineEngine has no such assert)
+    args = ("estimate", *BASE[:-1], "8", "--framework", "nanotron", "--pp", "8")
+    code, out = _run(*args)
+    assert code == 2 and "fewer than pp - 1 = 7" in out and "no microbatch size gives that" in out
+    assert _run(*args, "--schedule", "gpipe")[0] in (0, 1)
+
+
+def test_profile_file_errors_name_the_file_and_the_legal_values(tmp_path):
+    cases = {"base: torchtitan\nbogus_field: 1\n": "'bogus_field' is not a profile field; legal: base, name",
+             "base: torchtitan\nzero_stages: [true]\n": "not booleans",
+             "base: nosuch\n": "base: framework='nosuch' is unknown",
+             "base: torchtitan\nname: ''\n": "name=''"}
+    for i, (text, match) in enumerate(cases.items()):
+        f = tmp_path / f"p{i}.yaml"
+        f.write_text(text)
+        code, out = _run("estimate", *BASE, "--framework", str(f))
+        assert code == 2 and match in out and f"p{i}.yaml" in out, (text, out)
+    # two files naming each other: one message naming both, not repeated
+    (tmp_path / "a.yaml").write_text("base: b.yaml\n")
+    (tmp_path / "b.yaml").write_text("base: a.yaml\n")
+    code, out = _run("estimate", *BASE, "--framework", str(tmp_path / "a.yaml"))
+    assert code == 2 and "name each other" in out and out.count("framework ") == 1

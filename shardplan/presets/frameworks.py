@@ -109,8 +109,14 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile(name="pytorch-fsdp", overlap_slowdown=0.522, vocab_divisible_by=1,
                          sources={"vocab_divisible_by": _NO_PAD, "overlap_slowdown": _fit("pytorch-fsdp", "llmfoundry*", "6.4%, max 16.1%")}),
         FrameworkProfile(name="deepspeed", zero3_prefetch=0.221, zero3_nic_share=0.217, layer_overhead_s=0.0134,
+                         schedules=("1f1b",), pipeline_zero_stages=(0, 1),
                          sources={"zero3_prefetch": _DS_ZERO3, "zero3_nic_share": _DS_ZERO3,
-                                  "layer_overhead_s": _DS_LAYER}),
+                                  "layer_overhead_s": _DS_LAYER,
+                                  "schedules": "deepspeed/runtime/pipe/schedule.py: TrainSchedule, a 1F1B-style "
+                                  "schedule, is the PipelineEngine's only training schedule",
+                                  "pipeline_zero_stages": "deepspeed/runtime/pipe/engine.py PipelineEngine.__init__: "
+                                  "assert zero_optimization_stage() < 2 ('ZeRO-2 and ZeRO-3 are incompatible with "
+                                  "pipeline parallelism')"}),
         FrameworkProfile(name="nanotron", grad_buffer_bytes=4, loss="eager", **_PYTORCH_ALLOCATOR,
                          pipeline_split="cost_greedy", vocab_divisible_by=1,
                          min_microbatches="pp_minus_1", schedules=("gpipe", "1f1b"), zero_stages=(0, 1),
@@ -163,7 +169,7 @@ def _profile_file(path: str, seen: tuple[str, ...] = ()) -> FrameworkProfile:
     key = str(Path(path).resolve())
     if key in seen:
         raise ConfigError(f"framework {path}: base files name each other ({' -> '.join([*seen, key])})",
-                          field="base", value=path)
+                          field="base_loop", value=path)
     return profile_from_mapping(_read_mapping(Path(path)), f"framework {path}", Path(path).parent, (*seen, key))
 
 
@@ -191,9 +197,19 @@ def profile_from_mapping(data: dict, where: str = "framework", folder: Path | No
         try:
             base = _profile_file(str(path), seen)
         except ConfigError as e:
+            if e.field == "base_loop":  # already names every file of the loop
+                raise
             raise ConfigError(f"{where}: base {base_name}: {e}", field="base", value=base_name) from None
     else:
-        base = framework_profile(base_name)
+        try:
+            base = framework_profile(base_name)
+        except ConfigError as e:
+            raise ConfigError(f"{where}: base: {e}", field="base", value=base_name, legal=e.legal) from None
+    unknown = [k for k in data if k not in FrameworkProfile.model_fields]
+    if unknown:
+        legal = ["base", *FrameworkProfile.model_fields]
+        raise ConfigError(f"{where}: {short_repr(unknown[0])} is not a profile field; legal: {', '.join(legal)}",
+                          field=str(unknown[0]), value=data[unknown[0]], legal=legal)
     check_number_types(data, FrameworkProfile, where)
     try:
         return FrameworkProfile(**{**base.model_dump(), "name": data.pop("name", base.name), **data})

@@ -102,6 +102,10 @@ class FrameworkProfile(BaseModel):
             with tp=32 (4 nodes) stall at every job size (86 of 88 runs on 8-64 nodes), those with
             tp=16 (2 nodes) below 32 nodes rarely (6 of 63): heavy cross-node tp traffic next to
             the pipeline messages brings the wait on early.
+        pipeline_zero_stages: the ZeRO stages the framework allows together with pipeline parallelism
+            (None: those of ``zero_stages``). DeepSpeed's PipelineEngine asserts a stage below 2
+            (deepspeed/runtime/pipe/engine.py: "ZeRO-2 and ZeRO-3 are incompatible with pipeline
+            parallelism").
         pp_unsharded_grad_bytes: bytes per parameter element of the gradients a ZeRO-3 (FSDP) stage
             holds unsharded across the microbatches of a pipelined step (0: none, the gradients are
             reduce-scattered every microbatch). PyTorch's pipelining runs every microbatch's backward
@@ -139,7 +143,7 @@ class FrameworkProfile(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
-    name: str = "megatron"
+    name: str = Field(default="megatron", min_length=1, max_length=200)
     collective_overhead_s: float = Field(default=0.0, ge=0, le=0.1)
     layer_overhead_s: float = Field(default=0.0, ge=0, le=0.1)
     microbatch_overhead_s: float = Field(default=0.0, ge=0, le=1.0)
@@ -161,6 +165,7 @@ class FrameworkProfile(BaseModel):
     pp_stall_min_nodes: int = Field(default=1, ge=1, le=2**20)
     pp_stall_min_tp_nodes: int | None = Field(default=None, ge=1, le=2**20)
     pp_unsharded_grad_bytes: int = Field(default=0, ge=0, le=8)
+    pipeline_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
     allocator_retry_s: float = Field(default=0.0, ge=0, le=10.0)
     allocator_pressure_start: float = Field(default=0.9, ge=0.5, lt=1.0)
     pipeline_split: Literal["balanced", "cost_greedy"] = "balanced"
@@ -174,7 +179,7 @@ class FrameworkProfile(BaseModel):
     min_microbatches: Literal["none", "pp_minus_1"] = "none"
     sources: dict[str, str] = Field(default_factory=dict)
 
-    @field_validator("schedules", "zero_stages", "recomputes")
+    @field_validator("schedules", "zero_stages", "recomputes", "pipeline_zero_stages")
     @classmethod
     def _no_repeats(cls, value: tuple | None) -> tuple | None:
         """A list of what the framework implements names each choice once."""
