@@ -67,6 +67,8 @@ class ParallelConfig(BaseModel):
         tp_overlap: hide the tp activation collectives behind the matmuls that consume or produce
             them (Transformer Engine userbuffers, Megatron-LM ``--tp-comm-overlap``; Wang et al. 2023,
             "Overlap Communication with Dependent Computation via Decomposition").
+        moe_dispatcher: how MoE tokens reach their experts across the ep group ('alltoall' or 'deepep';
+            :mod:`shardplan.cost.axes.ep`).
         zero3_gather: when ZeRO-3 gathers the parameters. 'per_microbatch': PyTorch FSDP's default,
             re-gathered for every microbatch's forward and again for its backward (Zhao et al. 2023,
             Sec. 3.2, reshard after forward). 'per_step': gathered once per step and kept for every
@@ -121,6 +123,10 @@ class ParallelConfig(BaseModel):
     zero3_gather: Literal["per_microbatch", "per_step"] = Field(default="per_microbatch", description=(
         "when ZeRO-3 gathers the parameters: 'per_microbatch' (PyTorch FSDP, for every microbatch's "
         "forward and backward) or 'per_step' (once per step, kept for every microbatch, as XLA/GSPMD does)"))
+    moe_dispatcher: Literal["alltoall", "deepep"] = Field(default="alltoall", description=(
+        "MoE token dispatch over the ep group: 'alltoall' (NCCL AllToAll: every (token, expert) copy crosses "
+        "the network) or 'deepep' (DeepEP, Megatron-LM --moe-enable-deepep: one copy per (token, node) "
+        "over the scale-out network, forwarded to the node's experts over NVLink)"))
 
     @property
     def expert_tp(self) -> int:
@@ -145,6 +151,8 @@ class ParallelConfig(BaseModel):
             parts.append(f"ep={self.ep}")
         if self.etp is not None and self.etp != self.tp:
             parts.append(f"etp={self.etp}")
+        if self.ep > 1 and self.moe_dispatcher != "alltoall":
+            parts.append(self.moe_dispatcher)
         parts += [f"mbs={self.microbatch_size}", f"recompute={self.recompute}"]
         return " ".join(parts)
 

@@ -187,3 +187,30 @@ def test_tied_embeddings_all_reduce_over_the_embedding_group():
     assert c.bytes_per_device == 65_536 == bytes_sent("AllReduce", 256 * 64 * 4, 2)
     assert c.exposed_s == c.time_s > 0
     assert not group(MODELS["tiny-llama"], pp=2, dp=4, microbatch_size=1) and not group(tied, dp=8)
+
+
+def test_deepep_sends_one_copy_per_remote_node():
+    """DeepEP (DeepSeek-V3 report Sec. 3.2.2): scale-out copies per token = remote nodes hit, not remote experts."""
+    from shardplan.cost.axes.ep import deepep_scale_out_share
+    from shardplan.cost.step import estimate
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    # 128 experts over 4 nodes (ep = 32, 8 per node), top 8: a node is missed with C(96,8)/C(128,8) = 0.09275,
+    # so 3 x (1 - 0.09275) = 2.722 remote nodes against 8 x 24/32 = 6 remote experts: 0.4536
+    miss = 1.0
+    for i in range(8):
+        miss *= (96 - i) / (128 - i)
+    assert deepep_scale_out_share(128, 8, 32, 8) == pytest.approx(3 * (1 - miss) / 6, rel=1e-12)
+    assert deepep_scale_out_share(128, 8, 32, 8) == pytest.approx(0.4536, abs=1e-4)
+    assert deepep_scale_out_share(128, 8, 8, 8) == 1.0  # one node: nothing crosses the network
+    # in the estimate: the AllToAll payload shrinks by that share (Qwen3-235B, tp 2, ep 32 over 4 nodes)
+    m, hw = MODELS["qwen3-235b-a22b"], HARDWARE["h100-sxm"]
+    tr = TrainingSpec(seq_len=4096, global_batch_size=256)
+    base = dict(tp=2, sp=True, ep=32, etp=1, pp=8, zero_stage=1)
+    a2a = {d: [c for c in estimate(m, hw, tr, ParallelConfig(**base, moe_dispatcher=d), 256).collectives
+               if c.axis == "ep"] for d in ("alltoall", "deepep")}
+    for x, y in zip(a2a["alltoall"], a2a["deepep"]):
+        assert y.bytes_per_device == pytest.approx(x.bytes_per_device * deepep_scale_out_share(128, 8, 32, 8))
+        assert y.time_s < 0.6 * x.time_s

@@ -522,3 +522,15 @@ def test_reproduce_line_keeps_file_paths_and_the_framework(tmp_path):
     assert r2.exit_code == 0, r2.output
     strip = lambda t: [x for x in t.splitlines() if "reproduce:" not in x]  # noqa: E731
     assert strip(out2.read_text()) == strip(out.read_text())
+
+
+def test_megatron_writes_and_reads_deepep_and_expert_tensor_parallelism():
+    from shardplan.export import exporter
+    from shardplan.export.megatron import megatron_args
+    from shardplan.parallel import ParallelConfig
+    text = ("torchrun --nnodes 32 --nproc-per-node 8 pretrain_gpt.py --tensor-model-parallel-size 2 "
+            "--pipeline-model-parallel-size 8 --expert-model-parallel-size 32 --expert-tensor-parallel-size 1 "
+            "--moe-token-dispatcher-type flex --moe-enable-deepep --sequence-parallel --use-distributed-optimizer")
+    imp = exporter("megatron").read(text)
+    assert (imp.parallel.ep, imp.parallel.etp, imp.parallel.moe_dispatcher) == (32, 1, "deepep")
+    assert ParallelConfig().moe_dispatcher == "alltoall" and megatron_args is not None

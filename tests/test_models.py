@@ -16,6 +16,9 @@ from shardplan.specs.model import ModelSpec
 # CodeLlama-34B by hand: attention 2*8192^2 + 2*8192*1024 = 150,994,944; SwiGLU 3*8192*22016 = 541,065,216;
 #   norms 16,384 -> 692,076,544 per layer * 48 = 33,219,674,112; embeddings 2*32000*8192 = 524,288,000;
 #   final norm 8,192 -> 33,743,970,304 (Meta's "34B").
+# Qwen3-235B-A22B by hand: attention 4096*8192 + 2*4096*512 + 8192*4096 + q/k norms 2*128 = 71,303,424;
+#   MoE router 4096*128 + 128 experts * 3*4096*1536 = 2,416,443,392; norms 8,192 -> 2,487,755,008 per layer
+#   * 94 = 233,848,970,752; embeddings 2*151936*4096 = 1,244,659,712; final norm 4,096 -> 235,093,634,560 ("235B").
 EXACT = {
     "gpt2": 124_439_808,
     "llama-2-7b": 6_738_415_616,
@@ -28,6 +31,7 @@ EXACT = {
     "mistral-7b": 7_241_732_096,
     "mixtral-8x7b": 46_702_792_704,
     "qwen2.5-7b": 7_615_616_512,
+    "qwen3-235b-a22b": 235_093_634_560,
 }
 
 

@@ -13,7 +13,8 @@ Parallel domain"), ``--context-parallel-size``; ``_add_training_args`` -- ``--mi
 ``--recompute-num-layers``, ``--tp-comm-overlap``, ``--optimizer-cpu-offload``,
 ``--sequence-parallel``; ``_add_mixed_precision_args`` -- ``--bf16``,
 ``--accumulate-allreduce-grads-in-fp32``; ``_add_moe_args`` -- ``--expert-model-parallel-size``,
-``--expert-tensor-parallel-size``; ``_add_data_args`` -- ``--seq-length``. Not in the parts read:
+``--expert-tensor-parallel-size``, ``--moe-token-dispatcher-type``, ``--moe-enable-deepep``;
+``_add_data_args`` -- ``--seq-length``. Not in the parts read:
 ``--fp8-format`` (Transformer Engine arguments) and whether ``--num-distributed-optimizer-instances``
 also makes Megatron-FSDP hybrid (HSDP). NeMo 2 passes the same values through ``MegatronStrategy``
 (tensor_model_parallel_size, ...); the flags are what ``pretrain_gpt.py`` reads.
@@ -21,8 +22,8 @@ also makes Megatron-FSDP hybrid (HSDP). NeMo 2 passes the same values through ``
 Mapping (planner -> flag): tp -> ``--tensor-model-parallel-size``; pp -> ``--pipeline-model-parallel-size``;
 interleaved -> ``--num-layers-per-virtual-pipeline-stage``; an uneven split with equal middle stages ->
 ``--decoder-first/last-pipeline-num-layers``; cp -> ``--context-parallel-size``; ep ->
-``--expert-model-parallel-size`` with ``--expert-tensor-parallel-size tp`` (the planner splits experts
-over tp); sp -> ``--sequence-parallel``; ZeRO-1 -> ``--use-distributed-optimizer``, ZeRO-2/3 ->
+``--expert-model-parallel-size`` with ``--expert-tensor-parallel-size`` etp (tp when unset);
+moe_dispatcher='deepep' -> ``--moe-token-dispatcher-type flex --moe-enable-deepep``; sp -> ``--sequence-parallel``; ZeRO-1 -> ``--use-distributed-optimizer``, ZeRO-2/3 ->
 Megatron-FSDP ``optim_grads`` / ``optim_grads_params``; HSDP -> ``--num-distributed-optimizer-instances
 dp/dp_shard``; recompute -> ``--recompute-granularity`` (+ ``--recompute-method uniform
 --recompute-num-layers 1`` for full); ``--micro-batch-size``, ``--global-batch-size``, ``--seq-length``;
@@ -101,7 +102,9 @@ def megatron_args(ctx: ExportContext) -> list[str]:
     args += _pipeline_args(ctx)
     args += ["--context-parallel-size", str(p.cp)]
     if p.ep > 1:
-        args += ["--expert-model-parallel-size", str(p.ep), "--expert-tensor-parallel-size", str(p.tp)]
+        args += ["--expert-model-parallel-size", str(p.ep), "--expert-tensor-parallel-size", str(p.expert_tp)]
+        if p.moe_dispatcher == "deepep":
+            args += ["--moe-token-dispatcher-type", "flex", "--moe-enable-deepep"]
     if p.sp:
         args.append("--sequence-parallel")
     if p.tp_overlap:
@@ -159,11 +162,12 @@ def parser() -> argparse.ArgumentParser:
                  "--seq-length", "--recompute-num-layers", "--nnodes", "--nproc-per-node", "--num-layers"):
         ap.add_argument(flag, type=int)
     for flag in ("--sequence-parallel", "--use-distributed-optimizer", "--use-megatron-fsdp", "--overlap-grad-reduce",
-                 "--tp-comm-overlap", "--optimizer-cpu-offload", "--bf16"):
+                 "--tp-comm-overlap", "--optimizer-cpu-offload", "--bf16", "--moe-enable-deepep"):
         ap.add_argument(flag, action="store_true")
     ap.add_argument("--data-parallel-sharding-strategy", choices=["no_shard", "optim", "optim_grads",
                                                                   "optim_grads_params"])
     ap.add_argument("--recompute-granularity", choices=["full", "selective"])
+    ap.add_argument("--moe-token-dispatcher-type", choices=["allgather", "alltoall", "flex"])
     ap.add_argument("--recompute-method", choices=["uniform", "block"])
     return ap
 
@@ -220,6 +224,8 @@ def read(text: str, devices: int | None = None) -> Imported:
     dp, zero = n // (tp * pp * cp), _zero_stage(a)
     values = dict(dp=dp, zero_stage=zero, tp=tp, pp=pp, cp=cp, sp=a.sequence_parallel,
                   ep=a.expert_model_parallel_size or 1, recompute=a.recompute_granularity or "none",
+                  etp=a.expert_tensor_parallel_size if a.expert_tensor_parallel_size not in (None, tp) else None,
+                  moe_dispatcher="deepep" if a.moe_enable_deepep else "alltoall",
                   microbatch_size=a.micro_batch_size or 1, overlap_grad_reduce=a.overlap_grad_reduce,
                   tp_overlap=a.tp_comm_overlap, offload_optimizer=a.optimizer_cpu_offload,
                   dp_shard=dp // (a.num_distributed_optimizer_instances or 1) if zero else None,
@@ -229,5 +235,6 @@ def read(text: str, devices: int | None = None) -> Imported:
 
 
 EXPORTER = Exporter(name="megatron", title="Megatron-LM", source=SOURCE, suffix=".sh",
-                    expresses=("overlap_grad_reduce", "tp_overlap", "offload_optimizer"), write=write, read=read,
+                    expresses=("overlap_grad_reduce", "tp_overlap", "offload_optimizer", "etp", "moe_dispatcher"),
+                    write=write, read=read,
                     precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp8-mixed", "fp32"))

@@ -79,7 +79,7 @@ from shardplan.jax.pipeline import Pipeline, decay_mask, layout_params, stack_pa
 from shardplan.jax.ring import runtime_cp_attention, sequence_order
 from shardplan.jax.rules import (LeafSharding, ParamOverride, ShardingRules, activation_sharding, context_mesh,
                                  make_rules, manual_axes, param_shardings, sharding_rows)
-from shardplan.parallel import RUNTIME_SCHEDULE, Layout, padded_vocab
+from shardplan.parallel import RUNTIME_SCHEDULE, Layout, ParallelConfig, padded_vocab
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
 
@@ -289,6 +289,16 @@ def executed_zero3_gather(layout: Layout, leaves: dict[str, LeafSharding]) -> st
     return p.zero3_gather if p.zero_stage == 3 and p.pp == 1 and sharded else None
 
 
+def _warn_unexecuted(p: ParallelConfig) -> None:
+    """Warn about layout fields the planner prices but the JAX runtime does not execute."""
+    if p.offload_optimizer:
+        warnings.warn("offload_optimizer=True is not executed by the JAX runtime: the optimizer state stays "
+                      "in device memory", stacklevel=3)
+    if p.moe_dispatcher != "alltoall":
+        warnings.warn(f"moe_dispatcher={p.moe_dispatcher!r} is not executed by the JAX runtime: tokens are "
+                      "dispatched with XLA's AllToAll", stacklevel=3)
+
+
 class Trainer:
     """A compiled training step for one (model, layout) on one mesh.
 
@@ -330,9 +340,7 @@ class Trainer:
         if runtime_vocab != model.vocab_size:
             model = model.model_copy(update={"vocab_size": runtime_vocab})
         self.net_spec = model
-        if layout.parallel.offload_optimizer:
-            warnings.warn("offload_optimizer=True is not executed by the JAX runtime: the optimizer state stays "
-                          "in device memory", stacklevel=2)
+        _warn_unexecuted(layout.parallel)
         self.cfg = cfg = cfg or TrainConfig()
         if cfg.compute_dtype not in COMPUTE_DTYPES:
             raise ConfigError(f"compute_dtype={cfg.compute_dtype!r} is unknown; legal: {', '.join(COMPUTE_DTYPES)}",

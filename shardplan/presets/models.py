@@ -43,6 +43,9 @@ _FAMILY_PRESETS = [
     _hf("qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B", _llama_cfg(
         2048, 6144, 48, 32, 4, 151936, arch="Qwen3MoeForCausalLM", head_dim=128, moe_intermediate_size=768,
         num_experts=128, num_experts_per_tok=8)),
+    _hf("qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B", _llama_cfg(
+        4096, 12288, 94, 64, 4, 151936, arch="Qwen3MoeForCausalLM", head_dim=128, moe_intermediate_size=1536,
+        num_experts=128, num_experts_per_tok=8)),
     _hf("gemma-7b", "google/gemma-7b", _llama_cfg(3072, 24576, 28, 16, 16, 256000, arch="GemmaForCausalLM",
                                                   head_dim=256)),
     _hf("gemma-2-9b", "google/gemma-2-9b", _llama_cfg(3584, 14336, 42, 16, 8, 256000, arch="Gemma2ForCausalLM",

@@ -7,12 +7,20 @@ backward (and the forward pair again with full recompute). Each device sends its
 dispatch, Megatron-LM's MoE token dispatcher), times ``TrainingSpec.moe_load``: the capacity
 factor with token dropping (fixed-size buffers per expert, Switch Transformer Sec. 2.2) or the
 dropless imbalance (the busiest rank receives that much more). Exposed (not overlapped).
+
+With ``moe_dispatcher='deepep'`` (DeepEP; DeepSeek-V3 technical report, Liu et al. 2024, Sec. 3.2.2:
+tokens cross the scale-out network once per destination node and are forwarded to that node's
+experts over NVLink) the scale-out bytes shrink from one copy per remote expert to one per remote
+node (:func:`deepep_scale_out_share`).
 """
 
 from __future__ import annotations
 
+import math
+
 from shardplan.cost.axes import LayerCall, recomputed, tally
 from shardplan.cost.collective import Collective
+from shardplan.cost.comm import group_split
 from shardplan.cost.context import StepContext
 
 #: per MoE layer
@@ -22,6 +30,24 @@ MOE_LAYER: tuple[LayerCall, ...] = (
     LayerCall("AllToAll", "bwd", "gradient of the combine"),
     LayerCall("AllToAll", "bwd", "gradient of the dispatch"),
 )
+
+
+def deepep_scale_out_share(n_experts: int, top_k: int, ep: int, per_node: int) -> float:
+    """Scale-out bytes of a DeepEP dispatch as a fraction of an AllToAll's (1 when the ep group sits in
+    one node).
+
+    The group's ``ep`` ranks fill ``ep / per_node`` nodes holding ``n_experts / nodes`` experts each.
+    A token routed to ``top_k`` distinct experts chosen uniformly (balanced routing) misses a given node
+    with probability ``C(E - E/nodes, k) / C(E, k)``; DeepEP sends it once to each other node it hits,
+    ``(nodes - 1)(1 - that)`` copies, where an AllToAll sends one per expert on another node,
+    ``k (ep - per_node) / ep``. Example: Qwen3-235B-A22B, 128 experts, top 8, ep = 32 over 4 nodes:
+    ``C(96, 8) / C(128, 8) = 0.0928``, ``3 x 0.907 = 2.72`` copies against ``8 x 24/32 = 6``: 0.454.
+    """
+    nodes = max(1, ep // max(1, per_node))
+    if nodes == 1 or n_experts < nodes:
+        return 1.0
+    miss = math.comb(n_experts - n_experts // nodes, top_k) / math.comb(n_experts, top_k)
+    return min(1.0, (nodes - 1) * (1 - miss) / (top_k * (ep - per_node) / ep))
 
 
 def collectives(ctx: StepContext) -> list[Collective]:
@@ -35,5 +61,12 @@ def collectives(ctx: StepContext) -> list[Collective]:
                * ctx.training.moe_load)
     calls = MOE_LAYER + (recomputed(MOE_LAYER) if p.recompute == "full" else ())
     # the ep group's ranks are etp apart (tp apart by default; Megatron-LM folds ep over tp ranks when etp < tp)
+    purpose = "token dispatch / combine"
+    if p.moe_dispatcher == "deepep":
+        # the AllToAll's payload scaled to the copies DeepEP sends: its time is set by the scale-out part
+        # (the NVLink forwarding inside the destination node runs beside it at ~9x the bandwidth)
+        per_node = group_split(p.ep, p.expert_tp, ctx.hw.scale_up_size)[0]
+        payload *= deepep_scale_out_share(ctx.model.n_experts, ctx.model.top_k, p.ep, per_node)
+        purpose = "token dispatch / combine (DeepEP: one copy per remote node)"
     return [ctx.collective(op, "ep", "tokens", ph, "layers", payload, p.ep, p.expert_tp, n * ctx.moe_layers * m,
-                           "token dispatch / combine") for op, ph, n in tally(calls)]
+                           purpose) for op, ph, n in tally(calls)]
