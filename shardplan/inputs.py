@@ -39,7 +39,7 @@ from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec, precision_policy
 
-OptionKind = Literal["int", "bool", "choice", "ints"]
+OptionKind = Literal["int", "bool", "choice", "ints", "names"]
 
 
 @dataclass(frozen=True)
@@ -48,11 +48,11 @@ class LayoutOption:
 
     Attributes:
         name: the field name, e.g. ``"zero_stage"``.
-        kind: ``"int"``, ``"bool"``, ``"choice"`` (a ``Literal``) or ``"ints"`` (a tuple of ints,
-            written ``9,7``).
+        kind: ``"int"``, ``"bool"``, ``"choice"`` (a ``Literal``), ``"ints"`` (a tuple of ints,
+            written ``9,7``) or ``"names"`` (a tuple of ``Literal`` values, written ``layernorm,moe_act``).
         default: the field's default (``None``: derived, e.g. dp from the device count).
         description: the field's pydantic ``description``.
-        choices: the ``Literal`` values of a ``"choice"`` field, in declaration order.
+        choices: the ``Literal`` values of a ``"choice"`` or ``"names"`` field, in declaration order.
         minimum, maximum: inclusive integer bounds from the field's ``gt``/``ge``/``lt``/``le``.
         optional: ``None`` is a legal value (empty means "derive it").
     """
@@ -104,7 +104,27 @@ class LayoutOption:
                                   field=self.name, value=value) from None
         if self.kind == "ints" and isinstance(value, list):
             return tuple(value)
+        if self.kind == "names":
+            return self._names(value)
         return value
+
+    def _names(self, value: Any) -> Any:
+        """``"a,b"`` or a list of names as a tuple, each checked against :attr:`choices` ("" = None)."""
+        if isinstance(value, str):
+            cells = [x.strip() for x in value.split(",")]
+            if not value.strip():
+                return None
+            if "" in cells:
+                raise ConfigError(f"{self.name}={short_repr(value)} has an empty entry; give names separated by commas, "
+                                  f"e.g. {','.join(self.choices[:2])}", field=self.name, value=value)
+            value = cells
+        if not isinstance(value, (list, tuple)):
+            return value  # pydantic names the type
+        bad = [x for x in value if x not in self.choices]
+        if bad:
+            raise ConfigError(f"{self.name}: {short_repr(bad[0])} is unknown; legal: {fmt_legal(self.choices)}",
+                              field=self.name, value=bad[0], legal=self.choices)
+        return tuple(value)
 
 
 def _bounds(info: FieldInfo) -> tuple[int | None, int | None]:
@@ -140,6 +160,9 @@ def _option(name: str, info: FieldInfo) -> LayoutOption:
         kind, choices = ann.__name__, ()
     elif typing.get_origin(ann) is tuple and typing.get_args(ann) == (int, Ellipsis):
         kind, choices = "ints", ()
+    elif (typing.get_origin(ann) is tuple and len(typing.get_args(ann)) == 2 and typing.get_args(ann)[1] is Ellipsis
+          and typing.get_origin(typing.get_args(ann)[0]) is Literal):
+        kind, choices = "names", tuple(typing.get_args(typing.get_args(ann)[0]))
     else:
         raise TypeError(f"ParallelConfig.{name}: type {info.annotation} has no option kind; add one in "
                         f"shardplan/inputs.py:_option")

@@ -31,6 +31,8 @@ MAX_DEVICES = lim.MAX_DEVICES
 
 Schedule = Literal["gpipe", "1f1b", "interleaved", "zero-bubble"]
 Recompute = Literal["none", "selective", "full"]
+#: Megatron-LM ``--recompute-modules`` (with ``--recompute-granularity selective``)
+RecomputeModule = Literal["core_attn", "layernorm", "moe_act", "mlp", "moe", "shared_experts"]
 
 #: The schedule the JAX reference runtime (:mod:`shardplan.jax.pipeline`) executes for each planner
 #: schedule: GPipe and 1F1B as written; interleaved and zero-bubble (ZB-H1) as 1F1B (same gradients,
@@ -102,6 +104,10 @@ class ParallelConfig(BaseModel):
         "etp ways instead of tp, ep x etp carved from tp * dp * cp (empty: tp)"))
     recompute: Recompute = Field(default="none", description=(
         "activation recomputation: 'selective' (attention core) or 'full' (per layer)"))
+    recompute_modules: tuple[RecomputeModule, ...] | None = Field(default=None, min_length=1, description=(
+        "with recompute='selective': the parts recomputed (Megatron-LM --recompute-modules; empty: core_attn): "
+        "core_attn, layernorm (norm outputs), moe_act (the experts' activation output), mlp (dense MLPs), "
+        "moe (whole MoE layers, dispatch included), shared_experts"))
     microbatch_size: int = Field(default=1, gt=0, le=lim.MAX_MICROBATCH, description=(
         "sequences per microbatch per data-parallel rank"))
     kv_replication: bool = Field(default=False, description=(
@@ -153,7 +159,8 @@ class ParallelConfig(BaseModel):
             parts.append(f"etp={self.etp}")
         if self.ep > 1 and self.moe_dispatcher != "alltoall":
             parts.append(self.moe_dispatcher)
-        parts += [f"mbs={self.microbatch_size}", f"recompute={self.recompute}"]
+        mods = f"({','.join(self.recompute_modules)})" if self.recompute_modules else ""
+        parts += [f"mbs={self.microbatch_size}", f"recompute={self.recompute}{mods if self.recompute == 'selective' else ''}"]
         return " ".join(parts)
 
 
@@ -228,7 +235,10 @@ class Layout:
             chunks = chunk_layers(self.stage_layers, p.virtual_stages)
             out.append(f"virtual_stages={p.virtual_stages} does not divide every stage: chunks of unequal size "
                        f"(first stage {list(chunks[0])}, heaviest {list(max(chunks, key=sum))} layers; Megatron-core "
-                       f"--pipeline-model-parallel-layout); the largest chunk sets the pipeline tick")
+                       f"--pipeline-model-parallel-layout); the largest chunk sets the pipeline tick"
+                       + ("; a chunk of 0 layers holds only the embedding (first stage) or the loss (last stage), "
+                          "Megatron-LM --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split"
+                          if any(0 in c for c in chunks) else ""))
         if 1 < p.pp and self.microbatches < p.pp:
             out.append(f"{self.microbatches} microbatches per step is fewer than pp={p.pp} stages: every stage "
                        f"idles for (pp - 1) microbatch times per step (the bubble exceeds the work; "
@@ -360,14 +370,26 @@ def chunk_layers(stage_layers: tuple[int, ...], virtual_stages: int) -> tuple[tu
     return tuple(out)
 
 
+def max_virtual_stages(split: tuple[int, ...]) -> int:
+    """The most virtual chunks per stage an uneven split interleaves into: every chunk holds a layer,
+    except that the first stage's first chunk may hold only the embedding and the last stage's last
+    chunk only the output layer and loss (Megatron-LM ``--account-for-embedding-in-pipeline-split``
+    and ``--account-for-loss-in-pipeline-split``, or a ``--pipeline-model-parallel-layout`` such as
+    ``E|t...|L``): 94 layers in 32 stages of 3 chunks run as [2, 3 x 30, 2] layers."""
+    edges = {0, len(split) - 1}
+    return min(n + (1 if i in edges and len(split) > 1 else 0) for i, n in enumerate(split))
+
+
 def _check_chunks(p: ParallelConfig, split: tuple[int, ...], what: str) -> None:
-    """An uneven split interleaves when every chunk holds a layer: virtual_stages <= the lightest
-    stage's layers (chunks of unequal size, :func:`chunk_layers`)."""
-    if p.virtual_stages > 1 and p.virtual_stages > min(split):
-        legal = list(range(2, min(split) + 1))
-        raise ConfigError(f"virtual_stages={p.virtual_stages} exceeds the {min(split)} layers of the lightest stage "
-                          f"of {what} {list(split)}: a virtual chunk would hold no layer; legal virtual_stages: "
-                          f"{fmt_legal(legal)}", field="virtual_stages", value=p.virtual_stages, legal=legal)
+    """An uneven split interleaves when every chunk holds a layer, the embedding's and the loss's
+    chunks aside (:func:`max_virtual_stages`; chunks of unequal size, :func:`chunk_layers`)."""
+    top = max_virtual_stages(split)
+    if p.virtual_stages > 1 and p.virtual_stages > top:
+        legal = list(range(2, top + 1))
+        raise ConfigError(f"virtual_stages={p.virtual_stages} would leave a virtual chunk of {what} {list(split)} "
+                          f"without a layer (only the first stage's first chunk, holding the embedding, and the last "
+                          f"stage's last, holding the loss, may be); legal virtual_stages: {fmt_legal(legal)}",
+                          field="virtual_stages", value=p.virtual_stages, legal=legal)
 
 
 def cost_greedy_blocks(model: ModelSpec, pp: int) -> tuple[tuple[str, ...], ...]:
@@ -533,6 +555,14 @@ def _check_options(p: ParallelConfig, n_devices: int) -> None:
     if p.zero3_gather != "per_microbatch" and p.zero_stage != 3:
         raise ConfigError(f"zero3_gather={p.zero3_gather!r} needs zero_stage=3 (got {p.zero_stage})",
                           field="zero3_gather", value=p.zero3_gather, legal=["per_microbatch"])
+    if p.recompute_modules is not None:
+        if p.recompute != "selective":
+            raise ConfigError(f"recompute_modules={','.join(p.recompute_modules)} needs recompute='selective' (got "
+                              f"{p.recompute!r})", field="recompute_modules", value=list(p.recompute_modules),
+                              legal=["selective"])
+        if len(set(p.recompute_modules)) != len(p.recompute_modules):
+            raise ConfigError(f"recompute_modules={','.join(p.recompute_modules)} names a module twice",
+                              field="recompute_modules", value=list(p.recompute_modules))
     if p.zero_stage == 0 and p.dp_shard not in (None, 1):
         raise ConfigError(f"dp_shard={p.dp_shard} needs zero_stage >= 1 (nothing is sharded with zero_stage=0)",
                           field="dp_shard", value=p.dp_shard)
@@ -543,6 +573,10 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
     framework profile implements (``schedules``, ``zero_stages``, ``pipeline_zero_stages``, ``recomputes``,
     ``context_parallel``, ``expert_parallel``)."""
     fw = training.framework
+    if p.recompute_modules is not None and fw.selective_recompute != "attention":
+        raise ConfigError(f"recompute_modules is Megatron-LM's --recompute-modules; the {fw.name} framework's "
+                          f"selective recompute is op-level checkpointing; legal recompute_modules: none",
+                          field="recompute_modules", value=list(p.recompute_modules), legal=[None])
     if fw.recomputes is not None and p.recompute not in fw.recomputes:
         raise ConfigError(f"recompute={p.recompute!r} is not implemented by the {fw.name} framework; legal "
                           f"recompute: {', '.join(fw.recomputes)}", field="recompute", value=p.recompute,

@@ -534,3 +534,30 @@ def test_megatron_writes_and_reads_deepep_and_expert_tensor_parallelism():
     imp = exporter("megatron").read(text)
     assert (imp.parallel.ep, imp.parallel.etp, imp.parallel.moe_dispatcher) == (32, 1, "deepep")
     assert ParallelConfig().moe_dispatcher == "alltoall" and megatron_args is not None
+
+
+def test_plan_export_writes_the_best_plan_the_framework_expresses(tmp_path):
+    # the 8B winner on 8 GPUs at seq 8192 uses cp=2 with ZeRO-2, which MaxText cannot state: the next ranked plan
+    # MaxText expresses is written, with a note; nanotron expresses none of the top 5 (ZeRO-2/3): exit 2, naming
+    # --framework nanotron, which ranks only what nanotron runs
+    args = ["plan", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "8", "--seq-len", "8192",
+            "--global-batch", "64", "--json"]
+    out = tmp_path / "maxtext.yml"
+    r = runner.invoke(app, [*args, "--export", "maxtext", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    keys = ("dp", "zero_stage", "tp", "cp", "pp", "microbatch_size", "recompute")
+    plans = [{k: p["parallel"][k] for k in keys} for p in json.loads(r.stdout)["plans"]]
+    written = import_config("maxtext", out.read_text()).parallel.model_dump(mode="json")
+    written = {k: written[k] for k in keys}
+    assert written != plans[0] and written in plans[1:]
+    assert "the best plan cannot be written" in r.output
+    r = runner.invoke(app, [*args, "--export", "nanotron", "-o", str(tmp_path / "n.yaml")])
+    assert r.exit_code == 2 and "rank with --framework nanotron" in r.output and not (tmp_path / "n.yaml").exists()
+
+
+def test_megatron_round_trips_recompute_modules():
+    from shardplan.export import exporter
+    text = ("torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --tensor-model-parallel-size 2 "
+            "--recompute-granularity selective --recompute-modules layernorm moe_act")
+    p = exporter("megatron").read(text).parallel
+    assert (p.recompute, p.recompute_modules) == ("selective", ("layernorm", "moe_act"))

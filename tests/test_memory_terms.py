@@ -248,3 +248,47 @@ def test_torchtitan_pipelining_holds_unsharded_fsdp_gradients_and_parameters():
     # megatron: ZeRO-3, the bf16 shard of dp = 8, with the vocabulary padded to a multiple of 128 x tp = 1024
     # (129,024 rows: 768 more x 16,384 / tp 8)
     assert mem["megatron"].grads == pytest.approx(2 * (stage + 768 * 16_384 / 8) / 8, rel=1e-9)
+
+
+def test_megatron_recompute_modules_free_what_they_recompute():
+    """--recompute-modules layernorm moe_act (Megatron-LM) on Qwen3-235B-A22B, tp 2 with SP, bf16: per token and
+    MoE layer the two norm outputs 2 x 2 B x 4096 / 2 = 8,192 B and the 8 experts' activation outputs
+    2 B x 8 x 1536 / 2 = 12,288 B are not stored: 20,480 B; 'moe' frees the whole layer but its input."""
+    from shardplan.cost.memory import activation_bytes_per_token, module_saving_per_token, stage_activation_bytes
+    from shardplan.cost.step import estimate
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    m = MODELS["qwen3-235b-a22b"]
+    tr = TrainingSpec(seq_len=4096, global_batch_size=256)
+    base = dict(tp=2, sp=True, ep=32, etp=1, pp=8, zero_stage=1, recompute="selective")
+    lay = validate(ParallelConfig(**base, recompute_modules=("layernorm", "moe_act")), m, tr, 256)
+    assert module_saving_per_token(m, tr, lay, True, ("layernorm", "moe_act")) == 20_480
+    plain = validate(ParallelConfig(**base), m, tr, 256)
+    # stage 0 holds 11 MoE layers (94 over 8 stages: 11, 12 x 6, 11); 1F1B keeps pp = 8 microbatches in flight
+    # on it, each of 4096 tokens (the bytes per token above are already those of one tp rank)
+    saved = stage_activation_bytes(m, tr, plain, 0) - stage_activation_bytes(m, tr, lay, 0)
+    assert saved == pytest.approx(11 * 20_480 * 8 * 4096)
+    moe = module_saving_per_token(m, tr, lay, True, ("moe",))
+    assert moe < activation_bytes_per_token(m, tr, lay, True) and moe > 20_480
+    # the time side: 'moe' runs the layer's GEMMs and its two forward AllToAlls again
+    from shardplan.presets.hardware import HARDWARE
+    e_plain, e_moe = (estimate(m, HARDWARE["h100-sxm"], tr, ParallelConfig(**base, **kw), 256)
+                      for kw in ({}, {"recompute_modules": ("moe",)}))
+    calls = [sum(c.count for c in e.collectives if c.axis == "ep") for e in (e_plain, e_moe)]
+    # dispatch + combine forward and their two backward transposes, + the forward pair again: 6 calls, not 4
+    assert calls[1] == calls[0] * 6 / 4 and e_moe.recompute_s > e_plain.recompute_s
+
+
+def test_recompute_modules_need_selective_and_megatron_style_recompute():
+    from shardplan.errors import ConfigError
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    m, tr = MODELS["llama-3-8b"], TrainingSpec(seq_len=4096, global_batch_size=64)
+    with pytest.raises(ConfigError, match="needs recompute='selective'"):
+        validate(ParallelConfig(recompute="full", recompute_modules=("mlp",)), m, tr, 8)
+    titan = tr.model_copy(update={"framework": framework_profile("torchtitan")})
+    with pytest.raises(ConfigError, match="op-level checkpointing"):
+        validate(ParallelConfig(recompute="selective", recompute_modules=("mlp",)), m, titan, 8)

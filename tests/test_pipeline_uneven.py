@@ -38,10 +38,15 @@ def test_llama3_405b_interleaves_over_the_uneven_split():
     assert e4.bubble_s < e1.bubble_s and e4.fits
 
 
-def test_more_chunks_than_layers_of_the_lightest_stage_is_refused():
-    p = ParallelConfig(tp=8, pp=16, dp=128, schedule="interleaved", virtual_stages=8)
+def test_only_the_embedding_and_loss_chunks_may_hold_no_layer():
+    # 126 layers on 16 stages: 7, 8 x 14, 7. Eight chunks per stage fit when the first stage's first chunk holds
+    # only the embedding and the last stage's last chunk only the loss (Megatron-LM
+    # --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split: 126 + 2 = 16 x 8 slots);
+    # nine would leave a middle stage's chunk empty: legal virtual_stages 2..8
+    p = ParallelConfig(tp=8, pp=16, dp=128, schedule="interleaved", virtual_stages=9)
     with pytest.raises(ConfigError) as err:
         validate(p, L405, TR, 16384)
-    # lightest stage holds 7 layers: legal virtual_stages 2..7
-    assert err.value.field == "virtual_stages" and err.value.legal == [2, 3, 4, 5, 6, 7]
-    validate(p.model_copy(update={"virtual_stages": 7}), L405, TR, 16384)
+    assert err.value.field == "virtual_stages" and err.value.legal == [2, 3, 4, 5, 6, 7, 8]
+    lay = validate(p.model_copy(update={"virtual_stages": 8}), L405, TR, 16384)
+    assert chunk_layers(lay.stage_layers, 8)[0] == (1, 1, 1, 1, 1, 1, 1, 0)
+    assert any("holds only the embedding" in n for n in lay.notes)

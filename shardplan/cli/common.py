@@ -200,7 +200,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
 
 
 # ---- layout options, generated from ParallelConfig ------------------------------------------------
-_PY_TYPE = {"int": int, "bool": bool, "choice": str, "ints": str}
+_PY_TYPE = {"int": int, "bool": bool, "choice": str, "ints": str, "names": str}
 
 
 def layout_parameter(option: LayoutOption, repeatable: bool = False,
@@ -211,7 +211,7 @@ def layout_parameter(option: LayoutOption, repeatable: bool = False,
     show the field's default in ``--help``."""
     py = _PY_TYPE[option.kind]
     decls = [f"{option.flag}/--no-{option.flag[2:]}"] if option.kind == "bool" else [option.flag]
-    metavar = ("[" + "|".join(option.choices) + "]" if option.choices
+    metavar = ("NAME,NAME,..." if option.kind == "names" else "[" + "|".join(option.choices) + "]" if option.choices
                else "N,N,..." if option.kind == "ints" else None)
     help_text = option.description + (" (repeatable)" if repeatable else "")
     default = (option.default_text or False) if show_default else False

@@ -22,7 +22,8 @@ FixOpt = Annotated[Optional[list[str]], typer.Option("--fix", help="pin a field,
 MaxTpOpt = Annotated[Optional[int], typer.Option("--max-tp", help="largest tp to consider")]
 InfeasibleOpt = Annotated[bool, typer.Option("--show-infeasible", help="also list the closest layouts that do not fit")]
 ExhaustiveOpt = Annotated[bool, typer.Option(help="also evaluate dominated options")]
-ExportOpt = Annotated[Optional[str], typer.Option("--export", help="also write the winner as this framework's config "
+ExportOpt = Annotated[Optional[str], typer.Option("--export", help="also write the best ranked plan this framework "
+                                                  "expresses as its config "
                                                   "(maxtext | easydel | torchtitan | megatron | deepspeed | nanotron)")]
 ExportOutOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="file for --export")]
 
@@ -129,20 +130,41 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
         console.print(it)
 
 
-def _export_winner(framework: str, best, output: Optional[Path], inputs: Optional[dict] = None) -> None:
-    """``plan --export``: write the best plan as a framework's config (before the ranking is printed,
-    so that a refusal exits with code 2 early).
+def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: Optional[dict] = None) -> None:
+    """``plan --export``: write the best ranked plan the framework can express as its config (before the
+    ranking is printed, so that a refusal exits early); a note names the better plans it could not write.
 
     Raises:
-        ConfigError: no -o file, no layout fits, an unknown framework, or a plan the framework cannot express.
+        ConfigError: no -o file, an unknown framework, or none of the ranked plans expressible (the best
+            plan's reason, exit code 2).
     """
     from shardplan.cli.export import write_export
+    from shardplan.export import exporter
     if output is None:
         raise ConfigError(f"--export {framework} needs -o FILE (stdout carries the ranking)", field="output",
                           value=None)
-    if best is None:
+    exporter(framework)  # an unknown name is bad input whatever the ranking
+    if not plans:
         raise negative(f"--export {framework}: no layout fits, nothing to export")
-    write_export(framework, best, output, inputs)
+    first: ConfigError | None = None
+    for i, e in enumerate(plans):
+        try:
+            write_export(framework, e, output, inputs)
+        except ConfigError as err:
+            first = first or err
+            continue
+        if first is not None:
+            slower = 1 - e.tokens_per_s / plans[0].tokens_per_s
+            err_console.print(f"note: --export {framework}: the best plan cannot be written ({first}); wrote plan "
+                              f"#{i + 1}, {e.parallel.short()}, predicted {slower:.1%} slower", highlight=False)
+        return
+    assert first is not None
+    from shardplan.presets.frameworks import FRAMEWORKS
+    name = exporter(framework).name
+    rank = f"rank with --framework {name}, " if name in FRAMEWORKS else ""
+    raise ConfigError(f"{first} (none of the {len(plans)} ranked plans can be written as {name}: {rank}raise --top, "
+                      f"or pin a layout the framework expresses with --fix)", field=first.field, value=first.value,
+                      legal=first.legal)
 
 
 @app.command()
@@ -160,7 +182,8 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
     """Search every valid layout, rank by predicted tokens/s, and explain the choice.
 
     A layout flag (e.g. --tp 8) keeps that field at the value given; --schedule may be repeated to
-    allow several schedules; --export FRAMEWORK -o FILE writes the winner as that framework's config."""
+    allow several schedules; --export FRAMEWORK -o FILE writes the best ranked plan that framework
+    expresses as its config."""
     from shardplan.inputs import build_inputs
     from shardplan.search import search
 
@@ -181,8 +204,8 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
                      schedules=schedules, exhaustive=exhaustive, keep_infeasible=show_infeasible)
         best = res.plans[0] if res.plans else None
         if export is not None:
-            _export_winner(export, best, output, dict(model=model, hardware=hardware, framework=framework,
-                                                      scale_up_size=scale_up_size))
+            _export_winner(export, res.plans, output, dict(model=model, hardware=hardware, framework=framework,
+                                                           scale_up_size=scale_up_size))
         rules = _rule_results(m, hw, tr, devices, best, pins) if best else []
     if json_out:
         print(json.dumps(_plan_json(res, best, rules, show_infeasible), indent=1))

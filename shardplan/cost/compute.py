@@ -178,6 +178,9 @@ class LayerTimes:
         fwd_mm_every_other: forward time of the projections that op-level selective
             checkpointing recomputes (:func:`shardplan.cost.memory.op_sac_matmuls`: every second
             ``aten.mm`` of a dense block), a share of the fused GEMMs in proportion to their widths.
+        fwd_mm_mlp: forward time of the MLP's GEMMs (dense: up and down; MoE: router, experts and shared
+            experts), what ``recompute_modules`` 'mlp' / 'moe' run again.
+        fwd_mm_shared: forward time of the shared experts' GEMMs ('shared_experts').
     """
 
     fwd_mm: float
@@ -187,6 +190,8 @@ class LayerTimes:
     bwd_mm: float
     bwd_attn: float
     fwd_mm_every_other: float = 0.0
+    fwd_mm_mlp: float = 0.0
+    fwd_mm_shared: float = 0.0
 
     @property
     def fwd(self) -> float:
@@ -216,18 +221,20 @@ def layer_times(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: P
     prec = training.precision
     dtype = prec.compute_dtype
     in_b = 1.0 if dtype == "fp8" else prec.activation_bytes
-    fwd = bwd = hbm_fwd = every_other = 0.0
+    fwd = bwd = hbm_fwd = every_other = mlp = shared = 0.0
     dev = GemmDevice.of(hw, dtype)
     shares = every_other_mm_shares(model, p) if not moe else {}
     for name, shape in layer_gemm_shapes(model, p, tokens, moe, training.moe_load):
         tf, tb, bound = training_gemm_seconds(shape, dev, in_b, 2.0 * prec.grad_bytes)
         fwd, bwd, hbm_fwd = fwd + tf, bwd + tb, hbm_fwd + (tf if bound else 0.0)
         every_other += shares.get(name, 0.0) * tf
+        mlp += tf if name.startswith(("mlp", "router", "expert", "shared")) else 0.0
+        shared += tf if name.startswith("shared") else 0.0
     attn_f, attn_b = attention_core_s(model, training, hw, p, tokens)
     hbm = hw.hbm_bandwidth * hw.hbm_efficiency
     t_elem = (elementwise_bytes_per_token(model, training, p, moe) * training.framework.elementwise_traffic
               * tokens / hbm)
-    return LayerTimes(fwd, attn_f, t_elem, hbm_fwd > fwd / 2, bwd, attn_b, every_other)
+    return LayerTimes(fwd, attn_f, t_elem, hbm_fwd > fwd / 2, bwd, attn_b, every_other, mlp, shared)
 
 
 def every_other_mm_shares(model: ModelSpec, p: ParallelConfig) -> dict[str, float]:
@@ -324,11 +331,25 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
         elif p.recompute == "selective" and training.framework.selective_recompute == "every_other_matmul":
             rec += cnt * (lt.fwd_mm_every_other + lt.fwd_elem)  # op-level: half the matmuls, every element-wise op
         elif p.recompute == "selective":
-            rec += cnt * lt.fwd_attn
+            rec += cnt * module_recompute_s(p.recompute_modules or ("core_attn",), lt, lt is moe_t and model.is_moe)
     if stage == p.pp - 1:  # LM head + cross-entropy over the vocab shard (once more per MTP module)
         head_mm, head_elem = lm_head_s(model, training, hw, layout, layout.local_tokens)
         mm, elem = mm + (1 + model.mtp_modules) * head_mm, elem + (1 + model.mtp_modules) * head_elem
     return StageCompute(stage, mm, elem, rec, sp_, sp_.layers * training.framework.layer_overhead_s)
+
+
+def module_recompute_s(modules: tuple[str, ...], lt: LayerTimes, moe: bool) -> float:
+    """Seconds one layer recomputes under Megatron-LM's ``--recompute-modules`` (forward again in the
+    backward): core_attn the attention core; mlp a dense layer's MLP GEMMs; moe an MoE layer's router,
+    experts and shared experts (its AllToAlls: :mod:`shardplan.cost.axes.ep`); shared_experts theirs.
+    layernorm and moe_act recompute element-wise work only (counted as free: a norm or an activation
+    reads and writes the tensor once, against the GEMMs around it)."""
+    t = lt.fwd_attn if "core_attn" in modules else 0.0
+    if not moe:
+        return t + (lt.fwd_mm_mlp if "mlp" in modules else 0.0)
+    if "moe" in modules:
+        return t + lt.fwd_mm_mlp
+    return t + (lt.fwd_mm_shared if "shared_experts" in modules else 0.0)
 
 
 def slowest_stage(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, layout: Layout,

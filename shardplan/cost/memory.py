@@ -205,6 +205,43 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     return b
 
 
+def module_saving_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout, moe: bool,
+                            modules: tuple[str, ...]) -> float:
+    """Bytes per local token one layer does not store under Megatron-LM's ``--recompute-modules``
+    (megatron/core/transformer: the module's output is freed after the forward and recomputed in the
+    backward, ``CheckpointWithoutOutput`` for layernorm and moe_act, ``tensor_parallel.checkpoint``
+    for mlp / moe), against :func:`activation_bytes_per_token` (beta = activation bytes, t = tp,
+    sigma = tp with SP, F = ffn_dim, F_e = expert width, k = top_k x the MoE load, S = shared experts):
+
+    * layernorm: the two norm outputs, 2 beta h/sigma (under fp8 the linear layers keep their own fp8
+      copies, which is what the fp8 count already stores: 0);
+    * moe_act (MoE layers): the routed experts' activation output, beta k F_e/t (fp8: 0, as above);
+    * mlp (dense layers): the MLP's intermediates, phi beta F/t (phi = 3 SwiGLU, 2 GeLU; fp8: the
+      down projection's input at 1 byte);
+    * moe (MoE layers): everything inside the layer but its input: the intermediates of k routed and S
+      shared experts, the dispatch / combine buffers 2 beta k h/sigma and the fp32 router probabilities;
+    * shared_experts (MoE layers): the shared experts' intermediates.
+
+    Example, Qwen3-235B-A22B (h 4096, F_e 1536, top 8, no shared expert), t = 2 with SP, bf16, layernorm +
+    moe_act: 2 x 2 x 4096 / 2 + 2 x 8 x 1536 / 2 = 8,192 + 12,288 = 20,480 B per token and MoE layer."""
+    beta, t, sigma, h = training.precision.activation_bytes, layout.parallel.tp, layout.seq_shard, model.d_model
+    fp8 = training.precision.compute_dtype == "fp8"
+    phi = (4 if training.framework.loss == "eager" else 3) if model.mlp == "swiglu" else 2
+    load = training.moe_load
+    b = 0.0 if fp8 or "layernorm" not in modules else 2 * beta * h / sigma
+
+    def mlp_bytes(width: float) -> float:  # intermediates of an MLP of this width, fp8 down input at 1 byte
+        return beta * phi * width / t - ((beta - 1) * width / t if fp8 else 0.0)
+    if not moe:
+        return b + (mlp_bytes(model.ffn_dim) if "mlp" in modules else 0.0)
+    routed, shared = model.expert_ffn * load * model.top_k, model.expert_ffn * model.n_shared_experts
+    if "moe" in modules:
+        return b + mlp_bytes(routed) + mlp_bytes(shared) + 2 * beta * load * model.top_k * h / sigma + 4.0 * model.n_experts
+    if "moe_act" in modules and not fp8:
+        b += beta * routed / t
+    return b + (mlp_bytes(shared) if "shared_experts" in modules else 0.0)
+
+
 def op_sac_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:
     """Bytes per local token one dense layer keeps under op-level selective checkpointing
     (``FrameworkProfile.selective_recompute == 'every_other_matmul'``): the block input (beta
@@ -457,10 +494,13 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
         act = u * stored * inflight
     else:
         stored = dense_l * per_tok[0] + moe_l * per_tok[1]
-        if p.recompute == "selective" and training.attention == "naive":
+        modules = (p.recompute_modules or ("core_attn",)) if p.recompute == "selective" else ()
+        if "core_attn" in modules and training.attention == "naive":
             keys = scored_keys(model, training.seq_len)
             a_terms = (5.0 if training.dropout else 2.0) * model.n_heads * keys / p.tp
             stored -= n_layers * a_terms
+        stored -= (dense_l * module_saving_per_token(model, training, layout, False, modules)
+                   + moe_l * module_saving_per_token(model, training, layout, True, modules))
         act = u * stored * inflight
     if stage == 0 and training.dropout:
         act += u * model.d_model / sigma * inflight  # embedding dropout mask, 1 byte per element

@@ -26,7 +26,7 @@ interleaved -> ``--num-layers-per-virtual-pipeline-stage``; an uneven split with
 moe_dispatcher='deepep' -> ``--moe-token-dispatcher-type flex --moe-enable-deepep``; sp -> ``--sequence-parallel``; ZeRO-1 -> ``--use-distributed-optimizer``, ZeRO-2/3 ->
 Megatron-FSDP ``optim_grads`` / ``optim_grads_params``; HSDP -> ``--num-distributed-optimizer-instances
 dp/dp_shard``; recompute -> ``--recompute-granularity`` (+ ``--recompute-method uniform
---recompute-num-layers 1`` for full); ``--micro-batch-size``, ``--global-batch-size``, ``--seq-length``;
+--recompute-num-layers 1`` for full; recompute_modules -> ``--recompute-modules``); ``--micro-batch-size``, ``--global-batch-size``, ``--seq-length``;
 overlap_grad_reduce -> ``--overlap-grad-reduce``; tp_overlap -> ``--tp-comm-overlap``;
 offload_optimizer -> ``--optimizer-cpu-offload``. dp is implied: world size / (tp pp cp), the world size
 from the ``torchrun --nnodes --nproc-per-node`` line. No GPipe or ZB-H1 schedule (Megatron-LM runs
@@ -112,6 +112,8 @@ def megatron_args(ctx: ExportContext) -> list[str]:
     args += _dp_args(ctx)
     if p.recompute == "selective":
         args += ["--recompute-granularity", "selective"]
+        if p.recompute_modules:
+            args += ["--recompute-modules", *p.recompute_modules]
     elif p.recompute == "full":
         args += ["--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1"]
     args += ["--micro-batch-size", str(p.microbatch_size), "--global-batch-size", str(tr.global_batch_size),
@@ -168,6 +170,7 @@ def parser() -> argparse.ArgumentParser:
                                                                   "optim_grads_params"])
     ap.add_argument("--recompute-granularity", choices=["full", "selective"])
     ap.add_argument("--moe-token-dispatcher-type", choices=["allgather", "alltoall", "flex"])
+    ap.add_argument("--recompute-modules", nargs="*")
     ap.add_argument("--recompute-method", choices=["uniform", "block"])
     return ap
 
@@ -226,6 +229,7 @@ def read(text: str, devices: int | None = None) -> Imported:
                   ep=a.expert_model_parallel_size or 1, recompute=a.recompute_granularity or "none",
                   etp=a.expert_tensor_parallel_size if a.expert_tensor_parallel_size not in (None, tp) else None,
                   moe_dispatcher="deepep" if a.moe_enable_deepep else "alltoall",
+                  recompute_modules=tuple(a.recompute_modules) if a.recompute_modules else None,
                   microbatch_size=a.micro_batch_size or 1, overlap_grad_reduce=a.overlap_grad_reduce,
                   tp_overlap=a.tp_comm_overlap, offload_optimizer=a.optimizer_cpu_offload,
                   dp_shard=dp // (a.num_distributed_optimizer_instances or 1) if zero else None,
@@ -235,6 +239,7 @@ def read(text: str, devices: int | None = None) -> Imported:
 
 
 EXPORTER = Exporter(name="megatron", title="Megatron-LM", source=SOURCE, suffix=".sh",
-                    expresses=("overlap_grad_reduce", "tp_overlap", "offload_optimizer", "etp", "moe_dispatcher"),
+                    expresses=("overlap_grad_reduce", "tp_overlap", "offload_optimizer", "etp", "moe_dispatcher",
+                               "recompute_modules"),
                     write=write, read=read,
                     precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp8-mixed", "fp32"))

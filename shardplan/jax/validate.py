@@ -75,6 +75,10 @@ def validate_plan(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg:
                           f"dense dispatch (tokens gathered over ep, no AllToAll); give a capacity factor "
                           f"(--moe-capacity-factor, GShard dispatch with the AllToAll the planner costs) or ep=1",
                           field="moe_capacity_factor", value=None)
+    if p.recompute_modules is not None:
+        raise ConfigError(f"recompute_modules={','.join(p.recompute_modules)} is not implemented by the JAX runtime "
+                          "(its selective recompute saves the matmul outputs, jax.checkpoint_policies); legal: none",
+                          field="recompute_modules", value=list(p.recompute_modules), legal=[None])
     if p.moe_dispatcher != "alltoall":
         raise ConfigError(f"moe_dispatcher={p.moe_dispatcher!r} is not implemented by the JAX runtime (it dispatches "
                           "with XLA's AllToAll); legal: 'alltoall'", field="moe_dispatcher", value=p.moe_dispatcher,

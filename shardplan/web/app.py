@@ -114,6 +114,8 @@ def _layout_value(option: LayoutOption, raw: Any) -> Any:
         return _as_int(option.name, raw, optional=option.optional)
     if option.kind == "bool":
         return bool(raw)  # the checklist yields [name] or []
+    if option.kind == "names":
+        return list(raw) if raw else None  # the multi-select yields a list of names
     return None if raw == "" else raw
 
 
@@ -292,6 +294,9 @@ def _layout_field(option: LayoutOption, value: Any) -> html.Div:
     elif o.kind == "ints":
         control = dcc.Input(id=o.name, type="text", value=value, debounce=True, placeholder="e.g. 9,7",
                             style={"width": "100%"})
+    elif o.kind == "names":
+        control = dcc.Dropdown(id=o.name, options=list(o.choices), value=list(value or []), multi=True,
+                               clearable=True)
     else:
         raise TypeError(f"no web control for the {o.kind!r} option {o.name}")
     return _field(o.name, control, "empty = auto" if o.optional else None, title=o.description)

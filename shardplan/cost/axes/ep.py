@@ -2,7 +2,7 @@
 AllToAll token dispatch and combine of every MoE layer over the ep group.
 
 Per MoE layer and microbatch: dispatch and combine in the forward, their transposes in the
-backward (and the forward pair again with full recompute). Each device sends its local tokens'
+backward (and the forward pair again with full recompute, or Megatron-LM's ``--recompute-modules moe``). Each device sends its local tokens'
 ``top_k`` copies: ``beta (u / tp) top_k h`` bytes (tp ranks split the tokens among them before
 dispatch, Megatron-LM's MoE token dispatcher), times ``TrainingSpec.moe_load``: the capacity
 factor with token dropping (fixed-size buffers per expert, Switch Transformer Sec. 2.2) or the
@@ -59,7 +59,8 @@ def collectives(ctx: StepContext) -> list[Collective]:
     # the busiest rank's payload: capacity-padded buffers, or the dropless imbalance (TrainingSpec.moe_load)
     payload = (ctx.prec.activation_bytes * (ctx.layout.local_tokens / p.tp) * ctx.model.top_k * ctx.model.d_model
                * ctx.training.moe_load)
-    calls = MOE_LAYER + (recomputed(MOE_LAYER) if p.recompute == "full" else ())
+    again = p.recompute == "full" or (p.recompute == "selective" and "moe" in (p.recompute_modules or ()))
+    calls = MOE_LAYER + (recomputed(MOE_LAYER) if again else ())
     # the ep group's ranks are etp apart (tp apart by default; Megatron-LM folds ep over tp ranks when etp < tp)
     purpose = "token dispatch / combine"
     if p.moe_dispatcher == "deepep":
