@@ -383,6 +383,12 @@ def max_virtual_stages(split: tuple[int, ...]) -> int:
 def _check_chunks(p: ParallelConfig, split: tuple[int, ...], what: str) -> None:
     """An uneven split interleaves when every chunk holds a layer, the embedding's and the loss's
     chunks aside (:func:`max_virtual_stages`; chunks of unequal size, :func:`chunk_layers`)."""
+    if p.virtual_stages > 1 and len(set(split)) == 1 and split[0] % p.virtual_stages:
+        # an even split interleaves into equal chunks only (bug case B: no layer dropped, no silent reshaping)
+        legal = [v for v in divisors(split[0]) if v > 1]
+        raise ConfigError(f"virtual_stages={p.virtual_stages} does not divide the {split[0]} layers of every stage of "
+                          f"{what} {list(split)}; legal virtual_stages: {fmt_legal(legal)}", field="virtual_stages",
+                          value=p.virtual_stages, legal=legal)
     top = max_virtual_stages(split)
     if p.virtual_stages > 1 and p.virtual_stages > top:
         legal = list(range(2, top + 1))
@@ -557,12 +563,17 @@ def _check_options(p: ParallelConfig, n_devices: int) -> None:
                           field="zero3_gather", value=p.zero3_gather, legal=["per_microbatch"])
     if p.recompute_modules is not None:
         if p.recompute != "selective":
-            raise ConfigError(f"recompute_modules={','.join(p.recompute_modules)} needs recompute='selective' (got "
+            raise ConfigError(f"recompute_modules={short_repr(','.join(p.recompute_modules))} needs recompute='selective' (got "
                               f"{p.recompute!r})", field="recompute_modules", value=list(p.recompute_modules),
                               legal=["selective"])
-        if len(set(p.recompute_modules)) != len(p.recompute_modules):
-            raise ConfigError(f"recompute_modules={','.join(p.recompute_modules)} names a module twice",
-                              field="recompute_modules", value=list(p.recompute_modules))
+        repeated = sorted({m for m in p.recompute_modules if p.recompute_modules.count(m) > 1})
+        if repeated:
+            raise ConfigError(f"recompute_modules names {', '.join(repeated)} twice; give each module once",
+                              field="recompute_modules", value=repeated)
+    if p.moe_dispatcher != "alltoall" and p.ep == 1:
+        raise ConfigError(f"moe_dispatcher={p.moe_dispatcher!r} dispatches tokens over the ep group and needs ep > 1 "
+                          f"(an MoE model's expert parallelism); legal with ep=1: 'alltoall'", field="moe_dispatcher",
+                          value=p.moe_dispatcher, legal=["alltoall"])
     if p.zero_stage == 0 and p.dp_shard not in (None, 1):
         raise ConfigError(f"dp_shard={p.dp_shard} needs zero_stage >= 1 (nothing is sharded with zero_stage=0)",
                           field="dp_shard", value=p.dp_shard)
@@ -573,10 +584,11 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
     framework profile implements (``schedules``, ``zero_stages``, ``pipeline_zero_stages``, ``recomputes``,
     ``context_parallel``, ``expert_parallel``)."""
     fw = training.framework
-    if p.recompute_modules is not None and fw.selective_recompute != "attention":
-        raise ConfigError(f"recompute_modules is Megatron-LM's --recompute-modules; the {fw.name} framework's "
-                          f"selective recompute is op-level checkpointing; legal recompute_modules: none",
-                          field="recompute_modules", value=list(p.recompute_modules), legal=[None])
+    if p.recompute_modules is not None and (not fw.module_recompute or fw.selective_recompute != "attention"):
+        raise ConfigError(f"recompute_modules is Megatron-LM's --recompute-modules, which the {fw.name} framework "
+                          f"does not have (its selective recompute: {fw.selective_recompute}); legal "
+                          f"recompute_modules: none, or --framework megatron", field="recompute_modules",
+                          value=list(p.recompute_modules), legal=[None])
     if fw.recomputes is not None and p.recompute not in fw.recomputes:
         raise ConfigError(f"recompute={p.recompute!r} is not implemented by the {fw.name} framework; legal "
                           f"recompute: {', '.join(fw.recomputes)}", field="recompute", value=p.recompute,

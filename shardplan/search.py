@@ -54,6 +54,7 @@ from shardplan.cost.step import Estimate, estimate_layout
 from shardplan.errors import ConfigError, divisors, short_repr
 from shardplan.loaders import check_document
 from shardplan.parallel import (MAX_DEVICES, Layout, ParallelConfig, Schedule, balanced_split, blockless_ranks,
+                                max_virtual_stages,
                                 legal_tp, seq_len_divisor, validate)
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
@@ -351,16 +352,22 @@ def stage_split(space: Space, pp: int) -> tuple[bool, tuple[int, ...] | None]:
 
 
 def schedule_options(space: Space, pp: int, split: tuple[int, ...] | None) -> list[tuple[str, int]]:
-    """(schedule, virtual_stages) pairs for ``pp`` stages: only ('1f1b', 1) without pipelining;
-    interleaved only for an even split (one pair per virtual-stage count); dominated schedules
-    dropped (:func:`schedule_dominated`)."""
+    """(schedule, virtual_stages) pairs for ``pp`` stages: only ('1f1b', 1) without pipelining (none when
+    virtual_stages > 1 is pinned); interleaved with the divisors of the layers per stage (even split) or
+    of the heaviest stage, up to :func:`~shardplan.parallel.max_virtual_stages` (uneven split); dominated
+    schedules dropped (:func:`schedule_dominated`)."""
     if pp == 1:
-        return [("1f1b", 1)]
+        return [] if space.fix.get("virtual_stages", 1) > 1 else [("1f1b", 1)]
     out: list[tuple[str, int]] = []
     for sc in space.schedules:
         if sc == "interleaved":
             if split is None:
                 out += [("interleaved", v) for v in space.virtual_stages(pp)]
+            else:  # uneven split: chunks of unequal size, up to what max_virtual_stages allows
+                top = max_virtual_stages(split)
+                vs = ([space.fix["virtual_stages"]] if "virtual_stages" in space.fix else
+                      sorted({v for v in divisors(max(split)) if 1 < v <= top} | ({top} if top > 1 else set())))
+                out += [("interleaved", v) for v in vs[:MAX_VIRTUAL_STAGE_OPTIONS] if 1 < v <= top]
         elif not schedule_dominated(sc, space):
             out.append((sc, 1))
     return out

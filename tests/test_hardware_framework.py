@@ -162,3 +162,29 @@ def test_profile_file_errors_name_the_file_and_the_legal_values(tmp_path):
     (tmp_path / "b.yaml").write_text("base: a.yaml\n")
     code, out = _run("estimate", *BASE, "--framework", str(tmp_path / "a.yaml"))
     assert code == 2 and "name each other" in out and out.count("framework ") == 1
+
+
+def test_moe_and_recompute_module_options_are_checked():
+    # DeepEP needs an ep group; recompute modules are Megatron-LM's; a module named twice is named in the error
+    code, out = _run("estimate", *BASE, "--moe-dispatcher", "deepep")
+    assert code == 2 and "needs ep > 1" in out
+    code, out = _run("estimate", *BASE, "--recompute", "selective", "--recompute-modules", "mlp,layernorm,mlp")
+    assert code == 2 and "names mlp twice" in out
+    code, out = _run("estimate", *BASE, "--framework", "deepspeed", "--recompute", "selective",
+                     "--recompute-modules", "mlp")
+    assert code == 2 and "--framework megatron" in out
+    assert _run("estimate", *BASE, "--recompute", "selective", "--recompute-modules", "mlp")[0] in (0, 1)
+    code, out = _run("plan", *BASE, "-o", "x.sh")
+    assert code == 2 and "give --export FRAMEWORK" in out
+
+
+def test_megatron_import_reads_continued_lines_and_checks_flag_pairs(tmp_path):
+    from shardplan.export import exporter
+    script = ("torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py \\\n  --tensor-model-parallel-size 2 \\\n"
+              "  --recompute-granularity selective --recompute-modules layernorm moe_act \\\n  --micro-batch-size 1\n")
+    assert exporter("megatron").read(script).parallel.recompute_modules == ("layernorm", "moe_act")
+    for bad, match in (("--moe-enable-deepep --expert-model-parallel-size 8", "needs --moe-token-dispatcher-type flex"),
+                       ("--recompute-modules mlp", "takes effect with --recompute-granularity selective"),
+                       ("--recompute-granularity selective --recompute-modules mlp mlp", "names mlp twice")):
+        with pytest.raises(ConfigError, match=match):
+            exporter("megatron").read(f"torchrun --nnodes 1 --nproc-per-node 8 x.py {bad}")

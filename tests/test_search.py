@@ -274,3 +274,17 @@ def test_layout_composed_from_halves_equals_the_validated_one(name, n, seq, batc
     assert feasible
     for c in feasible:
         assert ev.composed(c) == ev.layout(c), (c.group, c.microbatch_size, c.recompute)
+
+
+def test_search_interleaves_uneven_splits_with_embedding_and_loss_chunks():
+    # Llama 3 405B on 16,384 H100 (Dubey et al. 2024 Table 4): pp = 16 splits 126 layers 7, 8 x 14, 7; the search
+    # offers interleaving with the divisors of the heaviest stage up to 8 chunks (the first stage's first chunk
+    # holding only the embedding, the last stage's last only the loss): v = 2, 4, 8; a pinned v = 8 is searched,
+    # and a pinned v > 1 leaves no unpipelined layout (which has no chunks)
+    m, tr = MODELS["llama-3.1-405b"], TrainingSpec(seq_len=8192, global_batch_size=2048)
+    res = search(m, H100, tr, 16384, top_k=50, fix={"pp": 16}, schedules=["interleaved"])
+    assert {p.parallel.virtual_stages for p in res.plans} <= {2, 4, 8} and res.plans
+    pinned = search(m, H100, tr, 16384, top_k=3, fix={"pp": 16, "virtual_stages": 8}, schedules=["interleaved"])
+    assert all(p.parallel.virtual_stages == 8 and p.parallel.pp == 16 for p in pinned.plans)
+    with pytest.raises(ConfigError):
+        search(m, H100, tr, 16384, top_k=1, fix={"pp": 1, "virtual_stages": 8})

@@ -3,7 +3,7 @@ quantified)."""
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Callable, Annotated, Any, Optional
 
 import typer
 from rich.table import Table
@@ -130,41 +130,46 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
         console.print(it)
 
 
-def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: Optional[dict] = None) -> None:
+def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: Optional[dict] = None,
+                   deeper: Optional[Callable[[], list]] = None) -> None:
     """``plan --export``: write the best ranked plan the framework can express as its config (before the
-    ranking is printed, so that a refusal exits early); a note names the better plans it could not write.
+    ranking is printed, so that a refusal exits early); a note names the better plan it could not
+    write. When none of the shown plans can be written, ``deeper()`` (a longer ranking) is tried.
 
     Raises:
-        ConfigError: no -o file, an unknown framework, or none of the ranked plans expressible (the best
-            plan's reason, exit code 2).
+        ConfigError: no -o file, an unknown framework, or no ranked plan expressible (the best plan's
+            reason, exit code 2).
     """
     from shardplan.cli.export import write_export
     from shardplan.export import exporter
     if output is None:
         raise ConfigError(f"--export {framework} needs -o FILE (stdout carries the ranking)", field="output",
                           value=None)
-    exporter(framework)  # an unknown name is bad input whatever the ranking
+    name = exporter(framework).name  # an unknown name is bad input whatever the ranking
     if not plans:
         raise negative(f"--export {framework}: no layout fits, nothing to export")
     first: ConfigError | None = None
-    for i, e in enumerate(plans):
-        try:
-            write_export(framework, e, output, inputs)
-        except ConfigError as err:
-            first = first or err
-            continue
-        if first is not None:
-            slower = 1 - e.tokens_per_s / plans[0].tokens_per_s
-            err_console.print(f"note: --export {framework}: the best plan cannot be written ({first}); wrote plan "
-                              f"#{i + 1}, {e.parallel.short()}, predicted {slower:.1%} slower", highlight=False)
-        return
+    for ranking in (plans, deeper() if deeper else []):
+        for i, e in enumerate(ranking):
+            try:
+                write_export(framework, e, output, inputs)
+            except ConfigError as err:
+                first = first or err
+                continue
+            if first is not None:
+                slower = 1 - e.tokens_per_s / plans[0].tokens_per_s
+                pace = f"predicted {slower:.1%} slower" if slower >= 5e-4 else "predicted as fast"
+                err_console.print(f"note: --export {framework}: the best plan cannot be written ({first}); wrote "
+                                  f"ranked plan #{i + 1}, {e.parallel.short()}, {pace}", highlight=False)
+            return
+        checked = len(ranking)
     assert first is not None
     from shardplan.presets.frameworks import FRAMEWORKS
-    name = exporter(framework).name
-    rank = f"rank with --framework {name}, " if name in FRAMEWORKS else ""
-    raise ConfigError(f"{first} (none of the {len(plans)} ranked plans can be written as {name}: {rank}raise --top, "
-                      f"or pin a layout the framework expresses with --fix)", field=first.field, value=first.value,
-                      legal=first.legal)
+    given = (inputs or {}).get("framework")
+    rank = f"rank with --framework {name}, " if name in FRAMEWORKS and str(given or "").lower() != name else ""
+    raise ConfigError(f"{first} (none of the {checked} best ranked plans can be written as {name}: {rank}or pin a "
+                      f"layout the framework expresses with --fix or the layout flags)", field=first.field,
+                      value=first.value, legal=first.legal)
 
 
 @app.command()
@@ -198,14 +203,20 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
     limits.check_range("--top", top, 1, 10_000)
     if max_tp is not None:
         limits.check_range("--max-tp", max_tp, 1, limits.MAX_DEVICES)
+    if output is not None and export is None:
+        raise ConfigError("-o/--output is the file of --export; give --export FRAMEWORK (the ranking goes to stdout)",
+                          field="output", value=str(output))
     pins, schedules = search_pins(fix, layout)
     with err_console.status("searching layouts...", spinner="dots"):  # shown on a terminal only
         res = search(m, hw, tr, devices, top_k=top, objective=objective, fix=pins, max_tp=max_tp,
                      schedules=schedules, exhaustive=exhaustive, keep_infeasible=show_infeasible)
         best = res.plans[0] if res.plans else None
         if export is not None:
+            def deeper() -> list:  # a longer ranking, when none of the shown plans can be written
+                return search(m, hw, tr, devices, top_k=max(200, top), objective=objective, fix=pins, max_tp=max_tp,
+                              schedules=schedules, exhaustive=exhaustive).plans[len(res.plans):]
             _export_winner(export, res.plans, output, dict(model=model, hardware=hardware, framework=framework,
-                                                           scale_up_size=scale_up_size))
+                                                           scale_up_size=scale_up_size), deeper)
         rules = _rule_results(m, hw, tr, devices, best, pins) if best else []
     if json_out:
         print(json.dumps(_plan_json(res, best, rules, show_infeasible), indent=1))

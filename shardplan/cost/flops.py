@@ -102,14 +102,19 @@ def projection_params(model: ModelSpec) -> dict[str, int]:
 
 
 def recompute_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, causal: bool = True,
-                              attention: str = "flash", selective: str = "attention") -> float:
+                              attention: str = "flash", selective: str = "attention",
+                              modules: tuple[str, ...] | None = None) -> float:
     """Extra (hardware-only) FLOPs per token spent on activation recomputation.
 
     full: one more forward of every layer, 2*layer_params + attention core (not the LM head);
     selective: one more forward of the attention core (``selective='attention'``, Megatron-LM) or,
     under op-level checkpointing (``'every_other_matmul'``, torchtitan), of the projections it
     recomputes in dense layers (K, O and the SwiGLU up projection, or K, O and the down projection:
-    :func:`op_sac_matmuls`), 2 x their weights (:func:`projection_params`); none: 0.
+    :func:`op_sac_matmuls`), 2 x their weights (:func:`projection_params`); none: 0. Megatron-LM's
+    ``--recompute-modules`` (``modules``, default core_attn): core_attn the attention core of every
+    layer, mlp 2 x the MLP weights of the dense layers, moe 2 x the active MLP weights (router, top_k
+    and shared experts) of the MoE layers, shared_experts 2 x the shared experts' (layernorm and
+    moe_act recompute element-wise work: no matmul FLOPs).
     A naive (non-flash) attention kernel computes the full s x s score matrix even when causal.
     """
     if recompute == "none":
@@ -120,14 +125,24 @@ def recompute_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, ca
         weights = projection_params(model)
         return 2.0 * L_dense * sum(weights[k] for k in op_sac_matmuls(model)[1])
     if recompute == "selective":
-        return L * core
+        mods = modules or ("core_attn",)
+        h, attn = model.d_model, model.attention_matmul_params()
+        flops = L * core if "core_attn" in mods else 0.0
+        if "mlp" in mods:
+            flops += 2.0 * L_dense * (layer_matmul_params(model, False) - attn)
+        if "moe" in mods:
+            flops += 2.0 * L_moe * (layer_matmul_params(model, True) - attn)
+        elif "shared_experts" in mods:
+            flops += 2.0 * L_moe * model.mlp_matrices * h * model.expert_ffn * model.n_shared_experts
+        return flops
     matmul = L_dense * layer_matmul_params(model, False) + L_moe * layer_matmul_params(model, True)
     return 2.0 * matmul + L * core
 
 
 def hardware_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, causal: bool = True,
-                             attention: str = "flash", selective: str = "attention") -> float:
-    """Model FLOPs per token plus recomputation (HFU numerator, PaLM Appendix B); ``selective`` as
-    :func:`recompute_flops_per_token`."""
+                             attention: str = "flash", selective: str = "attention",
+                             modules: tuple[str, ...] | None = None) -> float:
+    """Model FLOPs per token plus recomputation (HFU numerator, PaLM Appendix B); ``selective`` and
+    ``modules`` as :func:`recompute_flops_per_token`."""
     return model_flops_per_token(model, seq_len, causal) + recompute_flops_per_token(
-        model, seq_len, recompute, causal, attention, selective)
+        model, seq_len, recompute, causal, attention, selective, modules)

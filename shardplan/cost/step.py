@@ -204,7 +204,7 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     tokens = training.global_batch_tokens
     mf = F.model_flops_per_token(model, training.seq_len, training.causal) * tokens
     hf = F.hardware_flops_per_token(model, training.seq_len, layout.parallel.recompute, training.causal,
-                                    training.attention, fw.selective_recompute) * tokens
+                                    training.attention, fw.selective_recompute, layout.parallel.recompute_modules) * tokens
     peak_total = layout.n_devices * hw.peak_flops(training.precision.compute_dtype)
     st = ctx.stage
     overhead = m * (fw.microbatch_overhead_s + extra_mb) + fw.step_overhead_s + stall

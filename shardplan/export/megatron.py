@@ -36,6 +36,7 @@ from the ``torchrun --nnodes --nproc-per-node`` line. No GPipe or ZB-H1 schedule
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 
 from shardplan.errors import ConfigError
@@ -103,8 +104,9 @@ def megatron_args(ctx: ExportContext) -> list[str]:
     args += ["--context-parallel-size", str(p.cp)]
     if p.ep > 1:
         args += ["--expert-model-parallel-size", str(p.ep), "--expert-tensor-parallel-size", str(p.expert_tp)]
-        if p.moe_dispatcher == "deepep":
-            args += ["--moe-token-dispatcher-type", "flex", "--moe-enable-deepep"]
+        # the dispatcher the planner priced (Megatron-LM's default is allgather)
+        args += (["--moe-token-dispatcher-type", "flex", "--moe-enable-deepep"] if p.moe_dispatcher == "deepep"
+                 else ["--moe-token-dispatcher-type", "alltoall"])
     if p.sp:
         args.append("--sequence-parallel")
     if p.tp_overlap:
@@ -206,6 +208,29 @@ def _pipeline_values(a: argparse.Namespace, pp: int) -> dict:
     return out
 
 
+def _check_moe_recompute_flags(a: argparse.Namespace) -> None:
+    """Flag combinations Megatron-LM refuses or ignores (megatron/training/arguments.py): DeepEP runs
+    only with the flex dispatcher; ``--recompute-modules`` takes effect with selective granularity
+    and names each module once.
+
+    Raises:
+        ConfigError: naming the flags and what Megatron-LM needs.
+    """
+    if a.moe_enable_deepep and a.moe_token_dispatcher_type != "flex":
+        raise ConfigError(f"--moe-enable-deepep needs --moe-token-dispatcher-type flex (got "
+                          f"{a.moe_token_dispatcher_type or 'the default, allgather'})", field="moe_dispatcher",
+                          value=a.moe_token_dispatcher_type, legal=["flex"])
+    mods = a.recompute_modules or []
+    if mods and a.recompute_granularity != "selective":
+        raise ConfigError(f"--recompute-modules {' '.join(mods)} takes effect with --recompute-granularity selective "
+                          f"(got {a.recompute_granularity or 'none'})", field="recompute_modules", value=mods,
+                          legal=["selective"])
+    repeated = sorted({m for m in mods if mods.count(m) > 1})
+    if repeated:
+        raise ConfigError(f"--recompute-modules names {', '.join(repeated)} twice", field="recompute_modules",
+                          value=repeated)
+
+
 def read(text: str, devices: int | None = None) -> Imported:
     """The layout of a Megatron-LM launch script or flag list.
 
@@ -216,7 +241,8 @@ def read(text: str, devices: int | None = None) -> Imported:
     Raises:
         ConfigError: no device count, or degrees that do not divide it.
     """
-    a, _ = parser().parse_known_args(shlex.split(text, comments=True))
+    # a shell line continuation (backslash-newline) joins the lines, as bash reads the script
+    a, _ = parser().parse_known_args(shlex.split(re.sub(r"\\\r?\n", " ", text), comments=True))
     n = devices or (a.nnodes * a.nproc_per_node if a.nnodes and a.nproc_per_node else None)
     if n is None:
         raise ConfigError("the Megatron-LM arguments do not give the world size: pass --devices",
@@ -225,6 +251,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     if n % (tp * pp * cp):
         raise ConfigError(f"tp*pp*cp = {tp * pp * cp} does not divide the {n} devices", field="devices", value=n)
     dp, zero = n // (tp * pp * cp), _zero_stage(a)
+    _check_moe_recompute_flags(a)
     values = dict(dp=dp, zero_stage=zero, tp=tp, pp=pp, cp=cp, sp=a.sequence_parallel,
                   ep=a.expert_model_parallel_size or 1, recompute=a.recompute_granularity or "none",
                   etp=a.expert_tensor_parallel_size if a.expert_tensor_parallel_size not in (None, tp) else None,

@@ -102,6 +102,8 @@ class FrameworkProfile(BaseModel):
             with tp=32 (4 nodes) stall at every job size (86 of 88 runs on 8-64 nodes), those with
             tp=16 (2 nodes) below 32 nodes rarely (6 of 63): heavy cross-node tp traffic next to
             the pipeline messages brings the wait on early.
+        module_recompute: the framework recomputes named modules (Megatron-LM ``--recompute-modules``:
+            the layout field ``recompute_modules``); False for the other profiles.
         pipeline_zero_stages: the ZeRO stages the framework allows together with pipeline parallelism
             (None: those of ``zero_stages``). DeepSpeed's PipelineEngine asserts a stage below 2
             (deepspeed/runtime/pipe/engine.py: "ZeRO-2 and ZeRO-3 are incompatible with pipeline
@@ -166,6 +168,7 @@ class FrameworkProfile(BaseModel):
     pp_stall_min_tp_nodes: int | None = Field(default=None, ge=1, le=2**20)
     pp_unsharded_grad_bytes: int = Field(default=0, ge=0, le=8)
     pipeline_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
+    module_recompute: bool = True
     allocator_retry_s: float = Field(default=0.0, ge=0, le=10.0)
     allocator_pressure_start: float = Field(default=0.9, ge=0.5, lt=1.0)
     pipeline_split: Literal["balanced", "cost_greedy"] = "balanced"
