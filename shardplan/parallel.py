@@ -187,6 +187,7 @@ class Layout:
         causal: causal attention (decides the cp load-balancing divisor).
         padded_vocab: embedding / LM-head rows after padding (:func:`padded_vocab`; 0 = not padded,
             for a Layout built by hand).
+        inert_modules: ``recompute_modules`` that recompute nothing in this model (a note says so).
         blockless_ranks: pipeline ranks the framework's automatic split leaves without any pipeline
             block (:func:`blockless_ranks`; only nanotron's cost-greedy split has them): the
             framework cannot train the layout (:attr:`failure`).
@@ -200,6 +201,7 @@ class Layout:
     causal: bool = True
     padded_vocab: int = 0
     blockless_ranks: tuple[int, ...] = ()
+    inert_modules: tuple[str, ...] = ()
 
     @property
     def failure(self) -> str | None:
@@ -224,6 +226,9 @@ class Layout:
         pipeline split, fewer microbatches than pipeline stages."""
         p, out = self.parallel, []
         L = sum(self.stage_layers)
+        if self.inert_modules:
+            out.append(f"recompute_modules {', '.join(self.inert_modules)}: the model has no such layers, nothing "
+                       f"is recomputed for them")
         if p.pp > 1 and p.pp_layers is None and self.stage_layers != balanced_split(L, p.pp):
             out.append(f"framework's cost-greedy pipeline split (nanotron): layers per rank "
                        f"{','.join(map(str, self.stage_layers))}" + (" (ranks without layers hold only the final "
@@ -550,7 +555,17 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
     return Layout(parallel=p, n_devices=n_devices, microbatches=m, stage_layers=stage_layers,
                   seq_len=training.seq_len, causal=training.causal,
                   padded_vocab=padded_vocab(model.vocab_size, p.tp, training.framework.vocab_divisible_by),
-                  blockless_ranks=empty)
+                  blockless_ranks=empty, inert_modules=inert_recompute_modules(p, model))
+
+
+def inert_recompute_modules(p: ParallelConfig, model: ModelSpec) -> tuple[str, ...]:
+    """The ``recompute_modules`` with nothing to recompute in ``model``: moe and moe_act without MoE
+    layers, shared_experts without shared experts, mlp without dense MLP layers."""
+    if p.recompute != "selective" or not p.recompute_modules:
+        return ()
+    absent = {"moe": model.n_moe_layers == 0, "moe_act": model.n_moe_layers == 0,
+              "shared_experts": model.n_shared_experts == 0, "mlp": model.n_dense_mlp_layers == 0}
+    return tuple(m for m in p.recompute_modules if absent.get(m, False))
 
 
 def _check_options(p: ParallelConfig, n_devices: int) -> None:

@@ -174,6 +174,8 @@ def test_moe_and_recompute_module_options_are_checked():
                      "--recompute-modules", "mlp")
     assert code == 2 and "--framework megatron" in out
     assert _run("estimate", *BASE, "--recompute", "selective", "--recompute-modules", "mlp")[0] in (0, 1)
+    code, out = _run("estimate", *BASE, "--recompute", "selective", "--recompute-modules", "moe_act,mlp")
+    assert code in (0, 1) and "recompute_modules moe_act: the model has no such layers" in out
     code, out = _run("plan", *BASE, "-o", "x.sh")
     assert code == 2 and "give --export FRAMEWORK" in out
 

@@ -181,8 +181,16 @@ def check_unexpressed(p: ParallelConfig, exporter: Exporter, alternatives: Mappi
             continue
         value = getattr(p, name)
         if value != default:
-            raise refuse(exporter.title, f"{name}={value!r} has no option in its config",
-                         alternatives.get(name, "another framework"))
+            shown = ",".join(map(str, value)) if isinstance(value, tuple) else repr(value)
+            raise refuse(exporter.title, f"{name}={shown} has no option in its config",
+                         alternatives.get(name) or _who_expresses(name))
+
+
+def _who_expresses(name: str) -> str:
+    """The titles of the exporters that write field ``name`` (``Exporter.expresses``), or 'another framework'."""
+    from shardplan.export import EXPORTERS
+    titles = [e.title for e in EXPORTERS.values() if name in e.expresses]
+    return " or ".join(titles) if titles else "another framework"
 
 
 def header_lines(ctx: ExportContext, exporter: Exporter) -> list[str]:
