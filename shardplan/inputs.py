@@ -87,6 +87,9 @@ class LayoutOption:
         """
         if value is None:
             return None
+        if self.kind == "choice" and isinstance(value, str):  # "DeepEP", "1F1B": the choice as spelled here
+            value = next((c for c in self.choices if isinstance(c, str) and c.lower() == value.strip().lower()),
+                         value)
         if self.kind == "choice" and value not in self.choices:
             raise ConfigError(f"{self.name}={short_repr(value)} is unknown; legal: {fmt_legal(self.choices)}", field=self.name,
                               value=value, legal=self.choices)
@@ -120,6 +123,8 @@ class LayoutOption:
             value = cells
         if not isinstance(value, (list, tuple)):
             return value  # pydantic names the type
+        by_lower = {c.lower(): c for c in self.choices}
+        value = [by_lower.get(x.strip().lower(), x) if isinstance(x, str) else x for x in value]
         bad = [x for x in value if x not in self.choices]
         if bad:
             raise ConfigError(f"{self.name}: {short_repr(bad[0])} is unknown; legal: {fmt_legal(self.choices)}",

@@ -55,3 +55,10 @@ def test_misspelled_spec_fields_are_hinted(tmp_path):
     typo_optional.write_text("{" + base + ', "n_layers": 16, "tie_embeddings": true}')
     with pytest.raises(ConfigError, match="did you mean tied_embeddings"):
         model_spec(str(typo_optional))
+
+
+def test_choices_are_read_case_insensitively():
+    # "DeepEP" and "1F1B" as the projects spell them are the choices deepep and 1f1b; names lists too
+    from shardplan.inputs import LAYOUT_OPTIONS_BY_NAME as opts
+    assert opts["moe_dispatcher"].parse("DeepEP") == "deepep" and opts["schedule"].parse("1F1B") == "1f1b"
+    assert opts["recompute_modules"].parse("LayerNorm, MoE_Act") == ("layernorm", "moe_act")
