@@ -101,7 +101,7 @@ CLUSTER_SCALE_OUT = {
 HARDWARE_OF_COLUMN = (
     ("p4de", str(Path(__file__).parent / "data" / "clusters" / "aws-p4de.yaml"), {}),
     ("a100-40gb", "a100-40gb", {}), ("a100 40gb", "a100-40gb", {}), ("a100", "a100-80gb", {}),
-    ("h800", "h100-sxm", {"scale_up_bandwidth": 200e9}),
+    ("h800", "h800", {}),
     ("gh200", "h100-sxm", {"hbm_bytes": 96 * 2**30, "hbm_bandwidth": 4.0e12}),
     ("h100 96gb", "h100-sxm", {"hbm_bytes": 96 * 2**30, "hbm_bandwidth": 2.4e12}),
     ("h200", "h200", {}), ("h100", "h100-sxm", {}), ("b200", "b200", {}), ("mi300x", "mi300x", {}),

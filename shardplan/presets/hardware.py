@@ -177,3 +177,12 @@ _COMPUTE_UNITS: dict[str, dict] = {
 for _name, _units in _COMPUTE_UNITS.items():
     _h = HARDWARE[_name]
     HARDWARE[_name] = HardwareSpec(**{**_h.model_dump(), **_units, "sources": {**_h.sources, **_units["sources"]}})
+
+#: H800 SXM: the export variant of H100 SXM (same GH100 die, tensor cores, HBM and SM count; every other
+#: number is the h100-sxm entry's), with NVLink cut to 400 GB/s bidirectional
+_H100 = HARDWARE["h100-sxm"]
+HARDWARE["h800"] = HardwareSpec(**{**_H100.model_dump(), "name": "h800", "scale_up_bandwidth": 200e9, "sources": {
+    **_H100.sources,
+    "scale_up_bandwidth": "NVIDIA H800 SXM: NVLink 400 GB/s bidirectional -> 200 GB/s one-way (DeepSeek-V3 technical "
+                          "report, Liu et al. 2024, Sec. 3.2.2: about 160 GB/s achieved over NVLink against 50 GB/s "
+                          "over InfiniBand); compute, HBM and SMs as H100 SXM"}})
