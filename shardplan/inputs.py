@@ -79,57 +79,48 @@ class LayoutOption:
         return {True: "on", False: "off"}[self.default] if self.kind == "bool" else str(self.default)
 
     def parse(self, value: Any) -> Any:
-        """Check a choice against its Literal values and read ``"9,7"`` (or a list) as a tuple of ints;
-        other values are left to pydantic.
+        """Check a choice against its Literal values (case-insensitively: ``"1F1B"`` is 1f1b), read
+        ``"9,7"`` (or a list) as a tuple of ints and ``"layernorm,moe_act"`` (or a list) as a tuple
+        of names; other values are left to pydantic.
 
         Raises:
-            ConfigError: an unknown choice (lists the legal ones) or a malformed list of ints.
+            ConfigError: an unknown choice or name (lists the legal ones), an empty entry, or a
+                malformed list of ints.
         """
         if value is None:
             return None
-        if self.kind == "choice" and isinstance(value, str):  # "DeepEP", "1F1B": the choice as spelled here
-            value = next((c for c in self.choices if isinstance(c, str) and c.lower() == value.strip().lower()),
-                         value)
-        if self.kind == "choice" and value not in self.choices:
-            raise ConfigError(f"{self.name}={short_repr(value)} is unknown; legal: {fmt_legal(self.choices)}", field=self.name,
-                              value=value, legal=self.choices)
-        if self.kind == "ints" and isinstance(value, str):
-            cells = [x.strip() for x in value.split(",")]
-            if value.strip() and "" in cells:  # "16,,16" or a trailing comma: an entry is missing
-                raise ConfigError(f"{self.name}={short_repr(value)} has an empty entry; give whole numbers separated by "
-                                  "commas, e.g. 9,7", field=self.name, value=value)
-            try:
-                if any(not x.isascii() or not x.removeprefix("-").isdigit() for x in cells if x):  # "1 0", "1_0", "٨"
-                    raise ValueError(value)  # (a negative entry is read, for the check that names it)
-                return tuple(int(x) for x in cells if x) or None
-            except ValueError:
-                raise ConfigError(f"{self.name}={short_repr(value)} must be whole numbers separated by commas, e.g. 9,7",
-                                  field=self.name, value=value) from None
-        if self.kind == "ints" and isinstance(value, list):
-            return tuple(value)
-        if self.kind == "names":
-            return self._names(value)
-        return value
-
-    def _names(self, value: Any) -> Any:
-        """``"a,b"`` or a list of names as a tuple, each checked against :attr:`choices` ("" = None)."""
-        if isinstance(value, str):
+        if self.kind == "choice":
+            return self._choice(value)
+        if self.kind in ("ints", "names") and isinstance(value, str):
             cells = [x.strip() for x in value.split(",")]
             if not value.strip():
                 return None
-            if "" in cells:
-                raise ConfigError(f"{self.name}={short_repr(value)} has an empty entry; give names separated by commas, "
-                                  f"e.g. {','.join(self.choices[:2])}", field=self.name, value=value)
+            if "" in cells:  # "16,,16" or a trailing comma: an entry is missing
+                example = "9,7" if self.kind == "ints" else ",".join(self.choices[:2])
+                raise ConfigError(f"{self.name}={short_repr(value)} has an empty entry; give entries separated by "
+                                  f"commas, e.g. {example}", field=self.name, value=value)
+            if self.kind == "ints":
+                # "1 0", "1_0", "٨" are refused; a negative entry is read, for the check that names it
+                if any(not x.isascii() or not x.removeprefix("-").isdigit() for x in cells):
+                    raise ConfigError(f"{self.name}={short_repr(value)} must be whole numbers separated by commas, "
+                                      "e.g. 9,7", field=self.name, value=value)
+                return tuple(int(x) for x in cells)
             value = cells
-        if not isinstance(value, (list, tuple)):
-            return value  # pydantic names the type
-        by_lower = {c.lower(): c for c in self.choices}
-        value = [by_lower.get(x.strip().lower(), x) if isinstance(x, str) else x for x in value]
-        bad = [x for x in value if x not in self.choices]
-        if bad:
-            raise ConfigError(f"{self.name}: {short_repr(bad[0])} is unknown; legal: {fmt_legal(self.choices)}",
-                              field=self.name, value=bad[0], legal=self.choices)
-        return tuple(value)
+        if self.kind in ("ints", "names") and isinstance(value, (list, tuple)):
+            return tuple(self._choice(x) for x in value) if self.kind == "names" else tuple(value)
+        return value  # pydantic names the type
+
+    def _choice(self, value: Any) -> Any:
+        """One of :attr:`choices`, matched case-insensitively for text.
+
+        Raises:
+            ConfigError: a value that is none of them (lists the legal ones)."""
+        if isinstance(value, str):
+            value = next((c for c in self.choices if isinstance(c, str) and c.lower() == value.strip().lower()), value)
+        if value not in self.choices:
+            raise ConfigError(f"{self.name}={short_repr(value)} is unknown; legal: {fmt_legal(self.choices)}",
+                              field=self.name, value=value, legal=self.choices)
+        return value
 
 
 def _bounds(info: FieldInfo) -> tuple[int | None, int | None]:

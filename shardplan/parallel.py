@@ -159,8 +159,9 @@ class ParallelConfig(BaseModel):
             parts.append(f"etp={self.etp}")
         if self.ep > 1 and self.moe_dispatcher != "alltoall":
             parts.append(self.moe_dispatcher)
-        mods = f"({','.join(self.recompute_modules)})" if self.recompute_modules else ""
-        parts += [f"mbs={self.microbatch_size}", f"recompute={self.recompute}{mods if self.recompute == 'selective' else ''}"]
+        mods = (f"({','.join(self.recompute_modules)})" if self.recompute_modules and self.recompute == "selective"
+                else "")
+        parts += [f"mbs={self.microbatch_size}", f"recompute={self.recompute}{mods}"]
         return " ".join(parts)
 
 
@@ -386,18 +387,28 @@ def max_virtual_stages(split: tuple[int, ...]) -> int:
 
 
 def _check_chunks(p: ParallelConfig, split: tuple[int, ...], what: str) -> None:
-    """An uneven split interleaves when every chunk holds a layer, the embedding's and the loss's
-    chunks aside (:func:`max_virtual_stages`; chunks of unequal size, :func:`chunk_layers`)."""
-    if p.virtual_stages > 1 and len(set(split)) == 1 and split[0] % p.virtual_stages:
+    """A split interleaves into ``virtual_stages`` chunks per stage: an even split into equal chunks
+    only (bug case B: virtual_stages divides its layers per stage); an uneven one into chunks of
+    unequal size (:func:`chunk_layers`) as long as every chunk holds a layer, the embedding's and the
+    loss's chunks aside (:func:`max_virtual_stages`).
+
+    Raises:
+        ConfigError: naming virtual_stages and its legal values."""
+    per_stage = split[0]
+    if len(set(split)) == 1 and per_stage % p.virtual_stages:
         # an even split interleaves into equal chunks only (bug case B: no layer dropped, no silent reshaping)
-        legal = [v for v in divisors(split[0]) if v > 1]
-        raise ConfigError(f"virtual_stages={p.virtual_stages} does not divide the {split[0]} layers of every stage of "
-                          f"{what} {list(split)}; legal virtual_stages: {fmt_legal(legal)}", field="virtual_stages",
-                          value=p.virtual_stages, legal=legal)
+        legal = [v for v in divisors(per_stage) if v > 1 or p.schedule != "interleaved"]
+        raise ConfigError(
+            f"virtual_stages={p.virtual_stages} does not divide {what} {per_stage} layers per pipeline stage "
+            f"(layers would be dropped); legal virtual_stages: {fmt_legal(legal)} "
+            f"(layers per virtual stage: {fmt_legal(sorted({per_stage // v for v in legal}))})"
+            + (f", or virtual_stages=1 ({per_stage} layers per stage) with schedule='1f1b'"
+               if p.schedule == "interleaved" else ""),
+            field="virtual_stages", value=p.virtual_stages, legal=legal)
     top = max_virtual_stages(split)
     if p.virtual_stages > 1 and p.virtual_stages > top:
         legal = list(range(2, top + 1))
-        raise ConfigError(f"virtual_stages={p.virtual_stages} would leave a virtual chunk of {what} {list(split)} "
+        raise ConfigError(f"virtual_stages={p.virtual_stages} would leave a virtual chunk of {what.rstrip(':')} "
                           f"without a layer (only the first stage's first chunk, holding the embedding, and the last "
                           f"stage's last, holding the loss, may be); legal virtual_stages: {fmt_legal(legal)}",
                           field="virtual_stages", value=p.virtual_stages, legal=legal)
@@ -491,7 +502,7 @@ def _stage_layers(p: ParallelConfig, model: ModelSpec, split_rule: str = "balanc
             raise ConfigError(f"pp_layers={list(p.pp_layers)} sums to {sum(p.pp_layers)}, "
                               f"but n_layers={L}: the stages must cover every layer",
                               field="pp_layers", value=list(p.pp_layers))
-        _check_chunks(p, tuple(p.pp_layers), "pp_layers")
+        _check_chunks(p, tuple(p.pp_layers), f"pp_layers={list(p.pp_layers)}:")
         return tuple(p.pp_layers)
     if p.pp > L:
         raise ConfigError(f"pp={p.pp} exceeds n_layers={L}; legal pp: {fmt_legal(divisors(L))}",
@@ -504,19 +515,11 @@ def _balanced_stage_layers(p: ParallelConfig, model: ModelSpec) -> tuple[int, ..
     L = model.n_layers
     if L % p.pp:
         split = balanced_split(L, p.pp)
-        _check_chunks(p, split, "the balanced split")
+        _check_chunks(p, split, f"the balanced split {list(split)}:")
         return split
-    per_stage = L // p.pp
-    if per_stage % p.virtual_stages:
-        legal_v = [v for v in divisors(per_stage) if v > 1 or p.schedule != "interleaved"]
-        raise ConfigError(
-            f"virtual_stages={p.virtual_stages} does not divide the {L}/{p.pp} = {per_stage} layers per "
-            f"pipeline stage (layers would be dropped); legal virtual_stages: {fmt_legal(legal_v)} "
-            f"(layers per virtual stage: {fmt_legal(sorted({per_stage // v for v in legal_v}))})"
-            + (f", or virtual_stages=1 ({per_stage} layers per stage) with schedule='1f1b'"
-               if p.schedule == "interleaved" else ""),
-            field="virtual_stages", value=p.virtual_stages, legal=legal_v)
-    return (per_stage,) * p.pp
+    split = (L // p.pp,) * p.pp
+    _check_chunks(p, split, f"the {L}/{p.pp} =")
+    return split
 
 
 def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec, n_devices: int) -> Layout:
@@ -578,8 +581,8 @@ def _check_options(p: ParallelConfig, n_devices: int) -> None:
                           field="zero3_gather", value=p.zero3_gather, legal=["per_microbatch"])
     if p.recompute_modules is not None:
         if p.recompute != "selective":
-            raise ConfigError(f"recompute_modules={short_repr(','.join(p.recompute_modules))} needs recompute='selective' (got "
-                              f"{p.recompute!r})", field="recompute_modules", value=list(p.recompute_modules),
+            raise ConfigError(f"recompute_modules={short_repr(','.join(p.recompute_modules))} needs "
+                              f"recompute='selective' (got {p.recompute!r})", field="recompute_modules", value=list(p.recompute_modules),
                               legal=["selective"])
         repeated = sorted({m for m in p.recompute_modules if p.recompute_modules.count(m) > 1})
         if repeated:

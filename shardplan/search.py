@@ -40,7 +40,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, NamedTuple, get_args
 
-from shardplan.loaders import config_error
 from shardplan.cost.axes import cp as cp_axis
 from shardplan.cost.axes import dp as dp_axis
 from shardplan.cost.axes import ep as ep_axis
@@ -52,10 +51,9 @@ from shardplan.cost.memory import activation_terms, empty_breakdown, model_state
 from shardplan.cost.pipeline import bubble_s
 from shardplan.cost.step import Estimate, estimate_layout
 from shardplan.errors import ConfigError, divisors, short_repr
-from shardplan.loaders import check_document
+from shardplan.loaders import check_document, config_error
 from shardplan.parallel import (MAX_DEVICES, Layout, ParallelConfig, Schedule, balanced_split, blockless_ranks,
-                                max_virtual_stages,
-                                legal_tp, seq_len_divisor, validate)
+                                legal_tp, max_virtual_stages, seq_len_divisor, validate)
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
@@ -69,8 +67,8 @@ DEFAULT_SCHEDULES = ("1f1b", "interleaved", "zero-bubble")
 SCHEDULES = DEFAULT_SCHEDULES + tuple(s for s in get_args(Schedule) if s not in DEFAULT_SCHEDULES)
 _FIELDS = set(ParallelConfig.model_fields)
 #: pinned fields handed to every candidate as they are (they are not searched)
-_PASSTHROUGH = ("kv_replication", "fsdp_unit", "offload_optimizer", "overlap_grad_reduce", "hsdp_reduce", "moe_dispatcher",
-                "recompute_modules")
+_PASSTHROUGH = ("kv_replication", "fsdp_unit", "offload_optimizer", "overlap_grad_reduce", "hsdp_reduce",
+                "moe_dispatcher", "recompute_modules")
 #: interleaved schedules: at most this many virtual-stage counts (the smallest ones above 1)
 MAX_VIRTUAL_STAGE_OPTIONS = 4
 #: throughput within this factor counts as a tie in the ranking (broken by the simpler layout)

@@ -7,13 +7,18 @@ from shardplan.calibration import framework_of, load_rows, reproduce_row, resolv
 from shardplan.errors import ConfigError
 from shardplan.presets.models import MODELS
 
+def published_row(**cols: str) -> dict:
+    """A published-runs row: ``cols`` over empty DP, CP and global_batch_tokens columns (the planner fills
+    them in) and tp = pp = 1."""
+    return {"TP": "1", "PP": "1", "DP": "", "CP": "", "global_batch_tokens": "", **cols}
+
+
 #: the dgxc-benchmarking Llama 3.1 70B BF16 run (NeMo 24.09, llama3.1/README_70b.md): 64 H100, TP4 PP4 CP2 VP5,
 #: MBS 1, GBS 128, seq 8192, 14.72 s per step
-ROW = {"id": "dgxc_llama31_70b_bf16_64", "source": "NVIDIA dgxc-benchmarking (NeMo 24.09)", "model": "Llama 3.1 70B",
-       "hardware": "H100-SXM 80GB", "n_devices": "64", "TP": "4", "PP": "4", "DP": "", "CP": "2",
-       "virtual_pipeline_stages": "5", "microbatch_size": "1", "seq_len": "8192", "global_batch_sequences": "128",
-       "global_batch_tokens": "", "precision": "bf16", "zero_stage_or_fsdp": "distributed optimizer",
-       "recompute": "none", "step_time_s": "14.72"}
+ROW = published_row(id="dgxc_llama31_70b_bf16_64", source="NVIDIA dgxc-benchmarking (NeMo 24.09)",
+                    model="Llama 3.1 70B", hardware="H100-SXM 80GB", n_devices="64", TP="4", PP="4", CP="2",
+                    virtual_pipeline_stages="5", microbatch_size="1", seq_len="8192", global_batch_sequences="128",
+                    precision="bf16", zero_stage_or_fsdp="distributed optimizer", recompute="none", step_time_s="14.72")
 
 
 def test_model_names_resolve_to_presets_without_a_map_entry():
@@ -86,11 +91,10 @@ def test_nan_and_zero_cells_are_missing_or_refused_never_a_traceback():
 
 #: fms-fsdp README (IBM + Meta): Llama 2 13B, HSDP, no activation checkpointing, batch 1 per GPU, seq 4096,
 #: 128 A100 80GB on AWS p4de nodes (the repo's scripts load the EFA libraries), 1,700 tokens/s per GPU
-FMS_13B = {"id": "fms_fsdp_llama2_13b_128", "source": "fms-fsdp README (IBM)", "model": "Llama 2 13B",
-           "hardware": "A100 80GB (AWS p4de)", "n_devices": "128", "TP": "1", "PP": "1", "DP": "", "CP": "",
-           "microbatch_size": "1", "seq_len": "4096", "global_batch_sequences": "128", "global_batch_tokens": "",
-           "precision": "bf16", "zero_stage_or_fsdp": "HSDP", "recompute": "none",
-           "reported_tokens_per_sec": "1700", "tokens_per_sec_scope": "per_device"}
+FMS_13B = published_row(id="fms_fsdp_llama2_13b_128", source="fms-fsdp README (IBM)", model="Llama 2 13B",
+                        hardware="A100 80GB (AWS p4de)", n_devices="128", microbatch_size="1", seq_len="4096",
+                        global_batch_sequences="128", precision="bf16", zero_stage_or_fsdp="HSDP", recompute="none",
+                        reported_tokens_per_sec="1700", tokens_per_sec_scope="per_device")
 
 
 def test_hybrid_sharded_fsdp_row_on_an_efa_cluster():
@@ -116,10 +120,10 @@ def test_hybrid_sharded_fsdp_row_on_an_efa_cluster():
 
 #: Megatron-Turing NLG 530B (Smith et al. 2022 Sec. 2.4): Megatron-DeepSpeed, tp=8 pp=35, mbs 1, batch 1920, seq
 #: 2048, full activation checkpointing, 280 DGX A100 nodes, 60.1 s per iteration
-MT_NLG = {"id": "mtnlg_530b_2240", "source": "Smith et al. 2022 (MT-NLG, DeepSpeed)", "model": "GPT-530B",
-          "hardware": "A100-80GB (Selene)", "n_devices": "2240", "TP": "8", "PP": "35", "DP": "8", "CP": "1",
-          "microbatch_size": "1", "seq_len": "2048", "global_batch_sequences": "1920", "global_batch_tokens": "",
-          "precision": "bf16", "zero_stage_or_fsdp": "ZeRO-1", "recompute": "full", "step_time_s": "60.1"}
+MT_NLG = published_row(id="mtnlg_530b_2240", source="Smith et al. 2022 (MT-NLG, DeepSpeed)", model="GPT-530B",
+                       hardware="A100-80GB (Selene)", n_devices="2240", TP="8", PP="35", DP="8", CP="1",
+                       microbatch_size="1", seq_len="2048", global_batch_sequences="1920", precision="bf16",
+                       zero_stage_or_fsdp="ZeRO-1", recompute="full", step_time_s="60.1")
 
 
 def test_deepspeed_overhead_is_per_layer_and_carries_to_mt_nlg():

@@ -3,7 +3,7 @@ quantified)."""
 
 import json
 from pathlib import Path
-from typing import Callable, Annotated, Any, Optional
+from typing import Annotated, Any, Callable, Optional
 
 import typer
 from rich.table import Table

@@ -323,7 +323,7 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
     p = layout.parallel
     sp_ = stage_params(model, layout, stage)
     mm = elem = rec = 0.0
-    for lt, cnt in ((dense_t, sp_.layers - sp_.moe_layers), (moe_t, sp_.moe_layers)):
+    for lt, cnt, moe in ((dense_t, sp_.layers - sp_.moe_layers, False), (moe_t, sp_.moe_layers, True)):
         mm += cnt * (lt.fwd_mm + lt.bwd_mm + lt.fwd_attn + lt.bwd_attn)
         elem += cnt * 3 * lt.fwd_elem
         if p.recompute == "full":
@@ -331,7 +331,7 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
         elif p.recompute == "selective" and training.framework.selective_recompute == "every_other_matmul":
             rec += cnt * (lt.fwd_mm_every_other + lt.fwd_elem)  # op-level: half the matmuls, every element-wise op
         elif p.recompute == "selective":
-            rec += cnt * module_recompute_s(p.recompute_modules or ("core_attn",), lt, lt is moe_t and model.is_moe)
+            rec += cnt * module_recompute_s(p.recompute_modules or ("core_attn",), lt, moe)
     if stage == p.pp - 1:  # LM head + cross-entropy over the vocab shard (once more per MTP module)
         head_mm, head_elem = lm_head_s(model, training, hw, layout, layout.local_tokens)
         mm, elem = mm + (1 + model.mtp_modules) * head_mm, elem + (1 + model.mtp_modules) * head_elem

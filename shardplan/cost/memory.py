@@ -189,8 +189,7 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     else:
         b += (5.0 if training.dropout else 2.0) * a * s / t
     b += beta * h / sigma  # MLP input
-    gated = model.mlp == "swiglu"
-    phi_store = (4 if training.framework.loss == "eager" else 3) if gated else 2
+    phi_store = mlp_store_factor(model, training)
     if moe:  # routed intermediates and dispatch buffers scale with TrainingSpec.moe_load
         load = training.moe_load
         b += beta * phi_store * model.expert_ffn * (load * model.top_k + model.n_shared_experts) / t
@@ -203,6 +202,15 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
         width = model.expert_ffn * (model.top_k + model.n_shared_experts) if moe else model.ffn_dim
         b -= fp8_linear_input_saving(beta, h, model.o_dim, width, t, sigma)
     return b
+
+
+def mlp_store_factor(model: ModelSpec, training: TrainingSpec) -> int:
+    """Tensors of MLP width one token stores for the backward (:func:`activation_bytes_per_token`):
+    SwiGLU gate, up and product (3; eager model code also keeps ``act(gate)``: 4), GeLU input and
+    output (2)."""
+    if model.mlp != "swiglu":
+        return 2
+    return 4 if training.framework.loss == "eager" else 3
 
 
 def module_saving_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout, moe: bool,
@@ -226,7 +234,7 @@ def module_saving_per_token(model: ModelSpec, training: TrainingSpec, layout: La
     moe_act: 2 x 2 x 4096 / 2 + 2 x 8 x 1536 / 2 = 8,192 + 12,288 = 20,480 B per token and MoE layer."""
     beta, t, sigma, h = training.precision.activation_bytes, layout.parallel.tp, layout.seq_shard, model.d_model
     fp8 = training.precision.compute_dtype == "fp8"
-    phi = (4 if training.framework.loss == "eager" else 3) if model.mlp == "swiglu" else 2
+    phi = mlp_store_factor(model, training)
     load = training.moe_load
     b = 0.0 if fp8 or "layernorm" not in modules else 2 * beta * h / sigma
 
@@ -235,8 +243,9 @@ def module_saving_per_token(model: ModelSpec, training: TrainingSpec, layout: La
     if not moe:
         return b + (mlp_bytes(model.ffn_dim) if "mlp" in modules else 0.0)
     routed, shared = model.expert_ffn * load * model.top_k, model.expert_ffn * model.n_shared_experts
-    if "moe" in modules:
-        return b + mlp_bytes(routed) + mlp_bytes(shared) + 2 * beta * load * model.top_k * h / sigma + 4.0 * model.n_experts
+    if "moe" in modules:  # + the dispatch / combine buffers and the fp32 router probabilities
+        dispatch = 2 * beta * load * model.top_k * h / sigma + 4.0 * model.n_experts
+        return b + mlp_bytes(routed) + mlp_bytes(shared) + dispatch
     if "moe_act" in modules and not fp8:
         b += beta * routed / t
     return b + (mlp_bytes(shared) if "shared_experts" in modules else 0.0)

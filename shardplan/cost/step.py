@@ -203,8 +203,9 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     step = m * T_mb + bubble + dp.per_step + opt_s + fw.step_overhead_s + slow_step + stall
     tokens = training.global_batch_tokens
     mf = F.model_flops_per_token(model, training.seq_len, training.causal) * tokens
-    hf = F.hardware_flops_per_token(model, training.seq_len, layout.parallel.recompute, training.causal,
-                                    training.attention, fw.selective_recompute, layout.parallel.recompute_modules) * tokens
+    hf = tokens * F.hardware_flops_per_token(model, training.seq_len, layout.parallel.recompute, training.causal,
+                                             training.attention, fw.selective_recompute,
+                                             layout.parallel.recompute_modules)
     peak_total = layout.n_devices * hw.peak_flops(training.precision.compute_dtype)
     st = ctx.stage
     overhead = m * (fw.microbatch_overhead_s + extra_mb) + fw.step_overhead_s + stall

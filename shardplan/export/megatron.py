@@ -22,11 +22,13 @@ also makes Megatron-FSDP hybrid (HSDP). NeMo 2 passes the same values through ``
 Mapping (planner -> flag): tp -> ``--tensor-model-parallel-size``; pp -> ``--pipeline-model-parallel-size``;
 interleaved -> ``--num-layers-per-virtual-pipeline-stage``; an uneven split with equal middle stages ->
 ``--decoder-first/last-pipeline-num-layers``; cp -> ``--context-parallel-size``; ep ->
-``--expert-model-parallel-size`` with ``--expert-tensor-parallel-size`` etp (tp when unset);
-moe_dispatcher='deepep' -> ``--moe-token-dispatcher-type flex --moe-enable-deepep``; sp -> ``--sequence-parallel``; ZeRO-1 -> ``--use-distributed-optimizer``, ZeRO-2/3 ->
-Megatron-FSDP ``optim_grads`` / ``optim_grads_params``; HSDP -> ``--num-distributed-optimizer-instances
-dp/dp_shard``; recompute -> ``--recompute-granularity`` (+ ``--recompute-method uniform
---recompute-num-layers 1`` for full; recompute_modules -> ``--recompute-modules``); ``--micro-batch-size``, ``--global-batch-size``, ``--seq-length``;
+``--expert-model-parallel-size`` with ``--expert-tensor-parallel-size`` etp (tp when unset) and
+``--moe-token-dispatcher-type alltoall``, or ``flex --moe-enable-deepep`` for moe_dispatcher='deepep';
+sp -> ``--sequence-parallel``; ZeRO-1 -> ``--use-distributed-optimizer``, ZeRO-2/3 -> Megatron-FSDP
+``optim_grads`` / ``optim_grads_params``; HSDP -> ``--num-distributed-optimizer-instances dp/dp_shard``;
+recompute -> ``--recompute-granularity`` (+ ``--recompute-method uniform --recompute-num-layers 1`` for
+full; recompute_modules -> ``--recompute-modules``); ``--micro-batch-size``, ``--global-batch-size``,
+``--seq-length``;
 overlap_grad_reduce -> ``--overlap-grad-reduce``; tp_overlap -> ``--tp-comm-overlap``;
 offload_optimizer -> ``--optimizer-cpu-offload``. dp is implied: world size / (tp pp cp), the world size
 from the ``torchrun --nnodes --nproc-per-node`` line. No GPipe or ZB-H1 schedule (Megatron-LM runs

@@ -2,8 +2,8 @@
 AllToAll token dispatch and combine of every MoE layer over the ep group.
 
 Per MoE layer and microbatch: dispatch and combine in the forward, their transposes in the
-backward (and the forward pair again with full recompute, or Megatron-LM's ``--recompute-modules moe``). Each device sends its local tokens'
-``top_k`` copies: ``beta (u / tp) top_k h`` bytes (tp ranks split the tokens among them before
+backward (and the forward pair again with full recompute, or Megatron-LM's ``--recompute-modules
+moe``). Each device sends its local tokens' ``top_k`` copies: ``beta (u / tp) top_k h`` bytes (tp ranks split the tokens among them before
 dispatch, Megatron-LM's MoE token dispatcher), times ``TrainingSpec.moe_load``: the capacity
 factor with token dropping (fixed-size buffers per expert, Switch Transformer Sec. 2.2) or the
 dropless imbalance (the busiest rank receives that much more). Exposed (not overlapped).
