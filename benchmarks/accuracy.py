@@ -55,6 +55,10 @@ def search_vs_published(rows: list[dict]) -> list[dict]:
 #: torch.compile), batch = per-GPU batch x 128 with no accumulation; HSDP shards inside a node (dp_shard 8),
 #: activation checkpointing of every block = full recompute; on AWS p4de nodes (data/clusters/aws-p4de.yaml)
 H96 = "H100 96GB"
+#: suffix of a precision name in :data:`PUBLIC_CHECKS` ("+field=value" pairs set TrainingSpec fields): the
+#: recipe's optimizer state is bf16 with no master copy (``TrainingSpec.optimizer_dtype='bf16'``; the recipe
+#: is cited at :data:`shardplan.calibration.NEMO_OPTIMIZER_DTYPE`)
+OPTIMIZER_BF16 = "+optimizer_dtype=bf16"
 P4DE = "A100 80GB (AWS p4de)"
 FMS_FSDP = tuple(
     (f"fms-fsdp README: Llama 2 {size} {'HSDP' if shard == 8 else 'FSDP'}, 128 A100", model, P4DE, "pytorch-fsdp",
@@ -141,6 +145,34 @@ LLAMA3_405B = tuple(
      "bf16-mixed", n, 8192, 2048, dict(tp=8, sp=True, pp=16, schedule="interleaved", virtual_stages=8, zero_stage=1,
                                        microbatch_size=1), tflops / 2.524e12, None)
     for n, tflops in ((8192, 430e12), (16384, 400e12)))
+#: Megatron-Core MoE model zoo, Qwen3 "Long Context" table (yanring/Megatron-MoE-ModelZoo best_practice/Qwen3/
+#: readme.md): Qwen3-235B-A22B on 32 nodes of 8 H100 (256 GPUs), bf16, DeepEP, TP 4, PP 8 x VPP 4, EP 8, ETP 1
+#: (the command's defaults), recompute modules layernorm and moe, global batch 256 sequences, CP 1-8 for
+#: 16k-128k tokens; TFLOP/s per GPU with forced load balancing (--moe-router-force-load-balancing) and dropless.
+#: tokens/s/GPU = TFLOP/s / the planner's causal model FLOPs per token (e.g. 16k: 295e12 / 1.631e12 = 181).
+#: Forced balance: moe_imbalance 1 (a check, nothing fitted). Dropless: moe_imbalance 1.5, fitted here to the four
+#: forced / dropless ratios (1.245, 1.209, 1.150, 1.090 measured; 1.226, 1.209, 1.144, 1.091 predicted): one value
+#: whose effect shrinks with the sequence length as the attention share grows, as measured
+
+def _qwen3_long_context() -> tuple:
+    from shardplan.cost.flops import model_flops_per_token
+    from shardplan.presets.models import MODELS
+    model = MODELS["qwen3-235b-a22b"]
+    rows = []
+    for cp, seq, forced, dropless in ((1, 16384, 295, 237), (2, 32768, 335, 277), (4, 65536, 368, 320),
+                                      (8, 131072, 389, 357)):
+        per_token = model_flops_per_token(model, seq, True)
+        for label, imbalance, tflops in (("forced balance", 1.0, forced), ("dropless", 1.5, dropless)):
+            rows.append((f"Megatron MoE zoo long context: Qwen3-235B-A22B seq {seq // 1024}k CP {cp}, {label}, 256 H100",
+                         "qwen3-235b-a22b", "H100-SXM", "megatron", f"bf16-mixed+moe_imbalance={imbalance}", 256,
+                         seq, 256, dict(tp=4, sp=True, cp=cp, ep=8, etp=1, pp=8, schedule="interleaved",
+                                        virtual_stages=4, zero_stage=1, microbatch_size=1, moe_dispatcher="deepep",
+                                        recompute="selective", recompute_modules=("layernorm", "moe")),
+                         tflops * 1e12 / per_token, None))
+    return tuple(rows)
+
+
+QWEN3_LONG_CONTEXT = _qwen3_long_context()
 PUBLIC_CHECKS = (
     ("torchtitan Table 1: Llama-3.1-8B FSDP, 8 GPUs", "llama-3.1-8b", H96, "torchtitan", "bf16-mixed", 8, 8192, 16,
      dict(dp=8, zero_stage=3, microbatch_size=2, recompute="selective"), 5762, 82.4),
@@ -158,15 +190,17 @@ PUBLIC_CHECKS = (
     *((f"dgxc NeMo GPT-3 175B {prec.split('-')[0]}, 128 H100", "gpt3-175b", "H100-SXM", "megatron", prec, 128, 2048, 256,
        dict(tp=4, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=12, zero_stage=1,
             microbatch_size=1), tps, None) for prec, tps in (("bf16-mixed", 63099 / 128), ("fp8-mixed", 93190 / 128))),
-    *((f"dgxc NeMo 24.11 Nemotron-4-340B {prec.split('-')[0]}, 128 H100", "nemotron-4-340b", "H100-SXM", "megatron", prec, 128,
-       4096, 32, dict(tp=8, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=12, zero_stage=1,
-                      microbatch_size=1), tps, None) for prec, tps in (("bf16-mixed", 28432 / 128), ("fp8-mixed", 41478 / 128))),
+    *((f"dgxc NeMo 24.11 Nemotron-4-340B {prec.split('-')[0]}, 128 H100", "nemotron-4-340b", "H100-SXM", "megatron",
+       prec + OPTIMIZER_BF16, 128, 4096, 32,
+       dict(tp=8, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=12, zero_stage=1,
+            microbatch_size=1), tps, None) for prec, tps in (("bf16-mixed", 28432 / 128), ("fp8-mixed", 41478 / 128))),
     *FMS_FSDP,
     *TT_A100,
     *MT_NLG,
     *TT_H100_COMPILED,
     *QWEN3_MOE,
     *LLAMA3_405B,
+    *QWEN3_LONG_CONTEXT,
 )
 
 
@@ -183,8 +217,10 @@ def public_checks() -> list[str]:
              "|---|---|---|---|---|---|---|---|---|"]
     errs, fits = [], 0
     for label, name, hw, fw, prec, n, seq, gbs, fields, tps, gib in PUBLIC_CHECKS:
+        prec, *pairs = prec.split("+")
+        extra = {k: (float(v) if k == "moe_imbalance" else v) for k, v in (pair.split("=") for pair in pairs)}
         tr = TrainingSpec(seq_len=seq, global_batch_size=gbs, framework=framework_profile(fw),
-                          precision=PRECISION_POLICIES[prec])
+                          precision=PRECISION_POLICIES[prec], **extra)
         e = estimate(MODELS[name], hardware_of(hw), tr, ParallelConfig(**fields), n)
         pred = e.tokens_per_s / n
         errs.append(abs(pred / tps - 1))
@@ -196,12 +232,20 @@ def public_checks() -> list[str]:
                     "Reported memory is torchtitan's peak reserved; predicted is the allocator peak plus the",
                     "profile's runtime context (megatron: the hardware's generic 6 GiB reserve). Before op-level",
                     "checkpointing and the eager loss were modelled, the 8-GPU torchtitan run was predicted not to fit",
-                    "(103.8 GiB of 96). Nemotron-4-340B is predicted not to fit, as the shared NeMo 24.07 row (see",
-                    "the note above the framework profiles: the planner follows the recipe's optimizer and gradient",
-                    "settings; the bf16 run's predicted tensors alone, 79.7 GiB, exceed the 79.65 GiB an H100",
-                    "exposes, so the planner over-counts something of this recipe). The NeMo throughputs are within 6% only with",
+                    "(103.8 GiB of 96). Nemotron-4-340B fits with its recipe's optimizer state (Apex",
+                    "DistributedFusedAdam with bf16 state and no master copy; the note above the framework profiles);",
+                    "with Megatron's fp32 optimizer state it was predicted not to fit (85.7 GiB of 80).",
+                    "The NeMo throughputs are within 6% only with",
                     "the recipes' TP communication overlap (`--tp-overlap`); without it the planner exposes about",
                     "1-2 s of tp collectives per step and predicts them 13-15% slower.", "",
+                    "The Megatron MoE zoo's long-context Qwen3-235B rows (16k-128k tokens, CP 1-8) are predicted",
+                    "within 0.5-6% with forced load balancing: the planner's context-parallel cost holds for",
+                    "Megatron-LM at these lengths, unlike torchtitan's (above: 1.4-1.75x too fast at 128k-256k",
+                    "tokens). The dropless rows need",
+                    "the busiest expert rank at 1.5x the mean (`--moe-imbalance 1.5`, fitted on the four",
+                    "forced / dropless ratios, each matched within 2%); the default stays 1 (balanced). Runs from",
+                    "a random initialisation, as these benchmarks are, route less evenly than a trained model, so",
+                    "1.5 is an upper reference for dropless training, not a default.", "",
                     "The fms-fsdp rows ran on AWS p4de nodes (400 Gb/s of EFA per node, a quarter of a DGX A100's",
                     "InfiniBand; data/clusters/aws-p4de.yaml). With the DGX figure the two HSDP runs are predicted",
                     "20% (7B) and 28% (13B) fast: their gradient all-reduce across the 16 node replicas (13B: 1.6 B",
@@ -302,23 +346,17 @@ def main() -> None:
               "  stored per token and layer instead of 43 h; the fit's leave-one-out error fell from 5.5% to 1.2%",
               "  with it) and FSDP's collectives slow the concurrent matmuls (llm-foundry: `overlap_slowdown` 0.52",
               "  of the overlapped communication time).",
-              "- **Nemotron-340B (NeMo, fp8)** is the one run predicted not to fit: 75.2 GiB allocated (bf16",
-              "  weights and gradients, a distributed optimizer over dp=2, fp8 linear inputs, 103 layer-microbatches in",
-              "  flight on the first stage of the v=12 interleaved schedule) plus the H100 preset's generic 6 GiB",
-              "  runtime reserve (2 GiB + 5% of HBM) is 81.2 of 80 GiB. The planner follows the recipe",
-              "  (NeMo-Framework-Launcher conf/training/nemotron/nemotron_340b.yaml, `mcore_distributed_optim`):",
-              "  `grad_sync_dtype: bf16` gives a bf16 gradient buffer (NeMo megatron_base_model.py",
-              "  setup_mcore_distributed_parallel: grad_reduce_in_fp32 only for fp32), and its `optim.dtype: bf16`",
-              "  does not reach Megatron-core (setup_megatron_optimization builds OptimizerConfig without it), so the",
-              "  fp32 main weights and Adam moments stay. The 4.4 GiB this leaves of the 79.65 GiB an '80 GB' H100",
-              "  exposes is what the run's CUDA context, NCCL buffers and fragmentation fit in: the row bounds a tuned",
-              "  Megatron run's reserve from above, and the generic reserve is not refitted to this one row.",
-              "  The bf16 run of the same recipe (dgxc, NeMo 24.11; public runs below) ran too, yet its predicted",
-              "  tensors alone are 79.7 GiB: the excess is in the tensors, not the reserve. Checked and matching",
-              "  the planner: Transformer Engine's saved tensors per layer and token (LayerNormLinear: its input",
-              "  and the norm output; q, k, v and the attention output; LayerNormMLP: input, norm output, fc1",
-              "  output, activation output: 28.3 h bytes / tp in bf16), 103 layer-microbatches in flight on rank",
-              "  0 (Megatron-core interleaved warm-up (p - 1) x 2 + (v - 1) x p, + 1), 10 bytes per parameter.",
+              "- **Nemotron-340B (NeMo)** fits only with the recipe's optimizer state. The NeMo recipes set",
+              "  `optim: {name: distributed_fused_adam, dtype: bf16}` (NeMo-Framework-Launcher",
+              "  conf/training/nemotron/nemotron_340b.yaml at commit 6daee02; dgxc-benchmarking",
+              "  nemotron4-340b-synth.yaml, the recipe of the dgxc table). NeMo's megatron_base_model.py then builds",
+              "  Apex's DistributedFusedAdam with `store_params=False` (state dtype = model dtype): no fp32 master",
+              "  copy and bf16 Adam moments, 2 + 2 + 4/dp bytes per parameter instead of 2 + 2 + 12/dp",
+              "  (`--optimizer-dtype bf16`, shardplan.calibration.NEMO_OPTIMIZER_DTYPE). With the Megatron",
+              "  distributed optimizer's fp32 state the bf16 run's predicted tensors alone were 79.7 GiB, more than",
+              "  the 79.65 GiB an '80 GB' H100 exposes; with the recipe's state they are predicted at",
+              "  58 GiB of tensors. A later version of the launcher file names `mcore_distributed_optim`, whose",
+              "  OptimizerConfig does not take `dtype`; by the planner's count that run would not fit at this layout.",
               "- **GLM-130B**: micro-batch size and ZeRO stage are not published; the row assumes 1 and ZeRO-1.",
               "- **FP8 rows (NeMo)**: linear layers at the fp8 peak x `fp8_matmul_efficiency` (0.45 for H100, fitted",
               "  on these rows), attention and LM head in bf16; the NeMo recipes' sequence parallelism and TP",

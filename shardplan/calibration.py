@@ -156,6 +156,13 @@ FRAMEWORK_OF_SOURCE = (("Narayanan21 Table 2", "zero3", "deepspeed"), ("Narayana
 #: overlap on whenever tp > 1: NeMo-Framework-Launcher conf ``ub_tp_comm_overlap: True``)
 NEMO_RECIPE_SOURCES = ("NeMo", "dgxc", "DGX Cloud", "Megatron-Bridge", "MLPerf")
 
+#: optimizer-state dtype of NeMo recipes that set it (``TrainingSpec.optimizer_dtype``), by model preset.
+#: Nemotron-4-340B: ``optim: {name: distributed_fused_adam, dtype: bf16}`` in NeMo-Framework-Launcher
+#: conf/training/nemotron/nemotron_340b.yaml (commit 6daee02) and NVIDIA/dgxc-benchmarking
+#: nemotron/nemotron4-340b-synth.yaml (the recipe of the dgxc table); NeMo's megatron_base_model.py then
+#: sets ``store_params=False`` (state dtype = model dtype): no master copy, bf16 Adam moments
+NEMO_OPTIMIZER_DTYPE = {"nemotron-4-340b": "bf16"}
+
 
 def framework_of(row: dict) -> str:
     """The framework a published row ran (:data:`FRAMEWORK_OF_SOURCE`, case-insensitive, first
@@ -335,7 +342,9 @@ def _row_inputs(row: dict) -> tuple[ModelSpec, object, TrainingSpec, ParallelCon
         policy = PRECISION_POLICIES["bf16-mixed"]
     src = row.get("source", "")
     old_megatron = any(k in src for k in ("Narayanan21", "Korthikanti22", "BLOOM", "GPT-NeoX", "GLM-130B"))
+    nemo = any(k.lower() in src.lower() for k in NEMO_RECIPE_SOURCES)  # SP and TP overlap on whenever tp > 1
     training = TrainingSpec(seq_len=seq, global_batch_size=gbs, precision=policy,
+                            optimizer_dtype=NEMO_OPTIMIZER_DTYPE.get(model.name, "fp32") if nemo else "fp32",
                             framework=framework_profile(framework_of(row)),
                             attention="naive" if old_megatron else "flash",
                             dropout=any(k in src for k in ("Narayanan21", "Korthikanti22", "GPT-NeoX", "GLM")))
@@ -360,7 +369,6 @@ def _row_inputs(row: dict) -> tuple[ModelSpec, object, TrainingSpec, ParallelCon
     dp_shard = _hybrid_shard(row.get("zero_stage_or_fsdp", ""), dp, hw.scale_up_size)
     if "DCN slice" in row.get("zero_stage_or_fsdp", ""):
         dp_shard = dp // max(1, n // hw.scale_up_size)
-    nemo = any(k.lower() in src.lower() for k in NEMO_RECIPE_SOURCES)  # SP and TP overlap on whenever tp > 1
     rc_text = row.get("recompute", "")
     parallel = ParallelConfig(dp=dp, tp=tp, pp=pp, cp=cp, zero_stage=zero, dp_shard=dp_shard,
                               sp="sequence parallel" in rc_text or (nemo and tp > 1),

@@ -205,7 +205,8 @@ def hardware_spec(hardware: str | HardwareSpec, scale_up_size: int | None = None
 def training_spec(seq_len: int, global_batch: int | None = None, global_batch_tokens: int | None = None,
                   precision: str = "bf16-mixed", attention: str = "flash",
                   framework: str | FrameworkProfile | None = None, dropout: bool = False,
-                  moe_capacity_factor: float | None = None, moe_imbalance: float = 1.0) -> TrainingSpec:
+                  moe_capacity_factor: float | None = None, moe_imbalance: float = 1.0,
+                  optimizer_dtype: str = "fp32") -> TrainingSpec:
     """What one optimizer step processes.
 
     Args:
@@ -219,9 +220,11 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
         dropout: dropout layers on (their masks stored and their element-wise traffic counted).
         moe_capacity_factor, moe_imbalance: MoE token dropping / dropless load
             (:class:`~shardplan.specs.training.TrainingSpec`).
+        optimizer_dtype: 'fp32', 'bf16-moments' or 'bf16' (TrainingSpec.optimizer_dtype).
 
     Raises:
-        ConfigError: both or neither batch given, unknown precision / attention / framework, values < 1.
+        ConfigError: both or neither batch given, unknown precision / attention / framework /
+            optimizer_dtype, values < 1.
     """
     from shardplan.presets.frameworks import framework_profile
     if (global_batch is None) == (global_batch_tokens is None):
@@ -231,8 +234,13 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
     if attention not in legal:
         raise ConfigError(f"attention={short_repr(attention)} is unknown; legal: {fmt_legal(legal)}", field="attention",
                           value=attention, legal=legal)
+    legal = typing.get_args(TrainingSpec.model_fields["optimizer_dtype"].annotation)
+    if optimizer_dtype not in legal:
+        raise ConfigError(f"optimizer_dtype={short_repr(optimizer_dtype)} is unknown; legal: {fmt_legal(legal)}",
+                          field="optimizer_dtype", value=optimizer_dtype, legal=legal)
     common = dict(precision=precision_policy(precision), attention=attention, dropout=dropout,
-                  moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance)
+                  moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance,
+                  optimizer_dtype=optimizer_dtype)
     if framework is not None:
         common["framework"] = framework_profile(framework) if isinstance(framework, str) else framework
     try:
@@ -358,7 +366,8 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
                  global_batch: int | None, global_batch_tokens: int | None, precision: str = "bf16-mixed",
                  attention: str = "flash", framework: str | FrameworkProfile | None = None, dropout: bool = False,
                  scale_up_size: int | None = None, plan: str | Path | None = None,
-                 moe_capacity_factor: float | None = None, moe_imbalance: float = 1.0, **layout: Any) -> Inputs:
+                 moe_capacity_factor: float | None = None, moe_imbalance: float = 1.0,
+                 optimizer_dtype: str = "fp32", **layout: Any) -> Inputs:
     """All specs from the values of ``shardplan estimate``'s flags (``hardware=None``: no hardware).
 
     ``layout`` holds ParallelConfig fields (``None`` = not given); with ``plan`` the plan file's values
@@ -374,6 +383,6 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
     if framework is None and isinstance(hardware, str):
         framework = default_framework(hardware)
     tr = training_spec(seq_len, global_batch, global_batch_tokens, precision, attention, framework, dropout,
-                       moe_capacity_factor, moe_imbalance)
+                       moe_capacity_factor, moe_imbalance, optimizer_dtype)
     pc = parallel_config(layout, plan)
     return Inputs(m, hw, tr, pc)

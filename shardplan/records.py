@@ -37,6 +37,7 @@ class RunRecord(BaseModel):
         global_batch_size: sequences per optimizer step.
         parallel: the layout (ParallelConfig fields; ``dp`` may be omitted).
         precision: precision policy name (``--precision``).
+        optimizer_dtype: optimizer-state dtype (``--optimizer-dtype``: fp32, bf16-moments or bf16).
         framework: framework profile name (``--framework``).
         status: 'ok' (ran), 'oom' (out of memory) or 'failed' (crashed for another reason).
         tokens_per_s_per_device: measured throughput (tokens/s per device), when it ran.
@@ -58,6 +59,7 @@ class RunRecord(BaseModel):
     global_batch_size: int = Field(ge=1, le=2**32)
     parallel: ParallelConfig
     precision: str = "bf16-mixed"
+    optimizer_dtype: Literal["fp32", "bf16-moments", "bf16"] = "fp32"
     framework: str = "megatron"
     status: Literal["ok", "oom", "failed"] = "ok"
     # physical ranges (a record outside them is a typo or a unit mix-up, not a run): 1e-3 to 1e9 tokens/s per

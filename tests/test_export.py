@@ -401,7 +401,9 @@ MEGATRON_FLAGS = {"--num-layers", "--tensor-model-parallel-size", "--pipeline-mo
                   "--seq-length", "--bf16", "--accumulate-allreduce-grads-in-fp32", "--fp8-format",
                   # _add_moe_args: --moe-token-dispatcher-type {allgather,alltoall,flex}, --moe-enable-deepep
                   # ("Only works with flex token dispatcher"); _add_training_args: --recompute-modules (nargs='*')
-                  "--moe-token-dispatcher-type", "--moe-enable-deepep", "--recompute-modules"}
+                  "--moe-token-dispatcher-type", "--moe-enable-deepep", "--recompute-modules",
+                  # _add_mixed_precision_args / OptimizerConfig: the precision-aware optimizer's state dtypes
+                  "--use-precision-aware-optimizer", "--exp-avg-dtype", "--exp-avg-sq-dtype"}
 _LOAD = {"torchtitan": tomllib.loads, "nanotron": yaml.safe_load, "deepspeed": json.loads, "maxtext": yaml.safe_load,
          "easydel": lambda text: ast.literal_eval(re.search(r"^EASYDEL_CONFIG = (\{.*?^\})", text, re.S | re.M)[1])}
 

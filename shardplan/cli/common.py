@@ -194,6 +194,11 @@ MoeImbOpt = Annotated[float, typer.Option("--moe-imbalance", help="dropless MoE:
                                           "over the balanced share (1 = balanced)")]
 DropoutOpt = Annotated[bool, typer.Option("--dropout/--no-dropout", help="dropout on (masks stored, extra "
                                           "element-wise traffic; Korthikanti et al. 2022 Table 2)")]
+_OPT_DTYPES = typing.get_args(TrainingSpec.model_fields["optimizer_dtype"].annotation)
+OptimizerDtypeOpt = Annotated[str, typer.Option("--optimizer-dtype", help=" | ".join(_OPT_DTYPES) + ": optimizer "
+                                                "state; bf16-moments: bf16 Adam moments beside fp32 master weights "
+                                                "(DeepSeek-V3); bf16: bf16 moments, no master copy (NeMo "
+                                                "distributed_fused_adam dtype: bf16)")]
 PlanOpt = Annotated[Optional[Path], typer.Option("--plan", help="plan JSON (from `shardplan plan --json`); "
                                                  "layout flags given override it", rich_help_panel="Layout")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]

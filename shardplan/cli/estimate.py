@@ -6,6 +6,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from shardplan.cli.common import OptimizerDtypeOpt
 from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, MoeCapOpt,
                                   MoeImbOpt,
                                   HardwareOpt, JsonOpt,
@@ -134,6 +135,7 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
              global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
              precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
              framework: FrameworkOpt = None, dropout: DropoutOpt = False,
+             optimizer_dtype: OptimizerDtypeOpt = "fp32",
              moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0,
              scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None, json_out: JsonOpt = False,
              layout: dict = None) -> None:
@@ -141,6 +143,7 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
     e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
                              global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
                              attention=attention, framework=framework, dropout=dropout,
+                             optimizer_dtype=optimizer_dtype,
                              moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance,
                              scale_up_size=scale_up_size, plan=plan),
                         layout)

@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from shardplan.cli.common import OptimizerDtypeOpt
 from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, HardwareOpt,
                                   ModelOpt, PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors,
                                   err_console, layout_flags, print_notes)
@@ -48,7 +49,8 @@ def write_export(framework: str, estimate, output: Optional[Path], inputs: Optio
 def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt, to: ToOpt,
            global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
            precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash", framework: FrameworkOpt = None,
-           dropout: DropoutOpt = False, scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None,
+           dropout: DropoutOpt = False, optimizer_dtype: OptimizerDtypeOpt = "fp32",
+           scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None,
            output: OutOpt = None, layout: dict = None) -> None:
     """Write one layout as a training framework's config (MaxText YAML, EasyDeL, torchtitan TOML,
     Megatron-LM flags, DeepSpeed JSON, nanotron YAML), headed by the planner's numbers.
@@ -58,7 +60,8 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
     from shardplan.cli.estimate import estimate_layout, raise_if_negative
     e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
                              global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
-                             attention=attention, framework=framework, dropout=dropout, scale_up_size=scale_up_size,
+                             attention=attention, framework=framework, dropout=dropout,
+                             optimizer_dtype=optimizer_dtype, scale_up_size=scale_up_size,
                              plan=plan), layout)
     print_notes(e.layout)
     raise_if_negative(e, "not exported: ")

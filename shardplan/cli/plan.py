@@ -8,6 +8,7 @@ from typing import Annotated, Any, Callable, Optional
 import typer
 from rich.table import Table
 
+from shardplan.cli.common import OptimizerDtypeOpt
 from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, MoeCapOpt,
                                   MoeImbOpt,
                                   HardwareOpt, JsonOpt,
@@ -178,6 +179,7 @@ def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: 
 def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt, global_batch: BatchOpt = None,
          global_batch_tokens: BatchTokOpt = None, precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
          framework: FrameworkOpt = None, dropout: DropoutOpt = False,
+             optimizer_dtype: OptimizerDtypeOpt = "fp32",
              moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0, scale_up_size: ScaleUpOpt = None,
              top: TopOpt = 5,
          objective: ObjectiveOpt = "throughput",
@@ -195,6 +197,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
     m, hw, tr, _ = build_inputs(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
                                 global_batch=global_batch, global_batch_tokens=global_batch_tokens,
                                 precision=precision, attention=attention, framework=framework, dropout=dropout,
+                                optimizer_dtype=optimizer_dtype,
                                 moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance,
                                 scale_up_size=scale_up_size)
     from shardplan.cli.common import framework_note

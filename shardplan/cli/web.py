@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from shardplan.cli.common import OptimizerDtypeOpt
 from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt,
                                   HardwareOpt, ModelOpt,
                                   PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, fail, layout_flags,
@@ -63,6 +64,7 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
            global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
            precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
            framework: FrameworkOpt = None, dropout: DropoutOpt = False,
+           optimizer_dtype: OptimizerDtypeOpt = "fp32",
            scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None, output: OutputOpt = Path("report.html"),
            fmt: FormatOpt = "html", plans: PlansOpt = True, layout: dict = None) -> None:
     """Write a report of one layout (same flags as `estimate`): charts + summary, HTML or PNG."""
@@ -72,7 +74,7 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
     e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
                              global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
                              attention=attention, framework=framework, dropout=dropout,
-                                 scale_up_size=scale_up_size, plan=plan),
+                                 optimizer_dtype=optimizer_dtype, scale_up_size=scale_up_size, plan=plan),
                         layout)
     print_notes(e.layout)
     ranked = _ranked(e, devices) if plans else None

@@ -133,6 +133,8 @@ def reproduce_command(framework: str, estimate, output: str | Path | None = None
         parts.append(f"--attention {e.training.attention}")
     if e.training.dropout:
         parts.append("--dropout")
+    if e.training.optimizer_dtype != "fp32":
+        parts.append(f"--optimizer-dtype {e.training.optimizer_dtype}")
     for name, f in ParallelConfig.model_fields.items():
         value = getattr(p, name)
         if name == "dp_shard" and p.dp_shard in (None, p.dp):  # None and dp both mean one shard group

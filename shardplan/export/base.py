@@ -108,6 +108,8 @@ class Exporter:
         comment: the line-comment prefix of the format (``""``: JSON, numbers under ``_shardplan``).
         precisions: the precision policies (:data:`shardplan.specs.training.PRECISION_POLICIES`) the
             written config runs; another one is refused (:func:`check_precision`).
+        optimizer_dtypes: the ``TrainingSpec.optimizer_dtype`` values the config writes; another one is
+            refused (:func:`check_precision`).
     """
 
     name: str
@@ -119,6 +121,7 @@ class Exporter:
     read: Callable[[str, int | None], Imported]
     comment: str = "#"
     precisions: tuple[str, ...] = ("bf16-mixed",)
+    optimizer_dtypes: tuple[str, ...] = ("fp32",)
 
 
 def check_kv_replication(ctx: ExportContext, exporter: Exporter) -> None:
@@ -136,11 +139,17 @@ def check_kv_replication(ctx: ExportContext, exporter: Exporter) -> None:
 
 
 def check_precision(ctx: ExportContext, exporter: Exporter) -> None:
-    """Refuse a precision policy the exporter does not write (the config would run another one).
+    """Refuse a precision policy or optimizer-state dtype the exporter does not write (the config would
+    run another one).
 
     Raises:
-        ConfigError: naming the policy and the frameworks that write it.
+        ConfigError: naming the policy (or optimizer_dtype) and the frameworks that write it.
     """
+    opt = ctx.training.optimizer_dtype
+    if opt not in exporter.optimizer_dtypes:
+        who = {"bf16-moments": "Megatron-LM (--use-precision-aware-optimizer --exp-avg-dtype bf16)"}
+        raise refuse(exporter.title, f"optimizer_dtype {opt!r} (it writes {', '.join(exporter.optimizer_dtypes)})",
+                     who.get(opt, "no exporter (NeMo's distributed_fused_adam dtype: bf16 is not exported)"))
     name = ctx.training.precision.name
     if name not in exporter.precisions:
         who = {"fp8-mixed": "Megatron-LM (--fp8-format)", "fp32": "DeepSpeed (bf16 off)",

@@ -124,6 +124,8 @@ def megatron_args(ctx: ExportContext) -> list[str]:
              "--seq-length", str(tr.seq_len)]
     precision = {"bf16-mixed": ["--bf16"], "bf16-mixed-fp32-grads": ["--bf16", "--accumulate-allreduce-grads-in-fp32"],
                  "fp8-mixed": ["--bf16", "--fp8-format", "hybrid"]}
+    if tr.optimizer_dtype == "bf16-moments":  # Megatron-LM arguments.py _add_mixed_precision_args
+        args += ["--use-precision-aware-optimizer", "--exp-avg-dtype", "bf16", "--exp-avg-sq-dtype", "bf16"]
     return args + precision.get(tr.precision.name, [])
 
 
@@ -271,4 +273,5 @@ EXPORTER = Exporter(name="megatron", title="Megatron-LM", source=SOURCE, suffix=
                     expresses=("overlap_grad_reduce", "tp_overlap", "offload_optimizer", "etp", "moe_dispatcher",
                                "recompute_modules"),
                     write=write, read=read,
-                    precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp8-mixed", "fp32"))
+                    precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp8-mixed", "fp32"),
+                    optimizer_dtypes=("fp32", "bf16-moments"))

@@ -15,6 +15,21 @@ policy                       params   grads   master    optimizer  total (B/para
 
 ``*`` transient: gradients exist only between backward and the update (MaxText's default of fp32
 weights with bf16 compute); they are counted in the peak but not in the persistent model state.
+
+``TrainingSpec.optimizer_dtype`` changes the master and optimizer columns of any policy:
+
+================  ========  =================  ===============================================
+optimizer_dtype   master    Adam moments       source
+================  ========  =================  ===============================================
+``fp32`` (dflt)   policy's  2 x 4 B            ZeRO paper Sec. 3.1 (K = 12); Megatron-LM default
+``bf16-moments``  policy's  2 x 2 B            DeepSeek-V3 report (arXiv:2412.19437) Sec. 3.3.3;
+                                               Megatron-LM ``--use-precision-aware-optimizer
+                                               --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16``
+``bf16``          0         2 x 2 B            NeMo ``optim: {name: distributed_fused_adam,
+                                               dtype: bf16}``: Apex DistributedFusedAdam keeps no
+                                               master copy when its state dtype is the model's
+                                               (NeMo megatron_base_model.py ``store_params``)
+================  ========  =================  ===============================================
 """
 
 from __future__ import annotations
@@ -104,6 +119,10 @@ class TrainingSpec(BaseModel):
         moe_imbalance: dropless routing's load on the busiest expert rank over the mean (>= 1): the
             slowest rank's expert GEMMs, AllToAll payload and expert activations scale by it (1 =
             perfectly balanced, what auxiliary-loss-balanced training approaches).
+        optimizer_dtype: dtype of the optimizer state (module docstring table): 'fp32' (fp32
+            moments), 'bf16-moments' (bf16 moments, the policy's master copy kept) or 'bf16' (bf16
+            moments and no master copy). Applied to ``precision`` at construction: the moments'
+            bytes halve, and 'bf16' sets ``master_bytes`` to 0.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -118,6 +137,7 @@ class TrainingSpec(BaseModel):
     framework: FrameworkProfile = Field(default_factory=FrameworkProfile)
     moe_capacity_factor: float | None = Field(default=None, ge=1.0, le=64.0)
     moe_imbalance: float = Field(default=1.0, ge=1.0, le=64.0)
+    optimizer_dtype: Literal["fp32", "bf16-moments", "bf16"] = "fp32"
 
     @property
     def moe_load(self) -> float:
@@ -137,6 +157,13 @@ class TrainingSpec(BaseModel):
     def _opt(self) -> "TrainingSpec":
         if self.optimizer == "sgd" and self.precision.optimizer_bytes == 8:
             object.__setattr__(self, "precision", self.precision.model_copy(update={"optimizer_bytes": 4}))
+        if self.optimizer_dtype != "fp32":
+            # bf16 moments: 2 B per moment (AdamW keeps two, SGD with momentum one); set, not scaled,
+            # so that validating a dumped spec again gives the same bytes
+            update = {"optimizer_bytes": 2 * (2 if self.optimizer == "adamw" else 1)}
+            if self.optimizer_dtype == "bf16":
+                update["master_bytes"] = 0  # the bf16 working weights are the optimizer's copy
+            object.__setattr__(self, "precision", self.precision.model_copy(update=update))
         g = self.framework.grad_buffer_bytes
         if g is not None and g != self.precision.grad_bytes:
             # the framework's gradient-accumulation buffer decides the gradient bytes (stored and reduced)

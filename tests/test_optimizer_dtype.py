@@ -1,0 +1,85 @@
+"""``TrainingSpec.optimizer_dtype`` (bf16 optimizer state): bytes per parameter derived by hand, the CLI
+flag, the exporters, and the NeMo Nemotron-4-340B recipe that needs it to fit."""
+
+import pytest
+from typer.testing import CliRunner
+
+from shardplan.cli import app
+from shardplan.cost.memory import memory_estimate
+from shardplan.cost.step import estimate
+from shardplan.errors import ConfigError
+from shardplan.export import export_text, reproduce_command
+from shardplan.inputs import build_inputs, training_spec
+from shardplan.parallel import ParallelConfig, validate
+from shardplan.specs.model import ModelSpec
+from shardplan.specs.training import TrainingSpec
+
+runner = CliRunner()
+TINY = ModelSpec(name="tiny", n_layers=8, d_model=1024, n_heads=8, ffn_dim=4096, vocab_size=32768)
+
+
+@pytest.mark.parametrize("dtype, master, moments, total", [
+    ("fp32", 4, 8, 16),          # ZeRO paper K = 12: 2 + 2 + 4 + 8
+    ("bf16-moments", 4, 4, 12),  # DeepSeek-V3: fp32 master, two bf16 moments 2 x 2 B: 2 + 2 + 4 + 4
+    ("bf16", 0, 4, 8),           # NeMo distributed_fused_adam dtype bf16: no master, 2 + 2 + 0 + 4
+])
+def test_bytes_per_parameter(dtype, master, moments, total):
+    t = TrainingSpec(seq_len=8, global_batch_size=2, optimizer_dtype=dtype)
+    assert (t.precision.master_bytes, t.precision.optimizer_bytes) == (master, moments)
+    assert t.precision.model_state_bytes_per_param == total
+    # validating the dumped spec again gives the same bytes (the override is set, not scaled)
+    assert TrainingSpec(**t.model_dump()).precision == t.precision
+
+
+def test_sgd_momentum_in_bf16_is_two_bytes():
+    t = TrainingSpec(seq_len=8, global_batch_size=2, optimizer="sgd", optimizer_dtype="bf16-moments")
+    assert t.precision.optimizer_bytes == 2  # one momentum buffer x 2 B
+
+
+def test_optimizer_memory_with_zero1():
+    # dp=2 ZeRO-1 on 2 devices: the optimizer column is (master + moments) x P / 2; TINY's parameters P are the
+    # planner's own count, so the ratio of the columns is what is derived: (4 + 8) / (0 + 4) = 3
+    pc = ParallelConfig(dp=2, zero_stage=1)
+    cols = {}
+    for dtype in ("fp32", "bf16"):
+        tr = TrainingSpec(seq_len=512, global_batch_size=4, optimizer_dtype=dtype)
+        cols[dtype] = memory_estimate(TINY, tr, validate(pc, TINY, tr, 2))
+    assert cols["fp32"].optimizer == pytest.approx(3 * cols["bf16"].optimizer)
+    assert cols["fp32"].params == cols["bf16"].params and cols["fp32"].grads == cols["bf16"].grads
+
+
+def test_unknown_optimizer_dtype_names_the_legal_values():
+    with pytest.raises(ConfigError, match="optimizer_dtype='fp8' is unknown; legal: fp32, bf16-moments, bf16"):
+        training_spec(4096, 8, optimizer_dtype="fp8")
+    r = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "8",
+                            "--optimizer-dtype", "int8"])
+    assert r.exit_code == 2 and "legal: fp32, bf16-moments, bf16" in r.output
+
+
+def test_nemotron_340b_nemo_recipe_fits_with_its_optimizer_state():
+    # NeMo's Nemotron-4-340B recipe on 128 H100 (tp 8, pp 8, v 12, dp 2): with Megatron's fp32 state the first
+    # stage holds ~5.8e9 parameters x (2 + 2 + 12 / 2) B = 58 GB of model state; the recipe's bf16 state without
+    # master copy saves 4 B per parameter (master 4 / 2, moments 4 / 2), about 23 GB = 21.5 GiB
+    kw = dict(model="nemotron-4-340b", hardware="h100-sxm", devices=128, seq_len=4096, global_batch=32,
+              global_batch_tokens=None, tp=8, sp=True, tp_overlap=True, pp=8, schedule="interleaved",
+              virtual_stages=12, zero_stage=1)
+    est = {d: estimate(*build_inputs(optimizer_dtype=d, **kw), 128) for d in ("fp32", "bf16")}
+    saved = est["fp32"].memory.total - est["bf16"].memory.total
+    assert 21 * 2**30 < saved < 22 * 2**30
+    assert not est["fp32"].fits and est["bf16"].fits
+
+
+def test_megatron_writes_the_precision_aware_optimizer_and_others_refuse():
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=8,
+                                 global_batch_tokens=None, optimizer_dtype="bf16-moments", zero_stage=1)
+    e = estimate(m, hw, tr, pc, 8)
+    text = export_text("megatron", e, reproduce_command("megatron", e))
+    lines = {line.strip() for line in text.splitlines()}
+    assert {"--use-precision-aware-optimizer", "--exp-avg-dtype bf16", "--exp-avg-sq-dtype bf16"} <= lines
+    assert "--optimizer-dtype bf16-moments" in text  # the reproduce command in the header
+    with pytest.raises(ConfigError, match="optimizer_dtype 'bf16-moments'.*Megatron-LM"):
+        export_text("torchtitan", e, "")
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=8,
+                                 global_batch_tokens=None, optimizer_dtype="bf16", zero_stage=1)
+    with pytest.raises(ConfigError, match="optimizer_dtype 'bf16'"):
+        export_text("megatron", estimate(m, hw, tr, pc, 8), "")
