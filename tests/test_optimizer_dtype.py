@@ -77,9 +77,21 @@ def test_megatron_writes_the_precision_aware_optimizer_and_others_refuse():
     lines = {line.strip() for line in text.splitlines()}
     assert {"--use-precision-aware-optimizer", "--exp-avg-dtype bf16", "--exp-avg-sq-dtype bf16"} <= lines
     assert "--optimizer-dtype bf16-moments" in text  # the reproduce command in the header
-    with pytest.raises(ConfigError, match="optimizer_dtype 'bf16-moments'.*Megatron-LM"):
+    with pytest.raises(ConfigError, match="torchtitan cannot express optimizer_dtype='bf16-moments': it writes "
+                       "optimizer_dtype fp32 \\(use --optimizer-dtype fp32\\); Megatron-LM"):
         export_text("torchtitan", e, "")
     m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=8,
                                  global_batch_tokens=None, optimizer_dtype="bf16", zero_stage=1)
-    with pytest.raises(ConfigError, match="optimizer_dtype 'bf16'"):
+    with pytest.raises(ConfigError, match="optimizer_dtype='bf16'.*no exporter writes it"):
         export_text("megatron", estimate(m, hw, tr, pc, 8), "")
+    # Megatron-LM's precision-aware optimizer needs its distributed optimizer (ZeRO-1)
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=8,
+                                 global_batch_tokens=None, optimizer_dtype="bf16-moments", zero_stage=3)
+    with pytest.raises(ConfigError, match="zero_stage=3.*distributed optimizer"):
+        export_text("megatron", estimate(m, hw, tr, pc, 8), "")
+
+
+def test_plan_export_refuses_an_optimizer_state_before_ranking(tmp_path):
+    r = runner.invoke(app, ["plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "16",
+                            "--optimizer-dtype", "bf16", "--export", "deepspeed", "-o", str(tmp_path / "d.json")])
+    assert r.exit_code == 2 and "use --optimizer-dtype fp32" in r.output and "ranked plans" not in r.output

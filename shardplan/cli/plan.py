@@ -147,6 +147,9 @@ def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: 
         raise ConfigError(f"--export {framework} needs -o FILE (stdout carries the ranking)", field="output",
                           value=None)
     name = exporter(framework).name  # an unknown name is bad input whatever the ranking
+    if plans:  # a precision or optimizer state the framework does not write: no other plan can fix it
+        from shardplan.export.base import check_training
+        check_training(plans[0].training, exporter(framework))
     if not plans:
         raise negative(f"--export {framework}: no layout fits, nothing to export")
     first: ConfigError | None = None

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from shardplan.errors import ConfigError
+from shardplan.errors import ConfigError, fmt_legal
 from shardplan.parallel import ParallelConfig
 
 #: ParallelConfig fields that describe how a runtime schedules the work, not what the config says
@@ -139,23 +139,32 @@ def check_kv_replication(ctx: ExportContext, exporter: Exporter) -> None:
 
 
 def check_precision(ctx: ExportContext, exporter: Exporter) -> None:
+    """:func:`check_training` for the training setup of ``ctx``."""
+    check_training(ctx.training, exporter)
+
+
+def check_training(training, exporter: Exporter) -> None:
     """Refuse a precision policy or optimizer-state dtype the exporter does not write (the config would
-    run another one).
+    run another one). Independent of the layout: no other ranked plan can fix it, so ``plan --export``
+    checks it before trying the ranking.
 
     Raises:
-        ConfigError: naming the policy (or optimizer_dtype) and the frameworks that write it.
+        ConfigError: naming the value, what the exporter writes and who writes the value.
     """
-    opt = ctx.training.optimizer_dtype
+    def refuse_setting(field: str, value: str, written: tuple[str, ...], who: str) -> ConfigError:
+        where = f"{who} writes it" if who else "no exporter writes it"
+        return ConfigError(f"{exporter.title} cannot express {field}={value!r}: it writes "
+                           f"{field} {fmt_legal(written)} (use --{field.replace('_', '-')} {written[0]}); {where}",
+                           field=field, value=value, legal=list(written))
+    opt = training.optimizer_dtype
     if opt not in exporter.optimizer_dtypes:
         who = {"bf16-moments": "Megatron-LM (--use-precision-aware-optimizer --exp-avg-dtype bf16)"}
-        raise refuse(exporter.title, f"optimizer_dtype {opt!r} (it writes {', '.join(exporter.optimizer_dtypes)})",
-                     who.get(opt, "no exporter (NeMo's distributed_fused_adam dtype: bf16 is not exported)"))
-    name = ctx.training.precision.name
+        raise refuse_setting("optimizer_dtype", opt, exporter.optimizer_dtypes, who.get(opt, ""))
+    name = training.precision.name
     if name not in exporter.precisions:
         who = {"fp8-mixed": "Megatron-LM (--fp8-format)", "fp32": "DeepSpeed (bf16 off)",
                "bf16-mixed-fp32-grads": "Megatron-LM (--accumulate-allreduce-grads-in-fp32)"}
-        raise refuse(exporter.title, f"precision {name!r} (it writes {', '.join(exporter.precisions)})",
-                     who.get(name, "another framework"))
+        raise refuse_setting("precision", name, exporter.precisions, who.get(name, "another framework"))
 
 
 def refuse(framework: str, missing: str, alternatives: str) -> ConfigError:

@@ -125,6 +125,11 @@ def megatron_args(ctx: ExportContext) -> list[str]:
     precision = {"bf16-mixed": ["--bf16"], "bf16-mixed-fp32-grads": ["--bf16", "--accumulate-allreduce-grads-in-fp32"],
                  "fp8-mixed": ["--bf16", "--fp8-format", "hybrid"]}
     if tr.optimizer_dtype == "bf16-moments":  # Megatron-LM arguments.py _add_mixed_precision_args
+        if p.zero_stage != 1:
+            # OptimizerConfig.__post_init__: the precision-aware optimizer only with the distributed optimizer
+            raise refuse("Megatron-LM", f"optimizer_dtype='bf16-moments' with zero_stage={p.zero_stage} (its "
+                         "precision-aware optimizer runs only with the distributed optimizer, zero_stage=1)",
+                         "no other exporter")
         args += ["--use-precision-aware-optimizer", "--exp-avg-dtype", "bf16", "--exp-avg-sq-dtype", "bf16"]
     return args + precision.get(tr.precision.name, [])
 
