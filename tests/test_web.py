@@ -189,6 +189,21 @@ def test_callback_valid_matches_estimate():
     assert len(figs) == 4
 
 
+def test_callback_optimizer_state_control():
+    # the optimizer-state control reaches the estimate: with ZeRO-1 over dp=64 the bf16 state without master copy
+    # keeps 4 B per parameter shard instead of 12 (master 4 + moments 8), so the memory headline drops
+    from shardplan.web.app import update_view
+
+    def memory(**over):
+        out = update_view(None, *_values(**over))
+        shown = {c.children[1].id: c.children[1].to_plotly_json()["props"]["data-value"] for c in out[0]}
+        return float(shown["headline-memory"])
+    fp32, bf16 = memory(zero_stage=1), memory(zero_stage=1, optimizer_dtype="bf16")
+    e32, e16 = make(zero_stage=1), make(zero_stage=1, optimizer_dtype="bf16")
+    assert (fp32, bf16) == (e32.memory.total, e16.memory.total)
+    assert e32.memory.optimizer == pytest.approx(3 * e16.memory.optimizer)
+
+
 @pytest.mark.parametrize("over,needle", [(dict(tp=16), "tp=16 does not divide n_kv_heads=8"),
                                          (dict(tp=0), "tp=0; legal: > 0"),
                                          (dict(devices=None), "devices is empty"),

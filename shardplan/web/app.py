@@ -24,7 +24,8 @@ from shardplan.web import charts
 UPLOADED = "__uploaded__"
 
 #: Controls of the specs; they also set the search space of the ranked-plans chart.
-SPEC_CONTROLS = ("model", "hardware", "devices", "seq_len", "global_batch", "precision", "framework")
+SPEC_CONTROLS = ("model", "hardware", "devices", "seq_len", "global_batch", "precision", "optimizer_dtype",
+                 "framework")
 #: Controls of the layout: one per ParallelConfig field (generated from :data:`shardplan.inputs.LAYOUT_OPTIONS`).
 LAYOUT_CONTROLS = tuple(o.name for o in LAYOUT_OPTIONS)
 #: Control ids in the order :func:`update_view` takes them (after ``uploaded``).
@@ -33,7 +34,8 @@ CONTROLS = SPEC_CONTROLS + LAYOUT_CONTROLS
 #: Initial control values: llama-3-8b on 64 H100s, 4096 x 256 tokens, ZeRO-1, the other layout
 #: fields at their ParallelConfig defaults.
 DEFAULTS: dict[str, Any] = {"model": "llama-3-8b", "hardware": "h100-sxm", "devices": 64, "seq_len": 4096,
-                            "global_batch": 256, "precision": "bf16-mixed", "framework": "megatron",
+                            "global_batch": 256, "precision": "bf16-mixed", "optimizer_dtype": "fp32",
+                            "framework": "megatron",
                             **{o.name: o.default for o in LAYOUT_OPTIONS}, "zero_stage": 1}
 
 _HIDDEN = {"display": "none"}
@@ -100,7 +102,8 @@ def _specs(values: dict[str, Any], uploaded: dict | None):
         raise ConfigError("pick a hardware preset", field="hardware")
     hw = hardware_spec(values["hardware"])
     tr = training_spec(seq_len, batch, precision=values.get("precision") or "bf16-mixed",
-                       framework=values.get("framework") or None)
+                       framework=values.get("framework") or None,
+                       optimizer_dtype=values.get("optimizer_dtype") or "fp32")
     return m, hw, tr, n
 
 
@@ -321,7 +324,10 @@ def _layout_controls() -> list:
 def _controls() -> html.Div:
     from shardplan.presets.frameworks import FRAMEWORKS
     from shardplan.presets.hardware import HARDWARE
-    from shardplan.specs.training import PRECISION_POLICIES
+    import typing
+
+    from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
+    OPTIMIZER_DTYPES = typing.get_args(TrainingSpec.model_fields["optimizer_dtype"].annotation)
     d = DEFAULTS
     two = {"display": "grid", "gridTemplateColumns": "1fr 1fr", "columnGap": "8px"}
     return html.Div([
@@ -337,6 +343,9 @@ def _controls() -> html.Div:
                   _field("seq_len", _num("seq_len", d["seq_len"]))], style=two),
         html.Div([_field("global batch (sequences)", _num("global_batch", d["global_batch"])),
                   _field("precision", _dropdown("precision", list(PRECISION_POLICIES), d["precision"]))], style=two),
+        _field("optimizer state", _dropdown("optimizer_dtype", list(OPTIMIZER_DTYPES), d["optimizer_dtype"]),
+               title="fp32: fp32 master and Adam moments; bf16-moments: bf16 moments (DeepSeek-V3); "
+                     "bf16: bf16 moments, no master copy (NeMo distributed_fused_adam dtype bf16)"),
         _field("framework", _dropdown("framework", list(FRAMEWORKS), d["framework"]),
                title="the training framework's profile: overheads, overlap, loss, allocator"),
         *_layout_controls(),
