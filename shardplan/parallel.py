@@ -32,7 +32,7 @@ MAX_DEVICES = lim.MAX_DEVICES
 Schedule = Literal["gpipe", "1f1b", "interleaved", "zero-bubble"]
 Recompute = Literal["none", "selective", "full"]
 #: Megatron-LM ``--recompute-modules`` (with ``--recompute-granularity selective``)
-RecomputeModule = Literal["core_attn", "layernorm", "moe_act", "mlp", "moe", "shared_experts"]
+RecomputeModule = Literal["core_attn", "layernorm", "moe_act", "mlp", "moe", "shared_experts", "mla_up_proj"]
 
 #: The schedule the JAX reference runtime (:mod:`shardplan.jax.pipeline`) executes for each planner
 #: schedule: GPipe and 1F1B as written; interleaved and zero-bubble (ZB-H1) as 1F1B (same gradients,
@@ -107,7 +107,8 @@ class ParallelConfig(BaseModel):
     recompute_modules: tuple[RecomputeModule, ...] | None = Field(default=None, min_length=1, description=(
         "with recompute='selective': the parts recomputed (Megatron-LM --recompute-modules; empty: core_attn): "
         "core_attn, layernorm (norm outputs), moe_act (the experts' activation output), mlp (dense MLPs), "
-        "moe (whole MoE layers, dispatch included), shared_experts"))
+        "moe (whole MoE layers, dispatch included), shared_experts, mla_up_proj (MLA's up projections: the "
+        "per-head Q, K, V)"))
     microbatch_size: int = Field(default=1, gt=0, le=lim.MAX_MICROBATCH, description=(
         "sequences per microbatch per data-parallel rank"))
     kv_replication: bool = Field(default=False, description=(
@@ -563,11 +564,13 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
 
 def inert_recompute_modules(p: ParallelConfig, model: ModelSpec) -> tuple[str, ...]:
     """The ``recompute_modules`` with nothing to recompute in ``model``: moe and moe_act without MoE
-    layers, shared_experts without shared experts, mlp without dense MLP layers."""
+    layers, shared_experts without shared experts, mlp without dense MLP layers, mla_up_proj without
+    multi-head latent attention."""
     if p.recompute != "selective" or not p.recompute_modules:
         return ()
     absent = {"moe": model.n_moe_layers == 0, "moe_act": model.n_moe_layers == 0,
-              "shared_experts": model.n_shared_experts == 0, "mlp": model.n_dense_mlp_layers == 0}
+              "shared_experts": model.n_shared_experts == 0, "mlp": model.n_dense_mlp_layers == 0,
+              "mla_up_proj": not model.is_mla}
     return tuple(m for m in p.recompute_modules if absent.get(m, False))
 
 

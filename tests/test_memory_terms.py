@@ -280,6 +280,35 @@ def test_megatron_recompute_modules_free_what_they_recompute():
     assert calls[1] == calls[0] * 6 / 4 and e_moe.recompute_s > e_plain.recompute_s
 
 
+def test_mla_up_proj_recompute_frees_the_per_head_qkv():
+    """--recompute-modules mla_up_proj (Megatron-LM, DeepSeek-V3 best practice of the Megatron MoE model zoo) on
+    DeepSeek-V3 (128 heads, q/k head dim 128 + 64 = 192, v head dim 128, d_c 512, d_c' 1536), tp 1, bf16: per
+    token and layer the attention kernel's Q, K, V, 2 B x (128 x 192 + 128 x 192 + 128 x 128) = 131,072 B, are not
+    stored; the backward runs the up projections again: 2 x (512 x 128 x (128 + 128) + 1536 x 24,576) =
+    2 x 54,525,952 = 109,051,904 FLOPs per token and layer, over the 61 layers 6,652,166,144."""
+    from shardplan.cost.flops import recompute_flops_per_token
+    from shardplan.cost.memory import module_saving_per_token
+    from shardplan.cost.step import estimate
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    m = MODELS["deepseek-v3"]
+    tr = TrainingSpec(seq_len=4096, global_batch_size=1024)
+    pc = ParallelConfig(pp=16, ep=64, zero_stage=1, recompute="selective", recompute_modules=("mla_up_proj",))
+    lay = validate(pc, m, tr, 1024)
+    for moe in (False, True):
+        assert module_saving_per_token(m, tr, lay, moe, ("mla_up_proj",)) == 131_072
+    assert m.mla_up_params() == 54_525_952
+    extra = recompute_flops_per_token(m, 4096, "selective", modules=("mla_up_proj",))
+    assert extra == 61 * 109_051_904 == 6_652_166_144
+    # the time side: the up projections' forward GEMMs again in the backward
+    hw = HARDWARE["h800"]
+    e_none, e_up = (estimate(m, hw, tr, pc.model_copy(update=kw), 1024)
+                    for kw in ({"recompute": "none", "recompute_modules": None}, {}))
+    assert e_up.recompute_s > e_none.recompute_s == 0 and e_up.memory.activations < e_none.memory.activations
+
+
 def test_recompute_modules_need_selective_and_megatron_style_recompute():
     from shardplan.errors import ConfigError
     from shardplan.parallel import ParallelConfig, validate

@@ -181,6 +181,7 @@ class LayerTimes:
         fwd_mm_mlp: forward time of the MLP's GEMMs (dense: up and down; MoE: router, experts and shared
             experts), what ``recompute_modules`` 'mlp' / 'moe' run again.
         fwd_mm_shared: forward time of the shared experts' GEMMs ('shared_experts').
+        fwd_mm_mla_up: forward time of MLA's up projections, K/V and query ('mla_up_proj').
     """
 
     fwd_mm: float
@@ -192,6 +193,7 @@ class LayerTimes:
     fwd_mm_every_other: float = 0.0
     fwd_mm_mlp: float = 0.0
     fwd_mm_shared: float = 0.0
+    fwd_mm_mla_up: float = 0.0
 
     @property
     def fwd(self) -> float:
@@ -221,7 +223,7 @@ def layer_times(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: P
     prec = training.precision
     dtype = prec.compute_dtype
     in_b = 1.0 if dtype == "fp8" else prec.activation_bytes
-    fwd = bwd = hbm_fwd = every_other = mlp = shared = 0.0
+    fwd = bwd = hbm_fwd = every_other = mlp = shared = mla_up = 0.0
     dev = GemmDevice.of(hw, dtype)
     shares = every_other_mm_shares(model, p) if not moe else {}
     for name, shape in layer_gemm_shapes(model, p, tokens, moe, training.moe_load):
@@ -230,11 +232,12 @@ def layer_times(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: P
         every_other += shares.get(name, 0.0) * tf
         mlp += tf if name.startswith(("mlp", "router", "expert", "shared")) else 0.0
         shared += tf if name.startswith("shared") else 0.0
+        mla_up += tf if name in ("kv_up", "q_up") else 0.0
     attn_f, attn_b = attention_core_s(model, training, hw, p, tokens)
     hbm = hw.hbm_bandwidth * hw.hbm_efficiency
     t_elem = (elementwise_bytes_per_token(model, training, p, moe) * training.framework.elementwise_traffic
               * tokens / hbm)
-    return LayerTimes(fwd, attn_f, t_elem, hbm_fwd > fwd / 2, bwd, attn_b, every_other, mlp, shared)
+    return LayerTimes(fwd, attn_f, t_elem, hbm_fwd > fwd / 2, bwd, attn_b, every_other, mlp, shared, mla_up)
 
 
 def every_other_mm_shares(model: ModelSpec, p: ParallelConfig) -> dict[str, float]:
@@ -341,10 +344,12 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
 def module_recompute_s(modules: tuple[str, ...], lt: LayerTimes, moe: bool) -> float:
     """Seconds one layer recomputes under Megatron-LM's ``--recompute-modules`` (forward again in the
     backward): core_attn the attention core; mlp a dense layer's MLP GEMMs; moe an MoE layer's router,
-    experts and shared experts (its AllToAlls: :mod:`shardplan.cost.axes.ep`); shared_experts theirs.
+    experts and shared experts (its AllToAlls: :mod:`shardplan.cost.axes.ep`); shared_experts theirs;
+    mla_up_proj MLA's K/V and query up projections (every layer; RoPE's element-wise work free as below).
     layernorm and moe_act recompute element-wise work only (counted as free: a norm or an activation
     reads and writes the tensor once, against the GEMMs around it)."""
     t = lt.fwd_attn if "core_attn" in modules else 0.0
+    t += lt.fwd_mm_mla_up if "mla_up_proj" in modules else 0.0
     if not moe:
         return t + (lt.fwd_mm_mlp if "mlp" in modules else 0.0)
     if "moe" in modules:

@@ -113,8 +113,9 @@ def recompute_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, ca
     :func:`op_sac_matmuls`), 2 x their weights (:func:`projection_params`); none: 0. Megatron-LM's
     ``--recompute-modules`` (``modules``, default core_attn): core_attn the attention core of every
     layer, mlp 2 x the MLP weights of the dense layers, moe 2 x the active MLP weights (router, top_k
-    and shared experts) of the MoE layers, shared_experts 2 x the shared experts' (layernorm and
-    moe_act recompute element-wise work: no matmul FLOPs).
+    and shared experts) of the MoE layers, shared_experts 2 x the shared experts', mla_up_proj 2 x the
+    MLA up projections' weights of every layer (:meth:`ModelSpec.mla_up_params`; layernorm and moe_act
+    recompute element-wise work: no matmul FLOPs).
     A naive (non-flash) attention kernel computes the full s x s score matrix even when causal.
     """
     if recompute == "none":
@@ -134,6 +135,8 @@ def recompute_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, ca
             flops += 2.0 * L_moe * (layer_matmul_params(model, True) - attn)
         elif "shared_experts" in mods:
             flops += 2.0 * L_moe * model.mlp_matrices * h * model.expert_ffn * model.n_shared_experts
+        if "mla_up_proj" in mods:
+            flops += 2.0 * L * model.mla_up_params()
         return flops
     matmul = L_dense * layer_matmul_params(model, False) + L_moe * layer_matmul_params(model, True)
     return 2.0 * matmul + L * core

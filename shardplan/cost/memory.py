@@ -228,7 +228,11 @@ def module_saving_per_token(model: ModelSpec, training: TrainingSpec, layout: La
       down projection's input at 1 byte);
     * moe (MoE layers): everything inside the layer but its input: the intermediates of k routed and S
       shared experts, the dispatch / combine buffers 2 beta k h/sigma and the fp32 router probabilities;
-    * shared_experts (MoE layers): the shared experts' intermediates.
+    * shared_experts (MoE layers): the shared experts' intermediates;
+    * mla_up_proj (MLA, every layer; ``multi_latent_attention.py`` ``recompute_up_proj``: the up
+      projections and RoPE run under ``CheckpointWithoutOutput``, whose output, the attention kernel's
+      per-head Q, K and V, is discarded after the attention forward): beta (q + k + v)/t, the Q, K, V
+      term of :func:`activation_bytes_per_token` (16-bit under fp8 too: the attention core's inputs).
 
     Example, Qwen3-235B-A22B (h 4096, F_e 1536, top 8, no shared expert), t = 2 with SP, bf16, layernorm +
     moe_act: 2 x 2 x 4096 / 2 + 2 x 8 x 1536 / 2 = 8,192 + 12,288 = 20,480 B per token and MoE layer."""
@@ -237,6 +241,8 @@ def module_saving_per_token(model: ModelSpec, training: TrainingSpec, layout: La
     phi = mlp_store_factor(model, training)
     load = training.moe_load
     b = 0.0 if fp8 or "layernorm" not in modules else 2 * beta * h / sigma
+    if "mla_up_proj" in modules and model.is_mla:
+        b += beta * (model.q_dim + model.kv_dim + model.v_dim) / t
 
     def mlp_bytes(width: float) -> float:  # intermediates of an MLP of this width, fp8 down input at 1 byte
         return beta * phi * width / t - ((beta - 1) * width / t if fp8 else 0.0)

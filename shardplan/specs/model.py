@@ -287,6 +287,15 @@ class ModelSpec(BaseModel):
         return self.expert_ffn_dim if self.expert_ffn_dim is not None else self.ffn_dim
 
     # ----- parameter counts (elements) ------------------------------------------------------
+    def mla_up_params(self) -> int:
+        """Weights of MLA's up projections in one layer (0 without MLA): the K/V up projection
+        d_c*a*(d_nope + d_v) and, with a query latent, the query up projection d_c'*q (DeepSeek-V2
+        Eqs. 9-19; what Megatron-LM ``--recompute-modules mla_up_proj`` runs again)."""
+        if not self.is_mla:
+            return 0
+        kv = self.kv_lora_rank * self.n_heads * (self.qk_nope_head_dim + self.v_head_dim)
+        return kv + (self.q_lora_rank * self.q_dim if self.q_lora_rank else 0)
+
     def attention_matmul_params(self) -> int:
         """Projection weights of one attention block (no biases, norms or sinks).
 
