@@ -14,4 +14,18 @@ stderr, no traceback). Importing this package loads neither JAX nor the ``web`` 
 from shardplan.cli import bench, calibrate, estimate, export, presets, plan, record, web, shardings, train, validate  # noqa: F401  (registers)
 from shardplan.cli.common import app
 
+
+def _one_line_summaries() -> None:
+    """The commands list of ``shardplan --help`` shows each command's first docstring paragraph; typer
+    keeps its hard line breaks there, so give every command that paragraph on one line as its
+    ``short_help`` (``shardplan COMMAND --help`` still shows the whole docstring as written)."""
+    import inspect
+    for info in app.registered_commands:
+        doc = inspect.getdoc(info.callback) or ""
+        if info.short_help is None and doc:
+            info.short_help = " ".join(doc.split("\n\n")[0].split())
+
+
+_one_line_summaries()
+
 __all__ = ["app"]
