@@ -265,7 +265,10 @@ def parallel_config(layout: Mapping[str, Any] | None = None, plan: str | Path | 
             field rejects (named with the value given).
     """
     given = {k: v for k, v in (layout or {}).items() if v is not None}
-    values = {**plan_file_values(plan), **given} if plan is not None else given
+    base = plan_file_values(plan) if plan is not None else {}
+    if given.get("recompute", "selective") != "selective" and "recompute_modules" not in given:
+        base.pop("recompute_modules", None)  # the file's modules belonged to its selective recompute
+    values = {**base, **given}
     try:
         return ParallelConfig(**with_pipeline_depth(layout_values(values)))
     except ValidationError as e:

@@ -566,3 +566,36 @@ def test_megatron_round_trips_recompute_modules():
             "--recompute-granularity selective --recompute-modules layernorm moe_act")
     p = exporter("megatron").read(text).parallel
     assert (p.recompute, p.recompute_modules) == ("selective", ("layernorm", "moe_act"))
+
+
+@pytest.mark.parametrize("script", [
+    # the flag last in a bash array: the closing ')' is not a module
+    "A=(\n --recompute-granularity selective\n --recompute-modules mla_up_proj layernorm\n)\n"
+    "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py \"${A[@]}\"\n",
+    # a redirection and a pipe after the list, and a command after ';'
+    "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --recompute-granularity selective "
+    "--recompute-modules mla_up_proj layernorm 2>&1 | tee log\n",
+    "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --recompute-granularity selective "
+    "--recompute-modules mla_up_proj layernorm; echo done\n",
+])
+def test_megatron_import_ends_the_module_list_at_shell_syntax(script):
+    p = import_config("megatron", script).parallel
+    assert p.recompute_modules == ("mla_up_proj", "layernorm")
+
+
+def test_megatron_import_names_a_misspelt_module():
+    text = ("torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --recompute-granularity selective "
+            "--recompute-modules layernrom")
+    with pytest.raises(ConfigError, match="'layernrom' is not a Megatron-LM module; legal: core_attn, layernorm"):
+        import_config("megatron", text)
+
+
+def test_plan_file_modules_give_way_to_a_recompute_override(tmp_path):
+    # a plan imported with selective recompute of two modules, estimated with --recompute full: the file's modules
+    # belonged to its selective recompute and are dropped, not reported as an error the user did not type
+    from shardplan.inputs import parallel_config
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"parallel": {"recompute": "selective", "recompute_modules": ["layernorm", "moe_act"]}}))
+    p = parallel_config({"recompute": "full"}, plan)
+    assert (p.recompute, p.recompute_modules) == ("full", None)
+    assert parallel_config({}, plan).recompute_modules == ("layernorm", "moe_act")

@@ -307,6 +307,10 @@ def test_mla_up_proj_recompute_frees_the_per_head_qkv():
     e_none, e_up = (estimate(m, hw, tr, pc.model_copy(update=kw), 1024)
                     for kw in ({"recompute": "none", "recompute_modules": None}, {}))
     assert e_up.recompute_s > e_none.recompute_s == 0 and e_up.memory.activations < e_none.memory.activations
+    # without a query latent (DeepSeek-V2-Lite: h 2048, 16 heads x 192) the query projection from the layer input
+    # is run again too: 512 x 16 x (128 + 128) + 2048 x 3072 = 2,097,152 + 6,291,456 = 8,388,608 weights
+    lite = MODELS["deepseek-v2-lite"]
+    assert lite.q_lora_rank is None and lite.mla_up_params() == 8_388_608
 
 
 def test_recompute_modules_need_selective_and_megatron_style_recompute():

@@ -166,3 +166,27 @@ def test_qwen3_long_context_forced_balance_and_dropless():
     assert f16 / 295e12 - 1 == pytest.approx(0, abs=0.10) and f128 / 389e12 - 1 == pytest.approx(0, abs=0.10)
     d16, d128 = _qwen3_long_context(16384, 1, 1.5), _qwen3_long_context(131072, 8, 1.5)
     assert f16 / d16 == pytest.approx(1.245, rel=0.03) and f128 / d128 == pytest.approx(1.090, rel=0.03)
+
+
+def test_nemo_long_sequence_with_flash_attention_2():
+    # NeMo 24.03 long-sequence table, Llama 2 7B fp8 on DGX-H100: 1M tokens over 1024 GPUs (TP 8, CP 32, DP 4) at
+    # 536 TFLOP/s per GPU as NeMo counts FLOPs (attention not halved for the causal mask): 536e12 / the non-causal
+    # FLOPs per token = 317 tokens/s per GPU. At this length attention is ~98% of the FLOPs, so the kernel decides:
+    # priced with FlashAttention-2 (FrameworkProfile.attention_kernel) within 10%, with cuDNN's kernel far faster
+    from shardplan.calibration import hardware_of
+    from shardplan.cost.flops import model_flops_per_token
+    from shardplan.cost.step import estimate
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
+    m, seq = MODELS["llama-2-7b"], 1024 * 1024
+    reported = 536e12 / model_flops_per_token(m, seq, causal=False)
+    assert reported == pytest.approx(317, abs=1)
+    pc = ParallelConfig(tp=8, sp=True, tp_overlap=True, dp=4, cp=32, zero_stage=1)
+    pred = {}
+    for kernel in ("fa2", "cudnn"):
+        fw = framework_profile("megatron").model_copy(update={"attention_kernel": kernel})
+        tr = TrainingSpec(seq_len=seq, global_batch_size=4, framework=fw, precision=PRECISION_POLICIES["fp8-mixed"])
+        pred[kernel] = estimate(m, hardware_of("H100-SXM"), tr, pc, 1024).tokens_per_s / 1024
+    assert pred["fa2"] / reported - 1 == pytest.approx(0, abs=0.10)
+    assert pred["cudnn"] / reported > 1.4  # the default (cuDNN) kernel would be ~60% fast here

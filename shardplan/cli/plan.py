@@ -170,8 +170,8 @@ def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: 
     assert first is not None
     from shardplan.presets.frameworks import FRAMEWORKS
     given = (inputs or {}).get("framework")
-    rank = f"rank with --framework {name}, " if name in FRAMEWORKS and str(given or "").lower() != name else ""
-    raise ConfigError(f"{first} (none of the {checked} best ranked plans can be written as {name}: {rank}or pin a "
+    rank = f"rank with --framework {name}, or pin" if name in FRAMEWORKS and str(given or "").lower() != name else "pin"
+    raise ConfigError(f"{first} (none of the {checked} best ranked plans can be written as {name}: {rank} a "
                       f"layout the framework expresses with --fix or the layout flags)", field=first.field,
                       value=first.value, legal=first.legal)
 

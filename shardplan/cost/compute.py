@@ -152,7 +152,7 @@ def attention_core_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec,
             f, b_ = f + tf, b_ + tb
         return f, b_
     flops = F.attention_core_flops_fwd(model, s, training.causal) / p.tp * tokens
-    kern = attention_kernel(hw, training.framework.name)
+    kern = attention_kernel(hw, training.framework.name, training.framework.attention_kernel)
     if kern is None:
         t = flops / hw.achieved_matmul_flops("bf16")
         return t, 2 * t
@@ -181,7 +181,8 @@ class LayerTimes:
         fwd_mm_mlp: forward time of the MLP's GEMMs (dense: up and down; MoE: router, experts and shared
             experts), what ``recompute_modules`` 'mlp' / 'moe' run again.
         fwd_mm_shared: forward time of the shared experts' GEMMs ('shared_experts').
-        fwd_mm_mla_up: forward time of MLA's up projections, K/V and query ('mla_up_proj').
+        fwd_mm_mla_up: forward time of MLA's up projections, K/V and query (the query projection
+            itself without a query latent; 'mla_up_proj').
     """
 
     fwd_mm: float
@@ -232,7 +233,7 @@ def layer_times(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: P
         every_other += shares.get(name, 0.0) * tf
         mlp += tf if name.startswith(("mlp", "router", "expert", "shared")) else 0.0
         shared += tf if name.startswith("shared") else 0.0
-        mla_up += tf if name in ("kv_up", "q_up") else 0.0
+        mla_up += tf if name in ("kv_up", "q_up") or (name == "q" and model.is_mla) else 0.0
     attn_f, attn_b = attention_core_s(model, training, hw, p, tokens)
     hbm = hw.hbm_bandwidth * hw.hbm_efficiency
     t_elem = (elementwise_bytes_per_token(model, training, p, moe) * training.framework.elementwise_traffic

@@ -274,11 +274,12 @@ FRAMEWORK_ATTENTION_KERNEL = {"nanotron": "fa2", "torchtitan": "fa2", "pytorch-f
                               "deepspeed": "fa2", "megatron": "cudnn", "maxtext": "xla"}
 
 
-def attention_kernel(hw: HardwareSpec, framework: str) -> AttentionKernel | None:
-    """The published kernel model for ``framework`` on ``hw`` (falling back to FlashAttention-2
-    on the same architecture), or None when no table exists (the caller then prices the
-    attention core at the GEMM asymptote)."""
+def attention_kernel(hw: HardwareSpec, framework: str, kernel: str | None = None) -> AttentionKernel | None:
+    """The published kernel model for ``framework`` on ``hw`` (``kernel``, a profile's
+    ``attention_kernel``, overrides the framework's default; falling back to FlashAttention-2 on the
+    same architecture), or None when no table exists (the caller then prices the attention core at
+    the GEMM asymptote)."""
     if hw.compute_arch is None:
         return None
-    name = FRAMEWORK_ATTENTION_KERNEL.get(framework, "fa2")
+    name = kernel or FRAMEWORK_ATTENTION_KERNEL.get(framework, "fa2")
     return ATTENTION_KERNELS.get((name, hw.compute_arch)) or ATTENTION_KERNELS.get(("fa2", hw.compute_arch))

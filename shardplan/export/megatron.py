@@ -38,6 +38,7 @@ from the ``torchrun --nnodes --nproc-per-node`` line. No GPipe or ZB-H1 schedule
 from __future__ import annotations
 
 import argparse
+import itertools
 import re
 import shlex
 
@@ -217,6 +218,28 @@ def _pipeline_values(a: argparse.Namespace, pp: int) -> dict:
     return out
 
 
+def _module_names(words: list[str]) -> list[str]:
+    """The ``--recompute-modules`` values among the words argparse gave the flag (``nargs='*'`` takes every
+    word up to the next flag, so also a bash array's closing ``)``, a redirection or the next command): the
+    Megatron-LM module names before the first word that is not one.
+
+    Raises:
+        ConfigError: that word is a near miss of a module name (a typo, e.g. ``layernrom``), naming the legal ones.
+    """
+    import difflib
+    import typing
+
+    from shardplan.parallel import RecomputeModule
+    legal = typing.get_args(RecomputeModule)
+    names = list(itertools.takewhile(lambda w: w in legal, words))
+    if len(names) < len(words):
+        word = words[len(names)]
+        if word.lower() in legal or difflib.get_close_matches(word.lower(), legal, n=1, cutoff=0.75):
+            raise ConfigError(f"--recompute-modules {word!r} is not a Megatron-LM module; legal: {', '.join(legal)}",
+                              field="recompute_modules", value=word, legal=list(legal))
+    return names
+
+
 def _check_moe_recompute_flags(a: argparse.Namespace) -> None:
     """Flag combinations Megatron-LM refuses or ignores (megatron/training/arguments.py): DeepEP runs
     only with the flex dispatcher; ``--recompute-modules`` takes effect with selective granularity
@@ -250,8 +273,13 @@ def read(text: str, devices: int | None = None) -> Imported:
     Raises:
         ConfigError: no device count, or degrees that do not divide it.
     """
-    # a shell line continuation (backslash-newline) joins the lines, as bash reads the script
-    a, _ = parser().parse_known_args(shlex.split(re.sub(r"\\\r?\n", " ", text), comments=True))
+    # a shell line continuation (backslash-newline) joins the lines, as bash reads the script; shell
+    # operators ( ) ; | & < > are tokens of their own, so that they end a list of values
+    lexer = shlex.shlex(re.sub(r"\\\r?\n", " ", text), posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    a, _ = parser().parse_known_args(list(lexer))
+    if a.recompute_modules:
+        a.recompute_modules = _module_names(a.recompute_modules)
     n = devices or (a.nnodes * a.nproc_per_node if a.nnodes and a.nproc_per_node else None)
     if n is None:
         raise ConfigError("the Megatron-LM arguments do not give the world size: pass --devices",

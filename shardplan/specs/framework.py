@@ -127,6 +127,11 @@ class FrameworkProfile(BaseModel):
             block only the outputs of the scaled-dot-product attention kernel and of the 1st, 3rd,
             5th, ... ``aten.mm`` are saved; every other matmul and every element-wise op is recomputed
             in the backward: :func:`shardplan.cost.memory.op_sac_bytes_per_token`).
+        attention_kernel: the fused attention kernel the framework calls ('fa2' FlashAttention-2,
+            'fa3' FlashAttention-3, 'cudnn' cuDNN fused attention; None: the framework's default,
+            :data:`shardplan.cost.gemm.FRAMEWORK_ATTENTION_KERNEL`). Transformer Engine (Megatron-LM,
+            NeMo) picks cuDNN on Hopper by default but FlashAttention-2 with ``NVTE_FUSED_ATTN=0`` (the
+            dgxc-benchmarking Nemotron-4-340B recipe sets it) or where cuDNN does not serve the case.
         zero_stages: the ZeRO stages the framework implements (None: all of them); other stages are
             refused by validation and skipped by the search (nanotron: 0 and 1).
         schedules: the pipeline schedules the framework implements (None: all of them); a layout
@@ -173,6 +178,7 @@ class FrameworkProfile(BaseModel):
     allocator_pressure_start: float = Field(default=0.9, ge=0.5, lt=1.0)
     pipeline_split: Literal["balanced", "cost_greedy"] = "balanced"
     selective_recompute: Literal["attention", "every_other_matmul"] = "attention"
+    attention_kernel: Literal["fa2", "fa3", "cudnn"] | None = None
     schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble"], ...] | None = Field(default=None,
                                                                                                min_length=1)
     zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)

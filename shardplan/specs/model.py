@@ -289,12 +289,14 @@ class ModelSpec(BaseModel):
     # ----- parameter counts (elements) ------------------------------------------------------
     def mla_up_params(self) -> int:
         """Weights of MLA's up projections in one layer (0 without MLA): the K/V up projection
-        d_c*a*(d_nope + d_v) and, with a query latent, the query up projection d_c'*q (DeepSeek-V2
-        Eqs. 9-19; what Megatron-LM ``--recompute-modules mla_up_proj`` runs again)."""
+        d_c*a*(d_nope + d_v) and the query's, d_c'*q with a query latent or h*q without one (DeepSeek-V2
+        Eqs. 9-19; what Megatron-LM ``--recompute-modules mla_up_proj`` runs again:
+        ``qkv_up_proj_and_rope_apply`` calls ``linear_q_up_proj``, or ``linear_q_proj`` on the layer
+        input when there is no query latent)."""
         if not self.is_mla:
             return 0
         kv = self.kv_lora_rank * self.n_heads * (self.qk_nope_head_dim + self.v_head_dim)
-        return kv + (self.q_lora_rank * self.q_dim if self.q_lora_rank else 0)
+        return kv + (self.q_lora_rank or self.d_model) * self.q_dim
 
     def attention_matmul_params(self) -> int:
         """Projection weights of one attention block (no biases, norms or sinks).
