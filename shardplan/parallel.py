@@ -601,9 +601,9 @@ def _check_options(p: ParallelConfig, n_devices: int) -> None:
 
 
 def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
-    """A pipelined layout's schedule, the ZeRO stage, the recompute policy, cp and ep must be ones the
+    """A pipelined layout's schedule, the ZeRO stage, the recompute policy, cp, ep and pp must be ones the
     framework profile implements (``schedules``, ``zero_stages``, ``pipeline_zero_stages``, ``recomputes``,
-    ``context_parallel``, ``expert_parallel``)."""
+    ``context_parallel``, ``expert_parallel``, ``pipeline_parallel``)."""
     fw = training.framework
     if p.recompute_modules is not None and (not fw.module_recompute or fw.selective_recompute != "attention"):
         raise ConfigError(f"recompute_modules is Megatron-LM's --recompute-modules, which the {fw.name} framework "
@@ -614,10 +614,11 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
         raise ConfigError(f"recompute={p.recompute!r} is not implemented by the {fw.name} framework; legal "
                           f"recompute: {', '.join(fw.recomputes)}", field="recompute", value=p.recompute,
                           legal=list(fw.recomputes))
-    for name, on in (("cp", fw.context_parallel), ("ep", fw.expert_parallel)):
+    for name, on in (("cp", fw.context_parallel), ("ep", fw.expert_parallel), ("pp", fw.pipeline_parallel)):
         if not on and getattr(p, name) > 1:
-            raise ConfigError(f"{name}={getattr(p, name)} is not implemented by the {fw.name} framework as the planner "
-                              f"composes it; legal {name}: 1", field=name, value=getattr(p, name), legal=[1])
+            how = "" if name == "pp" else " as the planner composes it"
+            raise ConfigError(f"{name}={getattr(p, name)} is not implemented by the {fw.name} framework{how}; "
+                              f"legal {name}: 1", field=name, value=getattr(p, name), legal=[1])
     legal = fw.schedules
     if p.pp > 1 and legal is not None and p.schedule not in legal:
         raise ConfigError(f"schedule={p.schedule!r} is not implemented by the {fw.name} framework; "

@@ -258,7 +258,8 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
         z for z in allowed if not (zero2 and zero_stage_dominated(z, prune))]
     greedy = training.framework.pipeline_split == "cost_greedy" and "pp_layers" not in fix
     # a pp the framework's split leaves a rank without any block is predicted to fail (Layout.failure)
-    pps = [p for p in divisors(n) if p <= model.n_layers and not (greedy and p > 1 and blockless_ranks(model, p))]
+    pps = [p for p in divisors(n) if p <= model.n_layers and not (greedy and p > 1 and blockless_ranks(model, p))
+           and (p == 1 or training.framework.pipeline_parallel)]
     if "pp" in fix and fix["pp"] not in pps and greedy and fix["pp"] in divisors(n) and fix["pp"] <= model.n_layers:
         legal = [p for p in pps if n % (p * fix.get("tp", 1) * fix.get("cp", 1)) == 0]
         raise ConfigError(f"pp={fix['pp']}: the framework's cost-greedy pipeline split leaves pipeline rank(s) "

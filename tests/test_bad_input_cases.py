@@ -72,6 +72,18 @@ def test_nanotron_profile_searches_only_what_nanotron_runs():
     assert bad.exit_code == 2 and "legal cp: 1" in bad.output
 
 
+def test_pytorch_fsdp_profile_has_no_pipeline_or_context_parallelism():
+    # llm-foundry / fms-fsdp run PyTorch FSDP (with optional tp): the search keeps pp = cp = 1 and a pinned pp is
+    # refused with the legal value
+    r = runner.invoke(app, ["plan", "-m", "llama-3-70b", "-H", "h100-sxm", "-n", "64", "-s", "4096", "-b", "256",
+                            "--framework", "pytorch-fsdp", "--top", "20", "--json"])
+    plans = json.loads(r.output)["plans"]
+    assert plans and all(p["parallel"]["pp"] == 1 and p["parallel"]["cp"] == 1 for p in plans)
+    bad = runner.invoke(app, ["estimate", "-m", "llama-3-70b", "-H", "h100-sxm", "-n", "64", "-s", "4096", "-b",
+                              "256", "--pp", "2", "--framework", "pytorch-fsdp"])
+    assert bad.exit_code == 2 and "pp=2 is not implemented by the pytorch-fsdp framework; legal pp: 1" in bad.output
+
+
 def _record(**over) -> dict:
     r = RunRecord(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch_size=64,
                   parallel={"dp": 8, "zero_stage": 1}, tokens_per_s_per_device=5000.0, source="t")

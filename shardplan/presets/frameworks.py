@@ -62,6 +62,10 @@ _DS_LAYER = ("per transformer layer per microbatch, outside the GEMMs: DeepSpeed
 
 
 
+_FSDP_ONLY = ("PyTorch FSDP as llm-foundry (Composer fsdp_config, plus tp_config for tensor parallelism) and "
+              "fms-fsdp (FSDP / HSDP sharding strategies) run it: no pipeline or context parallelism options")
+
+
 def _fit(framework: str, rows: str, loo: str) -> str:
     """Source note of a constant fitted by benchmarks/fit_frameworks.py."""
     return (f"fitted (benchmarks/fit_frameworks.py, scipy least_squares) to the shared published {framework} rows "
@@ -107,7 +111,9 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "pp_unsharded_grad_bytes": _TITAN_PP_GRADS,
                                   "allocator_overhead": _TITAN_ALLOC, "context_bytes": _TITAN_ALLOC}),
         FrameworkProfile(name="pytorch-fsdp", module_recompute=False, overlap_slowdown=0.522, vocab_divisible_by=1,
-                         sources={"vocab_divisible_by": _NO_PAD, "overlap_slowdown": _fit("pytorch-fsdp", "llmfoundry*", "6.4%, max 16.1%")}),
+                         pipeline_parallel=False, context_parallel=False,
+                         sources={"vocab_divisible_by": _NO_PAD, "overlap_slowdown": _fit("pytorch-fsdp", "llmfoundry*", "6.4%, max 16.1%"),
+                                  "pipeline_parallel": _FSDP_ONLY, "context_parallel": _FSDP_ONLY}),
         FrameworkProfile(name="deepspeed", module_recompute=False, zero3_prefetch=0.221, zero3_nic_share=0.217, layer_overhead_s=0.0134,
                          schedules=("1f1b",), pipeline_zero_stages=(0, 1),
                          sources={"zero3_prefetch": _DS_ZERO3, "zero3_nic_share": _DS_ZERO3,

@@ -145,6 +145,8 @@ class FrameworkProfile(BaseModel):
             framework as the planner composes them (cp and ep inside the data-parallel gradient
             group); False refuses them in validation and the search (nanotron: its
             ``context_parallel_size`` and ``expert_parallel_size`` are world dimensions outside dp).
+        pipeline_parallel: whether the framework has pipeline parallelism (False: pp > 1 refused in
+            validation and left out of the search; PyTorch FSDP as llm-foundry and fms-fsdp run it).
         sources: field -> citation or the rows the value was fitted on.
     """
 
@@ -185,6 +187,7 @@ class FrameworkProfile(BaseModel):
     recomputes: tuple[Literal["none", "selective", "full"], ...] | None = Field(default=None, min_length=1)
     context_parallel: bool = True
     expert_parallel: bool = True
+    pipeline_parallel: bool = True
     min_microbatches: Literal["none", "pp_minus_1"] = "none"
     sources: dict[str, str] = Field(default_factory=dict)
 
