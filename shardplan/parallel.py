@@ -495,10 +495,12 @@ def _stage_layers(p: ParallelConfig, model: ModelSpec, split_rule: str = "balanc
             raise ConfigError(f"pp_layers has {len(p.pp_layers)} entries but pp={p.pp}; legal: pp={len(p.pp_layers)}, "
                               f"or {p.pp} entries summing to {L}", field="pp_layers", value=list(p.pp_layers),
                               legal=[len(p.pp_layers)])
-        if min(p.pp_layers) < 1:
+        inner = p.pp_layers[1:-1]
+        if min(p.pp_layers) < 0 or (inner and min(inner) < 1) or sum(1 for n in p.pp_layers if n > 0) == 0:
             raise ConfigError(f"pp_layers={short_repr(list(p.pp_layers))} has a stage with {min(p.pp_layers)} layers; "
-                              f"legal: every stage holds >= 1 layer, {L} in all", field="pp_layers",
-                              value=list(p.pp_layers))
+                              f"legal: every stage holds >= 1 layer, {L} in all (only the first stage, holding the "
+                              f"embedding, and the last, holding the output layer and loss, may hold 0)",
+                              field="pp_layers", value=list(p.pp_layers))
         if sum(p.pp_layers) != L:
             raise ConfigError(f"pp_layers={list(p.pp_layers)} sums to {sum(p.pp_layers)}, "
                               f"but n_layers={L}: the stages must cover every layer",

@@ -599,3 +599,34 @@ def test_plan_file_modules_give_way_to_a_recompute_override(tmp_path):
     p = parallel_config({"recompute": "full"}, plan)
     assert (p.recompute, p.recompute_modules) == ("full", None)
     assert parallel_config({}, plan).recompute_modules == ("layernorm", "moe_act")
+
+
+def test_megatron_layout_for_stages_holding_only_the_embedding_or_the_loss():
+    # llama-3-8b (32 layers) on pp 3 as [16, 16, 0]: the last stage holds only the output layer and loss, which
+    # Megatron-core writes as --pipeline-model-parallel-layout 'E' + 16 t | 16 t | 'L' (quoted: '|' is a pipe)
+    from shardplan.export.megatron import parse_pipeline_layout, pipeline_layout
+    assert pipeline_layout((1, 2, 0)) == "Et|tt|L" and pipeline_layout((1, 2, 0), mtp_modules=1) == "Et|tt|mL"
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=24, seq_len=4096, global_batch=48,
+                                 global_batch_tokens=None, pp=3, pp_layers="16,16,0", zero_stage=1)
+    e = estimate(m, hw, tr, pc, 24)
+    text = export_text("megatron", e, reproduce_command("megatron", e))
+    assert "--pipeline-model-parallel-layout 'E" + "t" * 16 + "|" + "t" * 16 + "|L'" in text
+    assert import_config("megatron", text).parallel.pp_layers == (16, 16, 0)
+    # repeats as Megatron-core writes them; DeepSeek-V3's pp 16 x vpp 2 layout of the Megatron MoE model zoo:
+    # 'Et*3|(tt|)*29,m|L' = 32 entries, rank r holding entries r and r + 16: 3 + 2, 2 + 2, ..., 2 + 0 (m), 2 + 0 (L)
+    assert parse_pipeline_layout("Et|(tt|)*2L", 4) == ((1, 2, 2, 0), 1)
+    split, v = parse_pipeline_layout("Et*3|(tt|)*29,m|L", 16)
+    assert v == 2 and split[0] == 5 and split[-2:] == (2, 2) and sum(split) == 61
+    with pytest.raises(ConfigError, match="has 4 stages, not a multiple of pp=3"):
+        parse_pipeline_layout("Et|tt|tt|L", 3)
+
+
+def test_only_the_first_and_last_stage_may_hold_no_layer():
+    from shardplan.inputs import parallel_config
+    from shardplan.parallel import validate
+    inputs = build_inputs(model="llama-3-8b", hardware=None, devices=24, seq_len=4096, global_batch=48,
+                          global_batch_tokens=None)
+    m, tr = inputs.model, inputs.training
+    assert validate(parallel_config({"pp": 3, "pp_layers": "0,16,16"}), m, tr, 24).stage_layers == (0, 16, 16)
+    with pytest.raises(ConfigError, match="only the first stage, holding the embedding, and the last"):
+        validate(parallel_config({"pp": 3, "pp_layers": "16,0,16"}), m, tr, 24)

@@ -21,7 +21,8 @@ also makes Megatron-FSDP hybrid (HSDP). NeMo 2 passes the same values through ``
 
 Mapping (planner -> flag): tp -> ``--tensor-model-parallel-size``; pp -> ``--pipeline-model-parallel-size``;
 interleaved -> ``--num-layers-per-virtual-pipeline-stage``; an uneven split with equal middle stages ->
-``--decoder-first/last-pipeline-num-layers``; cp -> ``--context-parallel-size``; ep ->
+``--decoder-first/last-pipeline-num-layers``; a first or last stage without layers (only the embedding,
+or the output layer and loss) -> ``--pipeline-model-parallel-layout`` (read back too, with its repeats); cp -> ``--context-parallel-size``; ep ->
 ``--expert-model-parallel-size`` with ``--expert-tensor-parallel-size`` etp (tp when unset) and
 ``--moe-token-dispatcher-type alltoall``, or ``flex --moe-enable-deepep`` for moe_dispatcher='deepep';
 sp -> ``--sequence-parallel``; ZeRO-1 -> ``--use-distributed-optimizer``, ZeRO-2/3 -> Megatron-FSDP
@@ -62,6 +63,9 @@ def _pipeline_args(ctx: ExportContext) -> list[str]:
                      "of Megatron-LM by Sea AI Lab)")
     args = ["--pipeline-model-parallel-size", str(p.pp)]
     middle = split[1:-1]
+    if 0 in split:  # a stage with only the embedding or the loss: Megatron-core's explicit layout
+        # quoted: '|' is a shell pipe
+        return args + ["--pipeline-model-parallel-layout", shlex.quote(pipeline_layout(split, ctx.estimate.model.mtp_modules))]
     if len(set(split)) > 1:
         if len(set(middle)) > 1:
             raise refuse("Megatron-LM", f"the pipeline split {list(split)} (only the first and last stage may "
@@ -75,6 +79,46 @@ def _pipeline_args(ctx: ExportContext) -> list[str]:
                          "torchtitan")
         args += ["--num-layers-per-virtual-pipeline-stage", str(per)]
     return args
+
+
+def pipeline_layout(split: tuple[int, ...], mtp_modules: int = 0) -> str:
+    """Megatron-core's ``--pipeline-model-parallel-layout`` of a 1F1B split (megatron/core/transformer/
+    pipeline_parallel_layer_layout.py): one ``|``-separated entry per stage, ``E`` the embedding, ``t`` a
+    transformer layer, ``m`` a multi-token-prediction module, ``L`` the loss. Example: (1, 2, 0) ->
+    ``Et|tt|L``; with one MTP module ``Et|tt|mL``."""
+    stages = ["t" * n for n in split]
+    stages[0] = "E" + stages[0]
+    stages[-1] += "m" * mtp_modules + "L"
+    return "|".join(stages)
+
+
+def parse_pipeline_layout(text: str, pp: int) -> tuple[tuple[int, ...], int]:
+    """(layers per pipeline rank, virtual stages) of a ``--pipeline-model-parallel-layout`` string: ``(...)*N``
+    and ``X*N`` repeats expanded, entries split at ``|`` (``,`` ignored), ``pp x v`` entries with rank ``r``
+    holding entries ``r, r + pp, ...`` (Megatron-core's order), counting ``t`` per rank. Example:
+    ``Et|(tt|)*2L`` with pp 4 -> (1, 2, 2, 0), 1.
+
+    Raises:
+        ConfigError: a character other than E t m L | , ( ) * digits, or an entry count that pp does not divide.
+    """
+    s = text.replace(" ", "").replace(",", "")
+    if not re.fullmatch(r"[EtmL|()*0-9]*", s):
+        raise ConfigError(f"--pipeline-model-parallel-layout {text!r}: only E, t, m, L, |, (...)*N and X*N are read",
+                          field="pp_layers", value=text)
+    while True:
+        expanded = re.sub(r"\(([^()]*)\)\*(\d+)", lambda m: m.group(1) * int(m.group(2)), s)
+        expanded = re.sub(r"([EtmL])\*(\d+)", lambda m: m.group(1) * int(m.group(2)), expanded)
+        if expanded == s:
+            break
+        s = expanded
+    entries = s.split("|")
+    if entries and entries[-1] == "":
+        entries = entries[:-1]
+    if not entries or len(entries) % pp:
+        raise ConfigError(f"--pipeline-model-parallel-layout {text!r} has {len(entries)} stages, not a multiple of "
+                          f"pp={pp}", field="pp_layers", value=text)
+    v = len(entries) // pp
+    return tuple(sum(entries[c * pp + r].count("t") for c in range(v)) for r in range(pp)), v
 
 
 def _dp_args(ctx: ExportContext) -> list[str]:
@@ -184,6 +228,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--moe-token-dispatcher-type", choices=["allgather", "alltoall", "flex"])
     ap.add_argument("--recompute-modules", nargs="*")
     ap.add_argument("--recompute-method", choices=["uniform", "block"])
+    ap.add_argument("--pipeline-model-parallel-layout")
     return ap
 
 
@@ -197,6 +242,12 @@ def _zero_stage(a: argparse.Namespace) -> int:
 def _pipeline_values(a: argparse.Namespace, pp: int) -> dict:
     """schedule, virtual_stages and pp_layers from the pipeline flags."""
     out: dict = {"schedule": "1f1b", "virtual_stages": 1, "pp_layers": None}
+    if a.pipeline_model_parallel_layout:
+        split, v = parse_pipeline_layout(a.pipeline_model_parallel_layout, pp)
+        out["pp_layers"] = split if len(set(split)) > 1 or v > 1 else None
+        if v > 1:
+            out.update(schedule="interleaved", virtual_stages=v)
+        return out
     first, last = a.decoder_first_pipeline_num_layers, a.decoder_last_pipeline_num_layers
     middle = None
     if first is not None or last is not None:
