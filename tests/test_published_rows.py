@@ -190,3 +190,26 @@ def test_nemo_long_sequence_with_flash_attention_2():
         pred[kernel] = estimate(m, hardware_of("H100-SXM"), tr, pc, 1024).tokens_per_s / 1024
     assert pred["fa2"] / reported - 1 == pytest.approx(0, abs=0.10)
     assert pred["cudnn"] / reported > 1.4  # the default (cuDNN) kernel would be ~60% fast here
+
+
+def test_megatron_bridge_deepseek_v3_h100_recipe():
+    # Megatron-Bridge 25.09 DGX-H100: DeepSeek-V3 on 1,024 H100, TP 2, EP 64, layout 'Et|(tt|)*30mL' on pp 8: 32
+    # entries, vpp 4, rank r holding entries r, r + 8, r + 16, r + 24: rank 0 'Et' + 3 x 'tt' = 7 layers, ranks 1-6
+    # 4 x 'tt' = 8, rank 7 3 x 'tt' + 'mL' = 6 (the MTP module and the loss); 1,297 tokens/s per GPU published.
+    # With the recipe's MLA up-projection + MLP recompute and bf16 Adam moments it fits in 80 GB and is predicted
+    # within 20% (the MTP module on the last rank is counted)
+    from shardplan.calibration import hardware_of
+    from shardplan.cost.step import estimate
+    from shardplan.export.megatron import parse_pipeline_layout
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
+    split, v = parse_pipeline_layout("Et|(tt|)*30mL", 8)
+    assert (split, v) == ((7, 8, 8, 8, 8, 8, 8, 6), 4)
+    tr = TrainingSpec(seq_len=4096, global_batch_size=8192, framework=framework_profile("megatron"),
+                      precision=PRECISION_POLICIES["fp8-mixed"], optimizer_dtype="bf16-moments")
+    pc = ParallelConfig(tp=2, sp=True, pp=8, schedule="interleaved", virtual_stages=v, pp_layers=split, ep=64, etp=1,
+                        moe_dispatcher="deepep", zero_stage=1, recompute="selective",
+                        recompute_modules=("mla_up_proj", "mlp"))
+    e = estimate(MODELS["deepseek-v3-mtp"], hardware_of("H100-SXM"), tr, pc, 1024)
+    assert e.fits and e.tokens_per_s / 1024 / 1297 - 1 == pytest.approx(0, abs=0.20)
