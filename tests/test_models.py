@@ -19,6 +19,11 @@ from shardplan.specs.model import ModelSpec
 # Qwen3-235B-A22B by hand: attention 4096*8192 + 2*4096*512 + 8192*4096 + q/k norms 2*128 = 71,303,424;
 #   MoE router 4096*128 + 128 experts * 3*4096*1536 = 2,416,443,392; norms 8,192 -> 2,487,755,008 per layer
 #   * 94 = 233,848,970,752; embeddings 2*151936*4096 = 1,244,659,712; final norm 4,096 -> 235,093,634,560 ("235B").
+# gpt-oss-120b by hand (h 2880, 64 query heads and 8 KV heads of 64, biases on every projection, one sink per head):
+#   attention 2880*4096 + 4096 + 2*(2880*512 + 512) + 4096*2880 + 2880 + 64 = 26,550,144; norms 5,760;
+#   router 2880*128 + 128 = 368,768; 128 experts * (2880*5760 + 5760 + 2880*2880 + 2880) = 3,186,155,520
+#   -> 3,213,080,192 per layer * 36 = 115,670,886,912; embeddings 2*201088*2880 = 1,158,266,880; final norm 2,880
+#   -> 116,829,156,672 (the model card's 116.83B).
 EXACT = {
     "gpt2": 124_439_808,
     "llama-2-7b": 6_738_415_616,
@@ -32,6 +37,7 @@ EXACT = {
     "mixtral-8x7b": 46_702_792_704,
     "qwen2.5-7b": 7_615_616_512,
     "qwen3-235b-a22b": 235_093_634_560,
+    "gpt-oss-120b": 116_829_156_672,
 }
 
 

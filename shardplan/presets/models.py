@@ -73,6 +73,10 @@ _FAMILY_PRESETS = [
         2880, 2880, 24, 64, 8, 201088, arch="GptOssForCausalLM", head_dim=64, num_local_experts=32,
         num_experts_per_tok=4, sliding_window=128, attention_bias=True,
         layer_types=["sliding_attention", "full_attention"] * 12)),
+    _hf("gpt-oss-120b", "openai/gpt-oss-120b", _llama_cfg(
+        2880, 2880, 36, 64, 8, 201088, arch="GptOssForCausalLM", head_dim=64, num_local_experts=128,
+        num_experts_per_tok=4, sliding_window=128, attention_bias=True,
+        layer_types=["sliding_attention", "full_attention"] * 18)),
     _hf("olmo-2-7b", "allenai/OLMo-2-1124-7B", _llama_cfg(4096, 11008, 32, 32, 32, 100352, arch="Olmo2ForCausalLM")),
     _hf("falcon-7b", "tiiuae/falcon-7b", dict(
         arch="FalconForCausalLM", hidden_size=4544, num_hidden_layers=32, num_attention_heads=71,
