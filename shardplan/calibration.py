@@ -166,7 +166,17 @@ NEMO_OPTIMIZER_DTYPE = {"nemotron-4-340b": "bf16"}
 
 def framework_of(row: dict) -> str:
     """The framework a published row ran (:data:`FRAMEWORK_OF_SOURCE`, case-insensitive, first
-    match); an explicit ``framework`` column wins; 'megatron' if unknown."""
+    match); an explicit ``framework`` column wins; 'megatron' if unknown. A PyTorch FSDP row that
+    pipelines or splits the context (PP or CP > 1) ran the PyTorch-native stack that has them:
+    'torchtitan' (the 'pytorch-fsdp' profile has neither)."""
+    name = _framework_of(row)
+    if name == "pytorch-fsdp" and (_f(row.get("PP", "")) or 1) * (_f(row.get("CP", "")) or 1) > 1:
+        return "torchtitan"
+    return name
+
+
+def _framework_of(row: dict) -> str:
+    """:func:`framework_of` before the pipelining / context-parallel check."""
     from shardplan.presets.frameworks import FRAMEWORKS
     named = (row.get("framework") or "").strip().lower()
     if named in FRAMEWORKS:

@@ -619,8 +619,10 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
     for name, on in (("cp", fw.context_parallel), ("ep", fw.expert_parallel), ("pp", fw.pipeline_parallel)):
         if not on and getattr(p, name) > 1:
             how = "" if name == "pp" else " as the planner composes it"
+            hint = " (PyTorch FSDP with pipelining or context parallelism: --framework torchtitan)" if (
+                fw.name == "pytorch-fsdp" and name in ("pp", "cp")) else ""
             raise ConfigError(f"{name}={getattr(p, name)} is not implemented by the {fw.name} framework{how}; "
-                              f"legal {name}: 1", field=name, value=getattr(p, name), legal=[1])
+                              f"legal {name}: 1{hint}", field=name, value=getattr(p, name), legal=[1])
     legal = fw.schedules
     if p.pp > 1 and legal is not None and p.schedule not in legal:
         raise ConfigError(f"schedule={p.schedule!r} is not implemented by the {fw.name} framework; "

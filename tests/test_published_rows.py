@@ -213,3 +213,11 @@ def test_megatron_bridge_deepseek_v3_h100_recipe():
                         recompute_modules=("mla_up_proj", "mlp"))
     e = estimate(MODELS["deepseek-v3-mtp"], hardware_of("H100-SXM"), tr, pc, 1024)
     assert e.fits and e.tokens_per_s / 1024 / 1297 - 1 == pytest.approx(0, abs=0.20)
+
+
+def test_fsdp_rows_that_pipeline_are_priced_as_the_pytorch_stack_that_pipelines():
+    # the pytorch-fsdp profile (llm-foundry, fms-fsdp) has no pipeline or context parallelism: a PyTorch FSDP row with
+    # PP or CP > 1 ran torch's native stack, which the torchtitan profile describes; without them it stays
+    assert framework_of({"source": "some FSDP report", "PP": "4"}) == "torchtitan"
+    assert framework_of({"source": "some FSDP report", "CP": "2"}) == "torchtitan"
+    assert framework_of({"source": "llm-foundry", "PP": "1"}) == "pytorch-fsdp"

@@ -22,7 +22,8 @@ also makes Megatron-FSDP hybrid (HSDP). NeMo 2 passes the same values through ``
 Mapping (planner -> flag): tp -> ``--tensor-model-parallel-size``; pp -> ``--pipeline-model-parallel-size``;
 interleaved -> ``--num-layers-per-virtual-pipeline-stage``; an uneven split with equal middle stages ->
 ``--decoder-first/last-pipeline-num-layers``; a first or last stage without layers (only the embedding,
-or the output layer and loss) -> ``--pipeline-model-parallel-layout`` (read back too, with its repeats); cp -> ``--context-parallel-size``; ep ->
+or the output layer and loss) -> ``--pipeline-model-parallel-layout`` (read back too, with its repeats);
+cp -> ``--context-parallel-size``; ep ->
 ``--expert-model-parallel-size`` with ``--expert-tensor-parallel-size`` etp (tp when unset) and
 ``--moe-token-dispatcher-type alltoall``, or ``flex --moe-enable-deepep`` for moe_dispatcher='deepep';
 sp -> ``--sequence-parallel``; ZeRO-1 -> ``--use-distributed-optimizer``, ZeRO-2/3 -> Megatron-FSDP
@@ -65,7 +66,8 @@ def _pipeline_args(ctx: ExportContext) -> list[str]:
     middle = split[1:-1]
     if 0 in split:  # a stage with only the embedding or the loss: Megatron-core's explicit layout
         # quoted: '|' is a shell pipe
-        return args + ["--pipeline-model-parallel-layout", shlex.quote(pipeline_layout(split, ctx.estimate.model.mtp_modules))]
+        layout = pipeline_layout(split, ctx.estimate.model.mtp_modules)
+        return args + ["--pipeline-model-parallel-layout", shlex.quote(layout)]
     if len(set(split)) > 1:
         if len(set(middle)) > 1:
             raise refuse("Megatron-LM", f"the pipeline split {list(split)} (only the first and last stage may "
