@@ -166,11 +166,17 @@ NEMO_OPTIMIZER_DTYPE = {"nemotron-4-340b": "bf16"}
 
 def framework_of(row: dict) -> str:
     """The framework a published row ran (:data:`FRAMEWORK_OF_SOURCE`, case-insensitive, first
-    match); an explicit ``framework`` column wins; 'megatron' if unknown. A PyTorch FSDP row that
-    pipelines or splits the context (PP or CP > 1) ran the PyTorch-native stack that has them:
-    'torchtitan' (the 'pytorch-fsdp' profile has neither)."""
+    match); an explicit ``framework`` column wins; 'megatron' if unknown. A row of a PyTorch stack whose
+    profile lacks a dimension the row uses (PP, CP or EP > 1: 'pytorch-fsdp' has no pipelining or
+    context parallelism, 'nanotron' prices neither CP nor EP inside the data-parallel group, while
+    e.g. picotron does) is priced with the PyTorch-native profile that has them, 'torchtitan', so that
+    the run is estimated rather than refused."""
+    from shardplan.presets.frameworks import FRAMEWORKS
     name = _framework_of(row)
-    if name == "pytorch-fsdp" and (_f(row.get("PP", "")) or 1) * (_f(row.get("CP", "")) or 1) > 1:
+    fw = FRAMEWORKS[name]
+    used = {dim: (_f(row.get(dim, "")) or 1) > 1 for dim in ("PP", "CP", "EP")}
+    if (used["PP"] and not fw.pipeline_parallel) or (used["CP"] and not fw.context_parallel) or (
+            used["EP"] and not fw.expert_parallel):
         return "torchtitan"
     return name
 

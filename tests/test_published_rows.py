@@ -221,3 +221,6 @@ def test_fsdp_rows_that_pipeline_are_priced_as_the_pytorch_stack_that_pipelines(
     assert framework_of({"source": "some FSDP report", "PP": "4"}) == "torchtitan"
     assert framework_of({"source": "some FSDP report", "CP": "2"}) == "torchtitan"
     assert framework_of({"source": "llm-foundry", "PP": "1"}) == "pytorch-fsdp"
+    # the same for the nanotron profile, which prices neither cp nor ep inside the data-parallel group
+    assert framework_of({"source": "picotron", "CP": "2"}) == "torchtitan"
+    assert framework_of({"source": "nanotron", "PP": "2"}) == "nanotron"
