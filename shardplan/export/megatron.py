@@ -44,7 +44,7 @@ import itertools
 import re
 import shlex
 
-from shardplan.errors import ConfigError
+from shardplan.errors import ConfigError, short_repr
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
                                    parallel_from, refuse)
 
@@ -107,12 +107,26 @@ def parse_pipeline_layout(text: str, pp: int) -> tuple[tuple[int, ...], int]:
     if not re.fullmatch(r"[EtmL|()*0-9]*", s):
         raise ConfigError(f"--pipeline-model-parallel-layout {text!r}: only E, t, m, L, |, (...)*N and X*N are read",
                           field="pp_layers", value=text)
+    limit = 1_000_000  # characters after expansion: far beyond any real model's layers x stages
+
+    def repeat(m: re.Match) -> str:
+        if len(m.group(1)) * int(m.group(2)) > limit:
+            raise ConfigError(f"--pipeline-model-parallel-layout {short_repr(text)}: the repeat "
+                              f"{short_repr(m.group(0))} expands past {limit:,} characters", field="pp_layers",
+                              value=text)
+        return m.group(1) * int(m.group(2))
     while True:
-        expanded = re.sub(r"\(([^()]*)\)\*(\d+)", lambda m: m.group(1) * int(m.group(2)), s)
-        expanded = re.sub(r"([EtmL])\*(\d+)", lambda m: m.group(1) * int(m.group(2)), expanded)
+        expanded = re.sub(r"\(([^()]*)\)\*(\d+)", repeat, s)
+        expanded = re.sub(r"([EtmL])\*(\d+)", repeat, expanded)
+        if len(expanded) > limit:
+            raise ConfigError(f"--pipeline-model-parallel-layout {short_repr(text)} expands past {limit:,} "
+                              "characters", field="pp_layers", value=text)
         if expanded == s:
             break
         s = expanded
+    if re.search(r"[()*0-9]", s):
+        raise ConfigError(f"--pipeline-model-parallel-layout {short_repr(text)}: an unbalanced '(' / ')' or a repeat "
+                          "count without '(...)*' or a layer letter before it", field="pp_layers", value=text)
     entries = s.split("|")
     if entries and entries[-1] == "":
         entries = entries[:-1]
