@@ -630,3 +630,32 @@ def test_only_the_first_and_last_stage_may_hold_no_layer():
     assert validate(parallel_config({"pp": 3, "pp_layers": "0,16,16"}), m, tr, 24).stage_layers == (0, 16, 16)
     with pytest.raises(ConfigError, match="only the first stage, holding the embedding, and the last"):
         validate(parallel_config({"pp": 3, "pp_layers": "16,0,16"}), m, tr, 24)
+
+
+def test_megatron_writes_any_split_as_a_layout_and_checks_it_on_import():
+    # DeepSeek-V3's recipe layout round trip: import 'Et|(tt|)*30mL' on pp 8 (ranks hold 7, 8 x 6, 6 layers in 4
+    # chunks), export it back (chunks of unequal size: only the explicit layout says it) and import again
+    from shardplan.export.megatron import pipeline_layout
+    head = "torchrun --nnodes 128 --nproc-per-node 8 pretrain_gpt.py --num-layers 61 --pipeline-model-parallel-size 8 "
+    imp = import_config("megatron", head + "--pipeline-model-parallel-layout 'Et|(tt|)*30mL'").parallel
+    assert (imp.pp_layers, imp.virtual_stages, imp.schedule) == ((7, 8, 8, 8, 8, 8, 8, 6), 4, "interleaved")
+    # chunks [2, 2, 2, 1] on rank 0 are written lightest first (it holds the embedding), rank 7's [2, 2, 1, 1]
+    # lightest last (the loss): entry c x 8 + r is chunk c of rank r
+    text = pipeline_layout((7, 8, 8, 8, 8, 8, 8, 6), 1, 4)
+    assert text.startswith("Et|tt|") and text.endswith("|tmL") and text.count("|") == 31 and text.count("t") == 61
+    assert import_config("megatron", head + f"--pipeline-model-parallel-layout '{text}'").parallel.pp_layers == (
+        7, 8, 8, 8, 8, 8, 8, 6)
+    # middle stages that differ are a layout too (they were refused before)
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=32, seq_len=4096, global_batch=64,
+                                 global_batch_tokens=None, pp=4, pp_layers="8,9,7,8", zero_stage=1)
+    out = export_text("megatron", estimate(m, hw, tr, pc, 32))
+    assert "--pipeline-model-parallel-layout 'E" + "t" * 8 + "|" + "t" * 9 + "|" + "t" * 7 + "|" + "t" * 8 + "L'" in out
+    # a layout that disagrees with --num-layers, holds no layer, or comes without a pipeline size is refused
+    with pytest.raises(ConfigError, match="holds 61 transformer layers but --num-layers is 60"):
+        import_config("megatron", head.replace("61", "60") + "--pipeline-model-parallel-layout 'Et|(tt|)*30mL'")
+    with pytest.raises(ConfigError, match="holds no transformer layer"):
+        import_config("megatron", head.replace("--num-layers 61 ", "").replace("size 8", "size 2")
+                      + "--pipeline-model-parallel-layout 'E|L'")
+    with pytest.raises(ConfigError, match="needs --pipeline-model-parallel-size"):
+        import_config("megatron", "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py "
+                      "--pipeline-model-parallel-layout 'Et|tL'")

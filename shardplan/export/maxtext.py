@@ -132,7 +132,8 @@ def overrides(ctx: ExportContext) -> dict:
     if p.pp > 1:
         out["per_device_batch_size"] = tr.global_batch_size / n
         out["num_pipeline_microbatches"] = m
-        out["num_layers_per_pipeline_stage"] = even_layers_per_virtual_stage(ctx, "MaxText", _TORCH)
+        out["num_layers_per_pipeline_stage"] = even_layers_per_virtual_stage(
+            ctx, "MaxText", "Megatron-LM (--pipeline-model-parallel-layout)")
     else:
         out["per_device_batch_size"] = tr.global_batch_size / (n * m)
         out["gradient_accumulation_steps"] = m

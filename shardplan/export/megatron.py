@@ -63,35 +63,42 @@ def _pipeline_args(ctx: ExportContext) -> list[str]:
                      "torchtitan (GPipe)" if p.schedule == "gpipe" else "no exporter (ZB-H1: the zero-bubble fork "
                      "of Megatron-LM by Sea AI Lab)")
     args = ["--pipeline-model-parallel-size", str(p.pp)]
-    middle = split[1:-1]
-    if 0 in split:  # a stage with only the embedding or the loss: Megatron-core's explicit layout
-        # quoted: '|' is a shell pipe
-        layout = pipeline_layout(split, ctx.estimate.model.mtp_modules)
+    middle, v = split[1:-1], p.virtual_stages
+    flags_express = (0 not in split and len(set(middle)) <= 1
+                     and all(n % v == 0 for n in (split[0], split[-1], *middle[:1])))
+    if not flags_express:
+        # a stage with only the embedding or the loss, middle stages that differ, or chunks of unequal size:
+        # Megatron-core's explicit layout (quoted: '|' is a shell pipe)
+        layout = pipeline_layout(split, ctx.estimate.model.mtp_modules, v)
         return args + ["--pipeline-model-parallel-layout", shlex.quote(layout)]
     if len(set(split)) > 1:
-        if len(set(middle)) > 1:
-            raise refuse("Megatron-LM", f"the pipeline split {list(split)} (only the first and last stage may "
-                         f"differ)", "torchtitan (pipeline_parallel_split_points) or nanotron")
         args += ["--decoder-first-pipeline-num-layers", str(split[0]),
                  "--decoder-last-pipeline-num-layers", str(split[-1])]
-    if p.virtual_stages > 1:
-        per = (middle or split)[0] // p.virtual_stages
-        if split[0] % p.virtual_stages or split[-1] % p.virtual_stages:
-            raise refuse("Megatron-LM", "first/last stage layer counts not divisible by virtual_stages",
-                         "torchtitan")
-        args += ["--num-layers-per-virtual-pipeline-stage", str(per)]
+    if v > 1:
+        args += ["--num-layers-per-virtual-pipeline-stage", str((middle or split)[0] // v)]
     return args
 
 
-def pipeline_layout(split: tuple[int, ...], mtp_modules: int = 0) -> str:
-    """Megatron-core's ``--pipeline-model-parallel-layout`` of a 1F1B split (megatron/core/transformer/
-    pipeline_parallel_layer_layout.py): one ``|``-separated entry per stage, ``E`` the embedding, ``t`` a
-    transformer layer, ``m`` a multi-token-prediction module, ``L`` the loss. Example: (1, 2, 0) ->
-    ``Et|tt|L``; with one MTP module ``Et|tt|mL``."""
-    stages = ["t" * n for n in split]
-    stages[0] = "E" + stages[0]
-    stages[-1] += "m" * mtp_modules + "L"
-    return "|".join(stages)
+def pipeline_layout(split: tuple[int, ...], mtp_modules: int = 0, virtual_stages: int = 1) -> str:
+    """Megatron-core's ``--pipeline-model-parallel-layout`` of a split (megatron/core/transformer/
+    pipeline_parallel_layer_layout.py): one ``|``-separated entry per virtual stage, chunk ``c`` of rank ``r``
+    at entry ``c x pp + r``; ``E`` the embedding, ``t`` a transformer layer, ``m`` a multi-token-prediction
+    module, ``L`` the loss. A rank's layers fill its chunks as :func:`shardplan.parallel.chunk_layers` does,
+    the first rank's lightest chunk first (it holds the embedding) and the last rank's lightest last (the
+    loss). Examples: (1, 2, 0) -> ``Et|tt|L``, with one MTP module ``Et|tt|mL``; (3, 4, 4, 2) with 2
+    virtual stages (chunks [1, 2], [2, 2], [2, 2], [1, 1]) -> ``Et|tt|tt|t|tt|tt|tt|tL``."""
+    from shardplan.parallel import chunk_layers
+    pp = len(split)
+    rows = [list(c) for c in chunk_layers(split, virtual_stages)]
+    if pp > 1:
+        rows[0].sort()
+        rows[-1].sort(reverse=True)
+    entries = []
+    for c in range(virtual_stages):
+        for r in range(pp):
+            entry = ("E" if (r, c) == (0, 0) else "") + "t" * rows[r][c]
+            entries.append(entry + ("m" * mtp_modules + "L" if (r, c) == (pp - 1, virtual_stages - 1) else ""))
+    return "|".join(entries)
 
 
 def parse_pipeline_layout(text: str, pp: int) -> tuple[tuple[int, ...], int]:
@@ -105,8 +112,8 @@ def parse_pipeline_layout(text: str, pp: int) -> tuple[tuple[int, ...], int]:
     """
     s = text.replace(" ", "").replace(",", "")
     if not re.fullmatch(r"[EtmL|()*0-9]*", s):
-        raise ConfigError(f"--pipeline-model-parallel-layout {text!r}: only E, t, m, L, |, (...)*N and X*N are read",
-                          field="pp_layers", value=text)
+        raise ConfigError(f"--pipeline-model-parallel-layout {short_repr(text)}: only E, t, m, L, |, (...)*N and X*N "
+                          "are read", field="pp_layers", value=text)
     limit = 1_000_000  # characters after expansion: far beyond any real model's layers x stages
 
     def repeat(m: re.Match) -> str:
@@ -116,8 +123,8 @@ def parse_pipeline_layout(text: str, pp: int) -> tuple[tuple[int, ...], int]:
                               value=text)
         return m.group(1) * int(m.group(2))
     while True:
-        expanded = re.sub(r"\(([^()]*)\)\*(\d+)", repeat, s)
-        expanded = re.sub(r"([EtmL])\*(\d+)", repeat, expanded)
+        expanded = re.sub(r"\(([^()]*)\)\*(\d{1,9})(?!\d)", repeat, s)
+        expanded = re.sub(r"([EtmL])\*(\d{1,9})(?!\d)", repeat, expanded)
         if len(expanded) > limit:
             raise ConfigError(f"--pipeline-model-parallel-layout {short_repr(text)} expands past {limit:,} "
                               "characters", field="pp_layers", value=text)
@@ -131,8 +138,8 @@ def parse_pipeline_layout(text: str, pp: int) -> tuple[tuple[int, ...], int]:
     if entries and entries[-1] == "":
         entries = entries[:-1]
     if not entries or len(entries) % pp:
-        raise ConfigError(f"--pipeline-model-parallel-layout {text!r} has {len(entries)} stages, not a multiple of "
-                          f"pp={pp}", field="pp_layers", value=text)
+        raise ConfigError(f"--pipeline-model-parallel-layout {short_repr(text)} has {len(entries)} stages, not a "
+                          f"multiple of pp={pp}", field="pp_layers", value=text)
     v = len(entries) // pp
     return tuple(sum(entries[c * pp + r].count("t") for c in range(v)) for r in range(pp)), v
 
@@ -258,8 +265,18 @@ def _zero_stage(a: argparse.Namespace) -> int:
 def _pipeline_values(a: argparse.Namespace, pp: int) -> dict:
     """schedule, virtual_stages and pp_layers from the pipeline flags."""
     out: dict = {"schedule": "1f1b", "virtual_stages": 1, "pp_layers": None}
-    if a.pipeline_model_parallel_layout:
+    if a.pipeline_model_parallel_layout is not None:
+        if pp == 1:
+            raise ConfigError("--pipeline-model-parallel-layout needs --pipeline-model-parallel-size (the layout's "
+                              "stages are read per pipeline rank)", field="pp", value=1)
         split, v = parse_pipeline_layout(a.pipeline_model_parallel_layout, pp)
+        if a.num_layers is not None and sum(split) != a.num_layers:
+            raise ConfigError(f"--pipeline-model-parallel-layout {short_repr(a.pipeline_model_parallel_layout)} holds "
+                              f"{sum(split)} transformer layers but --num-layers is {a.num_layers}",
+                              field="pp_layers", value=list(split))
+        if sum(split) == 0:
+            raise ConfigError(f"--pipeline-model-parallel-layout {short_repr(a.pipeline_model_parallel_layout)} holds "
+                              "no transformer layer ('t')", field="pp_layers", value=list(split))
         out["pp_layers"] = split if len(set(split)) > 1 or v > 1 else None
         if v > 1:
             out.update(schedule="interleaved", virtual_stages=v)

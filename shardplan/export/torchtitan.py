@@ -65,7 +65,7 @@ def _parallelism(ctx: ExportContext) -> dict:
            "pipeline_parallel_degree": p.pp, "context_parallel_degree": p.cp,
            "expert_parallel_degree": p.ep, "expert_tensor_parallel_degree": p.tp if p.ep > 1 else 1}
     if p.pp > 1:
-        per = even_layers_per_virtual_stage(ctx, "torchtitan", "Megatron-LM (--decoder-first/last-pipeline-num-layers)")
+        per = even_layers_per_virtual_stage(ctx, "torchtitan", "Megatron-LM (--pipeline-model-parallel-layout)")
         par.update(pipeline_parallel_schedule=_SCHEDULES[p.schedule], pipeline_parallel_layers_per_stage=per,
                    pipeline_parallel_microbatch_size=p.microbatch_size)
     return par
