@@ -20,10 +20,13 @@ def guide_rows(hardware: str, models: list[str] | None, devices: list[int] | Non
     """One row per (model, device count): best plan, MFU, bound, thresholds, rule of thumb verdict.
 
     The batch is ``max(global_batch_tokens, devices * seq_len)`` tokens (at least one sequence per
-    device). ``progress(done, total, label)`` is called before each row. Raises ConfigError for unknown
-    model or hardware names.
+    device). ``progress(done, total, label)`` is called before each row. A hardware file's ``framework:``
+    profile (the one it was calibrated with) prices the rows, as in ``estimate`` and ``plan``. Raises
+    ConfigError for unknown model or hardware names.
     """
+    from shardplan.inputs import default_framework
     hw = load_hardware(hardware)
+    profile = default_framework(hardware)
     rows = []
     names, counts = models or DEFAULT_MODELS, devices or DEFAULT_DEVICES[hw.kind]
     for name in names:
@@ -32,7 +35,8 @@ def guide_rows(hardware: str, models: list[str] | None, devices: list[int] | Non
             if progress is not None:
                 progress(len(rows), len(names) * len(counts), f"{name} on {n}")
             tokens = max(global_batch_tokens, n * seq_len)
-            tr = TrainingSpec.from_tokens(seq_len, tokens // seq_len * seq_len)
+            tr = TrainingSpec.from_tokens(seq_len, tokens // seq_len * seq_len,
+                                          **({"framework": profile} if profile is not None else {}))
             row = {"model": name, "devices": n, "batch_tokens": tokens}
             try:
                 res = search(m, hw, tr, n, top_k=1)
