@@ -49,3 +49,14 @@ def test_guide_rows_best_is_never_worse_than_the_rule():
     for r in rows:
         assert r["best"].startswith("dp=")
         assert r["rule_delta"] == "same as best" or r["rule_delta"].startswith("-") or "fit" in r["rule_delta"]
+
+
+def test_guide_uses_the_hardware_files_framework_profile(tmp_path):
+    # a cluster file calibrated with a profile that has no pipelining: the guide's best layouts keep pp = 1
+    from shardplan.guide_table import guide_rows
+    hw = tmp_path / "hw.yaml"
+    hw.write_text("base: h100-sxm\nframework:\n  base: megatron\n  pipeline_parallel: false\n")
+    rows = guide_rows(str(hw), ["llama-3-70b"], [64], 8192, 4 * 2**20)
+    assert "pp=1 " in rows[0]["best"] and "pp=4" not in rows[0]["best"]
+    plain = guide_rows("h100-sxm", ["llama-3-70b"], [64], 8192, 4 * 2**20)
+    assert "pp=1 " not in plain[0]["best"]
