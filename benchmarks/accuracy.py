@@ -201,7 +201,7 @@ def _nemo_long_sequence() -> tuple:
 
 NEMO_LONG_SEQUENCE = _nemo_long_sequence()
 #: Megatron-Bridge performance summary, NeMo 25.09 container, DGX-H100 table (NVIDIA-NeMo/Megatron-Bridge
-#: docs/performance-summary.md): fp8 with current scaling (the 25.11 table names it FP8-CS), tokens/s/GPU as
+#: docs/performance-summary.md; one 405B row from the 26.06 table, global batch 1536): fp8 with current scaling (the 25.11 table names it FP8-CS), tokens/s/GPU as
 #: published; MoE rows force-balanced ("we force-balance the token distribution among experts"). TP communication
 #: overlap assumed on for the dense rows with tp > 1 (the recipes' userbuffers configs). DeepSeek-V3 as its
 #: resolved recipe (scripts/performance/dryrun_configs/deepseek/deepseek_v3_pretrain_h100_fp8_sc_v1.yaml):
@@ -219,6 +219,9 @@ MEGATRON_BRIDGE_H100 = (
     ("Megatron-Bridge 25.09 H100: Llama 3.1 405B TP8 PP8 CP2 VP8, 1,024 GPUs", "llama-3.1-405b", _H100_MB, "megatron",
      "fp8-mixed", 1024, 8192, 512, dict(tp=8, sp=True, tp_overlap=True, pp=8, cp=2, schedule="interleaved",
                                         virtual_stages=8, zero_stage=1, microbatch_size=1), 302, None),
+    ("Megatron-Bridge 26.06 H100: Llama 3.1 405B TP8 PP8 CP2 VP8, GBS 1536, 1,024 GPUs", "llama-3.1-405b", _H100_MB,
+     "megatron", "fp8-mixed", 1024, 8192, 1536, dict(tp=8, sp=True, tp_overlap=True, pp=8, cp=2, schedule="interleaved",
+                                                     virtual_stages=8, zero_stage=1, microbatch_size=1), 328, None),
     ("Megatron-Bridge 25.09 H100: DeepSeek-V3 TP2 PP8 VP4 EP64 (MTP), 1,024 GPUs", "deepseek-v3-mtp", _H100_MB,
      "megatron", "fp8-mixed+optimizer_dtype=bf16-moments", 1024, 4096, 8192,
      dict(tp=2, sp=True, pp=8, schedule="interleaved", virtual_stages=4, pp_layers=(7, 8, 8, 8, 8, 8, 8, 6), ep=64,
