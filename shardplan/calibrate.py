@@ -292,10 +292,10 @@ def profile_yaml(cal: Calibration, profile: FrameworkProfile) -> dict:
     differs from that preset (so a profile read from a file keeps its own values), then the
     fitted fields."""
     from shardplan.presets.frameworks import FRAMEWORKS
-    mine = profile.model_dump(exclude={"sources"})
+    mine = profile.model_dump(exclude={"sources", "origin"})
 
     def differing(base: FrameworkProfile) -> dict:
-        theirs = base.model_dump(exclude={"sources"})
+        theirs = base.model_dump(exclude={"sources", "origin"})
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in mine.items() if v != theirs[k]}
 
     base = FRAMEWORKS.get(profile.name) or min(FRAMEWORKS.values(), key=lambda b: len(differing(b)))

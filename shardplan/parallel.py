@@ -608,12 +608,12 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
     ``context_parallel``, ``expert_parallel``, ``pipeline_parallel``)."""
     fw = training.framework
     if p.recompute_modules is not None and (not fw.module_recompute or fw.selective_recompute != "attention"):
-        raise ConfigError(f"recompute_modules is Megatron-LM's --recompute-modules, which the {fw.name} framework "
+        raise ConfigError(f"recompute_modules is Megatron-LM's --recompute-modules, which the {fw.label} framework "
                           f"does not have (its selective recompute: {fw.selective_recompute}); legal "
                           f"recompute_modules: none, or --framework megatron", field="recompute_modules",
                           value=list(p.recompute_modules), legal=[None])
     if fw.recomputes is not None and p.recompute not in fw.recomputes:
-        raise ConfigError(f"recompute={p.recompute!r} is not implemented by the {fw.name} framework; legal "
+        raise ConfigError(f"recompute={p.recompute!r} is not implemented by the {fw.label} framework; legal "
                           f"recompute: {', '.join(fw.recomputes)}", field="recompute", value=p.recompute,
                           legal=list(fw.recomputes))
     for name, on in (("cp", fw.context_parallel), ("ep", fw.expert_parallel), ("pp", fw.pipeline_parallel)):
@@ -621,20 +621,20 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
             how = "" if name == "pp" else " as the planner composes it"
             hint = " (PyTorch FSDP with pipelining or context parallelism: --framework torchtitan)" if (
                 fw.name == "pytorch-fsdp" and name in ("pp", "cp")) else ""
-            raise ConfigError(f"{name}={getattr(p, name)} is not implemented by the {fw.name} framework{how}; "
+            raise ConfigError(f"{name}={getattr(p, name)} is not implemented by the {fw.label} framework{how}; "
                               f"legal {name}: 1{hint}", field=name, value=getattr(p, name), legal=[1])
     legal = fw.schedules
     if p.pp > 1 and legal is not None and p.schedule not in legal:
-        raise ConfigError(f"schedule={p.schedule!r} is not implemented by the {fw.name} framework; "
+        raise ConfigError(f"schedule={p.schedule!r} is not implemented by the {fw.label} framework; "
                           f"legal schedule: {', '.join(legal)}", field="schedule", value=p.schedule, legal=list(legal))
     pzs = fw.pipeline_zero_stages
     if p.pp > 1 and pzs is not None and p.zero_stage not in pzs:
-        raise ConfigError(f"zero_stage={p.zero_stage} with pp={p.pp} is not implemented by the {fw.name} framework; "
+        raise ConfigError(f"zero_stage={p.zero_stage} with pp={p.pp} is not implemented by the {fw.label} framework; "
                           f"legal zero_stage with pipelining: {', '.join(map(str, pzs))} (or pp=1)", field="zero_stage",
                           value=p.zero_stage, legal=list(pzs))
     zs = fw.zero_stages
     if zs is not None and p.zero_stage not in zs:
-        raise ConfigError(f"zero_stage={p.zero_stage} is not implemented by the {fw.name} framework; "
+        raise ConfigError(f"zero_stage={p.zero_stage} is not implemented by the {fw.label} framework; "
                           f"legal zero_stage: {', '.join(map(str, zs))}", field="zero_stage", value=p.zero_stage,
                           legal=list(zs))
 
@@ -770,7 +770,7 @@ def _microbatches(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -
         fix = (f"legal microbatch_size: {fmt_legal(legal)}" if legal else
                f"no microbatch size gives that: raise the global batch to at least dp x (pp - 1) = "
                f"{p.dp * (p.pp - 1)} sequences, or lower pp")
-        raise ConfigError(f"{m} microbatches per step is fewer than pp - 1 = {p.pp - 1}: the {fw.name} framework's "
+        raise ConfigError(f"{m} microbatches per step is fewer than pp - 1 = {p.pp - 1}: the {fw.label} framework's "
                           f"1F1B engine needs at least pp - 1 (min_microbatches='pp_minus_1', as nanotron's "
                           f"OneForwardOneBackwardPipelineEngine asserts); {fix}",
                           field="microbatch_size", value=p.microbatch_size, legal=legal)

@@ -237,7 +237,7 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
     if fw.schedules is not None:  # only what the framework implements
         scheds = tuple(sc for sc in scheds if sc in fw.schedules)
         if not scheds and asked:
-            raise ConfigError(f"schedule={', '.join(asked)} is not implemented by the {fw.name} framework; legal "
+            raise ConfigError(f"schedule={', '.join(asked)} is not implemented by the {fw.label} framework; legal "
                               f"schedule: {', '.join(fw.schedules)}", field="schedule", value=asked[0],
                               legal=list(fw.schedules))
         scheds = scheds or tuple(fw.schedules)

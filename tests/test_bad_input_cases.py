@@ -84,6 +84,15 @@ def test_pytorch_fsdp_profile_has_no_pipeline_or_context_parallelism():
     assert bad.exit_code == 2 and "pp=2 is not implemented by the pytorch-fsdp framework; legal pp: 1" in bad.output
 
 
+def test_a_profile_files_restriction_is_named_with_the_file(tmp_path):
+    # a profile file based on megatron that turns pipelining off: the refusal names the file, not just 'megatron'
+    f = tmp_path / "nopp.yaml"
+    f.write_text("base: megatron\npipeline_parallel: false\n")
+    bad = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "16",
+                              "--pp", "2", "--framework", str(f)])
+    assert bad.exit_code == 2 and f"megatron (framework {f})" in bad.output and "legal pp: 1" in bad.output
+
+
 def _record(**over) -> dict:
     r = RunRecord(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch_size=64,
                   parallel={"dp": 8, "zero_stage": 1}, tokens_per_s_per_device=5000.0, source="t")

@@ -219,6 +219,6 @@ def profile_from_mapping(data: dict, where: str = "framework", folder: Path | No
                           field=str(unknown[0]), value=data[unknown[0]], legal=legal)
     check_number_types(data, FrameworkProfile, where)
     try:
-        return FrameworkProfile(**{**base.model_dump(), "name": data.pop("name", base.name), **data})
+        return FrameworkProfile(**{**base.model_dump(), "name": data.pop("name", base.name), "origin": where, **data})
     except ValidationError as e:
         raise config_error(e, where) from None

@@ -148,6 +148,8 @@ class FrameworkProfile(BaseModel):
         pipeline_parallel: whether the framework has pipeline parallelism (False: pp > 1 refused in
             validation and left out of the search; PyTorch FSDP as llm-foundry and fms-fsdp run it).
         sources: field -> citation or the rows the value was fitted on.
+        origin: where a profile that is not a built-in came from (a profile file, or a hardware file's
+            ``framework:`` section), so that a refusal names it (:attr:`label`); empty for built-ins.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
@@ -190,6 +192,13 @@ class FrameworkProfile(BaseModel):
     pipeline_parallel: bool = True
     min_microbatches: Literal["none", "pp_minus_1"] = "none"
     sources: dict[str, str] = Field(default_factory=dict)
+    origin: str = ""
+
+    @property
+    def label(self) -> str:
+        """The profile as messages name it: ``megatron`` for a built-in, ``megatron (framework nopp.yaml)``
+        for one read from a file."""
+        return f"{self.name} ({self.origin})" if self.origin else self.name
 
     @field_validator("schedules", "zero_stages", "recomputes", "pipeline_zero_stages")
     @classmethod
