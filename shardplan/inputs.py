@@ -37,7 +37,7 @@ from shardplan.parallel import ParallelConfig
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
-from shardplan.specs.training import TrainingSpec, precision_policy
+from shardplan.specs.training import OPTIMIZER_DTYPES, TrainingSpec, precision_policy
 
 OptionKind = Literal["int", "bool", "choice", "ints", "names"]
 
@@ -234,7 +234,7 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
     if attention not in legal:
         raise ConfigError(f"attention={short_repr(attention)} is unknown; legal: {fmt_legal(legal)}", field="attention",
                           value=attention, legal=legal)
-    legal = typing.get_args(TrainingSpec.model_fields["optimizer_dtype"].annotation)
+    legal = OPTIMIZER_DTYPES
     if optimizer_dtype not in legal:
         raise ConfigError(f"optimizer_dtype={short_repr(optimizer_dtype)} is unknown; legal: {fmt_legal(legal)}",
                           field="optimizer_dtype", value=optimizer_dtype, legal=legal)

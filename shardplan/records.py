@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from shardplan.errors import ConfigError
 from shardplan.parallel import ParallelConfig
 from shardplan.specs.model import ModelSpec
+from shardplan.specs.training import OptimizerDtype
 
 #: cap on a records file (bytes): a calibration needs thousands of lines, not gigabytes
 MAX_RECORDS_BYTES = 64 * 2**20
@@ -59,7 +60,7 @@ class RunRecord(BaseModel):
     global_batch_size: int = Field(ge=1, le=2**32)
     parallel: ParallelConfig
     precision: str = "bf16-mixed"
-    optimizer_dtype: Literal["fp32", "bf16-moments", "bf16"] = "fp32"
+    optimizer_dtype: OptimizerDtype = "fp32"
     framework: str = "megatron"
     status: Literal["ok", "oom", "failed"] = "ok"
     # physical ranges (a record outside them is a typo or a unit mix-up, not a run): 1e-3 to 1e9 tokens/s per

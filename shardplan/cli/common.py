@@ -20,7 +20,7 @@ from rich.console import Console
 from shardplan.errors import ConfigError, short_repr
 from shardplan.inputs import LAYOUT_OPTIONS, LayoutOption
 from shardplan.presets.frameworks import FRAMEWORKS
-from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
+from shardplan.specs.training import OPTIMIZER_DTYPES, PRECISION_POLICIES, TrainingSpec
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Plan, run and validate the parallel layout of transformer training.")
@@ -194,8 +194,7 @@ MoeImbOpt = Annotated[float, typer.Option("--moe-imbalance", help="dropless MoE:
                                           "over the balanced share (1 = balanced)")]
 DropoutOpt = Annotated[bool, typer.Option("--dropout/--no-dropout", help="dropout on (masks stored, extra "
                                           "element-wise traffic; Korthikanti et al. 2022 Table 2)")]
-_OPT_DTYPES = typing.get_args(TrainingSpec.model_fields["optimizer_dtype"].annotation)
-OptimizerDtypeOpt = Annotated[str, typer.Option("--optimizer-dtype", help=" | ".join(_OPT_DTYPES) + ": optimizer "
+OptimizerDtypeOpt = Annotated[str, typer.Option("--optimizer-dtype", help=" | ".join(OPTIMIZER_DTYPES) + ": optimizer "
                                                 "state; bf16-moments: bf16 Adam moments beside fp32 master weights "
                                                 "(DeepSeek-V3); bf16: bf16 moments, no master copy (NeMo "
                                                 "distributed_fused_adam dtype: bf16)")]

@@ -6,8 +6,8 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from shardplan.cli.common import OptimizerDtypeOpt
-from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, MoeCapOpt,
+from shardplan.cli.common import (OptimizerDtypeOpt,
+                                  AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, MoeCapOpt,
                                   MoeImbOpt,
                                   HardwareOpt, JsonOpt,
                                   ModelOpt, PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console,

@@ -8,8 +8,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from shardplan.cli.common import OptimizerDtypeOpt
-from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, HardwareOpt,
+from shardplan.cli.common import (OptimizerDtypeOpt,
+                                  AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, HardwareOpt,
                                   ModelOpt, PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors,
                                   err_console, layout_flags, print_notes)
 

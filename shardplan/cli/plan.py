@@ -8,8 +8,8 @@ from typing import Annotated, Any, Callable, Optional
 import typer
 from rich.table import Table
 
-from shardplan.cli.common import OptimizerDtypeOpt
-from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, MoeCapOpt,
+from shardplan.cli.common import (OptimizerDtypeOpt,
+                                  AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, MoeCapOpt,
                                   MoeImbOpt,
                                   HardwareOpt, JsonOpt,
                                   ModelOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console, err_console,

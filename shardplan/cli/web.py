@@ -9,8 +9,8 @@ from typing import Annotated
 
 import typer
 
-from shardplan.cli.common import OptimizerDtypeOpt
-from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt,
+from shardplan.cli.common import (OptimizerDtypeOpt,
+                                  AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt,
                                   HardwareOpt, ModelOpt,
                                   PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, fail, layout_flags,
                                   print_notes)

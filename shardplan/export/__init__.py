@@ -24,7 +24,7 @@ import yaml
 
 from shardplan.errors import ConfigError, fmt_legal, short_repr
 from shardplan.export import deepspeed, easydel, maxtext, megatron, nanotron, torchtitan
-from shardplan.export.base import ExportContext, Exporter, Imported, check_kv_replication, check_precision
+from shardplan.export.base import ExportContext, Exporter, Imported, check_kv_replication, check_training
 
 #: registry: framework name -> exporter (``--to NAME`` / ``--from NAME``)
 EXPORTERS: dict[str, Exporter] = {m.EXPORTER.name: m.EXPORTER
@@ -61,7 +61,7 @@ def export_text(framework: str, estimate, command: str = "", path: str | Path | 
     """
     ex = exporter(framework)
     ctx = ExportContext(estimate=estimate, command=command)
-    check_precision(ctx, ex)
+    check_training(ctx.training, ex)
     check_kv_replication(ctx, ex)
     if ex.name == "easydel" and path is not None and Path(path).suffix == ".json":
         return easydel.write(ctx, fmt="json")

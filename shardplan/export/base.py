@@ -107,9 +107,9 @@ class Exporter:
         read: ``(text, devices) -> Imported`` (raises ConfigError on a config it cannot read).
         comment: the line-comment prefix of the format (``""``: JSON, numbers under ``_shardplan``).
         precisions: the precision policies (:data:`shardplan.specs.training.PRECISION_POLICIES`) the
-            written config runs; another one is refused (:func:`check_precision`).
+            written config runs; another one is refused (:func:`check_training`).
         optimizer_dtypes: the ``TrainingSpec.optimizer_dtype`` values the config writes; another one is
-            refused (:func:`check_precision`).
+            refused (:func:`check_training`).
     """
 
     name: str
@@ -136,11 +136,6 @@ def check_kv_replication(ctx: ExportContext, exporter: Exporter) -> None:
     if p.kv_replication and kv % p.tp:
         raise refuse(exporter.title, f"tp={p.tp} > n_kv_heads={kv} with replicated KV heads (no option for it)",
                      f"no exporter; a tp dividing {kv}")
-
-
-def check_precision(ctx: ExportContext, exporter: Exporter) -> None:
-    """:func:`check_training` for the training setup of ``ctx``."""
-    check_training(ctx.training, exporter)
 
 
 def check_training(training, exporter: Exporter) -> None:

@@ -21,8 +21,9 @@ also makes Megatron-FSDP hybrid (HSDP). NeMo 2 passes the same values through ``
 
 Mapping (planner -> flag): tp -> ``--tensor-model-parallel-size``; pp -> ``--pipeline-model-parallel-size``;
 interleaved -> ``--num-layers-per-virtual-pipeline-stage``; an uneven split with equal middle stages ->
-``--decoder-first/last-pipeline-num-layers``; a first or last stage without layers (only the embedding,
-or the output layer and loss) -> ``--pipeline-model-parallel-layout`` (read back too, with its repeats);
+``--decoder-first/last-pipeline-num-layers``; any other split (middle stages that differ, a first or last
+stage holding only the embedding or the loss, chunks of unequal size) -> ``--pipeline-model-parallel-layout``
+(read back too, with its repeats);
 cp -> ``--context-parallel-size``; ep ->
 ``--expert-model-parallel-size`` with ``--expert-tensor-parallel-size`` etp (tp when unset) and
 ``--moe-token-dispatcher-type alltoall``, or ``flex --moe-enable-deepep`` for moe_dispatcher='deepep';

@@ -34,7 +34,7 @@ optimizer_dtype   master    Adam moments       source
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -73,6 +73,10 @@ class PrecisionPolicy(BaseModel):
         grads = 0 if self.grads_transient else self.grad_bytes
         return self.param_bytes + grads + self.master_bytes + self.optimizer_bytes
 
+
+#: optimizer-state dtypes (``TrainingSpec.optimizer_dtype``; module docstring table)
+OptimizerDtype = Literal["fp32", "bf16-moments", "bf16"]
+OPTIMIZER_DTYPES: tuple[str, ...] = get_args(OptimizerDtype)
 
 PRECISION_POLICIES: dict[str, PrecisionPolicy] = {
     "bf16-mixed": PrecisionPolicy(name="bf16-mixed"),
@@ -137,7 +141,7 @@ class TrainingSpec(BaseModel):
     framework: FrameworkProfile = Field(default_factory=FrameworkProfile)
     moe_capacity_factor: float | None = Field(default=None, ge=1.0, le=64.0)
     moe_imbalance: float = Field(default=1.0, ge=1.0, le=64.0)
-    optimizer_dtype: Literal["fp32", "bf16-moments", "bf16"] = "fp32"
+    optimizer_dtype: OptimizerDtype = "fp32"
 
     @property
     def moe_load(self) -> float:

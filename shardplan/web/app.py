@@ -324,10 +324,7 @@ def _layout_controls() -> list:
 def _controls() -> html.Div:
     from shardplan.presets.frameworks import FRAMEWORKS
     from shardplan.presets.hardware import HARDWARE
-    import typing
-
-    from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
-    OPTIMIZER_DTYPES = typing.get_args(TrainingSpec.model_fields["optimizer_dtype"].annotation)
+    from shardplan.specs.training import OPTIMIZER_DTYPES, PRECISION_POLICIES
     d = DEFAULTS
     two = {"display": "grid", "gridTemplateColumns": "1fr 1fr", "columnGap": "8px"}
     return html.Div([
