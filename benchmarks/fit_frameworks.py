@@ -84,11 +84,56 @@ def fit_table(framework: str, prefixes: tuple[str, ...], params: list[Parameter]
     return "\n".join(lines)
 
 
+def megatron_moe_rows() -> list[tuple]:
+    """The :data:`public_runs.PUBLIC_CHECKS` entries that ran a MoE model with the Megatron-LM profile
+    (Megatron-Core MoE model zoo, Megatron-Bridge performance tables): the rows ``moe_layer_overhead_s``
+    is fitted on."""
+    from public_runs import PUBLIC_CHECKS
+    from shardplan.presets.models import MODELS
+    return [r for r in PUBLIC_CHECKS if r[3].split("+")[0] == "megatron" and MODELS[r[1]].n_experts > 1]
+
+
+def moe_fit_table() -> tuple[str, float]:
+    """Markdown and the fitted value: ``FrameworkProfile.moe_layer_overhead_s`` of the Megatron-LM profile fitted
+    on :func:`megatron_moe_rows` (every other constant fixed), with leave-one-row-out errors."""
+    from public_runs import check_inputs
+    rows = megatron_moe_rows()
+    params = [Parameter("framework", "moe_layer_overhead_s", 0.0, 0.02)]
+    base = framework_profile("megatron")
+
+    def predict(row: tuple, hw: HardwareSpec, profile: FrameworkProfile) -> float:
+        model, hw_row, training, parallel, n = check_inputs(row, {"moe_layer_overhead_s": profile.moe_layer_overhead_s})
+        return estimate(model, hw_row, training, parallel, n).tokens_per_s / n
+
+    y = [r[9] for r in rows]
+    hw = check_inputs(rows[0])[1]
+    zero = base.model_copy(update={"moe_layer_overhead_s": 0.0})
+    full = fit(rows, y, predict, params, hw, zero)
+    h, f = apply(params, full.values, hw, zero)
+    loo = cross_validate(rows, y, [r[0] for r in rows], predict, params, hw, zero)
+    lines = [f"**megatron** MoE on {len(rows)} public rows (Megatron-Core MoE model zoo, Megatron-Bridge 25.09): "
+             f"`moe_layer_overhead_s` = {full.values[0] * 1e3:.2f} ms", "",
+             "| row | without the term | in-sample error | left-out error | left-out fit (ms) |", "|---|---|---|---|---|"]
+    held, before = [], []
+    for i, r in enumerate(rows):
+        res, _ = loo[r[0]]
+        h2, f2 = apply(params, res.values, hw, zero)
+        e0 = predict(r, hw, zero) / y[i] - 1
+        e_in = predict(r, h, f) / y[i] - 1
+        e = predict(r, h2, f2) / y[i] - 1
+        held.append(abs(e))
+        before.append(abs(e0))
+        lines.append(f"| {r[0]} | {e0:+.1%} | {e_in:+.1%} | {e:+.1%} | {res.values[0] * 1e3:.2f} |")
+    lines += ["", f"|error| without the term: median {statistics.median(before):.1%}, max {max(before):.1%}; "
+              f"leave-one-out: median {statistics.median(held):.1%}, max {max(held):.1%}."]
+    return "\n".join(lines), full.values[0]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    text = "\n\n".join(fit_table(*f) for f in FITS)
+    text = "\n\n".join([*(fit_table(*f) for f in FITS), moe_fit_table()[0]])
     print(text)
     if args.out:
         args.out.write_text(text + "\n")

@@ -322,6 +322,37 @@ def write_fitted(profile_out: Path | None, hardware_out: Path | None, values: li
         print(f"wrote {hardware_out} (--hardware {hardware_out})")
 
 
+def spearman_ceiling(runs: list[GridRun]) -> dict[tuple, float]:
+    """Per (model, nodes) group, the Spearman correlation reached by a predictor that gives every run the mean
+    measured throughput of the runs with its layout apart from the ZeRO stage (dp, tp, pp, microbatch size,
+    batch): the most a cost model can reach on this grid if ZeRO-0 and ZeRO-1 cost about the same there
+    (their difference is an optimizer-state shard and one parameter all-gather per step; some of these pairs
+    differ up to 5x). Groups with fewer than 3 runs are left out."""
+    groups: dict[tuple, list[tuple[tuple, float]]] = defaultdict(list)
+    for r in runs:
+        if r.ran:
+            p = r.parallel
+            groups[(r.model, r.nodes)].append(((p.dp, p.tp, p.pp, p.microbatch_size, r.global_batch_size), r.tok_s_gpu))
+    out = {}
+    for g, v in sorted(groups.items()):
+        if len(v) < 3:
+            continue
+        by: dict[tuple, list[float]] = defaultdict(list)
+        for k, t in v:
+            by[k].append(t)
+        out[g] = spearmanr([statistics.mean(by[k]) for k, _ in v], [t for _, t in v]).statistic
+    return out
+
+
+def ceiling_report(runs: list[GridRun], s: dict) -> str:
+    """Markdown: the planner's Spearman per group beside :func:`spearman_ceiling`."""
+    ceil = spearman_ceiling(runs)
+    lines = ["| model | nodes | planner | ceiling (ZeRO-0 = ZeRO-1) |", "|---|---|---|---|"]
+    lines += [f"| {m} | {n} | {s['spearman'].get((m, n), float('nan')):.2f} | {c:.2f} |" for (m, n), c in ceil.items()]
+    return "\n".join(lines) + (f"\n\nCeiling min {min(ceil.values()):.2f}, median {statistics.median(ceil.values()):.2f}: "
+                               "a model that prices ZeRO-0 and ZeRO-1 alike cannot rank the groups better than this.")
+
+
 def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> str:
     """Peak memory with ``allocator_overhead`` refitted (:func:`~shardplan.cost.memory.fit_allocator_overhead`)
     on all runs and on each model alone, scored on every model: median |error| of rank 0's allocator peak."""
@@ -444,6 +475,8 @@ def main() -> None:
     text = report(f"{args.framework} profile on {hw.name}", score(runs, preds))
     text += ("\n\nThe layout the ranking picks, within each group's measured layouts (does the planner choose "
              "well?):\n\n" + pick_report(runs, preds))
+    text += ("\n\nHow far ranking can go on this grid: the planner's Spearman beside the best a model reaches that "
+             "prices runs differing only in the ZeRO stage alike:\n\n" + ceiling_report(runs, score(runs, preds)))
     text += "\n\n" + stall_report(runs, hw, profile)
     text += "\n\nPeak memory, leave-one-model-out:\n\n" + memory_lomo_report(runs, hw, profile)
     compared = baseline_rows(runs, hw, profile)

@@ -12,7 +12,7 @@ from shardplan.parallel import (ParallelConfig, blockless_ranks, cost_greedy_blo
 from shardplan.presets.frameworks import framework_profile
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.model import ModelSpec
-from shardplan.specs.training import TrainingSpec
+from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
 
 GiB = 2**30
 # a small Llama-style model: h = 1024, 8 heads (MHA), F = 4096, V = 32768, 8 layers
@@ -325,3 +325,61 @@ def test_recompute_modules_need_selective_and_megatron_style_recompute():
     titan = tr.model_copy(update={"framework": framework_profile("torchtitan")})
     with pytest.raises(ConfigError, match="does not have .its selective recompute: every_other_matmul"):
         validate(ParallelConfig(recompute="selective", recompute_modules=("mlp",)), m, titan, 8)
+
+
+def test_moe_routed_tokens_one_copy_in_megatron_two_in_torchtitan():
+    # Qwen3-30B-A3B (h 2048, q 4096, kv 512, 32 heads, F_e 768, top 8, 128 experts, QK-norm), tp 1, bf16, one MoE layer:
+    # Megatron-core applies the router probabilities inside the expert's activation, so one routed copy is kept:
+    # 1 x 2 B x 8 x 2048 = 32,768 B; torchtitan's score_before_experts keeps the unscaled input too: 65,536 B
+    from shardplan.cost.memory import routed_token_bytes
+    from shardplan.presets.models import MODELS
+    q3 = MODELS["qwen3-30b-a3b"]
+    tr, lay = _lay(q3, ParallelConfig(ep=8), 8, seq=4096, batch=8, framework=framework_profile("megatron"))
+    assert routed_token_bytes(q3, tr, lay) == 32_768
+    tt, _ = _lay(q3, ParallelConfig(ep=8), 8, seq=4096, batch=8, framework=framework_profile("torchtitan"))
+    assert routed_token_bytes(q3, tt, lay) == 65_536
+    # the whole MoE layer, bf16, Megatron: norm inputs + QKV input 3 x 2 x 2048 = 12,288; Q, K, V and the attention
+    # output 2 x (4096 + 512 + 512) + 2 x 4096 = 18,432; QK-norm inputs 2 x (4096 + 512) = 9,216; log-sum-exp 4 x 32
+    # = 128; MLP input 4,096; expert intermediates 2 x 3 x 768 x 8 = 36,864; routed tokens 32,768; router 4 x 128
+    # = 512: 114,304 B
+    assert activation_bytes_per_token(q3, tr, lay, True) == 114_304
+    # fp8: the dense count saves (2 - 1) x (2 x 2048 + 8 x 768) - 4096 = 6,144 (QKV and MLP inputs, the expert down
+    # input, less the output projection's fp8 copy); in a MoE layer the router keeps the MLP input in bf16 (+2,048)
+    # and the experts' first GEMM keeps each routed token in fp8 (-(2 - 1) x 8 x 2048 = -16,384):
+    # 114,304 - 6,144 + 2,048 - 16,384 = 93,824 B
+    f8, lay8 = _lay(q3, ParallelConfig(ep=8), 8, seq=4096, batch=8, framework=framework_profile("megatron"),
+                    precision=PRECISION_POLICIES["fp8-mixed"])
+    assert activation_bytes_per_token(q3, f8, lay8, True) == 93_824
+
+
+def test_megatron_bridge_qwen3_30b_fits_with_one_routed_copy():
+    # Megatron-Bridge 25.09 DGX-H100: Qwen3-30B-A3B on 16 GPUs, fp8, tp 1, pp 2 x vp 24, ep 8, micro batch 2, no
+    # recompute -- it ran. Rank 0 of the interleaved schedule keeps (2 - 1) x 2 + (24 - 1) x 2 + 1 = 49 one-layer
+    # chunks of 8,192 tokens at 93,824 B per token (test above): 49 x 8192 x 93,824 = 37,661,704,192 B of activations
+    from shardplan.calibration import hardware_of
+    from shardplan.cost.step import estimate
+    from shardplan.presets.models import MODELS
+    tr = TrainingSpec(seq_len=4096, global_batch_size=512, framework=framework_profile("megatron"),
+                      precision=PRECISION_POLICIES["fp8-mixed"])
+    pc = ParallelConfig(pp=2, schedule="interleaved", virtual_stages=24, ep=8, etp=1, zero_stage=1, microbatch_size=2)
+    e = estimate(MODELS["qwen3-30b-a3b"], hardware_of("H100-SXM"), tr, pc, 16)
+    assert e.memory.activations == 49 * 8192 * 93_824 == 37_661_704_192
+    assert e.fits
+
+
+def test_moe_layer_overhead_is_charged_per_moe_layer_and_microbatch():
+    # Qwen3-30B-A3B on 8 B200, ep 8, no pipeline: 512 sequences / (8 x 1) = 64 microbatches of 48 MoE layers; the
+    # Megatron profile's 2.69 ms per MoE layer and microbatch adds 64 x 48 x 2.69e-3 = 8.26368 s to the step
+    from shardplan.calibration import hardware_of
+    from shardplan.cost.step import estimate
+    from shardplan.presets.models import MODELS
+    fw = framework_profile("megatron")
+    assert fw.moe_layer_overhead_s == 2.69e-3
+    pc = ParallelConfig(ep=8, etp=1, zero_stage=1, microbatch_size=1)
+    steps = []
+    for profile in (fw, fw.model_copy(update={"moe_layer_overhead_s": 0.0})):
+        tr = TrainingSpec(seq_len=4096, global_batch_size=512, framework=profile,
+                          precision=PRECISION_POLICIES["fp8-mixed"])
+        steps.append(estimate(MODELS["qwen3-30b-a3b"], hardware_of("B200"), tr, pc, 8))
+    assert steps[0].step_s - steps[1].step_s == pytest.approx(64 * 48 * 2.69e-3, rel=1e-9)
+    assert steps[0].overhead_s - steps[1].overhead_s == pytest.approx(8.26368, rel=1e-9)

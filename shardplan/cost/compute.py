@@ -11,7 +11,8 @@ layer, selective recompute one forward of the attention core (Korthikanti et al.
 under op-level selective checkpointing (torchtitan), of every second matmul and every element-wise
 op (:func:`every_other_mm_shares`). The
 last pipeline stage adds the LM head GEMMs and the softmax cross-entropy over the vocab shard.
-The framework's ``layer_overhead_s`` is charged per layer per microbatch (``StageCompute.overhead_s``).
+The framework's ``layer_overhead_s`` is charged per layer per microbatch, ``moe_layer_overhead_s`` per MoE
+layer per microbatch (``StageCompute.overhead_s``).
 """
 
 from __future__ import annotations
@@ -286,7 +287,8 @@ class StageCompute:
             attention core).
         params: the stage's parameters (:class:`~shardplan.cost.memory.StageParams`).
         overhead_s: launch / host dispatch the GPU waits for: the framework's
-            ``layer_overhead_s`` x the stage's layers (forward + backward of one microbatch).
+            ``layer_overhead_s`` x the stage's layers plus ``moe_layer_overhead_s`` x its MoE layers
+            (forward + backward of one microbatch).
     """
 
     stage: int
@@ -339,7 +341,9 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
     if stage == p.pp - 1:  # LM head + cross-entropy over the vocab shard (once more per MTP module)
         head_mm, head_elem = lm_head_s(model, training, hw, layout, layout.local_tokens)
         mm, elem = mm + (1 + model.mtp_modules) * head_mm, elem + (1 + model.mtp_modules) * head_elem
-    return StageCompute(stage, mm, elem, rec, sp_, sp_.layers * training.framework.layer_overhead_s)
+    fw = training.framework
+    return StageCompute(stage, mm, elem, rec, sp_, sp_.layers * fw.layer_overhead_s
+                        + sp_.moe_layers * fw.moe_layer_overhead_s)
 
 
 def module_recompute_s(modules: tuple[str, ...], lt: LayerTimes, moe: bool) -> float:

@@ -162,8 +162,9 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
       min(w, s) scores per query, Beltagy et al. 2020 Sec. 3.1; full layers s, mask included);
     * MLP input: beta*h/sigma; MLP intermediates: SwiGLU gate, up, product 3*beta*F/t; GeLU input
       and output 2*beta*F/t (Korthikanti: 8sbh + 8sbh for F = 4h);
-    * MoE: intermediates of top_k experts, 2*beta*k*h dispatch/combine buffers, 4*E router probs
-      (the routed terms x ``TrainingSpec.moe_load``: capacity factor or dropless imbalance);
+    * MoE: intermediates of top_k experts, the routed tokens c*beta*k*h (:func:`routed_token_bytes`:
+      c = 1 or 2 copies, ``FrameworkProfile.moe_routed_copies``), 4*E router probs (the routed terms x
+      ``TrainingSpec.moe_load``: capacity factor or dropless imbalance);
     * dropout masks: 1 byte * h/sigma after attention and after the MLP, when dropout is on;
     * eager model code (``FrameworkProfile.loss == 'eager'``: the framework runs PyTorch eager
       modules, not fused kernels): an unfused SwiGLU ``act(gate) * up`` also keeps ``act(gate)``
@@ -193,7 +194,7 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     if moe:  # routed intermediates and dispatch buffers scale with TrainingSpec.moe_load
         load = training.moe_load
         b += beta * phi_store * model.expert_ffn * (load * model.top_k + model.n_shared_experts) / t
-        b += 2 * beta * load * model.top_k * h / sigma + 4.0 * model.n_experts
+        b += routed_token_bytes(model, training, layout) + 4.0 * model.n_experts
     else:
         b += beta * phi_store * model.ffn_dim / t
     if training.dropout:
@@ -201,7 +202,36 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     if training.precision.compute_dtype == "fp8":
         width = model.expert_ffn * (model.top_k + model.n_shared_experts) if moe else model.ffn_dim
         b -= fp8_linear_input_saving(beta, h, model.o_dim, width, t, sigma)
+        if moe:  # the router keeps the 16-bit MLP input; the expert GEMMs keep fp8 copies of theirs
+            b += fp8_moe_input_correction(model, training, beta, sigma)
     return b
+
+
+def routed_token_bytes(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:
+    """Bytes per local token and MoE layer of the routed tokens kept for the backward, before fp8:
+    c x beta x load x top_k x h / sigma (beta = activation bytes, sigma = tp with sequence parallelism,
+    load = ``TrainingSpec.moe_load``, c = ``FrameworkProfile.moe_routed_copies``: 1 when the router
+    probabilities are applied inside the expert's activation and only the first expert GEMM's
+    input is kept (Megatron-core's alltoall / flex dispatchers), 2 when the weighting keeps a
+    second copy). Example, Qwen3-30B-A3B (h 2048, top 8), bf16, tp 1, c = 1: 2 x 8 x 2048 = 32,768 B."""
+    beta, sigma = training.precision.activation_bytes, layout.seq_shard
+    return training.framework.moe_routed_copies * beta * training.moe_load * model.top_k * model.d_model / sigma
+
+
+def fp8_moe_input_correction(model: ModelSpec, training: TrainingSpec, beta: float, sigma: int) -> float:
+    """Bytes per token to add back to :func:`fp8_linear_input_saving` in a MoE layer (can be negative).
+
+    The dense count saves (beta - 1) h/sigma on the MLP input, the norm output a ``LayerNormLinear``
+    keeps in fp8. In a MoE layer that tensor feeds the router, a 16-bit linear that keeps it as it is
+    (Megatron-core ``moe/router.py`` gating), so that saving is undone; the routed experts' first
+    grouped GEMM keeps an fp8 copy of each routed token instead of the beta-byte one (Transformer
+    Engine ``GroupedLinear`` saves its quantized input), saving (beta - 1) load k h/sigma; shared
+    experts add a 1-byte fp8 copy of the MLP input for their own first GEMM.
+    Example, Qwen3-30B-A3B (h 2048, top 8, no shared expert), beta 2, sigma 1: 2048 - 8 x 2048 = -14,336 B."""
+    h = model.d_model
+    routed = training.moe_load * model.top_k
+    shared_copy = h / sigma if model.n_shared_experts else 0.0
+    return (beta - 1) * h / sigma - (beta - 1) * routed * h / sigma + shared_copy
 
 
 def mlp_store_factor(model: ModelSpec, training: TrainingSpec) -> int:
@@ -227,7 +257,8 @@ def module_saving_per_token(model: ModelSpec, training: TrainingSpec, layout: La
     * mlp (dense layers): the MLP's intermediates, phi beta F/t (phi = 3 SwiGLU, 2 GeLU; fp8: the
       down projection's input at 1 byte);
     * moe (MoE layers): everything inside the layer but its input: the intermediates of k routed and S
-      shared experts, the dispatch / combine buffers 2 beta k h/sigma and the fp32 router probabilities;
+      shared experts, the routed tokens (:func:`routed_token_bytes`, fp8: the GEMM input copy at 1 byte)
+      and the fp32 router probabilities;
     * shared_experts (MoE layers): the shared experts' intermediates;
     * mla_up_proj (MLA, every layer; ``multi_latent_attention.py`` ``recompute_up_proj``: the up
       projections and RoPE run under ``CheckpointWithoutOutput``, whose output, the attention kernel's
@@ -250,7 +281,9 @@ def module_saving_per_token(model: ModelSpec, training: TrainingSpec, layout: La
         return b + (mlp_bytes(model.ffn_dim) if "mlp" in modules else 0.0)
     routed, shared = model.expert_ffn * load * model.top_k, model.expert_ffn * model.n_shared_experts
     if "moe" in modules:  # + the dispatch / combine buffers and the fp32 router probabilities
-        dispatch = 2 * beta * load * model.top_k * h / sigma + 4.0 * model.n_experts
+        dispatch = routed_token_bytes(model, training, layout) + 4.0 * model.n_experts
+        if fp8:  # the first grouped GEMM's copy of each routed token is kept in fp8
+            dispatch -= (beta - 1) * load * model.top_k * h / sigma
         return b + mlp_bytes(routed) + mlp_bytes(shared) + dispatch
     if "moe_act" in modules and not fp8:
         b += beta * routed / t

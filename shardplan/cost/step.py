@@ -209,7 +209,7 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
                                              layout.parallel.recompute_modules)
     peak_total = layout.n_devices * hw.peak_flops(training.precision.compute_dtype)
     st = ctx.stage
-    overhead = m * (fw.microbatch_overhead_s + extra_mb) + fw.step_overhead_s + stall
+    overhead = m * (st.overhead_s + fw.microbatch_overhead_s + extra_mb) + fw.step_overhead_s + stall
     slowdown = m * slow_mb + slow_step
     return Estimate(
         model=model, hardware=hw, training=training, layout=layout, memory=mem,

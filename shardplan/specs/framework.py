@@ -28,6 +28,13 @@ class FrameworkProfile(BaseModel):
         layer_overhead_s: seconds per transformer layer per microbatch (forward + backward) of
             kernel launches and host dispatch that the GPU waits for (eager frameworks launch one
             kernel per operation; CUDA graphs / XLA fuse them away).
+        moe_layer_overhead_s: seconds per MoE layer per microbatch (forward + backward) beyond the
+            GEMM, attention, element-wise and AllToAll times the model prices: the router's small
+            kernels (top-k, softmax, auxiliary loss), the token permutations, one launch per local
+            expert GEMM and its fp8 casts, and the dispatcher's device-to-host read of the split
+            sizes before every AllToAll (Megatron-core ``token_dispatcher.py``
+            ``_maybe_dtoh_and_synchronize``), which empties the launch queue so the host's launch time
+            of the layer is no longer hidden. Fitted per framework (benchmarks/fit_frameworks.py).
         microbatch_overhead_s: seconds per microbatch per pipeline stage (schedule bookkeeping,
             pipeline send/recv setup, data movement of the batch).
         step_overhead_s: seconds per optimizer step (optimizer launch, gradient clipping norm,
@@ -145,6 +152,16 @@ class FrameworkProfile(BaseModel):
             framework as the planner composes them (cp and ep inside the data-parallel gradient
             group); False refuses them in validation and the search (nanotron: its
             ``context_parallel_size`` and ``expert_parallel_size`` are world dimensions outside dp).
+        moe_routed_copies: copies of each routed token (top_k x h per token, the MoE load included) a
+            MoE layer keeps for the backward. 1: the router's probabilities travel with the tokens and
+            are applied inside the expert's activation, so only the first expert GEMM's input is kept
+            and the combine (a plain un-permute) keeps nothing (Megatron-core 0.12+:
+            ``token_dispatcher.py`` permutes ``probs`` with the tokens, ``unpermute`` is called without
+            them, ``experts.py`` applies them in ``activation_func_with_probs``). 2: the weighting
+            keeps a second copy, the routed input before it is scaled (torchtitan ``moe.py``
+            ``score_before_experts``) or the expert output before the weighted combine (GShard-style
+            einsum combines: MaxText, DeepSpeed-MoE; Hugging Face's Mixtral block scales each expert's
+            output; Megatron-core before 0.12 un-permuted with probs).
         pipeline_parallel: whether the framework has pipeline parallelism (False: pp > 1 refused in
             validation and left out of the search; PyTorch FSDP as llm-foundry and fms-fsdp run it).
         sources: field -> citation or the rows the value was fitted on.
@@ -158,6 +175,7 @@ class FrameworkProfile(BaseModel):
     collective_overhead_s: float = Field(default=0.0, ge=0, le=0.1)
     layer_overhead_s: float = Field(default=0.0, ge=0, le=0.1)
     microbatch_overhead_s: float = Field(default=0.0, ge=0, le=1.0)
+    moe_layer_overhead_s: float = Field(default=0.0, ge=0, le=0.1)
     step_overhead_s: float = Field(default=0.0, ge=0, le=60.0)
     elementwise_traffic: float = Field(default=1.0, ge=1.0, le=10.0)
     dp_overlap: float = Field(default=1.0, ge=0, le=1)
@@ -190,6 +208,7 @@ class FrameworkProfile(BaseModel):
     context_parallel: bool = True
     expert_parallel: bool = True
     pipeline_parallel: bool = True
+    moe_routed_copies: Literal[1, 2] = 1
     min_microbatches: Literal["none", "pp_minus_1"] = "none"
     sources: dict[str, str] = Field(default_factory=dict)
     origin: str = ""

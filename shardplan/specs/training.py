@@ -138,7 +138,7 @@ class TrainingSpec(BaseModel):
     attention: Literal["flash", "naive"] = "flash"
     dropout: bool = False
     causal: bool = True
-    framework: FrameworkProfile = Field(default_factory=FrameworkProfile)
+    framework: FrameworkProfile = Field(default_factory=lambda: _megatron_profile())
     moe_capacity_factor: float | None = Field(default=None, ge=1.0, le=64.0)
     moe_imbalance: float = Field(default=1.0, ge=1.0, le=64.0)
     optimizer_dtype: OptimizerDtype = "fp32"
@@ -198,3 +198,10 @@ class TrainingSpec(BaseModel):
                 f"nearest legal: {lo}, {lo + seq_len}",
                 field="global_batch_tokens", value=global_batch_tokens)
         return cls(seq_len=seq_len, global_batch_size=global_batch_tokens // seq_len, **kw)
+
+
+def _megatron_profile() -> FrameworkProfile:
+    """The built-in Megatron-LM profile (``shardplan.presets.frameworks``, with its fitted constants), the default
+    ``TrainingSpec.framework``; imported here lazily because the presets import the specs."""
+    from shardplan.presets.frameworks import framework_profile
+    return framework_profile("megatron")

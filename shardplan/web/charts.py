@@ -154,8 +154,8 @@ def time_parts(e: Estimate) -> list[TimePart]:
     parts.append(TimePart("optimizer", e.optimizer_s, True, "optimizer", _FIXED_COLORS["optimizer"]))
     # fixed per-layer / per-microbatch / per-step costs of the framework profile, and the compute
     # slowed by the communication kernels that overlap it (shardplan.cost.step.overlap_slowdown)
-    layer_overhead = e.compute_s - e.matmul_s - e.elementwise_s - e.recompute_s
-    parts.append(TimePart("framework overhead", max(0.0, layer_overhead) + e.overhead_s, True, "overhead",
+    # e.overhead_s holds the per-layer / per-MoE-layer overheads of the slowest stage too (Estimate.overhead_s)
+    parts.append(TimePart("framework overhead", e.overhead_s, True, "overhead",
                           _FIXED_COLORS["framework overhead"]))
     parts.append(TimePart("overlap slowdown", e.overlap_slowdown_s, True, "overhead",
                           _FIXED_COLORS["overlap slowdown"]))

@@ -1,0 +1,270 @@
+"""Public training runs outside ``../shared`` that the planner is checked against (and, where
+:mod:`fit_frameworks` says so, fitted on): each entry is
+``(label, model preset, hardware, framework, precision, devices, seq_len, global batch, layout fields,
+reported tokens/s/GPU, reported GiB or None)``. The framework may carry ``+field=value`` profile
+overrides and the precision ``+field=value`` TrainingSpec overrides. Each group cites its source.
+"""
+
+from __future__ import annotations
+
+#: public runs outside the shared set, used as checks (no constant is fitted on them, except the Megatron-LM profile's
+#: moe_layer_overhead_s on its MoE rows: benchmarks/fit_frameworks.py moe_fit_table, leave-one-out errors in docs):
+#: (label, model, hardware text as a published row names it (calibration.hardware_of), framework, precision,
+#: devices, seq_len, global batch, layout, reported tokens/s/GPU, reported GiB or None). torchtitan docs/performance.md (commit eaea6f6, Dec 2024; H100 96 GB HBM2e at a 500 W
+#: power limit, below the SXM peak the preset assumes) and its earlier 405B table (2D FSDP + TP, bf16, full AC);
+#: NVIDIA dgxc-benchmarking (llama3.1/README_70b.md and README_405b.md: NeMo 24.09;
+#: nemo_megatron/README_175b.md; nemotron/README_340b.md: NeMo 24.11; all recipes with sequence parallelism and TP communication overlap, ub_tp_comm_overlap=True)
+#: fms-fsdp README table (IBM + Meta, "Maximizing training throughput using PyTorch FSDP", 2024): Llama 2 shapes
+#: (fms_fsdp/utils/config_utils.py; 34B = the CodeLlama-34B shape), seq 4096, bf16 FSDP (FSDP1, eager, no
+#: torch.compile), batch = per-GPU batch x 128 with no accumulation; HSDP shards inside a node (dp_shard 8),
+#: activation checkpointing of every block = full recompute; on AWS p4de nodes (data/clusters/aws-p4de.yaml)
+H96 = "H100 96GB"
+#: the Megatron-LM profile with Transformer Engine's FlashAttention-2 backend instead of cuDNN's fused attention
+#: (``FrameworkProfile.attention_kernel``): dgxc-benchmarking nemotron/configure.sh exports NVTE_FUSED_ATTN=0 for
+#: the 340B recipe; the NeMo 24.03 long-sequence table (below)
+FA2_MEGATRON = "megatron+attention_kernel=fa2"
+#: suffix of a precision name in :data:`PUBLIC_CHECKS` ("+field=value" pairs set TrainingSpec fields): the
+#: recipe's optimizer state is bf16 with no master copy (``TrainingSpec.optimizer_dtype='bf16'``; the recipe
+#: is cited at :data:`shardplan.calibration.NEMO_OPTIMIZER_DTYPE`)
+OPTIMIZER_BF16 = "+optimizer_dtype=bf16"
+P4DE = "A100 80GB (AWS p4de)"
+FMS_FSDP = tuple(
+    (f"fms-fsdp README: Llama 2 {size} {'HSDP' if shard == 8 else 'FSDP'}, 128 A100", model, P4DE, "pytorch-fsdp",
+     "bf16-mixed", 128, 4096, 128 * mbs, dict(dp=128, zero_stage=3, dp_shard=shard, microbatch_size=mbs,
+                                              recompute=recompute), tps, None)
+    for size, model, shard, mbs, recompute, tps in (
+        ("7B", "llama-2-7b", 8, 2, "none", 3760), ("13B", "llama-2-13b", 8, 1, "none", 1700),
+        ("34B", "codellama-34b", 128, 8, "full", 772), ("70B", "llama-2-70b", 128, 6, "full", 380)))
+#: torchtitan docs/performance.md (older A100 tables, FSDP2 on 64 A100 80GB): the rows the shared set does not
+#: hold. "selective layer" AC (every second block fully recomputed) has no option of its own; it is priced as the
+#: profile's op-level selective recompute, and says so in the label
+TT_A100 = tuple(
+    (f"torchtitan A100 table: {name}, 64 A100", model, "A100 80GB", "torchtitan", "bf16-mixed-fp32-grads", 64, seq,
+     64 * mbs, dict(dp=64, zero_stage=3, microbatch_size=mbs, recompute=rc), tps, None)
+    for name, model, seq, mbs, rc, tps in (
+        ("Llama 3 8B, selective layer AC (priced as op)", "llama-3-8b", 8192, 1, "selective", 2904),
+        ("Llama 2 13B, selective layer AC (priced as op)", "llama-2-13b", 4096, 2, "selective", 1914),
+        ("Llama 2 13B, selective op AC", "llama-2-13b", 4096, 2, "selective", 1904),
+        ("Llama 2 70B, selective op AC, batch 1", "llama-2-70b", 4096, 1, "selective", 355),
+        ("Llama 2 70B, full AC, batch 2", "llama-2-70b", 4096, 2, "full", 353)))
+#: Megatron-Turing NLG 530B (Smith et al. 2022, "Using DeepSpeed and Megatron to Train Megatron-Turing NLG 530B",
+#: Sec. 2.4): tp=8 pp=35 (DeepSpeed pipeline engine, 1F1B), mbs 1, global batch 1920, seq 2048, full activation
+#: checkpointing, on 280 / 350 / 420 DGX A100 80GB nodes of Selene: 60.1 / 50.2 / 44.4 s per iteration (126 / 121 /
+#: 113 TFLOP/s per GPU). tokens/s/GPU = 1920 x 2048 / iteration time / GPUs, e.g. 3,932,160 / 60.1 / 2240 = 29.2.
+#: ZeRO stage not stated (ZeRO-1 as BLOOM's Megatron-DeepSpeed; dp=8-12 makes the choice worth < 1%)
+MT_NLG = tuple(
+    (f"MT-NLG 530B (Megatron-DeepSpeed), {n:,} A100", "gpt-530b", "A100 80GB", "deepspeed", "bf16-mixed", n, 2048,
+     1920, dict(tp=8, pp=35, zero_stage=1, microbatch_size=1, recompute="full"), 1920 * 2048 / t / n, None)
+    for n, t in ((2240, 60.1), (2800, 50.2), (3360, 44.4)))
+#: torchtitan docs/performance.md (commit eaea6f6) Tables 2, 4, 5 and 6: torch.compile + Float8 linears (priced as
+#: fp8-mixed with the eager torchtitan profile: the planner has no compiled-PyTorch profile), 96 GB H100 at 500 W.
+#: Table 2: Llama 3.1 8B, 8 GPUs, local batch 1, full AC, FSDP 8/cp x CP cp at seq 32768 x cp. Table 4: 70B, FSDP 32 x
+#: TP 8, local batch 16, full AC, without / with AsyncTP. Table 5: 405B, FSDP 8 x TP 8 x PP 8, AsyncTP, local batch 32
+#: in 8 microbatches of 4 (torchtitan's default pp microbatch count = pp), full AC; with PP torchtitan keeps the
+#: gathered parameters for the step (parallelize.py: reshard_after_forward = not pp_enabled) = zero3_gather='per_step'.
+#: Table 6: 405B, TP 8 x PP 8 x FSDP 8/cp x CP cp, 1F1B, local batch 8 (microbatches of 1), seq 32768 x cp
+TT_H100_COMPILED = (
+    *((f"torchtitan Table 2: Llama-3.1-8B FSDP {8 // cp} x CP {cp}, seq {32768 * cp:,} (compile+Float8)", "llama-3.1-8b",
+       H96, "torchtitan", "fp8-mixed", 8, 32768 * cp, 8 // cp, dict(dp=8 // cp, cp=cp, zero_stage=3, microbatch_size=1,
+                                                                    recompute="full"), tps, gib)
+      for cp, tps, gib in ((1, 3890, 83.9), (2, 2540, 84.2), (4, 1071, 84.0), (8, 548, 84.5))),
+    *((f"torchtitan Table 4: Llama-3.1-70B FSDP 32 x TP 8{label} (compile+Float8)", "llama-3-70b", H96, "torchtitan",
+       "fp8-mixed", 256, 8192, 512, dict(dp=32, zero_stage=3, tp=8, sp=True, tp_overlap=overlap, microbatch_size=16,
+                                         recompute="full"), tps, gib)
+      for label, overlap, tps, gib in (("", False, 829, 71.9), (" + AsyncTP", True, 876, 67.6))),
+    *((f"torchtitan Table 5: Llama-3.1-405B FSDP 8 x TP 8 x PP 8, {name} (compile+Float8)", "llama-3.1-405b", H96,
+       "torchtitan", "fp8-mixed", 512, 8192, 256, dict(dp=8, zero_stage=3, zero3_gather="per_step", tp=8, sp=True,
+                                                      tp_overlap=True, pp=8, microbatch_size=4, recompute="full", **sched),
+       tps, gib)
+      for name, sched, tps, gib in (("1F1B", {}, 100, 82.5),
+                                    ("interleaved 1F1B (v=2)", dict(schedule="interleaved", virtual_stages=2), 128, 72.7))),
+    *((f"torchtitan Table 6: Llama-3.1-405B TP 8 x PP 8 x FSDP {8 // cp} x CP {cp}, seq {32768 * cp:,} (compile+Float8)",
+       "llama-3.1-405b", H96, "torchtitan", "fp8-mixed", 512, 32768 * cp, 64 // cp,
+       dict(dp=8 // cp, cp=cp, zero_stage=3, zero3_gather="per_step", tp=8, sp=True, tp_overlap=True, pp=8,
+            microbatch_size=1, recompute="full"), tps, gib)
+      for cp, tps, gib in ((1, 76, 75.3), (2, 47, 75.9), (4, 31, 77.1), (8, 16, 84.9))),
+)
+#: Megatron-Core MoE model zoo (yanring/Megatron-MoE-ModelZoo best_practice/Qwen3/readme.md, NVIDIA): Qwen3-235B-A22B
+#: on 256 H100 (InfiniBand 8 x 50 GB/s), bf16, seq 4096, global batch 2048; tokens/s/GPU = 2048 x 4096 / step time /
+#: 256, e.g. 8,388,608 / 19.7 s / 256 = 1,663. DeepEP rows: moe_dispatcher='deepep'; "norm, act" recompute:
+#: --recompute-modules layernorm moe_act; etp 1; Megatron-FSDP as ZeRO-3; the PP 32 x VPP 3 row fills 96 chunks with
+#: 94 layers, the embedding and the loss. Not stated: the "+1f1b overlap" row (EP AllToAll hidden behind another
+#: microbatch)
+_NORM_ACT = dict(recompute="selective", recompute_modules=("layernorm", "moe_act"))
+QWEN3_MOE = tuple(
+    (f"Megatron MoE zoo: Qwen3-235B-A22B {label}, 256 H100", "qwen3-235b-a22b", "H100-SXM", "megatron", "bf16-mixed",
+     256, 4096, 2048, dict(tp=tp, sp=True, ep=ep, etp=1, **rest), 2048 * 4096 / step / 256, None)
+    for label, tp, ep, rest, step in (
+        ("TP2 EP32 PP8 VPP4, DeepEP", 2, 32, dict(pp=8, schedule="interleaved", virtual_stages=4, zero_stage=1,
+                                                  microbatch_size=1, moe_dispatcher="deepep", **_NORM_ACT), 19.7),
+        ("TP2 EP8 FSDP, DeepEP, full AC", 2, 8, dict(zero_stage=3, microbatch_size=4, recompute="full",
+                                                     moe_dispatcher="deepep"), 17.6),
+        ("TP2 EP8 PP32 VPP3, AllToAll", 2, 8, dict(pp=32, schedule="interleaved", virtual_stages=3, zero_stage=1,
+                                                   microbatch_size=1, **_NORM_ACT), 24.2),
+        ("TP4 EP8 PP8 VPP4, DeepEP", 4, 8, dict(pp=8, schedule="interleaved", virtual_stages=4, zero_stage=1,
+                                                microbatch_size=1, moe_dispatcher="deepep"), 29.0)))
+#: Llama 3 405B pre-training (Dubey et al. 2024, "The Llama 3 Herd of Models", Table 4): bf16, seq 8192, 16M tokens
+#: per step (2048 sequences), TP 8, CP 1, PP 16, DP 64 / 128 on 8,192 / 16,384 H100 80GB, 430 / 400 TFLOP/s per GPU.
+#: tokens/s/GPU = TFLOP/s / the planner's model FLOPs per token (2.524e12, causal; 2.625e12 counted non-causally,
+#: 4% fewer tokens). Sec. 3.3.2: interleaved schedule with one layer less on the first and last stage, i.e. 126 + 2
+#: = 16 x 8 slots; virtual_stages is not published (8 assumed); the Megatron-LM profile stands in for Meta's stack
+LLAMA3_405B = tuple(
+    (f"Llama 3 405B (Dubey et al. 2024 Table 4), {n:,} H100, v=8 assumed", "llama-3.1-405b", "H100-SXM", "megatron",
+     "bf16-mixed", n, 8192, 2048, dict(tp=8, sp=True, pp=16, schedule="interleaved", virtual_stages=8, zero_stage=1,
+                                       microbatch_size=1), tflops / 2.524e12, None)
+    for n, tflops in ((8192, 430e12), (16384, 400e12)))
+#: Megatron-Core MoE model zoo, Qwen3 "Long Context" table (yanring/Megatron-MoE-ModelZoo best_practice/Qwen3/
+#: readme.md): Qwen3-235B-A22B on 32 nodes of 8 H100 (256 GPUs), bf16, DeepEP, TP 4, PP 8 x VPP 4, EP 8, ETP 1
+#: (the command's defaults), recompute modules layernorm and moe, global batch 256 sequences, CP 1-8 for
+#: 16k-128k tokens; TFLOP/s per GPU with forced load balancing (--moe-router-force-load-balancing) and dropless.
+#: tokens/s/GPU = TFLOP/s / the planner's causal model FLOPs per token (e.g. 16k: 295e12 / 1.631e12 = 181).
+#: Forced balance: moe_imbalance 1 (a check, nothing fitted). Dropless: moe_imbalance 1.55, fitted here to the four
+#: forced / dropless ratios (1.245, 1.209, 1.150, 1.090 measured; 1.231, 1.222, 1.152, 1.098 predicted with the
+#: Megatron-LM profile's moe_layer_overhead_s; 1.5 before it): one value
+#: whose effect shrinks with the sequence length as the attention share grows, as measured
+
+def _qwen3_long_context() -> tuple:
+    from shardplan.cost.flops import model_flops_per_token
+    from shardplan.presets.models import MODELS
+    model = MODELS["qwen3-235b-a22b"]
+    rows = []
+    for cp, seq, forced, dropless in ((1, 16384, 295, 237), (2, 32768, 335, 277), (4, 65536, 368, 320),
+                                      (8, 131072, 389, 357)):
+        per_token = model_flops_per_token(model, seq, True)
+        for label, imbalance, tflops in (("forced balance", 1.0, forced), ("dropless", 1.55, dropless)):
+            rows.append((f"Megatron MoE zoo long context: Qwen3-235B-A22B seq {seq // 1024}k CP {cp}, {label}, 256 H100",
+                         "qwen3-235b-a22b", "H100-SXM", "megatron", f"bf16-mixed+moe_imbalance={imbalance}", 256,
+                         seq, 256, dict(tp=4, sp=True, cp=cp, ep=8, etp=1, pp=8, schedule="interleaved",
+                                        virtual_stages=4, zero_stage=1, microbatch_size=1, moe_dispatcher="deepep",
+                                        recompute="selective", recompute_modules=("layernorm", "moe")),
+                         tflops * 1e12 / per_token, None))
+    return tuple(rows)
+
+
+QWEN3_LONG_CONTEXT = _qwen3_long_context()
+#: NeMo long-sequence performance (NVIDIA/NeMo docs/source/performance/performance_long_sequence.md, NeMo 24.03
+#: container, DGX-H100): Llama 2 7B in fp8 with context parallelism, one GPU per 1k tokens of sequence, TFLOP/s per
+#: GPU. tokens/s/GPU = TFLOP/s / the model FLOPs per token as NeMo counts them (attention not halved for the causal
+#: mask, like the shared NeMo rows; e.g. 16k: 660e12 / 6.541e10 = 10,090). Rows from 16k tokens (unpipelined; the
+#: global batch, not published, is set to one sequence per data-parallel rank and moves these rows by under 2%;
+#: the 4k and 8k rows, one of them pipelined, depend on it and are left out). Attention kernel: FlashAttention-2
+#: (with cuDNN's kernel the rows are predicted 24-69% fast, with FlashAttention-2 within 7% from 16k to 1M tokens,
+#: where the attention share grows from a third to 98% of the FLOPs; which backend Transformer Engine chose in that
+#: container is not published)
+def _nemo_long_sequence() -> tuple:
+    from shardplan.cost.flops import model_flops_per_token
+    from shardplan.presets.models import MODELS
+    model = MODELS["llama-2-7b"]
+    return tuple(
+        (f"NeMo 24.03 long sequence: Llama 2 7B fp8, seq {k}k, TP {tp} CP {cp}, {k} H100", "llama-2-7b", "H100-SXM",
+         FA2_MEGATRON, "fp8-mixed", k, k * 1024, dp,
+         dict(tp=tp, sp=tp > 1, tp_overlap=tp > 1, dp=dp, cp=cp, zero_stage=1, microbatch_size=1),
+         tflops * 1e12 / model_flops_per_token(model, k * 1024, causal=False), None)
+        for k, tflops, tp, dp, cp in ((16, 660, 2, 8, 1), (32, 610, 2, 8, 2), (64, 574, 4, 8, 2), (128, 555, 4, 8, 4),
+                                      (256, 549, 4, 8, 8), (512, 549, 8, 4, 16), (1024, 536, 8, 4, 32)))
+
+
+NEMO_LONG_SEQUENCE = _nemo_long_sequence()
+#: Megatron-Bridge performance summary, NeMo 25.09 container, DGX-H100 table (NVIDIA-NeMo/Megatron-Bridge
+#: docs/performance-summary.md; one 405B row from the 26.06 table, global batch 1536): fp8 with current scaling (the 25.11 table names it FP8-CS), tokens/s/GPU as
+#: published; MoE rows force-balanced ("we force-balance the token distribution among experts"). TP communication
+#: overlap assumed on for the dense rows with tp > 1 (the recipes' userbuffers configs). DeepSeek-V3 as its
+#: resolved recipe (scripts/performance/dryrun_configs/deepseek/deepseek_v3_pretrain_h100_fp8_sc_v1.yaml):
+#: layout Et|(tt|)*30mL on pp 8 x vpp 4 (ranks hold 7, 8 x 6, 6 layers, the MTP module and loss on the last),
+#: recompute mla_up_proj + mlp, bf16 Adam moments, the flex dispatcher (HybridEP: one copy per remote node, priced
+#: as DeepEP), no TP overlap. Qwen3-235B: the alltoall dispatcher with the recipe's EP AllToAll overlap
+#: (moe_a2a_overlap), which the planner does not model
+_H100_MB = "H100-SXM"
+MEGATRON_BRIDGE_H100 = (
+    ("Megatron-Bridge 25.09 H100: Llama 3 8B Megatron-FSDP, 8 GPUs", "llama-3-8b", _H100_MB, "megatron", "fp8-mixed",
+     8, 8192, 128, dict(zero_stage=3, microbatch_size=1), 14079, None),
+    ("Megatron-Bridge 25.09 H100: Llama 3 70B TP4 PP8 VP5, 64 GPUs", "llama-3-70b", _H100_MB, "megatron",
+     "fp8-mixed", 64, 8192, 128, dict(tp=4, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=5,
+                                      zero_stage=1, microbatch_size=1), 1619, None),
+    ("Megatron-Bridge 25.09 H100: Llama 3.1 405B TP8 PP8 CP2 VP8, 1,024 GPUs", "llama-3.1-405b", _H100_MB, "megatron",
+     "fp8-mixed", 1024, 8192, 512, dict(tp=8, sp=True, tp_overlap=True, pp=8, cp=2, schedule="interleaved",
+                                        virtual_stages=8, zero_stage=1, microbatch_size=1), 302, None),
+    ("Megatron-Bridge 26.06 H100: Llama 3.1 405B TP8 PP8 CP2 VP8, GBS 1536, 1,024 GPUs", "llama-3.1-405b", _H100_MB,
+     "megatron", "fp8-mixed", 1024, 8192, 1536, dict(tp=8, sp=True, tp_overlap=True, pp=8, cp=2, schedule="interleaved",
+                                                     virtual_stages=8, zero_stage=1, microbatch_size=1), 328, None),
+    ("Megatron-Bridge 25.09 H100: DeepSeek-V3 TP2 PP8 VP4 EP64 (MTP), 1,024 GPUs", "deepseek-v3-mtp", _H100_MB,
+     "megatron", "fp8-mixed+optimizer_dtype=bf16-moments", 1024, 4096, 8192,
+     dict(tp=2, sp=True, pp=8, schedule="interleaved", virtual_stages=4, pp_layers=(7, 8, 8, 8, 8, 8, 8, 6), ep=64,
+          etp=1, moe_dispatcher="deepep", zero_stage=1, microbatch_size=1, recompute="selective",
+          recompute_modules=("mla_up_proj", "mlp")), 1297, None),
+    # the 25.11 DGX-B200 table (FP8-CS), the dense rows
+    ("Megatron-Bridge 25.11 B200: Llama 3 8B, 8 GPUs", "llama-3-8b", "B200", "megatron", "fp8-mixed", 8, 8192, 128,
+     dict(zero_stage=1, microbatch_size=2), 30624, None),
+    ("Megatron-Bridge 25.11 B200: Llama 3.1 405B TP4 PP8 CP2 VP8, 128 GPUs", "llama-3.1-405b", "B200", "megatron",
+     "fp8-mixed", 128, 8192, 64, dict(tp=4, sp=True, tp_overlap=True, pp=8, cp=2, schedule="interleaved",
+                                      virtual_stages=8, zero_stage=1, microbatch_size=1), 661, None),
+    ("Megatron-Bridge 25.09 H100: Qwen3-235B-A22B TP2 PP8 VP4 EP32, 256 GPUs", "qwen3-235b-a22b", _H100_MB,
+     "megatron", "fp8-mixed", 256, 4096, 2048,
+     dict(tp=2, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=4, ep=32, etp=1,
+          zero_stage=1, microbatch_size=1), 1204, None),
+    # Qwen3-30B-A3B (scripts/performance/configs/qwen3/qwen3_30b_a3b_llm_pretrain.yaml of the same release: h100
+    # num_gpus_16, fp8_cs micro batch 2, tp 1, pp 2, vp 24 (one layer per chunk), ep 8, etp 1, no recompute, no
+    # CUDA graphs, bf16 gradient reduction)
+    ("Megatron-Bridge 25.09 H100: Qwen3-30B-A3B PP2 VP24 EP8, 16 GPUs", "qwen3-30b-a3b", _H100_MB, "megatron",
+     "fp8-mixed", 16, 4096, 512, dict(pp=2, schedule="interleaved", virtual_stages=24, ep=8, etp=1, zero_stage=1,
+                                      microbatch_size=2), 10494, None),
+    # the 25.09 DGX-B200 table's MoE rows (same yaml files: b200 num_gpus_8 / num_gpus_64, micro batch 1, no recompute;
+    # Qwen3-235B without CUDA graphs, Qwen3-30B with them)
+    ("Megatron-Bridge 25.09 B200: Qwen3-30B-A3B EP8, 8 GPUs", "qwen3-30b-a3b", "B200", "megatron", "fp8-mixed", 8,
+     4096, 512, dict(ep=8, etp=1, zero_stage=1, microbatch_size=1), 18066, None),
+    ("Megatron-Bridge 25.09 B200: Qwen3-235B-A22B PP8 VP2 EP8, 64 GPUs", "qwen3-235b-a22b", "B200", "megatron",
+     "fp8-mixed", 64, 4096, 1024, dict(pp=8, schedule="interleaved", virtual_stages=2, ep=8, etp=1, zero_stage=1,
+                                       microbatch_size=1), 4104, None),
+)
+PUBLIC_CHECKS = (
+    ("torchtitan Table 1: Llama-3.1-8B FSDP, 8 GPUs", "llama-3.1-8b", H96, "torchtitan", "bf16-mixed", 8, 8192, 16,
+     dict(dp=8, zero_stage=3, microbatch_size=2, recompute="selective"), 5762, 82.4),
+    ("torchtitan Table 3: Llama-3.1-8B FSDP, 128 GPUs", "llama-3.1-8b", H96, "torchtitan", "bf16-mixed", 128, 8192, 256,
+     dict(dp=128, zero_stage=3, microbatch_size=2, recompute="selective"), 5605, 67.0),
+    ("torchtitan 405B, 2D: FSDP 16 x TP 8, 128 GPUs", "llama-3.1-405b", H96, "torchtitan", "bf16-mixed", 128, 8192, 32,
+     dict(dp=16, zero_stage=3, tp=8, sp=True, microbatch_size=2, recompute="full"), 109, None),
+    *((f"dgxc NeMo 24.09 Llama-3.1-70B {prec.split('-')[0]}, 64 H100", "llama-3-70b", "H100-SXM", "megatron", prec, 64, 8192, 128,
+       dict(tp=4, sp=True, tp_overlap=True, pp=4, cp=2, schedule="interleaved", virtual_stages=5, zero_stage=1,
+            microbatch_size=1), tps, None) for prec, tps in (("bf16-mixed", 71235 / 64), ("fp8-mixed", 95239 / 64))),
+    *((f"dgxc NeMo 24.09 Llama-3.1-405B {prec.split('-')[0]}, 576 H100", "llama-3.1-405b", "H100-SXM", "megatron", prec,
+       576, 8192, 252, dict(tp=8, sp=True, tp_overlap=True, pp=9, cp=2, schedule="interleaved", virtual_stages=7,
+                            zero_stage=1, microbatch_size=1), tps, None)
+      for prec, tps in (("bf16-mixed", 120022 / 576), ("fp8-mixed", 183664 / 576))),
+    *((f"dgxc NeMo GPT-3 175B {prec.split('-')[0]}, 128 H100", "gpt3-175b", "H100-SXM", "megatron", prec, 128, 2048, 256,
+       dict(tp=4, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=12, zero_stage=1,
+            microbatch_size=1), tps, None) for prec, tps in (("bf16-mixed", 63099 / 128), ("fp8-mixed", 93190 / 128))),
+    *((f"dgxc NeMo 24.11 Nemotron-4-340B {prec.split('-')[0]}, 128 H100", "nemotron-4-340b", "H100-SXM", FA2_MEGATRON,
+       prec + OPTIMIZER_BF16, 128, 4096, 32,
+       dict(tp=8, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=12, zero_stage=1,
+            microbatch_size=1), tps, None) for prec, tps in (("bf16-mixed", 28432 / 128), ("fp8-mixed", 41478 / 128))),
+    *FMS_FSDP,
+    *TT_A100,
+    *MT_NLG,
+    *TT_H100_COMPILED,
+    *QWEN3_MOE,
+    *LLAMA3_405B,
+    *QWEN3_LONG_CONTEXT,
+    *NEMO_LONG_SEQUENCE,
+    *MEGATRON_BRIDGE_H100,
+)
+
+
+def check_inputs(row: tuple, profile_update: dict | None = None):
+    """(model, hardware, training, parallel, devices) of one :data:`PUBLIC_CHECKS` entry, the profile
+    with the row's ``+field=value`` overrides and then ``profile_update`` applied."""
+    from shardplan.calibration import hardware_of
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
+
+    _, name, hw, fw, prec, n, seq, gbs, fields, _, _ = row
+    prec, *pairs = prec.split("+")
+    extra = {k: (float(v) if k == "moe_imbalance" else v) for k, v in (pair.split("=") for pair in pairs)}
+    fw, *fw_pairs = fw.split("+")  # "+field=value": a profile field the run's recipe sets
+    profile = framework_profile(fw).model_copy(update=dict(pair.split("=") for pair in fw_pairs))
+    if profile_update:
+        profile = profile.model_copy(update=profile_update)
+    training = TrainingSpec(seq_len=seq, global_batch_size=gbs, framework=profile, precision=PRECISION_POLICIES[prec],
+                            **extra)
+    return MODELS[name], hardware_of(hw), training, ParallelConfig(**fields), n
