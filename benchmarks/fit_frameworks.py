@@ -86,7 +86,7 @@ def fit_table(framework: str, prefixes: tuple[str, ...], params: list[Parameter]
 
 def megatron_moe_rows() -> list[tuple]:
     """The :data:`public_runs.PUBLIC_CHECKS` entries that ran a MoE model with the Megatron-LM profile
-    (Megatron-Core MoE model zoo, Megatron-Bridge performance tables): the rows ``moe_layer_overhead_s``
+    (Megatron-Core MoE model zoo, Megatron-Bridge performance tables): the rows ``moe_expert_overhead_s``
     is fitted on."""
     from public_runs import PUBLIC_CHECKS
     from shardplan.presets.models import MODELS
@@ -94,25 +94,25 @@ def megatron_moe_rows() -> list[tuple]:
 
 
 def moe_fit_table() -> tuple[str, float]:
-    """Markdown and the fitted value: ``FrameworkProfile.moe_layer_overhead_s`` of the Megatron-LM profile fitted
+    """Markdown and the fitted value: ``FrameworkProfile.moe_expert_overhead_s`` of the Megatron-LM profile fitted
     on :func:`megatron_moe_rows` (every other constant fixed), with leave-one-row-out errors."""
     from public_runs import check_inputs
     rows = megatron_moe_rows()
-    params = [Parameter("framework", "moe_layer_overhead_s", 0.0, 0.02)]
+    params = [Parameter("framework", "moe_expert_overhead_s", 0.0, 0.005)]
     base = framework_profile("megatron")
 
     def predict(row: tuple, hw: HardwareSpec, profile: FrameworkProfile) -> float:
-        model, hw_row, training, parallel, n = check_inputs(row, {"moe_layer_overhead_s": profile.moe_layer_overhead_s})
+        model, hw_row, training, parallel, n = check_inputs(row, {"moe_expert_overhead_s": profile.moe_expert_overhead_s})
         return estimate(model, hw_row, training, parallel, n).tokens_per_s / n
 
     y = [r[9] for r in rows]
     hw = check_inputs(rows[0])[1]
-    zero = base.model_copy(update={"moe_layer_overhead_s": 0.0})
+    zero = base.model_copy(update={"moe_expert_overhead_s": 0.0})
     full = fit(rows, y, predict, params, hw, zero)
     h, f = apply(params, full.values, hw, zero)
     loo = cross_validate(rows, y, [r[0] for r in rows], predict, params, hw, zero)
-    lines = [f"**megatron** MoE on {len(rows)} public rows (Megatron-Core MoE model zoo, Megatron-Bridge 25.09): "
-             f"`moe_layer_overhead_s` = {full.values[0] * 1e3:.2f} ms", "",
+    lines = [f"**megatron** MoE on {len(rows)} public rows (Megatron-Core MoE model zoo, Megatron-Bridge 25.09 and "
+             f"25.11): `moe_expert_overhead_s` = {full.values[0] * 1e3:.3f} ms per local expert", "",
              "| row | without the term | in-sample error | left-out error | left-out fit (ms) |", "|---|---|---|---|---|"]
     held, before = [], []
     for i, r in enumerate(rows):
@@ -123,7 +123,7 @@ def moe_fit_table() -> tuple[str, float]:
         e = predict(r, h2, f2) / y[i] - 1
         held.append(abs(e))
         before.append(abs(e0))
-        lines.append(f"| {r[0]} | {e0:+.1%} | {e_in:+.1%} | {e:+.1%} | {res.values[0] * 1e3:.2f} |")
+        lines.append(f"| {r[0]} | {e0:+.1%} | {e_in:+.1%} | {e:+.1%} | {res.values[0] * 1e3:.3f} |")
     lines += ["", f"|error| without the term: median {statistics.median(before):.1%}, max {max(before):.1%}; "
               f"leave-one-out: median {statistics.median(held):.1%}, max {max(held):.1%}."]
     return "\n".join(lines), full.values[0]

@@ -8,7 +8,7 @@ overrides and the precision ``+field=value`` TrainingSpec overrides. Each group 
 from __future__ import annotations
 
 #: public runs outside the shared set, used as checks (no constant is fitted on them, except the Megatron-LM profile's
-#: moe_layer_overhead_s on its MoE rows: benchmarks/fit_frameworks.py moe_fit_table, leave-one-out errors in docs):
+#: moe_expert_overhead_s on its MoE rows: benchmarks/fit_frameworks.py moe_fit_table, leave-one-out errors in docs):
 #: (label, model, hardware text as a published row names it (calibration.hardware_of), framework, precision,
 #: devices, seq_len, global batch, layout, reported tokens/s/GPU, reported GiB or None). torchtitan docs/performance.md (commit eaea6f6, Dec 2024; H100 96 GB HBM2e at a 500 W
 #: power limit, below the SXM peak the preset assumes) and its earlier 405B table (2D FSDP + TP, bf16, full AC);
@@ -119,8 +119,8 @@ LLAMA3_405B = tuple(
 #: 16k-128k tokens; TFLOP/s per GPU with forced load balancing (--moe-router-force-load-balancing) and dropless.
 #: tokens/s/GPU = TFLOP/s / the planner's causal model FLOPs per token (e.g. 16k: 295e12 / 1.631e12 = 181).
 #: Forced balance: moe_imbalance 1 (a check, nothing fitted). Dropless: moe_imbalance 1.55, fitted here to the four
-#: forced / dropless ratios (1.245, 1.209, 1.150, 1.090 measured; 1.231, 1.222, 1.152, 1.098 predicted with the
-#: Megatron-LM profile's moe_layer_overhead_s; 1.5 before it): one value
+#: forced / dropless ratios (1.245, 1.209, 1.150, 1.090 measured; 1.241, 1.200, 1.147, 1.096 predicted with the
+#: Megatron-LM profile's moe_expert_overhead_s; 1.5 before it): one value
 #: whose effect shrinks with the sequence length as the attention share grows, as measured
 
 def _qwen3_long_context() -> tuple:
@@ -198,23 +198,49 @@ MEGATRON_BRIDGE_H100 = (
     ("Megatron-Bridge 25.11 B200: Llama 3.1 405B TP4 PP8 CP2 VP8, 128 GPUs", "llama-3.1-405b", "B200", "megatron",
      "fp8-mixed", 128, 8192, 64, dict(tp=4, sp=True, tp_overlap=True, pp=8, cp=2, schedule="interleaved",
                                       virtual_stages=8, zero_stage=1, microbatch_size=1), 661, None),
-    ("Megatron-Bridge 25.09 H100: Qwen3-235B-A22B TP2 PP8 VP4 EP32, 256 GPUs", "qwen3-235b-a22b", _H100_MB,
+    ("Megatron-Bridge 25.09 H100: Qwen3-235B-A22B TP2 PP8 VP4 EP32, token drop, 256 GPUs", "qwen3-235b-a22b", _H100_MB,
      "megatron", "fp8-mixed", 256, 4096, 2048,
      dict(tp=2, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=4, ep=32, etp=1,
           zero_stage=1, microbatch_size=1), 1204, None),
     # Qwen3-30B-A3B (scripts/performance/configs/qwen3/qwen3_30b_a3b_llm_pretrain.yaml of the same release: h100
     # num_gpus_16, fp8_cs micro batch 2, tp 1, pp 2, vp 24 (one layer per chunk), ep 8, etp 1, no recompute, no
     # CUDA graphs, bf16 gradient reduction)
-    ("Megatron-Bridge 25.09 H100: Qwen3-30B-A3B PP2 VP24 EP8, 16 GPUs", "qwen3-30b-a3b", _H100_MB, "megatron",
+    ("Megatron-Bridge 25.09 H100: Qwen3-30B-A3B PP2 VP24 EP8, token drop, 16 GPUs", "qwen3-30b-a3b", _H100_MB, "megatron",
      "fp8-mixed", 16, 4096, 512, dict(pp=2, schedule="interleaved", virtual_stages=24, ep=8, etp=1, zero_stage=1,
                                       microbatch_size=2), 10494, None),
     # the 25.09 DGX-B200 table's MoE rows (same yaml files: b200 num_gpus_8 / num_gpus_64, micro batch 1, no recompute;
     # Qwen3-235B without CUDA graphs, Qwen3-30B with them)
-    ("Megatron-Bridge 25.09 B200: Qwen3-30B-A3B EP8, 8 GPUs", "qwen3-30b-a3b", "B200", "megatron", "fp8-mixed", 8,
+    ("Megatron-Bridge 25.09 B200: Qwen3-30B-A3B EP8, token drop, 8 GPUs", "qwen3-30b-a3b", "B200", "megatron", "fp8-mixed", 8,
      4096, 512, dict(ep=8, etp=1, zero_stage=1, microbatch_size=1), 18066, None),
-    ("Megatron-Bridge 25.09 B200: Qwen3-235B-A22B PP8 VP2 EP8, 64 GPUs", "qwen3-235b-a22b", "B200", "megatron",
+    ("Megatron-Bridge 25.09 B200: Qwen3-235B-A22B PP8 VP2 EP8, token drop, 64 GPUs", "qwen3-235b-a22b", "B200", "megatron",
      "fp8-mixed", 64, 4096, 1024, dict(pp=8, schedule="interleaved", virtual_stages=2, ep=8, etp=1, zero_stage=1,
                                        microbatch_size=1), 4104, None),
+    # the 25.11 table (a later copy of the same page, e.g. pufanyi/Megatron-Bridge docs/performance-summary.md at
+    # 21a2ced, which also labels the 25.09 Qwen3 rows "tokendrop"): "all benchmarks are token-dropless", force-balanced.
+    # The same Qwen3 layouts as 25.09 ran 1.9-2x slower on Qwen3-30B-A3B and 1.26x slower (B200) / 1.31x faster
+    # (H100, whose row has lost its batch column: the 25.09 recipe's 2048 assumed) on Qwen3-235B
+    ("Megatron-Bridge 25.11 H100: Qwen3-30B-A3B PP2 VP24 EP8, dropless, 16 GPUs", "qwen3-30b-a3b", _H100_MB, "megatron",
+     "fp8-mixed", 16, 4096, 512, dict(pp=2, schedule="interleaved", virtual_stages=24, ep=8, etp=1, zero_stage=1,
+                                      microbatch_size=2), 5275, None),
+    ("Megatron-Bridge 25.11 H100: Qwen3-235B-A22B TP2 PP8 VP4 EP32, dropless, 256 GPUs", "qwen3-235b-a22b", _H100_MB,
+     "megatron", "fp8-mixed", 256, 4096, 2048,
+     dict(tp=2, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=4, ep=32, etp=1,
+          zero_stage=1, microbatch_size=1), 1575, None),
+    ("Megatron-Bridge 25.11 B200: Qwen3-30B-A3B EP8, dropless, 8 GPUs", "qwen3-30b-a3b", "B200", "megatron",
+     "fp8-mixed", 8, 4096, 512, dict(ep=8, etp=1, zero_stage=1, microbatch_size=1), 9299, None),
+    ("Megatron-Bridge 25.11 B200: Qwen3-235B-A22B PP8 VP2 EP8, dropless, 64 GPUs", "qwen3-235b-a22b", "B200",
+     "megatron", "fp8-mixed", 64, 4096, 1024, dict(pp=8, schedule="interleaved", virtual_stages=2, ep=8, etp=1,
+                                                   zero_stage=1, microbatch_size=1), 3269, None),
+    # GPT-OSS 120B, bf16, forced balance (scripts/performance/configs/gpt_oss/gpt_oss_llm_pretrain.py sets
+    # moe_router_force_load_balancing; gpt_oss_workload_base_configs.py V1: recompute_modules layernorm + moe_act).
+    # H100: the table's MBS 4 / GA 2 cannot both hold with PP 4 on 64 GPUs (dp 16 x 4 x 2 = 128, not 512); the
+    # config's micro batch 1 is used. B200: EP 8, MBS 4, GA 2 as the table gives them (dp 64 x 4 x 2 = 512)
+    ("Megatron-Bridge 25.11 H100: GPT-OSS-120B PP4 EP8, 64 GPUs", "gpt-oss-120b", _H100_MB, "megatron", "bf16-mixed",
+     64, 4096, 512, dict(pp=4, ep=8, etp=1, zero_stage=1, microbatch_size=1, recompute="selective",
+                         recompute_modules=("layernorm", "moe_act")), 5630, None),
+    ("Megatron-Bridge 25.11 B200: GPT-OSS-120B EP8, 64 GPUs", "gpt-oss-120b", "B200", "megatron", "bf16-mixed",
+     64, 4096, 512, dict(ep=8, etp=1, zero_stage=1, microbatch_size=4, recompute="selective",
+                         recompute_modules=("layernorm", "moe_act")), 8213, None),
 )
 PUBLIC_CHECKS = (
     ("torchtitan Table 1: Llama-3.1-8B FSDP, 8 GPUs", "llama-3.1-8b", H96, "torchtitan", "bf16-mixed", 8, 8192, 16,

@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from shardplan.errors import ConfigError, short_repr
+from shardplan.errors import ConfigError, fmt_legal, short_repr
 from shardplan.hf_config import FAMILIES, YAML_ROUTE, spec_fields
 from shardplan.presets.hardware import HARDWARE
 from shardplan.presets.models import MODELS
@@ -155,6 +155,10 @@ def check_number_types(data: dict[str, Any], spec: type, where: str) -> None:
         if info is None or not isinstance(value, bool):
             continue
         ann = info.annotation
+        if typing.get_origin(ann) is typing.Literal and all(type(a) is int for a in typing.get_args(ann)):
+            legal = list(typing.get_args(ann))
+            raise ConfigError(f"{where}: {key}={short_repr(value)}; legal: {fmt_legal(legal)} (numbers, not a boolean)",
+                              field=key, value=value, legal=legal)
         kinds = set(typing.get_args(ann)) if typing.get_origin(ann) in (typing.Union, types.UnionType) else {ann}
         kinds.discard(type(None))
         if kinds and kinds <= {int, float}:

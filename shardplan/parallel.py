@@ -292,9 +292,20 @@ class Layout:
 
     @property
     def candidate_stages(self) -> tuple[int, ...]:
-        """Stages that can be the slowest or the fullest: the first (embedding), the last (LM head
-        and loss) and the one with the most layers; sorted, without repeats."""
+        """Stages that can be the slowest or the fullest, whatever the layers hold: the first
+        (embedding), the last (LM head and loss) and the one with the most layers; sorted, without
+        repeats. :meth:`stages_to_price` adds the stage with the most MoE layers."""
         return tuple(sorted({0, self.parallel.pp - 1, self.heaviest_stage}))
+
+    def stages_to_price(self, model: ModelSpec) -> tuple[int, ...]:
+        """:attr:`candidate_stages` plus the first stage with the most MoE layers of ``model`` (an MoE
+        layer holds more parameters and costs more than a dense one, so with dense first layers
+        (DeepSeek-V3) or an uneven split the stage with the most layers need not be the heaviest)."""
+        if not model.is_moe or self.parallel.pp == 1:
+            return self.candidate_stages
+        starts = [sum(self.stage_layers[:i]) for i in range(self.parallel.pp)]
+        moe = [model.moe_layers_in(a, n) for a, n in zip(starts, self.stage_layers)]
+        return tuple(sorted({*self.candidate_stages, moe.index(max(moe))}))
 
     @property
     def seq_len_divisor(self) -> int:

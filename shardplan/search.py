@@ -533,7 +533,7 @@ class _Evaluator:
       token split that needs it). Recompute is not validated at all. Pinned fields are checked on
       the half they belong to.
     * Memory is :func:`~shardplan.cost.memory.memory_estimate`'s, bit for bit: the maximum over
-      ``Layout.candidate_stages`` of a :class:`~shardplan.cost.memory.MemoryBreakdown` total whose
+      ``Layout.stages_to_price`` of a :class:`~shardplan.cost.memory.MemoryBreakdown` total whose
       model-state fields (params, grads, optimizer, zero3_buffers) come from
       :func:`~shardplan.cost.memory.model_state_terms` on a layout with the same weight placement
       (they read nothing else) and whose activation fields (activations, logits, communication
@@ -656,7 +656,7 @@ class _Evaluator:
         (cached per activation key, policy and stage)."""
         lay = split.layout
         out = split.acts[rc] = []
-        for st in lay.candidate_stages:
+        for st in lay.stages_to_price(self.model):
             half = self._acts.get((split.act_key, rc, st))
             if half is None:
                 if lay.parallel.recompute != rc:
@@ -798,7 +798,7 @@ class _Trials:
             return None
         if self.placement_layout is None:
             self.placement_layout, self.honoured = ev.weights(self.placement, g, mbs, rc)
-            self.stages = split.layout.candidate_stages  # type: ignore[union-attr]
+            self.stages = split.layout.stages_to_price(ev.model)  # type: ignore[union-attr]
         if self.placement_layout is _INVALID:
             self.res.n_invalid += 1
             return None

@@ -11,8 +11,8 @@ layer, selective recompute one forward of the attention core (Korthikanti et al.
 under op-level selective checkpointing (torchtitan), of every second matmul and every element-wise
 op (:func:`every_other_mm_shares`). The
 last pipeline stage adds the LM head GEMMs and the softmax cross-entropy over the vocab shard.
-The framework's ``layer_overhead_s`` is charged per layer per microbatch, ``moe_layer_overhead_s`` per MoE
-layer per microbatch (``StageCompute.overhead_s``).
+The framework's ``layer_overhead_s`` is charged per layer per microbatch, ``moe_expert_overhead_s`` per local
+expert of every MoE layer per microbatch (``StageCompute.overhead_s``).
 """
 
 from __future__ import annotations
@@ -287,8 +287,8 @@ class StageCompute:
             attention core).
         params: the stage's parameters (:class:`~shardplan.cost.memory.StageParams`).
         overhead_s: launch / host dispatch the GPU waits for: the framework's
-            ``layer_overhead_s`` x the stage's layers plus ``moe_layer_overhead_s`` x its MoE layers
-            (forward + backward of one microbatch).
+            ``layer_overhead_s`` x the stage's layers plus ``moe_expert_overhead_s`` x its MoE layers x
+            the local experts E / ep (forward + backward of one microbatch).
     """
 
     stage: int
@@ -343,7 +343,7 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
         mm, elem = mm + (1 + model.mtp_modules) * head_mm, elem + (1 + model.mtp_modules) * head_elem
     fw = training.framework
     return StageCompute(stage, mm, elem, rec, sp_, sp_.layers * fw.layer_overhead_s
-                        + sp_.moe_layers * fw.moe_layer_overhead_s)
+                        + sp_.moe_layers * max(1, model.n_experts // p.ep) * fw.moe_expert_overhead_s)
 
 
 def module_recompute_s(modules: tuple[str, ...], lt: LayerTimes, moe: bool) -> float:
@@ -364,7 +364,7 @@ def module_recompute_s(modules: tuple[str, ...], lt: LayerTimes, moe: bool) -> f
 
 def slowest_stage(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, layout: Layout,
                   dense_t: LayerTimes, moe_t: LayerTimes) -> StageCompute:
-    """The stage with the longest microbatch compute among ``layout.candidate_stages`` (first,
-    last, most layers): it sets the pipeline's pace (Narayanan et al. 2021 Sec. 2.2)."""
-    per_stage = [stage_compute(model, training, hw, layout, st, dense_t, moe_t) for st in layout.candidate_stages]
+    """The stage with the longest microbatch compute among ``layout.stages_to_price(model)`` (first,
+    last, most layers, most MoE layers): it sets the pipeline's pace (Narayanan et al. 2021 Sec. 2.2)."""
+    per_stage = [stage_compute(model, training, hw, layout, st, dense_t, moe_t) for st in layout.stages_to_price(model)]
     return max(per_stage, key=lambda c: c.total_s)

@@ -619,8 +619,9 @@ def model_state_terms(model: ModelSpec, training: TrainingSpec, layout: Layout, 
 def memory_estimate(model: ModelSpec, training: TrainingSpec, layout: Layout, reserve: float = 0.0
                     ) -> MemoryBreakdown:
     """Memory of the most loaded device: the maximum over the first and last pipeline stages and,
-    for uneven splits, the stage with the most layers."""
-    stages = layout.candidate_stages
+    for uneven splits, the stage with the most layers and the one with the most MoE layers
+    (:meth:`~shardplan.parallel.Layout.stages_to_price`)."""
+    stages = layout.stages_to_price(model)
     return max((memory_for_stage(model, training, layout, s, reserve) for s in stages), key=lambda m: m.total)
 
 

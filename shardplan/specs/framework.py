@@ -28,13 +28,14 @@ class FrameworkProfile(BaseModel):
         layer_overhead_s: seconds per transformer layer per microbatch (forward + backward) of
             kernel launches and host dispatch that the GPU waits for (eager frameworks launch one
             kernel per operation; CUDA graphs / XLA fuse them away).
-        moe_layer_overhead_s: seconds per MoE layer per microbatch (forward + backward) beyond the
-            GEMM, attention, element-wise and AllToAll times the model prices: the router's small
-            kernels (top-k, softmax, auxiliary loss), the token permutations, one launch per local
-            expert GEMM and its fp8 casts, and the dispatcher's device-to-host read of the split
-            sizes before every AllToAll (Megatron-core ``token_dispatcher.py``
-            ``_maybe_dtoh_and_synchronize``), which empties the launch queue so the host's launch time
-            of the layer is no longer hidden. Fitted per framework (benchmarks/fit_frameworks.py).
+        moe_expert_overhead_s: seconds per local expert (E / ep) per MoE layer per microbatch (forward +
+            backward) beyond the GEMM, attention, element-wise and AllToAll times the model prices: the
+            host work that grows with the experts a rank runs (Transformer Engine's grouped linear layers
+            issue one GEMM per local expert from a host loop, forward and both backward GEMMs, with
+            per-expert fp8 casts and token splits), exposed because the dropless dispatcher reads the
+            split sizes on the host before every AllToAll (Megatron-core ``token_dispatcher.py``
+            ``_maybe_dtoh_and_synchronize``) and the launch queue empties. Fitted per framework
+            (benchmarks/fit_frameworks.py).
         microbatch_overhead_s: seconds per microbatch per pipeline stage (schedule bookkeeping,
             pipeline send/recv setup, data movement of the batch).
         step_overhead_s: seconds per optimizer step (optimizer launch, gradient clipping norm,
@@ -175,7 +176,7 @@ class FrameworkProfile(BaseModel):
     collective_overhead_s: float = Field(default=0.0, ge=0, le=0.1)
     layer_overhead_s: float = Field(default=0.0, ge=0, le=0.1)
     microbatch_overhead_s: float = Field(default=0.0, ge=0, le=1.0)
-    moe_layer_overhead_s: float = Field(default=0.0, ge=0, le=0.1)
+    moe_expert_overhead_s: float = Field(default=0.0, ge=0, le=0.01)
     step_overhead_s: float = Field(default=0.0, ge=0, le=60.0)
     elementwise_traffic: float = Field(default=1.0, ge=1.0, le=10.0)
     dp_overlap: float = Field(default=1.0, ge=0, le=1)
