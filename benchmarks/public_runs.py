@@ -165,6 +165,28 @@ def _nemo_long_sequence() -> tuple:
 
 
 NEMO_LONG_SEQUENCE = _nemo_long_sequence()
+
+
+#: NeMo long-sequence performance, Llama 3 8B in fp8 on DGX-B200 (NVIDIA/NeMo docs/source/performance/
+#: performance_long_sequence.md, NeMo 25.04.rc2 container): sequence 8k-1M tokens, global batch as published (512 at
+#: 8k halving with each doubling), TP / CP / DP as published, micro batch 1 (not published), TFLOP/s per GPU counted
+#: as for the H100 rows above (attention not halved); Transformer Engine's default attention (cuDNN) on Blackwell
+def _nemo_long_sequence_b200() -> tuple:
+    from shardplan.cost.flops import model_flops_per_token
+    from shardplan.presets.models import MODELS
+    model = MODELS["llama-3-8b"]
+    return tuple(
+        (f"NeMo 25.04 long sequence: Llama 3 8B fp8, seq {k}k, TP {tp} CP {cp}, {n} B200", "llama-3-8b", "B200",
+         "megatron", "fp8-mixed", n, k * 1024, gbs,
+         dict(tp=tp, sp=tp > 1, tp_overlap=tp > 1, dp=dp, cp=cp, zero_stage=1, microbatch_size=1),
+         tflops * 1e12 / model_flops_per_token(model, k * 1024, causal=False), None)
+        for k, n, gbs, tp, cp, dp, tflops in ((8, 2, 512, 1, 1, 2, 1671), (16, 4, 256, 1, 1, 4, 1717),
+                                               (32, 8, 128, 1, 2, 4, 1624), (64, 16, 64, 1, 4, 4, 1600),
+                                               (128, 32, 32, 2, 4, 4, 1588), (256, 64, 16, 4, 4, 4, 1590),
+                                               (512, 128, 8, 4, 8, 4, 1619), (1024, 256, 4, 4, 16, 4, 1608)))
+
+
+NEMO_LONG_SEQUENCE_B200 = _nemo_long_sequence_b200()
 #: Megatron-Bridge performance summary, NeMo 25.09 container, DGX-H100 table (NVIDIA-NeMo/Megatron-Bridge
 #: docs/performance-summary.md; one 405B row from the 26.06 table, global batch 1536): fp8 with current scaling (the 25.11 table names it FP8-CS), tokens/s/GPU as
 #: published; MoE rows force-balanced ("we force-balance the token distribution among experts"). TP communication
@@ -271,6 +293,7 @@ PUBLIC_CHECKS = (
     *LLAMA3_405B,
     *QWEN3_LONG_CONTEXT,
     *NEMO_LONG_SEQUENCE,
+    *NEMO_LONG_SEQUENCE_B200,
     *MEGATRON_BRIDGE_H100,
 )
 

@@ -228,3 +228,15 @@ def test_naive_attention_is_priced_as_batched_gemms():
     e_qk, e_av = 0.78 * 1536 / 1620, 0.78 * 192 / 216
     assert flops / (f * 312e12) == pytest.approx(2 / (1 / e_qk + 1 / e_av))
     assert b > 1.9 * f
+
+
+def test_blackwell_attention_kernels_derived_from_sources():
+    # cuDNN on B200: FlashAttention-4 reaches 1,613 TFLOP/s, 1.3x cuDNN 9.13 -> 1613e12 / 1.3 / 2.25e15 = 0.55145 of the
+    # bf16 peak forward; backward at Hopper cuDNN's ratio 0.828 / 0.844 -> 0.54100. FlashAttention-2 (no Blackwell path):
+    # Hopper rates x 989.4e12 x 148 / (132 x 2.25e15) = x 0.49304 -> 0.412 -> 0.20313, 0.378 -> 0.18637
+    from shardplan.cost.gemm import ATTENTION_KERNELS
+    cudnn, fa2 = ATTENTION_KERNELS[("cudnn", "blackwell")], ATTENTION_KERNELS[("fa2", "blackwell")]
+    assert cudnn.fwd_peak_fraction == pytest.approx(0.55145, abs=1e-5)
+    assert cudnn.bwd_peak_fraction == pytest.approx(0.54100, abs=1e-5)
+    assert fa2.fwd_peak_fraction == pytest.approx(0.20313, abs=1e-5)
+    assert fa2.bwd_peak_fraction == pytest.approx(0.18637, abs=1e-5)

@@ -266,6 +266,32 @@ ATTENTION_KERNELS: dict[tuple[str, str], AttentionKernel] = {
 }
 ATTENTION_KERNELS[("fa2", "ampere")] = _fa2_ampere()
 
+_BLACKWELL = ("Blackwell (B200), not fitted: cuDNN's forward at its rate in Zadouri et al. 2026, FlashAttention-4 (arXiv "
+              "2603.05451), abstract: FA4 reaches 1,613 TFLOP/s in bf16, up to 1.3x cuDNN 9.13, so cuDNN ~1,240 "
+              "TFLOP/s = 0.551 of 2.25 PF, and its backward at the Hopper cuDNN backward / forward ratio (0.981); "
+              "FlashAttention-2 has no Blackwell code path: its Hopper rates x 148 / 132 SMs (its softmax and "
+              "shared-memory work per SM, which bound it, did not grow: same paper, Sec. 2); head-dim and length "
+              "terms of the Hopper kernels")
+
+
+def _blackwell(name: str) -> AttentionKernel:
+    """The Hopper kernel ``name`` moved to B200 (:data:`_BLACKWELL`; peaks and SM counts from the presets)."""
+    from shardplan.presets.hardware import HARDWARE
+    b200, h100 = HARDWARE["b200"], HARDWARE["h100-sxm"]
+    h = ATTENTION_KERNELS[(name, "hopper")]
+    if name == "cudnn":
+        fwd = 1613e12 / 1.3 / b200.peak_flops_bf16
+        bwd = fwd * h.bwd_peak_fraction / h.fwd_peak_fraction
+    else:
+        scale = h100.peak_flops_bf16 * b200.sm_count / (h100.sm_count * b200.peak_flops_bf16)
+        fwd, bwd = h.fwd_peak_fraction * scale, h.bwd_peak_fraction * scale
+    return AttentionKernel(name, "blackwell", fwd, bwd, h.d_half, h.s_half_fwd, h.s_half_bwd, h.causal_factor,
+                           _BLACKWELL)
+
+
+for _k in ("cudnn", "fa2"):
+    ATTENTION_KERNELS[(_k, "blackwell")] = _blackwell(_k)
+
 #: the attention kernel each framework profile runs: nanotron, torchtitan (PyTorch SDPA's flash
 #: backend), llm-foundry / PyTorch FSDP and DeepSpeed call FlashAttention-2; Megatron-LM / NeMo
 #: go through Transformer Engine, whose default on Hopper is cuDNN's fused attention (FA2 on
