@@ -263,6 +263,36 @@ MEGATRON_BRIDGE_H100 = (
     ("Megatron-Bridge 25.11 B200: GPT-OSS-120B EP8, 64 GPUs", "gpt-oss-120b", "B200", "megatron", "bf16-mixed",
      64, 4096, 512, dict(ep=8, etp=1, zero_stage=1, microbatch_size=4, recompute="selective",
                          recompute_modules=("layernorm", "moe_act")), 8213, None),
+    # the DGX-GB200 (NVL72) tables, 25.09 and 25.11, the `gb200` preset; layouts as the tables give them (FP8-CS
+    # columns), with the recipes' activation offloading (scripts/performance/configs/llama/
+    # llama3_workload_base_configs.py LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_CS_V1: Megatron-FSDP, cpu_offloading_num_layers
+    # 40; llama31_workload_base_configs.py LLAMA31_405B_PRETRAIN_CONFIG_GB200_FP8_CS_V1: FSDP, TP 2, 92 layers) and
+    # GPT-OSS-120B's norm and MoE-activation recompute (gpt_oss_workload_base_configs.py GB200_BF16_V1)
+    *((f"Megatron-Bridge {rel} GB200: {label}", name, "GB200", "megatron", prec, n, seq, gbs, fields, tps, None)
+      for rel, label, name, prec, n, seq, gbs, fields, tps in (
+          ("25.09", "Llama 3 8B, 8 GPUs", "llama-3-8b", "fp8-mixed", 8, 8192, 128,
+           dict(zero_stage=1, microbatch_size=2), 31357),
+          ("25.11", "Llama 3 8B, 8 GPUs", "llama-3-8b", "fp8-mixed", 8, 8192, 128,
+           dict(zero_stage=1, microbatch_size=2), 31508),
+          ("25.09", "Llama 3 70B Megatron-FSDP, 40 layers offloaded, 64 GPUs", "llama-3-70b", "fp8-mixed", 64, 8192, 128,
+           dict(zero_stage=3, microbatch_size=2, offload_activation_layers=40), 3986),
+          ("25.11", "Llama 3 70B Megatron-FSDP, 40 layers offloaded, 64 GPUs", "llama-3-70b", "fp8-mixed", 64, 8192, 128,
+           dict(zero_stage=3, microbatch_size=2, offload_activation_layers=40), 4312),
+          ("25.09", "Llama 3.1 405B Megatron-FSDP TP2, 92 layers offloaded, 128 GPUs", "llama-3.1-405b", "fp8-mixed", 128,
+           8192, 64, dict(zero_stage=3, tp=2, sp=True, microbatch_size=1, offload_activation_layers=92), 729),
+          ("25.11", "Llama 3.1 405B Megatron-FSDP TP2, 92 layers offloaded, 128 GPUs", "llama-3.1-405b", "fp8-mixed", 128,
+           8192, 64, dict(zero_stage=3, tp=2, sp=True, microbatch_size=1, offload_activation_layers=92), 706),
+          ("25.09", "Qwen3-30B-A3B EP8, token drop, 8 GPUs", "qwen3-30b-a3b", "fp8-mixed", 8, 4096, 512,
+           dict(ep=8, etp=1, zero_stage=1, microbatch_size=4), 22775),
+          ("25.11", "Qwen3-30B-A3B EP8, dropless, 8 GPUs", "qwen3-30b-a3b", "fp8-mixed", 8, 4096, 512,
+           dict(ep=8, etp=1, zero_stage=1, microbatch_size=4), 23766),
+          ("25.09", "Qwen3-235B-A22B TP2 EP64, token drop, 64 GPUs", "qwen3-235b-a22b", "fp8-mixed", 64, 4096, 1024,
+           dict(tp=2, sp=True, ep=64, etp=1, zero_stage=1, microbatch_size=1), 4452),
+          ("25.11", "Qwen3-235B-A22B TP2 EP64, dropless, 64 GPUs", "qwen3-235b-a22b", "fp8-mixed", 64, 4096, 1024,
+           dict(tp=2, sp=True, ep=64, etp=1, zero_stage=1, microbatch_size=1), 4366),
+          ("25.11", "GPT-OSS-120B EP64, 64 GPUs", "gpt-oss-120b", "bf16-mixed", 64, 4096, 512,
+           dict(ep=64, etp=1, zero_stage=1, microbatch_size=4, recompute="selective",
+                recompute_modules=("layernorm", "moe_act")), 15754))),
 )
 PUBLIC_CHECKS = (
     ("torchtitan Table 1: Llama-3.1-8B FSDP, 8 GPUs", "llama-3.1-8b", H96, "torchtitan", "bf16-mixed", 8, 8192, 16,

@@ -26,7 +26,8 @@ def _components(e: Estimate) -> dict[str, float]:
     """Step-time components (seconds), communication split by axis and network level."""
     out = {"matmul compute": e.matmul_s, "element-wise (HBM)": e.elementwise_s, "recompute": e.recompute_s,
            "pipeline bubble": e.bubble_s, "optimizer update": e.optimizer_s,
-           "framework overhead": e.overhead_s, "overlap slowdown": e.overlap_slowdown_s}
+           "framework overhead": e.overhead_s, "overlap slowdown": e.overlap_slowdown_s,
+           "activation offload (host link)": e.offload_s}
     for c in e.collectives:
         key = f"{c.axis} {c.op} on {c.level}"
         out[key] = out.get(key, 0.0) + c.exposed_s

@@ -64,6 +64,11 @@ class ParallelConfig(BaseModel):
         kv_replication: allow tp > n_kv_heads by replicating KV heads (tp % n_kv_heads == 0).
         fsdp_unit: ZeRO-3 gather granularity: 'block' (torch FSDP per layer) or 'tensor' (DeepSpeed).
         offload_optimizer: keep master weights, gradients and optimizer state in host memory.
+        offload_activation_layers: layers whose saved activations go to host memory during the forward and
+            come back for the backward (Megatron-core ``--cpu-offloading --cpu-offloading-num-layers N``,
+            Transformer Engine's CPU offload context; Megatron-Bridge's GB200 recipes offload 40 of Llama 3
+            70B's 80 layers); Megatron-core requires N < n_layers, pp = 1 and no recompute
+            (``transformer_config.py``).
         overlap_grad_reduce: overlap the data-parallel gradient reduction (and the ZeRO-1/2 parameter
             AllGather) with backward (forward) compute, as DDP buckets / Megatron-LM do.
         tp_overlap: hide the tp activation collectives behind the matmuls that consume or produce
@@ -117,6 +122,9 @@ class ParallelConfig(BaseModel):
         "ZeRO-3 gather granularity: 'block' (PyTorch FSDP, per layer) or 'tensor' (DeepSpeed)"))
     offload_optimizer: bool = Field(default=False, description=(
         "keep master weights, gradients and optimizer state in host memory"))
+    offload_activation_layers: int = Field(default=0, ge=0, le=lim.MAX_LAYERS, description=(
+        "layers whose saved activations are moved to host memory and back (Megatron --cpu-offloading-num-layers); "
+        "needs pp=1 and recompute=none"))
     overlap_grad_reduce: bool = Field(default=True, description=(
         "overlap the data-parallel gradient reduction (and the ZeRO-1/2 parameter AllGather) with "
         "backward (forward) compute, as DDP buckets / Megatron-LM do"))
@@ -562,6 +570,10 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
     p = _resolve_dp(parallel, model, n_devices)
     _check_tp(p, model)
     stage_layers = _stage_layers(p, model, training.framework.pipeline_split)
+    if p.offload_activation_layers >= model.n_layers:
+        raise ConfigError(f"offload_activation_layers={p.offload_activation_layers} must be below n_layers="
+                          f"{model.n_layers}; legal: 0 to {model.n_layers - 1}", field="offload_activation_layers",
+                          value=p.offload_activation_layers, legal=[0, model.n_layers - 1])
     _check_sequence(p, training, n_devices)
     _check_ep(p, model)
     m = _microbatches(p, model, training)
@@ -608,6 +620,13 @@ def _check_options(p: ParallelConfig, n_devices: int) -> None:
         raise ConfigError(f"moe_dispatcher={p.moe_dispatcher!r} dispatches tokens over the ep group and needs ep > 1 "
                           f"(an MoE model's expert parallelism); legal with ep=1: 'alltoall'", field="moe_dispatcher",
                           value=p.moe_dispatcher, legal=["alltoall"])
+    if p.offload_activation_layers and (p.pp > 1 or p.recompute != "none"):
+        field, value = ("pp", p.pp) if p.pp > 1 else ("recompute", p.recompute)
+        legal: list = [1] if field == "pp" else ["none"]
+        raise ConfigError(f"offload_activation_layers={p.offload_activation_layers} needs pp=1 and recompute='none' "
+                          f"(Megatron-core has no activation offloading with pipelining or recomputation); got "
+                          f"{field}={value!r}; legal {field}: {legal[0]!r}, or offload_activation_layers=0",
+                          field=field, value=value, legal=legal)
     if p.zero_stage == 0 and p.dp_shard not in (None, 1):
         raise ConfigError(f"dp_shard={p.dp_shard} needs zero_stage >= 1 (nothing is sharded with zero_stage=0)",
                           field="dp_shard", value=p.dp_shard)

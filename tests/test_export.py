@@ -568,6 +568,18 @@ def test_megatron_round_trips_recompute_modules():
     assert (p.recompute, p.recompute_modules) == ("selective", ("layernorm", "moe_act"))
 
 
+def test_megatron_round_trips_activation_offloading():
+    # Megatron-Bridge's GB200 Llama 3.1 405B recipe: Megatron-FSDP, TP 2, cpu_offloading_num_layers 92
+    from shardplan.export import exporter
+    text = ("torchrun --nnodes 32 --nproc-per-node 4 pretrain_gpt.py --tensor-model-parallel-size 2 --sequence-parallel "
+            "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params "
+            "--cpu-offloading --cpu-offloading-num-layers 92")
+    p = exporter("megatron").read(text).parallel
+    assert (p.offload_activation_layers, p.zero_stage, p.tp) == (92, 3, 2)
+    # without --cpu-offloading the layer count does nothing (Megatron reads it only with the switch on)
+    assert exporter("megatron").read(text.replace("--cpu-offloading ", "")).parallel.offload_activation_layers == 0
+
+
 @pytest.mark.parametrize("script", [
     # the flag last in a bash array: the closing ')' is not a module
     "A=(\n --recompute-granularity selective\n --recompute-modules mla_up_proj layernorm\n)\n"

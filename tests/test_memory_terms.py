@@ -369,13 +369,13 @@ def test_megatron_bridge_qwen3_30b_fits_with_one_routed_copy():
 
 def test_moe_expert_overhead_is_charged_per_local_expert_moe_layer_and_microbatch():
     # Qwen3-30B-A3B on 8 B200, ep 8, no pipeline: 512 sequences / (8 x 1) = 64 microbatches of 48 MoE layers with
-    # 128 / 8 = 16 local experts each; the Megatron profile's 0.270 ms per local expert adds
-    # 64 x 48 x 16 x 2.70e-4 = 13.27104 s to the step (and to the reported framework overhead)
+    # 128 / 8 = 16 local experts each; the Megatron profile's 0.286 ms per local expert adds
+    # 64 x 48 x 16 x 2.86e-4 = 14.057472 s to the step (and to the reported framework overhead)
     from shardplan.calibration import hardware_of
     from shardplan.cost.step import estimate
     from shardplan.presets.models import MODELS
     fw = framework_profile("megatron")
-    assert fw.moe_expert_overhead_s == 2.70e-4
+    assert fw.moe_expert_overhead_s == 2.86e-4
     steps = {}
     for ep in (8, 4):
         pc = ParallelConfig(ep=ep, etp=1, zero_stage=1, microbatch_size=1)
@@ -383,17 +383,17 @@ def test_moe_expert_overhead_is_charged_per_local_expert_moe_layer_and_microbatc
             tr = TrainingSpec(seq_len=4096, global_batch_size=512, framework=profile,
                               precision=PRECISION_POLICIES["fp8-mixed"])
             steps[ep, on] = estimate(MODELS["qwen3-30b-a3b"], hardware_of("B200"), tr, pc, 8)
-    assert steps[8, True].step_s - steps[8, False].step_s == pytest.approx(13.27104, rel=1e-9)
-    assert steps[8, True].overhead_s - steps[8, False].overhead_s == pytest.approx(13.27104, rel=1e-9)
-    # ep 4: 32 local experts, twice the cost: 26.54208 s
-    assert steps[4, True].step_s - steps[4, False].step_s == pytest.approx(2 * 13.27104, rel=1e-9)
+    assert steps[8, True].step_s - steps[8, False].step_s == pytest.approx(14.057472, rel=1e-9)
+    assert steps[8, True].overhead_s - steps[8, False].overhead_s == pytest.approx(14.057472, rel=1e-9)
+    # ep 4: 32 local experts, twice the cost: 28.114944 s
+    assert steps[4, True].step_s - steps[4, False].step_s == pytest.approx(2 * 14.057472, rel=1e-9)
 
 
 def test_stage_with_most_moe_layers_is_priced():
     # DeepSeek-V3 (61 layers, the first 3 dense, 256 experts), pp 8 split 1,10,10,10,10,10,5,5: stage 1 (layers 1-10)
     # holds 8 MoE layers, stage 2 (layers 11-20) 10. The stage with the most layers (1) is not the slowest: stage 2
     # must be priced too. ep 8: 32 local experts; 512 sequences / (8 x 1) = 64 microbatches; the per-expert cost of
-    # stage 2 is 64 x 10 x 32 x 2.70e-4 = 5.5296 s
+    # stage 2 is 64 x 10 x 32 x 2.86e-4 = 5.85728 s
     from shardplan.calibration import hardware_of
     from shardplan.cost.step import estimate
     from shardplan.presets.models import MODELS
@@ -404,7 +404,7 @@ def test_stage_with_most_moe_layers_is_priced():
     lay = validate(pc, ds, tr, 64)
     assert lay.candidate_stages == (0, 1, 7) and lay.stages_to_price(ds) == (0, 1, 2, 7)
     e = estimate(ds, hardware_of("B200"), tr, pc, 64)
-    assert e.overhead_s == pytest.approx(64 * 10 * 32 * 2.70e-4, rel=1e-9) == pytest.approx(5.5296)
+    assert e.overhead_s == pytest.approx(64 * 10 * 32 * 2.86e-4, rel=1e-9) == pytest.approx(5.85728)
 
 
 def test_integer_choice_fields_refuse_booleans(tmp_path):
@@ -416,3 +416,32 @@ def test_integer_choice_fields_refuse_booleans(tmp_path):
         load(str(f))
     f.write_text("base: megatron\nmoe_routed_copies: 2\n")
     assert load(str(f)).moe_routed_copies == 2
+
+
+def test_activation_offload_memory_time_and_rules():
+    # TINY (h 1024, 8 layers, 40,992 B per token and layer at tp 1, bf16, flash; first test above), seq 2048, mbs 1:
+    # offloading 3 layers keeps one layer as the staging buffer, so (3 - 1) x 2048 x 40,992 = 167,903,232 B go to host
+    from shardplan.cost.memory import offloaded_activation_bytes
+    from shardplan.cost.step import estimate
+    from shardplan.presets.hardware import HARDWARE
+    tr, lay0 = _lay(TINY, ParallelConfig(), 8, batch=16)
+    _, lay3 = _lay(TINY, ParallelConfig(offload_activation_layers=3), 8, batch=16)
+    assert offloaded_activation_bytes(TINY, tr, lay3) == 2 * 2048 * 40992 == 167_903_232
+    m0, m3 = memory_for_stage(TINY, tr, lay0, 0), memory_for_stage(TINY, tr, lay3, 0)
+    assert m0.activations - m3.activations == 167_903_232 and m3.host_offload == 167_903_232
+    # time: on a host link of 1 GB/s each copy takes 0.167903232 s; exposed beyond a third (forward) and two thirds
+    # (backward) of the microbatch compute c: m x (max(0, 0.1679 - c/3) + max(0, 0.1679 - 2c/3))
+    slow = HARDWARE["h100-sxm"].model_copy(update={"host_bandwidth": 1e9})
+    e = estimate(TINY, slow, tr, ParallelConfig(offload_activation_layers=3), 8)
+    m, c, copy = e.layout.microbatches, e.compute_s / e.layout.microbatches, 167_903_232 / 1e9
+    assert e.offload_s == pytest.approx(m * (max(0, copy - c / 3) + max(0, copy - 2 * c / 3)), rel=1e-12)
+    assert e.offload_s > 0 and e.to_dict()["time_s"]["activation_offload"] == e.offload_s
+    # Megatron-core's rules (transformer_config.py): N < n_layers, pp = 1, no recompute
+    for fields, field in ((dict(offload_activation_layers=8), "offload_activation_layers"),
+                          (dict(offload_activation_layers=2, pp=2), "pp"),
+                          (dict(offload_activation_layers=2, recompute="full"), "recompute")):
+        with pytest.raises(ConfigError) as err:
+            _lay(TINY, ParallelConfig(**fields), 8, batch=16)
+        assert err.value.field == field
+    with pytest.raises(ConfigError, match="host link bandwidth"):
+        estimate(TINY, HARDWARE["tpu-v5p"], tr, ParallelConfig(offload_activation_layers=3), 8)

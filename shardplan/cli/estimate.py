@@ -90,9 +90,9 @@ def _memory_and_time_tables(e, d: dict) -> tuple[Table, Table]:
     tt.add_column("time", justify="right")
     tt.add_column("share", justify="right")
     for k in ("matmul", "elementwise", "recompute", "exposed_comm", "bubble", "optimizer", "framework_overhead",
-              "overlap_slowdown"):
+              "overlap_slowdown", "activation_offload"):
         v = d["time_s"][k]
-        if v or k not in ("framework_overhead", "overlap_slowdown"):  # profile terms only where they apply
+        if v or k not in ("framework_overhead", "overlap_slowdown", "activation_offload"):  # only where they apply
             tt.add_row(k, fmt_seconds(v), f"{v / e.step_s:.1%}")
     tt.add_row("[bold]step[/]", fmt_seconds(e.step_s), "100%")
     return mem, tt

@@ -74,6 +74,7 @@ class Estimate:
     roofline: list[dict] = field(default_factory=list)
     overhead_s: float = 0.0
     overlap_slowdown_s: float = 0.0
+    offload_s: float = 0.0
 
     @property
     def parallel(self) -> ParallelConfig:
@@ -112,7 +113,7 @@ class Estimate:
                        "elementwise": self.elementwise_s, "recompute": self.recompute_s,
                        "exposed_comm": self.exposed_comm_s, "bubble": self.bubble_s,
                        "optimizer": self.optimizer_s, "framework_overhead": self.overhead_s,
-                       "overlap_slowdown": self.overlap_slowdown_s},
+                       "overlap_slowdown": self.overlap_slowdown_s, "activation_offload": self.offload_s},
             "collectives": [c.to_dict() for c in self.collectives],
             "model_flops_per_step": self.model_flops_per_step,
             "hardware_flops_per_step": self.hardware_flops_per_step,
@@ -191,8 +192,9 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     slow_mb, slow_step = overlap_slowdown(ctx, colls)
     in_dp = {id(c) for c in dp.collectives}  # counted in dp.per_microbatch / per_step (the tied-embedding
     # all-reduce among them has axis pp)
+    offload_mb = activation_offload_s(model, training, layout, hw, ctx.stage.total_s)
     T_mb = (ctx.stage.total_s + dp.per_microbatch + sum(c.exposed_s for c in colls if id(c) not in in_dp) / m
-            + fw.microbatch_overhead_s + slow_mb)
+            + fw.microbatch_overhead_s + slow_mb + offload_mb)
     mem = memory_estimate(model, training, layout, reserve=hw.hbm_bytes - hw.usable_hbm_bytes())
     # profile terms outside the device's work: the host's issue floor and allocator retries near full
     # HBM per microbatch, pipeline message stalls per step (0 for the Megatron-LM default)
@@ -221,7 +223,7 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
         bound=bottleneck(ctx, colls, bubble, opt_s, overhead, slowdown),
         thresholds=_threshold_info(model, training, hw, layout) if detail else {},
         roofline=_roofline(model, training, hw, layout.parallel, layout.local_tokens, ctx.dense_t, colls, m)
-        if detail else [], overhead_s=overhead, overlap_slowdown_s=slowdown)
+        if detail else [], overhead_s=overhead, overlap_slowdown_s=slowdown, offload_s=m * offload_mb)
 
 
 def host_floor_s(ctx: StepContext) -> float:
@@ -293,6 +295,33 @@ def overlap_slowdown(ctx: StepContext, colls: list[Collective]) -> tuple[float, 
     per_mb = sum(factor[id(c)] * hidden[id(c)] for c in colls if c.phase != "step") / ctx.m
     per_step = sum(factor[id(c)] * hidden[id(c)] for c in colls if c.phase == "step")
     return per_mb, per_step
+
+
+def activation_offload_s(model: ModelSpec, training: TrainingSpec, layout: Layout, hw: HardwareSpec,
+                         compute_s: float) -> float:
+    """Exposed seconds per microbatch of activation offloading (``ParallelConfig.offload_activation_layers``):
+    the offloaded bytes (:func:`~shardplan.cost.memory.offloaded_activation_bytes`) go to the host during the
+    forward and come back during the backward over ``HardwareSpec.host_bandwidth`` (datasheet rate, no
+    efficiency factor: an optimistic bound), each copy on its own stream beside that pass's compute
+    (Transformer Engine's CPU offload handler); a copy longer than its pass is exposed by the difference. The
+    forward is a third of the stage's microbatch compute ``compute_s`` and the backward two thirds
+    (Narayanan et al. 2021 Sec. 5.1: backward = 2 x forward). 0 without offloading.
+
+    Raises:
+        ConfigError: offloading on hardware without a ``host_bandwidth``.
+    """
+    from shardplan.cost.memory import offloaded_activation_bytes
+    from shardplan.errors import ConfigError
+    nbytes = offloaded_activation_bytes(model, training, layout)
+    if not nbytes:
+        return 0.0
+    if hw.host_bandwidth is None:
+        raise ConfigError(f"offload_activation_layers={layout.parallel.offload_activation_layers} needs the device's "
+                          f"host link bandwidth, which hardware {hw.name!r} does not give; legal: "
+                          "offload_activation_layers=0, or a hardware file with host_bandwidth",
+                          field="offload_activation_layers", value=layout.parallel.offload_activation_layers, legal=[0])
+    copy = nbytes / hw.host_bandwidth
+    return max(0.0, copy - compute_s / 3) + max(0.0, copy - 2 * compute_s / 3)
 
 
 def optimizer_s(ctx: StepContext) -> float:

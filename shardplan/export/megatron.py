@@ -10,7 +10,8 @@ read): ``_add_distributed_args`` -- ``--tensor-model-parallel-size``, ``--pipeli
 Parallel domain"), ``--context-parallel-size``; ``_add_training_args`` -- ``--micro-batch-size``,
 ``--global-batch-size``, ``--recompute-granularity {full,selective}`` (selective recomputes
 ``--recompute-modules``, default core_attn), ``--recompute-method {uniform,block}``,
-``--recompute-num-layers``, ``--tp-comm-overlap``, ``--optimizer-cpu-offload``,
+``--recompute-num-layers``, ``--tp-comm-overlap``, ``--optimizer-cpu-offload``, ``--cpu-offloading``,
+``--cpu-offloading-num-layers``,
 ``--sequence-parallel``; ``_add_mixed_precision_args`` -- ``--bf16``,
 ``--accumulate-allreduce-grads-in-fp32``; ``_add_moe_args`` -- ``--expert-model-parallel-size``,
 ``--expert-tensor-parallel-size``, ``--moe-token-dispatcher-type``, ``--moe-enable-deepep``;
@@ -33,7 +34,8 @@ recompute -> ``--recompute-granularity`` (+ ``--recompute-method uniform --recom
 full; recompute_modules -> ``--recompute-modules``); ``--micro-batch-size``, ``--global-batch-size``,
 ``--seq-length``;
 overlap_grad_reduce -> ``--overlap-grad-reduce``; tp_overlap -> ``--tp-comm-overlap``;
-offload_optimizer -> ``--optimizer-cpu-offload``. dp is implied: world size / (tp pp cp), the world size
+offload_optimizer -> ``--optimizer-cpu-offload``; offload_activation_layers -> ``--cpu-offloading
+--cpu-offloading-num-layers``. dp is implied: world size / (tp pp cp), the world size
 from the ``torchrun --nnodes --nproc-per-node`` line. No GPipe or ZB-H1 schedule (Megatron-LM runs
 1F1B or interleaved 1F1B).
 """
@@ -159,6 +161,8 @@ def _dp_args(ctx: ExportContext) -> list[str]:
         args.append("--overlap-grad-reduce")
     if p.offload_optimizer:
         args.append("--optimizer-cpu-offload")
+    if p.offload_activation_layers:
+        args += ["--cpu-offloading", "--cpu-offloading-num-layers", str(p.offload_activation_layers)]
     return args
 
 
@@ -241,10 +245,11 @@ def parser() -> argparse.ArgumentParser:
                  "--num-virtual-stages-per-pipeline-rank",
                  "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers",
                  "--num-distributed-optimizer-instances", "--micro-batch-size", "--global-batch-size",
-                 "--seq-length", "--recompute-num-layers", "--nnodes", "--nproc-per-node", "--num-layers"):
+                 "--seq-length", "--recompute-num-layers", "--nnodes", "--nproc-per-node", "--num-layers",
+                 "--cpu-offloading-num-layers"):
         ap.add_argument(flag, type=int)
     for flag in ("--sequence-parallel", "--use-distributed-optimizer", "--use-megatron-fsdp", "--overlap-grad-reduce",
-                 "--tp-comm-overlap", "--optimizer-cpu-offload", "--bf16", "--moe-enable-deepep"):
+                 "--tp-comm-overlap", "--optimizer-cpu-offload", "--bf16", "--moe-enable-deepep", "--cpu-offloading"):
         ap.add_argument(flag, action="store_true")
     ap.add_argument("--data-parallel-sharding-strategy", choices=["no_shard", "optim", "optim_grads",
                                                                   "optim_grads_params"])
@@ -381,6 +386,7 @@ def read(text: str, devices: int | None = None) -> Imported:
                   recompute_modules=tuple(a.recompute_modules) if a.recompute_modules else None,
                   microbatch_size=a.micro_batch_size or 1, overlap_grad_reduce=a.overlap_grad_reduce,
                   tp_overlap=a.tp_comm_overlap, offload_optimizer=a.optimizer_cpu_offload,
+                  offload_activation_layers=(a.cpu_offloading_num_layers or 0) if a.cpu_offloading else 0,
                   dp_shard=dp // (a.num_distributed_optimizer_instances or 1) if zero else None,
                   **_pipeline_values(a, pp))
     return Imported(parallel_from(values), devices=n, seq_len=a.seq_length, global_batch=a.global_batch_size,
@@ -389,7 +395,7 @@ def read(text: str, devices: int | None = None) -> Imported:
 
 EXPORTER = Exporter(name="megatron", title="Megatron-LM", source=SOURCE, suffix=".sh",
                     expresses=("overlap_grad_reduce", "tp_overlap", "offload_optimizer", "etp", "moe_dispatcher",
-                               "recompute_modules"),
+                               "recompute_modules", "offload_activation_layers"),
                     write=write, read=read,
                     precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp8-mixed", "fp32"),
                     optimizer_dtypes=("fp32", "bf16-moments"))

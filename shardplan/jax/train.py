@@ -294,6 +294,9 @@ def _warn_unexecuted(p: ParallelConfig) -> None:
     if p.offload_optimizer:
         warnings.warn("offload_optimizer=True is not executed by the JAX runtime: the optimizer state stays "
                       "in device memory", stacklevel=3)
+    if p.offload_activation_layers:
+        warnings.warn(f"offload_activation_layers={p.offload_activation_layers} is not executed by the JAX runtime: "
+                      "saved activations stay in device memory", stacklevel=3)
     if p.moe_dispatcher != "alltoall":
         warnings.warn(f"moe_dispatcher={p.moe_dispatcher!r} is not executed by the JAX runtime: tokens are "
                       "dispatched with XLA's AllToAll", stacklevel=3)

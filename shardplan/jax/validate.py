@@ -86,6 +86,10 @@ def validate_plan(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg:
     if p.offload_optimizer:
         raise ConfigError("offload_optimizer=True is not implemented by the JAX runtime; legal: False",
                           field="offload_optimizer", value=True, legal=[False])
+    if p.offload_activation_layers:
+        raise ConfigError(f"offload_activation_layers={p.offload_activation_layers} is not implemented by the JAX "
+                          "runtime; legal: 0", field="offload_activation_layers", value=p.offload_activation_layers,
+                          legal=[0])
     cfg = cfg or TrainConfig(compute_dtype="float32")
     tr = runtime_training(training, cfg.compute_dtype)
     t0 = time.perf_counter()

@@ -178,6 +178,33 @@ for _name, _units in _COMPUTE_UNITS.items():
     _h = HARDWARE[_name]
     HARDWARE[_name] = HardwareSpec(**{**_h.model_dump(), **_units, "sources": {**_h.sources, **_units["sources"]}})
 
+# ----- Host link (activation offloading, ParallelConfig.offload_activation_layers) -----------------------------
+_PCIE4 = "PCIe Gen4 x16 to the host CPU: 32 GB/s per direction (PCI-SIG: 16 GT/s x 16 lanes, 128b/130b)"
+_PCIE5 = "PCIe Gen5 x16 to the host CPU: 64 GB/s per direction (PCI-SIG: 32 GT/s x 16 lanes, 128b/130b)"
+_HOST_LINK = {"a100-40gb": (32e9, _PCIE4), "a100-80gb": (32e9, _PCIE4), "h100-sxm": (64e9, _PCIE5),
+              "h200": (64e9, _PCIE5), "b200": (64e9, _PCIE5), "mi300x": (64e9, _PCIE5)}
+for _name, (_bw, _src) in _HOST_LINK.items():
+    _h = HARDWARE[_name]
+    HARDWARE[_name] = HardwareSpec(**{**_h.model_dump(), "host_bandwidth": _bw,
+                                      "sources": {**_h.sources, "host_bandwidth": _src}})
+
+#: GB200 NVL72: the Blackwell GPU of a Grace-Blackwell superchip at the higher power of the NVL72 rack (the b200
+#: entry's SMs, GEMM and network efficiencies, and kernels), with 72 GPUs in one NVLink domain
+_B200 = HARDWARE["b200"]
+HARDWARE["gb200"] = HardwareSpec(**{
+    **_B200.model_dump(), "name": "gb200", "peak_flops_bf16": 2.5e15, "peak_flops_fp8": 5e15, "hbm_bytes": 186e9,
+    "scale_up_size": 72, "host_bandwidth": 450e9, "sources": {
+        **_B200.sources,
+        "peak_flops": "NVIDIA GB200 NVL72 datasheet: 360 PFLOPS fp16/bf16 and 720 PFLOPS fp8 per 72 GPUs with sparsity "
+                      "-> 2.5 PF bf16 / 5 PF fp8 dense per GPU",
+        "hbm": "NVIDIA GB200 NVL72 datasheet: up to 13.4 TB HBM3e and 576 TB/s per 72 GPUs -> 186 GB, 8 TB/s per GPU",
+        "scale_up_bandwidth": "NVLink 5: 1.8 TB/s bidirectional per GPU -> 900 GB/s one-way; NVL72: one NVLink domain "
+                              "of 72 GPUs (NVLink Switch trays)",
+        "scale_out_bandwidth": "GB200 NVL72 compute tray: 4 GPUs with 4 ConnectX-7 400 Gb/s NICs -> 50 GB/s per GPU",
+        "host_bandwidth": "NVIDIA GB200 NVL72 datasheet: NVLink-C2C 900 GB/s between Grace and Blackwell -> 450 GB/s "
+                          "per direction",
+        "matmul_efficiency": "the b200 entry's (same Blackwell SMs): " + _B200.sources["matmul_efficiency"]}})
+
 #: H800 SXM: the export variant of H100 SXM (same GH100 die, tensor cores, HBM and SM count; every other
 #: number is the h100-sxm entry's), with NVLink cut to 400 GB/s bidirectional
 _H100 = HARDWARE["h100-sxm"]

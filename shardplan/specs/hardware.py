@@ -81,6 +81,10 @@ class HardwareSpec(BaseModel):
         default=1e-6, ge=0, le=1.0,
         description="host cost of posting one scale-out message, s (LogP 'o'); NCCL src/graph/tuning.cc "
                     "getNetOverhead: 1 us on Intel hosts, 2 us on AMD hosts")
+    host_bandwidth: float | None = Field(
+        default=None, ge=1e6, le=L.MAX_BANDWIDTH,
+        description="one-way bandwidth between a device and its host memory, bytes/s (PCIe or NVLink-C2C): the link "
+                    "activation offloading copies over; None: unknown (activation offloading is refused)")
     measured_busbw: dict[str, dict[int, float]] = Field(
         default_factory=dict,
         description="nccl-tests bus bandwidth (bytes/s) measured on this cluster: op -> {nodes: busbw}, with all "

@@ -45,7 +45,7 @@ HIDDEN_ROW = "hidden communication"
 _AXIS_COLORS = {"tp": "#d62728", "cp": "#9467bd", "ep": "#8c564b", "pp": "#e377c2", "dp": "#ff7f0e"}
 _FIXED_COLORS = {"matmul": "#1f77b4", "element-wise": "#17becf", "recompute": "#aec7e8",
                  "pipeline bubble": "#7f7f7f", "optimizer": "#bcbd22", "framework overhead": "#c49c94",
-                 "overlap slowdown": "#f7b6d2"}
+                 "overlap slowdown": "#f7b6d2", "activation offload": "#dbdb8d"}
 _MEM_COLORS = {"params": "#1f77b4", "grads": "#ff7f0e", "optimizer": "#2ca02c", "ZeRO-3 buffers": "#9467bd",
                "activations": "#d62728", "logits": "#8c564b", "communication buffers": "#e377c2",
                "allocator fragmentation": "#bcbd22", "runtime context": "#7f7f7f", "runtime reserve": "#c7c7c7"}
@@ -159,6 +159,7 @@ def time_parts(e: Estimate) -> list[TimePart]:
                           _FIXED_COLORS["framework overhead"]))
     parts.append(TimePart("overlap slowdown", e.overlap_slowdown_s, True, "overhead",
                           _FIXED_COLORS["overlap slowdown"]))
+    parts.append(TimePart("activation offload", e.offload_s, True, "overhead", _FIXED_COLORS["activation offload"]))
     return parts
 
 
