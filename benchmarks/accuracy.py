@@ -104,7 +104,7 @@ def public_checks() -> list[str]:
                     "Megatron-LM `--cpu-offloading-num-layers`): Llama 3 8B -3% / -4%, Llama 3 70B (Megatron-FSDP,",
                     "40 of 80 layers offloaded) -0% / -8%, Llama 3.1 405B (FSDP + TP 2, 92 of 126 offloaded) -1% /",
                     "+3%, Qwen3-30B-A3B +2% / -3%, Qwen3-235B +23% / +26%, GPT-OSS-120B +91%. The 70B rows are",
-                    "predicted not to fit (192 GiB of 173): the 41 resident layers' activations alone come to 149",
+                    "predicted not to fit (188 GiB of 173): the 40 resident layers' activations alone come to 145",
                     "GiB at 16,384 tokens per microbatch; the recipe ran, so either fewer bytes per layer stay",
                     "resident in Transformer Engine's offload path than the planner counts, or more of the runtime",
                     "reserve (11 GiB here) is usable. The 405B rows fit (128 GiB).", "",

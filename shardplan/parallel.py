@@ -171,6 +171,8 @@ class ParallelConfig(BaseModel):
         mods = (f"({','.join(self.recompute_modules)})" if self.recompute_modules and self.recompute == "selective"
                 else "")
         parts += [f"mbs={self.microbatch_size}", f"recompute={self.recompute}{mods}"]
+        if self.offload_activation_layers:
+            parts.append(f"offload_activation_layers={self.offload_activation_layers}")
         return " ".join(parts)
 
 
@@ -570,10 +572,7 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
     p = _resolve_dp(parallel, model, n_devices)
     _check_tp(p, model)
     stage_layers = _stage_layers(p, model, training.framework.pipeline_split)
-    if p.offload_activation_layers >= model.n_layers:
-        raise ConfigError(f"offload_activation_layers={p.offload_activation_layers} must be below n_layers="
-                          f"{model.n_layers}; legal: 0 to {model.n_layers - 1}", field="offload_activation_layers",
-                          value=p.offload_activation_layers, legal=[0, model.n_layers - 1])
+    check_activation_offload(p, model.n_layers)
     _check_sequence(p, training, n_devices)
     _check_ep(p, model)
     m = _microbatches(p, model, training)
@@ -599,6 +598,29 @@ def inert_recompute_modules(p: ParallelConfig, model: ModelSpec) -> tuple[str, .
     return tuple(m for m in p.recompute_modules if absent.get(m, False))
 
 
+def check_activation_offload(p: ParallelConfig, n_layers: int | None = None) -> None:
+    """Megatron-core's rules for activation offloading (``transformer_config.py`` ``__post_init__``):
+    ``offload_activation_layers`` below the model's layer count (when ``n_layers`` is given), no pipeline
+    parallelism, no recompute.
+
+    Raises:
+        ConfigError: naming the offending field, its value and the legal one.
+    """
+    n = p.offload_activation_layers
+    if not n:
+        return
+    if n_layers is not None and n >= n_layers:
+        raise ConfigError(f"offload_activation_layers={n} must be below n_layers={n_layers}; legal: 0 to "
+                          f"{n_layers - 1}", field="offload_activation_layers", value=n, legal=[0, n_layers - 1])
+    if p.pp > 1 or p.recompute != "none":
+        field, value = ("pp", p.pp) if p.pp > 1 else ("recompute", p.recompute)
+        legal: list = [1] if field == "pp" else ["none"]
+        raise ConfigError(f"offload_activation_layers={n} needs pp=1 and recompute='none' (Megatron-core has no "
+                          f"activation offloading with pipelining or recomputation); got {field}={value!r}; legal "
+                          f"{field}: {legal[0]!r}, or offload_activation_layers=0", field=field, value=value,
+                          legal=legal)
+
+
 def _check_options(p: ParallelConfig, n_devices: int) -> None:
     """Device count range and options that need another option."""
     if not 1 <= n_devices <= MAX_DEVICES:
@@ -620,13 +642,7 @@ def _check_options(p: ParallelConfig, n_devices: int) -> None:
         raise ConfigError(f"moe_dispatcher={p.moe_dispatcher!r} dispatches tokens over the ep group and needs ep > 1 "
                           f"(an MoE model's expert parallelism); legal with ep=1: 'alltoall'", field="moe_dispatcher",
                           value=p.moe_dispatcher, legal=["alltoall"])
-    if p.offload_activation_layers and (p.pp > 1 or p.recompute != "none"):
-        field, value = ("pp", p.pp) if p.pp > 1 else ("recompute", p.recompute)
-        legal: list = [1] if field == "pp" else ["none"]
-        raise ConfigError(f"offload_activation_layers={p.offload_activation_layers} needs pp=1 and recompute='none' "
-                          f"(Megatron-core has no activation offloading with pipelining or recomputation); got "
-                          f"{field}={value!r}; legal {field}: {legal[0]!r}, or offload_activation_layers=0",
-                          field=field, value=value, legal=legal)
+    check_activation_offload(p)
     if p.zero_stage == 0 and p.dp_shard not in (None, 1):
         raise ConfigError(f"dp_shard={p.dp_shard} needs zero_stage >= 1 (nothing is sharded with zero_stage=0)",
                           field="dp_shard", value=p.dp_shard)
@@ -642,6 +658,11 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
                           f"does not have (its selective recompute: {fw.selective_recompute}); legal "
                           f"recompute_modules: none, or --framework megatron", field="recompute_modules",
                           value=list(p.recompute_modules), legal=[None])
+    if p.offload_activation_layers and not fw.activation_offload:
+        raise ConfigError(f"offload_activation_layers={p.offload_activation_layers} is Megatron-LM's "
+                          f"--cpu-offloading-num-layers, which the {fw.label} framework does not have; legal "
+                          f"offload_activation_layers: 0, or --framework megatron", field="offload_activation_layers",
+                          value=p.offload_activation_layers, legal=[0])
     if fw.recomputes is not None and p.recompute not in fw.recomputes:
         raise ConfigError(f"recompute={p.recompute!r} is not implemented by the {fw.label} framework; legal "
                           f"recompute: {', '.join(fw.recomputes)}", field="recompute", value=p.recompute,

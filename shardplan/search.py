@@ -964,6 +964,9 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
     t0 = time.perf_counter()
     _check_arguments(n_devices, max_tp, objective)
     fix = dict(fix or {})
+    if fix.get("offload_activation_layers"):  # Megatron-core offloads activations only with pp 1 and no recompute
+        fix.setdefault("pp", 1)
+        fix.setdefault("recompute", "none")
     if max_cp is None:
         max_cp = max(1, training.seq_len // 1024)
     prune = not exhaustive and objective == "throughput"

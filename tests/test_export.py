@@ -578,6 +578,13 @@ def test_megatron_round_trips_activation_offloading():
     assert (p.offload_activation_layers, p.zero_stage, p.tp) == (92, 3, 2)
     # without --cpu-offloading the layer count does nothing (Megatron reads it only with the switch on)
     assert exporter("megatron").read(text.replace("--cpu-offloading ", "")).parallel.offload_activation_layers == 0
+    # what Megatron-core refuses is refused at import (transformer_config.py): N >= num_layers, pp > 1, recompute
+    base = "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --cpu-offloading --cpu-offloading-num-layers 32 "
+    for extra, field in (("--num-layers 32", "offload_activation_layers"), ("--pipeline-model-parallel-size 2", "pp"),
+                         ("--recompute-granularity selective", "recompute")):
+        with pytest.raises(ConfigError) as err:
+            exporter("megatron").read(base + extra)
+        assert err.value.field == field
 
 
 @pytest.mark.parametrize("script", [

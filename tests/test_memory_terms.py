@@ -420,20 +420,20 @@ def test_integer_choice_fields_refuse_booleans(tmp_path):
 
 def test_activation_offload_memory_time_and_rules():
     # TINY (h 1024, 8 layers, 40,992 B per token and layer at tp 1, bf16, flash; first test above), seq 2048, mbs 1:
-    # offloading 3 layers keeps one layer as the staging buffer, so (3 - 1) x 2048 x 40,992 = 167,903,232 B go to host
+    # offloading 3 layers moves 3 x 2048 x 40,992 = 251,854,848 B to host (none of them on the device at the peak)
     from shardplan.cost.memory import offloaded_activation_bytes
     from shardplan.cost.step import estimate
     from shardplan.presets.hardware import HARDWARE
     tr, lay0 = _lay(TINY, ParallelConfig(), 8, batch=16)
     _, lay3 = _lay(TINY, ParallelConfig(offload_activation_layers=3), 8, batch=16)
-    assert offloaded_activation_bytes(TINY, tr, lay3) == 2 * 2048 * 40992 == 167_903_232
+    assert offloaded_activation_bytes(TINY, tr, lay3) == 3 * 2048 * 40992 == 251_854_848
     m0, m3 = memory_for_stage(TINY, tr, lay0, 0), memory_for_stage(TINY, tr, lay3, 0)
-    assert m0.activations - m3.activations == 167_903_232 and m3.host_offload == 167_903_232
-    # time: on a host link of 1 GB/s each copy takes 0.167903232 s; exposed beyond a third (forward) and two thirds
-    # (backward) of the microbatch compute c: m x (max(0, 0.1679 - c/3) + max(0, 0.1679 - 2c/3))
+    assert m0.activations - m3.activations == 251_854_848 and m3.host_offload == 251_854_848
+    # time: on a host link of 1 GB/s each copy takes 0.251854848 s; exposed beyond a third (forward) and two thirds
+    # (backward) of the microbatch compute c: m x (max(0, 0.2519 - c/3) + max(0, 0.2519 - 2c/3))
     slow = HARDWARE["h100-sxm"].model_copy(update={"host_bandwidth": 1e9})
     e = estimate(TINY, slow, tr, ParallelConfig(offload_activation_layers=3), 8)
-    m, c, copy = e.layout.microbatches, e.compute_s / e.layout.microbatches, 167_903_232 / 1e9
+    m, c, copy = e.layout.microbatches, e.compute_s / e.layout.microbatches, 251_854_848 / 1e9
     assert e.offload_s == pytest.approx(m * (max(0, copy - c / 3) + max(0, copy - 2 * c / 3)), rel=1e-12)
     assert e.offload_s > 0 and e.to_dict()["time_s"]["activation_offload"] == e.offload_s
     # Megatron-core's rules (transformer_config.py): N < n_layers, pp = 1, no recompute
@@ -443,5 +443,20 @@ def test_activation_offload_memory_time_and_rules():
         with pytest.raises(ConfigError) as err:
             _lay(TINY, ParallelConfig(**fields), 8, batch=16)
         assert err.value.field == field
-    with pytest.raises(ConfigError, match="host link bandwidth"):
-        estimate(TINY, HARDWARE["tpu-v5p"], tr, ParallelConfig(offload_activation_layers=3), 8)
+    for n in (1, 3):  # any N > 0 needs the host link
+        with pytest.raises(ConfigError, match="host link bandwidth"):
+            estimate(TINY, HARDWARE["tpu-v5p"], tr, ParallelConfig(offload_activation_layers=n), 8)
+
+
+def test_search_with_activation_offload_keeps_megatron_rules():
+    # plan --offload-activation-layers N: the search pins pp 1 and no recompute (Megatron-core's rules) instead of
+    # trying layouts validation refuses; other frameworks refuse the field
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.search import search
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64)
+    res = search(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], tr, 16, fix={"offload_activation_layers": 3}, top_k=20)
+    assert res.plans and all(c.parallel.pp == 1 and c.parallel.recompute == "none"
+                             and c.parallel.offload_activation_layers == 3 for c in res.plans)
+    with pytest.raises(ConfigError, match="torchtitan framework does not have"):
+        _lay(TINY, ParallelConfig(offload_activation_layers=2), 8, batch=16, framework=framework_profile("torchtitan"))

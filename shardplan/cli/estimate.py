@@ -59,10 +59,30 @@ def raise_if_negative(e, prefix: str = "") -> None:
         raise negative(prefix + "; ".join(reasons))
 
 
+def moe_overhead_note(e) -> str | None:
+    """A sentence on the framework profile's per-expert MoE cost when it is over a tenth of the step
+    (``FrameworkProfile.moe_expert_overhead_s`` x local experts x MoE layers of the busiest stage x
+    microbatches), or None."""
+    from shardplan.cost.memory import stage_params
+    fw, p = e.training.framework, e.parallel
+    if not e.model.is_moe or not fw.moe_expert_overhead_s:
+        return None
+    local = max(1, e.model.n_experts // p.ep)
+    layers = max(stage_params(e.model, e.layout, s).moe_layers for s in e.layout.stages_to_price(e.model))
+    cost = fw.moe_expert_overhead_s * local * layers * e.layout.microbatches
+    if cost < 0.1 * e.step_s:
+        return None
+    return (f"framework overhead includes {fmt_seconds(cost)} of the {fw.label} profile's per-expert MoE cost: "
+            f"{fw.moe_expert_overhead_s * 1e3:.3f} ms x {local} local experts x {layers} MoE layers x "
+            f"{e.layout.microbatches} microbatches (fitted on public Megatron-Core MoE runs, docs/accuracy.md); "
+            "fewer local experts (larger ep) or fewer, larger microbatches shrink it")
+
+
 def _summary_table(e) -> Table:
     head = Table(title=f"{e.model.name} on {e.layout.n_devices} x {e.hardware.name}: {e.parallel.short()}",
                  show_header=False)
-    head.add_row("parameters", f"{e.model.n_params:,}")
+    active = f" ({e.model.n_active_params:,} active per token)" if e.model.is_moe else ""
+    head.add_row("parameters", f"{e.model.n_params:,}{active}")
     head.add_row("tokens / step", f"{e.training.global_batch_tokens:,} ({e.layout.microbatches} microbatches)")
     head.add_row("step time", fmt_seconds(e.step_s))
     head.add_row("tokens / s", f"{e.tokens_per_s:,.0f} ({e.tokens_per_s / e.layout.n_devices:,.0f} per device)")
@@ -100,7 +120,7 @@ def _memory_and_time_tables(e, d: dict) -> tuple[Table, Table]:
 
 def _collectives_table(e) -> Table:
     ct = Table(title="collectives per step (per device)")
-    for col in ("op", "axis", "purpose", "group", "level", "calls", "GiB sent", "time", "exposed"):
+    for col in ("op", "axis", "purpose", "group", "bounded by", "calls", "GiB sent", "time", "exposed"):
         ct.add_column(col, justify="right" if col in ("calls", "GiB sent", "time", "exposed", "group") else "left")
     for c in e.collectives:
         ct.add_row(c.op, c.axis, c.purpose, str(c.group_size), c.level, f"{c.count:,.0f}",
@@ -150,6 +170,9 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
     print_notes(e.layout)
     from shardplan.calibration import optimism_note
     note = optimism_note(e)
+    if note:
+        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
+    note = moe_overhead_note(e)
     if note:
         err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
     if json_out:

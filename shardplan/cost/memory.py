@@ -564,18 +564,18 @@ def offloaded_activation_bytes(model: ModelSpec, training: TrainingSpec, layout:
     """Bytes of one microbatch's saved activations that activation offloading keeps in host memory
     (``ParallelConfig.offload_activation_layers`` = N; validation ensures pp = 1 and no recompute): the
     stored activations of the first N layers (:func:`activation_bytes_per_token`, dense and MoE layers
-    counted apart) less one layer's, the staging buffer Transformer Engine's CPU offload handler copies
-    through (double-buffered per layer; stated assumption: one layer's worth resident). 0 without
-    offloading. Example: Llama 3 70B, mbs 2 x seq 8192 = 16,384 tokens, N = 40, B bytes per token and layer:
-    (40 - 1) x 16,384 x B."""
+    counted apart). Transformer Engine's CPU offload handler copies layer i out while layer i + 1 computes
+    and brings it back while layer i + 1's backward runs, after the later layers' activations were freed, so
+    at the peak (the end of the forward) none of the N layers is on the device. 0 without offloading.
+    Example: Llama 3 70B, mbs 2 x seq 8192 = 16,384 tokens, N = 40, B bytes per token and layer:
+    40 x 16,384 x B."""
     n = layout.parallel.offload_activation_layers
     if not n:
         return 0.0
     moe_n = model.moe_layers_in(0, n)
     per = [activation_bytes_per_token(model, training, layout, False),
            activation_bytes_per_token(model, training, layout, True) if model.is_moe else 0.0]
-    stored = (n - moe_n) * per[0] + moe_n * per[1]
-    return layout.local_tokens * (stored - max(per[1] if moe_n else 0.0, per[0] if n > moe_n else 0.0))
+    return layout.local_tokens * ((n - moe_n) * per[0] + moe_n * per[1])
 
 
 def runtime_owned(framework: FrameworkProfile) -> bool:
@@ -608,7 +608,7 @@ def memory_for_stage(model: ModelSpec, training: TrainingSpec, layout: Layout, s
     if offloaded:
         mb.host_offload += offloaded
         mb.notes.append(f"saved activations of {layout.parallel.offload_activation_layers} layers offloaded to "
-                        "host memory (one layer's staging buffer kept on the device)")
+                        "host memory")
     mb.add_fragmentation(fw)
     if own_runtime:
         mb.notes.append("runtime memory from the framework profile (context + allocator fragmentation) "

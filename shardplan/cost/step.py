@@ -312,15 +312,14 @@ def activation_offload_s(model: ModelSpec, training: TrainingSpec, layout: Layou
     """
     from shardplan.cost.memory import offloaded_activation_bytes
     from shardplan.errors import ConfigError
-    nbytes = offloaded_activation_bytes(model, training, layout)
-    if not nbytes:
+    if not layout.parallel.offload_activation_layers:
         return 0.0
     if hw.host_bandwidth is None:
         raise ConfigError(f"offload_activation_layers={layout.parallel.offload_activation_layers} needs the device's "
                           f"host link bandwidth, which hardware {hw.name!r} does not give; legal: "
                           "offload_activation_layers=0, or a hardware file with host_bandwidth",
                           field="offload_activation_layers", value=layout.parallel.offload_activation_layers, legal=[0])
-    copy = nbytes / hw.host_bandwidth
+    copy = offloaded_activation_bytes(model, training, layout) / hw.host_bandwidth
     return max(0.0, copy - compute_s / 3) + max(0.0, copy - 2 * compute_s / 3)
 
 

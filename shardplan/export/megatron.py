@@ -50,6 +50,7 @@ import shlex
 from shardplan.errors import ConfigError, short_repr
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
                                    parallel_from, refuse)
+from shardplan.parallel import check_activation_offload
 
 SOURCE = "Megatron-LM megatron/training/arguments.py (commit 000c4ac)"
 _ALT: dict[str, str] = {}  # Megatron-LM writes every option the planner has
@@ -361,7 +362,10 @@ def read(text: str, devices: int | None = None) -> Imported:
         devices: the world size when the text has no ``torchrun --nnodes --nproc-per-node``.
 
     Raises:
-        ConfigError: no device count, or degrees that do not divide it.
+        ConfigError: no device count, or degrees that do not divide it; activation offloading that
+            Megatron-core refuses (:func:`shardplan.parallel.check_activation_offload`: with pp > 1, with
+            recompute, or of ``--num-layers`` layers or more). ``--cpu-offloading-num-layers`` without
+            ``--cpu-offloading`` is ignored, as Megatron-LM ignores it.
     """
     # a shell line continuation (backslash-newline) joins the lines, as bash reads the script; shell
     # operators ( ) ; | & < > are tokens of their own, so that they end a list of values
@@ -389,7 +393,9 @@ def read(text: str, devices: int | None = None) -> Imported:
                   offload_activation_layers=(a.cpu_offloading_num_layers or 0) if a.cpu_offloading else 0,
                   dp_shard=dp // (a.num_distributed_optimizer_instances or 1) if zero else None,
                   **_pipeline_values(a, pp))
-    return Imported(parallel_from(values), devices=n, seq_len=a.seq_length, global_batch=a.global_batch_size,
+    parallel = parallel_from(values)
+    check_activation_offload(parallel, a.num_layers)
+    return Imported(parallel, devices=n, seq_len=a.seq_length, global_batch=a.global_batch_size,
                     framework="megatron")
 
 

@@ -107,19 +107,19 @@ _MEGATRON_MOE = ("fitted: benchmarks/fit_frameworks.py moe_fit_table, robust lea
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron", moe_expert_overhead_s=2.86e-4, sources={"moe_expert_overhead_s": _MEGATRON_MOE}),
-        FrameworkProfile(name="maxtext", moe_routed_copies=2, module_recompute=False, vocab_divisible_by=1, sources={"vocab_divisible_by": _NO_PAD}),
-        FrameworkProfile(name="torchtitan", moe_routed_copies=2, module_recompute=False, elementwise_traffic=5.31, vocab_divisible_by=1, loss="eager",
+        FrameworkProfile(name="maxtext", moe_routed_copies=2, activation_offload=False, module_recompute=False, vocab_divisible_by=1, sources={"vocab_divisible_by": _NO_PAD}),
+        FrameworkProfile(name="torchtitan", moe_routed_copies=2, activation_offload=False, module_recompute=False, elementwise_traffic=5.31, vocab_divisible_by=1, loss="eager",
                          selective_recompute="every_other_matmul", pp_unsharded_grad_bytes=4, **_PYTORCH_ALLOCATOR,
                          sources={"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"),
                                   "loss": _TITAN_LOSS, "selective_recompute": _TITAN_SAC,
                                   "pp_unsharded_grad_bytes": _TITAN_PP_GRADS,
                                   "allocator_overhead": _TITAN_ALLOC, "context_bytes": _TITAN_ALLOC}),
-        FrameworkProfile(name="pytorch-fsdp", moe_routed_copies=2, module_recompute=False, overlap_slowdown=0.522, vocab_divisible_by=1,
+        FrameworkProfile(name="pytorch-fsdp", moe_routed_copies=2, activation_offload=False, module_recompute=False, overlap_slowdown=0.522, vocab_divisible_by=1,
                          pipeline_parallel=False, context_parallel=False,
                          sources={"vocab_divisible_by": _NO_PAD,
                                   "overlap_slowdown": _fit("pytorch-fsdp", "llmfoundry*", "6.4%, max 16.1%"),
                                   "pipeline_parallel": _FSDP_ONLY, "context_parallel": _FSDP_ONLY}),
-        FrameworkProfile(name="deepspeed", moe_routed_copies=2, module_recompute=False, zero3_prefetch=0.221, zero3_nic_share=0.217, layer_overhead_s=0.0134,
+        FrameworkProfile(name="deepspeed", moe_routed_copies=2, activation_offload=False, module_recompute=False, zero3_prefetch=0.221, zero3_nic_share=0.217, layer_overhead_s=0.0134,
                          schedules=("1f1b",), pipeline_zero_stages=(0, 1),
                          sources={"zero3_prefetch": _DS_ZERO3, "zero3_nic_share": _DS_ZERO3,
                                   "layer_overhead_s": _DS_LAYER,
@@ -128,7 +128,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "pipeline_zero_stages": "deepspeed/runtime/pipe/engine.py PipelineEngine.__init__: "
                                   "assert zero_optimization_stage() < 2 ('ZeRO-2 and ZeRO-3 are incompatible with "
                                   "pipeline parallelism')"}),
-        FrameworkProfile(name="nanotron", moe_routed_copies=2, module_recompute=False, grad_buffer_bytes=4, loss="eager", **_PYTORCH_ALLOCATOR,
+        FrameworkProfile(name="nanotron", moe_routed_copies=2, activation_offload=False, module_recompute=False, grad_buffer_bytes=4, loss="eager", **_PYTORCH_ALLOCATOR,
                          pipeline_split="cost_greedy", vocab_divisible_by=1,
                          min_microbatches="pp_minus_1", schedules=("gpipe", "1f1b"), zero_stages=(0, 1),
                          recomputes=("none", "full"), context_parallel=False, expert_parallel=False,

@@ -163,6 +163,9 @@ class FrameworkProfile(BaseModel):
             ``score_before_experts``) or the expert output before the weighted combine (GShard-style
             einsum combines: MaxText, DeepSpeed-MoE; Hugging Face's Mixtral block scales each expert's
             output; Megatron-core before 0.12 un-permuted with probs).
+        activation_offload: whether the framework offloads saved activations to host memory per layer
+            (``ParallelConfig.offload_activation_layers``; Megatron-LM ``--cpu-offloading-num-layers``); False
+            refuses the field.
         pipeline_parallel: whether the framework has pipeline parallelism (False: pp > 1 refused in
             validation and left out of the search; PyTorch FSDP as llm-foundry and fms-fsdp run it).
         sources: field -> citation or the rows the value was fitted on.
@@ -210,6 +213,7 @@ class FrameworkProfile(BaseModel):
     expert_parallel: bool = True
     pipeline_parallel: bool = True
     moe_routed_copies: Literal[1, 2] = 1
+    activation_offload: bool = True
     min_microbatches: Literal["none", "pp_minus_1"] = "none"
     sources: dict[str, str] = Field(default_factory=dict)
     origin: str = ""

@@ -69,5 +69,6 @@ def collectives(ctx: StepContext) -> list[Collective]:
         per_node = group_split(p.ep, p.expert_tp, ctx.hw.scale_up_size)[0]
         payload *= deepep_scale_out_share(ctx.model.n_experts, ctx.model.top_k, p.ep, per_node)
         purpose = "token dispatch / combine (DeepEP: one copy per remote node)"
+    phase = {"fwd": "forward", "bwd": "backward: their gradients"}
     return [ctx.collective(op, "ep", "tokens", ph, "layers", payload, p.ep, p.expert_tp, n * ctx.moe_layers * m,
-                           purpose) for op, ph, n in tally(calls)]
+                           f"{purpose} ({phase.get(ph, ph)})") for op, ph, n in tally(calls)]
