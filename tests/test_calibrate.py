@@ -85,6 +85,16 @@ def test_cli_calibrate_writes_a_cluster_yaml_estimate_takes(tmp_path):
     assert doc["base"] == "h100-sxm" and doc["matmul_efficiency"] == pytest.approx(0.5, rel=0.05)
     assert "shardplan calibrate on 14 records" in doc["sources"]["matmul_efficiency"]
     assert load_hardware(str(out)).matmul_efficiency == doc["matmul_efficiency"]
+    assert "the records name framework" not in r.output  # the records' framework is the profile fitted
+
+
+def test_cli_calibrate_warns_when_the_records_name_another_framework(tmp_path):
+    path = tmp_path / "runs.jsonl"
+    write_records(path, [rec.model_copy(update={"framework": "nanotron"}) for rec in synthetic_records()[:4]],
+                  append=False)
+    r = CliRunner().invoke(app, ["calibrate", str(path), "--hardware", "h100-sxm", "--framework", "megatron",
+                                 "--no-cross-validation"])
+    assert "the records name framework nanotron" in r.output and "megatron profile" in r.output
 
 
 @pytest.mark.slow

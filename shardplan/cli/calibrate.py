@@ -44,6 +44,12 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
                                                                         or framework_profile("megatron"))
     from shardplan.cli.common import framework_note
     framework_note(hardware, framework, prof)
+    named = sorted({r.framework for r in recs
+                    if r.framework.split("/")[-1] != prof.name and r.framework.split("/")[-1] not in prof.origin})
+    if named:
+        err_console.print(f"[yellow]warning:[/] the records name framework {', '.join(escape(n) for n in named)}; the fit "
+                          f"uses the {escape(prof.label)} profile for all of them (choose it with --framework)",
+                          highlight=False)
     with console.status(f"fitting {len(recs)} records"):
         cal = fit_records(recs, hw, prof, cross_validate=not no_cross_validation)
     t = Table(title=f"calibration of {hw.name} / {prof.name} on {len(recs)} records")
