@@ -383,8 +383,9 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
     limits.check_range("devices", devices, 1, limits.MAX_DEVICES)
     m = model_spec(model)
     hw = hardware_spec(hardware, scale_up_size) if hardware is not None else None
-    if framework is None and isinstance(hardware, str):
-        framework = default_framework(hardware)
+    if isinstance(hardware, str):  # a hardware file's framework section is checked even when --framework replaces it
+        from_file = default_framework(hardware)
+        framework = from_file if framework is None else framework
     tr = training_spec(seq_len, global_batch, global_batch_tokens, precision, attention, framework, dropout,
                        moe_capacity_factor, moe_imbalance, optimizer_dtype)
     pc = parallel_config(layout, plan)

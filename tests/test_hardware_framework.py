@@ -50,6 +50,8 @@ def test_bad_framework_section_is_named(tmp_path, value, match):
     path = _file(tmp_path, {"base": "h100-sxm", "framework": value})
     with pytest.raises(ConfigError, match=match):
         build_inputs(hardware=path, **SPEC)
+    with pytest.raises(ConfigError, match=match):  # checked even when --framework replaces the section
+        build_inputs(hardware=path, framework="maxtext", **SPEC)
 
 
 def test_estimate_uses_and_reports_the_file_framework(tmp_path):
