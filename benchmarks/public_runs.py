@@ -197,70 +197,74 @@ NEMO_LONG_SEQUENCE_B200 = _nemo_long_sequence_b200()
 #: as DeepEP), no TP overlap. Qwen3-235B: the alltoall dispatcher with the recipe's EP AllToAll overlap
 #: (moe_a2a_overlap), which the planner does not model
 _H100_MB = "H100-SXM"
+#: the Megatron-LM profile with Transformer Engine's in-place cross-entropy: every Megatron-Bridge performance recipe
+#: read sets cross_entropy_fusion_impl: "te" (scripts/performance/configs/llama3/llama3_8b_llm_pretrain.yaml,
+#: qwen3/qwen3_30b_a3b_llm_pretrain.yaml, qwen3/qwen3_235b_a22b_llm_pretrain.yaml)
+MB_FW = "megatron+loss=in_place"
 MEGATRON_BRIDGE_H100 = (
-    ("Megatron-Bridge 25.09 H100: Llama 3 8B Megatron-FSDP, 8 GPUs", "llama-3-8b", _H100_MB, "megatron", "fp8-mixed",
+    ("Megatron-Bridge 25.09 H100: Llama 3 8B Megatron-FSDP, 8 GPUs", "llama-3-8b", _H100_MB, MB_FW, "fp8-mixed",
      8, 8192, 128, dict(zero_stage=3, microbatch_size=1), 14079, None),
-    ("Megatron-Bridge 25.09 H100: Llama 3 70B TP4 PP8 VP5, 64 GPUs", "llama-3-70b", _H100_MB, "megatron",
+    ("Megatron-Bridge 25.09 H100: Llama 3 70B TP4 PP8 VP5, 64 GPUs", "llama-3-70b", _H100_MB, MB_FW,
      "fp8-mixed", 64, 8192, 128, dict(tp=4, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=5,
                                       zero_stage=1, microbatch_size=1), 1619, None),
-    ("Megatron-Bridge 25.09 H100: Llama 3.1 405B TP8 PP8 CP2 VP8, 1,024 GPUs", "llama-3.1-405b", _H100_MB, "megatron",
+    ("Megatron-Bridge 25.09 H100: Llama 3.1 405B TP8 PP8 CP2 VP8, 1,024 GPUs", "llama-3.1-405b", _H100_MB, MB_FW,
      "fp8-mixed", 1024, 8192, 512, dict(tp=8, sp=True, tp_overlap=True, pp=8, cp=2, schedule="interleaved",
                                         virtual_stages=8, zero_stage=1, microbatch_size=1), 302, None),
     ("Megatron-Bridge 26.06 H100: Llama 3.1 405B TP8 PP8 CP2 VP8, GBS 1536, 1,024 GPUs", "llama-3.1-405b", _H100_MB,
-     "megatron", "fp8-mixed", 1024, 8192, 1536, dict(tp=8, sp=True, tp_overlap=True, pp=8, cp=2, schedule="interleaved",
+     MB_FW, "fp8-mixed", 1024, 8192, 1536, dict(tp=8, sp=True, tp_overlap=True, pp=8, cp=2, schedule="interleaved",
                                                      virtual_stages=8, zero_stage=1, microbatch_size=1), 328, None),
     ("Megatron-Bridge 25.09 H100: DeepSeek-V3 TP2 PP8 VP4 EP64 (MTP), 1,024 GPUs", "deepseek-v3-mtp", _H100_MB,
-     "megatron", "fp8-mixed+optimizer_dtype=bf16-moments", 1024, 4096, 8192,
+     MB_FW, "fp8-mixed+optimizer_dtype=bf16-moments", 1024, 4096, 8192,
      dict(tp=2, sp=True, pp=8, schedule="interleaved", virtual_stages=4, pp_layers=(7, 8, 8, 8, 8, 8, 8, 6), ep=64,
           etp=1, moe_dispatcher="deepep", zero_stage=1, microbatch_size=1, recompute="selective",
           recompute_modules=("mla_up_proj", "mlp")), 1297, None),
     # the 25.11 DGX-B200 table (FP8-CS), the dense rows
-    ("Megatron-Bridge 25.11 B200: Llama 3 8B, 8 GPUs", "llama-3-8b", "B200", "megatron", "fp8-mixed", 8, 8192, 128,
+    ("Megatron-Bridge 25.11 B200: Llama 3 8B, 8 GPUs", "llama-3-8b", "B200", MB_FW, "fp8-mixed", 8, 8192, 128,
      dict(zero_stage=1, microbatch_size=2), 30624, None),
-    ("Megatron-Bridge 25.11 B200: Llama 3.1 405B TP4 PP8 CP2 VP8, 128 GPUs", "llama-3.1-405b", "B200", "megatron",
+    ("Megatron-Bridge 25.11 B200: Llama 3.1 405B TP4 PP8 CP2 VP8, 128 GPUs", "llama-3.1-405b", "B200", MB_FW,
      "fp8-mixed", 128, 8192, 64, dict(tp=4, sp=True, tp_overlap=True, pp=8, cp=2, schedule="interleaved",
                                       virtual_stages=8, zero_stage=1, microbatch_size=1), 661, None),
     ("Megatron-Bridge 25.09 H100: Qwen3-235B-A22B TP2 PP8 VP4 EP32, token drop, 256 GPUs", "qwen3-235b-a22b", _H100_MB,
-     "megatron", "fp8-mixed", 256, 4096, 2048,
+     MB_FW, "fp8-mixed", 256, 4096, 2048,
      dict(tp=2, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=4, ep=32, etp=1,
           zero_stage=1, microbatch_size=1), 1204, None),
     # Qwen3-30B-A3B (scripts/performance/configs/qwen3/qwen3_30b_a3b_llm_pretrain.yaml of the same release: h100
     # num_gpus_16, fp8_cs micro batch 2, tp 1, pp 2, vp 24 (one layer per chunk), ep 8, etp 1, no recompute, no
     # CUDA graphs, bf16 gradient reduction)
-    ("Megatron-Bridge 25.09 H100: Qwen3-30B-A3B PP2 VP24 EP8, token drop, 16 GPUs", "qwen3-30b-a3b", _H100_MB, "megatron",
+    ("Megatron-Bridge 25.09 H100: Qwen3-30B-A3B PP2 VP24 EP8, token drop, 16 GPUs", "qwen3-30b-a3b", _H100_MB, MB_FW,
      "fp8-mixed", 16, 4096, 512, dict(pp=2, schedule="interleaved", virtual_stages=24, ep=8, etp=1, zero_stage=1,
                                       microbatch_size=2), 10494, None),
     # the 25.09 DGX-B200 table's MoE rows (same yaml files: b200 num_gpus_8 / num_gpus_64, micro batch 1, no recompute;
     # Qwen3-235B without CUDA graphs, Qwen3-30B with them)
-    ("Megatron-Bridge 25.09 B200: Qwen3-30B-A3B EP8, token drop, 8 GPUs", "qwen3-30b-a3b", "B200", "megatron", "fp8-mixed", 8,
+    ("Megatron-Bridge 25.09 B200: Qwen3-30B-A3B EP8, token drop, 8 GPUs", "qwen3-30b-a3b", "B200", MB_FW, "fp8-mixed", 8,
      4096, 512, dict(ep=8, etp=1, zero_stage=1, microbatch_size=1), 18066, None),
-    ("Megatron-Bridge 25.09 B200: Qwen3-235B-A22B PP8 VP2 EP8, token drop, 64 GPUs", "qwen3-235b-a22b", "B200", "megatron",
+    ("Megatron-Bridge 25.09 B200: Qwen3-235B-A22B PP8 VP2 EP8, token drop, 64 GPUs", "qwen3-235b-a22b", "B200", MB_FW,
      "fp8-mixed", 64, 4096, 1024, dict(pp=8, schedule="interleaved", virtual_stages=2, ep=8, etp=1, zero_stage=1,
                                        microbatch_size=1), 4104, None),
     # the 25.11 table (a later copy of the same page, e.g. pufanyi/Megatron-Bridge docs/performance-summary.md at
     # 21a2ced, which also labels the 25.09 Qwen3 rows "tokendrop"): "all benchmarks are token-dropless", force-balanced.
     # The same Qwen3 layouts as 25.09 ran 1.9-2x slower on Qwen3-30B-A3B and 1.26x slower (B200) / 1.31x faster
     # (H100, whose row has lost its batch column: the 25.09 recipe's 2048 assumed) on Qwen3-235B
-    ("Megatron-Bridge 25.11 H100: Qwen3-30B-A3B PP2 VP24 EP8, dropless, 16 GPUs", "qwen3-30b-a3b", _H100_MB, "megatron",
+    ("Megatron-Bridge 25.11 H100: Qwen3-30B-A3B PP2 VP24 EP8, dropless, 16 GPUs", "qwen3-30b-a3b", _H100_MB, MB_FW,
      "fp8-mixed", 16, 4096, 512, dict(pp=2, schedule="interleaved", virtual_stages=24, ep=8, etp=1, zero_stage=1,
                                       microbatch_size=2), 5275, None),
     ("Megatron-Bridge 25.11 H100: Qwen3-235B-A22B TP2 PP8 VP4 EP32, dropless, 256 GPUs", "qwen3-235b-a22b", _H100_MB,
-     "megatron", "fp8-mixed", 256, 4096, 2048,
+     MB_FW, "fp8-mixed", 256, 4096, 2048,
      dict(tp=2, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=4, ep=32, etp=1,
           zero_stage=1, microbatch_size=1), 1575, None),
-    ("Megatron-Bridge 25.11 B200: Qwen3-30B-A3B EP8, dropless, 8 GPUs", "qwen3-30b-a3b", "B200", "megatron",
+    ("Megatron-Bridge 25.11 B200: Qwen3-30B-A3B EP8, dropless, 8 GPUs", "qwen3-30b-a3b", "B200", MB_FW,
      "fp8-mixed", 8, 4096, 512, dict(ep=8, etp=1, zero_stage=1, microbatch_size=1), 9299, None),
     ("Megatron-Bridge 25.11 B200: Qwen3-235B-A22B PP8 VP2 EP8, dropless, 64 GPUs", "qwen3-235b-a22b", "B200",
-     "megatron", "fp8-mixed", 64, 4096, 1024, dict(pp=8, schedule="interleaved", virtual_stages=2, ep=8, etp=1,
+     MB_FW, "fp8-mixed", 64, 4096, 1024, dict(pp=8, schedule="interleaved", virtual_stages=2, ep=8, etp=1,
                                                    zero_stage=1, microbatch_size=1), 3269, None),
     # GPT-OSS 120B, bf16, forced balance (scripts/performance/configs/gpt_oss/gpt_oss_llm_pretrain.py sets
     # moe_router_force_load_balancing; gpt_oss_workload_base_configs.py V1: recompute_modules layernorm + moe_act).
     # H100: the table's MBS 4 / GA 2 cannot both hold with PP 4 on 64 GPUs (dp 16 x 4 x 2 = 128, not 512); the
     # config's micro batch 1 is used. B200: EP 8, MBS 4, GA 2 as the table gives them (dp 64 x 4 x 2 = 512)
-    ("Megatron-Bridge 25.11 H100: GPT-OSS-120B PP4 EP8, 64 GPUs", "gpt-oss-120b", _H100_MB, "megatron", "bf16-mixed",
+    ("Megatron-Bridge 25.11 H100: GPT-OSS-120B PP4 EP8, 64 GPUs", "gpt-oss-120b", _H100_MB, MB_FW, "bf16-mixed",
      64, 4096, 512, dict(pp=4, ep=8, etp=1, zero_stage=1, microbatch_size=1, recompute="selective",
                          recompute_modules=("layernorm", "moe_act")), 5630, None),
-    ("Megatron-Bridge 25.11 B200: GPT-OSS-120B EP8, 64 GPUs", "gpt-oss-120b", "B200", "megatron", "bf16-mixed",
+    ("Megatron-Bridge 25.11 B200: GPT-OSS-120B EP8, 64 GPUs", "gpt-oss-120b", "B200", MB_FW, "bf16-mixed",
      64, 4096, 512, dict(ep=8, etp=1, zero_stage=1, microbatch_size=4, recompute="selective",
                          recompute_modules=("layernorm", "moe_act")), 8213, None),
     # the DGX-GB200 (NVL72) tables, 25.09 and 25.11, the `gb200` preset; layouts as the tables give them (FP8-CS
@@ -268,7 +272,7 @@ MEGATRON_BRIDGE_H100 = (
     # llama3_workload_base_configs.py LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_CS_V1: Megatron-FSDP, cpu_offloading_num_layers
     # 40; llama31_workload_base_configs.py LLAMA31_405B_PRETRAIN_CONFIG_GB200_FP8_CS_V1: FSDP, TP 2, 92 layers) and
     # GPT-OSS-120B's norm and MoE-activation recompute (gpt_oss_workload_base_configs.py GB200_BF16_V1)
-    *((f"Megatron-Bridge {rel} GB200: {label}", name, "GB200", "megatron", prec, n, seq, gbs, fields, tps, None)
+    *((f"Megatron-Bridge {rel} GB200: {label}", name, "GB200", MB_FW, prec, n, seq, gbs, fields, tps, None)
       for rel, label, name, prec, n, seq, gbs, fields, tps in (
           ("25.09", "Llama 3 8B, 8 GPUs", "llama-3-8b", "fp8-mixed", 8, 8192, 128,
            dict(zero_stage=1, microbatch_size=2), 31357),

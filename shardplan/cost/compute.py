@@ -269,10 +269,12 @@ def loss_bytes_per_logit(training: TrainingSpec) -> float:
     softmax written and read (8): 2 (beta + 8). 'eager' (PyTorch ``F.cross_entropy`` on upcast
     logits, one kernel per op): upcast (read beta, write 4), log-softmax (read 4 twice for max
     and sum, read 4 write 4 for the output), its backward (read 4, write 4), downcast of the
-    gradient (read 4, write beta): 2 beta + 32.
+    gradient (read 4, write beta): 2 beta + 32. 'in_place' (one kernel computes the loss and writes the
+    gradient over the logits; the online softmax reads the logits once more): read beta twice, write beta,
+    and the backward scales the gradient in place (read and write beta): 5 beta.
     """
     beta = training.precision.activation_bytes
-    return 2.0 * beta + 32.0 if training.framework.loss == "eager" else 2.0 * (beta + 8.0)
+    return {"eager": 2.0 * beta + 32.0, "fused": 2.0 * (beta + 8.0), "in_place": 5.0 * beta}[training.framework.loss]
 
 
 @dataclass(frozen=True)

@@ -365,6 +365,8 @@ def loss_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layou
 
     * ``'fused'`` (Megatron-LM ``vocab_parallel_cross_entropy``): the beta-byte logits and one fp32
       copy that becomes the softmax saved for backward: beta + 4;
+    * ``'in_place'`` (Transformer Engine's Triton cross-entropy: the gradient overwrites the logits in
+      the forward): beta;
     * ``'eager'``: the beta-byte logits, their fp32 upcast and a second fp32 tensor (the shifted
       logits exponentiated in place into the saved softmax, nanotron
       ``parallel/tensor_parallel/functional.py`` _ShardedCrossEntropy; the log-softmax output of
@@ -373,7 +375,7 @@ def loss_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layou
       more fp32 tensor after the upcast is freed (PyTorch), so the forward is the peak.
     """
     beta = training.precision.activation_bytes
-    per_element = beta + (8 if training.framework.loss == "eager" else 4)
+    per_element = beta + {"eager": 8, "fused": 4, "in_place": 0}[training.framework.loss]
     return per_element * layout.vocab_per_rank(model.vocab_size)
 
 

@@ -65,8 +65,11 @@ class FrameworkProfile(BaseModel):
             between the GEMMs of one layer, where the data-parallel ones cross the network beside a
             whole backward pass.
         loss: 'fused' (vocab-parallel / fused cross-entropy: bf16 logits plus an fp32 softmax of
-            the shard) or 'eager' (PyTorch ``F.cross_entropy`` on upcast logits: fp32 logits,
-            log-softmax output and its gradient live at once).
+            the shard), 'eager' (PyTorch ``F.cross_entropy`` on upcast logits: fp32 logits,
+            log-softmax output and its gradient live at once) or 'in_place' (a kernel that writes the
+            logits' gradient over the logits in the forward, so only the 16-bit logits live:
+            Transformer Engine ``pytorch/cross_entropy.py``, the loss Megatron-Bridge's performance
+            recipes select with ``cross_entropy_fusion_impl: te``; Liger-Kernel's cross-entropy).
         grad_buffer_bytes: bytes per parameter element of the gradient-accumulation buffer the
             framework keeps (None: the precision policy's ``grad_bytes``; Megatron-LM and nanotron
             accumulate in fp32 = 4).
@@ -188,7 +191,7 @@ class FrameworkProfile(BaseModel):
     zero3_nic_share: float = Field(default=1.0, gt=0, le=1)
     overlap_slowdown: float | None = Field(default=None, ge=0, le=1)
     tp_overlap_slowdown: float | None = Field(default=None, ge=0, le=1)
-    loss: Literal["fused", "eager"] = "fused"
+    loss: Literal["fused", "eager", "in_place"] = "fused"
     grad_buffer_bytes: int | None = Field(default=None, ge=1, le=8)
     allocator_overhead: float = Field(default=0.0, ge=0, le=1)
     context_bytes: float = Field(default=0.0, ge=0, le=2**36)
