@@ -42,6 +42,8 @@ DEFAULT_PARAMS = (Parameter("hardware", "matmul_efficiency", 0.2, 1.0),
                   Parameter("hardware", "scale_out_efficiency", 0.05, 1.0),
                   Parameter("hardware", "scale_out_latency", 1e-6, 2e-4),
                   Parameter("framework", "microbatch_overhead_s", 0.0, 0.1))
+#: MoE constants (fitted when a record trains an MoE model): the per-local-expert cost of an MoE layer
+MOE_PARAMS = (Parameter("framework", "moe_expert_overhead_s", 0.0, 0.005),)
 #: memory constants (fitted when records carry peaks or OOMs)
 MEMORY_PARAMS = (Parameter("framework", "allocator_overhead", 0.0, 0.5),
                  Parameter("framework", "context_bytes", 0.0, 8 * 2**30))
@@ -191,8 +193,9 @@ def identifiable(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile
 
 def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: FrameworkProfile,
               params: Sequence[Parameter] | None = None, cross_validate: bool = True) -> Calibration:
-    """Fit ``params`` (default :data:`DEFAULT_PARAMS`, plus :data:`MEMORY_PARAMS` when a record has a
-    peak or an OOM) to ``records`` on ``hw`` / ``profile`` (module docstring).
+    """Fit ``params`` (default :data:`DEFAULT_PARAMS`, plus :data:`MOE_PARAMS` when a record trains an MoE
+    model and :data:`MEMORY_PARAMS` when a record has a peak or an OOM) to ``records`` on ``hw`` /
+    ``profile`` (module docstring).
 
     Raises:
         ConfigError: no record that ran, an invalid record, or every layout refused
@@ -204,7 +207,8 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
         raise ConfigError("no record ran (status 'ok' with a throughput): nothing to fit", field="records",
                           value=len(cs))
     memory = any(c.record.peak_memory_bytes or c.record.status == "oom" for c in cs)
-    params = list(params or (DEFAULT_PARAMS + (MEMORY_PARAMS if memory else ())))
+    moe = any(getattr(c.model, "is_moe", False) for c in cs)
+    params = list(params or (DEFAULT_PARAMS + (MOE_PARAMS if moe else ()) + (MEMORY_PARAMS if memory else ())))
     ok = identifiable(cs, hw, profile, params, memory)
     free = [p for p, k in zip(params, ok) if k]
     base_values = [p.initial(hw, profile) for p in params]

@@ -133,3 +133,20 @@ def test_cli_calibrate_reads_a_csv_with_a_mapping(tmp_path):
     doc = yaml.safe_load(out.read_text())
     assert doc["matmul_efficiency"] == pytest.approx(0.5, rel=0.05)
     assert "shardplan calibrate on 14 records" in doc["sources"]["matmul_efficiency"]
+
+
+def test_fit_recovers_the_per_expert_moe_cost():
+    # MoE records made with 0.5 ms per local expert (the Megatron profile ships 0.291 ms): ep 8, 4 and 2 give 16,
+    # 32 and 64 local experts of Qwen3-30B-A3B; the default parameter list gains moe_expert_overhead_s for MoE
+    # records and the fit finds it within 2%
+    true_fw = framework_profile("megatron").model_copy(update={"moe_expert_overhead_s": 5e-4})
+    recs = []
+    for n, lay in ((8, dict(ep=8)), (16, dict(ep=8, dp=16)), (8, dict(ep=4)), (16, dict(ep=2, dp=16, zero_stage=1))):
+        tr = TrainingSpec(seq_len=4096, global_batch_size=128, framework=true_fw)
+        e = estimate(MODELS["qwen3-30b-a3b"], H100, tr, ParallelConfig(**lay), n)
+        recs.append(RunRecord(model="qwen3-30b-a3b", hardware="h100-sxm", devices=n, seq_len=4096,
+                              global_batch_size=128, parallel=ParallelConfig(**lay),
+                              tokens_per_s_per_device=e.tokens_per_s / n, source="synthetic"))
+    cal = calibrate(recs, H100, framework_profile("megatron"), cross_validate=False)
+    got = dict(zip((p.field for p in cal.params), cal.values))
+    assert got["moe_expert_overhead_s"] == pytest.approx(5e-4, rel=0.02)
