@@ -347,7 +347,7 @@ def _check_tp(p: ParallelConfig, model: ModelSpec) -> None:
         if p.kv_replication and p.tp % model.kv_heads == 0:
             pass  # each KV head is replicated tp / n_kv_heads times (stated explicitly by the user)
         else:
-            hint = (f" (or set kv_replication=True to replicate each KV head {p.tp // model.kv_heads}x)"
+            hint = (f" (or set kv_replication=True, --kv-replication, to replicate each KV head {p.tp // model.kv_heads}x)"
                     if p.tp % model.kv_heads == 0 else "")
             raise ConfigError(f"tp={p.tp} does not divide n_kv_heads={model.kv_heads}; legal tp: "
                               f"{fmt_legal(legal_tp(model, p.kv_replication))}{hint}",

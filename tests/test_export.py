@@ -678,3 +678,14 @@ def test_megatron_writes_any_split_as_a_layout_and_checks_it_on_import():
     with pytest.raises(ConfigError, match="needs --pipeline-model-parallel-size"):
         import_config("megatron", "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py "
                       "--pipeline-model-parallel-layout 'Et|tL'")
+
+
+def test_megatron_launch_line_uses_the_hosts_gpu_count(tmp_path):
+    # GB200 NVL72: 72 GPUs share NVLink but a compute tray (one torchrun host) drives 4: 128 GPUs = 32 x 4
+    out = tmp_path / "gb200.sh"
+    r = runner.invoke(app, ["export", "--to", "megatron", "-m", "llama-3.1-405b", "-H", "gb200", "-n", "128", "-s", "8192",
+                            "-b", "64", "--precision", "fp8-mixed", "--zero-stage", "3", "--tp", "2", "--sp",
+                            "--offload-activation-layers", "92", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "torchrun --nnodes 32 --nproc-per-node 4 " in out.read_text()
+    assert "--cpu-offloading-num-layers 92" in out.read_text()

@@ -210,13 +210,15 @@ def megatron_args(ctx: ExportContext) -> list[str]:
 
 def write(ctx: ExportContext) -> str:
     """A bash launch script: the header, ``MEGATRON_ARGS=( ... )`` one flag a line, and the ``torchrun``
-    line whose ``--nnodes x --nproc-per-node`` is the device count.
+    line whose ``--nnodes x --nproc-per-node`` is the device count (``--nproc-per-node``: the hardware's
+    ``devices_per_host``, else its scale-up size).
 
     Raises:
         ConfigError: as :func:`megatron_args`.
     """
     args = megatron_args(ctx)
-    n, per_node = ctx.layout.n_devices, ctx.estimate.hardware.scale_up_size
+    hw = ctx.estimate.hardware
+    n, per_node = ctx.layout.n_devices, hw.devices_per_host or hw.scale_up_size
     per_node = per_node if n % per_node == 0 else n
     lines, i = [], 0
     while i < len(args):

@@ -193,7 +193,7 @@ for _name, (_bw, _src) in _HOST_LINK.items():
 _B200 = HARDWARE["b200"]
 HARDWARE["gb200"] = HardwareSpec(**{
     **_B200.model_dump(), "name": "gb200", "peak_flops_bf16": 2.5e15, "peak_flops_fp8": 5e15, "hbm_bytes": 186e9,
-    "scale_up_size": 72, "host_bandwidth": 450e9, "sources": {
+    "scale_up_size": 72, "devices_per_host": 4, "host_bandwidth": 450e9, "sources": {
         **_B200.sources,
         "peak_flops": "NVIDIA GB200 NVL72 datasheet: 360 PFLOPS fp16/bf16 and 720 PFLOPS fp8 per 72 GPUs with sparsity "
                       "-> 2.5 PF bf16 / 5 PF fp8 dense per GPU",
@@ -203,6 +203,7 @@ HARDWARE["gb200"] = HardwareSpec(**{
         "scale_out_bandwidth": "GB200 NVL72 compute tray: 4 GPUs with 4 ConnectX-7 400 Gb/s NICs -> 50 GB/s per GPU",
         "host_bandwidth": "NVIDIA GB200 NVL72 datasheet: NVLink-C2C 900 GB/s between Grace and Blackwell -> 450 GB/s "
                           "per direction",
+        "devices_per_host": "NVIDIA GB200 NVL72: 18 compute trays of 2 Grace-Blackwell superchips (4 GPUs) each",
         "matmul_efficiency": "the b200 entry's (same Blackwell SMs): " + _B200.sources["matmul_efficiency"]}})
 
 #: H800 SXM: the export variant of H100 SXM (same GH100 die, tensor cores, HBM and SM count; every other

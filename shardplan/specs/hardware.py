@@ -59,6 +59,10 @@ class HardwareSpec(BaseModel):
     hbm_bytes: float = Field(ge=2**20, le=L.MAX_MEMORY_BYTES, description="HBM capacity per device, bytes")
     hbm_bandwidth: float = Field(ge=1e6, le=L.MAX_BANDWIDTH, description="HBM bandwidth per device, bytes/s")
     scale_up_size: int = Field(gt=0, le=L.MAX_DEVICES, description="devices per NVLink domain / ICI slice")
+    devices_per_host: int | None = Field(
+        default=None, gt=0, le=L.MAX_DEVICES,
+        description="accelerators one host (one launcher process group, torchrun --nproc-per-node) drives; None: "
+                    "scale_up_size (an 8-GPU HGX / DGX node); a GB200 NVL72 compute tray has 4")
     scale_up_bandwidth: float = Field(ge=1e6, le=L.MAX_BANDWIDTH, description="per-device ring bandwidth of the scale-up level, bytes/s")
     scale_up_latency: float = Field(default=5e-6, ge=0, le=1.0,
                                     description="per-hop (per ring step) latency of the scale-up level, s")
