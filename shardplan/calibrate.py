@@ -29,7 +29,7 @@ import numpy as np
 
 from shardplan.cost.step import Estimate, estimate
 from shardplan.errors import ConfigError
-from shardplan.fitting import Parameter, apply, fit
+from shardplan.fitting import Parameter, apply
 from shardplan.inputs import build_inputs
 from shardplan.records import RunRecord
 from shardplan.specs.framework import FrameworkProfile

@@ -224,7 +224,7 @@ def header_lines(ctx: ExportContext, exporter: Exporter) -> list[str]:
         f"predicted step time: {e.step_s:.3f} s; MFU: {e.mfu:.1%}; memory per device: "
         f"{e.memory.total / gib:.1f} GiB of {e.hardware.hbm_bytes / gib:.0f} GiB"
         f"{'' if e.fits else ' (does NOT fit)'}; bound by {e.bound}",
-        f"runtime behaviour assumed (not a config option here): "
+        "runtime behaviour assumed (not a config option here): "
         + ", ".join(f"{f}={getattr(p, f)}" for f in BEHAVIOUR_FIELDS if f not in exporter.expresses),
     ]
     if ctx.command:
