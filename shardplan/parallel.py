@@ -642,7 +642,6 @@ def _check_options(p: ParallelConfig, n_devices: int) -> None:
         raise ConfigError(f"moe_dispatcher={p.moe_dispatcher!r} dispatches tokens over the ep group and needs ep > 1 "
                           f"(an MoE model's expert parallelism); legal with ep=1: 'alltoall'", field="moe_dispatcher",
                           value=p.moe_dispatcher, legal=["alltoall"])
-    check_activation_offload(p)
     if p.zero_stage == 0 and p.dp_shard not in (None, 1):
         raise ConfigError(f"dp_shard={p.dp_shard} needs zero_stage >= 1 (nothing is sharded with zero_stage=0)",
                           field="dp_shard", value=p.dp_shard)

@@ -63,13 +63,14 @@ def moe_overhead_note(e) -> str | None:
     """A sentence on the framework profile's per-expert MoE cost when it is over a tenth of the step
     (``FrameworkProfile.moe_expert_overhead_s`` x local experts x MoE layers of the busiest stage x
     microbatches), or None."""
+    from shardplan.cost.compute import moe_expert_cost_s
     from shardplan.cost.memory import stage_params
     fw, p = e.training.framework, e.parallel
     if not e.model.is_moe or not fw.moe_expert_overhead_s:
         return None
     local = max(1, e.model.n_experts // p.ep)
     layers = max(stage_params(e.model, e.layout, s).moe_layers for s in e.layout.stages_to_price(e.model))
-    cost = fw.moe_expert_overhead_s * local * layers * e.layout.microbatches
+    cost = moe_expert_cost_s(e.model, e.training, p, layers) * e.layout.microbatches
     if cost < 0.1 * e.step_s:
         return None
     return (f"framework overhead includes {fmt_seconds(cost)} of the {fw.label} profile's per-expert MoE cost: "

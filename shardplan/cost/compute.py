@@ -343,9 +343,16 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
     if stage == p.pp - 1:  # LM head + cross-entropy over the vocab shard (once more per MTP module)
         head_mm, head_elem = lm_head_s(model, training, hw, layout, layout.local_tokens)
         mm, elem = mm + (1 + model.mtp_modules) * head_mm, elem + (1 + model.mtp_modules) * head_elem
-    fw = training.framework
-    return StageCompute(stage, mm, elem, rec, sp_, sp_.layers * fw.layer_overhead_s
-                        + sp_.moe_layers * max(1, model.n_experts // p.ep) * fw.moe_expert_overhead_s)
+    return StageCompute(stage, mm, elem, rec, sp_, sp_.layers * training.framework.layer_overhead_s
+                        + moe_expert_cost_s(model, training, p, sp_.moe_layers))
+
+
+def moe_expert_cost_s(model: ModelSpec, training: TrainingSpec, p: ParallelConfig, moe_layers: int) -> float:
+    """Seconds per microbatch of the framework profile's per-expert MoE cost on ``moe_layers`` MoE layers:
+    ``FrameworkProfile.moe_expert_overhead_s`` x the local experts E / ep x the layers (forward +
+    backward; the constant is fitted, benchmarks/fit_frameworks.py). Example: 0.291 ms x 128 / 8 x 48
+    = 0.2235 s per microbatch for Qwen3-30B-A3B at ep 8."""
+    return training.framework.moe_expert_overhead_s * max(1, model.n_experts // p.ep) * moe_layers
 
 
 def module_recompute_s(modules: tuple[str, ...], lt: LayerTimes, moe: bool) -> float:

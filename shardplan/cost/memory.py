@@ -203,35 +203,35 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
         width = model.expert_ffn * (model.top_k + model.n_shared_experts) if moe else model.ffn_dim
         b -= fp8_linear_input_saving(beta, h, model.o_dim, width, t, sigma)
         if moe:  # the router keeps the 16-bit MLP input; the expert GEMMs keep fp8 copies of theirs
-            b += fp8_moe_input_correction(model, training, beta, sigma)
+            b += fp8_moe_input_correction(model, beta, sigma)
     return b
 
 
 def routed_token_bytes(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:
-    """Bytes per local token and MoE layer of the routed tokens kept for the backward, before fp8:
+    """Bytes per local token and MoE layer of the routed tokens kept for the backward:
     c x beta x load x top_k x h / sigma (beta = activation bytes, sigma = tp with sequence parallelism,
     load = ``TrainingSpec.moe_load``, c = ``FrameworkProfile.moe_routed_copies``: 1 when the router
     probabilities are applied inside the expert's activation and only the first expert GEMM's
     input is kept (Megatron-core's alltoall / flex dispatchers), 2 when the weighting keeps a
-    second copy). Example, Qwen3-30B-A3B (h 2048, top 8), bf16, tp 1, c = 1: 2 x 8 x 2048 = 32,768 B."""
+    second copy). Under fp8 the first grouped GEMM keeps its copy at 1 byte (Transformer Engine
+    ``GroupedLinear`` saves its quantized input): (beta - 1) x load x top_k x h / sigma less.
+    Example, Qwen3-30B-A3B (h 2048, top 8), tp 1, c = 1: bf16 2 x 8 x 2048 = 32,768 B; fp8 16,384 B."""
     beta, sigma = training.precision.activation_bytes, layout.seq_shard
-    return training.framework.moe_routed_copies * beta * training.moe_load * model.top_k * model.d_model / sigma
+    routed = training.moe_load * model.top_k * model.d_model / sigma
+    fp8_saving = (beta - 1) * routed if training.precision.compute_dtype == "fp8" else 0.0
+    return training.framework.moe_routed_copies * beta * routed - fp8_saving
 
 
-def fp8_moe_input_correction(model: ModelSpec, training: TrainingSpec, beta: float, sigma: int) -> float:
-    """Bytes per token to add back to :func:`fp8_linear_input_saving` in a MoE layer (can be negative).
+def fp8_moe_input_correction(model: ModelSpec, beta: float, sigma: int) -> float:
+    """Bytes per token to add back to :func:`fp8_linear_input_saving` in a MoE layer.
 
     The dense count saves (beta - 1) h/sigma on the MLP input, the norm output a ``LayerNormLinear``
     keeps in fp8. In a MoE layer that tensor feeds the router, a 16-bit linear that keeps it as it is
-    (Megatron-core ``moe/router.py`` gating), so that saving is undone; the routed experts' first
-    grouped GEMM keeps an fp8 copy of each routed token instead of the beta-byte one (Transformer
-    Engine ``GroupedLinear`` saves its quantized input), saving (beta - 1) load k h/sigma; shared
-    experts add a 1-byte fp8 copy of the MLP input for their own first GEMM.
-    Example, Qwen3-30B-A3B (h 2048, top 8, no shared expert), beta 2, sigma 1: 2048 - 8 x 2048 = -14,336 B."""
+    (Megatron-core ``moe/router.py`` gating), so that saving is undone; shared experts add a 1-byte
+    fp8 copy of it for their own first GEMM (the routed experts' fp8 copies: :func:`routed_token_bytes`).
+    Example, Qwen3-30B-A3B (h 2048, no shared expert), beta 2, sigma 1: 2,048 B."""
     h = model.d_model
-    routed = training.moe_load * model.top_k
-    shared_copy = h / sigma if model.n_shared_experts else 0.0
-    return (beta - 1) * h / sigma - (beta - 1) * routed * h / sigma + shared_copy
+    return (beta - 1) * h / sigma + (h / sigma if model.n_shared_experts else 0.0)
 
 
 def mlp_store_factor(model: ModelSpec, training: TrainingSpec) -> int:
@@ -282,8 +282,6 @@ def module_saving_per_token(model: ModelSpec, training: TrainingSpec, layout: La
     routed, shared = model.expert_ffn * load * model.top_k, model.expert_ffn * model.n_shared_experts
     if "moe" in modules:  # + the dispatch / combine buffers and the fp32 router probabilities
         dispatch = routed_token_bytes(model, training, layout) + 4.0 * model.n_experts
-        if fp8:  # the first grouped GEMM's copy of each routed token is kept in fp8
-            dispatch -= (beta - 1) * load * model.top_k * h / sigma
         return b + mlp_bytes(routed) + mlp_bytes(shared) + dispatch
     if "moe_act" in modules and not fp8:
         b += beta * routed / t
@@ -528,8 +526,7 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
     u = layout.local_tokens
     n_layers = sp.layers
     dense_l, moe_l = n_layers - sp.moe_layers, sp.moe_layers
-    per_tok = [activation_bytes_per_token(model, training, layout, False),
-               activation_bytes_per_token(model, training, layout, True) if model.is_moe else 0.0]
+    per_tok = layer_activation_bytes(model, training, layout)
     full_layer = per_tok[1] if moe_l else per_tok[0]
     sigma = layout.seq_shard
     beta = training.precision.activation_bytes
@@ -575,9 +572,15 @@ def offloaded_activation_bytes(model: ModelSpec, training: TrainingSpec, layout:
     if not n:
         return 0.0
     moe_n = model.moe_layers_in(0, n)
-    per = [activation_bytes_per_token(model, training, layout, False),
-           activation_bytes_per_token(model, training, layout, True) if model.is_moe else 0.0]
-    return layout.local_tokens * ((n - moe_n) * per[0] + moe_n * per[1])
+    dense, moe = layer_activation_bytes(model, training, layout)
+    return layout.local_tokens * ((n - moe_n) * dense + moe_n * moe)
+
+
+def layer_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Layout) -> tuple[float, float]:
+    """(dense, MoE) layer bytes per local token stored without recompute
+    (:func:`activation_bytes_per_token`; the MoE entry 0 for a dense model)."""
+    return (activation_bytes_per_token(model, training, layout, False),
+            activation_bytes_per_token(model, training, layout, True) if model.is_moe else 0.0)
 
 
 def runtime_owned(framework: FrameworkProfile) -> bool:

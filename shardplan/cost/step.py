@@ -33,8 +33,9 @@ from shardplan.cost.collective import Collective
 from shardplan.cost.comm import group_split, level_names
 from shardplan.cost.compute import LayerTimes, elementwise_bytes_per_token
 from shardplan.cost.context import StepContext, step_context
-from shardplan.cost.memory import MemoryBreakdown, memory_estimate
+from shardplan.cost.memory import MemoryBreakdown, memory_estimate, offloaded_activation_bytes
 from shardplan.cost.pipeline import bubble_s, message_stall_s
+from shardplan.errors import ConfigError
 from shardplan.parallel import Layout, ParallelConfig, validate
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
@@ -310,8 +311,6 @@ def activation_offload_s(model: ModelSpec, training: TrainingSpec, layout: Layou
     Raises:
         ConfigError: offloading on hardware without a ``host_bandwidth``.
     """
-    from shardplan.cost.memory import offloaded_activation_bytes
-    from shardplan.errors import ConfigError
     if not layout.parallel.offload_activation_layers:
         return 0.0
     if hw.host_bandwidth is None:
