@@ -153,19 +153,28 @@ def stall_free(profile: FrameworkProfile) -> FrameworkProfile:
     return profile.model_copy(update={"pp_message_stall_s": 0.0})
 
 
+def _labelled(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile, keep) -> list[tuple[GridRun, Estimate, bool]]:
+    """The pipelined runs that ran and pass ``keep``, each with its stall-free estimate and whether it
+    is :func:`stalled` against it."""
+    free = stall_free(profile)
+    out = []
+    for r in runs:
+        if r.ran and r.parallel.pp > 1 and keep(r):
+            e = predict(r, hw, free)
+            if not isinstance(e, str):
+                out.append((r, e, stalled(r, e)))
+    return out
+
+
 def _majority_threshold(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile, key, keep) -> int | None:
     """The smallest value of ``key(run)`` from which, at every larger value too, more than half of the
     pipelined runs that ran (and pass ``keep``) are :func:`stalled` against the stall-free
     prediction; None if no value qualifies. The stall is then predicted where it is the likelier
     outcome."""
     counts: dict[int, list[int]] = defaultdict(lambda: [0, 0])
-    free = stall_free(profile)
-    for r in runs:
-        if r.ran and r.parallel.pp > 1 and keep(r):
-            e = predict(r, hw, free)
-            if not isinstance(e, str):
-                counts[key(r)][0] += stalled(r, e)
-                counts[key(r)][1] += 1
+    for r, _, s in _labelled(runs, hw, profile, keep):
+        counts[key(r)][0] += s
+        counts[key(r)][1] += 1
     threshold = None
     for k in sorted(counts, reverse=True):
         if 2 * counts[k][0] <= counts[k][1]:
@@ -174,10 +183,41 @@ def _majority_threshold(runs: list[GridRun], hw: HardwareSpec, profile: Framewor
     return threshold
 
 
+def _stump(points: list[tuple[int, bool]]) -> int | None:
+    """A decision stump: the threshold ``t`` for which "stalled if and only if value >= t" misclassifies
+    the fewest of ``points`` (value, stalled); None when predicting no stall at all does as well."""
+    best, best_err = None, sum(s for _, s in points)
+    for t in sorted({v for v, _ in points}):
+        err = sum((v >= t) != s for v, s in points)
+        if err < best_err:
+            best, best_err = t, err
+    return best
+
+
+def _zero0_dp(run: GridRun) -> bool:
+    """ZeRO-0 with data parallelism: nanotron wraps the model in PyTorch DDP and replicates the optimizer."""
+    return run.parallel.zero_stage == 0 and run.parallel.dp > 1
+
+
+def stall_zero0(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> tuple[int | None, int]:
+    """``pp_stall_zero0_min_microbatches`` and ``pp_stall_zero0_min_nodes`` by decision stumps
+    (:func:`_stump`) over the pipelined ZeRO-0 runs with dp > 1 on two nodes or more: first the
+    microbatch count, then the node count among the runs at or above it; (None, 1) when the runs show
+    no such stall (the node-count rule then covers them)."""
+    rows = _labelled(runs, hw, profile, lambda r: _zero0_dp(r) and r.nodes >= 2)
+    m_min = _stump([(e.layout.microbatches, s) for _, e, s in rows])
+    if m_min is None:
+        return None, 1
+    n_min = _stump([(r.nodes, s) for r, e, s in rows if e.layout.microbatches >= m_min])
+    return (None, 1) if n_min is None else (m_min, n_min)
+
+
 def stall_nodes(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> int:
-    """``pp_stall_min_nodes`` by majority over the job's node count (:func:`_majority_threshold`);
-    the largest node count + 1 if none qualifies."""
-    found = _majority_threshold(runs, hw, profile, lambda r: r.nodes, lambda r: True)
+    """``pp_stall_min_nodes`` by majority over the job's node count (:func:`_majority_threshold`),
+    leaving out the ZeRO-0 runs with dp > 1 when ``profile`` has their own rule
+    (``pp_stall_zero0_min_microbatches``); the largest node count + 1 if none qualifies."""
+    own = profile.pp_stall_zero0_min_microbatches is not None
+    found = _majority_threshold(runs, hw, profile, lambda r: r.nodes, lambda r: not (own and _zero0_dp(r)))
     return found if found is not None else max((r.nodes for r in runs), default=0) + 1
 
 
@@ -268,6 +308,8 @@ def fit_on(train: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile
     and ``pp_stall_min_tp_nodes`` on them (:func:`stall_nodes`, :func:`stall_tp_nodes`): the fitted
     values and the fitted hardware and profile."""
     ran = [r for r in train if r.ran]
+    m_min, n_min = stall_zero0(ran, hw, profile)
+    profile = profile.model_copy(update={"pp_stall_zero0_min_microbatches": m_min, "pp_stall_zero0_min_nodes": n_min})
     profile = profile.model_copy(update={"pp_stall_min_nodes": stall_nodes(ran, hw, profile)})
     profile = profile.model_copy(update={"pp_stall_min_tp_nodes": stall_tp_nodes(ran, hw, profile)})
     res = fit(ran, [r.tok_s_gpu for r in ran], throughput, FIT_PARAMS, hw, profile, max_nfev=MAX_NFEV)
@@ -281,8 +323,8 @@ def fit_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile,
     the table of fitted values and the held-out runs' metrics (the fit, the stall threshold
     included, never sees the runs it is scored on), the values fitted on all runs (FIT_PARAMS
     order), the profile fitted on all runs and the leave-one-model-out scores (label, score)."""
-    lines = ["| fitted on | " + " | ".join(f"`{p.field}`" for p in FIT_PARAMS) + " | `pp_stall_min_nodes` | `pp_stall_min_tp_nodes` | scored on | result |",
-             "|---|" + "---|" * len(FIT_PARAMS) + "---|---|---|---|"]
+    lines = ["| fitted on | " + " | ".join(f"`{p.field}`" for p in FIT_PARAMS) + " | `pp_stall_min_nodes` | `pp_stall_min_tp_nodes` | ZeRO-0 stall | scored on | result |",
+             "|---|" + "---|" * len(FIT_PARAMS) + "---|---|---|---|---|"]
     values, h, full = fit_on(runs, hw, profile)
     lines.append(_fit_row("all", values, full, "all", score(runs, [predict(r, h, full) for r in runs])))
     keys = [("model", lambda r: r.model)] + ([("nodes", lambda r: r.nodes)] if by_nodes else [])
@@ -307,7 +349,9 @@ def write_fitted(profile_out: Path | None, hardware_out: Path | None, values: li
     fitted = dict(zip((p.field for p in FIT_PARAMS), values))
     note = f"benchmarks/usp_grid.py --fit on {DEFAULT_CSV.name} ({datetime.date.today().isoformat()})"
     doc = {"base": profile.name, **{p.field: float(fitted[p.field]) for p in FIT_PARAMS if p.target == "framework"},
-           "pp_stall_min_nodes": profile.pp_stall_min_nodes, "pp_stall_min_tp_nodes": profile.pp_stall_min_tp_nodes}
+           "pp_stall_min_nodes": profile.pp_stall_min_nodes, "pp_stall_min_tp_nodes": profile.pp_stall_min_tp_nodes,
+           "pp_stall_zero0_min_microbatches": profile.pp_stall_zero0_min_microbatches,
+           "pp_stall_zero0_min_nodes": profile.pp_stall_zero0_min_nodes}
     if profile_out:
         profile_out.write_text(yaml.safe_dump(doc, sort_keys=False))
         print(f"wrote {profile_out} (--framework {profile_out})")
@@ -344,13 +388,46 @@ def spearman_ceiling(runs: list[GridRun]) -> dict[tuple, float]:
     return out
 
 
-def ceiling_report(runs: list[GridRun], s: dict) -> str:
-    """Markdown: the planner's Spearman per group beside :func:`spearman_ceiling`."""
+def stall_consistent_spearman(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile
+                              ) -> dict[tuple, tuple[float, int, int]]:
+    """Per (model, nodes) group: the planner's Spearman over the runs whose stall it classifies right
+    (predicted to stall, i.e. its step exceeds the stall-free one, exactly when the run
+    :func:`stalled`), with how many runs that keeps of how many ran."""
+    free = stall_free(profile)
+    groups: dict[tuple, list[tuple[float, float, bool]]] = defaultdict(list)
+    for r in runs:
+        if not r.ran:
+            continue
+        e, e0 = predict(r, hw, profile), predict(r, hw, free)
+        if isinstance(e, str) or isinstance(e0, str):
+            continue
+        right = stalled(r, e0) == (e.step_s > e0.step_s * 1.001)
+        groups[(r.model, r.nodes)].append((e.tokens_per_s / e.layout.n_devices, r.tok_s_gpu, right))
+    out = {}
+    for k, v in sorted(groups.items()):
+        kept = [(p, m) for p, m, ok in v if ok]
+        if len(kept) >= 3:
+            out[k] = (spearmanr(*zip(*kept)).statistic, len(kept), len(v))
+    return out
+
+
+def ceiling_report(runs: list[GridRun], s: dict, hw: HardwareSpec, profile: FrameworkProfile) -> str:
+    """Markdown: the planner's Spearman per group beside :func:`spearman_ceiling` and
+    :func:`stall_consistent_spearman`."""
     ceil = spearman_ceiling(runs)
-    lines = ["| model | nodes | planner | ceiling (ZeRO-0 = ZeRO-1) |", "|---|---|---|---|"]
-    lines += [f"| {m} | {n} | {s['spearman'].get((m, n), float('nan')):.2f} | {c:.2f} |" for (m, n), c in ceil.items()]
+    cons = stall_consistent_spearman(runs, hw, profile)
+    lines = ["| model | nodes | planner | ceiling (ZeRO-0 = ZeRO-1) | planner, runs with the stall classified right |",
+             "|---|---|---|---|---|"]
+    lines += [f"| {m} | {n} | {s['spearman'].get((m, n), float('nan')):.2f} | {c:.2f} | "
+              + (f"{cons[(m, n)][0]:.2f} ({cons[(m, n)][1]} of {cons[(m, n)][2]})" if (m, n) in cons else "-") + " |"
+              for (m, n), c in ceil.items()]
+    worst = min(v[0] for v in cons.values())
     return "\n".join(lines) + (f"\n\nCeiling min {min(ceil.values()):.2f}, median {statistics.median(ceil.values()):.2f}: "
-                               "a model that prices ZeRO-0 and ZeRO-1 alike cannot rank the groups better than this.")
+                               "a model that prices ZeRO-0 and ZeRO-1 alike cannot rank the groups better than this; "
+                               "the profile's ZeRO-0 stall rule (`pp_stall_zero0_min_microbatches`) is what takes 8B on "
+                               "8 nodes past it. Over the runs whose stall the profile classifies right, the planner's "
+                               f"Spearman is at least {worst:.2f} in every group: what ranking still misses is which "
+                               "runs stall.")
 
 
 def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> str:
@@ -375,7 +452,10 @@ def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: Framework
 
 
 def _fit_row(train: str, values: list[float], profile: FrameworkProfile, test: str, s: dict) -> str:
-    vals = " | ".join(f"{v:.3g}" for v in values) + f" | {profile.pp_stall_min_nodes} | {profile.pp_stall_min_tp_nodes or '-'}"
+    z0 = (f"m >= {profile.pp_stall_zero0_min_microbatches}, nodes >= {profile.pp_stall_zero0_min_nodes}"
+          if profile.pp_stall_zero0_min_microbatches is not None else "-")
+    vals = (" | ".join(f"{v:.3g}" for v in values)
+            + f" | {profile.pp_stall_min_nodes} | {profile.pp_stall_min_tp_nodes or '-'} | {z0}")
     return (f"| {train} | {vals} | {test} | median \\|error\\| {s['median_abs_err']:.1%}, Spearman min "
             f"{s['spearman_min']:.2f} / median {s['spearman_median']:.2f}, fit/OOM {s['fit_accuracy']:.1%} |")
 
@@ -476,7 +556,8 @@ def main() -> None:
     text += ("\n\nThe layout the ranking picks, within each group's measured layouts (does the planner choose "
              "well?):\n\n" + pick_report(runs, preds))
     text += ("\n\nHow far ranking can go on this grid: the planner's Spearman beside the best a model reaches that "
-             "prices runs differing only in the ZeRO stage alike:\n\n" + ceiling_report(runs, score(runs, preds)))
+             "prices runs differing only in the ZeRO stage alike, and over the runs whose stall it classifies "
+             "right:\n\n" + ceiling_report(runs, score(runs, preds), hw, profile))
     text += "\n\n" + stall_report(runs, hw, profile)
     text += "\n\nPeak memory, leave-one-model-out:\n\n" + memory_lomo_report(runs, hw, profile)
     compared = baseline_rows(runs, hw, profile)

@@ -115,6 +115,33 @@ def test_pipeline_message_stall_from_a_wide_tp_group():
     assert e1.step_s - e0.step_s == pytest.approx(16.5)
 
 
+def test_zero0_pipelines_stall_by_microbatch_count_not_node_count():
+    # ZeRO-0 with dp > 1 has its own trigger: >= 16 microbatches on >= 4 nodes. 1B, tp=8 SP, pp=2,
+    # 0.25 s per message, two messages per microbatch on a two-stage pipeline:
+    fw = FrameworkProfile(name="t", pp_message_stall_s=0.25, pp_stall_min_nodes=32,
+                          pp_stall_zero0_min_microbatches=16, pp_stall_zero0_min_nodes=4)
+    # 64 GPUs = 8 nodes, dp=4, batch 64, mbs=1 -> m = 16: (16 x 2 + 2 x 1) x 0.25 = 34 x 0.25 = 8.5 s
+    tr = _training(fw, gbs=64)
+    lay = validate(ParallelConfig(tp=8, sp=True, pp=2, zero_stage=0), G1B, tr, 64)
+    assert lay.parallel.dp == 4 and lay.microbatches == 16
+    assert message_stall_s(lay, fw, 8) == pytest.approx(8.5)
+    # the same layout on 2 nodes (below 4) or with ZeRO-1 on 8 nodes (below 32): no stall
+    assert message_stall_s(lay, fw, 2) == 0.0
+    lay1 = validate(ParallelConfig(tp=8, sp=True, pp=2, zero_stage=1), G1B, tr, 64)
+    assert message_stall_s(lay1, fw, 8) == 0.0
+    # 256 GPUs = 32 nodes, dp=16, batch 64 -> m = 4 < 16: ZeRO-0 does not stall even at 32 nodes,
+    # ZeRO-1 does: (4 x 2 + 2) x 0.25 = 2.5 s
+    big0 = validate(ParallelConfig(tp=8, sp=True, pp=2, zero_stage=0), G1B, tr, 256)
+    big1 = validate(ParallelConfig(tp=8, sp=True, pp=2, zero_stage=1), G1B, tr, 256)
+    assert big0.microbatches == 4 and message_stall_s(big0, fw, 32) == 0.0
+    assert message_stall_s(big1, fw, 32) == pytest.approx(2.5)
+    # dp = 1 (no DDP) follows the node-count rule; without the rule ZeRO-0 does too
+    solo = validate(ParallelConfig(tp=8, sp=True, pp=4, zero_stage=0), G1B, tr, 32)
+    assert solo.parallel.dp == 1 and message_stall_s(solo, fw, 4) == 0.0
+    off = fw.model_copy(update={"pp_stall_zero0_min_microbatches": None})
+    assert message_stall_s(big0, off, 32) == pytest.approx(2.5) and message_stall_s(lay, off, 8) == 0.0
+
+
 def test_allocator_retry_ramps_near_full_hbm():
     # start 0.85, 1 s: pressure 0.94 -> (0.94 - 0.85) / 0.15 = 0.6 s; 0.80 -> 0; 1.2 -> capped at 1 s
     fw = FrameworkProfile(name="t", allocator_retry_s=1.0, allocator_pressure_start=0.85)
@@ -188,3 +215,15 @@ def test_pick_report_scores_the_predicted_fastest_layout_of_each_group():
     preds = [g.predict(r, hw, prof) for r in runs]
     assert preds[0].tokens_per_s > preds[1].tokens_per_s
     assert "| 1B | 1 | 75% | 100% |" in g.pick_report(runs, preds)
+
+
+def test_stall_stump_picks_the_threshold_with_fewest_misclassified_runs():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import usp_grid
+
+    # stalled iff value >= t: t=4 misclassifies only (8, False) -> 1; t=8 misses (4, True) too -> 2;
+    # t=1 or t=2 wrongly stall the two small ones -> 3 / 2; no stall at all misses both True -> 2
+    pts = [(1, False), (2, False), (4, True), (8, True), (8, False)]
+    assert usp_grid._stump(pts) == 4
+    # t=2 misclassifies (3, False), no rule misclassifies (2, True): a tie keeps "no stall"
+    assert usp_grid._stump([(1, False), (2, True), (3, False)]) is None

@@ -68,7 +68,9 @@ def message_stall_s(layout: Layout, framework: FrameworkProfile, nodes: int, tp_
     """Seconds per step that blocking pipeline messages add (``FrameworkProfile.pp_message_stall_s``
     per message, on jobs of at least ``pp_stall_min_nodes`` nodes, or whose tensor-parallel group
     spans at least ``pp_stall_min_tp_nodes`` of the job's ``nodes`` (``tp_nodes``); 0 otherwise
-    and by default).
+    and by default). ZeRO-0 jobs with dp > 1 use their own trigger when the profile sets
+    ``pp_stall_zero0_min_microbatches``: at least that many microbatches per step on at least
+    ``pp_stall_zero0_min_nodes`` nodes (or the tp-span trigger), in place of ``pp_stall_min_nodes``.
 
     Messages on the step's critical path: the busiest stage's ``m`` x
     :func:`messages_per_microbatch`, plus ``2 (pp - 1)`` for the pipeline's fill and drain (the
@@ -78,7 +80,14 @@ def message_stall_s(layout: Layout, framework: FrameworkProfile, nodes: int, tp_
     (docs/accuracy.md, the nanotron grid)."""
     fw, p = framework, layout.parallel
     by_tp = fw.pp_stall_min_tp_nodes is not None and tp_nodes >= fw.pp_stall_min_tp_nodes
-    if p.pp == 1 or fw.pp_message_stall_s == 0 or (nodes < fw.pp_stall_min_nodes and not by_tp):
+    if p.pp == 1 or fw.pp_message_stall_s == 0:
+        return 0.0
+    if p.zero_stage == 0 and p.dp > 1 and fw.pp_stall_zero0_min_microbatches is not None:
+        stalls = by_tp or (nodes >= fw.pp_stall_zero0_min_nodes
+                           and layout.microbatches >= fw.pp_stall_zero0_min_microbatches)
+    else:
+        stalls = by_tp or nodes >= fw.pp_stall_min_nodes
+    if not stalls:
         return 0.0
     return fw.pp_message_stall_s * (layout.microbatches * messages_per_microbatch(p) + 2 * (p.pp - 1))
 

@@ -113,6 +113,14 @@ class FrameworkProfile(BaseModel):
             with tp=32 (4 nodes) stall at every job size (86 of 88 runs on 8-64 nodes), those with
             tp=16 (2 nodes) below 32 nodes rarely (6 of 63): heavy cross-node tp traffic next to
             the pipeline messages brings the wait on early.
+        pp_stall_zero0_min_microbatches, pp_stall_zero0_min_nodes: the stall's own trigger for ZeRO-0
+            jobs with dp > 1 (None: they follow ``pp_stall_min_nodes`` like the others): steps of at
+            least ``pp_stall_zero0_min_microbatches`` microbatches on at least
+            ``pp_stall_zero0_min_nodes`` nodes. On the measured grid nanotron's ZeRO-0 pipelines
+            (PyTorch DDP around the pipeline stages) stall from 4 nodes once a step has 16 or more
+            microbatches (25 of 28 runs), and not with fewer, even at 32 nodes (1 of 11); the
+            same layouts with ZeRO-1 follow the node-count trigger. A measured per-cluster rule,
+            off by default.
         module_recompute: the framework recomputes named modules (Megatron-LM ``--recompute-modules``:
             the layout field ``recompute_modules``); False for the other profiles.
         pipeline_zero_stages: the ZeRO stages the framework allows together with pipeline parallelism
@@ -200,6 +208,8 @@ class FrameworkProfile(BaseModel):
     pp_message_stall_s: float = Field(default=0.0, ge=0, le=10.0)
     pp_stall_min_nodes: int = Field(default=1, ge=1, le=2**20)
     pp_stall_min_tp_nodes: int | None = Field(default=None, ge=1, le=2**20)
+    pp_stall_zero0_min_microbatches: int | None = Field(default=None, ge=1, le=2**30)
+    pp_stall_zero0_min_nodes: int = Field(default=1, ge=1, le=2**20)
     pp_unsharded_grad_bytes: int = Field(default=0, ge=0, le=8)
     pipeline_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
     module_recompute: bool = True
