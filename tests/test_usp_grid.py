@@ -227,3 +227,20 @@ def test_stall_stump_picks_the_threshold_with_fewest_misclassified_runs():
     assert usp_grid._stump(pts) == 4
     # t=2 misclassifies (3, False), no rule misclassifies (2, True): a tie keeps "no stall"
     assert usp_grid._stump([(1, False), (2, True), (3, False)]) is None
+
+
+def test_estimate_reports_the_stall_and_the_cli_names_its_rule():
+    from shardplan.cli.estimate import stall_note
+
+    # the hand example above: 1B, tp=8 SP, pp=2, ZeRO-0, 64 GPUs (8 nodes), batch 64 -> m = 16 and
+    # (16 x 2 + 2) x 0.25 = 8.5 s, reported as its own time and in the JSON
+    fw = FrameworkProfile(name="t", pp_message_stall_s=0.25, pp_stall_min_nodes=32,
+                          pp_stall_zero0_min_microbatches=16, pp_stall_zero0_min_nodes=4)
+    e = estimate(G1B, H100, _training(fw, gbs=64), ParallelConfig(tp=8, sp=True, pp=2, zero_stage=0), 64)
+    assert e.stall_s == pytest.approx(8.5) and e.to_dict()["time_s"]["pipeline_stall"] == pytest.approx(8.5)
+    assert e.overhead_s >= e.stall_s
+    note = stall_note(e)
+    assert note is not None and "ZeRO-0" in note and "zero_stage 1" in note and "250 ms" in note
+    # ZeRO-1 on 8 nodes: no stall, no note
+    e1 = estimate(G1B, H100, _training(fw, gbs=64), ParallelConfig(tp=8, sp=True, pp=2, zero_stage=1), 64)
+    assert e1.stall_s == 0.0 and stall_note(e1) is None

@@ -79,6 +79,26 @@ def moe_overhead_note(e) -> str | None:
             "fewer local experts (larger ep) or fewer, larger microbatches shrink it")
 
 
+def stall_note(e) -> str | None:
+    """A sentence on the framework profile's pipeline message stall (``Estimate.stall_s``, part of the
+    framework overhead; :func:`shardplan.cost.pipeline.message_stall_s`) when it is over a tenth of
+    the step, naming the profile rule that applies it and what avoids it, or None."""
+    fw, p = e.training.framework, e.parallel
+    if e.stall_s < 0.1 * e.step_s:
+        return None
+    zero0 = p.zero_stage == 0 and p.dp > 1 and fw.pp_stall_zero0_min_microbatches is not None
+    if zero0 and e.layout.microbatches >= fw.pp_stall_zero0_min_microbatches:
+        why = (f"ZeRO-0 pipelines with dp > 1 stall from {fw.pp_stall_zero0_min_nodes} nodes with "
+               f"{fw.pp_stall_zero0_min_microbatches}+ microbatches; zero_stage 1 or fewer microbatches avoid it")
+    else:
+        why = (f"pipelines stall on jobs of {fw.pp_stall_min_nodes}+ nodes"
+               + (f" or with a tp group over {fw.pp_stall_min_tp_nodes}+ nodes" if fw.pp_stall_min_tp_nodes else "")
+               + "; pp=1 avoids it")
+    return (f"framework overhead includes {fmt_seconds(e.stall_s)} of the {fw.label} profile's pipeline message "
+            f"stall ({fw.pp_message_stall_s * 1e3:.0f} ms per point-to-point message, measured on the cluster the "
+            f"profile was fitted to, docs/accuracy.md): {why}")
+
+
 def _summary_table(e) -> Table:
     head = Table(title=f"{e.model.name} on {e.layout.n_devices} x {e.hardware.name}: {e.parallel.short()}",
                  show_header=False)
@@ -173,9 +193,9 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
     note = optimism_note(e)
     if note:
         err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
-    note = moe_overhead_note(e)
-    if note:
-        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
+    for note in (moe_overhead_note(e), stall_note(e)):
+        if note:
+            err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
     if json_out:
         print(json.dumps(e.to_dict(), indent=1))
     else:

@@ -76,6 +76,7 @@ class Estimate:
     overhead_s: float = 0.0
     overlap_slowdown_s: float = 0.0
     offload_s: float = 0.0
+    stall_s: float = 0.0
 
     @property
     def parallel(self) -> ParallelConfig:
@@ -114,7 +115,8 @@ class Estimate:
                        "elementwise": self.elementwise_s, "recompute": self.recompute_s,
                        "exposed_comm": self.exposed_comm_s, "bubble": self.bubble_s,
                        "optimizer": self.optimizer_s, "framework_overhead": self.overhead_s,
-                       "overlap_slowdown": self.overlap_slowdown_s, "activation_offload": self.offload_s},
+                       "overlap_slowdown": self.overlap_slowdown_s, "activation_offload": self.offload_s,
+                       "pipeline_stall": self.stall_s},
             "collectives": [c.to_dict() for c in self.collectives],
             "model_flops_per_step": self.model_flops_per_step,
             "hardware_flops_per_step": self.hardware_flops_per_step,
@@ -224,7 +226,8 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
         bound=bottleneck(ctx, colls, bubble, opt_s, overhead, slowdown),
         thresholds=_threshold_info(model, training, hw, layout) if detail else {},
         roofline=_roofline(model, training, hw, layout.parallel, layout.local_tokens, ctx.dense_t, colls, m)
-        if detail else [], overhead_s=overhead, overlap_slowdown_s=slowdown, offload_s=m * offload_mb)
+        if detail else [], overhead_s=overhead, overlap_slowdown_s=slowdown, offload_s=m * offload_mb,
+        stall_s=stall)
 
 
 def host_floor_s(ctx: StepContext) -> float:
