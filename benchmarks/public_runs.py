@@ -297,6 +297,24 @@ MEGATRON_BRIDGE_H100 = (
           ("25.11", "GPT-OSS-120B EP64, 64 GPUs", "gpt-oss-120b", "bf16-mixed", 64, 4096, 512,
            dict(ep=64, etp=1, zero_stage=1, microbatch_size=4, recompute="selective",
                 recompute_modules=("layernorm", "moe_act")), 15754))),
+    # the DGX-GB300 (NVL72) table of 25.11, the `gb300` preset (the gb200 entry's efficiencies, no GB300 fit); FP8-CS
+    # columns, layouts as the table gives them, offloading from the recipes (llama3_workload_base_configs.py
+    # LLAMA3_70B_PRETRAIN_CONFIG_GB300_FP8_CS_V1: FSDP, cpu_offloading_num_layers 20; llama31_workload_base_configs.py
+    # LLAMA31_405B_PRETRAIN_CONFIG_GB300_FP8_CS_V1: FSDP, TP 2, 10 layers); the MoE rows as on GB200
+    *((f"Megatron-Bridge 25.11 GB300: {label}", name, "GB300", MB_FW, prec, n, seq, gbs, fields, tps, None)
+      for label, name, prec, n, seq, gbs, fields, tps in (
+          ("Llama 3 8B, 8 GPUs", "llama-3-8b", "fp8-mixed", 8, 8192, 128, dict(zero_stage=1, microbatch_size=2), 37556),
+          ("Llama 3 70B Megatron-FSDP, 20 layers offloaded, 64 GPUs", "llama-3-70b", "fp8-mixed", 64, 8192, 128,
+           dict(zero_stage=3, microbatch_size=2, offload_activation_layers=20), 4440),
+          ("Llama 3.1 405B Megatron-FSDP TP2, 10 layers offloaded, 128 GPUs", "llama-3.1-405b", "fp8-mixed", 128,
+           8192, 64, dict(zero_stage=3, tp=2, sp=True, microbatch_size=1, offload_activation_layers=10), 850),
+          ("Qwen3-30B-A3B EP8, dropless, 8 GPUs", "qwen3-30b-a3b", "fp8-mixed", 8, 4096, 512,
+           dict(ep=8, etp=1, zero_stage=1, microbatch_size=4), 28934),
+          ("Qwen3-235B-A22B TP2 EP64, dropless, 64 GPUs", "qwen3-235b-a22b", "fp8-mixed", 64, 4096, 1024,
+           dict(tp=2, sp=True, ep=64, etp=1, zero_stage=1, microbatch_size=1), 5350),
+          ("GPT-OSS-120B EP64, 64 GPUs", "gpt-oss-120b", "bf16-mixed", 64, 4096, 512,
+           dict(ep=64, etp=1, zero_stage=1, microbatch_size=4, recompute="selective",
+                recompute_modules=("layernorm", "moe_act")), 18618))),
 )
 PUBLIC_CHECKS = (
     ("torchtitan Table 1: Llama-3.1-8B FSDP, 8 GPUs", "llama-3.1-8b", H96, "torchtitan", "bf16-mixed", 8, 8192, 16,

@@ -206,6 +206,31 @@ HARDWARE["gb200"] = HardwareSpec(**{
         "devices_per_host": "NVIDIA GB200 NVL72: 18 compute trays of 2 Grace-Blackwell superchips (4 GPUs) each",
         "matmul_efficiency": "the b200 entry's (same Blackwell SMs): " + _B200.sources["matmul_efficiency"]}})
 
+#: Blackwell Ultra (B300): the B200's tensor cores at the same dense bf16 / fp8 peaks per GPU as their NVL72 and DGX
+#: datasheets give them, 160 SMs, 12-high HBM3e stacks and ConnectX-8 800 Gb/s NICs; GEMM, network and kernel
+#: efficiencies are the b200 entry's (no published Blackwell Ultra GEMM or attention benchmark to set them from;
+#: docs/accuracy.md shows how the GB300 rows of the Megatron-Bridge tables come out with them)
+_ULTRA = {
+    "sm_count": "Blackwell Ultra (B300): 160 SMs, 20,480 CUDA cores (NVIDIA Blackwell Ultra announcement, GTC 2025)",
+    "scale_out_bandwidth": "one ConnectX-8 SuperNIC, 800 Gb/s, per GPU -> 100 GB/s per GPU",
+    "matmul_efficiency": "the b200 entry's (same tensor cores; not measured on B300): " + _B200.sources["matmul_efficiency"]}
+HARDWARE["gb300"] = HardwareSpec(**{
+    **HARDWARE["gb200"].model_dump(), "name": "gb300", "hbm_bytes": 279e9, "sm_count": 160, "scale_out_bandwidth": 100e9,
+    "sources": {
+        **HARDWARE["gb200"].sources, **_ULTRA,
+        "peak_flops": "NVIDIA GB300 NVL72 datasheet: 360 PFLOPS fp16/bf16 and 720 PFLOPS fp8 per 72 GPUs with sparsity "
+                      "(the GB200 NVL72's figures) -> 2.5 PF bf16 / 5 PF fp8 dense per GPU",
+        "hbm": "NVIDIA GB300 NVL72 datasheet: up to 20 TB HBM3e and 576 TB/s per 72 GPUs -> 279 GB, 8 TB/s per GPU "
+               "(288 GB per Blackwell Ultra package)",
+        "devices_per_host": "NVIDIA GB300 NVL72: 18 compute trays of 4 Blackwell Ultra GPUs and 2 Grace CPUs"}})
+HARDWARE["b300"] = HardwareSpec(**{
+    **_B200.model_dump(), "name": "b300", "hbm_bytes": 288e9, "sm_count": 160, "scale_out_bandwidth": 100e9,
+    "sources": {
+        **_B200.sources, **_ULTRA,
+        "peak_flops": "NVIDIA DGX B300 datasheet: 72 PFLOPS fp8 training per 8 GPUs (sparse) -> 4.5 PF fp8 / 2.25 PF "
+                      "bf16 dense per GPU (the DGX B200's figures)",
+        "hbm": "NVIDIA DGX B300 datasheet: 2.3 TB HBM3e per 8 GPUs -> 288 GB per GPU; 8 TB/s (Blackwell Ultra)"}})
+
 #: H800 SXM: the export variant of H100 SXM (same GH100 die, tensor cores, HBM and SM count; every other
 #: number is the h100-sxm entry's), with NVLink cut to 400 GB/s bidirectional
 _H100 = HARDWARE["h100-sxm"]
