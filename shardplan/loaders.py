@@ -203,19 +203,50 @@ def config_error(e: ValidationError, context: str | None = None) -> ConfigError:
     if first["type"] == "extra_forbidden":
         close = difflib.get_close_matches(str(first["loc"][-1]), _field_names(e.title), n=2)
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-    return ConfigError(f"{prefix}{loc}={short_repr(value)}; {_legal_text(first)}{hint}", field=loc, value=value)
+    legal = _legal_text(first)
+    if first["type"] in _TYPE_WORDS or first["type"] in _UNBOUNDED_NUMBER_ERRORS:
+        bounds = _field_bounds(e.title, str(first["loc"][-1]) if first["loc"] else "")
+        kind = _TYPE_WORDS.get(first["type"]) or _UNBOUNDED_NUMBER_ERRORS[first["type"]]
+        if bounds:
+            legal = f"legal: {kind} {bounds}"
+    return ConfigError(f"{prefix}{loc}={short_repr(value)}; {legal}{hint}", field=loc, value=value)
 
 
-def _field_names(title: str) -> list[str]:
-    """The field names of the spec class a ValidationError's ``title`` names ([] if not a spec)."""
+#: pydantic number errors whose context carries no bounds: too large to parse as an integer, not finite
+_UNBOUNDED_NUMBER_ERRORS = {"int_parsing_size": "a whole number", "finite_number": "a finite number"}
+
+
+def _spec_class(title: str):
+    """The spec class a ValidationError's ``title`` names, or None."""
     from shardplan.parallel import ParallelConfig
     from shardplan.records import RunRecord
     from shardplan.specs.framework import FrameworkProfile
     from shardplan.specs.hardware import HardwareSpec
     from shardplan.specs.model import ModelSpec
     from shardplan.specs.training import TrainingSpec
-    cls = {c.__name__: c for c in (ModelSpec, HardwareSpec, FrameworkProfile, ParallelConfig, TrainingSpec,
-                                   RunRecord)}.get(title)
+    return {c.__name__: c for c in (ModelSpec, HardwareSpec, FrameworkProfile, ParallelConfig, TrainingSpec,
+                                    RunRecord)}.get(title)
+
+
+def _field_bounds(title: str, name: str) -> str:
+    """``>= 1 and <= 1,048,576``: the numeric bounds the spec class ``title`` puts on field ``name``
+    (its ``Field(ge=..., le=...)`` constraints), or "" when it has none or is not a spec field."""
+    cls = _spec_class(title)
+    info = cls.model_fields.get(name) if cls is not None else None
+    if info is None:
+        return ""
+    bounds = []
+    for m in info.metadata:
+        for attr, word in _BOUND_WORDS.items():
+            v = getattr(m, attr, None)
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                bounds.append(f"{word} {v:,}")
+    return " and ".join(bounds)
+
+
+def _field_names(title: str) -> list[str]:
+    """The field names of the spec class a ValidationError's ``title`` names ([] if not a spec)."""
+    cls = _spec_class(title)
     return list(cls.model_fields) if cls is not None else []
 
 

@@ -244,3 +244,23 @@ def test_estimate_reports_the_stall_and_the_cli_names_its_rule():
     # ZeRO-1 on 8 nodes: no stall, no note
     e1 = estimate(G1B, H100, _training(fw, gbs=64), ParallelConfig(tp=8, sp=True, pp=2, zero_stage=1), 64)
     assert e1.stall_s == 0.0 and stall_note(e1) is None
+    assert e.stall_rule == "zero0" and e1.stall_rule is None
+    # 512 GPUs = 64 nodes, batch 512 -> dp=64, m = 8 ... with batch 1024, m = 16: ZeRO-0 stalls by its own
+    # rule, but ZeRO-1 would stall too (64 >= 32 nodes), so the note does not offer zero_stage 1
+    e64 = estimate(G1B, H100, _training(fw, gbs=1024), ParallelConfig(tp=8, sp=True, pp=2, zero_stage=0), 512)
+    assert e64.stall_rule == "zero0" and "zero_stage 1" not in (stall_note(e64) or "zero_stage 1")
+    # a tp group over 4 nodes names the tp-span trigger, whatever the ZeRO stage
+    fw_tp = fw.model_copy(update={"pp_stall_min_tp_nodes": 4})
+    etp = estimate(G1B, H100, _training(fw_tp, gbs=64), ParallelConfig(tp=32, sp=True, pp=2, zero_stage=0), 128)
+    assert etp.stall_rule == "tp_span" and "tp group spans 4 nodes" in stall_note(etp)
+
+
+def test_zero0_stall_node_threshold_alone_is_refused():
+    from pydantic import ValidationError
+
+    from shardplan.loaders import config_error
+    with pytest.raises(ValidationError) as info:
+        FrameworkProfile(name="t", pp_stall_zero0_min_nodes=8)
+    err = config_error(info.value)  # what every input path prints: the validator's own one-line message
+    assert err.field == "pp_stall_zero0_min_nodes" and "has no effect" in str(err) and "set both" in str(err)
+    assert FrameworkProfile(name="t", pp_stall_zero0_min_nodes=8, pp_stall_zero0_min_microbatches=16)

@@ -79,21 +79,24 @@ def moe_overhead_note(e) -> str | None:
             "fewer local experts (larger ep) or fewer, larger microbatches shrink it")
 
 
+def _nodes(n: int) -> str:
+    return f"{n} node" + ("" if n == 1 else "s")
+
+
 def stall_note(e) -> str | None:
     """A sentence on the framework profile's pipeline message stall (``Estimate.stall_s``, part of the
     framework overhead; :func:`shardplan.cost.pipeline.message_stall_s`) when it is over a tenth of
-    the step, naming the profile rule that applies it and what avoids it, or None."""
-    fw, p = e.training.framework, e.parallel
-    if e.stall_s < 0.1 * e.step_s:
+    the step, naming the trigger that applied it (``Estimate.stall_rule``) and what avoids it, or None."""
+    fw = e.training.framework
+    if e.stall_s < 0.1 * e.step_s or e.stall_rule is None:
         return None
-    zero0 = p.zero_stage == 0 and p.dp > 1 and fw.pp_stall_zero0_min_microbatches is not None
-    if zero0 and e.layout.microbatches >= fw.pp_stall_zero0_min_microbatches:
-        why = (f"ZeRO-0 pipelines with dp > 1 stall from {fw.pp_stall_zero0_min_nodes} nodes with "
-               f"{fw.pp_stall_zero0_min_microbatches}+ microbatches; zero_stage 1 or fewer microbatches avoid it")
-    else:
-        why = (f"pipelines stall on jobs of {fw.pp_stall_min_nodes}+ nodes"
-               + (f" or with a tp group over {fw.pp_stall_min_tp_nodes}+ nodes" if fw.pp_stall_min_tp_nodes else "")
-               + "; pp=1 avoids it")
+    nodes = -(-e.layout.n_devices // e.hardware.scale_up_size)  # as the step model counts them
+    zero1 = "zero_stage 1 or " if nodes < fw.pp_stall_min_nodes else ""
+    why = {"tp_span": f"pipelines whose tp group spans {_nodes(fw.pp_stall_min_tp_nodes or 0)} or more stall; "
+                      "a tp group within fewer nodes, or pp=1, avoids it",
+           "zero0": f"ZeRO-0 pipelines with dp > 1 stall from {_nodes(fw.pp_stall_zero0_min_nodes)} with "
+                    f"{fw.pp_stall_zero0_min_microbatches}+ microbatches; {zero1}fewer microbatches avoid it",
+           "nodes": f"pipelines stall on jobs of {_nodes(fw.pp_stall_min_nodes)} or more; pp=1 avoids it"}[e.stall_rule]
     return (f"framework overhead includes {fmt_seconds(e.stall_s)} of the {fw.label} profile's pipeline message "
             f"stall ({fw.pp_message_stall_s * 1e3:.0f} ms per point-to-point message, measured on the cluster the "
             f"profile was fitted to, docs/accuracy.md): {why}")

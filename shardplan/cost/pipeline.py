@@ -64,13 +64,34 @@ def messages_per_microbatch(parallel: ParallelConfig) -> int:
     return 2 * min(parallel.pp - 1, 2) * parallel.virtual_stages
 
 
+def stall_rule(layout: Layout, framework: FrameworkProfile, nodes: int, tp_nodes: int = 1) -> str | None:
+    """Which of the profile's triggers makes a pipelined job stall (:func:`message_stall_s`), or None:
+
+    * ``"tp_span"``: the tensor-parallel group spans at least ``pp_stall_min_tp_nodes`` nodes;
+    * ``"zero0"``: ZeRO-0 with dp > 1 under a profile that sets ``pp_stall_zero0_min_microbatches``,
+      with at least that many microbatches on at least ``pp_stall_zero0_min_nodes`` nodes;
+    * ``"nodes"``: any other job of at least ``pp_stall_min_nodes`` nodes.
+
+    None without pipeline parallelism or a stall constant (the default)."""
+    fw, p = framework, layout.parallel
+    if p.pp == 1 or fw.pp_message_stall_s == 0:
+        return None
+    if fw.pp_stall_min_tp_nodes is not None and tp_nodes >= fw.pp_stall_min_tp_nodes:
+        return "tp_span"
+    if p.zero_stage == 0 and p.dp > 1 and fw.pp_stall_zero0_min_microbatches is not None:
+        return ("zero0" if nodes >= fw.pp_stall_zero0_min_nodes
+                and layout.microbatches >= fw.pp_stall_zero0_min_microbatches else None)
+    return "nodes" if nodes >= fw.pp_stall_min_nodes else None
+
+
 def message_stall_s(layout: Layout, framework: FrameworkProfile, nodes: int, tp_nodes: int = 1) -> float:
     """Seconds per step that blocking pipeline messages add (``FrameworkProfile.pp_message_stall_s``
-    per message, on jobs of at least ``pp_stall_min_nodes`` nodes, or whose tensor-parallel group
-    spans at least ``pp_stall_min_tp_nodes`` of the job's ``nodes`` (``tp_nodes``); 0 otherwise
-    and by default). ZeRO-0 jobs with dp > 1 use their own trigger when the profile sets
+    per message) where :func:`stall_rule` finds a trigger: jobs of at least ``pp_stall_min_nodes``
+    nodes, or whose tensor-parallel group spans at least ``pp_stall_min_tp_nodes`` of the job's
+    ``nodes`` (``tp_nodes``); ZeRO-0 jobs with dp > 1 use their own trigger when the profile sets
     ``pp_stall_zero0_min_microbatches``: at least that many microbatches per step on at least
-    ``pp_stall_zero0_min_nodes`` nodes (or the tp-span trigger), in place of ``pp_stall_min_nodes``.
+    ``pp_stall_zero0_min_nodes`` nodes, in place of ``pp_stall_min_nodes``. 0 otherwise and by
+    default.
 
     Messages on the step's critical path: the busiest stage's ``m`` x
     :func:`messages_per_microbatch`, plus ``2 (pp - 1)`` for the pipeline's fill and drain (the
@@ -78,18 +99,10 @@ def message_stall_s(layout: Layout, framework: FrameworkProfile, nodes: int, tp_
     the busiest stage can start / after it is done). Example: pp=4, m=8, 0.25 s per message:
     (8 x 4 + 2 x 3) x 0.25 = 9.5 s. The constant is measured per cluster and framework
     (docs/accuracy.md, the nanotron grid)."""
-    fw, p = framework, layout.parallel
-    by_tp = fw.pp_stall_min_tp_nodes is not None and tp_nodes >= fw.pp_stall_min_tp_nodes
-    if p.pp == 1 or fw.pp_message_stall_s == 0:
+    if stall_rule(layout, framework, nodes, tp_nodes) is None:
         return 0.0
-    if p.zero_stage == 0 and p.dp > 1 and fw.pp_stall_zero0_min_microbatches is not None:
-        stalls = by_tp or (nodes >= fw.pp_stall_zero0_min_nodes
-                           and layout.microbatches >= fw.pp_stall_zero0_min_microbatches)
-    else:
-        stalls = by_tp or nodes >= fw.pp_stall_min_nodes
-    if not stalls:
-        return 0.0
-    return fw.pp_message_stall_s * (layout.microbatches * messages_per_microbatch(p) + 2 * (p.pp - 1))
+    p = layout.parallel
+    return framework.pp_message_stall_s * (layout.microbatches * messages_per_microbatch(p) + 2 * (p.pp - 1))
 
 
 def inflight_microbatches(layout: Layout) -> float:

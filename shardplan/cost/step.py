@@ -34,7 +34,7 @@ from shardplan.cost.comm import group_split, level_names
 from shardplan.cost.compute import LayerTimes, elementwise_bytes_per_token
 from shardplan.cost.context import StepContext, step_context
 from shardplan.cost.memory import MemoryBreakdown, memory_estimate, offloaded_activation_bytes
-from shardplan.cost.pipeline import bubble_s, message_stall_s
+from shardplan.cost.pipeline import bubble_s, message_stall_s, stall_rule
 from shardplan.errors import ConfigError
 from shardplan.parallel import Layout, ParallelConfig, validate
 from shardplan.specs.framework import FrameworkProfile
@@ -77,6 +77,7 @@ class Estimate:
     overlap_slowdown_s: float = 0.0
     offload_s: float = 0.0
     stall_s: float = 0.0
+    stall_rule: str | None = None
 
     @property
     def parallel(self) -> ParallelConfig:
@@ -227,7 +228,7 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
         thresholds=_threshold_info(model, training, hw, layout) if detail else {},
         roofline=_roofline(model, training, hw, layout.parallel, layout.local_tokens, ctx.dense_t, colls, m)
         if detail else [], overhead_s=overhead, overlap_slowdown_s=slowdown, offload_s=m * offload_mb,
-        stall_s=stall)
+        stall_s=stall, stall_rule=stall_rule(layout, fw, nodes(ctx), tp_nodes(ctx)))
 
 
 def host_floor_s(ctx: StepContext) -> float:

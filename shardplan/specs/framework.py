@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class FrameworkProfile(BaseModel):
@@ -236,6 +236,21 @@ class FrameworkProfile(BaseModel):
         """The profile as messages name it: ``megatron`` for a built-in, ``megatron (framework nopp.yaml)``
         for one read from a file."""
         return f"{self.name} ({self.origin})" if self.origin else self.name
+
+    @model_validator(mode="after")
+    def _zero0_stall_pair(self) -> "FrameworkProfile":
+        """``pp_stall_zero0_min_nodes`` acts only with ``pp_stall_zero0_min_microbatches``: refuse it alone.
+
+        Raises:
+            ConfigError: the node threshold is set (not 1) while the microbatch threshold is null.
+        """
+        if self.pp_stall_zero0_min_nodes != 1 and self.pp_stall_zero0_min_microbatches is None:
+            from shardplan.errors import ConfigError
+            raise ConfigError(f"pp_stall_zero0_min_nodes={self.pp_stall_zero0_min_nodes} has no effect while "
+                              "pp_stall_zero0_min_microbatches is null; legal: set both (the ZeRO-0 stall rule "
+                              "needs its microbatch threshold) or neither",
+                              field="pp_stall_zero0_min_nodes", value=self.pp_stall_zero0_min_nodes)
+        return self
 
     @field_validator("schedules", "zero_stages", "recomputes", "pipeline_zero_stages")
     @classmethod
