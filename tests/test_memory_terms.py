@@ -463,3 +463,24 @@ def test_search_with_activation_offload_keeps_megatron_rules():
                              and c.parallel.offload_activation_layers == 3 for c in res.plans)
     with pytest.raises(ConfigError, match="torchtitan framework does not have"):
         _lay(TINY, ParallelConfig(offload_activation_layers=2), 8, batch=16, framework=framework_profile("torchtitan"))
+
+
+def test_offload_hint_names_the_fewest_layers_that_fit():
+    # TINY moves 2048 x 40,992 = 83,951,616 B per offloaded layer at seq 2048, mbs 1 (test above). Shrink the HBM
+    # so the layout misses by 1.5 layers' worth: it then fits from 2 offloaded layers on, not with 1
+    from shardplan.cli.estimate import does_not_fit, offload_hint
+    from shardplan.cost.step import estimate
+    from shardplan.presets.hardware import HARDWARE
+    tr, _ = _lay(TINY, ParallelConfig(), 8, batch=16)
+    h100 = HARDWARE["h100-sxm"].model_copy(update={"runtime_reserve_fraction": 0.0})  # a reserve not tied to HBM
+    e0 = estimate(TINY, h100, tr, ParallelConfig(), 8)
+    tight = h100.model_copy(update={"hbm_bytes": e0.memory.total - 1.5 * 83_951_616})
+    e = estimate(TINY, tight, tr, ParallelConfig(), 8)
+    assert not e.fits
+    hint = offload_hint(e)
+    assert hint is not None and "--offload-activation-layers 2 " in hint and hint in does_not_fit(e)
+    assert estimate(TINY, tight, tr, ParallelConfig(offload_activation_layers=2), 8).fits
+    assert not estimate(TINY, tight, tr, ParallelConfig(offload_activation_layers=1), 8).fits
+    # no hint where offloading is impossible: pp > 1, or a profile without it, or a layout that fits
+    assert offload_hint(e0) is None
+    assert offload_hint(estimate(TINY, tight, tr, ParallelConfig(pp=2), 8)) is None

@@ -39,10 +39,40 @@ def estimate_layout(specs: dict[str, Any], layout: dict[str, Any]):
     return run_estimate(m, hw, tr, pc, specs["devices"])
 
 
+def offload_hint(e) -> str | None:
+    """For a layout that does not fit: the fewest activation-offloaded layers
+    (``--offload-activation-layers``, Megatron-core CPU offloading) with which it fits, its peak and
+    the step time it costs, or None when the profile or hardware cannot offload, the layout cannot
+    (pp > 1 or recompute), or no count below ``n_layers`` fits. Offloading more layers only lowers
+    the peak (:func:`shardplan.cost.memory.layer_activation_bytes` per layer moves to the host), so
+    the count is found by bisection over 1..n_layers-1."""
+    from shardplan.cost.step import estimate
+    p, fw = e.parallel, e.training.framework
+    if (e.fits or not fw.activation_offload or not e.hardware.host_bandwidth or p.pp > 1
+            or p.recompute != "none" or e.model.n_layers < 2):
+        return None
+
+    def with_layers(n: int):
+        return estimate(e.model, e.hardware, e.training, p.model_copy(update={"offload_activation_layers": n}),
+                        e.layout.n_devices)
+    lo, hi = p.offload_activation_layers + 1, e.model.n_layers - 1
+    if lo > hi or not with_layers(hi).fits:
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if with_layers(mid).fits else (mid + 1, hi)
+    best = with_layers(lo)
+    return (f"it fits with --offload-activation-layers {lo} ({_gib(best.memory.total)} GiB; step "
+            f"{fmt_seconds(best.step_s)} against {fmt_seconds(e.step_s)}, the host copies over "
+            f"{e.hardware.host_bandwidth / 1e9:.0f} GB/s)")
+
+
 def does_not_fit(e) -> str:
-    """The message of an estimate whose layout does not fit in HBM (exit code 1)."""
+    """The message of an estimate whose layout does not fit in HBM (exit code 1), with
+    :func:`offload_hint` when offloading activations would make it fit."""
+    hint = offload_hint(e)
     return (f"the layout does not fit: {_gib(e.memory.total)} GiB per device of {_gib(e.hardware.hbm_bytes)} GiB HBM; "
-            f"try `shardplan plan` with the same flags for layouts that fit")
+            + (f"{hint}; " if hint else "") + "try `shardplan plan` with the same flags for layouts that fit")
 
 
 def raise_if_negative(e, prefix: str = "") -> None:
