@@ -287,3 +287,15 @@ def test_framework_flag_and_web_control():
     values = {**DEFAULTS, "devices": 8, "seq_len": 8192, "global_batch": 64, "zero_stage": 0, "framework": "nanotron"}
     assert "framework" in CONTROLS
     assert build_estimate({c: values[c] for c in CONTROLS}).memory.grads == n * 4
+
+
+def test_plan_rules_of_thumb_are_not_tried_against_a_contradicting_pin():
+    # the ZeRO-3 rules of the decision guide need zero_stage=3; with --fix zero_stage=1 they are reported as not
+    # tried, never as "the best layout under the rule" with ZeRO-1 in it
+    r = runner.invoke(app, ["plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "64", "-s", "4096", "-b", "256",
+                            "--fix", "zero_stage=1", "--top", "1", "--json"])
+    assert r.exit_code == 0, r.output
+    rules = json.loads(r.stdout)["rules_of_thumb"]
+    zero3 = [x for x in rules if "ZeRO-3" in x["rule"] and "inefficient" not in x["rule"]]
+    assert zero3 and all(x["plan"] is None and "needs zero_stage=3, the pinned zero_stage=1" in x["note"]
+                         for x in zero3)

@@ -264,3 +264,19 @@ def test_zero0_stall_node_threshold_alone_is_refused():
     err = config_error(info.value)  # what every input path prints: the validator's own one-line message
     assert err.field == "pp_stall_zero0_min_nodes" and "has no effect" in str(err) and "set both" in str(err)
     assert FrameworkProfile(name="t", pp_stall_zero0_min_nodes=8, pp_stall_zero0_min_microbatches=16)
+
+
+def test_estimate_splits_the_framework_overhead_into_its_named_terms():
+    # the nanotron profile on the 8B ZeRO-0 pp=4 layout at 96% of HBM: overhead = stall + host floor + allocator
+    # retries (no per-microbatch or per-step constant in that profile), each reported per step in the JSON
+    from shardplan.cli.estimate import allocator_note
+    from shardplan.presets.models import MODELS
+    fw = framework_profile("nanotron")
+    e = estimate(MODELS["llama-3-8b"], H100, _training(fw), ParallelConfig(pp=4, zero_stage=0), 64)
+    m, pressure = e.layout.microbatches, e.memory.total / H100.hbm_bytes
+    assert e.allocator_retry_s == pytest.approx(m * allocator_retry_s(fw, pressure)) and e.allocator_retry_s > 0
+    assert e.overhead_s == pytest.approx(e.stall_s + e.host_floor_s + e.allocator_retry_s
+                                         + m * (fw.microbatch_overhead_s) + fw.step_overhead_s)
+    t = e.to_dict()["time_s"]
+    assert t["allocator_retry"] == e.allocator_retry_s and t["host_issue_floor"] == e.host_floor_s
+    assert "allocator retries" in allocator_note(e)

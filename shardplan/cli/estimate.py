@@ -132,6 +132,19 @@ def stall_note(e) -> str | None:
             f"profile was fitted to, docs/accuracy.md): {why}")
 
 
+def allocator_note(e) -> str | None:
+    """A sentence on the profile's allocator retries (``Estimate.allocator_retry_s``, part of the framework
+    overhead; :func:`shardplan.cost.step.allocator_retry_s`) when they are over a tenth of the step, or None."""
+    fw = e.training.framework
+    if e.allocator_retry_s < 0.1 * e.step_s:
+        return None
+    usage = e.memory.total / e.hardware.hbm_bytes
+    return (f"framework overhead includes {fmt_seconds(e.allocator_retry_s)} of allocator retries: the {fw.label} "
+            f"profile's caching allocator frees and retries every microbatch once usage passes "
+            f"{fw.allocator_pressure_start:.0%} of HBM (this layout: {usage:.0%}; measured on the cluster the profile "
+            "was fitted to, docs/accuracy.md); a layout with more headroom avoids it")
+
+
 def _summary_table(e) -> Table:
     head = Table(title=f"{e.model.name} on {e.layout.n_devices} x {e.hardware.name}: {e.parallel.short()}",
                  show_header=False)
@@ -226,7 +239,7 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
     note = optimism_note(e)
     if note:
         err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
-    for note in (moe_overhead_note(e), stall_note(e)):
+    for note in (moe_overhead_note(e), stall_note(e), allocator_note(e)):
         if note:
             err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
     if json_out:

@@ -36,6 +36,12 @@ def _rule_results(model, hw, training, n: int, best, user_fix: dict[str, Any]) -
 
     out = []
     for rule in rules_of_thumb(model.n_params, n, training.seq_len, model.is_moe, hw.kind):
+        clash = sorted(k for k in rule.fix.keys() & user_fix.keys() if rule.fix[k] != user_fix[k])
+        if clash:  # the user's pin contradicts what the rule prescribes: the rule cannot be tried here
+            k = clash[0]
+            out.append({"source": rule.source, "rule": rule.text, "plan": None,
+                        "note": f"not tried: the rule needs {k}={rule.fix[k]}, the pinned {k}={user_fix[k]}"})
+            continue
         fix = {**rule.fix, **user_fix}
         try:
             r = search(model, hw, training, n, top_k=1, fix=fix)

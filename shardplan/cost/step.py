@@ -47,7 +47,14 @@ __all__ = ["Collective", "Estimate", "estimate", "estimate_layout"]
 
 @dataclass
 class Estimate:
-    """Everything the planner predicts for one layout. Times in seconds, memory in bytes."""
+    """Everything the planner predicts for one layout. Times in seconds, memory in bytes.
+
+    ``overhead_s`` (the framework overhead of the step) includes, per step: ``stall_s``, the pipeline
+    message stall (:func:`shardplan.cost.pipeline.message_stall_s`; ``stall_rule`` names its trigger),
+    ``host_floor_s``, the host issue floor above the device time (:func:`host_floor_s` x microbatches),
+    and ``allocator_retry_s``, the caching allocator's retries near full HBM (:func:`allocator_retry_s`
+    x microbatches); the bubble grows with the last two as well, as they lengthen each microbatch.
+    """
 
     model: ModelSpec
     hardware: HardwareSpec
@@ -78,6 +85,8 @@ class Estimate:
     offload_s: float = 0.0
     stall_s: float = 0.0
     stall_rule: str | None = None
+    host_floor_s: float = 0.0
+    allocator_retry_s: float = 0.0
 
     @property
     def parallel(self) -> ParallelConfig:
@@ -117,7 +126,8 @@ class Estimate:
                        "exposed_comm": self.exposed_comm_s, "bubble": self.bubble_s,
                        "optimizer": self.optimizer_s, "framework_overhead": self.overhead_s,
                        "overlap_slowdown": self.overlap_slowdown_s, "activation_offload": self.offload_s,
-                       "pipeline_stall": self.stall_s},
+                       "pipeline_stall": self.stall_s, "host_issue_floor": self.host_floor_s,
+                       "allocator_retry": self.allocator_retry_s},
             "collectives": [c.to_dict() for c in self.collectives],
             "model_flops_per_step": self.model_flops_per_step,
             "hardware_flops_per_step": self.hardware_flops_per_step,
@@ -202,7 +212,9 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     mem = memory_estimate(model, training, layout, reserve=hw.hbm_bytes - hw.usable_hbm_bytes())
     # profile terms outside the device's work: the host's issue floor and allocator retries near full
     # HBM per microbatch, pipeline message stalls per step (0 for the Megatron-LM default)
-    extra_mb = max(T_mb, host_floor_s(ctx)) - T_mb + allocator_retry_s(fw, mem.total / hw.hbm_bytes)
+    floor_mb = max(T_mb, host_floor_s(ctx)) - T_mb
+    retry_mb = allocator_retry_s(fw, mem.total / hw.hbm_bytes)
+    extra_mb = floor_mb + retry_mb
     T_mb += extra_mb
     bubble = bubble_s(layout.parallel, T_mb, layout.stage_layers)
     opt_s = optimizer_s(ctx)
@@ -228,7 +240,8 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
         thresholds=_threshold_info(model, training, hw, layout) if detail else {},
         roofline=_roofline(model, training, hw, layout.parallel, layout.local_tokens, ctx.dense_t, colls, m)
         if detail else [], overhead_s=overhead, overlap_slowdown_s=slowdown, offload_s=m * offload_mb,
-        stall_s=stall, stall_rule=stall_rule(layout, fw, nodes(ctx), tp_nodes(ctx)))
+        stall_s=stall, stall_rule=stall_rule(layout, fw, nodes(ctx), tp_nodes(ctx)), host_floor_s=m * floor_mb,
+        allocator_retry_s=m * retry_mb)
 
 
 def host_floor_s(ctx: StepContext) -> float:
