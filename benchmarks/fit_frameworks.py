@@ -129,11 +129,60 @@ def moe_fit_table() -> tuple[str, float]:
     return "\n".join(lines), full.values[0]
 
 
+def blackwell_fp8_rows() -> list[tuple]:
+    """The :data:`public_runs.PUBLIC_CHECKS` entries of a dense model trained in fp8 on a Blackwell GPU (B200,
+    GB200, GB300): the rows the Blackwell entries' ``fp8_matmul_efficiency`` is fitted on."""
+    from public_runs import PUBLIC_CHECKS, check_inputs
+    out = []
+    for r in PUBLIC_CHECKS:
+        model, hw, training, _, _ = check_inputs(r)
+        if hw.compute_arch == "blackwell" and training.precision.compute_dtype == "fp8" and not model.is_moe:
+            out.append(r)
+    return out
+
+
+def blackwell_fp8_table() -> tuple[str, float]:
+    """Markdown and the fitted value: the Blackwell presets' ``fp8_matmul_efficiency`` (the b200 entry's, which
+    gb200, gb300 and b300 take) fitted on :func:`blackwell_fp8_rows` (every other constant fixed; each row on
+    its own preset with the fitted value), with leave-one-row-out errors."""
+    from public_runs import check_inputs
+    rows = blackwell_fp8_rows()
+    params = [Parameter("hardware", "fp8_matmul_efficiency", 0.3, 0.9)]
+
+    def predict(row: tuple, hw: HardwareSpec, profile: FrameworkProfile) -> float:
+        model, hw_row, training, parallel, n = check_inputs(row)
+        hw_row = hw_row.model_copy(update={"fp8_matmul_efficiency": hw.fp8_matmul_efficiency})
+        return estimate(model, hw_row, training, parallel, n).tokens_per_s / n
+
+    y = [r[9] for r in rows]
+    hw, profile = check_inputs(rows[0])[1], framework_profile("megatron")
+    before = hw.model_copy(update={"fp8_matmul_efficiency": 0.45})  # the generic default it replaces
+    full = fit(rows, y, predict, params, hw, profile)
+    h, f = apply(params, full.values, hw, profile)
+    loo = cross_validate(rows, y, [r[0] for r in rows], predict, params, hw, profile)
+    lines = [f"**Blackwell fp8** on {len(rows)} public dense rows (NeMo 25.04 B200 long sequence, Megatron-Bridge "
+             f"25.09 / 25.11 B200, GB200, GB300): `fp8_matmul_efficiency` = {full.values[0]:.3f} of the fp8 peak "
+             "(the b200 preset's, taken by gb200, gb300 and b300)", "",
+             "| row | at 0.45 (the generic default) | in-sample error | left-out error | left-out fit |",
+             "|---|---|---|---|---|"]
+    held, base = [], []
+    for i, r in enumerate(rows):
+        res, _ = loo[r[0]]
+        h2, f2 = apply(params, res.values, hw, profile)
+        e0, e_in, e = (predict(r, x, f) / y[i] - 1 for x in (before, h, h2))
+        held.append(abs(e))
+        base.append(abs(e0))
+        lines.append(f"| {r[0]} | {e0:+.1%} | {e_in:+.1%} | {e:+.1%} | {res.values[0]:.3f} |")
+    lines += ["", f"|error| at 0.45: median {statistics.median(base):.1%}, max {max(base):.1%}; leave-one-out: "
+              f"median {statistics.median(held):.1%}, max {max(held):.1%}."]
+    return "\n".join(lines), full.values[0]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    text = "\n\n".join([*(fit_table(*f) for f in FITS), moe_fit_table()[0]])
+    text = "\n\n".join([*(fit_table(*f) for f in FITS), moe_fit_table()[0], blackwell_fp8_table()[0]])
     print(text)
     if args.out:
         args.out.write_text(text + "\n")

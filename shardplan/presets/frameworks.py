@@ -106,10 +106,10 @@ _NANOTRON_STALL_ZERO0 = ("benchmarks/usp_grid.py stall_zero0: decision stumps ov
                          "275. The 1B runs of this kind mostly failed, so a fit on 1B alone finds no such rule")
 _NANOTRON_FIT_SOURCES = {k: _NANOTRON_FIT_NOTE for k in _NANOTRON_FITTED}
 
-_MEGATRON_MOE = ("fitted: benchmarks/fit_frameworks.py moe_fit_table, robust least squares on the 28 public Megatron-Core "
-                 "MoE rows (Megatron-Core MoE model zoo Qwen3-235B, Megatron-Bridge 25.09 and 25.11 H100 / B200 / GB200 "
-                 "Qwen3, GPT-OSS and DeepSeek-V3), everything else fixed; leave-one-out fits 0.27-0.32 ms, median |error| 28.3% -> "
-                 "11.6% (docs/accuracy.md)")
+_MEGATRON_MOE = ("fitted: benchmarks/fit_frameworks.py moe_fit_table, robust least squares on the 31 public Megatron-Core "
+                 "MoE rows (Megatron-Core MoE model zoo Qwen3-235B, Megatron-Bridge 25.09 and 25.11 H100 / B200 / GB200 / "
+                 "GB300 Qwen3, GPT-OSS and DeepSeek-V3), everything else fixed: 0.290 ms (0.291 before the GB300 rows); "
+                 "leave-one-out fits 0.27-0.32 ms, median |error| 26.3% -> 10.8% (docs/accuracy.md)")
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron", moe_expert_overhead_s=2.91e-4, sources={"moe_expert_overhead_s": _MEGATRON_MOE}),

@@ -73,8 +73,12 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
     HardwareSpec(
         name="b200", peak_flops_bf16=2.25e15, peak_flops_fp8=4.5e15, hbm_bytes=180e9, hbm_bandwidth=8e12,
         scale_up_size=8, scale_up_bandwidth=900e9, scale_out_bandwidth=50e9,
-        matmul_efficiency=0.69, scale_up_efficiency=0.82, scale_out_efficiency=0.85,
-        sources={"peak_flops": "NVIDIA DGX B200 datasheet: 72 PFLOPS fp8 training per 8 GPUs (sparse) -> "
+        matmul_efficiency=0.69, fp8_matmul_efficiency=0.50, scale_up_efficiency=0.82, scale_out_efficiency=0.85,
+        sources={"fp8_matmul_efficiency": "0.50: fitted by benchmarks/fit_frameworks.py blackwell_fp8_table on the 19 "
+                                          "public dense fp8 Blackwell rows (NeMo 25.04 B200 long sequence, Megatron-Bridge "
+                                          "25.09 / 25.11 B200, GB200, GB300), leave-one-row-out median |error| 4.5% "
+                                          "(7.7% at the generic 0.45; docs/accuracy.md)",
+                 "peak_flops": "NVIDIA DGX B200 datasheet: 72 PFLOPS fp8 training per 8 GPUs (sparse) -> "
                                "4.5 PF fp8 / 2.25 PF bf16 dense per GPU; " + _SB_GPU,
                  "hbm": "NVIDIA DGX B200 datasheet: 1,440 GB per 8 GPUs = 180 GB per GPU (192 GB announced); "
                         "8 TB/s",
