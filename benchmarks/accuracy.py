@@ -172,7 +172,7 @@ def public_checks() -> list[str]:
                     "the norms and the MoE activation (`recompute_modules`, Megatron-LM `--recompute-modules",
                     "layernorm moe_act`; without them 81 GiB, predicted not to fit). Without a cost per local",
                     "expert the FSDP row was predicted 24% slow and the PP 32 and TP 4 rows 30-80% fast; with the",
-                    "Megatron-LM profile's `moe_expert_overhead_s` (0.291 ms per local expert of every MoE layer and",
+                    "Megatron-LM profile's `moe_expert_overhead_s` (0.281 ms per local expert of every MoE layer and",
                     "microbatch, fitted on these and the other public Megatron-Core MoE rows: Framework profiles",
                     "below) the TP 4 row (16 local experts, the least GPU work per layer and microbatch: 1,024 tokens",
                     "per rank) is -3%, the PP 32 row +3%, the TP2 EP32 row (4 local experts) -6% and the FSDP row",

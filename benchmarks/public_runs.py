@@ -267,6 +267,20 @@ MEGATRON_BRIDGE_H100 = (
     ("Megatron-Bridge 25.11 B200: GPT-OSS-120B EP8, 64 GPUs", "gpt-oss-120b", "B200", MB_FW, "bf16-mixed",
      64, 4096, 512, dict(ep=8, etp=1, zero_stage=1, microbatch_size=4, recompute="selective",
                          recompute_modules=("layernorm", "moe_act")), 8213, None),
+    # DeepSeek-V3 in the 25.11 B200 and GB200 tables (FP8-MX, force-balanced, gbs 2048, mbs 1, seq 4096), as the
+    # recipes give them (scripts/performance/configs/deepseek/deepseek_workload_base_configs.py
+    # DEEPSEEK_V3_PRETRAIN_CONFIG_B200_V1: pp 16, ep 8; ..._GB200_V1: pp 4 x vpp 4, ep 64; both the hybridep flex
+    # dispatcher, priced as DeepEP, and mla_up_proj recompute; bf16 Adam moments as the H100 recipe). The recipes set
+    # the pipeline layout with a helper this table does not resolve: the planner's balanced split is used. The
+    # table's GB300 row (pp 8, ep 64 on 256 GPUs) is not a check: ep 64 exceeds its 32-way data parallelism
+    ("Megatron-Bridge 25.11 B200: DeepSeek-V3 PP16 EP8 (MTP), 256 GPUs", "deepseek-v3-mtp", "B200", MB_FW,
+     "fp8-mixed+optimizer_dtype=bf16-moments", 256, 4096, 2048,
+     dict(pp=16, ep=8, etp=1, moe_dispatcher="deepep", zero_stage=1, microbatch_size=1, recompute="selective",
+          recompute_modules=("mla_up_proj",)), 2139, None),
+    ("Megatron-Bridge 25.11 GB200: DeepSeek-V3 PP4 VP4 EP64 (MTP), 256 GPUs", "deepseek-v3-mtp", "GB200", MB_FW,
+     "fp8-mixed+optimizer_dtype=bf16-moments", 256, 4096, 2048,
+     dict(pp=4, schedule="interleaved", virtual_stages=4, ep=64, etp=1, moe_dispatcher="deepep", zero_stage=1,
+          microbatch_size=1, recompute="selective", recompute_modules=("mla_up_proj",)), 3653, None),
     # the DGX-GB200 (NVL72) tables, 25.09 and 25.11, the `gb200` preset; layouts as the tables give them (FP8-CS
     # columns), with the recipes' activation offloading (scripts/performance/configs/llama/
     # llama3_workload_base_configs.py LLAMA3_70B_PRETRAIN_CONFIG_GB200_FP8_CS_V1: Megatron-FSDP, cpu_offloading_num_layers

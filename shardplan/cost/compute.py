@@ -350,8 +350,8 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
 def moe_expert_cost_s(model: ModelSpec, training: TrainingSpec, p: ParallelConfig, moe_layers: int) -> float:
     """Seconds per microbatch of the framework profile's per-expert MoE cost on ``moe_layers`` MoE layers:
     ``FrameworkProfile.moe_expert_overhead_s`` x the local experts E / ep x the layers (forward +
-    backward; the constant is fitted, benchmarks/fit_frameworks.py). Example: 0.291 ms x 128 / 8 x 48
-    = 0.2235 s per microbatch for Qwen3-30B-A3B at ep 8."""
+    backward; the constant is fitted, benchmarks/fit_frameworks.py). Example: 0.281 ms x 128 / 8 x 48
+    = 0.2158 s per microbatch for Qwen3-30B-A3B at ep 8."""
     return training.framework.moe_expert_overhead_s * max(1, model.n_experts // p.ep) * moe_layers
 
 
