@@ -201,6 +201,21 @@ _H100_MB = "H100-SXM"
 #: read sets cross_entropy_fusion_impl: "te" (scripts/performance/configs/llama3/llama3_8b_llm_pretrain.yaml,
 #: qwen3/qwen3_30b_a3b_llm_pretrain.yaml, qwen3/qwen3_235b_a22b_llm_pretrain.yaml)
 MB_FW = "megatron+loss=in_place"
+#: NeMo 24.07 performance summary, DGX-H100, FP8 (NVIDIA/NeMo docs/source/performance/performance_summary.md,
+#: commit 070a0bb): the rows the shared set does not hold (it holds GPT3-175B, Llama 2 70B, Llama 3 8B / 70B and
+#: Nemotron-340B of the same table). Distributed optimizer (ZeRO-1), as the shared rows; GPT3 shapes from the NeMo
+#: launcher's gpt3 configs, GPT3-20B with sequence parallelism and TP overlap as its fp8 performance config
+#: (conf/training/gpt3/20b_fp8_performance.yaml); no dropout, as the shared NeMo rows are priced
+NEMO_2407 = (
+    ("NeMo 24.07 H100: GPT3-5B, 64 GPUs", "gpt3-5b", "H100-SXM", "megatron", "fp8-mixed", 64, 2048, 2048,
+     dict(zero_stage=1, microbatch_size=4), 22521, None),
+    ("NeMo 24.07 H100: GPT3-20B TP2, 64 GPUs", "gpt3-20b", "H100-SXM", "megatron", "fp8-mixed", 64, 2048, 256,
+     dict(tp=2, sp=True, tp_overlap=True, zero_stage=1, microbatch_size=2), 5851, None),
+    ("NeMo 24.07 H100: Llama 2 7B, 8 GPUs", "llama-2-7b", "H100-SXM", "megatron", "fp8-mixed", 8, 4096, 128,
+     dict(zero_stage=1, microbatch_size=1), 16847, None),
+    ("NeMo 24.07 H100: Llama 2 13B PP4 VP10, 16 GPUs", "llama-2-13b", "H100-SXM", "megatron", "fp8-mixed", 16, 4096,
+     128, dict(pp=4, schedule="interleaved", virtual_stages=10, zero_stage=1, microbatch_size=1), 8646, None),
+)
 MEGATRON_BRIDGE_H100 = (
     ("Megatron-Bridge 25.09 H100: Llama 3 8B Megatron-FSDP, 8 GPUs", "llama-3-8b", _H100_MB, MB_FW, "fp8-mixed",
      8, 8192, 128, dict(zero_stage=3, microbatch_size=1), 14079, None),
@@ -331,6 +346,7 @@ MEGATRON_BRIDGE_H100 = (
                 recompute_modules=("layernorm", "moe_act")), 18618))),
 )
 PUBLIC_CHECKS = (
+    *NEMO_2407,
     ("torchtitan Table 1: Llama-3.1-8B FSDP, 8 GPUs", "llama-3.1-8b", H96, "torchtitan", "bf16-mixed", 8, 8192, 16,
      dict(dp=8, zero_stage=3, microbatch_size=2, recompute="selective"), 5762, 82.4),
     ("torchtitan Table 3: Llama-3.1-8B FSDP, 128 GPUs", "llama-3.1-8b", H96, "torchtitan", "bf16-mixed", 128, 8192, 256,

@@ -24,6 +24,9 @@ from shardplan.specs.model import ModelSpec
 #   router 2880*128 + 128 = 368,768; 128 experts * (2880*5760 + 5760 + 2880*2880 + 2880) = 3,186,155,520
 #   -> 3,213,080,192 per layer * 36 = 115,670,886,912; embeddings 2*201088*2880 = 1,158,266,880; final norm 2,880
 #   -> 116,829,156,672 (the model card's 116.83B).
+# NeMo GPT3-5B by hand (h 4096, 24 layers, GeLU 4h MLP, biases, 2 LayerNorms of 2h per layer, learned positions,
+#   tied embeddings): per layer 12*4096^2 + 13*4096 = 201,379,840 * 24 = 4,833,116,160; wte 50257*4096 =
+#   205,852,672; wpe 2048*4096 = 8,388,608; final LayerNorm 8,192 -> 5,047,365,632.
 EXACT = {
     "gpt2": 124_439_808,
     "llama-2-7b": 6_738_415_616,
@@ -38,6 +41,7 @@ EXACT = {
     "qwen2.5-7b": 7_615_616_512,
     "qwen3-235b-a22b": 235_093_634_560,
     "gpt-oss-120b": 116_829_156_672,
+    "gpt3-5b": 5_047_365_632,
 }
 
 

@@ -96,6 +96,12 @@ MODELS: dict[str, ModelSpec] = {m.name: m for m in [
               max_position_embeddings=1024, source="HF openai-community/gpt2 config.json", **_GPT),
     ModelSpec(name="gpt3-175b", n_layers=96, d_model=12288, n_heads=96, ffn_dim=49152, vocab_size=50257,
               max_position_embeddings=2048, source="Brown et al. 2020, Table 2.1", **_GPT),
+    ModelSpec(name="gpt3-5b", n_layers=24, d_model=4096, n_heads=32, ffn_dim=16384, vocab_size=50257,
+              max_position_embeddings=2048, source="NeMo-Framework-Launcher conf/training/gpt3/5b.yaml (24 layers, "
+              "hidden 4096, ffn 4 x hidden, 32 heads, seq 2048, GPT-2 BPE vocabulary)", **_GPT),
+    ModelSpec(name="gpt3-20b", n_layers=44, d_model=6144, n_heads=48, ffn_dim=24576, vocab_size=50257,
+              max_position_embeddings=2048, source="NeMo-Framework-Launcher conf/training/gpt3/20b.yaml (44 layers, "
+              "hidden 6144, ffn 4 x hidden, 48 heads, seq 2048, GPT-2 BPE vocabulary)", **_GPT),
     ModelSpec(name="llama-2-7b", n_layers=32, d_model=4096, n_heads=32, ffn_dim=11008, vocab_size=32000,
               source="HF meta-llama/Llama-2-7b-hf config.json", **_LLAMA),
     ModelSpec(name="codellama-7b", n_layers=32, d_model=4096, n_heads=32, ffn_dim=11008, vocab_size=32016,
