@@ -2,7 +2,8 @@
 :mod:`fit_frameworks` says so, fitted on): each entry is
 ``(label, model preset, hardware, framework, precision, devices, seq_len, global batch, layout fields,
 reported tokens/s/GPU, reported GiB or None)``. The framework may carry ``+field=value`` profile
-overrides and the precision ``+field=value`` TrainingSpec overrides. Each group cites its source.
+overrides, the hardware ``+field=value`` integer HardwareSpec overrides and the precision ``+field=value``
+TrainingSpec overrides. Each group cites its source.
 """
 
 from __future__ import annotations
@@ -206,6 +207,34 @@ MB_FW = "megatron+loss=in_place"
 #: Nemotron-340B of the same table). Distributed optimizer (ZeRO-1), as the shared rows; GPT3 shapes from the NeMo
 #: launcher's gpt3 configs, GPT3-20B with sequence parallelism and TP overlap as its fp8 performance config
 #: (conf/training/gpt3/20b_fp8_performance.yaml); no dropout, as the shared NeMo rows are priced
+def _maxtext_v5p() -> tuple:
+    """MaxText configs/v5p/README.md rows the shared set does not hold (it holds the 32B and 64B ones): TFLOP/s per
+    chip of the synthetic 128B-512B models on v5p slices (v5p-N = N/2 chips, one ICI domain each, DCN between
+    slices), priced as the shared rows are (calibration.row_inputs): FSDP over the slice x tp, data parallel across
+    slices, microbatch = per_device_batch_size, fp32 weights, remat minimal = selective, full = full; the configs'
+    128b.sh / 256b.sh / 512b.sh: ici_tensor_parallelism 8, per_device_batch_size 1 / 1 / 2, remat minimal / minimal /
+    full, seq 2048. tokens/s per chip = TFLOP/s / the non-causal 6N + attention FLOPs per token (the shared rows'
+    conversion, calibration._source_flops_per_token)."""
+    from shardplan.cost.flops import model_flops_per_token
+    from shardplan.presets.models import MODELS
+    out = []
+    for size, slice_chips, slices, tflops, pdbs, rc in (
+            (128, 128, 1, 315, 1, "selective"), (128, 128, 2, 305, 1, "selective"),
+            (128, 256, 1, 316, 1, "selective"), (128, 256, 2, 274, 1, "selective"),
+            (256, 512, 1, 308, 1, "selective"), (256, 512, 2, 289, 1, "selective"),
+            (512, 512, 1, 294, 2, "full"), (512, 512, 2, 282, 2, "full")):
+        n, name = slice_chips * slices, f"maxtext-{size}b"
+        fields = dict(tp=8, zero_stage=3, microbatch_size=pdbs, recompute=rc)
+        if slices > 1:
+            fields["dp_shard"] = slice_chips // 8
+        tps = tflops * 1e12 / model_flops_per_token(MODELS[name], 2048, causal=False)
+        out.append((f"MaxText v5p README: {size}B, {slices}x v5p-{2 * slice_chips}", name,
+                    f"TPU v5p+scale_up_size={slice_chips}", "maxtext", "fp32-params", n, 2048, n * pdbs, fields, tps,
+                    None))
+    return tuple(out)
+
+
+MAXTEXT_V5P = _maxtext_v5p()
 NEMO_2407 = (
     ("NeMo 24.07 H100: GPT3-5B, 64 GPUs", "gpt3-5b", "H100-SXM", "megatron", "fp8-mixed", 64, 2048, 2048,
      dict(zero_stage=1, microbatch_size=4), 22521, None),
@@ -347,6 +376,7 @@ MEGATRON_BRIDGE_H100 = (
 )
 PUBLIC_CHECKS = (
     *NEMO_2407,
+    *MAXTEXT_V5P,
     ("torchtitan Table 1: Llama-3.1-8B FSDP, 8 GPUs", "llama-3.1-8b", H96, "torchtitan", "bf16-mixed", 8, 8192, 16,
      dict(dp=8, zero_stage=3, microbatch_size=2, recompute="selective"), 5762, 82.4),
     ("torchtitan Table 3: Llama-3.1-8B FSDP, 128 GPUs", "llama-3.1-8b", H96, "torchtitan", "bf16-mixed", 128, 8192, 256,
@@ -390,6 +420,7 @@ def check_inputs(row: tuple, profile_update: dict | None = None):
     from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
 
     _, name, hw, fw, prec, n, seq, gbs, fields, _, _ = row
+    hw, *hw_pairs = hw.split("+")  # "+field=value": a hardware field the row's system sets (a TPU slice's ICI size)
     prec, *pairs = prec.split("+")
     extra = {k: (float(v) if k == "moe_imbalance" else v) for k, v in (pair.split("=") for pair in pairs)}
     fw, *fw_pairs = fw.split("+")  # "+field=value": a profile field the run's recipe sets
@@ -398,4 +429,5 @@ def check_inputs(row: tuple, profile_update: dict | None = None):
         profile = profile.model_copy(update=profile_update)
     training = TrainingSpec(seq_len=seq, global_batch_size=gbs, framework=profile, precision=PRECISION_POLICIES[prec],
                             **extra)
-    return MODELS[name], hardware_of(hw), training, ParallelConfig(**fields), n
+    hardware = hardware_of(hw).model_copy(update={k: int(v) for k, v in (pair.split("=") for pair in hw_pairs)})
+    return MODELS[name], hardware, training, ParallelConfig(**fields), n

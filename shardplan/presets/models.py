@@ -19,6 +19,19 @@ def _megatron_gpt(name: str, layers: int, d: int, heads: int, source: str, vocab
                      max_position_embeddings=seq, source=source, **_GPT)
 
 
+def _maxtext(scale: int) -> ModelSpec:
+    # MaxText's synthetic model of ``global_parameter_scale`` (pyconfig.get_individual_scales): with
+    # b, r = divmod(log2(scale), 3), heads and MLP width double b + (r > 0) times, the embedding b + (r > 1)
+    # times and the layers b times from base.yml's 2048 / 16 heads of 128 / 7168 / 16 layers; vocabulary 32000
+    b, r = divmod(scale.bit_length() - 1, 3)
+    head, emb = b + (r > 0), b + (r > 1)
+    return ModelSpec(name=f"maxtext-{scale}b", n_layers=16 * 2**b, d_model=2048 * 2**emb, n_heads=16 * 2**head,
+                     head_dim=128, ffn_dim=7168 * 2**head, vocab_size=32000,
+                     source="MaxText configs/v5p/README.md (global_parameter_scale; MaxText pyconfig "
+                     "get_individual_scales on base.yml's base_emb_dim 2048, base_num_query_heads 16, base_mlp_dim "
+                     "7168, base_num_decoder_layers 16, head_dim 128)", **_LLAMA)
+
+
 def _hf(name: str, repo: str, cfg: dict) -> ModelSpec:
     # the released checkpoint's config.json values (those the shapes depend on), read as a file would be
     arch = cfg.pop("arch")
@@ -146,10 +159,8 @@ MODELS: dict[str, ModelSpec] = {m.name: m for m in [
                 source="llm-foundry scripts/train/yamls/pretrain/mpt-*.yaml")
       for n, L, d, a in [("7b", 32, 4096, 32), ("13b", 40, 5120, 40), ("30b", 48, 7168, 64),
                          ("70b", 80, 8192, 64)]],
-    # MaxText synthetic shapes (global_parameter_scale), shared/calibration/published_runs.csv
-    *[ModelSpec(name=f"maxtext-{n}b", n_layers=L, d_model=8192, n_heads=64, ffn_dim=28672, vocab_size=32000,
-                source="MaxText configs/v5p/README.md (global_parameter_scale)", **_LLAMA)
-      for n, L in [("32", 32), ("64", 64)]],
+    # MaxText synthetic shapes (global_parameter_scale), shared/calibration/published_runs.csv and the same README
+    *[_maxtext(scale) for scale in (32, 64, 128, 256, 512)],
     ModelSpec(name="gpt-175b-megascale", n_layers=96, d_model=12288, n_heads=128, ffn_dim=49152,
               vocab_size=64000, max_position_embeddings=2048, source="Jiang et al. 2024 (MegaScale), Table 1",
               **_GPT),
