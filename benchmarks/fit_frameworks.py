@@ -178,11 +178,52 @@ def blackwell_fp8_table() -> tuple[str, float]:
     return "\n".join(lines), full.values[0]
 
 
+def tpu_v5e_rows() -> list[tuple]:
+    """The MaxText v5e README rows on one v5e-256 slice (no DCN): the rows the tpu-v5e preset's
+    ``matmul_efficiency`` is fitted on; the multi-slice rows stay out-of-sample checks."""
+    from public_runs import MAXTEXT_V5E
+    return [r for r in MAXTEXT_V5E if r[0].endswith("1x v5e-256")]
+
+
+def tpu_v5e_table() -> tuple[str, float]:
+    """Markdown and the fitted value: the tpu-v5e preset's ``matmul_efficiency`` fitted on :func:`tpu_v5e_rows`
+    (everything else fixed), with leave-one-row-out errors and the multi-slice rows scored with it."""
+    from public_runs import MAXTEXT_V5E, check_inputs
+    rows = tpu_v5e_rows()
+    params = [Parameter("hardware", "matmul_efficiency", 0.5, 0.95)]
+
+    def predict(row: tuple, hw: HardwareSpec, profile: FrameworkProfile) -> float:
+        model, hw_row, training, parallel, n = check_inputs(row)
+        hw_row = hw_row.model_copy(update={"matmul_efficiency": hw.matmul_efficiency})
+        return estimate(model, hw_row, training, parallel, n).tokens_per_s / n
+
+    y = [r[9] for r in rows]
+    hw, profile = check_inputs(rows[0])[1], framework_profile("maxtext")
+    before = hw.model_copy(update={"matmul_efficiency": 0.67})
+    full = fit(rows, y, predict, params, hw, profile)
+    h, _ = apply(params, full.values, hw, profile)
+    loo = cross_validate(rows, y, [r[0] for r in rows], predict, params, hw, profile)
+    lines = [f"**TPU v5e** on the {len(rows)} one-slice rows of the MaxText v5e README (16B, 32B, 64B; full "
+             f"rematerialisation): `matmul_efficiency` = {full.values[0]:.3f}", "",
+             "| row | at 0.67 (ezyang's end-to-end MFU) | in-sample error | left-out error | left-out fit |",
+             "|---|---|---|---|---|"]
+    for i, r in enumerate(rows):
+        res, _ = loo[r[0]]
+        h2, _ = apply(params, res.values, hw, profile)
+        e0, e_in, e = (predict(r, x, profile) / y[i] - 1 for x in (before, h, h2))
+        lines.append(f"| {r[0]} | {e0:+.1%} | {e_in:+.1%} | {e:+.1%} | {res.values[0]:.3f} |")
+    multi = [predict(r, h, profile) / r[9] - 1 for r in MAXTEXT_V5E if r not in rows]
+    lines += ["", f"The {len(multi)} multi-slice rows (out of sample) with the fitted value: median |error| "
+              f"{statistics.median(abs(x) for x in multi):.1%}, from {min(multi):+.1%} to {max(multi):+.1%}."]
+    return "\n".join(lines), full.values[0]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    text = "\n\n".join([*(fit_table(*f) for f in FITS), moe_fit_table()[0], blackwell_fp8_table()[0]])
+    text = "\n\n".join([*(fit_table(*f) for f in FITS), moe_fit_table()[0], blackwell_fp8_table()[0],
+                           tpu_v5e_table()[0]])
     print(text)
     if args.out:
         args.out.write_text(text + "\n")

@@ -235,6 +235,32 @@ def _maxtext_v5p() -> tuple:
 
 
 MAXTEXT_V5P = _maxtext_v5p()
+
+
+def _maxtext_v5e() -> tuple:
+    """MaxText configs/v5e/README.md: TFLOP/s per chip of the synthetic 16B, 32B and 64B models on 1-32 v5e-256 slices
+    (256 chips, one 16x16 ICI torus each, DCN between slices), priced as the v5p rows (:func:`_maxtext_v5p`); the
+    configs 16b.sh / 32b.sh / 64b.sh: FSDP over all chips of a slice (no tensor parallelism), per_device_batch_size
+    6 / 4 / 2, remat_policy full, seq 2048. The 128B column is not a check: its config offloads activations to the
+    host (remat_policy minimal_offloaded), which the planner does not price for MaxText."""
+    from shardplan.cost.flops import model_flops_per_token
+    from shardplan.presets.models import MODELS
+    out = []
+    for size, pdbs, per_slices in ((16, 6, (120, 117, 117, 115, 111, 108)), (32, 4, (132, 128, 126, 125, 123, 119)),
+                                   (64, 2, (118, 112, 110, 108, 105, 99))):
+        name = f"maxtext-{size}b"
+        for slices, tflops in zip((1, 2, 4, 8, 16, 32), per_slices):
+            n = 256 * slices
+            fields = dict(zero_stage=3, microbatch_size=pdbs, recompute="full")
+            if slices > 1:
+                fields["dp_shard"] = 256
+            tps = tflops * 1e12 / model_flops_per_token(MODELS[name], 2048, causal=False)
+            out.append((f"MaxText v5e README: {size}B, {slices}x v5e-256", name, "TPU v5e", "maxtext", "fp32-params", n,
+                        2048, n * pdbs, fields, tps, None))
+    return tuple(out)
+
+
+MAXTEXT_V5E = _maxtext_v5e()
 NEMO_2407 = (
     ("NeMo 24.07 H100: GPT3-5B, 64 GPUs", "gpt3-5b", "H100-SXM", "megatron", "fp8-mixed", 64, 2048, 2048,
      dict(zero_stage=1, microbatch_size=4), 22521, None),
@@ -377,6 +403,7 @@ MEGATRON_BRIDGE_H100 = (
 PUBLIC_CHECKS = (
     *NEMO_2407,
     *MAXTEXT_V5P,
+    *MAXTEXT_V5E,
     ("torchtitan Table 1: Llama-3.1-8B FSDP, 8 GPUs", "llama-3.1-8b", H96, "torchtitan", "bf16-mixed", 8, 8192, 16,
      dict(dp=8, zero_stage=3, microbatch_size=2, recompute="selective"), 5762, 82.4),
     ("torchtitan Table 3: Llama-3.1-8B FSDP, 128 GPUs", "llama-3.1-8b", H96, "torchtitan", "bf16-mixed", 128, 8192, 256,

@@ -484,3 +484,26 @@ def test_offload_hint_names_the_fewest_layers_that_fit():
     # no hint where offloading is impossible: pp > 1, or a profile without it, or a layout that fits
     assert offload_hint(e0) is None
     assert offload_hint(estimate(TINY, tight, tr, ParallelConfig(pp=2), 8)) is None
+
+
+def test_maxtext_gathers_fsdp_parameters_in_the_compute_dtype_and_tpu_reserve():
+    # maxtext-32b (8192 wide, 64 heads of 128, MLP 28672): one block = 4 x 8192^2 + 3 x 8192 x 28672 + 2 x 8192
+    # = 268,435,456 + 704,643,072 + 16,384 = 973,094,912 parameters; fp32-params, tp 1: MaxText keeps two gathered
+    # blocks in bf16, 2 x 2 x 973,094,912 = 3,892,379,648 B; a PyTorch-FSDP-style gather of fp32 twice that
+    from shardplan.cost.memory import zero3_gather_bytes
+    from shardplan.cost.step import estimate
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    m = MODELS["maxtext-32b"]
+    assert m.largest_block_params() == 973_094_912
+    out = {}
+    for fw in ("maxtext", "megatron"):
+        tr = TrainingSpec(seq_len=2048, global_batch_size=1024, framework=framework_profile(fw),
+                          precision=PRECISION_POLICIES["fp32-params"])
+        assert zero3_gather_bytes(tr) == (2 if fw == "maxtext" else 4)
+        out[fw] = estimate(m, HARDWARE["tpu-v5e"], tr, ParallelConfig(zero_stage=3, microbatch_size=4,
+                                                                     recompute="full"), 256)
+    assert out["maxtext"].memory.zero3_buffers == 3_892_379_648
+    assert out["megatron"].memory.zero3_buffers == 2 * 3_892_379_648
+    # TPU v5e: 16 GiB of HBM, 1.25 GiB kept back by the runtime and no fragmentation share: 14.75 GiB usable
+    assert HARDWARE["tpu-v5e"].usable_hbm_bytes() == 16 * 2**30 - 1.25 * 2**30

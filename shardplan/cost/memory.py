@@ -511,7 +511,16 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
         mb.zero3_buffers = prec.param_bytes * sp.total
     elif z == 3:
         unit = model.largest_tensor_params() if p.fsdp_unit == "tensor" else model.largest_block_params()
-        mb.zero3_buffers = 2 * prec.param_bytes * unit / p.tp
+        mb.zero3_buffers = 2 * zero3_gather_bytes(training) * unit / p.tp
+
+
+def zero3_gather_bytes(training: TrainingSpec) -> float:
+    """Bytes per parameter a ZeRO-3 / FSDP AllGather moves and its gathered buffer holds: the compute
+    dtype's (``precision.activation_bytes``) where the framework gathers the cast copy
+    (``FrameworkProfile.zero3_gather_compute_dtype``: MaxText under GSPMD), else the stored
+    parameters' (``precision.param_bytes``). Example: fp32-params, MaxText: 2; PyTorch FSDP: 4."""
+    prec = training.precision
+    return prec.activation_bytes if training.framework.zero3_gather_compute_dtype else prec.param_bytes
 
 
 def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Layout, stage: int) -> float:

@@ -113,7 +113,13 @@ _MEGATRON_MOE = ("fitted: benchmarks/fit_frameworks.py moe_fit_table, robust lea
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron", moe_expert_overhead_s=2.81e-4, sources={"moe_expert_overhead_s": _MEGATRON_MOE}),
-        FrameworkProfile(name="maxtext", moe_routed_copies=2, activation_offload=False, module_recompute=False, vocab_divisible_by=1, sources={"vocab_divisible_by": _NO_PAD}),
+        FrameworkProfile(name="maxtext", moe_routed_copies=2, activation_offload=False, module_recompute=False, vocab_divisible_by=1,
+                         zero3_gather_compute_dtype=True,
+                         sources={"vocab_divisible_by": _NO_PAD,
+                                  "zero3_gather_compute_dtype": "MaxText layers cast the fp32 kernel to the compute dtype "
+                                  "(layers/linears.py DenseGeneral: jnp.asarray(kernel, self.dtype)) before the dot; the "
+                                  "cast keeps the kernel's FSDP sharding under GSPMD propagation (Xu et al. 2021 Sec. 3.5), "
+                                  "so the AllGather before the dot moves bf16"}),
         FrameworkProfile(name="torchtitan", moe_routed_copies=2, activation_offload=False, module_recompute=False, elementwise_traffic=5.31, vocab_divisible_by=1, loss="eager",
                          selective_recompute="every_other_matmul", pp_unsharded_grad_bytes=4, **_PYTORCH_ALLOCATOR,
                          sources={"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"),

@@ -107,13 +107,17 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
                                   "bidirectional per link, 3D torus, 4096-chip pod; DCN 2.5e10 B/s per 4-chip host",
                  "latency": _TPU_LAT}),
     HardwareSpec(
-        name="tpu-v5e", kind="tpu", peak_flops_bf16=1.97e14, hbm_bytes=16e9, hbm_bandwidth=8.2e11,
+        name="tpu-v5e", kind="tpu", peak_flops_bf16=1.97e14, hbm_bytes=16 * GiB, hbm_bandwidth=8.2e11,
         scale_up_size=256, scale_up_bandwidth=9e10, scale_up_latency=1e-6, collective_latency=0.0,
         scale_out_bandwidth=3.125e9,
-        ici_dims=2, ici_axis_len=16, matmul_efficiency=0.67, scale_up_efficiency=0.9, scale_out_efficiency=0.85,
+        ici_dims=2, ici_axis_len=16, matmul_efficiency=0.865, scale_up_efficiency=0.9, scale_out_efficiency=0.85,
         sources={"all": _SB_TPU + ": v5e 1.97e14 bf16, 16 GB at 8.2e11 B/s (PR #106), ICI 9e10 bidirectional per "
                                   "link, 2D torus 16x16; DCN 3.125e9 B/s per chip (later revision)",
-                 "matmul_efficiency": "ezyang SOURCES.md: v5e effC 0.67", "latency": _TPU_LAT}),
+                 "matmul_efficiency": "0.865: fitted by benchmarks/fit_frameworks.py tpu_v5e_table on the three one-slice "
+                                      "rows of the MaxText v5e README (16B, 32B, 64B), leave-one-row-out 2.8-9.3%; "
+                                      "ezyang SOURCES.md's 0.67 is those runs' end-to-end MFU (a lower bound, as it "
+                                      "says) under full rematerialisation, whose hardware FLOPs are ~4/3 of the model "
+                                      "FLOPs the MFU counts", "latency": _TPU_LAT}),
     HardwareSpec(
         name="tpu-v5p", kind="tpu", peak_flops_bf16=4.59e14, hbm_bytes=95 * GiB, hbm_bandwidth=2.76e12,
         scale_up_size=8960, scale_up_bandwidth=1.8e11, scale_up_latency=1e-6, collective_latency=0.0,
@@ -125,7 +129,7 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
                  "matmul_efficiency": "fitted to the MaxText v5p runs (docs/accuracy.md); ezyang SOURCES.md gives "
                                       "0.72 as a lower bound from end-to-end MFU", "latency": _TPU_LAT}),
     HardwareSpec(
-        name="tpu-v6e", kind="tpu", peak_flops_bf16=9.18e14, hbm_bytes=32e9, hbm_bandwidth=1.64e12,
+        name="tpu-v6e", kind="tpu", peak_flops_bf16=9.18e14, hbm_bytes=32 * GiB, hbm_bandwidth=1.64e12,
         scale_up_size=256, scale_up_bandwidth=1.8e11, scale_up_latency=1e-6, collective_latency=0.0,
         scale_out_bandwidth=12.5e9,
         ici_dims=2, ici_axis_len=16, matmul_efficiency=0.7, scale_up_efficiency=0.9, scale_out_efficiency=0.85,
@@ -133,6 +137,25 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
                                   "bidirectional per link, 2D torus 16x16; DCN 12.5e9 B/s per chip",
                  "latency": _TPU_LAT}),
 ]}
+
+# ----- TPU HBM as XLA sees it -----------------------------------------------------------------------------------
+#: TPU HBM sizes are binary (16 GiB v5e, 32 GiB v4 / v6e, 95 GiB v5p: vllm-project/tpu-inference utils.py
+#: get_device_hbm_limit, 16 / 32 / 95 x 2**30) and XLA:TPU plans every buffer at compile time, so there is no caching
+#: allocator's fragmentation to reserve for; what the runtime keeps back is the gap between HBM and the
+#: ``bytes_limit`` of ``jax.Device.memory_stats()``: 32 GiB parts report 30.75 GiB (jax-ml/jax#1491), 31.25 GiB
+#: (vllm-project/vllm#16211, v6e: 33,550,237,696 B) and 31.75 GiB (pytorch/xla#7086), so 0.25-1.25 GiB; the
+#: largest, 1.25 GiB, is the reserve
+_TPU_RESERVE = ("jax.Device.memory_stats() bytes_limit on 32 GiB TPUs: 30.75 GiB (jax-ml/jax#1491), 31.25 GiB "
+                "(vllm-project/vllm#16211, v6e), 31.75 GiB (pytorch/xla#7086): 0.25-1.25 GiB kept back, the largest "
+                "taken; no fragmentation fraction (XLA:TPU assigns buffers at compile time)")
+_TPU_HBM = ("vllm-project/tpu-inference utils.py get_device_hbm_limit: v5e 16, v4 / v6e 32, v5p 95 GiB (binary units, "
+            "which the memory_stats bytes_limit above 32e9 B on 32 GiB parts confirms)")
+for _name in ("tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e"):
+    _h = HARDWARE[_name]
+    HARDWARE[_name] = HardwareSpec(**{**_h.model_dump(), "runtime_reserve_bytes": 1.25 * GiB,
+                                      "runtime_reserve_fraction": 0.0,
+                                      "sources": {**_h.sources, "runtime_reserve_bytes": _TPU_RESERVE,
+                                                  "runtime_reserve_fraction": _TPU_RESERVE, "hbm": _TPU_HBM}})
 
 # ----- Compute units (issue 9 Sec. 3): SMs, GEMM tiles, architecture ---------------------------
 # Kept in one block so that each preset above stays as it was; applied below with validation.

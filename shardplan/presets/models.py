@@ -160,7 +160,7 @@ MODELS: dict[str, ModelSpec] = {m.name: m for m in [
       for n, L, d, a in [("7b", 32, 4096, 32), ("13b", 40, 5120, 40), ("30b", 48, 7168, 64),
                          ("70b", 80, 8192, 64)]],
     # MaxText synthetic shapes (global_parameter_scale), shared/calibration/published_runs.csv and the same README
-    *[_maxtext(scale) for scale in (32, 64, 128, 256, 512)],
+    *[_maxtext(scale) for scale in (16, 32, 64, 128, 256, 512)],
     ModelSpec(name="gpt-175b-megascale", n_layers=96, d_model=12288, n_heads=128, ffn_dim=49152,
               vocab_size=64000, max_position_embeddings=2048, source="Jiang et al. 2024 (MegaScale), Table 1",
               **_GPT),

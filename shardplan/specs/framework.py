@@ -48,6 +48,15 @@ class FrameworkProfile(BaseModel):
         zero3_prefetch: fraction of each ZeRO-3 gather / reduce-scatter that prefetching can hide
             behind the compute of the layer before it (1: PyTorch FSDP's forward/backward prefetch,
             Zhao et al. 2023 Sec. 3.3.2; 0: gathered synchronously when the layer's hook fires).
+        zero3_gather_compute_dtype: ZeRO-3 / FSDP gathers the parameters in the compute dtype
+            (``TrainingSpec.precision.activation_bytes``: bf16) rather than the stored one (fp32 under
+            ``fp32-params``): the gathered buffers and the AllGather bytes shrink accordingly. True for
+            MaxText: its layers cast each fp32 kernel to bf16 (``jnp.asarray(kernel, dtype)``) before the
+            matmul, and an element-wise op keeps its operand's sharding under GSPMD sharding
+            propagation (Xu et al. 2021, GSPMD, Sec. 3.5), so the AllGather that the partitioner
+            inserts before the dot moves the bf16 copy. False for PyTorch FSDP, whose flat parameter
+            is gathered in its own dtype (its ``MixedPrecision(param_dtype=...)`` is the precision
+            policy's ``param_bytes``).
         zero3_nic_share: fraction of the group's scale-out NICs the ZeRO-3 gathers and
             reduce-scatters reach across nodes (1: all of them, NCCL spreading its rings over the
             node's NICs; DeepSpeed ZeRO-3 v0.3-0.5's per-parameter calls reach about one NIC per node,
@@ -197,6 +206,7 @@ class FrameworkProfile(BaseModel):
     zero3_prefetch: float = Field(default=1.0, ge=0, le=1)
     vocab_divisible_by: int = Field(default=128, ge=1, le=4096)
     zero3_nic_share: float = Field(default=1.0, gt=0, le=1)
+    zero3_gather_compute_dtype: bool = False
     overlap_slowdown: float | None = Field(default=None, ge=0, le=1)
     tp_overlap_slowdown: float | None = Field(default=None, ge=0, le=1)
     loss: Literal["fused", "eager", "in_place"] = "fused"

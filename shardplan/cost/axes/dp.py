@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from shardplan.cost.collective import Collective
 from shardplan.cost.context import StepContext
+from shardplan.cost.memory import zero3_gather_bytes
 from shardplan.specs.model import ModelSpec
 
 
@@ -148,7 +149,7 @@ def _zero3(ctx: StepContext, g: WeightGroup) -> tuple[list[Collective], float, f
     """ZeRO-3 collectives and their exposed seconds (per microbatch, per step)."""
     prec, m, hw = ctx.prec, ctx.m, ctx.hw
     fwd, bwd, buckets = _windows(ctx)
-    params, grads = prec.param_bytes * g.params, prec.grad_bytes * g.params
+    params, grads = zero3_gather_bytes(ctx.training) * g.params, prec.grad_bytes * g.params
     # one call per gather unit (a layer, or each of its tensors), each with its own latency
     calls = gather_calls_per_layer(ctx)
     share = ctx.training.framework.zero3_nic_share
