@@ -333,16 +333,20 @@ def legal_tp(model: ModelSpec, kv_replication: bool = False) -> list[int]:
     return out
 
 
-def _check_tp(p: ParallelConfig, model: ModelSpec) -> None:
+def _check_tp(p: ParallelConfig, model: ModelSpec, n_devices: int | None = None) -> None:
+    """tp against the model's heads and widths; the legal lists keep only the tp that also divide
+    ``n_devices`` (when given), so every value listed passes the device-count check too."""
     if p.tp == 1:
         if p.sp:
             raise ConfigError("sp=True (Megatron sequence parallelism) needs tp > 1; legal sp with tp=1: False",
                               field="sp", value=True, legal=[False])
         return
     if model.n_heads % p.tp:
-        raise ConfigError(f"tp={p.tp} does not divide n_heads={model.n_heads}; legal tp: "
-                          f"{fmt_legal(legal_tp(model, p.kv_replication))}",
-                          field="tp", value=p.tp, legal=legal_tp(model, p.kv_replication))
+        by_model = legal_tp(model, p.kv_replication)
+        legal = [t for t in by_model if n_devices is None or n_devices % t == 0]
+        here = f" (on {n_devices} devices: {fmt_legal(legal)})" if legal != by_model else ""
+        raise ConfigError(f"tp={p.tp} does not divide n_heads={model.n_heads}; legal tp: {fmt_legal(by_model)}{here}",
+                          field="tp", value=p.tp, legal=legal)
     if model.kv_heads % p.tp:
         if p.kv_replication and p.tp % model.kv_heads == 0:
             pass  # each KV head is replicated tp / n_kv_heads times (stated explicitly by the user)
@@ -570,7 +574,7 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
     _check_options(parallel, n_devices)
     _check_framework_support(parallel, training)
     p = _resolve_dp(parallel, model, n_devices)
-    _check_tp(p, model)
+    _check_tp(p, model, n_devices)
     stage_layers = _stage_layers(p, model, training.framework.pipeline_split)
     check_activation_offload(p, model.n_layers)
     _check_sequence(p, training, n_devices)
@@ -737,8 +741,11 @@ def _check_sequence(p: ParallelConfig, training: TrainingSpec, n_devices: int) -
             f"(load-balanced causal attention), but seq_len={s}; legal cp: "
             f"{fmt_legal([c for c in legal if n_devices % c == 0][:12])}", field="cp", value=p.cp)
     if p.sp and (s // p.cp) % p.tp:
+        legal = [t for t in divisors(s // p.cp) if n_devices % t == 0 and t > 1][:12]
         raise ConfigError(f"sp=True shards the sequence over tp={p.tp}, but seq_len/cp = {s // p.cp} "
-                          f"is not divisible by tp", field="sp", value=True)
+                          f"is not divisible by tp; legal: sp=False, or tp dividing {s // p.cp} "
+                          f"({fmt_legal(legal) if legal else 'none on these devices'})", field="sp", value=True,
+                          legal=[False])
 
 
 def _check_etp(p: ParallelConfig, model: ModelSpec) -> None:

@@ -377,9 +377,10 @@ def group_candidates(space: Space, d: Degrees, split: tuple[int, ...] | None) ->
     gather, sp and (schedule, virtual stages), in that order. ``dp_shard`` and ``zero3_gather``
     other than their defaults only go with ZeRO-3 (unless pinned); the node-local shard group is
     the scale-up domain's share of the dp ranks (tp x cp ranks per dp rank), used when it divides
-    dp and is neither 1 nor dp. ZeRO needs a dp x cp group of more than one device."""
+    dp and is neither 1 nor dp. ZeRO needs a dp x cp group of more than one device: without one only
+    ZeRO-0 is tried, unless the stage is pinned (it then behaves as ZeRO-0, as ``estimate`` accepts it)."""
     fix = space.fix
-    zeros = (0,) if d.dp * d.cp == 1 else space.zero_stages
+    zeros = space.zero_stages if d.dp * d.cp > 1 or "zero_stage" in fix else (0,)
     local = space.scale_up_size // (d.tp * d.cp)
     shards = [fix["dp_shard"]] if "dp_shard" in fix else (
         [None, local] if 1 < local < d.dp and d.dp % local == 0 else [None])

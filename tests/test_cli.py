@@ -299,3 +299,30 @@ def test_plan_rules_of_thumb_are_not_tried_against_a_contradicting_pin():
     zero3 = [x for x in rules if "ZeRO-3" in x["rule"] and "inefficient" not in x["rule"]]
     assert zero3 and all(x["plan"] is None and "needs zero_stage=3, the pinned zero_stage=1" in x["note"]
                          for x in zero3)
+
+
+def test_bad_input_cases_from_the_tenth_session_helper():
+    # fp8 on a TPU names the precision and lists the precisions that run there
+    r = _run("estimate", "-m", "llama-3-8b", "-H", "tpu-v4", "-n", "256", "-s", "4096", "-b", "256", "--zero-stage", "3",
+             "--precision", "fp8-mixed")
+    assert r.exit_code == 2 and "precision=fp8-mixed" in r.output and "bf16-mixed" in r.output
+    # an offloaded optimizer needs a host link (TPUs have none)
+    r = _run("estimate", "-m", "llama-3-8b", "-H", "tpu-v5p", "-n", "256", "-s", "4096", "-b", "256", "--zero-stage", "3",
+             "--framework", "maxtext", "--offload-optimizer")
+    assert r.exit_code == 2 and "offload_optimizer=True needs the device's host link" in r.output
+    # the tp list names the values that also divide the device count
+    r = _run("estimate", "-m", "gpt3-20b", "-H", "h100-sxm", "-n", "10", "-s", "2048", "-b", "10", "--tp", "5")
+    assert r.exit_code == 2 and "(on 10 devices: 1, 2)" in r.output
+    # a pinned ZeRO stage with dp = 1 is searched (estimate accepts it), not "no valid layout"
+    r = _run("plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "64", "--fix", "tp=8",
+             "--fix", "zero_stage=2", "--top", "1", "--json")
+    assert r.exit_code == 0 and json.loads(r.stdout)["plans"][0]["parallel"]["zero_stage"] == 2
+
+
+def test_offloaded_optimizer_costs_its_two_host_copies():
+    # Llama 3 8B (8,030,261,248 params) ZeRO-1 on 8 H100s (PCIe 5: 64 GB/s), bf16-mixed: each rank copies its
+    # 1/8 shard's bf16 gradients out and bf16 parameters back, (2 + 2) B x 8,030,261,248 / 8 / 64e9 = 0.0627 s
+    r = _run("estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "8", "--zero-stage", "1",
+             "--offload-optimizer", "--json")
+    assert r.exit_code == 0
+    assert json.loads(r.stdout)["time_s"]["optimizer"] == pytest.approx(4 * 8_030_261_248 / 8 / 64e9, rel=1e-6)

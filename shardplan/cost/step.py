@@ -342,13 +342,24 @@ def activation_offload_s(model: ModelSpec, training: TrainingSpec, layout: Layou
 def optimizer_s(ctx: StepContext) -> float:
     """Seconds of a memory-bound fused AdamW over the local (ZeRO-sharded) parameters: it reads
     and writes params, master weights and both moments and reads the gradients once
-    (cost_models note 10.6); 0 when the optimizer is offloaded to the host."""
+    (cost_models note 10.6). With the optimizer offloaded to the host (ZeRO-Offload, Ren et al.
+    2021 Sec. 4.1: gradients go to the host, the updated parameters come back), the two copies
+    over the host link instead: (grad_bytes + param_bytes) x local parameters / host_bandwidth; the
+    host's Adam itself is not priced (no CPU model).
+
+    Raises:
+        ConfigError: an offloaded optimizer on hardware without a ``host_bandwidth``.
+    """
     p, prec, sp_ = ctx.p, ctx.prec, ctx.stage.params
-    if p.offload_optimizer:
-        return 0.0
     z = p.zero_stage >= 1
     params = ((sp_.dense + sp_.replicated) / (ctx.layout.zero_shard if z else 1)
               + sp_.expert / (ctx.layout.expert_zero_shard if z else 1))
+    if p.offload_optimizer:
+        if ctx.hw.host_bandwidth is None:
+            raise ConfigError(f"offload_optimizer=True needs the device's host link bandwidth, which hardware "
+                              f"{ctx.hw.name!r} does not give; legal: offload_optimizer=False, or a hardware file "
+                              "with host_bandwidth", field="offload_optimizer", value=True, legal=[False])
+        return (prec.grad_bytes + prec.param_bytes) * params / ctx.hw.host_bandwidth
     per_param = 2 * (prec.param_bytes + prec.master_bytes + prec.optimizer_bytes) + prec.grad_bytes
     return per_param * params / (ctx.hw.hbm_bandwidth * ctx.hw.hbm_efficiency)
 

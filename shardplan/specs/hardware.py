@@ -156,8 +156,11 @@ class HardwareSpec(BaseModel):
             return self.peak_flops_bf16
         if dtype == "fp8":
             if self.peak_flops_fp8 is None:
-                raise ConfigError(f"hardware {self.name} has no fp8 peak; legal compute dtype: bf16",
-                                  field="compute_dtype", value=dtype, legal=["bf16"])
+                from shardplan.specs.training import PRECISION_POLICIES  # the precisions that run in bf16
+                legal = [k for k, v in PRECISION_POLICIES.items() if v.compute_dtype != "fp8"]
+                raise ConfigError(f"hardware {self.name} has no fp8 peak, so an fp8 precision (compute dtype fp8, "
+                                  f"e.g. precision=fp8-mixed) cannot run on it; legal precision: {', '.join(legal)}",
+                                  field="precision", value=dtype, legal=legal)
             return self.peak_flops_fp8
         raise ConfigError(f"compute_dtype={dtype!r} is unknown; legal: bf16, fp8",
                           field="compute_dtype", value=dtype, legal=["bf16", "fp8"])
