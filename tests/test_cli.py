@@ -326,3 +326,13 @@ def test_offloaded_optimizer_costs_its_two_host_copies():
              "--offload-optimizer", "--json")
     assert r.exit_code == 0
     assert json.loads(r.stdout)["time_s"]["optimizer"] == pytest.approx(4 * 8_030_261_248 / 8 / 64e9, rel=1e-6)
+
+
+def test_gpu_framework_exports_refuse_a_tpu_and_collective_sms_fit_the_device(tmp_path):
+    r = _run("export", "--to", "megatron", "-m", "llama-3-8b", "-H", "tpu-v5p", "-n", "64", "-s", "4096", "-b", "128",
+             "--zero-stage", "1", "-o", str(tmp_path / "x.sh"))
+    assert r.exit_code == 2 and "legal --to for TPUs: maxtext, easydel" in r.output and not (tmp_path / "x.sh").exists()
+    hw = tmp_path / "h.yaml"
+    hw.write_text("base: gb300\nname: gbx\ncollective_sms: 1000\n")
+    r = _run("estimate", "-m", "llama-3-8b", "-H", str(hw), "-n", "8", "-s", "4096", "-b", "8")
+    assert r.exit_code == 2 and "collective_sms=1000 must be below sm_count=160" in r.output

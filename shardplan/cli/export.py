@@ -25,6 +25,10 @@ ImportOutOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="wr
                                                       "(default: stdout)")]
 
 
+#: the export targets that run on TPUs (JAX frameworks)
+_TPU_EXPORTS = ("maxtext", "easydel")
+
+
 def write_export(framework: str, estimate, output: Optional[Path], inputs: Optional[dict] = None) -> None:
     """Write (or print) the config of an estimated layout for a framework, with the reproducing command
     in its header (``inputs``: the model / hardware / framework arguments as typed, for that command).
@@ -33,8 +37,13 @@ def write_export(framework: str, estimate, output: Optional[Path], inputs: Optio
         ConfigError: unknown framework or a plan it cannot express (exit code 2).
         OSError: an unwritable output path (exit code 2 through ``config_errors``).
     """
+    from shardplan.errors import ConfigError
     from shardplan.export import export_text, exporter, reproduce_command
     name = exporter(framework).name
+    if estimate.hardware.kind == "tpu" and name not in _TPU_EXPORTS:
+        raise ConfigError(f"--to {name} writes a config for a GPU framework, but hardware {estimate.hardware.name} is a "
+                          f"TPU; legal --to for TPUs: {', '.join(_TPU_EXPORTS)}", field="to", value=name,
+                          legal=list(_TPU_EXPORTS))
     text = export_text(name, estimate, reproduce_command(name, estimate, output, inputs), output)
     if output is None:
         print(text, end="")

@@ -114,6 +114,20 @@ class HardwareSpec(BaseModel):
     sources: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
+    def _collective_sms_fit(self) -> "HardwareSpec":
+        """Communication kernels cannot occupy more SMs than the device has.
+
+        Raises:
+            ConfigError: ``collective_sms`` >= ``sm_count`` (both given).
+        """
+        from shardplan.errors import ConfigError
+        if self.sm_count is not None and self.collective_sms >= self.sm_count:
+            raise ConfigError(f"collective_sms={self.collective_sms} must be below sm_count={self.sm_count}; legal "
+                              f"collective_sms: 0 to {self.sm_count - 1}", field="collective_sms",
+                              value=self.collective_sms, legal=[0, self.sm_count - 1])
+        return self
+
+    @model_validator(mode="after")
     def _busbw_table(self) -> "HardwareSpec":
         from shardplan.errors import ConfigError
         legal = ["AllReduce", "AllGather", "ReduceScatter", "AllToAll"]
