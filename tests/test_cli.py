@@ -336,3 +336,13 @@ def test_gpu_framework_exports_refuse_a_tpu_and_collective_sms_fit_the_device(tm
     hw.write_text("base: gb300\nname: gbx\ncollective_sms: 1000\n")
     r = _run("estimate", "-m", "llama-3-8b", "-H", str(hw), "-n", "8", "-s", "4096", "-b", "8")
     assert r.exit_code == 2 and "collective_sms=1000 must be below sm_count=160" in r.output
+
+
+def test_maxtext_plans_only_offer_what_maxtext_runs():
+    # MaxText: GPipe-order pipelines only (its circular repeats are not priced) and ZeRO 0, 1 or 3
+    r = _run("plan", "-m", "maxtext-32b", "-H", "tpu-v5e", "-n", "256", "-s", "2048", "-b", "1024", "--framework",
+             "maxtext", "--top", "40", "--json")
+    assert r.exit_code == 0
+    plans = [p["parallel"] for p in json.loads(r.stdout)["plans"]]
+    assert plans and all(p["zero_stage"] in (0, 1, 3) for p in plans)
+    assert all(p["pp"] == 1 or p["schedule"] == "gpipe" for p in plans)

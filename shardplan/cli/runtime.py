@@ -119,7 +119,8 @@ def runtime_inputs(model: str, devices: int, seq_len: int, global_batch: int | N
     if default_batch and global_batch is None and global_batch_tokens is None:
         global_batch = default_global_batch(pc, devices)
     # the JAX runtime is an XLA/GSPMD program: MaxText's profile (no vocabulary padding beyond tp)
-    tr = training_spec(seq_len, global_batch, global_batch_tokens, framework="maxtext",
+    from shardplan.presets.frameworks import JAX_RUNTIME
+    tr = training_spec(seq_len, global_batch, global_batch_tokens, framework=JAX_RUNTIME,
                        moe_capacity_factor=moe_capacity_factor)
     scale_down, d_model, n_layers = scale
     if scale_down:

@@ -114,8 +114,15 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron", moe_expert_overhead_s=2.81e-4, sources={"moe_expert_overhead_s": _MEGATRON_MOE}),
         FrameworkProfile(name="maxtext", moe_routed_copies=2, activation_offload=False, module_recompute=False, vocab_divisible_by=1,
-                         zero3_gather_compute_dtype=True,
+                         zero3_gather_compute_dtype=True, schedules=("gpipe",), zero_stages=(0, 1, 3),
                          sources={"vocab_divisible_by": _NO_PAD,
+                                  "schedules": "MaxText's pipeline (layers/pipeline.py) runs every microbatch's forward "
+                                  "before the backwards: GPipe, whose in-flight activations the planner prices; its "
+                                  "circular variant (num_pipeline_repeats) keeps the same all-forward order, which "
+                                  "the planner's 1F1B-interleaved memory count does not describe, so it is not offered",
+                                  "zero_stages": "MaxText shards the optimizer state over data (shard_optimizer_over_data: "
+                                  "ZeRO-1) or everything over the fsdp axis (ZeRO-3); it has no ZeRO-2 "
+                                  "(shardplan/export/maxtext.py refuses it)",
                                   "zero3_gather_compute_dtype": "MaxText layers cast the fp32 kernel to the compute dtype "
                                   "(layers/linears.py DenseGeneral: jnp.asarray(kernel, self.dtype)) before the dot; the "
                                   "cast keeps the kernel's FSDP sharding under GSPMD propagation (Xu et al. 2021 Sec. 3.5), "
@@ -241,3 +248,10 @@ def profile_from_mapping(data: dict, where: str = "framework", folder: Path | No
         return FrameworkProfile(**{**base.model_dump(), "name": data.pop("name", base.name), "origin": where, **data})
     except ValidationError as e:
         raise config_error(e, where) from None
+
+
+#: the profile shardplan's own JAX runtime (``shardplan train``, ``validate``) is priced with: MaxText's (an XLA / GSPMD
+#: program, no vocabulary padding, bf16 FSDP gathers) without MaxText's own limits on pipeline schedules and ZeRO
+#: stages, since the runtime implements GPipe, 1F1B and zero-bubble schedules and every ZeRO stage itself
+JAX_RUNTIME = FRAMEWORKS["maxtext"].model_copy(update={"schedules": None, "zero_stages": None})
+
