@@ -127,16 +127,18 @@ def stall_note(e) -> str | None:
            "zero0": f"ZeRO-0 pipelines with dp > 1 stall from {_nodes(fw.pp_stall_zero0_min_nodes)} with "
                     f"{fw.pp_stall_zero0_min_microbatches}+ microbatches; {zero1}fewer microbatches avoid it",
            "nodes": f"pipelines stall on jobs of {_nodes(fw.pp_stall_min_nodes)} or more; pp=1 avoids it"}[e.stall_rule]
+    messages = round(e.stall_s / fw.pp_message_stall_s)
     return (f"framework overhead includes {fmt_seconds(e.stall_s)} of the {fw.label} profile's pipeline message "
-            f"stall ({fw.pp_message_stall_s * 1e3:.0f} ms per point-to-point message, measured on the cluster the "
-            f"profile was fitted to, docs/accuracy.md): {why}")
+            f"stall ({messages} point-to-point messages on the busiest stage's path x "
+            f"{fw.pp_message_stall_s * 1e3:.0f} ms, measured on the cluster the profile was fitted to, "
+            f"docs/accuracy.md): {why}")
 
 
 def allocator_note(e) -> str | None:
     """A sentence on the profile's allocator retries (``Estimate.allocator_retry_s``, part of the framework
     overhead; :func:`shardplan.cost.step.allocator_retry_s`) when they are over a tenth of the step, or None."""
     fw = e.training.framework
-    if e.allocator_retry_s < 0.1 * e.step_s:
+    if e.allocator_retry_s < 0.1 * e.step_s or not e.fits:  # a layout that does not fit has a bigger problem
         return None
     usage = e.memory.total / e.hardware.hbm_bytes
     return (f"framework overhead includes {fmt_seconds(e.allocator_retry_s)} of allocator retries: the {fw.label} "
