@@ -38,7 +38,8 @@ def hardware(json_out: JsonOpt = False) -> None:
     for c in ("name", "bf16 TFLOP/s", "fp8 TFLOP/s", "HBM GiB", "HBM TB/s", "scale-up", "scale-up GB/s",
               "scale-out GB/s", "host GB/s", "matmul eff."):
         t.add_column(c, justify="left" if c == "name" else "right")
-    for k, h in HARDWARE.items():
+    # GPUs first, then TPUs, each by bf16 peak (the presets' definition order mixes them)
+    for k, h in sorted(HARDWARE.items(), key=lambda kv: (kv[1].kind == "tpu", kv[1].peak_flops_bf16, kv[0])):
         t.add_row(k, f"{h.peak_flops_bf16 / 1e12:,.0f}",
                   f"{h.peak_flops_fp8 / 1e12:,.0f}" if h.peak_flops_fp8 else "-",
                   f"{h.hbm_bytes / 2**30:,.0f}", f"{h.hbm_bandwidth / 1e12:.2f}", str(h.scale_up_size),

@@ -240,7 +240,8 @@ HARDWARE["gb200"] = HardwareSpec(**{
 _ULTRA = {
     "sm_count": "Blackwell Ultra (B300): 160 SMs, 20,480 CUDA cores (NVIDIA Blackwell Ultra announcement, GTC 2025)",
     "scale_out_bandwidth": "one ConnectX-8 SuperNIC, 800 Gb/s, per GPU -> 100 GB/s per GPU",
-    "matmul_efficiency": "the b200 entry's (same tensor cores; not measured on B300): " + _B200.sources["matmul_efficiency"]}
+    "matmul_efficiency": "the Blackwell (b200) entry's, this GPU having the same tensor cores (not measured on Blackwell "
+                         "Ultra): " + _B200.sources["matmul_efficiency"]}
 HARDWARE["gb300"] = HardwareSpec(**{
     **HARDWARE["gb200"].model_dump(), "name": "gb300", "hbm_bytes": 279e9, "sm_count": 160, "scale_out_bandwidth": 100e9,
     "sources": {
