@@ -141,41 +141,53 @@ def blackwell_fp8_rows() -> list[tuple]:
     return out
 
 
+def _hardware_constant_fit(rows: list[tuple], field: str, low: float, high: float, before: float):
+    """Fit one hardware field of the rows' presets (each row on its own preset with the fitted value,
+    everything else fixed) on :data:`public_runs.PUBLIC_CHECKS` entries ``rows``: the fitted value, a
+    predictor taking the value (tokens/s per device), and per row (label, error at ``before``,
+    in-sample error, left-out error, left-out fitted value)."""
+    from public_runs import check_inputs
+    params = [Parameter("hardware", field, low, high)]
+
+    def predict(row: tuple, hw: HardwareSpec, profile: FrameworkProfile) -> float:
+        model, hw_row, training, parallel, n = check_inputs(row)
+        hw_row = hw_row.model_copy(update={field: getattr(hw, field)})
+        return estimate(model, hw_row, training, parallel, n).tokens_per_s / n
+
+    y = [r[9] for r in rows]
+    hw, profile = check_inputs(rows[0])[1], framework_profile(rows[0][3].split("+")[0])
+    full = fit(rows, y, predict, params, hw, profile)
+    h, _ = apply(params, full.values, hw, profile)
+    loo = cross_validate(rows, y, [r[0] for r in rows], predict, params, hw, profile)
+    at = hw.model_copy(update={field: before})
+    table = []
+    for r, target in zip(rows, y):
+        res, _ = loo[r[0]]
+        h2, _ = apply(params, res.values, hw, profile)
+        e0, e_in, e = (predict(r, x, profile) / target - 1 for x in (at, h, h2))
+        table.append((r[0], e0, e_in, e, res.values[0]))
+    return full.values[0], (lambda row, value: predict(row, hw.model_copy(update={field: value}), profile)), table
+
+
+def _fit_rows_markdown(table: list[tuple], before_label: str) -> list[str]:
+    return ([f"| row | {before_label} | in-sample error | left-out error | left-out fit |", "|---|---|---|---|---|"]
+            + [f"| {name} | {e0:+.1%} | {e_in:+.1%} | {e:+.1%} | {v:.3f} |" for name, e0, e_in, e, v in table])
+
+
 def blackwell_fp8_table() -> tuple[str, float]:
     """Markdown and the fitted value: the Blackwell presets' ``fp8_matmul_efficiency`` (the b200 entry's, which
     gb200, gb300 and b300 take) fitted on :func:`blackwell_fp8_rows` (every other constant fixed; each row on
     its own preset with the fitted value), with leave-one-row-out errors."""
-    from public_runs import check_inputs
     rows = blackwell_fp8_rows()
-    params = [Parameter("hardware", "fp8_matmul_efficiency", 0.3, 0.9)]
-
-    def predict(row: tuple, hw: HardwareSpec, profile: FrameworkProfile) -> float:
-        model, hw_row, training, parallel, n = check_inputs(row)
-        hw_row = hw_row.model_copy(update={"fp8_matmul_efficiency": hw.fp8_matmul_efficiency})
-        return estimate(model, hw_row, training, parallel, n).tokens_per_s / n
-
-    y = [r[9] for r in rows]
-    hw, profile = check_inputs(rows[0])[1], framework_profile("megatron")
-    before = hw.model_copy(update={"fp8_matmul_efficiency": 0.45})  # the generic default it replaces
-    full = fit(rows, y, predict, params, hw, profile)
-    h, f = apply(params, full.values, hw, profile)
-    loo = cross_validate(rows, y, [r[0] for r in rows], predict, params, hw, profile)
+    value, _, table = _hardware_constant_fit(rows, "fp8_matmul_efficiency", 0.3, 0.9, 0.45)
+    base, held = [abs(t[1]) for t in table], [abs(t[3]) for t in table]
     lines = [f"**Blackwell fp8** on {len(rows)} public dense rows (NeMo 25.04 B200 long sequence, Megatron-Bridge "
-             f"25.09 / 25.11 B200, GB200, GB300): `fp8_matmul_efficiency` = {full.values[0]:.3f} of the fp8 peak "
-             "(the b200 preset's, taken by gb200, gb300 and b300)", "",
-             "| row | at 0.45 (the generic default) | in-sample error | left-out error | left-out fit |",
-             "|---|---|---|---|---|"]
-    held, base = [], []
-    for i, r in enumerate(rows):
-        res, _ = loo[r[0]]
-        h2, f2 = apply(params, res.values, hw, profile)
-        e0, e_in, e = (predict(r, x, f) / y[i] - 1 for x in (before, h, h2))
-        held.append(abs(e))
-        base.append(abs(e0))
-        lines.append(f"| {r[0]} | {e0:+.1%} | {e_in:+.1%} | {e:+.1%} | {res.values[0]:.3f} |")
+             f"25.09 / 25.11 B200, GB200, GB300): `fp8_matmul_efficiency` = {value:.3f} of the fp8 peak "
+             "(the b200 preset's, taken by gb200, gb300 and b300)", ""]
+    lines += _fit_rows_markdown(table, "at 0.45 (the generic default)")
     lines += ["", f"|error| at 0.45: median {statistics.median(base):.1%}, max {max(base):.1%}; leave-one-out: "
               f"median {statistics.median(held):.1%}, max {max(held):.1%}."]
-    return "\n".join(lines), full.values[0]
+    return "\n".join(lines), value
 
 
 def tpu_v5e_rows() -> list[tuple]:
@@ -188,34 +200,16 @@ def tpu_v5e_rows() -> list[tuple]:
 def tpu_v5e_table() -> tuple[str, float]:
     """Markdown and the fitted value: the tpu-v5e preset's ``matmul_efficiency`` fitted on :func:`tpu_v5e_rows`
     (everything else fixed), with leave-one-row-out errors and the multi-slice rows scored with it."""
-    from public_runs import MAXTEXT_V5E, check_inputs
+    from public_runs import MAXTEXT_V5E
     rows = tpu_v5e_rows()
-    params = [Parameter("hardware", "matmul_efficiency", 0.5, 0.95)]
-
-    def predict(row: tuple, hw: HardwareSpec, profile: FrameworkProfile) -> float:
-        model, hw_row, training, parallel, n = check_inputs(row)
-        hw_row = hw_row.model_copy(update={"matmul_efficiency": hw.matmul_efficiency})
-        return estimate(model, hw_row, training, parallel, n).tokens_per_s / n
-
-    y = [r[9] for r in rows]
-    hw, profile = check_inputs(rows[0])[1], framework_profile("maxtext")
-    before = hw.model_copy(update={"matmul_efficiency": 0.67})
-    full = fit(rows, y, predict, params, hw, profile)
-    h, _ = apply(params, full.values, hw, profile)
-    loo = cross_validate(rows, y, [r[0] for r in rows], predict, params, hw, profile)
+    value, predict, table = _hardware_constant_fit(rows, "matmul_efficiency", 0.5, 0.95, 0.67)
     lines = [f"**TPU v5e** on the {len(rows)} one-slice rows of the MaxText v5e README (16B, 32B, 64B; full "
-             f"rematerialisation): `matmul_efficiency` = {full.values[0]:.3f}", "",
-             "| row | at 0.67 (ezyang's end-to-end MFU) | in-sample error | left-out error | left-out fit |",
-             "|---|---|---|---|---|"]
-    for i, r in enumerate(rows):
-        res, _ = loo[r[0]]
-        h2, _ = apply(params, res.values, hw, profile)
-        e0, e_in, e = (predict(r, x, profile) / y[i] - 1 for x in (before, h, h2))
-        lines.append(f"| {r[0]} | {e0:+.1%} | {e_in:+.1%} | {e:+.1%} | {res.values[0]:.3f} |")
-    multi = [predict(r, h, profile) / r[9] - 1 for r in MAXTEXT_V5E if r not in rows]
+             f"rematerialisation): `matmul_efficiency` = {value:.3f}", ""]
+    lines += _fit_rows_markdown(table, "at 0.67 (ezyang's end-to-end MFU)")
+    multi = [predict(r, value) / r[9] - 1 for r in MAXTEXT_V5E if r not in rows]
     lines += ["", f"The {len(multi)} multi-slice rows (out of sample) with the fitted value: median |error| "
               f"{statistics.median(abs(x) for x in multi):.1%}, from {min(multi):+.1%} to {max(multi):+.1%}."]
-    return "\n".join(lines), full.values[0]
+    return "\n".join(lines), value
 
 
 def main() -> None:

@@ -117,11 +117,11 @@ def stall_note(e) -> str | None:
     """A sentence on the framework profile's pipeline message stall (``Estimate.stall_s``, part of the
     framework overhead; :func:`shardplan.cost.pipeline.message_stall_s`) when it is over a tenth of
     the step, naming the trigger that applied it (``Estimate.stall_rule``) and what avoids it, or None."""
+    from shardplan.cost.step import job_nodes
     fw = e.training.framework
     if e.stall_s < 0.1 * e.step_s or e.stall_rule is None:
         return None
-    nodes = -(-e.layout.n_devices // e.hardware.scale_up_size)  # as the step model counts them
-    zero1 = "zero_stage 1 or " if nodes < fw.pp_stall_min_nodes else ""
+    zero1 = "zero_stage 1 or " if job_nodes(e.layout.n_devices, e.hardware) < fw.pp_stall_min_nodes else ""
     why = {"tp_span": f"pipelines whose tp group spans {_nodes(fw.pp_stall_min_tp_nodes or 0)} or more stall; "
                       "a tp group within fewer nodes, or pp=1, avoids it",
            "zero0": f"ZeRO-0 pipelines with dp > 1 stall from {_nodes(fw.pp_stall_zero0_min_nodes)} with "

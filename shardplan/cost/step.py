@@ -253,9 +253,28 @@ def host_floor_s(ctx: StepContext) -> float:
     return max(ctx.layout.stage_layers) * per_layer if per_layer > 0 else 0.0
 
 
+def job_nodes(n_devices: int, hw: HardwareSpec) -> int:
+    """Nodes a job of ``n_devices`` spans: devices / scale-up domain size, rounded up."""
+    return -(-n_devices // hw.scale_up_size)
+
+
 def nodes(ctx: StepContext) -> int:
-    """Nodes the job spans: devices / scale-up domain size, rounded up."""
-    return -(-ctx.layout.n_devices // ctx.hw.scale_up_size)
+    """Nodes the job of ``ctx`` spans (:func:`job_nodes`)."""
+    return job_nodes(ctx.layout.n_devices, ctx.hw)
+
+
+def require_host_link(hw: HardwareSpec, field: str, value) -> float:
+    """The device's host link bandwidth (bytes/s) for an offloading option ``field=value``.
+
+    Raises:
+        ConfigError: the hardware gives no ``host_bandwidth``; the legal value is the option off.
+    """
+    if hw.host_bandwidth is None:
+        off = 0 if isinstance(value, int) and not isinstance(value, bool) else False
+        raise ConfigError(f"{field}={value} needs the device's host link bandwidth, which hardware {hw.name!r} does "
+                          f"not give; legal: {field}={off}, or a hardware file with host_bandwidth",
+                          field=field, value=value, legal=[off])
+    return hw.host_bandwidth
 
 
 def tp_nodes(ctx: StepContext) -> int:
@@ -328,14 +347,10 @@ def activation_offload_s(model: ModelSpec, training: TrainingSpec, layout: Layou
     Raises:
         ConfigError: offloading on hardware without a ``host_bandwidth``.
     """
-    if not layout.parallel.offload_activation_layers:
+    n = layout.parallel.offload_activation_layers
+    if not n:
         return 0.0
-    if hw.host_bandwidth is None:
-        raise ConfigError(f"offload_activation_layers={layout.parallel.offload_activation_layers} needs the device's "
-                          f"host link bandwidth, which hardware {hw.name!r} does not give; legal: "
-                          "offload_activation_layers=0, or a hardware file with host_bandwidth",
-                          field="offload_activation_layers", value=layout.parallel.offload_activation_layers, legal=[0])
-    copy = offloaded_activation_bytes(model, training, layout) / hw.host_bandwidth
+    copy = offloaded_activation_bytes(model, training, layout) / require_host_link(hw, "offload_activation_layers", n)
     return max(0.0, copy - compute_s / 3) + max(0.0, copy - 2 * compute_s / 3)
 
 
@@ -355,11 +370,7 @@ def optimizer_s(ctx: StepContext) -> float:
     params = ((sp_.dense + sp_.replicated) / (ctx.layout.zero_shard if z else 1)
               + sp_.expert / (ctx.layout.expert_zero_shard if z else 1))
     if p.offload_optimizer:
-        if ctx.hw.host_bandwidth is None:
-            raise ConfigError(f"offload_optimizer=True needs the device's host link bandwidth, which hardware "
-                              f"{ctx.hw.name!r} does not give; legal: offload_optimizer=False, or a hardware file "
-                              "with host_bandwidth", field="offload_optimizer", value=True, legal=[False])
-        return (prec.grad_bytes + prec.param_bytes) * params / ctx.hw.host_bandwidth
+        return (prec.grad_bytes + prec.param_bytes) * params / require_host_link(ctx.hw, "offload_optimizer", True)
     per_param = 2 * (prec.param_bytes + prec.master_bytes + prec.optimizer_bytes) + prec.grad_bytes
     return per_param * params / (ctx.hw.hbm_bandwidth * ctx.hw.hbm_efficiency)
 

@@ -125,8 +125,8 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "(shardplan/export/maxtext.py refuses it)",
                                   "zero3_gather_compute_dtype": "MaxText layers cast the fp32 kernel to the compute dtype "
                                   "(layers/linears.py DenseGeneral: jnp.asarray(kernel, self.dtype)) before the dot; the "
-                                  "cast keeps the kernel's FSDP sharding under GSPMD propagation (Xu et al. 2021 Sec. 3.5), "
-                                  "so the AllGather before the dot moves bf16"}),
+                                  "cast, an element-wise op, keeps the kernel's FSDP sharding under GSPMD's sharding "
+                                  "propagation (Xu et al. 2021, GSPMD), so the AllGather before the dot moves bf16"}),
         FrameworkProfile(name="torchtitan", moe_routed_copies=2, activation_offload=False, module_recompute=False, elementwise_traffic=5.31, vocab_divisible_by=1, loss="eager",
                          selective_recompute="every_other_matmul", pp_unsharded_grad_bytes=4, **_PYTORCH_ALLOCATOR,
                          sources={"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"),

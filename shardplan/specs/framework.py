@@ -52,9 +52,9 @@ class FrameworkProfile(BaseModel):
             (``TrainingSpec.precision.activation_bytes``: bf16) rather than the stored one (fp32 under
             ``fp32-params``): the gathered buffers and the AllGather bytes shrink accordingly. True for
             MaxText: its layers cast each fp32 kernel to bf16 (``jnp.asarray(kernel, dtype)``) before the
-            matmul, and an element-wise op keeps its operand's sharding under GSPMD sharding
-            propagation (Xu et al. 2021, GSPMD, Sec. 3.5), so the AllGather that the partitioner
-            inserts before the dot moves the bf16 copy. False for PyTorch FSDP, whose flat parameter
+            matmul, and an element-wise op keeps its operand's sharding under GSPMD's sharding
+            propagation (Xu et al. 2021, GSPMD), so the AllGather that the partitioner inserts
+            before the dot moves the bf16 copy. False for PyTorch FSDP, whose flat parameter
             is gathered in its own dtype (its ``MixedPrecision(param_dtype=...)`` is the precision
             policy's ``param_bytes``).
         zero3_nic_share: fraction of the group's scale-out NICs the ZeRO-3 gathers and
