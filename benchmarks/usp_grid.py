@@ -31,6 +31,7 @@ from scipy.stats import spearmanr
 
 from shardplan.cost.comm import group_split
 from shardplan.cost.memory import fit_allocator_overhead, memory_for_stage
+from shardplan.cost.pipeline import boundary_message_bytes
 from shardplan.cost.step import Estimate, estimate
 from shardplan.errors import ConfigError
 from shardplan.fitting import Parameter, apply, fit
@@ -229,6 +230,42 @@ def stall_tp_nodes(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProf
                                lambda r: r.nodes < profile.pp_stall_min_nodes)
 
 
+def _message_bytes(e: Estimate) -> float:
+    """The run's stage-boundary message as the stall rule sees it (:func:`boundary_message_bytes`)."""
+    return boundary_message_bytes(e.layout, e.model.d_model, e.training.precision.activation_bytes)
+
+
+def stall_partial(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile
+                  ) -> tuple[int | None, int | None, float | None]:
+    """``pp_stall_all_nodes``, ``pp_stall_min_dp`` and ``pp_stall_min_message_bytes``: over the
+    pipelined runs the node-count trigger covers (at least ``pp_stall_min_nodes`` nodes, neither
+    under the ZeRO-0 rule nor the tp-span one), the thresholds of "stalls if nodes >= all_nodes, or
+    dp >= min_dp, or message >= min_message" (each may be absent) that misclassify the fewest runs,
+    by exhaustive search over the values the runs take; (None, None, None), the whole trigger, unless
+    a partial rule misclassifies strictly fewer. Ties go to the rule with fewer conditions."""
+    own = profile.pp_stall_zero0_min_microbatches is not None
+    span = profile.pp_stall_min_tp_nodes
+
+    def covered(r: GridRun) -> bool:
+        tp_nodes = group_split(r.parallel.tp, 1, hw.scale_up_size)[1]
+        return (r.nodes >= profile.pp_stall_min_nodes and not (own and _zero0_dp(r))
+                and not (span is not None and tp_nodes >= span))
+
+    rows = [(r.nodes, r.parallel.dp, _message_bytes(e), s) for r, e, s in _labelled(runs, hw, profile, covered)]
+    best, best_err = (None, None, None), sum(not s for *_, s in rows)
+    cand = [sorted({x[i] for x in rows}) for i in range(3)]
+    options = [(a, b, c) for a in [None] + [n for n in cand[0] if n > profile.pp_stall_min_nodes]
+               for b in [None] + cand[1] for c in [None] + cand[2]]
+    for a, b, c in sorted(options, key=lambda o: sum(x is not None for x in o)):
+        if a is None and (b is not None or c is not None):
+            continue  # without all_nodes the partial conditions would hold at every node count
+        err = sum(((a is not None and n >= a) or (b is not None and dp >= b) or (c is not None and msg >= c)) != s
+                  for n, dp, msg, s in rows)
+        if a is not None and err < best_err:
+            best, best_err = (a, b, c), err
+    return best
+
+
 def pick_report(runs: list[GridRun], preds: list[Estimate | str]) -> str:
     """What following the ranking would have given, per (model, nodes) group: the measured throughput
     of the layout predicted fastest (among those predicted to run) as a share of the group's best
@@ -304,14 +341,18 @@ def throughput(run: GridRun, hw: HardwareSpec, profile: FrameworkProfile) -> flo
 
 def fit_on(train: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile
            ) -> tuple[list[float], HardwareSpec, FrameworkProfile]:
-    """Fit :data:`FIT_PARAMS` on the runs of ``train`` that ran, after choosing ``pp_stall_min_nodes``
-    and ``pp_stall_min_tp_nodes`` on them (:func:`stall_nodes`, :func:`stall_tp_nodes`): the fitted
-    values and the fitted hardware and profile."""
+    """Fit :data:`FIT_PARAMS` on the runs of ``train`` that ran, after choosing the stall triggers on
+    them (:func:`stall_zero0`, :func:`stall_nodes`, :func:`stall_tp_nodes`, :func:`stall_partial`):
+    the fitted values and the fitted hardware and profile."""
     ran = [r for r in train if r.ran]
+    profile = profile.model_copy(update={"pp_stall_all_nodes": None, "pp_stall_min_dp": None,
+                                         "pp_stall_min_message_bytes": None})  # chosen again below
     m_min, n_min = stall_zero0(ran, hw, profile)
     profile = profile.model_copy(update={"pp_stall_zero0_min_microbatches": m_min, "pp_stall_zero0_min_nodes": n_min})
     profile = profile.model_copy(update={"pp_stall_min_nodes": stall_nodes(ran, hw, profile)})
     profile = profile.model_copy(update={"pp_stall_min_tp_nodes": stall_tp_nodes(ran, hw, profile)})
+    a, b, c = stall_partial(ran, hw, profile)
+    profile = profile.model_copy(update={"pp_stall_all_nodes": a, "pp_stall_min_dp": b, "pp_stall_min_message_bytes": c})
     res = fit(ran, [r.tok_s_gpu for r in ran], throughput, FIT_PARAMS, hw, profile, max_nfev=MAX_NFEV)
     h, f = apply(FIT_PARAMS, res.values, hw, profile)
     return list(res.values), h, f
@@ -323,8 +364,8 @@ def fit_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile,
     the table of fitted values and the held-out runs' metrics (the fit, the stall threshold
     included, never sees the runs it is scored on), the values fitted on all runs (FIT_PARAMS
     order), the profile fitted on all runs and the leave-one-model-out scores (label, score)."""
-    lines = ["| fitted on | " + " | ".join(f"`{p.field}`" for p in FIT_PARAMS) + " | `pp_stall_min_nodes` | `pp_stall_min_tp_nodes` | ZeRO-0 stall | scored on | result |",
-             "|---|" + "---|" * len(FIT_PARAMS) + "---|---|---|---|---|"]
+    lines = ["| fitted on | " + " | ".join(f"`{p.field}`" for p in FIT_PARAMS) + " | `pp_stall_min_nodes` | `pp_stall_min_tp_nodes` | ZeRO-0 stall | partial node trigger | scored on | result |",
+             "|---|" + "---|" * len(FIT_PARAMS) + "---|---|---|---|---|---|"]
     values, h, full = fit_on(runs, hw, profile)
     lines.append(_fit_row("all", values, full, "all", score(runs, [predict(r, h, full) for r in runs])))
     keys = [("model", lambda r: r.model)] + ([("nodes", lambda r: r.nodes)] if by_nodes else [])
@@ -351,7 +392,9 @@ def write_fitted(profile_out: Path | None, hardware_out: Path | None, values: li
     doc = {"base": profile.name, **{p.field: float(fitted[p.field]) for p in FIT_PARAMS if p.target == "framework"},
            "pp_stall_min_nodes": profile.pp_stall_min_nodes, "pp_stall_min_tp_nodes": profile.pp_stall_min_tp_nodes,
            "pp_stall_zero0_min_microbatches": profile.pp_stall_zero0_min_microbatches,
-           "pp_stall_zero0_min_nodes": profile.pp_stall_zero0_min_nodes}
+           "pp_stall_zero0_min_nodes": profile.pp_stall_zero0_min_nodes,
+           "pp_stall_all_nodes": profile.pp_stall_all_nodes, "pp_stall_min_dp": profile.pp_stall_min_dp,
+           "pp_stall_min_message_bytes": profile.pp_stall_min_message_bytes}
     if profile_out:
         profile_out.write_text(yaml.safe_dump(doc, sort_keys=False))
         print(f"wrote {profile_out} (--framework {profile_out})")
@@ -451,11 +494,21 @@ def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: Framework
     return "\n".join(lines)
 
 
+def _partial(profile: FrameworkProfile) -> str:
+    """The partial node-count trigger in words (``pp_stall_all_nodes`` and its two conditions)."""
+    if profile.pp_stall_all_nodes is None:
+        return "-"
+    cond = [f"dp >= {profile.pp_stall_min_dp}"] if profile.pp_stall_min_dp is not None else []
+    if profile.pp_stall_min_message_bytes is not None:
+        cond.append(f"message >= {profile.pp_stall_min_message_bytes / 2**20:g} MiB")
+    return f"below {profile.pp_stall_all_nodes} nodes: {' or '.join(cond) or 'none'}"
+
+
 def _fit_row(train: str, values: list[float], profile: FrameworkProfile, test: str, s: dict) -> str:
     z0 = (f"m >= {profile.pp_stall_zero0_min_microbatches}, nodes >= {profile.pp_stall_zero0_min_nodes}"
           if profile.pp_stall_zero0_min_microbatches is not None else "-")
     vals = (" | ".join(f"{v:.3g}" for v in values)
-            + f" | {profile.pp_stall_min_nodes} | {profile.pp_stall_min_tp_nodes or '-'} | {z0}")
+            + f" | {profile.pp_stall_min_nodes} | {profile.pp_stall_min_tp_nodes or '-'} | {z0} | {_partial(profile)}")
     return (f"| {train} | {vals} | {test} | median \\|error\\| {s['median_abs_err']:.1%}, Spearman min "
             f"{s['spearman_min']:.2f} / median {s['spearman_median']:.2f}, fit/OOM {s['fit_accuracy']:.1%} |")
 

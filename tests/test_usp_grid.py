@@ -142,6 +142,44 @@ def test_zero0_pipelines_stall_by_microbatch_count_not_node_count():
     assert message_stall_s(big0, off, 32) == pytest.approx(2.5) and message_stall_s(lay, off, 8) == 0.0
 
 
+def test_partial_node_trigger_needs_large_dp_or_message():
+    # nodes >= 32 stall only with dp >= 32 or a boundary message >= 64 MiB below 64 nodes. 1B (h=2048),
+    # seq 4096, bf16: b=1 -> 1 x 4096 x 2048 x 2 B = 16 MiB; b=4 -> 64 MiB = 67,108,864 B.
+    from shardplan.cost.pipeline import boundary_message_bytes, stall_rule
+    fw = FrameworkProfile(name="t", pp_message_stall_s=0.25, pp_stall_min_nodes=32, pp_stall_all_nodes=64,
+                          pp_stall_min_dp=32, pp_stall_min_message_bytes=2.0**26)
+    tr = _training(fw, gbs=256)
+    # 256 GPUs (32 nodes), tp=8 pp=2 -> dp=16, mbs=1: m = 256 / 16 = 16, 16 MiB, dp < 32: no stall
+    small = validate(ParallelConfig(tp=8, sp=True, pp=2, zero_stage=1), G1B, tr, 256)
+    msg = boundary_message_bytes(small, G1B.d_model, 2)
+    assert small.parallel.dp == 16 and msg == 16 * 2**20
+    assert stall_rule(small, fw, 32, 1, msg) is None and message_stall_s(small, fw, 32, 1, msg) == 0.0
+    # the same at 64 nodes (the whole trigger): (16 x 2 + 2) x 0.25 = 8.5 s
+    assert message_stall_s(small, fw, 64, 1, msg) == pytest.approx(8.5)
+    # mbs=4: 64 MiB, m = 256 / (16 x 4) = 4 -> (4 x 2 + 2) x 0.25 = 2.5 s at 32 nodes
+    big = validate(ParallelConfig(tp=8, sp=True, pp=2, zero_stage=1, microbatch_size=4), G1B, tr, 256)
+    big_msg = boundary_message_bytes(big, G1B.d_model, 2)
+    assert big_msg == 67_108_864 and message_stall_s(big, fw, 32, 1, big_msg) == pytest.approx(2.5)
+    # tp=4 pp=2 -> dp=32, mbs=1: m = 8 -> (8 x 2 + 2) x 0.25 = 4.5 s at 32 nodes despite the 16 MiB message
+    wide = validate(ParallelConfig(tp=4, sp=True, pp=2, zero_stage=1), G1B, tr, 256)
+    assert wide.parallel.dp == 32 and stall_rule(wide, fw, 32, 1, msg) == "nodes"
+    assert message_stall_s(wide, fw, 32, 1, msg) == pytest.approx(4.5)
+
+
+def test_partial_node_trigger_fields_are_checked():
+    from pydantic import ValidationError
+
+    from shardplan.loaders import config_error
+    with pytest.raises(ValidationError) as info:
+        FrameworkProfile(name="t", pp_stall_min_dp=32)
+    err = config_error(info.value)
+    assert err.field == "pp_stall_min_dp" and "pp_stall_all_nodes" in str(err)
+    with pytest.raises(ValidationError) as info:
+        FrameworkProfile(name="t", pp_stall_min_nodes=32, pp_stall_all_nodes=32)
+    err = config_error(info.value)
+    assert err.field == "pp_stall_all_nodes" and "33 or more" in str(err)
+
+
 def test_allocator_retry_ramps_near_full_hbm():
     # start 0.85, 1 s: pressure 0.94 -> (0.94 - 0.85) / 0.15 = 0.6 s; 0.80 -> 0; 1.2 -> capped at 1 s
     fw = FrameworkProfile(name="t", allocator_retry_s=1.0, allocator_pressure_start=0.85)

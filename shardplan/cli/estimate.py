@@ -121,12 +121,21 @@ def stall_note(e) -> str | None:
     fw = e.training.framework
     if e.stall_s < 0.1 * e.step_s or e.stall_rule is None:
         return None
-    zero1 = "zero_stage 1 or " if job_nodes(e.layout.n_devices, e.hardware) < fw.pp_stall_min_nodes else ""
+    nodes = job_nodes(e.layout.n_devices, e.hardware)
+    zero1 = "zero_stage 1 or " if nodes < fw.pp_stall_min_nodes else ""
+    partial = fw.pp_stall_all_nodes is not None and nodes < fw.pp_stall_all_nodes
+    cond = ([f"dp >= {fw.pp_stall_min_dp}"] if fw.pp_stall_min_dp is not None else []) + (
+        [f"microbatch messages >= {fw.pp_stall_min_message_bytes / 2**20:g} MiB"]
+        if fw.pp_stall_min_message_bytes is not None else [])
+    by_nodes = (f"pipelines on jobs of {fw.pp_stall_min_nodes}-{fw.pp_stall_all_nodes - 1} nodes stall with "
+                f"{' or '.join(cond)} (every pipeline from {_nodes(fw.pp_stall_all_nodes)}); smaller dp and "
+                "microbatches, or pp=1, avoid it" if partial else
+                f"pipelines stall on jobs of {_nodes(fw.pp_stall_min_nodes)} or more; pp=1 avoids it")
     why = {"tp_span": f"pipelines whose tp group spans {_nodes(fw.pp_stall_min_tp_nodes or 0)} or more stall; "
                       "a tp group within fewer nodes, or pp=1, avoids it",
            "zero0": f"ZeRO-0 pipelines with dp > 1 stall from {_nodes(fw.pp_stall_zero0_min_nodes)} with "
                     f"{fw.pp_stall_zero0_min_microbatches}+ microbatches; {zero1}fewer microbatches avoid it",
-           "nodes": f"pipelines stall on jobs of {_nodes(fw.pp_stall_min_nodes)} or more; pp=1 avoids it"}[e.stall_rule]
+           "nodes": by_nodes}[e.stall_rule]
     messages = round(e.stall_s / fw.pp_message_stall_s)
     return (f"framework overhead includes {fmt_seconds(e.stall_s)} of the {fw.label} profile's pipeline message "
             f"stall ({messages} point-to-point messages on the busiest stage's path x "

@@ -64,13 +64,17 @@ def messages_per_microbatch(parallel: ParallelConfig) -> int:
     return 2 * min(parallel.pp - 1, 2) * parallel.virtual_stages
 
 
-def stall_rule(layout: Layout, framework: FrameworkProfile, nodes: int, tp_nodes: int = 1) -> str | None:
+def stall_rule(layout: Layout, framework: FrameworkProfile, nodes: int, tp_nodes: int = 1,
+               message_bytes: float = 0.0) -> str | None:
     """Which of the profile's triggers makes a pipelined job stall (:func:`message_stall_s`), or None:
 
     * ``"tp_span"``: the tensor-parallel group spans at least ``pp_stall_min_tp_nodes`` nodes;
     * ``"zero0"``: ZeRO-0 with dp > 1 under a profile that sets ``pp_stall_zero0_min_microbatches``,
       with at least that many microbatches on at least ``pp_stall_zero0_min_nodes`` nodes;
-    * ``"nodes"``: any other job of at least ``pp_stall_min_nodes`` nodes.
+    * ``"nodes"``: any other job of at least ``pp_stall_min_nodes`` nodes; where the profile sets
+      ``pp_stall_all_nodes``, a job below that many nodes only with dp >= ``pp_stall_min_dp`` or a
+      stage-boundary message (``message_bytes``: one microbatch's activations, bytes, before any
+      sequence-parallel split) of at least ``pp_stall_min_message_bytes``.
 
     None without pipeline parallelism or a stall constant (the default)."""
     fw, p = framework, layout.parallel
@@ -81,14 +85,30 @@ def stall_rule(layout: Layout, framework: FrameworkProfile, nodes: int, tp_nodes
     if p.zero_stage == 0 and p.dp > 1 and fw.pp_stall_zero0_min_microbatches is not None:
         return ("zero0" if nodes >= fw.pp_stall_zero0_min_nodes
                 and layout.microbatches >= fw.pp_stall_zero0_min_microbatches else None)
-    return "nodes" if nodes >= fw.pp_stall_min_nodes else None
+    if nodes < fw.pp_stall_min_nodes:
+        return None
+    if fw.pp_stall_all_nodes is None or nodes >= fw.pp_stall_all_nodes:
+        return "nodes"
+    big_dp = fw.pp_stall_min_dp is not None and p.dp >= fw.pp_stall_min_dp
+    big_message = fw.pp_stall_min_message_bytes is not None and message_bytes >= fw.pp_stall_min_message_bytes
+    return "nodes" if big_dp or big_message else None
 
 
-def message_stall_s(layout: Layout, framework: FrameworkProfile, nodes: int, tp_nodes: int = 1) -> float:
+def boundary_message_bytes(layout: Layout, model_d: int, activation_bytes: int) -> float:
+    """One microbatch's activations at a pipeline stage boundary before any sequence-parallel split,
+    bytes: ``b x s x h x`` the activation width (Narayanan et al. 2021 Sec. 2.2 send ``b s h``;
+    ``local_tokens`` is ``b x s / cp``). E.g. b=2, s=4096, h=4096, bf16: 67,108,864 B (64 MiB)."""
+    return activation_bytes * layout.local_tokens * model_d
+
+
+def message_stall_s(layout: Layout, framework: FrameworkProfile, nodes: int, tp_nodes: int = 1,
+                    message_bytes: float = 0.0) -> float:
     """Seconds per step that blocking pipeline messages add (``FrameworkProfile.pp_message_stall_s``
     per message) where :func:`stall_rule` finds a trigger: jobs of at least ``pp_stall_min_nodes``
-    nodes, or whose tensor-parallel group spans at least ``pp_stall_min_tp_nodes`` of the job's
-    ``nodes`` (``tp_nodes``); ZeRO-0 jobs with dp > 1 use their own trigger when the profile sets
+    nodes (below ``pp_stall_all_nodes``, where the profile sets it, only those with dp >=
+    ``pp_stall_min_dp`` or ``message_bytes`` >= ``pp_stall_min_message_bytes``), or whose
+    tensor-parallel group spans at least ``pp_stall_min_tp_nodes`` of the job's ``nodes``
+    (``tp_nodes``); ZeRO-0 jobs with dp > 1 use their own trigger when the profile sets
     ``pp_stall_zero0_min_microbatches``: at least that many microbatches per step on at least
     ``pp_stall_zero0_min_nodes`` nodes, in place of ``pp_stall_min_nodes``. 0 otherwise and by
     default.
@@ -99,7 +119,7 @@ def message_stall_s(layout: Layout, framework: FrameworkProfile, nodes: int, tp_
     the busiest stage can start / after it is done). Example: pp=4, m=8, 0.25 s per message:
     (8 x 4 + 2 x 3) x 0.25 = 9.5 s. The constant is measured per cluster and framework
     (docs/accuracy.md, the nanotron grid)."""
-    if stall_rule(layout, framework, nodes, tp_nodes) is None:
+    if stall_rule(layout, framework, nodes, tp_nodes, message_bytes) is None:
         return 0.0
     p = layout.parallel
     return framework.pp_message_stall_s * (layout.microbatches * messages_per_microbatch(p) + 2 * (p.pp - 1))

@@ -130,6 +130,17 @@ class FrameworkProfile(BaseModel):
             microbatches (25 of 28 runs), and not with fewer, even at 32 nodes (1 of 11); the
             same layouts with ZeRO-1 follow the node-count trigger. A measured per-cluster rule,
             off by default.
+        pp_stall_all_nodes, pp_stall_min_dp, pp_stall_min_message_bytes: where the node-count trigger
+            is partial (None: it is not). From ``pp_stall_min_nodes`` up to below
+            ``pp_stall_all_nodes`` nodes only jobs with dp >= ``pp_stall_min_dp`` or a stage-boundary
+            message of at least ``pp_stall_min_message_bytes`` (one microbatch's activations
+            ``b x s x h`` at the activation width, before any sequence-parallel split) stall; from
+            ``pp_stall_all_nodes`` every pipelined job does. On the measured grid at 32 nodes the
+            pipelines this trigger covers stall with dp >= 32 in 20 of 23 runs (1B and 8B alike);
+            with less data parallelism 8B stalls with 2+ sequences per microbatch (64 MiB: 40 of
+            40) and not with one (32 MiB: 0 of 17), while 1B stalls in 2 of 17 runs at 64-512 MiB
+            and 2 of 18 below: the message threshold rests on 8B alone, the weakest part of the
+            rule (a fit on 1B alone leaves it out). At 64 nodes 79 of 80 stall.
         module_recompute: the framework recomputes named modules (Megatron-LM ``--recompute-modules``:
             the layout field ``recompute_modules``); False for the other profiles.
         pipeline_zero_stages: the ZeRO stages the framework allows together with pipeline parallelism
@@ -220,6 +231,9 @@ class FrameworkProfile(BaseModel):
     pp_stall_min_tp_nodes: int | None = Field(default=None, ge=1, le=2**20)
     pp_stall_zero0_min_microbatches: int | None = Field(default=None, ge=1, le=2**30)
     pp_stall_zero0_min_nodes: int = Field(default=1, ge=1, le=2**20)
+    pp_stall_all_nodes: int | None = Field(default=None, ge=2, le=2**20)
+    pp_stall_min_dp: int | None = Field(default=None, ge=1, le=2**30)
+    pp_stall_min_message_bytes: float | None = Field(default=None, gt=0, le=2.0**50)
     pp_unsharded_grad_bytes: int = Field(default=0, ge=0, le=8)
     pipeline_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
     module_recompute: bool = True
@@ -254,6 +268,19 @@ class FrameworkProfile(BaseModel):
         Raises:
             ConfigError: the node threshold is set (not 1) while the microbatch threshold is null.
         """
+        if self.pp_stall_all_nodes is not None and self.pp_stall_all_nodes <= self.pp_stall_min_nodes:
+            from shardplan.errors import ConfigError
+            raise ConfigError(f"pp_stall_all_nodes={self.pp_stall_all_nodes} must exceed pp_stall_min_nodes="
+                              f"{self.pp_stall_min_nodes} (the partial trigger holds between the two); legal: "
+                              f"{self.pp_stall_min_nodes + 1} or more, or null",
+                              field="pp_stall_all_nodes", value=self.pp_stall_all_nodes)
+        if self.pp_stall_all_nodes is None and (self.pp_stall_min_dp is not None
+                                                or self.pp_stall_min_message_bytes is not None):
+            from shardplan.errors import ConfigError
+            name = "pp_stall_min_dp" if self.pp_stall_min_dp is not None else "pp_stall_min_message_bytes"
+            raise ConfigError(f"{name} has no effect while pp_stall_all_nodes is null; legal: set "
+                              "pp_stall_all_nodes (the node count from which every pipelined job stalls) or "
+                              f"leave {name} null", field=name, value=getattr(self, name))
         if self.pp_stall_zero0_min_nodes != 1 and self.pp_stall_zero0_min_microbatches is None:
             from shardplan.errors import ConfigError
             raise ConfigError(f"pp_stall_zero0_min_nodes={self.pp_stall_zero0_min_nodes} has no effect while "
