@@ -129,14 +129,15 @@ def moe_fit_table() -> tuple[str, float]:
     return "\n".join(lines), full.values[0]
 
 
-def blackwell_fp8_rows() -> list[tuple]:
-    """The :data:`public_runs.PUBLIC_CHECKS` entries of a dense model trained in fp8 on a Blackwell GPU (B200,
-    GB200, GB300): the rows the Blackwell entries' ``fp8_matmul_efficiency`` is fitted on."""
+def blackwell_fp8_rows(arch: str = "blackwell") -> list[tuple]:
+    """The :data:`public_runs.PUBLIC_CHECKS` entries of a dense model trained in fp8 on a GPU of ``arch``
+    (``blackwell``: B200, GB200; ``blackwell-ultra``: B300, GB300): the rows the entries'
+    ``fp8_matmul_efficiency`` is fitted on."""
     from public_runs import PUBLIC_CHECKS, check_inputs
     out = []
     for r in PUBLIC_CHECKS:
         model, hw, training, _, _ = check_inputs(r)
-        if hw.compute_arch == "blackwell" and training.precision.compute_dtype == "fp8" and not model.is_moe:
+        if hw.compute_arch == arch and training.precision.compute_dtype == "fp8" and not model.is_moe:
             out.append(r)
     return out
 
@@ -182,11 +183,24 @@ def blackwell_fp8_table() -> tuple[str, float]:
     value, _, table = _hardware_constant_fit(rows, "fp8_matmul_efficiency", 0.3, 0.9, 0.45)
     base, held = [abs(t[1]) for t in table], [abs(t[3]) for t in table]
     lines = [f"**Blackwell fp8** on {len(rows)} public dense rows (NeMo 25.04 B200 long sequence, Megatron-Bridge "
-             f"25.09 / 25.11 B200, GB200, GB300): `fp8_matmul_efficiency` = {value:.3f} of the fp8 peak "
-             "(the b200 preset's, taken by gb200, gb300 and b300)", ""]
+             f"25.09 / 25.11 B200 and GB200): `fp8_matmul_efficiency` = {value:.3f} of the fp8 peak "
+             "(the b200 preset's, taken by gb200)", ""]
     lines += _fit_rows_markdown(table, "at 0.45 (the generic default)")
     lines += ["", f"|error| at 0.45: median {statistics.median(base):.1%}, max {max(base):.1%}; leave-one-out: "
               f"median {statistics.median(held):.1%}, max {max(held):.1%}."]
+    return "\n".join(lines), value
+
+
+def blackwell_ultra_fp8_table() -> tuple[str, float]:
+    """Markdown and the fitted value: the Blackwell Ultra presets' ``fp8_matmul_efficiency`` (gb300, b300) fitted on
+    :func:`blackwell_fp8_rows` of ``blackwell-ultra`` (every other constant fixed), with leave-one-row-out errors."""
+    rows = blackwell_fp8_rows("blackwell-ultra")
+    value, _, table = _hardware_constant_fit(rows, "fp8_matmul_efficiency", 0.3, 0.9, 0.49)
+    held = [abs(t[3]) for t in table]
+    lines = [f"**Blackwell Ultra fp8** on {len(rows)} public dense rows (Megatron-Bridge 25.11 GB300): "
+             f"`fp8_matmul_efficiency` = {value:.3f} of the fp8 peak (the gb300 and b300 presets')", ""]
+    lines += _fit_rows_markdown(table, "at 0.49 (the B200 / GB200 rate)")
+    lines += ["", f"leave-one-out: median {statistics.median(held):.1%}, max {max(held):.1%}."]
     return "\n".join(lines), value
 
 
@@ -217,7 +231,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     text = "\n\n".join([*(fit_table(*f) for f in FITS), moe_fit_table()[0], blackwell_fp8_table()[0],
-                           tpu_v5e_table()[0]])
+                           blackwell_ultra_fp8_table()[0], tpu_v5e_table()[0]])
     print(text)
     if args.out:
         args.out.write_text(text + "\n")

@@ -240,3 +240,18 @@ def test_blackwell_attention_kernels_derived_from_sources():
     assert cudnn.bwd_peak_fraction == pytest.approx(0.54100, abs=1e-5)
     assert fa2.fwd_peak_fraction == pytest.approx(0.20313, abs=1e-5)
     assert fa2.bwd_peak_fraction == pytest.approx(0.18637, abs=1e-5)
+
+
+def test_blackwell_ultra_attention_halves_the_softmax_term():
+    # Blackwell Ultra doubles the softmax exponential's throughput: d_half 57.8 (cuDNN) -> 28.9. At head dim 128 the
+    # softmax factor d / (d + d_half) goes 128 / 185.8 = 0.68891 -> 128 / 156.9 = 0.81581, so the kernel is
+    # 0.81581 / 0.68891 = 1.18419x the Blackwell one at any length; peaks and length terms unchanged
+    from shardplan.cost.gemm import ATTENTION_KERNELS, attention_kernel
+    from shardplan.presets.hardware import HARDWARE
+    b, u = ATTENTION_KERNELS[("cudnn", "blackwell")], ATTENTION_KERNELS[("cudnn", "blackwell-ultra")]
+    assert u.d_half == pytest.approx(28.9) and u.fwd_peak_fraction == b.fwd_peak_fraction
+    for seq in (4096, 8192):
+        assert u.efficiency(128, seq, True, "fwd") / b.efficiency(128, seq, True, "fwd") == pytest.approx(1.18419,
+                                                                                                          abs=1e-5)
+    assert attention_kernel(HARDWARE["gb300"], "megatron") is u
+    assert attention_kernel(HARDWARE["gb200"], "megatron") is b

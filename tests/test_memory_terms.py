@@ -372,13 +372,13 @@ def test_megatron_bridge_qwen3_30b_fits_with_one_routed_copy():
 
 def test_moe_expert_overhead_is_charged_per_local_expert_moe_layer_and_microbatch():
     # Qwen3-30B-A3B on 8 B200, ep 8, no pipeline: 512 sequences / (8 x 1) = 64 microbatches of 48 MoE layers with
-    # 128 / 8 = 16 local experts each; the Megatron profile's 0.281 ms per local expert adds
-    # 64 x 48 x 16 x 2.81e-4 = 13.811712 s to the step (and to the reported framework overhead)
+    # 128 / 8 = 16 local experts each; the Megatron profile's 0.278 ms per local expert adds
+    # 64 x 48 x 16 x 2.78e-4 = 13.664256 s to the step (and to the reported framework overhead)
     from shardplan.calibration import hardware_of
     from shardplan.cost.step import estimate
     from shardplan.presets.models import MODELS
     fw = framework_profile("megatron")
-    assert fw.moe_expert_overhead_s == 2.81e-4
+    assert fw.moe_expert_overhead_s == 2.78e-4
     steps = {}
     for ep in (8, 4):
         pc = ParallelConfig(ep=ep, etp=1, zero_stage=1, microbatch_size=1)
@@ -386,17 +386,17 @@ def test_moe_expert_overhead_is_charged_per_local_expert_moe_layer_and_microbatc
             tr = TrainingSpec(seq_len=4096, global_batch_size=512, framework=profile,
                               precision=PRECISION_POLICIES["fp8-mixed"])
             steps[ep, on] = estimate(MODELS["qwen3-30b-a3b"], hardware_of("B200"), tr, pc, 8)
-    assert steps[8, True].step_s - steps[8, False].step_s == pytest.approx(13.811712, rel=1e-9)
-    assert steps[8, True].overhead_s - steps[8, False].overhead_s == pytest.approx(13.811712, rel=1e-9)
+    assert steps[8, True].step_s - steps[8, False].step_s == pytest.approx(13.664256, rel=1e-9)
+    assert steps[8, True].overhead_s - steps[8, False].overhead_s == pytest.approx(13.664256, rel=1e-9)
     # ep 4: 32 local experts, twice the cost: 27.623424 s
-    assert steps[4, True].step_s - steps[4, False].step_s == pytest.approx(2 * 13.811712, rel=1e-9)
+    assert steps[4, True].step_s - steps[4, False].step_s == pytest.approx(2 * 13.664256, rel=1e-9)
 
 
 def test_stage_with_most_moe_layers_is_priced():
     # DeepSeek-V3 (61 layers, the first 3 dense, 256 experts), pp 8 split 1,10,10,10,10,10,5,5: stage 1 (layers 1-10)
     # holds 8 MoE layers, stage 2 (layers 11-20) 10. The stage with the most layers (1) is not the slowest: stage 2
     # must be priced too. ep 8: 32 local experts; 512 sequences / (8 x 1) = 64 microbatches; the per-expert cost of
-    # stage 2 is 64 x 10 x 32 x 2.81e-4 = 5.75488 s
+    # stage 2 is 64 x 10 x 32 x 2.78e-4 = 5.69344 s
     from shardplan.calibration import hardware_of
     from shardplan.cost.step import estimate
     from shardplan.presets.models import MODELS
@@ -407,7 +407,7 @@ def test_stage_with_most_moe_layers_is_priced():
     lay = validate(pc, ds, tr, 64)
     assert lay.candidate_stages == (0, 1, 7) and lay.stages_to_price(ds) == (0, 1, 2, 7)
     e = estimate(ds, hardware_of("B200"), tr, pc, 64)
-    assert e.overhead_s == pytest.approx(64 * 10 * 32 * 2.81e-4, rel=1e-9) == pytest.approx(5.75488)
+    assert e.overhead_s == pytest.approx(64 * 10 * 32 * 2.78e-4, rel=1e-9) == pytest.approx(5.69344)
 
 
 def test_integer_choice_fields_refuse_booleans(tmp_path):

@@ -292,6 +292,24 @@ def _blackwell(name: str) -> AttentionKernel:
 for _k in ("cudnn", "fa2"):
     ATTENTION_KERNELS[(_k, "blackwell")] = _blackwell(_k)
 
+_BLACKWELL_ULTRA = ("Blackwell Ultra (B300): the Blackwell kernel with d_half halved. d_half measures the softmax work "
+                    "per score, which on Blackwell the exponential bounds (MUFU.EX2 on the special function units: "
+                    "Zadouri et al. 2026, FlashAttention-4, Sec. 3); Blackwell Ultra doubles that unit's throughput "
+                    "(NVIDIA technical blogs 'Inside NVIDIA Blackwell Ultra' and 'Making Softmax More Efficient with "
+                    "NVIDIA Blackwell Ultra': 2x SFU throughput for attention). Head dim 128: d / (d + d_half) "
+                    "0.69 -> 0.82 for cuDNN. Not measured on Blackwell Ultra; ")
+
+
+def _blackwell_ultra(name: str) -> AttentionKernel:
+    """The Blackwell kernel ``name`` with the softmax work per score halved (:data:`_BLACKWELL_ULTRA`)."""
+    b = ATTENTION_KERNELS[(name, "blackwell")]
+    return AttentionKernel(name, "blackwell-ultra", b.fwd_peak_fraction, b.bwd_peak_fraction, b.d_half / 2,
+                           b.s_half_fwd, b.s_half_bwd, b.causal_factor, _BLACKWELL_ULTRA + b.source)
+
+
+for _k in ("cudnn", "fa2"):
+    ATTENTION_KERNELS[(_k, "blackwell-ultra")] = _blackwell_ultra(_k)
+
 #: the attention kernel each framework profile runs: nanotron, torchtitan (PyTorch SDPA's flash
 #: backend), llm-foundry / PyTorch FSDP and DeepSpeed call FlashAttention-2; Megatron-LM / NeMo
 #: go through Transformer Engine, whose default on Hopper is cuDNN's fused attention (FA2 on

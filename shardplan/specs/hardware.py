@@ -54,7 +54,7 @@ class HardwareSpec(BaseModel):
         description="output tile shapes (rows, cols) the GEMM library picks among; rows and cols are padded to them")
     gemm_k_tile: int = Field(default=64, gt=0, le=1024,
                              description="elements of K per main-loop step of one tile; K is padded to it")
-    compute_arch: Literal["ampere", "hopper", "blackwell", "cdna3", "tpu"] | None = Field(
+    compute_arch: Literal["ampere", "hopper", "blackwell", "blackwell-ultra", "cdna3", "tpu"] | None = Field(
         default=None, description="architecture family: selects the published attention-kernel efficiency tables")
     hbm_bytes: float = Field(ge=2**20, le=L.MAX_MEMORY_BYTES, description="HBM capacity per device, bytes")
     hbm_bandwidth: float = Field(ge=1e6, le=L.MAX_BANDWIDTH, description="HBM bandwidth per device, bytes/s")
