@@ -235,34 +235,47 @@ def _message_bytes(e: Estimate) -> float:
     return boundary_message_bytes(e.layout, e.model.d_model, e.training.precision.activation_bytes)
 
 
+#: a partial stall rule replaces the whole node-count trigger only if it classifies this many more runs
+#: right (out of ~640 pipelined runs; a threshold that moves a handful of runs is not kept)
+MIN_STALL_GAIN = 5
+
+
 def stall_partial(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile
-                  ) -> tuple[int | None, int | None, float | None]:
-    """``pp_stall_all_nodes``, ``pp_stall_min_dp`` and ``pp_stall_min_message_bytes``: over the
-    pipelined runs the node-count trigger covers (at least ``pp_stall_min_nodes`` nodes, neither
-    under the ZeRO-0 rule nor the tp-span one), the thresholds of "stalls if nodes >= all_nodes, or
-    dp >= min_dp, or message >= min_message" (each may be absent) that misclassify the fewest runs,
-    by exhaustive search over the values the runs take; (None, None, None), the whole trigger, unless
-    a partial rule misclassifies strictly fewer. Ties go to the rule with fewer conditions."""
+                  ) -> tuple[int, int | None, int | None, float | None]:
+    """``pp_stall_min_nodes`` again, with ``pp_stall_all_nodes``, ``pp_stall_min_dp`` and
+    ``pp_stall_min_message_bytes``: over the pipelined runs the node-count trigger covers (neither
+    under the ZeRO-0 rule nor the tp-span one), the thresholds of "stalls if nodes >= min_nodes and
+    (nodes >= all_nodes, or dp >= min_dp, or message >= min_message)" (the last three may be absent)
+    that misclassify the fewest runs, by exhaustive search over the values the runs take. The
+    profile's own ``pp_stall_min_nodes`` (:func:`stall_nodes`) with the whole trigger stays unless
+    a rule misclassifies more than :data:`MIN_STALL_GAIN` fewer runs; among rules within that margin
+    of each other the first found, with the fewest conditions, is kept."""
+    import numpy as np
     own = profile.pp_stall_zero0_min_microbatches is not None
     span = profile.pp_stall_min_tp_nodes
 
     def covered(r: GridRun) -> bool:
         tp_nodes = group_split(r.parallel.tp, 1, hw.scale_up_size)[1]
-        return (r.nodes >= profile.pp_stall_min_nodes and not (own and _zero0_dp(r))
-                and not (span is not None and tp_nodes >= span))
+        return not (own and _zero0_dp(r)) and not (span is not None and tp_nodes >= span)
 
     rows = [(r.nodes, r.parallel.dp, _message_bytes(e), s) for r, e, s in _labelled(runs, hw, profile, covered)]
-    best, best_err = (None, None, None), sum(not s for *_, s in rows)
-    cand = [sorted({x[i] for x in rows}) for i in range(3)]
-    options = [(a, b, c) for a in [None] + [n for n in cand[0] if n > profile.pp_stall_min_nodes]
+    if not rows:
+        return profile.pp_stall_min_nodes, None, None, None
+    n, dp, msg, stalled_ = (np.array(col) for col in zip(*rows))
+    best = (profile.pp_stall_min_nodes, None, None, None)
+    best_err = int(((n >= best[0]) != stalled_).sum())
+    cand = [sorted(set(col.tolist())) for col in (n, dp, msg)]
+    options = [(n0, a, b, c) for n0 in cand[0] for a in cand[0] if a > n0
                for b in [None] + cand[1] for c in [None] + cand[2]]
-    for a, b, c in sorted(options, key=lambda o: sum(x is not None for x in o)):
-        if a is None and (b is not None or c is not None):
-            continue  # without all_nodes the partial conditions would hold at every node count
-        err = sum(((a is not None and n >= a) or (b is not None and dp >= b) or (c is not None and msg >= c)) != s
-                  for n, dp, msg, s in rows)
-        if a is not None and err < best_err:
-            best, best_err = (a, b, c), err
+    for n0, a, b, c in sorted(options, key=lambda o: sum(x is not None for x in o)):
+        cond = n >= a
+        if b is not None:
+            cond |= dp >= b
+        if c is not None:
+            cond |= msg >= c
+        err = int(((n >= n0) & cond != stalled_).sum())
+        if err < best_err - MIN_STALL_GAIN:
+            best, best_err = (n0, a, b, c), err
     return best
 
 
@@ -351,8 +364,9 @@ def fit_on(train: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile
     profile = profile.model_copy(update={"pp_stall_zero0_min_microbatches": m_min, "pp_stall_zero0_min_nodes": n_min})
     profile = profile.model_copy(update={"pp_stall_min_nodes": stall_nodes(ran, hw, profile)})
     profile = profile.model_copy(update={"pp_stall_min_tp_nodes": stall_tp_nodes(ran, hw, profile)})
-    a, b, c = stall_partial(ran, hw, profile)
-    profile = profile.model_copy(update={"pp_stall_all_nodes": a, "pp_stall_min_dp": b, "pp_stall_min_message_bytes": c})
+    n0, a, b, c = stall_partial(ran, hw, profile)
+    profile = profile.model_copy(update={"pp_stall_min_nodes": n0, "pp_stall_all_nodes": a, "pp_stall_min_dp": b,
+                                         "pp_stall_min_message_bytes": c})
     res = fit(ran, [r.tok_s_gpu for r in ran], throughput, FIT_PARAMS, hw, profile, max_nfev=MAX_NFEV)
     h, f = apply(FIT_PARAMS, res.values, hw, profile)
     return list(res.values), h, f
