@@ -318,3 +318,25 @@ def test_estimate_splits_the_framework_overhead_into_its_named_terms():
     t = e.to_dict()["time_s"]
     assert t["allocator_retry"] == e.allocator_retry_s and t["host_issue_floor"] == e.host_floor_s
     assert "allocator retries" in allocator_note(e)
+
+
+def test_stall_partial_recovers_a_planted_rule(monkeypatch):
+    # planted: from 32 nodes, stall iff dp >= 32 or message >= 64 MiB; from 64 nodes always; never below 32.
+    # 10 copies of each kind, so the rule beats the whole trigger at 32 nodes (which misses the 2 x 10
+    # non-stalling 32-node kinds) by 20 runs > MIN_STALL_GAIN = 5
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from types import SimpleNamespace
+
+    import usp_grid as g
+    mib = 2**20
+    kinds = [(16, 32, 64 * mib, False), (32, 32, 16 * mib, True), (32, 16, 64 * mib, True),
+             (32, 16, 32 * mib, False), (32, 8, 16 * mib, False), (64, 8, 16 * mib, True), (64, 16, 32 * mib, True)]
+    rows = [(g.GridRun("8B", nodes, ParallelConfig(dp=dp, pp=2, zero_stage=1), 256, 1.0, 1.0),
+             SimpleNamespace(msg=msg), s) for nodes, dp, msg, s in kinds for _ in range(10)]
+    monkeypatch.setattr(g, "_labelled", lambda runs, hw, profile, keep: [x for x in rows if keep(x[0])])
+    monkeypatch.setattr(g, "_message_bytes", lambda e: e.msg)
+    prof = FrameworkProfile(name="t", pp_message_stall_s=0.25, pp_stall_min_nodes=32)
+    assert g.stall_partial([], H100, prof) == (32, 64, 32, 64 * mib)
+    # without the 32-node kinds that do not stall, the whole trigger from 32 nodes stays
+    rows[:] = [x for x in rows if not (x[0].nodes == 32 and not x[2])]
+    assert g.stall_partial([], H100, prof) == (32, None, None, None)
