@@ -597,11 +597,36 @@ log(predicted / measured) tokens/s/GPU, bounds in `FIT_PARAMS`); the leave-one-m
 on one model and score the other, which is what a user with other model sizes on this cluster would get."""
 
 
+def check_arguments(args: argparse.Namespace) -> None:
+    """Refuse, before any work, options that need ``--fit`` without it and output paths that cannot be
+    written (a folder, or a file in a folder that does not exist).
+
+    Raises:
+        ConfigError: the option and why (exit 2).
+    """
+    if not args.fit:
+        for flag, value in (("--profile-out", args.profile_out), ("-o/--hardware-out", args.hardware_out),
+                            ("--by-nodes", args.by_nodes or None)):
+            if value is not None:
+                raise ConfigError(f"{flag} needs --fit (it writes or reports the fitted constants); legal: add --fit "
+                                  f"or drop {flag}", field=flag, value=value)
+    for flag, path in (("--out", args.out), ("--doc", args.doc), ("--to-records", args.to_records),
+                       ("--profile-out", args.profile_out), ("-o/--hardware-out", args.hardware_out)):
+        if path is None:
+            continue
+        if path.is_dir():
+            raise ConfigError(f"{flag} {path} is a folder; legal: a file path", field=flag, value=str(path))
+        if not path.parent.is_dir():
+            raise ConfigError(f"{flag} {path}: folder {path.parent} does not exist; legal: a file in an existing "
+                              "folder", field=flag, value=str(path))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--csv", type=Path, default=DEFAULT_CSV)
     ap.add_argument("--hardware", default=str(DEFAULT_HW))
-    ap.add_argument("--framework", default="nanotron")
+    ap.add_argument("--framework", default=None,
+                    help="profile name or file (default: the --hardware file's framework section, else nanotron)")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--fit", action="store_true", help="fit the profile's constants, with leave-one-model-out")
     ap.add_argument("--by-nodes", action="store_true", help="with --fit: also leave one node count out (7 more fits)")
@@ -612,14 +637,19 @@ def main() -> None:
     ap.add_argument("-o", "--hardware-out", type=Path, default=None,
                     help="with --fit: write the fitted cluster file (use it with --hardware and --framework nanotron)")
     args = ap.parse_args()
+    check_arguments(args)
     runs = load_grid(args.csv)
     if args.to_records:
+        load_hardware(args.hardware)  # a name or file that resolves (ConfigError -> exit 2)
         n = write_records(args.to_records, to_records(args.csv, Path(args.hardware).stem))
         print(f"wrote {n} run records to {args.to_records}")
         return
-    hw, profile = load_hardware(args.hardware), framework_profile(args.framework)
+    from shardplan.inputs import default_framework
+    hw = load_hardware(args.hardware)
+    profile = (framework_profile(args.framework) if args.framework is not None
+               else default_framework(args.hardware) or framework_profile("nanotron"))
     preds = [predict(r, hw, profile) for r in runs]
-    text = report(f"{args.framework} profile on {hw.name}", score(runs, preds))
+    text = report(f"{profile.label} profile on {hw.name}", score(runs, preds))
     text += ("\n\nThe layout the ranking picks, within each group's measured layouts (does the planner choose "
              "well?):\n\n" + pick_report(runs, preds))
     text += ("\n\nHow far ranking can go on this grid: the planner's Spearman beside the best a model reaches that "

@@ -255,3 +255,18 @@ def test_blackwell_ultra_attention_halves_the_softmax_term():
                                                                                                           abs=1e-5)
     assert attention_kernel(HARDWARE["gb300"], "megatron") is u
     assert attention_kernel(HARDWARE["gb200"], "megatron") is b
+
+
+def test_compute_arch_must_match_the_hardware_kind():
+    from pydantic import ValidationError
+
+    from shardplan.loaders import config_error
+    from shardplan.presets.hardware import HARDWARE
+    v5p = HARDWARE["tpu-v5p"].model_dump()
+    with pytest.raises(ValidationError) as info:
+        type(HARDWARE["tpu-v5p"])(**{**v5p, "compute_arch": "blackwell-ultra"})
+    err = config_error(info.value)
+    assert err.field == "compute_arch" and "kind='tpu'" in str(err) and "legal for a TPU: tpu" in str(err)
+    gb = HARDWARE["gb300"].model_dump()
+    with pytest.raises(ValidationError):
+        type(HARDWARE["gb300"])(**{**gb, "kind": "tpu"})

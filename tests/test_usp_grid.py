@@ -278,7 +278,7 @@ def test_estimate_reports_the_stall_and_the_cli_names_its_rule():
     assert e.stall_s == pytest.approx(8.5) and e.to_dict()["time_s"]["pipeline_stall"] == pytest.approx(8.5)
     assert e.overhead_s >= e.stall_s
     note = stall_note(e)
-    assert note is not None and "ZeRO-0" in note and "zero_stage 1" in note and "250 ms" in note
+    assert note is not None and "ZeRO-0" in note and "zero_stage 1" in note and "250.00 ms" in note
     # ZeRO-1 on 8 nodes: no stall, no note
     e1 = estimate(G1B, H100, _training(fw, gbs=64), ParallelConfig(tp=8, sp=True, pp=2, zero_stage=1), 64)
     assert e1.stall_s == 0.0 and stall_note(e1) is None
@@ -291,6 +291,21 @@ def test_estimate_reports_the_stall_and_the_cli_names_its_rule():
     fw_tp = fw.model_copy(update={"pp_stall_min_tp_nodes": 4})
     etp = estimate(G1B, H100, _training(fw_tp, gbs=64), ParallelConfig(tp=32, sp=True, pp=2, zero_stage=0), 128)
     assert etp.stall_rule == "tp_span" and "tp group spans 4 nodes" in stall_note(etp)
+    assert "a tp group within 3 nodes" in stall_note(etp)
+
+
+def test_stall_note_names_the_partial_condition_this_layout_meets():
+    from shardplan.cli.estimate import stall_note
+
+    # 1B on 256 GPUs (32 nodes), tp=8 pp=2 -> dp=16 < 32; mbs=4: message 4 x 4096 x 2048 x 2 B = 64 MiB, which meets
+    # the 64 MiB threshold; on 512 GPUs (64 nodes) every pipeline stalls, whatever dp and message
+    fw = FrameworkProfile(name="t", pp_message_stall_s=0.25, pp_stall_min_nodes=32, pp_stall_all_nodes=64,
+                          pp_stall_min_dp=32, pp_stall_min_message_bytes=2.0**26)
+    pc = ParallelConfig(tp=8, sp=True, pp=2, zero_stage=1, microbatch_size=4)
+    note = stall_note(estimate(G1B, H100, _training(fw, gbs=256), pc, 256))
+    assert "its microbatch message 64 MiB >= 64 MiB" in note and "dp=" not in note and "this job: 32 nodes" in note
+    note64 = stall_note(estimate(G1B, H100, _training(fw, gbs=512), pc, 512))
+    assert "every pipeline stalls on jobs of 64 nodes or more" in note64
 
 
 def test_zero0_stall_node_threshold_alone_is_refused():
@@ -340,3 +355,24 @@ def test_stall_partial_recovers_a_planted_rule(monkeypatch):
     # without the 32-node kinds that do not stall, the whole trigger from 32 nodes stays
     rows[:] = [x for x in rows if not (x[0].nodes == 32 and not x[2])]
     assert g.stall_partial([], H100, prof) == (32, None, None, None)
+
+
+def test_grid_script_refuses_fit_options_without_fit_and_unwritable_paths(tmp_path):
+    # checked before any work: exit 2 with the option named, not a traceback after the 5 s run
+    import argparse
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import usp_grid
+
+    def args(**kw):
+        base = dict(fit=False, by_nodes=False, profile_out=None, hardware_out=None, out=None, doc=None, to_records=None)
+        return argparse.Namespace(**{**base, **kw})
+
+    with pytest.raises(ConfigError, match="--profile-out needs --fit"):
+        usp_grid.check_arguments(args(profile_out=tmp_path / "p.yaml"))
+    with pytest.raises(ConfigError, match="--by-nodes needs --fit"):
+        usp_grid.check_arguments(args(by_nodes=True))
+    with pytest.raises(ConfigError, match="is a folder"):
+        usp_grid.check_arguments(args(out=tmp_path))
+    with pytest.raises(ConfigError, match="does not exist"):
+        usp_grid.check_arguments(args(doc=tmp_path / "missing" / "a.md"))
+    usp_grid.check_arguments(args(fit=True, by_nodes=True, profile_out=tmp_path / "p.yaml"))  # fine

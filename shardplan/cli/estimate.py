@@ -113,34 +113,59 @@ def _nodes(n: int) -> str:
     return f"{n} node" + ("" if n == 1 else "s")
 
 
+def _mib(x: float) -> str:
+    """Bytes as MiB for a note: ``64 MiB``, ``0.5 MiB``, ``1,000 B`` below a tenth of a MiB."""
+    return f"{x:,.0f} B" if x < 0.1 * 2**20 else f"{x / 2**20:,.4g} MiB"
+
+
 def stall_note(e) -> str | None:
     """A sentence on the framework profile's pipeline message stall (``Estimate.stall_s``, part of the
     framework overhead; :func:`shardplan.cost.pipeline.message_stall_s`) when it is over a tenth of
-    the step, naming the trigger that applied it (``Estimate.stall_rule``) and what avoids it, or None."""
+    the step, naming the trigger that applied it (``Estimate.stall_rule``), this layout's values that
+    met it, and what avoids it, or None."""
+    from shardplan.cost.pipeline import boundary_message_bytes
     from shardplan.cost.step import job_nodes
-    fw = e.training.framework
+    from shardplan.presets.frameworks import FRAMEWORKS
+    fw, p = e.training.framework, e.layout.parallel
     if e.stall_s < 0.1 * e.step_s or e.stall_rule is None:
         return None
     nodes = job_nodes(e.layout.n_devices, e.hardware)
     zero1 = "zero_stage 1 or " if nodes < fw.pp_stall_min_nodes else ""
-    partial = fw.pp_stall_all_nodes is not None and nodes < fw.pp_stall_all_nodes
-    cond = ([f"dp >= {fw.pp_stall_min_dp}"] if fw.pp_stall_min_dp is not None else []) + (
-        [f"microbatch messages >= {fw.pp_stall_min_message_bytes / 2**20:g} MiB"]
-        if fw.pp_stall_min_message_bytes is not None else [])
-    by_nodes = (f"pipelines on jobs of {fw.pp_stall_min_nodes}-{fw.pp_stall_all_nodes - 1} nodes stall with "
-                f"{' or '.join(cond)} (every pipeline from {_nodes(fw.pp_stall_all_nodes)}); smaller dp and "
-                "microbatches, or pp=1, avoid it" if partial else
-                f"pipelines stall on jobs of {_nodes(fw.pp_stall_min_nodes)} or more; pp=1 avoids it")
-    why = {"tp_span": f"pipelines whose tp group spans {_nodes(fw.pp_stall_min_tp_nodes or 0)} or more stall; "
-                      "a tp group within fewer nodes, or pp=1, avoids it",
-           "zero0": f"ZeRO-0 pipelines with dp > 1 stall from {_nodes(fw.pp_stall_zero0_min_nodes)} with "
-                    f"{fw.pp_stall_zero0_min_microbatches}+ microbatches; {zero1}fewer microbatches avoid it",
-           "nodes": by_nodes}[e.stall_rule]
+    if e.stall_rule == "nodes" and fw.pp_stall_all_nodes is not None and nodes < fw.pp_stall_all_nodes:
+        msg = boundary_message_bytes(e.layout, e.model.d_model, e.training.precision.activation_bytes)
+        met, avoid = [], []
+        if fw.pp_stall_min_dp is not None:
+            avoid.append(f"dp < {fw.pp_stall_min_dp}")
+            if p.dp >= fw.pp_stall_min_dp:
+                met.append(f"dp={p.dp} >= {fw.pp_stall_min_dp}")
+        if fw.pp_stall_min_message_bytes is not None:
+            avoid.append(f"a microbatch message (microbatch_size x seq_len x d_model x activation bytes) under "
+                         f"{_mib(fw.pp_stall_min_message_bytes)}")
+            if msg >= fw.pp_stall_min_message_bytes:
+                met.append(f"its microbatch message {_mib(msg)} >= {_mib(fw.pp_stall_min_message_bytes)}")
+        why = (f"on jobs of {fw.pp_stall_min_nodes}-{fw.pp_stall_all_nodes - 1} nodes a pipeline stalls when "
+               f"{' or '.join(c.split(' (')[0] for c in met)} (this job: {_nodes(nodes)}; every pipeline stalls "
+               f"from {_nodes(fw.pp_stall_all_nodes)}); {' and '.join(avoid)}, or pp=1, avoid it")
+    elif e.stall_rule == "nodes":
+        first = fw.pp_stall_all_nodes or fw.pp_stall_min_nodes
+        why = f"every pipeline stalls on jobs of {_nodes(first)} or more (this job: {_nodes(nodes)}); pp=1 avoids it"
+    elif e.stall_rule == "tp_span":
+        span = fw.pp_stall_min_tp_nodes or 0
+        fix = f"a tp group within {_nodes(span - 1)}, or pp=1, avoids it" if span > 1 else "pp=1 avoids it"
+        why = f"pipelines whose tp group spans {_nodes(span)} or more stall; {fix}"
+    else:
+        why = (f"ZeRO-0 pipelines with dp > 1 stall from {_nodes(fw.pp_stall_zero0_min_nodes)} with "
+               f"{fw.pp_stall_zero0_min_microbatches}+ microbatches (this layout: {e.layout.microbatches}); "
+               f"{zero1}fewer microbatches avoid it")
     messages = round(e.stall_s / fw.pp_message_stall_s)
+    builtin = FRAMEWORKS.get(fw.name)
+    measured = (builtin is not None and builtin.pp_message_stall_s == fw.pp_message_stall_s
+                and "pp_message_stall_s" in fw.sources)
+    origin = ("measured on the cluster the profile was fitted to, docs/accuracy.md" if measured
+              else "the profile's pp_message_stall_s")
     return (f"framework overhead includes {fmt_seconds(e.stall_s)} of the {fw.label} profile's pipeline message "
             f"stall ({messages} point-to-point messages on the busiest stage's path x "
-            f"{fw.pp_message_stall_s * 1e3:.0f} ms, measured on the cluster the profile was fitted to, "
-            f"docs/accuracy.md): {why}")
+            f"{fmt_seconds(fw.pp_message_stall_s)}, {origin}): {why}")
 
 
 def allocator_note(e) -> str | None:

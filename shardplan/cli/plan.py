@@ -122,6 +122,13 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
     best = res.plans[0] if res.plans else None
     for i, e in enumerate(res.plans):
         console.print(f"[bold]#{i + 1}[/] " + (describe(e) if i == 0 else compare(best, e)), highlight=False)
+    if best is not None:  # the profile terms that shape the winner's step, as `estimate` names them
+        from rich.markup import escape
+
+        from shardplan.cli.estimate import allocator_note, moe_overhead_note, stall_note
+        for note in (moe_overhead_note(best), stall_note(best), allocator_note(best)):
+            if note:
+                console.print(f"[yellow]note (#1):[/] {escape(note)}", highlight=False, soft_wrap=True)
     if rules:
         rt = Table(title="rules of thumb evaluated by the planner")
         for col in ("source", "rule", "best layout under the rule", "verdict"):

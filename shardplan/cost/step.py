@@ -111,6 +111,7 @@ class Estimate:
             "model": {"name": self.model.name, "n_params": self.model.n_params,
                       "n_active_params": self.model.n_active_params},
             "hardware": {"name": self.hardware.name, "devices": self.layout.n_devices,
+                         "compute_arch": self.hardware.compute_arch,
                          "hbm_bytes": self.hardware.hbm_bytes, "hbm_usable_bytes": self.hbm_usable},
             "training": {"seq_len": self.training.seq_len, "global_batch_size": self.training.global_batch_size,
                          "global_batch_tokens": self.training.global_batch_tokens,

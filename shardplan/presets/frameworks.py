@@ -248,9 +248,10 @@ def profile_from_mapping(data: dict, where: str = "framework", folder: Path | No
             base = framework_profile(base_name)
         except ConfigError as e:
             raise ConfigError(f"{where}: base: {e}", field="base", value=base_name, legal=e.legal) from None
-    unknown = [k for k in data if k not in FrameworkProfile.model_fields]
+    settable = [k for k in FrameworkProfile.model_fields if k != "origin"]  # origin: where the profile was read
+    unknown = [k for k in data if k not in settable]
     if unknown:
-        legal = ["base", *FrameworkProfile.model_fields]
+        legal = ["base", *settable]
         raise ConfigError(f"{where}: {short_repr(unknown[0])} is not a profile field; legal: {', '.join(legal)}",
                           field=str(unknown[0]), value=data[unknown[0]], legal=legal)
     check_number_types(data, FrameworkProfile, where)

@@ -262,30 +262,36 @@ class FrameworkProfile(BaseModel):
         return f"{self.name} ({self.origin})" if self.origin else self.name
 
     @model_validator(mode="after")
-    def _zero0_stall_pair(self) -> "FrameworkProfile":
-        """``pp_stall_zero0_min_nodes`` acts only with ``pp_stall_zero0_min_microbatches``: refuse it alone.
+    def _stall_thresholds_pair(self) -> "FrameworkProfile":
+        """Stall thresholds that act only together: ``pp_stall_all_nodes`` must exceed
+        ``pp_stall_min_nodes``; ``pp_stall_min_dp`` / ``pp_stall_min_message_bytes`` act only with
+        ``pp_stall_all_nodes``; ``pp_stall_zero0_min_nodes`` only with ``pp_stall_zero0_min_microbatches``.
 
         Raises:
-            ConfigError: the node threshold is set (not 1) while the microbatch threshold is null.
+            ConfigError: a pair that cannot act as set (the message names every way out).
         """
         if self.pp_stall_all_nodes is not None and self.pp_stall_all_nodes <= self.pp_stall_min_nodes:
             from shardplan.errors import ConfigError
             raise ConfigError(f"pp_stall_all_nodes={self.pp_stall_all_nodes} must exceed pp_stall_min_nodes="
-                              f"{self.pp_stall_min_nodes} (the partial trigger holds between the two); legal: "
-                              f"{self.pp_stall_min_nodes + 1} or more, or null",
+                              f"{self.pp_stall_min_nodes} (the partial trigger holds between the two; either may "
+                              f"come from the base profile); legal: pp_stall_all_nodes {self.pp_stall_min_nodes + 1} "
+                              f"or more, pp_stall_min_nodes below {self.pp_stall_all_nodes}, or pp_stall_all_nodes, "
+                              "pp_stall_min_dp and pp_stall_min_message_bytes all null",
                               field="pp_stall_all_nodes", value=self.pp_stall_all_nodes)
         if self.pp_stall_all_nodes is None and (self.pp_stall_min_dp is not None
                                                 or self.pp_stall_min_message_bytes is not None):
             from shardplan.errors import ConfigError
             name = "pp_stall_min_dp" if self.pp_stall_min_dp is not None else "pp_stall_min_message_bytes"
-            raise ConfigError(f"{name} has no effect while pp_stall_all_nodes is null; legal: set "
-                              "pp_stall_all_nodes (the node count from which every pipelined job stalls) or "
-                              f"leave {name} null", field=name, value=getattr(self, name))
+            raise ConfigError(f"{name}={getattr(self, name)!r} has no effect while pp_stall_all_nodes is null (a "
+                              "base profile may have set it); legal: set pp_stall_all_nodes (the node count from "
+                              "which every pipelined job stalls) above pp_stall_min_nodes, or set pp_stall_min_dp "
+                              "and pp_stall_min_message_bytes both to null", field=name, value=getattr(self, name))
         if self.pp_stall_zero0_min_nodes != 1 and self.pp_stall_zero0_min_microbatches is None:
             from shardplan.errors import ConfigError
             raise ConfigError(f"pp_stall_zero0_min_nodes={self.pp_stall_zero0_min_nodes} has no effect while "
-                              "pp_stall_zero0_min_microbatches is null; legal: set both (the ZeRO-0 stall rule "
-                              "needs its microbatch threshold) or neither",
+                              "pp_stall_zero0_min_microbatches is null (a base profile may have set it); legal: set "
+                              "both (the ZeRO-0 stall rule needs its microbatch threshold), or "
+                              "pp_stall_zero0_min_nodes to 1 with the microbatch threshold null",
                               field="pp_stall_zero0_min_nodes", value=self.pp_stall_zero0_min_nodes)
         return self
 

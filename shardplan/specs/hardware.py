@@ -128,6 +128,22 @@ class HardwareSpec(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _arch_matches_kind(self) -> "HardwareSpec":
+        """A TPU has the ``tpu`` architecture (or none); a GPU has a GPU architecture (or none).
+
+        Raises:
+            ConfigError: ``compute_arch`` of the other kind (the legal values for this ``kind`` named).
+        """
+        from shardplan.errors import ConfigError
+        gpu_archs = ["ampere", "hopper", "blackwell", "blackwell-ultra", "cdna3"]
+        legal = ["tpu"] if self.kind == "tpu" else gpu_archs
+        if self.compute_arch is not None and self.compute_arch not in legal:
+            raise ConfigError(f"compute_arch={self.compute_arch!r} does not match kind={self.kind!r}; legal for a "
+                              f"{self.kind.upper()}: {', '.join(legal)} or null", field="compute_arch",
+                              value=self.compute_arch, legal=legal)
+        return self
+
+    @model_validator(mode="after")
     def _busbw_table(self) -> "HardwareSpec":
         from shardplan.errors import ConfigError
         legal = ["AllReduce", "AllGather", "ReduceScatter", "AllToAll"]
