@@ -226,12 +226,24 @@ def tpu_v5e_table() -> tuple[str, float]:
     return "\n".join(lines), value
 
 
+def tpu_v6e_table() -> tuple[str, float]:
+    """Markdown and the fitted value: the tpu-v6e preset's ``matmul_efficiency`` fitted on the MaxText tiering page's
+    three v6e-256 rows (``public_runs.MAXTEXT_V6E_ALL``; throughput only), with leave-one-row-out errors."""
+    from public_runs import MAXTEXT_V6E_ALL
+    rows = list(MAXTEXT_V6E_ALL)
+    value, _, table = _hardware_constant_fit(rows, "matmul_efficiency", 0.4, 0.95, 0.7)
+    lines = [f"**TPU v6e** on the {len(rows)} Trillium Gold rows of MaxText's tiering page (Llama 2 70B, Llama 3.1 8B "
+             f"and 70B on a v6e-256 slice; priced with full rematerialisation): `matmul_efficiency` = {value:.3f}", ""]
+    lines += _fit_rows_markdown(table, "at 0.7 (the unsourced default it replaces)")
+    return "\n".join(lines), value
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     text = "\n\n".join([*(fit_table(*f) for f in FITS), moe_fit_table()[0], blackwell_fp8_table()[0],
-                           blackwell_ultra_fp8_table()[0], tpu_v5e_table()[0]])
+                           blackwell_ultra_fp8_table()[0], tpu_v5e_table()[0], tpu_v6e_table()[0]])
     print(text)
     if args.out:
         args.out.write_text(text + "\n")

@@ -273,17 +273,23 @@ def _maxtext_v5e() -> tuple:
 
 MAXTEXT_V5E = _maxtext_v5e()
 #: MaxText's optimized-models tiering page (maxtext.readthedocs.io reference/models/tiering, v0.2.0), Trillium (v6e)
-#: Gold: Llama 2 70B at ~900 tokens/s per device on one v6e-256 slice (16x16 ICI torus), bf16 compute over fp32
-#: parameters, seq 4096; layout from benchmarks/maxtext_trillium_model_configs.py llama2_70b_4096_sc (the config the
-#: page's recipe runs): FSDP over the 256 chips (ici_fsdp_transpose -1), per_device_batch_size 2, remat_policy
-#: qkv_proj_offloaded: the q / k / v projections go to the host, every other tensor is rematerialized, so the row is
-#: priced with full recomputation (which also recomputes the three projections, ~4% of the step in excess). The
-#: page's Llama 3.1 8B and 70B rows are not checks: their policies also offload every decoder layer's input to the
-#: host, which is what lets them fit 32 GiB, and the planner does not price MaxText's host offload
-MAXTEXT_V6E = (
-    ("MaxText tiering v6e-256: Llama 2 70B, seq 4096", "llama-2-70b", "TPU v6e", "maxtext", "fp32-params", 256, 4096,
-     512, dict(zero_stage=3, microbatch_size=2, recompute="full"), 900, None),
-)
+#: Gold rows, approximate tokens/s per device on one v6e-256 slice (16x16 ICI torus), bf16 compute over fp32
+#: parameters; layouts from benchmarks/maxtext_trillium_model_configs.py (the configs the page links): FSDP over the 256
+#: chips (ici_fsdp / ici_fsdp_transpose -1). Llama 2 70B (llama2_70b_4096_sc): per_device_batch_size 2, seq 4096,
+#: remat_policy qkv_proj_offloaded; Llama 3.1 8B (llama3_1_8b_8192) and 70B (llama3_1_70b_8192): per_device_batch_size
+#: 4, seq 8192, remat_policy custom with the decoder-layer input and the q / k / v (/ out) projections offloaded to the
+#: host. Every other tensor of these policies is rematerialized, so the rows are priced with full recomputation, which
+#: also recomputes the offloaded projections (~17% of a layer's forward FLOPs: Llama 3.1 8B at seq 8192, 84 of 503
+#: MFLOP per token; ~4% of the step in excess). llama-3-70b stands for Llama 3.1 70B (same shapes). All three set the
+#: tpu-v6e GEMM rate (benchmarks/fit_frameworks.py tpu_v6e_table); only Llama 2 70B is a public check: the other two
+#: fit 32 GiB only because their layer inputs live on the host, which the planner does not price for MaxText
+MAXTEXT_V6E_ALL = tuple(
+    (f"MaxText tiering v6e-256: {label}", name, "TPU v6e", "maxtext", "fp32-params", 256, seq, 256 * pdbs,
+     dict(zero_stage=3, microbatch_size=pdbs, recompute="full"), tps, None)
+    for label, name, seq, pdbs, tps in (("Llama 2 70B, seq 4096", "llama-2-70b", 4096, 2, 900),
+                                        ("Llama 3.1 8B, seq 8192", "llama-3.1-8b", 8192, 4, 7207),
+                                        ("Llama 3.1 70B, seq 8192", "llama-3-70b", 8192, 4, 960)))
+MAXTEXT_V6E = MAXTEXT_V6E_ALL[:1]
 NEMO_2407 = (
     ("NeMo 24.07 H100: GPT3-5B, 64 GPUs", "gpt3-5b", "H100-SXM", "megatron", "fp8-mixed", 64, 2048, 2048,
      dict(zero_stage=1, microbatch_size=4), 22521, None),

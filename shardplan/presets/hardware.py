@@ -110,6 +110,9 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
         ici_dims=3, ici_axis_len=4, matmul_efficiency=0.7, scale_up_efficiency=0.9, scale_out_efficiency=0.85,
         sources={"all": _SB_TPU + ": v4p 2.75e14 bf16, 32 GB HBM at 1.2e12 B/s, ICI 4.5e10 one-way / 9e10 "
                                   "bidirectional per link, 3D torus, 4096-chip pod; DCN 2.5e10 B/s per 4-chip host",
+                 "matmul_efficiency": "stated default, not fitted (no public TPU v4 run among the checks): above the "
+                                      "end-to-end lower bound of PaLM 540B on 6,144 v4 chips, 57.8% hardware FLOPs "
+                                      "utilization (Chowdhery et al. 2022, Table 3), below the v5p entry's fitted 0.82",
                  "latency": _TPU_LAT}),
     HardwareSpec(
         name="tpu-v5e", kind="tpu", peak_flops_bf16=1.97e14, hbm_bytes=16 * GiB, hbm_bandwidth=8.2e11,
@@ -137,9 +140,12 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
         name="tpu-v6e", kind="tpu", peak_flops_bf16=9.18e14, hbm_bytes=32 * GiB, hbm_bandwidth=1.64e12,
         scale_up_size=256, scale_up_bandwidth=1.8e11, scale_up_latency=1e-6, collective_latency=0.0,
         scale_out_bandwidth=12.5e9,
-        ici_dims=2, ici_axis_len=16, matmul_efficiency=0.7, scale_up_efficiency=0.9, scale_out_efficiency=0.85,
+        ici_dims=2, ici_axis_len=16, matmul_efficiency=0.64, scale_up_efficiency=0.9, scale_out_efficiency=0.85,
         sources={"all": _SB_TPU + ": v6e 9.2e14 bf16 (Google Cloud: 918 TFLOPS), 32 GB at 1.64e12 B/s, ICI 1.8e11 "
                                   "bidirectional per link, 2D torus 16x16; DCN 12.5e9 B/s per chip",
+                 "matmul_efficiency": "0.64: fitted by benchmarks/fit_frameworks.py tpu_v6e_table on the three Trillium "
+                                      "Gold rows of MaxText's tiering page (Llama 2 70B, Llama 3.1 8B, 70B on v6e-256; "
+                                      "leave-one-row-out 3-9%, docs/accuracy.md); it replaces an unsourced 0.7",
                  "latency": _TPU_LAT}),
 ]}
 
