@@ -207,6 +207,11 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
 _PY_TYPE = {"int": int, "bool": bool, "choice": str, "ints": str, "names": str}
 
 
+#: the short names a layout is printed with (``ParallelConfig.short``: ``zero=3 ... mbs=2``), accepted as flags too,
+#: so that a layout copied from ``plan`` can be pasted back into ``estimate``
+LAYOUT_ALIASES: dict[str, list[str]] = {"microbatch_size": ["--mbs"], "zero_stage": ["--zero"]}
+
+
 def layout_parameter(option: LayoutOption, repeatable: bool = False,
                      show_default: bool = True) -> inspect.Parameter:
     """A keyword-only typer option for one ParallelConfig field: ``--zero-stage N``, ``--sp/--no-sp``,
@@ -215,6 +220,7 @@ def layout_parameter(option: LayoutOption, repeatable: bool = False,
     show the field's default in ``--help``."""
     py = _PY_TYPE[option.kind]
     decls = [f"{option.flag}/--no-{option.flag[2:]}"] if option.kind == "bool" else [option.flag]
+    decls += LAYOUT_ALIASES.get(option.name, [])
     metavar = ("NAME,NAME,..." if option.kind == "names" else "[" + "|".join(option.choices) + "]" if option.choices
                else "N,N,..." if option.kind == "ints" else None)
     help_text = option.description + (" (repeatable)" if repeatable else "")
