@@ -144,7 +144,7 @@ def stall_note(e) -> str | None:
             if msg >= fw.pp_stall_min_message_bytes:
                 met.append(f"its microbatch message {_mib(msg)} >= {_mib(fw.pp_stall_min_message_bytes)}")
         why = (f"on jobs of {fw.pp_stall_min_nodes}-{fw.pp_stall_all_nodes - 1} nodes a pipeline stalls when "
-               f"{' or '.join(c.split(' (')[0] for c in met)} (this job: {_nodes(nodes)}; every pipeline stalls "
+               f"{' or '.join(met)} (this job: {_nodes(nodes)}; every pipeline stalls "
                f"from {_nodes(fw.pp_stall_all_nodes)}); {' and '.join(avoid)}, or pp=1, avoid it")
     elif e.stall_rule == "nodes":
         first = fw.pp_stall_all_nodes or fw.pp_stall_min_nodes

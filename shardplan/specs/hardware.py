@@ -18,11 +18,15 @@ Bandwidth convention (cost_models note 10.9 pitfall 1): ``scale_up_bandwidth`` a
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from shardplan import limits as L
+
+
+#: architecture families with published kernel tables (``tpu`` for every TPU generation)
+ComputeArch = Literal["ampere", "hopper", "blackwell", "blackwell-ultra", "cdna3", "tpu"]
 
 
 class HardwareSpec(BaseModel):
@@ -54,7 +58,7 @@ class HardwareSpec(BaseModel):
         description="output tile shapes (rows, cols) the GEMM library picks among; rows and cols are padded to them")
     gemm_k_tile: int = Field(default=64, gt=0, le=1024,
                              description="elements of K per main-loop step of one tile; K is padded to it")
-    compute_arch: Literal["ampere", "hopper", "blackwell", "blackwell-ultra", "cdna3", "tpu"] | None = Field(
+    compute_arch: ComputeArch | None = Field(
         default=None, description="architecture family: selects the published attention-kernel efficiency tables")
     hbm_bytes: float = Field(ge=2**20, le=L.MAX_MEMORY_BYTES, description="HBM capacity per device, bytes")
     hbm_bandwidth: float = Field(ge=1e6, le=L.MAX_BANDWIDTH, description="HBM bandwidth per device, bytes/s")
@@ -135,8 +139,7 @@ class HardwareSpec(BaseModel):
             ConfigError: ``compute_arch`` of the other kind (the legal values for this ``kind`` named).
         """
         from shardplan.errors import ConfigError
-        gpu_archs = ["ampere", "hopper", "blackwell", "blackwell-ultra", "cdna3"]
-        legal = ["tpu"] if self.kind == "tpu" else gpu_archs
+        legal = ["tpu"] if self.kind == "tpu" else [a for a in get_args(ComputeArch) if a != "tpu"]
         if self.compute_arch is not None and self.compute_arch not in legal:
             raise ConfigError(f"compute_arch={self.compute_arch!r} does not match kind={self.kind!r}; legal for a "
                               f"{self.kind.upper()}: {', '.join(legal)} or null", field="compute_arch",
