@@ -93,27 +93,36 @@ def megatron_moe_rows() -> list[tuple]:
     return [r for r in PUBLIC_CHECKS if r[3].split("+")[0] == "megatron" and MODELS[r[1]].n_experts > 1]
 
 
-def moe_fit_table() -> tuple[str, float]:
-    """Markdown and the fitted value: ``FrameworkProfile.moe_expert_overhead_s`` of the Megatron-LM profile fitted
-    on :func:`megatron_moe_rows` (every other constant fixed), with leave-one-row-out errors."""
+#: the Megatron-LM profile's fixed MoE costs, fitted together (FrameworkProfile documents both)
+MOE_FIELDS = ("moe_expert_overhead_s", "moe_layer_overhead_s")
+
+
+def moe_fit_table() -> tuple[str, tuple[float, float]]:
+    """Markdown and the fitted values: ``FrameworkProfile.moe_expert_overhead_s`` (per local expert) and
+    ``moe_layer_overhead_s`` (per MoE layer) of the Megatron-LM profile fitted jointly on
+    :func:`megatron_moe_rows` (every other constant fixed), with leave-one-row-out errors."""
     from public_runs import check_inputs
     rows = megatron_moe_rows()
-    params = [Parameter("framework", "moe_expert_overhead_s", 0.0, 0.005)]
+    params = [Parameter("framework", "moe_expert_overhead_s", 0.0, 0.005),
+              Parameter("framework", "moe_layer_overhead_s", 0.0, 0.05)]
     base = framework_profile("megatron")
 
     def predict(row: tuple, hw: HardwareSpec, profile: FrameworkProfile) -> float:
-        model, hw_row, training, parallel, n = check_inputs(row, {"moe_expert_overhead_s": profile.moe_expert_overhead_s})
+        model, hw_row, training, parallel, n = check_inputs(row, {k: getattr(profile, k) for k in MOE_FIELDS})
         return estimate(model, hw_row, training, parallel, n).tokens_per_s / n
 
     y = [r[9] for r in rows]
     hw = check_inputs(rows[0])[1]
-    zero = base.model_copy(update={"moe_expert_overhead_s": 0.0})
+    zero = base.model_copy(update={k: 0.0 for k in MOE_FIELDS})
     full = fit(rows, y, predict, params, hw, zero)
     h, f = apply(params, full.values, hw, zero)
     loo = cross_validate(rows, y, [r[0] for r in rows], predict, params, hw, zero)
     lines = [f"**megatron** MoE on {len(rows)} public rows (Megatron-Core MoE model zoo, Megatron-Bridge 25.09 and "
-             f"25.11): `moe_expert_overhead_s` = {full.values[0] * 1e3:.3f} ms per local expert", "",
-             "| row | without the term | in-sample error | left-out error | left-out fit (ms) |", "|---|---|---|---|---|"]
+             f"25.11): `moe_expert_overhead_s` = {full.values[0] * 1e3:.3f} ms per local expert and "
+             f"`moe_layer_overhead_s` = {full.values[1] * 1e3:.3f} ms per MoE layer (per microbatch, forward + "
+             "backward)", "",
+             "| row | without the terms | in-sample error | left-out error | left-out fit (ms per expert, per layer) |",
+             "|---|---|---|---|---|"]
     held, before = [], []
     for i, r in enumerate(rows):
         res, _ = loo[r[0]]
@@ -123,10 +132,11 @@ def moe_fit_table() -> tuple[str, float]:
         e = predict(r, h2, f2) / y[i] - 1
         held.append(abs(e))
         before.append(abs(e0))
-        lines.append(f"| {r[0]} | {e0:+.1%} | {e_in:+.1%} | {e:+.1%} | {res.values[0] * 1e3:.3f} |")
-    lines += ["", f"|error| without the term: median {statistics.median(before):.1%}, max {max(before):.1%}; "
+        lines.append(f"| {r[0]} | {e0:+.1%} | {e_in:+.1%} | {e:+.1%} | {res.values[0] * 1e3:.3f}, "
+                     f"{res.values[1] * 1e3:.2f} |")
+    lines += ["", f"|error| without the terms: median {statistics.median(before):.1%}, max {max(before):.1%}; "
               f"leave-one-out: median {statistics.median(held):.1%}, max {max(held):.1%}."]
-    return "\n".join(lines), full.values[0]
+    return "\n".join(lines), (full.values[0], full.values[1])
 
 
 def blackwell_fp8_rows(arch: str = "blackwell") -> list[tuple]:

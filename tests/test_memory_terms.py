@@ -372,31 +372,32 @@ def test_megatron_bridge_qwen3_30b_fits_with_one_routed_copy():
 
 def test_moe_expert_overhead_is_charged_per_local_expert_moe_layer_and_microbatch():
     # Qwen3-30B-A3B on 8 B200, ep 8, no pipeline: 512 sequences / (8 x 1) = 64 microbatches of 48 MoE layers with
-    # 128 / 8 = 16 local experts each; the Megatron profile's 0.278 ms per local expert adds
-    # 64 x 48 x 16 x 2.78e-4 = 13.664256 s to the step (and to the reported framework overhead)
+    # 128 / 8 = 16 local experts each; the Megatron profile's 0.19 ms per local expert and 1.12 ms per MoE layer add
+    # 64 x 48 x (16 x 1.9e-4 + 1.12e-3) = 64 x 48 x 4.16e-3 = 12.77952 s to the step (and to the framework overhead)
     from shardplan.calibration import hardware_of
     from shardplan.cost.step import estimate
     from shardplan.presets.models import MODELS
     fw = framework_profile("megatron")
-    assert fw.moe_expert_overhead_s == 2.78e-4
+    assert fw.moe_expert_overhead_s == 1.9e-4 and fw.moe_layer_overhead_s == 1.12e-3
     steps = {}
+    off = fw.model_copy(update={"moe_expert_overhead_s": 0.0, "moe_layer_overhead_s": 0.0})
     for ep in (8, 4):
         pc = ParallelConfig(ep=ep, etp=1, zero_stage=1, microbatch_size=1)
-        for on, profile in ((True, fw), (False, fw.model_copy(update={"moe_expert_overhead_s": 0.0}))):
+        for on, profile in ((True, fw), (False, off)):
             tr = TrainingSpec(seq_len=4096, global_batch_size=512, framework=profile,
                               precision=PRECISION_POLICIES["fp8-mixed"])
             steps[ep, on] = estimate(MODELS["qwen3-30b-a3b"], hardware_of("B200"), tr, pc, 8)
-    assert steps[8, True].step_s - steps[8, False].step_s == pytest.approx(13.664256, rel=1e-9)
-    assert steps[8, True].overhead_s - steps[8, False].overhead_s == pytest.approx(13.664256, rel=1e-9)
-    # ep 4: 32 local experts, twice the cost: 27.623424 s
-    assert steps[4, True].step_s - steps[4, False].step_s == pytest.approx(2 * 13.664256, rel=1e-9)
+    assert steps[8, True].step_s - steps[8, False].step_s == pytest.approx(12.77952, rel=1e-9)
+    assert steps[8, True].overhead_s - steps[8, False].overhead_s == pytest.approx(12.77952, rel=1e-9)
+    # ep 4: 32 local experts: 64 x 48 x (32 x 1.9e-4 + 1.12e-3) = 64 x 48 x 7.2e-3 = 22.1184 s
+    assert steps[4, True].step_s - steps[4, False].step_s == pytest.approx(22.1184, rel=1e-9)
 
 
 def test_stage_with_most_moe_layers_is_priced():
     # DeepSeek-V3 (61 layers, the first 3 dense, 256 experts), pp 8 split 1,10,10,10,10,10,5,5: stage 1 (layers 1-10)
     # holds 8 MoE layers, stage 2 (layers 11-20) 10. The stage with the most layers (1) is not the slowest: stage 2
     # must be priced too. ep 8: 32 local experts; 512 sequences / (8 x 1) = 64 microbatches; the per-expert cost of
-    # stage 2 is 64 x 10 x 32 x 2.78e-4 = 5.69344 s
+    # stage 2 is 64 x 10 x (32 x 1.9e-4 + 1.12e-3) = 64 x 10 x 7.2e-3 = 4.608 s
     from shardplan.calibration import hardware_of
     from shardplan.cost.step import estimate
     from shardplan.presets.models import MODELS
@@ -407,7 +408,7 @@ def test_stage_with_most_moe_layers_is_priced():
     lay = validate(pc, ds, tr, 64)
     assert lay.candidate_stages == (0, 1, 7) and lay.stages_to_price(ds) == (0, 1, 2, 7)
     e = estimate(ds, hardware_of("B200"), tr, pc, 64)
-    assert e.overhead_s == pytest.approx(64 * 10 * 32 * 2.78e-4, rel=1e-9) == pytest.approx(5.69344)
+    assert e.overhead_s == pytest.approx(64 * 10 * (32 * 1.9e-4 + 1.12e-3), rel=1e-9) == pytest.approx(4.608)
 
 
 def test_integer_choice_fields_refuse_booleans(tmp_path):

@@ -90,23 +90,23 @@ def raise_if_negative(e, prefix: str = "") -> None:
 
 
 def moe_overhead_note(e) -> str | None:
-    """A sentence on the framework profile's per-expert MoE cost when it is over a tenth of the step
-    (``FrameworkProfile.moe_expert_overhead_s`` x local experts x MoE layers of the busiest stage x
-    microbatches), or None."""
+    """A sentence on the framework profile's fixed MoE costs when they are over a tenth of the step
+    ((``FrameworkProfile.moe_expert_overhead_s`` x local experts + ``moe_layer_overhead_s``) x MoE layers
+    of the busiest stage x microbatches), or None."""
     from shardplan.cost.compute import moe_expert_cost_s
     from shardplan.cost.memory import stage_params
     fw, p = e.training.framework, e.parallel
-    if not e.model.is_moe or not fw.moe_expert_overhead_s:
+    if not e.model.is_moe or not (fw.moe_expert_overhead_s or fw.moe_layer_overhead_s):
         return None
     local = max(1, e.model.n_experts // p.ep)
     layers = max(stage_params(e.model, e.layout, s).moe_layers for s in e.layout.stages_to_price(e.model))
     cost = moe_expert_cost_s(e.model, e.training, p, layers) * e.layout.microbatches
     if cost < 0.1 * e.step_s:
         return None
-    return (f"framework overhead includes {fmt_seconds(cost)} of the {fw.label} profile's per-expert MoE cost: "
-            f"{fw.moe_expert_overhead_s * 1e3:.3f} ms x {local} local experts x {layers} MoE layers x "
-            f"{e.layout.microbatches} microbatches (fitted on public Megatron-Core MoE runs, docs/accuracy.md); "
-            "fewer local experts (larger ep) or fewer, larger microbatches shrink it")
+    return (f"framework overhead includes {fmt_seconds(cost)} of the {fw.label} profile's fixed MoE costs: "
+            f"({fw.moe_expert_overhead_s * 1e3:.3f} ms x {local} local experts + {fw.moe_layer_overhead_s * 1e3:.2f} "
+            f"ms) x {layers} MoE layers x {e.layout.microbatches} microbatches (fitted on public Megatron-Core MoE "
+            "runs, docs/accuracy.md); fewer local experts (larger ep) or fewer, larger microbatches shrink it")
 
 
 def _nodes(n: int) -> str:

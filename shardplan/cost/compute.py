@@ -348,11 +348,13 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
 
 
 def moe_expert_cost_s(model: ModelSpec, training: TrainingSpec, p: ParallelConfig, moe_layers: int) -> float:
-    """Seconds per microbatch of the framework profile's per-expert MoE cost on ``moe_layers`` MoE layers:
-    ``FrameworkProfile.moe_expert_overhead_s`` x the local experts E / ep x the layers (forward +
-    backward; the constant is fitted, benchmarks/fit_frameworks.py). Example: 0.281 ms x 128 / 8 x 48
-    = 0.2158 s per microbatch for Qwen3-30B-A3B at ep 8."""
-    return training.framework.moe_expert_overhead_s * max(1, model.n_experts // p.ep) * moe_layers
+    """Seconds per microbatch of the framework profile's fixed MoE costs on ``moe_layers`` MoE layers:
+    (``FrameworkProfile.moe_expert_overhead_s`` x the local experts E / ep + ``moe_layer_overhead_s``)
+    x the layers (forward + backward; both constants fitted, benchmarks/fit_frameworks.py). Example,
+    Qwen3-30B-A3B at ep 8 with 0.19 ms and 1.12 ms: (0.19 ms x 128 / 8 + 1.12 ms) x 48 = 0.19968 s per
+    microbatch"""
+    fw = training.framework
+    return (fw.moe_expert_overhead_s * max(1, model.n_experts // p.ep) + fw.moe_layer_overhead_s) * moe_layers
 
 
 def module_recompute_s(modules: tuple[str, ...], lt: LayerTimes, moe: bool) -> float:

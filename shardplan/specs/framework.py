@@ -36,6 +36,12 @@ class FrameworkProfile(BaseModel):
             split sizes on the host before every AllToAll (Megatron-core ``token_dispatcher.py``
             ``_maybe_dtoh_and_synchronize``) and the launch queue empties. Fitted per framework
             (benchmarks/fit_frameworks.py).
+        moe_layer_overhead_s: seconds per MoE layer per microbatch (forward + backward) of the same kind
+            that do not grow with the local experts: the router's top-k, score and auxiliary-loss
+            kernels, the permutation and its inverse, and the host read of the split sizes itself,
+            each a short launch-bound kernel or a wait on the device. Fitted jointly with
+            ``moe_expert_overhead_s`` (benchmarks/fit_frameworks.py); without it one constant per
+            local expert cannot price both a rank of 16 experts (EP 8) and of 2 (EP 64).
         microbatch_overhead_s: seconds per microbatch per pipeline stage (schedule bookkeeping,
             pipeline send/recv setup, data movement of the batch).
         step_overhead_s: seconds per optimizer step (optimizer launch, gradient clipping norm,
@@ -211,6 +217,7 @@ class FrameworkProfile(BaseModel):
     layer_overhead_s: float = Field(default=0.0, ge=0, le=0.1)
     microbatch_overhead_s: float = Field(default=0.0, ge=0, le=1.0)
     moe_expert_overhead_s: float = Field(default=0.0, ge=0, le=0.01)
+    moe_layer_overhead_s: float = Field(default=0.0, ge=0, le=0.1)
     step_overhead_s: float = Field(default=0.0, ge=0, le=60.0)
     elementwise_traffic: float = Field(default=1.0, ge=1.0, le=10.0)
     dp_overlap: float = Field(default=1.0, ge=0, le=1)
