@@ -508,3 +508,18 @@ def test_maxtext_gathers_fsdp_parameters_in_the_compute_dtype_and_tpu_reserve():
     assert out["megatron"].memory.zero3_buffers == 2 * 3_892_379_648
     # TPU v5e: 16 GiB of HBM, 1.25 GiB kept back by the runtime and no fragmentation share: 14.75 GiB usable
     assert HARDWARE["tpu-v5e"].usable_hbm_bytes() == 16 * 2**30 - 1.25 * 2**30
+
+
+def test_moe_roofline_threshold_follows_the_expert_data_parallel_group():
+    # Qwen3-30B-A3B (E = 128, k = 8) on 8 H100 in one node: C / W_NVLink tokens per rank for the dense part.
+    # ep = 8 spans the 8 ranks: no expert replica, no expert gradient reduction -> x 1.
+    # ep = 2: 4 replicas of each expert; an expert sees ep k / E = 2 x 8 / 128 of a rank's tokens -> x 128 / 16 = 8
+    from shardplan.calibration import hardware_of
+    from shardplan.cost.step import estimate
+    from shardplan.presets.models import MODELS
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64, framework=framework_profile("megatron"))
+    th = {ep: estimate(MODELS["qwen3-30b-a3b"], hardware_of("H100-SXM"), tr,
+                       ParallelConfig(ep=ep, etp=1, zero_stage=1), 8).thresholds for ep in (8, 2)}
+    dense = 989.4e12 / 450e9  # = 2198.7 tokens (h100-sxm bf16 peak over one-way NVLink bandwidth)
+    assert th[8]["critical_tokens_per_dp_rank"] == pytest.approx(dense, rel=1e-3)
+    assert th[2]["critical_tokens_per_dp_rank"] == pytest.approx(8 * dense, rel=1e-3)

@@ -62,8 +62,9 @@ def offload_hint(e) -> str | None:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if with_layers(mid).fits else (mid + 1, hi)
     best = with_layers(lo)
-    return (f"it fits with --offload-activation-layers {lo} ({_gib(best.memory.total)} GiB; step "
-            f"{fmt_seconds(best.step_s)} against {fmt_seconds(e.step_s)}, the host copies over "
+    change = (f"step {fmt_seconds(best.step_s)} against {fmt_seconds(e.step_s)}" if best.step_s > e.step_s * 1.0005
+              else f"step unchanged at {fmt_seconds(best.step_s)}: the copies hide behind compute")
+    return (f"it fits with --offload-activation-layers {lo} ({_gib(best.memory.total)} GiB; {change}; host link "
             f"{e.hardware.host_bandwidth / 1e9:.0f} GB/s)")
 
 
@@ -106,7 +107,8 @@ def moe_overhead_note(e) -> str | None:
     return (f"framework overhead includes {fmt_seconds(cost)} of the {fw.label} profile's fixed MoE costs: "
             f"({fw.moe_expert_overhead_s * 1e3:.3f} ms x {local} local experts + {fw.moe_layer_overhead_s * 1e3:.2f} "
             f"ms) x {layers} MoE layers x {e.layout.microbatches} microbatches (fitted on public Megatron-Core MoE "
-            "runs, docs/accuracy.md); fewer local experts (larger ep) or fewer, larger microbatches shrink it")
+            "runs, docs/accuracy.md); fewer local experts (larger ep)"
+            + (" or fewer, larger microbatches shrink it" if e.layout.microbatches > 1 else " shrink it"))
 
 
 def _nodes(n: int) -> str:

@@ -142,7 +142,10 @@ def _threshold_info(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, 
     """Scaling Book roofline thresholds for this hardware (training.md, gpus.md).
 
     * critical tokens per data-parallel rank for DP/FSDP to stay compute-bound: C / W of the level
-      the data-parallel group crosses, x E / k for MoE (Scaling Book gpus.md "MoE DP");
+      the data-parallel group crosses, x E / k for MoE (Scaling Book gpus.md "MoE DP": an expert
+      sees k / E of the tokens); with expert parallelism an expert sees ep x k / E of a rank's
+      tokens, so x E / (k ep), at least 1, and x 1 when no rank holds a replica of another's
+      experts (expert data parallelism 1: no expert gradients to reduce);
     * largest compute-bound TP: F * W_scale_up / C (Scaling Book training.md, "Y < F W / C");
     * HBM critical intensity C / W_hbm (roofline.md).
     """
@@ -157,7 +160,8 @@ def _threshold_info(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, 
         w_dp = hw.scale_out_bandwidth * members
     else:
         w_dp = hw.scale_up_bandwidth
-    moe_factor = model.n_experts / model.top_k if model.is_moe else 1.0
+    moe_factor = (max(1.0, model.n_experts / (model.top_k * p.ep)) if model.is_moe and layout.expert_dp > 1
+                  else 1.0)
     critical = C / w_dp * moe_factor
     tokens_per_rank = training.global_batch_tokens / dp_group
     axes = hw.ici_axes_spanned(p.tp) if hw.kind == "tpu" else 1
