@@ -226,10 +226,10 @@ def _memory_and_time_tables(e, d: dict) -> tuple[Table, Table]:
 
 def _collectives_table(e) -> Table:
     ct = Table(title="collectives per step (per device)")
-    for col in ("op", "axis", "purpose", "group", "bounded by", "calls", "GiB sent", "time", "exposed"):
+    for col in ("op", "axis", "purpose", "phase", "group", "bounded by", "calls", "GiB sent", "time", "exposed"):
         ct.add_column(col, justify="right" if col in ("calls", "GiB sent", "time", "exposed", "group") else "left")
     for c in e.collectives:
-        ct.add_row(c.op, c.axis, c.purpose, str(c.group_size), c.level, f"{c.count:,.0f}",
+        ct.add_row(c.op, c.axis, c.purpose, c.phase, str(c.group_size), c.level, f"{c.count:,.0f}",
                    _gib(c.bytes_per_device), fmt_seconds(c.time_s), fmt_seconds(c.exposed_s))
     return ct
 
