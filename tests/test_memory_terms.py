@@ -523,3 +523,23 @@ def test_moe_roofline_threshold_follows_the_expert_data_parallel_group():
     dense = 989.4e12 / 450e9  # = 2198.7 tokens (h100-sxm bf16 peak over one-way NVLink bandwidth)
     assert th[8]["critical_tokens_per_dp_rank"] == pytest.approx(dense, rel=1e-3)
     assert th[2]["critical_tokens_per_dp_rank"] == pytest.approx(8 * dense, rel=1e-3)
+
+
+def test_moe_note_prices_the_stage_the_step_prices():
+    # Qwen3-235B-A22B (94 MoE layers) on 256 H100, tp 2, pp 8, ep 8: 16 local experts, 1,024 / (16 x 1) = 64
+    # microbatches. The step prices its slowest stage; the note must use that stage's MoE layers, so its figure is
+    # (16 x 0.19 ms + 1.12 ms) x L x 64 = 4.16 ms x L x 64 and never exceeds the framework overhead it is part of
+    from shardplan.calibration import hardware_of
+    from shardplan.cli.estimate import moe_overhead_note
+    from shardplan.cost.memory import stage_params
+    from shardplan.cost.step import estimate
+    from shardplan.presets.models import MODELS
+    m = MODELS["qwen3-235b-a22b"]
+    tr = TrainingSpec(seq_len=4096, global_batch_size=1024, framework=framework_profile("megatron"))
+    e = estimate(m, hardware_of("H100-SXM"), tr, ParallelConfig(tp=2, sp=True, pp=8, ep=8, etp=1, zero_stage=1,
+                                                               recompute="full"), 256)
+    layers = stage_params(m, e.layout, e.priced_stage).moe_layers
+    cost = 4.16e-3 * layers * e.layout.microbatches
+    note = moe_overhead_note(e)
+    assert e.layout.microbatches == 64 and f"x {layers} MoE layers x 64 microbatches" in note
+    assert cost <= e.overhead_s + 1e-9 and f"{cost:.3f} s" in note

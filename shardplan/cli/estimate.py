@@ -90,25 +90,41 @@ def raise_if_negative(e, prefix: str = "") -> None:
         raise negative(prefix + "; ".join(reasons))
 
 
+def _count(n: int, noun: str) -> str:
+    """``1 local expert``, ``16 local experts``, ``2 microbatches``."""
+    return f"{n} {noun}" + ("" if n == 1 else "es" if noun.endswith("ch") else "s")
+
+
 def moe_overhead_note(e) -> str | None:
     """A sentence on the framework profile's fixed MoE costs when they are over a tenth of the step
     ((``FrameworkProfile.moe_expert_overhead_s`` x local experts + ``moe_layer_overhead_s``) x MoE layers
-    of the busiest stage x microbatches), or None."""
+    of the priced stage, ``Estimate.priced_stage``, x microbatches), with the levers this layout still
+    has, or None."""
     from shardplan.cost.compute import moe_expert_cost_s
     from shardplan.cost.memory import stage_params
+    from shardplan.presets.frameworks import FRAMEWORKS
     fw, p = e.training.framework, e.parallel
     if not e.model.is_moe or not (fw.moe_expert_overhead_s or fw.moe_layer_overhead_s):
         return None
     local = max(1, e.model.n_experts // p.ep)
-    layers = max(stage_params(e.model, e.layout, s).moe_layers for s in e.layout.stages_to_price(e.model))
-    cost = moe_expert_cost_s(e.model, e.training, p, layers) * e.layout.microbatches
+    layers = stage_params(e.model, e.layout, e.priced_stage).moe_layers
+    m = e.layout.microbatches
+    cost = moe_expert_cost_s(e.model, e.training, p, layers) * m
     if cost < 0.1 * e.step_s:
         return None
+    builtin = FRAMEWORKS.get(fw.name)
+    fitted = (builtin is not None and builtin.moe_expert_overhead_s == fw.moe_expert_overhead_s
+              and builtin.moe_layer_overhead_s == fw.moe_layer_overhead_s and "moe_expert_overhead_s" in fw.sources)
+    origin = ("fitted on public Megatron-Core MoE runs, docs/accuracy.md" if fitted
+              else "the profile's moe_expert_overhead_s and moe_layer_overhead_s")
+    wider_ep = local > 1 and p.ep < min(e.model.n_experts, p.dp * p.cp)  # ep folds over the data-parallel ranks
+    levers = (["fewer local experts (larger ep)"] if wider_ep else []) + ["fewer MoE layers per stage (larger pp)"]
+    levers += ["fewer, larger microbatches"] if m > 1 else []
     return (f"framework overhead includes {fmt_seconds(cost)} of the {fw.label} profile's fixed MoE costs: "
-            f"({fw.moe_expert_overhead_s * 1e3:.3f} ms x {local} local experts + {fw.moe_layer_overhead_s * 1e3:.2f} "
-            f"ms) x {layers} MoE layers x {e.layout.microbatches} microbatches (fitted on public Megatron-Core MoE "
-            "runs, docs/accuracy.md); fewer local experts (larger ep)"
-            + (" or fewer, larger microbatches shrink it" if e.layout.microbatches > 1 else " shrink it"))
+            f"({fmt_seconds(fw.moe_expert_overhead_s)} x {_count(local, 'local expert')} + "
+            f"{fmt_seconds(fw.moe_layer_overhead_s)}) x {_count(layers, 'MoE layer')} x {_count(m, 'microbatch')} "
+            f"({origin}); {', '.join(levers[:-1]) + ' or ' + levers[-1] if len(levers) > 1 else levers[0]} "
+            "shrink it")
 
 
 def _nodes(n: int) -> str:
@@ -188,7 +204,7 @@ def _summary_table(e) -> Table:
                  show_header=False)
     active = f" ({e.model.n_active_params:,} active per token)" if e.model.is_moe else ""
     head.add_row("parameters", f"{e.model.n_params:,}{active}")
-    head.add_row("tokens / step", f"{e.training.global_batch_tokens:,} ({e.layout.microbatches} microbatches)")
+    head.add_row("tokens / step", f"{e.training.global_batch_tokens:,} ({_count(e.layout.microbatches, 'microbatch')})")
     head.add_row("step time", fmt_seconds(e.step_s))
     head.add_row("tokens / s", f"{e.tokens_per_s:,.0f} ({e.tokens_per_s / e.layout.n_devices:,.0f} per device)")
     fp8 = e.training.precision.compute_dtype == "fp8"

@@ -289,8 +289,8 @@ class StageCompute:
             attention core).
         params: the stage's parameters (:class:`~shardplan.cost.memory.StageParams`).
         overhead_s: launch / host dispatch the GPU waits for: the framework's
-            ``layer_overhead_s`` x the stage's layers plus ``moe_expert_overhead_s`` x its MoE layers x
-            the local experts E / ep (forward + backward of one microbatch).
+            ``layer_overhead_s`` x the stage's layers plus its fixed MoE costs (:func:`moe_expert_cost_s`:
+            per local expert E / ep and per MoE layer; forward + backward of one microbatch).
     """
 
     stage: int

@@ -54,6 +54,7 @@ class Estimate:
     ``host_floor_s``, the host issue floor above the device time (:func:`host_floor_s` x microbatches),
     and ``allocator_retry_s``, the caching allocator's retries near full HBM (:func:`allocator_retry_s`
     x microbatches); the bubble grows with the last two as well, as they lengthen each microbatch.
+    ``priced_stage`` is the pipeline stage whose compute the step prices (the slowest; 0 without pp).
     """
 
     model: ModelSpec
@@ -87,6 +88,7 @@ class Estimate:
     stall_rule: str | None = None
     host_floor_s: float = 0.0
     allocator_retry_s: float = 0.0
+    priced_stage: int = 0
 
     @property
     def parallel(self) -> ParallelConfig:
@@ -247,7 +249,7 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
         roofline=_roofline(model, training, hw, layout.parallel, layout.local_tokens, ctx.dense_t, colls, m)
         if detail else [], overhead_s=overhead, overlap_slowdown_s=slowdown, offload_s=m * offload_mb,
         stall_s=stall, stall_rule=stall_rule(layout, fw, nodes(ctx), tp_nodes(ctx), msg), host_floor_s=m * floor_mb,
-        allocator_retry_s=m * retry_mb)
+        allocator_retry_s=m * retry_mb, priced_stage=ctx.stage.stage)
 
 
 def host_floor_s(ctx: StepContext) -> float:

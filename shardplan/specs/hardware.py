@@ -141,8 +141,9 @@ class HardwareSpec(BaseModel):
         from shardplan.errors import ConfigError
         legal = ["tpu"] if self.kind == "tpu" else [a for a in get_args(ComputeArch) if a != "tpu"]
         if self.compute_arch is not None and self.compute_arch not in legal:
-            raise ConfigError(f"compute_arch={self.compute_arch!r} does not match kind={self.kind!r}; legal for a "
-                              f"{self.kind.upper()}: {', '.join(legal)} or null", field="compute_arch",
+            raise ConfigError(f"compute_arch={self.compute_arch!r} does not match kind={self.kind!r} (either may come "
+                              f"from the base preset: set both); legal for a {self.kind.upper()}: {', '.join(legal)} "
+                              "or null", field="compute_arch",
                               value=self.compute_arch, legal=legal)
         return self
 
