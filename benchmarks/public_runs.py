@@ -8,8 +8,9 @@ TrainingSpec overrides. Each group cites its source.
 
 from __future__ import annotations
 
-#: public runs outside the shared set, used as checks (no constant is fitted on them, except the Megatron-LM profile's
-#: moe_expert_overhead_s on its MoE rows: benchmarks/fit_frameworks.py moe_fit_table, leave-one-out errors in docs):
+#: public runs outside the shared set, used as checks; benchmarks/fit_frameworks.py fits a few constants on some of
+#: them (the Megatron-LM profile's two MoE costs on its MoE rows; the Blackwell, Blackwell Ultra and TPU v5e / v6e GEMM
+#: rates on their rows), with leave-one-out errors in docs/accuracy.md:
 #: (label, model, hardware text as a published row names it (calibration.hardware_of), framework, precision,
 #: devices, seq_len, global batch, layout, reported tokens/s/GPU, reported GiB or None). torchtitan docs/performance.md (commit eaea6f6, Dec 2024; H100 96 GB HBM2e at a 500 W
 #: power limit, below the SXM peak the preset assumes) and its earlier 405B table (2D FSDP + TP, bf16, full AC);

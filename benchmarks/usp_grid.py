@@ -26,6 +26,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import yaml
 from scipy.stats import spearmanr
 
@@ -235,6 +236,10 @@ def _message_bytes(e: Estimate) -> float:
     return boundary_message_bytes(e.layout, e.model.d_model, e.training.precision.activation_bytes)
 
 
+#: the profile's stall triggers that :func:`fit_on` chooses on the training runs (and ``--profile-out`` writes)
+STALL_FIELDS = ("pp_stall_min_nodes", "pp_stall_min_tp_nodes", "pp_stall_zero0_min_microbatches",
+                "pp_stall_zero0_min_nodes", "pp_stall_all_nodes", "pp_stall_min_dp", "pp_stall_min_message_bytes")
+
 #: a partial stall rule replaces the whole node-count trigger only if it classifies this many more runs
 #: right (out of ~640 pipelined runs; a threshold that moves a handful of runs is not kept)
 MIN_STALL_GAIN = 5
@@ -250,7 +255,6 @@ def stall_partial(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfi
     profile's own ``pp_stall_min_nodes`` (:func:`stall_nodes`) with the whole trigger stays unless
     a rule misclassifies more than :data:`MIN_STALL_GAIN` fewer runs; among rules within that margin
     of each other the first found, with the fewest conditions, is kept."""
-    import numpy as np
     own = profile.pp_stall_zero0_min_microbatches is not None
     span = profile.pp_stall_min_tp_nodes
 
@@ -404,11 +408,7 @@ def write_fitted(profile_out: Path | None, hardware_out: Path | None, values: li
     fitted = dict(zip((p.field for p in FIT_PARAMS), values))
     note = f"benchmarks/usp_grid.py --fit on {DEFAULT_CSV.name} ({datetime.date.today().isoformat()})"
     doc = {"base": profile.name, **{p.field: float(fitted[p.field]) for p in FIT_PARAMS if p.target == "framework"},
-           "pp_stall_min_nodes": profile.pp_stall_min_nodes, "pp_stall_min_tp_nodes": profile.pp_stall_min_tp_nodes,
-           "pp_stall_zero0_min_microbatches": profile.pp_stall_zero0_min_microbatches,
-           "pp_stall_zero0_min_nodes": profile.pp_stall_zero0_min_nodes,
-           "pp_stall_all_nodes": profile.pp_stall_all_nodes, "pp_stall_min_dp": profile.pp_stall_min_dp,
-           "pp_stall_min_message_bytes": profile.pp_stall_min_message_bytes}
+           **{f: getattr(profile, f) for f in STALL_FIELDS}}
     if profile_out:
         profile_out.write_text(yaml.safe_dump(doc, sort_keys=False))
         print(f"wrote {profile_out} (--framework {profile_out})")
@@ -649,12 +649,13 @@ def main() -> None:
     profile = (framework_profile(args.framework) if args.framework is not None
                else default_framework(args.hardware) or framework_profile("nanotron"))
     preds = [predict(r, hw, profile) for r in runs]
-    text = report(f"{profile.label} profile on {hw.name}", score(runs, preds))
+    scored = score(runs, preds)
+    text = report(f"{profile.label} profile on {hw.name}", scored)
     text += ("\n\nThe layout the ranking picks, within each group's measured layouts (does the planner choose "
              "well?):\n\n" + pick_report(runs, preds))
     text += ("\n\nHow far ranking can go on this grid: the planner's Spearman beside the best a model reaches that "
              "prices runs differing only in the ZeRO stage alike, and over the runs whose stall it classifies "
-             "right:\n\n" + ceiling_report(runs, score(runs, preds), hw, profile))
+             "right:\n\n" + ceiling_report(runs, scored, hw, profile))
     text += "\n\n" + stall_report(runs, hw, profile)
     text += "\n\nPeak memory, leave-one-model-out:\n\n" + memory_lomo_report(runs, hw, profile)
     compared = baseline_rows(runs, hw, profile)

@@ -95,6 +95,15 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "es" if noun.endswith("ch") else "s")
 
 
+def _builtin_values(fw, *fields: str) -> bool:
+    """Whether ``fw`` carries the built-in profile's own values of ``fields`` (so a note may call them
+    measured or fitted, as the preset's sources say), rather than values a profile file set."""
+    from shardplan.presets.frameworks import FRAMEWORKS
+    builtin = FRAMEWORKS.get(fw.name)
+    return (builtin is not None and all(getattr(builtin, f) == getattr(fw, f) for f in fields)
+            and all(f in fw.sources for f in fields))
+
+
 def moe_overhead_note(e) -> str | None:
     """A sentence on the framework profile's fixed MoE costs when they are over a tenth of the step
     ((``FrameworkProfile.moe_expert_overhead_s`` x local experts + ``moe_layer_overhead_s``) x MoE layers
@@ -102,7 +111,6 @@ def moe_overhead_note(e) -> str | None:
     has, or None."""
     from shardplan.cost.compute import moe_expert_cost_s
     from shardplan.cost.memory import stage_params
-    from shardplan.presets.frameworks import FRAMEWORKS
     fw, p = e.training.framework, e.parallel
     if not e.model.is_moe or not (fw.moe_expert_overhead_s or fw.moe_layer_overhead_s):
         return None
@@ -112,10 +120,8 @@ def moe_overhead_note(e) -> str | None:
     cost = moe_expert_cost_s(e.model, e.training, p, layers) * m
     if cost < 0.1 * e.step_s:
         return None
-    builtin = FRAMEWORKS.get(fw.name)
-    fitted = (builtin is not None and builtin.moe_expert_overhead_s == fw.moe_expert_overhead_s
-              and builtin.moe_layer_overhead_s == fw.moe_layer_overhead_s and "moe_expert_overhead_s" in fw.sources)
-    origin = ("fitted on public Megatron-Core MoE runs, docs/accuracy.md" if fitted
+    origin = ("fitted on public Megatron-Core MoE runs, docs/accuracy.md"
+              if _builtin_values(fw, "moe_expert_overhead_s", "moe_layer_overhead_s")
               else "the profile's moe_expert_overhead_s and moe_layer_overhead_s")
     wider_ep = local > 1 and p.ep < min(e.model.n_experts, p.dp * p.cp)  # ep folds over the data-parallel ranks
     levers = (["fewer local experts (larger ep)"] if wider_ep else []) + ["fewer MoE layers per stage (larger pp)"]
@@ -125,10 +131,6 @@ def moe_overhead_note(e) -> str | None:
             f"{fmt_seconds(fw.moe_layer_overhead_s)}) x {_count(layers, 'MoE layer')} x {_count(m, 'microbatch')} "
             f"({origin}); {', '.join(levers[:-1]) + ' or ' + levers[-1] if len(levers) > 1 else levers[0]} "
             "shrink it")
-
-
-def _nodes(n: int) -> str:
-    return f"{n} node" + ("" if n == 1 else "s")
 
 
 def _mib(x: float) -> str:
@@ -143,7 +145,6 @@ def stall_note(e) -> str | None:
     met it, and what avoids it, or None."""
     from shardplan.cost.pipeline import boundary_message_bytes
     from shardplan.cost.step import job_nodes
-    from shardplan.presets.frameworks import FRAMEWORKS
     fw, p = e.training.framework, e.layout.parallel
     if e.stall_s < 0.1 * e.step_s or e.stall_rule is None:
         return None
@@ -162,25 +163,23 @@ def stall_note(e) -> str | None:
             if msg >= fw.pp_stall_min_message_bytes:
                 met.append(f"its microbatch message {_mib(msg)} >= {_mib(fw.pp_stall_min_message_bytes)}")
         why = (f"on jobs of {fw.pp_stall_min_nodes}-{fw.pp_stall_all_nodes - 1} nodes a pipeline stalls when "
-               f"{' or '.join(met)} (this job: {_nodes(nodes)}; every pipeline stalls "
-               f"from {_nodes(fw.pp_stall_all_nodes)}); {' and '.join(avoid)}, or pp=1, avoid it")
+               f"{' or '.join(met)} (this job: {_count(nodes, 'node')}; every pipeline stalls "
+               f"from {_count(fw.pp_stall_all_nodes, 'node')}); {' and '.join(avoid)}, or pp=1, avoid it")
     elif e.stall_rule == "nodes":
         first = fw.pp_stall_all_nodes or fw.pp_stall_min_nodes
-        why = f"every pipeline stalls on jobs of {_nodes(first)} or more (this job: {_nodes(nodes)}); pp=1 avoids it"
+        why = (f"every pipeline stalls on jobs of {_count(first, 'node')} or more (this job: {_count(nodes, 'node')}); "
+               "pp=1 avoids it")
     elif e.stall_rule == "tp_span":
         span = fw.pp_stall_min_tp_nodes or 0
-        fix = f"a tp group within {_nodes(span - 1)}, or pp=1, avoids it" if span > 1 else "pp=1 avoids it"
-        why = f"pipelines whose tp group spans {_nodes(span)} or more stall; {fix}"
+        fix = f"a tp group within {_count(span - 1, 'node')}, or pp=1, avoids it" if span > 1 else "pp=1 avoids it"
+        why = f"pipelines whose tp group spans {_count(span, 'node')} or more stall; {fix}"
     else:
-        why = (f"ZeRO-0 pipelines with dp > 1 stall from {_nodes(fw.pp_stall_zero0_min_nodes)} with "
+        why = (f"ZeRO-0 pipelines with dp > 1 stall from {_count(fw.pp_stall_zero0_min_nodes, 'node')} with "
                f"{fw.pp_stall_zero0_min_microbatches}+ microbatches (this layout: {e.layout.microbatches}); "
                f"{zero1}fewer microbatches avoid it")
     messages = round(e.stall_s / fw.pp_message_stall_s)
-    builtin = FRAMEWORKS.get(fw.name)
-    measured = (builtin is not None and builtin.pp_message_stall_s == fw.pp_message_stall_s
-                and "pp_message_stall_s" in fw.sources)
-    origin = ("measured on the cluster the profile was fitted to, docs/accuracy.md" if measured
-              else "the profile's pp_message_stall_s")
+    origin = ("measured on the cluster the profile was fitted to, docs/accuracy.md"
+              if _builtin_values(fw, "pp_message_stall_s") else "the profile's pp_message_stall_s")
     return (f"framework overhead includes {fmt_seconds(e.stall_s)} of the {fw.label} profile's pipeline message "
             f"stall ({messages} point-to-point messages on the busiest stage's path x "
             f"{fmt_seconds(fw.pp_message_stall_s)}, {origin}): {why}")
@@ -193,10 +192,13 @@ def allocator_note(e) -> str | None:
     if e.allocator_retry_s < 0.1 * e.step_s or not e.fits:  # a layout that does not fit has a bigger problem
         return None
     usage = e.memory.total / e.hardware.hbm_bytes
+    origin = ("measured on the cluster the profile was fitted to, docs/accuracy.md"
+              if _builtin_values(fw, "allocator_retry_s", "allocator_pressure_start")
+              else "the profile's allocator_retry_s and allocator_pressure_start")
     return (f"framework overhead includes {fmt_seconds(e.allocator_retry_s)} of allocator retries: the {fw.label} "
             f"profile's caching allocator frees and retries every microbatch once usage passes "
-            f"{fw.allocator_pressure_start:.0%} of HBM (this layout: {usage:.0%}; measured on the cluster the profile "
-            "was fitted to, docs/accuracy.md); a layout with more headroom avoids it")
+            f"{fw.allocator_pressure_start:.0%} of HBM (this layout: {usage:.0%}; {origin}); a layout with more "
+            "headroom avoids it")
 
 
 def _summary_table(e) -> Table:

@@ -103,24 +103,23 @@ def boundary_message_bytes(layout: Layout, model_d: int, activation_bytes: int) 
 
 def message_stall_s(layout: Layout, framework: FrameworkProfile, nodes: int, tp_nodes: int = 1,
                     message_bytes: float = 0.0) -> float:
-    """Seconds per step that blocking pipeline messages add (``FrameworkProfile.pp_message_stall_s``
-    per message) where :func:`stall_rule` finds a trigger: jobs of at least ``pp_stall_min_nodes``
-    nodes (below ``pp_stall_all_nodes``, where the profile sets it, only those with dp >=
-    ``pp_stall_min_dp`` or ``message_bytes`` >= ``pp_stall_min_message_bytes``), or whose
-    tensor-parallel group spans at least ``pp_stall_min_tp_nodes`` of the job's ``nodes``
-    (``tp_nodes``); ZeRO-0 jobs with dp > 1 use their own trigger when the profile sets
-    ``pp_stall_zero0_min_microbatches``: at least that many microbatches per step on at least
-    ``pp_stall_zero0_min_nodes`` nodes, in place of ``pp_stall_min_nodes``. 0 otherwise and by
-    default.
-
-    Messages on the step's critical path: the busiest stage's ``m`` x
-    :func:`messages_per_microbatch`, plus ``2 (pp - 1)`` for the pipeline's fill and drain (the
-    first microbatch's activations and the last one's gradients cross every stage boundary before
-    the busiest stage can start / after it is done). Example: pp=4, m=8, 0.25 s per message:
-    (8 x 4 + 2 x 3) x 0.25 = 9.5 s. The constant is measured per cluster and framework
-    (docs/accuracy.md, the nanotron grid)."""
+    """Seconds per step that blocking pipeline messages add where :func:`stall_rule` finds a trigger
+    (jobs of at least ``pp_stall_min_nodes`` nodes, below ``pp_stall_all_nodes`` only those with dp >=
+    ``pp_stall_min_dp`` or ``message_bytes`` >= ``pp_stall_min_message_bytes``; tp groups spanning at
+    least ``pp_stall_min_tp_nodes`` of the job's nodes, ``tp_nodes``; ZeRO-0 jobs with dp > 1 by
+    their own microbatch and node thresholds): :func:`stall_s` then, 0 otherwise and by default."""
     if stall_rule(layout, framework, nodes, tp_nodes, message_bytes) is None:
         return 0.0
+    return stall_s(layout, framework)
+
+
+def stall_s(layout: Layout, framework: FrameworkProfile) -> float:
+    """Seconds a stalling pipeline loses per step: ``FrameworkProfile.pp_message_stall_s`` per message
+    on the step's critical path, the busiest stage's ``m`` x :func:`messages_per_microbatch` plus
+    ``2 (pp - 1)`` for the pipeline's fill and drain (the first microbatch's activations and the last
+    one's gradients cross every stage boundary before the busiest stage can start / after it is
+    done). Example: pp=4, m=8, 0.25 s per message: (8 x 4 + 2 x 3) x 0.25 = 9.5 s. The constant is
+    measured per cluster and framework (docs/accuracy.md, the nanotron grid)."""
     p = layout.parallel
     return framework.pp_message_stall_s * (layout.microbatches * messages_per_microbatch(p) + 2 * (p.pp - 1))
 

@@ -34,7 +34,7 @@ from shardplan.cost.comm import group_split, level_names
 from shardplan.cost.compute import LayerTimes, elementwise_bytes_per_token
 from shardplan.cost.context import StepContext, step_context
 from shardplan.cost.memory import MemoryBreakdown, memory_estimate, offloaded_activation_bytes
-from shardplan.cost.pipeline import boundary_message_bytes, bubble_s, message_stall_s, stall_rule
+from shardplan.cost.pipeline import boundary_message_bytes, bubble_s, stall_rule, stall_s
 from shardplan.errors import ConfigError
 from shardplan.parallel import Layout, ParallelConfig, validate
 from shardplan.specs.framework import FrameworkProfile
@@ -225,8 +225,9 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     T_mb += extra_mb
     bubble = bubble_s(layout.parallel, T_mb, layout.stage_layers)
     opt_s = optimizer_s(ctx)
-    msg = boundary_message_bytes(layout, model.d_model, training.precision.activation_bytes)
-    stall = message_stall_s(layout, fw, nodes(ctx), tp_nodes(ctx), msg)
+    rule = stall_rule(layout, fw, nodes(ctx), tp_nodes(ctx),
+                      boundary_message_bytes(layout, model.d_model, training.precision.activation_bytes))
+    stall = 0.0 if rule is None else stall_s(layout, fw)
     step = m * T_mb + bubble + dp.per_step + opt_s + fw.step_overhead_s + slow_step + stall
     tokens = training.global_batch_tokens
     mf = F.model_flops_per_token(model, training.seq_len, training.causal) * tokens
@@ -248,7 +249,7 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
         thresholds=_threshold_info(model, training, hw, layout) if detail else {},
         roofline=_roofline(model, training, hw, layout.parallel, layout.local_tokens, ctx.dense_t, colls, m)
         if detail else [], overhead_s=overhead, overlap_slowdown_s=slowdown, offload_s=m * offload_mb,
-        stall_s=stall, stall_rule=stall_rule(layout, fw, nodes(ctx), tp_nodes(ctx), msg), host_floor_s=m * floor_mb,
+        stall_s=stall, stall_rule=rule, host_floor_s=m * floor_mb,
         allocator_retry_s=m * retry_mb, priced_stage=ctx.stage.stage)
 
 

@@ -1,0 +1,43 @@
+"""The presets' fitted constants are what their fits give today: each value in shardplan/presets is the
+rounded result of the benchmarks/fit_frameworks.py fit its source names, so a change to the cost model that
+moves a fit shows here instead of leaving a stale preset (one source of truth per number). Fits only, no
+timing: the hardware fits take a few seconds, the MoE fit about ten."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from shardplan.presets.frameworks import framework_profile
+from shardplan.presets.hardware import HARDWARE
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+
+@pytest.mark.parametrize("table, preset, field, digits", [
+    ("blackwell_fp8_table", "b200", "fp8_matmul_efficiency", 2),
+    ("blackwell_ultra_fp8_table", "gb300", "fp8_matmul_efficiency", 2),
+    ("tpu_v5e_table", "tpu-v5e", "matmul_efficiency", 3),
+    ("tpu_v6e_table", "tpu-v6e", "matmul_efficiency", 2),
+])
+def test_hardware_rate_is_its_fit(table, preset, field, digits):
+    import fit_frameworks
+    _, value = getattr(fit_frameworks, table)()
+    assert getattr(HARDWARE[preset], field) == pytest.approx(round(value, digits), abs=1e-9)
+
+
+def test_blackwell_bf16_rates_follow_the_hopper_ratio():
+    # bf16 = fitted fp8 x Hopper's bf16 / fp8 (0.59 / 0.49): b200 0.49 x 1.204 = 0.590, gb300 0.54 x 1.204 = 0.650
+    h100 = HARDWARE["h100-sxm"]
+    ratio = h100.matmul_efficiency / h100.fp8_matmul_efficiency
+    for name in ("b200", "gb200", "gb300", "b300"):
+        h = HARDWARE[name]
+        assert h.matmul_efficiency == pytest.approx(round(h.fp8_matmul_efficiency * ratio, 2), abs=1e-9)
+
+
+def test_megatron_moe_costs_are_their_joint_fit():
+    import fit_frameworks
+    _, (per_expert, per_layer) = fit_frameworks.moe_fit_table()
+    fw = framework_profile("megatron")
+    assert fw.moe_expert_overhead_s == pytest.approx(round(per_expert, 5), abs=1e-12)
+    assert fw.moe_layer_overhead_s == pytest.approx(round(per_layer, 5), abs=1e-12)
