@@ -31,7 +31,7 @@ import yaml
 from scipy.stats import spearmanr
 
 from shardplan.cost.comm import group_split
-from shardplan.cost.memory import fit_allocator_overhead, memory_for_stage
+from shardplan.cost.memory import fit_allocator_terms, memory_for_stage
 from shardplan.cost.pipeline import boundary_message_bytes
 from shardplan.cost.step import Estimate, estimate
 from shardplan.errors import ConfigError
@@ -488,23 +488,33 @@ def ceiling_report(runs: list[GridRun], s: dict, hw: HardwareSpec, profile: Fram
 
 
 def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> str:
-    """Peak memory with ``allocator_overhead`` refitted (:func:`~shardplan.cost.memory.fit_allocator_overhead`)
-    on all runs and on each model alone, scored on every model: median |error| of rank 0's allocator peak."""
+    """Peak memory with the profile's two allocator-peak constants refitted
+    (:func:`~shardplan.cost.memory.fit_allocator_terms`: ``allocator_overhead`` and
+    ``lm_head_stage_bytes``) on all runs and on each model alone, scored on every model: median
+    |error| of rank 0's allocator peak."""
+    bare = profile.model_copy(update={"lm_head_stage_bytes": 0.0})
     alloc: dict[str, list[float]] = defaultdict(list)
+    basis: dict[str, list[float]] = defaultdict(list)
     meas: dict[str, list[float]] = defaultdict(list)
     for r in runs:
-        e = predict(r, hw, profile)
+        e = predict(r, hw, bare)
         if r.ran and not isinstance(e, str):
-            alloc[r.model].append(memory_for_stage(e.model, e.training, e.layout, 0).allocated)
+            a = memory_for_stage(e.model, e.training, e.layout, 0).allocated
+            alloc[r.model].append(a)
+            # what one byte per token x d_model adds on stage 0 (0 unless it holds the LM head)
+            head = e.layout.parallel.pp == 1
+            basis[r.model].append(e.layout.local_tokens * e.model.d_model if head else 0.0)
             meas[r.model].append(r.mem_bytes)
     models = sorted(alloc)
-    fits = {"all": fit_allocator_overhead(sum((alloc[m] for m in models), []), sum((meas[m] for m in models), []))}
-    fits.update({m: fit_allocator_overhead(alloc[m], meas[m]) for m in models})
-    lines = ["| allocator overhead fitted on | value | " + " | ".join(f"{m} median \\|error\\|" for m in models) + " |",
-             "|---|---|" + "---|" * len(models)]
-    for k, f in fits.items():
-        errs = [statistics.median(abs(a * (1 + f) / y - 1) for a, y in zip(alloc[m], meas[m])) for m in models]
-        lines.append(f"| {k} | {f:.3f} | " + " | ".join(f"{x:.1%}" for x in errs) + " |")
+    fits = {"all": fit_allocator_terms(*(sum((d[m] for m in models), []) for d in (alloc, basis, meas)))}
+    fits.update({m: fit_allocator_terms(alloc[m], basis[m], meas[m]) for m in models})
+    lines = ["| fitted on | allocator overhead | LM-head stage B / token / d_model | "
+             + " | ".join(f"{m} median \\|error\\|" for m in models) + " |",
+             "|---|---|---|" + "---|" * len(models)]
+    for k, (f, u) in fits.items():
+        errs = [statistics.median(abs((a + u * b) * (1 + f) / y - 1) for a, b, y in zip(alloc[m], basis[m], meas[m]))
+                for m in models]
+        lines.append(f"| {k} | {f:.3f} | {u:.0f} | " + " | ".join(f"{x:.1%}" for x in errs) + " |")
     return "\n".join(lines)
 
 

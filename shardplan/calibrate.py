@@ -46,7 +46,8 @@ DEFAULT_PARAMS = (Parameter("hardware", "matmul_efficiency", 0.2, 1.0),
 MOE_PARAMS = (Parameter("framework", "moe_expert_overhead_s", 0.0, 0.005),)
 #: memory constants (fitted when records carry peaks or OOMs)
 MEMORY_PARAMS = (Parameter("framework", "allocator_overhead", 0.0, 0.5),
-                 Parameter("framework", "context_bytes", 0.0, 8 * 2**30))
+                 Parameter("framework", "context_bytes", 0.0, 8 * 2**30),
+                 Parameter("framework", "lm_head_stage_bytes", 0.0, 1000.0))
 
 
 @dataclass

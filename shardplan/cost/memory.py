@@ -365,16 +365,19 @@ def loss_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layou
       copy that becomes the softmax saved for backward: beta + 4;
     * ``'in_place'`` (Transformer Engine's Triton cross-entropy: the gradient overwrites the logits in
       the forward): beta;
-    * ``'eager'``: the beta-byte logits, their fp32 upcast and a second fp32 tensor (the shifted
-      logits exponentiated in place into the saved softmax, nanotron
-      ``parallel/tensor_parallel/functional.py`` _ShardedCrossEntropy; the log-softmax output of
-      PyTorch ``F.cross_entropy``) are alive together at the end of the forward: beta + 8. The
-      backward reuses the saved fp32 buffer for the gradient (nanotron, in place) or writes one
-      more fp32 tensor after the upcast is freed (PyTorch), so the forward is the peak.
+    * ``'eager'``: the beta-byte logits (still held by the caller), their fp32 upcast and the
+      log-softmax output of PyTorch ``F.cross_entropy`` are alive together at the end of the
+      forward: beta + 8. The backward writes one more fp32 tensor after the upcast is freed, so
+      the forward is the peak (torchtitan ``components/loss.py``).
+
+    ``FrameworkProfile.logit_bytes`` replaces this count when the profile gives it (nanotron: the
+    model returns fp32 logits, so only that input and the saved softmax live: 4 + 4 B), and
+    ``FrameworkProfile.lm_head_stage_bytes`` adds its bytes per token x ``d_model``, not divided by tp.
     """
     beta = training.precision.activation_bytes
-    per_element = beta + {"eager": 8, "fused": 4, "in_place": 0}[training.framework.loss]
-    return per_element * layout.vocab_per_rank(model.vocab_size)
+    fw = training.framework
+    per_element = fw.logit_bytes if fw.logit_bytes is not None else beta + {"eager": 8, "fused": 4, "in_place": 0}[fw.loss]
+    return per_element * layout.vocab_per_rank(model.vocab_size) + fw.lm_head_stage_bytes * model.d_model
 
 
 def output_layer_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:
@@ -403,7 +406,8 @@ class MemoryBreakdown:
         zero3_buffers: ZeRO-3 / FSDP gather (and prefetch) buffers.
         activations: stored activations of the in-flight microbatches (and the output layer's
             inputs on the last stage).
-        logits: logits and loss of the current microbatch (last stage).
+        logits: logits and loss of the current microbatch (last stage), with the profile's
+            ``lm_head_stage_bytes`` term (:func:`loss_bytes_per_token`).
         comm_buffers: sequence-parallel communication buffers (:func:`sp_buffer_bytes`).
         fragmentation: caching-allocator reserve above the allocated peak
             (``FrameworkProfile.allocator_overhead`` x :attr:`allocated`).
@@ -672,19 +676,35 @@ def cost_greedy_stage_layers(model: ModelSpec, pp: int) -> tuple[int, ...]:
 
 
 def fit_allocator_overhead(allocated: list[float], measured: list[float]) -> float:
-    """Fraction f in [0, 1] with ``allocated * (1 + f) ~ measured`` (a reserved-memory peak), by robust
-    least squares on the log ratio (scipy ``least_squares``, soft-L1 loss, scale 0.1, so a few
-    runs far off the line do not pull the fit). Both lists in bytes, same length, all > 0.
+    """Fraction f in [0, 1] with ``allocated * (1 + f) ~ measured`` (a reserved-memory peak):
+    :func:`fit_allocator_terms` without the LM-head stage term. Both lists in bytes, same length.
 
     Raises:
         ValueError: if the lists are empty or differ in length.
     """
-    if not allocated or len(allocated) != len(measured):
-        raise ValueError(f"need equally long non-empty lists, got {len(allocated)} and {len(measured)}")
+    return fit_allocator_terms(allocated, [0.0] * len(allocated), measured)[0]
+
+
+def fit_allocator_terms(allocated: list[float], head_basis: list[float], measured: list[float]
+                        ) -> tuple[float, float]:
+    """``(allocator_overhead, lm_head_stage_bytes)`` with ``(allocated + u * head_basis) * (1 + f) ~ measured``
+    (a reserved-memory peak), by robust least squares on the log ratio (scipy ``least_squares``,
+    soft-L1 loss, scale 0.05, so the runs far off the line -- on the measured grid the ones near the
+    HBM cap, where the caching allocator frees its cache and retries -- do not pull the fit).
+    ``head_basis`` is, per run, the bytes one unit of ``FrameworkProfile.lm_head_stage_bytes`` adds to
+    the measured stage (its local tokens x ``d_model`` when that stage holds the LM head, else 0);
+    all lists in bytes and equally long. Bounds keep both physical: f in [0, 1], u in [0, 1000].
+
+    Raises:
+        ValueError: if the lists are empty or differ in length.
+    """
+    if not allocated or not len(allocated) == len(head_basis) == len(measured):
+        raise ValueError(f"need equally long non-empty lists, got {len(allocated)}, {len(head_basis)} and "
+                         f"{len(measured)}")
     import numpy as np
     from scipy.optimize import least_squares
 
-    a, y = np.asarray(allocated, dtype=float), np.asarray(measured, dtype=float)
-    # bounded to [0, 1]: the reserved peak is never below the allocated one (and a negative 1 + f has no log)
-    res = least_squares(lambda x: np.log(a * (1 + x[0]) / y), [0.1], loss="soft_l1", f_scale=0.1, bounds=([0.0], [1.0]))
-    return float(res.x[0])
+    a, b, y = (np.asarray(v, dtype=float) for v in (allocated, head_basis, measured))
+    res = least_squares(lambda x: np.log((a + x[1] * b) * (1 + x[0]) / y), [0.1, 10.0], loss="soft_l1", f_scale=0.05,
+                        bounds=([0.0, 0.0], [1.0, 1000.0]), x_scale=[0.1, 10.0])
+    return float(res.x[0]), float(res.x[1])

@@ -85,6 +85,14 @@ class FrameworkProfile(BaseModel):
             logits' gradient over the logits in the forward, so only the 16-bit logits live:
             Transformer Engine ``pytorch/cross_entropy.py``, the loss Megatron-Bridge's performance
             recipes select with ``cross_entropy_fusion_impl: te``; Liger-Kernel's cross-entropy).
+        logit_bytes: bytes per vocabulary element of a local token that the loss keeps at its peak
+            (None: from ``loss``, :func:`shardplan.cost.memory.loss_bytes_per_token`). For a
+            framework whose model already returns fp32 logits (the 16-bit ones die inside the
+            model's forward) and whose loss saves one more fp32 tensor: 4 + 4 = 8 (nanotron).
+        lm_head_stage_bytes: bytes per local token and per unit of ``d_model`` that the pipeline
+            stage holding the LM head keeps at its peak beyond the counted terms, not divided by
+            tp (one microbatch). A measured per-framework constant, 0 by default; nanotron's is
+            fitted on the measured grid (its mechanism is not identified there: see the source).
         grad_buffer_bytes: bytes per parameter element of the gradient-accumulation buffer the
             framework keeps (None: the precision policy's ``grad_bytes``; Megatron-LM and nanotron
             accumulate in fp32 = 4).
@@ -228,6 +236,8 @@ class FrameworkProfile(BaseModel):
     overlap_slowdown: float | None = Field(default=None, ge=0, le=1)
     tp_overlap_slowdown: float | None = Field(default=None, ge=0, le=1)
     loss: Literal["fused", "eager", "in_place"] = "fused"
+    logit_bytes: float | None = Field(default=None, ge=0, le=64)
+    lm_head_stage_bytes: float = Field(default=0.0, ge=0, le=10_000)
     grad_buffer_bytes: int | None = Field(default=None, ge=1, le=8)
     allocator_overhead: float = Field(default=0.0, ge=0, le=1)
     context_bytes: float = Field(default=0.0, ge=0, le=2**36)
