@@ -346,3 +346,16 @@ def test_maxtext_plans_only_offer_what_maxtext_runs():
     plans = [p["parallel"] for p in json.loads(r.stdout)["plans"]]
     assert plans and all(p["zero_stage"] in (0, 1, 3) for p in plans)
     assert all(p["pp"] == 1 or p["schedule"] == "gpipe" for p in plans)
+
+
+def test_framework_flag_names_the_hardware_files_profile_values_it_replaces(tmp_path):
+    # a calibrated cluster file carries its own nanotron values; --framework nanotron takes the preset instead
+    hw = tmp_path / "cluster.yaml"
+    hw.write_text("base: h100-sxm\nname: my-cluster\nframework:\n  base: nanotron\n  lm_head_stage_bytes: 20.0\n")
+    args = ["estimate", "--model", "llama-3.2-1b", "--hardware", str(hw), "--devices", "8", "--seq-len", "4096",
+            "--global-batch", "32", "--tp", "8", "--mbs", "4"]
+    r = runner.invoke(app, args + ["--framework", "nanotron"])
+    assert r.exit_code == 0
+    assert "replaces the framework section" in r.output and "lm_head_stage_bytes" in r.output
+    r = runner.invoke(app, args)  # without the flag the file's profile is used, and said so
+    assert r.exit_code == 0 and "replaces" not in r.output and "from the hardware file" in r.output

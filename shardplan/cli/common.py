@@ -142,6 +142,17 @@ def framework_note(hardware: str | None, framework: str | None, profile: Any) ->
         err_console.print(f"[yellow]note:[/] framework profile {escape(repr(profile.name))} from the hardware file "
                           f"{escape(hardware)} (it was calibrated with it; --framework overrides)",
                           highlight=False, soft_wrap=True)
+    elif framework is not None and hardware is not None:
+        from shardplan.inputs import default_framework
+
+        from_file = default_framework(hardware)
+        skip = {"origin", "sources"}
+        if from_file is not None and from_file.model_dump(exclude=skip) != profile.model_dump(exclude=skip):
+            changed = sorted(k for k, v in from_file.model_dump(exclude=skip).items()
+                             if profile.model_dump(exclude=skip).get(k) != v)
+            err_console.print(f"[yellow]note:[/] --framework {escape(framework)} replaces the framework section of the "
+                              f"hardware file {escape(hardware)} (its own values of {escape(', '.join(changed))} are "
+                              "not used; leave --framework out to keep them)", highlight=False, soft_wrap=True)
 
 
 def config_errors(fn: Callable) -> Callable:
