@@ -493,6 +493,7 @@ def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: Framework
     ``lm_head_stage_bytes``) on all runs and on each model alone, scored on every model: median
     |error| of rank 0's allocator peak."""
     bare = profile.model_copy(update={"lm_head_stage_bytes": 0.0})
+    unit = bare.model_copy(update={"lm_head_stage_bytes": 1.0})
     alloc: dict[str, list[float]] = defaultdict(list)
     basis: dict[str, list[float]] = defaultdict(list)
     meas: dict[str, list[float]] = defaultdict(list)
@@ -501,9 +502,9 @@ def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: Framework
         if r.ran and not isinstance(e, str):
             a = memory_for_stage(e.model, e.training, e.layout, 0).allocated
             alloc[r.model].append(a)
-            # what one byte per token x d_model adds on stage 0 (0 unless it holds the LM head)
-            head = e.layout.parallel.pp == 1
-            basis[r.model].append(e.layout.local_tokens * e.model.d_model if head else 0.0)
+            # what one byte per token x d_model adds on stage 0 (nothing unless it holds the LM head)
+            with_unit = e.training.model_copy(update={"framework": unit})
+            basis[r.model].append(memory_for_stage(e.model, with_unit, e.layout, 0).allocated - a)
             meas[r.model].append(r.mem_bytes)
     models = sorted(alloc)
     fits = {"all": fit_allocator_terms(*(sum((d[m] for m in models), []) for d in (alloc, basis, meas)))}

@@ -137,7 +137,8 @@ def print_notes(layout: Any) -> None:
 
 def framework_note(hardware: str | None, framework: str | None, profile: Any) -> None:
     """Say on stderr which profile (a FrameworkProfile) a hardware file chose when ``--framework``
-    was not given (:func:`shardplan.inputs.default_framework`)."""
+    was not given (:func:`shardplan.inputs.default_framework`), and, when it was given, which of the
+    file's own framework values it replaces."""
     if framework is None and hardware is not None and profile.name != "megatron":
         err_console.print(f"[yellow]note:[/] framework profile {escape(repr(profile.name))} from the hardware file "
                           f"{escape(hardware)} (it was calibrated with it; --framework overrides)",
@@ -147,9 +148,10 @@ def framework_note(hardware: str | None, framework: str | None, profile: Any) ->
 
         from_file = default_framework(hardware)
         skip = {"origin", "sources"}
-        if from_file is not None and from_file.model_dump(exclude=skip) != profile.model_dump(exclude=skip):
-            changed = sorted(k for k, v in from_file.model_dump(exclude=skip).items()
-                             if profile.model_dump(exclude=skip).get(k) != v)
+        theirs = from_file.model_dump(exclude=skip) if from_file is not None else {}
+        ours = profile.model_dump(exclude=skip)
+        changed = sorted(k for k, v in theirs.items() if ours.get(k) != v)
+        if changed:
             err_console.print(f"[yellow]note:[/] --framework {escape(framework)} replaces the framework section of the "
                               f"hardware file {escape(hardware)} (its own values of {escape(', '.join(changed))} are "
                               "not used; leave --framework out to keep them)", highlight=False, soft_wrap=True)

@@ -371,13 +371,12 @@ def loss_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layou
       the forward is the peak (torchtitan ``components/loss.py``).
 
     ``FrameworkProfile.logit_bytes`` replaces this count when the profile gives it (nanotron: the
-    model returns fp32 logits, so only that input and the saved softmax live: 4 + 4 B), and
-    ``FrameworkProfile.lm_head_stage_bytes`` adds its bytes per token x ``d_model``, not divided by tp.
+    model returns fp32 logits, so only that input and the saved softmax live: 4 + 4 B).
     """
     beta = training.precision.activation_bytes
     fw = training.framework
     per_element = fw.logit_bytes if fw.logit_bytes is not None else beta + {"eager": 8, "fused": 4, "in_place": 0}[fw.loss]
-    return per_element * layout.vocab_per_rank(model.vocab_size) + fw.lm_head_stage_bytes * model.d_model
+    return per_element * layout.vocab_per_rank(model.vocab_size)
 
 
 def output_layer_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:
@@ -407,7 +406,7 @@ class MemoryBreakdown:
         activations: stored activations of the in-flight microbatches (and the output layer's
             inputs on the last stage).
         logits: logits and loss of the current microbatch (last stage), with the profile's
-            ``lm_head_stage_bytes`` term (:func:`loss_bytes_per_token`).
+            ``lm_head_stage_bytes`` term (:func:`activation_terms`).
         comm_buffers: sequence-parallel communication buffers (:func:`sp_buffer_bytes`).
         fragmentation: caching-allocator reserve above the allocated peak
             (``FrameworkProfile.allocator_overhead`` x :attr:`allocated`).
@@ -640,11 +639,13 @@ def activation_terms(model: ModelSpec, training: TrainingSpec, layout: Layout, s
     :func:`memory_for_stage` that depend on how the tokens are split (and the recompute policy),
     not on where the weights live: :func:`stage_activation_bytes`; on the last stage one set of
     logits per prediction depth (DeepSeek-V3 MTP: the main head's and each module's,
-    :func:`loss_bytes_per_token`); :func:`sp_buffer_bytes`."""
+    :func:`loss_bytes_per_token`) and the profile's ``lm_head_stage_bytes`` x ``d_model`` per local
+    token (once, not divided by tp); :func:`sp_buffer_bytes`."""
     acts = stage_activation_bytes(model, training, layout, stage)
     logits = 0.0
     if stage == layout.parallel.pp - 1:
-        logits = (1 + model.mtp_modules) * layout.local_tokens * loss_bytes_per_token(model, training, layout)
+        logits = layout.local_tokens * ((1 + model.mtp_modules) * loss_bytes_per_token(model, training, layout)
+                                        + training.framework.lm_head_stage_bytes * model.d_model)
     return acts, logits, sp_buffer_bytes(model, training, layout)
 
 
@@ -673,16 +674,6 @@ def cost_greedy_stage_layers(model: ModelSpec, pp: int) -> tuple[int, ...]:
     measured peak is world rank 0's (nanotron ``helpers.py`` log_throughput writes the CSV on rank 0 =
     pipeline rank 0), so that rank's layer count decides the memory comparison."""
     return cost_greedy_split(model, pp)
-
-
-def fit_allocator_overhead(allocated: list[float], measured: list[float]) -> float:
-    """Fraction f in [0, 1] with ``allocated * (1 + f) ~ measured`` (a reserved-memory peak):
-    :func:`fit_allocator_terms` without the LM-head stage term. Both lists in bytes, same length.
-
-    Raises:
-        ValueError: if the lists are empty or differ in length.
-    """
-    return fit_allocator_terms(allocated, [0.0] * len(allocated), measured)[0]
 
 
 def fit_allocator_terms(allocated: list[float], head_basis: list[float], measured: list[float]
