@@ -312,6 +312,13 @@ def test_precision_a_framework_does_not_write_is_refused():
     with pytest.raises(ConfigError, match="cannot express precision='fp8-mixed'.*use --precision bf16-mixed.*Megatron-LM"):
         export_text("torchtitan", e)
     assert "--fp8-format" in export_text("megatron", e)
+    # fp8 primary weights: Megatron-LM writes them with --fp8-param-gather; torchtitan is refused, naming who can
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=16,
+                                 global_batch_tokens=None, precision="fp8-params", zero_stage=1)
+    e = estimate(m, hw, tr, pc, 8)
+    assert "--fp8-param-gather" in export_text("megatron", e).split()
+    with pytest.raises(ConfigError, match="cannot express precision='fp8-params'.*--fp8-param-gather"):
+        export_text("torchtitan", e)
 
 
 def test_replicated_kv_heads_are_refused_everywhere():
@@ -403,7 +410,9 @@ MEGATRON_FLAGS = {"--num-layers", "--tensor-model-parallel-size", "--pipeline-mo
                   # ("Only works with flex token dispatcher"); _add_training_args: --recompute-modules (nargs='*')
                   "--moe-token-dispatcher-type", "--moe-enable-deepep", "--recompute-modules",
                   # _add_mixed_precision_args / OptimizerConfig: the precision-aware optimizer's state dtypes
-                  "--use-precision-aware-optimizer", "--exp-avg-dtype", "--exp-avg-sq-dtype"}
+                  "--use-precision-aware-optimizer", "--exp-avg-dtype", "--exp-avg-sq-dtype",
+                  # fp8 primary weights ("Keep the compute param in fp8 ... and perform the param all-gather in fp8")
+                  "--fp8-param-gather"}
 _LOAD = {"torchtitan": tomllib.loads, "nanotron": yaml.safe_load, "deepspeed": json.loads, "maxtext": yaml.safe_load,
          "easydel": lambda text: ast.literal_eval(re.search(r"^EASYDEL_CONFIG = (\{.*?^\})", text, re.S | re.M)[1])}
 

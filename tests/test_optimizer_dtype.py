@@ -59,13 +59,14 @@ def test_unknown_optimizer_dtype_names_the_legal_values():
 def test_nemotron_340b_nemo_recipe_fits_with_its_optimizer_state():
     # NeMo's Nemotron-4-340B recipe on 128 H100 (tp 8, pp 8, v 12, dp 2): with Megatron's fp32 state the first
     # stage holds ~5.8e9 parameters x (2 + 2 + 12 / 2) B = 58 GB of model state; the recipe's bf16 state without
-    # master copy saves 4 B per parameter (master 4 / 2, moments 4 / 2), about 23 GB = 21.5 GiB
+    # master copy saves 4 B per parameter (master 4 / 2, moments 4 / 2), about 23 GB = 21.5 GiB of tensors, and the
+    # Megatron-LM profile's allocator reserve (2.5% of the allocated peak) with them: 21.5 x 1.025 = 22.0 GiB
     kw = dict(model="nemotron-4-340b", hardware="h100-sxm", devices=128, seq_len=4096, global_batch=32,
               global_batch_tokens=None, tp=8, sp=True, tp_overlap=True, pp=8, schedule="interleaved",
               virtual_stages=12, zero_stage=1)
     est = {d: estimate(*build_inputs(optimizer_dtype=d, **kw), 128) for d in ("fp32", "bf16")}
     saved = est["fp32"].memory.total - est["bf16"].memory.total
-    assert 21 * 2**30 < saved < 22 * 2**30
+    assert 21 * 1.025 * 2**30 < saved < 22 * 1.025 * 2**30
     assert not est["fp32"].fits and est["bf16"].fits
 
 

@@ -351,7 +351,7 @@ def moe_expert_cost_s(model: ModelSpec, training: TrainingSpec, p: ParallelConfi
     """Seconds per microbatch of the framework profile's fixed MoE costs on ``moe_layers`` MoE layers:
     (``FrameworkProfile.moe_expert_overhead_s`` x the local experts E / ep + ``moe_layer_overhead_s``)
     x the layers (forward + backward; both constants fitted, benchmarks/fit_frameworks.py). Example,
-    Qwen3-30B-A3B at ep 8 with 0.19 ms and 1.12 ms: (0.19 ms x 128 / 8 + 1.12 ms) x 48 = 0.19968 s per
+    Qwen3-30B-A3B at ep 8 with 0.19 ms and 1.09 ms: (0.19 ms x 128 / 8 + 1.09 ms) x 48 = 0.19824 s per
     microbatch"""
     fw = training.framework
     return (fw.moe_expert_overhead_s * max(1, model.n_experts // p.ep) + fw.moe_layer_overhead_s) * moe_layers

@@ -157,7 +157,8 @@ def check_training(training, exporter: Exporter) -> None:
         raise refuse_setting("optimizer_dtype", opt, exporter.optimizer_dtypes, who.get(opt, ""))
     name = training.precision.name
     if name not in exporter.precisions:
-        who = {"fp8-mixed": "Megatron-LM (--fp8-format)", "fp32": "DeepSpeed (bf16 off)",
+        who = {"fp8-mixed": "Megatron-LM (--fp8-format)", "fp8-params": "Megatron-LM (--fp8-param-gather)",
+               "fp32": "DeepSpeed (bf16 off)",
                "bf16-mixed-fp32-grads": "Megatron-LM (--accumulate-allreduce-grads-in-fp32)"}
         raise refuse_setting("precision", name, exporter.precisions, who.get(name, "another framework"))
 

@@ -197,7 +197,9 @@ def megatron_args(ctx: ExportContext) -> list[str]:
     args += ["--micro-batch-size", str(p.microbatch_size), "--global-batch-size", str(tr.global_batch_size),
              "--seq-length", str(tr.seq_len)]
     precision = {"bf16-mixed": ["--bf16"], "bf16-mixed-fp32-grads": ["--bf16", "--accumulate-allreduce-grads-in-fp32"],
-                 "fp8-mixed": ["--bf16", "--fp8-format", "hybrid"]}
+                 "fp8-mixed": ["--bf16", "--fp8-format", "hybrid"],
+                 # fp8 primary weights (arguments.py _add_mixed_precision_args: --fp8-param-gather)
+                 "fp8-params": ["--bf16", "--fp8-format", "hybrid", "--fp8-param-gather"]}
     if tr.optimizer_dtype == "bf16-moments":  # Megatron-LM arguments.py _add_mixed_precision_args
         if p.zero_stage != 1:
             # OptimizerConfig.__post_init__: the precision-aware optimizer only with the distributed optimizer
@@ -405,5 +407,5 @@ EXPORTER = Exporter(name="megatron", title="Megatron-LM", source=SOURCE, suffix=
                     expresses=("overlap_grad_reduce", "tp_overlap", "offload_optimizer", "etp", "moe_dispatcher",
                                "recompute_modules", "offload_activation_layers"),
                     write=write, read=read,
-                    precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp8-mixed", "fp32"),
+                    precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp8-mixed", "fp8-params", "fp32"),
                     optimizer_dtypes=("fp32", "bf16-moments"))

@@ -73,20 +73,21 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
     HardwareSpec(
         name="b200", peak_flops_bf16=2.25e15, peak_flops_fp8=4.5e15, hbm_bytes=180e9, hbm_bandwidth=8e12,
         scale_up_size=8, scale_up_bandwidth=900e9, scale_out_bandwidth=50e9,
-        matmul_efficiency=0.59, fp8_matmul_efficiency=0.49, scale_up_efficiency=0.82, scale_out_efficiency=0.85,
-        sources={"fp8_matmul_efficiency": "0.49: fitted by benchmarks/fit_frameworks.py blackwell_fp8_table on the 16 "
+        matmul_efficiency=0.58, fp8_matmul_efficiency=0.48, scale_up_efficiency=0.82, scale_out_efficiency=0.85,
+        sources={"fp8_matmul_efficiency": "0.48: fitted by benchmarks/fit_frameworks.py blackwell_fp8_table on the 16 "
                                           "public dense fp8 B200 / GB200 rows (NeMo 25.04 B200 long sequence, "
                                           "Megatron-Bridge 25.09 / 25.11 B200 and GB200; docs/accuracy.md gives the "
-                                          "leave-one-row-out errors): the Hopper entry's fitted fp8 rate too",
+                                          "leave-one-row-out errors), the Megatron-Bridge FP8-CS rows with fp8 primary "
+                                          "weights (0.49 before them, the Hopper entry's fitted fp8 rate)",
                  "peak_flops": "NVIDIA DGX B200 datasheet: 72 PFLOPS fp8 training per 8 GPUs (sparse) -> "
                                "4.5 PF fp8 / 2.25 PF bf16 dense per GPU; " + _SB_GPU,
                  "hbm": "NVIDIA DGX B200 datasheet: 1,440 GB per 8 GPUs = 180 GB per GPU (192 GB announced); "
                         "8 TB/s",
                  "scale_up_bandwidth": "NVLink 5: 1.8 TB/s bidirectional -> 900 GB/s one-way",
                  "scale_out_bandwidth": "DGX B200: 8x ConnectX-7 400 Gb/s -> 50 GB/s per GPU",
-                 "matmul_efficiency": "0.59: the fitted Blackwell fp8 rate (0.49, above) times the Hopper entry's "
-                                      "bf16 / fp8 asymptote ratio (0.59 / 0.49, both fitted with the same shape model), "
-                                      "i.e. Hopper's bf16 rate; cross-check: ezyang SOURCES.md's isolated B200 GEMM rate "
+                 "matmul_efficiency": "0.58: the fitted Blackwell fp8 rate (0.48, above) times the Hopper entry's "
+                                      "bf16 / fp8 asymptote ratio (0.59 / 0.49, both fitted with the same shape model); "
+                                      "cross-check: ezyang SOURCES.md's isolated B200 GEMM rate "
                                       "0.69 scaled by Hopper's fitted-asymptote / isolated-GEMM ratio (0.59 / 0.73) gives "
                                       "0.56. The isolated rate itself (0.69, used before) is an upper bound, as on Hopper; "
                                       "no public dense bf16 Blackwell training row was found to fit it on (docs/accuracy.md)",
@@ -248,18 +249,18 @@ HARDWARE["gb200"] = HardwareSpec(**{
 #: datasheets give them, 160 SMs, 12-high HBM3e stacks and ConnectX-8 800 Gb/s NICs; network efficiencies are the
 #: b200 entry's, the GEMM rates are fitted on the public GB300 rows and the attention kernel has the doubled
 #: softmax-exponential throughput (no published Blackwell Ultra GEMM or attention benchmark to set them from)
-_ULTRA_GEMM = dict(matmul_efficiency=0.65, fp8_matmul_efficiency=0.54)
+_ULTRA_GEMM = dict(matmul_efficiency=0.64, fp8_matmul_efficiency=0.53)
 _ULTRA = {
     "sm_count": "Blackwell Ultra (B300): 160 SMs, 20,480 CUDA cores (NVIDIA Blackwell Ultra announcement, GTC 2025)",
     "scale_out_bandwidth": "one ConnectX-8 SuperNIC, 800 Gb/s, per GPU -> 100 GB/s per GPU",
     "compute_arch": "Blackwell Ultra: the Blackwell tensor cores with twice the special-function-unit throughput for "
                     "the softmax exponential (shardplan.cost.gemm._BLACKWELL_ULTRA)",
-    "fp8_matmul_efficiency": "0.54: fitted by benchmarks/fit_frameworks.py blackwell_ultra_fp8_table on the three public "
-                             "dense fp8 GB300 rows (Megatron-Bridge 25.11 Llama 3 8B, 70B, 405B; leave-one-row-out "
-                             "-8% / +9% / -0%, docs/accuracy.md). The datasheets give Blackwell Ultra the Blackwell "
+    "fp8_matmul_efficiency": "0.53: fitted by benchmarks/fit_frameworks.py blackwell_ultra_fp8_table on the three public "
+                             "dense fp8 GB300 rows (Megatron-Bridge 25.11 Llama 3 8B, 70B, 405B, FP8-CS with fp8 "
+                             "primary weights; leave-one-row-out -9% / +8% / +0%, docs/accuracy.md). The datasheets give Blackwell Ultra the Blackwell "
                              "dense peaks, yet the table's GB300 runs are 1.03-1.23x its GB200 runs: a fitted rate "
-                             "above the B200 / GB200 entry's 0.49 carries that (three rows: weakly determined)",
-    "matmul_efficiency": "0.65: the fitted Blackwell Ultra fp8 rate (0.54) times the Hopper entry's bf16 / fp8 ratio "
+                             "above the B200 / GB200 entry's 0.48 carries that (three rows: weakly determined)",
+    "matmul_efficiency": "0.64: the fitted Blackwell Ultra fp8 rate (0.53) times the Hopper entry's bf16 / fp8 ratio "
                          "(0.59 / 0.49), as for the b200 entry; no public bf16 Blackwell Ultra row beside GPT-OSS-120B"}
 HARDWARE["gb300"] = HardwareSpec(**{
     **HARDWARE["gb200"].model_dump(), "name": "gb300", "hbm_bytes": 279e9, "sm_count": 160, "scale_out_bandwidth": 100e9,

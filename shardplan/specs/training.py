@@ -84,6 +84,12 @@ PRECISION_POLICIES: dict[str, PrecisionPolicy] = {
     "fp32-params": PrecisionPolicy(name="fp32-params", param_bytes=4, grad_bytes=4, master_bytes=0,
                                    grads_transient=True),
     "fp8-mixed": PrecisionPolicy(name="fp8-mixed", compute_dtype="fp8"),
+    # fp8 primary weights: the working copy of the weights lives in fp8 (1 B/param; the fp32 master stays in the
+    # optimizer) and ZeRO / FSDP gather it in fp8. Sources: Megatron-Core --fp8-param-gather ("keep the compute param
+    # in fp8 (do not use any other intermediate dtype) and perform the param all-gather in fp8"), set by every
+    # Megatron-Bridge FP8-CS recipe (megatron/bridge/training/mixed_precision.py bf16_with_fp8_current_scaling_mixed:
+    # fp8_param_gather=True); Transformer Engine fp8_model_init (FP8 primary weights)
+    "fp8-params": PrecisionPolicy(name="fp8-params", compute_dtype="fp8", param_bytes=1),
     # everything in fp32 (CPU runs and exact-loss tests): 4 + 4 + 8 = 16 B/param, 4-byte activations
     "fp32": PrecisionPolicy(name="fp32", param_bytes=4, grad_bytes=4, master_bytes=0, activation_bytes=4),
 }
