@@ -319,6 +319,11 @@ def test_precision_a_framework_does_not_write_is_refused():
     assert "--fp8-param-gather" in export_text("megatron", e).split()
     with pytest.raises(ConfigError, match="cannot express precision='fp8-params'.*--fp8-param-gather"):
         export_text("torchtitan", e)
+    # who writes a precision comes from the exporters' own lists: fp32 -> DeepSpeed's hint; fp32-params -> nobody
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=16,
+                                 global_batch_tokens=None, precision="fp32-params", zero_stage=3)
+    with pytest.raises(ConfigError, match="precision='fp32-params'.*; no exporter writes it$"):
+        export_text("torchtitan", estimate(m, hw, tr, pc, 8))
 
 
 def test_replicated_kv_heads_are_refused_everywhere():

@@ -160,7 +160,9 @@ def check_training(training, exporter: Exporter) -> None:
         who = {"fp8-mixed": "Megatron-LM (--fp8-format)", "fp8-params": "Megatron-LM (--fp8-param-gather)",
                "fp32": "DeepSpeed (bf16 off)",
                "bf16-mixed-fp32-grads": "Megatron-LM (--accumulate-allreduce-grads-in-fp32)"}
-        raise refuse_setting("precision", name, exporter.precisions, who.get(name, "another framework"))
+        from shardplan.export import EXPORTERS  # the registry imports this module
+        writers = ", ".join(e.title for e in EXPORTERS.values() if name in e.precisions)
+        raise refuse_setting("precision", name, exporter.precisions, who.get(name, writers))
 
 
 def refuse(framework: str, missing: str, alternatives: str) -> ConfigError:
