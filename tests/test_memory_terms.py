@@ -618,3 +618,16 @@ def test_gb200_llama31_405b_tp4_pp16_runs_fit():
     e = estimate(model, hw, training, parallel, n)
     assert e.fits and e.memory.total < hw.hbm_bytes == 186e9
     assert hw.hbm_bytes - e.memory.allocated < 0.05 * hw.hbm_bytes + 2 * GiB  # the old reserve did not fit
+
+
+def test_usable_hbm_is_all_of_it_when_the_profile_owns_the_runtime():
+    # the Megatron-LM profile's total already holds its context and fragmentation: usable = the whole 80 GiB;
+    # a profile without runtime terms keeps the hardware's 80 GiB x 0.95 - 2 GiB = 74 GiB = 79,456,894,976 B
+    from shardplan.calibration import hardware_of
+    from shardplan.cost.step import estimate
+    from shardplan.presets.models import MODELS
+    hw = hardware_of("H100-SXM")
+    tr = TrainingSpec(seq_len=4096, global_batch_size=16, framework=framework_profile("megatron"))
+    assert estimate(MODELS["llama-3-8b"], hw, tr, ParallelConfig(zero_stage=3), 8).hbm_usable == 80 * 2**30
+    bare = tr.model_copy(update={"framework": FrameworkProfile()})
+    assert estimate(MODELS["llama-3-8b"], hw, bare, ParallelConfig(zero_stage=3), 8).hbm_usable == 79_456_894_976
