@@ -29,6 +29,8 @@ FA2_MEGATRON = "megatron+attention_kernel=fa2"
 #: recipe's optimizer state is bf16 with no master copy (``TrainingSpec.optimizer_dtype='bf16'``; the recipe
 #: is cited at :data:`shardplan.calibration.NEMO_OPTIMIZER_DTYPE`)
 OPTIMIZER_BF16 = "+optimizer_dtype=bf16"
+#: the same for bf16 Adam moments beside an fp32 master copy (the DeepSeek-V3 recipes)
+OPTIMIZER_BF16_MOMENTS = "+optimizer_dtype=bf16-moments"
 P4DE = "A100 80GB (AWS p4de)"
 FMS_FSDP = tuple(
     (f"fms-fsdp README: Llama 2 {size} {'HSDP' if shard == 8 else 'FSDP'}, 128 A100", model, P4DE, "pytorch-fsdp",
@@ -318,7 +320,7 @@ MEGATRON_BRIDGE_H100 = (
      MB_FW, FP8_CS, 1024, 8192, 1536, dict(tp=8, sp=True, tp_overlap=True, pp=8, cp=2, schedule="interleaved",
                                                      virtual_stages=8, zero_stage=1, microbatch_size=1), 328, None),
     ("Megatron-Bridge 25.09 H100: DeepSeek-V3 TP2 PP8 VP4 EP64 (MTP), 1,024 GPUs", "deepseek-v3-mtp", _H100_MB,
-     MB_FW, "fp8-mixed+optimizer_dtype=bf16-moments", 1024, 4096, 8192,
+     MB_FW, "fp8-mixed" + OPTIMIZER_BF16_MOMENTS, 1024, 4096, 8192,
      dict(tp=2, sp=True, pp=8, schedule="interleaved", virtual_stages=4, pp_layers=(7, 8, 8, 8, 8, 8, 8, 6), ep=64,
           etp=1, moe_dispatcher="deepep", zero_stage=1, microbatch_size=1, recompute="selective",
           recompute_modules=("mla_up_proj", "mlp")), 1297, None),
@@ -378,11 +380,11 @@ MEGATRON_BRIDGE_H100 = (
     # the pipeline layout with a helper this table does not resolve: the planner's balanced split is used. The
     # table's GB300 row (pp 8, ep 64 on 256 GPUs) is not a check: ep 64 exceeds its 32-way data parallelism
     ("Megatron-Bridge 25.11 B200: DeepSeek-V3 PP16 EP8 (MTP), 256 GPUs", "deepseek-v3-mtp", "B200", MB_FW,
-     "fp8-mixed+optimizer_dtype=bf16-moments", 256, 4096, 2048,
+     "fp8-mixed" + OPTIMIZER_BF16_MOMENTS, 256, 4096, 2048,
      dict(pp=16, ep=8, etp=1, moe_dispatcher="deepep", zero_stage=1, microbatch_size=1, recompute="selective",
           recompute_modules=("mla_up_proj",)), 2139, None),
     ("Megatron-Bridge 25.11 GB200: DeepSeek-V3 PP4 VP4 EP64 (MTP), 256 GPUs", "deepseek-v3-mtp", "GB200", MB_FW,
-     "fp8-mixed+optimizer_dtype=bf16-moments", 256, 4096, 2048,
+     "fp8-mixed" + OPTIMIZER_BF16_MOMENTS, 256, 4096, 2048,
      dict(pp=4, schedule="interleaved", virtual_stages=4, ep=64, etp=1, moe_dispatcher="deepep", zero_stage=1,
           microbatch_size=1, recompute="selective", recompute_modules=("mla_up_proj",)), 3653, None),
     # the DGX-GB200 (NVL72) tables, 25.09 and 25.11, the `gb200` preset; layouts as the tables give them (FP8-CS
@@ -443,7 +445,6 @@ MEGATRON_BRIDGE_H100 = (
 #: gpt_oss_workload_base_configs.py ..._GB300_BF16_V2: no recompute, ..._GB200_BF16_V2: norm and MoE-activation
 #: recompute); DeepSeek-V3 and Qwen3-235B priced as their rows above (DeepEP, mla_up_proj recompute, bf16 Adam moments;
 #: no recompute). The MoE runs are force-balanced and dropless (the table's note)
-OPTIMIZER_BF16_MOMENTS = "+optimizer_dtype=bf16-moments"  # DeepSeek-V3 recipes: bf16 Adam moments
 _DS_FIELDS = dict(etp=1, moe_dispatcher="deepep", zero_stage=1, microbatch_size=1, recompute="selective",
                   recompute_modules=("mla_up_proj",))
 HELD_OUT_CHECKS = tuple(
@@ -462,12 +463,6 @@ HELD_OUT_CHECKS = tuple(
         ("GB300", "Llama 3.1 405B TP2 PP8 CP2 VP4, 256 GPUs", "llama-3.1-405b", FP8_CS, 256, 8192, 1536,
          dict(tp=2, sp=True, tp_overlap=True, pp=8, cp=2, schedule="interleaved", virtual_stages=4, zero_stage=1,
               microbatch_size=1), 999),
-        ("GB300", "DeepSeek-V3 BF16 PP2 VP4 EP32 (MTP), 256 GPUs", "deepseek-v3-mtp",
-         "bf16-mixed" + OPTIMIZER_BF16_MOMENTS, 256, 4096, 4096,
-         dict(pp=2, schedule="interleaved", virtual_stages=4, ep=32, **_DS_FIELDS), 3848),
-        ("GB300", "DeepSeek-V3 FP8-MX PP2 VP4 EP32 (MTP), 256 GPUs", "deepseek-v3-mtp",
-         "fp8-mixed" + OPTIMIZER_BF16_MOMENTS, 256, 4096, 4096,
-         dict(pp=2, schedule="interleaved", virtual_stages=4, ep=32, **_DS_FIELDS), 4357),
         ("GB300", "GPT-OSS-120B EP64, seq 8192, 64 GPUs", "gpt-oss-120b", "bf16-mixed", 64, 8192, 1280,
          dict(ep=64, etp=1, zero_stage=1, microbatch_size=2), 18347),
         ("GB300", "Qwen3-235B-A22B BF16 PP4 VP12 EP16, 256 GPUs", "qwen3-235b-a22b", "bf16-mixed", 256, 4096, 8192,
@@ -475,17 +470,18 @@ HELD_OUT_CHECKS = tuple(
         ("GB200", "Llama 3.1 405B TP4 PP16 VP4, 256 GPUs", "llama-3.1-405b", FP8_CS, 256, 8192, 1536,
          dict(tp=4, sp=True, tp_overlap=True, pp=16, schedule="interleaved", virtual_stages=4, zero_stage=1,
               microbatch_size=1), 813),
-        ("GB200", "DeepSeek-V3 BF16 PP4 VP4 EP64 (MTP), 256 GPUs", "deepseek-v3-mtp",
-         "bf16-mixed" + OPTIMIZER_BF16_MOMENTS, 256, 4096, 4096,
-         dict(pp=4, schedule="interleaved", virtual_stages=4, ep=64, **_DS_FIELDS), 3139),
-        ("GB200", "DeepSeek-V3 FP8-MX PP8 VP4 EP32 (MTP), 256 GPUs", "deepseek-v3-mtp",
-         "fp8-mixed" + OPTIMIZER_BF16_MOMENTS, 256, 4096, 4096,
-         dict(pp=8, schedule="interleaved", virtual_stages=4, ep=32, **_DS_FIELDS), 4018),
         ("GB200", "GPT-OSS-120B EP64, seq 8192, 64 GPUs", "gpt-oss-120b", "bf16-mixed", 64, 8192, 1280,
          dict(ep=64, etp=1, zero_stage=1, microbatch_size=1, recompute="selective",
               recompute_modules=("layernorm", "moe_act")), 15876),
         ("GB200", "Qwen3-235B-A22B BF16 PP8 VP3 EP32, 256 GPUs", "qwen3-235b-a22b", "bf16-mixed", 256, 4096, 8192,
-         dict(pp=8, schedule="interleaved", virtual_stages=3, ep=32, etp=1, zero_stage=1, microbatch_size=1), 4916)))
+         dict(pp=8, schedule="interleaved", virtual_stages=3, ep=32, etp=1, zero_stage=1, microbatch_size=1), 4916),
+        # DeepSeek-V3 (MTP), 256 GPUs, GBS 4096: the BF16 and FP8-MX columns, interleaved with 4 chunks per rank
+        *((system, f"DeepSeek-V3 {label} PP{pp} VP4 EP{ep} (MTP), 256 GPUs", "deepseek-v3-mtp",
+           prec + OPTIMIZER_BF16_MOMENTS, 256, 4096, 4096,
+           dict(pp=pp, schedule="interleaved", virtual_stages=4, ep=ep, **_DS_FIELDS), tps)
+          for system, label, prec, pp, ep, tps in (
+              ("GB300", "BF16", "bf16-mixed", 2, 32, 3848), ("GB300", "FP8-MX", "fp8-mixed", 2, 32, 4357),
+              ("GB200", "BF16", "bf16-mixed", 4, 64, 3139), ("GB200", "FP8-MX", "fp8-mixed", 8, 32, 4018)))))
 PUBLIC_CHECKS = (
     *NEMO_2407,
     *MAXTEXT_V5P,
