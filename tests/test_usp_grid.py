@@ -230,6 +230,31 @@ def test_grid_rows_round_trip_as_run_records(tmp_path):
     assert runs[0].tok_s_gpu == 39006 and runs[0].mem_bytes == pytest.approx(2.42e10) and runs[1].parallel.tp == 8
 
 
+
+def test_grid_map_reads_other_model_sizes_by_either_label(tmp_path):
+    # the playbook's other sizes, by size class (3B, 70B) or by MHA parameter count (3.57B, 80B):
+    # 80B = 80 x (4 x 8192^2 + 3 x 8192 x 28672) + 2 x 131072 x 8192 (untied) + (2 x 80 + 1) x 8192 (norms)
+    #     = 77,846,282,240 + 2,147,483,648 + 1,318,912 = 79,995,084,800
+    # 3.57B = 28 x (4 x 3072^2 + 3 x 3072 x 8192) + 131072 x 3072 (tied) + (2 x 28 + 1) x 3072
+    #       = 3,170,893,824 + 402,653,184 + 175,104 = 3,573,722,112
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import usp_grid
+
+    csv_text = ("model,nodes,dp,tp,pp,zero,mbs,grad_acc,gbs,mfu_pct,tok_s_gpu,tok_s,gpu_mem_gb\n"
+                "80B,8,1,16,4,0,1,256,256,20.0,300,19200,60.1\n"
+                "70B,8,1,16,4,0,1,256,256,nan,nan,nan,nan\n"
+                "3.57B,1,8,1,1,1,1,32,256,40.0,15000,120000,40.2\n"
+                "3B,1,8,1,1,1,1,32,256,nan,nan,nan,nan\n")
+    (tmp_path / "g.csv").write_text(csv_text)
+    runs = usp_grid.load_grid(tmp_path / "g.csv")
+    assert [r.model for r in runs] == ["80B", "70B", "3.57B", "3B"]  # the CSV's own labels are kept
+    assert usp_grid.GRID_MODELS["80B"].n_params == usp_grid.GRID_MODELS["70B"].n_params == 79_995_084_800
+    assert usp_grid.GRID_MODELS["3.57B"].n_params == usp_grid.GRID_MODELS["3B"].n_params == 3_573_722_112
+    # and they are priced: 80B on 64 GPUs at tp=16 pp=4 is a valid nanotron layout
+    hw = usp_grid.load_hardware(str(usp_grid.DEFAULT_HW))
+    e = usp_grid.predict(runs[0], hw, framework_profile("nanotron"))
+    assert not isinstance(e, str) and e.layout.n_devices == 64
+
 def test_nanotron_schedules_are_gpipe_and_1f1b():
     # nanotron's engines: AllForwardAllBackward (gpipe) and OneForwardOneBackward (1f1b); zero-bubble is refused
     nano = _training(framework_profile("nanotron"))
@@ -376,3 +401,22 @@ def test_grid_script_refuses_fit_options_without_fit_and_unwritable_paths(tmp_pa
     with pytest.raises(ConfigError, match="does not exist"):
         usp_grid.check_arguments(args(doc=tmp_path / "missing" / "a.md"))
     usp_grid.check_arguments(args(fit=True, by_nodes=True, profile_out=tmp_path / "p.yaml"))  # fine
+
+
+def test_nanotron_gathers_updated_parameters_in_one_blocking_call():
+    # nanotron optim/zero.py: ZeroDistributedOptimizer.step -> _all_gather_params, a synchronous
+    # all_gather_coalesced after the update: the ZeRO-1 AllGather is exposed whole (exposed = time),
+    # where a profile that overlaps it (Megatron-LM --overlap-param-gather) hides all but the last
+    # bucket behind the forward. The gradient ReduceScatter is overlapped in both.
+    nano = framework_profile("nanotron").model_copy(update={"overlap_slowdown": 0.0, "tp_overlap_slowdown": 0.0})
+    hidden = nano.model_copy(update={"param_gather_overlap": True})
+    par = ParallelConfig(dp=16, zero_stage=1, microbatch_size=1)
+    ags = {}
+    for name, fw in (("blocking", nano), ("overlapped", hidden)):
+        e = estimate(G1B, H100, _training(fw), par, 16)
+        ag = [c for c in e.collectives if c.axis == "dp" and c.op == "AllGather"]
+        rs = [c for c in e.collectives if c.axis == "dp" and c.op == "ReduceScatter"]
+        assert len(ag) == 1 and len(rs) == 1 and rs[0].exposed_s < rs[0].time_s
+        ags[name] = ag[0]
+    assert ags["blocking"].overlap == "exposed" and ags["blocking"].exposed_s == ags["blocking"].time_s
+    assert ags["overlapped"].time_s == ags["blocking"].time_s and ags["overlapped"].exposed_s < ags["overlapped"].time_s

@@ -70,6 +70,11 @@ class FrameworkProfile(BaseModel):
         dp_overlap: fraction of the data-parallel gradient reduction (and ZeRO-1/2 parameter
             gather) that can hide behind backward / forward compute (1 = all but the last bucket,
             PyTorch DDP / Megatron-LM; 0 = reduced after the backward).
+        param_gather_overlap: whether the ZeRO-1/2 AllGather of the updated parameters hides behind
+            the next step's forward (True: Megatron-LM ``--overlap-param-gather``, per bucket as the
+            forward reaches it) or blocks after the optimizer step (False: nanotron
+            ``optim/zero.py`` ZeroDistributedOptimizer.step calls ``_all_gather_params``, one
+            synchronous ``all_gather_coalesced`` over every parameter shard, after the update).
         overlap_slowdown: fraction of every overlapped collective's time that is added back to
             compute, because the communication kernels take SMs and HBM bandwidth from the
             matmuls they run beside (0 = free overlap; None = the hardware's SM share of the
@@ -229,6 +234,7 @@ class FrameworkProfile(BaseModel):
     step_overhead_s: float = Field(default=0.0, ge=0, le=60.0)
     elementwise_traffic: float = Field(default=1.0, ge=1.0, le=10.0)
     dp_overlap: float = Field(default=1.0, ge=0, le=1)
+    param_gather_overlap: bool = True
     zero3_prefetch: float = Field(default=1.0, ge=0, le=1)
     vocab_divisible_by: int = Field(default=128, ge=1, le=4096)
     zero3_nic_share: float = Field(default=1.0, gt=0, le=1)

@@ -20,7 +20,8 @@ data-parallel group (dp x cp ranks hold distinct tokens of the same weights).
 
 Overlap: gradient reduction hides behind the backward of the last microbatch except the last
 bucket (Li et al. 2020, Sec. 3.2.3), one bucket per layer; the ZeRO-1/2 parameter AllGather behind
-the next forward likewise (Megatron-LM ``--overlap-param-gather``); ZeRO-3 prefetches the next
+the next forward likewise (Megatron-LM ``--overlap-param-gather``), or not at all where the framework
+gathers after the optimizer step in one blocking call (``FrameworkProfile.param_gather_overlap``: nanotron); ZeRO-3 prefetches the next
 layer's parameters during the current layer (Zhao et al. 2023, Sec. 3.3.2) so only the first
 layer's gather and each layer's excess over its compute are exposed.
 """
@@ -120,12 +121,15 @@ def _zero012(ctx: StepContext, g: WeightGroup) -> list[Collective]:
     rs = ctx.bucketed_time("ReduceScatter", grads, g.shard, g.stride, b)
     params = prec.param_bytes * g.params
     ag = ctx.bucketed_time("AllGather", params, g.shard, g.stride, b)
+    # the parameter gather hides behind the next forward only where the framework issues it per bucket
+    # (FrameworkProfile.param_gather_overlap); nanotron gathers every shard in one blocking call
+    hide_ag = ctx.training.framework.param_gather_overlap
     return [ctx.collective("ReduceScatter", "dp", "grads", "step", g.kind, grads, g.shard, g.stride, 1,
                            f"{g.kind} gradients", overlap=_bucket_rule(ctx), exposed_s=_bucketed(ctx, rs, L * bwd),
                            buckets=b),
             ctx.collective("AllGather", "dp", "params", "step", g.kind, params, g.shard, g.stride, 1,
-                           f"{g.kind} parameters after update", overlap=_bucket_rule(ctx),
-                           exposed_s=_bucketed(ctx, ag, L * fwd), buckets=b)] + _replicas(ctx, g)
+                           f"{g.kind} parameters after update", overlap=_bucket_rule(ctx) if hide_ag else "exposed",
+                           exposed_s=_bucketed(ctx, ag, L * fwd) if hide_ag else ag, buckets=b)] + _replicas(ctx, g)
 
 
 def layer_tensors(model: ModelSpec) -> int:
