@@ -204,6 +204,10 @@ def config_error(e: ValidationError, context: str | None = None) -> ConfigError:
         close = difflib.get_close_matches(str(first["loc"][-1]), _field_names(e.title), n=2)
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
     legal = _legal_text(first)
+    if first["type"] in _RANGE_ERRORS:  # both bounds of the field, whichever one was crossed
+        bounds = _field_bounds(e.title, str(first["loc"][-1]) if first["loc"] else "")
+        if bounds:
+            legal = f"legal: {_number_word(e.title, str(first['loc'][-1]))} {bounds}"
     if first["type"] in _TYPE_WORDS or first["type"] in _UNBOUNDED_NUMBER_ERRORS:
         bounds = _field_bounds(e.title, str(first["loc"][-1]) if first["loc"] else "")
         kind = _TYPE_WORDS.get(first["type"]) or _UNBOUNDED_NUMBER_ERRORS[first["type"]]
@@ -214,6 +218,17 @@ def config_error(e: ValidationError, context: str | None = None) -> ConfigError:
 
 #: pydantic number errors whose context carries no bounds: too large to parse as an integer, not finite
 _UNBOUNDED_NUMBER_ERRORS = {"int_parsing_size": "a whole number", "finite_number": "a finite number"}
+
+
+#: pydantic range errors: the message then gives the field's whole range (:func:`_field_bounds`)
+_RANGE_ERRORS = ("greater_than", "greater_than_equal", "less_than", "less_than_equal")
+
+
+def _number_word(title: str, name: str) -> str:
+    """'a whole number' for an integer field of the spec class ``title``, else 'a number'."""
+    cls = _spec_class(title)
+    info = cls.model_fields.get(name) if cls is not None else None
+    return "a whole number" if info is not None and info.annotation is int else "a number"
 
 
 def _spec_class(title: str):

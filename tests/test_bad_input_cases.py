@@ -132,7 +132,7 @@ def test_published_rows_with_missing_cells_and_odd_hsdp_cells():
     no_id = dict(ROW)
     del no_id["id"]
     assert reproduce_row(no_id).covered
-    with pytest.raises(ConfigError, match="legal: > 0"):
+    with pytest.raises(ConfigError, match="legal: a whole number > 0 and <= "):
         row_inputs({**ROW, "global_batch_sequences": "-256"})
     # a named shard group must divide DP=128; without a size the node's devices that divide dp (gcd):
     # 12 devices, DP=12 -> gcd(12, 8) = 4

@@ -703,3 +703,13 @@ def test_megatron_launch_line_uses_the_hosts_gpu_count(tmp_path):
     assert r.exit_code == 0, r.output
     assert "torchrun --nnodes 32 --nproc-per-node 4 " in out.read_text()
     assert "--cpu-offloading-num-layers 92" in out.read_text()
+
+
+def test_export_refuses_an_inexpressible_precision_before_judging_the_fit():
+    # llama-3-70b on 8 H100 does not fit (exit 1 when exported as it is), but asking torchtitan for fp8
+    # primary weights is bad input whatever the fit: exit 2 naming the precision, not the memory verdict
+    args = ["export", "-m", "llama-3-70b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "8"]
+    r = CliRunner().invoke(app, [*args, "--to", "torchtitan", "--precision", "fp8-params"])
+    assert r.exit_code == 2 and "cannot express precision='fp8-params'" in r.output and "not exported" not in r.output
+    r = CliRunner().invoke(app, [*args, "--to", "megatron"])
+    assert r.exit_code == 1 and "not exported: the layout does not fit" in r.output

@@ -153,7 +153,13 @@ def test_profile_file_errors_name_the_file_and_the_legal_values(tmp_path):
     cases = {"base: torchtitan\nbogus_field: 1\n": "'bogus_field' is not a profile field; legal: base, name",
              "base: torchtitan\nzero_stages: [true]\n": "not booleans",
              "base: nosuch\n": "base: framework='nosuch' is unknown",
-             "base: torchtitan\nname: ''\n": "name=''"}
+             "base: torchtitan\nname: ''\n": "name=''",
+             # a range error gives the field's whole range (Field(ge=0, le=1)), whichever bound was crossed
+             "base: torchtitan\nallocator_overhead: 2\n": "allocator_overhead=2; legal: a number >= 0 and <= 1",
+             "base: torchtitan\nallocator_overhead: -1\n": "allocator_overhead=-1; legal: a number >= 0 and <= 1",
+             # no base: an error naming the legal bases, not a silent megatron
+             "layer_host_s: 0.001\n": "base is missing (the profile whose fields the others replace); legal base: "
+                                      "megatron, maxtext"}
     for i, (text, match) in enumerate(cases.items()):
         f = tmp_path / f"p{i}.yaml"
         f.write_text(text)

@@ -205,7 +205,7 @@ def test_callback_optimizer_state_control():
 
 
 @pytest.mark.parametrize("over,needle", [(dict(tp=16), "tp=16 does not divide n_kv_heads=8"),
-                                         (dict(tp=0), "tp=0; legal: > 0"),
+                                         (dict(tp=0), "tp=0; legal: a whole number > 0 and <= "),
                                          (dict(devices=None), "devices is empty"),
                                          (dict(pp=3), "legal pp for tp=1"),
                                          (dict(hardware="a100-80gb", precision="fp8-mixed"), "fp8")])

@@ -29,13 +29,12 @@ ImportOutOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="wr
 _TPU_EXPORTS = ("maxtext", "easydel")
 
 
-def write_export(framework: str, estimate, output: Optional[Path], inputs: Optional[dict] = None) -> None:
-    """Write (or print) the config of an estimated layout for a framework, with the reproducing command
+def render_export(framework: str, estimate, output: Optional[Path], inputs: Optional[dict] = None) -> tuple[str, str]:
+    """(exporter name, config text) of an estimated layout for a framework, with the reproducing command
     in its header (``inputs``: the model / hardware / framework arguments as typed, for that command).
 
     Raises:
         ConfigError: unknown framework or a plan it cannot express (exit code 2).
-        OSError: an unwritable output path (exit code 2 through ``config_errors``).
     """
     from shardplan.errors import ConfigError
     from shardplan.export import export_text, exporter, reproduce_command
@@ -44,12 +43,31 @@ def write_export(framework: str, estimate, output: Optional[Path], inputs: Optio
         raise ConfigError(f"--to {name} writes a config for a GPU framework, but hardware {estimate.hardware.name} is a "
                           f"TPU; legal --to for TPUs: {', '.join(_TPU_EXPORTS)}", field="to", value=name,
                           legal=list(_TPU_EXPORTS))
-    text = export_text(name, estimate, reproduce_command(name, estimate, output, inputs), output)
+    return name, export_text(name, estimate, reproduce_command(name, estimate, output, inputs), output)
+
+
+def emit_export(name: str, text: str, output: Optional[Path]) -> None:
+    """Print a rendered config (``output`` None) or write it to ``output``.
+
+    Raises:
+        OSError: an unwritable output path (exit code 2 through ``config_errors``).
+    """
     if output is None:
         print(text, end="")
     else:
         output.write_text(text)
         err_console.print(f"wrote {output} ({name})", highlight=False)
+
+
+def write_export(framework: str, estimate, output: Optional[Path], inputs: Optional[dict] = None) -> None:
+    """Write (or print) the config of an estimated layout for a framework (:func:`render_export`, then
+    :func:`emit_export`).
+
+    Raises:
+        ConfigError: unknown framework or a plan it cannot express (exit code 2).
+        OSError: an unwritable output path (exit code 2 through ``config_errors``).
+    """
+    emit_export(*render_export(framework, estimate, output, inputs), output)
 
 
 @app.command()
@@ -73,8 +91,12 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
                              optimizer_dtype=optimizer_dtype, scale_up_size=scale_up_size,
                              plan=plan), layout)
     print_notes(e.layout)
+    # bad input first (exit 2: a layout or precision the framework cannot express), then the negative
+    # result (exit 1: predicted not to fit or to fail)
+    name, text = render_export(to, e, output, dict(model=model, hardware=hardware, framework=framework,
+                                                   scale_up_size=scale_up_size))
     raise_if_negative(e, "not exported: ")
-    write_export(to, e, output, dict(model=model, hardware=hardware, framework=framework, scale_up_size=scale_up_size))
+    emit_export(name, text, output)
 
 
 @app.command("import")

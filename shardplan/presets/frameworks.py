@@ -263,20 +263,23 @@ def _profile_file(path: str, seen: tuple[str, ...] = ()) -> FrameworkProfile:
 
 def profile_from_mapping(data: dict, where: str = "framework", folder: Path | None = None,
                          seen: tuple[str, ...] = ()) -> FrameworkProfile:
-    """A profile from a mapping: its ``base`` profile (default megatron; a profile file is read relative
+    """A profile from a mapping: its ``base`` profile (required; a profile file is read relative
     to ``folder`` when given) with the mapping's fields replacing the base's (a profile file's content,
     or a hardware file's ``framework:`` section), with the field types checked strictly
     (:func:`shardplan.loaders.check_number_types`).
 
     Raises:
-        ConfigError: an unknown base or an invalid field (named, with ``where``).
+        ConfigError: a missing or unknown base, or an invalid field (named, with ``where``).
     """
     from pydantic import ValidationError
 
     from shardplan.loaders import check_number_types, config_error
 
     data = dict(data)
-    base_name = data.pop("base", "megatron")
+    if "base" not in data:
+        raise ConfigError(f"{where}: base is missing (the profile whose fields the others replace); legal base: "
+                          f"{', '.join(FRAMEWORKS)} or a profile file", field="base", value=None, legal=list(FRAMEWORKS))
+    base_name = data.pop("base")
     if not isinstance(base_name, str) or not base_name.strip():
         raise ConfigError(f"{where}: base={short_repr(base_name)}; legal: {', '.join(FRAMEWORKS)} or a profile file",
                           field="base", value=base_name, legal=list(FRAMEWORKS))
