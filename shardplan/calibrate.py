@@ -37,17 +37,17 @@ from shardplan.specs.hardware import HardwareSpec
 
 #: default fitted constants with physical bounds: the large-GEMM efficiency, HBM efficiency, the
 #: scale-out link's efficiency and per-step latency, the per-call collective base latency
-DEFAULT_PARAMS = (Parameter("hardware", "matmul_efficiency", 0.2, 1.0),
-                  Parameter("hardware", "hbm_efficiency", 0.2, 1.0),
-                  Parameter("hardware", "scale_out_efficiency", 0.05, 1.0),
-                  Parameter("hardware", "scale_out_latency", 1e-6, 2e-4),
-                  Parameter("framework", "microbatch_overhead_s", 0.0, 0.1))
+DEFAULT_PARAMS = (Parameter("hardware", "matmul_efficiency", 0.2, 1.0, "fraction of peak FLOP/s"),
+                  Parameter("hardware", "hbm_efficiency", 0.2, 1.0, "fraction of HBM bandwidth"),
+                  Parameter("hardware", "scale_out_efficiency", 0.05, 1.0, "fraction of NIC bandwidth"),
+                  Parameter("hardware", "scale_out_latency", 1e-6, 2e-4, "s per ring step"),
+                  Parameter("framework", "microbatch_overhead_s", 0.0, 0.1, "s per microbatch"))
 #: MoE constants (fitted when a record trains an MoE model): the per-local-expert cost of an MoE layer
-MOE_PARAMS = (Parameter("framework", "moe_expert_overhead_s", 0.0, 0.005),)
+MOE_PARAMS = (Parameter("framework", "moe_expert_overhead_s", 0.0, 0.005, "s per local expert per layer"),)
 #: memory constants (fitted when records carry peaks or OOMs)
-MEMORY_PARAMS = (Parameter("framework", "allocator_overhead", 0.0, 0.5),
-                 Parameter("framework", "context_bytes", 0.0, 8 * 2**30),
-                 Parameter("framework", "lm_head_stage_bytes", 0.0, 1000.0))
+MEMORY_PARAMS = (Parameter("framework", "allocator_overhead", 0.0, 0.5, "fraction of allocated bytes"),
+                 Parameter("framework", "context_bytes", 0.0, 8 * 2**30, "B"),
+                 Parameter("framework", "lm_head_stage_bytes", 0.0, 1000.0, "B per token per d_model"))
 
 
 @dataclass

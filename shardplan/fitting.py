@@ -31,12 +31,24 @@ Predictor = Callable[[Run, HardwareSpec, FrameworkProfile], "float | None"]
 
 @dataclass(frozen=True)
 class Parameter:
-    """One fitted field: ``target`` 'framework' or 'hardware', the field name, and its bounds."""
+    """One fitted field: ``target`` 'framework' or 'hardware', the field name, its bounds and the unit
+    its value is in (for display: 'fraction', 's', 'B', ...)."""
 
     target: Literal["framework", "hardware"]
     field: str
     lower: float
     upper: float
+    unit: str = ""
+
+    def at_bound(self, value: float, rel: float = 1e-3) -> str | None:
+        """'lower' or 'upper' when ``value`` sits on that bound (within ``rel`` of the range), else None:
+        the records push the parameter past what the bounds allow, so it is not identified there."""
+        tol = rel * (self.upper - self.lower)
+        if value <= self.lower + tol:
+            return "lower"
+        if value >= self.upper - tol:
+            return "upper"
+        return None
 
     def initial(self, hw: HardwareSpec, profile: FrameworkProfile) -> float:
         """The field's current value, clipped into the bounds."""

@@ -88,6 +88,15 @@ def test_cli_calibrate_writes_a_cluster_yaml_estimate_takes(tmp_path):
     assert "the records name framework" not in r.output  # the records' framework is the profile fitted
 
 
+def test_a_fitted_value_on_its_bound_is_flagged_with_its_unit():
+    # bounds [0.05, 1]: the tolerance is 1e-3 x 0.95 = 0.00095, so 0.9991 is on the upper bound, 0.998 is not
+    p = Parameter("hardware", "scale_out_efficiency", 0.05, 1.0, "fraction of NIC bandwidth")
+    assert p.at_bound(0.9991) == "upper" and p.at_bound(0.998) is None
+    assert p.at_bound(0.0505) == "lower" and p.at_bound(0.052) is None
+    from shardplan.calibrate import DEFAULT_PARAMS, MEMORY_PARAMS, MOE_PARAMS
+    assert all(q.unit for q in DEFAULT_PARAMS + MOE_PARAMS + MEMORY_PARAMS)  # every default parameter says its unit
+
+
 def test_cli_calibrate_warns_when_the_records_name_another_framework(tmp_path):
     path = tmp_path / "runs.jsonl"
     write_records(path, [rec.model_copy(update={"framework": "nanotron"}) for rec in synthetic_records()[:4]],

@@ -53,11 +53,18 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
     with console.status(f"fitting {len(recs)} records"):
         cal = fit_records(recs, hw, prof, cross_validate=not no_cross_validation)
     t = Table(title=f"calibration of {hw.name} / {prof.name} on {len(recs)} records")
-    for col in ("parameter", "base", "fitted", "note"):
+    for col in ("parameter", "unit", "base", "fitted", "note"):
         t.add_column(col)
     for p, b, v in zip(cal.params, cal.base_values, cal.values):
-        note = "held: the records do not move it" if p.field in cal.held else f"bounds [{p.lower:.3g}, {p.upper:.3g}]"
-        t.add_row(f"{p.target}.{p.field}", f"{b:.4g}", f"{v:.4g}", note)
+        side = p.at_bound(v)
+        if p.field in cal.held:
+            note = "held: the records do not move it"
+        elif side:
+            note = (f"[yellow]at its {side} bound[/] {p.lower if side == 'lower' else p.upper:.3g}: the best fit "
+                    "lies at or past it, so the records do not pin it")
+        else:
+            note = f"bounds [{p.lower:.3g}, {p.upper:.3g}]"
+        t.add_row(f"{p.target}.{p.field}", p.unit, f"{b:.4g}", f"{v:.4g}", note)
     console.print(t)
     for name, e in (("base", cal.base_error), ("fitted (in sample)", cal.in_sample)):
         console.print(f"{name}: " + ", ".join(f"{k} {v:.1%}" if k != "runs" else f"{k} {v:.0f}" for k, v in e.items()))
