@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import math
 import statistics
 import sys
 from collections import defaultdict
@@ -128,13 +129,16 @@ def score(runs: list[GridRun], preds: list[Estimate | str]) -> dict:
             mem_err.append(measured_peak(e) / run.mem_bytes - 1)
             groups[(run.model, run.nodes)].append((pred, run.tok_s_gpu))
     rho = {k: spearmanr(*zip(*v)).statistic for k, v in sorted(groups.items()) if len(v) >= 3}
+
+    def med(xs: list[float]) -> float:  # nan when no run both ran and was priced (reported as n/a)
+        return statistics.median(xs) if xs else math.nan
     return {"runs": len(runs), "ran": sum(r.ran for r in runs), "refused": refused,
-            "median_abs_err": statistics.median(abs(x) for x in err), "median_err": statistics.median(err),
-            "within_15": sum(abs(x) <= 0.15 for x in err) / len(err),
-            "spearman": rho, "spearman_min": min(rho.values()), "spearman_median": statistics.median(rho.values()),
-            "fit_accuracy": correct / len(runs),
-            "mem_median_abs_err": statistics.median(abs(x) for x in mem_err),
-            "mem_median_err": statistics.median(mem_err)}
+            "median_abs_err": med([abs(x) for x in err]), "median_err": med(err),
+            "within_15": sum(abs(x) <= 0.15 for x in err) / len(err) if err else math.nan,
+            "spearman": rho, "spearman_min": min(rho.values(), default=math.nan),
+            "spearman_median": med(list(rho.values())),
+            "fit_accuracy": correct / len(runs) if runs else math.nan,
+            "mem_median_abs_err": med([abs(x) for x in mem_err]), "mem_median_err": med(mem_err)}
 
 
 #: a run whose measured step exceeds the prediction by more than this per microbatch (seconds) is
@@ -329,7 +333,8 @@ def stall_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfil
     n_stalled = len(every) - len(kept)
     lines = [f"Stalled runs (measured step > stall-free prediction + {STALL_S_PER_MICROBATCH} s per microbatch): "
              f"{n_stalled} of {len(every)} that ran. tokens/s/GPU median |error| without them "
-             f"{statistics.median(kept):.1%} (with them {statistics.median(every):.1%}).", "",
+             f"{_f(statistics.median(kept) if kept else math.nan, '.1%')} (with them "
+             f"{_f(statistics.median(every) if every else math.nan, '.1%')}).", "",
              "| nodes | ZeRO stage | pp > 1 | stalled / ran |", "|---|---|---|---|"]
     lines += [f"| {k[0]} | {k[1]} | {k[2]} | {v[0]} / {v[1]} |" for k, v in sorted(counts.items())]
     return "\n".join(lines)
@@ -362,6 +367,10 @@ def fit_on(train: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile
     them (:func:`stall_zero0`, :func:`stall_nodes`, :func:`stall_tp_nodes`, :func:`stall_partial`):
     the fitted values and the fitted hardware and profile."""
     ran = [r for r in train if r.ran]
+    if len(ran) < 2 * len(FIT_PARAMS):
+        raise ConfigError(f"--fit: {len(ran)} runs that ran cannot identify the {len(FIT_PARAMS)} fitted constants "
+                          f"({', '.join(p.field for p in FIT_PARAMS)}); legal: at least {2 * len(FIT_PARAMS)} runs "
+                          "that ran", field="fit", value=len(ran))
     profile = profile.model_copy(update={"pp_stall_all_nodes": None, "pp_stall_min_dp": None,
                                          "pp_stall_min_message_bytes": None})  # chosen again below
     m_min, n_min = stall_zero0(ran, hw, profile)
@@ -390,9 +399,14 @@ def fit_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile,
     held_out = []
     for name, key in keys:
         for g in dict.fromkeys(key(r) for r in runs):
-            vals, h, f = fit_on([r for r in runs if key(r) != g], hw, profile)
             held = [r for r in runs if key(r) == g]
             label = f"{g}" if name == "model" else f"{g} nodes"
+            try:
+                vals, h, f = fit_on([r for r in runs if key(r) != g], hw, profile)
+            except ConfigError as e:  # too few runs left once the group is held out: say so in the table
+                lines.append(f"| all but {label} | " + " | ".join("-" for _ in FIT_PARAMS) + f" | - | - | - | - | "
+                             f"{label} | not fitted: {str(e).split(': ', 1)[-1].split(';')[0]} |")
+                continue
             s = score(held, [predict(r, h, f) for r in held])
             lines.append(_fit_row(f"all but {label}", vals, f, label, s))
             if name == "model":
@@ -478,6 +492,8 @@ def ceiling_report(runs: list[GridRun], s: dict, hw: HardwareSpec, profile: Fram
     lines += [f"| {m} | {n} | {s['spearman'].get((m, n), float('nan')):.2f} | {c:.2f} | "
               + (f"{cons[(m, n)][0]:.2f} ({cons[(m, n)][1]} of {cons[(m, n)][2]})" if (m, n) in cons else "-") + " |"
               for (m, n), c in ceil.items()]
+    if not ceil or not cons:  # no group with 3+ runs that ran: nothing to rank
+        return "\n".join(lines) + "\n\nNo (model, nodes) group has 3 or more runs that ran: no ranking to score."
     worst = min(v[0] for v in cons.values())
     return "\n".join(lines) + (f"\n\nCeiling min {min(ceil.values()):.2f}, median {statistics.median(ceil.values()):.2f}: "
                                "a model that prices ZeRO-0 and ZeRO-1 alike cannot rank the groups better than this; "
@@ -534,17 +550,22 @@ def _fit_row(train: str, values: list[float], profile: FrameworkProfile, test: s
           if profile.pp_stall_zero0_min_microbatches is not None else "-")
     vals = (" | ".join(f"{v:.3g}" for v in values)
             + f" | {profile.pp_stall_min_nodes} | {profile.pp_stall_min_tp_nodes or '-'} | {z0} | {_partial(profile)}")
-    return (f"| {train} | {vals} | {test} | median \\|error\\| {s['median_abs_err']:.1%}, Spearman min "
-            f"{s['spearman_min']:.2f} / median {s['spearman_median']:.2f}, fit/OOM {s['fit_accuracy']:.1%} |")
+    return (f"| {train} | {vals} | {test} | median \\|error\\| {_f(s['median_abs_err'], '.1%')}, Spearman min "
+            f"{_f(s['spearman_min'], '.2f')} / median {_f(s['spearman_median'], '.2f')}, fit/OOM {_f(s['fit_accuracy'], '.1%')} |")
+
+
+def _f(x: float, spec: str) -> str:
+    """``x`` formatted with ``spec``, or 'n/a' for nan (no run to score)."""
+    return "n/a" if isinstance(x, float) and math.isnan(x) else format(x, spec)
 
 
 def report(name: str, s: dict) -> str:
     """One Markdown block of metrics."""
     lines = [f"**{name}**: {s['runs']} runs ({s['ran']} ran). tokens/s/GPU median |error| "
-             f"{s['median_abs_err']:.1%} (median signed {s['median_err']:+.1%}; {s['within_15']:.0%} within 15%); "
-             f"Spearman within (model, nodes) groups: min {s['spearman_min']:.2f}, median {s['spearman_median']:.2f}; "
-             f"fit/OOM classification {s['fit_accuracy']:.1%}; peak memory median |error| "
-             f"{s['mem_median_abs_err']:.1%} (signed {s['mem_median_err']:+.1%}); ran but refused: {s['refused']}.", "",
+             f"{_f(s['median_abs_err'], '.1%')} (median signed {_f(s['median_err'], '+.1%')}; {_f(s['within_15'], '.0%')} within 15%); "
+             f"Spearman within (model, nodes) groups: min {_f(s['spearman_min'], '.2f')}, median {_f(s['spearman_median'], '.2f')}; "
+             f"fit/OOM classification {_f(s['fit_accuracy'], '.1%')}; peak memory median |error| "
+             f"{_f(s['mem_median_abs_err'], '.1%')} (signed {_f(s['mem_median_err'], '+.1%')}); ran but refused: {s['refused']}.", "",
              "| model | nodes | Spearman |", "|---|---|---|"]
     lines += [f"| {m} | {n} | {r:.2f} |" for (m, n), r in s["spearman"].items()]
     return "\n".join(lines)
@@ -569,8 +590,8 @@ def side_by_side(rows: list[tuple[str, dict]]) -> str:
     """Markdown table of the grid's metrics, one row per (label, :func:`score` result)."""
     lines = ["| predicted with | tokens/s/GPU median \\|error\\| | Spearman min / median | fit/OOM | "
              "peak memory median \\|error\\| | ran but refused |", "|---|---|---|---|---|---|"]
-    lines += [f"| {label} | {s['median_abs_err']:.1%} | {s['spearman_min']:.2f} / {s['spearman_median']:.2f} | "
-              f"{s['fit_accuracy']:.1%} | {s['mem_median_abs_err']:.1%} | {s['refused']} |" for label, s in rows]
+    lines += [f"| {label} | {_f(s['median_abs_err'], '.1%')} | {_f(s['spearman_min'], '.2f')} / {_f(s['spearman_median'], '.2f')} | "
+              f"{_f(s['fit_accuracy'], '.1%')} | {_f(s['mem_median_abs_err'], '.1%')} | {s['refused']} |" for label, s in rows]
     return "\n".join(lines)
 
 
@@ -660,6 +681,9 @@ def main() -> None:
     profile = (framework_profile(args.framework) if args.framework is not None
                else default_framework(args.hardware) or framework_profile("nanotron"))
     preds = [predict(r, hw, profile) for r in runs]
+    if not any(r.ran and not isinstance(e, str) for r, e in zip(runs, preds)):
+        raise ConfigError(f"--csv {args.csv}: no run both ran (has tok_s_gpu) and has a layout the planner prices: "
+                          "nothing to score; legal: a CSV with at least one such run", field="csv", value=str(args.csv))
     scored = score(runs, preds)
     text = report(f"{profile.label} profile on {hw.name}", scored)
     text += ("\n\nThe layout the ranking picks, within each group's measured layouts (does the planner choose "

@@ -389,4 +389,18 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
     tr = training_spec(seq_len, global_batch, global_batch_tokens, precision, attention, framework, dropout,
                        moe_capacity_factor, moe_imbalance, optimizer_dtype)
     pc = parallel_config(layout, plan)
+    applied = applied_layout_defaults(tr.framework, pc, layout, plan)
+    if applied:
+        pc = parallel_config({**layout, **applied}, plan)
     return Inputs(m, hw, tr, pc)
+
+
+def applied_layout_defaults(framework: FrameworkProfile, parallel: ParallelConfig, layout: Mapping[str, Any],
+                            plan: str | Path | None = None) -> dict[str, bool]:
+    """The profile's ``layout_defaults`` that apply to ``parallel``: the fields neither given in
+    ``layout`` (flags; ``None`` = not given) nor set by the ``plan`` file, and only with tp > 1 (both
+    describe the tensor-parallel group); {} otherwise."""
+    if not framework.layout_defaults or parallel.tp == 1:
+        return {}
+    set_already = {k for k, v in layout.items() if v is not None} | (set(plan_file_values(plan)) if plan else set())
+    return {k: v for k, v in framework.layout_defaults.items() if k not in set_already and getattr(parallel, k) != v}

@@ -146,6 +146,10 @@ def check_number_types(data: dict[str, Any], spec: type, where: str) -> None:
     """
     for key, value in data.items():
         info = spec.model_fields.get(key)
+        inner = _nested_bool(value) if isinstance(value, (dict, list, tuple)) else None
+        if info is not None and inner is not None:
+            raise ConfigError(f"{where}: {key}: {inner} is a boolean; legal: numbers (and names), not booleans",
+                              field=key, value=value)
         if info is not None and info.annotation is bool and not isinstance(value, bool):
             raise ConfigError(f"{where}: {key}={short_repr(value)}; legal: true or false", field=key, value=value,
                               legal=[True, False])
@@ -166,10 +170,38 @@ def check_number_types(data: dict[str, Any], spec: type, where: str) -> None:
                               value=value)
 
 
+#: YAML / JSON value kinds in the words of the messages
+_KIND_WORDS = {"list": "list", "str": "text value", "int": "number", "float": "number", "bool": "boolean",
+               "date": "date", "datetime": "date"}
+
+
+def _nested_bool(value: Any, path: str = "") -> str | None:
+    """Where a boolean sits inside a nested mapping or list (a key or a value), e.g. ``AllReduce.2`` or
+    ``[0][1]``, or None. YAML reads ``true`` where a number was meant and pydantic's lax mode would
+    take it as 1 (a bus bandwidth of 1 B/s)."""
+    if isinstance(value, bool):
+        return path or "the value"
+    if isinstance(value, dict):
+        for k, v in value.items():
+            here = f"{path}.{k}" if path else str(k)
+            if isinstance(k, bool):
+                return f"key {here}"
+            found = _nested_bool(v, here)
+            if found:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            found = _nested_bool(v, f"{path}[{i}]")
+            if found:
+                return found
+    return None
+
+
 def _read_mapping(path: Path, what: str = "file") -> dict[str, Any]:
     data = parse_document(read_text_capped(path, what), path, path.suffix.lower() == ".json")
     if not isinstance(data, dict):
-        raise ConfigError(f"{path} must contain a mapping of fields, got {type(data).__name__}",
+        got = "nothing (the file is empty)" if data is None else f"a {_KIND_WORDS.get(type(data).__name__, 'value')}"
+        raise ConfigError(f"{path} must contain a mapping of fields (name: value lines), got {got}",
                           field="path", value=str(path))
     bad = [k for k in data if not isinstance(k, str)]
     if bad:

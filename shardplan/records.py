@@ -98,6 +98,8 @@ def read_records(path: str | Path) -> list[RunRecord]:
             valid record (names the line).
     """
     p = Path(path)
+    if not p.exists():
+        raise ConfigError(f"records file {str(path)[:80]!r} does not exist", field="records", value=str(path))
     if not p.is_file():
         raise ConfigError(f"records file {str(path)[:80]!r} is not a regular file", field="records", value=str(path))
     if p.stat().st_size > MAX_RECORDS_BYTES:

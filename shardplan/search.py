@@ -68,7 +68,7 @@ SCHEDULES = DEFAULT_SCHEDULES + tuple(s for s in get_args(Schedule) if s not in 
 _FIELDS = set(ParallelConfig.model_fields)
 #: pinned fields handed to every candidate as they are (they are not searched)
 _PASSTHROUGH = ("kv_replication", "fsdp_unit", "offload_optimizer", "overlap_grad_reduce", "hsdp_reduce",
-                "moe_dispatcher", "recompute_modules", "offload_activation_layers")
+                "moe_dispatcher", "recompute_modules", "offload_activation_layers", "tp_overlap")
 #: interleaved schedules: at most this many virtual-stage counts (the smallest ones above 1)
 MAX_VIRTUAL_STAGE_OPTIONS = 4
 #: throughput within this factor counts as a tie in the ranking (broken by the simpler layout)
@@ -185,6 +185,8 @@ class Space:
         fix: the pinned ParallelConfig fields.
         etp: expert tensor-parallel degrees: the pinned one, else None (= tp) and 1 for an MoE model.
         pipeline_split: the framework profile's automatic layer split ('balanced' or 'cost_greedy').
+        sp_default: the profile's ``layout_defaults['sp']`` (the only sp tried with tp > 1 unless sp is
+            pinned), or None (both tried).
     """
 
     n_devices: int
@@ -204,6 +206,7 @@ class Space:
     fix: dict = field(default_factory=dict)
     etp: tuple[int | None, ...] = (None,)
     pipeline_split: str = "balanced"
+    sp_default: bool | None = None
 
     def microbatch_sizes(self, dp: int) -> list[int]:
         """Microbatch sizes to try for data-parallel degree ``dp``, largest first: the divisors of the
@@ -276,7 +279,8 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
             rc for rc in RECOMPUTE_ORDER if not recompute_dominated(rc, training, prune)
             and (training.framework.recomputes is None or rc in training.framework.recomputes)),
         schedules=scheds, prune=prune, max_microbatch_size=max_microbatch_size,
-        scale_up_size=hardware.scale_up_size, fix=fix, pipeline_split=training.framework.pipeline_split)
+        scale_up_size=hardware.scale_up_size, fix=fix, pipeline_split=training.framework.pipeline_split,
+        sp_default=training.framework.layout_defaults.get("sp"))
 
 
 class Degrees(NamedTuple):
@@ -387,6 +391,7 @@ def group_candidates(space: Space, d: Degrees, split: tuple[int, ...] | None) ->
     gathers = [fix["zero3_gather"]] if "zero3_gather" in fix else ["per_microbatch", "per_step"]
     # etp != tp needs sequence parallelism (parallel._check_etp: each tp rank dispatches its sequence shard)
     sps = [fix["sp"]] if "sp" in fix else ([True] if d.etp is not None and d.etp != d.tp else
+                                           [space.sp_default] if d.tp > 1 and space.sp_default is not None else
                                            [False, True] if d.tp > 1 else [False])
     scheds = schedule_options(space, d.pp, split)
     for z, shard, gather, sp, (sched, v) in itertools.product(zeros, shards, gathers, sps, scheds):
@@ -552,7 +557,10 @@ class _Evaluator:
     def __init__(self, model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, n_devices: int,
                  fix: dict) -> None:
         self.model, self.hw, self.training, self.n_devices = model, hw, training, n_devices
-        self.extra = {k: fix[k] for k in _PASSTHROUGH if k in fix}
+        # the profile's layout defaults (nanotron: asynchronous TP communication) unless pinned; tp_overlap has no
+        # effect at tp = 1, so it passes through for every layout
+        defaults = {k: v for k, v in training.framework.layout_defaults.items() if k == "tp_overlap"}
+        self.extra = {**defaults, **{k: fix[k] for k in _PASSTHROUGH if k in fix}}
         self.pinned = {k: v for k, v in fix.items() if k in _FIELDS and k != "dp" and v is not None}
         self.reserve = hw.hbm_bytes - hw.usable_hbm_bytes()
         self.tokens = training.global_batch_tokens

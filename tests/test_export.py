@@ -414,6 +414,8 @@ MEGATRON_FLAGS = {"--num-layers", "--tensor-model-parallel-size", "--pipeline-mo
                   # _add_moe_args: --moe-token-dispatcher-type {allgather,alltoall,flex}, --moe-enable-deepep
                   # ("Only works with flex token dispatcher"); _add_training_args: --recompute-modules (nargs='*')
                   "--moe-token-dispatcher-type", "--moe-enable-deepep", "--recompute-modules",
+                  # _add_regularization_args: --attention-dropout / --hidden-dropout (float, default 0.1)
+                  "--attention-dropout", "--hidden-dropout",
                   # _add_mixed_precision_args / OptimizerConfig: the precision-aware optimizer's state dtypes
                   "--use-precision-aware-optimizer", "--exp-avg-dtype", "--exp-avg-sq-dtype",
                   # fp8 primary weights ("Keep the compute param in fp8 ... and perform the param all-gather in fp8")
@@ -713,3 +715,36 @@ def test_export_refuses_an_inexpressible_precision_before_judging_the_fit():
     assert r.exit_code == 2 and "cannot express precision='fp8-params'" in r.output and "not exported" not in r.output
     r = CliRunner().invoke(app, [*args, "--to", "megatron"])
     assert r.exit_code == 1 and "not exported: the layout does not fit" in r.output
+
+
+def test_megatron_writes_dropout_both_ways_and_others_refuse_it():
+    # Megatron-LM's --attention-dropout / --hidden-dropout default to 0.1 (arguments.py _add_regularization_args):
+    # a plan priced without dropout must say 0.0, one priced with it 0.1; configs that cannot set it refuse
+    base = ["export", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "16", "--zero-stage", "1"]
+    r = CliRunner().invoke(app, [*base, "--to", "megatron"])
+    assert r.exit_code == 0 and "--attention-dropout 0.0" in r.stdout and "--hidden-dropout 0.0" in r.stdout
+    r = CliRunner().invoke(app, [*base, "--to", "megatron", "--dropout"])
+    assert r.exit_code == 0 and "--attention-dropout 0.1" in r.stdout and "--hidden-dropout 0.1" in r.stdout
+    r = CliRunner().invoke(app, [*base, "--to", "torchtitan", "--dropout"])
+    assert r.exit_code == 2 and "torchtitan cannot express dropout" in r.output and "Megatron-LM writes it" in r.output
+
+
+def test_import_refuses_a_file_of_another_framework_and_conflicting_devices(tmp_path):
+    # a DeepSpeed JSON read as MaxText, a torchtitan TOML read as Megatron-LM flags: exit 2 naming the format,
+    # not a plan of defaults; --devices that disagrees with the script's torchrun line (1 x 8 = 8, not 7);
+    # a negative degree names its flag
+    base = ["export", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "16", "--zero-stage", "3"]
+    files = {}
+    for to, suffix in (("deepspeed", "json"), ("torchtitan", "toml"), ("megatron", "sh")):
+        files[to] = tmp_path / f"c.{suffix}"
+        assert runner.invoke(app, [*base, "--to", to, "-o", str(files[to])]).exit_code == 0
+    r = runner.invoke(app, ["import", str(files["deepspeed"]), "--from", "maxtext"])
+    assert r.exit_code == 2 and "not a MaxText config" in r.output
+    r = runner.invoke(app, ["import", str(files["torchtitan"]), "--from", "megatron", "--devices", "8"])
+    assert r.exit_code == 2 and "not a Megatron-LM launch script" in r.output
+    r = runner.invoke(app, ["import", str(files["megatron"]), "--from", "megatron", "--devices", "7"])
+    assert r.exit_code == 2 and "--devices 7 disagrees" in r.output and "= 8" in r.output
+    bad = tmp_path / "bad.sh"
+    bad.write_text(files["megatron"].read_text().replace("--tensor-model-parallel-size 1", "--tensor-model-parallel-size -3"))
+    r = runner.invoke(app, ["import", str(bad), "--from", "megatron"])
+    assert r.exit_code == 2 and "--tensor-model-parallel-size -3: legal: a whole number >= 1" in r.output

@@ -420,3 +420,48 @@ def test_nanotron_gathers_updated_parameters_in_one_blocking_call():
         ags[name] = ag[0]
     assert ags["blocking"].overlap == "exposed" and ags["blocking"].exposed_s == ags["blocking"].time_s
     assert ags["overlapped"].time_s == ags["blocking"].time_s and ags["overlapped"].exposed_s < ags["overlapped"].time_s
+
+
+def test_grid_script_scores_tiny_csvs_and_refuses_what_it_cannot_score(tmp_path):
+    # one run: scored (3.8%-style figures), ranking 'n/a' (no group of 3); no run that ran: exit 2, one line;
+    # a fit on 5 runs that ran: exit 2 naming the 8 constants it cannot identify (2 x 8 = 16 runs needed)
+    import subprocess
+    head = "model,nodes,dp,tp,pp,zero,mbs,grad_acc,gbs,mfu_pct,tok_s_gpu,tok_s,gpu_mem_gb\n"
+    row = "1B,1,8,1,1,0,2,16,256,39.2,40150,321200,50.2\n"
+    script = [sys.executable, str(ROOT / "benchmarks" / "usp_grid.py")]
+
+    def run(text: str, *extra: str) -> subprocess.CompletedProcess:
+        (tmp_path / "g.csv").write_text(head + text)
+        return subprocess.run([*script, "--csv", str(tmp_path / "g.csv"), *extra], capture_output=True, text=True,
+                              cwd=ROOT)
+    r = run(row)
+    assert r.returncode == 0 and "Traceback" not in r.stderr and "min n/a, median n/a" in r.stdout
+    r = run(row.replace("40150", "nan").replace("50.2", "nan"))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "nothing to score" in r.stderr
+    r = run(row * 5, "--fit")
+    assert r.returncode == 2 and "5 runs that ran cannot identify the 8 fitted constants" in r.stderr
+
+
+def test_nanotron_layout_defaults_apply_where_not_given():
+    # the grid's runs use TP with sequence parallelism and asynchronous TP communication: the nanotron profile
+    # applies sp / tp_overlap where tp > 1 and the flags are not given; a flag given wins; tp = 1 keeps sp off
+    from shardplan.inputs import build_inputs
+    kw = dict(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=16,
+              global_batch_tokens=None, framework="nanotron")
+    assert build_inputs(**kw, tp=8).parallel.sp and build_inputs(**kw, tp=8).parallel.tp_overlap
+    pc = build_inputs(**kw, tp=8, sp=False).parallel
+    assert not pc.sp and pc.tp_overlap
+    pc = build_inputs(**kw).parallel  # tp = 1
+    assert not pc.sp and not pc.tp_overlap
+    assert not build_inputs(**{**kw, "framework": "megatron"}, tp=8).parallel.sp  # megatron: no defaults
+
+
+def test_plan_takes_a_pinned_tp_overlap():
+    # plan --tp-overlap used to find no valid layout (the flag was not passed to the searched layouts)
+    from typer.testing import CliRunner
+    from shardplan.cli import app
+    r = CliRunner().invoke(app, ["plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "16",
+                                 "--tp", "2", "--tp-overlap", "--top", "1", "--json"])
+    assert r.exit_code == 0, r.output
+    import json
+    assert json.loads(r.stdout)["plans"][0]["parallel"]["tp_overlap"] is True

@@ -9,6 +9,8 @@ import yaml
 from rich.markup import escape
 from rich.table import Table
 
+from shardplan.errors import ConfigError
+
 from shardplan.cli.common import FrameworkOpt, HardwareOpt, app, config_errors, console, err_console
 from shardplan.cli.record import MapOpt, SetOpt
 
@@ -33,10 +35,17 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
     from shardplan.presets.frameworks import framework_profile
     from shardplan.records import read_records
 
+    from shardplan.cli.common import check_output_path
+    check_output_path("-o/--output", output)  # before the fit, which can take minutes
+    check_output_path("--profile-out", profile_out)
     if records.suffix.lower() == ".csv":
         from shardplan.record_import import import_csv, parse_map_items
         recs = import_csv(records, parse_map_items(list(map or []), list(set or [])))
     else:
+        if map or set:
+            raise ConfigError(f"--map / --set read a CSV of runs, but {records} is not a .csv file (run records are "
+                              "read as they are); legal: drop --map / --set, or give the .csv file",
+                              field="map", value=list(map or []) + list(set or []))
         recs = read_records(records)
     from shardplan.inputs import default_framework
     hw = hardware_spec(hardware)
@@ -52,19 +61,7 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
                           highlight=False)
     with console.status(f"fitting {len(recs)} records"):
         cal = fit_records(recs, hw, prof, cross_validate=not no_cross_validation)
-    t = Table(title=f"calibration of {hw.name} / {prof.name} on {len(recs)} records")
-    for col in ("parameter", "unit", "base", "fitted", "note"):
-        t.add_column(col)
-    for p, b, v in zip(cal.params, cal.base_values, cal.values):
-        side = p.at_bound(v)
-        if p.field in cal.held:
-            note = "held: the records do not move it"
-        elif side:
-            note = (f"[yellow]at its {side} bound[/] {p.lower if side == 'lower' else p.upper:.3g}: the best fit "
-                    "lies at or past it, so the records do not pin it")
-        else:
-            note = f"bounds [{p.lower:.3g}, {p.upper:.3g}]"
-        t.add_row(f"{p.target}.{p.field}", p.unit, f"{b:.4g}", f"{v:.4g}", note)
+    t = fitted_table(cal, f"calibration of {hw.name} / {prof.name} on {len(recs)} records")
     console.print(t)
     for name, e in (("base", cal.base_error), ("fitted (in sample)", cal.in_sample)):
         console.print(f"{name}: " + ", ".join(f"{k} {v:.1%}" if k != "runs" else f"{k} {v:.0f}" for k, v in e.items()))
@@ -87,3 +84,22 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
     if profile_out:
         profile_out.write_text(yaml.safe_dump(profile_yaml(cal, prof), sort_keys=False))
         console.print(f"wrote {profile_out} (use it as --framework {profile_out})")
+
+
+def fitted_table(cal, title: str) -> Table:
+    """The fitted parameters beside the base ones: unit, base, fitted and a note (held, on a bound, or the
+    bounds)."""
+    t = Table(title=title)
+    for col in ("parameter", "unit", "base", "fitted", "note"):
+        t.add_column(col)
+    for p, b, v in zip(cal.params, cal.base_values, cal.values):
+        side = p.at_bound(v)
+        if p.field in cal.held:
+            note = "held: the records do not move it"
+        elif side:
+            note = (f"[yellow]at its {side} bound[/] {p.lower if side == 'lower' else p.upper:.3g}: the best fit "
+                    "lies at or past it, so the records do not pin it")
+        else:
+            note = f"bounds [{p.lower:.3g}, {p.upper:.3g}]"
+        t.add_row(f"{p.target}.{p.field}", p.unit, f"{b:.4g}", f"{v:.4g}", note)
+    return t

@@ -157,6 +157,24 @@ def framework_note(hardware: str | None, framework: str | None, profile: Any) ->
                               "not used; leave --framework out to keep them)", highlight=False, soft_wrap=True)
 
 
+def check_output_path(flag: str, path: Optional[Path]) -> None:
+    """Refuse, before any work, an output path that cannot be written: a folder, or a file in a folder
+    that does not exist (nothing is created). None (stdout) passes.
+
+    Raises:
+        ConfigError: naming the option, the path and what is legal (exit code 2).
+    """
+    if path is None:
+        return
+    if str(path) == "":
+        raise ConfigError(f"{flag} is empty; legal: a file path", field=flag, value="")
+    if path.is_dir():
+        raise ConfigError(f"{flag} {path} is a folder; legal: a file path", field=flag, value=str(path))
+    if not path.parent.is_dir():
+        raise ConfigError(f"{flag} {path}: folder {path.parent} does not exist; legal: a file in an existing folder",
+                          field=flag, value=str(path))
+
+
 def config_errors(fn: Callable) -> Callable:
     """Decorator: print a ConfigError, pydantic ValidationError or OSError (unwritable output path,
     full disk) as one line on stderr and exit with code 2, without a traceback."""

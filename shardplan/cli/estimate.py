@@ -36,7 +36,21 @@ def estimate_layout(specs: dict[str, Any], layout: dict[str, Any]):
     from shardplan.cli.common import framework_note
     m, hw, tr, pc = build_inputs(**specs, **layout)
     framework_note(specs.get("hardware"), specs.get("framework"), tr.framework)
+    layout_defaults_note(tr.framework, pc, layout, specs.get("plan"))
     return run_estimate(m, hw, tr, pc, specs["devices"])
+
+
+def layout_defaults_note(framework, parallel, layout: dict[str, Any], plan=None) -> None:
+    """Say on stderr which of the profile's ``layout_defaults`` the layout took (fields not given on
+    the command line or in the plan file; ``parallel``, the layout with them, is not read) and how to
+    turn them off."""
+    from shardplan.inputs import applied_layout_defaults, parallel_config
+    taken = applied_layout_defaults(framework, parallel_config(layout, plan), layout, plan)
+    if taken:
+        flags = " / ".join(f"--no-{k.replace('_', '-')}" for k in taken)
+        err_console.print(f"[yellow]note:[/] {', '.join(f'{k}={v}' for k, v in taken.items())}: the "
+                          f"{escape(framework.label)} profile's layout defaults (how the runs it was fitted on were "
+                          f"set up); {flags} to turn them off", highlight=False)
 
 
 def offload_hint(e) -> str | None:

@@ -85,6 +85,10 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
     A layout the framework cannot express is refused (exit code 2) with what is missing and which framework can;
     one predicted not to fit or to fail is not written (exit code 1)."""
     from shardplan.cli.estimate import estimate_layout, raise_if_negative
+    from shardplan.cli.common import check_output_path
+    from shardplan.export import exporter
+    check_output_path("-o/--output", output)  # bad input first, before the estimate
+    exporter(to)  # an unknown --to likewise
     e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
                              global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
                              attention=attention, framework=framework, dropout=dropout,

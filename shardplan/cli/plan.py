@@ -227,6 +227,15 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
     if output is not None and export is None:
         raise ConfigError("-o/--output is the file of --export; give --export FRAMEWORK (the ranking goes to stdout)",
                           field="output", value=str(output))
+    if export is not None:  # bad input before the search: an unknown framework, a precision it does not write, -o
+        from shardplan.cli.common import check_output_path
+        from shardplan.export import exporter
+        from shardplan.export.base import check_training
+        check_training(tr, exporter(export))
+        if output is None:
+            raise ConfigError(f"--export {export} needs -o FILE (stdout carries the ranking)", field="output",
+                              value=None)
+        check_output_path("-o/--output", output)
     pins, schedules = search_pins(fix, layout)
     with err_console.status("searching layouts...", spinner="dots"):  # shown on a terminal only
         res = search(m, hw, tr, devices, top_k=top, objective=objective, fix=pins, max_tp=max_tp,

@@ -71,10 +71,12 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
     if fmt not in ("html", "png"):
         raise ConfigError(f"--format {fmt!r}; legal: html, png", field="format", value=fmt, legal=["html", "png"])
     _need_web_extra()
+    from shardplan.cli.common import check_output_path
+    check_output_path("-o/--output", output)  # nothing is created: a missing folder is bad input
     e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
                              global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
                              attention=attention, framework=framework, dropout=dropout,
-                                 optimizer_dtype=optimizer_dtype, scale_up_size=scale_up_size, plan=plan),
+                             optimizer_dtype=optimizer_dtype, scale_up_size=scale_up_size, plan=plan),
                         layout)
     print_notes(e.layout)
     ranked = _ranked(e, devices) if plans else None

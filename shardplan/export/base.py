@@ -110,6 +110,9 @@ class Exporter:
             written config runs; another one is refused (:func:`check_training`).
         optimizer_dtypes: the ``TrainingSpec.optimizer_dtype`` values the config writes; another one is
             refused (:func:`check_training`).
+        dropout: whether the config sets the model's dropout (Megatron-LM: ``--attention-dropout`` /
+            ``--hidden-dropout``, whose defaults are 0.1, so it writes both either way); a plan priced with
+            dropout is refused by the others (:func:`check_training`).
     """
 
     name: str
@@ -122,6 +125,7 @@ class Exporter:
     comment: str = "#"
     precisions: tuple[str, ...] = ("bf16-mixed",)
     optimizer_dtypes: tuple[str, ...] = ("fp32",)
+    dropout: bool = False
 
 
 def check_kv_replication(ctx: ExportContext, exporter: Exporter) -> None:
@@ -151,6 +155,11 @@ def check_training(training, exporter: Exporter) -> None:
         return ConfigError(f"{exporter.title} cannot express {field}={value!r}: it writes "
                            f"{field} {fmt_legal(written)} (use --{field.replace('_', '-')} {written[0]}); {where}",
                            field=field, value=value, legal=list(written))
+    if training.dropout and not exporter.dropout:
+        from shardplan.export import EXPORTERS  # the registry imports this module
+        writers = ", ".join(e.title for e in EXPORTERS.values() if e.dropout) or "no exporter"
+        raise ConfigError(f"{exporter.title} cannot express dropout: its config does not set the model's dropout "
+                          f"(use --no-dropout); {writers} writes it", field="dropout", value=True, legal=[False])
     opt = training.optimizer_dtype
     if opt not in exporter.optimizer_dtypes:
         who = {"bf16-moments": "Megatron-LM (--use-precision-aware-optimizer --exp-avg-dtype bf16)"}

@@ -163,6 +163,11 @@ def _degree(cfg: dict, axis: str) -> int:
     return ici * dcn
 
 
+#: MaxText keys (besides ici_* / dcn_*) one of which a MaxText config has (MaxText configs/base.yml)
+_MAXTEXT_KEYS = ("per_device_batch_size", "remat_policy", "max_target_length",
+                 "num_pipeline_microbatches", "shard_optimizer_over_data", "model_name", "base_config")
+
+
 def read(text: str, devices: int | None = None) -> Imported:
     """The layout of MaxText overrides (axes not given are 1; -1 is refused).
 
@@ -172,6 +177,11 @@ def read(text: str, devices: int | None = None) -> Imported:
     cfg = yaml.safe_load(text)
     if not isinstance(cfg, dict):
         raise ConfigError("MaxText overrides are not a YAML mapping", field="import", value="maxtext")
+    if not any(str(k).startswith(("ici_", "dcn_")) or k in _MAXTEXT_KEYS for k in cfg):
+        raise ConfigError("the file has none of MaxText's keys (ici_* / dcn_* parallelism, per_device_batch_size, "
+                          "remat_policy, ...): not a MaxText config; legal: the YAML overrides `shardplan export "
+                          "--to maxtext` writes, or --from the framework the file belongs to", field="import",
+                          value="maxtext")
     for axis in ("fsdp_transpose", "sequence", "tensor_transpose", "context_autoregressive", "autoregressive"):
         if _degree(cfg, axis) != 1:
             raise ConfigError(f"MaxText axis {axis!r} has no planner equivalent", field="import", value=axis)

@@ -196,6 +196,11 @@ def megatron_args(ctx: ExportContext) -> list[str]:
         args += ["--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1"]
     args += ["--micro-batch-size", str(p.microbatch_size), "--global-batch-size", str(tr.global_batch_size),
              "--seq-length", str(tr.seq_len)]
+    # dropout written out both ways: Megatron-LM's own default is 0.1 for both (arguments.py
+    # _add_regularization_args: --attention-dropout / --hidden-dropout default=0.1), which a plan priced
+    # without dropout would not get otherwise
+    rate = str(MEGATRON_DROPOUT if tr.dropout else 0.0)
+    args += ["--attention-dropout", rate, "--hidden-dropout", rate]
     precision = {"bf16-mixed": ["--bf16"], "bf16-mixed-fp32-grads": ["--bf16", "--accumulate-allreduce-grads-in-fp32"],
                  "fp8-mixed": ["--bf16", "--fp8-format", "hybrid"],
                  # fp8 primary weights (arguments.py _add_mixed_precision_args: --fp8-param-gather)
@@ -241,6 +246,11 @@ class _Parser(argparse.ArgumentParser):
         raise ConfigError(f"the Megatron-LM arguments cannot be read: {message[:200]}", field="file", value=None)
 
 
+#: the dropout rate written for a plan priced with dropout: Megatron-LM's default (arguments.py
+#: _add_regularization_args, --attention-dropout and --hidden-dropout default=0.1)
+MEGATRON_DROPOUT = 0.1
+
+
 def parser() -> argparse.ArgumentParser:
     """An argparse parser of the flags :func:`megatron_args` writes (Megatron-LM's names and types)."""
     ap = _Parser(prog="megatron", add_help=False, allow_abbrev=False)
@@ -263,6 +273,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--recompute-modules", nargs="*")
     ap.add_argument("--recompute-method", choices=["uniform", "block"])
     ap.add_argument("--pipeline-model-parallel-layout")
+    for flag in ("--attention-dropout", "--hidden-dropout"):
+        ap.add_argument(flag, type=float)
     return ap
 
 
@@ -376,6 +388,24 @@ def read(text: str, devices: int | None = None) -> Imported:
     lexer = shlex.shlex(re.sub(r"\\\r?\n", " ", text), posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     a, _ = parser().parse_known_args(list(lexer))
+    if not any(v not in (None, False) for v in vars(a).values()):
+        raise ConfigError("the file has none of the Megatron-LM flags shardplan reads (--tensor-model-parallel-size, "
+                          "--micro-batch-size, ...): not a Megatron-LM launch script; legal: the script `shardplan "
+                          "export --to megatron` writes, or --from the framework the file belongs to",
+                          field="import", value="megatron")
+    for flag, v in (("--tensor-model-parallel-size", a.tensor_model_parallel_size),
+                    ("--pipeline-model-parallel-size", a.pipeline_model_parallel_size),
+                    ("--context-parallel-size", a.context_parallel_size),
+                    ("--expert-model-parallel-size", a.expert_model_parallel_size),
+                    ("--micro-batch-size", a.micro_batch_size), ("--global-batch-size", a.global_batch_size),
+                    ("--nnodes", a.nnodes), ("--nproc-per-node", a.nproc_per_node)):
+        if v is not None and v < 1:
+            raise ConfigError(f"{flag} {v}: legal: a whole number >= 1", field=flag.lstrip("-"), value=v)
+    if devices and a.nnodes and a.nproc_per_node and devices != a.nnodes * a.nproc_per_node:
+        raise ConfigError(f"--devices {devices} disagrees with the script's torchrun --nnodes {a.nnodes} x "
+                          f"--nproc-per-node {a.nproc_per_node} = {a.nnodes * a.nproc_per_node}; legal: leave --devices "
+                          "out, or give the script's world size", field="devices", value=devices,
+                          legal=[a.nnodes * a.nproc_per_node])
     if a.recompute_modules:
         a.recompute_modules = _module_names(a.recompute_modules)
     n = devices or (a.nnodes * a.nproc_per_node if a.nnodes and a.nproc_per_node else None)
@@ -408,4 +438,4 @@ EXPORTER = Exporter(name="megatron", title="Megatron-LM", source=SOURCE, suffix=
                                "recompute_modules", "offload_activation_layers"),
                     write=write, read=read,
                     precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp8-mixed", "fp8-params", "fp32"),
-                    optimizer_dtypes=("fp32", "bf16-moments"))
+                    optimizer_dtypes=("fp32", "bf16-moments"), dropout=True)

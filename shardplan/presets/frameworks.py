@@ -195,7 +195,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "pipeline parallelism')"}),
         FrameworkProfile(name="nanotron", moe_routed_copies=2, activation_offload=False, module_recompute=False, grad_buffer_bytes=4, loss="eager", **_NANOTRON_ALLOCATOR,
                          logit_bytes=8.0, lm_head_stage_bytes=68.0, pipeline_split="cost_greedy", vocab_divisible_by=1,
-                         param_gather_overlap=False,
+                         param_gather_overlap=False, layout_defaults={"sp": True, "tp_overlap": True},
                          min_microbatches="pp_minus_1", schedules=("gpipe", "1f1b"), zero_stages=(0, 1),
                          recomputes=("none", "full"), context_parallel=False, expert_parallel=False,
                          pp_stall_min_nodes=32, pp_stall_min_tp_nodes=4, pp_stall_zero0_min_microbatches=16,
@@ -205,6 +205,10 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "logit_bytes": _NANOTRON_LOGITS, "lm_head_stage_bytes": _NANOTRON_HEAD,
                                   "allocator_overhead": _NANOTRON_ALLOC, "context_bytes": _NANOTRON_CONTEXT,
                                   "pipeline_split": _NANOTRON_SPLIT, "vocab_divisible_by": _NO_PAD,
+                                  "layout_defaults": "the measured H100 grid the profile's constants are fitted on "
+                                  "runs TP with sequence parallelism and asynchronous TP communication (nanotron "
+                                  "ParallelismArgs tp_mode REDUCE_SCATTER, tp_linear_async_communication true; "
+                                  "shared/calibration/README.md)",
                                   "param_gather_overlap": "nanotron optim/zero.py ZeroDistributedOptimizer.step: "
                                   "super().step() then self._all_gather_params(), one blocking "
                                   "dist.all_gather_coalesced of every updated shard after the update (no "

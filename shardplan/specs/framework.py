@@ -110,6 +110,11 @@ class FrameworkProfile(BaseModel):
             the layers; Megatron-LM / Llama 3) or 'cost_greedy' (nanotron's cumulative-cost split,
             :func:`shardplan.parallel.cost_greedy_split`: the first rank heavier, trailing ranks may
             hold no layer).
+        layout_defaults: layout fields the framework's runs set unless a command gives them, applied by
+            ``estimate`` / ``export`` / ``report`` where they are legal (tp > 1): ``sp`` and
+            ``tp_overlap``. nanotron: ``{sp: true, tp_overlap: true}``, the ``tp_mode: REDUCE_SCATTER``
+            with ``tp_linear_async_communication`` of the runs its constants were fitted on
+            (shared/calibration/README.md); ``--no-sp`` / ``--no-tp-overlap`` turn them off.
         min_microbatches: 'none' (fewer microbatches than stages is legal: the bubble grows) or
             'pp_minus_1' (the pipeline engine refuses fewer than pp - 1 microbatches per step;
             nanotron ``OneForwardOneBackwardPipelineEngine`` asserts it).
@@ -263,6 +268,7 @@ class FrameworkProfile(BaseModel):
     allocator_retry_s: float = Field(default=0.0, ge=0, le=10.0)
     allocator_pressure_start: float = Field(default=0.9, ge=0.5, lt=1.0)
     pipeline_split: Literal["balanced", "cost_greedy"] = "balanced"
+    layout_defaults: dict[Literal["sp", "tp_overlap"], bool] = Field(default_factory=dict)
     selective_recompute: Literal["attention", "every_other_matmul"] = "attention"
     attention_kernel: Literal["fa2", "fa3", "cudnn"] | None = None
     schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble"], ...] | None = Field(default=None,
