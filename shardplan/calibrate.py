@@ -78,6 +78,8 @@ class Calibration:
     in_sample: dict[str, float] = field(default_factory=dict)
     cross_validated: dict[str, dict[str, float]] = field(default_factory=dict)
     base_error: dict[str, float] = field(default_factory=dict)
+    #: fewer measurements than free parameters: the fit is underdetermined (its in-sample error says nothing)
+    underdetermined: str = ""
 
 
 def cases(records: Sequence[RunRecord]) -> list[Case]:
@@ -212,6 +214,13 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
     params = list(params or (DEFAULT_PARAMS + (MOE_PARAMS if moe else ()) + (MEMORY_PARAMS if memory else ())))
     ok = identifiable(cs, hw, profile, params, memory)
     free = [p for p, k in zip(params, ok) if k]
+    # every record gives one throughput residual and at most one memory residual: fewer than the free
+    # parameters leave the fit underdetermined, and its in-sample error would read as perfect
+    residuals = sum(bool(c.record.measured_tokens_per_s_per_device()) + bool(memory and (
+        c.record.peak_memory_bytes or c.record.status == "oom")) for c in cs)
+    under = (f"{len(cs)} record(s) give {residuals} measurement(s) for {len(free)} fitted parameters: the fit is "
+             "underdetermined, so its in-sample error says nothing; more runs (other layouts, node counts, models) "
+             "pin it" if residuals < len(free) else "")
     base_values = [p.initial(hw, profile) for p in params]
     values = list(base_values)
     if free:
@@ -220,7 +229,7 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
         values = [fitted.get(p.field, v) for p, v in zip(params, base_values)]
     h, f = apply(params, values, hw, profile)
     out = Calibration(params, values, base_values, held=[p.field for p, k in zip(params, ok) if not k], excluded=excluded,
-                      in_sample=errors(cs, h, f), base_error=errors(cs, hw, profile))
+                      in_sample=errors(cs, h, f), base_error=errors(cs, hw, profile), underdetermined=under)
     if cross_validate:
         out.cross_validated = _cross_validated(cs, hw, profile, free, memory)
     return out

@@ -491,7 +491,10 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
                               f"{', '.join(HARDWARE)}", field="hardware", value=name_or_path, legal=HARDWARE)
         data = _read_mapping(path, "hardware")
         data.pop("framework", None)  # the framework the cluster was calibrated with: hardware_framework()
-        base_name = data.pop("base", None)
+        had_base, base_name = "base" in data, data.pop("base", None)
+        if had_base and base_name in (None, ""):  # `base:` written without a value
+            raise ConfigError(f"hardware {short_repr(name_or_path)}: base is empty; presets: {', '.join(HARDWARE)} (or "
+                              "leave base out and give every field)", field="base", value=base_name, legal=HARDWARE)
         if base_name is not None and (not isinstance(base_name, str) or base_name not in HARDWARE):
             raise ConfigError(f"base={short_repr(base_name)} is not a hardware preset; presets: {', '.join(HARDWARE)}",
                               field="base", value=base_name, legal=HARDWARE)

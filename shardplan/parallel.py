@@ -578,6 +578,7 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
     stage_layers = _stage_layers(p, model, training.framework.pipeline_split)
     check_activation_offload(p, model.n_layers)
     _check_sequence(p, training, n_devices)
+    _check_positions(model, training)
     _check_ep(p, model)
     m = _microbatches(p, model, training)
     # with the cost-greedy split a given pp_layers equals nanotron's own split (_stage_layers), so its
@@ -723,6 +724,20 @@ def _resolve_dp(p: ParallelConfig, model: ModelSpec, n_devices: int) -> Parallel
         raise ConfigError(f"dp_shard={shard} does not divide dp={p.dp}; legal dp_shard: "
                           f"{fmt_legal(divisors(p.dp))}", field="dp_shard", value=shard, legal=divisors(p.dp))
     return p.model_copy(update={"dp_shard": shard})
+
+
+def _check_positions(model: ModelSpec, training: TrainingSpec) -> None:
+    """A model with a learned position table (GPT-2, BLOOM-style ``position='learned'``) has one row per
+    position: a longer sequence has no embedding for its later tokens.
+
+    Raises:
+        ConfigError: naming seq_len, the table's size and the legal range.
+    """
+    rows = model.max_position_embeddings
+    if model.position == "learned" and training.seq_len > rows:
+        raise ConfigError(f"seq_len={training.seq_len:,} is longer than {model.name}'s learned position table of "
+                          f"{rows:,} rows (max_position_embeddings); legal seq_len: 1 to {rows:,}",
+                          field="seq_len", value=training.seq_len, legal=[1, rows])
 
 
 def _check_sequence(p: ParallelConfig, training: TrainingSpec, n_devices: int) -> None:

@@ -240,3 +240,18 @@ def test_guide_flags_predictions_above_the_best_published_mfu():
     assert rows[0]["mfu"].endswith(" *") and "llmfoundry_MPT_7B_H100_8" in rows[0]["ceiling"]
     md = rows_to_markdown(rows, "h100-sxm", 8192)
     assert "% \\* |" in md and "above the best MFU published" in md
+
+
+def test_a_sequence_longer_than_a_learned_position_table_is_refused(tmp_path):
+    # gpt2 learns 1,024 positions (n_positions): seq_len 4,096 has no embedding for tokens 1,025 on; an empty
+    # base: in a hardware file names the presets instead of reporting the first missing field
+    from typer.testing import CliRunner
+    from shardplan.cli import app
+    r = CliRunner().invoke(app, ["estimate", "-m", "gpt2", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "16"])
+    assert r.exit_code == 2 and "learned position table of 1,024 rows" in r.output and "legal seq_len: 1 to 1,024" in r.output
+    assert CliRunner().invoke(app, ["estimate", "-m", "gpt2", "-H", "h100-sxm", "-n", "8", "-s", "1024",
+                                    "-b", "16"]).exit_code == 0
+    hw = tmp_path / "hw.yaml"
+    hw.write_text("base:\nname: x\n")
+    r = CliRunner().invoke(app, ["estimate", "-m", "gpt2", "-H", str(hw), "-n", "8", "-s", "1024", "-b", "16"])
+    assert r.exit_code == 2 and "base is empty; presets: a100-40gb" in r.output

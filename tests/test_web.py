@@ -137,6 +137,7 @@ ARGS = ["-m", "llama-3-8b", "-H", "h100-sxm", "-n", "64", "-s", "4096", "-b", "2
 
 def test_report_html_is_self_contained(tmp_path):
     out = tmp_path / "sub" / "report.html"
+    out.parent.mkdir()  # a missing folder is refused (nothing is created), as export and calibrate do
     r = CliRunner().invoke(cli_app, ["report", *ARGS, "-o", str(out), "--no-plans"])
     assert r.exit_code == 0, r.output
     text = out.read_text()

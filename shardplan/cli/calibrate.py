@@ -63,20 +63,7 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
         cal = fit_records(recs, hw, prof, cross_validate=not no_cross_validation)
     t = fitted_table(cal, f"calibration of {hw.name} / {prof.name} on {len(recs)} records")
     console.print(t)
-    for name, e in (("base", cal.base_error), ("fitted (in sample)", cal.in_sample)):
-        console.print(f"{name}: " + ", ".join(f"{k} {v:.1%}" if k != "runs" else f"{k} {v:.0f}" for k, v in e.items()))
-    for name, e in cal.cross_validated.items():
-        console.print(f"{name}: throughput median |error| {e['throughput_median_of_groups']:.1%} "
-                      f"over {e['groups']:.0f} held-out groups")
-    for line in cal.excluded[:5]:
-        err_console.print(f"[yellow]warning:[/] left out of the fit, the planner refuses its layout: {escape(line)}",
-                          highlight=False)
-    if len(cal.excluded) > 5:
-        err_console.print(f"[yellow]warning:[/] {len(cal.excluded) - 5} more records that ran were left out the same way",
-                          highlight=False)
-    for field in cal.held:
-        err_console.print(f"[yellow]note:[/] the records cannot identify {field} (e.g. no run crosses nodes); "
-                          "kept at the base value")
+    print_fit_summary(cal)
     date = datetime.date.today().isoformat()
     if output:
         output.write_text(yaml.safe_dump(cluster_yaml(cal, hw, len(recs), date, prof, source=hardware), sort_keys=False))
@@ -84,6 +71,20 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
     if profile_out:
         profile_out.write_text(yaml.safe_dump(profile_yaml(cal, prof), sort_keys=False))
         console.print(f"wrote {profile_out} (use it as --framework {profile_out})")
+
+
+#: why a parameter the records do not move is held (shardplan.calibrate.identifiable): moving it over a quarter of
+#: its range changes no residual
+HELD_WHY = {
+    "scale_out_efficiency": "no collective of these runs is priced with the analytic network bandwidth (every run "
+                            "inside one node, or the hardware's measured_busbw table gives the bandwidth)",
+    "scale_out_latency": "no collective of these runs crosses nodes with a latency that shows (every run inside one "
+                         "node, or messages large enough that bandwidth dominates)",
+    "context_bytes": "the measured peaks are the allocator's, which the runtime context lies outside of, and no "
+                     "record's fit/OOM outcome turns on it",
+    "moe_expert_overhead_s": "no MoE layer among the records' layouts has its cost change with it",
+    "": "moving it over a quarter of its range changes no prediction of these records",
+}
 
 
 def fitted_table(cal, title: str) -> Table:
@@ -103,3 +104,23 @@ def fitted_table(cal, title: str) -> Table:
             note = f"bounds [{p.lower:.3g}, {p.upper:.3g}]"
         t.add_row(f"{p.target}.{p.field}", p.unit, f"{b:.4g}", f"{v:.4g}", note)
     return t
+
+def print_fit_summary(cal) -> None:
+    """The base / in-sample / cross-validated errors (stdout), then the records left out, an
+    underdetermined fit and the parameters held (stderr)."""
+    for name, e in (("base", cal.base_error), ("fitted (in sample)", cal.in_sample)):
+        console.print(f"{name}: " + ", ".join(f"{k} {v:.1%}" if k != "runs" else f"{k} {v:.0f}" for k, v in e.items()))
+    for name, e in cal.cross_validated.items():
+        console.print(f"{name}: throughput median |error| {e['throughput_median_of_groups']:.1%} "
+                      f"over {e['groups']:.0f} held-out groups")
+    for line in cal.excluded[:5]:
+        err_console.print(f"[yellow]warning:[/] left out of the fit, the planner refuses its layout: {escape(line)}",
+                          highlight=False)
+    if len(cal.excluded) > 5:
+        err_console.print(f"[yellow]warning:[/] {len(cal.excluded) - 5} more records that ran were left out the same way",
+                          highlight=False)
+    if cal.underdetermined:
+        err_console.print(f"[yellow]warning:[/] {escape(cal.underdetermined)}", highlight=False)
+    for field in cal.held:
+        err_console.print(f"[yellow]note:[/] the records cannot identify {field}: {HELD_WHY.get(field, HELD_WHY[''])}; "
+                          "kept at the base value", highlight=False)

@@ -191,6 +191,22 @@ def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: 
                       value=first.value, legal=first.legal)
 
 
+def _check_export_request(export: str, output: Optional[Path], training) -> None:
+    """``plan --export``'s bad input, before the search: an unknown framework, a precision or optimizer
+    state it does not write, no -o file, or one that cannot be written.
+
+    Raises:
+        ConfigError: naming the option (exit code 2).
+    """
+    from shardplan.cli.common import check_output_path
+    from shardplan.export import exporter
+    from shardplan.export.base import check_training
+    check_training(training, exporter(export))
+    if output is None:
+        raise ConfigError(f"--export {export} needs -o FILE (stdout carries the ranking)", field="output", value=None)
+    check_output_path("-o/--output", output)
+
+
 @app.command()
 @config_errors
 @layout_flags(repeatable=("schedule",), show_defaults=False)
@@ -227,15 +243,8 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
     if output is not None and export is None:
         raise ConfigError("-o/--output is the file of --export; give --export FRAMEWORK (the ranking goes to stdout)",
                           field="output", value=str(output))
-    if export is not None:  # bad input before the search: an unknown framework, a precision it does not write, -o
-        from shardplan.cli.common import check_output_path
-        from shardplan.export import exporter
-        from shardplan.export.base import check_training
-        check_training(tr, exporter(export))
-        if output is None:
-            raise ConfigError(f"--export {export} needs -o FILE (stdout carries the ranking)", field="output",
-                              value=None)
-        check_output_path("-o/--output", output)
+    if export is not None:
+        _check_export_request(export, output, tr)
     pins, schedules = search_pins(fix, layout)
     with err_console.status("searching layouts...", spinner="dots"):  # shown on a terminal only
         res = search(m, hw, tr, devices, top_k=top, objective=objective, fix=pins, max_tp=max_tp,

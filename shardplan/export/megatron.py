@@ -370,24 +370,13 @@ def _check_moe_recompute_flags(a: argparse.Namespace) -> None:
                           value=repeated)
 
 
-def read(text: str, devices: int | None = None) -> Imported:
-    """The layout of a Megatron-LM launch script or flag list.
-
-    Args:
-        text: the script (comments, ``VAR=(`` arrays and other flags are ignored).
-        devices: the world size when the text has no ``torchrun --nnodes --nproc-per-node``.
+def _check_read_flags(a: argparse.Namespace, devices: int | None) -> None:
+    """A script with none of the flags read (another framework's file), a degree or size below 1, or a
+    ``--devices`` that disagrees with the script's own torchrun world size.
 
     Raises:
-        ConfigError: no device count, or degrees that do not divide it; activation offloading that
-            Megatron-core refuses (:func:`shardplan.parallel.check_activation_offload`: with pp > 1, with
-            recompute, or of ``--num-layers`` layers or more). ``--cpu-offloading-num-layers`` without
-            ``--cpu-offloading`` is ignored, as Megatron-LM ignores it.
+        ConfigError: naming the flag and the legal values.
     """
-    # a shell line continuation (backslash-newline) joins the lines, as bash reads the script; shell
-    # operators ( ) ; | & < > are tokens of their own, so that they end a list of values
-    lexer = shlex.shlex(re.sub(r"\\\r?\n", " ", text), posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    a, _ = parser().parse_known_args(list(lexer))
     if not any(v not in (None, False) for v in vars(a).values()):
         raise ConfigError("the file has none of the Megatron-LM flags shardplan reads (--tensor-model-parallel-size, "
                           "--micro-batch-size, ...): not a Megatron-LM launch script; legal: the script `shardplan "
@@ -406,6 +395,27 @@ def read(text: str, devices: int | None = None) -> Imported:
                           f"--nproc-per-node {a.nproc_per_node} = {a.nnodes * a.nproc_per_node}; legal: leave --devices "
                           "out, or give the script's world size", field="devices", value=devices,
                           legal=[a.nnodes * a.nproc_per_node])
+
+
+def read(text: str, devices: int | None = None) -> Imported:
+    """The layout of a Megatron-LM launch script or flag list.
+
+    Args:
+        text: the script (comments, ``VAR=(`` arrays and other flags are ignored).
+        devices: the world size when the text has no ``torchrun --nnodes --nproc-per-node``.
+
+    Raises:
+        ConfigError: no device count, or degrees that do not divide it; activation offloading that
+            Megatron-core refuses (:func:`shardplan.parallel.check_activation_offload`: with pp > 1, with
+            recompute, or of ``--num-layers`` layers or more). ``--cpu-offloading-num-layers`` without
+            ``--cpu-offloading`` is ignored, as Megatron-LM ignores it.
+    """
+    # a shell line continuation (backslash-newline) joins the lines, as bash reads the script; shell
+    # operators ( ) ; | & < > are tokens of their own, so that they end a list of values
+    lexer = shlex.shlex(re.sub(r"\\\r?\n", " ", text), posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    a, _ = parser().parse_known_args(list(lexer))
+    _check_read_flags(a, devices)
     if a.recompute_modules:
         a.recompute_modules = _module_names(a.recompute_modules)
     n = devices or (a.nnodes * a.nproc_per_node if a.nnodes and a.nproc_per_node else None)

@@ -262,7 +262,8 @@ def _profile_file(path: str, seen: tuple[str, ...] = ()) -> FrameworkProfile:
     if key in seen:
         raise ConfigError(f"framework {path}: base files name each other ({' -> '.join([*seen, key])})",
                           field="base_loop", value=path)
-    return profile_from_mapping(_read_mapping(Path(path)), f"framework {path}", Path(path).parent, (*seen, key))
+    return profile_from_mapping(_read_mapping(Path(path), "framework file"), f"framework {path}", Path(path).parent,
+                                (*seen, key))
 
 
 def profile_from_mapping(data: dict, where: str = "framework", folder: Path | None = None,
