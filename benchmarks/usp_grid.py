@@ -667,7 +667,8 @@ def main() -> None:
     ap.add_argument("--to-records", type=Path, default=None, help="write the runs as JSON Lines run records")
     ap.add_argument("--profile-out", type=Path, default=None, help="with --fit: write the fitted profile file")
     ap.add_argument("-o", "--hardware-out", type=Path, default=None,
-                    help="with --fit: write the fitted cluster file (use it with --hardware and --framework nanotron)")
+                    help="with --fit: write the fitted cluster file (use it with --hardware alone: its framework section "
+                         "holds the fitted profile, which --framework nanotron would replace)")
     args = ap.parse_args()
     check_arguments(args)
     runs = load_grid(args.csv)

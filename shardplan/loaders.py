@@ -233,8 +233,10 @@ def config_error(e: ValidationError, context: str | None = None) -> ConfigError:
     value = first.get("input")
     hint = ""
     if first["type"] == "extra_forbidden":
-        close = difflib.get_close_matches(str(first["loc"][-1]), _field_names(e.title), n=2)
-        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        names = [n for n in _field_names(e.title) if n not in ("sources", "origin")]
+        close = difflib.get_close_matches(str(first["loc"][-1]), names, n=2)
+        hint = (f" (did you mean {' or '.join(close)}?)" if close else "") + (
+            f"; legal fields: {', '.join(names)}" if names else "")
     legal = _legal_text(first)
     if first["type"] in _RANGE_ERRORS:  # both bounds of the field, whichever one was crossed
         bounds = _field_bounds(e.title, str(first["loc"][-1]) if first["loc"] else "")
