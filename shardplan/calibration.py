@@ -348,7 +348,12 @@ def _row_inputs(row: dict) -> tuple[ModelSpec, object, TrainingSpec, ParallelCon
     seq = _int(row, "seq_len")
     gbs = int(_f(row.get("global_batch_sequences", "")) or _int(row, "global_batch_tokens") // seq)
     prec = (row.get("precision") or "").lower()
-    if "fp8" in prec:
+    if "fp8" in prec and "megatron-bridge" in (row.get("source") or "").lower() and (
+            "cs" in re.split(r"[^a-z0-9]+", prec) or "current" in prec):
+        # Megatron-Bridge's FP8 current-scaling recipe keeps the weights in fp8 (mixed_precision.py
+        # bf16_with_fp8_current_scaling_mixed: fp8_param_gather=True)
+        policy = PRECISION_POLICIES["fp8-params"]
+    elif "fp8" in prec:
         policy = PRECISION_POLICIES["fp8-mixed"]
     elif "fp32 weights" in prec:
         policy = PRECISION_POLICIES["fp32-params"]
@@ -367,6 +372,7 @@ def _row_inputs(row: dict) -> tuple[ModelSpec, object, TrainingSpec, ParallelCon
                             dropout=any(k in src for k in ("Narayanan21", "Korthikanti22", "GPT-NeoX", "GLM")))
     zero, overlap = _zero(row.get("zero_stage_or_fsdp", ""))
     tp, pp, cp = _int(row, "TP", 1), _int(row, "PP", 1), _int(row, "CP", 1)
+    ep = _int(row, "EP", 1) if model.is_moe else 1  # a dense model's EP cell (1, or blank) says nothing
     dp = _int(row, "DP", max(1, n // (tp * pp * cp)))  # the README: DP = n_devices / (TP x PP x CP)
     vp = _int(row, "virtual_pipeline_stages", 1)
     mbs = _int(row, "microbatch_size", 1)
@@ -387,7 +393,7 @@ def _row_inputs(row: dict) -> tuple[ModelSpec, object, TrainingSpec, ParallelCon
     if "DCN slice" in row.get("zero_stage_or_fsdp", ""):
         dp_shard = dp // max(1, n // hw.scale_up_size)
     rc_text = row.get("recompute", "")
-    parallel = ParallelConfig(dp=dp, tp=tp, pp=pp, cp=cp, zero_stage=zero, dp_shard=dp_shard,
+    parallel = ParallelConfig(dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, zero_stage=zero, dp_shard=dp_shard,
                               sp="sequence parallel" in rc_text or (nemo and tp > 1),
                               tp_overlap=nemo and tp > 1, microbatch_size=mbs,
                               schedule="interleaved" if vp > 1 else "1f1b", virtual_stages=vp,

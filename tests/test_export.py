@@ -748,3 +748,11 @@ def test_import_refuses_a_file_of_another_framework_and_conflicting_devices(tmp_
     bad.write_text(files["megatron"].read_text().replace("--tensor-model-parallel-size 1", "--tensor-model-parallel-size -3"))
     r = runner.invoke(app, ["import", str(bad), "--from", "megatron"])
     assert r.exit_code == 2 and "--tensor-model-parallel-size -3: legal: a whole number >= 1" in r.output
+
+
+def test_export_dash_output_is_stdout(tmp_path, monkeypatch):
+    # -o - is stdout, as in most tools; no file named '-' appears
+    monkeypatch.chdir(tmp_path)
+    r = runner.invoke(app, ["export", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "16",
+                            "--zero-stage", "1", "--to", "megatron", "-o", "-"])
+    assert r.exit_code == 0 and r.stdout.startswith("#!/usr/bin/env bash") and not (tmp_path / "-").exists()

@@ -227,3 +227,17 @@ def test_fsdp_rows_that_pipeline_are_priced_as_the_pytorch_stack_that_pipelines(
     # the same for the nanotron profile, which prices neither cp nor ep inside the data-parallel group
     assert framework_of({"source": "picotron", "CP": "2"}) == "torchtitan"
     assert framework_of({"source": "nanotron", "PP": "2"}) == "nanotron"
+
+
+def test_moe_rows_take_their_ep_column_and_megatron_bridge_fp8_cs_keeps_fp8_weights():
+    # Qwen3-30B-A3B on 8 B200, EP8 (Megatron-Bridge 25.09 table): the EP cell is the layout's ep; its FP8-CS
+    # recipe gathers fp8 primary weights (mixed_precision.py: fp8_param_gather=True) -> 'fp8-params'; a dense
+    # row's EP cell is ignored, and FP8 elsewhere stays 'fp8-mixed'
+    row = published_row(id="mb_qwen3_30b", source="Megatron-Bridge 25.09 performance summary", model="Qwen3-30B-A3B",
+                        hardware="B200", n_devices="8", EP="8", microbatch_size="1", seq_len="4096",
+                        global_batch_sequences="512", precision="FP8-CS", zero_stage_or_fsdp="distributed optimizer",
+                        recompute="none", step_time_s="10")
+    model, _, tr, pc, _ = row_inputs(row)
+    assert model is MODELS["qwen3-30b-a3b"] and pc.ep == 8 and tr.precision.name == "fp8-params"
+    _, _, tr, pc, _ = row_inputs({**row, "model": "Llama 3 8B", "source": "NeMo 24.07", "precision": "fp8"})
+    assert pc.ep == 1 and tr.precision.name == "fp8-mixed"

@@ -15,7 +15,7 @@ from shardplan.cli.common import (OptimizerDtypeOpt,
 
 _NAMES = "maxtext | easydel | torchtitan | megatron | deepspeed | nanotron"
 ToOpt = Annotated[str, typer.Option("--to", help=f"{_NAMES}: the framework whose config to write")]
-OutOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="file to write (default: stdout); EasyDeL "
+OutOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="file to write (default, or -: stdout); EasyDeL "
                                                 "writes JSON for a .json name, Python otherwise")]
 FromOpt = Annotated[str, typer.Option("--from", help=f"{_NAMES}: the framework the file is a config of")]
 FileArg = Annotated[Path, typer.Argument(help="the framework's config file")]
@@ -87,6 +87,8 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
     from shardplan.cli.estimate import estimate_layout, raise_if_negative
     from shardplan.cli.common import check_output_path
     from shardplan.export import exporter
+    if output is not None and str(output) == "-":  # the usual spelling of stdout
+        output = None
     check_output_path("-o/--output", output)  # bad input first, before the estimate
     exporter(to)  # an unknown --to likewise
     e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
