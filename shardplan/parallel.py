@@ -71,6 +71,10 @@ class ParallelConfig(BaseModel):
             (``transformer_config.py``).
         overlap_grad_reduce: overlap the data-parallel gradient reduction (and the ZeRO-1/2 parameter
             AllGather) with backward (forward) compute, as DDP buckets / Megatron-LM do.
+        moe_a2a_overlap: run the expert-parallel AllToAlls of one microbatch beside another
+            microbatch's compute (Megatron-Core "Combined 1F1B", ``--overlap-moe-expert-parallel-comm``:
+            the forward of one microbatch is co-scheduled with the backward of another, layer by layer);
+            needs ep > 1 and, with pp > 1, the interleaved schedule.
         tp_overlap: hide the tp activation collectives behind the matmuls that consume or produce
             them (Transformer Engine userbuffers, Megatron-LM ``--tp-comm-overlap``; Wang et al. 2023,
             "Overlap Communication with Dependent Computation via Decomposition").
@@ -128,6 +132,9 @@ class ParallelConfig(BaseModel):
     overlap_grad_reduce: bool = Field(default=True, description=(
         "overlap the data-parallel gradient reduction (and the ZeRO-1/2 parameter AllGather) with "
         "backward (forward) compute, as DDP buckets / Megatron-LM do"))
+    moe_a2a_overlap: bool = Field(default=False, description=(
+        "overlap the expert-parallel AllToAlls of one microbatch with another's compute (Megatron-Core Combined "
+        "1F1B, --overlap-moe-expert-parallel-comm); needs ep > 1, and schedule='interleaved' when pp > 1"))
     tp_overlap: bool = Field(default=False, description=(
         "hide the tp activation collectives behind the matmuls that consume or produce them "
         "(Megatron-LM --tp-comm-overlap; Wang et al. 2023)"))
@@ -790,6 +797,8 @@ def _check_ep(p: ParallelConfig, model: ModelSpec) -> None:
     """ep needs an MoE model and must divide n_experts and dp x cp (tp x dp x cp / etp with an
     expert tensor-parallel degree etp != tp: the ep group may fold tp ranks)."""
     _check_etp(p, model)
+    if p.moe_a2a_overlap:
+        _check_a2a_overlap(p)
     if p.ep == 1:
         return
     if not model.is_moe:
@@ -801,6 +810,24 @@ def _check_ep(p: ParallelConfig, model: ModelSpec) -> None:
         what = "dp*cp" if p.expert_tp == p.tp else "tp*dp*cp/etp"
         raise ConfigError(f"ep={p.ep} must divide n_experts={model.n_experts} and {what}={pool}; "
                           f"legal ep: {fmt_legal(legal_ep)}", field="ep", value=p.ep, legal=legal_ep)
+
+
+def _check_a2a_overlap(p: ParallelConfig) -> None:
+    """Combined 1F1B pairs the forward of one microbatch with the backward of another: it needs expert
+    AllToAlls to hide (ep > 1), and with pipelining the interleaved schedule, whose steady state it
+    rewrites (Megatron-Bridge training/comm_overlap.py: "If PP is used, VPP must be set";
+    Megatron-Core pipeline_parallel/combined_1f1b.py ``combined_1f1b_schedule_for_interleaved_pipelining``).
+
+    Raises:
+        ConfigError: naming the field and what it needs.
+    """
+    if p.ep == 1:
+        raise ConfigError("moe_a2a_overlap=True hides expert-parallel AllToAlls, but ep=1 has none; legal: "
+                          "moe_a2a_overlap=False, or ep > 1", field="moe_a2a_overlap", value=True, legal=[False])
+    if p.pp > 1 and p.schedule != "interleaved":
+        raise ConfigError(f"moe_a2a_overlap=True with pp={p.pp} needs schedule='interleaved' (Megatron-Core's Combined "
+                          f"1F1B runs with virtual pipeline stages only); legal: schedule='interleaved', or "
+                          "moe_a2a_overlap=False", field="moe_a2a_overlap", value=True, legal=["interleaved"])
 
 
 def _batch_error(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -> ConfigError:

@@ -214,3 +214,35 @@ def test_deepep_sends_one_copy_per_remote_node():
     for x, y in zip(a2a["alltoall"], a2a["deepep"]):
         assert y.bytes_per_device == pytest.approx(x.bytes_per_device * deepep_scale_out_share(128, 8, 32, 8))
         assert y.time_s < 0.6 * x.time_s
+
+
+def test_combined_1f1b_hides_expert_alltoalls_but_the_unpaired_passes():
+    # Megatron-Core Combined 1F1B (--overlap-moe-expert-parallel-comm): without pipelining the first forward and the
+    # last backward are unpaired, 1/m of each direction: m = 64 / (8 x 1) = 8 -> 1/8 exposed when the partner's
+    # compute covers the rest; interleaved pp=8 v=4, m=128: rank 0 warms up 2 x 7 + 3 x 8 = 38 of 512 chunk passes
+    from shardplan.cost.axes.ep import unpaired_fraction
+    from shardplan.cost.context import step_context
+    from shardplan.errors import ConfigError
+    from shardplan.parallel import validate
+    m, hw = MODELS["mixtral-8x7b"], HARDWARE["h100-sxm"]
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64)
+    base = dict(ep=8, zero_stage=1, microbatch_size=1)
+    e0 = estimate(m, hw, tr, ParallelConfig(**base), 8)
+    e1 = estimate(m, hw, tr, ParallelConfig(**base, moe_a2a_overlap=True), 8)
+    a0 = [c for c in e0.collectives if c.axis == "ep"]
+    a1 = [c for c in e1.collectives if c.axis == "ep"]
+    assert [c.time_s for c in a0] == [c.time_s for c in a1]  # the same traffic, hidden
+    ctx = step_context(m, hw, tr, e1.layout)
+    for c in a1:
+        window = (2 / 3 if c.phase == "fwd" else 1 / 3) * ctx.stage.total_s * 8 * 7 / 8
+        assert c.exposed_s == pytest.approx(c.time_s / 8 + max(0.0, 7 / 8 * c.time_s - window))
+        assert c.overlap == "combined_1f1b"
+    assert e1.step_s < e0.step_s
+    big = TrainingSpec(seq_len=4096, global_batch_size=8192)
+    lay = validate(ParallelConfig(pp=8, schedule="interleaved", virtual_stages=4, ep=8, moe_a2a_overlap=True), m,
+                   big, 512)
+    assert unpaired_fraction(step_context(m, hw, big, lay)) == pytest.approx(38 / 512)
+    with pytest.raises(ConfigError, match="ep=1 has none"):
+        validate(ParallelConfig(moe_a2a_overlap=True), m, tr, 8)
+    with pytest.raises(ConfigError, match="needs schedule='interleaved'"):
+        validate(ParallelConfig(pp=2, ep=4, moe_a2a_overlap=True), m, tr, 8)

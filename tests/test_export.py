@@ -416,6 +416,8 @@ MEGATRON_FLAGS = {"--num-layers", "--tensor-model-parallel-size", "--pipeline-mo
                   "--moe-token-dispatcher-type", "--moe-enable-deepep", "--recompute-modules",
                   # _add_regularization_args: --attention-dropout / --hidden-dropout (float, default 0.1)
                   "--attention-dropout", "--hidden-dropout",
+                  # _add_moe_args (Megatron-Core 0.14): Combined 1F1B
+                  "--overlap-moe-expert-parallel-comm",
                   # _add_mixed_precision_args / OptimizerConfig: the precision-aware optimizer's state dtypes
                   "--use-precision-aware-optimizer", "--exp-avg-dtype", "--exp-avg-sq-dtype",
                   # fp8 primary weights ("Keep the compute param in fp8 ... and perform the param all-gather in fp8")
@@ -756,3 +758,18 @@ def test_export_dash_output_is_stdout(tmp_path, monkeypatch):
     r = runner.invoke(app, ["export", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "16",
                             "--zero-stage", "1", "--to", "megatron", "-o", "-"])
     assert r.exit_code == 0 and r.stdout.startswith("#!/usr/bin/env bash") and not (tmp_path / "-").exists()
+
+
+def test_combined_1f1b_is_written_by_megatron_only_and_read_back(tmp_path):
+    # Megatron-LM --overlap-moe-expert-parallel-comm (Megatron-Core 0.14 Combined 1F1B); torchtitan has no such
+    # schedule and refuses the plan; the flag survives export -> import
+    base = ["export", "-m", "mixtral-8x7b", "-H", "h100-sxm", "-n", "64", "-s", "4096", "-b", "64", "--ep", "8",
+            "--zero-stage", "1", "--moe-a2a-overlap"]
+    out = tmp_path / "m.sh"
+    r = runner.invoke(app, [*base, "--to", "megatron", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "--overlap-moe-expert-parallel-comm" in out.read_text().split()
+    back = runner.invoke(app, ["import", str(out), "--from", "megatron"])
+    assert back.exit_code == 0 and json.loads(back.stdout)["parallel"]["moe_a2a_overlap"] is True
+    r = runner.invoke(app, [*base, "--to", "torchtitan"])
+    assert r.exit_code == 2 and "moe_a2a_overlap" in r.output

@@ -183,6 +183,8 @@ def megatron_args(ctx: ExportContext) -> list[str]:
         # the dispatcher the planner priced (Megatron-LM's default is allgather)
         args += (["--moe-token-dispatcher-type", "flex", "--moe-enable-deepep"] if p.moe_dispatcher == "deepep"
                  else ["--moe-token-dispatcher-type", "alltoall"])
+        if p.moe_a2a_overlap:  # arguments.py _add_moe_args (Megatron-Core 0.14+): Combined 1F1B
+            args.append("--overlap-moe-expert-parallel-comm")
     if p.sp:
         args.append("--sequence-parallel")
     if p.tp_overlap:
@@ -264,7 +266,8 @@ def parser() -> argparse.ArgumentParser:
                  "--cpu-offloading-num-layers"):
         ap.add_argument(flag, type=int)
     for flag in ("--sequence-parallel", "--use-distributed-optimizer", "--use-megatron-fsdp", "--overlap-grad-reduce",
-                 "--tp-comm-overlap", "--optimizer-cpu-offload", "--bf16", "--moe-enable-deepep", "--cpu-offloading"):
+                 "--tp-comm-overlap", "--optimizer-cpu-offload", "--bf16", "--moe-enable-deepep", "--cpu-offloading",
+                 "--overlap-moe-expert-parallel-comm"):
         ap.add_argument(flag, action="store_true")
     ap.add_argument("--data-parallel-sharding-strategy", choices=["no_shard", "optim", "optim_grads",
                                                                   "optim_grads_params"])
@@ -434,6 +437,7 @@ def read(text: str, devices: int | None = None) -> Imported:
                   recompute_modules=tuple(a.recompute_modules) if a.recompute_modules else None,
                   microbatch_size=a.micro_batch_size or 1, overlap_grad_reduce=a.overlap_grad_reduce,
                   tp_overlap=a.tp_comm_overlap, offload_optimizer=a.optimizer_cpu_offload,
+                  moe_a2a_overlap=a.overlap_moe_expert_parallel_comm,
                   offload_activation_layers=(a.cpu_offloading_num_layers or 0) if a.cpu_offloading else 0,
                   dp_shard=dp // (a.num_distributed_optimizer_instances or 1) if zero else None,
                   **_pipeline_values(a, pp))
@@ -445,7 +449,7 @@ def read(text: str, devices: int | None = None) -> Imported:
 
 EXPORTER = Exporter(name="megatron", title="Megatron-LM", source=SOURCE, suffix=".sh",
                     expresses=("overlap_grad_reduce", "tp_overlap", "offload_optimizer", "etp", "moe_dispatcher",
-                               "recompute_modules", "offload_activation_layers"),
+                               "recompute_modules", "offload_activation_layers", "moe_a2a_overlap"),
                     write=write, read=read,
                     precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp8-mixed", "fp8-params", "fp32"),
                     optimizer_dtypes=("fp32", "bf16-moments"), dropout=True)
