@@ -497,8 +497,9 @@ def ceiling_report(runs: list[GridRun], s: dict, hw: HardwareSpec, profile: Fram
     worst = min(v[0] for v in cons.values())
     return "\n".join(lines) + (f"\n\nCeiling min {min(ceil.values()):.2f}, median {statistics.median(ceil.values()):.2f}: "
                                "a model that prices ZeRO-0 and ZeRO-1 alike cannot rank the groups better than this; "
-                               "the profile's ZeRO-0 stall rule (`pp_stall_zero0_min_microbatches`) is what takes 8B on "
-                               "8 nodes past it. Over the runs whose stall the profile classifies right, the planner's "
+                               "the profile's ZeRO-0 stall rule (`pp_stall_zero0_min_microbatches`) is what can take a "
+                               "group past it (on the shared grid, 8B on 8 nodes). Over the runs whose stall the "
+                               "profile classifies right, the planner's "
                                f"Spearman is at least {worst:.2f} in every group: what ranking still misses is which "
                                "runs stall.")
 
@@ -571,7 +572,8 @@ def report(name: str, s: dict) -> str:
     return "\n".join(lines)
 
 
-def baseline_rows(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> list[tuple[str, dict]]:
+def baseline_rows(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile, in_sample: bool = True
+                  ) -> list[tuple[str, dict]]:
     """The grid scored without calibration, beside the shipped profile:
     the ``h100-sxm`` preset with the default ``megatron`` profile; ``h100-sxm`` with the ``nanotron``
     profile's framework behaviour (loss, layer split, gradient buffer, allocator overhead) but its
@@ -582,7 +584,8 @@ def baseline_rows(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfi
                                   | {"overlap_slowdown": None, "tp_overlap_slowdown": None})
     cases = [("`h100-sxm`, `megatron` profile (no calibration)", h100, framework_profile("megatron")),
              ("`h100-sxm`, `nanotron` behaviour, time constants 0 (uncalibrated)", h100, timeless),
-             (f"`{hw.name}`, `{profile.name}` as fitted on all runs (in sample)", hw, profile)]
+             (f"`{hw.name}`, `{profile.name}` as fitted on all runs (in sample)" if in_sample else
+              f"`{hw.name}`, `{profile.name}` as the cluster file gives it (fitted on other runs)", hw, profile)]
     return [(label, score(runs, [predict(r, h, f) for r in runs])) for label, h, f in cases]
 
 
@@ -694,7 +697,7 @@ def main() -> None:
              "right:\n\n" + ceiling_report(runs, scored, hw, profile))
     text += "\n\n" + stall_report(runs, hw, profile)
     text += "\n\nPeak memory, leave-one-model-out:\n\n" + memory_lomo_report(runs, hw, profile)
-    compared = baseline_rows(runs, hw, profile)
+    compared = baseline_rows(runs, hw, profile, in_sample=args.csv.resolve() == DEFAULT_CSV.resolve())
     if args.fit:
         table, values, fitted, held_out = fit_report(runs, hw, profile, args.by_nodes)
         text += "\n\nThroughput constants, fitted on all runs and leave-one-group-out:\n\n" + table

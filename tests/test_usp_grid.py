@@ -75,6 +75,9 @@ def test_host_floor_sets_the_microbatch_time_when_the_gpu_is_faster():
     assert e.step_s == pytest.approx(8 * 0.16 + e.optimizer_s)
     base = estimate(G1B, H100, _training(FrameworkProfile(), gbs=8), ParallelConfig(tp=8, sp=True), 8)
     assert base.step_s < 0.5 * e.step_s  # the default profile has no host floor
+    # the floor is what binds: faster matmuls would not shorten this step, so the bound names the host
+    from shardplan.cost.step import HOST_FLOOR_BOUND
+    assert e.bound == HOST_FLOOR_BOUND and base.bound != HOST_FLOOR_BOUND
 
 
 def test_pipeline_message_stall_counts_the_busiest_stage_messages():

@@ -248,7 +248,7 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
         recompute_s=m * st.recompute_s, exposed_comm_s=sum(c.exposed_s for c in colls), bubble_s=bubble,
         optimizer_s=opt_s, collectives=colls, model_flops_per_step=mf, hardware_flops_per_step=hf,
         mfu=mf / (step * peak_total), hfu=hf / (step * peak_total), tokens_per_s=tokens / step,
-        bound=bottleneck(ctx, colls, bubble, opt_s, overhead, slowdown),
+        bound=bottleneck(ctx, colls, bubble, opt_s, overhead, slowdown, floor_binds=floor_mb > 0),
         thresholds=_threshold_info(model, training, hw, layout) if detail else {},
         roofline=_roofline(model, training, hw, layout.parallel, layout.local_tokens, ctx.dense_t, colls, m)
         if detail else [], overhead_s=overhead, overlap_slowdown_s=slowdown, offload_s=m * offload_mb,
@@ -387,12 +387,20 @@ def optimizer_s(ctx: StepContext) -> float:
     return per_param * params / (ctx.hw.hbm_bandwidth * ctx.hw.hbm_efficiency)
 
 
+#: the bound named when the host issue floor sets the microbatch time (:func:`host_floor_s`)
+HOST_FLOOR_BOUND = "host issue floor (the framework's CPU issues each microbatch slower than the GPU runs it)"
+
+
 def bottleneck(ctx: StepContext, colls: list[Collective], bubble: float, opt_s: float, overhead_s: float = 0.0,
-               slowdown_s: float = 0.0) -> str:
+               slowdown_s: float = 0.0, floor_binds: bool = False) -> str:
     """The largest part of the step: matmul FLOPs, HBM traffic, recompute, bubble, one axis's
     exposed communication (named with the network level it crosses), the framework profile's
     overhead ``overhead_s`` (host issue floor, pipeline stalls, allocator retries; seconds per step)
-    or the overlap slowdown ``slowdown_s`` (seconds per step)."""
+    or the overlap slowdown ``slowdown_s`` (seconds per step). When the host issue floor sets the
+    microbatch time (``floor_binds``) it is the bound whatever the largest part: nothing on the GPU
+    side shortens such a step (:data:`HOST_FLOOR_BOUND`)."""
+    if floor_binds:
+        return HOST_FLOOR_BOUND
     m, st = ctx.m, ctx.stage
     parts = {"compute (matmul FLOPs)": m * st.matmul_s,
              "HBM bandwidth (element-wise + optimizer)": m * st.elementwise_s + opt_s,
