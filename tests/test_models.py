@@ -27,7 +27,21 @@ from shardplan.specs.model import ModelSpec
 # NeMo GPT3-5B by hand (h 4096, 24 layers, GeLU 4h MLP, biases, 2 LayerNorms of 2h per layer, learned positions,
 #   tied embeddings): per layer 12*4096^2 + 13*4096 = 201,379,840 * 24 = 4,833,116,160; wte 50257*4096 =
 #   205,852,672; wpe 2048*4096 = 8,388,608; final LayerNorm 8,192 -> 5,047,365,632.
+# Llama 3.2 3B by hand (h 3072, 28 layers, 24 heads of 128, 8 KV heads, SwiGLU 8192, tied, vocab 128256): per layer
+#   q,o 2*3072^2 + k,v 2*3072*1024 + 3*3072*8192 + 2 norms 6,144 = 100,669,440 * 28 = 2,818,744,320; embedding
+#   128256*3072 = 394,002,432; final norm 3,072 -> 3,212,749,824.
+# Qwen2.5-72B by hand (h 8192, 80 layers, 64 heads, 8 KV heads, q/k/v biases, SwiGLU 29568, untied, vocab 152064):
+#   attention 2*8192^2 + 2*8192*1024 + biases 8192 + 2*1024 = 151,005,184; MLP 3*8192*29568 = 726,663,168; norms
+#   16,384 -> 877,684,736 * 80 = 70,214,778,880; embeddings 2*152064*8192 = 2,491,416,576; final norm 8,192
+#   -> 72,706,203,648.
+# Mixtral 8x22B by hand (h 6144, 56 layers, 48 heads, 8 KV heads, 8 experts of SwiGLU 16384, vocab 32768): attention
+#   2*6144^2 + 2*6144*1024 = 88,080,384; experts 8*3*6144*16384 = 2,415,919,104; router 6144*8 = 49,152; norms 12,288
+#   -> 2,504,060,928 * 56 = 140,227,411,968; embeddings 2*32768*6144 = 402,653,184; final norm 6,144
+#   -> 140,630,071,296.
 EXACT = {
+    "llama-3.2-3b": 3_212_749_824,
+    "qwen2.5-72b": 72_706_203_648,
+    "mixtral-8x22b": 140_630_071_296,
     "gpt2": 124_439_808,
     "llama-2-7b": 6_738_415_616,
     "codellama-7b": 6_738_546_688,
