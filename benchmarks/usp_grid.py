@@ -126,7 +126,8 @@ def score(runs: list[GridRun], preds: list[Estimate | str]) -> dict:
         if run.ran:
             pred = e.tokens_per_s / e.layout.n_devices
             err.append(pred / run.tok_s_gpu - 1)
-            mem_err.append(measured_peak(e) / run.mem_bytes - 1)
+            if run.mem_bytes:  # a run may report throughput without its peak
+                mem_err.append(measured_peak(e) / run.mem_bytes - 1)
             groups[(run.model, run.nodes)].append((pred, run.tok_s_gpu))
     rho = {k: spearmanr(*zip(*v)).statistic for k, v in sorted(groups.items()) if len(v) >= 3}
 
@@ -516,7 +517,7 @@ def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: Framework
     meas: dict[str, list[float]] = defaultdict(list)
     for r in runs:
         e = predict(r, hw, bare)
-        if r.ran and not isinstance(e, str):
+        if r.ran and r.mem_bytes and not isinstance(e, str):
             a = memory_for_stage(e.model, e.training, e.layout, 0).allocated
             alloc[r.model].append(a)
             # what one byte per token x d_model adds on stage 0 (nothing unless it holds the LM head)
@@ -524,6 +525,8 @@ def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: Framework
             basis[r.model].append(memory_for_stage(e.model, with_unit, e.layout, 0).allocated - a)
             meas[r.model].append(r.mem_bytes)
     models = sorted(alloc)
+    if not models:
+        return "No run that ran reports its peak memory: nothing to fit."
     fits = {"all": fit_allocator_terms(*(sum((d[m] for m in models), []) for d in (alloc, basis, meas)))}
     fits.update({m: fit_allocator_terms(alloc[m], basis[m], meas[m]) for m in models})
     lines = ["| fitted on | allocator overhead | LM-head stage B / token / d_model | "

@@ -268,6 +268,11 @@ def parallel_config(layout: Mapping[str, Any] | None = None, plan: str | Path | 
     base = plan_file_values(plan) if plan is not None else {}
     if given.get("recompute", "selective") != "selective" and "recompute_modules" not in given:
         base.pop("recompute_modules", None)  # the file's modules belonged to its selective recompute
+    for derived, source in (("dp_shard", ("zero_stage", "dp", "tp", "pp", "cp")), ("dp", ("tp", "pp", "cp"))):
+        # a plan file's dp_shard (dp) was resolved for its own ZeRO stage and degrees: a flag that changes them
+        # re-derives it (ZeRO-0's dp_shard=1 would otherwise keep a new --zero-stage 1 from sharding)
+        if derived not in given and any(k in given and given[k] != base.get(k) for k in source):
+            base.pop(derived, None)
     values = {**base, **given}
     try:
         return ParallelConfig(**with_pipeline_depth(layout_values(values)))
@@ -389,18 +394,26 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
     tr = training_spec(seq_len, global_batch, global_batch_tokens, precision, attention, framework, dropout,
                        moe_capacity_factor, moe_imbalance, optimizer_dtype)
     pc = parallel_config(layout, plan)
-    applied = applied_layout_defaults(tr.framework, pc, layout, plan)
+    applied = applied_layout_defaults(tr.framework, pc, layout, plan, seq_len)
     if applied:
         pc = parallel_config({**layout, **applied}, plan)
     return Inputs(m, hw, tr, pc)
 
 
 def applied_layout_defaults(framework: FrameworkProfile, parallel: ParallelConfig, layout: Mapping[str, Any],
-                            plan: str | Path | None = None) -> dict[str, bool]:
+                            plan: str | Path | None = None, seq_len: int | None = None) -> dict[str, bool]:
     """The profile's ``layout_defaults`` that apply to ``parallel``: the fields neither given in
     ``layout`` (flags; ``None`` = not given) nor set by the ``plan`` file, and only with tp > 1 (both
-    describe the tensor-parallel group); {} otherwise."""
+    describe the tensor-parallel group); {} otherwise. A default ``sp`` is left off where the sequence
+    (``seq_len`` / cp) does not split over tp, and a default ``tp_overlap`` where sp ends up off (the
+    asynchronous TP communication these defaults describe, nanotron's ``tp_linear_async_communication``,
+    runs only in its sequence-parallel mode)."""
     if not framework.layout_defaults or parallel.tp == 1:
         return {}
     set_already = {k for k, v in layout.items() if v is not None} | (set(plan_file_values(plan)) if plan else set())
-    return {k: v for k, v in framework.layout_defaults.items() if k not in set_already and getattr(parallel, k) != v}
+    out = {k: v for k, v in framework.layout_defaults.items() if k not in set_already and getattr(parallel, k) != v}
+    if out.get("sp") and seq_len is not None and (seq_len // parallel.cp) % parallel.tp:
+        del out["sp"]
+    if out.get("tp_overlap") and not out.get("sp", parallel.sp):
+        del out["tp_overlap"]
+    return out

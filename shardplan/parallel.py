@@ -580,12 +580,19 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
     """
     _check_options(parallel, n_devices)
     _check_framework_support(parallel, training)
+    if parallel.tp == 1 and parallel.tp_overlap:  # no tp collectives to overlap: the flag means nothing
+        parallel = parallel.model_copy(update={"tp_overlap": False})
     p = _resolve_dp(parallel, model, n_devices)
     _check_tp(p, model, n_devices)
     stage_layers = _stage_layers(p, model, training.framework.pipeline_split)
     check_activation_offload(p, model.n_layers)
     _check_sequence(p, training, n_devices)
-    _check_positions(model, training)
+    check_positions(model, training)
+    if p.moe_a2a_overlap and training.precision.name == "fp32":
+        # Megatron-Bridge comm_overlap.py: the overlap needs bf16 or fp16 (fp8 recipes keep a bf16 base)
+        raise ConfigError("moe_a2a_overlap=True needs a 16-bit base precision (Megatron-Core asserts bf16 or fp16); "
+                          "legal precision: bf16-mixed, fp8-mixed, fp8-params, or moe_a2a_overlap=False",
+                          field="moe_a2a_overlap", value=True, legal=["bf16-mixed", "fp8-mixed", "fp8-params"])
     _check_ep(p, model)
     m = _microbatches(p, model, training)
     # with the cost-greedy split a given pp_layers equals nanotron's own split (_stage_layers), so its
@@ -733,7 +740,7 @@ def _resolve_dp(p: ParallelConfig, model: ModelSpec, n_devices: int) -> Parallel
     return p.model_copy(update={"dp_shard": shard})
 
 
-def _check_positions(model: ModelSpec, training: TrainingSpec) -> None:
+def check_positions(model: ModelSpec, training: TrainingSpec) -> None:
     """A model with a learned position table (GPT-2, BLOOM-style ``position='learned'``) has one row per
     position: a longer sequence has no embedding for its later tokens.
 
@@ -798,7 +805,7 @@ def _check_ep(p: ParallelConfig, model: ModelSpec) -> None:
     expert tensor-parallel degree etp != tp: the ep group may fold tp ranks)."""
     _check_etp(p, model)
     if p.moe_a2a_overlap:
-        _check_a2a_overlap(p)
+        _check_a2a_overlap(p, model)
     if p.ep == 1:
         return
     if not model.is_moe:
@@ -812,7 +819,7 @@ def _check_ep(p: ParallelConfig, model: ModelSpec) -> None:
                           f"legal ep: {fmt_legal(legal_ep)}", field="ep", value=p.ep, legal=legal_ep)
 
 
-def _check_a2a_overlap(p: ParallelConfig) -> None:
+def _check_a2a_overlap(p: ParallelConfig, model: ModelSpec) -> None:
     """Combined 1F1B pairs the forward of one microbatch with the backward of another: it needs expert
     AllToAlls to hide (ep > 1), and with pipelining the interleaved schedule, whose steady state it
     rewrites (Megatron-Bridge training/comm_overlap.py: "If PP is used, VPP must be set";
@@ -821,6 +828,9 @@ def _check_a2a_overlap(p: ParallelConfig) -> None:
     Raises:
         ConfigError: naming the field and what it needs.
     """
+    if not model.is_moe:
+        raise ConfigError(f"moe_a2a_overlap=True hides expert-parallel AllToAlls, but {model.name} is dense (no experts); "
+                          "legal: moe_a2a_overlap=False", field="moe_a2a_overlap", value=True, legal=[False])
     if p.ep == 1:
         raise ConfigError("moe_a2a_overlap=True hides expert-parallel AllToAlls, but ep=1 has none; legal: "
                           "moe_a2a_overlap=False, or ep > 1", field="moe_a2a_overlap", value=True, legal=[False])
@@ -828,6 +838,14 @@ def _check_a2a_overlap(p: ParallelConfig) -> None:
         raise ConfigError(f"moe_a2a_overlap=True with pp={p.pp} needs schedule='interleaved' (Megatron-Core's Combined "
                           f"1F1B runs with virtual pipeline stages only); legal: schedule='interleaved', or "
                           "moe_a2a_overlap=False", field="moe_a2a_overlap", value=True, legal=["interleaved"])
+    # Megatron-Core transformer_config.py asserts: "disable full recomputation when enabling
+    # overlap_moe_expert_parallel_comm", and no recomputation of the whole MoE layer (its dispatch is split out)
+    if p.recompute == "full" or (p.recompute == "selective" and "moe" in (p.recompute_modules or ())):
+        what = "recompute='full'" if p.recompute == "full" else "recompute_modules with 'moe'"
+        raise ConfigError(f"moe_a2a_overlap=True cannot run with {what} (Megatron-Core refuses it: the overlapped "
+                          "schedule splits the MoE layer's dispatch out of the recomputed block); legal: recompute='none' "
+                          "or 'selective' without 'moe', or moe_a2a_overlap=False", field="moe_a2a_overlap", value=True,
+                          legal=["none", "selective"])
 
 
 def _batch_error(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -> ConfigError:

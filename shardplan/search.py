@@ -53,6 +53,7 @@ from shardplan.cost.step import Estimate, estimate_layout
 from shardplan.errors import ConfigError, divisors, short_repr
 from shardplan.loaders import check_document, config_error
 from shardplan.parallel import (MAX_DEVICES, Layout, ParallelConfig, Schedule, balanced_split, blockless_ranks,
+                                check_positions,
                                 legal_tp, max_virtual_stages, seq_len_divisor, validate)
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
@@ -358,7 +359,8 @@ def schedule_options(space: Space, pp: int, split: tuple[int, ...] | None) -> li
     """(schedule, virtual_stages) pairs for ``pp`` stages: only ('1f1b', 1) without pipelining (none when
     virtual_stages > 1 is pinned); interleaved with the divisors of the layers per stage (even split) or
     of the heaviest stage, up to :func:`~shardplan.parallel.max_virtual_stages` (uneven split); dominated
-    schedules dropped (:func:`schedule_dominated`)."""
+    schedules dropped (:func:`schedule_dominated`), and every non-interleaved one when ``moe_a2a_overlap``
+    is pinned (:func:`shardplan.parallel._check_a2a_overlap`)."""
     if pp == 1:
         return [] if space.fix.get("virtual_stages", 1) > 1 else [("1f1b", 1)]
     out: list[tuple[str, int]] = []
@@ -371,8 +373,8 @@ def schedule_options(space: Space, pp: int, split: tuple[int, ...] | None) -> li
                 vs = ([space.fix["virtual_stages"]] if "virtual_stages" in space.fix else
                       sorted({v for v in divisors(max(split)) if 1 < v <= top} | ({top} if top > 1 else set())))
                 out += [("interleaved", v) for v in vs[:MAX_VIRTUAL_STAGE_OPTIONS] if 1 < v <= top]
-        elif not schedule_dominated(sc, space):
-            out.append((sc, 1))
+        elif not schedule_dominated(sc, space) and not space.fix.get("moe_a2a_overlap"):
+            out.append((sc, 1))  # Combined 1F1B pipelines only with the interleaved schedule
     return out
 
 
@@ -494,7 +496,7 @@ def walk_unpipelined(mbs_opts: list[int], recomputes: tuple[str, ...], probe: Pr
 _INVALID = "invalid"
 #: a weight placement that no validation rule rejects: validates a token split on its own
 _NEUTRAL_WEIGHTS: dict[str, Any] = {"ep": 1, "etp": None, "zero_stage": 0, "dp_shard": None,
-                                    "zero3_gather": "per_microbatch"}
+                                    "zero3_gather": "per_microbatch", "moe_a2a_overlap": False}
 
 
 class Candidate(NamedTuple):
@@ -559,7 +561,8 @@ class _Evaluator:
         self.model, self.hw, self.training, self.n_devices = model, hw, training, n_devices
         # the profile's layout defaults (nanotron: asynchronous TP communication) unless pinned; tp_overlap has no
         # effect at tp = 1, so it passes through for every layout
-        defaults = {k: v for k, v in training.framework.layout_defaults.items() if k == "tp_overlap"}
+        defaults = {k: v for k, v in training.framework.layout_defaults.items() if k == "tp_overlap"
+                    and fix.get("sp") is not False}  # the asynchronous TP mode goes with sp (inputs.applied_layout_defaults)
         self.extra = {**defaults, **{k: fix[k] for k in _PASSTHROUGH if k in fix}}
         self.pinned = {k: v for k, v in fix.items() if k in _FIELDS and k != "dp" and v is not None}
         self.reserve = hw.hbm_bytes - hw.usable_hbm_bytes()
@@ -972,6 +975,7 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
     """
     t0 = time.perf_counter()
     _check_arguments(n_devices, max_tp, objective)
+    check_positions(model, training)  # no layout helps a sequence past a learned position table: say that
     fix = dict(fix or {})
     if fix.get("offload_activation_layers"):  # Megatron-core offloads activations only with pp 1 and no recompute
         fix.setdefault("pp", 1)

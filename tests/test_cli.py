@@ -206,10 +206,13 @@ def test_new_layout_flags():
         r = _run("estimate", *BASE, "--zero-stage", "3", flag, value, "--json")
         assert r.exit_code == 0, r.output
         assert json.loads(r.stdout)["parallel"][key] == value
-    r = _run("estimate", *BASE, "--no-overlap-grad-reduce", "--tp-overlap", "--json")
+    r = _run("estimate", *BASE, "--no-overlap-grad-reduce", "--tp", "2", "--tp-overlap", "--json")
     _printed(r)
     p = json.loads(r.stdout)["parallel"]
     assert p["overlap_grad_reduce"] is False and p["tp_overlap"] is True
+    # at tp = 1 there is nothing to overlap: the validated layout drops the flag (the exporters then agree)
+    r = _run("estimate", *BASE, "--tp-overlap", "--json")
+    assert json.loads(r.stdout)["parallel"]["tp_overlap"] is False
 
 
 def test_unknown_schedule_lists_the_literal():
@@ -359,3 +362,16 @@ def test_framework_flag_names_the_hardware_files_profile_values_it_replaces(tmp_
     assert "replaces the framework section" in r.output and "lm_head_stage_bytes" in r.output
     r = runner.invoke(app, args)  # without the flag the file's profile is used, and said so
     assert r.exit_code == 0 and "replaces" not in r.output and "from the hardware file" in r.output
+
+
+def test_a_plan_files_derived_shard_group_follows_a_new_zero_stage(tmp_path):
+    # a ZeRO-0 plan stores dp_shard=1; --zero-stage 1 over it re-derives the shard group (dp x cp = 2 x 2 = 4,
+    # the optimizer state a quarter of ZeRO-0's) instead of silently keeping 1
+    plan = tmp_path / "z0.json"
+    plan.write_text(json.dumps({"parallel": {"dp": 2, "zero_stage": 0, "dp_shard": 1, "tp": 4, "sp": True, "cp": 2}}))
+    argv = ["estimate", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "16", "--seq-len", "4096",
+            "--global-batch", "64", "--plan", str(plan), "--json"]
+    z0 = json.loads(_run(*argv).stdout)
+    z1 = json.loads(_run(*argv, "--zero-stage", "1").stdout)
+    assert z1["parallel"]["dp_shard"] != 1
+    assert z1["memory_bytes"]["optimizer"] == pytest.approx(z0["memory_bytes"]["optimizer"] / 4)

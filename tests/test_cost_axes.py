@@ -219,7 +219,8 @@ def test_deepep_sends_one_copy_per_remote_node():
 def test_combined_1f1b_hides_expert_alltoalls_but_the_unpaired_passes():
     # Megatron-Core Combined 1F1B (--overlap-moe-expert-parallel-comm): without pipelining the first forward and the
     # last backward are unpaired, 1/m of each direction: m = 64 / (8 x 1) = 8 -> 1/8 exposed when the partner's
-    # compute covers the rest; interleaved pp=8 v=4, m=128: rank 0 warms up 2 x 7 + 3 x 8 = 38 of 512 chunk passes
+    # compute covers the rest; interleaved pp=8 v=4, m=128: rank 0 warms up 2 x 7 + 3 x 8 + 1 (the extra forward
+    # Combined 1F1B schedules) = 39 of 512 chunk passes
     from shardplan.cost.axes.ep import unpaired_fraction
     from shardplan.cost.context import step_context
     from shardplan.errors import ConfigError
@@ -241,8 +242,15 @@ def test_combined_1f1b_hides_expert_alltoalls_but_the_unpaired_passes():
     big = TrainingSpec(seq_len=4096, global_batch_size=8192)
     lay = validate(ParallelConfig(pp=8, schedule="interleaved", virtual_stages=4, ep=8, moe_a2a_overlap=True), m,
                    big, 512)
-    assert unpaired_fraction(step_context(m, hw, big, lay)) == pytest.approx(38 / 512)
+    assert unpaired_fraction(step_context(m, hw, big, lay)) == pytest.approx(39 / 512)
+    # memory: one microbatch's forward runs beside another's backward, so two sets of activations are held (pp=1)
+    assert e1.memory.activations == pytest.approx(2 * e0.memory.activations)
     with pytest.raises(ConfigError, match="ep=1 has none"):
         validate(ParallelConfig(moe_a2a_overlap=True), m, tr, 8)
     with pytest.raises(ConfigError, match="needs schedule='interleaved'"):
         validate(ParallelConfig(pp=2, ep=4, moe_a2a_overlap=True), m, tr, 8)
+    with pytest.raises(ConfigError, match="recompute='full'"):  # Megatron-Core asserts it away
+        validate(ParallelConfig(ep=8, recompute="full", moe_a2a_overlap=True), m, tr, 8)
+    with pytest.raises(ConfigError, match="16-bit base precision"):
+        validate(ParallelConfig(ep=8, moe_a2a_overlap=True), m,
+                 tr.model_copy(update={"precision": tr.precision.model_copy(update={"name": "fp32"})}), 8)

@@ -773,3 +773,21 @@ def test_combined_1f1b_is_written_by_megatron_only_and_read_back(tmp_path):
     assert back.exit_code == 0 and json.loads(back.stdout)["parallel"]["moe_a2a_overlap"] is True
     r = runner.invoke(app, [*base, "--to", "torchtitan"])
     assert r.exit_code == 2 and "moe_a2a_overlap" in r.output
+
+
+def test_import_checks_devices_and_dispatcher_for_every_format(tmp_path):
+    # every format: a --devices that disagrees with the file's own world size (16) is refused; Megatron-LM's
+    # default all-gather dispatcher is named as unpriced, not read as alltoall
+    base = ["export", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64", "--zero-stage", "1"]
+    for to, suffix in (("maxtext", "yml"), ("deepspeed", "json"), ("torchtitan", "toml"), ("nanotron", "yaml")):
+        f = tmp_path / f"c.{suffix}"
+        zero = ["--zero-stage", "3"] if to == "torchtitan" else []  # FSDP2 has no ZeRO-1
+        assert runner.invoke(app, [*base, *zero, "--to", to, "-o", str(f)]).exit_code == 0
+        r = runner.invoke(app, ["import", str(f), "--from", to, "--devices", "3"])
+        assert r.exit_code == 2 and "--devices 3 disagrees" in r.output and "16" in r.output, (to, r.output)
+    moe = tmp_path / "moe.sh"
+    assert runner.invoke(app, ["export", "-m", "mixtral-8x7b", "-H", "h100-sxm", "-n", "64", "-s", "4096", "-b", "64",
+                               "--ep", "8", "--zero-stage", "1", "--to", "megatron", "-o", str(moe)]).exit_code == 0
+    moe.write_text(moe.read_text().replace("--moe-token-dispatcher-type alltoall", "--moe-token-dispatcher-type allgather"))
+    r = runner.invoke(app, ["import", str(moe), "--from", "megatron"])
+    assert r.exit_code == 2 and "not the all-gather one" in r.output

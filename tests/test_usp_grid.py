@@ -452,8 +452,10 @@ def test_nanotron_layout_defaults_apply_where_not_given():
     kw = dict(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=16,
               global_batch_tokens=None, framework="nanotron")
     assert build_inputs(**kw, tp=8).parallel.sp and build_inputs(**kw, tp=8).parallel.tp_overlap
-    pc = build_inputs(**kw, tp=8, sp=False).parallel
-    assert not pc.sp and pc.tp_overlap
+    pc = build_inputs(**kw, tp=8, sp=False).parallel  # nanotron's asynchronous TP runs only with sp: both off
+    assert not pc.sp and not pc.tp_overlap
+    pc = build_inputs(**{**kw, "seq_len": 4098}, tp=4).parallel  # 4098 does not split over tp=4: sp stays off
+    assert not pc.sp and not pc.tp_overlap
     pc = build_inputs(**kw).parallel  # tp = 1
     assert not pc.sp and not pc.tp_overlap
     assert not build_inputs(**{**kw, "framework": "megatron"}, tp=8).parallel.sp  # megatron: no defaults

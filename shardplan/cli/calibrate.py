@@ -38,6 +38,9 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
     from shardplan.cli.common import check_output_path
     check_output_path("-o/--output", output)  # before the fit, which can take minutes
     check_output_path("--profile-out", profile_out)
+    if output is not None and profile_out is not None and output.resolve() == profile_out.resolve():
+        raise ConfigError(f"-o/--output and --profile-out are the same file ({output}): the profile would overwrite the "
+                          "cluster file; legal: two different paths", field="profile_out", value=str(profile_out))
     if records.suffix.lower() == ".csv":
         from shardplan.record_import import import_csv, parse_map_items
         recs = import_csv(records, parse_map_items(list(map or []), list(set or [])))

@@ -129,17 +129,22 @@ def inflight_microbatches(layout: Layout) -> float:
 
     No pipeline: 1 (gradient accumulation frees each microbatch). GPipe: m. 1F1B and zero-bubble
     ZB-H1: min(m, p) (Narayanan et al. 2021 Sec. 2.2; Qi et al. 2023 Sec. 3: ZB-H1 keeps 1F1B's peak).
-    Interleaved: p * (1 + (p-1)/(p*v)), at most m (Korthikanti et al. 2022 Sec. 4.2.3).
+    Interleaved: p * (1 + (p-1)/(p*v)), at most m (Korthikanti et al. 2022 Sec. 4.2.3). With
+    ``moe_a2a_overlap`` (Combined 1F1B) one more: 2 without pipelining, + 1/v interleaved.
     """
     p = layout.parallel
     m = layout.microbatches
     if p.pp == 1:
-        return 1.0
+        # Combined 1F1B (moe_a2a_overlap): one microbatch's forward runs beside another's backward
+        return float(min(m, 2)) if p.moe_a2a_overlap else 1.0
     if p.schedule == "gpipe":
         return float(m)
     if p.schedule == "interleaved":
         v = effective_virtual_stages(p, layout.stage_layers)
-        return min(float(m), p.pp * (1 + (p.pp - 1) / (p.pp * v)))
+        # Combined 1F1B schedules one more warm-up forward (Megatron-Core schedules.py: "one extra micro-batch
+        # forward step before the 1f1b stages"): one more chunk, 1/v of a microbatch's activations
+        extra = 1 / v if p.moe_a2a_overlap else 0.0
+        return min(float(m), p.pp * (1 + (p.pp - 1) / (p.pp * v)) + extra)
     return float(min(m, p.pp))
 
 

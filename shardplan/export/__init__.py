@@ -87,7 +87,7 @@ def import_config(framework: str, text: str, devices: int | None = None) -> Impo
     if devices is not None and not 1 <= devices <= 2**20:
         raise ConfigError(f"devices={short_repr(devices)}; legal: 1 to 1,048,576", field="devices", value=devices)
     try:
-        return reader.read(text, devices)
+        imported = reader.read(text, devices)
     except ConfigError:
         raise
     except RecursionError:
@@ -95,6 +95,12 @@ def import_config(framework: str, text: str, devices: int | None = None) -> Impo
     except (ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError, yaml.YAMLError) as e:
         raise ConfigError(f"the {framework} config cannot be read: {type(e).__name__}: {short_repr(str(e), 200)}",
                           field="file", value=None) from None
+    if devices is not None and imported.devices is not None and imported.devices != devices:
+        # the file's own degrees give its world size: a different --devices is a contradiction, not an override
+        raise ConfigError(f"--devices {devices} disagrees with the {framework} config's own world size "
+                          f"{imported.devices}; legal: leave --devices out, or give {imported.devices}",
+                          field="devices", value=devices, legal=[imported.devices])
+    return imported
 
 
 def reproduce_command(framework: str, estimate, output: str | Path | None = None,

@@ -430,6 +430,12 @@ def read(text: str, devices: int | None = None) -> Imported:
         raise ConfigError(f"tp*pp*cp = {tp * pp * cp} does not divide the {n} devices", field="devices", value=n)
     dp, zero = n // (tp * pp * cp), _zero_stage(a)
     _check_moe_recompute_flags(a)
+    if (a.expert_model_parallel_size or 1) > 1 and a.moe_token_dispatcher_type in (None, "allgather"):
+        # arguments.py _add_moe_args: --moe-token-dispatcher-type default 'allgather'
+        raise ConfigError(f"--moe-token-dispatcher-type {a.moe_token_dispatcher_type or 'allgather (the default)'}: the "
+                          "planner prices the alltoall and flex (DeepEP) dispatchers, not the all-gather one; legal: "
+                          "alltoall, or flex with --moe-enable-deepep", field="moe_dispatcher",
+                          value=a.moe_token_dispatcher_type or "allgather", legal=["alltoall", "flex"])
     values = dict(dp=dp, zero_stage=zero, tp=tp, pp=pp, cp=cp, sp=a.sequence_parallel,
                   ep=a.expert_model_parallel_size or 1, recompute=a.recompute_granularity or "none",
                   etp=a.expert_tensor_parallel_size if a.expert_tensor_parallel_size not in (None, tp) else None,

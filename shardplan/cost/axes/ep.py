@@ -81,13 +81,14 @@ def unpaired_fraction(ctx: StepContext) -> float:
     """Share of the step's microbatch passes that Combined 1F1B leaves unpaired on the busiest rank
     (pipeline rank 0): without pipelining the first forward and the last backward, 1 / m of each
     direction; with the interleaved schedule the warm-up forwards and the cool-down backwards,
-    ``2 (pp - 1) + (v - 1) pp`` of the ``m v`` chunk passes (Megatron-Core schedules.py
-    ``get_pp_rank_microbatches``: rank 0's warm-up count), at most all of them."""
+    ``2 (pp - 1) + (v - 1) pp + 1`` of the ``m v`` chunk passes (Megatron-Core schedules.py
+    ``get_pp_rank_microbatches``: rank 0's warm-up count, one more with the overlap on), at most all of them."""
     p, m = ctx.p, ctx.m
     if p.pp == 1:
         return 1.0 / m
     v = p.virtual_stages
-    return min(1.0, (2 * (p.pp - 1) + (v - 1) * p.pp) / (m * v))
+    # + 1: Combined 1F1B schedules one extra warm-up forward (Megatron-Core schedules.py)
+    return min(1.0, (2 * (p.pp - 1) + (v - 1) * p.pp + 1) / (m * v))
 
 
 def combined_1f1b(ctx: StepContext, colls: list[Collective]) -> list[Collective]:
