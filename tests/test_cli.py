@@ -375,3 +375,15 @@ def test_a_plan_files_derived_shard_group_follows_a_new_zero_stage(tmp_path):
     z1 = json.loads(_run(*argv, "--zero-stage", "1").stdout)
     assert z1["parallel"]["dp_shard"] != 1
     assert z1["memory_bytes"]["optimizer"] == pytest.approx(z0["memory_bytes"]["optimizer"] / 4)
+
+
+def test_typer_argument_errors_are_one_line_with_the_value_given():
+    # a flag that does not parse (-n 8.5) is bad input like any other: exit 2, one line on stderr naming the
+    # option and the value, no usage block or boxed panel
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "shardplan", "estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n",
+                        "8.5", "-s", "4096", "-b", "16"], capture_output=True, text=True)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, r.stderr
+    assert lines[0].startswith("error: Invalid value for '--devices'") and "(given: '8.5')" in lines[0]

@@ -73,6 +73,41 @@ def _plain_type_labels() -> None:
 _plain_type_labels()
 
 
+def _one_line_usage_errors() -> None:
+    """Typer's own argument errors (a flag that does not parse, an unknown option, a missing one) on one
+    line of stderr, as every other bad input here, instead of its usage block and boxed panel; the
+    exit code stays 2. The value given is quoted when it can be read back from the command line."""
+    try:
+        from typer import rich_utils
+    except ImportError:  # pragma: no cover
+        return
+    if getattr(rich_utils.rich_format_error, "_shardplan", False):
+        return
+
+    def one_line(self: Any) -> None:
+        if self.__class__.__name__ == "NoArgsIsHelpError":
+            return
+        msg = " ".join(str(self.format_message()).split()).rstrip(".")
+        param = getattr(self, "param", None)
+        given = ""
+        if param is not None and "valid" in msg:
+            args = sys.argv[1:]
+            for i, a in enumerate(args):
+                for opt in getattr(param, "opts", []) + getattr(param, "secondary_opts", []):
+                    if a == opt and i + 1 < len(args):
+                        given = f" (given: {args[i + 1]!r})"
+                    elif a.startswith(opt + "="):
+                        given = f" (given: {a[len(opt) + 1:]!r})"
+        ctx = getattr(self, "ctx", None)
+        hint = f"; see '{ctx.command_path} --help'" if ctx is not None else ""
+        sys.stderr.write(f"error: {msg}{given}{hint}\n")
+    one_line._shardplan = True  # type: ignore[attr-defined]
+    rich_utils.rich_format_error = one_line
+
+
+_one_line_usage_errors()
+
+
 class _Console(Console):
     """A rich Console whose closed pipe raises BrokenPipeError (rich exits 1, which means "negative
     result" here); :func:`config_errors` turns it into a quiet exit 0."""
