@@ -93,8 +93,11 @@ def import_config(framework: str, text: str, devices: int | None = None) -> Impo
     except RecursionError:
         raise ConfigError(f"the {framework} config is nested too deeply", field="file", value=None) from None
     except (ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError, yaml.YAMLError) as e:
-        raise ConfigError(f"the {framework} config cannot be read: {type(e).__name__}: {short_repr(str(e), 200)}",
-                          field="file", value=None) from None
+        first = " ".join(str(e).split())  # the parser's message on one line
+        first = first if len(first) <= 160 else first[:157] + "..."
+        raise ConfigError(f"the {framework} config cannot be read ({type(e).__name__}: {first}); is "
+                          f"it a {reader.title} file? legal --from: {', '.join(EXPORTERS)}", field="file",
+                          value=None, legal=list(EXPORTERS)) from None
     if devices is not None and imported.devices is not None and imported.devices != devices:
         # the file's own degrees give its world size: a different --devices is a contradiction, not an override
         raise ConfigError(f"--devices {devices} disagrees with the {framework} config's own world size "
