@@ -131,8 +131,7 @@ def score(runs: list[GridRun], preds: list[Estimate | str]) -> dict:
             groups[(run.model, run.nodes)].append((pred, run.tok_s_gpu))
     rho = {k: spearmanr(*zip(*v)).statistic for k, v in sorted(groups.items()) if len(v) >= 3}
 
-    def med(xs: list[float]) -> float:  # nan when no run both ran and was priced (reported as n/a)
-        return statistics.median(xs) if xs else math.nan
+    med = _median_or_nan
     return {"runs": len(runs), "ran": sum(r.ran for r in runs), "refused": refused,
             "median_abs_err": med([abs(x) for x in err]), "median_err": med(err),
             "within_15": sum(abs(x) <= 0.15 for x in err) / len(err) if err else math.nan,
@@ -334,8 +333,7 @@ def stall_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfil
     n_stalled = len(every) - len(kept)
     lines = [f"Stalled runs (measured step > stall-free prediction + {STALL_S_PER_MICROBATCH} s per microbatch): "
              f"{n_stalled} of {len(every)} that ran. tokens/s/GPU median |error| without them "
-             f"{_f(statistics.median(kept) if kept else math.nan, '.1%')} (with them "
-             f"{_f(statistics.median(every) if every else math.nan, '.1%')}).", "",
+             f"{_f(_median_or_nan(kept), '.1%')} (with them {_f(_median_or_nan(every), '.1%')}).", "",
              "| nodes | ZeRO stage | pp > 1 | stalled / ran |", "|---|---|---|---|"]
     lines += [f"| {k[0]} | {k[1]} | {k[2]} | {v[0]} / {v[1]} |" for k, v in sorted(counts.items())]
     return "\n".join(lines)
@@ -558,6 +556,11 @@ def _fit_row(train: str, values: list[float], profile: FrameworkProfile, test: s
             f"{_f(s['spearman_min'], '.2f')} / median {_f(s['spearman_median'], '.2f')}, fit/OOM {_f(s['fit_accuracy'], '.1%')} |")
 
 
+def _median_or_nan(xs: list[float]) -> float:
+    """The median of ``xs``, or nan when it is empty (no run both ran and was priced; shown as n/a)."""
+    return statistics.median(xs) if xs else math.nan
+
+
 def _f(x: float, spec: str) -> str:
     """``x`` formatted with ``spec``, or 'n/a' for nan (no run to score)."""
     return "n/a" if isinstance(x, float) and math.isnan(x) else format(x, spec)
@@ -648,15 +651,10 @@ def check_arguments(args: argparse.Namespace) -> None:
             if value is not None:
                 raise ConfigError(f"{flag} needs --fit (it writes or reports the fitted constants); legal: add --fit "
                                   f"or drop {flag}", field=flag, value=value)
+    from shardplan.cli.common import check_output_path
     for flag, path in (("--out", args.out), ("--doc", args.doc), ("--to-records", args.to_records),
                        ("--profile-out", args.profile_out), ("-o/--hardware-out", args.hardware_out)):
-        if path is None:
-            continue
-        if path.is_dir():
-            raise ConfigError(f"{flag} {path} is a folder; legal: a file path", field=flag, value=str(path))
-        if not path.parent.is_dir():
-            raise ConfigError(f"{flag} {path}: folder {path.parent} does not exist; legal: a file in an existing "
-                              "folder", field=flag, value=str(path))
+        check_output_path(flag, path)
 
 
 def main() -> None:

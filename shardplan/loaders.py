@@ -238,15 +238,14 @@ def config_error(e: ValidationError, context: str | None = None) -> ConfigError:
         hint = (f" (did you mean {' or '.join(close)}?)" if close else "") + (
             f"; legal fields: {', '.join(names)}" if names else "")
     legal = _legal_text(first)
-    if first["type"] in _RANGE_ERRORS:  # both bounds of the field, whichever one was crossed
-        bounds = _field_bounds(e.title, str(first["loc"][-1]) if first["loc"] else "")
+    kind = first["type"]
+    if kind in _TYPE_WORDS or kind in _UNBOUNDED_NUMBER_ERRORS or kind in _RANGE_ERRORS:
+        # the field's whole range, whichever bound was crossed or whatever failed to parse
+        name = str(first["loc"][-1]) if first["loc"] else ""
+        bounds = _field_bounds(e.title, name)
         if bounds:
-            legal = f"legal: {_number_word(e.title, str(first['loc'][-1]))} {bounds}"
-    if first["type"] in _TYPE_WORDS or first["type"] in _UNBOUNDED_NUMBER_ERRORS:
-        bounds = _field_bounds(e.title, str(first["loc"][-1]) if first["loc"] else "")
-        kind = _TYPE_WORDS.get(first["type"]) or _UNBOUNDED_NUMBER_ERRORS[first["type"]]
-        if bounds:
-            legal = f"legal: {kind} {bounds}"
+            words = _TYPE_WORDS.get(kind) or _UNBOUNDED_NUMBER_ERRORS.get(kind) or _number_word(e.title, name)
+            legal = f"legal: {words} {bounds}"
     return ConfigError(f"{prefix}{loc}={short_repr(value)}; {legal}{hint}", field=loc, value=value)
 
 

@@ -588,11 +588,8 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
     check_activation_offload(p, model.n_layers)
     _check_sequence(p, training, n_devices)
     check_positions(model, training)
-    if p.moe_a2a_overlap and training.precision.name == "fp32":
-        # Megatron-Bridge comm_overlap.py: the overlap needs bf16 or fp16 (fp8 recipes keep a bf16 base)
-        raise ConfigError("moe_a2a_overlap=True needs a 16-bit base precision (Megatron-Core asserts bf16 or fp16); "
-                          "legal precision: bf16-mixed, fp8-mixed, fp8-params, or moe_a2a_overlap=False",
-                          field="moe_a2a_overlap", value=True, legal=["bf16-mixed", "fp8-mixed", "fp8-params"])
+    if p.moe_a2a_overlap:
+        _check_a2a_overlap(p, model, training)
     _check_ep(p, model)
     m = _microbatches(p, model, training)
     # with the cost-greedy split a given pp_layers equals nanotron's own split (_stage_layers), so its
@@ -804,8 +801,6 @@ def _check_ep(p: ParallelConfig, model: ModelSpec) -> None:
     """ep needs an MoE model and must divide n_experts and dp x cp (tp x dp x cp / etp with an
     expert tensor-parallel degree etp != tp: the ep group may fold tp ranks)."""
     _check_etp(p, model)
-    if p.moe_a2a_overlap:
-        _check_a2a_overlap(p, model)
     if p.ep == 1:
         return
     if not model.is_moe:
@@ -819,11 +814,12 @@ def _check_ep(p: ParallelConfig, model: ModelSpec) -> None:
                           f"legal ep: {fmt_legal(legal_ep)}", field="ep", value=p.ep, legal=legal_ep)
 
 
-def _check_a2a_overlap(p: ParallelConfig, model: ModelSpec) -> None:
+def _check_a2a_overlap(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -> None:
     """Combined 1F1B pairs the forward of one microbatch with the backward of another: it needs expert
-    AllToAlls to hide (ep > 1), and with pipelining the interleaved schedule, whose steady state it
-    rewrites (Megatron-Bridge training/comm_overlap.py: "If PP is used, VPP must be set";
-    Megatron-Core pipeline_parallel/combined_1f1b.py ``combined_1f1b_schedule_for_interleaved_pipelining``).
+    AllToAlls to hide (an MoE model, ep > 1), with pipelining the interleaved schedule, whose steady
+    state it rewrites (Megatron-Bridge training/comm_overlap.py: "If PP is used, VPP must be set";
+    Megatron-Core pipeline_parallel/combined_1f1b.py ``combined_1f1b_schedule_for_interleaved_pipelining``),
+    a 16-bit base precision and no full or MoE-layer recomputation (Megatron-Core's asserts).
 
     Raises:
         ConfigError: naming the field and what it needs.
@@ -846,6 +842,10 @@ def _check_a2a_overlap(p: ParallelConfig, model: ModelSpec) -> None:
                           "schedule splits the MoE layer's dispatch out of the recomputed block); legal: recompute='none' "
                           "or 'selective' without 'moe', or moe_a2a_overlap=False", field="moe_a2a_overlap", value=True,
                           legal=["none", "selective"])
+    if training.precision.name == "fp32":  # fp8 recipes keep a bf16 base
+        raise ConfigError("moe_a2a_overlap=True needs a 16-bit base precision (Megatron-Core asserts bf16 or fp16); "
+                          "legal precision: bf16-mixed, fp8-mixed, fp8-params, or moe_a2a_overlap=False",
+                          field="moe_a2a_overlap", value=True, legal=["bf16-mixed", "fp8-mixed", "fp8-params"])
 
 
 def _batch_error(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -> ConfigError:

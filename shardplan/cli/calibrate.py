@@ -9,10 +9,10 @@ import yaml
 from rich.markup import escape
 from rich.table import Table
 
-from shardplan.errors import ConfigError
-
-from shardplan.cli.common import FrameworkOpt, HardwareOpt, app, config_errors, console, err_console
+from shardplan.cli.common import (FrameworkOpt, HardwareOpt, app, check_output_path, config_errors, console,
+                                  err_console)
 from shardplan.cli.record import MapOpt, SetOpt
+from shardplan.errors import ConfigError
 
 RecordsArg = Annotated[Path, typer.Argument(help="run records, JSON Lines (docs/calibration.md), or a CSV of runs "
                                              "read with --map / --set as `shardplan record import` does")]
@@ -35,7 +35,6 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
     from shardplan.presets.frameworks import framework_profile
     from shardplan.records import read_records
 
-    from shardplan.cli.common import check_output_path
     check_output_path("-o/--output", output)  # before the fit, which can take minutes
     check_output_path("--profile-out", profile_out)
     if output is not None and profile_out is not None and output.resolve() == profile_out.resolve():
@@ -107,6 +106,7 @@ def fitted_table(cal, title: str) -> Table:
             note = f"bounds [{p.lower:.3g}, {p.upper:.3g}]"
         t.add_row(f"{p.target}.{p.field}", p.unit, f"{b:.4g}", f"{v:.4g}", note)
     return t
+
 
 def print_fit_summary(cal) -> None:
     """The base / in-sample / cross-validated errors (stdout), then the records left out, an

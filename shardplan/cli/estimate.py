@@ -36,14 +36,14 @@ def estimate_layout(specs: dict[str, Any], layout: dict[str, Any]):
     from shardplan.cli.common import framework_note
     m, hw, tr, pc = build_inputs(**specs, **layout)
     framework_note(specs.get("hardware"), specs.get("framework"), tr.framework)
-    layout_defaults_note(tr.framework, pc, layout, specs.get("plan"), specs.get("seq_len"))
+    layout_defaults_note(tr.framework, layout, specs.get("plan"), specs.get("seq_len"))
     return run_estimate(m, hw, tr, pc, specs["devices"])
 
 
-def layout_defaults_note(framework, parallel, layout: dict[str, Any], plan=None, seq_len=None) -> None:
+def layout_defaults_note(framework, layout: dict[str, Any], plan=None, seq_len=None) -> None:
     """Say on stderr which of the profile's ``layout_defaults`` the layout took (fields not given on
-    the command line or in the plan file; ``parallel``, the layout with them, is not read) and how to
-    turn them off."""
+    the command line or in the plan file, :func:`shardplan.inputs.applied_layout_defaults`) and how
+    to turn them off."""
     from shardplan.inputs import applied_layout_defaults, parallel_config
     taken = applied_layout_defaults(framework, parallel_config(layout, plan), layout, plan, seq_len)
     if taken:

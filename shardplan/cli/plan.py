@@ -152,19 +152,14 @@ def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: 
     ranking is printed, so that a refusal exits early); a note names the better plan it could not
     write. When none of the shown plans can be written, ``deeper()`` (a longer ranking) is tried.
 
+    The request itself (framework, precision, -o) was checked before the search (:func:`_check_export_request`).
+
     Raises:
-        ConfigError: no -o file, an unknown framework, or no ranked plan expressible (the best plan's
-            reason, exit code 2).
+        ConfigError: no ranked plan expressible (the best plan's reason, exit code 2).
     """
     from shardplan.cli.export import write_export
     from shardplan.export import exporter
-    if output is None:
-        raise ConfigError(f"--export {framework} needs -o FILE (stdout carries the ranking)", field="output",
-                          value=None)
-    name = exporter(framework).name  # an unknown name is bad input whatever the ranking
-    if plans:  # a precision or optimizer state the framework does not write: no other plan can fix it
-        from shardplan.export.base import check_training
-        check_training(plans[0].training, exporter(framework))
+    name = exporter(framework).name
     if not plans:
         raise negative(f"--export {framework}: no layout fits, nothing to export")
     first: ConfigError | None = None

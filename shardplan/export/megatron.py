@@ -276,8 +276,6 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--recompute-modules", nargs="*")
     ap.add_argument("--recompute-method", choices=["uniform", "block"])
     ap.add_argument("--pipeline-model-parallel-layout")
-    for flag in ("--attention-dropout", "--hidden-dropout"):
-        ap.add_argument(flag, type=float)
     return ap
 
 
@@ -373,9 +371,8 @@ def _check_moe_recompute_flags(a: argparse.Namespace) -> None:
                           value=repeated)
 
 
-def _check_read_flags(a: argparse.Namespace, devices: int | None) -> None:
-    """A script with none of the flags read (another framework's file), a degree or size below 1, or a
-    ``--devices`` that disagrees with the script's own torchrun world size.
+def _check_read_flags(a: argparse.Namespace) -> None:
+    """A script with none of the flags read (another framework's file), or a degree or size below 1.
 
     Raises:
         ConfigError: naming the flag and the legal values.
@@ -393,11 +390,6 @@ def _check_read_flags(a: argparse.Namespace, devices: int | None) -> None:
                     ("--nnodes", a.nnodes), ("--nproc-per-node", a.nproc_per_node)):
         if v is not None and v < 1:
             raise ConfigError(f"{flag} {v}: legal: a whole number >= 1", field=flag.lstrip("-"), value=v)
-    if devices and a.nnodes and a.nproc_per_node and devices != a.nnodes * a.nproc_per_node:
-        raise ConfigError(f"--devices {devices} disagrees with the script's torchrun --nnodes {a.nnodes} x "
-                          f"--nproc-per-node {a.nproc_per_node} = {a.nnodes * a.nproc_per_node}; legal: leave --devices "
-                          "out, or give the script's world size", field="devices", value=devices,
-                          legal=[a.nnodes * a.nproc_per_node])
 
 
 def read(text: str, devices: int | None = None) -> Imported:
@@ -418,10 +410,11 @@ def read(text: str, devices: int | None = None) -> Imported:
     lexer = shlex.shlex(re.sub(r"\\\r?\n", " ", text), posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     a, _ = parser().parse_known_args(list(lexer))
-    _check_read_flags(a, devices)
+    _check_read_flags(a)
     if a.recompute_modules:
         a.recompute_modules = _module_names(a.recompute_modules)
-    n = devices or (a.nnodes * a.nproc_per_node if a.nnodes and a.nproc_per_node else None)
+    # the script's own torchrun world size first: a --devices that contradicts it is refused by import_config
+    n = (a.nnodes * a.nproc_per_node if a.nnodes and a.nproc_per_node else None) or devices
     if n is None:
         raise ConfigError("the Megatron-LM arguments do not give the world size: pass --devices",
                           field="devices", value=None)
