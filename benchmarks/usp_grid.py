@@ -504,11 +504,11 @@ def ceiling_report(runs: list[GridRun], s: dict, hw: HardwareSpec, profile: Fram
 
 
 def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> str:
-    """Peak memory with the profile's two allocator-peak constants refitted
-    (:func:`~shardplan.cost.memory.fit_allocator_terms`: ``allocator_overhead`` and
-    ``lm_head_stage_bytes``) on all runs and on each model alone, scored on every model: median
+    """Peak memory with the profile's three allocator-peak constants refitted
+    (:func:`~shardplan.cost.memory.fit_allocator_terms`: ``allocator_overhead``, ``lm_head_stage_bytes``
+    and ``allocator_base_bytes``) on all runs and on each model alone, scored on every model: median
     |error| of rank 0's allocator peak."""
-    bare = profile.model_copy(update={"lm_head_stage_bytes": 0.0})
+    bare = profile.model_copy(update={"lm_head_stage_bytes": 0.0, "allocator_base_bytes": 0.0})
     unit = bare.model_copy(update={"lm_head_stage_bytes": 1.0})
     alloc: dict[str, list[float]] = defaultdict(list)
     basis: dict[str, list[float]] = defaultdict(list)
@@ -527,13 +527,13 @@ def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: Framework
         return "No run that ran reports its peak memory: nothing to fit."
     fits = {"all": fit_allocator_terms(*(sum((d[m] for m in models), []) for d in (alloc, basis, meas)))}
     fits.update({m: fit_allocator_terms(alloc[m], basis[m], meas[m]) for m in models})
-    lines = ["| fitted on | allocator overhead | LM-head stage B / token / d_model | "
+    lines = ["| fitted on | allocator overhead | LM-head stage B / token / d_model | allocator base GB | "
              + " | ".join(f"{m} median \\|error\\|" for m in models) + " |",
-             "|---|---|---|" + "---|" * len(models)]
-    for k, (f, u) in fits.items():
-        errs = [statistics.median(abs((a + u * b) * (1 + f) / y - 1) for a, b, y in zip(alloc[m], basis[m], meas[m]))
-                for m in models]
-        lines.append(f"| {k} | {f:.3f} | {u:.0f} | " + " | ".join(f"{x:.1%}" for x in errs) + " |")
+             "|---|---|---|---|" + "---|" * len(models)]
+    for k, (f, u, c) in fits.items():
+        errs = [statistics.median(abs((a + u * b + c) * (1 + f) / y - 1)
+                                  for a, b, y in zip(alloc[m], basis[m], meas[m])) for m in models]
+        lines.append(f"| {k} | {f:.3f} | {u:.0f} | {c / 1e9:.2f} | " + " | ".join(f"{x:.1%}" for x in errs) + " |")
     return "\n".join(lines)
 
 

@@ -408,6 +408,8 @@ class MemoryBreakdown:
         logits: logits and loss of the current microbatch (last stage), with the profile's
             ``lm_head_stage_bytes`` term (:func:`activation_terms`).
         comm_buffers: sequence-parallel communication buffers (:func:`sp_buffer_bytes`).
+        workspace: bytes the caching allocator holds whatever the model
+            (``FrameworkProfile.allocator_base_bytes``: cuBLAS / cuBLASLt workspaces, small-block segments).
         fragmentation: caching-allocator reserve above the allocated peak
             (``FrameworkProfile.allocator_overhead`` x :attr:`allocated`).
         context: memory outside the allocator (``FrameworkProfile.context_bytes``).
@@ -429,6 +431,7 @@ class MemoryBreakdown:
     comm_buffers: float = 0.0
     fragmentation: float = 0.0
     context: float = 0.0
+    workspace: float = 0.0
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -440,7 +443,7 @@ class MemoryBreakdown:
     def allocated(self) -> float:
         """Bytes of live tensors at the peak (``torch.cuda.max_memory_allocated``)."""
         return (self.params + self.grads + self.optimizer + self.zero3_buffers + self.activations
-                + self.logits + self.comm_buffers)
+                + self.logits + self.comm_buffers + self.workspace)
 
     @property
     def allocator_peak(self) -> float:
@@ -474,7 +477,7 @@ class MemoryBreakdown:
         """JSON-friendly breakdown in bytes (the ``memory_bytes`` object of ``estimate --json``)."""
         return {"params": self.params, "grads": self.grads, "optimizer": self.optimizer,
                 "zero3_buffers": self.zero3_buffers, "activations": self.activations, "logits": self.logits,
-                "comm_buffers": self.comm_buffers, "fragmentation": self.fragmentation,
+                "comm_buffers": self.comm_buffers, "workspace": self.workspace, "fragmentation": self.fragmentation,
                 "runtime_context": self.context, "runtime_reserve": self.reserve,
                 "allocated": self.allocated, "allocator_peak": self.allocator_peak, "total": self.total,
                 "peak_low": self.peak_low, "peak_high": self.peak_high, "stage": self.stage,
@@ -598,14 +601,15 @@ def layer_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
 def runtime_owned(framework: FrameworkProfile) -> bool:
     """True when the framework profile describes the runtime's memory (context or allocator
     fragmentation): then it replaces the hardware's generic reserve."""
-    return framework.context_bytes > 0 or framework.allocator_overhead > 0
+    return framework.context_bytes > 0 or framework.allocator_overhead > 0 or framework.allocator_base_bytes > 0
 
 
 def empty_breakdown(framework: FrameworkProfile, reserve: float, stage: int = 0) -> MemoryBreakdown:
-    """A breakdown holding only the runtime terms: the profile's context and, unless the profile
-    describes the runtime (:func:`runtime_owned`), the hardware reserve ``reserve`` (bytes)."""
+    """A breakdown holding only the runtime terms: the profile's context and allocator workspace and,
+    unless the profile describes the runtime (:func:`runtime_owned`), the hardware reserve ``reserve``
+    (bytes)."""
     return MemoryBreakdown(stage=stage, reserve=0.0 if runtime_owned(framework) else reserve,
-                           context=framework.context_bytes)
+                           context=framework.context_bytes, workspace=framework.allocator_base_bytes)
 
 
 def memory_for_stage(model: ModelSpec, training: TrainingSpec, layout: Layout, stage: int,
@@ -677,14 +681,15 @@ def cost_greedy_stage_layers(model: ModelSpec, pp: int) -> tuple[int, ...]:
 
 
 def fit_allocator_terms(allocated: list[float], head_basis: list[float], measured: list[float]
-                        ) -> tuple[float, float]:
-    """``(allocator_overhead, lm_head_stage_bytes)`` with ``(allocated + u * head_basis) * (1 + f) ~ measured``
-    (a reserved-memory peak), by robust least squares on the log ratio (scipy ``least_squares``,
-    soft-L1 loss, scale 0.05, so the runs far off the line -- on the measured grid the ones near the
-    HBM cap, where the caching allocator frees its cache and retries -- do not pull the fit).
-    ``head_basis`` is, per run, the bytes one unit of ``FrameworkProfile.lm_head_stage_bytes`` adds to
-    the measured stage (its local tokens x ``d_model`` when that stage holds the LM head, else 0);
-    all lists in bytes and equally long. Bounds keep both physical: f in [0, 1], u in [0, 1000].
+                        ) -> tuple[float, float, float]:
+    """``(allocator_overhead, lm_head_stage_bytes, allocator_base_bytes)`` with
+    ``(allocated + u * head_basis + c) * (1 + f) ~ measured`` (a reserved-memory peak), by robust least
+    squares on the log ratio (scipy ``least_squares``, soft-L1 loss, scale 0.05, so the runs far off the
+    line -- on the measured grid the ones near the HBM cap, where the caching allocator frees its cache and
+    retries -- do not pull the fit). ``allocated`` excludes the constant ``c``; ``head_basis`` is, per
+    run, the bytes one unit of ``FrameworkProfile.lm_head_stage_bytes`` adds to the measured stage (its
+    local tokens x ``d_model`` when that stage holds the LM head, else 0); all lists in bytes and equally
+    long. Bounds keep all three physical: f in [0, 1], u in [0, 1000], c in [0, 2 GiB].
 
     Raises:
         ValueError: if the lists are empty or differ in length.
@@ -696,6 +701,7 @@ def fit_allocator_terms(allocated: list[float], head_basis: list[float], measure
     from scipy.optimize import least_squares
 
     a, b, y = (np.asarray(v, dtype=float) for v in (allocated, head_basis, measured))
-    res = least_squares(lambda x: np.log((a + x[1] * b) * (1 + x[0]) / y), [0.1, 10.0], loss="soft_l1", f_scale=0.05,
-                        bounds=([0.0, 0.0], [1.0, 1000.0]), x_scale=[0.1, 10.0])
-    return float(res.x[0]), float(res.x[1])
+    res = least_squares(lambda x: np.log((a + x[1] * b + x[2]) * (1 + x[0]) / y), [0.1, 10.0, 1e8],
+                        loss="soft_l1", f_scale=0.05, bounds=([0.0, 0.0, 0.0], [1.0, 1000.0, 2.0 * 2**30]),
+                        x_scale=[0.1, 10.0, 1e8])
+    return float(res.x[0]), float(res.x[1]), float(res.x[2])

@@ -103,7 +103,13 @@ class FrameworkProfile(BaseModel):
             accumulate in fp32 = 4).
         allocator_overhead: fraction of the allocated bytes the caching allocator reserves on top
             (fragmentation, rounding of blocks), as its peak ``reserved`` exceeds ``allocated``.
-        context_bytes: bytes of HBM taken before any tensor (CUDA context, cuBLAS / NCCL
+        allocator_base_bytes: bytes the caching allocator holds whatever the model and layout: the
+            cuBLAS / cuBLASLt workspaces, one per (handle, stream) pair that runs a GEMM, allocated
+            through the caching allocator and kept until cleared (PyTorch docs, "CUDA semantics: cuBLAS
+            workspaces"), and the small-block pool's 2 MiB segments (PyTorch "CUDA semantics: memory
+            management"). Counted in the allocated peak. 0 by default; nanotron's is fitted on the
+            measured grid with ``allocator_overhead`` and ``lm_head_stage_bytes``.
+        context_bytes: bytes of HBM taken before any tensor (CUDA context, NCCL
             workspaces and communication buffers).
         pipeline_split: how layers are assigned to pipeline stages when ``pp_layers`` is not given:
             'balanced' (even, or :func:`shardplan.parallel.balanced_split` when pp does not divide
@@ -251,6 +257,7 @@ class FrameworkProfile(BaseModel):
     lm_head_stage_bytes: float = Field(default=0.0, ge=0, le=10_000)
     grad_buffer_bytes: int | None = Field(default=None, ge=1, le=8)
     allocator_overhead: float = Field(default=0.0, ge=0, le=1)
+    allocator_base_bytes: float = Field(default=0.0, ge=0, le=2**33)
     context_bytes: float = Field(default=0.0, ge=0, le=2**36)
     layer_host_s: float = Field(default=0.0, ge=0, le=0.1)
     pp_tp_host_step_s: float = Field(default=0.0, ge=0, le=0.01)

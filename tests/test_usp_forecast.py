@@ -1,0 +1,46 @@
+"""benchmarks/usp_forecast.py: the layouts it searches and what it reports for a model that cannot fit."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+def test_one_node_has_eighty_grid_layouts():
+    import usp_forecast
+    # tp x pp dividing 8 with both powers of two: (1,1) (1,2) (1,4) (1,8) (2,1) (2,2) (2,4) (4,1) (4,2) (8,1) = 10;
+    # dp x mbs <= 8 x 8 = 64 always divides 256, so 4 microbatch sizes x 2 ZeRO stages: 10 x 4 x 2 = 80
+    lay = usp_forecast.layouts(8)
+    assert len(lay) == 80
+    assert all(p.dp * p.tp * p.pp == 8 and p.sp == (p.tp > 1) for p in lay)
+
+
+def test_80b_does_not_fit_on_one_node_and_3b_does():
+    import usp_forecast
+    from usp_grid import DEFAULT_HW
+    from shardplan.inputs import default_framework
+    from shardplan.loaders import load_hardware
+    from shardplan.presets.frameworks import framework_profile
+    hw = load_hardware(str(DEFAULT_HW))
+    fw = default_framework(str(DEFAULT_HW)) or framework_profile("nanotron")
+    # 80B on 8 GPUs, N = 79,995,084,800: per GPU N / (tp pp) x (2 bf16 + 4 fp32 grad buffer + 12 / dp Adam + master
+    # under ZeRO-1) = N / 8 x (6 dp + 12) >= N / 8 x 18 = 180 GB (dp = 1), more than an 80 GiB (85.9 GB) H100
+    assert usp_forecast.best("80B", 1, hw, fw) is None
+    e = usp_forecast.best("3B", 1, hw, fw)
+    assert e is not None and e.fits and e.parallel.dp * e.parallel.tp * e.parallel.pp == 8
+
+
+def test_unknown_model_and_missing_markers_exit_2(tmp_path):
+    script = ROOT / "benchmarks" / "usp_forecast.py"
+    r = subprocess.run([sys.executable, str(script), "--models", "3B,13B"], capture_output=True, text=True)
+    assert r.returncode == 2 and "13B" in r.stderr and "legal" in r.stderr and "Traceback" not in r.stderr
+    doc = tmp_path / "x.md"
+    doc.write_text("no markers\n")
+    r = subprocess.run([sys.executable, str(script), "--models", "3B", "--doc", str(doc)], capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and "usp-forecast:start" in r.stderr
+    assert doc.read_text() == "no markers\n"
