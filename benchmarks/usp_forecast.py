@@ -16,9 +16,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from rich.console import Console
 from rich.progress import track
 
-from usp_grid import DEFAULT_HW, GRID_MODELS, GridRun, predict
+from usp_grid import DEFAULT_HW, GRID_MODELS, GridRun, predict, replace_marked_block
 from shardplan.cost.step import Estimate
 from shardplan.errors import ConfigError
 from shardplan.inputs import default_framework
@@ -51,24 +52,34 @@ def layouts(gpus: int) -> list[ParallelConfig]:
     return out
 
 
-def best(model: str, nodes: int, hw, profile) -> Estimate | None:
-    """The fastest layout predicted to fit for ``model`` on ``nodes`` 8-GPU nodes, or None."""
-    top = None
+def best(model: str, nodes: int, hw, profile) -> Estimate | str | None:
+    """The fastest layout predicted to fit for ``model`` on ``nodes`` 8-GPU nodes; None when every
+    layout is priced and none fits; the first refusal message when the profile or model refuses
+    every layout (nothing was priced)."""
+    top, refusal, priced = None, None, False
     for pc in layouts(8 * nodes):
         e = predict(GridRun(model, nodes, pc, GLOBAL_BATCH, None, None), hw, profile)
-        if isinstance(e, Estimate) and e.fits and (top is None or e.tokens_per_s > top.tokens_per_s):
+        if isinstance(e, str):
+            refusal = refusal or e
+            continue
+        priced = True
+        if e.fits and (top is None or e.tokens_per_s > top.tokens_per_s):
             top = e
-    return top
+    return top if priced else refusal
 
 
 def table(models: list[str], hw, profile) -> str:
     """Markdown table: model, nodes, predicted fastest layout, tokens/s/GPU, MFU; node counts where
     nothing is predicted to fit are merged into one row per run of such counts."""
     lines = ["| model | nodes | predicted fastest layout | tokens/s/GPU | MFU |", "|---|---|---|---|---|"]
+    progress = Console(stderr=True)
     for model in models:
         empty: list[int] = []
-        for nodes in track(NODES, description=f"forecast {model}"):
+        for nodes in track(NODES, description=f"forecast {model}", console=progress):
             e = best(model, nodes, hw, profile)
+            if isinstance(e, str):
+                raise ConfigError(f"{model} on {nodes} node(s): every layout of the grid is refused, e.g. {e}",
+                                  field="--models", value=model)
             if e is None:
                 empty.append(nodes)
                 continue
@@ -90,16 +101,27 @@ def _empty_row(model: str, empty: list[int]) -> list[str]:
 
 
 def write_doc(path: Path, text: str) -> None:
-    """Put ``text`` between the forecast markers of ``path``.
+    """Put ``text`` between the forecast markers of ``path`` (:func:`usp_grid.replace_marked_block`).
 
     Raises:
-        ConfigError: the file has no markers (exit 2)."""
+        ConfigError: the file lacks a marker or has them in the wrong order (exit 2)."""
+    doc = check_doc(path)
+    path.write_text(replace_marked_block(doc, text, DOC_BEGIN, DOC_END, path))  # type: ignore[arg-type]
+
+
+def check_doc(path: Path) -> str:
+    """The text of ``path`` if it is a readable file with both forecast markers in order.
+
+    Raises:
+        ConfigError: a missing file, a folder, or a file without the marked block (exit 2)."""
+    if not path.is_file():
+        raise ConfigError(f"--doc {str(path)!r} is not an existing file; legal: a Markdown file with the "
+                          f"{DOC_BEGIN} ... {DOC_END} block (docs/calibration.md)", field="--doc", value=str(path))
     doc = path.read_text()
-    if DOC_BEGIN not in doc or DOC_END not in doc:
+    if replace_marked_block(doc, "", DOC_BEGIN, DOC_END, path) is None:
         raise ConfigError(f"{path} has no {DOC_BEGIN} ... {DOC_END} block; legal: a file with both markers",
                           field="--doc", value=str(path))
-    head, rest = doc.split(DOC_BEGIN, 1)
-    path.write_text(head + f"{DOC_BEGIN}\n{text}\n{DOC_END}" + rest.split(DOC_END, 1)[1])
+    return doc
 
 
 def main() -> None:
@@ -109,11 +131,13 @@ def main() -> None:
     ap.add_argument("--doc", type=Path, default=None)
     args = ap.parse_args()
     try:
-        models = [m.strip() for m in args.models.split(",") if m.strip()]
+        models = list(dict.fromkeys(m.strip() for m in args.models.split(",") if m.strip()))
         unknown = [m for m in models if m not in GRID_MODELS]
         if unknown or not models:
             raise ConfigError(f"--models {args.models!r}: unknown {', '.join(unknown) or '(none given)'}; legal: "
                               f"{', '.join(GRID_MODELS)}", field="--models", value=args.models)
+        if args.doc is not None:
+            check_doc(args.doc)
         hw = load_hardware(args.hardware)
         profile = default_framework(args.hardware) or framework_profile("nanotron")
         text = table(models, hw, profile)

@@ -87,8 +87,15 @@ def load_grid(path: Path) -> list[GridRun]:
     communication, 1F1B, no recompute) and the batch each run used, dp x mbs x grad_acc (20 rows
     have a ``gbs`` column that disagrees with it)."""
     key = {spec.name: k for k, spec in GRID_MODELS.items()}
+    records = to_records(path)
+    for i, r in enumerate(records):
+        p = r.parallel
+        if r.devices % 8 or p.dp * p.tp * p.pp * p.cp != r.devices:
+            raise ConfigError(f"{path} row {i + 1}: nodes x 8 = {r.devices} GPUs, dp x tp x pp = "
+                              f"{p.dp * p.tp * p.pp * p.cp}; legal: a whole number of 8-GPU nodes equal to dp x tp x pp",
+                              field="nodes", value=r.devices / 8)
     return [GridRun(key[r.model.name], r.devices // 8, r.parallel, r.global_batch_size,  # type: ignore[union-attr]
-                    r.tokens_per_s_per_device, r.peak_memory_bytes) for r in to_records(path)]
+                    r.tokens_per_s_per_device, r.peak_memory_bytes) for r in records]
 
 
 def training_for(run: GridRun, profile: FrameworkProfile) -> TrainingSpec:
@@ -129,14 +136,15 @@ def score(runs: list[GridRun], preds: list[Estimate | str]) -> dict:
             if run.mem_bytes:  # a run may report throughput without its peak
                 mem_err.append(measured_peak(e) / run.mem_bytes - 1)
             groups[(run.model, run.nodes)].append((pred, run.tok_s_gpu))
-    rho = {k: spearmanr(*zip(*v)).statistic for k, v in sorted(groups.items()) if len(v) >= 3}
+    rho = {k: spearman(*zip(*v)) for k, v in sorted(groups.items()) if len(v) >= 3}
+    ranked = [r for r in rho.values() if not math.isnan(r)]  # identical runs give no ranking
 
     med = _median_or_nan
     return {"runs": len(runs), "ran": sum(r.ran for r in runs), "refused": refused,
             "median_abs_err": med([abs(x) for x in err]), "median_err": med(err),
             "within_15": sum(abs(x) <= 0.15 for x in err) / len(err) if err else math.nan,
-            "spearman": rho, "spearman_min": min(rho.values(), default=math.nan),
-            "spearman_median": med(list(rho.values())),
+            "spearman": rho, "spearman_min": min(ranked, default=math.nan),
+            "spearman_median": med(ranked),
             "fit_accuracy": correct / len(runs) if runs else math.nan,
             "mem_median_abs_err": med([abs(x) for x in mem_err]), "mem_median_err": med(mem_err)}
 
@@ -413,6 +421,17 @@ def fit_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile,
     return "\n".join(lines), values, full, held_out
 
 
+def profile_overrides(profile: FrameworkProfile) -> dict:
+    """The fields of ``profile`` that differ from its base preset (a profile file's own settings, e.g.
+    ``allocator_base_bytes``), in YAML-safe form, so a written profile is the one that was fitted."""
+    try:
+        base = framework_profile(profile.name).model_dump(mode="json")
+    except ConfigError:
+        return {}
+    own = profile.model_dump(mode="json")
+    return {k: v for k, v in own.items() if k not in ("name", "sources") and base.get(k) != v}
+
+
 def write_fitted(profile_out: Path | None, hardware_out: Path | None, values: list[float], hw: HardwareSpec,
                  profile: FrameworkProfile) -> None:
     """Write the fitted framework fields as a profile file (``--framework FILE``: ``base`` + fields)
@@ -420,7 +439,8 @@ def write_fitted(profile_out: Path | None, hardware_out: Path | None, values: li
     fitted profile as its ``framework`` section (``--hardware FILE`` alone predicts with it)."""
     fitted = dict(zip((p.field for p in FIT_PARAMS), values))
     note = f"benchmarks/usp_grid.py --fit on {DEFAULT_CSV.name} ({datetime.date.today().isoformat()})"
-    doc = {"base": profile.name, **{p.field: float(fitted[p.field]) for p in FIT_PARAMS if p.target == "framework"},
+    doc = {"base": profile.name, **profile_overrides(profile),
+           **{p.field: float(fitted[p.field]) for p in FIT_PARAMS if p.target == "framework"},
            **{f: getattr(profile, f) for f in STALL_FIELDS}}
     if profile_out:
         profile_out.write_text(yaml.safe_dump(doc, sort_keys=False))
@@ -454,7 +474,7 @@ def spearman_ceiling(runs: list[GridRun]) -> dict[tuple, float]:
         by: dict[tuple, list[float]] = defaultdict(list)
         for k, t in v:
             by[k].append(t)
-        out[g] = spearmanr([statistics.mean(by[k]) for k, _ in v], [t for _, t in v]).statistic
+        out[g] = spearman([statistics.mean(by[k]) for k, _ in v], [t for _, t in v])
     return out
 
 
@@ -477,7 +497,7 @@ def stall_consistent_spearman(runs: list[GridRun], hw: HardwareSpec, profile: Fr
     for k, v in sorted(groups.items()):
         kept = [(p, m) for p, m, ok in v if ok]
         if len(kept) >= 3:
-            out[k] = (spearmanr(*zip(*kept)).statistic, len(kept), len(v))
+            out[k] = (spearman(*zip(*kept)), len(kept), len(v))
     return out
 
 
@@ -488,19 +508,23 @@ def ceiling_report(runs: list[GridRun], s: dict, hw: HardwareSpec, profile: Fram
     cons = stall_consistent_spearman(runs, hw, profile)
     lines = ["| model | nodes | planner | ceiling (ZeRO-0 = ZeRO-1) | planner, runs with the stall classified right |",
              "|---|---|---|---|---|"]
-    lines += [f"| {m} | {n} | {s['spearman'].get((m, n), float('nan')):.2f} | {c:.2f} | "
-              + (f"{cons[(m, n)][0]:.2f} ({cons[(m, n)][1]} of {cons[(m, n)][2]})" if (m, n) in cons else "-") + " |"
-              for (m, n), c in ceil.items()]
-    if not ceil or not cons:  # no group with 3+ runs that ran: nothing to rank
-        return "\n".join(lines) + "\n\nNo (model, nodes) group has 3 or more runs that ran: no ranking to score."
-    worst = min(v[0] for v in cons.values())
-    return "\n".join(lines) + (f"\n\nCeiling min {min(ceil.values()):.2f}, median {statistics.median(ceil.values()):.2f}: "
+    lines += [f"| {m} | {n} | {_f(s['spearman'].get((m, n), float('nan')), '.2f')} | {_f(c, '.2f')} | "
+              + (f"{_f(cons[(m, n)][0], '.2f')} ({cons[(m, n)][1]} of {cons[(m, n)][2]})" if (m, n) in cons else "-")
+              + " |" for (m, n), c in ceil.items()]
+    ceil_ok = [v for v in ceil.values() if not math.isnan(v)]
+    cons_ok = [v[0] for v in cons.values() if not math.isnan(v[0])]
+    if not ceil_ok or not cons_ok:  # no group with 3+ distinct runs that ran: nothing to rank
+        return "\n".join(lines) + "\n\nNo (model, nodes) group has 3 or more distinct runs that ran: no ranking to score."
+    return "\n".join(lines) + (f"\n\nCeiling min {min(ceil_ok):.2f}, median {statistics.median(ceil_ok):.2f}: "
                                "a model that prices ZeRO-0 and ZeRO-1 alike cannot rank the groups better than this; "
                                "the profile's ZeRO-0 stall rule (`pp_stall_zero0_min_microbatches`) is what can take a "
-                               "group past it (on the shared grid, 8B on 8 nodes). Over the runs whose stall the "
-                               "profile classifies right, the planner's "
-                               f"Spearman is at least {worst:.2f} in every group: what ranking still misses is which "
-                               "runs stall.")
+                               "group past it. Over the runs whose stall the profile classifies right, the planner's "
+                               f"Spearman is at least {min(cons_ok):.2f} in every group: what ranking still misses is "
+                               "which runs stall.")
+
+
+#: fewest runs with a measured peak that :func:`memory_lomo_report` fits its three constants on
+MIN_MEMORY_RUNS = 6
 
 
 def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> str:
@@ -525,11 +549,18 @@ def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: Framework
     models = sorted(alloc)
     if not models:
         return "No run that ran reports its peak memory: nothing to fit."
-    fits = {"all": fit_allocator_terms(*(sum((d[m] for m in models), []) for d in (alloc, basis, meas)))}
-    fits.update({m: fit_allocator_terms(alloc[m], basis[m], meas[m]) for m in models})
+    groups = {"all": models, **{m: [m] for m in models}}
     lines = ["| fitted on | allocator overhead | LM-head stage B / token / d_model | allocator base GB | "
              + " | ".join(f"{m} median \\|error\\|" for m in models) + " |",
              "|---|---|---|---|" + "---|" * len(models)]
+    fits = {}
+    for k, ms in groups.items():
+        n = sum(len(alloc[m]) for m in ms)
+        if n < MIN_MEMORY_RUNS:  # three constants: fewer runs than this would be fitted exactly, not measured
+            lines.append(f"| {k} | not fitted ({n} runs with a peak; {MIN_MEMORY_RUNS} needed) | - | - | "
+                         + " | ".join("-" for _ in models) + " |")
+            continue
+        fits[k] = fit_allocator_terms(*(sum((d[m] for m in ms), []) for d in (alloc, basis, meas)))
     for k, (f, u, c) in fits.items():
         errs = [statistics.median(abs((a + u * b + c) * (1 + f) / y - 1)
                                   for a, b, y in zip(alloc[m], basis[m], meas[m])) for m in models]
@@ -561,6 +592,15 @@ def _median_or_nan(xs: list[float]) -> float:
     return statistics.median(xs) if xs else math.nan
 
 
+def spearman(a, b) -> float:
+    """Spearman rank correlation of ``a`` and ``b`` (scipy), nan without a warning when either is constant
+    (identical runs: no ranking to score)."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(spearmanr(a, b).statistic)
+
+
 def _f(x: float, spec: str) -> str:
     """``x`` formatted with ``spec``, or 'n/a' for nan (no run to score)."""
     return "n/a" if isinstance(x, float) and math.isnan(x) else format(x, spec)
@@ -574,7 +614,7 @@ def report(name: str, s: dict) -> str:
              f"fit/OOM classification {_f(s['fit_accuracy'], '.1%')}; peak memory median |error| "
              f"{_f(s['mem_median_abs_err'], '.1%')} (signed {_f(s['mem_median_err'], '+.1%')}); ran but refused: {s['refused']}.", "",
              "| model | nodes | Spearman |", "|---|---|---|"]
-    lines += [f"| {m} | {n} | {r:.2f} |" for (m, n), r in s["spearman"].items()]
+    lines += [f"| {m} | {n} | {_f(r, '.2f')} |" for (m, n), r in s["spearman"].items()]
     return "\n".join(lines)
 
 
@@ -616,17 +656,39 @@ def to_records(csv_path: Path, hardware: str | None = None) -> list[RunRecord]:
 DOC_BEGIN, DOC_END = "<!-- usp-grid:start -->", "<!-- usp-grid:end -->"
 
 
+def replace_marked_block(doc: str, text: str, begin: str, end: str, path: Path) -> str | None:
+    """``doc`` with the block between ``begin`` and ``end`` replaced by ``text`` (markers kept), or None
+    when ``doc`` has neither marker.
+
+    Raises:
+        ConfigError: only one of the markers, or the end marker before the start (exit 2; nothing is
+            written, so no hand-written text around a broken block is lost).
+    """
+    has_begin, has_end = begin in doc, end in doc
+    if not (has_begin or has_end):
+        return None
+    if has_begin != has_end or doc.index(end) < doc.index(begin):
+        problem = "the end marker comes before the start marker" if has_begin and has_end else \
+            f"it has {begin if has_begin else end} without {end if has_begin else begin}"
+        raise ConfigError(f"{path}: {problem}; legal: a file with {begin} followed by {end}, or neither",
+                          field="--doc", value=str(path))
+    head, rest = doc.split(begin, 1)
+    return head + f"{begin}\n{text}\n{end}" + rest.split(end, 1)[1]
+
+
 def write_doc_section(path: Path, text: str) -> None:
     """Put ``text`` between the usp-grid markers of ``path`` (docs/accuracy.md), leaving the rest of
-    the file as it is; the markers and a heading are appended when the file has none."""
+    the file as it is; the markers and a heading are appended when the file has none.
+
+    Raises:
+        ConfigError: a file with only one marker or with the two in the wrong order
+            (:func:`replace_marked_block`)."""
     doc = path.read_text() if path.exists() else ""
-    block = f"{DOC_BEGIN}\n{text}\n{DOC_END}"
-    if DOC_BEGIN in doc and DOC_END in doc:
-        head, rest = doc.split(DOC_BEGIN, 1)
-        doc = head + block + rest.split(DOC_END, 1)[1]
-    else:
-        doc = doc.rstrip("\n") + "\n\n## The measured H100 grid (nanotron, `benchmarks/usp_grid.py`)\n\n" + block + "\n"
-    path.write_text(doc)
+    new = replace_marked_block(doc, text, DOC_BEGIN, DOC_END, path)
+    if new is None:
+        new = (doc.rstrip("\n") + "\n\n## The measured H100 grid (nanotron, `benchmarks/usp_grid.py`)\n\n"
+               + f"{DOC_BEGIN}\n{text}\n{DOC_END}\n")
+    path.write_text(new)
 
 
 DOC_INTRO = """Regenerated by `python benchmarks/usp_grid.py --fit --by-nodes --doc docs/accuracy.md` from
@@ -655,6 +717,8 @@ def check_arguments(args: argparse.Namespace) -> None:
     for flag, path in (("--out", args.out), ("--doc", args.doc), ("--to-records", args.to_records),
                        ("--profile-out", args.profile_out), ("-o/--hardware-out", args.hardware_out)):
         check_output_path(flag, path)
+    if args.doc is not None and args.doc.exists():
+        replace_marked_block(args.doc.read_text(), "", DOC_BEGIN, DOC_END, args.doc)
 
 
 def main() -> None:

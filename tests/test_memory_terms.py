@@ -637,3 +637,21 @@ def test_usable_hbm_is_all_of_it_when_the_profile_owns_the_runtime():
     assert estimate(MODELS["llama-3-8b"], hw, tr, ParallelConfig(zero_stage=3), 8).hbm_usable == 80 * 2**30
     bare = tr.model_copy(update={"framework": FrameworkProfile()})
     assert estimate(MODELS["llama-3-8b"], hw, bare, ParallelConfig(zero_stage=3), 8).hbm_usable == 79_456_894_976
+
+
+def test_allocator_base_alone_keeps_the_hardware_reserve_and_charts_show_it():
+    # a profile that sets only allocator_base_bytes does not describe the runtime: the generic reserve stays,
+    # and the workspace is one more allocated term (and one more bar of the report's memory chart)
+    from shardplan.cost.memory import runtime_owned
+    from shardplan.cost.step import estimate
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.web.charts import memory_parts
+    fw = framework_profile("megatron").model_copy(update={"allocator_overhead": 0.0, "context_bytes": 0.0,
+                                                         "allocator_base_bytes": 2.0**28})
+    assert not runtime_owned(fw)
+    tr = TrainingSpec(seq_len=4096, global_batch_size=8, framework=fw)
+    e = estimate(G1B, HARDWARE["h100-sxm"], tr, ParallelConfig(dp=8), 8)
+    assert e.memory.workspace == 2**28 and e.memory.reserve > 0
+    parts = dict(memory_parts(e))
+    assert parts["allocator workspace"] == 2**28
+    assert sum(parts.values()) == pytest.approx(e.memory.total)

@@ -44,3 +44,33 @@ def test_unknown_model_and_missing_markers_exit_2(tmp_path):
                        text=True)
     assert r.returncode == 2 and "usp-forecast:start" in r.stderr
     assert doc.read_text() == "no markers\n"
+
+
+def test_marked_block_refuses_one_marker_and_wrong_order(tmp_path):
+    from usp_grid import replace_marked_block
+    from shardplan.errors import ConfigError
+    b, e = "<!-- x:start -->", "<!-- x:end -->"
+    assert replace_marked_block("text", "new", b, e, tmp_path) is None
+    assert replace_marked_block(f"a\n{b}\nold\n{e}\nz", "new", b, e, tmp_path) == f"a\n{b}\nnew\n{e}\nz"
+    for doc in (f"a\n{b}\nold", f"a\n{e}\nb\n{b}\n"):
+        with pytest.raises(ConfigError):
+            replace_marked_block(doc, "new", b, e, tmp_path)
+
+
+def test_fitted_profile_keeps_the_input_profiles_own_fields():
+    from usp_grid import profile_overrides
+    from shardplan.presets.frameworks import framework_profile
+    own = framework_profile("nanotron").model_copy(update={"allocator_base_bytes": 2.0**30})
+    assert profile_overrides(own) == {"allocator_base_bytes": 2.0**30}
+    assert profile_overrides(framework_profile("nanotron")) == {}
+
+
+def test_grid_csv_with_a_fractional_node_count_is_refused(tmp_path):
+    from usp_grid import load_grid
+    from shardplan.errors import ConfigError
+    csv = tmp_path / "g.csv"
+    # 1.5 nodes = 12 GPUs, but dp x tp x pp = 8
+    csv.write_text("model,nodes,dp,tp,pp,zero,mbs,grad_acc,gbs,mfu_pct,tok_s_gpu,tok_s,gpu_mem_gb\n"
+                   "1B,1.5,8,1,1,0,1,32,256,38.3,39273,314187,36.7\n")
+    with pytest.raises(ConfigError, match="nodes x 8 = 12"):
+        load_grid(csv)

@@ -43,10 +43,12 @@ beta, not divided by tp (:func:`sp_buffer_bytes`).
 (``FrameworkProfile.allocator_overhead`` x the allocated peak: fragmentation and block rounding
 of the PyTorch caching allocator, what ``torch.cuda.max_memory_reserved`` exceeds
 ``max_memory_allocated`` by), and the process holds memory outside the allocator
-(``FrameworkProfile.context_bytes``: CUDA context, cuBLAS workspaces, NCCL communicator buffers).
-A profile that sets either describes the runtime itself and replaces the hardware's generic
+(``FrameworkProfile.context_bytes``: CUDA context, NCCL communicator buffers). The allocator also
+holds a model-independent base (``FrameworkProfile.allocator_base_bytes``: cuBLAS / cuBLASLt
+workspaces and the small-block pool), counted in the allocated peak. A profile that sets the
+context or the fragmentation share describes the runtime itself and replaces the hardware's generic
 ``runtime_reserve`` (one source of truth); the neutral default profile keeps the hardware
-reserve. :attr:`MemoryBreakdown.allocator_peak` is what the allocator reports (compare it with
+reserve, and the allocator base alone does not replace it. :attr:`MemoryBreakdown.allocator_peak` is what the allocator reports (compare it with
 ``max_memory_reserved``), :attr:`MemoryBreakdown.total` the device usage that must fit in HBM.
 """
 
@@ -601,7 +603,7 @@ def layer_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
 def runtime_owned(framework: FrameworkProfile) -> bool:
     """True when the framework profile describes the runtime's memory (context or allocator
     fragmentation): then it replaces the hardware's generic reserve."""
-    return framework.context_bytes > 0 or framework.allocator_overhead > 0 or framework.allocator_base_bytes > 0
+    return framework.context_bytes > 0 or framework.allocator_overhead > 0
 
 
 def empty_breakdown(framework: FrameworkProfile, reserve: float, stage: int = 0) -> MemoryBreakdown:

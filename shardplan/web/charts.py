@@ -48,7 +48,7 @@ _FIXED_COLORS = {"matmul": "#1f77b4", "element-wise": "#17becf", "recompute": "#
                  "overlap slowdown": "#f7b6d2", "activation offload": "#dbdb8d"}
 _MEM_COLORS = {"params": "#1f77b4", "grads": "#ff7f0e", "optimizer": "#2ca02c", "ZeRO-3 buffers": "#9467bd",
                "activations": "#d62728", "logits": "#8c564b", "communication buffers": "#e377c2",
-               "allocator fragmentation": "#bcbd22", "runtime context": "#7f7f7f", "runtime reserve": "#c7c7c7"}
+               "allocator workspace": "#17becf", "allocator fragmentation": "#bcbd22", "runtime context": "#7f7f7f", "runtime reserve": "#c7c7c7"}
 _RESOURCE_COLORS = ["#1f77b4", "#2ca02c", "#d62728"]  # HBM, scale-up, scale-out
 _BOUND_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"]
 _LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=60, b=50), font=dict(size=12))
@@ -205,7 +205,8 @@ def memory_parts(e: Estimate) -> list[tuple[str, float]]:
     m = e.memory
     return [("params", m.params), ("grads", m.grads), ("optimizer", m.optimizer),
             ("ZeRO-3 buffers", m.zero3_buffers), ("activations", m.activations), ("logits", m.logits),
-            ("communication buffers", m.comm_buffers), ("allocator fragmentation", m.fragmentation),
+            ("communication buffers", m.comm_buffers), ("allocator workspace", m.workspace),
+            ("allocator fragmentation", m.fragmentation),
             ("runtime context", m.context), ("runtime reserve", m.reserve)]
 
 
