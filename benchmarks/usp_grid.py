@@ -248,9 +248,11 @@ def _message_bytes(e: Estimate) -> float:
     return boundary_message_bytes(e.layout, e.model.d_model, e.training.precision.activation_bytes)
 
 
-#: the profile's stall triggers that :func:`fit_on` chooses on the training runs (and ``--profile-out`` writes)
+#: the profile's stall triggers and OOM fraction (:func:`oom_fraction`) that :func:`fit_on` chooses on the training
+#: runs (and ``--profile-out`` writes)
 STALL_FIELDS = ("pp_stall_min_nodes", "pp_stall_min_tp_nodes", "pp_stall_zero0_min_microbatches",
-                "pp_stall_zero0_min_nodes", "pp_stall_all_nodes", "pp_stall_min_dp", "pp_stall_min_message_bytes")
+                "pp_stall_zero0_min_nodes", "pp_stall_all_nodes", "pp_stall_min_dp", "pp_stall_min_message_bytes",
+                "usable_hbm_fraction")
 
 #: a partial stall rule replaces the whole node-count trigger only if it classifies this many more runs
 #: right (out of ~640 pipelined runs; a threshold that moves a handful of runs is not kept)
@@ -368,6 +370,31 @@ def throughput(run: GridRun, hw: HardwareSpec, profile: FrameworkProfile) -> flo
     return None if isinstance(e, str) else e.tokens_per_s / e.layout.n_devices
 
 
+#: candidate values of ``usable_hbm_fraction`` (:func:`oom_fraction`): 0.70, 0.71, ... 1.00
+OOM_FRACTIONS = tuple(round(0.70 + 0.01 * i, 2) for i in range(31))
+
+
+def oom_fraction(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> float:
+    """``usable_hbm_fraction`` chosen on ``runs`` (those that ran and those that failed): the fraction
+    of HBM up to which predicting "runs" classifies the most runs right (a layout runs when its
+    predicted device usage is at most that fraction of HBM and nothing else is predicted to fail it);
+    1 unless a smaller fraction classifies more than :data:`MIN_STALL_GAIN` more runs right (ties: the
+    largest)."""
+    whole = profile.model_copy(update={"usable_hbm_fraction": 1.0})
+    points = []
+    for r in runs:
+        e = predict(r, hw, whole)
+        points.append((None if isinstance(e, str) or e.failure is not None else e.memory.total / hw.hbm_bytes,
+                       r.ran))
+
+    def right(t: float) -> int:
+        return sum((p is not None and p <= t) == ran for p, ran in points)
+
+    base = right(1.0)
+    best = max(OOM_FRACTIONS, key=lambda t: (right(t), t))
+    return best if right(best) > base + MIN_STALL_GAIN else 1.0
+
+
 def fit_on(train: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile
            ) -> tuple[list[float], HardwareSpec, FrameworkProfile]:
     """Fit :data:`FIT_PARAMS` on the runs of ``train`` that ran, after choosing the stall triggers on
@@ -387,6 +414,7 @@ def fit_on(train: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile
     n0, a, b, c = stall_partial(ran, hw, profile)
     profile = profile.model_copy(update={"pp_stall_min_nodes": n0, "pp_stall_all_nodes": a, "pp_stall_min_dp": b,
                                          "pp_stall_min_message_bytes": c})
+    profile = profile.model_copy(update={"usable_hbm_fraction": oom_fraction(train, hw, profile)})
     res = fit(ran, [r.tok_s_gpu for r in ran], throughput, FIT_PARAMS, hw, profile, max_nfev=MAX_NFEV)
     h, f = apply(FIT_PARAMS, res.values, hw, profile)
     return list(res.values), h, f
@@ -398,8 +426,8 @@ def fit_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile,
     the table of fitted values and the held-out runs' metrics (the fit, the stall threshold
     included, never sees the runs it is scored on), the values fitted on all runs (FIT_PARAMS
     order), the profile fitted on all runs and the leave-one-model-out scores (label, score)."""
-    lines = ["| fitted on | " + " | ".join(f"`{p.field}`" for p in FIT_PARAMS) + " | `pp_stall_min_nodes` | `pp_stall_min_tp_nodes` | ZeRO-0 stall | partial node trigger | scored on | result |",
-             "|---|" + "---|" * len(FIT_PARAMS) + "---|---|---|---|---|---|"]
+    lines = ["| fitted on | " + " | ".join(f"`{p.field}`" for p in FIT_PARAMS) + " | `pp_stall_min_nodes` | `pp_stall_min_tp_nodes` | ZeRO-0 stall | partial node trigger | `usable_hbm_fraction` | scored on | result |",
+             "|---|" + "---|" * len(FIT_PARAMS) + "---|---|---|---|---|---|---|"]
     values, h, full = fit_on(runs, hw, profile)
     lines.append(_fit_row("all", values, full, "all", score(runs, [predict(r, h, full) for r in runs])))
     keys = [("model", lambda r: r.model)] + ([("nodes", lambda r: r.nodes)] if by_nodes else [])
@@ -582,7 +610,8 @@ def _fit_row(train: str, values: list[float], profile: FrameworkProfile, test: s
     z0 = (f"m >= {profile.pp_stall_zero0_min_microbatches}, nodes >= {profile.pp_stall_zero0_min_nodes}"
           if profile.pp_stall_zero0_min_microbatches is not None else "-")
     vals = (" | ".join(f"{v:.3g}" for v in values)
-            + f" | {profile.pp_stall_min_nodes} | {profile.pp_stall_min_tp_nodes or '-'} | {z0} | {_partial(profile)}")
+            + f" | {profile.pp_stall_min_nodes} | {profile.pp_stall_min_tp_nodes or '-'} | {z0} | {_partial(profile)}"
+            + f" | {profile.usable_hbm_fraction:g}")
     return (f"| {train} | {vals} | {test} | median \\|error\\| {_f(s['median_abs_err'], '.1%')}, Spearman min "
             f"{_f(s['spearman_min'], '.2f')} / median {_f(s['spearman_median'], '.2f')}, fit/OOM {_f(s['fit_accuracy'], '.1%')} |")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shardplan.cost.comm import level_names
+from shardplan.cost.memory import hbm_limit
 from shardplan.cost.step import Estimate
 from shardplan.units import fmt_seconds
 
@@ -35,8 +36,10 @@ def _components(e: Estimate) -> dict[str, float]:
 
 
 def headroom(e: Estimate) -> float:
-    """Bytes of HBM left on the most loaded device (negative: does not fit)."""
-    return e.hardware.hbm_bytes - e.memory.total
+    """Bytes left on the most loaded device below the fit limit (the HBM capacity, or the framework
+    profile's ``usable_hbm_fraction`` of it: :func:`shardplan.cost.memory.hbm_limit`); negative: does
+    not fit."""
+    return hbm_limit(e.hardware.hbm_bytes, e.training.framework) - e.memory.total
 
 
 def describe(e: Estimate) -> str:

@@ -47,7 +47,7 @@ from shardplan.cost.axes import pp as pp_axis
 from shardplan.cost.axes import tp as tp_axis
 from shardplan.cost.compute import layer_times, slowest_stage
 from shardplan.cost.context import StepContext
-from shardplan.cost.memory import activation_terms, empty_breakdown, model_state_terms
+from shardplan.cost.memory import activation_terms, empty_breakdown, hbm_limit, model_state_terms
 from shardplan.cost.pipeline import bubble_s
 from shardplan.cost.step import Estimate, estimate_layout
 from shardplan.errors import ConfigError, divisors, short_repr
@@ -566,6 +566,7 @@ class _Evaluator:
         self.extra = {**defaults, **{k: fix[k] for k in _PASSTHROUGH if k in fix}}
         self.pinned = {k: v for k, v in fix.items() if k in _FIELDS and k != "dp" and v is not None}
         self.reserve = hw.hbm_bytes - hw.usable_hbm_bytes()
+        self.limit = hbm_limit(hw.hbm_bytes, training.framework)  # a layout fits up to this device usage
         self.tokens = training.global_batch_tokens
         self.splits: dict[tuple, _TokenSplit | str] = {}
         self._weights: dict[tuple, tuple[Layout | str, bool]] = {}
@@ -818,7 +819,7 @@ class _Trials:
             return None
         self.res.n_layouts += 1
         total = ev.memory(self, split, rc)  # type: ignore[arg-type]
-        if total > ev.hw.hbm_bytes:
+        if total > ev.limit:
             if self.lowest is None or total < self.lowest[0]:
                 self.lowest = (total, Candidate(g, mbs, rc, total, -1, split))  # type: ignore[arg-type]
             return False

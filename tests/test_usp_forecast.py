@@ -74,3 +74,34 @@ def test_grid_csv_with_a_fractional_node_count_is_refused(tmp_path):
                    "1B,1.5,8,1,1,0,1,32,256,38.3,39273,314187,36.7\n")
     with pytest.raises(ConfigError, match="nodes x 8 = 12"):
         load_grid(csv)
+
+
+def test_oom_fraction_recovers_a_planted_threshold():
+    # relabel the grid's runs: a run "ran" iff its predicted device usage is at most 0.90 of HBM and nothing
+    # else fails it; every fraction from 0.90 up to the next run's usage classifies all runs right, and ties go
+    # to the largest such candidate
+    import dataclasses
+    import usp_grid
+    from shardplan.loaders import load_hardware
+    from shardplan.presets.frameworks import framework_profile
+    hw = load_hardware(str(usp_grid.DEFAULT_HW))
+    fw = framework_profile("nanotron").model_copy(update={"usable_hbm_fraction": 1.0})
+    runs = usp_grid.load_grid(usp_grid.DEFAULT_CSV)[::4]
+    planted, above = [], []
+    for r in runs:
+        e = usp_grid.predict(r, hw, fw)
+        ok = not isinstance(e, str) and e.failure is None and e.memory.total <= 0.90 * hw.hbm_bytes
+        planted.append(dataclasses.replace(r, tok_s_gpu=1.0 if ok else None))
+        if not isinstance(e, str) and e.failure is None and not ok:
+            above.append(e.memory.total / hw.hbm_bytes)
+    t = usp_grid.oom_fraction(planted, hw, fw)
+    assert 0.90 <= t < min(above) <= t + 0.01 + 1e-9
+
+
+def test_fit_limit_is_the_profiles_fraction_of_hbm():
+    # 0.84 x 80 GiB = 72,155,450,081.28 B: a layout fits up to that device usage under nanotron, up to 80 GiB under
+    # a profile without the fraction
+    from shardplan.cost.memory import hbm_limit
+    from shardplan.presets.frameworks import framework_profile
+    assert hbm_limit(80 * 2**30, framework_profile("nanotron")) == pytest.approx(0.84 * 80 * 2**30)
+    assert hbm_limit(80 * 2**30, framework_profile("megatron")) == 80 * 2**30

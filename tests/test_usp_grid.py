@@ -349,10 +349,14 @@ def test_zero0_stall_node_threshold_alone_is_refused():
 
 def test_estimate_splits_the_framework_overhead_into_its_named_terms():
     # the nanotron profile on the 8B ZeRO-0 pp=4 layout at 96% of HBM: overhead = stall + host floor + allocator
-    # retries (no per-microbatch or per-step constant in that profile), each reported per step in the JSON
+    # retries (no per-microbatch or per-step constant in that profile), each reported per step in the JSON. The
+    # profile predicts such a layout to fail (usable_hbm_fraction 0.84); with the whole HBM usable it fits and the
+    # note names the retries
     from shardplan.cli.estimate import allocator_note
     from shardplan.presets.models import MODELS
-    fw = framework_profile("nanotron")
+    fw = framework_profile("nanotron").model_copy(update={"usable_hbm_fraction": 1.0})
+    assert not estimate(MODELS["llama-3-8b"], H100, _training(framework_profile("nanotron")),
+                        ParallelConfig(pp=4, zero_stage=0), 64).fits
     e = estimate(MODELS["llama-3-8b"], H100, _training(fw), ParallelConfig(pp=4, zero_stage=0), 64)
     m, pressure = e.layout.microbatches, e.memory.total / H100.hbm_bytes
     assert e.allocator_retry_s == pytest.approx(m * allocator_retry_s(fw, pressure)) and e.allocator_retry_s > 0

@@ -12,6 +12,7 @@ from shardplan.cli.common import (OptimizerDtypeOpt,
                                   HardwareOpt, JsonOpt,
                                   ModelOpt, PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console,
                                   err_console, layout_flags, negative, print_notes)
+from shardplan.explain import headroom
 from shardplan.units import fmt_seconds
 
 
@@ -227,9 +228,12 @@ def _summary_table(e) -> Table:
     head.add_row("MFU / HFU" + (" (of the fp8 peak)" if fp8 else ""), f"{e.mfu:.1%} / {e.hfu:.1%}")
     head.add_row("bound by", e.bound)
     mem = e.memory
+    fw = e.training.framework
+    limit = (f", the {fw.label} profile's runs fail above {fw.usable_hbm_fraction:.0%} of it"
+             if fw.usable_hbm_fraction < 1 else "")
     head.add_row("fits", ("[green]yes[/]" if e.fits else "[red]no[/]") +
-                 f" ({_gib(mem.total)} of {_gib(e.hardware.hbm_bytes)} GiB; headroom "
-                 f"{_gib(e.hardware.hbm_bytes - mem.total)} GiB; peak band {_gib(mem.peak_low)}-{_gib(mem.peak_high)})")
+                 f" ({_gib(mem.total)} of {_gib(e.hardware.hbm_bytes)} GiB{limit}; headroom "
+                 f"{_gib(headroom(e))} GiB; peak band {_gib(mem.peak_low)}-{_gib(mem.peak_high)})")
     if e.failure:
         head.add_row("runs", f"[red]no[/]: {e.failure}")
     return head

@@ -600,6 +600,13 @@ def layer_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
             activation_bytes_per_token(model, training, layout, True) if model.is_moe else 0.0)
 
 
+def hbm_limit(hbm_bytes: float, framework: FrameworkProfile) -> float:
+    """Bytes of device usage (``MemoryBreakdown.total``) up to which a layout is predicted to fit:
+    ``framework.usable_hbm_fraction`` x ``hbm_bytes`` (the HBM capacity, bytes); the whole capacity
+    unless the profile says its runs fail earlier (``FrameworkProfile.usable_hbm_fraction``)."""
+    return framework.usable_hbm_fraction * hbm_bytes
+
+
 def runtime_owned(framework: FrameworkProfile) -> bool:
     """True when the framework profile describes the runtime's memory (context or allocator
     fragmentation): then it replaces the hardware's generic reserve."""

@@ -33,7 +33,8 @@ from shardplan.cost.collective import Collective
 from shardplan.cost.comm import group_split, level_names
 from shardplan.cost.compute import LayerTimes, elementwise_bytes_per_token
 from shardplan.cost.context import StepContext, step_context
-from shardplan.cost.memory import MemoryBreakdown, memory_estimate, offloaded_activation_bytes, runtime_owned
+from shardplan.cost.memory import (MemoryBreakdown, hbm_limit, memory_estimate, offloaded_activation_bytes,
+                                   runtime_owned)
 from shardplan.cost.pipeline import boundary_message_bytes, bubble_s, stall_rule, stall_s
 from shardplan.errors import ConfigError
 from shardplan.parallel import Layout, ParallelConfig, validate
@@ -55,8 +56,9 @@ class Estimate:
     and ``allocator_retry_s``, the caching allocator's retries near full HBM (:func:`allocator_retry_s`
     x microbatches); the bubble grows with the last two as well, as they lengthen each microbatch.
     ``priced_stage`` is the pipeline stage whose compute the step prices (the slowest; 0 without pp).
-    ``hbm_usable`` is the HBM the tensors may fill: the hardware's usable bytes, or all of it when the
-    framework profile's runtime terms (context, fragmentation) are already in ``memory.total``.
+    ``hbm_usable`` is the HBM the tensors may fill: the fit limit (:func:`shardplan.cost.memory.hbm_limit`)
+    less the hardware's reserve, or the whole limit when the framework profile's runtime terms (context,
+    fragmentation) are already in ``memory.total``.
     """
 
     model: ModelSpec
@@ -240,10 +242,11 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     st = ctx.stage
     overhead = m * (st.overhead_s + fw.microbatch_overhead_s + extra_mb) + fw.step_overhead_s + stall
     slowdown = m * slow_mb + slow_step
+    limit = hbm_limit(hw.hbm_bytes, fw)
     return Estimate(
         model=model, hardware=hw, training=training, layout=layout, memory=mem,
-        fits=mem.total <= hw.hbm_bytes,
-        hbm_usable=hw.hbm_bytes if runtime_owned(training.framework) else hw.usable_hbm_bytes(), step_s=step,
+        fits=mem.total <= limit,
+        hbm_usable=limit - (0.0 if runtime_owned(fw) else hw.hbm_bytes - hw.usable_hbm_bytes()), step_s=step,
         compute_s=m * st.total_s, matmul_s=m * st.matmul_s, elementwise_s=m * st.elementwise_s,
         recompute_s=m * st.recompute_s, exposed_comm_s=sum(c.exposed_s for c in colls), bubble_s=bubble,
         optimizer_s=opt_s, collectives=colls, model_flops_per_step=mf, hardware_flops_per_step=hf,

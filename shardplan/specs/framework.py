@@ -189,6 +189,12 @@ class FrameworkProfile(BaseModel):
             predicted device usage nears the HBM capacity: the caching allocator's failed
             ``cudaMalloc`` -> synchronize, free cached blocks, retry (``num_alloc_retries``), ramped
             linearly from ``allocator_pressure_start`` x HBM (0) to the full HBM (``allocator_retry_s``).
+        usable_hbm_fraction: fraction of the HBM capacity the framework's runs can fill before they fail
+            (1: all of it). A layout is predicted to fit when its device usage (``memory.total``) is at
+            most this fraction of HBM (:func:`shardplan.cost.memory.hbm_limit`). Near the cap the
+            caching allocator's free memory is split into blocks too small for the next request, and
+            after freeing its cache and retrying it raises an out-of-memory error (PyTorch "CUDA
+            semantics: memory management", ``max_split_size_mb``); nanotron's is chosen on the measured grid.
         selective_recompute: what ``recompute='selective'`` keeps: 'attention' (Megatron-LM,
             Korthikanti et al. 2022 Sec. 4.1: the attention core's scores, softmax and dropout mask
             are recomputed, the rest stored) or 'every_other_matmul' (torchtitan's op-level
@@ -274,6 +280,7 @@ class FrameworkProfile(BaseModel):
     module_recompute: bool = True
     allocator_retry_s: float = Field(default=0.0, ge=0, le=10.0)
     allocator_pressure_start: float = Field(default=0.9, ge=0.5, lt=1.0)
+    usable_hbm_fraction: float = Field(default=1.0, ge=0.5, le=1.0)
     pipeline_split: Literal["balanced", "cost_greedy"] = "balanced"
     layout_defaults: dict[Literal["sp", "tp_overlap"], bool] = Field(default_factory=dict)
     selective_recompute: Literal["attention", "every_other_matmul"] = "attention"
