@@ -36,7 +36,7 @@ from shardplan.cost.memory import fit_allocator_terms, memory_for_stage
 from shardplan.cost.pipeline import boundary_message_bytes
 from shardplan.cost.step import Estimate, estimate
 from shardplan.errors import ConfigError
-from shardplan.fitting import Parameter, apply, fit
+from shardplan.fitting import Parameter, apply, choose_usable_hbm_fraction, fit
 from shardplan.loaders import load_hardware
 from shardplan.parallel import ParallelConfig
 from shardplan.presets.frameworks import framework_profile
@@ -370,29 +370,18 @@ def throughput(run: GridRun, hw: HardwareSpec, profile: FrameworkProfile) -> flo
     return None if isinstance(e, str) else e.tokens_per_s / e.layout.n_devices
 
 
-#: candidate values of ``usable_hbm_fraction`` (:func:`oom_fraction`): 0.70, 0.71, ... 1.00
-OOM_FRACTIONS = tuple(round(0.70 + 0.01 * i, 2) for i in range(31))
-
-
 def oom_fraction(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> float:
-    """``usable_hbm_fraction`` chosen on ``runs`` (those that ran and those that failed): the fraction
-    of HBM up to which predicting "runs" classifies the most runs right (a layout runs when its
-    predicted device usage is at most that fraction of HBM and nothing else is predicted to fail it);
-    1 unless a smaller fraction classifies more than :data:`MIN_STALL_GAIN` more runs right (ties: the
-    largest)."""
+    """``usable_hbm_fraction`` chosen on ``runs`` (those that ran and those that failed) by
+    :func:`shardplan.fitting.choose_usable_hbm_fraction`: the fraction of HBM up to which predicting
+    "runs" classifies the most runs right; 1 unless a smaller fraction classifies more than
+    :data:`MIN_STALL_GAIN` more runs right."""
     whole = profile.model_copy(update={"usable_hbm_fraction": 1.0})
     points = []
     for r in runs:
         e = predict(r, hw, whole)
         points.append((None if isinstance(e, str) or e.failure is not None else e.memory.total / hw.hbm_bytes,
                        r.ran))
-
-    def right(t: float) -> int:
-        return sum((p is not None and p <= t) == ran for p, ran in points)
-
-    base = right(1.0)
-    best = max(OOM_FRACTIONS, key=lambda t: (right(t), t))
-    return best if right(best) > base + MIN_STALL_GAIN else 1.0
+    return choose_usable_hbm_fraction(points, MIN_STALL_GAIN)
 
 
 def fit_on(train: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile

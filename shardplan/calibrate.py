@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from shardplan.cost.memory import hbm_limit
 from shardplan.cost.step import Estimate, estimate
 from shardplan.errors import ConfigError
 from shardplan.fitting import Parameter, apply
@@ -78,6 +79,8 @@ class Calibration:
     in_sample: dict[str, float] = field(default_factory=dict)
     cross_validated: dict[str, dict[str, float]] = field(default_factory=dict)
     base_error: dict[str, float] = field(default_factory=dict)
+    #: the fit limit chosen on the records' ok / oom outcomes (:func:`oom_fraction`); None without oom records
+    usable_hbm_fraction: float | None = None
     #: fewer measurements than free parameters: the fit is underdetermined (its in-sample error says nothing)
     underdetermined: str = ""
 
@@ -149,7 +152,7 @@ def residuals(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile, m
         if c.record.peak_memory_bytes:
             out.append(math.log(e.memory.allocator_peak / c.record.peak_memory_bytes))
         elif c.record.status == "oom":
-            out.append(max(0.0, math.log(hw.hbm_bytes / e.memory.total)))
+            out.append(max(0.0, math.log(hbm_limit(hw.hbm_bytes, profile) / e.memory.total)))
     return np.asarray(out)
 
 
@@ -228,11 +231,33 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
         fitted = dict(zip((p.field for p in free), res))
         values = [fitted.get(p.field, v) for p, v in zip(params, base_values)]
     h, f = apply(params, values, hw, profile)
+    fraction = oom_fraction(cs, h, f)
+    if fraction is not None:
+        f = f.model_copy(update={"usable_hbm_fraction": fraction})
     out = Calibration(params, values, base_values, held=[p.field for p, k in zip(params, ok) if not k], excluded=excluded,
-                      in_sample=errors(cs, h, f), base_error=errors(cs, hw, profile), underdetermined=under)
+                      in_sample=errors(cs, h, f), base_error=errors(cs, hw, profile), underdetermined=under,
+                      usable_hbm_fraction=fraction)
     if cross_validate:
         out.cross_validated = _cross_validated(cs, hw, profile, free, memory)
     return out
+
+
+def oom_fraction(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> float | None:
+    """``usable_hbm_fraction`` chosen on the records that ran (``ok``) and those that ran out of memory
+    (``oom``; a ``failed`` record does not say why) by
+    :func:`shardplan.fitting.choose_usable_hbm_fraction`; None without an ``oom`` record (nothing to choose
+    on: the profile's own fraction stays)."""
+    from shardplan.fitting import choose_usable_hbm_fraction
+    if not any(c.record.status == "oom" for c in cs):
+        return None
+    whole = profile.model_copy(update={"usable_hbm_fraction": 1.0})
+    points = []
+    for c in cs:
+        if c.record.status in ("ok", "oom"):
+            e = predict(c, hw, whole)
+            points.append((None if e is None or e.failure is not None else e.memory.total / hw.hbm_bytes,
+                           c.record.status == "ok"))
+    return choose_usable_hbm_fraction(points)
 
 
 def fit_residuals_for(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile, params: Sequence[Parameter],
@@ -317,4 +342,6 @@ def profile_yaml(cal: Calibration, profile: FrameworkProfile) -> dict:
     for p, v in zip(cal.params, cal.values):
         if p.target == "framework" and p.field not in cal.held:
             doc[p.field] = float(v)
+    if cal.usable_hbm_fraction is not None:
+        doc["usable_hbm_fraction"] = cal.usable_hbm_fraction
     return doc

@@ -140,3 +140,21 @@ def cross_validate(runs: Sequence[Run], measured: Sequence[float], groups: Seque
         res = fit([runs[i] for i in train], [measured[i] for i in train], predict, params, hw, profile, max_nfev)
         out[g] = (res, test)
     return out
+
+
+#: candidate values of ``FrameworkProfile.usable_hbm_fraction`` (:func:`choose_usable_hbm_fraction`): 0.70 ... 1.00
+USABLE_HBM_FRACTIONS = tuple(round(0.70 + 0.01 * i, 2) for i in range(31))
+
+
+def choose_usable_hbm_fraction(points: Sequence[tuple[float | None, bool]], min_gain: int = 0) -> float:
+    """``FrameworkProfile.usable_hbm_fraction`` chosen on measured outcomes: ``points`` holds, per run,
+    its predicted device usage as a fraction of HBM (None when the planner predicts it to fail for
+    another reason) and whether it ran. The fraction among :data:`USABLE_HBM_FRACTIONS` up to which
+    "runs" classifies the most runs right (ties: the largest); 1 unless it classifies more than
+    ``min_gain`` more runs right than 1 does. A decision stump on one feature, the same rule
+    :func:`shardplan.cost.memory.hbm_limit` applies."""
+    def right(t: float) -> int:
+        return sum((p is not None and p <= t) == ran for p, ran in points)
+
+    best = max(USABLE_HBM_FRACTIONS, key=lambda t: (right(t), t))
+    return best if right(best) > right(1.0) + min_gain else 1.0

@@ -159,3 +159,42 @@ def test_fit_recovers_the_per_expert_moe_cost():
     cal = calibrate(recs, H100, framework_profile("megatron"), cross_validate=False)
     got = dict(zip((p.field for p in cal.params), cal.values))
     assert got["moe_expert_overhead_s"] == pytest.approx(5e-4, rel=0.02)
+
+
+def test_choose_usable_hbm_fraction_is_the_best_stump():
+    from shardplan.fitting import choose_usable_hbm_fraction
+    # ran at 0.50 and 0.80 of HBM, failed at 0.86, 0.90 and 0.95: every fraction in [0.80, 0.86) classifies all five
+    # right, ties go to the largest candidate, 0.85; at 1.0 three are wrong
+    pts = [(0.5, True), (0.8, True), (0.86, False), (0.9, False), (0.95, False)]
+    assert choose_usable_hbm_fraction(pts) == 0.85
+    # a gain of 3 runs is not more than min_gain = 3: the whole HBM stays
+    assert choose_usable_hbm_fraction(pts, min_gain=3) == 1.0
+    # a run predicted to fail for another reason (None) counts as predicted not to run at every fraction
+    assert choose_usable_hbm_fraction([(None, False), (0.6, True)]) == 1.0
+
+
+def test_calibrate_chooses_the_fit_limit_from_oom_records():
+    # records of the planner's own predictions on TRUE that ran, plus llama-3-8b layouts whose predicted usage is
+    # 0.37-1.58 of HBM marked 'oom' above 0.9 of HBM: the chosen fraction sits between the last ok (0.81) and the
+    # first oom (0.98)
+    recs = synthetic_records()
+    fw = framework_profile("megatron")
+    tr = TrainingSpec(seq_len=4096, global_batch_size=256)
+    usage = []
+    for mbs in (1, 2, 4):
+        for dp in (2, 4, 8):
+            pc = ParallelConfig(dp=dp, tp=8 // dp, zero_stage=1, microbatch_size=mbs)
+            e = estimate(MODELS["llama-3-8b"], TRUE, tr, pc, 8)
+            u = e.memory.total / TRUE.hbm_bytes
+            usage.append(u)
+            status = "oom" if u > 0.9 else "ok"
+            recs.append(RunRecord(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096,
+                                  global_batch_size=256, parallel=pc, status=status,
+                                  tokens_per_s_per_device=e.tokens_per_s / 8 if status == "ok" else None,
+                                  source="synthetic oom threshold 0.9"))
+    params = [Parameter("hardware", "matmul_efficiency", 0.2, 1.0)]
+    cal = calibrate(recs, H100, fw, params, cross_validate=False)
+    below = max(u for u in usage if u <= 0.9)
+    above = min((u for u in usage if u > 0.9), default=2.0)
+    assert cal.usable_hbm_fraction is not None
+    assert below <= cal.usable_hbm_fraction < above

@@ -116,6 +116,9 @@ def print_fit_summary(cal) -> None:
     for name, e in cal.cross_validated.items():
         console.print(f"{name}: throughput median |error| {e['throughput_median_of_groups']:.1%} "
                       f"over {e['groups']:.0f} held-out groups")
+    if cal.usable_hbm_fraction is not None:
+        console.print(f"usable_hbm_fraction {cal.usable_hbm_fraction:g}: the records that ran out of memory are "
+                      "predicted not to fit above this fraction of HBM (chosen on the ok / oom records)")
     for line in cal.excluded[:5]:
         err_console.print(f"[yellow]warning:[/] left out of the fit, the planner refuses its layout: {escape(line)}",
                           highlight=False)
