@@ -395,7 +395,8 @@ def fit_on(train: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile
                           f"({', '.join(p.field for p in FIT_PARAMS)}); legal: at least {2 * len(FIT_PARAMS)} runs "
                           "that ran", field="fit", value=len(ran))
     profile = profile.model_copy(update={"pp_stall_all_nodes": None, "pp_stall_min_dp": None,
-                                         "pp_stall_min_message_bytes": None})  # chosen again below
+                                         "pp_stall_min_message_bytes": None,  # chosen again below
+                                         **memory_terms(train, hw, profile)})  # the memory pressure depends on them
     m_min, n_min = stall_zero0(ran, hw, profile)
     profile = profile.model_copy(update={"pp_stall_zero0_min_microbatches": m_min, "pp_stall_zero0_min_nodes": n_min})
     profile = profile.model_copy(update={"pp_stall_min_nodes": stall_nodes(ran, hw, profile)})
@@ -449,6 +450,11 @@ def profile_overrides(profile: FrameworkProfile) -> dict:
     return {k: v for k, v in own.items() if k not in ("name", "sources") and base.get(k) != v}
 
 
+def _sig(x: float) -> float:
+    """``x`` to 6 significant digits: a fitted value without float noise (1.0, not 0.9999999999999998)."""
+    return float(f"{float(x):.6g}")
+
+
 def write_fitted(profile_out: Path | None, hardware_out: Path | None, values: list[float], hw: HardwareSpec,
                  profile: FrameworkProfile) -> None:
     """Write the fitted framework fields as a profile file (``--framework FILE``: ``base`` + fields)
@@ -457,8 +463,9 @@ def write_fitted(profile_out: Path | None, hardware_out: Path | None, values: li
     fitted = dict(zip((p.field for p in FIT_PARAMS), values))
     note = f"benchmarks/usp_grid.py --fit on {DEFAULT_CSV.name} ({datetime.date.today().isoformat()})"
     doc = {"base": profile.name, **profile_overrides(profile),
-           **{p.field: float(fitted[p.field]) for p in FIT_PARAMS if p.target == "framework"},
-           **{f: getattr(profile, f) for f in STALL_FIELDS}}
+           **{p.field: _sig(fitted[p.field]) for p in FIT_PARAMS if p.target == "framework"},
+           **{f: getattr(profile, f) for f in STALL_FIELDS},
+           **{f: _sig(getattr(profile, f)) for f in MEMORY_FIELDS}}
     if profile_out:
         profile_out.write_text(yaml.safe_dump(doc, sort_keys=False))
         print(f"wrote {profile_out} (--framework {profile_out})")
@@ -466,7 +473,7 @@ def write_fitted(profile_out: Path | None, hardware_out: Path | None, values: li
         base = yaml.safe_load(Path(DEFAULT_HW).read_text())
         for p in FIT_PARAMS:
             if p.target == "hardware":
-                base[p.field] = float(fitted[p.field])
+                base[p.field] = _sig(fitted[p.field])
                 base.setdefault("sources", {})[p.field] = note
         base["framework"] = doc  # the fitted profile: --hardware alone then predicts with it
         hardware_out.write_text(yaml.safe_dump(base, sort_keys=False))
@@ -544,11 +551,15 @@ def ceiling_report(runs: list[GridRun], s: dict, hw: HardwareSpec, profile: Fram
 MIN_MEMORY_RUNS = 6
 
 
-def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> str:
-    """Peak memory with the profile's three allocator-peak constants refitted
-    (:func:`~shardplan.cost.memory.fit_allocator_terms`: ``allocator_overhead``, ``lm_head_stage_bytes``
-    and ``allocator_base_bytes``) on all runs and on each model alone, scored on every model: median
-    |error| of rank 0's allocator peak."""
+#: the profile's memory constants :func:`fit_allocator_terms` fits (order of its result)
+MEMORY_FIELDS = ("allocator_overhead", "lm_head_stage_bytes", "allocator_base_bytes")
+
+
+def memory_fit_inputs(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile
+                      ) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, list[float]]]:
+    """Per model, for the runs that ran with a peak: rank 0's allocated bytes without the fitted memory
+    terms, the bytes one unit of ``lm_head_stage_bytes`` adds there, and the measured peak (bytes) --
+    the inputs of :func:`~shardplan.cost.memory.fit_allocator_terms`."""
     bare = profile.model_copy(update={"lm_head_stage_bytes": 0.0, "allocator_base_bytes": 0.0})
     unit = bare.model_copy(update={"lm_head_stage_bytes": 1.0})
     alloc: dict[str, list[float]] = defaultdict(list)
@@ -563,6 +574,27 @@ def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: Framework
             with_unit = e.training.model_copy(update={"framework": unit})
             basis[r.model].append(memory_for_stage(e.model, with_unit, e.layout, 0).allocated - a)
             meas[r.model].append(r.mem_bytes)
+    return alloc, basis, meas
+
+
+def memory_terms(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> dict[str, float]:
+    """:data:`MEMORY_FIELDS` fitted on ``runs`` (all models together), or {} with fewer than
+    :data:`MIN_MEMORY_RUNS` runs that report a peak (the profile's own values then stay)."""
+    alloc, basis, meas = memory_fit_inputs(runs, hw, profile)
+    if sum(len(v) for v in alloc.values()) < MIN_MEMORY_RUNS:
+        return {}
+    models = sorted(alloc)
+    return dict(zip(MEMORY_FIELDS, fit_allocator_terms(*(sum((d[m] for m in models), []) for d in (alloc, basis, meas)))))
+
+
+
+
+def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> str:
+    """Peak memory with the profile's three allocator-peak constants refitted
+    (:func:`~shardplan.cost.memory.fit_allocator_terms`: ``allocator_overhead``, ``lm_head_stage_bytes``
+    and ``allocator_base_bytes``) on all runs and on each model alone, scored on every model: median
+    |error| of rank 0's allocator peak."""
+    alloc, basis, meas = memory_fit_inputs(runs, hw, profile)
     models = sorted(alloc)
     if not models:
         return "No run that ran reports its peak memory: nothing to fit."
@@ -574,8 +606,8 @@ def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: Framework
     for k, ms in groups.items():
         n = sum(len(alloc[m]) for m in ms)
         if n < MIN_MEMORY_RUNS:  # three constants: fewer runs than this would be fitted exactly, not measured
-            lines.append(f"| {k} | not fitted ({n} runs with a peak; {MIN_MEMORY_RUNS} needed) | - | - | "
-                         + " | ".join("-" for _ in models) + " |")
+            lines.append(f"| {k} | not fitted ({n} run{'s' if n != 1 else ''} with a peak; {MIN_MEMORY_RUNS} needed) "
+                         "| - | - | " + " | ".join("-" for _ in models) + " |")
             continue
         fits[k] = fit_allocator_terms(*(sum((d[m] for m in ms), []) for d in (alloc, basis, meas)))
     for k, (f, u, c) in fits.items():
@@ -648,7 +680,7 @@ def baseline_rows(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfi
                                   | {"overlap_slowdown": None, "tp_overlap_slowdown": None})
     cases = [("`h100-sxm`, `megatron` profile (no calibration)", h100, framework_profile("megatron")),
              ("`h100-sxm`, `nanotron` behaviour, time constants 0 (uncalibrated)", h100, timeless),
-             (f"`{hw.name}`, `{profile.name}` as fitted on all runs (in sample)" if in_sample else
+             (f"`{hw.name}`, `{profile.name}` as shipped (fitted on all runs, rounded; in sample)" if in_sample else
               f"`{hw.name}`, `{profile.name}` as the cluster file gives it (fitted on other runs)", hw, profile)]
     return [(label, score(runs, [predict(r, h, f) for r in runs])) for label, h, f in cases]
 
@@ -780,7 +812,7 @@ def main() -> None:
              "right:\n\n" + ceiling_report(runs, scored, hw, profile))
     text += "\n\n" + stall_report(runs, hw, profile)
     text += "\n\nPeak memory, leave-one-model-out:\n\n" + memory_lomo_report(runs, hw, profile)
-    compared = baseline_rows(runs, hw, profile, in_sample=args.csv.resolve() == DEFAULT_CSV.resolve())
+    compared = baseline_rows(runs, hw, profile, in_sample=args.csv.read_bytes() == DEFAULT_CSV.read_bytes())
     if args.fit:
         table, values, fitted, held_out = fit_report(runs, hw, profile, args.by_nodes)
         text += "\n\nThroughput constants, fitted on all runs and leave-one-group-out:\n\n" + table

@@ -37,9 +37,9 @@ _NANOTRON_BASE = (_NANOTRON_GRID_MEM + "Without the constant the 1B runs with tp
                   "a few cuBLAS workspaces (one per stream that runs GEMMs) and the small-block pool; how it splits "
                   "between them is not measured")
 _NANOTRON_OOM = ("benchmarks/usp_grid.py oom_fraction: the fraction of HBM up to which predicting 'runs' classifies the "
-                 "most of the 1,641 grid runs right (ran or failed): 0.84 on all runs, and 0.84 on 1B alone and on 8B "
-                 "alone. Above it most runs failed: 8B at 0.8-0.9 of HBM predicted 12 ran / 19 failed, at 0.9-1.0 7 / 19; "
-                 "fit/OOM 92.8% -> 94.5% over all runs (held out: 93.4% on 1B, 95.6% on 8B). The same regime as the allocator retries, which the "
+                 "most of the 1,641 grid runs right (ran or failed): 0.84 on all runs and on 1B alone, 0.86 on 8B alone "
+                 "(each with its own refitted memory constants). Above it most runs failed: 8B at 0.8-0.9 of HBM predicted 12 ran / 19 failed, at 0.9-1.0 7 / 19; "
+                 "fit/OOM 92.8% -> 94.5% over all runs (held out: 93.3% on 1B, 95.3% on 8B). The same regime as the allocator retries, which the "
                  "throughput fit starts at 0.81 of HBM (allocator_pressure_start)")
 _NANOTRON_CONTEXT = ("estimate, outside the caching allocator: CUDA context (~0.5 GiB on H100 with CUDA 12), NCCL "
                      "communicator buffers of the tp/pp/dp groups (~1 GiB), and the ~0.35 GiB of an '80 GB' H100 the "
