@@ -38,9 +38,10 @@ _NANOTRON_BASE = (_NANOTRON_GRID_MEM + "Without the constant the 1B runs with tp
                   "between them is not measured")
 _NANOTRON_OOM = ("benchmarks/usp_grid.py oom_fraction: the fraction of HBM up to which predicting 'runs' classifies the "
                  "most of the 1,641 grid runs right (ran or failed): 0.84 on all runs and on 1B alone, 0.86 on 8B alone "
-                 "(each with its own refitted memory constants). Above it most runs failed: 8B at 0.8-0.9 of HBM predicted 12 ran / 19 failed, at 0.9-1.0 7 / 19; "
-                 "fit/OOM 92.8% -> 94.5% over all runs (held out: 93.3% on 1B, 95.3% on 8B). The same regime as the allocator retries, which the "
-                 "throughput fit starts at 0.81 of HBM (allocator_pressure_start)")
+                 "(each with its own refitted memory constants). Above it most runs failed: 8B predicted at 0.8-0.9 of "
+                 "HBM 12 ran / 19 failed, at 0.9-1.0 7 / 19; fit/OOM 92.8% -> 94.5% over all runs (held out: 93.3% on "
+                 "1B, 95.3% on 8B). The same regime as the allocator retries, which the throughput fit starts at 0.81 "
+                 "of HBM (allocator_pressure_start)")
 _NANOTRON_CONTEXT = ("estimate, outside the caching allocator: CUDA context (~0.5 GiB on H100 with CUDA 12), NCCL "
                      "communicator buffers of the tp/pp/dp groups (~1 GiB), and the ~0.35 GiB of an '80 GB' H100 the "
                      "driver does not expose (81,559 MiB visible); bounded by the grid: the largest reserved peak that "
@@ -66,9 +67,9 @@ _TITAN_PP_GRADS = ("torch.distributed.pipelining stage.py backward_maybe_with_no
                    "docs/performance.md Tables 5-6 (405B, FSDP 8 x TP 8 x PP 8: 73-85 GiB measured, docs/accuracy.md)")
 _TITAN_ALLOC = ("not fitted on torchtitan rows (the shared rows publish no memory): the PyTorch caching allocator's "
                 "reserve over allocated fitted on the measured nanotron H100 grid with that term alone (0.160, robust "
-                "least squares over the 1,027 runs that ran; nanotron's own 0.129 shares the grid with its LM-head "
-                "stage term) and the runtime context estimated there (2 GiB); docs/accuracy.md's public runs compare it "
-                "with the torchtitan rows that publish memory")
+                "least squares over the 1,027 runs that ran; nanotron's own 0.105 shares the grid with its LM-head "
+                "stage term and allocator base) and the runtime context estimated there (2 GiB); docs/accuracy.md's "
+                "public runs compare it with the torchtitan rows that publish memory")
 
 _NO_PAD = ("no vocabulary padding beyond the tp split: the model's own vocab_size (Hugging Face configs; MaxText "
            "base.yml vocab_size; DTensor / nanotron shard the embedding rows as they are)")
