@@ -245,8 +245,8 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
 def oom_fraction(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> float | None:
     """``usable_hbm_fraction`` chosen on the records that ran (``ok``) and those that ran out of memory
     (``oom``; a ``failed`` record does not say why) by
-    :func:`shardplan.fitting.choose_usable_hbm_fraction`; None without an ``oom`` record (nothing to choose
-    on: the profile's own fraction stays)."""
+    :func:`shardplan.fitting.choose_usable_hbm_fraction`, keeping the profile's own fraction unless another
+    classifies more records right; None without an ``oom`` record (nothing to choose on)."""
     from shardplan.fitting import choose_usable_hbm_fraction
     if not any(c.record.status == "oom" for c in cs):
         return None
@@ -257,7 +257,7 @@ def oom_fraction(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile
             e = predict(c, hw, whole)
             points.append((None if e is None or e.failure is not None else e.memory.total / hw.hbm_bytes,
                            c.record.status == "ok"))
-    return choose_usable_hbm_fraction(points)
+    return choose_usable_hbm_fraction(points, keep=profile.usable_hbm_fraction)
 
 
 def fit_residuals_for(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile, params: Sequence[Parameter],

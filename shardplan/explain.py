@@ -42,6 +42,18 @@ def headroom(e: Estimate) -> float:
     return hbm_limit(e.hardware.hbm_bytes, e.training.framework) - e.memory.total
 
 
+def fit_limit_text(hbm_bytes: float, framework) -> str:
+    """The memory a layout must fit in, in words: "80.00 GiB HBM", or with a framework profile whose runs
+    fail before the cap (``usable_hbm_fraction`` < 1) "67.20 GiB (84% of 80.00 GiB HBM: the nanotron
+    profile's usable_hbm_fraction)". ``hbm_bytes``: the HBM capacity (bytes)."""
+    cap = f"{hbm_bytes / GiB:,.2f} GiB HBM"
+    if framework.usable_hbm_fraction >= 1:
+        return cap
+    frac = framework.usable_hbm_fraction
+    return (f"{hbm_limit(hbm_bytes, framework) / GiB:,.2f} GiB ({100 * frac:g}% of {cap}: the {framework.label} "
+            "profile's usable_hbm_fraction)")
+
+
 def describe(e: Estimate) -> str:
     """One sentence: what bounds the plan and its memory headroom."""
     comp = _components(e)

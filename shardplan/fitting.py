@@ -146,15 +146,17 @@ def cross_validate(runs: Sequence[Run], measured: Sequence[float], groups: Seque
 USABLE_HBM_FRACTIONS = tuple(round(0.70 + 0.01 * i, 2) for i in range(31))
 
 
-def choose_usable_hbm_fraction(points: Sequence[tuple[float | None, bool]], min_gain: int = 0) -> float:
+def choose_usable_hbm_fraction(points: Sequence[tuple[float | None, bool]], min_gain: int = 0,
+                               keep: float = 1.0) -> float:
     """``FrameworkProfile.usable_hbm_fraction`` chosen on measured outcomes: ``points`` holds, per run,
     its predicted device usage as a fraction of HBM (None when the planner predicts it to fail for
     another reason) and whether it ran. The fraction among :data:`USABLE_HBM_FRACTIONS` up to which
-    "runs" classifies the most runs right (ties: the largest); 1 unless it classifies more than
-    ``min_gain`` more runs right than 1 does. A decision stump on one feature, the same rule
+    "runs" classifies the most runs right (ties: the largest); ``keep`` (the fraction in force, 1 by
+    default) unless the best classifies more than ``min_gain`` more runs right than ``keep`` does, so
+    outcomes that say nothing about the range keep it. A decision stump on one feature, the same rule
     :func:`shardplan.cost.memory.hbm_limit` applies."""
     def right(t: float) -> int:
         return sum((p is not None and p <= t) == ran for p, ran in points)
 
     best = max(USABLE_HBM_FRACTIONS, key=lambda t: (right(t), t))
-    return best if right(best) > right(1.0) + min_gain else 1.0
+    return best if right(best) > right(keep) + min_gain else keep

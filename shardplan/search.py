@@ -643,9 +643,10 @@ class _Evaluator:
         # = allocator_overhead x allocated, + context, + reserve), so the result is bit for bit the
         # property's (tests/test_search.py checks it against memory_estimate) without building objects
         f, c, r = self.training.framework.allocator_overhead, self._scratch.context, self._scratch.reserve
+        w = self._scratch.workspace  # the allocator base, last term of MemoryBreakdown.allocated
         worst = -math.inf
         for s4, (ac, lo, cb) in zip(state, acts):
-            a = s4 + ac + lo + cb  # = params + grads + optimizer + zero3_buffers + ..., left to right
+            a = s4 + ac + lo + cb + w  # = params + grads + optimizer + zero3_buffers + ..., left to right
             total = a + f * a + c + r
             if total > worst:
                 worst = total

@@ -171,6 +171,8 @@ def test_choose_usable_hbm_fraction_is_the_best_stump():
     assert choose_usable_hbm_fraction(pts, min_gain=3) == 1.0
     # a run predicted to fail for another reason (None) counts as predicted not to run at every fraction
     assert choose_usable_hbm_fraction([(None, False), (0.6, True)]) == 1.0
+    # an oom far above the cap says nothing about 0.6-2.7: the fraction in force (nanotron's 0.84) is kept
+    assert choose_usable_hbm_fraction([(0.6, True), (2.7, False)], keep=0.84) == 0.84
 
 
 def test_calibrate_chooses_the_fit_limit_from_oom_records():

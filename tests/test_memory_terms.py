@@ -655,3 +655,20 @@ def test_allocator_base_alone_keeps_the_hardware_reserve_and_charts_show_it():
     parts = dict(memory_parts(e))
     assert parts["allocator workspace"] == 2**28
     assert sum(parts.values()) == pytest.approx(e.memory.total)
+
+
+def test_messages_and_charts_name_the_fit_limit():
+    # nanotron: 0.84 x 80 GiB = 67.20 GiB; the estimate's messages, headroom and the memory chart use it
+    from shardplan.cost.step import estimate
+    from shardplan.explain import fit_limit_text, headroom
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.web.charts import memory_figure
+    fw, h100 = framework_profile("nanotron"), HARDWARE["h100-sxm"]
+    assert fit_limit_text(h100.hbm_bytes, fw).startswith("67.20 GiB (84% of 80.00 GiB HBM")
+    assert fit_limit_text(h100.hbm_bytes, framework_profile("megatron")) == "80.00 GiB HBM"
+    e = estimate(MODELS["llama-3-8b"], h100, TrainingSpec(seq_len=4096, global_batch_size=64, framework=fw),
+                 ParallelConfig(dp=4, tp=2, sp=True, zero_stage=1, microbatch_size=2), 8)
+    assert headroom(e) == pytest.approx(0.84 * h100.hbm_bytes - e.memory.total)
+    assert e.fits == (headroom(e) >= 0)
+    assert any(a.text.startswith("fit limit 67.2 GiB") for a in memory_figure(e).layout.annotations)

@@ -12,7 +12,7 @@ from shardplan.cli.common import (OptimizerDtypeOpt,
                                   HardwareOpt, JsonOpt,
                                   ModelOpt, PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console,
                                   err_console, layout_flags, negative, print_notes)
-from shardplan.explain import headroom
+from shardplan.explain import fit_limit_text, headroom
 from shardplan.units import fmt_seconds
 
 
@@ -87,7 +87,8 @@ def does_not_fit(e) -> str:
     """The message of an estimate whose layout does not fit in HBM (exit code 1), with
     :func:`offload_hint` when offloading activations would make it fit."""
     hint = offload_hint(e)
-    return (f"the layout does not fit: {_gib(e.memory.total)} GiB per device of {_gib(e.hardware.hbm_bytes)} GiB HBM; "
+    limit = fit_limit_text(e.hardware.hbm_bytes, e.training.framework)
+    return (f"the layout does not fit: {_gib(e.memory.total)} GiB per device of {limit}; "
             + (f"{hint}; " if hint else "") + "try `shardplan plan` with the same flags for layouts that fit")
 
 
@@ -229,7 +230,7 @@ def _summary_table(e) -> Table:
     head.add_row("bound by", e.bound)
     mem = e.memory
     fw = e.training.framework
-    limit = (f", the {fw.label} profile's runs fail above {fw.usable_hbm_fraction:.0%} of it"
+    limit = (f", the {fw.label} profile's runs fail above {100 * fw.usable_hbm_fraction:g}% of it"
              if fw.usable_hbm_fraction < 1 else "")
     head.add_row("fits", ("[green]yes[/]" if e.fits else "[red]no[/]") +
                  f" ({_gib(mem.total)} of {_gib(e.hardware.hbm_bytes)} GiB{limit}; headroom "

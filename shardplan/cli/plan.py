@@ -15,6 +15,7 @@ from shardplan.cli.common import (OptimizerDtypeOpt,
                                   ModelOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console, err_console,
                                   layout_flags, negative)
 from shardplan.errors import ConfigError
+from shardplan.explain import fit_limit_text, headroom
 from shardplan.units import fmt_seconds
 
 TopOpt = Annotated[int, typer.Option("--top", help="plans to show")]
@@ -141,8 +142,7 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
         for col in ("layout", "memory GiB", "over by GiB"):
             it.add_column(col)
         for e in res.infeasible:
-            it.add_row(e.parallel.short(), f"{e.memory.total / 2**30:,.1f}",
-                       f"{(e.memory.total - hw.hbm_bytes) / 2**30:,.1f}")
+            it.add_row(e.parallel.short(), f"{e.memory.total / 2**30:,.1f}", f"{-headroom(e) / 2**30:,.1f}")
         console.print(it)
 
 
@@ -257,7 +257,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
     else:
         _print_plans(res, m, hw, tr, devices, rules, show_infeasible)
     if best is None:
-        raise negative(f"no layout fits in {hw.hbm_bytes / 2**30:.0f} GiB per device ({res.n_layouts:,} layouts "
+        raise negative(f"no layout fits in {fit_limit_text(hw.hbm_bytes, tr.framework)} per device ({res.n_layouts:,} layouts "
                        f"tried); more devices, a smaller batch or --show-infeasible may help")
 
 

@@ -17,6 +17,7 @@ import dash
 from dash import Input, Output, State, dcc, html
 
 from shardplan.errors import ConfigError
+from shardplan.explain import fit_limit_text
 from shardplan.inputs import LAYOUT_OPTIONS, LayoutOption, hardware_spec, model_spec, parallel_config, training_spec
 from shardplan.web import charts
 
@@ -185,8 +186,9 @@ def update_view(uploaded: dict | None, *values: Any) -> tuple:
                 f"Invalid configuration: {msg}", _ALERT)
     note = ""
     if not e.fits:
-        note = (f"This layout does not fit: {charts.fmt_gib(e.memory.total)} per device > HBM "
-                f"{charts.fmt_gib(e.hardware.hbm_bytes)}. Raise zero_stage, tp/pp, or enable recompute.")
+        note = (f"This layout does not fit: {charts.fmt_gib(e.memory.total)} per device > "
+                f"{fit_limit_text(e.hardware.hbm_bytes, e.training.framework)}. Raise zero_stage, tp/pp, or enable "
+                "recompute.")
     if e.failure:
         note = (note + " " if note else "") + f"This layout is predicted to fail: {e.failure}."
     return (headline_children(e), *figs, note, _INFO if note else _HIDDEN)

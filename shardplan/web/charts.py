@@ -210,11 +210,21 @@ def memory_parts(e: Estimate) -> list[tuple[str, float]]:
             ("runtime context", m.context), ("runtime reserve", m.reserve)]
 
 
-def memory_figure(e: Estimate) -> go.Figure:
-    """Stacked bar of per-device memory (y in GiB = 2**30 bytes) with the HBM capacity and usable lines.
+def fit_limit_gib(e: Estimate) -> float | None:
+    """The fit limit in GiB when the framework profile's runs fail before the HBM cap
+    (:func:`shardplan.cost.memory.hbm_limit`), else None (the capacity line is the limit)."""
+    from shardplan.cost.memory import hbm_limit
+    fw = e.training.framework
+    return hbm_limit(e.hardware.hbm_bytes, fw) / GiB if fw.usable_hbm_fraction < 1 else None
 
-    The runtime reserve is part of the bar, so the bar fits exactly when it stays under the
-    capacity line (equivalently: everything else stays under the usable line).
+
+def memory_figure(e: Estimate) -> go.Figure:
+    """Stacked bar of per-device memory (y in GiB = 2**30 bytes) with the HBM capacity and usable lines,
+    and the fit limit when the framework profile's runs fail before the cap (``usable_hbm_fraction``).
+
+    The runtime reserve is part of the bar, so the bar fits exactly when it stays under the fit limit
+    (the capacity line, or the fit-limit line where drawn); equivalently, everything else stays under
+    the usable line.
     """
     x = [f"stage {e.memory.stage} device"]
     fig = go.Figure()
@@ -228,6 +238,11 @@ def memory_figure(e: Estimate) -> go.Figure:
                   annotation_text=f"HBM capacity {cap:,.1f} GiB", annotation_position="top left")
     fig.add_hline(y=usable, line=dict(color="black", width=1, dash="dash"),
                   annotation_text=f"usable {usable:,.1f} GiB", annotation_position="bottom left")
+    limit = fit_limit_gib(e)
+    if limit is not None:
+        fig.add_hline(y=limit, line=dict(color="#d62728", width=1, dash="dot"),
+                      annotation_text=f"fit limit {limit:,.1f} GiB ({e.training.framework.label} runs fail above)",
+                      annotation_position="top right")
     title = f"Memory per device: {fmt_gib(e.memory.total)} ({'fits' if e.fits else 'does NOT fit'})"
     if e.memory.host_offload:
         title += f"; {fmt_gib(e.memory.host_offload)} offloaded to host"

@@ -118,6 +118,9 @@ def _mpl_memory(e: Estimate, ax) -> None:
     cap, usable = e.hardware.hbm_bytes / charts.GiB, e.hbm_usable / charts.GiB
     ax.axhline(cap, color="black", lw=2, label=f"HBM capacity {cap:,.1f} GiB")
     ax.axhline(usable, color="black", lw=1, ls="--", label=f"usable {usable:,.1f} GiB")
+    limit = charts.fit_limit_gib(e)
+    if limit is not None:
+        ax.axhline(limit, color="#d62728", lw=1, ls=":", label=f"fit limit {limit:,.1f} GiB")
     ax.set_ylabel("GiB")
     ax.set_ylim(0, 1.1 * max(cap, bottom))
     ax.set_title(f"Memory per device: {charts.fmt_gib(e.memory.total)} ({'fits' if e.fits else 'does NOT fit'})")
