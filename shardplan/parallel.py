@@ -540,8 +540,9 @@ def _stage_layers(p: ParallelConfig, model: ModelSpec, split_rule: str = "balanc
         _check_chunks(p, tuple(p.pp_layers), f"pp_layers={list(p.pp_layers)}:")
         return tuple(p.pp_layers)
     if p.pp > L:
-        raise ConfigError(f"pp={p.pp} exceeds n_layers={L}; legal pp: {fmt_legal(divisors(L))}",
-                          field="pp", value=p.pp, legal=divisors(L))
+        raise ConfigError(f"pp={p.pp} exceeds n_layers={L}: every stage needs a layer; legal pp: 1 to {L} "
+                          f"({fmt_legal(divisors(L))} split the layers evenly, the others unevenly)",
+                          field="pp", value=p.pp, legal=list(range(1, L + 1)))
     return _automatic_split(p, model, split_rule)
 
 
