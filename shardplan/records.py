@@ -78,6 +78,10 @@ class RunRecord(BaseModel):
         if self.status == "ok" and self.tokens_per_s_per_device is None and self.step_time_s is None:
             raise ConfigError("a record with status 'ok' needs tokens_per_s_per_device or step_time_s",
                               field="status", value=self.status)
+        if self.status != "ok" and (self.tokens_per_s_per_device is not None or self.step_time_s is not None):
+            raise ConfigError(f"a record with status {self.status!r} has a throughput or step time: a run that did "
+                              "not finish has none; legal: status 'ok', or drop tokens_per_s_per_device / "
+                              "step_time_s", field="status", value=self.status)
         return self
 
     def measured_tokens_per_s_per_device(self) -> float | None:

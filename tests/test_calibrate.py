@@ -200,3 +200,13 @@ def test_calibrate_chooses_the_fit_limit_from_oom_records():
     above = min((u for u in usage if u > 0.9), default=2.0)
     assert cal.usable_hbm_fraction is not None
     assert below <= cal.usable_hbm_fraction < above
+
+
+def test_a_record_that_did_not_finish_has_no_throughput():
+    # status 'oom' with a throughput would be fitted as a run that ran: refused as contradictory input
+    from pydantic import ValidationError
+    with pytest.raises(ValidationError, match="did not finish"):
+        RunRecord(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch_size=64,
+                  parallel=ParallelConfig(dp=8), status="oom", tokens_per_s_per_device=1000.0)
+    assert RunRecord(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch_size=64,
+                     parallel=ParallelConfig(dp=8), status="oom").measured_tokens_per_s_per_device() is None
