@@ -246,9 +246,20 @@ def row_record(fields: dict[str, Any], mapping: CsvMapping, line: int, source: s
     try:
         return RunRecord.model_validate({**rec, "parallel": layout})
     except ValidationError as e:
-        raise config_error(e, f"line {line}") from None
+        raise _from_columns(config_error(e, f"line {line}"), mapping) from None
     except ConfigError as e:
-        raise ConfigError(f"line {line}: {e}", field=e.field, value=e.value) from None
+        raise _from_columns(ConfigError(f"line {line}: {e}", field=e.field, value=e.value), mapping) from None
+
+
+def _from_columns(e: ConfigError, mapping: CsvMapping) -> ConfigError:
+    """``e`` with the CSV expression its field came from (``global_batch_size=0 (from the columns dp * mbs *
+    grad_acc)``) when the mapping computes that field from columns, so the message names what to fix."""
+    field = str(e.field or "").split(".")[-1]
+    expr = mapping.columns.get(field)
+    if expr is None or expr.strip() == field:
+        return e
+    return ConfigError(f"{e} (computed from the CSV columns {short_repr(expr)})", field=e.field, value=e.value,
+                       legal=e.legal)
 
 
 def import_csv(path: str | Path, mapping: CsvMapping) -> list[RunRecord]:

@@ -109,3 +109,12 @@ def test_grid_example_imports_every_row():
     with open(root / "shardplan/data/usp_h100_grid_1b_8b.csv") as f:
         ran = [row["tok_s_gpu"] not in ("", "nan") for row in csv.DictReader(f)]
     assert len(recs) == len(ran) == 1641 and [r.status == "ok" for r in recs] == ran and sum(ran) == 1027
+
+
+def test_a_bad_computed_field_names_its_columns(tmp_path):
+    # global_batch_size = dp * mbs * acc = 8 * 0 * 4 = 0: the message names the expression, not only the field
+    p = _csv(tmp_path, "dp,mbs,acc,tps\n8,0,4,1000\n")
+    m = parse_map_items(["global_batch_size=dp * mbs * acc", "tokens_per_s_per_device=tps", "dp=dp"],
+                        ["model=llama-3-8b", "hardware=h100-sxm", "devices=8", "seq_len=4096"])
+    with pytest.raises(ConfigError, match=r"global_batch_size=0.*computed from the CSV columns 'dp \* mbs \* acc'"):
+        import_csv(p, m)
