@@ -53,8 +53,8 @@ def layouts(gpus: int) -> list[ParallelConfig]:
 
 
 def best(model: str, nodes: int, hw, profile) -> Estimate | str | None:
-    """The fastest layout predicted to fit for ``model`` on ``nodes`` 8-GPU nodes; None when every
-    layout is priced and none fits; the first refusal message when the profile or model refuses
+    """The fastest layout predicted to run (to fit, and not to fail otherwise: ``Estimate.runs``) for
+    ``model`` on ``nodes`` 8-GPU nodes; None when every layout is priced and none runs; the first refusal message when the profile or model refuses
     every layout (nothing was priced)."""
     top, refusal, priced = None, None, False
     for pc in layouts(8 * nodes):
@@ -63,7 +63,7 @@ def best(model: str, nodes: int, hw, profile) -> Estimate | str | None:
             refusal = refusal or e
             continue
         priced = True
-        if e.fits and (top is None or e.tokens_per_s > top.tokens_per_s):
+        if e.runs and (top is None or e.tokens_per_s > top.tokens_per_s):
             top = e
     return top if priced else refusal
 

@@ -36,7 +36,7 @@ from shardplan.cost.memory import fit_allocator_terms, memory_for_stage
 from shardplan.cost.pipeline import boundary_message_bytes
 from shardplan.cost.step import Estimate, estimate
 from shardplan.errors import ConfigError
-from shardplan.fitting import Parameter, apply, choose_usable_hbm_fraction, fit
+from shardplan.fitting import Parameter, apply, choose_usable_hbm_fraction, fit, usage_point
 from shardplan.loaders import load_hardware
 from shardplan.parallel import ParallelConfig
 from shardplan.presets.frameworks import framework_profile
@@ -376,11 +376,7 @@ def oom_fraction(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfil
     "runs" classifies the most runs right; 1 unless a smaller fraction classifies more than
     :data:`MIN_STALL_GAIN` more runs right."""
     whole = profile.model_copy(update={"usable_hbm_fraction": 1.0})
-    points = []
-    for r in runs:
-        e = predict(r, hw, whole)
-        points.append((None if isinstance(e, str) or e.failure is not None else e.memory.total / hw.hbm_bytes,
-                       r.ran))
+    points = [usage_point(predict(r, hw, whole), hw.hbm_bytes, r.ran) for r in runs]
     return choose_usable_hbm_fraction(points, MIN_STALL_GAIN)
 
 
@@ -547,12 +543,10 @@ def ceiling_report(runs: list[GridRun], s: dict, hw: HardwareSpec, profile: Fram
                                "which runs stall.")
 
 
-#: fewest runs with a measured peak that :func:`memory_lomo_report` fits its three constants on
-MIN_MEMORY_RUNS = 6
-
-
 #: the profile's memory constants :func:`fit_allocator_terms` fits (order of its result)
 MEMORY_FIELDS = ("allocator_overhead", "lm_head_stage_bytes", "allocator_base_bytes")
+#: fewest runs with a measured peak that the three memory constants are fitted on (:func:`fit_memory`)
+MIN_MEMORY_RUNS = 6
 
 
 def memory_fit_inputs(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile
@@ -577,16 +571,22 @@ def memory_fit_inputs(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkP
     return alloc, basis, meas
 
 
+def fit_memory(alloc: dict[str, list[float]], basis: dict[str, list[float]], meas: dict[str, list[float]],
+               models: list[str]) -> tuple[float, float, float] | None:
+    """:func:`~shardplan.cost.memory.fit_allocator_terms` on the runs of ``models`` (inputs from
+    :func:`memory_fit_inputs`), or None with fewer than :data:`MIN_MEMORY_RUNS` runs (three constants
+    fitted on fewer would be fitted exactly, not measured)."""
+    if sum(len(alloc[m]) for m in models) < MIN_MEMORY_RUNS:
+        return None
+    return fit_allocator_terms(*(sum((d[m] for m in models), []) for d in (alloc, basis, meas)))
+
+
 def memory_terms(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> dict[str, float]:
-    """:data:`MEMORY_FIELDS` fitted on ``runs`` (all models together), or {} with fewer than
-    :data:`MIN_MEMORY_RUNS` runs that report a peak (the profile's own values then stay)."""
+    """:data:`MEMORY_FIELDS` fitted on ``runs`` (all models together, :func:`fit_memory`), or {} when there
+    are too few runs with a peak (the profile's own values then stay)."""
     alloc, basis, meas = memory_fit_inputs(runs, hw, profile)
-    if sum(len(v) for v in alloc.values()) < MIN_MEMORY_RUNS:
-        return {}
-    models = sorted(alloc)
-    return dict(zip(MEMORY_FIELDS, fit_allocator_terms(*(sum((d[m] for m in models), []) for d in (alloc, basis, meas)))))
-
-
+    fitted = fit_memory(alloc, basis, meas, sorted(alloc))
+    return {} if fitted is None else dict(zip(MEMORY_FIELDS, fitted))
 
 
 def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile) -> str:
@@ -604,12 +604,13 @@ def memory_lomo_report(runs: list[GridRun], hw: HardwareSpec, profile: Framework
              "|---|---|---|---|" + "---|" * len(models)]
     fits = {}
     for k, ms in groups.items():
-        n = sum(len(alloc[m]) for m in ms)
-        if n < MIN_MEMORY_RUNS:  # three constants: fewer runs than this would be fitted exactly, not measured
+        fitted = fit_memory(alloc, basis, meas, ms)
+        if fitted is None:
+            n = sum(len(alloc[m]) for m in ms)
             lines.append(f"| {k} | not fitted ({n} run{'s' if n != 1 else ''} with a peak; {MIN_MEMORY_RUNS} needed) "
                          "| - | - | " + " | ".join("-" for _ in models) + " |")
-            continue
-        fits[k] = fit_allocator_terms(*(sum((d[m] for m in ms), []) for d in (alloc, basis, meas)))
+        else:
+            fits[k] = fitted
     for k, (f, u, c) in fits.items():
         errs = [statistics.median(abs((a + u * b + c) * (1 + f) / y - 1)
                                   for a, b, y in zip(alloc[m], basis[m], meas[m])) for m in models]

@@ -219,11 +219,11 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
     free = [p for p, k in zip(params, ok) if k]
     # every record gives one throughput residual and at most one memory residual: fewer than the free
     # parameters leave the fit underdetermined, and its in-sample error would read as perfect
-    residuals = sum(bool(c.record.measured_tokens_per_s_per_device()) + bool(memory and (
+    n_measured = sum(bool(c.record.measured_tokens_per_s_per_device()) + bool(memory and (
         c.record.peak_memory_bytes or c.record.status == "oom")) for c in cs)
-    under = (f"{len(cs)} record(s) give {residuals} measurement(s) for {len(free)} fitted parameters: the fit is "
+    under = (f"{len(cs)} record(s) give {n_measured} measurement(s) for {len(free)} fitted parameters: the fit is "
              "underdetermined, so its in-sample error says nothing; more runs (other layouts, node counts, models) "
-             "pin it" if residuals < len(free) else "")
+             "pin it" if n_measured < len(free) else "")
     base_values = [p.initial(hw, profile) for p in params]
     values = list(base_values)
     if free:
@@ -247,16 +247,12 @@ def oom_fraction(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile
     (``oom``; a ``failed`` record does not say why) by
     :func:`shardplan.fitting.choose_usable_hbm_fraction`, keeping the profile's own fraction unless another
     classifies more records right; None without an ``oom`` record (nothing to choose on)."""
-    from shardplan.fitting import choose_usable_hbm_fraction
+    from shardplan.fitting import choose_usable_hbm_fraction, usage_point
     if not any(c.record.status == "oom" for c in cs):
         return None
     whole = profile.model_copy(update={"usable_hbm_fraction": 1.0})
-    points = []
-    for c in cs:
-        if c.record.status in ("ok", "oom"):
-            e = predict(c, hw, whole)
-            points.append((None if e is None or e.failure is not None else e.memory.total / hw.hbm_bytes,
-                           c.record.status == "ok"))
+    points = [usage_point(predict(c, hw, whole), hw.hbm_bytes, c.record.status == "ok")
+              for c in cs if c.record.status in ("ok", "oom")]
     return choose_usable_hbm_fraction(points, keep=profile.usable_hbm_fraction)
 
 

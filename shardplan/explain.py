@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from shardplan.cost.comm import level_names
 from shardplan.cost.memory import hbm_limit
 from shardplan.cost.step import Estimate
-from shardplan.units import fmt_seconds
+from shardplan.units import fmt_gib, fmt_seconds
 
 GiB = 2**30
 
@@ -46,12 +46,11 @@ def fit_limit_text(hbm_bytes: float, framework) -> str:
     """The memory a layout must fit in, in words: "80.00 GiB HBM", or with a framework profile whose runs
     fail before the cap (``usable_hbm_fraction`` < 1) "67.20 GiB (84% of 80.00 GiB HBM: the nanotron
     profile's usable_hbm_fraction)". ``hbm_bytes``: the HBM capacity (bytes)."""
-    cap = f"{hbm_bytes / GiB:,.2f} GiB HBM"
+    cap = f"{fmt_gib(hbm_bytes)} HBM"
     if framework.usable_hbm_fraction >= 1:
         return cap
-    frac = framework.usable_hbm_fraction
-    return (f"{hbm_limit(hbm_bytes, framework) / GiB:,.2f} GiB ({100 * frac:g}% of {cap}: the {framework.label} "
-            "profile's usable_hbm_fraction)")
+    return (f"{fmt_gib(hbm_limit(hbm_bytes, framework))} ({100 * framework.usable_hbm_fraction:g}% of {cap}: the "
+            f"{framework.label} profile's usable_hbm_fraction)")
 
 
 def describe(e: Estimate) -> str:

@@ -146,6 +146,16 @@ def cross_validate(runs: Sequence[Run], measured: Sequence[float], groups: Seque
 USABLE_HBM_FRACTIONS = tuple(round(0.70 + 0.01 * i, 2) for i in range(31))
 
 
+def usage_point(estimate, hbm_bytes: float, ran: bool) -> tuple[float | None, bool]:
+    """One point of :func:`choose_usable_hbm_fraction`: the run's predicted device usage as a fraction of
+    ``hbm_bytes`` (an :class:`~shardplan.cost.step.Estimate` priced with the whole HBM usable), or None when
+    the planner refuses the layout (``estimate`` None or a refusal message) or predicts it to fail for
+    another reason; and whether the run ran."""
+    if estimate is None or isinstance(estimate, str) or estimate.failure is not None:
+        return None, ran
+    return estimate.memory.total / hbm_bytes, ran
+
+
 def choose_usable_hbm_fraction(points: Sequence[tuple[float | None, bool]], min_gain: int = 0,
                                keep: float = 1.0) -> float:
     """``FrameworkProfile.usable_hbm_fraction`` chosen on measured outcomes: ``points`` holds, per run,

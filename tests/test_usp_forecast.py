@@ -31,7 +31,7 @@ def test_80b_does_not_fit_on_one_node_and_3b_does():
     # under ZeRO-1) = N / 8 x (6 dp + 12) >= N / 8 x 18 = 180 GB (dp = 1), more than an 80 GiB (85.9 GB) H100
     assert usp_forecast.best("80B", 1, hw, fw) is None
     e = usp_forecast.best("3B", 1, hw, fw)
-    assert e is not None and e.fits and e.parallel.dp * e.parallel.tp * e.parallel.pp == 8
+    assert e is not None and e.runs and e.parallel.dp * e.parallel.tp * e.parallel.pp == 8
 
 
 def test_unknown_model_and_missing_markers_exit_2(tmp_path):
