@@ -51,6 +51,54 @@ TT_A100 = tuple(
         ("Llama 2 13B, selective op AC", "llama-2-13b", 4096, 2, "selective", 1904),
         ("Llama 2 70B, selective op AC, batch 1", "llama-2-70b", 4096, 1, "selective", 355),
         ("Llama 2 70B, full AC, batch 2", "llama-2-70b", 4096, 2, "full", 353)))
+#: llm-foundry scripts/train/benchmarking/README.md (commit 061f2c7): MPT 760M-70B on 8-64 H100 80GB (amp_bf16) and
+#: 125M-30B on 8 A100 80GB (amp_bf16, 1600 Gbps RoCE), FSDP FULL_SHARD with Composer's per-GPU microbatch, the rows the
+#: shared set does not hold (it holds 5 of them). (model, seq, GPUs, microbatch, gradient accumulation, tokens/s/GPU,
+#: activation checkpointing). Global batch = GPUs x microbatch x accumulation sequences; tokens/s/GPU as printed (the
+#: table's MFU counts attention without the causal half). The MPT yamls run attn_impl: triton (the llm-foundry profile)
+_FOUNDRY_H100 = (
+        ("70b", 2048, 32, 2, 16, 882, True), ("30b", 8192, 8, 1, 21, 1384, True), ("30b", 4096, 8, 1, 21, 1802, True), ("30b", 2048, 16, 10, 3, 2263, True),
+        ("30b", 2048, 8, 3, 21, 2002, True), ("30b", 1024, 8, 6, 21, 2084, True), ("13b", 32768, 8, 1, 3, 1976, True), ("13b", 16384, 8, 3, 3, 2985, True),
+        ("13b", 4096, 8, 10, 3, 4717, True), ("13b", 2048, 32, 2, 1, 4811, False), ("13b", 2048, 16, 2, 1, 4767, False), ("13b", 2048, 8, 2, 1, 4792, False),
+        ("13b", 1024, 8, 40, 3, 5502, True), ("7b", 65536, 8, 1, 2, 1956, True), ("7b", 32768, 8, 2, 2, 3318, True), ("7b", 8192, 8, 8, 2, 6935, True),
+        ("7b", 4096, 8, 16, 2, 8611, True), ("7b", 1024, 8, 64, 2, 10203, True), ("3b", 65536, 8, 1, 2, 3262, True), ("3b", 32768, 8, 3, 6, 5873, True),
+        ("3b", 16384, 8, 1, 6, 11152, False), ("3b", 8192, 8, 3, 6, 16578, False), ("3b", 4096, 8, 5, 6, 20964, False), ("3b", 2048, 64, 6, 3, 22525, False),
+        ("3b", 2048, 32, 6, 3, 23021, False), ("3b", 2048, 16, 10, 3, 24142, False), ("3b", 1024, 8, 20, 6, 27046, False), ("3b", 512, 8, 40, 6, 27965, False),
+        ("1b", 65536, 8, 1, 2, 5506, True), ("1b", 32768, 8, 1, 4, 12025, False), ("1b", 16384, 8, 2, 4, 19649, False), ("1b", 8192, 8, 3, 4, 29157, False),
+        ("1b", 4096, 8, 7, 4, 38535, False), ("1b", 2048, 64, 20, 1, 44402, False), ("1b", 2048, 32, 20, 1, 45130, False), ("1b", 2048, 16, 20, 1, 46037, False),
+        ("1b", 2048, 8, 14, 1, 45455, False), ("1b", 1024, 8, 18, 4, 48910, False), ("1b", 512, 8, 56, 4, 52275, False), ("760m", 32768, 8, 1, 2, 16291, False),
+        ("760m", 16384, 8, 3, 2, 27815, False), ("760m", 8192, 8, 6, 2, 41825, False), ("760m", 4096, 8, 12, 2, 55459, False), ("760m", 2048, 32, 24, 1, 67971, False),
+        ("760m", 2048, 16, 24, 1, 68551, False), ("760m", 2048, 8, 24, 2, 63147, False), ("760m", 1024, 8, 48, 2, 78581, False), ("760m", 512, 8, 96, 2, 83749, False),
+)
+_FOUNDRY_A100 = (
+        ("30b", 8192, 8, 1, 21, 574, True), ("30b", 4096, 8, 1, 21, 814, True), ("30b", 1024, 8, 6, 21, 946, True), ("30b", 512, 8, 12, 21, 967, True),
+        ("13b", 32768, 8, 1, 3, 1016, True), ("13b", 16384, 8, 3, 3, 1431, True), ("13b", 8192, 8, 5, 3, 1795, True), ("13b", 4096, 8, 10, 3, 2060, True),
+        ("13b", 2048, 8, 2, 3, 2262, False), ("13b", 1024, 8, 40, 3, 2330, True), ("7b", 65536, 8, 1, 2, 1013, True), ("7b", 32768, 8, 2, 2, 1672, True),
+        ("7b", 16384, 8, 4, 2, 2453, True), ("7b", 8192, 8, 8, 2, 3206, True), ("7b", 4096, 8, 16, 2, 3684, True), ("7b", 2048, 8, 6, 2, 4641, False),
+        ("7b", 1024, 8, 64, 2, 4357, True), ("3b", 65536, 8, 1, 2, 1767, True), ("3b", 32768, 8, 3, 6, 3029, True), ("3b", 16384, 8, 1, 6, 5529, False),
+        ("3b", 8192, 8, 3, 6, 7695, False), ("3b", 4096, 8, 5, 6, 9457, False), ("3b", 2048, 8, 10, 2, 10811, False), ("3b", 1024, 8, 20, 6, 11580, False),
+        ("3b", 512, 8, 40, 6, 12127, False), ("1b", 65536, 8, 1, 2, 3044, True), ("1b", 32768, 8, 1, 4, 6275, False), ("1b", 16384, 8, 2, 4, 9956, False),
+        ("1b", 8192, 8, 3, 4, 13814, False), ("1b", 4096, 8, 7, 4, 17807, False), ("1b", 2048, 8, 14, 4, 20513, False), ("1b", 1024, 8, 18, 4, 22112, False),
+        ("1b", 512, 8, 56, 4, 23148, False), ("760m", 65536, 8, 1, 2, 4143, True), ("760m", 32768, 8, 1, 2, 8802, False), ("760m", 16384, 8, 3, 2, 14274, False),
+        ("760m", 8192, 8, 6, 2, 20933, False), ("760m", 4096, 8, 12, 2, 27351, False), ("760m", 2048, 8, 24, 2, 32434, False), ("760m", 1024, 8, 48, 2, 29765, False),
+        ("760m", 512, 8, 96, 2, 29446, False), ("350m", 65536, 8, 1, 2, 7524, False), ("350m", 32768, 8, 2, 2, 13652, False), ("350m", 16384, 8, 4, 2, 23559, False),
+        ("350m", 8192, 8, 8, 2, 36569, False), ("350m", 4096, 8, 16, 2, 49555, False), ("350m", 2048, 8, 32, 2, 58782, False), ("350m", 1024, 8, 64, 2, 64813, False),
+        ("350m", 512, 8, 128, 2, 69330, False), ("125m", 65536, 8, 1, 2, 20368, False), ("125m", 32768, 8, 2, 2, 36407, False), ("125m", 16384, 8, 4, 2, 60040, False),
+        ("125m", 8192, 8, 8, 2, 90392, False), ("125m", 4096, 8, 16, 2, 118396, False), ("125m", 2048, 8, 40, 2, 142830, False), ("125m", 1024, 8, 64, 2, 156468, False),
+        ("125m", 512, 8, 128, 2, 165681, False),
+)
+
+
+def _foundry(hw: str, rows: tuple) -> tuple:
+    return tuple(
+        (f"llm-foundry README {hw}: MPT-{m.upper()} seq {s:,}, {g} GPUs, mbs {mbs}{', AC' if ac else ''}", f"mpt-{m}",
+         hw, "llm-foundry", "bf16-mixed-fp32-grads", g, s, g * mbs * ga,
+         dict(dp=g, zero_stage=3, microbatch_size=mbs, recompute="full" if ac else "none"), tps, None)
+        for m, s, g, mbs, ga, tps, ac in rows)
+
+
+LLM_FOUNDRY_H100 = _foundry("H100 80GB", _FOUNDRY_H100)
+LLM_FOUNDRY_A100 = _foundry("A100 80GB", _FOUNDRY_A100)
 #: Megatron-Turing NLG 530B (Smith et al. 2022, "Using DeepSpeed and Megatron to Train Megatron-Turing NLG 530B",
 #: Sec. 2.4): tp=8 pp=35 (DeepSpeed pipeline engine, 1F1B), mbs 1, global batch 1920, seq 2048, full activation
 #: checkpointing, on 280 / 350 / 420 DGX A100 80GB nodes of Selene: 60.1 / 50.2 / 44.4 s per iteration (126 / 121 /
@@ -510,6 +558,8 @@ PUBLIC_CHECKS = (
             microbatch_size=1), tps, None) for prec, tps in (("bf16-mixed", 28432 / 128), ("fp8-mixed", 41478 / 128))),
     *FMS_FSDP,
     *TT_A100,
+    *LLM_FOUNDRY_H100,
+    *LLM_FOUNDRY_A100,
     *MT_NLG,
     *TT_H100_COMPILED,
     *QWEN3_MOE,

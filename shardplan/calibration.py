@@ -146,7 +146,7 @@ FRAMEWORK_OF_SOURCE = (("Narayanan21 Table 2", "zero3", "deepspeed"), ("Narayana
                        ("Korthikanti22", "", "megatron"), ("MegaScale", "", "megatron"), ("NeMo", "", "megatron"),
                        ("BLOOM", "", "deepspeed"), ("GPT-NeoX", "", "deepspeed"), ("GLM-130B", "", "deepspeed"),
                        ("MaxText", "", "maxtext"), ("torchtitan", "", "torchtitan"),
-                       ("llm-foundry", "", "pytorch-fsdp"),
+                       ("llm-foundry", "", "llm-foundry"),
                        # not in the shared set: sources a user's table may name
                        ("DeepSpeed", "", "deepspeed"), ("nanotron", "", "nanotron"), ("picotron", "", "nanotron"),
                        ("Ultra-Scale Playbook", "", "nanotron"), ("fms-fsdp", "", "pytorch-fsdp"), ("IBM", "", "pytorch-fsdp"),

@@ -207,6 +207,8 @@ class Layout:
         padded_vocab: embedding / LM-head rows after padding (:func:`padded_vocab`; 0 = not padded,
             for a Layout built by hand).
         inert_modules: ``recompute_modules`` that recompute nothing in this model (a note says so).
+        split_rule: the framework's automatic pipeline split (``FrameworkProfile.pipeline_split``:
+            'balanced' or 'cost_greedy'), which the notes name when it chose the split.
         blockless_ranks: pipeline ranks the framework's automatic split leaves without any pipeline
             block (:func:`blockless_ranks`; only nanotron's cost-greedy split has them): the
             framework cannot train the layout (:attr:`failure`).
@@ -221,6 +223,7 @@ class Layout:
     padded_vocab: int = 0
     blockless_ranks: tuple[int, ...] = ()
     inert_modules: tuple[str, ...] = ()
+    split_rule: str = "balanced"
 
     @property
     def failure(self) -> str | None:
@@ -248,7 +251,7 @@ class Layout:
         if self.inert_modules:
             out.append(f"recompute_modules {', '.join(self.inert_modules)}: the model has no such layers, nothing "
                        f"is recomputed for them")
-        if p.pp > 1 and p.pp_layers is None and self.stage_layers != balanced_split(L, p.pp):
+        if p.pp > 1 and p.pp_layers is None and self.split_rule == "cost_greedy":
             out.append(f"framework's cost-greedy pipeline split (nanotron): layers per rank "
                        f"{','.join(map(str, self.stage_layers))}" + (" (ranks without layers hold only the final "
                        "norm, LM head, fp32 cast or loss, or nothing)" if 0 in self.stage_layers else ""))
@@ -375,11 +378,24 @@ def _check_tp(p: ParallelConfig, model: ModelSpec, n_devices: int | None = None)
                           field="tp", value=p.tp)
 
 
-def balanced_split(n_layers: int, pp: int) -> tuple[int, ...]:
+def balanced_split(n_layers: int, pp: int, last_stage_modules: int = 0) -> tuple[int, ...]:
     """Layers per stage when pp does not divide n_layers: the extra layers go to the middle stages
     first, since the first stage also holds the embedding and the last the LM head (the Llama 3
     paper, Dubey et al. 2024 Sec. 3.3.2, removes one layer from the first and the last stage for this
-    reason; nanotron splits unevenly too). Always covers every layer (bug case C)."""
+    reason; nanotron splits unevenly too). Always covers every layer (bug case C).
+
+    ``last_stage_modules``: layer-sized modules the last stage runs besides its layers, each counted as
+    one layer of the split: the multi-token-prediction modules (DeepSeek-V3 Sec. 2.2; each is a full
+    transformer block with its own projection and a second LM-head pass). Megatron-Bridge's DeepSeek-V3
+    recipe splits its 61 layers on pp 8 x vpp 4 as ``Et|(tt|)*30mL`` (the MTP module ``m`` a chunk of
+    its own), i.e. 7, 8 x 6, 6 layers: ``balanced_split(61, 8, 1)``. The last stage keeps at least one
+    layer (fewer modules are counted when it would not)."""
+    if last_stage_modules and n_layers + last_stage_modules >= pp:
+        split = list(balanced_split(n_layers + last_stage_modules, pp))
+        if split[-1] > last_stage_modules:
+            split[-1] -= last_stage_modules
+            return tuple(split)
+        return balanced_split(n_layers, pp, last_stage_modules - 1)
     base, extra = divmod(n_layers, pp)
     order = sorted(range(pp), key=lambda i: (i in (0, pp - 1), abs(i - (pp - 1) / 2)))
     plus = set(order[:extra])
@@ -550,7 +566,7 @@ def _balanced_stage_layers(p: ParallelConfig, model: ModelSpec) -> tuple[int, ..
     """Even split, or :func:`balanced_split` when pp does not divide n_layers (checks virtual_stages)."""
     L = model.n_layers
     if L % p.pp:
-        split = balanced_split(L, p.pp)
+        split = balanced_split(L, p.pp, model.mtp_modules)
         _check_chunks(p, split, f"the balanced split {list(split)}:")
         return split
     split = (L // p.pp,) * p.pp
@@ -600,7 +616,8 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
     return Layout(parallel=p, n_devices=n_devices, microbatches=m, stage_layers=stage_layers,
                   seq_len=training.seq_len, causal=training.causal,
                   padded_vocab=padded_vocab(model.vocab_size, p.tp, training.framework.vocab_divisible_by),
-                  blockless_ranks=empty, inert_modules=inert_recompute_modules(p, model))
+                  blockless_ranks=empty, inert_modules=inert_recompute_modules(p, model),
+                  split_rule=training.framework.pipeline_split)
 
 
 def inert_recompute_modules(p: ParallelConfig, model: ModelSpec) -> tuple[str, ...]:
@@ -687,7 +704,7 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
         if not on and getattr(p, name) > 1:
             how = "" if name == "pp" else " as the planner composes it"
             hint = " (PyTorch FSDP with pipelining or context parallelism: --framework torchtitan)" if (
-                fw.name == "pytorch-fsdp" and name in ("pp", "cp")) else ""
+                fw.name in ("pytorch-fsdp", "llm-foundry") and name in ("pp", "cp")) else ""
             raise ConfigError(f"{name}={getattr(p, name)} is not implemented by the {fw.label} framework{how}; "
                               f"legal {name}: 1{hint}", field=name, value=getattr(p, name), legal=[1])
     legal = fw.schedules

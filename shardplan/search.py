@@ -188,6 +188,8 @@ class Space:
         pipeline_split: the framework profile's automatic layer split ('balanced' or 'cost_greedy').
         sp_default: the profile's ``layout_defaults['sp']`` (the only sp tried with tp > 1 unless sp is
             pinned), or None (both tried).
+        mtp_modules: the model's multi-token-prediction modules, counted as layers of the last stage
+            in an uneven split (:func:`~shardplan.parallel.balanced_split`).
     """
 
     n_devices: int
@@ -208,6 +210,7 @@ class Space:
     etp: tuple[int | None, ...] = (None,)
     pipeline_split: str = "balanced"
     sp_default: bool | None = None
+    mtp_modules: int = 0
 
     def microbatch_sizes(self, dp: int) -> list[int]:
         """Microbatch sizes to try for data-parallel degree ``dp``, largest first: the divisors of the
@@ -271,7 +274,8 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
                           f"predicted to fail; legal pp: {', '.join(map(str, legal))}",
                           field="pp", value=fix["pp"], legal=legal)
     return Space(
-        n_devices=n, batch=training.global_batch_size, n_layers=model.n_layers, tp=pinned("tp", tps),
+        n_devices=n, batch=training.global_batch_size, n_layers=model.n_layers, mtp_modules=model.mtp_modules,
+        tp=pinned("tp", tps),
         cp=pinned("cp", cps), pp=pinned("pp", pps),
         ep=pinned("ep", divisors(model.n_experts) if model.is_moe and training.framework.expert_parallel else [1]),
         dp=fix.get("dp"),
@@ -352,7 +356,7 @@ def stage_split(space: Space, pp: int) -> tuple[bool, tuple[int, ...] | None]:
         return len(pinned) == pp, tuple(pinned)
     if space.pipeline_split == "cost_greedy":
         return True, None
-    return True, (balanced_split(space.n_layers, pp) if space.n_layers % pp else None)
+    return True, (balanced_split(space.n_layers, pp, space.mtp_modules) if space.n_layers % pp else None)
 
 
 def schedule_options(space: Space, pp: int, split: tuple[int, ...] | None) -> list[tuple[str, int]]:
@@ -697,7 +701,7 @@ class _Evaluator:
                                                 "microbatch_size": sp_.microbatch_size, "recompute": c.recompute})
         hit = self._composed[c[:3]] = Layout(parallel=par, n_devices=sl.n_devices, microbatches=sl.microbatches,
                                              stage_layers=sl.stage_layers, seq_len=sl.seq_len, causal=sl.causal,
-                                             padded_vocab=sl.padded_vocab)
+                                             padded_vocab=sl.padded_vocab, split_rule=sl.split_rule)
         return hit
 
     def _stage_compute(self, c: Candidate) -> tuple:

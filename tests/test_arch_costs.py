@@ -221,7 +221,9 @@ def test_mtp_module_lives_on_the_last_stage():
     from shardplan.cost.memory import memory_for_stage, stage_params
     base, mtp = MODELS["deepseek-v3"], MODELS["deepseek-v3-mtp"]
     tr = TrainingSpec(seq_len=4096, global_batch_size=64)
-    pc = ParallelConfig(pp=8, ep=8, tp=8, sp=True)
+    # the same split for both (the automatic one counts the MTP module as a last-stage layer:
+    # test_mtp_module_counts_in_the_uneven_split)
+    pc = ParallelConfig(pp=8, ep=8, tp=8, sp=True, pp_layers=(7, 8, 8, 8, 8, 8, 7, 7))
     lb, lm = validate(pc, base, tr, 512), validate(pc, mtp, tr, 512)
     first_b, first_m = stage_params(base, lb, 0), stage_params(mtp, lm, 0)
     assert first_b == first_m
@@ -275,3 +277,21 @@ def test_mla_down_projections_on_the_sequence_shard_with_sp():
     shapes = dict(layer_gemm_shapes(V2L, ParallelConfig(tp=2, sp=True), 4096, False))
     assert shapes["kv_down"].m == 2048 and shapes["kv_up"].m == 4096
     assert sum(s.flops for s in shapes.values()) == pytest.approx(2 * 4096 * F.layer_matmul_params(V2L, False) / 2)
+
+
+def test_mtp_module_counts_in_the_uneven_split():
+    """61 layers + 1 MTP module = 62 layer units on pp 8: 62 = 8 x 7 + 6, the 6 extra units to the
+    middle stages first (7, 8, 8, 8, 8, 8, 8, 7), then the MTP unit leaves the last stage: 7, 8 x 6, 6,
+    the split of Megatron-Bridge's DeepSeek-V3 recipe layout Et|(tt|)*30mL (4 chunks per rank)."""
+    from shardplan.parallel import balanced_split
+    mtp, base = MODELS["deepseek-v3-mtp"], MODELS["deepseek-v3"]
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64)
+    pc = ParallelConfig(pp=8, ep=8, tp=8, sp=True)
+    assert validate(pc, mtp, tr, 512).stage_layers == (7, 8, 8, 8, 8, 8, 8, 6)
+    # without MTP: 61 = 8 x 7 + 5, the 5 extra layers to stages 3, 4, 2, 5, 1
+    assert validate(pc, base, tr, 512).stage_layers == (7, 8, 8, 8, 8, 8, 7, 7)
+    # pp 4: 62 = 4 x 15 + 2 -> 15, 16, 16, 15 -> last minus one: 15, 16, 16, 14
+    assert balanced_split(61, 4, 1) == (15, 16, 16, 14)
+    # a last stage that would be left without a layer counts fewer modules: 4 layers + 1 on pp 3 gives
+    # 2, 2, 1 -> 0 layers last, so the plain split 1, 2, 1
+    assert balanced_split(4, 3, 1) == (1, 2, 1)

@@ -145,7 +145,7 @@ def test_cli_calibrate_reads_a_csv_with_a_mapping(tmp_path):
 
 
 def test_fit_recovers_the_per_expert_moe_cost():
-    # MoE records made with 0.5 ms per local expert (the Megatron profile ships 0.19 ms): ep 8, 4 and 2 give 16,
+    # MoE records made with 0.5 ms per local expert (the Megatron profile ships 0.20 ms): ep 8, 4 and 2 give 16,
     # 32 and 64 local experts of Qwen3-30B-A3B; the default parameter list gains moe_expert_overhead_s for MoE
     # records and the fit finds it within 2%
     true_fw = framework_profile("megatron").model_copy(update={"moe_expert_overhead_s": 5e-4})

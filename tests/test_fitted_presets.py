@@ -41,3 +41,21 @@ def test_megatron_moe_costs_are_their_joint_fit():
     fw = framework_profile("megatron")
     assert fw.moe_expert_overhead_s == pytest.approx(round(per_expert, 5), abs=1e-12)
     assert fw.moe_layer_overhead_s == pytest.approx(round(per_layer, 5), abs=1e-12)
+
+
+def test_triton_attention_speed_is_its_fit():
+    # llm-foundry's Triton FlashAttention over FlashAttention-2, fitted on the 105 README rows (H100 and A100)
+    import fit_frameworks
+    from public_runs import LLM_FOUNDRY_A100, LLM_FOUNDRY_H100
+
+    from shardplan.cost.gemm import TRITON_FLASH_SPEED
+    value = fit_frameworks.fit_triton_speed(list(LLM_FOUNDRY_H100) + list(LLM_FOUNDRY_A100))
+    assert TRITON_FLASH_SPEED == pytest.approx(round(value, 2), abs=1e-9)
+    # inside the FlashAttention-2 paper's range (Sec. 4.1: FA2 1.3-2.5x the Triton kernel -> 0.4-0.77)
+    assert 1 / 2.5 <= TRITON_FLASH_SPEED <= 1 / 1.3
+
+
+def test_pytorch_fsdp_overlap_slowdown_is_its_fit_on_the_fms_fsdp_rows():
+    import fit_frameworks
+    _, value = fit_frameworks.fsdp_fit_table()
+    assert framework_profile("pytorch-fsdp").overlap_slowdown == pytest.approx(round(value, 2), abs=1e-9)

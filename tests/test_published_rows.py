@@ -73,7 +73,7 @@ def test_shared_rows_keep_their_frameworks():
     # the wider source table must not move a shared row to another profile
     fw = {r["id"]: framework_of(r) for r in load_rows()}
     assert fw["bloom_176b"] == "deepspeed" and fw["tt_a100_llama3_8b_64"] == "torchtitan"
-    assert fw["llmfoundry_MPT_7B_H100_8"] == "pytorch-fsdp" and fw["maxtext_v5p_32b_1xv5p128"] == "maxtext"
+    assert fw["llmfoundry_MPT_7B_H100_8"] == "llm-foundry" and fw["maxtext_v5p_32b_1xv5p128"] == "maxtext"
     assert fw["narayanan21_t2_zero3_174.6B_384gpu"] == "deepspeed" and fw["megascale_175b_megatron_256"] == "megatron"
 
 
@@ -219,11 +219,13 @@ def test_megatron_bridge_deepseek_v3_h100_recipe():
 
 
 def test_fsdp_rows_that_pipeline_are_priced_as_the_pytorch_stack_that_pipelines():
-    # the pytorch-fsdp profile (llm-foundry, fms-fsdp) has no pipeline or context parallelism: a PyTorch FSDP row with
+    # the pytorch-fsdp and llm-foundry profiles have no pipeline or context parallelism: a PyTorch FSDP row with
     # PP or CP > 1 ran torch's native stack, which the torchtitan profile describes; without them it stays
     assert framework_of({"source": "some FSDP report", "PP": "4"}) == "torchtitan"
     assert framework_of({"source": "some FSDP report", "CP": "2"}) == "torchtitan"
-    assert framework_of({"source": "llm-foundry", "PP": "1"}) == "pytorch-fsdp"
+    assert framework_of({"source": "llm-foundry", "PP": "1"}) == "llm-foundry"
+    assert framework_of({"source": "llm-foundry", "PP": "2"}) == "torchtitan"
+    assert framework_of({"source": "fms-fsdp", "PP": "1"}) == "pytorch-fsdp"
     # the same for the nanotron profile, which prices neither cp nor ep inside the data-parallel group
     assert framework_of({"source": "picotron", "CP": "2"}) == "torchtitan"
     assert framework_of({"source": "nanotron", "PP": "2"}) == "nanotron"

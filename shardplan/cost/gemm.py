@@ -310,12 +310,39 @@ def _blackwell_ultra(name: str) -> AttentionKernel:
 for _k in ("cudnn", "fa2"):
     ATTENTION_KERNELS[(_k, "blackwell-ultra")] = _blackwell_ultra(_k)
 
+#: speed of llm-foundry's Triton FlashAttention relative to FlashAttention-2 on the same chip (forward and
+#: backward alike): fitted on the llm-foundry benchmarking README's H100 and A100 rows that are not in the
+#: shared set (benchmarks/fit_frameworks.py ``triton_attention_table``; each chip's rows predicted by the
+#: fit on the other chip's are in docs/accuracy.md). The FlashAttention-2 paper (Dao 2023, Sec. 4.1) reports
+#: FA2 1.3-2.5x faster than "FlashAttention in Triton" on A100, i.e. 0.4-0.77 of its speed
+TRITON_FLASH_SPEED = 0.53
+_TRITON = ("llm-foundry's Triton FlashAttention (llmfoundry/models/layers/flash_attn_triton.py; MPT yamls and "
+           "scripts/train/benchmarking/submit_benchmarks.py default attn_impl: triton): the FlashAttention-2 kernel "
+           "of the same chip x TRITON_FLASH_SPEED (fitted; the FA2 paper, Sec. 4.1, puts it at 0.4-0.77 of FA2). ")
+
+
+def triton_kernels(speed: float = TRITON_FLASH_SPEED) -> dict[tuple[str, str], AttentionKernel]:
+    """The Triton FlashAttention on every architecture with a FlashAttention-2 entry: FA2's shape terms
+    (head dim, key length, causal mask), both peaks x ``speed`` (default :data:`TRITON_FLASH_SPEED`;
+    ``benchmarks/fit_frameworks.py`` passes trial values)."""
+    out = {}
+    for (name, arch), f in list(ATTENTION_KERNELS.items()):
+        if name == "fa2":
+            out[("triton", arch)] = AttentionKernel("triton", arch, f.fwd_peak_fraction * speed,
+                                                    f.bwd_peak_fraction * speed, f.d_half, f.s_half_fwd,
+                                                    f.s_half_bwd, f.causal_factor, _TRITON + f.source)
+    return out
+
+
+ATTENTION_KERNELS.update(triton_kernels())
+
 #: the attention kernel each framework profile runs: nanotron, torchtitan (PyTorch SDPA's flash
-#: backend), llm-foundry / PyTorch FSDP and DeepSpeed call FlashAttention-2; Megatron-LM / NeMo
-#: go through Transformer Engine, whose default on Hopper is cuDNN's fused attention (FA2 on
-#: Ampere); MaxText runs XLA / Pallas kernels (no published table: the GEMM asymptote)
+#: backend), PyTorch FSDP (fms-fsdp: SDPA) and DeepSpeed call FlashAttention-2; llm-foundry's MPT
+#: models its Triton FlashAttention; Megatron-LM / NeMo go through Transformer Engine, whose default
+#: on Hopper is cuDNN's fused attention (FA2 on Ampere); MaxText runs XLA / Pallas kernels (no
+#: published table: the GEMM asymptote)
 FRAMEWORK_ATTENTION_KERNEL = {"nanotron": "fa2", "torchtitan": "fa2", "pytorch-fsdp": "fa2",
-                              "deepspeed": "fa2", "megatron": "cudnn", "maxtext": "xla"}
+                              "deepspeed": "fa2", "megatron": "cudnn", "maxtext": "xla", "llm-foundry": "triton"}
 
 
 def attention_kernel(hw: HardwareSpec, framework: str, kernel: str | None = None) -> AttentionKernel | None:

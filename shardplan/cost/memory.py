@@ -501,6 +501,11 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
     mb.params = prec.param_bytes * sharded(3)
     grads = prec.grad_bytes * sharded(2)
     opt = (prec.master_bytes + prec.optimizer_bytes) * sharded(1)
+    if z == 3 and prec.master_bytes and training.framework.zero3_master_is_param:
+        # PyTorch FSDP: the fp32 shard is the parameter and the master; its gradient shard is fp32 too
+        # (FrameworkProfile.zero3_master_is_param)
+        mb.params, opt = prec.master_bytes * sharded(3), prec.optimizer_bytes * sharded(1)
+        grads = max(prec.grad_bytes, prec.master_bytes) * sharded(2)
     if p.offload_optimizer:
         mb.host_offload = grads + opt
         mb.notes.append("master weights, gradients and optimizer state offloaded to host memory")

@@ -164,7 +164,8 @@ MODELS: dict[str, ModelSpec] = {m.name: m for m in [
     *[ModelSpec(name=f"mpt-{n}", n_layers=L, d_model=d, n_heads=a, ffn_dim=4 * d, vocab_size=50368,
                 mlp="gelu", norm="layernorm", tied_embeddings=True, position="alibi",
                 source="llm-foundry scripts/train/yamls/pretrain/mpt-*.yaml")
-      for n, L, d, a in [("7b", 32, 4096, 32), ("13b", 40, 5120, 40), ("30b", 48, 7168, 64),
+      for n, L, d, a in [("125m", 12, 768, 12), ("350m", 24, 1024, 16), ("760m", 24, 1536, 12), ("1b", 24, 2048, 16),
+                         ("3b", 32, 2560, 20), ("7b", 32, 4096, 32), ("13b", 40, 5120, 40), ("30b", 48, 7168, 64),
                          ("70b", 80, 8192, 64)]],
     # MaxText synthetic shapes (global_parameter_scale), shared/calibration/published_runs.csv and the same README
     *[_maxtext(scale) for scale in (16, 32, 64, 128, 256, 512)],

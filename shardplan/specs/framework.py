@@ -63,6 +63,16 @@ class FrameworkProfile(BaseModel):
             before the dot moves the bf16 copy. False for PyTorch FSDP, whose flat parameter
             is gathered in its own dtype (its ``MixedPrecision(param_dtype=...)`` is the precision
             policy's ``param_bytes``).
+        zero3_master_is_param: under ZeRO-3 the stored parameter shard is the full-precision master
+            itself and its gradient shard has the master's dtype: no separate compute-dtype copy
+            persists (it exists only gathered, :attr:`MemoryBreakdown.zero3_buffers`). Per parameter
+            and data-parallel shard: master (4) + gradient (4) + optimizer moments, instead of the
+            policy's param + grad + master + moments (bf16-mixed-fp32-grads: 16 B instead of 18 B).
+            True for PyTorch FSDP (torch.distributed.fsdp ``MixedPrecision`` docs: "outside forward and
+            backward, the sharded parameters are kept in full precision (e.g. for the optimizer step)";
+            FSDP1 casts the reduced gradient to the parameter's dtype, ``_cast_grad_to_param_dtype``;
+            FSDP2 ``MixedPrecisionPolicy`` keeps the sharded DTensor parameter in its original dtype):
+            the pytorch-fsdp, llm-foundry and torchtitan profiles.
         zero3_nic_share: fraction of the group's scale-out NICs the ZeRO-3 gathers and
             reduce-scatters reach across nodes (1: all of them, NCCL spreading its rings over the
             node's NICs; DeepSpeed ZeRO-3 v0.3-0.5's per-parameter calls reach about one NIC per node,
@@ -203,7 +213,8 @@ class FrameworkProfile(BaseModel):
             5th, ... ``aten.mm`` are saved; every other matmul and every element-wise op is recomputed
             in the backward: :func:`shardplan.cost.memory.op_sac_bytes_per_token`).
         attention_kernel: the fused attention kernel the framework calls ('fa2' FlashAttention-2,
-            'fa3' FlashAttention-3, 'cudnn' cuDNN fused attention; None: the framework's default,
+            'fa3' FlashAttention-3, 'cudnn' cuDNN fused attention, 'triton' the Triton FlashAttention
+            llm-foundry's MPT models run (``attn_impl: triton``); None: the framework's default,
             :data:`shardplan.cost.gemm.FRAMEWORK_ATTENTION_KERNEL`). Transformer Engine (Megatron-LM,
             NeMo) picks cuDNN on Hopper by default but FlashAttention-2 with ``NVTE_FUSED_ATTN=0`` (the
             dgxc-benchmarking Nemotron-4-340B recipe sets it) or where cuDNN does not serve the case.
@@ -256,6 +267,7 @@ class FrameworkProfile(BaseModel):
     vocab_divisible_by: int = Field(default=128, ge=1, le=4096)
     zero3_nic_share: float = Field(default=1.0, gt=0, le=1)
     zero3_gather_compute_dtype: bool = False
+    zero3_master_is_param: bool = False
     overlap_slowdown: float | None = Field(default=None, ge=0, le=1)
     tp_overlap_slowdown: float | None = Field(default=None, ge=0, le=1)
     loss: Literal["fused", "eager", "in_place"] = "fused"
@@ -284,7 +296,7 @@ class FrameworkProfile(BaseModel):
     pipeline_split: Literal["balanced", "cost_greedy"] = "balanced"
     layout_defaults: dict[Literal["sp", "tp_overlap"], bool] = Field(default_factory=dict)
     selective_recompute: Literal["attention", "every_other_matmul"] = "attention"
-    attention_kernel: Literal["fa2", "fa3", "cudnn"] | None = None
+    attention_kernel: Literal["fa2", "fa3", "cudnn", "triton"] | None = None
     schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble"], ...] | None = Field(default=None,
                                                                                                min_length=1)
     zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
