@@ -13,7 +13,7 @@ from pathlib import Path
 
 from fit_frameworks import (FITS, blackwell_fp8_table, blackwell_ultra_fp8_table, fit_table, fsdp_fit_table,
                             moe_fit_table, tpu_v5e_table, tpu_v6e_table, triton_attention_table)
-from public_runs import HELD_OUT_CHECKS, PUBLIC_CHECKS, check_inputs
+from public_runs import HELD_OUT_CHECKS, LLM_FOUNDRY_A100_40GB, PUBLIC_CHECKS, check_inputs
 from shardplan.calibration import DEFAULT_CSV, framework_of, load_rows, reproduce_row, row_inputs, summary
 from shardplan.cost.step import estimate
 from shardplan.errors import ConfigError
@@ -67,6 +67,25 @@ def check_table(rows: tuple, heading: str) -> tuple[list[str], list[float], int]
     return lines, errs, fits
 
 
+def foundry_held_out() -> list[str]:
+    """Markdown lines: the llm-foundry README's A100 40GB rows (:data:`public_runs.LLM_FOUNDRY_A100_40GB`), held out
+    from the fit of the Triton FlashAttention speed on its H100 and A100 80GB rows."""
+    lines, errs, fits = check_table(LLM_FOUNDRY_A100_40GB, "### llm-foundry README, A100 40GB (held out)")
+    signed = []
+    for row in LLM_FOUNDRY_A100_40GB:
+        model, hw, training, parallel, n = check_inputs(row)
+        signed.append(estimate(model, hw, training, parallel, n).tokens_per_s / n / row[9] - 1)
+    return lines + ["", f"**{len(errs)} runs: tokens/s/GPU median |error| {statistics.median(errs):.1%} (signed "
+                    f"{statistics.median(signed):+.1%}), maximum {max(errs):.1%}; predicted to fit: {fits} of "
+                    f"{len(errs)}.**", "",
+                    "The README's third table, read after `TRITON_FLASH_SPEED` was fitted on its H100 and A100 80GB",
+                    "rows (Framework profiles below) and priced with the constants as they were. The runs predicted",
+                    "not to fit are 1-5% over 40 GiB with the hardware's generic runtime reserve (2 GiB + 5% of HBM,",
+                    "4 GiB here) on top of 36-38 GiB allocated: Composer's automatic microbatch sizing picks the",
+                    "largest microbatch that runs, so these sit at the cap, where that reserve is too conservative;",
+                    "no memory is published to fit a tighter one on.", ""]
+
+
 def held_out_checks() -> list[str]:
     """Markdown lines: :data:`HELD_OUT_CHECKS`, rows no constant was ever fitted on."""
     lines, errs, fits = check_table(HELD_OUT_CHECKS, "## Held-out public runs (added after every fit, never fitted on)")
@@ -75,8 +94,10 @@ def held_out_checks() -> list[str]:
                     f"{max(errs):.1%} (without the two GPT-OSS rows: median {statistics.median(rest):.1%}, maximum "
                     f"{max(rest):.1%}); predicted to fit: {fits} of {len(errs)}.**", "",
                     "These rows were read after the fits of this page (the later revision of Megatron-Bridge's 25.11",
-                    "performance table, `benchmarks/public_runs.py` HELD_OUT_CHECKS) and are priced with the",
-                    "constants as they were: they measure what the planner does on runs it has not seen. GPT-OSS-120B",
+                    "performance table, and the NeMo 24.07 table's Nemotron-8B and -22B rows, added in a later",
+                    "session with the model shapes of their NeMo-Framework-Launcher configs; `benchmarks/public_runs.py`",
+                    "HELD_OUT_CHECKS) and are priced with the constants as they were: they measure what the planner",
+                    "does on runs it has not seen. GPT-OSS-120B",
                     "on Blackwell stays 40-50% fast, as in the fitted rows (above); DeepSeek-V3 and Qwen3-235B are",
                     "predicted 2-17% slow, the side the fitted MoE costs already err on for them. DeepSeek-V3's",
                     "PP 8 row was -23% while the planner's automatic uneven split ignored the multi-token-prediction",
@@ -137,8 +158,8 @@ def public_checks() -> list[str]:
                     "within 12% with forced load balancing (+0.5% to +6% without the per-expert MoE cost, -12% to",
                     "0% with it; the 16k rows, whose layers do the least GPU work, move most): the planner's",
                     "context-parallel cost holds for",
-                    "Megatron-LM at these lengths, unlike torchtitan's (above: 1.4-1.75x too fast at 128k-256k",
-                    "tokens). So are NeMo's long-sequence Llama 2 7B rows (16k-1M tokens, CP 1-32) within 7%,",
+                    "Megatron-LM at these lengths, whose chunks are load-balanced (torchtitan's published runs are",
+                    "not: below). So are NeMo's long-sequence Llama 2 7B rows (16k-1M tokens, CP 1-32) within 7%,",
                     "with FlashAttention-2 as the attention kernel: priced with cuDNN's (the Megatron-LM",
                     "profile's default on Hopper) they come out 24-69% fast, the gap growing with the attention",
                     "share; the kernel is a profile field (`attention_kernel`). The Qwen3 dropless rows need",
@@ -225,14 +246,15 @@ def public_checks() -> list[str]:
                     "cuDNN support, falls back to unfused attention; priced with unfused attention (`--attention",
                     "naive`) the rows go from +42-66% to -19% to -54% and none fits in memory, and the error is",
                     "smaller at seq 8192 (+42-46%) than at 4096 (+52-65%), the opposite of an attention-bound miss.", "",
-                    "torchtitan's long-context rows (Table 2: Llama 3.1 8B, CP 4 and 8 at 128k-262k tokens, +59% and",
-                    "+75%; Table 6: 405B with CP 2-8, +37% to +74%) lose about twice the attention time the planner",
-                    "prices once the ring spans 4 GPUs or more. Their step times match a ring without causal load",
-                    "balancing (every ring step waits for the rank with the most unmasked blocks: (2 cp - 1) / cp of",
-                    "the balanced time; 8B +3% / +2% at CP 4 / 8, 405B +1% / +7%, CP 2 off by 15% either way), but",
-                    "PyTorch's `_templated_ring_attention` balances by default (round-robin chunks,",
-                    "`_cp_options.enable_load_balance`) in every version read, and nothing says these runs turned it",
-                    "off, so the profile does not assume it.", "",
+                    "torchtitan's long-context rows (Table 2: Llama 3.1 8B, CP 2-8 at 64k-262k tokens; Table 6: 405B",
+                    "with CP 2-8) were priced 1.4-1.75x too fast from CP 4 on with load-balanced chunks (8B +59% /",
+                    "+75% at CP 4 / 8, 405B +37% to +74% at CP 2-8). Their step times match a ring over contiguous",
+                    "chunks, where every ring step waits for the last rank (it attends to every earlier chunk:",
+                    "(2 cp - 1) / cp of the balanced share): now 8B +1% / -1% at CP 4 / 8, 405B -1% / +5%, and at",
+                    "CP 2 -17% (8B) and +13% (405B). The torchtitan profile describes torchtitan as these runs used",
+                    "it (`cp_load_balance: false`); PyTorch balances causal work only with round-robin sharding of",
+                    "the buffers (`_cp_options.enable_load_balance`, added by pytorch/pytorch#132442 in September",
+                    "2024), and a profile file with `cp_load_balance: true` describes a torchtitan that runs it.", "",
                     "The fms-fsdp rows ran on AWS p4de nodes (400 Gb/s of EFA per node, a quarter of a DGX A100's",
                     "InfiniBand; data/clusters/aws-p4de.yaml). With the DGX figure the two HSDP runs are predicted",
                     "20% (7B) and 28% (13B) fast: their gradient all-reduce across the 16 node replicas (13B: 1.6 B",
@@ -262,12 +284,10 @@ def public_checks() -> list[str]:
                     "slow; the Megatron-LM profile predicts them 24-27% too fast.", "",
                     "The torchtitan H100 rows of Tables 2 and 4-6 ran with torch.compile and Float8 linears; they",
                     "are priced with the eager torchtitan profile in fp8 (there is no compiled-PyTorch profile) and",
-                    "show two gaps the planner does not model yet:",
+                    "show two effects of torch's native stack:",
                     "- **Long-context CP** (Tables 2 and 6): measured throughput falls faster with the sequence than",
-                    "  the attention FLOPs explain (8B: 3,890 -> 548 tokens/s/GPU from 32k to 256k tokens); the",
-                    "  planner is within 10% up to 64k tokens on 8B and at cp = 1, and 1.4-1.75x too fast for the",
-                    "  405B at cp = 2-8 and the 8B from 128k tokens (PyTorch's experimental ring attention: one SDPA",
-                    "  call per ring step and an fp32 merge of the partial outputs).",
+                    "  the attention FLOPs explain (8B: 3,890 -> 548 tokens/s/GPU from 32k to 256k tokens), as a ring",
+                    "  over contiguous chunks does (the torchtitan profile's `cp_load_balance: false`, above).",
                     "- **FSDP with PP in torchtitan** (Tables 5 and 6): the pipeline stage runs every microbatch but",
                     "  the last without gradient reduction or resharding (torch.distributed.pipelining stage.py",
                     "  backward_maybe_with_nosync), so the stage's gradients are held unsharded in fp32 for the",
@@ -372,6 +392,7 @@ def main() -> None:
               ""]
     lines += public_checks()
     lines += held_out_checks()
+    lines += foundry_held_out()
     lines += ["## Framework profiles", "",
               "Constants fitted by `python benchmarks/fit_frameworks.py` on each framework's own rows (everything",
               "else of the model fixed), with leave-one-row-out errors: the fit on all rows but one, scored on it.", ""]

@@ -2,10 +2,13 @@
 leave-one-out errors (issue 9: "fitted to the shared published rows of that framework, with the
 fitted values and the rows used written in docs/accuracy.md").
 
-Today: DeepSpeed ZeRO-3 (Narayanan et al. 2021 Table 2, six rows on 384-2,240 A100s) with
-``FrameworkProfile.zero3_prefetch`` and ``zero3_nic_share``, everything else of the cost model
-fixed (per-parameter gathers, ring latency and bandwidth from the hardware preset). The predictor
-is each row's throughput in its own metric (:func:`shardplan.calibration.reproduce_row`).
+Fits (each with every other constant of the cost model fixed): DeepSpeed ZeRO-3 prefetch and NIC share
+and the DeepSpeed per-layer overhead, torchtitan's and llm-foundry's element-wise traffic and llm-foundry's
+overlap slowdown (``FITS``, shared rows); the pytorch-fsdp overlap slowdown on the fms-fsdp rows; the Megatron-LM
+profile's fixed MoE costs on the public Megatron-Core MoE rows; llm-foundry's Triton FlashAttention speed on
+the llm-foundry README rows; the Blackwell / Blackwell Ultra fp8 GEMM rates and the TPU v5e / v6e GEMM rates
+on their public rows. The predictor is each row's throughput in its own metric
+(:func:`shardplan.calibration.reproduce_row`) or tokens/s per device for the public rows.
 
 Usage: python benchmarks/fit_frameworks.py [--out docs/framework_fits.md]
 """

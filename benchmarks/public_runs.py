@@ -99,6 +99,32 @@ def _foundry(hw: str, rows: tuple) -> tuple:
 
 LLM_FOUNDRY_H100 = _foundry("H100 80GB", _FOUNDRY_H100)
 LLM_FOUNDRY_A100 = _foundry("A100 80GB", _FOUNDRY_A100)
+#: the same README's A100 40GB table (MPT 125M-70B on 8-128 GPUs, 1600 Gbps RoCE, Composer's PURE bf16 mixed precision:
+#: bf16 compute and gradient reduction; FSDP keeps the fp32 shard), read after the Triton-attention fit and never fitted
+#: on: the held-out check of that fit (accuracy.py ``foundry_held_out``)
+_FOUNDRY_A100_40GB = (
+    ("70b", 2048, 128, 4, 1, 376, True), ("70b", 2048, 64, 2, 1, 276, True), ("30b", 2048, 128, 6, 1, 865, True), ("30b", 2048, 32, 4, 1, 857, True),
+    ("13b", 8192, 8, 1, 16, 1407, True), ("13b", 4096, 8, 2, 16, 1603, True), ("13b", 2048, 128, 16, 1, 1972, True), ("13b", 2048, 64, 16, 1, 1976, True),
+    ("13b", 2048, 32, 14, 1, 1998, True), ("13b", 2048, 16, 10, 1, 1993, True), ("13b", 2048, 8, 4, 16, 1668, True), ("13b", 1024, 8, 8, 16, 1727, True),
+    ("13b", 512, 8, 16, 16, 1763, True), ("7b", 16384, 8, 1, 4, 2249, True), ("7b", 8192, 8, 3, 4, 2887, True), ("7b", 4096, 8, 6, 4, 3366, True),
+    ("7b", 2048, 128, 18, 1, 3623, True), ("7b", 2048, 64, 18, 1, 3665, True), ("7b", 2048, 32, 18, 1, 3725, True), ("7b", 2048, 16, 16, 1, 3645, True),
+    ("7b", 2048, 8, 12, 4, 3679, True), ("7b", 1024, 8, 24, 4, 3854, True), ("7b", 512, 8, 48, 4, 3895, True), ("3b", 32768, 8, 1, 4, 2955, True),
+    ("3b", 16384, 8, 2, 8, 4465, True), ("3b", 8192, 8, 1, 8, 7149, False), ("3b", 4096, 8, 2, 8, 8777, False), ("3b", 2048, 128, 6, 1, 9538, False),
+    ("3b", 2048, 64, 6, 1, 9736, False), ("3b", 2048, 32, 6, 1, 9914, False), ("3b", 2048, 16, 5, 1, 9750, False), ("3b", 2048, 8, 5, 8, 10065, False),
+    ("3b", 1024, 8, 10, 8, 10731, False), ("3b", 512, 8, 20, 8, 11324, False), ("1b", 32768, 8, 1, 4, 5095, True), ("1b", 16384, 8, 1, 8, 9715, False),
+    ("1b", 8192, 8, 2, 8, 13474, False), ("1b", 4096, 8, 4, 8, 16856, False), ("1b", 2048, 128, 10, 1, 18647, False), ("1b", 2048, 64, 10, 1, 19001, False),
+    ("1b", 2048, 32, 10, 1, 15555, False), ("1b", 2048, 16, 8, 1, 19085, False), ("1b", 2048, 8, 8, 8, 19271, False), ("1b", 1024, 8, 16, 8, 20959, False),
+    ("1b", 512, 8, 32, 8, 21782, False), ("760m", 32768, 8, 1, 4, 7183, True), ("760m", 16384, 8, 1, 4, 13914, False), ("760m", 8192, 8, 3, 4, 20106, False),
+    ("760m", 4096, 8, 6, 4, 25863, False), ("760m", 2048, 128, 12, 1, 28940, False), ("760m", 2048, 64, 12, 1, 29344, False), ("760m", 2048, 32, 12, 1, 29648, False),
+    ("760m", 2048, 16, 12, 1, 29607, False), ("760m", 2048, 8, 12, 4, 30173, False), ("760m", 1024, 8, 24, 4, 33422, False), ("760m", 512, 8, 48, 4, 34938, False),
+    ("350m", 32768, 8, 1, 4, 13416, False), ("350m", 16384, 8, 2, 4, 22896, False), ("350m", 8192, 8, 4, 4, 34933, False), ("350m", 4096, 8, 8, 4, 46833, False),
+    ("350m", 2048, 128, 18, 1, 51934, False), ("350m", 2048, 64, 18, 1, 52689, False), ("350m", 2048, 32, 18, 1, 53811, False), ("350m", 2048, 16, 18, 1, 55413, False),
+    ("350m", 2048, 8, 16, 4, 55995, False), ("350m", 1024, 8, 32, 4, 62523, False), ("350m", 512, 8, 64, 4, 66284, False), ("125m", 32768, 8, 1, 4, 32651, False),
+    ("125m", 16384, 8, 2, 3, 55484, False), ("125m", 8192, 8, 5, 3, 86858, False), ("125m", 4096, 8, 13, 3, 115162, False), ("125m", 2048, 128, 26, 1, 123936, False),
+    ("125m", 2048, 64, 26, 1, 125234, False), ("125m", 2048, 32, 26, 1, 127122, False), ("125m", 2048, 16, 26, 1, 130535, False), ("125m", 2048, 8, 26, 3, 136334, False),
+    ("125m", 1024, 8, 52, 3, 148289, False), ("125m", 512, 8, 104, 3, 156735, False),
+)
+LLM_FOUNDRY_A100_40GB = tuple(r[:4] + ("bf16-mixed",) + r[5:] for r in _foundry("A100 40GB", _FOUNDRY_A100_40GB))
 #: Megatron-Turing NLG 530B (Smith et al. 2022, "Using DeepSpeed and Megatron to Train Megatron-Turing NLG 530B",
 #: Sec. 2.4): tp=8 pp=35 (DeepSpeed pipeline engine, 1F1B), mbs 1, global batch 1920, seq 2048, full activation
 #: checkpointing, on 280 / 350 / 420 DGX A100 80GB nodes of Selene: 60.1 / 50.2 / 44.4 s per iteration (126 / 121 /
@@ -495,7 +521,7 @@ MEGATRON_BRIDGE_H100 = (
 #: no recompute). The MoE runs are force-balanced and dropless (the table's note)
 _DS_FIELDS = dict(etp=1, moe_dispatcher="deepep", zero_stage=1, microbatch_size=1, recompute="selective",
                   recompute_modules=("mla_up_proj",))
-HELD_OUT_CHECKS = tuple(
+_MB_REVISED = tuple(
     (f"Megatron-Bridge 25.11 (revised) {system}: {label}", name, system, MB_FW, prec, n, seq, gbs, fields, tps, None)
     for system, label, name, prec, n, seq, gbs, fields, tps in (
         ("H100-SXM", "Llama 3 8B Megatron-FSDP, 8 GPUs", "llama-3-8b", FP8_CS, 8, 8192, 128,
@@ -530,6 +556,17 @@ HELD_OUT_CHECKS = tuple(
           for system, label, prec, pp, ep, tps in (
               ("GB300", "BF16", "bf16-mixed", 2, 32, 3848), ("GB300", "FP8-MX", "fp8-mixed", 2, 32, 4357),
               ("GB200", "BF16", "bf16-mixed", 4, 64, 3139), ("GB200", "FP8-MX", "fp8-mixed", 8, 32, 4018)))))
+#: NeMo 24.07 performance summary, DGX-H100, FP8 (as NEMO_2407): the Nemotron-8B and -22B rows, read after every fit
+#: (the recipes: NeMo-Framework-Launcher conf/training/nemotron/nemotron_8b.yaml and nemotron_22b.yaml, sequence
+#: parallelism and TP communication overlap on, the distributed optimizer with its default fp32 state)
+NEMO_2407_NEMOTRON = (
+    ("NeMo 24.07 H100: Nemotron-8B TP2, 64 GPUs", "nemotron-3-8b", "H100-SXM", "megatron", "fp8-mixed", 64, 4096, 256,
+     dict(tp=2, sp=True, tp_overlap=True, zero_stage=1, microbatch_size=4), 12701, None),
+    ("NeMo 24.07 H100: Nemotron-22B TP2 PP4 VP10, 64 GPUs", "nemotron-3-22b", "H100-SXM", "megatron", "fp8-mixed", 64,
+     4096, 256, dict(tp=2, sp=True, tp_overlap=True, pp=4, schedule="interleaved", virtual_stages=10, zero_stage=1,
+                     microbatch_size=2), 4256, None),
+)
+HELD_OUT_CHECKS = (*_MB_REVISED, *NEMO_2407_NEMOTRON)
 PUBLIC_CHECKS = (
     *NEMO_2407,
     *MAXTEXT_V5P,

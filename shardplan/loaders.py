@@ -135,6 +135,11 @@ def parse_document(text: str, path: Path, as_json: bool) -> Any:
     return data
 
 
+def _bool_valued_dict(annotation: Any) -> bool:
+    """The annotation is ``dict[..., bool]`` (a mapping whose values must be booleans)."""
+    return typing.get_origin(annotation) is dict and typing.get_args(annotation)[1:] == (bool,)
+
+
 def check_number_types(data: dict[str, Any], spec: type, where: str) -> None:
     """Refuse a boolean given for a numeric field of the pydantic model ``spec`` (pydantic's lax mode would
     read ``true`` as 1), and anything but a boolean for a boolean field (lax mode reads ``'off'`` and ``0``
@@ -146,6 +151,11 @@ def check_number_types(data: dict[str, Any], spec: type, where: str) -> None:
     """
     for key, value in data.items():
         info = spec.model_fields.get(key)
+        if info is not None and _bool_valued_dict(info.annotation):  # e.g. FrameworkProfile.layout_defaults
+            if not isinstance(value, dict) or not all(isinstance(v, bool) for v in value.values()):
+                raise ConfigError(f"{where}: {key}={short_repr(value)}; legal: a mapping of names to true or false",
+                                  field=key, value=value)
+            continue
         inner = _nested_bool(value) if isinstance(value, (dict, list, tuple)) else None
         if info is not None and inner is not None:
             raise ConfigError(f"{where}: {key}: {inner} is a boolean; legal: numbers (and names), not booleans",

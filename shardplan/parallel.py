@@ -209,6 +209,7 @@ class Layout:
         inert_modules: ``recompute_modules`` that recompute nothing in this model (a note says so).
         split_rule: the framework's automatic pipeline split (``FrameworkProfile.pipeline_split``:
             'balanced' or 'cost_greedy'), which the notes name when it chose the split.
+        mtp_modules: the model's multi-token-prediction modules (the last stage holds them; named in the note).
         blockless_ranks: pipeline ranks the framework's automatic split leaves without any pipeline
             block (:func:`blockless_ranks`; only nanotron's cost-greedy split has them): the
             framework cannot train the layout (:attr:`failure`).
@@ -224,6 +225,7 @@ class Layout:
     blockless_ranks: tuple[int, ...] = ()
     inert_modules: tuple[str, ...] = ()
     split_rule: str = "balanced"
+    mtp_modules: int = 0
 
     @property
     def failure(self) -> str | None:
@@ -257,7 +259,9 @@ class Layout:
                        "norm, LM head, fp32 cast or loss, or nothing)" if 0 in self.stage_layers else ""))
         elif p.pp > 1 and p.pp_layers is None and len(set(self.stage_layers)) > 1:
             out.append(f"pp={p.pp} does not divide the {L} layers: balanced uneven split "
-                       f"--pp-layers {','.join(map(str, self.stage_layers))} (first and last stage lighter)")
+                       f"--pp-layers {','.join(map(str, self.stage_layers))} (the extra layers on the middle "
+                       "stages first; the first stage also holds the embedding, the last the LM head"
+                       + (" and the multi-token-prediction modules)" if self.mtp_modules else ")"))
         if p.virtual_stages > 1 and any(n % p.virtual_stages for n in self.stage_layers):
             chunks = chunk_layers(self.stage_layers, p.virtual_stages)
             out.append(f"virtual_stages={p.virtual_stages} does not divide every stage: chunks of unequal size "
@@ -617,7 +621,7 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
                   seq_len=training.seq_len, causal=training.causal,
                   padded_vocab=padded_vocab(model.vocab_size, p.tp, training.framework.vocab_divisible_by),
                   blockless_ranks=empty, inert_modules=inert_recompute_modules(p, model),
-                  split_rule=training.framework.pipeline_split)
+                  split_rule=training.framework.pipeline_split, mtp_modules=model.mtp_modules)
 
 
 def inert_recompute_modules(p: ParallelConfig, model: ModelSpec) -> tuple[str, ...]:
@@ -897,8 +901,13 @@ def _microbatches(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -
         raise _batch_error(p, model, training)
     m = B // per
     if p.pp > 1 and p.schedule == "interleaved" and m % p.pp:
-        raise ConfigError(f"interleaved schedule needs microbatches ({m}) divisible by pp={p.pp} "
-                          f"(Megatron-LM requirement)", field="schedule", value=p.schedule)
+        legal = [b for b in divisors(B // p.dp) if (B // (p.dp * b)) % p.pp == 0]
+        fix = (f"legal microbatch_size: {fmt_legal(legal)}" if legal else
+               f"legal: a global batch that is a multiple of dp x pp = {p.dp * p.pp} sequences, or schedule '1f1b'")
+        raise ConfigError(f"schedule='interleaved' needs the microbatch count (global_batch_size / (dp x "
+                          f"microbatch_size) = {m}) divisible by pp={p.pp} (Megatron-LM's interleaved schedule "
+                          f"asserts it); {fix}", field="microbatch_size", value=p.microbatch_size,
+                          legal=legal or None)
     fw = training.framework
     if p.pp > 1 and p.schedule == "1f1b" and fw.min_microbatches == "pp_minus_1" and m < p.pp - 1:
         legal = [b for b in divisors(B // p.dp) if B // (p.dp * b) >= p.pp - 1]

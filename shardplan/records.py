@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from shardplan.errors import ConfigError
 from shardplan.parallel import ParallelConfig
@@ -72,6 +72,17 @@ class RunRecord(BaseModel):
                 dict[Annotated[int, Field(ge=2, le=2**20)], Annotated[float, Field(gt=0, le=1e15, allow_inf_nan=False)]]
                 ] | None = None
     source: str = ""
+
+    @field_validator("framework")
+    @classmethod
+    def _known_framework(cls, v: str) -> str:
+        """A built-in profile name (case-insensitive) or a profile file name (.yaml / .yml / .json), read
+        when the record is used."""
+        from shardplan.presets.frameworks import FRAMEWORKS
+        if v.lower().endswith((".yaml", ".yml", ".json")) or v.strip().lower() in FRAMEWORKS:
+            return v
+        raise ConfigError(f"framework={v[:80]!r} is unknown; legal framework: {', '.join(FRAMEWORKS)} (or a profile "
+                          ".yaml file)", field="framework", value=v, legal=list(FRAMEWORKS))
 
     @model_validator(mode="after")
     def _outcome(self) -> "RunRecord":

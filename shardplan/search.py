@@ -701,7 +701,8 @@ class _Evaluator:
                                                 "microbatch_size": sp_.microbatch_size, "recompute": c.recompute})
         hit = self._composed[c[:3]] = Layout(parallel=par, n_devices=sl.n_devices, microbatches=sl.microbatches,
                                              stage_layers=sl.stage_layers, seq_len=sl.seq_len, causal=sl.causal,
-                                             padded_vocab=sl.padded_vocab, split_rule=sl.split_rule)
+                                             padded_vocab=sl.padded_vocab, split_rule=sl.split_rule,
+                                             mtp_modules=sl.mtp_modules)
         return hit
 
     def _stage_compute(self, c: Candidate) -> tuple:

@@ -256,3 +256,46 @@ def test_a_sequence_longer_than_a_learned_position_table_is_refused(tmp_path):
     hw.write_text("base:\nname: x\n")
     r = CliRunner().invoke(app, ["estimate", "-m", "gpt2", "-H", str(hw), "-n", "8", "-s", "1024", "-b", "16"])
     assert r.exit_code == 2 and "base is empty; presets: a100-40gb" in r.output
+
+
+def test_interleaved_microbatch_error_lists_microbatch_sizes_that_pass():
+    # 8 GPUs, pp 8 (dp 1), global batch 16: microbatch 1 -> 16 microbatches (16 % 8 = 0), 2 -> 8, 4 -> 2 (no), 8 -> 2
+    # ... so the legal sizes are 1 and 2; the message names the field and them, and each passes
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    m, tr = MODELS["llama-3-8b"], TrainingSpec(seq_len=4096, global_batch_size=16)
+    with pytest.raises(ConfigError) as e:
+        validate(ParallelConfig(pp=8, schedule="interleaved", virtual_stages=2, microbatch_size=4), m, tr, 8)
+    assert e.value.field == "microbatch_size" and e.value.legal == [1, 2] and "microbatch_size: 1, 2" in str(e.value)
+    for b in e.value.legal:
+        validate(ParallelConfig(pp=8, schedule="interleaved", virtual_stages=2, microbatch_size=b), m, tr, 8)
+
+
+def test_record_with_an_unknown_framework_is_refused():
+    base = dict(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch_size=8,
+                parallel={"dp": 8}, tokens_per_s_per_device=1000.0)
+    assert RunRecord(**base, framework="llm-foundry").framework == "llm-foundry"
+    assert RunRecord(**base, framework="my_profile.yaml").framework == "my_profile.yaml"
+    with pytest.raises(ValueError, match="framework='llm-fondry' is unknown; legal framework: .*llm-foundry"):
+        RunRecord(**base, framework="llm-fondry")
+
+
+def test_profile_file_sets_layout_defaults_and_keeps_its_base_kernel(tmp_path):
+    from shardplan.presets.frameworks import framework_profile
+    f = tmp_path / "p.yaml"
+    f.write_text("base: nanotron\nlayout_defaults: {sp: false}\n")
+    assert framework_profile(str(f)).layout_defaults == {"sp": False}
+    f.write_text("base: nanotron\nlayout_defaults: {tp_overlap: 'yes'}\n")
+    with pytest.raises(ConfigError, match="layout_defaults.*legal: a mapping of names to true or false"):
+        framework_profile(str(f))
+    # the attention kernel is the profile's field, not its name: a renamed llm-foundry keeps the Triton kernel and a
+    # pytorch-fsdp named llm-foundry keeps FlashAttention-2
+    from shardplan.cost.gemm import attention_kernel
+    from shardplan.presets.hardware import HARDWARE
+    f.write_text("base: llm-foundry\nname: my-foundry\n")
+    p = framework_profile(str(f))
+    assert attention_kernel(HARDWARE["h100-sxm"], p.name, p.attention_kernel).name == "triton"
+    f.write_text("base: pytorch-fsdp\nname: llm-foundry\n")
+    p = framework_profile(str(f))
+    assert attention_kernel(HARDWARE["h100-sxm"], p.name, p.attention_kernel).name == "fa2"

@@ -270,3 +270,44 @@ def test_compute_arch_must_match_the_hardware_kind():
     gb = HARDWARE["gb300"].model_dump()
     with pytest.raises(ValidationError):
         type(HARDWARE["gb300"])(**{**gb, "kind": "tpu"})
+
+
+def test_ring_without_load_balance_waits_for_the_last_rank():
+    # causal attention over cp = 4 contiguous chunks: rank 3 attends to chunks 0-2 fully and to its own half,
+    # 3.5 chunk pairs against the balanced 16 / 2 / 4 = 2: (2 x 4 - 1) / 4 = 1.75 x the attention time, forward and
+    # backward; cp = 1 and non-causal attention are unaffected
+    from shardplan.cost.compute import attention_core_s
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    m, hw = MODELS["llama-3.1-8b"], HARDWARE["h100-sxm"]
+    fw = framework_profile("torchtitan")
+    assert fw.cp_load_balance is False
+    for cp, causal, ratio in ((4, True, 7 / 4), (8, True, 15 / 8), (1, True, 1.0), (4, False, 1.0)):
+        times = []
+        for balanced in (True, False):
+            tr = TrainingSpec(seq_len=131072, global_batch_size=1, causal=causal,
+                              framework=fw.model_copy(update={"cp_load_balance": balanced}))
+            times.append(attention_core_s(m, tr, hw, ParallelConfig(cp=cp), 131072 / cp))
+        assert times[1][0] == pytest.approx(ratio * times[0][0], rel=1e-12)
+        assert times[1][1] == pytest.approx(ratio * times[0][1], rel=1e-12)
+
+
+def test_estimate_names_a_slower_attention_kernel():
+    # llm-foundry's profile prices the Triton FlashAttention (0.53 x FA2's peaks, the same shape terms); the CLI
+    # note says so, and says nothing for a profile that runs FlashAttention-2
+    from shardplan.cli.estimate import attention_kernel_note
+    from shardplan.cost.gemm import TRITON_FLASH_SPEED
+    from shardplan.presets.models import MODELS
+    fa2, triton = ATTENTION_KERNELS[("fa2", "hopper")], ATTENTION_KERNELS[("triton", "hopper")]
+    assert triton.fwd_peak_fraction == pytest.approx(TRITON_FLASH_SPEED * fa2.fwd_peak_fraction, rel=1e-12)
+    assert (triton.d_half, triton.s_half_bwd) == (fa2.d_half, fa2.s_half_bwd)
+    notes = {}
+    for name in ("llm-foundry", "pytorch-fsdp"):
+        tr = TrainingSpec(seq_len=8192, global_batch_size=8, framework=FRAMEWORKS[name])
+        e = estimate(MODELS["mpt-1b"], HARDWARE["h100-sxm"], tr, ParallelConfig(zero_stage=3), 8)
+        notes[name] = attention_kernel_note(e)
+    assert "Triton FlashAttention" in notes["llm-foundry"] and f"{TRITON_FLASH_SPEED:g} x" in notes["llm-foundry"]
+    assert notes["pytorch-fsdp"] is None

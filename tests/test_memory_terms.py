@@ -697,3 +697,32 @@ def test_fsdp_keeps_one_fp32_shard_as_parameter_and_master():
         assert mb.params == pytest.approx((4 if per_param == 16 else 2) * m.n_params / 8, rel=1e-4)
     assert state["llm-foundry"] / state["megatron"] == pytest.approx(16 / 18, rel=1e-12)
     assert hardware_of("H100 80GB").hbm_bytes == 80 * 2**30  # the 30B seq 8,192 run of the README fits now
+
+
+def test_selective_recompute_of_naive_attention_keeps_one_layers_scores():
+    # MPT-125M (12 layers, 12 heads), seq 65,536, 8 GPUs, mbs 1, naive attention without dropout: the stored
+    # softmax output of one layer is 2 B x 12 heads x 65,536 keys = 1,572,864 B per token (Korthikanti et al. 2022
+    # Eq. 1 without the dropout terms); selective recompute stores none of them, but one layer's exist while it
+    # runs: the no-recompute count minus 12 layers' plus one layer's, 11 x 65,536 tokens x 1,572,864 B less
+    from shardplan.cost.memory import stage_activation_bytes
+    from shardplan.parallel import validate
+    from shardplan.presets.models import MODELS
+    m = MODELS["mpt-125m"]
+    tr = TrainingSpec(seq_len=65536, global_batch_size=8, attention="naive", framework=framework_profile("megatron"))
+    act = {rc: stage_activation_bytes(m, tr, validate(ParallelConfig(zero_stage=2, recompute=rc), m, tr, 8), 0)
+           for rc in ("none", "selective")}
+    assert act["none"] - act["selective"] == pytest.approx(11 * 65536 * 2 * 12 * 65536, rel=1e-9)
+
+
+def test_offloading_under_fsdp_moves_the_fp32_parameter_shards_to_the_host():
+    # PyTorch FSDP (zero3_master_is_param) with the optimizer offloaded: the fp32 shard is the master, so it leaves
+    # the device with the gradients and Adam state: 16 B per parameter / 8 ranks on the host, none on the device
+    from shardplan.cost.memory import memory_for_stage
+    from shardplan.parallel import validate
+    from shardplan.presets.models import MODELS
+    m = MODELS["mpt-3b"]
+    tr = TrainingSpec(seq_len=2048, global_batch_size=8, framework=framework_profile("llm-foundry"),
+                      precision=PRECISION_POLICIES["bf16-mixed-fp32-grads"])
+    mb = memory_for_stage(m, tr, validate(ParallelConfig(zero_stage=3, offload_optimizer=True), m, tr, 8), 0)
+    assert mb.params == mb.grads == mb.optimizer == 0.0
+    assert mb.host_offload == pytest.approx(16 * m.n_params / 8, rel=1e-4)

@@ -149,6 +149,19 @@ def moe_overhead_note(e) -> str | None:
             "shrink it")
 
 
+def attention_kernel_note(e) -> str | None:
+    """A sentence naming the attention kernel when the framework profile prices a slower one than
+    FlashAttention-2 (llm-foundry's Triton FlashAttention, ``shardplan.cost.gemm.TRITON_FLASH_SPEED``), or None."""
+    from shardplan.cost.gemm import TRITON_FLASH_SPEED, attention_kernel
+    fw = e.training.framework
+    kern = attention_kernel(e.hardware, fw.name, fw.attention_kernel)
+    if kern is None or kern.name != "triton" or e.training.attention != "flash":
+        return None
+    return (f"the {fw.label} profile prices the attention core as llm-foundry's Triton FlashAttention (attn_impl: "
+            f"triton) at {TRITON_FLASH_SPEED:g} x FlashAttention-2's speed (fitted, docs/accuracy.md); a profile with "
+            "attention_kernel: fa2 (e.g. --framework pytorch-fsdp) prices FlashAttention-2")
+
+
 def _mib(x: float) -> str:
     """Bytes as MiB for a note: ``64 MiB``, ``0.5 MiB``, ``1,000 B`` below a tenth of a MiB."""
     return f"{x:,.0f} B" if x < 0.1 * 2**20 else f"{x / 2**20:,.4g} MiB"
@@ -318,7 +331,7 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
     note = optimism_note(e)
     if note:
         err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
-    for note in (moe_overhead_note(e), stall_note(e), allocator_note(e)):
+    for note in (attention_kernel_note(e), moe_overhead_note(e), stall_note(e), allocator_note(e)):
         if note:
             err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
     if json_out:

@@ -257,8 +257,9 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
     else:
         _print_plans(res, m, hw, tr, devices, rules, show_infeasible)
     if best is None:
+        hint = "" if show_infeasible else "; --show-infeasible shows how far over the nearest layouts are"
         raise negative(f"no layout fits in {fit_limit_text(hw.hbm_bytes, tr.framework)} per device ({res.n_layouts:,} layouts "
-                       f"tried); more devices, a smaller batch or --show-infeasible may help")
+                       f"tried); more devices or a smaller batch may help{hint}")
 
 
 DevicesListOpt = Annotated[Optional[list[int]], typer.Option("--devices", "-n", help="device counts (repeat)")]

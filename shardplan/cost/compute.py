@@ -139,7 +139,10 @@ def attention_core_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec,
       without cp), backward 2.5 x the FLOPs at its backward speed; SMs left idle when
       ``sequences x heads x ceil((s/cp) / 128)`` query blocks are fewer than the SMs (FlashAttention-2
       Sec. 3.2) scale both; with no published kernel for the hardware, the GEMM asymptote
-      (backward 2 x forward).
+      (backward 2 x forward);
+    * causal attention over cp > 1 without load balancing (``FrameworkProfile.cp_load_balance``
+      False: contiguous chunks, rank r attends to r + 1/2 chunk pairs) takes the last rank's work,
+      (2 cp - 1) / cp of the balanced 1 / cp share (every ring step waits for it).
     """
     s, d, act = training.seq_len, model.dim_head, training.precision.activation_bytes
     heads, sq = model.n_heads / p.tp, s / p.cp
@@ -153,6 +156,10 @@ def attention_core_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec,
             f, b_ = f + tf, b_ + tb
         return f, b_
     flops = F.attention_core_flops_fwd(model, s, training.causal) / p.tp * tokens
+    if training.causal and p.cp > 1 and not training.framework.cp_load_balance:
+        # contiguous sequence chunks: the ring's last rank attends to every earlier chunk and each ring step
+        # waits for it, (2 cp - 1) / cp of the balanced share (FrameworkProfile.cp_load_balance)
+        flops *= (2 * p.cp - 1) / p.cp
     kern = attention_kernel(hw, training.framework.name, training.framework.attention_kernel)
     if kern is None:
         t = flops / hw.achieved_matmul_flops("bf16")

@@ -337,12 +337,13 @@ def triton_kernels(speed: float = TRITON_FLASH_SPEED) -> dict[tuple[str, str], A
 ATTENTION_KERNELS.update(triton_kernels())
 
 #: the attention kernel each framework profile runs: nanotron, torchtitan (PyTorch SDPA's flash
-#: backend), PyTorch FSDP (fms-fsdp: SDPA) and DeepSpeed call FlashAttention-2; llm-foundry's MPT
-#: models its Triton FlashAttention; Megatron-LM / NeMo go through Transformer Engine, whose default
+#: backend), PyTorch FSDP (fms-fsdp: SDPA) and DeepSpeed call FlashAttention-2 (the llm-foundry profile
+#: names its Triton FlashAttention in its own attention_kernel field, so that a profile file based on it
+#: keeps the kernel whatever its name); Megatron-LM / NeMo go through Transformer Engine, whose default
 #: on Hopper is cuDNN's fused attention (FA2 on Ampere); MaxText runs XLA / Pallas kernels (no
 #: published table: the GEMM asymptote)
 FRAMEWORK_ATTENTION_KERNEL = {"nanotron": "fa2", "torchtitan": "fa2", "pytorch-fsdp": "fa2",
-                              "deepspeed": "fa2", "megatron": "cudnn", "maxtext": "xla", "llm-foundry": "triton"}
+                              "deepspeed": "fa2", "megatron": "cudnn", "maxtext": "xla"}
 
 
 def attention_kernel(hw: HardwareSpec, framework: str, kernel: str | None = None) -> AttentionKernel | None:

@@ -501,12 +501,17 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
     mb.params = prec.param_bytes * sharded(3)
     grads = prec.grad_bytes * sharded(2)
     opt = (prec.master_bytes + prec.optimizer_bytes) * sharded(1)
-    if z == 3 and prec.master_bytes and training.framework.zero3_master_is_param:
+    fsdp_master = z == 3 and prec.master_bytes and training.framework.zero3_master_is_param
+    if fsdp_master:
         # PyTorch FSDP: the fp32 shard is the parameter and the master; its gradient shard is fp32 too
         # (FrameworkProfile.zero3_master_is_param)
         mb.params, opt = prec.master_bytes * sharded(3), prec.optimizer_bytes * sharded(1)
         grads = max(prec.grad_bytes, prec.master_bytes) * sharded(2)
-    if p.offload_optimizer:
+    if p.offload_optimizer and fsdp_master:
+        # the master is the parameter shard: offloading it offloads the parameters (FSDP CPUOffload)
+        mb.host_offload, mb.params = mb.params + grads + opt, 0.0
+        mb.notes.append("parameter shards (the fp32 masters), gradients and optimizer state offloaded to host memory")
+    elif p.offload_optimizer:
         mb.host_offload = grads + opt
         mb.notes.append("master weights, gradients and optimizer state offloaded to host memory")
     else:
@@ -540,7 +545,8 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
     """Stored activations of pipeline stage ``stage`` at its peak (bytes): the in-flight
     microbatches' layers (:func:`~shardplan.cost.pipeline.stage_inflight`), under full recompute
     the layer inputs plus one layer recomputed in full, under selective recompute without the
-    attention scores (Megatron-LM) or only what op-level checkpointing saves
+    attention scores (Megatron-LM; one layer's scores stay, alive while that layer runs) or only what
+    op-level checkpointing saves
     (:func:`op_sac_bytes_per_token`, torchtitan); the embedding's dropout mask on the first stage
     (1 byte x h/sigma per token, Korthikanti et al. 2022 Sec. 4.3) and the output layer's inputs on the last stage."""
     p = layout.parallel
@@ -564,13 +570,15 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
     else:
         stored = dense_l * per_tok[0] + moe_l * per_tok[1]
         modules = (p.recompute_modules or ("core_attn",)) if p.recompute == "selective" else ()
+        a_terms = 0.0
         if "core_attn" in modules and training.attention == "naive":
             keys = scored_keys(model, training.seq_len)
             a_terms = (5.0 if training.dropout else 2.0) * model.n_heads * keys / p.tp
             stored -= n_layers * a_terms
         stored -= (dense_l * module_saving_per_token(model, training, layout, False, modules)
                    + moe_l * module_saving_per_token(model, training, layout, True, modules))
-        act = u * stored * inflight
+        # the scores not stored still exist for one layer while it runs (its forward, or its recompute)
+        act = u * (stored * inflight + a_terms)
     act -= offloaded_activation_bytes(model, training, layout)
     if stage == 0 and training.dropout:
         act += u * model.d_model / sigma * inflight  # embedding dropout mask, 1 byte per element

@@ -125,6 +125,7 @@ class Estimate:
                          "optimizer_dtype": self.training.optimizer_dtype, "microbatches": self.layout.microbatches,
                          "framework": self.training.framework.name},
             "parallel": p.model_dump(mode="json"),
+            "stage_layers": list(self.layout.stage_layers),
             "memory_bytes": self.memory.to_dict(),
             "fits": self.fits,
             "failure": self.failure,

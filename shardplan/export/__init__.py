@@ -42,8 +42,8 @@ def exporter(name: str) -> Exporter:
     """
     key = {"nemo": "megatron", "megatron-lm": "megatron"}.get(name.lower(), name.lower())
     if key not in EXPORTERS:
-        raise ConfigError(f"framework {name!r} is unknown; legal: {fmt_legal(EXPORTERS)}", field="to", value=name,
-                          legal=list(EXPORTERS))
+        raise ConfigError(f"framework {name!r} has no config exporter; legal: {fmt_legal(EXPORTERS)}", field="to",
+                          value=name, legal=list(EXPORTERS))
     return EXPORTERS[key]
 
 

@@ -65,6 +65,12 @@ _TITAN_PP_GRADS = ("torch.distributed.pipelining stage.py backward_maybe_with_no
                    "only on a stage's last backward of the step; FSDP2 accumulates the unsharded gradients in its reduce "
                    "dtype, float32 under torchtitan's default mixed_precision_reduce; checked on torchtitan "
                    "docs/performance.md Tables 5-6 (405B, FSDP 8 x TP 8 x PP 8: 73-85 GiB measured, docs/accuracy.md)")
+_TITAN_CP = ("torchtitan's published context-parallel runs (docs/performance.md Tables 2 and 6: Llama 3.1 8B and 405B at "
+             "CP 2-8, 64k-262k tokens) run as contiguous sequence chunks: priced so they come out within 1-5% at CP 4-8 "
+             "(8B +1% / -1%, 405B -1% / +5%; CP 2: -17% / +13%), and 1.4-1.75x too fast with balanced chunks. PyTorch's "
+             "ring attention balances causal work only with round-robin sharding of the buffers "
+             "(_cp_options.enable_load_balance, pytorch/pytorch#132442, Sept. 2024); a profile file with "
+             "cp_load_balance: true describes a torchtitan that runs it (its HeadTail load balancer)")
 _TITAN_ALLOC = ("not fitted on torchtitan rows (the shared rows publish no memory): the PyTorch caching allocator's "
                 "reserve over allocated fitted on the measured nanotron H100 grid with that term alone (0.160, robust "
                 "least squares over the 1,027 runs that ran; nanotron's own 0.105 shares the grid with its LM-head "
@@ -185,11 +191,11 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "cast, an element-wise op, keeps the kernel's FSDP sharding under GSPMD's sharding "
                                   "propagation (Xu et al. 2021, GSPMD), so the AllGather before the dot moves bf16"}),
         FrameworkProfile(name="torchtitan", moe_routed_copies=2, activation_offload=False, module_recompute=False, elementwise_traffic=5.31, vocab_divisible_by=1, loss="eager",
-                         zero3_master_is_param=True,
+                         zero3_master_is_param=True, cp_load_balance=False,
                          selective_recompute="every_other_matmul", pp_unsharded_grad_bytes=4, **_TITAN_ALLOCATOR,
                          sources={"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"),
                                   "loss": _TITAN_LOSS, "selective_recompute": _TITAN_SAC,
-                                  "pp_unsharded_grad_bytes": _TITAN_PP_GRADS,
+                                  "pp_unsharded_grad_bytes": _TITAN_PP_GRADS, "cp_load_balance": _TITAN_CP,
                                   "allocator_overhead": _TITAN_ALLOC, "context_bytes": _TITAN_ALLOC}),
         FrameworkProfile(name="pytorch-fsdp", moe_routed_copies=2, activation_offload=False, module_recompute=False, overlap_slowdown=0.55, vocab_divisible_by=1,
                          pipeline_parallel=False, context_parallel=False, zero3_master_is_param=True,

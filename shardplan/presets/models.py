@@ -157,6 +157,15 @@ MODELS: dict[str, ModelSpec] = {m.name: m for m in [
     ModelSpec(name="glm-130b", n_layers=70, d_model=12288, n_heads=96, ffn_dim=32768, vocab_size=150528,
               mlp="swiglu", norm="layernorm", linear_bias=True, position="rope",
               source="Zeng et al. 2022 (GLM-130B), Sec. 2 and Table 11 (GeGLU: 3 matrices)"),
+    # Nemotron-3 8B / 22B as NeMo's performance configs describe them (NeMo-Framework-Launcher
+    # conf/training/nemotron/nemotron_8b.yaml, nemotron_22b.yaml: MHA, squared-ReLU MLP, layernorm1p, untied
+    # embeddings, RoPE on half the head) with the Nemotron tokenizer's 256,000 tokens (as nemotron-4-340b)
+    ModelSpec(name="nemotron-3-8b", n_layers=32, d_model=4096, n_heads=32, ffn_dim=16384, vocab_size=256000,
+              mlp="gelu", norm="layernorm", position="rope",
+              source="NeMo-Framework-Launcher conf/training/nemotron/nemotron_8b.yaml (squared-ReLU MLP: 2 matrices)"),
+    ModelSpec(name="nemotron-3-22b", n_layers=40, d_model=6144, n_heads=48, ffn_dim=24576, vocab_size=256000,
+              mlp="gelu", norm="layernorm", position="rope",
+              source="NeMo-Framework-Launcher conf/training/nemotron/nemotron_22b.yaml (squared-ReLU MLP: 2 matrices)"),
     ModelSpec(name="nemotron-4-340b", n_layers=96, d_model=18432, n_heads=96, n_kv_heads=8, ffn_dim=73728,
               vocab_size=256000, mlp="gelu", norm="layernorm", position="rope",
               source="NVIDIA Nemotron-4 340B report, Table 1 (squared-ReLU MLP: 2 matrices)"),

@@ -63,6 +63,12 @@ class FrameworkProfile(BaseModel):
             before the dot moves the bf16 copy. False for PyTorch FSDP, whose flat parameter
             is gathered in its own dtype (its ``MixedPrecision(param_dtype=...)`` is the precision
             policy's ``param_bytes``).
+        cp_load_balance: context parallelism shards each sequence so that every rank gets an equal
+            share of the causal attention work (Megatron-LM's 2 x cp chunks, rank r holding chunks r and
+            2 cp - 1 - r; PyTorch's ``_cp_options.enable_load_balance``, round-robin chunks, since
+            pytorch/pytorch#132442, Sept. 2024). False: contiguous chunks, the last rank does
+            (2 cp - 1) / cp of the balanced share and sets the pace of every ring step
+            (:func:`shardplan.cost.compute.attention_core_s`).
         zero3_master_is_param: under ZeRO-3 the stored parameter shard is the full-precision master
             itself and its gradient shard has the master's dtype: no separate compute-dtype copy
             persists (it exists only gathered, :attr:`MemoryBreakdown.zero3_buffers`). Per parameter
@@ -268,6 +274,7 @@ class FrameworkProfile(BaseModel):
     zero3_nic_share: float = Field(default=1.0, gt=0, le=1)
     zero3_gather_compute_dtype: bool = False
     zero3_master_is_param: bool = False
+    cp_load_balance: bool = True
     overlap_slowdown: float | None = Field(default=None, ge=0, le=1)
     tp_overlap_slowdown: float | None = Field(default=None, ge=0, le=1)
     loss: Literal["fused", "eager", "in_place"] = "fused"
