@@ -1034,6 +1034,8 @@ def _raise_no_layout(model: ModelSpec, training: TrainingSpec, n_devices: int, f
         pinned = {k: v for k, v in fix.items() if k in _FIELDS}
         if "dp_shard" in pinned:
             pinned.setdefault("zero_stage", 3)
+        if int(pinned.get("virtual_stages", 1)) > 1:
+            pinned.setdefault("schedule", "interleaved")  # the only schedule the search pairs them with
         validate(ParallelConfig(**pinned), model, training, n_devices)
     raise ConfigError(f"no valid layout for {model.name} on {n_devices} devices with seq_len={training.seq_len}, "
                       f"global_batch_size={training.global_batch_size} and fix={fix or {}}; relax --fix / "

@@ -299,3 +299,15 @@ def test_profile_file_sets_layout_defaults_and_keeps_its_base_kernel(tmp_path):
     f.write_text("base: pytorch-fsdp\nname: llm-foundry\n")
     p = framework_profile(str(f))
     assert attention_kernel(HARDWARE["h100-sxm"], p.name, p.attention_kernel).name == "fa2"
+
+
+def test_plan_with_pinned_virtual_stages_names_the_real_reason():
+    # MPT-3B's 32 layers on pp 4 are 8 per stage: virtual_stages 3 does not divide them. The search pairs virtual
+    # stages with the interleaved schedule only, so the refusal is that rule, not "needs schedule='interleaved'"
+    r = runner.invoke(app, ["plan", "-m", "mpt-3b", "-H", "h100-sxm", "-n", "32", "-s", "2048", "-b", "64",
+                            "--framework", "torchtitan", "--pp", "4", "--virtual-stages", "3"])
+    assert r.exit_code == 2
+    assert "virtual_stages=3 does not divide the 32/4 = 8 layers" in r.output and "legal virtual_stages: 2, 4, 8" in r.output
+    ok = runner.invoke(app, ["plan", "-m", "mpt-3b", "-H", "h100-sxm", "-n", "32", "-s", "2048", "-b", "64",
+                             "--framework", "torchtitan", "--pp", "4", "--virtual-stages", "2", "--json"])
+    assert ok.exit_code == 0 and '"virtual_stages": 2' in ok.output

@@ -82,7 +82,10 @@ def search_pins(fix: list[str] | None, layout: dict[str, Any]) -> tuple[dict[str
         raise ConfigError(f"{key} is given twice (--{key.replace('_', '-')} and --fix {key}=...)", field=key,
                           value=pins[key])
     merged = with_pipeline_depth({**fixed, **pins})
-    parallel_config(merged)  # type-check the pinned values
+    interleave = int(merged.get("virtual_stages", 1)) > 1 and "schedule" not in merged
+    if interleave and not schedules:
+        schedules = ["interleaved"]  # virtual stages pinned, no schedule given: they imply the interleaved one
+    parallel_config({**merged, "schedule": "interleaved"} if interleave else merged)  # type-check the pinned values
     return merged, schedules or None
 
 
