@@ -125,6 +125,15 @@ _FOUNDRY_A100_40GB = (
     ("125m", 1024, 8, 52, 3, 148289, False), ("125m", 512, 8, 104, 3, 156735, False),
 )
 LLM_FOUNDRY_A100_40GB = tuple(r[:4] + ("bf16-mixed",) + r[5:] for r in _foundry("A100 40GB", _FOUNDRY_A100_40GB))
+#: the README's H100 FP8 table (amp_fp8: Transformer Engine linear layers in fp8, attention and the rest in bf16), read
+#: after every fit and never fitted on
+_FOUNDRY_H100_FP8 = (
+    ("3b", 32768, 8, 3, 6, 5856, True), ("3b", 8192, 8, 3, 6, 19146, False), ("3b", 2048, 8, 10, 6, 30586, False),
+    ("3b", 512, 8, 40, 6, 36527, False), ("1b", 32768, 8, 1, 4, 12580, False), ("1b", 8192, 8, 2, 4, 32010, False),
+    ("1b", 512, 8, 56, 4, 70315, False), ("350m", 32768, 8, 1, 4, 24439, False), ("350m", 16384, 8, 2, 4, 42929, False),
+    ("350m", 512, 8, 56, 4, 154420, False),
+)
+LLM_FOUNDRY_H100_FP8 = tuple(r[:4] + ("fp8-mixed",) + r[5:] for r in _foundry("H100 80GB FP8", _FOUNDRY_H100_FP8))
 #: Megatron-Turing NLG 530B (Smith et al. 2022, "Using DeepSpeed and Megatron to Train Megatron-Turing NLG 530B",
 #: Sec. 2.4): tp=8 pp=35 (DeepSpeed pipeline engine, 1F1B), mbs 1, global batch 1920, seq 2048, full activation
 #: checkpointing, on 280 / 350 / 420 DGX A100 80GB nodes of Selene: 60.1 / 50.2 / 44.4 s per iteration (126 / 121 /
