@@ -183,14 +183,15 @@ class ParallelConfig(BaseModel):
         return " ".join(parts)
 
 
-def seq_len_divisor(cp: int, causal: bool) -> int:
+def seq_len_divisor(cp: int, causal: bool, balanced: bool = True) -> int:
     """What seq_len must be a multiple of for context parallelism of degree ``cp``: ``2 cp`` for
-    causal attention (each rank holds one chunk from the front and its mirror from the back, the
-    load-balanced split of Megatron-LM's context parallelism and Brandon et al. 2023, striped
-    attention), ``cp`` otherwise; 1 without cp."""
+    load-balanced causal attention (each rank holds one chunk from the front and its mirror from the
+    back, the split of Megatron-LM's context parallelism and Brandon et al. 2023, striped
+    attention), ``cp`` otherwise (non-causal, or contiguous chunks: ``balanced`` False, the
+    framework's ``cp_load_balance``); 1 without cp."""
     if cp <= 1:
         return 1
-    return 2 * cp if causal else cp
+    return 2 * cp if causal and balanced else cp
 
 
 @dataclass(frozen=True)
@@ -454,7 +455,7 @@ def _check_chunks(p: ParallelConfig, split: tuple[int, ...], what: str) -> None:
         raise ConfigError(
             f"virtual_stages={p.virtual_stages} does not divide {what} {per_stage} layers per pipeline stage "
             f"(layers would be dropped); legal virtual_stages: {fmt_legal(legal)} "
-            f"(layers per virtual stage: {fmt_legal(sorted({per_stage // v for v in legal}))})"
+            f"(layers per virtual stage: {fmt_legal([per_stage // v for v in legal])})"
             + (f", or virtual_stages=1 ({per_stage} layers per stage) with schedule='1f1b'"
                if p.schedule == "interleaved" else ""),
             field="virtual_stages", value=p.virtual_stages, legal=legal)
@@ -560,9 +561,12 @@ def _stage_layers(p: ParallelConfig, model: ModelSpec, split_rule: str = "balanc
         _check_chunks(p, tuple(p.pp_layers), f"pp_layers={list(p.pp_layers)}:")
         return tuple(p.pp_layers)
     if p.pp > L:
-        raise ConfigError(f"pp={p.pp} exceeds n_layers={L}: every stage needs a layer; legal pp: 1 to {L} "
-                          f"({fmt_legal(divisors(L))} split the layers evenly, the others unevenly)",
-                          field="pp", value=p.pp, legal=list(range(1, L + 1)))
+        # with dp re-derived from the devices: the pp that divide devices / (tp x cp) and leave every stage a layer
+        room = p.dp * p.pp
+        legal = [d for d in divisors(room) if d <= L]
+        raise ConfigError(f"pp={p.pp} exceeds n_layers={L}: every stage needs a layer; legal pp on these devices "
+                          f"(dp x pp = {room}): {fmt_legal(legal)} (those dividing {L} split the layers evenly, the "
+                          "others unevenly)", field="pp", value=p.pp, legal=legal)
     return _automatic_split(p, model, split_rule)
 
 
@@ -781,12 +785,14 @@ def _check_sequence(p: ParallelConfig, training: TrainingSpec, n_devices: int) -
         raise ConfigError(f"cp={p.cp} needs a blockwise (flash) attention kernel: ring attention merges partial "
                           f"softmaxes (Liu et al. 2023); attention={training.attention!r}; legal cp: 1",
                           field="cp", value=p.cp, legal=[1])
-    need = seq_len_divisor(p.cp, training.causal)
+    balanced = training.framework.cp_load_balance
+    need = seq_len_divisor(p.cp, training.causal, balanced)
     if s % need:
-        legal = [c for c in divisors(s) if s % seq_len_divisor(c, training.causal) == 0]
+        legal = [c for c in divisors(s) if s % seq_len_divisor(c, training.causal, balanced) == 0]
         raise ConfigError(
-            f"cp={p.cp} needs seq_len divisible by {'2*cp' if training.causal else 'cp'} = {need} "
-            f"(load-balanced causal attention), but seq_len={s}; legal cp: "
+            f"cp={p.cp} needs seq_len divisible by {'2*cp' if need == 2 * p.cp else 'cp'} = {need} "
+            f"({'load-balanced causal attention' if need == 2 * p.cp else 'a whole chunk per rank'}), but "
+            f"seq_len={s}; legal cp: "
             f"{fmt_legal([c for c in legal if n_devices % c == 0][:12])}", field="cp", value=p.cp)
     if p.sp and (s // p.cp) % p.tp:
         legal = [t for t in divisors(s // p.cp) if n_devices % t == 0 and t > 1][:12]
@@ -874,19 +880,26 @@ def _batch_error(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) ->
     """The error for a global batch that dp x microbatch_size does not divide, with the
     alternatives that keep the batch (shard the sequence or the heads instead)."""
     B, s, per = training.global_batch_size, training.seq_len, p.dp * p.microbatch_size
+    interleaved = p.pp > 1 and p.schedule == "interleaved"
     alts = []
     total_seq = p.dp  # devices that currently hold distinct sequences
-    if p.dp > 1 and s % (2 * total_seq) == 0:
+    # moving dp into cp or tp leaves dp = 1: the batch must then split into whole microbatches (a multiple of pp
+    # of them under the interleaved schedule)
+    regroup = B % p.microbatch_size == 0 and (not interleaved or (B // p.microbatch_size) % p.pp == 0)
+    if p.dp > 1 and regroup and s % (2 * total_seq) == 0:
         alts.append(f"shard the sequence instead (cp={total_seq}: {s}/{total_seq} = {s // total_seq} tokens "
                     f"per device)")
-    if p.dp > 1 and model.n_heads % (p.tp * total_seq) == 0 and model.kv_heads % (p.tp * total_seq) == 0:
+    if p.dp > 1 and regroup and model.n_heads % (p.tp * total_seq) == 0 and model.kv_heads % (p.tp * total_seq) == 0:
         t = p.tp * total_seq
         alts.append(f"shard the heads (tp={t}: {model.n_heads // t} query heads and "
                     f"{model.kv_heads // t} KV head(s) per device)")
     legal_mbs = [m for m in divisors(B // p.dp)] if B % p.dp == 0 else []
+    if p.pp > 1 and p.schedule == "interleaved":  # and the microbatch count must stay a multiple of pp
+        legal_mbs = [b for b in legal_mbs if (B // (p.dp * b)) % p.pp == 0]
     msg = (f"global_batch_size={B} is not divisible by dp x microbatch_size = {p.dp} x {p.microbatch_size} "
            f"= {per} (the batch is split over the data-parallel/FSDP ranks); legal global_batch_size: "
-           f"multiples of {per}")
+           f"multiples of {per * p.pp if interleaved else per}" + (f" (x pp = {p.pp}: the interleaved schedule needs a "
+                                                                  "multiple of pp microbatches)" if interleaved else ""))
     if legal_mbs:
         msg += f"; legal microbatch_size for this batch: {fmt_legal(legal_mbs)}"
     if alts:
@@ -902,8 +915,10 @@ def _microbatches(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -
     m = B // per
     if p.pp > 1 and p.schedule == "interleaved" and m % p.pp:
         legal = [b for b in divisors(B // p.dp) if (B // (p.dp * b)) % p.pp == 0]
+        unit = p.dp * p.microbatch_size * p.pp
         fix = (f"legal microbatch_size: {fmt_legal(legal)}" if legal else
-               f"legal: a global batch that is a multiple of dp x pp = {p.dp * p.pp} sequences, or schedule '1f1b'")
+               f"legal: a global batch that is a multiple of dp x microbatch_size x pp = {unit} sequences, or "
+               "schedule '1f1b' with virtual_stages=1")
         raise ConfigError(f"schedule='interleaved' needs the microbatch count (global_batch_size / (dp x "
                           f"microbatch_size) = {m}) divisible by pp={p.pp} (Megatron-LM's interleaved schedule "
                           f"asserts it); {fix}", field="microbatch_size", value=p.microbatch_size,

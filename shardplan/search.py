@@ -255,7 +255,8 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
     n, s = n_devices, training.seq_len
     tps = [t for t in legal_tp(model, fix.get("kv_replication", False)) if n % t == 0 and model.ffn_dim % t == 0
            and (not max_tp or t <= max_tp)]
-    cps = [c for c in divisors(n) if c <= max_cp and s % seq_len_divisor(c, training.causal) == 0
+    cps = [c for c in divisors(n) if c <= max_cp and s % seq_len_divisor(c, training.causal,
+                                                                         training.framework.cp_load_balance) == 0
            and (c == 1 or training.framework.context_parallel)]
     allowed = training.framework.zero_stages or (0, 1, 2, 3)  # what the framework implements
     # ZeRO-2 dominates ZeRO-0/1 only where the framework has ZeRO-2, with pipelining too

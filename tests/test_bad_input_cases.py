@@ -311,3 +311,42 @@ def test_plan_with_pinned_virtual_stages_names_the_real_reason():
     ok = runner.invoke(app, ["plan", "-m", "mpt-3b", "-H", "h100-sxm", "-n", "32", "-s", "2048", "-b", "64",
                              "--framework", "torchtitan", "--pp", "4", "--virtual-stages", "2", "--json"])
     assert ok.exit_code == 0 and '"virtual_stages": 2' in ok.output
+
+
+def test_batch_error_under_the_interleaved_schedule_lists_what_passes_both_rules():
+    # llama-3-8b on 64 GPUs, tp 2, pp 4 -> dp 8; batch 128 with microbatch 3: 128 % 24 != 0. Microbatch sizes that
+    # divide 128 / 8 = 16 are 1, 2, 4, 8, 16; the interleaved schedule also needs 16 / b microbatches divisible by
+    # pp = 4: 1 (16), 2 (8), 4 (4) pass, 8 (2) and 16 (1) do not. Legal batches: multiples of 8 x 3 x 4 = 96
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    m = MODELS["llama-3-8b"]
+    pc = dict(tp=2, pp=4, schedule="interleaved", virtual_stages=2)
+    with pytest.raises(ConfigError) as e:
+        validate(ParallelConfig(**pc, microbatch_size=3), m, TrainingSpec(seq_len=4096, global_batch_size=128), 64)
+    assert "legal microbatch_size for this batch: 1, 2, 4" in str(e.value) and "multiples of 96" in str(e.value)
+    for b in (1, 2, 4):
+        validate(ParallelConfig(**pc, microbatch_size=b), m, TrainingSpec(seq_len=4096, global_batch_size=128), 64)
+    validate(ParallelConfig(**pc, microbatch_size=3), m, TrainingSpec(seq_len=4096, global_batch_size=96), 64)
+
+
+def test_contiguous_context_chunks_need_only_seq_len_divisible_by_cp():
+    # torchtitan (cp_load_balance false): 65,532 = 4 x 16,383 splits into 4 contiguous chunks, but not into the
+    # 2 x 4 = 8 mirrored chunks a load-balanced split needs (65,532 / 8 = 8,191.5)
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    m = MODELS["llama-3-8b"]
+    tt = framework_profile("torchtitan")
+    validate(ParallelConfig(cp=4), m, TrainingSpec(seq_len=65532, global_batch_size=8, framework=tt), 8)
+    with pytest.raises(ConfigError, match=r"needs seq_len divisible by 2\*cp = 8"):
+        validate(ParallelConfig(cp=4), m, TrainingSpec(seq_len=65532, global_batch_size=8,
+                                                       framework=tt.model_copy(update={"cp_load_balance": True})), 8)
+
+
+def test_pp_beyond_the_layers_lists_the_pp_these_devices_allow():
+    # MPT-3B (32 layers) on 64 GPUs: pp must divide 64 (dp re-derived) and be at most 32: 1, 2, 4, 8, 16, 32
+    r = runner.invoke(app, ["estimate", "-m", "mpt-3b", "-H", "a100-80gb", "-n", "64", "-s", "2048", "-b", "512",
+                            "--pp", "64"])
+    assert r.exit_code == 2 and "legal pp on these devices (dp x pp = 64): 1, 2, 4, 8, 16, 32" in r.output
