@@ -272,8 +272,8 @@ def fsdp_fit_table() -> tuple[str, float]:
     lines = [f"**pytorch-fsdp** on the {len(rows)} fms-fsdp rows: `overlap_slowdown` = {full.values[0]:.3f}", "",
              "| row | in-sample error | left-out error | left-out fit |", "|---|---|---|---|"]
     held = []
+    h, f = apply(params, full.values, hw, base)
     for i, r in enumerate(rows):
-        h, f = apply(params, full.values, hw, base)
         res, _ = loo[r[0]]
         h2, f2 = apply(params, res.values, hw, base)
         e = predict(r, h2, f2) / y[i] - 1

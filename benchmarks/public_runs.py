@@ -89,10 +89,15 @@ _FOUNDRY_A100 = (
 )
 
 
-def _foundry(hw: str, rows: tuple) -> tuple:
+def _foundry(hw: str, rows: tuple, precision: str = "bf16-mixed-fp32-grads") -> tuple:
+    """PUBLIC_CHECKS entries of llm-foundry README rows ``(model, seq, GPUs, microbatch, accumulation, tokens/s/GPU,
+    activation checkpointing)`` on ``hw``: FSDP FULL_SHARD over every GPU, global batch GPUs x microbatch x
+    accumulation. ``precision``: Composer's amp_bf16 (fp32 gradient reduction, the default), PURE bf16
+    ('bf16-mixed') or amp_fp8 ('fp8-mixed', named in the label)."""
+    tag = " FP8" if precision.startswith("fp8") else ""
     return tuple(
-        (f"llm-foundry README {hw}: MPT-{m.upper()} seq {s:,}, {g} GPUs, mbs {mbs}{', AC' if ac else ''}", f"mpt-{m}",
-         hw, "llm-foundry", "bf16-mixed-fp32-grads", g, s, g * mbs * ga,
+        (f"llm-foundry README {hw}{tag}: MPT-{m.upper()} seq {s:,}, {g} GPUs, mbs {mbs}{', AC' if ac else ''}",
+         f"mpt-{m}", hw, "llm-foundry", precision, g, s, g * mbs * ga,
          dict(dp=g, zero_stage=3, microbatch_size=mbs, recompute="full" if ac else "none"), tps, None)
         for m, s, g, mbs, ga, tps, ac in rows)
 
@@ -124,7 +129,7 @@ _FOUNDRY_A100_40GB = (
     ("125m", 2048, 64, 26, 1, 125234, False), ("125m", 2048, 32, 26, 1, 127122, False), ("125m", 2048, 16, 26, 1, 130535, False), ("125m", 2048, 8, 26, 3, 136334, False),
     ("125m", 1024, 8, 52, 3, 148289, False), ("125m", 512, 8, 104, 3, 156735, False),
 )
-LLM_FOUNDRY_A100_40GB = tuple(r[:4] + ("bf16-mixed",) + r[5:] for r in _foundry("A100 40GB", _FOUNDRY_A100_40GB))
+LLM_FOUNDRY_A100_40GB = _foundry("A100 40GB", _FOUNDRY_A100_40GB, "bf16-mixed")
 #: the README's H100 FP8 table (amp_fp8: Transformer Engine linear layers in fp8, attention and the rest in bf16), read
 #: after every fit and never fitted on
 _FOUNDRY_H100_FP8 = (
@@ -133,7 +138,7 @@ _FOUNDRY_H100_FP8 = (
     ("1b", 512, 8, 56, 4, 70315, False), ("350m", 32768, 8, 1, 4, 24439, False), ("350m", 16384, 8, 2, 4, 42929, False),
     ("350m", 512, 8, 56, 4, 154420, False),
 )
-LLM_FOUNDRY_H100_FP8 = tuple(r[:4] + ("fp8-mixed",) + r[5:] for r in _foundry("H100 80GB FP8", _FOUNDRY_H100_FP8))
+LLM_FOUNDRY_H100_FP8 = _foundry("H100 80GB", _FOUNDRY_H100_FP8, "fp8-mixed")
 #: Megatron-Turing NLG 530B (Smith et al. 2022, "Using DeepSpeed and Megatron to Train Megatron-Turing NLG 530B",
 #: Sec. 2.4): tp=8 pp=35 (DeepSpeed pipeline engine, 1F1B), mbs 1, global batch 1920, seq 2048, full activation
 #: checkpointing, on 280 / 350 / 420 DGX A100 80GB nodes of Selene: 60.1 / 50.2 / 44.4 s per iteration (126 / 121 /

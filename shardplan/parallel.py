@@ -876,6 +876,17 @@ def _check_a2a_overlap(p: ParallelConfig, model: ModelSpec, training: TrainingSp
                           field="moe_a2a_overlap", value=True, legal=["bf16-mixed", "fp8-mixed", "fp8-params"])
 
 
+def _microbatch_sizes(p: ParallelConfig, global_batch: int) -> list[int]:
+    """Microbatch sizes that split ``global_batch`` over p.dp ranks into whole microbatches, a multiple of pp of
+    them under the interleaved schedule (Megatron-LM's interleaved schedule asserts it); [] when dp does not
+    divide the batch."""
+    if global_batch % p.dp:
+        return []
+    per_rank = global_batch // p.dp
+    interleaved = p.pp > 1 and p.schedule == "interleaved"
+    return [b for b in divisors(per_rank) if not interleaved or (per_rank // b) % p.pp == 0]
+
+
 def _batch_error(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -> ConfigError:
     """The error for a global batch that dp x microbatch_size does not divide, with the
     alternatives that keep the batch (shard the sequence or the heads instead)."""
@@ -893,9 +904,7 @@ def _batch_error(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) ->
         t = p.tp * total_seq
         alts.append(f"shard the heads (tp={t}: {model.n_heads // t} query heads and "
                     f"{model.kv_heads // t} KV head(s) per device)")
-    legal_mbs = [m for m in divisors(B // p.dp)] if B % p.dp == 0 else []
-    if p.pp > 1 and p.schedule == "interleaved":  # and the microbatch count must stay a multiple of pp
-        legal_mbs = [b for b in legal_mbs if (B // (p.dp * b)) % p.pp == 0]
+    legal_mbs = _microbatch_sizes(p, B)
     msg = (f"global_batch_size={B} is not divisible by dp x microbatch_size = {p.dp} x {p.microbatch_size} "
            f"= {per} (the batch is split over the data-parallel/FSDP ranks); legal global_batch_size: "
            f"multiples of {per * p.pp if interleaved else per}" + (f" (x pp = {p.pp}: the interleaved schedule needs a "
@@ -914,7 +923,7 @@ def _microbatches(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -
         raise _batch_error(p, model, training)
     m = B // per
     if p.pp > 1 and p.schedule == "interleaved" and m % p.pp:
-        legal = [b for b in divisors(B // p.dp) if (B // (p.dp * b)) % p.pp == 0]
+        legal = _microbatch_sizes(p, B)
         unit = p.dp * p.microbatch_size * p.pp
         fix = (f"legal microbatch_size: {fmt_legal(legal)}" if legal else
                f"legal: a global batch that is a multiple of dp x microbatch_size x pp = {unit} sequences, or "

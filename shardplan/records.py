@@ -78,11 +78,10 @@ class RunRecord(BaseModel):
     def _known_framework(cls, v: str) -> str:
         """A built-in profile name (case-insensitive) or a profile file name (.yaml / .yml / .json), read
         when the record is used."""
-        from shardplan.presets.frameworks import FRAMEWORKS
-        if v.lower().endswith((".yaml", ".yml", ".json")) or v.strip().lower() in FRAMEWORKS:
-            return v
-        raise ConfigError(f"framework={v[:80]!r} is unknown; legal framework: {', '.join(FRAMEWORKS)} (or a profile "
-                          ".yaml file)", field="framework", value=v, legal=list(FRAMEWORKS))
+        from shardplan.presets.frameworks import framework_profile
+        if not v.lower().endswith((".yaml", ".yml", ".json")):
+            framework_profile(v)  # ConfigError naming the legal profiles for an unknown name
+        return v
 
     @model_validator(mode="after")
     def _outcome(self) -> "RunRecord":
