@@ -643,3 +643,25 @@ def check_inputs(row: tuple, profile_update: dict | None = None):
                             **extra)
     hardware = hardware_of(hw).model_copy(update={k: int(v) for k, v in (pair.split("=") for pair in hw_pairs)})
     return MODELS[name], hardware, training, ParallelConfig(**fields), n
+#: NeMo AutoModel docs/performance-summary.md (NVIDIA-NeMo/Automodel, "Last Updated: 2025-10-02"), DGX-H100 BF16
+#: pre-training: FSDP2 over every rank, EP and PP as the table gives them, sequence 4,096, recipes
+#: examples/benchmark/configs/*_te_deepep.yaml (Transformer Engine kernels, DeepEP, fake_balanced_gate: true, i.e.
+#: round-robin routing, TrainingSpec.moe_routing; activation checkpointing of every block in the DeepSeek-V3 and Qwen3
+#: recipes, none in the GPT-OSS ones, as stored; fp32 gradient reduction, reduce_dtype float32). The Kimi K2 row has no
+#: model preset and is left out. DeepSeek-V3 without MTP (the recipe's Hugging Face config). The 1,024-GPU DeepSeek-V3
+#: row accumulates 4 local batches (GA 4), each a pipeline flush of 8 microbatches, which the planner prices as one
+#: flush of 32. Read after every fit and never fitted on; the routing term was added after these rows were read
+_AM = "bf16-mixed-fp32-grads+moe_routing=round_robin"
+_AM_DS = dict(pp=4, schedule="interleaved", virtual_stages=8, ep=64, moe_dispatcher="deepep", zero_stage=3,
+              microbatch_size=1, recompute="full")
+AUTOMODEL_H100 = tuple(
+    (f"NeMo AutoModel H100: {label}", model, "H100-SXM", "automodel", _AM, n, 4096, gbs, fields, tps, None)
+    for label, model, n, gbs, fields, tps in (
+        ("DeepSeek-V3 PP4 VP8 EP64 FSDP, full AC, 1,024 GPUs", "deepseek-v3", 1024, 8192, _AM_DS, 865),
+        ("DeepSeek-V3 PP4 VP8 EP64 FSDP, full AC, 256 GPUs", "deepseek-v3", 256, 512, _AM_DS, 1002),
+        ("Qwen3-30B-A3B EP8 FSDP, full AC, 8 GPUs", "qwen3-30b-a3b", 8, 512,
+         dict(ep=8, moe_dispatcher="deepep", zero_stage=3, microbatch_size=4, recompute="full"), 12040),
+        ("GPT-OSS-20B EP8 FSDP, FlexAttention, 8 GPUs", "gpt-oss-20b", 8, 256,
+         dict(ep=8, moe_dispatcher="deepep", zero_stage=3, microbatch_size=2), 13058),
+        ("GPT-OSS-120B EP64 FSDP, FlexAttention, 64 GPUs", "gpt-oss-120b", 64, 512,
+         dict(ep=64, moe_dispatcher="deepep", zero_stage=3, microbatch_size=2), 7626)))

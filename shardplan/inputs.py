@@ -206,7 +206,7 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
                   precision: str = "bf16-mixed", attention: str = "flash",
                   framework: str | FrameworkProfile | None = None, dropout: bool = False,
                   moe_capacity_factor: float | None = None, moe_imbalance: float = 1.0,
-                  optimizer_dtype: str = "fp32") -> TrainingSpec:
+                  optimizer_dtype: str = "fp32", moe_routing: str = "uniform") -> TrainingSpec:
     """What one optimizer step processes.
 
     Args:
@@ -221,10 +221,11 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
         moe_capacity_factor, moe_imbalance: MoE token dropping / dropless load
             (:class:`~shardplan.specs.training.TrainingSpec`).
         optimizer_dtype: 'fp32', 'bf16-moments' or 'bf16' (TrainingSpec.optimizer_dtype).
+        moe_routing: 'uniform' or 'round_robin' (TrainingSpec.moe_routing).
 
     Raises:
         ConfigError: both or neither batch given, unknown precision / attention / framework /
-            optimizer_dtype, values < 1.
+            optimizer_dtype / moe_routing, values < 1.
     """
     from shardplan.presets.frameworks import framework_profile
     if (global_batch is None) == (global_batch_tokens is None):
@@ -238,9 +239,13 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
     if optimizer_dtype not in legal:
         raise ConfigError(f"optimizer_dtype={short_repr(optimizer_dtype)} is unknown; legal: {fmt_legal(legal)}",
                           field="optimizer_dtype", value=optimizer_dtype, legal=legal)
+    legal = typing.get_args(TrainingSpec.model_fields["moe_routing"].annotation)
+    if moe_routing not in legal:
+        raise ConfigError(f"moe_routing={short_repr(moe_routing)} is unknown; legal: {fmt_legal(legal)}",
+                          field="moe_routing", value=moe_routing, legal=legal)
     common = dict(precision=precision_policy(precision), attention=attention, dropout=dropout,
                   moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance,
-                  optimizer_dtype=optimizer_dtype)
+                  optimizer_dtype=optimizer_dtype, moe_routing=moe_routing)
     if framework is not None:
         common["framework"] = framework_profile(framework) if isinstance(framework, str) else framework
     try:
@@ -377,7 +382,7 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
                  attention: str = "flash", framework: str | FrameworkProfile | None = None, dropout: bool = False,
                  scale_up_size: int | None = None, plan: str | Path | None = None,
                  moe_capacity_factor: float | None = None, moe_imbalance: float = 1.0,
-                 optimizer_dtype: str = "fp32", **layout: Any) -> Inputs:
+                 optimizer_dtype: str = "fp32", moe_routing: str = "uniform", **layout: Any) -> Inputs:
     """All specs from the values of ``shardplan estimate``'s flags (``hardware=None``: no hardware).
 
     ``layout`` holds ParallelConfig fields (``None`` = not given); with ``plan`` the plan file's values
@@ -394,7 +399,7 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
         from_file = default_framework(hardware)
         framework = from_file if framework is None else framework
     tr = training_spec(seq_len, global_batch, global_batch_tokens, precision, attention, framework, dropout,
-                       moe_capacity_factor, moe_imbalance, optimizer_dtype)
+                       moe_capacity_factor, moe_imbalance, optimizer_dtype, moe_routing)
     pc = parallel_config(layout, plan)
     applied = applied_layout_defaults(tr.framework, pc, layout, plan, seq_len)
     if applied:

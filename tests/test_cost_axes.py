@@ -191,7 +191,7 @@ def test_tied_embeddings_all_reduce_over_the_embedding_group():
 
 def test_deepep_sends_one_copy_per_remote_node():
     """DeepEP (DeepSeek-V3 report Sec. 3.2.2): scale-out copies per token = remote nodes hit, not remote experts."""
-    from shardplan.cost.axes.ep import deepep_scale_out_share
+    from shardplan.cost.axes.ep import deepep_copy_share as deepep_scale_out_share
     from shardplan.cost.step import estimate
     from shardplan.parallel import ParallelConfig
     from shardplan.presets.hardware import HARDWARE
@@ -204,7 +204,13 @@ def test_deepep_sends_one_copy_per_remote_node():
         miss *= (96 - i) / (128 - i)
     assert deepep_scale_out_share(128, 8, 32, 8) == pytest.approx(3 * (1 - miss) / 6, rel=1e-12)
     assert deepep_scale_out_share(128, 8, 32, 8) == pytest.approx(0.4536, abs=1e-4)
-    assert deepep_scale_out_share(128, 8, 8, 8) == 1.0  # one node: nothing crosses the network
+    # one node (ep = 8): one copy per remote rank. A rank (16 experts) is missed with C(112,8)/C(128,8) = 0.3326,
+    # so 8 x 0.6674 = 5.339 ranks hit, 7/8 of them remote: 4.672 copies against 8 x 7/8 = 7 experts: 0.6674
+    miss_rank = 1.0
+    for i in range(8):
+        miss_rank *= (112 - i) / (128 - i)
+    assert deepep_scale_out_share(128, 8, 8, 8) == pytest.approx(8 * (1 - miss_rank) * 7 / 8 / 7, rel=1e-12)
+    assert deepep_scale_out_share(128, 8, 8, 8) == pytest.approx(0.6674, abs=1e-4)
     # in the estimate: the AllToAll payload shrinks by that share (Qwen3-235B, tp 2, ep 32 over 4 nodes)
     m, hw = MODELS["qwen3-235b-a22b"], HARDWARE["h100-sxm"]
     tr = TrainingSpec(seq_len=4096, global_batch_size=256)
@@ -214,6 +220,23 @@ def test_deepep_sends_one_copy_per_remote_node():
     for x, y in zip(a2a["alltoall"], a2a["deepep"]):
         assert y.bytes_per_device == pytest.approx(x.bytes_per_device * deepep_scale_out_share(128, 8, 32, 8))
         assert y.time_s < 0.6 * x.time_s
+
+
+def test_deepep_round_robin_routing_hits_contiguous_experts():
+    """NeMo AutoModel's FakeBalancedGate sends token i to experts i*k .. i*k+k-1: contiguous, so few ranks."""
+    from shardplan.cost.axes.ep import deepep_copy_share, expected_hits
+    # Qwen3-30B-A3B, 128 experts, top 8, ep 8 (16 per rank): windows start at multiples of 8 and never straddle
+    # a 16-expert block: 1 rank per token, 7/8 remote, against 8 x 7/8 = 7 AllToAll copies: 1/8
+    assert expected_hits(128, 8, 8, "round_robin") == 1.0
+    assert deepep_copy_share(128, 8, 8, 8, "round_robin") == pytest.approx(0.125)
+    # DeepSeek-V3, 256 experts, top 8, ep 64 over 8 nodes (4 per rank, 32 per node): a window spans 2 ranks of
+    # one node: 1 node, 7/8 remote, against 8 x 56/64 = 7 copies across nodes: 1/8
+    assert expected_hits(256, 8, 64, "round_robin") == 2.0
+    assert deepep_copy_share(256, 8, 64, 8, "round_robin") == pytest.approx(0.125)
+    # a window that straddles: 6 experts, top 4, 3 ranks of 2: starts 0, 2, 4 (gcd 2) span 2 blocks each: 2
+    assert expected_hits(6, 4, 3, "round_robin") == 2.0
+    # uniform routing, same case: 3 (1 - C(4,4)/C(6,4)) = 3 x 14/15 = 2.8
+    assert expected_hits(6, 4, 3) == pytest.approx(2.8)
 
 
 def test_combined_1f1b_hides_expert_alltoalls_but_the_unpaired_passes():
@@ -254,3 +277,30 @@ def test_combined_1f1b_hides_expert_alltoalls_but_the_unpaired_passes():
     with pytest.raises(ConfigError, match="16-bit base precision"):
         validate(ParallelConfig(ep=8, moe_a2a_overlap=True), m,
                  tr.model_copy(update={"precision": tr.precision.model_copy(update={"name": "fp32"})}), 8)
+
+
+def test_round_robin_routing_in_the_estimate_and_the_automodel_profile():
+    """Qwen3-30B-A3B on 8 GPUs, ep 8, DeepEP: round-robin routing sends 1/8 of the AllToAll's bytes
+    (deepep_copy_share(128, 8, 8, 8, 'round_robin') = (1 x 7/8) / (8 x 7/8)), uniform routing 0.6674."""
+    from shardplan.cost.step import estimate
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    m, hw = MODELS["qwen3-30b-a3b"], HARDWARE["h100-sxm"]
+    fw = framework_profile("automodel")
+    # the profile is torchtitan's FSDP2 with Transformer Engine kernels and a bf16 loss, each with its source
+    titan = framework_profile("torchtitan")
+    changed = {k for k in type(fw).model_fields if k not in ("name", "sources") and getattr(fw, k) != getattr(titan, k)}
+    assert changed == {"elementwise_traffic", "loss", "logit_bytes", "attention_kernel"}
+    assert all(k in fw.sources for k in changed)
+    assert (fw.elementwise_traffic, fw.loss, fw.logit_bytes, fw.attention_kernel) == (1.0, "fused", 4.0, "cudnn")
+    layout = dict(ep=8, zero_stage=3, microbatch_size=4, recompute="full")
+    bytes_ = {}
+    for dispatcher, routing in (("alltoall", "uniform"), ("deepep", "uniform"), ("deepep", "round_robin")):
+        tr = TrainingSpec(seq_len=4096, global_batch_size=512, framework=fw, moe_routing=routing)
+        e = estimate(m, hw, tr, ParallelConfig(**layout, moe_dispatcher=dispatcher), 8)
+        bytes_[dispatcher, routing] = sum(c.bytes_per_device for c in e.collectives if c.axis == "ep")
+    assert bytes_["deepep", "round_robin"] == pytest.approx(bytes_["alltoall", "uniform"] / 8, rel=1e-12)
+    assert bytes_["deepep", "uniform"] == pytest.approx(bytes_["alltoall", "uniform"] * 0.66742, rel=1e-4)

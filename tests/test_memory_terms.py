@@ -393,13 +393,13 @@ def test_megatron_bridge_qwen3_30b_fits_with_one_routed_copy():
 
 def test_moe_expert_overhead_is_charged_per_local_expert_moe_layer_and_microbatch():
     # Qwen3-30B-A3B on 8 B200, ep 8, no pipeline: 512 sequences / (8 x 1) = 64 microbatches of 48 MoE layers with
-    # 128 / 8 = 16 local experts each; the Megatron profile's 0.20 ms per local expert and 1.06 ms per MoE layer add
-    # 64 x 48 x (16 x 2.0e-4 + 1.06e-3) = 64 x 48 x 4.26e-3 = 13.08672 s to the step (and to the framework overhead)
+    # 128 / 8 = 16 local experts each; the Megatron profile's 0.21 ms per local expert and 1.03 ms per MoE layer add
+    # 64 x 48 x (16 x 2.1e-4 + 1.03e-3) = 64 x 48 x 4.39e-3 = 13.48608 s to the step (and to the framework overhead)
     from shardplan.calibration import hardware_of
     from shardplan.cost.step import estimate
     from shardplan.presets.models import MODELS
     fw = framework_profile("megatron")
-    assert fw.moe_expert_overhead_s == 2.0e-4 and fw.moe_layer_overhead_s == 1.06e-3
+    assert fw.moe_expert_overhead_s == 2.1e-4 and fw.moe_layer_overhead_s == 1.03e-3
     steps = {}
     off = fw.model_copy(update={"moe_expert_overhead_s": 0.0, "moe_layer_overhead_s": 0.0})
     for ep in (8, 4):
@@ -408,17 +408,17 @@ def test_moe_expert_overhead_is_charged_per_local_expert_moe_layer_and_microbatc
             tr = TrainingSpec(seq_len=4096, global_batch_size=512, framework=profile,
                               precision=PRECISION_POLICIES["fp8-mixed"])
             steps[ep, on] = estimate(MODELS["qwen3-30b-a3b"], hardware_of("B200"), tr, pc, 8)
-    assert steps[8, True].step_s - steps[8, False].step_s == pytest.approx(13.08672, rel=1e-9)
-    assert steps[8, True].overhead_s - steps[8, False].overhead_s == pytest.approx(13.08672, rel=1e-9)
-    # ep 4: 32 local experts: 64 x 48 x (32 x 2.0e-4 + 1.06e-3) = 64 x 48 x 7.46e-3 = 22.91712 s
-    assert steps[4, True].step_s - steps[4, False].step_s == pytest.approx(22.91712, rel=1e-9)
+    assert steps[8, True].step_s - steps[8, False].step_s == pytest.approx(13.48608, rel=1e-9)
+    assert steps[8, True].overhead_s - steps[8, False].overhead_s == pytest.approx(13.48608, rel=1e-9)
+    # ep 4: 32 local experts: 64 x 48 x (32 x 2.1e-4 + 1.03e-3) = 64 x 48 x 7.75e-3 = 23.808 s
+    assert steps[4, True].step_s - steps[4, False].step_s == pytest.approx(23.808, rel=1e-9)
 
 
 def test_stage_with_most_moe_layers_is_priced():
     # DeepSeek-V3 (61 layers, the first 3 dense, 256 experts), pp 8 split 1,10,10,10,10,10,5,5: stage 1 (layers 1-10)
     # holds 8 MoE layers, stage 2 (layers 11-20) 10. The stage with the most layers (1) is not the slowest: stage 2
     # must be priced too. ep 8: 32 local experts; 512 sequences / (8 x 1) = 64 microbatches; the per-expert cost of
-    # stage 2 is 64 x 10 x (32 x 2.0e-4 + 1.06e-3) = 64 x 10 x 7.46e-3 = 4.7744 s
+    # stage 2 is 64 x 10 x (32 x 2.1e-4 + 1.03e-3) = 64 x 10 x 7.75e-3 = 4.96 s
     from shardplan.calibration import hardware_of
     from shardplan.cost.step import estimate
     from shardplan.presets.models import MODELS
@@ -429,7 +429,7 @@ def test_stage_with_most_moe_layers_is_priced():
     lay = validate(pc, ds, tr, 64)
     assert lay.candidate_stages == (0, 1, 7) and lay.stages_to_price(ds) == (0, 1, 2, 7)
     e = estimate(ds, hardware_of("B200"), tr, pc, 64)
-    assert e.overhead_s == pytest.approx(64 * 10 * (32 * 2.0e-4 + 1.06e-3), rel=1e-9) == pytest.approx(4.7744)
+    assert e.overhead_s == pytest.approx(64 * 10 * (32 * 2.1e-4 + 1.03e-3), rel=1e-9) == pytest.approx(4.96)
 
 
 def test_integer_choice_fields_refuse_booleans(tmp_path):
@@ -549,7 +549,7 @@ def test_moe_roofline_threshold_follows_the_expert_data_parallel_group():
 def test_moe_note_prices_the_stage_the_step_prices():
     # Qwen3-235B-A22B (94 MoE layers) on 256 H100, tp 2, pp 8, ep 8: 16 local experts, 1,024 / (16 x 1) = 64
     # microbatches. The step prices its slowest stage; the note must use that stage's MoE layers, so its figure is
-    # (16 x 0.20 ms + 1.06 ms) x L x 64 = 4.26 ms x L x 64 and never exceeds the framework overhead it is part of
+    # (16 x 0.21 ms + 1.03 ms) x L x 64 = 4.39 ms x L x 64 and never exceeds the framework overhead it is part of
     from shardplan.calibration import hardware_of
     from shardplan.cli.estimate import moe_overhead_note
     from shardplan.cost.memory import stage_params
@@ -560,7 +560,7 @@ def test_moe_note_prices_the_stage_the_step_prices():
     e = estimate(m, hardware_of("H100-SXM"), tr, ParallelConfig(tp=2, sp=True, pp=8, ep=8, etp=1, zero_stage=1,
                                                                recompute="full"), 256)
     layers = stage_params(m, e.layout, e.priced_stage).moe_layers
-    cost = 4.26e-3 * layers * e.layout.microbatches
+    cost = 4.39e-3 * layers * e.layout.microbatches
     note = moe_overhead_note(e)
     assert e.layout.microbatches == 64 and f"x {layers} MoE layers x 64 microbatches" in note
     assert cost <= e.overhead_s + 1e-9 and f"{cost:.3f} s" in note

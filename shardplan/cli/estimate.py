@@ -8,7 +8,7 @@ from rich.table import Table
 
 from shardplan.cli.common import (OptimizerDtypeOpt,
                                   AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, MoeCapOpt,
-                                  MoeImbOpt,
+                                  MoeImbOpt, MoeRoutingOpt,
                                   HardwareOpt, JsonOpt,
                                   ModelOpt, PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console,
                                   err_console, layout_flags, negative, print_notes)
@@ -315,7 +315,7 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
              precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
              framework: FrameworkOpt = None, dropout: DropoutOpt = False,
              optimizer_dtype: OptimizerDtypeOpt = "fp32",
-             moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0,
+             moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0, moe_routing: MoeRoutingOpt = "uniform",
              scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None, json_out: JsonOpt = False,
              layout: dict = None) -> None:
     """Predict memory, step time, MFU and the bottleneck of one layout."""
@@ -323,7 +323,7 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
                              global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
                              attention=attention, framework=framework, dropout=dropout,
                              optimizer_dtype=optimizer_dtype,
-                             moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance,
+                             moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance, moe_routing=moe_routing,
                              scale_up_size=scale_up_size, plan=plan),
                         layout)
     print_notes(e.layout)

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from shardplan.cli.common import (OptimizerDtypeOpt,
                                   AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, MoeCapOpt,
-                                  MoeImbOpt,
+                                  MoeImbOpt, MoeRoutingOpt,
                                   HardwareOpt, JsonOpt,
                                   ModelOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console, err_console,
                                   layout_flags, negative)
@@ -212,7 +212,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
          global_batch_tokens: BatchTokOpt = None, precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
          framework: FrameworkOpt = None, dropout: DropoutOpt = False,
              optimizer_dtype: OptimizerDtypeOpt = "fp32",
-             moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0, scale_up_size: ScaleUpOpt = None,
+             moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0, moe_routing: MoeRoutingOpt = "uniform", scale_up_size: ScaleUpOpt = None,
              top: TopOpt = 5,
          objective: ObjectiveOpt = "throughput",
          fix: FixOpt = None, max_tp: MaxTpOpt = None, show_infeasible: InfeasibleOpt = False,
@@ -230,7 +230,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
                                 global_batch=global_batch, global_batch_tokens=global_batch_tokens,
                                 precision=precision, attention=attention, framework=framework, dropout=dropout,
                                 optimizer_dtype=optimizer_dtype,
-                                moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance,
+                                moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance, moe_routing=moe_routing,
                                 scale_up_size=scale_up_size)
     from shardplan.cli.common import framework_note
     framework_note(hardware, framework, tr.framework)

@@ -165,14 +165,14 @@ _MEGATRON_ALLOCATOR = dict(allocator_overhead=0.025, context_bytes=_PYTORCH_CONT
 _MEGATRON_MOE = ("fitted jointly with moe_layer_overhead_s: benchmarks/fit_frameworks.py moe_fit_table, robust least "
                  "squares on the 33 public Megatron-Core MoE rows (Megatron-Core MoE model zoo Qwen3-235B, Megatron-Bridge "
                  "25.09 and 25.11 H100 / B200 / GB200 / GB300 Qwen3, GPT-OSS and DeepSeek-V3), everything else fixed: "
-                 "0.20 ms per local expert and 1.06 ms per MoE layer (per microbatch, forward + backward); alone, the "
+                 "0.21 ms per local expert and 1.03 ms per MoE layer (per microbatch, forward + backward); alone, the "
                  "per-expert constant fitted 0.278 ms and left the EP 64 rows, 2 experts per rank, 27-30% fast on "
                  "GB200 (Qwen3-235B); leave-one-out median |error| 24.5% (no term) -> 12.1% (per expert) -> 11.0% "
-                 "(both); 9.5% since DeepSeek-V3's MTP module counts as a layer of the uneven pipeline split "
-                 "(docs/accuracy.md)")
+                 "(both); 9.5% since DeepSeek-V3's MTP module counts as a layer of the uneven pipeline split, "
+                 "7.6% since DeepEP inside one node sends one copy per remote rank (docs/accuracy.md)")
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
-        FrameworkProfile(name="megatron", moe_expert_overhead_s=2.0e-4, moe_layer_overhead_s=1.06e-3,
+        FrameworkProfile(name="megatron", moe_expert_overhead_s=2.1e-4, moe_layer_overhead_s=1.03e-3,
                          **_MEGATRON_ALLOCATOR,
                          sources={"moe_expert_overhead_s": _MEGATRON_MOE, "moe_layer_overhead_s": _MEGATRON_MOE,
                                   "allocator_overhead": _MEGATRON_RUNTIME, "context_bytes": _MEGATRON_RUNTIME}),
@@ -260,6 +260,22 @@ FRAMEWORKS["llm-foundry"] = FRAMEWORKS["pytorch-fsdp"].model_copy(update={
     "name": "llm-foundry", "attention_kernel": "triton", "overlap_slowdown": 0.30,
     "sources": {**FRAMEWORKS["pytorch-fsdp"].sources, "attention_kernel": _FOUNDRY,
                 "overlap_slowdown": _fit("llm-foundry", "llmfoundry*", "8.1%, max 21.1%")}})
+
+_AUTOMODEL_KERNELS = ("NeMo AutoModel's benchmark recipes (examples/benchmark/configs/*_te_deepep.yaml) run Transformer "
+                      "Engine linear layers and RMSNorm with fused RoPE (backend: linear: te, rms_norm: te, rope_fusion: "
+                      "true): fused element-wise kernels as in Megatron-LM, not torchtitan's eager ones")
+_AUTOMODEL_LOSS = ("nemo_automodel MaskedCrossEntropy with fp32_upcast: false in the benchmark recipes: F.cross_entropy on "
+                   "the bf16 logits, which keeps them (2 B) and its bf16 log-softmax output (2 B) per vocabulary element")
+#: NeMo AutoModel (NVIDIA-NeMo/Automodel, the PyTorch backend of NeMo): torchtitan's FSDP2 + torch.distributed.pipelining
+#: composition (the torchtitan profile's memory behaviour) with Transformer Engine kernels and DeepEP. Nothing fitted on
+#: its own runs: its published rows are held-out checks (benchmarks/public_runs.py AUTOMODEL_H100)
+FRAMEWORKS["automodel"] = FRAMEWORKS["torchtitan"].model_copy(update={
+    "name": "automodel", "elementwise_traffic": 1.0, "loss": "fused", "logit_bytes": 4.0, "attention_kernel": "cudnn",
+    "sources": {**{k: v for k, v in FRAMEWORKS["torchtitan"].sources.items() if k != "elementwise_traffic"},
+                "elementwise_traffic": _AUTOMODEL_KERNELS, "loss": _AUTOMODEL_LOSS, "logit_bytes": _AUTOMODEL_LOSS,
+                "attention_kernel": "the recipes' attn: te, Transformer Engine DotProductAttention, whose fused backend "
+                "on Hopper and Blackwell is cuDNN's (as the megatron profile); the GPT-OSS recipes run PyTorch "
+                "FlexAttention (attn: flex), which has no kernel table of its own and is priced as this one"}})
 
 
 def framework_profile(name: str) -> FrameworkProfile:

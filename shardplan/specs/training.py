@@ -129,6 +129,12 @@ class TrainingSpec(BaseModel):
         moe_imbalance: dropless routing's load on the busiest expert rank over the mean (>= 1): the
             slowest rank's expert GEMMs, AllToAll payload and expert activations scale by it (1 =
             perfectly balanced, what auxiliary-loss-balanced training approaches).
+        moe_routing: which experts a token's top_k picks, for what DeepEP deduplicates
+            (:func:`shardplan.cost.axes.ep.deepep_copy_share`): 'uniform' (distinct experts uniformly at
+            random: learned balanced routing, or Megatron-LM's ``--moe-router-force-load-balancing``,
+            which routes on random logits) or 'round_robin' (token i to experts i*k .. i*k + k - 1 mod
+            E, contiguous: NeMo AutoModel's ``FakeBalancedGate``, the ``fake_balanced_gate: true`` of its
+            benchmark recipes, nemo_automodel/components/moe/layers.py).
         optimizer_dtype: dtype of the optimizer state (module docstring table): 'fp32' (fp32
             moments), 'bf16-moments' (bf16 moments, the policy's master copy kept) or 'bf16' (bf16
             moments and no master copy). Applied to ``precision`` at construction: the moments'
@@ -147,6 +153,7 @@ class TrainingSpec(BaseModel):
     framework: FrameworkProfile = Field(default_factory=lambda: _megatron_profile())
     moe_capacity_factor: float | None = Field(default=None, ge=1.0, le=64.0)
     moe_imbalance: float = Field(default=1.0, ge=1.0, le=64.0)
+    moe_routing: Literal["uniform", "round_robin"] = "uniform"
     optimizer_dtype: OptimizerDtype = "fp32"
 
     @property

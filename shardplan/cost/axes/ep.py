@@ -11,8 +11,9 @@ dropless imbalance (the busiest rank receives that much more). Exposed (not over
 
 With ``moe_dispatcher='deepep'`` (DeepEP; DeepSeek-V3 technical report, Liu et al. 2024, Sec. 3.2.2:
 tokens cross the scale-out network once per destination node and are forwarded to that node's
-experts over NVLink) the scale-out bytes shrink from one copy per remote expert to one per remote
-node (:func:`deepep_scale_out_share`).
+experts over NVLink; inside a node once per destination rank) the bytes shrink from one copy per
+remote expert to one per remote node, or per remote rank when the group sits in one node
+(:func:`deepep_copy_share`; how many a token hits depends on the routing, ``TrainingSpec.moe_routing``).
 """
 
 from __future__ import annotations
@@ -34,22 +35,49 @@ MOE_LAYER: tuple[LayerCall, ...] = (
 )
 
 
-def deepep_scale_out_share(n_experts: int, top_k: int, ep: int, per_node: int) -> float:
-    """Scale-out bytes of a DeepEP dispatch as a fraction of an AllToAll's (1 when the ep group sits in
-    one node).
+def expected_hits(n_experts: int, top_k: int, units: int, routing: str = "uniform") -> float:
+    """Expected number of ``units`` equal contiguous blocks of experts (the ep ranks, or the nodes, each
+    holding ``n_experts / units`` experts in order: expert parallelism shards the expert dimension in
+    contiguous slices, Megatron-Core ``moe_layer`` local expert indices, PyTorch ``Shard(0)``) that
+    one token's ``top_k`` experts fall in.
 
-    The group's ``ep`` ranks fill ``ep / per_node`` nodes holding ``n_experts / nodes`` experts each.
-    A token routed to ``top_k`` distinct experts chosen uniformly (balanced routing) misses a given node
-    with probability ``C(E - E/nodes, k) / C(E, k)``; DeepEP sends it once to each other node it hits,
-    ``(nodes - 1)(1 - that)`` copies, where an AllToAll sends one per expert on another node,
-    ``k (ep - per_node) / ep``. Example: Qwen3-235B-A22B, 128 experts, top 8, ep = 32 over 4 nodes:
-    ``C(96, 8) / C(128, 8) = 0.0928``, ``3 x 0.907 = 2.72`` copies against ``8 x 24/32 = 6``: 0.454.
+    ``routing`` (:attr:`~shardplan.specs.training.TrainingSpec.moe_routing`): 'uniform', top_k distinct
+    experts uniformly at random: a block is missed with probability ``C(E - E/units, k) / C(E, k)``, so
+    ``units (1 - that)``; 'round_robin', token i takes experts ``i k .. i k + k - 1`` (mod E): the mean,
+    over the start offsets ``i k mod E`` (the multiples of gcd(k, E), equally often), of the blocks the
+    window of k experts spans. Examples: E = 128, k = 8, 8 blocks of 16: uniform
+    ``8 (1 - C(112, 8) / C(128, 8)) = 5.34``, round-robin 1 (every window sits in one block);
+    E = 256, k = 8, 64 blocks of 4: round-robin 2.
+    """
+    if units <= 1 or n_experts < units:
+        return 1.0
+    size = n_experts // units
+    if routing == "round_robin":
+        starts = range(0, n_experts, math.gcd(n_experts, top_k))
+        return sum(len({((s + j) % n_experts) // size for j in range(top_k)}) for s in starts) / len(starts)
+    return units * (1 - math.comb(n_experts - size, top_k) / math.comb(n_experts, top_k))
+
+
+def deepep_copy_share(n_experts: int, top_k: int, ep: int, per_node: int, routing: str = "uniform") -> float:
+    """Bytes of a DeepEP dispatch as a fraction of an AllToAll's, on the link that sets its time.
+
+    An AllToAll sends a token once per routed expert held elsewhere: ``k (ep - 1) / ep`` copies inside one
+    node, ``k (ep - per_node) / ep`` across the network when the group spans nodes. DeepEP sends it once
+    per destination rank inside a node (its dispatch layout marks ``is_token_in_rank``, one row per token
+    and rank; deepseek-ai/DeepEP ``Buffer.get_dispatch_layout``) and once per destination node across
+    nodes, forwarded to that node's ranks over NVLink (DeepSeek-V3 technical report, Liu et al. 2024,
+    Sec. 3.2.2). With the ``ep / per_node`` nodes (or the ep ranks, in one node) hit
+    :func:`expected_hits` times by a token, and a token's source as likely any of them, DeepEP's copies are
+    ``hits (units - 1) / units``. Example: Qwen3-235B-A22B, 128 experts, top 8, ep = 32 over 4 nodes,
+    uniform routing: ``C(96, 8) / C(128, 8) = 0.0928``, ``3 x 0.907 = 2.72`` copies against
+    ``8 x 24/32 = 6``: 0.454; in one node (ep = 8) ``5.34 x 7/8 = 4.67`` against 7: 0.667;
+    round-robin routing in one node: ``1 x 7/8`` against 7: 0.125.
     """
     nodes = max(1, ep // max(1, per_node))
-    if nodes == 1 or n_experts < nodes:
+    units, base = (nodes, top_k * (ep - per_node) / ep) if nodes > 1 else (ep, top_k * (ep - 1) / ep)
+    if units <= 1 or n_experts < units or base <= 0:
         return 1.0
-    miss = math.comb(n_experts - n_experts // nodes, top_k) / math.comb(n_experts, top_k)
-    return min(1.0, (nodes - 1) * (1 - miss) / (top_k * (ep - per_node) / ep))
+    return min(1.0, expected_hits(n_experts, top_k, units, routing) * (units - 1) / units / base)
 
 
 def collectives(ctx: StepContext) -> list[Collective]:
@@ -69,8 +97,8 @@ def collectives(ctx: StepContext) -> list[Collective]:
         # the AllToAll's payload scaled to the copies DeepEP sends: its time is set by the scale-out part
         # (the NVLink forwarding inside the destination node runs beside it at ~9x the bandwidth)
         per_node = group_split(p.ep, p.expert_tp, ctx.hw.scale_up_size)[0]
-        payload *= deepep_scale_out_share(ctx.model.n_experts, ctx.model.top_k, p.ep, per_node)
-        purpose = "token dispatch / combine (DeepEP: one copy per remote node)"
+        payload *= deepep_copy_share(ctx.model.n_experts, ctx.model.top_k, p.ep, per_node, ctx.training.moe_routing)
+        purpose = "token dispatch / combine (DeepEP: one copy per remote rank, or node across nodes)"
     phase = {"fwd": "forward", "bwd": "backward: their gradients"}
     out = [ctx.collective(op, "ep", "tokens", ph, "layers", payload, p.ep, p.expert_tp, n * ctx.moe_layers * m,
                           f"{purpose} ({phase.get(ph, ph)})") for op, ph, n in tally(calls)]
