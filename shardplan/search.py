@@ -501,7 +501,8 @@ def walk_unpipelined(mbs_opts: list[int], recomputes: tuple[str, ...], probe: Pr
 _INVALID = "invalid"
 #: a weight placement that no validation rule rejects: validates a token split on its own
 _NEUTRAL_WEIGHTS: dict[str, Any] = {"ep": 1, "etp": None, "zero_stage": 0, "dp_shard": None,
-                                    "zero3_gather": "per_microbatch", "moe_a2a_overlap": False}
+                                    "zero3_gather": "per_microbatch", "moe_a2a_overlap": False,
+                                    "moe_dispatcher": "alltoall"}
 
 
 class Candidate(NamedTuple):

@@ -304,3 +304,15 @@ def test_round_robin_routing_in_the_estimate_and_the_automodel_profile():
         bytes_[dispatcher, routing] = sum(c.bytes_per_device for c in e.collectives if c.axis == "ep")
     assert bytes_["deepep", "round_robin"] == pytest.approx(bytes_["alltoall", "uniform"] / 8, rel=1e-12)
     assert bytes_["deepep", "uniform"] == pytest.approx(bytes_["alltoall", "uniform"] * 0.66742, rel=1e-4)
+
+
+def test_search_keeps_a_pinned_deepep_dispatcher():
+    # --moe-dispatcher deepep is handed to every candidate; the search's ep-free token-split check must not
+    # carry it to ep = 1 (where it is refused), or no layout survives. Mixtral-8x7B (8 experts) on 16 H100, ep 8
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.search import search
+    from shardplan.specs.training import TrainingSpec
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64)
+    res = search(MODELS["mixtral-8x7b"], HARDWARE["h100-sxm"], tr, 16, top_k=3, fix={"moe_dispatcher": "deepep", "ep": 8})
+    assert res.plans and all(p.parallel.moe_dispatcher == "deepep" and p.parallel.ep == 8 for p in res.plans)
