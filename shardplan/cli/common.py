@@ -259,8 +259,9 @@ MoeCapOpt = Annotated[Optional[float], typer.Option("--moe-capacity-factor", hel
 MoeImbOpt = Annotated[float, typer.Option("--moe-imbalance", help="dropless MoE: tokens on the busiest expert rank "
                                           "over the balanced share (1 = balanced)")]
 MoeRoutingOpt = Annotated[str, typer.Option("--moe-routing", help="uniform | round_robin: which experts a token's "
-                                            "top-k picks, for DeepEP's per-rank / per-node copies; round_robin = "
-                                            "contiguous experts, NeMo AutoModel's fake_balanced_gate")]
+                                            "top-k picks, for DeepEP's per-rank / per-node copies (only with "
+                                            "--moe-dispatcher deepep and ep > 1); round_robin = contiguous experts, "
+                                            "NeMo AutoModel's fake_balanced_gate")]
 DropoutOpt = Annotated[bool, typer.Option("--dropout/--no-dropout", help="dropout on (masks stored, extra "
                                           "element-wise traffic; Korthikanti et al. 2022 Table 2)")]
 OptimizerDtypeOpt = Annotated[str, typer.Option("--optimizer-dtype", help=" | ".join(OPTIMIZER_DTYPES) + ": optimizer "
