@@ -235,6 +235,9 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
     if attention not in legal:
         raise ConfigError(f"attention={short_repr(attention)} is unknown; legal: {fmt_legal(legal)}", field="attention",
                           value=attention, legal=legal)
+    # choice names are lower case; accept any case, as --framework and --moe-dispatcher do
+    optimizer_dtype = optimizer_dtype.lower() if isinstance(optimizer_dtype, str) else optimizer_dtype
+    moe_routing = moe_routing.lower() if isinstance(moe_routing, str) else moe_routing
     legal = OPTIMIZER_DTYPES
     if optimizer_dtype not in legal:
         raise ConfigError(f"optimizer_dtype={short_repr(optimizer_dtype)} is unknown; legal: {fmt_legal(legal)}",

@@ -316,3 +316,14 @@ def test_search_keeps_a_pinned_deepep_dispatcher():
     tr = TrainingSpec(seq_len=4096, global_batch_size=64)
     res = search(MODELS["mixtral-8x7b"], HARDWARE["h100-sxm"], tr, 16, top_k=3, fix={"moe_dispatcher": "deepep", "ep": 8})
     assert res.plans and all(p.parallel.moe_dispatcher == "deepep" and p.parallel.ep == 8 for p in res.plans)
+
+
+def test_choice_flags_take_any_case():
+    # --moe-routing ROUND_ROBIN and --optimizer-dtype FP32 read as their lower-case names (as --framework does);
+    # an unknown one still names the field and the legal values
+    from shardplan.errors import ConfigError
+    from shardplan.inputs import training_spec
+    tr = training_spec(4096, 8, moe_routing="ROUND_ROBIN", optimizer_dtype="BF16-Moments")
+    assert (tr.moe_routing, tr.optimizer_dtype) == ("round_robin", "bf16-moments")
+    with pytest.raises(ConfigError, match=r"moe_routing='round-robin' is unknown; legal: uniform, round_robin"):
+        training_spec(4096, 8, moe_routing="round-robin")
