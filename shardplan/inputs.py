@@ -284,6 +284,10 @@ def parallel_config(layout: Mapping[str, Any] | None = None, plan: str | Path | 
         if derived not in given and any(k in given and given[k] != base.get(k) for k in source):
             base.pop(derived, None)
     values = {**base, **given}
+    if "schedule" not in values and isinstance(values.get("virtual_stages"), int) and values["virtual_stages"] > 1:
+        # virtual stages are model chunks of the interleaved schedule (Narayanan et al. 2021 Sec. 2.2.2): asking
+        # for them without a schedule means that schedule, as `plan` reads it
+        values["schedule"] = "interleaved"
     try:
         return ParallelConfig(**with_pipeline_depth(layout_values(values)))
     except ValidationError as e:

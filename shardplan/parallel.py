@@ -717,7 +717,9 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
                               f"legal {name}: 1{hint}", field=name, value=getattr(p, name), legal=[1])
     legal = fw.schedules
     if p.pp > 1 and legal is not None and p.schedule not in legal:
-        raise ConfigError(f"schedule={p.schedule!r} is not implemented by the {fw.label} framework; "
+        chunks = (f" (virtual_stages={p.virtual_stages} asks for it; with {', '.join(legal)} legal virtual_stages: 1)"
+                  if p.schedule == "interleaved" and p.virtual_stages > 1 else "")
+        raise ConfigError(f"schedule={p.schedule!r} is not implemented by the {fw.label} framework{chunks}; "
                           f"legal schedule: {', '.join(legal)}", field="schedule", value=p.schedule, legal=list(legal))
     pzs = fw.pipeline_zero_stages
     if p.pp > 1 and pzs is not None and p.zero_stage not in pzs:

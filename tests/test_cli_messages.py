@@ -62,3 +62,21 @@ def test_choices_are_read_case_insensitively():
     from shardplan.inputs import LAYOUT_OPTIONS_BY_NAME as opts
     assert opts["moe_dispatcher"].parse("DeepEP") == "deepep" and opts["schedule"].parse("1F1B") == "1f1b"
     assert opts["recompute_modules"].parse("LayerNorm, MoE_Act") == ("layernorm", "moe_act")
+
+
+def test_virtual_stages_without_a_schedule_mean_the_interleaved_one():
+    # --virtual-stages 2 without --schedule: model chunks exist only in the interleaved schedule, so that is the
+    # schedule asked for (as plan reads it); under a framework without it the error names virtual_stages=1
+    from shardplan.errors import ConfigError
+    from shardplan.inputs import build_inputs
+    common = dict(model="llama-3-8b", hardware="h100-sxm", devices=16, seq_len=4096, global_batch=64,
+                  global_batch_tokens=None, pp=4, virtual_stages=2)
+    _, _, _, pc = build_inputs(**common)
+    assert (pc.schedule, pc.virtual_stages) == ("interleaved", 2)
+    from shardplan.parallel import validate
+    m, hw, tr, pc = build_inputs(**common, framework="nanotron")
+    with pytest.raises(ConfigError, match=r"virtual_stages=2 asks for it; with gpipe, 1f1b legal virtual_stages: 1"):
+        validate(pc, m, tr, 16)
+    # an explicit --schedule 1f1b still meets the virtual-stage rule
+    _, _, _, pc = build_inputs(**common, schedule="1f1b")
+    assert pc.schedule == "1f1b"

@@ -118,3 +118,15 @@ def test_a_bad_computed_field_names_its_columns(tmp_path):
                         ["model=llama-3-8b", "hardware=h100-sxm", "devices=8", "seq_len=4096"])
     with pytest.raises(ConfigError, match=r"global_batch_size=0.*computed from the CSV columns 'dp \* mbs \* acc'"):
         import_csv(p, m)
+
+
+def test_import_notes_a_profile_file_that_does_not_exist(tmp_path):
+    # records keep a profile file's name (read when calibrate uses them); the import says when it is not there
+    p = _csv(tmp_path, "model,hardware,devices,seq_len,global_batch_size,tokens_per_s_per_device\n"
+                       "llama-3-8b,h100-sxm,8,4096,64,5000\n")
+    out = tmp_path / "r.jsonl"
+    r = RUNNER.invoke(app, ["record", "import", str(p), "--set", f"framework={tmp_path / 'gone.yaml'}", "-o", str(out)])
+    assert r.exit_code == 0 and "gone.yaml does not exist here" in " ".join(r.output.split())
+    assert read_records(out)[0].framework.endswith("gone.yaml")
+    r = RUNNER.invoke(app, ["record", "import", str(p), "--set", "framework=nanotron", "-o", str(out)])
+    assert r.exit_code == 0 and "does not exist" not in r.output
