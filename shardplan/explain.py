@@ -115,7 +115,7 @@ def _why(component: str, e: Estimate) -> str:
     if component == "pipeline bubble":
         return f"pipeline bubble of pp={p.pp} with {e.layout.microbatches} microbatches ({p.schedule})"
     if component == "recompute":
-        return f"recompute={p.recompute} re-runs the forward"
+        return f"recompute (the re-run forward; here recompute={p.recompute})"
     if component == "overlap slowdown":
         return "overlapped communication slowing the matmuls it hides behind"
     if component == "framework overhead":

@@ -147,8 +147,9 @@ class ParallelConfig(BaseModel):
         "forward and backward) or 'per_step' (once per step, kept for every microbatch, as XLA/GSPMD does)"))
     moe_dispatcher: Literal["alltoall", "deepep"] = Field(default="alltoall", description=(
         "MoE token dispatch over the ep group: 'alltoall' (NCCL AllToAll: every (token, expert) copy crosses "
-        "the network) or 'deepep' (DeepEP, Megatron-LM --moe-enable-deepep: one copy per (token, node) "
-        "over the scale-out network, forwarded to the node's experts over NVLink)"))
+        "the network) or 'deepep' (DeepEP, Megatron-LM --moe-enable-deepep: one copy per (token, remote rank) "
+        "inside a node, one per (token, remote node) over the scale-out network, forwarded to the node's experts "
+        "over NVLink)"))
 
     @property
     def expert_tp(self) -> int:

@@ -387,3 +387,18 @@ def test_typer_argument_errors_are_one_line_with_the_value_given():
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(lines) == 1, r.stderr
     assert lines[0].startswith("error: Invalid value for '--devices'") and "(given: '8.5')" in lines[0]
+
+
+def test_moe_routing_is_shown_and_a_routing_that_prices_nothing_says_so():
+    # the summary names the framework profile (and the MoE routing for an MoE model); --moe-routing on a dense
+    # model, or without DeepEP, changes no number and a note says why
+    r = runner.invoke(app, ["estimate", *BASE, "--moe-routing", "round_robin"])
+    _printed(r)
+    out = " ".join(r.output.split())
+    assert "changes nothing here" in out and "--moe-dispatcher deepep" in out and "megatron profile" in out
+    moe = ["--model", "qwen3-30b-a3b", "--hardware", "h100-sxm", "--devices", "8", "--seq-len", "4096",
+           "--global-batch", "512", "--ep", "8", "--moe-dispatcher", "deepep", "--zero-stage", "3"]
+    r = runner.invoke(app, ["estimate", *moe, "--framework", "automodel", "--moe-routing", "round_robin"])
+    _printed(r)
+    out = " ".join(r.output.split())
+    assert "automodel profile; MoE routing round_robin" in out and "changes nothing" not in out

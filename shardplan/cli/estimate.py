@@ -230,6 +230,16 @@ def allocator_note(e) -> str | None:
             "headroom avoids it")
 
 
+def routing_note(e) -> None:
+    """Say on stderr when ``--moe-routing`` was set but prices nothing: it only sets how many copies DeepEP
+    sends (:func:`shardplan.cost.axes.ep.deepep_copy_share`), so it needs an MoE model, ep > 1 and
+    ``--moe-dispatcher deepep``."""
+    p = e.parallel
+    if e.training.moe_routing != "uniform" and not (e.model.is_moe and p.ep > 1 and p.moe_dispatcher == "deepep"):
+        err_console.print(f"[yellow]note:[/] --moe-routing {e.training.moe_routing} changes nothing here: it sets "
+                          "the copies DeepEP sends, which needs an MoE model, ep > 1 and --moe-dispatcher deepep",
+                          highlight=False, soft_wrap=True)
+
 def _summary_table(e) -> Table:
     head = Table(title=f"{e.model.name} on {e.layout.n_devices} x {e.hardware.name}: {e.parallel.short()}",
                  show_header=False)
@@ -243,6 +253,8 @@ def _summary_table(e) -> Table:
     head.add_row("bound by", e.bound)
     mem = e.memory
     fw = e.training.framework
+    routing = f"; MoE routing {e.training.moe_routing}" if e.model.is_moe else ""
+    head.add_row("framework", f"{fw.label} profile{routing}")
     limit = (f", the {fw.label} profile's runs fail above {100 * fw.usable_hbm_fraction:g}% of it"
              if fw.usable_hbm_fraction < 1 else "")
     head.add_row("fits", ("[green]yes[/]" if e.fits else "[red]no[/]") +
@@ -327,6 +339,7 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
                              scale_up_size=scale_up_size, plan=plan),
                         layout)
     print_notes(e.layout)
+    routing_note(e)
     from shardplan.calibration import optimism_note
     note = optimism_note(e)
     if note:

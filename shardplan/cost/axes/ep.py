@@ -99,7 +99,7 @@ def collectives(ctx: StepContext) -> list[Collective]:
         per_node = group_split(p.ep, p.expert_tp, ctx.hw.scale_up_size)[0]
         payload *= deepep_copy_share(ctx.model.n_experts, ctx.model.top_k, p.ep, per_node, ctx.training.moe_routing)
         purpose = "token dispatch / combine (DeepEP: one copy per remote rank, or node across nodes)"
-    phase = {"fwd": "forward", "bwd": "backward: their gradients"}
+    phase = {"fwd": "forward", "bwd": "backward: their gradients" + (", and the recomputed forward's" if again else "")}
     out = [ctx.collective(op, "ep", "tokens", ph, "layers", payload, p.ep, p.expert_tp, n * ctx.moe_layers * m,
                           f"{purpose} ({phase.get(ph, ph)})") for op, ph, n in tally(calls)]
     return combined_1f1b(ctx, out) if p.moe_a2a_overlap else out
