@@ -239,8 +239,8 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
         return tuple(o for o in options if name not in fix or fix[name] == o)
 
     asked = tuple(schedules) if schedules else ((fix["schedule"],) if "schedule" in fix else ())
-    scheds = asked or DEFAULT_SCHEDULES
     fw = training.framework
+    scheds = asked or tuple(sc for sc in DEFAULT_SCHEDULES if fw.search_schedules is None or sc in fw.search_schedules)
     if fw.schedules is not None:  # only what the framework implements
         scheds = tuple(sc for sc in scheds if sc in fw.schedules)
         if not scheds and asked:

@@ -402,3 +402,14 @@ def test_moe_routing_is_shown_and_a_routing_that_prices_nothing_says_so():
     _printed(r)
     out = " ".join(r.output.split())
     assert "automodel profile; MoE routing round_robin" in out and "changes nothing" not in out
+
+
+def test_a_schedule_the_framework_does_not_ship_is_priced_with_a_note():
+    # Megatron-LM runs 1F1B and interleaved 1F1B: an asked-for ZB-H1 is priced as such, and says so
+    r = runner.invoke(app, ["estimate", *BASE, "--pp", "2", "--schedule", "zero-bubble"])
+    _printed(r)
+    out = " ".join(r.output.split())
+    assert "schedule=zero-bubble is priced as that schedule" in out and "runs 1f1b, interleaved" in out
+    r = runner.invoke(app, ["estimate", *BASE, "--pp", "2", "--schedule", "1f1b"])
+    _printed(r)
+    assert "is priced as that schedule" not in r.output

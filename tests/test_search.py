@@ -8,6 +8,7 @@ from shardplan.calibration import load_rows, row_inputs
 from shardplan.cost.step import estimate
 from shardplan.explain import compare
 from shardplan.parallel import ParallelConfig
+from shardplan.presets.frameworks import framework_profile
 from shardplan.presets.hardware import HARDWARE
 from shardplan.presets.models import MODELS
 from shardplan.search import balanced_split, parse_fix, search
@@ -217,10 +218,24 @@ def test_branch_and_bound_times_few_layouts():
     assert res.n_timed < 0.01 * res.n_layouts  # 89 of 40,511 when written
 
 
+#: the megatron profile with every default schedule in its search (it offers 1F1B and interleaved only)
+_ALL_SCHEDULES = framework_profile("megatron").model_copy(update={"search_schedules": None})
+
+
+def test_megatron_search_offers_the_schedules_megatron_runs():
+    # Megatron-Core runs 1F1B and interleaved 1F1B; zero-bubble only when asked for (forks implement it)
+    tr = TrainingSpec(seq_len=4096, global_batch_size=32)
+    assert S.build_space(L8, H100, tr, 8, {}, None, 4, None, 16, True).schedules == ("1f1b", "interleaved")
+    assert S.build_space(L8, H100, tr, 8, {}, None, 4, ["zero-bubble"], 16, True).schedules == ("zero-bubble",)
+    res = search(L8, H100, tr, 16, top_k=50, fix={"pp": 2})
+    assert res.plans and {p.parallel.schedule for p in res.plans} <= {"1f1b", "interleaved"}
+
+
 def test_dominance_rules():
     assert S.zero_stage_dominated(0, True) and S.zero_stage_dominated(1, True)
     assert not S.zero_stage_dominated(2, True) and not S.zero_stage_dominated(1, False)
-    tr = TrainingSpec(seq_len=4096, global_batch_size=32)
+    # every default schedule offered (the megatron profile's search leaves zero-bubble out: test below)
+    tr = TrainingSpec(seq_len=4096, global_batch_size=32, framework=_ALL_SCHEDULES)
     space = S.build_space(L8, H100, tr, 8, {}, None, 4, None, 16, True)
     assert S.schedule_dominated("1f1b", space) and not S.schedule_dominated("zero-bubble", space)
     pinned = S.build_space(L8, H100, tr, 8, {"schedule": "1f1b"}, None, 4, None, 16, True)
@@ -252,7 +267,7 @@ def test_dominance_rules():
 
 
 def test_candidate_order_is_the_product_order():
-    tr = TrainingSpec(seq_len=4096, global_batch_size=64)
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64, framework=_ALL_SCHEDULES)
     space = S.build_space(MODELS["mixtral-8x7b"], H100, tr, 16, {}, None, 4, None, 16, True)
     degrees = list(S.degree_candidates(space))
     assert degrees == sorted(degrees, key=lambda d: (d.tp, d.cp, d.pp, d.ep))

@@ -240,6 +240,15 @@ def routing_note(e) -> None:
                           "the copies DeepEP sends, which needs an MoE model, ep > 1 and --moe-dispatcher deepep",
                           highlight=False, soft_wrap=True)
 
+def schedule_note(e) -> None:
+    """Say on stderr when the layout's pipeline schedule is one the framework's released code does not run
+    (``FrameworkProfile.search_schedules``; it is still priced as that schedule)."""
+    p, fw = e.parallel, e.training.framework
+    if p.pp > 1 and fw.search_schedules is not None and p.schedule not in fw.search_schedules:
+        err_console.print(f"[yellow]note:[/] schedule={p.schedule} is priced as that schedule, but the {fw.label} "
+                          f"framework's released code runs {', '.join(fw.search_schedules)} "
+                          f"({fw.sources.get('search_schedules', 'its profile')})", highlight=False, soft_wrap=True)
+
 def _summary_table(e) -> Table:
     head = Table(title=f"{e.model.name} on {e.layout.n_devices} x {e.hardware.name}: {e.parallel.short()}",
                  show_header=False)
@@ -340,6 +349,7 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
                         layout)
     print_notes(e.layout)
     routing_note(e)
+    schedule_note(e)
     from shardplan.calibration import optimism_note
     note = optimism_note(e)
     if note:

@@ -170,11 +170,18 @@ _MEGATRON_MOE = ("fitted jointly with moe_layer_overhead_s: benchmarks/fit_frame
                  "GB200 (Qwen3-235B); leave-one-out median |error| 24.5% (no term) -> 12.1% (per expert) -> 11.0% "
                  "(both); 9.5% since DeepSeek-V3's MTP module counts as a layer of the uneven pipeline split, "
                  "7.6% since DeepEP inside one node sends one copy per remote rank (docs/accuracy.md)")
+_MEGATRON_SCHEDULES = ("Megatron-Core pipeline_parallel/schedules.py get_forward_backward_func: no pipelining, 1F1B "
+                       "(forward_backward_pipelining_without_interleaving) or interleaved 1F1B (..._with_interleaving); "
+                       "zero-bubble schedules run only in forks (sail-sg/zero-bubble-pipeline-parallelism, AMD Primus "
+                       "zbpp patches), so the search does not offer them unless asked (--schedule zero-bubble)")
+_TITAN_SCHEDULES = ("torch.distributed.pipelining schedules: GPipe, 1F1B, Interleaved1F1B and the multi-stage "
+                    "InterleavedZeroBubble / ZBVZeroBubble, no single-stage ZB-H1 (the planner's zero-bubble), so the "
+                    "search offers 1F1B and interleaved unless asked")
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron", moe_expert_overhead_s=2.1e-4, moe_layer_overhead_s=1.03e-3,
-                         **_MEGATRON_ALLOCATOR,
-                         sources={"moe_expert_overhead_s": _MEGATRON_MOE, "moe_layer_overhead_s": _MEGATRON_MOE,
+                         **_MEGATRON_ALLOCATOR, search_schedules=("1f1b", "interleaved"),
+                         sources={"search_schedules": _MEGATRON_SCHEDULES,"moe_expert_overhead_s": _MEGATRON_MOE, "moe_layer_overhead_s": _MEGATRON_MOE,
                                   "allocator_overhead": _MEGATRON_RUNTIME, "context_bytes": _MEGATRON_RUNTIME}),
         FrameworkProfile(name="maxtext", moe_routed_copies=2, activation_offload=False, module_recompute=False, vocab_divisible_by=1,
                          zero3_gather_compute_dtype=True, schedules=("gpipe",), zero_stages=(0, 1, 3),
@@ -191,9 +198,9 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "cast, an element-wise op, keeps the kernel's FSDP sharding under GSPMD's sharding "
                                   "propagation (Xu et al. 2021, GSPMD), so the AllGather before the dot moves bf16"}),
         FrameworkProfile(name="torchtitan", moe_routed_copies=2, activation_offload=False, module_recompute=False, elementwise_traffic=5.31, vocab_divisible_by=1, loss="eager",
-                         zero3_master_is_param=True, cp_load_balance=False,
+                         zero3_master_is_param=True, cp_load_balance=False, search_schedules=("1f1b", "interleaved"),
                          selective_recompute="every_other_matmul", pp_unsharded_grad_bytes=4, **_TITAN_ALLOCATOR,
-                         sources={"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"),
+                         sources={"search_schedules": _TITAN_SCHEDULES,"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"),
                                   "loss": _TITAN_LOSS, "selective_recompute": _TITAN_SAC,
                                   "pp_unsharded_grad_bytes": _TITAN_PP_GRADS, "cp_load_balance": _TITAN_CP,
                                   "allocator_overhead": _TITAN_ALLOC, "context_bytes": _TITAN_ALLOC}),
@@ -362,5 +369,9 @@ def profile_from_mapping(data: dict, where: str = "framework", folder: Path | No
 #: the profile shardplan's own JAX runtime (``shardplan train``, ``validate``) is priced with: MaxText's (an XLA / GSPMD
 #: program, no vocabulary padding, bf16 FSDP gathers) without MaxText's own limits on pipeline schedules and ZeRO
 #: stages, since the runtime implements GPipe, 1F1B and zero-bubble schedules and every ZeRO stage itself
-JAX_RUNTIME = FRAMEWORKS["maxtext"].model_copy(update={"schedules": None, "zero_stages": None})
+JAX_RUNTIME = FRAMEWORKS["maxtext"].model_copy(update={
+    "schedules": None, "zero_stages": None, "search_schedules": ("gpipe", "1f1b", "interleaved"),
+    "sources": {**FRAMEWORKS["maxtext"].sources,
+                "search_schedules": "shardplan.jax.pipeline runs zero-bubble as 1F1B (docs/runtime.md): its smaller "
+                "bubble is the planner's, so the search does not offer it for this runtime unless asked"}})
 

@@ -230,6 +230,10 @@ class FrameworkProfile(BaseModel):
             with pp > 1 and another schedule is refused, and the search tries only these
             (nanotron: 'gpipe' = AllForwardAllBackwardPipelineEngine, '1f1b' =
             OneForwardOneBackwardPipelineEngine).
+        search_schedules: the schedules the search offers when none is asked for (None: its defaults,
+            ``shardplan.search.DEFAULT_SCHEDULES``): the framework's released code runs only these, while
+            ``estimate`` still prices the others, with a note (Megatron-LM: 1F1B and interleaved 1F1B; its
+            zero-bubble schedules live in forks).
         recomputes: the recomputation policies the framework implements (None: all of them);
             others are refused by validation and skipped by the search (nanotron: none and full,
             ``recompute_layer`` recomputes whole layers).
@@ -306,6 +310,8 @@ class FrameworkProfile(BaseModel):
     attention_kernel: Literal["fa2", "fa3", "cudnn", "triton"] | None = None
     schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble"], ...] | None = Field(default=None,
                                                                                                min_length=1)
+    search_schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble"], ...] | None = Field(
+        default=None, min_length=1)
     zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
     recomputes: tuple[Literal["none", "selective", "full"], ...] | None = Field(default=None, min_length=1)
     context_parallel: bool = True
