@@ -57,6 +57,7 @@ from shardplan.parallel import (MAX_DEVICES, Layout, ParallelConfig, Schedule, b
                                 legal_tp, max_virtual_stages, seq_len_divisor, validate)
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
+from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.training import TrainingSpec
 
 #: recompute policies, cheapest (least recompute, most memory) first: the order the walks try them
@@ -227,6 +228,29 @@ class Space:
         return [v for v in divisors(self.n_layers // pp) if v > 1][:MAX_VIRTUAL_STAGE_OPTIONS]
 
 
+def searched_schedules(fw: FrameworkProfile, asked: tuple[str, ...]) -> tuple[str, ...]:
+    """The schedules a search tries: those ``asked`` for, else the defaults (:data:`DEFAULT_SCHEDULES`) the
+    framework's released code runs (``FrameworkProfile.released_schedules``; a profile that releases none of
+    them: its released ones), within what it implements (``schedules``).
+
+    Raises:
+        ConfigError: an asked-for schedule the framework does not implement, or not one of :data:`SCHEDULES`.
+    """
+    released = fw.released_schedules
+    scheds = asked or (tuple(sc for sc in DEFAULT_SCHEDULES if released is None or sc in released) or tuple(released))
+    if fw.schedules is not None:  # only what the framework implements
+        missing = [sc for sc in asked if sc not in fw.schedules]
+        if missing:
+            raise ConfigError(f"schedule={', '.join(missing)} is not implemented by the {fw.label} framework; legal "
+                              f"schedule: {', '.join(fw.schedules)}", field="schedule", value=missing[0],
+                              legal=list(fw.schedules))
+        scheds = tuple(sc for sc in scheds if sc in fw.schedules) or tuple(fw.schedules)
+    for sc in scheds:
+        if sc not in SCHEDULES:
+            raise ConfigError(f"schedule={sc!r}; legal: {', '.join(SCHEDULES)}", field="schedule", value=sc,
+                              legal=SCHEDULES)
+    return scheds
+
 def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_devices: int, fix: dict,
                 max_tp: int | None, max_cp: int, schedules: Iterable[str] | None, max_microbatch_size: int,
                 prune: bool) -> Space:
@@ -239,19 +263,7 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
         return tuple(o for o in options if name not in fix or fix[name] == o)
 
     asked = tuple(schedules) if schedules else ((fix["schedule"],) if "schedule" in fix else ())
-    fw = training.framework
-    scheds = asked or tuple(sc for sc in DEFAULT_SCHEDULES if fw.search_schedules is None or sc in fw.search_schedules)
-    if fw.schedules is not None:  # only what the framework implements
-        scheds = tuple(sc for sc in scheds if sc in fw.schedules)
-        if not scheds and asked:
-            raise ConfigError(f"schedule={', '.join(asked)} is not implemented by the {fw.label} framework; legal "
-                              f"schedule: {', '.join(fw.schedules)}", field="schedule", value=asked[0],
-                              legal=list(fw.schedules))
-        scheds = scheds or tuple(fw.schedules)
-    for sc in scheds:
-        if sc not in SCHEDULES:
-            raise ConfigError(f"schedule={sc!r}; legal: {', '.join(SCHEDULES)}", field="schedule", value=sc,
-                              legal=SCHEDULES)
+    scheds = searched_schedules(training.framework, asked)
     n, s = n_devices, training.seq_len
     tps = [t for t in legal_tp(model, fix.get("kv_replication", False)) if n % t == 0 and model.ffn_dim % t == 0
            and (not max_tp or t <= max_tp)]

@@ -409,7 +409,13 @@ def test_a_schedule_the_framework_does_not_ship_is_priced_with_a_note():
     r = runner.invoke(app, ["estimate", *BASE, "--pp", "2", "--schedule", "zero-bubble"])
     _printed(r)
     out = " ".join(r.output.split())
-    assert "schedule=zero-bubble is priced as that schedule" in out and "runs 1f1b, interleaved" in out
+    assert "schedule=zero-bubble is priced as asked" in out and "runs 1f1b, interleaved" in out
     r = runner.invoke(app, ["estimate", *BASE, "--pp", "2", "--schedule", "1f1b"])
     _printed(r)
-    assert "is priced as that schedule" not in r.output
+    assert "is priced as asked" not in r.output
+    # torchtitan runs GPipe (torch.distributed.pipelining): no note; plan says it for an asked-for schedule too
+    r = runner.invoke(app, ["estimate", *BASE, "--pp", "2", "--schedule", "gpipe", "--framework", "torchtitan"])
+    _printed(r)
+    assert "is priced as asked" not in r.output
+    r = runner.invoke(app, ["plan", *BASE, "--pp", "2", "--schedule", "zero-bubble", "--top", "1"])
+    assert r.exit_code == 0 and "schedule=zero-bubble is priced as asked" in " ".join(r.output.split())

@@ -219,7 +219,7 @@ def test_branch_and_bound_times_few_layouts():
 
 
 #: the megatron profile with every default schedule in its search (it offers 1F1B and interleaved only)
-_ALL_SCHEDULES = framework_profile("megatron").model_copy(update={"search_schedules": None})
+_ALL_SCHEDULES = framework_profile("megatron").model_copy(update={"released_schedules": None})
 
 
 def test_megatron_search_offers_the_schedules_megatron_runs():
@@ -229,6 +229,19 @@ def test_megatron_search_offers_the_schedules_megatron_runs():
     assert S.build_space(L8, H100, tr, 8, {}, None, 4, ["zero-bubble"], 16, True).schedules == ("zero-bubble",)
     res = search(L8, H100, tr, 16, top_k=50, fix={"pp": 2})
     assert res.plans and {p.parallel.schedule for p in res.plans} <= {"1f1b", "interleaved"}
+    # a profile that releases none of the default schedules: the search offers its released ones
+    gp = framework_profile("megatron").model_copy(update={"released_schedules": ("gpipe",)})
+    tr_gp = TrainingSpec(seq_len=4096, global_batch_size=32, framework=gp)
+    assert S.build_space(L8, H100, tr_gp, 8, {}, None, 4, None, 16, True).schedules == ("gpipe",)
+    # every asked-for schedule must be one the framework implements (DeepSpeed: 1F1B only)
+    ds = TrainingSpec(seq_len=4096, global_batch_size=32, framework=framework_profile("deepspeed"))
+    with pytest.raises(ConfigError, match=r"schedule=interleaved is not implemented by the deepspeed framework; "
+                                          r"legal schedule: 1f1b"):
+        S.build_space(L8, H100, ds, 8, {}, None, 4, ["1f1b", "interleaved"], 16, True)
+    # released schedules lie within the implemented ones
+    with pytest.raises(ValueError, match=r"released_schedules=\['interleaved'\] names interleaved"):
+        framework_profile("megatron").model_validate(
+            {**framework_profile("megatron").model_dump(), "schedules": ("1f1b",), "released_schedules": ("interleaved",)})
 
 
 def test_dominance_rules():

@@ -242,12 +242,20 @@ def routing_note(e) -> None:
 
 def schedule_note(e) -> None:
     """Say on stderr when the layout's pipeline schedule is one the framework's released code does not run
-    (``FrameworkProfile.search_schedules``; it is still priced as that schedule)."""
-    p, fw = e.parallel, e.training.framework
-    if p.pp > 1 and fw.search_schedules is not None and p.schedule not in fw.search_schedules:
-        err_console.print(f"[yellow]note:[/] schedule={p.schedule} is priced as that schedule, but the {fw.label} "
-                          f"framework's released code runs {', '.join(fw.search_schedules)} "
-                          f"({fw.sources.get('search_schedules', 'its profile')})", highlight=False, soft_wrap=True)
+    (``FrameworkProfile.released_schedules``; it is still priced as that schedule)."""
+    p = e.parallel
+    note = unreleased_schedule_note(e.training.framework, [p.schedule] if p.pp > 1 else [])
+    if note:
+        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
+
+
+def unreleased_schedule_note(fw, schedules) -> str | None:
+    """The note for ``schedules`` (names) that ``fw`` (a FrameworkProfile) does not release, or None."""
+    off = [s for s in dict.fromkeys(schedules) if fw.released_schedules is not None and s not in fw.released_schedules]
+    if not off:
+        return None
+    return (f"schedule={', '.join(off)} is priced as asked, but the {fw.name} framework's released code runs "
+            f"{', '.join(fw.released_schedules)} (its profile's sources: released_schedules)")
 
 def _summary_table(e) -> Table:
     head = Table(title=f"{e.model.name} on {e.layout.n_devices} x {e.hardware.name}: {e.parallel.short()}",

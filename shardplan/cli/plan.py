@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Any, Callable, Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from shardplan.cli.common import (OptimizerDtypeOpt,
@@ -244,6 +245,10 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
     if export is not None:
         _check_export_request(export, output, tr)
     pins, schedules = search_pins(fix, layout)
+    from shardplan.cli.estimate import unreleased_schedule_note
+    note = unreleased_schedule_note(tr.framework, list(schedules or ()) + ([pins["schedule"]] if "schedule" in pins else []))
+    if note:
+        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
     with err_console.status("searching layouts...", spinner="dots"):  # shown on a terminal only
         res = search(m, hw, tr, devices, top_k=top, objective=objective, fix=pins, max_tp=max_tp,
                      schedules=schedules, exhaustive=exhaustive, keep_infeasible=show_infeasible)

@@ -172,16 +172,15 @@ _MEGATRON_MOE = ("fitted jointly with moe_layer_overhead_s: benchmarks/fit_frame
                  "7.6% since DeepEP inside one node sends one copy per remote rank (docs/accuracy.md)")
 _MEGATRON_SCHEDULES = ("Megatron-Core pipeline_parallel/schedules.py get_forward_backward_func: no pipelining, 1F1B "
                        "(forward_backward_pipelining_without_interleaving) or interleaved 1F1B (..._with_interleaving); "
-                       "zero-bubble schedules run only in forks (sail-sg/zero-bubble-pipeline-parallelism, AMD Primus "
-                       "zbpp patches), so the search does not offer them unless asked (--schedule zero-bubble)")
+                       "no GPipe; zero-bubble schedules run only in forks (sail-sg/zero-bubble-pipeline-parallelism, "
+                       "AMD Primus zbpp patches)")
 _TITAN_SCHEDULES = ("torch.distributed.pipelining schedules: GPipe, 1F1B, Interleaved1F1B and the multi-stage "
-                    "InterleavedZeroBubble / ZBVZeroBubble, no single-stage ZB-H1 (the planner's zero-bubble), so the "
-                    "search offers 1F1B and interleaved unless asked")
+                    "InterleavedZeroBubble / ZBVZeroBubble, no single-stage ZB-H1 (the planner's zero-bubble)")
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron", moe_expert_overhead_s=2.1e-4, moe_layer_overhead_s=1.03e-3,
-                         **_MEGATRON_ALLOCATOR, search_schedules=("1f1b", "interleaved"),
-                         sources={"search_schedules": _MEGATRON_SCHEDULES,"moe_expert_overhead_s": _MEGATRON_MOE, "moe_layer_overhead_s": _MEGATRON_MOE,
+                         **_MEGATRON_ALLOCATOR, released_schedules=("1f1b", "interleaved"),
+                         sources={"released_schedules": _MEGATRON_SCHEDULES,"moe_expert_overhead_s": _MEGATRON_MOE, "moe_layer_overhead_s": _MEGATRON_MOE,
                                   "allocator_overhead": _MEGATRON_RUNTIME, "context_bytes": _MEGATRON_RUNTIME}),
         FrameworkProfile(name="maxtext", moe_routed_copies=2, activation_offload=False, module_recompute=False, vocab_divisible_by=1,
                          zero3_gather_compute_dtype=True, schedules=("gpipe",), zero_stages=(0, 1, 3),
@@ -198,9 +197,10 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "cast, an element-wise op, keeps the kernel's FSDP sharding under GSPMD's sharding "
                                   "propagation (Xu et al. 2021, GSPMD), so the AllGather before the dot moves bf16"}),
         FrameworkProfile(name="torchtitan", moe_routed_copies=2, activation_offload=False, module_recompute=False, elementwise_traffic=5.31, vocab_divisible_by=1, loss="eager",
-                         zero3_master_is_param=True, cp_load_balance=False, search_schedules=("1f1b", "interleaved"),
+                         zero3_master_is_param=True, cp_load_balance=False,
+                         released_schedules=("gpipe", "1f1b", "interleaved"),
                          selective_recompute="every_other_matmul", pp_unsharded_grad_bytes=4, **_TITAN_ALLOCATOR,
-                         sources={"search_schedules": _TITAN_SCHEDULES,"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"),
+                         sources={"released_schedules": _TITAN_SCHEDULES,"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"),
                                   "loss": _TITAN_LOSS, "selective_recompute": _TITAN_SAC,
                                   "pp_unsharded_grad_bytes": _TITAN_PP_GRADS, "cp_load_balance": _TITAN_CP,
                                   "allocator_overhead": _TITAN_ALLOC, "context_bytes": _TITAN_ALLOC}),
@@ -318,6 +318,16 @@ def _profile_file(path: str, seen: tuple[str, ...] = ()) -> FrameworkProfile:
                                 (*seen, key))
 
 
+def _inherited(base: FrameworkProfile, data: dict) -> dict:
+    """The base profile's fields a profile file starts from: a file that narrows ``schedules`` (what the framework
+    implements) and leaves ``released_schedules`` out narrows the base's released schedules with it."""
+    inherited = base.model_dump()
+    if isinstance(data.get("schedules"), (list, tuple)) and "released_schedules" not in data \
+            and base.released_schedules is not None:
+        kept = tuple(s for s in base.released_schedules if s in data["schedules"])
+        inherited["released_schedules"] = kept or None
+    return inherited
+
 def profile_from_mapping(data: dict, where: str = "framework", folder: Path | None = None,
                          seen: tuple[str, ...] = ()) -> FrameworkProfile:
     """A profile from a mapping: its ``base`` profile (required; a profile file is read relative
@@ -361,7 +371,8 @@ def profile_from_mapping(data: dict, where: str = "framework", folder: Path | No
                           field=str(unknown[0]), value=data[unknown[0]], legal=legal)
     check_number_types(data, FrameworkProfile, where)
     try:
-        return FrameworkProfile(**{**base.model_dump(), "name": data.pop("name", base.name), "origin": where, **data})
+        return FrameworkProfile(**{**_inherited(base, data), "name": data.pop("name", base.name), "origin": where,
+                                   **data})
     except ValidationError as e:
         raise config_error(e, where) from None
 
@@ -370,8 +381,8 @@ def profile_from_mapping(data: dict, where: str = "framework", folder: Path | No
 #: program, no vocabulary padding, bf16 FSDP gathers) without MaxText's own limits on pipeline schedules and ZeRO
 #: stages, since the runtime implements GPipe, 1F1B and zero-bubble schedules and every ZeRO stage itself
 JAX_RUNTIME = FRAMEWORKS["maxtext"].model_copy(update={
-    "schedules": None, "zero_stages": None, "search_schedules": ("gpipe", "1f1b", "interleaved"),
+    "schedules": None, "zero_stages": None, "released_schedules": ("gpipe", "1f1b", "interleaved"),
     "sources": {**FRAMEWORKS["maxtext"].sources,
-                "search_schedules": "shardplan.jax.pipeline runs zero-bubble as 1F1B (docs/runtime.md): its smaller "
-                "bubble is the planner's, so the search does not offer it for this runtime unless asked"}})
+                "released_schedules": "shardplan.jax.pipeline runs zero-bubble as 1F1B (docs/runtime.md): its smaller "
+                "bubble is the planner's"}})
 

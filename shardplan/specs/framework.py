@@ -230,10 +230,11 @@ class FrameworkProfile(BaseModel):
             with pp > 1 and another schedule is refused, and the search tries only these
             (nanotron: 'gpipe' = AllForwardAllBackwardPipelineEngine, '1f1b' =
             OneForwardOneBackwardPipelineEngine).
-        search_schedules: the schedules the search offers when none is asked for (None: its defaults,
-            ``shardplan.search.DEFAULT_SCHEDULES``): the framework's released code runs only these, while
-            ``estimate`` still prices the others, with a note (Megatron-LM: 1F1B and interleaved 1F1B; its
-            zero-bubble schedules live in forks).
+        released_schedules: the pipeline schedules the framework's released code runs (None: every one in
+            ``schedules``). The search offers the ones among its defaults
+            (``shardplan.search.DEFAULT_SCHEDULES``; all of them when none is), others only when asked
+            for, and ``estimate`` / ``plan`` price those with a note (Megatron-LM: 1F1B and interleaved 1F1B,
+            its zero-bubble schedules live in forks). Must lie within ``schedules``.
         recomputes: the recomputation policies the framework implements (None: all of them);
             others are refused by validation and skipped by the search (nanotron: none and full,
             ``recompute_layer`` recomputes whole layers).
@@ -310,7 +311,7 @@ class FrameworkProfile(BaseModel):
     attention_kernel: Literal["fa2", "fa3", "cudnn", "triton"] | None = None
     schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble"], ...] | None = Field(default=None,
                                                                                                min_length=1)
-    search_schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble"], ...] | None = Field(
+    released_schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble"], ...] | None = Field(
         default=None, min_length=1)
     zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
     recomputes: tuple[Literal["none", "selective", "full"], ...] | None = Field(default=None, min_length=1)
@@ -363,7 +364,24 @@ class FrameworkProfile(BaseModel):
                               field="pp_stall_zero0_min_nodes", value=self.pp_stall_zero0_min_nodes)
         return self
 
-    @field_validator("schedules", "zero_stages", "recomputes", "pipeline_zero_stages")
+    @model_validator(mode="after")
+    def _released_within_schedules(self) -> "FrameworkProfile":
+        """``released_schedules`` lie within ``schedules`` (the released code runs what the framework implements).
+
+        Raises:
+            ConfigError: a released schedule the profile's ``schedules`` leave out (names the legal ones).
+        """
+        extra = [s for s in self.released_schedules or () if self.schedules is not None and s not in self.schedules]
+        if extra:
+            from shardplan.errors import ConfigError
+            raise ConfigError(f"released_schedules={list(self.released_schedules)} names {', '.join(extra)}, which "
+                              f"schedules={list(self.schedules)} leaves out (a base profile may have set either); "
+                              f"legal: released schedules among {', '.join(self.schedules)}",
+                              field="released_schedules", value=list(self.released_schedules),
+                              legal=list(self.schedules))
+        return self
+
+    @field_validator("schedules", "released_schedules", "zero_stages", "recomputes", "pipeline_zero_stages")
     @classmethod
     def _no_repeats(cls, value: tuple | None) -> tuple | None:
         """A list of what the framework implements names each choice once."""
