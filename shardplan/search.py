@@ -621,7 +621,8 @@ class _Evaluator:
             lay = self._validate(g, mbs, rc, **_NEUTRAL_WEIGHTS)
             hit = _INVALID if lay is None else _TokenSplit(
                 lay, (g.tp, g.sp, lay.local_tokens, lay.microbatches, g.pp, g.schedule, g.virtual_stages, g.pp_layers),
-                all(getattr(lay.parallel, k) == v for k, v in self.pinned.items() if k not in _NEUTRAL_WEIGHTS))
+                all(getattr(lay.parallel, k) == v for k, v in self.pinned.items()
+                    if k not in _NEUTRAL_WEIGHTS and not (k == "schedule" and g.pp == 1)))  # no pipeline, no schedule
             self.splits[key] = hit
         return hit
 
@@ -1010,7 +1011,9 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
     res = SearchResult(plans=[])
     feasible, infeasible = _enumerate(space, ev, res, keep_infeasible)
     if res.n_layouts == 0:
-        _raise_no_layout(model, training, n_devices, fix)
+        # one asked-for schedule counts as pinned for the error (--schedule X is --fix schedule=X)
+        _raise_no_layout(model, training, n_devices,
+                         {**fix, "schedule": space.schedules[0]} if schedules and len(space.schedules) == 1 else fix)
     kept, res.n_equivalent = _rank(ev, feasible, top_k, objective, BRANCH_AND_BOUND and not exhaustive)
     res.plans = [estimate_layout(model, hardware, training, e.layout) for e in kept]
     if keep_infeasible:

@@ -147,7 +147,8 @@ def test_validity_and_memory_from_cached_halves_equal_direct_calls(monkeypatch, 
             lay = validate(pc, ev.model, ev.training, ev.n_devices)
         except ConfigError:
             return "invalid"
-        if any(getattr(lay.parallel, k) != v for k, v in ev.pinned.items()):
+        if any(getattr(lay.parallel, k) != v for k, v in ev.pinned.items()
+               if not (k == "schedule" and lay.parallel.pp == 1)):  # a layout without a pipeline has no schedule
             return "unhonoured"
         return memory_estimate(ev.model, ev.training, lay, ev.reserve).total
 
@@ -321,3 +322,20 @@ def test_search_interleaves_uneven_splits_with_embedding_and_loss_chunks():
     assert all(p.parallel.virtual_stages == 8 and p.parallel.pp == 16 for p in pinned.plans)
     with pytest.raises(ConfigError):
         search(m, H100, tr, 16384, top_k=1, fix={"pp": 1, "virtual_stages": 8})
+
+
+def test_a_pinned_schedule_keeps_the_unpipelined_layouts():
+    # --fix schedule=X is the same as --schedule X: a layout without a pipeline has no schedule to pin
+    tr = TrainingSpec(seq_len=4096, global_batch_size=32)
+    a = search(L8, H100, tr, 16, top_k=200, fix={"schedule": "interleaved"})
+    b = search(L8, H100, tr, 16, top_k=200, schedules=["interleaved"])
+    assert [p.parallel for p in a.plans] == [p.parallel for p in b.plans]
+    assert any(p.parallel.pp == 1 for p in a.plans) and {p.parallel.schedule for p in a.plans if p.parallel.pp > 1} \
+        <= {"interleaved"}
+
+
+def test_no_layout_error_names_the_rule_an_asked_schedule_breaks():
+    # --schedule 1f1b with --virtual-stages 2: the rule (virtual stages need the interleaved schedule), not "relax --fix"
+    tr = TrainingSpec(seq_len=4096, global_batch_size=32)
+    with pytest.raises(ConfigError, match=r"virtual_stages=2 needs schedule='interleaved' \(got schedule='1f1b'\)"):
+        search(L8, H100, tr, 16, top_k=3, fix={"pp": 4, "virtual_stages": 2}, schedules=["1f1b"])
