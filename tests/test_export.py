@@ -791,3 +791,39 @@ def test_import_checks_devices_and_dispatcher_for_every_format(tmp_path):
     moe.write_text(moe.read_text().replace("--moe-token-dispatcher-type alltoall", "--moe-token-dispatcher-type allgather"))
     r = runner.invoke(app, ["import", str(moe), "--from", "megatron"])
     assert r.exit_code == 2 and "not the all-gather one" in r.output
+
+
+@pytest.mark.parametrize("framework", ["maxtext", "torchtitan", "megatron", "deepspeed", "nanotron", "easydel"])
+def test_behaviour_fields_survive_the_round_trip(framework):
+    # zero3_gather / hsdp_reduce are runtime behaviour no config option says: the file's meta line carries them,
+    # so exporting a per-step-gather plan and importing it gives back the plan that was priced
+    from shardplan.export import export_text, import_config
+    from shardplan.export.base import read_meta
+    est = _estimate_for_behaviour(framework)
+    if est is None:
+        pytest.skip(f"{framework} expresses no ZeRO-3 layout here")
+    text = export_text(framework, est)
+    assert read_meta(text).get("behaviour", {}).get("zero3_gather") == "per_step"
+    assert import_config(framework, text).parallel.zero3_gather == "per_step"
+
+
+def _estimate_for_behaviour(framework):
+    """llama-3-8b on 8 H100, ZeRO-3 with the parameters gathered once per step (2 microbatches), priced under
+    the framework's own profile where it has one; None when the exporter refuses the layout."""
+    from shardplan.cost.step import estimate
+    from shardplan.errors import ConfigError
+    from shardplan.export import export_text
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.frameworks import FRAMEWORKS
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    fw = FRAMEWORKS.get(framework, FRAMEWORKS["megatron"])
+    tr = TrainingSpec(seq_len=4096, global_batch_size=16, framework=fw)
+    try:
+        est = estimate(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], tr,
+                       ParallelConfig(dp=8, zero_stage=3, zero3_gather="per_step", microbatch_size=1), 8)
+        export_text(framework, est)
+    except ConfigError:
+        return None
+    return est

@@ -103,7 +103,29 @@ def import_config(framework: str, text: str, devices: int | None = None) -> Impo
         raise ConfigError(f"--devices {devices} disagrees with the {framework} config's own world size "
                           f"{imported.devices}; legal: leave --devices out, or give {imported.devices}",
                           field="devices", value=devices, legal=[imported.devices])
-    return imported
+    return _with_behaviour(imported, text)
+
+
+def _with_behaviour(imported: Imported, text: str) -> Imported:
+    """``imported`` with the runtime behaviour fields an exported file's meta line records (``zero3_gather``,
+    ``hsdp_reduce``, ...: what a framework config cannot say), those the file's own options left at their
+    defaults; unknown or invalid entries are ignored (the meta line is a comment a user may have edited)."""
+    from dataclasses import replace
+
+    from pydantic import ValidationError
+
+    from shardplan.export.base import BEHAVIOUR_FIELDS, read_meta
+    from shardplan.parallel import ParallelConfig
+    saved = read_meta(text).get("behaviour")
+    if not isinstance(saved, dict):
+        return imported
+    p = imported.parallel
+    update = {k: v for k, v in saved.items() if k in BEHAVIOUR_FIELDS
+              and getattr(p, k) == ParallelConfig.model_fields[k].default}
+    try:
+        return replace(imported, parallel=ParallelConfig(**{**p.model_dump(), **update})) if update else imported
+    except (ValidationError, ConfigError):
+        return imported
 
 
 def reproduce_command(framework: str, estimate, output: str | Path | None = None,

@@ -242,15 +242,20 @@ def header_lines(ctx: ExportContext, exporter: Exporter) -> list[str]:
     if ctx.command:
         lines.append(f"reproduce: {ctx.command}")
     meta = {"n_layers": e.model.n_layers, "devices": ctx.layout.n_devices}
+    behaviour = {f: getattr(p, f) for f in BEHAVIOUR_FIELDS
+                 if f not in exporter.expresses and getattr(p, f) != _DEFAULTS[f]}
+    if behaviour:  # what the config cannot say, read back by import_config (a lossless round trip)
+        meta["behaviour"] = behaviour
     lines.append(f"{META_TAG} {json.dumps(meta)}")
     return lines
 
 
 def read_meta(text: str) -> dict[str, Any]:
-    """The ``shardplan-meta: {...}`` line of an exported file (n_layers, devices), or ``{}``: what a
+    """The ``shardplan-meta: {...}`` line of an exported file (n_layers, devices, and ``behaviour``: the
+    :data:`BEHAVIOUR_FIELDS` the plan set away from their defaults), or ``{}``: what a
     framework's config leaves to its model code but an importer needs (e.g. the stages per rank of an
     interleaved schedule)."""
-    m = re.search(re.escape(META_TAG) + r" (\{[^\n]*?\})", text)
+    m = re.search(re.escape(META_TAG) + r" (\{[^\n]*\})", text)  # to the line's last brace: the object may nest
     if not m:
         return {}
     try:
