@@ -233,7 +233,8 @@ def header_lines(ctx: ExportContext, exporter: Exporter) -> list[str]:
         f"{ctx.layout.microbatches} microbatches per step, precision {e.training.precision.name}, "
         f"optimizer state {e.training.optimizer_dtype}",
         f"layout: {p.short()}",
-        f"predicted step time: {e.step_s:.3f} s; MFU: {e.mfu:.1%}; memory per device: "
+        f"predicted step time ({e.training.framework.name} profile): {e.step_s:.3f} s; MFU: {e.mfu:.1%}; "
+        f"memory per device: "
         f"{e.memory.total / gib:.1f} GiB of {e.hardware.hbm_bytes / gib:.0f} GiB"
         f"{'' if e.fits else ' (does NOT fit)'}; bound by {e.bound}",
         "runtime behaviour assumed (not a config option here): "
