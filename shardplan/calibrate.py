@@ -96,7 +96,7 @@ def cases(records: Sequence[RunRecord]) -> list[Case]:
         try:
             inp = build_inputs(model=r.model, hardware=None, devices=r.devices, seq_len=r.seq_len,
                                global_batch=r.global_batch_size, global_batch_tokens=None, precision=r.precision,
-                               optimizer_dtype=r.optimizer_dtype, framework=r.framework)
+                               optimizer_dtype=r.optimizer_dtype, moe_routing=r.moe_routing, framework=r.framework)
         except ConfigError as e:
             raise ConfigError(f"record {i + 1}: {e}", field=e.field, value=e.value, legal=e.legal) from None
         out.append(Case(r, inp.model, inp.training, r.parallel))

@@ -39,6 +39,8 @@ class RunRecord(BaseModel):
         parallel: the layout (ParallelConfig fields; ``dp`` may be omitted).
         precision: precision policy name (``--precision``).
         optimizer_dtype: optimizer-state dtype (``--optimizer-dtype``: fp32, bf16-moments or bf16).
+        moe_routing: MoE routing of the run (``--moe-routing``: uniform, or round_robin for a synthetic balanced
+            gate that sends each token to contiguous experts).
         framework: framework profile name (``--framework``).
         status: 'ok' (ran), 'oom' (out of memory) or 'failed' (crashed for another reason).
         tokens_per_s_per_device: measured throughput (tokens/s per device), when it ran.
@@ -61,6 +63,7 @@ class RunRecord(BaseModel):
     parallel: ParallelConfig
     precision: str = "bf16-mixed"
     optimizer_dtype: OptimizerDtype = "fp32"
+    moe_routing: Literal["uniform", "round_robin"] = "uniform"
     framework: str = "megatron"
     status: Literal["ok", "oom", "failed"] = "ok"
     # physical ranges (a record outside them is a typo or a unit mix-up, not a run): 1e-3 to 1e9 tokens/s per

@@ -210,3 +210,15 @@ def test_a_record_that_did_not_finish_has_no_throughput():
                   parallel=ParallelConfig(dp=8), status="oom", tokens_per_s_per_device=1000.0)
     assert RunRecord(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch_size=64,
                      parallel=ParallelConfig(dp=8), status="oom").measured_tokens_per_s_per_device() is None
+
+
+def test_a_record_carries_its_moe_routing_into_the_priced_run():
+    # a run record of a synthetic round-robin gate (NeMo AutoModel's fake_balanced_gate) is priced with that routing
+    from shardplan.calibrate import cases
+    from shardplan.parallel import ParallelConfig
+    from shardplan.records import RunRecord
+    rec = RunRecord(model="qwen3-30b-a3b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch_size=64,
+                    parallel=ParallelConfig(ep=8, moe_dispatcher="deepep", zero_stage=3), moe_routing="round_robin",
+                    tokens_per_s_per_device=10000.0)
+    assert cases([rec])[0].training.moe_routing == "round_robin"
+    assert RunRecord(**{**rec.model_dump(), "moe_routing": "uniform"}).moe_routing == "uniform"
