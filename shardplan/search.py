@@ -55,9 +55,9 @@ from shardplan.loaders import check_document, config_error
 from shardplan.parallel import (MAX_DEVICES, Layout, ParallelConfig, Schedule, balanced_split, blockless_ranks,
                                 check_positions,
                                 legal_tp, max_virtual_stages, seq_len_divisor, validate)
+from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
-from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.training import TrainingSpec
 
 #: recompute policies, cheapest (least recompute, most memory) first: the order the walks try them
@@ -250,6 +250,7 @@ def searched_schedules(fw: FrameworkProfile, asked: tuple[str, ...]) -> tuple[st
             raise ConfigError(f"schedule={sc!r}; legal: {', '.join(SCHEDULES)}", field="schedule", value=sc,
                               legal=SCHEDULES)
     return scheds
+
 
 def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_devices: int, fix: dict,
                 max_tp: int | None, max_cp: int, schedules: Iterable[str] | None, max_microbatch_size: int,

@@ -230,32 +230,26 @@ def allocator_note(e) -> str | None:
             "headroom avoids it")
 
 
-def routing_note(e) -> None:
-    """Say on stderr when ``--moe-routing`` was set but prices nothing: it only sets how many copies DeepEP
+def routing_note(e) -> str | None:
+    """A sentence when ``--moe-routing`` was set but prices nothing, or None: it only sets how many copies DeepEP
     sends (:func:`shardplan.cost.axes.ep.deepep_copy_share`), so it needs an MoE model, ep > 1 and
     ``--moe-dispatcher deepep``."""
     p = e.parallel
-    if e.training.moe_routing != "uniform" and not (e.model.is_moe and p.ep > 1 and p.moe_dispatcher == "deepep"):
-        err_console.print(f"[yellow]note:[/] --moe-routing {e.training.moe_routing} changes nothing here: it sets "
-                          "the copies DeepEP sends, which needs an MoE model, ep > 1 and --moe-dispatcher deepep",
-                          highlight=False, soft_wrap=True)
-
-def schedule_note(e) -> None:
-    """Say on stderr when the layout's pipeline schedule is one the framework's released code does not run
-    (``FrameworkProfile.released_schedules``; it is still priced as that schedule)."""
-    p = e.parallel
-    note = unreleased_schedule_note(e.training.framework, [p.schedule] if p.pp > 1 else [])
-    if note:
-        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
+    if e.training.moe_routing == "uniform" or (e.model.is_moe and p.ep > 1 and p.moe_dispatcher == "deepep"):
+        return None
+    return (f"--moe-routing {e.training.moe_routing} changes nothing here: it sets the copies DeepEP sends, which "
+            "needs an MoE model, ep > 1 and --moe-dispatcher deepep")
 
 
 def unreleased_schedule_note(fw, schedules) -> str | None:
-    """The note for ``schedules`` (names) that ``fw`` (a FrameworkProfile) does not release, or None."""
+    """A sentence for the pipeline ``schedules`` (names) that ``fw`` (a FrameworkProfile) prices but its
+    released code does not run (``FrameworkProfile.released_schedules``), or None."""
     off = [s for s in dict.fromkeys(schedules) if fw.released_schedules is not None and s not in fw.released_schedules]
     if not off:
         return None
     return (f"schedule={', '.join(off)} is priced as asked, but the {fw.name} framework's released code runs "
             f"{', '.join(fw.released_schedules)} (its profile's sources: released_schedules)")
+
 
 def _summary_table(e) -> Table:
     head = Table(title=f"{e.model.name} on {e.layout.n_devices} x {e.hardware.name}: {e.parallel.short()}",
@@ -344,7 +338,8 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
              precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
              framework: FrameworkOpt = None, dropout: DropoutOpt = False,
              optimizer_dtype: OptimizerDtypeOpt = "fp32",
-             moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0, moe_routing: MoeRoutingOpt = "uniform",
+             moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0,
+             moe_routing: MoeRoutingOpt = "uniform",
              scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None, json_out: JsonOpt = False,
              layout: dict = None) -> None:
     """Predict memory, step time, MFU and the bottleneck of one layout."""
@@ -352,17 +347,18 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
                              global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
                              attention=attention, framework=framework, dropout=dropout,
                              optimizer_dtype=optimizer_dtype,
-                             moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance, moe_routing=moe_routing,
+                             moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance,
+                             moe_routing=moe_routing,
                              scale_up_size=scale_up_size, plan=plan),
                         layout)
     print_notes(e.layout)
-    routing_note(e)
-    schedule_note(e)
     from shardplan.calibration import optimism_note
     note = optimism_note(e)
     if note:
         err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
-    for note in (attention_kernel_note(e), moe_overhead_note(e), stall_note(e), allocator_note(e)):
+    scheduled = [e.parallel.schedule] if e.parallel.pp > 1 else []
+    for note in (routing_note(e), unreleased_schedule_note(e.training.framework, scheduled), attention_kernel_note(e),
+                 moe_overhead_note(e), stall_note(e), allocator_note(e)):
         if note:
             err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
     if json_out:

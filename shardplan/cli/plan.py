@@ -206,6 +206,15 @@ def _check_export_request(export: str, output: Optional[Path], training) -> None
     check_output_path("-o/--output", output)
 
 
+def _note_unreleased(framework, schedules: list[str]) -> None:
+    """Print on stderr the note for asked-for schedules the framework's released code does not run
+    (:func:`shardplan.cli.estimate.unreleased_schedule_note`)."""
+    from shardplan.cli.estimate import unreleased_schedule_note
+    note = unreleased_schedule_note(framework, schedules)
+    if note:
+        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
+
+
 @app.command()
 @config_errors
 @layout_flags(repeatable=("schedule",), show_defaults=False)
@@ -213,7 +222,8 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
          global_batch_tokens: BatchTokOpt = None, precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
          framework: FrameworkOpt = None, dropout: DropoutOpt = False,
              optimizer_dtype: OptimizerDtypeOpt = "fp32",
-             moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0, moe_routing: MoeRoutingOpt = "uniform", scale_up_size: ScaleUpOpt = None,
+             moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0,
+             moe_routing: MoeRoutingOpt = "uniform", scale_up_size: ScaleUpOpt = None,
              top: TopOpt = 5,
          objective: ObjectiveOpt = "throughput",
          fix: FixOpt = None, max_tp: MaxTpOpt = None, show_infeasible: InfeasibleOpt = False,
@@ -231,7 +241,8 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
                                 global_batch=global_batch, global_batch_tokens=global_batch_tokens,
                                 precision=precision, attention=attention, framework=framework, dropout=dropout,
                                 optimizer_dtype=optimizer_dtype,
-                                moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance, moe_routing=moe_routing,
+                                moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance,
+                             moe_routing=moe_routing,
                                 scale_up_size=scale_up_size)
     from shardplan.cli.common import framework_note
     framework_note(hardware, framework, tr.framework)
@@ -245,10 +256,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
     if export is not None:
         _check_export_request(export, output, tr)
     pins, schedules = search_pins(fix, layout)
-    from shardplan.cli.estimate import unreleased_schedule_note
-    note = unreleased_schedule_note(tr.framework, list(schedules or ()) + ([pins["schedule"]] if "schedule" in pins else []))
-    if note:
-        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
+    _note_unreleased(tr.framework, [*(schedules or ()), *([pins["schedule"]] if "schedule" in pins else [])])
     with err_console.status("searching layouts...", spinner="dots"):  # shown on a terminal only
         res = search(m, hw, tr, devices, top_k=top, objective=objective, fix=pins, max_tp=max_tp,
                      schedules=schedules, exhaustive=exhaustive, keep_infeasible=show_infeasible)

@@ -328,6 +328,7 @@ def _inherited(base: FrameworkProfile, data: dict) -> dict:
         inherited["released_schedules"] = kept or None
     return inherited
 
+
 def profile_from_mapping(data: dict, where: str = "framework", folder: Path | None = None,
                          seen: tuple[str, ...] = ()) -> FrameworkProfile:
     """A profile from a mapping: its ``base`` profile (required; a profile file is read relative
