@@ -114,10 +114,13 @@ def automodel_held_out() -> list[str]:
         "(attention sinks, through FlexAttention here; 64-wide heads; 2,880-wide GEMMs; biased, clamped SwiGLU",
         "experts), not the framework, and is not explained. The 1,024-GPU DeepSeek-V3 run is 14% slower per GPU than",
         "the 256-GPU one, where the planner sees 3% (4 pipeline flushes per step, priced as one, and FSDP over 256",
-        "ranks instead of 64). Memory: four runs that ran are predicted over 80 GB, by the FSDP2 allocator reserve",
-        "(16% of the allocated peak, fitted on the nanotron grid's activation-heavy runs) applied to the sharded fp32",
-        "state as well; without it the DeepSeek-V3 and Qwen3 runs fit. The recipes' activation checkpointing is read",
-        "from their current versions, which may differ from the ones the table ran (the GPT-OSS ones say none).", ""]
+        "ranks instead of 64). Memory: all five fit, at 53-78 GiB. Four of the five were predicted over 80 GB until two",
+        "corrections with sources, both read from AutoModel's code after these rows: its model classes cast every",
+        "weight to bf16 and torch.optim.Adam keeps bf16 moments, so the state is 8 B per parameter, not torchtitan's",
+        "16 (the profile's `optimizer_dtype`), and FSDP2 gathers a rank's local experts only, in a unit of their own,",
+        "not the MoE block's 128 (`cost/memory.py` `fsdp_unit_params`: GPT-OSS-120B's gather buffer was 12.9 GB). The",
+        "recipes' activation checkpointing is read from their current versions, which may differ from the ones the",
+        "table ran (the GPT-OSS ones say none).", ""]
 
 
 def held_out_checks() -> list[str]:

@@ -647,11 +647,12 @@ def check_inputs(row: tuple, profile_update: dict | None = None):
 #: pre-training: FSDP2 over every rank, EP and PP as the table gives them, sequence 4,096, recipes
 #: examples/benchmark/configs/*_te_deepep.yaml (Transformer Engine kernels, DeepEP, fake_balanced_gate: true, i.e.
 #: round-robin routing, TrainingSpec.moe_routing; activation checkpointing of every block in the DeepSeek-V3 and Qwen3
-#: recipes, none in the GPT-OSS ones, as stored; fp32 gradient reduction, reduce_dtype float32). The Kimi K2 row has no
+#: recipes, none in the GPT-OSS ones, as stored; bf16 weights and Adam state with fp32 gradient reduction: the profile's
+#: optimizer_dtype and grad_reduce_bytes). The Kimi K2 row has no
 #: model preset and is left out. DeepSeek-V3 without MTP (the recipe's Hugging Face config). The 1,024-GPU DeepSeek-V3
 #: row accumulates 4 local batches (GA 4), each a pipeline flush of 8 microbatches, which the planner prices as one
 #: flush of 32. Read after every fit and never fitted on; the routing term was added after these rows were read
-_AM = "bf16-mixed-fp32-grads+moe_routing=round_robin"
+_AM = "bf16-mixed+moe_routing=round_robin"
 _AM_DS = dict(pp=4, schedule="interleaved", virtual_stages=8, ep=64, moe_dispatcher="deepep", zero_stage=3,
               microbatch_size=1, recompute="full")
 AUTOMODEL_H100 = tuple(

@@ -734,3 +734,24 @@ def test_offloading_under_fsdp_moves_the_fp32_parameter_shards_to_the_host():
     mb = memory_for_stage(m, tr, validate(ParallelConfig(zero_stage=3, offload_optimizer=True), m, tr, 8), 0)
     assert mb.params == mb.grads == mb.optimizer == 0.0
     assert mb.host_offload == pytest.approx(16 * m.n_params / 8, rel=1e-4)
+
+
+def test_fsdp_unit_holds_only_the_local_experts():
+    # GPT-OSS-120B: attention 26,550,144 (q/o 2 x 2,880 x 4,096, k/v 2 x 2,880 x 512, biases 8,000, 64 sinks) +
+    # router 2,880 x 128 + 128 + norms 2 x 2,880 = 26,924,672 non-expert weights per block; one expert
+    # 2,880 x 5,760 + 5,760 + 2,880 x 2,880 + 2,880 = 24,891,840; embedding 201,088 x 2,880 = 579,133,440.
+    # ep = 4 gathers 32 local experts: 26,924,672 + 32 x 24,891,840 = 823,463,552 (not the 3.2 B block);
+    # ep = 64 gathers 2: 76.7 M, below the embedding, which is then the largest unit
+    from shardplan.cost.memory import fsdp_unit_params
+    from shardplan.presets.models import MODELS
+    m = MODELS["gpt-oss-120b"]
+    tr = TrainingSpec(seq_len=4096, global_batch_size=512)
+    assert m.attention_params() + m.router_params() + m.layer_norm_params() == 26_924_672
+    assert m.mlp_params(m.expert_ffn) == 24_891_840
+    lay4 = validate(ParallelConfig(ep=4, zero_stage=3, microbatch_size=2), m, tr, 64)
+    lay64 = validate(ParallelConfig(ep=64, zero_stage=3, microbatch_size=2), m, tr, 64)
+    assert fsdp_unit_params(m, lay4) == 823_463_552
+    assert fsdp_unit_params(m, lay64) == 579_133_440
+    # the buffers: two units (the one in use and the prefetched one) of the stored bf16 copy (bf16-mixed under
+    # the default megatron profile: 2 B): 2 x 2 x 823,463,552
+    assert memory_for_stage(m, tr, lay4, 0).zero3_buffers == 2 * 2 * 823_463_552

@@ -96,3 +96,48 @@ def test_plan_export_refuses_an_optimizer_state_before_ranking(tmp_path):
     r = runner.invoke(app, ["plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "16",
                             "--optimizer-dtype", "bf16", "--export", "deepspeed", "-o", str(tmp_path / "d.json")])
     assert r.exit_code == 2 and "use --optimizer-dtype fp32" in r.output and "ranked plans" not in r.output
+
+
+def test_automodel_keeps_bf16_state_and_reduces_in_fp32():
+    # NeMo AutoModel casts its weights to bf16 and torch.optim.Adam makes bf16 moments: 2 (params) + 2 (grads) +
+    # 0 (master) + 4 (moments) = 8 B per parameter, while FSDP2 reduces the gradients in fp32 (4 B per element).
+    # Qwen3-30B-A3B on 8 GPUs, ep 8, ZeRO-3: 30,532,122,624 parameters... per rank, the stage's state is
+    # 8 B x its sharded parameters, half the torchtitan profile's 16 B (fp32 parameter shard = master, fp32 grads)
+    from shardplan.cost.memory import memory_for_stage
+    from shardplan.cost.step import estimate
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    m = MODELS["qwen3-30b-a3b"]
+    pc = ParallelConfig(ep=8, zero_stage=3, microbatch_size=4, recompute="full")
+    state, rs = {}, {}
+    for fw in ("automodel", "torchtitan"):
+        tr = TrainingSpec(seq_len=4096, global_batch_size=512, framework=framework_profile(fw))
+        mb = memory_for_stage(m, tr, validate(pc, m, tr, 8), 0)
+        state[fw] = (mb.params, mb.grads, mb.optimizer)
+        e = estimate(m, HARDWARE["h100-sxm"], tr, pc, 8)
+        rs[fw] = sum(c.bytes_per_device for c in e.collectives if c.op == "ReduceScatter")
+        if fw == "automodel":
+            assert tr.optimizer_dtype == "bf16" and tr.precision.master_bytes == 0
+    n = state["automodel"][0] / 2  # parameters on the rank
+    assert state["automodel"] == (2 * n, 2 * n, 4 * n)
+    assert state["torchtitan"] == pytest.approx((4 * n, 4 * n, 8 * n), rel=1e-12)
+    assert rs["automodel"] == pytest.approx(rs["torchtitan"], rel=1e-12)  # both reduce fp32 gradients
+    # asking for another optimizer state than the default keeps the user's choice
+    tr = TrainingSpec(seq_len=4096, global_batch_size=512, framework=framework_profile("automodel"),
+                      optimizer_dtype="bf16-moments")
+    assert tr.optimizer_dtype == "bf16-moments" and tr.precision.master_bytes == 4
+
+
+def test_estimate_names_the_profiles_optimizer_state():
+    # the header's framework row says where a bf16 optimizer state comes from: the automodel profile's default,
+    # or the user's --optimizer-dtype (which the profile does not override)
+    args = ["estimate", "-m", "qwen3-30b-a3b", "--hardware", "h100-sxm", "-n", "8", "--seq-len", "4096",
+            "--global-batch", "512", "--ep", "8", "--zero-stage", "3", "--microbatch-size", "4", "--recompute", "full",
+            "--framework", "automodel"]
+    out = CliRunner().invoke(app, args, terminal_width=200)
+    assert out.exit_code == 0 and "optimizer state bf16 (the profile's)" in out.output
+    out = CliRunner().invoke(app, args + ["--optimizer-dtype", "bf16-moments"], terminal_width=200)
+    assert out.exit_code == 0 and "optimizer state bf16-moments" in out.output and "(the profile's)" not in out.output

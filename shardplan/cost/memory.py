@@ -528,8 +528,38 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
         # no resharding before the last backward)
         mb.zero3_buffers = prec.param_bytes * sp.total
     elif z == 3:
-        unit = model.largest_tensor_params() if p.fsdp_unit == "tensor" else model.largest_block_params()
-        mb.zero3_buffers = 2 * zero3_gather_bytes(training) * unit / p.tp
+        mb.zero3_buffers = 2 * zero3_gather_bytes(training) * fsdp_unit_params(model, layout)
+
+
+def fsdp_unit_params(model: ModelSpec, layout: Layout) -> float:
+    """Parameters one rank gathers for its largest ZeRO-3 / FSDP unit (elements), the size of one gather buffer.
+
+    ``fsdp_unit='tensor'`` (DeepSpeed ZeRO-3): the largest weight tensor / tp. ``'block'`` (FSDP / FSDP2 per
+    transformer block): the largest of a dense block / tp, the embedding table / tp, and a MoE block's own share,
+    its non-expert weights / tp plus only the rank's local routed experts, routed experts / (ep x etp). Under
+    expert parallelism a rank holds E / ep experts and gathers only their shards, over the expert data-parallel
+    group: PyTorch FSDP2 wraps the experts as a unit of their own on that group and leaves them out of the block's
+    unit (NVIDIA-NeMo/Automodel ``components/moe/parallelizer.py`` ``apply_fsdp``: ``ignored_params`` =
+    the experts, ``fully_shard(moe.experts, mesh=ep_shard_mesh)``; torchtitan ``models/llama4/infra/parallelize.py``
+    ``apply_fsdp`` on ``dp_mod_ep``). Example: GPT-OSS-120B (128 experts of 3 x 2,880 x 2,880 weights per layer)
+    at ep = 64 gathers 2 x 24.9 M expert weights + 26.6 M attention / norm / router weights per layer, not the
+    3.2 B of the whole block."""
+    p = layout.parallel
+    if p.fsdp_unit == "tensor":
+        return model.largest_tensor_params() / p.tp
+    blocks = [model.dense_layer_params() / p.tp if model.n_dense_mlp_layers else 0.0,
+              model.vocab_size * model.d_model / p.tp]
+    if model.is_moe:
+        routed = model.routed_expert_params_per_layer()
+        blocks.append((model.moe_layer_params() - routed) / p.tp + routed / (p.ep * p.expert_tp))
+    return max(blocks)
+
+
+def grad_reduce_bytes(training: TrainingSpec) -> float:
+    """Bytes per gradient element a data-parallel reduction moves: the framework's reduce dtype
+    (``FrameworkProfile.grad_reduce_bytes``, e.g. FSDP2 ``reduce_dtype=torch.float32``: 4) where it has one, else
+    the stored gradient's (``precision.grad_bytes``)."""
+    return training.framework.grad_reduce_bytes or training.precision.grad_bytes
 
 
 def zero3_gather_bytes(training: TrainingSpec) -> float:

@@ -65,6 +65,8 @@ _TITAN_PP_GRADS = ("torch.distributed.pipelining stage.py backward_maybe_with_no
                    "only on a stage's last backward of the step; FSDP2 accumulates the unsharded gradients in its reduce "
                    "dtype, float32 under torchtitan's default mixed_precision_reduce; checked on torchtitan "
                    "docs/performance.md Tables 5-6 (405B, FSDP 8 x TP 8 x PP 8: 73-85 GiB measured, docs/accuracy.md)")
+_TITAN_REDUCE = ("torchtitan's default training.mixed_precision_reduce = 'float32' (config/job_config.py), handed to "
+                 "FSDP2 as MixedPrecisionPolicy(reduce_dtype=torch.float32): the gradient ReduceScatter moves fp32")
 _TITAN_CP = ("torchtitan's published context-parallel runs (docs/performance.md Tables 2 and 6: Llama 3.1 8B and 405B at "
              "CP 2-8, 64k-262k tokens) run as contiguous sequence chunks: priced so they come out within 1-5% at CP 4-8 "
              "(8B +1% / -1%, 405B -1% / +5%; CP 2: -17% / +13%), and 1.4-1.75x too fast with balanced chunks. PyTorch's "
@@ -199,10 +201,12 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile(name="torchtitan", moe_routed_copies=2, activation_offload=False, module_recompute=False, elementwise_traffic=5.31, vocab_divisible_by=1, loss="eager",
                          zero3_master_is_param=True, cp_load_balance=False,
                          released_schedules=("gpipe", "1f1b", "interleaved"),
-                         selective_recompute="every_other_matmul", pp_unsharded_grad_bytes=4, **_TITAN_ALLOCATOR,
+                         selective_recompute="every_other_matmul", pp_unsharded_grad_bytes=4, grad_reduce_bytes=4,
+                         **_TITAN_ALLOCATOR,
                          sources={"released_schedules": _TITAN_SCHEDULES,"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"),
                                   "loss": _TITAN_LOSS, "selective_recompute": _TITAN_SAC,
                                   "pp_unsharded_grad_bytes": _TITAN_PP_GRADS, "cp_load_balance": _TITAN_CP,
+                                  "grad_reduce_bytes": _TITAN_REDUCE,
                                   "allocator_overhead": _TITAN_ALLOC, "context_bytes": _TITAN_ALLOC}),
         FrameworkProfile(name="pytorch-fsdp", moe_routed_copies=2, activation_offload=False, module_recompute=False, overlap_slowdown=0.55, vocab_divisible_by=1,
                          pipeline_parallel=False, context_parallel=False, zero3_master_is_param=True,
@@ -273,12 +277,20 @@ _AUTOMODEL_KERNELS = ("NeMo AutoModel's benchmark recipes (examples/benchmark/co
                       "true): fused element-wise kernels as in Megatron-LM, not torchtitan's eager ones")
 _AUTOMODEL_LOSS = ("nemo_automodel MaskedCrossEntropy with fp32_upcast: false in the benchmark recipes: F.cross_entropy on "
                    "the bf16 logits, which keeps them (2 B) and its bf16 log-softmax output (2 B) per vocabulary element")
+_AUTOMODEL_STATE = ("NeMo AutoModel's model classes cast every weight to bf16 when they initialise (e.g. "
+                     "components/models/gpt_oss/model.py initialize_weights(dtype=torch.bfloat16): self.to(dtype)), so "
+                     "FSDP2 shards bf16 parameters and their bf16 gradients, and the recipes' torch.optim.Adam creates "
+                     "its two moments like the parameter (torch/optim/adam.py: torch.zeros_like(p)): bf16, no fp32 "
+                     "master, 8 B per parameter. Checked on the AutoModel H100 table (benchmarks/public_runs.py "
+                     "AUTOMODEL_H100), which the fp32-state guess of 16 B predicted 4 of 5 runs out of memory")
 #: NeMo AutoModel (NVIDIA-NeMo/Automodel, the PyTorch backend of NeMo): torchtitan's FSDP2 + torch.distributed.pipelining
 #: composition (the torchtitan profile's memory behaviour) with Transformer Engine kernels and DeepEP. Nothing fitted on
 #: its own runs: its published rows are held-out checks (benchmarks/public_runs.py AUTOMODEL_H100)
 FRAMEWORKS["automodel"] = FRAMEWORKS["torchtitan"].model_copy(update={
     "name": "automodel", "elementwise_traffic": 1.0, "loss": "fused", "logit_bytes": 4.0, "attention_kernel": "cudnn",
+    "optimizer_dtype": "bf16",
     "sources": {**{k: v for k, v in FRAMEWORKS["torchtitan"].sources.items() if k != "elementwise_traffic"},
+                "optimizer_dtype": _AUTOMODEL_STATE,
                 "elementwise_traffic": _AUTOMODEL_KERNELS, "loss": _AUTOMODEL_LOSS, "logit_bytes": _AUTOMODEL_LOSS,
                 "attention_kernel": "the recipes' attn: te, Transformer Engine DotProductAttention, whose fused backend "
                 "on Hopper and Blackwell is cuDNN's (as the megatron profile); the GPT-OSS recipes run PyTorch "

@@ -17,6 +17,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+#: optimizer-state dtypes (``TrainingSpec.optimizer_dtype``; the table in :mod:`shardplan.specs.training`)
+OptimizerDtype = Literal["fp32", "bf16-moments", "bf16"]
+
 
 class FrameworkProfile(BaseModel):
     """Factors of one training framework (defaults: a well-tuned Megatron-LM run).
@@ -117,6 +120,15 @@ class FrameworkProfile(BaseModel):
         grad_buffer_bytes: bytes per parameter element of the gradient-accumulation buffer the
             framework keeps (None: the precision policy's ``grad_bytes``; Megatron-LM and nanotron
             accumulate in fp32 = 4).
+        grad_reduce_bytes: bytes per gradient element the data-parallel ReduceScatter / AllReduce moves when the
+            framework reduces in another dtype than it stores (None: the stored ``grad_bytes``). PyTorch FSDP2's
+            ``MixedPrecisionPolicy(reduce_dtype=torch.float32)`` (torchtitan's default ``mixed_precision_reduce``,
+            NeMo AutoModel's ``components/moe/parallelizer.py``): 4, even where the sharded gradient it keeps is
+            bf16 (AutoModel's bf16 parameters).
+        optimizer_dtype: the optimizer-state dtype the framework's code keeps when the training setup
+            leaves ``TrainingSpec.optimizer_dtype`` at its default 'fp32' (None: the setup's). NeMo AutoModel:
+            'bf16', since its model classes cast every weight to bf16 at initialisation and
+            ``torch.optim.Adam`` creates its moments like the parameter (no fp32 master, bf16 moments).
         allocator_overhead: fraction of the allocated bytes the caching allocator reserves on top
             (fragmentation, rounding of blocks), as its peak ``reserved`` exceeds ``allocated``.
         allocator_base_bytes: bytes the caching allocator holds whatever the model and layout: the
@@ -286,6 +298,8 @@ class FrameworkProfile(BaseModel):
     logit_bytes: float | None = Field(default=None, ge=0, le=64)
     lm_head_stage_bytes: float = Field(default=0.0, ge=0, le=10_000)
     grad_buffer_bytes: int | None = Field(default=None, ge=1, le=8)
+    grad_reduce_bytes: int | None = Field(default=None, ge=1, le=8)
+    optimizer_dtype: OptimizerDtype | None = None
     allocator_overhead: float = Field(default=0.0, ge=0, le=1)
     allocator_base_bytes: float = Field(default=0.0, ge=0, le=2**33)
     context_bytes: float = Field(default=0.0, ge=0, le=2**36)

@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from shardplan import limits as L
 from shardplan.errors import ConfigError, short_repr
-from shardplan.specs.framework import FrameworkProfile
+from shardplan.specs.framework import FrameworkProfile, OptimizerDtype
 
 
 class PrecisionPolicy(BaseModel):
@@ -75,7 +75,6 @@ class PrecisionPolicy(BaseModel):
 
 
 #: optimizer-state dtypes (``TrainingSpec.optimizer_dtype``; module docstring table)
-OptimizerDtype = Literal["fp32", "bf16-moments", "bf16"]
 OPTIMIZER_DTYPES: tuple[str, ...] = get_args(OptimizerDtype)
 
 PRECISION_POLICIES: dict[str, PrecisionPolicy] = {
@@ -138,7 +137,8 @@ class TrainingSpec(BaseModel):
         optimizer_dtype: dtype of the optimizer state (module docstring table): 'fp32' (fp32
             moments), 'bf16-moments' (bf16 moments, the policy's master copy kept) or 'bf16' (bf16
             moments and no master copy). Applied to ``precision`` at construction: the moments'
-            bytes halve, and 'bf16' sets ``master_bytes`` to 0.
+            bytes halve, and 'bf16' sets ``master_bytes`` to 0. Left at 'fp32', the framework
+            profile's ``optimizer_dtype`` replaces it where it has one (NeMo AutoModel: 'bf16').
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -174,6 +174,9 @@ class TrainingSpec(BaseModel):
     def _opt(self) -> "TrainingSpec":
         if self.optimizer == "sgd" and self.precision.optimizer_bytes == 8:
             object.__setattr__(self, "precision", self.precision.model_copy(update={"optimizer_bytes": 4}))
+        if self.optimizer_dtype == "fp32" and self.framework.optimizer_dtype:
+            # the framework's code decides the optimizer state (FrameworkProfile.optimizer_dtype)
+            object.__setattr__(self, "optimizer_dtype", self.framework.optimizer_dtype)
         if self.optimizer_dtype != "fp32":
             # bf16 moments: 2 B per moment (AdamW keeps two, SGD with momentum one); set, not scaled,
             # so that validating a dumped spec again gives the same bytes

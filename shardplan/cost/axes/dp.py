@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from shardplan.cost.collective import Collective
 from shardplan.cost.context import StepContext
-from shardplan.cost.memory import zero3_gather_bytes
+from shardplan.cost.memory import grad_reduce_bytes, zero3_gather_bytes
 from shardplan.specs.model import ModelSpec
 
 
@@ -96,7 +96,7 @@ def _replicas(ctx: StepContext, g: WeightGroup) -> list[Collective]:
     replicas = p.dp // (p.dp_shard or 1)
     if replicas <= 1:
         return []
-    size = ctx.prec.grad_bytes * g.params / g.shard
+    size = grad_reduce_bytes(ctx.training) * g.params / g.shard
     stride = g.stride * g.shard
     _, bwd, b = _windows(ctx)
     t = ctx.bucketed_time("AllReduce", size, replicas, stride, b)
@@ -111,7 +111,7 @@ def _zero012(ctx: StepContext, g: WeightGroup) -> list[Collective]:
     """ZeRO-0: AllReduce of the gradients; ZeRO-1/2: ReduceScatter + AllGather after the update."""
     prec, L = ctx.prec, ctx.layers
     fwd, bwd, b = _windows(ctx)
-    grads = prec.grad_bytes * g.params
+    grads = grad_reduce_bytes(ctx.training) * g.params
     if ctx.p.zero_stage == 0:
         n = ctx.p.dp * ctx.p.cp if g.kind == "dense" else ctx.layout.expert_dp
         t = ctx.bucketed_time("AllReduce", grads, n, g.stride, b)
@@ -153,7 +153,7 @@ def _zero3(ctx: StepContext, g: WeightGroup) -> tuple[list[Collective], float, f
     """ZeRO-3 collectives and their exposed seconds (per microbatch, per step)."""
     prec, m, hw = ctx.prec, ctx.m, ctx.hw
     fwd, bwd, buckets = _windows(ctx)
-    params, grads = zero3_gather_bytes(ctx.training) * g.params, prec.grad_bytes * g.params
+    params, grads = zero3_gather_bytes(ctx.training) * g.params, grad_reduce_bytes(ctx.training) * g.params
     # one call per gather unit (a layer, or each of its tensors), each with its own latency
     calls = gather_calls_per_layer(ctx)
     share = ctx.training.framework.zero3_nic_share
