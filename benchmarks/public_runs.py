@@ -650,15 +650,17 @@ def check_inputs(row: tuple, profile_update: dict | None = None):
 #: recipes, none in the GPT-OSS ones, as stored; bf16 weights and Adam state with fp32 gradient reduction: the profile's
 #: optimizer_dtype and grad_reduce_bytes). The Kimi K2 row has no
 #: model preset and is left out. DeepSeek-V3 without MTP (the recipe's Hugging Face config). The 1,024-GPU DeepSeek-V3
-#: row accumulates 4 local batches (GA 4), each a pipeline flush of 8 microbatches, which the planner prices as one
-#: flush of 32. Read after every fit and never fitted on; the routing term was added after these rows were read
+#: row accumulates 4 local batches (GA 4: global batch 8,192 over 256 data-parallel ranks, local_batch_size 8), each a
+#: pipeline flush of 8 microbatches (ParallelConfig.pipeline_flushes). Read after every fit and never fitted on; the
+#: routing term and the flushes were added after these rows were read
 _AM = "bf16-mixed+moe_routing=round_robin"
 _AM_DS = dict(pp=4, schedule="interleaved", virtual_stages=8, ep=64, moe_dispatcher="deepep", zero_stage=3,
               microbatch_size=1, recompute="full")
 AUTOMODEL_H100 = tuple(
     (f"NeMo AutoModel H100: {label}", model, "H100-SXM", "automodel", _AM, n, 4096, gbs, fields, tps, None)
     for label, model, n, gbs, fields, tps in (
-        ("DeepSeek-V3 PP4 VP8 EP64 FSDP, full AC, 1,024 GPUs", "deepseek-v3", 1024, 8192, _AM_DS, 865),
+        ("DeepSeek-V3 PP4 VP8 EP64 FSDP, full AC, 1,024 GPUs", "deepseek-v3", 1024, 8192,
+         dict(_AM_DS, pipeline_flushes=4), 865),
         ("DeepSeek-V3 PP4 VP8 EP64 FSDP, full AC, 256 GPUs", "deepseek-v3", 256, 512, _AM_DS, 1002),
         ("Qwen3-30B-A3B EP8 FSDP, full AC, 8 GPUs", "qwen3-30b-a3b", 8, 512,
          dict(ep=8, moe_dispatcher="deepep", zero_stage=3, microbatch_size=4, recompute="full"), 12040),

@@ -145,6 +145,11 @@ class ParallelConfig(BaseModel):
     zero3_gather: Literal["per_microbatch", "per_step"] = Field(default="per_microbatch", description=(
         "when ZeRO-3 gathers the parameters: 'per_microbatch' (PyTorch FSDP, for every microbatch's "
         "forward and backward) or 'per_step' (once per step, kept for every microbatch, as XLA/GSPMD does)"))
+    pipeline_flushes: int = Field(default=1, gt=0, le=lim.MAX_MICROBATCH, description=(
+        "pipeline schedules run per optimizer step: gradient-accumulation steps that each run the whole schedule "
+        "(warm-up, steady state, drain) on their share of the microbatches, as torch.distributed.pipelining does "
+        "for each local batch (torchtitan, NeMo AutoModel: global batch > local batch x dp); 1 = one schedule "
+        "over all microbatches (Megatron-LM, nanotron)"))
     moe_dispatcher: Literal["alltoall", "deepep"] = Field(default="alltoall", description=(
         "MoE token dispatch over the ep group: 'alltoall' (NCCL AllToAll: every (token, expert) copy crosses "
         "the network) or 'deepep' (DeepEP, Megatron-LM --moe-enable-deepep: one copy per (token, remote rank) "
@@ -178,6 +183,8 @@ class ParallelConfig(BaseModel):
             parts.append(self.moe_dispatcher)
         mods = (f"({','.join(self.recompute_modules)})" if self.recompute_modules and self.recompute == "selective"
                 else "")
+        if self.pp > 1 and self.pipeline_flushes > 1:
+            parts.append(f"flushes={self.pipeline_flushes}")
         parts += [f"mbs={self.microbatch_size}", f"recompute={self.recompute}{mods}"]
         if self.offload_activation_layers:
             parts.append(f"offload_activation_layers={self.offload_activation_layers}")
@@ -272,10 +279,16 @@ class Layout:
                        + ("; a chunk of 0 layers holds only the embedding (first stage) or the loss (last stage), "
                           "Megatron-LM --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split"
                           if any(0 in c for c in chunks) else ""))
-        if 1 < p.pp and self.microbatches < p.pp:
-            out.append(f"{self.microbatches} microbatches per step is fewer than pp={p.pp} stages: every stage "
-                       f"idles for (pp - 1) microbatch times per step (the bubble exceeds the work; "
+        per_flush = self.microbatches // p.pipeline_flushes
+        if 1 < p.pp and per_flush < p.pp:
+            where = f"per pipeline flush ({p.pipeline_flushes} per step)" if p.pipeline_flushes > 1 else "per step"
+            out.append(f"{per_flush} microbatches {where} is fewer than pp={p.pp} stages: every stage "
+                       f"idles for (pp - 1) microbatch times per flush (the bubble exceeds the work; "
                        f"{p.schedule} runs like GPipe)")
+        if 1 < p.pp and p.pipeline_flushes > 1:
+            out.append(f"pipeline_flushes={p.pipeline_flushes}: the step runs the {p.schedule} schedule "
+                       f"{p.pipeline_flushes} times on {per_flush} microbatches each (gradient accumulation over local "
+                       f"batches, as torchtitan and NeMo AutoModel do), paying the bubble each time")
         return tuple(out)
 
     @property
@@ -880,14 +893,16 @@ def _check_a2a_overlap(p: ParallelConfig, model: ModelSpec, training: TrainingSp
 
 
 def _microbatch_sizes(p: ParallelConfig, global_batch: int) -> list[int]:
-    """Microbatch sizes that split ``global_batch`` over p.dp ranks into whole microbatches, a multiple of pp of
-    them under the interleaved schedule (Megatron-LM's interleaved schedule asserts it); [] when dp does not
-    divide the batch."""
+    """Microbatch sizes that split ``global_batch`` over p.dp ranks into whole microbatches, a multiple of
+    ``pipeline_flushes`` of them, and per flush a multiple of pp under the interleaved schedule (Megatron-LM's
+    interleaved schedule asserts it); [] when dp does not divide the batch."""
     if global_batch % p.dp:
         return []
     per_rank = global_batch // p.dp
     interleaved = p.pp > 1 and p.schedule == "interleaved"
-    return [b for b in divisors(per_rank) if not interleaved or (per_rank // b) % p.pp == 0]
+    f = p.pipeline_flushes if p.pp > 1 else 1
+    return [b for b in divisors(per_rank)
+            if (per_rank // b) % f == 0 and (not interleaved or (per_rank // b // f) % p.pp == 0)]
 
 
 def _batch_error(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -> ConfigError:
@@ -919,21 +934,44 @@ def _batch_error(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) ->
     return ConfigError(msg, field="global_batch_size", value=B)
 
 
+def _check_flushes(p: ParallelConfig, m: int) -> None:
+    """``pipeline_flushes`` must split the step's ``m`` microbatches evenly over a pipeline.
+
+    Raises:
+        ConfigError: flushes > 1 without pipeline parallelism (legal: 1), or not dividing m (legal: m's divisors).
+    """
+    f = p.pipeline_flushes
+    if f == 1:
+        return
+    if p.pp == 1:
+        raise ConfigError(f"pipeline_flushes={f} needs pp > 1: without a pipeline there is no schedule to flush "
+                          "(gradient accumulation is the microbatch count); legal with pp=1: 1",
+                          field="pipeline_flushes", value=f, legal=[1])
+    interleaved = p.schedule == "interleaved"
+    legal = [d for d in divisors(m) if not interleaved or (m // d) % p.pp == 0]
+    if m % f and legal:  # with no legal count the interleaved check names the batch that would make one
+        raise ConfigError(f"pipeline_flushes={f} does not divide the {m} microbatches per step (global_batch_size / "
+                          f"(dp x microbatch_size)): each flush runs the same number; legal: {fmt_legal(legal)}",
+                          field="pipeline_flushes", value=f, legal=legal)
+
+
 def _microbatches(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -> int:
     """Microbatches per step m = B / (dp x microbatch_size), checked against the pipeline."""
     B, per = training.global_batch_size, p.dp * p.microbatch_size
     if B % per:
         raise _batch_error(p, model, training)
     m = B // per
-    if p.pp > 1 and p.schedule == "interleaved" and m % p.pp:
+    _check_flushes(p, m)
+    if p.pp > 1 and p.schedule == "interleaved" and (m // p.pipeline_flushes) % p.pp:
         legal = _microbatch_sizes(p, B)
         unit = p.dp * p.microbatch_size * p.pp
         fix = (f"legal microbatch_size: {fmt_legal(legal)}" if legal else
                f"legal: a global batch that is a multiple of dp x microbatch_size x pp = {unit} sequences, or "
                "schedule '1f1b' with virtual_stages=1")
+        per_flush = f" per pipeline flush ({m} / pipeline_flushes={p.pipeline_flushes})" if p.pipeline_flushes > 1 else ""
         raise ConfigError(f"schedule='interleaved' needs the microbatch count (global_batch_size / (dp x "
-                          f"microbatch_size) = {m}) divisible by pp={p.pp} (Megatron-LM's interleaved schedule "
-                          f"asserts it); {fix}", field="microbatch_size", value=p.microbatch_size,
+                          f"microbatch_size) = {m}){per_flush} divisible by pp={p.pp} (Megatron-LM's interleaved "
+                          f"schedule asserts it); {fix}", field="microbatch_size", value=p.microbatch_size,
                           legal=legal or None)
     fw = training.framework
     if p.pp > 1 and p.schedule == "1f1b" and fw.min_microbatches == "pp_minus_1" and m < p.pp - 1:

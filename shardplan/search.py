@@ -70,7 +70,8 @@ SCHEDULES = DEFAULT_SCHEDULES + tuple(s for s in get_args(Schedule) if s not in 
 _FIELDS = set(ParallelConfig.model_fields)
 #: pinned fields handed to every candidate as they are (they are not searched)
 _PASSTHROUGH = ("kv_replication", "fsdp_unit", "offload_optimizer", "overlap_grad_reduce", "hsdp_reduce",
-                "moe_dispatcher", "recompute_modules", "offload_activation_layers", "tp_overlap", "moe_a2a_overlap")
+                "moe_dispatcher", "recompute_modules", "offload_activation_layers", "tp_overlap", "moe_a2a_overlap",
+                "pipeline_flushes")
 #: interleaved schedules: at most this many virtual-stage counts (the smallest ones above 1)
 MAX_VIRTUAL_STAGE_OPTIONS = 4
 #: throughput within this factor counts as a tie in the ranking (broken by the simpler layout)
@@ -609,6 +610,8 @@ class _Evaluator:
                       dp_shard=g.dp_shard,
                       sp=g.sp, microbatch_size=mbs, schedule=g.schedule, virtual_stages=g.virtual_stages,
                       recompute=rc, pp_layers=g.pp_layers, zero3_gather=g.zero3_gather, **self.extra)
+        if g.pp == 1:
+            fields["pipeline_flushes"] = 1  # without a pipeline there is nothing to flush (pinned for the pipelined ones)
         try:
             return validate(ParallelConfig(**{**fields, **override}), self.model, self.training, self.n_devices)
         except ConfigError:

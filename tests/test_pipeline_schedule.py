@@ -102,3 +102,43 @@ def test_importable_without_plotly():
             "import shardplan.cost.pipeline_schedule as s\nassert s.pipeline_schedule(2, 4)\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_pipeline_flushes_pay_the_bubble_each_time():
+    # DeepSeek-V3-like accumulation of local batches (NeMo AutoModel's 1,024-GPU recipe): pp=4, interleaved v=8,
+    # 32 microbatches per step in 4 flushes of 8. Bubble: 4 x (4 - 1) / 8 = 1.5 microbatch times (one flush of 32:
+    # 3/8 = 0.375); in flight on the first stage: min(8, 4 x (1 + 3/32)) = 4.375 either way; the 1F1B version holds
+    # min(8, 4) = 4; GPipe holds one flush, 8 (not 32)
+    from shardplan.cost.pipeline import bubble_fraction, inflight_microbatches
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.specs.model import ModelSpec
+    from shardplan.specs.training import TrainingSpec
+    model = ModelSpec(name="t", n_layers=32, d_model=512, n_heads=8, ffn_dim=2048, vocab_size=1024)
+    tr = TrainingSpec(seq_len=256, global_batch_size=64)
+    base = dict(pp=4, microbatch_size=1, schedule="interleaved", virtual_stages=8)
+    one = validate(ParallelConfig(**base), model, tr, 8)  # dp = 2: 32 microbatches per rank
+    four = validate(ParallelConfig(**base, pipeline_flushes=4), model, tr, 8)
+    assert one.microbatches == four.microbatches == 32
+    assert bubble_fraction(one.parallel, one.stage_layers) == 3 / 8
+    assert bubble_fraction(four.parallel, four.stage_layers) == 4 * 3 / 8
+    assert inflight_microbatches(four) == 4 * (1 + 3 / 32)
+    gp = validate(ParallelConfig(pp=4, schedule="gpipe", pipeline_flushes=4), model, tr, 8)
+    assert inflight_microbatches(gp) == 8
+    assert "flushes=4" in four.parallel.short() and any("pipeline_flushes=4" in n for n in four.notes)
+
+
+def test_pipeline_flushes_errors_name_the_legal_values():
+    from shardplan.errors import ConfigError
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.specs.model import ModelSpec
+    from shardplan.specs.training import TrainingSpec
+    model = ModelSpec(name="t", n_layers=32, d_model=512, n_heads=8, ffn_dim=2048, vocab_size=1024)
+    tr = TrainingSpec(seq_len=256, global_batch_size=64)
+    with pytest.raises(ConfigError, match=r"pipeline_flushes=4 needs pp > 1.*legal with pp=1: 1"):
+        validate(ParallelConfig(pipeline_flushes=4), model, tr, 8)
+    # 32 microbatches: 3 does not divide them; under interleaved pp=4 each flush needs a multiple of 4: 1, 2, 4, 8
+    with pytest.raises(ConfigError, match=r"pipeline_flushes=3 does not divide the 32 microbatches.*legal: 1, 2, 4, 8$"):
+        validate(ParallelConfig(pp=4, schedule="interleaved", virtual_stages=2, pipeline_flushes=3), model, tr, 8)
+    # 16 flushes of 2 microbatches: each flush's count must be a multiple of pp=4 for the interleaved schedule
+    with pytest.raises(ConfigError, match=r"per pipeline flush \(32 / pipeline_flushes=16\) divisible by pp=4"):
+        validate(ParallelConfig(pp=4, schedule="interleaved", virtual_stages=2, pipeline_flushes=16), model, tr, 8)

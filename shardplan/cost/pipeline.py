@@ -34,7 +34,8 @@ def bubble_fraction(parallel: ParallelConfig, stage_layers: tuple[int, ...] | No
 
     ``(p-1)`` for GPipe and 1F1B, ``(p-1)/v`` interleaved (v from :func:`effective_virtual_stages`
     when ``stage_layers`` is given), ``(p-1)/3`` zero-bubble (ZB-H1), 0 without pipeline
-    parallelism (sources in the module docstring).
+    parallelism (sources in the module docstring); times ``pipeline_flushes``, since every flush fills and
+    drains the pipeline again (e.g. pp=4, interleaved v=8, 4 flushes: 4 x 3/8 = 1.5 microbatch times).
 
     Raises:
         KeyError: never for a validated :class:`ParallelConfig` (schedule is a Literal).
@@ -43,8 +44,8 @@ def bubble_fraction(parallel: ParallelConfig, stage_layers: tuple[int, ...] | No
     if p.pp == 1:
         return 0.0
     if p.schedule == "interleaved":
-        return (p.pp - 1) / effective_virtual_stages(p, stage_layers)
-    return (p.pp - 1) * {"gpipe": 1.0, "1f1b": 1.0, "zero-bubble": 1.0 / 3.0}[p.schedule]
+        return p.pipeline_flushes * (p.pp - 1) / effective_virtual_stages(p, stage_layers)
+    return p.pipeline_flushes * (p.pp - 1) * {"gpipe": 1.0, "1f1b": 1.0, "zero-bubble": 1.0 / 3.0}[p.schedule]
 
 
 def bubble_s(parallel: ParallelConfig, microbatch_s: float, stage_layers: tuple[int, ...] | None = None) -> float:
@@ -118,10 +119,11 @@ def stall_s(layout: Layout, framework: FrameworkProfile) -> float:
     on the step's critical path, the busiest stage's ``m`` x :func:`messages_per_microbatch` plus
     ``2 (pp - 1)`` for the pipeline's fill and drain (the first microbatch's activations and the last
     one's gradients cross every stage boundary before the busiest stage can start / after it is
-    done). Example: pp=4, m=8, 0.25 s per message: (8 x 4 + 2 x 3) x 0.25 = 9.5 s. The constant is
-    measured per cluster and framework (docs/accuracy.md, the nanotron grid)."""
+    done), once per ``pipeline_flushes``. Example: pp=4, m=8, 0.25 s per message: (8 x 4 + 2 x 3) x 0.25 =
+    9.5 s. The constant is measured per cluster and framework (docs/accuracy.md, the nanotron grid)."""
     p = layout.parallel
-    return framework.pp_message_stall_s * (layout.microbatches * messages_per_microbatch(p) + 2 * (p.pp - 1))
+    fill = 2 * (p.pp - 1) * p.pipeline_flushes
+    return framework.pp_message_stall_s * (layout.microbatches * messages_per_microbatch(p) + fill)
 
 
 def inflight_microbatches(layout: Layout) -> float:
@@ -130,10 +132,11 @@ def inflight_microbatches(layout: Layout) -> float:
     No pipeline: 1 (gradient accumulation frees each microbatch). GPipe: m. 1F1B and zero-bubble
     ZB-H1: min(m, p) (Narayanan et al. 2021 Sec. 2.2; Qi et al. 2023 Sec. 3: ZB-H1 keeps 1F1B's peak).
     Interleaved: p * (1 + (p-1)/(p*v)), at most m (Korthikanti et al. 2022 Sec. 4.2.3). With
-    ``moe_a2a_overlap`` (Combined 1F1B) one more: 2 without pipelining, + 1/v interleaved.
+    ``moe_a2a_overlap`` (Combined 1F1B) one more: 2 without pipelining, + 1/v interleaved. m is the
+    microbatches of one flush (``pipeline_flushes``: each drains before the next starts).
     """
     p = layout.parallel
-    m = layout.microbatches
+    m = layout.microbatches // p.pipeline_flushes  # each flush runs its own schedule on its share
     if p.pp == 1:
         # Combined 1F1B (moe_a2a_overlap): one microbatch's forward runs beside another's backward
         return float(min(m, 2)) if p.moe_a2a_overlap else 1.0

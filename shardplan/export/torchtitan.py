@@ -13,8 +13,9 @@ planner's "ep carved from dp x cp"); FSDP2 is ZeRO-3 (``fsdp_reshard_after_forwa
 ZeRO-2 (``"never"``: parameters kept unsharded between forward and backward, PyTorch's SHARD_GRAD_OP);
 there is no ZeRO-1. TP always shards the sequence between the TP regions (SequenceParallel on the norms),
 so tp > 1 needs sp. Without PP, ``local_batch_size`` is one microbatch and ``global_batch_size`` >
-local x dp gives gradient accumulation; with PP, local_batch_size is the rank's whole batch, split into
-``pipeline_parallel_microbatch_size`` microbatches. Selective recomputation maps to op-level SAC
+local x dp gives gradient accumulation; with PP, local_batch_size is one run of the schedule, split into
+``pipeline_parallel_microbatch_size`` microbatches, and a global batch of k x local x dp runs it k times
+(``pipeline_flushes`` k). Selective recomputation maps to op-level SAC
 (``selective_ac_option = "op"``: matmul outputs saved, the rest recomputed).
 """
 
@@ -80,7 +81,8 @@ def job_config(ctx: ExportContext) -> dict:
     """
     _check(ctx)
     p, tr = ctx.p, ctx.training
-    local = p.microbatch_size * (ctx.layout.microbatches if p.pp > 1 else 1)
+    # with PP the local batch is one flush's microbatches; global > local x dp accumulates pipeline_flushes of them
+    local = p.microbatch_size * (ctx.layout.microbatches // p.pipeline_flushes if p.pp > 1 else 1)
     ac = {"mode": p.recompute}
     if p.recompute == "selective":
         ac["selective_ac_option"] = "op"
@@ -127,8 +129,19 @@ def read(text: str, devices: int | None = None) -> Imported:
     values["microbatch_size"] = mbs
     if pp > 1:
         values.update(_pipeline_values(par, read_meta(text).get("n_layers"), pp))
+        values["pipeline_flushes"] = _flushes(tr, rep * shard)
     return Imported(parallel_from(values), devices=rep * shard * tp * pp * cp, seq_len=tr.get("seq_len"),
                     global_batch=tr.get("global_batch_size"), framework="torchtitan")
+
+
+def _flushes(tr: dict, dp: int) -> int:
+    """Pipeline flushes per step of a pipelined job: global_batch_size / (local_batch_size x dp), the local
+    batches a rank accumulates, each a run of the schedule (torchtitan train.py); 1 when the global batch is
+    unset (-1) or not a whole multiple."""
+    local, glob = tr.get("local_batch_size", 8), tr.get("global_batch_size", -1)
+    if not isinstance(glob, int) or glob <= 0 or not isinstance(local, int) or local <= 0 or glob % (local * dp):
+        return 1
+    return max(1, glob // (local * dp))
 
 
 def _pipeline_values(par: dict, n_layers_hint: int | None, pp: int) -> dict:
@@ -151,4 +164,4 @@ def _pipeline_values(par: dict, n_layers_hint: int | None, pp: int) -> dict:
 
 
 EXPORTER = Exporter(name="torchtitan", title="torchtitan", source=SOURCE, suffix=".toml",
-                    expresses=("tp_overlap",), write=write, read=read)
+                    expresses=("tp_overlap", "pipeline_flushes"), write=write, read=read)
