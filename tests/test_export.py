@@ -843,3 +843,23 @@ def test_pipeline_flushes_written_as_local_batches_and_refused_elsewhere():
     assert (cfg["training"]["local_batch_size"], cfg["training"]["global_batch_size"]) == (4, 64)
     with pytest.raises(ConfigError, match="pipeline_flushes=4 has no option in its config.*torchtitan can"):
         export_text("megatron", e)
+
+
+def test_export_takes_and_reproduces_the_moe_setup():
+    # `export` prices the plan with the MoE flags `estimate` takes, and its reproduce line repeats them, so running
+    # that line writes the same predicted numbers
+    from typer.testing import CliRunner
+    from shardplan.cli import app
+    args = ["export", "--to", "megatron", "-m", "qwen3-30b-a3b", "--hardware", "h100-sxm", "-n", "8", "--seq-len",
+            "4096", "--global-batch", "64", "--ep", "8", "--moe-dispatcher", "deepep", "--zero-stage", "1",
+            "--recompute", "full", "--moe-routing", "round_robin", "--moe-imbalance", "1.2"]
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 0, out.output
+    line = next(x for x in out.output.splitlines() if x.startswith("# reproduce: "))
+    assert "--moe-routing round_robin" in line and "--moe-imbalance 1.2" in line
+    again = CliRunner().invoke(app, shlex.split(line[len("# reproduce: shardplan "):]))
+    predicted = [x for x in out.output.splitlines() if x.startswith("# predicted")]
+    assert again.exit_code == 0 and predicted and predicted == [x for x in again.output.splitlines()
+                                                                if x.startswith("# predicted")]
+    plain = CliRunner().invoke(app, args[:-4])  # uniform routing, balanced: another step time
+    assert [x for x in plain.output.splitlines() if x.startswith("# predicted")] != predicted

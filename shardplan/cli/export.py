@@ -8,9 +8,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from shardplan.cli.common import (OptimizerDtypeOpt,
-                                  AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, HardwareOpt,
-                                  ModelOpt, PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors,
+from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, HardwareOpt,
+                                  ModelOpt, MoeCapOpt, MoeImbOpt, MoeRoutingOpt, OptimizerDtypeOpt, PlanOpt,
+                                  PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors,
                                   err_console, layout_flags, print_notes)
 
 _NAMES = "maxtext | easydel | torchtitan | megatron | deepspeed | nanotron"
@@ -77,6 +77,7 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
            global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
            precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash", framework: FrameworkOpt = None,
            dropout: DropoutOpt = False, optimizer_dtype: OptimizerDtypeOpt = "fp32",
+           moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0, moe_routing: MoeRoutingOpt = "uniform",
            scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None,
            output: OutOpt = None, layout: dict = None) -> None:
     """Write one layout as a training framework's config (MaxText YAML, EasyDeL, torchtitan TOML,
@@ -94,7 +95,8 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
     e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
                              global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
                              attention=attention, framework=framework, dropout=dropout,
-                             optimizer_dtype=optimizer_dtype, scale_up_size=scale_up_size,
+                             optimizer_dtype=optimizer_dtype, moe_capacity_factor=moe_capacity_factor,
+                             moe_imbalance=moe_imbalance, moe_routing=moe_routing, scale_up_size=scale_up_size,
                              plan=plan), layout)
     print_notes(e.layout)
     # bad input first (exit 2: a layout or precision the framework cannot express), then the negative

@@ -166,6 +166,13 @@ def reproduce_command(framework: str, estimate, output: str | Path | None = None
         parts.append("--dropout")
     if e.training.optimizer_dtype != "fp32":
         parts.append(f"--optimizer-dtype {e.training.optimizer_dtype}")
+    if e.model.is_moe:  # the MoE setup prices the dispatch (TrainingSpec)
+        if e.training.moe_capacity_factor is not None:
+            parts.append(f"--moe-capacity-factor {e.training.moe_capacity_factor:g}")
+        if e.training.moe_imbalance != 1.0:
+            parts.append(f"--moe-imbalance {e.training.moe_imbalance:g}")
+        if e.training.moe_routing != "uniform":
+            parts.append(f"--moe-routing {e.training.moe_routing}")
     for name, f in ParallelConfig.model_fields.items():
         value = getattr(p, name)
         if name == "dp_shard" and p.dp_shard in (None, p.dp):  # None and dp both mean one shard group
