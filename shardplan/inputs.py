@@ -206,7 +206,7 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
                   precision: str = "bf16-mixed", attention: str = "flash",
                   framework: str | FrameworkProfile | None = None, dropout: bool = False,
                   moe_capacity_factor: float | None = None, moe_imbalance: float = 1.0,
-                  optimizer_dtype: str = "fp32", moe_routing: str = "uniform") -> TrainingSpec:
+                  optimizer_dtype: str | None = None, moe_routing: str = "uniform") -> TrainingSpec:
     """What one optimizer step processes.
 
     Args:
@@ -220,7 +220,8 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
         dropout: dropout layers on (their masks stored and their element-wise traffic counted).
         moe_capacity_factor, moe_imbalance: MoE token dropping / dropless load
             (:class:`~shardplan.specs.training.TrainingSpec`).
-        optimizer_dtype: 'fp32', 'bf16-moments' or 'bf16' (TrainingSpec.optimizer_dtype).
+        optimizer_dtype: 'fp32', 'bf16-moments' or 'bf16' (TrainingSpec.optimizer_dtype); None: the
+            framework profile's, else 'fp32'.
         moe_routing: 'uniform' or 'round_robin' (TrainingSpec.moe_routing).
 
     Raises:
@@ -239,7 +240,7 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
     optimizer_dtype = optimizer_dtype.lower() if isinstance(optimizer_dtype, str) else optimizer_dtype
     moe_routing = moe_routing.lower() if isinstance(moe_routing, str) else moe_routing
     legal = OPTIMIZER_DTYPES
-    if optimizer_dtype not in legal:
+    if optimizer_dtype is not None and optimizer_dtype not in legal:
         raise ConfigError(f"optimizer_dtype={short_repr(optimizer_dtype)} is unknown; legal: {fmt_legal(legal)}",
                           field="optimizer_dtype", value=optimizer_dtype, legal=legal)
     legal = typing.get_args(TrainingSpec.model_fields["moe_routing"].annotation)
@@ -389,7 +390,7 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
                  attention: str = "flash", framework: str | FrameworkProfile | None = None, dropout: bool = False,
                  scale_up_size: int | None = None, plan: str | Path | None = None,
                  moe_capacity_factor: float | None = None, moe_imbalance: float = 1.0,
-                 optimizer_dtype: str = "fp32", moe_routing: str = "uniform", **layout: Any) -> Inputs:
+                 optimizer_dtype: str | None = None, moe_routing: str = "uniform", **layout: Any) -> Inputs:
     """All specs from the values of ``shardplan estimate``'s flags (``hardware=None``: no hardware).
 
     ``layout`` holds ParallelConfig fields (``None`` = not given); with ``plan`` the plan file's values

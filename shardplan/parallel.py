@@ -281,7 +281,8 @@ class Layout:
                           if any(0 in c for c in chunks) else ""))
         per_flush = self.microbatches // p.pipeline_flushes
         if 1 < p.pp and per_flush < p.pp:
-            where = f"per pipeline flush ({p.pipeline_flushes} per step)" if p.pipeline_flushes > 1 else "per step"
+            where = (f"per pipeline flush ({p.pipeline_flushes} flushes per step)" if p.pipeline_flushes > 1
+                     else "per step")
             out.append(f"{per_flush} microbatches {where} is fewer than pp={p.pp} stages: every stage "
                        f"idles for (pp - 1) microbatch times per flush (the bubble exceeds the work; "
                        f"{p.schedule} runs like GPipe)")
@@ -914,7 +915,9 @@ def _batch_error(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) ->
     total_seq = p.dp  # devices that currently hold distinct sequences
     # moving dp into cp or tp leaves dp = 1: the batch must then split into whole microbatches (a multiple of pp
     # of them under the interleaved schedule)
-    regroup = B % p.microbatch_size == 0 and (not interleaved or (B // p.microbatch_size) % p.pp == 0)
+    f = p.pipeline_flushes if p.pp > 1 else 1  # each flush runs the same number of microbatches
+    unit = (p.pp if interleaved else 1) * f  # microbatches per step must be a multiple of this
+    regroup = B % p.microbatch_size == 0 and (B // p.microbatch_size) % unit == 0
     if p.dp > 1 and regroup and s % (2 * total_seq) == 0:
         alts.append(f"shard the sequence instead (cp={total_seq}: {s}/{total_seq} = {s // total_seq} tokens "
                     f"per device)")
@@ -925,8 +928,9 @@ def _batch_error(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) ->
     legal_mbs = _microbatch_sizes(p, B)
     msg = (f"global_batch_size={B} is not divisible by dp x microbatch_size = {p.dp} x {p.microbatch_size} "
            f"= {per} (the batch is split over the data-parallel/FSDP ranks); legal global_batch_size: "
-           f"multiples of {per * p.pp if interleaved else per}" + (f" (x pp = {p.pp}: the interleaved schedule needs a "
-                                                                  "multiple of pp microbatches)" if interleaved else ""))
+           f"multiples of {per * unit}" + (f" (x pp = {p.pp}: the interleaved schedule needs a multiple of pp "
+                                           "microbatches)" if interleaved else "")
+           + (f" (x pipeline_flushes = {f}: each flush runs the same number)" if f > 1 else ""))
     if legal_mbs:
         msg += f"; legal microbatch_size for this batch: {fmt_legal(legal_mbs)}"
     if alts:
@@ -949,10 +953,16 @@ def _check_flushes(p: ParallelConfig, m: int) -> None:
                           field="pipeline_flushes", value=f, legal=[1])
     interleaved = p.schedule == "interleaved"
     legal = [d for d in divisors(m) if not interleaved or (m // d) % p.pp == 0]
-    if m % f and legal:  # with no legal count the interleaved check names the batch that would make one
-        raise ConfigError(f"pipeline_flushes={f} does not divide the {m} microbatches per step (global_batch_size / "
-                          f"(dp x microbatch_size)): each flush runs the same number; legal: {fmt_legal(legal)}",
-                          field="pipeline_flushes", value=f, legal=legal)
+    if m % f == 0 and (f in legal):
+        return
+    what = (f"does not divide the {m} microbatches per step (global_batch_size / (dp x microbatch_size)): each flush "
+            "runs the same number" if m % f else
+            f"leaves {m // f} microbatches per flush, which the interleaved schedule needs a multiple of pp={p.pp} of")
+    fix = (f"legal: {fmt_legal(legal)}" if legal else
+           f"no flush count does under the interleaved schedule ({m} microbatches is not a multiple of pp={p.pp}): "
+           f"legal: a global batch that is a multiple of dp x microbatch_size x pp = {p.dp * p.microbatch_size * p.pp} "
+           "sequences")
+    raise ConfigError(f"pipeline_flushes={f} {what}; {fix}", field="pipeline_flushes", value=f, legal=legal or None)
 
 
 def _microbatches(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -> int:
@@ -964,9 +974,11 @@ def _microbatches(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -
     _check_flushes(p, m)
     if p.pp > 1 and p.schedule == "interleaved" and (m // p.pipeline_flushes) % p.pp:
         legal = _microbatch_sizes(p, B)
-        unit = p.dp * p.microbatch_size * p.pp
+        f = p.pipeline_flushes
+        unit = p.dp * p.microbatch_size * p.pp * f
+        flushes = f" x pipeline_flushes" if f > 1 else ""
         fix = (f"legal microbatch_size: {fmt_legal(legal)}" if legal else
-               f"legal: a global batch that is a multiple of dp x microbatch_size x pp = {unit} sequences, or "
+               f"legal: a global batch that is a multiple of dp x microbatch_size x pp{flushes} = {unit} sequences, or "
                "schedule '1f1b' with virtual_stages=1")
         per_flush = f" per pipeline flush ({m} / pipeline_flushes={p.pipeline_flushes})" if p.pipeline_flushes > 1 else ""
         raise ConfigError(f"schedule='interleaved' needs the microbatch count (global_batch_size / (dp x "

@@ -38,7 +38,8 @@ class RunRecord(BaseModel):
         global_batch_size: sequences per optimizer step.
         parallel: the layout (ParallelConfig fields; ``dp`` may be omitted).
         precision: precision policy name (``--precision``).
-        optimizer_dtype: optimizer-state dtype (``--optimizer-dtype``: fp32, bf16-moments or bf16).
+        optimizer_dtype: optimizer-state dtype (``--optimizer-dtype``: fp32, bf16-moments or bf16; absent:
+            the framework profile's, else fp32).
         moe_routing: MoE routing of the run (``--moe-routing``: uniform, or round_robin for a synthetic balanced
             gate that sends each token to contiguous experts).
         framework: framework profile name (``--framework``).
@@ -62,7 +63,7 @@ class RunRecord(BaseModel):
     global_batch_size: int = Field(ge=1, le=2**32)
     parallel: ParallelConfig
     precision: str = "bf16-mixed"
-    optimizer_dtype: OptimizerDtype = "fp32"
+    optimizer_dtype: OptimizerDtype | None = None
     moe_routing: Literal["uniform", "round_robin"] = "uniform"
     framework: str = "megatron"
     status: Literal["ok", "oom", "failed"] = "ok"

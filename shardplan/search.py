@@ -626,7 +626,8 @@ class _Evaluator:
             hit = _INVALID if lay is None else _TokenSplit(
                 lay, (g.tp, g.sp, lay.local_tokens, lay.microbatches, g.pp, g.schedule, g.virtual_stages, g.pp_layers),
                 all(getattr(lay.parallel, k) == v for k, v in self.pinned.items()
-                    if k not in _NEUTRAL_WEIGHTS and not (k == "schedule" and g.pp == 1)))  # no pipeline, no schedule
+                    if k not in _NEUTRAL_WEIGHTS
+                    and not (k in ("schedule", "pipeline_flushes") and g.pp == 1)))  # no pipeline, no schedule to flush
             self.splits[key] = hit
         return hit
 

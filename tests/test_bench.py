@@ -32,3 +32,17 @@ def test_bench_smoke_writes_a_cluster_yaml_every_command_takes(tmp_path):
     r = runner.invoke(app, ["estimate", "--model", "llama-3-8b", "--hardware", str(out), "--devices", "8",
                             "--seq-len", "1024", "--global-batch", "8", "--zero-stage", "3", "--json"])
     assert r.exit_code == 0, r.output
+
+
+def test_fitted_fields_name_each_fields_own_rule():
+    # each fitted field's source says how that field was measured (not the GEMM rule for every field):
+    # a GEMM at 0.5 of peak where 0.6 was predicted -> matmul_efficiency = preset x 0.5 / 0.6; HBM copy at 0.8
+    from shardplan.jax.bench import Measurement, fitted_fields
+    from shardplan.presets.hardware import HARDWARE
+    hw = HARDWARE["h100-sxm"]
+    res = [Measurement("gemm", {"m": 4096, "n": 4096, "k": 4096}, 1e-3, 1e14, fraction=0.5, predicted_fraction=0.6),
+           Measurement("hbm", {"bytes": 2**30}, 1e-3, 1e12, fraction=0.8)]
+    out = fitted_fields(res, hw, 1, "cpu")
+    assert out["matmul_efficiency"] == round(hw.matmul_efficiency * 0.5 / 0.6, 4) and out["hbm_efficiency"] == 0.8
+    assert "GEMM grid" in out["sources"]["matmul_efficiency"] and "HBM copy" in out["sources"]["hbm_efficiency"]
+    assert "GEMM" not in out["sources"]["hbm_efficiency"]

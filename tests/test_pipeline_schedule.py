@@ -128,6 +128,7 @@ def test_pipeline_flushes_pay_the_bubble_each_time():
 
 
 def test_pipeline_flushes_errors_name_the_legal_values():
+    # every listed value passes validation (checked below for the interleaved case)
     from shardplan.errors import ConfigError
     from shardplan.parallel import ParallelConfig, validate
     from shardplan.specs.model import ModelSpec
@@ -140,5 +141,58 @@ def test_pipeline_flushes_errors_name_the_legal_values():
     with pytest.raises(ConfigError, match=r"pipeline_flushes=3 does not divide the 32 microbatches.*legal: 1, 2, 4, 8$"):
         validate(ParallelConfig(pp=4, schedule="interleaved", virtual_stages=2, pipeline_flushes=3), model, tr, 8)
     # 16 flushes of 2 microbatches: each flush's count must be a multiple of pp=4 for the interleaved schedule
-    with pytest.raises(ConfigError, match=r"per pipeline flush \(32 / pipeline_flushes=16\) divisible by pp=4"):
+    with pytest.raises(ConfigError, match=r"pipeline_flushes=16 leaves 2 microbatches per flush, which the interleaved "
+                                          r"schedule needs a multiple of pp=4 of; legal: 1, 2, 4, 8$"):
         validate(ParallelConfig(pp=4, schedule="interleaved", virtual_stages=2, pipeline_flushes=16), model, tr, 8)
+
+
+def test_pipeline_flushes_regather_per_step_parameters():
+    # ZeRO-3 gathered once per step (per_step) re-gathers after every flush's last backward: 4 flushes, 4 calls,
+    # 4 x the exposed time of one
+    from shardplan.cost.step import estimate
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64)
+    ag = {}
+    for f in (1, 4):
+        pc = ParallelConfig(pp=2, zero_stage=3, zero3_gather="per_step", pipeline_flushes=f)
+        e = estimate(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], tr, pc, 16)
+        ag[f] = next(c for c in e.collectives if c.op == "AllGather" and c.axis == "dp")
+    assert (ag[1].count, ag[4].count) == (1, 4)
+    assert ag[4].exposed_s == pytest.approx(4 * ag[1].exposed_s, rel=1e-12)
+    assert "once per pipeline flush, 4 per step" in ag[4].purpose
+
+
+def test_search_keeps_unpipelined_layouts_with_pinned_flushes():
+    # --pipeline-flushes N pins N for pipelined candidates; pp = 1 ones have nothing to flush and stay in the search
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.search import search
+    from shardplan.specs.training import TrainingSpec
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64)
+    res = search(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], tr, 16, top_k=200, fix={"pipeline_flushes": 2})
+    pps = {p.parallel.pp for p in res.plans}
+    assert 1 in pps and any(pp > 1 for pp in pps)
+    assert all(p.parallel.pipeline_flushes == (2 if p.parallel.pp > 1 else 1) for p in res.plans)
+
+
+def test_pipeline_flush_errors_list_only_values_that_pass():
+    # interleaved pp=2 on 16 devices (tp 8, dp 1): a global batch of 6 is 6 microbatches; 2 flushes leave 3 per flush,
+    # not a multiple of pp: legal 1 and 3, and each validates. An odd batch (5) has no legal count: the message
+    # asks for a batch that is a multiple of dp x mbs x pp = 2 instead of listing nothing
+    from shardplan.errors import ConfigError
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    m = MODELS["llama-3-8b"]
+    base = dict(pp=2, tp=8, sp=True, zero_stage=1, schedule="interleaved", virtual_stages=2)
+    tr = TrainingSpec(seq_len=4096, global_batch_size=6)
+    with pytest.raises(ConfigError) as err:
+        validate(ParallelConfig(**base, pipeline_flushes=2), m, tr, 16)
+    assert err.value.legal == [1, 3]
+    for f in err.value.legal:
+        validate(ParallelConfig(**base, pipeline_flushes=f), m, tr, 16)
+    with pytest.raises(ConfigError, match=r"no flush count does .* multiple of dp x microbatch_size x pp = 2 sequences"):
+        validate(ParallelConfig(**base, pipeline_flushes=2), m, TrainingSpec(seq_len=4096, global_batch_size=5), 16)

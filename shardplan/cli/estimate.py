@@ -339,7 +339,7 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
              global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
              precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
              framework: FrameworkOpt = None, dropout: DropoutOpt = False,
-             optimizer_dtype: OptimizerDtypeOpt = "fp32",
+             optimizer_dtype: OptimizerDtypeOpt = None,
              moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0,
              moe_routing: MoeRoutingOpt = "uniform",
              scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None, json_out: JsonOpt = False,

@@ -5,13 +5,12 @@ and the core planner work without them.
 """
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
-from shardplan.cli.common import (OptimizerDtypeOpt,
-                                  AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt,
-                                  HardwareOpt, ModelOpt,
+from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt,
+                                  HardwareOpt, ModelOpt, MoeCapOpt, MoeImbOpt, MoeRoutingOpt, OptimizerDtypeOpt,
                                   PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, fail, layout_flags,
                                   print_notes)
 from shardplan.cli.estimate import estimate_layout
@@ -43,7 +42,8 @@ def serve(host: HostOpt = "127.0.0.1", port: PortOpt = 8050, debug: DebugOpt = F
 
 
 OutputOpt = Annotated[Path, typer.Option("--output", "-o", help="HTML file, or PNG stem")]
-FormatOpt = Annotated[str, typer.Option("--format", help="html (self-contained) | png (one per chart)")]
+FormatOpt = Annotated[Optional[str], typer.Option("--format", help="html (self-contained) | png (one per chart); "
+                                                   "default: png for an -o ending in .png, else html")]
 PlansOpt = Annotated[bool, typer.Option("--plans/--no-plans", help="add the ranked layouts of `shardplan plan`")]
 
 
@@ -64,10 +64,13 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
            global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
            precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
            framework: FrameworkOpt = None, dropout: DropoutOpt = False,
-           optimizer_dtype: OptimizerDtypeOpt = "fp32",
+           optimizer_dtype: OptimizerDtypeOpt = None,
+           moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0, moe_routing: MoeRoutingOpt = "uniform",
            scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None, output: OutputOpt = Path("report.html"),
-           fmt: FormatOpt = "html", plans: PlansOpt = True, layout: dict = None) -> None:
+           fmt: FormatOpt = None, plans: PlansOpt = True, layout: dict = None) -> None:
     """Write a report of one layout (same flags as `estimate`): charts + summary, HTML or PNG."""
+    if fmt is None:  # the file name says which: report.png -> PNG charts (report_time.png, ...)
+        fmt = "png" if output.suffix.lower() == ".png" else "html"
     if fmt not in ("html", "png"):
         raise ConfigError(f"--format {fmt!r}; legal: html, png", field="format", value=fmt, legal=["html", "png"])
     _need_web_extra()
@@ -76,7 +79,9 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
     e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
                              global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
                              attention=attention, framework=framework, dropout=dropout,
-                             optimizer_dtype=optimizer_dtype, scale_up_size=scale_up_size, plan=plan),
+                             optimizer_dtype=optimizer_dtype, moe_capacity_factor=moe_capacity_factor,
+                             moe_imbalance=moe_imbalance, moe_routing=moe_routing, scale_up_size=scale_up_size,
+                             plan=plan),
                         layout)
     print_notes(e.layout)
     ranked = _ranked(e, devices) if plans else None

@@ -127,21 +127,33 @@ def read(text: str, devices: int | None = None) -> Imported:
                   recompute=cfg.get("activation_checkpoint", {}).get("mode", "selective"))
     mbs = par.get("pipeline_parallel_microbatch_size", 1) if pp > 1 else tr.get("local_batch_size", 8)
     values["microbatch_size"] = mbs
+    glob, accumulation = _batches(tr, rep * shard)
     if pp > 1:
         values.update(_pipeline_values(par, read_meta(text).get("n_layers"), pp))
-        values["pipeline_flushes"] = _flushes(tr, rep * shard)
+        values["pipeline_flushes"] = accumulation
     return Imported(parallel_from(values), devices=rep * shard * tp * pp * cp, seq_len=tr.get("seq_len"),
-                    global_batch=tr.get("global_batch_size"), framework="torchtitan")
+                    global_batch=glob, framework="torchtitan")
 
 
-def _flushes(tr: dict, dp: int) -> int:
-    """Pipeline flushes per step of a pipelined job: global_batch_size / (local_batch_size x dp), the local
-    batches a rank accumulates, each a run of the schedule (torchtitan train.py); 1 when the global batch is
-    unset (-1) or not a whole multiple."""
+def _batches(tr: dict, dp: int) -> tuple[int, int]:
+    """(global batch, gradient-accumulation steps) of a job config: ``global_batch_size`` (-1: local x dp) over
+    ``local_batch_size`` x dp, which torchtitan's trainer asserts divides it; with PP each accumulation step
+    is a run of the schedule (``pipeline_flushes``).
+
+    Raises:
+        ConfigError: a local batch below 1, or a global batch that is not a positive multiple of local x dp.
+    """
     local, glob = tr.get("local_batch_size", 8), tr.get("global_batch_size", -1)
-    if not isinstance(glob, int) or glob <= 0 or not isinstance(local, int) or local <= 0 or glob % (local * dp):
-        return 1
-    return max(1, glob // (local * dp))
+    if not isinstance(local, int) or isinstance(local, bool) or local < 1:
+        raise ConfigError(f"torchtitan local_batch_size={local!r}: legal: a whole number >= 1", field="import",
+                          value=local)
+    if glob == -1:
+        return local * dp, 1
+    if not isinstance(glob, int) or isinstance(glob, bool) or glob < 1 or glob % (local * dp):
+        raise ConfigError(f"torchtitan global_batch_size={glob!r} is not a multiple of local_batch_size x data-parallel "
+                          f"degree = {local} x {dp} = {local * dp} (its trainer asserts it); legal: -1 or a multiple "
+                          f"of {local * dp}", field="import", value=glob)
+    return glob, glob // (local * dp)
 
 
 def _pipeline_values(par: dict, n_layers_hint: int | None, pp: int) -> dict:

@@ -174,7 +174,10 @@ def fitted_fields(results: list[Measurement], hw: HardwareSpec, n_devices: int, 
                 size = max(size, best.shape["bytes"])
         if table:
             out["measured_busbw"], out["measured_busbw_bytes"] = table, size
-    note = (f"shardplan bench on {n_devices} {backend} device(s): GEMM grid, HBM copy, collectives "
-            "(nccl-tests busbw accounting); matmul_efficiency = preset x median(measured / predicted GEMM fraction)")
-    out["sources"] = {k: note for k in out}
+    where = f"shardplan bench on {n_devices} {backend} device(s)"
+    rules = {"matmul_efficiency": "GEMM grid: the preset's value x median(measured / predicted GEMM fraction)",
+             "hbm_efficiency": "HBM copy: the measured fraction of hbm_bandwidth at the largest size",
+             "measured_busbw": "collectives over all devices, nccl-tests busbw accounting, at the largest message",
+             "measured_busbw_bytes": "the message size of measured_busbw"}
+    out["sources"] = {k: f"{where}: {rules[k]}" for k in out}
     return out

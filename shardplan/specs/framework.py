@@ -126,7 +126,7 @@ class FrameworkProfile(BaseModel):
             NeMo AutoModel's ``components/moe/parallelizer.py``): 4, even where the sharded gradient it keeps is
             bf16 (AutoModel's bf16 parameters).
         optimizer_dtype: the optimizer-state dtype the framework's code keeps when the training setup
-            leaves ``TrainingSpec.optimizer_dtype`` at its default 'fp32' (None: the setup's). NeMo AutoModel:
+            does not ask for one (``TrainingSpec.optimizer_dtype`` None; None here: fp32). NeMo AutoModel:
             'bf16', since its model classes cast every weight to bf16 at initialisation and
             ``torch.optim.Adam`` creates its moments like the parameter (no fp32 master, bf16 moments).
         allocator_overhead: fraction of the allocated bytes the caching allocator reserves on top

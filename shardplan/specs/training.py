@@ -137,8 +137,9 @@ class TrainingSpec(BaseModel):
         optimizer_dtype: dtype of the optimizer state (module docstring table): 'fp32' (fp32
             moments), 'bf16-moments' (bf16 moments, the policy's master copy kept) or 'bf16' (bf16
             moments and no master copy). Applied to ``precision`` at construction: the moments'
-            bytes halve, and 'bf16' sets ``master_bytes`` to 0. Left at 'fp32', the framework
-            profile's ``optimizer_dtype`` replaces it where it has one (NeMo AutoModel: 'bf16').
+            bytes halve, and 'bf16' sets ``master_bytes`` to 0. None (not given): the framework
+            profile's ``optimizer_dtype`` where it has one (NeMo AutoModel: 'bf16'), else 'fp32'; the
+            validated spec always holds the resolved value.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -154,7 +155,7 @@ class TrainingSpec(BaseModel):
     moe_capacity_factor: float | None = Field(default=None, ge=1.0, le=64.0)
     moe_imbalance: float = Field(default=1.0, ge=1.0, le=64.0)
     moe_routing: Literal["uniform", "round_robin"] = "uniform"
-    optimizer_dtype: OptimizerDtype = "fp32"
+    optimizer_dtype: OptimizerDtype | None = None
 
     @property
     def moe_load(self) -> float:
@@ -174,9 +175,9 @@ class TrainingSpec(BaseModel):
     def _opt(self) -> "TrainingSpec":
         if self.optimizer == "sgd" and self.precision.optimizer_bytes == 8:
             object.__setattr__(self, "precision", self.precision.model_copy(update={"optimizer_bytes": 4}))
-        if self.optimizer_dtype == "fp32" and self.framework.optimizer_dtype:
-            # the framework's code decides the optimizer state (FrameworkProfile.optimizer_dtype)
-            object.__setattr__(self, "optimizer_dtype", self.framework.optimizer_dtype)
+        if self.optimizer_dtype is None:
+            # not asked for: the framework's code decides the optimizer state (FrameworkProfile.optimizer_dtype)
+            object.__setattr__(self, "optimizer_dtype", self.framework.optimizer_dtype or "fp32")
         if self.optimizer_dtype != "fp32":
             # bf16 moments: 2 B per moment (AdamW keeps two, SGD with momentum one); set, not scaled,
             # so that validating a dumped spec again gives the same bytes

@@ -35,7 +35,7 @@ CONTROLS = SPEC_CONTROLS + LAYOUT_CONTROLS
 #: Initial control values: llama-3-8b on 64 H100s, 4096 x 256 tokens, ZeRO-1, the other layout
 #: fields at their ParallelConfig defaults.
 DEFAULTS: dict[str, Any] = {"model": "llama-3-8b", "hardware": "h100-sxm", "devices": 64, "seq_len": 4096,
-                            "global_batch": 256, "precision": "bf16-mixed", "optimizer_dtype": "fp32",
+                            "global_batch": 256, "precision": "bf16-mixed", "optimizer_dtype": "",
                             "framework": "megatron",
                             **{o.name: o.default for o in LAYOUT_OPTIONS}, "zero_stage": 1}
 
@@ -104,7 +104,7 @@ def _specs(values: dict[str, Any], uploaded: dict | None):
     hw = hardware_spec(values["hardware"])
     tr = training_spec(seq_len, batch, precision=values.get("precision") or "bf16-mixed",
                        framework=values.get("framework") or None,
-                       optimizer_dtype=values.get("optimizer_dtype") or "fp32")
+                       optimizer_dtype=values.get("optimizer_dtype") or None)
     return m, hw, tr, n
 
 
@@ -342,8 +342,11 @@ def _controls() -> html.Div:
                   _field("seq_len", _num("seq_len", d["seq_len"]))], style=two),
         html.Div([_field("global batch (sequences)", _num("global_batch", d["global_batch"])),
                   _field("precision", _dropdown("precision", list(PRECISION_POLICIES), d["precision"]))], style=two),
-        _field("optimizer state", _dropdown("optimizer_dtype", list(OPTIMIZER_DTYPES), d["optimizer_dtype"]),
-               title="fp32: fp32 master and Adam moments; bf16-moments: bf16 moments (DeepSeek-V3); "
+        _field("optimizer state", _dropdown("optimizer_dtype", [{"label": "the framework's (fp32 unless it keeps "
+                                                                 "another)", "value": ""}, *OPTIMIZER_DTYPES],
+                                            d["optimizer_dtype"]),
+               title="the framework's: fp32, or what the framework's code keeps (automodel: bf16); "
+                     "fp32: fp32 master and Adam moments; bf16-moments: bf16 moments (DeepSeek-V3); "
                      "bf16: bf16 moments, no master copy (NeMo distributed_fused_adam dtype bf16)"),
         _field("framework", _dropdown("framework", list(FRAMEWORKS), d["framework"]),
                title="the training framework's profile: overheads, overlap, loss, allocator"),

@@ -168,11 +168,14 @@ def _zero3(ctx: StepContext, g: WeightGroup) -> tuple[list[Collective], float, f
     kw_rs = {"overlap": "prefetch", "buckets": buckets, "link_share": share}
     if ctx.p.zero3_gather == "per_step":
         exp_rs = buckets * (rs - pre * min(rs, bwd))
-        out = [ctx.collective("AllGather", "dp", "params", "step", *args, 1,
-                              f"{g.kind} parameters (ZeRO-3, once per step)", exposed_s=exp_ag, **kw),
+        # each pipeline flush reshards after its last backward and gathers again (pipeline_flushes)
+        f = ctx.p.pipeline_flushes if ctx.p.pp > 1 else 1
+        when = "once per step" if f == 1 else f"once per pipeline flush, {f} per step"
+        out = [ctx.collective("AllGather", "dp", "params", "step", *args, f,
+                              f"{g.kind} parameters (ZeRO-3, {when})", exposed_s=exp_ag * f, **kw),
                ctx.collective("ReduceScatter", "dp", "grads", "bwd", g.kind, grads, g.shard, g.stride, m,
                               f"{g.kind} gradients", exposed_s=exp_rs * m, **kw_rs)]
-        return out + _replicas(ctx, g), exp_rs, exp_ag
+        return out + _replicas(ctx, g), exp_rs, exp_ag * f
     # backward: gather + reduce-scatter of a layer behind its backward
     exp_bwd = buckets * (ag + rs - pre * min(ag + rs, bwd))
     ag_share = ag / (ag + rs) if ag + rs > 0 else 0.0
