@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from shardplan import limits as lim
 from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
 from shardplan.specs.model import ModelSpec
+from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.training import TrainingSpec
 
 #: largest device count accepted (keeps the divisor enumeration of the search bounded)
@@ -620,6 +621,7 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
     """
     _check_options(parallel, n_devices)
     _check_framework_support(parallel, training)
+    _check_flush_support(parallel, training.framework)
     if parallel.tp == 1 and parallel.tp_overlap:  # no tp collectives to overlap: the flag means nothing
         parallel = parallel.model_copy(update={"tp_overlap": False})
     p = _resolve_dp(parallel, model, n_devices)
@@ -702,6 +704,20 @@ def _check_options(p: ParallelConfig, n_devices: int) -> None:
     if p.zero_stage == 0 and p.dp_shard not in (None, 1):
         raise ConfigError(f"dp_shard={p.dp_shard} needs zero_stage >= 1 (nothing is sharded with zero_stage=0)",
                           field="dp_shard", value=p.dp_shard)
+
+
+def _check_flush_support(p: ParallelConfig, fw: FrameworkProfile) -> None:
+    """pipeline_flushes > 1 only where the framework runs one schedule per local batch
+    (``FrameworkProfile.local_batch_flushes``).
+
+    Raises:
+        ConfigError: naming the framework and the legal value 1.
+    """
+    if p.pp > 1 and p.pipeline_flushes > 1 and not fw.local_batch_flushes:
+        raise ConfigError(f"pipeline_flushes={p.pipeline_flushes}: the {fw.label} framework runs one pipeline schedule "
+                          "over all of a step's microbatches; separate flushes per local batch are "
+                          "torch.distributed.pipelining's (--framework torchtitan or automodel); legal pipeline_flushes: 1",
+                          field="pipeline_flushes", value=p.pipeline_flushes, legal=[1])
 
 
 def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
@@ -986,12 +1002,14 @@ def _microbatches(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -
                           f"schedule asserts it); {fix}", field="microbatch_size", value=p.microbatch_size,
                           legal=legal or None)
     fw = training.framework
-    if p.pp > 1 and p.schedule == "1f1b" and fw.min_microbatches == "pp_minus_1" and m < p.pp - 1:
-        legal = [b for b in divisors(B // p.dp) if B // (p.dp * b) >= p.pp - 1]
+    if p.pp > 1 and p.schedule == "1f1b" and fw.min_microbatches == "pp_minus_1" and m // p.pipeline_flushes < p.pp - 1:
+        f = p.pipeline_flushes  # each flush runs the engine on its share
+        legal = [b for b in divisors(B // p.dp) if (B // (p.dp * b)) % f == 0 and B // (p.dp * b * f) >= p.pp - 1]
         fix = (f"legal microbatch_size: {fmt_legal(legal)}" if legal else
-               f"no microbatch size gives that: raise the global batch to at least dp x (pp - 1) = "
-               f"{p.dp * (p.pp - 1)} sequences, or lower pp")
-        raise ConfigError(f"{m} microbatches per step is fewer than pp - 1 = {p.pp - 1}: the {fw.label} framework's "
+               f"no microbatch size gives that: raise the global batch to at least dp x (pp - 1)"
+               f"{' x pipeline_flushes' if f > 1 else ''} = {p.dp * (p.pp - 1) * f} sequences, or lower pp")
+        where = f"per pipeline flush ({m} / {f} flushes)" if f > 1 else "per step"
+        raise ConfigError(f"{m // f} microbatches {where} is fewer than pp - 1 = {p.pp - 1}: the {fw.label} framework's "
                           f"1F1B engine needs at least pp - 1 (min_microbatches='pp_minus_1', as nanotron's "
                           f"OneForwardOneBackwardPipelineEngine asserts); {fix}",
                           field="microbatch_size", value=p.microbatch_size, legal=legal)

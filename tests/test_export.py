@@ -290,7 +290,7 @@ EXTRA = [
     # accumulation over local batches with PP: 4 pipeline flushes of 2 microbatches (torchtitan: local_batch_size 2,
     # global 64 = 4 x 2 x dp 8); Megatron-LM runs one schedule per step and is refused
     (dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=64, tp=8, sp=True, pp=2, schedule="1f1b",
-          zero_stage=3, dp_shard=4, pipeline_flushes=4), ["torchtitan"]),
+          zero_stage=3, dp_shard=4, pipeline_flushes=4, framework="torchtitan"), ["torchtitan"]),
     # an uneven split: the first and last stage one layer lighter (Megatron-LM writes it)
     (dict(model="llama-3-8b", devices=32, seq_len=8192, global_batch=64, tp=8, pp=4, pp_layers=(7, 9, 9, 7)),
      ["megatron"]),
@@ -837,7 +837,8 @@ def test_pipeline_flushes_written_as_local_batches_and_refused_elsewhere():
     # tp=8, pp=2 on 64 devices: dp = 4, so 64 / 4 = 16 microbatches of 1 per rank in 4 flushes of 4: torchtitan's
     # local_batch_size = one flush's microbatches x mbs = 4, global_batch_size 64 (= 4 flushes x 4 x dp 4)
     m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=64, seq_len=8192, global_batch=64,
-                                 global_batch_tokens=None, tp=8, sp=True, pp=2, pipeline_flushes=4)
+                                 global_batch_tokens=None, tp=8, sp=True, pp=2, pipeline_flushes=4,
+                                 framework="torchtitan")
     e = estimate(m, hw, tr, pc, 64)
     cfg = tomllib.loads(export_text("torchtitan", e))
     assert (cfg["training"]["local_batch_size"], cfg["training"]["global_batch_size"]) == (4, 64)

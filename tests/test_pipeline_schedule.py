@@ -113,8 +113,10 @@ def test_pipeline_flushes_pay_the_bubble_each_time():
     from shardplan.parallel import ParallelConfig, validate
     from shardplan.specs.model import ModelSpec
     from shardplan.specs.training import TrainingSpec
+    from shardplan.presets.frameworks import framework_profile
     model = ModelSpec(name="t", n_layers=32, d_model=512, n_heads=8, ffn_dim=2048, vocab_size=1024)
-    tr = TrainingSpec(seq_len=256, global_batch_size=64)
+    # torch.distributed.pipelining runs one schedule per local batch (torchtitan); Megatron-LM refuses flushes
+    tr = TrainingSpec(seq_len=256, global_batch_size=64, framework=framework_profile("torchtitan"))
     base = dict(pp=4, microbatch_size=1, schedule="interleaved", virtual_stages=8)
     one = validate(ParallelConfig(**base), model, tr, 8)  # dp = 2: 32 microbatches per rank
     four = validate(ParallelConfig(**base, pipeline_flushes=4), model, tr, 8)
@@ -133,8 +135,10 @@ def test_pipeline_flushes_errors_name_the_legal_values():
     from shardplan.parallel import ParallelConfig, validate
     from shardplan.specs.model import ModelSpec
     from shardplan.specs.training import TrainingSpec
+    from shardplan.presets.frameworks import framework_profile
     model = ModelSpec(name="t", n_layers=32, d_model=512, n_heads=8, ffn_dim=2048, vocab_size=1024)
-    tr = TrainingSpec(seq_len=256, global_batch_size=64)
+    # torch.distributed.pipelining runs one schedule per local batch (torchtitan); Megatron-LM refuses flushes
+    tr = TrainingSpec(seq_len=256, global_batch_size=64, framework=framework_profile("torchtitan"))
     with pytest.raises(ConfigError, match=r"pipeline_flushes=4 needs pp > 1.*legal with pp=1: 1"):
         validate(ParallelConfig(pipeline_flushes=4), model, tr, 8)
     # 32 microbatches: 3 does not divide them; under interleaved pp=4 each flush needs a multiple of 4: 1, 2, 4, 8
@@ -154,7 +158,8 @@ def test_pipeline_flushes_regather_per_step_parameters():
     from shardplan.presets.hardware import HARDWARE
     from shardplan.presets.models import MODELS
     from shardplan.specs.training import TrainingSpec
-    tr = TrainingSpec(seq_len=4096, global_batch_size=64)
+    from shardplan.presets.frameworks import framework_profile
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64, framework=framework_profile("torchtitan"))
     ag = {}
     for f in (1, 4):
         pc = ParallelConfig(pp=2, zero_stage=3, zero3_gather="per_step", pipeline_flushes=f)
@@ -171,7 +176,8 @@ def test_search_keeps_unpipelined_layouts_with_pinned_flushes():
     from shardplan.presets.models import MODELS
     from shardplan.search import search
     from shardplan.specs.training import TrainingSpec
-    tr = TrainingSpec(seq_len=4096, global_batch_size=64)
+    from shardplan.presets.frameworks import framework_profile
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64, framework=framework_profile("torchtitan"))
     res = search(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], tr, 16, top_k=200, fix={"pipeline_flushes": 2})
     pps = {p.parallel.pp for p in res.plans}
     assert 1 in pps and any(pp > 1 for pp in pps)
@@ -187,12 +193,27 @@ def test_pipeline_flush_errors_list_only_values_that_pass():
     from shardplan.presets.models import MODELS
     from shardplan.specs.training import TrainingSpec
     m = MODELS["llama-3-8b"]
-    base = dict(pp=2, tp=8, sp=True, zero_stage=1, schedule="interleaved", virtual_stages=2)
-    tr = TrainingSpec(seq_len=4096, global_batch_size=6)
+    from shardplan.presets.frameworks import framework_profile
+    titan = framework_profile("torchtitan")
+    base = dict(pp=2, tp=8, sp=True, schedule="interleaved", virtual_stages=2)
+    tr = TrainingSpec(seq_len=4096, global_batch_size=6, framework=titan)
     with pytest.raises(ConfigError) as err:
         validate(ParallelConfig(**base, pipeline_flushes=2), m, tr, 16)
     assert err.value.legal == [1, 3]
     for f in err.value.legal:
         validate(ParallelConfig(**base, pipeline_flushes=f), m, tr, 16)
     with pytest.raises(ConfigError, match=r"no flush count does .* multiple of dp x microbatch_size x pp = 2 sequences"):
-        validate(ParallelConfig(**base, pipeline_flushes=2), m, TrainingSpec(seq_len=4096, global_batch_size=5), 16)
+        validate(ParallelConfig(**base, pipeline_flushes=2), m,
+                 TrainingSpec(seq_len=4096, global_batch_size=5, framework=titan), 16)
+
+
+def test_pipeline_flushes_only_where_the_framework_runs_them():
+    # Megatron-LM runs one schedule over all microbatches: pipeline_flushes > 1 is refused, naming who has it
+    from shardplan.errors import ConfigError
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    with pytest.raises(ConfigError, match=r"megatron framework runs one pipeline schedule.*torchtitan or automodel.*"
+                                          r"legal pipeline_flushes: 1$"):
+        validate(ParallelConfig(pp=2, pipeline_flushes=2), MODELS["llama-3-8b"],
+                 TrainingSpec(seq_len=4096, global_batch_size=64), 16)

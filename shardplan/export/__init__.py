@@ -128,6 +128,27 @@ def _with_behaviour(imported: Imported, text: str) -> Imported:
         return imported
 
 
+def _training_flags(e) -> list[str]:
+    """The ``estimate`` flags of an estimate's training setup that differ from their defaults."""
+    tr, parts = e.training, []
+    if tr.precision.name != "bf16-mixed":
+        parts.append(f"--precision {tr.precision.name}")
+    if tr.attention != "flash":
+        parts.append(f"--attention {tr.attention}")
+    if tr.dropout:
+        parts.append("--dropout")
+    if tr.optimizer_dtype != (tr.framework.optimizer_dtype or "fp32"):
+        parts.append(f"--optimizer-dtype {tr.optimizer_dtype}")
+    if e.model.is_moe:  # the MoE setup prices the dispatch (TrainingSpec)
+        if tr.moe_capacity_factor is not None:
+            parts.append(f"--moe-capacity-factor {tr.moe_capacity_factor:g}")
+        if tr.moe_imbalance != 1.0:
+            parts.append(f"--moe-imbalance {tr.moe_imbalance:g}")
+        if tr.moe_routing != "uniform":
+            parts.append(f"--moe-routing {tr.moe_routing}")
+    return parts
+
+
 def reproduce_command(framework: str, estimate, output: str | Path | None = None,
                       inputs: dict | None = None) -> str:
     """``shardplan export --to NAME`` with the model, hardware, batch and every layout field that
@@ -158,21 +179,7 @@ def reproduce_command(framework: str, estimate, output: str | Path | None = None
         parts.append(f"--framework {q(e.training.framework.name)}")
     if given.get("scale_up_size"):
         parts.append(f"--scale-up-size {given['scale_up_size']}")
-    if e.training.precision.name != "bf16-mixed":
-        parts.append(f"--precision {e.training.precision.name}")
-    if e.training.attention != "flash":
-        parts.append(f"--attention {e.training.attention}")
-    if e.training.dropout:
-        parts.append("--dropout")
-    if e.training.optimizer_dtype != "fp32":
-        parts.append(f"--optimizer-dtype {e.training.optimizer_dtype}")
-    if e.model.is_moe:  # the MoE setup prices the dispatch (TrainingSpec)
-        if e.training.moe_capacity_factor is not None:
-            parts.append(f"--moe-capacity-factor {e.training.moe_capacity_factor:g}")
-        if e.training.moe_imbalance != 1.0:
-            parts.append(f"--moe-imbalance {e.training.moe_imbalance:g}")
-        if e.training.moe_routing != "uniform":
-            parts.append(f"--moe-routing {e.training.moe_routing}")
+    parts += _training_flags(e)
     for name, f in ParallelConfig.model_fields.items():
         value = getattr(p, name)
         if name == "dp_shard" and p.dp_shard in (None, p.dp):  # None and dp both mean one shard group

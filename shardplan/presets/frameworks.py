@@ -67,6 +67,9 @@ _TITAN_PP_GRADS = ("torch.distributed.pipelining stage.py backward_maybe_with_no
                    "docs/performance.md Tables 5-6 (405B, FSDP 8 x TP 8 x PP 8: 73-85 GiB measured, docs/accuracy.md)")
 _TITAN_REDUCE = ("torchtitan's default training.mixed_precision_reduce = 'float32' (config/job_config.py), handed to "
                  "FSDP2 as MixedPrecisionPolicy(reduce_dtype=torch.float32): the gradient ReduceScatter moves fp32")
+_TITAN_FLUSHES = ("torchtitan train.py: with pipeline parallelism each of a step's global_batch_size / (local_batch_size x "
+                  "dp) local batches is one pp_schedule.step() call, a full run of the schedule (fill, steady state, "
+                  "drain); NeMo AutoModel's train_ft loop does the same per local batch")
 _TITAN_CP = ("torchtitan's published context-parallel runs (docs/performance.md Tables 2 and 6: Llama 3.1 8B and 405B at "
              "CP 2-8, 64k-262k tokens) run as contiguous sequence chunks: priced so they come out within 1-5% at CP 4-8 "
              "(8B +1% / -1%, 405B -1% / +5%; CP 2: -17% / +13%), and 1.4-1.75x too fast with balanced chunks. PyTorch's "
@@ -202,11 +205,12 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                          zero3_master_is_param=True, cp_load_balance=False,
                          released_schedules=("gpipe", "1f1b", "interleaved"),
                          selective_recompute="every_other_matmul", pp_unsharded_grad_bytes=4, grad_reduce_bytes=4,
+                         local_batch_flushes=True,
                          **_TITAN_ALLOCATOR,
                          sources={"released_schedules": _TITAN_SCHEDULES,"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"),
                                   "loss": _TITAN_LOSS, "selective_recompute": _TITAN_SAC,
                                   "pp_unsharded_grad_bytes": _TITAN_PP_GRADS, "cp_load_balance": _TITAN_CP,
-                                  "grad_reduce_bytes": _TITAN_REDUCE,
+                                  "grad_reduce_bytes": _TITAN_REDUCE, "local_batch_flushes": _TITAN_FLUSHES,
                                   "allocator_overhead": _TITAN_ALLOC, "context_bytes": _TITAN_ALLOC}),
         FrameworkProfile(name="pytorch-fsdp", moe_routed_copies=2, activation_offload=False, module_recompute=False, overlap_slowdown=0.55, vocab_divisible_by=1,
                          pipeline_parallel=False, context_parallel=False, zero3_master_is_param=True,

@@ -267,6 +267,11 @@ class FrameworkProfile(BaseModel):
         activation_offload: whether the framework offloads saved activations to host memory per layer
             (``ParallelConfig.offload_activation_layers``; Megatron-LM ``--cpu-offloading-num-layers``); False
             refuses the field.
+        local_batch_flushes: whether the framework accumulates a step's local batches as separate runs of the
+            pipeline schedule (``ParallelConfig.pipeline_flushes`` > 1: torch.distributed.pipelining under
+            torchtitan and NeMo AutoModel, whose trainers call ``schedule.step`` once per local batch); False:
+            one schedule over all the step's microbatches (Megatron-LM ``get_forward_backward_func``, nanotron,
+            MaxText, the JAX runtime), and pipeline_flushes > 1 is refused.
         pipeline_parallel: whether the framework has pipeline parallelism (False: pp > 1 refused in
             validation and left out of the search; PyTorch FSDP as llm-foundry and fms-fsdp run it).
         sources: field -> citation or the rows the value was fitted on.
@@ -332,6 +337,7 @@ class FrameworkProfile(BaseModel):
     context_parallel: bool = True
     expert_parallel: bool = True
     pipeline_parallel: bool = True
+    local_batch_flushes: bool = False
     moe_routed_copies: Literal[1, 2] = 1
     activation_offload: bool = True
     min_microbatches: Literal["none", "pp_minus_1"] = "none"
