@@ -360,6 +360,43 @@ def read_plan_file(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def read_plan_context(path: str | Path) -> dict[str, Any]:
+    """What a plan file says it was made for, besides its layout: ``{"model", "hardware", "devices", "seq_len",
+    "global_batch_size", "precision", "optimizer_dtype", "moe_routing", "framework"}`` where the file has them
+    (``shardplan plan --json`` / ``estimate --json``: the ``model``, ``hardware`` and ``training`` objects;
+    ``shardplan import``: ``devices``, ``training`` and ``imported_from``), names for the named objects.
+    Unreadable parts are left out (:func:`read_plan_file` reports a bad file).
+
+    Raises:
+        ConfigError: never for a file :func:`read_plan_file` reads.
+    """
+    try:
+        data = parse_document(read_text_capped(Path(path), "--plan"), Path(path), as_json=True)
+    except ConfigError:
+        return {}
+    if isinstance(data, dict) and isinstance(data.get("plans"), list) and data["plans"]:
+        data = data["plans"][0]
+    if not isinstance(data, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for key in ("model", "hardware"):
+        value = data.get(key)
+        name = value.get("name") if isinstance(value, dict) else None
+        if isinstance(name, str):
+            out[key] = name
+    hw = data.get("hardware")
+    devices = data.get("devices", hw.get("devices") if isinstance(hw, dict) else None)
+    if isinstance(devices, int) and not isinstance(devices, bool):
+        out["devices"] = devices
+    training = data.get("training") if isinstance(data.get("training"), dict) else {}
+    for key in ("seq_len", "global_batch_size", "precision", "optimizer_dtype", "moe_routing", "framework"):
+        if isinstance(training.get(key), (int, str)) and not isinstance(training.get(key), bool):
+            out[key] = training[key]
+    if "framework" not in out and isinstance(data.get("imported_from"), str):
+        out["framework"] = data["imported_from"]
+    return out
+
+
 #: ``model_type`` -> ``architectures`` entry, for a config.json without ``architectures``
 HF_MODEL_TYPES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mixtral": "MixtralForCausalLM",
                   "qwen2": "Qwen2ForCausalLM", "gpt2": "GPT2LMHeadModel", "gpt_neox": "GPTNeoXForCausalLM"}

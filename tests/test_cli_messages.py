@@ -80,3 +80,19 @@ def test_virtual_stages_without_a_schedule_mean_the_interleaved_one():
     # an explicit --schedule 1f1b still meets the virtual-stage rule
     _, _, _, pc = build_inputs(**common, schedule="1f1b")
     assert pc.schedule == "1f1b"
+
+
+def test_plan_file_made_for_another_setup_is_noted(tmp_path):
+    # a plan JSON holds the setup it was made for; --plan reads only its layout, and the difference is said
+    from typer.testing import CliRunner
+    from shardplan.cli import app
+    base = ["-m", "llama-3-8b", "--hardware", "h100-sxm", "-n", "16", "--global-batch", "64"]
+    out = CliRunner().invoke(app, ["plan", *base, "--seq-len", "4096", "--top", "1", "--json"])
+    assert out.exit_code == 0
+    plan = tmp_path / "p.json"
+    plan.write_text(out.stdout)
+    res = CliRunner().invoke(app, ["estimate", *base, "--seq-len", "8192", "--plan", str(plan), "--framework",
+                                   "torchtitan"], terminal_width=300)
+    assert "was made for seq_len 4096 (here 8192), framework megatron (here torchtitan)" in res.output
+    same = CliRunner().invoke(app, ["estimate", *base, "--seq-len", "4096", "--plan", str(plan)], terminal_width=300)
+    assert same.exit_code == 0 and "was made for" not in same.output

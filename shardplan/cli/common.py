@@ -268,8 +268,10 @@ OptimizerDtypeOpt = Annotated[Optional[str], typer.Option("--optimizer-dtype", h
                                                 ": optimizer state (default: the framework profile's, else fp32); bf16-moments: bf16 Adam moments beside fp32 master weights "
                                                 "(DeepSeek-V3); bf16: bf16 moments, no master copy (NeMo "
                                                 "distributed_fused_adam dtype: bf16)")]
-PlanOpt = Annotated[Optional[Path], typer.Option("--plan", help="plan JSON (from `shardplan plan --json`); "
-                                                 "layout flags given override it", rich_help_panel="Layout")]
+PlanOpt = Annotated[Optional[Path], typer.Option("--plan", help="plan JSON (from `shardplan plan --json` or "
+                                                 "`import`): its layout, which layout flags given override; a note "
+                                                 "says where the other flags differ from the setup it was made for",
+                                                 rich_help_panel="Layout")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
 
 

@@ -38,7 +38,26 @@ def estimate_layout(specs: dict[str, Any], layout: dict[str, Any]):
     m, hw, tr, pc = build_inputs(**specs, **layout)
     framework_note(specs.get("hardware"), specs.get("framework"), tr.framework)
     layout_defaults_note(tr.framework, layout, specs.get("plan"), specs.get("seq_len"))
-    return run_estimate(m, hw, tr, pc, specs["devices"])
+    e = run_estimate(m, hw, tr, pc, specs["devices"])
+    if specs.get("plan"):
+        plan_context_note(specs["plan"], e)
+    return e
+
+
+def plan_context_note(plan, e) -> None:
+    """Say on stderr where the command's setup differs from what the ``--plan`` file was made for (model,
+    hardware, devices, sequence, batch, precision, optimizer state, MoE routing, framework:
+    :func:`shardplan.loaders.read_plan_context`): the file gives only the layout, the flags give the rest."""
+    from shardplan.loaders import read_plan_context
+    made = read_plan_context(plan)
+    tr = e.training
+    here = {"model": e.model.name, "hardware": e.hardware.name, "devices": e.layout.n_devices, "seq_len": tr.seq_len,
+            "global_batch_size": tr.global_batch_size, "precision": tr.precision.name,
+            "optimizer_dtype": tr.optimizer_dtype, "moe_routing": tr.moe_routing, "framework": tr.framework.name}
+    differ = [f"{k} {made[k]} (here {here[k]})" for k in here if k in made and str(made[k]) != str(here[k])]
+    if differ:
+        err_console.print(f"[yellow]note:[/] --plan {escape(str(plan))} was made for {escape(', '.join(differ))}: "
+                          "only its layout is read; the flags give the rest", highlight=False, soft_wrap=True)
 
 
 def layout_defaults_note(framework, layout: dict[str, Any], plan=None, seq_len=None) -> None:
