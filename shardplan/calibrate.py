@@ -116,7 +116,8 @@ def valid_cases(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile)
     keep, excluded, reasons = [], [], []
     for i, c in enumerate(cs, 1):
         try:
-            validate(c.parallel, c.model, c.training.model_copy(update={"framework": profile}), c.record.devices)
+            training = c.training.with_framework(profile, c.record.optimizer_dtype)
+            validate(c.parallel, c.model, training, c.record.devices)
         except ConfigError as e:
             reasons.append(f"record {i} ({c.record.source or 'no source'}): {e}")
             if c.record.status == "ok":
@@ -131,7 +132,7 @@ def valid_cases(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile)
 
 def predict(case: Case, hw: HardwareSpec, profile: FrameworkProfile) -> Estimate | None:
     """The planner's estimate of one case under ``hw`` and ``profile`` (None if it refuses it)."""
-    training = case.training.model_copy(update={"framework": profile})
+    training = case.training.with_framework(profile, case.record.optimizer_dtype)
     try:
         return estimate(case.model, hw, training, case.parallel, case.record.devices)
     except ConfigError:

@@ -96,3 +96,16 @@ def test_plan_file_made_for_another_setup_is_noted(tmp_path):
     assert "was made for seq_len 4096 (here 8192), framework megatron (here torchtitan)" in res.output
     same = CliRunner().invoke(app, ["estimate", *base, "--seq-len", "4096", "--plan", str(plan)], terminal_width=300)
     assert same.exit_code == 0 and "was made for" not in same.output
+
+
+def test_plan_file_note_comes_before_the_error_it_explains(tmp_path):
+    # a plan made for 16 devices used with -n 32 fails validation; the note says why first
+    from typer.testing import CliRunner
+    from shardplan.cli import app
+    base = ["-m", "llama-3-8b", "--hardware", "h100-sxm", "--seq-len", "4096", "--global-batch", "64"]
+    out = CliRunner().invoke(app, ["plan", *base, "-n", "16", "--top", "1", "--json"])
+    plan = tmp_path / "p.json"
+    plan.write_text(out.stdout)
+    res = CliRunner().invoke(app, ["estimate", *base, "-n", "32", "--plan", str(plan)], terminal_width=300)
+    assert res.exit_code == 2
+    assert res.output.index("was made for devices 16 (here 32)") < res.output.index("error:")

@@ -864,3 +864,15 @@ def test_export_takes_and_reproduces_the_moe_setup():
                                                                 if x.startswith("# predicted")]
     plain = CliRunner().invoke(app, args[:-4])  # uniform routing, balanced: another step time
     assert [x for x in plain.output.splitlines() if x.startswith("# predicted")] != predicted
+
+
+def test_capacity_factor_written_by_megatron_and_refused_elsewhere():
+    # token dropping at a capacity factor is a Megatron-LM flag; frameworks whose MoE runs dropless refuse the plan
+    m, hw, tr, pc = build_inputs(model="mixtral-8x7b", hardware="h100-sxm", devices=64, seq_len=4096,
+                                 global_batch=256, global_batch_tokens=None, tp=2, sp=True, ep=8, zero_stage=1,
+                                 recompute="full", moe_capacity_factor=1.25)
+    e = estimate(m, hw, tr, pc, 64)
+    a, _ = megatron.parser().parse_known_args(shlex.split(export_text("megatron", e), comments=True))
+    assert a.moe_expert_capacity_factor == 1.25 and a.moe_pad_expert_input_to_capacity
+    with pytest.raises(ConfigError, match=r"torchtitan cannot express moe_capacity_factor=1.25.*Megatron-LM writes it"):
+        export_text("torchtitan", e)

@@ -141,3 +141,22 @@ def test_estimate_names_the_profiles_optimizer_state():
     assert out.exit_code == 0 and "optimizer state bf16 (the profile's)" in out.output
     out = CliRunner().invoke(app, args + ["--optimizer-dtype", "bf16-moments"], terminal_width=200)
     assert out.exit_code == 0 and "optimizer state bf16-moments" in out.output and "(the profile's)" not in out.output
+
+
+def test_a_dumped_spec_revalidated_with_another_state_or_profile_has_its_bytes():
+    # the bytes follow the dtype and the profile of the spec as validated, not those of the one it was dumped from:
+    # automodel's bf16 state (master 0, moments 4) edited to fp32 gives the policy's 4 + 8 again; switching the
+    # profile to megatron without a dtype resolves to fp32 likewise; with_framework re-resolves it the same way
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.specs.training import TrainingSpec
+    auto = TrainingSpec(seq_len=4096, global_batch_size=8, framework=framework_profile("automodel"))
+    assert (auto.optimizer_dtype, auto.precision.master_bytes, auto.precision.optimizer_bytes) == ("bf16", 0, 4)
+    d = auto.model_dump()
+    d["optimizer_dtype"] = "fp32"
+    edited = TrainingSpec.model_validate(d)
+    assert (edited.precision.master_bytes, edited.precision.optimizer_bytes) == (4, 8)
+    moved = auto.with_framework(framework_profile("megatron"))
+    assert (moved.optimizer_dtype, moved.precision.master_bytes, moved.precision.optimizer_bytes) == ("fp32", 4, 8)
+    back = moved.with_framework(framework_profile("automodel"))
+    assert back.precision == auto.precision and back.optimizer_dtype == "bf16"
+    assert TrainingSpec.model_validate(auto.model_dump()).precision == auto.precision  # a plain round trip

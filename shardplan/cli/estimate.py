@@ -12,6 +12,7 @@ from shardplan.cli.common import (OptimizerDtypeOpt,
                                   HardwareOpt, JsonOpt,
                                   ModelOpt, PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console,
                                   err_console, layout_flags, negative, print_notes)
+from shardplan.errors import ConfigError
 from shardplan.explain import fit_limit_text, headroom
 from shardplan.units import fmt_seconds
 
@@ -35,25 +36,39 @@ def estimate_layout(specs: dict[str, Any], layout: dict[str, Any]):
     from shardplan.cost.step import estimate as run_estimate
     from shardplan.inputs import build_inputs
     from shardplan.cli.common import framework_note
-    m, hw, tr, pc = build_inputs(**specs, **layout)
-    framework_note(specs.get("hardware"), specs.get("framework"), tr.framework)
-    layout_defaults_note(tr.framework, layout, specs.get("plan"), specs.get("seq_len"))
-    e = run_estimate(m, hw, tr, pc, specs["devices"])
+    try:
+        m, hw, tr, pc = build_inputs(**specs, **layout)
+        framework_note(specs.get("hardware"), specs.get("framework"), tr.framework)
+        layout_defaults_note(tr.framework, layout, specs.get("plan"), specs.get("seq_len"))
+        e = run_estimate(m, hw, tr, pc, specs["devices"])
+    except ConfigError:
+        if specs.get("plan"):  # a plan made for another model or device count often fails here: say so first
+            plan_context_note(specs["plan"], None, specs)
+        raise
     if specs.get("plan"):
         plan_context_note(specs["plan"], e)
     return e
 
 
-def plan_context_note(plan, e) -> None:
+def plan_context_note(plan, e, specs: dict[str, Any] | None = None) -> None:
     """Say on stderr where the command's setup differs from what the ``--plan`` file was made for (model,
     hardware, devices, sequence, batch, precision, optimizer state, MoE routing, framework:
-    :func:`shardplan.loaders.read_plan_context`): the file gives only the layout, the flags give the rest."""
+    :func:`shardplan.loaders.read_plan_context`): the file gives only the layout, the flags give the rest.
+    Without an estimate ``e`` (the command failed) the flags' values ``specs`` are compared."""
     from shardplan.loaders import read_plan_context
     made = read_plan_context(plan)
-    tr = e.training
-    here = {"model": e.model.name, "hardware": e.hardware.name, "devices": e.layout.n_devices, "seq_len": tr.seq_len,
-            "global_batch_size": tr.global_batch_size, "precision": tr.precision.name,
-            "optimizer_dtype": tr.optimizer_dtype, "moe_routing": tr.moe_routing, "framework": tr.framework.name}
+    if e is not None:
+        tr = e.training
+        here = {"model": e.model.name, "hardware": e.hardware.name, "devices": e.layout.n_devices,
+                "seq_len": tr.seq_len, "global_batch_size": tr.global_batch_size, "precision": tr.precision.name,
+                "optimizer_dtype": tr.optimizer_dtype, "moe_routing": tr.moe_routing, "framework": tr.framework.name}
+    else:
+        given = specs or {}
+        here = {k: given.get(k) for k in ("model", "hardware", "devices", "seq_len")}
+        here["global_batch_size"] = given.get("global_batch")
+        # preset names only: a file path names no spec until it is read
+        here = {k: v for k, v in here.items() if (isinstance(v, int) and not isinstance(v, bool))
+                or (isinstance(v, str) and "/" not in v and not v.lower().endswith((".json", ".yaml", ".yml")))}
     differ = [f"{k} {made[k]} (here {here[k]})" for k in here if k in made and str(made[k]) != str(here[k])]
     if differ:
         err_console.print(f"[yellow]note:[/] --plan {escape(str(plan))} was made for {escape(', '.join(differ))}: "

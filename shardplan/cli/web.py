@@ -70,7 +70,8 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
            fmt: FormatOpt = None, plans: PlansOpt = True, layout: dict = None) -> None:
     """Write a report of one layout (same flags as `estimate`): charts + summary, HTML or PNG."""
     if fmt is None:  # the file name says which: report.png -> PNG charts (report_time.png, ...)
-        fmt = "png" if output.suffix.lower() == ".png" else "html"
+        fmt = "png" if output.name.lower().endswith(".png") else "html"
+    fmt = fmt.lower()
     if fmt not in ("html", "png"):
         raise ConfigError(f"--format {fmt!r}; legal: html, png", field="format", value=fmt, legal=["html", "png"])
     _need_web_extra()

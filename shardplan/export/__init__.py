@@ -92,18 +92,33 @@ def import_config(framework: str, text: str, devices: int | None = None) -> Impo
         raise
     except RecursionError:
         raise ConfigError(f"the {framework} config is nested too deeply", field="file", value=None) from None
-    except (ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError, yaml.YAMLError) as e:
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, OverflowError, ZeroDivisionError,
+            yaml.YAMLError) as e:
         first = " ".join(str(e).split())  # the parser's message on one line
         first = first if len(first) <= 160 else first[:157] + "..."
         raise ConfigError(f"the {framework} config cannot be read ({type(e).__name__}: {first}); is "
                           f"it a {reader.title} file? legal --from: {', '.join(EXPORTERS)}", field="file",
                           value=None, legal=list(EXPORTERS)) from None
+    _check_imported_sizes(imported, framework)
     if devices is not None and imported.devices is not None and imported.devices != devices:
         # the file's own degrees give its world size: a different --devices is a contradiction, not an override
         raise ConfigError(f"--devices {devices} disagrees with the {framework} config's own world size "
                           f"{imported.devices}; legal: leave --devices out, or give {imported.devices}",
                           field="devices", value=devices, legal=[imported.devices])
     return _with_behaviour(imported, text)
+
+
+def _check_imported_sizes(imported: Imported, framework: str) -> None:
+    """The world size, sequence length and global batch a config gives must be whole numbers >= 1 (or absent).
+
+    Raises:
+        ConfigError: naming the value and the framework.
+    """
+    for name, value in (("devices", imported.devices), ("seq_len", imported.seq_len),
+                        ("global_batch_size", imported.global_batch)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ConfigError(f"the {framework} config gives {name}={short_repr(value)}; legal: a whole number >= 1",
+                              field=name, value=value)
 
 
 def _with_behaviour(imported: Imported, text: str) -> Imported:
@@ -140,10 +155,10 @@ def _training_flags(e) -> list[str]:
     if tr.optimizer_dtype != (tr.framework.optimizer_dtype or "fp32"):
         parts.append(f"--optimizer-dtype {tr.optimizer_dtype}")
     if e.model.is_moe:  # the MoE setup prices the dispatch (TrainingSpec)
-        if tr.moe_capacity_factor is not None:
-            parts.append(f"--moe-capacity-factor {tr.moe_capacity_factor:g}")
+        if tr.moe_capacity_factor is not None:  # repr: the shortest text that reads back as the same float
+            parts.append(f"--moe-capacity-factor {tr.moe_capacity_factor!r}")
         if tr.moe_imbalance != 1.0:
-            parts.append(f"--moe-imbalance {tr.moe_imbalance:g}")
+            parts.append(f"--moe-imbalance {tr.moe_imbalance!r}")
         if tr.moe_routing != "uniform":
             parts.append(f"--moe-routing {tr.moe_routing}")
     return parts

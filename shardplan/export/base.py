@@ -110,6 +110,9 @@ class Exporter:
             written config runs; another one is refused (:func:`check_training`).
         optimizer_dtypes: the ``TrainingSpec.optimizer_dtype`` values the config writes; another one is
             refused (:func:`check_training`).
+        moe_capacity: whether the config sets MoE token dropping at a capacity factor
+            (``TrainingSpec.moe_capacity_factor``; Megatron-LM ``--moe-expert-capacity-factor``); a plan priced
+            with one is refused by the others (their MoE layers run dropless).
         dropout: whether the config sets the model's dropout (Megatron-LM: ``--attention-dropout`` /
             ``--hidden-dropout``, whose defaults are 0.1, so it writes both either way); a plan priced with
             dropout is refused by the others (:func:`check_training`).
@@ -126,6 +129,7 @@ class Exporter:
     precisions: tuple[str, ...] = ("bf16-mixed",)
     optimizer_dtypes: tuple[str, ...] = ("fp32",)
     dropout: bool = False
+    moe_capacity: bool = False
 
 
 def check_kv_replication(ctx: ExportContext, exporter: Exporter) -> None:
@@ -160,6 +164,12 @@ def check_training(training, exporter: Exporter) -> None:
         writers = ", ".join(e.title for e in EXPORTERS.values() if e.dropout) or "no exporter"
         raise ConfigError(f"{exporter.title} cannot express dropout: its config does not set the model's dropout "
                           f"(use --no-dropout); {writers} writes it", field="dropout", value=True, legal=[False])
+    if training.moe_capacity_factor is not None and not exporter.moe_capacity:
+        from shardplan.export import EXPORTERS  # the registry imports this module
+        writers = ", ".join(e.title for e in EXPORTERS.values() if e.moe_capacity) or "no exporter"
+        raise ConfigError(f"{exporter.title} cannot express moe_capacity_factor={training.moe_capacity_factor:g}: its "
+                          f"config runs the experts dropless (leave --moe-capacity-factor out); {writers} writes it",
+                          field="moe_capacity_factor", value=training.moe_capacity_factor, legal=[None])
     opt = training.optimizer_dtype
     if opt not in exporter.optimizer_dtypes:
         who = {"bf16-moments": "Megatron-LM (--use-precision-aware-optimizer --exp-avg-dtype bf16)"}
@@ -310,6 +320,10 @@ def parallel_from(values: dict[str, Any]) -> ParallelConfig:
 
     from shardplan.loaders import config_error
     values = dict(values)
+    for name, value in values.items():  # a config's true is not a degree of 1 (a plan file refuses it too)
+        if isinstance(value, bool) and ParallelConfig.model_fields[name].annotation in (int, "int", int | None):
+            raise ConfigError(f"imported config: {name}={value!r} is not a whole number; legal: an integer >= 1",
+                              field=name, value=value)
     if values.get("zero_stage", 0) == 0:
         values["dp_shard"] = 1
     elif values.get("dp_shard") is None:

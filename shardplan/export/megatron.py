@@ -185,6 +185,10 @@ def megatron_args(ctx: ExportContext) -> list[str]:
                  else ["--moe-token-dispatcher-type", "alltoall"])
         if p.moe_a2a_overlap:  # arguments.py _add_moe_args (Megatron-Core 0.14+): Combined 1F1B
             args.append("--overlap-moe-expert-parallel-comm")
+    if tr.moe_capacity_factor is not None and ctx.estimate.model.is_moe:
+        # arguments.py _add_moe_args: token dropping at this capacity per expert (dropless when unset), each expert's
+        # input padded to it, the fixed buffer the planner prices (TrainingSpec.moe_capacity_factor)
+        args += ["--moe-expert-capacity-factor", repr(tr.moe_capacity_factor), "--moe-pad-expert-input-to-capacity"]
     if p.sp:
         args.append("--sequence-parallel")
     if p.tp_overlap:
@@ -267,12 +271,13 @@ def parser() -> argparse.ArgumentParser:
         ap.add_argument(flag, type=int)
     for flag in ("--sequence-parallel", "--use-distributed-optimizer", "--use-megatron-fsdp", "--overlap-grad-reduce",
                  "--tp-comm-overlap", "--optimizer-cpu-offload", "--bf16", "--moe-enable-deepep", "--cpu-offloading",
-                 "--overlap-moe-expert-parallel-comm"):
+                 "--overlap-moe-expert-parallel-comm", "--moe-pad-expert-input-to-capacity"):
         ap.add_argument(flag, action="store_true")
     ap.add_argument("--data-parallel-sharding-strategy", choices=["no_shard", "optim", "optim_grads",
                                                                   "optim_grads_params"])
     ap.add_argument("--recompute-granularity", choices=["full", "selective"])
     ap.add_argument("--moe-token-dispatcher-type", choices=["allgather", "alltoall", "flex"])
+    ap.add_argument("--moe-expert-capacity-factor", type=float)
     ap.add_argument("--recompute-modules", nargs="*")
     ap.add_argument("--recompute-method", choices=["uniform", "block"])
     ap.add_argument("--pipeline-model-parallel-layout")
@@ -451,4 +456,4 @@ EXPORTER = Exporter(name="megatron", title="Megatron-LM", source=SOURCE, suffix=
                                "recompute_modules", "offload_activation_layers", "moe_a2a_overlap"),
                     write=write, read=read,
                     precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp8-mixed", "fp8-params", "fp32"),
-                    optimizer_dtypes=("fp32", "bf16-moments"), dropout=True)
+                    optimizer_dtypes=("fp32", "bf16-moments"), dropout=True, moe_capacity=True)

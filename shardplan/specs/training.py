@@ -173,6 +173,12 @@ class TrainingSpec(BaseModel):
 
     @model_validator(mode="after")
     def _opt(self) -> "TrainingSpec":
+        base = PRECISION_POLICIES.get(self.precision.name)
+        if base is not None and base.compute_dtype == self.precision.compute_dtype:
+            # a named policy's state bytes start from the policy (a dumped spec re-validated with another
+            # optimizer state or framework must not keep the bytes the old ones set)
+            reset = {k: getattr(base, k) for k in ("grad_bytes", "master_bytes", "optimizer_bytes")}
+            object.__setattr__(self, "precision", self.precision.model_copy(update=reset))
         if self.optimizer == "sgd" and self.precision.optimizer_bytes == 8:
             object.__setattr__(self, "precision", self.precision.model_copy(update={"optimizer_bytes": 4}))
         if self.optimizer_dtype is None:
@@ -190,6 +196,19 @@ class TrainingSpec(BaseModel):
             # the framework's gradient-accumulation buffer decides the gradient bytes (stored and reduced)
             object.__setattr__(self, "precision", self.precision.model_copy(update={"grad_bytes": g}))
         return self
+
+    def with_framework(self, framework: FrameworkProfile, optimizer_dtype: OptimizerDtype | None = None
+                       ) -> "TrainingSpec":
+        """This setup under another framework profile, with what the profile decides resolved again: the
+        optimizer state where ``optimizer_dtype`` is None (``FrameworkProfile.optimizer_dtype``) and the
+        gradient buffer (``grad_buffer_bytes``). ``model_copy(update=...)`` would keep the old profile's.
+
+        Raises:
+            ConfigError / pydantic.ValidationError: as the constructor.
+        """
+        data = self.model_dump()
+        data.update(framework=framework, optimizer_dtype=optimizer_dtype)
+        return TrainingSpec.model_validate(data)
 
     @property
     def global_batch_tokens(self) -> int:
