@@ -160,3 +160,14 @@ def test_a_dumped_spec_revalidated_with_another_state_or_profile_has_its_bytes()
     back = moved.with_framework(framework_profile("automodel"))
     assert back.precision == auto.precision and back.optimizer_dtype == "bf16"
     assert TrainingSpec.model_validate(auto.model_dump()).precision == auto.precision  # a plain round trip
+
+
+def test_export_names_the_profile_behind_a_refused_optimizer_state():
+    # automodel's bf16 state is not what torchtitan's config runs: the refusal says the profile chose it, and an
+    # explicit --optimizer-dtype fp32 exports
+    args = ["export", "--to", "torchtitan", "-m", "llama-3-8b", "--hardware", "h100-sxm", "-n", "16", "--seq-len",
+            "4096", "--global-batch", "64", "--zero-stage", "3", "--framework", "automodel"]
+    out = CliRunner().invoke(app, args, terminal_width=300)
+    assert out.exit_code == 2 and "bf16 is the automodel profile's optimizer state" in out.output
+    out = CliRunner().invoke(app, args + ["--optimizer-dtype", "fp32"])
+    assert out.exit_code == 0 and "optimizer state fp32" in out.output

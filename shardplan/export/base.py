@@ -173,7 +173,11 @@ def check_training(training, exporter: Exporter) -> None:
     opt = training.optimizer_dtype
     if opt not in exporter.optimizer_dtypes:
         who = {"bf16-moments": "Megatron-LM (--use-precision-aware-optimizer --exp-avg-dtype bf16)"}
-        raise refuse_setting("optimizer_dtype", opt, exporter.optimizer_dtypes, who.get(opt, ""))
+        err = refuse_setting("optimizer_dtype", opt, exporter.optimizer_dtypes, who.get(opt, ""))
+        if training.framework.optimizer_dtype == opt:  # not asked for: say where it came from
+            err = ConfigError(f"{err} ({opt} is the {training.framework.label} profile's optimizer state)",
+                              field=err.field, value=err.value, legal=err.legal)
+        raise err
     name = training.precision.name
     if name not in exporter.precisions:
         who = {"fp8-mixed": "Megatron-LM (--fp8-format)", "fp8-params": "Megatron-LM (--fp8-param-gather)",
