@@ -621,7 +621,7 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
     """
     _check_options(parallel, n_devices)
     _check_framework_support(parallel, training)
-    _check_flush_support(parallel, training.framework)
+    _check_framework_extents(parallel, training.framework, model.is_moe)
     if parallel.tp == 1 and parallel.tp_overlap:  # no tp collectives to overlap: the flag means nothing
         parallel = parallel.model_copy(update={"tp_overlap": False})
     p = _resolve_dp(parallel, model, n_devices)
@@ -706,13 +706,18 @@ def _check_options(p: ParallelConfig, n_devices: int) -> None:
                           field="dp_shard", value=p.dp_shard)
 
 
-def _check_flush_support(p: ParallelConfig, fw: FrameworkProfile) -> None:
+def _check_framework_extents(p: ParallelConfig, fw: FrameworkProfile, model_is_moe: bool = False) -> None:
     """pipeline_flushes > 1 only where the framework runs one schedule per local batch
-    (``FrameworkProfile.local_batch_flushes``).
+    (``FrameworkProfile.local_batch_flushes``); tp > 1 in a MoE model only where it runs that
+    (``FrameworkProfile.moe_tensor_parallel``).
 
     Raises:
         ConfigError: naming the framework and the legal value 1.
     """
+    if p.tp > 1 and model_is_moe and not fw.moe_tensor_parallel:
+        raise ConfigError(f"tp={p.tp}: the {fw.label} framework runs no tensor parallelism in MoE models (its MoE "
+                          "parallelizer asserts it); legal tp: 1 (shard with ep, FSDP or pp instead)", field="tp",
+                          value=p.tp, legal=[1])
     if p.pp > 1 and p.pipeline_flushes > 1 and not fw.local_batch_flushes:
         raise ConfigError(f"pipeline_flushes={p.pipeline_flushes}: the {fw.label} framework runs one pipeline schedule "
                           "over all of a step's microbatches; separate flushes per local batch are "

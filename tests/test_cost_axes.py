@@ -293,7 +293,8 @@ def test_round_robin_routing_in_the_estimate_and_the_automodel_profile():
     # the profile is torchtitan's FSDP2 with Transformer Engine kernels and a bf16 loss, each with its source
     titan = framework_profile("torchtitan")
     changed = {k for k in type(fw).model_fields if k not in ("name", "sources") and getattr(fw, k) != getattr(titan, k)}
-    assert changed == {"elementwise_traffic", "loss", "logit_bytes", "attention_kernel", "optimizer_dtype"}
+    assert changed == {"elementwise_traffic", "loss", "logit_bytes", "attention_kernel", "optimizer_dtype",
+                       "moe_tensor_parallel"}
     assert all(k in fw.sources for k in changed)
     assert (fw.elementwise_traffic, fw.loss, fw.logit_bytes, fw.attention_kernel) == (1.0, "fused", 4.0, "cudnn")
     layout = dict(ep=8, zero_stage=3, microbatch_size=4, recompute="full")
@@ -327,3 +328,21 @@ def test_choice_flags_take_any_case():
     assert (tr.moe_routing, tr.optimizer_dtype) == ("round_robin", "bf16-moments")
     with pytest.raises(ConfigError, match=r"moe_routing='round-robin' is unknown; legal: uniform, round_robin"):
         training_spec(4096, 8, moe_routing="round-robin")
+
+
+def test_automodel_moe_runs_without_tensor_parallelism():
+    # NeMo AutoModel's MoE parallelizer asserts tp = 1: validation refuses tp > 1 for MoE models under the profile
+    # (dense models keep it), and the search offers none
+    from shardplan.errors import ConfigError
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.search import search
+    from shardplan.specs.training import TrainingSpec
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64, framework=framework_profile("automodel"))
+    with pytest.raises(ConfigError, match=r"tp=2: the automodel framework runs no tensor parallelism in MoE models"):
+        validate(ParallelConfig(tp=2, sp=True, ep=4, zero_stage=3), MODELS["qwen3-30b-a3b"], tr, 8)
+    validate(ParallelConfig(tp=2, sp=True, zero_stage=3), MODELS["llama-3-8b"], tr, 8)
+    res = search(MODELS["qwen3-30b-a3b"], HARDWARE["h100-sxm"], tr, 8, top_k=50)
+    assert res.plans and all(p.parallel.tp == 1 for p in res.plans)

@@ -292,9 +292,11 @@ _AUTOMODEL_STATE = ("NeMo AutoModel's model classes cast every weight to bf16 wh
 #: its own runs: its published rows are held-out checks (benchmarks/public_runs.py AUTOMODEL_H100)
 FRAMEWORKS["automodel"] = FRAMEWORKS["torchtitan"].model_copy(update={
     "name": "automodel", "elementwise_traffic": 1.0, "loss": "fused", "logit_bytes": 4.0, "attention_kernel": "cudnn",
-    "optimizer_dtype": "bf16",
+    "optimizer_dtype": "bf16", "moe_tensor_parallel": False,
     "sources": {**{k: v for k, v in FRAMEWORKS["torchtitan"].sources.items() if k != "elementwise_traffic"},
                 "optimizer_dtype": _AUTOMODEL_STATE,
+                "moe_tensor_parallel": "components/moe/parallelizer.py parallelize_model asserts 'Tensor parallelism "
+                "not supported for custom MoE models'",
                 "elementwise_traffic": _AUTOMODEL_KERNELS, "loss": _AUTOMODEL_LOSS, "logit_bytes": _AUTOMODEL_LOSS,
                 "attention_kernel": "the recipes' attn: te, Transformer Engine DotProductAttention, whose fused backend "
                 "on Hopper and Blackwell is cuDNN's (as the megatron profile); the GPT-OSS recipes run PyTorch "

@@ -250,6 +250,9 @@ class FrameworkProfile(BaseModel):
         recomputes: the recomputation policies the framework implements (None: all of them);
             others are refused by validation and skipped by the search (nanotron: none and full,
             ``recompute_layer`` recomputes whole layers).
+        moe_tensor_parallel: whether the framework runs tensor parallelism in a MoE model (False: tp > 1 refused
+            for MoE models; NeMo AutoModel's custom MoE models assert "Tensor parallelism not supported for custom
+            MoE models", components/moe/parallelizer.py parallelize_model).
         context_parallel, expert_parallel: whether cp > 1 / ep > 1 layouts are priced for this
             framework as the planner composes them (cp and ep inside the data-parallel gradient
             group); False refuses them in validation and the search (nanotron: its
@@ -336,6 +339,7 @@ class FrameworkProfile(BaseModel):
     recomputes: tuple[Literal["none", "selective", "full"], ...] | None = Field(default=None, min_length=1)
     context_parallel: bool = True
     expert_parallel: bool = True
+    moe_tensor_parallel: bool = True
     pipeline_parallel: bool = True
     local_batch_flushes: bool = False
     moe_routed_copies: Literal[1, 2] = 1
