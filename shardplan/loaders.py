@@ -393,7 +393,9 @@ def read_plan_context(path: str | Path) -> dict[str, Any]:
         if isinstance(training.get(key), (int, str)) and not isinstance(training.get(key), bool):
             out[key] = training[key]
     if "framework" not in out and isinstance(data.get("imported_from"), str):
-        out["framework"] = data["imported_from"]
+        from shardplan.presets.frameworks import FRAMEWORKS
+        if data["imported_from"] in FRAMEWORKS:  # a framework with a profile (EasyDeL has none to compare)
+            out["framework"] = data["imported_from"]
     return out
 
 

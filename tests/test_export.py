@@ -876,3 +876,20 @@ def test_capacity_factor_written_by_megatron_and_refused_elsewhere():
     assert a.moe_expert_capacity_factor == 1.25 and a.moe_pad_expert_input_to_capacity
     with pytest.raises(ConfigError, match=r"torchtitan cannot express moe_capacity_factor=1.25.*Megatron-LM writes it"):
         export_text("torchtitan", e)
+
+
+def test_megatron_import_reads_the_precision_and_optimizer_state(tmp_path):
+    # the exported flags carry the precision policy and optimizer state; import puts them in the plan's training
+    # block, and estimate --plan notes a run priced otherwise
+    from shardplan.cli import app
+    for precision, opt in (("fp8-params", "bf16-moments"), ("bf16-mixed-fp32-grads", "fp32"), ("fp8-mixed", "fp32")):
+        m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=16, seq_len=4096,
+                                     global_batch=64, global_batch_tokens=None, precision=precision,
+                                     optimizer_dtype=opt, tp=2, sp=True, zero_stage=1)
+        imp = import_config("megatron", export_text("megatron", estimate(m, hw, tr, pc, 16)))
+        assert (imp.precision, imp.optimizer_dtype) == (precision, opt)
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(imp.to_plan()))
+    res = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "--hardware", "h100-sxm", "-n", "16", "--seq-len", "4096",
+                              "--global-batch", "64", "--plan", str(path)], terminal_width=300)
+    assert res.exit_code == 0 and "precision fp8-mixed (here bf16-mixed)" in res.output

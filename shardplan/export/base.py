@@ -48,6 +48,8 @@ class Imported:
         seq_len: tokens per sequence, where the config says.
         global_batch: sequences per optimizer step, where the config says.
         framework: the framework's registry name.
+        precision, optimizer_dtype: the precision policy and optimizer state the config sets, where the importer
+            reads them (Megatron-LM's flags), else None.
     """
 
     parallel: ParallelConfig
@@ -55,12 +57,16 @@ class Imported:
     seq_len: int | None = None
     global_batch: int | None = None
     framework: str = ""
+    precision: str | None = None
+    optimizer_dtype: str | None = None
 
     def to_plan(self) -> dict[str, Any]:
         """The plan JSON object that ``--plan`` reads (:func:`shardplan.loaders.read_plan_file`):
         ``{"parallel": {...}, "devices": N, "training": {...}, "imported_from": name}``."""
-        return {"parallel": self.parallel.model_dump(mode="json"), "devices": self.devices,
-                "training": {"seq_len": self.seq_len, "global_batch_size": self.global_batch},
+        training = {"seq_len": self.seq_len, "global_batch_size": self.global_batch}
+        training.update({k: v for k, v in (("precision", self.precision), ("optimizer_dtype", self.optimizer_dtype))
+                         if v is not None})
+        return {"parallel": self.parallel.model_dump(mode="json"), "devices": self.devices, "training": training,
                 "imported_from": self.framework}
 
 

@@ -271,13 +271,16 @@ def parser() -> argparse.ArgumentParser:
         ap.add_argument(flag, type=int)
     for flag in ("--sequence-parallel", "--use-distributed-optimizer", "--use-megatron-fsdp", "--overlap-grad-reduce",
                  "--tp-comm-overlap", "--optimizer-cpu-offload", "--bf16", "--moe-enable-deepep", "--cpu-offloading",
-                 "--overlap-moe-expert-parallel-comm", "--moe-pad-expert-input-to-capacity"):
+                 "--overlap-moe-expert-parallel-comm", "--moe-pad-expert-input-to-capacity", "--fp8-param-gather",
+                 "--accumulate-allreduce-grads-in-fp32", "--use-precision-aware-optimizer"):
         ap.add_argument(flag, action="store_true")
     ap.add_argument("--data-parallel-sharding-strategy", choices=["no_shard", "optim", "optim_grads",
                                                                   "optim_grads_params"])
     ap.add_argument("--recompute-granularity", choices=["full", "selective"])
     ap.add_argument("--moe-token-dispatcher-type", choices=["allgather", "alltoall", "flex"])
     ap.add_argument("--moe-expert-capacity-factor", type=float)
+    ap.add_argument("--fp8-format")
+    ap.add_argument("--exp-avg-dtype")
     ap.add_argument("--recompute-modules", nargs="*")
     ap.add_argument("--recompute-method", choices=["uniform", "block"])
     ap.add_argument("--pipeline-model-parallel-layout")
@@ -447,8 +450,23 @@ def read(text: str, devices: int | None = None) -> Imported:
                   **_pipeline_values(a, pp))
     parallel = parallel_from(values)
     check_activation_offload(parallel, a.num_layers)
+    precision, optimizer_dtype = _training_of(a)
     return Imported(parallel, devices=n, seq_len=a.seq_length, global_batch=a.global_batch_size,
-                    framework="megatron")
+                    framework="megatron", precision=precision, optimizer_dtype=optimizer_dtype)
+
+
+def _training_of(a: argparse.Namespace) -> tuple[str, str]:
+    """(precision policy, optimizer state) of the flags, the inverse of :func:`megatron_args`' table:
+    ``--fp8-format`` (+ ``--fp8-param-gather``: fp8-params), ``--accumulate-allreduce-grads-in-fp32``,
+    ``--bf16``, none of them fp32; ``--use-precision-aware-optimizer --exp-avg-dtype bf16``: bf16-moments."""
+    if a.fp8_format:
+        precision = "fp8-params" if a.fp8_param_gather else "fp8-mixed"
+    elif a.bf16:
+        precision = "bf16-mixed-fp32-grads" if a.accumulate_allreduce_grads_in_fp32 else "bf16-mixed"
+    else:
+        precision = "fp32"
+    bf16_moments = a.use_precision_aware_optimizer and a.exp_avg_dtype == "bf16"
+    return precision, "bf16-moments" if bf16_moments else "fp32"
 
 
 EXPORTER = Exporter(name="megatron", title="Megatron-LM", source=SOURCE, suffix=".sh",
