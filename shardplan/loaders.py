@@ -389,8 +389,9 @@ def read_plan_context(path: str | Path) -> dict[str, Any]:
     if isinstance(devices, int) and not isinstance(devices, bool):
         out["devices"] = devices
     training = data.get("training") if isinstance(data.get("training"), dict) else {}
-    for key in ("seq_len", "global_batch_size", "precision", "optimizer_dtype", "moe_routing", "framework"):
-        if isinstance(training.get(key), (int, str)) and not isinstance(training.get(key), bool):
+    for key in ("seq_len", "global_batch_size", "precision", "optimizer_dtype", "moe_routing", "framework",
+                "moe_capacity_factor"):
+        if isinstance(training.get(key), (int, float, str)) and not isinstance(training.get(key), bool):
             out[key] = training[key]
     if "framework" not in out and isinstance(data.get("imported_from"), str):
         from shardplan.presets.frameworks import FRAMEWORKS

@@ -893,3 +893,25 @@ def test_megatron_import_reads_the_precision_and_optimizer_state(tmp_path):
     res = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "--hardware", "h100-sxm", "-n", "16", "--seq-len", "4096",
                               "--global-batch", "64", "--plan", str(path)], terminal_width=300)
     assert res.exit_code == 0 and "precision fp8-mixed (here bf16-mixed)" in res.output
+
+
+def test_megatron_import_refuses_what_it_cannot_price_and_keeps_the_capacity_factor():
+    # fp16, moments in another dtype (or only one in bf16) have no planner policy: exit-2 errors naming the flag;
+    # the capacity factor comes back into the plan's training block; DeepEP with a capacity factor is refused on
+    # export (Megatron-LM's flex dispatcher does not pad to capacity); a dense model ignores the factor
+    m, hw, tr, pc = build_inputs(model="mixtral-8x7b", hardware="h100-sxm", devices=64, seq_len=4096,
+                                 global_batch=256, global_batch_tokens=None, tp=2, sp=True, ep=8, zero_stage=1,
+                                 recompute="full", moe_capacity_factor=1.25)
+    text = export_text("megatron", estimate(m, hw, tr, pc, 64))
+    assert import_config("megatron", text).to_plan()["training"]["moe_capacity_factor"] == 1.25
+    for edit, flag in ((text.replace("--bf16", "--fp16"), "--fp16"),
+                       (text + "\n--use-precision-aware-optimizer --exp-avg-dtype bf16\n", "--exp-avg-dtype bf16 "
+                                                                                         "--exp-avg-sq-dtype fp32")):
+        with pytest.raises(ConfigError, match=f"Megatron-LM {flag}"):
+            import_config("megatron", edit)
+    pc = pc.model_copy(update={"moe_dispatcher": "deepep"})
+    with pytest.raises(ConfigError, match="flex dispatcher does not pad"):
+        export_text("megatron", estimate(m, hw, tr, pc, 64))
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=16,
+                                 global_batch_tokens=None, zero_stage=3, moe_capacity_factor=1.25)
+    assert "[training]" in export_text("torchtitan", estimate(m, hw, tr, pc, 8))  # no experts: nothing to refuse

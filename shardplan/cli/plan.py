@@ -190,7 +190,7 @@ def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: 
                       value=first.value, legal=first.legal)
 
 
-def _check_export_request(export: str, output: Optional[Path], training) -> None:
+def _check_export_request(export: str, output: Optional[Path], training, moe: bool = True) -> None:
     """``plan --export``'s bad input, before the search: an unknown framework, a precision or optimizer
     state it does not write, no -o file, or one that cannot be written.
 
@@ -200,7 +200,7 @@ def _check_export_request(export: str, output: Optional[Path], training) -> None
     from shardplan.cli.common import check_output_path
     from shardplan.export import exporter
     from shardplan.export.base import check_training
-    check_training(training, exporter(export))
+    check_training(training, exporter(export), moe)
     if output is None:
         raise ConfigError(f"--export {export} needs -o FILE (stdout carries the ranking)", field="output", value=None)
     check_output_path("-o/--output", output)
@@ -254,7 +254,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
         raise ConfigError("-o/--output is the file of --export; give --export FRAMEWORK (the ranking goes to stdout)",
                           field="output", value=str(output))
     if export is not None:
-        _check_export_request(export, output, tr)
+        _check_export_request(export, output, tr, m.is_moe)
     pins, schedules = search_pins(fix, layout)
     _note_unreleased(tr.framework, [*(schedules or ()), *([pins["schedule"]] if "schedule" in pins else [])])
     with err_console.status("searching layouts...", spinner="dots"):  # shown on a terminal only

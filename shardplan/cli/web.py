@@ -69,6 +69,9 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
            scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None, output: OutputOpt = Path("report.html"),
            fmt: FormatOpt = None, plans: PlansOpt = True, layout: dict = None) -> None:
     """Write a report of one layout (same flags as `estimate`): charts + summary, HTML or PNG."""
+    if str(output) == "-":
+        raise ConfigError("report writes files (an HTML page or PNG charts), not stdout: give -o NAME.html or NAME.png",
+                          field="output", value="-")
     if fmt is None:  # the file name says which: report.png -> PNG charts (report_time.png, ...)
         fmt = "png" if output.name.lower().endswith(".png") else "html"
     fmt = fmt.lower()

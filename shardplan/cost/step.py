@@ -123,6 +123,8 @@ class Estimate:
                          "global_batch_tokens": self.training.global_batch_tokens,
                          "precision": self.training.precision.name,
                          "optimizer_dtype": self.training.optimizer_dtype, "moe_routing": self.training.moe_routing,
+                         "moe_capacity_factor": self.training.moe_capacity_factor,
+                         "moe_imbalance": self.training.moe_imbalance,
                          "microbatches": self.layout.microbatches,
                          "framework": self.training.framework.name},
             "parallel": p.model_dump(mode="json"),

@@ -61,7 +61,7 @@ def export_text(framework: str, estimate, command: str = "", path: str | Path | 
     """
     ex = exporter(framework)
     ctx = ExportContext(estimate=estimate, command=command)
-    check_training(ctx.training, ex)
+    check_training(ctx.training, ex, ctx.estimate.model.is_moe)
     check_kv_replication(ctx, ex)
     if ex.name == "easydel" and path is not None and Path(path).suffix == ".json":
         return easydel.write(ctx, fmt="json")

@@ -48,8 +48,8 @@ class Imported:
         seq_len: tokens per sequence, where the config says.
         global_batch: sequences per optimizer step, where the config says.
         framework: the framework's registry name.
-        precision, optimizer_dtype: the precision policy and optimizer state the config sets, where the importer
-            reads them (Megatron-LM's flags), else None.
+        precision, optimizer_dtype, moe_capacity_factor: the precision policy, optimizer state and MoE capacity
+            factor the config sets, where the importer reads them (Megatron-LM's flags), else None.
     """
 
     parallel: ParallelConfig
@@ -59,13 +59,14 @@ class Imported:
     framework: str = ""
     precision: str | None = None
     optimizer_dtype: str | None = None
+    moe_capacity_factor: float | None = None
 
     def to_plan(self) -> dict[str, Any]:
         """The plan JSON object that ``--plan`` reads (:func:`shardplan.loaders.read_plan_file`):
         ``{"parallel": {...}, "devices": N, "training": {...}, "imported_from": name}``."""
         training = {"seq_len": self.seq_len, "global_batch_size": self.global_batch}
-        training.update({k: v for k, v in (("precision", self.precision), ("optimizer_dtype", self.optimizer_dtype))
-                         if v is not None})
+        training.update({k: v for k, v in (("precision", self.precision), ("optimizer_dtype", self.optimizer_dtype),
+                                           ("moe_capacity_factor", self.moe_capacity_factor)) if v is not None})
         return {"parallel": self.parallel.model_dump(mode="json"), "devices": self.devices, "training": training,
                 "imported_from": self.framework}
 
@@ -152,7 +153,7 @@ def check_kv_replication(ctx: ExportContext, exporter: Exporter) -> None:
                      f"no exporter; a tp dividing {kv}")
 
 
-def check_training(training, exporter: Exporter) -> None:
+def check_training(training, exporter: Exporter, moe: bool = True) -> None:
     """Refuse a precision policy or optimizer-state dtype the exporter does not write (the config would
     run another one). Independent of the layout: no other ranked plan can fix it, so ``plan --export``
     checks it before trying the ranking.
@@ -170,7 +171,7 @@ def check_training(training, exporter: Exporter) -> None:
         writers = ", ".join(e.title for e in EXPORTERS.values() if e.dropout) or "no exporter"
         raise ConfigError(f"{exporter.title} cannot express dropout: its config does not set the model's dropout "
                           f"(use --no-dropout); {writers} writes it", field="dropout", value=True, legal=[False])
-    if training.moe_capacity_factor is not None and not exporter.moe_capacity:
+    if moe and training.moe_capacity_factor is not None and not exporter.moe_capacity:
         from shardplan.export import EXPORTERS  # the registry imports this module
         writers = ", ".join(e.title for e in EXPORTERS.values() if e.moe_capacity) or "no exporter"
         raise ConfigError(f"{exporter.title} cannot express moe_capacity_factor={training.moe_capacity_factor:g}: its "

@@ -186,6 +186,9 @@ def megatron_args(ctx: ExportContext) -> list[str]:
         if p.moe_a2a_overlap:  # arguments.py _add_moe_args (Megatron-Core 0.14+): Combined 1F1B
             args.append("--overlap-moe-expert-parallel-comm")
     if tr.moe_capacity_factor is not None and ctx.estimate.model.is_moe:
+        if p.moe_dispatcher == "deepep":  # TransformerConfig: "Flex token dispatcher does not support" padding
+            raise refuse("Megatron-LM", "moe_capacity_factor with moe_dispatcher='deepep' (its flex dispatcher does "
+                         "not pad expert inputs to capacity)", "no exporter; the alltoall dispatcher")
         # arguments.py _add_moe_args: token dropping at this capacity per expert (dropless when unset), each expert's
         # input padded to it, the fixed buffer the planner prices (TrainingSpec.moe_capacity_factor)
         args += ["--moe-expert-capacity-factor", repr(tr.moe_capacity_factor), "--moe-pad-expert-input-to-capacity"]
@@ -272,7 +275,7 @@ def parser() -> argparse.ArgumentParser:
     for flag in ("--sequence-parallel", "--use-distributed-optimizer", "--use-megatron-fsdp", "--overlap-grad-reduce",
                  "--tp-comm-overlap", "--optimizer-cpu-offload", "--bf16", "--moe-enable-deepep", "--cpu-offloading",
                  "--overlap-moe-expert-parallel-comm", "--moe-pad-expert-input-to-capacity", "--fp8-param-gather",
-                 "--accumulate-allreduce-grads-in-fp32", "--use-precision-aware-optimizer"):
+                 "--accumulate-allreduce-grads-in-fp32", "--use-precision-aware-optimizer", "--fp16"):
         ap.add_argument(flag, action="store_true")
     ap.add_argument("--data-parallel-sharding-strategy", choices=["no_shard", "optim", "optim_grads",
                                                                   "optim_grads_params"])
@@ -281,6 +284,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--moe-expert-capacity-factor", type=float)
     ap.add_argument("--fp8-format")
     ap.add_argument("--exp-avg-dtype")
+    ap.add_argument("--exp-avg-sq-dtype")
+    ap.add_argument("--main-params-dtype")
     ap.add_argument("--recompute-modules", nargs="*")
     ap.add_argument("--recompute-method", choices=["uniform", "block"])
     ap.add_argument("--pipeline-model-parallel-layout")
@@ -450,22 +455,46 @@ def read(text: str, devices: int | None = None) -> Imported:
                   **_pipeline_values(a, pp))
     parallel = parallel_from(values)
     check_activation_offload(parallel, a.num_layers)
-    precision, optimizer_dtype = _training_of(a)
+    precision, optimizer_dtype = _training_of(a, zero)
     return Imported(parallel, devices=n, seq_len=a.seq_length, global_batch=a.global_batch_size,
-                    framework="megatron", precision=precision, optimizer_dtype=optimizer_dtype)
+                    framework="megatron", precision=precision, optimizer_dtype=optimizer_dtype,
+                    moe_capacity_factor=a.moe_expert_capacity_factor)
 
 
-def _training_of(a: argparse.Namespace) -> tuple[str, str]:
+def _training_of(a: argparse.Namespace, zero_stage: int) -> tuple[str, str]:
     """(precision policy, optimizer state) of the flags, the inverse of :func:`megatron_args`' table:
     ``--fp8-format`` (+ ``--fp8-param-gather``: fp8-params), ``--accumulate-allreduce-grads-in-fp32``,
-    ``--bf16``, none of them fp32; ``--use-precision-aware-optimizer --exp-avg-dtype bf16``: bf16-moments."""
+    ``--bf16``, none of them fp32; ``--use-precision-aware-optimizer`` with both Adam moments in bf16:
+    bf16-moments.
+
+    Raises:
+        ConfigError: settings the planner has no policy for (fp16, another fp8 format, moments in another
+            dtype or only one of them in bf16, non-fp32 main parameters, the precision-aware optimizer without
+            the distributed optimizer, which Megatron-LM refuses).
+    """
+    def bad(flag: str, why: str, legal: str) -> ConfigError:
+        return ConfigError(f"Megatron-LM {flag}: {why}; legal: {legal}", field="import", value=flag)
+    if a.fp16:
+        raise bad("--fp16", "the planner prices bf16 and fp8 mixed precision, no fp16 policy", "--bf16")
+    if a.fp8_format not in (None, "e4m3", "hybrid"):
+        raise bad(f"--fp8-format {a.fp8_format}", "not a Transformer Engine fp8 recipe the flags take", "e4m3, hybrid")
+    moments = (a.exp_avg_dtype or "fp32", a.exp_avg_sq_dtype or "fp32")
+    if a.use_precision_aware_optimizer and (moments not in (("bf16", "bf16"), ("fp32", "fp32"))
+                                            or (a.main_params_dtype or "fp32") != "fp32"):
+        raise bad(f"--exp-avg-dtype {moments[0]} --exp-avg-sq-dtype {moments[1]}"
+                  + (f" --main-params-dtype {a.main_params_dtype}" if a.main_params_dtype else ""),
+                  "the planner prices Adam moments both fp32 or both bf16 beside fp32 main parameters",
+                  "--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16, or none")
+    bf16_moments = a.use_precision_aware_optimizer and moments == ("bf16", "bf16")
+    if bf16_moments and zero_stage != 1:
+        raise bad("--use-precision-aware-optimizer", "Megatron-LM runs it only with --use-distributed-optimizer",
+                  "add --use-distributed-optimizer")
     if a.fp8_format:
         precision = "fp8-params" if a.fp8_param_gather else "fp8-mixed"
     elif a.bf16:
         precision = "bf16-mixed-fp32-grads" if a.accumulate_allreduce_grads_in_fp32 else "bf16-mixed"
     else:
         precision = "fp32"
-    bf16_moments = a.use_precision_aware_optimizer and a.exp_avg_dtype == "bf16"
     return precision, "bf16-moments" if bf16_moments else "fp32"
 
 
