@@ -109,3 +109,15 @@ def test_plan_file_note_comes_before_the_error_it_explains(tmp_path):
     res = CliRunner().invoke(app, ["estimate", *base, "-n", "32", "--plan", str(plan)], terminal_width=300)
     assert res.exit_code == 2
     assert res.output.index("was made for devices 16 (here 32)") < res.output.index("error:")
+
+
+def test_export_and_report_print_the_estimate_notes(tmp_path):
+    # export and report price the plan as estimate does, so they say the same things: e.g. a routing that
+    # changes nothing for a dense model
+    from typer.testing import CliRunner
+    from shardplan.cli import app
+    base = ["-m", "llama-3-8b", "--hardware", "h100-sxm", "-n", "8", "--seq-len", "4096", "--global-batch", "16",
+            "--zero-stage", "1", "--moe-routing", "round_robin"]
+    for cmd in (["export", "--to", "megatron", *base], ["report", *base, "--no-plans", "-o", str(tmp_path / "r.html")]):
+        res = CliRunner().invoke(app, cmd, terminal_width=300)
+        assert res.exit_code == 0 and "--moe-routing round_robin changes nothing here" in res.output, cmd[0]

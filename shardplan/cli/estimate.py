@@ -358,6 +358,19 @@ def _roofline_line(e) -> str:
     return f"roofline: {dp_txt}; {tp_txt}; HBM ridge {th['hbm_critical_intensity']:.0f} FLOPs/byte"
 
 
+def print_estimate_notes(e) -> None:
+    """Every note on an estimate, on stderr (``estimate``, ``export``, ``report``): the layout's (split, warnings),
+    an optimistic prediction, a routing that prices nothing, an unreleased schedule, the attention kernel, the
+    MoE overheads, pipeline stalls and allocator pressure."""
+    print_notes(e.layout)
+    from shardplan.calibration import optimism_note
+    scheduled = [e.parallel.schedule] if e.parallel.pp > 1 else []
+    for note in (optimism_note(e), routing_note(e), unreleased_schedule_note(e.training.framework, scheduled),
+                 attention_kernel_note(e), moe_overhead_note(e), stall_note(e), allocator_note(e)):
+        if note:
+            err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
+
+
 def print_estimate(e) -> None:
     """Rich tables of an Estimate: summary, memory, time, collectives, roofline thresholds."""
     console.print(_summary_table(e))
@@ -388,16 +401,7 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
                              moe_routing=moe_routing,
                              scale_up_size=scale_up_size, plan=plan),
                         layout)
-    print_notes(e.layout)
-    from shardplan.calibration import optimism_note
-    note = optimism_note(e)
-    if note:
-        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
-    scheduled = [e.parallel.schedule] if e.parallel.pp > 1 else []
-    for note in (routing_note(e), unreleased_schedule_note(e.training.framework, scheduled), attention_kernel_note(e),
-                 moe_overhead_note(e), stall_note(e), allocator_note(e)):
-        if note:
-            err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
+    print_estimate_notes(e)
     if json_out:
         print(json.dumps(e.to_dict(), indent=1))
     else:

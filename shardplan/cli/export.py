@@ -11,7 +11,7 @@ import typer
 from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, HardwareOpt,
                                   ModelOpt, MoeCapOpt, MoeImbOpt, MoeRoutingOpt, OptimizerDtypeOpt, PlanOpt,
                                   PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors,
-                                  err_console, layout_flags, print_notes)
+                                  err_console, layout_flags)
 
 _NAMES = "maxtext | easydel | torchtitan | megatron | deepspeed | nanotron"
 ToOpt = Annotated[str, typer.Option("--to", help=f"{_NAMES}: the framework whose config to write")]
@@ -98,7 +98,8 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
                              optimizer_dtype=optimizer_dtype, moe_capacity_factor=moe_capacity_factor,
                              moe_imbalance=moe_imbalance, moe_routing=moe_routing, scale_up_size=scale_up_size,
                              plan=plan), layout)
-    print_notes(e.layout)
+    from shardplan.cli.estimate import print_estimate_notes
+    print_estimate_notes(e)
     # bad input first (exit 2: a layout or precision the framework cannot express), then the negative
     # result (exit 1: predicted not to fit or to fail)
     name, text = render_export(to, e, output, dict(model=model, hardware=hardware, framework=framework,

@@ -11,8 +11,7 @@ import typer
 
 from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt,
                                   HardwareOpt, ModelOpt, MoeCapOpt, MoeImbOpt, MoeRoutingOpt, OptimizerDtypeOpt,
-                                  PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, fail, layout_flags,
-                                  print_notes)
+                                  PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, fail, layout_flags)
 from shardplan.cli.estimate import estimate_layout
 from shardplan.errors import ConfigError
 
@@ -87,7 +86,8 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
                              moe_imbalance=moe_imbalance, moe_routing=moe_routing, scale_up_size=scale_up_size,
                              plan=plan),
                         layout)
-    print_notes(e.layout)
+    from shardplan.cli.estimate import print_estimate_notes
+    print_estimate_notes(e)
     ranked = _ranked(e, devices) if plans else None
     from shardplan.web import report as rep
     if fmt == "html":
