@@ -77,6 +77,12 @@ class RunRecord(BaseModel):
                 ] | None = None
     source: str = ""
 
+    @field_validator("optimizer_dtype", "moe_routing", mode="before")
+    @classmethod
+    def _choice_case(cls, v):
+        """Choice names in any case, as the command-line flags take them (``BF16`` is ``bf16``)."""
+        return v.lower() if isinstance(v, str) else v
+
     @field_validator("framework")
     @classmethod
     def _known_framework(cls, v: str) -> str:

@@ -171,3 +171,15 @@ def test_export_names_the_profile_behind_a_refused_optimizer_state():
     assert out.exit_code == 2 and "bf16 is the automodel profile's optimizer state" in out.output
     out = CliRunner().invoke(app, args + ["--optimizer-dtype", "fp32"])
     assert out.exit_code == 0 and "optimizer state fp32" in out.output
+
+
+def test_choice_names_take_any_case_in_the_python_api_and_records():
+    # as on the command line: BF16 is bf16, Round_Robin is round_robin
+    from shardplan.records import RunRecord
+    from shardplan.specs.training import TrainingSpec
+    t = TrainingSpec(seq_len=8, global_batch_size=2, optimizer_dtype="BF16", moe_routing="Round_Robin")
+    assert (t.optimizer_dtype, t.moe_routing) == ("bf16", "round_robin")
+    r = RunRecord.model_validate({"model": "llama-3-8b", "hardware": "h100-sxm", "devices": 8, "seq_len": 4096,
+                                  "global_batch_size": 16, "parallel": {"zero_stage": 1}, "status": "ok",
+                                  "tokens_per_s_per_device": 1000.0, "optimizer_dtype": "BF16-Moments"})
+    assert r.optimizer_dtype == "bf16-moments"

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from shardplan import limits as L
 from shardplan.errors import ConfigError, short_repr
@@ -156,6 +156,12 @@ class TrainingSpec(BaseModel):
     moe_imbalance: float = Field(default=1.0, ge=1.0, le=64.0)
     moe_routing: Literal["uniform", "round_robin"] = "uniform"
     optimizer_dtype: OptimizerDtype | None = None
+
+    @field_validator("optimizer_dtype", "moe_routing", mode="before")
+    @classmethod
+    def _choice_case(cls, v):
+        """Choice names in any case, as the command-line flags take them (``BF16`` is ``bf16``)."""
+        return v.lower() if isinstance(v, str) else v
 
     @property
     def moe_load(self) -> float:
