@@ -74,6 +74,9 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
     if fmt is None:  # the file name says which: report.png -> PNG charts (report_time.png, ...)
         fmt = "png" if output.name.lower().endswith(".png") else "html"
     fmt = fmt.lower()
+    if fmt == "html" and output.name.lower().endswith(".png"):
+        typer.echo(f"warning: --format html writes an HTML page to {output} (a .png name); PNG charts: --format png",
+                   err=True)
     if fmt not in ("html", "png"):
         raise ConfigError(f"--format {fmt!r}; legal: html, png", field="format", value=fmt, legal=["html", "png"])
     _need_web_extra()
