@@ -669,3 +669,29 @@ AUTOMODEL_H100 = tuple(
          dict(ep=8, moe_dispatcher="deepep", zero_stage=3, microbatch_size=2), 13058),
         ("GPT-OSS-120B EP64 FSDP, FlexAttention, 64 GPUs", "gpt-oss-120b", 64, 512,
          dict(ep=64, moe_dispatcher="deepep", zero_stage=3, microbatch_size=2), 7626)))
+
+
+#: the Megatron MoE model zoo's step with the 1F1B EP overlap on the QWEN3_MOE[0] layout (best_practice/Qwen3
+#: readme: 17.6 s, "+1f1b overlap", against 19.7 s without)
+ZOO_A2A_OVERLAP_STEP_S = 17.6
+
+
+def a2a_overlap_shares() -> dict[str, float]:
+    """The share of the hideable expert AllToAll time Combined 1F1B hides, implied by measurements: for a row,
+    (step without - step measured with) / (step without - step with everything hideable hidden), the two
+    predictions from the planner (``FrameworkProfile.a2a_overlap_share`` 0 and 1). The zoo pair is an A/B of
+    one layout, so its share compares the measured ratio with the predicted one; the Megatron-Bridge 25.11
+    Qwen3-235B H100 row (recipe moe_a2a_overlap) compares its measured step with the two predictions."""
+    from shardplan.cost.step import estimate
+
+    def steps(row: tuple) -> tuple[float, float, float]:
+        out = []
+        for share in (0.0, 1.0):
+            m, h, t, p, n = check_inputs(row, {"a2a_overlap_share": share})
+            out.append(estimate(m, h, t, p.model_copy(update={"moe_a2a_overlap": True}), n).step_s)
+        return out[0], out[1], t.global_batch_tokens / n / row[9]
+    no, full, measured = steps(QWEN3_MOE[0])
+    zoo = (1 - ZOO_A2A_OVERLAP_STEP_S / measured) / (1 - full / no)
+    row = next(r for r in MEGATRON_BRIDGE_H100 if r[0].startswith("Megatron-Bridge 25.11 H100: Qwen3-235B"))
+    no, full, measured = steps(row)
+    return {"zoo A/B": zoo, "Megatron-Bridge 25.11 H100 Qwen3-235B": (no - measured) / (no - full)}

@@ -167,6 +167,13 @@ _MEGATRON_RUNTIME = ("bound, not fitted: the largest allocator reserve (fraction
                      "Megatron-FSDP, Megatron-Bridge 25.09 / 25.11: 0.026); Megatron-Core keeps parameters and "
                      "gradients in contiguous buffers (core/distributed/param_and_grad_buffer.py)")
 _MEGATRON_ALLOCATOR = dict(allocator_overhead=0.025, context_bytes=_PYTORCH_CONTEXT)
+_MEGATRON_A2A_OVERLAP = ("measured share of the hideable AllToAll time Combined 1F1B hides (benchmarks/public_runs.py "
+                         "a2a_overlap_shares; tests/test_cost_axes.py recomputes both): the Megatron MoE model zoo's A/B "
+                         "pair (Qwen3-235B-A22B, TP2 EP32 PP8 VPP4 DeepEP, 256 H100: 19.7 s per step, 17.6 s with the "
+                         "1F1B overlap; yanring/Megatron-MoE-ModelZoo best_practice/Qwen3) gives 0.45 of the planner's "
+                         "upper bound; the Megatron-Bridge 25.11 Qwen3-235B H100 row (its recipe sets moe_a2a_overlap) "
+                         "0.61; mean 0.53, rounded to 0.5. The 25.09 row of the same layout, 31% slower, implies none and "
+                         "is left out")
 _MEGATRON_MOE = ("fitted jointly with moe_layer_overhead_s: benchmarks/fit_frameworks.py moe_fit_table, robust least "
                  "squares on the 33 public Megatron-Core MoE rows (Megatron-Core MoE model zoo Qwen3-235B, Megatron-Bridge "
                  "25.09 and 25.11 H100 / B200 / GB200 / GB300 Qwen3, GPT-OSS and DeepSeek-V3), everything else fixed: "
@@ -185,7 +192,8 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron", moe_expert_overhead_s=2.1e-4, moe_layer_overhead_s=1.03e-3,
                          **_MEGATRON_ALLOCATOR, released_schedules=("1f1b", "interleaved"),
-                         sources={"released_schedules": _MEGATRON_SCHEDULES,"moe_expert_overhead_s": _MEGATRON_MOE, "moe_layer_overhead_s": _MEGATRON_MOE,
+                         sources={"released_schedules": _MEGATRON_SCHEDULES, "a2a_overlap_share": _MEGATRON_A2A_OVERLAP,
+                                  "moe_expert_overhead_s": _MEGATRON_MOE, "moe_layer_overhead_s": _MEGATRON_MOE,
                                   "allocator_overhead": _MEGATRON_RUNTIME, "context_bytes": _MEGATRON_RUNTIME}),
         FrameworkProfile(name="maxtext", moe_routed_copies=2, activation_offload=False, module_recompute=False, vocab_divisible_by=1,
                          zero3_gather_compute_dtype=True, schedules=("gpipe",), zero_stages=(0, 1, 3),

@@ -270,6 +270,10 @@ class FrameworkProfile(BaseModel):
         activation_offload: whether the framework offloads saved activations to host memory per layer
             (``ParallelConfig.offload_activation_layers``; Megatron-LM ``--cpu-offloading-num-layers``); False
             refuses the field.
+        a2a_overlap_share: the share of the expert-parallel AllToAll time that ``moe_a2a_overlap`` (Megatron-Core's
+            Combined 1F1B) can hide behind the partner microbatch's compute which it does hide (1 = all of it, the
+            schedule's upper bound; :func:`shardplan.cost.axes.ep.combined_1f1b`). Fitted: 0.5 (the source in
+            the megatron preset).
         local_batch_flushes: whether the framework accumulates a step's local batches as separate runs of the
             pipeline schedule (``ParallelConfig.pipeline_flushes`` > 1: torch.distributed.pipelining under
             torchtitan and NeMo AutoModel, whose trainers call ``schedule.step`` once per local batch); False:
@@ -342,6 +346,7 @@ class FrameworkProfile(BaseModel):
     moe_tensor_parallel: bool = True
     pipeline_parallel: bool = True
     local_batch_flushes: bool = False
+    a2a_overlap_share: float = Field(default=0.5, ge=0, le=1)
     moe_routed_copies: Literal[1, 2] = 1
     activation_offload: bool = True
     min_microbatches: Literal["none", "pp_minus_1"] = "none"

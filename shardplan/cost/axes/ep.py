@@ -129,14 +129,14 @@ def combined_1f1b(ctx: StepContext, colls: list[Collective]) -> list[Collective]
     passes (:func:`unpaired_fraction`) and whatever exceeds the partner's compute stay exposed. The
     hidden part still slows the compute beside it (``overlap_slowdown``, :mod:`shardplan.cost.step`).
 
-    An upper bound: on the public Megatron-Bridge H100 rows whose recipes enable it (DeepSeek-V3, Qwen3-235B)
-    the measured throughput lies between the predictions without it and with it (docs/accuracy.md), about
-    half of the hideable time hidden; the search never turns it on by itself."""
+    That much is the schedule's upper bound; the framework hides ``FrameworkProfile.a2a_overlap_share`` of it
+    (measured: about half, the source of the megatron preset's value). The search never turns it on by itself."""
     u, m = unpaired_fraction(ctx), ctx.m
+    share = ctx.training.framework.a2a_overlap_share
     window = {"fwd": 2 / 3 * ctx.stage.total_s * m, "bwd": 1 / 3 * ctx.stage.total_s * m}
     out = []
     for c in colls:
         paired = (1 - u) * c.time_s
-        exposed = u * c.time_s + max(0.0, paired - (1 - u) * window.get(c.phase, 0.0))
-        out.append(replace(c, exposed_s=exposed, overlap="combined_1f1b"))
+        bound = u * c.time_s + max(0.0, paired - (1 - u) * window.get(c.phase, 0.0))  # all the hideable hidden
+        out.append(replace(c, exposed_s=c.time_s - share * (c.time_s - bound), overlap="combined_1f1b"))
     return out
