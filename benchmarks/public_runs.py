@@ -287,8 +287,8 @@ NEMO_LONG_SEQUENCE_B200 = _nemo_long_sequence_b200()
 #: layout Et|(tt|)*30mL on pp 8 x vpp 4 (ranks hold 7, 8 x 6, 6 layers, the MTP module and loss on the last),
 #: recompute mla_up_proj + mlp, bf16 Adam moments, the flex dispatcher (HybridEP: one copy per remote node, priced
 #: as DeepEP), no TP overlap. Qwen3-235B: the alltoall dispatcher with the recipe's EP AllToAll overlap
-#: (moe_a2a_overlap), priced here without it: the planner's Combined 1F1B pricing hides all the hideable AllToAll
-#: time, an upper bound the measured rows fall between (cost/axes/ep.py combined_1f1b)
+#: (moe_a2a_overlap), priced here without it; the 25.11 row is one of the two measurements the profile's
+#: a2a_overlap_share comes from (a2a_overlap_shares below; cost/axes/ep.py combined_1f1b)
 _H100_MB = "H100-SXM"
 #: the Megatron-LM profile with Transformer Engine's in-place cross-entropy: every Megatron-Bridge performance recipe
 #: read sets cross_entropy_fusion_impl: "te" (scripts/performance/configs/llama3/llama3_8b_llm_pretrain.yaml,
