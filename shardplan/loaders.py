@@ -365,10 +365,8 @@ def read_plan_context(path: str | Path) -> dict[str, Any]:
     "global_batch_size", "precision", "optimizer_dtype", "moe_routing", "framework"}`` where the file has them
     (``shardplan plan --json`` / ``estimate --json``: the ``model``, ``hardware`` and ``training`` objects;
     ``shardplan import``: ``devices``, ``training`` and ``imported_from``), names for the named objects.
-    Unreadable parts are left out (:func:`read_plan_file` reports a bad file).
-
-    Raises:
-        ConfigError: never for a file :func:`read_plan_file` reads.
+    Unreadable parts are left out and an unreadable file gives ``{}`` (:func:`read_plan_file` reports it);
+    raises nothing.
     """
     try:
         data = parse_document(read_text_capped(Path(path), "--plan"), Path(path), as_json=True)

@@ -516,8 +516,9 @@ def test_maxtext_gathers_fsdp_parameters_in_the_compute_dtype_and_tpu_reserve():
     from shardplan.cost.step import estimate
     from shardplan.presets.hardware import HARDWARE
     from shardplan.presets.models import MODELS
+    from shardplan.cost.memory import fsdp_unit_params
     m = MODELS["maxtext-32b"]
-    assert m.largest_block_params() == 973_094_912
+    assert m.dense_layer_params() == 973_094_912
     out = {}
     for fw in ("maxtext", "megatron"):
         tr = TrainingSpec(seq_len=2048, global_batch_size=1024, framework=framework_profile(fw),
@@ -525,6 +526,7 @@ def test_maxtext_gathers_fsdp_parameters_in_the_compute_dtype_and_tpu_reserve():
         assert zero3_gather_bytes(tr) == (2 if fw == "maxtext" else 4)
         out[fw] = estimate(m, HARDWARE["tpu-v5e"], tr, ParallelConfig(zero_stage=3, microbatch_size=4,
                                                                      recompute="full"), 256)
+        assert fsdp_unit_params(m, out[fw].layout) == 973_094_912  # the block, larger than the embedding
     assert out["maxtext"].memory.zero3_buffers == 3_892_379_648
     assert out["megatron"].memory.zero3_buffers == 2 * 3_892_379_648
     # TPU v5e: 16 GiB of HBM, 1.25 GiB kept back by the runtime and no fragmentation share: 14.75 GiB usable

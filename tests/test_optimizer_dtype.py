@@ -101,8 +101,8 @@ def test_plan_export_refuses_an_optimizer_state_before_ranking(tmp_path):
 def test_automodel_keeps_bf16_state_and_reduces_in_fp32():
     # NeMo AutoModel casts its weights to bf16 and torch.optim.Adam makes bf16 moments: 2 (params) + 2 (grads) +
     # 0 (master) + 4 (moments) = 8 B per parameter, while FSDP2 reduces the gradients in fp32 (4 B per element).
-    # Qwen3-30B-A3B on 8 GPUs, ep 8, ZeRO-3: 30,532,122,624 parameters... per rank, the stage's state is
-    # 8 B x its sharded parameters, half the torchtitan profile's 16 B (fp32 parameter shard = master, fp32 grads)
+    # Qwen3-30B-A3B on 8 GPUs, ep 8, ZeRO-3: with n parameters on the rank, automodel holds 2n + 2n + 4n bytes and
+    # torchtitan 4n + 4n + 8n (fp32 parameter shard = master, fp32 gradient shard, fp32 moments); both reduce fp32
     from shardplan.cost.memory import memory_for_stage
     from shardplan.cost.step import estimate
     from shardplan.parallel import ParallelConfig, validate

@@ -265,7 +265,8 @@ MoeRoutingOpt = Annotated[str, typer.Option("--moe-routing", help="uniform | rou
 DropoutOpt = Annotated[bool, typer.Option("--dropout/--no-dropout", help="dropout on (masks stored, extra "
                                           "element-wise traffic; Korthikanti et al. 2022 Table 2)")]
 OptimizerDtypeOpt = Annotated[Optional[str], typer.Option("--optimizer-dtype", help=" | ".join(OPTIMIZER_DTYPES) +
-                                                ": optimizer state (default: the framework profile's, else fp32); bf16-moments: bf16 Adam moments beside fp32 master weights "
+                                                ": optimizer state (default: the framework profile's, else fp32); "
+                                                "bf16-moments: bf16 Adam moments beside fp32 master weights "
                                                 "(DeepSeek-V3); bf16: bf16 moments, no master copy (NeMo "
                                                 "distributed_fused_adam dtype: bf16)")]
 PlanOpt = Annotated[Optional[Path], typer.Option("--plan", help="plan JSON (from `shardplan plan --json` or "

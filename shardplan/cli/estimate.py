@@ -300,8 +300,9 @@ def _summary_table(e) -> Table:
     mem = e.memory
     fw = e.training.framework
     routing = f"; MoE routing {e.training.moe_routing}" if e.model.is_moe else ""
-    state = (f"; optimizer state {e.training.optimizer_dtype}" + (" (the profile's)" if fw.optimizer_dtype == e.training.optimizer_dtype else "")
-             if e.training.optimizer_dtype != "fp32" else "")
+    opt = e.training.optimizer_dtype
+    state = (f"; optimizer state {opt}" + (" (the profile's)" if fw.optimizer_dtype == opt else "")
+             if opt != "fp32" else "")
     head.add_row("framework", f"{fw.label} profile{routing}{state}")
     limit = (f", the {fw.label} profile's runs fail above {100 * fw.usable_hbm_fraction:g}% of it"
              if fw.usable_hbm_fraction < 1 else "")

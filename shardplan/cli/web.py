@@ -12,7 +12,7 @@ import typer
 from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt,
                                   HardwareOpt, ModelOpt, MoeCapOpt, MoeImbOpt, MoeRoutingOpt, OptimizerDtypeOpt,
                                   PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, fail, layout_flags)
-from shardplan.cli.estimate import estimate_layout
+from shardplan.cli.estimate import estimate_layout, print_estimate_notes
 from shardplan.errors import ConfigError
 
 
@@ -89,7 +89,6 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
                              moe_imbalance=moe_imbalance, moe_routing=moe_routing, scale_up_size=scale_up_size,
                              plan=plan),
                         layout)
-    from shardplan.cli.estimate import print_estimate_notes
     print_estimate_notes(e)
     ranked = _ranked(e, devices) if plans else None
     from shardplan.web import report as rep

@@ -535,7 +535,8 @@ def fsdp_unit_params(model: ModelSpec, layout: Layout) -> float:
     """Parameters one rank gathers for its largest ZeRO-3 / FSDP unit (elements), the size of one gather buffer.
 
     ``fsdp_unit='tensor'`` (DeepSpeed ZeRO-3): the largest weight tensor / tp. ``'block'`` (FSDP / FSDP2 per
-    transformer block): the largest of a dense block / tp, the embedding table / tp, and a MoE block's own share,
+    transformer block): the largest of a dense block / tp, the embedding table's rows per tp rank (padded,
+    ``Layout.vocab_per_rank``) x d_model, and a MoE block's own share,
     its non-expert weights / tp plus only the rank's local routed experts, routed experts / (ep x etp). Under
     expert parallelism a rank holds E / ep experts and gathers only their shards, over the expert data-parallel
     group: PyTorch FSDP2 wraps the experts as a unit of their own on that group and leaves them out of the block's
@@ -548,7 +549,7 @@ def fsdp_unit_params(model: ModelSpec, layout: Layout) -> float:
     if p.fsdp_unit == "tensor":
         return model.largest_tensor_params() / p.tp
     blocks = [model.dense_layer_params() / p.tp if model.n_dense_mlp_layers else 0.0,
-              model.vocab_size * model.d_model / p.tp]
+              layout.vocab_per_rank(model.vocab_size) * model.d_model]
     if model.is_moe:
         routed = model.routed_expert_params_per_layer()
         blocks.append((model.moe_layer_params() - routed) / p.tp + routed / (p.ep * p.expert_tp))

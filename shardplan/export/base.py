@@ -332,7 +332,7 @@ def parallel_from(values: dict[str, Any]) -> ParallelConfig:
     from shardplan.loaders import config_error
     values = dict(values)
     for name, value in values.items():  # a config's true is not a degree of 1 (a plan file refuses it too)
-        if isinstance(value, bool) and ParallelConfig.model_fields[name].annotation in (int, "int", int | None):
+        if isinstance(value, bool) and ParallelConfig.model_fields[name].annotation in (int, int | None):
             raise ConfigError(f"imported config: {name}={value!r} is not a whole number; legal: an integer >= 1",
                               field=name, value=value)
     if values.get("zero_stage", 0) == 0:

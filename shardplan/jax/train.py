@@ -300,9 +300,6 @@ def _warn_unexecuted(p: ParallelConfig) -> None:
     if p.moe_dispatcher != "alltoall":
         warnings.warn(f"moe_dispatcher={p.moe_dispatcher!r} is not executed by the JAX runtime: tokens are "
                       "dispatched with XLA's AllToAll", stacklevel=3)
-    if p.pp > 1 and p.pipeline_flushes > 1:
-        warnings.warn(f"pipeline_flushes={p.pipeline_flushes} is not executed by the JAX runtime: it runs one "
-                      "pipeline schedule over all the step's microbatches", stacklevel=3)
     if p.recompute_modules is not None:
         warnings.warn(f"recompute_modules={','.join(p.recompute_modules)} is not executed by the JAX runtime: its "
                       "selective recompute follows its own checkpoint policy", stacklevel=3)

@@ -435,11 +435,6 @@ class ModelSpec(BaseModel):
                       self.o_dim * h]
         return max(cands)
 
-    def largest_block_params(self) -> int:
-        """The largest FSDP unit when wrapping per transformer block (or the embedding)."""
-        blocks = [self.dense_layer_params() if self.n_dense_mlp_layers else 0, self.moe_layer_params()]
-        return max(max(blocks), self.vocab_size * self.d_model)
-
     def summary(self) -> dict:
         """JSON-friendly summary of the shapes and parameter counts."""
         d = self.model_dump()
