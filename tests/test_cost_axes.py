@@ -362,3 +362,26 @@ def test_a2a_overlap_share_is_the_measured_mean():
     assert shares["zoo A/B"] == pytest.approx(0.45, abs=0.02)
     assert shares["Megatron-Bridge 25.11 H100 Qwen3-235B"] == pytest.approx(0.61, abs=0.02)
     assert framework_profile("megatron").a2a_overlap_share == round(sum(shares.values()) / len(shares), 1)
+
+
+@pytest.mark.parametrize("devices, buckets", [(128, 26), (512, 16)])
+def test_megatron_gradient_buckets_grow_with_dp(devices, buckets):
+    # llama-3-8b (8,030,261,248 weights) at tp=8: ~1.004e9 local weights. Megatron-Core's bucket is
+    # max(40e6, 1e6 x dp) weights: dp=16 -> 40e6 -> ceil(1.004e9 / 40e6) = 26 calls; dp=64 -> 64e6 -> 16 calls.
+    # Each call is one ReduceScatter of a bucket's share of the buffer, with its own ring latency.
+    from shardplan.cost.comm import collective_cost
+    dp = devices // 8
+    c = _colls(ParallelConfig(tp=8, sp=True, zero_stage=1), devices=devices, batch=4 * dp)
+    rs = next(x for x in c if x.axis == "dp" and x.op == "ReduceScatter")
+    size = rs.bytes_per_device * dp / (dp - 1)  # the full fp32 gradient buffer of one device
+    per_call = collective_cost("ReduceScatter", size / buckets, dp, 8, HARDWARE["h100-sxm"]).time_s
+    assert rs.time_s == pytest.approx(buckets * per_call, rel=1e-9)
+    # a profile without the rule keeps one bucket per layer (32)
+    from shardplan.presets.frameworks import FRAMEWORKS
+    tr = TrainingSpec(seq_len=4096, global_batch_size=4 * dp,
+                      framework=FRAMEWORKS["megatron"].model_copy(update=dict(dp_bucket_min_params=0,
+                                                                              dp_bucket_params_per_rank=0)))
+    e = estimate(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], tr, ParallelConfig(tp=8, sp=True, zero_stage=1), devices)
+    rs0 = next(x for x in e.collectives if x.axis == "dp" and x.op == "ReduceScatter")
+    per_layer = collective_cost("ReduceScatter", size / 32, dp, 8, HARDWARE["h100-sxm"]).time_s
+    assert rs0.time_s == pytest.approx(32 * per_layer, rel=1e-9)

@@ -188,12 +188,16 @@ _MEGATRON_SCHEDULES = ("Megatron-Core pipeline_parallel/schedules.py get_forward
                        "AMD Primus zbpp patches)")
 _TITAN_SCHEDULES = ("torch.distributed.pipelining schedules: GPipe, 1F1B, Interleaved1F1B and the multi-stage "
                     "InterleavedZeroBubble / ZBVZeroBubble, no single-stage ZB-H1 (the planner's zero-bubble)")
+_MEGATRON_BUCKETS = ("Megatron-Core distributed/distributed_data_parallel.py: bucket_size defaults to max(40000000, "
+                     "1000000 * dp_size) parameters ('larger DP sizes need larger buckets to ensure collectives do not "
+                     "become latency-bound'); DistributedDataParallelConfig.bucket_size docstring")
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron", moe_expert_overhead_s=2.1e-4, moe_layer_overhead_s=1.03e-3,
-                         **_MEGATRON_ALLOCATOR, released_schedules=("1f1b", "interleaved"),
+                         dp_bucket_min_params=4e7, dp_bucket_params_per_rank=1e6, **_MEGATRON_ALLOCATOR, released_schedules=("1f1b", "interleaved"),
                          sources={"released_schedules": _MEGATRON_SCHEDULES, "a2a_overlap_share": _MEGATRON_A2A_OVERLAP,
                                   "moe_expert_overhead_s": _MEGATRON_MOE, "moe_layer_overhead_s": _MEGATRON_MOE,
+                                  "dp_bucket_min_params": _MEGATRON_BUCKETS, "dp_bucket_params_per_rank": _MEGATRON_BUCKETS,
                                   "allocator_overhead": _MEGATRON_RUNTIME, "context_bytes": _MEGATRON_RUNTIME}),
         FrameworkProfile(name="maxtext", moe_routed_copies=2, activation_offload=False, module_recompute=False, vocab_divisible_by=1,
                          zero3_gather_compute_dtype=True, schedules=("gpipe",), zero_stages=(0, 1, 3),

@@ -89,6 +89,10 @@ class FrameworkProfile(BaseModel):
         dp_overlap: fraction of the data-parallel gradient reduction (and ZeRO-1/2 parameter
             gather) that can hide behind backward / forward compute (1 = all but the last bucket,
             PyTorch DDP / Megatron-LM; 0 = reduced after the backward).
+        dp_bucket_min_params, dp_bucket_params_per_rank: the gradient bucket of the ZeRO-0/1/2
+            reduction holds ``max(dp_bucket_min_params, dp_bucket_params_per_rank x dp x cp)``
+            parameters (Megatron-Core ``distributed_data_parallel.py``: 40,000,000 and 1,000,000);
+            both 0 (the default): one bucket per layer (``shardplan.cost.axes.dp.grad_buckets``).
         param_gather_overlap: whether the ZeRO-1/2 AllGather of the updated parameters hides behind
             the next step's forward (True: Megatron-LM ``--overlap-param-gather``, per bucket as the
             forward reaches it) or blocks after the optimizer step (False: nanotron
@@ -297,6 +301,8 @@ class FrameworkProfile(BaseModel):
     step_overhead_s: float = Field(default=0.0, ge=0, le=60.0)
     elementwise_traffic: float = Field(default=1.0, ge=1.0, le=10.0)
     dp_overlap: float = Field(default=1.0, ge=0, le=1)
+    dp_bucket_min_params: float = Field(default=0.0, ge=0, le=1e12)
+    dp_bucket_params_per_rank: float = Field(default=0.0, ge=0, le=1e10)
     param_gather_overlap: bool = True
     zero3_prefetch: float = Field(default=1.0, ge=0, le=1)
     vocab_divisible_by: int = Field(default=128, ge=1, le=4096)

@@ -28,6 +28,7 @@ layer's gather and each layer's excess over its compute are exposed.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from shardplan.cost.collective import Collective
@@ -71,19 +72,34 @@ def _windows(ctx: StepContext) -> tuple[float, float, int]:
     return fwd, bwd, max(1, ctx.layers)
 
 
+def grad_buckets(ctx: StepContext, params: float) -> int:
+    """Gradient buckets of a ZeRO-0/1/2 reduction of ``params`` local weights (elements): one per
+    layer of the stage (PyTorch DDP buckets of ~25 MB hold about a layer of these models; Li et al.
+    2020 Sec. 3.2.3), or, where the framework sizes its buckets by the data-parallel size
+    (``FrameworkProfile.dp_bucket_min_params`` / ``dp_bucket_params_per_rank``: Megatron-Core
+    ``distributed_data_parallel.py``, ``bucket_size = max(40,000,000, 1,000,000 x dp_size)``
+    parameters, dp_size counting the context-parallel ranks, "larger DP sizes need larger buckets
+    to ensure collectives do not become latency-bound"), ``ceil(params / bucket_size)``. Each
+    bucket is one collective call with its own ring latency."""
+    fw = ctx.training.framework
+    if fw.dp_bucket_min_params <= 0 and fw.dp_bucket_params_per_rank <= 0:
+        return max(1, ctx.layers)
+    size = max(fw.dp_bucket_min_params, fw.dp_bucket_params_per_rank * ctx.p.dp * ctx.p.cp)
+    return max(1, math.ceil(params / size))
+
+
 def _bucket_rule(ctx: StepContext) -> str:
     """'buckets' when the reduction overlaps compute (``overlap_grad_reduce``), else 'exposed'."""
     return "buckets" if ctx.p.overlap_grad_reduce else "exposed"
 
 
-def _bucketed(ctx: StepContext, t: float, window: float) -> float:
+def _bucketed(ctx: StepContext, t: float, window: float, buckets: int) -> float:
     """Exposed part of a per-step collective of ``t`` seconds split in per-layer buckets behind a
     compute window of ``window`` seconds: the last bucket plus what exceeds the window (Li et al.
     2020 Sec. 3.2.3). The framework's ``dp_overlap`` is the fraction of the other buckets that can
     overlap at all (1: DDP / Megatron-LM; 0: reduced after the backward)."""
     if not ctx.p.overlap_grad_reduce:
         return t
-    buckets = _windows(ctx)[2]
     hideable = ctx.training.framework.dp_overlap * t * (1 - 1 / buckets)
     return t - min(hideable, window)
 
@@ -100,7 +116,7 @@ def _replicas(ctx: StepContext, g: WeightGroup) -> list[Collective]:
     stride = g.stride * g.shard
     _, bwd, b = _windows(ctx)
     t = ctx.bucketed_time("AllReduce", size, replicas, stride, b)
-    e = _bucketed(ctx, t, ctx.layers * bwd)
+    e = _bucketed(ctx, t, ctx.layers * bwd, b)
     n, phase = (ctx.m, "bwd") if p.hsdp_reduce == "per_microbatch" else (1, "step")
     return [ctx.collective("AllReduce", "dp", "grads", phase, g.kind, size, replicas, stride, n,
                            f"{g.kind} gradients across replicas", overlap=_bucket_rule(ctx), exposed_s=e * n,
@@ -110,13 +126,14 @@ def _replicas(ctx: StepContext, g: WeightGroup) -> list[Collective]:
 def _zero012(ctx: StepContext, g: WeightGroup) -> list[Collective]:
     """ZeRO-0: AllReduce of the gradients; ZeRO-1/2: ReduceScatter + AllGather after the update."""
     prec, L = ctx.prec, ctx.layers
-    fwd, bwd, b = _windows(ctx)
+    fwd, bwd, _ = _windows(ctx)
+    b = grad_buckets(ctx, g.params)
     grads = grad_reduce_bytes(ctx.training) * g.params
     if ctx.p.zero_stage == 0:
         n = ctx.p.dp * ctx.p.cp if g.kind == "dense" else ctx.layout.expert_dp
         t = ctx.bucketed_time("AllReduce", grads, n, g.stride, b)
         return [ctx.collective("AllReduce", "dp", "grads", "step", g.kind, grads, n, g.stride, 1,
-                               f"{g.kind} gradients", overlap=_bucket_rule(ctx), exposed_s=_bucketed(ctx, t, L * bwd),
+                               f"{g.kind} gradients", overlap=_bucket_rule(ctx), exposed_s=_bucketed(ctx, t, L * bwd, b),
                                buckets=b)]
     rs = ctx.bucketed_time("ReduceScatter", grads, g.shard, g.stride, b)
     params = prec.param_bytes * g.params
@@ -125,11 +142,11 @@ def _zero012(ctx: StepContext, g: WeightGroup) -> list[Collective]:
     # (FrameworkProfile.param_gather_overlap); nanotron gathers every shard in one blocking call
     hide_ag = ctx.training.framework.param_gather_overlap
     return [ctx.collective("ReduceScatter", "dp", "grads", "step", g.kind, grads, g.shard, g.stride, 1,
-                           f"{g.kind} gradients", overlap=_bucket_rule(ctx), exposed_s=_bucketed(ctx, rs, L * bwd),
+                           f"{g.kind} gradients", overlap=_bucket_rule(ctx), exposed_s=_bucketed(ctx, rs, L * bwd, b),
                            buckets=b),
             ctx.collective("AllGather", "dp", "params", "step", g.kind, params, g.shard, g.stride, 1,
                            f"{g.kind} parameters after update", overlap=_bucket_rule(ctx) if hide_ag else "exposed",
-                           exposed_s=_bucketed(ctx, ag, L * fwd) if hide_ag else ag, buckets=b)] + _replicas(ctx, g)
+                           exposed_s=_bucketed(ctx, ag, L * fwd, b) if hide_ag else ag, buckets=b)] + _replicas(ctx, g)
 
 
 def layer_tensors(model: ModelSpec) -> int:
