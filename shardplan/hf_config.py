@@ -38,6 +38,35 @@ def _kv_heads(cfg: Cfg) -> int:
     return kv if kv is not None else cfg["num_attention_heads"]
 
 
+def _require(cfg: Cfg, arch: str, *keys: str) -> None:
+    """Refuse a config that omits ``keys``: the family's ``transformers`` configuration class fills
+    them with its own defaults (MistralConfig ``num_key_value_heads=8``, Qwen3Config ``head_dim=128``,
+    GemmaConfig ``head_dim=256`` ...), not with the values derived from the other keys, so guessing
+    would miscount; released checkpoints write them."""
+    for key in keys:
+        if key not in cfg:
+            raise ConfigError(f"config.json for {arch} lacks {key!r}, whose default {arch}'s configuration class sets "
+                              "on its own (not derived from the other keys); write it in the file", field=key)
+
+
+def moe_layer_pattern(moe: list[int], n_layers: int, key: str) -> Cfg:
+    """``n_dense_layers`` and ``moe_layer_step`` (ModelSpec: layer i is MoE iff i >= n_dense_layers and
+    (i - n_dense_layers + 1) % step == 0) that give exactly the MoE layer indices ``moe``.
+
+    Raises:
+        ConfigError: ``moe`` is empty or not every step-th layer from its first to the last layer.
+    """
+    moe = sorted(set(moe))
+    if not moe:
+        raise ConfigError(f"{key}: no layer has a mixture-of-experts MLP; describe the dense model in YAML",
+                          field=key, value=moe)
+    step = moe[1] - moe[0] if len(moe) > 1 else n_layers - moe[0]
+    if moe != list(range(moe[0], n_layers, step)) or moe[0] - step + 1 < 0:
+        raise ConfigError(f"{key}: MoE layers {moe} are not every {step}-th layer from layer {moe[0]} to the last; "
+                          + YAML_ROUTE, field=key, value=moe)
+    return dict(n_dense_layers=moe[0] - step + 1, moe_layer_step=step)
+
+
 def window_pattern(cfg: Cfg, interval: int | None = None) -> Cfg:
     """``sliding_window`` and ``full_attention_interval`` from ``layer_types`` (when given), else
     from ``interval`` (0 = every layer slides); {} without a window."""
@@ -104,14 +133,13 @@ def _qwen3(cfg: Cfg) -> Cfg:
 
 
 def _qwen3_moe(cfg: Cfg) -> Cfg:
+    # Qwen3MoeDecoderLayer: layer i is MoE iff i not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0
     spec = _qwen3(cfg)
-    step = cfg.get("decoder_sparse_step", 1)
-    dense = sorted(cfg.get("mlp_only_layers") or [])
-    if dense != list(range(len(dense))):
-        raise ConfigError(f"mlp_only_layers={dense!r}: only leading dense layers are modelled; " + YAML_ROUTE,
-                          field="mlp_only_layers", value=dense)
+    step, dense, n = cfg.get("decoder_sparse_step", 1), set(cfg.get("mlp_only_layers") or []), cfg["num_hidden_layers"]
+    moe = [i for i in range(n) if i not in dense and (i + 1) % step == 0]
     spec.update(n_experts=cfg["num_experts"], top_k=cfg["num_experts_per_tok"],
-                expert_ffn_dim=cfg["moe_intermediate_size"], n_dense_layers=len(dense), moe_layer_step=step)
+                expert_ffn_dim=cfg["moe_intermediate_size"],
+                **moe_layer_pattern(moe, n, "mlp_only_layers / decoder_sparse_step"))
     return spec
 
 
@@ -149,15 +177,14 @@ def _llama4(cfg: Cfg) -> Cfg:
     # Llama4TextDecoderLayer: MoE layers (routed experts of intermediate_size, one shared expert of
     # the same width, router without bias) every interleave_moe_layer_step-th layer; dense layers
     # of intermediate_size_mlp. use_qk_norm is a weightless L2 norm.
-    step = cfg.get("interleave_moe_layer_step", 1)
+    # (Llama4TextConfig: moe_layers defaults to every interleave_moe_layer_step-th layer)
+    step, n = cfg.get("interleave_moe_layer_step", 1), cfg["num_hidden_layers"]
     moe = cfg.get("moe_layers")
-    if moe is not None and list(moe) != list(range(step - 1, cfg["num_hidden_layers"], step)):
-        raise ConfigError(f"moe_layers={moe!r} is not every interleave_moe_layer_step={step}-th layer; "
-                          + YAML_ROUTE, field="moe_layers", value=moe)
+    moe = list(range(step - 1, n, step)) if moe is None else moe
     spec = _llama_like(cfg)
     spec.update(ffn_dim=cfg["intermediate_size_mlp"], expert_ffn_dim=cfg["intermediate_size"],
                 n_experts=cfg["num_local_experts"], top_k=cfg["num_experts_per_tok"], n_shared_experts=1,
-                moe_layer_step=step)
+                **moe_layer_pattern(moe, n, "moe_layers"))
     return spec
 
 
@@ -195,7 +222,11 @@ def _falcon(cfg: Cfg) -> Cfg:
     heads = cfg.get("num_attention_heads", cfg.get("n_head"))
     new = bool(cfg.get("new_decoder_architecture", False))
     kv = cfg.get("num_kv_heads", cfg.get("n_head_kv", heads)) if new else (1 if cfg.get("multi_query", True) else heads)
-    norms = (cfg.get("num_ln_in_parallel_attn") or 2) if new else (1 if cfg.get("parallel_attn", True) else 2)
+    ln = cfg.get("num_ln_in_parallel_attn")
+    if ln not in (None, 1, 2):  # FalconDecoderLayer builds ln_attn + ln_mlp (2) or input_layernorm (1)
+        raise ConfigError(f"config.json num_ln_in_parallel_attn={ln!r}; legal: 1, 2 or null",
+                          field="num_ln_in_parallel_attn", value=ln, legal=[1, 2])
+    norms = (ln or 2) if new else (1 if cfg.get("parallel_attn", True) else 2)
     return dict(n_layers=cfg.get("num_hidden_layers", cfg.get("n_layer")), d_model=h, n_heads=heads, n_kv_heads=kv,
                 ffn_dim=cfg.get("ffn_hidden_size") or 4 * h, vocab_size=cfg["vocab_size"], mlp="gelu",
                 norm="layernorm", linear_bias=bool(cfg.get("bias", False)), norms_per_layer=norms,
@@ -216,7 +247,8 @@ def _gpt2(cfg: Cfg) -> Cfg:
     d = cfg["n_embd"]
     return dict(n_layers=cfg["n_layer"], d_model=d, n_heads=cfg["n_head"], ffn_dim=cfg.get("n_inner") or 4 * d,
                 vocab_size=cfg["vocab_size"], mlp="gelu", norm="layernorm", linear_bias=True,
-                tied_embeddings=True, position="learned", max_position_embeddings=cfg.get("n_positions", 1024))
+                tied_embeddings=bool(cfg.get("tie_word_embeddings", True)), position="learned",
+                max_position_embeddings=cfg.get("n_positions", 1024))
 
 
 def _gpt_neox(cfg: Cfg) -> Cfg:
@@ -239,6 +271,15 @@ FAMILIES: dict[str, Callable[[Cfg], Cfg]] = {
 MULTIMODAL = ("Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration")
 
 
+#: keys a family's configuration class defaults on its own (:func:`_require`)
+REQUIRED_KEYS = {"MistralForCausalLM": ("num_key_value_heads",), "MixtralForCausalLM": ("num_key_value_heads",),
+                 "Qwen2ForCausalLM": ("num_key_value_heads",), "Qwen3ForCausalLM": ("num_key_value_heads", "head_dim"),
+                 "Qwen3MoeForCausalLM": ("num_key_value_heads", "head_dim"),
+                 "GemmaForCausalLM": ("num_key_value_heads", "head_dim"),
+                 "Gemma2ForCausalLM": ("num_key_value_heads", "head_dim"),
+                 "GptOssForCausalLM": ("num_key_value_heads", "head_dim")}
+
+
 def spec_fields(arch: str, cfg: Cfg) -> Cfg:
     """ModelSpec fields for ``arch`` (a key of :data:`FAMILIES`) from its config mapping.
 
@@ -251,4 +292,5 @@ def spec_fields(arch: str, cfg: Cfg) -> Cfg:
         if not isinstance(text, dict):
             raise ConfigError(f"{arch} config.json has no text_config mapping", field="text_config", value=text)
         cfg = text
+    _require(cfg, arch, *REQUIRED_KEYS.get(arch, ()))
     return FAMILIES[arch](cfg)

@@ -21,7 +21,7 @@ import yaml
 from pydantic import ValidationError
 
 from shardplan.errors import ConfigError, fmt_legal, short_repr
-from shardplan.hf_config import FAMILIES, YAML_ROUTE, spec_fields
+from shardplan.hf_config import FAMILIES, MULTIMODAL, YAML_ROUTE, spec_fields
 from shardplan.presets.hardware import HARDWARE
 from shardplan.presets.models import MODELS
 from shardplan.specs.hardware import HardwareSpec
@@ -60,7 +60,7 @@ def read_text_capped(path: Path, what: str) -> str:
     if len(data) > MAX_FILE_BYTES:
         raise err(f"is larger than {MAX_FILE_BYTES // 2**20} MiB; a spec or plan file is a few KiB")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")  # a leading byte-order mark is not part of the document
     except UnicodeDecodeError:
         raise err("is not UTF-8 text") from None
 
@@ -400,42 +400,92 @@ def read_plan_context(path: str | Path) -> dict[str, Any]:
 
 #: ``model_type`` -> ``architectures`` entry, for a config.json without ``architectures``
 HF_MODEL_TYPES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mixtral": "MixtralForCausalLM",
-                  "qwen2": "Qwen2ForCausalLM", "gpt2": "GPT2LMHeadModel", "gpt_neox": "GPTNeoXForCausalLM"}
-#: Hugging Face keys that hold whole numbers (None = absent) and booleans
-HF_INT_KEYS = ("n_embd", "n_layer", "n_head", "n_inner", "n_positions", "vocab_size", "num_hidden_layers",
-               "hidden_size", "num_attention_heads", "num_key_value_heads", "intermediate_size", "head_dim",
-               "num_local_experts", "num_experts_per_tok")
-HF_BOOL_KEYS = ("tie_word_embeddings", "attention_bias")
-#: keys whose ``null`` means "derive it" (Transformers' defaults)
-HF_NULLABLE_KEYS = ("n_inner", "num_key_value_heads", "head_dim")
+                  "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM",
+                  "gemma": "GemmaForCausalLM", "gemma2": "Gemma2ForCausalLM", "gemma3_text": "Gemma3ForCausalLM",
+                  "gemma3": "Gemma3ForConditionalGeneration", "phi3": "Phi3ForCausalLM",
+                  "llama4_text": "Llama4ForCausalLM", "llama4": "Llama4ForConditionalGeneration",
+                  "deepseek_v2": "DeepseekV2ForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM",
+                  "gpt_oss": "GptOssForCausalLM", "olmo2": "Olmo2ForCausalLM", "falcon": "FalconForCausalLM",
+                  "gpt2": "GPT2LMHeadModel", "gpt_neox": "GPTNeoXForCausalLM", "bloom": "BloomForCausalLM"}
+#: Hugging Face keys that hold whole numbers, with their least legal value (None = absent)
+HF_INT_KEYS = {**{k: 1 for k in (
+    "n_embd", "n_layer", "n_head", "n_inner", "n_positions", "n_embed", "vocab_size", "num_hidden_layers",
+    "hidden_size", "num_attention_heads", "num_key_value_heads", "intermediate_size", "head_dim",
+    "num_local_experts", "num_experts", "num_experts_per_tok", "moe_intermediate_size", "n_routed_experts",
+    "decoder_sparse_step", "interleave_moe_layer_step", "intermediate_size_mlp", "ffn_hidden_size", "num_kv_heads",
+    "n_head_kv", "kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
+    "sliding_window", "sliding_window_pattern", "moe_layer_freq")},
+    "first_k_dense_replace": 0, "n_shared_experts": 0}
+#: keys that hold ``true`` / ``false``
+HF_BOOL_KEYS = ("tie_word_embeddings", "attention_bias", "mlp_bias", "multi_query", "parallel_attn", "bias",
+                "alibi", "new_decoder_architecture", "use_sliding_window")
+#: keys whose ``null`` means "derive it" or "none" (Transformers' defaults)
+HF_NULLABLE_KEYS = ("n_inner", "num_key_value_heads", "head_dim", "q_lora_rank", "sliding_window", "n_routed_experts",
+                    "n_shared_experts", "num_kv_heads", "n_head_kv", "ffn_hidden_size")
+#: keys that hold lists of layer indices
+HF_LAYER_LIST_KEYS = ("mlp_only_layers", "moe_layers")
 #: ModelSpec field -> the Hugging Face key it comes from (messages name the key the user wrote)
+_HF_COMMON = {"n_layers": "num_hidden_layers", "d_model": "hidden_size", "n_heads": "num_attention_heads",
+              "n_kv_heads": "num_key_value_heads", "ffn_dim": "intermediate_size", "n_experts": "num_local_experts",
+              "top_k": "num_experts_per_tok"}
+_HF_DEEPSEEK = {**_HF_COMMON, "n_experts": "n_routed_experts", "expert_ffn_dim": "moe_intermediate_size",
+                "n_dense_layers": "first_k_dense_replace"}
 HF_FIELD_KEYS = {"GPT2LMHeadModel": {"n_layers": "n_layer", "d_model": "n_embd", "n_heads": "n_head",
                                      "ffn_dim": "n_inner", "max_position_embeddings": "n_positions"},
-                 "*": {"n_layers": "num_hidden_layers", "d_model": "hidden_size", "n_heads": "num_attention_heads",
-                       "n_kv_heads": "num_key_value_heads", "ffn_dim": "intermediate_size",
-                       "n_experts": "num_local_experts", "top_k": "num_experts_per_tok"}}
+                 "Qwen3MoeForCausalLM": {**_HF_COMMON, "n_experts": "num_experts", "expert_ffn_dim": "moe_intermediate_size",
+                                         "moe_layer_step": "decoder_sparse_step", "n_dense_layers": "mlp_only_layers"},
+                 "Llama4ForCausalLM": {**_HF_COMMON, "ffn_dim": "intermediate_size_mlp",
+                                       "expert_ffn_dim": "intermediate_size", "moe_layer_step": "interleave_moe_layer_step"},
+                 "DeepseekV2ForCausalLM": _HF_DEEPSEEK, "DeepseekV3ForCausalLM": _HF_DEEPSEEK,
+                 "Gemma3ForCausalLM": {**_HF_COMMON, "full_attention_interval": "sliding_window_pattern"},
+                 "FalconForCausalLM": {**_HF_COMMON, "ffn_dim": "ffn_hidden_size", "n_kv_heads": "num_kv_heads",
+                                       "norms_per_layer": "num_ln_in_parallel_attn"},
+                 "*": _HF_COMMON}
+HF_FIELD_KEYS.update({"Llama4ForConditionalGeneration": HF_FIELD_KEYS["Llama4ForCausalLM"],
+                      "Gemma3ForConditionalGeneration": HF_FIELD_KEYS["Gemma3ForCausalLM"],
+                      "RWForCausalLM": HF_FIELD_KEYS["FalconForCausalLM"]})
 
 
-def check_hf_types(cfg: dict[str, Any]) -> None:
-    """Refuse a Hugging Face shape key that is not a whole number >= 1 (``head_dim: 0``, ``"4096"``,
-    ``true``, ``1.5``) and a boolean key that is not ``true`` / ``false`` (the string ``"false"`` would
-    otherwise read as true), naming the key as written in config.json.
+def check_hf_types(cfg: dict[str, Any], where: str = "config.json") -> None:
+    """Refuse a Hugging Face shape key that is not a whole number at least its least legal value
+    (``head_dim: 0``, ``"4096"``, ``true``, ``1.5``), a boolean key that is not ``true`` / ``false``
+    (the string ``"false"`` would otherwise read as true), a layer list that is not a list of layer
+    indices, and a ``layer_types`` that is not one known attention type per layer, naming the key
+    as written in config.json (``where``: ``config.json`` or ``config.json text_config``).
 
     Raises:
         ConfigError: the first offending key, its value and what is legal.
     """
-    for key in HF_INT_KEYS:
+    for key, least in HF_INT_KEYS.items():
         if key not in cfg or (cfg[key] is None and key in HF_NULLABLE_KEYS):
             continue
         v = cfg[key]
-        if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 2**24:
-            raise ConfigError(f"config.json {key}={short_repr(v)}; legal: a whole number from 1 to {2**24:,}",
+        if not isinstance(v, int) or isinstance(v, bool) or not least <= v <= 2**24:
+            raise ConfigError(f"{where} {key}={short_repr(v)}; legal: a whole number from {least} to {2**24:,}",
                               field=key, value=v)
     for key in HF_BOOL_KEYS:
         v = cfg.get(key)
         if v is not None and not isinstance(v, bool):
-            raise ConfigError(f"config.json {key}={short_repr(v)}; legal: true, false (JSON booleans, not strings)",
+            raise ConfigError(f"{where} {key}={short_repr(v)}; legal: true, false (JSON booleans, not strings)",
                               field=key, value=v, legal=[True, False])
+    _check_layer_lists(cfg, where)
+
+
+def _check_layer_lists(cfg: dict[str, Any], where: str) -> None:
+    """:func:`check_hf_types` for ``mlp_only_layers`` / ``moe_layers`` and ``layer_types``."""
+    n = cfg.get("num_hidden_layers", cfg.get("n_layer"))
+    n = n if isinstance(n, int) else 2**24
+    for key in HF_LAYER_LIST_KEYS:
+        v = cfg.get(key)
+        if v is not None and (not isinstance(v, list) or not all(
+                isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n for i in v)):
+            raise ConfigError(f"{where} {key}={short_repr(v)}; legal: a list of layer indices from 0 to {n - 1}",
+                              field=key, value=v)
+    types = cfg.get("layer_types")
+    legal = ("sliding_attention", "full_attention")
+    if types is not None and (not isinstance(types, list) or len(types) != n or any(t not in legal for t in types)):
+        raise ConfigError(f"{where} layer_types={short_repr(types)}; legal: a list of {n} entries, each "
+                          f"{' or '.join(map(repr, legal))}", field="layer_types", value=types, legal=legal)
 
 
 def hf_names(err: ConfigError, arch: str) -> ConfigError:
@@ -473,6 +523,8 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
         raise ConfigError(f"architectures={short_repr(archs)} is not supported; {supported}",
                           field="architectures", value=arch, legal=HF_ARCHITECTURES)
     check_hf_types(cfg)
+    if arch in MULTIMODAL and isinstance(cfg.get("text_config"), dict):
+        check_hf_types(cfg["text_config"], "config.json text_config")
     try:
         spec = spec_fields(arch, cfg)
     except KeyError as e:
@@ -514,7 +566,7 @@ def load_model(name_or_path: str) -> ModelSpec:
                           field="model", value=name_or_path, legal=MODELS)
     data = _read_mapping(path, "model")
     if "architectures" in data or "model_type" in data:
-        return model_from_hf_config(data, name=path.parent.name if path.name == "config.json" else path.stem)
+        return model_from_hf_config(data, name=path.resolve().parent.name if path.name == "config.json" else path.stem)
     data.setdefault("name", path.stem)
     try:
         return ModelSpec(**data)

@@ -237,3 +237,48 @@ def test_falcon_refinedweb_spelling():
            "n_head_kv": 8, "n_layer": 60, "new_decoder_architecture": True, "parallel_attn": True, "bias": False,
            "vocab_size": 65024}
     assert model_from_hf_config(cfg).n_params == FAMILIES["falcon-40b"][1]
+
+
+def test_qwen3_moe_layers_by_absolute_index():
+    # Qwen3MoeDecoderLayer: layer i is MoE iff i not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0.
+    # mlp_only_layers [0], step 2 on 48 layers: MoE at 1, 3, ..., 47 = 24 layers (layer 0 is odd-free anyway);
+    # the other 24 are dense MLPs of intermediate_size 6144 (Qwen3-30B-A3B shapes).
+    cfg, _ = FAMILIES["qwen3-30b-a3b"]
+    m = model_from_hf_config({**cfg, "mlp_only_layers": [0], "decoder_sparse_step": 2})
+    assert [i for i in range(48) if m.is_moe_layer(i)] == list(range(1, 48, 2))
+    # leading dense layers 0..2 with step 2: MoE at 3, 5, ..., 47 (22 layers)
+    m = model_from_hf_config({**cfg, "mlp_only_layers": [0, 1, 2], "decoder_sparse_step": 2})
+    assert [i for i in range(48) if m.is_moe_layer(i)] == list(range(3, 48, 2))
+    with pytest.raises(ConfigError, match="mlp_only_layers"):  # a dense layer inside the MoE run
+        model_from_hf_config({**cfg, "mlp_only_layers": [5]})
+
+
+@pytest.mark.parametrize("change, key", [
+    ({"head_dim": None}, "head_dim"),                        # deleted below: Qwen3Config's own default is 128
+    ({"mlp_only_layers": [0, "1"]}, "mlp_only_layers"),
+    ({"decoder_sparse_step": "2"}, "decoder_sparse_step"),
+    ({"attention_bias": "false"}, "attention_bias"),
+    ({"layer_types": ["full_attention"] * 3}, "layer_types"),  # 3 entries for 48 layers
+])
+def test_bad_qwen3_moe_keys_are_named(change, key):
+    cfg = {**FAMILIES["qwen3-30b-a3b"][0], **change}
+    if change.get("head_dim", 0) is None:
+        del cfg["head_dim"]
+    with pytest.raises(ConfigError) as e:
+        model_from_hf_config(cfg)
+    assert e.value.field == key and key in str(e.value)
+
+
+def test_multimodal_text_config_keys_are_checked():
+    cfg = {"architectures": ["Gemma3ForConditionalGeneration"],
+           "text_config": {"hidden_size": 2560, "intermediate_size": 10240, "num_hidden_layers": 34, "head_dim": 0}}
+    with pytest.raises(ConfigError, match="text_config head_dim=0"):
+        model_from_hf_config(cfg)
+
+
+def test_gpt2_reads_untied_embeddings():
+    # GPT-2 medium: 354,823,168 tied; an untied LM head adds 50257 x 1024 = 51,463,168
+    cfg = {"architectures": ["GPT2LMHeadModel"], "n_embd": 1024, "n_layer": 24, "n_head": 16, "vocab_size": 50257,
+           "n_positions": 1024}
+    assert model_from_hf_config(cfg).n_params == 354_823_168
+    assert model_from_hf_config({**cfg, "tie_word_embeddings": False}).n_params == 354_823_168 + 51_463_168
