@@ -347,7 +347,8 @@ KNOWN_KEYS = {
     "torchtitan": {"parallelism": {"data_parallel_replicate_degree", "data_parallel_shard_degree",
                                    "fsdp_reshard_after_forward", "tensor_parallel_degree", "enable_async_tensor_parallel",
                                    "pipeline_parallel_degree", "pipeline_parallel_schedule",
-                                   "pipeline_parallel_layers_per_stage", "pipeline_parallel_microbatch_size",
+                                   "pipeline_parallel_layers_per_stage", "pipeline_parallel_first_stage_less_layers",
+                                   "pipeline_parallel_last_stage_less_layers", "pipeline_parallel_microbatch_size",
                                    "context_parallel_degree", "expert_parallel_degree",
                                    "expert_tensor_parallel_degree"},
                    "activation_checkpoint": {"mode", "selective_ac_option"},
@@ -915,3 +916,69 @@ def test_megatron_import_refuses_what_it_cannot_price_and_keeps_the_capacity_fac
     m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=16,
                                  global_batch_tokens=None, zero_stage=3, moe_capacity_factor=1.25)
     assert "[training]" in export_text("torchtitan", estimate(m, hw, tr, pc, 8))  # no experts: nothing to refuse
+
+
+def test_megatron_import_reads_what_megatron_normalises():
+    # Megatron-LM disables sequence parallelism (and so the TP overlap) when tp = 1 (arguments.py), and the
+    # flex dispatcher runs DeepEP or HybridEP (--moe-flex-dispatcher-backend, default deepep)
+    base = "--num-layers 32 --expert-model-parallel-size 8 --sequence-parallel --micro-batch-size 1 "
+    p = import_config("megatron", base + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep",
+                      devices=8).parallel
+    assert (p.tp, p.sp, p.moe_dispatcher) == (1, False, "deepep")
+
+
+@pytest.mark.parametrize("flags, split", [
+    ("--decoder-first-pipeline-num-layers 6", (6, 8, 8, 8)),  # 30 - 6 = 24 over the other 3 stages
+    ("--decoder-last-pipeline-num-layers 6", (8, 8, 8, 6)),
+    ("--decoder-first-pipeline-num-layers 4 --decoder-last-pipeline-num-layers 6", (4, 10, 10, 6)),
+])
+def test_megatron_import_first_or_last_stage_alone(flags, split):
+    text = f"--num-layers 30 --pipeline-model-parallel-size 4 {flags}"
+    assert import_config("megatron", text, devices=8).parallel.pp_layers == split
+
+
+@pytest.mark.parametrize("flags, match", [
+    ("--num-layers 61 --decoder-first-pipeline-num-layers 14 --decoder-last-pipeline-num-layers 16", "even split"),
+    ("--num-layers 32 --num-layers-per-virtual-pipeline-stage 3", "does not divide the 8 layers"),
+])
+def test_megatron_import_refuses_splits_megatron_asserts_against(flags, match):
+    with pytest.raises(ConfigError, match=match):
+        import_config("megatron", f"--pipeline-model-parallel-size 4 {flags}", devices=8)
+
+
+def test_megatron_import_expands_the_scripts_own_variables():
+    script = ("GPUS_PER_NODE=8\nNUM_NODES=${NODES:-2}\nTP=4\n"
+              "torchrun --nproc_per_node $GPUS_PER_NODE --nnodes $NUM_NODES pretrain_gpt.py "
+              "--tensor-model-parallel-size ${TP} --micro-batch-size 1\n")
+    imp = import_config("megatron", script)
+    assert (imp.devices, imp.parallel.tp, imp.parallel.dp) == (16, 4, 4)
+    # a world size the script leaves to the environment comes from --devices
+    env = "torchrun --nnodes $SLURM_NNODES --nproc-per-node 8 pretrain_gpt.py --tensor-model-parallel-size 8"
+    assert import_config("megatron", env, devices=64).parallel.dp == 8
+    with pytest.raises(ConfigError, match="shell variable"):
+        import_config("megatron", "--tensor-model-parallel-size $TP", devices=8)
+
+
+def test_torchtitan_import_reads_fsdp_over_cp_etp_and_schedules():
+    base = "[training]\nlocal_batch_size = 1\nseq_len = 8192\n[parallelism]\n"
+    # FSDP shards over dp_shard x cp: cp 8 with shard 1 is still ZeRO-3
+    p = import_config("torchtitan", base + "tensor_parallel_degree = 8\ncontext_parallel_degree = 8\n",
+                      devices=64).parallel
+    assert (p.dp, p.cp, p.zero_stage) == (1, 8, 3)
+    p = import_config("torchtitan", base + "tensor_parallel_degree = 2\nexpert_parallel_degree = 4\n"
+                      "expert_tensor_parallel_degree = 1\n", devices=16).parallel
+    assert (p.tp, p.ep, p.expert_tp) == (2, 4, 1)
+    imp = import_config("torchtitan", "# shardplan-meta: {\"n_layers\": 30}\n" + base.replace("1\nseq", "4\nseq")
+                        + "pipeline_parallel_degree = 4\npipeline_parallel_schedule = \"Interleaved1F1B\"\n"
+                        "pipeline_parallel_layers_per_stage = 4\n", devices=8)
+    assert imp.parallel.virtual_stages == 2  # ceil((30 + 1 + 1) / 4) = 8 stages over pp 4
+    imp = import_config("torchtitan", base + "pipeline_parallel_degree = 2\n"
+                        "pipeline_parallel_schedule = \"ZBVZeroBubble\"\n", devices=8)
+    assert imp.parallel.schedule == "zero-bubble" and "ZBVZeroBubble" in imp.notes[0]
+    imp = import_config("torchtitan", "[training]\nbatch_size = 2\nseq_len = 8192\n[parallelism]\n", devices=8)
+    assert imp.parallel.microbatch_size == 2 and imp.global_batch == 16 and "batch_size" in imp.notes[0]
+
+
+def test_nanotron_import_reads_reduce_scatter_with_tp_1_as_no_sp():
+    text = "parallelism: {dp: 8, tp: 1, pp: 1, tp_mode: REDUCE_SCATTER}\ntokens: {micro_batch_size: 2}\n"
+    assert import_config("nanotron", text).parallel.sp is False

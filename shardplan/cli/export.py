@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 
 from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, HardwareOpt,
                                   ModelOpt, MoeCapOpt, MoeImbOpt, MoeRoutingOpt, OptimizerDtypeOpt, PlanOpt,
@@ -117,6 +118,8 @@ def import_config(file: FileArg, from_: FromOpt, devices: ImportDevicesOpt = Non
     from shardplan.export import import_config as read_config
     from shardplan.loaders import read_text_capped
     imported = read_config(from_, read_text_capped(file, "import"), devices)
+    for note in imported.notes:
+        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
     text = json.dumps(imported.to_plan(), indent=1)
     if output is None:
         print(text)

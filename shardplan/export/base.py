@@ -50,6 +50,7 @@ class Imported:
         framework: the framework's registry name.
         precision, optimizer_dtype, moe_capacity_factor: the precision policy, optimizer state and MoE capacity
             factor the config sets, where the importer reads them (Megatron-LM's flags), else None.
+        notes: what the importer read as the closest planner equivalent (printed by ``shardplan import``).
     """
 
     parallel: ParallelConfig
@@ -60,6 +61,7 @@ class Imported:
     precision: str | None = None
     optimizer_dtype: str | None = None
     moe_capacity_factor: float | None = None
+    notes: tuple[str, ...] = ()
 
     def to_plan(self) -> dict[str, Any]:
         """The plan JSON object that ``--plan`` reads (:func:`shardplan.loaders.read_plan_file`):

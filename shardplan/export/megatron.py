@@ -252,7 +252,9 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:
         """Refuse a malformed Megatron-LM argument (argparse's message, cut to 200 characters)."""
-        raise ConfigError(f"the Megatron-LM arguments cannot be read: {message[:200]}", field="file", value=None)
+        hint = ("; a shell variable the script does not set itself: set it in the script (NAME=value) or give the "
+                "expanded flags") if "$" in message else ""
+        raise ConfigError(f"the Megatron-LM arguments cannot be read: {message[:200]}{hint}", field="file", value=None)
 
 
 #: the dropout rate written for a plan priced with dropout: Megatron-LM's default (arguments.py
@@ -272,6 +274,8 @@ def parser() -> argparse.ArgumentParser:
                  "--seq-length", "--recompute-num-layers", "--nnodes", "--nproc-per-node", "--num-layers",
                  "--cpu-offloading-num-layers"):
         ap.add_argument(flag, type=int)
+    ap.add_argument("--nproc_per_node", type=int, dest="nproc_per_node")  # torchrun's other spelling
+    ap.add_argument("--moe-flex-dispatcher-backend", choices=["deepep", "hybridep"])
     for flag in ("--sequence-parallel", "--use-distributed-optimizer", "--use-megatron-fsdp", "--overlap-grad-reduce",
                  "--tp-comm-overlap", "--optimizer-cpu-offload", "--bf16", "--moe-enable-deepep", "--cpu-offloading",
                  "--overlap-moe-expert-parallel-comm", "--moe-pad-expert-input-to-capacity", "--fp8-param-gather",
@@ -321,12 +325,8 @@ def _pipeline_values(a: argparse.Namespace, pp: int) -> dict:
     first, last = a.decoder_first_pipeline_num_layers, a.decoder_last_pipeline_num_layers
     middle = None
     if first is not None or last is not None:
-        if a.num_layers is None and pp > 2:
-            raise ConfigError("--decoder-first/last-pipeline-num-layers need --num-layers to rebuild the split",
-                              field="import", value="num_layers")
-        rest = (a.num_layers or 0) - (first or 0) - (last or 0)
-        middle = rest // (pp - 2) if pp > 2 else 0
-        out["pp_layers"] = (first,) + (middle,) * (pp - 2) + (last,)
+        out["pp_layers"] = _uneven_split(a.num_layers, pp, first, last)
+        middle = out["pp_layers"][1] if pp > 2 else None
     chunks = a.num_virtual_stages_per_pipeline_rank or a.virtual_pipeline_model_parallel_size  # current, older name
     if chunks:
         out.update(schedule="interleaved", virtual_stages=chunks)
@@ -335,8 +335,41 @@ def _pipeline_values(a: argparse.Namespace, pp: int) -> dict:
         if per_stage is None:
             raise ConfigError("--num-layers-per-virtual-pipeline-stage needs --num-layers (or the uneven-split "
                               "flags) to give virtual_stages", field="import", value="num_layers")
-        out.update(schedule="interleaved", virtual_stages=per_stage // a.num_layers_per_virtual_pipeline_stage)
+        k = a.num_layers_per_virtual_pipeline_stage
+        if per_stage % k:  # arguments.py asserts it: "number of layers per pipeline stage must be divisible ..."
+            raise ConfigError(f"--num-layers-per-virtual-pipeline-stage {k} does not divide the {per_stage} layers of a "
+                              f"pipeline stage (Megatron-LM asserts it); legal: "
+                              f"{', '.join(str(d) for d in range(1, per_stage + 1) if per_stage % d == 0)}",
+                              field="virtual_stages", value=k)
+        out.update(schedule="interleaved", virtual_stages=per_stage // k)
     return out
+
+
+def _uneven_split(num_layers: int | None, pp: int, first: int | None, last: int | None) -> tuple[int, ...]:
+    """The per-stage layer counts of ``--decoder-first/last-pipeline-num-layers`` (either or both): the
+    layers left are split evenly over the other stages, as Megatron-Core does
+    (``transformer_block.get_num_layers_to_build``; ``arguments.py`` asserts the even split).
+
+    Raises:
+        ConfigError: ``--num-layers`` missing, a count below 0, or a rest the other stages cannot share evenly.
+    """
+    if num_layers is None:
+        raise ConfigError("--decoder-first/last-pipeline-num-layers need --num-layers to rebuild the split",
+                          field="import", value="num_layers")
+    if pp < 2:
+        raise ConfigError("--decoder-first/last-pipeline-num-layers need --pipeline-model-parallel-size >= 2",
+                          field="pp", value=pp)
+    for flag, v in (("first", first), ("last", last)):
+        if v is not None and v < 0:
+            raise ConfigError(f"--decoder-{flag}-pipeline-num-layers {v}: legal: 0 or more", field="pp_layers", value=v)
+    others = pp - (first is not None) - (last is not None)
+    rest = num_layers - (first or 0) - (last or 0)
+    if rest < 0 or (others == 0 and rest) or (others and rest % others):
+        raise ConfigError(f"--num-layers {num_layers} minus the first ({first}) and last ({last}) stages' layers leaves "
+                          f"{rest} for the other {others} stages: not an even split (Megatron-LM asserts one)",
+                          field="pp_layers", value=rest)
+    middle = rest // others if others else 0
+    return ((middle if first is None else first),) + (middle,) * (pp - 2) + ((middle if last is None else last),)
 
 
 def _module_names(words: list[str]) -> list[str]:
@@ -405,6 +438,51 @@ def _check_read_flags(a: argparse.Namespace) -> None:
             raise ConfigError(f"{flag} {v}: legal: a whole number >= 1", field=flag.lstrip("-"), value=v)
 
 
+_VAR = re.compile(r"\$\{([A-Za-z_]\w*)(?::?-([^}]*))?\}|\$([A-Za-z_]\w*)")
+_ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=(\S*)\s*$")
+
+
+def expand_variables(text: str) -> str:
+    """``text`` with the shell variables a launch script sets itself substituted, line by line as bash
+    reads them: ``NAME=value`` (or ``export NAME=value``) lines define them, ``$NAME``, ``${NAME}`` and
+    ``${NAME:-default}`` use them (the default where the script does not set the name). Variables set
+    elsewhere (the environment, ``$(...)``) stay as written."""
+    env: dict[str, str] = {}
+
+    def sub(m: re.Match) -> str:
+        name = m.group(1) or m.group(3)
+        if name in env:
+            return env[name]
+        return m.group(2) if m.group(2) is not None else m.group(0)
+
+    out = []
+    for line in text.splitlines():
+        line = _VAR.sub(sub, line)
+        m = _ASSIGN.match(line)
+        if m and "$" not in m.group(2) and "(" not in m.group(2):
+            env[m.group(1)] = m.group(2).strip("\"'")
+        out.append(line)
+    return "\n".join(out)
+
+
+def _drop_unset_launch_sizes(words: list[str]) -> list[str]:
+    """``words`` without a ``--nnodes`` / ``--nproc-per-node`` whose value is a shell variable the script
+    does not set (``--nnodes $NUM_NODES``): the world size then comes from ``--devices``."""
+    out, skip = [], False
+    for i, w in enumerate(words):
+        if skip:
+            skip = False
+            continue
+        flag, _, value = w.partition("=")
+        if flag in ("--nnodes", "--nproc-per-node", "--nproc_per_node"):
+            value = value or (words[i + 1] if i + 1 < len(words) else "")
+            if "$" in value:
+                skip = "=" not in w
+                continue
+        out.append(w)
+    return out
+
+
 def read(text: str, devices: int | None = None) -> Imported:
     """The layout of a Megatron-LM launch script or flag list.
 
@@ -420,9 +498,9 @@ def read(text: str, devices: int | None = None) -> Imported:
     """
     # a shell line continuation (backslash-newline) joins the lines, as bash reads the script; shell
     # operators ( ) ; | & < > are tokens of their own, so that they end a list of values
-    lexer = shlex.shlex(re.sub(r"\\\r?\n", " ", text), posix=True, punctuation_chars=True)
+    lexer = shlex.shlex(expand_variables(re.sub(r"\\\r?\n", " ", text)), posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
-    a, _ = parser().parse_known_args(list(lexer))
+    a, _ = parser().parse_known_args(_drop_unset_launch_sizes(list(lexer)))
     _check_read_flags(a)
     if a.recompute_modules:
         a.recompute_modules = _module_names(a.recompute_modules)
@@ -433,7 +511,9 @@ def read(text: str, devices: int | None = None) -> Imported:
                           field="devices", value=None)
     tp, pp, cp = a.tensor_model_parallel_size or 1, a.pipeline_model_parallel_size or 1, a.context_parallel_size or 1
     if n % (tp * pp * cp):
-        raise ConfigError(f"tp*pp*cp = {tp * pp * cp} does not divide the {n} devices", field="devices", value=n)
+        where = (f" (the script's torchrun --nnodes {a.nnodes} --nproc-per-node {a.nproc_per_node})"
+                 if a.nnodes and a.nproc_per_node else "")
+        raise ConfigError(f"tp*pp*cp = {tp * pp * cp} does not divide the {n} devices{where}", field="devices", value=n)
     dp, zero = n // (tp * pp * cp), _zero_stage(a)
     _check_moe_recompute_flags(a)
     if (a.expert_model_parallel_size or 1) > 1 and a.moe_token_dispatcher_type in (None, "allgather"):
@@ -442,13 +522,14 @@ def read(text: str, devices: int | None = None) -> Imported:
                           "planner prices the alltoall and flex (DeepEP) dispatchers, not the all-gather one; legal: "
                           "alltoall, or flex with --moe-enable-deepep", field="moe_dispatcher",
                           value=a.moe_token_dispatcher_type or "allgather", legal=["alltoall", "flex"])
-    values = dict(dp=dp, zero_stage=zero, tp=tp, pp=pp, cp=cp, sp=a.sequence_parallel,
+    # arguments.py: "Disabling sequence parallelism because tensor model parallelism is disabled" (tp = 1)
+    values = dict(dp=dp, zero_stage=zero, tp=tp, pp=pp, cp=cp, sp=a.sequence_parallel and tp > 1,
                   ep=a.expert_model_parallel_size or 1, recompute=a.recompute_granularity or "none",
                   etp=a.expert_tensor_parallel_size if a.expert_tensor_parallel_size not in (None, tp) else None,
-                  moe_dispatcher="deepep" if a.moe_enable_deepep else "alltoall",
+                  moe_dispatcher="deepep" if a.moe_token_dispatcher_type == "flex" else "alltoall",
                   recompute_modules=tuple(a.recompute_modules) if a.recompute_modules else None,
                   microbatch_size=a.micro_batch_size or 1, overlap_grad_reduce=a.overlap_grad_reduce,
-                  tp_overlap=a.tp_comm_overlap, offload_optimizer=a.optimizer_cpu_offload,
+                  tp_overlap=a.tp_comm_overlap and tp > 1, offload_optimizer=a.optimizer_cpu_offload,
                   moe_a2a_overlap=a.overlap_moe_expert_parallel_comm,
                   offload_activation_layers=(a.cpu_offloading_num_layers or 0) if a.cpu_offloading else 0,
                   dp_shard=dp // (a.num_distributed_optimizer_instances or 1) if zero else None,

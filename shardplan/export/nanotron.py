@@ -93,6 +93,20 @@ def write(ctx: ExportContext) -> str:
     return comment_block(ctx, EXPORTER) + yaml.safe_dump(nanotron_config(ctx), sort_keys=False)
 
 
+def _whole(block: dict, key: str, default: int | None, least: int = 1) -> int:
+    """A whole-number field of a nanotron config block (``default`` None: required).
+
+    Raises:
+        ConfigError: missing (where required), or not a whole number >= ``least``, naming the key.
+    """
+    if key not in block and default is None:
+        raise ConfigError(f"the nanotron config lacks parallelism.{key}", field=key, value=None)
+    v = block.get(key, default)
+    if not isinstance(v, int) or isinstance(v, bool) or v < least:
+        raise ConfigError(f"nanotron {key}={v!r}: legal: a whole number >= {least}", field=key, value=v)
+    return v
+
+
 def read(text: str, devices: int | None = None) -> Imported:
     """The layout of a nanotron config (``parallelism`` block required; ``tokens`` and ``optimizer``
     read when present).
@@ -103,15 +117,22 @@ def read(text: str, devices: int | None = None) -> Imported:
     cfg = yaml.safe_load(text)
     par = require(cfg, "parallelism", "nanotron")
     tokens, opt = cfg.get("tokens") or {}, cfg.get("optimizer") or {}
-    if par.get("expert_parallel_size", 1) > 1 or par.get("context_parallel_size", 1) > 1:
-        raise ConfigError("nanotron expert_parallel_size / context_parallel_size > 1 have no planner mapping here",
-                          field="import", value="nanotron")
-    dp, tp, pp = require(par, "dp", "nanotron"), require(par, "tp", "nanotron"), require(par, "pp", "nanotron")
-    zero = 1 if opt.get("zero_stage", 0) > 0 else 0  # helpers.py: any stage > 0 is ZeroDistributedOptimizer
+    for key in ("expert_parallel_size", "context_parallel_size"):
+        if _whole(par, key, 1) > 1:
+            raise ConfigError(f"nanotron {key}={par[key]} has no planner mapping here (its expert and context "
+                              f"parallelism are not read); legal: 1, or describe the layout with shardplan's flags",
+                              field=key, value=par[key], legal=[1])
+    dp, tp, pp = (_whole(par, k, None) for k in ("dp", "tp", "pp"))
+    zero = 1 if _whole(opt, "zero_stage", 0, least=0) > 0 else 0  # helpers.py: any stage > 0 is ZeroDistributedOptimizer
     mode = str(par.get("tp_mode", "ALL_REDUCE")).upper()
-    values = dict(dp=dp, tp=tp, pp=pp, zero_stage=zero, sp=mode == "REDUCE_SCATTER",
-                  schedule={"afab": "gpipe"}.get(par.get("pp_engine", "1f1b"), "1f1b"),
-                  tp_overlap=bool(par.get("tp_linear_async_communication", False)),
+    engine = str(par.get("pp_engine", "1f1b")).lower()
+    if engine not in ("1f1b", "afab"):
+        raise ConfigError(f"nanotron pp_engine={par.get('pp_engine')!r}; legal: 1f1b, afab", field="pp_engine",
+                          value=par.get("pp_engine"), legal=["1f1b", "afab"])
+    # tp_mode REDUCE_SCATTER and the async linear act only inside a tp group: with tp = 1 there is none
+    values = dict(dp=dp, tp=tp, pp=pp, zero_stage=zero, sp=mode == "REDUCE_SCATTER" and tp > 1,
+                  schedule="gpipe" if engine == "afab" else "1f1b",
+                  tp_overlap=bool(par.get("tp_linear_async_communication", False)) and tp > 1,
                   recompute="full" if par.get("recompute_layer") else "none",
                   microbatch_size=tokens.get("micro_batch_size", 1))
     m = tokens.get("batch_accumulation_per_replica", 1)

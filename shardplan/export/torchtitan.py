@@ -3,7 +3,9 @@
 Source of the names: torchtitan ``torchtitan/config/job_config.py`` (2025, commit 000204a):
 ``[parallelism]`` data_parallel_replicate_degree, data_parallel_shard_degree, fsdp_reshard_after_forward,
 tensor_parallel_degree, enable_async_tensor_parallel, pipeline_parallel_degree,
-pipeline_parallel_schedule, pipeline_parallel_layers_per_stage, pipeline_parallel_microbatch_size,
+pipeline_parallel_schedule, pipeline_parallel_layers_per_stage, pipeline_parallel_first_stage_less_layers /
+pipeline_parallel_last_stage_less_layers (default 1: the embedding and the LM head count as a layer each when
+the stages are cut; written as 0, so the stages hold the planner's even split), pipeline_parallel_microbatch_size,
 context_parallel_degree, expert_parallel_degree (+ expert_tensor_parallel_degree, added later in 2025);
 ``[activation_checkpoint]`` mode / selective_ac_option; ``[training]`` local_batch_size,
 global_batch_size, seq_len. Schedule names: ``torch.distributed.pipelining`` (GPipe, 1F1B, Interleaved1F1B).
@@ -64,10 +66,13 @@ def _parallelism(ctx: ExportContext) -> dict:
            "fsdp_reshard_after_forward": {2: "never", 3: "always"}.get(p.zero_stage, "default"),
            "tensor_parallel_degree": p.tp, "enable_async_tensor_parallel": p.tp_overlap,
            "pipeline_parallel_degree": p.pp, "context_parallel_degree": p.cp,
-           "expert_parallel_degree": p.ep, "expert_tensor_parallel_degree": p.tp if p.ep > 1 else 1}
+           "expert_parallel_degree": p.ep, "expert_tensor_parallel_degree": p.expert_tp if p.ep > 1 else 1}
     if p.pp > 1:
         per = even_layers_per_virtual_stage(ctx, "torchtitan", "Megatron-LM (--pipeline-model-parallel-layout)")
+        # first/last_stage_less_layers 0: the embedding and LM head take no layer's place, so the stages hold the
+        # planner's even split (torchtitan's defaults, 1 and 1, count them as a layer each)
         par.update(pipeline_parallel_schedule=_SCHEDULES[p.schedule], pipeline_parallel_layers_per_stage=per,
+                   pipeline_parallel_first_stage_less_layers=0, pipeline_parallel_last_stage_less_layers=0,
                    pipeline_parallel_microbatch_size=p.microbatch_size)
     return par
 
@@ -113,26 +118,62 @@ def read(text: str, devices: int | None = None) -> Imported:
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"torchtitan config is not valid TOML: {e}", field="import", value="torchtitan") from None
     par, tr = require(cfg, "parallelism", "torchtitan"), require(cfg, "training", "torchtitan")
-    rep, tp = par.get("data_parallel_replicate_degree", 1), par.get("tensor_parallel_degree", 1)
-    pp, cp, shard = par.get("pipeline_parallel_degree", 1), par.get("context_parallel_degree", 1), \
-        par.get("data_parallel_shard_degree", -1)
+    notes: list[str] = []
+    if "local_batch_size" not in tr and "batch_size" in tr:  # the key's name before local_batch_size
+        tr = {**tr, "local_batch_size": tr["batch_size"]}
+        notes.append("[training] batch_size read as local_batch_size (its older name)")
+    rep, tp = _degree(par, "data_parallel_replicate_degree"), _degree(par, "tensor_parallel_degree")
+    pp, cp = _degree(par, "pipeline_parallel_degree"), _degree(par, "context_parallel_degree")
+    shard = _degree(par, "data_parallel_shard_degree", -1)
     if shard == -1:
         if devices is None:
             raise ConfigError("data_parallel_shard_degree = -1 needs --devices", field="devices", value=None)
         shard = devices // (rep * tp * pp * cp)
     reshard = par.get("fsdp_reshard_after_forward", "default")
-    zero = 0 if shard == 1 else (2 if reshard == "never" or (reshard == "default" and pp > 1) else 3)
+    # FSDP shards over the dp_shard x cp mesh (torchtitan parallelize: dp_shard_cp), so cp > 1 alone shards too
+    zero = 0 if shard * cp == 1 else (2 if reshard == "never" or (reshard == "default" and pp > 1) else 3)
+    ep = _degree(par, "expert_parallel_degree")
+    etp = _degree(par, "expert_tensor_parallel_degree") if ep > 1 else tp  # torchtitan's default etp: 1
     values = dict(dp=rep * shard, zero_stage=zero, dp_shard=shard if zero else None, tp=tp, sp=tp > 1, pp=pp, cp=cp,
-                  ep=par.get("expert_parallel_degree", 1), tp_overlap=par.get("enable_async_tensor_parallel", False),
-                  recompute=cfg.get("activation_checkpoint", {}).get("mode", "selective"))
-    mbs = par.get("pipeline_parallel_microbatch_size", 1) if pp > 1 else tr.get("local_batch_size", 8)
+                  ep=ep, etp=etp if etp != tp else None, tp_overlap=par.get("enable_async_tensor_parallel", False),
+                  recompute=_recompute_mode(cfg, notes))
+    mbs = _degree(par, "pipeline_parallel_microbatch_size") if pp > 1 else tr.get("local_batch_size", 8)
     values["microbatch_size"] = mbs
     glob, accumulation = _batches(tr, rep * shard)
     if pp > 1:
-        values.update(_pipeline_values(par, read_meta(text).get("n_layers"), pp))
+        local = tr.get("local_batch_size", 8)
+        if local % mbs:  # torchtitan's pipelining splits the local batch into microbatches of this size
+            raise ConfigError(f"torchtitan pipeline_parallel_microbatch_size={mbs} does not divide local_batch_size="
+                              f"{local}; legal: {', '.join(str(d) for d in range(1, local + 1) if local % d == 0)}",
+                              field="microbatch_size", value=mbs)
+        values.update(_pipeline_values(par, read_meta(text).get("n_layers"), pp, notes))
         values["pipeline_flushes"] = accumulation
     return Imported(parallel_from(values), devices=rep * shard * tp * pp * cp, seq_len=tr.get("seq_len"),
-                    global_batch=glob, framework="torchtitan")
+                    global_batch=glob, framework="torchtitan", notes=tuple(notes))
+
+
+def _degree(par: dict, key: str, default: int = 1) -> int:
+    """A [parallelism] degree: a whole number >= 1 (-1 where ``default`` is -1: auto).
+
+    Raises:
+        ConfigError: naming the key, its value and what is legal.
+    """
+    v = par.get(key, default)
+    if not isinstance(v, int) or isinstance(v, bool) or (v < 1 and not (default == -1 and v == -1)):
+        raise ConfigError(f"torchtitan {key}={v!r}: legal: a whole number >= 1" + (" or -1" if default == -1 else ""),
+                          field=key, value=v)
+    return v
+
+
+def _recompute_mode(cfg: dict, notes: list[str]) -> str:
+    """The planner's recompute of ``[activation_checkpoint] mode``: none / selective / full as named;
+    ``memory_budget`` (torch.compile's min-cut under a memory budget) as selective, with a note."""
+    mode = cfg.get("activation_checkpoint", {}).get("mode", "selective")
+    if mode == "memory_budget":
+        notes.append("activation_checkpoint mode 'memory_budget' (torch.compile chooses what to save) priced as "
+                     "selective recompute")
+        return "selective"
+    return mode
 
 
 def _batches(tr: dict, dp: int) -> tuple[int, int]:
@@ -156,23 +197,39 @@ def _batches(tr: dict, dp: int) -> tuple[int, int]:
     return glob, glob // (local * dp)
 
 
-def _pipeline_values(par: dict, n_layers_hint: int | None, pp: int) -> dict:
-    """schedule and virtual_stages from the schedule name and layers per stage (a looped schedule
-    needs the model's layer count: the header's ``shardplan-meta`` line)."""
+def _pipeline_values(par: dict, n_layers_hint: int | None, pp: int, notes: list[str]) -> dict:
+    """schedule and virtual_stages from the schedule name and layers per stage. A looped schedule has
+    ``ceil((n_layers + first_less + last_less) / layers_per_stage) / pp`` stages per rank, the first and
+    last stages counting ``pipeline_parallel_first/last_stage_less_layers`` (default 1: the embedding,
+    the LM head) as layers (torchtitan ``distributed/pipeline_parallel.py``), or 2 without
+    ``pipeline_parallel_layers_per_stage``; the layer count comes from the header's ``shardplan-meta``
+    line. The zero-bubble schedules (ZBVZeroBubble, InterleavedZeroBubble) are priced as the planner's
+    ZB-H1 zero-bubble schedule, with a note."""
     names = {v: k for k, v in _SCHEDULES.items()}
-    schedule = names.get(par.get("pipeline_parallel_schedule", "1F1B"))
+    given = par.get("pipeline_parallel_schedule", "1F1B")
+    if given in ("ZBVZeroBubble", "InterleavedZeroBubble"):
+        notes.append(f"pipeline_parallel_schedule {given} priced as the planner's zero-bubble (ZB-H1) schedule: the "
+                     "same split of the weight-gradient pass, on one stage per rank")
+        return {"schedule": "zero-bubble"}
+    schedule = names.get(given)
     if schedule is None:
-        raise ConfigError(f"pipeline_parallel_schedule={par.get('pipeline_parallel_schedule')!r} has no planner "
-                          f"equivalent; legal: {', '.join(names)}", field="schedule", value=None)
+        raise ConfigError(f"pipeline_parallel_schedule={given!r} has no planner equivalent; legal: "
+                          f"{', '.join(names)}, ZBVZeroBubble, InterleavedZeroBubble", field="schedule", value=given)
     if schedule != "interleaved":
         return {"schedule": schedule}
-    n_layers = n_layers_hint
     per = par.get("pipeline_parallel_layers_per_stage")
-    if not (n_layers and per):
-        raise ConfigError("Interleaved1F1B: the stages per rank need pipeline_parallel_layers_per_stage and the "
+    if per is None:
+        return {"schedule": schedule, "virtual_stages": 2}
+    if not n_layers_hint:
+        raise ConfigError("Interleaved1F1B with pipeline_parallel_layers_per_stage: the stages per rank need the "
                           "model's layer count (a 'shardplan-meta: {\"n_layers\": N}' comment line)",
                           field="virtual_stages", value=None)
-    return {"schedule": schedule, "virtual_stages": n_layers // (per * pp)}
+    extra = par.get("pipeline_parallel_first_stage_less_layers", 1) + par.get("pipeline_parallel_last_stage_less_layers", 1)
+    stages = -(-(n_layers_hint + extra) // per)
+    if stages % pp:
+        raise ConfigError(f"Interleaved1F1B: {stages} stages of {per} layers (with the embedding and LM head counted as "
+                          f"{extra} layers) do not divide among pp={pp} ranks", field="virtual_stages", value=stages)
+    return {"schedule": schedule, "virtual_stages": stages // pp}
 
 
 EXPORTER = Exporter(name="torchtitan", title="torchtitan", source=SOURCE, suffix=".toml",
