@@ -372,6 +372,10 @@ def _check_tp(p: ParallelConfig, model: ModelSpec, n_devices: int | None = None)
             raise ConfigError("sp=True (Megatron sequence parallelism) needs tp > 1; legal sp with tp=1: False",
                               field="sp", value=True, legal=[False])
         return
+    if p.tp_overlap and not p.sp:  # Megatron-LM arguments.py asserts it; torchtitan's async TP works on SP's collectives
+        raise ConfigError("tp_overlap=True hides the sequence-parallel AllGather / ReduceScatter behind the matmuls and "
+                          "needs sp=True (Megatron-LM asserts --sequence-parallel with --tp-comm-overlap); legal: sp=True, "
+                          "or tp_overlap=False", field="tp_overlap", value=True, legal=[False])
     if model.n_heads % p.tp:
         by_model = legal_tp(model, p.kv_replication)
         legal = [t for t in by_model if n_devices is None or n_devices % t == 0]
@@ -561,9 +565,11 @@ def _stage_layers(p: ParallelConfig, model: ModelSpec, split_rule: str = "balanc
                               legal=[list(own)])
     if p.pp_layers is not None and split_rule != "cost_greedy":
         if len(p.pp_layers) != p.pp:
-            raise ConfigError(f"pp_layers has {len(p.pp_layers)} entries but pp={p.pp}; legal: pp={len(p.pp_layers)}, "
-                              f"or {p.pp} entries summing to {L}", field="pp_layers", value=list(p.pp_layers),
-                              legal=[len(p.pp_layers)])
+            # pp = the entry count is legal only where the entries also cover every layer
+            alt = f"pp={len(p.pp_layers)}, or " if sum(p.pp_layers) == L else ""
+            raise ConfigError(f"pp_layers has {len(p.pp_layers)} entries but pp={p.pp}; legal: {alt}{p.pp} entries "
+                              f"summing to {L}", field="pp_layers", value=list(p.pp_layers),
+                              legal=[len(p.pp_layers)] if alt else [])
         inner = p.pp_layers[1:-1]
         if min(p.pp_layers) < 0 or (inner and min(inner) < 1) or sum(1 for n in p.pp_layers if n > 0) == 0:
             raise ConfigError(f"pp_layers={short_repr(list(p.pp_layers))} has a stage with {min(p.pp_layers)} layers; "

@@ -1004,6 +1004,8 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
     _check_arguments(n_devices, max_tp, objective)
     check_positions(model, training)  # no layout helps a sequence past a learned position table: say that
     fix = dict(fix or {})
+    if fix.get("tp") == 1:  # no tp collectives to overlap (validate drops the flag at tp = 1 likewise)
+        fix.pop("tp_overlap", None)
     if fix.get("offload_activation_layers"):  # Megatron-core offloads activations only with pp 1 and no recompute
         fix.setdefault("pp", 1)
         fix.setdefault("recompute", "none")

@@ -108,3 +108,24 @@ def test_uneven_pipeline_split_is_automatic():
     assert balanced_split(30, 4) == (7, 8, 8, 7)
     with pytest.raises(ConfigError, match="exceeds n_layers"):
         validate(ParallelConfig(pp=33), L3, TrainingSpec(seq_len=8192, global_batch_size=33), 33)
+
+
+def test_tp_overlap_needs_sequence_parallelism():
+    tr = TrainingSpec(seq_len=4096, global_batch_size=8)
+    with pytest.raises(ConfigError) as e:
+        validate(ParallelConfig(tp=2, tp_overlap=True), MODELS["llama-3-8b"], tr, 8)
+    assert e.value.field == "tp_overlap" and "sp=True" in str(e.value)
+    assert validate(ParallelConfig(tp=2, sp=True, tp_overlap=True), MODELS["llama-3-8b"], tr, 8).parallel.tp_overlap
+    # at tp = 1 there is nothing to overlap: the flag is dropped, not refused
+    assert not validate(ParallelConfig(tp_overlap=True), MODELS["llama-3-8b"], tr, 8).parallel.tp_overlap
+
+
+def test_pp_layers_count_mismatch_lists_only_what_passes():
+    tr = TrainingSpec(seq_len=4096, global_batch_size=8)
+    with pytest.raises(ConfigError) as e:  # 8 x 3 = 24 of llama-3-8b's 32 layers: pp=3 would fail the sum next
+        validate(ParallelConfig(pp=4, pp_layers=(8, 8, 8)), MODELS["llama-3-8b"], tr, 12)
+    assert "pp=3" not in str(e.value) and e.value.legal == []
+    with pytest.raises(ConfigError) as e:  # 8 + 8 + 16 = 32: pp=3 is legal
+        validate(ParallelConfig(pp=4, pp_layers=(8, 8, 16)), MODELS["llama-3-8b"], tr, 12)
+    assert "pp=3" in str(e.value)
+    assert validate(ParallelConfig(pp=3, pp_layers=(8, 8, 16)), MODELS["llama-3-8b"], tr, 12).parallel.pp == 3
