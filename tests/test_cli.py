@@ -206,7 +206,7 @@ def test_new_layout_flags():
         r = _run("estimate", *BASE, "--zero-stage", "3", flag, value, "--json")
         assert r.exit_code == 0, r.output
         assert json.loads(r.stdout)["parallel"][key] == value
-    r = _run("estimate", *BASE, "--no-overlap-grad-reduce", "--tp", "2", "--tp-overlap", "--json")
+    r = _run("estimate", *BASE, "--no-overlap-grad-reduce", "--tp", "2", "--sp", "--tp-overlap", "--json")
     _printed(r)
     p = json.loads(r.stdout)["parallel"]
     assert p["overlap_grad_reduce"] is False and p["tp_overlap"] is True

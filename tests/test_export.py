@@ -982,3 +982,35 @@ def test_torchtitan_import_reads_fsdp_over_cp_etp_and_schedules():
 def test_nanotron_import_reads_reduce_scatter_with_tp_1_as_no_sp():
     text = "parallelism: {dp: 8, tp: 1, pp: 1, tp_mode: REDUCE_SCATTER}\ntokens: {micro_batch_size: 2}\n"
     assert import_config("nanotron", text).parallel.sp is False
+
+
+def test_deepspeed_import_derives_the_batch_and_names_bad_keys():
+    # DeepSpeed fills train_batch_size in from micro x accumulation x dp: 4 x 2 x 64 = 512
+    text = json.dumps({"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2,
+                       "zero_optimization": {"stage": 2}})
+    imp = import_config("deepspeed", text, devices=64)
+    assert (imp.global_batch, imp.parallel.dp, imp.parallel.microbatch_size) == (512, 64, 4)
+    for cfg, key in (({"train_batch_size": "auto", "train_micro_batch_size_per_gpu": 1}, "train_batch_size"),
+                     ({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 0}, "train_micro_batch_size_per_gpu"),
+                     ({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": "3"}},
+                      "stage"),
+                     ({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 1,
+                       "zero_optimization": {"stage": 3, "offload_param": {"device": "cpu"}}}, "offload_param")):
+        with pytest.raises(ConfigError) as e:
+            import_config("deepspeed", json.dumps(cfg), devices=64)
+        assert e.value.field == key, cfg
+
+
+def test_maxtext_import_resolves_auto_axes_with_devices():
+    # a model override file sets no degree: base.yml's ici_fsdp -1 takes every device (one slice), dcn_data -1 is 1
+    imp = import_config("maxtext", "base_config: base.yml\nper_device_batch_size: 2\nmax_target_length: 4096\n",
+                        devices=64)
+    assert (imp.parallel.dp, imp.parallel.zero_stage, imp.global_batch) == (64, 3, 128) and imp.notes
+    # an explicit -1 beside tensor 4: 256 / 4 = 64
+    imp = import_config("maxtext", "ici_fsdp_parallelism: -1\nici_tensor_parallelism: 4\nper_device_batch_size: 1\n",
+                        devices=256)
+    assert (imp.parallel.tp, imp.parallel.dp) == (4, 64)
+    with pytest.raises(ConfigError, match="--devices"):
+        import_config("maxtext", "ici_fsdp_parallelism: -1\nper_device_batch_size: 1\n")
+    with pytest.raises(ConfigError, match="one per level"):
+        import_config("maxtext", "ici_fsdp_parallelism: -1\nici_data_parallelism: -1\n", devices=8)

@@ -401,7 +401,8 @@ HOST_FLOOR_BOUND = "host issue floor (the framework's CPU issues each microbatch
 def bottleneck(ctx: StepContext, colls: list[Collective], bubble: float, opt_s: float, overhead_s: float = 0.0,
                slowdown_s: float = 0.0, floor_binds: bool = False) -> str:
     """The largest part of the step: matmul FLOPs, HBM traffic, recompute, bubble, one axis's
-    exposed communication (named with the network level it crosses), the framework profile's
+    exposed communication (named with the network level it crosses), the exposed communication of
+    several axes together when their sum outweighs every non-communication part, the framework profile's
     overhead ``overhead_s`` (host issue floor, pipeline stalls, allocator retries; seconds per step)
     or the overlap slowdown ``slowdown_s`` (seconds per step). When the host issue floor sets the
     microbatch time (``floor_binds``) it is the bound whatever the largest part: nothing on the GPU
@@ -419,8 +420,14 @@ def bottleneck(ctx: StepContext, colls: list[Collective], bubble: float, opt_s: 
     for c in colls:
         by_axis[c.axis] += c.exposed_s
         levels[c.axis] = c.level
+    largest_other = max(parts.values())
     for axis, e in by_axis.items():
         parts[f"{axis} communication ({levels[axis]})"] = e
+    exposed = {a: e for a, e in by_axis.items() if e > 0}
+    if len(exposed) > 1 and sum(exposed.values()) > largest_other:
+        # no single axis outweighs the compute, but the exposed communication together does: name it so
+        axes = sorted(exposed, key=exposed.get, reverse=True)  # type: ignore[arg-type]
+        return "communication (" + ", ".join(f"{a} over {levels[a]}" for a in axes) + ")"
     return max(parts, key=parts.get)  # type: ignore[arg-type]
 
 

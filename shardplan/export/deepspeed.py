@@ -101,29 +101,84 @@ def write(ctx: ExportContext) -> str:
     return json.dumps({"_shardplan": header_dict(ctx, EXPORTER), **cfg}, indent=2) + "\n"
 
 
+def _whole(cfg: dict, key: str, least: int = 1, most: int = 2**30) -> int | None:
+    """A whole-number key of a ds_config (None where absent).
+
+    Raises:
+        ConfigError: ``"auto"`` (filled in by the Hugging Face Trainer at launch, so not in the file), or not a
+            whole number from ``least`` to ``most``, naming the key.
+    """
+    v = cfg.get(key)
+    if v is None:
+        return None
+    if v == "auto":
+        raise ConfigError(f"DeepSpeed {key}='auto': the Hugging Face Trainer fills it in at launch, so the file does "
+                          f"not say it; legal: write the number the run uses", field=key, value=v)
+    if not isinstance(v, int) or isinstance(v, bool) or not least <= v <= most:
+        raise ConfigError(f"DeepSpeed {key}={v!r}: legal: a whole number from {least} to {most:,}", field=key, value=v)
+    return v
+
+
+def _batch_sizes(cfg: dict, tp: int, devices: int | None) -> tuple[int, int, int]:
+    """(train_batch_size, micro batch, accumulation steps): DeepSpeed fills in one missing of the three from the
+    other two and the data-parallel world (``runtime/config.py`` ``_configure_train_batch_size``: train_batch_size =
+    micro x accumulation x dp; accumulation defaults to 1 when only the micro batch is given).
+
+    Raises:
+        ConfigError: fewer than two given without the device count, or sizes that do not multiply.
+    """
+    B, mbs, gas = (_whole(cfg, k) for k in ("train_batch_size", "train_micro_batch_size_per_gpu",
+                                             "gradient_accumulation_steps"))
+    dp = devices // tp if devices else None
+    if B is None and mbs is not None and dp:
+        B = mbs * (gas or 1) * dp
+    if mbs is None and B is not None and dp:
+        if B % ((gas or 1) * dp):
+            raise ConfigError(f"train_batch_size={B} is not accumulation x dp = {(gas or 1)} x {dp} times a micro batch",
+                              field="train_batch_size", value=B)
+        mbs = B // ((gas or 1) * dp)
+    if B is None or mbs is None:
+        raise ConfigError("the ds_config gives neither train_batch_size nor train_micro_batch_size_per_gpu with the "
+                          "device count: write them, or pass --devices with one of them", field="train_batch_size",
+                          value=None)
+    gas = gas or 1
+    if B % (mbs * gas):
+        raise ConfigError(f"train_batch_size={B} is not micro batch x accumulation x dp ({mbs} x {gas} x dp)",
+                          field="train_batch_size", value=B)
+    return B, mbs, gas
+
+
 def read(text: str, devices: int | None = None) -> Imported:
     """The layout of a ds_config: dp = train_batch_size / (micro batch x accumulation), devices = dp x tp.
 
     Raises:
-        ConfigError: not JSON, a missing batch key, or a batch that the micro batch does not divide.
+        ConfigError: not JSON, missing or ``"auto"`` batch keys, a batch that the micro batch does not divide, a
+            ZeRO stage outside 0-3, or parameter offload (ZeRO-Infinity ``offload_param``, not modelled).
     """
     try:
         cfg = json.loads(text)
     except json.JSONDecodeError as e:
         raise ConfigError(f"ds_config is not valid JSON: {e}", field="import", value="deepspeed") from None
-    B = require(cfg, "train_batch_size", "DeepSpeed")
-    mbs = require(cfg, "train_micro_batch_size_per_gpu", "DeepSpeed")
-    gas = cfg.get("gradient_accumulation_steps", 1)
-    if B % (mbs * gas):
-        raise ConfigError(f"train_batch_size={B} is not micro batch x accumulation x dp", field="import", value=B)
-    dp, zero = B // (mbs * gas), cfg.get("zero_optimization", {})
-    tp = cfg.get("tensor_parallel", {}).get("autotp_size", 1)
-    stage = zero.get("stage", 0)
+    if not isinstance(cfg, dict):
+        raise ConfigError("ds_config is not a JSON object", field="import", value="deepspeed")
+    zero, tpc = cfg.get("zero_optimization") or {}, cfg.get("tensor_parallel") or {}
+    if not isinstance(zero, dict) or not isinstance(tpc, dict):
+        raise ConfigError("ds_config zero_optimization / tensor_parallel must be JSON objects", field="import",
+                          value="deepspeed")
+    tp = _whole(tpc, "autotp_size") or 1
+    B, mbs, gas = _batch_sizes(cfg, tp, devices)
+    stage = _whole(zero, "stage", 0, 3) or 0
+    device = (zero.get("offload_param") or {}).get("device", "none")
+    if device not in (None, "none"):
+        raise ConfigError(f"DeepSpeed zero_optimization.offload_param.device={device!r} (ZeRO-Infinity parameter "
+                          "offload) is not modelled: the parameters would be priced on the GPU; legal: 'none' "
+                          "(offload_optimizer is modelled)", field="offload_param", value=device, legal=["none"])
+    dp = B // (mbs * gas)
     values = dict(dp=dp, zero_stage=stage, tp=tp, microbatch_size=mbs,
-                  dp_shard=zero.get("mics_shard_size") if stage else None,
+                  dp_shard=_whole(zero, "mics_shard_size") if stage else None,
                   recompute="full" if "activation_checkpointing" in cfg else "none",
                   overlap_grad_reduce=bool(zero.get("overlap_comm", stage == 3)),
-                  offload_optimizer=zero.get("offload_optimizer", {}).get("device", "none") != "none")
+                  offload_optimizer=(zero.get("offload_optimizer") or {}).get("device", "none") not in (None, "none"))
     return Imported(parallel_from(values), devices=dp * tp, global_batch=B, framework="deepspeed")
 
 

@@ -157,10 +157,57 @@ def write(ctx: ExportContext) -> str:
 
 def _degree(cfg: dict, axis: str) -> int:
     ici, dcn = cfg.get(f"ici_{axis}_parallelism", 1), cfg.get(f"dcn_{axis}_parallelism", 1)
-    if ici < 1 or dcn < 1:
-        raise ConfigError(f"{axis} parallelism -1 (auto) cannot be read back: give the degree",
-                          field="import", value=axis)
+    for key, v in ((f"ici_{axis}_parallelism", ici), (f"dcn_{axis}_parallelism", dcn)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ConfigError(f"MaxText {key}={v!r}: legal: a whole number >= 1 (-1 is resolved by import with "
+                              "--devices, one auto axis per level)", field=key, value=v)
     return ici * dcn
+
+
+#: base.yml's auto axes, for override files that set no ici_* / dcn_* degree of their own
+BASE_AUTO = {"ici_fsdp_parallelism": -1, "dcn_data_parallelism": -1}
+
+
+def resolve_auto_axes(cfg: dict, devices: int | None, notes: list[str]) -> dict:
+    """``cfg`` with its auto (-1) degrees resolved as MaxText does (``max_utils.fill_unspecified_mesh_axes``: the
+    one -1 of a level takes the devices the others leave), reading the whole run as one slice: the dcn -1 is 1
+    and the ici -1 takes ``devices`` over the other degrees (a multi-slice run should give its dcn degrees). A
+    file that sets no degree has base.yml's ``ici_fsdp_parallelism: -1`` and ``dcn_data_parallelism: -1``.
+
+    Raises:
+        ConfigError: an auto axis without ``devices``, two auto axes in one level, or degrees that do not divide
+            ``devices``.
+    """
+    cfg = dict(cfg)
+    if not any(str(k).startswith(("ici_", "dcn_")) and str(k).endswith("_parallelism") for k in cfg):
+        cfg.update(BASE_AUTO)
+        notes.append("no ici_* / dcn_* degree in the file: base.yml's ici_fsdp_parallelism -1 and "
+                     "dcn_data_parallelism -1 apply")
+    for level in ("ici", "dcn"):
+        auto = [k for k, v in cfg.items() if str(k).startswith(level + "_") and str(k).endswith("_parallelism")
+                and v == -1]
+        if len(auto) > 1:
+            raise ConfigError(f"MaxText sets {len(auto)} {level} axes to -1 ({', '.join(auto)}); legal: one per level",
+                              field=auto[1], value=-1)
+        if not auto:
+            continue
+        if level == "dcn":
+            cfg[auto[0]] = 1
+            continue
+        if devices is None:
+            raise ConfigError(f"MaxText {auto[0]} -1 (auto) needs --devices to be resolved", field="devices", value=None)
+        rest = 1
+        for k, v in cfg.items():
+            if str(k).endswith("_parallelism") and str(k).startswith(("ici_", "dcn_")) and k != auto[0] and \
+                    isinstance(v, int) and v > 0:
+                rest *= v
+        if devices % rest:
+            raise ConfigError(f"MaxText's other degrees multiply to {rest}, which does not divide --devices {devices}",
+                              field="devices", value=devices)
+        cfg[auto[0]] = devices // rest
+        notes.append(f"{auto[0]} -1 resolved to {devices // rest} over --devices {devices}, the run read as one slice "
+                     "(give the dcn_* degrees of a multi-slice run)")
+    return cfg
 
 
 #: MaxText keys (besides ici_* / dcn_*) one of which a MaxText config has (MaxText configs/base.yml)
@@ -169,7 +216,7 @@ _MAXTEXT_KEYS = ("per_device_batch_size", "remat_policy", "max_target_length",
 
 
 def read(text: str, devices: int | None = None) -> Imported:
-    """The layout of MaxText overrides (axes not given are 1; -1 is refused).
+    """The layout of MaxText overrides (axes not given are 1; -1 resolved by :func:`resolve_auto_axes`).
 
     Raises:
         ConfigError: not a YAML mapping, an auto (-1) axis, an axis the planner has no degree for.
@@ -182,6 +229,8 @@ def read(text: str, devices: int | None = None) -> Imported:
                           "remat_policy, ...): not a MaxText config; legal: the YAML overrides `shardplan export "
                           "--to maxtext` writes, or --from the framework the file belongs to", field="import",
                           value="maxtext")
+    notes: list[str] = []
+    cfg = resolve_auto_axes(cfg, devices, notes)
     for axis in ("fsdp_transpose", "sequence", "tensor_transpose", "context_autoregressive", "autoregressive"):
         if _degree(cfg, axis) != 1:
             raise ConfigError(f"MaxText axis {axis!r} has no planner equivalent", field="import", value=axis)
@@ -202,7 +251,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     if pp > 1:
         values.update(_pipeline_values(cfg, read_meta(text).get("n_layers"), pp))
     return Imported(parallel_from(values), devices=n, seq_len=cfg.get("max_target_length"), global_batch=B,
-                    framework="maxtext")
+                    framework="maxtext", notes=tuple(notes))
 
 
 def _recompute(cfg: dict) -> str:
