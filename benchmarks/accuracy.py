@@ -145,7 +145,12 @@ def held_out_checks() -> list[str]:
                     "(7, 8 x 6, 6), and the row is -15% (the change was made after these rows were read; the fitted",
                     "rows it moves are named under Framework profiles). Before the",
                     "Megatron-LM profile's runtime terms (below) the GB200 Llama 3.1 405B run (TP4 PP16 VP4) was",
-                    "predicted not to fit.", ""]
+                    "predicted not to fit. The DeepSeek-V3 report's own run (2,048 H800, 180K GPU hours per trillion",
+                    "tokens) could not be expressed until the `dualpipe` schedule (written after reading it, from the",
+                    "report's Table 2 and deepseek-ai/DualPipe's code, nothing fitted): as ZB-H1 with its AllToAlls",
+                    "exposed it was -35%; DualPipe's paired chunks hide them, -16%. It is predicted not to fit (88 GiB",
+                    "of 80): the report caches activations in FP8 and BF16 (Sec. 3.3.2), which the planner does not",
+                    "model.", ""]
 
 
 def public_checks() -> list[str]:

@@ -581,7 +581,21 @@ NEMO_2407_NEMOTRON = (
      4096, 256, dict(tp=2, sp=True, tp_overlap=True, pp=4, schedule="interleaved", virtual_stages=10, zero_stage=1,
                      microbatch_size=2), 4256, None),
 )
-HELD_OUT_CHECKS = (*_MB_REVISED, *NEMO_2407_NEMOTRON)
+#: DeepSeek-V3 technical report (DeepSeek-AI 2024, arXiv 2412.19437): pre-training on 2,048 H800 at 180K GPU hours per
+#: trillion tokens (Sec. 1 and Table 1: 2.664M H800 GPU hours for 14.8T tokens), 1e12 / (180e3 x 3600) = 1,543
+#: tokens/s/GPU, an average over the run (its batch ramp and restarts included); layout from Sec. 3.2: a 16-way
+#: DualPipe pipeline, 64-way expert parallelism over 8 nodes, ZeRO-1 data parallelism; seq 4096 and the final
+#: batch of 15,360 sequences (Sec. 4.2); FP8 with bf16 Adam moments (Sec. 3.3.3); RMSNorm and the MLA
+#: up-projections recomputed (Sec. 3.2.3); its own dispatch kernels priced as DeepEP. Its framework (HAI-LLM) has no
+#: profile: Megatron-LM's. Read after every fit; the dualpipe schedule was written after reading it, its terms
+#: from the report's Table 2 and deepseek-ai/DualPipe, nothing fitted
+DEEPSEEK_V3_REPORT = (
+    ("DeepSeek-V3 report: H800 PP16 EP64 DualPipe, 2,048 GPUs", "deepseek-v3-mtp", "H800", "megatron",
+     "fp8-mixed" + OPTIMIZER_BF16_MOMENTS, 2048, 4096, 15360,
+     dict(pp=16, ep=64, etp=1, schedule="dualpipe", moe_dispatcher="deepep", zero_stage=1, microbatch_size=1,
+          recompute="selective", recompute_modules=("layernorm", "mla_up_proj")), 1543, None),
+)
+HELD_OUT_CHECKS = (*_MB_REVISED, *NEMO_2407_NEMOTRON, *DEEPSEEK_V3_REPORT)
 PUBLIC_CHECKS = (
     *NEMO_2407,
     *MAXTEXT_V5P,

@@ -30,7 +30,7 @@ from shardplan.specs.training import TrainingSpec
 #: largest device count accepted (keeps the divisor enumeration of the search bounded)
 MAX_DEVICES = lim.MAX_DEVICES
 
-Schedule = Literal["gpipe", "1f1b", "interleaved", "zero-bubble"]
+Schedule = Literal["gpipe", "1f1b", "interleaved", "zero-bubble", "dualpipe"]
 Recompute = Literal["none", "selective", "full"]
 #: Megatron-LM ``--recompute-modules`` (with ``--recompute-granularity selective``)
 RecomputeModule = Literal["core_attn", "layernorm", "moe_act", "mlp", "moe", "shared_experts", "mla_up_proj"]
@@ -39,7 +39,7 @@ RecomputeModule = Literal["core_attn", "layernorm", "moe_act", "mlp", "moe", "sh
 #: schedule: GPipe and 1F1B as written; interleaved and zero-bubble (ZB-H1) as 1F1B (same gradients,
 #: 1F1B's order and in-flight memory; their bubble figures are planner-only).
 RUNTIME_SCHEDULE: dict[str, str] = {"gpipe": "gpipe", "1f1b": "1f1b", "interleaved": "interleaved",
-                                    "zero-bubble": "1f1b"}
+                                    "zero-bubble": "1f1b", "dualpipe": "1f1b"}
 
 
 class ParallelConfig(BaseModel):
@@ -53,7 +53,10 @@ class ParallelConfig(BaseModel):
         sp: Megatron sequence parallelism over the tp group (Korthikanti et al. 2022); needs tp > 1.
         cp: context-parallel degree (ring attention over the sequence).
         pp: pipeline-parallel degree; ``pp_layers`` gives an explicit uneven split.
-        schedule: 'gpipe', '1f1b', 'interleaved' (with ``virtual_stages``) or 'zero-bubble' (ZB-H1).
+        schedule: 'gpipe', '1f1b', 'interleaved' (with ``virtual_stages``), 'zero-bubble' (ZB-H1) or
+            'dualpipe' (DeepSeek-V3's bidirectional DualPipe: pp even, an even count of at least 2 pp
+            microbatches; each rank holds two stages' weights and overlaps one microbatch's forward with
+            another's backward, hiding the expert-parallel AllToAlls and the pipeline sends).
         ep: expert-parallel degree (MoE only), carved from dp * cp.
         etp: expert tensor-parallel degree (Megatron-LM ``--expert-tensor-parallel-size``, MoE
             parallel folding, Liu et al. 2025 "MoE Parallel Folding"): the routed experts' weights are
@@ -103,7 +106,8 @@ class ParallelConfig(BaseModel):
     cp: int = Field(default=1, gt=0, le=lim.MAX_DEVICES, description="context-parallel degree (ring attention over the sequence)")
     pp: int = Field(default=1, gt=0, le=lim.MAX_DEVICES, description="pipeline-parallel degree (pipeline stages)")
     schedule: Schedule = Field(default="1f1b", description=(
-        "pipeline schedule ('interleaved' with virtual_stages >= 2; 'zero-bubble' is ZB-H1)"))
+        "pipeline schedule ('interleaved' with virtual_stages >= 2; 'zero-bubble' is ZB-H1; 'dualpipe' is "
+        "DeepSeek-V3's bidirectional DualPipe)"))
     virtual_stages: int = Field(default=1, gt=0, le=lim.MAX_LAYERS, description=(
         "model chunks per pipeline rank (interleaved schedule)"))
     pp_layers: tuple[int, ...] | None = Field(default=None, min_length=1, max_length=lim.MAX_DEVICES, description=(
@@ -902,10 +906,11 @@ def _check_a2a_overlap(p: ParallelConfig, model: ModelSpec, training: TrainingSp
     if p.ep == 1:
         raise ConfigError("moe_a2a_overlap=True hides expert-parallel AllToAlls, but ep=1 has none; legal: "
                           "moe_a2a_overlap=False, or ep > 1", field="moe_a2a_overlap", value=True, legal=[False])
-    if p.pp > 1 and p.schedule != "interleaved":
+    if p.pp > 1 and p.schedule not in ("interleaved", "dualpipe"):
         raise ConfigError(f"moe_a2a_overlap=True with pp={p.pp} needs schedule='interleaved' (Megatron-Core's Combined "
-                          f"1F1B runs with virtual pipeline stages only); legal: schedule='interleaved', or "
-                          "moe_a2a_overlap=False", field="moe_a2a_overlap", value=True, legal=["interleaved"])
+                          f"1F1B runs with virtual pipeline stages only); legal: schedule='interleaved' (or 'dualpipe', which overlaps "
+                          "them itself), or moe_a2a_overlap=False", field="moe_a2a_overlap", value=True,
+                          legal=["interleaved", "dualpipe"])
     # Megatron-Core transformer_config.py asserts: "disable full recomputation when enabling
     # overlap_moe_expert_parallel_comm", and no recomputation of the whole MoE layer (its dispatch is split out)
     if p.recompute == "full" or (p.recompute == "selective" and "moe" in (p.recompute_modules or ())):
@@ -928,9 +933,17 @@ def _microbatch_sizes(p: ParallelConfig, global_batch: int) -> list[int]:
         return []
     per_rank = global_batch // p.dp
     interleaved = p.pp > 1 and p.schedule == "interleaved"
+    dual = p.pp > 1 and p.schedule == "dualpipe"
     f = p.pipeline_flushes if p.pp > 1 else 1
     return [b for b in divisors(per_rank)
-            if (per_rank // b) % f == 0 and (not interleaved or (per_rank // b // f) % p.pp == 0)]
+            if (per_rank // b) % f == 0 and (not interleaved or (per_rank // b // f) % p.pp == 0)
+            and (not dual or dualpipe_microbatches_ok(per_rank // b // f, p.pp))]
+
+
+def dualpipe_microbatches_ok(m: int, pp: int) -> bool:
+    """DualPipe runs ``m`` microbatches per flush on ``pp`` ranks when m is even and at least 2 pp (deepseek-ai/DualPipe
+    ``dualpipe.py`` ``step``: ``num_chunks % 2 == 0 and num_chunks >= num_ranks * 2``)."""
+    return m % 2 == 0 and m >= 2 * pp
 
 
 def _batch_error(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -> ConfigError:
@@ -992,6 +1005,28 @@ def _check_flushes(p: ParallelConfig, m: int) -> None:
     raise ConfigError(f"pipeline_flushes={f} {what}; {fix}", field="pipeline_flushes", value=f, legal=legal or None)
 
 
+def _check_dualpipe(p: ParallelConfig, m: int, global_batch: int) -> None:
+    """DualPipe's asserts (deepseek-ai/DualPipe ``dualpipe.py`` ``step``): an even number of ranks, and per flush an
+    even number of at least 2 pp microbatches (half run in each direction).
+
+    Raises:
+        ConfigError: naming the value and the legal ones.
+    """
+    if p.pp % 2:
+        raise ConfigError(f"schedule='dualpipe' needs an even pp (its two directions pair rank r with rank pp-1-r); "
+                          f"got pp={p.pp}; legal pp: {p.pp - 1} or {p.pp + 1}, or another schedule", field="pp",
+                          value=p.pp, legal=[p.pp - 1, p.pp + 1])
+    per_flush = m // p.pipeline_flushes
+    if not dualpipe_microbatches_ok(per_flush, p.pp):
+        legal = _microbatch_sizes(p, global_batch)
+        fix = (f"legal microbatch_size: {fmt_legal(legal)}" if legal else
+               f"legal: a global batch of at least dp x microbatch_size x 2 pp = {p.dp * p.microbatch_size * 2 * p.pp} "
+               "sequences giving an even microbatch count, or another schedule")
+        raise ConfigError(f"schedule='dualpipe' needs an even count of at least 2 pp = {2 * p.pp} microbatches per "
+                          f"flush (DualPipe asserts it); got {per_flush}; {fix}", field="microbatch_size",
+                          value=p.microbatch_size, legal=legal or None)
+
+
 def _microbatches(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -> int:
     """Microbatches per step m = B / (dp x microbatch_size), checked against the pipeline."""
     B, per = training.global_batch_size, p.dp * p.microbatch_size
@@ -1012,6 +1047,8 @@ def _microbatches(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -
                           f"microbatch_size) = {m}){per_flush} divisible by pp={p.pp} (Megatron-LM's interleaved "
                           f"schedule asserts it); {fix}", field="microbatch_size", value=p.microbatch_size,
                           legal=legal or None)
+    if p.pp > 1 and p.schedule == "dualpipe":
+        _check_dualpipe(p, m, B)
     fw = training.framework
     if p.pp > 1 and p.schedule == "1f1b" and fw.min_microbatches == "pp_minus_1" and m // p.pipeline_flushes < p.pp - 1:
         f = p.pipeline_flushes  # each flush runs the engine on its share

@@ -217,3 +217,68 @@ def test_pipeline_flushes_only_where_the_framework_runs_them():
                                           r"legal pipeline_flushes: 1$"):
         validate(ParallelConfig(pp=2, pipeline_flushes=2), MODELS["llama-3-8b"],
                  TrainingSpec(seq_len=4096, global_batch_size=64), 16)
+
+
+def _dualpipe(**kw):
+    from shardplan.parallel import ParallelConfig
+    return ParallelConfig(**{"pp": 16, "ep": 64, "zero_stage": 1, "microbatch_size": 1, "schedule": "dualpipe",
+                             "moe_dispatcher": "deepep", **kw})
+
+
+def test_dualpipe_bubble_and_validation():
+    from shardplan.cost.pipeline import bubble_fraction
+    from shardplan.parallel import validate
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    # DeepSeek-V3 Table 2: (p/2 - 1)(F&B + B - 3W) with F&B = F + B, B = 2F, W = F: (8 - 1) x 2F = 14 F,
+    # in microbatch times F + B = 3F: 14 / 3
+    assert bubble_fraction(_dualpipe()) == pytest.approx(14 / 3)
+    m, tr = MODELS["deepseek-v3-mtp"], TrainingSpec(seq_len=4096, global_batch_size=15360)
+    assert validate(_dualpipe(), m, tr, 2048).microbatches == 120  # 15360 / 128 ranks, even and >= 2 x 16
+    from shardplan.parallel import ParallelConfig
+    with pytest.raises(ConfigError, match="even pp"):  # llama-3-8b, pp 3 on 6 devices: dp 2, 12 microbatches
+        validate(ParallelConfig(pp=3, schedule="dualpipe"), MODELS["llama-3-8b"],
+                 TrainingSpec(seq_len=4096, global_batch_size=24), 6)
+    # pp 2 on 4 devices: dp 2, 18 sequences per rank; mbs 2 gives 9 (odd): legal mbs 1 (18) and 3 (6), not 9 (2 < 4)
+    with pytest.raises(ConfigError, match="even count") as e:
+        validate(ParallelConfig(pp=2, schedule="dualpipe", microbatch_size=2), MODELS["llama-3-8b"],
+                 TrainingSpec(seq_len=4096, global_batch_size=36), 4)
+    assert e.value.legal == [1, 3]
+    for mbs in e.value.legal:  # every listed microbatch size passes
+        validate(ParallelConfig(pp=2, schedule="dualpipe", microbatch_size=mbs), MODELS["llama-3-8b"],
+                 TrainingSpec(seq_len=4096, global_batch_size=36), 4)
+    with pytest.raises(ConfigError, match="at least 2 pp") as e:  # 1,024 / 128 = 8 microbatches < 32
+        validate(_dualpipe(), m, TrainingSpec(seq_len=4096, global_batch_size=1024), 2048)
+    assert e.value.legal is None  # no microbatch size gives 32 or more
+
+
+def test_dualpipe_hides_expert_alltoalls_and_pipeline_sends_of_paired_chunks():
+    from shardplan.cost.step import estimate
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    m, tr = MODELS["deepseek-v3-mtp"], TrainingSpec(seq_len=4096, global_batch_size=15360)
+    e = estimate(m, HARDWARE["h800"], tr, _dualpipe(), 2048)
+    # rank 0 runs 1.5 x 16 - 1 = 23 of its 120 chunks unpaired (DualPipe step()): that share of the AllToAll and
+    # send time stays exposed, the rest hides (share 1: DeepSeek-V3 Sec. 3.2.1)
+    for c in e.collectives:
+        if c.axis == "pp":
+            assert c.overlap == "dualpipe" and c.exposed_s == pytest.approx(23 / 120 * c.time_s)
+        if c.axis == "ep":
+            assert c.overlap == "dualpipe" and c.exposed_s < c.time_s
+    # two stages' weights per rank: a middle rank of equal stages holds twice 1F1B's parameters
+    one = estimate(m, HARDWARE["h800"], tr, _dualpipe(schedule="1f1b", pp_layers=(4,) * 15 + (1,)), 2048)
+    two = estimate(m, HARDWARE["h800"], tr, _dualpipe(pp_layers=(4,) * 15 + (1,)), 2048)
+    from shardplan.cost.memory import memory_for_stage
+    assert memory_for_stage(m, tr, two.layout, 5).params == pytest.approx(
+        2 * memory_for_stage(m, tr, one.layout, 5).params)
+
+
+def test_dualpipe_is_refused_where_nothing_runs_it():
+    from shardplan.parallel import validate
+    from shardplan.presets.frameworks import JAX_RUNTIME
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    tr = TrainingSpec(seq_len=4096, global_batch_size=15360, framework=JAX_RUNTIME)
+    with pytest.raises(ConfigError, match="schedule='dualpipe' is not implemented"):
+        validate(_dualpipe(), MODELS["deepseek-v3-mtp"], tr, 2048)

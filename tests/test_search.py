@@ -254,7 +254,7 @@ def test_dominance_rules():
     assert S.schedule_dominated("1f1b", space) and not S.schedule_dominated("zero-bubble", space)
     pinned = S.build_space(L8, H100, tr, 8, {"schedule": "1f1b"}, None, 4, None, 16, True)
     assert not S.schedule_dominated("1f1b", pinned)
-    assert "gpipe" not in S.DEFAULT_SCHEDULES and set(S.SCHEDULES) == {"gpipe", "1f1b", "interleaved", "zero-bubble"}
+    assert "gpipe" not in S.DEFAULT_SCHEDULES and set(S.SCHEDULES) == {"gpipe", "1f1b", "interleaved", "zero-bubble", "dualpipe"}
     # selective recompute saves only what a flash kernel never stores: dominated by none there
     assert space.recomputes == ("none", "full") and S.recompute_dominated("selective", tr, True)
     naive = tr.model_copy(update={"attention": "naive"})

@@ -27,7 +27,7 @@ Scope = Literal["layers", "embedding_head", "dense", "expert"]
 #: how the planner hides it: 'exposed' (on the critical path), 'tp_overlap' (chunked behind the GEMM
 #: it feeds), 'ring_attention' (behind the attention core), 'buckets' (DDP / Megatron buckets behind
 #: backward or forward), 'prefetch' (ZeRO-3 next-layer prefetch)
-Overlap = Literal["exposed", "tp_overlap", "ring_attention", "buckets", "prefetch", "combined_1f1b"]
+Overlap = Literal["exposed", "tp_overlap", "ring_attention", "buckets", "prefetch", "combined_1f1b", "dualpipe"]
 
 OPS: tuple[str, ...] = ("AllReduce", "AllGather", "ReduceScatter", "AllToAll", "SendRecv")
 

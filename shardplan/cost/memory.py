@@ -486,6 +486,18 @@ class MemoryBreakdown:
                 "host_offload": self.host_offload}
 
 
+def dualpipe_weight_copies(layout: Layout, model: ModelSpec, stage: int) -> float:
+    """Weights (and gradients) a DualPipe rank holds, in units of stage ``stage``'s own: 1 + the mirrored stage
+    pp - 1 - s over this one (each rank runs stage s of the forward direction and stage pp - 1 - s of the
+    reverse one: DeepSeek-V3 Sec. 3.2.1, Table 2 "2x" parameters); 1 under every other schedule."""
+    p = layout.parallel
+    if p.schedule != "dualpipe" or p.pp == 1:
+        return 1.0
+    own = stage_params(model, layout, stage).total
+    mirror = stage_params(model, layout, p.pp - 1 - stage).total
+    return 1.0 + mirror / own if own else 2.0
+
+
 def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, layout: Layout, stage: int) -> None:
     """Fill params, grads, optimizer, ZeRO-3 buffers and host offload of ``mb`` (ZeRO paper Sec. 5.1)."""
     p = layout.parallel
@@ -498,8 +510,11 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
         dense = sp.dense + sp.replicated
         return dense / (zs if z >= stage_min else 1) + sp.expert / (ezs if z >= stage_min else 1)
 
-    mb.params = prec.param_bytes * sharded(3)
-    grads = prec.grad_bytes * sharded(2)
+    # DualPipe: every rank keeps the weights of its stage and of the mirrored stage pp - 1 - s, and their
+    # gradients (DeepSeek-V3 Table 2: 2x parameters); the optimizer updates each block once
+    copies = dualpipe_weight_copies(layout, model, stage)
+    mb.params = prec.param_bytes * sharded(3) * copies
+    grads = prec.grad_bytes * sharded(2) * copies
     opt = (prec.master_bytes + prec.optimizer_bytes) * sharded(1)
     fsdp_master = z == 3 and prec.master_bytes and training.framework.zero3_master_is_param
     if fsdp_master:
@@ -697,10 +712,15 @@ def activation_terms(model: ModelSpec, training: TrainingSpec, layout: Layout, s
     not on where the weights live: :func:`stage_activation_bytes`; on the last stage one set of
     logits per prediction depth (DeepSeek-V3 MTP: the main head's and each module's,
     :func:`loss_bytes_per_token`) and the profile's ``lm_head_stage_bytes`` x ``d_model`` per local
-    token (once, not divided by tp); :func:`sp_buffer_bytes`."""
-    acts = stage_activation_bytes(model, training, layout, stage)
+    token (once, not divided by tp); :func:`sp_buffer_bytes`. Under DualPipe a rank holds stage ``stage``
+    and the mirrored stage pp - 1 - s, each with half its in-flight chunks
+    (:func:`~shardplan.cost.pipeline.stage_inflight`)."""
+    p = layout.parallel
+    # DualPipe: a rank runs its stage and the mirrored one (pp - 1 - s), half of its p + 1 in-flight chunks each
+    stages = (stage, p.pp - 1 - stage) if p.schedule == "dualpipe" and p.pp > 1 else (stage,)
+    acts = sum(stage_activation_bytes(model, training, layout, s) for s in stages)
     logits = 0.0
-    if stage == layout.parallel.pp - 1:
+    if p.pp - 1 in stages:
         logits = layout.local_tokens * ((1 + model.mtp_modules) * loss_bytes_per_token(model, training, layout)
                                         + training.framework.lm_head_stage_bytes * model.d_model)
     return acts, logits, sp_buffer_bytes(model, training, layout)

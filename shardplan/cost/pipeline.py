@@ -5,7 +5,9 @@ Using Megatron-LM"), Sec. 2.2.1 (GPipe / 1F1B bubble (p-1) t_mb, 1F1B holds at m
 microbatches) and Sec. 2.2.2 (interleaved: bubble / v); Qi et al. 2023 ("Zero Bubble Pipeline
 Parallelism"), Sec. 3 (ZB-H1: bubble (p-1) t_mb / 3 with T_F = T_B = T_W, peak memory of 1F1B);
 Korthikanti et al. 2022 Sec. 4.2.3 (interleaving multiplies the first stage's in-flight
-activations by 1 + (p-1)/(p v)). The schedule simulator drawn by the guide is
+activations by 1 + (p-1)/(p v)); DeepSeek-AI 2024 ("DeepSeek-V3 Technical Report") Sec. 3.2.1 and
+Table 2, as deepseek-ai/DualPipe's README (DualPipe: bubble (p/2-1)(F&B + B - 3W), 2x parameters,
+p+1 microbatches of activations). The schedule simulator drawn by the guide is
 :mod:`shardplan.cost.pipeline_schedule`.
 """
 
@@ -29,11 +31,18 @@ def effective_virtual_stages(parallel: ParallelConfig, stage_layers: tuple[int, 
     return heaviest / math.ceil(heaviest / v)
 
 
+#: DualPipe's bubble per (p/2 - 1), in microbatch times F + B: (F&B + B - 3W) / (F + B) with the paired
+#: forward-and-backward chunk F&B taking F + B (the overlap hides communication, not compute), B = 2F (input and
+#: weight gradients, a forward's matmuls each) and W = F: (3F + 2F - 3F) / 3F = 2/3 (DeepSeek-V3 Table 2)
+DUALPIPE_BUBBLE = 2.0 / 3.0
+
+
 def bubble_fraction(parallel: ParallelConfig, stage_layers: tuple[int, ...] | None = None) -> float:
     """Bubble of one step in units of one microbatch's forward + backward on one stage.
 
     ``(p-1)`` for GPipe and 1F1B, ``(p-1)/v`` interleaved (v from :func:`effective_virtual_stages`
-    when ``stage_layers`` is given), ``(p-1)/3`` zero-bubble (ZB-H1), 0 without pipeline
+    when ``stage_layers`` is given), ``(p-1)/3`` zero-bubble (ZB-H1), ``(p/2-1) x 2/3`` DualPipe
+    (:data:`DUALPIPE_BUBBLE`), 0 without pipeline
     parallelism (sources in the module docstring); times ``pipeline_flushes``, since every flush fills and
     drains the pipeline again (e.g. pp=4, interleaved v=8, 4 flushes: 4 x 3/8 = 1.5 microbatch times).
 
@@ -45,6 +54,8 @@ def bubble_fraction(parallel: ParallelConfig, stage_layers: tuple[int, ...] | No
         return 0.0
     if p.schedule == "interleaved":
         return p.pipeline_flushes * (p.pp - 1) / effective_virtual_stages(p, stage_layers)
+    if p.schedule == "dualpipe":
+        return p.pipeline_flushes * DUALPIPE_BUBBLE * (p.pp / 2 - 1)
     return p.pipeline_flushes * (p.pp - 1) * {"gpipe": 1.0, "1f1b": 1.0, "zero-bubble": 1.0 / 3.0}[p.schedule]
 
 
@@ -133,7 +144,8 @@ def inflight_microbatches(layout: Layout) -> float:
     ZB-H1: min(m, p) (Narayanan et al. 2021 Sec. 2.2; Qi et al. 2023 Sec. 3: ZB-H1 keeps 1F1B's peak).
     Interleaved: p * (1 + (p-1)/(p*v)), at most m (Korthikanti et al. 2022 Sec. 4.2.3). With
     ``moe_a2a_overlap`` (Combined 1F1B) one more: 2 without pipelining, + 1/v interleaved. m is the
-    microbatches of one flush (``pipeline_flushes``: each drains before the next starts).
+    microbatches of one flush (``pipeline_flushes``: each drains before the next starts). DualPipe: min(m, p + 1)
+    on every rank (DeepSeek-V3 Table 2).
     """
     p = layout.parallel
     m = layout.microbatches // p.pipeline_flushes  # each flush runs its own schedule on its share
@@ -148,12 +160,18 @@ def inflight_microbatches(layout: Layout) -> float:
         # forward step before the 1f1b stages"): one more chunk, 1/v of a microbatch's activations
         extra = 1 / v if p.moe_a2a_overlap else 0.0
         return min(float(m), p.pp * (1 + (p.pp - 1) / (p.pp * v)) + extra)
+    if p.schedule == "dualpipe":  # DeepSeek-V3 Table 2: p + 1 chunks of activations on every rank
+        return float(min(m, p.pp + 1))
     return float(min(m, p.pp))
 
 
 def stage_inflight(layout: Layout, stage: int) -> float:
     """In-flight microbatches of pipeline stage ``stage``: the first stage's
     (:func:`inflight_microbatches`) minus one per stage further down (1F1B warm-up is p - s - 1
-    forwards, Narayanan et al. 2021 Sec. 2.2.1), at least 1."""
+    forwards, Narayanan et al. 2021 Sec. 2.2.1), at least 1; under DualPipe half of a rank's p + 1
+    (the other half are chunks of the mirrored stage the rank also runs)."""
     first = inflight_microbatches(layout)
+    if layout.parallel.schedule == "dualpipe":
+        # every rank holds p + 1 chunks, half of them of its stage and half of the mirrored one (its other direction)
+        return first / 2
     return first if stage == 0 else max(1.0, first - stage)

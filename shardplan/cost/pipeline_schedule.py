@@ -261,7 +261,9 @@ def pipeline_schedule(pp: int, microbatches: int, schedule: str = "1f1b",
     Args:
         pp: pipeline stages (>= 1).
         microbatches: microbatches per step (>= 1).
-        schedule: ``gpipe``, ``1f1b``, ``interleaved`` or ``zero-bubble``.
+        schedule: ``gpipe``, ``1f1b``, ``interleaved``, ``zero-bubble`` or ``dualpipe``, which is drawn as
+            ZB-H1 (one of its two directions, with the same split of the weight gradients; the planner prices
+            its own bubble, (p/2 - 1) x 2/3 microbatch times, :func:`shardplan.cost.pipeline.bubble_fraction`).
         virtual_stages: model chunks per rank (> 1 only with ``interleaved``).
 
     Returns:
@@ -272,6 +274,8 @@ def pipeline_schedule(pp: int, microbatches: int, schedule: str = "1f1b",
             interleaved with microbatches not divisible by pp.
     """
     _check_schedule(pp, microbatches, schedule, virtual_stages)
+    if schedule == "dualpipe":  # drawn as ZB-H1: one direction of its bidirectional schedule (docstring)
+        schedule = "zero-bubble"
     v = virtual_stages if schedule == "interleaved" else 1
     zb = schedule == "zero-bubble"
     dur = {"F": 1.0 / v, "B": (1.0 if zb else 2.0) / v, "W": 1.0}

@@ -68,7 +68,7 @@ def _check(ctx: ExportContext) -> None:
     p = ctx.p
     check_unexpressed(p, EXPORTER, _ALT)
     checks = [
-        (p.pp > 1 and p.schedule in ("1f1b", "zero-bubble"), f"schedule={p.schedule!r} (its circular pipeline runs "
+        (p.pp > 1 and p.schedule in ("1f1b", "zero-bubble", "dualpipe"), f"schedule={p.schedule!r} (its circular pipeline runs "
          f"all forward then all backward: GPipe, or interleaved with repeats)", _TORCH),
         (p.cp > 1 and p.zero_stage != 3, f"cp={p.cp} with zero_stage={p.zero_stage}: its 'embed' rule shards the "
          f"weights over the context axis (ZeRO-3 over cp)", _TORCH),

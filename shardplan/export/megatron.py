@@ -62,10 +62,11 @@ def _pipeline_args(ctx: ExportContext) -> list[str]:
     p, split = ctx.p, ctx.layout.stage_layers
     if p.pp == 1:
         return []
-    if p.schedule in ("gpipe", "zero-bubble"):
+    if p.schedule in ("gpipe", "zero-bubble", "dualpipe"):
         raise refuse("Megatron-LM", f"schedule={p.schedule!r} (it runs 1F1B or interleaved 1F1B)",
-                     "torchtitan (GPipe)" if p.schedule == "gpipe" else "no exporter (ZB-H1: the zero-bubble fork "
-                     "of Megatron-LM by Sea AI Lab)")
+                     {"gpipe": "torchtitan (GPipe)", "zero-bubble": "no exporter (ZB-H1: the zero-bubble fork of "
+                      "Megatron-LM by Sea AI Lab)"}.get(p.schedule, "no exporter (DualPipe: deepseek-ai/DualPipe, "
+                                                                    "wired into your own training loop)"))
     args = ["--pipeline-model-parallel-size", str(p.pp)]
     middle, v = split[1:-1], p.virtual_stages
     flags_express = (0 not in split and len(set(middle)) <= 1

@@ -46,6 +46,8 @@ def _check(ctx: ExportContext) -> None:
          f"on the norms)", "Megatron-LM (no --sequence-parallel)"),
         (p.schedule == "zero-bubble" and p.pp > 1, "the single-stage ZB-H1 schedule (its zero-bubble schedules "
          "are multi-stage: InterleavedZeroBubble, ZBVZeroBubble)", "no exporter"),
+        (p.schedule == "dualpipe" and p.pp > 1, "DualPipe (torch.distributed.pipelining has the V-shaped DualPipeV, "
+         "one copy of the weights, not DualPipe's two directions)", "no exporter"),
         (p.ep > 1 and not _ep_fits(p), f"ep={p.ep} outside its dp2ep rule (cp <= ep <= data_parallel_shard_degree x "
          f"context_parallel_degree, ep dividing the latter; here shard {p.dp_shard if p.zero_stage else 1}, "
          f"cp {p.cp})", "Megatron-LM"),

@@ -412,7 +412,8 @@ def profile_from_mapping(data: dict, where: str = "framework", folder: Path | No
 #: program, no vocabulary padding, bf16 FSDP gathers) without MaxText's own limits on pipeline schedules and ZeRO
 #: stages, since the runtime implements GPipe, 1F1B and zero-bubble schedules and every ZeRO stage itself
 JAX_RUNTIME = FRAMEWORKS["maxtext"].model_copy(update={
-    "schedules": None, "zero_stages": None, "released_schedules": ("gpipe", "1f1b", "interleaved"),
+    "schedules": ("gpipe", "1f1b", "interleaved", "zero-bubble"), "zero_stages": None,
+    "released_schedules": ("gpipe", "1f1b", "interleaved"),
     "sources": {**FRAMEWORKS["maxtext"].sources,
                 "released_schedules": "shardplan.jax.pipeline runs zero-bubble as 1F1B (docs/runtime.md): its smaller "
                 "bubble is the planner's"}})

@@ -341,9 +341,9 @@ class FrameworkProfile(BaseModel):
     layout_defaults: dict[Literal["sp", "tp_overlap"], bool] = Field(default_factory=dict)
     selective_recompute: Literal["attention", "every_other_matmul"] = "attention"
     attention_kernel: Literal["fa2", "fa3", "cudnn", "triton"] | None = None
-    schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble"], ...] | None = Field(default=None,
+    schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble", "dualpipe"], ...] | None = Field(default=None,
                                                                                                min_length=1)
-    released_schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble"], ...] | None = Field(
+    released_schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble", "dualpipe"], ...] | None = Field(
         default=None, min_length=1)
     zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
     recomputes: tuple[Literal["none", "selective", "full"], ...] | None = Field(default=None, min_length=1)

@@ -363,7 +363,7 @@ def pipeline_figure(pp: int, microbatches: int, schedule: str = "1f1b", virtual_
     blocks = pipeline_schedule(pp, microbatches, schedule, virtual_stages)
     shades = {"F": ["#6baed6", "#2171b5", "#08519c", "#08306b"], "B": ["#fdae6b", "#e6550d", "#a63603", "#7f2704"],
               "W": ["#74c476"]}
-    names = {"F": "forward", "B": "backward" if schedule != "zero-bubble" else "backward (input grad)",
+    names = {"F": "forward", "B": "backward" if schedule not in ("zero-bubble", "dualpipe") else "backward (input grad)",
              "W": "weight grad"}
     show_text = len(blocks) <= 320
     fig = go.Figure()
@@ -382,7 +382,8 @@ def pipeline_figure(pp: int, microbatches: int, schedule: str = "1f1b", virtual_
                           "<br>t = %{customdata[2]:.2f} .. %{customdata[3]:.2f}<extra></extra>"))
     bubble = pipeline_bubble_units(blocks)
     makespan = max(b.end for b in blocks)
-    label = schedule + (f", v={virtual_stages}" if schedule == "interleaved" else "")
+    label = schedule + (f", v={virtual_stages}" if schedule == "interleaved" else "") + (
+        " (drawn as ZB-H1: one of its two directions)" if schedule == "dualpipe" else "")
     fig.update_layout(
         barmode="overlay", **_LAYOUT, height=max(220, 60 + 34 * pp), bargap=0.15,
         title=dict(text=f"Pipeline schedule ({label}): pp={pp}, {microbatches} microbatches; bubble "

@@ -102,18 +102,24 @@ def collectives(ctx: StepContext) -> list[Collective]:
     phase = {"fwd": "forward", "bwd": "backward: their gradients" + (", and the recomputed forward's" if again else "")}
     out = [ctx.collective(op, "ep", "tokens", ph, "layers", payload, p.ep, p.expert_tp, n * ctx.moe_layers * m,
                           f"{purpose} ({phase.get(ph, ph)})") for op, ph, n in tally(calls)]
-    return combined_1f1b(ctx, out) if p.moe_a2a_overlap else out
+    return combined_1f1b(ctx, out) if p.moe_a2a_overlap or (p.pp > 1 and p.schedule == "dualpipe") else out
 
 
 def unpaired_fraction(ctx: StepContext) -> float:
     """Share of the step's microbatch passes that Combined 1F1B leaves unpaired on the busiest rank
     (pipeline rank 0): without pipelining the first forward and the last backward, 1 / m of each
-    direction; with the interleaved schedule the warm-up forwards and the cool-down backwards,
+    direction; under DualPipe ``(1.5 pp - 1) / m`` (the warm-up and cool-down chunks it runs alone);
+    with the interleaved schedule the warm-up forwards and the cool-down backwards,
     ``2 (pp - 1) + (v - 1) pp + 1`` of the ``m v`` chunk passes (Megatron-Core schedules.py
     ``get_pp_rank_microbatches``: rank 0's warm-up count, one more with the overlap on), at most all of them."""
     p, m = ctx.p, ctx.m
     if p.pp == 1:
         return 1.0 / m
+    if p.schedule == "dualpipe":
+        # deepseek-ai/DualPipe dualpipe.py step(): rank 0 overlaps 2 (m/2 - pp + 1) forward-backward pairs in its
+        # main step and pp/2 - 1 more after it, m - 1.5 pp + 1 of its m forward passes (per flush)
+        mf = m / p.pipeline_flushes
+        return min(1.0, (1.5 * p.pp - 1) / mf)
     v = p.virtual_stages
     # + 1: Combined 1F1B schedules one extra warm-up forward (Megatron-Core schedules.py)
     return min(1.0, (2 * (p.pp - 1) + (v - 1) * p.pp + 1) / (m * v))
@@ -132,11 +138,14 @@ def combined_1f1b(ctx: StepContext, colls: list[Collective]) -> list[Collective]
     That much is the schedule's upper bound; the framework hides ``FrameworkProfile.a2a_overlap_share`` of it
     (measured: about half, the source of the megatron preset's value). The search never turns it on by itself."""
     u, m = unpaired_fraction(ctx), ctx.m
-    share = ctx.training.framework.a2a_overlap_share
+    # DualPipe's own overlapped forward-backward chunks hide all of it: "both all-to-all and PP communication can be
+    # fully hidden during execution" (DeepSeek-V3 report Sec. 3.2.1, with its custom dispatch/combine kernels)
+    share = 1.0 if ctx.p.schedule == "dualpipe" and ctx.p.pp > 1 else ctx.training.framework.a2a_overlap_share
     window = {"fwd": 2 / 3 * ctx.stage.total_s * m, "bwd": 1 / 3 * ctx.stage.total_s * m}
     out = []
     for c in colls:
         paired = (1 - u) * c.time_s
         bound = u * c.time_s + max(0.0, paired - (1 - u) * window.get(c.phase, 0.0))  # all the hideable hidden
-        out.append(replace(c, exposed_s=c.time_s - share * (c.time_s - bound), overlap="combined_1f1b"))
+        out.append(replace(c, exposed_s=c.time_s - share * (c.time_s - bound),
+                           overlap="dualpipe" if ctx.p.schedule == "dualpipe" and ctx.p.pp > 1 else "combined_1f1b"))
     return out

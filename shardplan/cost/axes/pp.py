@@ -15,6 +15,8 @@ E.g. 1F1B, pp = 2, m = 4: 4 sends per rank (stage 0 its 4 activations, stage 1 i
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from shardplan.cost.axes import LayerCall, tally
 from shardplan.cost.collective import Collective
 from shardplan.cost.context import StepContext
@@ -35,8 +37,15 @@ def collectives(ctx: StepContext) -> list[Collective]:
     stride = p.tp * p.cp * p.dp
     counts = [(op, ph, n * sends_per_step(p.pp, m, p.virtual_stages, ph)) for op, ph, n in tally(STAGE_BOUNDARY)]
     purpose = {c.phase: c.what for c in STAGE_BOUNDARY}
-    return [ctx.collective(op, "pp", "stage_io", ph, "layers", msg, 2, stride, count, purpose[ph])
-            for op, ph, count in counts if count > 0]
+    out = [ctx.collective(op, "pp", "stage_io", ph, "layers", msg, 2, stride, count, purpose[ph])
+           for op, ph, count in counts if count > 0]
+    if p.schedule == "dualpipe":
+        # DualPipe hides the sends of its paired forward-backward chunks (DeepSeek-V3 Sec. 3.2.1): only those of the
+        # chunks it runs alone stay exposed (shardplan.cost.axes.ep.unpaired_fraction)
+        from shardplan.cost.axes.ep import unpaired_fraction
+        u = unpaired_fraction(ctx)
+        out = [replace(c, exposed_s=u * c.time_s, overlap="dualpipe") for c in out]
+    return out
 
 
 def sends_per_step(pp: int, m: int, v: int, phase: str) -> int:
