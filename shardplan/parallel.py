@@ -131,6 +131,10 @@ class ParallelConfig(BaseModel):
         "ZeRO-3 gather granularity: 'block' (PyTorch FSDP, per layer) or 'tensor' (DeepSpeed)"))
     offload_optimizer: bool = Field(default=False, description=(
         "keep master weights, gradients and optimizer state in host memory"))
+    recompute_layers: int | None = Field(default=None, ge=1, le=lim.MAX_LAYERS, description=(
+        "with recompute='full': recompute only the first N layers of each pipeline stage (of each model chunk when "
+        "interleaved) and keep the others' activations (Megatron-LM --recompute-method block --recompute-num-layers "
+        "N); none: every layer"))
     offload_activation_layers: int = Field(default=0, ge=0, le=lim.MAX_LAYERS, description=(
         "layers whose saved activations are moved to host memory and back (Megatron --cpu-offloading-num-layers); "
         "needs pp=1 and recompute=none"))
@@ -187,6 +191,7 @@ class ParallelConfig(BaseModel):
         if self.ep > 1 and self.moe_dispatcher != "alltoall":
             parts.append(self.moe_dispatcher)
         mods = (f"({','.join(self.recompute_modules)})" if self.recompute_modules and self.recompute == "selective"
+                else f"(first {self.recompute_layers} layers)" if self.recompute_layers and self.recompute == "full"
                 else "")
         if self.pp > 1 and self.pipeline_flushes > 1:
             parts.append(f"flushes={self.pipeline_flushes}")
@@ -655,6 +660,23 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
                   split_rule=training.framework.pipeline_split, mtp_modules=model.mtp_modules)
 
 
+def recomputed_layers(p: ParallelConfig, layers: int) -> float:
+    """Layers of a stage of ``layers`` layers that full recompute recomputes: all of them, or with
+    ``recompute_layers`` N the first N of each of the stage's ``virtual_stages`` chunks (Megatron-Core
+    ``transformer_block.py`` ``_checkpointed_forward``, method 'block': layers ``l < recompute_num_layers`` of
+    the chunk are checkpointed), at most every layer; 0 without full recompute."""
+    if p.recompute != "full":
+        return 0.0
+    if p.recompute_layers is None:
+        return float(layers)
+    return float(min(layers, p.recompute_layers * p.virtual_stages))
+
+
+def recompute_share(p: ParallelConfig, layers: int) -> float:
+    """:func:`recomputed_layers` over ``layers`` (1 with every layer recomputed; 0 without full recompute)."""
+    return recomputed_layers(p, layers) / layers if layers else 0.0
+
+
 def inert_recompute_modules(p: ParallelConfig, model: ModelSpec) -> tuple[str, ...]:
     """The ``recompute_modules`` with nothing to recompute in ``model``: moe and moe_act without MoE
     layers, shared_experts without shared experts, mlp without dense MLP layers, mla_up_proj without
@@ -707,6 +729,10 @@ def _check_options(p: ParallelConfig, n_devices: int) -> None:
         if repeated:
             raise ConfigError(f"recompute_modules names {', '.join(repeated)} twice; give each module once",
                               field="recompute_modules", value=repeated)
+    if p.recompute_layers is not None and p.recompute != "full":
+        raise ConfigError(f"recompute_layers={p.recompute_layers} chooses how many layers full recompute recomputes and "
+                          f"needs recompute='full' (got {p.recompute!r})", field="recompute_layers",
+                          value=p.recompute_layers, legal=[None])
     if p.moe_dispatcher != "alltoall" and p.ep == 1:
         raise ConfigError(f"moe_dispatcher={p.moe_dispatcher!r} dispatches tokens over the ep group and needs ep > 1 "
                           f"(an MoE model's expert parallelism); legal with ep=1: 'alltoall'", field="moe_dispatcher",
@@ -745,6 +771,11 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
                           f"does not have (its selective recompute: {fw.selective_recompute}); legal "
                           f"recompute_modules: none, or --framework megatron", field="recompute_modules",
                           value=list(p.recompute_modules), legal=[None])
+    if p.recompute_layers is not None and not fw.module_recompute:
+        raise ConfigError(f"recompute_layers={p.recompute_layers} is Megatron-LM's --recompute-method block "
+                          f"--recompute-num-layers, which the {fw.label} framework does not have; legal recompute_layers: "
+                          "none, or --framework megatron", field="recompute_layers", value=p.recompute_layers,
+                          legal=[None])
     if p.offload_activation_layers and not fw.activation_offload:
         raise ConfigError(f"offload_activation_layers={p.offload_activation_layers} is Megatron-LM's "
                           f"--cpu-offloading-num-layers, which the {fw.label} framework does not have; legal "

@@ -385,3 +385,26 @@ def test_megatron_gradient_buckets_grow_with_dp(devices, buckets):
     rs0 = next(x for x in e.collectives if x.axis == "dp" and x.op == "ReduceScatter")
     per_layer = collective_cost("ReduceScatter", size / 32, dp, 8, HARDWARE["h100-sxm"]).time_s
     assert rs0.time_s == pytest.approx(32 * per_layer, rel=1e-9)
+
+
+def test_recompute_layers_recomputes_the_first_n_of_each_stage():
+    # llama-3-70b, pp=4: 20 layers a stage; --recompute-layers 5 (Megatron's block method) recomputes 5 of them
+    from shardplan.cost.memory import stage_activation_bytes
+    from shardplan.parallel import validate
+    tr = TrainingSpec(seq_len=8192, global_batch_size=32)
+    m, h = MODELS["llama-3-70b"], HARDWARE["h100-sxm"]
+    base = dict(tp=8, sp=True, pp=4, microbatch_size=1)
+    full, five, none = (estimate(m, h, tr, ParallelConfig(**base, **kw), 64) for kw in (
+        dict(recompute="full"), dict(recompute="full", recompute_layers=5), dict(recompute="none")))
+    assert five.layout.parallel.recompute_layers == 5
+    # compute: a quarter of full recompute's extra forward (5 / 20)
+    assert five.recompute_s == pytest.approx(full.recompute_s / 4)
+    # memory of stage 1 (3 microbatches in flight): 5 layers keep their input (full's share), 15 keep everything
+    # (no recompute's share), plus the one layer being recomputed: F = one layer's full bytes = none / (20 x 3)
+    act = {k: stage_activation_bytes(m, tr, e.layout, 1) for k, e in (("full", full), ("five", five), ("none", none))}
+    F = act["none"] / (20 * 3)
+    assert act["five"] == pytest.approx(0.25 * (act["full"] - F) + 0.75 * act["none"] + F)
+    # HFU counts the recomputed share only
+    assert five.hfu / five.mfu == pytest.approx(1 + 0.25 * (full.hfu / full.mfu - 1), rel=1e-6)
+    with pytest.raises(Exception, match="needs recompute='full'"):
+        validate(ParallelConfig(**base, recompute="selective", recompute_layers=5), m, tr, 64)

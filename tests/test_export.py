@@ -1014,3 +1014,22 @@ def test_maxtext_import_resolves_auto_axes_with_devices():
         import_config("maxtext", "ici_fsdp_parallelism: -1\nper_device_batch_size: 1\n")
     with pytest.raises(ConfigError, match="one per level"):
         import_config("maxtext", "ici_fsdp_parallelism: -1\nici_data_parallelism: -1\n", devices=8)
+
+
+def test_megatron_recompute_layers_round_trip():
+    # --recompute-method block --recompute-num-layers 5: the first 5 layers of each stage; uniform: every layer
+    text = ("--num-layers 32 --recompute-granularity full --recompute-method block --recompute-num-layers 5 "
+            "--micro-batch-size 1")
+    assert import_config("megatron", text, devices=8).parallel.recompute_layers == 5
+    assert import_config("megatron", text.replace("block", "uniform"), devices=8).parallel.recompute_layers is None
+    from shardplan.export import export_text
+    from shardplan.cost.step import estimate
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.parallel import ParallelConfig
+    from shardplan.specs.training import TrainingSpec
+    e = estimate(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], TrainingSpec(seq_len=4096, global_batch_size=8),
+                 ParallelConfig(recompute="full", recompute_layers=5), 8)
+    out = export_text("megatron", e)
+    assert "--recompute-method block --recompute-num-layers 5" in " ".join(out.split())
+    assert import_config("megatron", out).parallel.recompute_layers == 5

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from shardplan.cost import flops as F
 from shardplan.cost.gemm import GemmDevice, GemmShape, attention_kernel, training_gemm_seconds
 from shardplan.cost.memory import StageParams, stage_params
-from shardplan.parallel import Layout, ParallelConfig
+from shardplan.parallel import Layout, ParallelConfig, recompute_share
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
@@ -338,11 +338,12 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
     p = layout.parallel
     sp_ = stage_params(model, layout, stage)
     mm = elem = rec = 0.0
+    share = recompute_share(p, sp_.layers)  # full recompute of every layer, or of recompute_layers per chunk
     for lt, cnt, moe in ((dense_t, sp_.layers - sp_.moe_layers, False), (moe_t, sp_.moe_layers, True)):
         mm += cnt * (lt.fwd_mm + lt.bwd_mm + lt.fwd_attn + lt.bwd_attn)
         elem += cnt * 3 * lt.fwd_elem
         if p.recompute == "full":
-            rec += cnt * lt.fwd
+            rec += cnt * lt.fwd * share
         elif p.recompute == "selective" and training.framework.selective_recompute == "every_other_matmul":
             rec += cnt * (lt.fwd_mm_every_other + lt.fwd_elem)  # op-level: half the matmuls, every element-wise op
         elif p.recompute == "selective":

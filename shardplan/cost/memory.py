@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.cost.flops import op_sac_matmuls
 from shardplan.cost.pipeline import stage_inflight
-from shardplan.parallel import Layout, cost_greedy_split
+from shardplan.parallel import Layout, cost_greedy_split, recomputed_layers
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
 
@@ -590,7 +590,8 @@ def zero3_gather_bytes(training: TrainingSpec) -> float:
 def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Layout, stage: int) -> float:
     """Stored activations of pipeline stage ``stage`` at its peak (bytes): the in-flight
     microbatches' layers (:func:`~shardplan.cost.pipeline.stage_inflight`), under full recompute
-    the layer inputs plus one layer recomputed in full, under selective recompute without the
+    the layer inputs plus one layer recomputed in full (with ``recompute_layers`` the inputs of the recomputed
+    layers, :func:`~shardplan.parallel.recomputed_layers`, and everything of the others), under selective recompute without the
     attention scores (Megatron-LM; one layer's scores stay, alive while that layer runs) or only what
     op-level checkpointing saves
     (:func:`op_sac_bytes_per_token`, torchtitan); the embedding's dropout mask on the first stage
@@ -606,8 +607,12 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
     beta = training.precision.activation_bytes
     inflight = stage_inflight(layout, stage)
     if p.recompute == "full":
-        stored = n_layers * beta * model.d_model / sigma
-        act = u * (stored * inflight + full_layer)
+        # the recomputed layers keep their input; the others (recompute_layers: past the first N of a chunk) keep
+        # everything, the mean dense / MoE layer's bytes
+        r = recomputed_layers(p, n_layers)
+        kept = (dense_l * per_tok[0] + moe_l * per_tok[1]) / n_layers if n_layers else 0.0
+        stored = r * beta * model.d_model / sigma + (n_layers - r) * kept
+        act = u * (stored * inflight + (full_layer if r else 0.0))
     elif p.recompute == "selective" and training.framework.selective_recompute == "every_other_matmul":
         # op-level selective checkpointing of dense blocks; MoE blocks keep the no-recompute count
         # (their expert GEMMs are not aten.mm calls the policy counts)

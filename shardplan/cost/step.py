@@ -37,7 +37,7 @@ from shardplan.cost.memory import (MemoryBreakdown, hbm_limit, memory_estimate, 
                                    runtime_owned)
 from shardplan.cost.pipeline import boundary_message_bytes, bubble_s, stall_rule, stall_s
 from shardplan.errors import ConfigError
-from shardplan.parallel import Layout, ParallelConfig, validate
+from shardplan.parallel import Layout, ParallelConfig, recomputed_layers, validate
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
@@ -239,9 +239,13 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     step = m * T_mb + bubble + dp.per_step + opt_s + fw.step_overhead_s + slow_step + stall
     tokens = training.global_batch_tokens
     mf = F.model_flops_per_token(model, training.seq_len, training.causal) * tokens
-    hf = tokens * F.hardware_flops_per_token(model, training.seq_len, layout.parallel.recompute, training.causal,
-                                             training.attention, fw.selective_recompute,
-                                             layout.parallel.recompute_modules)
+    # recompute_layers: the recomputed share of the model's layers (full recompute of every one: 1)
+    p_ = layout.parallel
+    rshare = (sum(recomputed_layers(p_, n) for n in layout.stage_layers) / max(1, sum(layout.stage_layers))
+              if p_.recompute == "full" else 1.0)
+    hf = mf + rshare * tokens * F.recompute_flops_per_token(model, training.seq_len, p_.recompute, training.causal,
+                                                            training.attention, fw.selective_recompute,
+                                                            p_.recompute_modules)
     peak_total = layout.n_devices * hw.peak_flops(training.precision.compute_dtype)
     st = ctx.stage
     overhead = m * (st.overhead_s + fw.microbatch_overhead_s + extra_mb) + fw.step_overhead_s + stall

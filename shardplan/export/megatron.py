@@ -31,7 +31,8 @@ cp -> ``--context-parallel-size``; ep ->
 sp -> ``--sequence-parallel``; ZeRO-1 -> ``--use-distributed-optimizer``, ZeRO-2/3 -> Megatron-FSDP
 ``optim_grads`` / ``optim_grads_params``; HSDP -> ``--num-distributed-optimizer-instances dp/dp_shard``;
 recompute -> ``--recompute-granularity`` (+ ``--recompute-method uniform --recompute-num-layers 1`` for
-full; recompute_modules -> ``--recompute-modules``); ``--micro-batch-size``, ``--global-batch-size``,
+full, ``--recompute-method block --recompute-num-layers N`` with recompute_layers N; read back: block with N
+layers is recompute_layers N, uniform recomputes every layer; recompute_modules -> ``--recompute-modules``); ``--micro-batch-size``, ``--global-batch-size``,
 ``--seq-length``;
 overlap_grad_reduce -> ``--overlap-grad-reduce``; tp_overlap -> ``--tp-comm-overlap``;
 offload_optimizer -> ``--optimizer-cpu-offload``; offload_activation_layers -> ``--cpu-offloading
@@ -203,7 +204,10 @@ def megatron_args(ctx: ExportContext) -> list[str]:
         if p.recompute_modules:
             args += ["--recompute-modules", *p.recompute_modules]
     elif p.recompute == "full":
-        args += ["--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1"]
+        args += (["--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1"]
+                 if p.recompute_layers is None else
+                 ["--recompute-granularity", "full", "--recompute-method", "block", "--recompute-num-layers",
+                  str(p.recompute_layers)])
     args += ["--micro-batch-size", str(p.microbatch_size), "--global-batch-size", str(tr.global_batch_size),
              "--seq-length", str(tr.seq_len)]
     # dropout written out both ways: Megatron-LM's own default is 0.1 for both (arguments.py
@@ -529,6 +533,8 @@ def read(text: str, devices: int | None = None) -> Imported:
                   etp=a.expert_tensor_parallel_size if a.expert_tensor_parallel_size not in (None, tp) else None,
                   moe_dispatcher="deepep" if a.moe_token_dispatcher_type == "flex" else "alltoall",
                   recompute_modules=tuple(a.recompute_modules) if a.recompute_modules else None,
+                  recompute_layers=(a.recompute_num_layers if a.recompute_granularity == "full"
+                                    and a.recompute_method == "block" and a.recompute_num_layers else None),
                   microbatch_size=a.micro_batch_size or 1, overlap_grad_reduce=a.overlap_grad_reduce,
                   tp_overlap=a.tp_comm_overlap and tp > 1, offload_optimizer=a.optimizer_cpu_offload,
                   moe_a2a_overlap=a.overlap_moe_expert_parallel_comm,
@@ -582,7 +588,7 @@ def _training_of(a: argparse.Namespace, zero_stage: int) -> tuple[str, str]:
 
 EXPORTER = Exporter(name="megatron", title="Megatron-LM", source=SOURCE, suffix=".sh",
                     expresses=("overlap_grad_reduce", "tp_overlap", "offload_optimizer", "etp", "moe_dispatcher",
-                               "recompute_modules", "offload_activation_layers", "moe_a2a_overlap"),
+                               "recompute_modules", "recompute_layers", "offload_activation_layers", "moe_a2a_overlap"),
                     write=write, read=read,
                     precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp8-mixed", "fp8-params", "fp32"),
                     optimizer_dtypes=("fp32", "bf16-moments"), dropout=True, moe_capacity=True)

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from shardplan.cost.collective import Collective
 from shardplan.cost.context import StepContext
 from shardplan.cost.memory import grad_reduce_bytes, zero3_gather_bytes
+from shardplan.parallel import recompute_share
 from shardplan.specs.model import ModelSpec
 
 
@@ -68,7 +69,7 @@ def weight_groups(ctx: StepContext) -> list[WeightGroup]:
 def _windows(ctx: StepContext) -> tuple[float, float, int]:
     """(forward seconds of one layer, backward (+ recompute) seconds of one layer, buckets)."""
     fwd = ctx.dense_t.fwd
-    bwd = 2 * fwd + (fwd if ctx.p.recompute == "full" else 0.0)
+    bwd = 2 * fwd + fwd * recompute_share(ctx.p, ctx.layers)
     return fwd, bwd, max(1, ctx.layers)
 
 

@@ -25,6 +25,7 @@ from shardplan.cost.axes import LayerCall, recomputed, tally
 from shardplan.cost.collective import Collective
 from shardplan.cost.comm import group_split
 from shardplan.cost.context import StepContext
+from shardplan.parallel import recompute_share
 
 #: per MoE layer
 MOE_LAYER: tuple[LayerCall, ...] = (
@@ -89,8 +90,11 @@ def collectives(ctx: StepContext) -> list[Collective]:
     # the busiest rank's payload: capacity-padded buffers, or the dropless imbalance (TrainingSpec.moe_load)
     payload = (ctx.prec.activation_bytes * (ctx.layout.local_tokens / p.tp) * ctx.model.top_k * ctx.model.d_model
                * ctx.training.moe_load)
-    again = p.recompute == "full" or (p.recompute == "selective" and "moe" in (p.recompute_modules or ()))
-    calls = MOE_LAYER + (recomputed(MOE_LAYER) if again else ())
+    # full recompute repeats the forward AllToAlls of the recomputed layers (all, or recompute_layers per chunk: their
+    # share of the stage's MoE layers taken as of its layers), selective with 'moe' those of every MoE layer
+    share = (recompute_share(p, ctx.layers) if p.recompute == "full"
+             else 1.0 if p.recompute == "selective" and "moe" in (p.recompute_modules or ()) else 0.0)
+    calls = MOE_LAYER + (recomputed(MOE_LAYER) if share == 1.0 else ())
     # the ep group's ranks are etp apart (tp apart by default; Megatron-LM folds ep over tp ranks when etp < tp)
     purpose = "token dispatch / combine"
     if p.moe_dispatcher == "deepep":
@@ -99,9 +103,14 @@ def collectives(ctx: StepContext) -> list[Collective]:
         per_node = group_split(p.ep, p.expert_tp, ctx.hw.scale_up_size)[0]
         payload *= deepep_copy_share(ctx.model.n_experts, ctx.model.top_k, p.ep, per_node, ctx.training.moe_routing)
         purpose = "token dispatch / combine (DeepEP: one copy per remote rank, or node across nodes)"
-    phase = {"fwd": "forward", "bwd": "backward: their gradients" + (", and the recomputed forward's" if again else "")}
+    phase = {"fwd": "forward", "bwd": "backward: their gradients" + (", and the recomputed forward's"
+                                                                     if share == 1.0 else "")}
     out = [ctx.collective(op, "ep", "tokens", ph, "layers", payload, p.ep, p.expert_tp, n * ctx.moe_layers * m,
                           f"{purpose} ({phase.get(ph, ph)})") for op, ph, n in tally(calls)]
+    if 0 < share < 1:
+        out += [ctx.collective(op, "ep", "tokens", ph, "layers", payload, p.ep, p.expert_tp,
+                               n * ctx.moe_layers * m * share, f"{purpose} (the recomputed layers' forward)")
+                for op, ph, n in tally(recomputed(MOE_LAYER))]
     return combined_1f1b(ctx, out) if p.moe_a2a_overlap or (p.pp > 1 and p.schedule == "dualpipe") else out
 
 

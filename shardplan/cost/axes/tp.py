@@ -36,6 +36,7 @@ from shardplan.cost.axes import LayerCall, recomputed, tally
 from shardplan.cost.collective import Collective
 from shardplan.cost.comm import group_split
 from shardplan.cost.context import StepContext
+from shardplan.parallel import recompute_share
 
 #: per layer, without sequence parallelism (Shoeybi et al. 2019 Fig. 3)
 MEGATRON: tuple[LayerCall, ...] = (
@@ -110,25 +111,35 @@ def _is_mlp(call: LayerCall) -> bool:
 
 def _layer_calls(ctx: StepContext, act: float) -> list[Collective]:
     """The per-layer rows of every layer; with etp != tp the MoE layers' MLP rows over etp
-    (module docstring)."""
+    (module docstring). Full recompute repeats the forward calls of the recomputed layers
+    (:func:`~shardplan.parallel.recompute_share`: all, or ``recompute_layers`` per chunk)."""
+    p = ctx.p
+    base = SEQUENCE_PARALLEL if p.sp else MEGATRON
+    share = recompute_share(p, ctx.layers)
+    if share in (0.0, 1.0):  # every layer alike: one row per op and phase
+        return _rows(ctx, act, layer_schedule(p.sp, p.recompute), 1.0)
+    return _rows(ctx, act, base, 1.0) + _rows(ctx, act, recomputed(base), share)
+
+
+def _rows(ctx: StepContext, act: float, sched: tuple[LayerCall, ...], share: float) -> list[Collective]:
+    """:func:`_layer_calls`' rows of ``sched`` on ``share`` of the stage's layers."""
     p, m, L = ctx.p, ctx.m, ctx.layers
     label = "activations (sequence parallel)" if p.sp else "activations (Megatron f/g)"
     overlap = "tp_overlap" if p.tp_overlap else "exposed"
-    sched = layer_schedule(p.sp, p.recompute)
     etp, moe_l = p.expert_tp, ctx.moe_layers
     if etp == p.tp or not moe_l:
-        return [ctx.collective(op, "tp", "activations", ph, "layers", act, p.tp, 1, n * L * m, label,
+        return [ctx.collective(op, "tp", "activations", ph, "layers", act, p.tp, 1, n * L * m * share, label,
                                overlap=overlap) for op, ph, n in tally(sched)]
     attn = tuple(c for c in sched if not _is_mlp(c))
     mlp = tuple(c for c in sched if _is_mlp(c))
-    out = [ctx.collective(op, "tp", "activations", ph, "layers", act, p.tp, 1, n * L * m, label, overlap=overlap)
-           for op, ph, n in tally(attn)]
-    out += [ctx.collective(op, "tp", "activations", ph, "layers", act, p.tp, 1, n * (L - moe_l) * m, label,
+    out = [ctx.collective(op, "tp", "activations", ph, "layers", act, p.tp, 1, n * L * m * share, label,
+                          overlap=overlap) for op, ph, n in tally(attn)]
+    out += [ctx.collective(op, "tp", "activations", ph, "layers", act, p.tp, 1, n * (L - moe_l) * m * share, label,
                            overlap=overlap) for op, ph, n in tally(mlp) if L > moe_l]
     if etp > 1:
         tokens = ctx.prec.activation_bytes * ctx.layout.local_tokens / p.tp * etp * ctx.model.top_k
         out += [ctx.collective(op, "tp", "tokens", ph, "layers", tokens * ctx.model.d_model, etp, 1,
-                               n * moe_l * m, "dispatched tokens (expert tensor parallel)", overlap=overlap)
+                               n * moe_l * m * share, "dispatched tokens (expert tensor parallel)", overlap=overlap)
                 for op, ph, n in tally(mlp)]
     return out
 
