@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from shardplan.cost import flops as F
 from shardplan.cost.gemm import GemmDevice, GemmShape, attention_kernel, training_gemm_seconds
 from shardplan.cost.memory import StageParams, stage_params
-from shardplan.parallel import Layout, ParallelConfig, recompute_share
+from shardplan.parallel import Layout, ParallelConfig, recompute_share, recomputed_layers
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
@@ -351,7 +351,10 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
     if stage == p.pp - 1:  # LM head + cross-entropy over the vocab shard (once more per MTP module)
         head_mm, head_elem = lm_head_s(model, training, hw, layout, layout.local_tokens)
         mm, elem = mm + (1 + model.mtp_modules) * head_mm, elem + (1 + model.mtp_modules) * head_elem
-    return StageCompute(stage, mm, elem, rec, sp_, sp_.layers * training.framework.layer_overhead_s
+    # a profile whose per-layer cost is its checkpointing wrapper's charges the recomputed layers only
+    fw = training.framework
+    charged = recomputed_layers(p, sp_.layers) if fw.layer_overhead_recomputed_only else sp_.layers
+    return StageCompute(stage, mm, elem, rec, sp_, charged * fw.layer_overhead_s
                         + moe_expert_cost_s(model, training, p, sp_.moe_layers))
 
 

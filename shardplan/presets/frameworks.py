@@ -101,6 +101,10 @@ _DS_LAYER = ("per transformer layer per microbatch, outside the GEMMs: DeepSpeed
 
 
 
+_DS_LAYER_RC = ("the per-layer cost is CheckpointFunction's (layer_overhead_s), so only checkpointed layers pay it: "
+                "FlagPerf's Llama-2-7B on 8 H800 under HF Trainer + DeepSpeed ZeRO-3 without activation checkpointing "
+                "(FlagOpen/FlagPerf, read after every fit) was predicted 43% slow with the term on every layer, 14% "
+                "fast without it")
 _FSDP_ONLY = ("PyTorch FSDP as llm-foundry (Composer fsdp_config, plus tp_config for tensor parallelism) and "
               "fms-fsdp (FSDP / HSDP sharding strategies) run it: no pipeline or context parallelism options")
 
@@ -233,9 +237,10 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "|error| median 4.2%, max 6.8% (docs/accuracy.md)",
                                   "pipeline_parallel": _FSDP_ONLY, "context_parallel": _FSDP_ONLY}),
         FrameworkProfile(name="deepspeed", moe_routed_copies=2, activation_offload=False, module_recompute=False, zero3_prefetch=0.221, zero3_nic_share=0.217, layer_overhead_s=0.0134,
+                         layer_overhead_recomputed_only=True,
                          schedules=("1f1b",), pipeline_zero_stages=(0, 1),
                          sources={"zero3_prefetch": _DS_ZERO3, "zero3_nic_share": _DS_ZERO3,
-                                  "layer_overhead_s": _DS_LAYER,
+                                  "layer_overhead_s": _DS_LAYER, "layer_overhead_recomputed_only": _DS_LAYER_RC,
                                   "schedules": "deepspeed/runtime/pipe/schedule.py: TrainSchedule, a 1F1B-style "
                                   "schedule, is the PipelineEngine's only training schedule",
                                   "pipeline_zero_stages": "deepspeed/runtime/pipe/engine.py PipelineEngine.__init__: "

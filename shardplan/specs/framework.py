@@ -31,6 +31,9 @@ class FrameworkProfile(BaseModel):
         layer_overhead_s: seconds per transformer layer per microbatch (forward + backward) of
             kernel launches and host dispatch that the GPU waits for (eager frameworks launch one
             kernel per operation; CUDA graphs / XLA fuse them away).
+        layer_overhead_recomputed_only: charge ``layer_overhead_s`` on the recomputed layers only (full
+            recompute: all, or ``recompute_layers`` per chunk; none otherwise), where the cost is the
+            checkpointing wrapper's (DeepSpeed's CheckpointFunction).
         moe_expert_overhead_s: seconds per local expert (E / ep) per MoE layer per microbatch (forward +
             backward) beyond the GEMM, attention, element-wise and AllToAll times the model prices: the
             host work that grows with the experts a rank runs (Transformer Engine's grouped linear layers
@@ -295,6 +298,7 @@ class FrameworkProfile(BaseModel):
     name: str = Field(default="megatron", min_length=1, max_length=200)
     collective_overhead_s: float = Field(default=0.0, ge=0, le=0.1)
     layer_overhead_s: float = Field(default=0.0, ge=0, le=0.1)
+    layer_overhead_recomputed_only: bool = False
     microbatch_overhead_s: float = Field(default=0.0, ge=0, le=1.0)
     moe_expert_overhead_s: float = Field(default=0.0, ge=0, le=0.01)
     moe_layer_overhead_s: float = Field(default=0.0, ge=0, le=0.1)
