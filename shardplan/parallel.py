@@ -1023,13 +1023,17 @@ def _check_flushes(p: ParallelConfig, m: int) -> None:
                           "(gradient accumulation is the microbatch count); legal with pp=1: 1",
                           field="pipeline_flushes", value=f, legal=[1])
     interleaved = p.schedule == "interleaved"
-    legal = [d for d in divisors(m) if not interleaved or (m // d) % p.pp == 0]
+    dual = p.schedule == "dualpipe"
+    legal = [d for d in divisors(m) if (not interleaved or (m // d) % p.pp == 0)
+             and (not dual or dualpipe_microbatches_ok(m // d, p.pp))]
     if m % f == 0 and (f in legal):
         return
+    need = (f"DualPipe needs an even count of at least 2 pp = {2 * p.pp}" if dual else
+            f"the interleaved schedule needs a multiple of pp={p.pp}")
     what = (f"does not divide the {m} microbatches per step (global_batch_size / (dp x microbatch_size)): each flush "
-            "runs the same number" if m % f else
-            f"leaves {m // f} microbatches per flush, which the interleaved schedule needs a multiple of pp={p.pp} of")
+            "runs the same number" if m % f else f"leaves {m // f} microbatches per flush, where {need}")
     fix = (f"legal: {fmt_legal(legal)}" if legal else
+           f"no flush count does ({need} per flush): a larger global batch, or another schedule" if dual else
            f"no flush count does under the interleaved schedule ({m} microbatches is not a multiple of pp={p.pp}): "
            f"legal: a global batch that is a multiple of dp x microbatch_size x pp = {p.dp * p.microbatch_size * p.pp} "
            "sequences")
@@ -1044,15 +1048,20 @@ def _check_dualpipe(p: ParallelConfig, m: int, global_batch: int) -> None:
         ConfigError: naming the value and the legal ones.
     """
     if p.pp % 2:
+        # the even pp that keep the other degrees: dividing the devices left over tp x cp (dp takes the rest)
+        rest = p.dp * p.pp
+        legal = [d for d in divisors(rest) if d % 2 == 0]
         raise ConfigError(f"schedule='dualpipe' needs an even pp (its two directions pair rank r with rank pp-1-r); "
-                          f"got pp={p.pp}; legal pp: {p.pp - 1} or {p.pp + 1}, or another schedule", field="pp",
-                          value=p.pp, legal=[p.pp - 1, p.pp + 1])
+                          f"got pp={p.pp}; legal pp here: {fmt_legal(legal) if legal else 'none (dp x pp is odd)'}, "
+                          "or another schedule", field="pp", value=p.pp, legal=legal or None)
     per_flush = m // p.pipeline_flushes
     if not dualpipe_microbatches_ok(per_flush, p.pp):
         legal = _microbatch_sizes(p, global_batch)
+        f = p.pipeline_flushes
         fix = (f"legal microbatch_size: {fmt_legal(legal)}" if legal else
-               f"legal: a global batch of at least dp x microbatch_size x 2 pp = {p.dp * p.microbatch_size * 2 * p.pp} "
-               "sequences giving an even microbatch count, or another schedule")
+               f"legal: a global batch of at least dp x microbatch_size x 2 pp" + (" x pipeline_flushes" if f > 1 else "")
+               + f" = {p.dp * p.microbatch_size * 2 * p.pp * f} sequences giving an even microbatch count per flush, "
+               "or another schedule")
         raise ConfigError(f"schedule='dualpipe' needs an even count of at least 2 pp = {2 * p.pp} microbatches per "
                           f"flush (DualPipe asserts it); got {per_flush}; {fix}", field="microbatch_size",
                           value=p.microbatch_size, legal=legal or None)

@@ -731,7 +731,7 @@ class _Evaluator:
         :func:`~shardplan.cost.compute.layer_times` and :func:`~shardplan.cost.compute.slowest_stage`
         read of a layout."""
         g, u = c.group, c.split.layout.local_tokens
-        key = (g.tp, g.sp, g.cp, g.ep, g.etp, u, c.recompute, g.pp, g.pp_layers)
+        key = (g.tp, g.sp, g.cp, g.ep, g.etp, u, c.recompute, g.pp, g.pp_layers, g.schedule == "dualpipe")
         hit = self._compute.get(key)
         if hit is None:
             m, tr, hw, lay = self.model, self.training, self.hw, self.composed(c)
@@ -785,8 +785,9 @@ class _Evaluator:
         ``virtual_stages``), so their sums are cached without them.
         """
         g, mbs, rc = c[:3]
+        # DualPipe hides ep and pp traffic its own way: its sums are kept apart
         exposed = self._comm.setdefault((g.tp, g.cp, g.pp, g.dp, g.ep, g.etp, g.sp, g.virtual_stages, g.pp_layers,
-                                         mbs, rc), [])
+                                         mbs, rc, g.schedule == "dualpipe"), [])
         s, m, base, total = self._stage_compute(c)[2].total_s, c.split.layout.microbatches, c.split.layout, 0.0
         for i, axis in enumerate(_BOUND_AXES):
             if i == len(exposed):

@@ -1033,3 +1033,25 @@ def test_megatron_recompute_layers_round_trip():
     out = export_text("megatron", e)
     assert "--recompute-method block --recompute-num-layers 5" in " ".join(out.split())
     assert import_config("megatron", out).parallel.recompute_layers == 5
+
+
+def test_megatron_import_reads_flags_kept_in_quoted_variables():
+    # Megatron-LM's examples keep flags in quoted (multi-line) variables; torchrun's --nnodes defaults to 1
+    script = ('GPUS=8 # per node\nTP=2; PP=2\nEMPTY=\nGPT_ARGS="\n  --tensor-model-parallel-size $TP \\\n'
+              '  --pipeline-model-parallel-size ${PP}\n  --micro-batch-size ${EMPTY:-4}\n"\n'
+              'torchrun --nproc_per_node=$GPUS pretrain_gpt.py $GPT_ARGS\n')
+    imp = import_config("megatron", script)
+    assert (imp.devices, imp.parallel.tp, imp.parallel.pp, imp.parallel.microbatch_size) == (8, 2, 2, 4)
+    # --nproc-per-node gpu / an elastic --nnodes leave the world size to --devices
+    assert import_config("megatron", "torchrun --nnodes 1:4 --nproc-per-node gpu x.py --tensor-model-parallel-size 2",
+                         devices=16).parallel.dp == 8
+
+
+def test_deepspeed_and_maxtext_fill_in_what_the_framework_derives():
+    # DeepSpeed: accumulation = 256 / (4 x 16) = 4 when the file leaves it out
+    imp = import_config("deepspeed", json.dumps({"train_batch_size": 256, "train_micro_batch_size_per_gpu": 4}),
+                        devices=16)
+    assert (imp.devices, imp.parallel.dp, imp.global_batch) == (16, 16, 256)
+    # MaxText: base.yml's ici_fsdp_parallelism -1 still applies beside a tensor axis: 64 / 4 = 16
+    imp = import_config("maxtext", "ici_tensor_parallelism: 4\nper_device_batch_size: 1\n", devices=64)
+    assert (imp.parallel.tp, imp.parallel.dp, imp.parallel.zero_stage) == (4, 16, 3)

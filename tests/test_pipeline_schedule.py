@@ -145,8 +145,8 @@ def test_pipeline_flushes_errors_name_the_legal_values():
     with pytest.raises(ConfigError, match=r"pipeline_flushes=3 does not divide the 32 microbatches.*legal: 1, 2, 4, 8$"):
         validate(ParallelConfig(pp=4, schedule="interleaved", virtual_stages=2, pipeline_flushes=3), model, tr, 8)
     # 16 flushes of 2 microbatches: each flush's count must be a multiple of pp=4 for the interleaved schedule
-    with pytest.raises(ConfigError, match=r"pipeline_flushes=16 leaves 2 microbatches per flush, which the interleaved "
-                                          r"schedule needs a multiple of pp=4 of; legal: 1, 2, 4, 8$"):
+    with pytest.raises(ConfigError, match=r"pipeline_flushes=16 leaves 2 microbatches per flush, where the interleaved "
+                                          r"schedule needs a multiple of pp=4; legal: 1, 2, 4, 8$"):
         validate(ParallelConfig(pp=4, schedule="interleaved", virtual_stages=2, pipeline_flushes=16), model, tr, 8)
 
 
@@ -282,3 +282,31 @@ def test_dualpipe_is_refused_where_nothing_runs_it():
     tr = TrainingSpec(seq_len=4096, global_batch_size=15360, framework=JAX_RUNTIME)
     with pytest.raises(ConfigError, match="schedule='dualpipe' is not implemented"):
         validate(_dualpipe(), MODELS["deepseek-v3-mtp"], tr, 2048)
+
+
+def test_dualpipe_rank_runs_both_mirrored_stages():
+    from shardplan.cost.compute import slowest_stage, stage_compute
+    from shardplan.cost.context import step_context
+    from shardplan.cost.step import estimate
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    m, h, tr = MODELS["llama-3-8b"], HARDWARE["h100-sxm"], TrainingSpec(seq_len=4096, global_batch_size=64)
+    # stages of 14, 2, 2, 14 layers: rank 0 runs stages 0 and 3 (14 + 14, the LM head once per two microbatches),
+    # rank 1 stages 1 and 2; the slowest rank's microbatch time is the mean of its pair
+    p = ParallelConfig(pp=4, schedule="dualpipe", pp_layers=(14, 2, 2, 14))
+    lay = validate(p, m, tr, 4)
+    ctx = step_context(m, h, tr, lay)
+    s0, s3 = (stage_compute(m, tr, h, lay, s, ctx.dense_t, ctx.moe_t) for s in (0, 3))
+    assert ctx.stage.matmul_s == pytest.approx((s0.matmul_s + s3.matmul_s) / 2)
+    assert ctx.stage.params.dense == pytest.approx(s0.params.dense + s3.params.dense)  # both stages' weights
+    # its gradient reduction moves both stages' gradients: twice 1F1B's on equal stages
+    eq = dict(pp=4, pp_layers=(8, 8, 8, 8))
+    one, two = (estimate(m, h, tr, ParallelConfig(**eq, schedule=s), 8) for s in ("1f1b", "dualpipe"))
+    rs = [sum(c.bytes_per_device for c in e.collectives if c.axis == "dp") for e in (one, two)]
+    assert rs[1] == pytest.approx(2 * rs[0])
+    # an odd pp names the even ones that keep dp x pp = 6: 2 and 6
+    with pytest.raises(ConfigError) as e:
+        validate(ParallelConfig(pp=3, schedule="dualpipe"), m, TrainingSpec(seq_len=4096, global_batch_size=48), 6)
+    assert e.value.legal == [2, 6]

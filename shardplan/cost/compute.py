@@ -387,6 +387,25 @@ def module_recompute_s(modules: tuple[str, ...], lt: LayerTimes, moe: bool) -> f
 def slowest_stage(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, layout: Layout,
                   dense_t: LayerTimes, moe_t: LayerTimes) -> StageCompute:
     """The stage with the longest microbatch compute among ``layout.stages_to_price(model)`` (first,
-    last, most layers, most MoE layers): it sets the pipeline's pace (Narayanan et al. 2021 Sec. 2.2)."""
-    per_stage = [stage_compute(model, training, hw, layout, st, dense_t, moe_t) for st in layout.stages_to_price(model)]
+    last, most layers, most MoE layers): it sets the pipeline's pace (Narayanan et al. 2021 Sec. 2.2).
+    Under DualPipe the slowest rank, each rank a pair of mirrored stages (:func:`dualpipe_rank`)."""
+    stages = layout.stages_to_price(model)
+    p = layout.parallel
+    if p.schedule == "dualpipe" and p.pp > 1:
+        # a DualPipe rank runs half its microbatches through stage s and half through the mirrored pp - 1 - s
+        every = {st: stage_compute(model, training, hw, layout, st, dense_t, moe_t)
+                 for st in set(stages) | {p.pp - 1 - st for st in stages}}
+        return max((dualpipe_rank(every[st], every[p.pp - 1 - st]) for st in stages), key=lambda c: c.total_s)
+    per_stage = [stage_compute(model, training, hw, layout, st, dense_t, moe_t) for st in stages]
     return max(per_stage, key=lambda c: c.total_s)
+
+
+def dualpipe_rank(own: StageCompute, mirror: StageCompute) -> StageCompute:
+    """One DualPipe rank as a stage: the mean microbatch time of its stage and the mirrored one (it runs half its
+    microbatches through each, DeepSeek-V3 Sec. 3.2.1) and the weights of both (summed; the layer counts are the
+    mean, the layers one microbatch passes)."""
+    a, b = own.params, mirror.params
+    params = StageParams(dense=a.dense + b.dense, replicated=a.replicated + b.replicated, expert=a.expert + b.expert,
+                         layers=(a.layers + b.layers) / 2, moe_layers=(a.moe_layers + b.moe_layers) / 2)
+    return StageCompute(own.stage, (own.matmul_s + mirror.matmul_s) / 2, (own.elementwise_s + mirror.elementwise_s) / 2,
+                        (own.recompute_s + mirror.recompute_s) / 2, params, (own.overhead_s + mirror.overhead_s) / 2)

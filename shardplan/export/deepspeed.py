@@ -130,6 +130,8 @@ def _batch_sizes(cfg: dict, tp: int, devices: int | None) -> tuple[int, int, int
     B, mbs, gas = (_whole(cfg, k) for k in ("train_batch_size", "train_micro_batch_size_per_gpu",
                                              "gradient_accumulation_steps"))
     dp = devices // tp if devices else None
+    if gas is None and B is not None and mbs is not None and dp:
+        gas = B // (mbs * dp) if B % (mbs * dp) == 0 else None  # DeepSpeed derives the accumulation steps too
     if B is None and mbs is not None and dp:
         B = mbs * (gas or 1) * dp
     if mbs is None and B is not None and dp:

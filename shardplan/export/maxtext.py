@@ -69,7 +69,8 @@ def _check(ctx: ExportContext) -> None:
     check_unexpressed(p, EXPORTER, _ALT)
     checks = [
         (p.pp > 1 and p.schedule in ("1f1b", "zero-bubble", "dualpipe"), f"schedule={p.schedule!r} (its circular pipeline runs "
-         f"all forward then all backward: GPipe, or interleaved with repeats)", _TORCH),
+         f"all forward then all backward: GPipe, or interleaved with repeats)",
+         _TORCH if p.schedule == "1f1b" else "no exporter"),
         (p.cp > 1 and p.zero_stage != 3, f"cp={p.cp} with zero_stage={p.zero_stage}: its 'embed' rule shards the "
          f"weights over the context axis (ZeRO-3 over cp)", _TORCH),
         (p.zero_stage == 2, "ZeRO-2 (shard_optimizer_over_data is ZeRO-1; fsdp is ZeRO-3)",
@@ -171,18 +172,19 @@ BASE_AUTO = {"ici_fsdp_parallelism": -1, "dcn_data_parallelism": -1}
 def resolve_auto_axes(cfg: dict, devices: int | None, notes: list[str]) -> dict:
     """``cfg`` with its auto (-1) degrees resolved as MaxText does (``max_utils.fill_unspecified_mesh_axes``: the
     one -1 of a level takes the devices the others leave), reading the whole run as one slice: the dcn -1 is 1
-    and the ici -1 takes ``devices`` over the other degrees (a multi-slice run should give its dcn degrees). A
-    file that sets no degree has base.yml's ``ici_fsdp_parallelism: -1`` and ``dcn_data_parallelism: -1``.
+    and the ici -1 takes ``devices`` over the other degrees (a multi-slice run should give its dcn degrees). With
+    ``devices``, the keys a file leaves out have base.yml's values: ``ici_fsdp_parallelism: -1`` and
+    ``dcn_data_parallelism: -1`` (without it, a left-out axis is 1).
 
     Raises:
         ConfigError: an auto axis without ``devices``, two auto axes in one level, or degrees that do not divide
             ``devices``.
     """
     cfg = dict(cfg)
-    if not any(str(k).startswith(("ici_", "dcn_")) and str(k).endswith("_parallelism") for k in cfg):
-        cfg.update(BASE_AUTO)
-        notes.append("no ici_* / dcn_* degree in the file: base.yml's ici_fsdp_parallelism -1 and "
-                     "dcn_data_parallelism -1 apply")
+    unset = {k: v for k, v in BASE_AUTO.items() if k not in cfg}
+    if unset and devices is not None:  # base.yml's auto axes apply to what the file leaves out
+        cfg.update(unset)
+        notes.append(f"{' and '.join(unset)} not in the file: base.yml's -1 (auto) applies")
     for level in ("ici", "dcn"):
         auto = [k for k, v in cfg.items() if str(k).startswith(level + "_") and str(k).endswith("_parallelism")
                 and v == -1]

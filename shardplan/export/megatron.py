@@ -443,36 +443,44 @@ def _check_read_flags(a: argparse.Namespace) -> None:
             raise ConfigError(f"{flag} {v}: legal: a whole number >= 1", field=flag.lstrip("-"), value=v)
 
 
-_VAR = re.compile(r"\$\{([A-Za-z_]\w*)(?::?-([^}]*))?\}|\$([A-Za-z_]\w*)")
-_ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=(\S*)\s*$")
+_VAR = re.compile(r"\$\{([A-Za-z_]\w*)(?:(:?)-([^}]*))?\}|\$([A-Za-z_]\w*)")
+#: ``NAME=value`` at the start of a statement: a bare word, or a quoted string (which may span lines)
+_ASSIGN = re.compile(r"(?:^|(?<=[;\n]))[ \t]*(?:export[ \t]+)?([A-Za-z_]\w*)=(\"[^\"]*\"|'[^']*'|[^\s;#\"'()]*)"
+                     r"(?=[ \t]*(?:[;\n#]|$))")
 
 
 def expand_variables(text: str) -> str:
-    """``text`` with the shell variables a launch script sets itself substituted, line by line as bash
-    reads them: ``NAME=value`` (or ``export NAME=value``) lines define them, ``$NAME``, ``${NAME}`` and
-    ``${NAME:-default}`` use them (the default where the script does not set the name). Variables set
-    elsewhere (the environment, ``$(...)``) stay as written."""
+    """``text`` with the shell variables a launch script sets itself substituted, in order as bash
+    reads them: ``NAME=value``, ``NAME="a quoted value"`` (which may span lines, as Megatron-LM's example
+    scripts keep their flags: ``GPT_ARGS="--tensor-model-parallel-size 2 ..."``) or ``export NAME=value``
+    define them, also after ``;`` and before a ``# comment``; ``$NAME``, ``${NAME}``, ``${NAME:-default}``
+    (the default where the name is unset or empty) and ``${NAME-default}`` (where unset) use them. Variables
+    set elsewhere (the environment, ``$(...)``) stay as written; in a conditional the last assignment wins."""
     env: dict[str, str] = {}
 
     def sub(m: re.Match) -> str:
-        name = m.group(1) or m.group(3)
-        if name in env:
-            return env[name]
-        return m.group(2) if m.group(2) is not None else m.group(0)
+        name = m.group(1) or m.group(4)
+        value = env.get(name)
+        if m.group(3) is not None and (value is None or (m.group(2) == ":" and value == "")):
+            return m.group(3)
+        return value if value is not None else m.group(0)
 
-    out = []
-    for line in text.splitlines():
-        line = _VAR.sub(sub, line)
-        m = _ASSIGN.match(line)
-        if m and "$" not in m.group(2) and "(" not in m.group(2):
-            env[m.group(1)] = m.group(2).strip("\"'")
-        out.append(line)
-    return "\n".join(out)
+    out, pos = [], 0
+    for m in _ASSIGN.finditer(text):
+        out.append(_VAR.sub(sub, text[pos:m.start()]))
+        value = _VAR.sub(sub, m.group(2))
+        if "$(" not in value and "`" not in value:
+            env[m.group(1)] = value[1:-1] if value[:1] in "\"'" and len(value) > 1 else value
+        out.append(text[m.start():m.end()] if m.group(2)[:1] in "\"'" else _VAR.sub(sub, text[m.start():m.end()]))
+        pos = m.end()
+    out.append(_VAR.sub(sub, text[pos:]))
+    return "".join(out)
 
 
 def _drop_unset_launch_sizes(words: list[str]) -> list[str]:
-    """``words`` without a ``--nnodes`` / ``--nproc-per-node`` whose value is a shell variable the script
-    does not set (``--nnodes $NUM_NODES``): the world size then comes from ``--devices``."""
+    """``words`` without a ``--nnodes`` / ``--nproc-per-node`` whose value is not a number (a shell variable the
+    script does not set, ``--nnodes $NUM_NODES``; torchrun's ``--nproc-per-node gpu``; an elastic ``--nnodes
+    1:4``): the world size then comes from ``--devices``."""
     out, skip = [], False
     for i, w in enumerate(words):
         if skip:
@@ -481,11 +489,30 @@ def _drop_unset_launch_sizes(words: list[str]) -> list[str]:
         flag, _, value = w.partition("=")
         if flag in ("--nnodes", "--nproc-per-node", "--nproc_per_node"):
             value = value or (words[i + 1] if i + 1 < len(words) else "")
-            if "$" in value:
+            if not value.isdigit():  # a variable the script does not set, 'gpu', an elastic range 1:4
                 skip = "=" not in w
                 continue
         out.append(w)
     return out
+
+
+def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | None]:
+    """The flags of a script (its own variables substituted, :func:`expand_variables`) and its world size: the
+    script's torchrun line first (``--nnodes`` defaults to 1), else ``devices`` (also where the line gives a
+    size as a variable or ``gpu``). A ``--devices`` that contradicts the script is refused by import_config."""
+    # a shell line continuation (backslash-newline) joins the lines, as bash reads the script; shell
+    # operators ( ) ; | & < > are tokens of their own, so that they end a list of values
+    lexer = shlex.shlex(expand_variables(re.sub(r"\\\r?\n", " ", text)), posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    words = list(lexer)
+    kept = _drop_unset_launch_sizes(words)
+    unread_launch = len(kept) != len(words)  # a --nnodes / --nproc-per-node the text does not give as a number
+    a, _ = parser().parse_known_args(kept)
+    _check_read_flags(a)
+    if a.recompute_modules:
+        a.recompute_modules = _module_names(a.recompute_modules)
+    n = ((a.nnodes or 1) * a.nproc_per_node if a.nproc_per_node and not unread_launch else None) or devices
+    return a, n
 
 
 def read(text: str, devices: int | None = None) -> Imported:
@@ -501,23 +528,14 @@ def read(text: str, devices: int | None = None) -> Imported:
             recompute, or of ``--num-layers`` layers or more). ``--cpu-offloading-num-layers`` without
             ``--cpu-offloading`` is ignored, as Megatron-LM ignores it.
     """
-    # a shell line continuation (backslash-newline) joins the lines, as bash reads the script; shell
-    # operators ( ) ; | & < > are tokens of their own, so that they end a list of values
-    lexer = shlex.shlex(expand_variables(re.sub(r"\\\r?\n", " ", text)), posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    a, _ = parser().parse_known_args(_drop_unset_launch_sizes(list(lexer)))
-    _check_read_flags(a)
-    if a.recompute_modules:
-        a.recompute_modules = _module_names(a.recompute_modules)
-    # the script's own torchrun world size first: a --devices that contradicts it is refused by import_config
-    n = (a.nnodes * a.nproc_per_node if a.nnodes and a.nproc_per_node else None) or devices
+    a, n = _parse(text, devices)
     if n is None:
         raise ConfigError("the Megatron-LM arguments do not give the world size: pass --devices",
                           field="devices", value=None)
     tp, pp, cp = a.tensor_model_parallel_size or 1, a.pipeline_model_parallel_size or 1, a.context_parallel_size or 1
     if n % (tp * pp * cp):
-        where = (f" (the script's torchrun --nnodes {a.nnodes} --nproc-per-node {a.nproc_per_node})"
-                 if a.nnodes and a.nproc_per_node else "")
+        where = (f" (the script's torchrun --nnodes {a.nnodes or 1} --nproc-per-node {a.nproc_per_node})"
+                 if a.nproc_per_node else "")
         raise ConfigError(f"tp*pp*cp = {tp * pp * cp} does not divide the {n} devices{where}", field="devices", value=n)
     dp, zero = n // (tp * pp * cp), _zero_stage(a)
     _check_moe_recompute_flags(a)

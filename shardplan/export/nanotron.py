@@ -50,7 +50,7 @@ def _check(ctx: ExportContext) -> None:
         (p.zero_stage > 1, f"ZeRO-{p.zero_stage} (nanotron has ZeRO-1 only)",
          "Megatron-LM (Megatron-FSDP), torchtitan or DeepSpeed"),
         (p.pp > 1 and p.schedule not in _ENGINES, f"schedule={p.schedule!r} (pp_engine is 1f1b or afab)",
-         "Megatron-LM or torchtitan"),
+         "Megatron-LM or torchtitan" if p.schedule == "interleaved" else "no exporter"),
         (p.recompute == "selective", "selective recomputation (recompute_layer recomputes whole layers)",
          "Megatron-LM or torchtitan"),
         (p.pp > 1 and tuple(ctx.layout.stage_layers) != own,
