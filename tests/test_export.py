@@ -1055,3 +1055,25 @@ def test_deepspeed_and_maxtext_fill_in_what_the_framework_derives():
     # MaxText: base.yml's ici_fsdp_parallelism -1 still applies beside a tensor axis: 64 / 4 = 16
     imp = import_config("maxtext", "ici_tensor_parallelism: 4\nper_device_batch_size: 1\n", devices=64)
     assert (imp.parallel.tp, imp.parallel.dp, imp.parallel.zero_stage) == (4, 16, 3)
+
+
+@pytest.mark.parametrize("fw, text, field", [
+    ("torchtitan", "[training]\nlocal_batch_size = 1\n[parallelism]\npipeline_parallel_degree = 2\n"
+     "pipeline_parallel_schedule = \"Interleaved1F1B\"\npipeline_parallel_layers_per_stage = 0\n",
+     "pipeline_parallel_layers_per_stage"),
+    ("maxtext", "ici_fsdp_parallelism: 8\ngradient_accumulation_steps: 0\n", "gradient_accumulation_steps"),
+    ("maxtext", "ici_fsdp_parallelism: 8\nper_device_batch_size: \"2\"\n", "per_device_batch_size"),
+    ("deepspeed", json.dumps({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 1,
+                              "zero_optimization": {"stage": 3, "offload_param": "cpu"}}), "offload_param"),
+    ("nanotron", "parallelism: {dp: 2, tp: 2, pp: 1, tp_mode: REDUCE_SCATER}\n", "tp_mode"),
+    ("nanotron", "parallelism: {dp: 2, tp: 2, pp: 1, tp_linear_async_communication: true}\n",
+     "tp_linear_async_communication"),
+    ("nanotron", "parallelism: {dp: 2, tp: 1, pp: 1}\ntokens: {batch_accumulation_per_replica: \"4\"}\n",
+     "batch_accumulation_per_replica"),
+    ("megatron", "--num-layers 32 --pipeline-model-parallel-size 2 --decoder-first-pipeline-num-layers 12 "
+     "--num-virtual-stages-per-pipeline-rank 3", "virtual_stages"),  # 20 layers of the last stage in 3 chunks
+])
+def test_import_names_the_bad_key(fw, text, field):
+    with pytest.raises(ConfigError) as e:
+        import_config(fw, text, devices=8)
+    assert e.value.field == field, str(e.value)

@@ -170,6 +170,10 @@ def read(text: str, devices: int | None = None) -> Imported:
     tp = _whole(tpc, "autotp_size") or 1
     B, mbs, gas = _batch_sizes(cfg, tp, devices)
     stage = _whole(zero, "stage", 0, 3) or 0
+    for key in ("offload_param", "offload_optimizer"):
+        if not isinstance(zero.get(key) or {}, dict):
+            raise ConfigError(f"DeepSpeed zero_optimization.{key}={zero.get(key)!r}: legal: an object such as "
+                              '{"device": "cpu"}', field=key, value=zero.get(key))
     device = (zero.get("offload_param") or {}).get("device", "none")
     if device not in (None, "none"):
         raise ConfigError(f"DeepSpeed zero_optimization.offload_param.device={device!r} (ZeRO-Infinity parameter "

@@ -243,8 +243,9 @@ def read(text: str, devices: int | None = None) -> Imported:
     tp, pp = deg["tensor"] * deg["tensor_sequence"], deg["pipeline"]
     dp = deg["data"] * deg["fsdp"] * deg["expert"]
     zero = 3 if deg["fsdp"] * deg["expert"] > 1 else (1 if cfg.get("shard_optimizer_over_data") else 0)
-    B = round(cfg.get("per_device_batch_size", 12.0) * n * cfg.get("gradient_accumulation_steps", 1))
-    m = cfg.get("num_pipeline_microbatches", cfg.get("gradient_accumulation_steps", 1))
+    per_device, ga = _number(cfg, "per_device_batch_size", 12.0), int(_number(cfg, "gradient_accumulation_steps", 1))
+    B = round(per_device * n * ga)
+    m = int(_number(cfg, "num_pipeline_microbatches", ga))
     values = dict(dp=dp, zero_stage=zero, dp_shard=deg["fsdp"] * deg["expert"] if zero == 3 else None, tp=tp,
                   sp=deg["tensor_sequence"] > 1, cp=deg["context"], ep=deg["expert"], pp=pp,
                   microbatch_size=max(1, B // (m * dp)),
@@ -254,6 +255,19 @@ def read(text: str, devices: int | None = None) -> Imported:
         values.update(_pipeline_values(cfg, read_meta(text).get("n_layers"), pp))
     return Imported(parallel_from(values), devices=n, seq_len=cfg.get("max_target_length"), global_batch=B,
                     framework="maxtext", notes=tuple(notes))
+
+
+def _number(cfg: dict, key: str, default: float) -> float:
+    """A positive number of the MaxText config (``default`` where absent); whole where the default is.
+
+    Raises:
+        ConfigError: not a number above 0 (a whole one for counts), naming the key.
+    """
+    v = cfg.get(key, default)
+    whole = isinstance(default, int)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0 or (whole and v != int(v)):
+        raise ConfigError(f"MaxText {key}={v!r}: legal: a {'whole ' if whole else ''}number above 0", field=key, value=v)
+    return v
 
 
 def _recompute(cfg: dict) -> str:

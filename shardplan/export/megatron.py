@@ -333,6 +333,17 @@ def _pipeline_values(a: argparse.Namespace, pp: int) -> dict:
         out["pp_layers"] = _uneven_split(a.num_layers, pp, first, last)
         middle = out["pp_layers"][1] if pp > 2 else None
     chunks = a.num_virtual_stages_per_pipeline_rank or a.virtual_pipeline_model_parallel_size  # current, older name
+    if out["pp_layers"] is not None and (a.num_layers_per_virtual_pipeline_stage or (chunks and any(
+            n % chunks for n in out["pp_layers"]))):
+        # arguments.py / transformer_block.py: each stage's layers must split into the virtual stages evenly, and
+        # --num-layers-per-virtual-pipeline-stage is not combined with the first/last stage flags
+        raise ConfigError(f"the uneven split {list(out['pp_layers'])} with "
+                          + (f"--num-layers-per-virtual-pipeline-stage {a.num_layers_per_virtual_pipeline_stage}"
+                             if a.num_layers_per_virtual_pipeline_stage else f"{chunks} virtual stages per rank")
+                          + ": Megatron-LM needs every stage's layer count divisible by the virtual stages (and "
+                          "--num-virtual-stages-per-pipeline-rank with the first/last stage flags); legal: virtual "
+                          "stages dividing every stage, or --pipeline-model-parallel-layout", field="virtual_stages",
+                          value=chunks or a.num_layers_per_virtual_pipeline_stage)
     if chunks:
         out.update(schedule="interleaved", virtual_stages=chunks)
     elif a.num_layers_per_virtual_pipeline_stage:

@@ -117,6 +117,9 @@ def read(text: str, devices: int | None = None) -> Imported:
     cfg = yaml.safe_load(text)
     par = require(cfg, "parallelism", "nanotron")
     tokens, opt = cfg.get("tokens") or {}, cfg.get("optimizer") or {}
+    if not isinstance(tokens, dict) or not isinstance(opt, dict):
+        raise ConfigError("nanotron tokens / optimizer must be mappings", field="tokens" if not isinstance(tokens, dict)
+                          else "optimizer", value=None)
     for key in ("expert_parallel_size", "context_parallel_size"):
         if _whole(par, key, 1) > 1:
             raise ConfigError(f"nanotron {key}={par[key]} has no planner mapping here (its expert and context "
@@ -125,6 +128,14 @@ def read(text: str, devices: int | None = None) -> Imported:
     dp, tp, pp = (_whole(par, k, None) for k in ("dp", "tp", "pp"))
     zero = 1 if _whole(opt, "zero_stage", 0, least=0) > 0 else 0  # helpers.py: any stage > 0 is ZeroDistributedOptimizer
     mode = str(par.get("tp_mode", "ALL_REDUCE")).upper()
+    if mode not in ("ALL_REDUCE", "REDUCE_SCATTER"):  # TensorParallelLinearMode[value.upper()]
+        raise ConfigError(f"nanotron tp_mode={par.get('tp_mode')!r}; legal: ALL_REDUCE, REDUCE_SCATTER", field="tp_mode",
+                          value=par.get("tp_mode"), legal=["ALL_REDUCE", "REDUCE_SCATTER"])
+    if par.get("tp_linear_async_communication") and mode != "REDUCE_SCATTER" and tp > 1:
+        raise ConfigError("nanotron tp_linear_async_communication needs tp_mode REDUCE_SCATTER (its async linear "
+                          "overlaps the sequence-parallel gathers); legal: tp_mode REDUCE_SCATTER, or "
+                          "tp_linear_async_communication false", field="tp_linear_async_communication", value=True,
+                          legal=[False])
     engine = str(par.get("pp_engine", "1f1b")).lower()
     if engine not in ("1f1b", "afab"):
         raise ConfigError(f"nanotron pp_engine={par.get('pp_engine')!r}; legal: 1f1b, afab", field="pp_engine",
@@ -134,8 +145,8 @@ def read(text: str, devices: int | None = None) -> Imported:
                   schedule="gpipe" if engine == "afab" else "1f1b",
                   tp_overlap=bool(par.get("tp_linear_async_communication", False)) and tp > 1,
                   recompute="full" if par.get("recompute_layer") else "none",
-                  microbatch_size=tokens.get("micro_batch_size", 1))
-    m = tokens.get("batch_accumulation_per_replica", 1)
+                  microbatch_size=_whole(tokens, "micro_batch_size", 1))
+    m = _whole(tokens, "batch_accumulation_per_replica", 1)
     return Imported(parallel_from(values), devices=dp * tp * pp, seq_len=tokens.get("sequence_length"),
                     global_batch=dp * values["microbatch_size"] * m, framework="nanotron")
 

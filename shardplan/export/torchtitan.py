@@ -130,7 +130,12 @@ def read(text: str, devices: int | None = None) -> Imported:
     if shard == -1:
         if devices is None:
             raise ConfigError("data_parallel_shard_degree = -1 needs --devices", field="devices", value=None)
-        shard = devices // (rep * tp * pp * cp)
+        rest = rep * tp * pp * cp
+        if devices % rest or devices < rest:
+            raise ConfigError(f"data_parallel_shard_degree = -1 takes the devices left by replicate x tp x pp x cp = "
+                              f"{rest}, which does not divide --devices {devices}; legal --devices: multiples of {rest}",
+                              field="devices", value=devices)
+        shard = devices // rest
     reshard = par.get("fsdp_reshard_after_forward", "default")
     # FSDP shards over the dp_shard x cp mesh (torchtitan parallelize: dp_shard_cp), so cp > 1 alone shards too
     zero = 0 if shard * cp == 1 else (2 if reshard == "never" or (reshard == "default" and pp > 1) else 3)
@@ -222,11 +227,13 @@ def _pipeline_values(par: dict, n_layers_hint: int | None, pp: int, notes: list[
     per = par.get("pipeline_parallel_layers_per_stage")
     if per is None:
         return {"schedule": schedule, "virtual_stages": 2}
+    per = _degree(par, "pipeline_parallel_layers_per_stage")
     if not n_layers_hint:
         raise ConfigError("Interleaved1F1B with pipeline_parallel_layers_per_stage: the stages per rank need the "
                           "model's layer count (a 'shardplan-meta: {\"n_layers\": N}' comment line)",
                           field="virtual_stages", value=None)
-    extra = par.get("pipeline_parallel_first_stage_less_layers", 1) + par.get("pipeline_parallel_last_stage_less_layers", 1)
+    extra = sum(_degree({k: par.get(k, 1)}, k, 0) if par.get(k, 1) != 0 else 0
+                for k in ("pipeline_parallel_first_stage_less_layers", "pipeline_parallel_last_stage_less_layers"))
     stages = -(-(n_layers_hint + extra) // per)
     if stages % pp:
         raise ConfigError(f"Interleaved1F1B: {stages} stages of {per} layers (with the embedding and LM head counted as "
