@@ -422,3 +422,10 @@ def test_deepspeed_layer_cost_is_paid_by_checkpointed_layers_only():
         p = ParallelConfig(zero_stage=3, recompute=recompute)
         assert estimate(m, h, tr, p, 8).overhead_s - estimate(m, h, off, p, 8).overhead_s == \
             pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+def test_collectives_record_their_bucket_calls():
+    # llama-3-8b at tp=8 on 128 GPUs (dp 16): Megatron's 40e6-weight buckets, ceil(1.004e9 / 40e6) = 26 calls
+    c = _colls(ParallelConfig(tp=8, sp=True, zero_stage=1), devices=128, batch=64)
+    rs = next(x for x in c if x.axis == "dp" and x.op == "ReduceScatter")
+    assert (rs.count, rs.buckets, rs.to_dict()["buckets"]) == (1, 26, 26)

@@ -78,6 +78,8 @@ class Collective:
         overlap: the rule that hides it (:data:`Overlap`).
         replicas: True for the HSDP AllReduce across the replicas of a ZeRO shard group.
         purpose: human description (display only).
+        buckets: calls each of the ``count`` transfers is split into (gradient buckets, per-layer or per-tensor
+            gathers), each paying the call's latency; ``count x buckets`` calls per step in all.
     """
 
     op: Op
@@ -94,6 +96,7 @@ class Collective:
     overlap: Overlap
     purpose: str
     replicas: bool = False
+    buckets: int = 1
 
     def to_dict(self) -> dict:
         """JSON-friendly form (one entry of ``collectives`` in ``estimate --json``); bytes and seconds."""

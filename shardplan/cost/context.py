@@ -91,7 +91,7 @@ class StepContext:
                           count=count, bytes_per_device=c.bytes_per_device * count, time_s=time_s,
                           exposed_s=time_s if exposed_s is None else exposed_s, level=c.level,
                           group_size=n if op != "SendRecv" else 2, overlap=overlap,  # type: ignore[arg-type]
-                          purpose=purpose, replicas=replicas)
+                          purpose=purpose, replicas=replicas, buckets=max(1, int(buckets)))
 
 
 def step_context(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, layout: Layout) -> StepContext:
