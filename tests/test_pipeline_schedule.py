@@ -310,3 +310,17 @@ def test_dualpipe_rank_runs_both_mirrored_stages():
     with pytest.raises(ConfigError) as e:
         validate(ParallelConfig(pp=3, schedule="dualpipe"), m, TrainingSpec(seq_len=4096, global_batch_size=48), 6)
     assert e.value.legal == [2, 6]
+
+
+def test_dualpipe_full_recompute_holds_one_recomputed_layer_per_rank():
+    # a DualPipe rank holds stages 1 and 2 of 4 (8 layers each here) under full recompute: their stored inputs and
+    # ONE layer being recomputed (not one per stage): activations = stage 1 + stage 2 - one layer's full bytes
+    from shardplan.cost.memory import activation_terms, layer_activation_bytes, stage_activation_bytes
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    m, tr = MODELS["llama-3-8b"], TrainingSpec(seq_len=4096, global_batch_size=64)
+    lay = validate(ParallelConfig(pp=4, schedule="dualpipe", recompute="full"), m, tr, 8)
+    one_layer = lay.local_tokens * layer_activation_bytes(m, tr, lay)[0]
+    both = stage_activation_bytes(m, tr, lay, 1) + stage_activation_bytes(m, tr, lay, 2)
+    assert activation_terms(m, tr, lay, 1)[0] == pytest.approx(both - one_layer)

@@ -724,6 +724,12 @@ def activation_terms(model: ModelSpec, training: TrainingSpec, layout: Layout, s
     # DualPipe: a rank runs its stage and the mirrored one (pp - 1 - s), half of its p + 1 in-flight chunks each
     stages = (stage, p.pp - 1 - stage) if p.schedule == "dualpipe" and p.pp > 1 else (stage,)
     acts = sum(stage_activation_bytes(model, training, layout, s) for s in stages)
+    if len(stages) == 2 and p.recompute == "full":
+        # one layer is recomputed at a time on the rank: the mirrored stage's copy of that layer is not held too
+        mirror = stage_params(model, layout, stages[1])
+        if recomputed_layers(p, mirror.layers):
+            dense, moe = layer_activation_bytes(model, training, layout)
+            acts -= layout.local_tokens * (moe if mirror.moe_layers else dense)
     logits = 0.0
     if p.pp - 1 in stages:
         logits = layout.local_tokens * ((1 + model.mtp_modules) * loss_bytes_per_token(model, training, layout)
