@@ -311,3 +311,19 @@ def test_estimate_names_a_slower_attention_kernel():
         notes[name] = attention_kernel_note(e)
     assert "Triton FlashAttention" in notes["llm-foundry"] and f"{TRITON_FLASH_SPEED:g} x" in notes["llm-foundry"]
     assert notes["pytorch-fsdp"] is None
+
+
+def test_fp32_runs_at_the_tf32_rate_on_gpus_and_the_bf16_rate_on_tpus():
+    # NVIDIA A100: TF32 156 dense TFLOPS against BF16 312 (datasheet); TPU: XLA's default f32 dot is a bf16 pass
+    from shardplan.presets.hardware import HARDWARE
+    assert HARDWARE["a100-80gb"].peak_flops("fp32") == 156e12
+    assert HARDWARE["h100-sxm"].peak_flops("fp32") == HARDWARE["h100-sxm"].peak_flops_bf16 / 2
+    assert HARDWARE["tpu-v5p"].peak_flops("fp32") == HARDWARE["tpu-v5p"].peak_flops_bf16
+    from shardplan.cost.step import estimate
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
+    tr = {k: TrainingSpec(seq_len=4096, global_batch_size=8, precision=PRECISION_POLICIES[k]) for k in ("bf16-mixed", "fp32")}
+    e = {k: estimate(MODELS["llama-3-8b"], HARDWARE["a100-80gb"], t, ParallelConfig(), 8) for k, t in tr.items()}
+    # the matmuls take about twice as long (the same shapes at half the rate; the tiles' bytes differ a little)
+    assert 1.8 < e["fp32"].matmul_s / e["bf16-mixed"].matmul_s < 2.2

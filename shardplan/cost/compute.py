@@ -125,6 +125,12 @@ def mla_gemm_shapes(model: ModelSpec, t: int, u: int, sigma: int = 1) -> list[tu
     return out
 
 
+def unquantized_dtype(training: TrainingSpec) -> str:
+    """The dtype of the matmuls an fp8 recipe keeps in 16 bits (attention core, LM head): 'bf16', or 'fp32'
+    when the whole model computes in fp32 (the ``fp32`` precision policy)."""
+    return "fp32" if training.precision.compute_dtype == "fp32" else "bf16"
+
+
 def attention_core_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: ParallelConfig,
                      tokens: float) -> tuple[float, float]:
     """(forward, backward) seconds of the attention core (QK^T, softmax, AV) on ``tokens`` local
@@ -150,7 +156,7 @@ def attention_core_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec,
     if training.attention == "naive":
         b = max(1, round(seqs * heads))
         f = b_ = 0.0
-        dev = GemmDevice.of(hw, "bf16")
+        dev = GemmDevice.of(hw, unquantized_dtype(training))
         for shape in (GemmShape(round(sq), s, d, b), GemmShape(round(sq), d, s, b)):
             tf, tb, _ = training_gemm_seconds(shape, dev, act, act, math_only=True)
             f, b_ = f + tf, b_ + tb
@@ -162,11 +168,11 @@ def attention_core_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec,
         flops *= (2 * p.cp - 1) / p.cp
     kern = attention_kernel(hw, training.framework.name, training.framework.attention_kernel)
     if kern is None:
-        t = flops / hw.achieved_matmul_flops("bf16")
+        t = flops / hw.achieved_matmul_flops(unquantized_dtype(training))
         return t, 2 * t
     causal = training.causal and p.cp == 1
     occ = 1.0 if hw.sm_count is None else min(1.0, seqs * heads * math.ceil(sq / 128) / hw.sm_count)
-    peak = hw.peak_flops("bf16") * occ
+    peak = hw.peak_flops(unquantized_dtype(training)) * occ
     return (flops / (kern.efficiency(d, sq, causal, "fwd") * peak),
             2.5 * flops / (kern.efficiency(d, sq, causal, "bwd") * peak))
 
@@ -322,7 +328,7 @@ def lm_head_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, layout
     prec = training.precision
     V = math.ceil(layout.vocab_per_rank(model.vocab_size))
     shape = GemmShape(max(1, round(tokens)), V, model.d_model)
-    dev = GemmDevice.of(hw, "bf16")
+    dev = GemmDevice.of(hw, unquantized_dtype(training))
     tf, tb, _ = training_gemm_seconds(shape, dev, prec.activation_bytes, 2.0 * prec.grad_bytes)
     elem = loss_bytes_per_logit(training) * V * tokens / (hw.hbm_bandwidth * hw.hbm_efficiency)
     return tf + tb, elem

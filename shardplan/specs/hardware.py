@@ -180,7 +180,13 @@ class HardwareSpec(BaseModel):
         return self
 
     def peak_flops(self, dtype: str = "bf16") -> float:
-        """Dense peak FLOP/s for ``dtype`` ('bf16' or 'fp8').
+        """Dense peak FLOP/s for ``dtype`` ('bf16', 'fp8' or 'fp32').
+
+        fp32 matmuls run at the TF32 tensor-core rate on NVIDIA GPUs, half the BF16 rate on Ampere, Hopper and
+        Blackwell (NVIDIA A100 / H100 / B200 datasheets: TF32 156 / 495 / 1,100 dense TFLOPS against BF16 312 /
+        989 / 2,250; PyTorch frameworks set ``torch.backends.cuda.matmul.allow_tf32``), MI300X's TF32 rate is
+        also half its BF16 (AMD datasheet: 653.7 against 1,307.4 TFLOPS), and on TPUs XLA runs f32 dots as bf16
+        passes at its default precision (``jax.default_matmul_precision``), the BF16 rate.
 
         Raises:
             ConfigError: if the hardware has no fp8 units.
@@ -188,6 +194,8 @@ class HardwareSpec(BaseModel):
         from shardplan.errors import ConfigError
         if dtype == "bf16":
             return self.peak_flops_bf16
+        if dtype == "fp32":
+            return self.peak_flops_bf16 / 2 if self.kind == "gpu" else self.peak_flops_bf16
         if dtype == "fp8":
             if self.peak_flops_fp8 is None:
                 from shardplan.specs.training import PRECISION_POLICIES  # the precisions that run in bf16
@@ -196,8 +204,8 @@ class HardwareSpec(BaseModel):
                                   f"e.g. precision=fp8-mixed) cannot run on it; legal precision: {', '.join(legal)}",
                                   field="precision", value=dtype, legal=legal)
             return self.peak_flops_fp8
-        raise ConfigError(f"compute_dtype={dtype!r} is unknown; legal: bf16, fp8",
-                          field="compute_dtype", value=dtype, legal=["bf16", "fp8"])
+        raise ConfigError(f"compute_dtype={dtype!r} is unknown; legal: bf16, fp8, fp32",
+                          field="compute_dtype", value=dtype, legal=["bf16", "fp8", "fp32"])
 
     def achieved_matmul_flops(self, dtype: str = "bf16") -> float:
         """FLOP/s that large matmuls reach in ``dtype``: peak x the efficiency factor of that dtype.

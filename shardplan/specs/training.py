@@ -53,7 +53,8 @@ class PrecisionPolicy(BaseModel):
         optimizer_bytes: optimizer moments (Adam: m and v in fp32 = 8).
         activation_bytes: stored activations (2 for bf16/fp16).
         grads_transient: gradients are freed by the fused update and not kept across steps.
-        compute_dtype: dtype of the matmuls ('bf16' or 'fp8'), selects the peak FLOP/s.
+        compute_dtype: dtype of the matmuls ('bf16', 'fp8' or 'fp32'), selects the peak FLOP/s
+            (:meth:`~shardplan.specs.hardware.HardwareSpec.peak_flops`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -65,7 +66,7 @@ class PrecisionPolicy(BaseModel):
     optimizer_bytes: int = Field(default=8, ge=0, le=32)
     activation_bytes: int = Field(default=2, gt=0, le=16)
     grads_transient: bool = False
-    compute_dtype: Literal["bf16", "fp8"] = "bf16"
+    compute_dtype: Literal["bf16", "fp8", "fp32"] = "bf16"
 
     @property
     def model_state_bytes_per_param(self) -> int:
@@ -90,7 +91,8 @@ PRECISION_POLICIES: dict[str, PrecisionPolicy] = {
     # fp8_param_gather=True); Transformer Engine fp8_model_init (FP8 primary weights)
     "fp8-params": PrecisionPolicy(name="fp8-params", compute_dtype="fp8", param_bytes=1),
     # everything in fp32 (CPU runs and exact-loss tests): 4 + 4 + 8 = 16 B/param, 4-byte activations
-    "fp32": PrecisionPolicy(name="fp32", param_bytes=4, grad_bytes=4, master_bytes=0, activation_bytes=4),
+    "fp32": PrecisionPolicy(name="fp32", param_bytes=4, grad_bytes=4, master_bytes=0, activation_bytes=4,
+                            compute_dtype="fp32"),
 }
 
 
