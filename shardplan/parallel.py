@@ -16,6 +16,8 @@ data-parallel x context-parallel ranks (Megatron-LM / torchtitan convention), so
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Literal
 
@@ -289,6 +291,11 @@ class Layout:
                        + ("; a chunk of 0 layers holds only the embedding (first stage) or the loss (last stage), "
                           "Megatron-LM --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split"
                           if any(0 in c for c in chunks) else ""))
+        chunk = max(self.stage_layers) / max(1, p.virtual_stages)
+        if p.recompute == "full" and p.recompute_layers is not None and p.recompute_layers > math.ceil(chunk):
+            out.append(f"recompute_layers={p.recompute_layers} exceeds the layers of each "
+                       f"{'chunk' if p.virtual_stages > 1 else 'stage'} (at most {math.ceil(chunk)}): it recomputes "
+                       "everything, as full recompute does (Megatron-LM's block method recomputes min(N, layers))")
         per_flush = self.microbatches // p.pipeline_flushes
         if 1 < p.pp and per_flush < p.pp:
             where = (f"per pipeline flush ({p.pipeline_flushes} flushes per step)" if p.pipeline_flushes > 1

@@ -150,7 +150,9 @@ def _column_value(expr: str, row: dict[str, str], header: list[str], line: int) 
         elif not isinstance(_number_or_text(t), str):  # a number
             values.append(t)
         else:
-            raise ConfigError(f"column {short_repr(t)} is not in the CSV; its columns: {', '.join(header)}",
+            ops_hint = (" (a column expression joins columns and numbers with * and / only)"
+                        if re.search(r"[-+()%^]", t) else "")
+            raise ConfigError(f"column {short_repr(t)} is not in the CSV{ops_hint}; its columns: {', '.join(header)}",
                               field="map.columns", value=t, legal=header)
     if not ops:
         return values[0]

@@ -184,6 +184,27 @@ def moe_overhead_note(e) -> str | None:
             "shrink it")
 
 
+def layer_overhead_note(e) -> str | None:
+    """A sentence on the framework profile's per-layer cost (``FrameworkProfile.layer_overhead_s`` x the priced
+    stage's charged layers x microbatches, part of ``Estimate.fixed_overhead_s``) when it is over a tenth of the
+    step, naming which layers pay it (every layer, or only recomputed ones:
+    ``FrameworkProfile.layer_overhead_recomputed_only``) and the lever that removes it, or None."""
+    fw, p = e.training.framework, e.parallel
+    if not fw.layer_overhead_s:
+        return None
+    cost = e.fixed_overhead_s - (e.layout.microbatches * fw.microbatch_overhead_s + fw.step_overhead_s)
+    if cost < 0.1 * e.step_s:
+        return None
+    origin = ("fitted on the shared rows of that framework, docs/accuracy.md"
+              if _builtin_values(fw, "layer_overhead_s") else "the profile's layer_overhead_s")
+    who = ("only checkpointed (recomputed) layers pay it, so recompute=none or fewer recomputed layers avoid it; "
+           "whether it also holds without recomputation is not identified by the rows it was fitted on"
+           if fw.layer_overhead_recomputed_only else "every layer pays it; fewer layers per stage (larger pp) or "
+           "fewer, larger microbatches shrink it")
+    return (f"framework overhead includes {fmt_seconds(cost)} of the {fw.label} profile's per-layer cost "
+            f"({fmt_seconds(fw.layer_overhead_s)} per layer per microbatch, {origin}): {who}")
+
+
 def attention_kernel_note(e) -> str | None:
     """A sentence naming the attention kernel when the framework profile prices a slower one than
     FlashAttention-2 (llm-foundry's Triton FlashAttention, ``shardplan.cost.gemm.TRITON_FLASH_SPEED``), or None."""
@@ -367,7 +388,8 @@ def print_estimate_notes(e) -> None:
     from shardplan.calibration import optimism_note
     scheduled = [e.parallel.schedule] if e.parallel.pp > 1 else []
     for note in (optimism_note(e), routing_note(e), unreleased_schedule_note(e.training.framework, scheduled),
-                 attention_kernel_note(e), moe_overhead_note(e), stall_note(e), allocator_note(e)):
+                 attention_kernel_note(e), moe_overhead_note(e), layer_overhead_note(e), stall_note(e),
+                 allocator_note(e)):
         if note:
             err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
 

@@ -130,8 +130,8 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
     if best is not None:  # the profile terms that shape the winner's step, as `estimate` names them
         from rich.markup import escape
 
-        from shardplan.cli.estimate import allocator_note, moe_overhead_note, stall_note
-        for note in (moe_overhead_note(best), stall_note(best), allocator_note(best)):
+        from shardplan.cli.estimate import allocator_note, layer_overhead_note, moe_overhead_note, stall_note
+        for note in (moe_overhead_note(best), layer_overhead_note(best), stall_note(best), allocator_note(best)):
             if note:
                 console.print(f"[yellow]note (#1):[/] {escape(note)}", highlight=False, soft_wrap=True)
     if rules:
@@ -184,7 +184,7 @@ def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: 
     assert first is not None
     from shardplan.presets.frameworks import FRAMEWORKS
     given = (inputs or {}).get("framework")
-    rank = f"rank with --framework {name}, or pin" if name in FRAMEWORKS and str(given or "").lower() != name else "pin"
+    rank = f"rank with --framework {name}, or pin" if name in FRAMEWORKS and str(given or "megatron").lower() != name else "pin"
     raise ConfigError(f"{first} (none of the {checked} best ranked plans can be written as {name}: {rank} a "
                       f"layout the framework expresses with --fix or the layout flags)", field=first.field,
                       value=first.value, legal=first.legal)

@@ -95,6 +95,26 @@ def check_host_memory(model: Any, devices: int) -> None:
                           f"{gpus:,} accelerators of 80 GiB", field="model", value=model.name)
 
 
+def check_runtime_layout(pc) -> None:
+    """Refuse the layout fields the JAX runtime does not run before any pricing (the planner's own messages would
+    name the maxtext profile the runtime is priced with, and a ``--framework`` option these commands lack).
+
+    Raises:
+        ConfigError: ``schedule='dualpipe'`` (legal: gpipe, 1f1b, interleaved, zero-bubble) or ``recompute_layers``
+            (legal: none; ``--recompute full`` recomputes every layer).
+    """
+    if pc.schedule == "dualpipe" and pc.pp > 1:
+        raise ConfigError("schedule='dualpipe' is not implemented by shardplan's JAX runtime (DeepSeek-V3's "
+                          "bidirectional pipeline is priced by estimate / plan only); legal schedule: gpipe, 1f1b, "
+                          "interleaved, zero-bubble", field="schedule", value="dualpipe",
+                          legal=["gpipe", "1f1b", "interleaved", "zero-bubble"])
+    if pc.recompute_layers is not None:
+        raise ConfigError(f"recompute_layers={pc.recompute_layers} (Megatron-LM's block recompute) is not implemented "
+                          "by shardplan's JAX runtime, which recomputes every layer or none; legal recompute_layers: "
+                          "none (drop --recompute-layers)", field="recompute_layers", value=pc.recompute_layers,
+                          legal=[None])
+
+
 def runtime_inputs(model: str, devices: int, seq_len: int, global_batch: int | None, global_batch_tokens: int | None,
                    plan: Path | None, layout: dict[str, Any], scale: tuple[bool, int, int],
                    default_batch: bool = False, moe_capacity_factor: float | None = None) -> tuple[Any, Any, Any]:
@@ -116,6 +136,7 @@ def runtime_inputs(model: str, devices: int, seq_len: int, global_batch: int | N
         raise ConfigError(f"devices={devices} must be >= 1", field="devices", value=devices)
     m = model_spec(model)
     pc = parallel_config(layout, plan)
+    check_runtime_layout(pc)
     if default_batch and global_batch is None and global_batch_tokens is None:
         global_batch = default_global_batch(pc, devices)
     # the JAX runtime is an XLA/GSPMD program: MaxText's profile (no vocabulary padding beyond tp)

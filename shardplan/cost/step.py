@@ -53,8 +53,10 @@ class Estimate:
     ``overhead_s`` (the framework overhead of the step) includes, per step: ``stall_s``, the pipeline
     message stall (:func:`shardplan.cost.pipeline.message_stall_s`; ``stall_rule`` names its trigger),
     ``host_floor_s``, the host issue floor above the device time (:func:`host_floor_s` x microbatches),
-    and ``allocator_retry_s``, the caching allocator's retries near full HBM (:func:`allocator_retry_s`
-    x microbatches); the bubble grows with the last two as well, as they lengthen each microbatch.
+    ``allocator_retry_s``, the caching allocator's retries near full HBM (:func:`allocator_retry_s`
+    x microbatches), and ``fixed_overhead_s``, the profile's fixed costs (``layer_overhead_s`` per layer and
+    ``moe_expert_overhead_s`` / ``moe_layer_overhead_s`` per microbatch, ``microbatch_overhead_s`` per
+    microbatch, ``step_overhead_s`` per step); the four add up to ``overhead_s``. The bubble grows with the last two as well, as they lengthen each microbatch.
     ``priced_stage`` is the pipeline stage whose compute the step prices (the slowest; 0 without pp).
     ``hbm_usable`` is the HBM the tensors may fill: the fit limit (:func:`shardplan.cost.memory.hbm_limit`)
     less the hardware's reserve, or the whole limit when the framework profile's runtime terms (context,
@@ -92,6 +94,7 @@ class Estimate:
     stall_rule: str | None = None
     host_floor_s: float = 0.0
     allocator_retry_s: float = 0.0
+    fixed_overhead_s: float = 0.0
     priced_stage: int = 0
 
     @property
@@ -138,7 +141,7 @@ class Estimate:
                        "optimizer": self.optimizer_s, "framework_overhead": self.overhead_s,
                        "overlap_slowdown": self.overlap_slowdown_s, "activation_offload": self.offload_s,
                        "pipeline_stall": self.stall_s, "host_issue_floor": self.host_floor_s,
-                       "allocator_retry": self.allocator_retry_s},
+                       "allocator_retry": self.allocator_retry_s, "fixed_overhead": self.fixed_overhead_s},
             "collectives": [c.to_dict() for c in self.collectives],
             "model_flops_per_step": self.model_flops_per_step,
             "hardware_flops_per_step": self.hardware_flops_per_step,
@@ -229,8 +232,7 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     # HBM per microbatch, pipeline message stalls per step (0 for the Megatron-LM default)
     floor_mb = max(T_mb, host_floor_s(ctx)) - T_mb
     retry_mb = allocator_retry_s(fw, mem.total / hw.hbm_bytes)
-    extra_mb = floor_mb + retry_mb
-    T_mb += extra_mb
+    T_mb += floor_mb + retry_mb
     bubble = bubble_s(layout.parallel, T_mb, layout.stage_layers)
     opt_s = optimizer_s(ctx)
     rule = stall_rule(layout, fw, nodes(ctx), tp_nodes(ctx),
@@ -248,7 +250,8 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
                                                             p_.recompute_modules)
     peak_total = layout.n_devices * hw.peak_flops(training.precision.compute_dtype)
     st = ctx.stage
-    overhead = m * (st.overhead_s + fw.microbatch_overhead_s + extra_mb) + fw.step_overhead_s + stall
+    fixed = m * (st.overhead_s + fw.microbatch_overhead_s) + fw.step_overhead_s
+    overhead = fixed + m * (floor_mb + retry_mb) + stall
     slowdown = m * slow_mb + slow_step
     limit = hbm_limit(hw.hbm_bytes, fw)
     return Estimate(
@@ -259,12 +262,13 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
         recompute_s=m * st.recompute_s, exposed_comm_s=sum(c.exposed_s for c in colls), bubble_s=bubble,
         optimizer_s=opt_s, collectives=colls, model_flops_per_step=mf, hardware_flops_per_step=hf,
         mfu=mf / (step * peak_total), hfu=hf / (step * peak_total), tokens_per_s=tokens / step,
-        bound=bottleneck(ctx, colls, bubble, opt_s, overhead, slowdown, floor_binds=floor_mb > 0),
+        bound=bottleneck(ctx, colls, bubble, opt_s, overhead, slowdown, floor_binds=floor_mb > 0,
+                         overhead_parts=dict(zip(OVERHEAD_PARTS, (fixed, m * floor_mb, m * retry_mb, stall)))),
         thresholds=_threshold_info(model, training, hw, layout) if detail else {},
         roofline=_roofline(model, training, hw, layout.parallel, layout.local_tokens, ctx.dense_t, colls, m)
         if detail else [], overhead_s=overhead, overlap_slowdown_s=slowdown, offload_s=m * offload_mb,
         stall_s=stall, stall_rule=rule, host_floor_s=m * floor_mb,
-        allocator_retry_s=m * retry_mb, priced_stage=ctx.stage.stage)
+        allocator_retry_s=m * retry_mb, fixed_overhead_s=fixed, priced_stage=ctx.stage.stage)
 
 
 def host_floor_s(ctx: StepContext) -> float:
@@ -398,26 +402,34 @@ def optimizer_s(ctx: StepContext) -> float:
     return per_param * params / (ctx.hw.hbm_bandwidth * ctx.hw.hbm_efficiency)
 
 
+#: the parts of the framework overhead, in the order :func:`estimate_layout` passes them to :func:`bottleneck`
+OVERHEAD_PARTS = ("fixed per-layer and per-microbatch costs", "host issue floor", "allocator retries",
+                  "pipeline message stalls")
+
 #: the bound named when the host issue floor sets the microbatch time (:func:`host_floor_s`)
 HOST_FLOOR_BOUND = "host issue floor (the framework's CPU issues each microbatch slower than the GPU runs it)"
 
 
 def bottleneck(ctx: StepContext, colls: list[Collective], bubble: float, opt_s: float, overhead_s: float = 0.0,
-               slowdown_s: float = 0.0, floor_binds: bool = False) -> str:
+               slowdown_s: float = 0.0, floor_binds: bool = False, overhead_parts: dict | None = None) -> str:
     """The largest part of the step: matmul FLOPs, HBM traffic, recompute, bubble, one axis's
     exposed communication (named with the network level it crosses), the exposed communication of
     several axes together when their sum outweighs every non-communication part, the framework profile's
     overhead ``overhead_s`` (host issue floor, pipeline stalls, allocator retries; seconds per step)
     or the overlap slowdown ``slowdown_s`` (seconds per step). When the host issue floor sets the
     microbatch time (``floor_binds``) it is the bound whatever the largest part: nothing on the GPU
-    side shortens such a step (:data:`HOST_FLOOR_BOUND`)."""
+    side shortens such a step (:data:`HOST_FLOOR_BOUND`). ``overhead_parts`` (name: seconds per step) splits
+    ``overhead_s``; the overhead bound names its largest part."""
     if floor_binds:
         return HOST_FLOOR_BOUND
     m, st = ctx.m, ctx.stage
+    largest = max(overhead_parts, key=overhead_parts.get) if overhead_parts else None  # type: ignore[arg-type]
+    overhead_name = (f"framework overhead ({largest})" if largest and overhead_parts[largest] > 0  # type: ignore[index]
+                     else "framework overhead (host issue, pipeline stalls, allocator)")
     parts = {"compute (matmul FLOPs)": m * st.matmul_s,
              "HBM bandwidth (element-wise + optimizer)": m * st.elementwise_s + opt_s,
              "recompute": m * st.recompute_s, "pipeline bubble": bubble,
-             "framework overhead (host issue, pipeline stalls, allocator)": overhead_s,
+             overhead_name: overhead_s,
              "overlap slowdown (communication kernels beside the matmuls)": slowdown_s}
     by_axis: dict[str, float] = defaultdict(float)
     levels: dict[str, str] = {}

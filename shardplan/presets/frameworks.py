@@ -237,10 +237,18 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "|error| median 4.2%, max 6.8% (docs/accuracy.md)",
                                   "pipeline_parallel": _FSDP_ONLY, "context_parallel": _FSDP_ONLY}),
         FrameworkProfile(name="deepspeed", moe_routed_copies=2, activation_offload=False, module_recompute=False, zero3_prefetch=0.221, zero3_nic_share=0.217, layer_overhead_s=0.0134,
-                         layer_overhead_recomputed_only=True,
+                         layer_overhead_recomputed_only=True, recomputes=("none", "full"), context_parallel=False,
                          schedules=("1f1b",), pipeline_zero_stages=(0, 1),
                          sources={"zero3_prefetch": _DS_ZERO3, "zero3_nic_share": _DS_ZERO3,
                                   "layer_overhead_s": _DS_LAYER, "layer_overhead_recomputed_only": _DS_LAYER_RC,
+                                  "recomputes": "deepspeed/runtime/activation_checkpointing/checkpointing.py: "
+                                  "deepspeed.checkpointing.checkpoint(function, *args) recomputes the whole function "
+                                  "it wraps, a decoder layer in Megatron-DeepSpeed and the Hugging Face models (no "
+                                  "attention-only selective recomputation)",
+                                  "context_parallel": "DeepSpeed has no ring context parallelism: DeepSpeed-Ulysses "
+                                  "(deepspeed/sequence/layer.py DistributedAttention) splits the sequence with "
+                                  "AllToAlls over attention heads, set up in model code, which the planner does not "
+                                  "price as cp",
                                   "schedules": "deepspeed/runtime/pipe/schedule.py: TrainSchedule, a 1F1B-style "
                                   "schedule, is the PipelineEngine's only training schedule",
                                   "pipeline_zero_stages": "deepspeed/runtime/pipe/engine.py PipelineEngine.__init__: "

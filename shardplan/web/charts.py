@@ -384,10 +384,14 @@ def pipeline_figure(pp: int, microbatches: int, schedule: str = "1f1b", virtual_
     makespan = max(b.end for b in blocks)
     label = schedule + (f", v={virtual_stages}" if schedule == "interleaved" else "") + (
         " (drawn as ZB-H1: one of its two directions)" if schedule == "dualpipe" else "")
+    priced = ""
+    if schedule == "dualpipe":  # the drawn ZB-H1 bubble is not DualPipe's: name the one the planner prices
+        from shardplan.cost.pipeline import DUALPIPE_BUBBLE
+        priced = f"; DualPipe's own bubble, as priced: (pp/2 - 1) x 2/3 = {DUALPIPE_BUBBLE * (pp / 2 - 1):.2f} units"
     fig.update_layout(
         barmode="overlay", **_LAYOUT, height=max(220, 60 + 34 * pp), bargap=0.15,
-        title=dict(text=f"Pipeline schedule ({label}): pp={pp}, {microbatches} microbatches; bubble "
-                        f"{bubble:.2f} of {makespan:.2f} units ({bubble / makespan:.1%})", font=dict(size=14)),
+        title=dict(text=f"Pipeline schedule ({label}): pp={pp}, {microbatches} microbatches; bubble drawn "
+                        f"{bubble:.2f} of {makespan:.2f} units ({bubble / makespan:.1%}){priced}", font=dict(size=14)),
         xaxis_title="time (units of one microbatch forward per stage; backward = 2)",
         yaxis=dict(autorange="reversed", categoryorder="array", categoryarray=[f"stage {s}" for s in range(pp)]))
     return fig

@@ -1,0 +1,80 @@
+"""The framework overhead's split (``Estimate.fixed_overhead_s`` beside the stall, host floor and allocator
+parts), the bound and note that name DeepSpeed's per-layer cost, the DeepSpeed profile's limits, and the
+runtime commands' own refusals of layouts only the planner prices."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from shardplan.cli import app
+from shardplan.cost.step import estimate
+from shardplan.errors import ConfigError
+from shardplan.parallel import ParallelConfig
+from shardplan.presets.frameworks import FRAMEWORKS
+from shardplan.presets.hardware import HARDWARE
+from shardplan.presets.models import MODELS
+from shardplan.specs.training import TrainingSpec
+
+_70B = ["-m", "llama-3-70b", "-H", "h100-sxm", "-n", "64", "-s", "4096", "-b", "256", "--tp", "8", "--pp", "4",
+        "--zero-stage", "1", "--framework", "deepspeed"]
+
+
+def _ds(recompute: str):
+    tr = TrainingSpec(seq_len=4096, global_batch_size=256, framework=FRAMEWORKS["deepspeed"])
+    p = ParallelConfig(tp=8, pp=4, zero_stage=1, recompute=recompute)
+    return estimate(MODELS["llama-3-70b"], HARDWARE["h100-sxm"], tr, p, 64)
+
+
+def test_deepspeed_layer_cost_is_the_fixed_overhead_and_names_the_bound():
+    e = _ds("full")
+    # 80 layers / pp 4 = 20 per stage; dp = 64 / (8*4) = 2, so 256 / 2 = 128 microbatches of 1 sequence;
+    # 13.4 ms x 20 layers x 128 microbatches = 34.304 s, all of it fixed (no floor, retries or stalls)
+    assert e.layout.microbatches == 128
+    assert e.fixed_overhead_s == pytest.approx(0.0134 * 20 * 128)
+    assert e.overhead_s == pytest.approx(e.fixed_overhead_s + e.host_floor_s + e.allocator_retry_s + e.stall_s)
+    assert e.bound == "framework overhead (fixed per-layer and per-microbatch costs)"
+    assert e.to_dict()["time_s"]["fixed_overhead"] == pytest.approx(34.304)
+    # without recompute DeepSpeed's checkpoint wrapper does not run: no per-layer cost
+    assert _ds("none").fixed_overhead_s == 0.0
+
+
+def test_estimate_notes_the_per_layer_cost():
+    res = CliRunner().invoke(app, ["estimate", *_70B, "--recompute", "full"], terminal_width=400)
+    assert res.exit_code == 0, res.output
+    flat = " ".join(res.output.split())
+    assert "34.304 s of the deepspeed profile's per-layer cost" in flat
+    assert "only checkpointed (recomputed) layers pay it" in flat
+    js = CliRunner().invoke(app, ["estimate", *_70B, "--recompute", "full", "--json"])
+    d = json.loads(js.stdout)
+    assert d["time_s"]["framework_overhead"] == pytest.approx(d["time_s"]["fixed_overhead"])
+
+
+@pytest.mark.parametrize("field, value", [("recompute", "selective"), ("cp", 2)])
+def test_deepspeed_profile_refuses_what_deepspeed_does_not_run(field, value):
+    tr = TrainingSpec(seq_len=8192, global_batch_size=128, framework=FRAMEWORKS["deepspeed"])
+    with pytest.raises(ConfigError) as err:
+        estimate(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], tr, ParallelConfig(zero_stage=3, **{field: value}), 64)
+    assert err.value.field == field
+    assert "deepspeed framework" in str(err.value)
+
+
+@pytest.mark.parametrize("flags, needle", [
+    (["--pp", "2", "--schedule", "dualpipe"], "schedule='dualpipe' is not implemented by shardplan's JAX runtime"),
+    (["--recompute", "full", "--recompute-layers", "1"], "recompute_layers=1 (Megatron-LM's block recompute)"),
+])
+def test_train_refuses_planner_only_layouts_in_its_own_words(flags, needle):
+    res = CliRunner().invoke(app, ["train", "--model", "tiny-llama", "--devices", "8", "--steps", "1", "--seq-len",
+                                   "64", "--global-batch", "16", *flags], terminal_width=400)
+    assert res.exit_code == 2
+    flat = " ".join(res.output.split())
+    assert needle in flat and "maxtext" not in flat and "--framework" not in flat
+
+
+def test_recompute_layers_beyond_the_stage_is_noted():
+    res = CliRunner().invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "64", "-s", "8192", "-b",
+                                   "128", "--tp", "8", "--pp", "2", "--recompute", "full", "--recompute-layers", "21"],
+                             terminal_width=400)
+    assert res.exit_code == 0
+    # 32 layers / pp 2 = 16 per stage < 21
+    assert "recompute_layers=21 exceeds the layers of each stage (at most 16)" in " ".join(res.output.split())
