@@ -54,3 +54,26 @@ def test_selective_is_not_pruned_under_op_sac():
     # op-level checkpointing stores about 15.5 h instead of about 43 h per token and layer (kept)
     assert recompute_dominated("selective", _tr("megatron"), True)
     assert not recompute_dominated("selective", _tr("torchtitan"), True)
+
+
+Q3 = MODELS["qwen3-30b-a3b"]  # h 2048, q 4096, kv 512, 32 heads, 128 experts top-8, expert_ffn 768, no shared
+
+
+def test_moe_block_recomputes_its_routed_experts():
+    # call order wq, wk, wv, wo, router gate; the experts' grouped_mm is not an mm the policy saves
+    assert op_sac_matmuls(Q3, moe=True) == (["q", "v", "router"], ["k", "o"])
+    tr = _tr()
+    lay = validate(ParallelConfig(zero_stage=3, dp=8, microbatch_size=1), Q3, tr, 8)
+    # block input 2048 + q 4096 + v 512 + router 128 + attention output 4096, x 2 B, + lse 4 x 32:
+    # 2 x 10,880 + 128 = 21,888 B (the no-recompute count keeps every routed copy's expert activations)
+    assert op_sac_bytes_per_token(Q3, tr, lay, moe=True) == 21_888
+    # ep=8: the dispatch and combine AllToAll outputs are saved too, 2 x 2 B x top_k 8 x 2048 = 65,536 more
+    lay_ep = validate(ParallelConfig(zero_stage=3, dp=8, ep=8, microbatch_size=1), Q3, tr, 8)
+    assert op_sac_bytes_per_token(Q3, tr, lay_ep, moe=True) == 21_888 + 65_536
+    # FLOPs per token: every MoE layer redoes K and O, 2 x (2048 x 512 + 4096 x 2048), and all 8 routed
+    # experts, 2 x 8 x 3 x 2048 x 768; 48 MoE layers
+    per_layer = 2 * (2048 * 512 + 4096 * 2048) + 2 * 8 * 3 * 2048 * 768
+    assert recompute_flops_per_token(Q3, 8192, "selective", selective="every_other_matmul") == 48 * per_layer
+    shares = every_other_mm_shares(Q3, ParallelConfig(), moe=True)
+    assert shares["expert_up"] == shares["expert_down"] == 1.0 and shares["router"] == 0.0
+    assert shares["qkv"] == pytest.approx(512 / (4096 + 2 * 512))

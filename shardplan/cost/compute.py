@@ -240,7 +240,7 @@ def layer_times(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: P
     in_b = 1.0 if dtype == "fp8" else prec.activation_bytes
     fwd = bwd = hbm_fwd = every_other = mlp = shared = mla_up = 0.0
     dev = GemmDevice.of(hw, dtype)
-    shares = every_other_mm_shares(model, p) if not moe else {}
+    shares = every_other_mm_shares(model, p, moe)
     for name, shape in layer_gemm_shapes(model, p, tokens, moe, training.moe_load):
         tf, tb, bound = training_gemm_seconds(shape, dev, in_b, 2.0 * prec.grad_bytes)
         fwd, bwd, hbm_fwd = fwd + tf, bwd + tb, hbm_fwd + (tf if bound else 0.0)
@@ -255,20 +255,28 @@ def layer_times(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: P
     return LayerTimes(fwd, attn_f, t_elem, hbm_fwd > fwd / 2, bwd, attn_b, every_other, mlp, shared, mla_up)
 
 
-def every_other_mm_shares(model: ModelSpec, p: ParallelConfig) -> dict[str, float]:
+def every_other_mm_shares(model: ModelSpec, p: ParallelConfig, moe: bool = False) -> dict[str, float]:
     """Share of each fused forward GEMM of :func:`layer_gemm_shapes` (dense layer) that op-level
     selective checkpointing recomputes (the projections :func:`shardplan.cost.flops.op_sac_matmuls`
     puts second: K and O of the attention, the up projection of a SwiGLU MLP, the down projection of
     a non-gated one), in proportion to the output widths fused in that GEMM. Example, Llama-3.1-8B
     at t = 1: qkv 1024 / (4096 + 2 x 1024) = 1/6, attn_out 1, mlp_up 1/2 (w3 of w1 | w3),
-    mlp_down 0. MLA attention: the output projection only."""
-    redo = set(F.op_sac_matmuls(model)[1])
+    mlp_down 0. MLA attention: the output projection only. An MoE layer (``moe``): the routed experts' GEMMs
+    whole (grouped_mm outputs are not saved, :func:`shardplan.cost.flops.op_sac_matmuls`), the router's not
+    (5th mm, saved), the shared experts' by the same alternation (SwiGLU: gate and down)."""
+    redo = set(F.op_sac_matmuls(model, moe)[1])
     kv_r = model.kv_dim // p.tp if model.kv_heads >= p.tp else model.dim_head
     q_r = model.q_dim // p.tp
     qkv = {"q": q_r, "k": kv_r, "v": kv_r}
     mlp_up = ["gate", "up"] if model.mlp == "swiglu" else ["up"]
-    shares = {"attn_out": float("o" in redo), "mlp_up": sum(k in redo for k in mlp_up) / len(mlp_up),
-              "mlp_down": float("down" in redo)}
+    if moe:
+        shared_up = ["shared_gate", "shared_up"] if model.mlp == "swiglu" else ["shared_up"]
+        shares = {"attn_out": float("o" in redo), "router": float("router" in redo), "expert_up": 1.0,
+                  "expert_down": 1.0, "shared_up": sum(k in redo for k in shared_up) / len(shared_up),
+                  "shared_down": float("shared_down" in redo)}
+    else:
+        shares = {"attn_out": float("o" in redo), "mlp_up": sum(k in redo for k in mlp_up) / len(mlp_up),
+                  "mlp_down": float("down" in redo)}
     if not model.is_mla:
         shares["qkv"] = sum(w for k, w in qkv.items() if k in redo) / sum(qkv.values())
     return shares

@@ -82,23 +82,41 @@ def _block_counts(model: ModelSpec) -> tuple[int, int, int]:
     return L_dense, L_moe, L_dense + L_moe
 
 
-def op_sac_matmuls(model: ModelSpec) -> tuple[list[str], list[str]]:
-    """The projections of one dense block in the order an eager PyTorch block calls ``aten.mm``
-    (torchtitan ``Attention.forward``: wq, wk, wv, then wo; ``FeedForward.forward``:
+def op_sac_matmuls(model: ModelSpec, moe: bool = False) -> tuple[list[str], list[str]]:
+    """The projections of one dense block (``moe=False``) or MoE block in the order an eager PyTorch block
+    calls ``aten.mm`` (torchtitan ``Attention.forward``: wq, wk, wv, then wo; ``FeedForward.forward``:
     ``w2(silu(w1(x)) * w3(x))`` calls w1, w3, w2), split into (saved, recomputed) by torchtitan's
     op-level selective checkpointing policy: the 1st, 3rd, 5th, ... mm outputs are saved, every
     second one is recomputed (``torchtitan/distributed/activation_checkpoint.py``, "save output of
-    all compute ops, except every second mm"). Non-gated MLP: up, down."""
-    order = ["q", "k", "v", "o"] + (["gate", "up", "down"] if model.mlp == "swiglu" else ["up", "down"])
+    all compute ops, except every second mm"). Non-gated MLP: up, down.
+
+    An MoE block (torchtitan ``MoE.forward``) calls the router's gate mm after wo, then the routed
+    experts, then the shared experts (``shared_gate``, ``shared_up``, ``shared_down``). The routed experts
+    run ``torch._grouped_mm``, which is not in torchtitan's op-SAC save list (``_op_sac_save_list`` of the
+    llama4 / deepseek_v3 / gpt_oss parallelize modules: mm, the SDPA kernels, reduce_scatter, all_to_all,
+    max, flex_attention; its graph trainer adds ``_grouped_mm`` to that list only for a comparison), so they
+    are recomputed and do not count in the alternation: they are in neither list (see
+    :func:`recompute_flops_per_token`)."""
+    order = ["q", "k", "v", "o"]
+    if not moe:
+        order += ["gate", "up", "down"] if model.mlp == "swiglu" else ["up", "down"]
+    else:
+        order += ["router"]
+        if model.n_shared_experts:
+            order += ["shared_gate", "shared_up", "shared_down"] if model.mlp == "swiglu" else ["shared_up",
+                                                                                                "shared_down"]
     return order[0::2], order[1::2]
 
 
 def projection_params(model: ModelSpec) -> dict[str, int]:
-    """Weights of each projection of one dense block (MHA/GQA; no biases): q, k, v (h x width),
-    o (q x h), the MLP's gate and up (h x F) and down (F x h)."""
+    """Weights of each projection of one block (MHA/GQA; no biases): q, k, v (h x width),
+    o (q x h), the dense MLP's gate and up (h x F) and down (F x h); of an MoE block also the router
+    (h x n_experts) and the shared experts' gate, up (h x w) and down (w x h), w = n_shared x expert_ffn."""
     h, F = model.d_model, model.ffn_dim
+    w = model.n_shared_experts * model.expert_ffn
     return {"q": h * model.q_dim, "k": h * model.kv_dim, "v": h * model.v_dim, "o": model.q_dim * h,
-            "gate": h * F, "up": h * F, "down": F * h}
+            "gate": h * F, "up": h * F, "down": F * h, "router": h * model.n_experts,
+            "shared_gate": h * w, "shared_up": h * w, "shared_down": w * h}
 
 
 def recompute_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, causal: bool = True,
@@ -110,7 +128,9 @@ def recompute_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, ca
     selective: one more forward of the attention core (``selective='attention'``, Megatron-LM) or,
     under op-level checkpointing (``'every_other_matmul'``, torchtitan), of the projections it
     recomputes in dense layers (K, O and the SwiGLU up projection, or K, O and the down projection:
-    :func:`op_sac_matmuls`), 2 x their weights (:func:`projection_params`); none: 0. Megatron-LM's
+    :func:`op_sac_matmuls`), 2 x their weights (:func:`projection_params`), and in MoE blocks also every
+    routed expert's GEMMs (top_k x mlp_matrices x h x expert_ffn weights per token: torchtitan does not save
+    grouped_mm outputs); none: 0. Megatron-LM's
     ``--recompute-modules`` (``modules``, default core_attn): core_attn the attention core of every
     layer, mlp 2 x the MLP weights of the dense layers, moe 2 x the active MLP weights (router, top_k
     and shared experts) of the MoE layers, shared_experts 2 x the shared experts', mla_up_proj 2 x the
@@ -124,7 +144,10 @@ def recompute_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, ca
     L_dense, L_moe, L = _block_counts(model)
     if recompute == "selective" and selective == "every_other_matmul":
         weights = projection_params(model)
-        return 2.0 * L_dense * sum(weights[k] for k in op_sac_matmuls(model)[1])
+        # MoE blocks also recompute every routed expert's GEMMs (grouped_mm, not saved: op_sac_matmuls)
+        routed = model.top_k * model.mlp_matrices * model.d_model * model.expert_ffn if L_moe else 0
+        return (2.0 * L_dense * sum(weights[k] for k in op_sac_matmuls(model)[1])
+                + 2.0 * L_moe * (sum(weights[k] for k in op_sac_matmuls(model, True)[1]) + routed))
     if recompute == "selective":
         mods = modules or ("core_attn",)
         h, attn = model.d_model, model.attention_matmul_params()

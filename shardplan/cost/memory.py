@@ -290,7 +290,7 @@ def module_saving_per_token(model: ModelSpec, training: TrainingSpec, layout: La
     return b + (mlp_bytes(shared) if "shared_experts" in modules else 0.0)
 
 
-def op_sac_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:
+def op_sac_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout, moe: bool = False) -> float:
     """Bytes per local token one dense layer keeps under op-level selective checkpointing
     (``FrameworkProfile.selective_recompute == 'every_other_matmul'``): the block input (beta
     h/sigma, the checkpoint's input), the saved matmul outputs of :func:`shardplan.cost.flops.op_sac_matmuls` (q/t, v/t,
@@ -299,13 +299,25 @@ def op_sac_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Lay
     (4 a/t; Dao et al. 2022 Alg. 2). Everything else (norms, RoPE, the activation function,
     the other matmuls) is recomputed. Example, Llama-3.1-8B (h 4096, q 4096, kv 1024, F 14336,
     32 heads), t = 1, bf16: 2 x (4096 + 4096 + 1024 + 14336 + 4096 + 4096) + 128 = 63,616 B
-    (about 15.5 h; no recompute stores about 43 h)."""
+    (about 15.5 h; no recompute stores about 43 h).
+
+    An MoE block (``moe``) saves the same attention part and, by the same alternation
+    (:func:`shardplan.cost.flops.op_sac_matmuls`), the router's scores (n_experts wide) and the shared
+    experts' saved projections; its routed experts' grouped_mm outputs are recomputed, not stored. With
+    ep > 1 the outputs of the token dispatch and combine AllToAlls are in the save list
+    (``all_to_all_single``): top_k x h each per token. Example, Qwen3-30B-A3B (h 2048, q 4096, kv 512,
+    32 heads, 128 experts, top-8, no shared experts), t = 1, ep = 1: 2 x (2048 + 4096 + 512 + 128 + 4096)
+    + 128 = 21,888 B."""
     p = layout.parallel
     beta, t, sigma = training.precision.activation_bytes, p.tp, layout.seq_shard
+    w = model.n_shared_experts * model.expert_ffn / t
     width = {"q": model.q_dim / t, "k": model.kv_dim / t, "v": model.v_dim / t, "o": model.d_model,
-             "gate": model.ffn_dim / t, "up": model.ffn_dim / t, "down": model.d_model}
-    saved, _ = op_sac_matmuls(model)
+             "gate": model.ffn_dim / t, "up": model.ffn_dim / t, "down": model.d_model, "router": model.n_experts,
+             "shared_gate": w, "shared_up": w, "shared_down": model.d_model}
+    saved, _ = op_sac_matmuls(model, moe)
     b = beta * model.d_model / sigma + beta * sum(width[k] for k in saved)
+    if moe and p.ep > 1:
+        b += 2.0 * beta * model.top_k * model.d_model / sigma
     return b + beta * model.o_dim / t + 4.0 * model.n_heads / t
 
 
@@ -614,9 +626,9 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
         stored = r * beta * model.d_model / sigma + (n_layers - r) * kept
         act = u * (stored * inflight + (full_layer if r else 0.0))
     elif p.recompute == "selective" and training.framework.selective_recompute == "every_other_matmul":
-        # op-level selective checkpointing of dense blocks; MoE blocks keep the no-recompute count
-        # (their expert GEMMs are not aten.mm calls the policy counts)
-        stored = dense_l * op_sac_bytes_per_token(model, training, layout) + moe_l * per_tok[1]
+        # op-level selective checkpointing; MoE blocks recompute their routed experts (grouped_mm is not saved)
+        stored = (dense_l * op_sac_bytes_per_token(model, training, layout)
+                  + moe_l * op_sac_bytes_per_token(model, training, layout, True))
         act = u * stored * inflight
     else:
         stored = dense_l * per_tok[0] + moe_l * per_tok[1]
