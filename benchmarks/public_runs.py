@@ -595,6 +595,52 @@ DEEPSEEK_V3_REPORT = (
      dict(pp=16, ep=64, etp=1, schedule="dualpipe", moe_dispatcher="deepep", zero_stage=1, microbatch_size=1,
           recompute="selective", recompute_modules=("layernorm", "mla_up_proj")), 1543, None),
 )
+#: Runs a scouting pass found in sources the project had not used (2026-12-03), read after every fit and never fitted
+#: on; inputs as the sources give them, the rest assumed as noted. NVIDIA/dgxc-benchmarking (commit 143b90d):
+#: llama3.1/README_8b.md (NeMo 24.09, Llama 3.1 8B, TP1 PP1 CP2 MBS1, seq 8192, GBS 16 x GPUs; tokens/s over all
+#: GPUs as printed; ZeRO-1 and no recompute assumed), maxtext/README_70b.md + configure.sh (MaxText, JAX/XLA on DGX
+#: H100, Llama 2 70B, FSDP over up to 256 GPUs and data parallel across, per_device_batch_size 2, seq 4096, remat
+#: save_qkv_proj priced as full recompute, fp32 weights; the FP8 rows as fp8-mixed), paxml/README_5b.md (Paxml GPT-3
+#: 5B shape, FSDP within a node, MBS 4, seq 2048, SAVE_DOT_ONLY priced as no recompute; the maxtext profile stands in
+#: for Paxml), llama3.1/README.md commit 14fb6ae (the MFU worked example: 405B on 128 GB200, 9.347 s per step);
+#: NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md (commit 0a25f91), the 26.02 tables, priced as the
+#: 25.x rows above; AI-Hypercomputer/tpu-recipes training/trillium/Llama3.1-405B-MaxText (commit 21efcc2, step log:
+#: 54.803 s for 512 x 8192 tokens; its decoder-layer inputs are offloaded to host memory, which the maxtext profile
+#: cannot express, so it is priced with full recompute and predicted not to fit)
+_DGXC_70B = "remat save_qkv_proj as full"
+SCOUTED_2026_12 = (
+    *((f"dgxc NeMo 24.09 H100: Llama 3.1 8B CP2, {prec}, {n} GPUs", "llama-3.1-8b", "H100-SXM", "megatron", prec, n,
+       8192, 16 * n, dict(cp=2, zero_stage=1, microbatch_size=1), tps / n, None)
+      for prec, n, tps in (("bf16-mixed", 8, 81222), ("bf16-mixed", 128, 1280704), ("fp8-mixed", 8, 108436))),
+    *((f"dgxc MaxText H100: Llama 2 70B FSDP, {label}, {n} GPUs ({_DGXC_70B})", "llama-2-70b", "H100-SXM", "maxtext",
+       prec, n, 4096, 2 * n, dict(zero_stage=3, dp_shard=min(n, 128) if n > 256 else None, microbatch_size=2,
+                                  recompute="full"), tps / n, None)
+      for label, prec, n, tps in (("bf16", "fp32-params", 64, 74908.99), ("bf16", "fp32-params", 2048, 2374358.34),
+                                  ("fp8", "fp8-mixed", 64, 121250.69), ("fp8", "fp8-mixed", 2048, 3403086.41))),
+    *((f"dgxc Paxml H100: GPT-3 5B FSDP 8, {label}, 16 GPUs", "gpt3-5b", "H100-SXM", "maxtext", prec, 16, 2048, 64,
+       dict(zero_stage=3, dp_shard=8, microbatch_size=4), tps / 16, None)
+      for label, prec, tps in (("bf16", "fp32-params", 206738.17), ("fp8", "fp8-mixed", 278876.60))),
+    ("dgxc NeMo GB200: Llama 3.1 405B TP4 PP8 CP2 VP8, 128 GPUs (README MFU example)", "llama-3.1-405b", "GB200",
+     "megatron", "bf16-mixed", 128, 8192, 64, dict(tp=4, sp=True, tp_overlap=True, pp=8, cp=2, schedule="interleaved",
+                                                    virtual_stages=8, zero_stage=1, microbatch_size=1),
+     8192 * 64 / 9.347 / 128, None),
+    ("Megatron-Bridge 26.02 H100: Llama 3 70B TP4 PP8 VP5, 64 GPUs", "llama-3-70b", _H100_MB, MB_FW, FP8_CS, 64, 8192,
+     256, dict(tp=4, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=5, zero_stage=1,
+               microbatch_size=1), 1621, None),
+    ("Megatron-Bridge 26.02 GB300: Llama 3 70B MXFP8 PP4 VP5, 64 GPUs", "llama-3-70b", "GB300", MB_FW, "fp8-mixed", 64,
+     8192, 256, dict(pp=4, schedule="interleaved", virtual_stages=5, zero_stage=1, microbatch_size=1), 4596, None),
+    ("Megatron-Bridge 26.02 GB300: Llama 3.1 405B TP4 PP8 VP4, 256 GPUs", "llama-3.1-405b", "GB300", MB_FW, FP8_CS,
+     256, 8192, 1536, dict(tp=4, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=4,
+                           zero_stage=1, microbatch_size=1), 988, None),
+    ("Megatron-Bridge 26.02 H100: Qwen3-235B-A22B TP2 PP8 VP4 EP32, GBS 8192, 256 GPUs", "qwen3-235b-a22b", _H100_MB,
+     MB_FW, FP8_CS, 256, 4096, 8192, dict(tp=2, sp=True, tp_overlap=True, pp=8, schedule="interleaved",
+                                          virtual_stages=4, ep=32, etp=1, zero_stage=1, microbatch_size=1), 1633, None),
+    ("Megatron-Bridge 26.02 B300: DeepSeek-V3 MXFP8 PP16 EP8 (MTP), 256 GPUs", "deepseek-v3-mtp", "B300", MB_FW,
+     "fp8-mixed" + OPTIMIZER_BF16_MOMENTS, 256, 4096, 4096, dict(pp=16, ep=8, **_DS_FIELDS), 2983, None),
+    ("tpu-recipes v6e: Llama 3.1 405B FSDP 512, 2 x v6e-256 (layer inputs on host, priced as full recompute)",
+     "llama-3.1-405b", "tpu-v6e", "maxtext", "fp32-params", 512, 8192, 512,
+     dict(zero_stage=3, microbatch_size=1, recompute="full"), 149.482, None),
+)
 HELD_OUT_CHECKS = (*_MB_REVISED, *NEMO_2407_NEMOTRON, *DEEPSEEK_V3_REPORT)
 PUBLIC_CHECKS = (
     *NEMO_2407,

@@ -1077,3 +1077,24 @@ def test_import_names_the_bad_key(fw, text, field):
     with pytest.raises(ConfigError) as e:
         import_config(fw, text, devices=8)
     assert e.value.field == field, str(e.value)
+
+
+def test_maxtext_vocab_tiling_round_trip():
+    # a maxtext profile with loss_chunks 16 writes MaxText's num_vocab_tiling: 16; import notes it (the
+    # plan file holds the layout, the chunked loss is a profile setting)
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.frameworks import FRAMEWORKS
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    fw = FRAMEWORKS["maxtext"].model_copy(update={"loss_chunks": 16})
+    tr = TrainingSpec(seq_len=8192, global_batch_size=8, framework=fw)
+    e = estimate(MODELS["llama-3-8b"], HARDWARE["tpu-v5p"], tr, ParallelConfig(zero_stage=3), 8)
+    text = export_text("maxtext", e)
+    assert yaml.safe_load(text.split("\n", 1)[1] if text.startswith("#") else text)["num_vocab_tiling"] == 16
+    imported = import_config("maxtext", text, devices=8)
+    assert any("loss_chunks: 16" in n for n in imported.notes)
+    # the default profile writes no tiling
+    plain = estimate(MODELS["llama-3-8b"], HARDWARE["tpu-v5p"], TrainingSpec(seq_len=8192, global_batch_size=8,
+                     framework=FRAMEWORKS["maxtext"]), ParallelConfig(zero_stage=3), 8)
+    assert "num_vocab_tiling" not in export_text("maxtext", plain)

@@ -77,3 +77,27 @@ def test_moe_block_recomputes_its_routed_experts():
     shares = every_other_mm_shares(Q3, ParallelConfig(), moe=True)
     assert shares["expert_up"] == shares["expert_down"] == 1.0 and shares["router"] == 0.0
     assert shares["qkv"] == pytest.approx(512 / (4096 + 2 * 512))
+
+
+def test_loss_chunks_divide_the_logits_and_recompute_the_head():
+    from shardplan.cost.compute import lm_head_s
+    from shardplan.cost.step import estimate
+    from shardplan.presets.hardware import HARDWARE
+    m, hw = MODELS["llama-3-8b"], HARDWARE["h100-sxm"]
+    base = framework_profile("maxtext")
+    chunked = base.model_copy(update={"loss_chunks": 4})
+    p = ParallelConfig(zero_stage=3, microbatch_size=1)
+    tr1 = TrainingSpec(seq_len=8192, global_batch_size=8, framework=base)
+    tr4 = TrainingSpec(seq_len=8192, global_batch_size=8, framework=chunked)
+    e1, e4 = estimate(m, hw, tr1, p, 8), estimate(m, hw, tr4, p, 8)
+    # fused loss: bf16 logits + an fp32 copy, (2 + 4) B x 128,256 vocab x 8,192 tokens = 6,304,038,912 B;
+    # four chunks hold a quarter of it at a time
+    assert e1.memory.logits == 6 * 128_256 * 8192
+    assert e4.memory.logits == 6 * 128_256 * 8192 / 4
+    # the backward re-runs each chunk's forward GEMM ([2048, 4096] x [4096, 128,256]), four times
+    lay = e4.layout
+    _, _, rec = lm_head_s(m, tr4, hw, lay, 8192)
+    assert rec > 0 and lm_head_s(m, tr1, hw, e1.layout, 8192)[2] == 0.0
+    assert e4.recompute_s - e1.recompute_s == pytest.approx(rec)
+    # HFU counts the head's forward once more: 2 x 4096 x 128,256 FLOPs per token x 65,536 tokens
+    assert e4.hardware_flops_per_step - e1.hardware_flops_per_step == pytest.approx(2 * 4096 * 128_256 * 65_536)

@@ -328,18 +328,21 @@ class StageCompute:
 
 
 def lm_head_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, layout: Layout,
-              tokens: float) -> tuple[float, float]:
-    """(matmul, element-wise) seconds of the LM head on ``tokens`` local tokens, forward +
+              tokens: float) -> tuple[float, float, float]:
+    """(matmul, element-wise, recompute) seconds of the LM head on ``tokens`` local tokens, forward +
     backward: the ``[u, h] x [h, V_p/t]`` GEMM (V_p the padded vocabulary,
     :func:`shardplan.parallel.padded_vocab`) and its two backward GEMMs in bf16, and the
-    cross-entropy over the vocab shard (:func:`loss_bytes_per_logit`)."""
+    cross-entropy over the vocab shard (:func:`loss_bytes_per_logit`). With ``FrameworkProfile.loss_chunks``
+    c > 1 the GEMMs run on u / c tokens c times and the backward re-runs each chunk's forward GEMM
+    (recompute; MaxText ``vocab_tiling_linen_loss``); otherwise recompute is 0."""
     prec = training.precision
+    chunks = training.framework.loss_chunks
     V = math.ceil(layout.vocab_per_rank(model.vocab_size))
-    shape = GemmShape(max(1, round(tokens)), V, model.d_model)
+    shape = GemmShape(max(1, round(tokens / chunks)), V, model.d_model)
     dev = GemmDevice.of(hw, unquantized_dtype(training))
     tf, tb, _ = training_gemm_seconds(shape, dev, prec.activation_bytes, 2.0 * prec.grad_bytes)
     elem = loss_bytes_per_logit(training) * V * tokens / (hw.hbm_bandwidth * hw.hbm_efficiency)
-    return tf + tb, elem
+    return chunks * (tf + tb), elem, (chunks * tf if chunks > 1 else 0.0)
 
 
 def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, layout: Layout, stage: int,
@@ -363,8 +366,9 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
         elif p.recompute == "selective":
             rec += cnt * module_recompute_s(p.recompute_modules or ("core_attn",), lt, moe)
     if stage == p.pp - 1:  # LM head + cross-entropy over the vocab shard (once more per MTP module)
-        head_mm, head_elem = lm_head_s(model, training, hw, layout, layout.local_tokens)
-        mm, elem = mm + (1 + model.mtp_modules) * head_mm, elem + (1 + model.mtp_modules) * head_elem
+        head_mm, head_elem, head_rec = lm_head_s(model, training, hw, layout, layout.local_tokens)
+        heads = 1 + model.mtp_modules
+        mm, elem, rec = mm + heads * head_mm, elem + heads * head_elem, rec + heads * head_rec
     # a profile whose per-layer cost is its checkpointing wrapper's charges the recomputed layers only
     fw = training.framework
     charged = recomputed_layers(p, sp_.layers) if fw.layer_overhead_recomputed_only else sp_.layers

@@ -385,12 +385,14 @@ def loss_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layou
       the forward is the peak (torchtitan ``components/loss.py``).
 
     ``FrameworkProfile.logit_bytes`` replaces this count when the profile gives it (nanotron: the
-    model returns fp32 logits, so only that input and the saved softmax live: 4 + 4 B).
+    model returns fp32 logits, so only that input and the saved softmax live: 4 + 4 B). With
+    ``FrameworkProfile.loss_chunks`` = c one chunk of the tokens has logits at a time: the count / c
+    (MaxText ``num_vocab_tiling``).
     """
     beta = training.precision.activation_bytes
     fw = training.framework
     per_element = fw.logit_bytes if fw.logit_bytes is not None else beta + {"eager": 8, "fused": 4, "in_place": 0}[fw.loss]
-    return per_element * layout.vocab_per_rank(model.vocab_size)
+    return per_element * layout.vocab_per_rank(model.vocab_size) / fw.loss_chunks
 
 
 def output_layer_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:

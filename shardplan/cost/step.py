@@ -241,13 +241,7 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     step = m * T_mb + bubble + dp.per_step + opt_s + fw.step_overhead_s + slow_step + stall
     tokens = training.global_batch_tokens
     mf = F.model_flops_per_token(model, training.seq_len, training.causal) * tokens
-    # recompute_layers: the recomputed share of the model's layers (full recompute of every one: 1)
-    p_ = layout.parallel
-    rshare = (sum(recomputed_layers(p_, n) for n in layout.stage_layers) / max(1, sum(layout.stage_layers))
-              if p_.recompute == "full" else 1.0)
-    hf = mf + rshare * tokens * F.recompute_flops_per_token(model, training.seq_len, p_.recompute, training.causal,
-                                                            training.attention, fw.selective_recompute,
-                                                            p_.recompute_modules)
+    hf = mf + tokens * hardware_extra_flops_per_token(model, training, layout)
     peak_total = layout.n_devices * hw.peak_flops(training.precision.compute_dtype)
     st = ctx.stage
     fixed = m * (st.overhead_s + fw.microbatch_overhead_s) + fw.step_overhead_s
@@ -269,6 +263,21 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
         if detail else [], overhead_s=overhead, overlap_slowdown_s=slowdown, offload_s=m * offload_mb,
         stall_s=stall, stall_rule=rule, host_floor_s=m * floor_mb,
         allocator_retry_s=m * retry_mb, fixed_overhead_s=fixed, priced_stage=ctx.stage.stage)
+
+
+def hardware_extra_flops_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:
+    """FLOPs per token the hardware runs beyond the model FLOPs (the HFU numerator's extra, PaLM Appendix B):
+    the layers' recomputation (:func:`shardplan.cost.flops.recompute_flops_per_token`, times the recomputed
+    share of the layers under ``recompute_layers``) and, with ``FrameworkProfile.loss_chunks`` > 1, the LM
+    head's forward once more per prediction depth (2 h V per token: the backward re-runs each chunk's logits)."""
+    p, fw = layout.parallel, training.framework
+    rshare = (sum(recomputed_layers(p, n) for n in layout.stage_layers) / max(1, sum(layout.stage_layers))
+              if p.recompute == "full" else 1.0)
+    extra = rshare * F.recompute_flops_per_token(model, training.seq_len, p.recompute, training.causal,
+                                                 training.attention, fw.selective_recompute, p.recompute_modules)
+    if fw.loss_chunks > 1:
+        extra += (1 + model.mtp_modules) * 2.0 * model.d_model * model.vocab_size
+    return extra
 
 
 def host_floor_s(ctx: StepContext) -> float:

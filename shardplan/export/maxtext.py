@@ -143,6 +143,8 @@ def overrides(ctx: ExportContext) -> dict:
         out.update({name: "device" for name in REMAT_TENSORS})
     out["optimizer_memory_host_offload"] = p.offload_optimizer
     out["max_target_length"] = tr.seq_len
+    if tr.framework.loss_chunks > 1:  # the profile's chunked loss is MaxText's vocab tiling (base.yml num_vocab_tiling)
+        out["num_vocab_tiling"] = tr.framework.loss_chunks
     return out
 
 
@@ -253,6 +255,10 @@ def read(text: str, devices: int | None = None) -> Imported:
                   offload_optimizer=bool(cfg.get("optimizer_memory_host_offload", False)))
     if pp > 1:
         values.update(_pipeline_values(cfg, read_meta(text).get("n_layers"), pp))
+    tiles = int(_number(cfg, "num_vocab_tiling", 1))
+    if tiles > 1:
+        notes.append(f"num_vocab_tiling={tiles}: price the chunked loss with a profile file (base: maxtext, "
+                     f"loss_chunks: {tiles}) as --framework; the plan file records only the layout")
     return Imported(parallel_from(values), devices=n, seq_len=cfg.get("max_target_length"), global_batch=B,
                     framework="maxtext", notes=tuple(notes))
 

@@ -116,6 +116,11 @@ class FrameworkProfile(BaseModel):
             logits' gradient over the logits in the forward, so only the 16-bit logits live:
             Transformer Engine ``pytorch/cross_entropy.py``, the loss Megatron-Bridge's performance
             recipes select with ``cross_entropy_fusion_impl: te``; Liger-Kernel's cross-entropy).
+        loss_chunks: the LM head and the loss run over a microbatch's local tokens in this many chunks, one
+            chunk's logits alive at a time, and the backward recomputes each chunk's logits (MaxText
+            ``num_vocab_tiling``: ``vocab_tiling_linen_loss`` scans the chunks in a custom VJP whose backward
+            re-runs the head per chunk; chunked linear cross-entropy losses likewise). 1: the whole
+            microbatch's logits at once, nothing recomputed.
         logit_bytes: bytes per vocabulary element of a local token that the loss keeps at its peak
             (None: from ``loss``, :func:`shardplan.cost.memory.loss_bytes_per_token`). For a
             framework whose model already returns fp32 logits (the 16-bit ones die inside the
@@ -317,6 +322,7 @@ class FrameworkProfile(BaseModel):
     overlap_slowdown: float | None = Field(default=None, ge=0, le=1)
     tp_overlap_slowdown: float | None = Field(default=None, ge=0, le=1)
     loss: Literal["fused", "eager", "in_place"] = "fused"
+    loss_chunks: int = Field(default=1, ge=1, le=4096)
     logit_bytes: float | None = Field(default=None, ge=0, le=64)
     lm_head_stage_bytes: float = Field(default=0.0, ge=0, le=10_000)
     grad_buffer_bytes: int | None = Field(default=None, ge=1, le=8)
