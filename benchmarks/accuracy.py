@@ -171,8 +171,11 @@ def scouted_checks() -> list[str]:
                     "MaxText's Llama 2 70B under pure FSDP 18-28% slow (it reaches about 0.65 of the bf16 peak in hardware",
                     "FLOPs, above the H100 GEMM asymptote the Megatron rows fitted, 0.59) and Paxml's 5B 14-23% fast;",
                     "the 26.02 MoE rows are slow as the 25.x ones are (Qwen3-235B's expert AllToAlls priced exposed: -6%",
-                    "with the recipe's moe_a2a_overlap); and the Trillium 405B run keeps its layer inputs in host memory,",
-                    "which the maxtext profile cannot express, so it is predicted not to fit. Nothing was refitted on them.",
+                    "with the recipe's moe_a2a_overlap). The Trillium 405B run keeps its layer inputs in host memory",
+                    "(MaxText decoder_layer_input: offload); the maxtext profile expresses that since reading it (layer-input",
+                    "offload under full recompute, over the v6e's PCIe Gen5 host link), which takes the prediction from 67",
+                    "to 35 GiB of 32: still predicted not to fit, by the gathered weights of two 405B layers (12 GiB) and",
+                    "the unchunked logits (6 GiB). Nothing was refitted on them.",
                     ""]
 
 

@@ -605,8 +605,8 @@ DEEPSEEK_V3_REPORT = (
 #: for Paxml), llama3.1/README.md commit 14fb6ae (the MFU worked example: 405B on 128 GB200, 9.347 s per step);
 #: NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md (commit 0a25f91), the 26.02 tables, priced as the
 #: 25.x rows above; AI-Hypercomputer/tpu-recipes training/trillium/Llama3.1-405B-MaxText (commit 21efcc2, step log:
-#: 54.803 s for 512 x 8192 tokens; its decoder-layer inputs are offloaded to host memory, which the maxtext profile
-#: cannot express, so it is priced with full recompute and predicted not to fit)
+#: 54.803 s for 512 x 8192 tokens; remat_policy custom with decoder_layer_input: offload, the maxtext profile's
+#: layer-input offload, which was added after reading this row: without it the run was predicted at 67 GiB of 32)
 _DGXC_70B = "remat save_qkv_proj as full"
 SCOUTED_2026_12 = (
     *((f"dgxc NeMo 24.09 H100: Llama 3.1 8B CP2, {prec}, {n} GPUs", "llama-3.1-8b", "H100-SXM", "megatron", prec, n,
@@ -637,9 +637,9 @@ SCOUTED_2026_12 = (
                                           virtual_stages=4, ep=32, etp=1, zero_stage=1, microbatch_size=1), 1633, None),
     ("Megatron-Bridge 26.02 B300: DeepSeek-V3 MXFP8 PP16 EP8 (MTP), 256 GPUs", "deepseek-v3-mtp", "B300", MB_FW,
      "fp8-mixed" + OPTIMIZER_BF16_MOMENTS, 256, 4096, 4096, dict(pp=16, ep=8, **_DS_FIELDS), 2983, None),
-    ("tpu-recipes v6e: Llama 3.1 405B FSDP 512, 2 x v6e-256 (layer inputs on host, priced as full recompute)",
+    ("tpu-recipes v6e: Llama 3.1 405B FSDP 512, 2 x v6e-256, layer inputs on the host",
      "llama-3.1-405b", "tpu-v6e", "maxtext", "fp32-params", 512, 8192, 512,
-     dict(zero_stage=3, microbatch_size=1, recompute="full"), 149.482, None),
+     dict(zero_stage=3, microbatch_size=1, recompute="full", offload_activation_layers=126), 149.482, None),
 )
 HELD_OUT_CHECKS = (*_MB_REVISED, *NEMO_2407_NEMOTRON, *DEEPSEEK_V3_REPORT)
 PUBLIC_CHECKS = (

@@ -649,7 +649,7 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
     p = _resolve_dp(parallel, model, n_devices)
     _check_tp(p, model, n_devices)
     stage_layers = _stage_layers(p, model, training.framework.pipeline_split)
-    check_activation_offload(p, model.n_layers)
+    check_activation_offload(p, model.n_layers, training.framework.activation_offload)
     _check_sequence(p, training, n_devices)
     check_positions(model, training)
     if p.moe_a2a_overlap:
@@ -696,16 +696,21 @@ def inert_recompute_modules(p: ParallelConfig, model: ModelSpec) -> tuple[str, .
     return tuple(m for m in p.recompute_modules if absent.get(m, False))
 
 
-def check_activation_offload(p: ParallelConfig, n_layers: int | None = None) -> None:
-    """Megatron-core's rules for activation offloading (``transformer_config.py`` ``__post_init__``):
-    ``offload_activation_layers`` below the model's layer count (when ``n_layers`` is given), no pipeline
-    parallelism, no recompute.
+def check_activation_offload(p: ParallelConfig, n_layers: int | None = None, mode: bool | str = True) -> None:
+    """The framework's rules for activation offloading (``FrameworkProfile.activation_offload`` = ``mode``).
+    Megatron-core's (``transformer_config.py`` ``__post_init__``; mode True): ``offload_activation_layers`` below
+    the model's layer count (when ``n_layers`` is given), no pipeline parallelism, no recompute. MaxText's
+    (mode 'remat_inputs': ``decoder_layer_input: offload`` is one knob for every layer): full recompute, pp = 1
+    and N = the model's layer count.
 
     Raises:
         ConfigError: naming the offending field, its value and the legal one.
     """
     n = p.offload_activation_layers
     if not n:
+        return
+    if mode == "remat_inputs":
+        _check_remat_offload(p, n, n_layers)
         return
     if n_layers is not None and n >= n_layers:
         raise ConfigError(f"offload_activation_layers={n} must be below n_layers={n_layers}; legal: 0 to "
@@ -717,6 +722,27 @@ def check_activation_offload(p: ParallelConfig, n_layers: int | None = None) -> 
                           f"activation offloading with pipelining or recomputation); got {field}={value!r}; legal "
                           f"{field}: {legal[0]!r}, or offload_activation_layers=0", field=field, value=value,
                           legal=legal)
+
+
+def _check_remat_offload(p: ParallelConfig, n: int, n_layers: int | None) -> None:
+    """MaxText's layer-input offloading: recompute='full', pp=1, N = n_layers.
+
+    Raises:
+        ConfigError: the first rule broken, with its legal value.
+    """
+    if p.recompute != "full":
+        raise ConfigError(f"offload_activation_layers={n} is MaxText's decoder_layer_input: offload, which keeps the "
+                          f"layer inputs that full recompute saves in host memory; got recompute={p.recompute!r}; legal "
+                          "recompute: 'full', or offload_activation_layers=0", field="recompute", value=p.recompute,
+                          legal=["full"])
+    if p.pp > 1:
+        raise ConfigError(f"offload_activation_layers={n} (MaxText layer-input offload) is priced without pipelining; "
+                          f"got pp={p.pp}; legal pp: 1, or offload_activation_layers=0", field="pp", value=p.pp,
+                          legal=[1])
+    if n_layers is not None and n != n_layers:
+        raise ConfigError(f"offload_activation_layers={n}: MaxText's decoder_layer_input: offload applies to every "
+                          f"layer; legal offload_activation_layers: 0 or {n_layers}", field="offload_activation_layers",
+                          value=n, legal=[0, n_layers])
 
 
 def _check_options(p: ParallelConfig, n_devices: int) -> None:

@@ -1009,9 +1009,9 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
         fix.pop("tp_overlap", None)
     if fix.get("recompute_layers"):  # a count of recomputed layers means full recompute (Megatron's block method)
         fix.setdefault("recompute", "full")
-    if fix.get("offload_activation_layers"):  # Megatron-core offloads activations only with pp 1 and no recompute
+    if fix.get("offload_activation_layers"):  # Megatron-core offloads with pp 1 and no recompute, MaxText under full
         fix.setdefault("pp", 1)
-        fix.setdefault("recompute", "none")
+        fix.setdefault("recompute", "full" if training.framework.activation_offload == "remat_inputs" else "none")
     if max_cp is None:
         max_cp = max(1, training.seq_len // 1024)
     prune = not exhaustive and objective == "throughput"

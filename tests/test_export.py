@@ -323,10 +323,11 @@ def test_precision_a_framework_does_not_write_is_refused():
     assert "--fp8-param-gather" in export_text("megatron", e).split()
     with pytest.raises(ConfigError, match="cannot express precision='fp8-params'.*--fp8-param-gather"):
         export_text("torchtitan", e)
-    # who writes a precision comes from the exporters' own lists: fp32 -> DeepSpeed's hint; fp32-params -> nobody
+    # who writes a precision comes from the exporters' own lists: fp32 -> DeepSpeed's hint; fp32-params -> MaxText
+    # (weight_dtype: float32, its default); bf16-mixed-fp32-grads -> Megatron-LM only
     m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=16,
                                  global_batch_tokens=None, precision="fp32-params", zero_stage=3)
-    with pytest.raises(ConfigError, match="precision='fp32-params'.*; no exporter writes it$"):
+    with pytest.raises(ConfigError, match="precision='fp32-params'.*; MaxText writes it$"):
         export_text("torchtitan", estimate(m, hw, tr, pc, 8))
 
 
@@ -1098,3 +1099,35 @@ def test_maxtext_vocab_tiling_round_trip():
     plain = estimate(MODELS["llama-3-8b"], HARDWARE["tpu-v5p"], TrainingSpec(seq_len=8192, global_batch_size=8,
                      framework=FRAMEWORKS["maxtext"]), ParallelConfig(zero_stage=3), 8)
     assert "num_vocab_tiling" not in export_text("maxtext", plain)
+
+
+def test_maxtext_layer_input_offload_round_trip_and_rules():
+    # MaxText's remat_policy custom with decoder_layer_input: offload and every other knob remat = full recompute
+    # whose layer inputs live on the host: offload_activation_layers = every layer under the maxtext profile
+    from shardplan.cost.memory import offloaded_activation_bytes
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.frameworks import FRAMEWORKS
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
+    m, hw = MODELS["llama-3-70b"], HARDWARE["tpu-v6e"]
+    tr = TrainingSpec(seq_len=8192, global_batch_size=256, framework=FRAMEWORKS["maxtext"],
+                      precision=PRECISION_POLICIES["fp32-params"])
+    p = ParallelConfig(zero_stage=3, recompute="full", offload_activation_layers=80)
+    e = estimate(m, hw, tr, p, 256)
+    plain = estimate(m, hw, tr, p.model_copy(update={"offload_activation_layers": 0}), 256)
+    # 80 layer inputs of 8,192 tokens x 8,192 wide x 2 B = 10,737,418,240 B move to the host
+    assert offloaded_activation_bytes(m, tr, e.layout) == 80 * 8192 * 8192 * 2
+    assert plain.memory.activations - e.memory.activations == pytest.approx(80 * 8192 * 8192 * 2)
+    text = export_text("maxtext", e)
+    cfg = yaml.safe_load("\n".join(line for line in text.splitlines() if not line.startswith("#")))
+    assert cfg["remat_policy"] == "custom" and cfg["decoder_layer_input"] == "offload" and cfg["mlpwo"] == "remat"
+    assert cfg["weight_dtype"] == "float32"
+    back = import_config("maxtext", text, devices=256)
+    assert back.parallel.offload_activation_layers == 80 and back.parallel.recompute == "full"
+    assert back.precision == "fp32-params"
+    # MaxText's knob is one for every layer, and it needs full remat
+    with pytest.raises(ConfigError, match="legal offload_activation_layers: 0 or 80"):
+        estimate(m, hw, tr, p.model_copy(update={"offload_activation_layers": 40}), 256)
+    with pytest.raises(ConfigError, match="legal recompute: 'full'"):
+        estimate(m, hw, tr, p.model_copy(update={"recompute": "none"}), 256)

@@ -98,6 +98,8 @@ def offload_hint(e) -> str | None:
     the count is found by bisection over 1..n_layers-1."""
     from shardplan.cost.step import estimate
     p, fw = e.parallel, e.training.framework
+    if fw.activation_offload == "remat_inputs":
+        return _remat_offload_hint(e)
     if (e.fits or not fw.activation_offload or not e.hardware.host_bandwidth or p.pp > 1
             or p.recompute != "none" or e.model.n_layers < 2):
         return None
@@ -115,6 +117,26 @@ def offload_hint(e) -> str | None:
     change = (f"step {fmt_seconds(best.step_s)} against {fmt_seconds(e.step_s)}" if best.step_s > e.step_s * 1.0005
               else f"step unchanged at {fmt_seconds(best.step_s)}: the copies hide behind compute")
     return (f"it fits with --offload-activation-layers {lo} ({_gib(best.memory.total)} GiB; {change}; host link "
+            f"{e.hardware.host_bandwidth / 1e9:.0f} GB/s)")
+
+
+def _remat_offload_hint(e) -> str | None:
+    """:func:`offload_hint` under MaxText's layer-input offload (``FrameworkProfile.activation_offload``
+    'remat_inputs'): with full recompute and pp = 1, whether offloading every layer's input makes it fit."""
+    from shardplan.cost.step import estimate
+    from shardplan.errors import ConfigError
+    p = e.parallel
+    if e.fits or p.offload_activation_layers or not e.hardware.host_bandwidth or p.pp > 1 or p.recompute != "full":
+        return None
+    try:
+        best = estimate(e.model, e.hardware, e.training, p.model_copy(
+            update={"offload_activation_layers": e.model.n_layers}), e.layout.n_devices)
+    except ConfigError:
+        return None
+    if not best.fits:
+        return None
+    return (f"it fits with --offload-activation-layers {e.model.n_layers} (MaxText decoder_layer_input: offload; "
+            f"{_gib(best.memory.total)} GiB; step {fmt_seconds(best.step_s)}; host link "
             f"{e.hardware.host_bandwidth / 1e9:.0f} GB/s)")
 
 

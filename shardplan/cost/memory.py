@@ -662,10 +662,14 @@ def offloaded_activation_bytes(model: ModelSpec, training: TrainingSpec, layout:
     and brings it back while layer i + 1's backward runs, after the later layers' activations were freed, so
     at the peak (the end of the forward) none of the N layers is on the device. 0 without offloading.
     Example: Llama 3 70B, mbs 2 x seq 8192 = 16,384 tokens, N = 40, B bytes per token and layer:
-    40 x 16,384 x B."""
+    40 x 16,384 x B. Under full recompute (MaxText's ``decoder_layer_input: offload``,
+    ``FrameworkProfile.activation_offload`` 'remat_inputs') the offloaded bytes are the N layer inputs, beta h / sigma
+    per token each."""
     n = layout.parallel.offload_activation_layers
     if not n:
         return 0.0
+    if layout.parallel.recompute == "full":  # MaxText's layer-input offload: the inputs full recompute saves
+        return layout.local_tokens * n * training.precision.activation_bytes * model.d_model / layout.seq_shard
     moe_n = model.moe_layers_in(0, n)
     dense, moe = layer_activation_bytes(model, training, layout)
     return layout.local_tokens * ((n - moe_n) * dense + moe_n * moe)

@@ -13,7 +13,8 @@ Sources read (AI-Hypercomputer/maxtext, the former google/maxtext):
   ``num_layers_per_pipeline_stage`` (layers = stages x layers per stage x ``num_pipeline_repeats``),
   ``remat_policy`` and the per-tensor knobs of ``remat_policy: custom`` (``decoder_layer_input``,
   ``context``, ``mlpwi``, ..., each 'remat' | 'device' | 'offload'), ``optimizer_memory_host_offload``,
-  ``max_target_length``.
+  ``max_target_length``, ``weight_dtype`` / ``dtype`` (float32 weights with bfloat16 compute: the planner's
+  fp32-params), ``num_vocab_tiling`` (the profile's ``loss_chunks``).
 * ``src/MaxText/configs/types.py`` (commit 0035497): ``RematPolicy`` = full, minimal,
   save_dot_with_context_except_mlp, save_dot_except_mlpwi, save_dot_except_mlp, save_qkv_proj,
   qkv_proj_offloaded, custom, minimal_offloaded, save_out_proj -- no 'none', so the pydantic config
@@ -41,6 +42,9 @@ the stages. Batch: without pp, ``per_device_batch_size`` = one microbatch per de
 (every named matmul output and the attention context saved; the nearest no-recompute policy the
 validated config accepts -- the element-wise results between them are still recomputed). The importer
 also reads 'none' (accepted by ``get_remat_policy`` and by older, unvalidated MaxText configs).
+``offload_activation_layers`` = every layer under full recompute (the maxtext profile's
+``activation_offload: remat_inputs``) -> 'custom' with every knob 'remat' and ``decoder_layer_input: offload``
+(tpu-recipes' Llama 3.1 405B on Trillium runs it).
 """
 
 from __future__ import annotations
@@ -79,6 +83,11 @@ def _check(ctx: ExportContext) -> None:
          "Megatron-LM (--num-distributed-optimizer-instances)"),
         (p.pp > 1 and ctx.layout.microbatches % p.pp != 0, f"{ctx.layout.microbatches} microbatches on pp={p.pp} "
          f"(num_pipeline_microbatches must be a multiple of the stages)", _TORCH),
+        (bool(p.offload_activation_layers) and (p.recompute != "full" or p.offload_activation_layers
+                                                 != ctx.estimate.model.n_layers),
+         f"offload_activation_layers={p.offload_activation_layers} with recompute={p.recompute!r} (its "
+         f"decoder_layer_input: offload keeps every layer's input on the host under full remat)",
+         "Megatron-LM (--cpu-offloading-num-layers)"),
     ]
     refuse_first("MaxText", checks)
 
@@ -141,8 +150,13 @@ def overrides(ctx: ExportContext) -> dict:
     out["remat_policy"] = _REMAT[p.recompute]
     if p.recompute == "none":
         out.update({name: "device" for name in REMAT_TENSORS})
+    if p.offload_activation_layers:  # full remat with the saved layer inputs in host memory
+        out["remat_policy"] = "custom"
+        out.update({name: "remat" for name in REMAT_TENSORS} | {"decoder_layer_input": "offload"})
     out["optimizer_memory_host_offload"] = p.offload_optimizer
     out["max_target_length"] = tr.seq_len
+    if tr.precision.name == "fp32-params":  # MaxText's default: fp32 weights (no master copy), bf16 compute
+        out.update(weight_dtype="float32", dtype="bfloat16")
     if tr.framework.loss_chunks > 1:  # the profile's chunked loss is MaxText's vocab tiling (base.yml num_vocab_tiling)
         out["num_vocab_tiling"] = tr.framework.loss_chunks
     return out
@@ -251,7 +265,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     values = dict(dp=dp, zero_stage=zero, dp_shard=deg["fsdp"] * deg["expert"] if zero == 3 else None, tp=tp,
                   sp=deg["tensor_sequence"] > 1, cp=deg["context"], ep=deg["expert"], pp=pp,
                   microbatch_size=max(1, B // (m * dp)),
-                  recompute=_recompute(cfg),
+                  recompute=_recompute(cfg), offload_activation_layers=_offloaded_layers(cfg, text),
                   offload_optimizer=bool(cfg.get("optimizer_memory_host_offload", False)))
     if pp > 1:
         values.update(_pipeline_values(cfg, read_meta(text).get("n_layers"), pp))
@@ -259,8 +273,9 @@ def read(text: str, devices: int | None = None) -> Imported:
     if tiles > 1:
         notes.append(f"num_vocab_tiling={tiles}: price the chunked loss with a profile file (base: maxtext, "
                      f"loss_chunks: {tiles}) as --framework; the plan file records only the layout")
+    precision = "fp32-params" if cfg.get("weight_dtype") == "float32" else None
     return Imported(parallel_from(values), devices=n, seq_len=cfg.get("max_target_length"), global_batch=B,
-                    framework="maxtext", notes=tuple(notes))
+                    framework="maxtext", precision=precision, notes=tuple(notes))
 
 
 def _number(cfg: dict, key: str, default: float) -> float:
@@ -278,13 +293,41 @@ def _number(cfg: dict, key: str, default: float) -> float:
 
 def _recompute(cfg: dict) -> str:
     """The planner's recompute of a remat_policy: 'none' (older MaxText) or 'custom' with every tensor
-    knob 'device' -> none; 'full' -> full; any other policy (minimal, save_*, a partial custom) saves
-    some matmul outputs and recomputes the rest -> selective."""
+    knob 'device' -> none; 'full', or 'custom' with every knob but an offloaded decoder_layer_input 'remat'
+    -> full; any other policy (minimal, save_*, a partial custom) saves some matmul outputs and recomputes
+    the rest -> selective."""
     policy = cfg.get("remat_policy", "full")
     defaults = {t: "remat" for t in REMAT_TENSORS} | {"decoder_layer_input": "device"}  # base.yml defaults
     if policy == "none" or (policy == "custom" and all(cfg.get(t, defaults[t]) == "device" for t in REMAT_TENSORS)):
         return "none"
+    if policy == "custom" and all(cfg.get(t, defaults[t]) in ("remat", "offload") for t in REMAT_TENSORS):
+        return "full"
     return "full" if policy == "full" else "selective"
+
+
+def _offloaded_layers(cfg: dict, text: str) -> int:
+    """``offload_activation_layers`` of a config: every layer (the model's count, from the shardplan header or
+    ``base_num_decoder_layers``) when ``remat_policy: custom`` offloads ``decoder_layer_input`` and remats every
+    other tensor (full remat, inputs on the host); 0 otherwise.
+
+    Raises:
+        ConfigError: layer-input offload with other tensors kept or offloaded (no planner equivalent), or
+            without a layer count.
+    """
+    if cfg.get("remat_policy") != "custom" or cfg.get("decoder_layer_input") != "offload":
+        return 0
+    others = {t: cfg.get(t, "remat") for t in REMAT_TENSORS if t != "decoder_layer_input"}
+    kept = sorted(t for t, v in others.items() if v != "remat")
+    if kept:
+        raise ConfigError(f"MaxText decoder_layer_input: offload with {', '.join(kept)} not 'remat': the planner prices "
+                          "layer-input offload only under full remat; legal: every other remat knob 'remat'",
+                          field="decoder_layer_input", value="offload")
+    n = read_meta(text).get("n_layers") or cfg.get("base_num_decoder_layers")
+    if not n:
+        raise ConfigError("MaxText decoder_layer_input: offload offloads every layer's input, but the file gives no "
+                          "layer count; legal: add base_num_decoder_layers: N (the model's layers) to the file",
+                          field="base_num_decoder_layers", value=None)
+    return int(n)
 
 
 def _pipeline_values(cfg: dict, n_layers: int | None, pp: int) -> dict:
@@ -300,4 +343,5 @@ def _pipeline_values(cfg: dict, n_layers: int | None, pp: int) -> dict:
 
 
 EXPORTER = Exporter(name="maxtext", title="MaxText", source=SOURCE, suffix=".yml",
-                    expresses=("offload_optimizer",), write=write, read=read)
+                    expresses=("offload_optimizer", "offload_activation_layers"), write=write, read=read,
+                    precisions=("bf16-mixed", "fp32-params"))

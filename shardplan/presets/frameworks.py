@@ -203,9 +203,13 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "moe_expert_overhead_s": _MEGATRON_MOE, "moe_layer_overhead_s": _MEGATRON_MOE,
                                   "dp_bucket_min_params": _MEGATRON_BUCKETS, "dp_bucket_params_per_rank": _MEGATRON_BUCKETS,
                                   "allocator_overhead": _MEGATRON_RUNTIME, "context_bytes": _MEGATRON_RUNTIME}),
-        FrameworkProfile(name="maxtext", moe_routed_copies=2, activation_offload=False, module_recompute=False, vocab_divisible_by=1,
+        FrameworkProfile(name="maxtext", moe_routed_copies=2, activation_offload="remat_inputs", module_recompute=False, vocab_divisible_by=1,
                          zero3_gather_compute_dtype=True, schedules=("gpipe",), zero_stages=(0, 1, 3),
                          sources={"vocab_divisible_by": _NO_PAD,
+                                  "activation_offload": "MaxText configs/base.yml: remat_policy 'custom' takes per-tensor "
+                                  "knobs ('remat' | 'device' | 'offload'), decoder_layer_input among them; with every "
+                                  "other knob 'remat' that is full recompute whose saved layer inputs live in host memory "
+                                  "(tpu-recipes trillium Llama3.1-405B-MaxText runs it)",
                                   "schedules": "MaxText's pipeline (layers/pipeline.py) runs every microbatch's forward "
                                   "before the backwards: GPipe, whose in-flight activations the planner prices; its "
                                   "circular variant (num_pipeline_repeats) keeps the same all-forward order, which "
@@ -425,7 +429,7 @@ def profile_from_mapping(data: dict, where: str = "framework", folder: Path | No
 #: program, no vocabulary padding, bf16 FSDP gathers) without MaxText's own limits on pipeline schedules and ZeRO
 #: stages, since the runtime implements GPipe, 1F1B and zero-bubble schedules and every ZeRO stage itself
 JAX_RUNTIME = FRAMEWORKS["maxtext"].model_copy(update={
-    "schedules": ("gpipe", "1f1b", "interleaved", "zero-bubble"), "zero_stages": None,
+    "schedules": ("gpipe", "1f1b", "interleaved", "zero-bubble"), "zero_stages": None, "activation_offload": False,
     "released_schedules": ("gpipe", "1f1b", "interleaved"),
     "sources": {**FRAMEWORKS["maxtext"].sources,
                 "released_schedules": "shardplan.jax.pipeline runs zero-bubble as 1F1B (docs/runtime.md): its smaller "

@@ -222,6 +222,9 @@ _PCIE4 = "PCIe Gen4 x16 to the host CPU: 32 GB/s per direction (PCI-SIG: 16 GT/s
 _PCIE5 = "PCIe Gen5 x16 to the host CPU: 64 GB/s per direction (PCI-SIG: 32 GT/s x 16 lanes, 128b/130b)"
 _HOST_LINK = {"a100-40gb": (32e9, _PCIE4), "a100-80gb": (32e9, _PCIE4), "h100-sxm": (64e9, _PCIE5),
               "h200": (64e9, _PCIE5), "b200": (64e9, _PCIE5), "mi300x": (64e9, _PCIE5)}
+_HOST_LINK["tpu-v6e"] = (64e9, "Cloud TPU v6e docs (System architecture): each chip connects to the host through a "
+                         "PCIe Gen5 interface; x16 assumed: 64 GB/s per direction (PCI-SIG: 32 GT/s x 16 lanes, "
+                         "128b/130b)")
 for _name, (_bw, _src) in _HOST_LINK.items():
     _h = HARDWARE[_name]
     HARDWARE[_name] = HardwareSpec(**{**_h.model_dump(), "host_bandwidth": _bw,

@@ -279,9 +279,11 @@ class FrameworkProfile(BaseModel):
             ``score_before_experts``) or the expert output before the weighted combine (GShard-style
             einsum combines: MaxText, DeepSpeed-MoE; Hugging Face's Mixtral block scales each expert's
             output; Megatron-core before 0.12 un-permuted with probs).
-        activation_offload: whether the framework offloads saved activations to host memory per layer
-            (``ParallelConfig.offload_activation_layers``; Megatron-LM ``--cpu-offloading-num-layers``); False
-            refuses the field.
+        activation_offload: how the framework offloads saved activations to host memory
+            (``ParallelConfig.offload_activation_layers``): True, Megatron-LM's ``--cpu-offloading-num-layers``
+            (every saved activation of the first N layers, without recompute); 'remat_inputs', MaxText's
+            ``remat_policy: custom`` with ``decoder_layer_input: offload`` (under full recompute, every layer's
+            input, N = all layers); False refuses the field.
         a2a_overlap_share: the share of the expert-parallel AllToAll time that ``moe_a2a_overlap`` (Megatron-Core's
             Combined 1F1B) can hide behind the partner microbatch's compute which it does hide (1 = all of it, the
             schedule's upper bound; :func:`shardplan.cost.axes.ep.combined_1f1b`). Fitted: 0.5 (the source in
@@ -364,7 +366,7 @@ class FrameworkProfile(BaseModel):
     local_batch_flushes: bool = False
     a2a_overlap_share: float = Field(default=0.5, ge=0, le=1)
     moe_routed_copies: Literal[1, 2] = 1
-    activation_offload: bool = True
+    activation_offload: bool | Literal["remat_inputs"] = True
     min_microbatches: Literal["none", "pp_minus_1"] = "none"
     sources: dict[str, str] = Field(default_factory=dict)
     origin: str = ""
