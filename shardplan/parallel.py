@@ -656,6 +656,7 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
         _check_a2a_overlap(p, model, training)
     _check_ep(p, model)
     m = _microbatches(p, model, training)
+    _check_loss_chunks(p, training)
     # with the cost-greedy split a given pp_layers equals nanotron's own split (_stage_layers), so its
     # blockless ranks are nanotron's too
     empty = (blockless_ranks(model, p.pp) if training.framework.pipeline_split == "cost_greedy" and p.pp > 1
@@ -722,6 +723,22 @@ def check_activation_offload(p: ParallelConfig, n_layers: int | None = None, mod
                           f"activation offloading with pipelining or recomputation); got {field}={value!r}; legal "
                           f"{field}: {legal[0]!r}, or offload_activation_layers=0", field=field, value=value,
                           legal=legal)
+
+
+def _check_loss_chunks(p: ParallelConfig, training: TrainingSpec) -> None:
+    """``FrameworkProfile.loss_chunks`` must divide a microbatch's local tokens (MaxText asserts that
+    ``num_vocab_tiling`` divides batch x sequence; a chunk needs at least one token).
+
+    Raises:
+        ConfigError: naming loss_chunks, the local tokens and the legal chunk counts (their divisors up to 64).
+    """
+    chunks = training.framework.loss_chunks
+    tokens = training.seq_len * p.microbatch_size // p.cp
+    if chunks > 1 and tokens % chunks:
+        legal = [d for d in divisors(tokens) if d <= 64]
+        raise ConfigError(f"loss_chunks={chunks} does not divide the {tokens:,} tokens of a microbatch on one device "
+                          f"(seq_len x microbatch_size / cp); legal loss_chunks: {fmt_legal(legal)}",
+                          field="loss_chunks", value=chunks, legal=legal)
 
 
 def _check_remat_offload(p: ParallelConfig, n: int, n_layers: int | None) -> None:

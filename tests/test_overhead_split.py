@@ -78,3 +78,49 @@ def test_recompute_layers_beyond_the_stage_is_noted():
     assert res.exit_code == 0
     # 32 layers / pp 2 = 16 per stage < 21
     assert "recompute_layers=21 exceeds the layers of each stage (at most 16)" in " ".join(res.output.split())
+
+
+def test_loss_chunks_must_divide_the_microbatch_tokens_and_only_maxtext_writes_them():
+    from shardplan.export import export_text
+    fw = FRAMEWORKS["maxtext"].model_copy(update={"loss_chunks": 3})
+    tr = TrainingSpec(seq_len=512, global_batch_size=8, framework=fw)
+    # 512 tokens per microbatch: 3 chunks do not divide them; the legal counts are its divisors up to 64
+    with pytest.raises(ConfigError, match="legal loss_chunks: 1, 2, 4, 8, 16, 32, 64") as err:
+        estimate(MODELS["llama-3-8b"], HARDWARE["tpu-v6e"], tr, ParallelConfig(zero_stage=3), 8)
+    assert err.value.field == "loss_chunks"
+    tt = FRAMEWORKS["torchtitan"].model_copy(update={"loss_chunks": 4})
+    e = estimate(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], TrainingSpec(seq_len=512, global_batch_size=8,
+                 framework=tt), ParallelConfig(zero_stage=3), 8)
+    with pytest.raises(ConfigError, match="cannot express loss_chunks=4"):
+        export_text("torchtitan", e)
+
+
+@pytest.mark.parametrize("flags, field", [(["--offload-activation-layers", "1"], "offload_activation_layers"),
+                                          (["--pp", "2", "--pipeline-flushes", "2"], "pipeline_flushes"),
+                                          (["--recompute", "selective", "--recompute-modules", "core_attn"],
+                                           "recompute_modules")])
+def test_train_refuses_other_planner_only_fields(flags, field):
+    res = CliRunner().invoke(app, ["train", "--model", "tiny-llama", "--devices", "8", "--steps", "1", "--seq-len",
+                                   "64", "--global-batch", "16", *flags], terminal_width=400)
+    flat = " ".join(res.output.split())
+    assert res.exit_code == 2 and f"{field}=" in flat and "JAX runtime" in flat and "maxtext" not in flat
+
+
+@pytest.mark.parametrize("line, field", [("remat_policy: garbage", "remat_policy"),
+                                         ("remat_policy: custom\ndecoder_layer_input: Offload", "decoder_layer_input"),
+                                         ("weight_dtype: float16", "weight_dtype"),
+                                         ("remat_policy: custom\ndecoder_layer_input: offload\n"
+                                          "base_num_decoder_layers: true", "base_num_decoder_layers")])
+def test_maxtext_import_refuses_values_maxtext_refuses(line, field):
+    from shardplan.export import import_config
+    text = f"ici_fsdp_parallelism: 8\nper_device_batch_size: 1\n{line}\n"
+    with pytest.raises(ConfigError) as err:
+        import_config("maxtext", text, devices=8)
+    assert err.value.field == field
+
+
+def test_dualpipe_chart_title_gives_the_priced_bubble_in_chart_units():
+    from shardplan.web.charts import pipeline_figure
+    # pp 4: (4/2 - 1) x 2/3 microbatch times; a microbatch's forward + backward is 3 units: 2.00 units
+    title = pipeline_figure(4, 16, "dualpipe", 1).layout.title.text
+    assert "as priced: (pp/2 - 1) x 2/3 microbatch times = 2.00 units" in title

@@ -219,7 +219,8 @@ def layer_overhead_note(e) -> str | None:
         return None
     origin = ("fitted on the shared rows of that framework, docs/accuracy.md"
               if _builtin_values(fw, "layer_overhead_s") else "the profile's layer_overhead_s")
-    who = ("only checkpointed (recomputed) layers pay it, so recompute=none or fewer recomputed layers avoid it; "
+    fewer = " or fewer recomputed layers (--recompute-layers)" if fw.module_recompute else ""
+    who = (f"only checkpointed (recomputed) layers pay it, so recompute=none{fewer} avoids it; "
            "whether it also holds without recomputation is not identified by the rows it was fitted on"
            if fw.layer_overhead_recomputed_only else "every layer pays it; fewer layers per stage (larger pp) or "
            "fewer, larger microbatches shrink it")

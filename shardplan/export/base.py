@@ -179,6 +179,11 @@ def check_training(training, exporter: Exporter, moe: bool = True) -> None:
         raise ConfigError(f"{exporter.title} cannot express moe_capacity_factor={training.moe_capacity_factor:g}: its "
                           f"config runs the experts dropless (leave --moe-capacity-factor out); {writers} writes it",
                           field="moe_capacity_factor", value=training.moe_capacity_factor, legal=[None])
+    if training.framework.loss_chunks > 1 and exporter.name != "maxtext":
+        raise ConfigError(f"{exporter.title} cannot express loss_chunks={training.framework.loss_chunks}: its config has "
+                          "no chunked loss, so the file would run the whole microbatch's logits at once (use a profile "
+                          "without loss_chunks); MaxText writes it (num_vocab_tiling)", field="loss_chunks",
+                          value=training.framework.loss_chunks, legal=[1])
     opt = training.optimizer_dtype
     if opt not in exporter.optimizer_dtypes:
         who = {"bf16-moments": "Megatron-LM (--use-precision-aware-optimizer --exp-avg-dtype bf16)"}

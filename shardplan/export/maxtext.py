@@ -65,6 +65,9 @@ _REMAT = {"none": "custom", "selective": "minimal", "full": "full"}
 REMAT_TENSORS = ("decoder_layer_input", "context", "mlpwi", "mlpwi_0", "mlpwi_1", "mlpwo", "query_proj",
                  "key_proj", "value_proj", "qkv_proj", "out_proj", "mla_q", "mla_kv")
 _ALT = {"tp_overlap": "Megatron-LM (--tp-comm-overlap)"}
+#: configs/types.py RematPolicy, plus 'none' (older, unvalidated MaxText configs)
+_POLICIES = ("full", "minimal", "save_dot_with_context_except_mlp", "save_dot_except_mlpwi", "save_dot_except_mlp",
+             "save_qkv_proj", "qkv_proj_offloaded", "custom", "minimal_offloaded", "save_out_proj", "none")
 _TORCH = "Megatron-LM or torchtitan"
 
 
@@ -169,7 +172,11 @@ def write(ctx: ExportContext) -> str:
     Raises:
         ConfigError: see the module docstring.
     """
-    return comment_block(ctx, EXPORTER) + yaml.safe_dump(overrides(ctx), sort_keys=False)
+    extra = []
+    if ctx.training.precision.name != "fp32-params":  # base.yml's weight_dtype float32 is left as it is
+        extra = [f"note: priced as precision {ctx.training.precision.name}; MaxText keeps its default weight_dtype "
+                 "float32 (fp32 weights, no master copy): --precision fp32-params prices what this file runs"]
+    return comment_block(ctx, EXPORTER, extra) + yaml.safe_dump(overrides(ctx), sort_keys=False)
 
 
 def _degree(cfg: dict, axis: str) -> int:
@@ -273,7 +280,11 @@ def read(text: str, devices: int | None = None) -> Imported:
     if tiles > 1:
         notes.append(f"num_vocab_tiling={tiles}: price the chunked loss with a profile file (base: maxtext, "
                      f"loss_chunks: {tiles}) as --framework; the plan file records only the layout")
-    precision = "fp32-params" if cfg.get("weight_dtype") == "float32" else None
+    wd = cfg.get("weight_dtype", "float32")
+    if wd not in ("float32", "bfloat16"):
+        raise ConfigError(f"MaxText weight_dtype={wd!r}: legal: float32 (MaxText's default, the planner's fp32-params) "
+                          "or bfloat16", field="weight_dtype", value=wd, legal=["float32", "bfloat16"])
+    precision = "fp32-params" if "weight_dtype" in cfg and wd == "float32" else None
     return Imported(parallel_from(values), devices=n, seq_len=cfg.get("max_target_length"), global_batch=B,
                     framework="maxtext", precision=precision, notes=tuple(notes))
 
@@ -297,6 +308,13 @@ def _recompute(cfg: dict) -> str:
     -> full; any other policy (minimal, save_*, a partial custom) saves some matmul outputs and recomputes
     the rest -> selective."""
     policy = cfg.get("remat_policy", "full")
+    if policy not in _POLICIES:
+        raise ConfigError(f"MaxText remat_policy={policy!r}: legal: {', '.join(_POLICIES)}", field="remat_policy",
+                          value=policy, legal=list(_POLICIES))
+    for t in REMAT_TENSORS:
+        if t in cfg and cfg[t] not in ("remat", "device", "offload"):
+            raise ConfigError(f"MaxText {t}={cfg[t]!r}: legal: remat, device, offload", field=t, value=cfg[t],
+                              legal=["remat", "device", "offload"])
     defaults = {t: "remat" for t in REMAT_TENSORS} | {"decoder_layer_input": "device"}  # base.yml defaults
     if policy == "none" or (policy == "custom" and all(cfg.get(t, defaults[t]) == "device" for t in REMAT_TENSORS)):
         return "none"
@@ -322,12 +340,17 @@ def _offloaded_layers(cfg: dict, text: str) -> int:
         raise ConfigError(f"MaxText decoder_layer_input: offload with {', '.join(kept)} not 'remat': the planner prices "
                           "layer-input offload only under full remat; legal: every other remat knob 'remat'",
                           field="decoder_layer_input", value="offload")
-    n = read_meta(text).get("n_layers") or cfg.get("base_num_decoder_layers")
-    if not n:
+    n = read_meta(text).get("n_layers")
+    if n is None:
+        n = cfg.get("base_num_decoder_layers")
+    if n is None:
         raise ConfigError("MaxText decoder_layer_input: offload offloads every layer's input, but the file gives no "
                           "layer count; legal: add base_num_decoder_layers: N (the model's layers) to the file",
                           field="base_num_decoder_layers", value=None)
-    return int(n)
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 100_000:
+        raise ConfigError(f"MaxText base_num_decoder_layers={n!r}: legal: a whole number of layers from 1 to 100,000",
+                          field="base_num_decoder_layers", value=n)
+    return n
 
 
 def _pipeline_values(cfg: dict, n_layers: int | None, pp: int) -> dict:
