@@ -124,3 +124,9 @@ def test_dualpipe_chart_title_gives_the_priced_bubble_in_chart_units():
     # pp 4: (4/2 - 1) x 2/3 microbatch times; a microbatch's forward + backward is 3 units: 2.00 units
     title = pipeline_figure(4, 16, "dualpipe", 1).layout.title.text
     assert "as priced: (pp/2 - 1) x 2/3 microbatch times = 2.00 units" in title
+
+
+def test_json_compute_does_not_count_the_fixed_overhead_twice():
+    e = _ds("full")
+    # compute = matmul + element-wise + recompute; the 34.304 s per-layer cost is only in framework_overhead
+    assert e.compute_s == pytest.approx(e.matmul_s + e.elementwise_s + e.recompute_s)

@@ -50,7 +50,9 @@ __all__ = ["Collective", "Estimate", "estimate", "estimate_layout"]
 class Estimate:
     """Everything the planner predicts for one layout. Times in seconds, memory in bytes.
 
-    ``overhead_s`` (the framework overhead of the step) includes, per step: ``stall_s``, the pipeline
+    ``compute_s`` is the device work of the step's microbatches: matmul + element-wise + recompute
+    (the profile's fixed per-layer costs are in ``overhead_s``, not here). ``overhead_s`` (the framework
+    overhead of the step) includes, per step: ``stall_s``, the pipeline
     message stall (:func:`shardplan.cost.pipeline.message_stall_s`; ``stall_rule`` names its trigger),
     ``host_floor_s``, the host issue floor above the device time (:func:`host_floor_s` x microbatches),
     ``allocator_retry_s``, the caching allocator's retries near full HBM (:func:`allocator_retry_s`
@@ -252,7 +254,7 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
         model=model, hardware=hw, training=training, layout=layout, memory=mem,
         fits=mem.total <= limit,
         hbm_usable=limit - (0.0 if runtime_owned(fw) else hw.hbm_bytes - hw.usable_hbm_bytes()), step_s=step,
-        compute_s=m * st.total_s, matmul_s=m * st.matmul_s, elementwise_s=m * st.elementwise_s,
+        compute_s=m * (st.total_s - st.overhead_s), matmul_s=m * st.matmul_s, elementwise_s=m * st.elementwise_s,
         recompute_s=m * st.recompute_s, exposed_comm_s=sum(c.exposed_s for c in colls), bubble_s=bubble,
         optimizer_s=opt_s, collectives=colls, model_flops_per_step=mf, hardware_flops_per_step=hf,
         mfu=mf / (step * peak_total), hfu=hf / (step * peak_total), tokens_per_s=tokens / step,
