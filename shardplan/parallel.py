@@ -656,16 +656,17 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
         _check_a2a_overlap(p, model, training)
     _check_ep(p, model)
     m = _microbatches(p, model, training)
-    _check_loss_chunks(p, training)
     # with the cost-greedy split a given pp_layers equals nanotron's own split (_stage_layers), so its
     # blockless ranks are nanotron's too
     empty = (blockless_ranks(model, p.pp) if training.framework.pipeline_split == "cost_greedy" and p.pp > 1
              else ())
-    return Layout(parallel=p, n_devices=n_devices, microbatches=m, stage_layers=stage_layers,
-                  seq_len=training.seq_len, causal=training.causal,
-                  padded_vocab=padded_vocab(model.vocab_size, p.tp, training.framework.vocab_divisible_by),
-                  blockless_ranks=empty, inert_modules=inert_recompute_modules(p, model),
-                  split_rule=training.framework.pipeline_split, mtp_modules=model.mtp_modules)
+    layout = Layout(parallel=p, n_devices=n_devices, microbatches=m, stage_layers=stage_layers,
+                    seq_len=training.seq_len, causal=training.causal,
+                    padded_vocab=padded_vocab(model.vocab_size, p.tp, training.framework.vocab_divisible_by),
+                    blockless_ranks=empty, inert_modules=inert_recompute_modules(p, model),
+                    split_rule=training.framework.pipeline_split, mtp_modules=model.mtp_modules)
+    _check_loss_chunks(layout, training.framework.loss_chunks)
+    return layout
 
 
 def recomputed_layers(p: ParallelConfig, layers: int) -> float:
@@ -725,15 +726,15 @@ def check_activation_offload(p: ParallelConfig, n_layers: int | None = None, mod
                           legal=legal)
 
 
-def _check_loss_chunks(p: ParallelConfig, training: TrainingSpec) -> None:
-    """``FrameworkProfile.loss_chunks`` must divide a microbatch's local tokens (MaxText asserts that
-    ``num_vocab_tiling`` divides batch x sequence; a chunk needs at least one token).
+def _check_loss_chunks(layout: "Layout", chunks: int) -> None:
+    """``FrameworkProfile.loss_chunks`` (``chunks``) must divide a microbatch's local tokens
+    (:attr:`Layout.local_tokens`; MaxText asserts that ``num_vocab_tiling`` divides batch x sequence; a chunk
+    needs at least one token).
 
     Raises:
         ConfigError: naming loss_chunks, the local tokens and the legal chunk counts (their divisors up to 64).
     """
-    chunks = training.framework.loss_chunks
-    tokens = training.seq_len * p.microbatch_size // p.cp
+    tokens = int(layout.local_tokens)
     if chunks > 1 and tokens % chunks:
         legal = [d for d in divisors(tokens) if d <= 64]
         raise ConfigError(f"loss_chunks={chunks} does not divide the {tokens:,} tokens of a microbatch on one device "

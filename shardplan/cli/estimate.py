@@ -211,10 +211,13 @@ def layer_overhead_note(e) -> str | None:
     stage's charged layers x microbatches, part of ``Estimate.fixed_overhead_s``) when it is over a tenth of the
     step, naming which layers pay it (every layer, or only recomputed ones:
     ``FrameworkProfile.layer_overhead_recomputed_only``) and the lever that removes it, or None."""
+    from shardplan.cost.compute import charged_layers
+    from shardplan.cost.memory import stage_params
     fw, p = e.training.framework, e.parallel
     if not fw.layer_overhead_s:
         return None
-    cost = e.fixed_overhead_s - (e.layout.microbatches * fw.microbatch_overhead_s + fw.step_overhead_s)
+    layers = stage_params(e.model, e.layout, e.priced_stage).layers
+    cost = e.layout.microbatches * charged_layers(p, fw, layers) * fw.layer_overhead_s
     if cost < 0.1 * e.step_s:
         return None
     origin = ("fitted on the shared rows of that framework, docs/accuracy.md"

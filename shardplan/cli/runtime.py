@@ -101,8 +101,8 @@ def check_runtime_layout(pc) -> None:
 
     Raises:
         ConfigError: ``schedule='dualpipe'`` (legal: gpipe, 1f1b, interleaved, zero-bubble), ``recompute_layers``
-            (legal: none; ``--recompute full`` recomputes every layer), ``offload_activation_layers`` (legal 0),
-            ``pipeline_flushes`` (legal 1) or ``recompute_modules`` (legal none).
+            (legal none), ``offload_activation_layers`` (legal 0), ``pipeline_flushes`` (legal 1) or
+            ``recompute_modules`` (legal none).
     """
     if pc.schedule == "dualpipe" and pc.pp > 1:
         raise ConfigError("schedule='dualpipe' is not implemented by shardplan's JAX runtime (DeepSeek-V3's "
@@ -110,18 +110,14 @@ def check_runtime_layout(pc) -> None:
                           "interleaved, zero-bubble", field="schedule", value="dualpipe",
                           legal=["gpipe", "1f1b", "interleaved", "zero-bubble"])
     fields = {"offload_activation_layers": (pc.offload_activation_layers, 0),
-              "pipeline_flushes": (pc.pipeline_flushes, 1), "recompute_modules": (pc.recompute_modules, None)}
+              "pipeline_flushes": (pc.pipeline_flushes, 1), "recompute_modules": (pc.recompute_modules, None),
+              "recompute_layers": (pc.recompute_layers, None)}
     for name, (value, default) in fields.items():
         if value != default:
             shown = ",".join(value) if isinstance(value, tuple) else value
             raise ConfigError(f"{name}={shown} is not implemented by shardplan's JAX runtime; legal {name}: "
                               f"{default if default is not None else 'none'} (drop --{name.replace('_', '-')})",
                               field=name, value=value, legal=[default])
-    if pc.recompute_layers is not None:
-        raise ConfigError(f"recompute_layers={pc.recompute_layers} (Megatron-LM's block recompute) is not implemented "
-                          "by shardplan's JAX runtime, which recomputes every layer or none; legal recompute_layers: "
-                          "none (drop --recompute-layers)", field="recompute_layers", value=pc.recompute_layers,
-                          legal=[None])
 
 
 def runtime_inputs(model: str, devices: int, seq_len: int, global_batch: int | None, global_batch_tokens: int | None,

@@ -24,6 +24,7 @@ from shardplan.cost import flops as F
 from shardplan.cost.gemm import GemmDevice, GemmShape, attention_kernel, training_gemm_seconds
 from shardplan.cost.memory import StageParams, stage_params
 from shardplan.parallel import Layout, ParallelConfig, recompute_share, recomputed_layers
+from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
@@ -345,6 +346,13 @@ def lm_head_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, layout
     return chunks * (tf + tb), elem, (chunks * tf if chunks > 1 else 0.0)
 
 
+def charged_layers(p: ParallelConfig, fw: FrameworkProfile, layers: int) -> float:
+    """Layers of a stage that pay ``FrameworkProfile.layer_overhead_s`` per microbatch: all ``layers``, or only the
+    recomputed ones when the profile's per-layer cost is its checkpointing wrapper's
+    (``layer_overhead_recomputed_only``, DeepSpeed's CheckpointFunction; :func:`shardplan.parallel.recomputed_layers`)."""
+    return recomputed_layers(p, layers) if fw.layer_overhead_recomputed_only else float(layers)
+
+
 def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, layout: Layout, stage: int,
                   dense_t: LayerTimes, moe_t: LayerTimes) -> StageCompute:
     """Compute seconds of one microbatch on pipeline stage ``stage`` (see module docstring).
@@ -369,10 +377,8 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
         head_mm, head_elem, head_rec = lm_head_s(model, training, hw, layout, layout.local_tokens)
         heads = 1 + model.mtp_modules
         mm, elem, rec = mm + heads * head_mm, elem + heads * head_elem, rec + heads * head_rec
-    # a profile whose per-layer cost is its checkpointing wrapper's charges the recomputed layers only
     fw = training.framework
-    charged = recomputed_layers(p, sp_.layers) if fw.layer_overhead_recomputed_only else sp_.layers
-    return StageCompute(stage, mm, elem, rec, sp_, charged * fw.layer_overhead_s
+    return StageCompute(stage, mm, elem, rec, sp_, charged_layers(p, fw, sp_.layers) * fw.layer_overhead_s
                         + moe_expert_cost_s(model, training, p, sp_.moe_layers))
 
 

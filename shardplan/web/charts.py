@@ -386,10 +386,11 @@ def pipeline_figure(pp: int, microbatches: int, schedule: str = "1f1b", virtual_
         " (drawn as ZB-H1: one of its two directions)" if schedule == "dualpipe" else "")
     priced = ""
     if schedule == "dualpipe":  # the drawn ZB-H1 bubble is not DualPipe's: name the one the planner prices
-        from shardplan.cost.pipeline import DUALPIPE_BUBBLE
-        # priced in microbatch times (forward + backward = 3 chart units): (pp/2 - 1) x 2/3 x 3 units
-        priced = (f"; DualPipe's own bubble, as priced: (pp/2 - 1) x 2/3 microbatch times = "
-                  f"{3 * DUALPIPE_BUBBLE * (pp / 2 - 1):.2f} units")
+        from shardplan.cost.pipeline import bubble_fraction
+        from shardplan.parallel import ParallelConfig
+        # priced in microbatch times (forward + backward = 3 chart units)
+        units = 3 * bubble_fraction(ParallelConfig(pp=pp, schedule="dualpipe"))
+        priced = f"; DualPipe's own bubble, as priced: (pp/2 - 1) x 2/3 microbatch times = {units:.2f} units"
     fig.update_layout(
         barmode="overlay", **_LAYOUT, height=max(220, 60 + 34 * pp), bargap=0.15,
         title=dict(text=f"Pipeline schedule ({label}): pp={pp}, {microbatches} microbatches; bubble drawn "

@@ -165,8 +165,9 @@ def _mpl_pipeline(e: Estimate, ax) -> None:
     bub = pipeline_bubble_units(blocks)
     priced = ""
     if p.schedule == "dualpipe":  # drawn as ZB-H1; name the bubble the planner prices
-        from shardplan.cost.pipeline import DUALPIPE_BUBBLE
-        priced = f" (drawn as ZB-H1); DualPipe's priced bubble {3 * DUALPIPE_BUBBLE * (p.pp / 2 - 1):.2f} units"
+        from shardplan.cost.pipeline import bubble_fraction  # microbatch times; a microbatch is 3 chart units
+        one_flush = p.model_copy(update={"pipeline_flushes": 1})
+        priced = f" (drawn as ZB-H1); DualPipe's priced bubble {3 * bubble_fraction(one_flush):.2f} units"
     ax.set_title(f"Pipeline {p.schedule}: pp={p.pp}, {e.layout.microbatches} microbatches, bubble {bub:.2f} "
                  f"units{priced}")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
