@@ -714,9 +714,12 @@ def check_activation_offload(p: ParallelConfig, n_layers: int | None = None, mod
     if mode == "remat_inputs":
         _check_remat_offload(p, n, n_layers)
         return
+    maxtext = (" (every layer's input on the host under full recompute is MaxText's decoder_layer_input: offload: "
+               "--framework maxtext)" if n == n_layers and p.recompute == "full" and p.pp == 1 else "")
     if n_layers is not None and n >= n_layers:
-        raise ConfigError(f"offload_activation_layers={n} must be below n_layers={n_layers}; legal: 0 to "
-                          f"{n_layers - 1}", field="offload_activation_layers", value=n, legal=[0, n_layers - 1])
+        raise ConfigError(f"offload_activation_layers={n} must be below n_layers={n_layers} with Megatron-core's "
+                          f"offloading{maxtext}; legal: 0 to {n_layers - 1} with recompute 'none'",
+                          field="offload_activation_layers", value=n, legal=[0, n_layers - 1])
     if p.pp > 1 or p.recompute != "none":
         field, value = ("pp", p.pp) if p.pp > 1 else ("recompute", p.recompute)
         legal: list = [1] if field == "pp" else ["none"]
@@ -812,6 +815,19 @@ def _check_framework_extents(p: ParallelConfig, fw: FrameworkProfile, model_is_m
                           field="pipeline_flushes", value=p.pipeline_flushes, legal=[1])
 
 
+def _offload_framework(p: ParallelConfig) -> str:
+    """The profile that runs ``p``'s activation offload: maxtext under full recompute (its layer-input offload),
+    else megatron (--cpu-offloading-num-layers, recompute none)."""
+    return "maxtext (every layer, full recompute, pp 1)" if p.recompute == "full" else "megatron (recompute none, pp 1)"
+
+
+def _selective_note(fw) -> str:
+    """The clause naming a profile's selective recompute for an error message ('' when it has none)."""
+    if fw.recomputes is not None and "selective" not in fw.recomputes:
+        return f" (it has no selective recompute; its recompute policies: {', '.join(fw.recomputes)})"
+    return f" (its selective recompute: {fw.selective_recompute})"
+
+
 def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
     """A pipelined layout's schedule, the ZeRO stage, the recompute policy, cp, ep and pp must be ones the
     framework profile implements (``schedules``, ``zero_stages``, ``pipeline_zero_stages``, ``recomputes``,
@@ -819,7 +835,7 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
     fw = training.framework
     if p.recompute_modules is not None and (not fw.module_recompute or fw.selective_recompute != "attention"):
         raise ConfigError(f"recompute_modules is Megatron-LM's --recompute-modules, which the {fw.label} framework "
-                          f"does not have (its selective recompute: {fw.selective_recompute}); legal "
+                          f"does not have{_selective_note(fw)}; legal "
                           f"recompute_modules: none, or --framework megatron", field="recompute_modules",
                           value=list(p.recompute_modules), legal=[None])
     if p.recompute_layers is not None and not fw.module_recompute:
@@ -830,7 +846,8 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
     if p.offload_activation_layers and not fw.activation_offload:
         raise ConfigError(f"offload_activation_layers={p.offload_activation_layers} is Megatron-LM's "
                           f"--cpu-offloading-num-layers, which the {fw.label} framework does not have; legal "
-                          f"offload_activation_layers: 0, or --framework megatron", field="offload_activation_layers",
+                          f"offload_activation_layers: 0, or --framework {_offload_framework(p)}",
+                          field="offload_activation_layers",
                           value=p.offload_activation_layers, legal=[0])
     if fw.recomputes is not None and p.recompute not in fw.recomputes:
         raise ConfigError(f"recompute={p.recompute!r} is not implemented by the {fw.label} framework; legal "

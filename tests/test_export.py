@@ -1131,3 +1131,53 @@ def test_maxtext_layer_input_offload_round_trip_and_rules():
         estimate(m, hw, tr, p.model_copy(update={"offload_activation_layers": 40}), 256)
     with pytest.raises(ConfigError, match="legal recompute: 'full'"):
         estimate(m, hw, tr, p.model_copy(update={"recompute": "none"}), 256)
+
+
+def test_maxtext_import_checks_vocab_tiling_offload_pipeline_and_notes_circular():
+    # MaxText refuses num_vocab_tiling that does not divide per_device_batch_size x max_target_length
+    # (1 x 512 = 512 tokens: 3 does not divide it; legal divisors up to 64: 1, 2, 4, ..., 64); above the
+    # planner's loss_chunks limit (4,096) the count cannot be priced at all
+    base = {"ici_fsdp_parallelism": 8, "per_device_batch_size": 1, "max_target_length": 512}
+    for tiles, words in ((3, "legal num_vocab_tiling: 1, 2, 4, 8, 16, 32, 64"), (99_999, "1 to 4,096")):
+        with pytest.raises(ConfigError) as e:
+            import_config("maxtext", yaml.safe_dump({**base, "num_vocab_tiling": tiles}), devices=8)
+        assert e.value.field == "num_vocab_tiling" and words in str(e.value), str(e.value)
+    assert import_config("maxtext", yaml.safe_dump({**base, "num_vocab_tiling": 16}), devices=8).notes
+    # layer-input offload is priced without a pipeline: an offloading file with pipeline stages is refused
+    off = {**base, "ici_fsdp_parallelism": 4, "ici_pipeline_parallelism": 2, "remat_policy": "custom",
+           "decoder_layer_input": "offload", "base_num_decoder_layers": 32}
+    with pytest.raises(ConfigError) as e:
+        import_config("maxtext", yaml.safe_dump(off), devices=8)
+    assert e.value.field == "decoder_layer_input" and "pipeline_parallelism 1" in str(e.value)
+    # a circular pipeline (2 repeats of 4 stages x 4 layers = 32 layers) is read as interleaved(v=2), with a note
+    # that the maxtext profile does not price it
+    circ = {**base, "ici_fsdp_parallelism": 2, "ici_pipeline_parallelism": 4, "num_layers_per_pipeline_stage": 4,
+            "num_pipeline_repeats": 2, "num_pipeline_microbatches": 8, "per_device_batch_size": 8}
+    got = import_config("maxtext", yaml.safe_dump(circ), devices=8)
+    assert (got.parallel.schedule, got.parallel.virtual_stages) == ("interleaved", 2)
+    assert any("refuses it" in n for n in got.notes), got.notes
+
+
+def test_framework_profile_offload_and_loss_chunk_types():
+    # activation_offload is true, false or remat_inputs; loss_chunks a whole number (a quoted "4" is refused, as
+    # MaxText's importer refuses num_vocab_tiling: "16")
+    from pydantic import ValidationError
+    from shardplan.specs.framework import FrameworkProfile
+    with pytest.raises(ValidationError, match="true, false or remat_inputs"):
+        FrameworkProfile(name="x", activation_offload="garbage")
+    with pytest.raises(ValidationError):
+        FrameworkProfile(name="x", loss_chunks="4")
+    assert FrameworkProfile(name="x", activation_offload="remat_inputs", loss_chunks=4).loss_chunks == 4
+
+
+def test_offload_refusals_name_the_framework_that_runs_it():
+    # every layer's input offloaded under full recompute is MaxText's form; Megatron-core's needs recompute none
+    base = ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "8",
+            "--offload-activation-layers", "32", "--recompute", "full"]
+    r = CliRunner().invoke(app, base + ["--framework", "torchtitan"])
+    assert r.exit_code == 2 and "--framework maxtext" in r.output, r.output
+    r = CliRunner().invoke(app, base)
+    assert r.exit_code == 2 and "--framework maxtext" in r.output, r.output
+    r = CliRunner().invoke(app, base[:-4] + ["--recompute", "selective", "--recompute-modules", "core_attn",
+                                             "--framework", "deepspeed"])
+    assert r.exit_code == 2 and "no selective recompute" in r.output, r.output

@@ -53,7 +53,8 @@ from math import gcd
 
 import yaml
 
-from shardplan.errors import ConfigError
+from shardplan.errors import ConfigError, divisors, fmt_legal
+from shardplan.specs.framework import FrameworkProfile
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block, dp_axes,
                                    even_layers_per_virtual_stage, parallel_from, read_meta, refuse, refuse_first)
 
@@ -275,8 +276,18 @@ def read(text: str, devices: int | None = None) -> Imported:
                   recompute=_recompute(cfg), offload_activation_layers=_offloaded_layers(cfg, text),
                   offload_optimizer=bool(cfg.get("optimizer_memory_host_offload", False)))
     if pp > 1:
+        if values["offload_activation_layers"]:
+            raise ConfigError(f"MaxText decoder_layer_input: offload with ici/dcn_pipeline_parallelism={pp}: the "
+                              "planner prices MaxText's layer-input offload without a pipeline (as the published "
+                              "recipes run it); legal: pipeline_parallelism 1, or decoder_layer_input: remat",
+                              field="decoder_layer_input", value="offload")
         values.update(_pipeline_values(cfg, read_meta(text).get("n_layers"), pp))
+        if values["schedule"] == "interleaved":
+            notes.append(f"num_pipeline_repeats={values['virtual_stages']}: MaxText's circular pipeline is priced "
+                         "as the interleaved schedule (its bubble) under the default profile; --framework maxtext "
+                         "offers only GPipe-order pipelines and refuses it")
     tiles = int(_number(cfg, "num_vocab_tiling", 1))
+    _check_vocab_tiling(tiles, per_device * int(cfg.get("max_target_length") or 0))
     if tiles > 1:
         notes.append(f"num_vocab_tiling={tiles}: price the chunked loss with a profile file (base: maxtext, "
                      f"loss_chunks: {tiles}) as --framework; the plan file records only the layout")
@@ -321,6 +332,26 @@ def _recompute(cfg: dict) -> str:
     if policy == "custom" and all(cfg.get(t, defaults[t]) in ("remat", "offload") for t in REMAT_TENSORS):
         return "full"
     return "full" if policy == "full" else "selective"
+
+
+def _check_vocab_tiling(tiles: int, tokens: float) -> None:
+    """``num_vocab_tiling`` must be at most the profile's ``loss_chunks`` limit (4,096) and divide a device's
+    ``per_device_batch_size x max_target_length`` tokens (MaxText's config check; ``tokens`` 0 when the file
+    gives no sequence length, which skips the divisor check).
+
+    Raises:
+        ConfigError: naming num_vocab_tiling and its legal values.
+    """
+    limit = FrameworkProfile.model_fields["loss_chunks"].metadata
+    most = min(getattr(m, "le") for m in limit if getattr(m, "le", None) is not None)
+    if tiles > most:
+        raise ConfigError(f"MaxText num_vocab_tiling={tiles:,}: the planner's loss_chunks goes up to {most:,}; legal "
+                          f"num_vocab_tiling: 1 to {most:,}", field="num_vocab_tiling", value=tiles)
+    if tiles > 1 and tokens and (tokens != int(tokens) or int(tokens) % tiles):
+        legal = [d for d in divisors(int(tokens)) if d <= 64] if tokens == int(tokens) else [1]
+        raise ConfigError(f"MaxText num_vocab_tiling={tiles} does not divide a device's per_device_batch_size x "
+                          f"max_target_length = {tokens:,g} tokens (MaxText refuses the config); legal "
+                          f"num_vocab_tiling: {fmt_legal(legal)}", field="num_vocab_tiling", value=tiles, legal=legal)
 
 
 def _offloaded_layers(cfg: dict, text: str) -> int:

@@ -324,7 +324,7 @@ class FrameworkProfile(BaseModel):
     overlap_slowdown: float | None = Field(default=None, ge=0, le=1)
     tp_overlap_slowdown: float | None = Field(default=None, ge=0, le=1)
     loss: Literal["fused", "eager", "in_place"] = "fused"
-    loss_chunks: int = Field(default=1, ge=1, le=4096)
+    loss_chunks: int = Field(default=1, ge=1, le=4096, strict=True)
     logit_bytes: float | None = Field(default=None, ge=0, le=64)
     lm_head_stage_bytes: float = Field(default=0.0, ge=0, le=10_000)
     grad_buffer_bytes: int | None = Field(default=None, ge=1, le=8)
@@ -435,3 +435,11 @@ class FrameworkProfile(BaseModel):
         if value is not None and len(set(value)) != len(value):
             raise ValueError(f"{list(value)} names a choice twice; give each once")
         return value
+
+    @field_validator("activation_offload", mode="before")
+    @classmethod
+    def _offload_kind(cls, value: object) -> object:
+        """``activation_offload`` is true, false or ``remat_inputs`` (MaxText's layer-input offload)."""
+        if isinstance(value, bool) or value == "remat_inputs":
+            return value
+        raise ValueError("legal: true, false or remat_inputs")
