@@ -1181,3 +1181,28 @@ def test_offload_refusals_name_the_framework_that_runs_it():
     r = CliRunner().invoke(app, base[:-4] + ["--recompute", "selective", "--recompute-modules", "core_attn",
                                              "--framework", "deepspeed"])
     assert r.exit_code == 2 and "no selective recompute" in r.output, r.output
+
+
+def test_maxtext_bf16_weights_round_trip():
+    # MaxText's weight_dtype: bfloat16 keeps bf16 weights and Adam moments in their dtype, no fp32 master copy: the
+    # planner's bf16-mixed with optimizer_dtype 'bf16' (2 + 2 + 2 + 2 = 8 B per parameter, 70.55e9 x 8 / 32 ranks)
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.frameworks import FRAMEWORKS
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import PRECISION_POLICIES as PRECISION
+    from shardplan.specs.training import TrainingSpec
+    tr = TrainingSpec(seq_len=8192, global_batch_size=64, framework=FRAMEWORKS["maxtext"], optimizer_dtype="bf16")
+    e = estimate(MODELS["llama-3-70b"], HARDWARE["tpu-v6e"], tr, ParallelConfig(zero_stage=3, microbatch_size=2), 32)
+    text = export_text("maxtext", e)
+    body = yaml.safe_load("\n".join(line for line in text.splitlines() if not line.startswith("#")))
+    assert body["weight_dtype"] == "bfloat16" and "--precision fp32-params prices" not in text
+    got = import_config("maxtext", text, devices=32)
+    assert (got.precision, got.optimizer_dtype) == ("bf16-mixed", "bf16")
+    assert got.to_plan()["training"]["optimizer_dtype"] == "bf16"
+    # fp32 weights with bf16 moments have no MaxText equivalent here
+    tr32 = TrainingSpec(seq_len=8192, global_batch_size=64, framework=FRAMEWORKS["maxtext"], optimizer_dtype="bf16",
+                        precision=PRECISION["fp32-params"])
+    e32 = estimate(MODELS["llama-3-70b"], HARDWARE["tpu-v6e"], tr32, ParallelConfig(zero_stage=3, microbatch_size=2), 32)
+    with pytest.raises(ConfigError, match="weight_dtype bfloat16"):
+        export_text("maxtext", e32)

@@ -393,43 +393,68 @@ def test_megatron_bridge_qwen3_30b_fits_with_one_routed_copy():
 
 def test_moe_expert_overhead_is_charged_per_local_expert_moe_layer_and_microbatch():
     # Qwen3-30B-A3B on 8 B200, ep 8, no pipeline: 512 sequences / (8 x 1) = 64 microbatches of 48 MoE layers with
-    # 128 / 8 = 16 local experts each; the Megatron profile's 0.21 ms per local expert and 1.03 ms per MoE layer add
-    # 64 x 48 x (16 x 2.1e-4 + 1.03e-3) = 64 x 48 x 4.39e-3 = 13.48608 s to the step (and to the framework overhead)
+    # 128 / 8 = 16 local experts each. The per-layer constant is always exposed: 1.03 ms adds
+    # 64 x 48 x 1.03e-3 = 3.16416 s to the step (and to the framework overhead). The per-expert host work is exposed
+    # beyond the expert GEMMs (a few tenths of a ms here: 2,048-token GEMMs of width 768 on B200), so raising it
+    # from 1 ms to 2 ms per expert, both far above them, adds 64 x 48 x 16 x 1e-3 = 49.152 s (ep 4, 32 local
+    # experts: 98.304 s)
     from shardplan.calibration import hardware_of
     from shardplan.cost.step import estimate
     from shardplan.presets.models import MODELS
     fw = framework_profile("megatron")
-    assert fw.moe_expert_overhead_s == 2.1e-4 and fw.moe_layer_overhead_s == 1.03e-3
+    assert fw.moe_expert_overhead_s == 3.1e-4 and fw.moe_layer_overhead_s == 1.52e-3
+    profiles = {"off": (0.0, 0.0), "layer": (0.0, 1.03e-3), "1ms": (1e-3, 0.0), "2ms": (2e-3, 0.0)}
     steps = {}
-    off = fw.model_copy(update={"moe_expert_overhead_s": 0.0, "moe_layer_overhead_s": 0.0})
     for ep in (8, 4):
         pc = ParallelConfig(ep=ep, etp=1, zero_stage=1, microbatch_size=1)
-        for on, profile in ((True, fw), (False, off)):
-            tr = TrainingSpec(seq_len=4096, global_batch_size=512, framework=profile,
-                              precision=PRECISION_POLICIES["fp8-mixed"])
-            steps[ep, on] = estimate(MODELS["qwen3-30b-a3b"], hardware_of("B200"), tr, pc, 8)
-    assert steps[8, True].step_s - steps[8, False].step_s == pytest.approx(13.48608, rel=1e-9)
-    assert steps[8, True].overhead_s - steps[8, False].overhead_s == pytest.approx(13.48608, rel=1e-9)
-    # ep 4: 32 local experts: 64 x 48 x (32 x 2.1e-4 + 1.03e-3) = 64 x 48 x 7.75e-3 = 23.808 s
-    assert steps[4, True].step_s - steps[4, False].step_s == pytest.approx(23.808, rel=1e-9)
+        for name, (per_expert, per_layer) in profiles.items():
+            tr = TrainingSpec(seq_len=4096, global_batch_size=512, precision=PRECISION_POLICIES["fp8-mixed"],
+                              framework=fw.model_copy(update={"moe_expert_overhead_s": per_expert,
+                                                              "moe_layer_overhead_s": per_layer}))
+            steps[ep, name] = estimate(MODELS["qwen3-30b-a3b"], hardware_of("B200"), tr, pc, 8)
+    assert steps[8, "layer"].step_s - steps[8, "off"].step_s == pytest.approx(3.16416, rel=1e-9)
+    assert steps[8, "layer"].overhead_s - steps[8, "off"].overhead_s == pytest.approx(3.16416, rel=1e-9)
+    assert steps[8, "2ms"].step_s - steps[8, "1ms"].step_s == pytest.approx(49.152, rel=1e-9)
+    assert steps[4, "2ms"].step_s - steps[4, "1ms"].step_s == pytest.approx(98.304, rel=1e-9)
+    # the GEMMs hide part of the 1 ms: less than 64 x 48 x 16 x 1e-3 = 49.152 s is added, but most of it
+    assert 40 < steps[8, "1ms"].step_s - steps[8, "off"].step_s < 49.152
+
+
+def test_moe_expert_host_work_hides_behind_the_expert_gemms():
+    # moe_expert_cost_s = (max(0, c_e x local experts - 3 x routed-expert forward GEMM time) + c_l) x MoE layers.
+    # Qwen3-30B-A3B (48 MoE layers, 128 experts) at ep 8: 16 local experts; 0.31 ms and 1.52 ms:
+    # expert GEMMs of 1 ms forward: (max(0, 4.96 - 3) + 1.52) ms x 48 = 3.48 ms x 48 = 0.16704 s;
+    # of 2 ms (6 ms fwd + bwd > 4.96 ms): 1.52 ms x 48 = 0.07296 s; shared experts' GEMMs hide nothing
+    from shardplan.cost.compute import LayerTimes, moe_expert_cost_s
+    from shardplan.presets.models import MODELS
+    tr = TrainingSpec(seq_len=4096, global_batch_size=512, framework=framework_profile("megatron"))
+    pc = ParallelConfig(ep=8, etp=1, zero_stage=1)
+    m = MODELS["qwen3-30b-a3b"]
+    t = LayerTimes(fwd_mm=5e-3, fwd_attn=0.0, fwd_elem=0.0, hbm_bound=False, bwd_mm=1e-2, bwd_attn=0.0,
+                   fwd_mm_mlp=1e-3)
+    assert moe_expert_cost_s(m, tr, pc, 48, t) == pytest.approx(0.16704, rel=1e-9)
+    assert moe_expert_cost_s(m, tr, pc, 48, LayerTimes(**{**t.__dict__, "fwd_mm_mlp": 2e-3})) == pytest.approx(
+        0.07296, rel=1e-9)
+    shared = LayerTimes(**{**t.__dict__, "fwd_mm_mlp": 2e-3, "fwd_mm_shared": 1e-3})
+    assert moe_expert_cost_s(m, tr, pc, 48, shared) == pytest.approx(0.16704, rel=1e-9)
 
 
 def test_stage_with_most_moe_layers_is_priced():
     # DeepSeek-V3 (61 layers, the first 3 dense, 256 experts), pp 8 split 1,10,10,10,10,10,5,5: stage 1 (layers 1-10)
     # holds 8 MoE layers, stage 2 (layers 11-20) 10. The stage with the most layers (1) is not the slowest: stage 2
-    # must be priced too. ep 8: 32 local experts; 512 sequences / (8 x 1) = 64 microbatches; the per-expert cost of
-    # stage 2 is 64 x 10 x (32 x 2.1e-4 + 1.03e-3) = 64 x 10 x 7.75e-3 = 4.96 s
+    # must be priced too. ep 8; 512 sequences / (8 x 1) = 64 microbatches; with the per-layer MoE constant alone at
+    # 7.75 ms, the fixed MoE cost of stage 2 is 64 x 10 x 7.75e-3 = 4.96 s
     from shardplan.calibration import hardware_of
     from shardplan.cost.step import estimate
     from shardplan.presets.models import MODELS
     ds = MODELS["deepseek-v3"]
-    tr = TrainingSpec(seq_len=4096, global_batch_size=512, framework=framework_profile("megatron"),
-                      precision=PRECISION_POLICIES["fp8-mixed"])
+    fw = framework_profile("megatron").model_copy(update={"moe_expert_overhead_s": 0.0, "moe_layer_overhead_s": 7.75e-3})
+    tr = TrainingSpec(seq_len=4096, global_batch_size=512, framework=fw, precision=PRECISION_POLICIES["fp8-mixed"])
     pc = ParallelConfig(pp=8, pp_layers=(1, 10, 10, 10, 10, 10, 5, 5), ep=8, etp=1, zero_stage=1, microbatch_size=1)
     lay = validate(pc, ds, tr, 64)
     assert lay.candidate_stages == (0, 1, 7) and lay.stages_to_price(ds) == (0, 1, 2, 7)
     e = estimate(ds, hardware_of("B200"), tr, pc, 64)
-    assert e.overhead_s == pytest.approx(64 * 10 * (32 * 2.1e-4 + 1.03e-3), rel=1e-9) == pytest.approx(4.96)
+    assert e.overhead_s == pytest.approx(64 * 10 * 7.75e-3, rel=1e-9) == pytest.approx(4.96)
 
 
 def test_integer_choice_fields_refuse_booleans(tmp_path):
@@ -550,15 +575,17 @@ def test_moe_roofline_threshold_follows_the_expert_data_parallel_group():
 
 def test_moe_note_prices_the_stage_the_step_prices():
     # Qwen3-235B-A22B (94 MoE layers) on 256 H100, tp 2, pp 8, ep 8: 16 local experts, 1,024 / (16 x 1) = 64
-    # microbatches. The step prices its slowest stage; the note must use that stage's MoE layers, so its figure is
-    # (16 x 0.21 ms + 1.03 ms) x L x 64 = 4.39 ms x L x 64 and never exceeds the framework overhead it is part of
+    # microbatches. The step prices its slowest stage; the note must use that stage's MoE layers, so with the
+    # per-layer constant alone at 4.39 ms its figure is 4.39 ms x L x 64 and never exceeds the framework overhead
+    # it is part of
     from shardplan.calibration import hardware_of
     from shardplan.cli.estimate import moe_overhead_note
     from shardplan.cost.memory import stage_params
     from shardplan.cost.step import estimate
     from shardplan.presets.models import MODELS
     m = MODELS["qwen3-235b-a22b"]
-    tr = TrainingSpec(seq_len=4096, global_batch_size=1024, framework=framework_profile("megatron"))
+    fw = framework_profile("megatron").model_copy(update={"moe_expert_overhead_s": 0.0, "moe_layer_overhead_s": 4.39e-3})
+    tr = TrainingSpec(seq_len=4096, global_batch_size=1024, framework=fw)
     e = estimate(m, hardware_of("H100-SXM"), tr, ParallelConfig(tp=2, sp=True, pp=8, ep=8, etp=1, zero_stage=1,
                                                                recompute="full"), 256)
     layers = stage_params(m, e.layout, e.priced_stage).moe_layers
@@ -704,9 +731,11 @@ def test_fsdp_keeps_one_fp32_shard_as_parameter_and_master():
     tr = TrainingSpec(seq_len=8192, global_batch_size=168, framework=fsdp,
                       precision=PRECISION_POLICIES["bf16-mixed-fp32-grads"])
     run = ParallelConfig(dp=8, zero_stage=3, microbatch_size=1, recompute="full")
-    assert estimate(m, hardware_of("H100 80GB"), tr, run, 8).fits
+    new = estimate(m, hardware_of("H100 80GB"), tr, run, 8)
+    assert new.fits
     old = tr.model_copy(update={"framework": fsdp.model_copy(update={"zero3_master_is_param": False})})
-    assert not estimate(m, hardware_of("H100 80GB"), old, run, 8).fits
+    assert estimate(m, hardware_of("H100 80GB"), old, run, 8).memory.allocated - new.memory.allocated == pytest.approx(
+        2 * m.n_params / 8, rel=1e-4)
 
 
 def test_selective_recompute_of_naive_attention_keeps_one_layers_scores():
@@ -757,3 +786,27 @@ def test_fsdp_unit_holds_only_the_local_experts():
     # the buffers: two units (the one in use and the prefetched one) of the stored bf16 copy (bf16-mixed under
     # the default megatron profile: 2 B): 2 x 2 x 823,463,552
     assert memory_for_stage(m, tr, lay4, 0).zero3_buffers == 2 * 2 * 823_463_552
+
+
+def test_full_recompute_working_set_and_logits_are_not_counted_together():
+    # Llama 3.1 8B on 8 TPU v6e, ZeRO-3, mbs 3 x seq 8192 = 24,576 local tokens, full recompute. The maxtext profile's
+    # logits are fp32 (cast_logits_to_fp32), 4 B per element: 24,576 x 128,256 x 4 = 12,608,077,824 B. The one-layer
+    # recompute working set w runs after the LM head's backward, so the activations drop by min(w, logits)
+    from shardplan.cost.memory import layer_activation_bytes, recompute_logits_overlap
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.cost.step import estimate
+    m = MODELS["llama-3.1-8b"]
+    tr = TrainingSpec(seq_len=8192, global_batch_size=24, framework=framework_profile("maxtext"),
+                      precision=PRECISION_POLICIES["fp32-params"])
+    full = ParallelConfig(zero_stage=3, microbatch_size=3, recompute="full")
+    e = estimate(m, HARDWARE["tpu-v6e"], tr, full, 8)
+    assert e.memory.logits == 24_576 * 128_256 * 4 == 12_608_077_824
+    w = 24_576 * layer_activation_bytes(m, tr, e.layout)[0]
+    assert recompute_logits_overlap(m, tr, e.layout, e.memory.logits) == pytest.approx(min(w, 12_608_077_824))
+    # with no recompute nothing overlaps: every layer's activations are alive with the logits
+    none = validate(ParallelConfig(zero_stage=3, microbatch_size=3), m, tr, 8)
+    assert recompute_logits_overlap(m, tr, none, e.memory.logits) == 0.0
+    # the activations of full recompute are the 32 layer inputs (2 B x 4096 each per token) plus w, less the overlap
+    assert e.memory.activations == pytest.approx(24_576 * 32 * 2 * 4096 + w - min(w, e.memory.logits)
+                                                 + 24_576 * 2 * 2 * 4096)  # + the output layer's two inputs

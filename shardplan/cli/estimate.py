@@ -179,10 +179,10 @@ def _builtin_values(fw, *fields: str) -> bool:
 
 def moe_overhead_note(e) -> str | None:
     """A sentence on the framework profile's fixed MoE costs when they are over a tenth of the step
-    ((``FrameworkProfile.moe_expert_overhead_s`` x local experts + ``moe_layer_overhead_s``) x MoE layers
-    of the priced stage, ``Estimate.priced_stage``, x microbatches), with the levers this layout still
-    has, or None."""
-    from shardplan.cost.compute import moe_expert_cost_s
+    (:func:`shardplan.cost.compute.moe_expert_cost_s` on the MoE layers of the priced stage,
+    ``Estimate.priced_stage``, x microbatches: the per-expert host work beyond the expert GEMMs plus the
+    per-layer constant), with the levers this layout still has, or None."""
+    from shardplan.cost.compute import layer_times, moe_expert_cost_s
     from shardplan.cost.memory import stage_params
     fw, p = e.training.framework, e.parallel
     if not e.model.is_moe or not (fw.moe_expert_overhead_s or fw.moe_layer_overhead_s):
@@ -190,9 +190,11 @@ def moe_overhead_note(e) -> str | None:
     local = max(1, e.model.n_experts // p.ep)
     layers = stage_params(e.model, e.layout, e.priced_stage).moe_layers
     m = e.layout.microbatches
-    cost = moe_expert_cost_s(e.model, e.training, p, layers) * m
+    moe_t = layer_times(e.model, e.training, e.hardware, p, e.layout.local_tokens, True)
+    cost = moe_expert_cost_s(e.model, e.training, p, layers, moe_t) * m
     if cost < 0.1 * e.step_s:
         return None
+    hidden = 3 * max(0.0, moe_t.fwd_mm_mlp - moe_t.fwd_mm_shared)
     origin = ("fitted on public Megatron-Core MoE runs, docs/accuracy.md"
               if _builtin_values(fw, "moe_expert_overhead_s", "moe_layer_overhead_s")
               else "the profile's moe_expert_overhead_s and moe_layer_overhead_s")
@@ -200,8 +202,9 @@ def moe_overhead_note(e) -> str | None:
     levers = (["fewer local experts (larger ep)"] if wider_ep else []) + ["fewer MoE layers per stage (larger pp)"]
     levers += ["fewer, larger microbatches"] if m > 1 else []
     return (f"framework overhead includes {fmt_seconds(cost)} of the {fw.label} profile's fixed MoE costs: "
-            f"({fmt_seconds(fw.moe_expert_overhead_s)} x {_count(local, 'local expert')} + "
-            f"{fmt_seconds(fw.moe_layer_overhead_s)}) x {_count(layers, 'MoE layer')} x {_count(m, 'microbatch')} "
+            f"(max(0, {fmt_seconds(fw.moe_expert_overhead_s)} x {_count(local, 'local expert')} - "
+            f"{fmt_seconds(hidden)} of expert GEMMs) + {fmt_seconds(fw.moe_layer_overhead_s)}) x "
+            f"{_count(layers, 'MoE layer')} x {_count(m, 'microbatch')} "
             f"({origin}); {', '.join(levers[:-1]) + ' or ' + levers[-1] if len(levers) > 1 else levers[0]} "
             "shrink it")
 

@@ -379,17 +379,32 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
         mm, elem, rec = mm + heads * head_mm, elem + heads * head_elem, rec + heads * head_rec
     fw = training.framework
     return StageCompute(stage, mm, elem, rec, sp_, charged_layers(p, fw, sp_.layers) * fw.layer_overhead_s
-                        + moe_expert_cost_s(model, training, p, sp_.moe_layers))
+                        + moe_expert_cost_s(model, training, p, sp_.moe_layers, moe_t))
 
 
-def moe_expert_cost_s(model: ModelSpec, training: TrainingSpec, p: ParallelConfig, moe_layers: int) -> float:
-    """Seconds per microbatch of the framework profile's fixed MoE costs on ``moe_layers`` MoE layers:
-    (``FrameworkProfile.moe_expert_overhead_s`` x the local experts E / ep + ``moe_layer_overhead_s``)
-    x the layers (forward + backward; both constants fitted, benchmarks/fit_frameworks.py). Example,
-    Qwen3-30B-A3B at ep 8 with 0.19 ms and 1.09 ms: (0.19 ms x 128 / 8 + 1.09 ms) x 48 = 0.19824 s per
-    microbatch"""
+def moe_expert_cost_s(model: ModelSpec, training: TrainingSpec, p: ParallelConfig, moe_layers: int,
+                      moe_t: "LayerTimes | None" = None) -> float:
+    """Seconds per microbatch of the framework profile's fixed MoE costs on ``moe_layers`` MoE layers
+    (forward + backward; both constants fitted, benchmarks/fit_frameworks.py):
+
+        (max(0, moe_expert_overhead_s x E / ep - 3 x T_experts) + moe_layer_overhead_s) x moe_layers
+
+    The per-expert host work (one GEMM launch per local expert from a host loop, per-expert casts and
+    splits) runs after the dispatcher's device-to-host read of the split sizes has emptied the launch queue;
+    while it issues one expert's kernels the GPU runs the previous expert's GEMMs, so only the host time
+    beyond the routed experts' GEMM time is exposed (PyTorch docs, CUDA semantics, "Asynchronous
+    execution": GPU operations are enqueued and run while the host goes on; the same max of host and device
+    time as :func:`shardplan.cost.step.host_floor_s`). ``T_experts`` is the routed experts' forward GEMM time (``LayerTimes.fwd_mm_mlp`` less
+    the shared experts), x 3 for the forward and the two backward GEMMs; ``moe_t`` None (no layer times)
+    hides nothing. The per-layer constant (router kernels, the permutation, the host read itself) stays
+    exposed. Example, Qwen3-30B-A3B at ep 8 (16 local experts) with 0.31 ms and 1.52 ms and experts whose
+    GEMMs take 1 ms forward: (max(0, 0.31 ms x 16 - 3 ms) + 1.52 ms) x 48 = (1.96 + 1.52) ms x 48 = 0.16704 s
+    per microbatch."""
     fw = training.framework
-    return (fw.moe_expert_overhead_s * max(1, model.n_experts // p.ep) + fw.moe_layer_overhead_s) * moe_layers
+    host = fw.moe_expert_overhead_s * max(1, model.n_experts // p.ep)
+    if moe_t is not None:
+        host = max(0.0, host - 3 * max(0.0, moe_t.fwd_mm_mlp - moe_t.fwd_mm_shared))
+    return (host + fw.moe_layer_overhead_s) * moe_layers
 
 
 def module_recompute_s(modules: tuple[str, ...], lt: LayerTimes, moe: bool) -> float:

@@ -752,7 +752,29 @@ def activation_terms(model: ModelSpec, training: TrainingSpec, layout: Layout, s
     if p.pp - 1 in stages:
         logits = layout.local_tokens * ((1 + model.mtp_modules) * loss_bytes_per_token(model, training, layout)
                                         + training.framework.lm_head_stage_bytes * model.d_model)
+        acts -= recompute_logits_overlap(model, training, layout, logits)
     return acts, logits, sp_buffer_bytes(model, training, layout)
+
+
+def recompute_logits_overlap(model: ModelSpec, training: TrainingSpec, layout: Layout, logits: float) -> float:
+    """Bytes of the last stage's full-recompute working set (one layer recomputed in full, counted by
+    :func:`stage_activation_bytes`) that are never alive together with its ``logits`` bytes, so the peak counts
+    only the larger of the two: the logits and the loss's saved tensors live from the end of the forward until
+    the LM head's backward has run, and the first layer is recomputed only after that (the backward runs the
+    output layer before any transformer layer; a layer's recompute starts its own backward, Chen et al. 2016,
+    "Training Deep Nets with Sublinear Memory Cost", Sec. 3, and Korthikanti et al. 2022 Sec. 5). 0 without
+    full recompute, when the last stage recomputes no layer, or when the profile does not say its runs order them
+    so (``FrameworkProfile.recompute_after_loss``).
+    Example: Llama 3.1 8B on 8 TPU v6e, 24,576 local tokens, 4 B per logit: logits 24,576 x 128,256 x 4 B =
+    12.6 GB and a working set of w: min(w, 12.6 GB) comes off the activations."""
+    p = layout.parallel
+    if p.recompute != "full" or not training.framework.recompute_after_loss:
+        return 0.0
+    last = stage_params(model, layout, p.pp - 1)
+    if not recomputed_layers(p, last.layers):
+        return 0.0
+    dense, moe = layer_activation_bytes(model, training, layout)
+    return min(layout.local_tokens * (moe if last.moe_layers else dense), logits)
 
 
 def model_state_terms(model: ModelSpec, training: TrainingSpec, layout: Layout, stage: int

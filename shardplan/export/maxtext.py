@@ -81,6 +81,9 @@ def _check(ctx: ExportContext) -> None:
          _TORCH if p.schedule == "1f1b" else "no exporter"),
         (p.cp > 1 and p.zero_stage != 3, f"cp={p.cp} with zero_stage={p.zero_stage}: its 'embed' rule shards the "
          f"weights over the context axis (ZeRO-3 over cp)", _TORCH),
+        (ctx.training.optimizer_dtype == "bf16" and not _bf16_weights(ctx.training),
+         f"optimizer_dtype='bf16' with precision {ctx.training.precision.name} (bf16 Adam moments come with "
+         "weight_dtype bfloat16: --precision bf16-mixed)", "no exporter"),
         (p.zero_stage == 2, "ZeRO-2 (shard_optimizer_over_data is ZeRO-1; fsdp is ZeRO-3)",
          "Megatron-LM (Megatron-FSDP optim_grads) or torchtitan (fsdp_reshard_after_forward = never)"),
         (p.zero_stage == 1 and p.dp_shard != p.dp, "ZeRO-1 over a part of dp (HSDP)",
@@ -161,9 +164,18 @@ def overrides(ctx: ExportContext) -> dict:
     out["max_target_length"] = tr.seq_len
     if tr.precision.name == "fp32-params":  # MaxText's default: fp32 weights (no master copy), bf16 compute
         out.update(weight_dtype="float32", dtype="bfloat16")
+    elif _bf16_weights(tr):  # bf16 weights; optax keeps the Adam moments in the weights' dtype (mu_dtype unset)
+        out.update(weight_dtype="bfloat16", dtype="bfloat16")
     if tr.framework.loss_chunks > 1:  # the profile's chunked loss is MaxText's vocab tiling (base.yml num_vocab_tiling)
         out["num_vocab_tiling"] = tr.framework.loss_chunks
     return out
+
+
+def _bf16_weights(tr) -> bool:
+    """True for MaxText's ``weight_dtype: bfloat16``: bf16 weights and gradients, Adam moments in the weights'
+    dtype (optax adamw with MaxText's default empty ``mu_dtype``), no fp32 master copy: the planner's
+    bf16-mixed with ``optimizer_dtype`` 'bf16'."""
+    return tr.precision.name == "bf16-mixed" and tr.optimizer_dtype == "bf16"
 
 
 def write(ctx: ExportContext) -> str:
@@ -174,9 +186,10 @@ def write(ctx: ExportContext) -> str:
         ConfigError: see the module docstring.
     """
     extra = []
-    if ctx.training.precision.name != "fp32-params":  # base.yml's weight_dtype float32 is left as it is
+    if ctx.training.precision.name != "fp32-params" and not _bf16_weights(ctx.training):
         extra = [f"note: priced as precision {ctx.training.precision.name}; MaxText keeps its default weight_dtype "
-                 "float32 (fp32 weights, no master copy): --precision fp32-params prices what this file runs"]
+                 "float32 (fp32 weights, no master copy): --precision fp32-params prices what this file runs "
+                 "(bf16 weights: --precision bf16-mixed --optimizer-dtype bf16, weight_dtype bfloat16)"]
     return comment_block(ctx, EXPORTER, extra) + yaml.safe_dump(overrides(ctx), sort_keys=False)
 
 
@@ -296,8 +309,13 @@ def read(text: str, devices: int | None = None) -> Imported:
         raise ConfigError(f"MaxText weight_dtype={wd!r}: legal: float32 (MaxText's default, the planner's fp32-params) "
                           "or bfloat16", field="weight_dtype", value=wd, legal=["float32", "bfloat16"])
     precision = "fp32-params" if "weight_dtype" in cfg and wd == "float32" else None
+    optimizer = None
+    if wd == "bfloat16":
+        precision, optimizer = "bf16-mixed", "bf16"
+        notes.append("weight_dtype=bfloat16: bf16 weights with the Adam moments in bf16 and no fp32 master copy "
+                     "(--precision bf16-mixed --optimizer-dtype bf16)")
     return Imported(parallel_from(values), devices=n, seq_len=cfg.get("max_target_length"), global_batch=B,
-                    framework="maxtext", precision=precision, notes=tuple(notes))
+                    framework="maxtext", precision=precision, optimizer_dtype=optimizer, notes=tuple(notes))
 
 
 def _number(cfg: dict, key: str, default: float) -> float:
@@ -398,4 +416,4 @@ def _pipeline_values(cfg: dict, n_layers: int | None, pp: int) -> dict:
 
 EXPORTER = Exporter(name="maxtext", title="MaxText", source=SOURCE, suffix=".yml",
                     expresses=("offload_optimizer", "offload_activation_layers"), write=write, read=read,
-                    precisions=("bf16-mixed", "fp32-params"))
+                    precisions=("bf16-mixed", "fp32-params"), optimizer_dtypes=("fp32", "bf16"))

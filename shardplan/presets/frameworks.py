@@ -82,6 +82,17 @@ _TITAN_ALLOC = ("not fitted on torchtitan rows (the shared rows publish no memor
                 "stage term and allocator base) and the runtime context estimated there (2 GiB); docs/accuracy.md's "
                 "public runs compare it with the torchtitan rows that publish memory")
 
+_MAXTEXT_LOGITS = ("MaxText configs/base.yml cast_logits_to_fp32: true (layers/decoders.py casts the output head's "
+                   "logits to fp32, a convert XLA fuses into the dot's output): 4 B per vocab element; the cross-entropy "
+                   "(max_utils.cross_entropy_with_logits) compiles to element-wise fusions that read those logits and "
+                   "write their fp32 gradient, which XLA's buffer assignment may place in the logits' buffer once they "
+                   "are dead, so no second copy is counted. Set after a scouting pass read tpu-recipes' Trillium "
+                   "READMEs (MaxText, Llama 3.1 8B / 70B with layer inputs on the host, 32 GiB v6e chips): at 6 B "
+                   "(bf16 logits + an fp32 softmax) 8 of 10 runs that ran were predicted not to fit; the 8B run with "
+                   "5 x 8,192 tokens per chip bounds the count at about 4.3 B given the other terms. With them, "
+                   "recompute_after_loss: XLA on TPU schedules under a memory limit, and the runs that fit show the "
+                   "last layer's recompute working set and the logits were not alive together (8 of the 10 fit with "
+                   "both changes, 4 with the logit count alone)")
 _NO_PAD = ("no vocabulary padding beyond the tp split: the model's own vocab_size (Hugging Face configs; MaxText "
            "base.yml vocab_size; DTensor / nanotron shard the embedding rows as they are)")
 
@@ -174,18 +185,21 @@ _MEGATRON_ALLOCATOR = dict(allocator_overhead=0.025, context_bytes=_PYTORCH_CONT
 _MEGATRON_A2A_OVERLAP = ("measured share of the hideable AllToAll time Combined 1F1B hides (benchmarks/public_runs.py "
                          "a2a_overlap_shares; tests/test_cost_axes.py recomputes both): the Megatron MoE model zoo's A/B "
                          "pair (Qwen3-235B-A22B, TP2 EP32 PP8 VPP4 DeepEP, 256 H100: 19.7 s per step, 17.6 s with the "
-                         "1F1B overlap; yanring/Megatron-MoE-ModelZoo best_practice/Qwen3) gives 0.45 of the planner's "
+                         "1F1B overlap; yanring/Megatron-MoE-ModelZoo best_practice/Qwen3) gives 0.44 of the planner's "
                          "upper bound; the Megatron-Bridge 25.11 Qwen3-235B H100 row (its recipe sets moe_a2a_overlap) "
-                         "0.61; mean 0.53, rounded to 0.5. The 25.09 row of the same layout, 31% slower, implies none and "
+                         "0.56; mean 0.50, rounded to 0.5 (0.45 / 0.61 before the fixed MoE costs' hidden form). The 25.09 row of the same layout, 31% slower, implies none and "
                          "is left out")
 _MEGATRON_MOE = ("fitted jointly with moe_layer_overhead_s: benchmarks/fit_frameworks.py moe_fit_table, robust least "
                  "squares on the 33 public Megatron-Core MoE rows (Megatron-Core MoE model zoo Qwen3-235B, Megatron-Bridge "
                  "25.09 and 25.11 H100 / B200 / GB200 / GB300 Qwen3, GPT-OSS and DeepSeek-V3), everything else fixed: "
-                 "0.21 ms per local expert and 1.03 ms per MoE layer (per microbatch, forward + backward); alone, the "
-                 "per-expert constant fitted 0.278 ms and left the EP 64 rows, 2 experts per rank, 27-30% fast on "
-                 "GB200 (Qwen3-235B); leave-one-out median |error| 24.5% (no term) -> 12.1% (per expert) -> 11.0% "
-                 "(both); 9.5% since DeepSeek-V3's MTP module counts as a layer of the uneven pipeline split, "
-                 "7.6% since DeepEP inside one node sends one copy per remote rank (docs/accuracy.md)")
+                 "0.31 ms per local expert and 1.52 ms per MoE layer (per microbatch, forward + backward), the "
+                 "per-expert part exposed only beyond the routed experts' GEMM time (shardplan.cost.compute."
+                 "moe_expert_cost_s); alone, the per-expert constant fitted 0.278 ms and left the EP 64 rows, 2 "
+                 "experts per rank, 27-30% fast on GB200 (Qwen3-235B); leave-one-out median |error| 24.5% (no term) "
+                 "-> 12.1% (per expert) -> 11.0% (both); 9.5% since DeepSeek-V3's MTP module counts as a layer of "
+                 "the uneven pipeline split, 7.6% since DeepEP inside one node sends one copy per remote rank, 6.6% "
+                 "since the per-expert host work hides behind the expert GEMMs (0.21 / 1.03 ms before; the held-out "
+                 "Megatron-Core MoE rows: median |error| 16.0% -> 11.4%) (docs/accuracy.md)")
 _MEGATRON_SCHEDULES = ("Megatron-Core pipeline_parallel/schedules.py get_forward_backward_func: no pipelining, 1F1B "
                        "(forward_backward_pipelining_without_interleaving) or interleaved 1F1B (..._with_interleaving); "
                        "no GPipe; zero-bubble schedules run only in forks (sail-sg/zero-bubble-pipeline-parallelism, "
@@ -197,15 +211,17 @@ _MEGATRON_BUCKETS = ("Megatron-Core distributed/distributed_data_parallel.py: bu
                      "become latency-bound'); DistributedDataParallelConfig.bucket_size docstring")
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
-        FrameworkProfile(name="megatron", moe_expert_overhead_s=2.1e-4, moe_layer_overhead_s=1.03e-3,
+        FrameworkProfile(name="megatron", moe_expert_overhead_s=3.1e-4, moe_layer_overhead_s=1.52e-3,
                          dp_bucket_min_params=4e7, dp_bucket_params_per_rank=1e6, **_MEGATRON_ALLOCATOR, released_schedules=("1f1b", "interleaved"),
                          sources={"released_schedules": _MEGATRON_SCHEDULES, "a2a_overlap_share": _MEGATRON_A2A_OVERLAP,
                                   "moe_expert_overhead_s": _MEGATRON_MOE, "moe_layer_overhead_s": _MEGATRON_MOE,
                                   "dp_bucket_min_params": _MEGATRON_BUCKETS, "dp_bucket_params_per_rank": _MEGATRON_BUCKETS,
                                   "allocator_overhead": _MEGATRON_RUNTIME, "context_bytes": _MEGATRON_RUNTIME}),
         FrameworkProfile(name="maxtext", moe_routed_copies=2, activation_offload="remat_inputs", module_recompute=False, vocab_divisible_by=1,
-                         zero3_gather_compute_dtype=True, schedules=("gpipe",), zero_stages=(0, 1, 3),
-                         sources={"vocab_divisible_by": _NO_PAD,
+                         zero3_gather_compute_dtype=True, schedules=("gpipe",), zero_stages=(0, 1, 3), logit_bytes=4.0,
+                         recompute_after_loss=True,
+                         sources={"vocab_divisible_by": _NO_PAD, "logit_bytes": _MAXTEXT_LOGITS,
+                                  "recompute_after_loss": _MAXTEXT_LOGITS,
                                   "activation_offload": "MaxText configs/base.yml: remat_policy 'custom' takes per-tensor "
                                   "knobs ('remat' | 'device' | 'offload'), decoder_layer_input among them; with every "
                                   "other knob 'remat' that is full recompute whose saved layer inputs live in host memory "
@@ -430,8 +446,10 @@ def profile_from_mapping(data: dict, where: str = "framework", folder: Path | No
 #: stages, since the runtime implements GPipe, 1F1B and zero-bubble schedules and every ZeRO stage itself
 JAX_RUNTIME = FRAMEWORKS["maxtext"].model_copy(update={
     "schedules": ("gpipe", "1f1b", "interleaved", "zero-bubble"), "zero_stages": None, "activation_offload": False,
+    "logit_bytes": None, "recompute_after_loss": False,
     "released_schedules": ("gpipe", "1f1b", "interleaved"),
-    "sources": {**FRAMEWORKS["maxtext"].sources,
+    "sources": {**{k: v for k, v in FRAMEWORKS["maxtext"].sources.items()
+                   if k not in ("logit_bytes", "recompute_after_loss")},
                 "released_schedules": "shardplan.jax.pipeline runs zero-bubble as 1F1B (docs/runtime.md): its smaller "
                 "bubble is the planner's"}})
 

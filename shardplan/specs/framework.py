@@ -40,7 +40,9 @@ class FrameworkProfile(BaseModel):
             issue one GEMM per local expert from a host loop, forward and both backward GEMMs, with
             per-expert fp8 casts and token splits), exposed because the dropless dispatcher reads the
             split sizes on the host before every AllToAll (Megatron-core ``token_dispatcher.py``
-            ``_maybe_dtoh_and_synchronize``) and the launch queue empties. Fitted per framework
+            ``_maybe_dtoh_and_synchronize``) and the launch queue empties; only the part beyond the routed
+            experts' GEMM time is exposed, since the GPU runs one expert's GEMMs while the host issues the
+            next (:func:`shardplan.cost.compute.moe_expert_cost_s`). Fitted per framework
             (benchmarks/fit_frameworks.py).
         moe_layer_overhead_s: seconds per MoE layer per microbatch (forward + backward) of the same kind
             that do not grow with the local experts: the router's top-k, score and auxiliary-loss
@@ -116,6 +118,10 @@ class FrameworkProfile(BaseModel):
             logits' gradient over the logits in the forward, so only the 16-bit logits live:
             Transformer Engine ``pytorch/cross_entropy.py``, the loss Megatron-Bridge's performance
             recipes select with ``cross_entropy_fusion_impl: te``; Liger-Kernel's cross-entropy).
+        recompute_after_loss: under full recompute the last stage's one-layer recompute working set is never
+            alive with the logits (the output layer's backward runs first), so the peak counts the larger of the
+            two (:func:`shardplan.cost.memory.recompute_logits_overlap`); False counts both, as a scheduler free to
+            run the first recompute beside the loss's backward may (XLA:CPU does in tests/test_validation_coverage).
         loss_chunks: the LM head and the loss run over a microbatch's local tokens in this many chunks, one
             chunk's logits alive at a time, and the backward recomputes each chunk's logits (MaxText
             ``num_vocab_tiling``: ``vocab_tiling_linen_loss`` scans the chunks in a custom VJP whose backward
@@ -325,6 +331,7 @@ class FrameworkProfile(BaseModel):
     tp_overlap_slowdown: float | None = Field(default=None, ge=0, le=1)
     loss: Literal["fused", "eager", "in_place"] = "fused"
     loss_chunks: int = Field(default=1, ge=1, le=4096, strict=True)
+    recompute_after_loss: bool = False
     logit_bytes: float | None = Field(default=None, ge=0, le=64)
     lm_head_stage_bytes: float = Field(default=0.0, ge=0, le=10_000)
     grad_buffer_bytes: int | None = Field(default=None, ge=1, le=8)
