@@ -412,7 +412,21 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
     applied = applied_layout_defaults(tr.framework, pc, layout, plan, seq_len)
     if applied:
         pc = parallel_config({**layout, **applied}, plan)
-    return Inputs(m, hw, tr, pc)
+    return Inputs(m, hw, tr, _rescaled_dp(pc, plan, devices, layout))
+
+
+def _rescaled_dp(pc: ParallelConfig, plan: str | Path | None, devices: int, layout: Mapping[str, Any]) -> ParallelConfig:
+    """A plan file's layout on another device count: its dp (and a dp_shard that sharded over all of dp) is
+    derived again from ``devices``, as a changed degree flag re-derives it (:func:`parallel_config`), unless
+    ``--dp`` is given."""
+    if plan is None or layout.get("dp") is not None or pc.dp is None:
+        return pc
+    from shardplan.loaders import read_plan_context
+    made = read_plan_context(plan).get("devices")
+    if not isinstance(made, int) or made == devices:
+        return pc
+    full = pc.dp_shard in (None, pc.dp) and layout.get("dp_shard") is None
+    return pc.model_copy(update={"dp": None, **({"dp_shard": None} if full else {})})
 
 
 def applied_layout_defaults(framework: FrameworkProfile, parallel: ParallelConfig, layout: Mapping[str, Any],

@@ -404,14 +404,17 @@ def _check_tp(p: ParallelConfig, model: ModelSpec, n_devices: int | None = None)
         else:
             hint = (f" (or set kv_replication=True, --kv-replication, to replicate each KV head {p.tp // model.kv_heads}x)"
                     if p.tp % model.kv_heads == 0 else "")
+            by_model = legal_tp(model, p.kv_replication)
+            legal = [t for t in by_model if n_devices is None or n_devices % t == 0]
+            here = f" (on {n_devices} devices: {fmt_legal(legal)})" if legal != by_model else ""
             raise ConfigError(f"tp={p.tp} does not divide n_kv_heads={model.kv_heads}; legal tp: "
-                              f"{fmt_legal(legal_tp(model, p.kv_replication))}{hint}",
-                              field="tp", value=p.tp, legal=legal_tp(model, p.kv_replication))
+                              f"{fmt_legal(by_model)}{here}{hint}", field="tp", value=p.tp, legal=legal)
     for name, width in (("ffn_dim", model.ffn_dim), ("vocab_size", model.vocab_size)):
         if name == "vocab_size":
             continue  # vocab is padded to a multiple of tp (Megatron --make-vocab-size-divisible-by)
         if width % p.tp:
-            legal = [t for t in legal_tp(model, p.kv_replication) if width % t == 0]
+            legal = [t for t in legal_tp(model, p.kv_replication)
+                     if width % t == 0 and (n_devices is None or n_devices % t == 0)]
             raise ConfigError(f"tp={p.tp} does not divide {name}={width}; legal tp: {fmt_legal(legal)}",
                               field="tp", value=p.tp, legal=legal)
     if model.is_moe and p.expert_tp == p.tp and model.expert_ffn % p.tp:
@@ -646,7 +649,7 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
     _check_framework_extents(parallel, training.framework, model.is_moe)
     if parallel.tp == 1 and parallel.tp_overlap:  # no tp collectives to overlap: the flag means nothing
         parallel = parallel.model_copy(update={"tp_overlap": False})
-    p = _resolve_dp(parallel, model, n_devices)
+    p = _resolve_dp(parallel, model, n_devices, training)
     _check_tp(p, model, n_devices)
     stage_layers = _stage_layers(p, model, training.framework.pipeline_split)
     check_activation_offload(p, model.n_layers, training.framework.activation_offload)
@@ -876,9 +879,32 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
         raise ConfigError(f"zero_stage={p.zero_stage} is not implemented by the {fw.label} framework; "
                           f"legal zero_stage: {', '.join(map(str, zs))}", field="zero_stage", value=p.zero_stage,
                           legal=list(zs))
+    _check_weight_sharding_axes(p, fw)
+    if fw.tp_requires_sp and p.tp > 1 and not p.sp:
+        raise ConfigError(f"tp={p.tp} without sequence parallelism: the {fw.label} framework's tensor parallelism "
+                          "always shards the sequence between the blocks; legal sp: true (--sp)", field="sp",
+                          value=False, legal=[True])
 
 
-def _resolve_dp(p: ParallelConfig, model: ModelSpec, n_devices: int) -> ParallelConfig:
+def _check_weight_sharding_axes(p: ParallelConfig, fw) -> None:
+    """cp / ep > 1 on an axis of ``FrameworkProfile.weight_sharding_axes`` needs a weight-sharding ZeRO stage
+    (2 or 3, among the profile's ``zero_stages``).
+
+    Raises:
+        ConfigError: naming the axis, the ZeRO stage and the legal stages.
+    """
+    for axis in fw.weight_sharding_axes:
+        degree = getattr(p, axis)
+        legal = [z for z in (fw.zero_stages or (0, 1, 2, 3)) if z >= 2]
+        if degree > 1 and p.zero_stage not in legal:
+            raise ConfigError(f"{axis}={degree} with zero_stage={p.zero_stage}: the {fw.label} framework shards the "
+                              f"weights over the {axis} axis too, so the run is ZeRO-{'/'.join(map(str, legal))}; "
+                              f"legal zero_stage: {', '.join(map(str, legal))} (or {axis}=1)", field="zero_stage",
+                              value=p.zero_stage, legal=legal)
+
+
+def _resolve_dp(p: ParallelConfig, model: ModelSpec, n_devices: int,
+                training: TrainingSpec | None = None) -> ParallelConfig:
     """Fill in dp (devices / (tp pp cp)) and the ZeRO shard group dp_shard, checking both."""
     if n_devices % p.tp:
         legal = [t for t in legal_tp(model, p.kv_replication) if n_devices % t == 0]
@@ -888,7 +914,16 @@ def _resolve_dp(p: ParallelConfig, model: ModelSpec, n_devices: int) -> Parallel
     if p.dp is None:
         if n_devices % model_par:
             others = n_devices // (p.tp * p.cp) if n_devices % (p.tp * p.cp) == 0 else None
-            legal_pp = [q for q in divisors(others) if q <= model.n_layers] if others else []
+            if others is None:  # cp (with tp) is what does not divide: name its legal values
+                legal_cp = [c for c in divisors(n_devices // p.tp) if (n_devices // p.tp) % (c * p.pp) == 0
+                            and (training is None or (c == 1 or training.framework.context_parallel)
+                                 and training.seq_len % seq_len_divisor(
+                                     c, training.causal, training.framework.cp_load_balance) == 0)]
+                raise ConfigError(
+                    f"tp*pp*cp = {p.tp}*{p.pp}*{p.cp} = {model_par} does not divide devices={n_devices}, so no dp "
+                    f"works; legal cp for tp={p.tp}, pp={p.pp} on {n_devices} devices: {fmt_legal(legal_cp)}",
+                    field="cp", value=p.cp, legal=legal_cp)
+            legal_pp = [q for q in divisors(others) if q <= model.n_layers]
             raise ConfigError(
                 f"tp*pp*cp = {p.tp}*{p.pp}*{p.cp} = {model_par} does not divide devices={n_devices}, so no dp "
                 f"works; legal pp for tp={p.tp}, cp={p.cp} on {n_devices} devices: {fmt_legal(legal_pp)}",
@@ -1045,6 +1080,16 @@ def dualpipe_microbatches_ok(m: int, pp: int) -> bool:
     return m % 2 == 0 and m >= 2 * pp
 
 
+def _passes(p: ParallelConfig, change: dict, model: ModelSpec, training: TrainingSpec, n: int) -> bool:
+    """Whether ``p`` with ``change`` and data parallelism folded into it (dp 1) passes :func:`validate` on ``n``
+    devices: an alternative an error suggests must itself be legal."""
+    try:
+        validate(p.model_copy(update={**change, "dp": None, "dp_shard": None}), model, training, n)
+    except ConfigError:
+        return False
+    return True
+
+
 def _batch_error(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -> ConfigError:
     """The error for a global batch that dp x microbatch_size does not divide, with the
     alternatives that keep the batch (shard the sequence or the heads instead)."""
@@ -1057,11 +1102,13 @@ def _batch_error(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) ->
     f = p.pipeline_flushes if p.pp > 1 else 1  # each flush runs the same number of microbatches
     unit = (p.pp if interleaved else 1) * f  # microbatches per step must be a multiple of this
     regroup = B % p.microbatch_size == 0 and (B // p.microbatch_size) % unit == 0
-    if p.dp > 1 and regroup and s % (2 * total_seq) == 0:
-        alts.append(f"shard the sequence instead (cp={total_seq}: {s}/{total_seq} = {s // total_seq} tokens "
+    n = p.dp * p.tp * p.pp * p.cp
+    if p.dp > 1 and regroup and s % (2 * total_seq) == 0 and _passes(p, {"cp": p.cp * total_seq}, model, training, n):
+        alts.append(f"shard the sequence instead (cp={p.cp * total_seq}: {s}/{total_seq} = {s // total_seq} tokens "
                     f"per device)")
-    if p.dp > 1 and regroup and model.n_heads % (p.tp * total_seq) == 0 and model.kv_heads % (p.tp * total_seq) == 0:
-        t = p.tp * total_seq
+    t = p.tp * total_seq
+    if (p.dp > 1 and regroup and model.n_heads % t == 0 and model.kv_heads % t == 0
+            and _passes(p, {"tp": t}, model, training, n)):
         alts.append(f"shard the heads (tp={t}: {model.n_heads // t} query heads and "
                     f"{model.kv_heads // t} KV head(s) per device)")
     legal_mbs = _microbatch_sizes(p, B)

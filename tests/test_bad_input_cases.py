@@ -339,9 +339,9 @@ def test_contiguous_context_chunks_need_only_seq_len_divisible_by_cp():
     from shardplan.specs.training import TrainingSpec
     m = MODELS["llama-3-8b"]
     tt = framework_profile("torchtitan")
-    validate(ParallelConfig(cp=4), m, TrainingSpec(seq_len=65532, global_batch_size=8, framework=tt), 8)
+    validate(ParallelConfig(cp=4, zero_stage=3), m, TrainingSpec(seq_len=65532, global_batch_size=8, framework=tt), 8)
     with pytest.raises(ConfigError, match=r"needs seq_len divisible by 2\*cp = 8"):
-        validate(ParallelConfig(cp=4), m, TrainingSpec(seq_len=65532, global_batch_size=8,
+        validate(ParallelConfig(cp=4, zero_stage=3), m, TrainingSpec(seq_len=65532, global_batch_size=8,
                                                        framework=tt.model_copy(update={"cp_load_balance": True})), 8)
 
 

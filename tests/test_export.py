@@ -1206,3 +1206,45 @@ def test_maxtext_bf16_weights_round_trip():
     e32 = estimate(MODELS["llama-3-70b"], HARDWARE["tpu-v6e"], tr32, ParallelConfig(zero_stage=3, microbatch_size=2), 32)
     with pytest.raises(ConfigError, match="weight_dtype bfloat16"):
         export_text("maxtext", e32)
+
+
+def test_torchtitan_refuses_ddp_with_context_parallelism():
+    # torchtitan's FSDP shards over data_parallel_shard x context_parallel, so a cp = 2 job is ZeRO-2/3 even with
+    # data_parallel_shard_degree 1: exporting a ZeRO-0 layout would run another job than the one priced
+    args = ["export", "-m", "llama-3-8b", "-H", "b200", "-n", "64", "-s", "4096", "-b", "256", "--cp", "2",
+            "--zero-stage", "0", "--to", "torchtitan", "-o", "/dev/null"]
+    r = CliRunner().invoke(app, args)  # priced with the megatron profile: the exporter refuses it
+    out = " ".join(r.output.split())
+    assert r.exit_code == 2 and "zero_stage=0 with cp=2" in out and "[checked: of the exporters" in out, r.output
+    # the torchtitan profile refuses the layout itself (its FSDP shards over dp_shard x cp: ZeRO-2/3)
+    r = CliRunner().invoke(app, args + ["--framework", "torchtitan"])
+    out = " ".join(r.output.split())
+    assert r.exit_code == 2 and "cp=2 with zero_stage=0" in out and "legal zero_stage: 2, 3" in out, r.output
+
+
+def test_torchtitan_cuts_uneven_pipelines_with_its_stage_weights():
+    # torchtitan's generate_llm_fqn_per_model_part: 6 layers, 3 stages, embedding and head weighing 1 each:
+    # 8 effective layers -> 3, 3, 2 -> stage 0 holds 3 - 1 = 2 layers, stage 1 3, stage 2 2 - 1 = 1 (its own test's
+    # example); 4 layers, 2 stages, weights 2 and 2: 8 / 2 = 4 -> 2, 2
+    from shardplan.export.torchtitan import titan_stage_layers
+    assert titan_stage_layers(6, 3, 1, 1) == (2, 3, 1)
+    assert titan_stage_layers(4, 2, 2, 2) == (2, 2)
+    # 3 layers, 4 stages: 5 effective -> 2, 1, 1, 1 -> 1, 1, 1, 0 (the last stage holds only the norm and head);
+    # 2 layers on 4 stages: 4 effective, base 1 -> 0, 1, 1, 0; 1 layer on 4 stages: 3 effective < 4 stages: raises
+    assert titan_stage_layers(3, 4, 1, 1) == (1, 1, 1, 0)
+    assert titan_stage_layers(2, 4, 1, 1) == (0, 1, 1, 0)
+    assert titan_stage_layers(1, 4, 1, 1) is None
+    # Llama 3.1 405B (126 layers) at pp 32: the planner's split 3, 4 x 30, 3 is torchtitan's default weights 1 and 1
+    # (128 / 32 = 4 a stage); exported with them and read back as the same split
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    e = estimate(MODELS["llama-3.1-405b"], HARDWARE["h100-sxm"], TrainingSpec(seq_len=8192, global_batch_size=1024),
+                 ParallelConfig(tp=8, sp=True, pp=32, zero_stage=0, recompute="full"), 1024)
+    assert e.layout.stage_layers == (3,) + (4,) * 30 + (3,)
+    text = export_text("torchtitan", e)
+    par = tomllib.loads(text)["parallelism"]
+    assert (par["pipeline_parallel_first_stage_less_layers"], par["pipeline_parallel_last_stage_less_layers"]) == (1, 1)
+    assert "pipeline_parallel_layers_per_stage" not in par
+    assert import_config("torchtitan", text).parallel.pp_layers == e.layout.stage_layers

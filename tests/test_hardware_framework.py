@@ -198,3 +198,32 @@ def test_megatron_import_reads_continued_lines_and_checks_flag_pairs(tmp_path):
                        ("--recompute-granularity selective --recompute-modules mlp mlp", "names mlp twice")):
         with pytest.raises(ConfigError, match=match):
             exporter("megatron").read(f"torchrun --nnodes 1 --nproc-per-node 8 x.py {bad}")
+
+
+def test_profiles_refuse_what_their_frameworks_cannot_run():
+    # MaxText shards the weights over its context and expert axes (ZeRO-3 only with cp / ep > 1); torchtitan's FSDP2
+    # has no ZeRO-1, shards over dp_shard x cp (ZeRO-2/3 with cp > 1) and always shards the sequence with tp
+    import pytest
+    from shardplan.errors import ConfigError
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+
+    def check(fw, model, **kw):
+        tr = TrainingSpec(seq_len=4096, global_batch_size=512, framework=framework_profile(fw))
+        return validate(ParallelConfig(**kw), MODELS[model], tr, 128)
+    for kw, legal in ((dict(ep=8, zero_stage=1), [3]), (dict(cp=2, zero_stage=0), [3])):
+        with pytest.raises(ConfigError) as e:
+            check("maxtext", "mixtral-8x7b", **kw)
+        assert e.value.field == "zero_stage" and e.value.legal == legal, str(e.value)
+    check("maxtext", "mixtral-8x7b", ep=8, zero_stage=3)
+    with pytest.raises(ConfigError, match="legal zero_stage: 0, 2, 3"):
+        check("torchtitan", "llama-3-8b", zero_stage=1)
+    with pytest.raises(ConfigError, match="legal zero_stage: 2, 3"):
+        check("torchtitan", "llama-3-8b", cp=2, zero_stage=0)
+    with pytest.raises(ConfigError, match="legal sp: true"):
+        check("torchtitan", "llama-3-8b", tp=2, zero_stage=3)
+    check("torchtitan", "llama-3-8b", tp=2, sp=True, cp=2, zero_stage=2)
+    # the megatron profile keeps all of them
+    check("megatron", "llama-3-8b", tp=2, cp=2, zero_stage=1)

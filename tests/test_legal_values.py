@@ -37,3 +37,34 @@ def test_listed_legal_values_pass_the_same_check(model, tp, pp, cp, ep, mbs, v, 
         except ConfigError as again:
             assert again.field != err.field, (f"{err.field}={value} was listed as legal in {err} "
                                               f"but is rejected: {again}")
+
+
+def test_cp_that_does_not_divide_the_devices_lists_legal_cp():
+    # 64 devices, tp 1, pp 1, cp 3: 3 does not divide 64; the legal cp are the divisors of 64 / (tp x pp) = 64
+    import pytest
+    with pytest.raises(ConfigError) as e:
+        validate(ParallelConfig(cp=3), MODELS["llama-3-8b"], TrainingSpec(seq_len=4096, global_batch_size=256), 64)
+    assert e.value.field == "cp" and e.value.legal == [1, 2, 4, 8, 16, 32, 64], str(e.value)
+
+
+def test_kv_head_error_lists_tp_that_fit_the_devices():
+    # phi-4: 40 query heads, 10 KV heads: tp 1, 2, 5, 10 split both; on 16 devices only 1 and 2 divide the devices
+    import pytest
+    with pytest.raises(ConfigError) as e:
+        validate(ParallelConfig(tp=4, sp=True), MODELS["phi-4"], TrainingSpec(seq_len=4096, global_batch_size=256), 16)
+    assert e.value.legal == [1, 2] and "(on 16 devices: 1, 2)" in str(e.value), str(e.value)
+
+
+def test_batch_alternatives_are_only_the_ones_the_profile_runs():
+    # 244 sequences on 64 ranks: dp 64 does not divide them. Folding dp into cp (cp = 64, 128 tokens per device)
+    # keeps the batch under the megatron profile; the deepspeed profile has no cp, so it is not offered there
+    import pytest
+    from shardplan.presets.frameworks import framework_profile
+    m = MODELS["llama-3-8b"]
+    for fw, offered in (("megatron", True), ("deepspeed", False)):
+        tr = TrainingSpec(seq_len=8192, global_batch_size=244, framework=framework_profile(fw))
+        with pytest.raises(ConfigError) as e:
+            validate(ParallelConfig(), m, tr, 64)
+        assert ("cp=64" in str(e.value)) == offered, (fw, str(e.value))
+        if offered:  # and the alternative passes
+            validate(ParallelConfig(cp=64), m, tr, 64)

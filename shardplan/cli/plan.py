@@ -34,7 +34,7 @@ ExportOutOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="fi
 def _rule_results(model, hw, training, n: int, best, user_fix: dict[str, Any]) -> list[dict[str, Any]]:
     """Evaluate each applicable rule of thumb as a constrained search; one dict per rule."""
     from shardplan.explain import rules_of_thumb
-    from shardplan.search import search
+    from shardplan.search import TIE_FACTOR, search
 
     out = []
     for rule in rules_of_thumb(model.n_params, n, training.seq_len, model.is_moe, hw.kind):
@@ -59,7 +59,9 @@ def _rule_results(model, hw, training, n: int, best, user_fix: dict[str, Any]) -
         delta = e.tokens_per_s / best.tokens_per_s - 1 if best else 0.0
         out.append({"source": rule.source, "rule": rule.text, "plan": e.parallel.short(),
                     "tokens_per_s": e.tokens_per_s, "vs_best": delta,
-                    "note": "agrees with the best plan" if abs(delta) < 0.01 else f"{delta:+.1%} tokens/s vs best"})
+                    "note": ("agrees with the best plan" if best is None or e.parallel == best.parallel
+                             else f"{delta:+.1%} tokens/s vs best" + (" (a tie in the ranking)"
+                                                                     if abs(delta) <= TIE_FACTOR - 1 else ""))})
     return out
 
 

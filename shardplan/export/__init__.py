@@ -60,12 +60,41 @@ def export_text(framework: str, estimate, command: str = "", path: str | Path | 
         ConfigError: an unknown framework, a precision it does not write, or a plan it cannot express.
     """
     ex = exporter(framework)
+    try:
+        return _write(ex, estimate, command, path)
+    except ConfigError as err:
+        if err.field != "export":
+            raise
+        takers = writers_of(estimate, exclude=ex.name)
+        said = (f"of the exporters, {', '.join(takers)} write{'s' if len(takers) == 1 else ''} this whole plan"
+                if takers else "no exporter writes this whole plan as priced")
+        raise ConfigError(f"{err} [checked: {said}]", field=err.field, value=err.value, legal=err.legal) from None
+
+
+def _write(ex: Exporter, estimate, command: str = "", path: str | Path | None = None) -> str:
+    """The config text of ``estimate`` by exporter ``ex`` (:func:`export_text` without the alternatives check)."""
     ctx = ExportContext(estimate=estimate, command=command)
     check_training(ctx.training, ex, ctx.estimate.model.is_moe)
     check_kv_replication(ctx, ex)
     if ex.name == "easydel" and path is not None and Path(path).suffix == ".json":
         return easydel.write(ctx, fmt="json")
     return ex.write(ctx)
+
+
+def writers_of(estimate, exclude: str = "") -> list[str]:
+    """The titles of the exporters (other than ``exclude``) that write ``estimate``'s whole plan as priced: its
+    layout and its training settings (a refusal names what one exporter lacks; this checks the others on
+    everything). Hardware checks count too: a GPU framework does not write a TPU plan."""
+    titles = []
+    for name, ex in EXPORTERS.items():
+        if name == exclude:
+            continue
+        try:
+            _write(ex, estimate)
+        except ConfigError:
+            continue
+        titles.append(ex.title)
+    return titles
 
 
 def import_config(framework: str, text: str, devices: int | None = None) -> Imported:

@@ -258,7 +258,7 @@ def header_lines(ctx: ExportContext, exporter: Exporter) -> list[str]:
         f"model: {e.model.name} ({e.model.n_params / 1e9:.2f}B parameters)",
         f"hardware: {ctx.layout.n_devices} x {e.hardware.name} (scale-up domain {e.hardware.scale_up_size})",
         f"training: seq_len {e.training.seq_len}, global batch {e.training.global_batch_size} sequences, "
-        f"{ctx.layout.microbatches} microbatches per step, precision {e.training.precision.name}, "
+        f"{ctx.layout.microbatches} microbatch{'' if ctx.layout.microbatches == 1 else 'es'} per step, precision {e.training.precision.name}, "
         f"optimizer state {e.training.optimizer_dtype}",
         f"layout: {p.short()}",
         f"predicted step time ({e.training.framework.name} profile): {e.step_s:.3f} s; MFU: {e.mfu:.1%}; "

@@ -304,16 +304,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     if tiles > 1:
         notes.append(f"num_vocab_tiling={tiles}: price the chunked loss with a profile file (base: maxtext, "
                      f"loss_chunks: {tiles}) as --framework; the plan file records only the layout")
-    wd = cfg.get("weight_dtype", "float32")
-    if wd not in ("float32", "bfloat16"):
-        raise ConfigError(f"MaxText weight_dtype={wd!r}: legal: float32 (MaxText's default, the planner's fp32-params) "
-                          "or bfloat16", field="weight_dtype", value=wd, legal=["float32", "bfloat16"])
-    precision = "fp32-params" if "weight_dtype" in cfg and wd == "float32" else None
-    optimizer = None
-    if wd == "bfloat16":
-        precision, optimizer = "bf16-mixed", "bf16"
-        notes.append("weight_dtype=bfloat16: bf16 weights with the Adam moments in bf16 and no fp32 master copy "
-                     "(--precision bf16-mixed --optimizer-dtype bf16)")
+    precision, optimizer = _precision_of(cfg, notes)
     return Imported(parallel_from(values), devices=n, seq_len=cfg.get("max_target_length"), global_batch=B,
                     framework="maxtext", precision=precision, optimizer_dtype=optimizer, notes=tuple(notes))
 
@@ -350,6 +341,24 @@ def _recompute(cfg: dict) -> str:
     if policy == "custom" and all(cfg.get(t, defaults[t]) in ("remat", "offload") for t in REMAT_TENSORS):
         return "full"
     return "full" if policy == "full" else "selective"
+
+
+def _precision_of(cfg: dict, notes: list[str]) -> tuple[str | None, str | None]:
+    """(precision, optimizer_dtype) of a MaxText config's ``weight_dtype``: float32 given -> fp32-params; bfloat16 ->
+    bf16-mixed with bf16 optimizer state (a note); absent -> (None, None).
+
+    Raises:
+        ConfigError: another weight_dtype.
+    """
+    wd = cfg.get("weight_dtype", "float32")
+    if wd not in ("float32", "bfloat16"):
+        raise ConfigError(f"MaxText weight_dtype={wd!r}: legal: float32 (MaxText's default, the planner's fp32-params) "
+                          "or bfloat16", field="weight_dtype", value=wd, legal=["float32", "bfloat16"])
+    if wd == "bfloat16":
+        notes.append("weight_dtype=bfloat16: bf16 weights with the Adam moments in bf16 and no fp32 master copy "
+                     "(--precision bf16-mixed --optimizer-dtype bf16)")
+        return "bf16-mixed", "bf16"
+    return ("fp32-params" if "weight_dtype" in cfg else None), None
 
 
 def _check_vocab_tiling(tiles: int, tokens: float) -> None:

@@ -5,7 +5,8 @@ Source of the names: torchtitan ``torchtitan/config/job_config.py`` (2025, commi
 tensor_parallel_degree, enable_async_tensor_parallel, pipeline_parallel_degree,
 pipeline_parallel_schedule, pipeline_parallel_layers_per_stage, pipeline_parallel_first_stage_less_layers /
 pipeline_parallel_last_stage_less_layers (default 1: the embedding and the LM head count as a layer each when
-the stages are cut; written as 0, so the stages hold the planner's even split), pipeline_parallel_microbatch_size,
+the stages are cut; written as 0 for the planner's even split, and as the weights that reproduce its uneven split
+of a one-stage-per-rank pipeline, :func:`titan_stage_layers`), pipeline_parallel_microbatch_size,
 context_parallel_degree, expert_parallel_degree (+ expert_tensor_parallel_degree, added later in 2025);
 ``[activation_checkpoint]`` mode / selective_ac_option; ``[training]`` local_batch_size,
 global_batch_size, seq_len. Schedule names: ``torch.distributed.pipelining`` (GPipe, 1F1B, Interleaved1F1B).
@@ -42,6 +43,9 @@ def _check(ctx: ExportContext) -> None:
     checks = [
         (p.zero_stage == 1, "ZeRO-1 (FSDP2 shards gradients with the optimizer state: ZeRO-2 or ZeRO-3)",
          "Megatron-LM (--use-distributed-optimizer), DeepSpeed (stage 1) or nanotron (zero_stage 1)"),
+        (p.zero_stage == 0 and p.cp > 1, f"zero_stage=0 with cp={p.cp} (its FSDP shards the weights over "
+         f"data_parallel_shard x context_parallel, so cp > 1 alone makes the run ZeRO-2/3: --zero-stage 3)",
+         "Megatron-LM (--context-parallel-size without the distributed optimizer)"),
         (p.tp > 1 and not p.sp, f"tp={p.tp} without sequence parallelism (its TP plan always shards the sequence "
          f"on the norms)", "Megatron-LM (no --sequence-parallel)"),
         (p.schedule == "zero-bubble" and p.pp > 1, "the single-stage ZB-H1 schedule (its zero-bubble schedules "
@@ -70,6 +74,13 @@ def _parallelism(ctx: ExportContext) -> dict:
            "pipeline_parallel_degree": p.pp, "context_parallel_degree": p.cp,
            "expert_parallel_degree": p.ep, "expert_tensor_parallel_degree": p.expert_tp if p.ep > 1 else 1}
     if p.pp > 1:
+        weights = _uneven_weights(ctx) if p.virtual_stages == 1 else None
+        if weights is not None:  # the planner's uneven split, cut by torchtitan's weighted generator
+            par.update(pipeline_parallel_schedule=_SCHEDULES[p.schedule],
+                       pipeline_parallel_first_stage_less_layers=weights[0],
+                       pipeline_parallel_last_stage_less_layers=weights[1],
+                       pipeline_parallel_microbatch_size=p.microbatch_size)
+            return par
         per = even_layers_per_virtual_stage(ctx, "torchtitan", "Megatron-LM (--pipeline-model-parallel-layout)")
         # first/last_stage_less_layers 0: the embedding and LM head take no layer's place, so the stages hold the
         # planner's even split (torchtitan's defaults, 1 and 1, count them as a layer each)
@@ -79,12 +90,48 @@ def _parallelism(ctx: ExportContext) -> dict:
     return par
 
 
+def titan_stage_layers(n_layers: int, stages: int, first_less: int, last_less: int) -> tuple[int, ...] | None:
+    """Transformer layers per pipeline stage as torchtitan cuts them (``distributed/pipeline_parallel.py``
+    ``generate_llm_fqn_per_model_part``): the embedding counts as ``first_less`` layers and the norm + LM head as
+    ``last_less``; the n_layers + first_less + last_less effective layers are dealt evenly, the first
+    (effective mod stages) stages taking one more. None where torchtitan raises (more stages than effective layers,
+    a weight above the smallest share). Example: 126 layers, 32 stages, 1 and 1: 128 / 32 = 4 each, so 3, 4 x 30, 3."""
+    if stages < 2:
+        return (n_layers,)
+    effective = n_layers + first_less + last_less
+    base, extra = divmod(effective, stages)
+    if base == 0 or first_less > base or last_less > base:
+        return None
+    shares = [base + (1 if i < extra else 0) for i in range(stages)]
+    shares[0] -= first_less
+    shares[-1] -= last_less
+    out, left = [], n_layers
+    for share in shares:  # torchtitan stops adding layers once every layer is placed
+        out.append(min(share, left))
+        left -= out[-1]
+    return tuple(out) if left == 0 else None
+
+
+def _uneven_weights(ctx: ExportContext) -> tuple[int, int] | None:
+    """(first_stage_less_layers, last_stage_less_layers) with which torchtitan cuts the planner's uneven split of a
+    one-stage-per-rank pipeline (:func:`titan_stage_layers`), or None for an even split or one it cannot cut so."""
+    split = ctx.layout.stage_layers
+    if len(set(split)) == 1:
+        return None
+    n = sum(split)
+    # torchtitan's defaults (1, 1) first, then the smallest weights
+    for a, b in sorted(((a, b) for a in range(9) for b in range(9)), key=lambda w: (w != (1, 1), sum(w), w)):
+        if titan_stage_layers(n, len(split), a, b) == tuple(split):
+            return a, b
+    return None
+
+
 def job_config(ctx: ExportContext) -> dict:
     """The torchtitan job-config mapping of a plan (sections parallelism, activation_checkpoint, training).
 
     Raises:
         ConfigError: see the module docstring (ZeRO-1, tp without sp, ZB-H1, ep outside shard x cp,
-            an uneven pipeline split, offload).
+            an uneven pipeline split torchtitan's weighted cut does not give, or any uneven interleaved one, offload).
     """
     _check(ctx)
     p, tr = ctx.p, ctx.training
@@ -159,6 +206,27 @@ def read(text: str, devices: int | None = None) -> Imported:
                     global_batch=glob, framework="torchtitan", notes=tuple(notes))
 
 
+def _single_stage_split(par: dict, n_layers: int | None, pp: int, notes: list[str]) -> dict:
+    """``pp_layers`` of a one-stage-per-rank pipeline as torchtitan cuts it (:func:`titan_stage_layers`, with
+    first / last_stage_less_layers, default 1 each), where uneven; {} when even, or when the model's layer count
+    is not in the file (a note then says the planner's own split is priced)."""
+    weights = [par.get(k, 1) for k in ("pipeline_parallel_first_stage_less_layers",
+                                       "pipeline_parallel_last_stage_less_layers")]
+    weights = [_degree({"w": w}, "w", 0) if w != 0 else 0 for w in weights]
+    if n_layers is None:
+        if any(weights):
+            notes.append(f"pipeline_parallel_first/last_stage_less_layers {weights[0]} / {weights[1]}: torchtitan "
+                         "cuts the stages around the embedding and LM head, but the file gives no layer count (a "
+                         "'shardplan-meta' line): the planner's own split is priced")
+        return {}
+    split = titan_stage_layers(n_layers, pp, *weights)
+    if split is None:
+        raise ConfigError(f"torchtitan cannot cut {n_layers} layers into pp={pp} stages with first/last_stage_less_layers "
+                          f"{weights[0]} / {weights[1]} (it raises: a stage left empty or a weight above the share)",
+                          field="pp_layers", value=None)
+    return {"pp_layers": split} if len(set(split)) > 1 else {}
+
+
 def _degree(par: dict, key: str, default: int = 1) -> int:
     """A [parallelism] degree: a whole number >= 1 (-1 where ``default`` is -1: auto).
 
@@ -223,7 +291,7 @@ def _pipeline_values(par: dict, n_layers_hint: int | None, pp: int, notes: list[
         raise ConfigError(f"pipeline_parallel_schedule={given!r} has no planner equivalent; legal: "
                           f"{', '.join(names)}, ZBVZeroBubble, InterleavedZeroBubble", field="schedule", value=given)
     if schedule != "interleaved":
-        return {"schedule": schedule}
+        return {"schedule": schedule, **_single_stage_split(par, n_layers_hint, pp, notes)}
     per = par.get("pipeline_parallel_layers_per_stage")
     if per is None:
         return {"schedule": schedule, "virtual_stages": 2}

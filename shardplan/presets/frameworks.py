@@ -93,6 +93,10 @@ _MAXTEXT_LOGITS = ("MaxText configs/base.yml cast_logits_to_fp32: true (layers/d
                    "recompute_after_loss: XLA on TPU schedules under a memory limit, and the runs that fit show the "
                    "last layer's recompute working set and the logits were not alive together (8 of the 10 fit with "
                    "both changes, 4 with the logit count alone)")
+_TITAN_ZERO = ("torchtitan parallelize.py: FSDP2 fully_shard over the dp_shard x cp mesh (dp_shard_cp), with "
+               "reshard_after_forward per fsdp_reshard_after_forward (never: ZeRO-2; always: ZeRO-3), DDP (replicate) "
+               "without sharding; FSDP2 shards gradients with the optimizer state, so no ZeRO-1, and cp > 1 alone "
+               "shards the weights")
 _NO_PAD = ("no vocabulary padding beyond the tp split: the model's own vocab_size (Hugging Face configs; MaxText "
            "base.yml vocab_size; DTensor / nanotron shard the embedding rows as they are)")
 
@@ -219,9 +223,13 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "allocator_overhead": _MEGATRON_RUNTIME, "context_bytes": _MEGATRON_RUNTIME}),
         FrameworkProfile(name="maxtext", moe_routed_copies=2, activation_offload="remat_inputs", module_recompute=False, vocab_divisible_by=1,
                          zero3_gather_compute_dtype=True, schedules=("gpipe",), zero_stages=(0, 1, 3), logit_bytes=4.0,
-                         recompute_after_loss=True,
+                         recompute_after_loss=True, weight_sharding_axes=("cp", "ep"),
                          sources={"vocab_divisible_by": _NO_PAD, "logit_bytes": _MAXTEXT_LOGITS,
                                   "recompute_after_loss": _MAXTEXT_LOGITS,
+                                  "weight_sharding_axes": "MaxText's logical axis rules (configs/base.yml "
+                                  "logical_axis_rules) shard the 'embed' dimension of the weights over fsdp, "
+                                  "sequence, context and expert: cp or ep > 1 shards the weights (ZeRO-3); "
+                                  "shardplan/export/maxtext.py refuses cp / ep with ZeRO-0/1 likewise",
                                   "activation_offload": "MaxText configs/base.yml: remat_policy 'custom' takes per-tensor "
                                   "knobs ('remat' | 'device' | 'offload'), decoder_layer_input among them; with every "
                                   "other knob 'remat' that is full recompute whose saved layer inputs live in host memory "
@@ -238,13 +246,18 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "cast, an element-wise op, keeps the kernel's FSDP sharding under GSPMD's sharding "
                                   "propagation (Xu et al. 2021, GSPMD), so the AllGather before the dot moves bf16"}),
         FrameworkProfile(name="torchtitan", moe_routed_copies=2, activation_offload=False, module_recompute=False, elementwise_traffic=5.31, vocab_divisible_by=1, loss="eager",
-                         zero3_master_is_param=True, cp_load_balance=False,
+                         zero3_master_is_param=True, cp_load_balance=False, zero_stages=(0, 2, 3),
+                         weight_sharding_axes=("cp",), tp_requires_sp=True,
                          released_schedules=("gpipe", "1f1b", "interleaved"),
                          selective_recompute="every_other_matmul", pp_unsharded_grad_bytes=4, grad_reduce_bytes=4,
                          local_batch_flushes=True,
                          **_TITAN_ALLOCATOR,
                          sources={"released_schedules": _TITAN_SCHEDULES,"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"),
                                   "loss": _TITAN_LOSS, "selective_recompute": _TITAN_SAC,
+                                  "zero_stages": _TITAN_ZERO, "weight_sharding_axes": _TITAN_ZERO,
+                                  "tp_requires_sp": "torchtitan models/llama3/infra/parallelize.py apply_tp: the norms "
+                                  "get SequenceParallel() and the blocks' inputs Shard(1), with no option to keep the "
+                                  "sequence whole (shardplan/export/torchtitan.py refuses tp without sp likewise)",
                                   "pp_unsharded_grad_bytes": _TITAN_PP_GRADS, "cp_load_balance": _TITAN_CP,
                                   "grad_reduce_bytes": _TITAN_REDUCE, "local_batch_flushes": _TITAN_FLUSHES,
                                   "allocator_overhead": _TITAN_ALLOC, "context_bytes": _TITAN_ALLOC}),

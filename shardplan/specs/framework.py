@@ -275,6 +275,12 @@ class FrameworkProfile(BaseModel):
             framework as the planner composes them (cp and ep inside the data-parallel gradient
             group); False refuses them in validation and the search (nanotron: its
             ``context_parallel_size`` and ``expert_parallel_size`` are world dimensions outside dp).
+        weight_sharding_axes: the axes among cp and ep whose degree > 1 also shards the weights, so such a layout
+            must use one of the profile's weight-sharding ZeRO stages (``zero_stages`` of 2 and up; MaxText's
+            'embed' rule shards the weights over the context and expert axes: ZeRO-3; torchtitan's FSDP shards over
+            data_parallel_shard x context_parallel: ZeRO-2/3). Validation refuses other stages.
+        tp_requires_sp: tensor parallelism always shards the sequence between the blocks (torchtitan's TP plan
+            shards the norms' sequence: ``sp`` with every tp > 1).
         moe_routed_copies: copies of each routed token (top_k x h per token, the MoE load included) a
             MoE layer keeps for the backward. 1: the router's probabilities travel with the tokens and
             are applied inside the expert's activation, so only the first expert GEMM's input is kept
@@ -367,6 +373,8 @@ class FrameworkProfile(BaseModel):
     zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
     recomputes: tuple[Literal["none", "selective", "full"], ...] | None = Field(default=None, min_length=1)
     context_parallel: bool = True
+    weight_sharding_axes: tuple[Literal["cp", "ep"], ...] = ()
+    tp_requires_sp: bool = False
     expert_parallel: bool = True
     moe_tensor_parallel: bool = True
     pipeline_parallel: bool = True

@@ -239,7 +239,8 @@ class TrainingSpec(BaseModel):
             lo = global_batch_tokens // seq_len * seq_len
             raise ConfigError(
                 f"global_batch_tokens={global_batch_tokens} is not a multiple of seq_len={seq_len}; "
-                f"nearest legal: {lo}, {lo + seq_len}",
+                f"nearest multiples of seq_len: {lo}, {lo + seq_len} (a layout also needs the sequences to be a "
+                f"multiple of dp x microbatch_size)",
                 field="global_batch_tokens", value=global_batch_tokens)
         return cls(seq_len=seq_len, global_batch_size=global_batch_tokens // seq_len, **kw)
 
