@@ -1248,3 +1248,28 @@ def test_torchtitan_cuts_uneven_pipelines_with_its_stage_weights():
     assert (par["pipeline_parallel_first_stage_less_layers"], par["pipeline_parallel_last_stage_less_layers"]) == (1, 1)
     assert "pipeline_parallel_layers_per_stage" not in par
     assert import_config("torchtitan", text).parallel.pp_layers == e.layout.stage_layers
+
+
+def test_torchtitan_cuts_uneven_interleaved_pipelines():
+    # 405B on pp 4 x 16 chunks, ranks holding 31, 32, 32, 31 layers: torchtitan with layers_per_stage 2 and its
+    # default weights 1 and 1 makes ceil(128 / 2) = 64 stages of 2 effective layers; stage 0 holds 1 layer (the
+    # embedding weighs one), stage 63 one (the head), the rest 2; rank r holds stages r, r + 4, ...: rank 0
+    # 1 + 15 x 2 = 31, ranks 1 and 2 16 x 2 = 32, rank 3 15 x 2 + 1 = 31
+    from shardplan.export.torchtitan import rank_layers, titan_stage_layers
+    chunks = titan_stage_layers(126, 64, 1, 1)
+    assert chunks == (1,) + (2,) * 62 + (1,) and rank_layers(chunks, 4) == (31, 32, 32, 31)
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.frameworks import FRAMEWORKS
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    pc = ParallelConfig(tp=4, sp=True, pp=4, schedule="interleaved", virtual_stages=16, pp_layers=(31, 32, 32, 31),
+                        zero_stage=2, recompute="full")
+    e = estimate(MODELS["llama-3.1-405b"], HARDWARE["h100-sxm"],
+                 TrainingSpec(seq_len=8192, global_batch_size=1024, framework=FRAMEWORKS["torchtitan"]), pc, 1024)
+    text = export_text("torchtitan", e)
+    par = tomllib.loads(text)["parallelism"]
+    assert (par["pipeline_parallel_layers_per_stage"], par["pipeline_parallel_first_stage_less_layers"],
+            par["pipeline_parallel_last_stage_less_layers"]) == (2, 1, 1)
+    got = import_config("torchtitan", text).parallel
+    assert (got.virtual_stages, got.pp_layers) == (16, (31, 32, 32, 31))

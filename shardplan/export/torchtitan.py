@@ -5,8 +5,8 @@ Source of the names: torchtitan ``torchtitan/config/job_config.py`` (2025, commi
 tensor_parallel_degree, enable_async_tensor_parallel, pipeline_parallel_degree,
 pipeline_parallel_schedule, pipeline_parallel_layers_per_stage, pipeline_parallel_first_stage_less_layers /
 pipeline_parallel_last_stage_less_layers (default 1: the embedding and the LM head count as a layer each when
-the stages are cut; written as 0 for the planner's even split, and as the weights that reproduce its uneven split
-of a one-stage-per-rank pipeline, :func:`titan_stage_layers`), pipeline_parallel_microbatch_size,
+the stages are cut; written as 0 for the planner's even split, and as the weights that reproduce its uneven split,
+:func:`titan_stage_layers` and :func:`rank_layers`), pipeline_parallel_microbatch_size,
 context_parallel_degree, expert_parallel_degree (+ expert_tensor_parallel_degree, added later in 2025);
 ``[activation_checkpoint]`` mode / selective_ac_option; ``[training]`` local_batch_size,
 global_batch_size, seq_len. Schedule names: ``torch.distributed.pipelining`` (GPipe, 1F1B, Interleaved1F1B).
@@ -74,11 +74,13 @@ def _parallelism(ctx: ExportContext) -> dict:
            "pipeline_parallel_degree": p.pp, "context_parallel_degree": p.cp,
            "expert_parallel_degree": p.ep, "expert_tensor_parallel_degree": p.expert_tp if p.ep > 1 else 1}
     if p.pp > 1:
-        weights = _uneven_weights(ctx) if p.virtual_stages == 1 else None
-        if weights is not None:  # the planner's uneven split, cut by torchtitan's weighted generator
+        cut = _uneven_cut(ctx)
+        if cut is not None:  # the planner's uneven split, cut by torchtitan's weighted generator
+            per, first, last = cut
             par.update(pipeline_parallel_schedule=_SCHEDULES[p.schedule],
-                       pipeline_parallel_first_stage_less_layers=weights[0],
-                       pipeline_parallel_last_stage_less_layers=weights[1],
+                       **({"pipeline_parallel_layers_per_stage": per} if per else {}),
+                       pipeline_parallel_first_stage_less_layers=first,
+                       pipeline_parallel_last_stage_less_layers=last,
                        pipeline_parallel_microbatch_size=p.microbatch_size)
             return par
         per = even_layers_per_virtual_stage(ctx, "torchtitan", "Megatron-LM (--pipeline-model-parallel-layout)")
@@ -112,17 +114,31 @@ def titan_stage_layers(n_layers: int, stages: int, first_less: int, last_less: i
     return tuple(out) if left == 0 else None
 
 
-def _uneven_weights(ctx: ExportContext) -> tuple[int, int] | None:
-    """(first_stage_less_layers, last_stage_less_layers) with which torchtitan cuts the planner's uneven split of a
-    one-stage-per-rank pipeline (:func:`titan_stage_layers`), or None for an even split or one it cannot cut so."""
-    split = ctx.layout.stage_layers
+def rank_layers(chunks: tuple[int, ...], pp: int) -> tuple[int, ...]:
+    """Layers per pipeline rank when torchtitan places virtual stage j on rank j mod pp (its looped
+    placement for Interleaved1F1B)."""
+    return tuple(sum(chunks[r::pp]) for r in range(pp))
+
+
+def _uneven_cut(ctx: ExportContext) -> tuple[int | None, int, int] | None:
+    """(layers_per_stage or None, first_stage_less_layers, last_stage_less_layers) with which torchtitan cuts the
+    planner's uneven split: its pp x virtual_stages stages (:func:`titan_stage_layers`, placed by
+    :func:`rank_layers`) give each rank the planner's layer count; layers_per_stage None for one stage per rank
+    (torchtitan then makes pp stages). None for an even split or one no weights up to 8 give; torchtitan's defaults
+    (1, 1) are tried first."""
+    split, pp, v = ctx.layout.stage_layers, ctx.p.pp, ctx.p.virtual_stages
     if len(set(split)) == 1:
         return None
     n = sum(split)
-    # torchtitan's defaults (1, 1) first, then the smallest weights
     for a, b in sorted(((a, b) for a in range(9) for b in range(9)), key=lambda w: (w != (1, 1), sum(w), w)):
-        if titan_stage_layers(n, len(split), a, b) == tuple(split):
-            return a, b
+        chunks = titan_stage_layers(n, pp * v, a, b)
+        if chunks is None or rank_layers(chunks, pp) != tuple(split):
+            continue
+        if v == 1:
+            return None, a, b
+        per = -(-(n + a + b) // (pp * v))  # torchtitan: ceil((n + a + b) / per) stages must be pp x v
+        if -(-(n + a + b) // per) == pp * v:
+            return per, a, b
     return None
 
 
@@ -131,7 +147,7 @@ def job_config(ctx: ExportContext) -> dict:
 
     Raises:
         ConfigError: see the module docstring (ZeRO-1, tp without sp, ZB-H1, ep outside shard x cp,
-            an uneven pipeline split torchtitan's weighted cut does not give, or any uneven interleaved one, offload).
+            an uneven pipeline split torchtitan's weighted cut does not give, offload).
     """
     _check(ctx)
     p, tr = ctx.p, ctx.training
@@ -306,7 +322,12 @@ def _pipeline_values(par: dict, n_layers_hint: int | None, pp: int, notes: list[
     if stages % pp:
         raise ConfigError(f"Interleaved1F1B: {stages} stages of {per} layers (with the embedding and LM head counted as "
                           f"{extra} layers) do not divide among pp={pp} ranks", field="virtual_stages", value=stages)
-    return {"schedule": schedule, "virtual_stages": stages // pp}
+    weights = [_degree({"w": par.get(k, 1)}, "w", 0) if par.get(k, 1) != 0 else 0
+               for k in ("pipeline_parallel_first_stage_less_layers", "pipeline_parallel_last_stage_less_layers")]
+    chunks = titan_stage_layers(n_layers_hint, stages, *weights)
+    ranks = rank_layers(chunks, pp) if chunks else None
+    uneven = {"pp_layers": ranks} if ranks and len(set(ranks)) > 1 else {}
+    return {"schedule": schedule, "virtual_stages": stages // pp, **uneven}
 
 
 EXPORTER = Exporter(name="torchtitan", title="torchtitan", source=SOURCE, suffix=".toml",
