@@ -320,7 +320,7 @@ def _maxtext_v5p() -> tuple:
             (256, 512, 1, 308, 1, "selective"), (256, 512, 2, 289, 1, "selective"),
             (512, 512, 1, 294, 2, "full"), (512, 512, 2, 282, 2, "full")):
         n, name = slice_chips * slices, f"maxtext-{size}b"
-        fields = dict(tp=8, zero_stage=3, microbatch_size=pdbs, recompute=rc)
+        fields = dict(tp=8, sp=True, zero_stage=3, microbatch_size=pdbs, recompute=rc)
         if slices > 1:
             fields["dp_shard"] = slice_chips // 8
         tps = tflops * 1e12 / model_flops_per_token(MODELS[name], 2048, causal=False)

@@ -341,27 +341,31 @@ def row_inputs(row: dict) -> tuple[ModelSpec, object, TrainingSpec, ParallelConf
         raise ConfigError(str(err), field=err.field, value=err.value, legal=err.legal) from None
 
 
+def _row_precision(row: dict) -> str:
+    """The precision policy name of a calibration row's ``precision`` text: Megatron-Bridge's FP8 current scaling
+    keeps fp8 weights (mixed_precision.py bf16_with_fp8_current_scaling_mixed: fp8_param_gather=True) ->
+    fp8-params; other fp8 -> fp8-mixed; 'fp32 weights' -> fp32-params; torch FSDP's amp_bf16 / torchtitan (bf16
+    parameters, gradients reduced in fp32) -> bf16-mixed-fp32-grads; else bf16-mixed."""
+    prec = (row.get("precision") or "").lower()
+    if "fp8" in prec and "megatron-bridge" in (row.get("source") or "").lower() and (
+            "cs" in re.split(r"[^a-z0-9]+", prec) or "current" in prec):
+        return "fp8-params"
+    if "fp8" in prec:
+        return "fp8-mixed"
+    if "fp32 weights" in prec:
+        return "fp32-params"
+    if "amp_bf16" in prec or "torchtitan" in row.get("source", ""):
+        return "bf16-mixed-fp32-grads"
+    return "bf16-mixed"
+
+
 def _row_inputs(row: dict) -> tuple[ModelSpec, object, TrainingSpec, ParallelConfig, int]:
     model = resolve_model(row)
     hw = _hardware(row)
     n = _int(row, "n_devices")
     seq = _int(row, "seq_len")
     gbs = int(_f(row.get("global_batch_sequences", "")) or _int(row, "global_batch_tokens") // seq)
-    prec = (row.get("precision") or "").lower()
-    if "fp8" in prec and "megatron-bridge" in (row.get("source") or "").lower() and (
-            "cs" in re.split(r"[^a-z0-9]+", prec) or "current" in prec):
-        # Megatron-Bridge's FP8 current-scaling recipe keeps the weights in fp8 (mixed_precision.py
-        # bf16_with_fp8_current_scaling_mixed: fp8_param_gather=True)
-        policy = PRECISION_POLICIES["fp8-params"]
-    elif "fp8" in prec:
-        policy = PRECISION_POLICIES["fp8-mixed"]
-    elif "fp32 weights" in prec:
-        policy = PRECISION_POLICIES["fp32-params"]
-    elif "amp_bf16" in prec or "torchtitan" in row.get("source", ""):
-        # torch FSDP "mixed" policy: bf16 parameters and compute, gradients reduced in fp32
-        policy = PRECISION_POLICIES["bf16-mixed-fp32-grads"]
-    else:
-        policy = PRECISION_POLICIES["bf16-mixed"]
+    policy = PRECISION_POLICIES[_row_precision(row)]
     src = row.get("source", "")
     old_megatron = any(k in src for k in ("Narayanan21", "Korthikanti22", "BLOOM", "GPT-NeoX", "GLM-130B"))
     nemo = any(k.lower() in src.lower() for k in NEMO_RECIPE_SOURCES)  # SP and TP overlap on whenever tp > 1
@@ -394,7 +398,8 @@ def _row_inputs(row: dict) -> tuple[ModelSpec, object, TrainingSpec, ParallelCon
         dp_shard = dp // max(1, n // hw.scale_up_size)
     rc_text = row.get("recompute", "")
     parallel = ParallelConfig(dp=dp, tp=tp, pp=pp, cp=cp, ep=ep, zero_stage=zero, dp_shard=dp_shard,
-                              sp="sequence parallel" in rc_text or (nemo and tp > 1),
+                              sp="sequence parallel" in rc_text or ((nemo or training.framework.tp_requires_sp)
+                                                                     and tp > 1),
                               tp_overlap=nemo and tp > 1, microbatch_size=mbs,
                               schedule="interleaved" if vp > 1 else "1f1b", virtual_stages=vp,
                               recompute=_recompute(rc_text), overlap_grad_reduce=overlap,

@@ -36,6 +36,8 @@ Schedule = Literal["gpipe", "1f1b", "interleaved", "zero-bubble", "dualpipe"]
 Recompute = Literal["none", "selective", "full"]
 #: Megatron-LM ``--recompute-modules`` (with ``--recompute-granularity selective``)
 RecomputeModule = Literal["core_attn", "layernorm", "moe_act", "mlp", "moe", "shared_experts", "mla_up_proj"]
+#: matmul outputs a full recompute can keep (MaxText's checkpoint names, ``jax.checkpoint_policies``)
+RematSaved = Literal["qkv_proj", "context", "out_proj", "mlpwi", "mlpwo"]
 
 #: The schedule the JAX reference runtime (:mod:`shardplan.jax.pipeline`) executes for each planner
 #: schedule: GPipe and 1F1B as written; interleaved and zero-bubble (ZB-H1) as 1F1B (same gradients,
@@ -125,6 +127,10 @@ class ParallelConfig(BaseModel):
         "core_attn, layernorm (norm outputs), moe_act (the experts' activation output), mlp (dense MLPs), "
         "moe (whole MoE layers, dispatch included), shared_experts, mla_up_proj (MLA's up projections: the "
         "per-head Q, K, V)"))
+    remat_saved: tuple[RematSaved, ...] | None = Field(default=None, min_length=1, description=(
+        "with recompute='full': matmul outputs every recomputed layer keeps on the device instead of recomputing "
+        "them (MaxText's named remat policies, jax.checkpoint_policies.save_only_these_names): qkv_proj (Q, K, V), "
+        "context (attention output), out_proj, mlpwi (MLP gate / up), mlpwo (MLP down)"))
     microbatch_size: int = Field(default=1, gt=0, le=lim.MAX_MICROBATCH, description=(
         "sequences per microbatch per data-parallel rank"))
     kv_replication: bool = Field(default=False, description=(
@@ -194,6 +200,7 @@ class ParallelConfig(BaseModel):
             parts.append(self.moe_dispatcher)
         mods = (f"({','.join(self.recompute_modules)})" if self.recompute_modules and self.recompute == "selective"
                 else f"(first {self.recompute_layers} layers)" if self.recompute_layers and self.recompute == "full"
+                else f"(saved:{','.join(self.remat_saved)})" if self.remat_saved and self.recompute == "full"
                 else "")
         if self.pp > 1 and self.pipeline_flushes > 1:
             parts.append(f"flushes={self.pipeline_flushes}")
@@ -786,6 +793,15 @@ def _check_options(p: ParallelConfig, n_devices: int) -> None:
         if repeated:
             raise ConfigError(f"recompute_modules names {', '.join(repeated)} twice; give each module once",
                               field="recompute_modules", value=repeated)
+    if p.remat_saved is not None:
+        if p.recompute != "full":
+            raise ConfigError(f"remat_saved={','.join(p.remat_saved)} names what a full recompute keeps and needs "
+                              f"recompute='full' (got {p.recompute!r})", field="remat_saved",
+                              value=list(p.remat_saved), legal=["full"])
+        repeated = sorted({m for m in p.remat_saved if p.remat_saved.count(m) > 1})
+        if repeated:
+            raise ConfigError(f"remat_saved names {', '.join(repeated)} twice; give each once", field="remat_saved",
+                              value=repeated)
     if p.recompute_layers is not None and p.recompute != "full":
         raise ConfigError(f"recompute_layers={p.recompute_layers} chooses how many layers full recompute recomputes and "
                           f"needs recompute='full' (got {p.recompute!r})", field="recompute_layers",
@@ -841,6 +857,10 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
                           f"does not have{_selective_note(fw)}; legal "
                           f"recompute_modules: none, or --framework megatron", field="recompute_modules",
                           value=list(p.recompute_modules), legal=[None])
+    if p.remat_saved is not None and not fw.named_remat:
+        raise ConfigError(f"remat_saved={','.join(p.remat_saved)} is MaxText's named remat policy (matmul outputs a "
+                          f"full recompute keeps), which the {fw.label} framework does not have; legal remat_saved: "
+                          "none, or --framework maxtext", field="remat_saved", value=list(p.remat_saved), legal=[None])
     if p.recompute_layers is not None and not fw.module_recompute:
         raise ConfigError(f"recompute_layers={p.recompute_layers} is Megatron-LM's --recompute-method block "
                           f"--recompute-num-layers, which the {fw.label} framework does not have; legal recompute_layers: "
@@ -882,7 +902,8 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
     _check_weight_sharding_axes(p, fw)
     if fw.tp_requires_sp and p.tp > 1 and not p.sp:
         raise ConfigError(f"tp={p.tp} without sequence parallelism: the {fw.label} framework's tensor parallelism "
-                          "always shards the sequence between the blocks; legal sp: true (--sp)", field="sp",
+                          "always shards the activations between the blocks tp ways (the planner's sp); legal sp: true "
+                          "(--sp)", field="sp",
                           value=False, legal=[True])
 
 

@@ -71,7 +71,7 @@ _FIELDS = set(ParallelConfig.model_fields)
 #: pinned fields handed to every candidate as they are (they are not searched)
 _PASSTHROUGH = ("kv_replication", "fsdp_unit", "offload_optimizer", "overlap_grad_reduce", "hsdp_reduce",
                 "moe_dispatcher", "recompute_modules", "offload_activation_layers", "tp_overlap", "moe_a2a_overlap",
-                "pipeline_flushes", "recompute_layers")
+                "pipeline_flushes", "recompute_layers", "remat_saved")
 #: interleaved schedules: at most this many virtual-stage counts (the smallest ones above 1)
 MAX_VIRTUAL_STAGE_OPTIONS = 4
 #: throughput within this factor counts as a tie in the ranking (broken by the simpler layout)
@@ -1007,7 +1007,7 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
     fix = dict(fix or {})
     if fix.get("tp") == 1:  # no tp collectives to overlap (validate drops the flag at tp = 1 likewise)
         fix.pop("tp_overlap", None)
-    if fix.get("recompute_layers"):  # a count of recomputed layers means full recompute (Megatron's block method)
+    if fix.get("recompute_layers") or fix.get("remat_saved"):  # both describe a full recompute
         fix.setdefault("recompute", "full")
     if fix.get("offload_activation_layers"):  # Megatron-core offloads with pp 1 and no recompute, MaxText under full
         fix.setdefault("pp", 1)

@@ -203,7 +203,7 @@ def test_mixtral_expert_degrees():
     assert par["expert_parallel_degree"] == 8 and par["fsdp_reshard_after_forward"] == "always"
     cfg = yaml.safe_load(exported("mixtral-ep", "maxtext"))
     assert cfg["ici_expert_parallelism"] * cfg["dcn_expert_parallelism"] == 8
-    assert cfg["ici_tensor_sequence_parallelism"] == 2  # tp with sp stays inside the NVLink domain
+    assert cfg["ici_tensor_parallelism"] == 2  # tp (with sp: its tensor axis shards the activations) inside NVLink
 
 
 def test_maxtext_splits_ici_and_dcn_innermost_first():
@@ -471,8 +471,36 @@ def test_maxtext_remat_policies_are_the_validated_ones():
     assert import_config("maxtext", text).parallel == e.parallel
     older = text.replace("remat_policy: custom", "remat_policy: none")
     assert import_config("maxtext", older).parallel.recompute == "none"
-    partial = text.replace("mlpwo: device", "mlpwo: remat")
-    assert import_config("maxtext", partial).parallel.recompute == "selective"
+    # a custom policy that remats only mlpwo keeps every other named tensor on the device: full recompute
+    # keeping qkv_proj, context, out_proj and mlpwi (ParallelConfig.remat_saved)
+    partial = import_config("maxtext", text.replace("mlpwo: device", "mlpwo: remat")).parallel
+    assert (partial.recompute, partial.remat_saved) == ("full", ("qkv_proj", "context", "out_proj", "mlpwi"))
+
+
+@pytest.mark.parametrize("policy, saved", [("save_qkv_proj", ("qkv_proj",)),
+                                           ("save_dot_except_mlpwi", ("qkv_proj", "out_proj", "mlpwo")),
+                                           ("save_dot_with_context_except_mlp", ("qkv_proj", "context", "out_proj"))])
+def test_maxtext_named_remat_policies_round_trip(policy, saved):
+    # MaxText's named policies (layers/decoders.py get_remat_policy) keep some matmul outputs under full remat
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.frameworks import FRAMEWORKS
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    base = {"ici_fsdp_parallelism": 8, "per_device_batch_size": 4, "max_target_length": 2048, "remat_policy": policy}
+    got = import_config("maxtext", yaml.safe_dump(base), devices=8).parallel
+    assert (got.recompute, got.remat_saved) == ("full", saved)
+    tr = TrainingSpec(seq_len=2048, global_batch_size=32, framework=FRAMEWORKS["maxtext"])
+    e = estimate(MODELS["llama-2-7b"], HARDWARE["tpu-v5e"], tr, got, 8)
+    out = yaml.safe_load("\n".join(x for x in export_text("maxtext", e).splitlines() if not x.startswith("#")))
+    assert out["remat_policy"] == policy
+    # a set no named policy has is written as custom with those tensors on the device
+    odd = ParallelConfig(zero_stage=3, microbatch_size=4, recompute="full", remat_saved=("context", "mlpwo"))
+    text = export_text("maxtext", estimate(MODELS["llama-2-7b"], HARDWARE["tpu-v5e"], tr, odd, 8))
+    body = yaml.safe_load("\n".join(x for x in text.splitlines() if not x.startswith("#")))
+    assert body["remat_policy"] == "custom" and body["context"] == body["mlpwo"] == "device" == body[
+        "decoder_layer_input"] and body["query_proj"] == "remat"
+    assert import_config("maxtext", text).parallel.remat_saved == ("context", "mlpwo")
 
 
 def test_nanotron_zero_stage_above_one_is_read_as_zero_1():
@@ -1273,3 +1301,24 @@ def test_torchtitan_cuts_uneven_interleaved_pipelines():
             par["pipeline_parallel_last_stage_less_layers"]) == (2, 1, 1)
     got = import_config("torchtitan", text).parallel
     assert (got.virtual_stages, got.pp_layers) == (16, (31, 32, 32, 31))
+
+
+def test_maxtext_import_folds_fsdp_transpose_and_sequence_and_notes_quantization():
+    # fsdp 4 x fsdp_transpose 2 = one ZeRO-3 group of 8; sequence 2 is cp 2; 16 devices, pdbs 2 -> 32 sequences,
+    # 4 per data-parallel rank
+    text = yaml.safe_dump({"ici_fsdp_parallelism": 4, "ici_fsdp_transpose_parallelism": 2,
+                           "ici_sequence_parallelism": 2, "per_device_batch_size": 2, "max_target_length": 4096,
+                           "quantization": "int8"})
+    got = import_config("maxtext", text)
+    p = got.parallel
+    assert (p.dp, p.zero_stage, p.cp, p.microbatch_size, got.devices) == (8, 3, 2, 4, 16)
+    assert any("read as cp" in n for n in got.notes) and any("int8" in n for n in got.notes)
+    with pytest.raises(ConfigError, match="tensor_transpose"):
+        import_config("maxtext", yaml.safe_dump({"ici_tensor_transpose_parallelism": 2, "per_device_batch_size": 1}))
+
+
+def test_torchtitan_import_notes_float8_and_the_model_flavor():
+    text = ('[model]\nname = "llama3"\nflavor = "8B"\nconverters = ["float8"]\n[parallelism]\n'
+            'data_parallel_shard_degree = 8\n[training]\nlocal_batch_size = 1\nseq_len = 8192\n')
+    notes = import_config("torchtitan", text).notes
+    assert any("fp8-mixed" in n for n in notes) and any("llama3 8B" in n for n in notes), notes

@@ -789,9 +789,9 @@ def test_fsdp_unit_holds_only_the_local_experts():
 
 
 def test_full_recompute_working_set_and_logits_are_not_counted_together():
-    # Llama 3.1 8B on 8 TPU v6e, ZeRO-3, mbs 3 x seq 8192 = 24,576 local tokens, full recompute. The maxtext profile's
-    # logits are fp32 (cast_logits_to_fp32), 4 B per element: 24,576 x 128,256 x 4 = 12,608,077,824 B. The one-layer
-    # recompute working set w runs after the LM head's backward, so the activations drop by min(w, logits)
+    # Llama 3.1 8B on 8 TPU v6e, ZeRO-3, mbs 3 x seq 8192 = 24,576 local tokens, full recompute. The maxtext profile
+    # counts 2 B per logit: 24,576 x 128,256 x 2 = 6,304,038,912 B. The one-layer recompute working set w runs
+    # after the LM head's backward, so the activations drop by min(w, logits)
     from shardplan.cost.memory import layer_activation_bytes, recompute_logits_overlap
     from shardplan.presets.hardware import HARDWARE
     from shardplan.presets.models import MODELS
@@ -801,12 +801,40 @@ def test_full_recompute_working_set_and_logits_are_not_counted_together():
                       precision=PRECISION_POLICIES["fp32-params"])
     full = ParallelConfig(zero_stage=3, microbatch_size=3, recompute="full")
     e = estimate(m, HARDWARE["tpu-v6e"], tr, full, 8)
-    assert e.memory.logits == 24_576 * 128_256 * 4 == 12_608_077_824
+    assert e.memory.logits == 24_576 * 128_256 * 2 == 6_304_038_912
     w = 24_576 * layer_activation_bytes(m, tr, e.layout)[0]
-    assert recompute_logits_overlap(m, tr, e.layout, e.memory.logits) == pytest.approx(min(w, 12_608_077_824))
+    assert recompute_logits_overlap(m, tr, e.layout, e.memory.logits) == pytest.approx(min(w, 6_304_038_912))
     # with no recompute nothing overlaps: every layer's activations are alive with the logits
     none = validate(ParallelConfig(zero_stage=3, microbatch_size=3), m, tr, 8)
     assert recompute_logits_overlap(m, tr, none, e.memory.logits) == 0.0
     # the activations of full recompute are the 32 layer inputs (2 B x 4096 each per token) plus w, less the overlap
     assert e.memory.activations == pytest.approx(24_576 * 32 * 2 * 4096 + w - min(w, e.memory.logits)
                                                  + 24_576 * 2 * 2 * 4096)  # + the output layer's two inputs
+
+
+def test_remat_saved_keeps_the_named_outputs_and_skips_their_recompute():
+    # Llama 2 7B (32 layers, h 4096, F 11008, MHA) on 8 TPU v5e, ZeRO-3, mbs 4 x seq 2048 = 8,192 local tokens,
+    # full recompute keeping Q, K, V (MaxText save_qkv_proj): each layer keeps 2 B x 3 x 4,096 = 24,576 B per token
+    # more, and the backward skips the three projections: 2 x 3 x 4,096^2 = 100,663,296 FLOPs per token and layer,
+    # 50,331,648 / 202,375,168 = 0.2487 of the layer's forward GEMM time (202,375,168 = 4 x 4096^2 + 3 x 4096 x 11008)
+    from shardplan.cost.compute import layer_times
+    from shardplan.cost.step import estimate
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    m, hw = MODELS["llama-2-7b"], HARDWARE["tpu-v5e"]
+    tr = TrainingSpec(seq_len=2048, global_batch_size=32, framework=framework_profile("maxtext"))
+    full = estimate(m, hw, tr, ParallelConfig(zero_stage=3, microbatch_size=4, recompute="full"), 8)
+    qkv = estimate(m, hw, tr, ParallelConfig(zero_stage=3, microbatch_size=4, recompute="full",
+                                             remat_saved=("qkv_proj",)), 8)
+    assert qkv.memory.activations - full.memory.activations == pytest.approx(8192 * 32 * 24_576)
+    assert full.hardware_flops_per_step - qkv.hardware_flops_per_step == pytest.approx(
+        32 * 2048 * 32 * 100_663_296, rel=1e-9)
+    lt = layer_times(m, tr, hw, qkv.parallel, 8192, False)
+    assert full.recompute_s - qkv.recompute_s == pytest.approx(  # 1 microbatch (32 / (8 x 4)) x 32 layers x the share
+        32 * lt.fwd_mm * 50_331_648 / 202_375_168, rel=1e-9)
+    # other profiles refuse it, and it needs full recompute
+    with pytest.raises(ConfigError, match="--framework maxtext"):
+        validate(ParallelConfig(recompute="full", remat_saved=("qkv_proj",)), m,
+                 TrainingSpec(seq_len=2048, global_batch_size=32), 8)
+    with pytest.raises(ConfigError, match="needs recompute='full'"):
+        validate(ParallelConfig(recompute="selective", remat_saved=("qkv_proj",)), m, tr, 8)

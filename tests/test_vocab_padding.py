@@ -26,7 +26,7 @@ def test_planner_counts_whole_padded_rows():
     assert mem.params - unpadded.params == pytest.approx(2 * 2 * (16128 - 16000.5) * 64)
     # frameworks without padding (maxtext profile: divisible_by 1) split to a multiple of tp only: 32,002
     tr_mt = tr.model_copy(update={"framework": framework_profile("maxtext")})
-    assert validate(ParallelConfig(tp=2), ODD, tr_mt, 2).padded_vocab == 32002
+    assert validate(ParallelConfig(tp=2, sp=True), ODD, tr_mt, 2).padded_vocab == 32002
     assert padded_vocab(128256, 8, 128) == 129024  # Llama 3 under Megatron at tp=8: 126 x 1024
 
 
@@ -41,7 +41,8 @@ def test_runtime_trains_an_odd_vocabulary_at_tp2():
     # under the maxtext profile says 258 too) and masks the extra logit: making the padded LM-head column huge
     # leaves the loss unchanged, and the padded model trains
     m = ODD.model_copy(update={"vocab_size": 257, "n_layers": 1})
-    tr = TrainingSpec(seq_len=16, global_batch_size=8, framework=framework_profile("maxtext"))
+    from shardplan.presets.frameworks import JAX_RUNTIME
+    tr = TrainingSpec(seq_len=16, global_batch_size=8, framework=JAX_RUNTIME)  # the runtime's profile (maxtext's)
     lay = validate(ParallelConfig(tp=2), m, tr, 8)
     trainer = Trainer(m, lay, tr, TrainConfig(steps=2, compute_dtype="float32"), devices=jax.devices()[:8])
     assert trainer.net_spec.vocab_size == 258 == lay.padded_vocab

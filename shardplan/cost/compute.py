@@ -368,7 +368,7 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
         mm += cnt * (lt.fwd_mm + lt.bwd_mm + lt.fwd_attn + lt.bwd_attn)
         elem += cnt * 3 * lt.fwd_elem
         if p.recompute == "full":
-            rec += cnt * lt.fwd * share
+            rec += cnt * (lt.fwd - remat_saved_fwd_s(model, lt, moe, p.remat_saved)) * share
         elif p.recompute == "selective" and training.framework.selective_recompute == "every_other_matmul":
             rec += cnt * (lt.fwd_mm_every_other + lt.fwd_elem)  # op-level: half the matmuls, every element-wise op
         elif p.recompute == "selective":
@@ -380,6 +380,17 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
     fw = training.framework
     return StageCompute(stage, mm, elem, rec, sp_, charged_layers(p, fw, sp_.layers) * fw.layer_overhead_s
                         + moe_expert_cost_s(model, training, p, sp_.moe_layers, moe_t))
+
+
+def remat_saved_fwd_s(model: ModelSpec, lt: LayerTimes, moe: bool, saved: tuple[str, ...] | None) -> float:
+    """Forward seconds of one layer that a full recompute keeping ``saved`` (``ParallelConfig.remat_saved``) does
+    not run again: the layer's forward GEMM time x the kept matmuls' share of its weights
+    (:func:`shardplan.cost.flops.remat_saved_weights` over :func:`shardplan.cost.flops.layer_matmul_params`; GEMM
+    time taken in proportion to FLOPs) and, with 'context', the attention core's forward. 0 without ``saved``."""
+    if not saved:
+        return 0.0
+    share = F.remat_saved_weights(model, saved, moe) / F.layer_matmul_params(model, moe)
+    return lt.fwd_mm * share + (lt.fwd_attn if "context" in saved else 0.0)
 
 
 def moe_expert_cost_s(model: ModelSpec, training: TrainingSpec, p: ParallelConfig, moe_layers: int,

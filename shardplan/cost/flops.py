@@ -119,9 +119,25 @@ def projection_params(model: ModelSpec) -> dict[str, int]:
             "shared_gate": h * w, "shared_up": h * w, "shared_down": w * h}
 
 
+def remat_saved_weights(model: ModelSpec, saved: tuple[str, ...], moe: bool) -> float:
+    """Weight elements per token of the matmuls whose outputs a full recompute keeps
+    (``ParallelConfig.remat_saved``, MaxText's checkpoint names), so that the backward does not run them again:
+    qkv_proj the Q, K, V projections; out_proj the output projection; mlpwi the MLP's input matrices (gate and up,
+    or up alone: mlp_matrices - 1 of them) and mlpwo its down matrix, of the routed top_k experts (and shared
+    experts) in an MoE layer. 'context' saves the attention core's output, no weights (its FLOPs:
+    :func:`attention_core_flops_fwd`). Example, Llama 2 7B (h 4096, F 11008, SwiGLU): qkv_proj 3 x 4096^2 =
+    50,331,648; mlpwi 2 x 4096 x 11008 = 90,177,536."""
+    w = projection_params(model)
+    h = model.d_model
+    f, copies = (model.expert_ffn, model.top_k + model.n_shared_experts) if moe else (model.ffn_dim, 1)
+    parts = {"qkv_proj": w["q"] + w["k"] + w["v"], "out_proj": w["o"], "context": 0,
+             "mlpwi": (model.mlp_matrices - 1) * h * f * copies, "mlpwo": f * h * copies}
+    return float(sum(parts[k] for k in saved))
+
+
 def recompute_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, causal: bool = True,
                               attention: str = "flash", selective: str = "attention",
-                              modules: tuple[str, ...] | None = None) -> float:
+                              modules: tuple[str, ...] | None = None, saved: tuple[str, ...] = ()) -> float:
     """Extra (hardware-only) FLOPs per token spent on activation recomputation.
 
     full: one more forward of every layer, 2*layer_params + attention core (not the LM head);
@@ -135,7 +151,8 @@ def recompute_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, ca
     layer, mlp 2 x the MLP weights of the dense layers, moe 2 x the active MLP weights (router, top_k
     and shared experts) of the MoE layers, shared_experts 2 x the shared experts', mla_up_proj 2 x the
     MLA up projections' weights of every layer (:meth:`ModelSpec.mla_up_params`; layernorm and moe_act
-    recompute element-wise work: no matmul FLOPs).
+    recompute element-wise work: no matmul FLOPs). Full recompute with ``saved`` (``ParallelConfig.remat_saved``)
+    skips the kept matmuls (:func:`remat_saved_weights`) and, with 'context', the attention core.
     A naive (non-flash) attention kernel computes the full s x s score matrix even when causal.
     """
     if recompute == "none":
@@ -162,7 +179,8 @@ def recompute_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, ca
             flops += 2.0 * L * model.mla_up_params()
         return flops
     matmul = L_dense * layer_matmul_params(model, False) + L_moe * layer_matmul_params(model, True)
-    return 2.0 * matmul + L * core
+    kept = L_dense * remat_saved_weights(model, saved, False) + L_moe * remat_saved_weights(model, saved, True)
+    return 2.0 * (matmul - kept) + L * core * (0.0 if "context" in saved else 1.0)
 
 
 def hardware_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, causal: bool = True,

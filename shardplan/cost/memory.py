@@ -625,7 +625,9 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
         # everything, the mean dense / MoE layer's bytes
         r = recomputed_layers(p, n_layers)
         kept = (dense_l * per_tok[0] + moe_l * per_tok[1]) / n_layers if n_layers else 0.0
-        stored = r * beta * model.d_model / sigma + (n_layers - r) * kept
+        named = ((dense_l * remat_saved_bytes_per_token(model, training, layout, False)
+                  + moe_l * remat_saved_bytes_per_token(model, training, layout, True)) / n_layers if n_layers else 0.0)
+        stored = r * (beta * model.d_model / sigma + named) + (n_layers - r) * kept
         act = u * (stored * inflight + (full_layer if r else 0.0))
     elif p.recompute == "selective" and training.framework.selective_recompute == "every_other_matmul":
         # op-level selective checkpointing; MoE blocks recompute their routed experts (grouped_mm is not saved)
@@ -652,6 +654,29 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
         mtp = model.mtp_modules * 4 * beta * model.d_model / sigma
         act += u * ((1 + model.mtp_modules) * output_layer_bytes_per_token(model, training, layout) + mtp) * inflight
     return act
+
+
+def remat_saved_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout, moe: bool) -> float:
+    """Bytes per local token one fully recomputed layer keeps besides its input for ``ParallelConfig.remat_saved``
+    (MaxText's checkpoint names; beta = activation bytes, t = tp, sigma = the sequence shard):
+    qkv_proj beta (q + k + v widths) / t; context beta q / t; out_proj beta h / sigma; mlpwi beta (mlp_matrices - 1)
+    F / t (an MoE layer: top_k x the expert width over etp, plus the shared experts' over t); mlpwo beta h / sigma
+    (an MoE layer: top_k routed copies). 0 without ``remat_saved``. Example, Llama 2 7B at tp 1 with save_qkv_proj
+    (qkv_proj): 2 B x 3 x 4,096 = 24,576 B per token, beside the 8,192 B input."""
+    saved = layout.parallel.remat_saved or ()
+    if not saved:
+        return 0.0
+    beta, t, sigma, h = training.precision.activation_bytes, layout.parallel.tp, layout.seq_shard, model.d_model
+    inner = model.mlp_matrices - 1
+    if moe:
+        etp = layout.parallel.expert_tp
+        wi = inner * model.expert_ffn * (model.top_k / etp + model.n_shared_experts / t)
+        wo = (model.top_k + model.n_shared_experts) * h / sigma
+    else:
+        wi, wo = inner * model.ffn_dim / t, h / sigma
+    widths = {"qkv_proj": (model.q_dim + model.kv_dim + model.v_dim) / t, "context": model.q_dim / t,
+              "out_proj": h / sigma, "mlpwi": wi, "mlpwo": wo}
+    return beta * sum(widths[k] for k in saved)
 
 
 def offloaded_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:

@@ -276,7 +276,8 @@ def hardware_extra_flops_per_token(model: ModelSpec, training: TrainingSpec, lay
     rshare = (sum(recomputed_layers(p, n) for n in layout.stage_layers) / max(1, sum(layout.stage_layers))
               if p.recompute == "full" else 1.0)
     extra = rshare * F.recompute_flops_per_token(model, training.seq_len, p.recompute, training.causal,
-                                                 training.attention, fw.selective_recompute, p.recompute_modules)
+                                                 training.attention, fw.selective_recompute, p.recompute_modules,
+                                                 p.remat_saved or ())
     if fw.loss_chunks > 1:
         extra += (1 + model.mtp_modules) * 2.0 * model.d_model * model.vocab_size
     return extra

@@ -26,8 +26,10 @@ Sources read (AI-Hypercomputer/maxtext, the former google/maxtext):
   'minimal' saves the q/k/v, out and MLP projections and recomputes the attention context; 'full'
   saves nothing (``jax.checkpoint`` with no policy); 'custom' saves the tensors set to 'device'.
 
-Mapping: tp -> ``tensor`` (``tensor_sequence`` with sp: activations sharded on the sequence between
-the TP regions), cp -> ``context``, pp -> ``pipeline``, ep -> ``expert``, ZeRO-3 shards -> ``fsdp``,
+Mapping: tp -> ``tensor``, which also shards the activations between the TP regions (base.yml's logical axis
+rules put ``activation_embed``, ``activation_mlp`` and ``activation_heads`` on ``tensor``): the planner's tp
+with sp, so tp without sp is refused and both ``tensor`` and ``tensor_sequence`` are read back as tp + sp;
+cp -> ``context``, pp -> ``pipeline``, ep -> ``expert``, ZeRO-3 shards -> ``fsdp``,
 replicas -> ``data``. MaxText's ``embed`` logical rule shards the weights over fsdp, context and expert,
 so cp > 1 or ep > 1 need ZeRO-3 (the planner's ZeRO shard group is dp_shard x cp, the same set).
 Each degree is split into an ICI part and a DCN part, innermost axis first (tp, cp, expert, fsdp, data,
@@ -62,6 +64,16 @@ SOURCE = "MaxText src/MaxText/configs/base.yml (commit 003b416) + configs/types.
 #: axes in the planner's device order, innermost first (ICI is filled in this order)
 AXES = ("tensor", "tensor_sequence", "context", "expert", "fsdp", "data", "pipeline")
 _REMAT = {"none": "custom", "selective": "minimal", "full": "full"}
+#: MaxText's named policies that keep some matmul outputs under full remat (layers/decoders.py get_remat_policy),
+#: as ParallelConfig.remat_saved sets ('minimal' is the planner's selective recompute)
+_SAVED_POLICIES = {"minimal_with_context": ("qkv_proj", "context", "out_proj", "mlpwi", "mlpwo"),
+                   "save_dot_with_context_except_mlp": ("qkv_proj", "context", "out_proj"),
+                   "save_dot_except_mlpwi": ("qkv_proj", "out_proj", "mlpwo"),
+                   "save_dot_except_mlp": ("qkv_proj", "out_proj"), "save_qkv_proj": ("qkv_proj",),
+                   "save_out_proj": ("out_proj",)}
+#: the checkpoint names behind each remat_saved entry (MaxText's attention and MLP layers)
+_SAVED_TENSORS = {"qkv_proj": ("query_proj", "key_proj", "value_proj", "qkv_proj"), "context": ("context",),
+                  "out_proj": ("out_proj",), "mlpwi": ("mlpwi", "mlpwi_0", "mlpwi_1"), "mlpwo": ("mlpwo",)}
 #: the per-tensor knobs of ``remat_policy: custom`` (base.yml); all 'device' = save every named tensor
 REMAT_TENSORS = ("decoder_layer_input", "context", "mlpwi", "mlpwi_0", "mlpwi_1", "mlpwo", "query_proj",
                  "key_proj", "value_proj", "qkv_proj", "out_proj", "mla_q", "mla_kv")
@@ -76,6 +88,9 @@ def _check(ctx: ExportContext) -> None:
     p = ctx.p
     check_unexpressed(p, EXPORTER, _ALT)
     checks = [
+        (p.tp > 1 and not p.sp, f"tp={p.tp} without sequence parallelism (its tensor axis also shards the activations "
+         "between the TP regions: activation_embed / activation_mlp on 'tensor'; --sp prices that)",
+         "Megatron-LM (no --sequence-parallel)"),
         (p.pp > 1 and p.schedule in ("1f1b", "zero-bubble", "dualpipe"), f"schedule={p.schedule!r} (its circular pipeline runs "
          f"all forward then all backward: GPipe, or interleaved with repeats)",
          _TORCH if p.schedule == "1f1b" else "no exporter"),
@@ -108,8 +123,7 @@ def axis_degrees(ctx: ExportContext) -> dict[str, int]:
     _check(ctx)
     p = ctx.p
     d = dp_axes(p, "MaxText", _TORCH)
-    tensor = {"tensor_sequence" if p.sp else "tensor": p.tp}
-    return {"tensor": 1, "tensor_sequence": 1, **tensor, "context": p.cp, "expert": d.expert, "fsdp": d.fsdp,
+    return {"tensor": p.tp, "tensor_sequence": 1, "context": p.cp, "expert": d.expert, "fsdp": d.fsdp,
             "data": d.data, "pipeline": p.pp}
 
 
@@ -154,12 +168,7 @@ def overrides(ctx: ExportContext) -> dict:
     else:
         out["per_device_batch_size"] = tr.global_batch_size / (n * m)
         out["gradient_accumulation_steps"] = m
-    out["remat_policy"] = _REMAT[p.recompute]
-    if p.recompute == "none":
-        out.update({name: "device" for name in REMAT_TENSORS})
-    if p.offload_activation_layers:  # full remat with the saved layer inputs in host memory
-        out["remat_policy"] = "custom"
-        out.update({name: "remat" for name in REMAT_TENSORS} | {"decoder_layer_input": "offload"})
+    out.update(_remat_overrides(p))
     out["optimizer_memory_host_offload"] = p.offload_optimizer
     out["max_target_length"] = tr.seq_len
     if tr.precision.name == "fp32-params":  # MaxText's default: fp32 weights (no master copy), bf16 compute
@@ -176,6 +185,21 @@ def _bf16_weights(tr) -> bool:
     dtype (optax adamw with MaxText's default empty ``mu_dtype``), no fp32 master copy: the planner's
     bf16-mixed with ``optimizer_dtype`` 'bf16'."""
     return tr.precision.name == "bf16-mixed" and tr.optimizer_dtype == "bf16"
+
+
+def _remat_overrides(p) -> dict:
+    """remat_policy (and the custom policy's per-tensor knobs) of a layout: none -> custom with every tensor on
+    the device; selective -> minimal; full -> full, or the named policy keeping ``remat_saved``
+    (:data:`_SAVED_POLICIES`), else custom with those tensors on the device; layer-input offload -> custom with the
+    input offloaded."""
+    saved = tuple(sorted(p.remat_saved or ()))
+    named = {tuple(sorted(v)): k for k, v in _SAVED_POLICIES.items()}
+    if not p.offload_activation_layers and (not saved or saved in named):
+        out = {"remat_policy": named[saved] if saved else _REMAT[p.recompute]}
+        return out | ({name: "device" for name in REMAT_TENSORS} if p.recompute == "none" else {})
+    kept = {t for k in saved for t in _SAVED_TENSORS[k]}
+    return {"remat_policy": "custom"} | {name: "device" if name in kept else "remat" for name in REMAT_TENSORS} | {
+        "decoder_layer_input": "offload" if p.offload_activation_layers else "device"}
 
 
 def write(ctx: ExportContext) -> str:
@@ -270,10 +294,7 @@ def read(text: str, devices: int | None = None) -> Imported:
                           value="maxtext")
     notes: list[str] = []
     cfg = resolve_auto_axes(cfg, devices, notes)
-    for axis in ("fsdp_transpose", "sequence", "tensor_transpose", "context_autoregressive", "autoregressive"):
-        if _degree(cfg, axis) != 1:
-            raise ConfigError(f"MaxText axis {axis!r} has no planner equivalent", field="import", value=axis)
-    deg = {axis: _degree(cfg, axis) for axis in AXES}
+    deg = _folded_degrees(cfg, notes)
     n = 1
     for v in deg.values():
         n *= v
@@ -284,10 +305,11 @@ def read(text: str, devices: int | None = None) -> Imported:
     B = round(per_device * n * ga)
     m = int(_number(cfg, "num_pipeline_microbatches", ga))
     values = dict(dp=dp, zero_stage=zero, dp_shard=deg["fsdp"] * deg["expert"] if zero == 3 else None, tp=tp,
-                  sp=deg["tensor_sequence"] > 1, cp=deg["context"], ep=deg["expert"], pp=pp,
+                  sp=tp > 1, cp=deg["context"], ep=deg["expert"], pp=pp,
                   microbatch_size=max(1, B // (m * dp)),
-                  recompute=_recompute(cfg), offload_activation_layers=_offloaded_layers(cfg, text),
+                  offload_activation_layers=_offloaded_layers(cfg, text),
                   offload_optimizer=bool(cfg.get("optimizer_memory_host_offload", False)))
+    values["recompute"], values["remat_saved"] = _recompute(cfg, notes)
     if pp > 1:
         if values["offload_activation_layers"]:
             raise ConfigError(f"MaxText decoder_layer_input: offload with ici/dcn_pipeline_parallelism={pp}: the "
@@ -322,11 +344,41 @@ def _number(cfg: dict, key: str, default: float) -> float:
     return v
 
 
-def _recompute(cfg: dict) -> str:
-    """The planner's recompute of a remat_policy: 'none' (older MaxText) or 'custom' with every tensor
-    knob 'device' -> none; 'full', or 'custom' with every knob but an offloaded decoder_layer_input 'remat'
-    -> full; any other policy (minimal, save_*, a partial custom) saves some matmul outputs and recomputes
-    the rest -> selective."""
+def _folded_degrees(cfg: dict, notes: list[str]) -> dict[str, int]:
+    """The degree of each axis of :data:`AXES`, with MaxText's ``fsdp_transpose`` folded into ``fsdp`` (it shards
+    the weights and the batch as fsdp does, on the other weight dimension: base.yml logical_axis_rules) and
+    ``sequence`` into ``context`` (it shards the activations' sequence, the planner's cp; a note says so); a
+    ``quantization`` setting gets a note (priced at the precision given).
+
+    Raises:
+        ConfigError: tensor_transpose, context_autoregressive or autoregressive above 1 (no planner equivalent).
+    """
+    for axis in ("tensor_transpose", "context_autoregressive", "autoregressive"):
+        if _degree(cfg, axis) != 1:
+            raise ConfigError(f"MaxText axis {axis!r} has no planner equivalent", field="import", value=axis)
+    deg = {axis: _degree(cfg, axis) for axis in AXES}
+    deg["fsdp"] *= _degree(cfg, "fsdp_transpose")
+    if _degree(cfg, "sequence") > 1:
+        deg["context"] *= _degree(cfg, "sequence")
+        notes.append(f"sequence parallelism {_degree(cfg, 'sequence')} read as cp (it shards the sequence; MaxText "
+                     "all-gathers the keys and values where the planner prices a ring)")
+    if cfg.get("quantization"):
+        notes.append(f"quantization={cfg['quantization']!r}: not priced (the planner has bf16 and fp8 matmuls: "
+                     "--precision fp8-mixed is the closest to int8)")
+    return deg
+
+
+def _recompute(cfg: dict, notes: list[str]) -> tuple[str, tuple[str, ...] | None]:
+    """(recompute, remat_saved) of a remat_policy: 'none' (older MaxText) or 'custom' with every tensor knob
+    'device' -> none; 'full' -> full; 'minimal' -> selective (the planner's MaxText selective recompute); the
+    named policies of :data:`_SAVED_POLICIES` -> full keeping their tensors; 'custom' -> full keeping the tensors
+    set to 'device' (the layer input is what full remat keeps anyway; an offloaded one is
+    ``offload_activation_layers``); offloaded tensors hold no device memory and are priced as recomputed (a note
+    says so), as are qkv_proj_offloaded and minimal_offloaded.
+
+    Raises:
+        ConfigError: an unknown policy or knob value.
+    """
     policy = cfg.get("remat_policy", "full")
     if policy not in _POLICIES:
         raise ConfigError(f"MaxText remat_policy={policy!r}: legal: {', '.join(_POLICIES)}", field="remat_policy",
@@ -336,11 +388,22 @@ def _recompute(cfg: dict) -> str:
             raise ConfigError(f"MaxText {t}={cfg[t]!r}: legal: remat, device, offload", field=t, value=cfg[t],
                               legal=["remat", "device", "offload"])
     defaults = {t: "remat" for t in REMAT_TENSORS} | {"decoder_layer_input": "device"}  # base.yml defaults
-    if policy == "none" or (policy == "custom" and all(cfg.get(t, defaults[t]) == "device" for t in REMAT_TENSORS)):
-        return "none"
-    if policy == "custom" and all(cfg.get(t, defaults[t]) in ("remat", "offload") for t in REMAT_TENSORS):
-        return "full"
-    return "full" if policy == "full" else "selective"
+    knobs = {t: cfg.get(t, defaults[t]) for t in REMAT_TENSORS}
+    if policy == "none" or (policy == "custom" and all(v == "device" for v in knobs.values())):
+        return "none", None
+    if policy in _SAVED_POLICIES:
+        return "full", _SAVED_POLICIES[policy]
+    if policy in ("qkv_proj_offloaded", "minimal_offloaded"):
+        notes.append(f"remat_policy={policy}: the offloaded projections are priced as recomputed (full recompute; "
+                     "the planner has no partial host offload)")
+    if policy != "custom":
+        return ("selective" if policy == "minimal" else "full"), None
+    offloaded = sorted(t for t, v in knobs.items() if v == "offload" and t != "decoder_layer_input")
+    if offloaded:
+        notes.append(f"remat_policy=custom offloads {', '.join(offloaded)}: priced as recomputed (the planner has no "
+                     "partial host offload)")
+    saved = tuple(k for k, names in _SAVED_TENSORS.items() if any(knobs[t] == "device" for t in names))
+    return "full", saved or None
 
 
 def _precision_of(cfg: dict, notes: list[str]) -> tuple[str | None, str | None]:
@@ -383,21 +446,14 @@ def _check_vocab_tiling(tiles: int, tokens: float) -> None:
 
 def _offloaded_layers(cfg: dict, text: str) -> int:
     """``offload_activation_layers`` of a config: every layer (the model's count, from the shardplan header or
-    ``base_num_decoder_layers``) when ``remat_policy: custom`` offloads ``decoder_layer_input`` and remats every
-    other tensor (full remat, inputs on the host); 0 otherwise.
+    ``base_num_decoder_layers``) when ``remat_policy: custom`` offloads ``decoder_layer_input`` (full remat with the
+    inputs on the host; the other knobs are read by :func:`_recompute`); 0 otherwise.
 
     Raises:
-        ConfigError: layer-input offload with other tensors kept or offloaded (no planner equivalent), or
-            without a layer count.
+        ConfigError: layer-input offload without a layer count.
     """
     if cfg.get("remat_policy") != "custom" or cfg.get("decoder_layer_input") != "offload":
         return 0
-    others = {t: cfg.get(t, "remat") for t in REMAT_TENSORS if t != "decoder_layer_input"}
-    kept = sorted(t for t, v in others.items() if v != "remat")
-    if kept:
-        raise ConfigError(f"MaxText decoder_layer_input: offload with {', '.join(kept)} not 'remat': the planner prices "
-                          "layer-input offload only under full remat; legal: every other remat knob 'remat'",
-                          field="decoder_layer_input", value="offload")
     n = read_meta(text).get("n_layers")
     if n is None:
         n = cfg.get("base_num_decoder_layers")
@@ -424,5 +480,5 @@ def _pipeline_values(cfg: dict, n_layers: int | None, pp: int) -> dict:
 
 
 EXPORTER = Exporter(name="maxtext", title="MaxText", source=SOURCE, suffix=".yml",
-                    expresses=("offload_optimizer", "offload_activation_layers"), write=write, read=read,
+                    expresses=("offload_optimizer", "offload_activation_layers", "remat_saved"), write=write, read=read,
                     precisions=("bf16-mixed", "fp32-params"), optimizer_dtypes=("fp32", "bf16"))

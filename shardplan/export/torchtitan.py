@@ -218,8 +218,23 @@ def read(text: str, devices: int | None = None) -> Imported:
                               field="microbatch_size", value=mbs)
         values.update(_pipeline_values(par, read_meta(text).get("n_layers"), pp, notes))
         values["pipeline_flushes"] = accumulation
+    _model_notes(cfg, notes)
     return Imported(parallel_from(values), devices=rep * shard * tp * pp * cp, seq_len=tr.get("seq_len"),
                     global_batch=glob, framework="torchtitan", notes=tuple(notes))
+
+
+def _model_notes(cfg: dict, notes: list[str]) -> None:
+    """Notes for what the plan file does not carry: the [model] flavor (give --model) and float8 training
+    (``[model] converters = ["float8"]``, or the older ``[float8] enable_float8_linear``: --precision fp8-mixed)."""
+    model = cfg.get("model") if isinstance(cfg.get("model"), dict) else {}
+    converters = model.get("converters") or []
+    old = cfg.get("float8") if isinstance(cfg.get("float8"), dict) else {}
+    if (isinstance(converters, list) and "float8" in converters) or old.get("enable_float8_linear"):
+        notes.append("float8 linears ([model] converters): price them with --precision fp8-mixed (the plan file records "
+                     "only the layout)")
+    if model.get("name") or model.get("flavor"):
+        notes.append(f"[model] {model.get('name', '')} {model.get('flavor', '')}: give the matching --model "
+                     "(the plan file records only the layout)")
 
 
 def _single_stage_split(par: dict, n_layers: int | None, pp: int, notes: list[str]) -> dict:

@@ -82,17 +82,18 @@ _TITAN_ALLOC = ("not fitted on torchtitan rows (the shared rows publish no memor
                 "stage term and allocator base) and the runtime context estimated there (2 GiB); docs/accuracy.md's "
                 "public runs compare it with the torchtitan rows that publish memory")
 
-_MAXTEXT_LOGITS = ("MaxText configs/base.yml cast_logits_to_fp32: true (layers/decoders.py casts the output head's "
-                   "logits to fp32, a convert XLA fuses into the dot's output): 4 B per vocab element; the cross-entropy "
-                   "(max_utils.cross_entropy_with_logits) compiles to element-wise fusions that read those logits and "
-                   "write their fp32 gradient, which XLA's buffer assignment may place in the logits' buffer once they "
-                   "are dead, so no second copy is counted. Set after a scouting pass read tpu-recipes' Trillium "
-                   "READMEs (MaxText, Llama 3.1 8B / 70B with layer inputs on the host, 32 GiB v6e chips): at 6 B "
-                   "(bf16 logits + an fp32 softmax) 8 of 10 runs that ran were predicted not to fit; the 8B run with "
-                   "5 x 8,192 tokens per chip bounds the count at about 4.3 B given the other terms. With them, "
-                   "recompute_after_loss: XLA on TPU schedules under a memory limit, and the runs that fit show the "
-                   "last layer's recompute working set and the logits were not alive together (8 of the 10 fit with "
-                   "both changes, 4 with the logit count alone)")
+_MAXTEXT_LOGITS = ("MaxText's output head computes the logits in its compute dtype (bf16; configs/base.yml dtype) and "
+                   "casts them to fp32 (cast_logits_to_fp32: true, layers/decoders.py); the cast, the soft cap and the "
+                   "cross-entropy (max_utils.cross_entropy_with_logits) are element-wise work XLA fuses into the "
+                   "consumers of the dot's bf16 output, and the loss's gradient fusion writes the bf16 gradient of the "
+                   "dot output, which XLA's buffer assignment may place in the logits' buffer once they are dead: 2 B "
+                   "per vocab element. Bounds from runs that fit 32 GiB v6e chips (scouting passes, 2026-12): tpu-recipes "
+                   "Llama 3.1 8B at 5 x 8,192 tokens per chip on 64 chips (a step log) allows about 4.3 B, MaxText's "
+                   "benchmark configs Gemma 2 9B at 3 x 8,192 (256k vocabulary, 'only runs on v6e-256') about 3.2 B "
+                   "and Llama 3 70B with the optimizer on the host about 3.4 B; at 6 B (bf16 logits + an fp32 "
+                   "softmax) 8 of tpu-recipes' 10 Trillium runs were predicted not to fit. recompute_after_loss: XLA "
+                   "on TPU schedules under a memory limit, and those runs show the last layer's recompute working set "
+                   "and the logits were not alive together")
 _TITAN_ZERO = ("torchtitan parallelize.py: FSDP2 fully_shard over the dp_shard x cp mesh (dp_shard_cp), with "
                "reshard_after_forward per fsdp_reshard_after_forward (never: ZeRO-2; always: ZeRO-3), DDP (replicate) "
                "without sharding; FSDP2 shards gradients with the optimizer state, so no ZeRO-1, and cp > 1 alone "
@@ -222,14 +223,23 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "dp_bucket_min_params": _MEGATRON_BUCKETS, "dp_bucket_params_per_rank": _MEGATRON_BUCKETS,
                                   "allocator_overhead": _MEGATRON_RUNTIME, "context_bytes": _MEGATRON_RUNTIME}),
         FrameworkProfile(name="maxtext", moe_routed_copies=2, activation_offload="remat_inputs", module_recompute=False, vocab_divisible_by=1,
-                         zero3_gather_compute_dtype=True, schedules=("gpipe",), zero_stages=(0, 1, 3), logit_bytes=4.0,
-                         recompute_after_loss=True, weight_sharding_axes=("cp", "ep"),
+                         zero3_gather_compute_dtype=True, schedules=("gpipe",), zero_stages=(0, 1, 3), logit_bytes=2.0,
+                         recompute_after_loss=True, weight_sharding_axes=("cp", "ep"), tp_requires_sp=True,
+                         named_remat=True,
                          sources={"vocab_divisible_by": _NO_PAD, "logit_bytes": _MAXTEXT_LOGITS,
                                   "recompute_after_loss": _MAXTEXT_LOGITS,
                                   "weight_sharding_axes": "MaxText's logical axis rules (configs/base.yml "
                                   "logical_axis_rules) shard the 'embed' dimension of the weights over fsdp, "
                                   "sequence, context and expert: cp or ep > 1 shards the weights (ZeRO-3); "
                                   "shardplan/export/maxtext.py refuses cp / ep with ZeRO-0/1 likewise",
+                                  "named_remat": "MaxText layers/decoders.py get_remat_policy: minimal, "
+                                  "save_dot_with_context_except_mlp, save_dot_except_mlpwi, save_dot_except_mlp, "
+                                  "save_qkv_proj and save_out_proj are jax.checkpoint_policies.save_only_these_names "
+                                  "of the checkpoint names query/key/value_proj, context, out_proj, mlpwi(_0/_1), "
+                                  "mlpwo; custom keeps the tensors set to 'device'",
+                                  "tp_requires_sp": "MaxText configs/base.yml logical_axis_rules: activation_embed, "
+                                  "activation_mlp and activation_heads on the 'tensor' axis (activation_batch not): the "
+                                  "saved activations between the TP regions are sharded tp ways, the planner's sp",
                                   "activation_offload": "MaxText configs/base.yml: remat_policy 'custom' takes per-tensor "
                                   "knobs ('remat' | 'device' | 'offload'), decoder_layer_input among them; with every "
                                   "other knob 'remat' that is full recompute whose saved layer inputs live in host memory "
@@ -459,10 +469,12 @@ def profile_from_mapping(data: dict, where: str = "framework", folder: Path | No
 #: stages, since the runtime implements GPipe, 1F1B and zero-bubble schedules and every ZeRO stage itself
 JAX_RUNTIME = FRAMEWORKS["maxtext"].model_copy(update={
     "schedules": ("gpipe", "1f1b", "interleaved", "zero-bubble"), "zero_stages": None, "activation_offload": False,
-    "logit_bytes": None, "recompute_after_loss": False,
+    "logit_bytes": None, "recompute_after_loss": False, "tp_requires_sp": False, "weight_sharding_axes": (),
+    "named_remat": False,
     "released_schedules": ("gpipe", "1f1b", "interleaved"),
     "sources": {**{k: v for k, v in FRAMEWORKS["maxtext"].sources.items()
-                   if k not in ("logit_bytes", "recompute_after_loss")},
+                   if k not in ("logit_bytes", "recompute_after_loss", "tp_requires_sp", "weight_sharding_axes",
+                                "named_remat")},
                 "released_schedules": "shardplan.jax.pipeline runs zero-bubble as 1F1B (docs/runtime.md): its smaller "
                 "bubble is the planner's"}})
 

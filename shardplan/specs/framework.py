@@ -279,8 +279,11 @@ class FrameworkProfile(BaseModel):
             must use one of the profile's weight-sharding ZeRO stages (``zero_stages`` of 2 and up; MaxText's
             'embed' rule shards the weights over the context and expert axes: ZeRO-3; torchtitan's FSDP shards over
             data_parallel_shard x context_parallel: ZeRO-2/3). Validation refuses other stages.
-        tp_requires_sp: tensor parallelism always shards the sequence between the blocks (torchtitan's TP plan
-            shards the norms' sequence: ``sp`` with every tp > 1).
+        tp_requires_sp: tensor parallelism always shards the activations between the blocks (torchtitan's TP plan
+            shards the norms' sequence, MaxText's tensor axis the activations' embed dimension: ``sp`` with every
+            tp > 1).
+        named_remat: full recompute may keep named matmul outputs (``ParallelConfig.remat_saved``: MaxText's
+            remat policies minimal, save_qkv_proj, save_dot_except_mlpwi, ...); other profiles refuse it.
         moe_routed_copies: copies of each routed token (top_k x h per token, the MoE load included) a
             MoE layer keeps for the backward. 1: the router's probabilities travel with the tokens and
             are applied inside the expert's activation, so only the first expert GEMM's input is kept
@@ -375,6 +378,7 @@ class FrameworkProfile(BaseModel):
     context_parallel: bool = True
     weight_sharding_axes: tuple[Literal["cp", "ep"], ...] = ()
     tp_requires_sp: bool = False
+    named_remat: bool = False
     expert_parallel: bool = True
     moe_tensor_parallel: bool = True
     pipeline_parallel: bool = True
