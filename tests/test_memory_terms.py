@@ -838,3 +838,21 @@ def test_remat_saved_keeps_the_named_outputs_and_skips_their_recompute():
                  TrainingSpec(seq_len=2048, global_batch_size=32), 8)
     with pytest.raises(ConfigError, match="needs recompute='full'"):
         validate(ParallelConfig(recompute="selective", remat_saved=("qkv_proj",)), m, tr, 8)
+
+
+def test_maxtext_minimal_keeps_the_named_matmul_outputs():
+    # MaxText's 'minimal' remat (the maxtext profile's selective): per token and layer of Llama 2 7B (h 4,096,
+    # F 11,008, MHA, tp 1, bf16) the input 8,192 B, q/k/v 24,576 B, out_proj 8,192 B, gate + up 44,032 B and
+    # down 8,192 B: 93,184 B; one layer's recomputed rest (its no-recompute bytes A less those) while it runs; the
+    # output layer keeps its two inputs (2 x 2 B x 4,096 per token). 8,192 local tokens (mbs 4 x 2,048)
+    from shardplan.cost.memory import activation_bytes_per_token
+    from shardplan.cost.step import estimate
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    m = MODELS["llama-2-7b"]
+    tr = TrainingSpec(seq_len=2048, global_batch_size=32, framework=framework_profile("maxtext"))
+    e = estimate(m, HARDWARE["tpu-v5p"], tr, ParallelConfig(zero_stage=3, microbatch_size=4, recompute="selective"), 8)
+    a = activation_bytes_per_token(m, tr, e.layout, False)
+    assert e.memory.activations == pytest.approx(8192 * (32 * 93_184 + (a - 93_184) + 2 * 2 * 4096))
+    # against no recompute (32 x A per token, A = 131,712 B here): 93,184 / 131,712 = 0.71 of it is kept
+    assert a == 131_712 and e.memory.activations < 0.75 * 8192 * 32 * a

@@ -369,6 +369,8 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
         elem += cnt * 3 * lt.fwd_elem
         if p.recompute == "full":
             rec += cnt * (lt.fwd - remat_saved_fwd_s(model, lt, moe, p.remat_saved)) * share
+        elif p.recompute == "selective" and training.framework.selective_recompute == "named_dots":
+            rec += cnt * (lt.fwd_attn + lt.fwd_elem)  # MaxText 'minimal': attention core and element-wise work
         elif p.recompute == "selective" and training.framework.selective_recompute == "every_other_matmul":
             rec += cnt * (lt.fwd_mm_every_other + lt.fwd_elem)  # op-level: half the matmuls, every element-wise op
         elif p.recompute == "selective":

@@ -629,6 +629,8 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
                   + moe_l * remat_saved_bytes_per_token(model, training, layout, True)) / n_layers if n_layers else 0.0)
         stored = r * (beta * model.d_model / sigma + named) + (n_layers - r) * kept
         act = u * (stored * inflight + (full_layer if r else 0.0))
+    elif p.recompute == "selective" and training.framework.selective_recompute == "named_dots":
+        act = u * named_dots_stored_bytes(model, training, layout, dense_l, moe_l, inflight)
     elif p.recompute == "selective" and training.framework.selective_recompute == "every_other_matmul":
         # op-level selective checkpointing; MoE blocks recompute their routed experts (grouped_mm is not saved)
         stored = (dense_l * op_sac_bytes_per_token(model, training, layout)
@@ -656,14 +658,39 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
     return act
 
 
-def remat_saved_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout, moe: bool) -> float:
+#: what MaxText's 'minimal' remat policy keeps besides the layer input (layers/decoders.py minimal_policy): every
+#: named matmul output; the attention core and the element-wise work are recomputed
+NAMED_DOTS = ("qkv_proj", "out_proj", "mlpwi", "mlpwo")
+
+
+def named_dots_stored_bytes(model: ModelSpec, training: TrainingSpec, layout: Layout, dense_l: int, moe_l: int,
+                            inflight: float) -> float:
+    """Bytes per local token a stage stores under selective recompute of the 'named_dots' kind
+    (``FrameworkProfile.selective_recompute``, MaxText's 'minimal' policy): each layer's input (beta h / sigma) and
+    its named matmul outputs (:data:`NAMED_DOTS`, :func:`remat_saved_bytes_per_token`) for every in-flight
+    microbatch, plus one layer's recomputed rest while its backward runs (the layer's no-recompute bytes less what
+    is stored, :func:`activation_bytes_per_token`)."""
+    n = dense_l + moe_l
+    if not n:
+        return 0.0
+    beta, h, sigma = training.precision.activation_bytes, model.d_model, layout.seq_shard
+    per = {moe: beta * h / sigma + remat_saved_bytes_per_token(model, training, layout, moe, NAMED_DOTS)
+           for moe in (False, True)}
+    full = {moe: activation_bytes_per_token(model, training, layout, moe) if (moe_l if moe else dense_l) else 0.0
+            for moe in (False, True)}
+    rest = max(max(full[m] - per[m], 0.0) for m in (False, True) if (moe_l if m else dense_l))
+    return (dense_l * per[False] + moe_l * per[True]) * inflight + rest
+
+
+def remat_saved_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout, moe: bool,
+                                saved: tuple[str, ...] | None = None) -> float:
     """Bytes per local token one fully recomputed layer keeps besides its input for ``ParallelConfig.remat_saved``
     (MaxText's checkpoint names; beta = activation bytes, t = tp, sigma = the sequence shard):
     qkv_proj beta (q + k + v widths) / t; context beta q / t; out_proj beta h / sigma; mlpwi beta (mlp_matrices - 1)
     F / t (an MoE layer: top_k x the expert width over etp, plus the shared experts' over t); mlpwo beta h / sigma
-    (an MoE layer: top_k routed copies). 0 without ``remat_saved``. Example, Llama 2 7B at tp 1 with save_qkv_proj
+    (an MoE layer: top_k routed copies); ``saved`` replaces the layout's set. 0 without one. Example, Llama 2 7B at tp 1 with save_qkv_proj
     (qkv_proj): 2 B x 3 x 4,096 = 24,576 B per token, beside the 8,192 B input."""
-    saved = layout.parallel.remat_saved or ()
+    saved = layout.parallel.remat_saved or () if saved is None else saved
     if not saved:
         return 0.0
     beta, t, sigma, h = training.precision.activation_bytes, layout.parallel.tp, layout.seq_shard, model.d_model

@@ -225,13 +225,18 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile(name="maxtext", moe_routed_copies=2, activation_offload="remat_inputs", module_recompute=False, vocab_divisible_by=1,
                          zero3_gather_compute_dtype=True, schedules=("gpipe",), zero_stages=(0, 1, 3), logit_bytes=2.0,
                          recompute_after_loss=True, weight_sharding_axes=("cp", "ep"), tp_requires_sp=True,
-                         named_remat=True,
+                         named_remat=True, selective_recompute="named_dots",
                          sources={"vocab_divisible_by": _NO_PAD, "logit_bytes": _MAXTEXT_LOGITS,
                                   "recompute_after_loss": _MAXTEXT_LOGITS,
                                   "weight_sharding_axes": "MaxText's logical axis rules (configs/base.yml "
                                   "logical_axis_rules) shard the 'embed' dimension of the weights over fsdp, "
                                   "sequence, context and expert: cp or ep > 1 shards the weights (ZeRO-3); "
                                   "shardplan/export/maxtext.py refuses cp / ep with ZeRO-0/1 likewise",
+                                  "selective_recompute": "MaxText layers/decoders.py minimal_policy (remat_policy "
+                                  "'minimal', the planner's selective for MaxText: export / import map one to the "
+                                  "other): jax.checkpoint_policies.save_only_these_names of query/key/value_proj, "
+                                  "qkv_proj, out_proj, mlpwi(_0/_1) and mlpwo; the attention core and the "
+                                  "element-wise work are recomputed",
                                   "named_remat": "MaxText layers/decoders.py get_remat_policy: minimal, "
                                   "save_dot_with_context_except_mlp, save_dot_except_mlpwi, save_dot_except_mlp, "
                                   "save_qkv_proj and save_out_proj are jax.checkpoint_policies.save_only_these_names "

@@ -247,7 +247,9 @@ class FrameworkProfile(BaseModel):
             selective checkpointing, ``torchtitan/distributed/activation_checkpoint.py``: inside each
             block only the outputs of the scaled-dot-product attention kernel and of the 1st, 3rd,
             5th, ... ``aten.mm`` are saved; every other matmul and every element-wise op is recomputed
-            in the backward: :func:`shardplan.cost.memory.op_sac_bytes_per_token`).
+            in the backward: :func:`shardplan.cost.memory.op_sac_bytes_per_token`) or 'named_dots' (MaxText's
+            'minimal' remat policy: the layer input and every named matmul output are kept, the attention core and
+            the element-wise work recomputed: :func:`shardplan.cost.memory.named_dots_stored_bytes`).
         attention_kernel: the fused attention kernel the framework calls ('fa2' FlashAttention-2,
             'fa3' FlashAttention-3, 'cudnn' cuDNN fused attention, 'triton' the Triton FlashAttention
             llm-foundry's MPT models run (``attn_impl: triton``); None: the framework's default,
@@ -367,7 +369,7 @@ class FrameworkProfile(BaseModel):
     usable_hbm_fraction: float = Field(default=1.0, ge=0.5, le=1.0)
     pipeline_split: Literal["balanced", "cost_greedy"] = "balanced"
     layout_defaults: dict[Literal["sp", "tp_overlap"], bool] = Field(default_factory=dict)
-    selective_recompute: Literal["attention", "every_other_matmul"] = "attention"
+    selective_recompute: Literal["attention", "every_other_matmul", "named_dots"] = "attention"
     attention_kernel: Literal["fa2", "fa3", "cudnn", "triton"] | None = None
     schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble", "dualpipe"], ...] | None = Field(default=None,
                                                                                                min_length=1)
