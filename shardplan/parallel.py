@@ -691,6 +691,24 @@ def recomputed_layers(p: ParallelConfig, layers: int) -> float:
     return float(min(layers, p.recompute_layers * p.virtual_stages))
 
 
+#: what MaxText's 'minimal' remat policy keeps besides the layer input (layers/decoders.py minimal_policy): every
+#: named matmul output; the attention core and the element-wise work are recomputed
+NAMED_DOTS = ("qkv_proj", "out_proj", "mlpwi", "mlpwo")
+
+
+def named_remat(p: ParallelConfig, selective_kind: str) -> tuple[str, ...] | None:
+    """The matmul outputs a full-style recompute keeps, for a framework whose selective recompute is of kind
+    ``selective_kind`` (``FrameworkProfile.selective_recompute``): ``remat_saved`` (or none) under full recompute,
+    :data:`NAMED_DOTS` under selective recompute of the 'named_dots' kind (MaxText's 'minimal' is full remat that
+    keeps every named matmul output, priced so: the same policy as ``--recompute full --remat-saved
+    qkv_proj,out_proj,mlpwi,mlpwo``); None for any other recompute."""
+    if p.recompute == "full":
+        return p.remat_saved or ()
+    if p.recompute == "selective" and selective_kind == "named_dots":
+        return NAMED_DOTS
+    return None
+
+
 def recompute_share(p: ParallelConfig, layers: int) -> float:
     """:func:`recomputed_layers` over ``layers`` (1 with every layer recomputed; 0 without full recompute)."""
     return recomputed_layers(p, layers) / layers if layers else 0.0

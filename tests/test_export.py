@@ -1322,3 +1322,31 @@ def test_torchtitan_import_notes_float8_and_the_model_flavor():
             'data_parallel_shard_degree = 8\n[training]\nlocal_batch_size = 1\nseq_len = 8192\n')
     notes = import_config("torchtitan", text).notes
     assert any("fp8-mixed" in n for n in notes) and any("llama3 8B" in n for n in notes), notes
+
+
+def test_maxtext_minimal_with_context_and_context_axis_round_trip():
+    # every named tensor saved is MaxText's minimal_with_context (minimal_flash, its older name, reads the same);
+    # a context axis without fsdp still shards the weights (MaxText's embed rule): ZeRO-3
+    base = {"ici_data_parallelism": 4, "ici_context_parallelism": 2, "per_device_batch_size": 1,
+            "max_target_length": 8192}
+    for policy in ("minimal_with_context", "minimal_flash"):
+        got = import_config("maxtext", yaml.safe_dump({**base, "remat_policy": policy})).parallel
+        assert got.remat_saved == ("qkv_proj", "context", "out_proj", "mlpwi", "mlpwo") and got.zero_stage == 3
+        assert (got.cp, got.dp, got.dp_shard) == (2, 4, 1)
+
+
+def test_torchtitan_interleaved_without_layers_per_stage_cuts_with_its_weights():
+    # Interleaved1F1B without layers_per_stage: 2 stages per rank; 32 layers + the embedding and head weighing
+    # 1 each = 34 effective over 8 stages: 5, 5, 4 x 6 -> 4, 5, 4, 4, 4, 4, 4, 3 layers; rank r holds stages r
+    # and r + 4: 8, 9, 8, 7
+    text = ('# shardplan-meta: {"n_layers": 32}\n[parallelism]\ndata_parallel_shard_degree = 4\n'
+            'pipeline_parallel_degree = 4\npipeline_parallel_schedule = "Interleaved1F1B"\n'
+            '[training]\nlocal_batch_size = 8\nglobal_batch_size = 32\nseq_len = 4096\n')
+    p = import_config("torchtitan", text).parallel
+    assert (p.virtual_stages, p.pp_layers) == (2, (8, 9, 8, 7))
+    # one stage per rank is not a looped schedule; a negative weight names its key
+    with pytest.raises(ConfigError, match="at least 2 per rank"):
+        import_config("torchtitan", text.replace("[training]", "pipeline_parallel_layers_per_stage = 9\n[training]"))
+    with pytest.raises(ConfigError, match="pipeline_parallel_first_stage_less_layers=-1: legal: a whole number >= 0"):
+        import_config("torchtitan", text.replace("[training]",
+                                                 "pipeline_parallel_first_stage_less_layers = -1\n[training]"))

@@ -826,7 +826,9 @@ def test_remat_saved_keeps_the_named_outputs_and_skips_their_recompute():
     full = estimate(m, hw, tr, ParallelConfig(zero_stage=3, microbatch_size=4, recompute="full"), 8)
     qkv = estimate(m, hw, tr, ParallelConfig(zero_stage=3, microbatch_size=4, recompute="full",
                                              remat_saved=("qkv_proj",)), 8)
-    assert qkv.memory.activations - full.memory.activations == pytest.approx(8192 * 32 * 24_576)
+    # 32 layers keep 24,576 B more each; the layer being recomputed then holds its Q, K, V once (its working set no
+    # longer counts them): (32 - 1) x 8,192 x 24,576 = 6,241,124,352 B
+    assert qkv.memory.activations - full.memory.activations == pytest.approx(31 * 8192 * 24_576) == 6_241_124_352
     assert full.hardware_flops_per_step - qkv.hardware_flops_per_step == pytest.approx(
         32 * 2048 * 32 * 100_663_296, rel=1e-9)
     lt = layer_times(m, tr, hw, qkv.parallel, 8192, False)
@@ -843,8 +845,9 @@ def test_remat_saved_keeps_the_named_outputs_and_skips_their_recompute():
 def test_maxtext_minimal_keeps_the_named_matmul_outputs():
     # MaxText's 'minimal' remat (the maxtext profile's selective): per token and layer of Llama 2 7B (h 4,096,
     # F 11,008, MHA, tp 1, bf16) the input 8,192 B, q/k/v 24,576 B, out_proj 8,192 B, gate + up 44,032 B and
-    # down 8,192 B: 93,184 B; one layer's recomputed rest (its no-recompute bytes A less those) while it runs; the
-    # output layer keeps its two inputs (2 x 2 B x 4,096 per token). 8,192 local tokens (mbs 4 x 2,048)
+    # down 8,192 B: 93,184 B; the output layer keeps its two inputs (2 x 2 B x 4,096 per token). One layer's
+    # recomputed rest (A - 84,992 = 46,720 B) is not alive with the logits (32,000 x 2 B = 64,000 B per token, the
+    # larger), so it adds nothing. 8,192 local tokens (mbs 4 x 2,048)
     from shardplan.cost.memory import activation_bytes_per_token
     from shardplan.cost.step import estimate
     from shardplan.presets.hardware import HARDWARE
@@ -853,6 +856,41 @@ def test_maxtext_minimal_keeps_the_named_matmul_outputs():
     tr = TrainingSpec(seq_len=2048, global_batch_size=32, framework=framework_profile("maxtext"))
     e = estimate(m, HARDWARE["tpu-v5p"], tr, ParallelConfig(zero_stage=3, microbatch_size=4, recompute="selective"), 8)
     a = activation_bytes_per_token(m, tr, e.layout, False)
-    assert e.memory.activations == pytest.approx(8192 * (32 * 93_184 + (a - 93_184) + 2 * 2 * 4096))
+    assert e.memory.activations == pytest.approx(8192 * (32 * 93_184 + 2 * 2 * 4096))
+    assert e.memory.logits == 8192 * 32_000 * 2 and a - 84_992 < 64_000
     # against no recompute (32 x A per token, A = 131,712 B here): 93,184 / 131,712 = 0.71 of it is kept
     assert a == 131_712 and e.memory.activations < 0.75 * 8192 * 32 * a
+
+
+def test_maxtext_minimal_is_full_remat_keeping_the_named_dots():
+    # the same jax policy two ways: --recompute selective under the maxtext profile and --recompute full
+    # --remat-saved qkv_proj,out_proj,mlpwi,mlpwo price the same step, memory and HFU (an MoE model with ep; with
+    # tp > 1 the full form also re-runs the tp collectives of its recompute, which the fitted MaxText v5p rows,
+    # run with 'minimal', do not show)
+    from shardplan.cost.step import estimate
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    m = MODELS["mixtral-8x7b"]
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64, framework=framework_profile("maxtext"))
+    a = estimate(m, HARDWARE["tpu-v5p"], tr, ParallelConfig(zero_stage=3, ep=8, recompute="selective"), 32)
+    b = estimate(m, HARDWARE["tpu-v5p"], tr, ParallelConfig(zero_stage=3, ep=8, recompute="full",
+                                                            remat_saved=("qkv_proj", "out_proj", "mlpwi", "mlpwo")), 32)
+    assert a.step_s == pytest.approx(b.step_s, rel=1e-12) and a.memory.total == pytest.approx(b.memory.total)
+    assert a.hfu == pytest.approx(b.hfu, rel=1e-12)
+
+
+def test_remat_saved_on_mla_never_saves_more_than_the_layer():
+    # DeepSeek-V3 (MLA): Q/K/V and out_proj weigh the attention's own projections, so keeping everything leaves a
+    # non-negative recompute (the attention core and element-wise work, less than a forward) and HFU >= MFU
+    from shardplan.cost.flops import layer_matmul_params, remat_saved_weights
+    from shardplan.cost.step import estimate
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    m = MODELS["deepseek-v3"]
+    every = ("qkv_proj", "context", "out_proj", "mlpwi", "mlpwo")
+    assert remat_saved_weights(m, every, True) <= layer_matmul_params(m, True)
+    assert remat_saved_weights(m, ("qkv_proj", "out_proj"), False) == m.attention_matmul_params()
+    tr = TrainingSpec(seq_len=4096, global_batch_size=256, framework=framework_profile("maxtext"))
+    e = estimate(m, HARDWARE["tpu-v5p"], tr, ParallelConfig(zero_stage=3, ep=64, tp=4, sp=True, recompute="full",
+                                                            remat_saved=every), 256)
+    assert e.recompute_s >= 0 and e.hfu >= e.mfu

@@ -83,7 +83,7 @@ def test_megatron_writes_the_precision_aware_optimizer_and_others_refuse():
         export_text("torchtitan", e, "")
     m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=8,
                                  global_batch_tokens=None, optimizer_dtype="bf16", zero_stage=1)
-    with pytest.raises(ConfigError, match="optimizer_dtype='bf16'.*no exporter writes it"):
+    with pytest.raises(ConfigError, match="optimizer_dtype='bf16'.*MaxText .weight_dtype bfloat16"):
         export_text("megatron", estimate(m, hw, tr, pc, 8), "")
     # Megatron-LM's precision-aware optimizer needs its distributed optimizer (ZeRO-1)
     m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=8,

@@ -67,6 +67,9 @@ def plan_context_note(plan, e, specs: dict[str, Any] | None = None) -> None:
         given = specs or {}
         here = {k: given.get(k) for k in ("model", "hardware", "devices", "seq_len")}
         here["global_batch_size"] = given.get("global_batch")
+        hw_file = isinstance(given.get("hardware"), str) and given["hardware"].lower().endswith((".yaml", ".yml", ".json"))
+        if not hw_file:  # a hardware file may name its own framework; otherwise the default profile is megatron's
+            here["framework"] = given.get("framework") or "megatron"
         # preset names only: a file path names no spec until it is read
         here = {k: v for k, v in here.items() if (isinstance(v, int) and not isinstance(v, bool))
                 or (isinstance(v, str) and "/" not in v and not v.lower().endswith((".json", ".yaml", ".yml")))}

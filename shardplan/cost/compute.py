@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from shardplan.cost import flops as F
 from shardplan.cost.gemm import GemmDevice, GemmShape, attention_kernel, training_gemm_seconds
 from shardplan.cost.memory import StageParams, stage_params
-from shardplan.parallel import Layout, ParallelConfig, recompute_share, recomputed_layers
+from shardplan.parallel import Layout, ParallelConfig, named_remat, recompute_share, recomputed_layers
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
@@ -367,10 +367,9 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
     for lt, cnt, moe in ((dense_t, sp_.layers - sp_.moe_layers, False), (moe_t, sp_.moe_layers, True)):
         mm += cnt * (lt.fwd_mm + lt.bwd_mm + lt.fwd_attn + lt.bwd_attn)
         elem += cnt * 3 * lt.fwd_elem
-        if p.recompute == "full":
-            rec += cnt * (lt.fwd - remat_saved_fwd_s(model, lt, moe, p.remat_saved)) * share
-        elif p.recompute == "selective" and training.framework.selective_recompute == "named_dots":
-            rec += cnt * (lt.fwd_attn + lt.fwd_elem)  # MaxText 'minimal': attention core and element-wise work
+        saved = named_remat(p, training.framework.selective_recompute)
+        if saved is not None:  # full recompute, less the named matmul outputs kept (MaxText's policies)
+            rec += cnt * (lt.fwd - remat_saved_fwd_s(model, lt, moe, saved)) * (share if p.recompute == "full" else 1.0)
         elif p.recompute == "selective" and training.framework.selective_recompute == "every_other_matmul":
             rec += cnt * (lt.fwd_mm_every_other + lt.fwd_elem)  # op-level: half the matmuls, every element-wise op
         elif p.recompute == "selective":
@@ -391,7 +390,7 @@ def remat_saved_fwd_s(model: ModelSpec, lt: LayerTimes, moe: bool, saved: tuple[
     time taken in proportion to FLOPs) and, with 'context', the attention core's forward. 0 without ``saved``."""
     if not saved:
         return 0.0
-    share = F.remat_saved_weights(model, saved, moe) / F.layer_matmul_params(model, moe)
+    share = min(1.0, F.remat_saved_weights(model, saved, moe) / F.layer_matmul_params(model, moe))
     return lt.fwd_mm * share + (lt.fwd_attn if "context" in saved else 0.0)
 
 

@@ -124,13 +124,18 @@ def remat_saved_weights(model: ModelSpec, saved: tuple[str, ...], moe: bool) -> 
     (``ParallelConfig.remat_saved``, MaxText's checkpoint names), so that the backward does not run them again:
     qkv_proj the Q, K, V projections; out_proj the output projection; mlpwi the MLP's input matrices (gate and up,
     or up alone: mlp_matrices - 1 of them) and mlpwo its down matrix, of the routed top_k experts (and shared
-    experts) in an MoE layer. 'context' saves the attention core's output, no weights (its FLOPs:
+    experts) in an MoE layer (MLA: out_proj is heads x v_head_dim x h and qkv_proj the rest of the attention's
+    weights, down and up projections). 'context' saves the attention core's output, no weights (its FLOPs:
     :func:`attention_core_flops_fwd`). Example, Llama 2 7B (h 4096, F 11008, SwiGLU): qkv_proj 3 x 4096^2 =
     50,331,648; mlpwi 2 x 4096 x 11008 = 90,177,536."""
     w = projection_params(model)
     h = model.d_model
     f, copies = (model.expert_ffn, model.top_k + model.n_shared_experts) if moe else (model.ffn_dim, 1)
-    parts = {"qkv_proj": w["q"] + w["k"] + w["v"], "out_proj": w["o"], "context": 0,
+    out = w["o"]
+    if model.is_mla:  # MLA: the output projection is heads x v_head_dim -> h; Q/K/V are the rest of the attention
+        out = model.n_heads * (model.v_head_dim or model.head_dim) * h
+    qkv = model.attention_matmul_params() - out if model.is_mla else w["q"] + w["k"] + w["v"]
+    parts = {"qkv_proj": qkv, "out_proj": out, "context": 0,
              "mlpwi": (model.mlp_matrices - 1) * h * f * copies, "mlpwo": f * h * copies}
     return float(sum(parts[k] for k in saved))
 

@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.cost.flops import op_sac_matmuls
 from shardplan.cost.pipeline import stage_inflight
-from shardplan.parallel import Layout, cost_greedy_split, recomputed_layers
+from shardplan.parallel import Layout, cost_greedy_split, named_remat, recomputed_layers
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
 
@@ -620,17 +620,17 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
     sigma = layout.seq_shard
     beta = training.precision.activation_bytes
     inflight = stage_inflight(layout, stage)
-    if p.recompute == "full":
-        # the recomputed layers keep their input; the others (recompute_layers: past the first N of a chunk) keep
-        # everything, the mean dense / MoE layer's bytes
-        r = recomputed_layers(p, n_layers)
+    saved = named_remat(p, training.framework.selective_recompute)
+    if saved is not None:
+        # the recomputed layers keep their input (and the named outputs); the others (recompute_layers: past the
+        # first N of a chunk) keep everything, the mean dense / MoE layer's bytes; one layer's recomputed rest
+        # while its backward runs
+        r = recomputed_layers(p, n_layers) if p.recompute == "full" else float(n_layers)
         kept = (dense_l * per_tok[0] + moe_l * per_tok[1]) / n_layers if n_layers else 0.0
-        named = ((dense_l * remat_saved_bytes_per_token(model, training, layout, False)
-                  + moe_l * remat_saved_bytes_per_token(model, training, layout, True)) / n_layers if n_layers else 0.0)
-        stored = r * (beta * model.d_model / sigma + named) + (n_layers - r) * kept
-        act = u * (stored * inflight + (full_layer if r else 0.0))
-    elif p.recompute == "selective" and training.framework.selective_recompute == "named_dots":
-        act = u * named_dots_stored_bytes(model, training, layout, dense_l, moe_l, inflight)
+        named = {moe: remat_saved_bytes_per_token(model, training, layout, moe, saved) for moe in (False, True)}
+        mean_named = (dense_l * named[False] + moe_l * named[True]) / n_layers if n_layers else 0.0
+        stored = r * (beta * model.d_model / sigma + mean_named) + (n_layers - r) * kept
+        act = u * (stored * inflight + (full_layer - named[bool(moe_l)] if r else 0.0))
     elif p.recompute == "selective" and training.framework.selective_recompute == "every_other_matmul":
         # op-level selective checkpointing; MoE blocks recompute their routed experts (grouped_mm is not saved)
         stored = (dense_l * op_sac_bytes_per_token(model, training, layout)
@@ -656,30 +656,6 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
         mtp = model.mtp_modules * 4 * beta * model.d_model / sigma
         act += u * ((1 + model.mtp_modules) * output_layer_bytes_per_token(model, training, layout) + mtp) * inflight
     return act
-
-
-#: what MaxText's 'minimal' remat policy keeps besides the layer input (layers/decoders.py minimal_policy): every
-#: named matmul output; the attention core and the element-wise work are recomputed
-NAMED_DOTS = ("qkv_proj", "out_proj", "mlpwi", "mlpwo")
-
-
-def named_dots_stored_bytes(model: ModelSpec, training: TrainingSpec, layout: Layout, dense_l: int, moe_l: int,
-                            inflight: float) -> float:
-    """Bytes per local token a stage stores under selective recompute of the 'named_dots' kind
-    (``FrameworkProfile.selective_recompute``, MaxText's 'minimal' policy): each layer's input (beta h / sigma) and
-    its named matmul outputs (:data:`NAMED_DOTS`, :func:`remat_saved_bytes_per_token`) for every in-flight
-    microbatch, plus one layer's recomputed rest while its backward runs (the layer's no-recompute bytes less what
-    is stored, :func:`activation_bytes_per_token`)."""
-    n = dense_l + moe_l
-    if not n:
-        return 0.0
-    beta, h, sigma = training.precision.activation_bytes, model.d_model, layout.seq_shard
-    per = {moe: beta * h / sigma + remat_saved_bytes_per_token(model, training, layout, moe, NAMED_DOTS)
-           for moe in (False, True)}
-    full = {moe: activation_bytes_per_token(model, training, layout, moe) if (moe_l if moe else dense_l) else 0.0
-            for moe in (False, True)}
-    rest = max(max(full[m] - per[m], 0.0) for m in (False, True) if (moe_l if m else dense_l))
-    return (dense_l * per[False] + moe_l * per[True]) * inflight + rest
 
 
 def remat_saved_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout, moe: bool,
@@ -820,13 +796,16 @@ def recompute_logits_overlap(model: ModelSpec, training: TrainingSpec, layout: L
     Example: Llama 3.1 8B on 8 TPU v6e, 24,576 local tokens, 4 B per logit: logits 24,576 x 128,256 x 4 B =
     12.6 GB and a working set of w: min(w, 12.6 GB) comes off the activations."""
     p = layout.parallel
-    if p.recompute != "full" or not training.framework.recompute_after_loss:
+    if named_remat(p, training.framework.selective_recompute) is None or not training.framework.recompute_after_loss:
         return 0.0
     last = stage_params(model, layout, p.pp - 1)
-    if not recomputed_layers(p, last.layers):
+    if not (recomputed_layers(p, last.layers) if p.recompute == "full" else last.layers):
         return 0.0
     dense, moe = layer_activation_bytes(model, training, layout)
-    return min(layout.local_tokens * (moe if last.moe_layers else dense), logits)
+    saved = named_remat(p, training.framework.selective_recompute)
+    rest = (moe if last.moe_layers else dense) - remat_saved_bytes_per_token(model, training, layout,
+                                                                             bool(last.moe_layers), saved)
+    return min(layout.local_tokens * rest, logits)
 
 
 def model_state_terms(model: ModelSpec, training: TrainingSpec, layout: Layout, stage: int

@@ -37,7 +37,7 @@ from shardplan.cost.memory import (MemoryBreakdown, hbm_limit, memory_estimate, 
                                    runtime_owned)
 from shardplan.cost.pipeline import boundary_message_bytes, bubble_s, stall_rule, stall_s
 from shardplan.errors import ConfigError
-from shardplan.parallel import Layout, ParallelConfig, recomputed_layers, validate
+from shardplan.parallel import Layout, ParallelConfig, named_remat, recomputed_layers, validate
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
@@ -275,9 +275,10 @@ def hardware_extra_flops_per_token(model: ModelSpec, training: TrainingSpec, lay
     p, fw = layout.parallel, training.framework
     rshare = (sum(recomputed_layers(p, n) for n in layout.stage_layers) / max(1, sum(layout.stage_layers))
               if p.recompute == "full" else 1.0)
-    extra = rshare * F.recompute_flops_per_token(model, training.seq_len, p.recompute, training.causal,
-                                                 training.attention, fw.selective_recompute, p.recompute_modules,
-                                                 p.remat_saved or ())
+    saved = named_remat(p, fw.selective_recompute)  # MaxText's 'minimal' is full remat keeping the named outputs
+    extra = rshare * F.recompute_flops_per_token(model, training.seq_len, "full" if saved is not None else p.recompute,
+                                                 training.causal, training.attention, fw.selective_recompute,
+                                                 p.recompute_modules, saved or ())
     if fw.loss_chunks > 1:
         extra += (1 + model.mtp_modules) * 2.0 * model.d_model * model.vocab_size
     return extra

@@ -186,7 +186,8 @@ def check_training(training, exporter: Exporter, moe: bool = True) -> None:
                           value=training.framework.loss_chunks, legal=[1])
     opt = training.optimizer_dtype
     if opt not in exporter.optimizer_dtypes:
-        who = {"bf16-moments": "Megatron-LM (--use-precision-aware-optimizer --exp-avg-dtype bf16)"}
+        who = {"bf16-moments": "Megatron-LM (--use-precision-aware-optimizer --exp-avg-dtype bf16)",
+               "bf16": "MaxText (weight_dtype bfloat16, with --precision bf16-mixed)"}
         err = refuse_setting("optimizer_dtype", opt, exporter.optimizer_dtypes, who.get(opt, ""))
         if training.framework.optimizer_dtype == opt:  # not asked for: say where it came from
             err = ConfigError(f"{err} ({opt} is the {training.framework.label} profile's optimizer state)",

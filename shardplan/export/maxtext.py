@@ -67,6 +67,7 @@ _REMAT = {"none": "custom", "selective": "minimal", "full": "full"}
 #: MaxText's named policies that keep some matmul outputs under full remat (layers/decoders.py get_remat_policy),
 #: as ParallelConfig.remat_saved sets ('minimal' is the planner's selective recompute)
 _SAVED_POLICIES = {"minimal_with_context": ("qkv_proj", "context", "out_proj", "mlpwi", "mlpwo"),
+                   "minimal_flash": ("qkv_proj", "context", "out_proj", "mlpwi", "mlpwo"),  # the older name
                    "save_dot_with_context_except_mlp": ("qkv_proj", "context", "out_proj"),
                    "save_dot_except_mlpwi": ("qkv_proj", "out_proj", "mlpwo"),
                    "save_dot_except_mlp": ("qkv_proj", "out_proj"), "save_qkv_proj": ("qkv_proj",),
@@ -80,7 +81,8 @@ REMAT_TENSORS = ("decoder_layer_input", "context", "mlpwi", "mlpwi_0", "mlpwi_1"
 _ALT = {"tp_overlap": "Megatron-LM (--tp-comm-overlap)"}
 #: configs/types.py RematPolicy, plus 'none' (older, unvalidated MaxText configs)
 _POLICIES = ("full", "minimal", "save_dot_with_context_except_mlp", "save_dot_except_mlpwi", "save_dot_except_mlp",
-             "save_qkv_proj", "qkv_proj_offloaded", "custom", "minimal_offloaded", "save_out_proj", "none")
+             "save_qkv_proj", "qkv_proj_offloaded", "custom", "minimal_offloaded", "save_out_proj", "none",
+             "minimal_with_context", "minimal_flash")
 _TORCH = "Megatron-LM or torchtitan"
 
 
@@ -193,7 +195,7 @@ def _remat_overrides(p) -> dict:
     (:data:`_SAVED_POLICIES`), else custom with those tensors on the device; layer-input offload -> custom with the
     input offloaded."""
     saved = tuple(sorted(p.remat_saved or ()))
-    named = {tuple(sorted(v)): k for k, v in _SAVED_POLICIES.items()}
+    named = {tuple(sorted(v)): k for k, v in reversed(_SAVED_POLICIES.items())}  # the first name of a set wins
     if not p.offload_activation_layers and (not saved or saved in named):
         out = {"remat_policy": named[saved] if saved else _REMAT[p.recompute]}
         return out | ({name: "device" for name in REMAT_TENSORS} if p.recompute == "none" else {})
@@ -300,7 +302,8 @@ def read(text: str, devices: int | None = None) -> Imported:
         n *= v
     tp, pp = deg["tensor"] * deg["tensor_sequence"], deg["pipeline"]
     dp = deg["data"] * deg["fsdp"] * deg["expert"]
-    zero = 3 if deg["fsdp"] * deg["expert"] > 1 else (1 if cfg.get("shard_optimizer_over_data") else 0)
+    # the embed rule shards the weights over fsdp, context and expert alike: any of them above 1 is ZeRO-3
+    zero = 3 if deg["fsdp"] * deg["expert"] * deg["context"] > 1 else (1 if cfg.get("shard_optimizer_over_data") else 0)
     per_device, ga = _number(cfg, "per_device_batch_size", 12.0), int(_number(cfg, "gradient_accumulation_steps", 1))
     B = round(per_device * n * ga)
     m = int(_number(cfg, "num_pipeline_microbatches", ga))
@@ -403,6 +406,10 @@ def _recompute(cfg: dict, notes: list[str]) -> tuple[str, tuple[str, ...] | None
         notes.append(f"remat_policy=custom offloads {', '.join(offloaded)}: priced as recomputed (the planner has no "
                      "partial host offload)")
     saved = tuple(k for k, names in _SAVED_TENSORS.items() if any(knobs[t] == "device" for t in names))
+    unpriced = sorted(t for t in ("mla_q", "mla_kv") if knobs[t] == "device")
+    if unpriced:
+        notes.append(f"remat_policy=custom keeps {', '.join(unpriced)} on the device: not priced (the planner's "
+                     "remat_saved names the attention's Q/K/V, context and out_proj and the MLP's)")
     return "full", saved or None
 
 

@@ -233,29 +233,71 @@ def _model_notes(cfg: dict, notes: list[str]) -> None:
         notes.append("float8 linears ([model] converters): price them with --precision fp8-mixed (the plan file records "
                      "only the layout)")
     if model.get("name") or model.get("flavor"):
-        notes.append(f"[model] {model.get('name', '')} {model.get('flavor', '')}: give the matching --model "
+        notes.append(f"[model] {' '.join(str(model[k]) for k in ('name', 'flavor') if model.get(k))}: give the matching --model "
                      "(the plan file records only the layout)")
 
 
-def _single_stage_split(par: dict, n_layers: int | None, pp: int, notes: list[str]) -> dict:
-    """``pp_layers`` of a one-stage-per-rank pipeline as torchtitan cuts it (:func:`titan_stage_layers`, with
-    first / last_stage_less_layers, default 1 each), where uneven; {} when even, or when the model's layer count
-    is not in the file (a note then says the planner's own split is priced)."""
-    weights = [par.get(k, 1) for k in ("pipeline_parallel_first_stage_less_layers",
-                                       "pipeline_parallel_last_stage_less_layers")]
-    weights = [_degree({"w": w}, "w", 0) if w != 0 else 0 for w in weights]
+def _stage_weights(par: dict) -> tuple[int, int]:
+    """pipeline_parallel_first / last_stage_less_layers (torchtitan's defaults 1 and 1).
+
+    Raises:
+        ConfigError: a value that is not a whole number >= 0, naming the key.
+    """
+    out = []
+    for key in ("pipeline_parallel_first_stage_less_layers", "pipeline_parallel_last_stage_less_layers"):
+        v = par.get(key, 1)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ConfigError(f"torchtitan {key}={v!r}: legal: a whole number >= 0", field=key, value=v)
+        out.append(v)
+    return out[0], out[1]
+
+
+def _stage_split(par: dict, n_layers: int | None, pp: int, stages: int, notes: list[str]) -> dict:
+    """``pp_layers`` of a pipeline of ``stages`` stages (``stages / pp`` per rank) as torchtitan cuts it
+    (:func:`titan_stage_layers`, placed by :func:`rank_layers`), where uneven; {} when even, or when the model's
+    layer count is not in the file (a note then says the planner's own split is priced).
+
+    Raises:
+        ConfigError: a cut torchtitan itself refuses (a weight above the share, more stages than layers).
+    """
+    weights = _stage_weights(par)
     if n_layers is None:
         if any(weights):
             notes.append(f"pipeline_parallel_first/last_stage_less_layers {weights[0]} / {weights[1]}: torchtitan "
                          "cuts the stages around the embedding and LM head, but the file gives no layer count (a "
                          "'shardplan-meta' line): the planner's own split is priced")
         return {}
-    split = titan_stage_layers(n_layers, pp, *weights)
-    if split is None:
-        raise ConfigError(f"torchtitan cannot cut {n_layers} layers into pp={pp} stages with first/last_stage_less_layers "
-                          f"{weights[0]} / {weights[1]} (it raises: a stage left empty or a weight above the share)",
-                          field="pp_layers", value=None)
-    return {"pp_layers": split} if len(set(split)) > 1 else {}
+    chunks = titan_stage_layers(n_layers, stages, *weights)
+    if chunks is None:
+        raise ConfigError(f"torchtitan cannot cut {n_layers} layers into {stages} stages with first/last_stage_less_"
+                          f"layers {weights[0]} / {weights[1]} (it raises: more stages than layers, or a weight above "
+                          "the share)", field="pp_layers", value=None)
+    ranks = rank_layers(chunks, pp)
+    return {"pp_layers": ranks} if len(set(ranks)) > 1 else {}
+
+
+def _stage_count(par: dict, n_layers: int | None, pp: int, looped: bool) -> int:
+    """torchtitan's number of pipeline stages: ceil((n_layers + first_less + last_less) / layers_per_stage) when
+    ``pipeline_parallel_layers_per_stage`` is given, else pp x (2 for a looped schedule, 1 otherwise)
+    (distributed/pipeline_parallel.py).
+
+    Raises:
+        ConfigError: layers_per_stage without the layer count, or a stage count a schedule cannot run (not a multiple
+            of pp; one stage per rank for a looped schedule, more for a single-stage one).
+    """
+    if par.get("pipeline_parallel_layers_per_stage") is None:
+        return pp * (2 if looped else 1)
+    per = _degree(par, "pipeline_parallel_layers_per_stage")
+    if not n_layers:
+        raise ConfigError("pipeline_parallel_layers_per_stage: the stage count needs the model's layer count (a "
+                          "'shardplan-meta: {\"n_layers\": N}' comment line)", field="virtual_stages", value=None)
+    stages = -(-(n_layers + sum(_stage_weights(par))) // per)
+    ok = stages % pp == 0 and (stages // pp >= 2 if looped else stages == pp)
+    if not ok:
+        raise ConfigError(f"torchtitan: {stages} stages of {per} layers (the embedding and LM head weighed in) on pp={pp} "
+                          f"ranks: {'a looped schedule needs a multiple of pp, at least 2 per rank' if looped else 'a single-stage schedule needs exactly pp'}",
+                          field="virtual_stages", value=stages)
+    return stages
 
 
 def _degree(par: dict, key: str, default: int = 1) -> int:
@@ -308,8 +350,9 @@ def _pipeline_values(par: dict, n_layers_hint: int | None, pp: int, notes: list[
     ``ceil((n_layers + first_less + last_less) / layers_per_stage) / pp`` stages per rank, the first and
     last stages counting ``pipeline_parallel_first/last_stage_less_layers`` (default 1: the embedding,
     the LM head) as layers (torchtitan ``distributed/pipeline_parallel.py``), or 2 without
-    ``pipeline_parallel_layers_per_stage``; the layer count comes from the header's ``shardplan-meta``
-    line. The zero-bubble schedules (ZBVZeroBubble, InterleavedZeroBubble) are priced as the planner's
+    ``pipeline_parallel_layers_per_stage`` (:func:`_stage_count`), and every stage holds the layers torchtitan's
+    weighted cut gives it (:func:`_stage_split`: ``pp_layers`` where uneven); the layer count comes from the
+    header's ``shardplan-meta`` line. The zero-bubble schedules (ZBVZeroBubble, InterleavedZeroBubble) are priced as the planner's
     ZB-H1 zero-bubble schedule, with a note."""
     names = {v: k for k, v in _SCHEDULES.items()}
     given = par.get("pipeline_parallel_schedule", "1F1B")
@@ -321,28 +364,10 @@ def _pipeline_values(par: dict, n_layers_hint: int | None, pp: int, notes: list[
     if schedule is None:
         raise ConfigError(f"pipeline_parallel_schedule={given!r} has no planner equivalent; legal: "
                           f"{', '.join(names)}, ZBVZeroBubble, InterleavedZeroBubble", field="schedule", value=given)
-    if schedule != "interleaved":
-        return {"schedule": schedule, **_single_stage_split(par, n_layers_hint, pp, notes)}
-    per = par.get("pipeline_parallel_layers_per_stage")
-    if per is None:
-        return {"schedule": schedule, "virtual_stages": 2}
-    per = _degree(par, "pipeline_parallel_layers_per_stage")
-    if not n_layers_hint:
-        raise ConfigError("Interleaved1F1B with pipeline_parallel_layers_per_stage: the stages per rank need the "
-                          "model's layer count (a 'shardplan-meta: {\"n_layers\": N}' comment line)",
-                          field="virtual_stages", value=None)
-    extra = sum(_degree({k: par.get(k, 1)}, k, 0) if par.get(k, 1) != 0 else 0
-                for k in ("pipeline_parallel_first_stage_less_layers", "pipeline_parallel_last_stage_less_layers"))
-    stages = -(-(n_layers_hint + extra) // per)
-    if stages % pp:
-        raise ConfigError(f"Interleaved1F1B: {stages} stages of {per} layers (with the embedding and LM head counted as "
-                          f"{extra} layers) do not divide among pp={pp} ranks", field="virtual_stages", value=stages)
-    weights = [_degree({"w": par.get(k, 1)}, "w", 0) if par.get(k, 1) != 0 else 0
-               for k in ("pipeline_parallel_first_stage_less_layers", "pipeline_parallel_last_stage_less_layers")]
-    chunks = titan_stage_layers(n_layers_hint, stages, *weights)
-    ranks = rank_layers(chunks, pp) if chunks else None
-    uneven = {"pp_layers": ranks} if ranks and len(set(ranks)) > 1 else {}
-    return {"schedule": schedule, "virtual_stages": stages // pp, **uneven}
+    looped = schedule == "interleaved"
+    stages = _stage_count(par, n_layers_hint, pp, looped)
+    split = _stage_split(par, n_layers_hint, pp, stages, notes)
+    return {"schedule": schedule, **({"virtual_stages": stages // pp} if looped else {}), **split}
 
 
 EXPORTER = Exporter(name="torchtitan", title="torchtitan", source=SOURCE, suffix=".toml",
