@@ -121,7 +121,8 @@ class ParallelConfig(BaseModel):
         "expert tensor-parallel degree (Megatron-LM --expert-tensor-parallel-size): routed experts split "
         "etp ways instead of tp, ep x etp carved from tp * dp * cp (empty: tp)"))
     recompute: Recompute = Field(default="none", description=(
-        "activation recomputation: 'selective' (attention core) or 'full' (per layer)"))
+        "activation recomputation: 'selective' (the profile's: attention core under megatron, every second matmul "
+        "under torchtitan, MaxText's 'minimal' under maxtext) or 'full' (per layer)"))
     recompute_modules: tuple[RecomputeModule, ...] | None = Field(default=None, min_length=1, description=(
         "with recompute='selective': the parts recomputed (Megatron-LM --recompute-modules; empty: core_attn): "
         "core_attn, layernorm (norm outputs), moe_act (the experts' activation output), mlp (dense MLPs), "

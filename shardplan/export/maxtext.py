@@ -195,7 +195,9 @@ def _remat_overrides(p) -> dict:
     (:data:`_SAVED_POLICIES`), else custom with those tensors on the device; layer-input offload -> custom with the
     input offloaded."""
     saved = tuple(sorted(p.remat_saved or ()))
-    named = {tuple(sorted(v)): k for k, v in reversed(_SAVED_POLICIES.items())}  # the first name of a set wins
+    # only names of MaxText's validated RematPolicy (configs/types.py); minimal_with_context is get_remat_policy's
+    # alone, so that set is written as custom knobs
+    named = {tuple(sorted(v)): k for k, v in _SAVED_POLICIES.items() if k not in ("minimal_with_context", "minimal_flash")}
     if not p.offload_activation_layers and (not saved or saved in named):
         out = {"remat_policy": named[saved] if saved else _REMAT[p.recompute]}
         return out | ({name: "device" for name in REMAT_TENSORS} if p.recompute == "none" else {})
