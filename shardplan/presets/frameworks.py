@@ -225,7 +225,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile(name="maxtext", moe_routed_copies=2, activation_offload="remat_inputs", module_recompute=False, vocab_divisible_by=1,
                          zero3_gather_compute_dtype=True, schedules=("gpipe",), zero_stages=(0, 1, 3), logit_bytes=2.0,
                          recompute_after_loss=True, weight_sharding_axes=("cp", "ep"), tp_requires_sp=True,
-                         named_remat=True, selective_recompute="named_dots",
+                         named_remat=True, selective_recompute="named_dots", layout_defaults={"sp": True},
                          sources={"vocab_divisible_by": _NO_PAD, "logit_bytes": _MAXTEXT_LOGITS,
                                   "recompute_after_loss": _MAXTEXT_LOGITS,
                                   "weight_sharding_axes": "MaxText's logical axis rules (configs/base.yml "
@@ -242,6 +242,8 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "save_qkv_proj and save_out_proj are jax.checkpoint_policies.save_only_these_names "
                                   "of the checkpoint names query/key/value_proj, context, out_proj, mlpwi(_0/_1), "
                                   "mlpwo; custom keeps the tensors set to 'device'",
+                                  "layout_defaults": "sp wherever tp > 1: MaxText's tensor axis always shards the "
+                                  "activations (tp_requires_sp)",
                                   "tp_requires_sp": "MaxText configs/base.yml logical_axis_rules: activation_embed, "
                                   "activation_mlp and activation_heads on the 'tensor' axis (activation_batch not): the "
                                   "saved activations between the TP regions are sharded tp ways, the planner's sp",
@@ -262,7 +264,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "propagation (Xu et al. 2021, GSPMD), so the AllGather before the dot moves bf16"}),
         FrameworkProfile(name="torchtitan", moe_routed_copies=2, activation_offload=False, module_recompute=False, elementwise_traffic=5.31, vocab_divisible_by=1, loss="eager",
                          zero3_master_is_param=True, cp_load_balance=False, zero_stages=(0, 2, 3),
-                         weight_sharding_axes=("cp",), tp_requires_sp=True,
+                         weight_sharding_axes=("cp",), tp_requires_sp=True, layout_defaults={"sp": True},
                          released_schedules=("gpipe", "1f1b", "interleaved"),
                          selective_recompute="every_other_matmul", pp_unsharded_grad_bytes=4, grad_reduce_bytes=4,
                          local_batch_flushes=True,
@@ -270,6 +272,8 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                          sources={"released_schedules": _TITAN_SCHEDULES,"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"),
                                   "loss": _TITAN_LOSS, "selective_recompute": _TITAN_SAC,
                                   "zero_stages": _TITAN_ZERO, "weight_sharding_axes": _TITAN_ZERO,
+                                  "layout_defaults": "sp wherever tp > 1: its TP plan always shards the sequence "
+                                  "(tp_requires_sp)",
                                   "tp_requires_sp": "torchtitan models/llama3/infra/parallelize.py apply_tp: the norms "
                                   "get SequenceParallel() and the blocks' inputs Shard(1), with no option to keep the "
                                   "sequence whole (shardplan/export/torchtitan.py refuses tp without sp likewise)",
@@ -475,11 +479,11 @@ def profile_from_mapping(data: dict, where: str = "framework", folder: Path | No
 JAX_RUNTIME = FRAMEWORKS["maxtext"].model_copy(update={
     "schedules": ("gpipe", "1f1b", "interleaved", "zero-bubble"), "zero_stages": None, "activation_offload": False,
     "logit_bytes": None, "recompute_after_loss": False, "tp_requires_sp": False, "weight_sharding_axes": (),
-    "named_remat": False,
+    "named_remat": False, "layout_defaults": {},
     "released_schedules": ("gpipe", "1f1b", "interleaved"),
     "sources": {**{k: v for k, v in FRAMEWORKS["maxtext"].sources.items()
                    if k not in ("logit_bytes", "recompute_after_loss", "tp_requires_sp", "weight_sharding_axes",
-                                "named_remat")},
+                                "named_remat", "layout_defaults")},
                 "released_schedules": "shardplan.jax.pipeline runs zero-bubble as 1F1B (docs/runtime.md): its smaller "
                 "bubble is the planner's"}})
 
