@@ -158,12 +158,18 @@ def held_out_checks() -> list[str]:
                     "does not model.", ""]
 
 
-def scouted_checks() -> list[str]:
-    """Markdown lines: :data:`SCOUTED_2026_12`, runs from sources the project had not used, read after every fit."""
-    lines, errs, fits = check_table(SCOUTED_2026_12, "## Held-out runs from new sources (scouted 2026-12, never fitted on)")
+def _scouted_table(rows: tuple, title: str, prose: list[str]) -> list[str]:
+    """Markdown lines of a scouted held-out set: :func:`check_table` of ``rows`` under ``title``, the summary line
+    (median |error|, runs within 15%, runs predicted to fit) and ``prose``."""
+    lines, errs, fits = check_table(rows, title)
     within = sum(e <= 0.15 for e in errs)
     return lines + ["", f"**{len(errs)} runs: tokens/s/GPU median |error| {statistics.median(errs):.1%}, {within} within "
-                    f"15%; predicted to fit: {fits} of {len(errs)}.**", "",
+                    f"15%; predicted to fit: {fits} of {len(errs)}.**", "", *prose, ""]
+
+
+def scouted_checks() -> list[str]:
+    """Markdown lines: :data:`SCOUTED_2026_12`, runs from sources the project had not used, read after every fit."""
+    return _scouted_table(SCOUTED_2026_12, "## Held-out runs from new sources (scouted 2026-12, never fitted on)", [
                     "A scouting pass read these from sources no earlier fit or check used (NVIDIA's dgxc-benchmarking",
                     "recipes, Megatron-Bridge's 26.02 table, tpu-recipes on Trillium; `benchmarks/public_runs.py`",
                     "SCOUTED_2026_12 gives each source and what was assumed). What they show: NeMo / Megatron dense",
@@ -177,16 +183,12 @@ def scouted_checks() -> list[str]:
                     "offload under full recompute, over the v6e's PCIe Gen5 host link), which takes the prediction from 67",
                     "to 35 GiB of 32, and the second pass's logit count and `recompute_after_loss` (below) to 29 GiB: it",
                     "fits. The 26.02 MoE rows moved 0.4-1.5 points with the hidden per-expert MoE cost. Nothing was",
-                    "refitted on them.",
-                    ""]
+                    "refitted on them."])
 
 
 def scouted_checks_b() -> list[str]:
     """Markdown lines: :data:`SCOUTED_2026_12B`, a second scouting pass's runs, read after every fit."""
-    lines, errs, fits = check_table(SCOUTED_2026_12B, "## Held-out runs from new sources, second pass (scouted 2026-12)")
-    within = sum(e <= 0.15 for e in errs)
-    return lines + ["", f"**{len(errs)} runs: tokens/s/GPU median |error| {statistics.median(errs):.1%}, {within} within "
-                    f"15%; predicted to fit: {fits} of {len(errs)}.**", "",
+    return _scouted_table(SCOUTED_2026_12B, "## Held-out runs from new sources, second pass (scouted 2026-12)", [
                     "A second scouting pass (`benchmarks/public_runs.py` SCOUTED_2026_12B: tpu-recipes' Trillium READMEs,",
                     "OLMo-core's README, NeMo 24.12's table) read these after every fit. Throughput: the ten MaxText runs",
                     "on v6e slices are within -6% to +10%; NeMo 24.12 re-measures the 24.07 layouts in a later container",
@@ -204,8 +206,7 @@ def scouted_checks_b() -> list[str]:
                     "stage's one-layer recompute working set and the logits are not counted together (the output",
                     "layer's backward runs before any layer is recomputed; `cost/memory.py` `recompute_logits_overlap`;",
                     "the other profiles keep counting both). GPT-3 175B (full remat, no offload) is still predicted",
-                    "over 32 GiB. So their fit column is not held out; their throughput is.",
-                    ""]
+                    "over 32 GiB. So their fit column is not held out; their throughput is."])
 
 
 def fit_checks() -> list[str]:

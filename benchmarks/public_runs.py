@@ -658,29 +658,33 @@ SCOUTED_2026_12 = (
 #: megablox False, no EP: experts FSDP-sharded) -> precision "+moe_capacity_factor=1.25". GPT-3 175B: remat full,
 #: seq 2048 (total_weights / chips / pdbs), no offload.
 _TR = "fp32-params"
+_BF16_WEIGHTS = "bf16-mixed" + OPTIMIZER_BF16
+
+
+def _tpu_recipe(chips: int, label: str, model: str, pdbs: int, tps: float, seq: int = 8192, offloaded: int = 0,
+                precision: str = _TR) -> tuple:
+    """One tpu-recipes Trillium row: FSDP over the slice, per_device_batch_size ``pdbs`` sequences of ``seq`` as one
+    microbatch, full remat with ``offloaded`` layer inputs on the host (0: none)."""
+    layout = dict(zero_stage=3, microbatch_size=pdbs, recompute="full")
+    if offloaded:
+        layout["offload_activation_layers"] = offloaded
+    where = ", layer inputs on host" if offloaded else ", full remat"
+    return (f"tpu-recipes v6e-{chips}: {label} FSDP {chips}, pdbs {pdbs}{where}", model, "tpu-v6e", "maxtext",
+            precision, chips, seq, chips * pdbs, layout, tps, None)
+
+
 TPU_RECIPES_V6E = (
-    ("tpu-recipes v6e-8: Llama 3.1 8B FSDP 8, pdbs 3, layer inputs on host", "llama-3.1-8b", "tpu-v6e", "maxtext", _TR,
-     8, 8192, 24, dict(zero_stage=3, microbatch_size=3, recompute="full", offload_activation_layers=32), 7138.890, None),
-    ("tpu-recipes v6e-16: Llama 3.1 8B FSDP 16, pdbs 3, layer inputs on host", "llama-3.1-8b", "tpu-v6e", "maxtext", _TR,
-     16, 8192, 48, dict(zero_stage=3, microbatch_size=3, recompute="full", offload_activation_layers=32), 7243.378, None),
-    ("tpu-recipes v6e-64: Llama 3.1 8B FSDP 64, pdbs 5, layer inputs on host", "llama-3.1-8b", "tpu-v6e", "maxtext", _TR,
-     64, 8192, 320, dict(zero_stage=3, microbatch_size=5, recompute="full", offload_activation_layers=32), 7247.111, None),
-    ("tpu-recipes v6e-32: Llama 3.1 70B FSDP 32, pdbs 2, bf16 weights, layer inputs on host", "llama-3-70b", "tpu-v6e",
-     "maxtext", "bf16-mixed" + OPTIMIZER_BF16, 32, 8192, 64,
-     dict(zero_stage=3, microbatch_size=2, recompute="full", offload_activation_layers=80), 920.965, None),
-    ("tpu-recipes v6e-64: Llama 3.1 70B FSDP 64, pdbs 2, layer inputs on host", "llama-3-70b", "tpu-v6e", "maxtext", _TR,
-     64, 8192, 128, dict(zero_stage=3, microbatch_size=2, recompute="full", offload_activation_layers=80), 876.736, None),
-    ("tpu-recipes v6e-128: Llama 3.1 70B FSDP 128, pdbs 4, layer inputs on host", "llama-3-70b", "tpu-v6e", "maxtext", _TR,
-     128, 8192, 512, dict(zero_stage=3, microbatch_size=4, recompute="full", offload_activation_layers=80), 941.976, None),
-    ("tpu-recipes v6e-256: Llama 3.1 70B FSDP 256, pdbs 5, layer inputs on host", "llama-3-70b", "tpu-v6e", "maxtext", _TR,
-     256, 8192, 1280, dict(zero_stage=3, microbatch_size=5, recompute="full", offload_activation_layers=80), 960.248, None),
-    ("tpu-recipes v6e-8: Mistral 7B FSDP 8, pdbs 6, layer inputs on host", "mistral-7b", "tpu-v6e", "maxtext", _TR,
-     8, 8192, 48, dict(zero_stage=3, microbatch_size=6, recompute="full", offload_activation_layers=32), 7776.813, None),
-    ("tpu-recipes v6e-256: Mixtral 8x7B FSDP 256, pdbs 12, capacity 1.25, layer inputs on host", "mixtral-8x7b",
-     "tpu-v6e", "maxtext", _TR + "+moe_capacity_factor=1.25", 256, 4096, 3072,
-     dict(zero_stage=3, microbatch_size=12, recompute="full", offload_activation_layers=32), 3645.203, None),
-    ("tpu-recipes v6e-256: GPT-3 175B FSDP 256, pdbs 3, full remat", "gpt3-175b", "tpu-v6e", "maxtext", _TR,
-     256, 2048, 768, dict(zero_stage=3, microbatch_size=3, recompute="full"), 357.580, None),
+    _tpu_recipe(8, "Llama 3.1 8B", "llama-3.1-8b", 3, 7138.890, offloaded=32),
+    _tpu_recipe(16, "Llama 3.1 8B", "llama-3.1-8b", 3, 7243.378, offloaded=32),
+    _tpu_recipe(64, "Llama 3.1 8B", "llama-3.1-8b", 5, 7247.111, offloaded=32),
+    _tpu_recipe(32, "Llama 3.1 70B (bf16 weights)", "llama-3-70b", 2, 920.965, offloaded=80, precision=_BF16_WEIGHTS),
+    _tpu_recipe(64, "Llama 3.1 70B", "llama-3-70b", 2, 876.736, offloaded=80),
+    _tpu_recipe(128, "Llama 3.1 70B", "llama-3-70b", 4, 941.976, offloaded=80),
+    _tpu_recipe(256, "Llama 3.1 70B", "llama-3-70b", 5, 960.248, offloaded=80),
+    _tpu_recipe(8, "Mistral 7B", "mistral-7b", 6, 7776.813, offloaded=32),
+    _tpu_recipe(256, "Mixtral 8x7B (capacity 1.25)", "mixtral-8x7b", 12, 3645.203, seq=4096, offloaded=32,
+                precision=_TR + "+moe_capacity_factor=1.25"),
+    _tpu_recipe(256, "GPT-3 175B", "gpt3-175b", 3, 357.580, seq=2048),
 )
 
 #: allenai/OLMo-core README.md at commit a7de3f651cbc5bde928a126e4b0728bdeeb00279 ("Throughput numbers from these

@@ -185,7 +185,7 @@ def moe_overhead_note(e) -> str | None:
     (:func:`shardplan.cost.compute.moe_expert_cost_s` on the MoE layers of the priced stage,
     ``Estimate.priced_stage``, x microbatches: the per-expert host work beyond the expert GEMMs plus the
     per-layer constant), with the levers this layout still has, or None."""
-    from shardplan.cost.compute import layer_times, moe_expert_cost_s
+    from shardplan.cost.compute import layer_times, moe_expert_cost_s, routed_expert_gemm_s
     from shardplan.cost.memory import stage_params
     fw, p = e.training.framework, e.parallel
     if not e.model.is_moe or not (fw.moe_expert_overhead_s or fw.moe_layer_overhead_s):
@@ -197,7 +197,7 @@ def moe_overhead_note(e) -> str | None:
     cost = moe_expert_cost_s(e.model, e.training, p, layers, moe_t) * m
     if cost < 0.1 * e.step_s:
         return None
-    hidden = 3 * max(0.0, moe_t.fwd_mm_mlp - moe_t.fwd_mm_shared)
+    hidden = routed_expert_gemm_s(moe_t)
     origin = ("fitted on public Megatron-Core MoE runs, docs/accuracy.md"
               if _builtin_values(fw, "moe_expert_overhead_s", "moe_layer_overhead_s")
               else "the profile's moe_expert_overhead_s and moe_layer_overhead_s")

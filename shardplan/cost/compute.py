@@ -415,8 +415,15 @@ def moe_expert_cost_s(model: ModelSpec, training: TrainingSpec, p: ParallelConfi
     fw = training.framework
     host = fw.moe_expert_overhead_s * max(1, model.n_experts // p.ep)
     if moe_t is not None:
-        host = max(0.0, host - 3 * max(0.0, moe_t.fwd_mm_mlp - moe_t.fwd_mm_shared))
+        host = max(0.0, host - routed_expert_gemm_s(moe_t))
     return (host + fw.moe_layer_overhead_s) * moe_layers
+
+
+def routed_expert_gemm_s(moe_t: LayerTimes) -> float:
+    """Seconds of one MoE layer's routed-expert GEMMs per microbatch, forward and the two backward GEMMs: 3 x the
+    MLP's forward GEMM time less the shared experts' (``LayerTimes.fwd_mm_mlp - fwd_mm_shared``; the router's
+    GEMM is in it, a ~h x E sliver). What hides the per-expert host work in :func:`moe_expert_cost_s`."""
+    return 3 * max(0.0, moe_t.fwd_mm_mlp - moe_t.fwd_mm_shared)
 
 
 def module_recompute_s(modules: tuple[str, ...], lt: LayerTimes, moe: bool) -> float:

@@ -661,7 +661,8 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
 def remat_saved_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout, moe: bool,
                                 saved: tuple[str, ...] | None = None) -> float:
     """Bytes per local token one fully recomputed layer keeps besides its input for ``ParallelConfig.remat_saved``
-    (MaxText's checkpoint names; beta = activation bytes, t = tp, sigma = the sequence shard):
+    (MaxText's checkpoint names, layers/decoders.py get_remat_policy; each is a matmul output of the width given;
+    beta = activation bytes, t = tp, sigma = the sequence shard):
     qkv_proj beta (q + k + v widths) / t; context beta q / t; out_proj beta h / sigma; mlpwi beta (mlp_matrices - 1)
     F / t (an MoE layer: top_k x the expert width over etp, plus the shared experts' over t); mlpwo beta h / sigma
     (an MoE layer: top_k routed copies); ``saved`` replaces the layout's set. 0 without one. Example, Llama 2 7B at tp 1 with save_qkv_proj
@@ -791,18 +792,20 @@ def recompute_logits_overlap(model: ModelSpec, training: TrainingSpec, layout: L
     the LM head's backward has run, and the first layer is recomputed only after that (the backward runs the
     output layer before any transformer layer; a layer's recompute starts its own backward, Chen et al. 2016,
     "Training Deep Nets with Sublinear Memory Cost", Sec. 3, and Korthikanti et al. 2022 Sec. 5). 0 without
-    full recompute, when the last stage recomputes no layer, or when the profile does not say its runs order them
-    so (``FrameworkProfile.recompute_after_loss``).
-    Example: Llama 3.1 8B on 8 TPU v6e, 24,576 local tokens, 4 B per logit: logits 24,576 x 128,256 x 4 B =
-    12.6 GB and a working set of w: min(w, 12.6 GB) comes off the activations."""
+    full-style recompute (:func:`shardplan.parallel.named_remat`: full, or MaxText's 'minimal'), when the last stage
+    recomputes no layer, or when the profile does not say its runs order them so
+    (``FrameworkProfile.recompute_after_loss``). The working set is the layer's no-recompute bytes less the named
+    outputs it keeps (:func:`remat_saved_bytes_per_token`).
+    Example: Llama 3.1 8B on 8 TPU v6e, 24,576 local tokens, 2 B per logit: logits 24,576 x 128,256 x 2 B =
+    6.3 GB and a working set of w: min(w, 6.3 GB) comes off the activations."""
     p = layout.parallel
-    if named_remat(p, training.framework.selective_recompute) is None or not training.framework.recompute_after_loss:
+    saved = named_remat(p, training.framework.selective_recompute)
+    if saved is None or not training.framework.recompute_after_loss:
         return 0.0
     last = stage_params(model, layout, p.pp - 1)
     if not (recomputed_layers(p, last.layers) if p.recompute == "full" else last.layers):
         return 0.0
     dense, moe = layer_activation_bytes(model, training, layout)
-    saved = named_remat(p, training.framework.selective_recompute)
     rest = (moe if last.moe_layers else dense) - remat_saved_bytes_per_token(model, training, layout,
                                                                              bool(last.moe_layers), saved)
     return min(layout.local_tokens * rest, logits)

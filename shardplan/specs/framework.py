@@ -249,7 +249,8 @@ class FrameworkProfile(BaseModel):
             5th, ... ``aten.mm`` are saved; every other matmul and every element-wise op is recomputed
             in the backward: :func:`shardplan.cost.memory.op_sac_bytes_per_token`) or 'named_dots' (MaxText's
             'minimal' remat policy: the layer input and every named matmul output are kept, the attention core and
-            the element-wise work recomputed: :func:`shardplan.cost.memory.named_dots_stored_bytes`).
+            the element-wise work recomputed: priced as full recompute keeping :data:`shardplan.parallel.NAMED_DOTS`,
+            :func:`shardplan.parallel.named_remat`).
         attention_kernel: the fused attention kernel the framework calls ('fa2' FlashAttention-2,
             'fa3' FlashAttention-3, 'cudnn' cuDNN fused attention, 'triton' the Triton FlashAttention
             llm-foundry's MPT models run (``attn_impl: triton``); None: the framework's default,

@@ -92,9 +92,10 @@ def collectives(ctx: StepContext) -> list[Collective]:
                * ctx.training.moe_load)
     # full recompute repeats the forward AllToAlls of the recomputed layers (all, or recompute_layers per chunk: their
     # share of the stage's MoE layers taken as of its layers), selective with 'moe' those of every MoE layer
-    full_style = named_remat(p, ctx.training.framework.selective_recompute) is not None  # MaxText 'minimal' too
-    share = (recompute_share(p, ctx.layers) if p.recompute == "full" else 1.0 if full_style
-             else 1.0 if p.recompute == "selective" and "moe" in (p.recompute_modules or ()) else 0.0)
+    # (MaxText's 'minimal', a full remat keeping named outputs, repeats every MoE layer's)
+    again = (named_remat(p, ctx.training.framework.selective_recompute) is not None
+             or (p.recompute == "selective" and "moe" in (p.recompute_modules or ())))
+    share = recompute_share(p, ctx.layers) if p.recompute == "full" else float(again)
     calls = MOE_LAYER + (recomputed(MOE_LAYER) if share == 1.0 else ())
     # the ep group's ranks are etp apart (tp apart by default; Megatron-LM folds ep over tp ranks when etp < tp)
     purpose = "token dispatch / combine"
