@@ -203,7 +203,7 @@ def hardware_spec(hardware: str | HardwareSpec, scale_up_size: int | None = None
 
 
 def training_spec(seq_len: int, global_batch: int | None = None, global_batch_tokens: int | None = None,
-                  precision: str = "bf16-mixed", attention: str = "flash",
+                  precision: str | None = None, attention: str = "flash",
                   framework: str | FrameworkProfile | None = None, dropout: bool = False,
                   moe_capacity_factor: float | None = None, moe_imbalance: float = 1.0,
                   optimizer_dtype: str | None = None, moe_routing: str = "uniform") -> TrainingSpec:
@@ -213,7 +213,8 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
         seq_len: tokens per sequence.
         global_batch: sequences per optimizer step; or
         global_batch_tokens: tokens per optimizer step (a multiple of seq_len). Give exactly one.
-        precision: a name of :data:`shardplan.specs.training.PRECISION_POLICIES`.
+        precision: a name of :data:`shardplan.specs.training.PRECISION_POLICIES`; None: the framework
+            profile's ``default_precision`` (MaxText: fp32-params), else bf16-mixed.
         attention: one of TrainingSpec.attention's Literal values ('flash', 'naive').
         framework: a name of :data:`shardplan.presets.frameworks.FRAMEWORKS` or a profile
             (None: TrainingSpec's default, Megatron-LM).
@@ -247,11 +248,14 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
     if moe_routing not in legal:
         raise ConfigError(f"moe_routing={short_repr(moe_routing)} is unknown; legal: {fmt_legal(legal)}",
                           field="moe_routing", value=moe_routing, legal=legal)
+    profile = framework_profile(framework) if isinstance(framework, str) else framework
+    if precision is None:
+        precision = (profile.default_precision if profile is not None else None) or "bf16-mixed"
     common = dict(precision=precision_policy(precision), attention=attention, dropout=dropout,
                   moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance,
                   optimizer_dtype=optimizer_dtype, moe_routing=moe_routing)
-    if framework is not None:
-        common["framework"] = framework_profile(framework) if isinstance(framework, str) else framework
+    if profile is not None:
+        common["framework"] = profile
     try:
         if global_batch_tokens is not None:
             return TrainingSpec.from_tokens(seq_len, global_batch_tokens, **common)
@@ -386,7 +390,7 @@ def default_framework(hardware: str) -> FrameworkProfile | None:
 
 
 def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None, devices: int, seq_len: int,
-                 global_batch: int | None, global_batch_tokens: int | None, precision: str = "bf16-mixed",
+                 global_batch: int | None, global_batch_tokens: int | None, precision: str | None = None,
                  attention: str = "flash", framework: str | FrameworkProfile | None = None, dropout: bool = False,
                  scale_up_size: int | None = None, plan: str | Path | None = None,
                  moe_capacity_factor: float | None = None, moe_imbalance: float = 1.0,

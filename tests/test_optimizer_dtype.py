@@ -183,3 +183,23 @@ def test_choice_names_take_any_case_in_the_python_api_and_records():
                                   "global_batch_size": 16, "parallel": {"zero_stage": 1}, "status": "ok",
                                   "tokens_per_s_per_device": 1000.0, "optimizer_dtype": "BF16-Moments"})
     assert r.optimizer_dtype == "bf16-moments"
+
+
+def test_maxtext_profile_defaults_to_fp32_weights_and_says_so():
+    # MaxText's base.yml keeps weight_dtype float32 with no master copy: the planner's fp32-params.
+    # llama-2-7b has 6,738,415,616 parameters; ZeRO-3 over 64 devices: 6,738,415,616 x 4 B / 64
+    # = 421,150,976 B of parameters per device (bf16-mixed would hold half of that, 210,575,488 B)
+    args = ["estimate", "-m", "llama-2-7b", "-H", "tpu-v5p", "-n", "64", "-s", "4096", "-b", "64",
+            "--zero-stage", "3", "--framework", "maxtext", "--json"]
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert "precision fp32-params: the maxtext profile's default" in r.stderr
+    import json
+    out = json.loads(r.stdout)
+    assert out["memory_bytes"]["params"] == pytest.approx(6_738_415_616 * 4 / 64, rel=1e-9)
+    r = runner.invoke(app, args + ["--precision", "bf16-mixed"])  # given: no note, the given policy
+    assert "profile's default" not in r.stderr
+    assert json.loads(r.stdout)["memory_bytes"]["params"] == pytest.approx(6_738_415_616 * 2 / 64, rel=1e-9)
+    # the Megatron-LM profile keeps bf16-mixed without a note
+    assert training_spec(4096, 8).precision.name == "bf16-mixed"
+    assert training_spec(4096, 8, framework="maxtext").precision.name == "fp32-params"

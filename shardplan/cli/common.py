@@ -192,6 +192,16 @@ def framework_note(hardware: str | None, framework: str | None, profile: Any) ->
                               "not used; leave --framework out to keep them)", highlight=False, soft_wrap=True)
 
 
+def precision_note(precision: str | None, training: Any) -> None:
+    """Say on stderr that the framework profile chose the precision policy (``FrameworkProfile.default_precision``)
+    when ``--precision`` was not given."""
+    chosen = training.framework.default_precision
+    if precision is None and chosen is not None:
+        err_console.print(f"[yellow]note:[/] precision {chosen}: the {escape(training.framework.label)} profile's "
+                          f"default (what its default configuration runs); --precision overrides",
+                          highlight=False, soft_wrap=True)
+
+
 def check_output_path(flag: str, path: Optional[Path]) -> None:
     """Refuse, before any work, an output path that cannot be written: a folder, or a file in a folder
     that does not exist (nothing is created). None (stdout) passes.
@@ -245,7 +255,8 @@ DevicesOpt = Annotated[int, typer.Option("--devices", "-n", help="number of acce
 SeqOpt = Annotated[int, typer.Option("--seq-len", "-s", help="tokens per sequence")]
 BatchOpt = Annotated[Optional[int], typer.Option("--global-batch", "-b", help="sequences per optimizer step")]
 BatchTokOpt = Annotated[Optional[int], typer.Option("--global-batch-tokens", help="tokens per optimizer step")]
-PrecisionOpt = Annotated[str, typer.Option(help=" | ".join(PRECISION_POLICIES))]
+PrecisionOpt = Annotated[Optional[str], typer.Option(
+    help=" | ".join(PRECISION_POLICIES) + " (default: the framework profile's, fp32-params for maxtext; else bf16-mixed)")]
 ScaleUpOpt = Annotated[Optional[int], typer.Option("--scale-up-size",
                                                    help="devices per NVLink domain / TPU slice (overrides preset)")]
 AttnOpt = Annotated[str, typer.Option(help=" | ".join(_ATTENTION) + " attention kernel")]

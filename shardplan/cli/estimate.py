@@ -35,10 +35,11 @@ def estimate_layout(specs: dict[str, Any], layout: dict[str, Any]):
     """
     from shardplan.cost.step import estimate as run_estimate
     from shardplan.inputs import build_inputs
-    from shardplan.cli.common import framework_note
+    from shardplan.cli.common import framework_note, precision_note
     try:
         m, hw, tr, pc = build_inputs(**specs, **layout)
         framework_note(specs.get("hardware"), specs.get("framework"), tr.framework)
+        precision_note(specs.get("precision"), tr)
         layout_defaults_note(tr.framework, layout, specs.get("plan"), specs.get("seq_len"))
         e = run_estimate(m, hw, tr, pc, specs["devices"])
     except ConfigError:
@@ -440,7 +441,7 @@ def print_estimate(e) -> None:
 @layout_flags
 def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt,
              global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
-             precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
+             precision: PrecisionOpt = None, attention: AttnOpt = "flash",
              framework: FrameworkOpt = None, dropout: DropoutOpt = False,
              optimizer_dtype: OptimizerDtypeOpt = None,
              moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0,

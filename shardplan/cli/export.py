@@ -76,7 +76,7 @@ def write_export(framework: str, estimate, output: Optional[Path], inputs: Optio
 @layout_flags
 def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt, to: ToOpt,
            global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
-           precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash", framework: FrameworkOpt = None,
+           precision: PrecisionOpt = None, attention: AttnOpt = "flash", framework: FrameworkOpt = None,
            dropout: DropoutOpt = False, optimizer_dtype: OptimizerDtypeOpt = None,
            moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0, moe_routing: MoeRoutingOpt = "uniform",
            scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None,

@@ -221,7 +221,7 @@ def _note_unreleased(framework, schedules: list[str]) -> None:
 @config_errors
 @layout_flags(repeatable=("schedule",), show_defaults=False)
 def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt, global_batch: BatchOpt = None,
-         global_batch_tokens: BatchTokOpt = None, precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
+         global_batch_tokens: BatchTokOpt = None, precision: PrecisionOpt = None, attention: AttnOpt = "flash",
          framework: FrameworkOpt = None, dropout: DropoutOpt = False,
              optimizer_dtype: OptimizerDtypeOpt = None,
              moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0,
@@ -246,8 +246,9 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
                                 moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance,
                              moe_routing=moe_routing,
                                 scale_up_size=scale_up_size)
-    from shardplan.cli.common import framework_note
+    from shardplan.cli.common import framework_note, precision_note
     framework_note(hardware, framework, tr.framework)
+    precision_note(precision, tr)
     from shardplan import limits
     limits.check_range("--top", top, 1, 10_000)
     if max_tp is not None:

@@ -61,7 +61,7 @@ def _ranked(e, devices: int) -> list | None:
 @layout_flags
 def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt,
            global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
-           precision: PrecisionOpt = "bf16-mixed", attention: AttnOpt = "flash",
+           precision: PrecisionOpt = None, attention: AttnOpt = "flash",
            framework: FrameworkOpt = None, dropout: DropoutOpt = False,
            optimizer_dtype: OptimizerDtypeOpt = None,
            moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0, moe_routing: MoeRoutingOpt = "uniform",

@@ -226,7 +226,11 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                          zero3_gather_compute_dtype=True, schedules=("gpipe",), zero_stages=(0, 1, 3), logit_bytes=2.0,
                          recompute_after_loss=True, weight_sharding_axes=("cp", "ep"), tp_requires_sp=True,
                          named_remat=True, selective_recompute="named_dots", layout_defaults={"sp": True},
+                         default_precision="fp32-params",
                          sources={"vocab_divisible_by": _NO_PAD, "logit_bytes": _MAXTEXT_LOGITS,
+                                  "default_precision": "MaxText configs/base.yml: weight_dtype float32 (the parameters "
+                                  "and the optax state in fp32, updated in place: no master copy) and dtype bfloat16 "
+                                  "(activations and matmuls): the planner's fp32-params",
                                   "recompute_after_loss": _MAXTEXT_LOGITS,
                                   "weight_sharding_axes": "MaxText's logical axis rules (configs/base.yml "
                                   "logical_axis_rules) shard the 'embed' dimension of the weights over fsdp, "

@@ -147,6 +147,11 @@ class FrameworkProfile(BaseModel):
             does not ask for one (``TrainingSpec.optimizer_dtype`` None; None here: fp32). NeMo AutoModel:
             'bf16', since its model classes cast every weight to bf16 at initialisation and
             ``torch.optim.Adam`` creates its moments like the parameter (no fp32 master, bf16 moments).
+        default_precision: the precision policy (a name of ``shardplan.specs.training.PRECISION_POLICIES``)
+            that the framework's default configuration runs, used when a command gives no ``--precision``
+            (None: bf16-mixed, Megatron-LM's ``--bf16`` with fp32 master weights). MaxText: 'fp32-params'
+            (configs/base.yml ``weight_dtype: float32``, ``dtype: bfloat16``: fp32 weights the optimizer
+            updates in place, no separate master copy, bf16 compute), which its exporter writes.
         allocator_overhead: fraction of the allocated bytes the caching allocator reserves on top
             (fragmentation, rounding of blocks), as its peak ``reserved`` exceeds ``allocated``.
         allocator_base_bytes: bytes the caching allocator holds whatever the model and layout: the
@@ -349,6 +354,7 @@ class FrameworkProfile(BaseModel):
     grad_buffer_bytes: int | None = Field(default=None, ge=1, le=8)
     grad_reduce_bytes: int | None = Field(default=None, ge=1, le=8)
     optimizer_dtype: OptimizerDtype | None = None
+    default_precision: str | None = None
     allocator_overhead: float = Field(default=0.0, ge=0, le=1)
     allocator_base_bytes: float = Field(default=0.0, ge=0, le=2**33)
     context_bytes: float = Field(default=0.0, ge=0, le=2**36)
@@ -456,6 +462,15 @@ class FrameworkProfile(BaseModel):
         """A list of what the framework implements names each choice once."""
         if value is not None and len(set(value)) != len(value):
             raise ValueError(f"{list(value)} names a choice twice; give each once")
+        return value
+
+    @field_validator("default_precision")
+    @classmethod
+    def _known_precision(cls, value: str | None) -> str | None:
+        """``default_precision`` names a precision policy."""
+        from shardplan.specs.training import PRECISION_POLICIES
+        if value is not None and value not in PRECISION_POLICIES:
+            raise ValueError(f"legal: {', '.join(PRECISION_POLICIES)}")
         return value
 
     @field_validator("activation_offload", mode="before")

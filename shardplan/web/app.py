@@ -102,7 +102,7 @@ def _specs(values: dict[str, Any], uploaded: dict | None):
     if not values.get("hardware"):
         raise ConfigError("pick a hardware preset", field="hardware")
     hw = hardware_spec(values["hardware"])
-    tr = training_spec(seq_len, batch, precision=values.get("precision") or "bf16-mixed",
+    tr = training_spec(seq_len, batch, precision=values.get("precision") or None,
                        framework=values.get("framework") or None,
                        optimizer_dtype=values.get("optimizer_dtype") or None)
     return m, hw, tr, n
