@@ -62,6 +62,12 @@ from shardplan.specs.training import TrainingSpec
 
 #: recompute policies, cheapest (least recompute, most memory) first: the order the walks try them
 RECOMPUTE_ORDER = ("none", "selective", "full")
+#: under a profile with named remat policies (``FrameworkProfile.named_remat``, MaxText), the full recomputes
+#: keeping named matmul outputs that the search tries between selective ('minimal': every named dot kept) and
+#: full, each keeping a subset of the one before, so that memory falls and time rises along the order (the walks'
+#: premise): MaxText's save_dot_except_mlpwi, save_dot_except_mlp and save_qkv_proj (layers/decoders.py
+#: get_remat_policy). Searched as 'full:<saved,...>' (:func:`recompute_fields`).
+NAMED_REMAT_ORDER = ("full:qkv_proj,out_proj,mlpwo", "full:qkv_proj,out_proj", "full:qkv_proj")
 #: schedules searched unless ``schedules`` or a pinned schedule says otherwise (GPipe: see
 #: :func:`schedule_dominated`)
 DEFAULT_SCHEDULES = ("1f1b", "interleaved", "zero-bubble")
@@ -295,9 +301,7 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
         ep=pinned("ep", divisors(model.n_experts) if model.is_moe and training.framework.expert_parallel else [1]),
         dp=fix.get("dp"),
         etp=(fix["etp"],) if "etp" in fix else ((None, 1) if model.is_moe else (None,)),
-        zero_stages=tuple(zero_stages), recomputes=(fix["recompute"],) if "recompute" in fix else tuple(
-            rc for rc in RECOMPUTE_ORDER if not recompute_dominated(rc, training, prune)
-            and (training.framework.recomputes is None or rc in training.framework.recomputes)),
+        zero_stages=tuple(zero_stages), recomputes=recompute_options(training, fix, prune),
         schedules=scheds, prune=prune, max_microbatch_size=max_microbatch_size,
         scale_up_size=hardware.scale_up_size, fix=fix, pipeline_split=training.framework.pipeline_split,
         sp_default=training.framework.layout_defaults.get("sp"))
@@ -440,6 +444,31 @@ def zero_stage_dominated(zero_stage: int, prune: bool) -> bool:
     return prune and zero_stage in (0, 1)
 
 
+def recompute_options(training: TrainingSpec, fix: dict[str, Any], prune: bool) -> tuple[str, ...]:
+    """The recompute options the search walks, cheapest first: the pinned one, else :data:`RECOMPUTE_ORDER`
+    without dominated policies or policies the framework lacks (``FrameworkProfile.recomputes``), with
+    :data:`NAMED_REMAT_ORDER` before 'full' where the profile has named remat policies and neither
+    ``recompute`` nor ``remat_saved`` is pinned."""
+    if "recompute" in fix:
+        return (fix["recompute"],)
+    fw = training.framework
+    out = []
+    for rc in RECOMPUTE_ORDER:
+        if recompute_dominated(rc, training, prune) or (fw.recomputes is not None and rc not in fw.recomputes):
+            continue
+        if rc == "full" and fw.named_remat and "remat_saved" not in fix:
+            out.extend(NAMED_REMAT_ORDER)
+        out.append(rc)
+    return tuple(out)
+
+
+def recompute_fields(rc: str, pinned_saved: Any = None) -> dict[str, Any]:
+    """ParallelConfig fields of a searched recompute option: 'none' / 'selective' / 'full' (with the pinned
+    ``remat_saved``, if any), or 'full:<a,b>' = full recompute keeping ``remat_saved`` (a, b)."""
+    kind, _, saved = rc.partition(":")
+    return {"recompute": kind, "remat_saved": tuple(saved.split(",")) if saved else pinned_saved}
+
+
 def recompute_dominated(recompute: str, training: TrainingSpec, prune: bool) -> bool:
     """Selective recompute is dominated by none under a fused (flash) attention kernel (pruned when
     ``prune``).
@@ -519,6 +548,17 @@ _NEUTRAL_WEIGHTS: dict[str, Any] = {"ep": 1, "etp": None, "zero_stage": 0, "dp_s
                                     "moe_dispatcher": "alltoall"}
 
 
+def neutral_weights(framework: FrameworkProfile) -> dict[str, Any]:
+    """:data:`_NEUTRAL_WEIGHTS` for a profile: ZeRO-0 places the weights so that no rule rejects a token split,
+    except under a profile that shards the weights over cp too (``FrameworkProfile.weight_sharding_axes``: MaxText,
+    torchtitan, NeMo AutoModel refuse cp > 1 below ZeRO-2), where the largest ZeRO stage it implements does
+    (none of those profiles restricts the ZeRO stage of a pipeline, ``pipeline_zero_stages``)."""
+    if not framework.weight_sharding_axes:
+        return _NEUTRAL_WEIGHTS
+    stage = max(framework.zero_stages or (0, 1, 2, 3))
+    return {**_NEUTRAL_WEIGHTS, "zero_stage": stage}
+
+
 class Candidate(NamedTuple):
     """A layout that was tried: its options, its memory (bytes, ``memory_estimate(...).total``), its
     position among the feasible ones in enumeration order (``index``, the ranking's last
@@ -585,6 +625,7 @@ class _Evaluator:
                     and fix.get("sp") is not False}  # the asynchronous TP mode goes with sp (inputs.applied_layout_defaults)
         self.extra = {**defaults, **{k: fix[k] for k in _PASSTHROUGH if k in fix}}
         self.pinned = {k: v for k, v in fix.items() if k in _FIELDS and k != "dp" and v is not None}
+        self.neutral = neutral_weights(training.framework)
         self.reserve = hw.hbm_bytes - hw.usable_hbm_bytes()
         self.limit = hbm_limit(hw.hbm_bytes, training.framework)  # a layout fits up to this device usage
         self.tokens = training.global_batch_tokens
@@ -609,7 +650,8 @@ class _Evaluator:
         fields = dict(dp=g.dp, tp=g.tp, pp=g.pp, cp=g.cp, ep=g.ep, etp=g.etp, zero_stage=g.zero_stage,
                       dp_shard=g.dp_shard,
                       sp=g.sp, microbatch_size=mbs, schedule=g.schedule, virtual_stages=g.virtual_stages,
-                      recompute=rc, pp_layers=g.pp_layers, zero3_gather=g.zero3_gather, **self.extra)
+                      pp_layers=g.pp_layers, zero3_gather=g.zero3_gather, **self.extra)
+        fields.update(recompute_fields(rc, self.extra.get("remat_saved")))
         if g.pp == 1:
             fields["pipeline_flushes"] = 1  # without a pipeline there is nothing to flush (pinned for the pipelined ones)
         try:
@@ -622,7 +664,7 @@ class _Evaluator:
         _INVALID; cached."""
         hit = self.splits.get(key)
         if hit is None:
-            lay = self._validate(g, mbs, rc, **_NEUTRAL_WEIGHTS)
+            lay = self._validate(g, mbs, rc, **self.neutral)
             hit = _INVALID if lay is None else _TokenSplit(
                 lay, (g.tp, g.sp, lay.local_tokens, lay.microbatches, g.pp, g.schedule, g.virtual_stages, g.pp_layers),
                 all(getattr(lay.parallel, k) == v for k, v in self.pinned.items()
@@ -697,8 +739,9 @@ class _Evaluator:
         for st in lay.stages_to_price(self.model):
             half = self._acts.get((split.act_key, rc, st))
             if half is None:
-                if lay.parallel.recompute != rc:
-                    lay = replace(lay, parallel=lay.parallel.model_copy(update={"recompute": rc}))
+                want = recompute_fields(rc, self.extra.get("remat_saved"))
+                if (lay.parallel.recompute, lay.parallel.remat_saved) != (want["recompute"], want["remat_saved"]):
+                    lay = replace(lay, parallel=lay.parallel.model_copy(update=want))
                 half = self._acts[(split.act_key, rc, st)] = activation_terms(self.model, self.training, lay, st)
             out.append(half)
         return out
@@ -718,7 +761,8 @@ class _Evaluator:
         sp_ = sl.parallel
         par = ParallelConfig.model_construct(**{**wl.parallel.__dict__, "sp": sp_.sp, "schedule": sp_.schedule,  # type: ignore[union-attr]
                                                 "virtual_stages": sp_.virtual_stages,
-                                                "microbatch_size": sp_.microbatch_size, "recompute": c.recompute})
+                                                "microbatch_size": sp_.microbatch_size,
+                                                **recompute_fields(c.recompute, self.extra.get("remat_saved"))})
         hit = self._composed[c[:3]] = Layout(parallel=par, n_devices=sl.n_devices, microbatches=sl.microbatches,
                                              stage_layers=sl.stage_layers, seq_len=sl.seq_len, causal=sl.causal,
                                              padded_vocab=sl.padded_vocab, split_rule=sl.split_rule,

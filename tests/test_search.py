@@ -112,6 +112,10 @@ HALVES_CASES = [  # model, devices, seq_len, batch, search keywords
     ("llama-3-8b", 8, 4096, 8, {"objective": "memory", "fix": {"kv_replication": True}}),
     # nanotron: an allocator base (workspace) in the allocated bytes and a fit limit of 0.84 x HBM
     ("llama-3-8b", 8, 4096, 64, {"framework": "nanotron"}),
+    # maxtext: named remat policies searched as 'full:<saved>' options (search.NAMED_REMAT_ORDER)
+    ("llama-3-70b", 32, 4096, 64, {"framework": "maxtext"}),
+    # torchtitan: cp > 1 only with ZeRO-2/3 (weight_sharding_axes), the token splits validated under ZeRO-3
+    ("llama-3-8b", 16, 16384, 16, {"framework": "torchtitan"}),
 ]
 
 
@@ -139,10 +143,13 @@ def test_validity_and_memory_from_cached_halves_equal_direct_calls(monkeypatch, 
     probe, memory = S._Trials.probe, S._Evaluator.memory
 
     def direct(ev, g, mbs, rc):
-        pc = ParallelConfig(dp=g.dp, tp=g.tp, pp=g.pp, cp=g.cp, ep=g.ep, etp=g.etp, zero_stage=g.zero_stage,
-                            dp_shard=g.dp_shard,
-                            sp=g.sp, microbatch_size=mbs, schedule=g.schedule, virtual_stages=g.virtual_stages,
-                            recompute=rc, pp_layers=g.pp_layers, zero3_gather=g.zero3_gather, **ev.extra)
+        fields = dict(dp=g.dp, tp=g.tp, pp=g.pp, cp=g.cp, ep=g.ep, etp=g.etp, zero_stage=g.zero_stage,
+                      dp_shard=g.dp_shard, sp=g.sp, microbatch_size=mbs, schedule=g.schedule,
+                      virtual_stages=g.virtual_stages, pp_layers=g.pp_layers, zero3_gather=g.zero3_gather, **ev.extra)
+        # 'full:<saved>' is full recompute keeping those matmul outputs
+        kind, _, saved = rc.partition(":")
+        fields.update(recompute=kind, remat_saved=tuple(saved.split(",")) if saved else ev.extra.get("remat_saved"))
+        pc = ParallelConfig(**fields)
         try:
             lay = validate(pc, ev.model, ev.training, ev.n_devices)
         except ConfigError:
@@ -339,3 +346,43 @@ def test_no_layout_error_names_the_rule_an_asked_schedule_breaks():
     tr = TrainingSpec(seq_len=4096, global_batch_size=32)
     with pytest.raises(ConfigError, match=r"virtual_stages=2 needs schedule='interleaved' \(got schedule='1f1b'\)"):
         search(L8, H100, tr, 16, top_k=3, fix={"pp": 4, "virtual_stages": 2}, schedules=["1f1b"])
+
+
+def test_maxtext_search_walks_the_named_remat_policies_in_order():
+    # MaxText's named policies keep nested sets of matmul outputs (minimal = every named dot, then
+    # save_dot_except_mlpwi, save_dot_except_mlp, save_qkv_proj, then full keeps none): along that order
+    # memory must fall and step time rise, the premise of the walks that stop at the first policy that fits
+    from shardplan.inputs import build_inputs
+    tr = TrainingSpec(seq_len=4096, global_batch_size=128, framework=framework_profile("maxtext"))
+    space = S.build_space(MODELS["llama-2-70b"], H100, tr, 64, {}, None, 4, None, 16, True)
+    assert space.recomputes == ("none", "selective", "full:qkv_proj,out_proj,mlpwo", "full:qkv_proj,out_proj",
+                                "full:qkv_proj", "full")
+    steps, mems = [], []
+    for rc in space.recomputes[1:]:
+        m, hw, t, pc = build_inputs(model="llama-2-70b", hardware="h100-sxm", devices=64, seq_len=4096,
+                                    global_batch=128, global_batch_tokens=None, framework="maxtext", zero_stage=3,
+                                    microbatch_size=2,
+                                    **S.recompute_fields(rc))
+        e = estimate(m, hw, t, pc, 64)
+        steps.append(e.step_s)
+        mems.append(e.memory.total)
+    assert steps == sorted(steps) and mems == sorted(mems, reverse=True)
+    assert len(set(steps)) == len(steps) and len(set(mems)) == len(mems)
+    # pinned: a given remat_saved or recompute is not searched over
+    assert S.build_space(MODELS["llama-2-70b"], H100, tr, 64, {"remat_saved": ("qkv_proj",)}, None, 4, None, 16,
+                         True).recomputes == ("none", "selective", "full")
+    # the Megatron-LM profile has no named policies
+    assert "full:qkv_proj" not in S.build_space(MODELS["llama-2-70b"], H100, TrainingSpec(seq_len=4096,
+                                                global_batch_size=128), 64, {}, None, 4, None, 16, True).recomputes
+
+
+@pytest.mark.parametrize("framework", ["maxtext", "torchtitan", "automodel"])
+def test_profiles_that_shard_weights_over_cp_still_search_cp(framework):
+    # these profiles refuse cp > 1 below ZeRO-2 (FrameworkProfile.weight_sharding_axes); the search validates a
+    # token split under a neutral weight placement, which must not be the ZeRO-0 those profiles refuse with cp
+    # (the bug: every cp > 1 split was invalid, so their searches never offered context parallelism)
+    fw = framework_profile(framework)
+    assert fw.pipeline_zero_stages is None  # S.neutral_weights relies on it
+    tr = TrainingSpec(seq_len=32768, global_batch_size=16, framework=fw)
+    r = search(MODELS["llama-3-8b"], H100, tr, 16, top_k=200, fix={"cp": 2})
+    assert r.plans and all(e.parallel.cp == 2 and e.parallel.zero_stage >= 2 for e in r.plans)

@@ -336,8 +336,9 @@ def unreleased_schedule_note(fw, schedules) -> str | None:
     off = [s for s in dict.fromkeys(schedules) if fw.released_schedules is not None and s not in fw.released_schedules]
     if not off:
         return None
+    why = fw.sources.get("released_schedules")
     return (f"schedule={', '.join(off)} is priced as asked, but the {fw.name} framework's released code runs "
-            f"{', '.join(fw.released_schedules)} (its profile's sources: released_schedules)")
+            f"{', '.join(fw.released_schedules)}" + (f" ({why})" if why else " (its profile's sources: released_schedules)"))
 
 
 def _summary_table(e) -> Table:
