@@ -283,6 +283,64 @@ def fsdp_fit_table() -> tuple[str, float]:
     return "\n".join(lines), float(full.values[0])
 
 
+def maxtext_gpu_rows() -> tuple[list[tuple], list[tuple]]:
+    """(fit rows, check rows) of the maxtext profile's ``gpu_matmul_scale``: the dgxc-benchmarking MaxText Llama 2
+    70B runs on H100 (``public_runs`` SCOUTED_2026_12 and XLA_GPU_2026_12, 64-2,048 GPUs, bf16 and fp8), and every
+    other MaxText run on a GPU in XLA_GPU_2026_12 (Llama 3 70B, Llama 2 7B, the gpu-recipes H200 / B200 lines),
+    scored at the fitted value, never fitted on. Paxml's runs (the paxml profile) are in neither."""
+    from public_runs import SCOUTED_2026_12, XLA_GPU_2026_12
+    from shardplan.calibration import hardware_of
+    gpu = [r for r in (*SCOUTED_2026_12, *XLA_GPU_2026_12)
+           if r[3] == "maxtext" and hardware_of(r[2].split("+")[0]).kind == "gpu"]
+    fit_rows = [r for r in gpu if r[0].startswith("dgxc MaxText H100: Llama 2 70B")]
+    return fit_rows, [r for r in gpu if r not in fit_rows]
+
+
+def maxtext_gpu_fit_table() -> tuple[str, float]:
+    """Markdown and the fitted value: the maxtext profile's ``gpu_matmul_scale`` fitted on :func:`maxtext_gpu_rows`'
+    fit rows (every other constant fixed), with leave-one-row-out errors and the check rows' errors at the fitted
+    value and at 1 (the GPU preset's own asymptote)."""
+    from public_runs import check_inputs
+    rows, checks = maxtext_gpu_rows()
+    params = [Parameter("framework", "gpu_matmul_scale", 0.8, 1.6)]
+    base = framework_profile("maxtext")
+
+    def predict(row: tuple, hw: HardwareSpec, profile: FrameworkProfile) -> float:
+        model, hw_row, training, parallel, n = check_inputs(row, {"gpu_matmul_scale": profile.gpu_matmul_scale})
+        return estimate(model, hw_row, training, parallel, n).tokens_per_s / n
+
+    y = [r[9] for r in rows]
+    hw = check_inputs(rows[0])[1]
+    full = fit(rows, y, predict, params, hw, base)
+    value = float(full.values[0])
+    loo = cross_validate(rows, y, [r[0] for r in rows], predict, params, hw, base)
+    lines = [f"**maxtext on GPUs** on the {len(rows)} dgxc-benchmarking MaxText Llama 2 70B H100 rows: "
+             f"`gpu_matmul_scale` = {value:.3f} (the H100 preset's asymptote {hw.matmul_efficiency} -> "
+             f"{hw.matmul_efficiency * value:.2f}; an isolated cuBLAS GEMM reaches ~0.73, the preset's source)", "",
+             "| row | in-sample error | left-out error | left-out fit |", "|---|---|---|---|"]
+    held = []
+    h, f = apply(params, full.values, hw, base)
+    for i, r in enumerate(rows):
+        res, _ = loo[r[0]]
+        h2, f2 = apply(params, res.values, hw, base)
+        e = predict(r, h2, f2) / y[i] - 1
+        held.append(abs(e))
+        lines.append(f"| {r[0]} | {predict(r, h, f) / y[i] - 1:+.1%} | {e:+.1%} | {res.values[0]:.3f} |")
+    lines += ["", f"Leave-one-out |error|: median {statistics.median(held):.1%}, max {max(held):.1%}.", "",
+              "Other MaxText runs on GPUs (never fitted on), at the fitted scale and at 1:", "",
+              "| row | error (fitted) | error (scale 1) |", "|---|---|---|"]
+    at = {k: [] for k in ("fit", "one")}
+    one = base.model_copy(update={"gpu_matmul_scale": 1.0})
+    for r in checks:
+        a, b = predict(r, h, f) / r[9] - 1, predict(r, hw, one) / r[9] - 1
+        at["fit"].append(abs(a))
+        at["one"].append(abs(b))
+        lines.append(f"| {r[0]} | {a:+.1%} | {b:+.1%} |")
+    lines += ["", f"Median |error| of these {len(checks)} runs: {statistics.median(at['fit']):.1%} at the fitted "
+              f"scale, {statistics.median(at['one']):.1%} at 1."]
+    return "\n".join(lines), value
+
+
 def _triton_throughputs(rows: list[tuple], speed: float) -> list[float]:
     """Predicted tokens/s/GPU of ``rows`` with the Triton FlashAttention at ``speed`` x FlashAttention-2."""
     from public_runs import check_inputs
@@ -342,7 +400,8 @@ def main() -> None:
     text = "\n\n".join([*(fit_table(*f) for f in FITS), fsdp_fit_table()[0], moe_fit_table()[0],
                          triton_attention_table()[0],
                          blackwell_fp8_table()[0],
-                           blackwell_ultra_fp8_table()[0], tpu_v5e_table()[0], tpu_v6e_table()[0]])
+                           blackwell_ultra_fp8_table()[0], tpu_v5e_table()[0], tpu_v6e_table()[0],
+                         maxtext_gpu_fit_table()[0]])
     print(text)
     if args.out:
         args.out.write_text(text + "\n")

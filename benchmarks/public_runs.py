@@ -607,18 +607,34 @@ DEEPSEEK_V3_REPORT = (
 #: 25.x rows above; AI-Hypercomputer/tpu-recipes training/trillium/Llama3.1-405B-MaxText (commit 21efcc2, step log:
 #: 54.803 s for 512 x 8192 tokens; remat_policy custom with decoder_layer_input: offload, the maxtext profile's
 #: layer-input offload, which was added after reading this row: without it the run was predicted at 67 GiB of 32)
-_DGXC_70B = "remat save_qkv_proj as full"
+#: the dgxc Llama 2 70B runs' remat (maxtext/configure.sh @ 35a9aecc, GSW 24.11, the script behind the README's table,
+#: container jax:maxtext-2024-12-09): remat_policy=custom keeping query/key/value/qkv_proj and out_proj (+ mlpwo in bf16)
+#: on the device, i.e. save_dot_except_mlpwi (bf16) / save_dot_except_mlp (fp8), the POLICY names the script sets first.
+#: Until 2026-12-03 these rows were priced as save_qkv_proj taken as full recompute (the later Llama 3 70B script's
+#: POLICY, read at the wrong commit): -18% to -28% then.
+_DGXC_70B_SAVED = {"bf16": ("qkv_proj", "out_proj", "mlpwo"), "fp8": ("qkv_proj", "out_proj")}
+
+
+def _dgxc_llama2_70b(label: str, prec: str, n: int, tokens_per_s: float) -> tuple:
+    """One dgxc MaxText Llama 2 70B row: FSDP over the job (``ici_fsdp`` 8 x ``dcn_fsdp`` nodes, from 64 nodes
+    ``dcn_fsdp`` 16 and data parallelism across: dp_shard 128), per_device_batch_size 2, seq 4096, the script's
+    custom remat (:data:`_DGXC_70B_SAVED`)."""
+    return (f"dgxc MaxText H100: Llama 2 70B FSDP, {label}, {n} GPUs", "llama-2-70b", "H100-SXM", "maxtext", prec, n,
+            4096, 2 * n, dict(zero_stage=3, dp_shard=128 if n >= 512 else None, microbatch_size=2, recompute="full",
+                              remat_saved=_DGXC_70B_SAVED[label]), tokens_per_s / n, None)
+
+
 SCOUTED_2026_12 = (
     *((f"dgxc NeMo 24.09 H100: Llama 3.1 8B CP2, {prec}, {n} GPUs", "llama-3.1-8b", "H100-SXM", "megatron", prec, n,
        8192, 16 * n, dict(cp=2, zero_stage=1, microbatch_size=1), tps / n, None)
       for prec, n, tps in (("bf16-mixed", 8, 81222), ("bf16-mixed", 128, 1280704), ("fp8-mixed", 8, 108436))),
-    *((f"dgxc MaxText H100: Llama 2 70B FSDP, {label}, {n} GPUs ({_DGXC_70B})", "llama-2-70b", "H100-SXM", "maxtext",
-       prec, n, 4096, 2 * n, dict(zero_stage=3, dp_shard=min(n, 128) if n > 256 else None, microbatch_size=2,
-                                  recompute="full"), tps / n, None)
+    *(_dgxc_llama2_70b(label, prec, n, tps)
       for label, prec, n, tps in (("bf16", "fp32-params", 64, 74908.99), ("bf16", "fp32-params", 2048, 2374358.34),
                                   ("fp8", "fp8-mixed", 64, 121250.69), ("fp8", "fp8-mixed", 2048, 3403086.41))),
-    *((f"dgxc Paxml H100: GPT-3 5B FSDP 8, {label}, 16 GPUs", "gpt3-5b", "H100-SXM", "maxtext", prec, 16, 2048, 64,
-       dict(zero_stage=3, dp_shard=8, microbatch_size=4), tps / 16, None)
+    # Paxml's SAVE_DOT_ONLY (dgxc paxml/paxml_mod_configs.py @ 35a9aecc Synthetic5BCkpt) keeps every dot output and
+    # recomputes the rest: MaxText's 'minimal', the maxtext profile's selective (priced as no recompute until 2026-12-03)
+    *((f"dgxc Paxml H100: GPT-3 5B FSDP 8, {label}, 16 GPUs", "gpt3-5b", "H100-SXM", "paxml", prec, 16, 2048, 64,
+       dict(zero_stage=3, dp_shard=8, microbatch_size=4, recompute="selective"), tps / 16, None)
       for label, prec, tps in (("bf16", "fp32-params", 206738.17), ("fp8", "fp8-mixed", 278876.60))),
     ("dgxc NeMo GB200: Llama 3.1 405B TP4 PP8 CP2 VP8, 128 GPUs (README MFU example)", "llama-3.1-405b", "GB200",
      "megatron", "bf16-mixed", 128, 8192, 64, dict(tp=4, sp=True, tp_overlap=True, pp=8, cp=2, schedule="interleaved",
@@ -728,6 +744,95 @@ NEMO_2412_H100 = (
 )
 
 SCOUTED_2026_12B = (*TPU_RECIPES_V6E, *OLMO_CORE_H100, *NEMO_2412_H100)
+
+#: A fourth scouting pass (2026-12-03): JAX / XLA programs on NVIDIA GPUs, read after every fit and never fitted on.
+#: Precision: bf16 runs keep MaxText's / Paxml's fp32 weights ("fp32-params"); fp8 runs (MaxText quantization=fp8, Paxml
+#: TE ENABLE_FP8) are priced as fp8-mixed, as SCOUTED_2026_12's. Tier B rows (partly assumed) say so in their label.
+#: * NVIDIA/dgxc-benchmarking maxtext/README_70b.md @ 143b90dd (= 35a9aecc): the Llama 2 70B table's other scales
+#:   (:func:`_dgxc_llama2_70b`).
+#: * the same file @ 8f5cbb37 (GSW 25.02, container nvcr.io/nvidia/jax:25.01-maxtext-py3; configure.sh @ 8f5cbb37):
+#:   Llama 3 70B, seq 8192 (log total_weights 2,097,152 = 128 x 2 x 8192), per_device_batch_size 2, remat_policy
+#:   save_qkv_proj, ici_fsdp 8 x dcn_fsdp nodes (from 64 nodes dcn_fsdp 16, data parallel across: dp_shard 128).
+#: * dgxc paxml/README_175b.md @ 143b90dd and configure.sh (container pax-2024-03-04): GPT-3 175B fp8 ("BF16 is not
+#:   currently supported"), PERCORE_BATCH_SIZE 2, seq 2048, ICI [1,8,1] x DCN [dp,16,1] (FSDP 128, dp_shard 128),
+#:   paxml_mod_configs.py Synthetic175BCkpt SAVE_QKV_OUT_PROJ (full recompute keeping q/k/v and out projections).
+#: * dgxc paxml/README_5b.md @ 35a9aecc: GPT-3 5B, MBS 4, FSDP 8 inside a node (ICI [1,8,1], ASSUMED from paxml
+#:   configs.py GPT5B) x data parallel across nodes, SAVE_DOT_ONLY (= MaxText minimal: selective).
+#: * NVIDIA/JAX-Toolbox rosetta/projects/pax/README.md (container nvcr.io/nvidia/jax:24.04-paxml-py3), Sequences/Sec on
+#:   256 GPUs, DP 1 x FSDP 256, seq 2048 (Tier B: 5B remat ASSUMED SAVE_DOT_WITH_NO_BATCH_DIM = selective; 175B remat
+#:   ASSUMED the class default, full recompute).
+#: * JAX-Toolbox docs/frameworks/maxtext/README.md @ 67b79492: Llama 2 7B on 8 H100, BS/GPU 2, FSDP 8, minimal_flash,
+#:   0.721 s per step.
+#: * AI-Hypercomputer/maxtext MaxText/configs/a3/llama_2_7b/README.md @ d2aa7f25 (TFLOP/s/chip only, tokens/s from
+#:   MaxText's count of 46.085 GFLOP per token, checked on the A3 Mega log line) with 1vm-16vm.sh: ici_fsdp 8 x
+#:   dcn_data nodes, per_device_batch_size 4, seq 4096, minimal_flash (Tier B for 4 and 8 nodes: scripts ASSUMED alike).
+#: * AI-Hypercomputer/gpu-recipes example log lines (Tier B: one step each): a3mega llama-2-7b 256 GPUs (GPUDirect-TCPXO;
+#:   ici_fsdp 8 x dcn_data 32, pdbs 4, minimal_flash), a3ultra llama3-1-70b 256 H200 (ici_fsdp 8 x dcn_fsdp 16 x dcn_data
+#:   2, pdbs 2, seq 8192, save_dot_with_context_except_mlp, bf16 ASSUMED from the README's MFU example), a4 llama3-1-70b
+#:   and 405b on 256 B200 (remat full; fp8 ASSUMED: at bf16 the logged model TFLOP/s would be 90% of the dense peak
+#:   under full recompute).
+#: minimal_flash is minimal_with_context (MaxText layers/decoders.py): full recompute keeping q/k/v, context, out,
+#: mlpwi and mlpwo.
+_MINIMAL_FLASH = ("qkv_proj", "context", "out_proj", "mlpwi", "mlpwo")
+_A3_7B_FLOPS = 46.085e9  # MaxText's GFLOP per token for llama2-7b at 4,096 (6 x matmul params + non-causal attention)
+XLA_GPU_2026_12 = (
+    *(_dgxc_llama2_70b(label, prec, n, tps) for label, prec, n, tps in (
+        ("bf16", "fp32-params", 128, 148271.49), ("bf16", "fp32-params", 256, 293184.96),
+        ("bf16", "fp32-params", 512, 591496.83), ("bf16", "fp32-params", 1024, 1184162.62),
+        ("fp8", "fp8-mixed", 128, 230152.77), ("fp8", "fp8-mixed", 256, 422898.16),
+        ("fp8", "fp8-mixed", 512, 831708.11), ("fp8", "fp8-mixed", 1024, 1657172.66))),
+    *((f"dgxc MaxText H100: Llama 3 70B FSDP, {label}, {n} GPUs", "llama-3-70b", "H100-SXM", "maxtext", prec, n, 8192,
+       2 * n, dict(zero_stage=3, dp_shard=128 if n >= 512 else None, microbatch_size=2, recompute="full",
+                   remat_saved=("qkv_proj",)), tps / n, None)
+      for label, prec, n, tps in (
+          ("bf16", "fp32-params", 128, 134752.43), ("bf16", "fp32-params", 256, 271581.46),
+          ("bf16", "fp32-params", 512, 540537.92), ("bf16", "fp32-params", 1024, 1075255.78),
+          ("bf16", "fp32-params", 2048, 2110607.12), ("fp8", "fp8-mixed", 128, 231116.60),
+          ("fp8", "fp8-mixed", 256, 442064.08), ("fp8", "fp8-mixed", 512, 907465.17),
+          ("fp8", "fp8-mixed", 1024, 1769188.65), ("fp8", "fp8-mixed", 2048, 3592936.29))),
+    *((f"dgxc Paxml H100: GPT-3 175B FSDP 128, fp8, {n} GPUs", "gpt3-175b", "H100-SXM", "paxml", "fp8-mixed", n, 2048,
+       2 * n, dict(zero_stage=3, dp_shard=128 if n > 128 else None, microbatch_size=2, recompute="full",
+                   remat_saved=("qkv_proj", "out_proj")), tps / n, None)
+      for n, tps in ((128, 70185.8), (256, 138334.56), (512, 275941.05), (1024, 531597.46), (2048, 1045961.09))),
+    *((f"dgxc Paxml H100: GPT-3 5B FSDP 8, {label}, {n} GPUs", "gpt3-5b", "H100-SXM", "paxml", prec, n, 2048, 4 * n,
+       dict(zero_stage=3, dp_shard=8, microbatch_size=4, recompute="selective"), tps / n, None)
+      for label, prec, n, tps in (
+          ("bf16", "fp32-params", 32, 410241.00), ("bf16", "fp32-params", 64, 815377.92),
+          ("bf16", "fp32-params", 128, 1610715.82), ("fp8", "fp8-mixed", 32, 546133.33),
+          ("fp8", "fp8-mixed", 64, 1092266.67), ("fp8", "fp8-mixed", 128, 2097152.00))),
+    *((f"JAX-Toolbox Pax 24.04 {hw}: GPT-3 {size} FSDP 256, {label}, 256 GPUs (Tier B: remat assumed)", model, hw,
+       "paxml", prec, 256, 2048, 256 * mbs, dict(zero_stage=3, microbatch_size=mbs, recompute=rc),
+       seqs * 2048 / 256, None)
+      for hw, size, model, label, prec, mbs, rc, seqs in (
+          ("H100-SXM", "5B", "gpt3-5b", "bf16", "fp32-params", 8, "selective", 1657.24),
+          ("H100-SXM", "5B", "gpt3-5b", "fp8", "fp8-mixed", 8, "selective", 2374.66),
+          ("H100-SXM", "175B", "gpt3-175b", "bf16", "fp32-params", 6, "full", 51.00),
+          ("H100-SXM", "175B", "gpt3-175b", "fp8", "fp8-mixed", 6, "full", 84.45),
+          ("A100 80GB", "5B", "gpt3-5b", "bf16", "fp32-params", 8, "selective", 718.19),
+          ("A100 80GB", "175B", "gpt3-175b", "bf16", "fp32-params", 6, "full", 20.44))),
+    ("JAX-Toolbox MaxText H100: Llama 2 7B FSDP 8, bf16, 8 GPUs", "llama-2-7b", "H100-SXM", "maxtext", "fp32-params", 8,
+     4096, 16, dict(zero_stage=3, microbatch_size=2, recompute="full", remat_saved=_MINIMAL_FLASH), 16 / 0.721 * 4096 / 8,
+     None),
+    *((f"MaxText A3 README H100: Llama 2 7B FSDP 8 x DP {nodes}, bf16, {8 * nodes} GPUs{tier}", "llama-2-7b",
+       "H100-SXM", "maxtext", "fp32-params", 8 * nodes, 4096, 32 * nodes,
+       dict(zero_stage=3, dp_shard=8 if nodes > 1 else None, microbatch_size=4, recompute="full",
+            remat_saved=_MINIMAL_FLASH), tflops * 1e12 / _A3_7B_FLOPS, None)
+      for nodes, tflops, tier in ((1, 492, ""), (2, 422, ""), (4, 407, " (Tier B)"), (8, 409, " (Tier B)"),
+                                  (16, 375, ""))),
+    ("gpu-recipes A3 Mega H100: Llama 2 7B FSDP 8 x DP 32, bf16, 256 GPUs (Tier B: one log line)", "llama-2-7b",
+     "H100-SXM", "maxtext", "fp32-params", 256, 4096, 1024,
+     dict(zero_stage=3, dp_shard=8, microbatch_size=4, recompute="full", remat_saved=_MINIMAL_FLASH), 10922.973, None),
+    ("gpu-recipes A3 Ultra H200: Llama 3.1 70B FSDP 128 x DP 2, bf16, 256 GPUs (Tier B: one log line)", "llama-3-70b",
+     "H200", "maxtext", "fp32-params", 256, 8192, 512,
+     dict(zero_stage=3, dp_shard=128, microbatch_size=2, recompute="full",
+          remat_saved=("qkv_proj", "context", "out_proj")), 1055.949, None),
+    ("gpu-recipes A4 B200: Llama 3.1 70B FSDP 256, fp8, 256 GPUs (Tier B: one log line, fp8 assumed)", "llama-3-70b",
+     "B200", "maxtext", "fp8-mixed", 256, 8192, 2048, dict(zero_stage=3, microbatch_size=8, recompute="full"),
+     3130.521, None),
+    ("gpu-recipes A4 B200: Llama 3.1 405B FSDP 128 x DP 2, fp8, 256 GPUs (Tier B: one log line, fp8 assumed)",
+     "llama-3.1-405b", "B200", "maxtext", "fp8-mixed", 256, 8192, 512,
+     dict(zero_stage=3, dp_shard=128, microbatch_size=2, recompute="full"), 579.059, None),
+)
 #: Configurations that ran (or, marked 'oom', that failed for memory), read by a third scouting pass (2026-12-03) from
 #: MaxText's tuned benchmark registry (AI-Hypercomputer/maxtext benchmarks/maxtext_{trillium,v5p,v5e}_model_configs.py,
 #: commits as given) and tpu-recipes step logs: fit checks, no throughput. (id, source, model, hardware, framework,

@@ -329,3 +329,21 @@ def test_fp32_runs_at_the_tf32_rate_on_gpus_and_the_bf16_rate_on_tpus():
     e = {k: estimate(MODELS["llama-3-8b"], HARDWARE["a100-80gb"], t, ParallelConfig(), 8) for k, t in tr.items()}
     # the matmuls take about twice as long (the same shapes at half the rate; the tiles' bytes differ a little)
     assert 1.8 < e["fp32"].matmul_s / e["bf16-mixed"].matmul_s < 2.2
+
+
+def test_framework_gpu_matmul_scale_moves_gpu_gemms_only():
+    # h100-sxm: 989.4e12 FLOP/s x 0.59 = 583.746e12; under maxtext x 1.24 = 723.845e12 (< the peak);
+    # a TPU keeps its preset rate (its asymptote is fitted on MaxText runs already)
+    from shardplan.cost.compute import gemm_device
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.specs.training import TrainingSpec
+    from shardplan.presets.frameworks import framework_profile
+    mt = TrainingSpec(seq_len=4096, global_batch_size=8, framework=framework_profile("maxtext"))
+    mg = TrainingSpec(seq_len=4096, global_batch_size=8)
+    h100, v5p = HARDWARE["h100-sxm"], HARDWARE["tpu-v5p"]
+    assert gemm_device(h100, mg, "bf16").rate == pytest.approx(989.4e12 * 0.59)
+    assert gemm_device(h100, mt, "bf16").rate == pytest.approx(989.4e12 * 0.59 * 1.24)
+    assert gemm_device(v5p, mt, "bf16").rate == pytest.approx(v5p.peak_flops_bf16 * v5p.matmul_efficiency)
+    # capped at the peak
+    big = mt.model_copy(update={"framework": mt.framework.model_copy(update={"gpu_matmul_scale": 2.0})})
+    assert gemm_device(h100.model_copy(update={"matmul_efficiency": 0.9}), big, "bf16").rate == pytest.approx(989.4e12)

@@ -18,7 +18,7 @@ expert of every MoE layer per microbatch (``StageCompute.overhead_s``).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from shardplan.cost import flops as F
 from shardplan.cost.gemm import GemmDevice, GemmShape, attention_kernel, training_gemm_seconds
@@ -132,6 +132,24 @@ def unquantized_dtype(training: TrainingSpec) -> str:
     return "fp32" if training.precision.compute_dtype == "fp32" else "bf16"
 
 
+def gemm_device(hw: HardwareSpec, training: TrainingSpec, dtype: str) -> GemmDevice:
+    """The GEMM view of ``hw`` in ``dtype`` (:meth:`shardplan.cost.gemm.GemmDevice.of`) under the training's
+    framework: on a GPU (``HardwareSpec.kind`` 'gpu') the large-GEMM rate times the profile's
+    ``gpu_matmul_scale`` (capped at the peak), elsewhere unchanged. Why per framework: the GPU presets' asymptotes
+    are fitted on eager PyTorch programs (llm-foundry, Megatron-LM, ``HardwareSpec.matmul_efficiency``'s source),
+    whose GEMMs run below an isolated cuBLAS GEMM's rate; a compiled XLA program (MaxText) gets closer to it
+    (``FrameworkProfile.gpu_matmul_scale``'s source). The TPU presets are fitted on MaxText runs themselves.
+
+    Raises:
+        ConfigError: as :meth:`~shardplan.cost.gemm.GemmDevice.of`.
+    """
+    dev = GemmDevice.of(hw, dtype)
+    scale = training.framework.gpu_matmul_scale
+    if scale == 1.0 or hw.kind != "gpu":
+        return dev
+    return replace(dev, rate=min(hw.peak_flops(dtype), dev.rate * scale))
+
+
 def attention_core_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: ParallelConfig,
                      tokens: float) -> tuple[float, float]:
     """(forward, backward) seconds of the attention core (QK^T, softmax, AV) on ``tokens`` local
@@ -157,7 +175,7 @@ def attention_core_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec,
     if training.attention == "naive":
         b = max(1, round(seqs * heads))
         f = b_ = 0.0
-        dev = GemmDevice.of(hw, unquantized_dtype(training))
+        dev = gemm_device(hw, training, unquantized_dtype(training))
         for shape in (GemmShape(round(sq), s, d, b), GemmShape(round(sq), d, s, b)):
             tf, tb, _ = training_gemm_seconds(shape, dev, act, act, math_only=True)
             f, b_ = f + tf, b_ + tb
@@ -169,7 +187,7 @@ def attention_core_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec,
         flops *= (2 * p.cp - 1) / p.cp
     kern = attention_kernel(hw, training.framework.name, training.framework.attention_kernel)
     if kern is None:
-        t = flops / hw.achieved_matmul_flops(unquantized_dtype(training))
+        t = flops / gemm_device(hw, training, unquantized_dtype(training)).rate
         return t, 2 * t
     causal = training.causal and p.cp == 1
     occ = 1.0 if hw.sm_count is None else min(1.0, seqs * heads * math.ceil(sq / 128) / hw.sm_count)
@@ -240,7 +258,7 @@ def layer_times(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: P
     dtype = prec.compute_dtype
     in_b = 1.0 if dtype == "fp8" else prec.activation_bytes
     fwd = bwd = hbm_fwd = every_other = mlp = shared = mla_up = 0.0
-    dev = GemmDevice.of(hw, dtype)
+    dev = gemm_device(hw, training, dtype)
     shares = every_other_mm_shares(model, p, moe)
     for name, shape in layer_gemm_shapes(model, p, tokens, moe, training.moe_load):
         tf, tb, bound = training_gemm_seconds(shape, dev, in_b, 2.0 * prec.grad_bytes)
@@ -340,7 +358,7 @@ def lm_head_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, layout
     chunks = training.framework.loss_chunks
     V = math.ceil(layout.vocab_per_rank(model.vocab_size))
     shape = GemmShape(max(1, round(tokens / chunks)), V, model.d_model)
-    dev = GemmDevice.of(hw, unquantized_dtype(training))
+    dev = gemm_device(hw, training, unquantized_dtype(training))
     tf, tb, _ = training_gemm_seconds(shape, dev, prec.activation_bytes, 2.0 * prec.grad_bytes)
     elem = loss_bytes_per_logit(training) * V * tokens / (hw.hbm_bandwidth * hw.hbm_efficiency)
     return chunks * (tf + tb), elem, (chunks * tf if chunks > 1 else 0.0)

@@ -54,6 +54,12 @@ class FrameworkProfile(BaseModel):
             pipeline send/recv setup, data movement of the batch).
         step_overhead_s: seconds per optimizer step (optimizer launch, gradient clipping norm,
             data loading and logging that do not overlap).
+        gpu_matmul_scale: multiplier on a GPU preset's large-GEMM asymptote (``matmul_efficiency``,
+            ``fp8_matmul_efficiency``; capped at the peak) for this framework's programs
+            (:func:`shardplan.cost.compute.gemm_device`; not on TPUs, whose presets are fitted on MaxText runs). The
+            GPU asymptotes are fitted on eager PyTorch programs (1 = those); maxtext: fitted on NVIDIA's
+            dgxc-benchmarking MaxText Llama 2 70B runs on H100 (``benchmarks/fit_frameworks.py``
+            maxtext_gpu_fit_table), XLA's GEMMs reaching closer to an isolated cuBLAS GEMM's rate.
         elementwise_traffic: multiplier on the HBM bytes of element-wise operations (1 = the
             fused kernels counted in :func:`shardplan.cost.compute.elementwise_bytes_per_token`;
             eager PyTorch reads and writes every intermediate: > 1).
@@ -334,6 +340,7 @@ class FrameworkProfile(BaseModel):
     moe_layer_overhead_s: float = Field(default=0.0, ge=0, le=0.1)
     step_overhead_s: float = Field(default=0.0, ge=0, le=60.0)
     elementwise_traffic: float = Field(default=1.0, ge=1.0, le=10.0)
+    gpu_matmul_scale: float = Field(default=1.0, ge=0.5, le=2.0)
     dp_overlap: float = Field(default=1.0, ge=0, le=1)
     dp_bucket_min_params: float = Field(default=0.0, ge=0, le=1e12)
     dp_bucket_params_per_rank: float = Field(default=0.0, ge=0, le=1e10)
