@@ -227,3 +227,18 @@ def test_profiles_refuse_what_their_frameworks_cannot_run():
     check("torchtitan", "llama-3-8b", tp=2, sp=True, cp=2, zero_stage=2)
     # the megatron profile keeps all of them
     check("megatron", "llama-3-8b", tp=2, cp=2, zero_stage=1)
+
+
+def test_amd_gemm_rates_follow_amds_measured_ceiling():
+    # AMD's Max-Achievable FLOPs (ROCm blog, Feb 2025) x the H100's end-to-end / isolated ratio 0.59 / 0.73:
+    # MI300X bf16 708 / 1307.4 x 0.808 = 0.438 -> 0.44, fp8 1273 / 2614.9 x 0.808 = 0.393 -> 0.39;
+    # MI325X bf16 843 / 1307.4 x 0.808 = 0.521 -> 0.52, fp8 1519 / 2614.9 x 0.808 = 0.469 -> 0.47
+    from shardplan.presets.hardware import HARDWARE
+    ratio = 0.59 / 0.73
+    for name, bf16, fp8 in (("mi300x", 708, 1273), ("mi325x", 843, 1519)):
+        h = HARDWARE[name]
+        assert h.matmul_efficiency == round(bf16 / 1307.4 * ratio, 2)
+        assert h.fp8_matmul_efficiency == round(fp8 / 2614.9 * ratio, 2)
+        # never above the best GEMM AMD measured
+        assert h.achieved_matmul_flops("bf16") < bf16 * 1e12
+    assert HARDWARE["mi325x"].hbm_bytes == 256e9 and HARDWARE["mi325x"].hbm_bandwidth == 6.0e12

@@ -28,6 +28,19 @@ _LAT = ("NVLink ~5 us, InfiniBand ~20 us per ring step (Calculon system files; N
         "Ring/Simple, HardwareSpec.collective_latency); network post 1 us on Intel hosts (tuning.cc getNetOverhead); "
         "TPU ICI ~1 us/hop (Scaling Book)")
 
+
+def _amd_rate(chip: str, bf16_tflops: float, fp8_tflops: float, peak_bf16: float, peak_fp8: float) -> str:
+    """Source note of an AMD Instinct GEMM rate: AMD's measured Max-Achievable FLOPs (the best tuned GEMM, ROCm blog
+    "Measuring Max-Achievable FLOPs - Part 2", Feb 2025) over the datasheet peak, times the H100's end-to-end /
+    isolated-GEMM ratio (its fitted 0.59 over the ~0.73 of an isolated cuBLAS GEMM): what an eager PyTorch program
+    keeps of the best GEMM, carried over from Hopper (no AMD run fits it)."""
+    return (f"{chip}: AMD's Max-Achievable FLOPs {bf16_tflops:g} TFLOPS bf16 / {fp8_tflops:g} fp8 (ROCm blog 'Measuring "
+            f"Max-Achievable FLOPs - Part 2', Feb 2025: the best tuned GEMM, at the clocks a dense GEMM holds) = "
+            f"{bf16_tflops / peak_bf16:.3f} / {fp8_tflops / peak_fp8:.3f} of the peak, x 0.808 (the h100-sxm preset's "
+            "end-to-end 0.59 over an isolated cuBLAS GEMM's ~0.73): derived, not fitted; the public MI300X runs found "
+            "(ROCm blog 'Primus-Pipeline', Llama 2 7B pp 8: no batch, sequence or precision given) are too loosely "
+            "described to fit it")
+
 HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
     HardwareSpec(
         name="a100-40gb", peak_flops_bf16=312e12, hbm_bytes=40 * GiB, hbm_bandwidth=1.555e12,
@@ -95,14 +108,24 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
     HardwareSpec(
         name="mi300x", peak_flops_bf16=1307.4e12, peak_flops_fp8=2614.9e12, hbm_bytes=192e9,
         hbm_bandwidth=5.3e12, scale_up_size=8, scale_up_bandwidth=448e9, scale_out_bandwidth=50e9,
-        matmul_efficiency=0.55, scale_up_efficiency=0.7, scale_out_efficiency=0.85,
+        matmul_efficiency=0.44, fp8_matmul_efficiency=0.39, scale_up_efficiency=0.7, scale_out_efficiency=0.85,
         sources={"peak_flops": "AMD Instinct MI300X datasheet: 1,307.4 TFLOPS bf16, 2,614.9 fp8 (dense)",
                  "hbm": "AMD MI300X datasheet: 192 GB HBM3, 5.3 TB/s",
                  "scale_up_bandwidth": "AMD MI300X: 7 Infinity Fabric links, 896 GB/s bidirectional aggregate "
                                        "-> 448 GB/s one-way per GPU (fully connected 8-GPU platform)",
                  "scale_out_bandwidth": "MI300X platform: 8x 400 Gb/s NICs -> 50 GB/s per GPU",
-                 "matmul_efficiency": "assumed: measured bf16 GEMM ~55-60% of peak in public MI300X "
-                                      "benchmarks; not calibrated (no published run in the calibration set)",
+                 "matmul_efficiency": _amd_rate("MI300X", 708, 1273, 1307.4, 2614.9),
+                 "latency": _LAT}),
+    HardwareSpec(
+        name="mi325x", peak_flops_bf16=1307.4e12, peak_flops_fp8=2614.9e12, hbm_bytes=256e9,
+        hbm_bandwidth=6.0e12, scale_up_size=8, scale_up_bandwidth=448e9, scale_out_bandwidth=50e9,
+        matmul_efficiency=0.52, fp8_matmul_efficiency=0.47, scale_up_efficiency=0.7, scale_out_efficiency=0.85,
+        sources={"peak_flops": "AMD Instinct MI325X datasheet: 1,307.4 TFLOPS bf16, 2,614.9 fp8 (dense), the MI300X's "
+                               "(same CDNA 3 die and clocks, 1,000 W instead of 750 W)",
+                 "hbm": "AMD MI325X datasheet: 256 GB HBM3E, 6.0 TB/s",
+                 "scale_up_bandwidth": "as the MI300X (the same 8-GPU platform, 7 Infinity Fabric links; assumed)",
+                 "scale_out_bandwidth": "as the MI300X platform: one 400 Gb/s NIC per GPU (assumed)",
+                 "matmul_efficiency": _amd_rate("MI325X", 843, 1519, 1307.4, 2614.9),
                  "latency": _LAT}),
     HardwareSpec(
         name="tpu-v4", kind="tpu", peak_flops_bf16=275e12, hbm_bytes=32 * GiB, hbm_bandwidth=1.2e12,
@@ -207,6 +230,9 @@ _COMPUTE_UNITS: dict[str, dict] = {
     "mi300x": dict(sm_count=304, compute_arch="cdna3", sources={
         "sm_count": "AMD Instinct MI300X datasheet: 304 compute units",
         "gemm_tiles": _CUTLASS + " (assumed for rocBLAS)"}),
+    "mi325x": dict(sm_count=304, compute_arch="cdna3", sources={
+        "sm_count": "AMD Instinct MI325X datasheet: 304 compute units",
+        "gemm_tiles": _CUTLASS + " (assumed for rocBLAS)"}),
     "tpu-v4": dict(compute_arch="tpu", gemm_tiles=((128, 128),), gemm_k_tile=128, sources={"gemm_tiles": _MXU128}),
     "tpu-v5e": dict(compute_arch="tpu", gemm_tiles=((128, 128),), gemm_k_tile=128, sources={"gemm_tiles": _MXU128}),
     "tpu-v5p": dict(compute_arch="tpu", gemm_tiles=((128, 128),), gemm_k_tile=128, sources={"gemm_tiles": _MXU128}),
@@ -221,7 +247,8 @@ for _name, _units in _COMPUTE_UNITS.items():
 _PCIE4 = "PCIe Gen4 x16 to the host CPU: 32 GB/s per direction (PCI-SIG: 16 GT/s x 16 lanes, 128b/130b)"
 _PCIE5 = "PCIe Gen5 x16 to the host CPU: 64 GB/s per direction (PCI-SIG: 32 GT/s x 16 lanes, 128b/130b)"
 _HOST_LINK = {"a100-40gb": (32e9, _PCIE4), "a100-80gb": (32e9, _PCIE4), "h100-sxm": (64e9, _PCIE5),
-              "h200": (64e9, _PCIE5), "b200": (64e9, _PCIE5), "mi300x": (64e9, _PCIE5)}
+              "h200": (64e9, _PCIE5), "b200": (64e9, _PCIE5), "mi300x": (64e9, _PCIE5),
+              "mi325x": (64e9, _PCIE5)}
 _HOST_LINK["tpu-v6e"] = (64e9, "Cloud TPU v6e docs (System architecture): each chip connects to the host through a "
                          "PCIe Gen5 interface; x16 assumed: 64 GB/s per direction (PCI-SIG: 32 GT/s x 16 lanes, "
                          "128b/130b)")
