@@ -14,7 +14,7 @@ from pathlib import Path
 from fit_frameworks import (FITS, blackwell_fp8_table, blackwell_ultra_fp8_table, fit_table, fsdp_fit_table,
                             maxtext_gpu_fit_table, moe_fit_table, tpu_v5e_table, tpu_v6e_table, triton_attention_table)
 from public_runs import (AUTOMODEL_H100, HELD_OUT_CHECKS, LLM_FOUNDRY_A100_40GB, LLM_FOUNDRY_H100_FP8, PUBLIC_CHECKS,
-                         SCOUTED_2026_12, SCOUTED_2026_12B, FIT_CHECKS_2026_12, XLA_GPU_2026_12, check_inputs)
+                         SCOUTED_2026_12, SCOUTED_2026_12B, FIT_CHECKS_2026_12, XLA_GPU_2026_12, AMD_2026_12, check_inputs)
 from shardplan.calibration import DEFAULT_CSV, framework_of, load_rows, reproduce_row, row_inputs, summary
 from shardplan.cost.step import estimate
 from shardplan.errors import ConfigError
@@ -233,6 +233,18 @@ def scouted_checks_xla() -> list[str]:
                     "(SAVE_DOT_ONLY as MaxText's minimal, SAVE_QKV_OUT_PROJ as full keeping those projections) at the",
                     "GPU presets' own asymptote, as those runs show no XLA speed-up (Praxis layers calling Transformer",
                     "Engine): +9..+21% on the dgxc runs (container 2024-03-04), -6..+15% on JAX-Toolbox's 24.04 runs."])
+
+
+def amd_checks() -> list[str]:
+    """Markdown lines: :data:`AMD_2026_12`, public AMD Instinct runs, checks of the AMD presets' derived rates."""
+    return _scouted_table(AMD_2026_12, "## AMD Instinct (scouted 2026-12, checks of derived rates)", [
+                    "The AMD presets' GEMM rates are derived, not fitted: AMD's own measured best GEMM (Max-Achievable",
+                    "FLOPs, ROCm blog, Feb 2025: MI300X 0.54, MI325X 0.645 of the bf16 peak) times Hopper's end-to-end",
+                    "over isolated-GEMM ratio (0.59 / 0.73); the MI355X, with no such measurement, takes the MI300X's",
+                    "rates. Before, the mi300x preset assumed 0.55, above AMD's own best GEMM. The one public AMD run",
+                    "with its whole configuration that a scouting pass found is MLPerf's (the MI300X runs in ROCm blogs",
+                    "give no batch, sequence or precision; AMD's performance page was not readable): it checks the",
+                    "MI355X entry, not the MI300X's."])
 
 
 def fit_checks() -> list[str]:
@@ -553,6 +565,7 @@ def main() -> None:
     lines += scouted_checks()
     lines += scouted_checks_b()
     lines += scouted_checks_xla()
+    lines += amd_checks()
     lines += fit_checks()
     lines += foundry_held_out()
     lines += automodel_held_out()

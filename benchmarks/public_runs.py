@@ -833,6 +833,17 @@ XLA_GPU_2026_12 = (
      "llama-3.1-405b", "B200", "maxtext", "fp8-mixed", 256, 8192, 512,
      dict(zero_stage=3, dp_shard=128, microbatch_size=2, recompute="full"), 579.059, None),
 )
+#: AMD Instinct runs a scouting pass found (2026-12-03), checks of the AMD presets' derived GEMM rates (nothing fitted):
+#: MLPerf Training v5.1 closed division, AMD (mlcommons/training_results_v5.1 @ 4da2d1cd): Llama 3.1 8B on one node
+#: of 8 MI355X, config_MI355X_1x8x1_8b.sh: GBS 32, MBS 2 (gradient accumulation 2), TP = PP = CP = 1, FP8_PARAMS=1
+#: (fp8 primary weights: "fp8-params"), seq 8192, NeMo 2.3 / Megatron-LM with Transformer Engine (ROCm), distributed
+#: optimizer (ZeRO-1); 30.65 samples/s steady (results/.../llama31_8b/result_0.txt tracked_stats throughput)
+#: x 8192 / 8 = 31,386 tokens/s/GPU (eval pauses excluded). The MI300X runs found (ROCm blog Primus-Pipeline, an
+#: engineer's benchmark repo) state no batch, sequence or precision and are not used.
+AMD_2026_12 = (
+    ("MLPerf Training v5.1 AMD MI355X: Llama 3.1 8B fp8 (fp8 params), 8 GPUs", "llama-3.1-8b", "MI355X", "megatron",
+     "fp8-params", 8, 8192, 32, dict(zero_stage=1, microbatch_size=2), 30.65 * 8192 / 8, None),
+)
 #: Configurations that ran (or, marked 'oom', that failed for memory), read by a third scouting pass (2026-12-03) from
 #: MaxText's tuned benchmark registry (AI-Hypercomputer/maxtext benchmarks/maxtext_{trillium,v5p,v5e}_model_configs.py,
 #: commits as given) and tpu-recipes step logs: fit checks, no throughput. (id, source, model, hardware, framework,

@@ -105,7 +105,7 @@ HARDWARE_OF_COLUMN = (
     ("gh200", "h100-sxm", {"hbm_bytes": 96 * 2**30, "hbm_bandwidth": 4.0e12, "host_bandwidth": 450e9}),
     ("h100 96gb", "h100-sxm", {"hbm_bytes": 96 * 2**30, "hbm_bandwidth": 2.4e12}),
     ("h200", "h200", {}), ("h100", "h100-sxm", {}), ("gb300", "gb300", {}), ("b300", "b300", {}),
-    ("gb200", "gb200", {}), ("b200", "b200", {}), ("mi300x", "mi300x", {}), ("mi325x", "mi325x", {}),
+    ("gb200", "gb200", {}), ("b200", "b200", {}), ("mi300x", "mi300x", {}), ("mi325x", "mi325x", {}), ("mi355x", "mi355x", {}),
     ("tpu v5p", "tpu-v5p", {"scale_up_size": 64}), ("tpu v5e", "tpu-v5e", {}), ("tpu v6e", "tpu-v6e", {}),
     ("trillium", "tpu-v6e", {}), ("tpu v4", "tpu-v4", {}),
 )

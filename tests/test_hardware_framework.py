@@ -242,3 +242,14 @@ def test_amd_gemm_rates_follow_amds_measured_ceiling():
         # never above the best GEMM AMD measured
         assert h.achieved_matmul_flops("bf16") < bf16 * 1e12
     assert HARDWARE["mi325x"].hbm_bytes == 256e9 and HARDWARE["mi325x"].hbm_bandwidth == 6.0e12
+
+
+def test_mi355x_peak_is_its_compute_units_times_clock():
+    # 256 CUs x 2.4e9 Hz x 4,096 bf16 FLOP / clock / CU = 2,516.6e12; fp8 twice; the MI300X's
+    # 304 x 2.1e9 x 2,048 = 1,307.4e12 is the same formula at CDNA 3's per-CU rate (its datasheet figure)
+    from shardplan.presets.hardware import HARDWARE
+    h = HARDWARE["mi355x"]
+    assert h.peak_flops_bf16 == pytest.approx(256 * 2.4e9 * 4096, rel=1e-4)
+    assert h.peak_flops_fp8 == pytest.approx(2 * h.peak_flops_bf16, rel=1e-4)
+    assert HARDWARE["mi300x"].peak_flops_bf16 == pytest.approx(304 * 2.1e9 * 2048, rel=1e-4)
+    assert (h.matmul_efficiency, h.fp8_matmul_efficiency) == (0.44, 0.39)  # the mi300x entry's derived rates

@@ -128,6 +128,24 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
                  "matmul_efficiency": _amd_rate("MI325X", 843, 1519, 1307.4, 2614.9),
                  "latency": _LAT}),
     HardwareSpec(
+        name="mi355x", peak_flops_bf16=2516.6e12, peak_flops_fp8=5033.2e12, hbm_bytes=288e9,
+        hbm_bandwidth=8.0e12, scale_up_size=8, scale_up_bandwidth=537.6e9, scale_out_bandwidth=50e9,
+        matmul_efficiency=0.44, fp8_matmul_efficiency=0.39, scale_up_efficiency=0.7, scale_out_efficiency=0.85,
+        sources={"peak_flops": "AMD Instinct MI355X (CDNA 4): 256 compute units x 2.4 GHz x 4,096 bf16 FLOP per clock "
+                               "per CU (CDNA 4 doubles CDNA 3's 2,048; the MI300X's 304 x 2.1 GHz x 2,048 = 1,307.4 "
+                               "TFLOPS is its datasheet figure) = 2,516.6 TFLOPS bf16, fp8 twice that (AMD: 2.5 / "
+                               "5 PFLOPS dense)",
+                 "hbm": "AMD MI355X datasheet: 288 GB HBM3E, 8 TB/s",
+                 "scale_up_bandwidth": "AMD MI355X: 7 Infinity Fabric links of 153.6 GB/s, 1,075 GB/s bidirectional "
+                                       "-> 537.6 GB/s one-way per GPU (fully connected 8-GPU platform)",
+                 "scale_out_bandwidth": "one 400 Gb/s NIC per GPU (AMD Pollara 400 / ConnectX-7 platforms; assumed) "
+                                        "-> 50 GB/s",
+                 "matmul_efficiency": "the mi300x entry's derived rates (AMD publishes no Max-Achievable FLOPs for "
+                                      "the MI355X): assumed, not fitted. Check: MLPerf Training v5.1 (AMD, "
+                                      "MI355X_EPYC_9575F_pytorch, Llama 3.1 8B fp8, 8 GPUs) comes out -5% with them "
+                                      "(docs/accuracy.md)",
+                 "latency": _LAT}),
+    HardwareSpec(
         name="tpu-v4", kind="tpu", peak_flops_bf16=275e12, hbm_bytes=32 * GiB, hbm_bandwidth=1.2e12,
         scale_up_size=4096, scale_up_bandwidth=9e10, scale_up_latency=1e-6, collective_latency=0.0,
         scale_out_bandwidth=6.25e9,
@@ -230,6 +248,9 @@ _COMPUTE_UNITS: dict[str, dict] = {
     "mi300x": dict(sm_count=304, compute_arch="cdna3", sources={
         "sm_count": "AMD Instinct MI300X datasheet: 304 compute units",
         "gemm_tiles": _CUTLASS + " (assumed for rocBLAS)"}),
+    "mi355x": dict(sm_count=256, compute_arch="cdna4", sources={
+        "sm_count": "AMD Instinct MI355X: 256 compute units",
+        "gemm_tiles": _CUTLASS + " (assumed for hipBLASLt)"}),
     "mi325x": dict(sm_count=304, compute_arch="cdna3", sources={
         "sm_count": "AMD Instinct MI325X datasheet: 304 compute units",
         "gemm_tiles": _CUTLASS + " (assumed for rocBLAS)"}),
@@ -248,7 +269,7 @@ _PCIE4 = "PCIe Gen4 x16 to the host CPU: 32 GB/s per direction (PCI-SIG: 16 GT/s
 _PCIE5 = "PCIe Gen5 x16 to the host CPU: 64 GB/s per direction (PCI-SIG: 32 GT/s x 16 lanes, 128b/130b)"
 _HOST_LINK = {"a100-40gb": (32e9, _PCIE4), "a100-80gb": (32e9, _PCIE4), "h100-sxm": (64e9, _PCIE5),
               "h200": (64e9, _PCIE5), "b200": (64e9, _PCIE5), "mi300x": (64e9, _PCIE5),
-              "mi325x": (64e9, _PCIE5)}
+              "mi325x": (64e9, _PCIE5), "mi355x": (64e9, _PCIE5)}
 _HOST_LINK["tpu-v6e"] = (64e9, "Cloud TPU v6e docs (System architecture): each chip connects to the host through a "
                          "PCIe Gen5 interface; x16 assumed: 64 GB/s per direction (PCI-SIG: 32 GT/s x 16 lanes, "
                          "128b/130b)")

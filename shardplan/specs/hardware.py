@@ -26,7 +26,7 @@ from shardplan import limits as L
 
 
 #: architecture families with published kernel tables (``tpu`` for every TPU generation)
-ComputeArch = Literal["ampere", "hopper", "blackwell", "blackwell-ultra", "cdna3", "tpu"]
+ComputeArch = Literal["ampere", "hopper", "blackwell", "blackwell-ultra", "cdna3", "cdna4", "tpu"]
 
 
 class HardwareSpec(BaseModel):
