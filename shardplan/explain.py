@@ -69,8 +69,11 @@ def describe(e: Estimate) -> str:
     p = e.parallel
     if p.zero_stage == 3 and p.dp * p.cp * p.tp > e.hardware.scale_up_size and \
             e.training.framework.zero3_prefetch == 1:
-        extra += ("; ZeRO-3 across nodes assumes prefetch fully overlapped with compute (PyTorch FSDP) -- DeepSpeed's "
-                  "2021 ZeRO-3 ran 1.5-5x slower than that at 384-2240 GPUs (--framework deepspeed, docs/accuracy.md)")
+        tpu = e.hardware.kind == "tpu"
+        who = "XLA's scheduled gathers" if tpu or e.training.framework.name in ("maxtext", "paxml") else "PyTorch FSDP"
+        extra += (f"; ZeRO-3 across {'slices' if tpu else 'nodes'} assumes prefetch fully overlapped with compute "
+                  f"({who}) -- DeepSpeed's 2021 ZeRO-3 ran 1.5-5x slower than that at 384-2240 GPUs (--framework "
+                  "deepspeed, docs/accuracy.md)")
     from shardplan.calibration import optimism_note  # late: calibration reads the published runs
     note = optimism_note(e)
     if note:
