@@ -1350,3 +1350,20 @@ def test_torchtitan_interleaved_without_layers_per_stage_cuts_with_its_weights()
     with pytest.raises(ConfigError, match="pipeline_parallel_first_stage_less_layers=-1: legal: a whole number >= 0"):
         import_config("torchtitan", text.replace("[training]",
                                                  "pipeline_parallel_first_stage_less_layers = -1\n[training]"))
+
+
+def test_torchtitan_import_takes_the_layer_count_from_a_known_flavor():
+    # a hand-written config has no shardplan-meta line; [model] llama3 8B is Llama 3.1 8B's shape (32 layers), so
+    # the interleaved cut is the same as with the meta line: 8, 9, 8, 7 (test above)
+    text = ('[model]\nname = "llama3"\nflavor = "8B"\n[parallelism]\ndata_parallel_shard_degree = 4\n'
+            'pipeline_parallel_degree = 4\npipeline_parallel_schedule = "Interleaved1F1B"\n'
+            '[training]\nlocal_batch_size = 8\nglobal_batch_size = 32\nseq_len = 4096\n')
+    imp = import_config("torchtitan", text)
+    assert (imp.parallel.virtual_stages, imp.parallel.pp_layers) == (2, (8, 9, 8, 7))
+    assert any("layer count 32 from [model] llama3 8B" in n for n in imp.notes)
+    # an unknown flavor still asks for the meta line; the meta line wins over a flavor
+    with pytest.raises(ConfigError, match="shardplan-meta"):
+        import_config("torchtitan", text.replace('"8B"', '"debugmodel"').replace(
+            "[training]", "pipeline_parallel_layers_per_stage = 3\n[training]"))
+    meta = import_config("torchtitan", '# shardplan-meta: {"n_layers": 80}\n' + text).parallel
+    assert sum(meta.pp_layers) == 80

@@ -216,11 +216,30 @@ def read(text: str, devices: int | None = None) -> Imported:
             raise ConfigError(f"torchtitan pipeline_parallel_microbatch_size={mbs} does not divide local_batch_size="
                               f"{local}; legal: {', '.join(str(d) for d in range(1, local + 1) if local % d == 0)}",
                               field="microbatch_size", value=mbs)
-        values.update(_pipeline_values(par, read_meta(text).get("n_layers"), pp, notes))
+        values.update(_pipeline_values(par, read_meta(text).get("n_layers") or _flavor_layers(cfg, notes), pp, notes))
         values["pipeline_flushes"] = accumulation
     _model_notes(cfg, notes)
     return Imported(parallel_from(values), devices=rep * shard * tp * pp * cp, seq_len=tr.get("seq_len"),
                     global_batch=glob, framework="torchtitan", notes=tuple(notes))
+
+
+#: torchtitan [model] name / flavor -> the preset of that shape (torchtitan models/llama3/__init__.py llama3_configs:
+#: 8B, 70B, 405B are Llama 3.1's shapes; models/deepseek_v3/__init__.py 671B; models/qwen3/__init__.py)
+TITAN_FLAVORS = {("llama3", "8B"): "llama-3.1-8b", ("llama3", "70B"): "llama-3-70b", ("llama3", "405B"): "llama-3.1-405b",
+                 ("deepseek_v3", "671B"): "deepseek-v3", ("qwen3", "8B"): "qwen3-8b", ("qwen3", "30B-A3B"): "qwen3-30b-a3b",
+                 ("qwen3", "235B-A22B"): "qwen3-235b-a22b"}
+
+
+def _flavor_layers(cfg: dict, notes: list[str]) -> int | None:
+    """The layer count of the config's [model] name / flavor where it is a shape the project ships
+    (:data:`TITAN_FLAVORS`; the preset's ``n_layers``), with a note, else None. A header's shardplan-meta line wins."""
+    from shardplan.presets.models import MODELS
+    model = cfg.get("model") if isinstance(cfg.get("model"), dict) else {}
+    preset = TITAN_FLAVORS.get((str(model.get("name", "")), str(model.get("flavor", ""))))
+    if preset is None:
+        return None
+    notes.append(f"layer count {MODELS[preset].n_layers} from [model] {model['name']} {model['flavor']} (the {preset} preset)")
+    return MODELS[preset].n_layers
 
 
 def _model_notes(cfg: dict, notes: list[str]) -> None:
