@@ -360,8 +360,14 @@ _FOUNDRY = ("llm-foundry's MPT models (MosaicML Composer's FSDP, the pytorch-fsd
             "the Triton FlashAttention: attn_config attn_impl: triton in scripts/train/yamls/pretrain/mpt-*.yaml and "
             "the default of scripts/train/benchmarking/submit_benchmarks.py --attn_impl")
 FRAMEWORKS["llm-foundry"] = FRAMEWORKS["pytorch-fsdp"].model_copy(update={
-    "name": "llm-foundry", "attention_kernel": "triton", "overlap_slowdown": 0.30,
+    "name": "llm-foundry", "attention_kernel": "triton", "overlap_slowdown": 0.30, "logit_bytes": 4.0,
     "sources": {**FRAMEWORKS["pytorch-fsdp"].sources, "attention_kernel": _FOUNDRY,
+                "logit_bytes": "llm-foundry models/mpt/modeling_mpt.py ComposerMPTCausalLM: loss_fn defaults to "
+                "'fused_crossentropy', flash_attn.losses.cross_entropy.CrossEntropyLoss(ignore_index=-100): the bf16 "
+                "logits are saved for the backward, which writes a bf16 gradient (inplace_backward off); the loss "
+                "and log-sum-exp are one fp32 value per token: 2 + 2 B per vocabulary element, not an fp32 softmax. "
+                "Read after the llm-foundry README's A100 40GB rows, 7 of which ran but were predicted 0.5-2.1 GiB "
+                "over at 6 B (docs/accuracy.md)",
                 "overlap_slowdown": _fit("llm-foundry", "llmfoundry*", "8.1%, max 21.1%")}})
 
 _AUTOMODEL_KERNELS = ("NeMo AutoModel's benchmark recipes (examples/benchmark/configs/*_te_deepep.yaml) run Transformer "
