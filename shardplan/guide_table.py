@@ -9,7 +9,7 @@ from shardplan.errors import ConfigError
 from shardplan.explain import rules_of_thumb
 from shardplan.loaders import load_hardware, load_model
 from shardplan.search import search
-from shardplan.specs.training import TrainingSpec
+from shardplan.specs.training import TrainingSpec, precision_policy
 
 DEFAULT_MODELS = ["llama-3.2-1b", "llama-3-8b", "llama-3-70b", "llama-3.1-405b"]
 DEFAULT_DEVICES = {"gpu": [8, 64, 512, 1024, 8192], "tpu": [64, 256, 1024, 4096, 8192]}
@@ -35,8 +35,10 @@ def guide_rows(hardware: str, models: list[str] | None, devices: list[int] | Non
             if progress is not None:
                 progress(len(rows), len(names) * len(counts), f"{name} on {n}")
             tokens = max(global_batch_tokens, n * seq_len)
-            tr = TrainingSpec.from_tokens(seq_len, tokens // seq_len * seq_len,
-                                          **({"framework": profile} if profile is not None else {}))
+            # the profile's own precision where it has one (MaxText: fp32-params), as estimate and plan price it
+            tr = TrainingSpec.from_tokens(seq_len, tokens // seq_len * seq_len, **(
+                {"framework": profile, "precision": precision_policy(profile.default_precision or "bf16-mixed")}
+                if profile is not None else {}))
             row = {"model": name, "devices": n, "batch_tokens": tokens}
             try:
                 res = search(m, hw, tr, n, top_k=1)

@@ -1094,6 +1094,21 @@ def _check_arguments(n_devices: int, max_tp: int | None, objective: str) -> None
                           legal=["throughput", "memory"])
 
 
+def _profile_fill(fw: FrameworkProfile, pinned: dict) -> dict[str, Any]:
+    """Values the search would choose for fields the user did not pin, so that the error for a search with no
+    valid layout names what is wrong with the pins (e.g. degrees that do not divide the devices), not a profile rule
+    the unpinned defaults break: sp under a profile whose tp shards the activations, a weight-sharding ZeRO stage
+    under a profile that shards weights over cp / ep, and the profile's first pipeline schedule."""
+    fill: dict[str, Any] = {}
+    if int(pinned.get("tp", 1)) > 1 and (fw.tp_requires_sp or fw.layout_defaults.get("sp")):
+        fill["sp"] = True
+    if fw.weight_sharding_axes and any(int(pinned.get(a, 1)) > 1 for a in fw.weight_sharding_axes):
+        fill["zero_stage"] = max(fw.zero_stages or (0, 1, 2, 3))
+    if int(pinned.get("pp", 1)) > 1 and fw.schedules:
+        fill["schedule"] = fw.schedules[0]
+    return fill
+
+
 def _raise_no_layout(model: ModelSpec, training: TrainingSpec, n_devices: int, fix: dict) -> None:
     """Raise the error for a search that found no valid layout: the specific rule the pinned values
     break (as ``estimate`` would report it), else a generic one.
@@ -1107,7 +1122,7 @@ def _raise_no_layout(model: ModelSpec, training: TrainingSpec, n_devices: int, f
             pinned.setdefault("zero_stage", 3)
         if int(pinned.get("virtual_stages", 1)) > 1:
             pinned.setdefault("schedule", "interleaved")  # the only schedule the search pairs them with
-        validate(ParallelConfig(**pinned), model, training, n_devices)
+        validate(ParallelConfig(**{**_profile_fill(training.framework, pinned), **pinned}), model, training, n_devices)
     raise ConfigError(f"no valid layout for {model.name} on {n_devices} devices with seq_len={training.seq_len}, "
                       f"global_batch_size={training.global_batch_size} and fix={fix or {}}; relax --fix / "
                       f"--max-tp or change the batch", field="fix", value=fix)

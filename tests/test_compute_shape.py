@@ -332,18 +332,23 @@ def test_fp32_runs_at_the_tf32_rate_on_gpus_and_the_bf16_rate_on_tpus():
 
 
 def test_framework_gpu_matmul_scale_moves_gpu_gemms_only():
-    # h100-sxm: 989.4e12 FLOP/s x 0.59 = 583.746e12; under maxtext x 1.24 = 723.845e12 (< the peak);
-    # a TPU keeps its preset rate (its asymptote is fitted on MaxText runs already)
+    # h100-sxm: 989.4e12 FLOP/s x 0.59 = 583.746e12; under maxtext x min(1.24, 0.73 / 0.59 = 1.237) = the isolated
+    # cuBLAS rate 989.4e12 x 0.73 = 722.262e12; a TPU keeps its preset rate (fitted on MaxText runs already), and so
+    # does an A100 (no isolated-GEMM rate beside its Megatron-LM-fitted asymptote)
     from shardplan.cost.compute import gemm_device
     from shardplan.presets.hardware import HARDWARE
     from shardplan.specs.training import TrainingSpec
     from shardplan.presets.frameworks import framework_profile
     mt = TrainingSpec(seq_len=4096, global_batch_size=8, framework=framework_profile("maxtext"))
     mg = TrainingSpec(seq_len=4096, global_batch_size=8)
-    h100, v5p = HARDWARE["h100-sxm"], HARDWARE["tpu-v5p"]
+    h100, v5p, a100 = HARDWARE["h100-sxm"], HARDWARE["tpu-v5p"], HARDWARE["a100-80gb"]
     assert gemm_device(h100, mg, "bf16").rate == pytest.approx(989.4e12 * 0.59)
-    assert gemm_device(h100, mt, "bf16").rate == pytest.approx(989.4e12 * 0.59 * 1.24)
+    assert gemm_device(h100, mt, "bf16").rate == pytest.approx(989.4e12 * 0.73)
+    assert gemm_device(h100, mt, "fp8").rate == pytest.approx(1978.9e12 * 0.49 * 0.73 / 0.59)
     assert gemm_device(v5p, mt, "bf16").rate == pytest.approx(v5p.peak_flops_bf16 * v5p.matmul_efficiency)
-    # capped at the peak
-    big = mt.model_copy(update={"framework": mt.framework.model_copy(update={"gpu_matmul_scale": 2.0})})
-    assert gemm_device(h100.model_copy(update={"matmul_efficiency": 0.9}), big, "bf16").rate == pytest.approx(989.4e12)
+    assert gemm_device(a100, mt, "bf16").rate == pytest.approx(312e12 * 0.78)
+    # a scale below the ceiling applies in full: 0.59 x 1.1 = 0.649
+    small = mt.model_copy(update={"framework": mt.framework.model_copy(update={"gpu_matmul_scale": 1.1})})
+    assert gemm_device(h100, small, "bf16").rate == pytest.approx(989.4e12 * 0.59 * 1.1)
+    # never below the asymptote, whatever the ceiling
+    assert gemm_device(h100.model_copy(update={"matmul_efficiency": 0.9}), mt, "bf16").rate == pytest.approx(989.4e12 * 0.9)

@@ -305,6 +305,14 @@ def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, mo
         limits.check_range("devices", n, 1, limits.MAX_DEVICES)
     limits.check_range("seq_len", seq_len, 1, limits.MAX_SEQ_LEN, "tokens")
     limits.check_range("global_batch_tokens", global_batch_tokens, 1, limits.MAX_BATCH_TOKENS, "tokens")
+    from shardplan.cli.common import framework_note
+    from shardplan.inputs import default_framework
+    profile = default_framework(hardware)
+    if profile is not None:  # a hardware file's framework section prices the rows, as in estimate and plan
+        framework_note(hardware, None, profile)
+        if profile.default_precision:
+            err_console.print(f"[yellow]note:[/] precision {profile.default_precision}: the {escape(profile.label)} "
+                              "profile's default (what its default configuration runs)", highlight=False, soft_wrap=True)
     with Progress(console=err_console, transient=True) as bar:  # rows take seconds each
         task = bar.add_task("guide", total=None)
         rows = guide_rows(hardware, models or None, devices or None, seq_len, global_batch_tokens,

@@ -134,8 +134,10 @@ def unquantized_dtype(training: TrainingSpec) -> str:
 
 def gemm_device(hw: HardwareSpec, training: TrainingSpec, dtype: str) -> GemmDevice:
     """The GEMM view of ``hw`` in ``dtype`` (:meth:`shardplan.cost.gemm.GemmDevice.of`) under the training's
-    framework: on a GPU (``HardwareSpec.kind`` 'gpu') the large-GEMM rate times the profile's
-    ``gpu_matmul_scale`` (capped at the peak), elsewhere unchanged. Why per framework: the GPU presets' asymptotes
+    framework: on a GPU (``HardwareSpec.kind`` 'gpu') with a known isolated-GEMM rate
+    (``HardwareSpec.isolated_matmul_efficiency``) the large-GEMM rate times the profile's ``gpu_matmul_scale``,
+    at most isolated / ``matmul_efficiency`` (a program cannot beat the tuned isolated GEMM), elsewhere unchanged
+    (A100: its asymptote, fitted on Megatron-LM, has no published isolated rate beside it). Why per framework: the GPU presets' asymptotes
     are fitted on eager PyTorch programs (llm-foundry, Megatron-LM, ``HardwareSpec.matmul_efficiency``'s source),
     whose GEMMs run below an isolated cuBLAS GEMM's rate; a compiled XLA program (MaxText) gets closer to it
     (``FrameworkProfile.gpu_matmul_scale``'s source). The TPU presets are fitted on MaxText runs themselves.
@@ -144,9 +146,11 @@ def gemm_device(hw: HardwareSpec, training: TrainingSpec, dtype: str) -> GemmDev
         ConfigError: as :meth:`~shardplan.cost.gemm.GemmDevice.of`.
     """
     dev = GemmDevice.of(hw, dtype)
-    scale = training.framework.gpu_matmul_scale
-    if scale == 1.0 or hw.kind != "gpu":
+    scale, ceiling = training.framework.gpu_matmul_scale, hw.isolated_matmul_efficiency
+    if scale == 1.0 or hw.kind != "gpu" or ceiling is None:
         return dev
+    # at most the isolated-GEMM rate: the asymptotes scale by min(scale, isolated / matmul_efficiency)
+    scale = max(1.0, min(scale, ceiling / hw.matmul_efficiency))
     return replace(dev, rate=min(hw.peak_flops(dtype), dev.rate * scale))
 
 

@@ -175,7 +175,7 @@ def _with_behaviour(imported: Imported, text: str) -> Imported:
 def _training_flags(e) -> list[str]:
     """The ``estimate`` flags of an estimate's training setup that differ from their defaults."""
     tr, parts = e.training, []
-    if tr.precision.name != "bf16-mixed":
+    if tr.precision.name != (tr.framework.default_precision or "bf16-mixed"):  # the profile's own default is implied
         parts.append(f"--precision {tr.precision.name}")
     if tr.attention != "flash":
         parts.append(f"--attention {tr.attention}")

@@ -231,7 +231,8 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "least_squares) to the 12 public NVIDIA dgxc-benchmarking MaxText Llama 2 70B H100 runs "
                                   "(64-2,048 GPUs, bf16 and fp8; benchmarks/public_runs.py), leave-one-row-out |error| "
                                   "median 2.0%, max 12.9% (docs/accuracy.md); the H100 asymptote 0.59 x 1.24 = 0.73, the isolated cuBLAS GEMM rate the h100-sxm "
-                                  "preset's matmul_efficiency source gives (SemiAnalysis): XLA's GEMMs run near it, the "
+                                  "preset's matmul_efficiency source gives (SemiAnalysis; its isolated_matmul_efficiency, which caps the "
+                                  "scale on every GPU: not applied where none is known, e.g. the A100): XLA's GEMMs run near it, the "
                                   "eager PyTorch programs the GPU presets are fitted on below it. Held-out MaxText GPU runs "
                                   "(docs/accuracy.md): Llama 3 70B bf16 -1% to -4%, fp8 -15% to -18%; Llama 2 7B "
                                   "+6% to +48% (older containers; A3 nodes' slower network)","vocab_divisible_by": _NO_PAD, "logit_bytes": _MAXTEXT_LOGITS,

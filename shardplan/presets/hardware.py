@@ -41,6 +41,10 @@ def _amd_rate(chip: str, bf16_tflops: float, fp8_tflops: float, peak_bf16: float
             "(ROCm blog 'Primus-Pipeline', Llama 2 7B pp 8: no batch, sequence or precision given) are too loosely "
             "described to fit it")
 
+#: Blackwell presets' isolated-GEMM rate: none is published; their asymptote is Hopper's ratio applied to their fitted
+#: fp8 rate, so the isolated rate is taken the same way (asymptote x 0.73 / 0.59)
+_BLACKWELL_ISOLATED = ("assumed: the asymptote x Hopper's isolated / end-to-end ratio (0.73 / 0.59); no public isolated "
+                       "Blackwell GEMM measurement")
 HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
     HardwareSpec(
         name="a100-40gb", peak_flops_bf16=312e12, hbm_bytes=40 * GiB, hbm_bandwidth=1.555e12,
@@ -86,8 +90,10 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
     HardwareSpec(
         name="b200", peak_flops_bf16=2.25e15, peak_flops_fp8=4.5e15, hbm_bytes=180e9, hbm_bandwidth=8e12,
         scale_up_size=8, scale_up_bandwidth=900e9, scale_out_bandwidth=50e9,
-        matmul_efficiency=0.58, fp8_matmul_efficiency=0.48, scale_up_efficiency=0.82, scale_out_efficiency=0.85,
-        sources={"fp8_matmul_efficiency": "0.48: fitted by benchmarks/fit_frameworks.py blackwell_fp8_table on the 16 "
+        matmul_efficiency=0.58, fp8_matmul_efficiency=0.48, isolated_matmul_efficiency=0.72,
+        scale_up_efficiency=0.82, scale_out_efficiency=0.85,
+        sources={"isolated_matmul_efficiency": _BLACKWELL_ISOLATED,
+                 "fp8_matmul_efficiency": "0.48: fitted by benchmarks/fit_frameworks.py blackwell_fp8_table on the 16 "
                                           "public dense fp8 B200 / GB200 rows (NeMo 25.04 B200 long sequence, "
                                           "Megatron-Bridge 25.09 / 25.11 B200 and GB200; docs/accuracy.md gives the "
                                           "leave-one-row-out errors), the Megatron-Bridge FP8-CS rows with fp8 primary "
@@ -108,8 +114,11 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
     HardwareSpec(
         name="mi300x", peak_flops_bf16=1307.4e12, peak_flops_fp8=2614.9e12, hbm_bytes=192e9,
         hbm_bandwidth=5.3e12, scale_up_size=8, scale_up_bandwidth=448e9, scale_out_bandwidth=50e9,
-        matmul_efficiency=0.44, fp8_matmul_efficiency=0.39, scale_up_efficiency=0.7, scale_out_efficiency=0.85,
+        matmul_efficiency=0.44, fp8_matmul_efficiency=0.39, isolated_matmul_efficiency=0.542,
+        scale_up_efficiency=0.7, scale_out_efficiency=0.85,
         sources={"peak_flops": "AMD Instinct MI300X datasheet: 1,307.4 TFLOPS bf16, 2,614.9 fp8 (dense)",
+                 "isolated_matmul_efficiency": "AMD's Max-Achievable FLOPs, MI300X bf16: 708 / 1,307.4 TFLOPS (ROCm blog "
+                                               "'Measuring Max-Achievable FLOPs - Part 2', Feb 2025)",
                  "hbm": "AMD MI300X datasheet: 192 GB HBM3, 5.3 TB/s",
                  "scale_up_bandwidth": "AMD MI300X: 7 Infinity Fabric links, 896 GB/s bidirectional aggregate "
                                        "-> 448 GB/s one-way per GPU (fully connected 8-GPU platform)",
@@ -119,8 +128,11 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
     HardwareSpec(
         name="mi325x", peak_flops_bf16=1307.4e12, peak_flops_fp8=2614.9e12, hbm_bytes=256e9,
         hbm_bandwidth=6.0e12, scale_up_size=8, scale_up_bandwidth=448e9, scale_out_bandwidth=50e9,
-        matmul_efficiency=0.52, fp8_matmul_efficiency=0.47, scale_up_efficiency=0.7, scale_out_efficiency=0.85,
-        sources={"peak_flops": "AMD Instinct MI325X datasheet: 1,307.4 TFLOPS bf16, 2,614.9 fp8 (dense), the MI300X's "
+        matmul_efficiency=0.52, fp8_matmul_efficiency=0.47, isolated_matmul_efficiency=0.645,
+        scale_up_efficiency=0.7, scale_out_efficiency=0.85,
+        sources={"isolated_matmul_efficiency": "AMD's Max-Achievable FLOPs, MI325X bf16: 843 / 1,307.4 TFLOPS (ROCm blog "
+                                               "'Measuring Max-Achievable FLOPs - Part 2', Feb 2025)",
+                 "peak_flops": "AMD Instinct MI325X datasheet: 1,307.4 TFLOPS bf16, 2,614.9 fp8 (dense), the MI300X's "
                                "(same CDNA 3 die and clocks, 1,000 W instead of 750 W)",
                  "hbm": "AMD MI325X datasheet: 256 GB HBM3E, 6.0 TB/s",
                  "scale_up_bandwidth": "as the MI300X (the same 8-GPU platform, 7 Infinity Fabric links; assumed)",
@@ -219,8 +231,10 @@ _CUTLASS = ("GEMM tiles 128x256 / 256x128 / 128x128 with K steps of 64 (NVIDIA M
 _A100_GEMM = ("0.78: large-GEMM asymptote re-fitted with tile/wave quantization and the attention kernel model on "
               "the 21 Megatron-LM A100 rows of Narayanan et al. 2021 (Tables 1, 2 PTD-P) and Korthikanti et al. "
               "2022 (median |error| 1.4%, leave-one-row-out 1.4%)")
-_HOPPER_GEMM = dict(matmul_efficiency=0.59, fp8_matmul_efficiency=0.49)
+_HOPPER_GEMM = dict(matmul_efficiency=0.59, fp8_matmul_efficiency=0.49, isolated_matmul_efficiency=0.73)
 _HOPPER_GEMM_SOURCES = {
+    "isolated_matmul_efficiency": "0.73: an isolated cuBLAS bf16 GEMM on H100 SXM (SemiAnalysis, via ezyang SOURCES.md; "
+                                  "the matmul_efficiency source's upper bound); H200 / H800: the same GH100 SMs",
     "matmul_efficiency": "0.59: large-GEMM asymptote of the Hopper tensor cores (H100 and H200 share it: same GH100 "
                          "SMs and clocks), re-fitted with tile/wave quantization and the attention kernel model on the "
                          "llm-foundry MPT-70B/30B H100 rows (median |error| 1.7%, leave-one-row-out 3.2%); isolated "
@@ -300,7 +314,7 @@ HARDWARE["gb200"] = HardwareSpec(**{
 #: datasheets give them, 160 SMs, 12-high HBM3e stacks and ConnectX-8 800 Gb/s NICs; network efficiencies are the
 #: b200 entry's, the GEMM rates are fitted on the public GB300 rows and the attention kernel has the doubled
 #: softmax-exponential throughput (no published Blackwell Ultra GEMM or attention benchmark to set them from)
-_ULTRA_GEMM = dict(matmul_efficiency=0.64, fp8_matmul_efficiency=0.53)
+_ULTRA_GEMM = dict(matmul_efficiency=0.64, fp8_matmul_efficiency=0.53, isolated_matmul_efficiency=0.79)
 _ULTRA = {
     "sm_count": "Blackwell Ultra (B300): 160 SMs, 20,480 CUDA cores (NVIDIA Blackwell Ultra announcement, GTC 2025)",
     "scale_out_bandwidth": "one ConnectX-8 SuperNIC, 800 Gb/s, per GPU -> 100 GB/s per GPU",

@@ -108,6 +108,12 @@ class HardwareSpec(BaseModel):
     matmul_efficiency: float = Field(default=0.7, ge=L.MIN_EFFICIENCY, le=1)
     fp8_matmul_efficiency: float = Field(default=0.45, ge=L.MIN_EFFICIENCY, le=1,
                                          description="fraction of the fp8 peak reached by fp8 matmuls")
+    isolated_matmul_efficiency: float | None = Field(
+        default=None, ge=L.MIN_EFFICIENCY, le=1,
+        description="fraction of the bf16 peak an isolated, tuned large GEMM reaches (a benchmark, not a training "
+                    "program): the ceiling of a framework's FrameworkProfile.gpu_matmul_scale, which scales the "
+                    "asymptotes at most by isolated / matmul_efficiency (fp8 alike); None: unknown, the scale is not "
+                    "applied (shardplan.cost.compute.gemm_device)")
     hbm_efficiency: float = Field(default=0.8, ge=L.MIN_EFFICIENCY, le=1)
     scale_up_efficiency: float = Field(default=0.8, ge=L.MIN_EFFICIENCY, le=1)
     scale_out_efficiency: float = Field(default=0.85, ge=L.MIN_EFFICIENCY, le=1)
