@@ -151,7 +151,7 @@ FRAMEWORK_OF_SOURCE = (("Narayanan21 Table 2", "zero3", "deepspeed"), ("Narayana
                        ("DeepSpeed", "", "deepspeed"), ("nanotron", "", "nanotron"), ("picotron", "", "nanotron"),
                        ("Ultra-Scale Playbook", "", "nanotron"), ("fms-fsdp", "", "pytorch-fsdp"), ("IBM", "", "pytorch-fsdp"),
                        ("FSDP", "", "pytorch-fsdp"), ("OLMo", "", "pytorch-fsdp"), ("Composer", "", "pytorch-fsdp"),
-                       ("Levanter", "", "maxtext"), ("Pax", "", "maxtext"), ("JAX", "", "maxtext"))
+                       ("Levanter", "", "maxtext"), ("Pax", "", "paxml"), ("JAX", "", "maxtext"))
 
 #: sources whose runs are NVIDIA NeMo performance recipes (sequence parallelism and TP communication
 #: overlap on whenever tp > 1: NeMo-Framework-Launcher conf ``ub_tp_comm_overlap: True``)

@@ -293,6 +293,10 @@ def parallel_config(layout: Mapping[str, Any] | None = None, plan: str | Path | 
         # virtual stages are model chunks of the interleaved schedule (Narayanan et al. 2021 Sec. 2.2.2): asking
         # for them without a schedule means that schedule, as `plan` reads it
         values["schedule"] = "interleaved"
+    if values.get("remat_saved") and "recompute" not in values:
+        # the named matmul outputs a full recompute keeps: asking for them without a recompute means full, as `plan`
+        # reads it
+        values["recompute"] = "full"
     try:
         return ParallelConfig(**with_pipeline_depth(layout_values(values)))
     except ValidationError as e:

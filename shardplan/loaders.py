@@ -581,8 +581,9 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
     Raises:
         ConfigError: unknown preset (lists presets), unreadable file or invalid fields.
     """
-    if name_or_path in HARDWARE:
-        base = HARDWARE[name_or_path]
+    preset = name_or_path.strip().lower() if isinstance(name_or_path, str) else name_or_path
+    if preset in HARDWARE and not Path(name_or_path).exists():  # preset names in any case, as --framework takes them
+        base = HARDWARE[preset]
         data: dict[str, Any] = {}
     else:
         _not_empty("hardware", name_or_path, HARDWARE)

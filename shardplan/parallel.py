@@ -879,7 +879,8 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
     if p.remat_saved is not None and not fw.named_remat:
         raise ConfigError(f"remat_saved={','.join(p.remat_saved)} is MaxText's named remat policy (matmul outputs a "
                           f"full recompute keeps), which the {fw.label} framework does not have; legal remat_saved: "
-                          "none, or --framework maxtext", field="remat_saved", value=list(p.remat_saved), legal=[None])
+                          "not given, or --framework maxtext or paxml", field="remat_saved", value=list(p.remat_saved),
+                          legal=[None])
     if p.recompute_layers is not None and not fw.module_recompute:
         raise ConfigError(f"recompute_layers={p.recompute_layers} is Megatron-LM's --recompute-method block "
                           f"--recompute-num-layers, which the {fw.label} framework does not have; legal recompute_layers: "

@@ -37,7 +37,8 @@ class RunRecord(BaseModel):
         seq_len: tokens per sequence.
         global_batch_size: sequences per optimizer step.
         parallel: the layout (ParallelConfig fields; ``dp`` may be omitted).
-        precision: precision policy name (``--precision``).
+        precision: precision policy name (``--precision``; absent: the framework profile's default,
+            ``FrameworkProfile.default_precision`` (maxtext: fp32-params), else bf16-mixed).
         optimizer_dtype: optimizer-state dtype (``--optimizer-dtype``: fp32, bf16-moments or bf16; absent:
             the framework profile's, else fp32).
         moe_routing: MoE routing of the run (``--moe-routing``: uniform, or round_robin for a synthetic balanced
@@ -62,7 +63,7 @@ class RunRecord(BaseModel):
     seq_len: int = Field(ge=1, le=2**24)
     global_batch_size: int = Field(ge=1, le=2**32)
     parallel: ParallelConfig
-    precision: str = "bf16-mixed"
+    precision: str | None = None
     optimizer_dtype: OptimizerDtype | None = None
     moe_routing: Literal["uniform", "round_robin"] = "uniform"
     framework: str = "megatron"

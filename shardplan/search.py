@@ -149,6 +149,8 @@ def parse_fix(items: Iterable[str]) -> dict[str, Any]:
         elif k == "pp_layers" and isinstance(val, (str, int)):  # pp_layers=10,22 as --pp-layers writes it
             from shardplan.inputs import LAYOUT_OPTIONS_BY_NAME
             val = LAYOUT_OPTIONS_BY_NAME["pp_layers"].parse(str(val))
+        elif k in ("remat_saved", "recompute_modules") and isinstance(val, str):  # qkv_proj,mlpwo as the flags take it
+            val = tuple(x.strip() for x in val.split(",") if x.strip())
         if isinstance(val, bool) and "int" in str(ParallelConfig.model_fields[k].annotation):
             raise ConfigError(f"--fix {k}={v}; legal: a whole number, not a boolean", field=k, value=v)
         out[k] = val

@@ -34,16 +34,18 @@ __all__ = ["EXPORTERS", "ExportContext", "Exporter", "Imported", "exporter", "ex
            "reproduce_command"]
 
 
-def exporter(name: str) -> Exporter:
-    """The exporter of a framework name (case-insensitive; ``nemo`` is Megatron-LM's).
+def exporter(name: str, field: str = "to") -> Exporter:
+    """The exporter of a framework name (case-insensitive; ``nemo`` is Megatron-LM's); ``field`` names the option
+    that gave it (``to`` for export, ``from`` for import).
 
     Raises:
         ConfigError: an unknown framework (lists the known ones).
     """
     key = {"nemo": "megatron", "megatron-lm": "megatron"}.get(name.lower(), name.lower())
     if key not in EXPORTERS:
-        raise ConfigError(f"framework {name!r} has no config exporter; legal: {fmt_legal(EXPORTERS)}", field="to",
-                          value=name, legal=list(EXPORTERS))
+        what = "config importer" if field == "from" else "config exporter"
+        raise ConfigError(f"--{field} {name!r}: no {what} for that framework; legal: {fmt_legal(EXPORTERS)}",
+                          field=field, value=name, legal=list(EXPORTERS))
     return EXPORTERS[key]
 
 
@@ -109,7 +111,7 @@ def import_config(framework: str, text: str, devices: int | None = None) -> Impo
     Raises:
         ConfigError: an unknown framework, an unreadable config, or values the planner cannot represent.
     """
-    reader = exporter(framework)
+    reader = exporter(framework, "from")
     if len(text) > 2**20:
         raise ConfigError(f"the {framework} config is larger than 1 MiB; a config is a few KiB", field="file",
                           value=len(text))
