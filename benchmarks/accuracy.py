@@ -165,7 +165,8 @@ def _scouted_table(rows: tuple, title: str, prose: list[str]) -> list[str]:
     (median |error|, runs within 15%, runs predicted to fit) and ``prose``."""
     lines, errs, fits = check_table(rows, title)
     within = sum(e <= 0.15 for e in errs)
-    return lines + ["", f"**{len(errs)} runs: tokens/s/GPU median |error| {statistics.median(errs):.1%}, {within} within "
+    return lines + ["", f"**{len(errs)} run{'s' if len(errs) != 1 else ''}: tokens/s/GPU median |error| "
+                    f"{statistics.median(errs):.1%}, {within} within "
                     f"15%; predicted to fit: {fits} of {len(errs)}.**", "", *prose, ""]
 
 
