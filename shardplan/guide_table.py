@@ -27,6 +27,9 @@ def guide_rows(hardware: str, models: list[str] | None, devices: list[int] | Non
     from shardplan.inputs import default_framework
     hw = load_hardware(hardware)
     profile = default_framework(hardware)
+    # the profile's own precision where it has one (MaxText: fp32-params), as estimate and plan price it
+    spec = ({"framework": profile, "precision": precision_policy(profile.default_precision or "bf16-mixed")}
+            if profile is not None else {})
     rows = []
     names, counts = models or DEFAULT_MODELS, devices or DEFAULT_DEVICES[hw.kind]
     for name in names:
@@ -35,10 +38,7 @@ def guide_rows(hardware: str, models: list[str] | None, devices: list[int] | Non
             if progress is not None:
                 progress(len(rows), len(names) * len(counts), f"{name} on {n}")
             tokens = max(global_batch_tokens, n * seq_len)
-            # the profile's own precision where it has one (MaxText: fp32-params), as estimate and plan price it
-            tr = TrainingSpec.from_tokens(seq_len, tokens // seq_len * seq_len, **(
-                {"framework": profile, "precision": precision_policy(profile.default_precision or "bf16-mixed")}
-                if profile is not None else {}))
+            tr = TrainingSpec.from_tokens(seq_len, tokens // seq_len * seq_len, **spec)
             row = {"model": name, "devices": n, "batch_tokens": tokens}
             try:
                 res = search(m, hw, tr, n, top_k=1)
