@@ -15,6 +15,10 @@ DEFAULT_MODELS = ["llama-3.2-1b", "llama-3-8b", "llama-3-70b", "llama-3.1-405b"]
 DEFAULT_DEVICES = {"gpu": [8, 64, 512, 1024, 8192], "tpu": [64, 256, 1024, 4096, 8192]}
 
 
+#: the columns of a row without a plan
+_EMPTY = ("mfu", "tps", "bound", "critical", "max_tp", "rule", "rule_delta")
+
+
 def guide_rows(hardware: str, models: list[str] | None, devices: list[int] | None, seq_len: int,
                global_batch_tokens: int, progress: Callable[[int, int, str], None] | None = None) -> list[dict]:
     """One row per (model, device count): best plan, MFU, bound, thresholds, rule of thumb verdict.
@@ -43,12 +47,9 @@ def guide_rows(hardware: str, models: list[str] | None, devices: list[int] | Non
             try:
                 res = search(m, hw, tr, n, top_k=1)
             except ConfigError as e:
-                rows.append({**row, "best": f"invalid: {e}", "mfu": "-", "tps": "-", "bound": "-", "critical": "-",
-                             "max_tp": "-", "rule": "-", "rule_delta": "-"})
-                continue
-            if not res.plans:
-                rows.append({**row, "best": "nothing fits", "mfu": "-", "tps": "-", "bound": "-", "critical": "-",
-                             "max_tp": "-", "rule": "-", "rule_delta": "-"})
+                res, row["best"] = None, f"invalid: {e}"
+            if res is None or not res.plans:
+                rows.append({"best": "nothing fits", **row, **dict.fromkeys(_EMPTY, "-")})
                 continue
             best = res.plans[0]
             th = best.thresholds
