@@ -41,10 +41,9 @@ def _amd_rate(chip: str, bf16_tflops: float, fp8_tflops: float, peak_bf16: float
             "(ROCm blog 'Primus-Pipeline', Llama 2 7B pp 8: no batch, sequence or precision given) are too loosely "
             "described to fit it")
 
-#: Blackwell presets' isolated-GEMM rate: none is published; their asymptote is Hopper's ratio applied to their fitted
-#: fp8 rate, so the isolated rate is taken the same way (asymptote x 0.73 / 0.59)
-_BLACKWELL_ISOLATED = ("assumed: the asymptote x Hopper's isolated / end-to-end ratio (0.73 / 0.59); no public isolated "
-                       "Blackwell GEMM measurement")
+#: Blackwell presets' isolated-GEMM rate (ezyang SOURCES.md, the matmul_efficiency source's cross-check)
+_BLACKWELL_ISOLATED = ("0.69: an isolated B200 bf16 GEMM (ezyang SOURCES.md), as the matmul_efficiency source's cross-check "
+                       "cites it; GB200: the same Blackwell SMs")
 HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
     HardwareSpec(
         name="a100-40gb", peak_flops_bf16=312e12, hbm_bytes=40 * GiB, hbm_bandwidth=1.555e12,
@@ -90,21 +89,22 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
     HardwareSpec(
         name="b200", peak_flops_bf16=2.25e15, peak_flops_fp8=4.5e15, hbm_bytes=180e9, hbm_bandwidth=8e12,
         scale_up_size=8, scale_up_bandwidth=900e9, scale_out_bandwidth=50e9,
-        matmul_efficiency=0.58, fp8_matmul_efficiency=0.48, isolated_matmul_efficiency=0.72,
+        matmul_efficiency=0.59, fp8_matmul_efficiency=0.49, isolated_matmul_efficiency=0.69,
         scale_up_efficiency=0.82, scale_out_efficiency=0.85,
         sources={"isolated_matmul_efficiency": _BLACKWELL_ISOLATED,
-                 "fp8_matmul_efficiency": "0.48: fitted by benchmarks/fit_frameworks.py blackwell_fp8_table on the 16 "
+                 "fp8_matmul_efficiency": "0.49: fitted by benchmarks/fit_frameworks.py blackwell_fp8_table on the 16 "
                                           "public dense fp8 B200 / GB200 rows (NeMo 25.04 B200 long sequence, "
                                           "Megatron-Bridge 25.09 / 25.11 B200 and GB200; docs/accuracy.md gives the "
                                           "leave-one-row-out errors), the Megatron-Bridge FP8-CS rows with fp8 primary "
-                                          "weights (0.49 before them, the Hopper entry's fitted fp8 rate)",
+                                          "weights (0.48 while cp > 1 attention was priced at the non-causal kernel "
+                                          "speed; 0.49 before the FP8-CS rows, the Hopper entry's fitted fp8 rate)",
                  "peak_flops": "NVIDIA DGX B200 datasheet: 72 PFLOPS fp8 training per 8 GPUs (sparse) -> "
                                "4.5 PF fp8 / 2.25 PF bf16 dense per GPU; " + _SB_GPU,
                  "hbm": "NVIDIA DGX B200 datasheet: 1,440 GB per 8 GPUs = 180 GB per GPU (192 GB announced); "
                         "8 TB/s",
                  "scale_up_bandwidth": "NVLink 5: 1.8 TB/s bidirectional -> 900 GB/s one-way",
                  "scale_out_bandwidth": "DGX B200: 8x ConnectX-7 400 Gb/s -> 50 GB/s per GPU",
-                 "matmul_efficiency": "0.58: the fitted Blackwell fp8 rate (0.48, above) times the Hopper entry's "
+                 "matmul_efficiency": "0.59: the fitted Blackwell fp8 rate (0.49, above) times the Hopper entry's "
                                       "bf16 / fp8 asymptote ratio (0.59 / 0.49, both fitted with the same shape model); "
                                       "cross-check: ezyang SOURCES.md's isolated B200 GEMM rate "
                                       "0.69 scaled by Hopper's fitted-asymptote / isolated-GEMM ratio (0.59 / 0.73) gives "
@@ -314,8 +314,10 @@ HARDWARE["gb200"] = HardwareSpec(**{
 #: datasheets give them, 160 SMs, 12-high HBM3e stacks and ConnectX-8 800 Gb/s NICs; network efficiencies are the
 #: b200 entry's, the GEMM rates are fitted on the public GB300 rows and the attention kernel has the doubled
 #: softmax-exponential throughput (no published Blackwell Ultra GEMM or attention benchmark to set them from)
-_ULTRA_GEMM = dict(matmul_efficiency=0.64, fp8_matmul_efficiency=0.53, isolated_matmul_efficiency=0.79)
+_ULTRA_GEMM = dict(matmul_efficiency=0.64, fp8_matmul_efficiency=0.53, isolated_matmul_efficiency=0.75)
 _ULTRA = {
+    "isolated_matmul_efficiency": "0.75: the b200 entry's isolated rate (0.69) x the Blackwell Ultra / Blackwell asymptote "
+                                  "ratio (0.64 / 0.59): assumed, no isolated Blackwell Ultra GEMM measurement",
     "sm_count": "Blackwell Ultra (B300): 160 SMs, 20,480 CUDA cores (NVIDIA Blackwell Ultra announcement, GTC 2025)",
     "scale_out_bandwidth": "one ConnectX-8 SuperNIC, 800 Gb/s, per GPU -> 100 GB/s per GPU",
     "compute_arch": "Blackwell Ultra: the Blackwell tensor cores with twice the special-function-unit throughput for "
@@ -324,7 +326,7 @@ _ULTRA = {
                              "dense fp8 GB300 rows (Megatron-Bridge 25.11 Llama 3 8B, 70B, 405B, FP8-CS with fp8 "
                              "primary weights; leave-one-row-out -9% / +8% / +0%, docs/accuracy.md). The datasheets give Blackwell Ultra the Blackwell "
                              "dense peaks, yet the table's GB300 runs are 1.03-1.23x its GB200 runs: a fitted rate "
-                             "above the B200 / GB200 entry's 0.48 carries that (three rows: weakly determined)",
+                             "above the B200 / GB200 entry's 0.49 carries that (three rows: weakly determined)",
     "matmul_efficiency": "0.64: the fitted Blackwell Ultra fp8 rate (0.53) times the Hopper entry's bf16 / fp8 ratio "
                          "(0.59 / 0.49), as for the b200 entry; no public bf16 Blackwell Ultra row beside GPT-OSS-120B"}
 HARDWARE["gb300"] = HardwareSpec(**{
