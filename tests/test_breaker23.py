@@ -73,3 +73,13 @@ def test_hardware_presets_and_import_names_in_any_case():
     assert r.exit_code == 0 and json.loads(r.stdout)["hardware"]["name"] == "mi325x"
     r = _run("import", "README.md", "--from", "paxml")
     assert r.exit_code == 2 and "--from 'paxml': no config importer" in r.output
+
+
+def test_plan_export_reaches_a_layout_the_framework_expresses_far_down_the_ranking(tmp_path):
+    # fresh clone 22: under the Megatron-LM ranking the first layout nanotron can write (ZeRO <= 1, no cp) ranks in
+    # the hundreds; the deeper ranking (2,000 plans) reaches it instead of refusing with "none of the 195"
+    out = tmp_path / "best.yaml"
+    r = _run("plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", 8, "-s", 8192, "-b", 64, "--export", "nanotron",
+             "-o", out)
+    assert r.exit_code == 0, r.output
+    assert out.exists() and "wrote ranked plan #" in r.stderr

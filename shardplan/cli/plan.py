@@ -266,7 +266,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
         best = res.plans[0] if res.plans else None
         if export is not None:
             def deeper() -> list:  # a longer ranking, when none of the shown plans can be written
-                return search(m, hw, tr, devices, top_k=max(200, top), objective=objective, fix=pins, max_tp=max_tp,
+                return search(m, hw, tr, devices, top_k=max(2000, top), objective=objective, fix=pins, max_tp=max_tp,
                               schedules=schedules, exhaustive=exhaustive).plans[len(res.plans):]
             _export_winner(export, res.plans, output, dict(model=model, hardware=hardware, framework=framework,
                                                            scale_up_size=scale_up_size), deeper)
