@@ -595,8 +595,8 @@ def test_megatron_writes_and_reads_deepep_and_expert_tensor_parallelism():
 
 def test_plan_export_writes_the_best_plan_the_framework_expresses(tmp_path):
     # the 8B winner on 8 GPUs at seq 8192 uses cp=2 with ZeRO-2, which MaxText cannot state: the next ranked plan
-    # MaxText expresses is written, with a note; nanotron expresses none of the top 5 (ZeRO-2/3): exit 2, naming
-    # --framework nanotron, which ranks only what nanotron runs
+    # MaxText expresses is written, with a note; with cp pinned to 2 nanotron (no cp) expresses none of the ranking:
+    # exit 2, naming --framework nanotron, which ranks only what nanotron runs
     args = ["plan", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "8", "--seq-len", "8192",
             "--global-batch", "64", "--json"]
     out = tmp_path / "maxtext.yml"
@@ -608,7 +608,7 @@ def test_plan_export_writes_the_best_plan_the_framework_expresses(tmp_path):
     written = {k: written[k] for k in keys}
     assert written != plans[0] and written in plans[1:]
     assert "the best plan cannot be written" in r.output
-    r = runner.invoke(app, [*args, "--export", "nanotron", "-o", str(tmp_path / "n.yaml")])
+    r = runner.invoke(app, [*args, "--cp", "2", "--export", "nanotron", "-o", str(tmp_path / "n.yaml")])
     assert r.exit_code == 2 and "rank with --framework nanotron" in r.output and not (tmp_path / "n.yaml").exists()
 
 
