@@ -43,7 +43,7 @@ def _amd_rate(chip: str, bf16_tflops: float, fp8_tflops: float, peak_bf16: float
 
 #: Blackwell presets' isolated-GEMM rate (ezyang SOURCES.md, the matmul_efficiency source's cross-check)
 _BLACKWELL_ISOLATED = ("0.69: an isolated B200 bf16 GEMM (ezyang SOURCES.md), as the matmul_efficiency source's cross-check "
-                       "cites it; GB200: the same Blackwell SMs")
+                       "cites it")
 HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
     HardwareSpec(
         name="a100-40gb", peak_flops_bf16=312e12, hbm_bytes=40 * GiB, hbm_bandwidth=1.555e12,
@@ -297,7 +297,7 @@ for _name, (_bw, _src) in _HOST_LINK.items():
 _B200 = HARDWARE["b200"]
 HARDWARE["gb200"] = HardwareSpec(**{
     **_B200.model_dump(), "name": "gb200", "peak_flops_bf16": 2.5e15, "peak_flops_fp8": 5e15, "hbm_bytes": 186e9,
-    "scale_up_size": 72, "devices_per_host": 4, "host_bandwidth": 450e9, "sources": {
+    "scale_up_size": 72, "devices_per_host": 4, "host_bandwidth": 450e9, "isolated_matmul_efficiency": 0.70, "sources": {
         **_B200.sources,
         "peak_flops": "NVIDIA GB200 NVL72 datasheet: 360 PFLOPS fp16/bf16 and 720 PFLOPS fp8 per 72 GPUs with sparsity "
                       "-> 2.5 PF bf16 / 5 PF fp8 dense per GPU",
@@ -308,7 +308,9 @@ HARDWARE["gb200"] = HardwareSpec(**{
         "host_bandwidth": "NVIDIA GB200 NVL72 datasheet: NVLink-C2C 900 GB/s between Grace and Blackwell -> 450 GB/s "
                           "per direction",
         "devices_per_host": "NVIDIA GB200 NVL72: 18 compute trays of 2 Grace-Blackwell superchips (4 GPUs) each",
-        "matmul_efficiency": "the b200 entry's (same Blackwell SMs): " + _B200.sources["matmul_efficiency"]}})
+        "matmul_efficiency": "the b200 entry's (same Blackwell SMs): " + _B200.sources["matmul_efficiency"],
+        "isolated_matmul_efficiency": "0.70: an isolated GB200 bf16 GEMM (ezyang SOURCES.md, as the shared cost-model "
+                                      "notes quote it)"}})
 
 #: Blackwell Ultra (B300): the B200's tensor cores at the same dense bf16 / fp8 peaks per GPU as their NVL72 and DGX
 #: datasheets give them, 160 SMs, 12-high HBM3e stacks and ConnectX-8 800 Gb/s NICs; network efficiencies are the
