@@ -265,22 +265,30 @@ def fsdp_fit_table() -> tuple[str, float]:
         model, hw_row, training, parallel, n = check_inputs(row, {"overlap_slowdown": profile.overlap_slowdown})
         return estimate(model, hw_row, training, parallel, n).tokens_per_s / n
 
+    value, table, _ = _public_fit(rows, predict, params[0], base)
+    return "\n".join([f"**pytorch-fsdp** on the {len(rows)} fms-fsdp rows: `overlap_slowdown` = {value:.3f}", "",
+                      *table]), value
+
+
+def _public_fit(rows: list[tuple], predict, param: Parameter, base: FrameworkProfile):
+    """One constant fitted on public-run tuples (tokens/s/GPU at index 9) with every other constant fixed: (the
+    fitted value, Markdown lines of the in-sample and leave-one-row-out errors per row, the fitted
+    (hardware, profile) pair from :func:`shardplan.fitting.apply`)."""
+    from public_runs import check_inputs
     y = [r[9] for r in rows]
     hw = check_inputs(rows[0])[1]
-    full = fit(rows, y, predict, params, hw, base)
-    loo = cross_validate(rows, y, [r[0] for r in rows], predict, params, hw, base)
-    lines = [f"**pytorch-fsdp** on the {len(rows)} fms-fsdp rows: `overlap_slowdown` = {full.values[0]:.3f}", "",
-             "| row | in-sample error | left-out error | left-out fit |", "|---|---|---|---|"]
+    full = fit(rows, y, predict, [param], hw, base)
+    loo = cross_validate(rows, y, [r[0] for r in rows], predict, [param], hw, base)
+    lines = ["| row | in-sample error | left-out error | left-out fit |", "|---|---|---|---|"]
     held = []
-    h, f = apply(params, full.values, hw, base)
+    fitted = apply([param], full.values, hw, base)
     for i, r in enumerate(rows):
         res, _ = loo[r[0]]
-        h2, f2 = apply(params, res.values, hw, base)
-        e = predict(r, h2, f2) / y[i] - 1
+        e = predict(r, *apply([param], res.values, hw, base)) / y[i] - 1
         held.append(abs(e))
-        lines.append(f"| {r[0]} | {predict(r, h, f) / y[i] - 1:+.1%} | {e:+.1%} | {res.values[0]:.3f} |")
+        lines.append(f"| {r[0]} | {predict(r, *fitted) / y[i] - 1:+.1%} | {e:+.1%} | {res.values[0]:.3f} |")
     lines += ["", f"Leave-one-out |error|: median {statistics.median(held):.1%}, max {max(held):.1%}."]
-    return "\n".join(lines), float(full.values[0])
+    return float(full.values[0]), lines, fitted
 
 
 def maxtext_gpu_rows() -> tuple[list[tuple], list[tuple]]:
@@ -314,26 +322,14 @@ def maxtext_gpu_fit_table() -> tuple[str, float]:
     def uncapped(row: tuple, hw: HardwareSpec, profile: FrameworkProfile) -> float:
         return predict(row, hw, profile, capped=False)
 
-    y = [r[9] for r in rows]
+    value, table, (h, f) = _public_fit(rows, uncapped, params[0], base)
     hw = check_inputs(rows[0])[1]
-    full = fit(rows, y, uncapped, params, hw, base)
-    value = float(full.values[0])
-    loo = cross_validate(rows, y, [r[0] for r in rows], uncapped, params, hw, base)
     lines = [f"**maxtext on GPUs** on the {len(rows)} dgxc-benchmarking MaxText Llama 2 70B H100 rows: "
              f"`gpu_matmul_scale` = {value:.3f} (the H100 preset's asymptote {hw.matmul_efficiency} -> "
              f"{hw.matmul_efficiency * value:.2f}; an isolated cuBLAS GEMM reaches ~0.73, the preset's "
              "`isolated_matmul_efficiency`, which caps the scale on every GPU preset: the fit lands on it)", "",
-             "| row | in-sample error | left-out error | left-out fit |", "|---|---|---|---|"]
-    held = []
-    h, f = apply(params, full.values, hw, base)
-    for i, r in enumerate(rows):
-        res, _ = loo[r[0]]
-        h2, f2 = apply(params, res.values, hw, base)
-        e = predict(r, h2, f2) / y[i] - 1
-        held.append(abs(e))
-        lines.append(f"| {r[0]} | {predict(r, h, f) / y[i] - 1:+.1%} | {e:+.1%} | {res.values[0]:.3f} |")
-    lines += ["", f"Leave-one-out |error|: median {statistics.median(held):.1%}, max {max(held):.1%}.", "",
-              "Other MaxText runs on GPUs (never fitted on), at the fitted scale and at 1:", "",
+             *table]
+    lines += ["", "Other MaxText runs on GPUs (never fitted on), at the fitted scale and at 1:", "",
               "| row | error (fitted) | error (scale 1) |", "|---|---|---|"]
     at = {k: [] for k in ("fit", "one")}
     one = base.model_copy(update={"gpu_matmul_scale": 1.0})

@@ -695,6 +695,14 @@ def recomputed_layers(p: ParallelConfig, layers: int) -> float:
 #: what MaxText's 'minimal' remat policy keeps besides the layer input (layers/decoders.py minimal_policy): every
 #: named matmul output; the attention core and the element-wise work are recomputed
 NAMED_DOTS = ("qkv_proj", "out_proj", "mlpwi", "mlpwo")
+#: MaxText's named policies that keep some matmul outputs under full remat (layers/decoders.py get_remat_policy),
+#: as ParallelConfig.remat_saved sets ('minimal' is the planner's selective recompute, :data:`NAMED_DOTS`)
+MAXTEXT_SAVED_POLICIES = {"minimal_with_context": ("qkv_proj", "context", "out_proj", "mlpwi", "mlpwo"),
+                          "minimal_flash": ("qkv_proj", "context", "out_proj", "mlpwi", "mlpwo"),  # the older name
+                          "save_dot_with_context_except_mlp": ("qkv_proj", "context", "out_proj"),
+                          "save_dot_except_mlpwi": ("qkv_proj", "out_proj", "mlpwo"),
+                          "save_dot_except_mlp": ("qkv_proj", "out_proj"), "save_qkv_proj": ("qkv_proj",),
+                          "save_out_proj": ("out_proj",)}
 
 
 def named_remat(p: ParallelConfig, selective_kind: str) -> tuple[str, ...] | None:

@@ -52,7 +52,8 @@ from shardplan.cost.pipeline import bubble_s
 from shardplan.cost.step import Estimate, estimate_layout
 from shardplan.errors import ConfigError, divisors, short_repr
 from shardplan.loaders import check_document, config_error
-from shardplan.parallel import (MAX_DEVICES, Layout, ParallelConfig, Schedule, balanced_split, blockless_ranks,
+from shardplan.parallel import (MAX_DEVICES, MAXTEXT_SAVED_POLICIES, Layout, ParallelConfig, Schedule,
+                                balanced_split, blockless_ranks,
                                 check_positions,
                                 legal_tp, max_virtual_stages, seq_len_divisor, validate)
 from shardplan.specs.framework import FrameworkProfile
@@ -65,9 +66,10 @@ RECOMPUTE_ORDER = ("none", "selective", "full")
 #: under a profile with named remat policies (``FrameworkProfile.named_remat``, MaxText), the full recomputes
 #: keeping named matmul outputs that the search tries between selective ('minimal': every named dot kept) and
 #: full, each keeping a subset of the one before, so that memory falls and time rises along the order (the walks'
-#: premise): MaxText's save_dot_except_mlpwi, save_dot_except_mlp and save_qkv_proj (layers/decoders.py
-#: get_remat_policy). Searched as 'full:<saved,...>' (:func:`recompute_fields`).
-NAMED_REMAT_ORDER = ("full:qkv_proj,out_proj,mlpwo", "full:qkv_proj,out_proj", "full:qkv_proj")
+#: premise): MaxText's save_dot_except_mlpwi, save_dot_except_mlp and save_qkv_proj
+#: (:data:`shardplan.parallel.MAXTEXT_SAVED_POLICIES`). Searched as 'full:<saved,...>' (:func:`recompute_fields`).
+NAMED_REMAT_ORDER = tuple("full:" + ",".join(MAXTEXT_SAVED_POLICIES[k])
+                          for k in ("save_dot_except_mlpwi", "save_dot_except_mlp", "save_qkv_proj"))
 #: schedules searched unless ``schedules`` or a pinned schedule says otherwise (GPipe: see
 #: :func:`schedule_dominated`)
 DEFAULT_SCHEDULES = ("1f1b", "interleaved", "zero-bubble")

@@ -146,9 +146,7 @@ def test_validity_and_memory_from_cached_halves_equal_direct_calls(monkeypatch, 
         fields = dict(dp=g.dp, tp=g.tp, pp=g.pp, cp=g.cp, ep=g.ep, etp=g.etp, zero_stage=g.zero_stage,
                       dp_shard=g.dp_shard, sp=g.sp, microbatch_size=mbs, schedule=g.schedule,
                       virtual_stages=g.virtual_stages, pp_layers=g.pp_layers, zero3_gather=g.zero3_gather, **ev.extra)
-        # 'full:<saved>' is full recompute keeping those matmul outputs
-        kind, _, saved = rc.partition(":")
-        fields.update(recompute=kind, remat_saved=tuple(saved.split(",")) if saved else ev.extra.get("remat_saved"))
+        fields.update(S.recompute_fields(rc, ev.extra.get("remat_saved")))  # 'full:<saved>' keeps those outputs
         pc = ParallelConfig(**fields)
         try:
             lay = validate(pc, ev.model, ev.training, ev.n_devices)

@@ -192,13 +192,15 @@ def framework_note(hardware: str | None, framework: str | None, profile: Any) ->
                               "not used; leave --framework out to keep them)", highlight=False, soft_wrap=True)
 
 
-def precision_note(precision: str | None, training: Any) -> None:
-    """Say on stderr that the framework profile chose the precision policy (``FrameworkProfile.default_precision``)
-    when ``--precision`` was not given."""
-    chosen = training.framework.default_precision
+def precision_note(precision: str | None, framework: Any, overridable: bool = True) -> None:
+    """Say on stderr that the framework profile (a FrameworkProfile) chose the precision policy
+    (``FrameworkProfile.default_precision``) when ``precision`` (``--precision``) was not given; ``overridable``:
+    the command has a ``--precision`` flag to say so."""
+    chosen = framework.default_precision
     if precision is None and chosen is not None:
-        err_console.print(f"[yellow]note:[/] precision {chosen}: the {escape(training.framework.label)} profile's "
-                          f"default (what its default configuration runs); --precision overrides",
+        err_console.print(f"[yellow]note:[/] precision {chosen}: the {escape(framework.label)} profile's "
+                          f"default (what its default configuration runs)"
+                          + ("; --precision overrides" if overridable else ""),
                           highlight=False, soft_wrap=True)
 
 

@@ -39,7 +39,7 @@ def estimate_layout(specs: dict[str, Any], layout: dict[str, Any]):
     try:
         m, hw, tr, pc = build_inputs(**specs, **layout)
         framework_note(specs.get("hardware"), specs.get("framework"), tr.framework)
-        precision_note(specs.get("precision"), tr)
+        precision_note(specs.get("precision"), tr.framework)
         layout_defaults_note(tr.framework, layout, specs.get("plan"), specs.get("seq_len"))
         e = run_estimate(m, hw, tr, pc, specs["devices"])
     except ConfigError:

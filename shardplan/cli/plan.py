@@ -248,7 +248,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
                                 scale_up_size=scale_up_size)
     from shardplan.cli.common import framework_note, precision_note
     framework_note(hardware, framework, tr.framework)
-    precision_note(precision, tr)
+    precision_note(precision, tr.framework)
     from shardplan import limits
     limits.check_range("--top", top, 1, 10_000)
     if max_tp is not None:
@@ -305,14 +305,12 @@ def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, mo
         limits.check_range("devices", n, 1, limits.MAX_DEVICES)
     limits.check_range("seq_len", seq_len, 1, limits.MAX_SEQ_LEN, "tokens")
     limits.check_range("global_batch_tokens", global_batch_tokens, 1, limits.MAX_BATCH_TOKENS, "tokens")
-    from shardplan.cli.common import framework_note
+    from shardplan.cli.common import framework_note, precision_note
     from shardplan.inputs import default_framework
     profile = default_framework(hardware)
     if profile is not None:  # a hardware file's framework section prices the rows, as in estimate and plan
         framework_note(hardware, None, profile)
-        if profile.default_precision:
-            err_console.print(f"[yellow]note:[/] precision {profile.default_precision}: the {escape(profile.label)} "
-                              "profile's default (what its default configuration runs)", highlight=False, soft_wrap=True)
+        precision_note(None, profile, overridable=False)
     with Progress(console=err_console, transient=True) as bar:  # rows take seconds each
         task = bar.add_task("guide", total=None)
         rows = guide_rows(hardware, models or None, devices or None, seq_len, global_batch_tokens,

@@ -56,6 +56,7 @@ from math import gcd
 import yaml
 
 from shardplan.errors import ConfigError, divisors, fmt_legal
+from shardplan.parallel import MAXTEXT_SAVED_POLICIES
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block, dp_axes,
                                    even_layers_per_virtual_stage, parallel_from, read_meta, refuse, refuse_first)
@@ -64,14 +65,8 @@ SOURCE = "MaxText src/MaxText/configs/base.yml (commit 003b416) + configs/types.
 #: axes in the planner's device order, innermost first (ICI is filled in this order)
 AXES = ("tensor", "tensor_sequence", "context", "expert", "fsdp", "data", "pipeline")
 _REMAT = {"none": "custom", "selective": "minimal", "full": "full"}
-#: MaxText's named policies that keep some matmul outputs under full remat (layers/decoders.py get_remat_policy),
-#: as ParallelConfig.remat_saved sets ('minimal' is the planner's selective recompute)
-_SAVED_POLICIES = {"minimal_with_context": ("qkv_proj", "context", "out_proj", "mlpwi", "mlpwo"),
-                   "minimal_flash": ("qkv_proj", "context", "out_proj", "mlpwi", "mlpwo"),  # the older name
-                   "save_dot_with_context_except_mlp": ("qkv_proj", "context", "out_proj"),
-                   "save_dot_except_mlpwi": ("qkv_proj", "out_proj", "mlpwo"),
-                   "save_dot_except_mlp": ("qkv_proj", "out_proj"), "save_qkv_proj": ("qkv_proj",),
-                   "save_out_proj": ("out_proj",)}
+#: MaxText's named policies that keep some matmul outputs under full remat (parallel.MAXTEXT_SAVED_POLICIES)
+_SAVED_POLICIES = MAXTEXT_SAVED_POLICIES
 #: the checkpoint names behind each remat_saved entry (MaxText's attention and MLP layers)
 _SAVED_TENSORS = {"qkv_proj": ("query_proj", "key_proj", "value_proj", "qkv_proj"), "context": ("context",),
                   "out_proj": ("out_proj",), "mlpwi": ("mlpwi", "mlpwi_0", "mlpwi_1"), "mlpwo": ("mlpwo",)}

@@ -29,17 +29,40 @@ _LAT = ("NVLink ~5 us, InfiniBand ~20 us per ring step (Calculon system files; N
         "TPU ICI ~1 us/hop (Scaling Book)")
 
 
-def _amd_rate(chip: str, bf16_tflops: float, fp8_tflops: float, peak_bf16: float, peak_fp8: float) -> str:
-    """Source note of an AMD Instinct GEMM rate: AMD's measured Max-Achievable FLOPs (the best tuned GEMM, ROCm blog
-    "Measuring Max-Achievable FLOPs - Part 2", Feb 2025) over the datasheet peak, times the H100's end-to-end /
-    isolated-GEMM ratio (its fitted 0.59 over the ~0.73 of an isolated cuBLAS GEMM): what an eager PyTorch program
-    keeps of the best GEMM, carried over from Hopper (no AMD run fits it)."""
-    return (f"{chip}: AMD's Max-Achievable FLOPs {bf16_tflops:g} TFLOPS bf16 / {fp8_tflops:g} fp8 (ROCm blog 'Measuring "
-            f"Max-Achievable FLOPs - Part 2', Feb 2025: the best tuned GEMM, at the clocks a dense GEMM holds) = "
-            f"{bf16_tflops / peak_bf16:.3f} / {fp8_tflops / peak_fp8:.3f} of the peak, x 0.808 (the h100-sxm preset's "
-            "end-to-end 0.59 over an isolated cuBLAS GEMM's ~0.73): derived, not fitted; the public MI300X runs found "
-            "(ROCm blog 'Primus-Pipeline', Llama 2 7B pp 8: no batch, sequence or precision given) are too loosely "
-            "described to fit it")
+#: the H100 entry's GEMM rates: large-GEMM asymptotes fitted end to end, and the isolated cuBLAS rate (sources below)
+_HOPPER_GEMM = dict(matmul_efficiency=0.59, fp8_matmul_efficiency=0.49, isolated_matmul_efficiency=0.73)
+#: what an eager PyTorch program keeps of the best isolated GEMM on Hopper (0.59 / 0.73 = 0.808)
+_HOPPER_KEEPS = _HOPPER_GEMM["matmul_efficiency"] / _HOPPER_GEMM["isolated_matmul_efficiency"]
+_MAF = "ROCm blog 'Measuring Max-Achievable FLOPs - Part 2', Feb 2025"
+
+
+def _cdna3(name: str, hbm_bytes: float, hbm_bandwidth: float, maf_bf16: float, maf_fp8: float,
+           sources: dict[str, str]) -> HardwareSpec:
+    """An AMD Instinct CDNA 3 entry (MI300X's 1,307.4 / 2,614.9 TFLOPS dense bf16 / fp8 peaks, 8-GPU Infinity Fabric
+    platform, one 400 Gb/s NIC per GPU) whose GEMM rates derive from AMD's measured Max-Achievable FLOPs (the best
+    tuned GEMM, ``maf_bf16`` / ``maf_fp8`` in TFLOPS, :data:`_MAF`): isolated rate = MAF / peak; asymptotes = that x
+    :data:`_HOPPER_KEEPS` (derived, not fitted: no fully described AMD run was found; the ROCm blog
+    'Primus-Pipeline' MI300X runs give no batch, sequence or precision), rounded to 0.01."""
+    peak_bf16, peak_fp8 = 1307.4e12, 2614.9e12
+    chip = name.upper()
+    return HardwareSpec(
+        name=name, peak_flops_bf16=peak_bf16, peak_flops_fp8=peak_fp8, hbm_bytes=hbm_bytes, hbm_bandwidth=hbm_bandwidth,
+        scale_up_size=8, scale_up_bandwidth=448e9, scale_out_bandwidth=50e9,
+        matmul_efficiency=round(maf_bf16 * 1e12 / peak_bf16 * _HOPPER_KEEPS, 2),
+        fp8_matmul_efficiency=round(maf_fp8 * 1e12 / peak_fp8 * _HOPPER_KEEPS, 2),
+        isolated_matmul_efficiency=round(maf_bf16 * 1e12 / peak_bf16, 3), scale_up_efficiency=0.7,
+        scale_out_efficiency=0.85,
+        sources={"isolated_matmul_efficiency": f"AMD's Max-Achievable FLOPs, {chip} bf16: {maf_bf16:g} / 1,307.4 TFLOPS "
+                                               f"({_MAF})",
+                 "matmul_efficiency": f"{chip}: AMD's Max-Achievable FLOPs {maf_bf16:g} TFLOPS bf16 / {maf_fp8:g} fp8 "
+                                      f"({_MAF}: the best tuned GEMM, at the clocks a dense GEMM holds) x "
+                                      f"{_HOPPER_KEEPS:.3f} (the h100-sxm entry's end-to-end 0.59 over an isolated cuBLAS "
+                                      "GEMM's ~0.73): derived, not fitted",
+                 "scale_up_bandwidth": "AMD MI300X: 7 Infinity Fabric links, 896 GB/s bidirectional aggregate -> 448 GB/s "
+                                       "one-way per GPU (fully connected 8-GPU platform)",
+                 "scale_out_bandwidth": "MI300X platform: 8x 400 Gb/s NICs -> 50 GB/s per GPU",
+                 "latency": _LAT, **sources})
+
 
 #: Blackwell presets' isolated-GEMM rate (ezyang SOURCES.md, the matmul_efficiency source's cross-check)
 _BLACKWELL_ISOLATED = ("0.69: an isolated B200 bf16 GEMM (ezyang SOURCES.md), as the matmul_efficiency source's cross-check "
@@ -111,34 +134,15 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
                                       "0.56. The isolated rate itself (0.69, used before) is an upper bound, as on Hopper; "
                                       "no public dense bf16 Blackwell training row was found to fit it on (docs/accuracy.md)",
                  "scale_up_efficiency": _NCCL, "scale_out_efficiency": _IB, "latency": _LAT}),
-    HardwareSpec(
-        name="mi300x", peak_flops_bf16=1307.4e12, peak_flops_fp8=2614.9e12, hbm_bytes=192e9,
-        hbm_bandwidth=5.3e12, scale_up_size=8, scale_up_bandwidth=448e9, scale_out_bandwidth=50e9,
-        matmul_efficiency=0.44, fp8_matmul_efficiency=0.39, isolated_matmul_efficiency=0.542,
-        scale_up_efficiency=0.7, scale_out_efficiency=0.85,
-        sources={"peak_flops": "AMD Instinct MI300X datasheet: 1,307.4 TFLOPS bf16, 2,614.9 fp8 (dense)",
-                 "isolated_matmul_efficiency": "AMD's Max-Achievable FLOPs, MI300X bf16: 708 / 1,307.4 TFLOPS (ROCm blog "
-                                               "'Measuring Max-Achievable FLOPs - Part 2', Feb 2025)",
-                 "hbm": "AMD MI300X datasheet: 192 GB HBM3, 5.3 TB/s",
-                 "scale_up_bandwidth": "AMD MI300X: 7 Infinity Fabric links, 896 GB/s bidirectional aggregate "
-                                       "-> 448 GB/s one-way per GPU (fully connected 8-GPU platform)",
-                 "scale_out_bandwidth": "MI300X platform: 8x 400 Gb/s NICs -> 50 GB/s per GPU",
-                 "matmul_efficiency": _amd_rate("MI300X", 708, 1273, 1307.4, 2614.9),
-                 "latency": _LAT}),
-    HardwareSpec(
-        name="mi325x", peak_flops_bf16=1307.4e12, peak_flops_fp8=2614.9e12, hbm_bytes=256e9,
-        hbm_bandwidth=6.0e12, scale_up_size=8, scale_up_bandwidth=448e9, scale_out_bandwidth=50e9,
-        matmul_efficiency=0.52, fp8_matmul_efficiency=0.47, isolated_matmul_efficiency=0.645,
-        scale_up_efficiency=0.7, scale_out_efficiency=0.85,
-        sources={"isolated_matmul_efficiency": "AMD's Max-Achievable FLOPs, MI325X bf16: 843 / 1,307.4 TFLOPS (ROCm blog "
-                                               "'Measuring Max-Achievable FLOPs - Part 2', Feb 2025)",
-                 "peak_flops": "AMD Instinct MI325X datasheet: 1,307.4 TFLOPS bf16, 2,614.9 fp8 (dense), the MI300X's "
-                               "(same CDNA 3 die and clocks, 1,000 W instead of 750 W)",
-                 "hbm": "AMD MI325X datasheet: 256 GB HBM3E, 6.0 TB/s",
-                 "scale_up_bandwidth": "as the MI300X (the same 8-GPU platform, 7 Infinity Fabric links; assumed)",
-                 "scale_out_bandwidth": "as the MI300X platform: one 400 Gb/s NIC per GPU (assumed)",
-                 "matmul_efficiency": _amd_rate("MI325X", 843, 1519, 1307.4, 2614.9),
-                 "latency": _LAT}),
+    _cdna3("mi300x", 192e9, 5.3e12, 708, 1273, {
+        "peak_flops": "AMD Instinct MI300X datasheet: 1,307.4 TFLOPS bf16, 2,614.9 fp8 (dense)",
+        "hbm": "AMD MI300X datasheet: 192 GB HBM3, 5.3 TB/s"}),
+    _cdna3("mi325x", 256e9, 6.0e12, 843, 1519, {
+        "peak_flops": "AMD Instinct MI325X datasheet: 1,307.4 TFLOPS bf16, 2,614.9 fp8 (dense), the MI300X's (same CDNA 3 "
+                      "die and clocks, 1,000 W instead of 750 W)",
+        "hbm": "AMD MI325X datasheet: 256 GB HBM3E, 6.0 TB/s",
+        "scale_up_bandwidth": "as the MI300X (the same 8-GPU platform, 7 Infinity Fabric links; assumed)",
+        "scale_out_bandwidth": "as the MI300X platform: one 400 Gb/s NIC per GPU (assumed)"}),
     HardwareSpec(
         name="mi355x", peak_flops_bf16=2516.6e12, peak_flops_fp8=5033.2e12, hbm_bytes=288e9,
         hbm_bandwidth=8.0e12, scale_up_size=8, scale_up_bandwidth=537.6e9, scale_out_bandwidth=50e9,
@@ -231,7 +235,6 @@ _CUTLASS = ("GEMM tiles 128x256 / 256x128 / 128x128 with K steps of 64 (NVIDIA M
 _A100_GEMM = ("0.78: large-GEMM asymptote re-fitted with tile/wave quantization and the attention kernel model on "
               "the 21 Megatron-LM A100 rows of Narayanan et al. 2021 (Tables 1, 2 PTD-P) and Korthikanti et al. "
               "2022 (median |error| 1.4%, leave-one-row-out 1.4%)")
-_HOPPER_GEMM = dict(matmul_efficiency=0.59, fp8_matmul_efficiency=0.49, isolated_matmul_efficiency=0.73)
 _HOPPER_GEMM_SOURCES = {
     "isolated_matmul_efficiency": "0.73: an isolated cuBLAS bf16 GEMM on H100 SXM (SemiAnalysis, via ezyang SOURCES.md; "
                                   "the matmul_efficiency source's upper bound); H200 / H800: the same GH100 SMs",
