@@ -137,8 +137,8 @@ def gemm_device(hw: HardwareSpec, training: TrainingSpec, dtype: str) -> GemmDev
     framework: on a GPU (``HardwareSpec.kind`` 'gpu') with a known isolated-GEMM rate
     (``HardwareSpec.isolated_matmul_efficiency``) the large-GEMM rate times the profile's ``gpu_matmul_scale``,
     at most isolated / ``matmul_efficiency`` (a program cannot beat the tuned isolated GEMM), elsewhere unchanged
-    (A100: its asymptote, fitted on Megatron-LM, has no published isolated rate beside it). Why per framework: the GPU presets' asymptotes
-    are fitted on eager PyTorch programs (llm-foundry, Megatron-LM, ``HardwareSpec.matmul_efficiency``'s source),
+    (A100: its asymptote, fitted on Megatron-LM, has no published isolated rate beside it). Why per framework: the
+    GPU presets' asymptotes are fitted on eager PyTorch programs (llm-foundry, Megatron-LM, ``HardwareSpec.matmul_efficiency``'s source),
     whose GEMMs run below an isolated cuBLAS GEMM's rate; a compiled XLA program (MaxText) gets closer to it
     (``FrameworkProfile.gpu_matmul_scale``'s source). The TPU presets are fitted on MaxText runs themselves.
 
