@@ -93,17 +93,23 @@ CLUSTER_SCALE_OUT = {
 }
 
 
+#: dense peaks of torchtitan's Grand Teton "H100 96GB" (HBM2e, 500 W power limit): torchtitan
+#: benchmarks/llama3_h100_202412_torchtitan.md, footnote 2: "the actual peak TFLOPs number is between SXM and NVL, and
+#: we don't know its exact value"; the midpoint of the H100 NVL datasheet's (bf16 1,671 / fp8 3,341 TFLOP/s with
+#: sparsity: 835.5 / 1,670.5 dense) and the H100 SXM's (989.4 / 1,978.9 dense), within 8.5% of either bound
+H100_96GB_500W_PEAKS = {"peak_flops_bf16": (835.5e12 + 989.4e12) / 2, "peak_flops_fp8": (1670.5e12 + 1978.9e12) / 2}
+
 #: hardware column (case-insensitive substring, first match) -> preset and field overrides; the H800 is an
 #: H100 with NVLink cut to 400 GB/s bidirectional (NVIDIA H800 datasheet) and the GH200's H100 has 96 GB of
 #: HBM3 at 4 TB/s (NVIDIA GH200 datasheet); the "H100 96GB" of torchtitan's benchmarks has 96 GB of HBM2e at
-#: 2.4 TB/s (torchtitan docs/performance.md, Grand Teton platform); "v5p-128"-style TPU slices are one ICI
+#: 2.4 TB/s (torchtitan docs/performance.md, Grand Teton platform) and the peaks above; "v5p-128"-style TPU slices are one ICI
 #: domain of 64 chips; an AWS p4de node is an A100 80GB node with 400 Gb/s of EFA (data/clusters/aws-p4de.yaml)
 HARDWARE_OF_COLUMN = (
     ("p4de", str(Path(__file__).parent / "data" / "clusters" / "aws-p4de.yaml"), {}),
     ("a100-40gb", "a100-40gb", {}), ("a100 40gb", "a100-40gb", {}), ("a100", "a100-80gb", {}),
     ("h800", "h800", {}),
     ("gh200", "h100-sxm", {"hbm_bytes": 96 * 2**30, "hbm_bandwidth": 4.0e12, "host_bandwidth": 450e9}),
-    ("h100 96gb", "h100-sxm", {"hbm_bytes": 96 * 2**30, "hbm_bandwidth": 2.4e12}),
+    ("h100 96gb", "h100-sxm", {"hbm_bytes": 96 * 2**30, "hbm_bandwidth": 2.4e12, **H100_96GB_500W_PEAKS}),
     ("h200", "h200", {}), ("h100", "h100-sxm", {}), ("gb300", "gb300", {}), ("b300", "b300", {}),
     ("gb200", "gb200", {}), ("b200", "b200", {}), ("mi300x", "mi300x", {}), ("mi325x", "mi325x", {}), ("mi355x", "mi355x", {}),
     ("tpu v5p", "tpu-v5p", {"scale_up_size": 64}), ("tpu v5e", "tpu-v5e", {}), ("tpu v6e", "tpu-v6e", {}),

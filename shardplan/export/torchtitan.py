@@ -9,7 +9,8 @@ the stages are cut; written as 0 for the planner's even split, and as the weight
 :func:`titan_stage_layers` and :func:`rank_layers`), pipeline_parallel_microbatch_size,
 context_parallel_degree, expert_parallel_degree (+ expert_tensor_parallel_degree, added later in 2025);
 ``[activation_checkpoint]`` mode / selective_ac_option; ``[training]`` local_batch_size,
-global_batch_size, seq_len. Schedule names: ``torch.distributed.pipelining`` (GPipe, 1F1B, Interleaved1F1B).
+global_batch_size, seq_len; ``[compile]`` enable / components (written for a plan priced with the
+``torchtitan-compile`` profile; read back as that profile, as is the older ``[training] compile``). Schedule names: ``torch.distributed.pipelining`` (GPipe, 1F1B, Interleaved1F1B).
 
 Semantics: world = replicate x shard x cp x tp x pp (expert parallelism borrows from shard x cp, the
 planner's "ep carved from dp x cp"); FSDP2 is ZeRO-3 (``fsdp_reshard_after_forward = "always"``) or
@@ -32,6 +33,9 @@ from shardplan.export.base import (ExportContext, Exporter, Imported, check_unex
                                    require)
 
 SOURCE = "torchtitan torchtitan/config/job_config.py (2025, commit 000204a) + torch.distributed.pipelining"
+#: the profile of torchtitan with torch.compile (``[compile] enable = true``, components model and loss; before mid-2025
+#: ``[training] compile = true``), which export writes and import reads
+COMPILED_PROFILE = "torchtitan-compile"
 _SCHEDULES = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "Interleaved1F1B"}
 _ALT = {"tp_overlap": "Megatron-LM (--tp-comm-overlap; torchtitan's async TP "
         "is enable_async_tensor_parallel with torch.compile)", "offload_optimizer": "DeepSpeed (offload_optimizer)"}
@@ -156,9 +160,11 @@ def job_config(ctx: ExportContext) -> dict:
     ac = {"mode": p.recompute}
     if p.recompute == "selective":
         ac["selective_ac_option"] = "op"
-    return {"parallelism": _parallelism(ctx), "activation_checkpoint": ac,
-            "training": {"local_batch_size": local, "global_batch_size": tr.global_batch_size,
-                         "seq_len": tr.seq_len}}
+    out = {"parallelism": _parallelism(ctx), "activation_checkpoint": ac,
+           "training": {"local_batch_size": local, "global_batch_size": tr.global_batch_size, "seq_len": tr.seq_len}}
+    if tr.framework.name == COMPILED_PROFILE:  # priced with Inductor's fused kernels and compiled loss: run them
+        out["compile"] = {"enable": True, "components": ["model", "loss"]}
+    return out
 
 
 def write(ctx: ExportContext) -> str:
@@ -220,7 +226,23 @@ def read(text: str, devices: int | None = None) -> Imported:
         values["pipeline_flushes"] = accumulation
     _model_notes(cfg, notes)
     return Imported(parallel_from(values), devices=rep * shard * tp * pp * cp, seq_len=tr.get("seq_len"),
-                    global_batch=glob, framework="torchtitan", notes=tuple(notes))
+                    global_batch=glob, framework=_profile_name(cfg, tr, notes), notes=tuple(notes))
+
+
+def _profile_name(cfg: dict, tr: dict, notes: list[str]) -> str:
+    """``torchtitan-compile`` when the config compiles the model (``[compile] enable``, or ``[training] compile``, its
+    name before mid-2025; :data:`COMPILED_PROFILE`), else ``torchtitan`` (eager, torchtitan's default)."""
+    section = cfg.get("compile") if isinstance(cfg.get("compile"), dict) else {}
+    if section.get("enable") is True:
+        components = section.get("components", ["model", "loss"])
+        if isinstance(components, list) and "model" not in components:
+            notes.append("[compile] components without 'model': priced eager (the torchtitan profile)")
+            return "torchtitan"
+        return COMPILED_PROFILE
+    if tr.get("compile") is True:
+        notes.append("[training] compile read as [compile] enable (its older name): the torchtitan-compile profile")
+        return COMPILED_PROFILE
+    return "torchtitan"
 
 
 #: torchtitan [model] name / flavor -> the preset of that shape (torchtitan models/llama3/__init__.py llama3_configs:

@@ -397,6 +397,27 @@ FRAMEWORKS["automodel"] = FRAMEWORKS["torchtitan"].model_copy(update={
                 "on Hopper and Blackwell is cuDNN's (as the megatron profile); the GPT-OSS recipes run PyTorch "
                 "FlexAttention (attn: flex), which has no kernel table of its own and is priced as this one"}})
 
+_COMPILE_KERNELS = ("torchtitan with [compile] enable = true (--compile.enable; --training.compile before mid-2025): "
+                    "models/llama3/infra/parallelize.py apply_compile wraps every TransformerBlock in "
+                    "torch.compile(fullgraph=True), whose Inductor backend fuses each chain of element-wise ops "
+                    "(RMSNorm, RoPE, SiLU x up, residual adds) into one generated kernel that reads its inputs and "
+                    "writes its outputs once (Ansel et al. 2024, 'PyTorch 2', ASPLOS: the TorchInductor section), the traffic the fused "
+                    "kernels of elementwise_bytes_per_token count (1), where the eager profile's 5.31 is fitted. "
+                    "Not fitted: checked on compiled runs never fitted on (docs/accuracy.md 'torch.compile')")
+_COMPILE_LOSS = ("torchtitan components/loss.py build_cross_entropy_loss: with compile enabled and 'loss' in "
+                 "compile.components (the default components: model and loss) the loss F.cross_entropy(pred.float()) is "
+                 "compiled too; Inductor fuses the fp32 upcast, log-softmax and NLL into one kernel that keeps "
+                 "the bf16 logits and one fp32 log-sum-exp per token, and the backward writes a bf16 gradient: "
+                 "2 + 2 B per vocabulary element, as a fused cross-entropy. The Dec 2024 runs of "
+                 "docs/performance.md compiled the blocks only (train.py then called the loss eagerly)")
+#: torchtitan with torch.compile: the torchtitan profile's FSDP2 / pipelining / CP behaviour with Inductor's fused
+#: element-wise kernels and compiled loss. Nothing fitted on compiled runs (benchmarks/public_runs.py: the Trainy
+#: H200 runs, OLMo-core's README, docs/performance.md Tables 1-6 are checks)
+FRAMEWORKS["torchtitan-compile"] = FRAMEWORKS["torchtitan"].model_copy(update={
+    "name": "torchtitan-compile", "elementwise_traffic": 1.0, "loss": "fused", "logit_bytes": 4.0,
+    "sources": {**FRAMEWORKS["torchtitan"].sources, "elementwise_traffic": _COMPILE_KERNELS, "loss": _COMPILE_LOSS,
+                "logit_bytes": _COMPILE_LOSS}})
+
 #: Paxml (google/paxml on Praxis, in NVIDIA's JAX containers with Transformer Engine): an XLA / GSPMD program like
 #: MaxText's (the same memory behaviour, named remat policies: SAVE_DOT_ONLY keeps every dot output as MaxText's
 #: 'minimal', SAVE_QKV_OUT_PROJ keeps those projections) whose public H100 runs are no faster than the GPU presets'

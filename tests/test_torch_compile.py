@@ -1,0 +1,81 @@
+"""The torchtitan-compile profile (torchtitan with torch.compile): fused element-wise kernels and a compiled loss,
+its export / import, and the Grand Teton H100's peak the torchtitan benchmarks ran at."""
+
+import tomllib
+
+import pytest
+
+from shardplan.calibration import hardware_of
+from shardplan.cost.step import estimate
+from shardplan.export import export_text, import_config
+from shardplan.loaders import load_hardware
+from shardplan.parallel import ParallelConfig
+from shardplan.presets.frameworks import framework_profile
+from shardplan.presets.models import MODELS
+from shardplan.specs.training import TrainingSpec
+
+LAYOUT = ParallelConfig(dp=32, zero_stage=3, microbatch_size=2, recompute="selective")
+
+
+def _estimate(framework: str, **update):
+    profile = framework_profile(framework).model_copy(update=update)
+    training = TrainingSpec(seq_len=8192, global_batch_size=64, framework=profile)
+    return estimate(MODELS["llama-3.1-8b"], load_hardware("h200"), training, LAYOUT, 32)
+
+
+def test_compiled_loss_keeps_four_bytes_per_vocabulary_element():
+    # 2 sequences x 8,192 tokens = 16,384 tokens per microbatch, vocabulary 128,256 (no padding in torchtitan):
+    # eager: bf16 logits 2 + fp32 upcast 4 + fp32 log-softmax 4 = 10 B -> 16,384 x 128,256 x 10 = 21,013,463,040 B;
+    # compiled: bf16 logits 2 + bf16 gradient 2 = 4 B -> 8,405,385,216 B
+    assert _estimate("torchtitan").memory.logits == 21_013_463_040
+    assert _estimate("torchtitan-compile").memory.logits == 8_405_385_216
+
+
+def test_compile_removes_the_eager_elementwise_traffic_and_nothing_else():
+    eager, compiled = _estimate("torchtitan"), _estimate("torchtitan-compile")
+    doubled = _estimate("torchtitan-compile", elementwise_traffic=2.0)
+    unfused = _estimate("torchtitan-compile", elementwise_traffic=5.31)
+    # the element-wise time is linear in the traffic multiplier: going 1 -> 5.31 (the eager fit) adds 4.31 times
+    # what going 1 -> 2 adds; the matmuls are untouched
+    assert unfused.elementwise_s - compiled.elementwise_s == pytest.approx(4.31 * (doubled.elementwise_s
+                                                                                   - compiled.elementwise_s))
+    # the eager profile's element-wise time is that of the unfused traffic within the eager loss's extra bytes
+    assert eager.elementwise_s == pytest.approx(unfused.elementwise_s, rel=0.05)
+    assert eager.matmul_s == compiled.matmul_s and eager.step_s > compiled.step_s
+    assert framework_profile("torchtitan-compile").sources["elementwise_traffic"].startswith("torchtitan with [compile]")
+
+
+def test_export_writes_compile_only_for_the_compiled_profile():
+    def sections(framework: str) -> dict:
+        return tomllib.loads(export_text("torchtitan", _estimate(framework)))
+    assert sections("torchtitan-compile")["compile"] == {"enable": True, "components": ["model", "loss"]}
+    assert "compile" not in sections("torchtitan")  # torchtitan's own default: eager
+
+
+@pytest.mark.parametrize("extra, profile, note", [
+    ('[compile]\nenable = true\ncomponents = ["model", "loss"]\n', "torchtitan-compile", None),
+    ('[compile]\nenable = true\n', "torchtitan-compile", None),
+    ('[compile]\nenable = false\n', "torchtitan", None),
+    ('[compile]\nenable = true\ncomponents = ["loss"]\n', "torchtitan", "without 'model'"),
+    ("", "torchtitan", None),
+])
+def test_import_reads_the_compile_section(extra, profile, note):
+    text = ('[parallelism]\ndata_parallel_shard_degree = 8\n[training]\nlocal_batch_size = 1\nseq_len = 8192\n'
+            + extra)
+    got = import_config("torchtitan", text)
+    assert got.framework == profile
+    assert note is None or any(note in n for n in got.notes), got.notes
+
+
+def test_import_reads_the_older_training_compile_key_with_a_note():
+    text = '[parallelism]\ndata_parallel_shard_degree = 8\n[training]\nlocal_batch_size = 1\ncompile = true\n'
+    got = import_config("torchtitan", text)
+    assert got.framework == "torchtitan-compile" and any("[training] compile" in n for n in got.notes)
+
+
+def test_grand_teton_h100_peak_is_the_midpoint_of_nvl_and_sxm():
+    # torchtitan's Dec 2024 benchmarks: "between SXM and NVL": (835.5 + 989.4) / 2 = 912.45 bf16 TFLOP/s dense,
+    # (1,670.5 + 1,978.9) / 2 = 1,824.7 fp8
+    hw = hardware_of("H100 96GB")
+    assert hw.peak_flops_bf16 == pytest.approx(912.45e12) and hw.peak_flops_fp8 == pytest.approx(1824.7e12)
+    assert hw.hbm_bandwidth == 2.4e12 and hardware_of("H100").peak_flops_bf16 == pytest.approx(989.4e12, rel=1e-3)
