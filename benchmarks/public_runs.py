@@ -8,6 +8,8 @@ TrainingSpec overrides. Each group cites its source.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 #: public runs outside the shared set, used as checks; benchmarks/fit_frameworks.py fits a few constants on some of
 #: them (the Megatron-LM profile's two MoE costs on its MoE rows; the Blackwell, Blackwell Ultra and TPU v5e / v6e GEMM
 #: rates on their rows), with leave-one-out errors in docs/accuracy.md:
@@ -897,6 +899,112 @@ FIT_CHECKS_2026_12 = (
     ('v5e.llama2-70b', 'AI-Hypercomputer/maxtext benchmarks/maxtext_v5e_model_configs.py @ 64854e86 llama2_70b_v5e_256: qkv_proj_offloaded -> full', 'llama-2-70b', 'tpu-v5e', 'maxtext', 'fp32-params', 256, 2048, 512, {'zero_stage': 3, 'microbatch_size': 2, 'recompute': 'full'}, 'ran'),
 )
 
+#: ---- fifth scouting pass ----
+#: InternLM cluster: 4 x 100 Gb RoCE per 8-GPU node = 6.25 GB/s per GPU (InternLM doc/en/train_performance.md)
+INTERNLM_HW = "A100 80GB+scale_out_bandwidth=6250000000"   # 4 x 100 Gb RoCE per 8-GPU node
+A800 = "A100 80GB (A800 NVLink 400 GB/s)+scale_up_bandwidth=200000000000"
+H800_IB200 = "H800+scale_out_bandwidth=25000000000"
+INTERNLM = "models/internlm-7b.config.json"  # benchmarks/models (no preset)
+TINYLLAMA = "models/tinyllama-1.1b.config.json"
+
+# InternLM/InternLM doc/en/train_performance.md @ 20fe5ac297e61c6ee62a8589e0b7fd12e36b590b (InternEvo; A100-SXM4-80GB,
+# 4x100Gb RoCE; "FLOPS Testing" tables: pack_sample_into_one=True, bf16; "Throughput Measurement" table: micro_num 4,
+# micro_bsz 2 (tp=1) / 4 (tp=2), seq 2048, checkpoint=False). zero1=8 -> ZeRO-1 sharded inside the node (dp_shard 8);
+# zero1=-1 -> over all dp ranks. InternEvo has no profile: Megatron-LM's stands in.
+SCOUT5_INTERNLM = (
+    ("[A] InternLM perf doc: InternLM-7B tp1 zero1=8, no AC, mbs2 x4, 8 A100", INTERNLM, INTERNLM_HW, "megatron", "bf16-mixed",
+     8, 2048, 64, dict(tp=1, dp=8, zero_stage=1, dp_shard=8, microbatch_size=2, recompute="none"), 4103, None),
+    ("[A] InternLM perf doc: InternLM-7B tp1 zero1=8, no AC, mbs2 x4, 128 A100", INTERNLM, INTERNLM_HW, "megatron", "bf16-mixed",
+     128, 2048, 1024, dict(tp=1, dp=128, zero_stage=1, dp_shard=8, microbatch_size=2, recompute="none"), 3928, None),
+    ("[A] InternLM perf doc: InternLM-7B tp1 zero1=8, no AC, mbs2 x4, 1024 A100", INTERNLM, INTERNLM_HW, "megatron", "bf16-mixed",
+     1024, 2048, 8192, dict(tp=1, dp=1024, zero_stage=1, dp_shard=8, microbatch_size=2, recompute="none"), 3625, None),
+    ("[A] InternLM perf doc: InternLM-7B tp1 zero1=8, no AC, mbs2 x1 (4M tokens), 1024 A100", INTERNLM, INTERNLM_HW, "megatron", "bf16-mixed",
+     1024, 2048, 2048, dict(tp=1, dp=1024, zero_stage=1, dp_shard=8, microbatch_size=2, recompute="none"), 2346, None),
+    ("[A] InternLM perf doc: InternLM-7B tp1 zero1=8, full AC, mbs8 x1, 8 A100", INTERNLM, INTERNLM_HW, "megatron", "bf16-mixed",
+     8, 2048, 64, dict(tp=1, dp=8, zero_stage=1, dp_shard=8, microbatch_size=8, recompute="full"), 3314, None),
+    ("[A] InternLM perf doc: InternLM-7B tp1 zero1=8, full AC, mbs8 x1, 1024 A100", INTERNLM, INTERNLM_HW, "megatron", "bf16-mixed",
+     1024, 2048, 8192, dict(tp=1, dp=1024, zero_stage=1, dp_shard=8, microbatch_size=8, recompute="full"), 3163, None),
+    ("[A] InternLM perf doc (TGS table, unpacked): InternLM-7B tp1 zero1=-1, mbs2 x4, 1024 A100", INTERNLM, INTERNLM_HW, "megatron",
+     "bf16-mixed", 1024, 2048, 8192, dict(tp=1, dp=1024, zero_stage=1, microbatch_size=2, recompute="none"), 2271, None),
+    ("[B] InternLM perf doc (TGS table): InternLM-7B tp2 zero1=4, mbs4 x4, 1024 A100 (sp off assumed)", INTERNLM, INTERNLM_HW,
+     "megatron", "bf16-mixed", 1024, 2048, 8192, dict(tp=2, sp=False, dp=512, zero_stage=1, dp_shard=4, microbatch_size=4,
+                                                      recompute="none"), 3486, None),
+    ("[B] InternLM perf doc (TGS table): InternLM-7B tp2 zero1=-1, mbs4 x4, 1024 A100 (sp off assumed)", INTERNLM, INTERNLM_HW,
+     "megatron", "bf16-mixed", 1024, 2048, 8192, dict(tp=2, sp=False, dp=512, zero_stage=1, microbatch_size=4,
+                                                      recompute="none"), 2785, None),
+)
+
+# FlagOpen/FlagPerf training/nvidia/*/README.md "性能指标" (token/p/s = tokens/s/GPU from the last "elapsed time per
+# iteration"; mem GiB): llama3_8B-megatron @ 0e0fc76a (megatron-core core_v0.6.0; script
+# training/benchmarks/llama3_8B/megatron/pretrain_llama3.sh @ 8f45ae0a: MBS 1, GBS 512, seq 8192, --sequence-parallel,
+# --use-distributed-optimizer, TE, flash-attn; "recompute-activations" listed under the README's optimisations ->
+# selective, Tier B), llama3_70B-megatron @ 61ac0796 (same script family @ adb02a53, TP8 PP4 DP2), llama2_70B-megatron
+# @ 0171acaa (FlagScale; config_H800x4x8.py: seq 4096, MBS 1, GAS 44, recompute False; megatron_main.sh: bf16,
+# distributed optimizer, sequence parallel, flash-attn), llama2_7b-megatron-deepspeed @ 0f139fc9 (Megatron-DeepSpeed;
+# megatron-deepspeed_main.sh @ 1aea824c: ds_config ZeRO-1, bf16 with bf16 grad accumulation; its "#--recompute-activations"
+# line inside the eval'd command comments out everything after it, so no activation checkpointing and no
+# --deepspeed-activation-checkpointing)
+SCOUT5_FLAGPERF = (
+    ("[B] FlagPerf llama3_8B-megatron: A800 PP2 DP4 TP1, selective AC, 8 GPUs", "llama-3-8b", A800, "megatron", "bf16-mixed",
+     8, 8192, 512, dict(tp=1, pp=2, dp=4, zero_stage=1, microbatch_size=1, recompute="selective"), 3698.7, 76.0),
+    ("[B] FlagPerf llama3_8B-megatron: H100 TP2 DP4 (PP1; the table's DP4 x TP2 = 8), sp, selective AC, 8 GPUs", "llama-3-8b",
+     "H100 80GB", "megatron", "bf16-mixed", 8, 8192, 512,
+     dict(tp=2, sp=True, pp=1, dp=4, zero_stage=1, microbatch_size=1, recompute="selective"), 8103, 71.0),
+    ("[B] FlagPerf llama3_8B-megatron: H100 TP2 DP4, FP8 (TE), 8 GPUs", "llama-3-8b", "H100 80GB", "megatron", "fp8-mixed",
+     8, 8192, 512, dict(tp=2, sp=True, pp=1, dp=4, zero_stage=1, microbatch_size=1, recompute="selective"), 10486, 74.0),
+    ("[B] FlagPerf llama3_8B-megatron: H100 TP2 DP8, 16 GPUs", "llama-3-8b", "H100 80GB", "megatron", "bf16-mixed",
+     16, 8192, 512, dict(tp=2, sp=True, pp=1, dp=8, zero_stage=1, microbatch_size=1, recompute="selective"), 7914, 62.0),
+    ("[B] FlagPerf llama3_8B-megatron: H100 TP2 DP8, FP8 (TE), 16 GPUs", "llama-3-8b", "H100 80GB", "megatron", "fp8-mixed",
+     16, 8192, 512, dict(tp=2, sp=True, pp=1, dp=8, zero_stage=1, microbatch_size=1, recompute="selective"), 10280, 64.0),
+    ("[B] FlagPerf llama3_70B-megatron: H100 TP8 PP4 DP2, sp, selective AC, 64 GPUs", "llama-3-70b", "H100 80GB", "megatron",
+     "bf16-mixed", 64, 8192, 512, dict(tp=8, sp=True, pp=4, dp=2, zero_stage=1, microbatch_size=1, recompute="selective"),
+     851, 55.0),
+    ("[A] FlagPerf llama2_70B-megatron (FlagScale): H800 TP8 PP4 DP1, no AC, GBS 44, 32 GPUs", "llama-2-70b", H800_IB200,
+     "megatron", "bf16-mixed", 32, 4096, 44, dict(tp=8, sp=True, pp=4, dp=1, zero_stage=1, microbatch_size=1, recompute="none"),
+     641.93, 62.0),
+    ("[A] FlagPerf llama2_70B-megatron (FlagScale): H800 TP4 PP8 DP1, no AC, GBS 44, 32 GPUs", "llama-2-70b", H800_IB200,
+     "megatron", "bf16-mixed", 32, 4096, 44, dict(tp=4, sp=True, pp=8, dp=1, zero_stage=1, microbatch_size=1, recompute="none"),
+     791.37, 74.0),
+    ("[A] FlagPerf llama2_7b-megatron-deepspeed: A100 40GB TP4 DP2 ZeRO-1, no AC, GAS 32, 8 GPUs", "llama-2-7b", "A100 40GB",
+     "deepspeed", "bf16-mixed", 8, 4096, 64, dict(tp=4, sp=False, pp=1, dp=2, zero_stage=1, microbatch_size=1,
+                                                   recompute="none"), 2868, 32.0),
+)
+
+# Others
+SCOUT5_OTHER = (
+    # jzhang38/TinyLlama README.md @ bf122247 ("24k tokens per second per A100-40G GPU ... without activation checkpointing",
+    # 16 A100-40G) + pretrain/tinyllama.py @ 01c9c774: Lightning Fabric FSDP (FULL_SHARD default, Block wrap, no AC),
+    # micro_batch_size 8, global 512 per 8 devices (= 64 per GPU, 1024 over 16 = 2M tokens), seq 2048 (block_size),
+    # bf16-mixed. ASSUMED: two DGX-like nodes (inter-node bandwidth not published).
+    ("[B] TinyLlama README: TinyLlama-1.1B FSDP, no AC, mbs 8 x GA 8, 16 A100-40G", TINYLLAMA, "A100 40GB", "pytorch-fsdp",
+     "bf16-mixed", 16, 2048, 1024, dict(dp=16, zero_stage=3, microbatch_size=8, recompute="none"), 24000, None),
+    # pytorch/torchtitan issue #929 (comment by mori360, 2025-03-07): llama3_8b.toml defaults (local batch 1, seq 8192,
+    # selective op AC, FSDP 8) + --training.compile, 8 GPUs; log "memory: 47.61GiB(60.15%)" and "tflops 169.77 mfu 54.42%"
+    # -> 79.2 GiB devices at a 312 TFLOP/s peak = A100 80GB (inferred). tps 2,931 at step 20 (2,872-2,949 over steps 20-40).
+    ("[B] torchtitan #929: Llama 3 8B FSDP 8 + compile, selective op AC, 8 A100 80GB (GPU inferred from MFU)", "llama-3-8b",
+     "A100 80GB", "torchtitan-compile", "bf16-mixed-fp32-grads", 8, 8192, 8,
+     dict(dp=8, zero_stage=3, microbatch_size=1, recompute="selective"), 2931, 47.61),
+    # Nemotron-4 340B technical report (NVIDIA 2024, Table 2, as quoted by aiportalx.com/nvidia/nemotron-4-340b): 6,144
+    # H100, batch 2,304, seq 4096, 8.0 s per iteration, MFU ~41%; TP 8, PP 12 with interleaving, DP 64, distributed
+    # optimizer (report Sec. 2.3). 2304 x 4096 / 8.0 / 6144 = 192.0 tokens/s/GPU. ASSUMED: mbs 1, 4 virtual stages
+    # (2 layers per chunk), selective recompute, sp + TP overlap (the NeMo 340B recipe's).
+    ("[B] Nemotron-4 340B report Table 2: TP8 PP12 (VP4 assumed) DP64, 6144 H100", "nemotron-4-340b", "H100 80GB", "megatron",
+     "bf16-mixed", 6144, 4096, 2304, dict(tp=8, sp=True, tp_overlap=True, pp=12, schedule="interleaved", virtual_stages=4,
+                                           dp=64, zero_stage=1, microbatch_size=1, recompute="selective"), 192.0, None),
+    # NVIDIA/NeMo issue #8059 (li-yi-dong, 2023-12-20): NeMo 23.08, 8 x A100, Llama 2 13B shape (40 layers, 5120, 13824,
+    # 40 heads), TP4 PP1, MBS 1, GBS 32, sequence_parallel, selective AC, distributed_fused_adam, bf16, O2 off:
+    # "under 1900 Tokens/s/GPU". ASSUMED: seq 4096 (the NeMo Llama 2 config default), A100 80GB.
+    ("[B] NeMo #8059: Llama 2 13B TP4 sp, selective AC, GBS 32, 8 A100 (seq 4096 assumed)", "llama-2-13b", "A100 80GB",
+     "megatron", "bf16-mixed", 8, 4096, 32, dict(tp=4, sp=True, pp=1, dp=2, zero_stage=1, microbatch_size=1,
+                                                  recompute="selective"), 1900, None),
+)
+
+#: a fifth scouting pass (2026-12-03, after every fit): InternLM's InternEvo table, FlagPerf's LLM cases, TinyLlama, a
+#: torchtitan issue log, the Nemotron-4 340B report, a NeMo issue. "[A]": every layout field stated by the source
+#: (the framework profile may be a stand-in); "[B]": some assumed, as the comment says
+SCOUTED_2026_12E = (*SCOUT5_INTERNLM, *SCOUT5_FLAGPERF, *SCOUT5_OTHER)
+
+
 HELD_OUT_CHECKS = (*_MB_REVISED, *NEMO_2407_NEMOTRON, *DEEPSEEK_V3_REPORT)
 PUBLIC_CHECKS = (
     *NEMO_2407,
@@ -950,6 +1058,8 @@ def check_inputs(row: tuple, profile_update: dict | None = None):
     from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
 
     _, name, hw, fw, prec, n, seq, gbs, fields, _, _ = row
+    from shardplan.loaders import load_model  # a model without a preset: a config file under benchmarks/
+    model = MODELS[name] if name in MODELS else load_model(str(Path(__file__).parent / name))
     hw, *hw_pairs = hw.split("+")  # "+field=value": a hardware field the row's system sets (a TPU slice's ICI size)
     prec, *pairs = prec.split("+")
     extra = {k: (float(v) if k == "moe_imbalance" else v) for k, v in (pair.split("=") for pair in pairs)}
@@ -961,7 +1071,7 @@ def check_inputs(row: tuple, profile_update: dict | None = None):
     training = TrainingSpec(seq_len=seq, global_batch_size=gbs, framework=profile, precision=PRECISION_POLICIES[prec],
                             **extra)
     hardware = hardware_of(hw).model_copy(update={k: int(v) for k, v in (pair.split("=") for pair in hw_pairs)})
-    return MODELS[name], hardware, training, ParallelConfig(**fields), n
+    return model, hardware, training, ParallelConfig(**fields), n
 #: NeMo AutoModel docs/performance-summary.md (NVIDIA-NeMo/Automodel, "Last Updated: 2025-10-02"), DGX-H100 BF16
 #: pre-training: FSDP2 over every rank, EP and PP as the table gives them, sequence 4,096, recipes
 #: examples/benchmark/configs/*_te_deepep.yaml (Transformer Engine kernels, DeepEP, fake_balanced_gate: true, i.e.

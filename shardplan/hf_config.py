@@ -153,6 +153,12 @@ def _olmo2(cfg: Cfg) -> Cfg:
     return {**_llama_like(cfg), "qk_norm": "full"}
 
 
+def _internlm(cfg: Cfg) -> Cfg:
+    # InternLM (modeling_internlm.py): q/k/v/o_proj with bias=config.bias; InternLM2 (modeling_internlm2.py): wqkv and
+    # wo with bias=config.bias; both a Llama-style gated MLP without biases, RMSNorm and RoPE
+    return {**_llama_like(cfg), **(dict(qkv_bias=True, attn_out_bias=True) if cfg["bias"] else {})}
+
+
 def _gemma(cfg: Cfg) -> Cfg:
     return _llama_like(cfg, tied=True)  # GeGLU (gated, 3 matrices), RMSNorm (1 + w): h gains
 
@@ -267,6 +273,7 @@ FAMILIES: dict[str, Callable[[Cfg], Cfg]] = {
     "DeepseekV3ForCausalLM": _deepseek, "GptOssForCausalLM": _gpt_oss, "Olmo2ForCausalLM": _olmo2,
     "FalconForCausalLM": _falcon, "RWForCausalLM": _falcon, "GPT2LMHeadModel": _gpt2,
     "GPTNeoXForCausalLM": _gpt_neox, "BloomForCausalLM": _bloom,
+    "InternLMForCausalLM": _internlm, "InternLM2ForCausalLM": _internlm,
 }
 MULTIMODAL = ("Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration")
 
@@ -277,7 +284,8 @@ REQUIRED_KEYS = {"MistralForCausalLM": ("num_key_value_heads",), "MixtralForCaus
                  "Qwen3MoeForCausalLM": ("num_key_value_heads", "head_dim"),
                  "GemmaForCausalLM": ("num_key_value_heads", "head_dim"),
                  "Gemma2ForCausalLM": ("num_key_value_heads", "head_dim"),
-                 "GptOssForCausalLM": ("num_key_value_heads", "head_dim")}
+                 "GptOssForCausalLM": ("num_key_value_heads", "head_dim"),
+                 "InternLMForCausalLM": ("bias",), "InternLM2ForCausalLM": ("bias", "num_key_value_heads")}
 
 
 def spec_fields(arch: str, cfg: Cfg) -> Cfg:

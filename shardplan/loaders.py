@@ -406,7 +406,8 @@ HF_MODEL_TYPES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", 
                   "llama4_text": "Llama4ForCausalLM", "llama4": "Llama4ForConditionalGeneration",
                   "deepseek_v2": "DeepseekV2ForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM",
                   "gpt_oss": "GptOssForCausalLM", "olmo2": "Olmo2ForCausalLM", "falcon": "FalconForCausalLM",
-                  "gpt2": "GPT2LMHeadModel", "gpt_neox": "GPTNeoXForCausalLM", "bloom": "BloomForCausalLM"}
+                  "gpt2": "GPT2LMHeadModel", "gpt_neox": "GPTNeoXForCausalLM", "bloom": "BloomForCausalLM",
+                  "internlm": "InternLMForCausalLM", "internlm2": "InternLM2ForCausalLM"}
 #: Hugging Face keys that hold whole numbers, with their least legal value (None = absent)
 HF_INT_KEYS = {**{k: 1 for k in (
     "n_embd", "n_layer", "n_head", "n_inner", "n_positions", "n_embed", "vocab_size", "num_hidden_layers",

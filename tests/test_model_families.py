@@ -81,6 +81,12 @@ FAMILIES = {
     # 60 x (q/o 2*8192^2 + k/v 2*8192*1024 = 142,606,336 + 2*8192*32768 + ln_attn+ln_mlp 4*8192) + 65024*8192 (tied) + 2*8192
     'falcon-40b': ({"architectures": ["FalconForCausalLM"], "model_type": "falcon", "hidden_size": 8192, "num_hidden_layers": 60, "num_attention_heads": 128, "num_kv_heads": 8, "new_decoder_architecture": True, "parallel_attn": True, "bias": False, "alibi": False, "vocab_size": 65024},
         41_303_293_952),
+    # 32 x (4*4096^2 + q/k/v/o biases 4*4096 + 3*4096*11008 + 2 norms 2*4096 = 202,399,744) + 2*103168*4096 + 4096
+    'internlm-7b': ({"architectures": ["InternLMForCausalLM"], "model_type": "internlm", "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 103168, "bias": True, "tie_word_embeddings": False},
+        7_321_948_160),
+    # 32 x (2*4096^2 + 2*4096*1024 + 3*4096*14336 + 2*4096 = 218,112,000) + 2*92544*4096 + 4096 (InternLM2-7B: 7.74B)
+    'internlm2-7b': ({"architectures": ["InternLM2ForCausalLM"], "model_type": "internlm2", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 92544, "bias": False, "tie_word_embeddings": False},
+        7_737_708_544),
     # 12 x 7,087,872 (tests/test_models.py) + 50257*768 + 1024*768 + 1536
     'gpt2': ({"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024, "vocab_size": 50257},
         124_439_808),
