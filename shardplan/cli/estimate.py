@@ -161,10 +161,16 @@ def raise_if_negative(e, prefix: str = "") -> None:
     Raises:
         typer.Exit: code 1, after printing the reasons on stderr.
     """
-    reasons = ([does_not_fit(e)] if not e.fits else []) + (
-        [f"the layout is predicted to fail: {e.failure}"] if e.failure else [])
+    reasons = negative_reasons(e)
     if reasons:
         raise negative(prefix + "; ".join(reasons))
+
+
+def negative_reasons(e) -> list[str]:
+    """Why the estimate's layout is a negative result (exit code 1): it does not fit, or it is predicted to fail;
+    [] when it runs. ``estimate --json`` writes them as ``negative_reasons``, the message on stderr joins them."""
+    return ([does_not_fit(e)] if not e.fits else []) + (
+        [f"the layout is predicted to fail: {e.failure}"] if e.failure else [])
 
 
 def _count(n: int, noun: str) -> str:
@@ -459,8 +465,8 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
                              scale_up_size=scale_up_size, plan=plan),
                         layout)
     print_estimate_notes(e)
-    if json_out:
-        print(json.dumps(e.to_dict(), indent=1))
+    if json_out:  # the reasons of a negative result (exit 1) in the document too, for scripts reading it
+        print(json.dumps({**e.to_dict(), "negative_reasons": negative_reasons(e)}, indent=1))
     else:
         print_estimate(e)
     raise_if_negative(e)
