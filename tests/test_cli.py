@@ -419,3 +419,20 @@ def test_a_schedule_the_framework_does_not_ship_is_priced_with_a_note():
     assert "is priced as asked" not in r.output
     r = runner.invoke(app, ["plan", *BASE, "--pp", "2", "--schedule", "zero-bubble", "--top", "1"])
     assert r.exit_code == 0 and "schedule=zero-bubble is priced as asked" in " ".join(r.output.split())
+
+
+def test_estimate_json_names_why_a_negative_result_is_negative():
+    import json
+
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    args = ["estimate", "-m", "llama-3-70b", "-H", "h100-sxm", "-n", "8", "-s", "8192", "-b", "8", "--dp", "8", "--json"]
+    r = CliRunner().invoke(app, args)
+    # 70B without sharding: 16 B per parameter of state alone is ~1 TiB per GPU, far over 80 GiB -> exit 1
+    assert r.exit_code == 1
+    doc = json.loads(r.stdout)
+    assert doc["fits"] is False and doc["negative_reasons"][0].startswith("the layout does not fit")
+    ok = CliRunner().invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "8192", "-b", "8",
+                                  "--dp", "8", "--zero-stage", "3", "--json"])
+    assert ok.exit_code == 0 and json.loads(ok.stdout)["negative_reasons"] == []
