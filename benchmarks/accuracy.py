@@ -612,7 +612,7 @@ def main() -> None:
               "else of the model fixed), with leave-one-row-out errors: the fit on all rows but one, scored on it.", ""]
     lines += [fit_table(*f) + "\n" for f in FITS]
     lines += [async_tp_table()[0], "",
-              "torchtitan's async TP requires torch.compile; the eager `torchtitan` profile carries the same share.", ""]
+              "torchtitan's async TP requires torch.compile: the eager `torchtitan` profile refuses `tp_overlap`.", ""]
     lines += [fsdp_fit_table()[0], "",
               "The pytorch-fsdp profile's `overlap_slowdown` was fitted on the llm-foundry rows (0.522) until those",
               "rows got a profile of their own (`llm-foundry`: the same profile with llm-foundry's Triton",

@@ -119,14 +119,16 @@ HARDWARE_OF_COLUMN = (
 
 def hardware_of(text: str):
     """The hardware preset a published row's ``hardware`` text names (:data:`HARDWARE_OF_COLUMN`:
-    case-insensitive, dashes and underscores as spaces, first match), with its overrides.
+    ignoring case, dashes, underscores and spaces; first match), with its overrides.
 
     Raises:
         ConfigError: if no entry matches (the message lists the known names).
     """
-    low = text.lower().replace("-", " ").replace("_", " ")
+    def squeeze(t: str) -> str:  # case, dashes, underscores and spaces do not matter: "H100 96 GB" is "h100-96gb"
+        return t.lower().replace("-", "").replace("_", "").replace(" ", "")
+    low = squeeze(text)
     for key, preset, overrides in HARDWARE_OF_COLUMN:
-        if key.replace("-", " ") in low:
+        if squeeze(key) in low:
             return load_hardware(preset, **overrides)
     raise ConfigError(f"hardware {text!r} has no preset mapping; known: {', '.join(k for k, _, _ in HARDWARE_OF_COLUMN)}",
                       field="hardware", value=text)

@@ -153,10 +153,21 @@ def _olmo2(cfg: Cfg) -> Cfg:
     return {**_llama_like(cfg), "qk_norm": "full"}
 
 
+def _internlm_like(cfg: Cfg, ignored: tuple[str, ...]) -> Cfg:
+    """InternLM / InternLM2: a Llama-style decoder (gated MLP without biases, RMSNorm, RoPE) whose attention
+    projections take ``bias=config.bias``; ``ignored``: keys their modelling code does not read."""
+    spec = _llama_like({k: v for k, v in cfg.items() if k not in ignored})
+    return {**spec, **(dict(qkv_bias=True, attn_out_bias=True) if cfg["bias"] else {})}
+
+
 def _internlm(cfg: Cfg) -> Cfg:
-    # InternLM (modeling_internlm.py): q/k/v/o_proj with bias=config.bias; InternLM2 (modeling_internlm2.py): wqkv and
-    # wo with bias=config.bias; both a Llama-style gated MLP without biases, RMSNorm and RoPE
-    return {**_llama_like(cfg), **(dict(qkv_bias=True, attn_out_bias=True) if cfg["bias"] else {})}
+    # modeling_internlm.py: multi-head q/k/v/o_proj of head_dim hidden / heads (no grouped KV heads)
+    return _internlm_like(cfg, ("head_dim", "attention_bias", "mlp_bias", "num_key_value_heads"))
+
+
+def _internlm2(cfg: Cfg) -> Cfg:
+    # modeling_internlm2.py: grouped wqkv (num_key_value_heads; None -> the head count, configuration_internlm2.py)
+    return _internlm_like(cfg, ("head_dim", "attention_bias", "mlp_bias"))
 
 
 def _gemma(cfg: Cfg) -> Cfg:
@@ -273,7 +284,7 @@ FAMILIES: dict[str, Callable[[Cfg], Cfg]] = {
     "DeepseekV3ForCausalLM": _deepseek, "GptOssForCausalLM": _gpt_oss, "Olmo2ForCausalLM": _olmo2,
     "FalconForCausalLM": _falcon, "RWForCausalLM": _falcon, "GPT2LMHeadModel": _gpt2,
     "GPTNeoXForCausalLM": _gpt_neox, "BloomForCausalLM": _bloom,
-    "InternLMForCausalLM": _internlm, "InternLM2ForCausalLM": _internlm,
+    "InternLMForCausalLM": _internlm, "InternLM2ForCausalLM": _internlm2,
 }
 MULTIMODAL = ("Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration")
 
@@ -285,7 +296,7 @@ REQUIRED_KEYS = {"MistralForCausalLM": ("num_key_value_heads",), "MixtralForCaus
                  "GemmaForCausalLM": ("num_key_value_heads", "head_dim"),
                  "Gemma2ForCausalLM": ("num_key_value_heads", "head_dim"),
                  "GptOssForCausalLM": ("num_key_value_heads", "head_dim"),
-                 "InternLMForCausalLM": ("bias",), "InternLM2ForCausalLM": ("bias", "num_key_value_heads")}
+                 "InternLMForCausalLM": ("bias",), "InternLM2ForCausalLM": ("bias",)}
 
 
 def spec_fields(arch: str, cfg: Cfg) -> Cfg:

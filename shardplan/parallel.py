@@ -928,11 +928,25 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
                           f"legal zero_stage: {', '.join(map(str, zs))}", field="zero_stage", value=p.zero_stage,
                           legal=list(zs))
     _check_weight_sharding_axes(p, fw)
+    _check_tp_support(p, fw)
+
+
+def _check_tp_support(p: ParallelConfig, fw) -> None:
+    """TP communication overlap only where the profile runs it (``FrameworkProfile.tp_overlap``), tp > 1 with sp
+    where its TP always shards the sequence (``tp_requires_sp``).
+
+    Raises:
+        ConfigError: naming the field, its value and the legal value.
+    """
+    if p.tp_overlap and not fw.tp_overlap:
+        hint = " (its async TP runs under torch.compile: --framework torchtitan-compile)" if "torchtitan" in fw.name \
+            else ""
+        raise ConfigError(f"tp_overlap=True is not implemented by the {fw.label} framework{hint}; legal tp_overlap: "
+                          "false (--no-tp-overlap)", field="tp_overlap", value=True, legal=[False])
     if fw.tp_requires_sp and p.tp > 1 and not p.sp:
         raise ConfigError(f"tp={p.tp} without sequence parallelism: the {fw.label} framework's tensor parallelism "
                           "always shards the activations between the blocks tp ways (the planner's sp); legal sp: true "
-                          "(--sp)", field="sp",
-                          value=False, legal=[True])
+                          "(--sp)", field="sp", value=False, legal=[True])
 
 
 def _check_weight_sharding_axes(p: ParallelConfig, fw) -> None:

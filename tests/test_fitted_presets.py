@@ -75,6 +75,5 @@ def test_torchtitan_async_tp_share_is_its_fit_on_the_table_4_pair():
     # solved on torchtitan's own A/B pair (async TP 876 / vanilla 829 tokens/s/GPU); the share is a fraction
     import fit_frameworks
     _, value = fit_frameworks.async_tp_table()
-    for name in ("torchtitan", "torchtitan-compile"):
-        assert framework_profile(name).tp_overlap_slowdown == pytest.approx(round(value, 2), abs=1e-9)
-    assert 0 < value < 1
+    assert framework_profile("torchtitan-compile").tp_overlap_slowdown == pytest.approx(round(value, 2), abs=1e-9)
+    assert 0 < value < 1 and not framework_profile("torchtitan").tp_overlap  # eager torchtitan has no async TP

@@ -7,6 +7,7 @@ import pytest
 
 from shardplan.calibration import hardware_of
 from shardplan.cost.step import estimate
+from shardplan.errors import ConfigError
 from shardplan.export import export_text, import_config
 from shardplan.loaders import load_hardware
 from shardplan.parallel import ParallelConfig
@@ -56,7 +57,8 @@ def test_export_writes_compile_only_for_the_compiled_profile():
     ('[compile]\nenable = true\ncomponents = ["model", "loss"]\n', "torchtitan-compile", None),
     ('[compile]\nenable = true\n', "torchtitan-compile", None),
     ('[compile]\nenable = false\n', "torchtitan", None),
-    ('[compile]\nenable = true\ncomponents = ["loss"]\n', "torchtitan", "without 'model'"),
+    ('[compile]\nenable = true\ncomponents = ["loss"]\n', "torchtitan", 'without "model"'),
+    ('[compile]\nenable = true\ncomponents = ["model"]\n', "torchtitan-compile", 'without "loss"'),
     ("", "torchtitan", None),
 ])
 def test_import_reads_the_compile_section(extra, profile, note):
@@ -80,3 +82,61 @@ def test_grand_teton_h100_peak_is_the_midpoint_of_nvl_and_sxm():
     assert hw.peak_flops_bf16 == pytest.approx(912.45e12) and hw.peak_flops_fp8 == pytest.approx(1824.7e12)
     assert hw.hbm_bandwidth == 2.4e12 and hardware_of("H100").peak_flops_bf16 == pytest.approx(989.4e12, rel=1e-3)
 
+
+
+@pytest.mark.parametrize("extra, field", [
+    ('[compile]\nenable = "true"\n', "enable"),
+    ('[compile]\nenable = true\ncomponents = "model"\n', "components"),
+    ('[compile]\nenable = true\ncomponents = ["model", "bogus"]\n', "components"),
+    ('compile = true\n', "compile"),
+])
+def test_import_refuses_odd_compile_values(extra, field):
+    text = extra + '[parallelism]\ndata_parallel_shard_degree = 8\n[training]\nlocal_batch_size = 1\n'
+    with pytest.raises(ConfigError) as err:
+        import_config("torchtitan", text)
+    assert err.value.field == field and "legal" in str(err.value)
+
+
+def test_async_tp_needs_the_compiled_profile():
+    # torchtitan raises "Async TP requires torch.compile": the eager profile refuses tp_overlap, its importer refuses
+    # async TP without a compiled model, and its exporter refuses tp_overlap from a profile that is not compiled
+    with pytest.raises(ConfigError, match="--framework torchtitan-compile") as err:
+        estimate(MODELS["llama-3.1-8b"], load_hardware("h200"),
+                 TrainingSpec(seq_len=8192, global_batch_size=64, framework=framework_profile("torchtitan")),
+                 ParallelConfig(dp=16, zero_stage=3, tp=2, sp=True, tp_overlap=True, microbatch_size=2), 32)
+    assert err.value.field == "tp_overlap"
+    text = ('[parallelism]\ndata_parallel_shard_degree = 4\ntensor_parallel_degree = 2\n'
+            'enable_async_tensor_parallel = true\n[training]\nlocal_batch_size = 1\n')
+    with pytest.raises(ConfigError, match="Async TP requires torch.compile"):
+        import_config("torchtitan", text)
+    assert import_config("torchtitan", text + "[compile]\nenable = true\n").framework == "torchtitan-compile"
+    megatron = TrainingSpec(seq_len=8192, global_batch_size=64, framework=framework_profile("megatron"))
+    e = estimate(MODELS["llama-3.1-8b"], load_hardware("h200"), megatron,
+                 ParallelConfig(dp=16, zero_stage=3, tp=2, sp=True, tp_overlap=True, microbatch_size=2), 32)
+    with pytest.raises(ConfigError, match="tp_overlap without torch.compile"):
+        export_text("torchtitan", e)
+
+
+def test_a_profile_file_on_the_compiled_base_exports_compile(tmp_path):
+    # the [compile] section follows what the plan was priced with (FrameworkProfile.compiled), not the profile's name;
+    # an eager loss drops "loss" from the components
+    from shardplan.presets.frameworks import framework_profile as load
+    named = tmp_path / "named.yaml"
+    named.write_text("base: torchtitan-compile\nname: cluster-a\n")
+    eager_loss = tmp_path / "eager_loss.yaml"
+    eager_loss.write_text("base: torchtitan-compile\nloss: eager\nlogit_bytes: null\n")
+    for path, components in ((named, ["model", "loss"]), (eager_loss, ["model"])):
+        training = TrainingSpec(seq_len=8192, global_batch_size=64, framework=load(str(path)))
+        e = estimate(MODELS["llama-3.1-8b"], load_hardware("h200"), training, LAYOUT, 32)
+        assert tomllib.loads(export_text("torchtitan", e))["compile"]["components"] == components
+
+
+def test_grand_teton_peak_ignores_spacing_and_internlm_keys_its_code_ignores():
+    assert hardware_of("H100 96 GB").peak_flops_bf16 == pytest.approx(912.45e12)
+    from shardplan.hf_config import spec_fields
+    base = {"hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
+            "vocab_size": 103168, "bias": True}
+    # InternLM v1 is multi-head whatever num_key_value_heads says; InternLM2 derives the KV heads from the head count
+    assert spec_fields("InternLMForCausalLM", {**base, "num_key_value_heads": 8}).get("n_kv_heads") == 32
+    assert spec_fields("InternLM2ForCausalLM", {**base, "bias": False})["n_kv_heads"] == 32
+    assert "head_dim" not in spec_fields("InternLM2ForCausalLM", {**base, "head_dim": 64})

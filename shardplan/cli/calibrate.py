@@ -55,8 +55,8 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
                                                                         or framework_profile("megatron"))
     from shardplan.cli.common import framework_note
     framework_note(hardware, framework, prof)
-    named = sorted({r.framework for r in recs
-                    if r.framework.split("/")[-1] != prof.name and r.framework.split("/")[-1] not in prof.origin})
+    named = sorted({r.framework for r in recs if r.framework.split("/")[-1].lower() != prof.name.lower()
+                    and r.framework.split("/")[-1].lower() not in prof.origin.lower()})
     if named:
         err_console.print(f"[yellow]warning:[/] the records name framework {', '.join(escape(n) for n in named)}; the fit "
                           f"uses the {escape(prof.label)} profile for all of them (choose it with --framework)",

@@ -89,8 +89,8 @@ def layout_defaults_note(framework, layout: dict[str, Any], plan=None, seq_len=N
     if taken:
         flags = " / ".join(f"--no-{k.replace('_', '-')}" for k in taken)
         err_console.print(f"[yellow]note:[/] {', '.join(f'{k}={v}' for k, v in taken.items())}: the "
-                          f"{escape(framework.label)} profile's layout defaults (how the runs it was fitted on were "
-                          f"set up); {flags} to turn them off", highlight=False)
+                          f"{escape(framework.label)} profile's layout defaults (how that framework's runs are set up; "
+                          f"the profile's sources say why); {flags} to turn them off", highlight=False)
 
 
 def offload_hint(e) -> str | None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import tomllib
 
-from shardplan.errors import ConfigError
+from shardplan.errors import ConfigError, short_repr
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
                                    even_layers_per_virtual_stage, parallel_from, read_meta, refuse_first,
                                    require)
@@ -56,6 +56,9 @@ def _check(ctx: ExportContext) -> None:
          "are multi-stage: InterleavedZeroBubble, ZBVZeroBubble)", "no exporter"),
         (p.schedule == "dualpipe" and p.pp > 1, "DualPipe (torch.distributed.pipelining has the V-shaped DualPipeV, "
          "one copy of the weights, not DualPipe's two directions)", "no exporter"),
+        (p.tp_overlap and not ctx.training.framework.compiled, "tp_overlap without torch.compile (its async TP, "
+         "enable_async_tensor_parallel, raises 'Async TP requires torch.compile': price the plan with --framework "
+         "torchtitan-compile)", "Megatron-LM (--tp-comm-overlap)"),
         (p.ep > 1 and not _ep_fits(p), f"ep={p.ep} outside its dp2ep rule (cp <= ep <= data_parallel_shard_degree x "
          f"context_parallel_degree, ep dividing the latter; here shard {p.dp_shard if p.zero_stage else 1}, "
          f"cp {p.cp})", "Megatron-LM"),
@@ -162,8 +165,8 @@ def job_config(ctx: ExportContext) -> dict:
         ac["selective_ac_option"] = "op"
     out = {"parallelism": _parallelism(ctx), "activation_checkpoint": ac,
            "training": {"local_batch_size": local, "global_batch_size": tr.global_batch_size, "seq_len": tr.seq_len}}
-    if tr.framework.name == COMPILED_PROFILE:  # priced with Inductor's fused kernels and compiled loss: run them
-        out["compile"] = {"enable": True, "components": ["model", "loss"]}
+    if tr.framework.compiled:  # priced with Inductor's fused kernels (and compiled loss unless eager): run them
+        out["compile"] = {"enable": True, "components": ["model"] + ([] if tr.framework.loss == "eager" else ["loss"])}
     return out
 
 
@@ -208,6 +211,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     reshard = par.get("fsdp_reshard_after_forward", "default")
     # FSDP shards over the dp_shard x cp mesh (torchtitan parallelize: dp_shard_cp), so cp > 1 alone shards too
     zero = 0 if shard * cp == 1 else (2 if reshard == "never" or (reshard == "default" and pp > 1) else 3)
+    profile = _profile_name(cfg, tr, notes)  # checks [compile] and enable_async_tensor_parallel first
     ep = _degree(par, "expert_parallel_degree")
     etp = _degree(par, "expert_tensor_parallel_degree") if ep > 1 else tp  # torchtitan's default etp: 1
     values = dict(dp=rep * shard, zero_stage=zero, dp_shard=shard if zero else None, tp=tp, sp=tp > 1, pp=pp, cp=cp,
@@ -226,23 +230,60 @@ def read(text: str, devices: int | None = None) -> Imported:
         values["pipeline_flushes"] = accumulation
     _model_notes(cfg, notes)
     return Imported(parallel_from(values), devices=rep * shard * tp * pp * cp, seq_len=tr.get("seq_len"),
-                    global_batch=glob, framework=_profile_name(cfg, tr, notes), notes=tuple(notes))
+                    global_batch=glob, framework=profile, notes=tuple(notes))
 
 
 def _profile_name(cfg: dict, tr: dict, notes: list[str]) -> str:
-    """``torchtitan-compile`` when the config compiles the model (``[compile] enable``, or ``[training] compile``, its
-    name before mid-2025; :data:`COMPILED_PROFILE`), else ``torchtitan`` (eager, torchtitan's default)."""
-    section = cfg.get("compile") if isinstance(cfg.get("compile"), dict) else {}
-    if section.get("enable") is True:
-        components = section.get("components", ["model", "loss"])
-        if isinstance(components, list) and "model" not in components:
-            notes.append("[compile] components without 'model': priced eager (the torchtitan profile)")
-            return "torchtitan"
-        return COMPILED_PROFILE
-    if tr.get("compile") is True:
-        notes.append("[training] compile read as [compile] enable (its older name): the torchtitan-compile profile")
-        return COMPILED_PROFILE
-    return "torchtitan"
+    """``torchtitan-compile`` when the config compiles the model (``[compile] enable`` with 'model' among the
+    components, or ``[training] compile``, its name before mid-2025; :data:`COMPILED_PROFILE`), else ``torchtitan``
+    (eager, torchtitan's default); a note where the profile does not describe the config exactly.
+
+    Raises:
+        ConfigError: ``[compile]`` not a table, ``enable`` / ``[training] compile`` not a boolean, ``components``
+            not a list of 'model' / 'loss', or async TP without a compiled model (torchtitan refuses it).
+    """
+    section = cfg.get("compile", {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"torchtitan compile={short_repr(section)} is not a table; legal: a [compile] section with "
+                          "enable = true / false and components = [\"model\", \"loss\"]", field="compile",
+                          value=short_repr(section))
+    enable, old = _bool_key(section, "enable", "[compile]"), _bool_key(tr, "compile", "[training]")
+    components = section.get("components", ["model", "loss"])
+    if not isinstance(components, list) or not all(c in ("model", "loss") for c in components):
+        raise ConfigError(f"torchtitan [compile] components={short_repr(components)}; legal: a list of \"model\" "
+                          "and \"loss\"", field="components", value=short_repr(components), legal=["model", "loss"])
+    if enable is not None and old is not None and enable != old:
+        notes.append(f"[compile] enable = {str(enable).lower()} read, [training] compile (its older name) ignored")
+    compiled = enable if enable is not None else bool(old)
+    if enable is None and old:
+        notes.append("[training] compile read as [compile] enable (its older name); releases before early 2025 "
+                     "compiled the blocks only and ran the loss eagerly (10 B per vocabulary element, not 4)")
+    model_compiled = compiled and "model" in components
+    if _bool_key(cfg.get("parallelism", {}), "enable_async_tensor_parallel", "[parallelism]") and not model_compiled:
+        raise ConfigError("torchtitan enable_async_tensor_parallel = true without a compiled model: torchtitan refuses "
+                          "it ('Async TP requires torch.compile'); legal: [compile] enable = true with \"model\" in "
+                          "components, or enable_async_tensor_parallel = false", field="enable_async_tensor_parallel",
+                          value=True, legal=[False])
+    if compiled and not model_compiled:
+        notes.append("[compile] components without \"model\": the blocks run eagerly (the torchtitan profile)")
+    elif model_compiled and "loss" not in components:
+        notes.append("[compile] components without \"loss\": the loss runs eagerly, keeping 10 B per vocabulary "
+                     "element where the torchtitan-compile profile counts 4 (a profile file with base: "
+                     "torchtitan-compile, loss: eager and logit_bytes: null counts it)")
+    return COMPILED_PROFILE if model_compiled else "torchtitan"
+
+
+def _bool_key(section: dict, key: str, where: str) -> bool | None:
+    """``section[key]`` when it is a boolean, None when absent.
+
+    Raises:
+        ConfigError: any other value (naming it and the legal values).
+    """
+    value = section.get(key) if isinstance(section, dict) else None
+    if value is not None and not isinstance(value, bool):
+        raise ConfigError(f"torchtitan {where} {key}={short_repr(value)}; legal: true, false", field=key,
+                          value=short_repr(value), legal=[True, False])
+    return value
 
 
 #: torchtitan [model] name / flavor -> the preset of that shape (torchtitan models/llama3/__init__.py llama3_configs:

@@ -281,7 +281,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "cast, an element-wise op, keeps the kernel's FSDP sharding under GSPMD's sharding "
                                   "propagation (Xu et al. 2021, GSPMD), so the AllGather before the dot moves bf16"}),
         FrameworkProfile(name="torchtitan", moe_routed_copies=2, activation_offload=False, module_recompute=False, elementwise_traffic=5.31, vocab_divisible_by=1, loss="eager",
-                         tp_overlap_slowdown=0.81,
+                         tp_overlap=False,
                          zero3_master_is_param=True, cp_load_balance=False, zero_stages=(0, 2, 3),
                          weight_sharding_axes=("cp",), tp_requires_sp=True, layout_defaults={"sp": True},
                          released_schedules=("gpipe", "1f1b", "interleaved"),
@@ -299,7 +299,10 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "pp_unsharded_grad_bytes": _TITAN_PP_GRADS, "cp_load_balance": _TITAN_CP,
                                   "grad_reduce_bytes": _TITAN_REDUCE, "local_batch_flushes": _TITAN_FLUSHES,
                                   "allocator_overhead": _TITAN_ALLOC, "context_bytes": _TITAN_ALLOC,
-                                  "tp_overlap_slowdown": _ASYNC_TP}),
+                                  "tp_overlap": "torchtitan models/llama3/infra/parallelize.py: async TP "
+                                  "(enable_async_tensor_parallel) raises 'Async TP requires torch.compile' without "
+                                  "compile: the eager profile refuses tp_overlap (--framework torchtitan-compile "
+                                  "prices it)"}),
         FrameworkProfile(name="pytorch-fsdp", moe_routed_copies=2, activation_offload=False, module_recompute=False, overlap_slowdown=0.55, vocab_divisible_by=1,
                          pipeline_parallel=False, context_parallel=False, zero3_master_is_param=True,
                          sources={"vocab_divisible_by": _NO_PAD,
@@ -422,9 +425,11 @@ _COMPILE_LOSS = ("torchtitan components/loss.py build_cross_entropy_loss: with c
 #: element-wise kernels and compiled loss. Nothing fitted on compiled runs (benchmarks/public_runs.py: the Trainy
 #: H200 runs, OLMo-core's README, docs/performance.md Tables 1-6 are checks)
 FRAMEWORKS["torchtitan-compile"] = FRAMEWORKS["torchtitan"].model_copy(update={
-    "name": "torchtitan-compile", "elementwise_traffic": 1.0, "loss": "fused", "logit_bytes": 4.0,
-    "sources": {**FRAMEWORKS["torchtitan"].sources, "elementwise_traffic": _COMPILE_KERNELS, "loss": _COMPILE_LOSS,
-                "logit_bytes": _COMPILE_LOSS}})
+    "name": "torchtitan-compile", "elementwise_traffic": 1.0, "loss": "fused", "logit_bytes": 4.0, "compiled": True,
+    "tp_overlap": True, "tp_overlap_slowdown": 0.81,
+    "sources": {**{k: v for k, v in FRAMEWORKS["torchtitan"].sources.items() if k != "tp_overlap"},
+                "elementwise_traffic": _COMPILE_KERNELS, "loss": _COMPILE_LOSS, "logit_bytes": _COMPILE_LOSS,
+                "compiled": _COMPILE_KERNELS, "tp_overlap_slowdown": _ASYNC_TP}})
 
 #: Paxml (google/paxml on Praxis, in NVIDIA's JAX containers with Transformer Engine): an XLA / GSPMD program like
 #: MaxText's (the same memory behaviour, named remat policies: SAVE_DOT_ONLY keeps every dot output as MaxText's

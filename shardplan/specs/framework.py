@@ -296,6 +296,12 @@ class FrameworkProfile(BaseModel):
         tp_requires_sp: tensor parallelism always shards the activations between the blocks (torchtitan's TP plan
             shards the norms' sequence, MaxText's tensor axis the activations' embed dimension: ``sp`` with every
             tp > 1).
+        tp_overlap: the framework can overlap the tensor-parallel collectives with the GEMMs
+            (``ParallelConfig.tp_overlap``); False refuses it (eager torchtitan: its async TP runs only under
+            torch.compile, torchtitan parallelize.py "Async TP requires torch.compile").
+        compiled: the framework runs the model under torch.compile (torchtitan ``[compile] enable``): the torchtitan
+            exporter writes the ``[compile]`` section for it (components model, and loss unless ``loss`` is
+            'eager'), and its importer reads that section back into the ``torchtitan-compile`` profile.
         named_remat: full recompute may keep named matmul outputs (``ParallelConfig.remat_saved``: MaxText's
             remat policies minimal, save_qkv_proj, save_dot_except_mlpwi, ...); other profiles refuse it.
         moe_routed_copies: copies of each routed token (top_k x h per token, the MoE load included) a
@@ -394,6 +400,8 @@ class FrameworkProfile(BaseModel):
     context_parallel: bool = True
     weight_sharding_axes: tuple[Literal["cp", "ep"], ...] = ()
     tp_requires_sp: bool = False
+    tp_overlap: bool = True
+    compiled: bool = False
     named_remat: bool = False
     expert_parallel: bool = True
     moe_tensor_parallel: bool = True

@@ -102,9 +102,11 @@ def summary_rows(e: Estimate) -> list[tuple[str, str]]:
     rows = [("model", f"{e.model.name} ({e.model.n_params:,} parameters)"),
             ("hardware", f"{e.layout.n_devices} x {e.hardware.name}"),
             ("batch", f"{e.training.global_batch_size} sequences x {e.training.seq_len} tokens "
-                      f"({e.layout.microbatches} microbatches per data-parallel rank)"),
+                      f"({e.layout.microbatches} microbatch{'es' if e.layout.microbatches != 1 else ''} per "
+                      "data-parallel rank)"),
             ("precision", e.training.precision.name + (f", optimizer state {e.training.optimizer_dtype}"
                                                         if e.training.optimizer_dtype != "fp32" else "")),
+            ("framework", f"{e.training.framework.label} profile"),
             ("layout", p.short())]
     rows += [(h.label, h.text) for h in headline(e)]
     rows += [(f"time: {t.label}", fmt_seconds(t.seconds)) for t in time_parts(e) if t.critical and t.seconds > 0]
