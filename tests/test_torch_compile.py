@@ -140,3 +140,13 @@ def test_grand_teton_peak_ignores_spacing_and_internlm_keys_its_code_ignores():
     assert spec_fields("InternLMForCausalLM", {**base, "num_key_value_heads": 8}).get("n_kv_heads") == 32
     assert spec_fields("InternLM2ForCausalLM", {**base, "bias": False})["n_kv_heads"] == 32
     assert "head_dim" not in spec_fields("InternLM2ForCausalLM", {**base, "head_dim": 64})
+
+
+def test_compile_note_only_under_eager_torchtitan():
+    from shardplan.cli.estimate import compile_note
+    eager, compiled = _estimate("torchtitan"), _estimate("torchtitan-compile")
+    note = compile_note(eager)
+    # the note quotes the compiled estimate of the same layout: its tokens/s per device and its gain
+    assert f"{compiled.tokens_per_s / 32:,.0f} tokens/s per device" in note
+    assert f"({compiled.tokens_per_s / eager.tokens_per_s - 1:+.0%})" in note
+    assert compile_note(compiled) is None and compile_note(_estimate("megatron")) is None
