@@ -85,7 +85,9 @@ def describe(e: Estimate) -> str:
 def compare(winner: Estimate, other: Estimate) -> str:
     """Why ``other`` is slower than ``winner``: the component that grows most, with its network level."""
     if other.step_s <= winner.step_s * (1 + 1e-9) and other.tokens_per_s >= winner.tokens_per_s:
-        return f"same predicted throughput; {headroom(other) / GiB:,.1f} GiB headroom"
+        faster = (f"{other.step_s / winner.step_s - 1:+.1%} step time, a tie (within 0.2% the simpler layout ranks "
+                  "first, docs/search.md)" if other.step_s < winner.step_s * (1 - 1e-6) else "same predicted throughput")
+        return f"{faster}; {headroom(other) / GiB:,.1f} GiB headroom"
     a, b = _components(winner), _components(other)
     deltas = {k: b.get(k, 0.0) - a.get(k, 0.0) for k in set(a) | set(b)}
     worst = max(deltas, key=deltas.get)

@@ -87,10 +87,15 @@ def layout_defaults_note(framework, layout: dict[str, Any], plan=None, seq_len=N
     from shardplan.inputs import applied_layout_defaults, parallel_config
     taken = applied_layout_defaults(framework, parallel_config(layout, plan), layout, plan, seq_len)
     if taken:
-        flags = " / ".join(f"--no-{k.replace('_', '-')}" for k in taken)
+        # a default the framework cannot run without (torchtitan / MaxText: sp with every tp > 1) has no off switch
+        required = {"sp"} if framework.tp_requires_sp else set()
+        optional = [k for k in taken if k not in required]
+        flags = " / ".join("--no-" + k.replace("_", "-") for k in optional)
+        how = f"; {flags} to turn {'it' if len(optional) == 1 else 'them'} off" if optional else ""
+        fixed = f" ({', '.join(sorted(required & set(taken)))} required by the framework)" if required & set(taken) else ""
         err_console.print(f"[yellow]note:[/] {', '.join(f'{k}={v}' for k, v in taken.items())}: the "
                           f"{escape(framework.label)} profile's layout defaults (how that framework's runs are set up; "
-                          f"the profile's sources say why); {flags} to turn them off", highlight=False)
+                          f"the profile's sources say why){fixed}{how}", highlight=False, soft_wrap=True)
 
 
 def offload_hint(e) -> str | None:
