@@ -253,7 +253,7 @@ LAYOUT_FLAGS = {"--tp": ["1", "2", "4", "8", "16", "3"], "--pp": ["1", "2", "3",
                 "--recompute": ["none", "selective", "full"], "--pp-layers": ["17,15", "1,31", "0,32", "-1,33", "16,16"],
                 "--fsdp-unit": ["block", "tensor"], "--zero3-gather": ["per_microbatch", "per_step"],
                 "--precision": ["bf16-mixed", "fp32", "fp8-mixed", "fp32-params"], "--framework": ["megatron", "deepspeed",
-                "torchtitan", "torchtitan-compile", "maxtext", "nanotron", "pytorch-fsdp"], "--attention": ["flash", "naive"],
+                "torchtitan", "torchtitan-compile", "maxtext", "nanotron", "pytorch-fsdp", "hf-fsdp", "hf-deepspeed"], "--attention": ["flash", "naive"],
                 "--scale-up-size": ["1", "3", "8", "64", "1048576"]}
 SWITCHES = ["--sp", "--kv-replication", "--offload-optimizer", "--no-overlap-grad-reduce", "--tp-overlap", "--dropout"]
 

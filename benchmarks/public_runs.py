@@ -1005,6 +1005,90 @@ SCOUT5_OTHER = (
 SCOUTED_2026_12E = (*SCOUT5_INTERNLM, *SCOUT5_FLAGPERF, *SCOUT5_OTHER)
 
 
+#: ---- sixth scouting pass: Hugging Face Transformers models under HF Trainer / Accelerate (PyTorch FSDP, DeepSpeed
+#: ZeRO-3) and Colossal-AI (2026-12-03, after every fit). Stock HF model code is priced with the hf-fsdp / hf-deepspeed
+#: profiles (eager element-wise work), fms-acceleration's fused-kernel rows with pytorch-fsdp (fused kernels) and its
+#: Liger rows with no logits kept (Liger's fused linear cross-entropy: "+logit_bytes=0"). Every row is [B]: the sources
+#: leave the sequence (or more) to infer, as each comment says. The profiles were written after reading these rows
+_OPT_BF16 = "+optimizer_dtype=bf16"          # bf16 Adam moments, no fp32 master copy (pure-bf16 HF Trainer runs)
+_A800_IB = "A100 80GB (A800, NVLink 400 GB/s, 4 HCAs assumed 200 Gb/s)+scale_up_bandwidth=200000000000+scale_out_bandwidth=12500000000"
+LLAMA65 = "models/llama-65b.config.json"  # benchmarks/models (no preset)
+
+# ---- foundation-model-stack/fms-acceleration scripts/benchmarks/refs/a100_80gb.csv @ 0aab2c6f64e3e19d137efe2b8f7a4c65c23a2059
+# (IBM; fms-hf-tuning sft_trainer = HF Trainer/TRL 0.11.4, transformers 4.45.2, accelerate 1.0.1, torch 2.4.1,
+# flash-attn 2.6.3 (refs/requirements.txt at the same commit); A100 80GB; defaults.yaml: use_flash_attn True,
+# gradient_checkpointing True, gradient_accumulation_steps 1; accelerate.yaml: FSDP FULL_SHARD (sharding_strategy 1),
+# TRANSFORMER_BASED_WRAP, BACKWARD_PRE, mixed_precision 'no'; scenario full-finetuning: torch_dtype bfloat16, bf16
+# unset -> pure bf16 weights, grads and AdamW moments: the CSV's steady allocation 28,984,215,552 B on 2 GPUs =
+# 7.24e9 x 8 B / 2). Columns: num_gpus, per_device_train_batch_size, train_tokens_per_second (HF Trainer: per
+# device, first batch's input_ids.numel() x steps / train_runtime), train_samples_per_second (all devices).
+# SEQUENCE 4096 INFERRED: tokens/s / (samples/s / num_gpus) = 4,094-4,097 in every row (packed or padded to 4096);
+# global batch = samples/s / steps/s (no accumulation). 1-GPU rows run plain python (no FSDP): dp=1, zero 0.
+# "none" = stock HF eager model code with FA2; "foak-fast-kernels" = fms-acceleration fused Triton kernels
+# (fast_loss, fast_rms_layernorm, fast_rope_embeddings) patched into the same HF model.
+# Memory: mem_peak_torch_mem_alloc_in_bytes (HF Trainer memory metrics, rank 0) in GiB.
+FMS = "fms-acceleration a100_80gb.csv@0aab2c6f"
+_FMS_MISTRAL = (  # (framework_config, gpus, pdbs, tokens/s/GPU, peak alloc bytes)
+    ("none", 1, 4, 3013.697, 72434853376), ("none", 2, 2, 2759.576, 36225955840),
+    ("none", 1, 8, 3090.877, 72435246592), ("none", 2, 4, 2972.616, 36226152448),
+    ("foak-fast-kernels", 1, 4, 3400.52, 72432723456), ("foak-fast-kernels", 2, 2, 3052.528, 36225955840),
+    ("foak-fast-kernels", 1, 8, 3496.393, 72433116672), ("foak-fast-kernels", 2, 4, 3321.129, 36226152448),
+)
+SCOUT6_FMS = tuple(
+    (f"[B seq 4096 inferred] {FMS}: Mistral-7B full FT, {fc}, {n} A100, pdbs {b}, GC on, FA2, pure bf16",
+     "mistral-7b", "A100 80GB", "hf-fsdp" if fc == "none" else "pytorch-fsdp", "bf16-mixed" + _OPT_BF16, n, 4096, n * b,
+     dict(dp=n, zero_stage=3 if n > 1 else 0, microbatch_size=b, recompute="full"), tps, peak / 2**30)
+    for fc, n, b, tps, peak in _FMS_MISTRAL)
+
+# ---- fms-acceleration scripts/benchmarks/refs/a100_80gb_liger.csv @ 12ebdb907b39f18993783e8fece6b513c43a6975 and
+# scenarios-liger.yaml @ 2c202ef4: Llama-3-8B full FT, torch_dtype bfloat16 AND bf16: True -> accelerate 1.0.1
+# upcasts the FSDP shards to fp32 (mem_torch_mem_alloc 32,138,562,048 B on 4 GPUs = 8.03e9 x 16 B / 4: fp32
+# params, grads, Adam); fused kernels only (foak, foak+liger); no eager baseline in this file. Seq 4096 inferred as above.
+FMSL = "fms-acceleration a100_80gb_liger.csv@12ebdb90"
+_FMS_LIGER = (  # (framework_config, gpus, pdbs, tokens/s/GPU, peak alloc bytes)
+    ("foak-fast-kernels", 4, 4, 3201.603, 47584840192), ("foak-fast-kernels", 4, 8, 2264.38, 68958272000),
+    ("foak-fast-kernels-liger", 4, 4, 3198.608, 40168839680), ("foak-fast-kernels-liger", 4, 8, 3342.327, 44061352448),
+    ("foak-fast-kernels-liger", 4, 16, 3423.435, 60306944512),
+)
+SCOUT6_FMS_LIGER = tuple(
+    (f"[B seq 4096 inferred] {FMSL}: Llama-3-8B full FT, {fc}, {n} A100 FSDP, pdbs {b}, GC on, FA2, bf16 (fp32 shards)",
+     "llama-3-8b", "A100 80GB", "pytorch-fsdp+logit_bytes=0" if "liger" in fc else "pytorch-fsdp", "bf16-mixed", n, 4096,
+     n * b,
+     dict(dp=n, zero_stage=3, microbatch_size=b, recompute="full"), tps, peak / 2**30)
+    for fc, n, b, tps, peak in _FMS_LIGER)
+
+# ---- huggingface/blog deepspeed-to-fsdp-and-back.md @ 09e9aa2d9b04feabe06bf98d25691caf8d967eea, Table 3:
+# IBM Granite 7B (Llama 2 7B architecture; llama-2-7b preset, vocab 32008 vs 32000 ignored) on 4 A100 (80 GB assumed),
+# "Batch size of 8", bf16; FSDP full sharding in "aligned mode" (fp32 shards, bf16 compute) vs DeepSpeed ZeRO-3.
+# tokens/s/device 3158.7 / 3094.5 with step times 10.4 / 10.6 s -> 3158.7 x 10.4 = 32,850 tokens per device per step
+# = 8 x 4,106: per-device batch 8 of ~4096 tokens (seq 4096 INFERRED), global batch 32. Activation checkpointing
+# ASSUMED on (8 x 4096 tokens of a 7B model do not fit 80 GB without it); attention implementation not stated.
+GRANITE = "huggingface/blog deepspeed-to-fsdp-and-back.md@09e9aa2d Table 3"
+SCOUT6_GRANITE = (
+    (f"[B seq/AC/80GB assumed] {GRANITE}: Granite 7B, FSDP FULL_SHARD aligned mode, 4 A100, pdbs 8",
+     "llama-2-7b", "A100 80GB", "hf-fsdp", "bf16-mixed", 4, 4096, 32,
+     dict(dp=4, zero_stage=3, microbatch_size=8, recompute="full"), 3158.7, None),
+    (f"[B seq/AC/80GB assumed] {GRANITE}: Granite 7B, DeepSpeed ZeRO-3, 4 A100, pdbs 8",
+     "llama-2-7b", "A100 80GB", "hf-deepspeed", "bf16-mixed", 4, 4096, 32,
+     dict(dp=4, zero_stage=3, microbatch_size=8, recompute="full", fsdp_unit="tensor"), 3094.5, None),
+)
+
+# ---- hpcaitech/ColossalAI examples/language/llama/README.md @ 82e0d6bffa8ee0f92daec7376794d675dfd5cff6 ("c. Results")
+# + benchmark_65B/gemini_auto/batch12_seq2048_flash_attn.sh @ 955091e8: LLaMA-65B (HF LlamaForCausalLM, 80 x 8192,
+# 64 heads, ffn 22016), 4 nodes x 8 A800 ("connected with RDMA"), Gemini plugin (chunk-based ZeRO-3), -b 12 per GPU,
+# -l 2048, -g gradient checkpointing, -x xformers flash attention; "throughput: 5.29 samples/s, TFLOPS/GPU: 176.84,
+# max memory usage: 58500.20 MB" -> 5.29 x 2048 / 32 = 338.6 tokens/s/GPU (176.84 TFLOP/s = 8N x 338.6: recompute
+# counted). Precision: GeminiPlugin default fp16 (priced as bf16-mixed, same FLOP rate); Gemini placement
+# (auto: CPU offload as needed) not priced; IB speed ASSUMED 4 x 200 Gb/s per node; 58500 MB read as MiB.
+COLOSSAL = "hpcaitech/ColossalAI examples/language/llama/README.md@82e0d6bf"
+SCOUT6_COLOSSAL = (
+    (f"[B IB speed/placement assumed] {COLOSSAL}: LLaMA-65B Gemini, 32 A800, pdbs 12, seq 2048, GC, xformers",
+     LLAMA65, _A800_IB, "hf-deepspeed", "bf16-mixed", 32, 2048, 384,
+     dict(dp=32, zero_stage=3, microbatch_size=12, recompute="full"), 5.29 * 2048 / 32, 58500.20 / 1024),
+)
+
+SCOUTED_2026_12F = SCOUT6_FMS + SCOUT6_FMS_LIGER + SCOUT6_GRANITE + SCOUT6_COLOSSAL
+
 HELD_OUT_CHECKS = (*_MB_REVISED, *NEMO_2407_NEMOTRON, *DEEPSEEK_V3_REPORT)
 PUBLIC_CHECKS = (
     *NEMO_2407,
