@@ -1037,7 +1037,7 @@ _FMS_MISTRAL = (  # (framework_config, gpus, pdbs, tokens/s/GPU, peak alloc byte
 SCOUT6_FMS = tuple(
     (f"[B seq 4096 inferred] {FMS}: Mistral-7B full FT, {fc}, {n} A100, pdbs {b}, GC on, FA2, pure bf16",
      "mistral-7b", "A100 80GB", "hf-fsdp" if fc == "none" else "pytorch-fsdp", "bf16-mixed" + _OPT_BF16, n, 4096, n * b,
-     dict(dp=n, zero_stage=3 if n > 1 else 0, microbatch_size=b, recompute="full"), tps, peak / 2**30)
+     dict(dp=n, zero_stage=3 if n > 1 else 0, microbatch_size=b, recompute="full"), tps, round(peak / 2**30, 1))
     for fc, n, b, tps, peak in _FMS_MISTRAL)
 
 # ---- fms-acceleration scripts/benchmarks/refs/a100_80gb_liger.csv @ 12ebdb907b39f18993783e8fece6b513c43a6975 and
@@ -1054,7 +1054,7 @@ SCOUT6_FMS_LIGER = tuple(
     (f"[B seq 4096 inferred] {FMSL}: Llama-3-8B full FT, {fc}, {n} A100 FSDP, pdbs {b}, GC on, FA2, bf16 (fp32 shards)",
      "llama-3-8b", "A100 80GB", "pytorch-fsdp+logit_bytes=0" if "liger" in fc else "pytorch-fsdp", "bf16-mixed", n, 4096,
      n * b,
-     dict(dp=n, zero_stage=3, microbatch_size=b, recompute="full"), tps, peak / 2**30)
+     dict(dp=n, zero_stage=3, microbatch_size=b, recompute="full"), tps, round(peak / 2**30, 1))
     for fc, n, b, tps, peak in _FMS_LIGER)
 
 # ---- huggingface/blog deepspeed-to-fsdp-and-back.md @ 09e9aa2d9b04feabe06bf98d25691caf8d967eea, Table 3:
@@ -1084,7 +1084,7 @@ COLOSSAL = "hpcaitech/ColossalAI examples/language/llama/README.md@82e0d6bf"
 SCOUT6_COLOSSAL = (
     (f"[B IB speed/placement assumed] {COLOSSAL}: LLaMA-65B Gemini, 32 A800, pdbs 12, seq 2048, GC, xformers",
      LLAMA65, _A800_IB, "hf-deepspeed", "bf16-mixed", 32, 2048, 384,
-     dict(dp=32, zero_stage=3, microbatch_size=12, recompute="full"), 5.29 * 2048 / 32, 58500.20 / 1024),
+     dict(dp=32, zero_stage=3, microbatch_size=12, recompute="full"), 5.29 * 2048 / 32, round(58500.20 / 1024, 1)),
 )
 
 SCOUTED_2026_12F = SCOUT6_FMS + SCOUT6_FMS_LIGER + SCOUT6_GRANITE + SCOUT6_COLOSSAL
