@@ -185,7 +185,11 @@ def read(text: str, devices: int | None = None) -> Imported:
                   recompute="full" if "activation_checkpointing" in cfg else "none",
                   overlap_grad_reduce=bool(zero.get("overlap_comm", stage == 3)),
                   offload_optimizer=(zero.get("offload_optimizer") or {}).get("device", "none") not in (None, "none"))
-    return Imported(parallel_from(values), devices=dp * tp, global_batch=B, framework="deepspeed")
+    # ds_config.json does not say whose model code runs: Megatron-DeepSpeed's fused kernels (the deepspeed profile) or
+    # a Hugging Face model under the Trainer / Accelerate (eager element-wise ops: hf-deepspeed)
+    note = ("the model code is not in ds_config.json: the deepspeed profile prices Megatron-DeepSpeed's fused kernels; "
+            "for a Hugging Face model (Trainer / Accelerate) price with --framework hf-deepspeed")
+    return Imported(parallel_from(values), devices=dp * tp, global_batch=B, framework="deepspeed", notes=(note,))
 
 
 EXPORTER = Exporter(name="deepspeed", title="DeepSpeed", source=SOURCE, suffix=".json",
