@@ -36,3 +36,24 @@ def test_hf_fsdp_keeps_the_eager_fp32_loss_and_runs_slower():
     assert out["hf-fsdp"].memory.logits == 5_242_880_000 and out["pytorch-fsdp"].memory.logits == 3_145_728_000
     assert out["hf-fsdp"].elementwise_s > 4 * out["pytorch-fsdp"].elementwise_s
     assert out["hf-fsdp"].matmul_s == out["pytorch-fsdp"].matmul_s
+
+
+def test_lazy_gradients_peak_at_the_optimizer_step():
+    # Mistral-7B (7,241,732,096 parameters) on 1 GPU in pure bf16 (bf16 Adam moments, no master): the gradients exist
+    # only between the backward and the step, and torch.optim's foreach AdamW holds one bf16 temporary the size of the
+    # second moment, so the step's peak is 2 (params) + 2 (grads) + 4 (moments) + 2 (temporary) = 10 B per parameter
+    # = 72,417,320,960 B, above the forward's params + moments + activations + logits here (fms-acceleration measured
+    # 72,435,246,592 B at this layout)
+    from shardplan.specs.training import PRECISION_POLICIES
+    n = MODELS["mistral-7b"].n_params
+    assert n == 7_241_732_096
+    p = ParallelConfig(dp=1, microbatch_size=8, recompute="full")
+    tr = TrainingSpec(seq_len=4096, global_batch_size=8, framework=FRAMEWORKS["hf-fsdp"],
+                      precision=PRECISION_POLICIES["bf16-mixed"], optimizer_dtype="bf16")
+    mem = estimate(MODELS["mistral-7b"], load_hardware("a100-80gb"), tr, p, 1).memory
+    assert mem.lazy_grads and mem.optimizer_temp == 2 * n and mem.allocated == 10 * n == 72_417_320_960
+    assert mem.params + mem.optimizer + mem.activations + mem.logits < mem.allocated
+    # two microbatches per step: the first one's gradients are resident during the second's forward -> every term
+    acc = estimate(MODELS["mistral-7b"], load_hardware("a100-80gb"), tr.model_copy(update={"global_batch_size": 16}),
+                   p, 1).memory
+    assert not acc.lazy_grads and acc.allocated == acc.params + acc.grads + acc.optimizer + acc.activations + acc.logits

@@ -448,6 +448,8 @@ class MemoryBreakdown:
     fragmentation: float = 0.0
     context: float = 0.0
     workspace: float = 0.0
+    optimizer_temp: float = 0.0
+    lazy_grads: bool = False
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -457,9 +459,15 @@ class MemoryBreakdown:
 
     @property
     def allocated(self) -> float:
-        """Bytes of live tensors at the peak (``torch.cuda.max_memory_allocated``)."""
-        return (self.params + self.grads + self.optimizer + self.zero3_buffers + self.activations
-                + self.logits + self.comm_buffers + self.workspace)
+        """Bytes of live tensors at the peak (``torch.cuda.max_memory_allocated``): every term at once, or, with
+        :attr:`lazy_grads` (gradients created in the backward of the step's only microbatch and freed by
+        ``zero_grad(set_to_none=True)``), the larger of the forward / backward peak without gradients and the
+        optimizer step's (parameters, gradients, state and :attr:`optimizer_temp`)."""
+        rest = (self.params + self.optimizer + self.zero3_buffers + self.activations + self.logits
+                + self.comm_buffers + self.workspace)
+        if self.lazy_grads:
+            return max(rest, self.params + self.grads + self.optimizer + self.optimizer_temp + self.workspace)
+        return rest + self.grads
 
     @property
     def allocator_peak(self) -> float:
@@ -493,7 +501,8 @@ class MemoryBreakdown:
         """JSON-friendly breakdown in bytes (the ``memory_bytes`` object of ``estimate --json``)."""
         return {"params": self.params, "grads": self.grads, "optimizer": self.optimizer,
                 "zero3_buffers": self.zero3_buffers, "activations": self.activations, "logits": self.logits,
-                "comm_buffers": self.comm_buffers, "workspace": self.workspace, "fragmentation": self.fragmentation,
+                "comm_buffers": self.comm_buffers, "workspace": self.workspace,
+                "optimizer_temp": self.optimizer_temp if self.lazy_grads else 0.0, "fragmentation": self.fragmentation,
                 "runtime_context": self.context, "runtime_reserve": self.reserve,
                 "allocated": self.allocated, "allocator_peak": self.allocator_peak, "total": self.total,
                 "peak_low": self.peak_low, "peak_high": self.peak_high, "stage": self.stage,
@@ -545,6 +554,9 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
         mb.notes.append("master weights, gradients and optimizer state offloaded to host memory")
     else:
         mb.grads, mb.optimizer = grads, opt
+        # torch.optim's foreach Adam(W) step holds one temporary the size of the second moment
+        # (torch/optim/adamw.py _multi_tensor_adamw: exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs))
+        mb.optimizer_temp = prec.optimizer_bytes / 2 * sharded(1)
     held = training.framework.pp_unsharded_grad_bytes
     if z == 3 and p.pp > 1 and held:
         # PyTorch pipelining + FSDP2: no reduction until the step's last backward, so the stage's gradients stay
@@ -744,6 +756,8 @@ def memory_for_stage(model: ModelSpec, training: TrainingSpec, layout: Layout, s
     own_runtime = runtime_owned(fw)
     mb = empty_breakdown(fw, reserve, stage)
     _model_state(mb, model, training, layout, stage)
+    # PyTorch loops without a gradient buffer: one microbatch per step, no pipeline -> no gradients in the forward
+    mb.lazy_grads = fw.lazy_grads and layout.microbatches == 1 and layout.parallel.pp == 1 and mb.grads > 0
     mb.activations, mb.logits, mb.comm_buffers = activation_terms(model, training, layout, stage)
     offloaded = offloaded_activation_bytes(model, training, layout)
     if offloaded:

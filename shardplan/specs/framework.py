@@ -299,6 +299,12 @@ class FrameworkProfile(BaseModel):
         tp_overlap: the framework can overlap the tensor-parallel collectives with the GEMMs
             (``ParallelConfig.tp_overlap``); False refuses it (eager torchtitan: its async TP runs only under
             torch.compile, torchtitan parallelize.py "Async TP requires torch.compile").
+        lazy_grads: PyTorch's own training loop: the gradients are created in the backward and freed by
+            ``optimizer.zero_grad(set_to_none=True)`` (PyTorch >= 2.0's default), with no persistent gradient buffer,
+            and the step is torch.optim's foreach AdamW, which holds one temporary the size of the second moment
+            (torch/optim/adamw.py ``_multi_tensor_adamw``). With one microbatch per step (no accumulation, no
+            pipeline) the peak is then the larger of the forward / backward peak without gradients and the
+            optimizer step's (:attr:`shardplan.cost.memory.MemoryBreakdown.allocated`).
         compiled: the framework runs the model under torch.compile (torchtitan ``[compile] enable``): the torchtitan
             exporter writes the ``[compile]`` section for it (components model, and loss unless ``loss`` is
             'eager'), and its importer reads that section back into the ``torchtitan-compile`` profile.
@@ -402,6 +408,7 @@ class FrameworkProfile(BaseModel):
     tp_requires_sp: bool = False
     tp_overlap: bool = True
     compiled: bool = False
+    lazy_grads: bool = False
     named_remat: bool = False
     expert_parallel: bool = True
     moe_tensor_parallel: bool = True
