@@ -57,3 +57,16 @@ def test_lazy_gradients_peak_at_the_optimizer_step():
     acc = estimate(MODELS["mistral-7b"], load_hardware("a100-80gb"), tr.model_copy(update={"global_batch_size": 16}),
                    p, 1).memory
     assert not acc.lazy_grads and acc.allocated == acc.params + acc.grads + acc.optimizer + acc.activations + acc.logits
+
+
+def test_lazy_gradients_note_names_the_phase():
+    from shardplan.cli.estimate import lazy_grads_note
+    from shardplan.specs.training import PRECISION_POLICIES
+    p = ParallelConfig(dp=1, microbatch_size=8, recompute="full")
+    tr = TrainingSpec(seq_len=4096, global_batch_size=8, framework=FRAMEWORKS["hf-fsdp"],
+                      precision=PRECISION_POLICIES["bf16-mixed"], optimizer_dtype="bf16")
+    e = estimate(MODELS["mistral-7b"], load_hardware("a100-80gb"), tr, p, 1)
+    assert "is the optimizer step's" in lazy_grads_note(e)  # 10 B per parameter above the forward (test above)
+    megatron = estimate(MODELS["mistral-7b"], load_hardware("a100-80gb"),
+                        tr.model_copy(update={"framework": FRAMEWORKS["megatron"]}), p, 1)
+    assert lazy_grads_note(megatron) is None  # a persistent gradient buffer: every part at once

@@ -445,6 +445,20 @@ def compile_note(e) -> str | None:
             f"Dec 2024 benchmark measured 1.16x for this switch on Llama 3.1 8B FSDP; docs/accuracy.md)")
 
 
+def lazy_grads_note(e) -> str | None:
+    """With ``MemoryBreakdown.lazy_grads`` (one microbatch per step under a PyTorch loop, ``FrameworkProfile.lazy_grads``):
+    which phase sets the allocated peak, since the memory table's parts are then not all alive at once; else None."""
+    m = e.memory
+    if not m.lazy_grads:
+        return None
+    step = m.params + m.grads + m.optimizer + m.optimizer_temp + m.workspace
+    phase = "the optimizer step's" if step >= m.allocated else "the forward / backward's, without gradients"
+    return (f"one microbatch per step under {e.training.framework.label}: the gradients exist from the backward to the "
+            f"optimizer step, so the memory table's parts are not all alive at once; the allocated peak "
+            f"({m.allocated / 2**30:,.2f} GiB) is {phase} (the step holds parameters, gradients, optimizer state and "
+            f"torch.optim's foreach temporary: {step / 2**30:,.2f} GiB)")
+
+
 def print_estimate_notes(e) -> None:
     """Every note on an estimate, on stderr (``estimate``, ``export``, ``report``): the layout's (split, warnings),
     an optimistic prediction, a routing that prices nothing, an unreleased schedule, the attention kernel, the
@@ -454,7 +468,7 @@ def print_estimate_notes(e) -> None:
     scheduled = [e.parallel.schedule] if e.parallel.pp > 1 else []
     for note in (optimism_note(e), routing_note(e), unreleased_schedule_note(e.training.framework, scheduled),
                  attention_kernel_note(e), moe_overhead_note(e), layer_overhead_note(e), stall_note(e),
-                 allocator_note(e), compile_note(e)):
+                 allocator_note(e), compile_note(e), lazy_grads_note(e)):
         if note:
             err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
 
