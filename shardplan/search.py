@@ -47,7 +47,7 @@ from shardplan.cost.axes import pp as pp_axis
 from shardplan.cost.axes import tp as tp_axis
 from shardplan.cost.compute import layer_times, slowest_stage
 from shardplan.cost.context import StepContext
-from shardplan.cost.memory import activation_terms, empty_breakdown, hbm_limit, model_state_terms
+from shardplan.cost.memory import activation_terms, empty_breakdown, hbm_limit, model_state_and_temp
 from shardplan.cost.pipeline import bubble_s
 from shardplan.cost.step import Estimate, estimate_layout
 from shardplan.errors import ConfigError, divisors, short_repr
@@ -636,7 +636,7 @@ class _Evaluator:
         self.splits: dict[tuple, _TokenSplit | str] = {}
         self._weights: dict[tuple, tuple[Layout | str, bool]] = {}
         self._layouts: dict[tuple, Layout] = {}
-        self._state: dict[tuple, float] = {}
+        self._state: dict[tuple, tuple[float, tuple]] = {}
         self._acts: dict[tuple, tuple[float, float, float]] = {}
         self._compute: dict[tuple, tuple] = {}
         self._layer_t: dict[tuple, Any] = {}
@@ -714,13 +714,25 @@ class _Evaluator:
         # property's (tests/test_search.py checks it against memory_estimate) without building objects
         f, c, r = self.training.framework.allocator_overhead, self._scratch.context, self._scratch.reserve
         w = self._scratch.workspace  # the allocator base, last term of MemoryBreakdown.allocated
+        lazy = self._lazy(trials, split)
         worst = -math.inf
-        for s4, (ac, lo, cb) in zip(state, acts):
-            a = s4 + ac + lo + cb + w  # = params + grads + optimizer + zero3_buffers + ..., left to right
+        for i, (s4, (ac, lo, cb)) in enumerate(zip(state, acts)):
+            pa, gr, op, z3, tmp = trials.terms[i]
+            if lazy and gr > 0:  # MemoryBreakdown.allocated under lazy_grads, the same additions in the same order
+                a = max(pa + op + z3 + ac + lo + cb + w, pa + gr + op + tmp + w)
+            else:
+                a = s4 + ac + lo + cb + w  # = params + grads + optimizer + zero3_buffers + ..., left to right
             total = a + f * a + c + r
             if total > worst:
                 worst = total
         return worst
+
+    def _lazy(self, trials: _Trials, split: _TokenSplit) -> bool:
+        """:func:`~shardplan.cost.memory.lazy_grads_apply` of the candidate: its token split gives the microbatch
+        count and pp, its weight placement the ZeRO stage, dp and optimizer offload."""
+        fw, pl = self.training.framework, trials.placement_layout.parallel  # type: ignore[union-attr]
+        return (fw.lazy_grads and split.layout.microbatches == 1 and split.layout.parallel.pp == 1
+                and not pl.offload_optimizer and (pl.zero_stage >= 2 or pl.dp == 1))
 
     def _state_halves(self, trials: _Trials) -> list[float]:
         """``params + grads + optimizer + zero3_buffers`` bytes (added left to right, as
@@ -730,9 +742,11 @@ class _Evaluator:
             half = self._state.get((trials.placement, st))
             if half is None:
                 lay = trials.placement_layout
-                pa, gr, op, z3 = model_state_terms(self.model, self.training, lay, st)  # type: ignore[arg-type]
-                half = self._state[(trials.placement, st)] = pa + gr + op + z3
-            trials.state.append(half)
+                terms = model_state_and_temp(self.model, self.training, lay, st)  # type: ignore[arg-type]
+                pa, gr, op, z3, _ = terms
+                half = self._state[(trials.placement, st)] = (pa + gr + op + z3, terms)
+            trials.state.append(half[0])
+            trials.terms.append(half[1])
         return trials.state
 
     def _act_halves(self, split: _TokenSplit, rc: str) -> list[tuple[float, float, float]]:
@@ -872,6 +886,7 @@ class _Trials:
         self.honoured = False
         self.stages: tuple[int, ...] = ()
         self.state: list[float] = []  # model-state bytes per candidate stage
+        self.terms: list[tuple[float, float, float, float, float]] = []  # (params, grads, optimizer, ZeRO-3, temp)
         self.splits: dict[int, _TokenSplit | str] = {}  # token split per microbatch size
         self.lowest: tuple[float, Candidate] | None = None
 

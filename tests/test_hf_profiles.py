@@ -18,7 +18,7 @@ def test_hf_profiles_change_only_the_model_code_terms():
     # place), the loss eager, and HF's torch.utils.checkpoint has no DeepSpeed CheckpointFunction cost
     assert _changed(FRAMEWORKS["hf-fsdp"], FRAMEWORKS["pytorch-fsdp"]) == {"elementwise_traffic", "loss"}
     assert _changed(FRAMEWORKS["hf-deepspeed"], FRAMEWORKS["deepspeed"]) == {"elementwise_traffic", "loss",
-                                                                             "layer_overhead_s"}
+                                                                             "layer_overhead_s", "pipeline_parallel"}
     for name in ("hf-fsdp", "hf-deepspeed"):
         fw = FRAMEWORKS[name]
         assert fw.elementwise_traffic == FRAMEWORKS["torchtitan"].elementwise_traffic and fw.layer_overhead_s == 0

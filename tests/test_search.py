@@ -116,6 +116,9 @@ HALVES_CASES = [  # model, devices, seq_len, batch, search keywords
     ("llama-3-70b", 32, 4096, 64, {"framework": "maxtext"}),
     # torchtitan: cp > 1 only with ZeRO-2/3 (weight_sharding_axes), the token splits validated under ZeRO-3
     ("llama-3-8b", 16, 16384, 16, {"framework": "torchtitan"}),
+    # hf-fsdp: lazy gradients with one microbatch per step (the larger of two phases), DDP buckets at ZeRO-0 / 1
+    ("mistral-7b", 4, 4096, 16, {"framework": "hf-fsdp"}),
+    ("mistral-7b", 2, 4096, 4, {"framework": "hf-fsdp"}),
 ]
 
 

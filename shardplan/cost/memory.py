@@ -463,11 +463,44 @@ class MemoryBreakdown:
         :attr:`lazy_grads` (gradients created in the backward of the step's only microbatch and freed by
         ``zero_grad(set_to_none=True)``), the larger of the forward / backward peak without gradients and the
         optimizer step's (parameters, gradients, state and :attr:`optimizer_temp`)."""
-        rest = (self.params + self.optimizer + self.zero3_buffers + self.activations + self.logits
-                + self.comm_buffers + self.workspace)
         if self.lazy_grads:
-            return max(rest, self.params + self.grads + self.optimizer + self.optimizer_temp + self.workspace)
-        return rest + self.grads
+            return max(self.forward_peak, self.step_peak)
+        return (self.params + self.grads + self.optimizer + self.zero3_buffers + self.activations
+                + self.logits + self.comm_buffers + self.workspace)
+
+    @property
+    def forward_peak(self) -> float:
+        """Bytes alive at the forward / backward peak without gradients (:attr:`lazy_grads`)."""
+        return (self.params + self.optimizer + self.zero3_buffers + self.activations + self.logits
+                + self.comm_buffers + self.workspace)
+
+    @property
+    def step_peak(self) -> float:
+        """Bytes alive at the optimizer step (:attr:`lazy_grads`): parameters, gradients, state, the foreach
+        temporary and the allocator workspace."""
+        return self.params + self.grads + self.optimizer + self.optimizer_temp + self.workspace
+
+    @property
+    def peak_phase(self) -> str:
+        """What sets :attr:`allocated`: 'all terms' (every part at once), or under :attr:`lazy_grads` 'optimizer step'
+        or 'forward/backward' (the gradients then absent)."""
+        if not self.lazy_grads:
+            return "all terms"
+        return "optimizer step" if self.step_peak >= self.forward_peak else "forward/backward"
+
+    def peak_parts(self) -> list[tuple[str, float]]:
+        """(part, bytes) alive together at the allocated peak: every term, or under :attr:`lazy_grads` those of the
+        phase that sets it (the others are 0)."""
+        parts = [("params", self.params), ("grads", self.grads), ("optimizer", self.optimizer),
+                 ("zero3_buffers", self.zero3_buffers), ("activations", self.activations), ("logits", self.logits),
+                 ("comm_buffers", self.comm_buffers), ("workspace", self.workspace), ("optimizer_temp", 0.0)]
+        if not self.lazy_grads:
+            return parts
+        step = {"params", "grads", "optimizer", "optimizer_temp", "workspace"}
+        if self.step_peak >= self.forward_peak:
+            return [(k, self.optimizer_temp if k == "optimizer_temp" else v) if k in step else (k, 0.0)
+                    for k, v in parts]
+        return [(k, 0.0) if k in ("grads", "optimizer_temp") else (k, v) for k, v in parts]
 
     @property
     def allocator_peak(self) -> float:
@@ -744,6 +777,15 @@ def empty_breakdown(framework: FrameworkProfile, reserve: float, stage: int = 0)
                            context=framework.context_bytes, workspace=framework.allocator_base_bytes)
 
 
+def lazy_grads_apply(fw: FrameworkProfile, layout: Layout) -> bool:
+    """Whether the gradients are absent from the forward (``FrameworkProfile.lazy_grads``): one microbatch per step,
+    no pipeline, no optimizer offload, and no DDP gradient buckets (PyTorch DDP keeps bucket-sized gradient buffers
+    for the run: ZeRO-0 / 1 with dp > 1); FSDP's sharded gradients (ZeRO-2 / 3) and a single replica qualify."""
+    p = layout.parallel
+    return (fw.lazy_grads and layout.microbatches == 1 and p.pp == 1 and not p.offload_optimizer
+            and (p.zero_stage >= 2 or p.dp == 1))
+
+
 def memory_for_stage(model: ModelSpec, training: TrainingSpec, layout: Layout, stage: int,
                      reserve: float = 0.0) -> MemoryBreakdown:
     """Memory of one device on pipeline stage ``stage`` (see module docstring for sources).
@@ -757,7 +799,7 @@ def memory_for_stage(model: ModelSpec, training: TrainingSpec, layout: Layout, s
     mb = empty_breakdown(fw, reserve, stage)
     _model_state(mb, model, training, layout, stage)
     # PyTorch loops without a gradient buffer: one microbatch per step, no pipeline -> no gradients in the forward
-    mb.lazy_grads = fw.lazy_grads and layout.microbatches == 1 and layout.parallel.pp == 1 and mb.grads > 0
+    mb.lazy_grads = lazy_grads_apply(fw, layout) and mb.grads > 0
     mb.activations, mb.logits, mb.comm_buffers = activation_terms(model, training, layout, stage)
     offloaded = offloaded_activation_bytes(model, training, layout)
     if offloaded:
@@ -830,9 +872,15 @@ def model_state_terms(model: ModelSpec, training: TrainingSpec, layout: Layout, 
     """(params, grads, optimizer, ZeRO-3 buffers) bytes of pipeline stage ``stage``: the terms of
     :func:`memory_for_stage` that depend only on where the weights live (ZeRO paper Sec. 5.1;
     offloaded gradients and optimizer state count 0 here)."""
+    return model_state_and_temp(model, training, layout, stage)[:4]
+
+
+def model_state_and_temp(model: ModelSpec, training: TrainingSpec, layout: Layout, stage: int
+                         ) -> tuple[float, float, float, float, float]:
+    """:func:`model_state_terms` and the optimizer step's foreach temporary (``MemoryBreakdown.optimizer_temp``)."""
     mb = MemoryBreakdown()
     _model_state(mb, model, training, layout, stage)
-    return mb.params, mb.grads, mb.optimizer, mb.zero3_buffers
+    return mb.params, mb.grads, mb.optimizer, mb.zero3_buffers, mb.optimizer_temp
 
 
 def memory_estimate(model: ModelSpec, training: TrainingSpec, layout: Layout, reserve: float = 0.0

@@ -134,7 +134,7 @@ class Estimate:
                          "framework": self.training.framework.name},
             "parallel": p.model_dump(mode="json"),
             "stage_layers": list(self.layout.stage_layers),
-            "memory_bytes": self.memory.to_dict(),
+            "memory_bytes": self.memory.to_dict(), "memory_peak_phase": self.memory.peak_phase,
             "fits": self.fits,
             "failure": self.failure,
             "time_s": {"step": self.step_s, "compute": self.compute_s, "matmul": self.matmul_s,

@@ -456,11 +456,13 @@ FRAMEWORKS["hf-fsdp"] = FRAMEWORKS["pytorch-fsdp"].model_copy(update={
     "sources": {**FRAMEWORKS["pytorch-fsdp"].sources, "elementwise_traffic": _HF_EAGER, "loss": _HF_LOSS}})
 FRAMEWORKS["hf-deepspeed"] = FRAMEWORKS["deepspeed"].model_copy(update={
     "name": "hf-deepspeed", "elementwise_traffic": FRAMEWORKS["torchtitan"].elementwise_traffic, "loss": "eager",
-    "layer_overhead_s": 0.0,
+    "layer_overhead_s": 0.0, "pipeline_parallel": False,
     "sources": {**FRAMEWORKS["deepspeed"].sources, "elementwise_traffic": _HF_EAGER, "loss": _HF_LOSS,
                 "layer_overhead_s": "0: the HF Trainer's gradient_checkpointing wraps each decoder layer in "
                 "torch.utils.checkpoint, not DeepSpeed's CheckpointFunction, whose per-layer cost the deepspeed "
-                "profile's layer_overhead_s (fitted on Megatron-DeepSpeed rows) prices"}})
+                "profile's layer_overhead_s (fitted on Megatron-DeepSpeed rows) prices",
+                "pipeline_parallel": "the HF Trainer / Accelerate integration runs DeepSpeed's ZeRO engine; "
+                "DeepSpeed's PipelineModule needs the model rewritten as a layer list (Megatron-DeepSpeed does that)"}})
 
 #: Paxml (google/paxml on Praxis, in NVIDIA's JAX containers with Transformer Engine): an XLA / GSPMD program like
 #: MaxText's (the same memory behaviour, named remat policies: SAVE_DOT_ONLY keeps every dot output as MaxText's

@@ -46,7 +46,8 @@ _AXIS_COLORS = {"tp": "#d62728", "cp": "#9467bd", "ep": "#8c564b", "pp": "#e377c
 _FIXED_COLORS = {"matmul": "#1f77b4", "element-wise": "#17becf", "recompute": "#aec7e8",
                  "pipeline bubble": "#7f7f7f", "optimizer": "#bcbd22", "framework overhead": "#c49c94",
                  "overlap slowdown": "#f7b6d2", "activation offload": "#dbdb8d"}
-_MEM_COLORS = {"params": "#1f77b4", "grads": "#ff7f0e", "optimizer": "#2ca02c", "ZeRO-3 buffers": "#9467bd",
+_MEM_COLORS = {"params": "#1f77b4", "grads": "#ff7f0e", "optimizer": "#2ca02c", "optimizer step temporary": "#dbdb8d",
+               "ZeRO-3 buffers": "#9467bd",
                "activations": "#d62728", "logits": "#8c564b", "communication buffers": "#e377c2",
                "allocator workspace": "#17becf", "allocator fragmentation": "#bcbd22", "runtime context": "#7f7f7f", "runtime reserve": "#c7c7c7"}
 _RESOURCE_COLORS = ["#1f77b4", "#2ca02c", "#d62728"]  # HBM, scale-up, scale-out
@@ -203,13 +204,14 @@ def time_figure(e: Estimate) -> go.Figure:
 # ---- (b) memory -------------------------------------------------------------------------------------
 
 def memory_parts(e: Estimate) -> list[tuple[str, float]]:
-    """(label, bytes) of the memory of the most loaded device; the bytes sum to ``e.memory.total``."""
+    """(label, bytes) of the memory of the most loaded device at its peak; the bytes sum to ``e.memory.total``
+    (with lazy gradients, the parts of the phase that sets the peak: ``MemoryBreakdown.peak_parts``)."""
     m = e.memory
-    return [("params", m.params), ("grads", m.grads), ("optimizer", m.optimizer),
-            ("ZeRO-3 buffers", m.zero3_buffers), ("activations", m.activations), ("logits", m.logits),
-            ("communication buffers", m.comm_buffers), ("allocator workspace", m.workspace),
-            ("allocator fragmentation", m.fragmentation),
-            ("runtime context", m.context), ("runtime reserve", m.reserve)]
+    labels = {"zero3_buffers": "ZeRO-3 buffers", "comm_buffers": "communication buffers",
+              "workspace": "allocator workspace", "optimizer_temp": "optimizer step temporary"}
+    peak = [(labels.get(k, k), v) for k, v in m.peak_parts()]
+    return [*peak, ("allocator fragmentation", m.fragmentation), ("runtime context", m.context),
+            ("runtime reserve", m.reserve)]
 
 
 def fit_limit_gib(e: Estimate) -> float | None:
