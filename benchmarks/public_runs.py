@@ -911,19 +911,14 @@ TINYLLAMA = "models/tinyllama-1.1b.config.json"
 # 4x100Gb RoCE; "FLOPS Testing" tables: pack_sample_into_one=True, bf16; "Throughput Measurement" table: micro_num 4,
 # micro_bsz 2 (tp=1) / 4 (tp=2), seq 2048, checkpoint=False). zero1=8 -> ZeRO-1 sharded inside the node (dp_shard 8);
 # zero1=-1 -> over all dp ranks. InternEvo has no profile: Megatron-LM's stands in.
+_ILM = "InternLM perf doc: InternLM-7B tp1 zero1=8"
 SCOUT5_INTERNLM = (
-    ("[A] InternLM perf doc: InternLM-7B tp1 zero1=8, no AC, mbs2 x4, 8 A100", INTERNLM, INTERNLM_HW, "megatron", "bf16-mixed",
-     8, 2048, 64, dict(tp=1, dp=8, zero_stage=1, dp_shard=8, microbatch_size=2, recompute="none"), 4103, None),
-    ("[A] InternLM perf doc: InternLM-7B tp1 zero1=8, no AC, mbs2 x4, 128 A100", INTERNLM, INTERNLM_HW, "megatron", "bf16-mixed",
-     128, 2048, 1024, dict(tp=1, dp=128, zero_stage=1, dp_shard=8, microbatch_size=2, recompute="none"), 3928, None),
-    ("[A] InternLM perf doc: InternLM-7B tp1 zero1=8, no AC, mbs2 x4, 1024 A100", INTERNLM, INTERNLM_HW, "megatron", "bf16-mixed",
-     1024, 2048, 8192, dict(tp=1, dp=1024, zero_stage=1, dp_shard=8, microbatch_size=2, recompute="none"), 3625, None),
-    ("[A] InternLM perf doc: InternLM-7B tp1 zero1=8, no AC, mbs2 x1 (4M tokens), 1024 A100", INTERNLM, INTERNLM_HW, "megatron", "bf16-mixed",
-     1024, 2048, 2048, dict(tp=1, dp=1024, zero_stage=1, dp_shard=8, microbatch_size=2, recompute="none"), 2346, None),
-    ("[A] InternLM perf doc: InternLM-7B tp1 zero1=8, full AC, mbs8 x1, 8 A100", INTERNLM, INTERNLM_HW, "megatron", "bf16-mixed",
-     8, 2048, 64, dict(tp=1, dp=8, zero_stage=1, dp_shard=8, microbatch_size=8, recompute="full"), 3314, None),
-    ("[A] InternLM perf doc: InternLM-7B tp1 zero1=8, full AC, mbs8 x1, 1024 A100", INTERNLM, INTERNLM_HW, "megatron", "bf16-mixed",
-     1024, 2048, 8192, dict(tp=1, dp=1024, zero_stage=1, dp_shard=8, microbatch_size=8, recompute="full"), 3163, None),
+    *((f"[A] {_ILM}, {what}, {n} A100", INTERNLM, INTERNLM_HW, "megatron", "bf16-mixed", n, 2048, gbs,
+       dict(tp=1, dp=n, zero_stage=1, dp_shard=8, microbatch_size=mbs, recompute=rc), tps, None)
+      for what, n, gbs, mbs, rc, tps in (
+          ("no AC, mbs2 x4", 8, 64, 2, "none", 4103), ("no AC, mbs2 x4", 128, 1024, 2, "none", 3928),
+          ("no AC, mbs2 x4", 1024, 8192, 2, "none", 3625), ("no AC, mbs2 x1 (4M tokens)", 1024, 2048, 2, "none", 2346),
+          ("full AC, mbs8 x1", 8, 64, 8, "full", 3314), ("full AC, mbs8 x1", 1024, 8192, 8, "full", 3163))),
     ("[A] InternLM perf doc (TGS table, unpacked): InternLM-7B tp1 zero1=-1, mbs2 x4, 1024 A100", INTERNLM, INTERNLM_HW, "megatron",
      "bf16-mixed", 1024, 2048, 8192, dict(tp=1, dp=1024, zero_stage=1, microbatch_size=2, recompute="none"), 2271, None),
     ("[B] InternLM perf doc (TGS table): InternLM-7B tp2 zero1=4, mbs4 x4, 1024 A100 (sp off assumed)", INTERNLM, INTERNLM_HW,

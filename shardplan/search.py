@@ -47,7 +47,8 @@ from shardplan.cost.axes import pp as pp_axis
 from shardplan.cost.axes import tp as tp_axis
 from shardplan.cost.compute import layer_times, slowest_stage
 from shardplan.cost.context import StepContext
-from shardplan.cost.memory import activation_terms, empty_breakdown, hbm_limit, model_state_and_temp
+from shardplan.cost.memory import (activation_terms, empty_breakdown, hbm_limit, lazy_grads_apply,
+                                   model_state_and_temp)
 from shardplan.cost.pipeline import bubble_s
 from shardplan.cost.step import Estimate, estimate_layout
 from shardplan.errors import ConfigError, divisors, short_repr
@@ -714,7 +715,9 @@ class _Evaluator:
         # property's (tests/test_search.py checks it against memory_estimate) without building objects
         f, c, r = self.training.framework.allocator_overhead, self._scratch.context, self._scratch.reserve
         w = self._scratch.workspace  # the allocator base, last term of MemoryBreakdown.allocated
-        lazy = self._lazy(trials, split)
+        # token split: microbatch count; weight placement: ZeRO stage, dp, offload (pp and dp are the group's in both)
+        lazy = lazy_grads_apply(self.training.framework, split.layout.microbatches,
+                                trials.placement_layout.parallel)  # type: ignore[union-attr]
         worst = -math.inf
         for i, (s4, (ac, lo, cb)) in enumerate(zip(state, acts)):
             pa, gr, op, z3, tmp = trials.terms[i]
@@ -726,13 +729,6 @@ class _Evaluator:
             if total > worst:
                 worst = total
         return worst
-
-    def _lazy(self, trials: _Trials, split: _TokenSplit) -> bool:
-        """:func:`~shardplan.cost.memory.lazy_grads_apply` of the candidate: its token split gives the microbatch
-        count and pp, its weight placement the ZeRO stage, dp and optimizer offload."""
-        fw, pl = self.training.framework, trials.placement_layout.parallel  # type: ignore[union-attr]
-        return (fw.lazy_grads and split.layout.microbatches == 1 and split.layout.parallel.pp == 1
-                and not pl.offload_optimizer and (pl.zero_stage >= 2 or pl.dp == 1))
 
     def _state_halves(self, trials: _Trials) -> list[float]:
         """``params + grads + optimizer + zero3_buffers`` bytes (added left to right, as

@@ -451,12 +451,12 @@ def lazy_grads_note(e) -> str | None:
     m = e.memory
     if not m.lazy_grads:
         return None
-    step = m.params + m.grads + m.optimizer + m.optimizer_temp + m.workspace
-    phase = "the optimizer step's" if step >= m.allocated else "the forward / backward's, without gradients"
+    phase = {"optimizer step": "the optimizer step's",
+             "forward/backward": "the forward / backward's, without gradients"}[m.peak_phase]
     return (f"one microbatch per step under {e.training.framework.label}: the gradients exist from the backward to the "
             f"optimizer step, so the memory table's parts are not all alive at once; the allocated peak "
             f"({m.allocated / 2**30:,.2f} GiB) is {phase} (the step holds parameters, gradients, optimizer state and "
-            f"torch.optim's foreach temporary: {step / 2**30:,.2f} GiB)")
+            f"torch.optim's foreach temporary: {m.step_peak / 2**30:,.2f} GiB)")
 
 
 def print_estimate_notes(e) -> None:

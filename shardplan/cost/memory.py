@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.cost.flops import op_sac_matmuls
 from shardplan.cost.pipeline import stage_inflight
-from shardplan.parallel import Layout, cost_greedy_split, named_remat, recomputed_layers
+from shardplan.parallel import Layout, ParallelConfig, cost_greedy_split, named_remat, recomputed_layers
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
 
@@ -777,12 +777,12 @@ def empty_breakdown(framework: FrameworkProfile, reserve: float, stage: int = 0)
                            context=framework.context_bytes, workspace=framework.allocator_base_bytes)
 
 
-def lazy_grads_apply(fw: FrameworkProfile, layout: Layout) -> bool:
-    """Whether the gradients are absent from the forward (``FrameworkProfile.lazy_grads``): one microbatch per step,
-    no pipeline, no optimizer offload, and no DDP gradient buckets (PyTorch DDP keeps bucket-sized gradient buffers
-    for the run: ZeRO-0 / 1 with dp > 1); FSDP's sharded gradients (ZeRO-2 / 3) and a single replica qualify."""
-    p = layout.parallel
-    return (fw.lazy_grads and layout.microbatches == 1 and p.pp == 1 and not p.offload_optimizer
+def lazy_grads_apply(fw: FrameworkProfile, microbatches: int, p: ParallelConfig) -> bool:
+    """Whether the gradients are absent from the forward (``FrameworkProfile.lazy_grads``) of layout ``p`` run as
+    ``microbatches`` microbatches per step: one microbatch, no pipeline, no optimizer offload, and no DDP gradient
+    buckets (PyTorch DDP keeps bucket-sized gradient buffers for the run: ZeRO-0 / 1 with dp > 1); FSDP's sharded
+    gradients (ZeRO-2 / 3) and a single replica qualify."""
+    return (fw.lazy_grads and microbatches == 1 and p.pp == 1 and not p.offload_optimizer
             and (p.zero_stage >= 2 or p.dp == 1))
 
 
@@ -799,7 +799,7 @@ def memory_for_stage(model: ModelSpec, training: TrainingSpec, layout: Layout, s
     mb = empty_breakdown(fw, reserve, stage)
     _model_state(mb, model, training, layout, stage)
     # PyTorch loops without a gradient buffer: one microbatch per step, no pipeline -> no gradients in the forward
-    mb.lazy_grads = lazy_grads_apply(fw, layout) and mb.grads > 0
+    mb.lazy_grads = lazy_grads_apply(fw, layout.microbatches, layout.parallel) and mb.grads > 0
     mb.activations, mb.logits, mb.comm_buffers = activation_terms(model, training, layout, stage)
     offloaded = offloaded_activation_bytes(model, training, layout)
     if offloaded:
