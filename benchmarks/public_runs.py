@@ -1084,6 +1084,174 @@ SCOUT6_COLOSSAL = (
 
 SCOUTED_2026_12F = SCOUT6_FMS + SCOUT6_FMS_LIGER + SCOUT6_GRANITE + SCOUT6_COLOSSAL
 
+# ---- seventh scouting pass (2026-12, SCOUTED_2026_12G): sources no earlier fit or check used, read after every fit
+# and never fitted on. Labels: [A] every layout field stated by the source (its script or its log), [B] some
+# assumed (named in the label). Memory as printed by the source (KempnerForge: GiB, counter not stated).
+M = "models/"  # benchmarks/models (no preset)
+KF13 = M + "kempnerforge-13b.config.json"     # 5120 x 40, 40 heads / 8 kv, ffn 17,920, vocab 128,256: 14.84B (README: 14.84B)
+KF175 = M + "kempnerforge-175b.config.json"   # 12288 x 96, 96 heads / 8 kv, ffn 39,680, vocab 128,256: 174.99B (README: 175.0B)
+SMOL3 = M + "smollm3-3b.config.json"          # 2048 x 36, 16 heads / 4 kv, ffn 11,008, vocab 128,256, tied: 3.08B
+OPT175 = M + "opt-175b.config.json"           # 12288 x 96, 96 heads, ffn 49,152, vocab 50,272, ReLU (2-matrix MLP): 174.6B
+
+# ------------------------------------------------------------------------------------------------------------------
+# KempnerForge (KempnerInstitute/KempnerForge; FSDP2 + DTensor TP with SequenceParallel
+# (kempnerforge/distributed/tensor_parallel.py @ 0c4eba1e: sp on unless PP / tied / MoE), torch.compile, full AC,
+# fused AdamW). PRECISION: kempnerforge/distributed/parallel.py @ 01b461a7 (the git of the 1-32 GPU sweep)
+# build_parallel_model() ends with model.to(dtype=param_dtype) with param_dtype bf16 and an FSDP2
+# MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32): the stored (sharded) parameters, their gradients and
+# torch AdamW's moments are bf16, no fp32 master -> "bf16-mixed+optimizer_dtype=bf16" (8 B/param; the torchtitan
+# profiles' grad_reduce_bytes=4 already prices the fp32 reduce-scatter). Evidence in the logs: 1-GPU 7B peaks at
+# 80.7 GiB (8 B x 8.03e9 = 64 GB + activations; 16 B/param would be 128 GB), and the 70B 8-GPU preflight log grows
+# from 94.2 to 128.5 GiB at the first optimizer step = 36.8e9 B / 8.8e9 local params = 4.2 B/param (two bf16
+# moments). Cluster: 4 x H200 141 GB per node (NVLink
+# inside the node), InfiniBand (NDR per the 175B README) between nodes -> hardware "H200+scale_up_size=4".
+# ASSUMED for every KempnerForge row: one 400 Gb/s NDR HCA per GPU (the H200 preset's 50 GB/s/GPU; not stated).
+# The torchtitan-compile profile stands in (KempnerForge is a torchtitan-style FSDP2 trainer; no own profile).
+# Throughput columns are job totals: tokens/s/GPU = tok/s / GPUs (check: 70B 32 GPUs, 17,657 x 14.85 s =
+# 262k tokens/step = 8 dp x 2 x 4 x 4096). Global batch = dp_shard x batch_size x grad_accum (sequences of 4096).
+#
+# (1) benchmarks/mfu_scaling/mfu_scaling_2026-04-05.md @ 9f3f03a070668192230c7c542a3ecebb22d9a20c (run at git
+#     01b461a) + benchmarks/mfu_scaling/mfu_bench.sh @ same commit (per-experiment batch_size / grad_accum /
+#     compile_model flags; exp 01-02 use batch 2 x GA 4, the others 4 x GA 2 (7B), 4 x GA 4 (13B), 2 x GA 4 (70B);
+#     exp 08 runs compile_model=false -> plain "torchtitan" profile). Every layout field is in the script: [A].
+KF = "H200+scale_up_size=4"
+KFP = "bf16-mixed+optimizer_dtype=bf16"   # pure bf16 params / grads / Adam moments (see above)
+KFS = "KempnerForge mfu_scaling@9f3f03a0"
+_KF_SCALING = (  # (exp, model, gpus, tp, dp_shard, mbs, ga, compile, total tok/s, mem GB)
+    ("01 7B 1 GPU", "llama-3-8b", 1, 1, 1, 2, 4, True, 10471, 80.7),
+    ("02 7B FSDP2", "llama-3-8b", 2, 1, 2, 2, 4, True, 18728, 62.4),
+    ("03 7B TP2", "llama-3-8b", 2, 2, 1, 4, 2, True, 13163, 57.8),
+    ("04 7B FSDP4", "llama-3-8b", 4, 1, 4, 4, 2, True, 38983, 61.1),
+    ("05 7B TP4", "llama-3-8b", 4, 4, 1, 4, 2, True, 25135, 39.4),
+    ("06 7B TP2 FSDP2", "llama-3-8b", 4, 2, 2, 4, 2, True, 25980, 45.9),
+    ("07 7B TP4 FSDP2 (2 nodes)", "llama-3-8b", 8, 4, 2, 4, 2, True, 44299, 32.7),
+    ("08 13B FSDP8 (2 nodes, no compile)", KF13, 8, 1, 8, 4, 4, False, 35405, 88.5),
+    ("09 13B TP4 FSDP2 (2 nodes)", KF13, 8, 4, 2, 4, 4, True, 27345, 45.1),
+    ("10 7B TP4 FSDP4 (4 nodes)", "llama-3-8b", 16, 4, 4, 4, 2, True, 82988, 29.4),
+    ("11 13B TP4 FSDP4 (4 nodes)", KF13, 16, 4, 4, 4, 4, True, 53814, 39.2),
+    ("12 7B TP4 FSDP8 (8 nodes)", "llama-3-8b", 32, 4, 8, 4, 2, True, 155917, 27.6),
+    ("13 13B TP4 FSDP8 (8 nodes)", KF13, 32, 4, 8, 4, 4, True, 104309, 36.3),
+    ("14 70B TP4 FSDP8 (8 nodes)", "llama-3-70b", 32, 4, 8, 2, 4, True, 17657, 93.2),
+)
+
+
+def _kf_layout(tp, dp, mbs):
+    lay = dict(tp=tp, dp=dp, zero_stage=3 if dp > 1 else 0, microbatch_size=mbs, recompute="full")
+    if tp > 1:
+        lay["sp"] = True
+    return lay
+
+
+SCOUT7_KEMPNER_SCALING = tuple(
+    (f"[A] {KFS}: exp {exp}, {n} H200 (4/node), full AC, mbs {mbs} x GA {ga}"
+     + (", compile" if comp else ", eager") + " (torchtitan profile stands in)",
+     model, KF, "torchtitan-compile" if comp else "torchtitan", KFP, n, 4096, dp * mbs * ga,
+     _kf_layout(tp, dp, mbs), round(tps / n, 1), mem)
+    for exp, model, n, tp, dp, mbs, ga, comp, tps, mem in _KF_SCALING)
+
+# (2) benchmarks/weak_scaling_160gpu/README.md @ e9f91892905dc840f7048a01e8028083eb4033e7 (run 2026-06-30 at git
+#     3ad9d9a) + weak_scaling_160gpu_bench.sh @ same commit (13B: batch 4 x GA 4, 70B: batch 2 x GA 4, compile on,
+#     TP 4 x FSDP dp_shard). Only the points the 1-32 GPU sweep does not hold (the 32-GPU points re-run there agree
+#     within 6%). 160-GPU figures are the mean of 2 repeats. The logs print the JobConfig actually run: the
+#     scaling points match the script (70b_064gpu log: batch_size=2, grad_accum_steps=4, compile_model=True), but the
+#     8-GPU 70B point (results/preflight_70b_008gpu_tp4_fsdp2.log @ 17248f87) ran batch_size=1, grad_accum_steps=8,
+#     compile_model=False (same 65,536 tokens/step): that row uses the log's values. The log's "mem=128.5/140GB" is
+#     GiB (140 = the H200's 140.4 GiB). [A]
+KFW = "KempnerForge weak_scaling_160gpu@e9f91892"
+_KF_WEAK = (  # (model name, model, gpus, dp_shard, mbs, ga, compile, total tok/s, mem GiB)
+    ("13B", KF13, 64, 16, 4, 4, True, 216507, 34.8), ("13B", KF13, 128, 32, 4, 4, True, 423306, 34.0),
+    ("13B", KF13, 160, 40, 4, 4, True, 534644, 33.9),
+    ("70B (preflight log: mbs 1 x GA 8, eager)", "llama-3-70b", 8, 2, 1, 8, False, 3623, 128.5),
+    ("70B", "llama-3-70b", 64, 16, 2, 4, True, 35824, 86.8),
+    ("70B", "llama-3-70b", 160, 40, 2, 4, True, 85571, 82.9),
+)
+SCOUT7_KEMPNER_WEAK = tuple(
+    (f"[A] {KFW}: {name} TP4 FSDP{dp}, {n} H200 (4/node), full AC, mbs {mbs} x GA {ga}"
+     + (", compile" if comp else ", eager"),
+     model, KF, "torchtitan-compile" if comp else "torchtitan", KFP, n, 4096, dp * mbs * ga,
+     _kf_layout(4, dp, mbs), round(tps / n, 1), mem)
+    for name, model, n, dp, mbs, ga, comp, tps, mem in _KF_WEAK)
+
+# (3) benchmarks/175b_360gpu/README.md @ b62d2e368edeeb259f20281934981812cb001c1a: 175B dense (Llama-3-style GQA),
+#     90 nodes x 4 H200 SXM, TP 4 x FSDP2 dp_shard 90, per-GPU batch 8, GA 1 (global 720 x 4096 = 2.95M tokens),
+#     full AC, compile, fp32 gradient reduction; 154,523 tokens/s over 360 GPUs = 429.2 tokens/s/GPU (19.09 s/step:
+#     2,949,120 / 19.09 / 360 = 429.1); peak 53.8 GB. Precision differs from the sweeps: the README's checkpoint is
+#     "bf16 weights plus fp32 optimizer moments" (~350 GB + ~2.1 TB = 12 B/param of optimizer state: fp32 master +
+#     moments) and "parameters, gradients and optimizer state ... roughly 8 GB per GPU" (16 B x 175e9 / 360 = 7.8 GB)
+#     -> standard mixed precision; priced "bf16-mixed-fp32-grads" as the torchtitan rows (fp32 sharded params/grads). [A]
+SCOUT7_KEMPNER_175B = (
+    ("[A] KempnerForge 175b_360gpu@b62d2e36: 175B TP4 FSDP90, 360 H200 (4/node), full AC, mbs 8, GA 1, compile",
+     KF175, KF, "torchtitan-compile", "bf16-mixed-fp32-grads", 360, 4096, 720, _kf_layout(4, 90, 8),
+     round(154523 / 360, 1), 53.8),
+)
+
+# ------------------------------------------------------------------------------------------------------------------
+# PyTorch blog "Maximizing Training Throughput Using PyTorch FSDP and Torch.compile" (IBM + Meta, 2024;
+# pytorch/pytorch.github.io _posts, stored id 3709511418): Table 1 = 128 A100 80GB, 400 Gbps inter-node (the fms-fsdp
+# AWS p4de cluster: data/clusters/aws-p4de.yaml); Table 2 = 464 H100 80GB, 3.2 Tbps inter-node (= 50 GB/s/GPU, the
+# H100 preset). Llama 2 shapes, "batch size 2", "selective activation checkpointing", seq 4096 (fms-fsdp default).
+# MFU -> tokens/s/GPU with fms-fsdp's own FLOP count, checked on the README row it repeats (7B A100 no-compile:
+# 0.57 x 312e12 / 3,760 tok/s = 47.3 GFLOP/token = 6N + 12 L d s = 40.4 + 6.4 = 46.9): tokens/s/GPU =
+# MFU x peak / (6N + 12 L d s); 7B: 46.87 GFLOP/token, 13B: 6 x 13.016e9 + 12 x 40 x 5120 x 4096 = 88.17 GFLOP/token;
+# peaks 312 (A100) and 989 (H100) TFLOP/s. (No-compile A100 rows = the fms-fsdp README rows already used: skipped.)
+# 34B/70B are left out: their no-compile MFUs (0.47/0.50) do not reproduce the README's tokens/s (772 -> 0.55,
+# 380 -> 0.54), so their MFU basis is unclear.
+# ASSUMED: HSDP inside the node (dp_shard 8, as the README's 7B/13B rows), mbs 2 with no accumulation (global =
+# 2 x GPUs), and "selective AC" of fms-fsdp (a fraction of blocks fully checkpointed, fraction not given) priced as
+# the profile's op-level selective recompute. Eager = pytorch-fsdp profile; compile = torchtitan-compile profile as a
+# stand-in (FSDP1 + torch.compile has no profile of its own).
+_PTB = "PyTorch blog FSDP+compile"
+_PTB_ROWS = (  # (table, model, hw, gpus, compile, mfu, flop/token, peak)
+    ("T1", "llama-2-7b", "A100 80GB (AWS p4de)", 128, True, 0.68, 46.87e9, 312e12),
+    ("T1", "llama-2-13b", "A100 80GB (AWS p4de)", 128, True, 0.60, 88.17e9, 312e12),
+    ("T2", "llama-2-7b", "H100 80GB", 464, False, 0.37, 46.87e9, 989e12),
+    ("T2", "llama-2-7b", "H100 80GB", 464, True, 0.45, 46.87e9, 989e12),
+    ("T2", "llama-2-13b", "H100 80GB", 464, False, 0.35, 88.17e9, 989e12),
+    ("T2", "llama-2-13b", "H100 80GB", 464, True, 0.43, 88.17e9, 989e12),
+)
+SCOUT7_PT_BLOG = tuple(
+    (f"[B HSDP8/mbs2/AC-as-op assumed] {_PTB} {tab}: {model} {'compile (torchtitan-compile stands in)' if comp else 'eager'}, "
+     f"{n} {'A100' if 'A100' in hw else 'H100'}, MFU {mfu}",
+     model, hw, "torchtitan-compile" if comp else "pytorch-fsdp", "bf16-mixed", n, 4096, 2 * n,
+     dict(dp=n, zero_stage=3, dp_shard=8, microbatch_size=2, recompute="selective"), round(mfu * peak / fpt, 1), None)
+    for tab, model, hw, n, comp, mfu, fpt, peak in _PTB_ROWS)
+
+# ------------------------------------------------------------------------------------------------------------------
+# SmolLM3 (Hugging Face): huggingface/smollm text/pretraining/README.md @ cdbe30ad ("global batch size of 2.36M
+# tokens with 4096 sequence length ... nanotron ... 384 H100 GPUs"), the Smol Training Playbook ch. "The Training
+# Marathon" (copy stored as id 59725709609: "optimized our configuration for around 30% MFU on 384 GPUs (48 nodes)";
+# "SmolLM3 required TP=2 to fit in memory") and the playbook's ~14k tokens/s/GPU before the storage stalls (quoted in
+# stored notes: "~40% drop in throughput (14k to 8k tokens/sec/GPU)"). 2.36M / 4096 = 576 sequences; TP 2 -> dp 192,
+# 3 sequences per dp rank. Check: 14,000 x (6 x 3.08e9 + 12 x 36 x 2048 x 4096 = 22.1 GFLOP) = 309 TFLOP/s = 31% of
+# 989 (the playbook's "~30%"; tzafon.ai blog: "14k ... MFU capped at 29.4%").
+# ASSUMED: mbs 3 with no accumulation, ZeRO-1 (nanotron's zero_stage 1 sharded optimizer; 0 in some nanotron
+# configs), no activation recompute, nanotron tp_mode REDUCE_SCATTER (= sp). AWS p5 EFA (50 GB/s/GPU, the preset).
+SCOUT7_SMOLLM3 = (
+    ("[B mbs3/ZeRO-1/no-AC assumed] SmolLM3 playbook: SmolLM3-3B nanotron TP2 DP192, 384 H100, seq 4096, GBS 2.36M tok",
+     SMOL3, "H100 80GB", "nanotron", "bf16-mixed", 384, 4096, 576,
+     dict(tp=2, sp=True, dp=192, zero_stage=1, microbatch_size=3, recompute="none"), 14000.0, None),
+)
+
+# ------------------------------------------------------------------------------------------------------------------
+# OPT-175B (Zhang et al. 2022, arXiv 2205.01068, Sec. 2.4; metaseq projects/OPT/chronicles/10_percent_update.md
+# @ b8924c0f): 992 A100 80GB (Azure; 8 x 200 Gb/s HDR per node = the A100 preset's 25 GB/s/GPU), FSDP + Megatron TP 8,
+# batch 2M tokens at seq 2048, fp16 weights with fp32 Adam sharded, "up to 147 TFLOP/s per GPU". The logbook plans
+# "33 days to fully train at this scale with 1024 80GB A100s" for 300B tokens = 300e9 / (33 x 86400 x 1024) = 102.7
+# tokens/s/GPU, which matches 147 TFLOP/s only if the FLOPs count the recompute forward (8N + 16 l s h per token:
+# 147e12 / (8 x 174.6e9 + 16 x 96 x 2048 x 12288 = 1.435e12) = 102.4); 6N would give 136. Taken: 102.4 ("up to":
+# a peak, not an average).
+# ASSUMED: full activation checkpointing (implied by the FLOP accounting above), dp 124 x 8 sequences = 992 per
+# step (2.03M tokens) as mbs 8 with no accumulation, no sequence parallelism (metaseq's Megatron TP of 2021),
+# fp16 priced as bf16-mixed. Framework: FairScale FSDP + Megatron TP -> the pytorch-fsdp profile stands in.
+SCOUT7_OPT = (
+    ("[B AC/mbs8/no-sp assumed] OPT-175B paper + logbook: metaseq FSDP x TP8, 992 A100 80GB, 147 TFLOP/s (8N basis)",
+     OPT175, "A100 80GB", "pytorch-fsdp", "bf16-mixed", 992, 2048, 992,
+     dict(tp=8, sp=False, dp=124, zero_stage=3, microbatch_size=8, recompute="full"), 102.4, None),
+)
+
+SCOUTED_2026_12G = (*SCOUT7_KEMPNER_SCALING, *SCOUT7_KEMPNER_WEAK, *SCOUT7_KEMPNER_175B, *SCOUT7_PT_BLOG,
+                    *SCOUT7_SMOLLM3, *SCOUT7_OPT)
+
 HELD_OUT_CHECKS = (*_MB_REVISED, *NEMO_2407_NEMOTRON, *DEEPSEEK_V3_REPORT)
 PUBLIC_CHECKS = (
     *NEMO_2407,
