@@ -14,7 +14,7 @@ from pathlib import Path
 from fit_frameworks import (FITS, async_tp_table, blackwell_fp8_table, blackwell_ultra_fp8_table, fit_table, fsdp_fit_table,
                             maxtext_gpu_fit_table, moe_fit_table, tpu_v5e_table, tpu_v6e_table, triton_attention_table)
 from public_runs import (AUTOMODEL_H100, HELD_OUT_CHECKS, LLM_FOUNDRY_A100_40GB, LLM_FOUNDRY_H100_FP8, PUBLIC_CHECKS,
-                         SCOUTED_2026_12, SCOUTED_2026_12B, SCOUTED_2026_12E, SCOUTED_2026_12F, SCOUTED_2026_12G,
+                         SCOUTED_2026_12, SCOUTED_2026_12B, SCOUTED_2026_12E, SCOUTED_2026_12F, SCOUTED_2026_12G, SCOUTED_2026_12H, SCOUTED_2026_12I,
                          FIT_CHECKS_2026_12, XLA_GPU_2026_12, AMD_2026_12, check_inputs)
 from shardplan.calibration import DEFAULT_CSV, framework_of, load_rows, reproduce_row, row_inputs, summary
 from shardplan.cost.step import estimate
@@ -311,6 +311,44 @@ def scouted_checks_g() -> list[str]:
                     "pytorch-fsdp and torchtitan-compile profiles, which describe different code bases (eager H100 rows",
                     "+16% / +26%, compiled -3% / +3%). KempnerForge's memory column (its counter is not stated) is 1.3-7x",
                     "above the prediction on the TP rows and about constant across FSDP sizes; it is not used."])
+
+
+def scouted_checks_h() -> list[str]:
+    """Markdown lines: :data:`SCOUTED_2026_12H`, an eighth scouting pass of Mixture-of-Experts runs (Megatron-LM's MoE
+    README and DeepSeek-V3 GB200 write-up, torchtitan's DeepEP README), read after every fit."""
+    return _scouted_table(SCOUTED_2026_12H, "## Mixture-of-Experts runs from new sources, eighth pass (scouted 2026-12)", [
+                    "An eighth scouting pass (`benchmarks/public_runs.py` SCOUTED_2026_12H) read MoE runs from Megatron-LM's",
+                    "MoE README (Mixtral 8x7B on 64 H100), Megatron-LM's DeepSeek-V3 GB200 optimisation write-up (four rungs",
+                    "of its optimisation table, full launch script) and torchtitan's DeepEP README (Qwen3-30B-A3B on 8-128",
+                    "B200). Nothing was fitted on them. Mixtral on H100 under Megatron-LM is -3% / -9%. The DeepSeek-V3",
+                    "write-up's final configuration (CUDA graphs, fused router and permute, HybridEP priced as DeepEP) is",
+                    "+10%; its earlier rungs are +75% to +110%: the write-up says those runs were bound by the CPU's kernel",
+                    "launches (large gaps between kernels) until CUDA graphs and CPU-side tuning, which the planner does not",
+                    "price (it has no CUDA-graph switch and prices every rung alike, 7.7-7.9 s against 8.4-16.6 s measured).",
+                    "torchtitan's Qwen3-30B-A3B on B200 is +28% to +31% at every GPU count (the trend with the count is",
+                    "right: -6% measured from 8 to 128 GPUs, -4% predicted), and its default all-to-all path +61%: measured,",
+                    "DeepEP is 1.49x the all-to-all path, predicted 1.19x (the planner prices the dispatch's bytes, not the",
+                    "host synchronisation and permutation work the write-ups credit DeepEP with removing). The B200 run is only",
+                    "1.23x the H100 NeMo AutoModel run of the same model per sequence (+5% there); the planner predicts 1.5x.",
+                    "torchtitan logs reserved memory, 65-73 GiB above the prediction; it is not used."])
+
+
+def scouted_checks_i() -> list[str]:
+    """Markdown lines: :data:`SCOUTED_2026_12I`, a ninth scouting pass (Levanter on TPU via Marin, EasyLM, LitGPT),
+    read after every fit."""
+    return _scouted_table(SCOUTED_2026_12I, "## TPU runs outside MaxText and one LitGPT run, ninth pass (scouted 2026-12)", [
+                    "A ninth scouting pass (`benchmarks/public_runs.py` SCOUTED_2026_12I) read Marin's speedrun result files",
+                    "(Levanter on TPU v5p and v4: model config, chips, tokens and summed step time), OpenLLaMA's README with",
+                    "EasyLM's 7B script (TPU v4) and LitGPT's Thunder README (eager FSDP on A100 40GB). Every row is [B], and the",
+                    "maxtext and pytorch-fsdp profiles stand in for Levanter, EasyLM and LitGPT. All are fast: the small",
+                    "Levanter models most (130M-520M, +71% to +97%), the 1.2B +20%. These models are mostly embedding and LM",
+                    "head (the 130M has 6 layers of width 512 beside a 128,256-word vocabulary): Levanter computes the",
+                    "cross-entropy over the whole vocabulary unchunked, which the maxtext profile prices as MaxText's fused",
+                    "loss. Their 64-wide heads are now padded to the TPU's 128 lanes in the attention core (`cost/compute.py`",
+                    "`mxu_head_padding`, written after reading these rows, from the Cloud TPU performance guide's padding rule;",
+                    "it moves no earlier row, whose TPU runs all have 128-wide heads): +114% -> +97% on the 130M. EasyLM ran",
+                    "in fp32 with unfused attention (+47%); LitGPT's eager model code has no fused kernels (+40%; the hf-fsdp",
+                    "profile's eager traffic would suit it better). No profile was written for these stacks."])
 
 
 def amd_checks() -> list[str]:
@@ -659,6 +697,8 @@ def main() -> None:
     lines += scouted_checks_e()
     lines += scouted_checks_f()
     lines += scouted_checks_g()
+    lines += scouted_checks_h()
+    lines += scouted_checks_i()
     lines += amd_checks()
     lines += fit_checks()
     lines += foundry_held_out()

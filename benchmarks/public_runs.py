@@ -1252,6 +1252,177 @@ SCOUT7_OPT = (
 SCOUTED_2026_12G = (*SCOUT7_KEMPNER_SCALING, *SCOUT7_KEMPNER_WEAK, *SCOUT7_KEMPNER_175B, *SCOUT7_PT_BLOG,
                     *SCOUT7_SMOLLM3, *SCOUT7_OPT)
 
+# ---- eighth scouting pass (2026-12, SCOUTED_2026_12H): Mixture-of-Experts runs from sources no earlier fit or check
+# used, read after every fit and never fitted on. TFLOP/s -> tokens/s with each source's own FLOPs per token:
+#: Megatron-LM's 2024 count (megatron/training/training.py num_floating_point_operations, core_r0.8/0.9; attention
+#: not halved for causality): 12 L h^2 [(1 + g/a + s/h) + (f/h) x topk x 3/2 + V / (2 L h)] per token, Mixtral 8x7B
+#: (L 32, h 4096, a 32, g 8, f 14336, topk 2, V 32000) at s 4096
+MIXTRAL_8X7B_FLOPS = 8.2928e10
+#: Megatron-LM's current transformer_flops() MLA branch (causal core attention halved, SwiGLU x 3, routed + shared
+#: experts, logits), DeepSeek-V3 without MTP (L 61, 3 dense layers, h 7168, ffn 18432, expert ffn 2048, topk 8, one
+#: shared expert, V 129280, 128 heads, q_lora 1536, kv_lora 512, qk 128, rope 64, v 128) at s 4096
+DSV3_FLOPS = 2.4981e11
+# ---------------------------------------------------------------------------------------------------------------------
+# 1. NVIDIA/Megatron-LM megatron/core/transformer/moe/README.md (stored copy at commit 022bcb5a, the README of the
+#    MCore v0.9-v0.12 era): "With MCore v0.9, we've achieved remarkable performance of **468 TFLOPS** for Mixtral 8X7B
+#    bf16 training"; an earlier revision of the same README (the stored "Megatron Core MoE Key Features" excerpt):
+#    "This boosts Mixtral 8X7B bf16 training to achieve **438 TFLOPS** as of MCore v0.8". Layout: the same README's
+#    "Reference Best Parallel Mapping" table ("reference parallel mappings of MCore v0.8"): Mixtral 8x7B (Dropless),
+#    vocab 32K, All-to-All dispatcher, BF16, 64 GPUs, seq 4096, TP1 EP8 PP4 VP8 MBS1 GBS256, on 8xH100 80GB HBM3
+#    nodes (NVLink 4, InfiniBand 8x400 Gbit/s), PyTorch 24.09 + TE 1.11.
+#    Not stated: recompute (none assumed), distributed optimizer (ZeRO-1 assumed: the README's own example script sets
+#    --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather), that the v0.9 468 figure used the v0.8
+#    mapping (assumed), routing balance (dropless, learned aux-loss routing; imbalance 1 assumed = planner default).
+#    TFLOP/s -> tokens/s: Megatron's 2024 count (flops.megatron_2024; attention not halved for causality):
+#    12*32*4096^2*[(1+8/32+4096/4096) + 3.5*2*1.5 + 32000/(2*32*4096)] = 8.2928e10 FLOP/token, so
+#    438e12/8.2928e10 = 5,282 and 468e12/8.2928e10 = 5,643 tokens/s/GPU.
+_MIX = dict(tp=1, pp=4, schedule="interleaved", virtual_stages=8, ep=8, zero_stage=1, microbatch_size=1,
+            recompute="none")
+MEGATRON_MOE_README = (
+    ("[B: recompute none, ZeRO-1 assumed] Megatron-LM MoE README: Mixtral 8x7B MCore v0.8, TP1 EP8 PP4 VP8, 64 H100",
+     "mixtral-8x7b", "H100-SXM", "megatron", "bf16-mixed", 64, 4096, 256, _MIX, 438e12 / MIXTRAL_8X7B_FLOPS, None),
+    ("[B: v0.8 mapping, recompute none, ZeRO-1 assumed] Megatron-LM MoE README: Mixtral 8x7B MCore v0.9, 64 H100",
+     "mixtral-8x7b", "H100-SXM", "megatron", "bf16-mixed", 64, 4096, 256, _MIX, 468e12 / MIXTRAL_8X7B_FLOPS, None),
+)
+
+# ---------------------------------------------------------------------------------------------------------------------
+# 2. NVIDIA/Megatron-LM docs/discussions/deepseek-v3-gb200-optimization/deepseek-v3-gb200-optimization.md (stored at
+#    1d9edcf8) and deepseek-v3-gb200-reproduce-guide.md (stored at 32ea0afd): DeepSeek-V3 (no MTP: the launch script
+#    sets no --mtp-num-layers) pre-training, MXFP8 (--fp8-recipe mxfp8 --fp8-param-gather: fp8 primary weights ->
+#    "fp8-params"), BF16 Adam moments with fp32 master and grads (--exp-avg-dtype bf16 ... -> optimizer_dtype
+#    bf16-moments), 256 GB200 (NVL72, every 32 GPUs in one NVLink domain), TP1 PP8 EP32 ETP1 CP1, VPP4 through
+#    --pipeline-model-parallel-layout "Et|(tt|)*30L" (32 chunks: embedding + 1 layer, 30 x 2 layers, loss only; rank r
+#    holds chunks r, r+8, r+16, r+24 -> pp_layers (7,8,8,8,8,8,8,6)), MBS1 GBS2048, seq 4096, distributed optimizer,
+#    --moe-router-force-load-balancing (random logits -> moe_routing 'uniform', the planner default).
+#    Section 3 table ("optimization history"), TFLOPS/GPU rows used: baseline 494.46 (AlltoAll, recompute
+#    "mlp up_proj" = dense-layer MLP + MLA up-projection); 566.07 (DeepEP, same recompute); 610.71 ("Remove up_proj
+#    recompute": --recompute-modules mlp moe_act); 970.01 (final: HybridEP priced as DeepEP, CUDA graphs, recompute
+#    mlp moe_act). TFLOP/s -> tokens/s with Megatron's current count (flops.megatron_2025_mla, causal MLA, no MTP):
+#    2.4981e11 FLOP/token: 494.46e12/2.4981e11 = 1,979; 566.07 -> 2,266; 610.71 -> 2,445; 970.01 -> 3,883.
+#    Each table row is cumulative: 566.07 also carries the two earlier fusion steps (529.55, 540.00), so the pure
+#    DeepEP step is 540.00 -> 566.07 (x1.048).
+#    Not modelled: CUDA graphs / CPU launch optimisations (the 663-970 rows differ only in those and in the dispatcher
+#    kernel), so only the four rows above are taken.
+_DS = dict(tp=1, pp=8, schedule="interleaved", virtual_stages=4, pp_layers=(7, 8, 8, 8, 8, 8, 8, 6), ep=32, etp=1,
+           zero_stage=1, microbatch_size=1, recompute="selective")
+_DS_PREC = "fp8-params+optimizer_dtype=bf16-moments"
+MEGATRON_DSV3_GB200 = tuple(
+    (f"[A] Megatron-LM DSv3 GB200 guide: {label}, TP1 PP8 VP4 EP32, 256 GB200", "deepseek-v3", "GB200", "megatron",
+     _DS_PREC, 256, 4096, 2048, dict(_DS, moe_dispatcher=disp, recompute_modules=mods), tflops / DSV3_FLOPS, None)
+    for label, disp, mods, tflops in (
+        ("baseline MXFP8, AlltoAll, recompute mlp+mla_up_proj", "alltoall", ("mlp", "mla_up_proj"), 494.46e12),
+        ("DeepEP, recompute mlp+mla_up_proj", "deepep", ("mlp", "mla_up_proj"), 566.07e12),
+        ("DeepEP, recompute mlp+moe_act", "deepep", ("mlp", "moe_act"), 610.71e12),
+        ("final: HybridEP (as deepep), CUDA graphs, recompute mlp+moe_act", "deepep", ("mlp", "moe_act"), 970.01e12)))
+
+# ---------------------------------------------------------------------------------------------------------------------
+# 3. pytorch/torchtitan torchtitan/distributed/deepep/README.md (stored at 022f885f): Qwen3-30B-A3B with DeepEP on
+#    B200 (the README's "reproduced with ... GPU: NVIDIA B200"; 167.93 GiB = 94.15% -> 178.4 GiB devices), tokens/s
+#    per GPU as printed, Memory/GPU = torchtitan's logged max reserved GiB. Config: torchtitan/models/qwen3/
+#    train_configs/qwen3_30b_a3b_with_deepep.toml (stored at 6d356730; same as qwen3_10b_a1b_with_deepep.toml @
+#    022f885f whose header says "should get: tps: 14,768 tflops: 340.88 on 8 B200s"): local_batch_size 8, seq 4096,
+#    FSDP over every rank (data_parallel_shard_degree -1, replicate 1), TP1 CP1, EP 8, full activation checkpointing,
+#    torch.compile of model and loss, debug moe_force_load_balance (torchtitan's _debug_force_load_balance_routing:
+#    token i -> experts i*k..i*k+k-1 mod E, i.e. moe_routing round_robin), bf16 params / fp32 reduce (torchtitan
+#    default mixed precision). "Strong Scaling (fixed batch size, increasing nodes)" keeps the LOCAL batch at 8 (its
+#    128-GPU row equals the weak-scaling table's LBS 8 row: 13,856 tok/s, 114.78 GiB), so global batch = 8 x GPUs.
+#    The weak-scaling LBS 10 row at 128 GPUs is taken too. The default-EP comparison ("33% faster than TorchTitan's
+#    default expert parallelism (14,796 vs 9,930 tok/s/GPU at EP=8)") is [B]: 8 GPUs and the same config assumed.
+_TT = "torchtitan-compile"
+_TT_PREC = "bf16-mixed-fp32-grads+moe_routing=round_robin"
+TORCHTITAN_DEEPEP_B200 = tuple(
+    (f"[A] torchtitan DeepEP README: Qwen3-30B-A3B FSDP EP8 DeepEP, LBS {lbs}, full AC, {n} B200", "qwen3-30b-a3b",
+     "B200", _TT, _TT_PREC, n, 4096, lbs * n,
+     dict(zero_stage=3, ep=8, moe_dispatcher="deepep", microbatch_size=lbs, recompute="full"), tps, gib)
+    for n, lbs, tps, gib in ((8, 8, 14796, 167.93), (16, 8, 14380, 138.75), (32, 8, 14276, 124.58),
+                             (64, 8, 14107, 117.50), (128, 8, 13856, 114.78), (128, 10, 14123, 142.21))) + (
+    ("[B: 8 GPUs, same config assumed] torchtitan DeepEP README: Qwen3-30B-A3B default EP (all-to-all), EP8, 8 B200",
+     "qwen3-30b-a3b", "B200", _TT, _TT_PREC, 8, 4096, 64,
+     dict(zero_stage=3, ep=8, moe_dispatcher="alltoall", microbatch_size=8, recompute="full"), 9930, None),
+)
+
+SCOUTED_2026_12H = (*MEGATRON_MOE_README, *MEGATRON_DSV3_GB200, *TORCHTITAN_DEEPEP_B200)
+
+# ---- ninth scouting pass (2026-12, SCOUTED_2026_12I): dense runs on TPUs outside MaxText (Levanter via Marin, EasyLM)
+# and one LitGPT run, read after every fit and never fitted on; the maxtext / pytorch-fsdp profiles stand in for
+# those stacks. (An MLPerf v5.1 MI350X row has no preset and is left out.)
+MODELS_DIR = "models/"  # benchmarks/models (no preset)
+# ---------------------------------------------------------------------------------------------------------------
+# Marin speedrun results (marin-community/marin, Levanter on Cloud TPU), experiments/speedrun/*/speedrun_results.json:
+#   adamw_llama_scaling/130m  @ 38359f78 (total_tokens 2,599,944,192; training_time 1125.394 s; v5p-32; batch 128)
+#   adamw_llama_scaling/300m  @ 3cb4a055 (5,999,951,872; 5250.401 s; v5p-32, num_chips 16; batch 128)
+#   adamw_llama_scaling/520m  @ 0343cb27 (10,399,776,768; 18757.797 s; v5p-32; batch 256)
+#   adamw_llama_scaling/1_2b  @ 3cb4a055 (23,999,807,488; 54527.103 s; v5p-32, num_chips 16; batch 256)
+#   llama_150m_run            @ 3958e040 (1,572,864,000; 285.402 s; v4-128; batch 512, seq 1024)
+#   llama_300m                @ 2f9d163b (6,291,456,000; 1115.869 s; v4-256; batch 1024, seq 1024)
+# Chips: v5p-32 = 16 chips (the files' num_chips); v4-128 = 64, v4-256 = 128 chips (training_hardware_flops /
+# training_time / 275e12 = 64.0 and 128.0). tokens/s/chip = total_tokens / training_time / chips, e.g. 1.2B:
+# 23,999,807,488 / 54527.103 / 16 = 27,509. training_time is the sum of Levanter's logged per-step durations
+# (marin/speedrun/speedrun.py, speedrun_results), so evaluations are excluded; the first step's compilation may be in it.
+# Model shapes from model_config (Llama: hidden, intermediate, heads, kv heads, layers, untied); vocabulary 128,256
+# solved from the published model_size (all four sizes give exactly 128,256 = the Llama 3 tokenizer) -> files under
+# benchmarks/models/ reproduce model_size to the parameter.
+# Layout [B]: Levanter's default mesh shards parameters and optimizer state over every chip (FSDP over the "data" axis
+# -> zero_stage 3, dp = chips), per-chip batch = batch / chips as one microbatch (no accumulation is configured);
+# gradient_checkpointing true = Levanter's default block remat (recompute="full"); mixed precision p=f32,c=bf16
+# (Marin's default -> "fp32-params"). MaxText's profile stands in for Levanter (JAX/XLA on TPU).
+def _marin(label, model, hw, chips, seq, gbs, tokens, secs):
+    """One Marin speedrun row: FSDP over every chip, one microbatch of gbs / chips sequences, full remat."""
+    return (f"[B] Marin speedrun (Levanter) {label}: FSDP {chips}, mbs {gbs // chips}, seq {seq}, full remat", MODELS_DIR + model,
+            hw, "maxtext", "fp32-params", chips, seq, gbs,
+            dict(dp=chips, zero_stage=3, microbatch_size=gbs // chips, recompute="full"), tokens / secs / chips, None)
+
+SCOUT9_MARIN = (
+    _marin("Llama 130M (adamw_llama_scaling) v5p-32", "marin-llama-130m.config.json", "TPU v5p+scale_up_size=16", 16,
+           4096, 128, 2_599_944_192, 1125.3937461299429),
+    _marin("Llama 300M (adamw_llama_scaling) v5p-32", "marin-llama-300m.config.json", "TPU v5p+scale_up_size=16", 16,
+           4096, 128, 5_999_951_872, 5250.400686581957),
+    _marin("Llama 520M (adamw_llama_scaling) v5p-32", "marin-llama-520m.config.json", "TPU v5p+scale_up_size=16", 16,
+           4096, 256, 10_399_776_768, 18757.797290551214),
+    _marin("Llama 1.2B (adamw_llama_scaling) v5p-32", "marin-llama-1.2b.config.json", "TPU v5p+scale_up_size=16", 16,
+           4096, 256, 23_999_807_488, 54527.10330390734),
+    _marin("Llama 150M (llama_150m_run) v4-128", "marin-llama-130m.config.json", "TPU v4+scale_up_size=64", 64,
+           1024, 512, 1_572_864_000, 285.4022916740073),
+    _marin("Llama 300M (llama_300m) v4-256", "marin-llama-300m.config.json", "TPU v4+scale_up_size=128", 128,
+           1024, 1024, 6_291_456_000, 1115.86879359899),
+)
+
+# ---------------------------------------------------------------------------------------------------------------
+# OpenLLaMA (openlm-research/open_llama README.md @ 21d97fb6): "Overall we reach a throughput of over 2200 tokens /
+# second / TPU-v4 chip for our 7B model" (the 200B-token preview README @ 070f479c said "over 1900"); EasyLM on
+# cloud TPU-v4s, "a combination of normal data parallelism and fully sharded data parallelism (ZeRO stage 3)".
+# Script: young-geng/EasyLM examples/pretrain_llama_7b.sh @ 8446e740 ("pretrain a 7B LLaMA model on a TPU v4-512
+# pod ... the ones we used to train the OpenLLaMA 7B model"): mesh_dim '-1,64,1' (dp x fsdp x mp: on v4-512 = 256
+# chips -> dp 4 x fsdp 64), dtype fp32 (EasyLM's computation dtype; weights fp32; XLA's default TPU matmul precision
+# runs fp32 matmuls as bf16 passes -> priced as "fp32-params"), seq_length 2048, batch_size 2048 (= 8 sequences per
+# chip), LLaMA-7B shape (EasyLM LLAMA_STANDARD_CONFIGS['7b'], vocab 32000). Remat: EasyLM llama_model.py LLaMAConfig
+# default remat_block='nothing_saveable' -> full recompute.
+# [B]: the slice size of the actual run (v4-512 from the script's comment) and that the "2200" run used this script.
+SCOUT9_OPENLLAMA = (
+    ("[B] OpenLLaMA README (EasyLM): LLaMA-7B, DP 4 x FSDP 64 (v4-512 assumed), mbs 8, seq 2048, full remat",
+     MODELS_DIR + "openllama-7b.config.json", "TPU v4+scale_up_size=256", "maxtext", "fp32-params", 256, 2048, 2048,
+     dict(dp=256, zero_stage=3, dp_shard=64, microbatch_size=8, recompute="full"), 2200.0, None),
+)
+
+# ---------------------------------------------------------------------------------------------------------------
+# LitGPT extensions/thunder/README.md @ 059941ff (Lightning Fabric, A100-SXM4-40GB x 8, torch 2.4 nightly):
+# TinyLlama-1.1B pretraining, "Fully-sharded ZeRO 3 | Eager | 8 | 456.57 ms/iter @ step 10 | 22.13 GB", command
+# --compiler null --train.global_batch_size 32 (the FSDP rows disable gradient accumulation). Script defaults
+# (extensions/thunder/pretrain.py @ 03f8ddd9, a later commit: ASSUMED unchanged): micro_batch_size 4,
+# precision "bf16-true" (bf16 weights and AdamW state, no master copy -> bf16-mixed + optimizer_dtype=bf16),
+# FSDPStrategy FULL_SHARD with Block wrapping, no activation checkpointing; sequence = TinyLlama block size 2048
+# (ASSUMED). 8 GPUs x 4 = 32 = global batch -> one iteration is one optimizer step:
+# 4 x 2048 / 0.45657 s = 17,942 tokens/s/GPU (one iteration at step 10, not an average). Memory 22.13 GB =
+# torch.cuda.max_memory_allocated / 1e9 -> 20.61 GiB. The Thunder rows and the DDP / 1-GPU rows (whose logged iteration
+# is one micro-batch of a 16- / 128-way accumulation) are not used.
+SCOUT9_LITGPT = (
+    ("[B] LitGPT thunder README: TinyLlama-1.1B FSDP 8 eager, mbs 4 (assumed), bf16-true, 8 A100 40GB",
+     "models/tinyllama-1.1b.config.json", "A100 40GB", "pytorch-fsdp", "bf16-mixed+optimizer_dtype=bf16", 8, 2048, 32,
+     dict(dp=8, zero_stage=3, microbatch_size=4, recompute="none"), 4 * 2048 / 0.45657, 22.13e9 / 2**30),
+)
+
+SCOUTED_2026_12I = (*SCOUT9_MARIN, *SCOUT9_OPENLLAMA, *SCOUT9_LITGPT)
+
 HELD_OUT_CHECKS = (*_MB_REVISED, *NEMO_2407_NEMOTRON, *DEEPSEEK_V3_REPORT)
 PUBLIC_CHECKS = (
     *NEMO_2407,

@@ -88,6 +88,26 @@ def test_tpu_pads_to_the_mxu():
     assert g.waves == 0 and g.flops / (g.seconds * v5p.peak_flops_bf16) == pytest.approx(0.82 * (2000 / 2048) ** 3)
 
 
+def test_tpu_attention_pads_the_head_dimension_to_128_lanes():
+    # USP_1B has 2048 / 32 = 64-wide heads. On v5p (no published kernel: the GEMM asymptote 0.82 x 459e12):
+    # forward FLOPs 4 x 2048 x 4096 / 2 per token x 4096 tokens = 68.72 GFLOP, padded to 128 lanes = 2 x:
+    # 2 x 68.72e9 / (0.82 x 459e12) = 0.3652 ms; backward 2 x that
+    v5p = HARDWARE["tpu-v5p"]
+    tr = NANOTRON.model_copy(update={"framework": FRAMEWORKS["maxtext"]})
+    f, b = attention_core_s(USP_1B, tr, v5p, ParallelConfig(), 4096)
+    flops = 4 * 2048 * 4096 / 2 * 4096
+    assert f == pytest.approx(2 * flops / (0.82 * v5p.peak_flops_bf16)) and b == pytest.approx(2 * f)
+    assert f == pytest.approx(3.652e-4, rel=1e-3)
+    # 128-wide heads (16 heads of the same 2048 width) are not padded: half the time for the same FLOPs
+    wide = USP_1B.model_copy(update={"n_heads": 16})
+    f128, _ = attention_core_s(wide, tr, v5p, ParallelConfig(), 4096)
+    assert f128 == pytest.approx(f / 2)
+    # 96-wide heads pad to 128: 4/3; GPUs keep their kernels' own head-dimension terms (no padding factor)
+    from shardplan.cost.compute import mxu_head_padding
+    assert (mxu_head_padding(v5p, 96), mxu_head_padding(HARDWARE["tpu-v6e"], 128), mxu_head_padding(H100, 64)) == (
+        pytest.approx(4 / 3), 1.0, 1.0)
+
+
 def test_h200_shares_the_h100_gemm_model():
     h200 = HARDWARE["h200"]
     assert (h200.sm_count, h200.matmul_efficiency, h200.fp8_matmul_efficiency, h200.gemm_tiles) == (

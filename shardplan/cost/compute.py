@@ -154,6 +154,27 @@ def gemm_device(hw: HardwareSpec, training: TrainingSpec, dtype: str) -> GemmDev
     return replace(dev, rate=min(hw.peak_flops(dtype), dev.rate * scale))
 
 
+#: the lane width TPUs pad matmul operands to (elements): vector registers are 8 x 128 and XLA pads
+#: tensor dimensions to multiples of 128 (Cloud TPU performance guide, "Padding" and "Tensor
+#: dimensions"); the v4 / v5 MXUs are 128 x 128 (Scaling Book, "How to Think About TPUs")
+TPU_LANE_WIDTH = 128
+
+
+def mxu_head_padding(hw: HardwareSpec, head_dim: int) -> float:
+    """Work the attention core's matmuls do per useful FLOP on a TPU because of the head dimension:
+    ``ceil(head_dim / 128) x 128 / head_dim`` (:data:`TPU_LANE_WIDTH`). Both matmuls of a head carry
+    ``head_dim`` in a padded dimension (the contraction of ``Q K^T``, the output width of ``P V``),
+    so a 64-wide head costs 2 x its FLOPs and a 128-wide head 1 x. Example: head_dim 64 -> 2.0,
+    96 -> 1.33, 128 -> 1.0. The v6e's 256 x 256 MXU would suggest padding to 256; priced that way,
+    the v6e preset's fit on its three MaxText rows (head_dim 128) gets a worse leave-one-out error
+    (median 6.7% -> 8.8%; ``benchmarks/fit_frameworks.py tpu_v6e_table``), so 128 is used on every
+    TPU. 1.0 on GPUs (``sm_count`` set), whose kernels' head-dimension terms are in
+    :class:`~shardplan.cost.gemm.AttentionKernel`."""
+    if hw.sm_count is not None or head_dim <= 0:
+        return 1.0
+    return math.ceil(head_dim / TPU_LANE_WIDTH) * TPU_LANE_WIDTH / head_dim
+
+
 def attention_core_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: ParallelConfig,
                      tokens: float) -> tuple[float, float]:
     """(forward, backward) seconds of the attention core (QK^T, softmax, AV) on ``tokens`` local
@@ -171,7 +192,8 @@ def attention_core_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec,
       at the causal speed 3.5%), backward 2.5 x the FLOPs at its backward speed; SMs left idle when
       ``sequences x heads x ceil((s/cp) / 128)`` query blocks are fewer than the SMs (FlashAttention-2
       Sec. 3.2) scale both; with no published kernel for the hardware, the GEMM asymptote
-      (backward 2 x forward);
+      (backward 2 x forward), on TPUs with the head dimension padded to 128 lanes
+      (:func:`mxu_head_padding`);
     * causal attention over cp > 1 without load balancing (``FrameworkProfile.cp_load_balance``
       False: contiguous chunks, rank r attends to r + 1/2 chunk pairs) takes the last rank's work,
       (2 cp - 1) / cp of the balanced 1 / cp share (every ring step waits for it).
@@ -194,7 +216,7 @@ def attention_core_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec,
         flops *= (2 * p.cp - 1) / p.cp
     kern = attention_kernel(hw, training.framework.name, training.framework.attention_kernel)
     if kern is None:
-        t = flops / gemm_device(hw, training, unquantized_dtype(training)).rate
+        t = flops * mxu_head_padding(hw, d) / gemm_device(hw, training, unquantized_dtype(training)).rate
         return t, 2 * t
     causal = training.causal  # with cp too: see the docstring
     occ = 1.0 if hw.sm_count is None else min(1.0, seqs * heads * math.ceil(sq / 128) / hw.sm_count)
