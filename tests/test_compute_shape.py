@@ -333,6 +333,12 @@ def test_estimate_names_a_slower_attention_kernel():
         notes[name] = attention_kernel_note(e)
     assert "Triton FlashAttention" in notes["llm-foundry"] and f"{TRITON_FLASH_SPEED:g} x" in notes["llm-foundry"]
     assert notes["pytorch-fsdp"] is None
+    # on a TPU the note names the padding of 64-wide heads (USP_1B: 2048 / 32) to 128 lanes, 2 x; none for 128-wide
+    tr = TrainingSpec(seq_len=4096, global_batch_size=16, framework=FRAMEWORKS["maxtext"])
+    narrow = estimate(USP_1B, HARDWARE["tpu-v5p"], tr, ParallelConfig(zero_stage=3), 16)
+    wide = estimate(USP_1B.model_copy(update={"n_heads": 16}), HARDWARE["tpu-v5p"], tr, ParallelConfig(zero_stage=3), 16)
+    assert "64-wide heads are padded to the TPU's 128 lanes" in attention_kernel_note(narrow)
+    assert "2 x its FLOPs" in attention_kernel_note(narrow) and attention_kernel_note(wide) is None
 
 
 def test_fp32_runs_at_the_tf32_rate_on_gpus_and_the_bf16_rate_on_tpus():

@@ -251,10 +251,16 @@ def layer_overhead_note(e) -> str | None:
 
 def attention_kernel_note(e) -> str | None:
     """A sentence naming the attention kernel when the framework profile prices a slower one than
-    FlashAttention-2 (llm-foundry's Triton FlashAttention, ``shardplan.cost.gemm.TRITON_FLASH_SPEED``), or None."""
+    FlashAttention-2 (llm-foundry's Triton FlashAttention, ``shardplan.cost.gemm.TRITON_FLASH_SPEED``), or the TPU
+    padding of narrow heads (:func:`shardplan.cost.compute.mxu_head_padding`), or None."""
+    from shardplan.cost.compute import TPU_LANE_WIDTH, mxu_head_padding
     from shardplan.cost.gemm import TRITON_FLASH_SPEED, attention_kernel
     fw = e.training.framework
     kern = attention_kernel(e.hardware, fw.name, fw.attention_kernel)
+    pad = mxu_head_padding(e.hardware, e.model.dim_head)
+    if kern is None and pad > 1 and e.training.attention == "flash":
+        return (f"{e.model.dim_head}-wide heads are padded to the TPU's {TPU_LANE_WIDTH} lanes in the attention "
+                f"core: it costs {pad:.3g} x its FLOPs (Cloud TPU performance guide, tensor dimensions)")
     if kern is None or kern.name != "triton" or e.training.attention != "flash":
         return None
     return (f"the {fw.label} profile prices the attention core as llm-foundry's Triton FlashAttention (attn_impl: "
