@@ -378,3 +378,18 @@ def test_framework_gpu_matmul_scale_moves_gpu_gemms_only():
     assert gemm_device(h100, small, "bf16").rate == pytest.approx(989.4e12 * 0.59 * 1.1)
     # never below the asymptote, whatever the ceiling
     assert gemm_device(h100.model_copy(update={"matmul_efficiency": 0.9}), mt, "bf16").rate == pytest.approx(989.4e12 * 0.9)
+
+
+def test_estimate_names_the_eager_model_code_twin():
+    # under pytorch-fsdp (fused element-wise kernels) the note prices the same layout with hf-fsdp (eager HF code:
+    # torchtitan's fitted 5.31 x traffic, eager fp32 loss) and quotes its tokens/s; none under hf-fsdp itself
+    from shardplan.cli.estimate import eager_code_note
+    from shardplan.presets.models import MODELS
+    notes, tps = {}, {}
+    for name in ("pytorch-fsdp", "hf-fsdp"):
+        tr = TrainingSpec(seq_len=4096, global_batch_size=32, framework=FRAMEWORKS[name])
+        e = estimate(MODELS["llama-2-7b"], HARDWARE["a100-80gb"], tr,
+                     ParallelConfig(zero_stage=3, microbatch_size=4, recompute="full"), 8)
+        notes[name], tps[name] = eager_code_note(e), e.tokens_per_s / 8
+    assert notes["hf-fsdp"] is None and tps["hf-fsdp"] < tps["pytorch-fsdp"]
+    assert "--framework hf-fsdp" in notes["pytorch-fsdp"] and f"{tps['hf-fsdp']:,.0f} tokens/s" in notes["pytorch-fsdp"]
