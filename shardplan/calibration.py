@@ -542,9 +542,9 @@ def best_published_mfu(peak_flops_bf16: float, fp8: bool) -> tuple[float, str] |
 def optimism_note(est: Estimate) -> str | None:
     """A warning when ``est.mfu`` exceeds the best MFU published on this chip and precision (no
     prediction above it without a stated reason), else None; None too for a layout predicted not to
-    run (its MFU is not a claim). Both MFUs are the planner's definition (:func:`published_mfu_table`),
+    run (its MFU is not a claim) and for fp4 compute, which no shared run used. Both MFUs are the planner's definition (:func:`published_mfu_table`),
     which can differ from the figure a source prints (FLOPs counted with or without attention)."""
-    if not est.runs:
+    if not est.runs or est.training.precision.compute_dtype == "fp4":  # the shared set has no fp4 run
         return None
     best = best_published_mfu(est.hardware.peak_flops_bf16, est.training.precision.compute_dtype == "fp8")
     if best is None or est.mfu <= best[0]:

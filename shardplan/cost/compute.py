@@ -27,7 +27,7 @@ from shardplan.parallel import Layout, ParallelConfig, named_remat, recompute_sh
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
-from shardplan.specs.training import TrainingSpec
+from shardplan.specs.training import QUANTIZED_INPUT_BYTES, TrainingSpec
 
 
 def elementwise_bytes_per_token(model: ModelSpec, training: TrainingSpec, parallel: ParallelConfig,
@@ -279,13 +279,13 @@ def layer_times(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: P
     ``grad_bytes``); the attention core by :func:`attention_core_s`; element-wise operations
     ``HBM bytes x elementwise_traffic / (eta_hbm W_hbm)`` (:func:`elementwise_bytes_per_token`).
 
-    Linear layers run in the policy's compute dtype (fp8 with Transformer Engine-style recipes:
-    1-byte inputs); the attention core and the LM head stay in bf16 (NVIDIA Transformer Engine
-    keeps both in 16-bit).
+    Linear layers run in the policy's compute dtype (fp8 or NVFP4 with Transformer Engine-style
+    recipes: 1-byte or 0.5625-byte inputs, :data:`~shardplan.specs.training.QUANTIZED_INPUT_BYTES`); the
+    attention core and the LM head stay in bf16 (NVIDIA Transformer Engine keeps both in 16-bit).
     """
     prec = training.precision
     dtype = prec.compute_dtype
-    in_b = 1.0 if dtype == "fp8" else prec.activation_bytes
+    in_b = QUANTIZED_INPUT_BYTES.get(dtype, prec.activation_bytes)
     fwd = bwd = hbm_fwd = every_other = mlp = shared = mla_up = 0.0
     dev = gemm_device(hw, training, dtype)
     shares = every_other_mm_shares(model, p, moe)

@@ -136,9 +136,10 @@ class GemmDevice:
         Raises:
             ConfigError: if ``dtype`` has no peak on ``hw`` (:meth:`HardwareSpec.achieved_matmul_flops`).
         """
-        # a K step holds the same bytes per row: 64 bf16 or 128 fp8 elements on GPUs (CUTLASS sm90
-        # kernels: 128x256x64 for 16-bit, 128x256x128 for 8-bit inputs); TPU MXUs take 128 either way
-        k_tile = hw.gemm_k_tile * (2 if dtype == "fp8" and hw.sm_count is not None else 1)
+        # a K step holds the same bytes per row: 64 bf16, 128 fp8 or 256 fp4 elements on GPUs (CUTLASS sm90
+        # kernels: 128x256x64 for 16-bit, 128x256x128 for 8-bit inputs; sm100 block-scaled NVFP4 kernels:
+        # MMA tile 128x128x256); TPU MXUs take 128 either way
+        k_tile = hw.gemm_k_tile * ({"fp8": 2, "fp4": 4}.get(dtype, 1) if hw.sm_count is not None else 1)
         return cls(hw.sm_count, tuple(hw.gemm_tiles), k_tile, hw.achieved_matmul_flops(dtype),
                    hw.hbm_bandwidth * hw.hbm_efficiency)
 

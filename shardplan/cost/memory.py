@@ -172,8 +172,10 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
       modules, not fused kernels): an unfused SwiGLU ``act(gate) * up`` also keeps ``act(gate)``
       for the multiply's backward, beta*F/t more (nanotron ``models/llama.py`` GLUActivation;
       torchtitan ``F.silu(w1(x)) * w3(x)``; Megatron-LM's ``bias_swiglu_impl`` keeps only its input);
-    * fp8 compute (``precision.compute_dtype == 'fp8'``): linear-layer inputs kept in fp8
-      (:func:`fp8_linear_input_saving`).
+    * fp8 or NVFP4 compute (``precision.quantized``): linear-layer inputs kept in fp8
+      (:func:`fp8_linear_input_saving`); NVFP4 is priced at the same 1 byte per element: Transformer
+      Engine keeps a row-wise and a column-wise NVFP4 copy (its 1-D block scales run along one
+      dimension), 2 x 0.5625 B.
 
     Check: MHA, GeLU, F = 4h, naive attention with dropout, t = 1 gives 34h + 5as (Korthikanti Eq. 1).
     """
@@ -201,7 +203,7 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
         b += beta * phi_store * model.ffn_dim / t
     if training.dropout:
         b += 2.0 * h / sigma
-    if training.precision.compute_dtype == "fp8":
+    if training.precision.quantized:
         width = model.expert_ffn * (model.top_k + model.n_shared_experts) if moe else model.ffn_dim
         b -= fp8_linear_input_saving(beta, h, model.o_dim, width, t, sigma)
         if moe:  # the router keeps the 16-bit MLP input; the expert GEMMs keep fp8 copies of theirs
@@ -220,7 +222,7 @@ def routed_token_bytes(model: ModelSpec, training: TrainingSpec, layout: Layout)
     Example, Qwen3-30B-A3B (h 2048, top 8), tp 1, c = 1: bf16 2 x 8 x 2048 = 32,768 B; fp8 16,384 B."""
     beta, sigma = training.precision.activation_bytes, layout.seq_shard
     routed = training.moe_load * model.top_k * model.d_model / sigma
-    fp8_saving = (beta - 1) * routed if training.precision.compute_dtype == "fp8" else 0.0
+    fp8_saving = (beta - 1) * routed if training.precision.quantized else 0.0
     return training.framework.moe_routed_copies * beta * routed - fp8_saving
 
 
@@ -270,7 +272,7 @@ def module_saving_per_token(model: ModelSpec, training: TrainingSpec, layout: La
     Example, Qwen3-235B-A22B (h 4096, F_e 1536, top 8, no shared expert), t = 2 with SP, bf16, layernorm +
     moe_act: 2 x 2 x 4096 / 2 + 2 x 8 x 1536 / 2 = 8,192 + 12,288 = 20,480 B per token and MoE layer."""
     beta, t, sigma, h = training.precision.activation_bytes, layout.parallel.tp, layout.seq_shard, model.d_model
-    fp8 = training.precision.compute_dtype == "fp8"
+    fp8 = training.precision.quantized
     phi = mlp_store_factor(model, training)
     load = training.moe_load
     b = 0.0 if fp8 or "layernorm" not in modules else 2 * beta * h / sigma

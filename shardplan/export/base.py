@@ -196,6 +196,7 @@ def check_training(training, exporter: Exporter, moe: bool = True) -> None:
     name = training.precision.name
     if name not in exporter.precisions:
         who = {"fp8-mixed": "Megatron-LM (--fp8-format)", "fp8-params": "Megatron-LM (--fp8-param-gather)",
+               "nvfp4-mixed": "Megatron-LM (--fp4-format e2m1 --fp4-recipe nvfp4)",
                "fp32": "DeepSpeed (bf16 off)",
                "bf16-mixed-fp32-grads": "Megatron-LM (--accumulate-allreduce-grads-in-fp32)"}
         from shardplan.export import EXPORTERS  # the registry imports this module

@@ -218,7 +218,9 @@ def megatron_args(ctx: ExportContext) -> list[str]:
     precision = {"bf16-mixed": ["--bf16"], "bf16-mixed-fp32-grads": ["--bf16", "--accumulate-allreduce-grads-in-fp32"],
                  "fp8-mixed": ["--bf16", "--fp8-format", "hybrid"],
                  # fp8 primary weights (arguments.py _add_mixed_precision_args: --fp8-param-gather)
-                 "fp8-params": ["--bf16", "--fp8-format", "hybrid", "--fp8-param-gather"]}
+                 "fp8-params": ["--bf16", "--fp8-format", "hybrid", "--fp8-param-gather"],
+                 # NVFP4 linear layers (arguments.py _add_mixed_precision_args: --fp4-format, --fp4-recipe)
+                 "nvfp4-mixed": ["--bf16", "--fp4-format", "e2m1", "--fp4-recipe", "nvfp4"]}
     if tr.optimizer_dtype == "bf16-moments":  # Megatron-LM arguments.py _add_mixed_precision_args
         if p.zero_stage != 1:
             # OptimizerConfig.__post_init__: the precision-aware optimizer only with the distributed optimizer
@@ -292,6 +294,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--moe-token-dispatcher-type", choices=["allgather", "alltoall", "flex"])
     ap.add_argument("--moe-expert-capacity-factor", type=float)
     ap.add_argument("--fp8-format")
+    ap.add_argument("--fp4-format")
+    ap.add_argument("--fp4-recipe")
     ap.add_argument("--exp-avg-dtype")
     ap.add_argument("--exp-avg-sq-dtype")
     ap.add_argument("--main-params-dtype")
@@ -580,12 +584,14 @@ def read(text: str, devices: int | None = None) -> Imported:
 
 def _training_of(a: argparse.Namespace, zero_stage: int) -> tuple[str, str]:
     """(precision policy, optimizer state) of the flags, the inverse of :func:`megatron_args`' table:
-    ``--fp8-format`` (+ ``--fp8-param-gather``: fp8-params), ``--accumulate-allreduce-grads-in-fp32``,
+    ``--fp8-format`` (+ ``--fp8-param-gather``: fp8-params), ``--fp4-format e2m1 --fp4-recipe nvfp4``
+    (nvfp4-mixed), ``--accumulate-allreduce-grads-in-fp32``,
     ``--bf16``, none of them fp32; ``--use-precision-aware-optimizer`` with both Adam moments in bf16:
     bf16-moments.
 
     Raises:
-        ConfigError: settings the planner has no policy for (fp16, another fp8 format, moments in another
+        ConfigError: settings the planner has no policy for (fp16, another fp8 format, an fp4 recipe other than
+            NVFP4, moments in another
             dtype or only one of them in bf16, non-fp32 main parameters, the precision-aware optimizer without
             the distributed optimizer, which Megatron-LM refuses).
     """
@@ -595,6 +601,9 @@ def _training_of(a: argparse.Namespace, zero_stage: int) -> tuple[str, str]:
         raise bad("--fp16", "the planner prices bf16 and fp8 mixed precision, no fp16 policy", "--bf16")
     if a.fp8_format not in (None, "e4m3", "hybrid"):
         raise bad(f"--fp8-format {a.fp8_format}", "not a Transformer Engine fp8 recipe the flags take", "e4m3, hybrid")
+    if a.fp4_format is not None and (a.fp4_format, a.fp4_recipe or "nvfp4") != ("e2m1", "nvfp4"):
+        raise bad(f"--fp4-format {a.fp4_format} --fp4-recipe {a.fp4_recipe}", "the planner prices NVFP4 only "
+                  "(E2M1 values, E4M3 scales per 16 elements)", "--fp4-format e2m1 --fp4-recipe nvfp4")
     moments = (a.exp_avg_dtype or "fp32", a.exp_avg_sq_dtype or "fp32")
     if a.use_precision_aware_optimizer and (moments not in (("bf16", "bf16"), ("fp32", "fp32"))
                                             or (a.main_params_dtype or "fp32") != "fp32"):
@@ -606,7 +615,9 @@ def _training_of(a: argparse.Namespace, zero_stage: int) -> tuple[str, str]:
     if bf16_moments and zero_stage != 1:
         raise bad("--use-precision-aware-optimizer", "Megatron-LM runs it only with --use-distributed-optimizer",
                   "add --use-distributed-optimizer")
-    if a.fp8_format:
+    if a.fp4_format:  # NVFP4 linear layers (fp4 wins over an fp8 format: Megatron-LM's fp4 context replaces fp8's)
+        precision = "nvfp4-mixed"
+    elif a.fp8_format:
         precision = "fp8-params" if a.fp8_param_gather else "fp8-mixed"
     elif a.bf16:
         precision = "bf16-mixed-fp32-grads" if a.accumulate_allreduce_grads_in_fp32 else "bf16-mixed"
@@ -619,5 +630,5 @@ EXPORTER = Exporter(name="megatron", title="Megatron-LM", source=SOURCE, suffix=
                     expresses=("overlap_grad_reduce", "tp_overlap", "offload_optimizer", "etp", "moe_dispatcher",
                                "recompute_modules", "recompute_layers", "offload_activation_layers", "moe_a2a_overlap"),
                     write=write, read=read,
-                    precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp8-mixed", "fp8-params", "fp32"),
+                    precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp8-mixed", "fp8-params", "nvfp4-mixed", "fp32"),
                     optimizer_dtypes=("fp32", "bf16-moments"), dropout=True, moe_capacity=True)

@@ -67,6 +67,10 @@ def _cdna3(name: str, hbm_bytes: float, hbm_bandwidth: float, maf_bf16: float, m
 #: Blackwell presets' isolated-GEMM rate (ezyang SOURCES.md, the matmul_efficiency source's cross-check)
 _BLACKWELL_ISOLATED = ("0.69: an isolated B200 bf16 GEMM (ezyang SOURCES.md), as the matmul_efficiency source's cross-check "
                        "cites it")
+#: the fp4 rate's source on the Blackwell entries (HardwareSpec.fp4_matmul_efficiency None: the fp8 fraction)
+_FP4_AS_FP8 = ("None, i.e. the entry's fp8_matmul_efficiency: assumed, NVFP4 GEMMs reach the same fraction of their "
+               "peak as fp8 ones (no public NVFP4 GEMM benchmark was found); checked, not fitted, on MLPerf Training "
+               "v5.1's NVFP4 Llama 3.1 405B runs (docs/accuracy.md)")
 HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
     HardwareSpec(
         name="a100-40gb", peak_flops_bf16=312e12, hbm_bytes=40 * GiB, hbm_bandwidth=1.555e12,
@@ -110,7 +114,8 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
                  "scale_out_bandwidth": "HGX H200 reference: 8x 400 Gb/s NICs -> 50 GB/s per GPU",
                  "scale_up_efficiency": _NCCL, "scale_out_efficiency": _IB, "latency": _LAT}),
     HardwareSpec(
-        name="b200", peak_flops_bf16=2.25e15, peak_flops_fp8=4.5e15, hbm_bytes=180e9, hbm_bandwidth=8e12,
+        name="b200", peak_flops_bf16=2.25e15, peak_flops_fp8=4.5e15, peak_flops_fp4=9e15, hbm_bytes=180e9,
+        hbm_bandwidth=8e12,
         scale_up_size=8, scale_up_bandwidth=900e9, scale_out_bandwidth=50e9,
         matmul_efficiency=0.59, fp8_matmul_efficiency=0.49, isolated_matmul_efficiency=0.69,
         scale_up_efficiency=0.82, scale_out_efficiency=0.85,
@@ -123,6 +128,9 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
                                           "speed; 0.49 before the FP8-CS rows, the Hopper entry's fitted fp8 rate)",
                  "peak_flops": "NVIDIA DGX B200 datasheet: 72 PFLOPS fp8 training per 8 GPUs (sparse) -> "
                                "4.5 PF fp8 / 2.25 PF bf16 dense per GPU; " + _SB_GPU,
+                 "peak_flops_fp4": "NVIDIA DGX B200 datasheet: 144 PFLOPS fp4 inference per 8 GPUs (sparse) -> 9 PF "
+                                   "dense NVFP4 per GPU",
+                 "fp4_matmul_efficiency": _FP4_AS_FP8,
                  "hbm": "NVIDIA DGX B200 datasheet: 1,440 GB per 8 GPUs = 180 GB per GPU (192 GB announced); "
                         "8 TB/s",
                  "scale_up_bandwidth": "NVLink 5: 1.8 TB/s bidirectional -> 900 GB/s one-way",
@@ -299,11 +307,14 @@ for _name, (_bw, _src) in _HOST_LINK.items():
 #: entry's SMs, GEMM and network efficiencies, and kernels), with 72 GPUs in one NVLink domain
 _B200 = HARDWARE["b200"]
 HARDWARE["gb200"] = HardwareSpec(**{
-    **_B200.model_dump(), "name": "gb200", "peak_flops_bf16": 2.5e15, "peak_flops_fp8": 5e15, "hbm_bytes": 186e9,
+    **_B200.model_dump(), "name": "gb200", "peak_flops_bf16": 2.5e15, "peak_flops_fp8": 5e15, "peak_flops_fp4": 10e15,
+    "hbm_bytes": 186e9,
     "scale_up_size": 72, "devices_per_host": 4, "host_bandwidth": 450e9, "isolated_matmul_efficiency": 0.70, "sources": {
         **_B200.sources,
         "peak_flops": "NVIDIA GB200 NVL72 datasheet: 360 PFLOPS fp16/bf16 and 720 PFLOPS fp8 per 72 GPUs with sparsity "
                       "-> 2.5 PF bf16 / 5 PF fp8 dense per GPU",
+        "peak_flops_fp4": "NVIDIA GB200 NVL72 datasheet: 1,440 PFLOPS fp4 per 72 GPUs with sparsity -> 10 PF dense "
+                          "NVFP4 per GPU",
         "hbm": "NVIDIA GB200 NVL72 datasheet: up to 13.4 TB HBM3e and 576 TB/s per 72 GPUs -> 186 GB, 8 TB/s per GPU",
         "scale_up_bandwidth": "NVLink 5: 1.8 TB/s bidirectional per GPU -> 900 GB/s one-way; NVL72: one NVLink domain "
                               "of 72 GPUs (NVLink Switch trays)",
@@ -336,21 +347,27 @@ _ULTRA = {
                          "(0.59 / 0.49), as for the b200 entry; no public bf16 Blackwell Ultra row beside GPT-OSS-120B"}
 HARDWARE["gb300"] = HardwareSpec(**{
     **HARDWARE["gb200"].model_dump(), "name": "gb300", "hbm_bytes": 279e9, "sm_count": 160, "scale_out_bandwidth": 100e9,
+    "peak_flops_fp4": 15e15,
     "compute_arch": "blackwell-ultra", **_ULTRA_GEMM,
     "sources": {
         **HARDWARE["gb200"].sources, **_ULTRA,
         "peak_flops": "NVIDIA GB300 NVL72 datasheet: 360 PFLOPS fp16/bf16 and 720 PFLOPS fp8 per 72 GPUs with sparsity "
                       "(the GB200 NVL72's figures) -> 2.5 PF bf16 / 5 PF fp8 dense per GPU",
+        "peak_flops_fp4": "NVIDIA GB300 NVL72 datasheet: 1,080 PFLOPS dense fp4 (1,440 with sparsity) per 72 GPUs -> 15 PF "
+                          "dense NVFP4 per GPU (Blackwell Ultra: 1.5x Blackwell's dense NVFP4)",
         "hbm": "NVIDIA GB300 NVL72 datasheet: up to 20 TB HBM3e and 576 TB/s per 72 GPUs -> 279 GB, 8 TB/s per GPU "
                "(288 GB per Blackwell Ultra package)",
         "devices_per_host": "NVIDIA GB300 NVL72: 18 compute trays of 4 Blackwell Ultra GPUs and 2 Grace CPUs"}})
 HARDWARE["b300"] = HardwareSpec(**{
     **_B200.model_dump(), "name": "b300", "hbm_bytes": 288e9, "sm_count": 160, "scale_out_bandwidth": 100e9,
+    "peak_flops_fp4": 14e15,
     "compute_arch": "blackwell-ultra", **_ULTRA_GEMM,
     "sources": {
         **_B200.sources, **_ULTRA,
         "peak_flops": "NVIDIA DGX B300 datasheet: 72 PFLOPS fp8 training per 8 GPUs (sparse) -> 4.5 PF fp8 / 2.25 PF "
                       "bf16 dense per GPU (the DGX B200's figures)",
+        "peak_flops_fp4": "14 PF dense NVFP4 per B300 GPU (Verda, 'NVIDIA GB300 NVL72: GPU Architecture & Performance', "
+                          "per-GPU table without sparsity; HGX B300 at its lower power limit, below the GB300's 15)",
         "hbm": "NVIDIA DGX B300 datasheet: 2.3 TB HBM3e per 8 GPUs -> 288 GB per GPU; 8 TB/s (Blackwell Ultra)"}})
 
 #: H800 SXM: the export variant of H100 SXM (same GH100 die, tensor cores, HBM and SM count; every other

@@ -42,6 +42,9 @@ class HardwareSpec(BaseModel):
     kind: Literal["gpu", "tpu"] = "gpu"
     peak_flops_bf16: float = Field(ge=1e9, le=L.MAX_FLOPS, description="dense bf16 FLOP/s per device (datasheet sparse / 2)")
     peak_flops_fp8: float | None = Field(default=None, ge=1e9, le=L.MAX_FLOPS, description="dense fp8 FLOP/s per device")
+    peak_flops_fp4: float | None = Field(default=None, ge=1e9, le=L.MAX_FLOPS,
+                                         description="dense fp4 (NVFP4 block-scaled) FLOP/s per device; None: no fp4 "
+                                                     "tensor cores")
     # Compute units (shardplan.cost.gemm: tile and wave quantization of GEMMs, attention kernels).
     sm_count: int | None = Field(default=None, gt=0, le=4096,
                                  description="streaming multiprocessors / compute units that each run one GEMM "
@@ -108,6 +111,10 @@ class HardwareSpec(BaseModel):
     matmul_efficiency: float = Field(default=0.7, ge=L.MIN_EFFICIENCY, le=1)
     fp8_matmul_efficiency: float = Field(default=0.45, ge=L.MIN_EFFICIENCY, le=1,
                                          description="fraction of the fp8 peak reached by fp8 matmuls")
+    fp4_matmul_efficiency: float | None = Field(
+        default=None, ge=L.MIN_EFFICIENCY, le=1,
+        description="fraction of the fp4 peak reached by fp4 matmuls; None: fp8_matmul_efficiency (assumed: the same "
+                    "fraction of its peak as fp8, no public NVFP4 GEMM benchmark)")
     isolated_matmul_efficiency: float | None = Field(
         default=None, ge=L.MIN_EFFICIENCY, le=1,
         description="fraction of the bf16 peak an isolated, tuned large GEMM reaches (a benchmark, not a training "
@@ -186,7 +193,7 @@ class HardwareSpec(BaseModel):
         return self
 
     def peak_flops(self, dtype: str = "bf16") -> float:
-        """Dense peak FLOP/s for ``dtype`` ('bf16', 'fp8' or 'fp32').
+        """Dense peak FLOP/s for ``dtype`` ('bf16', 'fp8', 'fp4' or 'fp32').
 
         fp32 matmuls run at the TF32 tensor-core rate on NVIDIA GPUs, half the BF16 rate on Ampere, Hopper and
         Blackwell (NVIDIA A100 / H100 / B200 datasheets: TF32 156 / 495 / 1,100 dense TFLOPS against BF16 312 /
@@ -195,23 +202,26 @@ class HardwareSpec(BaseModel):
         passes at its default precision (``jax.default_matmul_precision``), the BF16 rate.
 
         Raises:
-            ConfigError: if the hardware has no fp8 units.
+            ConfigError: if the hardware has no fp8 (fp4) units, naming the precisions it can run.
         """
         from shardplan.errors import ConfigError
         if dtype == "bf16":
             return self.peak_flops_bf16
         if dtype == "fp32":
             return self.peak_flops_bf16 / 2 if self.kind == "gpu" else self.peak_flops_bf16
-        if dtype == "fp8":
-            if self.peak_flops_fp8 is None:
-                from shardplan.specs.training import PRECISION_POLICIES  # the precisions that run in bf16
-                legal = [k for k, v in PRECISION_POLICIES.items() if v.compute_dtype != "fp8"]
-                raise ConfigError(f"hardware {self.name} has no fp8 peak, so an fp8 precision (compute dtype fp8, "
-                                  f"e.g. precision=fp8-mixed) cannot run on it; legal precision: {', '.join(legal)}",
-                                  field="precision", value=dtype, legal=legal)
-            return self.peak_flops_fp8
-        raise ConfigError(f"compute_dtype={dtype!r} is unknown; legal: bf16, fp8, fp32",
-                          field="compute_dtype", value=dtype, legal=["bf16", "fp8", "fp32"])
+        if dtype in ("fp8", "fp4"):
+            peak = self.peak_flops_fp8 if dtype == "fp8" else self.peak_flops_fp4
+            if peak is None:
+                from shardplan.specs.training import PRECISION_POLICIES  # the precisions this hardware runs
+                legal = [k for k, v in PRECISION_POLICIES.items() if v.compute_dtype in ("bf16", "fp32")
+                         or (v.compute_dtype == "fp8" and self.peak_flops_fp8 is not None)]
+                example = "fp8-mixed" if dtype == "fp8" else "nvfp4-mixed"
+                raise ConfigError(f"hardware {self.name} has no {dtype} peak, so an {dtype} precision (compute dtype "
+                                  f"{dtype}, e.g. precision={example}) cannot run on it; legal precision: "
+                                  f"{', '.join(legal)}", field="precision", value=dtype, legal=legal)
+            return peak
+        raise ConfigError(f"compute_dtype={dtype!r} is unknown; legal: bf16, fp8, fp4, fp32",
+                          field="compute_dtype", value=dtype, legal=["bf16", "fp8", "fp4", "fp32"])
 
     def achieved_matmul_flops(self, dtype: str = "bf16") -> float:
         """FLOP/s that large matmuls reach in ``dtype``: peak x the efficiency factor of that dtype.
@@ -219,7 +229,10 @@ class HardwareSpec(BaseModel):
         Raises:
             ConfigError: as :meth:`peak_flops`.
         """
-        eff = self.fp8_matmul_efficiency if dtype == "fp8" else self.matmul_efficiency
+        if dtype == "fp4":
+            eff = self.fp8_matmul_efficiency if self.fp4_matmul_efficiency is None else self.fp4_matmul_efficiency
+        else:
+            eff = self.fp8_matmul_efficiency if dtype == "fp8" else self.matmul_efficiency
         return self.peak_flops(dtype) * eff
 
     def usable_hbm_bytes(self) -> float:

@@ -53,7 +53,7 @@ class PrecisionPolicy(BaseModel):
         optimizer_bytes: optimizer moments (Adam: m and v in fp32 = 8).
         activation_bytes: stored activations (2 for bf16/fp16).
         grads_transient: gradients are freed by the fused update and not kept across steps.
-        compute_dtype: dtype of the matmuls ('bf16', 'fp8' or 'fp32'), selects the peak FLOP/s
+        compute_dtype: dtype of the matmuls ('bf16', 'fp8', 'fp4' or 'fp32'), selects the peak FLOP/s
             (:meth:`~shardplan.specs.hardware.HardwareSpec.peak_flops`).
     """
 
@@ -66,7 +66,13 @@ class PrecisionPolicy(BaseModel):
     optimizer_bytes: int = Field(default=8, ge=0, le=32)
     activation_bytes: int = Field(default=2, gt=0, le=16)
     grads_transient: bool = False
-    compute_dtype: Literal["bf16", "fp8", "fp32"] = "bf16"
+    compute_dtype: Literal["bf16", "fp8", "fp4", "fp32"] = "bf16"
+
+    @property
+    def quantized(self) -> bool:
+        """The linear layers run in a scaled low-precision format ('fp8' or 'fp4'): their saved inputs are the
+        quantized copies and the attention core and LM head stay 16-bit (Transformer Engine recipes)."""
+        return self.compute_dtype in QUANTIZED_INPUT_BYTES
 
     @property
     def model_state_bytes_per_param(self) -> int:
@@ -74,6 +80,11 @@ class PrecisionPolicy(BaseModel):
         grads = 0 if self.grads_transient else self.grad_bytes
         return self.param_bytes + grads + self.master_bytes + self.optimizer_bytes
 
+
+#: bytes per element a quantized GEMM reads: fp8 1 B; NVFP4 a 4-bit E2M1 value plus one FP8 E4M3 scale per
+#: 16-element block, 0.5 + 1/16 = 0.5625 B (NVIDIA, "Introducing NVFP4 for Efficient and Accurate Low-Precision
+#: Inference", 2025: 16-value micro-blocks with an E4M3 scale and an FP32 per-tensor scale)
+QUANTIZED_INPUT_BYTES: dict[str, float] = {"fp8": 1.0, "fp4": 0.5625}
 
 #: optimizer-state dtypes (``TrainingSpec.optimizer_dtype``; module docstring table)
 OPTIMIZER_DTYPES: tuple[str, ...] = get_args(OptimizerDtype)
@@ -90,6 +101,11 @@ PRECISION_POLICIES: dict[str, PrecisionPolicy] = {
     # Megatron-Bridge FP8-CS recipe (megatron/bridge/training/mixed_precision.py bf16_with_fp8_current_scaling_mixed:
     # fp8_param_gather=True); Transformer Engine fp8_model_init (FP8 primary weights)
     "fp8-params": PrecisionPolicy(name="fp8-params", compute_dtype="fp8", param_bytes=1),
+    # NVFP4 linear layers (4-bit E2M1 values with an FP8 E4M3 scale per 16 elements and an fp32 scale per tensor) on
+    # Blackwell's fp4 tensor cores, the rest as fp8-mixed (bf16 working weights, fp32 master). Sources: Transformer
+    # Engine's NVFP4BlockScaling recipe; Megatron-LM --fp4-format e2m1 --fp4-recipe nvfp4 (MLPerf Training v5.1
+    # NVIDIA Llama 3.1 405B configs); NVIDIA, "Pretraining Large Language Models with NVFP4" (2025)
+    "nvfp4-mixed": PrecisionPolicy(name="nvfp4-mixed", compute_dtype="fp4"),
     # everything in fp32 (CPU runs and exact-loss tests): 4 + 4 + 8 = 16 B/param, 4-byte activations
     "fp32": PrecisionPolicy(name="fp32", param_bytes=4, grad_bytes=4, master_bytes=0, activation_bytes=4,
                             compute_dtype="fp32"),

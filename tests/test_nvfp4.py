@@ -1,0 +1,62 @@
+"""NVFP4 (fp4) linear layers on Blackwell: the precision policy, the hardware's fp4 peak and rate, the GEMM model's
+K step, the Megatron-LM flags both ways and the errors on hardware without fp4 tensor cores.
+
+Expected numbers are derived by hand in the comments (datasheet peaks: NVIDIA GB200 NVL72, DGX B200)."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from shardplan.cost.gemm import GemmShape, gemm_time
+from shardplan.cost.step import estimate
+from shardplan.errors import ConfigError
+from shardplan.export import export_text, import_config, megatron
+from shardplan.inputs import build_inputs
+from shardplan.presets.hardware import HARDWARE
+from shardplan.specs.training import PRECISION_POLICIES, QUANTIZED_INPUT_BYTES
+
+
+def test_fp4_peak_and_rate_follow_the_datasheets_and_the_fp8_fraction():
+    # GB200 NVL72: 1,440 PFLOPS fp4 with sparsity per 72 GPUs -> 10 PF dense; the rate is the fp8 fraction (0.49)
+    gb200, b200 = HARDWARE["gb200"], HARDWARE["b200"]
+    assert gb200.peak_flops("fp4") == 10e15 and b200.peak_flops("fp4") == 9e15
+    assert gb200.achieved_matmul_flops("fp4") == pytest.approx(10e15 * gb200.fp8_matmul_efficiency)
+    assert gb200.achieved_matmul_flops("fp4") == pytest.approx(2 * gb200.achieved_matmul_flops("fp8"))
+    assert PRECISION_POLICIES["nvfp4-mixed"].quantized and QUANTIZED_INPUT_BYTES["fp4"] == 0.5 + 1 / 16
+
+
+def test_a_large_fp4_gemm_runs_at_the_fp4_rate():
+    # 8192^3 on B200 splits into whole 128x256 tiles and K steps in both dtypes (K step 128 fp8 / 256 fp4 elements):
+    # 2,048 tiles in ceil(2048 / 148) = 14 waves of the 148 SMs, so math time = 2 x 8192^3 x (14 x 148 / 2048) / rate:
+    # fp8 1.0995e12 x 1.01172 / (0.49 x 4.5e15) = 0.5045 ms, fp4 half of it (twice the peak, the same fraction)
+    b200 = HARDWARE["b200"]
+    g8, g4 = (gemm_time(GemmShape(8192, 8192, 8192), b200, d, in_bytes=QUANTIZED_INPUT_BYTES[d]) for d in ("fp8", "fp4"))
+    assert (g8.tiles, g8.waves, g4.tiles, g4.waves) == (2048, 14, 2048, 14)
+    assert g8.math_s == pytest.approx(2 * 8192 ** 3 * (14 * 148 / 2048) / (0.49 * 4.5e15), rel=1e-9)
+    assert g4.math_s == pytest.approx(g8.math_s / 2, rel=1e-9)
+
+
+def test_fp4_on_hardware_without_fp4_tensor_cores_is_refused_by_name():
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=32,
+                                 global_batch_tokens=None, precision="nvfp4-mixed")
+    with pytest.raises(ConfigError) as err:
+        estimate(m, hw, tr, pc, 8)
+    assert "h100-sxm has no fp4 peak" in str(err.value) and "fp8-mixed" in err.value.legal
+    assert "nvfp4-mixed" not in err.value.legal
+
+
+def test_nvfp4_round_trips_through_megatron_flags_and_mxfp4_is_refused():
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="gb200", devices=8, seq_len=4096, global_batch=32,
+                                 global_batch_tokens=None, precision="nvfp4-mixed", zero_stage=1)
+    e = estimate(m, hw, tr, pc, 8)
+    text = export_text("megatron", e)
+    a, _ = megatron.parser().parse_known_args(shlex.split(text, comments=True))
+    assert (a.fp4_format, a.fp4_recipe, a.fp8_format) == ("e2m1", "nvfp4", None)
+    assert import_config("megatron", text).precision == "nvfp4-mixed"
+    with pytest.raises(ConfigError, match="the planner prices NVFP4 only"):
+        import_config("megatron", text.replace("--fp4-recipe nvfp4", "--fp4-recipe mxfp4"))
+    # a framework without an fp4 recipe refuses the precision and names the one that writes it
+    with pytest.raises(ConfigError, match=r"cannot express precision='nvfp4-mixed'.*--fp4-format e2m1"):
+        export_text("torchtitan", e)
