@@ -324,3 +324,38 @@ def test_dualpipe_full_recompute_holds_one_recomputed_layer_per_rank():
     one_layer = lay.local_tokens * layer_activation_bytes(m, tr, lay)[0]
     both = stage_activation_bytes(m, tr, lay, 1) + stage_activation_bytes(m, tr, lay, 2)
     assert activation_terms(m, tr, lay, 1)[0] == pytest.approx(both - one_layer)
+
+
+def test_zero_bubble_defers_only_the_weight_gradient_pass():
+    # Qi et al. 2023 Table 2: ZB-H1 bubble (p-1)(T_F + T_B - T_W). In microbatch times with w = T_W / (F + B + W):
+    # p=8, w=1/3 (equal passes): 7/3; w=0.25 (their profiled 6.2B share): 7 x (1 - 0.5) = 3.5.
+    # Appendix H, m < p: (p-1)(1-w) - (m-1) w; p=8, w=0.25, m=2: 5.25 - 0.25 = 5.0 (1F1B: 7)
+    from shardplan.cost.pipeline import bubble_fraction, zero_bubble_fraction
+    from shardplan.parallel import ParallelConfig
+    assert zero_bubble_fraction(8, 1 / 3) == pytest.approx(7 / 3)
+    assert zero_bubble_fraction(8, 0.25, 24) == pytest.approx(3.5)
+    assert zero_bubble_fraction(8, 0.25, 2) == pytest.approx(5.0)
+    assert zero_bubble_fraction(8, 0.25, 1) == pytest.approx(7 * 0.75)  # one microbatch: only W leaves the bubble
+    zb = ParallelConfig(pp=8, schedule="zero-bubble", pipeline_flushes=2)
+    assert bubble_fraction(zb, None, 0.25, 48) == pytest.approx(2 * 3.5)  # 24 microbatches per flush
+
+
+def test_estimate_prices_the_zero_bubble_schedule_with_its_own_weight_gradient_share():
+    # the stage's W share is its weight-gradient GEMMs over its compute: below 1/3 once attention and element-wise
+    # work join the forward and backward, so the ZB bubble lies between (p-1)/3 and (p-1) microbatch times
+    from shardplan.cost.pipeline import zero_bubble_fraction
+    from shardplan.cost.step import estimate
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    tr = TrainingSpec(seq_len=8192, global_batch_size=64)
+    e = {s: estimate(MODELS["llama-3-70b"], HARDWARE["h100-sxm"], tr,
+                     ParallelConfig(tp=8, sp=True, pp=4, schedule=s, zero_stage=1), 64) for s in ("1f1b", "zero-bubble")}
+    zb = e["zero-bubble"]
+    from shardplan.cost.step import step_context
+    st = step_context(zb.model, zb.hardware, zb.training, zb.layout).stage
+    w = st.wgrad_s / st.total_s
+    assert 0.15 < w < 1 / 3
+    ratio = zb.bubble_s / e["1f1b"].bubble_s  # same microbatch time under both schedules
+    assert ratio == pytest.approx(zero_bubble_fraction(4, w, zb.layout.microbatches) / 3, rel=1e-9)

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass, replace
 
 from shardplan.cost import flops as F
-from shardplan.cost.gemm import GemmDevice, GemmShape, attention_kernel, training_gemm_seconds
+from shardplan.cost.gemm import GemmDevice, GemmShape, attention_kernel, training_gemm_parts, training_gemm_seconds
 from shardplan.cost.memory import StageParams, stage_params
 from shardplan.parallel import Layout, ParallelConfig, named_remat, recompute_share, recomputed_layers
 from shardplan.specs.framework import FrameworkProfile
@@ -245,6 +245,8 @@ class LayerTimes:
         fwd_mm_shared: forward time of the shared experts' GEMMs ('shared_experts').
         fwd_mm_mla_up: forward time of MLA's up projections, K/V and query (the query projection
             itself without a query latent; 'mla_up_proj').
+        bwd_wgrad: the weight-gradient GEMMs' share of ``bwd_mm`` (what a zero-bubble schedule defers,
+            :func:`shardplan.cost.pipeline.bubble_fraction`).
     """
 
     fwd_mm: float
@@ -257,6 +259,7 @@ class LayerTimes:
     fwd_mm_mlp: float = 0.0
     fwd_mm_shared: float = 0.0
     fwd_mm_mla_up: float = 0.0
+    bwd_wgrad: float = 0.0
 
     @property
     def fwd(self) -> float:
@@ -286,12 +289,12 @@ def layer_times(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: P
     prec = training.precision
     dtype = prec.compute_dtype
     in_b = QUANTIZED_INPUT_BYTES.get(dtype, prec.activation_bytes)
-    fwd = bwd = hbm_fwd = every_other = mlp = shared = mla_up = 0.0
+    fwd = bwd = wgrad = hbm_fwd = every_other = mlp = shared = mla_up = 0.0
     dev = gemm_device(hw, training, dtype)
     shares = every_other_mm_shares(model, p, moe)
     for name, shape in layer_gemm_shapes(model, p, tokens, moe, training.moe_load):
-        tf, tb, bound = training_gemm_seconds(shape, dev, in_b, 2.0 * prec.grad_bytes)
-        fwd, bwd, hbm_fwd = fwd + tf, bwd + tb, hbm_fwd + (tf if bound else 0.0)
+        tf, td, tw, bound = training_gemm_parts(shape, dev, in_b, 2.0 * prec.grad_bytes)
+        fwd, bwd, wgrad, hbm_fwd = fwd + tf, bwd + td + tw, wgrad + tw, hbm_fwd + (tf if bound else 0.0)
         every_other += shares.get(name, 0.0) * tf
         mlp += tf if name.startswith(("mlp", "router", "expert", "shared")) else 0.0
         shared += tf if name.startswith("shared") else 0.0
@@ -300,7 +303,7 @@ def layer_times(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: P
     hbm = hw.hbm_bandwidth * hw.hbm_efficiency
     t_elem = (elementwise_bytes_per_token(model, training, p, moe) * training.framework.elementwise_traffic
               * tokens / hbm)
-    return LayerTimes(fwd, attn_f, t_elem, hbm_fwd > fwd / 2, bwd, attn_b, every_other, mlp, shared, mla_up)
+    return LayerTimes(fwd, attn_f, t_elem, hbm_fwd > fwd / 2, bwd, attn_b, every_other, mlp, shared, mla_up, wgrad)
 
 
 def every_other_mm_shares(model: ModelSpec, p: ParallelConfig, moe: bool = False) -> dict[str, float]:
@@ -360,6 +363,8 @@ class StageCompute:
         overhead_s: launch / host dispatch the GPU waits for: the framework's
             ``layer_overhead_s`` x the stage's layers plus its fixed MoE costs (:func:`moe_expert_cost_s`:
             per local expert E / ep and per MoE layer; forward + backward of one microbatch).
+        wgrad_s: the layers' weight-gradient GEMMs, part of ``matmul_s`` (the LM head's stay in its
+            backward): the W pass a zero-bubble schedule defers.
     """
 
     stage: int
@@ -368,6 +373,7 @@ class StageCompute:
     recompute_s: float
     params: StageParams
     overhead_s: float = 0.0
+    wgrad_s: float = 0.0
 
     @property
     def total_s(self) -> float:
@@ -409,10 +415,11 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
     """
     p = layout.parallel
     sp_ = stage_params(model, layout, stage)
-    mm = elem = rec = 0.0
+    mm = elem = rec = wgrad = 0.0
     share = recompute_share(p, sp_.layers)  # full recompute of every layer, or of recompute_layers per chunk
     for lt, cnt, moe in ((dense_t, sp_.layers - sp_.moe_layers, False), (moe_t, sp_.moe_layers, True)):
         mm += cnt * (lt.fwd_mm + lt.bwd_mm + lt.fwd_attn + lt.bwd_attn)
+        wgrad += cnt * lt.bwd_wgrad
         elem += cnt * 3 * lt.fwd_elem
         saved = named_remat(p, training.framework.selective_recompute)
         if saved is not None:  # full recompute, less the named matmul outputs kept (MaxText's policies)
@@ -427,7 +434,7 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
         mm, elem, rec = mm + heads * head_mm, elem + heads * head_elem, rec + heads * head_rec
     fw = training.framework
     return StageCompute(stage, mm, elem, rec, sp_, charged_layers(p, fw, sp_.layers) * fw.layer_overhead_s
-                        + moe_expert_cost_s(model, training, p, sp_.moe_layers, moe_t))
+                        + moe_expert_cost_s(model, training, p, sp_.moe_layers, moe_t), wgrad)
 
 
 def remat_saved_fwd_s(model: ModelSpec, lt: LayerTimes, moe: bool, saved: tuple[str, ...] | None) -> float:

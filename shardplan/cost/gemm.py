@@ -181,19 +181,28 @@ def gemm_time(shape: GemmShape, hw: HardwareSpec | GemmDevice, dtype: str = "bf1
 
 
 @lru_cache(maxsize=65536)
-def training_gemm_seconds(shape: GemmShape, dev: GemmDevice, in_bytes: float, wgrad_out_bytes: float,
-                          math_only: bool = False) -> tuple[float, float, bool]:
-    """(forward, backward) seconds of a linear layer with forward GEMM ``shape`` and whether its
-    forward is HBM-bound; the backward is the input-gradient plus weight-gradient GEMMs
-    (:meth:`GemmShape.backward`), the latter writing ``wgrad_out_bytes`` per element. Outputs of
-    the forward and input-gradient GEMMs are 16-bit (2 B) even with 1-byte fp8 inputs.
-    ``math_only``: tensor-core time only (the caller counts the operands' HBM traffic elsewhere)."""
+def training_gemm_parts(shape: GemmShape, dev: GemmDevice, in_bytes: float, wgrad_out_bytes: float,
+                        math_only: bool = False) -> tuple[float, float, float, bool]:
+    """(forward, input-gradient, weight-gradient) seconds of a linear layer with forward GEMM ``shape``
+    (:meth:`GemmShape.backward`) and whether its forward is HBM-bound; the weight gradient writes
+    ``wgrad_out_bytes`` per element. Outputs of the forward and input-gradient GEMMs are 16-bit (2 B)
+    even with 1-byte fp8 inputs. ``math_only``: tensor-core time only (the caller counts the operands'
+    HBM traffic elsewhere)."""
     out_b = max(2.0, in_bytes)
     dgrad, wgrad = shape.backward()
     times = [gemm_time(g, dev, in_bytes=in_bytes, out_bytes=o)
              for g, o in ((shape, out_b), (dgrad, out_b), (wgrad, wgrad_out_bytes))]
     sec = [t.math_s if math_only else t.seconds for t in times]
-    return sec[0], sec[1] + sec[2], times[0].memory_bound and not math_only
+    return sec[0], sec[1], sec[2], times[0].memory_bound and not math_only
+
+
+def training_gemm_seconds(shape: GemmShape, dev: GemmDevice, in_bytes: float, wgrad_out_bytes: float,
+                          math_only: bool = False) -> tuple[float, float, bool]:
+    """(forward, backward) seconds of a linear layer with forward GEMM ``shape`` and whether its
+    forward is HBM-bound: :func:`training_gemm_parts` with the backward's input- and weight-gradient
+    GEMMs summed."""
+    f, d, w, bound = training_gemm_parts(shape, dev, in_bytes, wgrad_out_bytes, math_only)
+    return f, d + w, bound
 
 
 @dataclass(frozen=True)

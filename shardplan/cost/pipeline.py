@@ -3,7 +3,8 @@
 Sources: Narayanan et al. 2021 ("Efficient Large-Scale Language Model Training on GPU Clusters
 Using Megatron-LM"), Sec. 2.2.1 (GPipe / 1F1B bubble (p-1) t_mb, 1F1B holds at most p
 microbatches) and Sec. 2.2.2 (interleaved: bubble / v); Qi et al. 2023 ("Zero Bubble Pipeline
-Parallelism"), Sec. 3 (ZB-H1: bubble (p-1) t_mb / 3 with T_F = T_B = T_W, peak memory of 1F1B);
+Parallelism"), Sec. 3, Table 2 and Appendix H (ZB-H1: bubble (p-1)(T_F + T_B - T_W), (p-1) t_mb / 3 when
+T_F = T_B = T_W, the weight-gradient pass's own share otherwise; peak memory of 1F1B);
 Korthikanti et al. 2022 Sec. 4.2.3 (interleaving multiplies the first stage's in-flight
 activations by 1 + (p-1)/(p v)); DeepSeek-AI 2024 ("DeepSeek-V3 Technical Report") Sec. 3.2.1 and
 Table 2, as deepseek-ai/DualPipe's README (DualPipe: bubble (p/2-1)(F&B + B - 3W), 2x parameters,
@@ -37,12 +38,29 @@ def effective_virtual_stages(parallel: ParallelConfig, stage_layers: tuple[int, 
 DUALPIPE_BUBBLE = 2.0 / 3.0
 
 
-def bubble_fraction(parallel: ParallelConfig, stage_layers: tuple[int, ...] | None = None) -> float:
+#: the weight-gradient share of a microbatch's forward + backward when every pass costs the same (T_F = T_B = T_W:
+#: the forward's matmuls, the input-gradient's and the weight-gradient's each; Qi et al. 2023 Sec. 3)
+EQUAL_PASSES_W_SHARE = 1.0 / 3.0
+
+
+def zero_bubble_fraction(pp: int, w_share: float, microbatches: int | None = None) -> float:
+    """ZB-H1's bubble in microbatch times: ``(p-1)(1 - 2w)`` (Qi et al. 2023, Table 2: ``(p-1)(T_F + T_B - T_W)``
+    with ``w = T_W / (T_F + T_B + T_W)``), and with fewer microbatches than stages ``(p-1)(1 - w) - (m-1) w``
+    (their Appendix H: one iteration takes ``(m+p-1)(T_F + T_B) + T_W``, of which ``m (T_F + T_B + T_W)`` is
+    work). Both are ``(p-1)(1-w) - min(m-1, p-1) w``. Example: p=8, w=0.25, m=24: 7 x 0.5 = 3.5 microbatch
+    times (1F1B: 7); m=2: 7 x 0.75 - 0.25 = 5.0. With ``w`` = 1/3 and m >= p: (p-1)/3."""
+    m = pp if microbatches is None else microbatches
+    return (pp - 1) * (1.0 - w_share) - min(m - 1, pp - 1) * w_share
+
+
+def bubble_fraction(parallel: ParallelConfig, stage_layers: tuple[int, ...] | None = None,
+                    w_share: float = EQUAL_PASSES_W_SHARE, microbatches: int | None = None) -> float:
     """Bubble of one step in units of one microbatch's forward + backward on one stage.
 
     ``(p-1)`` for GPipe and 1F1B, ``(p-1)/v`` interleaved (v from :func:`effective_virtual_stages`
-    when ``stage_layers`` is given), ``(p-1)/3`` zero-bubble (ZB-H1), ``(p/2-1) x 2/3`` DualPipe
-    (:data:`DUALPIPE_BUBBLE`), 0 without pipeline
+    when ``stage_layers`` is given), :func:`zero_bubble_fraction` for zero-bubble (ZB-H1; ``w_share`` the
+    weight-gradient GEMMs' share of the microbatch, ``microbatches`` per flush; (p-1)/3 at the default
+    1/3 and m >= p), ``(p/2-1) x 2/3`` DualPipe (:data:`DUALPIPE_BUBBLE`), 0 without pipeline
     parallelism (sources in the module docstring); times ``pipeline_flushes``, since every flush fills and
     drains the pipeline again (e.g. pp=4, interleaved v=8, 4 flushes: 4 x 3/8 = 1.5 microbatch times).
 
@@ -56,13 +74,17 @@ def bubble_fraction(parallel: ParallelConfig, stage_layers: tuple[int, ...] | No
         return p.pipeline_flushes * (p.pp - 1) / effective_virtual_stages(p, stage_layers)
     if p.schedule == "dualpipe":
         return p.pipeline_flushes * DUALPIPE_BUBBLE * (p.pp / 2 - 1)
-    return p.pipeline_flushes * (p.pp - 1) * {"gpipe": 1.0, "1f1b": 1.0, "zero-bubble": 1.0 / 3.0}[p.schedule]
+    if p.schedule == "zero-bubble":
+        per_flush = None if microbatches is None else max(1, microbatches // p.pipeline_flushes)
+        return p.pipeline_flushes * zero_bubble_fraction(p.pp, w_share, per_flush)
+    return p.pipeline_flushes * (p.pp - 1) * {"gpipe": 1.0, "1f1b": 1.0}[p.schedule]
 
 
-def bubble_s(parallel: ParallelConfig, microbatch_s: float, stage_layers: tuple[int, ...] | None = None) -> float:
+def bubble_s(parallel: ParallelConfig, microbatch_s: float, stage_layers: tuple[int, ...] | None = None,
+             w_share: float = EQUAL_PASSES_W_SHARE, microbatches: int | None = None) -> float:
     """Pipeline bubble in seconds: :func:`bubble_fraction` x the slowest stage's microbatch time
     ``microbatch_s`` (seconds, forward + backward + exposed per-microbatch communication)."""
-    return bubble_fraction(parallel, stage_layers) * microbatch_s
+    return bubble_fraction(parallel, stage_layers, w_share, microbatches) * microbatch_s
 
 
 def messages_per_microbatch(parallel: ParallelConfig) -> int:

@@ -235,7 +235,9 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     floor_mb = max(T_mb, host_floor_s(ctx)) - T_mb
     retry_mb = allocator_retry_s(fw, mem.total / hw.hbm_bytes)
     T_mb += floor_mb + retry_mb
-    bubble = bubble_s(layout.parallel, T_mb, layout.stage_layers)
+    st = ctx.stage
+    w_share = st.wgrad_s / st.total_s if st.total_s > 0 else 1.0 / 3.0  # the W pass ZB-H1 defers
+    bubble = bubble_s(layout.parallel, T_mb, layout.stage_layers, w_share, m)
     opt_s = optimizer_s(ctx)
     rule = stall_rule(layout, fw, nodes(ctx), tp_nodes(ctx),
                       boundary_message_bytes(layout, model.d_model, training.precision.activation_bytes))
