@@ -35,7 +35,7 @@ FITS = [("deepspeed", ("narayanan21_t2_zero3",), [Parameter("framework", "zero3_
                                            Parameter("framework", "overlap_slowdown", 0.0, 1.0)]),
         # the A100 preset's large-GEMM asymptote against the Megatron-LM A100 rows (leave-one-out only:
         # the preset keeps its value from presets/hardware.py)
-        ("megatron", ("narayanan21_t1", "narayanan21_t2_ptd", "korthikanti22", "megascale"),
+        ("megatron-legacy", ("narayanan21_t1", "narayanan21_t2_ptd", "korthikanti22", "megascale"),
          [Parameter("hardware", "matmul_efficiency", 0.5, 0.95)])]
 
 

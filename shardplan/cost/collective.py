@@ -26,8 +26,10 @@ Phase = Literal["fwd", "bwd", "step"]
 Scope = Literal["layers", "embedding_head", "dense", "expert"]
 #: how the planner hides it: 'exposed' (on the critical path), 'tp_overlap' (chunked behind the GEMM
 #: it feeds), 'ring_attention' (behind the attention core), 'buckets' (DDP / Megatron buckets behind
-#: backward or forward), 'prefetch' (ZeRO-3 next-layer prefetch)
-Overlap = Literal["exposed", "tp_overlap", "ring_attention", "buckets", "prefetch", "combined_1f1b", "dualpipe"]
+#: backward or forward), 'prefetch' (ZeRO-3 next-layer prefetch), 'p2p_overlap' (interleaved pipeline sends
+#: beside the next chunk's compute)
+Overlap = Literal["exposed", "tp_overlap", "ring_attention", "buckets", "prefetch", "combined_1f1b", "dualpipe",
+                  "p2p_overlap"]
 
 OPS: tuple[str, ...] = ("AllReduce", "AllGather", "ReduceScatter", "AllToAll", "SendRecv")
 

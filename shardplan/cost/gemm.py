@@ -353,7 +353,7 @@ ATTENTION_KERNELS.update(triton_kernels())
 #: on Hopper is cuDNN's fused attention (FA2 on Ampere); MaxText runs XLA / Pallas kernels (no
 #: published table: the GEMM asymptote)
 FRAMEWORK_ATTENTION_KERNEL = {"nanotron": "fa2", "torchtitan": "fa2", "pytorch-fsdp": "fa2",
-                              "deepspeed": "fa2", "megatron": "cudnn", "maxtext": "xla"}
+                              "deepspeed": "fa2", "megatron": "cudnn", "megatron-legacy": "cudnn", "maxtext": "xla"}
 
 
 def attention_kernel(hw: HardwareSpec, framework: str, kernel: str | None = None) -> AttentionKernel | None:

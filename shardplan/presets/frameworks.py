@@ -190,14 +190,16 @@ _MEGATRON_ALLOCATOR = dict(allocator_overhead=0.025, context_bytes=_PYTORCH_CONT
 _MEGATRON_A2A_OVERLAP = ("measured share of the hideable AllToAll time Combined 1F1B hides (benchmarks/public_runs.py "
                          "a2a_overlap_shares; tests/test_cost_axes.py recomputes both): the Megatron MoE model zoo's A/B "
                          "pair (Qwen3-235B-A22B, TP2 EP32 PP8 VPP4 DeepEP, 256 H100: 19.7 s per step, 17.6 s with the "
-                         "1F1B overlap; yanring/Megatron-MoE-ModelZoo best_practice/Qwen3) gives 0.44 of the planner's "
+                         "1F1B overlap; yanring/Megatron-MoE-ModelZoo best_practice/Qwen3) gives 0.43 of the planner's "
                          "upper bound; the Megatron-Bridge 25.11 Qwen3-235B H100 row (its recipe sets moe_a2a_overlap) "
-                         "0.56; mean 0.50, rounded to 0.5 (0.45 / 0.61 before the fixed MoE costs' hidden form). The 25.09 row of the same layout, 31% slower, implies none and "
+                         "0.52; mean 0.48, rounded to 0.5 (0.44 / 0.56 before the interleaved pipeline sends were "
+                         "overlapped, 0.45 / 0.61 before the fixed MoE costs' hidden form). The 25.09 row of the same layout, 31% slower, implies none and "
                          "is left out")
 _MEGATRON_MOE = ("fitted jointly with moe_layer_overhead_s: benchmarks/fit_frameworks.py moe_fit_table, robust least "
                  "squares on the 33 public Megatron-Core MoE rows (Megatron-Core MoE model zoo Qwen3-235B, Megatron-Bridge "
                  "25.09 and 25.11 H100 / B200 / GB200 / GB300 Qwen3, GPT-OSS and DeepSeek-V3), everything else fixed: "
-                 "0.31 ms per local expert and 1.52 ms per MoE layer (per microbatch, forward + backward), the "
+                 "0.32 ms per local expert and 1.53 ms per MoE layer (per microbatch, forward + backward; 0.31 / 1.52 "
+                 "before the interleaved pipeline sends were overlapped, FrameworkProfile.pp_p2p_overlap), the "
                  "per-expert part exposed only beyond the routed experts' GEMM time (shardplan.cost.compute."
                  "moe_expert_cost_s); alone, the per-expert constant fitted 0.278 ms and left the EP 64 rows, 2 "
                  "experts per rank, 27-30% fast on GB200 (Qwen3-235B); leave-one-out median |error| 24.5% (no term) "
@@ -229,9 +231,14 @@ _LAZY_GRADS = ("PyTorch's own loop (Hugging Face Trainer / Accelerate, fms-fsdp)
                "gradients, Adam state and one bf16 temporary)")
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
-        FrameworkProfile(name="megatron", moe_expert_overhead_s=3.1e-4, moe_layer_overhead_s=1.52e-3,
+        FrameworkProfile(name="megatron", moe_expert_overhead_s=3.2e-4, moe_layer_overhead_s=1.53e-3,
                          dp_bucket_min_params=4e7, dp_bucket_params_per_rank=1e6, **_MEGATRON_ALLOCATOR, released_schedules=("1f1b", "interleaved"),
+                         pp_p2p_overlap=True,
                          sources={"released_schedules": _MEGATRON_SCHEDULES, "a2a_overlap_share": _MEGATRON_A2A_OVERLAP,
+                                  "pp_p2p_overlap": "megatron/training/arguments.py: --no-overlap-p2p-communication "
+                                  "(store_false: overlap_p2p_comm on by default), forced off with a warning for "
+                                  "non-interleaved schedules; core/pipeline_parallel/schedules.py posts the interleaved "
+                                  "schedule's isend / irecv before a chunk's compute and waits after it",
                                   "moe_expert_overhead_s": _MEGATRON_MOE, "moe_layer_overhead_s": _MEGATRON_MOE,
                                   "dp_bucket_min_params": _MEGATRON_BUCKETS, "dp_bucket_params_per_rank": _MEGATRON_BUCKETS,
                                   "allocator_overhead": _MEGATRON_RUNTIME, "context_bytes": _MEGATRON_RUNTIME}),
@@ -440,6 +447,17 @@ FRAMEWORKS["torchtitan-compile"] = FRAMEWORKS["torchtitan"].model_copy(update={
     "sources": {**{k: v for k, v in FRAMEWORKS["torchtitan"].sources.items() if k != "tp_overlap"},
                 "elementwise_traffic": _COMPILE_KERNELS, "loss": _COMPILE_LOSS, "logit_bytes": _COMPILE_LOSS,
                 "compiled": _COMPILE_KERNELS, "tp_overlap_slowdown": _ASYNC_TP}})
+
+#: Megatron-LM before Megatron-Core's overlapped pipeline sends (the 2021-2023 releases of Narayanan et al. 2021,
+#: Korthikanti et al. 2022 and MegaScale's Megatron-LM baseline, Jiang et al. 2024, whose own system adds the
+#: overlap): the megatron profile with every stage-boundary send exposed
+FRAMEWORKS["megatron-legacy"] = FRAMEWORKS["megatron"].model_copy(update={
+    "name": "megatron-legacy", "pp_p2p_overlap": False,
+    "sources": {**FRAMEWORKS["megatron"].sources,
+                "pp_p2p_overlap": "False: Megatron-LM's interleaved schedule of 2021-2023 sends between chunks with "
+                "blocking batched p2p (Narayanan et al. 2021 Sec. 4.1, the scatter/gather optimisation of those sends); "
+                "overlap_p2p_comm came with Megatron-Core, and MegaScale (Jiang et al. 2024 Sec. 3.2) lists overlapping "
+                "the pipeline sends among its own changes to its Megatron-LM baseline"}})
 
 _HF_EAGER = ("Hugging Face Transformers model code (e.g. transformers models/llama/modeling_llama.py: LlamaRMSNorm, "
              "apply_rotary_pos_emb, act_fn(gate_proj(x)) * up_proj(x) and the residual adds as separate eager PyTorch "

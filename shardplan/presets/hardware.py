@@ -117,10 +117,12 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
         name="b200", peak_flops_bf16=2.25e15, peak_flops_fp8=4.5e15, peak_flops_fp4=9e15, hbm_bytes=180e9,
         hbm_bandwidth=8e12,
         scale_up_size=8, scale_up_bandwidth=900e9, scale_out_bandwidth=50e9,
-        matmul_efficiency=0.59, fp8_matmul_efficiency=0.49, isolated_matmul_efficiency=0.69,
+        matmul_efficiency=0.58, fp8_matmul_efficiency=0.48, isolated_matmul_efficiency=0.69,
         scale_up_efficiency=0.82, scale_out_efficiency=0.85,
         sources={"isolated_matmul_efficiency": _BLACKWELL_ISOLATED,
-                 "fp8_matmul_efficiency": "0.49: fitted by benchmarks/fit_frameworks.py blackwell_fp8_table on the 16 "
+                 "fp8_matmul_efficiency": "0.48 (0.49 before the megatron profile's interleaved pipeline sends were "
+                                          "overlapped, FrameworkProfile.pp_p2p_overlap): fitted by "
+                                          "benchmarks/fit_frameworks.py blackwell_fp8_table on the 16 "
                                           "public dense fp8 B200 / GB200 rows (NeMo 25.04 B200 long sequence, "
                                           "Megatron-Bridge 25.09 / 25.11 B200 and GB200; docs/accuracy.md gives the "
                                           "leave-one-row-out errors), the Megatron-Bridge FP8-CS rows with fp8 primary "
@@ -135,7 +137,7 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
                         "8 TB/s",
                  "scale_up_bandwidth": "NVLink 5: 1.8 TB/s bidirectional -> 900 GB/s one-way",
                  "scale_out_bandwidth": "DGX B200: 8x ConnectX-7 400 Gb/s -> 50 GB/s per GPU",
-                 "matmul_efficiency": "0.59: the fitted Blackwell fp8 rate (0.49, above) times the Hopper entry's "
+                 "matmul_efficiency": "0.58: the fitted Blackwell fp8 rate (0.48, above) times the Hopper entry's "
                                       "bf16 / fp8 asymptote ratio (0.59 / 0.49, both fitted with the same shape model); "
                                       "cross-check: ezyang SOURCES.md's isolated B200 GEMM rate "
                                       "0.69 scaled by Hopper's fitted-asymptote / isolated-GEMM ratio (0.59 / 0.73) gives "
@@ -342,7 +344,7 @@ _ULTRA = {
                              "dense fp8 GB300 rows (Megatron-Bridge 25.11 Llama 3 8B, 70B, 405B, FP8-CS with fp8 "
                              "primary weights; leave-one-row-out -9% / +8% / +0%, docs/accuracy.md). The datasheets give Blackwell Ultra the Blackwell "
                              "dense peaks, yet the table's GB300 runs are 1.03-1.23x its GB200 runs: a fitted rate "
-                             "above the B200 / GB200 entry's 0.49 carries that (three rows: weakly determined)",
+                             "above the B200 / GB200 entry's 0.48 carries that (three rows: weakly determined)",
     "matmul_efficiency": "0.64: the fitted Blackwell Ultra fp8 rate (0.53) times the Hopper entry's bf16 / fp8 ratio "
                          "(0.59 / 0.49), as for the b200 entry; no public bf16 Blackwell Ultra row beside GPT-OSS-120B"}
 HARDWARE["gb300"] = HardwareSpec(**{

@@ -336,6 +336,10 @@ class FrameworkProfile(BaseModel):
             MaxText, the JAX runtime), and pipeline_flushes > 1 is refused.
         pipeline_parallel: whether the framework has pipeline parallelism (False: pp > 1 refused in
             validation and left out of the search; PyTorch FSDP as llm-foundry and fms-fsdp run it).
+        pp_p2p_overlap: under the interleaved schedule the stage-boundary sends run beside the next chunk's
+            compute (Megatron-LM ``overlap_p2p_comm``: on by default for interleaved schedules, forced off for the
+            others, megatron/training/arguments.py ``--no-overlap-p2p-communication``), so only what exceeds the
+            stage's compute is exposed; False: every send exposed.
         sources: field -> citation or the rows the value was fitted on.
         origin: where a profile that is not a built-in came from (a profile file, or a hardware file's
             ``framework:`` section), so that a refusal names it (:attr:`label`); empty for built-ins.
@@ -413,6 +417,7 @@ class FrameworkProfile(BaseModel):
     expert_parallel: bool = True
     moe_tensor_parallel: bool = True
     pipeline_parallel: bool = True
+    pp_p2p_overlap: bool = False
     local_batch_flushes: bool = False
     a2a_overlap_share: float = Field(default=0.5, ge=0, le=1)
     moe_routed_copies: Literal[1, 2] = 1
