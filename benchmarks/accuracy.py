@@ -388,8 +388,12 @@ def scouted_checks_k() -> list[str]:
                     "now takes the stage's own weight-gradient GEMM share and the Appendix H count (`cost/pipeline.py`",
                     "`zero_bubble_fraction`, written after reading these rows, from the paper's formulas; no constant): the",
                     "zero-bubble rows track their 1F1B twins (the m < p rows -19% to +8%). The multi-node runs (16 and 32",
-                    "GPUs) are +7% to +16% under every schedule and interleaved 1F1B +12% to +20% there: the planner prices",
-                    "these pipelines' point-to-point sends at the NVLink rate although some stage boundaries cross RoCE."])
+                    "GPUs) were +7% to +16%: the planner priced the point-to-point sends at the NVLink rate although one",
+                    "stage boundary per node crosses RoCE. Since this pass a pipeline's sends are priced at its slowest",
+                    "boundary (`cost/axes/pp.py` `boundary_stride`) and Megatron-Core's interleaved schedule overlaps them",
+                    "with compute (`FrameworkProfile.pp_p2p_overlap`, from Megatron-LM's own default; the 2021-2023",
+                    "releases of the shared rows, which sent blocking, are `megatron-legacy`): 1F1B and ZB-1p there are",
+                    "+3% to +11%; interleaved 1F1B stays +12% to +20% (this 2023 fork may not overlap those sends)."])
 
 
 def amd_checks() -> list[str]:
@@ -570,12 +574,13 @@ def public_checks() -> list[str]:
                     "had the generic fp8 GEMM rate 0.45 with no source; fitted on the dense fp8 B200 / GB200 rows",
                     "(`blackwell_fp8_table` below) it was 0.49, the H100's fitted rate too (0.48 after the FP8-CS rows",
                     "gather fp8 primary weights; 0.49 again since attention over cp > 1 runs at the causal kernel's",
-                    "speed), and the long-sequence rows come out -1% (8k) to -11% (1M).", "",
+                    "speed; 0.48 since Megatron-Core's interleaved pipeline sends overlap compute), and the long-sequence",
+                    "rows come out -1% (8k) to -11% (1M).", "",
                     "The Blackwell bf16 GEMM rate was ezyang's isolated-GEMM figure for B200 (0.69), used as the",
                     "asymptote; on Hopper the fitted asymptote (0.59) sits at 0.81 of the isolated rate (0.73), the",
                     "gap being end-to-end. No public dense bf16 Blackwell training row was found to fit it on, so it",
-                    "is now derived from the fitted rates: the Blackwell fp8 fit (0.49) times Hopper's bf16 / fp8",
-                    "ratio (0.59 / 0.49) gives 0.59; 0.69 x 0.59 / 0.73 = 0.56 agrees within 6%. Only",
+                    "is now derived from the fitted rates: the Blackwell fp8 fit (0.48; 0.49 then) times Hopper's bf16 /",
+                    "fp8 ratio (0.59 / 0.49) gives 0.58 (0.59 then); 0.69 x 0.59 / 0.73 = 0.56 agrees within 4%. Only",
                     "bf16 Blackwell rows move much: GPT-OSS-120B on B200 +63% -> +58%, GB200 +93% -> +76% (the fp8",
                     "rows' bf16 GEMMs move them by about 1%; the per-layer MoE cost below then takes GB200 to +66%).",
                     "GPT-OSS",
@@ -765,8 +770,8 @@ def main() -> None:
               "costs the runs less than a whole forward; not modelled), and the smallest A100 models at 512-1,024",
               "tokens with very large microbatches (MPT-760M, mbs 48-96) +19-25%.", ""]
     lines += [blackwell_fp8_table()[0], "",
-              "The Blackwell presets had the generic 0.45 with no source before this fit; the fitted 0.49 equals the",
-              "H100's (fitted on the NeMo 24.07 FP8 rows). These rows are therefore not out-of-sample checks of the fp8",
+              "The Blackwell presets had the generic 0.45 with no source before this fit; the fitted 0.48 is about the",
+              "H100's 0.49 (fitted on the NeMo 24.07 FP8 rows). These rows are therefore not out-of-sample checks of the fp8",
               "rate (the left-out column is).", "",
               blackwell_ultra_fp8_table()[0], "",
               "The datasheet gives GB300 the GB200's tensor-core peaks while the table's GB300 runs are 1.03-1.23x",
