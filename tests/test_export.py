@@ -1367,3 +1367,21 @@ def test_torchtitan_import_takes_the_layer_count_from_a_known_flavor():
             "[training]", "pipeline_parallel_layers_per_stage = 3\n[training]"))
     meta = import_config("torchtitan", '# shardplan-meta: {"n_layers": 80}\n' + text).parallel
     assert sum(meta.pp_layers) == 80
+
+
+def test_megatron_legacy_interleaved_plans_export_blocking_sends_and_import_says_so():
+    # the megatron profile overlaps the interleaved schedule's sends (Megatron-LM's overlap_p2p_comm default); a plan
+    # priced with megatron-legacy's blocking sends writes --no-overlap-p2p-communication, and reading it back notes it
+    from shardplan.presets.frameworks import framework_profile
+    outs = {}
+    for fw in ("megatron", "megatron-legacy"):
+        m, hw, tr, pc = build_inputs(model="llama-3-70b", hardware="h100-sxm", devices=64, seq_len=4096,
+                                     global_batch=64, global_batch_tokens=None, tp=4, sp=True, pp=4,
+                                     schedule="interleaved", virtual_stages=5, zero_stage=1)
+        tr = tr.model_copy(update={"framework": framework_profile(fw)})
+        outs[fw] = export_text("megatron", estimate(m, hw, tr, pc, 64))
+    assert "--no-overlap-p2p-communication" not in outs["megatron"]
+    assert "--no-overlap-p2p-communication" in outs["megatron-legacy"]
+    imp = import_config("megatron", outs["megatron-legacy"])
+    assert imp.parallel.schedule == "interleaved" and any("--framework megatron-legacy" in n for n in imp.notes)
+    assert not import_config("megatron", outs["megatron"]).notes

@@ -179,6 +179,10 @@ def megatron_args(ctx: ExportContext) -> list[str]:
     check_unexpressed(p, EXPORTER, _ALT)
     args = ["--num-layers", str(ctx.estimate.model.n_layers), "--tensor-model-parallel-size", str(p.tp)]
     args += _pipeline_args(ctx)
+    if p.pp > 1 and p.schedule == "interleaved" and not tr.framework.pp_p2p_overlap:
+        # the plan was priced with blocking stage-boundary sends (megatron-legacy): arguments.py
+        # --no-overlap-p2p-communication (overlap_p2p_comm is on by default for interleaved schedules)
+        args.append("--no-overlap-p2p-communication")
     args += ["--context-parallel-size", str(p.cp)]
     if p.ep > 1:
         args += ["--expert-model-parallel-size", str(p.ep), "--expert-tensor-parallel-size", str(p.expert_tp)]
@@ -286,7 +290,8 @@ def parser() -> argparse.ArgumentParser:
     for flag in ("--sequence-parallel", "--use-distributed-optimizer", "--use-megatron-fsdp", "--overlap-grad-reduce",
                  "--tp-comm-overlap", "--optimizer-cpu-offload", "--bf16", "--moe-enable-deepep", "--cpu-offloading",
                  "--overlap-moe-expert-parallel-comm", "--moe-pad-expert-input-to-capacity", "--fp8-param-gather",
-                 "--accumulate-allreduce-grads-in-fp32", "--use-precision-aware-optimizer", "--fp16"):
+                 "--accumulate-allreduce-grads-in-fp32", "--use-precision-aware-optimizer", "--fp16",
+                 "--no-overlap-p2p-communication"):
         ap.add_argument(flag, action="store_true")
     ap.add_argument("--data-parallel-sharding-strategy", choices=["no_shard", "optim", "optim_grads",
                                                                   "optim_grads_params"])
@@ -577,9 +582,12 @@ def read(text: str, devices: int | None = None) -> Imported:
     parallel = parallel_from(values)
     check_activation_offload(parallel, a.num_layers)
     precision, optimizer_dtype = _training_of(a, zero)
+    notes = (("--no-overlap-p2p-communication: the interleaved schedule's stage-boundary sends are blocking; price "
+              "them with --framework megatron-legacy (the megatron profile overlaps them with compute, Megatron-LM's "
+              "default)",) if a.no_overlap_p2p_communication and parallel.schedule == "interleaved" else ())
     return Imported(parallel, devices=n, seq_len=a.seq_length, global_batch=a.global_batch_size,
                     framework="megatron", precision=precision, optimizer_dtype=optimizer_dtype,
-                    moe_capacity_factor=a.moe_expert_capacity_factor)
+                    moe_capacity_factor=a.moe_expert_capacity_factor, notes=notes)
 
 
 def _training_of(a: argparse.Namespace, zero_stage: int) -> tuple[str, str]:
