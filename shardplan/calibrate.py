@@ -110,11 +110,17 @@ def valid_cases(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile)
     did not run (``oom``, ``failed``) with a refused layout stays: the planner predicts it not to run.
 
     Raises:
-        ConfigError: every record is refused (the first reason is given).
+        ConfigError: every record is refused (the first reason is given); a record whose precision the base
+            hardware cannot run (e.g. nvfp4-mixed on a GPU without fp4 peak), as ``estimate`` refuses it.
     """
     from shardplan.parallel import validate
     keep, excluded, reasons = [], [], []
     for i, c in enumerate(cs, 1):
+        try:  # a precision the hardware has no peak for is bad input, not a layout the planner refuses
+            hw.peak_flops(c.training.precision.compute_dtype)
+        except ConfigError as e:
+            raise ConfigError(f"record {i} ({c.record.source or 'no source'}): {e}", field=e.field, value=e.value,
+                              legal=e.legal) from None
         try:
             training = c.training.with_framework(profile, c.record.optimizer_dtype)
             validate(c.parallel, c.model, training, c.record.devices)

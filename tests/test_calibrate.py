@@ -222,3 +222,16 @@ def test_a_record_carries_its_moe_routing_into_the_priced_run():
                     tokens_per_s_per_device=10000.0)
     assert cases([rec])[0].training.moe_routing == "round_robin"
     assert RunRecord(**{**rec.model_dump(), "moe_routing": "uniform"}).moe_routing == "uniform"
+
+
+def test_cli_calibrate_refuses_records_whose_precision_the_base_hardware_cannot_run(tmp_path):
+    # an nvfp4-mixed record on h100-sxm (no fp4 peak) is bad input (exit 2, naming the record and the legal
+    # precisions), as estimate says, not a record silently left out of the fit
+    path = tmp_path / "runs.jsonl"
+    recs = synthetic_records()[:3]
+    recs = [recs[0].model_copy(update={"precision": "nvfp4-mixed"}), *recs[1:]]
+    write_records(path, recs, append=False)
+    r = CliRunner().invoke(app, ["calibrate", str(path), "--hardware", "h100-sxm", "-o", str(tmp_path / "c.yaml"),
+                                 "--no-cross-validation"])
+    assert r.exit_code == 2 and "record 1" in r.output and "has no fp4 peak" in r.output
+    assert not (tmp_path / "c.yaml").exists()

@@ -393,3 +393,9 @@ def test_estimate_names_the_eager_model_code_twin():
         notes[name], tps[name] = eager_code_note(e), e.tokens_per_s / 8
     assert notes["hf-fsdp"] is None and tps["hf-fsdp"] < tps["pytorch-fsdp"]
     assert "--framework hf-fsdp" in notes["pytorch-fsdp"] and f"{tps['hf-fsdp']:,.0f} tokens/s" in notes["pytorch-fsdp"]
+    # where the eager code would not fit (its fp32 logits and unfused intermediates), the note says so instead:
+    # 24 sequences of 4,096 per GPU fit under pytorch-fsdp (71.3 GiB of 80) but need 85.0 GiB as HF code
+    tr = TrainingSpec(seq_len=4096, global_batch_size=192, framework=FRAMEWORKS["pytorch-fsdp"])
+    big = estimate(MODELS["llama-2-7b"], HARDWARE["a100-80gb"], tr,
+                   ParallelConfig(zero_stage=3, microbatch_size=24, recompute="full"), 8)
+    assert big.fits and "needs 85.0 GiB per device" in eager_code_note(big) and "does not fit" in eager_code_note(big)

@@ -60,3 +60,27 @@ def test_nvfp4_round_trips_through_megatron_flags_and_mxfp4_is_refused():
     # a framework without an fp4 recipe refuses the precision and names the one that writes it
     with pytest.raises(ConfigError, match=r"cannot express precision='nvfp4-mixed'.*--fp4-format e2m1"):
         export_text("torchtitan", e)
+
+
+def test_megatron_import_refuses_mixed_quantized_flags_and_notes_what_it_does_not_price():
+    base = "--num-layers 32 --tensor-model-parallel-size 1 --bf16 --micro-batch-size 1 --global-batch-size 8 " \
+           "--seq-length 4096 --nproc-per-node 8"
+    with pytest.raises(ConfigError, match="fp8 and fp4 recipes are exclusive"):
+        import_config("megatron", base + " --fp8-format hybrid --fp4-format e2m1")
+    with pytest.raises(ConfigError, match="fp4 primary weights need an fp4 recipe"):
+        import_config("megatron", base + " --fp4-param-gather")
+    imp = import_config("megatron", base + " --fp4-format e2m1 --fp4-recipe nvfp4 --fp4-param-gather "
+                                           "--first-last-layers-bf16")
+    assert imp.precision == "nvfp4-mixed" and len(imp.notes) == 2
+    assert any("--fp4-param-gather" in n for n in imp.notes) and any("--first-last-layers-bf16" in n for n in imp.notes)
+
+
+def test_estimate_notes_nvfp4_under_a_framework_without_the_recipe():
+    from shardplan.cli.estimate import fp4_note
+    from shardplan.presets.frameworks import framework_profile
+    notes = {}
+    for fw in ("megatron", "torchtitan"):
+        m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="b200", devices=8, seq_len=4096, global_batch=32,
+                                     global_batch_tokens=None, precision="nvfp4-mixed")
+        notes[fw] = fp4_note(estimate(m, hw, tr.model_copy(update={"framework": framework_profile(fw)}), pc, 8))
+    assert notes["megatron"] is None and "torchtitan profile's framework has no such recipe" in notes["torchtitan"]

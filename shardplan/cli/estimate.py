@@ -471,13 +471,33 @@ def eager_code_note(e) -> str | None:
                      e.parallel, e.layout.n_devices)
     except ConfigError:
         return None
-    if not c.fits:
-        return None
     n = e.layout.n_devices
-    return (f"the {fw.label} profile prices fused element-wise kernels; stock Hugging Face model code (eager RMSNorm, "
-            f"RoPE, SwiGLU and fp32 loss) under the same sharding (--framework {twin}) is predicted at "
-            f"{c.tokens_per_s / n:,.0f} tokens/s per device ({c.tokens_per_s / e.tokens_per_s - 1:+.0%}; IBM's "
-            f"fms-acceleration benchmark measured fused kernels 10-13% faster on the same runs, docs/accuracy.md)")
+    head = (f"the {fw.label} profile prices fused element-wise kernels; stock Hugging Face model code (eager RMSNorm, "
+            f"RoPE, SwiGLU and fp32 loss) under the same sharding (--framework {twin}) ")
+    if not c.fits:
+        return head + (f"needs {c.memory.total / 2**30:,.1f} GiB per device (the fp32 logits and unfused "
+                       f"intermediates) and does not fit")
+    why = ("; IBM's fms-acceleration benchmark measured fused kernels 10-13% faster on the same runs, docs/accuracy.md"
+           if c.tokens_per_s <= e.tokens_per_s else
+           f"; faster here because {twin} also drops the {fw.label} profile's per-layer checkpointing cost "
+           "(Hugging Face checkpoints with torch.utils.checkpoint)")
+    return head + f"is predicted at {c.tokens_per_s / n:,.0f} tokens/s per device ({c.tokens_per_s / e.tokens_per_s - 1:+.0%}{why})"
+
+
+#: profiles whose frameworks run NVIDIA Transformer Engine's NVFP4 recipe (Megatron-LM --fp4-recipe nvfp4; NeMo
+#: AutoModel's TE layers); elsewhere nvfp4-mixed is priced as that recipe all the same, with a note
+NVFP4_FRAMEWORKS = ("megatron", "megatron-legacy", "automodel")
+
+
+def fp4_note(e) -> str | None:
+    """Under ``nvfp4-mixed`` with a profile outside :data:`NVFP4_FRAMEWORKS`: that the price is Transformer Engine's
+    NVFP4 recipe, which that framework does not run as configured (the exporters refuse it); else None."""
+    fw = e.training.framework
+    if e.training.precision.compute_dtype != "fp4" or fw.name in NVFP4_FRAMEWORKS:
+        return None
+    return (f"precision nvfp4-mixed is priced as Transformer Engine's NVFP4 recipe (Megatron-LM --fp4-format e2m1 "
+            f"--fp4-recipe nvfp4); the {fw.label} profile's framework has no such recipe the exporters write, so "
+            "this is what the layout would reach with it, not a run of that framework")
 
 
 def lazy_grads_note(e) -> str | None:
@@ -503,7 +523,7 @@ def print_estimate_notes(e) -> None:
     scheduled = [e.parallel.schedule] if e.parallel.pp > 1 else []
     for note in (optimism_note(e), routing_note(e), unreleased_schedule_note(e.training.framework, scheduled),
                  attention_kernel_note(e), moe_overhead_note(e), layer_overhead_note(e), stall_note(e),
-                 allocator_note(e), compile_note(e), eager_code_note(e), lazy_grads_note(e)):
+                 allocator_note(e), compile_note(e), eager_code_note(e), fp4_note(e), lazy_grads_note(e)):
         if note:
             err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
 

@@ -59,6 +59,16 @@ _FSDP = {2: "optim_grads", 3: "optim_grads_params"}
 
 
 def _pipeline_args(ctx: ExportContext) -> list[str]:
+    """--pipeline-model-parallel-size, the virtual-stage and uneven-split flags, and
+    --no-overlap-p2p-communication for an interleaved plan priced with blocking sends (megatron-legacy)."""
+    args = _pipeline_split_args(ctx)
+    if args and ctx.p.schedule == "interleaved" and not ctx.training.framework.pp_p2p_overlap:
+        # arguments.py: overlap_p2p_comm is on by default for interleaved schedules
+        args.append("--no-overlap-p2p-communication")
+    return args
+
+
+def _pipeline_split_args(ctx: ExportContext) -> list[str]:
     """--pipeline-model-parallel-size, the virtual-stage and uneven-split flags."""
     p, split = ctx.p, ctx.layout.stage_layers
     if p.pp == 1:
@@ -179,10 +189,6 @@ def megatron_args(ctx: ExportContext) -> list[str]:
     check_unexpressed(p, EXPORTER, _ALT)
     args = ["--num-layers", str(ctx.estimate.model.n_layers), "--tensor-model-parallel-size", str(p.tp)]
     args += _pipeline_args(ctx)
-    if p.pp > 1 and p.schedule == "interleaved" and not tr.framework.pp_p2p_overlap:
-        # the plan was priced with blocking stage-boundary sends (megatron-legacy): arguments.py
-        # --no-overlap-p2p-communication (overlap_p2p_comm is on by default for interleaved schedules)
-        args.append("--no-overlap-p2p-communication")
     args += ["--context-parallel-size", str(p.cp)]
     if p.ep > 1:
         args += ["--expert-model-parallel-size", str(p.ep), "--expert-tensor-parallel-size", str(p.expert_tp)]
@@ -291,7 +297,7 @@ def parser() -> argparse.ArgumentParser:
                  "--tp-comm-overlap", "--optimizer-cpu-offload", "--bf16", "--moe-enable-deepep", "--cpu-offloading",
                  "--overlap-moe-expert-parallel-comm", "--moe-pad-expert-input-to-capacity", "--fp8-param-gather",
                  "--accumulate-allreduce-grads-in-fp32", "--use-precision-aware-optimizer", "--fp16",
-                 "--no-overlap-p2p-communication"):
+                 "--no-overlap-p2p-communication", "--fp4-param-gather", "--first-last-layers-bf16"):
         ap.add_argument(flag, action="store_true")
     ap.add_argument("--data-parallel-sharding-strategy", choices=["no_shard", "optim", "optim_grads",
                                                                   "optim_grads_params"])
@@ -585,6 +591,10 @@ def read(text: str, devices: int | None = None) -> Imported:
     notes = (("--no-overlap-p2p-communication: the interleaved schedule's stage-boundary sends are blocking; price "
               "them with --framework megatron-legacy (the megatron profile overlaps them with compute, Megatron-LM's "
               "default)",) if a.no_overlap_p2p_communication and parallel.schedule == "interleaved" else ())
+    notes += (("--fp4-param-gather: fp4 primary weights are priced as nvfp4-mixed's bf16 working copy (memory a "
+               "little high, the parameter gather's bytes too)",) if a.fp4_param_gather else ())
+    notes += (("--first-last-layers-bf16: the layers kept in bf16 are priced in fp4 like the others (their "
+               "count is not modelled)",) if a.first_last_layers_bf16 and a.fp4_format else ())
     return Imported(parallel, devices=n, seq_len=a.seq_length, global_batch=a.global_batch_size,
                     framework="megatron", precision=precision, optimizer_dtype=optimizer_dtype,
                     moe_capacity_factor=a.moe_expert_capacity_factor, notes=notes)
@@ -606,7 +616,13 @@ def _training_of(a: argparse.Namespace, zero_stage: int) -> tuple[str, str]:
     def bad(flag: str, why: str, legal: str) -> ConfigError:
         return ConfigError(f"Megatron-LM {flag}: {why}; legal: {legal}", field="import", value=flag)
     if a.fp16:
-        raise bad("--fp16", "the planner prices bf16 and fp8 mixed precision, no fp16 policy", "--bf16")
+        raise bad("--fp16", "the planner prices bf16, fp8 and NVFP4 mixed precision, no fp16 policy", "--bf16")
+    if a.fp4_format and a.fp8_format:
+        raise bad(f"--fp8-format {a.fp8_format} --fp4-format {a.fp4_format}", "fp8 and fp4 recipes are exclusive "
+                  "(Megatron-LM runs one quantized recipe)", "one of --fp8-format / --fp4-format")
+    if a.fp4_param_gather and not a.fp4_format:
+        raise bad("--fp4-param-gather", "fp4 primary weights need an fp4 recipe", "add --fp4-format e2m1 --fp4-recipe "
+                  "nvfp4, or drop --fp4-param-gather")
     if a.fp8_format not in (None, "e4m3", "hybrid"):
         raise bad(f"--fp8-format {a.fp8_format}", "not a Transformer Engine fp8 recipe the flags take", "e4m3, hybrid")
     if a.fp4_format is not None and (a.fp4_format, a.fp4_recipe or "nvfp4") != ("e2m1", "nvfp4"):
