@@ -43,6 +43,24 @@ DEFAULT_PARAMS = (Parameter("hardware", "matmul_efficiency", 0.2, 1.0, "fraction
                   Parameter("hardware", "scale_out_efficiency", 0.05, 1.0, "fraction of NIC bandwidth"),
                   Parameter("hardware", "scale_out_latency", 1e-6, 2e-4, "s per ring step"),
                   Parameter("framework", "microbatch_overhead_s", 0.0, 0.1, "s per microbatch"))
+#: the GEMM rate each compute dtype runs at (HardwareSpec.achieved_matmul_flops): the default fit replaces
+#: DEFAULT_PARAMS' matmul_efficiency by the rates of the dtypes the records that ran compute in, so fp8 or NVFP4
+#: records move fp8_matmul_efficiency / fp4_matmul_efficiency, not the bf16 asymptote
+RATE_PARAMS = {"bf16": DEFAULT_PARAMS[0], "fp32": DEFAULT_PARAMS[0],
+               "fp8": Parameter("hardware", "fp8_matmul_efficiency", 0.2, 1.0, "fraction of fp8 peak FLOP/s"),
+               "fp4": Parameter("hardware", "fp4_matmul_efficiency", 0.2, 1.0, "fraction of fp4 peak FLOP/s")}
+
+
+def rate_params(cs: Sequence["Case"]) -> list[Parameter]:
+    """The GEMM-rate parameters (:data:`RATE_PARAMS`) of the compute dtypes of the cases that ran, bf16's first."""
+    dtypes = {c.training.precision.compute_dtype for c in cs if c.record.measured_tokens_per_s_per_device()}
+    out: list[Parameter] = []
+    for d in ("bf16", "fp32", "fp8", "fp4"):
+        if d in dtypes and RATE_PARAMS[d] not in out:
+            out.append(RATE_PARAMS[d])
+    return out
+
+
 #: MoE constants (fitted when a record trains an MoE model): the per-local-expert cost of an MoE layer
 MOE_PARAMS = (Parameter("framework", "moe_expert_overhead_s", 0.0, 0.005, "s per local expert per layer"),)
 #: memory constants (fitted when records carry peaks or OOMs)
@@ -206,7 +224,8 @@ def identifiable(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile
 
 def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: FrameworkProfile,
               params: Sequence[Parameter] | None = None, cross_validate: bool = True) -> Calibration:
-    """Fit ``params`` (default :data:`DEFAULT_PARAMS`, plus :data:`MOE_PARAMS` when a record trains an MoE
+    """Fit ``params`` (default :data:`DEFAULT_PARAMS` with the GEMM rates of the records' compute dtypes,
+    :func:`rate_params`, plus :data:`MOE_PARAMS` when a record trains an MoE
     model and :data:`MEMORY_PARAMS` when a record has a peak or an OOM) to ``records`` on ``hw`` /
     ``profile`` (module docstring).
 
@@ -221,7 +240,8 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
                           value=len(cs))
     memory = any(c.record.peak_memory_bytes or c.record.status == "oom" for c in cs)
     moe = any(getattr(c.model, "is_moe", False) for c in cs)
-    params = list(params or (DEFAULT_PARAMS + (MOE_PARAMS if moe else ()) + (MEMORY_PARAMS if memory else ())))
+    params = list(params or (*rate_params(cs), *DEFAULT_PARAMS[1:], *(MOE_PARAMS if moe else ()),
+                             *(MEMORY_PARAMS if memory else ())))
     ok = identifiable(cs, hw, profile, params, memory)
     free = [p for p, k in zip(params, ok) if k]
     # every record gives one throughput residual and at most one memory residual: fewer than the free

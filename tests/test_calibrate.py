@@ -17,7 +17,7 @@ from shardplan.presets.frameworks import framework_profile
 from shardplan.presets.hardware import HARDWARE
 from shardplan.presets.models import MODELS
 from shardplan.records import RunRecord, read_records, write_records
-from shardplan.specs.training import TrainingSpec
+from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
 
 H100 = HARDWARE["h100-sxm"]
 #: the "true" cluster: slower GEMMs and a congested network than the preset's 0.59 / 0.85
@@ -235,3 +235,23 @@ def test_cli_calibrate_refuses_records_whose_precision_the_base_hardware_cannot_
                                  "--no-cross-validation"])
     assert r.exit_code == 2 and "record 1" in r.output and "has no fp4 peak" in r.output
     assert not (tmp_path / "c.yaml").exists()
+
+
+def test_default_fit_moves_the_gemm_rate_of_the_records_dtype():
+    # NVFP4 records on gb200 made with fp4_matmul_efficiency 0.40 (the preset: None = the fp8 fraction 0.48): the
+    # default fit frees fp4_matmul_efficiency (start 0.48) and not the bf16 matmul_efficiency, and finds 0.40
+    from shardplan.calibrate import rate_params
+    gb200 = HARDWARE["gb200"]
+    true = gb200.model_copy(update={"fp4_matmul_efficiency": 0.40})
+    recs = []
+    for n, lay in LAYOUTS:
+        tr = TrainingSpec(seq_len=4096, global_batch_size=256, precision=PRECISION_POLICIES["nvfp4-mixed"])
+        e = estimate(MODELS["llama-3-8b"], true, tr, ParallelConfig(**lay), n)
+        recs.append(RunRecord(model="llama-3-8b", hardware="gb200", devices=n, seq_len=4096, global_batch_size=256,
+                              precision="nvfp4-mixed", parallel=ParallelConfig(**lay),
+                              tokens_per_s_per_device=e.tokens_per_s / n, source="synthetic: fp4 rate 0.40"))
+    cal = calibrate(recs, gb200, framework_profile("megatron"), cross_validate=False)
+    got = dict(zip((p.field for p in cal.params), cal.values))
+    assert "matmul_efficiency" not in got and got["fp4_matmul_efficiency"] == pytest.approx(0.40, rel=0.03)
+    assert dict(zip((p.field for p in cal.params), cal.base_values))["fp4_matmul_efficiency"] == 0.48
+    assert [p.field for p in rate_params([])] == []
