@@ -7,6 +7,7 @@ Usage: python benchmarks/accuracy.py [--csv PATH] [--out docs/accuracy.md]
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import time
 from pathlib import Path
@@ -834,6 +835,8 @@ def main() -> None:
               "with tp 2-4 or spreading the batch, +15-25%. A flagged gain is a",
               "prediction under the row's framework profile, not a measured one: check it with `shardplan",
               "validate` and a short run before trusting it."]
+    at = next(i for i, x in enumerate(lines) if x.startswith("**Covered rows")) + 1
+    lines[at:at] = ["", *at_a_glance(lines)]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     # keep the measured-grid section that benchmarks/usp_grid.py --doc maintains (and its notes) at the end;
     # a new output file takes it from the repository's docs/accuracy.md
@@ -846,6 +849,25 @@ def main() -> None:
 
 #: heading of the section benchmarks/usp_grid.py writes into the same file (kept on regeneration)
 GRID_HEADING = "## The measured H100 grid"
+#: a section's summary line: "**N runs: tokens/s/GPU median |error| X%, ..."
+_SUMMARY = re.compile(r"^\*\*(\d+) runs?: tokens/s/GPU median \|error\| ([0-9.]+%)(?:.*?(\d+) within 15%)?")
+
+
+def at_a_glance(lines: list[str]) -> list[str]:
+    """Markdown: one row per section of ``lines`` that ends in a runs summary line (``_SUMMARY``), with the
+    section's heading, its run count and median |error|: every set of runs beside the shared rows at a glance.
+    The shared rows' own figures are in the line above it; the nanotron grid has its own section at the end."""
+    out = ["Every set of public runs on this page at a glance (tokens/s/GPU median |error|; whether a set was",
+           "fitted on, held out or scouted after every fit is in its section):", "",
+           "| section | runs | median \\|error\\| | within 15% |", "|---|---|---|---|"]
+    heading = ""
+    for x in lines:
+        if x.startswith("## ") or x.startswith("### "):
+            heading = x.lstrip("#").strip()
+        m = _SUMMARY.match(x)
+        if m and heading:
+            out.append(f"| {heading} | {m.group(1)} | {m.group(2)} | {m.group(3) or '-'} |")
+    return out
 
 
 if __name__ == "__main__":
