@@ -904,8 +904,10 @@ FIT_CHECKS_2026_12 = (
 INTERNLM_HW = "A100 80GB+scale_out_bandwidth=6250000000"   # 4 x 100 Gb RoCE per 8-GPU node
 A800 = "A100 80GB (A800 NVLink 400 GB/s)+scale_up_bandwidth=200000000000"
 H800_IB200 = "H800+scale_out_bandwidth=25000000000"
-INTERNLM = "models/internlm-7b.config.json"  # benchmarks/models (no preset)
-TINYLLAMA = "models/tinyllama-1.1b.config.json"
+#: benchmarks/models: the shapes of runs without a preset (Hugging Face config.json files)
+MODELS_DIR = "models/"
+INTERNLM = MODELS_DIR + "internlm-7b.config.json"
+TINYLLAMA = MODELS_DIR + "tinyllama-1.1b.config.json"
 
 # InternLM/InternLM doc/en/train_performance.md @ 20fe5ac297e61c6ee62a8589e0b7fd12e36b590b (InternEvo; A100-SXM4-80GB,
 # 4x100Gb RoCE; "FLOPS Testing" tables: pack_sample_into_one=True, bf16; "Throughput Measurement" table: micro_num 4,
@@ -1007,7 +1009,7 @@ SCOUTED_2026_12E = (*SCOUT5_INTERNLM, *SCOUT5_FLAGPERF, *SCOUT5_OTHER)
 #: leave the sequence (or more) to infer, as each comment says. The profiles were written after reading these rows
 _OPT_BF16 = "+optimizer_dtype=bf16"          # bf16 Adam moments, no fp32 master copy (pure-bf16 HF Trainer runs)
 _A800_IB = "A100 80GB (A800, NVLink 400 GB/s, 4 HCAs assumed 200 Gb/s)+scale_up_bandwidth=200000000000+scale_out_bandwidth=12500000000"
-LLAMA65 = "models/llama-65b.config.json"  # benchmarks/models (no preset)
+LLAMA65 = MODELS_DIR + "llama-65b.config.json"
 
 # ---- foundation-model-stack/fms-acceleration scripts/benchmarks/refs/a100_80gb.csv @ 0aab2c6f64e3e19d137efe2b8f7a4c65c23a2059
 # (IBM; fms-hf-tuning sft_trainer = HF Trainer/TRL 0.11.4, transformers 4.45.2, accelerate 1.0.1, torch 2.4.1,
@@ -1087,11 +1089,10 @@ SCOUTED_2026_12F = SCOUT6_FMS + SCOUT6_FMS_LIGER + SCOUT6_GRANITE + SCOUT6_COLOS
 # ---- seventh scouting pass (2026-12, SCOUTED_2026_12G): sources no earlier fit or check used, read after every fit
 # and never fitted on. Labels: [A] every layout field stated by the source (its script or its log), [B] some
 # assumed (named in the label). Memory as printed by the source (KempnerForge: GiB, counter not stated).
-M = "models/"  # benchmarks/models (no preset)
-KF13 = M + "kempnerforge-13b.config.json"     # 5120 x 40, 40 heads / 8 kv, ffn 17,920, vocab 128,256: 14.84B (README: 14.84B)
-KF175 = M + "kempnerforge-175b.config.json"   # 12288 x 96, 96 heads / 8 kv, ffn 39,680, vocab 128,256: 174.99B (README: 175.0B)
-SMOL3 = M + "smollm3-3b.config.json"          # 2048 x 36, 16 heads / 4 kv, ffn 11,008, vocab 128,256, tied: 3.08B
-OPT175 = M + "opt-175b.config.json"           # 12288 x 96, 96 heads, ffn 49,152, vocab 50,272, ReLU (2-matrix MLP): 174.6B
+KF13 = MODELS_DIR + "kempnerforge-13b.config.json"     # 5120 x 40, 40 heads / 8 kv, ffn 17,920, vocab 128,256: 14.84B (README: 14.84B)
+KF175 = MODELS_DIR + "kempnerforge-175b.config.json"   # 12288 x 96, 96 heads / 8 kv, ffn 39,680, vocab 128,256: 174.99B (README: 175.0B)
+SMOL3 = MODELS_DIR + "smollm3-3b.config.json"          # 2048 x 36, 16 heads / 4 kv, ffn 11,008, vocab 128,256, tied: 3.08B
+OPT175 = MODELS_DIR + "opt-175b.config.json"           # 12288 x 96, 96 heads, ffn 49,152, vocab 50,272, ReLU (2-matrix MLP): 174.6B
 
 # ------------------------------------------------------------------------------------------------------------------
 # KempnerForge (KempnerInstitute/KempnerForge; FSDP2 + DTensor TP with SequenceParallel
@@ -1346,7 +1347,6 @@ SCOUTED_2026_12H = (*MEGATRON_MOE_README, *MEGATRON_DSV3_GB200, *TORCHTITAN_DEEP
 # ---- ninth scouting pass (2026-12, SCOUTED_2026_12I): dense runs on TPUs outside MaxText (Levanter via Marin, EasyLM)
 # and one LitGPT run, read after every fit and never fitted on; the maxtext / pytorch-fsdp profiles stand in for
 # those stacks. (An MLPerf v5.1 MI350X row has no preset and is left out.)
-MODELS_DIR = "models/"  # benchmarks/models (no preset)
 # ---------------------------------------------------------------------------------------------------------------
 # Marin speedrun results (marin-community/marin, Levanter on Cloud TPU), experiments/speedrun/*/speedrun_results.json:
 #   adamw_llama_scaling/130m  @ 38359f78 (total_tokens 2,599,944,192; training_time 1125.394 s; v5p-32; batch 128)
@@ -1417,7 +1417,7 @@ SCOUT9_OPENLLAMA = (
 # is one micro-batch of a 16- / 128-way accumulation) are not used.
 SCOUT9_LITGPT = (
     ("[B] LitGPT thunder README: TinyLlama-1.1B FSDP 8 eager, mbs 4 (assumed), bf16-true, 8 A100 40GB",
-     "models/tinyllama-1.1b.config.json", "A100 40GB", "pytorch-fsdp", "bf16-mixed+optimizer_dtype=bf16", 8, 2048, 32,
+     TINYLLAMA, "A100 40GB", "pytorch-fsdp", "bf16-mixed+optimizer_dtype=bf16", 8, 2048, 32,
      dict(dp=8, zero_stage=3, microbatch_size=4, recompute="none"), 4 * 2048 / 0.45657, 22.13e9 / 2**30),
 )
 
@@ -1554,7 +1554,6 @@ SCOUTED_2026_12J = (*V50_H100_405B, *V50_GB200_405B, *V51_FP4_405B, *V40_GPT3)
 # ZB-1p, 1F1B-I on 8-32 A100), read after every fit and never fitted on. The zero-bubble schedule's bubble was changed
 # after reading them (cost/pipeline.py zero_bubble_fraction: the stage's own weight-gradient share and the paper's
 # Appendix H count for m < p, both from the paper's formulas; before: (p-1)/3 always).
-ZB_MODELS = "models/"  # benchmarks/models (no preset)
 # ---------------------------------------------------------------------------------------------------------------
 # SOURCE: Qi, Wan, Huang, Lin, "Zero Bubble Pipeline Parallelism" (Sea AI Lab; ICLR 2024, arXiv 2401.10241).
 # Read from two independent stored transcriptions of the paper in the code index (find_string
@@ -1635,7 +1634,7 @@ def _row(table, size, m, sched, sps, gb):
     cfg, pp, mbs, layers, _ = ZB_SETUPS[size]
     name = {"ZB": "ZB-2p (= ZB-1p at m<=p)"}.get(sched, sched)
     return (f"[B] ZeroBubble {table}: GPT {size}, PP{pp} (pure), mbs {mbs}, m={m}, {name}, {pp} A100 80GB",
-            ZB_MODELS + cfg + ".config.json", HW, "megatron", PREC, pp, SEQ, mbs * m,
+            MODELS_DIR + cfg + ".config.json", HW, "megatron", PREC, pp, SEQ, mbs * m,
             dict(dp=1, tp=1, pp=pp, pp_layers=layers, schedule=SCHED[sched], microbatch_size=mbs, recompute="none",
                  zero_stage=0),
             round(sps * SEQ, 1), gb)
@@ -1659,7 +1658,7 @@ _TABLE12_REST = tuple(r for r in ZB_TABLE12_ROWS if r not in SCOUTED_2026_12K_HE
 _MEM_1F1B_I = {"1.5B": 40, "6.2B": 48, "14.6B": 39, "28.3B": 58}
 ZB_TABLE4_1F1B_I = tuple(
     (f"[B] ZeroBubble Table 4: GPT {size}, PP{pp}, mbs {mbs}, m={m}, 1F1B-I (1 layer per chunk)",
-     ZB_MODELS + cfg + ".config.json", HW, "megatron", PREC, pp, SEQ, mbs * m,
+     MODELS_DIR + cfg + ".config.json", HW, "megatron", PREC, pp, SEQ, mbs * m,
      dict(dp=1, tp=1, pp=pp, pp_layers=layers, schedule="interleaved", virtual_stages=max(layers),
           microbatch_size=mbs, recompute="none", zero_stage=0),
      round(ZB_TABLE4_OTHER[size][m]["1F1B-I"] * SEQ, 1), _MEM_1F1B_I[size])

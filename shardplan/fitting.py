@@ -53,8 +53,8 @@ class Parameter:
     def initial(self, hw: HardwareSpec, profile: FrameworkProfile) -> float:
         """The field's current value, clipped into the bounds."""
         v = getattr(profile if self.target == "framework" else hw, self.field)
-        if v is None and self.field == "fp4_matmul_efficiency":  # None means the fp8 fraction (HardwareSpec)
-            v = hw.fp8_matmul_efficiency
+        if v is None and self.field == "fp4_matmul_efficiency":  # None: the rate HardwareSpec derives for it
+            v = hw.matmul_efficiency_of("fp4")
         if v is None:  # a derived default (e.g. overlap_slowdown): start mid-range
             v = (self.lower + self.upper) / 2
         return min(max(float(v), self.lower), self.upper)

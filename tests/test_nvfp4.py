@@ -22,7 +22,8 @@ def test_fp4_peak_and_rate_follow_the_datasheets_and_the_fp8_fraction():
     # GB200 NVL72: 1,440 PFLOPS fp4 with sparsity per 72 GPUs -> 10 PF dense; the rate is the fp8 fraction (0.48)
     gb200, b200 = HARDWARE["gb200"], HARDWARE["b200"]
     assert gb200.peak_flops("fp4") == 10e15 and b200.peak_flops("fp4") == 9e15
-    assert gb200.achieved_matmul_flops("fp4") == pytest.approx(10e15 * gb200.fp8_matmul_efficiency)
+    assert gb200.achieved_matmul_flops("fp4") == pytest.approx(10e15 * 0.48)  # 4.8 PFLOP/s
+    assert gb200.model_copy(update={"fp4_matmul_efficiency": 0.4}).achieved_matmul_flops("fp4") == pytest.approx(4e15)
     assert gb200.achieved_matmul_flops("fp4") == pytest.approx(2 * gb200.achieved_matmul_flops("fp8"))
     assert PRECISION_POLICIES["nvfp4-mixed"].quantized and QUANTIZED_INPUT_BYTES["fp4"] == 0.5 + 1 / 16
 

@@ -35,7 +35,7 @@ from shardplan.cost.compute import LayerTimes, elementwise_bytes_per_token
 from shardplan.cost.context import StepContext, step_context
 from shardplan.cost.memory import (MemoryBreakdown, hbm_limit, memory_estimate, offloaded_activation_bytes,
                                    runtime_owned)
-from shardplan.cost.pipeline import boundary_message_bytes, bubble_s, stall_rule, stall_s
+from shardplan.cost.pipeline import EQUAL_PASSES_W_SHARE, boundary_message_bytes, bubble_s, stall_rule, stall_s
 from shardplan.errors import ConfigError
 from shardplan.parallel import Layout, ParallelConfig, named_remat, recomputed_layers, validate
 from shardplan.specs.framework import FrameworkProfile
@@ -236,7 +236,7 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     retry_mb = allocator_retry_s(fw, mem.total / hw.hbm_bytes)
     T_mb += floor_mb + retry_mb
     st = ctx.stage
-    w_share = st.wgrad_s / st.total_s if st.total_s > 0 else 1.0 / 3.0  # the W pass ZB-H1 defers
+    w_share = st.wgrad_s / st.total_s if st.total_s > 0 else EQUAL_PASSES_W_SHARE  # the W pass ZB-H1 defers
     bubble = bubble_s(layout.parallel, T_mb, layout.stage_layers, w_share, m)
     opt_s = optimizer_s(ctx)
     rule = stall_rule(layout, fw, nodes(ctx), tp_nodes(ctx),
@@ -247,7 +247,6 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     mf = F.model_flops_per_token(model, training.seq_len, training.causal) * tokens
     hf = mf + tokens * hardware_extra_flops_per_token(model, training, layout)
     peak_total = layout.n_devices * hw.peak_flops(training.precision.compute_dtype)
-    st = ctx.stage
     fixed = m * (st.overhead_s + fw.microbatch_overhead_s) + fw.step_overhead_s
     overhead = fixed + m * (floor_mb + retry_mb) + stall
     slowdown = m * slow_mb + slow_step

@@ -210,11 +210,12 @@ class HardwareSpec(BaseModel):
         if dtype == "fp32":
             return self.peak_flops_bf16 / 2 if self.kind == "gpu" else self.peak_flops_bf16
         if dtype in ("fp8", "fp4"):
-            peak = self.peak_flops_fp8 if dtype == "fp8" else self.peak_flops_fp4
+            quantized_peaks = {"fp8": self.peak_flops_fp8, "fp4": self.peak_flops_fp4}
+            peak = quantized_peaks[dtype]
             if peak is None:
                 from shardplan.specs.training import PRECISION_POLICIES  # the precisions this hardware runs
-                legal = [k for k, v in PRECISION_POLICIES.items() if v.compute_dtype in ("bf16", "fp32")
-                         or (v.compute_dtype == "fp8" and self.peak_flops_fp8 is not None)]
+                legal = [k for k, v in PRECISION_POLICIES.items()
+                         if quantized_peaks.get(v.compute_dtype, self.peak_flops_bf16) is not None]
                 example = "fp8-mixed" if dtype == "fp8" else "nvfp4-mixed"
                 raise ConfigError(f"hardware {self.name} has no {dtype} peak, so an {dtype} precision (compute dtype "
                                   f"{dtype}, e.g. precision={example}) cannot run on it; legal precision: "
@@ -223,17 +224,21 @@ class HardwareSpec(BaseModel):
         raise ConfigError(f"compute_dtype={dtype!r} is unknown; legal: bf16, fp8, fp4, fp32",
                           field="compute_dtype", value=dtype, legal=["bf16", "fp8", "fp4", "fp32"])
 
+    def matmul_efficiency_of(self, dtype: str = "bf16") -> float:
+        """Fraction of ``dtype``'s peak that large matmuls reach: ``fp8_matmul_efficiency`` for fp8,
+        ``fp4_matmul_efficiency`` for fp4 (None: the fp8 fraction, stated on the field), else
+        ``matmul_efficiency`` (bf16 and fp32)."""
+        if dtype == "fp4" and self.fp4_matmul_efficiency is not None:
+            return self.fp4_matmul_efficiency
+        return self.fp8_matmul_efficiency if dtype in ("fp8", "fp4") else self.matmul_efficiency
+
     def achieved_matmul_flops(self, dtype: str = "bf16") -> float:
-        """FLOP/s that large matmuls reach in ``dtype``: peak x the efficiency factor of that dtype.
+        """FLOP/s that large matmuls reach in ``dtype``: peak x :meth:`matmul_efficiency_of` that dtype.
 
         Raises:
             ConfigError: as :meth:`peak_flops`.
         """
-        if dtype == "fp4":
-            eff = self.fp8_matmul_efficiency if self.fp4_matmul_efficiency is None else self.fp4_matmul_efficiency
-        else:
-            eff = self.fp8_matmul_efficiency if dtype == "fp8" else self.matmul_efficiency
-        return self.peak_flops(dtype) * eff
+        return self.peak_flops(dtype) * self.matmul_efficiency_of(dtype)
 
     def usable_hbm_bytes(self) -> float:
         """HBM left for the model: capacity * (1 - fraction) - fixed reserve (bytes).
