@@ -829,13 +829,13 @@ XLA_GPU_2026_12 = (
      4096, 16, dict(zero_stage=3, microbatch_size=2, recompute="full", remat_saved=_MINIMAL_FLASH), 16 / 0.721 * 4096 / 8,
      None),
     *((f"MaxText A3 README H100: Llama 2 7B FSDP 8 x DP {nodes}, bf16, {8 * nodes} GPUs{tier}", "llama-2-7b",
-       "H100-SXM", "maxtext", "fp32-params", 8 * nodes, 4096, 32 * nodes,
+       "H100-SXM (GCP A3 High)", "maxtext", "fp32-params", 8 * nodes, 4096, 32 * nodes,
        dict(zero_stage=3, dp_shard=8 if nodes > 1 else None, microbatch_size=4, recompute="full",
             remat_saved=_MINIMAL_FLASH), tflops * 1e12 / _A3_7B_FLOPS, None)
       for nodes, tflops, tier in ((1, 492, ""), (2, 422, ""), (4, 407, " (Tier B)"), (8, 409, " (Tier B)"),
                                   (16, 375, ""))),
     ("gpu-recipes A3 Mega H100: Llama 2 7B FSDP 8 x DP 32, bf16, 256 GPUs (Tier B: one log line)", "llama-2-7b",
-     "H100-SXM", "maxtext", "fp32-params", 256, 4096, 1024,
+     "H100-SXM (GCP A3 Mega)", "maxtext", "fp32-params", 256, 4096, 1024,
      dict(zero_stage=3, dp_shard=8, microbatch_size=4, recompute="full", remat_saved=_MINIMAL_FLASH), 10922.973, None),
     ("gpu-recipes A3 Ultra H200: Llama 3.1 70B FSDP 128 x DP 2, bf16, 256 GPUs (Tier B: one log line)", "llama-3-70b",
      "H200", "maxtext", "fp32-params", 256, 8192, 512,
@@ -1665,6 +1665,165 @@ ZB_TABLE4_1F1B_I = tuple(
     for size, (cfg, pp, mbs, layers, ms) in ZB_SETUPS.items() for m in ms)
 # extra checks (not in the headline 30): 1F1B-I of Table 4 and the m < p columns of Table 12
 SCOUTED_2026_12K = (*SCOUTED_2026_12K_HEADLINE, *ZB_TABLE4_1F1B_I, *_TABLE12_REST)
+
+#: A twelfth scouting pass (SCOUTED_2026_12L), read after every fit and never fitted on: MLPerf Training rounds and
+#: submitters the tenth pass did not read (v6.0 NVIDIA DeepSeek-V3 671B on GB200 / GB300, v6.0 Cisco H200 and B300,
+#: v4.1 and v3.1 NVIDIA GPT-3 175B). tokens/s/GPU = global batch x seq / steady step time / GPUs, the step time from
+#: each result log's own per-step timer away from warm-up and eval pauses; "[A]": every layout input stated by the
+#: submission's config or log, "[B: ...]": what was assumed.
+
+
+# =====================================================================================================
+# 1. MLPerf Training v6.0, NVIDIA, DeepSeek-V3 671B pre-training (new benchmark in v6.0), NeMo 26.04.
+#    Source: Richardyu114/training_results_v6.0 @ eabf23a07b2a0c60a289ff871dc3a46fff0d0421 (a fork holding
+#    mlcommons/training_results_v6.0).
+#    Configs: NVIDIA/benchmarks/deepseekv3_671b/implementations/
+#      tyche-hsg_ngpu512_ngc26.04_nemo/config_GB200_128x4x240xtp2pp4ep32cp1_mxfp8_full_cg.sh  (512 GB200)
+#      tyche-hsg_ngpu2048_ngc26.04_nemo/config_GB200_512x4x60xtp2pp4ep32cp1_mxfp8_full_cg.sh  (2048 GB200)
+#      tyche-hsg_ngpu8192_ngc26.04_nemo/config_GB200_2048x4x16xtp2pp4ep32cp1_mxfp8_full_cg.sh (8192 GB200)
+#      (4096 GB200: config_GB200_1024x4x32xtp2pp4ep32cp1_mxfp8_full_cg.sh, file listed, not opened: same family,
+#       MINIBS 32 from its name; GBS 16384 confirmed by the log's samples_count increments)
+#      theia_ngpu512_ngc26.04_nemo/config_GB300_64x4x240xtp1pp4ep32cp1_mxfp8_full_cg.sh  (256 GB300)
+#      theia_ngpu512_ngc26.04_nemo/config_GB300_128x4x120xtp1pp4ep32cp1_mxfp8_full_cg.sh (512 GB300)
+#    + config_common.sh (distributed optimizer via conf/deepseekv3_671b.yaml use_distributed_optimizer default True),
+#      config_common_mxfp8.sh (FP8=True, FP8_PARAM_GATHER=True -> 'fp8-params'),
+#      conf/model/671b.yaml (MTP_NUM_LAYERS default 1 -> 'deepseek-v3-mtp'; encoder_seq_length 4096;
+#      micro_batch_size 1; GBS = MINIBS x GPUs / (TP x PP x CP)).
+#    Layout (all five): PP 4 x VPP 4 with PIPELINE_LAYOUT "Et*4|(t*4|)*14tmL" = 16 chunks (embedding + 4 layers,
+#      14 x 4 layers, 1 layer + MTP + loss); rank r holds chunks r, r+4, r+8, r+12 -> pp_layers (16,16,16,13);
+#      EP 32, ETP 1 (default), CP 1; flex dispatcher with HybridEP (priced as DeepEP, as the project's MB rows);
+#      OVERLAP_MOE_EXPERT_PARALLEL_COMM=True -> moe_a2a_overlap; GB200: TP 2 (sp), RECOMPUTE_MODULES="mlp";
+#      GB300: TP 1, no recompute. Real data, learned routing (MOE_ROUTER_FORCE_LOAD_BALANCING=False, aux 0.01).
+#    Not expressible / not priced: full-iteration CUDA graphs, paged stashing (MOE_PAGED_STASH, capacity
+#      factor 4 buffers), DELAY_WGRAD_COMPUTE, fused CuteDSL grouped MLP, FP8 attention (FP8_DPA=True).
+#    Step times (tracked_stats train_step_time at block level, lineno 299):
+#      512 GB200  result_0.txt steps 41-48: 30.758 30.728 30.728 30.712 30.677 30.802 30.844 30.851 -> 30.76 s
+#      2048 GB200 result_1.txt steps 10-18: 8.869 8.858 9.180 9.038 9.103 8.984 8.970 8.767 -> 8.97 s
+#      4096 GB200 result_0.txt steps 45-47: 5.477 5.403 5.454 -> 5.445 s
+#      8192 GB200 result_1.txt steps 26-33: 3.475 3.560 3.483 3.607 3.451 3.524 3.518 3.511 -> 3.516 s
+#      256 GB300  theia_ngpu256 result_1.txt steps 28-35: 39.28 39.33 39.32 39.48 39.48 39.23 39.27 39.08 -> 39.31 s
+#      512 GB300  theia_ngpu512 result_2.txt steps 43-49: 19.908 19.907 19.912 19.909 19.912 19.906 19.952 -> 19.91 s
+#    (a third-party summary, vuiseng9's notes stored as id 54647765583, lists "Avg Step Time" 33.34 / 9.03 / 5.54 /
+#    3.54 / 39.51 / 20.21 s: averages including the slow first steps; the steady values above are used)
+#    [B] for all: token routing balance (real data; planner default imbalance 1), optimizer moment dtype (not set:
+#    fp32 default), framework profile 'megatron' without TE in-place CE (cross_entropy_fusion_impl not read).
+# =====================================================================================================
+_DS = dict(pp=4, schedule="interleaved", virtual_stages=4, pp_layers=(16, 16, 16, 13), ep=32, etp=1,
+           moe_dispatcher="deepep", zero_stage=1, microbatch_size=1, moe_a2a_overlap=True)
+_DS_GB200 = dict(_DS, tp=2, sp=True, recompute="selective", recompute_modules=("mlp",))
+_DS_B = "[B: balanced routing, fp32 moments, HybridEP as DeepEP]"
+V60_DSV3 = tuple(
+    (f"{_DS_B} MLPerf v6.0 NVIDIA {sys_}: DeepSeek-V3 (MTP) MXFP8 {lay}, GBS {gbs}, {n} GPUs", "deepseek-v3-mtp",
+     hw, "megatron", "fp8-params", n, 4096, gbs, fields, gbs * 4096 / step / n, None)
+    for sys_, hw, lay, n, gbs, fields, step in (
+        ("GB200 (tyche-hsg)", "GB200", "TP2 PP4 VP4 EP32", 512, 15360, _DS_GB200, 30.76),
+        ("GB200 (tyche-hsg)", "GB200", "TP2 PP4 VP4 EP32", 2048, 15360, _DS_GB200, 8.97),
+        ("GB200 (tyche-hsg)", "GB200", "TP2 PP4 VP4 EP32", 4096, 16384, _DS_GB200, 5.445),
+        ("GB200 (tyche-hsg)", "GB200", "TP2 PP4 VP4 EP32", 8192, 16384, _DS_GB200, 3.516),
+        ("GB300 (theia)", "GB300", "TP1 PP4 VP4 EP32", 256, 15360, _DS, 39.31),
+        ("GB300 (theia)", "GB300", "TP1 PP4 VP4 EP32", 512, 15360, _DS, 19.91),
+    ))
+
+# =====================================================================================================
+# 2. MLPerf Training v6.0, Cisco, Llama 3.1 8B pre-training on 2 x C885A M8 (16 H200-SXM-141GB), NeMo /
+#    Megatron-Bridge 26.04 container.
+#    Source: same fork @ eabf23a0: Cisco/benchmarks/llama31_8b/implementations/nemo/config_C885A_H200_2x8x1xtp1pp1cp1_8b.sh
+#    (TP1 PP1 CP1, MICRO_BATCH_SIZE 1, full CUDA graph) and Cisco/results/2xC885A_M8-8xH200-SXM-141GB/llama31_8b/
+#    result_0.txt, whose config dump states: WORLD_SIZE=16 (2 nodes), global_batch_size 32, micro_batch_size 1,
+#    "setting number of microbatches to constant 2", max_sequence_length 8192, fp8 'hybrid' with fp8_recipe
+#    'tensorwise' and fp8_param True (-> 'fp8-params'), use_distributed_optimizer True with use_megatron_fsdp False
+#    (-> ZeRO-1), no recompute_granularity (the listed recompute_modules ['core_attn'] is inactive without it),
+#    cross_entropy_fusion_impl 'te' (-> 'megatron+loss=in_place'), params bf16, grads fp32 main.
+#    Step: block-level train_step_time 1.1804 / 1.1803 s (steps 5376-5632, 5632-5888) -> 32 x 8192 / 1.1803 / 16.
+#    [A]
+# =====================================================================================================
+V60_LLAMA8B = (
+    ("[A] MLPerf v6.0 Cisco 2 x C885A H200: Llama 3.1 8B FP8 DP16 MBS1 GA2, GBS 32", "llama-3.1-8b", "H200",
+     "megatron+loss=in_place", "fp8-params", 16, 8192, 32, dict(zero_stage=1, microbatch_size=1),
+     32 * 8192 / 1.1803 / 16, None),
+)
+
+# =====================================================================================================
+# 3. MLPerf Training v4.1, NVIDIA, GPT-3 175B (the MLPerf GPT-3 shape, preset 'gpt3-175b', seq 2048).
+#    Source: swsok/training_results_v4.1 @ 8821c7037ffd06e3775398fd39361a4c591d2235 (a fork of
+#    mlcommons/training_results_v4.1).
+#    a) NVIDIA/benchmarks/gpt3/implementations/b200_n8_preview_nemo/config_DGXB200_8x8x1024x4x8_mbs2_cg.sh: 8 nodes
+#       HGX B200, MINIBS 1024, TP4 PP8, INTERLEAVED_PIPELINE 6, MICRO_BATCH_SIZE 2, TP_COMM_OVERLAP True, LAYER_CUDA_GRAPH,
+#       config_fp8.sh; config_common.sh: USE_DIST_OPTIMIZER=True, FP8_PARAMS=True. Log NVIDIA/results/
+#       b200_n8_preview_nemo/gpt3/result_0.txt: submission_platform "8xNVIDIA HGX B200", global_batch_size 2048,
+#       gradient_accumulation_steps 512 (= 2048 / (DP 2 x MBS 2)), max_sequence_length 2048, step increments
+#       4,194,304 tokens, "train_step_timing in s" 36.02-36.05 (steady, blocks 1, 2 and the last) -> 36.04 s. [A]
+#    b) eos_n32_ngc24.09_nemo/config_DGXH100_32x8x256x4x8_mbs2.sh: 32 DGX H100, MINIBS 256 (GBS 256 x DP 8 = 2048),
+#       TP4 PP8 VP6 MBS2, TP overlap, fp8; result_0.txt last blocks: 18.355-18.378 s -> 18.37 s.
+#    c) eos_n64_ngc24.09_nemo/config_DGXH100_64x8x128x4x8_mbs2.sh: 64 DGX H100, MINIBS 128 (x DP 16 = 2048),
+#       same layout; result_0.txt last block: 9.486-9.504 s -> 9.495 s.
+#    [B] for b, c: their config_common.sh is not stored; distributed optimizer and FP8_PARAMS=True taken from the same
+#    submission's B200 config_common.sh. Not priced: DEFER_EMBEDDING_WGRAD_COMPUTE, layer CUDA graphs (B200).
+# =====================================================================================================
+_GPT3_V41 = dict(tp=4, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=6, zero_stage=1,
+                 microbatch_size=2)
+V41_GPT3 = (
+    ("[A] MLPerf v4.1 NVIDIA 8 x HGX B200 (preview): GPT-3 175B TP4 PP8 VP6 MBS2, GBS 2048, 64 GPUs", "gpt3-175b",
+     "B200", "megatron", "fp8-params", 64, 2048, 2048, dict(_GPT3_V41), 4194304 / 36.04 / 64, None),
+    ("[B: dist-opt, fp8 params from the B200 config_common] MLPerf v4.1 NVIDIA Eos H100: GPT-3 175B TP4 PP8 VP6 MBS2, "
+     "GBS 2048, 256 GPUs", "gpt3-175b", "H100-SXM", "megatron", "fp8-params", 256, 2048, 2048, dict(_GPT3_V41),
+     4194304 / 18.37 / 256, None),
+    ("[B: dist-opt, fp8 params from the B200 config_common] MLPerf v4.1 NVIDIA Eos H100: GPT-3 175B TP4 PP8 VP6 MBS2, "
+     "GBS 2048, 512 GPUs", "gpt3-175b", "H100-SXM", "megatron", "fp8-params", 512, 2048, 2048, dict(_GPT3_V41),
+     4194304 / 9.495 / 512, None),
+)
+
+# =====================================================================================================
+# 4. MLPerf Training v3.1, NVIDIA, GPT-3 175B on Eos (DGX H100), NeMo 23.09.
+#    Source: mlcommons/training_results_v3.1 @ f33f9444205023cf49bf19ec960992b39663f6fd
+#      NVIDIA/benchmarks/gpt3/implementations/pytorch/config_DGXH100_512x8x16x4x8_mbs1.sh (MINIBS 16, TP4 PP8, MBS 1,
+#      TP_COMM_OVERLAP True, config_fp8.sh: FP8 hybrid, amax history 1024), config_DGXH100_1344x8x8x4x8_mbs1.sh
+#      (MINIBS 8, same layout); the 1024-node file is named config_DGXH100_1024x8x16x4x8_mbs1.sh (listed, not opened).
+#      conf/custom.yaml: GBS = MINIBS x GPUs / (TP x PP); virtual_pipeline_model_parallel_size defaults to
+#      INTERLEAVED_PIPELINE or 12; sequence_parallel default True; overlap_p2p_comm True; megatron_amp_O2 (fp32 main
+#      params); activation checkpointing off unless ACT_CKPT_* set.
+#      Logs NVIDIA/results/eos-dfw_n{512,1024,1344}_ngc23.09_nemo/gpt3/result_0.txt (tails):
+#        n512  (4096 GPUs): step +4,194,304 tokens (GBS 2048), train_step_timing 1.605-1.610 (one 1.631) -> 1.607 s
+#        n1024 (8192 GPUs): step +8,388,608 tokens (GBS 4096), 1.619-1.644 -> 1.628 s
+#        n1344 (10752 GPUs): step +5,505,024 tokens (GBS 2688), 0.929-0.943 (first 0.888) -> 0.929 s
+#    [B]: config_common.sh is not stored: VP 12 (custom.yaml's default), distributed optimizer and no recompute assumed;
+#    fp8 without fp8 parameters ('fp8-mixed': FP8_PARAMS did not exist in NeMo 23.09's MLPerf configs).
+# =====================================================================================================
+_GPT3_V31 = dict(tp=4, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=12, zero_stage=1,
+                 microbatch_size=1)
+_V31_B = "[B: VP12 default, ZeRO-1, no recompute]"
+V31_GPT3 = tuple(
+    (f"{_V31_B} MLPerf v3.1 NVIDIA Eos H100: GPT-3 175B TP4 PP8 MBS1, GBS {gbs}, {n} GPUs", "gpt3-175b", "H100-SXM",
+     "megatron", "fp8-mixed", n, 2048, gbs, dict(_GPT3_V31), gbs * 2048 / step / n, None)
+    for n, gbs, step in ((4096, 2048, 1.607), (8192, 4096, 1.628), (10752, 2688, 0.929)))
+
+SCOUTED_2026_12L = V60_DSV3 + V60_LLAMA8B + V41_GPT3 + V31_GPT3
+
+# =====================================================================================================
+# 5. MLPerf Training v6.0, Cisco, one C880A M8 with 8 x B300-SXM-288GB, Megatron-Bridge 26.04 container.
+#    Source: same fork @ eabf23a0, Cisco/results/1xC880A_M8-8xB300-SXM-288GB/{llama31_8b,gpt_oss_20b}/result_0.txt.
+#    Both logs print the run's full config dump ("Configuration Summary (Non-Default Values vs Megatron Core)").
+#    a) Llama 3.1 8B: global_batch_size 16, micro_batch_size 2, "number of microbatches to constant 1" (dp 8), seq 8192,
+#       TP=PP=1, fp4 'e2m1' (NVFP4 GEMMs) with fp8 tensorwise / fp8 DPA, fp8_param_gather False, distributed optimizer
+#       (use_megatron_fsdp False), no recompute granularity, TE cross-entropy, full-iteration CUDA graph.
+#       Step: block-level train_step_time 0.39855 s (samples 159744-172032) -> 16 x 8192 / 0.39855 / 8.
+#       [B: nvfp4 recipe details (which layers stay bf16) priced as the project's 'nvfp4-mixed']
+#    b) GPT-OSS-20B (24 layers, 2880 hidden, 32 experts top-4, sliding window 128 every other layer): global batch 24,
+#       micro batch 3, one microbatch (dp 8), EP 1 (not in the non-default list; config name ..ep1), seq 8192, fp8
+#       'e4m3' mxfp8 recipe without fp8 param gather ('fp8-mixed'), flex dispatcher (hybridep; irrelevant at EP 1),
+#       moe_router_load_balancing_type 'none', distributed optimizer, no recompute, TE cross-entropy.
+#       Step: block-level train_step_time 0.56202 s (samples 184320-196608) -> 24 x 8192 / 0.56202 / 8.
+#       [B: learned routing with no balancing loss priced as balanced (planner default)]
+# =====================================================================================================
+V60_CISCO_B300 = (
+    ("[B: nvfp4 recipe details] MLPerf v6.0 Cisco C880A 8 x B300: Llama 3.1 8B NVFP4 DP8 MBS2, GBS 16", "llama-3.1-8b",
+     "B300", "megatron+loss=in_place", "nvfp4-mixed", 8, 8192, 16, dict(zero_stage=1, microbatch_size=2),
+     16 * 8192 / 0.39855 / 8, None),
+    ("[B: balanced routing] MLPerf v6.0 Cisco C880A 8 x B300: GPT-OSS-20B MXFP8 DP8 EP1 MBS3, GBS 24", "gpt-oss-20b",
+     "B300", "megatron+loss=in_place", "fp8-mixed", 8, 8192, 24, dict(zero_stage=1, microbatch_size=3),
+     24 * 8192 / 0.56202 / 8, None),
+)
+SCOUTED_2026_12L = SCOUTED_2026_12L + V60_CISCO_B300
 
 HELD_OUT_CHECKS = (*_MB_REVISED, *NEMO_2407_NEMOTRON, *DEEPSEEK_V3_REPORT)
 PUBLIC_CHECKS = (

@@ -99,16 +99,19 @@ CLUSTER_SCALE_OUT = {
 #: sparsity: 835.5 / 1,670.5 dense) and the H100 SXM's (989.4 / 1,978.9 dense), within 8.5% of either bound
 H100_96GB_500W_PEAKS = {"peak_flops_bf16": (835.5e12 + 989.4e12) / 2, "peak_flops_fp8": (1670.5e12 + 1978.9e12) / 2}
 
-#: hardware column (case-insensitive substring, first match) -> preset and field overrides; the H800 is an
-#: H100 with NVLink cut to 400 GB/s bidirectional (NVIDIA H800 datasheet) and the GH200's H100 has 96 GB of
-#: HBM3 at 4 TB/s (NVIDIA GH200 datasheet); the "H100 96GB" of torchtitan's benchmarks has 96 GB of HBM2e at
+#: hardware column (case-insensitive substring, first match) -> preset and field overrides (the H800, A800 and GH200
+#: presets say how they differ from the H100 / A100); the "H100 96GB" of torchtitan's benchmarks has 96 GB of HBM2e at
 #: 2.4 TB/s (torchtitan docs/performance.md, Grand Teton platform) and the peaks above; "v5p-128"-style TPU slices are one ICI
-#: domain of 64 chips; an AWS p4de node is an A100 80GB node with 400 Gb/s of EFA (data/clusters/aws-p4de.yaml)
+#: domain of 64 chips; an AWS p4de node is an A100 80GB node with 400 Gb/s of EFA (data/clusters/aws-p4de.yaml);
+#: Google Cloud's A3 High and A3 Mega VMs are H100 nodes with 800 and 1,600 Gb/s for GPU traffic
+#: (data/clusters/gcp-a3-high.yaml, gcp-a3-mega.yaml)
+_CLUSTERS = Path(__file__).parent / "data" / "clusters"
 HARDWARE_OF_COLUMN = (
-    ("p4de", str(Path(__file__).parent / "data" / "clusters" / "aws-p4de.yaml"), {}),
+    ("p4de", str(_CLUSTERS / "aws-p4de.yaml"), {}),
+    ("a3 high", str(_CLUSTERS / "gcp-a3-high.yaml"), {}), ("a3 mega", str(_CLUSTERS / "gcp-a3-mega.yaml"), {}),
     ("a100-40gb", "a100-40gb", {}), ("a100 40gb", "a100-40gb", {}), ("a100", "a100-80gb", {}),
     ("h800", "h800", {}),
-    ("gh200", "h100-sxm", {"hbm_bytes": 96 * 2**30, "hbm_bandwidth": 4.0e12, "host_bandwidth": 450e9}),
+    ("gh200", "gh200", {}), ("a800", "a800", {}),
     ("h100 96gb", "h100-sxm", {"hbm_bytes": 96 * 2**30, "hbm_bandwidth": 2.4e12, **H100_96GB_500W_PEAKS}),
     ("h200", "h200", {}), ("h100", "h100-sxm", {}), ("gb300", "gb300", {}), ("b300", "b300", {}),
     ("gb200", "gb200", {}), ("b200", "b200", {}), ("mi300x", "mi300x", {}), ("mi325x", "mi325x", {}), ("mi355x", "mi355x", {}),

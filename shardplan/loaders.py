@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from shardplan.errors import ConfigError, fmt_legal, short_repr
 from shardplan.hf_config import FAMILIES, MULTIMODAL, YAML_ROUTE, spec_fields
-from shardplan.presets.hardware import HARDWARE
+from shardplan.presets.hardware import HARDWARE, hardware_preset_name
 from shardplan.presets.models import MODELS
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
@@ -582,8 +582,9 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
     Raises:
         ConfigError: unknown preset (lists presets), unreadable file or invalid fields.
     """
-    preset = name_or_path.strip().lower() if isinstance(name_or_path, str) else name_or_path
-    if preset in HARDWARE and not Path(name_or_path).exists():  # preset names in any case, as --framework takes them
+    # preset names in any case, as --framework takes them, and the names HARDWARE_ALIASES lists ("h100", "trillium")
+    preset = hardware_preset_name(name_or_path) if isinstance(name_or_path, str) else None
+    if preset is not None and not Path(name_or_path).exists():
         base = HARDWARE[preset]
         data: dict[str, Any] = {}
     else:
@@ -591,13 +592,17 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
         path = Path(name_or_path)
         if not path.exists():
             raise ConfigError(f"hardware={short_repr(name_or_path)} is neither a preset nor a file; presets: "
-                              f"{', '.join(HARDWARE)}", field="hardware", value=name_or_path, legal=HARDWARE)
+                              f"{', '.join(HARDWARE)} (also read: h100, a100, trillium, v5p, ...; a part without a "
+                              "preset, e.g. H100 PCIe, takes a hardware file with base: and its datasheet's fields)",
+                              field="hardware", value=name_or_path, legal=HARDWARE)
         data = _read_mapping(path, "hardware")
         data.pop("framework", None)  # the framework the cluster was calibrated with: hardware_framework()
         had_base, base_name = "base" in data, data.pop("base", None)
         if had_base and base_name in (None, ""):  # `base:` written without a value
             raise ConfigError(f"hardware {short_repr(name_or_path)}: base is empty; presets: {', '.join(HARDWARE)} (or "
                               "leave base out and give every field)", field="base", value=base_name, legal=HARDWARE)
+        if isinstance(base_name, str) and hardware_preset_name(base_name) is not None:  # "base: h100" too
+            base_name = hardware_preset_name(base_name)
         if base_name is not None and (not isinstance(base_name, str) or base_name not in HARDWARE):
             raise ConfigError(f"base={short_repr(base_name)} is not a hardware preset; presets: {', '.join(HARDWARE)}",
                               field="base", value=base_name, legal=HARDWARE)

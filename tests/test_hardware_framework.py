@@ -253,3 +253,28 @@ def test_mi355x_peak_is_its_compute_units_times_clock():
     assert h.peak_flops_fp8 == pytest.approx(2 * h.peak_flops_bf16, rel=1e-4)
     assert HARDWARE["mi300x"].peak_flops_bf16 == pytest.approx(304 * 2.1e9 * 2048, rel=1e-4)
     assert (h.matmul_efficiency, h.fp8_matmul_efficiency) == (0.44, 0.39)  # the mi300x entry's derived rates
+
+
+def test_hardware_names_users_and_tables_give_read_as_presets(tmp_path):
+    # exact aliases only: "H100 SXM5" is the h100-sxm preset, a bare "a100" the 80 GB part; H100 PCIe (756 TFLOP/s
+    # bf16, HBM2e) has no preset and must not be priced as the SXM part: refused with the preset list
+    assert load_hardware("H100 SXM5").name == "h100-sxm" and load_hardware("a100").hbm_bytes == 80 * 2**30
+    assert load_hardware("Trillium").name == "tpu-v6e" and load_hardware("v5p").name == "tpu-v5p"
+    with pytest.raises(ConfigError, match="neither a preset nor a file; presets: .*h100-sxm"):
+        load_hardware("h100-pcie")
+    f = tmp_path / "cluster.yaml"
+    f.write_text("base: h100\nscale_out_bandwidth: 12.5e9\n")
+    hw = load_hardware(str(f))
+    assert hw.peak_flops_bf16 == load_hardware("h100-sxm").peak_flops_bf16 and hw.scale_out_bandwidth == 12.5e9
+
+
+def test_export_variants_differ_from_their_parts_only_in_the_datasheet_fields():
+    # A800 = A100 80GB with NVLink 400 GB/s bidirectional -> 200e9 one-way (A100: 300e9); GH200 = H100 with 96 GiB of
+    # HBM3 at 4.0 TB/s and a 450 GB/s NVLink-C2C host link (H100: 80 GiB, 3.35 TB/s, PCIe Gen5 64 GB/s)
+    a800, a100 = load_hardware("a800"), load_hardware("a100-80gb")
+    assert a800.scale_up_bandwidth == 200e9 and a100.scale_up_bandwidth == 300e9
+    assert a800.model_dump(exclude={"name", "scale_up_bandwidth", "sources"}) == \
+        a100.model_dump(exclude={"name", "scale_up_bandwidth", "sources"})
+    gh200, h100 = load_hardware("gh200"), load_hardware("h100-sxm")
+    assert (gh200.hbm_bytes, gh200.hbm_bandwidth, gh200.host_bandwidth) == (96 * 2**30, 4.0e12, 450e9)
+    assert gh200.peak_flops_bf16 == h100.peak_flops_bf16 and h100.host_bandwidth == 64e9

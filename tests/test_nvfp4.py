@@ -85,3 +85,13 @@ def test_estimate_notes_nvfp4_under_a_framework_without_the_recipe():
                                      global_batch_tokens=None, precision="nvfp4-mixed")
         notes[fw] = fp4_note(estimate(m, hw, tr.model_copy(update={"framework": framework_profile(fw)}), pc, 8))
     assert notes["megatron"] is None and "torchtitan profile's framework has no such recipe" in notes["torchtitan"]
+
+
+def test_blackwell_ultra_nvfp4_rate_is_twice_its_fp8_rate_as_on_blackwell():
+    # GB300: fp8 rate 0.53 x 5 PF = 2.65 PF/s; NVFP4 = 2 x that = 5.3 PF/s = 0.3533 of its 15 PF peak (not 0.53 x 15 =
+    # 7.95 PF/s); B300: 2 x 0.53 x 4.5 PF = 4.77 PF/s of 14 PF. GB200 keeps the fp8 fraction: 0.48 x 10 PF = 4.8 PF/s
+    gb300, b300, gb200 = HARDWARE["gb300"], HARDWARE["b300"], HARDWARE["gb200"]
+    assert gb300.achieved_matmul_flops("fp4") == pytest.approx(5.3e15)
+    assert gb300.fp4_matmul_efficiency == pytest.approx(5.3 / 15)
+    assert b300.achieved_matmul_flops("fp4") == pytest.approx(4.77e15)
+    assert gb200.achieved_matmul_flops("fp4") == pytest.approx(4.8e15)

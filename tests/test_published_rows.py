@@ -45,7 +45,7 @@ def test_hardware_and_framework_of_unseen_sources():
     assert framework_of(base) == "megatron"
     assert framework_of({"source": "OLMo 2 technical report", "id": "x"}) == "pytorch-fsdp"
     assert framework_of({"source": "x", "id": "x", "framework": "torchtitan"}) == "torchtitan"
-    for text, name, hbm in (("H200 141GB", "h200", 141e9), ("H800", "h800", 80 * 2**30), ("GH200", "h100-sxm", 96 * 2**30),
+    for text, name, hbm in (("H200 141GB", "h200", 141e9), ("H800", "h800", 80 * 2**30), ("GH200", "gh200", 96 * 2**30), ("A800 80GB", "a800", 80 * 2**30),
                             ("TPU v5e", "tpu-v5e", 16 * 2**30), ("MI300X", "mi300x", 192e9)):
         _, hw, _, _, _ = row_inputs({**base, "hardware": text})
         assert hw.name == name and hw.hbm_bytes == hbm, text

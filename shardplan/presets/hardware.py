@@ -347,12 +347,31 @@ _ULTRA = {
                              "above the B200 / GB200 entry's 0.48 carries that (three rows: weakly determined)",
     "matmul_efficiency": "0.64: the fitted Blackwell Ultra fp8 rate (0.53) times the Hopper entry's bf16 / fp8 ratio "
                          "(0.59 / 0.49), as for the b200 entry; no public bf16 Blackwell Ultra row beside GPT-OSS-120B"}
+
+
+def _ultra_fp4_efficiency(peak_fp8: float, peak_fp4: float) -> float:
+    """Blackwell Ultra's NVFP4 GEMM rate as a fraction of its fp4 peak: the fitted fp8 rate times Blackwell's
+    fp4 / fp8 peak ratio (2: on the B200 / GB200 entries NVFP4 reaches the fp8 fraction, which their MLPerf
+    NVFP4 rows reproduce), over Ultra's own fp4 / fp8 peak ratio (3: 15 / 5 PF on GB300, 14 / 4.5 on B300).
+    So achieved NVFP4 = 2 x achieved fp8 as on Blackwell, and Ultra's extra fp4 peak is not assumed realized.
+    Example, GB300: 0.53 x 2 x 5 / 15 = 0.353 (5.3 PF/s achieved; GB200: 0.48 x 10 = 4.8)."""
+    blackwell = HARDWARE["gb200"]
+    return _ULTRA_GEMM["fp8_matmul_efficiency"] * blackwell.peak_flops_fp4 / blackwell.peak_flops_fp8 \
+        * peak_fp8 / peak_fp4
+
+
+_ULTRA_FP4 = ("derived, not fitted (_ultra_fp4_efficiency): the fitted fp8 rate x Blackwell's fp4 / fp8 peak ratio (2) / "
+              "this entry's (3): achieved NVFP4 = 2 x achieved fp8, as the B200 / GB200 entries reach it; the datasheet's "
+              "1.5x NVFP4 peak over Blackwell is not assumed realized. Written after the MLPerf v5.1 GB300 NVFP4 405B "
+              "run came out +28% at the fp8 fraction (GB300 / GB200 NVFP4 per GPU measured 1.31x, predicted 1.71x) and "
+              "checked on the MLPerf v6.0 Cisco B300 NVFP4 Llama 3.1 8B run: +21% -> +6% (docs/accuracy.md)")
 HARDWARE["gb300"] = HardwareSpec(**{
     **HARDWARE["gb200"].model_dump(), "name": "gb300", "hbm_bytes": 279e9, "sm_count": 160, "scale_out_bandwidth": 100e9,
     "peak_flops_fp4": 15e15,
     "compute_arch": "blackwell-ultra", **_ULTRA_GEMM,
+    "fp4_matmul_efficiency": _ultra_fp4_efficiency(HARDWARE["gb200"].peak_flops_fp8, 15e15),
     "sources": {
-        **HARDWARE["gb200"].sources, **_ULTRA,
+        **HARDWARE["gb200"].sources, **_ULTRA, "fp4_matmul_efficiency": _ULTRA_FP4,
         "peak_flops": "NVIDIA GB300 NVL72 datasheet: 360 PFLOPS fp16/bf16 and 720 PFLOPS fp8 per 72 GPUs with sparsity "
                       "(the GB200 NVL72's figures) -> 2.5 PF bf16 / 5 PF fp8 dense per GPU",
         "peak_flops_fp4": "NVIDIA GB300 NVL72 datasheet: 1,080 PFLOPS dense fp4 (1,440 with sparsity) per 72 GPUs -> 15 PF "
@@ -364,8 +383,9 @@ HARDWARE["b300"] = HardwareSpec(**{
     **_B200.model_dump(), "name": "b300", "hbm_bytes": 288e9, "sm_count": 160, "scale_out_bandwidth": 100e9,
     "peak_flops_fp4": 14e15,
     "compute_arch": "blackwell-ultra", **_ULTRA_GEMM,
+    "fp4_matmul_efficiency": _ultra_fp4_efficiency(_B200.peak_flops_fp8, 14e15),
     "sources": {
-        **_B200.sources, **_ULTRA,
+        **_B200.sources, **_ULTRA, "fp4_matmul_efficiency": _ULTRA_FP4,
         "peak_flops": "NVIDIA DGX B300 datasheet: 72 PFLOPS fp8 training per 8 GPUs (sparse) -> 4.5 PF fp8 / 2.25 PF "
                       "bf16 dense per GPU (the DGX B200's figures)",
         "peak_flops_fp4": "14 PF dense NVFP4 per B300 GPU (Verda, 'NVIDIA GB300 NVL72: GPU Architecture & Performance', "
@@ -380,3 +400,57 @@ HARDWARE["h800"] = HardwareSpec(**{**_H100.model_dump(), "name": "h800", "scale_
     "scale_up_bandwidth": "NVIDIA H800 SXM: NVLink 400 GB/s bidirectional -> 200 GB/s one-way (DeepSeek-V3 technical "
                           "report, Liu et al. 2024, Sec. 3.2.2: about 160 GB/s achieved over NVLink against 50 GB/s "
                           "over InfiniBand); compute, HBM and SMs as H100 SXM"}})
+
+#: A800 SXM 80GB: the export variant of A100 80GB SXM (same GA100 die, tensor cores, HBM and SMs; every other number
+#: is the a100-80gb entry's) with NVLink cut to 400 GB/s bidirectional, as the H800 is of the H100
+_A100 = HARDWARE["a100-80gb"]
+HARDWARE["a800"] = HardwareSpec(**{**_A100.model_dump(), "name": "a800", "scale_up_bandwidth": 200e9, "sources": {
+    **_A100.sources,
+    "scale_up_bandwidth": "NVIDIA A800 40GB Active / A800 SXM 80GB product brief: NVLink 400 GB/s bidirectional -> "
+                          "200 GB/s one-way (A100 SXM: 600 GB/s); compute, HBM and SMs as A100 80GB SXM"}})
+
+#: GH200 Grace Hopper superchip (96 GB HBM3 version): the H100's tensor cores and SMs beside a Grace CPU on a 900 GB/s
+#: NVLink-C2C (450 GB/s per direction), which is the host link activation offloading uses; every other number is the
+#: h100-sxm entry's (nodes of 4 superchips, e.g. CSCS Alps, carry a per-cluster scale-up / scale-out file)
+HARDWARE["gh200"] = HardwareSpec(**{
+    **_H100.model_dump(), "name": "gh200", "hbm_bytes": 96 * GiB, "hbm_bandwidth": 4.0e12, "host_bandwidth": 450e9,
+    "sources": {**_H100.sources,
+                "hbm": "NVIDIA GH200 Grace Hopper Superchip datasheet: 96GB HBM3 at 4 TB/s (144GB HBM3e at 4.9 TB/s on "
+                       "the later version: a hardware file with hbm_bytes / hbm_bandwidth)",
+                "host_bandwidth": "NVIDIA GH200 datasheet: NVLink-C2C 900 GB/s bidirectional CPU-GPU -> 450 GB/s per "
+                                  "direction"}})
+
+#: other names a user or a published table gives the presets (compared without case, spaces, dashes, underscores
+#: and dots: "H100 SXM5" is "h100sxm5"): exact names only, so a part the presets do not model (H100 PCIe, H100 NVL,
+#: A100 PCIe) is refused with the preset list instead of priced as the SXM part. A bare "a100" is the 80 GB part
+#: (the one the published A100 rows ran on unless they say 40GB)
+HARDWARE_ALIASES: dict[str, str] = {
+    **dict.fromkeys(("h100", "h100sxm5", "h10080gb", "h100sxm80gb", "h100sxm580gb", "dgxh100", "hgxh100"), "h100-sxm"),
+    **dict.fromkeys(("h200sxm", "h200141gb", "h200sxm141gb", "dgxh200", "hgxh200"), "h200"),
+    **dict.fromkeys(("a100", "a100sxm", "a100sxm4", "a100sxm80gb", "a100sxm480gb", "dgxa100"), "a100-80gb"),
+    **dict.fromkeys(("a100sxm40gb", "a100sxm440gb"), "a100-40gb"),
+    **dict.fromkeys(("a800sxm", "a80080gb", "a800sxm80gb"), "a800"),
+    **dict.fromkeys(("h800sxm", "h80080gb"), "h800"),
+    **dict.fromkeys(("b200sxm", "dgxb200", "hgxb200"), "b200"),
+    **dict.fromkeys(("b300sxm", "dgxb300", "hgxb300"), "b300"),
+    **dict.fromkeys(("gb200nvl72",), "gb200"), **dict.fromkeys(("gb300nvl72",), "gb300"),
+    **dict.fromkeys(("gh20096gb",), "gh200"),
+    **dict.fromkeys(("v4", "tpuv4"), "tpu-v4"), **dict.fromkeys(("v5p", "tpuv5p"), "tpu-v5p"),
+    **dict.fromkeys(("v5e", "tpuv5e", "v5litepod", "tpuv5litepod"), "tpu-v5e"),
+    **dict.fromkeys(("v6e", "tpuv6e", "trillium", "tpuv6etrillium"), "tpu-v6e"),
+    **dict.fromkeys(("instinctmi300x", "amdmi300x"), "mi300x"), **dict.fromkeys(("instinctmi325x", "amdmi325x"), "mi325x"),
+    **dict.fromkeys(("instinctmi355x", "amdmi355x"), "mi355x"),
+}
+
+
+def squeeze_hardware_name(text: str) -> str:
+    """``text`` lower-cased without spaces, dashes, underscores and dots (the key of :data:`HARDWARE_ALIASES`)."""
+    return "".join(ch for ch in text.lower() if ch not in " -_.")
+
+
+def hardware_preset_name(text: str) -> str | None:
+    """The preset ``text`` names: a preset name in any case, or an entry of :data:`HARDWARE_ALIASES`
+    (``"H100 SXM5"`` -> ``"h100-sxm"``); None when it names none."""
+    key = squeeze_hardware_name(text)
+    by_key = {squeeze_hardware_name(name): name for name in HARDWARE}
+    return by_key.get(key) or HARDWARE_ALIASES.get(key)
