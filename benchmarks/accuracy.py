@@ -397,7 +397,9 @@ def scouted_checks_k() -> list[str]:
                     "boundary (`cost/axes/pp.py` `boundary_stride`) and Megatron-Core's interleaved schedule overlaps them",
                     "with compute (`FrameworkProfile.pp_p2p_overlap`, from Megatron-LM's own default; the 2021-2023",
                     "releases of the shared rows, which sent blocking, are `megatron-legacy`): 1F1B and ZB-1p there are",
-                    "+3% to +11%; interleaved 1F1B stays +12% to +20% (this 2023 fork may not overlap those sends)."])
+                    "+3% to +11%; interleaved 1F1B was +12% to +20% with them overlapped, and the repo's own launch script",
+                    "(examples/pretrain_zero_bubble.sh) passes --no-overlap-p2p-communication: priced with the",
+                    "megatron-legacy profile (blocking sends) as that script runs them, +5% to +10%."])
 
 
 def scouted_checks_l() -> list[str]:

@@ -1591,6 +1591,11 @@ HW = "A100 80GB"
 # no-dropout pricing is reported beside every row as a sensitivity (REPORT.md); it is an input reading, no planner
 # constant was touched.
 PREC = "bf16-mixed+attention=naive+dropout=True"
+# Pipeline sends: the repo's examples/pretrain_zero_bubble.sh @064369d6 passes --no-overlap-p2p-communication (and
+# --use-legacy-models --transformer-impl local): blocking sends, the megatron-legacy profile (read after the pass: the
+# interleaved multi-node rows were +12% to +20% with Megatron-Core's overlapped sends; non-interleaved schedules never
+# overlap them, so only the 1F1B-I rows move)
+ZB_FRAMEWORK = "megatron-legacy"
 ZB_SETUPS = {  # name: (config, pp, microbatch, pp_layers, {m: {schedule: (samples/s/GPU, GB)}})
     "1.5B": ("zb-1.5b", 8, 6, (2, 3, 3, 3, 3, 3, 3, 2), {
         24: {"1F1B": (11.8, 30), "ZB-1p": (12.9, 32)},
@@ -1634,7 +1639,7 @@ def _row(table, size, m, sched, sps, gb):
     cfg, pp, mbs, layers, _ = ZB_SETUPS[size]
     name = {"ZB": "ZB-2p (= ZB-1p at m<=p)"}.get(sched, sched)
     return (f"[B] ZeroBubble {table}: GPT {size}, PP{pp} (pure), mbs {mbs}, m={m}, {name}, {pp} A100 80GB",
-            MODELS_DIR + cfg + ".config.json", HW, "megatron", PREC, pp, SEQ, mbs * m,
+            MODELS_DIR + cfg + ".config.json", HW, ZB_FRAMEWORK, PREC, pp, SEQ, mbs * m,
             dict(dp=1, tp=1, pp=pp, pp_layers=layers, schedule=SCHED[sched], microbatch_size=mbs, recompute="none",
                  zero_stage=0),
             round(sps * SEQ, 1), gb)
@@ -1658,7 +1663,7 @@ _TABLE12_REST = tuple(r for r in ZB_TABLE12_ROWS if r not in SCOUTED_2026_12K_HE
 _MEM_1F1B_I = {"1.5B": 40, "6.2B": 48, "14.6B": 39, "28.3B": 58}
 ZB_TABLE4_1F1B_I = tuple(
     (f"[B] ZeroBubble Table 4: GPT {size}, PP{pp}, mbs {mbs}, m={m}, 1F1B-I (1 layer per chunk)",
-     MODELS_DIR + cfg + ".config.json", HW, "megatron", PREC, pp, SEQ, mbs * m,
+     MODELS_DIR + cfg + ".config.json", HW, ZB_FRAMEWORK, PREC, pp, SEQ, mbs * m,
      dict(dp=1, tp=1, pp=pp, pp_layers=layers, schedule="interleaved", virtual_stages=max(layers),
           microbatch_size=mbs, recompute="none", zero_stage=0),
      round(ZB_TABLE4_OTHER[size][m]["1F1B-I"] * SEQ, 1), _MEM_1F1B_I[size])
