@@ -369,7 +369,7 @@ def scouted_checks_j() -> list[str]:
                     "nvfp4), with nothing fitted: the three GB200 NVFP4 rows are -2.1%, +0.9% and +2.2%; the GB300 row was",
                     "+28% at the fp8 fraction of Blackwell Ultra's 15 PF NVFP4 peak (measured GB300 / GB200 NVFP4 per GPU",
                     "1.31x, predicted 1.71x). Since the twelfth pass Ultra's NVFP4 rate is 2x its fitted fp8 rate, as on",
-                    "Blackwell, and the datasheet's extra fp4 peak is not assumed realized (`_ultra_fp4_efficiency`): +1.4%",
+                    "Blackwell, and the datasheet's extra fp4 peak is not assumed realized (`HardwareSpec.fp4_over_fp8_rate` = 2): +1.4%",
                     "(and the twelfth pass's B300 NVFP4 row, not used for it, +21% -> +5%). The GPT-3 runs at 10,752 and 11,616 GPUs are -22%: with 6 microbatches per",
                     "data-parallel rank the planner leaves 0.44 s of data-parallel traffic exposed in a 0.92 s step (the",
                     "clusters reduce in the network with SHARP, which the planner does not model)."])
@@ -414,7 +414,7 @@ def scouted_checks_l() -> list[str]:
                     "(median |error| as read 12.2%, 10 of 15 within 15%).",
                     "Dense runs are within 2-14%; the B300 NVFP4 8B was +21% at the fp8 fraction of Blackwell Ultra's fp4",
                     "peak and is +5% with Ultra's NVFP4 rate at 2x its fp8 rate (derived from the tenth pass's GB300 row, not",
-                    "from this one; hardware `_ultra_fp4_efficiency`); every GPT-3 H100 run is",
+                    "from this one; `HardwareSpec.fp4_over_fp8_rate`); every GPT-3 H100 run is",
                     "under-predicted (-5% to -14%: predicted compute alone exceeds the measured v4.1 step, so the fp8 rate",
                     "fitted on NeMo's published tables is below what NVIDIA's MLPerf GPT-3 recipe reaches). The DeepSeek-V3",
                     "GB200 steps are 1.59 s + 0.121 s per microbatch measured against 0.29 s + 0.138 s predicted: -8% at",

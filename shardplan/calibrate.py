@@ -326,14 +326,8 @@ def cluster_yaml(cal: Calibration, hw: HardwareSpec, n_records: int, date: str,
     Raises:
         ConfigError: ``source`` is unreadable.
     """
-    from shardplan.loaders import _read_mapping
-    from shardplan.presets.hardware import HARDWARE
-    if source is not None and source not in HARDWARE and Path(source).is_file():
-        doc: dict = {k: v for k, v in _read_mapping(Path(source), "hardware").items() if k != "framework"}
-        doc["name"] = f"{hw.name}-calibrated"
-        doc.setdefault("sources", {})
-    else:
-        doc = {"base": hw.name, "name": f"{hw.name}-calibrated"}
+    from shardplan.loaders import hardware_document
+    doc = hardware_document(source, hw, f"{hw.name}-calibrated")
     note = (f"shardplan calibrate on {n_records} records ({date}): in-sample throughput median |error| "
             f"{cal.in_sample.get('throughput_median', math.nan):.1%}; "
             + "; ".join(f"{k} {v['throughput_median_of_groups']:.1%}" for k, v in cal.cross_validated.items()))

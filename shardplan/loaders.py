@@ -575,6 +575,40 @@ def load_model(name_or_path: str) -> ModelSpec:
         raise config_error(e, f"model {path}") from None
 
 
+def _is_file(name: str) -> bool:
+    """``name`` is an existing regular file (False for a name the OS cannot even look up, e.g. too long)."""
+    try:
+        return Path(name).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def _exists(path: Path) -> bool:
+    """``path`` exists (False for a name the OS cannot look up, e.g. longer than NAME_MAX)."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
+
+
+def hardware_document(source: str | None, hw: HardwareSpec, name: str) -> dict:
+    """The YAML document a command that writes a hardware file (``calibrate -o``, ``bench -o``) extends:
+    the source file's own mapping when ``source`` is a hardware file (its ``base:`` and overrides kept, so
+    a cluster file's NIC stays; its ``framework`` section dropped), else ``{"base": <preset name>}``;
+    ``name`` set, ``sources`` present.
+
+    Raises:
+        ConfigError: ``source`` is an unreadable file.
+    """
+    if source is not None and hardware_preset_name(source) is None and _is_file(source):
+        doc: dict = {k: v for k, v in _read_mapping(Path(source), "hardware").items() if k != "framework"}
+    else:
+        doc = {"base": hw.name}
+    doc["name"] = name
+    doc["sources"] = dict(doc.get("sources") or {})
+    return doc
+
+
 def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
     """Hardware from a preset name or a YAML/JSON file of :class:`HardwareSpec` fields. A file may
     name a preset in ``base:`` and override some of its fields (e.g. a custom cluster's NIC).
@@ -584,13 +618,13 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
     """
     # preset names in any case, as --framework takes them, and the names HARDWARE_ALIASES lists ("h100", "trillium")
     preset = hardware_preset_name(name_or_path) if isinstance(name_or_path, str) else None
-    if preset is not None and not Path(name_or_path).exists():
+    if preset is not None and not _is_file(name_or_path):  # a folder named "a100" does not hide the preset
         base = HARDWARE[preset]
         data: dict[str, Any] = {}
     else:
         _not_empty("hardware", name_or_path, HARDWARE)
         path = Path(name_or_path)
-        if not path.exists():
+        if not _exists(path):
             raise ConfigError(f"hardware={short_repr(name_or_path)} is neither a preset nor a file; presets: "
                               f"{', '.join(HARDWARE)} (also read: h100, a100, trillium, v5p, ...; a part without a "
                               "preset, e.g. H100 PCIe, takes a hardware file with base: and its datasheet's fields)",

@@ -278,3 +278,23 @@ def test_export_variants_differ_from_their_parts_only_in_the_datasheet_fields():
     gh200, h100 = load_hardware("gh200"), load_hardware("h100-sxm")
     assert (gh200.hbm_bytes, gh200.hbm_bandwidth, gh200.host_bandwidth) == (96 * 2**30, 4.0e12, 450e9)
     assert gh200.peak_flops_bf16 == h100.peak_flops_bf16 and h100.host_bandwidth == 64e9
+
+
+def test_files_bench_and_calibrate_write_keep_a_cluster_files_own_fields():
+    # bench -o / calibrate -o extend the --hardware file: gcp-a3-high's 12.5e9 B/s NIC share and base stay (a file
+    # written with base: gcp-a3-high could not be read: base must be a preset)
+    from shardplan.loaders import hardware_document
+    src = "shardplan/data/clusters/gcp-a3-high.yaml"
+    doc = hardware_document(src, load_hardware(src), "gcp-a3-high-measured")
+    assert doc["base"] == "h100-sxm" and float(doc["scale_out_bandwidth"]) == 12.5e9 and "scale_out_bandwidth" in doc["sources"]
+    assert hardware_document("h100", load_hardware("h100"), "x") == {"base": "h100-sxm", "name": "x", "sources": {}}
+
+
+def test_calibrate_warns_when_records_name_other_hardware(tmp_path):
+    from shardplan.records import write_records
+    from tests.test_calibrate import synthetic_records
+    path = tmp_path / "runs.jsonl"
+    write_records(path, [rec.model_copy(update={"hardware": h}) for rec, h in
+                         zip(synthetic_records()[:3], ("b200", "h100", "nonsense"))], append=False)
+    r = CliRunner().invoke(app, ["calibrate", str(path), "--hardware", "h100-sxm", "--no-cross-validation"])
+    assert "the records name hardware 'b200', 'nonsense'" in " ".join(r.output.split())

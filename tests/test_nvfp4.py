@@ -14,6 +14,7 @@ from shardplan.cost.step import estimate
 from shardplan.errors import ConfigError
 from shardplan.export import export_text, import_config, megatron
 from shardplan.inputs import build_inputs
+from shardplan.loaders import load_hardware
 from shardplan.presets.hardware import HARDWARE
 from shardplan.specs.training import PRECISION_POLICIES, QUANTIZED_INPUT_BYTES
 
@@ -92,6 +93,22 @@ def test_blackwell_ultra_nvfp4_rate_is_twice_its_fp8_rate_as_on_blackwell():
     # 7.95 PF/s); B300: 2 x 0.53 x 4.5 PF = 4.77 PF/s of 14 PF. GB200 keeps the fp8 fraction: 0.48 x 10 PF = 4.8 PF/s
     gb300, b300, gb200 = HARDWARE["gb300"], HARDWARE["b300"], HARDWARE["gb200"]
     assert gb300.achieved_matmul_flops("fp4") == pytest.approx(5.3e15)
-    assert gb300.fp4_matmul_efficiency == pytest.approx(5.3 / 15)
+    assert gb300.matmul_efficiency_of("fp4") == pytest.approx(5.3 / 15)
     assert b300.achieved_matmul_flops("fp4") == pytest.approx(4.77e15)
     assert gb200.achieved_matmul_flops("fp4") == pytest.approx(4.8e15)
+
+
+def test_ultra_nvfp4_rate_follows_a_calibrated_fp8_rate_and_overridden_peaks():
+    # fp8 rate 0.70 (a calibrate -o file): NVFP4 = 2 x 0.70 x 5 PF = 7.0 PF/s (not the preset's 5.3); an fp4 peak cut to
+    # 6 PF caps NVFP4 at 6 PF/s (2 x 2.65 = 5.3 PF/s fits under it: 5.3), never below fp8's 2.65 PF/s
+    gb300 = HARDWARE["gb300"]
+    assert gb300.model_copy(update={"fp8_matmul_efficiency": 0.70}).achieved_matmul_flops("fp4") == pytest.approx(7.0e15)
+    assert gb300.model_copy(update={"peak_flops_fp4": 6e15}).achieved_matmul_flops("fp4") == pytest.approx(5.3e15)
+    assert gb300.model_copy(update={"peak_flops_fp4": 5e15}).achieved_matmul_flops("fp4") == pytest.approx(5.0e15)
+
+
+def test_a_narrower_format_cannot_have_a_lower_peak(tmp_path):
+    f = tmp_path / "hw.yaml"
+    f.write_text("base: b200\npeak_flops_fp4: 1.0e12\n")
+    with pytest.raises(ConfigError, match="peak_flops_fp4=1e\\+12 is below peak_flops_fp8=4.5e\\+15"):
+        load_hardware(str(f))

@@ -43,7 +43,7 @@ def bench(hardware: HardwareOpt = "h100-sxm", devices: DevOpt = 8, smoke: SmokeO
     import jax
 
     from shardplan.jax import bench as B
-    from shardplan.loaders import load_hardware
+    from shardplan.loaders import hardware_document, load_hardware
 
     hw = load_hardware(hardware)
     n = min(devices, jax.device_count()) if jax.default_backend() == "cpu" else jax.device_count()
@@ -68,7 +68,10 @@ def bench(hardware: HardwareOpt = "h100-sxm", devices: DevOpt = 8, smoke: SmokeO
     _print(results, hw.name, jax.default_backend())
     fields = B.fitted_fields(results, hw, n, jax.default_backend())
     if output:
-        output.write_text(yaml.safe_dump({"base": hw.name, "name": f"{hw.name}-measured", **fields}, sort_keys=False))
+        doc = hardware_document(hardware, hw, f"{hw.name}-measured")  # a cluster file's own fields are kept
+        doc.update({k: v for k, v in fields.items() if k != "sources"})
+        doc["sources"].update(fields.get("sources") or {})
+        output.write_text(yaml.safe_dump(doc, sort_keys=False))
         console.print(f"wrote {output} (use it as --hardware {output})")
     if json_out:
         json_out.write_text(json.dumps({"backend": jax.default_backend(), "devices": n, "preset": hw.name,

@@ -61,6 +61,7 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
         err_console.print(f"[yellow]warning:[/] the records name framework {', '.join(escape(n) for n in named)}; the fit "
                           f"uses the {escape(prof.label)} profile for all of them (choose it with --framework)",
                           highlight=False)
+    _hardware_warning(recs, hardware, hw)
     with console.status(f"fitting {len(recs)} records"):
         cal = fit_records(recs, hw, prof, cross_validate=not no_cross_validation)
     t = fitted_table(cal, f"calibration of {hw.name} / {prof.name} on {len(recs)} records")
@@ -130,3 +131,18 @@ def print_fit_summary(cal) -> None:
     for field in cal.held:
         err_console.print(f"[yellow]note:[/] the records cannot identify {field}: {HELD_WHY.get(field, HELD_WHY[''])}; "
                           "kept at the base value", highlight=False)
+
+
+def _hardware_warning(recs: list, hardware: str, hw) -> None:
+    """Warn when records name other hardware than the fit prices them on (``--hardware``, default h100-sxm):
+    a preset (or alias) other than ``--hardware``'s base preset, or a name that is neither a preset nor that
+    file. The fit reads no record's hardware field."""
+    from shardplan.loaders import hardware_document
+    from shardplan.presets.hardware import hardware_preset_name
+    base = hardware_document(hardware, hw, hw.name).get("base") or hw.name
+    other = sorted({r.hardware for r in recs if r.hardware not in (hardware, hw.name, Path(hardware).stem)
+                    and (hardware_preset_name(r.hardware) or "?") != hardware_preset_name(str(base))})
+    if other:
+        err_console.print(f"[yellow]warning:[/] the records name hardware {', '.join(escape(repr(h)) for h in other)}; "
+                          f"the fit prices every record on {escape(hardware)} (choose it with --hardware)",
+                          highlight=False)

@@ -359,7 +359,7 @@ def unreleased_schedule_note(fw, schedules) -> str | None:
 
 
 def _summary_table(e) -> Table:
-    head = Table(title=f"{e.model.name} on {e.layout.n_devices} x {e.hardware.name}: {e.parallel.short()}",
+    head = Table(title=f"{escape(e.model.name)} on {e.layout.n_devices} x {escape(e.hardware.name)}: {e.parallel.short()}",
                  show_header=False)
     active = f" ({e.model.n_active_params:,} active per token)" if e.model.is_moe else ""
     head.add_row("parameters", f"{e.model.n_params:,}{active}")

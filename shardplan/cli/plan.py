@@ -109,7 +109,7 @@ def _plan_json(res, best, rules: list[dict[str, Any]], show_infeasible: bool) ->
 
 
 def _plans_table(res, m, hw, tr, devices: int) -> Table:
-    t = Table(title=f"{m.name} on {devices} x {hw.name}, seq {tr.seq_len}, batch {tr.global_batch_size} "
+    t = Table(title=f"{escape(m.name)} on {devices} x {escape(hw.name)}, seq {tr.seq_len}, batch {tr.global_batch_size} "
                     f"sequences: {res.n_layouts:,} layouts in {res.seconds:.2f} s"
                     + (f" ({res.n_equivalent:,} with identical predictions not shown)" if res.n_equivalent else ""))
     # the layout column folds instead of ending in "..." (rows may differ only at its end, issue 15)

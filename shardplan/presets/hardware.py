@@ -349,19 +349,11 @@ _ULTRA = {
                          "(0.59 / 0.49), as for the b200 entry; no public bf16 Blackwell Ultra row beside GPT-OSS-120B"}
 
 
-def _ultra_fp4_efficiency(peak_fp8: float, peak_fp4: float) -> float:
-    """Blackwell Ultra's NVFP4 GEMM rate as a fraction of its fp4 peak: the fitted fp8 rate times Blackwell's
-    fp4 / fp8 peak ratio (2: on the B200 / GB200 entries NVFP4 reaches the fp8 fraction, which their MLPerf
-    NVFP4 rows reproduce), over Ultra's own fp4 / fp8 peak ratio (3: 15 / 5 PF on GB300, 14 / 4.5 on B300).
-    So achieved NVFP4 = 2 x achieved fp8 as on Blackwell, and Ultra's extra fp4 peak is not assumed realized.
-    Example, GB300: 0.53 x 2 x 5 / 15 = 0.353 (5.3 PF/s achieved; GB200: 0.48 x 10 = 4.8)."""
-    blackwell = HARDWARE["gb200"]
-    return _ULTRA_GEMM["fp8_matmul_efficiency"] * blackwell.peak_flops_fp4 / blackwell.peak_flops_fp8 \
-        * peak_fp8 / peak_fp4
-
-
-_ULTRA_FP4 = ("derived, not fitted (_ultra_fp4_efficiency): the fitted fp8 rate x Blackwell's fp4 / fp8 peak ratio (2) / "
-              "this entry's (3): achieved NVFP4 = 2 x achieved fp8, as the B200 / GB200 entries reach it; the datasheet's "
+#: Blackwell Ultra's NVFP4 rate: achieved NVFP4 = Blackwell's fp4 / fp8 peak ratio (2) x achieved fp8
+#: (HardwareSpec.fp4_over_fp8_rate), so it follows a calibrated fp8 rate and overridden peaks. Example, GB300:
+#: 2 x 0.53 x 5 PF = 5.3 PF/s = 0.353 of its 15 PF peak (GB200: 0.48 x 10 = 4.8)
+_ULTRA_FP4 = ("derived, not fitted (HardwareSpec.fp4_over_fp8_rate = 2): achieved NVFP4 = 2 x achieved fp8, as the "
+              "B200 / GB200 entries reach it (Blackwell's fp4 / fp8 peak ratio); the datasheet's "
               "1.5x NVFP4 peak over Blackwell is not assumed realized. Written after the MLPerf v5.1 GB300 NVFP4 405B "
               "run came out +28% at the fp8 fraction (GB300 / GB200 NVFP4 per GPU measured 1.31x, predicted 1.71x) and "
               "checked on the MLPerf v6.0 Cisco B300 NVFP4 Llama 3.1 8B run: +21% -> +6% (docs/accuracy.md)")
@@ -369,9 +361,9 @@ HARDWARE["gb300"] = HardwareSpec(**{
     **HARDWARE["gb200"].model_dump(), "name": "gb300", "hbm_bytes": 279e9, "sm_count": 160, "scale_out_bandwidth": 100e9,
     "peak_flops_fp4": 15e15,
     "compute_arch": "blackwell-ultra", **_ULTRA_GEMM,
-    "fp4_matmul_efficiency": _ultra_fp4_efficiency(HARDWARE["gb200"].peak_flops_fp8, 15e15),
+    "fp4_over_fp8_rate": HARDWARE["gb200"].peak_flops_fp4 / HARDWARE["gb200"].peak_flops_fp8,
     "sources": {
-        **HARDWARE["gb200"].sources, **_ULTRA, "fp4_matmul_efficiency": _ULTRA_FP4,
+        **HARDWARE["gb200"].sources, **_ULTRA, "fp4_over_fp8_rate": _ULTRA_FP4,
         "peak_flops": "NVIDIA GB300 NVL72 datasheet: 360 PFLOPS fp16/bf16 and 720 PFLOPS fp8 per 72 GPUs with sparsity "
                       "(the GB200 NVL72's figures) -> 2.5 PF bf16 / 5 PF fp8 dense per GPU",
         "peak_flops_fp4": "NVIDIA GB300 NVL72 datasheet: 1,080 PFLOPS dense fp4 (1,440 with sparsity) per 72 GPUs -> 15 PF "
@@ -383,9 +375,9 @@ HARDWARE["b300"] = HardwareSpec(**{
     **_B200.model_dump(), "name": "b300", "hbm_bytes": 288e9, "sm_count": 160, "scale_out_bandwidth": 100e9,
     "peak_flops_fp4": 14e15,
     "compute_arch": "blackwell-ultra", **_ULTRA_GEMM,
-    "fp4_matmul_efficiency": _ultra_fp4_efficiency(_B200.peak_flops_fp8, 14e15),
+    "fp4_over_fp8_rate": HARDWARE["gb200"].peak_flops_fp4 / HARDWARE["gb200"].peak_flops_fp8,
     "sources": {
-        **_B200.sources, **_ULTRA, "fp4_matmul_efficiency": _ULTRA_FP4,
+        **_B200.sources, **_ULTRA, "fp4_over_fp8_rate": _ULTRA_FP4,
         "peak_flops": "NVIDIA DGX B300 datasheet: 72 PFLOPS fp8 training per 8 GPUs (sparse) -> 4.5 PF fp8 / 2.25 PF "
                       "bf16 dense per GPU (the DGX B200's figures)",
         "peak_flops_fp4": "14 PF dense NVFP4 per B300 GPU (Verda, 'NVIDIA GB300 NVL72: GPU Architecture & Performance', "
@@ -444,8 +436,8 @@ HARDWARE_ALIASES: dict[str, str] = {
 
 
 def squeeze_hardware_name(text: str) -> str:
-    """``text`` lower-cased without spaces, dashes, underscores and dots (the key of :data:`HARDWARE_ALIASES`)."""
-    return "".join(ch for ch in text.lower() if ch not in " -_.")
+    """``text`` lower-cased without whitespace, dashes, underscores and dots (the key of :data:`HARDWARE_ALIASES`)."""
+    return "".join(ch for ch in text.lower() if ch not in "-_." and not ch.isspace())
 
 
 def hardware_preset_name(text: str) -> str | None:

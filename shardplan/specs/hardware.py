@@ -115,6 +115,12 @@ class HardwareSpec(BaseModel):
         default=None, ge=L.MIN_EFFICIENCY, le=1,
         description="fraction of the fp4 peak reached by fp4 matmuls; None: fp8_matmul_efficiency (assumed: the same "
                     "fraction of its peak as fp8, no public NVFP4 GEMM benchmark)")
+    fp4_over_fp8_rate: float | None = Field(
+        default=None, gt=1, le=4,
+        description="with fp4_matmul_efficiency unset: achieved fp4 matmul FLOP/s = this x achieved fp8 FLOP/s (capped "
+                    "at the fp4 peak), so the fp4 rate follows fp8_matmul_efficiency and the peaks a file overrides; "
+                    "None: the fp8 fraction of the fp4 peak. Blackwell Ultra presets: 2 (presets/hardware.py "
+                    "_ULTRA_FP4)")
     isolated_matmul_efficiency: float | None = Field(
         default=None, ge=L.MIN_EFFICIENCY, le=1,
         description="fraction of the bf16 peak an isolated, tuned large GEMM reaches (a benchmark, not a training "
@@ -184,6 +190,25 @@ class HardwareSpec(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _peaks_ordered(self) -> "HardwareSpec":
+        """Narrower formats are at least as fast: fp4 peak >= fp8 peak >= bf16 peak (where given; every tensor-core
+        generation with them doubles the rate per halving of the width: NVIDIA Hopper / Blackwell and AMD CDNA3
+        datasheets).
+
+        Raises:
+            ConfigError: a narrower format's peak below a wider one's (the field, value and bound named).
+        """
+        from shardplan.errors import ConfigError
+        chain = [("peak_flops_bf16", self.peak_flops_bf16), ("peak_flops_fp8", self.peak_flops_fp8),
+                 ("peak_flops_fp4", self.peak_flops_fp4)]
+        given = [(k, v) for k, v in chain if v is not None]
+        for (wide, w), (narrow, n) in zip(given, given[1:]):
+            if n < w:
+                raise ConfigError(f"{narrow}={n:.4g} is below {wide}={w:.4g} (either may come from the base preset); "
+                                  f"legal {narrow}: at least {w:.4g} FLOP/s", field=narrow, value=n, legal=[w, L.MAX_FLOPS])
+        return self
+
+    @model_validator(mode="after")
     def _reserve(self) -> "HardwareSpec":
         if self.usable_hbm_bytes() <= 0:
             from shardplan.errors import ConfigError
@@ -226,10 +251,14 @@ class HardwareSpec(BaseModel):
 
     def matmul_efficiency_of(self, dtype: str = "bf16") -> float:
         """Fraction of ``dtype``'s peak that large matmuls reach: ``fp8_matmul_efficiency`` for fp8,
-        ``fp4_matmul_efficiency`` for fp4 (None: the fp8 fraction, stated on the field), else
-        ``matmul_efficiency`` (bf16 and fp32)."""
+        ``fp4_matmul_efficiency`` for fp4 (None: ``fp4_over_fp8_rate`` x the achieved fp8 rate over the fp4
+        peak where that is set, else the fp8 fraction; stated on the fields), else ``matmul_efficiency`` (bf16
+        and fp32). Example, GB300: fp4_over_fp8_rate 2, fp8 0.53 x 5 PF -> 5.3 PF / 15 PF = 0.353."""
         if dtype == "fp4" and self.fp4_matmul_efficiency is not None:
             return self.fp4_matmul_efficiency
+        if dtype == "fp4" and self.fp4_over_fp8_rate is not None and self.peak_flops_fp4 and self.peak_flops_fp8:
+            achieved = self.fp4_over_fp8_rate * self.fp8_matmul_efficiency * self.peak_flops_fp8
+            return min(1.0, achieved / self.peak_flops_fp4)
         return self.fp8_matmul_efficiency if dtype in ("fp8", "fp4") else self.matmul_efficiency
 
     def achieved_matmul_flops(self, dtype: str = "bf16") -> float:
