@@ -15,7 +15,7 @@ from pathlib import Path
 from fit_frameworks import (FITS, async_tp_table, blackwell_fp8_table, blackwell_ultra_fp8_table, fit_table, fsdp_fit_table,
                             maxtext_gpu_fit_table, moe_fit_table, tpu_v5e_table, tpu_v6e_table, triton_attention_table)
 from public_runs import (AUTOMODEL_H100, HELD_OUT_CHECKS, LLM_FOUNDRY_A100_40GB, LLM_FOUNDRY_H100_FP8, PUBLIC_CHECKS,
-                         SCOUTED_2026_12, SCOUTED_2026_12B, SCOUTED_2026_12E, SCOUTED_2026_12F, SCOUTED_2026_12G, SCOUTED_2026_12H, SCOUTED_2026_12I, SCOUTED_2026_12J, SCOUTED_2026_12K, SCOUTED_2026_12L, SCOUTED_2026_12M,
+                         SCOUTED_2026_12, SCOUTED_2026_12B, SCOUTED_2026_12E, SCOUTED_2026_12F, SCOUTED_2026_12G, SCOUTED_2026_12H, SCOUTED_2026_12I, SCOUTED_2026_12J, SCOUTED_2026_12K, SCOUTED_2026_12L, SCOUTED_2026_12M, SCOUTED_2026_12N,
                          FIT_CHECKS_2026_12, XLA_GPU_2026_12, AMD_2026_12, check_inputs)
 from shardplan.calibration import DEFAULT_CSV, framework_of, load_rows, reproduce_row, row_inputs, summary
 from shardplan.cost.step import estimate
@@ -442,6 +442,26 @@ def scouted_checks_m() -> list[str]:
                     "not MiCS's hierarchical ones; no profile was written for it."])
 
 
+def scouted_checks_n() -> list[str]:
+    """Markdown lines: :data:`SCOUTED_2026_12N`, a fourteenth scouting pass (throughputs posted with their configuration in
+    GitHub issues and pull requests), read after every fit."""
+    return _scouted_table(SCOUTED_2026_12N, "## GitHub issues and pull requests, fourteenth pass (scouted 2026-12)", [
+                    "A fourteenth scouting pass (`benchmarks/public_runs.py` SCOUTED_2026_12N) read throughputs that users",
+                    "and maintainers posted with their configuration in GitHub threads: the Swiss AI Initiative's Megatron-LM",
+                    "fork on CSCS Alps GH200 (8B, 3B, 300M, data parallel only), Megatron-LM#756 (Mixtral 8x7B TP2 EP8 on 16",
+                    "H100), torchtitan#778 and #1207 (Llama 3 8B, FSDP2, eager / compiled / float8), Megatron-LLaMA#16 (13B",
+                    "on A800, a run its reporter calls abnormally slow, no cause found in the thread) and ColossalAI#4551",
+                    "(13B Gemini). 11 of 12 rows are [B] (the threads' argument dumps come back in pieces) and nothing was",
+                    "fitted on them. This is the planner's worst new set: 11 of 12 over-predicted (median |error| 35%). What the rows",
+                    "suggest: the GH200 runs reach 42-51% MFU, below the H100-class 55-60% the preset implies at these",
+                    "shapes, and more so for 8B than 3B (the superchip's shared power budget is a candidate; nothing public",
+                    "to size it); the 300M row (6 layers beside a 131k vocabulary, 0.9 s per step against 0.26 s predicted)",
+                    "spends most of its step outside the layers the planner prices; torchtitan#778's early-2025 runs at one",
+                    "4,096-token sequence per GPU are 36-94% over (float8 adds +15% there against +36% predicted: at that",
+                    "size the casts cost what the faster GEMMs save). The gh200 preset's node became 4 superchips with a 200",
+                    "Gb/s NIC each (Alps, JUPITER) after reading these rows; the DP-only rows moved by 0-4 points."])
+
+
 def amd_checks() -> list[str]:
     """Markdown lines: :data:`AMD_2026_12`, public AMD Instinct runs, checks of the AMD presets' derived rates."""
     return _scouted_table(AMD_2026_12, "## AMD Instinct (scouted 2026-12, checks of derived rates)", [
@@ -795,6 +815,7 @@ def main() -> None:
     lines += scouted_checks_k()
     lines += scouted_checks_l()
     lines += scouted_checks_m()
+    lines += scouted_checks_n()
     lines += amd_checks()
     lines += fit_checks()
     lines += foundry_held_out()

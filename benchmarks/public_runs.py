@@ -1935,6 +1935,103 @@ MPT7B = (
 
 SCOUTED_2026_12M = NEMOTRON4_15B + BLOOMBERGGPT + DEEPSEEK_V2 + MPT7B
 
+#: A fourteenth scouting pass (SCOUTED_2026_12N), read after every fit and never fitted on: throughputs posted with
+#: their configurations in GitHub issues and pull requests of training frameworks (pass 14N). Tokens/s/GPU; where the
+#: source gives Megatron's TFLOP/s/GPU it is converted with Megatron-LM's own FLOP formula (num_floating_point_operations).
+
+M = MODELS_DIR
+
+# --- swiss-ai/Megatron-LM (CSCS Alps "Clariden", GH200 96GB, 4 per node), Megatron-Core, NGC PyTorch 25.01 ---
+# Launch scripts submit-llama3-8b.sh / submit-llama3-300m.sh (swiss-ai/Megatron-LM @0e57e5e4 / @0b6e13f5): TP1 PP1,
+# --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather, TE, bf16, no recompute flags,
+# --use-precision-aware-optimizer --main-grads-dtype bf16, untied embeddings (8B), tokenizer tj-solergibert/swai
+# (vocab 131072 assumed). TFLOP/s -> tokens/s with Megatron's formula (8B: 57.98 GFLOP/token at seq 8192;
+# 3B: 27.78; 300M: 3.951 at seq 4096).
+# PR #29 (2025-02-13): "llama 3.2 based 8b model. With 2M batch size: 32 nodes -> 413, 16 nodes -> 430 TFLOP/s/GPU".
+#   Assumed: GBS 256 x 8192 (= "2M"; the stored script has GBS 128), MBS 1 and seq 8192 from the script.
+# PR #10 (2025-02-07): Llama 3.2 3B config, "1 node: micro_batch_size 1 (~505 TFLOPS/GPU); 8 nodes: mbs 2 (~493)".
+#   Assumed: seq 8192 and the 8B script's other flags; GBS 128 (only sets gradient accumulation).
+# PR #23 (2025-02-12): 300M model (6 layers, h 2048, ffn 6144, 16 heads / 4 kv groups, tied embeddings),
+#   "8 nodes, MBS 2, GBS 256, seq_len 4K, ~140 TFLOPS/GPU, iteration ~0.9 s" (the TFLOP/s figure is used; 0.9 s
+#   gives 36,409 tokens/s/GPU, +3%).
+SWISSAI = (
+    ("[B: GBS 256 from '2M batch', seq 8192/MBS 1/no recompute from the launch script] swiss-ai/Megatron-LM#29: "
+     "Llama-3 8B DP64 dist-opt, 16 nodes x 4 GH200", M + "swissai-llama3-8b.config.json", "GH200", "megatron",
+     "bf16-mixed", 64, 8192, 256, dict(dp=64, zero_stage=1, microbatch_size=1), 430e12 / 57.982e9, None),
+    ("[B: GBS 256 from '2M batch', seq 8192/MBS 1/no recompute from the launch script] swiss-ai/Megatron-LM#29: "
+     "Llama-3 8B DP128 dist-opt, 32 nodes x 4 GH200", M + "swissai-llama3-8b.config.json", "GH200", "megatron",
+     "bf16-mixed", 128, 8192, 256, dict(dp=128, zero_stage=1, microbatch_size=1), 413e12 / 57.982e9, None),
+    ("[B: seq 8192, GBS 128, 8B script flags] swiss-ai/Megatron-LM#10: Llama-3.2 3B DP4 mbs 1, 1 node x 4 GH200",
+     M + "swissai-llama3.2-3b.config.json", "GH200", "megatron", "bf16-mixed", 4, 8192, 128,
+     dict(dp=4, zero_stage=1, microbatch_size=1), 505e12 / 27.783e9, None),
+    ("[B: seq 8192, GBS 128, 8B script flags] swiss-ai/Megatron-LM#10: Llama-3.2 3B DP32 mbs 2, 8 nodes x 4 GH200",
+     M + "swissai-llama3.2-3b.config.json", "GH200", "megatron", "bf16-mixed", 32, 8192, 128,
+     dict(dp=32, zero_stage=1, microbatch_size=2), 493e12 / 27.783e9, None),
+    ("[A] swiss-ai/Megatron-LM#23: Llama-3 300M DP32 mbs 2, GBS 256, seq 4096, 8 nodes x 4 GH200",
+     M + "swissai-llama3-300m.config.json", "GH200", "megatron", "bf16-mixed", 32, 4096, 256,
+     dict(dp=32, zero_stage=1, microbatch_size=2), 140e12 / 3.9510e9, None),
+)
+
+# --- NVIDIA/Megatron-LM#756 (2024-04-05 comment, after the maintainers' advice): Mixtral 8x7B on 16 H100, latest
+# MCore (ba773259), grouped_gemm 1.0, --moe-token-dispatcher-type alltoall, EP8 TP2 (log: "world size 16, data-parallel
+# size 8, tensor-model-parallel size 2, pipeline 1"), GBS 128, recompute_granularity None, bf16. Log iterations 85-87:
+# 5,581 / 5,696 / 5,445 ms, 229-240 TFLOP/s/GPU. Sequence length not in the retrieved part of the dump: 2048 is the only
+# value consistent with both printed numbers (128 x 2048 / 5.57 s / 16 = 2,940 tok/s/GPU x 79.7 GFLOP/token (Megatron
+# formula, top-2) = 234 TFLOP/s; seq 4096 would need 469). Assumed: MBS 1, sequence parallel on (MCore requires it
+# for TP with EP), distributed optimizer. The original post (130 TFLOP/s, old dispatcher) is excluded: the reporter
+# changed the setup on maintainer advice.
+MEGATRON_756 = (
+    ("[B: seq 2048 inferred from step time vs TFLOP/s, MBS 1, SP, dist-opt] NVIDIA/Megatron-LM#756: Mixtral 8x7B "
+     "TP2 EP8 DP8 alltoall + grouped GEMM, GBS 128, no recompute, 16 H100", "mixtral-8x7b", "H100-SXM", "megatron",
+     "bf16-mixed", 16, 2048, 128, dict(dp=8, tp=2, sp=True, ep=8, zero_stage=1, microbatch_size=1),
+     128 * 2048 / 5.574 / 16, None),
+)
+
+# --- pytorch/torchtitan#778 (2025-01-07, danielvegamyhre, Meta): Llama 3 8B, FSDP2, batch 1, seq 4096, no AC,
+# table header "8 H100s" (the prose says 4; the table is used). Tokens/sec per GPU as torchtitan prints (TFLOPS column
+# 231 for 4,495 tok/s confirms per-GPU). Assumed: Meta's H100 96GB / 500 W nodes of torchtitan's own performance docs,
+# bf16 params with fp32 gradient reduction (torchtitan default). FP8 row: torchao float8 tensorwise, compile of the
+# full model (Triton casts fused), priced with the fp8-mixed policy.
+TT_778 = tuple(
+    (f"[B: 8 GPUs (table header), H100 96GB assumed] pytorch/torchtitan#778: Llama 3 8B FSDP8 {name}, lbs 1, "
+     f"seq 4096, no AC", "llama-3-8b", "H100 96GB", fw, prec, 8, 4096, 8,
+     dict(dp=8, zero_stage=3, microbatch_size=1, recompute="none"), tps, None)
+    for name, fw, prec, tps in (("bf16 eager", "torchtitan", "bf16-mixed-fp32-grads", 4495.0),
+                                ("bf16 torch.compile", "torchtitan-compile", "bf16-mixed-fp32-grads", 5033.8),
+                                ("float8 tensorwise, compile full model", "torchtitan-compile", "fp8-mixed", 5768.6)))
+
+# --- pytorch/torchtitan#1207 (2025-05-20): "Llama3 8b on 4xH100s with per op SAC, using FSDP=2, TP=2; bf16: 5378 TPS,
+# 45.68 GiB peak". The float8-rowwise number of the same post is the bug being reported (slower than bf16): excluded.
+# Assumed: default llama3_8b.toml of that time (local batch 1, seq 8192, compile off), TP with sequence parallel
+# (torchtitan's TP plan), H100 96GB as above.
+TT_1207 = (
+    ("[B: default toml lbs 1 / seq 8192 / eager, H100 96GB assumed] pytorch/torchtitan#1207: Llama 3 8B FSDP2 x TP2, "
+     "per-op SAC, bf16, 4 H100", "llama-3-8b", "H100 96GB", "torchtitan", "bf16-mixed-fp32-grads", 4, 8192, 2,
+     dict(dp=2, zero_stage=3, tp=2, sp=True, microbatch_size=1, recompute="selective"), 5378.0, 45.68),
+)
+
+# --- alibaba/Megatron-LLaMA#16 (2023-09-14): 13B LLaMA on 2 x 8 A800 80GB, TP4 PP1 --sequence-parallel, mbs 4,
+# GBS 1024, seq 2048, --overlapped-distributed-optimizer, --no-gradient-accumulation-fusion, no recompute flag:
+# "only 840 token/sec/GPU". Unresolved in the thread (no misconfiguration identified). Megatron-LLaMA is a 2023
+# Megatron-LM fork: megatron-legacy profile. Assumed: bf16, the cluster's inter-node network (A800 preset).
+MEGATRON_LLAMA_16 = (
+    ("[B: bf16, A800 preset network] alibaba/Megatron-LLaMA#16: LLaMA-13B TP4 SP DP4, mbs 4, GBS 1024, seq 2048, "
+     "overlapped dist-opt, no AC, 16 A800", "llama-2-13b", "A800", "megatron-legacy", "bf16-mixed", 16, 2048, 1024,
+     dict(dp=4, tp=4, sp=True, zero_stage=1, microbatch_size=4), 840.0, None),
+)
+
+# --- hpcaitech/ColossalAI#4551 (2023-08-30): examples/language/llama2/benchmark.py, config 13b, plugin gemini
+# (ZeRO-3-style chunked sharding), batch_size 8 per GPU, grad_checkpoint True, max_length 4096, xformers, 8 A100;
+# printed step time 19.714 s (step 2; step 1 22.9 s). tokens/s/GPU = 8 x 4096 / 19.714. Assumed: A100 80GB; the
+# hf-deepspeed ZeRO-3 profile as for the ColossalAI Gemini row already in public_runs.py.
+COLOSSAL_4551 = (
+    ("[B: A100 80GB, Gemini as ZeRO-3, early step] hpcaitech/ColossalAI#4551: LLaMA-2 13B Gemini, pdbs 8, seq 4096, "
+     "grad ckpt, 8 A100", "llama-2-13b", "A100 80GB", "hf-deepspeed", "bf16-mixed", 8, 4096, 64,
+     dict(dp=8, zero_stage=3, microbatch_size=8, recompute="full"), 8 * 4096 / 19.714, None),
+)
+
+SCOUTED_2026_12N = SWISSAI + MEGATRON_756 + TT_778 + TT_1207 + MEGATRON_LLAMA_16 + COLOSSAL_4551
+
 HELD_OUT_CHECKS = (*_MB_REVISED, *NEMO_2407_NEMOTRON, *DEEPSEEK_V3_REPORT)
 PUBLIC_CHECKS = (
     *NEMO_2407,

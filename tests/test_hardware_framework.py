@@ -278,6 +278,8 @@ def test_export_variants_differ_from_their_parts_only_in_the_datasheet_fields():
     gh200, h100 = load_hardware("gh200"), load_hardware("h100-sxm")
     assert (gh200.hbm_bytes, gh200.hbm_bandwidth, gh200.host_bandwidth) == (96 * 2**30, 4.0e12, 450e9)
     assert gh200.peak_flops_bf16 == h100.peak_flops_bf16 and h100.host_bandwidth == 64e9
+    # node of 4 superchips with one 200 Gb/s NIC each: 25 GB/s per GPU (a DGX H100: 8 GPUs, 400 Gb/s = 50 GB/s each)
+    assert (gh200.scale_up_size, gh200.scale_out_bandwidth) == (4, 25e9)
 
 
 def test_files_bench_and_calibrate_write_keep_a_cluster_files_own_fields():

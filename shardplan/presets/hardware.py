@@ -403,10 +403,17 @@ HARDWARE["a800"] = HardwareSpec(**{**_A100.model_dump(), "name": "a800", "scale_
 
 #: GH200 Grace Hopper superchip (96 GB HBM3 version): the H100's tensor cores and SMs beside a Grace CPU on a 900 GB/s
 #: NVLink-C2C (450 GB/s per direction), which is the host link activation offloading uses; every other number is the
-#: h100-sxm entry's (nodes of 4 superchips, e.g. CSCS Alps, carry a per-cluster scale-up / scale-out file)
+#: h100-sxm entry's but the node: 4 superchips with a 200 Gb/s NIC each, as the GH200 systems with public training runs
+#: (CSCS Alps, JSC JUPITER) are built
 HARDWARE["gh200"] = HardwareSpec(**{
     **_H100.model_dump(), "name": "gh200", "hbm_bytes": 96 * GiB, "hbm_bandwidth": 4.0e12, "host_bandwidth": 450e9,
+    "scale_up_size": 4, "scale_out_bandwidth": 25e9,
     "sources": {**_H100.sources,
+                "scale_up_size": "4 GH200 superchips per node, NVLink between them (the GH200 HPC nodes: HPE Cray EX254n "
+                                 "of CSCS Alps, JSC JUPITER's BullSequana XH3000 booster blades); 18 NVLink 4 links "
+                                 "per GPU as on H100 SXM (scale_up_bandwidth kept)",
+                "scale_out_bandwidth": "one 200 Gb/s NIC per superchip (Alps: 4 HPE Slingshot-11 per node; JUPITER: 4 "
+                                       "InfiniBand NDR200 per node) -> 25 GB/s per GPU",
                 "hbm": "NVIDIA GH200 Grace Hopper Superchip datasheet: 96GB HBM3 at 4 TB/s (144GB HBM3e at 4.9 TB/s on "
                        "the later version: a hardware file with hbm_bytes / hbm_bandwidth)",
                 "host_bandwidth": "NVIDIA GH200 datasheet: NVLink-C2C 900 GB/s bidirectional CPU-GPU -> 450 GB/s per "
