@@ -420,6 +420,9 @@ MEGATRON_FLAGS = {"--num-layers", "--tensor-model-parallel-size", "--pipeline-mo
                   # _add_moe_args: --moe-token-dispatcher-type {allgather,alltoall,flex}, --moe-enable-deepep
                   # ("Only works with flex token dispatcher"); _add_training_args: --recompute-modules (nargs='*')
                   "--moe-token-dispatcher-type", "--moe-enable-deepep", "--recompute-modules",
+                  # _add_training_args: --no-gradient-accumulation-fusion; _add_checkpointing_args: --ckpt-format
+                  # (fsdp_dtensor: the Megatron-FSDP user guide's required flags)
+                  "--no-gradient-accumulation-fusion", "--ckpt-format",
                   # _add_regularization_args: --attention-dropout / --hidden-dropout (float, default 0.1)
                   "--attention-dropout", "--hidden-dropout",
                   # _add_moe_args (Megatron-Core 0.14): Combined 1F1B
@@ -1385,3 +1388,15 @@ def test_megatron_legacy_interleaved_plans_export_blocking_sends_and_import_says
     imp = import_config("megatron", outs["megatron-legacy"])
     assert imp.parallel.schedule == "interleaved" and any("--framework megatron-legacy" in n for n in imp.notes)
     assert not import_config("megatron", outs["megatron"]).notes
+
+
+def test_megatron_script_sets_the_stream_variable_its_layout_needs():
+    # Megatron-FSDP user guide: unset CUDA_DEVICE_MAX_CONNECTIONS and pass its required flags; tp > 1 without FSDP:
+    # CUDA_DEVICE_MAX_CONNECTIONS=1 (Megatron-LM orders tp communication ahead of compute on one hardware queue)
+    fsdp = exported("llama8b-fsdp", "megatron")
+    assert "unset CUDA_DEVICE_MAX_CONNECTIONS" in fsdp
+    assert all(f in fsdp for f in ("--use-distributed-optimizer", "--no-gradient-accumulation-fusion",
+                                   "--ckpt-format fsdp_dtensor"))
+    tp_plans = [p for p, fw in EXPORTED if fw == "megatron" and plan_estimate(p).parallel.tp > 1
+                and plan_estimate(p).parallel.zero_stage < 2]
+    assert tp_plans and all("export CUDA_DEVICE_MAX_CONNECTIONS=1" in exported(p, "megatron") for p in tp_plans)

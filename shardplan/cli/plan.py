@@ -171,7 +171,13 @@ def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: 
     if not plans:
         raise negative(f"--export {framework}: no layout fits, nothing to export")
     first: ConfigError | None = None
-    for ranking in (plans, deeper() if deeper else []):
+
+    def rankings():  # the longer search runs only if no shown plan can be written
+        yield plans
+        if deeper:
+            yield deeper()
+
+    for ranking in rankings():
         for i, e in enumerate(ranking):
             try:
                 write_export(framework, e, output, inputs)

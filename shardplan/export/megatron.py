@@ -29,7 +29,9 @@ cp -> ``--context-parallel-size``; ep ->
 ``--expert-model-parallel-size`` with ``--expert-tensor-parallel-size`` etp (tp when unset) and
 ``--moe-token-dispatcher-type alltoall``, or ``flex --moe-enable-deepep`` for moe_dispatcher='deepep';
 sp -> ``--sequence-parallel``; ZeRO-1 -> ``--use-distributed-optimizer``, ZeRO-2/3 -> Megatron-FSDP
-``optim_grads`` / ``optim_grads_params``; HSDP -> ``--num-distributed-optimizer-instances dp/dp_shard``;
+``optim_grads`` / ``optim_grads_params`` with the flags Megatron-LM's Megatron-FSDP user guide lists as
+required (``--use-distributed-optimizer --no-gradient-accumulation-fusion --ckpt-format fsdp_dtensor``,
+``CUDA_DEVICE_MAX_CONNECTIONS`` unset; otherwise ``=1`` when tp or cp > 1); HSDP -> ``--num-distributed-optimizer-instances dp/dp_shard``;
 recompute -> ``--recompute-granularity`` (+ ``--recompute-method uniform --recompute-num-layers 1`` for
 full, ``--recompute-method block --recompute-num-layers N`` with recompute_layers N; read back: block with N
 layers is recompute_layers N, uniform recomputes every layer; recompute_modules -> ``--recompute-modules``); ``--micro-batch-size``, ``--global-batch-size``,
@@ -166,8 +168,9 @@ def _dp_args(ctx: ExportContext) -> list[str]:
     args = []
     if p.zero_stage == 1:
         args.append("--use-distributed-optimizer")
-    elif p.zero_stage in _FSDP:
-        args += ["--use-megatron-fsdp", "--data-parallel-sharding-strategy", _FSDP[p.zero_stage]]
+    elif p.zero_stage in _FSDP:  # the flags the Megatron-FSDP user guide lists as required
+        args += ["--use-megatron-fsdp", "--data-parallel-sharding-strategy", _FSDP[p.zero_stage],
+                 "--use-distributed-optimizer", "--no-gradient-accumulation-fusion", "--ckpt-format", "fsdp_dtensor"]
     if p.zero_stage and p.dp_shard != p.dp:
         args += ["--num-distributed-optimizer-instances", str(p.dp // p.dp_shard)]
     if p.overlap_grad_reduce:
@@ -261,7 +264,12 @@ def write(ctx: ExportContext) -> str:
     body = "MEGATRON_ARGS=(\n" + "\n".join(lines) + "\n)\n"
     launch = (f'torchrun --nnodes {n // per_node} --nproc-per-node {per_node} pretrain_gpt.py '
               f'"${{MEGATRON_ARGS[@]}}"  # + model, data and optimizer arguments\n')
-    return "#!/usr/bin/env bash\n" + comment_block(ctx, EXPORTER) + body + launch
+    env = ""
+    if ctx.p.zero_stage in _FSDP:  # Megatron-FSDP user guide: unset it so FSDP's streams run in parallel
+        env = "unset CUDA_DEVICE_MAX_CONNECTIONS\n"
+    elif ctx.p.tp > 1 or ctx.p.cp > 1:  # Megatron-LM orders tp / cp communication before compute with one queue
+        env = "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+    return "#!/usr/bin/env bash\n" + comment_block(ctx, EXPORTER) + env + body + launch
 
 
 class _Parser(argparse.ArgumentParser):
@@ -297,11 +305,13 @@ def parser() -> argparse.ArgumentParser:
                  "--tp-comm-overlap", "--optimizer-cpu-offload", "--bf16", "--moe-enable-deepep", "--cpu-offloading",
                  "--overlap-moe-expert-parallel-comm", "--moe-pad-expert-input-to-capacity", "--fp8-param-gather",
                  "--accumulate-allreduce-grads-in-fp32", "--use-precision-aware-optimizer", "--fp16",
-                 "--no-overlap-p2p-communication", "--fp4-param-gather", "--first-last-layers-bf16"):
+                 "--no-overlap-p2p-communication", "--fp4-param-gather", "--first-last-layers-bf16",
+                 "--no-gradient-accumulation-fusion"):
         ap.add_argument(flag, action="store_true")
     ap.add_argument("--data-parallel-sharding-strategy", choices=["no_shard", "optim", "optim_grads",
                                                                   "optim_grads_params"])
     ap.add_argument("--recompute-granularity", choices=["full", "selective"])
+    ap.add_argument("--ckpt-format")
     ap.add_argument("--moe-token-dispatcher-type", choices=["allgather", "alltoall", "flex"])
     ap.add_argument("--moe-expert-capacity-factor", type=float)
     ap.add_argument("--fp8-format")
