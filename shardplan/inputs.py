@@ -369,17 +369,20 @@ class Inputs(NamedTuple):
 
 def default_framework(hardware: str) -> FrameworkProfile | None:
     """The profile a hardware file was calibrated with (its ``framework:`` key,
-    :func:`shardplan.loaders.hardware_framework`), used when ``--framework`` is not given; None
-    for presets and files without it.
+    :func:`shardplan.loaders.hardware_framework`), used when ``--framework`` is not given; on a TPU
+    without one the ``maxtext`` profile; None for GPU presets and GPU files without it (the caller's
+    default, megatron).
 
     Raises:
         ConfigError: an invalid ``framework`` value (names the file and the field).
     """
-    from shardplan.loaders import hardware_framework
+    from shardplan.loaders import hardware_framework, load_hardware
     from shardplan.presets.frameworks import framework_profile, profile_from_mapping
     value = hardware_framework(hardware)
     if value is None:
-        return None
+        # TPUs: the maxtext profile (JAX / XLA programs: XLA's collectives and fusion, MaxText's fp32 weights);
+        # the megatron default is a PyTorch GPU stack whose kernels and offload options TPUs do not run
+        return framework_profile("maxtext") if load_hardware(hardware).kind == "tpu" else None
     where = f"framework of hardware file {hardware}"
     try:
         if isinstance(value, dict):

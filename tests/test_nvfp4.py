@@ -112,3 +112,11 @@ def test_a_narrower_format_cannot_have_a_lower_peak(tmp_path):
     f.write_text("base: b200\npeak_flops_fp4: 1.0e12\n")
     with pytest.raises(ConfigError, match="peak_flops_fp4=1e\\+12 is below peak_flops_fp8=4.5e\\+15"):
         load_hardware(str(f))
+
+
+def test_quantized_mfu_is_also_given_against_the_bf16_peak():
+    # GB300: fp4 peak 15 PF, bf16 2.5 PF -> MFU of the bf16 peak = 6 x MFU of the fp4 peak; bf16 runs: the same number
+    m, h, t, p = build_inputs(model="llama-3-8b", hardware="gb300", devices=8, seq_len=4096, global_batch=16,
+                              global_batch_tokens=None, precision="nvfp4-mixed", zero_stage=1)
+    e = estimate(m, h, t, p, 8)
+    assert e.mfu_of_bf16_peak == pytest.approx(6 * e.mfu) and e.to_dict()["mfu_of_bf16_peak"] == e.mfu_of_bf16_peak

@@ -30,8 +30,9 @@ CASES = {
     "hsdp-tp8-pp2": dict(model="llama-3-70b", hardware="h100-sxm", devices=64, tp=8, pp=2, zero_stage=3, dp_shard=2),
     "moe-ep-cp-full": dict(model="mixtral-8x7b", hardware="h100-sxm", devices=64, tp=2, ep=8, cp=2, zero_stage=1,
                            recompute="full"),
-    "tpu-interleaved": dict(model="llama-3-70b", hardware="tpu-v5p", devices=64, tp=4, pp=4, schedule="interleaved",
-                            virtual_stages=2, zero_stage=1),
+    # TPUs price with the maxtext profile by default, whose pipeline is GPipe
+    "tpu-pipeline": dict(model="llama-3-70b", hardware="tpu-v5p", devices=64, tp=4, pp=4, schedule="gpipe",
+                         zero_stage=1),
     "zero-bubble": dict(model="llama-3-8b", hardware="a100-80gb", devices=32, pp=4, schedule="zero-bubble",
                         zero_stage=1, recompute="selective"),
 }

@@ -174,7 +174,11 @@ def framework_note(hardware: str | None, framework: str | None, profile: Any) ->
     """Say on stderr which profile (a FrameworkProfile) a hardware file chose when ``--framework``
     was not given (:func:`shardplan.inputs.default_framework`), and, when it was given, which of the
     file's own framework values it replaces."""
-    if framework is None and hardware is not None and profile.name != "megatron":
+    from shardplan.loaders import hardware_framework
+    if framework is None and hardware is not None and profile.name != "megatron" and hardware_framework(hardware) is None:
+        err_console.print(f"[yellow]note:[/] framework profile {escape(repr(profile.name))}, the default on TPUs (JAX / "
+                          "XLA programs; --framework chooses another)", highlight=False, soft_wrap=True)
+    elif framework is None and hardware is not None and profile.name != "megatron":
         err_console.print(f"[yellow]note:[/] framework profile {escape(repr(profile.name))} from the hardware file "
                           f"{escape(hardware)} (it was calibrated with it; --framework overrides)",
                           highlight=False, soft_wrap=True)

@@ -367,7 +367,8 @@ def _summary_table(e) -> Table:
     head.add_row("step time", fmt_seconds(e.step_s))
     head.add_row("tokens / s", f"{e.tokens_per_s:,.0f} ({e.tokens_per_s / e.layout.n_devices:,.0f} per device)")
     low = e.training.precision.compute_dtype if e.training.precision.quantized else None
-    head.add_row("MFU / HFU" + (f" (of the {low} peak)" if low else ""), f"{e.mfu:.1%} / {e.hfu:.1%}")
+    head.add_row("MFU / HFU" + (f" (of the {low} peak)" if low else ""), f"{e.mfu:.1%} / {e.hfu:.1%}"
+                 + (f" (MFU of the bf16 peak: {e.mfu_of_bf16_peak:.1%})" if low else ""))
     head.add_row("bound by", e.bound)
     mem = e.memory
     fw = e.training.framework

@@ -115,6 +115,13 @@ class Estimate:
         """Predicted to train: it fits in memory and no other failure is predicted."""
         return self.fits and self.failure is None
 
+    @property
+    def mfu_of_bf16_peak(self) -> float:
+        """MFU against the device's dense bf16 peak (``mfu`` is against the peak of the precision's compute
+        dtype: an NVFP4 run's 10% of the fp4 peak is 40% of a 4x lower bf16 peak), so runs in different
+        precisions compare: ``mfu x peak(compute dtype) / peak(bf16)``."""
+        return self.mfu * self.hardware.peak_flops(self.training.precision.compute_dtype) / self.hardware.peak_flops_bf16
+
     def to_dict(self) -> dict:
         """The JSON object printed by ``shardplan estimate --json``."""
         p = self.parallel
@@ -147,7 +154,8 @@ class Estimate:
             "collectives": [c.to_dict() for c in self.collectives],
             "model_flops_per_step": self.model_flops_per_step,
             "hardware_flops_per_step": self.hardware_flops_per_step,
-            "mfu": self.mfu, "hfu": self.hfu, "tokens_per_s": self.tokens_per_s,
+            "mfu": self.mfu, "hfu": self.hfu, "mfu_of_bf16_peak": self.mfu_of_bf16_peak,
+            "tokens_per_s": self.tokens_per_s,
             "tokens_per_s_per_device": self.tokens_per_s / self.layout.n_devices,
             "bound": self.bound, "thresholds": self.thresholds, "roofline": self.roofline,
         }
