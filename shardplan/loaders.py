@@ -554,16 +554,20 @@ def load_model(name_or_path: str) -> ModelSpec:
     if name_or_path in MODELS:
         return MODELS[name_or_path]
     _not_empty("model", name_or_path, MODELS)
+    by_lower = {k.lower(): k for k in MODELS}
+    if isinstance(name_or_path, str) and name_or_path.strip().lower() in by_lower and not _exists(Path(name_or_path)):
+        return MODELS[by_lower[name_or_path.strip().lower()]]  # preset names in any case, as --hardware takes them
     path = Path(name_or_path)
-    if path.is_dir():
+    if _exists(path) and path.is_dir():
         if not (path / "config.json").exists():
             raise ConfigError(f"model={short_repr(name_or_path)} is a directory without config.json", field="model",
                               value=name_or_path)
         path = path / "config.json"
-    if not path.exists():
+    if not _exists(path):
         looks_like_path = any(c in name_or_path for c in "/\\") or path.suffix in (".json", ".yaml", ".yml")
         what = "file not found" if looks_like_path else "not a preset"
-        raise ConfigError(f"model={short_repr(name_or_path)}: {what}; presets: {', '.join(MODELS)}",
+        raise ConfigError(f"model={short_repr(name_or_path)}: {what}{_close(name_or_path, MODELS)}; presets: "
+                          f"{', '.join(MODELS)}",
                           field="model", value=name_or_path, legal=MODELS)
     data = _read_mapping(path, "model")
     if "architectures" in data or "model_type" in data:
@@ -573,6 +577,13 @@ def load_model(name_or_path: str) -> ModelSpec:
         return ModelSpec(**data)
     except ValidationError as e:
         raise config_error(e, f"model {path}") from None
+
+
+def _close(name: str, presets: dict[str, Any]) -> str:
+    """``" (did you mean a, b?)"`` for the presets closest to ``name`` (difflib ratio >= 0.6, case ignored), else ``""``."""
+    import difflib
+    close = difflib.get_close_matches(name.strip().lower()[:200], list(presets), n=3, cutoff=0.6)
+    return f" (did you mean {', '.join(close)}?)" if close else ""
 
 
 def _is_file(name: str) -> bool:
@@ -625,7 +636,8 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
         _not_empty("hardware", name_or_path, HARDWARE)
         path = Path(name_or_path)
         if not _exists(path):
-            raise ConfigError(f"hardware={short_repr(name_or_path)} is neither a preset nor a file; presets: "
+            raise ConfigError(f"hardware={short_repr(name_or_path)} is neither a preset nor a file"
+                              f"{_close(str(name_or_path), HARDWARE)}; presets: "
                               f"{', '.join(HARDWARE)} (also read: h100, a100, trillium, v5p, ...; a part without a "
                               "preset, e.g. H100 PCIe, takes a hardware file with base: and its datasheet's fields)",
                               field="hardware", value=name_or_path, legal=HARDWARE)

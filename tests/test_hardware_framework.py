@@ -300,3 +300,12 @@ def test_calibrate_warns_when_records_name_other_hardware(tmp_path):
                          zip(synthetic_records()[:3], ("b200", "h100", "nonsense"))], append=False)
     r = CliRunner().invoke(app, ["calibrate", str(path), "--hardware", "h100-sxm", "--no-cross-validation"])
     assert "the records name hardware 'b200', 'nonsense'" in " ".join(r.output.split())
+
+
+def test_names_in_any_case_and_close_matches_are_suggested():
+    from shardplan.loaders import load_model
+    assert load_model("LLAMA-3-8B").n_params == load_model("llama-3-8b").n_params
+    with pytest.raises(ConfigError, match=r"not a preset \(did you mean llama-3-8b"):
+        load_model("llama3-8b")
+    with pytest.raises(ConfigError, match=r"neither a preset nor a file \(did you mean h800, h200"):
+        load_hardware("h1000")
