@@ -267,7 +267,8 @@ def write(ctx: ExportContext) -> str:
     env = ""
     if ctx.p.zero_stage in _FSDP:  # Megatron-FSDP user guide: unset it so FSDP's streams run in parallel
         env = "unset CUDA_DEVICE_MAX_CONNECTIONS\n"
-    elif ctx.p.tp > 1 or ctx.p.cp > 1:  # Megatron-LM orders tp / cp communication before compute with one queue
+    elif ctx.p.tp > 1 or ctx.p.cp > 1:  # as Megatron-LM's example scripts (examples/gpt3/train_gpt3_175b_distributed.sh):
+        # one hardware queue keeps the tp / cp collectives ahead of the compute they overlap
         env = "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"
     return "#!/usr/bin/env bash\n" + comment_block(ctx, EXPORTER) + env + body + launch
 
