@@ -1028,8 +1028,10 @@ def _rank(ev: _Evaluator, feasible: list[Candidate], top_k: int, objective: str,
             if lb_key > last or any(_rank_key(objective, c, ev.tokens / b) > last for b in ev.comm_bounds(c)):
                 continue
         e = ev.estimate(c)
-        top.add(_rank_key(objective, c, e.tokens_per_s), e)
-        last = top.kept()[2]
+        key = _rank_key(objective, c, e.tokens_per_s)
+        top.add(key, e)
+        if last is None or key <= last:  # an entry ranked after the top_k-th distinct one cannot move it
+            last = top.kept()[2]
     kept, skipped, _ = top.kept()
     return kept, skipped
 
