@@ -323,7 +323,8 @@ def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, mo
         task = bar.add_task("guide", total=None)
         rows = guide_rows(hardware, models or None, devices or None, seq_len, global_batch_tokens,
                           progress=lambda i, n, label: bar.update(task, completed=i, total=n, description=label))
-    t = Table(title=f"best layouts on {hardware}, seq {seq_len}")
+    from shardplan.loaders import load_hardware
+    t = Table(title=f"best layouts on {escape(load_hardware(hardware).name)}, seq {seq_len}")
     for col in ("model", "devices", "best layout", "MFU", "tok/s/dev", "bound", "DP crit.", "max TP",
                 "rule of thumb", "rule vs best"):
         t.add_column(col)
