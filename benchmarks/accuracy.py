@@ -15,7 +15,7 @@ from pathlib import Path
 from fit_frameworks import (FITS, async_tp_table, blackwell_fp8_table, blackwell_ultra_fp8_table, fit_table, fsdp_fit_table,
                             maxtext_gpu_fit_table, moe_fit_table, tpu_v5e_table, tpu_v6e_table, triton_attention_table)
 from public_runs import (AUTOMODEL_H100, HELD_OUT_CHECKS, LLM_FOUNDRY_A100_40GB, LLM_FOUNDRY_H100_FP8, PUBLIC_CHECKS,
-                         SCOUTED_2026_12, SCOUTED_2026_12B, SCOUTED_2026_12E, SCOUTED_2026_12F, SCOUTED_2026_12G, SCOUTED_2026_12H, SCOUTED_2026_12I, SCOUTED_2026_12J, SCOUTED_2026_12K, SCOUTED_2026_12L, SCOUTED_2026_12M, SCOUTED_2026_12N,
+                         SCOUTED_2026_12, SCOUTED_2026_12B, SCOUTED_2026_12E, SCOUTED_2026_12F, SCOUTED_2026_12G, SCOUTED_2026_12H, SCOUTED_2026_12I, SCOUTED_2026_12J, SCOUTED_2026_12K, SCOUTED_2026_12L, SCOUTED_2026_12M, SCOUTED_2026_12N, SCOUTED_2026_12O,
                          FIT_CHECKS_2026_12, XLA_GPU_2026_12, AMD_2026_12, check_inputs)
 from shardplan.calibration import DEFAULT_CSV, framework_of, load_rows, reproduce_row, row_inputs, summary
 from shardplan.cost.step import estimate
@@ -462,6 +462,23 @@ def scouted_checks_n() -> list[str]:
                     "Gb/s NIC each (Alps, JUPITER) after reading these rows; the DP-only rows moved by 0-4 points."])
 
 
+def scouted_checks_o() -> list[str]:
+    """Markdown lines: :data:`SCOUTED_2026_12O`, a fifteenth scouting pass (MI300X runs of SemiAnalysis' 2024
+    benchmark bug reports), read after every fit."""
+    return _scouted_table(SCOUTED_2026_12O, "## MI300X bug-report runs, fifteenth pass (scouted 2026-12)", [
+                    "A fifteenth scouting pass (`benchmarks/public_runs.py` SCOUTED_2026_12O) looked for AMD Instinct runs",
+                    "with their configuration. The only ones found with complete scripts are SemiAnalysis' MI300X benchmark",
+                    "bug reports on ROCm/TransformerEngine (October 2024; FSDP1 or DDP, no recompute, TE fp8): a 4-layer",
+                    "Llama 3.1 70B proxy, Llama 3.1 8B and GPT-2 XL, several measured before and after the TE fix the",
+                    "reports led to (one week of fixes moved the same layout 1.4x). Nothing was fitted on them; every",
+                    "row is over-predicted (+36% to +311%). They measure a software stack being repaired at the time:",
+                    "fp8 ran 1.16x the bf16 run where the planner prices 1.6x (the threads point at unfused fp8 casts and",
+                    "transposes), GPT-2 XL (hidden 1,600) reached ~12% of the fp8 peak, and the bf16 8B run is +38%",
+                    "(FSDP1 reducing gradients on every micro-step, the scripts' own unfused RMSNorm and RoPE). The MI300X",
+                    "preset's rates are derived from AMD's own GEMM ceiling (next section) and were not changed for these",
+                    "rows. AMD's performance pages and ROCm blogs gave no other run with its configuration."])
+
+
 def amd_checks() -> list[str]:
     """Markdown lines: :data:`AMD_2026_12`, public AMD Instinct runs, checks of the AMD presets' derived rates."""
     return _scouted_table(AMD_2026_12, "## AMD Instinct (scouted 2026-12, checks of derived rates)", [
@@ -816,6 +833,7 @@ def main() -> None:
     lines += scouted_checks_l()
     lines += scouted_checks_m()
     lines += scouted_checks_n()
+    lines += scouted_checks_o()
     lines += amd_checks()
     lines += fit_checks()
     lines += foundry_held_out()

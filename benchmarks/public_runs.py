@@ -2032,6 +2032,83 @@ COLOSSAL_4551 = (
 
 SCOUTED_2026_12N = SWISSAI + MEGATRON_756 + TT_778 + TT_1207 + MEGATRON_LLAMA_16 + COLOSSAL_4551
 
+#: A fifteenth scouting pass (SCOUTED_2026_12O), read after every fit and never fitted on: SemiAnalysis' MI300X
+#: training benchmark bug reports on ROCm/TransformerEngine (Oct 2024, issues #72 / #76 / #78 / #79), which post complete
+#: single-file reproduction scripts (synthetic data, per-GPU batch bsz, gradient accumulation 8, fused AdamW with fp32
+#: master weights, bf16 autocast, TE fp8 DelayedScaling HYBRID where stated, no activation checkpointing). The scripts
+#: report TFLOP/s per GPU with flops_per_token = 6 N + 12 L H hd T (N all parameters incl. embeddings); tokens/s/GPU =
+#: TFLOP/s x 1e12 / flops_per_token. They measure late-2024 ROCm 6.2 TransformerEngine builds being fixed at the time.
+
+_L8B_FPT = 6 * 8_030_261_248 + 12 * 32 * 32 * 128 * 4096  # Llama 3.1 8B, T=4096
+_P70 = 2 * 128256 * 8192 + 4 * (8192 * 10240 + 8192 * 8192 + 3 * 8192 * 28672 + 2 * 8192) + 8192
+_P70_FPT = 6 * _P70 + 12 * 4 * 64 * 128 * 4096  # Llama 3.1 70B 4-layer proxy, T=4096
+_G = 50304 * 1600 + 1024 * 1600 + 48 * (2 * 1600 + 1600 * 4800 + 4800 + 1600 * 1600 + 1600 + 2 * 1600
+                                       + 1600 * 6400 + 6400 + 6400 * 1600 + 1600) + 2 * 1600
+_GPT2XL_FPT = 6 * _G + 12 * 48 * 25 * 64 * 1024  # GPT-2 XL (vocab 50304, tied), T=1024
+
+P70 = MODELS_DIR + "llama-3.1-70b-4layer-proxy.config.json"
+GPT2XL = MODELS_DIR + "gpt2-xl-50304.config.json"
+
+
+def _tps(tflops, fpt):
+    """tokens/s/GPU from the scripts' TFLOP/s per GPU and their FLOPs per token."""
+    return tflops * 1e12 / fpt
+
+
+SCOUTED_2026_12O = (
+    # ROCm/TransformerEngine issue #78 "[FSDP 8xMI300X]: LLama3 70B 4 Layer Proxy Model GPU Core Dumps"
+    # https://github.com/ROCm/TransformerEngine/issues/78 ; script: FSDP1 FULL_SHARD, transformer_auto_wrap per
+    # TE TransformerLayer, MixedPrecision(param/reduce bf16), seq 4096, grad_acc 8, fp8 TE.
+    ("[B: TFLOP/s converted; AMD's run with TE PR#66] SemiAnalysis 70B 4-layer proxy, FSDP, TE fp8, bsz 2, 8xMI300X",
+     P70, "MI300X", "pytorch-fsdp", "fp8-mixed", 8, 4096, 2 * 8 * 8,
+     dict(dp=8, zero_stage=3, microbatch_size=2), _tps(572, _P70_FPT), None),
+    ("[B: TFLOP/s converted; reporter's run after TE PR#66 merged, mean of 50 steps after 32 warmup] SemiAnalysis "
+     "70B 4-layer proxy, FSDP, TE fp8, bsz 10 (script default), 8xMI300X",
+     P70, "MI300X", "pytorch-fsdp", "fp8-mixed", 8, 4096, 10 * 8 * 8,
+     dict(dp=8, zero_stage=3, microbatch_size=10), _tps(716.97, _P70_FPT), None),
+    ("[B: TFLOP/s converted; pre-PR#66 TE (ROCm 6.2), preliminary] SemiAnalysis 70B 4-layer proxy, FSDP, TE fp8, "
+     "bsz 2, 8xMI300X",
+     P70, "MI300X", "pytorch-fsdp", "fp8-mixed", 8, 4096, 2 * 8 * 8,
+     dict(dp=8, zero_stage=3, microbatch_size=2), _tps(491.22, _P70_FPT), None),
+    # ROCm/TransformerEngine issue #79 "[FSDP 8xMI300X] Llama3 8B FP8 is 21% slower than BF16 & OOMs on the same
+    # batch size" https://github.com/ROCm/TransformerEngine/issues/79 ; train_fsdp_llama_8b.py (same template,
+    # Llama 3.1 8B config max_seq_len 4096; grad_acc 8 assumed from the template).
+    ("[B: TFLOP/s converted; grad_acc 8 assumed] SemiAnalysis Llama 3.1 8B, FSDP + torch.compile (nightly), bf16, "
+     "bsz 4, 8xMI300X",
+     "llama-3.1-8b", "MI300X", "pytorch-fsdp", "bf16-mixed", 8, 4096, 4 * 8 * 8,
+     dict(dp=8, zero_stage=3, microbatch_size=4), _tps(410.42, _L8B_FPT), None),
+    ("[B: TFLOP/s converted; grad_acc 8 assumed; AMD's run with TE PR#66] SemiAnalysis Llama 3.1 8B, FSDP, TE fp8, "
+     "bsz 2, 8xMI300X",
+     "llama-3.1-8b", "MI300X", "pytorch-fsdp", "fp8-mixed", 8, 4096, 2 * 8 * 8,
+     dict(dp=8, zero_stage=3, microbatch_size=2), _tps(442, _L8B_FPT), None),
+    ("[B: TFLOP/s converted; grad_acc 8 assumed; AMD's run with TE PR#66] SemiAnalysis Llama 3.1 8B, FSDP, TE fp8, "
+     "bsz 4, 8xMI300X",
+     "llama-3.1-8b", "MI300X", "pytorch-fsdp", "fp8-mixed", 8, 4096, 4 * 8 * 8,
+     dict(dp=8, zero_stage=3, microbatch_size=4), _tps(474, _L8B_FPT), None),
+    ("[B: TFLOP/s converted; grad_acc 8 assumed; pre-PR#66 TE (ROCm 6.2), preliminary] SemiAnalysis Llama 3.1 8B, "
+     "FSDP, TE fp8, bsz 2, 8xMI300X",
+     "llama-3.1-8b", "MI300X", "pytorch-fsdp", "fp8-mixed", 8, 4096, 2 * 8 * 8,
+     dict(dp=8, zero_stage=3, microbatch_size=2), _tps(324, _L8B_FPT), None),
+    # ROCm/TransformerEngine issue #76 "[DDP 8xMI300X] GPT2-1.5B FP8 is 25% slower than BF16 & OOMs on the same batch
+    # size" https://github.com/ROCm/TransformerEngine/issues/76 ; DDP script: GPT-2 XL (48 x 1600, 25 heads, vocab
+    # 50304, tied), seq 1024, grad_acc 8 (require_backward_grad_sync only on the last micro-step), TE fp8.
+    ("[B: TFLOP/s converted; AMD's run with TE PR#66] SemiAnalysis GPT-2 XL 1.5B, DDP, TE fp8, bsz 28, 8xMI300X",
+     GPT2XL, "MI300X", "pytorch-fsdp", "fp8-mixed", 8, 1024, 28 * 8 * 8,
+     dict(dp=8, zero_stage=0, microbatch_size=28), _tps(315, _GPT2XL_FPT), None),
+    ("[B: TFLOP/s converted; AMD's run with TE PR#66] SemiAnalysis GPT-2 XL 1.5B, DDP, TE fp8, bsz 42, 8xMI300X",
+     GPT2XL, "MI300X", "pytorch-fsdp", "fp8-mixed", 8, 1024, 42 * 8 * 8,
+     dict(dp=8, zero_stage=0, microbatch_size=42), _tps(324, _GPT2XL_FPT), None),
+    # ROCm/TransformerEngine issue #72 "[1xMI300X] GPT-2 XL 1.5B FP8 Training ~30% slower than H100 FP8"
+    # https://github.com/ROCm/TransformerEngine/issues/72 (reprod.py, single GPU, bsz 14; grad_acc assumed 8)
+    ("[B: TFLOP/s converted; grad_acc 8 assumed; ROCm 6.2 TE dev] SemiAnalysis GPT-2 XL 1.5B, 1 GPU, TE fp8, bsz 14, "
+     "1xMI300X",
+     GPT2XL, "MI300X", "pytorch-fsdp", "fp8-mixed", 1, 1024, 14 * 8,
+     dict(dp=1, zero_stage=0, microbatch_size=14), _tps(174.87, _GPT2XL_FPT), None),
+)
+
+#: MI250X / MI250 runs seen but not evaluable (no preset in HARDWARE_OF_COLUMN) or not found with configs in time:
+#: none recorded this pass.
+
 HELD_OUT_CHECKS = (*_MB_REVISED, *NEMO_2407_NEMOTRON, *DEEPSEEK_V3_REPORT)
 PUBLIC_CHECKS = (
     *NEMO_2407,
