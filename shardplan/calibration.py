@@ -122,13 +122,13 @@ HARDWARE_OF_COLUMN = (
 
 def hardware_of(text: str):
     """The hardware preset a published row's ``hardware`` text names (:data:`HARDWARE_OF_COLUMN`:
-    ignoring case, dashes, underscores and spaces; first match), with its overrides.
+    ignoring case, whitespace, dashes, underscores and dots, presets.hardware.squeeze_hardware_name; first
+    match), with its overrides.
 
     Raises:
         ConfigError: if no entry matches (the message lists the known names).
     """
-    def squeeze(t: str) -> str:  # case, dashes, underscores and spaces do not matter: "H100 96 GB" is "h100-96gb"
-        return t.lower().replace("-", "").replace("_", "").replace(" ", "")
+    from shardplan.presets.hardware import squeeze_hardware_name as squeeze  # "H100 96 GB" is "h100-96gb"
     low = squeeze(text)
     for key, preset, overrides in HARDWARE_OF_COLUMN:
         if squeeze(key) in low:

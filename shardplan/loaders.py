@@ -588,10 +588,7 @@ def _close(name: str, presets: dict[str, Any]) -> str:
 
 def _is_file(name: str) -> bool:
     """``name`` is an existing regular file (False for a name the OS cannot even look up, e.g. too long)."""
-    try:
-        return Path(name).is_file()
-    except (OSError, ValueError):
-        return False
+    return _exists(Path(name)) and Path(name).is_file()
 
 
 def _exists(path: Path) -> bool:

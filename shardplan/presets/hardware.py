@@ -356,7 +356,7 @@ _ULTRA_FP4 = ("derived, not fitted (HardwareSpec.fp4_over_fp8_rate = 2): achieve
               "B200 / GB200 entries reach it (Blackwell's fp4 / fp8 peak ratio); the datasheet's "
               "1.5x NVFP4 peak over Blackwell is not assumed realized. Written after the MLPerf v5.1 GB300 NVFP4 405B "
               "run came out +28% at the fp8 fraction (GB300 / GB200 NVFP4 per GPU measured 1.31x, predicted 1.71x) and "
-              "checked on the MLPerf v6.0 Cisco B300 NVFP4 Llama 3.1 8B run: +21% -> +6% (docs/accuracy.md)")
+              "checked on the MLPerf v6.0 Cisco B300 NVFP4 Llama 3.1 8B run: +21% -> +5% (docs/accuracy.md)")
 HARDWARE["gb300"] = HardwareSpec(**{
     **HARDWARE["gb200"].model_dump(), "name": "gb300", "hbm_bytes": 279e9, "sm_count": 160, "scale_out_bandwidth": 100e9,
     "peak_flops_fp4": 15e15,
