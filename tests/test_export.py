@@ -417,6 +417,8 @@ MEGATRON_FLAGS = {"--num-layers", "--tensor-model-parallel-size", "--pipeline-mo
                   "--overlap-grad-reduce", "--optimizer-cpu-offload", "--recompute-granularity",
                   "--recompute-method", "--recompute-num-layers", "--micro-batch-size", "--global-batch-size",
                   "--seq-length", "--bf16", "--accumulate-allreduce-grads-in-fp32", "--fp8-format",
+                  # validate_args' bf16 branch: --grad-reduce-in-bf16 keeps bf16 gradients (else fp32)
+                  "--grad-reduce-in-bf16",
                   # _add_moe_args: --moe-token-dispatcher-type {allgather,alltoall,flex}, --moe-enable-deepep
                   # ("Only works with flex token dispatcher"); _add_training_args: --recompute-modules (nargs='*')
                   "--moe-token-dispatcher-type", "--moe-enable-deepep", "--recompute-modules",
@@ -1400,3 +1402,24 @@ def test_megatron_script_sets_the_stream_variable_its_layout_needs():
     tp_plans = [p for p, fw in EXPORTED if fw == "megatron" and plan_estimate(p).parallel.tp > 1
                 and plan_estimate(p).parallel.zero_stage < 2]
     assert tp_plans and all("export CUDA_DEVICE_MAX_CONNECTIONS=1" in exported(p, "megatron") for p in tp_plans)
+
+
+def test_megatron_gradient_dtype_follows_megatron_lm_bf16_rule():
+    # megatron/training/arguments.py validate_args: --bf16 alone accumulates and reduces gradients in fp32 unless
+    # --grad-reduce-in-bf16, so a plan priced with bf16 gradients must say --grad-reduce-in-bf16 and an imported
+    # --bf16 without it is priced with fp32 gradients (4 bytes per parameter instead of 2)
+    from shardplan.export import exporter
+    read = exporter("megatron").read
+    base = "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --tensor-model-parallel-size 2 "
+    assert read(base + "--bf16").precision == "bf16-mixed-fp32-grads"
+    assert read(base + "--bf16 --grad-reduce-in-bf16").precision == "bf16-mixed"
+    assert read(base + "--bf16 --accumulate-allreduce-grads-in-fp32").precision == "bf16-mixed-fp32-grads"
+    fp8 = read(base + "--bf16 --fp8-format hybrid")
+    assert fp8.precision == "fp8-mixed" and any("--grad-reduce-in-bf16" in n for n in fp8.notes)
+    assert not read(base + "--bf16 --grad-reduce-in-bf16 --fp8-format hybrid").notes
+    for precision, has_flag in (("bf16-mixed", True), ("fp8-mixed", True), ("bf16-mixed-fp32-grads", False)):
+        m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096,
+                                     global_batch=16, global_batch_tokens=None, precision=precision)
+        text = export_text("megatron", estimate(m, hw, tr, pc, 8))
+        assert ("--grad-reduce-in-bf16" in text) is has_flag, precision
+        assert read(text).precision == precision  # the written command reads back as the policy it came from

@@ -13,7 +13,9 @@ Parallel domain"), ``--context-parallel-size``; ``_add_training_args`` -- ``--mi
 ``--recompute-num-layers``, ``--tp-comm-overlap``, ``--optimizer-cpu-offload``, ``--cpu-offloading``,
 ``--cpu-offloading-num-layers``,
 ``--sequence-parallel``; ``_add_mixed_precision_args`` -- ``--bf16``,
-``--accumulate-allreduce-grads-in-fp32``; ``_add_moe_args`` -- ``--expert-model-parallel-size``,
+``--accumulate-allreduce-grads-in-fp32``, ``--grad-reduce-in-bf16`` (validate_args: ``--bf16`` alone accumulates
+and reduces gradients in fp32; written for every policy with bf16 gradients, and read: ``--bf16`` without it is
+bf16-mixed-fp32-grads); ``_add_moe_args`` -- ``--expert-model-parallel-size``,
 ``--expert-tensor-parallel-size``, ``--moe-token-dispatcher-type``, ``--moe-enable-deepep``;
 ``_add_data_args`` -- ``--seq-length``. Not in the parts read:
 ``--fp8-format`` (Transformer Engine arguments) and whether ``--num-distributed-optimizer-instances``
@@ -228,12 +230,16 @@ def megatron_args(ctx: ExportContext) -> list[str]:
     # without dropout would not get otherwise
     rate = str(MEGATRON_DROPOUT if tr.dropout else 0.0)
     args += ["--attention-dropout", rate, "--hidden-dropout", rate]
-    precision = {"bf16-mixed": ["--bf16"], "bf16-mixed-fp32-grads": ["--bf16", "--accumulate-allreduce-grads-in-fp32"],
-                 "fp8-mixed": ["--bf16", "--fp8-format", "hybrid"],
+    # --bf16 alone makes Megatron-LM accumulate and reduce gradients in fp32 (arguments.py validate_args: "bfloat16
+    # requires gradient accumulation and all-reduce to be done in fp32" unless --grad-reduce-in-bf16): the policies
+    # with bf16 gradients say --grad-reduce-in-bf16, so the job keeps the 2-byte gradients the plan priced
+    bf16_grads = ["--bf16", "--grad-reduce-in-bf16"]
+    precision = {"bf16-mixed": bf16_grads, "bf16-mixed-fp32-grads": ["--bf16", "--accumulate-allreduce-grads-in-fp32"],
+                 "fp8-mixed": [*bf16_grads, "--fp8-format", "hybrid"],
                  # fp8 primary weights (arguments.py _add_mixed_precision_args: --fp8-param-gather)
-                 "fp8-params": ["--bf16", "--fp8-format", "hybrid", "--fp8-param-gather"],
+                 "fp8-params": [*bf16_grads, "--fp8-format", "hybrid", "--fp8-param-gather"],
                  # NVFP4 linear layers (arguments.py _add_mixed_precision_args: --fp4-format, --fp4-recipe)
-                 "nvfp4-mixed": ["--bf16", "--fp4-format", "e2m1", "--fp4-recipe", "nvfp4"]}
+                 "nvfp4-mixed": [*bf16_grads, "--fp4-format", "e2m1", "--fp4-recipe", "nvfp4"]}
     if tr.optimizer_dtype == "bf16-moments":  # Megatron-LM arguments.py _add_mixed_precision_args
         if p.zero_stage != 1:
             # OptimizerConfig.__post_init__: the precision-aware optimizer only with the distributed optimizer
@@ -305,7 +311,8 @@ def parser() -> argparse.ArgumentParser:
     for flag in ("--sequence-parallel", "--use-distributed-optimizer", "--use-megatron-fsdp", "--overlap-grad-reduce",
                  "--tp-comm-overlap", "--optimizer-cpu-offload", "--bf16", "--moe-enable-deepep", "--cpu-offloading",
                  "--overlap-moe-expert-parallel-comm", "--moe-pad-expert-input-to-capacity", "--fp8-param-gather",
-                 "--accumulate-allreduce-grads-in-fp32", "--use-precision-aware-optimizer", "--fp16",
+                 "--accumulate-allreduce-grads-in-fp32", "--grad-reduce-in-bf16", "--use-precision-aware-optimizer",
+                 "--fp16",
                  "--no-overlap-p2p-communication", "--fp4-param-gather", "--first-last-layers-bf16",
                  "--no-gradient-accumulation-fusion"):
         ap.add_argument(flag, action="store_true")
@@ -606,6 +613,10 @@ def read(text: str, devices: int | None = None) -> Imported:
                "little high, the parameter gather's bytes too)",) if a.fp4_param_gather else ())
     notes += (("--first-last-layers-bf16: the layers kept in bf16 are priced in fp4 like the others (their "
                "count is not modelled)",) if a.first_last_layers_bf16 and a.fp4_format else ())
+    notes += (("fp32 gradients: without --grad-reduce-in-bf16 Megatron-LM accumulates and reduces gradients in fp32; "
+               f"{precision} is priced with bf16 ones (2 bytes per parameter less memory, half the data-parallel "
+               "reduction's bytes)",) if precision in ("fp8-mixed", "fp8-params", "nvfp4-mixed")
+              and not a.grad_reduce_in_bf16 else ())
     return Imported(parallel, devices=n, seq_len=a.seq_length, global_batch=a.global_batch_size,
                     framework="megatron", precision=precision, optimizer_dtype=optimizer_dtype,
                     moe_capacity_factor=a.moe_expert_capacity_factor, notes=notes)
@@ -614,8 +625,8 @@ def read(text: str, devices: int | None = None) -> Imported:
 def _training_of(a: argparse.Namespace, zero_stage: int) -> tuple[str, str]:
     """(precision policy, optimizer state) of the flags, the inverse of :func:`megatron_args`' table:
     ``--fp8-format`` (+ ``--fp8-param-gather``: fp8-params), ``--fp4-format e2m1 --fp4-recipe nvfp4``
-    (nvfp4-mixed), ``--accumulate-allreduce-grads-in-fp32``,
-    ``--bf16``, none of them fp32; ``--use-precision-aware-optimizer`` with both Adam moments in bf16:
+    (nvfp4-mixed), ``--bf16 --grad-reduce-in-bf16`` (bf16-mixed), ``--bf16`` alone or with
+    ``--accumulate-allreduce-grads-in-fp32`` (bf16-mixed-fp32-grads: Megatron-LM's default for bf16), none of them fp32; ``--use-precision-aware-optimizer`` with both Adam moments in bf16:
     bf16-moments.
 
     Raises:
@@ -654,8 +665,9 @@ def _training_of(a: argparse.Namespace, zero_stage: int) -> tuple[str, str]:
         precision = "nvfp4-mixed"
     elif a.fp8_format:
         precision = "fp8-params" if a.fp8_param_gather else "fp8-mixed"
-    elif a.bf16:
-        precision = "bf16-mixed-fp32-grads" if a.accumulate_allreduce_grads_in_fp32 else "bf16-mixed"
+    elif a.bf16:  # --bf16 keeps fp32 gradients unless --grad-reduce-in-bf16 (arguments.py validate_args)
+        precision = "bf16-mixed" if a.grad_reduce_in_bf16 and not a.accumulate_allreduce_grads_in_fp32 \
+            else "bf16-mixed-fp32-grads"
     else:
         precision = "fp32"
     return precision, "bf16-moments" if bf16_moments else "fp32"
