@@ -2152,6 +2152,175 @@ PUBLIC_CHECKS = (
 )
 
 
+#: A sixteenth scouting pass (SCOUTED_2026_12P), read after every fit and never fitted on: llm.c's GPT-2
+#: reproductions (karpathy/llm.c scripts/run_gpt2_*.sh) and one llm.c fork.
+#: Pass 16 (SCOUTED_2026_12P), PUBLIC_CHECKS format: llm.c GPT-2 reproductions (karpathy/llm.c scripts/*.sh).
+#:
+#: llm.c (C/CUDA, train_gpt2.cu): every kernel hand-fused (fused residual+LayerNorm, cuBLASLt GEMM with fused bias/GELU
+#: epilogue (-ge 1), cuDNN flash attention (USE_CUDNN=1), fused classifier = softmax + loss + dlogits in place, so no fp32
+#: logits copy), bf16 activations/gradients, fp32 master weights and AdamW moments, data parallel over 8 GPUs with
+#: ZeRO-1 (-z 1: optimizer state sharded, gradients reduce-scattered), no recompute (-r 0), no torch.compile.
+#: Priced with the "pytorch-fsdp" profile (fused kernels, fused loss, eager) as the closest stand-in (same choice as pass
+#: 15 for DDP rows). Vocabulary padded to 50304 (llm.c Vp); tied wte/lm_head; learned positions 1024. The planner's
+#: parameter counts equal llm.c's printed num_parameters (124,475,904 / 354,871,296 / 774,090,240 / 1,557,686,400).
+#: tokens/s/GPU = tokens per step (-d) / quoted seconds per step / 8 GPUs.
+M = MODELS_DIR
+SCOUTED_2026_12P = (
+    # https://github.com/karpathy/llm.c/blob/master/scripts/run_gpt2_124M.sh (commit 039904ee): "18,865 steps of
+    # 524,288 tokens/step on 8X A100 80GB SXM ($14/hr) steps in ~300ms/iter"; mpirun -np 8 ... -b 64 -t 1024
+    # -d 524288 -r 0 -z 1 -e d12. GA = 524288 / (64*1024*8) = 1. 524,288 / 0.300 / 8 = 218,453
+    ("[A] llm.c run_gpt2_124M.sh: GPT-2 124M (d12), 8x A100 80GB SXM, DP8 ZeRO-1, mbs 64, GA 1, ~300 ms/step",
+     M + "gpt2-124m-50304.config.json", "a100-80gb", "pytorch-fsdp", "bf16-mixed", 8, 1024, 512,
+     dict(dp=8, zero_stage=1, microbatch_size=64, recompute="none"), 524288 / 0.300 / 8, None),
+    # scripts/run_gpt2_350M.sh (commit 100bba03): "60K steps on 524,288 tokens/step on 8X A100 80GB SXM steps in
+    # ~820ms/iter"; -b 64 -t 1024 -d 524288 -r 0 -z 1 -e d24. 524,288 / 0.820 / 8 = 79,922
+    ("[A] llm.c run_gpt2_350M.sh: GPT-2 350M (d24), 8x A100 80GB SXM, DP8 ZeRO-1, mbs 64, GA 1, ~820 ms/step",
+     M + "gpt2-350m-50304.config.json", "a100-80gb", "pytorch-fsdp", "bf16-mixed", 8, 1024, 512,
+     dict(dp=8, zero_stage=1, microbatch_size=64, recompute="none"), 524288 / 0.820 / 8, None),
+    # scripts/run_gpt2_774M.sh (commit 039904ee): "286,102 steps on 524,288 tokens/step on 8X A100 80GB SXM steps in
+    # ~1.7s/iter"; -b 32 -t 1024 -d 524288 -r 0 -z 1 -e d36. GA 2. 524,288 / 1.7 / 8 = 38,550
+    ("[A] llm.c run_gpt2_774M.sh: GPT-2 774M (d36), 8x A100 80GB SXM, DP8 ZeRO-1, mbs 32, GA 2, ~1.7 s/step",
+     M + "gpt2-774m-50304.config.json", "a100-80gb", "pytorch-fsdp", "bf16-mixed", 8, 1024, 512,
+     dict(dp=8, zero_stage=1, microbatch_size=32, recompute="none"), 524288 / 1.7 / 8, None),
+    # scripts/run_gpt2_1558M.sh (commit 039904ee / fe04df90): "32,000 steps on ~1M tokens/step (1,048,576 to be
+    # precise) on 8X H100 80GB SXM ($28/hr) steps in 2.80s/iter" (the next line rounds to 2.7 s for the 24 h total);
+    # -b 16 -t 1024 -d 1048576 -r 0 -z 1 -ge 1 -e d48. GA = 1048576 / (16*1024*8) = 8. 1,048,576 / 2.80 / 8 = 46,811
+    ("[A] llm.c run_gpt2_1558M.sh: GPT-2 1.5B (d48), 8x H100 80GB SXM, DP8 ZeRO-1, mbs 16, GA 8, 2.80 s/step",
+     M + "gpt2-xl-50304.config.json", "h100-sxm", "pytorch-fsdp", "bf16-mixed", 8, 1024, 1024,
+     dict(dp=8, zero_stage=1, microbatch_size=16, recompute="none"), 1048576 / 2.80 / 8, None),
+    # SiddanthEmani/GPT-2-124M-CUDA (llm.c fork) README as stored in the pages index (codestin.com proxy of the GitHub
+    # page): "8xA100 40GB SXM4 GPUs via Lambda Labs", "Throughput: 1.59M tokens/second", "ZeRO-1", "BF16", 10B tokens
+    # in ~1 h 47 min (10e9 / 6420 s = 1.56M tok/s, consistent). 1.59e6 / 8 = 198,750. Not stated: micro-batch,
+    # global batch, recompute (the README mentions "gradient recomputation" among strategies).
+    ("[B: mbs 32 (llm.c's 64 halved for 40 GB), GBS 524288 tokens (llm.c 124M recipe), no recompute] llm.c fork "
+     "GPT-2 124M, 8x A100 40GB SXM4, DP8 ZeRO-1, 1.59M tok/s",
+     M + "gpt2-124m-50304.config.json", "a100-40gb", "pytorch-fsdp", "bf16-mixed", 8, 1024, 512,
+     dict(dp=8, zero_stage=1, microbatch_size=32, recompute="none"), 1.59e6 / 8, None),
+)
+
+#: A seventeenth scouting pass (SCOUTED_2026_12Q), read after every fit and never fitted on: MoE runs.
+#: Mixture-of-Experts training-throughput rows scouted 2026-12 (pass 17, "SCOUTED_2026_12Q"), PUBLIC_CHECKS format.
+#:
+#: Sources (none used by benchmarks/public_runs.py before this pass):
+#:   1. yanring/Megatron-MoE-ModelZoo (NVIDIA's Megatron-Core MoE model zoo)
+#:      best_practice/Mixtral/run_mixtral_8x22B.sh @ 0993e667 (the stated H100 TFLOP/s per GPU),
+#:      runtime_configs/benchmarking/runtime.conf @ 30631ea5 (Mixtral-8x22B defaults: TP2 PP8 EP8 CP1 VPP1 MBS1 GBS256,
+#:      16 nodes, alltoall, grouped GEMM, seq 4096) and model_configs/benchmarking/Mixtral-8x22B.yaml @ 0993e667
+#:      (distributed optimizer, overlap grad reduce / param gather, --tp-comm-overlap, sequence parallel, ETP 1, bf16,
+#:      no recompute flag, no cross-entropy fusion flag).
+#:   2. The same repository's best_practice/qwen3/readme.md @ 020b8136 (lower-case "qwen3": the GB200 and GB300 tables;
+#:      the H100 tables of the same file were already used as QWEN3_MOE / QWEN3_LONG_CONTEXT), with
+#:      sbatch_benchmarking.sh @ 38ce2ed2 (PR=mxfp8 -> --fp8-recipe mxfp8 --fp8-param-gather + bf16 Adam moments beside
+#:      fp32 master weights; PR=bf16 -> --tp-comm-overlap; DISPATCHER=hybridep -> flex / HybridEP; GB200_CLUSTER -> 4 GPUs
+#:      per node) and model_configs/benchmarking/Qwen3-235B-A22B.yaml @ 1ed4179f (distributed optimizer, sequence
+#:      parallel, TE cross-entropy fusion, account-for-embedding/loss in the pipeline split).
+#:   3. pytorch/ao torchao/prototype/moe_training/README.md @ 0b1bb117, "End-to-end training benchmark with TorchTitan:
+#:      Llama4 Scout vs bfloat16 baseline": 4 x B200, Llama 4 Scout shape cut to 2 layers, FSDP 4, EP 4, AC none,
+#:      torch.compile, seq 8192, local batch 8; median tokens/s (torchtitan's per-device tps) and max memory.
+#:   4. AI-Hypercomputer/tpu-recipes training/trillium/Mixtral-8x22B-MaxText/README.md @ 03fb496c (the step-log line) with
+#:      cluster_toolkit/run_recipe.sh @ 03fb496c (the resolved mixtral_8x22b_dropped config). Only the fit ('ran') of this
+#:      config was used before (FIT_CHECKS 'v6e.mixtral-8x22b-dropped'); its throughput was not.
+from shardplan.cost.flops import model_flops_per_token  # noqa: E402  (the rows convert TFLOP/s with it)
+from shardplan.presets.models import MODELS  # noqa: E402
+SCOUT4 = MODELS_DIR + "llama-4-scout-2layer.config.json"  # the llama-4-scout preset with num_hidden_layers 2
+
+# Megatron-LM num_floating_point_operations (causal core attention halved), Mixtral 8x22B as the zoo's yaml sets it:
+# L 56, h 6144, a 48, g 8, kv_channels 128, f 16384, top-2, SwiGLU, V 32000 (Llama2Tokenizer, padded to a multiple of
+# 128 x TP = 256: 32000), s 4096:
+#   12*56*6144^2 * [(1 + 8/48 + 4096/6144/2) + (16384/6144)*2*1.5 + 32000/(2*56*6144)] = 2.42168e11 FLOP/token
+# (the planner's own causal count for the mixtral-8x22b preset, vocab 32768: 2.42212e11, +0.02%). Without the
+# causal halving (Megatron before ~2025) it is 2.50623e11, i.e. 3.4% fewer tokens/s.
+MIXTRAL_8X22B_FLOPS = 12 * 56 * 6144**2 * ((1 + 8 / 48 + 4096 / 6144 / 2) + (16384 / 6144) * 2 * 1.5
+                                           + 32000 / (2 * 56 * 6144))
+# Qwen3-235B-A22B: the planner's causal model FLOPs per token (as public_runs.QWEN3_LONG_CONTEXT converts the same
+# zoo's TFLOP/s): 1.4833e11 at 4096, 7.3500e11 at 131072
+_Q = MODELS["qwen3-235b-a22b"]
+QWEN_4K = model_flops_per_token(_Q, 4096, True)
+QWEN_128K = model_flops_per_token(_Q, 131072, True)
+
+# VPP: runtime.conf @ 30631ea5 sets VPP 1 for Mixtral-8x22B, the later @ 3a2d8b5c (adds Qwen3-Next) VPP 7 (one layer per
+# virtual stage). Which one the script's 455 / 470 figures ran with is not stated; VPP 7 is used (at VPP 1 the 1F1B
+# bubble, 7 of 32 microbatches, would need ~580 TFLOP/s outside the bubble). The VPP-1 variant is evaluated in eval.py.
+_MIX22 = dict(tp=2, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=7, ep=8, etp=1, zero_stage=1, microbatch_size=1,
+              recompute="none", moe_dispatcher="alltoall")
+MX_PREC = "fp8-params+optimizer_dtype=bf16-moments"   # PR=mxfp8: --fp8-param-gather, bf16 exp_avg / exp_avg_sq
+MB_FW = "megatron+loss=in_place"                       # Qwen3 yaml: --cross-entropy-fusion-impl te
+
+SCOUTED_2026_12Q = (
+    # ---- 1. Megatron MoE model zoo, Mixtral 8x22B on 128 H100 (16 nodes x 8) ----
+    # run_mixtral_8x22B.sh: "Dropless training, stable performance should be around 455TFLOPS for H100."
+    # tokens/s/GPU = 455e12 / 2.42168e11 = 1,878.9
+    ("[B: 'around' 455 TFLOP/s; causal FLOP count assumed; VPP 7 of the later runtime.conf] "
+     "Megatron MoE zoo: Mixtral 8x22B dropless, TP2 PP8 VPP7 EP8 alltoall, MBS1 GBS256, 128 H100",
+     "mixtral-8x22b", "H100-SXM", "megatron", "bf16-mixed", 128, 4096, 256, dict(_MIX22),
+     455e12 / MIXTRAL_8X22B_FLOPS, None),
+    # "Token Drop training, perf should be around 470TFLOPS for H100." --moe-expert-capacity-factor 1.0
+    # --moe-pad-expert-input-to-capacity. tokens/s/GPU = 470e12 / 2.42168e11 = 1,940.8
+    ("[B: 'around' 470 TFLOP/s; causal FLOP count assumed; VPP 7] Megatron MoE zoo: Mixtral 8x22B token drop CF 1.0 "
+     "padded, TP2 PP8 VPP7 EP8 alltoall, MBS1 GBS256, 128 H100",
+     "mixtral-8x22b", "H100-SXM", "megatron", "bf16-mixed+moe_capacity_factor=1.0", 128, 4096, 256, dict(_MIX22),
+     470e12 / MIXTRAL_8X22B_FLOPS, None),
+
+    # ---- 2. Megatron MoE model zoo, Qwen3-235B-A22B on GB200 / GB300 NVL72 (4 GPUs per node) ----
+    # GB200 BF16: NNODES 64 (= 256 GPUs), TP1 PP8 VPP1 EP8 MBS1 GBS8192, HybridEP (priced as deepep), force
+    # balance, CUDA graphs (attn, moe_router, moe_preprocess), no recompute flag, A2A_OVERLAP 0. 750 TFLOP/s.
+    # tokens/s/GPU = 750e12 / 1.4833e11 = 5,056
+    ("[A] Megatron MoE zoo: Qwen3-235B-A22B BF16 TP1 PP8 EP8 HybridEP, CUDA graphs, MBS1 GBS8192, 256 GB200",
+     "qwen3-235b-a22b", "GB200", MB_FW, "bf16-mixed", 256, 4096, 8192,
+     dict(tp=1, pp=8, schedule="1f1b", ep=8, etp=1, zero_stage=1, microbatch_size=1, recompute="none",
+          moe_dispatcher="deepep"), 750e12 / QWEN_4K, None),
+    # GB200 MXFP8: NNODES 64, TP1 PP4 VPP6 EP64 MBS3 GBS3072, A2A_OVERLAP 1 (EP all-to-all 1F1B overlap), recompute
+    # moe_act + layernorm, fine-grained activation offloading of expert_fc1 and moe_act (NOT priced: no such switch),
+    # CUDA graphs. 919 TFLOP/s -> 919e12 / 1.4833e11 = 6,196
+    ("[B: expert_fc1/moe_act activation offload not priced] Megatron MoE zoo: Qwen3-235B-A22B MXFP8 TP1 PP4 VPP6 "
+     "EP64 HybridEP, a2a overlap, recompute moe_act+norm, MBS3 GBS3072, 256 GB200",
+     "qwen3-235b-a22b", "GB200", MB_FW, MX_PREC, 256, 4096, 3072,
+     dict(tp=1, pp=4, schedule="interleaved", virtual_stages=6, ep=64, etp=1, zero_stage=1, microbatch_size=3,
+          recompute="selective", recompute_modules=("moe_act", "layernorm"), moe_dispatcher="deepep",
+          moe_a2a_overlap=True), 919e12 / QWEN_4K, None),
+    # GB300 MXFP8: NNODES 64, TP1 PP4 VPP1 EP32 MBS2 GBS8192, no recompute, A2A_OVERLAP 0, CUDA graphs.
+    # 974 TFLOP/s -> 974e12 / 1.4833e11 = 6,566
+    ("[A] Megatron MoE zoo: Qwen3-235B-A22B MXFP8 TP1 PP4 EP32 HybridEP, CUDA graphs, MBS2 GBS8192, 256 GB300",
+     "qwen3-235b-a22b", "GB300", MB_FW, MX_PREC, 256, 4096, 8192,
+     dict(tp=1, pp=4, schedule="1f1b", ep=32, etp=1, zero_stage=1, microbatch_size=2, recompute="none",
+          moe_dispatcher="deepep"), 974e12 / QWEN_4K, None),
+    # GB300 long context: NNODES 32 (= 128 GPUs), seq 131072, TP4 CP4 PP4 VPP12 EP32 MBS1 GBS1024, recompute
+    # moe_act + layernorm, A2A_OVERLAP 0, no CUDA graphs, no --tp-comm-overlap (only PR=bf16 adds it).
+    # DP = 128 / (4 x 4 x 4) = 2. 1150 TFLOP/s -> 1150e12 / 7.3500e11 = 1,564.6
+    ("[A] Megatron MoE zoo: Qwen3-235B-A22B MXFP8 seq 128k TP4 CP4 PP4 VPP12 EP32 HybridEP, recompute moe_act+norm, "
+     "GBS1024, 128 GB300",
+     "qwen3-235b-a22b", "GB300", MB_FW, MX_PREC, 128, 131072, 1024,
+     dict(tp=4, sp=True, cp=4, pp=4, schedule="interleaved", virtual_stages=12, ep=32, etp=1, zero_stage=1,
+          microbatch_size=1, recompute="selective", recompute_modules=("moe_act", "layernorm"),
+          moe_dispatcher="deepep"), 1150e12 / QWEN_128K, None),
+
+    # ---- 3. torchao MoE training README: torchtitan Llama 4 Scout (2 layers) on 4 B200 ----
+    # FSDP 4 (dp_shard 4) x EP 4 (experts sharded over the same 4 ranks), AC none, compile, seq 8192, local batch 8
+    # -> global batch 32. Tokens/s as printed (torchtitan logs per-device tps). Max memory 145.55 GiB (torchtitan's
+    # max reserved; not used).
+    ("[B: torchtitan Llama4 debug config = HF Scout shapes x 2 layers assumed] torchao README: Llama4 Scout 2-layer "
+     "bf16, FSDP4 EP4, compile, no AC, LBS8, 4 B200",
+     SCOUT4, "B200", "torchtitan-compile", "bf16-mixed", 4, 8192, 32,
+     dict(dp=4, zero_stage=3, ep=4, microbatch_size=8, recompute="none"), 49381.0, None),
+    # MXFP8 for linears (except output, router gate, wk, wv) + grouped GEMMs: priced as fp8-mixed. 70,747 tokens/s
+    ("[B: MXFP8 linears+grouped GEMMs priced as fp8-mixed; 2-layer shapes assumed] torchao README: Llama4 Scout "
+     "2-layer MXFP8, FSDP4 EP4, compile, no AC, LBS8, 4 B200",
+     SCOUT4, "B200", "torchtitan-compile", "fp8-mixed", 4, 8192, 32,
+     dict(dp=4, zero_stage=3, ep=4, microbatch_size=8, recompute="none"), 70747.0, None),
+
+    # ---- 4. tpu-recipes Mixtral-8x22B-MaxText, one v6e-256 slice ----
+    # step log: "completed step: 9, seconds: 24.706, TFLOP/s/device: 332.463, Tokens/s/device: 1326.307,
+    # total_weights: 8388608" (= 256 chips x pdbs 8 x 4096). ici_fsdp 64 x ici_expert 4, remat custom with
+    # decoder_layer_input / q / k / v / out_proj offloaded (-> full recompute + offload_activation_layers 56, as the
+    # project maps tpu-recipes), capacity_factor 1.25 (dropping, megablox False), weight_dtype bfloat16
+    # (bf16 weights and optimizer state, no master copy). Same mapping as FIT_CHECKS 'v6e.mixtral-8x22b-dropped'.
+    ("[A] tpu-recipes Mixtral-8x22B-MaxText: FSDP64 x EP4, CF 1.25, remat custom (offload), pdbs 8, v6e-256 "
+     "(one step-log line)",
+     "mixtral-8x22b", "tpu-v6e", "maxtext", "bf16-mixed+optimizer_dtype=bf16+moe_capacity_factor=1.25", 256, 4096,
+     2048, dict(zero_stage=3, microbatch_size=8, recompute="full", ep=4, offload_activation_layers=56), 1326.307, None),
+)
+
+
 def check_inputs(row: tuple, profile_update: dict | None = None):
     """(model, hardware, training, parallel, devices) of one :data:`PUBLIC_CHECKS` entry, the profile
     with the row's ``+field=value`` overrides and then ``profile_update`` applied."""
