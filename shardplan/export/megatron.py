@@ -184,6 +184,19 @@ def _dp_args(ctx: ExportContext) -> list[str]:
     return args
 
 
+#: --bf16 alone makes Megatron-LM accumulate and reduce gradients in fp32 (arguments.py validate_args: "bfloat16
+#: requires gradient accumulation and all-reduce to be done in fp32" unless --grad-reduce-in-bf16): the policies
+#: with bf16 gradients say --grad-reduce-in-bf16, so the job keeps the 2-byte gradients the plan priced
+_BF16_GRADS = ["--bf16", "--grad-reduce-in-bf16"]
+#: precision policy -> Megatron-LM flags (arguments.py _add_mixed_precision_args: --fp8-param-gather for fp8 primary
+#: weights, --fp4-format / --fp4-recipe for NVFP4 linear layers)
+PRECISION_FLAGS: dict[str, list[str]] = {
+    "bf16-mixed": _BF16_GRADS, "bf16-mixed-fp32-grads": ["--bf16", "--accumulate-allreduce-grads-in-fp32"],
+    "fp8-mixed": [*_BF16_GRADS, "--fp8-format", "hybrid"],
+    "fp8-params": [*_BF16_GRADS, "--fp8-format", "hybrid", "--fp8-param-gather"],
+    "nvfp4-mixed": [*_BF16_GRADS, "--fp4-format", "e2m1", "--fp4-recipe", "nvfp4"]}
+
+
 def megatron_args(ctx: ExportContext) -> list[str]:
     """The Megatron-LM flags of a plan, one flag (with its value) after another.
 
@@ -230,16 +243,6 @@ def megatron_args(ctx: ExportContext) -> list[str]:
     # without dropout would not get otherwise
     rate = str(MEGATRON_DROPOUT if tr.dropout else 0.0)
     args += ["--attention-dropout", rate, "--hidden-dropout", rate]
-    # --bf16 alone makes Megatron-LM accumulate and reduce gradients in fp32 (arguments.py validate_args: "bfloat16
-    # requires gradient accumulation and all-reduce to be done in fp32" unless --grad-reduce-in-bf16): the policies
-    # with bf16 gradients say --grad-reduce-in-bf16, so the job keeps the 2-byte gradients the plan priced
-    bf16_grads = ["--bf16", "--grad-reduce-in-bf16"]
-    precision = {"bf16-mixed": bf16_grads, "bf16-mixed-fp32-grads": ["--bf16", "--accumulate-allreduce-grads-in-fp32"],
-                 "fp8-mixed": [*bf16_grads, "--fp8-format", "hybrid"],
-                 # fp8 primary weights (arguments.py _add_mixed_precision_args: --fp8-param-gather)
-                 "fp8-params": [*bf16_grads, "--fp8-format", "hybrid", "--fp8-param-gather"],
-                 # NVFP4 linear layers (arguments.py _add_mixed_precision_args: --fp4-format, --fp4-recipe)
-                 "nvfp4-mixed": [*bf16_grads, "--fp4-format", "e2m1", "--fp4-recipe", "nvfp4"]}
     if tr.optimizer_dtype == "bf16-moments":  # Megatron-LM arguments.py _add_mixed_precision_args
         if p.zero_stage != 1:
             # OptimizerConfig.__post_init__: the precision-aware optimizer only with the distributed optimizer
@@ -247,7 +250,7 @@ def megatron_args(ctx: ExportContext) -> list[str]:
                          "precision-aware optimizer runs only with the distributed optimizer, zero_stage=1)",
                          "no other exporter")
         args += ["--use-precision-aware-optimizer", "--exp-avg-dtype", "bf16", "--exp-avg-sq-dtype", "bf16"]
-    return args + precision.get(tr.precision.name, [])
+    return args + PRECISION_FLAGS.get(tr.precision.name, [])
 
 
 def write(ctx: ExportContext) -> str:
@@ -606,9 +609,19 @@ def read(text: str, devices: int | None = None) -> Imported:
     parallel = parallel_from(values)
     check_activation_offload(parallel, a.num_layers)
     precision, optimizer_dtype = _training_of(a, zero)
-    notes = (("--no-overlap-p2p-communication: the interleaved schedule's stage-boundary sends are blocking; price "
+    notes = _import_notes(a, parallel.schedule, precision)
+    return Imported(parallel, devices=n, seq_len=a.seq_length, global_batch=a.global_batch_size,
+                    framework="megatron", precision=precision, optimizer_dtype=optimizer_dtype,
+                    moe_capacity_factor=a.moe_expert_capacity_factor, notes=notes)
+
+
+def _import_notes(a: argparse.Namespace, schedule: str, precision: str) -> tuple[str, ...]:
+    """What an imported command runs that the planner prices otherwise: blocking interleaved sends, fp4 primary
+    weights, bf16 first / last layers under fp4, and fp32 gradients under an fp8 / fp4 recipe without
+    ``--grad-reduce-in-bf16`` (the planner's quantized policies keep bf16 gradients)."""
+    notes: tuple[str, ...] = (("--no-overlap-p2p-communication: the interleaved schedule's stage-boundary sends are blocking; price "
               "them with --framework megatron-legacy (the megatron profile overlaps them with compute, Megatron-LM's "
-              "default)",) if a.no_overlap_p2p_communication and parallel.schedule == "interleaved" else ())
+              "default)",) if a.no_overlap_p2p_communication and schedule == "interleaved" else ())
     notes += (("--fp4-param-gather: fp4 primary weights are priced as nvfp4-mixed's bf16 working copy (memory a "
                "little high, the parameter gather's bytes too)",) if a.fp4_param_gather else ())
     notes += (("--first-last-layers-bf16: the layers kept in bf16 are priced in fp4 like the others (their "
@@ -617,9 +630,7 @@ def read(text: str, devices: int | None = None) -> Imported:
                f"{precision} is priced with bf16 ones (2 bytes per parameter less memory, half the data-parallel "
                "reduction's bytes)",) if precision in ("fp8-mixed", "fp8-params", "nvfp4-mixed")
               and not a.grad_reduce_in_bf16 else ())
-    return Imported(parallel, devices=n, seq_len=a.seq_length, global_batch=a.global_batch_size,
-                    framework="megatron", precision=precision, optimizer_dtype=optimizer_dtype,
-                    moe_capacity_factor=a.moe_expert_capacity_factor, notes=notes)
+    return notes
 
 
 def _training_of(a: argparse.Namespace, zero_stage: int) -> tuple[str, str]:
