@@ -15,7 +15,7 @@ from pathlib import Path
 from fit_frameworks import (FITS, async_tp_table, blackwell_fp8_table, blackwell_ultra_fp8_table, fit_table, fsdp_fit_table,
                             maxtext_gpu_fit_table, moe_fit_table, tpu_v5e_table, tpu_v6e_table, triton_attention_table)
 from public_runs import (AUTOMODEL_H100, HELD_OUT_CHECKS, LLM_FOUNDRY_A100_40GB, LLM_FOUNDRY_H100_FP8, PUBLIC_CHECKS,
-                         SCOUTED_2026_12, SCOUTED_2026_12B, SCOUTED_2026_12E, SCOUTED_2026_12F, SCOUTED_2026_12G, SCOUTED_2026_12H, SCOUTED_2026_12I, SCOUTED_2026_12J, SCOUTED_2026_12K, SCOUTED_2026_12L, SCOUTED_2026_12M, SCOUTED_2026_12N, SCOUTED_2026_12O, SCOUTED_2026_12P, SCOUTED_2026_12Q,
+                         SCOUTED_2026_12, SCOUTED_2026_12B, SCOUTED_2026_12E, SCOUTED_2026_12F, SCOUTED_2026_12G, SCOUTED_2026_12H, SCOUTED_2026_12I, SCOUTED_2026_12J, SCOUTED_2026_12K, SCOUTED_2026_12L, SCOUTED_2026_12M, SCOUTED_2026_12N, SCOUTED_2026_12O, SCOUTED_2026_12P, SCOUTED_2026_12Q, SCOUTED_2026_12R,
                          FIT_CHECKS_2026_12, XLA_GPU_2026_12, AMD_2026_12, check_inputs)
 from shardplan.calibration import DEFAULT_CSV, framework_of, load_rows, reproduce_row, row_inputs, summary
 from shardplan.cost.step import estimate
@@ -515,6 +515,23 @@ def scouted_checks_q() -> list[str]:
                     "rows (+90% / +49%) are dominated by the 202k-word output layer; their cause is not identified."])
 
 
+def scouted_checks_r() -> list[str]:
+    """Markdown lines: :data:`SCOUTED_2026_12R`, an eighteenth scouting pass (README tables), read after every fit."""
+    return _scouted_table(SCOUTED_2026_12R, "## README throughput tables, eighteenth pass (scouted 2026-12)", [
+                    "An eighteenth scouting pass (`benchmarks/public_runs.py` SCOUTED_2026_12R) read throughput tables",
+                    "written as text in repositories: flash-attention's training README (GPT-3 125M-2.7B on 8 A100 80GB,",
+                    "the batch, accumulation, DDP / ZeRO-1 and fused kernels from its Hydra configs), the five rows of",
+                    "InternEvo's performance table that the fifth pass had not taken (InternLM-7B at 512 / 1,024 A100,",
+                    "the fewest tokens per GPU per step) and ColossalAI's Llama 2 7B Gemini example (32 A800). Nothing was",
+                    "fitted on them. flash-attention's rows are +5% to +19%: the table most likely predates",
+                    "FlashAttention-2 (its throughput implies ~141 TFLOP/s per GPU), while the planner prices FlashAttention-2",
+                    "kernels; with a slower attention kernel they fall within -11% to +4% (a check, not a change). The",
+                    "InternEvo rows are +21% to +37%, more at fewer tokens per GPU per step, on top of the +16% to +20%",
+                    "of that table's rows in the fifth pass: a per-step cost over 4 x 100 Gb/s RoCE that the planner",
+                    "under-prices. ColossalAI's Gemini row is -8% (-10% for the 65B Gemini row of an earlier pass); its",
+                    "peak memory 54.2 GiB is predicted at 55.8 GiB."])
+
+
 def amd_checks() -> list[str]:
     """Markdown lines: :data:`AMD_2026_12`, public AMD Instinct runs, checks of the AMD presets' derived rates."""
     return _scouted_table(AMD_2026_12, "## AMD Instinct (scouted 2026-12, checks of derived rates)", [
@@ -872,6 +889,7 @@ def main() -> None:
     lines += scouted_checks_o()
     lines += scouted_checks_p()
     lines += scouted_checks_q()
+    lines += scouted_checks_r()
     lines += amd_checks()
     lines += fit_checks()
     lines += foundry_held_out()

@@ -2321,6 +2321,89 @@ SCOUTED_2026_12Q = (
 )
 
 
+#: An eighteenth scouting pass (SCOUTED_2026_12R), read after every fit and never fitted on: throughput tables
+#: written as text in GitHub repositories' READMEs.
+#: Pass 18 (SCOUTED_2026_12R), PUBLIC_CHECKS format: training-throughput tables written as text in GitHub READMEs.
+#:
+#: Sources (none used by benchmarks/public_runs.py before this pass):
+#:   1. Dao-AILab/flash-attention training/README.md @ 0b037c2d ("Training speed": 8 x A100 80GB SXM4 (400W) with NVLink,
+#:      one node; GPT3-125M..2.7B at seq 2048, table "Batch size (tokens) / Through put (tokens/sec)") with the Hydra
+#:      experiment configs training/configs/experiment/pile/{base,gpt3s-flash,gpt3m-flash,gpt3l-flash,gpt3xl-flash,
+#:      gpt3-2.7B-flash-hdim128}.yaml: per-GPU batch from train.gpu_mem (A100 80GB: nvidia-smi 81920 MiB / 1000 -> 82),
+#:      global_batch_size 256 (512 for xl / 2.7B), grad accumulation = global / (8 x per-GPU batch), Lightning
+#:      precision bf16 (autocast over fp32 weights -> fp32 grads), optimizer adamw-apex + plain DDP for 125M / 355M,
+#:      torch ZeroRedundancyOptimizer (DDPStrategyZero1 = ZeRO-1) for 760M / 1.3B / 2.7B; no activation checkpointing
+#:      (mlp_checkpoint_lvl 0); FlashAttention, fused bias+GELU MLP, fused dropout+add+LayerNorm, Apex cross-entropy
+#:      with inplace_backward (-> loss=in_place); GPT2Config default dropout 0.1 (dropout masks stored); vocab 50257
+#:      padded to a multiple of 8 = 50264, tied; learned positions 2048. The planner's parameter counts: 125.2M /
+#:      355.9M / 760.3M / 1.316B / 2.652B, matching the GPT-3 names.
+#:   2. InternLM/InternEvo doc/en/train_performance.md @ 3a665e88 ("FLOPS Testing" tables, pack_sample_into_one=True, bf16,
+#:      A100-SXM4-80GB, 4 x 100 Gb RoCE per node): the same tables as InternLM/InternLM doc/en/train_performance.md, of which
+#:      public_runs.SCOUT5_INTERNLM holds 7 rows; only the five rows it does not hold are taken here (smaller per-GPU token
+#:      counts at 512 / 1024 GPUs, i.e. the communication-bound end of the table). Model: benchmarks/models/internlm-7b
+#:      .config.json, hardware and profile as SCOUT5_INTERNLM (Megatron-LM's profile stands in for InternEvo; zero1=8 ->
+#:      ZeRO-1 sharded inside the node, dp_shard 8).
+#:   3. hpcaitech/ColossalAI examples/language/llama2/README.md @ 068372a7 ("4. Shell Script Examples", "c. Results":
+#:      "max memory usage:  55491.10 MB, throughput:  24.26 samples/s, TFLOPS/GPU:  167.43") for the command it names,
+#:      scripts/benchmark_7B/gemini.sh @ 1c235638 (colossalai run --nproc_per_node 8 ... benchmark.py -g -x -b 16; NCCL over 4
+#:      IB HCAs) with benchmark.py @ 01ee32a7 (config 7b = LlamaConfig(max_position_embeddings=4096): the Llama 2 7B shape;
+#:      plugin gemini, precision bf16; -g gradient checkpointing of every layer; -x xformers flash attention; max_length
+#:      4096; 5 steps, 2 ignored; HybridAdam). README: "4 computing nodes with 32 A800 GPUs ... connected with RDMA".
+M = MODELS_DIR
+FA_FW = "pytorch-fsdp+loss=in_place"   # eager PyTorch with hand-fused kernels; closest profile (as pass 16 for llm.c DDP)
+FA_PREC = "bf16-mixed-fp32-grads+dropout=True"
+
+SCOUTED_2026_12R = (
+    # ---- 1. flash-attention training/README.md "Training speed" table (tokens/sec on 8 GPUs) ----
+    # GPT3-125M: 0.5M-token batch = 256 x 2048; per-GPU batch 32 (gpt3s-flash, gpu_mem 82 >= 40), GA 1; DDP (no ZeRO).
+    # 1310k / 8 = 163,750
+    ("[A] flash-attention training README: GPT3-125M, 8x A100 80GB, DDP, mbs 32, GA 1, seq 2048, 1310k tok/s",
+     M + "flashattn-gpt3-125m-50264.config.json", "a100-80gb", FA_FW, FA_PREC, 8, 2048, 256,
+     dict(dp=8, zero_stage=0, microbatch_size=32, recompute="none"), 1310e3 / 8, None),
+    # GPT3-355M: per-GPU batch 16 (gpt3m-flash), GA 2; DDP. 503k / 8 = 62,875
+    ("[A] flash-attention training README: GPT3-355M, 8x A100 80GB, DDP, mbs 16, GA 2, seq 2048, 503k tok/s",
+     M + "flashattn-gpt3-355m-50264.config.json", "a100-80gb", FA_FW, FA_PREC, 8, 2048, 256,
+     dict(dp=8, zero_stage=0, microbatch_size=16, recompute="none"), 503e3 / 8, None),
+    # GPT3-760M: per-GPU batch 16 (gpt3l-flash: gpu_mem 82 is not < 80), GA 2; ZeRO-1. 245k / 8 = 30,625
+    ("[A] flash-attention training README: GPT3-760M, 8x A100 80GB, DDP ZeRO-1, mbs 16, GA 2, seq 2048, 245k tok/s",
+     M + "flashattn-gpt3-760m-50264.config.json", "a100-80gb", FA_FW, FA_PREC, 8, 2048, 256,
+     dict(dp=8, zero_stage=1, microbatch_size=16, recompute="none"), 245e3 / 8, None),
+    # GPT3-1.3B: 1M-token batch = 512 x 2048; per-GPU batch 8 (gpt3xl-flash), GA 8; ZeRO-1. 169k / 8 = 21,125
+    ("[A] flash-attention training README: GPT3-1.3B, 8x A100 80GB, DDP ZeRO-1, mbs 8, GA 8, seq 2048, 169k tok/s",
+     M + "flashattn-gpt3-1.3b-50264.config.json", "a100-80gb", FA_FW, FA_PREC, 8, 2048, 512,
+     dict(dp=8, zero_stage=1, microbatch_size=8, recompute="none"), 169e3 / 8, None),
+    # GPT3-2.7B (head dim 128: 20 heads of 2560): per-GPU batch 4 (gpt3-2.7B-flash-hdim128), GA 16; ZeRO-1.
+    # 85k / 8 = 10,625
+    ("[A] flash-attention training README: GPT3-2.7B hdim128, 8x A100 80GB, DDP ZeRO-1, mbs 4, GA 16, seq 2048, 85k tok/s",
+     M + "flashattn-gpt3-2.7b-hdim128-50264.config.json", "a100-80gb", FA_FW, FA_PREC, 8, 2048, 512,
+     dict(dp=8, zero_stage=1, microbatch_size=4, recompute="none"), 85e3 / 8, None),
+
+    # ---- 2. InternEvo train_performance.md FLOPS tables: rows not in public_runs.SCOUT5_INTERNLM ----
+    # TGS = tokens/GPU/s as printed; global batch = GPUs x micro_bsz x micro_num sequences of 2048.
+    *((f"[A] InternEvo perf doc FLOPS table: InternLM-7B tp1 zero1=8, {what}, {n} A100", M + "internlm-7b.config.json",
+       "A100 80GB+scale_out_bandwidth=6250000000", "megatron", "bf16-mixed", n, 2048, n * mbs * mn,
+       dict(tp=1, dp=n, zero_stage=1, dp_shard=8, microbatch_size=mbs, recompute=rc), tgs, None)
+      for what, n, mbs, mn, rc, tgs in (
+          ("full AC, mbs4 x1 (4M tokens)", 512, 4, 1, "full", 2963),
+          ("full AC, mbs2 x1 (4M tokens)", 1024, 2, 1, "full", 2341),
+          ("full AC, mbs4 x1 (8M tokens)", 1024, 4, 1, "full", 2796),
+          ("no AC, mbs2 x2 (4M tokens)", 512, 2, 2, "none", 3084),
+          ("no AC, mbs2 x2 (8M tokens)", 1024, 2, 2, "none", 2817))),
+
+    # ---- 3. ColossalAI llama2 README "c. Results" (benchmark_7B/gemini.sh) ----
+    # GPU count: the README's environment line (32 A800) is confirmed by its own TFLOPS formula (PerformanceEvaluator:
+    # samples/s x seq x 8 x numel / GPUs with grad checkpointing): 24.26 x 4096 x 8 x 6.738e9 / 167.43e12 = 32.0 GPUs.
+    # tokens/s/GPU = 24.26 x 4096 / 32 = 3,105.3. Global batch = 16 x 32 = 512 sequences. Peak 55491.10 MB -> 54.2 GiB
+    # (max_memory_allocated, MiB). Gemini (chunk-based ZeRO-3, placement static, nothing offloaded by default) priced
+    # as hf-deepspeed ZeRO-3, as the earlier ColossalAI rows; A800 hardware string as public_runs._A800_IB (IB speed assumed).
+    ("[B: 4 x 200 Gb/s IB per node assumed; Gemini as ZeRO-3; measured over steps 3-5 of 5] ColossalAI llama2 README: "
+     "LLaMA-2 7B Gemini, 32 A800, pdbs 16, seq 4096, grad ckpt, xformers",
+     "llama-2-7b", "A100 80GB (A800, NVLink 400 GB/s, 4 HCAs assumed 200 Gb/s)+scale_up_bandwidth=200000000000"
+     "+scale_out_bandwidth=12500000000", "hf-deepspeed", "bf16-mixed", 32, 4096, 512,
+     dict(dp=32, zero_stage=3, microbatch_size=16, recompute="full"), 24.26 * 4096 / 32, round(55491.10 / 1024, 1)),
+)
+
+
 def check_inputs(row: tuple, profile_update: dict | None = None):
     """(model, hardware, training, parallel, devices) of one :data:`PUBLIC_CHECKS` entry, the profile
     with the row's ``+field=value`` overrides and then ``profile_update`` applied."""
