@@ -2166,28 +2166,22 @@ PUBLIC_CHECKS = (
 #: tokens/s/GPU = tokens per step (-d) / quoted seconds per step / 8 GPUs.
 M = MODELS_DIR
 SCOUTED_2026_12P = (
-    # https://github.com/karpathy/llm.c/blob/master/scripts/run_gpt2_124M.sh (commit 039904ee): "18,865 steps of
-    # 524,288 tokens/step on 8X A100 80GB SXM ($14/hr) steps in ~300ms/iter"; mpirun -np 8 ... -b 64 -t 1024
-    # -d 524288 -r 0 -z 1 -e d12. GA = 524288 / (64*1024*8) = 1. 524,288 / 0.300 / 8 = 218,453
-    ("[A] llm.c run_gpt2_124M.sh: GPT-2 124M (d12), 8x A100 80GB SXM, DP8 ZeRO-1, mbs 64, GA 1, ~300 ms/step",
-     M + "gpt2-124m-50304.config.json", "a100-80gb", "pytorch-fsdp", "bf16-mixed", 8, 1024, 512,
-     dict(dp=8, zero_stage=1, microbatch_size=64, recompute="none"), 524288 / 0.300 / 8, None),
-    # scripts/run_gpt2_350M.sh (commit 100bba03): "60K steps on 524,288 tokens/step on 8X A100 80GB SXM steps in
-    # ~820ms/iter"; -b 64 -t 1024 -d 524288 -r 0 -z 1 -e d24. 524,288 / 0.820 / 8 = 79,922
-    ("[A] llm.c run_gpt2_350M.sh: GPT-2 350M (d24), 8x A100 80GB SXM, DP8 ZeRO-1, mbs 64, GA 1, ~820 ms/step",
-     M + "gpt2-350m-50304.config.json", "a100-80gb", "pytorch-fsdp", "bf16-mixed", 8, 1024, 512,
-     dict(dp=8, zero_stage=1, microbatch_size=64, recompute="none"), 524288 / 0.820 / 8, None),
-    # scripts/run_gpt2_774M.sh (commit 039904ee): "286,102 steps on 524,288 tokens/step on 8X A100 80GB SXM steps in
-    # ~1.7s/iter"; -b 32 -t 1024 -d 524288 -r 0 -z 1 -e d36. GA 2. 524,288 / 1.7 / 8 = 38,550
-    ("[A] llm.c run_gpt2_774M.sh: GPT-2 774M (d36), 8x A100 80GB SXM, DP8 ZeRO-1, mbs 32, GA 2, ~1.7 s/step",
-     M + "gpt2-774m-50304.config.json", "a100-80gb", "pytorch-fsdp", "bf16-mixed", 8, 1024, 512,
-     dict(dp=8, zero_stage=1, microbatch_size=32, recompute="none"), 524288 / 1.7 / 8, None),
-    # scripts/run_gpt2_1558M.sh (commit 039904ee / fe04df90): "32,000 steps on ~1M tokens/step (1,048,576 to be
-    # precise) on 8X H100 80GB SXM ($28/hr) steps in 2.80s/iter" (the next line rounds to 2.7 s for the 24 h total);
-    # -b 16 -t 1024 -d 1048576 -r 0 -z 1 -ge 1 -e d48. GA = 1048576 / (16*1024*8) = 8. 1,048,576 / 2.80 / 8 = 46,811
-    ("[A] llm.c run_gpt2_1558M.sh: GPT-2 1.5B (d48), 8x H100 80GB SXM, DP8 ZeRO-1, mbs 16, GA 8, 2.80 s/step",
-     M + "gpt2-xl-50304.config.json", "h100-sxm", "pytorch-fsdp", "bf16-mixed", 8, 1024, 1024,
-     dict(dp=8, zero_stage=1, microbatch_size=16, recompute="none"), 1048576 / 2.80 / 8, None),
+    # karpathy/llm.c scripts/run_gpt2_{124M,350M,774M,1558M}.sh (commits 039904ee / 100bba03 / fe04df90), header
+    # comments: "524,288 tokens/step on 8X A100 80GB SXM ... ~300ms/iter" (124M), "~820ms/iter" (350M), "~1.7s/iter"
+    # (774M), "~1M tokens/step (1,048,576 to be precise) on 8X H100 80GB SXM ... 2.80s/iter" (1558M; the next line
+    # rounds to 2.7 s for the 24 h total); launch lines mpirun -np 8 ... -b {64,64,32,16} -t 1024 -d {524288 x3,
+    # 1048576} -r 0 -z 1 -e d{12,24,36,48}. GA = -d / (-b x 1024 x 8); tokens/s/GPU = -d / seconds / 8
+    # (524,288 / 0.300 / 8 = 218,453)
+    *((f"[A] llm.c run_gpt2_{script}.sh: GPT-2 {name} (d{depth}), 8x {gpu} SXM, DP8 ZeRO-1, mbs {mbs}, "
+       f"GA {tokens // (mbs * 1024 * 8)}, {when}",
+       M + cfg, hw, "pytorch-fsdp", "bf16-mixed", 8, 1024, tokens // 1024,
+       dict(dp=8, zero_stage=1, microbatch_size=mbs, recompute="none"), tokens / seconds / 8, None)
+      for script, name, depth, gpu, hw, cfg, mbs, tokens, seconds, when in (
+          ("124M", "124M", 12, "A100 80GB", "a100-80gb", "gpt2-124m-50304.config.json", 64, 524288, 0.300, "~300 ms/step"),
+          ("350M", "350M", 24, "A100 80GB", "a100-80gb", "gpt2-350m-50304.config.json", 64, 524288, 0.820, "~820 ms/step"),
+          ("774M", "774M", 36, "A100 80GB", "a100-80gb", "gpt2-774m-50304.config.json", 32, 524288, 1.7, "~1.7 s/step"),
+          ("1558M", "1.5B", 48, "H100 80GB", "h100-sxm", "gpt2-xl-50304.config.json", 16, 1048576, 2.80,
+           "2.80 s/step"))),
     # SiddanthEmani/GPT-2-124M-CUDA (llm.c fork) README as stored in the pages index (codestin.com proxy of the GitHub
     # page): "8xA100 40GB SXM4 GPUs via Lambda Labs", "Throughput: 1.59M tokens/second", "ZeRO-1", "BF16", 10B tokens
     # in ~1 h 47 min (10e9 / 6420 s = 1.56M tok/s, consistent). 1.59e6 / 8 = 198,750. Not stated: micro-batch,
@@ -2355,28 +2349,18 @@ FA_PREC = "bf16-mixed-fp32-grads+dropout=True"
 
 SCOUTED_2026_12R = (
     # ---- 1. flash-attention training/README.md "Training speed" table (tokens/sec on 8 GPUs) ----
-    # GPT3-125M: 0.5M-token batch = 256 x 2048; per-GPU batch 32 (gpt3s-flash, gpu_mem 82 >= 40), GA 1; DDP (no ZeRO).
-    # 1310k / 8 = 163,750
-    ("[A] flash-attention training README: GPT3-125M, 8x A100 80GB, DDP, mbs 32, GA 1, seq 2048, 1310k tok/s",
-     M + "flashattn-gpt3-125m-50264.config.json", "a100-80gb", FA_FW, FA_PREC, 8, 2048, 256,
-     dict(dp=8, zero_stage=0, microbatch_size=32, recompute="none"), 1310e3 / 8, None),
-    # GPT3-355M: per-GPU batch 16 (gpt3m-flash), GA 2; DDP. 503k / 8 = 62,875
-    ("[A] flash-attention training README: GPT3-355M, 8x A100 80GB, DDP, mbs 16, GA 2, seq 2048, 503k tok/s",
-     M + "flashattn-gpt3-355m-50264.config.json", "a100-80gb", FA_FW, FA_PREC, 8, 2048, 256,
-     dict(dp=8, zero_stage=0, microbatch_size=16, recompute="none"), 503e3 / 8, None),
-    # GPT3-760M: per-GPU batch 16 (gpt3l-flash: gpu_mem 82 is not < 80), GA 2; ZeRO-1. 245k / 8 = 30,625
-    ("[A] flash-attention training README: GPT3-760M, 8x A100 80GB, DDP ZeRO-1, mbs 16, GA 2, seq 2048, 245k tok/s",
-     M + "flashattn-gpt3-760m-50264.config.json", "a100-80gb", FA_FW, FA_PREC, 8, 2048, 256,
-     dict(dp=8, zero_stage=1, microbatch_size=16, recompute="none"), 245e3 / 8, None),
-    # GPT3-1.3B: 1M-token batch = 512 x 2048; per-GPU batch 8 (gpt3xl-flash), GA 8; ZeRO-1. 169k / 8 = 21,125
-    ("[A] flash-attention training README: GPT3-1.3B, 8x A100 80GB, DDP ZeRO-1, mbs 8, GA 8, seq 2048, 169k tok/s",
-     M + "flashattn-gpt3-1.3b-50264.config.json", "a100-80gb", FA_FW, FA_PREC, 8, 2048, 512,
-     dict(dp=8, zero_stage=1, microbatch_size=8, recompute="none"), 169e3 / 8, None),
-    # GPT3-2.7B (head dim 128: 20 heads of 2560): per-GPU batch 4 (gpt3-2.7B-flash-hdim128), GA 16; ZeRO-1.
-    # 85k / 8 = 10,625
-    ("[A] flash-attention training README: GPT3-2.7B hdim128, 8x A100 80GB, DDP ZeRO-1, mbs 4, GA 16, seq 2048, 85k tok/s",
-     M + "flashattn-gpt3-2.7b-hdim128-50264.config.json", "a100-80gb", FA_FW, FA_PREC, 8, 2048, 512,
-     dict(dp=8, zero_stage=1, microbatch_size=4, recompute="none"), 85e3 / 8, None),
+    # (name, config, global batch sequences, per-GPU batch, ZeRO stage, tokens/s on 8 GPUs): GPT3-125M 0.5M-token batch
+    # = 256 x 2048, per-GPU batch 32 (gpt3s-flash, gpu_mem 82 >= 40), GA 1, DDP; 355M per-GPU 16 (gpt3m-flash), GA 2,
+    # DDP; 760M per-GPU 16 (gpt3l-flash: gpu_mem 82 is not < 80), GA 2, ZeRO-1; 1.3B 1M-token batch = 512 x 2048,
+    # per-GPU 8 (gpt3xl-flash), GA 8, ZeRO-1; 2.7B (head dim 128: 20 heads of 2560) per-GPU 4
+    # (gpt3-2.7B-flash-hdim128), GA 16, ZeRO-1. tokens/s/GPU = table / 8 (1310k / 8 = 163,750, ...)
+    *((f"[A] flash-attention training README: GPT3-{name}, 8x A100 80GB, DDP{' ZeRO-1' if zero else ''}, mbs {mbs}, "
+       f"GA {gbs // (8 * mbs)}, seq 2048, {tps // 1000:.0f}k tok/s",
+       M + f"flashattn-gpt3-{cfg}-50264.config.json", "a100-80gb", FA_FW, FA_PREC, 8, 2048, gbs,
+       dict(dp=8, zero_stage=zero, microbatch_size=mbs, recompute="none"), tps / 8, None)
+      for name, cfg, gbs, mbs, zero, tps in (
+          ("125M", "125m", 256, 32, 0, 1310e3), ("355M", "355m", 256, 16, 0, 503e3), ("760M", "760m", 256, 16, 1, 245e3),
+          ("1.3B", "1.3b", 512, 8, 1, 169e3), ("2.7B hdim128", "2.7b-hdim128", 512, 4, 1, 85e3))),
 
     # ---- 2. InternEvo train_performance.md FLOPS tables: rows not in public_runs.SCOUT5_INTERNLM ----
     # TGS = tokens/GPU/s as printed; global batch = GPUs x micro_bsz x micro_num sequences of 2048.
