@@ -1414,6 +1414,9 @@ def test_megatron_gradient_dtype_follows_megatron_lm_bf16_rule():
     assert read(base + "--bf16").precision == "bf16-mixed-fp32-grads"
     assert read(base + "--bf16 --grad-reduce-in-bf16").precision == "bf16-mixed"
     assert read(base + "--bf16 --accumulate-allreduce-grads-in-fp32").precision == "bf16-mixed-fp32-grads"
+    # validate_args: --grad-reduce-in-bf16 turns fp32 accumulation off; --main-grads-dtype bf16 stops the automatic switch
+    assert read(base + "--bf16 --grad-reduce-in-bf16 --accumulate-allreduce-grads-in-fp32").precision == "bf16-mixed"
+    assert read(base + "--bf16 --main-grads-dtype bf16").precision == "bf16-mixed"
     fp8 = read(base + "--bf16 --fp8-format hybrid")
     assert fp8.precision == "fp8-mixed" and any("--grad-reduce-in-bf16" in n for n in fp8.notes)
     assert not read(base + "--bf16 --grad-reduce-in-bf16 --fp8-format hybrid").notes

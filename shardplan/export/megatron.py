@@ -331,6 +331,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--exp-avg-dtype")
     ap.add_argument("--exp-avg-sq-dtype")
     ap.add_argument("--main-params-dtype")
+    ap.add_argument("--main-grads-dtype", choices=["fp32", "bf16"])
     ap.add_argument("--recompute-modules", nargs="*")
     ap.add_argument("--recompute-method", choices=["uniform", "block"])
     ap.add_argument("--pipeline-model-parallel-layout")
@@ -615,6 +616,15 @@ def read(text: str, devices: int | None = None) -> Imported:
                     moe_capacity_factor=a.moe_expert_capacity_factor, notes=notes)
 
 
+def bf16_gradients(a: argparse.Namespace) -> bool:
+    """Whether Megatron-LM keeps a ``--bf16`` run's gradients in bf16 (arguments.py validate_args' bf16 branch):
+    ``--grad-reduce-in-bf16`` wins over ``--accumulate-allreduce-grads-in-fp32``; otherwise fp32 accumulation and
+    reduction are switched on unless ``--main-grads-dtype bf16`` (the precision-aware optimizer's gradient dtype)."""
+    if a.grad_reduce_in_bf16:
+        return True
+    return not a.accumulate_allreduce_grads_in_fp32 and a.main_grads_dtype == "bf16"
+
+
 def _import_notes(a: argparse.Namespace, schedule: str, precision: str) -> tuple[str, ...]:
     """What an imported command runs that the planner prices otherwise: blocking interleaved sends, fp4 primary
     weights, bf16 first / last layers under fp4, and fp32 gradients under an fp8 / fp4 recipe without
@@ -629,7 +639,7 @@ def _import_notes(a: argparse.Namespace, schedule: str, precision: str) -> tuple
     notes += (("fp32 gradients: without --grad-reduce-in-bf16 Megatron-LM accumulates and reduces gradients in fp32; "
                f"{precision} is priced with bf16 ones (2 bytes per parameter less memory, half the data-parallel "
                "reduction's bytes)",) if precision in ("fp8-mixed", "fp8-params", "nvfp4-mixed")
-              and not a.grad_reduce_in_bf16 else ())
+              and not bf16_gradients(a) else ())
     return notes
 
 
@@ -676,9 +686,8 @@ def _training_of(a: argparse.Namespace, zero_stage: int) -> tuple[str, str]:
         precision = "nvfp4-mixed"
     elif a.fp8_format:
         precision = "fp8-params" if a.fp8_param_gather else "fp8-mixed"
-    elif a.bf16:  # --bf16 keeps fp32 gradients unless --grad-reduce-in-bf16 (arguments.py validate_args)
-        precision = "bf16-mixed" if a.grad_reduce_in_bf16 and not a.accumulate_allreduce_grads_in_fp32 \
-            else "bf16-mixed-fp32-grads"
+    elif a.bf16:
+        precision = "bf16-mixed" if bf16_gradients(a) else "bf16-mixed-fp32-grads"
     else:
         precision = "fp32"
     return precision, "bf16-moments" if bf16_moments else "fp32"
