@@ -1426,3 +1426,23 @@ def test_megatron_gradient_dtype_follows_megatron_lm_bf16_rule():
         text = export_text("megatron", estimate(m, hw, tr, pc, 8))
         assert ("--grad-reduce-in-bf16" in text) is has_flag, precision
         assert read(text).precision == precision  # the written command reads back as the policy it came from
+
+
+def test_deepspeed_import_reads_the_precision_sections():
+    # DeepSpeed runs fp32 unless bf16 / fp16 is enabled; the exporter writes bf16.enabled for bf16-mixed
+    from shardplan.export import exporter
+    read = exporter("deepspeed").read
+    base = {"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 4,
+            "zero_optimization": {"stage": 3}}
+    assert read(json.dumps({**base, "bf16": {"enabled": True}})).precision == "bf16-mixed"
+    assert read(json.dumps({**base, "bf16": {"enabled": False}})).precision == "fp32"
+    assert read(json.dumps(base)).precision == "fp32"
+    for extra, field in (({"fp16": {"enabled": True}}, "fp16"), ({"bf16": {"enabled": "auto"}}, "bf16"),
+                         ({"bf16": {"enabled": True}, "fp16": {"enabled": True}}, "fp16")):
+        with pytest.raises(ConfigError) as err:
+            read(json.dumps({**base, **extra}))
+        assert err.value.field == field
+    # an fp32 export comes back as fp32 (before, without a precision, it was priced as bf16-mixed)
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=16, seq_len=4096, global_batch=64,
+                                 global_batch_tokens=None, precision="fp32", zero_stage=3)
+    assert read(export_text("deepspeed", estimate(m, hw, tr, pc, 16))).precision == "fp32"

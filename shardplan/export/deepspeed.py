@@ -150,12 +150,37 @@ def _batch_sizes(cfg: dict, tp: int, devices: int | None) -> tuple[int, int, int
     return B, mbs, gas
 
 
+def _precision(cfg: dict) -> str:
+    """The precision policy of a ds_config's ``bf16`` / ``fp16`` sections (DeepSpeed runs fp32 when neither is
+    enabled; the exporter writes ``"bf16": {"enabled": true}`` for bf16-mixed, false for fp32).
+
+    Raises:
+        ConfigError: an ``enabled`` that is not true / false (the HF Trainer's ``"auto"`` is resolved by the Trainer,
+            not by DeepSpeed), fp16 (no fp16 policy is priced), or both enabled (DeepSpeed refuses that).
+    """
+    enabled = {}
+    for key in ("bf16", "fp16"):
+        section = cfg.get(key) or {}
+        value = section.get("enabled", False) if isinstance(section, dict) else section
+        if not isinstance(value, bool):
+            raise ConfigError(f"DeepSpeed {key}.enabled={value!r}: legal: true, false (an HF Trainer 'auto' is resolved "
+                              "by the Trainer: write the value it resolves to)", field=key, value=value,
+                              legal=[True, False])
+        enabled[key] = value
+    if enabled["fp16"]:
+        raise ConfigError("DeepSpeed fp16.enabled=true: the planner prices bf16 mixed precision and fp32, no fp16 "
+                          "policy; legal: bf16.enabled true (bf16-mixed) or both false (fp32)", field="fp16",
+                          value=True, legal=[False])
+    return "bf16-mixed" if enabled["bf16"] else "fp32"
+
+
 def read(text: str, devices: int | None = None) -> Imported:
     """The layout of a ds_config: dp = train_batch_size / (micro batch x accumulation), devices = dp x tp.
 
     Raises:
         ConfigError: not JSON, missing or ``"auto"`` batch keys, a batch that the micro batch does not divide, a
-            ZeRO stage outside 0-3, or parameter offload (ZeRO-Infinity ``offload_param``, not modelled).
+            ZeRO stage outside 0-3, parameter offload (ZeRO-Infinity ``offload_param``, not modelled), or a
+            precision section the planner has no policy for (:func:`_precision`).
     """
     try:
         cfg = json.loads(text)
@@ -189,7 +214,8 @@ def read(text: str, devices: int | None = None) -> Imported:
     # a Hugging Face model under the Trainer / Accelerate (eager element-wise ops: hf-deepspeed)
     note = ("the model code is not in ds_config.json: the deepspeed profile prices Megatron-DeepSpeed's fused kernels; "
             "for a Hugging Face model (Trainer / Accelerate) price with --framework hf-deepspeed")
-    return Imported(parallel_from(values), devices=dp * tp, global_batch=B, framework="deepspeed", notes=(note,))
+    return Imported(parallel_from(values), devices=dp * tp, global_batch=B, framework="deepspeed",
+                    precision=_precision(cfg), notes=(note,))
 
 
 EXPORTER = Exporter(name="deepspeed", title="DeepSpeed", source=SOURCE, suffix=".json",
