@@ -1446,3 +1446,15 @@ def test_deepspeed_import_reads_the_precision_sections():
     m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=16, seq_len=4096, global_batch=64,
                                  global_batch_tokens=None, precision="fp32", zero_stage=3)
     assert read(export_text("deepspeed", estimate(m, hw, tr, pc, 16))).precision == "fp32"
+
+
+def test_megatron_refuses_moe_tensor_parallelism_without_sequence_parallelism():
+    # Megatron-LM validate_args: "When using MoE and tensor parallelism, sequence parallelism must be used"
+    def text(sp):
+        m, hw, tr, pc = build_inputs(model="mixtral-8x7b", hardware="h100-sxm", devices=32, seq_len=4096,
+                                     global_batch=64, global_batch_tokens=None, tp=2, ep=8, pp=2, sp=sp)
+        return export_text("megatron", estimate(m, hw, tr, pc, 32))
+    with pytest.raises(ConfigError, match="sequence parallelism must be used") as err:
+        text(False)
+    assert err.value.field == "export"
+    assert "--sequence-parallel" in text(True)

@@ -197,17 +197,18 @@ PRECISION_FLAGS: dict[str, list[str]] = {
     "nvfp4-mixed": [*_BF16_GRADS, "--fp4-format", "e2m1", "--fp4-recipe", "nvfp4"]}
 
 
-def megatron_args(ctx: ExportContext) -> list[str]:
-    """The Megatron-LM flags of a plan, one flag (with its value) after another.
+def _moe_args(ctx: ExportContext) -> list[str]:
+    """The MoE flags of a plan: expert parallelism, the dispatcher the planner priced, Combined 1F1B, token dropping.
 
     Raises:
-        ConfigError: GPipe / ZB-H1, a split whose middle stages differ, kv_replication.
+        ConfigError: an MoE model with tp > 1 and no sequence parallelism (arguments.py validate_args: "When using MoE
+            and tensor parallelism, sequence parallelism must be used"), a capacity factor with the DeepEP dispatcher.
     """
-    p, tr = ctx.p, ctx.training
-    check_unexpressed(p, EXPORTER, _ALT)
-    args = ["--num-layers", str(ctx.estimate.model.n_layers), "--tensor-model-parallel-size", str(p.tp)]
-    args += _pipeline_args(ctx)
-    args += ["--context-parallel-size", str(p.cp)]
+    p, tr, args = ctx.p, ctx.training, []
+    if ctx.estimate.model.is_moe and p.tp > 1 and not p.sp:
+        raise refuse("Megatron-LM", f"an MoE model with tp={p.tp} and no sequence parallelism (validate_args: "
+                     "\"When using MoE and tensor parallelism, sequence parallelism must be used\"); plan it with --sp",
+                     "no other exporter")
     if p.ep > 1:
         args += ["--expert-model-parallel-size", str(p.ep), "--expert-tensor-parallel-size", str(p.expert_tp)]
         # the dispatcher the planner priced (Megatron-LM's default is allgather)
@@ -222,6 +223,21 @@ def megatron_args(ctx: ExportContext) -> list[str]:
         # arguments.py _add_moe_args: token dropping at this capacity per expert (dropless when unset), each expert's
         # input padded to it, the fixed buffer the planner prices (TrainingSpec.moe_capacity_factor)
         args += ["--moe-expert-capacity-factor", repr(tr.moe_capacity_factor), "--moe-pad-expert-input-to-capacity"]
+    return args
+
+
+def megatron_args(ctx: ExportContext) -> list[str]:
+    """The Megatron-LM flags of a plan, one flag (with its value) after another.
+
+    Raises:
+        ConfigError: GPipe / ZB-H1, a split whose middle stages differ, kv_replication.
+    """
+    p, tr = ctx.p, ctx.training
+    check_unexpressed(p, EXPORTER, _ALT)
+    args = ["--num-layers", str(ctx.estimate.model.n_layers), "--tensor-model-parallel-size", str(p.tp)]
+    args += _pipeline_args(ctx)
+    args += ["--context-parallel-size", str(p.cp)]
+    args += _moe_args(ctx)
     if p.sp:
         args.append("--sequence-parallel")
     if p.tp_overlap:
