@@ -1458,3 +1458,16 @@ def test_megatron_refuses_moe_tensor_parallelism_without_sequence_parallelism():
         text(False)
     assert err.value.field == "export"
     assert "--sequence-parallel" in text(True)
+
+
+@pytest.mark.parametrize("split", [(18, 14), (20, 12)])
+def test_megatron_uneven_interleaved_split_is_written_as_a_layout_that_reads_back(split):
+    # one --num-layers-per-virtual-pipeline-stage cannot give stages of 18 and 14 layers 2 chunks each (9 and 7):
+    # the explicit --pipeline-model-parallel-layout is written, and it reads back as the planned split
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=32, seq_len=4096, global_batch=64,
+                                 global_batch_tokens=None, tp=2, pp=2, pp_layers=split, schedule="interleaved",
+                                 virtual_stages=2)
+    e = estimate(m, hw, tr, pc, 32)
+    text = export_text("megatron", e)
+    assert "--pipeline-model-parallel-layout" in text and "--num-layers-per-virtual-pipeline-stage" not in text
+    assert import_config("megatron", text).parallel == e.parallel

@@ -84,8 +84,10 @@ def _pipeline_split_args(ctx: ExportContext) -> list[str]:
                                                                     "wired into your own training loop)"))
     args = ["--pipeline-model-parallel-size", str(p.pp)]
     middle, v = split[1:-1], p.virtual_stages
-    flags_express = (0 not in split and len(set(middle)) <= 1
-                     and all(n % v == 0 for n in (split[0], split[-1], *middle[:1])))
+    # --num-layers-per-virtual-pipeline-stage is one chunk size for every stage: with virtual stages the flags
+    # express only an even split (an uneven one, e.g. [18, 14] at v=2, has chunks of 9 and 7)
+    flags_express = 0 not in split and len(set(middle)) <= 1 and (v == 1 or len(set(split)) == 1) \
+        and split[0] % v == 0
     if not flags_express:
         # a stage with only the embedding or the loss, middle stages that differ, or chunks of unequal size:
         # Megatron-core's explicit layout (quoted: '|' is a shell pipe)
