@@ -1471,3 +1471,15 @@ def test_megatron_uneven_interleaved_split_is_written_as_a_layout_that_reads_bac
     text = export_text("megatron", e)
     assert "--pipeline-model-parallel-layout" in text and "--num-layers-per-virtual-pipeline-stage" not in text
     assert import_config("megatron", text).parallel == e.parallel
+
+
+def test_nanotron_import_notes_stages_above_one_and_refuses_non_boolean_switches():
+    from shardplan.export import exporter
+    read = exporter("nanotron").read
+    base = "parallelism: {dp: 8, tp: 1, pp: 1%s}\noptimizer: {zero_stage: %s}\n"
+    imp = read(base % ("", 3))
+    assert imp.parallel.zero_stage == 1 and any("ZeroDistributedOptimizer" in n for n in imp.notes)
+    assert not read(base % ("", 1)).notes
+    with pytest.raises(ConfigError) as err:
+        read(base % (", recompute_layer: yes please", 0))
+    assert err.value.field == "recompute_layer"

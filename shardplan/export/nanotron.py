@@ -126,7 +126,10 @@ def read(text: str, devices: int | None = None) -> Imported:
                               f"parallelism are not read); legal: 1, or describe the layout with shardplan's flags",
                               field=key, value=par[key], legal=[1])
     dp, tp, pp = (_whole(par, k, None) for k in ("dp", "tp", "pp"))
-    zero = 1 if _whole(opt, "zero_stage", 0, least=0) > 0 else 0  # helpers.py: any stage > 0 is ZeroDistributedOptimizer
+    stage = _whole(opt, "zero_stage", 0, least=0)
+    zero = 1 if stage > 0 else 0  # helpers.py: any stage > 0 is ZeroDistributedOptimizer
+    notes = ((f"optimizer.zero_stage={stage}: nanotron runs its ZeRO-1 optimizer for every stage above 0 "
+              "(ZeroDistributedOptimizer); read as zero_stage=1",) if stage > 1 else ())
     mode = str(par.get("tp_mode", "ALL_REDUCE")).upper()
     if mode not in ("ALL_REDUCE", "REDUCE_SCATTER"):  # TensorParallelLinearMode[value.upper()]
         raise ConfigError(f"nanotron tp_mode={par.get('tp_mode')!r}; legal: ALL_REDUCE, REDUCE_SCATTER", field="tp_mode",
@@ -140,6 +143,10 @@ def read(text: str, devices: int | None = None) -> Imported:
     if engine not in ("1f1b", "afab"):
         raise ConfigError(f"nanotron pp_engine={par.get('pp_engine')!r}; legal: 1f1b, afab", field="pp_engine",
                           value=par.get("pp_engine"), legal=["1f1b", "afab"])
+    for key in ("recompute_layer", "tp_linear_async_communication"):  # ParallelismArgs: plain bools
+        if not isinstance(par.get(key, False), bool):
+            raise ConfigError(f"nanotron {key}={par[key]!r}; legal: true, false", field=key, value=par[key],
+                              legal=[True, False])
     # tp_mode REDUCE_SCATTER and the async linear act only inside a tp group: with tp = 1 there is none
     values = dict(dp=dp, tp=tp, pp=pp, zero_stage=zero, sp=mode == "REDUCE_SCATTER" and tp > 1,
                   schedule="gpipe" if engine == "afab" else "1f1b",
@@ -148,7 +155,7 @@ def read(text: str, devices: int | None = None) -> Imported:
                   microbatch_size=_whole(tokens, "micro_batch_size", 1))
     m = _whole(tokens, "batch_accumulation_per_replica", 1)
     return Imported(parallel_from(values), devices=dp * tp * pp, seq_len=tokens.get("sequence_length"),
-                    global_batch=dp * values["microbatch_size"] * m, framework="nanotron")
+                    global_batch=dp * values["microbatch_size"] * m, framework="nanotron", notes=notes)
 
 
 EXPORTER = Exporter(name="nanotron", title="nanotron", source=SOURCE, suffix=".yaml", expresses=("tp_overlap",),
