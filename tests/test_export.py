@@ -1483,3 +1483,14 @@ def test_nanotron_import_notes_stages_above_one_and_refuses_non_boolean_switches
     with pytest.raises(ConfigError) as err:
         read(base % (", recompute_layer: yes please", 0))
     assert err.value.field == "recompute_layer"
+
+
+def test_import_refuses_a_batch_or_pipeline_the_framework_would_refuse():
+    # 64 sequences on 8 ranks of 3: 64 / 24 is not whole; legal multiples of 24 around it: 48 or 72
+    base = "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --bf16 --seq-length 4096 "
+    with pytest.raises(ConfigError, match=r"legal global_batch_size: multiples of 24 \(48 or 72\)") as err:
+        import_config("megatron", base + "--micro-batch-size 3 --global-batch-size 64")
+    assert err.value.field == "global_batch_size"
+    with pytest.raises(ConfigError) as err:
+        import_config("megatron", base + "--num-layers 32 --num-layers-per-virtual-pipeline-stage 4")
+    assert err.value.field == "virtual_stages"

@@ -131,12 +131,33 @@ def import_config(framework: str, text: str, devices: int | None = None) -> Impo
                           f"it a {reader.title} file? legal --from: {', '.join(EXPORTERS)}", field="file",
                           value=None, legal=list(EXPORTERS)) from None
     _check_imported_sizes(imported, framework)
+    _check_imported_split(imported, framework)
     if devices is not None and imported.devices is not None and imported.devices != devices:
         # the file's own degrees give its world size: a different --devices is a contradiction, not an override
         raise ConfigError(f"--devices {devices} disagrees with the {framework} config's own world size "
                           f"{imported.devices}; legal: leave --devices out, or give {imported.devices}",
                           field="devices", value=devices, legal=[imported.devices])
     return _with_behaviour(imported, text)
+
+
+def _check_imported_split(imported: Imported, framework: str) -> None:
+    """What a config says must be a layout the framework runs without the model: virtual stages need a pipeline,
+    and the global batch must split into whole microbatches on every data-parallel rank (the checks
+    :func:`shardplan.parallel.validate` makes again with the model, caught here at import).
+
+    Raises:
+        ConfigError: naming the field, the value and the legal values.
+    """
+    p, B = imported.parallel, imported.global_batch
+    if p.virtual_stages > 1 and p.pp == 1:
+        raise ConfigError(f"the {framework} config gives virtual_stages={p.virtual_stages} with pp=1 (interleaving "
+                          "splits pipeline stages); legal virtual_stages with pp=1: 1", field="virtual_stages",
+                          value=p.virtual_stages, legal=[1])
+    per = (p.dp or 1) * p.microbatch_size
+    if B is not None and B % per:
+        raise ConfigError(f"the {framework} config gives global_batch_size={B}, not divisible by dp x microbatch_size "
+                          f"= {p.dp} x {p.microbatch_size} = {per}; legal global_batch_size: multiples of {per} "
+                          f"({per * max(1, B // per)} or {per * (B // per + 1)})", field="global_batch_size", value=B)
 
 
 def _check_imported_sizes(imported: Imported, framework: str) -> None:
