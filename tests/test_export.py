@@ -1494,3 +1494,14 @@ def test_import_refuses_a_batch_or_pipeline_the_framework_would_refuse():
     with pytest.raises(ConfigError) as err:
         import_config("megatron", base + "--num-layers 32 --num-layers-per-virtual-pipeline-stage 4")
     assert err.value.field == "virtual_stages"
+
+
+def test_megatron_import_notes_a_misspelt_layout_flag_and_not_real_ones():
+    # Megatron-LM's parser stops on --tensor-model-paralel-size; the importer reads the layout without it and says so
+    base = "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --bf16 "
+    imp = import_config("megatron", base + "--tensor-model-paralel-size 4")
+    assert imp.parallel.tp == 1 and any("did you mean --tensor-model-parallel-size" in n for n in imp.notes)
+    # real flags beside the ones read (an extension of a read flag, the fp8 recipe beside --fp4-recipe) give no note
+    imp = import_config("megatron", base + "--tp-comm-overlap-cfg x.yaml --fp8-format hybrid --fp8-recipe mxfp8 "
+                                           "--grad-reduce-in-bf16 --tensor-model-parallel-size 2 --sequence-parallel")
+    assert imp.parallel.tp == 2 and not imp.notes

@@ -346,6 +346,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--fp8-format")
     ap.add_argument("--fp4-format")
     ap.add_argument("--fp4-recipe")
+    # TE's fp8 scaling recipe (delayed, tensorwise, mxfp8, blockwise): all priced as fp8-mixed; read so that it is
+    # not taken for a misspelt --fp4-recipe (misspelt_flags)
+    ap.add_argument("--fp8-recipe")
     ap.add_argument("--exp-avg-dtype")
     ap.add_argument("--exp-avg-sq-dtype")
     ap.add_argument("--main-params-dtype")
@@ -562,6 +565,25 @@ def _drop_unset_launch_sizes(words: list[str]) -> list[str]:
     return out
 
 
+def misspelt_flags(unknown: list[str], known: list[str]) -> tuple[str, ...]:
+    """Notes for the flags the importer skipped that are a letter or two away from a flag it reads (a typo that
+    Megatron-LM's own parser would stop on, "unrecognized arguments", and that would otherwise price another layout
+    silently). A note, not an error: Megatron-LM has hundreds of flags the importer does not read, some of them
+    close to the ones it does (``--fp8-recipe`` beside ``--fp4-recipe``)."""
+    import difflib
+    notes = []
+    for word in unknown:
+        flag = word.split("=", 1)[0]
+        if not flag.startswith("--") or flag in known:
+            continue
+        close = [k for k in difflib.get_close_matches(flag, known, n=1, cutoff=0.9)
+                 if not (flag.startswith(k) or k.startswith(flag))]  # --tp-comm-overlap-cfg extends a flag
+        if close:
+            notes.append(f"{flag} is not read (did you mean {close[0]}? Megatron-LM stops on an option it does not "
+                         "know); the layout is read without it")
+    return tuple(notes)
+
+
 def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | None]:
     """The flags of a script (its own variables substituted, :func:`expand_variables`) and its world size: the
     script's torchrun line first (``--nnodes`` defaults to 1), else ``devices`` (also where the line gives a
@@ -573,8 +595,10 @@ def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | No
     words = list(lexer)
     kept = _drop_unset_launch_sizes(words)
     unread_launch = len(kept) != len(words)  # a --nnodes / --nproc-per-node the text does not give as a number
-    a, _ = parser().parse_known_args(kept)
+    ap = parser()
+    a, unknown = ap.parse_known_args(kept)
     _check_read_flags(a)
+    a.misspelt_notes = misspelt_flags(unknown, list(ap._option_string_actions))
     if a.recompute_modules:
         a.recompute_modules = _module_names(a.recompute_modules)
     n = ((a.nnodes or 1) * a.nproc_per_node if a.nproc_per_node and not unread_launch else None) or devices
@@ -647,7 +671,7 @@ def _import_notes(a: argparse.Namespace, schedule: str, precision: str) -> tuple
     """What an imported command runs that the planner prices otherwise: blocking interleaved sends, fp4 primary
     weights, bf16 first / last layers under fp4, and fp32 gradients under an fp8 / fp4 recipe without
     ``--grad-reduce-in-bf16`` (the planner's quantized policies keep bf16 gradients)."""
-    notes: tuple[str, ...] = (("--no-overlap-p2p-communication: the interleaved schedule's stage-boundary sends are blocking; price "
+    notes: tuple[str, ...] = a.misspelt_notes + (("--no-overlap-p2p-communication: the interleaved schedule's stage-boundary sends are blocking; price "
               "them with --framework megatron-legacy (the megatron profile overlaps them with compute, Megatron-LM's "
               "default)",) if a.no_overlap_p2p_communication and schedule == "interleaved" else ())
     notes += (("--fp4-param-gather: fp4 primary weights are priced as nvfp4-mixed's bf16 working copy (memory a "
