@@ -1505,3 +1505,15 @@ def test_megatron_import_notes_a_misspelt_layout_flag_and_not_real_ones():
     imp = import_config("megatron", base + "--tp-comm-overlap-cfg x.yaml --fp8-format hybrid --fp8-recipe mxfp8 "
                                            "--grad-reduce-in-bf16 --tensor-model-parallel-size 2 --sequence-parallel")
     assert imp.parallel.tp == 2 and not imp.notes
+
+
+def test_importers_note_a_compute_dtype_other_than_the_priced_one():
+    # torchtitan [training] mixed_precision_param (default bfloat16) and MaxText dtype (default bfloat16): the plan
+    # file records only the layout, so another dtype gets a note instead of passing silently
+    titan = ('[parallelism]\ndata_parallel_shard_degree = 8\n[training]\nlocal_batch_size = 2\nseq_len = 4096\n'
+             'mixed_precision_param = "float32"\n')
+    assert any("mixed_precision_param" in n for n in import_config("torchtitan", titan, 8).notes)
+    assert not any("mixed_precision" in n for n in import_config("torchtitan", titan.replace('"float32"', '"bfloat16"'),
+                                                                  8).notes)
+    maxtext = "per_device_batch_size: 2\nici_fsdp_parallelism: 8\ndtype: float32\n"
+    assert any(n.startswith("dtype='float32'") for n in import_config("maxtext", maxtext, 8).notes)

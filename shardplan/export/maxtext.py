@@ -417,6 +417,9 @@ def _precision_of(cfg: dict, notes: list[str]) -> tuple[str | None, str | None]:
     Raises:
         ConfigError: another weight_dtype.
     """
+    if cfg.get("dtype", "bfloat16") != "bfloat16":  # configs/base.yml dtype: the activations' / matmuls' dtype
+        notes.append(f"dtype={cfg['dtype']!r}: the plan prices bfloat16 activations and matmuls (MaxText's default); "
+                     "this config computes in another dtype (fp32 compute: --precision fp32)")
     wd = cfg.get("weight_dtype", "float32")
     if wd not in ("float32", "bfloat16"):
         raise ConfigError(f"MaxText weight_dtype={wd!r}: legal: float32 (MaxText's default, the planner's fp32-params) "

@@ -314,6 +314,11 @@ def _model_notes(cfg: dict, notes: list[str]) -> None:
     if (isinstance(converters, list) and "float8" in converters) or old.get("enable_float8_linear"):
         notes.append("float8 linears ([model] converters): price them with --precision fp8-mixed (the plan file records "
                      "only the layout)")
+    training = cfg.get("training") if isinstance(cfg.get("training"), dict) else {}
+    for key, default in (("mixed_precision_param", "bfloat16"), ("mixed_precision_reduce", "float32")):
+        if training.get(key, default) != default:  # torchtitan config/job_config.py Training defaults
+            notes.append(f"[training] {key} = {training[key]!r}: the plan prices torchtitan's default {default} "
+                         "(the plan file records only the layout; fp32 compute: --precision fp32)")
     if model.get("name") or model.get("flavor"):
         notes.append(f"[model] {' '.join(str(model[k]) for k in ('name', 'flavor') if model.get(k))}: give the matching --model "
                      "(the plan file records only the layout)")
