@@ -167,7 +167,7 @@ def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: 
     """
     from shardplan.cli.export import write_export
     from shardplan.export import exporter
-    name = exporter(framework).name
+    name = exporter(framework, "export").name
     if not plans:
         raise negative(f"--export {framework}: no layout fits, nothing to export")
     first: ConfigError | None = None
@@ -210,7 +210,7 @@ def _check_export_request(export: str, output: Optional[Path], training, moe: bo
     from shardplan.cli.common import check_output_path
     from shardplan.export import exporter
     from shardplan.export.base import check_training
-    check_training(training, exporter(export), moe)
+    check_training(training, exporter(export, "export"), moe)
     if output is None:
         raise ConfigError(f"--export {export} needs -o FILE (stdout carries the ranking)", field="output", value=None)
     check_output_path("-o/--output", output)

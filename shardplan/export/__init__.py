@@ -36,7 +36,7 @@ __all__ = ["EXPORTERS", "ExportContext", "Exporter", "Imported", "exporter", "ex
 
 def exporter(name: str, field: str = "to") -> Exporter:
     """The exporter of a framework name (case-insensitive; ``nemo`` is Megatron-LM's); ``field`` names the option
-    that gave it (``to`` for export, ``from`` for import).
+    that gave it (``to`` for export, ``from`` for import, ``export`` for ``plan --export``).
 
     Raises:
         ConfigError: an unknown framework (lists the known ones).
