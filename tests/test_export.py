@@ -820,7 +820,8 @@ def test_import_checks_devices_and_dispatcher_for_every_format(tmp_path):
     base = ["export", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64", "--zero-stage", "1"]
     for to, suffix in (("maxtext", "yml"), ("deepspeed", "json"), ("torchtitan", "toml"), ("nanotron", "yaml")):
         f = tmp_path / f"c.{suffix}"
-        zero = ["--zero-stage", "3"] if to == "torchtitan" else []  # FSDP2 has no ZeRO-1
+        # FSDP2 has no ZeRO-1; MaxText's default fp32 weights (fp32-params) do not fit unsharded beside ZeRO-1
+        zero = ["--zero-stage", "3"] if to in ("torchtitan", "maxtext") else []
         assert runner.invoke(app, [*base, *zero, "--to", to, "-o", str(f)]).exit_code == 0
         r = runner.invoke(app, ["import", str(f), "--from", to, "--devices", "3"])
         assert r.exit_code == 2 and "--devices 3 disagrees" in r.output and "16" in r.output, (to, r.output)
@@ -1517,3 +1518,15 @@ def test_importers_note_a_compute_dtype_other_than_the_priced_one():
                                                                   8).notes)
     maxtext = "per_device_batch_size: 2\nici_fsdp_parallelism: 8\ndtype: float32\n"
     assert any(n.startswith("dtype='float32'") for n in import_config("maxtext", maxtext, 8).notes)
+
+
+def test_export_to_maxtext_prices_what_maxtext_runs_by_default(tmp_path):
+    # without --framework / --precision the export prices with the maxtext profile, whose default precision is
+    # MaxText's weight_dtype float32 (fp32-params), what the file runs: so a
+    # layout that fits with bf16-mixed weights but not with fp32 ones is not written (exit 1); 8B ZeRO-1 on 16 GPUs
+    # keeps 4-byte weights and gradients unsharded (8 B x 8.03e9 = 64 GB) beside the sharded Adam state
+    base = ["export", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64", "--zero-stage", "1",
+            "--to", "maxtext", "-o", str(tmp_path / "m.yml")]
+    r = runner.invoke(app, base)
+    assert r.exit_code == 1 and "maxtext framework profile" in r.output
+    assert runner.invoke(app, [*base, "--precision", "bf16-mixed"]).exit_code == 0

@@ -92,7 +92,16 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
     if output is not None and str(output) == "-":  # the usual spelling of stdout
         output = None
     check_output_path("-o/--output", output)  # bad input first, before the estimate
-    exporter(to)  # an unknown --to likewise
+    if exporter(to).name == "maxtext" and framework is None and plan is None:
+        # a MaxText config is priced as MaxText runs it (the maxtext profile: its default fp32 weights, gathers in
+        # the compute dtype), not with the PyTorch GPU default; a hardware file's own framework still wins below
+        from shardplan.cli.common import err_console
+        from shardplan.loaders import hardware_framework
+        if hardware_framework(hardware) is None:
+            framework = "maxtext"
+            err_console.print("[yellow]note:[/] --to maxtext prices with the maxtext framework profile (precision "
+                              "fp32-params unless --precision: MaxText's default weight_dtype float32); --framework "
+                              "chooses another", highlight=False, soft_wrap=True)
     e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
                              global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
                              attention=attention, framework=framework, dropout=dropout,
