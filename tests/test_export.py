@@ -1530,3 +1530,20 @@ def test_export_to_maxtext_prices_what_maxtext_runs_by_default(tmp_path):
     r = runner.invoke(app, base)
     assert r.exit_code == 1 and "maxtext framework profile" in r.output
     assert runner.invoke(app, [*base, "--precision", "bf16-mixed"]).exit_code == 0
+
+
+def test_easydel_import_maps_its_checkpoint_policies_and_refuses_others():
+    from shardplan.export.easydel import EASYDEL_RECOMPUTE
+    # every name EasyDeL has (etils.py AVAILABLE_GRADIENT_CHECKPOINTS, KNOWN_VALUES above) maps; another is refused
+    assert set(EASYDEL_RECOMPUTE) == KNOWN_VALUES[("easydel", "gradient_checkpointing")]
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="tpu-v5p", devices=8, seq_len=4096, global_batch=16,
+                                 global_batch_tokens=None, zero_stage=3, recompute="full", precision="bf16-mixed")
+    full = export_text("easydel", estimate(m, hw, tr, pc, 8))
+    assert "nothing_saveable" in full and import_config("easydel", full).parallel.recompute == "full"
+    def text(policy: str) -> str:
+        return full.replace("'nothing_saveable'", repr(policy)).replace('"nothing_saveable"', repr(policy))
+    assert import_config("easydel", text("")).parallel.recompute == "none"
+    assert import_config("easydel", text("dots_saveable")).parallel.recompute == "selective"
+    with pytest.raises(ConfigError) as err:
+        import_config("easydel", text("bogus"))
+    assert err.value.field == "gradient_checkpointing"

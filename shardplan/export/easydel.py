@@ -129,6 +129,27 @@ def _load(text: str) -> dict:
     return ast.literal_eval(m.group(1))
 
 
+#: EasyDeL's gradient-checkpointing policy names (etils.py AVAILABLE_GRADIENT_CHECKPOINTS) -> the planner's
+#: recompute: nothing saved is full recomputation, saving everything (or no policy) none, the dot-saving policies
+#: selective
+EASYDEL_RECOMPUTE = {"": "none", "everything_saveable": "none", "nothing_saveable": "full",
+                     "checkpoint_dots": "selective", "checkpoint_dots_with_no_batch_dims": "selective",
+                     "dots_saveable": "selective", "dots_with_no_batch_dims_saveable": "selective"}
+
+
+def _recompute_of(policy: object) -> str:
+    """The planner's recompute of an EasyDeL ``gradient_checkpointing`` value.
+
+    Raises:
+        ConfigError: a name EasyDeL does not have, with the legal names.
+    """
+    if policy not in EASYDEL_RECOMPUTE:
+        raise ConfigError(f"EasyDeL gradient_checkpointing={policy!r}; legal: "
+                          f"{', '.join(repr(k) for k in EASYDEL_RECOMPUTE)}", field="gradient_checkpointing",
+                          value=policy, legal=list(EASYDEL_RECOMPUTE))
+    return EASYDEL_RECOMPUTE[policy]
+
+
 def read(text: str, devices: int | None = None) -> Imported:
     """The layout of an EasyDeL export (snippet or JSON).
 
@@ -151,7 +172,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     args = cfg.get("training_arguments", {})
     dp = dp_rep * fsdp
     values = dict(dp=dp, zero_stage=3 if fsdp > 1 else 0, dp_shard=fsdp if fsdp > 1 else None, tp=tp, cp=sp,
-                  recompute={v: k for k, v in _CKPT.items()}.get(cfg.get("gradient_checkpointing", ""), "full"),
+                  recompute=_recompute_of(cfg.get("gradient_checkpointing", "")),
                   microbatch_size=max(1, args.get("total_batch_size", dp) // dp))
     B = args.get("total_batch_size", dp) * args.get("gradient_accumulation_steps", 1)
     return Imported(parallel_from(values), devices=eval_product(dims), seq_len=args.get("max_sequence_length"),
