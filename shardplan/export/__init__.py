@@ -157,7 +157,8 @@ def _check_imported_split(imported: Imported, framework: str) -> None:
     if B is not None and B % per:
         raise ConfigError(f"the {framework} config gives global_batch_size={B}, not divisible by dp x microbatch_size "
                           f"= {p.dp} x {p.microbatch_size} = {per}; legal global_batch_size: multiples of {per} "
-                          f"({per * max(1, B // per)} or {per * (B // per + 1)})", field="global_batch_size", value=B)
+                          f"({' or '.join(str(per * k) for k in (B // per, B // per + 1) if k)})",
+                          field="global_batch_size", value=B)
 
 
 def _check_imported_sizes(imported: Imported, framework: str) -> None:

@@ -163,8 +163,8 @@ def _precision(cfg: dict) -> str:
         section = cfg.get(key) or {}
         value = section.get("enabled", False) if isinstance(section, dict) else section
         if not isinstance(value, bool):
-            raise ConfigError(f"DeepSpeed {key}.enabled={value!r}: legal: true, false (an HF Trainer 'auto' is resolved "
-                              "by the Trainer: write the value it resolves to)", field=key, value=value,
+            raise ConfigError(f"DeepSpeed {key}.enabled={value!r}: legal: true, false (an HF Trainer 'auto' is "
+                              "resolved by the Trainer: write the value it resolves to)", field=key, value=value,
                               legal=[True, False])
         enabled[key] = value
     if enabled["fp16"]:

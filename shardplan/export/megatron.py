@@ -671,7 +671,8 @@ def _import_notes(a: argparse.Namespace, schedule: str, precision: str) -> tuple
     """What an imported command runs that the planner prices otherwise: blocking interleaved sends, fp4 primary
     weights, bf16 first / last layers under fp4, and fp32 gradients under an fp8 / fp4 recipe without
     ``--grad-reduce-in-bf16`` (the planner's quantized policies keep bf16 gradients)."""
-    notes: tuple[str, ...] = a.misspelt_notes + (("--no-overlap-p2p-communication: the interleaved schedule's stage-boundary sends are blocking; price "
+    notes: tuple[str, ...] = a.misspelt_notes
+    notes += (("--no-overlap-p2p-communication: the interleaved schedule's stage-boundary sends are blocking; price "
               "them with --framework megatron-legacy (the megatron profile overlaps them with compute, Megatron-LM's "
               "default)",) if a.no_overlap_p2p_communication and schedule == "interleaved" else ())
     notes += (("--fp4-param-gather: fp4 primary weights are priced as nvfp4-mixed's bf16 working copy (memory a "

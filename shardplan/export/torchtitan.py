@@ -306,8 +306,9 @@ def _flavor_layers(cfg: dict, notes: list[str]) -> int | None:
 
 
 def _model_notes(cfg: dict, notes: list[str]) -> None:
-    """Notes for what the plan file does not carry: the [model] flavor (give --model) and float8 training
-    (``[model] converters = ["float8"]``, or the older ``[float8] enable_float8_linear``: --precision fp8-mixed)."""
+    """Notes for what the plan file does not carry: the [model] flavor (give --model), float8 training
+    (``[model] converters = ["float8"]``, or the older ``[float8] enable_float8_linear``: --precision fp8-mixed) and
+    a ``[training] mixed_precision_param`` / ``mixed_precision_reduce`` other than torchtitan's defaults."""
     model = cfg.get("model") if isinstance(cfg.get("model"), dict) else {}
     converters = model.get("converters") or []
     old = cfg.get("float8") if isinstance(cfg.get("float8"), dict) else {}
