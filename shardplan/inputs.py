@@ -423,7 +423,32 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
     applied = applied_layout_defaults(tr.framework, pc, layout, plan, seq_len)
     if applied:
         pc = parallel_config({**layout, **applied}, plan)
-    return Inputs(m, hw, tr, _rescaled_dp(pc, plan, devices, layout))
+    return Inputs(m, hw, tr, _file_framework_split(_rescaled_dp(pc, plan, devices, layout), plan, layout, m,
+                                                   tr.framework))
+
+
+def _file_framework_split(pc: ParallelConfig, plan: str | Path | None, layout: Mapping[str, Any], model: ModelSpec,
+                          framework: FrameworkProfile) -> ParallelConfig:
+    """A plan file made for a framework that places the pipeline's layers itself (nanotron's cost-greedy
+    split, :func:`shardplan.parallel.cost_greedy_split`; ``shardplan import --from nanotron`` writes no
+    ``pp_layers``) keeps that framework's split when another profile prices it: the layers per rank are
+    what the file's framework runs. Unchanged when the file or a flag gives ``pp_layers``, a flag changes
+    ``pp``, the pricing profile splits the same way, or the split has an empty inner stage (which only the
+    cost-greedy rule accepts; the automatic split of the pricing profile is kept then)."""
+    if (plan is None or pc.pp <= 1 or pc.pp_layers is not None or layout.get("pp_layers") is not None
+            or framework.pipeline_split == "cost_greedy" or layout.get("pp") not in (None, pc.pp)
+            or pc.pp > model.n_layers):
+        return pc
+    from shardplan.loaders import read_plan_context
+    from shardplan.parallel import cost_greedy_split
+    from shardplan.presets.frameworks import FRAMEWORKS
+    made = FRAMEWORKS.get(str(read_plan_context(plan).get("framework", "")).lower())
+    if made is None or made.pipeline_split != "cost_greedy":
+        return pc
+    split = cost_greedy_split(model, pc.pp)
+    if min(split[1:-1], default=1) < 1 or split[0] + split[-1] < 1:
+        return pc
+    return pc.model_copy(update={"pp_layers": split})
 
 
 def _rescaled_dp(pc: ParallelConfig, plan: str | Path | None, devices: int, layout: Mapping[str, Any]) -> ParallelConfig:

@@ -2,6 +2,7 @@
 shard weights over cp, the paxml profile and the AMD presets: each test fails on the behaviour it found."""
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -82,4 +83,6 @@ def test_plan_export_reaches_a_layout_the_framework_expresses_far_down_the_ranki
     r = _run("plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", 8, "-s", 8192, "-b", 64, "--export", "nanotron",
              "-o", out)
     assert r.exit_code == 0, r.output
-    assert out.exists() and "wrote ranked plan #" in r.stderr
+    # (now the longer ranking keeps the options the search prunes as dominated, and the ZeRO-1 twin of a ZeRO-2
+    # plan comes early in it)
+    assert out.exists() and re.search(r"wrote (ranked plan|plan, from the longer ranking.*?,) #\d+", " ".join(r.stderr.split()))

@@ -1547,3 +1547,81 @@ def test_easydel_import_maps_its_checkpoint_policies_and_refuses_others():
     with pytest.raises(ConfigError) as err:
         import_config("easydel", text("bogus"))
     assert err.value.field == "gradient_checkpointing"
+
+
+def test_plan_export_reaches_a_layout_the_search_prunes_as_dominated(tmp_path):
+    # 8B on 16 H100, seq 4096, 64 sequences: the ranking keeps ZeRO-2 and prunes ZeRO-1 as dominated (same time, more
+    # memory), and nanotron runs ZeRO-1 at most. The longer ranking keeps the pruned options, so the dp=16 ZeRO-1 plan
+    # (predicted as fast as its ZeRO-2 twin) is written instead of "none of the best ranked plans"
+    out = tmp_path / "n.yaml"
+    r = runner.invoke(app, ["plan", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "16", "--seq-len",
+                            "4096", "--global-batch", "64", "--export", "nanotron", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    p = import_config("nanotron", out.read_text()).parallel
+    assert p.zero_stage <= 1 and p.dp * p.tp * p.pp == 16
+    assert "keeps the options the search prunes as dominated" in " ".join(r.output.split())
+
+
+def test_nanotron_import_keeps_nanotron_split_when_priced_under_another_profile(tmp_path):
+    # nanotron places the layers itself (llama-3-8b, pp=2: cost-greedy 18 + 14, not Megatron's 16 + 16), so an
+    # imported nanotron plan has no pp_layers; priced under the default megatron profile it keeps nanotron's split
+    # (what the file runs), and a --pp-layers flag still wins
+    cfg = tmp_path / "n.yaml"
+    r = runner.invoke(app, ["export", "--to", "nanotron", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096",
+                            "-b", "64", "--tp", "8", "--pp", "2", "--framework", "nanotron", "-o", str(cfg)])
+    assert r.exit_code == 0, r.output
+    plan = tmp_path / "plan.json"
+    assert runner.invoke(app, ["import", str(cfg), "--from", "nanotron", "-o", str(plan)]).exit_code == 0
+    base = ["estimate", "--plan", str(plan), "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64"]
+    r = runner.invoke(app, [*base, "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["parallel"]["pp_layers"] == [18, 14]
+    assert "the one nanotron runs: layers per rank 18,14" in " ".join(r.stderr.split())
+    r = runner.invoke(app, [*base, "--pp-layers", "16,16", "--json"])
+    assert json.loads(r.stdout)["parallel"]["pp_layers"] == [16, 16]
+
+
+EASYDEL_SNIPPET = ("EASYDEL_CONFIG = {\n    'sharding_axis_dims': DIMS,\n    'gradient_checkpointing': 'nothing_saveable',\n"
+                   "    'training_arguments': {'total_batch_size': 8, 'gradient_accumulation_steps': 4},\n}\n")
+
+
+@pytest.mark.parametrize("dims, says", [
+    ("(1, 8, 1, 1)", "sharding_axis_dims=(1, 8, 1, 1); legal: five whole numbers"),
+    ("(1, 8, 1, 1, 1.5)", "sharding_axis_dims=(1, 8, 1, 1, 1.5); legal"),
+    ("(1, -1, 1, -1, 1)", "legal: five whole numbers (dp, fsdp, ep, tp, sp), each >= 1 or one of them -1"),
+    ("(1, foo, 1, 1, 1)", "EASYDEL_CONFIG holds 'foo', which is not a literal"),
+    ("(1, 3, 1, 1, -1)", "needs --devices, a multiple of 3"),  # 8 devices over 1 x 3 x 1 x 1: no whole sp
+])
+def test_easydel_import_names_what_is_wrong_with_the_axis_dims(dims, says):
+    # before: "not enough values to unpack (expected 5, got 4)", "<ast.Name object at 0x...>", "imported config: cp=1.5"
+    with pytest.raises(ConfigError) as err:
+        import_config("easydel", EASYDEL_SNIPPET.replace("DIMS", dims), 8)
+    assert says in str(err.value)
+    assert "object at 0x" not in str(err.value) and "unpack" not in str(err.value)
+
+
+def test_easydel_import_checks_training_arguments_and_policy_types():
+    bad = EASYDEL_SNIPPET.replace("DIMS", "(1, 8, 1, 1, 1)")
+    for old, new, says in (("'total_batch_size': 8", "'total_batch_size': 'x'", "total_batch_size='x'; legal: a whole"),
+                           ("'gradient_accumulation_steps': 4", "'gradient_accumulation_steps': -2",
+                            "gradient_accumulation_steps=-2"),
+                           ("'nothing_saveable'", "['x']", "gradient_checkpointing=['x']; legal: ''")):
+        with pytest.raises(ConfigError, match=re.escape(says)):
+            import_config("easydel", bad.replace(old, new), 8)
+    # the good snippet: dp 8 as ZeRO-3 shards, 8 x 4 accumulation = 32 sequences
+    imp = import_config("easydel", bad, 8)
+    assert (imp.parallel.dp, imp.parallel.zero_stage, imp.global_batch) == (8, 3, 32)
+
+
+def test_deepspeed_import_checks_the_offload_device():
+    # offload_config.py OffloadDeviceEnum: none | cpu | nvme; another name is refused (it was read as offloaded);
+    # nvme is priced as cpu, with a note
+    base = {"train_batch_size": 64, "train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": True}}
+    cfg = {**base, "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "meta"}}}
+    with pytest.raises(ConfigError, match="offload_optimizer.device='meta'; legal: 'none', 'cpu', 'nvme'"):
+        import_config("deepspeed", json.dumps(cfg), 8)
+    cfg["zero_optimization"]["offload_optimizer"]["device"] = "nvme"
+    imp = import_config("deepspeed", json.dumps(cfg), 8)
+    assert imp.parallel.offload_optimizer and any("priced as 'cpu'" in n for n in imp.notes)
+    cfg["zero_optimization"]["offload_optimizer"]["device"] = "none"
+    assert not import_config("deepspeed", json.dumps(cfg), 8).parallel.offload_optimizer

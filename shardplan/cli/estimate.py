@@ -76,8 +76,17 @@ def plan_context_note(plan, e, specs: dict[str, Any] | None = None) -> None:
                 or (isinstance(v, str) and "/" not in v and not v.lower().endswith((".json", ".yaml", ".yml")))}
     differ = [f"{k} {made[k]} (here {here[k]})" for k in here if k in made and str(made[k]) != str(here[k])]
     if differ:
+        split = ""
+        if e is not None and "framework" in made and made["framework"] != here.get("framework") and e.parallel.pp > 1:
+            from shardplan.inputs import plan_file_values
+            from shardplan.parallel import cost_greedy_split
+            if (plan_file_values(plan).get("pp_layers") is None and e.parallel.pp_layers is not None
+                    and tuple(e.parallel.pp_layers) == cost_greedy_split(e.model, e.parallel.pp)):
+                # inputs._file_framework_split kept the file's framework's own split
+                split = (f" (its pipeline split is the one {made['framework']} runs: layers per rank "
+                         f"{','.join(map(str, e.parallel.pp_layers))})")
         err_console.print(f"[yellow]note:[/] --plan {escape(str(plan))} was made for {escape(', '.join(differ))}: "
-                          "only its layout is read; the flags give the rest", highlight=False, soft_wrap=True)
+                          f"only its layout is read{split}; the flags give the rest", highlight=False, soft_wrap=True)
 
 
 def layout_defaults_note(framework, layout: dict[str, Any], plan=None, seq_len=None) -> None:

@@ -173,11 +173,12 @@ def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: 
     first: ConfigError | None = None
 
     def rankings():  # the longer search runs only if no shown plan can be written
-        yield plans
+        yield plans, "ranked plan"
         if deeper:
-            yield deeper()
+            yield deeper(), "plan, from the longer ranking that keeps the options the search prunes as dominated,"
 
-    for ranking in rankings():
+    checked = 0
+    for ranking, what in rankings():
         for i, e in enumerate(ranking):
             try:
                 write_export(framework, e, output, inputs)
@@ -188,9 +189,9 @@ def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: 
                 slower = 1 - e.tokens_per_s / plans[0].tokens_per_s
                 pace = f"predicted {slower:.1%} slower" if slower >= 5e-4 else "predicted as fast"
                 err_console.print(f"note: --export {framework}: the best plan cannot be written ({first}); wrote "
-                                  f"ranked plan #{i + 1}, {e.parallel.short()}, {pace}", highlight=False)
+                                  f"{what} #{checked + i + 1}, {e.parallel.short()}, {pace}", highlight=False)
             return
-        checked = len(ranking)
+        checked += len(ranking)
     assert first is not None
     from shardplan.presets.frameworks import FRAMEWORKS
     given = (inputs or {}).get("framework")
@@ -198,6 +199,14 @@ def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: 
     raise ConfigError(f"{first} (none of the {checked} best ranked plans can be written as {name}: {rank} a "
                       f"layout the framework expresses with --fix or the layout flags)", field=first.field,
                       value=first.value, legal=first.legal)
+
+
+def _longer_ranking(shown: list, search: Callable, *args, **kwargs) -> list:
+    """``plan --export``'s longer ranking: ``search(*args, exhaustive=True, **kwargs)`` without the plans
+    already ``shown``. It keeps the options the dominance rules prune, which a framework may need (nanotron
+    runs ZeRO-1 at most, and the search drops ZeRO-1 beside a ZeRO-2 layout as fast)."""
+    tried = {e.parallel.short() for e in shown}
+    return [e for e in search(*args, exhaustive=True, **kwargs).plans if e.parallel.short() not in tried]
 
 
 def _check_export_request(export: str, output: Optional[Path], training, moe: bool = True) -> None:
@@ -274,8 +283,8 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
         best = res.plans[0] if res.plans else None
         if export is not None:
             def deeper() -> list:  # a longer ranking, when none of the shown plans can be written
-                return search(m, hw, tr, devices, top_k=max(2000, top), objective=objective, fix=pins, max_tp=max_tp,
-                              schedules=schedules, exhaustive=exhaustive).plans[len(res.plans):]
+                return _longer_ranking(res.plans, search, m, hw, tr, devices, top_k=max(2000, top), objective=objective,
+                                       fix=pins, max_tp=max_tp, schedules=schedules)
             _export_winner(export, res.plans, output, dict(model=model, hardware=hardware, framework=framework,
                                                            scale_up_size=scale_up_size), deeper)
         rules = _rule_results(m, hw, tr, devices, best, pins) if best else []

@@ -195,27 +195,51 @@ def read(text: str, devices: int | None = None) -> Imported:
     tp = _whole(tpc, "autotp_size") or 1
     B, mbs, gas = _batch_sizes(cfg, tp, devices)
     stage = _whole(zero, "stage", 0, 3) or 0
-    for key in ("offload_param", "offload_optimizer"):
-        if not isinstance(zero.get(key) or {}, dict):
-            raise ConfigError(f"DeepSpeed zero_optimization.{key}={zero.get(key)!r}: legal: an object such as "
-                              '{"device": "cpu"}', field=key, value=zero.get(key))
-    device = (zero.get("offload_param") or {}).get("device", "none")
-    if device not in (None, "none"):
-        raise ConfigError(f"DeepSpeed zero_optimization.offload_param.device={device!r} (ZeRO-Infinity parameter "
-                          "offload) is not modelled: the parameters would be priced on the GPU; legal: 'none' "
-                          "(offload_optimizer is modelled)", field="offload_param", value=device, legal=["none"])
+    offload, offload_notes = _offload(zero)
     dp = B // (mbs * gas)
     values = dict(dp=dp, zero_stage=stage, tp=tp, microbatch_size=mbs,
                   dp_shard=_whole(zero, "mics_shard_size") if stage else None,
                   recompute="full" if "activation_checkpointing" in cfg else "none",
                   overlap_grad_reduce=bool(zero.get("overlap_comm", stage == 3)),
-                  offload_optimizer=(zero.get("offload_optimizer") or {}).get("device", "none") not in (None, "none"))
+                  offload_optimizer=offload)
     # ds_config.json does not say whose model code runs: Megatron-DeepSpeed's fused kernels (the deepspeed profile) or
     # a Hugging Face model under the Trainer / Accelerate (eager element-wise ops: hf-deepspeed)
     note = ("the model code is not in ds_config.json: the deepspeed profile prices Megatron-DeepSpeed's fused kernels; "
             "for a Hugging Face model (Trainer / Accelerate) price with --framework hf-deepspeed")
     return Imported(parallel_from(values), devices=dp * tp, global_batch=B, framework="deepspeed",
-                    precision=_precision(cfg), notes=(note,))
+                    precision=_precision(cfg), notes=(*offload_notes, note))
+
+
+#: DeepSpeed's offload devices (deepspeed/runtime/zero/offload_config.py OffloadDeviceEnum)
+OFFLOAD_DEVICES = ("none", "cpu", "nvme")
+
+
+def _offload(zero: dict) -> tuple[bool, tuple[str, ...]]:
+    """(optimizer offloaded, notes) of a ``zero_optimization`` block: ``offload_optimizer.device`` cpu or
+    nvme offloads the optimizer (nvme priced as cpu, with a note: the planner has no NVMe bandwidth).
+
+    Raises:
+        ConfigError: an offload entry that is not an object, a device DeepSpeed does not have, or parameter
+            offload (ZeRO-Infinity ``offload_param``, not modelled).
+    """
+    for key in ("offload_param", "offload_optimizer"):
+        if not isinstance(zero.get(key) or {}, dict):
+            raise ConfigError(f"DeepSpeed zero_optimization.{key}={zero.get(key)!r}: legal: an object such as "
+                              '{"device": "cpu"}', field=key, value=zero.get(key))
+        device = (zero.get(key) or {}).get("device", "none")
+        if device is not None and device not in OFFLOAD_DEVICES:
+            raise ConfigError(f"DeepSpeed zero_optimization.{key}.device={device!r}; legal: "
+                              f"{', '.join(map(repr, OFFLOAD_DEVICES))}", field=key, value=device,
+                              legal=list(OFFLOAD_DEVICES))
+    device = (zero.get("offload_param") or {}).get("device", "none")
+    if device not in (None, "none"):
+        raise ConfigError(f"DeepSpeed zero_optimization.offload_param.device={device!r} (ZeRO-Infinity parameter "
+                          "offload) is not modelled: the parameters would be priced on the GPU; legal: 'none' "
+                          "(offload_optimizer is modelled)", field="offload_param", value=device, legal=["none"])
+    device = (zero.get("offload_optimizer") or {}).get("device", "none")
+    notes = (("offload_optimizer.device='nvme' is priced as 'cpu' (the optimizer step on the host over the "
+              "host link); NVMe (ZeRO-Infinity) is slower than the planner predicts",) if device == "nvme" else ())
+    return device not in (None, "none"), notes
 
 
 EXPORTER = Exporter(name="deepspeed", title="DeepSpeed", source=SOURCE, suffix=".json",

@@ -33,7 +33,7 @@ import ast
 import json
 import re
 
-from shardplan.errors import ConfigError
+from shardplan.errors import ConfigError, short_repr
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
                                    header_dict, parallel_from, refuse, refuse_first, require)
 
@@ -126,7 +126,38 @@ def _load(text: str) -> dict:
     m = re.search(r"^EASYDEL_CONFIG = (\{.*?^\})", text, re.S | re.M)
     if not m:
         raise ConfigError("no EASYDEL_CONFIG = {...} literal in the EasyDeL snippet", field="import", value="easydel")
-    return ast.literal_eval(m.group(1))
+    source = m.group(1)
+    tree = ast.parse(source, mode="eval")
+    for node in ast.walk(tree):  # literal_eval's own message names an AST node class, not the text
+        if not isinstance(node, (ast.Expression, ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Constant, ast.UnaryOp,
+                                 ast.USub, ast.UAdd, ast.Load)):
+            raise ValueError(f"EASYDEL_CONFIG holds {ast.get_source_segment(source, node)!r}, which is not a literal "
+                             "(legal: numbers, strings, True / False / None, and tuples, lists or dicts of them)")
+    return ast.literal_eval(tree)
+
+
+def _dims(cfg: dict, devices: int | None) -> list[int]:
+    """``sharding_axis_dims`` as five whole numbers (dp, fsdp, ep, tp, sp), its one -1 (EasyDeL: the
+    remaining devices) resolved from ``devices``.
+
+    Raises:
+        ConfigError: not five whole numbers >= 1 (at most one -1), or a -1 without ``devices`` that it divides.
+    """
+    dims = require(cfg, "sharding_axis_dims", "EasyDeL")
+    legal = "five whole numbers (dp, fsdp, ep, tp, sp), each >= 1 or one of them -1 (the remaining devices)"
+    if (not isinstance(dims, (list, tuple)) or len(dims) != len(NAMES)
+            or any(not isinstance(d, int) or isinstance(d, bool) or (d < 1 and d != -1) for d in dims)
+            or list(dims).count(-1) > 1):
+        raise ConfigError(f"EasyDeL sharding_axis_dims={short_repr(dims)}; legal: {legal}", field="sharding_axis_dims",
+                          value=short_repr(dims))
+    dims = list(dims)
+    if -1 in dims:
+        known = -1 * eval_product(dims)
+        if devices is None or devices % known:
+            raise ConfigError(f"a -1 sharding_axis_dims entry needs --devices, a multiple of {known} (the product of "
+                              "the other entries)", field="devices", value=devices)
+        dims[dims.index(-1)] = devices // known
+    return dims
 
 
 #: EasyDeL's gradient-checkpointing policy names (etils.py AVAILABLE_GRADIENT_CHECKPOINTS) -> the planner's
@@ -143,7 +174,7 @@ def _recompute_of(policy: object) -> str:
     Raises:
         ConfigError: a name EasyDeL does not have, with the legal names.
     """
-    if policy not in EASYDEL_RECOMPUTE:
+    if not isinstance(policy, str) or policy not in EASYDEL_RECOMPUTE:
         raise ConfigError(f"EasyDeL gradient_checkpointing={policy!r}; legal: "
                           f"{', '.join(repr(k) for k in EASYDEL_RECOMPUTE)}", field="gradient_checkpointing",
                           value=policy, legal=list(EASYDEL_RECOMPUTE))
@@ -160,16 +191,11 @@ def read(text: str, devices: int | None = None) -> Imported:
         cfg = _load(text)
     except (ValueError, SyntaxError) as e:
         raise ConfigError(f"cannot read the EasyDeL config: {e}", field="import", value="easydel") from None
-    dims = list(require(cfg, "sharding_axis_dims", "EasyDeL"))
-    if -1 in dims:
-        known = -1 * eval_product(dims)
-        if devices is None or devices % known:
-            raise ConfigError("a -1 sharding_axis_dims entry needs --devices", field="devices", value=devices)
-        dims[dims.index(-1)] = devices // known
+    dims = _dims(cfg, devices)
     dp_rep, fsdp, ep, tp, sp = dims
     if ep != 1:
         raise refuse("shardplan import", "EasyDeL ep > 1 (no planner equivalent)", "an ep of 1")
-    args = cfg.get("training_arguments", {})
+    args = _training_arguments(cfg)
     dp = dp_rep * fsdp
     values = dict(dp=dp, zero_stage=3 if fsdp > 1 else 0, dp_shard=fsdp if fsdp > 1 else None, tp=tp, cp=sp,
                   recompute=_recompute_of(cfg.get("gradient_checkpointing", "")),
@@ -177,6 +203,25 @@ def read(text: str, devices: int | None = None) -> Imported:
     B = args.get("total_batch_size", dp) * args.get("gradient_accumulation_steps", 1)
     return Imported(parallel_from(values), devices=eval_product(dims), seq_len=args.get("max_sequence_length"),
                     global_batch=B, framework="easydel")
+
+
+def _training_arguments(cfg: dict) -> dict:
+    """The ``training_arguments`` mapping, its batch and sequence entries checked (absent ones stay absent).
+
+    Raises:
+        ConfigError: not a mapping, or total_batch_size / gradient_accumulation_steps / max_sequence_length
+            not a whole number >= 1, naming the key.
+    """
+    args = cfg.get("training_arguments", {})
+    if not isinstance(args, dict):
+        raise ConfigError(f"EasyDeL training_arguments={short_repr(args)}; legal: a mapping of TrainingArguments "
+                          "fields", field="training_arguments", value=short_repr(args))
+    for key in ("total_batch_size", "gradient_accumulation_steps", "max_sequence_length"):
+        v = args.get(key)
+        if key in args and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
+            raise ConfigError(f"EasyDeL training_arguments.{key}={v!r}; legal: a whole number >= 1", field=key,
+                              value=short_repr(v))
+    return args
 
 
 def eval_product(values: list[int]) -> int:
