@@ -1625,3 +1625,18 @@ def test_deepspeed_import_checks_the_offload_device():
     assert imp.parallel.offload_optimizer and any("priced as 'cpu'" in n for n in imp.notes)
     cfg["zero_optimization"]["offload_optimizer"]["device"] = "none"
     assert not import_config("deepspeed", json.dumps(cfg), 8).parallel.offload_optimizer
+
+
+def test_maxtext_import_refuses_non_finite_batch_and_deepspeed_notes_a_device_count_edit():
+    # MaxText per_device_batch_size .nan / .inf: named, not "cannot convert float NaN to integer"
+    for value in (".nan", ".inf"):
+        with pytest.raises(ConfigError, match=r"per_device_batch_size=(nan|inf): legal: a finite number above 0"):
+            import_config("maxtext", f"per_device_batch_size: {value}\nici_fsdp_parallelism: 8\n")
+    # a ds_config exported for 16 GPUs (64 = 1 x 4 accumulation x 16) whose train_batch_size is edited to 100 with
+    # no accumulation: DeepSpeed runs 100 / 1 = 100 ranks; the import says so against the header's 16
+    cfg = {"_shardplan": {"devices": 16}, "train_batch_size": 100, "train_micro_batch_size_per_gpu": 1,
+           "bf16": {"enabled": True}}
+    imp = import_config("deepspeed", json.dumps(cfg))
+    assert imp.devices == 100 and any("_shardplan.devices=16" in n and "give 100 devices" in n for n in imp.notes)
+    cfg["train_batch_size"] = 16
+    assert not any("_shardplan" in n for n in import_config("deepspeed", json.dumps(cfg)).notes)

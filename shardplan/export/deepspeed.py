@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import json
 
-from shardplan.errors import ConfigError
+from shardplan.errors import ConfigError, short_repr
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, header_dict,
                                    parallel_from, refuse_first, require)
 
@@ -207,7 +207,20 @@ def read(text: str, devices: int | None = None) -> Imported:
     note = ("the model code is not in ds_config.json: the deepspeed profile prices Megatron-DeepSpeed's fused kernels; "
             "for a Hugging Face model (Trainer / Accelerate) price with --framework hf-deepspeed")
     return Imported(parallel_from(values), devices=dp * tp, global_batch=B, framework="deepspeed",
-                    precision=_precision(cfg), notes=(*offload_notes, note))
+                    precision=_precision(cfg), notes=(*offload_notes, *_meta_devices_note(cfg, dp * tp), note))
+
+
+def _meta_devices_note(cfg: dict, devices: int) -> tuple[str, ...]:
+    """A note when the ``_shardplan`` header of an exported ds_config names another device count than the
+    batch keys give (train_batch_size / (micro batch x accumulation) x autotp_size: what DeepSpeed runs on),
+    e.g. after a hand edit of train_batch_size; () otherwise (no header, or the same count)."""
+    meta = cfg.get("_shardplan")
+    said = meta.get("devices") if isinstance(meta, dict) else None
+    if said is None or said == devices:
+        return ()
+    return (f"_shardplan.devices={short_repr(said)} (the exported plan's) but the batch keys give {devices} devices "
+            "(train_batch_size / (micro batch x accumulation) x autotp_size); the import uses "
+            f"{devices}",)
 
 
 #: DeepSpeed's offload devices (deepspeed/runtime/zero/offload_config.py OffloadDeviceEnum)

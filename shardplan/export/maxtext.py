@@ -51,6 +51,7 @@ also reads 'none' (accepted by ``get_remat_policy`` and by older, unvalidated Ma
 
 from __future__ import annotations
 
+import math
 from math import gcd
 
 import yaml
@@ -335,12 +336,13 @@ def _number(cfg: dict, key: str, default: float) -> float:
     """A positive number of the MaxText config (``default`` where absent); whole where the default is.
 
     Raises:
-        ConfigError: not a number above 0 (a whole one for counts), naming the key.
+        ConfigError: not a finite number above 0 (a whole one for counts), naming the key.
     """
     v = cfg.get(key, default)
     whole = isinstance(default, int)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0 or (whole and v != int(v)):
-        raise ConfigError(f"MaxText {key}={v!r}: legal: a {'whole ' if whole else ''}number above 0", field=key, value=v)
+    if (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0
+            or (whole and v != int(v))):
+        raise ConfigError(f"MaxText {key}={v!r}: legal: a finite {'whole ' if whole else ''}number above 0", field=key, value=v)
     return v
 
 
