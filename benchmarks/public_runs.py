@@ -2388,6 +2388,135 @@ SCOUTED_2026_12R = (
 )
 
 
+
+#: Nineteenth scouting pass (2026-12, never fitted on; SCOUTED_2026_12S): technical reports / papers that print measured
+#: training throughput WITH the parallel layout (full texts found in the search index's code corpus).
+#:
+#: 1. Skywork-13B technical report (Wei et al. 2023, arXiv 2310.19341), Sec. 3.5 + Appendix B Table 10 (index file id
+#:    70098497552). 512 A800-80G SXM (64 HGX nodes, 400 GB/s NVLink, 800 Gb/s RoCE per node = 12.5 GB/s per GPU),
+#:    Megatron-LM, bf16, FlashAttention-2, DP with ZeRO-1 + PP (+TP with SP where used), no activation checkpointing
+#:    ("we have avoided ... Tensor Model Parallelism, Sequence Parallelism, ZeRO-Stage2, and Checkpointing"), global batch
+#:    4096, micro batch 1, seq 4096. Table 10: "Throughput is measured in tokens processed per GPU per second" -> used as
+#:    printed; memory in GB as printed.
+#: 2. FP8-LM (Peng et al. 2023, arXiv 2310.18313, Microsoft MS-AMP), Table 1 + Table 5 (index file id 59868284901):
+#:    GPT-7B / 13B / 175B (RoPE, FlashAttention, SP on), Azure NDv5 H100 80GB (8 x 400 Gb/s IB per node), seq 2048,
+#:    batch 4M tokens (7B, 13B) / 1M tokens (175B). Table 5 throughput in samples/s for the whole job:
+#:    tokens/s/GPU = samples/s x 2048 / GPUs (GPUs = TP x PP x DP). BF16 and FP8 (Transformer Engine) rows only; the
+#:    paper's own FP8 scheme (fp8 gradients / all-reduce / optimizer) has no precision policy here.
+_SKY = MODELS_DIR + "skywork-13b.config.json"
+_G7 = MODELS_DIR + "fp8lm-gpt-7b.config.json"
+_G13 = MODELS_DIR + "fp8lm-gpt-13b.config.json"
+_G175 = MODELS_DIR + "fp8lm-gpt-175b.config.json"
+# Skywork cluster: 800 Gb/s RoCE per 8-GPU node = 100 GB/s / 8 = 12.5 GB/s per GPU (the A800 preset assumes 25 GB/s)
+_A800_SKY = "A800+scale_out_bandwidth=12500000000"
+
+_SKY_LAYOUTS = (  # (strategy text, layout)
+    ("DP256+PP2", dict(dp=256, zero_stage=1, pp=2, schedule="1f1b", microbatch_size=1, recompute="none")),
+    ("DP256+TP2", dict(dp=256, zero_stage=1, tp=2, sp=True, microbatch_size=1, recompute="none")),
+    ("DP128+TP2+PP2", dict(dp=128, zero_stage=1, tp=2, sp=True, pp=2, schedule="1f1b", microbatch_size=1,
+                           recompute="none")),
+    ("DP128+PP4", dict(dp=128, zero_stage=1, pp=4, schedule="1f1b", microbatch_size=1, recompute="none")),
+    ("DP128+TP4", dict(dp=128, zero_stage=1, tp=4, sp=True, microbatch_size=1, recompute="none")),
+)
+# Table 10 (tokens/GPU/s, memory GB): LLaMA2-13B then Skywork-13B, in _SKY_LAYOUTS order. DP512 OOMs for both.
+_SKY_LLAMA = ((2045, 70.7), (1928, 65.5), (1936, 39.4), (1964, 53.4), (1744, 35.4))
+_SKY_SKY = ((1873, 77.1), (1775, 67.9), (1776, 42.5), (1828, 58.7), (1417, 36.6))
+
+_SKY_ROWS = tuple(
+    (f"[B: ZeRO-1 on every row and the 1F1B schedule assumed (stated for the chosen DP256+PP2); network from Sec. 3.5] "
+     f"Skywork-13B report Table 10: {mname} {strat}, mbs 1, GBS 4096, seq 4096, no AC, 512 A800",
+     model, _A800_SKY, "megatron-legacy", "bf16-mixed", 512, 4096, 4096, lay, float(tps), gib)
+    for mname, model, vals in (("LLaMA2-13B", "llama-2-13b", _SKY_LLAMA), ("Skywork-13B", _SKY, _SKY_SKY))
+    for (strat, lay), (tps, gib) in zip(_SKY_LAYOUTS, vals)
+)
+
+# FP8-LM Table 5. (label, model, TP, PP, DP, mbs, gbs, precision, samples/s, GPU mem GB)
+_FP8LM = (
+    ("GPT-7B BF16", _G7, 1, 1, 32, 2, 2048, "bf16-mixed", 159.2, 69.6),
+    ("GPT-7B FP8 (TE)", _G7, 1, 1, 32, 2, 2048, "fp8-mixed", 224.5, 77.3),
+    ("GPT-13B BF16", _G13, 2, 1, 16, 2, 2048, "bf16-mixed", 79.3, 68.2),
+    ("GPT-13B FP8 (TE)", _G13, 2, 1, 16, 2, 2048, "fp8-mixed", 111.7, 76.4),
+    ("GPT-175B BF16", _G175, 8, 4, 4, 1, 512, "bf16-mixed", 22.4, 66.1),
+    ("GPT-175B FP8 (TE)", _G175, 8, 4, 4, 1, 512, "fp8-mixed", 28.7, 69.6),
+)
+
+
+def _fp8lm_layout(tp, pp, dp, mbs):
+    lay = dict(dp=dp, zero_stage=1, tp=tp, sp=tp > 1, microbatch_size=mbs, recompute="none")
+    if pp > 1:
+        lay.update(pp=pp, schedule="1f1b")
+    return lay
+
+
+_FP8LM_ROWS = tuple(
+    (f"[B: vocab 50,304 (GPT-2 BPE padded), tied embeddings, ZeRO-1 (distributed optimizer), no AC, 1F1B, Megatron-LM "
+     f"stack assumed] FP8-LM Table 5: {lab}, TP{tp} PP{pp} DP{dp}, mbs {mbs}, GBS {gbs}, seq 2048, {tp*pp*dp} H100",
+     model, "H100-SXM", "megatron-legacy", prec, tp * pp * dp, 2048, gbs, _fp8lm_layout(tp, pp, dp, mbs),
+     sps * 2048 / (tp * pp * dp), gib)
+    for lab, model, tp, pp, dp, mbs, gbs, prec, sps, gib in _FP8LM
+)
+
+SCOUTED_2026_12S = _SKY_ROWS + _FP8LM_ROWS
+
+
+#: Twentieth scouting pass (2026-12, never fitted on): the stock Megatron-LM 1F1B and interleaved 1F1B baselines of an
+#: ML-systems paper's pipeline experiments.
+#: ---------------------------------------------------------------------------------------------------------------
+#: SOURCE: Sun, Zhao, Han, Yang, Zhang, Liu, Shi, Sun, "Seq1F1B: Efficient Sequence-Level Pipeline Parallelism for Large
+#: Language Model Training" (NAACL 2025, arXiv 2406.03488); code https://github.com/thunlp/Seq1F1B (Megatron-LM fork).
+#: Numbers: thunlp/Seq1F1B picture/"32x7b zhihu_throughput.tex" @ ef3cbe4f (the paper's 7B x 32 A100 table as LaTeX):
+#:   TFLOPS/s and Throughput for 1F1B, 1F1B-I, Seq1F1B, Seq1F1B-I at seqlen 32768 / 65536 / 131072, Micros 8 / 16.
+#:   "Throughput" is Megatron's whole-job tokens/s: megatron/training.py @ 43eb818e training_log:
+#:     toks = batch_size * args.seq_length / elapsed_time_per_iteration  (batch_size = mbs x dp x num_microbatches),
+#:   averaged over iterations 5.. of the run. tokens/s/GPU = toks / 32, e.g. 48,189.47 / 32 = 1,505.9.
+#:   Cross-check of the GPU count with the repo's own FLOP count (megatron/core/pipeline_parallel/sp_utils.py get_tflops,
+#:   causal, x3 for fwd+bwd, input embedding counted as a GEMM): 99.67 TFLOP/s x N / 48,189 tok/s = 67.0 GFLOP/token
+#:   -> N = 32.4 (32 GPUs); 64k row: 32.3.
+#: Model: exp.sh @ 934c71fd config_7b = 32 layers, hidden 4096, 32 heads; run.sh @ 934c71fd: ffn not set (4h = 16384,
+#:   GeLU), --position-embedding-type rope, --untie-embeddings-and-output-weights, GPT2BPETokenizer (50,257 padded by
+#:   Megatron to a multiple of 128 x tp = 1,024 -> 51,200), --bf16, --use-distributed-optimizer, --sequence-parallel,
+#:   --use-flash-attn, dropout 0, --no-async-tensor-model-parallel-allreduce, micro batch 1, recompute only if
+#:   RECOMPUTE=1 (the paper: "without recomputation"). Planner parameter count 6.864B (Megatron's count for this shape:
+#:   12 L h^2 (1 + 13/12h) + 2 V h = 6.86B).
+#: Layout: NOT stated by the stored files for the 7B x 32 run (exp.sh's stored defaults are the 30B x 64 run: TP 8,
+#:   PP 8, VPP 2/4; exp2.sh: 7B on 8 GPUs TP 2 PP 4). Inferred, hence [B]:
+#:   * PP 4: the 1F1B m=16 / m=8 TFLOPS ratio is 1.148 (32k) and 1.153 (64k); a 1F1B pipeline's m/(m+p-1) ratio is
+#:     1.158 at p = 4, 1.30 at p = 8, 1.06 at p = 2.
+#:   * TP 8, dp 1: with PP 4 the rest of 32 GPUs is tp x dp = 8; 1F1B at 64k ran and at 128k ran out of memory, which
+#:     fits TP 8 (first stage ~ 4 microbatches x 8 layers x 34 s h B / tp = 36 GB at 64k, 73 GB at 128k) and not TP 4
+#:     (73 GB at 64k). dp 1 -> global batch = Micros (8 or 16 sequences).
+#:   * 1F1B-I: virtual_stages 2 assumed (exp.sh sweeps VPP 2 and 4; the m=16/m=8 ratios 1.063 / 1.073 lie between the
+#:     interleaved bubble's 1.086 at v=2 and 1.045 at v=4).
+#:   * hardware A100 SXM 80GB (the files say "A100"; exp.sh's 8 InfiniBand HCAs per node suggest DGX-class nodes).
+#: Framework: megatron-legacy (a mid-2023 Megatron-LM: legacy megatron/training.py, blocking p2p sends, async TP
+#:   all-reduce switched off by the script).
+#: ---------------------------------------------------------------------------------------------------------------
+_SEQ1F1B_B = "[B: tp8/pp4/dp1 inferred from the m-scaling and OOM pattern; A100 80GB SXM]"
+_SEQ1F1B_BI = "[B: tp8/pp4/dp1 inferred; virtual_stages 2 assumed (VPP 2 or 4 in the repo's sweep); A100 80GB SXM]"
+
+
+def _seq1f1b_layout(schedule: str, virtual_stages: int = 1) -> dict:
+    """The inferred Seq1F1B baseline layout (TP 8 + SP, PP 4, dp 1, mbs 1, no recompute)."""
+    return dict(dp=1, zero_stage=1, tp=8, sp=True, pp=4, schedule=schedule, virtual_stages=virtual_stages,
+                microbatch_size=1, recompute="none")
+
+
+SCOUTED_2026_12T = tuple(
+    row
+    # (seq, microbatches, 1F1B whole-job tokens/s, 1F1B-I whole-job tokens/s): the .tex table, mean of iterations 5..
+    for seq, m, t1, ti in ((32768, 8, 48189.47, 52964.06), (32768, 16, 55333.16, 56304.42),
+                           (65536, 8, 37342.92, 41676.97), (65536, 16, 43063.26, 44712.49))
+    for row in (
+        (f"{_SEQ1F1B_B} Seq1F1B 7B x 32 A100 table: Megatron 1F1B baseline, seq {seq}, {m} microbatches (GBS {m})",
+         MODELS_DIR + "seq1f1b-gpt-7b.json", "A100 80GB", "megatron-legacy", "bf16-mixed", 32, seq, m,
+         _seq1f1b_layout("1f1b"), t1 / 32, None),
+        (f"{_SEQ1F1B_BI} Seq1F1B 7B x 32 A100 table: Megatron 1F1B-I baseline, seq {seq}, {m} microbatches (GBS {m})",
+         MODELS_DIR + "seq1f1b-gpt-7b.json", "A100 80GB", "megatron-legacy", "bf16-mixed", 32, seq, m,
+         _seq1f1b_layout("interleaved", 2), ti / 32, None),
+    )
+)
+
+
 def check_inputs(row: tuple, profile_update: dict | None = None):
     """(model, hardware, training, parallel, devices) of one :data:`PUBLIC_CHECKS` entry, the profile
     with the row's ``+field=value`` overrides and then ``profile_update`` applied."""
