@@ -12,10 +12,18 @@ Modelled approximately (parameter counts stay exact):
 
 * Llama 4's chunked local attention (``attention_chunk_size``) is taken as full attention, and its
   weightless L2 QK-norm adds nothing;
-* DeepSeek-V3's multi-token-prediction module (``num_nextn_predict_layers``) is not counted:
-  ``transformers`` does not build it either; set ``mtp_modules`` (YAML, or the ``deepseek-v3-mtp``
-  preset) to plan training with it;
-* Qwen2/Qwen3 ``use_sliding_window`` is refused (no released checkpoint sets it).
+* DeepSeek-V3's and GLM-4.5's multi-token-prediction module (``num_nextn_predict_layers``) is not
+  counted: ``transformers`` does not build it either; set ``mtp_modules`` (YAML, or the
+  ``deepseek-v3-mtp`` preset) to plan training with it;
+* Qwen2/Qwen3/Qwen2-MoE/SmolLM3 ``use_sliding_window`` is refused (no released checkpoint sets it);
+* Qwen2-MoE's shared expert (``shared_expert_intermediate_size``) is counted as that width over
+  ``moe_intermediate_size`` shared experts (a multiple in every release), its gate as ``shared_expert_gate``;
+* Command-R's bias-free LayerNorm is counted as an RMSNorm (one gain), SmolLM3's NoPE layers as RoPE
+  layers, GLM-4.5's partial rotary as full RoPE (none has weights of its own).
+
+Refused with the reason (:data:`UNMODELLED`): hybrids of attention with Mamba / linear-attention /
+convolution layers (Qwen3-Next, Jamba, Nemotron-H, Falcon-H1, Bamba, Zamba2, Granite 4.0, MiniMax,
+LFM2), Apertus (learned xIELU scalars) and Phi-3.5-MoE (LM-head bias).
 
 Anything else: a YAML/JSON file of :class:`ModelSpec` fields (README, "Describing any model").
 """
@@ -132,14 +140,86 @@ def _qwen3(cfg: Cfg) -> Cfg:
     return _qwen(cfg, "head")  # Qwen3Attention q_norm / k_norm: RMSNorm(head_dim)
 
 
-def _qwen3_moe(cfg: Cfg) -> Cfg:
-    # Qwen3MoeDecoderLayer: layer i is MoE iff i not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0
-    spec = _qwen3(cfg)
+def _qwen_moe_layers(cfg: Cfg) -> Cfg:
+    """Routed experts of a Qwen MoE model (Qwen2MoeDecoderLayer / Qwen3MoeDecoderLayer): layer i is MoE iff
+    i not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0; the others are dense MLPs of
+    intermediate_size."""
     step, dense, n = cfg.get("decoder_sparse_step", 1), set(cfg.get("mlp_only_layers") or []), cfg["num_hidden_layers"]
     moe = [i for i in range(n) if i not in dense and (i + 1) % step == 0]
-    spec.update(n_experts=cfg["num_experts"], top_k=cfg["num_experts_per_tok"],
+    return dict(n_experts=cfg["num_experts"], top_k=cfg["num_experts_per_tok"],
                 expert_ffn_dim=cfg["moe_intermediate_size"],
                 **moe_layer_pattern(moe, n, "mlp_only_layers / decoder_sparse_step"))
+
+
+def _qwen3_moe(cfg: Cfg) -> Cfg:
+    return {**_qwen3(cfg), **_qwen_moe_layers(cfg)}
+
+
+def _qwen2_moe(cfg: Cfg) -> Cfg:
+    """Qwen1.5-MoE / Qwen2-MoE (``transformers`` configuration_qwen2_moe.py, modeling_qwen2_moe.py).
+
+    Qwen2MoeAttention: q/k/v bias = ``qkv_bias`` (default true), o_proj without bias (``attention_bias``
+    and ``mlp_bias`` are not read). Qwen2MoeSparseMoeBlock: router ``gate`` h x E without bias, E routed
+    experts of ``moe_intermediate_size``, one ``shared_expert`` of ``shared_expert_intermediate_size`` and
+    its ``shared_expert_gate`` (h x 1). The shared expert is counted as shared_expert_intermediate_size /
+    moe_intermediate_size experts of the routed width (4 in Qwen1.5-MoE-A2.7B, 8 in Qwen2-57B-A14B):
+    the same weights and FLOPs.
+    """
+    fe, fs = cfg["moe_intermediate_size"], cfg["shared_expert_intermediate_size"]
+    if fs % fe:
+        raise ConfigError(f"shared_expert_intermediate_size={fs} is not a multiple of moe_intermediate_size={fe}; "
+                          "shared experts are modelled as whole routed-width experts; " + YAML_ROUTE,
+                          field="shared_expert_intermediate_size", value=fs)
+    spec = _qwen({k: v for k, v in cfg.items() if k not in ("attention_bias", "mlp_bias")}, "none")
+    spec.update(qkv_bias=bool(cfg.get("qkv_bias", True)), n_shared_experts=fs // fe, shared_expert_gate=True,
+                **_qwen_moe_layers(cfg))
+    return spec
+
+
+def _olmoe(cfg: Cfg) -> Cfg:
+    """OLMoE (``transformers`` configuration_olmoe.py, modeling_olmoe.py): OlmoeAttention q/k/v/o of
+    head_dim = hidden / heads (a ``head_dim`` key is not read), bias = ``attention_bias``, q_norm
+    RMSNorm(hidden) and k_norm RMSNorm(kv heads x head_dim) (QK-norm over the whole projection, as OLMo 2);
+    every layer an OlmoeSparseMoeBlock: router h x E without bias, E experts of ``intermediate_size``
+    without biases; pre-norms."""
+    spec = _llama_like({k: v for k, v in cfg.items() if k not in ("head_dim", "mlp_bias")})
+    spec.update(qk_norm="full", n_experts=cfg["num_experts"], top_k=cfg["num_experts_per_tok"])
+    return spec
+
+
+def _glm4_moe(cfg: Cfg) -> Cfg:
+    """GLM-4.5 / GLM-4.5-Air (``transformers`` configuration_glm4_moe.py, modeling_glm4_moe.py).
+
+    Glm4MoeAttention: q/k/v bias = ``attention_bias``, o_proj without bias, per-head q_norm / k_norm
+    RMSNorm(head_dim) when ``use_qk_norm``; ``partial_rotary_factor`` adds no weights. Layers below
+    ``first_k_dense_replace`` are dense MLPs of ``intermediate_size``; the others Glm4MoeMoE: router
+    weight E x h (its ``e_score_correction_bias`` is a buffer, not a parameter), E routed experts and one
+    shared MLP of ``n_shared_experts`` x ``moe_intermediate_size``. The MTP layer
+    (``num_nextn_predict_layers``) is not built by ``transformers`` and not counted.
+    """
+    spec = _llama_like({k: v for k, v in cfg.items() if k != "mlp_bias"})
+    spec.update(qkv_bias=bool(cfg.get("attention_bias")), attn_out_bias=False,
+                qk_norm="head" if cfg.get("use_qk_norm") else "none", n_experts=cfg["n_routed_experts"],
+                top_k=cfg["num_experts_per_tok"], expert_ffn_dim=cfg["moe_intermediate_size"],
+                n_shared_experts=cfg["n_shared_experts"] or 0, n_dense_layers=cfg["first_k_dense_replace"])
+    return spec
+
+
+def _granite(cfg: Cfg) -> Cfg:
+    """IBM Granite 3.x dense (``transformers`` configuration_granite.py, modeling_granite.py): a Llama
+    decoder (q/k/v/o bias = ``attention_bias``, MLP bias = ``mlp_bias``); its ``embedding_multiplier``,
+    ``attention_multiplier``, ``residual_multiplier`` and ``logits_scaling`` are scalars, not weights."""
+    return _llama_like(cfg)
+
+
+def _granitemoe(cfg: Cfg) -> Cfg:
+    """IBM Granite 3.x MoE (``transformers`` configuration_granitemoe.py, modeling_granitemoe.py):
+    GraniteMoeAttention q/k/v/o of head_dim = hidden / heads (a ``head_dim`` key is not read), bias =
+    ``attention_bias``; every layer a GraniteMoeMoE: router h x E without bias, experts as
+    GraniteMoeParallelExperts input_linear (E, 2F, h) + output_linear (E, h, F) = a gated MLP of
+    ``intermediate_size`` each; the multipliers are scalars."""
+    spec = _llama_like({k: v for k, v in cfg.items() if k not in ("head_dim", "mlp_bias")})
+    spec.update(n_experts=cfg["num_local_experts"], top_k=cfg["num_experts_per_tok"])
     return spec
 
 
@@ -274,6 +354,57 @@ def _gpt_neox(cfg: Cfg) -> Cfg:
                 linear_bias=True, tied_embeddings=bool(cfg.get("tie_word_embeddings", False)), position="rope")
 
 
+def _starcoder2(cfg: Cfg) -> Cfg:
+    """StarCoder2 (``transformers`` configuration_starcoder2.py, modeling_starcoder2.py): GQA q/k/v/o and
+    a GeLU MLP c_fc / c_proj of ``intermediate_size``, all with bias = ``use_bias`` (default true);
+    LayerNorm (gain + bias) pre-norms and final norm; ``sliding_window`` on every layer when set;
+    tied embeddings unless ``tie_word_embeddings`` is false."""
+    spec = dict(n_layers=cfg["num_hidden_layers"], d_model=cfg["hidden_size"], n_heads=cfg["num_attention_heads"],
+                n_kv_heads=_kv_heads(cfg), ffn_dim=cfg["intermediate_size"], vocab_size=cfg["vocab_size"],
+                mlp="gelu", norm="layernorm", linear_bias=bool(cfg.get("use_bias", True)), position="rope",
+                tied_embeddings=bool(cfg.get("tie_word_embeddings", True)), **window_pattern(cfg, 0))
+    if cfg.get("head_dim"):
+        spec["head_dim"] = cfg["head_dim"]
+    return spec
+
+
+def _smollm3(cfg: Cfg) -> Cfg:
+    """SmolLM3 (``transformers`` configuration_smollm3.py, modeling_smollm3.py): a Llama decoder whose
+    NoPE layers (``no_rope_layers``) skip RoPE (no weights either way); tied embeddings by default."""
+    if cfg.get("use_sliding_window"):
+        raise ConfigError("use_sliding_window=true (SmolLM3 sliding layers from layer_types / max_window_layers) "
+                          "is not modelled; " + YAML_ROUTE, field="use_sliding_window", value=True, legal=[False])
+    return _llama_like(cfg, tied=True)
+
+
+def _olmo3(cfg: Cfg) -> Cfg:
+    """OLMo 3 (``transformers`` configuration_olmo3.py, modeling_olmo3.py): OLMo 2's block (QK-norm over
+    the whole q / k projections, post-norms only) with ``sliding_window`` layers per ``layer_types``
+    (Olmo3Config default: every 4th layer full attention, window 4096)."""
+    cfg = {"sliding_window": 4096, **{k: v for k, v in cfg.items() if k != "mlp_bias"}}  # Olmo3MLP: no bias
+    return {**_olmo2(cfg), **window_pattern(cfg, 4)}
+
+
+def _cohere(cfg: Cfg) -> Cfg:
+    """Cohere Command-R (``transformers`` configuration_cohere.py, modeling_cohere.py): a parallel block
+    (attention and MLP read one input_layernorm) whose CohereLayerNorm has a gain and no bias (counted
+    as an RMSNorm: h elements); q/k/v/o bias = ``attention_bias``; with ``use_qk_norm`` q_norm / k_norm
+    gains of (heads, head_dim) and (kv heads, head_dim), i.e. q_dim + kv_dim; tied embeddings by default,
+    ``logit_scale`` a scalar."""
+    spec = _llama_like({k: v for k, v in cfg.items() if k != "mlp_bias"}, tied=True)
+    spec.update(norms_per_layer=1, qk_norm="full" if cfg.get("use_qk_norm") else "none")
+    return spec
+
+
+def _seed_oss(cfg: Cfg) -> Cfg:
+    """ByteDance Seed-OSS (``transformers`` configuration_seed_oss.py, modeling_seed_oss.py): a Llama
+    decoder with explicit ``head_dim``, q/k/v bias = ``attention_bias``, o_proj bias =
+    ``attention_out_bias``, MLP bias = ``mlp_bias``."""
+    spec = _llama_like({k: v for k, v in cfg.items() if k != "attention_bias"})
+    spec.update(qkv_bias=bool(cfg.get("attention_bias", True)), attn_out_bias=bool(cfg.get("attention_out_bias")))
+    return spec
+
+
 #: ``architectures[0]`` -> translator; multimodal wrappers read ``text_config``
 FAMILIES: dict[str, Callable[[Cfg], Cfg]] = {
     "LlamaForCausalLM": _llama, "MistralForCausalLM": _mistral, "MixtralForCausalLM": _mixtral,
@@ -285,8 +416,27 @@ FAMILIES: dict[str, Callable[[Cfg], Cfg]] = {
     "FalconForCausalLM": _falcon, "RWForCausalLM": _falcon, "GPT2LMHeadModel": _gpt2,
     "GPTNeoXForCausalLM": _gpt_neox, "BloomForCausalLM": _bloom,
     "InternLMForCausalLM": _internlm, "InternLM2ForCausalLM": _internlm2,
+    "Qwen2MoeForCausalLM": _qwen2_moe, "OlmoeForCausalLM": _olmoe, "Glm4MoeForCausalLM": _glm4_moe,
+    "GraniteForCausalLM": _granite, "GraniteMoeForCausalLM": _granitemoe, "Starcoder2ForCausalLM": _starcoder2,
+    "SmolLM3ForCausalLM": _smollm3, "Olmo3ForCausalLM": _olmo3, "CohereForCausalLM": _cohere,
+    "SeedOssForCausalLM": _seed_oss,
 }
 MULTIMODAL = ("Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration")
+
+_MAMBA2 = "hybrid of Mamba-2 (state-space) and attention layers"
+#: architectures refused with the reason ModelSpec cannot express them (it knows attention + MLP blocks only)
+UNMODELLED = {
+    "Qwen3NextForCausalLM": "hybrid of Gated DeltaNet linear-attention and gated full-attention layers",
+    "JambaForCausalLM": "hybrid of Mamba and attention layers", "NemotronHForCausalLM": _MAMBA2,
+    "BambaForCausalLM": _MAMBA2, "GraniteMoeHybridForCausalLM": "Granite 4.0: " + _MAMBA2,
+    "FalconH1ForCausalLM": "Mamba-2 and attention heads side by side in every layer",
+    "Zamba2ForCausalLM": "Mamba-2 layers with shared attention blocks",
+    "MiniMaxForCausalLM": "hybrid of lightning (linear) attention and softmax attention layers",
+    "MiniMaxM1ForCausalLM": "hybrid of lightning (linear) attention and softmax attention layers",
+    "Lfm2ForCausalLM": "hybrid of gated short-convolution and attention layers",
+    "ApertusForCausalLM": "its xIELU activation has two learned scalars per layer, which ModelSpec does not count",
+    "PhimoeForCausalLM": "its LM head has a bias (lm_head_bias), which ModelSpec does not count",
+}
 
 
 #: keys a family's configuration class defaults on its own (:func:`_require`)
@@ -296,7 +446,11 @@ REQUIRED_KEYS = {"MistralForCausalLM": ("num_key_value_heads",), "MixtralForCaus
                  "GemmaForCausalLM": ("num_key_value_heads", "head_dim"),
                  "Gemma2ForCausalLM": ("num_key_value_heads", "head_dim"),
                  "GptOssForCausalLM": ("num_key_value_heads", "head_dim"),
-                 "InternLMForCausalLM": ("bias",), "InternLM2ForCausalLM": ("bias",)}
+                 "InternLMForCausalLM": ("bias",), "InternLM2ForCausalLM": ("bias",),
+                 "Qwen2MoeForCausalLM": ("num_key_value_heads",),
+                 "Glm4MoeForCausalLM": ("num_key_value_heads", "n_shared_experts", "first_k_dense_replace"),
+                 "Starcoder2ForCausalLM": ("num_key_value_heads",), "SmolLM3ForCausalLM": ("num_key_value_heads",),
+                 "SeedOssForCausalLM": ("num_key_value_heads", "head_dim", "attention_bias")}
 
 
 def spec_fields(arch: str, cfg: Cfg) -> Cfg:

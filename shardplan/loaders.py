@@ -21,7 +21,7 @@ import yaml
 from pydantic import ValidationError
 
 from shardplan.errors import ConfigError, fmt_legal, short_repr
-from shardplan.hf_config import FAMILIES, MULTIMODAL, YAML_ROUTE, spec_fields
+from shardplan.hf_config import FAMILIES, MULTIMODAL, UNMODELLED, YAML_ROUTE, spec_fields
 from shardplan.presets.hardware import HARDWARE, hardware_preset_name
 from shardplan.presets.models import MODELS
 from shardplan.specs.hardware import HardwareSpec
@@ -407,7 +407,11 @@ HF_MODEL_TYPES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", 
                   "deepseek_v2": "DeepseekV2ForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM",
                   "gpt_oss": "GptOssForCausalLM", "olmo2": "Olmo2ForCausalLM", "falcon": "FalconForCausalLM",
                   "gpt2": "GPT2LMHeadModel", "gpt_neox": "GPTNeoXForCausalLM", "bloom": "BloomForCausalLM",
-                  "internlm": "InternLMForCausalLM", "internlm2": "InternLM2ForCausalLM"}
+                  "internlm": "InternLMForCausalLM", "internlm2": "InternLM2ForCausalLM",
+                  "qwen2_moe": "Qwen2MoeForCausalLM", "olmoe": "OlmoeForCausalLM", "glm4_moe": "Glm4MoeForCausalLM",
+                  "granite": "GraniteForCausalLM", "granitemoe": "GraniteMoeForCausalLM",
+                  "starcoder2": "Starcoder2ForCausalLM", "smollm3": "SmolLM3ForCausalLM", "olmo3": "Olmo3ForCausalLM",
+                  "cohere": "CohereForCausalLM", "seed_oss": "SeedOssForCausalLM"}
 #: Hugging Face keys that hold whole numbers, with their least legal value (None = absent)
 HF_INT_KEYS = {**{k: 1 for k in (
     "n_embd", "n_layer", "n_head", "n_inner", "n_positions", "n_embed", "vocab_size", "num_hidden_layers",
@@ -415,11 +419,12 @@ HF_INT_KEYS = {**{k: 1 for k in (
     "num_local_experts", "num_experts", "num_experts_per_tok", "moe_intermediate_size", "n_routed_experts",
     "decoder_sparse_step", "interleave_moe_layer_step", "intermediate_size_mlp", "ffn_hidden_size", "num_kv_heads",
     "n_head_kv", "kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
-    "sliding_window", "sliding_window_pattern", "moe_layer_freq")},
+    "sliding_window", "sliding_window_pattern", "moe_layer_freq", "shared_expert_intermediate_size")},
     "first_k_dense_replace": 0, "n_shared_experts": 0}
 #: keys that hold ``true`` / ``false``
 HF_BOOL_KEYS = ("tie_word_embeddings", "attention_bias", "mlp_bias", "multi_query", "parallel_attn", "bias",
-                "alibi", "new_decoder_architecture", "use_sliding_window")
+                "alibi", "new_decoder_architecture", "use_sliding_window", "qkv_bias", "use_qk_norm", "use_bias",
+                "attention_out_bias")
 #: keys whose ``null`` means "derive it" or "none" (Transformers' defaults)
 HF_NULLABLE_KEYS = ("n_inner", "num_key_value_heads", "head_dim", "q_lora_rank", "sliding_window", "n_routed_experts",
                     "n_shared_experts", "num_kv_heads", "n_head_kv", "ffn_hidden_size")
@@ -435,6 +440,8 @@ HF_FIELD_KEYS = {"GPT2LMHeadModel": {"n_layers": "n_layer", "d_model": "n_embd",
                                      "ffn_dim": "n_inner", "max_position_embeddings": "n_positions"},
                  "Qwen3MoeForCausalLM": {**_HF_COMMON, "n_experts": "num_experts", "expert_ffn_dim": "moe_intermediate_size",
                                          "moe_layer_step": "decoder_sparse_step", "n_dense_layers": "mlp_only_layers"},
+                 "OlmoeForCausalLM": {**_HF_COMMON, "n_experts": "num_experts"},
+                 "Glm4MoeForCausalLM": _HF_DEEPSEEK,
                  "Llama4ForCausalLM": {**_HF_COMMON, "ffn_dim": "intermediate_size_mlp",
                                        "expert_ffn_dim": "intermediate_size", "moe_layer_step": "interleave_moe_layer_step"},
                  "DeepseekV2ForCausalLM": _HF_DEEPSEEK, "DeepseekV3ForCausalLM": _HF_DEEPSEEK,
@@ -444,7 +451,9 @@ HF_FIELD_KEYS = {"GPT2LMHeadModel": {"n_layers": "n_layer", "d_model": "n_embd",
                  "*": _HF_COMMON}
 HF_FIELD_KEYS.update({"Llama4ForConditionalGeneration": HF_FIELD_KEYS["Llama4ForCausalLM"],
                       "Gemma3ForConditionalGeneration": HF_FIELD_KEYS["Gemma3ForCausalLM"],
-                      "RWForCausalLM": HF_FIELD_KEYS["FalconForCausalLM"]})
+                      "RWForCausalLM": HF_FIELD_KEYS["FalconForCausalLM"],
+                      "Qwen2MoeForCausalLM": {**HF_FIELD_KEYS["Qwen3MoeForCausalLM"],
+                                              "n_shared_experts": "shared_expert_intermediate_size"}})
 
 
 def check_hf_types(cfg: dict[str, Any], where: str = "config.json") -> None:
@@ -500,8 +509,9 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
     """Translate a Hugging Face ``config.json`` mapping into a :class:`ModelSpec`.
 
     Supported ``architectures``: :data:`HF_ARCHITECTURES` (Llama 2/3/4, Mistral, Mixtral, Qwen2/2.5,
-    Qwen3, Qwen3-MoE, Gemma 1/2/3, Phi-3/4, DeepSeek-V2/V3, GPT-OSS, OLMo 2, Falcon, GPT-2,
-    GPT-NeoX, BLOOM); the translation of each is in :mod:`shardplan.hf_config`.
+    Qwen3, Qwen1.5/2-MoE, Qwen3-MoE, Gemma 1/2/3, Phi-3/4, DeepSeek-V2/V3, GLM-4.5, GPT-OSS, OLMo 2/3,
+    OLMoE, Granite 3 dense and MoE, Command-R, StarCoder2, SmolLM3, Seed-OSS, Falcon, GPT-2, GPT-NeoX,
+    BLOOM, InternLM 1/2); the translation of each is in :mod:`shardplan.hf_config`.
 
     Raises:
         ConfigError: for an unsupported architecture (named, with the supported list and the YAML
@@ -521,7 +531,8 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
                           field="architectures", value=archs, legal=HF_ARCHITECTURES)
     arch = archs[0] if archs else None
     if arch not in HF_ARCHITECTURES:
-        raise ConfigError(f"architectures={short_repr(archs)} is not supported; {supported}",
+        why = f" ({UNMODELLED[arch]})" if arch in UNMODELLED else ""
+        raise ConfigError(f"architectures={short_repr(archs)} is not supported{why}; {supported}",
                           field="architectures", value=arch, legal=HF_ARCHITECTURES)
     check_hf_types(cfg)
     if arch in MULTIMODAL and isinstance(cfg.get("text_config"), dict):

@@ -96,6 +96,59 @@ FAMILIES = {
     # 24 x (4*1024^2 + 4*1024 bias + 8*1024^2 + 4096+1024 bias + 2 LN 4*1024 = 12,596,224) + 250880*1024 (tied) + embedding LN 2048 + final LN 2048
     'bloom-560m': ({"architectures": ["BloomForCausalLM"], "model_type": "bloom", "hidden_size": 1024, "n_layer": 24, "n_head": 16, "vocab_size": 250880},
         559_214_592),
+    # Qwen/Qwen1.5-MoE-A2.7B: 24 MoE layers x (attn 4*2048^2 + q/k/v bias 3*2048 = 16,783,360 + 60 routed experts and the
+    # shared expert (5632 = 4 x 1408) 64*3*2048*1408 + router 2048*60 + shared_expert_gate 2048 + 2*2048 = 570,560,512)
+    # + 2*151936*2048 + 2048. Model card: 14.3B total, 2.7B activated (n_active_params 2,689,173,504)
+    'qwen1.5-moe-a2.7b': ({"architectures": ["Qwen2MoeForCausalLM"], "model_type": "qwen2_moe", "hidden_size": 2048, "intermediate_size": 5632, "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632, "num_hidden_layers": 24, "num_attention_heads": 16, "num_key_value_heads": 16, "num_experts": 60, "num_experts_per_tok": 4, "decoder_sparse_step": 1, "vocab_size": 151936, "tie_word_embeddings": False, "use_sliding_window": False, "sliding_window": 32768, "max_window_layers": 21},
+        14_315_784_192),
+    # Qwen/Qwen2-57B-A14B: 28 x (2*3584^2 + 2*3584*512 + bias 3584+1024 = 29,364,736 + (64 + 20480/2560 = 8) x 3*3584*2560
+    # + router 3584*64 + gate 3584 + 2*3584 = 2,011,413,504) + 2*151936*3584 + 3584. Model card: 57B total, 14B active
+    'qwen2-57b-a14b': ({"architectures": ["Qwen2MoeForCausalLM"], "model_type": "qwen2_moe", "hidden_size": 3584, "intermediate_size": 18944, "moe_intermediate_size": 2560, "shared_expert_intermediate_size": 20480, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "num_experts": 64, "num_experts_per_tok": 8, "decoder_sparse_step": 1, "vocab_size": 151936, "tie_word_embeddings": False, "use_sliding_window": False, "sliding_window": 131072, "max_window_layers": 28},
+        57_408_658_944),
+    # allenai/OLMoE-1B-7B-0924: 16 x (4*2048^2 + QK-norm 2048+2048 = 16,781,312 + 64*3*2048*1024 + router 2048*64
+    # + 2*2048 = 419,569,664) + 2*50304*2048 + 2048. OLMoE paper (Muennighoff et al. 2024): 6.9B total, 1.3B active
+    'olmoe-1b-7b': ({"architectures": ["OlmoeForCausalLM"], "model_type": "olmoe", "hidden_size": 2048, "intermediate_size": 1024, "num_hidden_layers": 16, "num_attention_heads": 16, "num_key_value_heads": 16, "num_experts": 64, "num_experts_per_tok": 8, "vocab_size": 50304, "clip_qkv": None, "tie_word_embeddings": False},
+        6_919_161_856),
+    # zai-org/GLM-4.5-Air: attn q 4096*12288 + k/v 2*4096*1024 + o 12288*4096 + q/k/v bias 12288+2*1024 = 109,066,240;
+    # 1 dense x (109,066,240 + 3*4096*10944 + 2*4096) + 45 MoE x (109,066,240 + (128+1)*3*4096*1408 + router 128*4096
+    # + 2*4096 = 2,341,492,736) + 2*151552*4096 + 4096 (no MTP layer: transformers does not build it). Card: 106B total
+    'glm-4.5-air': ({"architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe", "hidden_size": 4096, "intermediate_size": 10944, "moe_intermediate_size": 1408, "num_hidden_layers": 46, "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 128, "n_routed_experts": 128, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 1, "n_group": 1, "topk_group": 1, "partial_rotary_factor": 0.5, "attention_bias": True, "use_qk_norm": False, "num_nextn_predict_layers": 1, "vocab_size": 151552, "tie_word_embeddings": False},
+        106_852_245_504),
+    # zai-org/GLM-4.5: attn 2*5120*12288 + 2*5120*1024 + bias 14,336 + per-head QK-norm 2*128 = 136,329,472; 3 dense x
+    # (136,329,472 + 3*5120*12288 + 2*5120) + 89 MoE x (136,329,472 + (160+1)*3*5120*1536 + router 160*5120 + 2*5120
+    # = 3,935,625,472) + 2*151552*5120 + 5120 (MTP layer not built). Card: 355B total, 32B active (rounded)
+    'glm-4.5': ({"architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe", "hidden_size": 5120, "intermediate_size": 12288, "moe_intermediate_size": 1536, "num_hidden_layers": 92, "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 128, "n_routed_experts": 160, "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "n_group": 1, "topk_group": 1, "partial_rotary_factor": 0.5, "attention_bias": True, "use_qk_norm": True, "num_nextn_predict_layers": 1, "vocab_size": 151552, "tie_word_embeddings": False},
+        352_797_814_784),
+    # ibm-granite/granite-3.3-8b-instruct: 40 x (2*4096^2 + 2*4096*1024 + 3*4096*12800 + 2*4096 = 199,237,632)
+    # + 49159*4096 (tied) + 4096; the four multipliers are scalars. Hugging Face Hub: 8.17B params
+    'granite-3.3-8b': ({"architectures": ["GraniteForCausalLM"], "model_type": "granite", "hidden_size": 4096, "intermediate_size": 12800, "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 8, "attention_bias": False, "mlp_bias": False, "embedding_multiplier": 12.0, "attention_multiplier": 0.0078125, "residual_multiplier": 0.22, "logits_scaling": 16.0, "vocab_size": 49159, "tie_word_embeddings": True},
+        8_170_864_640),
+    # ibm-granite/granite-3.1-3b-a800m-instruct: 32 x (2*1536^2 + 2*1536*512 = 6,291,456 + 40 experts 3*1536*512
+    # (input_linear 2F x h + output_linear h x F) + router 1536*40 + 2*1536 = 100,727,808) + 49155*1536 (tied) + 1536.
+    # Model card: 3.3B total, 800M active
+    'granite-3.1-3b-a800m': ({"architectures": ["GraniteMoeForCausalLM"], "model_type": "granitemoe", "hidden_size": 1536, "intermediate_size": 512, "num_hidden_layers": 32, "num_attention_heads": 24, "num_key_value_heads": 8, "num_local_experts": 40, "num_experts_per_tok": 8, "vocab_size": 49155, "tie_word_embeddings": True},
+        3_298_793_472),
+    # bigcode/starcoder2-3b: 30 x (q/o 2*3072^2 + k/v 2*3072*256 + biases 3072+512+3072 = 20,453,888 + c_fc/c_proj
+    # 2*3072*12288 + 12288+3072 + 2 LayerNorms 4*3072 = 95,979,008) + 49152*3072 (tied: tie_word_embeddings unset) + 2*3072.
+    # Hugging Face Hub: 3.03B params (untied would be 3.18B)
+    'starcoder2-3b': ({"architectures": ["Starcoder2ForCausalLM"], "model_type": "starcoder2", "hidden_size": 3072, "intermediate_size": 12288, "num_hidden_layers": 30, "num_attention_heads": 24, "num_key_value_heads": 2, "use_bias": True, "sliding_window": 4096, "vocab_size": 49152},
+        3_030_371_328),
+    # HuggingFaceTB/SmolLM3-3B: 36 x (2*2048^2 + 2*2048*512 + 3*2048*11008 + 2*2048 = 78,123,008) + 128256*2048 (tied)
+    # + 2048; NoPE layers have no weights. Model card: 3B (Hub: 3.08B)
+    'smollm3-3b': ({"architectures": ["SmolLM3ForCausalLM"], "model_type": "smollm3", "hidden_size": 2048, "intermediate_size": 11008, "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 4, "no_rope_layer_interval": 4, "attention_bias": False, "use_sliding_window": False, "sliding_window": None, "vocab_size": 128256, "tie_word_embeddings": True},
+        3_075_098_624),
+    # allenai/Olmo-3-1025-7B (values from the model card and OLMo 3 report; config not at hand): as OLMo 2 7B,
+    # 32 x 202,391,552 + 2*100278*4096 + 4096; window 4096 on 3 of every 4 layers adds nothing. Card: 7B
+    'olmo-3-7b': ({"architectures": ["Olmo3ForCausalLM"], "model_type": "olmo3", "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32, "sliding_window": 4096, "layer_types": ["sliding_attention", "sliding_attention", "sliding_attention", "full_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention"], "attention_bias": False, "vocab_size": 100278, "tie_word_embeddings": False},
+        7_298_011_136),
+    # CohereForAI/c4ai-command-r-v01 (values from the model card; config not at hand): 40 x (4*8192^2 + 3*8192*22528
+    # + one bias-free LayerNorm 8192 = 822,091,776) + 256000*8192 (tied) + 8192. Model card: 35B
+    'command-r-v01': ({"architectures": ["CohereForCausalLM"], "model_type": "cohere", "hidden_size": 8192, "intermediate_size": 22528, "num_hidden_layers": 40, "num_attention_heads": 64, "num_key_value_heads": 64, "use_qk_norm": False, "logit_scale": 0.0625, "vocab_size": 256000, "tie_word_embeddings": True},
+        34_980_831_232),
+    # ByteDance-Seed/Seed-OSS-36B-Base: 64 x (q 5120*10240 + k/v 2*5120*1024 + o 10240*5120 + q/k/v bias 10240+2*1024
+    # = 115,355,648 + 3*5120*27648 + 2*5120 = 540,039,168) + 2*155136*5120 + 5120. Model card: 36B
+    'seed-oss-36b': ({"architectures": ["SeedOssForCausalLM"], "model_type": "seed_oss", "hidden_size": 5120, "intermediate_size": 27648, "num_hidden_layers": 64, "num_attention_heads": 80, "num_key_value_heads": 8, "head_dim": 128, "attention_bias": True, "attention_out_bias": False, "mlp_bias": False, "vocab_size": 155136, "tie_word_embeddings": False},
+        36_151_104_512),
 }
 
 
@@ -288,3 +341,30 @@ def test_gpt2_reads_untied_embeddings():
            "n_positions": 1024}
     assert model_from_hf_config(cfg).n_params == 354_823_168
     assert model_from_hf_config({**cfg, "tie_word_embeddings": False}).n_params == 354_823_168 + 51_463_168
+
+
+def test_qwen2_moe_shared_expert_and_gate():
+    cfg, count = FAMILIES["qwen1.5-moe-a2.7b"]
+    m = model_from_hf_config(cfg)
+    # the 5632-wide shared expert as 4 experts of 1408; its shared_expert_gate (2048 x 1) with the router
+    assert (m.n_shared_experts, m.expert_ffn, m.shared_expert_gate) == (4, 1408, True)
+    assert m.router_params() == 2048 * 60 + 2048
+    # 56 of 60 routed experts idle per token in each of the 24 layers
+    assert m.n_active_params == count - 24 * 56 * 3 * 2048 * 1408 == 2_689_173_504
+    with pytest.raises(ConfigError, match="shared_expert_intermediate_size"):
+        model_from_hf_config({**cfg, "shared_expert_intermediate_size": 5000})
+
+
+def test_glm4_moe_dense_layers_and_no_mtp():
+    m = model_from_hf_config(FAMILIES["glm-4.5"][0])
+    assert [m.is_moe_layer(i) for i in range(4)] == [False, False, False, True]
+    assert (m.mtp_modules, m.qk_norm, m.qkv_bias, m.attn_out_bias) == (0, "head", True, False)
+
+
+@pytest.mark.parametrize("arch, why", [("Qwen3NextForCausalLM", "DeltaNet"), ("JambaForCausalLM", "Mamba"),
+                                       ("NemotronHForCausalLM", "Mamba-2"), ("FalconH1ForCausalLM", "Mamba-2"),
+                                       ("MiniMaxForCausalLM", "linear")])
+def test_hybrid_architectures_are_refused_with_the_reason(arch, why):
+    with pytest.raises(ConfigError) as e:
+        model_from_hf_config({"architectures": [arch]})
+    assert why in str(e.value) and "YAML" in str(e.value) and e.value.field == "architectures"

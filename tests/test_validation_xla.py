@@ -383,3 +383,15 @@ def test_cli_validate_json():
         assert d["parallel"]["zero3_gather"] == gather and d["microbatches"] == 2 and d["ok"]
         assert d["runtime_deltas"] == [] and "note:" not in res.output
         assert all(abs(r["planner_error"]) <= 0.05 for r in d["collectives"] if r["scored"])
+
+
+def test_runtime_refuses_a_gated_shared_expert():
+    # Qwen2-MoE's shared_expert_gate is priced (one d_model x 1 weight per MoE layer) but the reference JAX model has
+    # no such gate: the runtime names it instead of training a different network
+    pytest.importorskip("jax")
+    from shardplan.jax.model import unsupported_features
+
+    moe = MODELS["tiny-moe"].model_copy(update={"n_shared_experts": 1})
+    assert not any("shared_expert_gate" in f for f in unsupported_features(moe))
+    gated = MODELS["tiny-moe"].model_copy(update={"n_shared_experts": 1, "shared_expert_gate": True})
+    assert any("shared_expert_gate" in f for f in unsupported_features(gated))

@@ -878,7 +878,7 @@ def unsupported_features(model: ModelSpec) -> list[str]:
     """Architecture features the planner costs but this reference model does not implement (the
     runtime refuses them rather than train a different network than the plan describes): three
     norms per block, DeepSeek-V3's multi-token prediction,
-    ``moe_layer_step`` != 1, and the attention variants of :class:`Attention` combined with
+    ``moe_layer_step`` != 1, Qwen2-MoE's shared-expert gate, and the attention variants of :class:`Attention` combined with
     multi-head latent attention (:class:`LatentAttention` has none of them).
 
     Returns:
@@ -892,6 +892,7 @@ def unsupported_features(model: ModelSpec) -> list[str]:
                "4 sandwich norms)"),
               (model.mtp_modules > 0, "multi-token prediction modules"),
               (model.moe_layer_step != 1, f"moe_layer_step={model.moe_layer_step}"),
+              (model.shared_expert_gate, "shared_expert_gate (Qwen2-MoE's sigmoid gate on the shared experts)"),
               (model.is_mla and bool(mla_extras), f"{', '.join(mla_extras)} with multi-head latent attention")]
     return [what for bad, what in checks if bad]
 

@@ -77,6 +77,9 @@ class ModelSpec(BaseModel):
         "Maverick interleave_moe_layer_step, Qwen3-MoE decoder_sparse_step)")
     mlp_bias: bool = Field(default=False, description="bias on every MLP / expert linear (GPT-OSS experts)")
     router_bias: bool = Field(default=False, description="bias on the MoE router, n_experts elements (GPT-OSS)")
+    shared_expert_gate: bool = Field(
+        default=False, description="a d_model x 1 sigmoid gate scaling the shared experts' output in every MoE "
+        "layer, counted with the router (Qwen2-MoE shared_expert_gate)")
     # Attention variants
     attn_out_bias: bool = Field(default=False, description="bias on the attention output projection "
                                 "(Llama attention_bias, GPT-OSS); linear_bias implies it")
@@ -128,10 +131,13 @@ class ModelSpec(BaseModel):
                 raise ConfigError(f"moe_layer_step={self.moe_layer_step} leaves no MoE layer among the "
                                   f"{self.n_layers - self.n_dense_layers} after the dense ones", field="moe_layer_step",
                                   value=self.moe_layer_step, legal=range(1, self.n_layers - self.n_dense_layers + 1))
+            if self.shared_expert_gate and not self.n_shared_experts:
+                raise ConfigError("shared_expert_gate=True needs n_shared_experts > 0 (it gates their output)",
+                                  field="shared_expert_gate", value=True, legal=[False])
         elif self.top_k or self.n_shared_experts:
             raise ConfigError("top_k / n_shared_experts need n_experts > 0", field="n_experts", value=0)
         else:
-            for name, neutral in (("moe_layer_step", 1), ("router_bias", False)):
+            for name, neutral in (("moe_layer_step", 1), ("router_bias", False), ("shared_expert_gate", False)):
                 if getattr(self, name) != neutral:
                     raise ConfigError(f"{name}={getattr(self, name)!r} needs n_experts > 0; legal for a dense "
                                       f"model: {neutral!r}", field=name, value=getattr(self, name), legal=[neutral])
@@ -360,8 +366,9 @@ class ModelSpec(BaseModel):
         return self.norms_per_layer * self.norm_params()
 
     def router_params(self) -> int:
-        """The router of one MoE layer: h*E (+ E bias)."""
-        return self.d_model * self.n_experts + (self.n_experts if self.router_bias else 0)
+        """The router of one MoE layer: h*E (+ E bias, + the h x 1 shared-expert gate)."""
+        return (self.d_model * self.n_experts + (self.n_experts if self.router_bias else 0)
+                + (self.d_model if self.shared_expert_gate else 0))
 
     def dense_layer_params(self) -> int:
         """One dense block: attention + MLP(ffn_dim) + norms."""
