@@ -64,7 +64,47 @@ def elementwise_bytes_per_token(model: ModelSpec, training: TrainingSpec, parall
         b += 2 * (2 * beta + 1) * h / sigma
     if training.attention == "naive":
         b += a * s * (4 * beta + ((2 * beta + 1) if training.dropout else 0)) / t
-    return b
+    return b + eager_op_extra_bytes(model, training, parallel, moe)
+
+
+def eager_op_extra_bytes(model: ModelSpec, training: TrainingSpec, parallel: ParallelConfig, moe: bool = False) -> float:
+    """HBM bytes per local token and layer, forward, that the framework profile's ``eager_ops`` add to
+    :func:`elementwise_bytes_per_token`'s fused count (0 for a profile without them; ``moe``: an MoE layer,
+    whose SwiGLU runs on the routed and shared experts' widths). The backward is
+    priced as twice the forward, as every element-wise byte (:class:`LayerTimes`).
+
+    Each op as Megatron-LM's legacy model code (megatron/model/, 2023) runs it, one read per input and
+    one write per output of every eager PyTorch op (beta = activation bytes, t = tp, sigma = tp with SP):
+
+    * 'rope' (rotary_pos_embedding.py ``apply_rotary_pos_emb``: ``t * cos``, ``_rotate_half`` = negate half
+      and ``torch.cat``, ``* sin``, the add, and ``torch.cat`` with the empty pass-through part): 6.5
+      reads + 5.5 writes = 12 beta per element of Q and K, against the fused 2 beta: + 10 beta (q + kv) / t.
+    * 'swiglu' (transformer.py ``ParallelMLP``: ``torch.chunk`` then ``F.silu(x[0]) * x[1]``): silu reads
+      and writes F, the product reads 2F and writes F: 5 beta F against the fused 3 beta F: + 2 beta F / t.
+    * 'rmsnorm' (rms_norm.py ``RMSNorm``: ``x.float()``, ``pow(2)``, ``mean``, ``x * rsqrt(...)``,
+      ``type_as(x)``, ``* weight``): (beta + 4) + 8 + 4 + 8 + (4 + beta) + 2 beta = 28 + 4 beta bytes per
+      element against the fused 2 beta, for each of the norms_per_layer norms: + n (28 + 2 beta) h / sigma.
+    * 'attention_layout' (transformer.py ``ParallelAttention`` with ``--use-flash-attn``:
+      ``rearrange(x, 's b ... -> b s ...').contiguous()`` of Q, K and V before the kernel and of the
+      output after it): + 2 beta (2q + 2kv) / t; only with flash attention.
+    """
+    ops = training.framework.eager_ops
+    if not ops:
+        return 0.0
+    p, beta = parallel, training.precision.activation_bytes
+    t, sigma = p.tp, (p.tp if p.sp else 1)
+    q, kv = model.q_dim, model.kv_dim
+    extra = 0.0
+    if "rope" in ops and model.position == "rope":
+        extra += 10.0 * beta * (q + kv) / t
+    if "swiglu" in ops and model.mlp == "swiglu":
+        width = model.expert_ffn * (training.moe_load * model.top_k + model.n_shared_experts) if moe else model.ffn_dim
+        extra += 2.0 * beta * width / t
+    if "rmsnorm" in ops and model.norm == "rmsnorm":
+        extra += model.norms_per_layer * (28.0 + 2.0 * beta) * model.d_model / sigma
+    if "attention_layout" in ops and training.attention == "flash":
+        extra += 2.0 * beta * (2 * q + 2 * kv) / t
+    return extra
 
 
 def layer_gemm_shapes(model: ModelSpec, p: ParallelConfig, tokens: float, moe: bool,

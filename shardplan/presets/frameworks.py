@@ -453,8 +453,16 @@ FRAMEWORKS["torchtitan-compile"] = FRAMEWORKS["torchtitan"].model_copy(update={
 #: Korthikanti et al. 2022 and MegaScale's Megatron-LM baseline, Jiang et al. 2024, whose own system adds the
 #: overlap): the megatron profile with every stage-boundary send exposed
 FRAMEWORKS["megatron-legacy"] = FRAMEWORKS["megatron"].model_copy(update={
-    "name": "megatron-legacy", "pp_p2p_overlap": False,
+    "name": "megatron-legacy", "pp_p2p_overlap": False, "eager_ops": ("rope", "swiglu", "rmsnorm", "attention_layout"),
     "sources": {**FRAMEWORKS["megatron"].sources,
+                "eager_ops": "Megatron-LM's legacy model code (megatron/model/, 2023; e.g. NVIDIA/Megatron-LM @ "
+                "00baee46): rotary_pos_embedding.py apply_rotary_pos_emb and rms_norm.py RMSNorm are plain PyTorch "
+                "ops, transformer.py ParallelMLP runs SwiGLU as torch.chunk + F.silu(x[0]) * x[1] (only GeLU has "
+                "the fused bias_gelu), and ParallelAttention copies Q, K, V and the output to and from the "
+                "FlashAttention layout with rearrange(...).contiguous(); Megatron-Core's GPT model later fused "
+                "each (Transformer Engine norms, bias_swiglu, --apply-rope-fusion). Not fitted: checked on the "
+                "2023 Megatron-LM rows of RoPE models scouted after every fit (Skywork-13B, FP8-LM, Seq1F1B: "
+                "median +20.2% / +11.1% before, docs/accuracy.md)",
                 "pp_p2p_overlap": "False: Megatron-LM's interleaved schedule of 2021-2023 sends between chunks with "
                 "blocking batched p2p (Narayanan et al. 2021 Sec. 4.1, the scatter/gather optimisation of those sends); "
                 "overlap_p2p_comm came with Megatron-Core, and MegaScale (Jiang et al. 2024 Sec. 3.2) lists overlapping "

@@ -63,6 +63,11 @@ class FrameworkProfile(BaseModel):
         elementwise_traffic: multiplier on the HBM bytes of element-wise operations (1 = the
             fused kernels counted in :func:`shardplan.cost.compute.elementwise_bytes_per_token`;
             eager PyTorch reads and writes every intermediate: > 1).
+        eager_ops: the element-wise operations this framework runs as separate eager PyTorch ops
+            although the rest of its layer is fused, each priced at the HBM bytes its eager code moves
+            (:func:`shardplan.cost.compute.eager_op_extra_bytes`): 'rope', 'swiglu', 'rmsnorm' and
+            'attention_layout' (the contiguous copies of Q, K, V and the output around a FlashAttention
+            call). Applies only where the model has the op (a GeLU model has no SwiGLU to run eager).
         vocab_divisible_by: the vocabulary is padded to a multiple of this x tp (Megatron-LM
             ``--make-vocab-size-divisible-by``, default 128); the padded rows cost memory and FLOPs.
         zero3_prefetch: fraction of each ZeRO-3 gather / reduce-scatter that prefetching can hide
@@ -356,6 +361,7 @@ class FrameworkProfile(BaseModel):
     moe_layer_overhead_s: float = Field(default=0.0, ge=0, le=0.1)
     step_overhead_s: float = Field(default=0.0, ge=0, le=60.0)
     elementwise_traffic: float = Field(default=1.0, ge=1.0, le=10.0)
+    eager_ops: tuple[Literal["rope", "swiglu", "rmsnorm", "attention_layout"], ...] = ()
     gpu_matmul_scale: float = Field(default=1.0, ge=0.5, le=2.0)
     dp_overlap: float = Field(default=1.0, ge=0, le=1)
     dp_bucket_min_params: float = Field(default=0.0, ge=0, le=1e12)

@@ -1,0 +1,41 @@
+"""The megatron-legacy profile's eager element-wise ops (shardplan.cost.compute.eager_op_extra_bytes): the extra
+HBM bytes per token and layer that Megatron-LM's legacy model code moves, derived by hand below."""
+
+import pytest
+
+from shardplan.cost.compute import eager_op_extra_bytes, elementwise_bytes_per_token
+from shardplan.parallel import ParallelConfig
+from shardplan.presets.frameworks import FRAMEWORKS
+from shardplan.presets.models import MODELS
+from shardplan.specs.training import TrainingSpec
+
+
+def _training(framework: str, attention: str = "flash") -> TrainingSpec:
+    return TrainingSpec(seq_len=4096, global_batch_size=64, framework=FRAMEWORKS[framework], attention=attention)
+
+
+def test_llama_2_13b_eager_bytes_by_hand():
+    # Llama-2-13B: h = q = kv = 5120 (MHA), SwiGLU F = 13824, RMSNorm x 2, RoPE; bf16 activations (beta = 2), tp = 1
+    #   rope:      10 x 2 x (5120 + 5120)        = 204,800
+    #   swiglu:     2 x 2 x 13824                =  55,296
+    #   rmsnorm:    2 norms x (28 + 2 x 2) x 5120 = 327,680
+    #   layout:     2 x 2 x (2 x 5120 + 2 x 5120) =  81,920   (flash attention)
+    #   total                                     = 669,696
+    m, tr = MODELS["llama-2-13b"], _training("megatron-legacy")
+    assert eager_op_extra_bytes(m, tr, ParallelConfig(tp=1)) == pytest.approx(669_696)
+    # tp = 2 with sequence parallelism: every term halves (norms over sigma = tp, the rest over tp) -> 334,848
+    assert eager_op_extra_bytes(m, tr, ParallelConfig(tp=2, sp=True)) == pytest.approx(334_848)
+    # without flash attention there is no layout copy: 669,696 - 81,920 = 587,776
+    assert eager_op_extra_bytes(m, _training("megatron-legacy", "naive"), ParallelConfig(tp=1)) == pytest.approx(587_776)
+
+
+def test_eager_bytes_apply_only_to_the_ops_a_model_has_and_the_legacy_profile():
+    # GPT-3 175B (GeLU, LayerNorm, learned positions): only the FlashAttention layout copies,
+    # 2 x 2 x (2 x 12288 + 2 x 12288) = 196,608 bytes
+    gpt, p = MODELS["gpt3-175b"], ParallelConfig(tp=1)
+    assert eager_op_extra_bytes(gpt, _training("megatron-legacy"), p) == pytest.approx(196_608)
+    # Megatron-Core (the megatron profile) fuses them all: nothing extra, and the per-token total is the fused count
+    llama, tr = MODELS["llama-2-13b"], _training("megatron")
+    assert FRAMEWORKS["megatron"].eager_ops == () and eager_op_extra_bytes(llama, tr, p) == 0.0
+    legacy = elementwise_bytes_per_token(llama, _training("megatron-legacy"), p, False)
+    assert legacy - elementwise_bytes_per_token(llama, tr, p, False) == pytest.approx(669_696)
