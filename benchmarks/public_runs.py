@@ -2517,6 +2517,62 @@ SCOUTED_2026_12T = tuple(
 )
 
 
+#: Twenty-first scouting pass (2026-12, never fitted on; SCOUTED_2026_12U): LLaMA-style runs on 2023 Megatron-LM forks
+#: (the legacy megatron/model/transformer.py era); tokens/s/GPU as the source prints it or as derived from its stated
+#: wall time. Scouted after the megatron-legacy profile's eager_ops were written: a held-out check of them.
+#:
+#: Source: alibaba/Megatron-LLaMA (a mid-2023 fork of Megatron-LM 23.04-era code; pretrain_llama.py, megatron/model/
+#: transformer.py with an eager SwiGLU (torch.chunk + F.silu * x), eager RoPE (megatron/model/rotary_pos_embedding.py
+#: apply_rotary_pos_emb, plain torch), flash-attn v1/v2 via flash_attn_unpadded_func / flash_attn_varlen_func;
+#: the launch scripts pass --no-gradient-accumulation-fusion; --recompute-granularity selective is a no-op on the
+#: flash-attn path (ParallelAttention checkpoints only the non-flash CoreAttention), so recompute = none.
+#:  * README.md @ 46ae7dde (English, latest stored) and README_zh.md @ eb1a2580: "Efficiency and Affordability" table
+#:    (LLaMA-13B on four 8xA100-80GB nodes, global batch 2048 via gradient accumulation, 10B tokens: Megatron-LLaMA
+#:    40.3 h, 180 model TFLOPS; the zh text says this Megatron-LLaMA run used the plain DistributedOptimizer and the
+#:    HF baseline DeepSpeed ZeRO-2) and "Excellent Scalability" table (LLaMA-13B reproduction, 8xA100-80GB nodes with
+#:    4x200Gbps RDMA per node, token/GPU/sec; zh: total batch 4M tokens as in the LLaMA paper).
+#:    The English README at 46ae7dde prints 1890 / 1845 for the Overlapped optimizer (earlier versions, incl. the zh
+#:    file: 1800 / 1660); DistributedOptimizer 1630 / 1430 in every version.
+#:  * examples/LLaMA/LLaMA_13_slurm.sh (stored copy in the fork user11209/Megatron-LLaMA @ d2e05b8e; search id
+#:    6376846594): TP 2, PP 1, --sequence-parallel, micro batch 4, global batch 2048, seq 2048, bf16, flash-attn,
+#:    --overlapped-distributed-optimizer --reduce-bucket-size 4e8, selective recompute flag. ASSUMED to be the
+#:    README runs' layout (the issue #49 maintainer points to this script for the 32-node numbers).
+#: Derivations: 32-GPU row: 10e9 tokens / (40.3 h x 3600 s) / 32 GPUs = 2,154 tokens/s/GPU (check: x 83.1 GFLOP per
+#: token = 179 TFLOPS, the README's 180). Scaling rows: as printed; check: 1890 x 256 GPUs x 23.9 days x 86400 = 1.0e12
+#: tokens, as the README's "days" column implies for 1T tokens.
+#: Network: 4 x 200 Gb/s per 8-GPU node = 12.5 GB/s per GPU ("+scale_out_bandwidth=12500000000"; preset 25 GB/s).
+#: DistributedOptimizer rows: Megatron-LM 23.04's DistributedOptimizer reduce-scatters after the last backward and
+#: all-gathers after the step, neither overlapped: "+dp_overlap=0+param_gather_overlap=False" (the Overlapped rows keep
+#: the megatron-legacy profile's overlapped DP).
+_MLLAMA_HW = "A100 80GB+scale_out_bandwidth=12500000000"
+_MLLAMA_OVL = "megatron-legacy"
+_MLLAMA_DO = "megatron-legacy+dp_overlap=0+param_gather_overlap=False"
+
+
+_MLLAMA_B = ("[B: TP2/SP/mbs4 from LLaMA_13_slurm.sh; GBS 2048 x 2048 = 4M tokens from README_zh] Megatron-LLaMA "
+             "README: LLaMA-13B, ")
+
+
+def _mllama_layout(dp: int) -> dict:
+    """The assumed Megatron-LLaMA README layout (LLaMA_13_slurm.sh: TP 2 + SP, mbs 4, no recompute)."""
+    return dict(dp=dp, zero_stage=1, tp=2, sp=True, pp=1, microbatch_size=4, recompute="none")
+
+
+SCOUTED_2026_12U = (
+    # README "Efficiency and Affordability" table (Megatron-LLaMA column; DistributedOptimizer per README_zh)
+    ("[B: TP2/SP/mbs4/seq 2048 from LLaMA_13_slurm.sh] Megatron-LLaMA README: LLaMA-13B, DistributedOptimizer, "
+     "GBS 2048, 32 A100 80GB (10B tokens in 40.3 h)", "llama-2-13b", _MLLAMA_HW, _MLLAMA_DO, "bf16-mixed", 32, 2048,
+     2048, _mllama_layout(16), 10e9 / (40.3 * 3600) / 32, None),
+    # README "Excellent Scalability" table: (optimizer, GPUs, profile, tokens/s/GPU as printed)
+    *((_MLLAMA_B + f"{optimizer}, {n} A100 80GB", "llama-2-13b", _MLLAMA_HW, fw, "bf16-mixed", n, 2048, 2048,
+       _mllama_layout(n // 2), tps, None)
+      for optimizer, n, fw, tps in (("OverlappedDistributedOptimizer", 256, _MLLAMA_OVL, 1890.0),
+                                    ("OverlappedDistributedOptimizer", 512, _MLLAMA_OVL, 1845.0),
+                                    ("DistributedOptimizer", 256, _MLLAMA_DO, 1630.0),
+                                    ("DistributedOptimizer", 512, _MLLAMA_DO, 1430.0))),
+)
+
+
 def check_inputs(row: tuple, profile_update: dict | None = None):
     """(model, hardware, training, parallel, devices) of one :data:`PUBLIC_CHECKS` entry, the profile
     with the row's ``+field=value`` overrides and then ``profile_update`` applied."""
