@@ -2389,6 +2389,11 @@ SCOUTED_2026_12R = (
 
 
 
+#: The 2023 Megatron-LM runs of the scouting passes below ran --bf16, which that code's validate_args turns into fp32
+#: gradient accumulation and fp32 data-parallel reduction ("bfloat16 requires gradient accumulation and all-reduce to
+#: be done in fp32": megatron/arguments.py, accumulate_allreduce_grads_in_fp32; --grad-reduce-in-bf16 came in 2024)
+_LEGACY_BF16 = "bf16-mixed-fp32-grads"
+
 #: Nineteenth scouting pass (2026-12, never fitted on; SCOUTED_2026_12S): technical reports / papers that print measured
 #: training throughput WITH the parallel layout (full texts found in the search index's code corpus).
 #:
@@ -2425,18 +2430,18 @@ _SKY_SKY = ((1873, 77.1), (1775, 67.9), (1776, 42.5), (1828, 58.7), (1417, 36.6)
 _SKY_ROWS = tuple(
     (f"[B: ZeRO-1 on every row and the 1F1B schedule assumed (stated for the chosen DP256+PP2); network from Sec. 3.5] "
      f"Skywork-13B report Table 10: {mname} {strat}, mbs 1, GBS 4096, seq 4096, no AC, 512 A800",
-     model, _A800_SKY, "megatron-legacy", "bf16-mixed", 512, 4096, 4096, lay, float(tps), gib)
+     model, _A800_SKY, "megatron-legacy", _LEGACY_BF16, 512, 4096, 4096, lay, float(tps), gib)
     for mname, model, vals in (("LLaMA2-13B", "llama-2-13b", _SKY_LLAMA), ("Skywork-13B", _SKY, _SKY_SKY))
     for (strat, lay), (tps, gib) in zip(_SKY_LAYOUTS, vals)
 )
 
 # FP8-LM Table 5. (label, model, TP, PP, DP, mbs, gbs, precision, samples/s, GPU mem GB)
 _FP8LM = (
-    ("GPT-7B BF16", _G7, 1, 1, 32, 2, 2048, "bf16-mixed", 159.2, 69.6),
+    ("GPT-7B BF16", _G7, 1, 1, 32, 2, 2048, _LEGACY_BF16, 159.2, 69.6),
     ("GPT-7B FP8 (TE)", _G7, 1, 1, 32, 2, 2048, "fp8-mixed", 224.5, 77.3),
-    ("GPT-13B BF16", _G13, 2, 1, 16, 2, 2048, "bf16-mixed", 79.3, 68.2),
+    ("GPT-13B BF16", _G13, 2, 1, 16, 2, 2048, _LEGACY_BF16, 79.3, 68.2),
     ("GPT-13B FP8 (TE)", _G13, 2, 1, 16, 2, 2048, "fp8-mixed", 111.7, 76.4),
-    ("GPT-175B BF16", _G175, 8, 4, 4, 1, 512, "bf16-mixed", 22.4, 66.1),
+    ("GPT-175B BF16", _G175, 8, 4, 4, 1, 512, _LEGACY_BF16, 22.4, 66.1),
     ("GPT-175B FP8 (TE)", _G175, 8, 4, 4, 1, 512, "fp8-mixed", 28.7, 69.6),
 )
 
@@ -2508,10 +2513,10 @@ SCOUTED_2026_12T = tuple(
                            (65536, 8, 37342.92, 41676.97), (65536, 16, 43063.26, 44712.49))
     for row in (
         (f"{_SEQ1F1B_B} Seq1F1B 7B x 32 A100 table: Megatron 1F1B baseline, seq {seq}, {m} microbatches (GBS {m})",
-         MODELS_DIR + "seq1f1b-gpt-7b.json", "A100 80GB", "megatron-legacy", "bf16-mixed", 32, seq, m,
+         MODELS_DIR + "seq1f1b-gpt-7b.json", "A100 80GB", "megatron-legacy", _LEGACY_BF16, 32, seq, m,
          _seq1f1b_layout("1f1b"), t1 / 32, None),
         (f"{_SEQ1F1B_BI} Seq1F1B 7B x 32 A100 table: Megatron 1F1B-I baseline, seq {seq}, {m} microbatches (GBS {m})",
-         MODELS_DIR + "seq1f1b-gpt-7b.json", "A100 80GB", "megatron-legacy", "bf16-mixed", 32, seq, m,
+         MODELS_DIR + "seq1f1b-gpt-7b.json", "A100 80GB", "megatron-legacy", _LEGACY_BF16, 32, seq, m,
          _seq1f1b_layout("interleaved", 2), ti / 32, None),
     )
 )
@@ -2561,10 +2566,10 @@ def _mllama_layout(dp: int) -> dict:
 SCOUTED_2026_12U = (
     # README "Efficiency and Affordability" table (Megatron-LLaMA column; DistributedOptimizer per README_zh)
     ("[B: TP2/SP/mbs4/seq 2048 from LLaMA_13_slurm.sh] Megatron-LLaMA README: LLaMA-13B, DistributedOptimizer, "
-     "GBS 2048, 32 A100 80GB (10B tokens in 40.3 h)", "llama-2-13b", _MLLAMA_HW, _MLLAMA_DO, "bf16-mixed", 32, 2048,
+     "GBS 2048, 32 A100 80GB (10B tokens in 40.3 h)", "llama-2-13b", _MLLAMA_HW, _MLLAMA_DO, _LEGACY_BF16, 32, 2048,
      2048, _mllama_layout(16), 10e9 / (40.3 * 3600) / 32, None),
     # README "Excellent Scalability" table: (optimizer, GPUs, profile, tokens/s/GPU as printed)
-    *((_MLLAMA_B + f"{optimizer}, {n} A100 80GB", "llama-2-13b", _MLLAMA_HW, fw, "bf16-mixed", n, 2048, 2048,
+    *((_MLLAMA_B + f"{optimizer}, {n} A100 80GB", "llama-2-13b", _MLLAMA_HW, fw, _LEGACY_BF16, n, 2048, 2048,
        _mllama_layout(n // 2), tps, None)
       for optimizer, n, fw, tps in (("OverlappedDistributedOptimizer", 256, _MLLAMA_OVL, 1890.0),
                                     ("OverlappedDistributedOptimizer", 512, _MLLAMA_OVL, 1845.0),

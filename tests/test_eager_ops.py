@@ -39,3 +39,21 @@ def test_eager_bytes_apply_only_to_the_ops_a_model_has_and_the_legacy_profile():
     assert FRAMEWORKS["megatron"].eager_ops == () and eager_op_extra_bytes(llama, tr, p) == 0.0
     legacy = elementwise_bytes_per_token(llama, _training("megatron-legacy"), p, False)
     assert legacy - elementwise_bytes_per_token(llama, tr, p, False) == pytest.approx(669_696)
+
+
+def test_megatron_legacy_defaults_to_fp32_gradient_reduction():
+    # 2023 Megatron-LM's validate_args turns --bf16 into fp32 gradient accumulation and reduction: the profile's
+    # default precision; 13B at dp=32 ZeRO-0 keeps a 4-byte gradient per parameter (13.0e9 x 4 B = 48.5 GiB of grads)
+    import json
+
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+
+    r = CliRunner().invoke(app, ["estimate", "-m", "llama-2-13b", "-H", "a100-80gb", "-n", "32", "-s", "2048", "-b",
+                                 "64", "--framework", "megatron-legacy", "--json"])
+    assert r.exit_code in (0, 1), r.output
+    d = json.loads(r.stdout)
+    assert d["training"]["precision"] == "bf16-mixed-fp32-grads"
+    params = MODELS["llama-2-13b"].n_params
+    assert d["memory_bytes"]["grads"] == pytest.approx(4 * params, rel=1e-6)

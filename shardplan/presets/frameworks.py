@@ -454,7 +454,11 @@ FRAMEWORKS["torchtitan-compile"] = FRAMEWORKS["torchtitan"].model_copy(update={
 #: overlap): the megatron profile with every stage-boundary send exposed
 FRAMEWORKS["megatron-legacy"] = FRAMEWORKS["megatron"].model_copy(update={
     "name": "megatron-legacy", "pp_p2p_overlap": False, "eager_ops": ("rope", "swiglu", "rmsnorm", "attention_layout"),
+    "default_precision": "bf16-mixed-fp32-grads",
     "sources": {**FRAMEWORKS["megatron"].sources,
+                "default_precision": "Megatron-LM's legacy megatron/arguments.py validate_args: with --bf16, "
+                "'bfloat16 requires gradient accumulation and all-reduce to be done in fp32' "
+                "(accumulate_allreduce_grads_in_fp32 forced on; --grad-reduce-in-bf16 came in 2024)",
                 "eager_ops": "Megatron-LM's legacy model code (megatron/model/, 2023; e.g. NVIDIA/Megatron-LM @ "
                 "00baee46): rotary_pos_embedding.py apply_rotary_pos_emb and rms_norm.py RMSNorm are plain PyTorch "
                 "ops, transformer.py ParallelMLP runs SwiGLU as torch.chunk + F.silu(x[0]) * x[1] (only GeLU has "
