@@ -29,12 +29,12 @@ def _ds(recompute: str):
 def test_deepspeed_layer_cost_is_the_fixed_overhead_and_names_the_bound():
     e = _ds("full")
     # 80 layers / pp 4 = 20 per stage; dp = 64 / (8*4) = 2, so 256 / 2 = 128 microbatches of 1 sequence;
-    # 13.4 ms x 20 layers x 128 microbatches = 34.304 s, all of it fixed (no floor, retries or stalls)
+    # 12.2 ms x 20 layers x 128 microbatches = 31.232 s, all of it fixed (no floor, retries or stalls)
     assert e.layout.microbatches == 128
-    assert e.fixed_overhead_s == pytest.approx(0.0134 * 20 * 128)
+    assert e.fixed_overhead_s == pytest.approx(0.0122 * 20 * 128)
     assert e.overhead_s == pytest.approx(e.fixed_overhead_s + e.host_floor_s + e.allocator_retry_s + e.stall_s)
     assert e.bound == "framework overhead (fixed per-layer and per-microbatch costs)"
-    assert e.to_dict()["time_s"]["fixed_overhead"] == pytest.approx(34.304)
+    assert e.to_dict()["time_s"]["fixed_overhead"] == pytest.approx(31.232)
     # without recompute DeepSpeed's checkpoint wrapper does not run: no per-layer cost
     assert _ds("none").fixed_overhead_s == 0.0
 
@@ -43,7 +43,7 @@ def test_estimate_notes_the_per_layer_cost():
     res = CliRunner().invoke(app, ["estimate", *_70B, "--recompute", "full"], terminal_width=400)
     assert res.exit_code == 0, res.output
     flat = " ".join(res.output.split())
-    assert "34.304 s of the deepspeed profile's per-layer cost" in flat
+    assert "31.232 s of the deepspeed profile's per-layer cost" in flat
     assert "only checkpointed (recomputed) layers pay it" in flat
     js = CliRunner().invoke(app, ["estimate", *_70B, "--recompute", "full", "--json"])
     d = json.loads(js.stdout)
@@ -128,5 +128,5 @@ def test_dualpipe_chart_title_gives_the_priced_bubble_in_chart_units():
 
 def test_json_compute_does_not_count_the_fixed_overhead_twice():
     e = _ds("full")
-    # compute = matmul + element-wise + recompute; the 34.304 s per-layer cost is only in framework_overhead
+    # compute = matmul + element-wise + recompute; the 31.232 s per-layer cost is only in framework_overhead
     assert e.compute_s == pytest.approx(e.matmul_s + e.elementwise_s + e.recompute_s)

@@ -109,8 +109,8 @@ _DS_LAYER = ("per transformer layer per microbatch, outside the GEMMs: DeepSpeed
              "layer through deepspeed/runtime/activation_checkpointing/checkpointing.py CheckpointFunction (CUDA RNG "
              "state saved and restored, the checkpointed input partitioned over the model-parallel group and gathered "
              "again for the recomputation, eager kernel launches); fitted (benchmarks/fit_frameworks.py, scipy "
-             "least_squares) to the shared DeepSpeed pipeline rows bloom*, gptneox*, glm*: 13.4 ms, leave-one-row-out "
-             "|error| median 7.1%, max 12.3%. Per layer, not per microbatch: on Megatron-Turing NLG 530B (Smith et al. "
+             "least_squares) to the shared DeepSpeed pipeline rows bloom*, gptneox*, glm*: 12.2 ms, leave-one-row-out "
+             "|error| median 5.0%, max 11.4% (13.4 ms, 7.1% / 12.3% before the eager element-wise ops). Per layer, not per microbatch: on Megatron-Turing NLG 530B (Smith et al. "
              "2022 Sec. 2.4, 3 layers per stage, not fitted) a per-microbatch constant fitted on the same rows "
              "predicts +22-27% too slow, this term 6-10% too fast (docs/accuracy.md public runs). Every run it is fitted "
              "and checked on checkpoints every layer: whether the term holds without recomputation is not identified")
@@ -326,11 +326,20 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "A100, FlashAttention-2 through SDPA; public_runs.FMS_FSDP): 0.546, leave-one-row-out "
                                   "|error| median 4.2%, max 6.8% (docs/accuracy.md)",
                                   "pipeline_parallel": _FSDP_ONLY, "context_parallel": _FSDP_ONLY}),
-        FrameworkProfile(name="deepspeed", moe_routed_copies=2, activation_offload=False, module_recompute=False, zero3_prefetch=0.221, zero3_nic_share=0.217, layer_overhead_s=0.0134,
+        FrameworkProfile(name="deepspeed", moe_routed_copies=2, activation_offload=False, module_recompute=False,
+                         zero3_prefetch=0.221, zero3_nic_share=0.217, layer_overhead_s=0.0122,
+                         eager_ops=("rope", "swiglu", "rmsnorm", "attention_layout"),
                          layer_overhead_recomputed_only=True, recomputes=("none", "full"), context_parallel=False,
                          schedules=("1f1b",), pipeline_zero_stages=(0, 1),
                          sources={"zero3_prefetch": _DS_ZERO3, "zero3_nic_share": _DS_ZERO3,
                                   "layer_overhead_s": _DS_LAYER, "layer_overhead_recomputed_only": _DS_LAYER_RC,
+                                  "eager_ops": "Megatron-DeepSpeed's model code (microsoft/Megatron-DeepSpeed "
+                                  "megatron/model/: rotary_pos_embedding.py apply_rotary_pos_emb and rmsnorm.py RMSNorm "
+                                  "in plain PyTorch, transformer.py's SwiGLU as chunk + F.silu(x[0]) * x[1], and "
+                                  "rearrange(...).contiguous() copies around flash-attn), as Megatron-LM's legacy code "
+                                  "(the megatron-legacy profile); its RoPE skips the final cat, counted all the same. Not "
+                                  "fitted; checked on FlagPerf's Llama 2 7B Megatron-DeepSpeed run: +31% -> -5% "
+                                  "(docs/accuracy.md)",
                                   "recomputes": "deepspeed/runtime/activation_checkpointing/checkpointing.py: "
                                   "deepspeed.checkpointing.checkpoint(function, *args) recomputes the whole function "
                                   "it wraps, a decoder layer in Megatron-DeepSpeed and the Hugging Face models (no "
@@ -487,6 +496,7 @@ FRAMEWORKS["hf-fsdp"] = FRAMEWORKS["pytorch-fsdp"].model_copy(update={
     "sources": {**FRAMEWORKS["pytorch-fsdp"].sources, "elementwise_traffic": _HF_EAGER, "loss": _HF_LOSS}})
 FRAMEWORKS["hf-deepspeed"] = FRAMEWORKS["deepspeed"].model_copy(update={
     "name": "hf-deepspeed", "elementwise_traffic": FRAMEWORKS["torchtitan"].elementwise_traffic, "loss": "eager",
+    "eager_ops": (),
     "layer_overhead_s": 0.0, "pipeline_parallel": False,
     "sources": {**FRAMEWORKS["deepspeed"].sources, "elementwise_traffic": _HF_EAGER, "loss": _HF_LOSS,
                 "layer_overhead_s": "0: the HF Trainer's gradient_checkpointing wraps each decoder layer in "
