@@ -15,10 +15,12 @@ def _changed(a, b) -> set[str]:
 
 def test_hf_profiles_change_only_the_model_code_terms():
     # the sharding behaviour is the base profile's; the element-wise traffic is eager torchtitan's (one number, one
-    # place), the loss eager, and HF's torch.utils.checkpoint has no DeepSpeed CheckpointFunction cost
+    # place), the loss eager, and HF's torch.utils.checkpoint has no DeepSpeed CheckpointFunction cost; Megatron-
+    # DeepSpeed's eager ops (deepspeed eager_ops) are not HF's model code, whose every op the multiplier prices
     assert _changed(FRAMEWORKS["hf-fsdp"], FRAMEWORKS["pytorch-fsdp"]) == {"elementwise_traffic", "loss"}
-    assert _changed(FRAMEWORKS["hf-deepspeed"], FRAMEWORKS["deepspeed"]) == {"elementwise_traffic", "loss",
+    assert _changed(FRAMEWORKS["hf-deepspeed"], FRAMEWORKS["deepspeed"]) == {"elementwise_traffic", "loss", "eager_ops",
                                                                              "layer_overhead_s", "pipeline_parallel"}
+    assert FRAMEWORKS["hf-deepspeed"].eager_ops == () and FRAMEWORKS["hf-fsdp"].eager_ops == ()
     for name in ("hf-fsdp", "hf-deepspeed"):
         fw = FRAMEWORKS[name]
         assert fw.elementwise_traffic == FRAMEWORKS["torchtitan"].elementwise_traffic and fw.layer_overhead_s == 0
