@@ -52,9 +52,10 @@ def _require(cfg: Cfg, arch: str, *keys: str) -> None:
     GemmaConfig ``head_dim=256`` ...), not with the values derived from the other keys, so guessing
     would miscount; released checkpoints write them."""
     for key in keys:
-        if key not in cfg:
-            raise ConfigError(f"config.json for {arch} lacks {key!r}, whose default {arch}'s configuration class sets "
-                              "on its own (not derived from the other keys); write it in the file", field=key)
+        if cfg.get(key) is None:
+            what = "sets null for" if key in cfg else "lacks"
+            raise ConfigError(f"config.json for {arch} {what} {key!r}, whose default {arch}'s configuration class sets "
+                              "on its own (not derived from the other keys); write its value in the file", field=key)
 
 
 def moe_layer_pattern(moe: list[int], n_layers: int, key: str) -> Cfg:
@@ -178,11 +179,17 @@ def _qwen2_moe(cfg: Cfg) -> Cfg:
 
 def _olmoe(cfg: Cfg) -> Cfg:
     """OLMoE (``transformers`` configuration_olmoe.py, modeling_olmoe.py): OlmoeAttention q/k/v/o of
-    head_dim = hidden / heads (a ``head_dim`` key is not read), bias = ``attention_bias``, q_norm
+    head_dim = hidden / heads (an explicit ``head_dim`` other than that is refused: transformers 5.x would
+    shrink q/k/v but keep the QK-norms hidden-sized), bias = ``attention_bias``, q_norm
     RMSNorm(hidden) and k_norm RMSNorm(kv heads x head_dim) (QK-norm over the whole projection, as OLMo 2);
     every layer an OlmoeSparseMoeBlock: router h x E without bias, E experts of ``intermediate_size``
     without biases; pre-norms."""
-    spec = _llama_like({k: v for k, v in cfg.items() if k not in ("head_dim", "mlp_bias")})
+    natural = cfg["hidden_size"] // cfg["num_attention_heads"]
+    if cfg.get("head_dim") not in (None, natural):  # OlmoeAttention's q_norm / k_norm stay hidden-sized then
+        raise ConfigError(f"OLMoE head_dim={cfg['head_dim']} differs from hidden_size / num_attention_heads = {natural}: "
+                          "its QK-norms keep the hidden size while q/k/v shrink, which is not modelled; legal head_dim: "
+                          f"{natural} or none; {YAML_ROUTE}", field="head_dim", value=cfg["head_dim"], legal=[natural])
+    spec = _llama_like({k: v for k, v in cfg.items() if k != "mlp_bias"})
     spec.update(qk_norm="full", n_experts=cfg["num_experts"], top_k=cfg["num_experts_per_tok"])
     return spec
 
@@ -214,11 +221,11 @@ def _granite(cfg: Cfg) -> Cfg:
 
 def _granitemoe(cfg: Cfg) -> Cfg:
     """IBM Granite 3.x MoE (``transformers`` configuration_granitemoe.py, modeling_granitemoe.py):
-    GraniteMoeAttention q/k/v/o of head_dim = hidden / heads (a ``head_dim`` key is not read), bias =
+    GraniteMoeAttention q/k/v/o of head_dim = ``head_dim`` when given (as OLMoE), else hidden / heads, bias =
     ``attention_bias``; every layer a GraniteMoeMoE: router h x E without bias, experts as
     GraniteMoeParallelExperts input_linear (E, 2F, h) + output_linear (E, h, F) = a gated MLP of
     ``intermediate_size`` each; the multipliers are scalars."""
-    spec = _llama_like({k: v for k, v in cfg.items() if k not in ("head_dim", "mlp_bias")})
+    spec = _llama_like({k: v for k, v in cfg.items() if k != "mlp_bias"})
     spec.update(n_experts=cfg["num_local_experts"], top_k=cfg["num_experts_per_tok"])
     return spec
 

@@ -412,6 +412,13 @@ HF_MODEL_TYPES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", 
                   "granite": "GraniteForCausalLM", "granitemoe": "GraniteMoeForCausalLM",
                   "starcoder2": "Starcoder2ForCausalLM", "smollm3": "SmolLM3ForCausalLM", "olmo3": "Olmo3ForCausalLM",
                   "cohere": "CohereForCausalLM", "seed_oss": "SeedOssForCausalLM"}
+#: ``model_type`` -> architecture of the refused families (:data:`shardplan.hf_config.UNMODELLED`), so that a
+#: config without ``architectures`` gets the same reason
+UNMODELLED_MODEL_TYPES = {"qwen3_next": "Qwen3NextForCausalLM", "jamba": "JambaForCausalLM",
+                          "nemotron_h": "NemotronHForCausalLM", "bamba": "BambaForCausalLM",
+                          "granitemoehybrid": "GraniteMoeHybridForCausalLM", "falcon_h1": "FalconH1ForCausalLM",
+                          "zamba2": "Zamba2ForCausalLM", "minimax": "MiniMaxForCausalLM", "lfm2": "Lfm2ForCausalLM",
+                          "apertus": "ApertusForCausalLM", "phimoe": "PhimoeForCausalLM"}
 #: Hugging Face keys that hold whole numbers, with their least legal value (None = absent)
 HF_INT_KEYS = {**{k: 1 for k in (
     "n_embd", "n_layer", "n_head", "n_inner", "n_positions", "n_embed", "vocab_size", "num_hidden_layers",
@@ -475,6 +482,9 @@ def check_hf_types(cfg: dict[str, Any], where: str = "config.json") -> None:
                               field=key, value=v)
     for key in HF_BOOL_KEYS:
         v = cfg.get(key)
+        if key in cfg and v is None:  # transformers keeps the None, which its model code reads as false
+            raise ConfigError(f"{where} {key}=null; legal: true, false, or leave the key out for the family's "
+                              "default", field=key, value=None, legal=[True, False])
         if v is not None and not isinstance(v, bool):
             raise ConfigError(f"{where} {key}={short_repr(v)}; legal: true, false (JSON booleans, not strings)",
                               field=key, value=v, legal=[True, False])
@@ -484,7 +494,8 @@ def check_hf_types(cfg: dict[str, Any], where: str = "config.json") -> None:
 def _check_layer_lists(cfg: dict[str, Any], where: str) -> None:
     """:func:`check_hf_types` for ``mlp_only_layers`` / ``moe_layers`` and ``layer_types``."""
     n = cfg.get("num_hidden_layers", cfg.get("n_layer"))
-    n = n if isinstance(n, int) else 2**24
+    if not isinstance(n, int) or isinstance(n, bool):
+        return  # no layer count to check against: the translator names the missing key
     for key in HF_LAYER_LIST_KEYS:
         v = cfg.get(key)
         if v is not None and (not isinstance(v, list) or not all(
@@ -524,7 +535,9 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
     if archs is None and isinstance(cfg.get("model_type"), str) and cfg["model_type"] in HF_MODEL_TYPES:
         archs = [HF_MODEL_TYPES[cfg["model_type"]]]
     if archs is None:
-        raise ConfigError(f"config.json has no 'architectures' list (model_type={cfg.get('model_type')!r}); "
+        why = UNMODELLED_MODEL_TYPES.get(cfg.get("model_type")) if isinstance(cfg.get("model_type"), str) else None
+        why = f" ({UNMODELLED[why]})" if why else ""
+        raise ConfigError(f"config.json has no 'architectures' list (model_type={cfg.get('model_type')!r}){why}; "
                           f"{supported}", field="architectures", value=None, legal=HF_ARCHITECTURES)
     if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
         raise ConfigError(f"architectures must be a list of strings, got {short_repr(archs)}; {supported}",

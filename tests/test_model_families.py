@@ -368,3 +368,34 @@ def test_hybrid_architectures_are_refused_with_the_reason(arch, why):
     with pytest.raises(ConfigError) as e:
         model_from_hf_config({"architectures": [arch]})
     assert why in str(e.value) and "YAML" in str(e.value) and e.value.field == "architectures"
+
+
+def test_null_where_a_family_sets_its_own_default_is_refused():
+    # breaker: StarCoder2's num_key_value_heads: null was read as kv heads = heads (3,549,585,408 parameters
+    # instead of 3,030,371,328); a null true/false key was read as false (tie_word_embeddings: null untied
+    # StarCoder2: 3.18B); transformers refuses both
+    cfg, _ = FAMILIES["starcoder2-3b"]
+    with pytest.raises(ConfigError, match="sets null for 'num_key_value_heads'"):
+        model_from_hf_config({**cfg, "num_key_value_heads": None})
+    with pytest.raises(ConfigError, match="tie_word_embeddings=null; legal: true, false, or leave the key out"):
+        model_from_hf_config({**cfg, "tie_word_embeddings": None})
+
+
+def test_moe_head_dim_is_read_or_refused():
+    # Granite-MoE with head_dim 96 (transformers 5.x reads it): q/k/v/o shrink with it; transformers' count
+    # 3,399,456,768 (the released config, no head_dim: 3,298,793,472)
+    cfg, count = FAMILIES["granite-3.1-3b-a800m"]
+    assert model_from_hf_config(cfg).n_params == count
+    assert model_from_hf_config({**cfg, "head_dim": 96}).n_params == 3_399_456_768
+    # OLMoE's QK-norms keep the hidden size when head_dim shrinks: not modelled, refused naming the legal value 128
+    olmoe, _ = FAMILIES["olmoe-1b-7b"]
+    with pytest.raises(ConfigError, match="legal head_dim: 128 or none"):
+        model_from_hf_config({**olmoe, "head_dim": 64})
+    assert model_from_hf_config({**olmoe, "head_dim": 128}).n_params == FAMILIES["olmoe-1b-7b"][1]
+
+
+def test_hybrid_named_only_by_model_type_gets_the_reason():
+    # a config.json without "architectures": model_type qwen3_next is refused with the hybrid reason, as the
+    # architecture name is
+    with pytest.raises(ConfigError, match=r"model_type='qwen3_next'\) \(hybrid of Gated DeltaNet"):
+        model_from_hf_config({"model_type": "qwen3_next", "hidden_size": 2048})
