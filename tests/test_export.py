@@ -1640,3 +1640,13 @@ def test_maxtext_import_refuses_non_finite_batch_and_deepspeed_notes_a_device_co
     assert imp.devices == 100 and any("_shardplan.devices=16" in n and "give 100 devices" in n for n in imp.notes)
     cfg["train_batch_size"] = 16
     assert not any("_shardplan" in n for n in import_config("deepspeed", json.dumps(cfg)).notes)
+
+
+def test_maxtext_import_truncates_a_fractional_batch_as_maxtext_does():
+    # MaxText pyconfig: micro_batch_size_to_train_on = int(num_devices x per_device_batch_size): 0.3 x 16 = 4.8 -> 4
+    # sequences (was rounded to 5), which 16 data-parallel ranks cannot split: refused naming 4
+    with pytest.raises(ConfigError, match="global_batch_size=4, not divisible"):
+        import_config("maxtext", "per_device_batch_size: 0.3\nici_fsdp_parallelism: 16\n")
+    # a whole product: 3 x 8 = 24 sequences per microbatch step, 2 accumulation steps: 48 per step
+    imp = import_config("maxtext", "per_device_batch_size: 3\nici_fsdp_parallelism: 8\ngradient_accumulation_steps: 2\n")
+    assert imp.global_batch == 48 and imp.parallel.microbatch_size == 3

@@ -303,7 +303,10 @@ def read(text: str, devices: int | None = None) -> Imported:
     # the embed rule shards the weights over fsdp, context and expert alike: any of them above 1 is ZeRO-3
     zero = 3 if deg["fsdp"] * deg["expert"] * deg["context"] > 1 else (1 if cfg.get("shard_optimizer_over_data") else 0)
     per_device, ga = _number(cfg, "per_device_batch_size", 12.0), int(_number(cfg, "gradient_accumulation_steps", 1))
-    B = round(per_device * n * ga)
+    B = int(per_device * n) * ga  # MaxText pyconfig: micro_batch_size_to_train_on = int(num_devices * pdbs)
+    if per_device * n != int(per_device * n):
+        notes.append(f"per_device_batch_size={per_device} x {n} devices = {per_device * n:g} is not whole: MaxText "
+                     f"trains on int() of it, {int(per_device * n)} sequences per microbatch step")
     m = int(_number(cfg, "num_pipeline_microbatches", ga))
     values = dict(dp=dp, zero_stage=zero, dp_shard=deg["fsdp"] * deg["expert"] if zero == 3 else None, tp=tp,
                   sp=tp > 1, cp=deg["context"], ep=deg["expert"], pp=pp,
