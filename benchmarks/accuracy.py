@@ -492,7 +492,7 @@ def main() -> None:
               "  DeepSpeed's activation checkpointing does per layer). A per-microbatch constant fits these three",
               "  rows as well but misses Megatron-Turing NLG (3 layers per stage) by 22-27%; see the public runs.",
               "- **Megatron-LM's legacy and Megatron-DeepSpeed's model code** (`megatron-legacy`, `deepspeed`): they",
-              "  run RoPE, SwiGLU and RMSNorm as plain PyTorch ops and copy Q, K, V and the attention output to and",
+              "  run RoPE and SwiGLU (the former also RMSNorm) as plain PyTorch ops and copy Q, K, V and the output to and",
               "  from FlashAttention's layout (`eager_ops`, bytes derived from that code, nothing fitted). The shared",
               "  rows, GPT models, have only the copies; the 2023 runs of Llama-style models on that code, scouted",
               "  after every fit, were 11-37% fast before (docs sections of the 19th-21st passes).",

@@ -39,6 +39,8 @@ def test_eager_bytes_apply_only_to_the_ops_a_model_has_and_the_legacy_profile():
     assert FRAMEWORKS["megatron"].eager_ops == () and eager_op_extra_bytes(llama, tr, p) == 0.0
     legacy = elementwise_bytes_per_token(llama, _training("megatron-legacy"), p, False)
     assert legacy - elementwise_bytes_per_token(llama, tr, p, False) == pytest.approx(669_696)
+    # Megatron-DeepSpeed takes apex's fused RMSNorm on CUDA: its eager bytes lack the norms' 327,680 -> 342,016
+    assert eager_op_extra_bytes(llama, _training("deepspeed"), p) == pytest.approx(669_696 - 327_680)
 
 
 def test_megatron_legacy_defaults_to_fp32_gradient_reduction():

@@ -328,18 +328,19 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "pipeline_parallel": _FSDP_ONLY, "context_parallel": _FSDP_ONLY}),
         FrameworkProfile(name="deepspeed", moe_routed_copies=2, activation_offload=False, module_recompute=False,
                          zero3_prefetch=0.221, zero3_nic_share=0.217, layer_overhead_s=0.0122,
-                         eager_ops=("rope", "swiglu", "rmsnorm", "attention_layout"),
+                         eager_ops=("rope", "swiglu", "attention_layout"),
                          layer_overhead_recomputed_only=True, recomputes=("none", "full"), context_parallel=False,
                          schedules=("1f1b",), pipeline_zero_stages=(0, 1),
                          sources={"zero3_prefetch": _DS_ZERO3, "zero3_nic_share": _DS_ZERO3,
                                   "layer_overhead_s": _DS_LAYER, "layer_overhead_recomputed_only": _DS_LAYER_RC,
                                   "eager_ops": "Megatron-DeepSpeed's model code (microsoft/Megatron-DeepSpeed "
-                                  "megatron/model/: rotary_pos_embedding.py apply_rotary_pos_emb and rmsnorm.py RMSNorm "
-                                  "in plain PyTorch, transformer.py's SwiGLU as chunk + F.silu(x[0]) * x[1], and "
+                                  "megatron/model/: rotary_pos_embedding.py apply_rotary_pos_emb in plain PyTorch, "
+                                  "transformer.py's SwiGLU as chunk + F.silu(x[0]) * x[1], and "
                                   "rearrange(...).contiguous() copies around flash-attn), as Megatron-LM's legacy code "
-                                  "(the megatron-legacy profile); its RoPE skips the final cat, counted all the same. Not "
-                                  "fitted; checked on FlagPerf's Llama 2 7B Megatron-DeepSpeed run: +31% -> -5% "
-                                  "(docs/accuracy.md)",
+                                  "(the megatron-legacy profile); its RoPE skips the final cat, counted all the same. "
+                                  "RMSNorm is apex's fused MixedFusedRMSNorm on CUDA (megatron/model/__init__.py since "
+                                  "commit 8822a5ce; rmsnorm.py's plain one only off CUDA): not eager. Not fitted; "
+                                  "checked on FlagPerf's Llama 2 7B Megatron-DeepSpeed run (docs/accuracy.md)",
                                   "recomputes": "deepspeed/runtime/activation_checkpointing/checkpointing.py: "
                                   "deepspeed.checkpointing.checkpoint(function, *args) recomputes the whole function "
                                   "it wraps, a decoder layer in Megatron-DeepSpeed and the Hugging Face models (no "
