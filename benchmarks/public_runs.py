@@ -2578,6 +2578,51 @@ SCOUTED_2026_12U = (
 )
 
 
+#: Twenty-second scouting pass (2026-12, never fitted on; SCOUTED_2026_12V): Only one new source with a throughput beside a layout was found in the time box: argonne-lcf/Megatron-DeepSpeed
+#: (AuroraGPT's fork of microsoft/Megatron-DeepSpeed) on ALCF Polaris (HPE Apollo 6500: 4 x A100-SXM4-40GB per node,
+#: NVLink3 inside the node, 2 x Slingshot-11 200 Gb/s NICs per node = 12.5 GB/s per GPU).
+#:
+#: Model (both rows): the fork's "Llama2 7B Config" in train_llama_alcf_polaris.sh (search id 31506501339) and the
+#: Polaris command line printed in ALCF/README.md (id 20196590859): 32 layers, hidden 4096, 32 heads,
+#: --num-key-value-heads 8 (GQA 8, NOT Llama 2 7B's MHA), FFN 11008, --swiglu --normalization rmsnorm
+#: --use-rotary-position-embeddings --untie-embeddings-and-output-weights --disable-bias-linear, Llama2Tokenizer
+#: (vocab 32000), seq 4096 -> models/auroragpt-7b-gqa8.config.json (5.93B parameters by the planner; no published count).
+#: Both runs: --use-flash-attn-v2, --deepspeed-activation-checkpointing + --checkpoint-activations
+#: --checkpoint-num-layers 1 (every layer recomputed = full), --no-gradient-accumulation-fusion,
+#: --no-bias-dropout-fusion, --no-masked-softmax-fusion, --accumulate-allreduce-grads-in-fp32, DeepSpeed ZeRO stage 2
+#: (--zero-stage=2), PP 1 (--no-pipeline-parallel), TP 2, no Megatron sequence parallelism.
+#: The log's "TFLOPs" (Megatron-DeepSpeed formula 96 L h^2 (1 + s/6h + V/16Lh) per token with the recompute factor
+#: 4) = 60.9 GFLOP/token: 69.85e12 / 1146.7 and 98.29e12 / 1613.5 both give 60.9e9, i.e. the recompute factor was on.
+_POLARIS = "A100 40GB+scale_up_size=4+devices_per_host=4+scale_out_bandwidth=12500000000"
+_AURORA = MODELS_DIR + "auroragpt-7b-gqa8.config.json"
+
+SCOUTED_2026_12V = (
+    # argonne-lcf/Megatron-DeepSpeed ALCF/README.md @ 4b4fc21f (id 6502012148; same block in id 5833402453 and
+    # id 20196590859): Polaris log of 2024-03-07, "iteration 199/317892 ... elapsed time per iteration (ms): 14287.5 |
+    # global batch size: 768 | ... actual seqlen: 4096 | samples per second: 53.753 | tokens per gpu per second (tgs):
+    # 1146.733 | TFLOPs: 69.85", checkpoint dir ds_stage2_nl32_hs4096_mb8_seq4096_gb768_pp1_tp2_fp16; DeepSpeed timer
+    # MaxMemAllocated=19.52GB. GPUs = 53.753 x 4096 / 1146.733 = 192 (48 Polaris nodes; the README's "Continue runs on
+    # Polaris @ 48 Nodes"; train_llama_alcf_polaris.sh has #PBS -l select=48). 768 x 4096 / 14.2875 s / 192 = 1146.8.
+    # dp = 192 / 2 = 96, 768 / 96 = 8 = MICRO_BATCH 8 x GRAD_ACC_STEPS 1. fp16 (DTYPE fp16): priced as the brief's
+    # "bf16-mixed-fp32-grads" (same byte sizes; Megatron's --accumulate-allreduce-grads-in-fp32 on the command line).
+    # Iteration 200 gives 1126.7 (a checkpoint save follows it); 199 used.
+    ("[B: GQA-8 / FFN 11008 from the matching launch script's defaults; fp16 priced as bf16] argonne-lcf "
+     "Megatron-DeepSpeed (AuroraGPT-7B): ZeRO-2, TP2, mbs 8, full AC, FA2, 192 A100-40GB (48 Polaris nodes)",
+     _AURORA, _POLARIS, "deepspeed", "bf16-mixed-fp32-grads", 192, 4096, 768,
+     dict(dp=96, tp=2, sp=False, pp=1, zero_stage=2, microbatch_size=8, recompute="full"), 1146.733, None),
+    # Same README, Polaris block of 2024-04-04 (id 20196590859, offset ~17000-31000): 2 nodes x 4 GPUs, command line
+    # printed in full: --bf16 --optimizer adamw, TP 2, mbs 8, GBS 32, ZeRO 2, full AC, FA2, seq 4096; torch 2.2.1,
+    # deepspeed 0.14.0, CUDA 11.8. "iteration 2/317892 | elapsed time per iteration (ms): 10154.3 | ... tokens per gpu
+    # per second(tgs): 1613.503 | TFLOPs: 98.29": 32 x 4096 / 10.1543 / 8 = 1613.5. Only iterations 1-2 printed
+    # (iteration 1: 21.1 s, warm-up). Memory after iteration 1: max allocated 22332 MB (21.8 GiB), max reserved
+    # 35824 MB (35.0 GiB, rank 1) -> reported GiB 35.0 (reserved, the planner's total includes allocator slack).
+    ("[B: iteration 2 of a debug run (only 2 printed); GQA-8 from the command line] argonne-lcf Megatron-DeepSpeed "
+     "README Polaris example: ZeRO-2, TP2, mbs 8, full AC, FA2, bf16, 8 A100-40GB (2 nodes)",
+     _AURORA, _POLARIS, "deepspeed", "bf16-mixed-fp32-grads", 8, 4096, 32,
+     dict(dp=4, tp=2, sp=False, pp=1, zero_stage=2, microbatch_size=8, recompute="full"), 1613.503, 35824 / 1024),
+)
+
+
 def check_inputs(row: tuple, profile_update: dict | None = None):
     """(model, hardware, training, parallel, devices) of one :data:`PUBLIC_CHECKS` entry, the profile
     with the row's ``+field=value`` overrides and then ``profile_update`` applied."""
