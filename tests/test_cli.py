@@ -436,3 +436,16 @@ def test_estimate_json_names_why_a_negative_result_is_negative():
     ok = CliRunner().invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "8192", "-b", "8",
                                   "--dp", "8", "--zero-stage", "3", "--json"])
     assert ok.exit_code == 0 and json.loads(ok.stdout)["negative_reasons"] == []
+
+
+def test_help_on_a_narrow_terminal_shows_every_flag_in_full():
+    # fresh-user pass: at 80 columns rich's help panels cut the flag names ("--zero-stage,--z…"); below 120 columns a
+    # command's --help is click's plain format, every flag whole; wide terminals keep the panels
+    from typer.testing import CliRunner
+
+    narrow = CliRunner().invoke(app, ["estimate", "--help"], env={"COLUMNS": "80"})
+    assert narrow.exit_code == 0
+    assert "--zero-stage, --zero" in narrow.output and "--offload-activation-layers" in narrow.output
+    assert "…" not in narrow.output
+    wide = CliRunner().invoke(app, ["estimate", "--help"], env={"COLUMNS": "200"}, terminal_width=200)
+    assert "Layout" in wide.output and "╭" in wide.output

@@ -28,4 +28,30 @@ def _one_line_summaries() -> None:
 
 _one_line_summaries()
 
+
+def _plain_help_below(columns: int = 120) -> None:
+    """rich's help panels give the option names a fixed share of the width and cut longer ones below about
+    120 columns (``--zero-stage,--z…``, ``--microbatch-siz…`` at 80, or when the help is piped); there a
+    command's ``--help`` prints click's plain help instead, every flag in full and its text wrapped. Errors
+    keep rich's one-line form."""
+    import shutil
+
+    import click
+    from typer.core import TyperCommand
+
+    class NarrowHelpCommand(TyperCommand):
+        """A typer command whose ``--help`` is click's plain format on a terminal narrower than ``columns``."""
+
+        def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+            if shutil.get_terminal_size(fallback=(80, 24)).columns < columns:
+                return click.Command.format_help(self, ctx, formatter)
+            return super().format_help(ctx, formatter)
+
+    for info in [*app.registered_commands, *(c for g in app.registered_groups for c in g.typer_instance.registered_commands)]:
+        if info.cls in (None, TyperCommand):
+            info.cls = NarrowHelpCommand
+
+
+_plain_help_below()
+
 __all__ = ["app"]
