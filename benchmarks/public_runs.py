@@ -2623,6 +2623,125 @@ SCOUTED_2026_12V = (
 )
 
 
+#: Twenty-third scouting pass (2026-12, never fitted on; SCOUTED_2026_12W).
+#: Twenty-third scouting pass (2026-12): NVIDIA-NeMo/Megatron-Bridge docs/performance-summary.md, the 26.04 and
+#: 26.06 NeMo-container tables (releases whose GB200 / GB300 dense rows the project has not used), dense Llama rows.
+#:
+#: 26.04 table: search-index file id 51905015924 (Megatron-Bridge docs/performance-summary.md, "## 26.04 NeMo
+#:   Container", Pre-Training Performance, Model: LLAMA3_70B and LLAMA3.1_405B). Columns: System, #-GPUs, Precision,
+#:   GBS, MBS, Sequence Length, FSDP, TP, PP, CP, VP, EP, Tokens/sec/GPU, Model TFLOP/sec/GPU. Tokens/s/GPU used as
+#:   printed (no conversion).
+#: 26.06 table: search-index file id 56183476306 ("## 26.06 NeMo Container", LLAMA3.1_405B; GB300 / GB200 rows; the
+#:   DGX-H100 row of this table is already in public_runs.MEGATRON_BRIDGE_H100).
+#: Recipe details not in the tables: scripts/performance/configs/llama/llama3_workload_base_configs.py (search id
+#:   52014364621): LLAMA3_70B_PRETRAIN_CONFIG_GB300_FP8_CS_V2 = Megatron-FSDP, micro batch 2, cpu_offloading_num_layers
+#:   20; ..._GB200_FP8_CS_V2 = Megatron-FSDP, micro batch 2, cpu_offloading_num_layers 40; ..._GB300_FP8_MX_V2 /
+#:   _NVFP4_V2 = PP4 VP5; ..._GB200_FP8_MX_V2 / _NVFP4_V2 = TP2 PP4 VP5 (GBS 256 = V2). Which commit of that file
+#:   matches the 26.04 container is NOT known (the layout columns agree with the table), hence the FSDP rows are [B].
+#: Priced as public_runs prices the 25.11 / 26.02 Megatron-Bridge rows: framework "megatron+loss=in_place" (TE
+#:   cross-entropy fusion), FP8 column = FP8-CS = "fp8-params", MXFP8 = "fp8-mixed", NVFP4 = "nvfp4-mixed";
+#:   distributed optimizer (ZeRO-1) when FSDP = 0, sp + tp_overlap when tp > 1, recompute none.
+_MB2604 = "megatron+loss=in_place"
+_FP8CS = FP8_CS
+
+
+def _mb_interleaved(tp: int, pp: int, cp: int, vp: int) -> dict:
+    """An interleaved Megatron-Bridge / NeMo layout: distributed optimizer, mbs 1, sp + TP overlap when tp > 1."""
+    d = dict(zero_stage=1, microbatch_size=1, pp=pp, schedule="interleaved", virtual_stages=vp)
+    if tp > 1:
+        d.update(tp=tp, sp=True, tp_overlap=True)
+    if cp > 1:
+        d.update(cp=cp)
+    return d
+
+
+SCOUTED_2026_12W = (
+    # ---- 26.04, LLAMA3_70B, 64 GPUs, GBS 256, seq 8192 --------------------------------------------------------
+    ("[A] MB 26.04 GB300: Llama 3 70B NVFP4 PP4 VP5, 64 GPUs", "llama-3-70b", "GB300", _MB2604, "nvfp4-mixed", 64, 8192,
+     256, _mb_interleaved(1, 4, 1, 5), 7397, None),
+    ("[A] MB 26.04 GB200: Llama 3 70B NVFP4 TP2 PP4 VP5, 64 GPUs", "llama-3-70b", "GB200", _MB2604, "nvfp4-mixed", 64, 8192,
+     256, _mb_interleaved(2, 4, 1, 5), 4898, None),
+    ("[A] MB 26.04 GB300: Llama 3 70B MXFP8 PP4 VP5, 64 GPUs", "llama-3-70b", "GB300", _MB2604, "fp8-mixed", 64, 8192,
+     256, _mb_interleaved(1, 4, 1, 5), 4742, None),
+    ("[A] MB 26.04 GB200: Llama 3 70B MXFP8 TP2 PP4 VP5, 64 GPUs", "llama-3-70b", "GB200", _MB2604, "fp8-mixed", 64, 8192,
+     256, _mb_interleaved(2, 4, 1, 5), 3828, None),
+    ("[B: offload 20 layers from the config file, commit unmatched] MB 26.04 GB300: Llama 3 70B FP8-CS Megatron-FSDP "
+     "MBS2, 64 GPUs", "llama-3-70b", "GB300", _MB2604, _FP8CS, 64, 8192, 256,
+     dict(zero_stage=3, microbatch_size=2, offload_activation_layers=20), 5243, None),
+    ("[B: offload 40 layers from the config file, commit unmatched] MB 26.04 GB200: Llama 3 70B FP8-CS Megatron-FSDP "
+     "MBS2, 64 GPUs", "llama-3-70b", "GB200", _MB2604, _FP8CS, 64, 8192, 256,
+     dict(zero_stage=3, microbatch_size=2, offload_activation_layers=40), 4143, None),
+    # ---- 26.04, LLAMA3.1_405B, 256 GPUs, GBS 1536, seq 8192, MBS 1 --------------------------------------------
+    ("[A] MB 26.04 GB300: Llama 3.1 405B NVFP4 TP4 PP8 VP4, 256 GPUs", "llama-3.1-405b", "GB300", _MB2604, "nvfp4-mixed",
+     256, 8192, 1536, _mb_interleaved(4, 8, 1, 4), 1424, None),
+    ("[A] MB 26.04 GB200: Llama 3.1 405B NVFP4 TP4 PP16 VP8, 256 GPUs", "llama-3.1-405b", "GB200", _MB2604, "nvfp4-mixed",
+     256, 8192, 1536, _mb_interleaved(4, 16, 1, 8), 1136, None),
+    ("[A] MB 26.04 GB300: Llama 3.1 405B MXFP8 TP2 PP8 CP2 VP4, 256 GPUs", "llama-3.1-405b", "GB300", _MB2604, "fp8-mixed",
+     256, 8192, 1536, _mb_interleaved(2, 8, 2, 4), 968, None),
+    ("[A] MB 26.04 GB200: Llama 3.1 405B MXFP8 TP4 PP16 VP8, 256 GPUs", "llama-3.1-405b", "GB200", _MB2604, "fp8-mixed",
+     256, 8192, 1536, _mb_interleaved(4, 16, 1, 8), 793, None),
+    ("[A] MB 26.04 GB300: Llama 3.1 405B FP8-CS TP4 PP8 VP4, 256 GPUs", "llama-3.1-405b", "GB300", _MB2604, _FP8CS,
+     256, 8192, 1536, _mb_interleaved(4, 8, 1, 4), 1036, None),
+    ("[A] MB 26.04 GB200: Llama 3.1 405B FP8-CS TP4 PP16 VP4, 256 GPUs", "llama-3.1-405b", "GB200", _MB2604, _FP8CS,
+     256, 8192, 1536, _mb_interleaved(4, 16, 1, 4), 842, None),
+    # ---- 26.06, LLAMA3.1_405B, 256 GPUs, GBS 1536, seq 8192, MBS 1 (same layouts as 26.04, re-measured) ----------
+    ("[A] MB 26.06 GB300: Llama 3.1 405B FP8-CS TP4 PP8 VP4, 256 GPUs", "llama-3.1-405b", "GB300", _MB2604, _FP8CS,
+     256, 8192, 1536, _mb_interleaved(4, 8, 1, 4), 1024, None),
+    ("[A] MB 26.06 GB300: Llama 3.1 405B MXFP8 TP2 PP8 CP2 VP4, 256 GPUs", "llama-3.1-405b", "GB300", _MB2604, "fp8-mixed",
+     256, 8192, 1536, _mb_interleaved(2, 8, 2, 4), 960, None),
+    ("[A] MB 26.06 GB300: Llama 3.1 405B NVFP4 TP4 PP8 VP4, 256 GPUs", "llama-3.1-405b", "GB300", _MB2604, "nvfp4-mixed",
+     256, 8192, 1536, _mb_interleaved(4, 8, 1, 4), 1472, None),
+    ("[A] MB 26.06 GB200: Llama 3.1 405B FP8-CS TP4 PP16 VP4, 256 GPUs", "llama-3.1-405b", "GB200", _MB2604, _FP8CS,
+     256, 8192, 1536, _mb_interleaved(4, 16, 1, 4), 864, None),
+    ("[A] MB 26.06 GB200: Llama 3.1 405B MXFP8 TP4 PP16 VP8, 256 GPUs", "llama-3.1-405b", "GB200", _MB2604, "fp8-mixed",
+     256, 8192, 1536, _mb_interleaved(4, 16, 1, 8), 768, None),
+    ("[A] MB 26.06 GB200: Llama 3.1 405B NVFP4 TP4 PP16 VP8, 256 GPUs", "llama-3.1-405b", "GB200", _MB2604, "nvfp4-mixed",
+     256, 8192, 1536, _mb_interleaved(4, 16, 1, 8), 1056, None),
+)
+
+#: ---------------------------------------------------------------------------------------------------------------
+#: NeMo Framework user guide performance summaries, NeMo 2.0 (NeMo 25.02 DGX-B200 table; NeMo 25.04 DGX-GB200 table),
+#: read through the search index's stored pages:
+#:   https://docs.nvidia.com/nemo-framework/user-guide/latest/performance/performance_summary.html (revision showing
+#:     "Container: NeMo 25.02", "System: DGX-B200", "FP8 precision (using NeMo 2.0)")
+#:   https://docs.nvidia.com/nemo-framework/user-guide/latest/performance/archive/25.04-performance-summary.html
+#:     ("Container: NeMo 25.04", "System: DGX-GB200"; "per-tensor FP8 quantization, leveraging scaling factors computed
+#:     in the current step" = FP8 current scaling)
+#: Columns: Model, #-GPUs, GBS, MBS, Seq, (FSDP), TP, PP, CP, VP, EP, GA, Tokens/sec/GPU, Model TFLOP/sec/GPU; used
+#: as printed. GA checks: e.g. B200 70B: dp = 64/(2*4*2) = 4, GBS 128/(4*1) = 32 = GA (as printed).
+#: Precision: NeMo 2.0's bf16_with_fp8_mixed recipe sets fp8_param_gather=True (nemo/collections/llm/recipes/
+#:   precision/mixed_precision.py, search id 3501017253), so "fp8-params"; 25.02 used delayed scaling, 25.04 current
+#:   scaling (both priced the same). sp + tp_overlap when tp > 1 (NeMo 2.0 performance scripts turn on
+#:   tp_comm_overlap; ASSUMED, as for the 24.x NeMo rows). Distributed optimizer (ZeRO-1). Framework "megatron" (no TE
+#:   cross-entropy fusion in these releases; ASSUMED). Nemotron-340B: cuDNN attention (no NVTE_FUSED_ATTN=0 known).
+_NEMO2 = "megatron"
+SCOUTED_2026_12W = SCOUTED_2026_12W + (
+    # ---- NeMo 25.02, DGX-B200 ----
+    ("[B: tp overlap assumed] NeMo 25.02 B200: GPT3-175B TP4 PP4 VP6 MBS2, 512 GPUs", "gpt3-175b", "B200", _NEMO2,
+     _FP8CS, 512, 2048, 2048, dict(_mb_interleaved(4, 4, 1, 6), microbatch_size=2), 1600, None),
+    ("[A] NeMo 25.02 B200: Llama 3 8B MBS2, 8 GPUs", "llama-3-8b", "B200", _NEMO2, _FP8CS, 8, 8192, 128,
+     dict(zero_stage=1, microbatch_size=2), 26006, None),
+    ("[B: tp overlap assumed] NeMo 25.02 B200: Llama 3 70B TP2 PP4 CP2 VP5, 64 GPUs", "llama-3-70b", "B200", _NEMO2,
+     _FP8CS, 64, 8192, 128, _mb_interleaved(2, 4, 2, 5), 3062, None),
+    ("[B: tp overlap assumed] NeMo 25.02 B200: Llama 3 405B TP4 PP8 CP2 VP8, 128 GPUs", "llama-3.1-405b", "B200",
+     _NEMO2, _FP8CS, 128, 8192, 64, _mb_interleaved(4, 8, 2, 8), 625, None),
+    ("[B: tp overlap assumed] NeMo 25.02 B200: Nemotron-4 340B TP8 PP4 VP12, 128 GPUs", "nemotron-4-340b", "B200",
+     _NEMO2, _FP8CS, 128, 4096, 32, _mb_interleaved(8, 4, 1, 12), 602, None),
+    # ---- NeMo 25.04, DGX-GB200 ----
+    ("[B: tp overlap assumed] NeMo 25.04 GB200: GPT3-175B TP4 PP4 VP12 MBS2, 128 GPUs", "gpt3-175b", "GB200", _NEMO2,
+     _FP8CS, 128, 2048, 256, dict(_mb_interleaved(4, 4, 1, 12), microbatch_size=2), 1804, None),
+    ("[A] NeMo 25.04 GB200: Llama 3 8B MBS2, 8 GPUs", "llama-3-8b", "GB200", _NEMO2, _FP8CS, 8, 8192, 128,
+     dict(zero_stage=1, microbatch_size=2), 33099, None),
+    ("[B: offload 40 layers assumed from MB 25.09's GB200 recipe] NeMo 25.04 GB200: Llama 3 70B FSDP, 64 GPUs",
+     "llama-3-70b", "GB200", _NEMO2, _FP8CS, 64, 8192, 128,
+     dict(zero_stage=3, microbatch_size=1, offload_activation_layers=40), 4035, None),
+    ("[B: tp overlap assumed] NeMo 25.04 GB200: Llama 3 405B TP4 PP8 CP2 VP8, 128 GPUs", "llama-3.1-405b", "GB200",
+     _NEMO2, _FP8CS, 128, 8192, 64, _mb_interleaved(4, 8, 2, 8), 665, None),
+    ("[B: tp overlap assumed] NeMo 25.04 GB200: Nemotron-4 340B TP8 PP4 VP12, 128 GPUs", "nemotron-4-340b", "GB200",
+     _NEMO2, _FP8CS, 128, 4096, 32, _mb_interleaved(8, 4, 1, 12), 737, None),
+)
+
+
 def check_inputs(row: tuple, profile_update: dict | None = None):
     """(model, hardware, training, parallel, devices) of one :data:`PUBLIC_CHECKS` entry, the profile
     with the row's ``+field=value`` overrides and then ``profile_update`` applied."""
