@@ -2671,32 +2671,23 @@ SCOUTED_2026_12W = (
     ("[B: offload 40 layers from the config file, commit unmatched] MB 26.04 GB200: Llama 3 70B FP8-CS Megatron-FSDP "
      "MBS2, 64 GPUs", "llama-3-70b", "GB200", _MB2604, _FP8CS, 64, 8192, 256,
      dict(zero_stage=3, microbatch_size=2, offload_activation_layers=40), 4143, None),
-    # ---- 26.04, LLAMA3.1_405B, 256 GPUs, GBS 1536, seq 8192, MBS 1 --------------------------------------------
-    ("[A] MB 26.04 GB300: Llama 3.1 405B NVFP4 TP4 PP8 VP4, 256 GPUs", "llama-3.1-405b", "GB300", _MB2604, "nvfp4-mixed",
-     256, 8192, 1536, _mb_interleaved(4, 8, 1, 4), 1424, None),
-    ("[A] MB 26.04 GB200: Llama 3.1 405B NVFP4 TP4 PP16 VP8, 256 GPUs", "llama-3.1-405b", "GB200", _MB2604, "nvfp4-mixed",
-     256, 8192, 1536, _mb_interleaved(4, 16, 1, 8), 1136, None),
-    ("[A] MB 26.04 GB300: Llama 3.1 405B MXFP8 TP2 PP8 CP2 VP4, 256 GPUs", "llama-3.1-405b", "GB300", _MB2604, "fp8-mixed",
-     256, 8192, 1536, _mb_interleaved(2, 8, 2, 4), 968, None),
-    ("[A] MB 26.04 GB200: Llama 3.1 405B MXFP8 TP4 PP16 VP8, 256 GPUs", "llama-3.1-405b", "GB200", _MB2604, "fp8-mixed",
-     256, 8192, 1536, _mb_interleaved(4, 16, 1, 8), 793, None),
-    ("[A] MB 26.04 GB300: Llama 3.1 405B FP8-CS TP4 PP8 VP4, 256 GPUs", "llama-3.1-405b", "GB300", _MB2604, _FP8CS,
-     256, 8192, 1536, _mb_interleaved(4, 8, 1, 4), 1036, None),
-    ("[A] MB 26.04 GB200: Llama 3.1 405B FP8-CS TP4 PP16 VP4, 256 GPUs", "llama-3.1-405b", "GB200", _MB2604, _FP8CS,
-     256, 8192, 1536, _mb_interleaved(4, 16, 1, 4), 842, None),
-    # ---- 26.06, LLAMA3.1_405B, 256 GPUs, GBS 1536, seq 8192, MBS 1 (same layouts as 26.04, re-measured) ----------
-    ("[A] MB 26.06 GB300: Llama 3.1 405B FP8-CS TP4 PP8 VP4, 256 GPUs", "llama-3.1-405b", "GB300", _MB2604, _FP8CS,
-     256, 8192, 1536, _mb_interleaved(4, 8, 1, 4), 1024, None),
-    ("[A] MB 26.06 GB300: Llama 3.1 405B MXFP8 TP2 PP8 CP2 VP4, 256 GPUs", "llama-3.1-405b", "GB300", _MB2604, "fp8-mixed",
-     256, 8192, 1536, _mb_interleaved(2, 8, 2, 4), 960, None),
-    ("[A] MB 26.06 GB300: Llama 3.1 405B NVFP4 TP4 PP8 VP4, 256 GPUs", "llama-3.1-405b", "GB300", _MB2604, "nvfp4-mixed",
-     256, 8192, 1536, _mb_interleaved(4, 8, 1, 4), 1472, None),
-    ("[A] MB 26.06 GB200: Llama 3.1 405B FP8-CS TP4 PP16 VP4, 256 GPUs", "llama-3.1-405b", "GB200", _MB2604, _FP8CS,
-     256, 8192, 1536, _mb_interleaved(4, 16, 1, 4), 864, None),
-    ("[A] MB 26.06 GB200: Llama 3.1 405B MXFP8 TP4 PP16 VP8, 256 GPUs", "llama-3.1-405b", "GB200", _MB2604, "fp8-mixed",
-     256, 8192, 1536, _mb_interleaved(4, 16, 1, 8), 768, None),
-    ("[A] MB 26.06 GB200: Llama 3.1 405B NVFP4 TP4 PP16 VP8, 256 GPUs", "llama-3.1-405b", "GB200", _MB2604, "nvfp4-mixed",
-     256, 8192, 1536, _mb_interleaved(4, 16, 1, 8), 1056, None),
+    # ---- 26.04 and 26.06 (the same layouts re-measured), LLAMA3.1_405B, 256 GPUs, GBS 1536, seq 8192, MBS 1:
+    # (label after 'MB ', system, precision, tp, pp, cp, vp, tokens/s/GPU as printed) ----
+    *((f"[A] MB {label}", "llama-3.1-405b", system, _MB2604, precision, 256, 8192, 1536,
+       _mb_interleaved(tp, pp, cp, vp), tps, None)
+      for label, system, precision, tp, pp, cp, vp, tps in (
+          ("26.04 GB300: Llama 3.1 405B NVFP4 TP4 PP8 VP4, 256 GPUs", "GB300", "nvfp4-mixed", 4, 8, 1, 4, 1424),
+          ("26.04 GB200: Llama 3.1 405B NVFP4 TP4 PP16 VP8, 256 GPUs", "GB200", "nvfp4-mixed", 4, 16, 1, 8, 1136),
+          ("26.04 GB300: Llama 3.1 405B MXFP8 TP2 PP8 CP2 VP4, 256 GPUs", "GB300", "fp8-mixed", 2, 8, 2, 4, 968),
+          ("26.04 GB200: Llama 3.1 405B MXFP8 TP4 PP16 VP8, 256 GPUs", "GB200", "fp8-mixed", 4, 16, 1, 8, 793),
+          ("26.04 GB300: Llama 3.1 405B FP8-CS TP4 PP8 VP4, 256 GPUs", "GB300", _FP8CS, 4, 8, 1, 4, 1036),
+          ("26.04 GB200: Llama 3.1 405B FP8-CS TP4 PP16 VP4, 256 GPUs", "GB200", _FP8CS, 4, 16, 1, 4, 842),
+          ("26.06 GB300: Llama 3.1 405B FP8-CS TP4 PP8 VP4, 256 GPUs", "GB300", _FP8CS, 4, 8, 1, 4, 1024),
+          ("26.06 GB300: Llama 3.1 405B MXFP8 TP2 PP8 CP2 VP4, 256 GPUs", "GB300", "fp8-mixed", 2, 8, 2, 4, 960),
+          ("26.06 GB300: Llama 3.1 405B NVFP4 TP4 PP8 VP4, 256 GPUs", "GB300", "nvfp4-mixed", 4, 8, 1, 4, 1472),
+          ("26.06 GB200: Llama 3.1 405B FP8-CS TP4 PP16 VP4, 256 GPUs", "GB200", _FP8CS, 4, 16, 1, 4, 864),
+          ("26.06 GB200: Llama 3.1 405B MXFP8 TP4 PP16 VP8, 256 GPUs", "GB200", "fp8-mixed", 4, 16, 1, 8, 768),
+          ("26.06 GB200: Llama 3.1 405B NVFP4 TP4 PP16 VP8, 256 GPUs", "GB200", "nvfp4-mixed", 4, 16, 1, 8, 1056))),
 )
 
 #: ---------------------------------------------------------------------------------------------------------------
