@@ -208,7 +208,7 @@ def _glm4_moe(cfg: Cfg) -> Cfg:
     spec.update(qkv_bias=bool(cfg.get("attention_bias")), attn_out_bias=False,
                 qk_norm="head" if cfg.get("use_qk_norm") else "none", n_experts=cfg["n_routed_experts"],
                 top_k=cfg["num_experts_per_tok"], expert_ffn_dim=cfg["moe_intermediate_size"],
-                n_shared_experts=cfg["n_shared_experts"] or 0, n_dense_layers=cfg["first_k_dense_replace"])
+                n_shared_experts=cfg["n_shared_experts"], n_dense_layers=cfg["first_k_dense_replace"])
     return spec
 
 

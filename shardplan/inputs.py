@@ -427,28 +427,31 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
                                                    tr.framework))
 
 
-def _file_framework_split(pc: ParallelConfig, plan: str | Path | None, layout: Mapping[str, Any], model: ModelSpec,
-                          framework: FrameworkProfile) -> ParallelConfig:
-    """A plan file made for a framework that places the pipeline's layers itself (nanotron's cost-greedy
-    split, :func:`shardplan.parallel.cost_greedy_split`; ``shardplan import --from nanotron`` writes no
-    ``pp_layers``) keeps that framework's split when another profile prices it: the layers per rank are
-    what the file's framework runs. Unchanged when the file or a flag gives ``pp_layers``, a flag changes
-    ``pp``, the pricing profile splits the same way, or the split has an empty inner stage (which only the
-    cost-greedy rule accepts; the automatic split of the pricing profile is kept then)."""
-    if (plan is None or pc.pp <= 1 or pc.pp_layers is not None or layout.get("pp_layers") is not None
-            or framework.pipeline_split == "cost_greedy" or layout.get("pp") not in (None, pc.pp)
-            or pc.pp > model.n_layers):
-        return pc
+def plan_framework_split(plan: str | Path, model: ModelSpec, pp: int) -> tuple[int, ...] | None:
+    """The layers per pipeline rank that the framework a plan file was made for places itself, or None when
+    it does not (only nanotron's cost-greedy split, :func:`shardplan.parallel.cost_greedy_split`, is placed by
+    the framework; ``shardplan import --from nanotron`` writes no ``pp_layers``), when ``pp`` is 1 or above
+    the layer count, or when that split has an empty inner stage (which only the cost-greedy rule accepts)."""
     from shardplan.loaders import read_plan_context
     from shardplan.parallel import cost_greedy_split
     from shardplan.presets.frameworks import FRAMEWORKS
     made = FRAMEWORKS.get(str(read_plan_context(plan).get("framework", "")).lower())
-    if made is None or made.pipeline_split != "cost_greedy":
+    if made is None or made.pipeline_split != "cost_greedy" or not 1 < pp <= model.n_layers:
+        return None
+    split = cost_greedy_split(model, pp)
+    return None if min(split[1:-1], default=1) < 1 or split[0] + split[-1] < 1 else split
+
+
+def _file_framework_split(pc: ParallelConfig, plan: str | Path | None, layout: Mapping[str, Any], model: ModelSpec,
+                          framework: FrameworkProfile) -> ParallelConfig:
+    """A plan file's layout with the pipeline split its own framework runs (:func:`plan_framework_split`) when
+    another profile prices it; unchanged when the file or a flag gives ``pp_layers``, a flag changes ``pp``
+    or the pricing profile splits the same way."""
+    if (plan is None or pc.pp_layers is not None or layout.get("pp_layers") is not None
+            or framework.pipeline_split == "cost_greedy" or layout.get("pp") not in (None, pc.pp)):
         return pc
-    split = cost_greedy_split(model, pc.pp)
-    if min(split[1:-1], default=1) < 1 or split[0] + split[-1] < 1:
-        return pc
-    return pc.model_copy(update={"pp_layers": split})
+    split = plan_framework_split(plan, model, pc.pp)
+    return pc if split is None else pc.model_copy(update={"pp_layers": split})
 
 
 def _rescaled_dp(pc: ParallelConfig, plan: str | Path | None, devices: int, layout: Mapping[str, Any]) -> ParallelConfig:

@@ -382,8 +382,9 @@ def test_null_where_a_family_sets_its_own_default_is_refused():
 
 
 def test_moe_head_dim_is_read_or_refused():
-    # Granite-MoE with head_dim 96 (transformers 5.x reads it): q/k/v/o shrink with it; transformers' count
-    # 3,399,456,768 (the released config, no head_dim: 3,298,793,472)
+    # Granite-MoE with head_dim 96 (transformers 5.x reads it) instead of 1536 / 24 = 64: per layer q/o grow by
+    # 2 x 1536 x (24 x 96 - 1536) = 2,359,296 and k/v by 2 x 1536 x (8 x 96 - 8 x 64) = 786,432, x 32 layers =
+    # 100,663,296 over the released 3,298,793,472 = 3,399,456,768 (transformers 5.25's count too)
     cfg, count = FAMILIES["granite-3.1-3b-a800m"]
     assert model_from_hf_config(cfg).n_params == count
     assert model_from_hf_config({**cfg, "head_dim": 96}).n_params == 3_399_456_768

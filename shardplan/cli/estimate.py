@@ -78,11 +78,10 @@ def plan_context_note(plan, e, specs: dict[str, Any] | None = None) -> None:
     if differ:
         split = ""
         if e is not None and "framework" in made and made["framework"] != here.get("framework") and e.parallel.pp > 1:
-            from shardplan.inputs import plan_file_values
-            from shardplan.parallel import cost_greedy_split
-            if (plan_file_values(plan).get("pp_layers") is None and e.parallel.pp_layers is not None
-                    and tuple(e.parallel.pp_layers) == cost_greedy_split(e.model, e.parallel.pp)):
-                # inputs._file_framework_split kept the file's framework's own split
+            from shardplan.inputs import plan_file_values, plan_framework_split
+            own = plan_framework_split(plan, e.model, e.parallel.pp)
+            if (own is not None and plan_file_values(plan).get("pp_layers") is None
+                    and tuple(e.parallel.pp_layers or ()) == own):  # inputs._file_framework_split kept it
                 split = (f" (its pipeline split is the one {made['framework']} runs: layers per rank "
                          f"{','.join(map(str, e.parallel.pp_layers))})")
         err_console.print(f"[yellow]note:[/] --plan {escape(str(plan))} was made for {escape(', '.join(differ))}: "

@@ -201,10 +201,12 @@ def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: 
                       value=first.value, legal=first.legal)
 
 
-def _longer_ranking(shown: list, search: Callable, *args, **kwargs) -> list:
-    """``plan --export``'s longer ranking: ``search(*args, exhaustive=True, **kwargs)`` without the plans
+def _longer_ranking(shown: list, *args, **kwargs) -> list:
+    """``plan --export``'s longer ranking: :func:`shardplan.search.search` ``(*args, exhaustive=True, **kwargs)``
+    without the plans
     already ``shown``. It keeps the options the dominance rules prune, which a framework may need (nanotron
     runs ZeRO-1 at most, and the search drops ZeRO-1 beside a ZeRO-2 layout as fast)."""
+    from shardplan.search import search
     tried = {e.parallel.short() for e in shown}
     return [e for e in search(*args, exhaustive=True, **kwargs).plans if e.parallel.short() not in tried]
 
@@ -283,7 +285,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
         best = res.plans[0] if res.plans else None
         if export is not None:
             def deeper() -> list:  # a longer ranking, when none of the shown plans can be written
-                return _longer_ranking(res.plans, search, m, hw, tr, devices, top_k=max(2000, top), objective=objective,
+                return _longer_ranking(res.plans, m, hw, tr, devices, top_k=max(2000, top), objective=objective,
                                        fix=pins, max_tp=max_tp, schedules=schedules)
             _export_winner(export, res.plans, output, dict(model=model, hardware=hardware, framework=framework,
                                                            scale_up_size=scale_up_size), deeper)

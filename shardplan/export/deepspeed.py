@@ -204,8 +204,9 @@ def read(text: str, devices: int | None = None) -> Imported:
                   offload_optimizer=offload)
     # ds_config.json does not say whose model code runs: Megatron-DeepSpeed's fused kernels (the deepspeed profile) or
     # a Hugging Face model under the Trainer / Accelerate (eager element-wise ops: hf-deepspeed)
-    note = ("the model code is not in ds_config.json: the deepspeed profile prices Megatron-DeepSpeed's fused kernels; "
-            "for a Hugging Face model (Trainer / Accelerate) price with --framework hf-deepspeed")
+    note = ("the model code is not in ds_config.json: the deepspeed profile prices Megatron-DeepSpeed's kernels (fused "
+            "norms, eager RoPE and SwiGLU); for a Hugging Face model (Trainer / Accelerate) price with --framework "
+            "hf-deepspeed")
     return Imported(parallel_from(values), devices=dp * tp, global_batch=B, framework="deepspeed",
                     precision=_precision(cfg), notes=(*offload_notes, *_meta_devices_note(cfg, dp * tp), note))
 
@@ -244,8 +245,7 @@ def _offload(zero: dict) -> tuple[bool, tuple[str, ...]]:
             raise ConfigError(f"DeepSpeed zero_optimization.{key}.device={device!r}; legal: "
                               f"{', '.join(map(repr, OFFLOAD_DEVICES))}", field=key, value=device,
                               legal=list(OFFLOAD_DEVICES))
-    device = (zero.get("offload_param") or {}).get("device", "none")
-    if device not in (None, "none"):
+    if (device := (zero.get("offload_param") or {}).get("device", "none")) not in (None, "none"):
         raise ConfigError(f"DeepSpeed zero_optimization.offload_param.device={device!r} (ZeRO-Infinity parameter "
                           "offload) is not modelled: the parameters would be priced on the GPU; legal: 'none' "
                           "(offload_optimizer is modelled)", field="offload_param", value=device, legal=["none"])

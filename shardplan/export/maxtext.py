@@ -345,7 +345,8 @@ def _number(cfg: dict, key: str, default: float) -> float:
     whole = isinstance(default, int)
     if (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0
             or (whole and v != int(v))):
-        raise ConfigError(f"MaxText {key}={v!r}: legal: a finite {'whole ' if whole else ''}number above 0", field=key, value=v)
+        raise ConfigError(f"MaxText {key}={v!r}: legal: a finite {'whole ' if whole else ''}number above 0", field=key,
+                          value=v)
     return v
 
 
