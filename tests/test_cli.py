@@ -449,3 +449,13 @@ def test_help_on_a_narrow_terminal_shows_every_flag_in_full():
     assert "…" not in narrow.output
     wide = CliRunner().invoke(app, ["estimate", "--help"], env={"COLUMNS": "200"}, terminal_width=200)
     assert "Layout" in wide.output and "╭" in wide.output
+
+
+def test_cli_needs_no_separate_click():
+    # the README's first command installs no extras, and typer vendors click: the CLI (its narrow-terminal help
+    # included) must not import the click package (a fresh venv has none; the [test] extra pulls it in via dash)
+    code = ("import sys; sys.modules['click'] = None\n"
+            "from typer.testing import CliRunner\nfrom shardplan.cli import app\n"
+            "r = CliRunner().invoke(app, ['estimate', '--help'], env={'COLUMNS': '80'})\n"
+            "assert r.exit_code == 0 and '--zero-stage, --zero' in r.output, r.output")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).returncode == 0

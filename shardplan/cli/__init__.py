@@ -35,16 +35,17 @@ def _plain_help_below(columns: int = 120) -> None:
     command's ``--help`` prints click's plain help instead, every flag in full and its text wrapped. Errors
     keep rich's one-line form."""
     import shutil
+    from typing import Any
 
-    import click
     from typer.core import TyperCommand
 
     class NarrowHelpCommand(TyperCommand):
         """A typer command whose ``--help`` is click's plain format on a terminal narrower than ``columns``."""
 
-        def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        def format_help(self, ctx: Any, formatter: Any) -> None:
             if shutil.get_terminal_size(fallback=(80, 24)).columns < columns:
-                return click.Command.format_help(self, ctx, formatter)
+                # the click Command that TyperCommand extends (typer vendors click: no separate import)
+                return super(TyperCommand, self).format_help(ctx, formatter)
             return super().format_help(ctx, formatter)
 
     for info in [*app.registered_commands, *(c for g in app.registered_groups for c in g.typer_instance.registered_commands)]:
