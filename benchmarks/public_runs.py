@@ -216,10 +216,12 @@ QWEN3_MOE = tuple(
 #: per step (2048 sequences), TP 8, CP 1, PP 16, DP 64 / 128 on 8,192 / 16,384 H100 80GB, 430 / 400 TFLOP/s per GPU.
 #: tokens/s/GPU = TFLOP/s / the planner's model FLOPs per token (2.524e12, causal; 2.625e12 counted non-causally,
 #: 4% fewer tokens). Sec. 3.3.2: interleaved schedule with one layer less on the first and last stage, i.e. 126 + 2
-#: = 16 x 8 slots; virtual_stages is not published (8 assumed); the Megatron-LM profile stands in for Meta's stack
+#: = 16 x 8 slots; virtual_stages is not published (8 assumed); the Megatron-LM profile stands in for Meta's stack.
+#: Data parallelism (Sec. 3.3.2): FSDP that "shards optimizer states and gradients, but for model shards we do not
+#: reshard after forward computation": the parameters stay whole per tp x pp rank, so ZeRO-2
 LLAMA3_405B = tuple(
     (f"Llama 3 405B (Dubey et al. 2024 Table 4), {n:,} H100, v=8 assumed", "llama-3.1-405b", "H100-SXM", "megatron",
-     "bf16-mixed", n, 8192, 2048, dict(tp=8, sp=True, pp=16, schedule="interleaved", virtual_stages=8, zero_stage=1,
+     "bf16-mixed", n, 8192, 2048, dict(tp=8, sp=True, pp=16, schedule="interleaved", virtual_stages=8, zero_stage=2,
                                        microbatch_size=1), tflops / 2.524e12, None)
     for n, tflops in ((8192, 430e12), (16384, 400e12)))
 #: Megatron-Core MoE model zoo, Qwen3 "Long Context" table (yanring/Megatron-MoE-ModelZoo best_practice/Qwen3/

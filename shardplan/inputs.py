@@ -469,19 +469,24 @@ def _rescaled_dp(pc: ParallelConfig, plan: str | Path | None, devices: int, layo
 
 
 def applied_layout_defaults(framework: FrameworkProfile, parallel: ParallelConfig, layout: Mapping[str, Any],
-                            plan: str | Path | None = None, seq_len: int | None = None) -> dict[str, bool]:
-    """The profile's ``layout_defaults`` that apply to ``parallel``: the fields neither given in
-    ``layout`` (flags; ``None`` = not given) nor set by the ``plan`` file, and only with tp > 1 (both
-    describe the tensor-parallel group); {} otherwise. A default ``sp`` is left off where the sequence
-    (``seq_len`` / cp) does not split over tp, and a default ``tp_overlap`` where sp ends up off (the
-    asynchronous TP communication these defaults describe, nanotron's ``tp_linear_async_communication``,
-    runs only in its sequence-parallel mode)."""
-    if not framework.layout_defaults or parallel.tp == 1:
-        return {}
+                            plan: str | Path | None = None, seq_len: int | None = None) -> dict[str, bool | int]:
+    """The profile's ``layout_defaults`` and ``default_zero_stage`` that apply to ``parallel``: the fields
+    neither given in ``layout`` (flags; ``None`` = not given) nor set by the ``plan`` file; {} when none.
+    ``sp`` / ``tp_overlap`` only with tp > 1 (both describe the tensor-parallel group): a default ``sp`` is left
+    off where the sequence (``seq_len`` / cp) does not split over tp, and a default ``tp_overlap`` where sp ends
+    up off (the asynchronous TP communication these defaults describe, nanotron's
+    ``tp_linear_async_communication``, runs only in its sequence-parallel mode). ``zero_stage`` only where the
+    profile allows that stage with the layout's pp (``FrameworkProfile.zero_stages`` / ``pipeline_zero_stages``)."""
     set_already = {k for k, v in layout.items() if v is not None} | (set(plan_file_values(plan)) if plan else set())
-    out = {k: v for k, v in framework.layout_defaults.items() if k not in set_already and getattr(parallel, k) != v}
+    out: dict[str, bool | int] = {}
+    if framework.layout_defaults and parallel.tp > 1:
+        out = {k: v for k, v in framework.layout_defaults.items() if k not in set_already and getattr(parallel, k) != v}
     if out.get("sp") and seq_len is not None and (seq_len // parallel.cp) % parallel.tp:
         del out["sp"]
     if out.get("tp_overlap") and not out.get("sp", parallel.sp):
         del out["tp_overlap"]
+    zero = framework.default_zero_stage
+    allowed = (framework.pipeline_zero_stages if parallel.pp > 1 else None) or framework.zero_stages or (0, 1, 2, 3)
+    if "zero_stage" not in set_already and zero != parallel.zero_stage and zero in allowed:
+        out["zero_stage"] = zero
     return out

@@ -47,7 +47,7 @@ def test_export_of_a_layout_that_does_not_fit_is_not_written(tmp_path):
     # llama-3-8b replicated on 16 H100 (dp=16, ZeRO-0): 16 B/parameter x 8.03e9 = 128 GB of model state alone
     out = tmp_path / "big.sh"
     r = runner.invoke(app, ["export", "--to", "megatron", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s",
-                            "4096", "-b", "256", "-o", str(out)])
+                            "4096", "-b", "256", "--zero-stage", "0", "-o", str(out)])
     assert r.exit_code == 1 and "does not fit" in r.output and not out.exists()
 
 
@@ -182,7 +182,7 @@ def test_no_optimism_note_for_a_layout_that_does_not_fit():
     from shardplan.calibration import optimism_note
     # llama-3-8b replicated on 16 H100: 16 B x 8.03e9 parameters = 128 GB, does not fit; no MFU claim to flag
     m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=16, seq_len=4096, global_batch=64,
-                                 global_batch_tokens=None)
+                                 global_batch_tokens=None, zero_stage=0)
     e = estimate(m, hw, tr, pc, 16)
     assert not e.fits and optimism_note(e) is None
 

@@ -284,8 +284,9 @@ EXTRA = [
           tp_overlap=True, zero_stage=0, framework="nanotron"), ["nanotron"]),
     (dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=64, tp=8, sp=True, pp=2, schedule="gpipe",
           zero_stage=3), ["maxtext", "torchtitan"]),
-    # AutoTP with ZeRO-3 (DeepSpeed), tp without sp (Megatron-LM)
-    (dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=64, tp=8, zero_stage=3, recompute="full"),
+    # AutoTP with ZeRO-3 (DeepSpeed), tp without sp (Megatron-LM; sp=False given: the megatron profile's default is on)
+    (dict(model="llama-3-8b", devices=64, seq_len=8192, global_batch=64, tp=8, sp=False, zero_stage=3,
+          recompute="full"),
      ["deepspeed", "megatron"]),
     # accumulation over local batches with PP: 4 pipeline flushes of 2 microbatches (torchtitan: local_batch_size 2,
     # global 64 = 4 x 2 x dp 8); Megatron-LM runs one schedule per step and is refused

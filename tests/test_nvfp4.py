@@ -85,7 +85,7 @@ def test_estimate_notes_nvfp4_under_a_framework_without_the_recipe():
     notes = {}
     for fw in ("megatron", "torchtitan"):
         m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="b200", devices=8, seq_len=4096, global_batch=32,
-                                     global_batch_tokens=None, precision="nvfp4-mixed")
+                                     global_batch_tokens=None, precision="nvfp4-mixed", zero_stage=0)
         notes[fw] = fp4_note(estimate(m, hw, tr.model_copy(update={"framework": framework_profile(fw)}), pc, 8))
     assert notes["megatron"] is None and "torchtitan profile's framework has no such recipe" in notes["torchtitan"]
 

@@ -462,7 +462,10 @@ def test_nanotron_layout_defaults_apply_where_not_given():
     assert not pc.sp and not pc.tp_overlap
     pc = build_inputs(**kw).parallel  # tp = 1
     assert not pc.sp and not pc.tp_overlap
-    assert not build_inputs(**{**kw, "framework": "megatron"}, tp=8).parallel.sp  # megatron: no defaults
+    # megatron: sp only (Megatron-Bridge recipes); megatron-legacy (2021-2023 Megatron-LM): no defaults
+    pc = build_inputs(**{**kw, "framework": "megatron"}, tp=8).parallel
+    assert pc.sp and not pc.tp_overlap
+    assert not build_inputs(**{**kw, "framework": "megatron-legacy"}, tp=8).parallel.sp
 
 
 def test_plan_takes_a_pinned_tp_overlap():

@@ -183,7 +183,7 @@ def test_callback_valid_matches_estimate():
     out = update_view(None, *_values(tp=2, zero_stage=2))
     headline, *figs, alert, style = out
     assert alert == "" and style == {"display": "none"}
-    e = make(tp=2, zero_stage=2)
+    e = make(tp=2, zero_stage=2, sp=False)  # the app's sp switch (off) is a given flag: no profile default applies
     shown = {c.children[1].id: c.children[1].to_plotly_json()["props"]["data-value"] for c in headline}
     assert float(shown["headline-step"]) == e.step_s
     assert float(shown["headline-mfu"]) == e.mfu

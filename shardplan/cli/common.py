@@ -302,6 +302,16 @@ _PY_TYPE = {"int": int, "bool": bool, "choice": str, "ints": str, "names": str}
 LAYOUT_ALIASES: dict[str, list[str]] = {"microbatch_size": ["--mbs"], "zero_stage": ["--zero"]}
 
 
+#: ``--help``'s default of the fields a framework profile sets when a command does not
+#: (:func:`shardplan.inputs.applied_layout_defaults`; the profiles' sources say why)
+PROFILE_DEFAULTS: dict[str, str] = {
+    "zero_stage": "the framework's: " + "; ".join(
+        f"{', '.join(n for n, f in FRAMEWORKS.items() if f.default_zero_stage == z)} {z}" for z in (1, 2, 3)
+        if any(f.default_zero_stage == z for f in FRAMEWORKS.values())) + "; others 0",
+    "sp": "the framework's: on with tp > 1 for megatron, maxtext, torchtitan, nanotron; else off",
+    "tp_overlap": "the framework's: on with sp for nanotron; else off"}
+
+
 def layout_parameter(option: LayoutOption, repeatable: bool = False,
                      show_default: bool = True) -> inspect.Parameter:
     """A keyword-only typer option for one ParallelConfig field: ``--zero-stage N``, ``--sp/--no-sp``,
@@ -314,7 +324,7 @@ def layout_parameter(option: LayoutOption, repeatable: bool = False,
     metavar = ("NAME,NAME,..." if option.kind == "names" else "[" + "|".join(option.choices) + "]" if option.choices
                else "N,N,..." if option.kind == "ints" else None)
     help_text = option.description + (" (repeatable)" if repeatable else "")
-    default = (option.default_text or False) if show_default else False
+    default = (PROFILE_DEFAULTS.get(option.name) or option.default_text or False) if show_default else False
     opt = typer.Option(*decls, help=help_text, metavar=metavar, show_default=default, rich_help_panel="Layout")
     annotation = Annotated[Optional[list[py]] if repeatable else Optional[py], opt]
     return inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)

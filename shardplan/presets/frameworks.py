@@ -234,8 +234,15 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron", moe_expert_overhead_s=3.2e-4, moe_layer_overhead_s=1.53e-3,
                          dp_bucket_min_params=4e7, dp_bucket_params_per_rank=1e6, **_MEGATRON_ALLOCATOR, released_schedules=("1f1b", "interleaved"),
-                         pp_p2p_overlap=True,
+                         pp_p2p_overlap=True, layout_defaults={"sp": True}, default_zero_stage=1,
                          sources={"released_schedules": _MEGATRON_SCHEDULES, "a2a_overlap_share": _MEGATRON_A2A_OVERLAP,
+                                  "default_zero_stage": "1: Megatron-LM's --use-distributed-optimizer is opt-in, but "
+                                  "NVIDIA's Megatron-Bridge recipes set DistributedDataParallelConfig("
+                                  "use_distributed_optimizer=True) (e.g. recipes/llama/llama31_405b.py), as NeMo's do",
+                                  "layout_defaults": "sp wherever tp > 1: Megatron-LM's --sequence-parallel is opt-in, "
+                                  "but NVIDIA's Megatron-Bridge recipes turn it on with every tp > 1 (e.g. "
+                                  "src/megatron/bridge/recipes/llama/llama31_405b.py model_config: sequence_parallelism "
+                                  "True), as do NeMo's; the Megatron-LM tp-comm overlap requires it. --no-sp turns it off",
                                   "pp_p2p_overlap": "megatron/training/arguments.py: --no-overlap-p2p-communication "
                                   "(store_false: overlap_p2p_comm on by default), forced off with a warning for "
                                   "non-interleaved schedules; core/pipeline_parallel/schedules.py posts the interleaved "
@@ -247,8 +254,10 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                          zero3_gather_compute_dtype=True, schedules=("gpipe",), zero_stages=(0, 1, 3), logit_bytes=2.0,
                          recompute_after_loss=True, weight_sharding_axes=("cp", "ep"), tp_requires_sp=True,
                          named_remat=True, selective_recompute="named_dots", layout_defaults={"sp": True},
-                         default_precision="fp32-params", gpu_matmul_scale=1.24,
-                         sources={"gpu_matmul_scale": "fitted (benchmarks/fit_frameworks.py maxtext_gpu_fit_table, scipy "
+                         default_precision="fp32-params", gpu_matmul_scale=1.24, default_zero_stage=3,
+                         sources={"default_zero_stage": "3: MaxText configs/base.yml ici_fsdp_parallelism: -1 (every "
+                                  "chip of a slice not given to another axis shards the weights, FSDP)",
+                                  "gpu_matmul_scale": "fitted (benchmarks/fit_frameworks.py maxtext_gpu_fit_table, scipy "
                                   "least_squares) to the 12 public NVIDIA dgxc-benchmarking MaxText Llama 2 70B H100 runs "
                                   "(64-2,048 GPUs, bf16 and fp8; benchmarks/public_runs.py), leave-one-row-out |error| "
                                   "median 2.0%, max 12.9% (docs/accuracy.md); the H100 asymptote 0.59 x 1.24 = 0.73, the isolated cuBLAS GEMM rate the h100-sxm "
@@ -299,13 +308,15 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                          tp_overlap=False,
                          zero3_master_is_param=True, cp_load_balance=False, zero_stages=(0, 2, 3),
                          weight_sharding_axes=("cp",), tp_requires_sp=True, layout_defaults={"sp": True},
-                         released_schedules=("gpipe", "1f1b", "interleaved"),
+                         default_zero_stage=3, released_schedules=("gpipe", "1f1b", "interleaved"),
                          selective_recompute="every_other_matmul", pp_unsharded_grad_bytes=4, grad_reduce_bytes=4,
                          local_batch_flushes=True,
                          **_TITAN_ALLOCATOR,
                          sources={"released_schedules": _TITAN_SCHEDULES,"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"),
                                   "loss": _TITAN_LOSS, "selective_recompute": _TITAN_SAC,
                                   "zero_stages": _TITAN_ZERO, "weight_sharding_axes": _TITAN_ZERO,
+                                  "default_zero_stage": "3: torchtitan's parallelism.data_parallel_shard_degree "
+                                  "defaults to -1 (FSDP2 over every rank the other dimensions leave)",
                                   "layout_defaults": "sp wherever tp > 1: its TP plan always shards the sequence "
                                   "(tp_requires_sp)",
                                   "tp_requires_sp": "torchtitan models/llama3/infra/parallelize.py apply_tp: the norms "
@@ -319,13 +330,16 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "compile: the eager profile refuses tp_overlap (--framework torchtitan-compile "
                                   "prices it)"}),
         FrameworkProfile(name="pytorch-fsdp", moe_routed_copies=2, activation_offload=False, module_recompute=False, overlap_slowdown=0.55, vocab_divisible_by=1,
+                         default_zero_stage=3,
                          pipeline_parallel=False, context_parallel=False, zero3_master_is_param=True, lazy_grads=True,
                          sources={"vocab_divisible_by": _NO_PAD, "lazy_grads": _LAZY_GRADS,
                                   "overlap_slowdown": "fitted (benchmarks/fit_frameworks.py fsdp_fit_table, scipy "
                                   "least_squares) to the four fms-fsdp README rows (IBM's PyTorch FSDP / HSDP on 128 "
                                   "A100, FlashAttention-2 through SDPA; public_runs.FMS_FSDP): 0.546, leave-one-row-out "
                                   "|error| median 4.2%, max 6.8% (docs/accuracy.md)",
-                                  "pipeline_parallel": _FSDP_ONLY, "context_parallel": _FSDP_ONLY}),
+                                  "pipeline_parallel": _FSDP_ONLY, "context_parallel": _FSDP_ONLY,
+                                  "default_zero_stage": "3: torch.distributed.fsdp.FullyShardedDataParallel's "
+                                  "sharding_strategy defaults to ShardingStrategy.FULL_SHARD"}),
         FrameworkProfile(name="deepspeed", moe_routed_copies=2, activation_offload=False, module_recompute=False,
                          zero3_prefetch=0.221, zero3_nic_share=0.217, layer_overhead_s=0.0122,
                          eager_ops=("rope", "swiglu", "attention_layout"),
@@ -464,8 +478,12 @@ FRAMEWORKS["torchtitan-compile"] = FRAMEWORKS["torchtitan"].model_copy(update={
 #: overlap): the megatron profile with every stage-boundary send exposed
 FRAMEWORKS["megatron-legacy"] = FRAMEWORKS["megatron"].model_copy(update={
     "name": "megatron-legacy", "pp_p2p_overlap": False, "eager_ops": ("rope", "swiglu", "rmsnorm", "attention_layout"),
-    "default_precision": "bf16-mixed-fp32-grads",
+    "default_precision": "bf16-mixed-fp32-grads", "layout_defaults": {}, "default_zero_stage": 0,
     "sources": {**FRAMEWORKS["megatron"].sources,
+                "default_zero_stage": "0: the distributed optimizer came to Megatron-LM in 2022 as the opt-in "
+                "--use-distributed-optimizer; the 2021 runs of Narayanan et al. 2021 reduce with DDP",
+                "layout_defaults": "none: sequence parallelism came with Korthikanti et al. 2022 (Megatron-LM v3.0) as "
+                "the opt-in --sequence-parallel; the 2021 runs of Narayanan et al. 2021 had none",
                 "default_precision": "Megatron-LM's legacy megatron/arguments.py validate_args: with --bf16, "
                 "'bfloat16 requires gradient accumulation and all-reduce to be done in fp32' "
                 "(accumulate_allreduce_grads_in_fp32 forced on; --grad-reduce-in-bf16 came in 2024)",
@@ -618,7 +636,7 @@ def profile_from_mapping(data: dict, where: str = "framework", folder: Path | No
 JAX_RUNTIME = FRAMEWORKS["maxtext"].model_copy(update={
     "schedules": ("gpipe", "1f1b", "interleaved", "zero-bubble"), "zero_stages": None, "activation_offload": False,
     "logit_bytes": None, "recompute_after_loss": False, "tp_requires_sp": False, "weight_sharding_axes": (),
-    "named_remat": False, "layout_defaults": {},
+    "named_remat": False, "layout_defaults": {}, "default_zero_stage": 0,
     "released_schedules": ("gpipe", "1f1b", "interleaved"),
     "sources": {**{k: v for k, v in FRAMEWORKS["maxtext"].sources.items()
                    if k not in ("logit_bytes", "recompute_after_loss", "tp_requires_sp", "weight_sharding_axes",

@@ -180,9 +180,14 @@ class FrameworkProfile(BaseModel):
             hold no layer).
         layout_defaults: layout fields the framework's runs set unless a command gives them, applied by
             ``estimate`` / ``export`` / ``report`` where they are legal (tp > 1): ``sp`` and
-            ``tp_overlap``. nanotron: ``{sp: true, tp_overlap: true}``, the ``tp_mode: REDUCE_SCATTER``
+            ``tp_overlap``. megatron, maxtext, torchtitan: ``{sp: true}`` (their recipes / axis rules);
+            nanotron: ``{sp: true, tp_overlap: true}``, the ``tp_mode: REDUCE_SCATTER``
             with ``tp_linear_async_communication`` of the runs its constants were fitted on
             (shared/calibration/README.md); ``--no-sp`` / ``--no-tp-overlap`` turn them off.
+        default_zero_stage: the ZeRO stage the framework's runs use when a command gives none (applied
+            by ``estimate`` / ``export`` / ``report`` with the ``layout_defaults``, where the profile allows
+            the stage with the layout's pp): megatron 1 (the distributed optimizer of every Megatron-Bridge
+            recipe), torchtitan / pytorch-fsdp / maxtext 3 (their FSDP defaults), 0 elsewhere.
         min_microbatches: 'none' (fewer microbatches than stages is legal: the bubble grows) or
             'pp_minus_1' (the pipeline engine refuses fewer than pp - 1 microbatches per step;
             nanotron ``OneForwardOneBackwardPipelineEngine`` asserts it).
@@ -405,6 +410,7 @@ class FrameworkProfile(BaseModel):
     usable_hbm_fraction: float = Field(default=1.0, ge=0.5, le=1.0)
     pipeline_split: Literal["balanced", "cost_greedy"] = "balanced"
     layout_defaults: dict[Literal["sp", "tp_overlap"], bool] = Field(default_factory=dict)
+    default_zero_stage: Literal[0, 1, 2, 3] = 0
     selective_recompute: Literal["attention", "every_other_matmul", "named_dots"] = "attention"
     attention_kernel: Literal["fa2", "fa3", "cudnn", "triton"] | None = None
     schedules: tuple[Literal["gpipe", "1f1b", "interleaved", "zero-bubble", "dualpipe"], ...] | None = Field(default=None,

@@ -1,0 +1,64 @@
+"""Framework profiles' layout defaults: the ZeRO stage and sequence parallelism a framework's runs use when a
+command gives none (FrameworkProfile.default_zero_stage / layout_defaults)."""
+
+import pytest
+from typer.testing import CliRunner
+
+from shardplan.cli import app
+from shardplan.cost.step import estimate
+from shardplan.inputs import build_inputs
+
+runner = CliRunner()
+_KW = dict(model="llama-3-8b", hardware="h100-sxm", devices=16, seq_len=4096, global_batch=64,
+           global_batch_tokens=None)
+
+
+@pytest.mark.parametrize("framework,zero", [("megatron", 1), ("megatron-legacy", 0), ("torchtitan", 3),
+                                            ("pytorch-fsdp", 3), ("maxtext", 3), ("deepspeed", 0), ("nanotron", 0)])
+def test_zero_stage_default_follows_the_framework(framework, zero):
+    # megatron: Megatron-Bridge recipes' use_distributed_optimizer=True; torchtitan data_parallel_shard_degree=-1,
+    # PyTorch FSDP FULL_SHARD and MaxText ici_fsdp_parallelism=-1 shard everything; DeepSpeed and nanotron: stage 0
+    assert build_inputs(**_KW, framework=framework).parallel.zero_stage == zero
+    assert build_inputs(**_KW, framework=framework, zero_stage=0).parallel.zero_stage == 0  # a given stage wins
+
+
+def test_zero_stage_default_only_where_the_profile_allows_it_with_pp():
+    # a profile defaulting to ZeRO-3 whose pipelines allow only 0 / 1 (DeepSpeed's PipelineEngine): with pp > 1 the
+    # default is not applied (the layout keeps 0), without pp it is
+    from shardplan.inputs import applied_layout_defaults
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.frameworks import framework_profile
+    fw = framework_profile("deepspeed").model_copy(update={"default_zero_stage": 3})
+    assert applied_layout_defaults(fw, ParallelConfig(pp=2), {}, None, 4096) == {}
+    assert applied_layout_defaults(fw, ParallelConfig(), {}, None, 4096) == {"zero_stage": 3}
+    assert applied_layout_defaults(fw, ParallelConfig(), {"zero_stage": 0}, None, 4096) == {}  # given: kept
+
+
+def test_llama3_405b_tp8_pp16_1f1b_fits_with_megatron_defaults():
+    # Dubey et al. 2024 Table 4: 405B, TP 8, PP 16, 8,192 H100, seq 8192, 16M tokens. With the megatron profile's
+    # defaults (sp on, distributed optimizer) the second stage (8 layers) holds, per device:
+    #   layer weights (attention 16384 x (2 x 16384 + 2 x 1024) = 570,425,344; MLP 3 x 16384 x 53248 = 2,617,245,696)
+    #   / tp 8 = 398,458,880, x 8 layers = 3,187,671,040, + 8 x 2 norms x 16384 (replicated) = 3,187,933,184 params;
+    #   bf16 params 2 B -> 6,375,866,368 B; fp32 master + Adam 12 B / dp 64 -> 597,737,472 B
+    m, hw, tr, pc = build_inputs(model="llama-3.1-405b", hardware="h100-sxm", devices=8192, seq_len=8192,
+                                 global_batch=2048, global_batch_tokens=None, tp=8, pp=16, microbatch_size=1)
+    assert pc.sp and pc.zero_stage == 1
+    e = estimate(m, hw, tr, pc, 8192)
+    assert e.memory.params == 6_375_866_368 and e.memory.optimizer == 597_737_472
+    assert e.fits
+    # without sp the saved activations between the tp regions are whole (Korthikanti et al. 2022 Eq. 1 vs 2):
+    # it does not fit, as the run would not
+    m, hw, tr, pc = build_inputs(model="llama-3.1-405b", hardware="h100-sxm", devices=8192, seq_len=8192,
+                                 global_batch=2048, global_batch_tokens=None, tp=8, pp=16, microbatch_size=1, sp=False)
+    assert not estimate(m, hw, tr, pc, 8192).fits
+
+
+def test_estimate_says_which_defaults_it_took():
+    r = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64",
+                            "--tp", "2"])
+    assert r.exit_code == 0
+    assert "sp=True, zero_stage=1: the megatron profile's layout defaults" in r.output
+    assert "--no-sp to turn it off; --zero-stage N for another ZeRO stage" in r.output
+    r = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64",
+                            "--tp", "2", "--zero-stage", "0", "--sp"])
+    assert r.exit_code == 0 and "layout defaults" not in r.output
