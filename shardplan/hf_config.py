@@ -338,11 +338,21 @@ def _falcon(cfg: Cfg) -> Cfg:
                 position="alibi" if cfg.get("alibi") else "rope")
 
 
+def _either(cfg: Cfg, *keys: str) -> Any:
+    """The value of the first of ``keys`` (a configuration class's name and its ``attribute_map`` aliases) that
+    ``cfg`` sets; KeyError naming the first when none does (the caller reports the missing key)."""
+    for key in keys:
+        if cfg.get(key) is not None:
+            return cfg[key]
+    raise KeyError(keys[0])
+
+
 def _bloom(cfg: Cfg) -> Cfg:
-    # BloomModel: word_embeddings_layernorm after the embedding; biases everywhere; ALiBi
-    h = cfg.get("hidden_size", cfg.get("n_embed"))
-    return dict(n_layers=cfg.get("n_layer", cfg.get("num_hidden_layers")), d_model=h,
-                n_heads=cfg.get("n_head", cfg.get("num_attention_heads")), ffn_dim=4 * h,
+    # BloomModel: word_embeddings_layernorm after the embedding; biases everywhere; ALiBi (BloomConfig
+    # attribute_map: n_layer -> num_hidden_layers, n_head -> num_attention_heads; hidden_size or n_embed)
+    h = _either(cfg, "hidden_size", "n_embed")
+    return dict(n_layers=_either(cfg, "n_layer", "num_hidden_layers"), d_model=h,
+                n_heads=_either(cfg, "n_head", "num_attention_heads"), ffn_dim=4 * h,
                 vocab_size=cfg["vocab_size"], mlp="gelu", norm="layernorm", linear_bias=True,
                 tied_embeddings=bool(cfg.get("tie_word_embeddings", True)), position="alibi", embedding_norm=True)
 

@@ -414,3 +414,18 @@ def test_keys_given_twice_are_refused(tmp_path):
     f.write_text("common: &c {matmul_efficiency: 0.5}\n")  # anchors and merge keys still work
     from shardplan.loaders import parse_document
     assert parse_document("a: &x {b: 1}\nd: {<<: *x, b: 2}\n", f, False)["d"] == {"b": 2}
+
+
+@pytest.mark.parametrize("missing", ["hidden_size", "n_layer", "n_head"])
+def test_bloom_config_without_a_size_key_names_it(tmp_path, missing):
+    # BloomConfig reads hidden_size or n_embed, n_layer or num_hidden_layers, n_head or num_attention_heads: with
+    # neither spelling the key is reported (exit 2), not a TypeError from 4 x None
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    cfg = {"architectures": ["BloomForCausalLM"], "n_layer": 2, "n_head": 2, "hidden_size": 64, "vocab_size": 100}
+    del cfg[missing]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    r = CliRunner().invoke(app, ["estimate", "-m", str(path), "-H", "h100-sxm", "-n", "8", "-s", "1024", "-b", "8"])
+    assert r.exit_code == 2 and f"lacks the key {missing!r}" in r.output and "Traceback" not in r.output
