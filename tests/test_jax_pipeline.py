@@ -44,15 +44,17 @@ CASES = {
     "pp2-dp4": (dict(pp=2), (2, 4, 1, 1), 4, P("pp", None, None, None, None, None)),
     "pp4-dp2": (dict(pp=4), (4, 2, 1, 1), 8, P("pp", None, None, None, None, None)),
     "pp4-dp2-m2": (dict(pp=4, microbatch_size=4), (4, 2, 1, 1), 2, P("pp", None, None, None, None, None)),
-    "pp2-fsdp2-tp2": (dict(pp=2, tp=2, zero_stage=3), (2, 1, 2, 2), 8, P("pp", None, "fsdp", "tp", None, None)),
-    "pp2-dp2-tp2": (dict(pp=2, tp=2), (2, 2, 1, 2), 8, P("pp", None, None, "tp", None, None)),
+    "pp2-fsdp2-tp2": (dict(pp=2, tp=2, zero_stage=3, microbatch_size=2), (2, 1, 2, 2), 4,
+                      P("pp", None, "fsdp", "tp", None, None)),
+    "pp2-dp2-tp2": (dict(pp=2, tp=2, microbatch_size=2), (2, 2, 1, 2), 4, P("pp", None, None, "tp", None, None)),
     "pp2-uneven-3-1-m1": (dict(pp=2, pp_layers=(3, 1), microbatch_size=4), (2, 4, 1, 1), 1,
                           P("pp", None, None, None, None, None)),
     "pp2-uneven-3-1-gpipe": (dict(pp=2, pp_layers=(3, 1), schedule="gpipe"), (2, 4, 1, 1), 4,
                              P("pp", None, None, None, None, None)),
     "pp2-dp4-interleaved": (dict(pp=2, schedule="interleaved", virtual_stages=2), (2, 4, 1, 1), 4,
                             P("pp", None, None, None, None, None)),
-    "pp2-dp2-tp2-interleaved": (dict(pp=2, tp=2, schedule="interleaved", virtual_stages=2), (2, 2, 1, 2), 8,
+    "pp2-dp2-tp2-interleaved": (dict(pp=2, tp=2, schedule="interleaved", virtual_stages=2, microbatch_size=2),
+                                (2, 2, 1, 2), 4,
                                 P("pp", None, None, "tp", None, None)),
 }
 
@@ -294,12 +296,12 @@ def test_interleaved_placement_and_its_inverse():
 
 
 def test_interleaved_pp4_matches_single_device(batches):
-    """8 layers, pp=4 x dp=2, v=2 (virtual stages 0..7 alternate over the ranks), m=8: 2 steps' losses and
+    """8 layers, pp=4 x dp=2, v=2 (virtual stages 0..7 alternate over the ranks), m=4: 2 steps' losses and
     the first gradients equal single-device training's."""
     tiny8 = TINY4.model_copy(update={"n_layers": 8, "name": "tiny-llama-8l"})
     ref = Trainer(tiny8, validate(ParallelConfig(dp=1), tiny8, TR, 1), TR, CFG, devices=jax.devices()[:1])
-    layout = validate(ParallelConfig(pp=4, schedule="interleaved", virtual_stages=2), tiny8, TR, 8)
-    assert layout.stage_layers == (2, 2, 2, 2) and layout.microbatches == 8
+    layout = validate(ParallelConfig(pp=4, schedule="interleaved", virtual_stages=2, microbatch_size=2), tiny8, TR, 8)
+    assert layout.stage_layers == (2, 2, 2, 2) and layout.microbatches == 4
     tr = Trainer(tiny8, layout, TR, CFG)
     assert tr.pipeline.executed == "interleaved" and tr.pipeline.placement == ((0, 4), (1, 5), (2, 6), (3, 7))
     np.testing.assert_allclose(run_steps(tr, batches, 2)[1], run_steps(ref, batches, 2)[1], rtol=2e-5, atol=2e-5)
