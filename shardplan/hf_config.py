@@ -18,12 +18,23 @@ Modelled approximately (parameter counts stay exact):
 * Qwen2/Qwen3/Qwen2-MoE/SmolLM3 ``use_sliding_window`` is refused (no released checkpoint sets it);
 * Qwen2-MoE's shared expert (``shared_expert_intermediate_size``) is counted as that width over
   ``moe_intermediate_size`` shared experts (a multiple in every release), its gate as ``shared_expert_gate``;
-* Command-R's bias-free LayerNorm is counted as an RMSNorm (one gain), SmolLM3's NoPE layers as RoPE
-  layers, GLM-4.5's partial rotary as full RoPE (none has weights of its own).
+* the bias-free LayerNorms of Command-R, Command R7B / Command A (Cohere2) and DBRX are counted as
+  RMSNorms (one gain of h; the JAX runtime trains RMSNorms), SmolLM3's NoPE layers and Cohere2's
+  full-attention (NoPE) layers as RoPE layers, GLM-4.5's partial rotary as full RoPE (none has weights of
+  its own);
+* DBRX's ``clip_qkv`` is carried as ModelSpec ``clip_qkv`` (no weights, no FLOPs counted; the JAX runtime
+  clamps Q/K/V as ``DbrxAttention`` does);
+* ERNIE 4.5 MoE's ``moe_statics.e_score_correction_bias`` (an ``nn.Parameter`` of E elements per MoE layer,
+  frozen, added to the routing scores only to pick the experts) is counted as ``router_bias``: the same
+  E elements (the JAX runtime adds it to the router logits and trains it); its MTP layers are not
+  counted (``transformers`` does not build them).
 
 Refused with the reason (:data:`UNMODELLED`): hybrids of attention with Mamba / linear-attention /
 convolution layers (Qwen3-Next, Jamba, Nemotron-H, Falcon-H1, Bamba, Zamba2, Granite 4.0, MiniMax,
-LFM2), Apertus (learned xIELU scalars) and Phi-3.5-MoE (LM-head bias).
+LFM2), Apertus (learned xIELU scalars) and Phi-3.5-MoE (LM-head bias). Refused per config (ConfigError
+naming the key): ERNIE 4.5 MoE with ``use_bias`` (its LM head then has a bias), DBRX with
+``tie_word_embeddings`` (DbrxConfig refuses it too), MoE layers that are not every k-th layer up to the
+last (ERNIE ``moe_layer_end_index`` before the last layer, Qwen ``mlp_only_layers`` inside the MoE run).
 
 Anything else: a YAML/JSON file of :class:`ModelSpec` fields (README, "Describing any model").
 """
@@ -422,6 +433,101 @@ def _seed_oss(cfg: Cfg) -> Cfg:
     return spec
 
 
+def _cohere2(cfg: Cfg) -> Cfg:
+    """Cohere Command R7B / Command A (``transformers`` configuration_cohere2.py, modeling_cohere2.py):
+    Command-R's parallel block (one bias-free Cohere2LayerNorm per layer and a final one, each h gains,
+    counted as RMSNorms), q/k/v/o bias = ``attention_bias``, no QK-norm (``use_qk_norm`` is not read), a
+    gated MLP without biases; layer i slides over ``sliding_window`` keys (Cohere2Config default 4096)
+    per ``layer_types``, else iff (i + 1) % ``sliding_window_pattern`` != 0 (default 4: 3 sliding layers,
+    then one full-attention layer, which skips RoPE: no weights either way); tied embeddings by
+    default, ``logit_scale`` a scalar."""
+    cfg = {"sliding_window": 4096, **{k: v for k, v in cfg.items() if k not in ("mlp_bias", "use_qk_norm")}}
+    spec = _llama_like(cfg, tied=True)
+    spec.update(norms_per_layer=1, **window_pattern(cfg, cfg.get("sliding_window_pattern", 4)))
+    return spec
+
+
+def _sub_config(cfg: Cfg, arch: str, key: str, *required: str) -> Cfg:
+    """The nested configuration ``cfg[key]`` (DBRX ``attn_config`` / ``ffn_config``), refusing one that
+    is missing, not a mapping, or lacks one of ``required`` (keys its sub-configuration class
+    defaults on its own, :func:`_require`)."""
+    sub = cfg.get(key)
+    if not isinstance(sub, dict):
+        what = "lacks" if sub is None else f"has {type(sub).__name__} for"
+        raise ConfigError(f"config.json for {arch} {what} {key!r}; legal: a mapping of its keys "
+                          f"({', '.join(required)}, ...)", field=key, value=sub)
+    for name in required:
+        if sub.get(name) is None:
+            raise ConfigError(f"config.json for {arch}: {key}.{name} is missing or null; {arch}'s {key} class "
+                              "sets its own default (not derived from the other keys); write its value in the file",
+                              field=f"{key}.{name}", value=None)
+    return sub
+
+
+def _dbrx(cfg: Cfg) -> Cfg:
+    """Databricks DBRX (``transformers`` configuration_dbrx.py, modeling_dbrx.py). DbrxBlock:
+    norm_1 / norm_2 ``nn.LayerNorm(d_model, bias=False)`` (h gains each, counted as RMSNorms, as norm_f);
+    DbrxAttention: fused ``Wqkv`` h x (h + 2 kv_n_heads head_dim), head_dim = d_model / n_heads,
+    ``out_proj`` h x h, no biases, output clamped to +-``clip_qkv`` (no weights); DbrxFFN: router
+    ``layer`` h x E without bias, DbrxExpertGLU ``w1`` / ``v1`` / ``w2`` (E ffn_hidden_size, h): a gated MLP
+    of ``ffn_hidden_size`` per expert (whatever ``ffn_act_fn``); every layer MoE; untied LM head
+    (DbrxConfig refuses ``tie_word_embeddings``).
+    """
+    attn = _sub_config(cfg, "DbrxForCausalLM", "attn_config", "kv_n_heads")
+    ffn = _sub_config(cfg, "DbrxForCausalLM", "ffn_config", "ffn_hidden_size", "moe_num_experts", "moe_top_k")
+    if cfg.get("tie_word_embeddings"):
+        raise ConfigError("config.json for DbrxForCausalLM: tie_word_embeddings=true is refused by DbrxConfig "
+                          "(DBRX has its own lm_head); legal: false", field="tie_word_embeddings", value=True,
+                          legal=[False])
+    clip = attn.get("clip_qkv")
+    if clip is not None and (isinstance(clip, bool) or not isinstance(clip, (int, float)) or not 0 < clip < 2**24):
+        raise ConfigError(f"config.json attn_config.clip_qkv={clip!r}; legal: a number > 0 and < {2**24:,}, or null "
+                          "(no clamp)", field="attn_config.clip_qkv", value=clip)
+    return dict(n_layers=cfg["n_layers"], d_model=cfg["d_model"], n_heads=cfg["n_heads"],
+                n_kv_heads=attn["kv_n_heads"], ffn_dim=ffn["ffn_hidden_size"], vocab_size=cfg["vocab_size"],
+                mlp="swiglu", norm="rmsnorm", position="rope", tied_embeddings=False,
+                n_experts=ffn["moe_num_experts"], top_k=ffn["moe_top_k"],
+                clip_qkv=None if clip is None else float(clip))
+
+
+def _ernie4_5(cfg: Cfg) -> Cfg:
+    """Baidu ERNIE 4.5 dense, e.g. ERNIE-4.5-0.3B (``transformers`` configuration_ernie4_5.py,
+    modeling_ernie4_5.py): a Llama decoder whose q/k/v/o and gate/up/down projections take bias =
+    ``use_bias`` (``attention_bias`` / ``mlp_bias`` are not read), ``head_dim`` its own key (Ernie4_5Config
+    default 128, required here), lm_head without bias, tied embeddings by default."""
+    spec = _llama_like({k: v for k, v in cfg.items() if k not in ("attention_bias", "mlp_bias")}, tied=True)
+    if cfg.get("use_bias"):
+        spec.update(qkv_bias=True, attn_out_bias=True, mlp_bias=True)
+    return spec
+
+
+def _ernie4_5_moe(cfg: Cfg) -> Cfg:
+    """Baidu ERNIE 4.5 MoE, e.g. ERNIE-4.5-21B-A3B (``transformers`` configuration_ernie4_5_moe.py,
+    modeling_ernie4_5_moe.py). Layer i is an Ernie4_5_MoeSparseMoeBlock iff (i + 1) % ``moe_layer_interval``
+    == 0 and ``moe_layer_start_index`` <= i <= ``moe_layer_end_index`` (-1: the last layer), else a dense
+    MLP of ``intermediate_size``. The block: router ``gate`` h x E without bias; ``moe_statics``
+    ``e_score_correction_bias`` (1, E), an ``nn.Parameter`` (requires_grad=False), counted as ``router_bias``
+    (E elements); E experts of ``moe_intermediate_size``; one shared MLP of ``moe_num_shared_experts`` x
+    that width (counted as that many experts). Attention and norms as ERNIE 4.5 dense (head_dim = the
+    config's ``head_dim`` if any, else hidden / heads). ``use_bias`` is refused: it also gives the LM
+    head a bias (vocab_size elements), which ModelSpec does not count. The MTP layers
+    (``num_nextn_predict_layers``) are not built by ``transformers`` and not counted.
+    """
+    if cfg.get("use_bias"):
+        raise ConfigError("config.json for Ernie4_5_MoeForCausalLM: use_bias=true also gives its lm_head a bias "
+                          "(vocab_size elements), which ModelSpec does not count; legal: false; " + YAML_ROUTE,
+                          field="use_bias", value=True, legal=[False])
+    n, step = cfg["num_hidden_layers"], cfg.get("moe_layer_interval", 1)
+    start, end = cfg.get("moe_layer_start_index", 1), cfg.get("moe_layer_end_index", -1)
+    end = n - 1 if end == -1 else end
+    moe = [i for i in range(n) if (i + 1) % step == 0 and start <= i <= end]
+    spec = _ernie4_5(cfg)
+    spec.update(n_experts=cfg["moe_num_experts"], top_k=cfg["moe_k"], expert_ffn_dim=cfg["moe_intermediate_size"],
+                n_shared_experts=cfg["moe_num_shared_experts"], router_bias=True,
+                **moe_layer_pattern(moe, n, "moe_layer_start_index / moe_layer_interval / moe_layer_end_index"))
+    return spec
+
+
 #: ``architectures[0]`` -> translator; multimodal wrappers read ``text_config``
 FAMILIES: dict[str, Callable[[Cfg], Cfg]] = {
     "LlamaForCausalLM": _llama, "MistralForCausalLM": _mistral, "MixtralForCausalLM": _mixtral,
@@ -436,7 +542,8 @@ FAMILIES: dict[str, Callable[[Cfg], Cfg]] = {
     "Qwen2MoeForCausalLM": _qwen2_moe, "OlmoeForCausalLM": _olmoe, "Glm4MoeForCausalLM": _glm4_moe,
     "GraniteForCausalLM": _granite, "GraniteMoeForCausalLM": _granitemoe, "Starcoder2ForCausalLM": _starcoder2,
     "SmolLM3ForCausalLM": _smollm3, "Olmo3ForCausalLM": _olmo3, "CohereForCausalLM": _cohere,
-    "SeedOssForCausalLM": _seed_oss,
+    "SeedOssForCausalLM": _seed_oss, "Cohere2ForCausalLM": _cohere2, "DbrxForCausalLM": _dbrx,
+    "Ernie4_5ForCausalLM": _ernie4_5, "Ernie4_5_MoeForCausalLM": _ernie4_5_moe,
 }
 MULTIMODAL = ("Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration")
 
@@ -467,7 +574,10 @@ REQUIRED_KEYS = {"MistralForCausalLM": ("num_key_value_heads",), "MixtralForCaus
                  "Qwen2MoeForCausalLM": ("num_key_value_heads",),
                  "Glm4MoeForCausalLM": ("num_key_value_heads", "n_shared_experts", "first_k_dense_replace"),
                  "Starcoder2ForCausalLM": ("num_key_value_heads",), "SmolLM3ForCausalLM": ("num_key_value_heads",),
-                 "SeedOssForCausalLM": ("num_key_value_heads", "head_dim", "attention_bias")}
+                 "SeedOssForCausalLM": ("num_key_value_heads", "head_dim", "attention_bias"),
+                 "Ernie4_5ForCausalLM": ("num_key_value_heads", "head_dim"),
+                 "Ernie4_5_MoeForCausalLM": ("num_key_value_heads", "moe_num_experts", "moe_k", "moe_intermediate_size",
+                                             "moe_num_shared_experts")}
 
 
 def spec_fields(arch: str, cfg: Cfg) -> Cfg:

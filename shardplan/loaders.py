@@ -411,7 +411,9 @@ HF_MODEL_TYPES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", 
                   "qwen2_moe": "Qwen2MoeForCausalLM", "olmoe": "OlmoeForCausalLM", "glm4_moe": "Glm4MoeForCausalLM",
                   "granite": "GraniteForCausalLM", "granitemoe": "GraniteMoeForCausalLM",
                   "starcoder2": "Starcoder2ForCausalLM", "smollm3": "SmolLM3ForCausalLM", "olmo3": "Olmo3ForCausalLM",
-                  "cohere": "CohereForCausalLM", "seed_oss": "SeedOssForCausalLM"}
+                  "cohere": "CohereForCausalLM", "seed_oss": "SeedOssForCausalLM", "cohere2": "Cohere2ForCausalLM",
+                  "dbrx": "DbrxForCausalLM", "ernie4_5": "Ernie4_5ForCausalLM",
+                  "ernie4_5_moe": "Ernie4_5_MoeForCausalLM"}
 #: ``model_type`` -> architecture of the refused families (:data:`shardplan.hf_config.UNMODELLED`), so that a
 #: config without ``architectures`` gets the same reason
 UNMODELLED_MODEL_TYPES = {"qwen3_next": "Qwen3NextForCausalLM", "jamba": "JambaForCausalLM",
@@ -426,8 +428,10 @@ HF_INT_KEYS = {**{k: 1 for k in (
     "num_local_experts", "num_experts", "num_experts_per_tok", "moe_intermediate_size", "n_routed_experts",
     "decoder_sparse_step", "interleave_moe_layer_step", "intermediate_size_mlp", "ffn_hidden_size", "num_kv_heads",
     "n_head_kv", "kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
-    "sliding_window", "sliding_window_pattern", "moe_layer_freq", "shared_expert_intermediate_size")},
-    "first_k_dense_replace": 0, "n_shared_experts": 0}
+    "sliding_window", "sliding_window_pattern", "moe_layer_freq", "shared_expert_intermediate_size", "d_model",
+    "n_layers", "n_heads", "kv_n_heads", "moe_num_experts", "moe_top_k", "moe_k", "moe_layer_interval")},
+    "first_k_dense_replace": 0, "n_shared_experts": 0, "moe_num_shared_experts": 0, "moe_layer_start_index": 0,
+    "moe_layer_end_index": -1}
 #: keys that hold ``true`` / ``false``
 HF_BOOL_KEYS = ("tie_word_embeddings", "attention_bias", "mlp_bias", "multi_query", "parallel_attn", "bias",
                 "alibi", "new_decoder_architecture", "use_sliding_window", "qkv_bias", "use_qk_norm", "use_bias",
@@ -435,6 +439,8 @@ HF_BOOL_KEYS = ("tie_word_embeddings", "attention_bias", "mlp_bias", "multi_quer
 #: keys whose ``null`` means "derive it" or "none" (Transformers' defaults)
 HF_NULLABLE_KEYS = ("n_inner", "num_key_value_heads", "head_dim", "q_lora_rank", "sliding_window", "n_routed_experts",
                     "n_shared_experts", "num_kv_heads", "n_head_kv", "ffn_hidden_size")
+#: architectures whose config.json nests sub-configurations whose keys :func:`check_hf_types` checks too
+HF_SUB_CONFIGS = {"DbrxForCausalLM": ("attn_config", "ffn_config")}
 #: keys that hold lists of layer indices
 HF_LAYER_LIST_KEYS = ("mlp_only_layers", "moe_layers")
 #: ModelSpec field -> the Hugging Face key it comes from (messages name the key the user wrote)
@@ -453,6 +459,15 @@ HF_FIELD_KEYS = {"GPT2LMHeadModel": {"n_layers": "n_layer", "d_model": "n_embd",
                                        "expert_ffn_dim": "intermediate_size", "moe_layer_step": "interleave_moe_layer_step"},
                  "DeepseekV2ForCausalLM": _HF_DEEPSEEK, "DeepseekV3ForCausalLM": _HF_DEEPSEEK,
                  "Gemma3ForCausalLM": {**_HF_COMMON, "full_attention_interval": "sliding_window_pattern"},
+                 "Cohere2ForCausalLM": {**_HF_COMMON, "full_attention_interval": "sliding_window_pattern"},
+                 "DbrxForCausalLM": {"n_kv_heads": "attn_config.kv_n_heads", "ffn_dim": "ffn_config.ffn_hidden_size",
+                                     "n_experts": "ffn_config.moe_num_experts", "top_k": "ffn_config.moe_top_k",
+                                     "clip_qkv": "attn_config.clip_qkv"},
+                 "Ernie4_5_MoeForCausalLM": {**_HF_COMMON, "n_experts": "moe_num_experts", "top_k": "moe_k",
+                                             "expert_ffn_dim": "moe_intermediate_size",
+                                             "n_shared_experts": "moe_num_shared_experts",
+                                             "n_dense_layers": "moe_layer_start_index",
+                                             "moe_layer_step": "moe_layer_interval"},
                  "FalconForCausalLM": {**_HF_COMMON, "ffn_dim": "ffn_hidden_size", "n_kv_heads": "num_kv_heads",
                                        "norms_per_layer": "num_ln_in_parallel_attn"},
                  "*": _HF_COMMON}
@@ -521,8 +536,9 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
 
     Supported ``architectures``: :data:`HF_ARCHITECTURES` (Llama 2/3/4, Mistral, Mixtral, Qwen2/2.5,
     Qwen3, Qwen1.5/2-MoE, Qwen3-MoE, Gemma 1/2/3, Phi-3/4, DeepSeek-V2/V3, GLM-4.5, GPT-OSS, OLMo 2/3,
-    OLMoE, Granite 3 dense and MoE, Command-R, StarCoder2, SmolLM3, Seed-OSS, Falcon, GPT-2, GPT-NeoX,
-    BLOOM, InternLM 1/2); the translation of each is in :mod:`shardplan.hf_config`.
+    OLMoE, Granite 3 dense and MoE, Command-R, Command R7B / Command A (Cohere2), DBRX, ERNIE 4.5 dense and
+    MoE, StarCoder2, SmolLM3, Seed-OSS, Falcon, GPT-2, GPT-NeoX, BLOOM, InternLM 1/2); the translation of
+    each is in :mod:`shardplan.hf_config`.
 
     Raises:
         ConfigError: for an unsupported architecture (named, with the supported list and the YAML
@@ -548,8 +564,9 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
         raise ConfigError(f"architectures={short_repr(archs)} is not supported{why}; {supported}",
                           field="architectures", value=arch, legal=HF_ARCHITECTURES)
     check_hf_types(cfg)
-    if arch in MULTIMODAL and isinstance(cfg.get("text_config"), dict):
-        check_hf_types(cfg["text_config"], "config.json text_config")
+    for key in ("text_config",) if arch in MULTIMODAL else HF_SUB_CONFIGS.get(arch, ()):
+        if isinstance(cfg.get(key), dict):
+            check_hf_types(cfg[key], f"config.json {key}")
     try:
         spec = spec_fields(arch, cfg)
     except KeyError as e:

@@ -1,7 +1,7 @@
 """Architecture features in the JAX runtime (issue 11): QK-norm, attention sinks, a sliding window,
 multi-head latent attention; interleaved sliding / full layers and sandwich norms (Gemma 2), QK-norm
 over the whole projection (OLMo 2), output / MLP biases and an embedding norm, router and expert
-biases (GPT-OSS).
+biases (GPT-OSS), the Q/K/V clamp (DBRX clip_qkv).
 
 A tiny Llama with Qwen3's per-head QK-norm, GPT-OSS's attention sinks and Mistral v0.1's sliding
 window (8 keys at seq 32) trains 3 steps in fp32 under TP, FSDP and CP and must reproduce the single-
@@ -233,3 +233,25 @@ def test_falcon_like_parallel_block(batches):
     assert net.layers[0].mlp_norm is None
     assert _n_params(m) == m.n_params
     _matches_single_device(m, batches, [dict(tp=2, kv_replication=True), dict(zero_stage=3)])
+
+
+def test_dbrx_like_clipped_qkv(batches):
+    # DBRX scaled down (benchmarks/models/dbrx-base.config.json): every layer MoE, GQA, clip_qkv clamps the
+    # projected Q/K/V (HF DbrxAttention clamps the Wqkv output to [-8, 8]); 0.5 here so that the clamp bites at
+    # this width. No parameters of its own: the runtime's count equals the planner's
+    from pathlib import Path
+
+    from flax import nnx
+
+    from shardplan.jax.model import scale_down
+    from shardplan.loaders import load_model
+
+    dbrx = load_model(str(Path(__file__).resolve().parents[1] / "benchmarks/models/dbrx-base.config.json"))
+    assert dbrx.clip_qkv == 8.0
+    m = scale_down(dbrx, d_model=64, n_layers=2, min_kv_heads=2).model_copy(update={"clip_qkv": 0.5})
+    assert m.is_moe and m.clip_qkv == 0.5 and _n_params(m) == m.n_params
+    tokens = jax.numpy.asarray(batches.batch(0))[:2]
+    clipped = Transformer(m, nnx.Rngs(0))(tokens)
+    plain = Transformer(m.model_copy(update={"clip_qkv": None}), nnx.Rngs(0))(tokens)
+    assert float(jax.numpy.abs(clipped - plain).max()) > 1e-4  # the clamp is applied
+    _matches_single_device(m, batches, [dict(tp=2), dict(ep=2, zero_stage=3), dict(pp=2, schedule="gpipe")])

@@ -149,6 +149,29 @@ FAMILIES = {
     # = 115,355,648 + 3*5120*27648 + 2*5120 = 540,039,168) + 2*155136*5120 + 5120. Model card: 36B
     'seed-oss-36b': ({"architectures": ["SeedOssForCausalLM"], "model_type": "seed_oss", "hidden_size": 5120, "intermediate_size": 27648, "num_hidden_layers": 64, "num_attention_heads": 80, "num_key_value_heads": 8, "head_dim": 128, "attention_bias": True, "attention_out_bias": False, "mlp_bias": False, "vocab_size": 155136, "tie_word_embeddings": False},
         36_151_104_512),
+    # databricks/dbrx-base (benchmarks/models/dbrx-base.config.json): 40 x (Wqkv 6144*(6144+2*8*128) + out_proj 6144^2
+    # = 88,080,384 + 16 experts w1/v1/w2 3*16*10752*6144 = 3,170,893,824 + router 6144*16 + bias-free LayerNorms
+    # norm_1/norm_2 2*6144 = 3,259,084,800) + 2*100352*6144 + norm_f 6144 (clip_qkv has no weights). Card: 132B, 36B active
+    'dbrx-base': ({"architectures": ["DbrxForCausalLM"], "model_type": "dbrx", "d_model": 6144, "n_heads": 48, "n_layers": 40, "max_seq_len": 32768, "vocab_size": 100352, "attn_config": {"clip_qkv": 8, "kv_n_heads": 8, "rope_theta": 500000}, "ffn_config": {"ffn_hidden_size": 10752, "moe_num_experts": 16, "moe_top_k": 4, "moe_jitter_eps": 0, "moe_loss_weight": 0.05}, "tie_word_embeddings": False},
+        131_596_523_520),
+    # baidu/ERNIE-4.5-21B-A3B-PT: attn 2*2560^2 + 2*2560*512 = 15,728,640; layer 0 dense (15,728,640 + 3*2560*12288
+    # + 2*2560 = 110,105,600) + 27 MoE x (15,728,640 + (64 routed + 2 shared) x 3*2560*1536 + gate 2560*64
+    # + e_score_correction_bias 64 + 2*2560 = 794,465,344) + 103424*2560 (tied) + 2560. Card: 21B total, 3B active
+    'ernie-4.5-21b-a3b': ({"architectures": ["Ernie4_5_MoeForCausalLM"], "model_type": "ernie4_5_moe", "hidden_size": 2560, "intermediate_size": 12288, "num_hidden_layers": 28, "num_attention_heads": 20, "num_key_value_heads": 4, "vocab_size": 103424, "use_bias": False, "tie_word_embeddings": True, "moe_num_experts": 64, "moe_num_shared_experts": 2, "moe_layer_start_index": 1, "moe_layer_end_index": 27, "moe_layer_interval": 1, "moe_intermediate_size": 1536, "moe_k": 6},
+        21_825_437_888),
+    # baidu/ERNIE-4.5-0.3B-PT: 18 x (q 1024*2048 + k/v 2*1024*256 + o 2048*1024 = 4,718,592 + 3*1024*3072 + 2*1024
+    # = 14,157,824) + 103424*1024 (tied) + 1024 (head_dim 128, not 1024/16). Card: 0.36B
+    'ernie-4.5-0.3b': ({"architectures": ["Ernie4_5ForCausalLM"], "model_type": "ernie4_5", "hidden_size": 1024, "intermediate_size": 3072, "num_hidden_layers": 18, "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 128, "vocab_size": 103424, "use_bias": False, "tie_word_embeddings": True},
+        360_748_032),
+    # CohereLabs/c4ai-command-r7b-12-2024: 32 x (2*4096^2 + 2*4096*1024 = 41,943,040 + 3*4096*14336 + one bias-free
+    # LayerNorm 4096 = 218,107,904) + 256000*4096 (tied) + 4096; window 4096 on 3 of every 4 layers adds nothing. Card: 8B
+    'command-r7b': ({"architectures": ["Cohere2ForCausalLM"], "model_type": "cohere2", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "sliding_window": 4096, "sliding_window_pattern": 4, "attention_bias": False, "use_qk_norm": False, "logit_scale": 0.25, "vocab_size": 256000, "tie_word_embeddings": True},
+        8_028_033_024),
+    # CohereLabs/c4ai-command-a-03-2025 (values from the model card and public ports; config not at hand): 64 x
+    # (2*12288^2 + 2*12288*1024 = 327,155,712 + 3*12288*36864 + 12288 = 1,686,122,496) + 256000*12288 (tied) + 12288.
+    # Card: 111B
+    'command-a': ({"architectures": ["Cohere2ForCausalLM"], "model_type": "cohere2", "hidden_size": 12288, "intermediate_size": 36864, "num_hidden_layers": 64, "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 128, "sliding_window": 4096, "sliding_window_pattern": 4, "attention_bias": False, "logit_scale": 0.25, "vocab_size": 256000, "tie_word_embeddings": True},
+        111_057_580_032),
 }
 
 
@@ -279,7 +302,8 @@ def test_cli_estimate_reads_every_family_config(name, tmp_path):
     cfg, count = FAMILIES[name]
     (tmp_path / name).mkdir()
     (tmp_path / name / "config.json").write_text(json.dumps(cfg))
-    moe = any(k in cfg for k in ("num_local_experts", "num_experts", "n_routed_experts"))
+    moe = any(k in cfg for k in ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts",
+                                 "ffn_config"))
     args = ["estimate", "--model", str(tmp_path / name / "config.json"), "--hardware", "h100-sxm", "--devices", "8",
             "--seq-len", str(min(4096, cfg.get("n_positions", 4096))), "--global-batch", "8", "--json"] + (
                 ["--ep", "2"] if moe else [])  # a learned position table (GPT-2: n_positions 1,024) bounds seq_len
@@ -400,3 +424,83 @@ def test_hybrid_named_only_by_model_type_gets_the_reason():
     # architecture name is
     with pytest.raises(ConfigError, match=r"model_type='qwen3_next'\) \(hybrid of Gated DeltaNet"):
         model_from_hf_config({"model_type": "qwen3_next", "hidden_size": 2048})
+
+
+def test_benchmark_model_files_of_the_new_families():
+    # benchmarks/models/ holds a config.json of each family (README there: the counts and sources)
+    from pathlib import Path
+
+    from shardplan.loaders import load_model
+    models = Path(__file__).resolve().parents[1] / "benchmarks" / "models"
+    for name in ("dbrx-base", "ernie-4.5-21b-a3b", "ernie-4.5-0.3b", "command-r7b"):
+        m = load_model(str(models / f"{name}.config.json"))
+        assert m.n_params == FAMILIES[name][1], name
+
+
+def test_dbrx_nested_configs_clip_and_refusals():
+    cfg, count = FAMILIES["dbrx-base"]
+    m = model_from_hf_config(cfg)
+    assert (m.n_experts, m.top_k, m.kv_heads, m.dim_head, m.clip_qkv, m.tied_embeddings) == (16, 4, 8, 128, 8.0, False)
+    assert m.norm_params() == 6144  # nn.LayerNorm(bias=False): one gain
+    # 12 of 16 experts idle per token in each of the 40 layers. DBRX card: 36B active
+    assert m.n_active_params == count - 40 * 12 * 3 * 10752 * 6144 == 36_469_708_800
+    assert model_from_hf_config({**cfg, "attn_config": {**cfg["attn_config"], "clip_qkv": None}}).clip_qkv is None
+    bad = [({"attn_config": None}, "attn_config"), ({"tie_word_embeddings": True}, "tie_word_embeddings"),
+           ({"attn_config": {"clip_qkv": 8}}, "attn_config.kv_n_heads"),
+           ({"attn_config": {**cfg["attn_config"], "clip_qkv": "8"}}, "attn_config.clip_qkv"),
+           ({"ffn_config": {**cfg["ffn_config"], "moe_top_k": 0}}, "moe_top_k"),          # config.json ffn_config moe_top_k=0
+           ({"ffn_config": {**cfg["ffn_config"], "moe_top_k": 17}}, "ffn_config.moe_top_k")]  # more than 16 experts
+    for change, field in bad:
+        with pytest.raises(ConfigError) as e:
+            model_from_hf_config({**cfg, **change})
+        assert e.value.field == field and field in str(e.value), (change, str(e.value))
+
+
+def test_ernie_4_5_moe_layers_correction_bias_and_refusals():
+    cfg, count = FAMILIES["ernie-4.5-21b-a3b"]
+    m = model_from_hf_config(cfg)
+    # layer 0 dense (moe_layer_start_index 1); the shared MLP of 2 x 1536 as 2 experts; e_score_correction_bias
+    # (an nn.Parameter of 64) counted as router_bias: router 2560 x 64 + 64
+    assert [m.is_moe_layer(i) for i in range(3)] == [False, True, True] and m.n_moe_layers == 27
+    assert (m.n_shared_experts, m.expert_ffn, m.router_bias, m.router_params()) == (2, 1536, True, 2560 * 64 + 64)
+    # 58 of 64 routed experts idle per token in each of the 27 MoE layers
+    assert m.n_active_params == count - 27 * 58 * 3 * 2560 * 1536 == 3_352_150_208
+    assert model_from_hf_config({k: v for k, v in cfg.items() if k != "moe_layer_end_index"}).n_params == count
+    # every 2nd layer from layer 1: MoE at 1, 3, ..., 27 (14), dense at 0, 2, ..., 26 (14)
+    alt = model_from_hf_config({**cfg, "moe_layer_interval": 2})
+    assert [i for i in range(28) if alt.is_moe_layer(i)] == list(range(1, 28, 2))
+    refused = [({"use_bias": True}, "use_bias"), ({"moe_layer_end_index": 20}, "moe_layer_start_index"),
+               ({"moe_num_shared_experts": None}, "moe_num_shared_experts")]
+    for change, field in refused:
+        with pytest.raises(ConfigError) as e:
+            model_from_hf_config({**cfg, **change})
+        assert field in str(e.value), (change, str(e.value))
+    with pytest.raises(ConfigError, match="lacks 'moe_k'"):
+        model_from_hf_config({k: v for k, v in cfg.items() if k != "moe_k"})
+
+
+def test_ernie_4_5_dense_use_bias_and_head_dim():
+    cfg, count = FAMILIES["ernie-4.5-0.3b"]
+    m = model_from_hf_config(cfg)
+    assert (m.dim_head, m.q_dim, m.kv_dim, m.tied_embeddings) == (128, 2048, 256, True)
+    # use_bias: q/k/v 2048+2*256, o 1024, gate/up 2*3072, down 1024 per layer; the lm_head stays bias-free
+    biased = model_from_hf_config({**cfg, "use_bias": True})
+    assert biased.n_params - count == 18 * (2048 + 512 + 1024 + 2 * 3072 + 1024) == 193_536
+    with pytest.raises(ConfigError, match="lacks 'head_dim'"):  # Ernie4_5Config's own default is 128
+        model_from_hf_config({k: v for k, v in cfg.items() if k != "head_dim"})
+
+
+def test_cohere2_sliding_pattern_and_defaults():
+    cfg, count = FAMILIES["command-r7b"]
+    m = model_from_hf_config(cfg)
+    # layers 4, 8, ..., 32 (1-based) full attention (and NoPE); the others slide over 4096 keys
+    assert [m.is_sliding_layer(i) for i in range(8)] == [True, True, True, False] * 2
+    assert (m.sliding_window, m.n_sliding_layers, m.norms_per_layer, m.qk_norm) == (4096, 24, 1, "none")
+    # Cohere2Config defaults: sliding_window 4096, pattern 4; use_qk_norm is not read by Cohere2Attention
+    bare = {k: v for k, v in cfg.items() if k not in ("sliding_window", "sliding_window_pattern")}
+    assert model_from_hf_config({**bare, "use_qk_norm": True}).summary() == m.summary()
+    types = ["sliding_attention", "full_attention"] * 16
+    assert model_from_hf_config({**cfg, "layer_types": types}).full_attention_interval == 2
+    assert model_from_hf_config({**cfg, "attention_bias": True}).n_params == count + 32 * (4096 + 2 * 1024 + 4096)
+    no_arch = {k: v for k, v in cfg.items() if k != "architectures"}
+    assert model_from_hf_config(no_arch).n_params == count  # model_type cohere2

@@ -208,12 +208,13 @@ class Attention(nnx.Module):
     split by heads over tp like the projections, the mean square reduced over tp); ``sinks`` (h,)
     ``("heads",)`` with ``attention_sinks`` (GPT-OSS: a learned logit per head in every softmax
     denominator); ``bo`` (d,) ``("norm",)`` with ``linear_bias`` or ``attn_out_bias`` (Llama
-    ``attention_bias``, GPT-OSS ``o_proj.bias``). With a window w (this layer's, see ``window``)
-    every query attends to its last w keys (Mistral v0.1, Beltagy et al. 2020). Under context
-    parallelism Q stays sequence-sharded over ``cp``; the attention core either passes K/V blocks
-    around the cp ring (``cp_attention="ring"``, the default: :mod:`shardplan.jax.ring`, sequence in
-    zig-zag order) or constrains K and V to the full sequence, which GSPMD all-gathers over ``cp``
-    (``cp_attention="allgather"``).
+    ``attention_bias``, GPT-OSS ``o_proj.bias``). With ``clip_qkv`` c the projected Q, K and V (biases
+    included) are clamped to [-c, c] (DBRX: HF ``DbrxAttention`` clamps the ``Wqkv`` output). With a
+    window w (this layer's, see ``window``) every query attends to its last w keys (Mistral v0.1,
+    Beltagy et al. 2020). Under context parallelism Q stays sequence-sharded over ``cp``; the attention
+    core either passes K/V blocks around the cp ring (``cp_attention="ring"``, the default:
+    :mod:`shardplan.jax.ring`, sequence in zig-zag order) or constrains K and V to the full sequence,
+    which GSPMD all-gathers over ``cp`` (``cp_attention="allgather"``).
 
     With ``fused=False`` (KV-head replication, tp > g: a tp shard of the query heads is not a
     shard of the fused tensor) the same values are held unfused, ``wq`` (d, h, k)
@@ -249,7 +250,7 @@ class Attention(nnx.Module):
             self.q_norm = self.k_norm = None
         # attention sinks: one learned logit per head in every softmax denominator (GPT-OSS)
         self.sinks = _param(rngs, zeros, (h,), ("heads",)) if m.attention_sinks else None
-        self.window = window
+        self.window, self.clip = window, m.clip_qkv
 
     def _init_qkv(self, m: ModelSpec, rngs: nnx.Rngs, fused: bool) -> None:
         """The Q/K/V projection: one fan-in (d) draw of shape (d, g, r + 2, k), kept fused or split."""
@@ -314,6 +315,8 @@ class Attention(nnx.Module):
         b, s, _ = x.shape
         window = self.window if window is None else window
         q, kk, v = self.project(x)
+        if self.clip is not None:  # DBRX: the Wqkv output clamped to [-clip_qkv, clip_qkv]
+            q, kk, v = (jnp.clip(t, -self.clip, self.clip) for t in (q, kk, v))
         q, kk = self.qk_normalise(q, kk)
         q = constrain(q, ("act_batch", "act_seq", "act_heads", None))
         if self.rope:
@@ -886,7 +889,8 @@ def unsupported_features(model: ModelSpec) -> list[str]:
     """
     attn_extras = (("qk_norm", model.qk_norm != "none"), ("attention_sinks", model.attention_sinks),
                    ("sliding_window", model.sliding_window is not None),
-                   ("qkv_bias", model.qkv_bias or model.linear_bias), ("attn_out_bias", model.attn_out_bias))
+                   ("qkv_bias", model.qkv_bias or model.linear_bias), ("attn_out_bias", model.attn_out_bias),
+                   ("clip_qkv", model.clip_qkv is not None))
     mla_extras = [name for name, on in attn_extras if on]
     checks = [(model.norms_per_layer == 3, "norms_per_layer=3 (legal: 1 parallel block, 2 pre-norms, "
                "4 sandwich norms)"),
@@ -1068,9 +1072,9 @@ def scale_down(model: ModelSpec, d_model: int = 64, n_layers: int = 2, max_heads
 
     Keeps: n_heads / n_kv_heads, the MLP kind, norm, biases, tying, positions, ffn_dim / d_model
     (rounded to ``width_multiple``), MoE top_k (capped by the expert count) and the dense/MoE layer
-    mix, QK-norm, sinks, the sliding window (in tokens) and its full-attention interval, the norm
-    count and the embedding norm. Shrinks: layers, d_model, heads (to at most ``max_heads`` unless the
-    ratio alone is larger), vocabulary (byte-level data needs >= 256), experts.
+    mix, QK-norm, sinks, the Q/K/V clamp, the sliding window (in tokens) and its full-attention
+    interval, the norm count and the embedding norm. Shrinks: layers, d_model, heads (to at most
+    ``max_heads`` unless the ratio alone is larger), vocabulary (byte-level data needs >= 256), experts.
 
     Args:
         model: the full-size spec.
@@ -1107,10 +1111,10 @@ def scale_down(model: ModelSpec, d_model: int = 64, n_layers: int = 2, max_heads
         vocab_size=max(vocab_size, 256), mlp=model.mlp, norm=model.norm, qkv_bias=model.qkv_bias,
         linear_bias=model.linear_bias, tied_embeddings=model.tied_embeddings, position=model.position,
         max_position_embeddings=min(model.max_position_embeddings, 4096) if model.position == "learned" else 0,
-        qk_norm=model.qk_norm, attention_sinks=model.attention_sinks, sliding_window=model.sliding_window,
-        full_attention_interval=model.full_attention_interval, norms_per_layer=model.norms_per_layer,
-        embedding_norm=model.embedding_norm, attn_out_bias=model.attn_out_bias, mlp_bias=model.mlp_bias,
-        source=f"scale_down({model.name})")
+        qk_norm=model.qk_norm, attention_sinks=model.attention_sinks, clip_qkv=model.clip_qkv,
+        sliding_window=model.sliding_window, full_attention_interval=model.full_attention_interval,
+        norms_per_layer=model.norms_per_layer, embedding_norm=model.embedding_norm,
+        attn_out_bias=model.attn_out_bias, mlp_bias=model.mlp_bias, source=f"scale_down({model.name})")
     if model.is_mla:  # latents half the width, per-head widths as the scaled head_dim (rope half, even)
         kw.update(head_dim=None, kv_lora_rank=d_model // 2, q_lora_rank=d_model // 2 if model.q_lora_rank else None,
                   qk_nope_head_dim=head_dim, qk_rope_head_dim=max(2, head_dim // 4 * 2), v_head_dim=head_dim)

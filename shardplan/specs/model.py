@@ -23,6 +23,8 @@ architecture definitions of the respective papers and the Hugging Face reference
   per block; Falcon-7B's parallel block has one (Almazrouei et al. 2023, Sec. 4.1).
 * Attention sinks (GPT-OSS, OpenAI 2025 model card Sec. 2.1; Xiao et al. 2024): one learned logit
   per head per layer added to the softmax denominator.
+* Q/K/V clamping (DBRX, Databricks 2024; ``transformers`` ``DbrxAttention``: ``Wqkv`` output clamped to
+  ``[-clip_qkv, clip_qkv]``): no weights.
 * Sliding-window attention (Beltagy et al. 2020; Mistral 7B, Jiang et al. 2023 Sec. 2): a layer
   attends to the last ``sliding_window`` keys; Gemma 2/3 and GPT-OSS interleave full-attention
   layers (``full_attention_interval``).
@@ -76,7 +78,8 @@ class ModelSpec(BaseModel):
         "iff (i - n_dense_layers + 1) % k == 0): 1 = all (Mixtral, DeepSeek), 2 = alternate (Llama 4 "
         "Maverick interleave_moe_layer_step, Qwen3-MoE decoder_sparse_step)")
     mlp_bias: bool = Field(default=False, description="bias on every MLP / expert linear (GPT-OSS experts)")
-    router_bias: bool = Field(default=False, description="bias on the MoE router, n_experts elements (GPT-OSS)")
+    router_bias: bool = Field(default=False, description="bias on the MoE router, n_experts elements (GPT-OSS; "
+                              "ERNIE 4.5's e_score_correction_bias of the same size)")
     shared_expert_gate: bool = Field(
         default=False, description="a d_model x 1 sigmoid gate scaling the shared experts' output in every MoE "
         "layer, counted with the router (Qwen2-MoE shared_expert_gate)")
@@ -90,6 +93,9 @@ class ModelSpec(BaseModel):
                                  "4 sandwich (Gemma 2/3), 1 parallel block (Falcon-7B)")
     embedding_norm: bool = Field(default=False, description="a norm right after the input embedding (BLOOM)")
     attention_sinks: bool = Field(default=False, description="one learned sink logit per head per layer (GPT-OSS)")
+    clip_qkv: float | None = Field(default=None, gt=0, allow_inf_nan=False, description="clamp every Q, K and V "
+                                   "activation to [-c, c] after the projection (DBRX attn_config.clip_qkv); no "
+                                   "parameters, no FLOPs counted; None = no clamp")
     sliding_window: int | None = Field(default=None, gt=0, description="keys a sliding-window layer attends "
                                        "to (tokens); None = full attention everywhere")
     full_attention_interval: int = Field(
