@@ -311,6 +311,13 @@ def plan_file_values(plan: str | Path) -> dict[str, Any]:
         ConfigError: unreadable or malformed file, an unknown key (lists the legal ones), a wrong type.
     """
     values = read_plan_file(plan)
+    for key, value in values.items():  # the flags' text form of a list ("16,16") is not a JSON list
+        option = LAYOUT_OPTIONS_BY_NAME.get(key)
+        if option is not None and option.kind in ("ints", "names") and isinstance(value, str):
+            example = "[16, 16]" if option.kind == "ints" else f'["{option.choices[0]}"]'
+            raise ConfigError(f"--plan {plan}: {key}={short_repr(value)} is a text value; legal: a JSON list, e.g. "
+                              f"{example} (plan files are typed strictly; the comma-separated form is the flag's)",
+                              field=key, value=value)
     try:
         parsed = layout_values(values)
         ParallelConfig.model_validate(parsed, strict=True)  # types first: pp is taken from a valid pp_layers only

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from shardplan import limits
 from shardplan.errors import ConfigError, fmt_legal, short_repr
 from shardplan.hf_config import FAMILIES, MULTIMODAL, UNMODELLED, YAML_ROUTE, spec_fields
 from shardplan.presets.hardware import HARDWARE, hardware_preset_name
@@ -354,10 +355,51 @@ def read_plan_file(path: str | Path) -> dict[str, Any]:
             raise err("has an empty 'plans' list")
         data = data["plans"][0]
     if isinstance(data, dict) and "parallel" in data:
+        check_plan_context(data, path)
         data = data["parallel"]
     if not isinstance(data, dict):
         raise err("holds no parallel object")
     return data
+
+
+#: what a plan file's ``training`` object may hold (``shardplan plan --json`` / ``estimate --json`` / ``import`` write
+#: them): key -> (JSON kind, least, most); null is legal for each (``import`` writes null where a config is silent)
+PLAN_TRAINING_KEYS: dict[str, tuple[type, float | None, float | None]] = {
+    "seq_len": (int, 1, limits.MAX_SEQ_LEN), "global_batch_size": (int, 1, limits.MAX_BATCH_TOKENS),
+    "global_batch_tokens": (int, 1, limits.MAX_BATCH_TOKENS), "microbatches": (int, 1, limits.MAX_BATCH_TOKENS),
+    "moe_capacity_factor": (float, 1.0, 64.0), "moe_imbalance": (float, 1.0, 64.0),
+    "precision": (str, None, None), "optimizer_dtype": (str, None, None), "moe_routing": (str, None, None),
+    "framework": (str, None, None)}
+_KIND_NAMES = {int: "a whole number", float: "a number", str: "a text value (a name)"}
+
+
+def check_plan_context(data: dict[str, Any], path: str | Path) -> None:
+    """Refuse a plan object whose ``devices`` (top level or under ``hardware``) or ``training`` values are of the wrong
+    JSON type or outside their ranges (:data:`PLAN_TRAINING_KEYS`, :mod:`shardplan.limits`): ``"devices": "16"``,
+    ``"seq_len": -5``, ``"precision": 7``. Plan files are typed strictly (README), and these values say what the plan
+    was made for (:func:`read_plan_context`). Keys not listed are left alone (a newer ``--json`` may add some).
+
+    Raises:
+        ConfigError: naming the file, the key, the value and what is legal.
+    """
+    hw = data.get("hardware")
+    checks: list[tuple[str, Any, tuple[type, float | None, float | None]]] = [
+        (f"{where}devices", block.get("devices"), (int, 1, limits.MAX_DEVICES))
+        for where, block in (("", data), ("hardware.", hw if isinstance(hw, dict) else {}))]
+    training = data.get("training")
+    if training is not None and not isinstance(training, dict):
+        raise ConfigError(f"--plan {path}: training={short_repr(training)}; legal: an object of the training setup "
+                          "(seq_len, global_batch_size, precision, ...)", field="training", value=short_repr(training))
+    checks += [(f"training.{k}", (training or {}).get(k), spec) for k, spec in PLAN_TRAINING_KEYS.items()]
+    for key, value, (kind, lo, hi) in checks:
+        if value is None:
+            continue
+        ok = (not isinstance(value, bool) and (isinstance(value, kind) or (kind is float and isinstance(value, int)))
+              and (lo is None or (value == value and lo <= value <= hi)))
+        if not ok:
+            bounds = f" from {lo:,} to {hi:,}" if lo is not None else ""
+            raise ConfigError(f"--plan {path}: {key}={short_repr(value)}; legal: {_KIND_NAMES[kind]}{bounds} (or null)",
+                              field=key.rsplit(".", 1)[-1], value=value)
 
 
 def read_plan_context(path: str | Path) -> dict[str, Any]:

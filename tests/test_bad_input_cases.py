@@ -350,3 +350,25 @@ def test_pp_beyond_the_layers_lists_the_pp_these_devices_allow():
     r = runner.invoke(app, ["estimate", "-m", "mpt-3b", "-H", "a100-80gb", "-n", "64", "-s", "2048", "-b", "512",
                             "--pp", "64"])
     assert r.exit_code == 2 and "legal pp on these devices (dp x pp = 64): 1, 2, 4, 8, 16, 32" in r.output
+
+
+@pytest.mark.parametrize("plan, says", [
+    ({"parallel": {"tp": 2}, "devices": "16"}, "devices='16'; legal: a whole number from 1 to 1,048,576"),
+    ({"parallel": {"tp": 2}, "training": {"seq_len": -5}}, "training.seq_len=-5; legal: a whole number from 1"),
+    ({"parallel": {"tp": 2}, "training": {"precision": 7}}, "training.precision=7; legal: a text value"),
+    ({"parallel": {"tp": 2}, "training": [4096]}, "training=[4096]; legal: an object"),
+    ({"parallel": {"pp": 2, "pp_layers": "16,16"}}, "pp_layers='16,16' is a text value; legal: a JSON list"),
+])
+def test_plan_file_training_devices_and_list_fields_are_typed_strictly(tmp_path, plan, says):
+    # plan files are typed strictly (README): these were accepted ("devices": "16", a training block of any types)
+    # or parsed as the flag's text ("16,16")
+    f = tmp_path / "plan.json"
+    f.write_text(json.dumps(plan))
+    r = runner.invoke(app, ["estimate", "--plan", str(f), "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s",
+                            "4096", "-b", "32"])
+    assert r.exit_code == 2 and says in " ".join(r.output.split()), r.output
+    f.write_text(json.dumps({"parallel": {"tp": 2, "pp": 2, "pp_layers": [16, 16]}, "devices": 16,
+                             "training": {"seq_len": None, "global_batch_size": None}}))  # what import writes
+    ok = runner.invoke(app, ["estimate", "--plan", str(f), "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s",
+                             "4096", "-b", "32", "--json"])
+    assert ok.exit_code in (0, 1) and json.loads(ok.stdout)["parallel"]["pp_layers"] == [16, 16]

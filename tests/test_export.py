@@ -1651,3 +1651,137 @@ def test_maxtext_import_truncates_a_fractional_batch_as_maxtext_does():
     # a whole product: 3 x 8 = 24 sequences per microbatch step, 2 accumulation steps: 48 per step
     imp = import_config("maxtext", "per_device_batch_size: 3\nici_fsdp_parallelism: 8\ngradient_accumulation_steps: 2\n")
     assert imp.global_batch == 48 and imp.parallel.microbatch_size == 3
+
+
+@pytest.mark.parametrize("fw, text, key", [
+    ("maxtext", "ici_fsdp_parallelism: 8\noptimizer_memory_host_offload: \"false\"\n", "optimizer_memory_host_offload"),
+    ("maxtext", "ici_data_parallelism: 8\nshard_optimizer_over_data: \"false\"\n", "shard_optimizer_over_data"),
+    ("deepspeed", json.dumps({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 1,
+                              "zero_optimization": {"stage": 1, "overlap_comm": "false"}}), "overlap_comm"),
+    ("nanotron", "parallelism: {dp: 4, tp: 2, pp: 1, tp_linear_async_communication: \"false\"}\n",
+     "tp_linear_async_communication"),
+    ("torchtitan", "[training]\nlocal_batch_size = 1\n[parallelism]\ndata_parallel_shard_degree = 8\n"
+     "[float8]\nenable_float8_linear = \"false\"\n", "enable_float8_linear"),
+])
+def test_import_refuses_a_string_where_the_framework_takes_a_boolean(fw, text, key):
+    # bool("false") is True: the string was read as on (MaxText's host offload, ZeRO-1 over data, DeepSpeed's overlap)
+    with pytest.raises(ConfigError) as err:
+        import_config(fw, text, devices=8)
+    assert err.value.field == key and f"{key}='false'; legal: true, false" in str(err.value)
+
+
+def test_easydel_import_reads_the_dims_by_their_axis_names():
+    # names (fsdp, dp, ...) put the 8 of dims (1, 8, 1, 1, 1) on dp: 8 replicas, no ZeRO-3 (it was read by position:
+    # 8 fsdp shards); a name given twice is refused with the five legal names
+    text = EASYDEL_SNIPPET.replace("DIMS", "(1, 8, 1, 1, 1)")
+    named = text.replace("    'gradient", "    'sharding_axis_names': ('fsdp', 'dp', 'ep', 'tp', 'sp'),\n    'gradient")
+    p = import_config("easydel", named, 8).parallel
+    assert (p.dp, p.zero_stage, p.dp_shard) == (8, 0, 1)
+    assert import_config("easydel", text, 8).parallel.zero_stage == 3  # the default order: (dp, fsdp, ep, tp, sp)
+    with pytest.raises(ConfigError, match="legal: the five axis names 'dp', 'fsdp', 'ep', 'tp', 'sp', each once"):
+        import_config("easydel", named.replace("('fsdp', 'dp'", "('fsdp', 'fsdp'"), 8)
+
+
+def test_megatron_import_reads_capacity_factors_as_megatron_core_does():
+    # TransformerConfig.__post_init__: a negative factor is None (dropless); nan / inf would write NaN into the plan
+    # JSON; below 1 is outside TrainingSpec's priced range; padding to capacity needs a factor
+    base = "--num-layers 32 --global-batch-size 64 --seq-length 4096 --moe-expert-capacity-factor "
+    for value in ("nan", "inf"):
+        with pytest.raises(ConfigError, match=f"capacity-factor {value}; legal: 1 to 64, or a negative value"):
+            import_config("megatron", base + value, 16)
+    imp = import_config("megatron", base + "-1", 16)
+    assert imp.moe_capacity_factor is None and "moe_capacity_factor" not in imp.to_plan()["training"]
+    assert any("dropless" in n for n in imp.notes)
+    with pytest.raises(ConfigError, match="0.5 is outside the range the planner prices"):
+        import_config("megatron", base + "0.5", 16)
+    with pytest.raises(ConfigError, match="moe_expert_capacity_factor must be set"):
+        import_config("megatron", base + "-1 --moe-pad-expert-input-to-capacity", 16)
+    assert import_config("megatron", base + "1.5", 16).moe_capacity_factor == 1.5
+
+
+def test_megatron_import_refuses_optimizer_instances_and_virtual_stages_that_do_not_divide():
+    # 16 GPUs, tp = pp = cp = 1: dp 16, whose divisors are 1, 2, 4, 8, 16 (3 was read as dp_shard 16 // 3 = 5)
+    base = "--num-layers 32 --global-batch-size 64 --use-distributed-optimizer "
+    for n in (3, 0):
+        with pytest.raises(ConfigError, match=f"instances {n} does not divide the 16 data-parallel ranks.*legal: "
+                                              "1, 2, 4, 8, 16"):
+            import_config("megatron", base + f"--num-distributed-optimizer-instances {n}", 16)
+    assert import_config("megatron", base + "--num-distributed-optimizer-instances 4", 16).parallel.dp_shard == 4
+    # pp 2: 16 layers a stage, legal layers per virtual stage 1, 2, 4, 8, 16 (0 was ignored: no interleaving)
+    with pytest.raises(ConfigError, match="stage 0 does not divide the 16 layers.*legal: 1, 2, 4, 8, 16"):
+        import_config("megatron", base + "--pipeline-model-parallel-size 2 --num-layers-per-virtual-pipeline-stage 0",
+                      16)
+    with pytest.raises(ConfigError, match="--num-virtual-stages-per-pipeline-rank 0: legal: a whole number >= 1"):
+        import_config("megatron", base + "--pipeline-model-parallel-size 2 --num-virtual-stages-per-pipeline-rank 0",
+                      16)
+
+
+def test_deepspeed_refuses_optimizer_offload_without_zero_and_mics_groups_that_do_not_divide(tmp_path):
+    # zero/config.py: offload_optimizer is "valid for ZeRO stage 1, 2, 3"
+    r = runner.invoke(app, ["export", "--to", "deepspeed", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "32", "-s",
+                            "4096", "-b", "64", "--zero-stage", "0", "--offload-optimizer", "-o", str(tmp_path / "d.json")])
+    assert r.exit_code == 2 and "--zero-stage 1, 2 or 3" in r.output and not (tmp_path / "d.json").exists()
+    # 64 sequences, 1 per GPU, no accumulation: dp 64
+    base = {"train_batch_size": 64, "train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": True}}
+    with pytest.raises(ConfigError, match="with stage 0.*legal: stage 1, 2 or 3"):
+        import_config("deepspeed", json.dumps({**base, "zero_optimization": {"stage": 0, "offload_optimizer":
+                                                                             {"device": "cpu"}}}))
+    with pytest.raises(ConfigError, match=r"mics_shard_size=5 does not divide the 64 .*legal: -1 \(off\) or 1, 2, 4, 8, "
+                                          "16, 32, 64"):
+        import_config("deepspeed", json.dumps({**base, "zero_optimization": {"stage": 3, "mics_shard_size": 5}}))
+    assert import_config("deepspeed", json.dumps({**base, "zero_optimization": {"stage": 3, "mics_shard_size": 8}})
+                         ).parallel.dp_shard == 8
+    with pytest.raises(ConfigError, match=r"zero_optimization=\[\] is not a JSON object"):
+        import_config("deepspeed", json.dumps({**base, "zero_optimization": []}))
+
+
+@pytest.mark.parametrize("fw, text, says", [
+    ("torchtitan", "parallelism = 3\n[training]\nlocal_batch_size = 1\n", "torchtitan parallelism=3 is not a table"),
+    ("torchtitan", "activation_checkpoint = 3\n[training]\nlocal_batch_size = 1\n[parallelism]\n"
+     "data_parallel_shard_degree = 8\n", "activation_checkpoint=3 is not a table"),
+    ("nanotron", "parallelism: 3\n", "nanotron parallelism=3 is not a mapping"),
+    ("nanotron", "parallelism: {dp: 8, tp: 1, pp: 1}\ntokens: [1]\n", "nanotron tokens=[1] is not a mapping"),
+    ("maxtext", "ici_fsdp_parallelism: 8\nmax_target_length: x\n",
+     "max_target_length='x'; legal: a whole number from 1 to 16,777,216"),
+])
+def test_import_names_the_key_of_a_section_or_number_of_the_wrong_type(fw, text, says):
+    # were "(AttributeError: 'int' object has no attribute 'get')", "(ValueError: invalid literal for int() ...)"
+    with pytest.raises(ConfigError) as err:
+        import_config(fw, text, devices=8)
+    assert says in str(err.value) and "Error:" not in str(err.value)
+
+
+def test_import_applies_the_physical_ranges_of_every_other_input():
+    # seq_len <= 2^24 = 16,777,216 (shardplan/limits.py), as --seq-len is capped
+    with pytest.raises(ConfigError, match="max_target_length=1099511627776; legal: a whole number from 1 to 16,777,216"):
+        import_config("maxtext", "ici_fsdp_parallelism: 8\nmax_target_length: 1099511627776\n")
+    with pytest.raises(ConfigError, match=r"seq_len=999,999,999,999 \(--seq-length\); legal: a whole number from 1 to "
+                                          "16,777,216"):
+        import_config("megatron", "--num-layers 32 --global-batch-size 64 --seq-length 999999999999", 16)
+
+
+def test_torchtitan_import_lists_layers_per_stage_and_refuses_what_it_does_not_price():
+    # 32 layers, weights 0 / 0, pp 2 interleaved: k layers a stage give ceil(32 / k) stages, which must be even and
+    # at least 4: k = 1, 2, 4, 6, 8, 9, 10 (5 gives 7 stages; 32 gives 1)
+    text = ("# shardplan-meta: {\"n_layers\": 32}\n[training]\nlocal_batch_size = 4\n[parallelism]\n"
+            "data_parallel_shard_degree = 8\npipeline_parallel_degree = 2\npipeline_parallel_schedule = "
+            "\"Interleaved1F1B\"\npipeline_parallel_first_stage_less_layers = 0\n"
+            "pipeline_parallel_last_stage_less_layers = 0\npipeline_parallel_layers_per_stage = K\n")
+    with pytest.raises(ConfigError, match="make 7 stages of 5 .*legal pipeline_parallel_layers_per_stage: 1, 2, 4, 6, "
+                                          "8, 9, 10$"):
+        import_config("torchtitan", text.replace("K", "5"), 16)
+    with pytest.raises(ConfigError, match="make 1 stage of 32 "):
+        import_config("torchtitan", text.replace("K", "32"), 16)
+    assert import_config("torchtitan", text.replace("K", "8"), 16).parallel.virtual_stages == 2  # 4 stages of 8
+    # job_config.py: fsdp_reshard_after_forward is Literal["default", "always", "never"]; a schedule CSV is not priced
+    for extra, says in (("fsdp_reshard_after_forward = \"sometimes\"\n", "legal: 'default', 'always', 'never'"),
+                        ("pipeline_parallel_schedule_csv = \"s.csv\"\n", "a custom schedule read from a CSV file is "
+                                                                         "not priced")):
+        with pytest.raises(ConfigError, match=says):
+            import_config("torchtitan", text.replace("K", "8") + extra, 16)
+    # torchtitan's default csv "" is no schedule file; a key a letter away from one the importer reads is noted
+    imp = import_config("torchtitan", text.replace("K", "8") + "pipeline_parallel_schedule_csv = \"\"\n"
+                        "tensor_paralel_degree = 2\n", 16)
+    assert [n for n in imp.notes if "is not read" in n] == [
+        "[parallelism] tensor_paralel_degree is not read (did you mean tensor_parallel_degree? torchtitan stops on a "
+        "key it does not know); the layout is read without it"]

@@ -358,7 +358,7 @@ def test_plan_files_give_a_layout_or_a_config_error(plan, wrap):
             return
     for key, value in plan.items():  # accepted values are of the field's JSON type, never coerced
         got = getattr(pc, key)
-        if key == "pp_layers":  # a list of stage sizes, or the flag's text form ("9,7"; "" = no explicit split)
+        if key == "pp_layers":  # a list of stage sizes (the flag's text form, "9,7", is refused in a plan file)
             assert got == LAYOUT_OPTIONS_BY_NAME["pp_layers"].parse(value), (value, got)
         else:
             assert type(got) is type(value), (key, value, got)

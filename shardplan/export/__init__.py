@@ -18,6 +18,7 @@ no JAX. The mapping table with sources is docs/export.md.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import yaml
@@ -130,7 +131,7 @@ def import_config(framework: str, text: str, devices: int | None = None) -> Impo
         raise ConfigError(f"the {framework} config cannot be read ({type(e).__name__}: {first}); is "
                           f"it a {reader.title} file? legal --from: {', '.join(EXPORTERS)}", field="file",
                           value=None, legal=list(EXPORTERS)) from None
-    _check_imported_sizes(imported, framework)
+    _check_imported_sizes(imported, framework, reader.seq_key)
     _check_imported_split(imported, framework)
     if devices is not None and imported.devices is not None and imported.devices != devices:
         # the file's own degrees give its world size: a different --devices is a contradiction, not an override
@@ -161,17 +162,32 @@ def _check_imported_split(imported: Imported, framework: str) -> None:
                           field="global_batch_size", value=B)
 
 
-def _check_imported_sizes(imported: Imported, framework: str) -> None:
-    """The world size, sequence length and global batch a config gives must be whole numbers >= 1 (or absent).
+def _check_imported_sizes(imported: Imported, framework: str, seq_key: str = "seq_len") -> None:
+    """The world size, sequence length and global batch a config gives must be whole numbers (or absent) in the
+    physical ranges every other input has (:mod:`shardplan.limits`: devices <= 2^20, seq_len <= 2^24, global batch and
+    tokens per step <= 2^40), and an MoE capacity factor must be finite (``--moe-expert-capacity-factor nan`` would
+    write a plan file that is not JSON). ``seq_key`` is the config's own name of the sequence length.
 
     Raises:
-        ConfigError: naming the value and the framework.
+        ConfigError: naming the value, the framework's key and the legal range.
     """
-    for name, value in (("devices", imported.devices), ("seq_len", imported.seq_len),
-                        ("global_batch_size", imported.global_batch)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise ConfigError(f"the {framework} config gives {name}={short_repr(value)}; legal: a whole number >= 1",
-                              field=name, value=value)
+    from shardplan import limits
+    for name, value, most in (("devices", imported.devices, limits.MAX_DEVICES),
+                              ("seq_len", imported.seq_len, limits.MAX_SEQ_LEN),
+                              ("global_batch_size", imported.global_batch, limits.MAX_BATCH_TOKENS)):
+        key = f" ({seq_key})" if name == "seq_len" and seq_key != name else ""
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most):
+            shown = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else short_repr(value)
+            raise ConfigError(f"the {framework} config gives {name}={shown}{key}; legal: a whole number from 1 to "
+                              f"{most:,} (shardplan's range for {name})", field=name, value=value)
+    B, s = imported.global_batch, imported.seq_len
+    if B is not None and s is not None and B * s > limits.MAX_BATCH_TOKENS:
+        raise ConfigError(f"the {framework} config gives global_batch_size={B:,} x seq_len={s:,} = {B * s:,} tokens per "
+                          f"step; legal: at most 2^40 = {limits.MAX_BATCH_TOKENS:,}", field="global_batch_size", value=B)
+    cf = imported.moe_capacity_factor
+    if cf is not None and not math.isfinite(cf):
+        raise ConfigError(f"the {framework} config gives moe_capacity_factor={cf}; legal: a finite number",
+                          field="moe_capacity_factor", value=cf)
 
 
 def _with_behaviour(imported: Imported, text: str) -> Imported:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from shardplan.errors import ConfigError, fmt_legal
+from shardplan.errors import ConfigError, fmt_legal, short_repr
 from shardplan.parallel import ParallelConfig
 
 #: ParallelConfig fields that describe how a runtime schedules the work, not what the config says
@@ -125,6 +125,8 @@ class Exporter:
         dropout: whether the config sets the model's dropout (Megatron-LM: ``--attention-dropout`` /
             ``--hidden-dropout``, whose defaults are 0.1, so it writes both either way); a plan priced with
             dropout is refused by the others (:func:`check_training`).
+        seq_key: the config's own name of the sequence length (``max_target_length``, ``--seq-length``), for the
+            messages of :func:`shardplan.export.import_config`.
     """
 
     name: str
@@ -139,6 +141,7 @@ class Exporter:
     optimizer_dtypes: tuple[str, ...] = ("fp32",)
     dropout: bool = False
     moe_capacity: bool = False
+    seq_key: str = "seq_len"
 
 
 def check_kv_replication(ctx: ExportContext, exporter: Exporter) -> None:
@@ -360,6 +363,68 @@ def require(mapping: Mapping[str, Any], key: str, framework: str) -> Any:
         raise ConfigError(f"{framework} config has no {key!r}: cannot read the layout back",
                           field="import", value=key)
     return mapping[key]
+
+
+#: what a section of each format is called in messages (a TOML table, a JSON object, a YAML mapping)
+_SECTION_WORDS = {"torchtitan": "table", "deepspeed": "JSON object"}
+
+
+def section(cfg: Mapping[str, Any], key: str, framework: str, where: str = "", required: bool = False) -> dict:
+    """The section ``cfg[key]`` of a framework config (a YAML mapping, TOML table, JSON object): ``{}`` where the key
+    is absent or null, unless ``required``. ``where`` prefixes the key in messages (``"zero_optimization."``).
+
+    Raises:
+        ConfigError: a required section missing, or a value that is not a mapping (``parallelism = 3``,
+            ``"zero_optimization": []``), naming the key, the value and what is expected.
+    """
+    noun = _SECTION_WORDS.get(framework.lower(), "mapping")
+    value = cfg.get(key) if isinstance(cfg, Mapping) else None
+    if value is None:
+        if required:
+            require(cfg, key, framework)  # the usual "has no 'key'" message
+            raise ConfigError(f"{framework} {where}{key} is null; legal: a {noun} of its settings", field=key,
+                              value=None)
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{framework} {where}{key}={short_repr(value)} is not a {noun}; legal: a {noun} of "
+                          f"{key} settings (key = value entries)", field=key, value=short_repr(value))
+    return dict(value)
+
+
+def flag(cfg: Mapping[str, Any], key: str, framework: str, default: bool = False, where: str = "") -> bool:
+    """The boolean ``cfg[key]`` (``default`` where absent or null). A string such as ``"false"`` is refused, not read
+    by its truthiness (``bool("false")`` is True), and so are 0 / 1: the frameworks type these keys as booleans.
+
+    Raises:
+        ConfigError: naming the key, its value and the legal true / false.
+    """
+    value = cfg.get(key) if isinstance(cfg, Mapping) else None
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        kind = ("a string" if isinstance(value, str) else "a number" if isinstance(value, (int, float))
+                else "a list or mapping")
+        raise ConfigError(f"{framework} {where}{key}={short_repr(value)}; legal: true, false (a boolean, not {kind})",
+                          field=key, value=value, legal=[True, False])
+    return value
+
+
+def whole(cfg: Mapping[str, Any], key: str, framework: str, default: int | None = None, least: int = 1,
+          most: int = 2**40, where: str = "") -> int | None:
+    """The whole-number ``cfg[key]`` from ``least`` to ``most`` (``default`` where absent; None stays None when the
+    default is None: the config does not say it).
+
+    Raises:
+        ConfigError: a string (``max_target_length: x``), a float, a boolean or a number out of range, naming the
+            key, the value and the legal range.
+    """
+    value = cfg.get(key, default) if isinstance(cfg, Mapping) else default
+    if value is None and default is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+        raise ConfigError(f"{framework} {where}{key}={short_repr(value)}; legal: a whole number from {least:,} to "
+                          f"{most:,}", field=key, value=short_repr(value))
+    return value
 
 
 @dataclass

@@ -37,9 +37,9 @@ from __future__ import annotations
 
 import json
 
-from shardplan.errors import ConfigError, short_repr
-from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, header_dict,
-                                   parallel_from, refuse_first, require)
+from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
+from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, flag, header_dict,
+                                   parallel_from, refuse_first, section)
 
 SOURCE = "DeepSpeed deepspeed/runtime/config.py (commit 029f12b), zero/config.py, tensor_parallel/config.py"
 _TORCH = "Megatron-LM or torchtitan"
@@ -59,6 +59,8 @@ def _check(ctx: ExportContext) -> None:
          _TORCH + " or MaxText"),
         (p.recompute == "selective", "selective recomputation (deepspeed.checkpointing recomputes whole layers)",
          _TORCH),
+        (p.offload_optimizer and p.zero_stage == 0, "offload_optimizer with zero_stage=0 (zero/config.py: its "
+         "offload_optimizer is \"valid for ZeRO stage 1, 2, 3\")", "DeepSpeed with --zero-stage 1, 2 or 3"),
         (p.zero_stage in (1, 2) and p.dp_shard != p.dp, f"HSDP (dp_shard={p.dp_shard} < dp={p.dp}) with "
          f"ZeRO-{p.zero_stage} (MiCS is ZeRO-3 only)", "Megatron-LM (--num-distributed-optimizer-instances)"),
     ]
@@ -160,8 +162,7 @@ def _precision(cfg: dict) -> str:
     """
     enabled = {}
     for key in ("bf16", "fp16"):
-        section = cfg.get(key) or {}
-        value = section.get("enabled", False) if isinstance(section, dict) else section
+        value = section(cfg, key, "DeepSpeed").get("enabled", False)
         if not isinstance(value, bool):
             raise ConfigError(f"DeepSpeed {key}.enabled={value!r}: legal: true, false (an HF Trainer 'auto' is "
                               "resolved by the Trainer: write the value it resolves to)", field=key, value=value,
@@ -188,19 +189,17 @@ def read(text: str, devices: int | None = None) -> Imported:
         raise ConfigError(f"ds_config is not valid JSON: {e}", field="import", value="deepspeed") from None
     if not isinstance(cfg, dict):
         raise ConfigError("ds_config is not a JSON object", field="import", value="deepspeed")
-    zero, tpc = cfg.get("zero_optimization") or {}, cfg.get("tensor_parallel") or {}
-    if not isinstance(zero, dict) or not isinstance(tpc, dict):
-        raise ConfigError("ds_config zero_optimization / tensor_parallel must be JSON objects", field="import",
-                          value="deepspeed")
-    tp = _whole(tpc, "autotp_size") or 1
+    zero, tpc = section(cfg, "zero_optimization", "DeepSpeed"), section(cfg, "tensor_parallel", "DeepSpeed")
+    tp = _whole(tpc, "autotp_size", least=0) or 1  # tensor_parallel/config.py: 0 = AutoTP off
     B, mbs, gas = _batch_sizes(cfg, tp, devices)
     stage = _whole(zero, "stage", 0, 3) or 0
-    offload, offload_notes = _offload(zero)
+    offload, offload_notes = _offload(zero, stage)
     dp = B // (mbs * gas)
-    values = dict(dp=dp, zero_stage=stage, tp=tp, microbatch_size=mbs,
-                  dp_shard=_whole(zero, "mics_shard_size") if stage else None,
+    section(cfg, "activation_checkpointing", "DeepSpeed")  # its presence turns checkpointing on; a mapping
+    shard, mics_notes = _mics_shard(zero, stage, dp)
+    values = dict(dp=dp, zero_stage=stage, tp=tp, microbatch_size=mbs, dp_shard=shard,
                   recompute="full" if "activation_checkpointing" in cfg else "none",
-                  overlap_grad_reduce=bool(zero.get("overlap_comm", stage == 3)),
+                  overlap_grad_reduce=flag(zero, "overlap_comm", "DeepSpeed", stage == 3, "zero_optimization."),
                   offload_optimizer=offload)
     # ds_config.json does not say whose model code runs: Megatron-DeepSpeed's fused kernels (the deepspeed profile) or
     # a Hugging Face model under the Trainer / Accelerate (eager element-wise ops: hf-deepspeed)
@@ -208,7 +207,7 @@ def read(text: str, devices: int | None = None) -> Imported:
             "norms, eager RoPE and SwiGLU); for a Hugging Face model (Trainer / Accelerate) price with --framework "
             "hf-deepspeed")
     return Imported(parallel_from(values), devices=dp * tp, global_batch=B, framework="deepspeed",
-                    precision=_precision(cfg), notes=(*offload_notes, *_meta_devices_note(cfg, dp * tp), note))
+                    precision=_precision(cfg), notes=(*offload_notes, *mics_notes, *_meta_devices_note(cfg, dp * tp), note))
 
 
 def _meta_devices_note(cfg: dict, devices: int) -> tuple[str, ...]:
@@ -224,23 +223,44 @@ def _meta_devices_note(cfg: dict, devices: int) -> tuple[str, ...]:
             f"{devices}",)
 
 
+def _mics_shard(zero: dict, stage: int, dp: int) -> tuple[int | None, tuple[str, ...]]:
+    """(ZeRO shard group, notes) of a ``zero_optimization`` block: ``mics_shard_size`` under ZeRO-3 (DeepSpeed's engine
+    runs the MiCS optimizer for ``mics_shard_size > 0`` on the ZeRO-3 path only); None (all of dp) for its default -1
+    (off), and under ZeRO-1/2, which ignore it (with a note).
+
+    Raises:
+        ConfigError: a mics_shard_size that is not -1 or a whole number dividing dp (MiCS splits the data-parallel
+            ranks into groups of that size), naming the legal values.
+    """
+    if zero.get("mics_shard_size", -1) == -1:
+        return None, ()
+    size = _whole(zero, "mics_shard_size")
+    if stage != 3:
+        return None, (f"mics_shard_size={size} with stage {stage}: DeepSpeed runs MiCS on the ZeRO-3 path only, so "
+                      f"ZeRO-{stage} shards over all {dp} data-parallel ranks",)
+    if dp % size:
+        legal = divisors(dp)
+        raise ConfigError(f"DeepSpeed zero_optimization.mics_shard_size={size} does not divide the {dp} data-parallel "
+                          f"ranks (MiCS shards over groups of that size); legal: -1 (off) or {fmt_legal(legal)}",
+                          field="mics_shard_size", value=size, legal=[-1, *legal])
+    return size, ()
+
+
 #: DeepSpeed's offload devices (deepspeed/runtime/zero/offload_config.py OffloadDeviceEnum)
 OFFLOAD_DEVICES = ("none", "cpu", "nvme")
 
 
-def _offload(zero: dict) -> tuple[bool, tuple[str, ...]]:
+def _offload(zero: dict, stage: int) -> tuple[bool, tuple[str, ...]]:
     """(optimizer offloaded, notes) of a ``zero_optimization`` block: ``offload_optimizer.device`` cpu or
     nvme offloads the optimizer (nvme priced as cpu, with a note: the planner has no NVMe bandwidth).
 
     Raises:
-        ConfigError: an offload entry that is not an object, a device DeepSpeed does not have, or parameter
-            offload (ZeRO-Infinity ``offload_param``, not modelled).
+        ConfigError: an offload entry that is not an object, a device DeepSpeed does not have, parameter
+            offload (ZeRO-Infinity ``offload_param``, not modelled), or optimizer offload with ZeRO stage 0
+            (zero/config.py: offload_optimizer is "valid for ZeRO stage 1, 2, 3").
     """
     for key in ("offload_param", "offload_optimizer"):
-        if not isinstance(zero.get(key) or {}, dict):
-            raise ConfigError(f"DeepSpeed zero_optimization.{key}={zero.get(key)!r}: legal: an object such as "
-                              '{"device": "cpu"}', field=key, value=zero.get(key))
-        device = (zero.get(key) or {}).get("device", "none")
+        device = section(zero, key, "DeepSpeed", "zero_optimization.").get("device", "none")
         if device is not None and device not in OFFLOAD_DEVICES:
             raise ConfigError(f"DeepSpeed zero_optimization.{key}.device={device!r}; legal: "
                               f"{', '.join(map(repr, OFFLOAD_DEVICES))}", field=key, value=device,
@@ -250,6 +270,11 @@ def _offload(zero: dict) -> tuple[bool, tuple[str, ...]]:
                           "offload) is not modelled: the parameters would be priced on the GPU; legal: 'none' "
                           "(offload_optimizer is modelled)", field="offload_param", value=device, legal=["none"])
     device = (zero.get("offload_optimizer") or {}).get("device", "none")
+    if device not in (None, "none") and stage == 0:
+        raise ConfigError(f"DeepSpeed zero_optimization.offload_optimizer.device={device!r} with stage 0: DeepSpeed "
+                          "offloads the optimizer only under ZeRO (zero/config.py: offload_optimizer is \"valid for "
+                          "ZeRO stage 1, 2, 3\"); legal: stage 1, 2 or 3, or offload_optimizer.device 'none'",
+                          field="offload_optimizer", value=device, legal=["none"])
     notes = (("offload_optimizer.device='nvme' is priced as 'cpu' (the optimizer step on the host over the "
               "host link); NVMe (ZeRO-Infinity) is slower than the planner predicts",) if device == "nvme" else ())
     return device not in (None, "none"), notes

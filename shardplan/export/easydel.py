@@ -17,7 +17,8 @@ Sources read:
   ``batch_axis``, ``sequence_axis``, ``head_axis``, ``hidden_state_axis`` (and more), defaults resolved
   in ``__post_init__`` to (fsdp, dp), sp, tp, tp -- the values written here.
 
-Mapping: sharding_axis_dims = (dp replicas, ZeRO-3 shards, 1, tp, cp). EasyDeL's ``sp`` mesh axis
+Mapping: sharding_axis_dims = (dp replicas, ZeRO-3 shards, 1, tp, cp), in the order of sharding_axis_names (the
+importer reads each dim by its axis name, so a reordered names list is honoured). EasyDeL's ``sp`` mesh axis
 shards the sequence (ring/blockwise attention): the planner's cp. Refused (naming who can): pipeline
 (the from_pretrained mesh has no pipeline axis), ZeRO-1/2 (its fsdp axis shards parameters, i.e.
 ZeRO-3), Megatron sequence parallelism over tp, and ep (its ``ep`` axis does not join the dense
@@ -160,6 +161,24 @@ def _dims(cfg: dict, devices: int | None) -> list[int]:
     return dims
 
 
+def _by_name(cfg: dict, dims: list[int]) -> tuple[int, ...]:
+    """The degrees of the axes dp, fsdp, ep, tp, sp (:data:`NAMES`) from ``dims``, each entry belonging to the axis
+    ``sharding_axis_names`` names at its position (EasyDeL builds the mesh from the two lists together; without
+    names its default order, :data:`NAMES`).
+
+    Raises:
+        ConfigError: names that are not dp, fsdp, ep, tp and sp, each once, naming the value and the legal names.
+    """
+    names = cfg.get("sharding_axis_names", NAMES)
+    if (not isinstance(names, (list, tuple)) or len(names) != len(NAMES) or not all(isinstance(n, str) for n in names)
+            or sorted(names) != sorted(NAMES)):
+        raise ConfigError(f"EasyDeL sharding_axis_names={short_repr(names)}; legal: the five axis names "
+                          f"{', '.join(map(repr, NAMES))}, each once, in any order (one per sharding_axis_dims entry)",
+                          field="sharding_axis_names", value=short_repr(names), legal=list(NAMES))
+    degree = dict(zip(names, dims))
+    return tuple(degree[n] for n in NAMES)
+
+
 #: EasyDeL's gradient-checkpointing policy names (etils.py AVAILABLE_GRADIENT_CHECKPOINTS) -> the planner's
 #: recompute: nothing saved is full recomputation, saving everything (or no policy) none, the dot-saving policies
 #: selective
@@ -192,7 +211,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     except (ValueError, SyntaxError) as e:
         raise ConfigError(f"cannot read the EasyDeL config: {e}", field="import", value="easydel") from None
     dims = _dims(cfg, devices)
-    dp_rep, fsdp, ep, tp, sp = dims
+    dp_rep, fsdp, ep, tp, sp = _by_name(cfg, dims)
     if ep != 1:
         raise refuse("shardplan import", "EasyDeL ep > 1 (no planner equivalent)", "an ep of 1")
     args = _training_arguments(cfg)
@@ -202,7 +221,7 @@ def read(text: str, devices: int | None = None) -> Imported:
                   microbatch_size=max(1, args.get("total_batch_size", dp) // dp))
     B = args.get("total_batch_size", dp) * args.get("gradient_accumulation_steps", 1)
     return Imported(parallel_from(values), devices=eval_product(dims), seq_len=args.get("max_sequence_length"),
-                    global_batch=B, framework="easydel")
+                    global_batch=B, framework="easydel", notes=_order_note(cfg))
 
 
 def _training_arguments(cfg: dict) -> dict:
@@ -224,6 +243,15 @@ def _training_arguments(cfg: dict) -> dict:
     return args
 
 
+def _order_note(cfg: dict) -> tuple[str, ...]:
+    """A note when ``sharding_axis_names`` is not EasyDeL's default order: the dims were read by name."""
+    names = tuple(cfg.get("sharding_axis_names", NAMES))
+    if names == NAMES:
+        return ()
+    return (f"sharding_axis_names {', '.join(names)}: each sharding_axis_dims entry read as the degree of the axis named "
+            "at its position",)
+
+
 def eval_product(values: list[int]) -> int:
     """The product of a list of ints."""
     out = 1
@@ -233,4 +261,4 @@ def eval_product(values: list[int]) -> int:
 
 
 EXPORTER = Exporter(name="easydel", title="EasyDeL", source=SOURCE, suffix=".py", expresses=(), write=write,
-                    read=read)
+                    read=read, seq_key="training_arguments.max_sequence_length")

@@ -60,7 +60,9 @@ from shardplan.errors import ConfigError, divisors, fmt_legal
 from shardplan.parallel import MAXTEXT_SAVED_POLICIES
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block, dp_axes,
-                                   even_layers_per_virtual_stage, parallel_from, read_meta, refuse, refuse_first)
+                                   even_layers_per_virtual_stage, flag, parallel_from, read_meta, refuse, refuse_first,
+                                   whole)
+from shardplan.limits import MAX_SEQ_LEN
 
 SOURCE = "MaxText src/MaxText/configs/base.yml (commit 003b416) + configs/types.py (commit 0035497)"
 #: axes in the planner's device order, innermost first (ICI is filled in this order)
@@ -301,7 +303,8 @@ def read(text: str, devices: int | None = None) -> Imported:
     tp, pp = deg["tensor"] * deg["tensor_sequence"], deg["pipeline"]
     dp = deg["data"] * deg["fsdp"] * deg["expert"]
     # the embed rule shards the weights over fsdp, context and expert alike: any of them above 1 is ZeRO-3
-    zero = 3 if deg["fsdp"] * deg["expert"] * deg["context"] > 1 else (1 if cfg.get("shard_optimizer_over_data") else 0)
+    zero = 3 if deg["fsdp"] * deg["expert"] * deg["context"] > 1 else (
+        1 if flag(cfg, "shard_optimizer_over_data", "MaxText") else 0)
     per_device, ga = _number(cfg, "per_device_batch_size", 12.0), int(_number(cfg, "gradient_accumulation_steps", 1))
     B = int(per_device * n) * ga  # MaxText pyconfig: micro_batch_size_to_train_on = int(num_devices * pdbs)
     if per_device * n != int(per_device * n):
@@ -312,7 +315,7 @@ def read(text: str, devices: int | None = None) -> Imported:
                   sp=tp > 1, cp=deg["context"], ep=deg["expert"], pp=pp,
                   microbatch_size=max(1, B // (m * dp)),
                   offload_activation_layers=_offloaded_layers(cfg, text),
-                  offload_optimizer=bool(cfg.get("optimizer_memory_host_offload", False)))
+                  offload_optimizer=flag(cfg, "optimizer_memory_host_offload", "MaxText"))
     values["recompute"], values["remat_saved"] = _recompute(cfg, notes)
     if pp > 1:
         if values["offload_activation_layers"]:
@@ -326,12 +329,13 @@ def read(text: str, devices: int | None = None) -> Imported:
                          "as the interleaved schedule (its bubble) under the default profile; --framework maxtext "
                          "offers only GPipe-order pipelines and refuses it")
     tiles = int(_number(cfg, "num_vocab_tiling", 1))
-    _check_vocab_tiling(tiles, per_device * int(cfg.get("max_target_length") or 0))
+    seq_len = whole(cfg, "max_target_length", "MaxText", most=MAX_SEQ_LEN)
+    _check_vocab_tiling(tiles, per_device * (seq_len or 0))
     if tiles > 1:
         notes.append(f"num_vocab_tiling={tiles}: price the chunked loss with a profile file (base: maxtext, "
                      f"loss_chunks: {tiles}) as --framework; the plan file records only the layout")
     precision, optimizer = _precision_of(cfg, notes)
-    return Imported(parallel_from(values), devices=n, seq_len=cfg.get("max_target_length"), global_batch=B,
+    return Imported(parallel_from(values), devices=n, seq_len=seq_len, global_batch=B,
                     framework="maxtext", precision=precision, optimizer_dtype=optimizer, notes=tuple(notes))
 
 
@@ -482,16 +486,19 @@ def _offloaded_layers(cfg: dict, text: str) -> int:
 
 def _pipeline_values(cfg: dict, n_layers: int | None, pp: int) -> dict:
     """GPipe for one repeat, interleaved with num_pipeline_repeats (or layers / (pp x per stage)) > 1."""
-    per = cfg.get("num_layers_per_pipeline_stage", 1)
+    per = whole(cfg, "num_layers_per_pipeline_stage", "MaxText", 1)
     repeats = cfg.get("num_pipeline_repeats", -1)
     if repeats in (-1, None):
         if not n_layers:
             raise ConfigError("num_pipeline_repeats -1 needs the model's layer count to read the repeats (a "
                               "'shardplan-meta' comment line or num_pipeline_repeats)", field="import", value=None)
         repeats = n_layers // (pp * per)
+    else:
+        repeats = whole(cfg, "num_pipeline_repeats", "MaxText", -1, most=2**16)
     return {"schedule": "interleaved", "virtual_stages": repeats} if repeats > 1 else {"schedule": "gpipe"}
 
 
 EXPORTER = Exporter(name="maxtext", title="MaxText", source=SOURCE, suffix=".yml",
                     expresses=("offload_optimizer", "offload_activation_layers", "remat_saved"), write=write, read=read,
-                    precisions=("bf16-mixed", "fp32-params"), optimizer_dtypes=("fp32", "bf16"))
+                    precisions=("bf16-mixed", "fp32-params"), optimizer_dtypes=("fp32", "bf16"),
+                    seq_key="max_target_length")

@@ -42,17 +42,20 @@ overlap_grad_reduce -> ``--overlap-grad-reduce``; tp_overlap -> ``--tp-comm-over
 offload_optimizer -> ``--optimizer-cpu-offload``; offload_activation_layers -> ``--cpu-offloading
 --cpu-offloading-num-layers``. dp is implied: world size / (tp pp cp), the world size
 from the ``torchrun --nnodes --nproc-per-node`` line. No GPipe or ZB-H1 schedule (Megatron-LM runs
-1F1B or interleaved 1F1B).
+1F1B or interleaved 1F1B). Import reads a negative ``--moe-expert-capacity-factor`` as dropless, as Megatron-core's
+``TransformerConfig.__post_init__`` does (NVIDIA/Megatron-LM ``megatron/core/transformer/transformer_config.py``), and
+refuses nan / inf.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import math
 import re
 import shlex
 
-from shardplan.errors import ConfigError, short_repr
+from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
                                    parallel_from, refuse)
 from shardplan.parallel import check_activation_offload
@@ -404,17 +407,16 @@ def _pipeline_values(a: argparse.Namespace, pp: int) -> dict:
                           value=chunks or a.num_layers_per_virtual_pipeline_stage)
     if chunks:
         out.update(schedule="interleaved", virtual_stages=chunks)
-    elif a.num_layers_per_virtual_pipeline_stage:
+    elif a.num_layers_per_virtual_pipeline_stage is not None:
         per_stage = middle or first or (a.num_layers // pp if a.num_layers else None)
         if per_stage is None:
             raise ConfigError("--num-layers-per-virtual-pipeline-stage needs --num-layers (or the uneven-split "
                               "flags) to give virtual_stages", field="import", value="num_layers")
         k = a.num_layers_per_virtual_pipeline_stage
-        if per_stage % k:  # arguments.py asserts it: "number of layers per pipeline stage must be divisible ..."
-            raise ConfigError(f"--num-layers-per-virtual-pipeline-stage {k} does not divide the {per_stage} layers of a "
-                              f"pipeline stage (Megatron-LM asserts it); legal: "
-                              f"{', '.join(str(d) for d in range(1, per_stage + 1) if per_stage % d == 0)}",
-                              field="virtual_stages", value=k)
+        if k < 1 or per_stage % k:  # arguments.py asserts it: "number of layers per pipeline stage must be divisible"
+            raise ConfigError(f"--num-layers-per-virtual-pipeline-stage {k} does not divide the {per_stage} layers "
+                              f"of a pipeline stage (Megatron-LM asserts it); legal: {fmt_legal(divisors(per_stage))}",
+                              field="virtual_stages", value=k, legal=divisors(per_stage))
         out.update(schedule="interleaved", virtual_stages=per_stage // k)
     return out
 
@@ -507,7 +509,11 @@ def _check_read_flags(a: argparse.Namespace) -> None:
                     ("--context-parallel-size", a.context_parallel_size),
                     ("--expert-model-parallel-size", a.expert_model_parallel_size),
                     ("--micro-batch-size", a.micro_batch_size), ("--global-batch-size", a.global_batch_size),
-                    ("--nnodes", a.nnodes), ("--nproc-per-node", a.nproc_per_node)):
+                    ("--nnodes", a.nnodes), ("--nproc-per-node", a.nproc_per_node), ("--num-layers", a.num_layers),
+                    ("--seq-length", a.seq_length), ("--expert-tensor-parallel-size", a.expert_tensor_parallel_size),
+                    ("--num-virtual-stages-per-pipeline-rank", a.num_virtual_stages_per_pipeline_rank),
+                    ("--virtual-pipeline-model-parallel-size", a.virtual_pipeline_model_parallel_size),
+                    ("--recompute-num-layers", a.recompute_num_layers)):
         if v is not None and v < 1:
             raise ConfigError(f"{flag} {v}: legal: a whole number >= 1", field=flag.lstrip("-"), value=v)
 
@@ -628,6 +634,7 @@ def read(text: str, devices: int | None = None) -> Imported:
                  if a.nproc_per_node else "")
         raise ConfigError(f"tp*pp*cp = {tp * pp * cp} does not divide the {n} devices{where}", field="devices", value=n)
     dp, zero = n // (tp * pp * cp), _zero_stage(a)
+    shard = _dist_opt_shard(a, dp)
     _check_moe_recompute_flags(a)
     if (a.expert_model_parallel_size or 1) > 1 and a.moe_token_dispatcher_type in (None, "allgather"):
         # arguments.py _add_moe_args: --moe-token-dispatcher-type default 'allgather'
@@ -647,15 +654,70 @@ def read(text: str, devices: int | None = None) -> Imported:
                   tp_overlap=a.tp_comm_overlap and tp > 1, offload_optimizer=a.optimizer_cpu_offload,
                   moe_a2a_overlap=a.overlap_moe_expert_parallel_comm,
                   offload_activation_layers=(a.cpu_offloading_num_layers or 0) if a.cpu_offloading else 0,
-                  dp_shard=dp // (a.num_distributed_optimizer_instances or 1) if zero else None,
+                  dp_shard=shard if zero else None,
                   **_pipeline_values(a, pp))
     parallel = parallel_from(values)
     check_activation_offload(parallel, a.num_layers)
     precision, optimizer_dtype = _training_of(a, zero)
-    notes = _import_notes(a, parallel.schedule, precision)
+    capacity, capacity_notes = _capacity_factor(a)
+    notes = _import_notes(a, parallel.schedule, precision) + capacity_notes
     return Imported(parallel, devices=n, seq_len=a.seq_length, global_batch=a.global_batch_size,
                     framework="megatron", precision=precision, optimizer_dtype=optimizer_dtype,
-                    moe_capacity_factor=a.moe_expert_capacity_factor, notes=notes)
+                    moe_capacity_factor=capacity, notes=notes)
+
+
+def _dist_opt_shard(a: argparse.Namespace, dp: int) -> int:
+    """The distributed optimizer's shard group: dp over ``--num-distributed-optimizer-instances`` (its copies across
+    the data-parallel ranks; Megatron-core's parallel_state asserts that the instances divide the data-parallel
+    size: "Data parallel size should be divisible by partial DistOpt shard factor").
+
+    Raises:
+        ConfigError: instances below 1 or not dividing dp, naming the legal values (the divisors of dp).
+    """
+    instances = a.num_distributed_optimizer_instances
+    if instances is None:
+        return dp
+    if instances < 1 or dp % instances:
+        legal = divisors(dp)
+        raise ConfigError(f"--num-distributed-optimizer-instances {instances} does not divide the {dp} data-parallel "
+                          f"ranks (Megatron-LM asserts it: each instance shards over dp / instances ranks); legal: "
+                          f"{fmt_legal(legal)}", field="num_distributed_optimizer_instances", value=instances,
+                          legal=legal)
+    return dp // instances
+
+
+def _capacity_factor(a: argparse.Namespace) -> tuple[float | None, tuple[str, ...]]:
+    """(capacity factor, notes) of ``--moe-expert-capacity-factor``: a negative factor is dropless, as Megatron-core
+    reads it (``TransformerConfig.__post_init__``: "if self.moe_expert_capacity_factor < 0:
+    self.moe_expert_capacity_factor = None"), with a note; otherwise the factor, in the range the planner prices
+    (``TrainingSpec.moe_capacity_factor``).
+
+    Raises:
+        ConfigError: nan or inf, a factor outside the priced range, or ``--moe-pad-expert-input-to-capacity`` without
+            a factor (Megatron-core: "moe_expert_capacity_factor must be set to use
+            moe_pad_expert_input_to_capacity").
+    """
+    from shardplan.specs.training import TrainingSpec
+    bounds = TrainingSpec.model_fields["moe_capacity_factor"].metadata
+    lo = min(getattr(m, "ge") for m in bounds if getattr(m, "ge", None) is not None)
+    hi = max(getattr(m, "le") for m in bounds if getattr(m, "le", None) is not None)
+    cf = a.moe_expert_capacity_factor
+    legal = f"legal: {lo:g} to {hi:g}, or a negative value (dropless, as Megatron-LM reads it)"
+    if cf is not None and not math.isfinite(cf):
+        raise ConfigError(f"--moe-expert-capacity-factor {cf}; {legal}", field="moe_capacity_factor", value=str(cf))
+    notes: tuple[str, ...] = ()
+    if cf is not None and cf < 0:
+        cf, notes = None, (f"--moe-expert-capacity-factor {a.moe_expert_capacity_factor:g}: negative, so dropless "
+                           "(Megatron-core reads a negative factor as none); priced without token dropping",)
+    if cf is None and a.moe_pad_expert_input_to_capacity:
+        raise ConfigError("--moe-pad-expert-input-to-capacity without a capacity factor: Megatron-LM refuses it "
+                          "(\"moe_expert_capacity_factor must be set to use moe_pad_expert_input_to_capacity\"); "
+                          f"legal: --moe-expert-capacity-factor {lo:g} to {hi:g}, or drop the flag",
+                          field="moe_capacity_factor", value=None)
+    if cf is not None and not lo <= cf <= hi:
+        raise ConfigError(f"--moe-expert-capacity-factor {cf:g} is outside the range the planner prices; {legal}",
+                          field="moe_capacity_factor", value=cf)
+    return cf, notes
 
 
 def bf16_gradients(a: argparse.Namespace) -> bool:
@@ -741,4 +803,4 @@ EXPORTER = Exporter(name="megatron", title="Megatron-LM", source=SOURCE, suffix=
                                "recompute_modules", "recompute_layers", "offload_activation_layers", "moe_a2a_overlap"),
                     write=write, read=read,
                     precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp8-mixed", "fp8-params", "nvfp4-mixed", "fp32"),
-                    optimizer_dtypes=("fp32", "bf16-moments"), dropout=True, moe_capacity=True)
+                    optimizer_dtypes=("fp32", "bf16-moments"), dropout=True, moe_capacity=True, seq_key="--seq-length")

@@ -33,8 +33,9 @@ from __future__ import annotations
 import yaml
 
 from shardplan.errors import ConfigError
-from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
-                                   parallel_from, refuse_first, require)
+from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block, flag,
+                                   parallel_from, refuse_first, section, whole)
+from shardplan.limits import MAX_SEQ_LEN
 from shardplan.parallel import cost_greedy_split
 
 SOURCE = "nanotron src/nanotron/config/parallelism_config.py (commit 19f88fb), utils_config.py, config.py"
@@ -115,11 +116,8 @@ def read(text: str, devices: int | None = None) -> Imported:
         ConfigError: not a YAML mapping, no parallelism block, ep or cp > 1.
     """
     cfg = yaml.safe_load(text)
-    par = require(cfg, "parallelism", "nanotron")
-    tokens, opt = cfg.get("tokens") or {}, cfg.get("optimizer") or {}
-    if not isinstance(tokens, dict) or not isinstance(opt, dict):
-        raise ConfigError("nanotron tokens / optimizer must be mappings", field="tokens" if not isinstance(tokens, dict)
-                          else "optimizer", value=None)
+    par = section(cfg, "parallelism", "nanotron", required=True)
+    tokens, opt = section(cfg, "tokens", "nanotron"), section(cfg, "optimizer", "nanotron")
     for key in ("expert_parallel_size", "context_parallel_size"):
         if _whole(par, key, 1) > 1:
             raise ConfigError(f"nanotron {key}={par[key]} has no planner mapping here (its expert and context "
@@ -134,7 +132,10 @@ def read(text: str, devices: int | None = None) -> Imported:
     if mode not in ("ALL_REDUCE", "REDUCE_SCATTER"):  # TensorParallelLinearMode[value.upper()]
         raise ConfigError(f"nanotron tp_mode={par.get('tp_mode')!r}; legal: ALL_REDUCE, REDUCE_SCATTER", field="tp_mode",
                           value=par.get("tp_mode"), legal=["ALL_REDUCE", "REDUCE_SCATTER"])
-    if par.get("tp_linear_async_communication") and mode != "REDUCE_SCATTER" and tp > 1:
+    # ParallelismArgs: plain bools (a string "false" is not read by its truthiness)
+    recompute, overlap = (flag(par, k, "nanotron", where="parallelism.") for k in ("recompute_layer",
+                                                                                    "tp_linear_async_communication"))
+    if overlap and mode != "REDUCE_SCATTER" and tp > 1:
         raise ConfigError("nanotron tp_linear_async_communication needs tp_mode REDUCE_SCATTER (its async linear "
                           "overlaps the sequence-parallel gathers); legal: tp_mode REDUCE_SCATTER, or "
                           "tp_linear_async_communication false", field="tp_linear_async_communication", value=True,
@@ -143,20 +144,16 @@ def read(text: str, devices: int | None = None) -> Imported:
     if engine not in ("1f1b", "afab"):
         raise ConfigError(f"nanotron pp_engine={par.get('pp_engine')!r}; legal: 1f1b, afab", field="pp_engine",
                           value=par.get("pp_engine"), legal=["1f1b", "afab"])
-    for key in ("recompute_layer", "tp_linear_async_communication"):  # ParallelismArgs: plain bools
-        if not isinstance(par.get(key, False), bool):
-            raise ConfigError(f"nanotron {key}={par[key]!r}; legal: true, false", field=key, value=par[key],
-                              legal=[True, False])
     # tp_mode REDUCE_SCATTER and the async linear act only inside a tp group: with tp = 1 there is none
     values = dict(dp=dp, tp=tp, pp=pp, zero_stage=zero, sp=mode == "REDUCE_SCATTER" and tp > 1,
                   schedule="gpipe" if engine == "afab" else "1f1b",
-                  tp_overlap=bool(par.get("tp_linear_async_communication", False)) and tp > 1,
-                  recompute="full" if par.get("recompute_layer") else "none",
+                  tp_overlap=overlap and tp > 1, recompute="full" if recompute else "none",
                   microbatch_size=_whole(tokens, "micro_batch_size", 1))
     m = _whole(tokens, "batch_accumulation_per_replica", 1)
-    return Imported(parallel_from(values), devices=dp * tp * pp, seq_len=tokens.get("sequence_length"),
+    seq_len = whole(tokens, "sequence_length", "nanotron", where="tokens.", most=MAX_SEQ_LEN)
+    return Imported(parallel_from(values), devices=dp * tp * pp, seq_len=seq_len,
                     global_batch=dp * values["microbatch_size"] * m, framework="nanotron", notes=notes)
 
 
 EXPORTER = Exporter(name="nanotron", title="nanotron", source=SOURCE, suffix=".yaml", expresses=("tp_overlap",),
-                    write=write, read=read)
+                    write=write, read=read, seq_key="tokens.sequence_length")

@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import tomllib
 
-from shardplan.errors import ConfigError, short_repr
+from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
-                                   even_layers_per_virtual_stage, parallel_from, read_meta, refuse_first,
-                                   require)
+                                   even_layers_per_virtual_stage, flag, parallel_from, read_meta, refuse_first,
+                                   section, whole)
+from shardplan.limits import MAX_SEQ_LEN
 
 SOURCE = "torchtitan torchtitan/config/job_config.py (2025, commit 000204a) + torch.distributed.pipelining"
 #: the profile of torchtitan with torch.compile (``[compile] enable = true``, components model and loss; before mid-2025
@@ -191,31 +192,22 @@ def read(text: str, devices: int | None = None) -> Imported:
         cfg = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"torchtitan config is not valid TOML: {e}", field="import", value="torchtitan") from None
-    par, tr = require(cfg, "parallelism", "torchtitan"), require(cfg, "training", "torchtitan")
+    par = section(cfg, "parallelism", "torchtitan", required=True)
+    tr = section(cfg, "training", "torchtitan", required=True)
     notes: list[str] = []
     if "local_batch_size" not in tr and "batch_size" in tr:  # the key's name before local_batch_size
         tr = {**tr, "local_batch_size": tr["batch_size"]}
         notes.append("[training] batch_size read as local_batch_size (its older name)")
+    _check_parallelism_keys(par, tr, notes)
     rep, tp = _degree(par, "data_parallel_replicate_degree"), _degree(par, "tensor_parallel_degree")
     pp, cp = _degree(par, "pipeline_parallel_degree"), _degree(par, "context_parallel_degree")
-    shard = _degree(par, "data_parallel_shard_degree", -1)
-    if shard == -1:
-        if devices is None:
-            raise ConfigError("data_parallel_shard_degree = -1 needs --devices", field="devices", value=None)
-        rest = rep * tp * pp * cp
-        if devices % rest or devices < rest:
-            raise ConfigError(f"data_parallel_shard_degree = -1 takes the devices left by replicate x tp x pp x cp = "
-                              f"{rest}, which does not divide --devices {devices}; legal --devices: multiples of {rest}",
-                              field="devices", value=devices)
-        shard = devices // rest
-    reshard = par.get("fsdp_reshard_after_forward", "default")
-    # FSDP shards over the dp_shard x cp mesh (torchtitan parallelize: dp_shard_cp), so cp > 1 alone shards too
-    zero = 0 if shard * cp == 1 else (2 if reshard == "never" or (reshard == "default" and pp > 1) else 3)
+    shard = _shard_degree(par, rep * tp * pp * cp, devices)
+    zero = _zero_stage(par, shard, cp, pp)
     profile = _profile_name(cfg, tr, notes)  # checks [compile] and enable_async_tensor_parallel first
     ep = _degree(par, "expert_parallel_degree")
     etp = _degree(par, "expert_tensor_parallel_degree") if ep > 1 else tp  # torchtitan's default etp: 1
     values = dict(dp=rep * shard, zero_stage=zero, dp_shard=shard if zero else None, tp=tp, sp=tp > 1, pp=pp, cp=cp,
-                  ep=ep, etp=etp if etp != tp else None, tp_overlap=par.get("enable_async_tensor_parallel", False),
+                  ep=ep, etp=etp if etp != tp else None, tp_overlap=flag(par, "enable_async_tensor_parallel", "torchtitan"),
                   recompute=_recompute_mode(cfg, notes))
     mbs = _degree(par, "pipeline_parallel_microbatch_size") if pp > 1 else tr.get("local_batch_size", 8)
     values["microbatch_size"] = mbs
@@ -224,13 +216,92 @@ def read(text: str, devices: int | None = None) -> Imported:
         local = tr.get("local_batch_size", 8)
         if local % mbs:  # torchtitan's pipelining splits the local batch into microbatches of this size
             raise ConfigError(f"torchtitan pipeline_parallel_microbatch_size={mbs} does not divide local_batch_size="
-                              f"{local}; legal: {', '.join(str(d) for d in range(1, local + 1) if local % d == 0)}",
+                              f"{local}; legal: {fmt_legal(divisors(local))}",
                               field="microbatch_size", value=mbs)
         values.update(_pipeline_values(par, read_meta(text).get("n_layers") or _flavor_layers(cfg, notes), pp, notes))
         values["pipeline_flushes"] = accumulation
     _model_notes(cfg, notes)
-    return Imported(parallel_from(values), devices=rep * shard * tp * pp * cp, seq_len=tr.get("seq_len"),
+    seq_len = whole(tr, "seq_len", "torchtitan", where="[training] ", most=MAX_SEQ_LEN)
+    return Imported(parallel_from(values), devices=rep * shard * tp * pp * cp, seq_len=seq_len,
                     global_batch=glob, framework=profile, notes=tuple(notes))
+
+
+def _shard_degree(par: dict, rest: int, devices: int | None) -> int:
+    """``data_parallel_shard_degree``; its -1 (torchtitan's default) takes the devices that replicate x tp x pp x cp
+    (``rest``) leave.
+
+    Raises:
+        ConfigError: -1 without ``devices``, or ``rest`` not dividing them.
+    """
+    shard = _degree(par, "data_parallel_shard_degree", -1)
+    if shard != -1:
+        return shard
+    if devices is None:
+        raise ConfigError("data_parallel_shard_degree = -1 needs --devices", field="devices", value=None)
+    if devices % rest or devices < rest:
+        raise ConfigError(f"data_parallel_shard_degree = -1 takes the devices left by replicate x tp x pp x cp = "
+                          f"{rest}, which does not divide --devices {devices}; legal --devices: multiples of {rest}",
+                          field="devices", value=devices)
+    return devices // rest
+
+
+#: job_config.py Parallelism.fsdp_reshard_after_forward: Literal["default", "always", "never"]
+RESHARD_POLICIES = ("default", "always", "never")
+
+
+def _zero_stage(par: dict, shard: int, cp: int, pp: int) -> int:
+    """The ZeRO stage of FSDP2: 0 without sharding, 2 for ``fsdp_reshard_after_forward = "never"`` (or "default" with
+    a pipeline: torchtitan keeps the parameters unsharded between a microbatch's forward and backward there), else 3.
+    FSDP shards over the dp_shard x cp mesh (torchtitan parallelize: dp_shard_cp), so cp > 1 alone shards too.
+
+    Raises:
+        ConfigError: a policy torchtitan does not have, naming the legal ones.
+    """
+    reshard = par.get("fsdp_reshard_after_forward", "default")
+    if reshard not in RESHARD_POLICIES:
+        raise ConfigError(f"torchtitan fsdp_reshard_after_forward={short_repr(reshard)}; legal: "
+                          f"{', '.join(map(repr, RESHARD_POLICIES))}", field="fsdp_reshard_after_forward",
+                          value=short_repr(reshard), legal=list(RESHARD_POLICIES))
+    return 0 if shard * cp == 1 else (2 if reshard == "never" or (reshard == "default" and pp > 1) else 3)
+
+
+#: the [parallelism] keys the importer reads (a key a letter or two from one of them is noted as a likely typo)
+READ_KEYS = ("data_parallel_replicate_degree", "data_parallel_shard_degree", "fsdp_reshard_after_forward",
+             "tensor_parallel_degree", "enable_async_tensor_parallel", "pipeline_parallel_degree",
+             "pipeline_parallel_schedule", "pipeline_parallel_layers_per_stage", "pipeline_parallel_microbatch_size",
+             "pipeline_parallel_first_stage_less_layers", "pipeline_parallel_last_stage_less_layers",
+             "context_parallel_degree", "expert_parallel_degree", "expert_tensor_parallel_degree")
+
+
+def _check_parallelism_keys(par: dict, tr: dict, notes: list[str]) -> None:
+    """What torchtitan runs that the planner does not price: a pipeline schedule from a CSV file
+    (``pipeline_parallel_schedule_csv``) and FSDP CPU offload (``[training] enable_cpu_offload``) are refused; manual
+    ``pipeline_parallel_split_points`` and keys a letter or two away from a key the importer reads (a typo torchtitan
+    stops on) get a note.
+
+    Raises:
+        ConfigError: naming the key, its value and the legal value.
+    """
+    import difflib
+    csv = par.get("pipeline_parallel_schedule_csv")
+    if csv not in (None, ""):
+        raise ConfigError(f"torchtitan pipeline_parallel_schedule_csv={short_repr(csv)}: a custom schedule read from "
+                          "a CSV file is not priced (the planner prices GPipe, 1F1B, Interleaved1F1B and the zero-bubble "
+                          "schedules by name); legal: \"\" (no CSV) with pipeline_parallel_schedule naming one of them",
+                          field="pipeline_parallel_schedule_csv", value=short_repr(csv), legal=[""])
+    if flag(tr, "enable_cpu_offload", "torchtitan", where="[training] "):
+        raise ConfigError("torchtitan [training] enable_cpu_offload=true: FSDP CPU offload of the parameters, gradients "
+                          "and optimizer state is not modelled (they would be priced on the GPU); legal: false",
+                          field="enable_cpu_offload", value=True, legal=[False])
+    if par.get("pipeline_parallel_split_points"):
+        notes.append("pipeline_parallel_split_points: the manual split points are not read; the split priced is "
+                     "pipeline_parallel_layers_per_stage's (or torchtitan's even cut)")
+    for key in par:  # a key extending a read one is torchtitan's own (pipeline_parallel_schedule_csv)
+        close = [k for k in difflib.get_close_matches(str(key), READ_KEYS, n=1, cutoff=0.9)
+                 if not (str(key).startswith(k) or k.startswith(str(key)))]
+        if key not in READ_KEYS and close:
+            notes.append(f"[parallelism] {key} is not read (did you mean {close[0]}? torchtitan stops on a key it "
+                         "does not know); the layout is read without it")
 
 
 def _profile_name(cfg: dict, tr: dict, notes: list[str]) -> str:
@@ -297,7 +368,7 @@ def _flavor_layers(cfg: dict, notes: list[str]) -> int | None:
     """The layer count of the config's [model] name / flavor where it is a shape the project ships
     (:data:`TITAN_FLAVORS`; the preset's ``n_layers``), with a note, else None. A header's shardplan-meta line wins."""
     from shardplan.presets.models import MODELS
-    model = cfg.get("model") if isinstance(cfg.get("model"), dict) else {}
+    model = section(cfg, "model", "torchtitan")
     preset = TITAN_FLAVORS.get((str(model.get("name", "")), str(model.get("flavor", ""))))
     if preset is None:
         return None
@@ -309,10 +380,10 @@ def _model_notes(cfg: dict, notes: list[str]) -> None:
     """Notes for what the plan file does not carry: the [model] flavor (give --model), float8 training
     (``[model] converters = ["float8"]``, or the older ``[float8] enable_float8_linear``: --precision fp8-mixed) and
     a ``[training] mixed_precision_param`` / ``mixed_precision_reduce`` other than torchtitan's defaults."""
-    model = cfg.get("model") if isinstance(cfg.get("model"), dict) else {}
+    model, old = section(cfg, "model", "torchtitan"), section(cfg, "float8", "torchtitan")
     converters = model.get("converters") or []
-    old = cfg.get("float8") if isinstance(cfg.get("float8"), dict) else {}
-    if (isinstance(converters, list) and "float8" in converters) or old.get("enable_float8_linear"):
+    if (isinstance(converters, list) and "float8" in converters) or flag(old, "enable_float8_linear", "torchtitan",
+                                                                          where="[float8] "):
         notes.append("float8 linears ([model] converters): price them with --precision fp8-mixed (the plan file records "
                      "only the layout)")
     training = cfg.get("training") if isinstance(cfg.get("training"), dict) else {}
@@ -379,13 +450,22 @@ def _stage_count(par: dict, n_layers: int | None, pp: int, looped: bool) -> int:
     if not n_layers:
         raise ConfigError("pipeline_parallel_layers_per_stage: the stage count needs the model's layer count (a "
                           "'shardplan-meta: {\"n_layers\": N}' comment line)", field="virtual_stages", value=None)
-    stages = -(-(n_layers + sum(_stage_weights(par))) // per)
-    ok = stages % pp == 0 and (stages // pp >= 2 if looped else stages == pp)
-    if not ok:
-        raise ConfigError(f"torchtitan: {stages} stages of {per} layers (the embedding and LM head weighed in) on pp={pp} "
-                          f"ranks: {'a looped schedule needs a multiple of pp, at least 2 per rank' if looped else 'a single-stage schedule needs exactly pp'}",
-                          field="virtual_stages", value=stages)
-    return stages
+    effective = n_layers + sum(_stage_weights(par))
+
+    def fits(k: int) -> bool:  # k layers per stage give a stage count the schedule runs
+        stages = -(-effective // k)
+        return stages % pp == 0 and (stages // pp >= 2 if looped else stages == pp)
+    if not fits(per):
+        stages = -(-effective // per)
+        legal = [k for k in range(1, effective + 1) if fits(k)]
+        shown = fmt_legal(legal[:16]) + (f", ... ({len(legal)} values)" if len(legal) > 16 else "")
+        need = "a multiple of pp, at least 2 per rank" if looped else "exactly pp"
+        raise ConfigError(f"torchtitan pipeline_parallel_layers_per_stage={per}: {n_layers} layers (+ {effective - n_layers} "
+                          f"for the embedding and LM head) make {stages} stage{'' if stages == 1 else 's'} of {per} on "
+                          f"pp={pp} ranks, where its {'looped' if looped else 'single-stage'} schedule needs {need}; "
+                          f"legal pipeline_parallel_layers_per_stage: {shown}", field="pipeline_parallel_layers_per_stage",
+                          value=per, legal=legal)
+    return -(-effective // per)
 
 
 def _degree(par: dict, key: str, default: int = 1) -> int:
@@ -403,8 +483,16 @@ def _degree(par: dict, key: str, default: int = 1) -> int:
 
 def _recompute_mode(cfg: dict, notes: list[str]) -> str:
     """The planner's recompute of ``[activation_checkpoint] mode``: none / selective / full as named;
-    ``memory_budget`` (torch.compile's min-cut under a memory budget) as selective, with a note."""
-    mode = cfg.get("activation_checkpoint", {}).get("mode", "selective")
+    ``memory_budget`` (torch.compile's min-cut under a memory budget) as selective, with a note.
+
+    Raises:
+        ConfigError: ``[activation_checkpoint]`` not a table, or a mode torchtitan does not have.
+    """
+    mode = section(cfg, "activation_checkpoint", "torchtitan").get("mode", "selective")
+    legal = ("none", "selective", "full", "memory_budget")
+    if mode not in legal:
+        raise ConfigError(f"torchtitan [activation_checkpoint] mode={short_repr(mode)}; legal: "
+                          f"{', '.join(map(repr, legal))}", field="mode", value=short_repr(mode), legal=list(legal))
     if mode == "memory_budget":
         notes.append("activation_checkpoint mode 'memory_budget' (torch.compile chooses what to save) priced as "
                      "selective recompute")
@@ -459,4 +547,4 @@ def _pipeline_values(par: dict, n_layers_hint: int | None, pp: int, notes: list[
 
 
 EXPORTER = Exporter(name="torchtitan", title="torchtitan", source=SOURCE, suffix=".toml",
-                    expresses=("tp_overlap", "pipeline_flushes"), write=write, read=read)
+                    expresses=("tp_overlap", "pipeline_flushes"), write=write, read=read, seq_key="[training] seq_len")
