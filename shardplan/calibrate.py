@@ -129,15 +129,18 @@ def valid_cases(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile)
 
     Raises:
         ConfigError: every record is refused (the first reason is given); a record whose precision the base
-            hardware cannot run (e.g. nvfp4-mixed on a GPU without fp4 peak), as ``estimate`` refuses it.
+            hardware cannot run (e.g. nvfp4-mixed on a GPU without fp4 peak), as ``estimate`` refuses it; a
+            physically impossible record (:func:`check_physical`), naming its file and line.
     """
     from shardplan.parallel import validate
     keep, excluded, reasons = [], [], []
     for i, c in enumerate(cs, 1):
         try:  # a precision the hardware has no peak for is bad input, not a layout the planner refuses
             hw.peak_flops(c.training.precision.compute_dtype)
+            check_physical(c, hw)
         except ConfigError as e:
-            raise ConfigError(f"record {i} ({c.record.source or 'no source'}): {e}", field=e.field, value=e.value,
+            where = f"{c.record.origin}: record {i}" if c.record.origin else f"record {i}"
+            raise ConfigError(f"{where} ({c.record.source or 'no source'}): {e}", field=e.field, value=e.value,
                               legal=e.legal) from None
         try:
             training = c.training.with_framework(profile, c.record.optimizer_dtype)
@@ -152,6 +155,42 @@ def valid_cases(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile)
         raise ConfigError(f"the planner refuses the layout of every record; {reasons[0]}", field="records",
                           value=len(cs))
     return keep, excluded
+
+
+def check_physical(case: Case, hw: HardwareSpec) -> None:
+    """A record the hardware it is fitted on cannot have produced: a run that ran (status 'ok') whose peak memory
+    is above the device's HBM capacity, or a throughput whose model FLOP/s per device
+    (:func:`shardplan.cost.flops.model_flops_per_token` x tokens/s per device) is above the dense peak of the
+    record's compute dtype (over 100% MFU). Such a record is a typo or a unit mix-up, and a fit to it moves the
+    constants to their bounds.
+
+    Raises:
+        ConfigError: naming the field, its value and the physical bound.
+    """
+    from shardplan.cost.flops import model_flops_per_token
+    r = case.record
+    if r.status == "ok" and r.peak_memory_bytes is not None and r.peak_memory_bytes > hw.hbm_bytes:
+        raise ConfigError(f"peak_memory_bytes={r.peak_memory_bytes:.4g} is above the {hw.hbm_bytes:.4g} B "
+                          f"({hw.hbm_bytes / 2**30:,.1f} GiB) HBM capacity of {hw.name} for a run with status 'ok' "
+                          f"(a run that ran cannot peak above its memory); legal: at most {hw.hbm_bytes:,.0f} B (bytes, "
+                          "not KiB or bits), status 'oom', or --hardware the device it ran on",
+                          field="peak_memory_bytes", value=r.peak_memory_bytes, legal=[0, hw.hbm_bytes])
+    tps = r.measured_tokens_per_s_per_device()
+    if not tps:
+        return
+    dtype = case.training.precision.compute_dtype
+    peak = hw.peak_flops(dtype)
+    per_token = model_flops_per_token(case.model, r.seq_len, case.training.causal)
+    if tps * per_token > peak:
+        field, value = (("tokens_per_s_per_device", r.tokens_per_s_per_device) if r.tokens_per_s_per_device is not None
+                        else ("step_time_s", r.step_time_s))
+        top = peak / per_token
+        bound = (f"at most {top:,.0f} tokens/s per device" if field == "tokens_per_s_per_device" else
+                 f"a step of at least {r.seq_len * r.global_batch_size / top / r.devices:.4g} s")
+        raise ConfigError(f"{field}={value:.4g} means {tps:,.0f} tokens/s per device, {tps * per_token:.3g} model "
+                          f"FLOP/s ({per_token:.3g} FLOPs per token), above the {peak:.3g} FLOP/s dense {dtype} peak "
+                          f"of {hw.name} ({tps * per_token / peak:.0%} MFU); legal: {bound}, or --hardware the device "
+                          "it ran on", field=field, value=value)
 
 
 def predict(case: Case, hw: HardwareSpec, profile: FrameworkProfile) -> Estimate | None:

@@ -203,10 +203,10 @@ def hardware_spec(hardware: str | HardwareSpec, scale_up_size: int | None = None
 
 
 def training_spec(seq_len: int, global_batch: int | None = None, global_batch_tokens: int | None = None,
-                  precision: str | None = None, attention: str = "flash",
-                  framework: str | FrameworkProfile | None = None, dropout: bool = False,
-                  moe_capacity_factor: float | None = None, moe_imbalance: float = 1.0,
-                  optimizer_dtype: str | None = None, moe_routing: str = "uniform") -> TrainingSpec:
+                  precision: str | None = None, attention: str = "flash", framework: str | FrameworkProfile | None = None,
+                  dropout: bool = False, moe_capacity_factor: float | None = None, moe_imbalance: float = 1.0,
+                  optimizer_dtype: str | None = None, moe_routing: str = "uniform",
+                  sequences_multiple: int = 1) -> TrainingSpec:
     """What one optimizer step processes.
 
     Args:
@@ -219,15 +219,15 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
         framework: a name of :data:`shardplan.presets.frameworks.FRAMEWORKS` or a profile
             (None: TrainingSpec's default, Megatron-LM).
         dropout: dropout layers on (their masks stored and their element-wise traffic counted).
-        moe_capacity_factor, moe_imbalance: MoE token dropping / dropless load
-            (:class:`~shardplan.specs.training.TrainingSpec`).
+        moe_capacity_factor, moe_imbalance: MoE token dropping / dropless load (TrainingSpec).
         optimizer_dtype: 'fp32', 'bf16-moments' or 'bf16' (TrainingSpec.optimizer_dtype); None: the
             framework profile's, else 'fp32'.
         moe_routing: 'uniform' or 'round_robin' (TrainingSpec.moe_routing).
+        sequences_multiple: the layout's dp x microbatch_size (:meth:`TrainingSpec.from_tokens`).
 
     Raises:
-        ConfigError: both or neither batch given, unknown precision / attention / framework /
-            optimizer_dtype / moe_routing, values < 1.
+        ConfigError: both or neither batch given, unknown precision / attention / framework / optimizer_dtype /
+            moe_routing, values < 1.
     """
     from shardplan.presets.frameworks import framework_profile
     if (global_batch is None) == (global_batch_tokens is None):
@@ -240,10 +240,10 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
     # choice names are lower case; accept any case, as --framework and --moe-dispatcher do
     optimizer_dtype = optimizer_dtype.lower() if isinstance(optimizer_dtype, str) else optimizer_dtype
     moe_routing = moe_routing.lower() if isinstance(moe_routing, str) else moe_routing
-    legal = OPTIMIZER_DTYPES
-    if optimizer_dtype is not None and optimizer_dtype not in legal:
-        raise ConfigError(f"optimizer_dtype={short_repr(optimizer_dtype)} is unknown; legal: {fmt_legal(legal)}",
-                          field="optimizer_dtype", value=optimizer_dtype, legal=legal)
+    if optimizer_dtype is not None and optimizer_dtype not in OPTIMIZER_DTYPES:
+        raise ConfigError(f"optimizer_dtype={short_repr(optimizer_dtype)} is unknown; legal: "
+                          f"{fmt_legal(OPTIMIZER_DTYPES)}", field="optimizer_dtype", value=optimizer_dtype,
+                          legal=OPTIMIZER_DTYPES)
     legal = typing.get_args(TrainingSpec.model_fields["moe_routing"].annotation)
     if moe_routing not in legal:
         raise ConfigError(f"moe_routing={short_repr(moe_routing)} is unknown; legal: {fmt_legal(legal)}",
@@ -258,7 +258,7 @@ def training_spec(seq_len: int, global_batch: int | None = None, global_batch_to
         common["framework"] = profile
     try:
         if global_batch_tokens is not None:
-            return TrainingSpec.from_tokens(seq_len, global_batch_tokens, **common)
+            return TrainingSpec.from_tokens(seq_len, global_batch_tokens, sequences_multiple, **common)
         return TrainingSpec(seq_len=seq_len, global_batch_size=global_batch, **common)
     except ValidationError as e:
         raise config_error(e) from None
@@ -424,14 +424,55 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
     if isinstance(hardware, str):  # a hardware file's framework section is checked even when --framework replaces it
         from_file = default_framework(hardware)
         framework = from_file if framework is None else framework
+    unit = batch_unit(layout, plan, devices) if global_batch_tokens is not None else 1
     tr = training_spec(seq_len, global_batch, global_batch_tokens, precision, attention, framework, dropout,
-                       moe_capacity_factor, moe_imbalance, optimizer_dtype, moe_routing)
+                       moe_capacity_factor, moe_imbalance, optimizer_dtype, moe_routing, unit)
+    if precision is None and hw is not None:
+        check_profile_precision(hw, tr)
     pc = parallel_config(layout, plan)
     applied = applied_layout_defaults(tr.framework, pc, layout, plan, seq_len)
     if applied:
         pc = parallel_config({**layout, **applied}, plan)
     return Inputs(m, hw, tr, _file_framework_split(_rescaled_dp(pc, plan, devices, layout), plan, layout, m,
                                                    tr.framework))
+
+
+def check_profile_precision(hw: HardwareSpec, training: TrainingSpec) -> None:
+    """The precision the framework profile chose (``FrameworkProfile.default_precision``; no ``--precision``
+    given) must run on ``hw``.
+
+    Raises:
+        ConfigError: the hardware has no peak for its compute dtype; the message says the precision came from the
+            profile and how to override it.
+    """
+    fw = training.framework
+    if fw.default_precision is None:
+        return
+    try:
+        hw.peak_flops(training.precision.compute_dtype)
+    except ConfigError as e:
+        legal = e.legal or []
+        raise ConfigError(f"precision {training.precision.name} comes from the default_precision of the framework "
+                          f"profile {fw.label} (no --precision was given), and {e}; give --precision "
+                          f"{legal[0] if legal else 'bf16-mixed'} (or another legal one) to override the profile's",
+                          field="precision", value=training.precision.name, legal=legal) from None
+
+
+def batch_unit(layout: Mapping[str, Any], plan: str | Path | None, devices: int) -> int:
+    """Sequences the global batch must be a multiple of for the layout given (flags over ``plan``) on ``devices``:
+    dp x microbatch_size, times pp under the interleaved schedule and times pipeline_flushes with pp > 1 (as
+    :func:`shardplan.parallel.validate` checks it); 1 where the layout does not determine dp (a bad layout, whose
+    own error comes later)."""
+    try:
+        pc = _rescaled_dp(parallel_config(layout, plan), plan, devices, layout)
+    except ConfigError:
+        return 1
+    model_par = pc.tp * pc.pp * pc.cp
+    dp = pc.dp or (devices // model_par if devices % model_par == 0 else None)
+    if dp is None:
+        return 1
+    pipeline = (pc.pp if pc.schedule == "interleaved" else 1) * pc.pipeline_flushes if pc.pp > 1 else 1
+    return dp * pc.microbatch_size * pipeline
 
 
 def plan_framework_split(plan: str | Path, model: ModelSpec, pp: int) -> tuple[int, ...] | None:

@@ -16,8 +16,12 @@ data-parallel x context-parallel ranks (Megatron-LM / torchtitan convention), so
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
+import re
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -378,6 +382,67 @@ class Layout:
         return seq_len_divisor(self.parallel.cp, self.causal)
 
 
+#: the :func:`validate` call whose errors list legal values: (the layout as given, model, training, devices); None
+#: while one listed value is being tried (:func:`legal_values`), inside :func:`quiet_legal_values` and outside validate
+_GIVEN: contextvars.ContextVar[tuple | None] = contextvars.ContextVar("shardplan_validate_given", default=None)
+#: True while a listed value is tried or an error is not shown (the search): no legal list is filtered then
+_QUIET: contextvars.ContextVar[bool] = contextvars.ContextVar("shardplan_quiet_legal", default=False)
+
+
+@contextlib.contextmanager
+def quiet_legal_values() -> Iterator[None]:
+    """Inside it, :func:`validate`'s errors list their legal values without trying each (:func:`legal_values`):
+    for callers that only need whether a layout is valid (the search, an alternative being tried), not the
+    message."""
+    token = _QUIET.set(True)
+    try:
+        yield
+    finally:
+        _QUIET.reset(token)
+
+
+def _trial(parallel: ParallelConfig, field: str, value: object, also: dict | None = None) -> ParallelConfig:
+    """``parallel`` with ``field=value`` (and the changes ``also``); a tp of 1 also drops sequence parallelism and
+    TP overlap (they mean nothing without tp, and the CLI's profile defaults turn them on only with tp > 1)."""
+    change: dict = {**(also or {}), field: value}
+    if field == "tp" and value == 1:
+        change.update(sp=False, tp_overlap=False)
+    return parallel.model_copy(update=change)
+
+
+def _first_failure(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec, n: int) -> str | None:
+    """What :func:`validate` refuses in ``parallel`` first, without its legal lists (None: it passes)."""
+    try:
+        with quiet_legal_values():
+            validate(parallel, model, training, n)
+    except ConfigError as e:
+        return re.split(r";\s*(?:legal|to keep)|, legal| \(on \d+ devices", str(e))[0]
+    return None
+
+
+def legal_values(field: str, values: Iterable[object], also: dict | None = None) -> tuple[list, str]:
+    """The ``values`` of ``field`` that pass every check of the :func:`validate` call now running with the
+    other fields as given (a listed value must not fail another check), and their text for a message:
+    ``"1, 2"``, or where none passes ``"none with the other settings as given (tp=1: <why it fails>)"``.
+    ``also``: other fields changed with it (values legal together with them). Outside validate (or inside
+    :func:`quiet_legal_values`) the values are kept as they are."""
+    values = list(values)
+    given = _GIVEN.get()
+    if given is None or not values:
+        return values, fmt_legal(values)
+    parallel, model, training, n = given
+    kept, why = [], None
+    for v in values:
+        failure = _first_failure(_trial(parallel, field, v, also), model, training, n)
+        if failure is None:
+            kept.append(v)
+        elif why is None:
+            why = f"{field}={v}: {failure}"
+    if kept:
+        return kept, fmt_legal(kept)
+    return kept, f"none with the other settings as given ({why})"
+
+
 def legal_tp(model: ModelSpec, kv_replication: bool = False) -> list[int]:
     """tp degrees that split the heads evenly: divisors of n_heads that also divide n_kv_heads
     (or, with KV replication, are multiples of n_kv_heads)."""
@@ -388,23 +453,34 @@ def legal_tp(model: ModelSpec, kv_replication: bool = False) -> list[int]:
     return out
 
 
-def _check_tp(p: ParallelConfig, model: ModelSpec, n_devices: int | None = None) -> None:
+def _tp_clause(by_model: list[int], n_devices: int) -> tuple[list[int], str]:
+    """The tp of ``by_model`` (those splitting the model's heads) that also pass every other check on ``n_devices``
+    devices (:func:`legal_values`), and the message's clause naming them (and ``by_model`` where it differs)."""
+    legal, text = legal_values("tp", [t for t in by_model if n_devices % t == 0])
+    if legal == by_model:
+        return legal, f"legal tp: {text}"
+    return legal, f"tp splitting the heads: {fmt_legal(by_model)}; legal tp (on {n_devices} devices: {text})"
+
+
+def _check_tp(p: ParallelConfig, model: ModelSpec, n_devices: int) -> None:
     """tp against the model's heads and widths; the legal lists keep only the tp that also divide
-    ``n_devices`` (when given), so every value listed passes the device-count check too."""
+    ``n_devices`` and pass the other checks (:func:`legal_values`)."""
     if p.tp == 1:
         if p.sp:
-            raise ConfigError("sp=True (Megatron sequence parallelism) needs tp > 1; legal sp with tp=1: False",
-                              field="sp", value=True, legal=[False])
+            legal, text = legal_values("sp", [False])
+            raise ConfigError(f"sp=True (Megatron sequence parallelism) needs tp > 1; legal sp with tp=1: "
+                              f"{'False' if legal else text}", field="sp", value=True, legal=legal)
         return
     if p.tp_overlap and not p.sp:  # Megatron-LM arguments.py asserts it; torchtitan's async TP works on SP's collectives
+        legal, text = legal_values("tp_overlap", [False])
         raise ConfigError("tp_overlap=True hides the sequence-parallel AllGather / ReduceScatter behind the matmuls and "
                           "needs sp=True (Megatron-LM asserts --sequence-parallel with --tp-comm-overlap); legal: sp=True, "
-                          "or tp_overlap=False", field="tp_overlap", value=True, legal=[False])
+                          f"or tp_overlap=False{'' if legal else f' ({text})'}", field="tp_overlap", value=True,
+                          legal=legal)
     if model.n_heads % p.tp:
         by_model = legal_tp(model, p.kv_replication)
-        legal = [t for t in by_model if n_devices is None or n_devices % t == 0]
-        here = f" (on {n_devices} devices: {fmt_legal(legal)})" if legal != by_model else ""
-        raise ConfigError(f"tp={p.tp} does not divide n_heads={model.n_heads}; legal tp: {fmt_legal(by_model)}{here}",
+        legal, clause = _tp_clause(by_model, n_devices)
+        raise ConfigError(f"tp={p.tp} does not divide n_heads={model.n_heads}; {clause}",
                           field="tp", value=p.tp, legal=legal)
     if model.kv_heads % p.tp:
         if p.kv_replication and p.tp % model.kv_heads == 0:
@@ -413,17 +489,16 @@ def _check_tp(p: ParallelConfig, model: ModelSpec, n_devices: int | None = None)
             hint = (f" (or set kv_replication=True, --kv-replication, to replicate each KV head {p.tp // model.kv_heads}x)"
                     if p.tp % model.kv_heads == 0 else "")
             by_model = legal_tp(model, p.kv_replication)
-            legal = [t for t in by_model if n_devices is None or n_devices % t == 0]
-            here = f" (on {n_devices} devices: {fmt_legal(legal)})" if legal != by_model else ""
-            raise ConfigError(f"tp={p.tp} does not divide n_kv_heads={model.kv_heads}; legal tp: "
-                              f"{fmt_legal(by_model)}{here}{hint}", field="tp", value=p.tp, legal=legal)
+            legal, clause = _tp_clause(by_model, n_devices)
+            raise ConfigError(f"tp={p.tp} does not divide n_kv_heads={model.kv_heads}; {clause}{hint}", field="tp",
+                              value=p.tp, legal=legal)
     for name, width in (("ffn_dim", model.ffn_dim), ("vocab_size", model.vocab_size)):
         if name == "vocab_size":
             continue  # vocab is padded to a multiple of tp (Megatron --make-vocab-size-divisible-by)
         if width % p.tp:
-            legal = [t for t in legal_tp(model, p.kv_replication)
-                     if width % t == 0 and (n_devices is None or n_devices % t == 0)]
-            raise ConfigError(f"tp={p.tp} does not divide {name}={width}; legal tp: {fmt_legal(legal)}",
+            legal, text = legal_values("tp", [t for t in legal_tp(model, p.kv_replication)
+                                              if width % t == 0 and n_devices % t == 0])
+            raise ConfigError(f"tp={p.tp} does not divide {name}={width}; legal tp: {text}",
                               field="tp", value=p.tp, legal=legal)
     if model.is_moe and p.expert_tp == p.tp and model.expert_ffn % p.tp:
         raise ConfigError(f"tp={p.tp} does not divide expert_ffn_dim={model.expert_ffn}",
@@ -498,20 +573,21 @@ def _check_chunks(p: ParallelConfig, split: tuple[int, ...], what: str) -> None:
     per_stage = split[0]
     if len(set(split)) == 1 and per_stage % p.virtual_stages:
         # an even split interleaves into equal chunks only (bug case B: no layer dropped, no silent reshaping)
-        legal = [v for v in divisors(per_stage) if v > 1 or p.schedule != "interleaved"]
+        legal, text = legal_values("virtual_stages", [v for v in divisors(per_stage)
+                                                      if v > 1 or p.schedule != "interleaved"])
         raise ConfigError(
             f"virtual_stages={p.virtual_stages} does not divide {what} {per_stage} layers per pipeline stage "
-            f"(layers would be dropped); legal virtual_stages: {fmt_legal(legal)} "
-            f"(layers per virtual stage: {fmt_legal([per_stage // v for v in legal])})"
+            f"(layers would be dropped); legal virtual_stages: {text}"
+            + (f" (layers per virtual stage: {fmt_legal([per_stage // v for v in legal])})" if legal else "")
             + (f", or virtual_stages=1 ({per_stage} layers per stage) with schedule='1f1b'"
                if p.schedule == "interleaved" else ""),
             field="virtual_stages", value=p.virtual_stages, legal=legal)
     top = max_virtual_stages(split)
     if p.virtual_stages > 1 and p.virtual_stages > top:
-        legal = list(range(2, top + 1))
+        legal, text = legal_values("virtual_stages", range(2, top + 1))
         raise ConfigError(f"virtual_stages={p.virtual_stages} would leave a virtual chunk of {what.rstrip(':')} "
                           f"without a layer (only the first stage's first chunk, holding the embedding, and the last "
-                          f"stage's last, holding the loss, may be); legal virtual_stages: {fmt_legal(legal)}",
+                          f"stage's last, holding the loss, may be); legal virtual_stages: {text}",
                           field="virtual_stages", value=p.virtual_stages, legal=legal)
 
 
@@ -564,9 +640,10 @@ def _automatic_split(p: ParallelConfig, model: ModelSpec, split_rule: str) -> tu
     (zero-layer stages allowed, 1F1B / GPipe only) or Megatron-style even / balanced uneven."""
     if split_rule == "cost_greedy":
         if p.virtual_stages > 1:
+            legal, text = legal_values("virtual_stages", [1], {"schedule": "1f1b"})
             raise ConfigError(f"virtual_stages={p.virtual_stages} with the framework's cost-greedy pipeline split "
-                              "(nanotron has no interleaved schedule); legal virtual_stages: 1",
-                              field="virtual_stages", value=p.virtual_stages, legal=[1])
+                              f"(nanotron has no interleaved schedule); legal virtual_stages: {text}",
+                              field="virtual_stages", value=p.virtual_stages, legal=legal)
         return cost_greedy_split(model, p.pp)
     return _balanced_stage_layers(p, model)
 
@@ -574,12 +651,15 @@ def _automatic_split(p: ParallelConfig, model: ModelSpec, split_rule: str) -> tu
 def _stage_layers(p: ParallelConfig, model: ModelSpec, split_rule: str = "balanced") -> tuple[int, ...]:
     L = model.n_layers
     if p.virtual_stages > 1 and p.pp == 1:
+        legal, text = legal_values("virtual_stages", [1])
         raise ConfigError(f"virtual_stages={p.virtual_stages} needs pp > 1 (interleaving splits pipeline stages); "
-                          f"legal virtual_stages with pp=1: 1", field="virtual_stages", value=p.virtual_stages, legal=[1])
+                          f"legal virtual_stages with pp=1: {text}", field="virtual_stages", value=p.virtual_stages,
+                          legal=legal)
     if p.virtual_stages > 1 and p.schedule != "interleaved":
+        legal, text = legal_values("virtual_stages", [1])
         raise ConfigError(f"virtual_stages={p.virtual_stages} needs schedule='interleaved' "
-                          f"(got schedule={p.schedule!r}); legal virtual_stages for {p.schedule}: 1",
-                          field="virtual_stages", value=p.virtual_stages, legal=[1])
+                          f"(got schedule={p.schedule!r}); legal virtual_stages for {p.schedule}: {text}",
+                          field="virtual_stages", value=p.virtual_stages, legal=legal)
     if p.schedule == "interleaved" and p.pp > 1 and p.virtual_stages < 2:
         raise ConfigError("schedule='interleaved' needs virtual_stages >= 2",
                           field="virtual_stages", value=p.virtual_stages)
@@ -588,7 +668,7 @@ def _stage_layers(p: ParallelConfig, model: ModelSpec, split_rule: str = "balanc
         if tuple(p.pp_layers) != own:
             raise ConfigError(f"pp_layers={short_repr(list(p.pp_layers))}: the framework places the layers itself "
                               f"(nanotron's cost-greedy split); for pp={p.pp} it runs {','.join(map(str, own))}; "
-                              "legal pp_layers: that split or none", field="pp_layers", value=list(p.pp_layers),
+                              "legal pp_layers: that split, or not given (leave --pp-layers out)", field="pp_layers", value=list(p.pp_layers),
                               legal=[list(own)])
     if p.pp_layers is not None and split_rule != "cost_greedy":
         if len(p.pp_layers) != p.pp:
@@ -612,9 +692,9 @@ def _stage_layers(p: ParallelConfig, model: ModelSpec, split_rule: str = "balanc
     if p.pp > L:
         # with dp re-derived from the devices: the pp that divide devices / (tp x cp) and leave every stage a layer
         room = p.dp * p.pp
-        legal = [d for d in divisors(room) if d <= L]
+        legal, text = legal_values("pp", [d for d in divisors(room) if d <= L])
         raise ConfigError(f"pp={p.pp} exceeds n_layers={L}: every stage needs a layer; legal pp on these devices "
-                          f"(dp x pp = {room}): {fmt_legal(legal)} (those dividing {L} split the layers evenly, the "
+                          f"(dp x pp = {room}): {text} (those dividing {L} split the layers evenly, the "
                           "others unevenly)", field="pp", value=p.pp, legal=legal)
     return _automatic_split(p, model, split_rule)
 
@@ -650,8 +730,18 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
             n_layers: a balanced uneven split is chosen, see :attr:`Layout.notes`); cp not dividing
             seq_len (2*cp for load-balanced causal attention); ep not dividing n_experts or dp*cp;
             a global batch not divisible by dp x microbatch_size; an interleaved schedule whose
-            microbatches pp does not divide. Fewer microbatches than stages is legal (a note).
+            microbatches pp does not divide. Fewer microbatches than stages is legal (a note). Every legal list
+            an error gives passes every check with the other fields as given (:func:`legal_values`).
     """
+    token = _GIVEN.set(None if _QUIET.get() else (parallel, model, training, n_devices))
+    try:
+        return _validated(parallel, model, training, n_devices)
+    finally:
+        _GIVEN.reset(token)
+
+
+def _validated(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec, n_devices: int) -> Layout:
+    """:func:`validate`'s checks, in order."""
     _check_options(parallel, n_devices)
     _check_framework_support(parallel, training)
     _check_framework_extents(parallel, training.framework, model.is_moe)
@@ -851,14 +941,16 @@ def _check_framework_extents(p: ParallelConfig, fw: FrameworkProfile, model_is_m
         ConfigError: naming the framework and the legal value 1.
     """
     if p.tp > 1 and model_is_moe and not fw.moe_tensor_parallel:
+        legal, text = legal_values("tp", [1])
         raise ConfigError(f"tp={p.tp}: the {fw.label} framework runs no tensor parallelism in MoE models (its MoE "
-                          "parallelizer asserts it); legal tp: 1 (shard with ep, FSDP or pp instead)", field="tp",
-                          value=p.tp, legal=[1])
+                          f"parallelizer asserts it); legal tp: {text} (shard with ep, FSDP or pp instead)", field="tp",
+                          value=p.tp, legal=legal)
     if p.pp > 1 and p.pipeline_flushes > 1 and not fw.local_batch_flushes:
+        legal, text = legal_values("pipeline_flushes", [1])
         raise ConfigError(f"pipeline_flushes={p.pipeline_flushes}: the {fw.label} framework runs one pipeline schedule "
                           "over all of a step's microbatches; separate flushes per local batch are "
-                          "torch.distributed.pipelining's (--framework torchtitan or automodel); legal pipeline_flushes: 1",
-                          field="pipeline_flushes", value=p.pipeline_flushes, legal=[1])
+                          "torch.distributed.pipelining's (--framework torchtitan or automodel); legal pipeline_flushes: "
+                          f"{text}", field="pipeline_flushes", value=p.pipeline_flushes, legal=legal)
 
 
 def _offload_framework(p: ParallelConfig) -> str:
@@ -877,22 +969,64 @@ def _selective_note(fw) -> str:
 def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
     """A pipelined layout's schedule, the ZeRO stage, the recompute policy, cp, ep and pp must be ones the
     framework profile implements (``schedules``, ``zero_stages``, ``pipeline_zero_stages``, ``recomputes``,
-    ``context_parallel``, ``expert_parallel``, ``pipeline_parallel``)."""
+    ``context_parallel``, ``expert_parallel``, ``pipeline_parallel``); every legal list is filtered by
+    :func:`legal_values`."""
     fw = training.framework
+    _check_framework_recompute(p, fw)
+    for name, on in (("cp", fw.context_parallel), ("ep", fw.expert_parallel), ("pp", fw.pipeline_parallel)):
+        if not on and getattr(p, name) > 1:
+            how = "" if name == "pp" else " as the planner composes it"
+            hint = " (PyTorch FSDP with pipelining or context parallelism: --framework torchtitan)" if (
+                fw.name in ("pytorch-fsdp", "llm-foundry") and name in ("pp", "cp")) else ""
+            legal, text = legal_values(name, [1])
+            raise ConfigError(f"{name}={getattr(p, name)} is not implemented by the {fw.label} framework{how}; "
+                              f"legal {name}: {text}{hint}", field=name, value=getattr(p, name), legal=legal)
+    ours = fw.schedules
+    if p.pp > 1 and ours is not None and p.schedule not in ours:
+        chunks = (f" (virtual_stages={p.virtual_stages} asks for it; with {', '.join(ours)} legal virtual_stages: 1)"
+                  if p.schedule == "interleaved" and p.virtual_stages > 1 else "")
+        # another schedule with interleaving's virtual stages is tried with virtual_stages=1, as the message says
+        legal, text = legal_values("schedule", ours, {"virtual_stages": 1} if chunks else None)
+        raise ConfigError(f"schedule={p.schedule!r} is not implemented by the {fw.label} framework{chunks}; "
+                          f"legal schedule: {text}", field="schedule", value=p.schedule, legal=legal)
+    pzs = fw.pipeline_zero_stages
+    if p.pp > 1 and pzs is not None and p.zero_stage not in pzs:
+        legal, text = legal_values("zero_stage", pzs)
+        raise ConfigError(f"zero_stage={p.zero_stage} with pp={p.pp} is not implemented by the {fw.label} framework; "
+                          f"legal zero_stage with pipelining: {text} (or pp=1)", field="zero_stage",
+                          value=p.zero_stage, legal=legal)
+    zs = fw.zero_stages
+    if zs is not None and p.zero_stage not in zs:
+        legal, text = legal_values("zero_stage", zs)
+        raise ConfigError(f"zero_stage={p.zero_stage} is not implemented by the {fw.label} framework; "
+                          f"legal zero_stage: {text}", field="zero_stage", value=p.zero_stage, legal=legal)
+    _check_weight_sharding_axes(p, fw)
+    _check_tp_support(p, fw)
+
+
+def _check_framework_recompute(p: ParallelConfig, fw: FrameworkProfile) -> None:
+    """The recompute options (recompute_modules, remat_saved, recompute_layers, activation offload, the policy) must
+    be ones the framework profile has.
+
+    Raises:
+        ConfigError: naming the option, its value and what is legal (leave the option out, or another framework).
+    """
     if p.recompute_modules is not None and (not fw.module_recompute or fw.selective_recompute != "attention"):
         raise ConfigError(f"recompute_modules is Megatron-LM's --recompute-modules, which the {fw.label} framework "
                           f"does not have{_selective_note(fw)}; legal "
-                          f"recompute_modules: none, or --framework megatron", field="recompute_modules",
+                          f"recompute_modules: not given (leave --recompute-modules out), or --framework megatron",
+                          field="recompute_modules",
                           value=list(p.recompute_modules), legal=[None])
     if p.remat_saved is not None and not fw.named_remat:
         raise ConfigError(f"remat_saved={','.join(p.remat_saved)} is MaxText's named remat policy (matmul outputs a "
                           f"full recompute keeps), which the {fw.label} framework does not have; legal remat_saved: "
-                          "not given, or --framework maxtext or paxml", field="remat_saved", value=list(p.remat_saved),
+                          "not given (leave --remat-saved out), or --framework maxtext or paxml", field="remat_saved", value=list(p.remat_saved),
                           legal=[None])
     if p.recompute_layers is not None and not fw.module_recompute:
         raise ConfigError(f"recompute_layers={p.recompute_layers} is Megatron-LM's --recompute-method block "
                           f"--recompute-num-layers, which the {fw.label} framework does not have; legal recompute_layers: "
-                          "none, or --framework megatron", field="recompute_layers", value=p.recompute_layers,
+                          "not given (leave --recompute-layers out), or --framework megatron", field="recompute_layers",
+                          value=p.recompute_layers,
                           legal=[None])
     if p.offload_activation_layers and not fw.activation_offload:
         raise ConfigError(f"offload_activation_layers={p.offload_activation_layers} is Megatron-LM's "
@@ -901,34 +1035,9 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
                           field="offload_activation_layers",
                           value=p.offload_activation_layers, legal=[0])
     if fw.recomputes is not None and p.recompute not in fw.recomputes:
+        legal, text = legal_values("recompute", fw.recomputes)
         raise ConfigError(f"recompute={p.recompute!r} is not implemented by the {fw.label} framework; legal "
-                          f"recompute: {', '.join(fw.recomputes)}", field="recompute", value=p.recompute,
-                          legal=list(fw.recomputes))
-    for name, on in (("cp", fw.context_parallel), ("ep", fw.expert_parallel), ("pp", fw.pipeline_parallel)):
-        if not on and getattr(p, name) > 1:
-            how = "" if name == "pp" else " as the planner composes it"
-            hint = " (PyTorch FSDP with pipelining or context parallelism: --framework torchtitan)" if (
-                fw.name in ("pytorch-fsdp", "llm-foundry") and name in ("pp", "cp")) else ""
-            raise ConfigError(f"{name}={getattr(p, name)} is not implemented by the {fw.label} framework{how}; "
-                              f"legal {name}: 1{hint}", field=name, value=getattr(p, name), legal=[1])
-    legal = fw.schedules
-    if p.pp > 1 and legal is not None and p.schedule not in legal:
-        chunks = (f" (virtual_stages={p.virtual_stages} asks for it; with {', '.join(legal)} legal virtual_stages: 1)"
-                  if p.schedule == "interleaved" and p.virtual_stages > 1 else "")
-        raise ConfigError(f"schedule={p.schedule!r} is not implemented by the {fw.label} framework{chunks}; "
-                          f"legal schedule: {', '.join(legal)}", field="schedule", value=p.schedule, legal=list(legal))
-    pzs = fw.pipeline_zero_stages
-    if p.pp > 1 and pzs is not None and p.zero_stage not in pzs:
-        raise ConfigError(f"zero_stage={p.zero_stage} with pp={p.pp} is not implemented by the {fw.label} framework; "
-                          f"legal zero_stage with pipelining: {', '.join(map(str, pzs))} (or pp=1)", field="zero_stage",
-                          value=p.zero_stage, legal=list(pzs))
-    zs = fw.zero_stages
-    if zs is not None and p.zero_stage not in zs:
-        raise ConfigError(f"zero_stage={p.zero_stage} is not implemented by the {fw.label} framework; "
-                          f"legal zero_stage: {', '.join(map(str, zs))}", field="zero_stage", value=p.zero_stage,
-                          legal=list(zs))
-    _check_weight_sharding_axes(p, fw)
-    _check_tp_support(p, fw)
+                          f"recompute: {text}", field="recompute", value=p.recompute, legal=legal)
 
 
 def _check_tp_support(p: ParallelConfig, fw) -> None:
@@ -941,12 +1050,14 @@ def _check_tp_support(p: ParallelConfig, fw) -> None:
     if p.tp_overlap and not fw.tp_overlap:
         hint = " (its async TP runs under torch.compile: --framework torchtitan-compile)" if "torchtitan" in fw.name \
             else ""
+        legal, text = legal_values("tp_overlap", [False])
         raise ConfigError(f"tp_overlap=True is not implemented by the {fw.label} framework{hint}; legal tp_overlap: "
-                          "false (--no-tp-overlap)", field="tp_overlap", value=True, legal=[False])
+                          f"{'false (--no-tp-overlap)' if legal else text}", field="tp_overlap", value=True, legal=legal)
     if fw.tp_requires_sp and p.tp > 1 and not p.sp:
+        legal, text = legal_values("sp", [True])
         raise ConfigError(f"tp={p.tp} without sequence parallelism: the {fw.label} framework's tensor parallelism "
-                          "always shards the activations between the blocks tp ways (the planner's sp); legal sp: true "
-                          "(--sp)", field="sp", value=False, legal=[True])
+                          "always shards the activations between the blocks tp ways (the planner's sp); legal sp: "
+                          f"{'true (--sp)' if legal else text}", field="sp", value=False, legal=legal)
 
 
 def _check_weight_sharding_axes(p: ParallelConfig, fw) -> None:
@@ -958,11 +1069,12 @@ def _check_weight_sharding_axes(p: ParallelConfig, fw) -> None:
     """
     for axis in fw.weight_sharding_axes:
         degree = getattr(p, axis)
-        legal = [z for z in (fw.zero_stages or (0, 1, 2, 3)) if z >= 2]
-        if degree > 1 and p.zero_stage not in legal:
+        sharding = [z for z in (fw.zero_stages or (0, 1, 2, 3)) if z >= 2]
+        if degree > 1 and p.zero_stage not in sharding:
+            legal, text = legal_values("zero_stage", sharding)
             raise ConfigError(f"{axis}={degree} with zero_stage={p.zero_stage}: the {fw.label} framework shards the "
-                              f"weights over the {axis} axis too, so the run is ZeRO-{'/'.join(map(str, legal))}; "
-                              f"legal zero_stage: {', '.join(map(str, legal))} (or {axis}=1)", field="zero_stage",
+                              f"weights over the {axis} axis too, so the run is ZeRO-{'/'.join(map(str, sharding))}; "
+                              f"legal zero_stage: {text} (or {axis}=1)", field="zero_stage",
                               value=p.zero_stage, legal=legal)
 
 
@@ -970,42 +1082,54 @@ def _resolve_dp(p: ParallelConfig, model: ModelSpec, n_devices: int,
                 training: TrainingSpec | None = None) -> ParallelConfig:
     """Fill in dp (devices / (tp pp cp)) and the ZeRO shard group dp_shard, checking both."""
     if n_devices % p.tp:
-        legal = [t for t in legal_tp(model, p.kv_replication) if n_devices % t == 0]
-        raise ConfigError(f"tp={p.tp} does not divide devices={n_devices}; legal tp: {fmt_legal(legal)}",
+        legal, text = legal_values("tp", [t for t in legal_tp(model, p.kv_replication) if n_devices % t == 0])
+        raise ConfigError(f"tp={p.tp} does not divide devices={n_devices}; legal tp: {text}",
                           field="tp", value=p.tp, legal=legal)
     model_par = p.tp * p.pp * p.cp
     if p.dp is None:
         if n_devices % model_par:
-            others = n_devices // (p.tp * p.cp) if n_devices % (p.tp * p.cp) == 0 else None
-            if others is None:  # cp (with tp) is what does not divide: name its legal values
-                legal_cp = [c for c in divisors(n_devices // p.tp) if (n_devices // p.tp) % (c * p.pp) == 0
-                            and (training is None or (c == 1 or training.framework.context_parallel)
-                                 and training.seq_len % seq_len_divisor(
-                                     c, training.causal, training.framework.cp_load_balance) == 0)]
-                raise ConfigError(
-                    f"tp*pp*cp = {p.tp}*{p.pp}*{p.cp} = {model_par} does not divide devices={n_devices}, so no dp "
-                    f"works; legal cp for tp={p.tp}, pp={p.pp} on {n_devices} devices: {fmt_legal(legal_cp)}",
-                    field="cp", value=p.cp, legal=legal_cp)
-            legal_pp = [q for q in divisors(others) if q <= model.n_layers]
-            raise ConfigError(
-                f"tp*pp*cp = {p.tp}*{p.pp}*{p.cp} = {model_par} does not divide devices={n_devices}, so no dp "
-                f"works; legal pp for tp={p.tp}, cp={p.cp} on {n_devices} devices: {fmt_legal(legal_pp)}",
-                field="pp", value=p.pp, legal=legal_pp)
+            _raise_no_dp(p, model, n_devices, training)
         p = p.model_copy(update={"dp": n_devices // model_par})
     total = p.dp * model_par
     if total != n_devices:
+        legal, text = legal_values("dp", [n_devices // model_par] if n_devices % model_par == 0 else [])
         raise ConfigError(
             f"dp*tp*pp*cp = {p.dp}*{p.tp}*{p.pp}*{p.cp} = {total} devices, but devices={n_devices}; "
-            f"legal dp for these degrees: {n_devices // model_par if n_devices % model_par == 0 else 'none'}",
-            field="dp", value=p.dp)
+            f"legal dp for these degrees: {text}", field="dp", value=p.dp, legal=legal)
     # ZeRO shard group (HSDP: replicate x shard)
     if p.zero_stage == 0:
         return p.model_copy(update={"dp_shard": 1})
     shard = p.dp if p.dp_shard is None else p.dp_shard
     if p.dp % shard:
-        raise ConfigError(f"dp_shard={shard} does not divide dp={p.dp}; legal dp_shard: "
-                          f"{fmt_legal(divisors(p.dp))}", field="dp_shard", value=shard, legal=divisors(p.dp))
+        legal, text = legal_values("dp_shard", divisors(p.dp))
+        raise ConfigError(f"dp_shard={shard} does not divide dp={p.dp}; legal dp_shard: {text}", field="dp_shard",
+                          value=shard, legal=legal)
     return p.model_copy(update={"dp_shard": shard})
+
+
+def _raise_no_dp(p: ParallelConfig, model: ModelSpec, n_devices: int, training: TrainingSpec | None) -> None:
+    """tp x pp x cp does not divide the devices (dp derived): name the legal cp where tp x cp is what does not
+    divide them, else the legal pp.
+
+    Raises:
+        ConfigError: always.
+    """
+    model_par = p.tp * p.pp * p.cp
+    if n_devices % (p.tp * p.cp):
+        legal, text = legal_values("cp", [c for c in divisors(n_devices // p.tp) if (n_devices // p.tp) % (c * p.pp) == 0
+                                          and (training is None or (c == 1 or training.framework.context_parallel)
+                                               and training.seq_len % seq_len_divisor(
+                                                   c, training.causal, training.framework.cp_load_balance) == 0)])
+        raise ConfigError(
+            f"tp*pp*cp = {p.tp}*{p.pp}*{p.cp} = {model_par} does not divide devices={n_devices}, so no dp "
+            f"works; legal cp for tp={p.tp}, pp={p.pp} on {n_devices} devices: {text}",
+            field="cp", value=p.cp, legal=legal)
+    others = n_devices // (p.tp * p.cp)
+    legal, text = legal_values("pp", [q for q in divisors(others) if q <= model.n_layers])
+    raise ConfigError(
+        f"tp*pp*cp = {p.tp}*{p.pp}*{p.cp} = {model_par} does not divide devices={n_devices}, so no dp "
+        f"works; legal pp for tp={p.tp}, cp={p.cp} on {n_devices} devices: {text}",
+        field="pp", value=p.pp, legal=legal)
 
 
 def check_positions(model: ModelSpec, training: TrainingSpec) -> None:
@@ -1027,64 +1151,82 @@ def _check_sequence(p: ParallelConfig, training: TrainingSpec, n_devices: int) -
     divisible by tp."""
     s = training.seq_len
     if p.cp > 1 and training.attention != "flash":
+        legal, text = legal_values("cp", [1])
         raise ConfigError(f"cp={p.cp} needs a blockwise (flash) attention kernel: ring attention merges partial "
-                          f"softmaxes (Liu et al. 2023); attention={training.attention!r}; legal cp: 1",
-                          field="cp", value=p.cp, legal=[1])
+                          f"softmaxes (Liu et al. 2023); attention={training.attention!r}; legal cp: {text}",
+                          field="cp", value=p.cp, legal=legal)
     balanced = training.framework.cp_load_balance
     need = seq_len_divisor(p.cp, training.causal, balanced)
     if s % need:
-        legal = [c for c in divisors(s) if s % seq_len_divisor(c, training.causal, balanced) == 0]
+        legal, text = legal_values("cp", [c for c in divisors(n_devices) if s % seq_len_divisor(
+            c, training.causal, balanced) == 0][:12])
         raise ConfigError(
             f"cp={p.cp} needs seq_len divisible by {'2*cp' if need == 2 * p.cp else 'cp'} = {need} "
             f"({'load-balanced causal attention' if need == 2 * p.cp else 'a whole chunk per rank'}), but "
-            f"seq_len={s}; legal cp: "
-            f"{fmt_legal([c for c in legal if n_devices % c == 0][:12])}", field="cp", value=p.cp)
+            f"seq_len={s}; legal cp: {text}", field="cp", value=p.cp, legal=legal)
     if p.sp and (s // p.cp) % p.tp:
-        legal = [t for t in divisors(s // p.cp) if n_devices % t == 0 and t > 1][:12]
+        off, off_text = legal_values("sp", [False])
+        _, tp_text = legal_values("tp", [t for t in divisors(s // p.cp) if n_devices % t == 0 and t > 1][:12])
         raise ConfigError(f"sp=True shards the sequence over tp={p.tp}, but seq_len/cp = {s // p.cp} "
-                          f"is not divisible by tp; legal: sp=False, or tp dividing {s // p.cp} "
-                          f"({fmt_legal(legal) if legal else 'none on these devices'})", field="sp", value=True,
-                          legal=[False])
+                          f"is not divisible by tp; legal: sp=False{'' if off else f' ({off_text})'}, or tp dividing "
+                          f"{s // p.cp} on these devices ({tp_text})", field="sp", value=True,
+                          legal=off)
 
 
 def _check_etp(p: ParallelConfig, model: ModelSpec) -> None:
-    """etp != tp needs an MoE model, sequence parallelism when tp > 1 (Megatron-LM requires it for
-    MoE with tp: each tp rank dispatches its own sequence shard), etp dividing expert_ffn_dim, and
-    ep x etp dividing tp x dp x cp."""
+    """etp != tp needs an MoE model, etp dividing expert_ffn_dim, ep x etp dividing tp x dp x cp, and
+    sequence parallelism when tp > 1 (Megatron-LM requires it for MoE with tp: each tp rank dispatches its own
+    sequence shard)."""
     if p.etp is None or p.etp == p.tp:
         return
     if not model.is_moe:
+        legal, text = legal_values("etp", [p.tp])
         raise ConfigError(f"etp={p.etp} needs a mixture-of-experts model; {model.name} is dense; legal etp: "
-                          f"{p.tp} (= tp) or empty", field="etp", value=p.etp, legal=[p.tp])
+                          f"{text} (= tp) or empty", field="etp", value=p.etp, legal=legal)
     ranks = p.tp * p.dp * p.cp
-    legal = [e for e in divisors(model.expert_ffn) if ranks % (e * p.ep) == 0]
     if model.expert_ffn % p.etp or ranks % (p.etp * p.ep):
+        arithmetic = [e for e in divisors(model.expert_ffn) if ranks % (e * p.ep) == 0]
+        legal, text = legal_values("etp", arithmetic)
+        with_sp = legal_values("etp", [e for e in arithmetic if e not in legal], {"sp": True})[0] if (
+            p.tp > 1 and not p.sp) else []
+        need_sp = f" (with sp=True, --sp, also etp {fmt_legal(with_sp)})" if with_sp else ""
         raise ConfigError(f"etp={p.etp} must divide expert_ffn_dim={model.expert_ffn}, and ep x etp = "
-                          f"{p.ep * p.etp} must divide tp*dp*cp={ranks}; legal etp: {fmt_legal(legal)}",
+                          f"{p.ep * p.etp} must divide tp*dp*cp={ranks}; legal etp: {text}{need_sp}",
                           field="etp", value=p.etp, legal=legal)
     if p.tp > 1 and not p.sp:
-        raise ConfigError(f"etp={p.etp} != tp={p.tp} needs sp=True (each tp rank dispatches its sequence "
-                          "shard to the experts)", field="sp", value=False, legal=[True])
+        legal, text = legal_values("sp", [True])
+        _, same = legal_values("etp", [p.tp])
+        raise ConfigError(f"etp={p.etp} != tp={p.tp} needs sp=True (each tp rank dispatches its sequence shard to the "
+                          f"experts); legal: sp=True (--sp){'' if legal else f' ({text})'}, or without sp legal etp: "
+                          f"{same} (= tp; or leave --etp out)", field="sp", value=False, legal=legal)
     if model.n_shared_experts and (model.n_shared_experts * model.expert_ffn) % p.tp:
         raise ConfigError(f"tp={p.tp} does not divide the shared experts' width "
                           f"{model.n_shared_experts * model.expert_ffn}", field="tp", value=p.tp)
 
 
 def _check_ep(p: ParallelConfig, model: ModelSpec) -> None:
-    """ep needs an MoE model and must divide n_experts and dp x cp (tp x dp x cp / etp with an
-    expert tensor-parallel degree etp != tp: the ep group may fold tp ranks)."""
+    """ep needs an MoE model and must divide n_experts and the ranks of a stage (tp x dp x cp) whatever etp is
+    (checked before etp, so an ep too large for the devices is named first); then etp (:func:`_check_etp`);
+    then ep must divide dp x cp (tp x dp x cp / etp with an expert tensor-parallel degree etp != tp: the ep group
+    may fold tp ranks)."""
+    if p.ep > 1 and not model.is_moe:
+        legal, text = legal_values("ep", [1])
+        raise ConfigError(f"ep={p.ep} needs a mixture-of-experts model; {model.name} is dense; legal ep: {text}",
+                          field="ep", value=p.ep, legal=legal)
+    ranks = p.tp * p.dp * p.cp
+    if p.ep > 1 and (model.n_experts % p.ep or ranks % p.ep):
+        legal, text = legal_values("ep", [e for e in divisors(model.n_experts) if ranks % e == 0])
+        raise ConfigError(f"ep={p.ep} must divide n_experts={model.n_experts} and the {ranks} ranks of a pipeline "
+                          f"stage (tp*dp*cp); legal ep: {text}", field="ep", value=p.ep, legal=legal)
     _check_etp(p, model)
     if p.ep == 1:
         return
-    if not model.is_moe:
-        raise ConfigError(f"ep={p.ep} needs a mixture-of-experts model; {model.name} is dense; legal ep: 1",
-                          field="ep", value=p.ep, legal=[1])
     pool = p.dp * p.cp * p.tp // p.expert_tp  # an integer: _check_etp
-    legal_ep = [e for e in divisors(model.n_experts) if pool % e == 0]
-    if model.n_experts % p.ep or pool % p.ep:
+    if pool % p.ep:
         what = "dp*cp" if p.expert_tp == p.tp else "tp*dp*cp/etp"
+        legal, text = legal_values("ep", [e for e in divisors(model.n_experts) if pool % e == 0])
         raise ConfigError(f"ep={p.ep} must divide n_experts={model.n_experts} and {what}={pool}; "
-                          f"legal ep: {fmt_legal(legal_ep)}", field="ep", value=p.ep, legal=legal_ep)
+                          f"legal ep: {text}", field="ep", value=p.ep, legal=legal)
 
 
 def _check_a2a_overlap(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -> None:
@@ -1147,7 +1289,8 @@ def _passes(p: ParallelConfig, change: dict, model: ModelSpec, training: Trainin
     """Whether ``p`` with ``change`` and data parallelism folded into it (dp 1) passes :func:`validate` on ``n``
     devices: an alternative an error suggests must itself be legal."""
     try:
-        validate(p.model_copy(update={**change, "dp": None, "dp_shard": None}), model, training, n)
+        with quiet_legal_values():
+            validate(p.model_copy(update={**change, "dp": None, "dp_shard": None}), model, training, n)
     except ConfigError:
         return False
     return True
@@ -1174,14 +1317,14 @@ def _batch_error(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) ->
             and _passes(p, {"tp": t}, model, training, n)):
         alts.append(f"shard the heads (tp={t}: {model.n_heads // t} query heads and "
                     f"{model.kv_heads // t} KV head(s) per device)")
-    legal_mbs = _microbatch_sizes(p, B)
+    legal_mbs, mbs_text = legal_values("microbatch_size", _microbatch_sizes(p, B))
     msg = (f"global_batch_size={B} is not divisible by dp x microbatch_size = {p.dp} x {p.microbatch_size} "
            f"= {per} (the batch is split over the data-parallel/FSDP ranks); legal global_batch_size: "
            f"multiples of {per * unit}" + (f" (x pp = {p.pp}: the interleaved schedule needs a multiple of pp "
                                            "microbatches)" if interleaved else "")
            + (f" (x pipeline_flushes = {f}: each flush runs the same number)" if f > 1 else ""))
     if legal_mbs:
-        msg += f"; legal microbatch_size for this batch: {fmt_legal(legal_mbs)}"
+        msg += f"; legal microbatch_size for this batch: {mbs_text}"
     if alts:
         msg += "; to keep the batch, " + " or ".join(alts)
     return ConfigError(msg, field="global_batch_size", value=B)
@@ -1202,15 +1345,16 @@ def _check_flushes(p: ParallelConfig, m: int) -> None:
                           field="pipeline_flushes", value=f, legal=[1])
     interleaved = p.schedule == "interleaved"
     dual = p.schedule == "dualpipe"
-    legal = [d for d in divisors(m) if (not interleaved or (m // d) % p.pp == 0)
-             and (not dual or dualpipe_microbatches_ok(m // d, p.pp))]
-    if m % f == 0 and (f in legal):
+    fits = [d for d in divisors(m) if (not interleaved or (m // d) % p.pp == 0)
+            and (not dual or dualpipe_microbatches_ok(m // d, p.pp))]
+    if m % f == 0 and (f in fits):
         return
+    legal, text = legal_values("pipeline_flushes", fits)
     need = (f"DualPipe needs an even count of at least 2 pp = {2 * p.pp}" if dual else
             f"the interleaved schedule needs a multiple of pp={p.pp}")
     what = (f"does not divide the {m} microbatches per step (global_batch_size / (dp x microbatch_size)): each flush "
             "runs the same number" if m % f else f"leaves {m // f} microbatches per flush, where {need}")
-    fix = (f"legal: {fmt_legal(legal)}" if legal else
+    fix = (f"legal: {text}" if legal else
            f"no flush count does ({need} per flush): a larger global batch, or another schedule" if dual else
            f"no flush count does under the interleaved schedule ({m} microbatches is not a multiple of pp={p.pp}): "
            f"legal: a global batch that is a multiple of dp x microbatch_size x pp = {p.dp * p.microbatch_size * p.pp} "
@@ -1228,15 +1372,15 @@ def _check_dualpipe(p: ParallelConfig, m: int, global_batch: int) -> None:
     if p.pp % 2:
         # the even pp that keep the other degrees: dividing the devices left over tp x cp (dp takes the rest)
         rest = p.dp * p.pp
-        legal = [d for d in divisors(rest) if d % 2 == 0]
+        legal, text = legal_values("pp", [d for d in divisors(rest) if d % 2 == 0])
         raise ConfigError(f"schedule='dualpipe' needs an even pp (its two directions pair rank r with rank pp-1-r); "
-                          f"got pp={p.pp}; legal pp here: {fmt_legal(legal) if legal else 'none (dp x pp is odd)'}, "
+                          f"got pp={p.pp}; legal pp here: {text if rest % 2 == 0 else 'none (dp x pp is odd)'}, "
                           "or another schedule", field="pp", value=p.pp, legal=legal or None)
     per_flush = m // p.pipeline_flushes
     if not dualpipe_microbatches_ok(per_flush, p.pp):
-        legal = _microbatch_sizes(p, global_batch)
+        legal, text = legal_values("microbatch_size", _microbatch_sizes(p, global_batch))
         f = p.pipeline_flushes
-        fix = (f"legal microbatch_size: {fmt_legal(legal)}" if legal else
+        fix = (f"legal microbatch_size: {text}" if legal else
                f"legal: a global batch of at least dp x microbatch_size x 2 pp" + (" x pipeline_flushes" if f > 1 else "")
                + f" = {p.dp * p.microbatch_size * 2 * p.pp * f} sequences giving an even microbatch count per flush, "
                "or another schedule")
@@ -1253,11 +1397,11 @@ def _microbatches(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -
     m = B // per
     _check_flushes(p, m)
     if p.pp > 1 and p.schedule == "interleaved" and (m // p.pipeline_flushes) % p.pp:
-        legal = _microbatch_sizes(p, B)
+        legal, text = legal_values("microbatch_size", _microbatch_sizes(p, B))
         f = p.pipeline_flushes
         unit = p.dp * p.microbatch_size * p.pp * f
         flushes = f" x pipeline_flushes" if f > 1 else ""
-        fix = (f"legal microbatch_size: {fmt_legal(legal)}" if legal else
+        fix = (f"legal microbatch_size: {text}" if legal else
                f"legal: a global batch that is a multiple of dp x microbatch_size x pp{flushes} = {unit} sequences, or "
                "schedule '1f1b' with virtual_stages=1")
         per_flush = f" per pipeline flush ({m} / pipeline_flushes={p.pipeline_flushes})" if p.pipeline_flushes > 1 else ""
@@ -1270,8 +1414,9 @@ def _microbatches(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -
     fw = training.framework
     if p.pp > 1 and p.schedule == "1f1b" and fw.min_microbatches == "pp_minus_1" and m // p.pipeline_flushes < p.pp - 1:
         f = p.pipeline_flushes  # each flush runs the engine on its share
-        legal = [b for b in divisors(B // p.dp) if (B // (p.dp * b)) % f == 0 and B // (p.dp * b * f) >= p.pp - 1]
-        fix = (f"legal microbatch_size: {fmt_legal(legal)}" if legal else
+        legal, text = legal_values("microbatch_size", [b for b in divisors(B // p.dp) if (B // (p.dp * b)) % f == 0
+                                                       and B // (p.dp * b * f) >= p.pp - 1])
+        fix = (f"legal microbatch_size: {text}" if legal else
                f"no microbatch size gives that: raise the global batch to at least dp x (pp - 1)"
                f"{' x pipeline_flushes' if f > 1 else ''} = {p.dp * (p.pp - 1) * f} sequences, or lower pp")
         where = f"per pipeline flush ({m} / {f} flushes)" if f > 1 else "per step"

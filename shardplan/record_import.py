@@ -286,7 +286,8 @@ def import_csv(path: str | Path, mapping: CsvMapping) -> list[RunRecord]:
         if None in row:  # more cells than the header names
             raise ConfigError(f"line {line} of {p.name} has more cells than the header's {len(header)}",
                               field="csv", value=line)
-        out.append(row_record(_row_fields(row, header, mapping, line), mapping, line, f"{p.name}:{line}"))
+        out.append(row_record(_row_fields(row, header, mapping, line), mapping, line, f"{p.name}:{line}").at(
+            f"{p}:{line}"))
     if not out:
         raise ConfigError(f"{short_repr(str(p))} has a header but no rows", field="csv", value=str(p))
     return out

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from shardplan.errors import ConfigError
 from shardplan.parallel import ParallelConfig
@@ -77,6 +77,24 @@ class RunRecord(BaseModel):
                 dict[Annotated[int, Field(ge=2, le=2**20)], Annotated[float, Field(gt=0, le=1e15, allow_inf_nan=False)]]
                 ] | None = None
     source: str = ""
+    #: where the record was read ("runs.jsonl:3", a CSV's "runs.csv:5"); not part of the record
+    _origin: str | None = PrivateAttr(default=None)
+
+    @property
+    def origin(self) -> str | None:
+        """The file and line the record was read from (:func:`read_records`, the CSV import), or None."""
+        return self._origin
+
+    def at(self, origin: str) -> "RunRecord":
+        """This record, marked as read from ``origin`` (a file and line); returns itself."""
+        self._origin = origin
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        """Records are equal when their fields are (where each was read from is not part of the record)."""
+        if not isinstance(other, RunRecord):
+            return NotImplemented
+        return type(self) is type(other) and self.__dict__ == other.__dict__
 
     @field_validator("optimizer_dtype", "moe_routing", mode="before")
     @classmethod
@@ -140,7 +158,7 @@ def read_records(path: str | Path) -> list[RunRecord]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
-            out.append(RunRecord.model_validate(json.loads(line)))
+            out.append(RunRecord.model_validate(json.loads(line)).at(f"{p}:{i}"))
         except ValidationError as e:
             from shardplan.loaders import config_error
             err = config_error(e)

@@ -56,7 +56,7 @@ from shardplan.loaders import check_document, config_error
 from shardplan.parallel import (MAX_DEVICES, MAXTEXT_SAVED_POLICIES, Layout, ParallelConfig, Schedule,
                                 balanced_split, blockless_ranks,
                                 check_positions,
-                                legal_tp, max_virtual_stages, seq_len_divisor, validate)
+                                legal_tp, max_virtual_stages, quiet_legal_values, seq_len_divisor, validate)
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
@@ -660,7 +660,8 @@ class _Evaluator:
         if g.pp == 1:
             fields["pipeline_flushes"] = 1  # without a pipeline there is nothing to flush (pinned for the pipelined ones)
         try:
-            return validate(ParallelConfig(**{**fields, **override}), self.model, self.training, self.n_devices)
+            with quiet_legal_values():  # only whether it is valid: no legal list is tried
+                return validate(ParallelConfig(**{**fields, **override}), self.model, self.training, self.n_devices)
         except ConfigError:
             return None
 

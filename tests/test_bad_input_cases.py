@@ -372,3 +372,34 @@ def test_plan_file_training_devices_and_list_fields_are_typed_strictly(tmp_path,
     ok = runner.invoke(app, ["estimate", "--plan", str(f), "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s",
                              "4096", "-b", "32", "--json"])
     assert ok.exit_code in (0, 1) and json.loads(ok.stdout)["parallel"]["pp_layers"] == [16, 16]
+
+
+@pytest.mark.parametrize("args, note", [
+    # 12 devices on 8-GPU nodes: one full node and 4 GPUs of a second; the data-parallel group of 12 is priced as 2
+    # nodes of 6 (the largest part of 12 that fits a node of 8 and divides 12)
+    (["-n", "12", "-b", "48", "--zero", "3"], "12 devices do not fill nodes of 8 (NVLink domain, scale_up_size): 1 "
+     "full node(s) and 4 device(s) of one more, which is partly used (2 nodes in all); the estimate prices the "
+     "data-parallel group of 12 as 6 per node on 2 nodes"),
+    # 16 devices in domains of 3: 5 full and 1 device of a sixth; 16 splits as 2 per domain on 8 domains
+    (["-n", "16", "-b", "64", "--scale-up-size", "3"], "16 devices do not fill nodes of 3 (NVLink domain, "
+     "scale_up_size): 5 full node(s) and 1 device(s) of one more, which is partly used (6 nodes in all); the estimate "
+     "prices the data-parallel group of 16 as 2 per node on 8 nodes")])
+def test_devices_that_do_not_fill_the_nodes_get_a_note(args, note):
+    r = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-s", "4096", *args])
+    assert r.exit_code in (0, 1) and note in " ".join(r.output.split()), r.output
+    full = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-s", "4096", "-n", "16", "-b", "64"])
+    assert "do not fill nodes" not in full.output  # 16 on nodes of 8: two full nodes, no note
+
+
+def test_a_profile_precision_the_hardware_cannot_run_says_where_it_came_from(tmp_path):
+    # a profile file whose default_precision is fp8-mixed, on an A100 (no fp8 units): the error says the precision is
+    # the profile's and that --precision overrides it; with --precision bf16-mixed the same command runs
+    prof = tmp_path / "fp8.yaml"
+    prof.write_text("base: megatron\ndefault_precision: fp8-mixed\n")
+    base = ["estimate", "-m", "llama-3-8b", "-H", "a100-sxm", "-n", "8", "-s", "4096", "-b", "64",
+            "--framework", str(prof)]
+    r = runner.invoke(app, base)
+    text = " ".join(r.output.split())
+    assert r.exit_code == 2 and "comes from the default_precision of the framework profile" in text, text
+    assert "has no fp8 peak" in text and "give --precision bf16-mixed" in text
+    assert runner.invoke(app, base + ["--precision", "bf16-mixed"]).exit_code in (0, 1)

@@ -255,3 +255,36 @@ def test_default_fit_moves_the_gemm_rate_of_the_records_dtype():
     assert "matmul_efficiency" not in got and got["fp4_matmul_efficiency"] == pytest.approx(0.40, rel=0.03)
     assert dict(zip((p.field for p in cal.params), cal.base_values))["fp4_matmul_efficiency"] == 0.48
     assert [p.field for p in rate_params([])] == []
+
+
+RECORD = {"model": "llama-3-8b", "hardware": "h100-sxm", "devices": 8, "seq_len": 4096, "global_batch_size": 64,
+          "parallel": {"dp": 8, "zero_stage": 3}, "status": "ok", "tokens_per_s_per_device": 5000}
+
+
+@pytest.mark.parametrize("extra, field, bound", [
+    # 1e12 B is above the H100's 80 GiB = 85,899,345,920 B for a run that ran
+    ({"peak_memory_bytes": 1e12}, "peak_memory_bytes=1e+12", "at most 85,899,345,920 B"),
+    # llama-3-8b at seq 4096: 6 x 8.03e9 parameters (plus attention) ~ 4.8e10 FLOPs per token; 1e9 tokens/s per device
+    # is ~4.8e19 FLOP/s, far above the 9.89e14 dense bf16 peak (about 20,500 tokens/s per device at 100% MFU)
+    ({"tokens_per_s_per_device": 1e9}, "tokens_per_s_per_device=1e+09", "dense bf16 peak of h100-sxm")])
+def test_cli_calibrate_refuses_physically_impossible_records(tmp_path, extra, field, bound):
+    path = tmp_path / "runs.jsonl"
+    path.write_text("# one run\n" + json.dumps({**RECORD, **extra}) + "\n")
+    r = CliRunner().invoke(app, ["calibrate", str(path), "-H", "h100-sxm", "--no-cross-validation"])
+    text = " ".join(r.output.split())
+    assert r.exit_code == 2 and f"{path}:2" in text and field in text and bound in text, text
+    # the same record within the bounds is fitted
+    path.write_text(json.dumps({**RECORD, "peak_memory_bytes": 60e9}) + "\n")
+    ok = CliRunner().invoke(app, ["calibrate", str(path), "-H", "h100-sxm", "--no-cross-validation"])
+    assert ok.exit_code == 0, ok.output
+
+
+def test_a_step_time_above_the_peak_is_refused_as_such():
+    # 64 x 4096 tokens in 1 ms on 8 devices: 32.8 M tokens/s per device, above 100% MFU; the error names step_time_s
+    # and the shortest step the peak allows (262,144 tokens / 20,506 tokens/s / 8 devices = 1.598 s)
+    from shardplan.calibrate import cases, check_physical
+    rec = RunRecord.model_validate({**{k: v for k, v in RECORD.items() if k != "tokens_per_s_per_device"},
+                                    "step_time_s": 1e-3})
+    with pytest.raises(ConfigError) as e:
+        check_physical(cases([rec])[0], H100)
+    assert e.value.field == "step_time_s" and "a step of at least 1.598 s" in str(e.value), str(e.value)

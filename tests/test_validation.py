@@ -13,8 +13,10 @@ T8K = TrainingSpec(seq_len=8192, global_batch_size=64)
 
 
 def test_case_a_tp_larger_than_kv_heads():
+    # a batch of 16 sequences: every tp of 1, 2, 4, 8 leaves dp = 16 / tp dividing it (with a batch of 1 none would,
+    # and a listed tp must pass the batch check too: tests/test_legal_values.py)
     with pytest.raises(ConfigError) as e:
-        validate(ParallelConfig(tp=16), L3, TrainingSpec(seq_len=8192, global_batch_size=1), 16)
+        validate(ParallelConfig(tp=16), L3, TrainingSpec(seq_len=8192, global_batch_size=16), 16)
     assert "n_kv_heads=8" in str(e.value) and "legal tp: 1, 2, 4, 8" in str(e.value)
     assert e.value.field == "tp" and e.value.legal == [1, 2, 4, 8]
     # explicit KV replication is accepted when tp is a multiple of n_kv_heads
@@ -24,8 +26,11 @@ def test_case_a_tp_larger_than_kv_heads():
 
 def test_case_a_head_counts():
     m52 = ModelSpec(n_layers=2, d_model=52 * 128, n_heads=52, ffn_dim=512, vocab_size=100)
-    with pytest.raises(ConfigError, match="legal tp: 1, 2, 4, 13, 26, 52"):
-        validate(ParallelConfig(tp=8), m52, TrainingSpec(seq_len=128, global_batch_size=1), 8)
+    # 52 heads split 1, 2, 4, 13, 26 or 52 ways; of those, 1, 2 and 4 divide 8 devices (and leave dp = 8 / tp
+    # dividing the batch of 8)
+    with pytest.raises(ConfigError, match=r"tp splitting the heads: 1, 2, 4, 13, 26, 52; legal tp \(on 8 devices: "
+                                          r"1, 2, 4\)"):
+        validate(ParallelConfig(tp=8), m52, TrainingSpec(seq_len=128, global_batch_size=8), 8)
     m28 = ModelSpec(n_layers=2, d_model=28 * 128, n_heads=28, n_kv_heads=4, ffn_dim=512, vocab_size=100)
     assert legal_tp(m28) == [1, 2, 4]
 

@@ -525,6 +525,28 @@ def lazy_grads_note(e) -> str | None:
             f"torch.optim's foreach temporary: {m.step_peak / 2**30:,.2f} GiB)")
 
 
+def partial_node_note(e) -> str | None:
+    """A device count above one scale-up domain (node) that does not fill the last: how many nodes are full, how
+    many devices the last one holds, and how the estimate places each parallel group that spans nodes (equal parts
+    per node, :func:`shardplan.cost.comm.group_split`); else None."""
+    from shardplan.cost.comm import group_split, level_names
+    n, g = e.layout.n_devices, e.hardware.scale_up_size
+    if n <= g or n % g == 0:
+        return None
+    p = e.parallel
+    axes = (("tensor-parallel", p.tp, 1), ("context-parallel", p.cp, p.tp), ("data-parallel", p.dp, p.tp * p.cp),
+            ("pipeline", p.pp, p.tp * p.cp * p.dp))
+    spans = []
+    for name, k, stride in axes:
+        per, domains = group_split(k, stride, g)
+        if k > 1 and domains > 1:
+            spans.append(f"the {name} group of {k} as {per} per node on {domains} nodes")
+    placed = ("; the estimate prices " + ", ".join(spans) + " (equal parts per node), which a launcher filling "
+              "the nodes in order does not give exactly") if spans else ""
+    return (f"{n} devices do not fill nodes of {g} ({level_names(e.hardware)[0]} domain, scale_up_size): {n // g} full "
+            f"node(s) and {n % g} device(s) of one more, which is partly used ({-(-n // g)} nodes in all){placed}")
+
+
 def print_estimate_notes(e) -> None:
     """Every note on an estimate, on stderr (``estimate``, ``export``, ``report``): the layout's (split, warnings),
     an optimistic prediction, a routing that prices nothing, an unreleased schedule, the attention kernel, the
@@ -534,7 +556,8 @@ def print_estimate_notes(e) -> None:
     scheduled = [e.parallel.schedule] if e.parallel.pp > 1 else []
     for note in (optimism_note(e), routing_note(e), unreleased_schedule_note(e.training.framework, scheduled),
                  attention_kernel_note(e), moe_overhead_note(e), layer_overhead_note(e), stall_note(e),
-                 allocator_note(e), compile_note(e), eager_code_note(e), fp4_note(e), lazy_grads_note(e)):
+                 allocator_note(e), compile_note(e), eager_code_note(e), fp4_note(e), lazy_grads_note(e),
+                 partial_node_note(e)):
         if note:
             err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
 

@@ -782,7 +782,7 @@ def _training_of(a: argparse.Namespace, zero_stage: int) -> tuple[str, str]:
         raise bad(f"--exp-avg-dtype {moments[0]} --exp-avg-sq-dtype {moments[1]}"
                   + (f" --main-params-dtype {a.main_params_dtype}" if a.main_params_dtype else ""),
                   "the planner prices Adam moments both fp32 or both bf16 beside fp32 main parameters",
-                  "--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16, or none")
+                  "--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16, or neither flag")
     bf16_moments = a.use_precision_aware_optimizer and moments == ("bf16", "bf16")
     if bf16_moments and zero_stage != 1:
         raise bad("--use-precision-aware-optimizer", "Megatron-LM runs it only with --use-distributed-optimizer",

@@ -77,7 +77,8 @@ def validate_plan(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg:
                           field="moe_capacity_factor", value=None)
     if p.recompute_modules is not None:
         raise ConfigError(f"recompute_modules={','.join(p.recompute_modules)} is not implemented by the JAX runtime "
-                          "(its selective recompute saves the matmul outputs, jax.checkpoint_policies); legal: none",
+                          "(its selective recompute saves the matmul outputs, jax.checkpoint_policies); legal: not given (leave "
+                          "--recompute-modules out)",
                           field="recompute_modules", value=list(p.recompute_modules), legal=[None])
     if p.moe_dispatcher != "alltoall":
         raise ConfigError(f"moe_dispatcher={p.moe_dispatcher!r} is not implemented by the JAX runtime (it dispatches "

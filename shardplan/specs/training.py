@@ -240,8 +240,10 @@ class TrainingSpec(BaseModel):
         return self.global_batch_size * self.seq_len
 
     @classmethod
-    def from_tokens(cls, seq_len: int, global_batch_tokens: int, **kw) -> "TrainingSpec":
-        """Build from a batch in tokens.
+    def from_tokens(cls, seq_len: int, global_batch_tokens: int, sequences_multiple: int = 1, **kw) -> "TrainingSpec":
+        """Build from a batch in tokens. ``sequences_multiple``: what the layout needs the sequence count to be a
+        multiple of (dp x microbatch_size, :func:`shardplan.inputs.build_inputs`); the token counts an error
+        suggests give such a count.
 
         Raises:
             ConfigError: if ``global_batch_tokens`` is not a multiple of ``seq_len``.
@@ -252,12 +254,16 @@ class TrainingSpec(BaseModel):
             raise ConfigError(f"global_batch_tokens={global_batch_tokens} must be >= seq_len={seq_len} "
                               f"(at least one sequence)", field="global_batch_tokens", value=global_batch_tokens)
         if global_batch_tokens % seq_len:
-            lo = global_batch_tokens // seq_len * seq_len
+            step = seq_len * sequences_multiple
+            lo = global_batch_tokens // step * step
+            near = [t for t in (lo, lo + step) if 0 < t <= L.MAX_BATCH_TOKENS]
+            which = (f"multiples of seq_len x {sequences_multiple} = {step}: the layout needs a multiple of "
+                     f"{sequences_multiple} sequences, whole microbatches on every data-parallel rank"
+                     if sequences_multiple > 1 else "multiples of seq_len")
             raise ConfigError(
-                f"global_batch_tokens={global_batch_tokens} is not a multiple of seq_len={seq_len}; "
-                f"nearest multiples of seq_len: {lo}, {lo + seq_len} (a layout also needs the sequences to be a "
-                f"multiple of dp x microbatch_size)",
-                field="global_batch_tokens", value=global_batch_tokens)
+                f"global_batch_tokens={global_batch_tokens} is not a multiple of seq_len={seq_len}; legal "
+                f"global_batch_tokens nearby: " + ", ".join(f"{t} ({t // seq_len} sequences)" for t in near)
+                + f" ({which})", field="global_batch_tokens", value=global_batch_tokens, legal=near)
         return cls(seq_len=seq_len, global_batch_size=global_batch_tokens // seq_len, **kw)
 
 
