@@ -279,3 +279,14 @@ def test_export_buttons_download_the_framework_config():
     assert data is None and "EasyDeL cannot express this plan" in status
     layout = str(create_app().layout)
     assert all(f"export-{name}" in layout for name in EXPORTERS) and "export-download" in layout
+
+
+def test_framework_change_sets_the_profile_zero_stage():
+    # the app's ZeRO control follows the framework as `estimate` does without --zero-stage: megatron's distributed
+    # optimizer (1), torchtitan's / MaxText's FSDP (3), DeepSpeed's stage 0; an unknown name keeps the value
+    from shardplan.web.app import DEFAULTS, create_app, framework_zero_stage
+    assert DEFAULTS["framework"] == "megatron" and DEFAULTS["zero_stage"] == framework_zero_stage("megatron", 0) == 1
+    assert framework_zero_stage("torchtitan", 1) == 3 and framework_zero_stage("maxtext", 1) == 3
+    assert framework_zero_stage("deepspeed", 3) == 0 and framework_zero_stage("no-such", 2) == 2
+    app = create_app()
+    assert any("zero_stage.value" in key for key in app.callback_map)

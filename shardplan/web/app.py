@@ -449,8 +449,22 @@ def create_app() -> dash.Dash:
     def _upload(contents, filename):
         return parse_upload(contents, filename)
 
+    @app.callback(Output("zero_stage", "value"), Input("framework", "value"), State("zero_stage", "value"),
+                  prevent_initial_call=True)
+    def _zero(framework, current):
+        return framework_zero_stage(framework, current)
+
     _register_export(app)
     return app
+
+
+def framework_zero_stage(framework: str | None, current: Any) -> Any:
+    """The ZeRO stage control's value after the framework control changes to ``framework``: the profile's
+    ``default_zero_stage`` (megatron 1; torchtitan, PyTorch FSDP, MaxText 3; ... as ``shardplan estimate`` applies
+    it when ``--zero-stage`` is not given), or ``current`` for a name that is not a preset profile."""
+    from shardplan.presets.frameworks import FRAMEWORKS
+    profile = FRAMEWORKS.get(str(framework or "").lower())
+    return current if profile is None else profile.default_zero_stage
 
 
 def serve(host: str = "127.0.0.1", port: int = 8050, debug: bool = False) -> None:
