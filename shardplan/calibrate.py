@@ -142,6 +142,7 @@ def valid_cases(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile)
             where = f"{c.record.origin}: record {i}" if c.record.origin else f"record {i}"
             raise ConfigError(f"{where} ({c.record.source or 'no source'}): {e}", field=e.field, value=e.value,
                               legal=e.legal) from None
+        c = with_layout_defaults(c, profile)
         try:
             training = c.training.with_framework(profile, c.record.optimizer_dtype)
             validate(c.parallel, c.model, training, c.record.devices)
@@ -155,6 +156,19 @@ def valid_cases(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile)
         raise ConfigError(f"the planner refuses the layout of every record; {reasons[0]}", field="records",
                           value=len(cs))
     return keep, excluded
+
+
+def with_layout_defaults(case: Case, profile: FrameworkProfile) -> Case:
+    """``case`` with the layout fields its record does not give set as ``shardplan estimate`` sets them under
+    ``profile`` (:func:`shardplan.inputs.applied_layout_defaults`: its ZeRO stage, sp with tp > 1, schedule), so
+    that a record is fitted as the layout the fitted profile's estimates will price."""
+    import dataclasses
+
+    from shardplan.inputs import applied_layout_defaults
+    p = case.record.parallel
+    given = {k: getattr(p, k) for k in p.model_fields_set}
+    applied = applied_layout_defaults(profile, p, given, None, case.record.seq_len)
+    return dataclasses.replace(case, parallel=p.model_copy(update=applied)) if applied else case
 
 
 def check_physical(case: Case, hw: HardwareSpec) -> None:

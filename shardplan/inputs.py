@@ -524,17 +524,35 @@ def applied_layout_defaults(framework: FrameworkProfile, parallel: ParallelConfi
     off where the sequence (``seq_len`` / cp) does not split over tp, and a default ``tp_overlap`` where sp ends
     up off (the asynchronous TP communication these defaults describe, nanotron's
     ``tp_linear_async_communication``, runs only in its sequence-parallel mode). ``zero_stage`` only where the
-    profile allows that stage with the layout's pp (``FrameworkProfile.zero_stages`` / ``pipeline_zero_stages``)."""
+    profile allows that stage with the layout's pp (``FrameworkProfile.zero_stages`` / ``pipeline_zero_stages``;
+    :func:`_default_zero_stage`); ``schedule`` (the profile's first) where pp > 1 and the ParallelConfig default
+    is not one the profile runs (``FrameworkProfile.schedules``: MaxText's GPipe order)."""
     set_already = {k for k, v in layout.items() if v is not None} | (set(plan_file_values(plan)) if plan else set())
     out: dict[str, bool | int] = {}
     if framework.layout_defaults and parallel.tp > 1:
         out = {k: v for k, v in framework.layout_defaults.items() if k not in set_already and getattr(parallel, k) != v}
-    if out.get("sp") and seq_len is not None and (seq_len // parallel.cp) % parallel.tp:
-        del out["sp"]
+    if out.get("sp") and seq_len is not None and (seq_len // parallel.cp) % parallel.tp and not framework.tp_requires_sp:
+        del out["sp"]  # (a framework that cannot run tp without sp keeps it: the error is then about tp)
     if out.get("tp_overlap") and not out.get("sp", parallel.sp):
         del out["tp_overlap"]
-    zero = framework.default_zero_stage
+    zero = _default_zero_stage(framework, parallel, layout, set_already)
     allowed = (framework.pipeline_zero_stages if parallel.pp > 1 else None) or framework.zero_stages or (0, 1, 2, 3)
     if "zero_stage" not in set_already and zero != parallel.zero_stage and zero in allowed:
         out["zero_stage"] = zero
+    runs = framework.schedules
+    if (parallel.pp > 1 and not {"schedule", "virtual_stages"} & set_already and runs
+            and parallel.schedule not in runs):
+        out["schedule"] = runs[0]  # MaxText's pipeline is GPipe-ordered: its runs never ask for 1F1B
     return out
+
+
+def _default_zero_stage(framework: FrameworkProfile, parallel: ParallelConfig, layout: Mapping[str, Any],
+                        set_already: set[str]) -> int:
+    """The ZeRO stage a layout without ``zero_stage`` takes: 3 where it gives an option only sharded parameters
+    have (``zero3_gather`` other than per-microbatch; ``dp_shard``, the FSDP shard group of HSDP, under a profile
+    whose runs do not shard), else the profile's ``default_zero_stage``."""
+    if "zero3_gather" in set_already and parallel.zero3_gather != "per_microbatch":
+        return 3
+    if "dp_shard" in set_already and parallel.dp_shard not in (None, 1) and framework.default_zero_stage == 0:
+        return 3
+    return framework.default_zero_stage

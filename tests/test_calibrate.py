@@ -34,7 +34,9 @@ def synthetic_records() -> list[RunRecord]:
             tr = TrainingSpec(seq_len=4096, global_batch_size=256)
             e = estimate(MODELS[model], TRUE, tr, ParallelConfig(**lay), n)
             out.append(RunRecord(model=model, hardware="h100-sxm", devices=n, seq_len=4096, global_batch_size=256,
-                                 parallel=ParallelConfig(**lay), tokens_per_s_per_device=e.tokens_per_s / n,
+                                 # every field given (as a records file holds it): no profile default applies
+                                 parallel=ParallelConfig(**ParallelConfig(**lay).model_dump()),
+                                 tokens_per_s_per_device=e.tokens_per_s / n,
                                  source="synthetic: planner on matmul_efficiency 0.5, scale_out_efficiency 0.3"))
     return out
 

@@ -1,6 +1,8 @@
 """Framework profiles' layout defaults: the ZeRO stage and sequence parallelism a framework's runs use when a
 command gives none (FrameworkProfile.default_zero_stage / layout_defaults)."""
 
+import json
+
 import pytest
 from typer.testing import CliRunner
 
@@ -62,3 +64,46 @@ def test_estimate_says_which_defaults_it_took():
     r = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64",
                             "--tp", "2", "--zero-stage", "0", "--sp"])
     assert r.exit_code == 0 and "layout defaults" not in r.output
+
+
+def test_profile_schedule_and_zero3_options_take_their_defaults():
+    # MaxText pipelines run in GPipe order (its profile's only schedule): --pp 2 without --schedule takes it, not the
+    # 1F1B that MaxText refuses; --zero3-gather per_step (only sharded parameters are gathered) implies ZeRO-3
+    pc = build_inputs(**_KW, framework="maxtext", pp=2).parallel
+    assert pc.schedule == "gpipe" and pc.zero_stage == 3
+    assert build_inputs(**_KW, zero3_gather="per_step").parallel.zero_stage == 3  # megatron's own default is 1
+    # DeepSpeed (default 0) with an HSDP shard group: the shards are FSDP shards, ZeRO-3
+    assert build_inputs(**_KW, framework="deepspeed", dp_shard=4).parallel.zero_stage == 3
+
+
+@pytest.mark.parametrize("to,expect", [("torchtitan", "data_parallel_shard_degree"), ("easydel", "sharding_axis_dims"),
+                                       ("deepspeed", '"stage": 0'), ("megatron", "--use-distributed-optimizer")])
+def test_export_without_framework_takes_the_target_frameworks_defaults(tmp_path, to, expect):
+    # export --to X with no --framework and no ZeRO / sp flags writes what X runs by default (torchtitan / EasyDeL:
+    # FSDP; DeepSpeed: stage 0 and no Megatron sp with tp; Megatron-LM: the distributed optimizer and sp); before,
+    # the pricing profile's megatron defaults (ZeRO-1, sp) made torchtitan / EasyDeL / DeepSpeed refuse the layout
+    out = tmp_path / "out.cfg"
+    tp = ["--tp", "2"] if to in ("deepspeed", "megatron") else []
+    r = runner.invoke(app, ["export", "--to", to, "-m", "llama-3.2-1b", "-H", "h100-sxm", "-n", "8", "-s", "4096",
+                            "-b", "64", *tp, "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert expect in out.read_text()
+
+
+def test_calibrate_fits_records_as_the_profile_prices_them(tmp_path):
+    # torchtitan records that give only tp: fitted with torchtitan's defaults (sp with tp, FSDP), as estimate
+    # prices them; before, the layout was refused ("legal sp: true")
+    rec = {"model": "llama-3-8b", "hardware": "h100-sxm", "devices": 16, "seq_len": 4096, "global_batch_size": 64,
+           "status": "ok", "framework": "torchtitan"}
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join(json.dumps({**rec, "parallel": {"tp": tp}, "tokens_per_s_per_device": tok})
+                              for tp, tok in ((2, 6000), (4, 5000))) + "\n")
+    r = runner.invoke(app, ["calibrate", str(path), "-H", "h100-sxm", "--framework", "torchtitan",
+                            "--no-cross-validation"])
+    assert r.exit_code == 0, r.output
+
+
+def test_runtime_commands_show_the_field_default():
+    # shardings / train / validate build the JAX runtime's layout: no framework profile defaults apply there
+    r = runner.invoke(app, ["shardings", "--help"], env={"COLUMNS": "200"})
+    assert "the framework's" not in r.output and "[default: (0)]" in r.output.replace("  ", " ")

@@ -313,25 +313,28 @@ PROFILE_DEFAULTS: dict[str, str] = {
 
 
 def layout_parameter(option: LayoutOption, repeatable: bool = False,
-                     show_default: bool = True) -> inspect.Parameter:
+                     show_default: bool = True, profile_defaults: bool = True) -> inspect.Parameter:
     """A keyword-only typer option for one ParallelConfig field: ``--zero-stage N``, ``--sp/--no-sp``,
     ``--schedule [gpipe|1f1b|...]``, ``--pp-layers 9,7``; default ``None`` (= not given, so a plan
     file's value or the field's default applies). ``repeatable``: a list of values; ``show_default``:
-    show the field's default in ``--help``."""
+    show the field's default in ``--help``; ``profile_defaults``: the help names the framework profiles' defaults
+    (:data:`PROFILE_DEFAULTS`) where they apply (estimate, export, report), the field's own default otherwise
+    (the JAX runtime's commands)."""
     py = _PY_TYPE[option.kind]
     decls = [f"{option.flag}/--no-{option.flag[2:]}"] if option.kind == "bool" else [option.flag]
     decls += LAYOUT_ALIASES.get(option.name, [])
     metavar = ("NAME,NAME,..." if option.kind == "names" else "[" + "|".join(option.choices) + "]" if option.choices
                else "N,N,..." if option.kind == "ints" else None)
     help_text = option.description + (" (repeatable)" if repeatable else "")
-    default = (PROFILE_DEFAULTS.get(option.name) or option.default_text or False) if show_default else False
+    profile = PROFILE_DEFAULTS.get(option.name) if profile_defaults else None
+    default = (profile or option.default_text or False) if show_default else False
     opt = typer.Option(*decls, help=help_text, metavar=metavar, show_default=default, rich_help_panel="Layout")
     annotation = Annotated[Optional[list[py]] if repeatable else Optional[py], opt]
     return inspect.Parameter(option.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
 
 
 def layout_flags(fn: Optional[Callable] = None, *, repeatable: tuple[str, ...] = (),
-                 show_defaults: bool = True) -> Callable:
+                 show_defaults: bool = True, profile_defaults: bool = True) -> Callable:
     """Decorator: replace a command's ``layout`` parameter by one option per ParallelConfig field
     (:data:`shardplan.inputs.LAYOUT_OPTIONS`); the command receives ``layout``, a dict of the fields
     given on the command line.
@@ -340,6 +343,8 @@ def layout_flags(fn: Optional[Callable] = None, *, repeatable: tuple[str, ...] =
         fn: the command function; it must have a parameter named ``layout``.
         repeatable: fields that take a list (``plan --schedule 1f1b --schedule interleaved``).
         show_defaults: show each field's default in ``--help`` (``plan``: a flag not given is searched).
+        profile_defaults: the framework profiles apply their layout defaults (``--help`` says so); False for the
+            JAX runtime's commands, whose layout takes the ParallelConfig defaults.
 
     Raises:
         TypeError: ``fn`` has no ``layout`` parameter (at import).
@@ -350,7 +355,7 @@ def layout_flags(fn: Optional[Callable] = None, *, repeatable: tuple[str, ...] =
             raise TypeError(f"{fn.__name__} needs a 'layout' parameter for @layout_flags")
         params = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in sig.parameters.values()
                   if p.name != "layout"]
-        params += [layout_parameter(o, o.name in repeatable, show_defaults) for o in LAYOUT_OPTIONS]
+        params += [layout_parameter(o, o.name in repeatable, show_defaults, profile_defaults) for o in LAYOUT_OPTIONS]
 
         @functools.wraps(fn)
         def wrapper(**kwargs: Any) -> Any:

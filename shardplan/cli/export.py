@@ -102,6 +102,8 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
             err_console.print("[yellow]note:[/] --to maxtext prices with the maxtext framework profile (precision "
                               "fp32-params unless --precision: MaxText's default weight_dtype float32); --framework "
                               "chooses another", highlight=False, soft_wrap=True)
+    if framework is None and plan is None:
+        layout = target_layout_defaults(exporter(to).name, layout)
     e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
                              global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
                              attention=attention, framework=framework, dropout=dropout,
@@ -116,6 +118,39 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
                                                    scale_up_size=scale_up_size))
     raise_if_negative(e, "not exported: ")
     emit_export(name, text, output)
+
+
+#: the layout fields EasyDeL's runs take unless given: its default sharding_axis_dims (1, -1, 1, 1, 1) shards
+#: over fsdp (ZeRO-3), and its "sp" axis is not Megatron sequence parallelism (shardplan/export/easydel.py)
+_EASYDEL_DEFAULTS = {"zero_stage": 3, "sp": False, "tp_overlap": False}
+
+
+def target_layout_defaults(name: str, layout: dict) -> dict:
+    """``layout`` with the export target's own defaults for the fields it does not give (``None``), so that
+    ``export --to NAME`` without ``--framework`` writes what that framework runs by default rather than the
+    pricing profile's defaults: the ZeRO stage (``FrameworkProfile.default_zero_stage``), sp / tp_overlap
+    (its ``layout_defaults``, else off) and, with pp > 1, its first schedule where the pricing default (1F1B)
+    is not one it runs. EasyDeL (no profile): :data:`_EASYDEL_DEFAULTS`. A note lists what was set."""
+    from shardplan.cli.common import err_console
+    from shardplan.presets.frameworks import FRAMEWORKS
+    profile = FRAMEWORKS.get(name)
+    if profile is None and name != "easydel":
+        return layout
+    wanted = dict(_EASYDEL_DEFAULTS) if profile is None else {
+        "zero_stage": profile.default_zero_stage, "sp": bool(profile.layout_defaults.get("sp")),
+        "tp_overlap": bool(profile.layout_defaults.get("tp_overlap"))}
+    if (layout.get("tp") or 1) == 1:
+        wanted = {k: v for k, v in wanted.items() if k not in ("sp", "tp_overlap")}
+    if profile is not None and profile.schedules and (layout.get("pp") or 1) > 1 and "1f1b" not in profile.schedules:
+        wanted["schedule"] = profile.schedules[0]
+    from shardplan.parallel import ParallelConfig
+    taken = {k: v for k, v in wanted.items() if layout.get(k) is None}
+    shown = {k: v for k, v in taken.items() if v != ParallelConfig.model_fields[k].default}
+    if shown:
+        err_console.print(f"[yellow]note:[/] --to {name}: {', '.join(f'{k}={v}' for k, v in shown.items())}, the "
+                          f"framework's own defaults where the flags are not given (--zero-stage / --sp / --schedule "
+                          "override them)", highlight=False, soft_wrap=True)
+    return {**layout, **taken}
 
 
 @app.command("import")

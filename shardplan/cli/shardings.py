@@ -24,7 +24,7 @@ def _table(m, rules, rows: list[dict]) -> Table:
 
 @app.command()
 @config_errors
-@layout_flags
+@layout_flags(profile_defaults=False)
 def shardings(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_batch: BatchOpt = None,
               global_batch_tokens: BatchTokOpt = None, plan: PlanOpt = None, scale_down: ScaleOpt = False,
               scale_d_model: DModelOpt = 64, scale_layers: LayersOpt = 2, rule: RuleOpt = None,

@@ -116,7 +116,7 @@ def _resume_point(checkpoint_dir: Path, m: Any, seed: int, tr: Any, steps: int) 
 
 @app.command()
 @config_errors
-@layout_flags
+@layout_flags(profile_defaults=False)
 def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_batch: BatchOpt = None,
           global_batch_tokens: BatchTokOpt = None, plan: PlanOpt = None, scale_down: ScaleOpt = False,
           scale_d_model: DModelOpt = 64, scale_layers: LayersOpt = 2, steps: StepsOpt = 20, lr: LrOpt = 3e-3,

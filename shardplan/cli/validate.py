@@ -77,7 +77,7 @@ _DTYPES = {"fp32": "float32", "float32": "float32", "bf16": "bfloat16", "bfloat1
 
 @app.command()
 @config_errors
-@layout_flags
+@layout_flags(profile_defaults=False)
 def validate(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_batch: BatchOpt = None,
              global_batch_tokens: BatchTokOpt = None, plan: PlanOpt = None, scale_down: ScaleOpt = False,
              scale_d_model: DModelOpt = 64, scale_layers: LayersOpt = 2, compute_dtype: DtypeOpt = "fp32",
