@@ -27,20 +27,35 @@ Modelled approximately (parameter counts stay exact):
 * ERNIE 4.5 MoE's ``moe_statics.e_score_correction_bias`` (an ``nn.Parameter`` of E elements per MoE layer,
   frozen, added to the routing scores only to pick the experts) is counted as ``router_bias``: the same
   E elements (the JAX runtime adds it to the router logits and trains it); its MTP layers are not
-  counted (``transformers`` does not build them).
+  counted (``transformers`` does not build them);
+* MPT's bias-free LayerNorms are counted as RMSNorms (h gains), as Command-R's; its ``clip_qkv`` as DBRX's;
+* OPT's ReLU and Nemotron's squared-ReLU (``relu2``) MLPs, neither gated, are counted as ModelSpec's
+  2-matrix ``gelu`` MLP: the same weights and matmul FLOPs (the element-wise activation, a few FLOPs per
+  intermediate element, is not costed for any kind); OPT's 2 position offset rows are counted as table
+  rows, so ``max_position_embeddings`` is 2 above the config's (the planner's sequence bound too);
+* StableLM's per-head bias-free QK LayerNorms (``qk_layernorm``: heads x head_dim + kv heads x head_dim
+  gains) are counted as ``qk_norm='full'`` (the same elements; the JAX runtime normalises the whole
+  projection); GPT-J's, Phi's, StableLM's and Nemotron's partial rotary as full RoPE (no weights);
+* GPT-J's, Phi-2's and Phi-3.5-MoE's LM-head bias is ModelSpec ``lm_head_bias`` (V elements; the JAX
+  runtime refuses it).
 
 Refused with the reason (:data:`UNMODELLED`): hybrids of attention with Mamba / linear-attention /
 convolution layers (Qwen3-Next, Jamba, Nemotron-H, Falcon-H1, Bamba, Zamba2, Granite 4.0, MiniMax,
-LFM2), Apertus (learned xIELU scalars) and Phi-3.5-MoE (LM-head bias). Refused per config (ConfigError
-naming the key): ERNIE 4.5 MoE with ``use_bias`` (its LM head then has a bias), DBRX with
-``tie_word_embeddings`` (DbrxConfig refuses it too), MoE layers that are not every k-th layer up to the
-last (ERNIE ``moe_layer_end_index`` before the last layer, Qwen ``mlp_only_layers`` inside the MoE run).
+LFM2) and Apertus (learned xIELU scalars). Refused per config (ConfigError naming the key): ERNIE 4.5
+MoE with ``use_bias`` (MLP biases placed differently by transformers 4.x and 5.x), DBRX with ``tie_word_embeddings`` (DbrxConfig
+refuses it too), MoE layers that are not every k-th layer up to the last (ERNIE ``moe_layer_end_index``
+before the last layer, Qwen ``mlp_only_layers`` inside the MoE run), MPT values ``transformers`` does
+not build (``expansion_ratio`` != 4, ``no_bias`` false, ``attn_config`` ``attn_type`` other than
+multi-head, ``qk_ln``, no ``alibi``), OPT-350m-style configs (``word_embed_proj_dim`` != ``hidden_size``:
+project_in / project_out; ``do_layer_norm_before`` false: no final LayerNorm), Phi ``qk_layernorm``
+(LayerNorms with biases of head_dim).
 
 Anything else: a YAML/JSON file of :class:`ModelSpec` fields (README, "Describing any model").
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, Callable
 
 from shardplan.errors import ConfigError
@@ -464,6 +479,19 @@ def _sub_config(cfg: Cfg, arch: str, key: str, *required: str) -> Cfg:
     return sub
 
 
+def _clip_qkv(attn: Cfg) -> float | None:
+    """``attn_config.clip_qkv`` (DBRX, MPT: the fused Q/K/V output clamped to +-c) as a float, None without one.
+
+    Raises:
+        ConfigError: a value that is not a number > 0 and < 2^24 or null, naming the key.
+    """
+    clip = attn.get("clip_qkv")
+    if clip is not None and (isinstance(clip, bool) or not isinstance(clip, (int, float)) or not 0 < clip < 2**24):
+        raise ConfigError(f"config.json attn_config.clip_qkv={clip!r}; legal: a number > 0 and < {2**24:,}, or null "
+                          "(no clamp)", field="attn_config.clip_qkv", value=clip)
+    return None if clip is None else float(clip)
+
+
 def _dbrx(cfg: Cfg) -> Cfg:
     """Databricks DBRX (``transformers`` configuration_dbrx.py, modeling_dbrx.py). DbrxBlock:
     norm_1 / norm_2 ``nn.LayerNorm(d_model, bias=False)`` (h gains each, counted as RMSNorms, as norm_f);
@@ -479,15 +507,11 @@ def _dbrx(cfg: Cfg) -> Cfg:
         raise ConfigError("config.json for DbrxForCausalLM: tie_word_embeddings=true is refused by DbrxConfig "
                           "(DBRX has its own lm_head); legal: false", field="tie_word_embeddings", value=True,
                           legal=[False])
-    clip = attn.get("clip_qkv")
-    if clip is not None and (isinstance(clip, bool) or not isinstance(clip, (int, float)) or not 0 < clip < 2**24):
-        raise ConfigError(f"config.json attn_config.clip_qkv={clip!r}; legal: a number > 0 and < {2**24:,}, or null "
-                          "(no clamp)", field="attn_config.clip_qkv", value=clip)
+    clip = _clip_qkv(attn)
     return dict(n_layers=cfg["n_layers"], d_model=cfg["d_model"], n_heads=cfg["n_heads"],
                 n_kv_heads=attn["kv_n_heads"], ffn_dim=ffn["ffn_hidden_size"], vocab_size=cfg["vocab_size"],
                 mlp="swiglu", norm="rmsnorm", position="rope", tied_embeddings=False,
-                n_experts=ffn["moe_num_experts"], top_k=ffn["moe_top_k"],
-                clip_qkv=None if clip is None else float(clip))
+                n_experts=ffn["moe_num_experts"], top_k=ffn["moe_top_k"], clip_qkv=clip)
 
 
 def _ernie4_5(cfg: Cfg) -> Cfg:
@@ -509,13 +533,15 @@ def _ernie4_5_moe(cfg: Cfg) -> Cfg:
     ``e_score_correction_bias`` (1, E), an ``nn.Parameter`` (requires_grad=False), counted as ``router_bias``
     (E elements); E experts of ``moe_intermediate_size``; one shared MLP of ``moe_num_shared_experts`` x
     that width (counted as that many experts). Attention and norms as ERNIE 4.5 dense (head_dim = the
-    config's ``head_dim`` if any, else hidden / heads). ``use_bias`` is refused: it also gives the LM
-    head a bias (vocab_size elements), which ModelSpec does not count. The MTP layers
+    config's ``head_dim`` if any, else hidden / heads). ``use_bias`` is refused: besides an LM-head bias
+    it gives MLP biases whose placement differs between ``transformers`` versions (every expert in 4.x;
+    in 5.x the fused MixtralExperts have none, the shared and dense MLPs do). The MTP layers
     (``num_nextn_predict_layers``) are not built by ``transformers`` and not counted.
     """
     if cfg.get("use_bias"):
         raise ConfigError("config.json for Ernie4_5_MoeForCausalLM: use_bias=true also gives its lm_head a bias "
-                          "(vocab_size elements), which ModelSpec does not count; legal: false; " + YAML_ROUTE,
+                          "and its MLPs biases placed differently by transformers 4.x (every expert) and 5.x "
+                          "(shared and dense MLPs only), which is not modelled; legal: false; " + YAML_ROUTE,
                           field="use_bias", value=True, legal=[False])
     n, step = cfg["num_hidden_layers"], cfg.get("moe_layer_interval", 1)
     start, end = cfg.get("moe_layer_start_index", 1), cfg.get("moe_layer_end_index", -1)
@@ -525,6 +551,134 @@ def _ernie4_5_moe(cfg: Cfg) -> Cfg:
     spec.update(n_experts=cfg["moe_num_experts"], top_k=cfg["moe_k"], expert_ffn_dim=cfg["moe_intermediate_size"],
                 n_shared_experts=cfg["moe_num_shared_experts"], router_bias=True,
                 **moe_layer_pattern(moe, n, "moe_layer_start_index / moe_layer_interval / moe_layer_end_index"))
+    return spec
+
+
+def _only(arch: str, key: str, value: Any, legal: list[Any], why: str) -> None:
+    """Refuse ``key``'s ``value`` unless it is one of ``legal`` (the variant whose parameters are counted),
+    naming the key, the value, the legal values and ``why`` the others are not modelled."""
+    if value not in legal or isinstance(value, bool) != isinstance(legal[0], bool):
+        raise ConfigError(f"config.json for {arch}: {key}={json.dumps(value, default=str)} is not modelled ({why}); "
+                          f"legal: {', '.join(json.dumps(v) for v in legal)}; " + YAML_ROUTE, field=key, value=value,
+                          legal=legal)
+
+
+def _mpt(cfg: Cfg) -> Cfg:
+    """MosaicML MPT, e.g. MPT-7B / MPT-30B (``transformers`` configuration_mpt.py, modeling_mpt.py). MptBlock:
+    norm_1 / norm_2 LayerNorms whose bias is set to None (h gains each, counted as RMSNorms, as ``norm_f``);
+    MptAttention fused ``Wqkv`` h x 3h and ``out_proj`` h x h without biases (multi-head, head_dim = d_model /
+    n_heads), output clamped to +-``attn_config.clip_qkv``; MptMLP up_proj / down_proj of 4 x d_model without
+    biases (GeLU); ALiBi (no position table); lm_head tied to ``wte`` unless ``tie_word_embeddings`` is false.
+    ``transformers`` builds this whatever ``expansion_ratio``, ``no_bias``, ``attn_config.attn_type``,
+    ``qk_ln`` or ``alibi`` say, so another value of those (a checkpoint ``transformers`` cannot load) is refused.
+    """
+    arch, attn = "MptForCausalLM", cfg.get("attn_config", {})
+    if not isinstance(attn, dict):
+        raise ConfigError(f"config.json for {arch} has {type(attn).__name__} for 'attn_config'; legal: a mapping "
+                          "of its keys (alibi, attn_type, clip_qkv, ...)", field="attn_config", value=attn)
+    for key, value, legal, why in (
+            ("expansion_ratio", cfg.get("expansion_ratio", 4), [4], "MptMLP is 4 x d_model wide"),
+            ("no_bias", cfg.get("no_bias", True), [True], "MptBlock builds no biases"),
+            ("attn_config.attn_type", attn.get("attn_type", "multihead_attention"), ["multihead_attention"],
+             "MptAttention's Wqkv is 3 x d_model wide"),
+            ("attn_config.qk_ln", attn.get("qk_ln", False), [False], "MptAttention has no QK LayerNorms"),
+            ("attn_config.alibi", attn.get("alibi", True), [True], "MptModel adds ALiBi and has no position table")):
+        _only(arch, key, value, legal, why)
+    h = _either(cfg, "d_model", "hidden_size")
+    return dict(n_layers=_either(cfg, "n_layers", "num_hidden_layers"), d_model=h,
+                n_heads=_either(cfg, "n_heads", "num_attention_heads"), ffn_dim=4 * h, vocab_size=cfg["vocab_size"],
+                mlp="gelu", norm="rmsnorm", position="alibi", clip_qkv=_clip_qkv(attn),
+                tied_embeddings=bool(cfg.get("tie_word_embeddings", True)))
+
+
+def _opt(cfg: Cfg) -> Cfg:
+    """Meta OPT (``transformers`` configuration_opt.py, modeling_opt.py). OPTDecoderLayer: q/k/v/out_proj and
+    fc1 / fc2 (ReLU, ``ffn_dim`` wide) with bias = ``enable_bias`` (default true), self_attn_layer_norm and
+    final_layer_norm LayerNorms (gain + bias); OPTDecoder: embed_tokens, OPTLearnedPositionalEmbedding of
+    ``max_position_embeddings`` + 2 rows (its offset of 2), a final LayerNorm; lm_head tied. Refused:
+    ``word_embed_proj_dim`` other than ``hidden_size`` (OPT-350m: narrower embeddings with project_in /
+    project_out), ``do_layer_norm_before`` false or ``_remove_final_layer_norm`` (no final LayerNorm),
+    ``layer_norm_elementwise_affine`` false (weightless LayerNorms)."""
+    arch, h = "OPTForCausalLM", cfg["hidden_size"]
+    for key, legal, why in (
+            ("word_embed_proj_dim", [h], "narrower embeddings add project_in / project_out, not counted"),
+            ("do_layer_norm_before", [True], "post-LN OPT has no final LayerNorm, which ModelSpec counts"),
+            ("_remove_final_layer_norm", [False], "no final LayerNorm, which ModelSpec counts"),
+            ("layer_norm_elementwise_affine", [True], "weightless LayerNorms")):
+        value = cfg.get(key)
+        _only(arch, key, legal[0] if value is None else value, legal, why)
+    rows = cfg.get("max_position_embeddings", 2048)  # OPTConfig's default
+    if isinstance(rows, bool) or not isinstance(rows, int) or not 1 <= rows <= 2**24 - 2:  # + 2 offset rows
+        raise ConfigError(f"config.json max_position_embeddings={rows!r}; legal: a whole number from 1 to "
+                          f"{2**24 - 2:,}", field="max_position_embeddings", value=rows)
+    return dict(n_layers=cfg["num_hidden_layers"], d_model=h, n_heads=cfg["num_attention_heads"],
+                ffn_dim=cfg["ffn_dim"], vocab_size=cfg["vocab_size"], mlp="gelu", norm="layernorm",
+                linear_bias=bool(cfg.get("enable_bias", True)), position="learned", max_position_embeddings=rows + 2,
+                tied_embeddings=bool(cfg.get("tie_word_embeddings", True)))
+
+
+def _gptj(cfg: Cfg) -> Cfg:
+    """EleutherAI GPT-J (``transformers`` configuration_gptj.py, modeling_gptj.py). GPTJBlock: one ln_1
+    LayerNorm feeding attention and MLP in parallel; GPTJAttention q/k/v/out_proj h x h without biases
+    (rotary on ``rotary_dim`` of each head: no weights); GPTJMLP fc_in / fc_out of ``n_inner`` (null: 4 x
+    n_embd) with biases; ln_f; an untied lm_head h x V with a bias of V (``lm_head_bias``). GPTJConfig
+    attribute_map: hidden_size -> n_embd, num_hidden_layers -> n_layer, num_attention_heads -> n_head."""
+    d = _either(cfg, "n_embd", "hidden_size")
+    return dict(n_layers=_either(cfg, "n_layer", "num_hidden_layers"), d_model=d,
+                n_heads=_either(cfg, "n_head", "num_attention_heads"), ffn_dim=cfg.get("n_inner") or 4 * d,
+                vocab_size=cfg["vocab_size"], mlp="gelu", norm="layernorm", mlp_bias=True, norms_per_layer=1,
+                position="rope", tied_embeddings=bool(cfg.get("tie_word_embeddings", False)), lm_head_bias=True)
+
+
+def _phi(cfg: Cfg) -> Cfg:
+    """Microsoft Phi-1 / Phi-1.5 / Phi-2 (``transformers`` configuration_phi.py, modeling_phi.py). PhiDecoderLayer:
+    one input_layernorm LayerNorm feeding attention and MLP in parallel; PhiAttention q/k/v (kv heads =
+    ``num_key_value_heads``, null: the head count) and dense, all with biases, head_dim = hidden / heads
+    (partial rotary: no weights); PhiMLP fc1 / fc2 of ``intermediate_size`` with biases; final_layernorm;
+    lm_head with a bias of V (``lm_head_bias``), untied by default. ``qk_layernorm`` (two LayerNorms of
+    head_dim with biases, 4 head_dim elements, not ModelSpec's 2 head_dim) is refused; no release sets it."""
+    _only("PhiForCausalLM", "qk_layernorm", cfg.get("qk_layernorm", False), [False],
+          "its LayerNorms of head_dim with biases are not counted")
+    return dict(n_layers=cfg["num_hidden_layers"], d_model=cfg["hidden_size"], n_heads=cfg["num_attention_heads"],
+                n_kv_heads=_kv_heads(cfg), ffn_dim=cfg["intermediate_size"], vocab_size=cfg["vocab_size"],
+                mlp="gelu", norm="layernorm", linear_bias=True, norms_per_layer=1, position="rope",
+                tied_embeddings=bool(cfg.get("tie_word_embeddings", False)), lm_head_bias=True)
+
+
+def _nemotron(cfg: Cfg) -> Cfg:
+    """NVIDIA Nemotron-4 / Minitron (``transformers`` configuration_nemotron.py, modeling_nemotron.py): a Llama
+    decoder (q/k/v/o bias = ``attention_bias``, ``head_dim`` if given) whose NemotronMLP is up_proj / down_proj
+    of ``intermediate_size`` (squared ReLU, not gated; bias = ``mlp_bias``), counted as ModelSpec's
+    2-matrix ``gelu`` MLP (the same weights and matmul FLOPs), and whose NemotronLayerNorm1P norms
+    (input / post-attention / final) are LayerNorms with gain and bias; partial rotary has no weights; untied."""
+    spec = _llama_like(cfg)
+    spec.update(mlp="gelu", norm="layernorm")
+    return spec
+
+
+def _stablelm(cfg: Cfg) -> Cfg:
+    """Stability AI StableLM (3B-4E1T, StableLM 2; ``transformers`` configuration_stablelm.py,
+    modeling_stablelm.py). StableLmAttention: q/k/v (head_dim = hidden / heads) with bias = ``use_qkv_bias``,
+    o_proj without; with ``qk_layernorm`` StableLmLayerNormPerHead on q and k: one bias-free LayerNorm of
+    head_dim per head, heads x head_dim + kv heads x head_dim gains (counted as ``qk_norm='full'``: the
+    same elements). A gated MLP without biases; LayerNorm (gain + bias) input_layernorm and, unless
+    ``use_parallel_residual``, post_attention_layernorm; final LayerNorm; untied by default."""
+    spec = _llama_like({k: v for k, v in cfg.items() if k not in ("head_dim", "attention_bias", "mlp_bias")})
+    spec.update(norm="layernorm", qkv_bias=bool(cfg.get("use_qkv_bias", False)),
+                qk_norm="full" if cfg.get("qk_layernorm") else "none",
+                norms_per_layer=1 if cfg.get("use_parallel_residual") else 2)
+    return spec
+
+
+def _phimoe(cfg: Cfg) -> Cfg:
+    """Microsoft Phi-3.5-MoE (``transformers`` configuration_phimoe.py, modeling_phimoe.py). PhimoeDecoderLayer:
+    input / post-attention LayerNorms with gain and bias (``elementwise_affine=True``), as the final norm;
+    PhimoeAttention q/k/v/o of head_dim = hidden / heads with bias = ``attention_bias``; PhimoeSparseMoeBlock:
+    router ``gate`` h x E without bias, E experts w1 / w3 / w2 of ``intermediate_size`` without biases;
+    lm_head with bias = ``lm_head_bias`` (``lm_head_bias``, V elements); ``sliding_window`` on every layer."""
+    spec = _llama_like({k: v for k, v in cfg.items() if k not in ("head_dim", "mlp_bias")})
+    spec.update(norm="layernorm", n_experts=cfg["num_local_experts"], top_k=cfg["num_experts_per_tok"],
+                lm_head_bias=bool(cfg.get("lm_head_bias", False)), **window_pattern(cfg, 0))
     return spec
 
 
@@ -544,6 +698,9 @@ FAMILIES: dict[str, Callable[[Cfg], Cfg]] = {
     "SmolLM3ForCausalLM": _smollm3, "Olmo3ForCausalLM": _olmo3, "CohereForCausalLM": _cohere,
     "SeedOssForCausalLM": _seed_oss, "Cohere2ForCausalLM": _cohere2, "DbrxForCausalLM": _dbrx,
     "Ernie4_5ForCausalLM": _ernie4_5, "Ernie4_5_MoeForCausalLM": _ernie4_5_moe,
+    "MptForCausalLM": _mpt, "MPTForCausalLM": _mpt, "OPTForCausalLM": _opt, "GPTJForCausalLM": _gptj,
+    "PhiForCausalLM": _phi, "NemotronForCausalLM": _nemotron, "StableLmForCausalLM": _stablelm,
+    "PhimoeForCausalLM": _phimoe, "PhiMoEForCausalLM": _phimoe,
 }
 MULTIMODAL = ("Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration")
 
@@ -559,7 +716,6 @@ UNMODELLED = {
     "MiniMaxM1ForCausalLM": "hybrid of lightning (linear) attention and softmax attention layers",
     "Lfm2ForCausalLM": "hybrid of gated short-convolution and attention layers",
     "ApertusForCausalLM": "its xIELU activation has two learned scalars per layer, which ModelSpec does not count",
-    "PhimoeForCausalLM": "its LM head has a bias (lm_head_bias), which ModelSpec does not count",
 }
 
 
@@ -576,6 +732,8 @@ REQUIRED_KEYS = {"MistralForCausalLM": ("num_key_value_heads",), "MixtralForCaus
                  "Starcoder2ForCausalLM": ("num_key_value_heads",), "SmolLM3ForCausalLM": ("num_key_value_heads",),
                  "SeedOssForCausalLM": ("num_key_value_heads", "head_dim", "attention_bias"),
                  "Ernie4_5ForCausalLM": ("num_key_value_heads", "head_dim"),
+                 "StableLmForCausalLM": ("num_key_value_heads",), "PhimoeForCausalLM": ("num_key_value_heads",),
+                 "PhiMoEForCausalLM": ("num_key_value_heads",),
                  "Ernie4_5_MoeForCausalLM": ("num_key_value_heads", "moe_num_experts", "moe_k", "moe_intermediate_size",
                                              "moe_num_shared_experts")}
 

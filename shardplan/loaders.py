@@ -455,14 +455,16 @@ HF_MODEL_TYPES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", 
                   "starcoder2": "Starcoder2ForCausalLM", "smollm3": "SmolLM3ForCausalLM", "olmo3": "Olmo3ForCausalLM",
                   "cohere": "CohereForCausalLM", "seed_oss": "SeedOssForCausalLM", "cohere2": "Cohere2ForCausalLM",
                   "dbrx": "DbrxForCausalLM", "ernie4_5": "Ernie4_5ForCausalLM",
-                  "ernie4_5_moe": "Ernie4_5_MoeForCausalLM"}
+                  "ernie4_5_moe": "Ernie4_5_MoeForCausalLM", "mpt": "MptForCausalLM", "opt": "OPTForCausalLM",
+                  "gptj": "GPTJForCausalLM", "phi": "PhiForCausalLM", "nemotron": "NemotronForCausalLM",
+                  "stablelm": "StableLmForCausalLM", "phimoe": "PhimoeForCausalLM"}
 #: ``model_type`` -> architecture of the refused families (:data:`shardplan.hf_config.UNMODELLED`), so that a
 #: config without ``architectures`` gets the same reason
 UNMODELLED_MODEL_TYPES = {"qwen3_next": "Qwen3NextForCausalLM", "jamba": "JambaForCausalLM",
                           "nemotron_h": "NemotronHForCausalLM", "bamba": "BambaForCausalLM",
                           "granitemoehybrid": "GraniteMoeHybridForCausalLM", "falcon_h1": "FalconH1ForCausalLM",
                           "zamba2": "Zamba2ForCausalLM", "minimax": "MiniMaxForCausalLM", "lfm2": "Lfm2ForCausalLM",
-                          "apertus": "ApertusForCausalLM", "phimoe": "PhimoeForCausalLM"}
+                          "apertus": "ApertusForCausalLM"}
 #: Hugging Face keys that hold whole numbers, with their least legal value (None = absent)
 HF_INT_KEYS = {**{k: 1 for k in (
     "n_embd", "n_layer", "n_head", "n_inner", "n_positions", "n_embed", "vocab_size", "num_hidden_layers",
@@ -471,18 +473,22 @@ HF_INT_KEYS = {**{k: 1 for k in (
     "decoder_sparse_step", "interleave_moe_layer_step", "intermediate_size_mlp", "ffn_hidden_size", "num_kv_heads",
     "n_head_kv", "kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
     "sliding_window", "sliding_window_pattern", "moe_layer_freq", "shared_expert_intermediate_size", "d_model",
-    "n_layers", "n_heads", "kv_n_heads", "moe_num_experts", "moe_top_k", "moe_k", "moe_layer_interval")},
+    "n_layers", "n_heads", "kv_n_heads", "moe_num_experts", "moe_top_k", "moe_k", "moe_layer_interval",
+    "expansion_ratio", "ffn_dim", "word_embed_proj_dim")},
     "first_k_dense_replace": 0, "n_shared_experts": 0, "moe_num_shared_experts": 0, "moe_layer_start_index": 0,
     "moe_layer_end_index": -1}
 #: keys that hold ``true`` / ``false``
 HF_BOOL_KEYS = ("tie_word_embeddings", "attention_bias", "mlp_bias", "multi_query", "parallel_attn", "bias",
                 "alibi", "new_decoder_architecture", "use_sliding_window", "qkv_bias", "use_qk_norm", "use_bias",
-                "attention_out_bias")
+                "attention_out_bias", "no_bias", "qk_ln", "enable_bias", "do_layer_norm_before",
+                "_remove_final_layer_norm", "layer_norm_elementwise_affine", "qk_layernorm", "use_qkv_bias",
+                "use_parallel_residual", "lm_head_bias")
 #: keys whose ``null`` means "derive it" or "none" (Transformers' defaults)
 HF_NULLABLE_KEYS = ("n_inner", "num_key_value_heads", "head_dim", "q_lora_rank", "sliding_window", "n_routed_experts",
-                    "n_shared_experts", "num_kv_heads", "n_head_kv", "ffn_hidden_size")
+                    "n_shared_experts", "num_kv_heads", "n_head_kv", "ffn_hidden_size", "word_embed_proj_dim")
 #: architectures whose config.json nests sub-configurations whose keys :func:`check_hf_types` checks too
-HF_SUB_CONFIGS = {"DbrxForCausalLM": ("attn_config", "ffn_config")}
+HF_SUB_CONFIGS = {"DbrxForCausalLM": ("attn_config", "ffn_config"), "MptForCausalLM": ("attn_config",),
+                  "MPTForCausalLM": ("attn_config",)}
 #: keys that hold lists of layer indices
 HF_LAYER_LIST_KEYS = ("mlp_only_layers", "moe_layers")
 #: ModelSpec field -> the Hugging Face key it comes from (messages name the key the user wrote)
@@ -510,12 +516,17 @@ HF_FIELD_KEYS = {"GPT2LMHeadModel": {"n_layers": "n_layer", "d_model": "n_embd",
                                              "n_shared_experts": "moe_num_shared_experts",
                                              "n_dense_layers": "moe_layer_start_index",
                                              "moe_layer_step": "moe_layer_interval"},
+                 "MptForCausalLM": {"clip_qkv": "attn_config.clip_qkv", "ffn_dim": "d_model"},
+                 "GPTJForCausalLM": {"n_layers": "n_layer", "d_model": "n_embd", "n_heads": "n_head",
+                                     "ffn_dim": "n_inner"},
+                 "OPTForCausalLM": {**_HF_COMMON, "ffn_dim": "ffn_dim"},
                  "FalconForCausalLM": {**_HF_COMMON, "ffn_dim": "ffn_hidden_size", "n_kv_heads": "num_kv_heads",
                                        "norms_per_layer": "num_ln_in_parallel_attn"},
                  "*": _HF_COMMON}
 HF_FIELD_KEYS.update({"Llama4ForConditionalGeneration": HF_FIELD_KEYS["Llama4ForCausalLM"],
                       "Gemma3ForConditionalGeneration": HF_FIELD_KEYS["Gemma3ForCausalLM"],
                       "RWForCausalLM": HF_FIELD_KEYS["FalconForCausalLM"],
+                      "MPTForCausalLM": HF_FIELD_KEYS["MptForCausalLM"],
                       "Qwen2MoeForCausalLM": {**HF_FIELD_KEYS["Qwen3MoeForCausalLM"],
                                               "n_shared_experts": "shared_expert_intermediate_size"}})
 
@@ -579,7 +590,8 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
     Supported ``architectures``: :data:`HF_ARCHITECTURES` (Llama 2/3/4, Mistral, Mixtral, Qwen2/2.5,
     Qwen3, Qwen1.5/2-MoE, Qwen3-MoE, Gemma 1/2/3, Phi-3/4, DeepSeek-V2/V3, GLM-4.5, GPT-OSS, OLMo 2/3,
     OLMoE, Granite 3 dense and MoE, Command-R, Command R7B / Command A (Cohere2), DBRX, ERNIE 4.5 dense and
-    MoE, StarCoder2, SmolLM3, Seed-OSS, Falcon, GPT-2, GPT-NeoX, BLOOM, InternLM 1/2); the translation of
+    MoE, StarCoder2, SmolLM3, Seed-OSS, Falcon, GPT-2, GPT-NeoX, BLOOM, InternLM 1/2, MPT, OPT, GPT-J, Phi-2,
+    Phi-3.5-MoE, Nemotron-4 / Minitron, StableLM); the translation of
     each is in :mod:`shardplan.hf_config`.
 
     Raises:

@@ -172,6 +172,40 @@ FAMILIES = {
     # Card: 111B
     'command-a': ({"architectures": ["Cohere2ForCausalLM"], "model_type": "cohere2", "hidden_size": 12288, "intermediate_size": 36864, "num_hidden_layers": 64, "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 128, "sliding_window": 4096, "sliding_window_pattern": 4, "attention_bias": False, "logit_scale": 0.25, "vocab_size": 256000, "tie_word_embeddings": True},
         111_057_580_032),
+    # mosaicml/mpt-7b (benchmarks/models/mpt-7b.config.json): 32 x (Wqkv 4096*3*4096 + out_proj 4096^2 = 67,108,864
+    # + up/down 2*4096*16384 + two bias-free LayerNorms 2*4096 = 201,334,784) + 50432*4096 (tied) + norm_f 4096; ALiBi
+    'mpt-7b': ({"architectures": ["MPTForCausalLM"], "model_type": "mpt", "d_model": 4096, "n_heads": 32, "n_layers": 32, "expansion_ratio": 4, "max_seq_len": 2048, "vocab_size": 50432, "no_bias": True, "learned_pos_emb": True, "attn_config": {"alibi": True, "alibi_bias_max": 8, "attn_type": "multihead_attention", "clip_qkv": None, "qk_ln": False, "softmax_scale": None}},
+        6_649_286_656),
+    # facebook/opt-1.3b: 24 x (q/k/v/out 4*2048^2 + 4*2048 = 16,785,408 + fc1/fc2 2*2048*8192 + 8192 + 2048
+    # + 2 LayerNorms 4*2048 = 50,358,272) + 50272*2048 (tied) + (2048 + 2 offset rows)*2048 + final LayerNorm 2*2048
+    'opt-1.3b': ({"architectures": ["OPTForCausalLM"], "model_type": "opt", "hidden_size": 2048, "ffn_dim": 8192, "num_hidden_layers": 24, "num_attention_heads": 32, "max_position_embeddings": 2048, "vocab_size": 50272, "word_embed_proj_dim": 2048, "do_layer_norm_before": True, "activation_function": "relu"},
+        1_315_758_080),
+    # EleutherAI/gpt-j-6b: 28 x (q/k/v/out 4*4096^2 = 67,108,864 + fc_in/fc_out 2*4096*16384 + 16384 + 4096 + one ln_1
+    # 2*4096 = 201,355,264) + 2*50400*4096 (untied) + ln_f 2*4096 + lm_head bias 50400
+    'gpt-j-6b': ({"architectures": ["GPTJForCausalLM"], "model_type": "gptj", "n_embd": 4096, "n_head": 16, "n_inner": None, "n_layer": 28, "n_positions": 2048, "rotary_dim": 64, "vocab_size": 50400, "tie_word_embeddings": False},
+        6_050_882_784),
+    # microsoft/phi-2: 32 x (q/k/v/dense 4*2560^2 + 4*2560 = 26,224,640 + fc1/fc2 2*2560*10240 + 10240 + 2560 + one
+    # input_layernorm 2*2560 = 78,671,360) + 2*51200*2560 (untied) + final_layernorm 2*2560 + lm_head bias 51200
+    'phi-2': ({"architectures": ["PhiForCausalLM"], "model_type": "phi", "hidden_size": 2560, "intermediate_size": 10240, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32, "partial_rotary_factor": 0.4, "qk_layernorm": False, "vocab_size": 51200, "tie_word_embeddings": False},
+        2_779_683_840),
+    # Nemotron-4 4B / Minitron-4B shapes: 32 x (q/o 2*3072*3072 + k/v 2*3072*1024 = 25,165,824 + up/down (squared
+    # ReLU) 2*3072*9216 + 2 LayerNorm1P 4*3072 = 81,801,216) + 2*256000*3072 (untied) + final LayerNorm1P 2*3072
+    'minitron-4b': ({"architectures": ["NemotronForCausalLM"], "model_type": "nemotron", "hidden_size": 3072, "intermediate_size": 9216, "num_hidden_layers": 32, "num_attention_heads": 24, "num_key_value_heads": 8, "partial_rotary_factor": 0.5, "hidden_act": "relu2", "vocab_size": 256000, "tie_word_embeddings": False},
+        4_190_509_056),
+    # stabilityai/stablelm-2-1_6b: 24 x (4*2048^2 + q/k/v bias 3*2048 = 16,783,360 + 3*2048*5632 + 2 LayerNorms 4*2048
+    # = 51,394,560) + 2*100352*2048 (untied) + final LayerNorm 2*2048 (the card's 1,644,417,024 is 24 x 2 x 2048 less:
+    # the layers' LayerNorm biases)
+    'stablelm-2-1.6b': ({"architectures": ["StableLmForCausalLM"], "model_type": "stablelm", "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 24, "num_attention_heads": 32, "num_key_value_heads": 32, "partial_rotary_factor": 0.25, "use_qkv_bias": True, "qk_layernorm": False, "use_parallel_residual": False, "vocab_size": 100352, "tie_word_embeddings": False},
+        1_644_515_328),
+    # stabilityai/stablelm-3b-4e1t (StableLmConfig's defaults): 32 x (4*2560^2 + 3*2560*6912 + 4*2560 = 79,308,800)
+    # + 2*50304*2560 + 2*2560
+    'stablelm-3b-4e1t': ({"architectures": ["StableLmForCausalLM"], "model_type": "stablelm", "hidden_size": 2560, "intermediate_size": 6912, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32, "use_qkv_bias": False, "vocab_size": 50304, "tie_word_embeddings": False},
+        2_795_443_200),
+    # microsoft/Phi-3.5-MoE-instruct: 32 x (q/o 2*4096^2 + k/v 2*4096*1024 + biases 4096+2*1024+4096 = 41,953,280
+    # + 16 experts 3*16*4096*6400 + router 4096*16 + 2 LayerNorms 4*4096 = 1,300,326,400) + 2*32064*4096 + final
+    # LayerNorm 2*4096 + lm_head bias 32064. Card: 42B total, 6.6B active
+    'phi-3.5-moe': ({"architectures": ["PhiMoEForCausalLM"], "model_type": "phimoe", "hidden_size": 4096, "intermediate_size": 6400, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "num_local_experts": 16, "num_experts_per_tok": 2, "vocab_size": 32064, "attention_bias": True, "lm_head_bias": True, "sliding_window": 131072, "tie_word_embeddings": False},
+        41_873_153_344),
 }
 
 
@@ -305,8 +339,9 @@ def test_cli_estimate_reads_every_family_config(name, tmp_path):
     moe = any(k in cfg for k in ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts",
                                  "ffn_config"))
     args = ["estimate", "--model", str(tmp_path / name / "config.json"), "--hardware", "h100-sxm", "--devices", "8",
-            "--seq-len", str(min(4096, cfg.get("n_positions", 4096))), "--global-batch", "8", "--json"] + (
-                ["--ep", "2"] if moe else [])  # a learned position table (GPT-2: n_positions 1,024) bounds seq_len
+            "--seq-len", str(min(4096, cfg.get("n_positions", 4096), cfg.get("max_position_embeddings", 4096))),
+            "--global-batch", "8", "--json"] + (["--ep", "2"] if moe else [])
+    # a learned position table (GPT-2: n_positions 1,024; OPT: max_position_embeddings 2,048) bounds seq_len
     r = CliRunner().invoke(app, args)
     # exit 1 = a negative result (the layout does not fit 8 GPUs); the estimate is printed either way
     assert r.exit_code in (0, 1), r.output
@@ -432,7 +467,8 @@ def test_benchmark_model_files_of_the_new_families():
 
     from shardplan.loaders import load_model
     models = Path(__file__).resolve().parents[1] / "benchmarks" / "models"
-    for name in ("dbrx-base", "ernie-4.5-21b-a3b", "ernie-4.5-0.3b", "command-r7b"):
+    for name in ("dbrx-base", "ernie-4.5-21b-a3b", "ernie-4.5-0.3b", "command-r7b", "mpt-7b", "opt-1.3b", "gpt-j-6b",
+                 "phi-2", "minitron-4b", "stablelm-2-1.6b"):
         m = load_model(str(models / f"{name}.config.json"))
         assert m.n_params == FAMILIES[name][1], name
 
@@ -504,3 +540,105 @@ def test_cohere2_sliding_pattern_and_defaults():
     assert model_from_hf_config({**cfg, "attention_bias": True}).n_params == count + 32 * (4096 + 2 * 1024 + 4096)
     no_arch = {k: v for k, v in cfg.items() if k != "architectures"}
     assert model_from_hf_config(no_arch).n_params == count  # model_type cohere2
+
+
+def _refused(cfg, change, field):
+    with pytest.raises(ConfigError) as e:
+        model_from_hf_config({**cfg, **change})
+    assert e.value.field == field and field in str(e.value), (change, str(e.value))
+    return str(e.value)
+
+
+def test_mpt_refuses_what_transformers_does_not_build():
+    cfg, count = FAMILIES["mpt-7b"]
+    m = model_from_hf_config(cfg)
+    assert (m.position, m.norm_params(), m.ffn_dim, m.tied_embeddings, m.clip_qkv) == ("alibi", 4096, 16384, True, None)
+    attn = cfg["attn_config"]
+    assert model_from_hf_config({**cfg, "attn_config": {**attn, "clip_qkv": 6}}).clip_qkv == 6.0  # no weights
+    assert model_from_hf_config({**cfg, "architectures": ["MptForCausalLM"]}).n_params == count
+    assert model_from_hf_config({k: v for k, v in cfg.items() if k != "architectures"}).n_params == count
+    # untied: a separate lm_head of 50432 x 4096
+    assert model_from_hf_config({**cfg, "tie_word_embeddings": False}).n_params == count + 50432 * 4096
+    msg = _refused(cfg, {"expansion_ratio": 8}, "expansion_ratio")
+    assert "legal: 4" in msg and "YAML" in msg
+    _refused(cfg, {"no_bias": False}, "no_bias")
+    _refused(cfg, {"attn_config": {**attn, "attn_type": "multiquery_attention"}}, "attn_config.attn_type")
+    _refused(cfg, {"attn_config": {**attn, "qk_ln": True}}, "attn_config.qk_ln")
+    _refused(cfg, {"attn_config": {**attn, "alibi": False}}, "attn_config.alibi")
+    _refused(cfg, {"attn_config": {**attn, "clip_qkv": "8"}}, "attn_config.clip_qkv")
+    _refused(cfg, {"attn_config": {**attn, "qk_ln": "false"}}, "qk_ln")  # a string, not a JSON boolean
+    _refused(cfg, {"attn_config": [attn]}, "attn_config")
+
+
+def test_opt_offset_rows_biases_and_refusals():
+    cfg, count = FAMILIES["opt-1.3b"]
+    m = model_from_hf_config(cfg)
+    # OPTLearnedPositionalEmbedding: max_position_embeddings + 2 rows
+    assert (m.max_position_embeddings, m.position, m.linear_bias, m.tied_embeddings) == (2050, "learned", True, True)
+    # enable_bias false: no q/k/v/out (4 x 2048) or fc1/fc2 (8192 + 2048) biases; the LayerNorms keep theirs
+    assert model_from_hf_config({**cfg, "enable_bias": False}).n_params == count - 24 * (4 * 2048 + 8192 + 2048)
+    assert model_from_hf_config({**cfg, "word_embed_proj_dim": None}).n_params == count  # OPTConfig: hidden_size
+    # facebook/opt-350m: 512-wide embeddings with project_in / project_out, post-LN without a final LayerNorm
+    _refused(cfg, {"word_embed_proj_dim": 512}, "word_embed_proj_dim")
+    _refused(cfg, {"do_layer_norm_before": False}, "do_layer_norm_before")
+    _refused(cfg, {"_remove_final_layer_norm": True}, "_remove_final_layer_norm")
+    _refused(cfg, {"layer_norm_elementwise_affine": False}, "layer_norm_elementwise_affine")
+    _refused(cfg, {"max_position_embeddings": "2048"}, "max_position_embeddings")
+
+
+def test_lm_head_bias_counted_on_the_last_stage_and_refused_by_the_jax_runtime():
+    from shardplan.cost.memory import stage_params
+    from shardplan.jax.model import unsupported_features
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.specs.training import TrainingSpec
+    for name, vocab in (("gpt-j-6b", 50400), ("phi-2", 51200), ("phi-3.5-moe", 32064)):
+        m = model_from_hf_config(FAMILIES[name][0])
+        assert m.lm_head_bias and m.n_params - m.model_copy(update={"lm_head_bias": False}).n_params == vocab
+        assert any("lm_head_bias" in f for f in unsupported_features(m)), name
+        # the last (here only) stage holds the bias, vocab-sharded like the head (the layout pads V to its multiple)
+        lay = validate(ParallelConfig(ep=2 if m.is_moe else 1), m, TrainingSpec(seq_len=2048, global_batch_size=2), 2)
+        plain = m.model_copy(update={"lm_head_bias": False})
+        assert stage_params(m, lay, 0).dense - stage_params(plain, lay, 0).dense == lay.vocab_per_rank(vocab), name
+    gptj = model_from_hf_config(FAMILIES["gpt-j-6b"][0])
+    # parallel block: one ln_1; MLP biases only (attention projections have none)
+    assert (gptj.norms_per_layer, gptj.mlp_bias, gptj.linear_bias, gptj.qkv_bias) == (1, True, False, False)
+    phi = model_from_hf_config(FAMILIES["phi-2"][0])
+    assert (phi.norms_per_layer, phi.linear_bias, phi.kv_heads) == (1, True, 32)
+    assert model_from_hf_config({**FAMILIES["phi-2"][0], "num_key_value_heads": None}).kv_heads == 32
+    _refused(FAMILIES["phi-2"][0], {"qk_layernorm": True}, "qk_layernorm")
+
+
+def test_phimoe_counts_lm_head_bias_and_layernorms():
+    from shardplan.hf_config import UNMODELLED
+    cfg, count = FAMILIES["phi-3.5-moe"]
+    m = model_from_hf_config(cfg)
+    assert "PhimoeForCausalLM" not in UNMODELLED and (m.norm, m.sliding_window, m.kv_heads) == ("layernorm", 131072, 8)
+    # 14 of 16 experts idle per token in each of the 32 layers. Card: 6.6B active
+    assert m.n_active_params == count - 32 * 14 * 3 * 4096 * 6400 == 6_640_999_744
+    assert model_from_hf_config({**cfg, "architectures": ["PhimoeForCausalLM"], "lm_head_bias": False}).n_params \
+        == count - 32064
+    assert model_from_hf_config({k: v for k, v in cfg.items() if k != "architectures"}).n_params == count
+    with pytest.raises(ConfigError, match="lacks 'num_key_value_heads'"):  # PhimoeConfig's own default is 8
+        model_from_hf_config({k: v for k, v in cfg.items() if k != "num_key_value_heads"})
+
+
+def test_nemotron_squared_relu_as_two_matrices_and_layernorm1p():
+    cfg, count = FAMILIES["minitron-4b"]
+    m = model_from_hf_config(cfg)
+    assert (m.mlp, m.mlp_matrices, m.norm, m.dim_head, m.tied_embeddings) == ("gelu", 2, "layernorm", 128, False)
+    # attention_bias: q/k/v/o biases 3072 + 2*1024 + 3072; mlp_bias: up/down 9216 + 3072
+    assert model_from_hf_config({**cfg, "attention_bias": True, "mlp_bias": True}).n_params \
+        == count + 32 * (3072 + 2048 + 3072 + 9216 + 3072)
+
+
+def test_stablelm_qk_layernorm_parallel_residual_and_required_kv_heads():
+    cfg, count = FAMILIES["stablelm-2-1.6b"]
+    m = model_from_hf_config(cfg)
+    assert (m.qkv_bias, m.attn_out_bias, m.norm, m.norms_per_layer) == (True, False, "layernorm", 2)
+    # qk_layernorm: a bias-free LayerNorm of head_dim 64 per query head (32) and per KV head (32)
+    assert model_from_hf_config({**cfg, "qk_layernorm": True}).n_params == count + 24 * (32 * 64 + 32 * 64)
+    # use_parallel_residual: no post_attention_layernorm (2 x 2048 per layer)
+    assert model_from_hf_config({**cfg, "use_parallel_residual": True}).n_params == count - 24 * 2 * 2048
+    assert model_from_hf_config({**cfg, "head_dim": 128}).n_params == count  # StableLmAttention: hidden / heads
+    with pytest.raises(ConfigError, match="lacks 'num_key_value_heads'"):  # StableLmConfig's own default is 32
+        model_from_hf_config({k: v for k, v in cfg.items() if k != "num_key_value_heads"})

@@ -146,6 +146,7 @@ def _stage_params(model: ModelSpec, layout: Layout, stage: int) -> StageParams:
         replicated += model.norm_params()
         if not model.tied_embeddings or p.pp > 1:
             dense += V_t * h
+        dense += V_t * model.lm_head_bias  # the LM-head bias, vocab-sharded over tp with the head
     return StageParams(dense=dense, replicated=replicated, expert=expert, layers=n, moe_layers=moe_layers)
 
 

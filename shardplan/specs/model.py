@@ -25,6 +25,8 @@ architecture definitions of the respective papers and the Hugging Face reference
   per head per layer added to the softmax denominator.
 * Q/K/V clamping (DBRX, Databricks 2024; ``transformers`` ``DbrxAttention``: ``Wqkv`` output clamped to
   ``[-clip_qkv, clip_qkv]``): no weights.
+* LM-head bias (``lm_head_bias``): V elements (transformers ``GPTJForCausalLM``, ``PhiForCausalLM``,
+  ``PhimoeForCausalLM`` build ``lm_head`` with a bias).
 * Sliding-window attention (Beltagy et al. 2020; Mistral 7B, Jiang et al. 2023 Sec. 2): a layer
   attends to the last ``sliding_window`` keys; Gemma 2/3 and GPT-OSS interleave full-attention
   layers (``full_attention_interval``).
@@ -65,6 +67,10 @@ class ModelSpec(BaseModel):
     qkv_bias: bool = Field(default=False, description="bias on Q, K, V only (Qwen2)")
     linear_bias: bool = Field(default=False, description="bias on every linear layer (GPT-2/3, NeoX)")
     tied_embeddings: bool = False
+    lm_head_bias: bool = Field(
+        default=False, description="a bias of vocab_size elements on the LM head (transformers GPTJForCausalLM "
+        "and PhiForCausalLM build lm_head = nn.Linear(h, V) with bias, PhimoeForCausalLM with "
+        "bias=config.lm_head_bias); counted in n_params, sharded over tp with the head")
     position: Literal["rope", "learned", "alibi"] = "rope"
     max_position_embeddings: int = Field(default=0, ge=0, le=L.MAX_VOCAB, description="rows of a learned position table")
     # Mixture of experts
@@ -393,8 +399,9 @@ class ModelSpec(BaseModel):
                 + self.router_params() + self.layer_norm_params())
 
     def embedding_params(self) -> int:
-        """Input embedding V*h, learned positions, and the LM head V*h when untied."""
-        n = self.vocab_size * self.d_model
+        """Input embedding V*h, learned positions, the LM head V*h when untied, and its bias V with
+        ``lm_head_bias`` (GPT-J, Phi-2, Phi-3.5-MoE: transformers ``lm_head`` with bias)."""
+        n = self.vocab_size * (self.d_model + self.lm_head_bias)
         if self.position == "learned":
             n += self.max_position_embeddings * self.d_model
         if not self.tied_embeddings:
