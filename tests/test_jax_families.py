@@ -254,4 +254,5 @@ def test_dbrx_like_clipped_qkv(batches):
     clipped = Transformer(m, nnx.Rngs(0))(tokens)
     plain = Transformer(m.model_copy(update={"clip_qkv": None}), nnx.Rngs(0))(tokens)
     assert float(jax.numpy.abs(clipped - plain).max()) > 1e-4  # the clamp is applied
-    _matches_single_device(m, batches, [dict(tp=2), dict(ep=2, zero_stage=3), dict(pp=2, schedule="gpipe")])
+    # the clamp is element-wise on the local heads: one sharded layout (tp) checks it
+    _matches_single_device(m, batches, [dict(tp=2)])

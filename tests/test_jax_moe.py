@@ -100,3 +100,22 @@ def test_capacity_dispatch_with_router_and_expert_biases():
     full, _ = _losses(ParallelConfig(dp=8, ep=8), TrainingSpec(seq_len=64, global_batch_size=8,
                                                               moe_capacity_factor=4.0), 8, m)
     np.testing.assert_allclose(full, dense, rtol=2e-5, atol=2e-5)
+
+
+def test_runtime_refuses_the_expert_mesh_xla_aborts_on():
+    # tp=2, ep=2 on 8 devices leaves dp=4 replicas with ep a strict sub-group of them: XLA's SPMD partitioner
+    # aborts the process (a CHECK failure) on it under ZeRO 0-2, so the runtime refuses it with the layouts that
+    # compile (ep = dp = 4 and ZeRO-3 are trained by test_capacity_dispatch... / the families tests)
+    from shardplan.errors import ConfigError
+    from shardplan.jax.model import scale_down
+    from shardplan.jax.train import TrainConfig, Trainer
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    tr = TrainingSpec(seq_len=32, global_batch_size=16)
+    m = scale_down(MODELS["mixtral-8x7b"], d_model=64, n_layers=2, min_kv_heads=2)
+    with pytest.raises(ConfigError, match=r"ep=2 < dp=4 with tp=2 under zero_stage=0.*legal: ep=4 \(= dp\)"):
+        Trainer(m, validate(ParallelConfig(tp=2, ep=2), m, tr, 8), tr, TrainConfig(steps=1))
+    from shardplan.jax.train import check_expert_mesh
+    for ok in (dict(tp=2, ep=4), dict(tp=2, ep=2, zero_stage=3), dict(ep=2)):
+        check_expert_mesh(m, validate(ParallelConfig(**ok), m, tr, 8).parallel)  # no error

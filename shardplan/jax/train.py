@@ -305,6 +305,23 @@ def _warn_unexecuted(p: ParallelConfig) -> None:
                       "selective recompute follows its own checkpoint policy", stacklevel=3)
 
 
+def check_expert_mesh(model: ModelSpec, p) -> None:
+    """Refuse the MoE layouts XLA's SPMD partitioner aborts on (a CHECK failure that kills the process, not an
+    exception): tp > 1 with 1 < ep < dp replicas under ZeRO 0-2, where the experts' ep axis is a strict
+    sub-group of the replicated data axis (seen with jax 0.10 on CPU: spmd_partitioner_util.cc "Check failed:
+    partition_group_list.num_replica_groups() * ..."; tests/test_jax_moe.py). ZeRO-3, ep = dp or tp = 1 compile.
+
+    Raises:
+        ConfigError: naming the layout and the ones that run.
+    """
+    if not model.is_moe or p.tp == 1 or p.ep == 1 or p.zero_stage == 3 or p.dp is None or p.ep >= p.dp:
+        return
+    raise ConfigError(f"the JAX runtime cannot compile ep={p.ep} < dp={p.dp} with tp={p.tp} under "
+                      f"zero_stage={p.zero_stage} (XLA's SPMD partitioner aborts on the experts' sub-group of the "
+                      f"replicated data axis); legal: ep={p.dp} (= dp), zero_stage=3, or tp=1; `shardplan estimate` "
+                      "prices the layout as given", field="ep", value=p.ep, legal=[p.dp])
+
+
 class Trainer:
     """A compiled training step for one (model, layout) on one mesh.
 
@@ -337,6 +354,7 @@ class Trainer:
     def __init__(self, model: ModelSpec, layout: Layout, training: TrainingSpec, cfg: TrainConfig | None = None,
                  mesh: Mesh | None = None, devices: Sequence[Any] | None = None):
         check_runtime_support(model, layout.parallel.expert_tp, layout.parallel.tp)
+        check_expert_mesh(model, layout.parallel)
         self.model_spec, self.layout, self.training = model, layout, training
         # the network's vocabulary: padded to the next multiple of tp, the least that splits the
         # vocab-parallel embedding and LM head evenly (shardplan.parallel.padded_vocab with
