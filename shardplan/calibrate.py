@@ -32,7 +32,7 @@ from shardplan.cost.step import Estimate, estimate
 from shardplan.errors import ConfigError
 from shardplan.fitting import Parameter, apply
 from shardplan.inputs import build_inputs
-from shardplan.records import RunRecord
+from shardplan.records import MIN_PEAK_BYTES, RunRecord
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
 
@@ -172,23 +172,25 @@ def with_layout_defaults(case: Case, profile: FrameworkProfile) -> Case:
 
 
 def check_physical(case: Case, hw: HardwareSpec) -> None:
-    """A record the hardware it is fitted on cannot have produced: a run that ran (status 'ok') whose peak memory
-    is above the device's HBM capacity, or a throughput whose model FLOP/s per device
+    """A record the hardware it is fitted on cannot have produced: a peak memory above the device's HBM capacity
+    (whatever the status: an allocator's peak, an out-of-memory run's included, never exceeds the memory it
+    allocates from), or a throughput whose model FLOP/s per device
     (:func:`shardplan.cost.flops.model_flops_per_token` x tokens/s per device) is above the dense peak of the
     record's compute dtype (over 100% MFU). Such a record is a typo or a unit mix-up, and a fit to it moves the
-    constants to their bounds.
+    constants to their bounds. The bound a message gives is rounded toward the legal side, so a record at it passes.
 
     Raises:
         ConfigError: naming the field, its value and the physical bound.
     """
     from shardplan.cost.flops import model_flops_per_token
     r = case.record
-    if r.status == "ok" and r.peak_memory_bytes is not None and r.peak_memory_bytes > hw.hbm_bytes:
-        raise ConfigError(f"peak_memory_bytes={r.peak_memory_bytes:.4g} is above the {hw.hbm_bytes:.4g} B "
-                          f"({hw.hbm_bytes / 2**30:,.1f} GiB) HBM capacity of {hw.name} for a run with status 'ok' "
-                          f"(a run that ran cannot peak above its memory); legal: at most {hw.hbm_bytes:,.0f} B (bytes, "
-                          "not KiB or bits), status 'oom', or --hardware the device it ran on",
-                          field="peak_memory_bytes", value=r.peak_memory_bytes, legal=[0, hw.hbm_bytes])
+    if r.peak_memory_bytes is not None and r.peak_memory_bytes > hw.hbm_bytes:
+        cap = math.floor(hw.hbm_bytes)
+        raise ConfigError(f"peak_memory_bytes={_exact(r.peak_memory_bytes)} is above the {cap:,} B "
+                          f"({hw.hbm_bytes / 2**30:,.1f} GiB) HBM capacity of {hw.name} (no run, one that ran out of "
+                          f"memory included, peaks above its device's memory); legal: at most {cap:,} B (bytes, not "
+                          "KiB or bits), or --hardware the device it ran on",
+                          field="peak_memory_bytes", value=r.peak_memory_bytes, legal=[MIN_PEAK_BYTES, cap])
     tps = r.measured_tokens_per_s_per_device()
     if not tps:
         return
@@ -199,12 +201,36 @@ def check_physical(case: Case, hw: HardwareSpec) -> None:
         field, value = (("tokens_per_s_per_device", r.tokens_per_s_per_device) if r.tokens_per_s_per_device is not None
                         else ("step_time_s", r.step_time_s))
         top = peak / per_token
-        bound = (f"at most {top:,.0f} tokens/s per device" if field == "tokens_per_s_per_device" else
-                 f"a step of at least {r.seq_len * r.global_batch_size / top / r.devices:.4g} s")
-        raise ConfigError(f"{field}={value:.4g} means {tps:,.0f} tokens/s per device, {tps * per_token:.3g} model "
+        tokens = r.seq_len * r.global_batch_size / r.devices
+        if field == "tokens_per_s_per_device":
+            bound = f"at most {legal_bound(top, False, lambda x: x * per_token <= peak)} tokens/s per device"
+        else:
+            bound = f"a step of at least {legal_bound(tokens / top, True, lambda x: tokens / x * per_token <= peak)} s"
+        raise ConfigError(f"{field}={_exact(value)} means {tps:,.0f} tokens/s per device, {tps * per_token:.3g} model "
                           f"FLOP/s ({per_token:.3g} FLOPs per token), above the {peak:.3g} FLOP/s dense {dtype} peak "
                           f"of {hw.name} ({tps * per_token / peak:.0%} MFU); legal: {bound}, or --hardware the device "
                           "it ran on", field=field, value=value)
+
+
+def _exact(x: float) -> str:
+    """A recorded number as given (up to 12 significant digits), with thousands separators when whole."""
+    return f"{x:,.0f}" if x == int(x) and abs(x) < 1e18 else f"{x:.12g}"
+
+
+def legal_bound(x: float, minimum: bool, legal) -> str:
+    """``x``, a maximum (``minimum`` False) or a minimum, printed rounded toward its legal side (down for a maximum,
+    up for a minimum) to at least 4 significant digits and every integer digit, so that the printed number itself
+    passes ``legal`` (a predicate on a number; a rounding that still fails it, by floating point, is moved one more
+    unit inward). Example: a maximum of 21,586.95 prints ``21,586``, a minimum of 0.85571 prints ``0.8558``."""
+    magnitude = math.floor(math.log10(abs(x))) if x else 0
+    exp = min(0, magnitude - 3)  # the unit of the last printed digit: 1, or the 4th significant digit's
+    steps = (math.ceil if minimum else math.floor)(x / 10.0 ** exp)
+    for _ in range(4):
+        text = f"{steps:,}" if exp >= 0 else f"{steps * 10.0 ** exp:.{-exp}f}"  # exp >= 0: x has 4+ integer digits
+        if legal(float(text.replace(",", ""))):
+            break
+        steps += 1 if minimum else -1
+    return text
 
 
 def predict(case: Case, hw: HardwareSpec, profile: FrameworkProfile) -> Estimate | None:

@@ -29,7 +29,7 @@ import io
 import math
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -44,7 +44,9 @@ LAYOUT_FIELDS = tuple(ParallelConfig.model_fields)
 FIELDS = RECORD_FIELDS + LAYOUT_FIELDS
 #: fields that hold whole numbers (a CSV's "8.0" becomes 8)
 _INT_FIELDS = {"devices", "seq_len", "global_batch_size"} | {
-    f for f, info in ParallelConfig.model_fields.items() if "int" in str(info.annotation) and f != "pp_layers"}
+    f for f, info in ParallelConfig.model_fields.items() if info.annotation is int or int in get_args(info.annotation)}
+#: layout fields that hold lists: a cell's items are joined by commas, semicolons or spaces ("8,8", "[mlp, moe]")
+_LIST_FIELDS = {f for f, info in ParallelConfig.model_fields.items() if "tuple" in str(info.annotation)}
 _OK_WORDS = {"ok", "success", "succeeded", "ran", "true", "yes", "1", "done", "completed"}
 
 
@@ -182,27 +184,50 @@ def _status(text: Any) -> str:
 
 def _typed(field: str, value: Any, line: int) -> Any:
     """A cell converted for its field: whole numbers for counts and degrees, floats for measures,
-    booleans for switches, comma lists for ``pp_layers``; text stays text.
+    booleans for switches, comma lists for the list fields (``pp_layers``: of whole numbers); text stays text.
 
     Raises:
-        ConfigError: a count that is not a whole number.
+        ConfigError: a count, or an item of ``pp_layers``, that is not a whole number (names the line, the
+            field and the value).
     """
+    if isinstance(value, (str, int, float)) and field in _LIST_FIELDS:
+        items = [v for v in re.split(r"[,\s;]+", str(value).strip("[]() ")) if v]
+        return [_whole(field, v, value, line) for v in items] if field == "pp_layers" else items
     if not isinstance(value, (str, int, float)):
         return value
     if field in _INT_FIELDS:
-        try:
-            x = float(value)
-        except ValueError:
-            return value  # pydantic names the field and the value
-        if not math.isfinite(x) or x != int(x):
-            raise ConfigError(f"line {line}: {field}={short_repr(value)} is not a whole number", field=field,
-                              value=value)
-        return int(x)
-    if field == "pp_layers" and isinstance(value, str):
-        return [int(v) for v in re.split(r"[,\s;]+", value.strip("[]() ")) if v]
+        return _whole(field, value, value, line)
     if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no"):
         return value.lower() in ("true", "yes")
     return _number_or_text(value) if isinstance(value, str) else value
+
+
+def _whole(field: str, item: Any, value: Any, line: int) -> Any:
+    """``item`` (``value`` itself, or one item of the list ``value``) as an int when it is a whole number
+    (``8``, ``"8.0"``); text that is not a number is returned for pydantic to name (count fields).
+
+    Raises:
+        ConfigError: a number that is not whole or not finite, a switch (true/false) given for a count, or an
+            item of ``pp_layers`` that is not a number.
+    """
+    listed = field in _LIST_FIELDS
+    legal = ("legal: whole numbers joined by commas, one per pipeline stage (layers per stage), e.g. '16,16'"
+             if listed else "legal: a whole number")
+    what = f": its item {short_repr(item)} is not a whole number" if listed else " is not a whole number"
+    bad = ConfigError(f"line {line}: {field}={short_repr(value)}{what}; {legal}", field=field, value=value)
+    if isinstance(item, bool):
+        raise bad
+    if isinstance(item, int):
+        return item
+    try:
+        x = float(item)
+    except (ValueError, OverflowError):
+        if listed:
+            raise bad from None
+        return item  # pydantic names the field and the value
+    if not math.isfinite(x) or x != int(x):
+        raise bad
+    return int(x)
 
 
 def _row_fields(row: dict[str, str], header: list[str], mapping: CsvMapping, line: int) -> dict[str, Any]:
@@ -264,30 +289,59 @@ def _from_columns(e: ConfigError, mapping: CsvMapping) -> ConfigError:
                        legal=e.legal)
 
 
+def _rows(reader: csv.DictReader, path: Path):
+    """``(line, row)`` of every row of ``reader`` (the file's line: DictReader skips blank lines).
+
+    Raises:
+        ConfigError: a row the csv module cannot read (a cell longer than its field limit), naming the file and line.
+    """
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raise _unreadable(path, reader, e) from None
+        yield reader.line_num, row
+
+
+def _unreadable(path: Path, reader: csv.DictReader, e: csv.Error) -> ConfigError:
+    """The error for a row the csv module refuses (``e``), naming the file and the line it stopped on."""
+    where = f"{path}:{reader.reader.line_num}"  # the line it stopped on (DictReader's line_num is the last row's)
+    return ConfigError(f"{where}: not a CSV row the import can read ({e}); legal: cells of at most "
+                       f"{csv.field_size_limit():,} characters", field="csv", value=where)
+
+
 def import_csv(path: str | Path, mapping: CsvMapping) -> list[RunRecord]:
     """Run records of every row of a CSV file (header row first) under ``mapping``.
 
     Raises:
         ConfigError: unreadable or empty file (at most :data:`~shardplan.loaders.MAX_FILE_BYTES`),
-            an unknown field or column, or a row that is not a valid record (the message names the
-            line, the field and the value).
+            a row the csv module cannot read (a cell over its field limit), an unknown field or column, or a
+            row that is not a valid record (the message names the file and line, the field and the value).
     """
     check_mapping(mapping)
     p = Path(path)
     text = read_text_capped(p, "csv").removeprefix("\ufeff")  # a UTF-8 byte-order mark (Excel's CSV export)
     reader = csv.DictReader(io.StringIO(text))
-    header = [h.strip() for h in (reader.fieldnames or [])]
+    try:
+        header = [h.strip() for h in (reader.fieldnames or [])]
+    except csv.Error as e:
+        raise _unreadable(p, reader, e) from None
     if not header:
         raise ConfigError(f"{short_repr(str(p))} has no header row", field="csv", value=str(p))
     reader.fieldnames = header
     out = []
-    for row in reader:
-        line = reader.line_num  # the file's line (DictReader skips blank lines)
-        if None in row:  # more cells than the header names
-            raise ConfigError(f"line {line} of {p.name} has more cells than the header's {len(header)}",
-                              field="csv", value=line)
-        out.append(row_record(_row_fields(row, header, mapping, line), mapping, line, f"{p.name}:{line}").at(
-            f"{p}:{line}"))
+    for line, row in _rows(reader, p):
+        try:
+            if None in row:  # more cells than the header names
+                raise ConfigError(f"line {line}: the row has more cells than the header's {len(header)}",
+                                  field="csv", value=line)
+            fields = _row_fields(row, header, mapping, line)
+            out.append(row_record(fields, mapping, line, f"{p.name}:{line}").at(f"{p}:{line}"))
+        except ConfigError as e:  # name the file with the line: "runs.csv:2: ..."
+            raise ConfigError(f"{p}:{line}: {str(e).removeprefix(f'line {line}: ')}", field=e.field, value=e.value,
+                              legal=e.legal) from None
     if not out:
         raise ConfigError(f"{short_repr(str(p))} has a header but no rows", field="csv", value=str(p))
     return out

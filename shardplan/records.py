@@ -25,6 +25,8 @@ from shardplan.specs.training import OptimizerDtype
 
 #: cap on a records file (bytes): a calibration needs thousands of lines, not gigabytes
 MAX_RECORDS_BYTES = 64 * 2**20
+#: smallest peak_memory_bytes a record may hold (1 MiB): below it the number is not a device peak in bytes
+MIN_PEAK_BYTES = 2**20
 
 
 class RunRecord(BaseModel):
@@ -47,7 +49,8 @@ class RunRecord(BaseModel):
         status: 'ok' (ran), 'oom' (out of memory) or 'failed' (crashed for another reason).
         tokens_per_s_per_device: measured throughput (tokens/s per device), when it ran.
         step_time_s: measured median step time (seconds), when it ran.
-        peak_memory_bytes: measured peak device memory (bytes; allocator reserved peak), if known.
+        peak_memory_bytes: measured peak device memory (bytes, at least 1 MiB: a smaller number is GB or GiB
+            given as bytes; allocator reserved peak), if known.
         busbw: optional measured bus bandwidth, ``{op: {group size: bytes/s}}`` (nccl-tests accounting;
             op one of AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv). Kept with the run for
             the record; the fit does not read it (a cluster's bandwidth table goes in the hardware
@@ -69,10 +72,11 @@ class RunRecord(BaseModel):
     framework: str = "megatron"
     status: Literal["ok", "oom", "failed"] = "ok"
     # physical ranges (a record outside them is a typo or a unit mix-up, not a run): 1e-3 to 1e9 tokens/s per
-    # device, 1 us to 1e7 s per step, 1 KiB to 2^50 B of peak memory (shardplan.limits' memory bound)
+    # device, 1 us to 1e7 s per step, 1 MiB to 2^50 B of peak memory (shardplan.limits' memory bound; no device
+    # peaks below 1 MiB, so a smaller number is GB or GiB given as bytes: _peak_in_bytes)
     tokens_per_s_per_device: float | None = Field(default=None, ge=1e-3, le=1e9)
     step_time_s: float | None = Field(default=None, ge=1e-6, le=1e7)
-    peak_memory_bytes: float | None = Field(default=None, ge=2**10, le=2**50)
+    peak_memory_bytes: float | None = Field(default=None, le=2**50)
     busbw: dict[Literal["AllReduce", "AllGather", "ReduceScatter", "AllToAll", "SendRecv"],
                 dict[Annotated[int, Field(ge=2, le=2**20)], Annotated[float, Field(gt=0, le=1e15, allow_inf_nan=False)]]
                 ] | None = None
@@ -110,6 +114,17 @@ class RunRecord(BaseModel):
         from shardplan.presets.frameworks import framework_profile
         if not v.lower().endswith((".yaml", ".yml", ".json")):
             framework_profile(v)  # ConfigError naming the legal profiles for an unknown name
+        return v
+
+    @field_validator("peak_memory_bytes")
+    @classmethod
+    def _peak_in_bytes(cls, v: float | None) -> float | None:
+        """A peak of at least :data:`MIN_PEAK_BYTES` (1 MiB): a training run's device peak is never smaller, so a
+        smaller number is in other units (80 for 80 GB)."""
+        if v is not None and v < MIN_PEAK_BYTES:
+            raise ConfigError(f"peak_memory_bytes={v:g} is below 1 MiB: not a device peak in bytes (did you give GB or "
+                              f"GiB? 80 GB is 8e10); legal: {MIN_PEAK_BYTES:,} to {2**50:,} B (bytes)",
+                              field="peak_memory_bytes", value=v, legal=[MIN_PEAK_BYTES, 2**50])
         return v
 
     @model_validator(mode="after")

@@ -265,10 +265,10 @@ RECORD = {"model": "llama-3-8b", "hardware": "h100-sxm", "devices": 8, "seq_len"
 
 @pytest.mark.parametrize("extra, field, bound", [
     # 1e12 B is above the H100's 80 GiB = 85,899,345,920 B for a run that ran
-    ({"peak_memory_bytes": 1e12}, "peak_memory_bytes=1e+12", "at most 85,899,345,920 B"),
+    ({"peak_memory_bytes": 1e12}, "peak_memory_bytes=1,000,000,000,000", "at most 85,899,345,920 B"),
     # llama-3-8b at seq 4096: 6 x 8.03e9 parameters (plus attention) ~ 4.8e10 FLOPs per token; 1e9 tokens/s per device
     # is ~4.8e19 FLOP/s, far above the 9.89e14 dense bf16 peak (about 20,500 tokens/s per device at 100% MFU)
-    ({"tokens_per_s_per_device": 1e9}, "tokens_per_s_per_device=1e+09", "dense bf16 peak of h100-sxm")])
+    ({"tokens_per_s_per_device": 1e9}, "tokens_per_s_per_device=1,000,000,000", "dense bf16 peak of h100-sxm")])
 def test_cli_calibrate_refuses_physically_impossible_records(tmp_path, extra, field, bound):
     path = tmp_path / "runs.jsonl"
     path.write_text("# one run\n" + json.dumps({**RECORD, **extra}) + "\n")
@@ -290,3 +290,63 @@ def test_a_step_time_above_the_peak_is_refused_as_such():
     with pytest.raises(ConfigError) as e:
         check_physical(cases([rec])[0], H100)
     assert e.value.field == "step_time_s" and "a step of at least 1.598 s" in str(e.value), str(e.value)
+
+
+#: the tester's record: llama-3-8b at seq 1024, 4.58e10 model FLOPs per token; the H100's 9.894e14 dense bf16 peak
+#: allows 9.894e14 / 4.5834e10 = 21,586.95 tokens/s per device
+FAST = {"model": "llama-3-8b", "hardware": "h100-sxm", "devices": 16, "seq_len": 1024, "global_batch_size": 256,
+        "parallel": {"tp": 8, "sp": True, "microbatch_size": 2}, "status": "ok"}
+
+
+def _refusal(rec: dict) -> str:
+    from shardplan.calibrate import cases, check_physical
+    try:
+        check_physical(cases([RunRecord.model_validate(rec)])[0], H100)
+    except ConfigError as e:
+        return str(e)
+    return ""
+
+
+def test_a_printed_physical_bound_is_itself_accepted():
+    import re
+    # throughput: the maximum 21,586.95 prints rounded down, 21,586, which passes; 21,587 does not
+    msg = _refusal({**FAST, "tokens_per_s_per_device": 1e6})
+    assert "legal: at most 21,586 tokens/s per device" in msg, msg
+    assert _refusal({**FAST, "tokens_per_s_per_device": 21586}) == ""
+    assert "at most 21,586 tokens/s" in _refusal({**FAST, "tokens_per_s_per_device": 21587})
+    # step time: 1024 x 256 / 16 = 16,384 tokens per device per step, at least 16,384 / 21,586.95 = 0.75898 s,
+    # printed rounded up to 0.7590; a step of 0.7590 s passes
+    msg = _refusal({**FAST, "step_time_s": 1e-4})
+    bound = re.search(r"a step of at least ([0-9.]+) s", msg).group(1)
+    assert bound == "0.7590" and _refusal({**FAST, "step_time_s": float(bound)}) == ""
+    # memory: one byte over the 80 GiB = 85,899,345,920 B shows both exact integers; the capacity itself passes
+    msg = _refusal({**FAST, "tokens_per_s_per_device": 5000, "peak_memory_bytes": 85_899_345_921})
+    assert "peak_memory_bytes=85,899,345,921 is above the 85,899,345,920 B" in msg, msg
+    assert _refusal({**FAST, "tokens_per_s_per_device": 5000, "peak_memory_bytes": 85_899_345_920}) == ""
+
+
+def test_legal_bound_rounds_toward_the_legal_side():
+    from shardplan.calibrate import legal_bound
+    assert legal_bound(21586.95, False, lambda x: x <= 21586.95) == "21,586"  # a maximum: down
+    assert legal_bound(0.85571, True, lambda x: x >= 0.85571) == "0.8558"     # a minimum: up
+    assert legal_bound(2.0, True, lambda x: x > 2.0) == "2.001"               # still refused at 2.000: one unit up
+
+
+@pytest.mark.parametrize("status", ["ok", "oom", "failed"])
+def test_a_peak_above_hbm_is_refused_whatever_the_status(status):
+    # 1 PiB on an 80 GiB H100: no allocator peaks above the memory it allocates from, not even in an OOM
+    rec = {**FAST, "status": status, "peak_memory_bytes": 2.0**50}
+    if status == "ok":
+        rec["tokens_per_s_per_device"] = 5000
+    msg = _refusal(rec)
+    assert "peak_memory_bytes=1,125,899,906,842,624" in msg and "legal: at most 85,899,345,920 B" in msg, msg
+
+
+def test_a_peak_under_one_mib_is_not_bytes(tmp_path):
+    # 1 KiB (1,024) is not a device's peak in bytes (80 GB given as 80, or KiB); 1 MiB = 1,048,576 B is accepted
+    path = tmp_path / "runs.jsonl"
+    path.write_text(json.dumps({**FAST, "status": "oom", "peak_memory_bytes": 1024}) + "\n")
+    with pytest.raises(ConfigError, match=r"runs.jsonl:1: .*peak_memory_bytes=1024 is below 1 MiB: not a device "
+                                          r"peak in bytes \(did you give GB"):
+        read_records(path)
+    assert RunRecord.model_validate({**FAST, "status": "oom", "peak_memory_bytes": 2**20}).peak_memory_bytes == 2**20

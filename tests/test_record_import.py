@@ -62,12 +62,12 @@ def test_mapping_file_and_missing_status(tmp_path):
     (["tokens_per_s_per_device=tps"], [], "tp\n1\n", "column 'tps' is not in the CSV; its columns: tp"),
     (["tokens_per_s_per_device=tps * 2"], [], "tps\nfast\n", "multiplies a cell that is not a number"),
     (["tp"], [], "tp\n1\n", "--map 'tp' is not field=column"),
-    (["tokens_per_s_per_device=tps / 0"], [], "tps\n5\n", "line 2: 'tps / 0' divides by zero"),
+    (["tokens_per_s_per_device=tps / 0"], [], "tps\n5\n", r"runs.csv:2: 'tps / 0' divides by zero"),
     (["tokens_per_s_per_device=tps * 1e308"], [], "tps\n1e10\n", "is not a finite number"),
     ([], ["seq_len"], "tp\n1\n", "--set 'seq_len' is not field=value"),
     ([], [], "tp\n", "has a header but no rows"),
     ([], ["model=llama-3-8b", "hardware=h100-sxm", "devices=8", "seq_len=4096", "global_batch_size=8"],
-     "tp,tokens_per_s_per_device\n2.5,10\n", "line 2: tp='2.5' is not a whole number"),
+     "tp,tokens_per_s_per_device\n2.5,10\n", r"runs.csv:2: tp='2.5' is not a whole number"),
 ])
 def test_bad_input_names_field_and_legal_values(tmp_path, items, sets, text, match):
     p = _csv(tmp_path, text)
@@ -78,7 +78,7 @@ def test_bad_input_names_field_and_legal_values(tmp_path, items, sets, text, mat
 def test_value_without_entry_lists_the_entries(tmp_path):
     p = _csv(tmp_path, "model\n9B\n")
     m = CsvMapping(values={"model": {"1B": "llama-3.2-1b", "8B": "llama-3-8b"}})
-    with pytest.raises(ConfigError, match="line 2: model value '9B' has no entry in values.model; its entries: 1B, 8B"):
+    with pytest.raises(ConfigError, match="runs.csv:2: model value '9B' has no entry in values.model; its entries: 1B, 8B"):
         import_csv(p, m)
 
 
@@ -130,3 +130,46 @@ def test_import_notes_a_profile_file_that_does_not_exist(tmp_path):
     assert read_records(out)[0].framework.endswith("gone.yaml")
     r = RUNNER.invoke(app, ["record", "import", str(p), "--set", "framework=nanotron", "-o", str(out)])
     assert r.exit_code == 0 and "does not exist" not in r.output
+
+
+HEAD = "model,hardware,devices,seq_len,global_batch_size,tp,pp,tokens_per_s_per_device"
+ROW = "llama-3-8b,h100-sxm,16,4096,256,8,2,3000"
+
+
+@pytest.mark.parametrize("cell, sets, item", [
+    ('"8,x"', [], "'x'"),          # a word among the layers per stage
+    ('"1.5,30.5"', [], "'1.5'"),   # layers are whole numbers
+    (None, ["pp_layers=8,x"], "'x'"),  # the same through --set
+])
+@pytest.mark.parametrize("command", [["record", "import"], ["calibrate"]])
+def test_pp_layers_that_are_not_whole_numbers_name_file_line_and_value(tmp_path, cell, sets, item, command):
+    p = _csv(tmp_path, f"{HEAD},pp_layers\n{ROW},{cell}\n" if cell else f"{HEAD}\n{ROW}\n")
+    args = [*command, str(p), *(["-o", str(tmp_path / "o.jsonl")] if command[0] == "record" else [])]
+    r = RUNNER.invoke(app, args + [a for s in sets for a in ("--set", s)])
+    text = " ".join(r.output.split())
+    assert r.exit_code == 2 and "Traceback" not in text, text
+    assert f"{p}:2: pp_layers=" in text and f"its item {item} is not a whole number" in text, text
+    assert "legal: whole numbers joined by commas" in text
+
+
+def test_whole_number_lists_and_counts_are_converted(tmp_path):
+    # "16.0,16" is 16 + 16 layers on pp = 2; "mlp;moe" is a list; a 401-digit --set tp is refused by its bound,
+    # not converted to a float (which overflows)
+    p = _csv(tmp_path, f"{HEAD},pp_layers,recompute_modules\n{ROW},\"16.0,16\",mlp;layernorm\n")
+    (r,) = import_csv(p, CsvMapping(constants={"recompute": "selective"}))
+    assert r.parallel.pp_layers == (16, 16) and r.parallel.recompute_modules == ("mlp", "layernorm")
+    with pytest.raises(ConfigError, match=r"runs.csv:2: parallel.tp=.*legal: <= 1,048,576"):
+        import_csv(p, parse_map_items([], [f"tp=1{'0' * 400}"]))
+    with pytest.raises(ConfigError, match=r"runs.csv:2: tp=True is not a whole number"):
+        import_csv(p, CsvMapping(constants={"tp": True}))
+
+
+@pytest.mark.parametrize("command", [["record", "import"], ["calibrate"]])
+def test_a_cell_over_the_csv_field_limit_names_file_and_line(tmp_path, command):
+    # 131,073 characters in the source cell: one over the csv module's 131,072, in a file well under the 1 MiB cap
+    p = _csv(tmp_path, f"{HEAD},source\n{ROW},ok\n{ROW},{'a' * 131_073}\n")
+    args = [*command, str(p), *(["-o", str(tmp_path / "o.jsonl")] if command[0] == "record" else [])]
+    r = RUNNER.invoke(app, args)
+    text = " ".join(r.output.split())
+    assert r.exit_code == 2 and "Traceback" not in text, text
+    assert f"{p}:3: not a CSV row" in text and "cells of at most 131,072 characters" in text, text

@@ -188,7 +188,7 @@ def _write_record(path: Path, m: Any, layout: Any, tr: Any, devices: int, hist: 
     rec = RunRecord(model=m, hardware=jax.devices()[0].device_kind, devices=devices, seq_len=tr.seq_len,
                     global_batch_size=tr.global_batch_size, parallel=layout.parallel,
                     precision="fp32-params" if compute_dtype == "bf16" else "fp32", framework="maxtext",
-                    step_time_s=step_s, peak_memory_bytes=float(peak) if peak and peak >= 2**10 else None,
+                    step_time_s=step_s, peak_memory_bytes=float(peak) if peak and peak >= 2**20 else None,
                     source=f"shardplan train ({jax.default_backend()}, {len(hist)} steps)")
     write_records(path, [rec], append=True)
     console.print(f"record appended to {path}")
