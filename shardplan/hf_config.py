@@ -97,7 +97,8 @@ def moe_layer_pattern(moe: list[int], n_layers: int, key: str) -> Cfg:
                           field=key, value=moe)
     step = moe[1] - moe[0] if len(moe) > 1 else n_layers - moe[0]
     if moe != list(range(moe[0], n_layers, step)) or moe[0] - step + 1 < 0:
-        raise ConfigError(f"{key}: MoE layers {moe} are not every {step}-th layer from layer {moe[0]} to the last; "
+        every = "every layer" if step == 1 else f"every {step}-th layer"
+        raise ConfigError(f"{key}: MoE layers {moe} are not {every} from layer {moe[0]} to the last; "
                           + YAML_ROUTE, field=key, value=moe)
     return dict(n_dense_layers=moe[0] - step + 1, moe_layer_step=step)
 

@@ -107,3 +107,14 @@ def test_runtime_commands_show_the_field_default():
     # shardings / train / validate build the JAX runtime's layout: no framework profile defaults apply there
     r = runner.invoke(app, ["shardings", "--help"], env={"COLUMNS": "200"})
     assert "the framework's" not in r.output and "[default: (0)]" in r.output.replace("  ", " ")
+
+
+@pytest.mark.parametrize("base,stage,legal", [("torchtitan", 1, "0, 2, 3"), ("nanotron", 3, "0, 1")])
+def test_profile_file_default_zero_stage_must_be_implemented(tmp_path, base, stage, legal):
+    # a default the profile itself refuses would be dropped silently: the file is refused, naming the legal stages
+    f = tmp_path / "profile.yaml"
+    f.write_text(f"base: {base}\ndefault_zero_stage: {stage}\n")
+    r = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64",
+                            "--framework", str(f)])
+    assert r.exit_code == 2 and f"default_zero_stage={stage} is not among" in r.output
+    assert f"legal default_zero_stage: {legal}" in " ".join(r.output.split())

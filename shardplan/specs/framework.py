@@ -495,6 +495,21 @@ class FrameworkProfile(BaseModel):
                               legal=list(self.schedules))
         return self
 
+    @model_validator(mode="after")
+    def _default_zero_stage_implemented(self) -> "FrameworkProfile":
+        """``default_zero_stage`` is a stage the profile implements (``zero_stages``).
+
+        Raises:
+            ConfigError: naming the stage and the legal ones (a base profile may have set ``zero_stages``).
+        """
+        if self.zero_stages is not None and self.default_zero_stage not in self.zero_stages:
+            from shardplan.errors import ConfigError
+            raise ConfigError(f"default_zero_stage={self.default_zero_stage} is not among zero_stages="
+                              f"{list(self.zero_stages)} (a base profile may have set it); legal default_zero_stage: "
+                              f"{', '.join(map(str, self.zero_stages))}", field="default_zero_stage",
+                              value=self.default_zero_stage, legal=list(self.zero_stages))
+        return self
+
     @field_validator("schedules", "released_schedules", "zero_stages", "recomputes", "pipeline_zero_stages")
     @classmethod
     def _no_repeats(cls, value: tuple | None) -> tuple | None:
