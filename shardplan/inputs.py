@@ -24,6 +24,7 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
+import math
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -425,8 +426,13 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
         from_file = default_framework(hardware)
         framework = from_file if framework is None else framework
     unit = batch_unit(layout, plan, devices) if global_batch_tokens is not None else 1
-    tr = training_spec(seq_len, global_batch, global_batch_tokens, precision, attention, framework, dropout,
-                       moe_capacity_factor, moe_imbalance, optimizer_dtype, moe_routing, unit)
+    try:
+        tr = training_spec(seq_len, global_batch, global_batch_tokens, precision, attention, framework, dropout,
+                           moe_capacity_factor, moe_imbalance, optimizer_dtype, moe_routing, unit)
+    except ConfigError as err:
+        if err.field == "global_batch_tokens" and unit == 1:  # the layout's own error first: its degrees set the unit
+            _raise_degree_error(m, layout, plan, devices, seq_len, global_batch_tokens, framework)
+        raise
     if precision is None and hw is not None:
         check_profile_precision(hw, tr)
     pc = parallel_config(layout, plan)
@@ -435,6 +441,34 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
         pc = parallel_config({**layout, **applied}, plan)
     return Inputs(m, hw, tr, _file_framework_split(_rescaled_dp(pc, plan, devices, layout), plan, layout, m,
                                                    tr.framework))
+
+
+#: the layout fields whose errors come before a batch-size error (they decide dp, and so the batch unit)
+_DEGREE_FIELDS = ("tp", "pp", "cp", "ep", "etp", "dp", "dp_shard", "devices")
+
+
+def _raise_degree_error(m: ModelSpec, layout: Mapping[str, Any], plan: str | Path | None, devices: int, seq_len: int,
+                        tokens: int, framework: str | FrameworkProfile | None) -> None:
+    """Raise the layout's own error about its parallel degrees (:data:`_DEGREE_FIELDS`), if it has one, for a
+    ``global_batch_tokens`` the batch check refused: with degrees that do not divide the devices the batch unit
+    (:func:`batch_unit`) is unknown, so the token counts suggested would fail on the degrees. Returns otherwise.
+
+    Raises:
+        ConfigError: the layout's degree error (names the field and its legal values).
+    """
+    from shardplan.parallel import validate
+    try:
+        # a batch every degree divides (devices x microbatch x pp x flushes sequences): only the degrees are judged
+        extra = [layout.get(k) or 1 for k in ("microbatch_size", "pp", "pipeline_flushes")]
+        tr = training_spec(seq_len, devices * 64 * math.prod(extra), None, None, "flash", framework)
+        pc = parallel_config(layout, plan)
+        pc = parallel_config({**layout, **applied_layout_defaults(tr.framework, pc, layout, plan, seq_len)}, plan)
+        validate(_rescaled_dp(pc, plan, devices, layout), m, tr, devices)
+    except ConfigError as err:
+        if err.field in _DEGREE_FIELDS:
+            raise
+    except ValueError:
+        return
 
 
 def check_profile_precision(hw: HardwareSpec, training: TrainingSpec) -> None:

@@ -118,3 +118,14 @@ def test_profile_file_default_zero_stage_must_be_implemented(tmp_path, base, sta
                             "--framework", str(f)])
     assert r.exit_code == 2 and f"default_zero_stage={stage} is not among" in r.output
     assert f"legal default_zero_stage: {legal}" in " ".join(r.output.split())
+
+
+def test_token_batch_error_waits_for_the_layouts_own_degree_error():
+    # --global-batch-tokens 100000 (not a multiple of 4096) with --tp 3 on 64 devices: the degrees decide the batch
+    # unit, so the tp error comes first (its legal tp judged with a batch every degree divides), not token counts
+    # that would then fail on tp
+    base = ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "64", "-s", "4096", "--global-batch-tokens", "100000"]
+    r = runner.invoke(app, base + ["--tp", "3"])
+    assert r.exit_code == 2 and "tp=3 does not divide devices=64; legal tp: 1, 2, 4, 8" in r.output
+    r = runner.invoke(app, base + ["--tp", "2"])  # a valid layout: the token error with the unit dp x mbs = 32
+    assert r.exit_code == 2 and "legal global_batch_tokens nearby: 131072 (32 sequences)" in r.output
