@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -162,13 +162,11 @@ def with_layout_defaults(case: Case, profile: FrameworkProfile) -> Case:
     """``case`` with the layout fields its record does not give set as ``shardplan estimate`` sets them under
     ``profile`` (:func:`shardplan.inputs.applied_layout_defaults`: its ZeRO stage, sp with tp > 1, schedule), so
     that a record is fitted as the layout the fitted profile's estimates will price."""
-    import dataclasses
-
     from shardplan.inputs import applied_layout_defaults
     p = case.record.parallel
     given = {k: getattr(p, k) for k in p.model_fields_set}
     applied = applied_layout_defaults(profile, p, given, None, case.record.seq_len)
-    return dataclasses.replace(case, parallel=p.model_copy(update=applied)) if applied else case
+    return replace(case, parallel=p.model_copy(update=applied)) if applied else case
 
 
 def check_physical(case: Case, hw: HardwareSpec) -> None:

@@ -20,11 +20,11 @@ File formats are parsed by :mod:`shardplan.loaders`. Every error is a
 
 from __future__ import annotations
 
+import math
 import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-import math
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 

@@ -12,6 +12,16 @@ from shardplan.specs.training import TrainingSpec
 FIELDS = ("tp", "pp", "cp", "ep", "microbatch_size", "virtual_stages", "dp_shard")
 
 
+def _listed_error(kw: dict, m, tr: TrainingSpec, devices: int, fields: tuple[str, ...]) -> ConfigError | None:
+    """The error validate gives the layout ``kw`` when it is about one of ``fields`` and lists legal values, else
+    None (the layout is valid, or its error names no list to check)."""
+    try:
+        validate(ParallelConfig(**kw), m, tr, devices)
+    except ConfigError as e:
+        return e if e.field in fields and e.legal else None
+    return None
+
+
 @settings(max_examples=300, deadline=None)
 @given(model=st.sampled_from(["llama-3-8b", "mixtral-8x7b", "gpt3-175b", "llama-3.2-1b"]),
        tp=st.sampled_from([1, 2, 3, 4, 8, 16]), pp=st.sampled_from([1, 2, 3, 4, 5, 8]),
@@ -24,14 +34,8 @@ def test_listed_legal_values_pass_the_same_check(model, tp, pp, cp, ep, mbs, v, 
     tr = TrainingSpec(seq_len=seq, global_batch_size=batch)
     kw = dict(tp=tp, pp=pp, cp=cp, ep=ep, microbatch_size=mbs, zero_stage=zero, virtual_stages=v,
               schedule="interleaved" if v > 1 else "1f1b")
-    try:
-        validate(ParallelConfig(**kw), m, tr, devices)
-        return
-    except ConfigError as e:
-        err = e
-    if err.field not in FIELDS or not err.legal:
-        return
-    for value in err.legal:
+    err = _listed_error(kw, m, tr, devices, FIELDS)
+    for value in err.legal if err else ():
         try:
             validate(ParallelConfig(**{**kw, err.field: value}), m, tr, devices)
         except ConfigError as again:
@@ -99,14 +103,8 @@ def test_a_listed_value_passes_every_check(model, tp, pp, cp, ep, etp, mbs, zero
               dp_shard=shard if zero else None, schedule=schedule, pipeline_flushes=flushes)
     m = MODELS[model]
     tr = TrainingSpec(seq_len=seq, global_batch_size=batch, framework=framework_profile(framework))
-    try:
-        validate(ParallelConfig(**kw), m, tr, devices)
-        return
-    except ConfigError as e:
-        err = e
-    if err.field not in ALL_FIELDS or not err.legal:
-        return
-    for value in err.legal:
+    err = _listed_error(kw, m, tr, devices, ALL_FIELDS)
+    for value in err.legal if err else ():
         change = {err.field: value, **({"sp": False} if err.field == "tp" and value == 1 else {})}
         validate(ParallelConfig(**{**kw, **change}), m, tr, devices)  # raises if the listed value is not legal
 

@@ -308,8 +308,8 @@ PROFILE_DEFAULTS: dict[str, str] = {
     "zero_stage": "the framework's: " + "; ".join(
         f"{', '.join(n for n, f in FRAMEWORKS.items() if f.default_zero_stage == z)} {z}" for z in (1, 2, 3)
         if any(f.default_zero_stage == z for f in FRAMEWORKS.values())) + "; others 0",
-    "sp": "the framework's: on with tp > 1 for megatron, maxtext, torchtitan, nanotron; else off",
-    "tp_overlap": "the framework's: on with sp for nanotron; else off"}
+    **{k: f"the framework's: on with tp > 1 for {', '.join(n for n, f in FRAMEWORKS.items() if f.layout_defaults.get(k))}"
+          "; else off" for k in ("sp", "tp_overlap")}}
 
 
 def layout_parameter(option: LayoutOption, repeatable: bool = False,

@@ -103,7 +103,7 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
                               "fp32-params unless --precision: MaxText's default weight_dtype float32); --framework "
                               "chooses another", highlight=False, soft_wrap=True)
     if framework is None and plan is None:
-        layout = target_layout_defaults(exporter(to).name, layout)
+        layout = target_layout_defaults(exporter(to).name, layout, seq_len)
     e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
                              global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
                              attention=attention, framework=framework, dropout=dropout,
@@ -125,26 +125,31 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
 _EASYDEL_DEFAULTS = {"zero_stage": 3, "sp": False, "tp_overlap": False}
 
 
-def target_layout_defaults(name: str, layout: dict) -> dict:
+def target_layout_defaults(name: str, layout: dict, seq_len: int | None = None) -> dict:
     """``layout`` with the export target's own defaults for the fields it does not give (``None``), so that
     ``export --to NAME`` without ``--framework`` writes what that framework runs by default rather than the
-    pricing profile's defaults: the ZeRO stage (``FrameworkProfile.default_zero_stage``), sp / tp_overlap
-    (its ``layout_defaults``, else off) and, with pp > 1, its first schedule where the pricing default (1F1B)
-    is not one it runs. EasyDeL (no profile): :data:`_EASYDEL_DEFAULTS`. A note lists what was set."""
+    pricing profile's defaults: the target profile's :func:`shardplan.inputs.applied_layout_defaults` (ZeRO
+    stage, sp / tp_overlap with tp > 1, schedule), and the ParallelConfig value for the other ones among
+    zero_stage / sp / tp_overlap, set explicitly so that the pricing profile adds none of its own. EasyDeL (no
+    profile): :data:`_EASYDEL_DEFAULTS`. A layout that does not parse is returned as given (its error comes from
+    the estimate). A note lists the values that differ from ParallelConfig's defaults."""
     from shardplan.cli.common import err_console
+    from shardplan.errors import ConfigError
+    from shardplan.inputs import applied_layout_defaults, parallel_config
+    from shardplan.parallel import ParallelConfig
     from shardplan.presets.frameworks import FRAMEWORKS
     profile = FRAMEWORKS.get(name)
     if profile is None and name != "easydel":
         return layout
-    wanted = dict(_EASYDEL_DEFAULTS) if profile is None else {
-        "zero_stage": profile.default_zero_stage, "sp": bool(profile.layout_defaults.get("sp")),
-        "tp_overlap": bool(profile.layout_defaults.get("tp_overlap"))}
-    if (layout.get("tp") or 1) == 1:
-        wanted = {k: v for k, v in wanted.items() if k not in ("sp", "tp_overlap")}
-    if profile is not None and profile.schedules and (layout.get("pp") or 1) > 1 and "1f1b" not in profile.schedules:
-        wanted["schedule"] = profile.schedules[0]
-    from shardplan.parallel import ParallelConfig
-    taken = {k: v for k, v in wanted.items() if layout.get(k) is None}
+    try:
+        pc = parallel_config(layout)
+    except ConfigError:
+        return layout
+    applied = dict(_EASYDEL_DEFAULTS) if profile is None else applied_layout_defaults(profile, pc, layout, None,
+                                                                                        seq_len)
+    keys = ("zero_stage",) if pc.tp == 1 else ("zero_stage", "sp", "tp_overlap")
+    taken = {k: applied.get(k, getattr(pc, k)) for k in keys if layout.get(k) is None}
+    taken.update({k: v for k, v in applied.items() if k not in keys and layout.get(k) is None})
     shown = {k: v for k, v in taken.items() if v != ParallelConfig.model_fields[k].default}
     if shown:
         err_console.print(f"[yellow]note:[/] --to {name}: {', '.join(f'{k}={v}' for k, v in shown.items())}, the "

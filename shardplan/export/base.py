@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shardplan.errors import ConfigError, fmt_legal, short_repr
+from shardplan.limits import MAX_BATCH_TOKENS
 from shardplan.parallel import ParallelConfig
 
 #: ParallelConfig fields that describe how a runtime schedules the work, not what the config says
@@ -410,8 +411,9 @@ def flag(cfg: Mapping[str, Any], key: str, framework: str, default: bool = False
 
 
 def whole(cfg: Mapping[str, Any], key: str, framework: str, default: int | None = None, least: int = 1,
-          most: int = 2**40, where: str = "") -> int | None:
-    """The whole-number ``cfg[key]`` from ``least`` to ``most`` (``default`` where absent; None stays None when the
+          most: int = MAX_BATCH_TOKENS, where: str = "") -> int | None:
+    """The whole-number ``cfg[key]`` from ``least`` to ``most`` (by default the largest count the planner takes,
+    :data:`shardplan.limits.MAX_BATCH_TOKENS`; ``default`` where absent; None stays None when the
     default is None: the config does not say it).
 
     Raises:
