@@ -172,3 +172,68 @@ def choose_usable_hbm_fraction(points: Sequence[tuple[float | None, bool]], min_
 
     best = max(USABLE_HBM_FRACTIONS, key=lambda t: (right(t), t))
     return best if right(best) > right(keep) + min_gain else keep
+
+
+@dataclass(frozen=True)
+class GemmFit:
+    """The GEMM model's constants fitted to measured isolated GEMMs (:func:`fit_gemm_constants`).
+
+    Attributes:
+        asymptote: per-SM rate inside a full wave at infinite K, as a fraction of the bf16 peak
+            (the isolated large-GEMM rate; compare ``HardwareSpec.isolated_matmul_efficiency``).
+        fill_steps: ``HardwareSpec.gemm_fill_steps`` (K main-loop steps of fixed cost per tile).
+        stream_k: whether the fit with a Stream-K decomposition (``HardwareSpec.gemm_stream_k``)
+            explained the measurements better than whole waves (smaller mean |log error|: the
+            decomposition shows on the few GEMMs with a partial last wave, which a median ignores).
+        mean_abs_log_error: mean |log(predicted / measured seconds)| at the fitted values.
+        median_abs_error: median |predicted / measured - 1| of the seconds at the fitted values.
+        used: measurements fitted (those above the launch floor).
+    """
+
+    asymptote: float
+    fill_steps: float
+    stream_k: bool
+    mean_abs_log_error: float
+    median_abs_error: float
+    used: int
+
+
+#: GEMMs shorter than this are timed as host launches, not tensor-core work (a CUDA kernel launch
+#: and framework dispatch cost ~5-20 us: NVIDIA CUDA C++ Best Practices Guide, "kernel launch overhead")
+GEMM_FIT_FLOOR_S = 30e-6
+
+
+def fit_gemm_constants(gemms: Sequence[tuple[int, int, int, float]], hw: HardwareSpec) -> GemmFit:
+    """Fit the asymptote and ``gemm_fill_steps`` of :func:`shardplan.cost.gemm.gemm_time` to measured
+    bf16 GEMMs ``(m, n, k, seconds)`` on ``hw`` (its SM count, tiles and K step kept), once with whole
+    waves and once with Stream-K; the better of the two (mean |log error|) is returned. Robust
+    least squares on ``log(predicted / measured seconds)`` (:func:`fit_residuals`), asymptote in
+    [0.05, 1], fill in [0, 16] steps; GEMMs under :data:`GEMM_FIT_FLOOR_S` are left out.
+
+    Raises:
+        ValueError: fewer than 3 GEMMs above the floor, or ``hw`` without ``sm_count`` (TPU: no
+            tiles-and-waves model to fit).
+    """
+    from shardplan.cost.gemm import GemmShape, gemm_time
+
+    runs = [g for g in gemms if g[3] >= GEMM_FIT_FLOOR_S]
+    if hw.sm_count is None or len(runs) < 3:
+        raise ValueError(f"{len(runs)} GEMMs of at least {GEMM_FIT_FLOOR_S * 1e6:.0f} us on {hw.name} "
+                         f"(sm_count={hw.sm_count}): need 3 or more on a GPU preset to fit the GEMM model")
+    params = [Parameter("hardware", "matmul_efficiency", 0.05, 1.0), Parameter("hardware", "gemm_fill_steps", 0.0, 16.0)]
+    profile = FrameworkProfile(name="gemm-fit")
+
+    def residual(h: HardwareSpec, _f: FrameworkProfile) -> np.ndarray:
+        return np.array([math.log(gemm_time(GemmShape(m, n, k), h).seconds / s) for m, n, k, s in runs])
+    best: GemmFit | None = None
+    for stream_k in (False, True):
+        base = hw.model_copy(update={"gemm_stream_k": stream_k, "matmul_efficiency": 0.7, "gemm_fill_steps": 2.0})
+        res = fit_residuals(residual, params, base, profile, max_nfev=200)
+        h, _ = apply(params, res.values, base, profile)
+        r = residual(h, profile)
+        cand = GemmFit(float(res.values[0]), float(res.values[1]), stream_k, float(np.mean(np.abs(r))),
+                       float(np.median(np.abs(np.exp(r) - 1))), len(runs))
+        if best is None or cand.mean_abs_log_error < best.mean_abs_log_error - 1e-4:
+            best = cand
+    assert best is not None
+    return best

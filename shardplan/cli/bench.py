@@ -27,8 +27,11 @@ def _plan(smoke: bool) -> dict:
     if smoke:
         return {"gemm": [(64, 64, 64), (128, 64, 128)], "hbm": 1 << 20, "attention": (1, 64, 2, 32),
                 "sizes": [1 << 12, 1 << 16]}
-    return {"gemm": [(4096, 4096, 4096), (8192, 8192, 8192), (16384, 8192, 8192), (8192, 1024, 8192),
-                     (4096, 14336, 4096), (2048, 2048, 2048)],
+    # long-K GEMMs (the asymptote), short K (the per-tile fill: a 1B model's row-parallel layers at tp 4-8),
+    # few tiles (partial waves: Stream-K or not), small N (column-parallel shards)
+    return {"gemm": [(8192, 8192, 8192), (16384, 8192, 8192), (8192, 4096, 14336), (8192, 28672, 4096),
+                     (8192, 2048, 256), (8192, 2048, 512), (8192, 2048, 1024), (8192, 4096, 2048),
+                     (2048, 1536, 8192), (4096, 768, 8192), (8192, 384, 2048), (8192, 1024, 8192)],
             "hbm": 4 << 30, "attention": (1, 8192, 32, 128), "sizes": [1 << p for p in range(10, 31, 4)]}
 
 

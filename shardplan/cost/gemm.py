@@ -20,9 +20,19 @@ shard), the K loop is split over several thread blocks whose fp32 partial tiles 
 slice after the first writes and reads back an fp32 partial: ``8 B x (split - 1) x M x N`` of HBM
 traffic.
 
+Each output tile (or split-K slice) also pays a fixed ``gemm_fill_steps`` main-loop steps: the
+software pipeline's prologue, which issues the first stages' loads before the first MMA, and the
+epilogue, which stores the tile (CUTLASS multistage / warp-specialized mainloops; NVIDIA CUTLASS
+docs "Efficient GEMM in CUDA", software pipelining). It makes GEMMs with a short K loop slow: on an
+H200 with cuBLAS (PyTorch 2.11, CUDA 13), K = 256 runs at 0.54 and K = 1,024 at 0.84 of the
+long-K rate, fitted by 3.1 steps of 64 (``benchmarks/device_check.py``, docs/device.md). Where the
+library has a Stream-K scheduler (``gemm_stream_k``) a partial last wave is dealt out evenly over
+the SMs instead of running as a whole wave (Osama et al. 2023): measured there, a 96-tile weight
+gradient ran at the full rate where whole waves predict 96 / 132 = 0.73.
+
 Per-SM throughput inside a full wave is the hardware's *large-GEMM asymptote*
-``matmul_efficiency x peak / sm_count``: the one constant of this model that is fitted (see
-``shardplan/presets/hardware.py``). Every tile shape gets that rate (stated simplification: the
+``matmul_efficiency x peak / sm_count`` (at infinite K when ``gemm_fill_steps`` > 0): the one
+constant of this model that is fitted (see ``shardplan/presets/hardware.py``). Every tile shape gets that rate (stated simplification: the
 guide's smaller tiles are somewhat slower, so shapes that only suit small tiles come out a little
 optimistic). TPUs (``sm_count`` None) get tile quantization on the MXU
 grid (128x128 on v4/v5, 256x256 on v6e; Scaling Book tpus.md) and no waves.
@@ -111,6 +121,14 @@ def _wave_options(shape: GemmShape, tile: tuple[int, int], sms: int | None, k_ti
     return [(tiles, math.ceil(tiles * s / sms), s, math.ceil(steps / s)) for s in range(1, top + 1)]
 
 
+def _stream_k_steps(tiles: int, steps: int, sms: int, fill: float) -> float:
+    """Main-loop steps of the busiest SM when the ``tiles x steps`` iterations are dealt out evenly
+    (Stream-K, Osama et al. 2023, Sec. 4: each CTA takes an equal share of the MAC-loop iterations,
+    crossing tile boundaries): ``tiles x (steps + fill) / sms`` plus one more ``fill`` for the tile
+    an SM starts part-way through."""
+    return tiles * (steps + fill) / sms + fill
+
+
 @dataclass(frozen=True)
 class GemmDevice:
     """What :func:`gemm_time` needs of the hardware for one dtype (hashable, built once per estimate).
@@ -121,6 +139,8 @@ class GemmDevice:
         k_tile: K elements per main-loop step.
         rate: large-GEMM FLOP/s of the whole chip (``matmul_efficiency x peak``).
         hbm: achieved HBM bytes/s (``hbm_efficiency x hbm_bandwidth``).
+        fill: fixed K steps per tile (``HardwareSpec.gemm_fill_steps``; GPUs only).
+        stream_k: Stream-K decomposition available (``HardwareSpec.gemm_stream_k``).
     """
 
     sms: int | None
@@ -128,6 +148,8 @@ class GemmDevice:
     k_tile: int
     rate: float
     hbm: float
+    fill: float = 0.0
+    stream_k: bool = False
 
     @classmethod
     def of(cls, hw: HardwareSpec, dtype: str = "bf16") -> "GemmDevice":
@@ -140,8 +162,9 @@ class GemmDevice:
         # kernels: 128x256x64 for 16-bit, 128x256x128 for 8-bit inputs; sm100 block-scaled NVFP4 kernels:
         # MMA tile 128x128x256); TPU MXUs take 128 either way
         k_tile = hw.gemm_k_tile * ({"fp8": 2, "fp4": 4}.get(dtype, 1) if hw.sm_count is not None else 1)
+        gpu = hw.sm_count is not None
         return cls(hw.sm_count, tuple(hw.gemm_tiles), k_tile, hw.achieved_matmul_flops(dtype),
-                   hw.hbm_bandwidth * hw.hbm_efficiency)
+                   hw.hbm_bandwidth * hw.hbm_efficiency, hw.gemm_fill_steps if gpu else 0.0, hw.gemm_stream_k and gpu)
 
 
 @lru_cache(maxsize=65536)
@@ -152,9 +175,14 @@ def _gemm_time(shape: GemmShape, dev: GemmDevice, in_bytes: float, out_bytes: fl
     best: GemmTime | None = None
     for tile in dev.tiles:
         step_s = 2.0 * tile[0] * tile[1] * dev.k_tile / (dev.rate / dev.sms if dev.sms else dev.rate)
-        for tiles, waves, split, steps in _wave_options(shape, tile, dev.sms, dev.k_tile):
-            math_s = (waves if dev.sms else tiles) * steps * step_s
-            memory_s = (base_traffic + b * 8.0 * (split - 1) * m * n) / dev.hbm  # fp32 partials out and in
+        options = [(tiles, waves, split, (waves if dev.sms else tiles) * (steps + dev.fill), (split - 1) * 8.0)
+                   for tiles, waves, split, steps in _wave_options(shape, tile, dev.sms, dev.k_tile)]
+        if dev.stream_k and dev.sms:  # one fp32 partial per output element (written and read back)
+            tiles = options[0][0]
+            options.append((tiles, 1, 1, _stream_k_steps(tiles, math.ceil(k / dev.k_tile), dev.sms, dev.fill), 8.0))
+        for tiles, waves, split, step_count, partial_bytes in options:
+            math_s = step_count * step_s
+            memory_s = (base_traffic + b * partial_bytes * m * n) / dev.hbm  # fp32 partials out and in
             t = GemmTime(max(math_s, memory_s), math_s, memory_s, tile, tiles, waves, split, shape.flops)
             if best is None or t.seconds < best.seconds:
                 best = t

@@ -61,6 +61,16 @@ class HardwareSpec(BaseModel):
         description="output tile shapes (rows, cols) the GEMM library picks among; rows and cols are padded to them")
     gemm_k_tile: int = Field(default=64, gt=0, le=1024,
                              description="elements of K per main-loop step of one tile; K is padded to it")
+    gemm_fill_steps: float = Field(default=0.0, ge=0, le=64,
+                                   description="fixed cost of one output tile, in K main-loop steps: the software "
+                                               "pipeline's prologue (the first loads before the first MMA) and the "
+                                               "epilogue (the tile's store); a tile over K costs ceil(K / "
+                                               "gemm_k_tile) + this steps (shardplan.cost.gemm); 0: not modelled")
+    gemm_stream_k: bool = Field(default=False,
+                                description="the GEMM library may spread a partial last wave of tiles evenly over the "
+                                            "SMs (Stream-K, Osama et al. 2023; CUTLASS 3 sm90 stream-K tile "
+                                            "scheduler), paying one fp32 partial per output element; False: whole "
+                                            "waves and split-K only")
     compute_arch: ComputeArch | None = Field(
         default=None, description="architecture family: selects the published attention-kernel efficiency tables")
     hbm_bytes: float = Field(ge=2**20, le=L.MAX_MEMORY_BYTES, description="HBM capacity per device, bytes")
@@ -127,7 +137,12 @@ class HardwareSpec(BaseModel):
                     "program): the ceiling of a framework's FrameworkProfile.gpu_matmul_scale, which scales the "
                     "asymptotes at most by isolated / matmul_efficiency (fp8 alike); None: unknown, the scale is not "
                     "applied (shardplan.cost.compute.gemm_device)")
-    hbm_efficiency: float = Field(default=0.8, ge=L.MIN_EFFICIENCY, le=1)
+    hbm_efficiency: float = Field(default=0.8, ge=L.MIN_EFFICIENCY, le=1,
+                                  description="achieved fraction of hbm_bandwidth for the element-wise, optimizer and "
+                                              "memory-bound GEMM traffic the cost model prices. 0.8: below a pure "
+                                              "device-to-device copy (an H200 copied 4 GiB at 0.886 of its 4.8 TB/s, "
+                                              "docs/device.md) since framework kernels also compute; the framework "
+                                              "profiles' element-wise factors were fitted with it in place")
     scale_up_efficiency: float = Field(default=0.8, ge=L.MIN_EFFICIENCY, le=1)
     scale_out_efficiency: float = Field(default=0.85, ge=L.MIN_EFFICIENCY, le=1)
     runtime_reserve_bytes: float = Field(default=2 * 2**30, ge=0, le=L.MAX_MEMORY_BYTES,
