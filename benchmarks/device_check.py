@@ -179,18 +179,10 @@ def hbm_torch(n_bytes: int) -> dict:
 
 # ------------------------------------------------------------------ JAX
 def jax_timer(f, args: list, reps: int, trials: int) -> float:
-    """Median seconds of one call: ``reps`` asynchronous calls rotating over ``args`` then one block."""
-    import jax
-    jax.block_until_ready(f(*args[0]))
-    out = []
-    for _ in range(trials):
-        t0 = time.perf_counter()
-        r = None
-        for i in range(reps):
-            r = f(*args[i % len(args)])
-        jax.block_until_ready(r)
-        out.append((time.perf_counter() - t0) / reps)
-    return statistics.median(out)
+    """Median seconds of one call: :func:`shardplan.jax.bench.median_seconds` (``reps`` calls back to
+    back rotating over the argument tuples ``args``, then one wait; ``trials`` times)."""
+    from shardplan.jax.bench import median_seconds
+    return median_seconds(f, *args[0], repeat=trials, calls=reps, alternates=tuple(args[1:]))
 
 
 def gemm_jax(shapes: list[dict], smoke: bool) -> list[dict]:
