@@ -46,3 +46,25 @@ def test_fitted_fields_name_each_fields_own_rule():
     assert out["matmul_efficiency"] == round(hw.matmul_efficiency * 0.5 / 0.6, 4) and out["hbm_efficiency"] == 0.8
     assert "GEMM grid" in out["sources"]["matmul_efficiency"] and "HBM copy" in out["sources"]["hbm_efficiency"]
     assert "GEMM" not in out["sources"]["hbm_efficiency"]
+
+
+def test_fitted_fields_fit_the_gemm_model_on_a_gpu_preset():
+    # GEMM timings made by the GEMM model itself with a known chip (isolated asymptote 0.72, 3 fill steps per tile,
+    # Stream-K): the YAML gets those three back, and matmul_efficiency keeps the preset's end-to-end share of the
+    # isolated rate: 0.59 x 0.72 / 0.73 = 0.5819
+    from shardplan.cost.gemm import GemmShape, gemm_time
+    from shardplan.jax.bench import Measurement, fitted_fields
+    from shardplan.presets.hardware import HARDWARE
+    hw = HARDWARE["h100-sxm"]
+    truth = hw.model_copy(update={"matmul_efficiency": 0.72, "gemm_fill_steps": 3.0, "gemm_stream_k": True})
+    shapes = [(8192, 8192, 8192), (8192, 4096, 14336), (8192, 2048, 512), (8192, 2048, 1024), (2048, 1536, 8192),
+              (4096, 768, 8192), (8192, 1024, 8192), (16384, 4096, 2048)]
+    res = []
+    for m, n, k in shapes:
+        t = gemm_time(GemmShape(m, n, k), truth).seconds
+        res.append(Measurement("gemm", {"m": m, "n": n, "k": k}, t, 2 * m * n * k / t, 0.5, 0.5))
+    out = fitted_fields(res, hw, 1, "gpu")
+    assert out["isolated_matmul_efficiency"] == pytest.approx(0.72, abs=0.002)
+    assert out["gemm_fill_steps"] == pytest.approx(3.0, abs=0.05) and out["gemm_stream_k"] is True
+    assert out["matmul_efficiency"] == pytest.approx(0.59 * 0.72 / 0.73, abs=0.002)
+    assert "isolated" in out["sources"]["matmul_efficiency"] and "Stream-K" in out["sources"]["gemm_stream_k"]
