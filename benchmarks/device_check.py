@@ -8,6 +8,8 @@ in seconds, numbers meaningless there). One call measures, each written to ``--o
   of Llama-3.2-1B and Llama-3-8B linear layers sharded over tp = 1, 2, 4, 8, for 8,192 tokens per
   microbatch, plus square GEMMs. Against :func:`shardplan.cost.gemm.gemm_time` (tile and wave
   quantization, split-K) by ``benchmarks/device_report.py``.
+* **fp8 GEMMs** (``gemm_fp8_torch``: ``torch._scaled_mm``, e4m3 inputs, bf16 output) over the forward
+  shapes: the isolated fp8 rate beside the presets' fitted ``fp8_matmul_efficiency``.
 * **Attention kernels** (PyTorch SDPA's FlashAttention-2 and cuDNN backends, JAX's cuDNN
   ``dot_product_attention``): forward and backward seconds for head_dim 64 / 128, sequence
   512-16,384, causal and not, batch x sequence = 16,384 tokens and 2,048 hidden (the setup of the
@@ -133,6 +135,31 @@ def gemm_torch(shapes: list[dict], smoke: bool) -> list[dict]:
         del a, b
     if dev == "cuda":
         torch.cuda.empty_cache()
+    return out
+
+
+def gemm_fp8_torch(shapes: list[dict], smoke: bool) -> list[dict]:
+    """fp8 (e4m3) ``a @ b`` with bf16 output through ``torch._scaled_mm`` (cuBLASLt's fp8 GEMM, the one
+    Transformer Engine's and torchao's fp8 linears call; per-tensor scales of 1), forward shapes and
+    squares; needs a GPU with fp8 tensor cores (compute capability >= 8.9), else one error row."""
+    import torch
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability() < (8, 9):
+        return [{"error": "no fp8 tensor cores (needs CUDA compute capability >= 8.9)"}]
+    one = torch.ones((), device="cuda", dtype=torch.float32)
+    out = []
+    for sh in (s for s in shapes if s["pass"] == "fwd"):
+        m, n, k = sh["m"], sh["n"], sh["k"]
+        a = [torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn) for _ in range(2)]
+        b = [torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn).t() for _ in range(2)]  # column-major
+        i = [0]
+
+        def run():
+            j = i[0] = (i[0] + 1) % 2
+            return torch._scaled_mm(a[j], b[j], scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+        flops = 2.0 * m * n * k
+        t = torch_timer(run, reps_for(flops / 2, smoke), 5)
+        out.append({**sh, "seconds": t, "tflops": flops / t / 1e12})
+    torch.cuda.empty_cache()
     return out
 
 
@@ -295,7 +322,8 @@ def environment() -> dict:
     return env
 
 
-SECTIONS = ["environment", "hbm", "gemm_torch", "attention_torch", "gemm_jax", "attention_jax", "train_step", "bench"]
+SECTIONS = ["environment", "hbm", "gemm_torch", "gemm_fp8_torch", "attention_torch", "gemm_jax", "attention_jax",
+            "train_step", "bench"]
 
 
 def run_section(name: str, out_dir: Path, smoke: bool) -> object:
@@ -304,6 +332,7 @@ def run_section(name: str, out_dir: Path, smoke: bool) -> object:
     calls = {"environment": environment, "hbm": lambda: hbm_torch(1 << 20 if smoke else 4 << 30),
              "gemm_torch": lambda: gemm_torch(gemm_shapes(tokens, smoke), smoke),
              "gemm_jax": lambda: gemm_jax(gemm_shapes(tokens, smoke), smoke),
+             "gemm_fp8_torch": lambda: gemm_fp8_torch(gemm_shapes(tokens, smoke), smoke),
              "attention_torch": lambda: attention_torch(attention_shapes(smoke), smoke),
              "attention_jax": lambda: attention_jax(attention_shapes(smoke), smoke),
              "train_step": lambda: train_step(smoke), "bench": lambda: bench_cli(out_dir, smoke)}
