@@ -106,8 +106,9 @@ def torch_timer(fn, reps: int, trials: int) -> float:
 
 
 def reps_for(flops: float, smoke: bool) -> int:
-    """Calls per timed trial: about 20 ms of work at ~700 TFLOP/s, between 3 and 200."""
-    return 2 if smoke else int(min(200, max(3, 20e-3 * 7e14 / max(flops, 1.0))))
+    """Calls per timed trial: :func:`shardplan.jax.bench.calls_for` at ~700 TFLOP/s, at least 3 (2 on CPU)."""
+    from shardplan.jax.bench import calls_for
+    return 2 if smoke else max(3, calls_for(flops / 7e14))
 
 
 def gemm_torch(shapes: list[dict], smoke: bool) -> list[dict]:

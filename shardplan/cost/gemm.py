@@ -25,15 +25,16 @@ software pipeline's prologue, which issues the first stages' loads before the fi
 epilogue, which stores the tile (CUTLASS multistage / warp-specialized mainloops; NVIDIA CUTLASS
 docs "Efficient GEMM in CUDA", software pipelining). It makes GEMMs with a short K loop slow: on an
 H200 with cuBLAS (PyTorch 2.11, CUDA 13), K = 256 runs at 0.54 and K = 1,024 at 0.84 of the
-long-K rate, fitted by 3.1 steps of 64 (``benchmarks/device_check.py``, docs/device.md). Where the
-library has a Stream-K scheduler (``gemm_stream_k``) a partial last wave is dealt out evenly over
-the SMs instead of running as a whole wave (Osama et al. 2023): measured there, a 96-tile weight
-gradient ran at the full rate where whole waves predict 96 / 132 = 0.73.
+long-K rate, fitted by 2.85 steps of 64 (``shardplan.fitting.fit_gemm_constants`` on
+``benchmarks/device_runs/h200_2026-12-04.json``, docs/device.md). Where the library has a Stream-K
+scheduler (``gemm_stream_k``) a partial last wave is dealt out evenly over the SMs instead of
+running as a whole wave (Osama et al. 2023): measured there, a 96-tile weight gradient ran at the
+full rate where whole waves predict 96 / 132 = 0.73.
 
 Per-SM throughput inside a full wave is the hardware's *large-GEMM asymptote*
 ``matmul_efficiency x peak / sm_count`` (at infinite K when ``gemm_fill_steps`` > 0): the one
-constant of this model that is fitted (see ``shardplan/presets/hardware.py``). Every tile shape gets that rate (stated simplification: the
-guide's smaller tiles are somewhat slower, so shapes that only suit small tiles come out a little
+constant of this model that is fitted (see ``shardplan/presets/hardware.py``). Every tile shape
+gets that rate (stated simplification: the guide's smaller tiles are somewhat slower, so shapes that only suit small tiles come out a little
 optimistic). TPUs (``sm_count`` None) get tile quantization on the MXU
 grid (128x128 on v4/v5, 256x256 on v6e; Scaling Book tpus.md) and no waves.
 
@@ -178,7 +179,7 @@ def _gemm_time(shape: GemmShape, dev: GemmDevice, in_bytes: float, out_bytes: fl
         options = [(tiles, waves, split, (waves if dev.sms else tiles) * (steps + dev.fill), (split - 1) * 8.0)
                    for tiles, waves, split, steps in _wave_options(shape, tile, dev.sms, dev.k_tile)]
         if dev.stream_k and dev.sms:  # one fp32 partial per output element (written and read back)
-            tiles = options[0][0]
+            tiles = options[0][0]  # this tile shape's output tiles (every split-K option has the same count)
             options.append((tiles, 1, 1, _stream_k_steps(tiles, math.ceil(k / dev.k_tile), dev.sms, dev.fill), 8.0))
         for tiles, waves, split, step_count, partial_bytes in options:
             math_s = step_count * step_s

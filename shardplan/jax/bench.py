@@ -15,8 +15,9 @@ What is measured, each beside the planner's own prediction for the same work on 
   ReduceScatter and AllToAll, ``x 1`` for send/recv, with ``algbw = S / t`` and ``S`` the full buffer
   (AllGather's output, ReduceScatter's and AllReduce's input; AllToAll's per-device payload).
 
-Timing: median of ``repeat`` calls after one warm-up (compile) call, each blocked until ready, on
-normal random data (never constants, which run faster).
+Timing (:func:`median_seconds`): after one warm-up (compile) call, ~20 ms of calls dispatched back to
+back and then waited for, divided by their number; the median of ``repeat`` such runs, on normal
+random data (never constants, which run faster).
 On CPU the numbers describe the host, not an accelerator: ``smoke`` sizes keep the run to seconds
 and exist to exercise the code path (tests, CI).
 """
@@ -111,7 +112,7 @@ def gemm(shapes: list[tuple[int, int, int]], hw: HardwareSpec, repeat: int = 5) 
 def hbm(n_bytes: int, hw: HardwareSpec, repeat: int = 5) -> Measurement:
     """Bytes/s of ``y = 2 x`` over ``n_bytes`` of bf16 (reads and writes ``n_bytes`` each)."""
     x = _random((n_bytes // 2,), 2)
-    t = median_seconds(jax.jit(lambda v: v * 2), x, repeat=repeat, calls=calls_for(n_bytes / 1e12))
+    t = median_seconds(jax.jit(lambda v: v * 2), x, repeat=repeat, calls=calls_for(2 * n_bytes / hw.hbm_bandwidth))
     return Measurement("hbm", {"bytes": n_bytes}, t, 2 * n_bytes / t, 2 * n_bytes / t / hw.hbm_bandwidth)
 
 
@@ -120,15 +121,18 @@ def attention(batch: int, seq: int, heads: int, head_dim: int, hw: HardwareSpec,
     XLA's otherwise): FLOP/s counting the causal half of ``4 b s^2 a d``."""
     q = _random((batch, seq, heads, head_dim), 3)
     flops = 4.0 * batch * seq * seq * heads * head_dim / 2
-    t = None
-    for impl in (("cudnn", None) if jax.default_backend() == "gpu" else (None,)):
-        f = jax.jit(lambda x, impl=impl: jax.nn.dot_product_attention(x, x, x, is_causal=True, implementation=impl))
-        try:
-            t = median_seconds(f, q, repeat=repeat, calls=calls_for(flops / (0.4 * hw.peak_flops_bf16)))
-            break
-        except Exception:  # noqa: BLE001 - cuDNN refuses the shape or is missing: XLA's own attention
-            continue
-    assert t is not None
+    calls = calls_for(flops / (0.4 * hw.peak_flops_bf16))  # work estimate: 40% of the peak
+    gpu = jax.default_backend() == "gpu"
+
+    def timed(impl: str | None) -> float:
+        f = jax.jit(lambda x: jax.nn.dot_product_attention(x, x, x, is_causal=True, implementation=impl))
+        return median_seconds(f, q, repeat=repeat, calls=calls)
+    try:
+        t = timed("cudnn" if gpu else None)
+    except Exception:  # noqa: BLE001 - cuDNN refuses the shape or is missing: XLA's own attention
+        if not gpu:
+            raise
+        t = timed(None)
     return Measurement("attention", {"b": batch, "s": seq, "a": heads, "d": head_dim}, t, flops / t,
                        flops / t / hw.peak_flops_bf16)
 
@@ -232,7 +236,8 @@ def fitted_fields(results: list[Measurement], hw: HardwareSpec, n_devices: int, 
              "preset's isolated_matmul_efficiency): a training program keeps the same share of an isolated GEMM",
              "isolated_matmul_efficiency": "GEMM grid: the fitted asymptote of the GEMM model (fitting.fit_gemm_constants)",
              "gemm_fill_steps": "GEMM grid: fitted fixed K steps per output tile (fitting.fit_gemm_constants)",
-             "gemm_stream_k": "GEMM grid: Stream-K fitted the partial waves better than whole waves",
+             "gemm_stream_k": "GEMM grid: whichever of Stream-K and whole waves fitted the grid better (smaller "
+             "mean |log error|, fitting.fit_gemm_constants)",
              "hbm_efficiency": "HBM copy: the measured fraction of hbm_bandwidth at the largest size",
              "measured_busbw": "collectives over all devices, nccl-tests busbw accounting, at the largest message",
              "measured_busbw_bytes": "the message size of measured_busbw"}
