@@ -604,14 +604,16 @@ NEMO_2407_NEMOTRON = (
 #: tokens/s/GPU, an average over the run (its batch ramp and restarts included); layout from Sec. 3.2: a 16-way
 #: DualPipe pipeline, 64-way expert parallelism over 8 nodes, ZeRO-1 data parallelism; seq 4096 and the final
 #: batch of 15,360 sequences (Sec. 4.2); FP8 with bf16 Adam moments (Sec. 3.3.3); RMSNorm and the MLA
-#: up-projections recomputed (Sec. 3.2.3); its own dispatch kernels priced as DeepEP. Its framework (HAI-LLM) has no
-#: profile: Megatron-LM's. Read after every fit; the dualpipe schedule was written after reading it, its terms
-#: from the report's Table 2 and deepseek-ai/DualPipe, nothing fitted
+#: up-projections recomputed (Sec. 3.2.3); the MoE SwiGLU inputs cached in fp8 and its output recomputed (Sec. 3.3.3,
+#: "Low-Precision Activation" (2): profile field moe_act_input_bytes=1 and the moe_act module; its item (1), the
+#: attention output projection's input in E5M6, 1.5 B, stays priced as fp8's 1 B); its own dispatch kernels priced as
+#: DeepEP. Its framework (HAI-LLM) has no profile: Megatron-LM's. Read after every fit; the dualpipe schedule was
+#: written after reading it, its terms from the report's Table 2 and deepseek-ai/DualPipe, nothing fitted
 DEEPSEEK_V3_REPORT = (
-    ("DeepSeek-V3 report: H800 PP16 EP64 DualPipe, 2,048 GPUs", "deepseek-v3-mtp", "H800", "megatron",
-     "fp8-mixed" + OPTIMIZER_BF16_MOMENTS, 2048, 4096, 15360,
+    ("DeepSeek-V3 report: H800 PP16 EP64 DualPipe, 2,048 GPUs", "deepseek-v3-mtp", "H800",
+     "megatron+moe_act_input_bytes=1", "fp8-mixed" + OPTIMIZER_BF16_MOMENTS, 2048, 4096, 15360,
      dict(pp=16, ep=64, etp=1, schedule="dualpipe", moe_dispatcher="deepep", zero_stage=1, microbatch_size=1,
-          recompute="selective", recompute_modules=("layernorm", "mla_up_proj")), 1543, None),
+          recompute="selective", recompute_modules=("layernorm", "mla_up_proj", "moe_act")), 1543, None),
 )
 #: Runs a scouting pass found in sources the project had not used (2026-12-03), read after every fit and never fitted
 #: on; inputs as the sources give them, the rest assumed as noted. NVIDIA/dgxc-benchmarking (commit 143b90d):

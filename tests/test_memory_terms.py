@@ -898,3 +898,36 @@ def test_remat_saved_on_mla_never_saves_more_than_the_layer():
     e = estimate(m, HARDWARE["tpu-v5p"], tr, ParallelConfig(zero_stage=3, ep=64, tp=4, sp=True, recompute="full",
                                                             remat_saved=every), 256)
     assert e.recompute_s >= 0 and e.hfu >= e.mfu
+
+
+def test_fp8_moe_act_recompute_frees_the_down_projections_fp8_copy():
+    """Under fp8, Megatron-core 0.14+ recomputes the experts' activation output and the down projection's 1-byte copy
+    of it: Qwen3-235B-A22B (F_e 1536, top 8), tp 2 with SP, moe_act: 1 B x 8 x 1536 / 2 = 6,144 B per token and MoE
+    layer (layernorm frees nothing under fp8: the linear layers keep their own fp8 copies of the norm outputs)."""
+    from shardplan.cost.memory import module_saving_per_token
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.models import MODELS
+    m = MODELS["qwen3-235b-a22b"]
+    tr = TrainingSpec(seq_len=4096, global_batch_size=256, precision=PRECISION_POLICIES["fp8-mixed"])
+    lay = validate(ParallelConfig(tp=2, sp=True, ep=32, etp=1, pp=8, zero_stage=1, recompute="selective",
+                                  recompute_modules=("layernorm", "moe_act")), m, tr, 256)
+    assert module_saving_per_token(m, tr, lay, True, ("layernorm", "moe_act")) == 6_144
+
+
+def test_fp8_swiglu_inputs_of_the_experts_as_deepseek_v3_caches_them():
+    """moe_act_input_bytes = 1 (DeepSeek-V3 report Sec. 3.3.3): DeepSeek-V3's routed experts (F_e 2048, top 8, SwiGLU)
+    keep gate and up at 1 B instead of 2: (2 - 1) x 2 x 2048 x 8 = 32,768 B less per token and MoE layer at tp 1, both
+    in what the layer stores and in what recomputing the whole MoE block frees."""
+    from shardplan.cost.memory import activation_bytes_per_token, module_saving_per_token, moe_act_input_saving
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.presets.models import MODELS
+    m = MODELS["deepseek-v3"]
+    base = TrainingSpec(seq_len=4096, global_batch_size=1024, precision=PRECISION_POLICIES["fp8-mixed"])
+    ds = base.model_copy(update={"framework": framework_profile("megatron").model_copy(
+        update={"moe_act_input_bytes": 1.0})})
+    lay = validate(ParallelConfig(pp=16, ep=64, etp=1, zero_stage=1), m, base, 1024)
+    assert moe_act_input_saving(m, ds, lay) == 32_768 and moe_act_input_saving(m, base, lay) == 0
+    assert activation_bytes_per_token(m, base, lay, True) - activation_bytes_per_token(m, ds, lay, True) == 32_768
+    assert module_saving_per_token(m, base, lay, True, ("moe",)) - module_saving_per_token(m, ds, lay, True,
+                                                                                           ("moe",)) == 32_768

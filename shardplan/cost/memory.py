@@ -165,9 +165,9 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
       min(w, s) scores per query, Beltagy et al. 2020 Sec. 3.1; full layers s, mask included);
     * MLP input: beta*h/sigma; MLP intermediates: SwiGLU gate, up, product 3*beta*F/t; GeLU input
       and output 2*beta*F/t (Korthikanti: 8sbh + 8sbh for F = 4h);
-    * MoE: intermediates of top_k experts, the routed tokens c*beta*k*h (:func:`routed_token_bytes`:
-      c = 1 or 2 copies, ``FrameworkProfile.moe_routed_copies``), 4*E router probs (the routed terms x
-      ``TrainingSpec.moe_load``: capacity factor or dropless imbalance);
+    * MoE: intermediates of top_k experts (less :func:`moe_act_input_saving`), the routed tokens
+      c*beta*k*h (:func:`routed_token_bytes`: c = 1 or 2 copies, ``FrameworkProfile.moe_routed_copies``),
+      4*E router probs (the routed terms x ``TrainingSpec.moe_load``: capacity factor or dropless imbalance);
     * dropout masks: 1 byte * h/sigma after attention and after the MLP, when dropout is on;
     * eager model code (``FrameworkProfile.loss == 'eager'``: the framework runs PyTorch eager
       modules, not fused kernels): an unfused SwiGLU ``act(gate) * up`` also keeps ``act(gate)``
@@ -183,8 +183,7 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     p = layout.parallel
     beta = training.precision.activation_bytes
     h, q, kv, a = model.d_model, model.q_dim, model.kv_dim, model.n_heads
-    t = p.tp
-    sigma = layout.seq_shard
+    t, sigma = p.tp, layout.seq_shard
     s = scored_keys(model, training.seq_len)
     b = 0.0
     b += 3 * beta * h / sigma  # 2 norm inputs + QKV input
@@ -200,6 +199,7 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
         load = training.moe_load
         b += beta * phi_store * model.expert_ffn * (load * model.top_k + model.n_shared_experts) / t
         b += routed_token_bytes(model, training, layout) + 4.0 * model.n_experts
+        b -= moe_act_input_saving(model, training, layout)
     else:
         b += beta * phi_store * model.ffn_dim / t
     if training.dropout:
@@ -225,6 +225,20 @@ def routed_token_bytes(model: ModelSpec, training: TrainingSpec, layout: Layout)
     routed = training.moe_load * model.top_k * model.d_model / sigma
     fp8_saving = (beta - 1) * routed if training.precision.quantized else 0.0
     return training.framework.moe_routed_copies * beta * routed - fp8_saving
+
+
+def moe_act_input_saving(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:
+    """Bytes per local token and MoE layer saved by a framework that keeps the routed experts'
+    activation-function inputs at ``FrameworkProfile.moe_act_input_bytes`` = x instead of beta (the
+    activation bytes): (beta - x) x n x F_e x load x top_k / t, n = 2 inputs for SwiGLU (gate, up), 1
+    for GeLU (source: the profile field's, DeepSeek-V3 report Sec. 3.3.3); 0 when the field is None.
+    Example, DeepSeek-V3 (F_e 2048, top 8), tp 1, bf16 activations, x = 1: 1 x 2 x 2048 x 8 = 32,768 B."""
+    x = training.framework.moe_act_input_bytes
+    if x is None:
+        return 0.0
+    n = 2 if model.mlp == "swiglu" else 1
+    return (training.precision.activation_bytes - x) * n * model.expert_ffn * training.moe_load * model.top_k / \
+        layout.parallel.tp
 
 
 def fp8_moe_input_correction(model: ModelSpec, beta: float, sigma: int) -> float:
@@ -258,12 +272,14 @@ def module_saving_per_token(model: ModelSpec, training: TrainingSpec, layout: La
 
     * layernorm: the two norm outputs, 2 beta h/sigma (under fp8 the linear layers keep their own fp8
       copies, which is what the fp8 count already stores: 0);
-    * moe_act (MoE layers): the routed experts' activation output, beta k F_e/t (fp8: 0, as above);
+    * moe_act (MoE layers): the routed experts' activation output, beta k F_e/t; under fp8 the down
+      projection's 1-byte fp8 copy of it, k F_e/t (Megatron-core 0.14 recomputes it too: MoE README,
+      "MCore v0.14: FP8 support for Fine-grained Recomputations");
     * mlp (dense layers): the MLP's intermediates, phi beta F/t (phi = 3 SwiGLU, 2 GeLU; fp8: the
       down projection's input at 1 byte);
     * moe (MoE layers): everything inside the layer but its input: the intermediates of k routed and S
-      shared experts, the routed tokens (:func:`routed_token_bytes`, fp8: the GEMM input copy at 1 byte)
-      and the fp32 router probabilities;
+      shared experts (less :func:`moe_act_input_saving`), the routed tokens (:func:`routed_token_bytes`,
+      fp8: the GEMM input copy at 1 byte) and the fp32 router probabilities;
     * shared_experts (MoE layers): the shared experts' intermediates;
     * mla_up_proj (MLA, every layer; ``multi_latent_attention.py`` ``recompute_up_proj``: the up
       projections and RoPE run under ``CheckpointWithoutOutput``, whose output, the attention kernel's
@@ -287,9 +303,9 @@ def module_saving_per_token(model: ModelSpec, training: TrainingSpec, layout: La
     routed, shared = model.expert_ffn * load * model.top_k, model.expert_ffn * model.n_shared_experts
     if "moe" in modules:  # + the dispatch / combine buffers and the fp32 router probabilities
         dispatch = routed_token_bytes(model, training, layout) + 4.0 * model.n_experts
-        return b + mlp_bytes(routed) + mlp_bytes(shared) + dispatch
-    if "moe_act" in modules and not fp8:
-        b += beta * routed / t
+        return b + mlp_bytes(routed) + mlp_bytes(shared) + dispatch - moe_act_input_saving(model, training, layout)
+    if "moe_act" in modules:
+        b += (1.0 if fp8 else beta) * routed / t
     return b + (mlp_bytes(shared) if "shared_experts" in modules else 0.0)
 
 

@@ -330,6 +330,12 @@ class FrameworkProfile(BaseModel):
             ``score_before_experts``) or the expert output before the weighted combine (GShard-style
             einsum combines: MaxText, DeepSpeed-MoE; Hugging Face's Mixtral block scales each expert's
             output; Megatron-core before 0.12 un-permuted with probs).
+        moe_act_input_bytes: bytes per element of the routed experts' activation-function inputs (the first
+            grouped GEMM's output: gate and up for SwiGLU) kept for the backward; None: the activation dtype's
+            (``Precision.activation_bytes``). DeepSeek-V3's framework caches them in fp8, 1 (DeepSeek-V3 Technical
+            Report, arXiv 2412.19437, Sec. 3.3.3 "Low-Precision Activation" (2): "Inputs of the SwiGLU operator in
+            MoE", stored in FP8, the SwiGLU output recomputed in the backward, which is ``recompute_modules``
+            'moe_act'); :func:`shardplan.cost.memory.moe_act_input_saving`.
         activation_offload: how the framework offloads saved activations to host memory
             (``ParallelConfig.offload_activation_layers``): True, Megatron-LM's ``--cpu-offloading-num-layers``
             (every saved activation of the first N layers, without recompute); 'remat_inputs', MaxText's
@@ -433,6 +439,7 @@ class FrameworkProfile(BaseModel):
     local_batch_flushes: bool = False
     a2a_overlap_share: float = Field(default=0.5, ge=0, le=1)
     moe_routed_copies: Literal[1, 2] = 1
+    moe_act_input_bytes: float | None = Field(default=None, gt=0, le=4)
     activation_offload: bool | Literal["remat_inputs"] = True
     min_microbatches: Literal["none", "pp_minus_1"] = "none"
     sources: dict[str, str] = Field(default_factory=dict)
