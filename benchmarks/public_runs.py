@@ -2273,14 +2273,15 @@ SCOUTED_2026_12Q = (
      dict(tp=1, pp=8, schedule="1f1b", ep=8, etp=1, zero_stage=1, microbatch_size=1, recompute="none",
           moe_dispatcher="deepep"), 750e12 / QWEN_4K, None),
     # GB200 MXFP8: NNODES 64, TP1 PP4 VPP6 EP64 MBS3 GBS3072, A2A_OVERLAP 1 (EP all-to-all 1F1B overlap), recompute
-    # moe_act + layernorm, fine-grained activation offloading of expert_fc1 and moe_act (NOT priced: no such switch),
-    # CUDA graphs. 919 TFLOP/s -> 919e12 / 1.4833e11 = 6,196
-    ("[B: expert_fc1/moe_act activation offload not priced] Megatron MoE zoo: Qwen3-235B-A22B MXFP8 TP1 PP4 VPP6 "
-     "EP64 HybridEP, a2a overlap, recompute moe_act+norm, MBS3 GBS3072, 256 GB200",
+    # moe_act + layernorm, fine-grained activation offloading of expert_fc1 and moe_act (offload_modules: priced since
+    # 2026-12-04, after this row was read; before, it was predicted not to fit at 234 GiB), CUDA graphs.
+    # 919 TFLOP/s -> 919e12 / 1.4833e11 = 6,196
+    ("[A] Megatron MoE zoo: Qwen3-235B-A22B MXFP8 TP1 PP4 VPP6 EP64 HybridEP, a2a overlap, recompute moe_act+norm, "
+     "offload expert_fc1+moe_act, MBS3 GBS3072, 256 GB200",
      "qwen3-235b-a22b", "GB200", MB_FW, MX_PREC, 256, 4096, 3072,
      dict(tp=1, pp=4, schedule="interleaved", virtual_stages=6, ep=64, etp=1, zero_stage=1, microbatch_size=3,
           recompute="selective", recompute_modules=("moe_act", "layernorm"), moe_dispatcher="deepep",
-          moe_a2a_overlap=True), 919e12 / QWEN_4K, None),
+          moe_a2a_overlap=True, offload_modules=("expert_fc1", "moe_act")), 919e12 / QWEN_4K, None),
     # GB300 MXFP8: NNODES 64, TP1 PP4 VPP1 EP32 MBS2 GBS8192, no recompute, A2A_OVERLAP 0, CUDA graphs.
     # 974 TFLOP/s -> 974e12 / 1.4833e11 = 6,566
     ("[A] Megatron MoE zoo: Qwen3-235B-A22B MXFP8 TP1 PP4 EP32 HybridEP, CUDA graphs, MBS2 GBS8192, 256 GB300",

@@ -23,7 +23,7 @@ import re
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -40,6 +40,11 @@ Schedule = Literal["gpipe", "1f1b", "interleaved", "zero-bubble", "dualpipe"]
 Recompute = Literal["none", "selective", "full"]
 #: Megatron-LM ``--recompute-modules`` (with ``--recompute-granularity selective``)
 RecomputeModule = Literal["core_attn", "layernorm", "moe_act", "mlp", "moe", "shared_experts", "mla_up_proj"]
+#: Megatron-core's fine-grained activation offloading modules (docs/source/api-guide/fine_grained_activation_offloading.md:
+#: "--offload-modules", each module's input goes to the host)
+OffloadModule = Literal["attn_norm", "qkv_linear", "core_attn", "attn_proj", "mlp_norm", "expert_fc1", "moe_act"]
+#: the offload modules that exist only in MoE layers
+MOE_OFFLOAD_MODULES = ("expert_fc1", "moe_act")
 #: matmul outputs a full recompute can keep (MaxText's checkpoint names, ``jax.checkpoint_policies``)
 RematSaved = Literal["qkv_proj", "context", "out_proj", "mlpwi", "mlpwo"]
 
@@ -151,6 +156,11 @@ class ParallelConfig(BaseModel):
     offload_activation_layers: int = Field(default=0, ge=0, le=lim.MAX_LAYERS, description=(
         "layers whose saved activations are moved to host memory and back (Megatron --cpu-offloading-num-layers); "
         "needs pp=1 and recompute=none"))
+    offload_modules: tuple[OffloadModule, ...] | None = Field(default=None, min_length=1, description=(
+        "Megatron-core fine-grained activation offloading (--fine-grained-activation-offloading --offload-modules): "
+        "the modules whose saved input goes to host memory in the forward and comes back for the backward: "
+        "attn_norm, qkv_linear, core_attn (Q, K, V), attn_proj, mlp_norm, expert_fc1 (the routed tokens), moe_act "
+        "(the experts' activation input); not with recompute='full' or offload_activation_layers"))
     overlap_grad_reduce: bool = Field(default=True, description=(
         "overlap the data-parallel gradient reduction (and the ZeRO-1/2 parameter AllGather) with "
         "backward (forward) compute, as DDP buckets / Megatron-LM do"))
@@ -212,6 +222,8 @@ class ParallelConfig(BaseModel):
         parts += [f"mbs={self.microbatch_size}", f"recompute={self.recompute}{mods}"]
         if self.offload_activation_layers:
             parts.append(f"offload_activation_layers={self.offload_activation_layers}")
+        if self.offload_modules:
+            parts.append(f"offload({','.join(self.offload_modules)})")
         return " ".join(parts)
 
 
@@ -751,6 +763,7 @@ def _validated(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpe
     _check_tp(p, model, n_devices)
     stage_layers = _stage_layers(p, model, training.framework.pipeline_split)
     check_activation_offload(p, model.n_layers, training.framework.activation_offload)
+    check_offload_modules(p, model)
     _check_sequence(p, training, n_devices)
     check_positions(model, training)
     if p.moe_a2a_overlap:
@@ -854,6 +867,36 @@ def check_activation_offload(p: ParallelConfig, n_layers: int | None = None, mod
                           f"activation offloading with pipelining or recomputation); got {field}={value!r}; legal "
                           f"{field}: {legal[0]!r}, or offload_activation_layers=0", field=field, value=value,
                           legal=legal)
+
+
+def check_offload_modules(p: ParallelConfig, model: ModelSpec) -> None:
+    """``offload_modules`` as Megatron-core takes them: each module once, not with full recompute (which keeps only
+    the layer inputs) nor with whole-layer offloading (``offload_activation_layers``; one offload mechanism per
+    run), and the MoE modules only in a MoE model.
+
+    Raises:
+        ConfigError: naming offload_modules (or the conflicting field), the value and the legal ones.
+    """
+    mods = p.offload_modules
+    if not mods:
+        return
+    legal = [m for m in get_args(OffloadModule) if model.is_moe or m not in MOE_OFFLOAD_MODULES]
+    repeated = sorted({m for m in mods if mods.count(m) > 1})
+    if repeated:
+        raise ConfigError(f"offload_modules names {', '.join(repeated)} twice; give each module once",
+                          field="offload_modules", value=repeated, legal=legal)
+    absent = [m for m in mods if m not in legal]
+    if absent:
+        raise ConfigError(f"offload_modules {', '.join(absent)}: the model has no MoE layers; legal offload_modules: "
+                          f"{', '.join(legal)}", field="offload_modules", value=absent, legal=legal)
+    if p.recompute == "full" or p.offload_activation_layers:
+        field, value = (("recompute", p.recompute) if p.recompute == "full"
+                        else ("offload_activation_layers", p.offload_activation_layers))
+        raise ConfigError(f"offload_modules={','.join(mods)} with {field}={value!r}: fine-grained offloading moves "
+                          "the modules' saved inputs, which full recompute does not keep and whole-layer offloading "
+                          f"already moves; legal {field}: {'none or selective' if field == 'recompute' else '0'}, or "
+                          "leave --offload-modules out", field=field, value=value,
+                          legal=["none", "selective"] if field == "recompute" else [0])
 
 
 def _check_loss_chunks(layout: "Layout", chunks: int) -> None:
@@ -1034,6 +1077,11 @@ def _check_framework_recompute(p: ParallelConfig, fw: FrameworkProfile) -> None:
                           f"offload_activation_layers: 0, or --framework {_offload_framework(p)}",
                           field="offload_activation_layers",
                           value=p.offload_activation_layers, legal=[0])
+    if p.offload_modules and fw.activation_offload is not True:
+        raise ConfigError(f"offload_modules={','.join(p.offload_modules)} is Megatron-core's fine-grained activation "
+                          f"offloading (--offload-modules), which the {fw.label} framework does not have; legal "
+                          "offload_modules: not given (leave --offload-modules out), or --framework megatron",
+                          field="offload_modules", value=list(p.offload_modules), legal=[None])
     if fw.recomputes is not None and p.recompute not in fw.recomputes:
         legal, text = legal_values("recompute", fw.recomputes)
         raise ConfigError(f"recompute={p.recompute!r} is not implemented by the {fw.label} framework; legal "

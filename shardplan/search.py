@@ -80,7 +80,7 @@ _FIELDS = set(ParallelConfig.model_fields)
 #: pinned fields handed to every candidate as they are (they are not searched)
 _PASSTHROUGH = ("kv_replication", "fsdp_unit", "offload_optimizer", "overlap_grad_reduce", "hsdp_reduce",
                 "moe_dispatcher", "recompute_modules", "offload_activation_layers", "tp_overlap", "moe_a2a_overlap",
-                "pipeline_flushes", "recompute_layers", "remat_saved")
+                "pipeline_flushes", "recompute_layers", "remat_saved", "offload_modules")
 #: interleaved schedules: at most this many virtual-stage counts (the smallest ones above 1)
 MAX_VIRTUAL_STAGE_OPTIONS = 4
 #: throughput within this factor counts as a tie in the ranking (broken by the simpler layout)

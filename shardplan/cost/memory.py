@@ -712,7 +712,10 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
                    + moe_l * module_saving_per_token(model, training, layout, True, modules))
         # the scores not stored still exist for one layer while it runs (its forward, or its recompute)
         act = u * (stored * inflight + a_terms)
-    act -= offloaded_activation_bytes(model, training, layout)
+    # offloaded module inputs: on the host for every in-flight microbatch (Megatron-core reloads a layer's just
+    # before its backward, so at the peak, the end of a forward, none is back)
+    act -= offloaded_activation_bytes(model, training, layout) + offloaded_module_bytes(
+        model, training, layout, stage) * inflight
     if stage == 0 and training.dropout:
         act += u * model.d_model / sigma * inflight  # embedding dropout mask, 1 byte per element
     if stage == p.pp - 1:
@@ -766,6 +769,52 @@ def offloaded_activation_bytes(model: ModelSpec, training: TrainingSpec, layout:
     moe_n = model.moe_layers_in(0, n)
     dense, moe = layer_activation_bytes(model, training, layout)
     return layout.local_tokens * ((n - moe_n) * dense + moe_n * moe)
+
+
+def module_offload_per_token(model: ModelSpec, training: TrainingSpec, layout: Layout, moe: bool) -> float:
+    """Bytes per local token one layer moves to host memory under ``ParallelConfig.offload_modules`` (Megatron-core
+    fine-grained activation offloading: each named module's saved input goes to the host after its forward and comes
+    back before its backward; docs/source/api-guide/fine_grained_activation_offloading.md), each term one of
+    :func:`activation_bytes_per_token`'s (beta = activation bytes, t = tp, sigma = the sequence shard):
+
+    * attn_norm, mlp_norm: the norm's input, beta h/sigma;
+    * qkv_linear: the QKV projection's input (the norm output), beta h/sigma, under fp8 its 1-byte copy; 0 when
+      ``layernorm`` is recomputed (not stored);
+    * core_attn: Q, K, V, beta (q + kv + v)/t; 0 when MLA's ``mla_up_proj`` is recomputed;
+    * attn_proj: the output projection's input, beta o/t (fp8: 1 byte);
+    * expert_fc1 (MoE layers): the routed tokens, :func:`routed_token_bytes`;
+    * moe_act (MoE layers): the routed experts' activation input, beta n F_e load top_k / t (n = 2 for SwiGLU,
+      1 for GeLU), less :func:`moe_act_input_saving`.
+
+    Example, Qwen3-235B-A22B (h 4096, F_e 1536, top 8), tp 1, fp8 (beta 2), expert_fc1 + moe_act:
+    1 x 8 x 4096 + 2 x 2 x 1536 x 8 = 32,768 + 49,152 = 81,920 B per token and MoE layer."""
+    p = layout.parallel
+    mods = p.offload_modules or ()
+    recomputed = p.recompute_modules or () if p.recompute == "selective" else ()
+    beta, t, sigma, h = training.precision.activation_bytes, p.tp, layout.seq_shard, model.d_model
+    linear_in = 1.0 if training.precision.quantized else beta
+    n_in = 2 if model.mlp == "swiglu" else 1
+    act_in = (beta * n_in * model.expert_ffn * training.moe_load * model.top_k / t
+              - moe_act_input_saving(model, training, layout))
+    terms = {"attn_norm": beta * h / sigma, "mlp_norm": beta * h / sigma,
+             "qkv_linear": 0.0 if "layernorm" in recomputed and linear_in == beta else linear_in * h / sigma,
+             "core_attn": 0.0 if "mla_up_proj" in recomputed and model.is_mla
+             else beta * (model.q_dim + model.kv_dim + model.v_dim) / t,
+             "attn_proj": linear_in * model.o_dim / t,
+             "expert_fc1": routed_token_bytes(model, training, layout) if moe else 0.0,
+             "moe_act": act_in if moe else 0.0}
+    return sum(terms[m] for m in mods)
+
+
+def offloaded_module_bytes(model: ModelSpec, training: TrainingSpec, layout: Layout, stage: int) -> float:
+    """Bytes of one microbatch that fine-grained offloading moves to the host on pipeline stage ``stage``:
+    local tokens x its dense and MoE layers x :func:`module_offload_per_token`; 0 without ``offload_modules``."""
+    if not layout.parallel.offload_modules:
+        return 0.0
+    sp = stage_params(model, layout, stage)
+    dense_l, moe_l = sp.layers - sp.moe_layers, sp.moe_layers
+    return layout.local_tokens * (dense_l * module_offload_per_token(model, training, layout, False)
+                                  + moe_l * module_offload_per_token(model, training, layout, True))
 
 
 def layer_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Layout) -> tuple[float, float]:
@@ -825,6 +874,10 @@ def memory_for_stage(model: ModelSpec, training: TrainingSpec, layout: Layout, s
         mb.host_offload += offloaded
         mb.notes.append(f"saved activations of {layout.parallel.offload_activation_layers} layers offloaded to "
                         "host memory")
+    modules = offloaded_module_bytes(model, training, layout, stage) * stage_inflight(layout, stage)
+    if modules:
+        mb.host_offload += modules
+        mb.notes.append(f"saved inputs of {', '.join(layout.parallel.offload_modules)} offloaded to host memory")
     mb.add_fragmentation(fw)
     if own_runtime:
         mb.notes.append("runtime memory from the framework profile (context + allocator fragmentation) "

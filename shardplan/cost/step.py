@@ -34,7 +34,7 @@ from shardplan.cost.comm import group_split, level_names
 from shardplan.cost.compute import LayerTimes, elementwise_bytes_per_token
 from shardplan.cost.context import StepContext, step_context
 from shardplan.cost.memory import (MemoryBreakdown, hbm_limit, memory_estimate, offloaded_activation_bytes,
-                                   runtime_owned)
+                                   offloaded_module_bytes, runtime_owned)
 from shardplan.cost.pipeline import EQUAL_PASSES_W_SHARE, boundary_message_bytes, bubble_s, stall_rule, stall_s
 from shardplan.errors import ConfigError
 from shardplan.parallel import Layout, ParallelConfig, named_remat, recomputed_layers, validate
@@ -234,7 +234,7 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     slow_mb, slow_step = overlap_slowdown(ctx, colls)
     in_dp = {id(c) for c in dp.collectives}  # counted in dp.per_microbatch / per_step (the tied-embedding
     # all-reduce among them has axis pp)
-    offload_mb = activation_offload_s(model, training, layout, hw, ctx.stage.total_s)
+    offload_mb = activation_offload_s(model, training, layout, hw, ctx.stage.total_s, ctx.stage.stage)
     T_mb = (ctx.stage.total_s + dp.per_microbatch + sum(c.exposed_s for c in colls if id(c) not in in_dp) / m
             + fw.microbatch_overhead_s + slow_mb + offload_mb)
     mem = memory_estimate(model, training, layout, reserve=hw.hbm_bytes - hw.usable_hbm_bytes())
@@ -319,9 +319,11 @@ def require_host_link(hw: HardwareSpec, field: str, value) -> float:
         ConfigError: the hardware gives no ``host_bandwidth``; the legal value is the option off.
     """
     if hw.host_bandwidth is None:
-        off = 0 if isinstance(value, int) and not isinstance(value, bool) else False
+        off = (None if field == "offload_modules" else 0 if isinstance(value, int) and not isinstance(value, bool)
+               else False)
+        how = f"{field} not given" if off is None else f"{field}={off}"
         raise ConfigError(f"{field}={value} needs the device's host link bandwidth, which hardware {hw.name!r} does "
-                          f"not give; legal: {field}={off}, or a hardware file with host_bandwidth",
+                          f"not give; legal: {how}, or a hardware file with host_bandwidth",
                           field=field, value=value, legal=[off])
     return hw.host_bandwidth
 
@@ -384,9 +386,11 @@ def overlap_slowdown(ctx: StepContext, colls: list[Collective]) -> tuple[float, 
 
 
 def activation_offload_s(model: ModelSpec, training: TrainingSpec, layout: Layout, hw: HardwareSpec,
-                         compute_s: float) -> float:
-    """Exposed seconds per microbatch of activation offloading (``ParallelConfig.offload_activation_layers``):
-    the offloaded bytes (:func:`~shardplan.cost.memory.offloaded_activation_bytes`) go to the host during the
+                         compute_s: float, stage: int = 0) -> float:
+    """Exposed seconds per microbatch of activation offloading (``ParallelConfig.offload_activation_layers``, or
+    ``offload_modules`` on pipeline stage ``stage``): the offloaded bytes
+    (:func:`~shardplan.cost.memory.offloaded_activation_bytes`, :func:`~shardplan.cost.memory.offloaded_module_bytes`)
+    go to the host during the
     forward and come back during the backward over ``HardwareSpec.host_bandwidth`` (datasheet rate, no
     efficiency factor: an optimistic bound), each copy on its own stream beside that pass's compute
     (Transformer Engine's CPU offload handler); a copy longer than its pass is exposed by the difference. The
@@ -396,10 +400,13 @@ def activation_offload_s(model: ModelSpec, training: TrainingSpec, layout: Layou
     Raises:
         ConfigError: offloading on hardware without a ``host_bandwidth``.
     """
-    n = layout.parallel.offload_activation_layers
-    if not n:
+    p = layout.parallel
+    if not p.offload_activation_layers and not p.offload_modules:
         return 0.0
-    copy = offloaded_activation_bytes(model, training, layout) / require_host_link(hw, "offload_activation_layers", n)
+    field, value = (("offload_activation_layers", p.offload_activation_layers) if p.offload_activation_layers
+                    else ("offload_modules", ",".join(p.offload_modules or ())))
+    moved = offloaded_activation_bytes(model, training, layout) + offloaded_module_bytes(model, training, layout, stage)
+    copy = moved / require_host_link(hw, field, value)
     return max(0.0, copy - compute_s / 3) + max(0.0, copy - 2 * compute_s / 3)
 
 

@@ -40,7 +40,8 @@ layers is recompute_layers N, uniform recomputes every layer; recompute_modules 
 ``--seq-length``;
 overlap_grad_reduce -> ``--overlap-grad-reduce``; tp_overlap -> ``--tp-comm-overlap``;
 offload_optimizer -> ``--optimizer-cpu-offload``; offload_activation_layers -> ``--cpu-offloading
---cpu-offloading-num-layers``. dp is implied: world size / (tp pp cp), the world size
+--cpu-offloading-num-layers``; offload_modules -> ``--fine-grained-activation-offloading --offload-modules``
+(``--offload-modules`` without the switch is ignored on import, as Megatron-LM ignores it). dp is implied: world size / (tp pp cp), the world size
 from the ``torchrun --nnodes --nproc-per-node`` line. No GPipe or ZB-H1 schedule (Megatron-LM runs
 1F1B or interleaved 1F1B). Import reads a negative ``--moe-expert-capacity-factor`` as dropless, as Megatron-core's
 ``TransformerConfig.__post_init__`` does (NVIDIA/Megatron-LM ``megatron/core/transformer/transformer_config.py``), and
@@ -186,6 +187,8 @@ def _dp_args(ctx: ExportContext) -> list[str]:
         args.append("--optimizer-cpu-offload")
     if p.offload_activation_layers:
         args += ["--cpu-offloading", "--cpu-offloading-num-layers", str(p.offload_activation_layers)]
+    if p.offload_modules:
+        args += ["--fine-grained-activation-offloading", "--offload-modules", *p.offload_modules]
     return args
 
 
@@ -338,7 +341,7 @@ def parser() -> argparse.ArgumentParser:
                  "--accumulate-allreduce-grads-in-fp32", "--grad-reduce-in-bf16", "--use-precision-aware-optimizer",
                  "--fp16",
                  "--no-overlap-p2p-communication", "--fp4-param-gather", "--first-last-layers-bf16",
-                 "--no-gradient-accumulation-fusion"):
+                 "--no-gradient-accumulation-fusion", "--fine-grained-activation-offloading"):
         ap.add_argument(flag, action="store_true")
     ap.add_argument("--data-parallel-sharding-strategy", choices=["no_shard", "optim", "optim_grads",
                                                                   "optim_grads_params"])
@@ -357,6 +360,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--main-params-dtype")
     ap.add_argument("--main-grads-dtype", choices=["fp32", "bf16"])
     ap.add_argument("--recompute-modules", nargs="*")
+    ap.add_argument("--offload-modules", nargs="*")
     ap.add_argument("--recompute-method", choices=["uniform", "block"])
     ap.add_argument("--pipeline-model-parallel-layout")
     return ap
@@ -448,10 +452,11 @@ def _uneven_split(num_layers: int | None, pp: int, first: int | None, last: int 
     return ((middle if first is None else first),) + (middle,) * (pp - 2) + ((middle if last is None else last),)
 
 
-def _module_names(words: list[str]) -> list[str]:
-    """The ``--recompute-modules`` values among the words argparse gave the flag (``nargs='*'`` takes every
-    word up to the next flag, so also a bash array's closing ``)``, a redirection or the next command): the
-    Megatron-LM module names before the first word that is not one.
+def _module_names(words: list[str], flag: str = "--recompute-modules", field: str = "recompute_modules") -> list[str]:
+    """The module names among the words argparse gave ``flag`` (``--recompute-modules``: :data:`RecomputeModule`;
+    ``--offload-modules``: :data:`OffloadModule`; ``nargs='*'`` takes every word up to the next flag, so also a bash
+    array's closing ``)``, a redirection or the next command): the Megatron-LM module names before the first word
+    that is not one.
 
     Raises:
         ConfigError: that word is a near miss of a module name (a typo, e.g. ``layernrom``), naming the legal ones.
@@ -459,14 +464,14 @@ def _module_names(words: list[str]) -> list[str]:
     import difflib
     import typing
 
-    from shardplan.parallel import RecomputeModule
-    legal = typing.get_args(RecomputeModule)
+    from shardplan.parallel import OffloadModule, RecomputeModule
+    legal = typing.get_args(OffloadModule if field == "offload_modules" else RecomputeModule)
     names = list(itertools.takewhile(lambda w: w in legal, words))
     if len(names) < len(words):
         word = words[len(names)]
         if word.lower() in legal or difflib.get_close_matches(word.lower(), legal, n=1, cutoff=0.75):
-            raise ConfigError(f"--recompute-modules {word!r} is not a Megatron-LM module; legal: {', '.join(legal)}",
-                              field="recompute_modules", value=word, legal=list(legal))
+            raise ConfigError(f"{flag} {word!r} is not a Megatron-LM module; legal: {', '.join(legal)}",
+                              field=field, value=word, legal=list(legal))
     return names
 
 
@@ -607,6 +612,8 @@ def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | No
     a.misspelt_notes = misspelt_flags(unknown, list(ap._option_string_actions))
     if a.recompute_modules:
         a.recompute_modules = _module_names(a.recompute_modules)
+    if a.offload_modules:
+        a.offload_modules = _module_names(a.offload_modules, "--offload-modules", "offload_modules")
     n = ((a.nnodes or 1) * a.nproc_per_node if a.nproc_per_node and not unread_launch else None) or devices
     return a, n
 
@@ -654,6 +661,8 @@ def read(text: str, devices: int | None = None) -> Imported:
                   tp_overlap=a.tp_comm_overlap and tp > 1, offload_optimizer=a.optimizer_cpu_offload,
                   moe_a2a_overlap=a.overlap_moe_expert_parallel_comm,
                   offload_activation_layers=(a.cpu_offloading_num_layers or 0) if a.cpu_offloading else 0,
+                  offload_modules=(tuple(a.offload_modules) if a.fine_grained_activation_offloading
+                                   and a.offload_modules else None),
                   dp_shard=shard if zero else None,
                   **_pipeline_values(a, pp))
     parallel = parallel_from(values)
@@ -800,7 +809,8 @@ def _training_of(a: argparse.Namespace, zero_stage: int) -> tuple[str, str]:
 
 EXPORTER = Exporter(name="megatron", title="Megatron-LM", source=SOURCE, suffix=".sh",
                     expresses=("overlap_grad_reduce", "tp_overlap", "offload_optimizer", "etp", "moe_dispatcher",
-                               "recompute_modules", "recompute_layers", "offload_activation_layers", "moe_a2a_overlap"),
+                               "recompute_modules", "recompute_layers", "offload_activation_layers", "moe_a2a_overlap",
+                               "offload_modules"),
                     write=write, read=read,
                     precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp8-mixed", "fp8-params", "nvfp4-mixed", "fp32"),
                     optimizer_dtypes=("fp32", "bf16-moments"), dropout=True, moe_capacity=True, seq_key="--seq-length")
