@@ -160,7 +160,8 @@ class ParallelConfig(BaseModel):
         "Megatron-core fine-grained activation offloading (--fine-grained-activation-offloading --offload-modules): "
         "the modules whose saved input goes to host memory in the forward and comes back for the backward: "
         "attn_norm, qkv_linear, core_attn (Q, K, V), attn_proj, mlp_norm, expert_fc1 (the routed tokens), moe_act "
-        "(the experts' activation input); not with recompute='full' or offload_activation_layers"))
+        "(the experts' activation input); not with offload_activation_layers; under recompute='full' nothing is "
+        "stored to move"))
     overlap_grad_reduce: bool = Field(default=True, description=(
         "overlap the data-parallel gradient reduction (and the ZeRO-1/2 parameter AllGather) with "
         "backward (forward) compute, as DDP buckets / Megatron-LM do"))
@@ -869,10 +870,11 @@ def check_activation_offload(p: ParallelConfig, n_layers: int | None = None, mod
                           legal=legal)
 
 
-def check_offload_modules(p: ParallelConfig, model: ModelSpec) -> None:
-    """``offload_modules`` as Megatron-core takes them: each module once, not with full recompute (which keeps only
-    the layer inputs) nor with whole-layer offloading (``offload_activation_layers``; one offload mechanism per
-    run), and the MoE modules only in a MoE model.
+def check_offload_modules(p: ParallelConfig, model: ModelSpec | None) -> None:
+    """``offload_modules`` as Megatron-core takes them: each module once, not with whole-layer offloading
+    (``offload_activation_layers``; one offload mechanism per run), and the MoE modules only in a MoE model (not
+    checked when ``model`` is None: an imported config). With full recompute they are accepted (Megatron-LM runs
+    such scripts) and move nothing (:func:`shardplan.cost.memory.module_offload_per_token`).
 
     Raises:
         ConfigError: naming offload_modules (or the conflicting field), the value and the legal ones.
@@ -880,7 +882,7 @@ def check_offload_modules(p: ParallelConfig, model: ModelSpec) -> None:
     mods = p.offload_modules
     if not mods:
         return
-    legal = [m for m in get_args(OffloadModule) if model.is_moe or m not in MOE_OFFLOAD_MODULES]
+    legal = [m for m in get_args(OffloadModule) if model is None or model.is_moe or m not in MOE_OFFLOAD_MODULES]
     repeated = sorted({m for m in mods if mods.count(m) > 1})
     if repeated:
         raise ConfigError(f"offload_modules names {', '.join(repeated)} twice; give each module once",
@@ -889,14 +891,12 @@ def check_offload_modules(p: ParallelConfig, model: ModelSpec) -> None:
     if absent:
         raise ConfigError(f"offload_modules {', '.join(absent)}: the model has no MoE layers; legal offload_modules: "
                           f"{', '.join(legal)}", field="offload_modules", value=absent, legal=legal)
-    if p.recompute == "full" or p.offload_activation_layers:
-        field, value = (("recompute", p.recompute) if p.recompute == "full"
-                        else ("offload_activation_layers", p.offload_activation_layers))
-        raise ConfigError(f"offload_modules={','.join(mods)} with {field}={value!r}: fine-grained offloading moves "
-                          "the modules' saved inputs, which full recompute does not keep and whole-layer offloading "
-                          f"already moves; legal {field}: {'none or selective' if field == 'recompute' else '0'}, or "
-                          "leave --offload-modules out", field=field, value=value,
-                          legal=["none", "selective"] if field == "recompute" else [0])
+    if p.offload_activation_layers:
+        raise ConfigError(f"offload_modules={','.join(mods)} with offload_activation_layers="
+                          f"{p.offload_activation_layers}: whole-layer offloading already moves those layers' saved "
+                          "activations (one offload mechanism per run); legal offload_activation_layers: 0, or leave "
+                          "--offload-modules out", field="offload_activation_layers",
+                          value=p.offload_activation_layers, legal=[0])
 
 
 def _check_loss_chunks(layout: "Layout", chunks: int) -> None:

@@ -43,6 +43,14 @@ def test_dense_offload_leaves_the_device_and_costs_host_link_time():
     assert activation_offload_s(m, tr, lay, hw, 1.0) == 0.0  # a 1 s microbatch hides 25 ms copies
 
 
+def test_full_recompute_leaves_nothing_to_offload():
+    # Megatron-LM scripts combine the two; a fully recomputed layer stores only its input: 0 B move
+    m = MODELS["llama-3-8b"]
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64)
+    lay = validate(ParallelConfig(zero_stage=1, recompute="full", offload_modules=("core_attn",)), m, tr, 8)
+    assert module_offload_per_token(m, tr, lay, False) == 0
+
+
 def test_recomputed_inputs_are_not_offloaded_twice():
     # layernorm recompute does not store the QKV input in bf16: offloading qkv_linear then moves nothing
     m = MODELS["llama-3-8b"]
@@ -55,7 +63,7 @@ def test_recomputed_inputs_are_not_offloaded_twice():
 @pytest.mark.parametrize("layout, framework, match", [
     (dict(offload_modules=("expert_fc1",)), None, "no MoE layers; legal offload_modules: attn_norm"),
     (dict(offload_modules=("core_attn", "core_attn")), None, "twice"),
-    (dict(offload_modules=("core_attn",), recompute="full"), None, "legal recompute: none or selective"),
+    (dict(offload_modules=("core_attn",), offload_activation_layers=2), None, "legal offload_activation_layers: 0"),
     (dict(offload_modules=("core_attn",)), "torchtitan", "or --framework megatron"),
 ])
 def test_bad_offload_modules_are_named(layout, framework, match):
@@ -81,3 +89,15 @@ def test_megatron_flags_both_ways():
     assert read("pretrain_gpt.py --offload-modules core_attn", 8).parallel.offload_modules is None
     with pytest.raises(ConfigError, match="'core_atn' is not a Megatron-LM module"):
         read("pretrain_gpt.py --fine-grained-activation-offloading --offload-modules core_atn", 8)
+    # a module-like word ends nothing: comma-joined names and unknown snake_case names are refused, not dropped
+    for words in ("core_attn,qkv_linear", "core_attn dense_mlp moe_act"):
+        with pytest.raises(ConfigError, match="is not a Megatron-LM module"):
+            read(f"pretrain_gpt.py --fine-grained-activation-offloading --offload-modules {words}", 8)
+    # the list ends at a shell word that is not module-like; a name given twice is refused at import, as estimate would
+    text = "pretrain_gpt.py --fine-grained-activation-offloading --offload-modules core_attn attn_proj ) > log.txt"
+    assert read(text, 8).parallel.offload_modules == ("core_attn", "attn_proj")
+    with pytest.raises(ConfigError, match="names core_attn twice"):
+        read("pretrain_gpt.py --fine-grained-activation-offloading --offload-modules core_attn core_attn", 8)
+    with pytest.raises(ConfigError, match="legal offload_activation_layers: 0"):
+        read("pretrain_gpt.py --fine-grained-activation-offloading --offload-modules core_attn --cpu-offloading "
+             "--cpu-offloading-num-layers 2", 8)

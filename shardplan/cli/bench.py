@@ -13,7 +13,7 @@ import yaml
 from rich.progress import Progress
 from rich.table import Table
 
-from shardplan.cli.common import HardwareOpt, app, config_errors, console, need_jax_extra
+from shardplan.cli.common import HardwareOpt, app, check_output_path, config_errors, console, need_jax_extra
 from shardplan.cli.runtime import DevOpt, configure_host_devices
 
 SmokeOpt = Annotated[bool, typer.Option("--smoke", help="tiny sizes: exercises the code path in seconds "
@@ -42,6 +42,8 @@ def bench(hardware: HardwareOpt = "h100-sxm", devices: DevOpt = 8, smoke: SmokeO
     """Measure GEMM, HBM, attention and collective bandwidth on the devices JAX sees; compare with
     the preset and write a cluster YAML that every command takes via --hardware."""
     need_jax_extra("bench")
+    check_output_path("-o/--output", output)  # before the measurements, which take minutes on an accelerator
+    check_output_path("--json", json_out)
     configure_host_devices(devices)
     import jax
 
@@ -71,9 +73,13 @@ def bench(hardware: HardwareOpt = "h100-sxm", devices: DevOpt = 8, smoke: SmokeO
     _print(results, hw.name, jax.default_backend())
     fields = B.fitted_fields(results, hw, n, jax.default_backend())
     if output:
-        doc = hardware_document(hardware, hw, f"{hw.name}-measured")  # a cluster file's own fields are kept
+        # a cluster file's own fields are kept; a --smoke file says in its name and sources that it measured nothing
+        doc = hardware_document(hardware, hw, f"{hw.name}-{'smoke-not-a-measurement' if smoke else 'measured'}")
         doc.update({k: v for k, v in fields.items() if k != "sources"})
         doc["sources"].update(fields.get("sources") or {})
+        if smoke:
+            doc["sources"]["smoke"] = ("shardplan bench --smoke: tiny sizes that exercise the code path; the fields "
+                                       "above are not measurements of the device")
         output.write_text(yaml.safe_dump(doc, sort_keys=False))
         console.print(f"wrote {output} (use it as --hardware {output})")
     if json_out:

@@ -123,8 +123,8 @@ def offload_hint(e) -> str | None:
     if fw.activation_offload == "remat_inputs":
         return _remat_offload_hint(e)
     if (e.fits or not fw.activation_offload or not e.hardware.host_bandwidth or p.pp > 1
-            or p.recompute != "none" or e.model.n_layers < 2):
-        return None
+            or p.recompute != "none" or e.model.n_layers < 2 or p.offload_modules):
+        return None  # fine-grained offloading (offload_modules) and whole layers are one mechanism or the other
 
     def with_layers(n: int):
         return estimate(e.model, e.hardware, e.training, p.model_copy(update={"offload_activation_layers": n}),

@@ -786,10 +786,12 @@ def module_offload_per_token(model: ModelSpec, training: TrainingSpec, layout: L
     * moe_act (MoE layers): the routed experts' activation input, beta n F_e load top_k / t (n = 2 for SwiGLU,
       1 for GeLU), less :func:`moe_act_input_saving`.
 
+    Under full recompute a layer stores only its input, so nothing moves (0).
+
     Example, Qwen3-235B-A22B (h 4096, F_e 1536, top 8), tp 1, fp8 (beta 2), expert_fc1 + moe_act:
     1 x 8 x 4096 + 2 x 2 x 1536 x 8 = 32,768 + 49,152 = 81,920 B per token and MoE layer."""
     p = layout.parallel
-    mods = p.offload_modules or ()
+    mods = p.offload_modules or () if p.recompute != "full" else ()
     recomputed = p.recompute_modules or () if p.recompute == "selective" else ()
     beta, t, sigma, h = training.precision.activation_bytes, p.tp, layout.seq_shard, model.d_model
     linear_in = 1.0 if training.precision.quantized else beta

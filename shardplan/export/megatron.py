@@ -59,7 +59,7 @@ import shlex
 from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
                                    parallel_from, refuse)
-from shardplan.parallel import check_activation_offload
+from shardplan.parallel import check_activation_offload, check_offload_modules
 
 SOURCE = "Megatron-LM megatron/training/arguments.py (commit 000c4ac)"
 _ALT: dict[str, str] = {}  # Megatron-LM writes every option the planner has
@@ -469,8 +469,12 @@ def _module_names(words: list[str], flag: str = "--recompute-modules", field: st
     names = list(itertools.takewhile(lambda w: w in legal, words))
     if len(names) < len(words):
         word = words[len(names)]
-        if word.lower() in legal or difflib.get_close_matches(word.lower(), legal, n=1, cutoff=0.75):
-            raise ConfigError(f"{flag} {word!r} is not a Megatron-LM module; legal: {', '.join(legal)}",
+        # a module-like word (snake_case or comma-joined names) is a module Megatron-LM would refuse, not the end of
+        # the list (a bash array's ')', a redirection, the next command or script path)
+        looks_like_module = re.fullmatch(r"[A-Za-z0-9_,]+", word) is not None and ("_" in word or "," in word)
+        if looks_like_module or difflib.get_close_matches(word.lower(), legal, n=1, cutoff=0.75):
+            hint = " (names are space-separated)" if "," in word else ""
+            raise ConfigError(f"{flag} {word!r} is not a Megatron-LM module{hint}; legal: {', '.join(legal)}",
                               field=field, value=word, legal=list(legal))
     return names
 
@@ -667,6 +671,7 @@ def read(text: str, devices: int | None = None) -> Imported:
                   **_pipeline_values(a, pp))
     parallel = parallel_from(values)
     check_activation_offload(parallel, a.num_layers)
+    check_offload_modules(parallel, None)
     precision, optimizer_dtype = _training_of(a, zero)
     capacity, capacity_notes = _capacity_factor(a)
     notes = _import_notes(a, parallel.schedule, precision) + capacity_notes
