@@ -403,8 +403,9 @@ def _summary_table(e) -> Table:
 def _memory_and_time_tables(e, d: dict) -> tuple[Table, Table]:
     pp = e.parallel.pp
     stage = d["memory_bytes"].get("stage", 0)
-    # the most loaded pipeline stage (0-based), named so a pipelined layout says which stage it shows
-    mem = Table(title=f"memory, stage {stage} of {pp}" if pp > 1 else "memory per device")
+    # the most loaded pipeline stage, named so a pipelined layout says which stage it shows (stage indices are
+    # 0-based everywhere else, JSON included: say so beside the count)
+    mem = Table(title=f"memory, stage {stage} (of 0-{pp - 1})" if pp > 1 else "memory per device")
     mem.add_column("part")
     mem.add_column("GiB", justify="right")
     for k, v in d["memory_bytes"].items():
