@@ -101,3 +101,15 @@ def test_megatron_flags_both_ways():
     with pytest.raises(ConfigError, match="legal offload_activation_layers: 0"):
         read("pretrain_gpt.py --fine-grained-activation-offloading --offload-modules core_attn --cpu-offloading "
              "--cpu-offloading-num-layers 2", 8)
+
+
+def test_a_recomputed_moe_layer_has_no_expert_inputs_to_offload():
+    # Qwen3-30B-A3B (h 2048, F_e 768, top 8), tp 1, bf16: with moe_act recompute the routed tokens 2 x 8 x 2048 =
+    # 32,768 B and the SwiGLU input 2 x 2 x 768 x 8 = 24,576 B move (57,344 B); recomputing the whole MoE layer
+    # ('moe') stores neither, so nothing moves
+    m = MODELS["qwen3-30b-a3b"]
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64)
+    for mods, moved in ((("moe_act",), 57_344), (("moe",), 0)):
+        lay = validate(ParallelConfig(ep=8, zero_stage=1, recompute="selective", recompute_modules=mods,
+                                      offload_modules=("expert_fc1", "moe_act")), m, tr, 16)
+        assert module_offload_per_token(m, tr, lay, True) == moved

@@ -784,7 +784,8 @@ def module_offload_per_token(model: ModelSpec, training: TrainingSpec, layout: L
     * attn_proj: the output projection's input, beta o/t (fp8: 1 byte);
     * expert_fc1 (MoE layers): the routed tokens, :func:`routed_token_bytes`;
     * moe_act (MoE layers): the routed experts' activation input, beta n F_e load top_k / t (n = 2 for SwiGLU,
-      1 for GeLU), less :func:`moe_act_input_saving`.
+      1 for GeLU), less :func:`moe_act_input_saving`;
+    * the two MoE terms are 0 when the whole MoE layer is recomputed (``moe``: nothing inside it is stored).
 
     Under full recompute a layer stores only its input, so nothing moves (0).
 
@@ -803,8 +804,8 @@ def module_offload_per_token(model: ModelSpec, training: TrainingSpec, layout: L
              "core_attn": 0.0 if "mla_up_proj" in recomputed and model.is_mla
              else beta * (model.q_dim + model.kv_dim + model.v_dim) / t,
              "attn_proj": linear_in * model.o_dim / t,
-             "expert_fc1": routed_token_bytes(model, training, layout) if moe else 0.0,
-             "moe_act": act_in if moe else 0.0}
+             "expert_fc1": routed_token_bytes(model, training, layout) if moe and "moe" not in recomputed else 0.0,
+             "moe_act": act_in if moe and "moe" not in recomputed else 0.0}
     return sum(terms[m] for m in mods)
 
 
