@@ -50,7 +50,7 @@ from shardplan.cost.context import StepContext
 from shardplan.cost.memory import (activation_terms, empty_breakdown, hbm_limit, lazy_grads_apply,
                                    model_state_and_temp)
 from shardplan.cost.pipeline import bubble_s
-from shardplan.cost.step import Estimate, estimate_layout
+from shardplan.cost.step import Estimate, estimate_layout, serialized_gathers
 from shardplan.errors import ConfigError, divisors, short_repr
 from shardplan.loaders import check_document, config_error
 from shardplan.parallel import (MAX_DEVICES, MAXTEXT_SAVED_POLICIES, Layout, ParallelConfig, Schedule,
@@ -706,9 +706,11 @@ class _Evaluator:
             self._layouts[key] = lay
         return lay
 
-    def memory(self, trials: _Trials, split: _TokenSplit, rc: str) -> float:
+    def memory(self, trials: _Trials, split: _TokenSplit, rc: str, serial: bool = False) -> float:
         """Bytes on the most loaded device (``memory_estimate(...).total``, see the class docstring)
-        of the candidate (trials.group, split's microbatch size, rc)."""
+        of the candidate (trials.group, split's microbatch size, rc); ``serial``: with one ZeRO-3 gather buffer
+        instead of two (:func:`~shardplan.cost.step.serialized_gathers`; half the buffer term, exactly, since
+        halving a float is exact)."""
         state = trials.state or self._state_halves(trials)
         acts = split.acts.get(rc) or self._act_halves(split, rc)
         # MemoryBreakdown.total written out in the same order of additions (allocated, + fragmentation
@@ -722,6 +724,9 @@ class _Evaluator:
         worst = -math.inf
         for i, (s4, (ac, lo, cb)) in enumerate(zip(state, acts)):
             pa, gr, op, z3, tmp = trials.terms[i]
+            if serial:
+                z3 = z3 / 2
+                s4 = pa + gr + op + z3  # as _state_halves adds them
             if lazy and gr > 0:  # MemoryBreakdown.allocated under lazy_grads, the same additions in the same order
                 a = max(pa + op + z3 + ac + lo + cb + w, pa + gr + op + tmp + w)
             else:
@@ -906,6 +911,9 @@ class _Trials:
             return None
         self.res.n_layouts += 1
         total = ev.memory(self, split, rc)  # type: ignore[arg-type]
+        if total > ev.limit and serialized_gathers(ev.training, self.placement_layout) is not None:  # type: ignore[arg-type]
+            # a memory-limited schedule gathers one ZeRO-3 unit at a time when two do not fit (estimate_layout)
+            total = min(total, ev.memory(self, split, rc, serial=True))  # type: ignore[arg-type]
         if total > ev.limit:
             if self.lowest is None or total < self.lowest[0]:
                 self.lowest = (total, Candidate(g, mbs, rc, total, -1, split))  # type: ignore[arg-type]

@@ -529,6 +529,18 @@ def lazy_grads_note(e) -> str | None:
             f"torch.optim's foreach temporary: {m.step_peak / 2**30:,.2f} GiB)")
 
 
+def serialized_gather_note(e) -> str | None:
+    """With one ZeRO-3 gather buffer (the profile's memory-limited schedule chose it: two did not fit,
+    :func:`shardplan.cost.step.serialized_gathers`): what the compiler gives up to fit; else None."""
+    fw = e.training.framework
+    if not (fw.memory_limited_schedule and fw.zero3_gather_buffers == 1 and e.parallel.zero_stage == 3):
+        return None
+    one = e.memory.zero3_buffers
+    return (f"two gathered ZeRO-3 units ({2 * one / 2**30:,.2f} GiB) do not fit; the {fw.label} profile's compiler "
+            f"schedules under the memory limit (XLA's latency-hiding scheduler), so one unit is gathered at a time "
+            f"({one / 2**30:,.2f} GiB): no gather prefetch, every AllGather exposed (priced in the step)")
+
+
 def partial_node_note(e) -> str | None:
     """A device count above one scale-up domain (node) that does not fill the last: how many nodes are full, how
     many devices the last one holds, and how the estimate places each parallel group that spans nodes (equal parts
@@ -561,7 +573,7 @@ def print_estimate_notes(e) -> None:
     for note in (optimism_note(e), routing_note(e), unreleased_schedule_note(e.training.framework, scheduled),
                  attention_kernel_note(e), moe_overhead_note(e), layer_overhead_note(e), stall_note(e),
                  allocator_note(e), compile_note(e), eager_code_note(e), fp4_note(e), lazy_grads_note(e),
-                 partial_node_note(e)):
+                 partial_node_note(e), serialized_gather_note(e)):
         if note:
             err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
 

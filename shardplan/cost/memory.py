@@ -621,7 +621,13 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
         # no resharding before the last backward)
         mb.zero3_buffers = prec.param_bytes * sp.total
     elif z == 3:
-        mb.zero3_buffers = 2 * zero3_gather_bytes(training) * fsdp_unit_params(model, layout)
+        # the unit in use and the next one prefetched, or one at a time under a memory-limited schedule
+        # (FrameworkProfile.zero3_gather_buffers)
+        mb.zero3_buffers = (training.framework.zero3_gather_buffers * zero3_gather_bytes(training)
+                            * fsdp_unit_params(model, layout))
+        if training.framework.zero3_gather_buffers == 1:
+            mb.notes.append("one ZeRO-3 unit gathered at a time (the compiler's memory-limited schedule): no gather "
+                            "prefetch, every AllGather exposed")
 
 
 def fsdp_unit_params(model: ModelSpec, layout: Layout) -> float:

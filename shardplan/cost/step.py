@@ -226,8 +226,34 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     ``detail=False`` skips the roofline points and thresholds (the search fills them in for the
     plans it keeps). Composition (module docstring): the slowest stage's microbatch = its compute
     + the exposed per-microbatch communication of every axis; the step = m microbatches + bubble +
-    exposed per-step communication + optimizer.
+    exposed per-step communication + optimizer. Under a memory-limited schedule
+    (``FrameworkProfile.memory_limited_schedule``, :func:`serialized_gathers`) a ZeRO-3 layout that does not fit
+    is priced again with one gather buffer and exposed AllGathers, and that estimate is returned if it fits.
     """
+    est = _estimate_once(model, hw, training, layout, detail)
+    serial = None if est.fits else serialized_gathers(training, layout)
+    if serial is None:
+        return est
+    retry = _estimate_once(model, hw, serial, layout, detail)
+    return retry if retry.fits else est
+
+
+def serialized_gathers(training: TrainingSpec, layout: Layout) -> TrainingSpec | None:
+    """``training`` with one ZeRO-3 gather buffer (``FrameworkProfile.zero3_gather_buffers`` = 1: no prefetch,
+    every AllGather exposed) where the framework schedules under the memory limit
+    (``memory_limited_schedule``, XLA's latency-hiding scheduler) and the layout gathers per microbatch with
+    two buffers (ZeRO-3, not ``zero3_gather='per_step'``, not a stage held unsharded under pipelining,
+    ``pp_unsharded_grad_bytes``); None otherwise."""
+    fw, p = training.framework, layout.parallel
+    if (not fw.memory_limited_schedule or fw.zero3_gather_buffers == 1 or p.zero_stage != 3
+            or p.zero3_gather == "per_step" or (p.pp > 1 and fw.pp_unsharded_grad_bytes)):
+        return None
+    return training.model_copy(update={"framework": fw.model_copy(update={"zero3_gather_buffers": 1})})
+
+
+def _estimate_once(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, layout: Layout,
+                   detail: bool) -> Estimate:
+    """:func:`estimate_layout` with the profile as given (no memory-limited retry)."""
     ctx = step_context(model, hw, training, layout)
     colls, dp = communication(ctx)
     m, fw = layout.microbatches, training.framework

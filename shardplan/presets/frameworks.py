@@ -255,7 +255,14 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                          recompute_after_loss=True, weight_sharding_axes=("cp", "ep"), tp_requires_sp=True,
                          named_remat=True, selective_recompute="named_dots", layout_defaults={"sp": True},
                          default_precision="fp32-params", gpu_matmul_scale=1.24, default_zero_stage=3,
-                         sources={"default_zero_stage": "3: MaxText configs/base.yml ici_fsdp_parallelism: -1 (every "
+                         memory_limited_schedule=True,
+                         sources={"memory_limited_schedule": "OpenXLA xla/service/latency_hiding_scheduler.h: "
+                                  "SchedulerConfig::memory_limit and depth_based_memory_pressure_reduction (the "
+                                  "latency-hiding scheduler tracks the schedule's memory peak against the device's limit "
+                                  "and gives up overlap, scheduling again with a lower limit, to stay under it); written "
+                                  "after the tpu-recipes v6e-256 GPT-3 175B run (FSDP 256, full remat), which ran where "
+                                  "two gathered 1.8 B-parameter layers did not fit (docs/accuracy.md)",
+                                  "default_zero_stage": "3: MaxText configs/base.yml ici_fsdp_parallelism: -1 (every "
                                   "chip of a slice not given to another axis shards the weights, FSDP)",
                                   "gpu_matmul_scale": "fitted (benchmarks/fit_frameworks.py maxtext_gpu_fit_table, scipy "
                                   "least_squares) to the 12 public NVIDIA dgxc-benchmarking MaxText Llama 2 70B H100 runs "

@@ -73,6 +73,20 @@ class FrameworkProfile(BaseModel):
         zero3_prefetch: fraction of each ZeRO-3 gather / reduce-scatter that prefetching can hide
             behind the compute of the layer before it (1: PyTorch FSDP's forward/backward prefetch,
             Zhao et al. 2023 Sec. 3.3.2; 0: gathered synchronously when the layer's hook fires).
+        zero3_gather_buffers: gathered ZeRO-3 / FSDP units a device holds at once (bytes: this x
+            :func:`shardplan.cost.memory.zero3_gather_bytes` x :func:`shardplan.cost.memory.fsdp_unit_params`): 2, the
+            unit being computed and the next one being prefetched (PyTorch FSDP's ``limit_all_gathers``
+            rate limiter allows two in flight, Zhao et al. 2023 Sec. 3.3.2; XLA's pipelined AllGather of a scan
+            loop's next iteration), or 1: each AllGather starts once the previous unit's weights are freed, so
+            every forward and backward AllGather is exposed (the ReduceScatter still overlaps).
+        memory_limited_schedule: the compiler schedules the program under the device's memory limit: when a
+            ZeRO-3 layout with per-microbatch gathers does not fit with ``zero3_gather_buffers`` 2, it is priced
+            again with 1 (no gather prefetch, exposed AllGathers) and fits if that does. XLA's latency-hiding
+            scheduler tracks the schedule's memory peak and trades overlap for memory above its limit (OpenXLA
+            ``xla/service/latency_hiding_scheduler.h``: ``SchedulerConfig::memory_limit``,
+            ``depth_based_memory_pressure_reduction``, reruns with a lower limit; the TPU and GPU compilers
+            set the limit from the device's memory): True for the XLA profiles (MaxText, Paxml), False for
+            eager PyTorch, whose FSDP prefetches regardless and runs out of memory.
         zero3_gather_compute_dtype: ZeRO-3 / FSDP gathers the parameters in the compute dtype
             (``TrainingSpec.precision.activation_bytes``: bf16) rather than the stored one (fp32 under
             ``fp32-params``): the gathered buffers and the AllGather bytes shrink accordingly. True for
@@ -381,6 +395,8 @@ class FrameworkProfile(BaseModel):
     zero3_prefetch: float = Field(default=1.0, ge=0, le=1)
     vocab_divisible_by: int = Field(default=128, ge=1, le=4096)
     zero3_nic_share: float = Field(default=1.0, gt=0, le=1)
+    zero3_gather_buffers: int = Field(default=2, ge=1, le=2, strict=True)
+    memory_limited_schedule: bool = False
     zero3_gather_compute_dtype: bool = False
     zero3_master_is_param: bool = False
     cp_load_balance: bool = True

@@ -180,7 +180,10 @@ def _zero3(ctx: StepContext, g: WeightGroup) -> tuple[list[Collective], float, f
     # forward: the first layer's gather is exposed; the prefetchable share of each later one hides behind the
     # previous layer's forward (FrameworkProfile.zero3_prefetch)
     pre = ctx.training.framework.zero3_prefetch
-    exp_ag = ag + (buckets - 1) * (ag - pre * min(ag, fwd))
+    # one gather buffer (FrameworkProfile.zero3_gather_buffers = 1): a gather waits for the previous unit's
+    # weights to be freed, so none hides behind compute; the gradients' ReduceScatter still does
+    serial = ctx.training.framework.zero3_gather_buffers == 1 and ctx.p.zero3_gather != "per_step"
+    exp_ag = buckets * ag if serial else ag + (buckets - 1) * (ag - pre * min(ag, fwd))
     args = (g.kind, params, g.shard, g.stride)
     kw = {"overlap": "prefetch", "buckets": buckets * calls, "link_share": share}
     kw_rs = {"overlap": "prefetch", "buckets": buckets, "link_share": share}
@@ -195,15 +198,20 @@ def _zero3(ctx: StepContext, g: WeightGroup) -> tuple[list[Collective], float, f
                               f"{g.kind} gradients", exposed_s=exp_rs * m, **kw_rs)]
         return out + _replicas(ctx, g), exp_rs, exp_ag * f
     # backward: gather + reduce-scatter of a layer behind its backward
-    exp_bwd = buckets * (ag + rs - pre * min(ag + rs, bwd))
-    ag_share = ag / (ag + rs) if ag + rs > 0 else 0.0
+    # the exposed backward split between the two in proportion to their times (serialized: the gathers whole)
+    if serial:
+        exp_bwd_ag, exp_bwd_rs = buckets * ag, buckets * (rs - pre * min(rs, bwd))
+    else:
+        exp_bwd = buckets * (ag + rs - pre * min(ag + rs, bwd))
+        ag_share = ag / (ag + rs) if ag + rs > 0 else 0.0
+        exp_bwd_ag, exp_bwd_rs = exp_bwd * ag_share, exp_bwd * (1 - ag_share)
     out = [ctx.collective("AllGather", "dp", "params", "fwd", *args, m, f"{g.kind} parameters (ZeRO-3 forward)",
                           exposed_s=exp_ag * m, **kw),
            ctx.collective("AllGather", "dp", "params", "bwd", *args, m, f"{g.kind} parameters (ZeRO-3 backward)",
-                          exposed_s=exp_bwd * ag_share * m, **kw),
+                          exposed_s=exp_bwd_ag * m, **kw),
            ctx.collective("ReduceScatter", "dp", "grads", "bwd", g.kind, grads, g.shard, g.stride, m,
-                          f"{g.kind} gradients", exposed_s=exp_bwd * (1 - ag_share) * m, **kw_rs)]
-    return out + _replicas(ctx, g), exp_ag + exp_bwd, 0.0
+                          f"{g.kind} gradients", exposed_s=exp_bwd_rs * m, **kw_rs)]
+    return out + _replicas(ctx, g), exp_ag + exp_bwd_ag + exp_bwd_rs, 0.0
 
 
 def embedding_group(ctx: StepContext) -> list[Collective]:
