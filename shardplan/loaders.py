@@ -257,7 +257,10 @@ def config_error(e: ValidationError, context: str | None = None) -> ConfigError:
         if bounds:
             words = _TYPE_WORDS.get(kind) or _UNBOUNDED_NUMBER_ERRORS.get(kind) or _number_word(e.title, name)
             legal = f"legal: {words} {bounds}"
-    return ConfigError(f"{prefix}{loc}={short_repr(value)}; {legal}{hint}", field=loc, value=value)
+    if kind == "too_short" and _optional_field(e.title, str(first["loc"][-1]) if first["loc"] else ""):
+        legal += ", or leave the field out (null) for none"  # ParallelConfig.offload_modules, recompute_modules, ...
+    shown = list(value) if isinstance(value, tuple) else value  # a plan file's list, read into a tuple: as written
+    return ConfigError(f"{prefix}{loc}={short_repr(shown)}; {legal}{hint}", field=loc, value=value)
 
 
 #: pydantic number errors whose context carries no bounds: too large to parse as an integer, not finite
@@ -266,6 +269,13 @@ _UNBOUNDED_NUMBER_ERRORS = {"int_parsing_size": "a whole number", "finite_number
 
 #: pydantic range errors: the message then gives the field's whole range (:func:`_field_bounds`)
 _RANGE_ERRORS = ("greater_than", "greater_than_equal", "less_than", "less_than_equal")
+
+
+def _optional_field(title: str, name: str) -> bool:
+    """Whether field ``name`` of the spec class ``title`` takes None (an optional list: left out for none)."""
+    cls = _spec_class(title)
+    info = cls.model_fields.get(name) if cls is not None else None
+    return info is not None and type(None) in typing.get_args(info.annotation)
 
 
 def _number_word(title: str, name: str) -> str:

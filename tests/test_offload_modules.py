@@ -113,3 +113,20 @@ def test_a_recomputed_moe_layer_has_no_expert_inputs_to_offload():
         lay = validate(ParallelConfig(ep=8, zero_stage=1, recompute="selective", recompute_modules=mods,
                                       offload_modules=("expert_fc1", "moe_act")), m, tr, 16)
         assert module_offload_per_token(m, tr, lay, True) == moved
+
+
+def test_an_empty_module_list_says_to_leave_the_field_out():
+    # a plan file's `offload_modules: []` (read into a tuple) is shown as written, with the way to say "none";
+    # a required list (a hardware file's gemm_tiles) gets no such hint
+    from pydantic import ValidationError
+
+    from shardplan.loaders import config_error
+    from shardplan.specs.hardware import HardwareSpec
+    with pytest.raises(ValidationError) as e:
+        ParallelConfig(offload_modules=())
+    msg = str(config_error(e.value))
+    assert "offload_modules=[]" in msg and "leave the field out (null) for none" in msg
+    with pytest.raises(ValidationError) as e:
+        HardwareSpec(**{**HARDWARE["h100-sxm"].model_dump(), "gemm_tiles": ()})
+    msg = str(config_error(e.value))
+    assert "gemm_tiles=[]" in msg and "leave the field out" not in msg
