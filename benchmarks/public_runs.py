@@ -2743,6 +2743,124 @@ SCOUTED_2026_12W = SCOUTED_2026_12W + (
 )
 
 
+#: Twenty-fourth scouting pass (2026-12, never fitted on; SCOUTED_2026_12X): pre-2024 pre-training runs whose layout is
+#: published beside a GPU-hour or wall-clock total (Pythia, StarCoderBase, Falcon). Every row is a whole-run average
+#: derived from a total, with the arithmetic below; none is a per-step log.
+#:
+#: 1. Pythia (Biderman et al. 2023, arXiv 2304.01373), Appendix D, Table 5 "GPU count / total GPU hours" (PDF p21):
+#:    70M 32 / 510, 160M 32 / 1,030, 410M 32 / 2,540, 1B 64 / 4,830, 1.4B 64 / 7,120, 2.8B 64 / 14,240, 6.9B 128 /
+#:    33,500, 12B 256 / 72,300. The paper PDF is NOT in the search index: the table is read from a third-party
+#:    transcription that cites it page by page (search-index file id 71571056092, a held-out-dataset builder script,
+#:    records "PDF p21, Table 5 ... total GPU hours ... (iteration time x iterations x GPUs / 3600)" and the caption's
+#:    "computed from logged iteration time, not billed time"): so these hours are logged step time, not wall clock.
+#:    Tokens: 299,892,736,000 (EleutherAI/pythia README, "Each model saw 299,892,736,000 ~= 299.9B tokens") = 143,000
+#:    iterations x 1,024 sequences x 2,048 (checked). tokens/s/GPU = 299,892,736,000 / (GPU hours x 3,600), e.g. 12B:
+#:    2.9989e11 / (72,300 x 3,600) = 1,152.2; check: 6 x 11.85e9 x 1,152 = 81.9 TFLOP/s = 26% of the A100's 312 (fp16),
+#:    34% counting the full-recompute forward (8N).
+#:    Layout, every field from the GPT-NeoX configs EleutherAI/pythia models/<size>/pythia-<size>.yml (stored
+#:    versions: 70M @ ae1ce75d, 160M @ 00753222, 410M @ ddad623a, 1B @ b14d5af9, 1.4B @ 4d0c9018, 2.8B @ 2d898509,
+#:    6.9B @ 31654e58, 12B @ 55e1182b): pipe-parallel-size 1, model-parallel-size 1 (2 for 6.9B, 4 for 12B),
+#:    train_micro_batch_size_per_gpu 32 / 16 / 8 with gas 1 (6.9B / 12B: 8 x GA 2), the comment "trained on N gpus"
+#:    (= Table 5's counts; dp x mbs x GA = 1,024 on every size), ZeRO stage 1, checkpoint-activations with
+#:    checkpoint-num-layers 1 (-> full recompute; partition-activations only shards the checkpoints over TP ranks),
+#:    fp16 (priced bf16-mixed: same tensor rate), dropout 0, attention-config "flash" except the 70M and 1B files
+#:    (no attention-config: GPT-NeoX's default "global" softmax attention -> TrainingSpec attention='naive').
+#:    Vocabulary padded to 128 x TP (50,304 / 50,432 / 50,688) as the HF configs have it; models
+#:    models/pythia-<size>.config.json (HF GPTNeoX shape; 70,426,624 ... 11,846,072,320 parameters = HF's counts).
+#:    ASSUMED [B]: the network (AWS p4d, 8 x A100 40GB with 4 x 100 Gb/s EFA per node -> 6.25 GB/s per GPU, as the
+#:    BloombergGPT row: the configs' /fsx paths are Amazon FSx for Lustre; not stated by the paper as read here); the
+#:    deepspeed profile (GPT-NeoX is a Megatron + DeepSpeed stack, as the shared GPT-NeoX-20B row prices it).
+_P4D = "A100 40GB+scale_out_bandwidth=6250000000"
+_PYTHIA_TOKENS = 299_892_736_000
+_PYTHIA = (  # (size, model, GPUs, TP, mbs, GA, GPU hours, attention)
+    ("70M", MODELS_DIR + "pythia-70m.config.json", 32, 1, 32, 1, 510, "naive"),
+    ("160M", "pythia-160m", 32, 1, 32, 1, 1030, "flash"),
+    ("410M", MODELS_DIR + "pythia-410m.config.json", 32, 1, 32, 1, 2540, "flash"),
+    ("1B", MODELS_DIR + "pythia-1b.config.json", 64, 1, 16, 1, 4830, "naive"),
+    ("1.4B", MODELS_DIR + "pythia-1.4b.config.json", 64, 1, 16, 1, 7120, "flash"),
+    ("2.8B", MODELS_DIR + "pythia-2.8b.config.json", 64, 1, 16, 1, 14240, "flash"),
+    ("6.9B", MODELS_DIR + "pythia-6.9b.config.json", 128, 2, 8, 2, 33500, "flash"),
+    ("12B", MODELS_DIR + "pythia-12b.config.json", 256, 4, 8, 2, 72300, "flash"),
+)
+SCOUT24_PYTHIA = tuple(
+    (f"[B: p4d network assumed; Table 5 via a transcription] Pythia {size} (GPT-NeoX): TP{tp} DP{n // tp} ZeRO-1, "
+     f"mbs {mbs} x GA {ga}, full AC, {'flash' if att == 'flash' else 'default (non-flash)'} attention, "
+     f"{n} A100 40GB, 1024 x 2048",
+     model, _P4D, "deepspeed", "bf16-mixed" + ("+attention=naive" if att == "naive" else ""), n, 2048, 1024,
+     dict(tp=tp, sp=False, dp=n // tp, zero_stage=1, microbatch_size=mbs, recompute="full"),
+     round(_PYTHIA_TOKENS / (hours * 3600), 1), None)
+    for size, model, n, tp, mbs, ga, hours, att in _PYTHIA)
+
+#: 2. StarCoder (Li et al. 2023, arXiv 2305.06161), Sec. 5.6 "Multi-Node GPU Setup" and 5.7 (CO2 emissions).
+#:    Stored quotes: search-index ids 21949449555 / 24927022793 (Sec. 5.6: "512 A100 80 GB GPUs distributed across 64
+#:    nodes ... 3D-parallel layout that shards the model with both tensor and pipeline parallelism rank 4 ... 32-fold
+#:    data parallelism ... micro-batch size of 1 and accumulated for 16 steps, resulting in a global batch size of 512
+#:    (equivalent to 4M tokens)"; "the training in BF16 leads to 10% lower throughput than FP16 ... it requires the
+#:    gradient reduction step in FP32") and 71571056092 (Sec. 5.7 "total number of GPU hours that training took
+#:    (320,256)"; StarCoderBase "250k iterations, batch 4M tokens, one trillion tokens").
+#:    tokens/s/GPU = 250,000 x 512 x 8,192 / (320,256 x 3,600) = 1.0486e12 / 1.1529e9 = 909.5 (with the rounded "one
+#:    trillion" it would be 867, -4.7%). Check: 6 x 15.52e9 x 909.5 = 84.7 TFLOP/s = 27% of 312; a whole-run figure
+#:    (restarts included, whatever they were).
+#:    Model: models/starcoderbase-15.5b.config.json (ModelSpec fields: 40 x 6144, 48 heads, multi-query, GELU 24576,
+#:    learned positions 8192, vocab 49,152, tied): 15,517,456,384 parameters (paper: ~15.5B).
+#:    ASSUMED [B]: the flags the paper does not state, from the same team's StarCoderBase-7B pre-training script
+#:    (bigcode Megatron-LM fork, search-index id 8100786725: "7b-starcoder", 64 nodes, --use-flash-attn,
+#:    --use-distributed-optimizer, no --recompute-*, no --sequence-parallel, --attention-dropout 0.1 --hidden-dropout 0.1,
+#:    --bf16, AWS EFA environment): flash attention, ZeRO-1, recompute none, sp off, dropout masks stored; the AWS
+#:    p4de network (the project's aws-p4de constant) from that script's EFA settings; 1F1B; megatron-legacy profile
+#:    (a 2023 Megatron-LM fork) with --bf16's fp32 gradient reduction (_LEGACY_BF16, as the paper says). The single KV
+#:    head is replicated on the 4 TP ranks (kv_replication; the fork's multiquery attention keeps one K/V per rank).
+SCOUT24_STARCODER = (
+    ("[B: flash/dist-opt/no-AC/no-SP/dropout from the 7B sibling script, p4de network; whole-run GPU-hour average] "
+     "StarCoder paper Sec. 5.6-5.7: StarCoderBase 15.5B TP4 PP4 DP32, mbs 1 x GA 16, GBS 512 x 8192, 512 A100 80GB",
+     MODELS_DIR + "starcoderbase-15.5b.config.json", P4DE, "megatron-legacy", _LEGACY_BF16 + "+dropout=true", 512,
+     8192, 512, dict(tp=4, sp=False, kv_replication=True, pp=4, schedule="1f1b", dp=32, zero_stage=1, microbatch_size=1,
+                    recompute="none"),
+     round(250_000 * 512 * 8192 / (320_256 * 3600), 1), None),
+)
+
+#: 3. Falcon (TII), Hugging Face model cards tiiuae/falcon-7b (stored copy id 3598128044), falcon-40b (24303298681),
+#:    falcon-180B (47938588607) "Training Procedure" / "Training Hyperparameters" / "Compute Infrastructure", and the
+#:    Hugging Face blog "Spread Your Wings: Falcon 180B is here" (stored copy id 7239854304).
+#:    Stated: 7B "384 A100 40GB GPUs, using a 2D parallelism strategy (PP=2, DP=192) combined with ZeRO", batch 2304
+#:    (30B tokens ramp-up), seq 2048, bf16, 1,500B tokens, "took about two weeks"; 40B "384 A100 40GB GPUs ... 3D
+#:    parallelism strategy (TP=8, PP=4, DP=12) combined with ZeRO", batch 1152 (100B tokens ramp-up), 1,000B tokens,
+#:    "started in December 2022 and took two months"; 180B "up to 4,096 A100 40GB GPUs ... (TP=8, PP=8, DP=64) combined
+#:    with ZeRO", batch 2048 (100B tokens ramp-up), 3,500B tokens; blog: "on up to 4096 GPUs simultaneously ... for a
+#:    total of ~7,000,000 GPU hours"; all on AWS SageMaker P4d instances (-> 4 x 100 Gb/s EFA = 6.25 GB/s per GPU);
+#:    Gigatron: "3D parallelism approach combined with ZeRO and high-performance Triton kernels (FlashAttention, etc.)".
+#:    tokens/s/GPU: 7B 1.5e12 / (14 d x 86,400 x 384) = 3,229 ("about two weeks"); 40B 1.0e12 / (60 d x 86,400 x 384)
+#:    = 502.3 ("two months" read as 60 days); 180B 3.5e12 / (7.0e6 h x 3,600) = 138.9 ("~7,000,000": one significant
+#:    figure). Checks (6N per token): 7B 6 x 7.2e9 x 3,229 = 140 TFLOP/s = 45% of 312; 40B 6 x 41.8e9 x 502 = 126 = 40%;
+#:    180B 6 x 179.5e9 x 138.9 = 150 = 48% - whole-run averages, so none can be above the sustained rate.
+#:    Models: preset falcon-7b (6.92B: the preset ties the embeddings); models/falcon-40b.config.json and
+#:    falcon-180b.config.json (HF Falcon "new decoder": 60 x 8192 / 80 x 14848, head_dim 64, 8 KV groups, two
+#:    LayerNorms per parallel block, no biases, vocab 65,024, untied): 41,835,970,560 and 179,522,565,120 parameters
+#:    (the latter = HF's safetensors count quoted in id 71571056092).
+#:    ASSUMED [B]: ZeRO stage 1 ("combined with ZeRO", stage not stated), micro-batch 1, no activation recompute, 1F1B,
+#:    no sequence parallelism, the whole run at the final batch and at the full GPU count (180B: "up to" 4,096), the
+#:    megatron profile standing in for Gigatron (fused / Triton kernels, FlashAttention).
+_FALCON = (  # (label, model, GPUs, gbs, layout, tokens/s/GPU)
+    ("Falcon-7B model card: PP2 DP192 + ZeRO, 384 A100 40GB (p4d), batch 2304 x 2048, ~2 weeks for 1.5T", "falcon-7b",
+     384, 2304, dict(pp=2, schedule="1f1b", dp=192, zero_stage=1, microbatch_size=1, recompute="none"),
+     1.5e12 / (14 * 86400 * 384)),
+    ("Falcon-40B model card: TP8 PP4 DP12 + ZeRO, 384 A100 40GB (p4d), batch 1152 x 2048, 2 months for 1T",
+     MODELS_DIR + "falcon-40b.config.json", 384, 1152,
+     dict(tp=8, sp=False, pp=4, schedule="1f1b", dp=12, zero_stage=1, microbatch_size=1, recompute="none"),
+     1.0e12 / (60 * 86400 * 384)),
+    ("Falcon-180B model card + HF blog: TP8 PP8 DP64 + ZeRO, 4096 A100 40GB (p4d), batch 2048 x 2048, ~7M GPU-h "
+     "for 3.5T", MODELS_DIR + "falcon-180b.config.json", 4096, 2048,
+     dict(tp=8, sp=False, pp=8, schedule="1f1b", dp=64, zero_stage=1, microbatch_size=1, recompute="none"),
+     3.5e12 / (7.0e6 * 3600)),
+)
+SCOUT24_FALCON = tuple(
+    (f"[B: ZeRO-1, mbs 1, no AC, megatron profile for Gigatron; whole-run average from a rounded duration] {label}",
+     model, _P4D, "megatron", "bf16-mixed", n, 2048, gbs, lay, round(tps, 1), None)
+    for label, model, n, gbs, lay, tps in _FALCON)
+
+SCOUTED_2026_12X = SCOUT24_PYTHIA + SCOUT24_STARCODER + SCOUT24_FALCON
+
+
 def check_inputs(row: tuple, profile_update: dict | None = None):
     """(model, hardware, training, parallel, devices) of one :data:`PUBLIC_CHECKS` entry, the profile
     with the row's ``+field=value`` overrides and then ``profile_update`` applied."""
