@@ -1785,3 +1785,34 @@ def test_torchtitan_import_lists_layers_per_stage_and_refuses_what_it_does_not_p
     assert [n for n in imp.notes if "is not read" in n] == [
         "[parallelism] tensor_paralel_degree is not read (did you mean tensor_parallel_degree? torchtitan stops on a "
         "key it does not know); the layout is read without it"]
+
+
+@pytest.mark.parametrize("to", ["megatron", "torchtitan", "maxtext", "easydel", "nanotron"])
+def test_reproduce_line_keeps_the_zero_stage_the_framework_would_not_default_to(tmp_path, to):
+    # ZeRO-0 is ParallelConfig's default but not Megatron's (1), torchtitan's / MaxText's (3): the header's
+    # command must name it, and running that command must write the same file
+    out = tmp_path / f"a.{to}"
+    base = ["export", "-m", "llama-3.2-1b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "64", "--to", to]
+    r = runner.invoke(app, [*base, "--zero-stage", "0", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    line = next(x for x in out.read_text().splitlines() if "reproduce: " in x).split("reproduce: ", 1)[1]
+    assert "--zero-stage 0" in line
+    words = shlex.split(line.strip().strip('",'))[1:]  # drop "shardplan"
+    again = tmp_path / f"b.{to}"
+    words[words.index("-o") + 1] = str(again)
+    r = runner.invoke(app, words)
+    assert r.exit_code == 0, r.output
+    strip = lambda text: [x for x in text.splitlines() if "reproduce: " not in x]  # noqa: E731
+    assert strip(again.read_text()) == strip(out.read_text())
+
+
+def test_megatron_optimizer_offload_is_written_with_the_precision_aware_optimizer():
+    # Megatron-LM asserts --use-precision-aware-optimizer with --optimizer-cpu-offload, and that optimizer needs the
+    # distributed optimizer: ZeRO-1 writes both flags once, ZeRO-0 is refused (exit 2) and DeepSpeed named instead
+    base = ["export", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "16", "--to", "megatron",
+            "--offload-optimizer", "-o", "-"]
+    r = runner.invoke(app, [*base, "--zero-stage", "1"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.count("--optimizer-cpu-offload") == 1 and r.stdout.count("--use-precision-aware-optimizer") == 1
+    r = runner.invoke(app, [*base, "--zero-stage", "0"])
+    assert r.exit_code == 2 and "precision-aware optimizer" in r.output and "DeepSpeed" in r.output

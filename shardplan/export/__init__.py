@@ -264,11 +264,14 @@ def reproduce_command(framework: str, estimate, output: str | Path | None = None
     if given.get("scale_up_size"):
         parts.append(f"--scale-up-size {given['scale_up_size']}")
     parts += _training_flags(e)
+    # fields whose command-line default is the framework's, not ParallelConfig's (the profile's default ZeRO stage,
+    # its layout defaults such as nanotron's sp): always written, as dp is
+    always = {"dp", "zero_stage", *e.training.framework.layout_defaults}
     for name, f in ParallelConfig.model_fields.items():
         value = getattr(p, name)
         if name == "dp_shard" and p.dp_shard in (None, p.dp):  # None and dp both mean one shard group
             continue
-        if value == f.default and name != "dp":
+        if value == f.default and name not in always:
             continue
         flag = "--" + name.replace("_", "-")
         if isinstance(value, bool):

@@ -184,7 +184,14 @@ def _dp_args(ctx: ExportContext) -> list[str]:
     if p.overlap_grad_reduce:
         args.append("--overlap-grad-reduce")
     if p.offload_optimizer:
-        args.append("--optimizer-cpu-offload")
+        # Megatron-LM arguments.py: --optimizer-cpu-offload asserts --use-precision-aware-optimizer, which
+        # OptimizerConfig.__post_init__ allows only with --use-distributed-optimizer (written for ZeRO-1 and for
+        # Megatron-FSDP's stages)
+        if p.zero_stage == 0:
+            raise refuse("Megatron-LM", "offload_optimizer with zero_stage=0 (its --optimizer-cpu-offload needs the "
+                         "precision-aware optimizer, which runs only with the distributed optimizer: zero_stage 1, 2 "
+                         "or 3)", "DeepSpeed (offload_optimizer at any ZeRO stage)")
+        args += ["--optimizer-cpu-offload", "--use-precision-aware-optimizer"]
     if p.offload_activation_layers:
         args += ["--cpu-offloading", "--cpu-offloading-num-layers", str(p.offload_activation_layers)]
     if p.offload_modules:
@@ -273,7 +280,8 @@ def megatron_args(ctx: ExportContext) -> list[str]:
             raise refuse("Megatron-LM", f"optimizer_dtype='bf16-moments' with zero_stage={p.zero_stage} (its "
                          "precision-aware optimizer runs only with the distributed optimizer, zero_stage=1)",
                          "no other exporter")
-        args += ["--use-precision-aware-optimizer", "--exp-avg-dtype", "bf16", "--exp-avg-sq-dtype", "bf16"]
+        aware = [] if p.offload_optimizer else ["--use-precision-aware-optimizer"]  # written with the offload then
+        args += [*aware, "--exp-avg-dtype", "bf16", "--exp-avg-sq-dtype", "bf16"]
     return args + PRECISION_FLAGS.get(tr.precision.name, [])
 
 
