@@ -330,12 +330,21 @@ def import_csv(path: str | Path, mapping: CsvMapping) -> list[RunRecord]:
         raise _unreadable(p, reader, e) from None
     if not header:
         raise ConfigError(f"{short_repr(str(p))} has no header row", field="csv", value=str(p))
+    twice = sorted({h for h in header if header.count(h) > 1})
+    if twice:  # DictReader would keep only the last column of a repeated name
+        raise ConfigError(f"{short_repr(str(p))}: the header names column(s) {', '.join(map(repr, twice))} more than once; "
+                          "legal: each column name once", field="csv", value=twice)
     reader.fieldnames = header
     out = []
     for line, row in _rows(reader, p):
         try:
             if None in row:  # more cells than the header names
                 raise ConfigError(f"line {line}: the row has more cells than the header's {len(header)}",
+                                  field="csv", value=line)
+            if any(v is None for v in row.values()):  # fewer: DictReader fills the missing ones with None
+                cells = sum(v is not None for v in row.values())
+                raise ConfigError(f"line {line}: the row has {cells} cells, the header {len(header)} (a truncated "
+                                  "row?); legal: one cell per header column (an empty cell for a missing value)",
                                   field="csv", value=line)
             fields = _row_fields(row, header, mapping, line)
             out.append(row_record(fields, mapping, line, f"{p.name}:{line}").at(f"{p}:{line}"))

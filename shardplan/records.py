@@ -148,6 +148,25 @@ class RunRecord(BaseModel):
         return None
 
 
+def _typed(data):
+    """``data`` (a record's parsed JSON) after refusing a boolean for a number and anything but a boolean for a
+    switch, in the record and its ``parallel`` layout (``"tp": true`` would be read as tp=1, ``"sp": "false"`` as
+    True: :func:`shardplan.loaders.check_number_types`, as for hardware and profile files).
+
+    Raises:
+        ConfigError: naming the field (``parallel`` for a layout field) and the value.
+    """
+    from shardplan.loaders import check_number_types
+    if isinstance(data, dict):
+        # the nested specs first, against their own fields (the record's check would see their booleans)
+        if isinstance(data.get("parallel"), dict):
+            check_number_types(data["parallel"], ParallelConfig, "parallel")
+        if isinstance(data.get("model"), dict):
+            check_number_types(data["model"], ModelSpec, "model")
+        check_number_types({k: v for k, v in data.items() if k not in ("parallel", "model")}, RunRecord, "record")
+    return data
+
+
 def read_records(path: str | Path) -> list[RunRecord]:
     """Records of a JSON Lines file (blank lines and ``#`` comments skipped).
 
@@ -173,7 +192,7 @@ def read_records(path: str | Path) -> list[RunRecord]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
-            out.append(RunRecord.model_validate(json.loads(line)).at(f"{p}:{i}"))
+            out.append(RunRecord.model_validate(_typed(json.loads(line))).at(f"{p}:{i}"))
         except ValidationError as e:
             from shardplan.loaders import config_error
             err = config_error(e)

@@ -173,3 +173,27 @@ def test_a_cell_over_the_csv_field_limit_names_file_and_line(tmp_path, command):
     text = " ".join(r.output.split())
     assert r.exit_code == 2 and "Traceback" not in text, text
     assert f"{p}:3: not a CSV row" in text and "cells of at most 131,072 characters" in text, text
+
+
+def test_a_truncated_row_or_a_repeated_column_is_refused(tmp_path):
+    # a row with 3 of the header's 5 cells would become a 'failed' run (no throughput): refused, naming the line
+    p = _csv(tmp_path, "model,hardware,devices,seq_len,global_batch_size\nllama-3-8b,h100-sxm,8,4096,64\n"
+             "llama-3-8b,h100-sxm,8\n")
+    with pytest.raises(ConfigError, match=r"runs.csv:3: the row has 3 cells, the header 5"):
+        import_csv(p, CsvMapping(missing_status="failed"))
+    p = _csv(tmp_path, "model,tp,tp\nllama-3-8b,1,2\n", name="dup.csv")
+    with pytest.raises(ConfigError, match=r"'tp' more than once"):
+        import_csv(p, CsvMapping())
+
+
+def test_a_record_with_a_boolean_degree_or_a_string_switch_is_refused(tmp_path):
+    # JSON true is not tp=1 and "false" is not a switch (pydantic's lax mode would read them so)
+    base = ('{"model": "llama-3-8b", "hardware": "h100-sxm", "devices": 16, "seq_len": 4096, "global_batch_size": 64, '
+            '"tokens_per_s_per_device": 1000, "parallel": {"dp": 2, %s}}\n')
+    for field, message in (('"tp": true', "tp=True; legal: a number"), ('"tp": 8, "sp": "false"', "sp='false'")):
+        f = tmp_path / "r.jsonl"
+        f.write_text(base % field)
+        with pytest.raises(ConfigError, match=message):
+            read_records(f)
+    f.write_text(base % '"tp": 8')
+    assert read_records(f)[0].parallel.tp == 8
