@@ -127,7 +127,8 @@ def test_fix_errors_are_specific():
 def test_guide_and_paths():
     assert _run("guide", "--devices", "0").exit_code == 2
     r = _run("guide", "-m", "llama-3-8b", "-n", "8", "--markdown", "/proc/nope/x.md")
-    assert r.exit_code == 2 and "cannot access" in r.output
+    # refused before the guide is computed (check_output_path), as every other output path
+    assert r.exit_code == 2 and "folder /proc/nope does not exist" in r.output
 
 
 def test_hf_config_shape_errors(tmp_path):
@@ -459,3 +460,20 @@ def test_cli_needs_no_separate_click():
             "r = CliRunner().invoke(app, ['estimate', '--help'], env={'COLUMNS': '80'})\n"
             "assert r.exit_code == 0 and '--zero-stage, --zero' in r.output, r.output")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).returncode == 0
+
+
+def test_file_outputs_refuse_stdout_and_missing_folders(tmp_path):
+    # '-' is stdout only for `export -o -`; the commands that write files refuse it (no file named '-'), and a
+    # missing folder is refused before any work by every output option, train's included (nothing is created)
+    csv = tmp_path / "runs.csv"
+    csv.write_text("model,hardware,devices,seq_len,global_batch_size,tokens_per_s_per_device\n"
+                   "llama-3-8b,h100-sxm,8,4096,64,1000\n")
+    for args in (["record", "import", str(csv), "-o", "-"],
+                 ["calibrate", str(csv), "--hardware", "h100-sxm", "-o", "-"]):
+        r = _run(*args)
+        assert r.exit_code == 2 and "writes a file, not stdout" in r.output, (args, r.output)
+    missing = tmp_path / "no" / "such"
+    for flag in ("--record", "--metrics", "--checkpoint-dir"):
+        r = _run("train", "-m", "llama-3.2-1b", "--steps", "1", flag, str(missing / "x"))
+        assert r.exit_code == 2 and "does not exist" in r.output, (flag, r.output)
+    assert not (tmp_path / "no").exists() and not (tmp_path / "-").exists()

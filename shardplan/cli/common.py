@@ -208,9 +208,11 @@ def precision_note(precision: str | None, framework: Any, overridable: bool = Tr
                           highlight=False, soft_wrap=True)
 
 
-def check_output_path(flag: str, path: Optional[Path]) -> None:
-    """Refuse, before any work, an output path that cannot be written: a folder, or a file in a folder
-    that does not exist (nothing is created). None (stdout) passes.
+def check_output_path(flag: str, path: Optional[Path], stdout: str | None = None) -> None:
+    """Refuse, before any work, an output path that cannot be written: a folder, a file in a folder
+    that does not exist (nothing is created), or ``-`` (stdout: only ``export -o -`` writes there, and reads it
+    before this check). None passes. ``stdout``: what the command does instead when the option is left out
+    (said in the error for ``-``).
 
     Raises:
         ConfigError: naming the option, the path and what is legal (exit code 2).
@@ -219,6 +221,10 @@ def check_output_path(flag: str, path: Optional[Path]) -> None:
         return
     if str(path) == "":
         raise ConfigError(f"{flag} is empty; legal: a file path", field=flag, value="")
+    if str(path) == "-":
+        instead = f" ({stdout} without {flag})" if stdout else ""
+        raise ConfigError(f"{flag} -: this option writes a file, not stdout{instead}; legal: a file path",
+                          field=flag, value="-")
     if path.is_dir():
         raise ConfigError(f"{flag} {path} is a folder; legal: a file path", field=flag, value=str(path))
     if not path.parent.is_dir():

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, HardwareOpt,
+from shardplan.cli.common import (check_output_path, AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, HardwareOpt,
                                   ModelOpt, MoeCapOpt, MoeImbOpt, MoeRoutingOpt, OptimizerDtypeOpt, PlanOpt,
                                   PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors,
                                   err_console, layout_flags)
@@ -166,6 +166,7 @@ def import_config(file: FileArg, from_: FromOpt, devices: ImportDevicesOpt = Non
     you already run: `shardplan estimate --plan plan.json ...`."""
     from shardplan.export import import_config as read_config
     from shardplan.loaders import read_text_capped
+    check_output_path("-o/--output", output, stdout="the plan JSON is printed")
     imported = read_config(from_, read_text_capped(file, "import"), devices)
     for note in imported.notes:
         err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from shardplan.cli.common import (OptimizerDtypeOpt,
+from shardplan.cli.common import (check_output_path, OptimizerDtypeOpt,
                                   AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, MoeCapOpt,
                                   MoeImbOpt, MoeRoutingOpt,
                                   HardwareOpt, JsonOpt,
@@ -320,6 +320,7 @@ def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, mo
 
     from shardplan import limits
     from shardplan.guide_table import guide_rows, rows_to_markdown
+    check_output_path("--markdown", markdown)  # before the guide is computed
     for n in devices or []:
         limits.check_range("devices", n, 1, limits.MAX_DEVICES)
     limits.check_range("seq_len", seq_len, 1, limits.MAX_SEQ_LEN, "tokens")

@@ -8,7 +8,7 @@ from typing import Annotated, List, Optional
 import typer
 from rich.table import Table
 
-from shardplan.cli.common import app, config_errors, console
+from shardplan.cli.common import app, check_output_path, config_errors, console
 
 record_app = typer.Typer(no_args_is_help=True, help="Run records: import measured runs for `shardplan calibrate`.")
 app.add_typer(record_app, name="record")
@@ -41,6 +41,7 @@ def import_(csv_file: CsvArg, output: OutOpt, format: FormatOpt = RecordFormat.c
     from shardplan.record_import import import_csv, parse_map_items
     from shardplan.records import write_records
 
+    check_output_path("-o/--output", output)
     records = import_csv(csv_file, parse_map_items(list(map or []), list(set or [])))
     n = write_records(output, records, append=append)
     counts = Counter(r.status for r in records)

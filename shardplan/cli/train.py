@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from shardplan.cli.common import BatchOpt, BatchTokOpt, ModelOpt, MoeCapOpt, PlanOpt, SeqOpt, app, config_errors, console, \
+from shardplan.cli.common import check_output_path, BatchOpt, BatchTokOpt, ModelOpt, MoeCapOpt, PlanOpt, SeqOpt, app, config_errors, console, \
     layout_flags, need_jax_extra, print_notes
 from shardplan.cli.runtime import (CpAttnOpt, DevOpt, DModelOpt, LayersOpt, PRuleOpt, PSpecOpt, RuleOpt, ScaleOpt,
                                    check_host_memory, configure_host_devices, parse_param_overrides, parse_rule_overrides,
@@ -55,8 +55,7 @@ def _check_args(steps: int, lr: float, warmup: int, n_proc: int | None, metrics:
         raise ConfigError(f"--warmup {short_repr(warmup)}; legal: 0 to 1,000,000,000", field="warmup", value=warmup)
     if n_proc is not None and not 1 <= n_proc <= 2**20:
         raise ConfigError(f"--num-processes {short_repr(n_proc)}; legal: 1 to 1,048,576", field="num_processes", value=n_proc)
-    if metrics is not None and (metrics.is_dir() or not metrics.parent.exists()):
-        raise ConfigError(f"--metrics {metrics}: not a writable file path", field="metrics", value=str(metrics))
+    check_output_path("--metrics", metrics)
     if save_every is not None and save_every < 1:
         raise ConfigError(f"--save-every {save_every} must be >= 1 (omit it to save after the last step only)",
                           field="save_every", value=save_every)
@@ -64,6 +63,10 @@ def _check_args(steps: int, lr: float, warmup: int, n_proc: int | None, metrics:
         flag = "--resume" if resume else "--save-every"
         raise ConfigError(f"{flag} needs --checkpoint-dir PATH", field="checkpoint_dir", value=None,
                           legal=["a directory path"])
+    if checkpoint_dir is not None and not checkpoint_dir.exists() and not checkpoint_dir.parent.is_dir():
+        # the checkpointer makes the folder itself, not the folders above it (as every other output path)
+        raise ConfigError(f"--checkpoint-dir {checkpoint_dir}: folder {checkpoint_dir.parent} does not exist; legal: a "
+                          "folder in an existing folder", field="checkpoint_dir", value=str(checkpoint_dir))
     if checkpoint_dir is not None and checkpoint_dir.exists() and not checkpoint_dir.is_dir():
         raise ConfigError(f"--checkpoint-dir {checkpoint_dir}: exists and is not a directory",
                           field="checkpoint_dir", value=str(checkpoint_dir))
@@ -136,6 +139,7 @@ def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_bat
     if not 0 <= seed < 2**32:
         raise ConfigError(f"--seed {short_repr(seed)}; legal: 0 to {2**32 - 1:,}", field="seed", value=seed)
     _check_args(steps, lr, warmup, n_proc, metrics, save_every, checkpoint_dir, resume)
+    check_output_path("--record", record)
     if process_id is not None and not 0 <= process_id < (n_proc or 1):
         raise ConfigError(f"--process-id {short_repr(process_id)}; legal: 0 to {(n_proc or 1) - 1} (--num-processes "
                           f"{n_proc or 1})", field="process_id", value=process_id)
