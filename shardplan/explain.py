@@ -82,8 +82,16 @@ def describe(e: Estimate) -> str:
             f"{headroom(e) / GiB:,.1f} GiB HBM headroom{extra}")
 
 
-def compare(winner: Estimate, other: Estimate) -> str:
-    """Why ``other`` is slower than ``winner``: the component that grows most, with its network level."""
+def compare(winner: Estimate, other: Estimate, objective: str = "throughput") -> str:
+    """Why ``other`` ranks below ``winner``: under the throughput objective the step-time component that grows
+    most, with its network level; under the memory objective (ranked by device memory) the extra bytes, with the
+    step time beside them."""
+    if objective == "memory":
+        extra = other.memory.total - winner.memory.total
+        more = (f"{extra / GiB:+,.2f} GiB per device" if extra >= 0.005 * GiB
+                else "the same memory per device (a tie: the simpler layout ranks first, docs/search.md)")
+        return (f"{more}, {other.step_s / winner.step_s - 1:+.1%} step time; "
+                f"{headroom(other) / GiB:,.1f} GiB headroom")
     if other.step_s <= winner.step_s * (1 + 1e-9) and other.tokens_per_s >= winner.tokens_per_s:
         faster = (f"{other.step_s / winner.step_s - 1:+.1%} step time, a tie (within 0.2% the simpler layout ranks "
                   "first, docs/search.md)" if other.step_s < winner.step_s * (1 - 1e-6) else "same predicted throughput")

@@ -55,3 +55,15 @@ def test_tp_crossing_slices_names_tp():
 def test_same_layout_same_throughput(pc):
     e = estimate(L8, V5E, TR, pc, 64)
     assert compare(e, e).startswith("same predicted throughput")
+
+
+def test_memory_objective_runners_up_are_explained_by_their_memory():
+    # ranked by device memory, a runner-up holds more bytes and may well be faster: no "tie" by step time
+    from shardplan.search import search
+    res = search(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], TrainingSpec(seq_len=4096, global_batch_size=64), 8,
+                 top_k=3, objective="memory")
+    best, other = res.plans[0], res.plans[1]
+    text = compare(best, other, "memory")
+    extra = (other.memory.total - best.memory.total) / 2**30
+    assert f"{extra:+,.2f} GiB per device" in text and "tie" not in text
+    assert f"{other.step_s / best.step_s - 1:+.1%} step time" in text

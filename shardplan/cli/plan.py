@@ -92,13 +92,14 @@ def search_pins(fix: list[str] | None, layout: dict[str, Any]) -> tuple[dict[str
     return merged, schedules or None
 
 
-def _plan_json(res, best, rules: list[dict[str, Any]], show_infeasible: bool) -> dict[str, Any]:
+def _plan_json(res, best, rules: list[dict[str, Any]], show_infeasible: bool, objective: str = "throughput"
+               ) -> dict[str, Any]:
     from shardplan.explain import compare, describe
     plans = []
     for i, e in enumerate(res.plans):
         d = e.to_dict()
         d["rank"] = i + 1
-        d["explanation"] = describe(e) if i == 0 else compare(best, e)
+        d["explanation"] = describe(e) if i == 0 else compare(best, e, objective)
         plans.append(d)
     out = {"plans": plans, "search": {"layouts": res.n_layouts, "invalid": res.n_invalid,
                                       "equivalent_not_shown": res.n_equivalent, "seconds": res.seconds},
@@ -122,13 +123,14 @@ def _plans_table(res, m, hw, tr, devices: int) -> Table:
     return t
 
 
-def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show_infeasible: bool) -> None:
+def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show_infeasible: bool,
+                 objective: str = "throughput") -> None:
     from shardplan.explain import compare, describe
     if res.plans:
         console.print(_plans_table(res, m, hw, tr, devices))
     best = res.plans[0] if res.plans else None
     for i, e in enumerate(res.plans):
-        console.print(f"[bold]#{i + 1}[/] " + (describe(e) if i == 0 else compare(best, e)), highlight=False)
+        console.print(f"[bold]#{i + 1}[/] " + (describe(e) if i == 0 else compare(best, e, objective)), highlight=False)
     if best is not None:  # the profile terms that shape the winner's step, as `estimate` names them
         from rich.markup import escape
 
@@ -291,9 +293,9 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
                                                            scale_up_size=scale_up_size), deeper)
         rules = _rule_results(m, hw, tr, devices, best, pins) if best else []
     if json_out:
-        print(json.dumps(_plan_json(res, best, rules, show_infeasible), indent=1))
+        print(json.dumps(_plan_json(res, best, rules, show_infeasible, objective), indent=1))
     else:
-        _print_plans(res, m, hw, tr, devices, rules, show_infeasible)
+        _print_plans(res, m, hw, tr, devices, rules, show_infeasible, objective)
     if best is None:
         hint = "" if show_infeasible else "; --show-infeasible shows how far over the nearest layouts are"
         raise negative(f"no layout fits in {fit_limit_text(hw.hbm_bytes, tr.framework)} per device ({res.n_layouts:,} layouts "
