@@ -477,3 +477,15 @@ def test_file_outputs_refuse_stdout_and_missing_folders(tmp_path):
         r = _run("train", "-m", "llama-3.2-1b", "--steps", "1", flag, str(missing / "x"))
         assert r.exit_code == 2 and "does not exist" in r.output, (flag, r.output)
     assert not (tmp_path / "no").exists() and not (tmp_path / "-").exists()
+
+
+def test_serve_refuses_an_unknown_host_and_a_taken_port():
+    # bad input (exit 2 with the legal values), checked before the server starts
+    import socket
+    r = _run("serve", "--host", "999.1.1.1")
+    assert r.exit_code == 2 and "does not resolve" in r.output
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        r = _run("serve", "--port", str(taken.getsockname()[1]))
+    assert r.exit_code == 2 and "cannot listen on 127.0.0.1" in r.output

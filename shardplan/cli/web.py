@@ -24,6 +24,25 @@ def _need_web_extra() -> None:
         raise fail(f"{', '.join(missing)} not installed; pip install 'shardplan[web]'")
 
 
+def _check_listen(host: str, port: int) -> None:
+    """Exit with a one-line message (code 2) if ``host`` does not resolve to an address of this machine or
+    ``port`` is taken there: bind a socket once, as the server will (closed at once)."""
+    import socket
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as e:
+        raise fail(f"host={host!r} does not resolve ({e}); legal: an address or name of this machine, e.g. "
+                   "127.0.0.1 (local only) or 0.0.0.0 (every interface)") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server's socket (werkzeug) sets it
+        try:
+            sock.bind(address)
+        except OSError as e:
+            raise fail(f"cannot listen on {host}:{port} ({e.strerror or e}); legal: a free port (--port) on an "
+                       "address of this machine (--host)") from None
+
+
 HostOpt = Annotated[str, typer.Option(help="interface to bind (default: local only)")]
 PortOpt = Annotated[int, typer.Option(help="TCP port")]
 DebugOpt = Annotated[bool, typer.Option(help="Dash debug mode (reloader, dev tools)")]
@@ -34,6 +53,7 @@ def serve(host: HostOpt = "127.0.0.1", port: PortOpt = 8050, debug: DebugOpt = F
     """Start the interactive guide: a local Dash app with live charts of the planner."""
     if not 1 <= port <= 65535:
         raise fail(f"port={port}; legal: 1..65535")
+    _check_listen(host, port)
     _need_web_extra()
     from shardplan.web.app import serve as run
     typer.echo(f"shardplan guide on http://{host}:{port}/ (Ctrl+C to stop)")
