@@ -489,3 +489,12 @@ def test_serve_refuses_an_unknown_host_and_a_taken_port():
         taken.listen()
         r = _run("serve", "--port", str(taken.getsockname()[1]))
     assert r.exit_code == 2 and "cannot listen on 127.0.0.1" in r.output
+
+
+def test_groups_that_straddle_a_scale_up_domain_are_named():
+    # tp=2 on domains of 3 devices: ranks 2 and 3 are in two domains, which the estimate prices as one
+    r = _run("estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "64",
+             "--scale-up-size", "3", "--tp", "2")
+    assert r.exit_code == 0 and "tp=2 (ranks 1 apart, a span of 2) does not divide the 3-device" in r.output
+    r = _run("estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64", "--tp", "2")
+    assert r.exit_code == 0 and "does not divide" not in r.output

@@ -563,6 +563,25 @@ def partial_node_note(e) -> str | None:
             f"node(s) and {n % g} device(s) of one more, which is partly used ({-(-n // g)} nodes in all){placed}")
 
 
+def straddle_note(e) -> str | None:
+    """Parallel groups that cross a scale-up domain boundary because their span does not divide the domain size
+    (tp=2 on domains of 3 devices: ranks 2 and 3 sit in two domains): the estimate prices every group of the axis
+    as if aligned inside one domain (:func:`shardplan.cost.comm.group_split`), so such a layout's communication is
+    priced too fast; else None."""
+    from shardplan.cost.comm import level_names
+    n, g, p = e.layout.n_devices, e.hardware.scale_up_size, e.parallel
+    if n <= g:
+        return None
+    crossing = [f"{name}={k} (ranks {stride} apart, a span of {k * stride})"
+                for name, k, stride in (("tp", p.tp, 1), ("cp", p.cp, p.tp), ("ep", p.ep, p.expert_tp))
+                if k > 1 and k * stride < g and g % (k * stride)]
+    if not crossing:
+        return None
+    return (f"{', '.join(crossing)} {'does' if len(crossing) == 1 else 'do'} not divide the {g}-device {level_names(e.hardware)[0]} domain "
+            "(scale_up_size): some groups cross a domain boundary, and the estimate prices every group as if "
+            "inside one domain (too fast for those); a size that divides the domain avoids it")
+
+
 def print_estimate_notes(e) -> None:
     """Every note on an estimate, on stderr (``estimate``, ``export``, ``report``): the layout's (split, warnings),
     an optimistic prediction, a routing that prices nothing, an unreleased schedule, the attention kernel, the
@@ -573,7 +592,7 @@ def print_estimate_notes(e) -> None:
     for note in (optimism_note(e), routing_note(e), unreleased_schedule_note(e.training.framework, scheduled),
                  attention_kernel_note(e), moe_overhead_note(e), layer_overhead_note(e), stall_note(e),
                  allocator_note(e), compile_note(e), eager_code_note(e), fp4_note(e), lazy_grads_note(e),
-                 partial_node_note(e), serialized_gather_note(e)):
+                 partial_node_note(e), serialized_gather_note(e), straddle_note(e)):
         if note:
             err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
 
