@@ -498,3 +498,10 @@ def test_groups_that_straddle_a_scale_up_domain_are_named():
     assert r.exit_code == 0 and "tp=2 (ranks 1 apart, a span of 2) does not divide the 3-device" in r.output
     r = _run("estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64", "--tp", "2")
     assert r.exit_code == 0 and "does not divide" not in r.output
+
+
+def test_no_fit_advice_says_when_a_smaller_batch_cannot_help():
+    # Llama-3-70B (70,553,706,496 parameters) at bf16-mixed, 2 + 2 + 4 + 8 = 16 B each: 131.4 GiB on
+    # each of 8 devices even fully sharded; an 80 GiB limit needs ceil(8 x 131.4 / 80) = ceil(13.14) = 14 devices
+    r = _run("plan", "-m", "llama-3-70b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "64")
+    assert r.exit_code == 1 and "a smaller batch cannot help: at least 14 devices" in r.output

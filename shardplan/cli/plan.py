@@ -2,6 +2,7 @@
 quantified)."""
 
 import json
+import math
 from pathlib import Path
 from typing import Annotated, Any, Callable, Optional
 
@@ -299,7 +300,23 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
     if best is None:
         hint = "" if show_infeasible else "; --show-infeasible shows how far over the nearest layouts are"
         raise negative(f"no layout fits in {fit_limit_text(hw.hbm_bytes, tr.framework)} per device ({res.n_layouts:,} layouts "
-                       f"tried); more devices or a smaller batch may help{hint}")
+                       f"tried); {_no_fit_advice(m, hw, tr, devices)}{hint}")
+
+
+def _no_fit_advice(m, hw, tr, devices: int) -> str:
+    """What could make a layout fit: when the model state alone (every parameter's weights, gradients, master copy and
+    optimizer moments, ``PrecisionPolicy.model_state_bytes_per_param``, sharded over all ``devices``) is over the
+    profile's HBM limit, a smaller batch cannot help: the devices needed for that state alone, or optimizer offload;
+    else more devices or a smaller batch."""
+    from shardplan.cost.memory import hbm_limit
+    state = m.n_params * tr.precision.model_state_bytes_per_param
+    limit = hbm_limit(hw.hbm_bytes, tr.framework)
+    if state / devices <= limit:
+        return "more devices or a smaller batch may help"
+    need = math.ceil(state / limit)
+    return (f"the model state alone is {state / devices / 2**30:,.1f} GiB per device with every weight, gradient and "
+            f"optimizer moment sharded over all {devices:,} devices (ZeRO-3), so a smaller batch cannot help: at least "
+            f"{need:,} devices of this memory for that state alone, or --offload-optimizer where the framework offers it")
 
 
 DevicesListOpt = Annotated[Optional[list[int]], typer.Option("--devices", "-n", help="device counts (repeat)")]
