@@ -505,3 +505,11 @@ def test_no_fit_advice_says_when_a_smaller_batch_cannot_help():
     # each of 8 devices even fully sharded; an 80 GiB limit needs ceil(8 x 131.4 / 80) = ceil(13.14) = 14 devices
     r = _run("plan", "-m", "llama-3-70b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "64")
     assert r.exit_code == 1 and "a smaller batch cannot help: at least 14 devices" in r.output
+
+
+def test_plan_file_used_on_another_device_count_says_what_dp_becomes(tmp_path):
+    plan = tmp_path / "p8.json"
+    r = _run("estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "64", "--json")
+    plan.write_text(r.stdout)
+    r = _run("estimate", "--plan", str(plan), "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "64", "-s", "4096", "-b", "64")
+    assert r.exit_code == 0 and "dp 8 in the file becomes 64 on 64 devices" in r.output

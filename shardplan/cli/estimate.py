@@ -84,6 +84,11 @@ def plan_context_note(plan, e, specs: dict[str, Any] | None = None) -> None:
                     and tuple(e.parallel.pp_layers or ()) == own):  # inputs._file_framework_split kept it
                 split = (f" (its pipeline split is the one {made['framework']} runs: layers per rank "
                          f"{','.join(map(str, e.parallel.pp_layers))})")
+        if e is not None and "devices" in made and str(made["devices"]) != str(here.get("devices")):
+            from shardplan.inputs import plan_file_values
+            dp_file = plan_file_values(plan).get("dp")  # the file's dp, else the one its devices implied
+            if dp_file is not None and dp_file != e.parallel.dp:
+                split += f"; dp {dp_file} in the file becomes {e.parallel.dp} on {e.layout.n_devices:,} devices"
         err_console.print(f"[yellow]note:[/] --plan {escape(str(plan))} was made for {escape(', '.join(differ))}: "
                           f"only its layout is read{split}; the flags give the rest", highlight=False, soft_wrap=True)
 
