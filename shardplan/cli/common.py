@@ -6,6 +6,7 @@ No ``from __future__ import annotations`` in the command modules: typer reads th
 the signatures.
 """
 
+import contextlib
 import functools
 import inspect
 import sys
@@ -124,6 +125,26 @@ err_console = _Console(stderr=True)
 #: exit codes: 0 ok, 1 a negative result (no layout fits, a layout that does not fit, outside tolerance),
 #: 2 bad input (documented in README.md, "Exit codes")
 EXIT_OK, EXIT_NEGATIVE, EXIT_BAD_INPUT = 0, 1, 2
+
+
+@contextlib.contextmanager
+def stages(title: str, total: int):
+    """A rich progress bar on stderr over ``total`` named stages of a command that takes seconds (loading JAX,
+    compiling, rendering charts); yields ``step(label)``, called as each stage starts. Transient: it disappears
+    when the command prints its result."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    with Progress(TextColumn(f"[bold]{escape(title)}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                  TimeElapsedColumn(), console=err_console, transient=True) as bar:
+        task = bar.add_task("", total=total)
+        started = [False]
+
+        def step(label: str) -> None:
+            if started[0]:
+                bar.advance(task)
+            started[0] = True
+            bar.update(task, description=label)
+        yield step
+        bar.update(task, completed=total)
 
 
 def fail(message: str) -> typer.Exit:

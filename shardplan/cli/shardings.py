@@ -41,10 +41,14 @@ def shardings(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global
                                (scale_down, scale_d_model, scale_layers), default_batch=True)
     lay = validate(pc, m, tr, devices)
     print_notes(lay)
-    from shardplan.jax.pipeline import layout_params
-    from shardplan.jax.rules import make_rules, param_shardings, sharding_rows
-    rules = make_rules(lay, m, parse_rule_overrides(rule), parse_param_overrides(param_rule, param_spec))
-    # pp > 1: blocks under "stages" (pp, L_max, ...); 1F1B: embedding / head under "boundary" (pp, V, d)
-    params, logical = layout_params(m, lay)
-    rows = sharding_rows(param_shardings(params, logical, rules), rules.sizes)
+    from shardplan.cli.common import stages
+    with stages("shardings", 2) as step:
+        step("loading JAX")
+        from shardplan.jax.pipeline import layout_params
+        from shardplan.jax.rules import make_rules, param_shardings, sharding_rows
+        step("building the parameter shapes and their shardings")
+        rules = make_rules(lay, m, parse_rule_overrides(rule), parse_param_overrides(param_rule, param_spec))
+        # pp > 1: blocks under "stages" (pp, L_max, ...); 1F1B: embedding / head under "boundary" (pp, V, d)
+        params, logical = layout_params(m, lay)
+        rows = sharding_rows(param_shardings(params, logical, rules), rules.sizes)
     console.print(_table(m, rules, rows))

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from shardplan.cli.common import BatchOpt, BatchTokOpt, JsonOpt, ModelOpt, MoeCapOpt, PlanOpt, SeqOpt, app, \
-    config_errors, console, layout_flags, need_jax_extra, negative, print_notes
+    config_errors, console, layout_flags, need_jax_extra, negative, print_notes, stages
 from shardplan.cli.runtime import CpAttnOpt, DModelOpt, LayersOpt, ScaleOpt, configure_host_devices, runtime_inputs
 from shardplan.errors import ConfigError
 
@@ -99,11 +99,14 @@ def validate(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_
     # is compared as given
     lay = validate_layout(pc, m, tr, devices)
     print_notes(lay)
-    import jax  # noqa: F401  (after XLA_FLAGS)
+    with stages("validate", 2) as step:
+        step("loading JAX")
+        import jax  # noqa: F401  (after XLA_FLAGS)
 
-    from shardplan.jax.train import TrainConfig
-    from shardplan.jax.validate import validate_plan
-    v = validate_plan(m, lay, tr, TrainConfig(compute_dtype=_DTYPES[compute_dtype], cp_attention=cp_attention))
+        from shardplan.jax.train import TrainConfig
+        from shardplan.jax.validate import validate_plan
+        step("compiling the training step and reading its collectives")
+        v = validate_plan(m, lay, tr, TrainConfig(compute_dtype=_DTYPES[compute_dtype], cp_attention=cp_attention))
     if json_out:
         print(json.dumps(v.to_dict(), indent=1, default=str))
     else:

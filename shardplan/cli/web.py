@@ -110,13 +110,20 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
                              plan=plan),
                         layout)
     print_estimate_notes(e)
-    ranked = _ranked(e, devices) if plans else None
-    from shardplan.web import report as rep
-    if fmt == "html":
-        typer.echo(f"wrote {rep.write_html(e, output, ranked)}")
-    else:
-        stem = output.with_suffix("") if output.suffix else output
-        for path in rep.write_png(e, stem, ranked):
-            typer.echo(f"wrote {path}")
+    from shardplan.cli.common import stages
+    with stages("report", 3 if plans else 2) as step:
+        ranked = None
+        if plans:
+            step("ranking layouts")
+            ranked = _ranked(e, devices)
+        step("loading plotly")
+        from shardplan.web import report as rep
+        step("writing the charts")
+        if fmt == "html":
+            written = [rep.write_html(e, output, ranked)]
+        else:
+            written = list(rep.write_png(e, output.with_suffix("") if output.suffix else output, ranked))
+    for path in written:
+        typer.echo(f"wrote {path}")
     from shardplan.cli.estimate import raise_if_negative
     raise_if_negative(e)
