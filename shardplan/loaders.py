@@ -676,7 +676,9 @@ def load_model(name_or_path: str) -> ModelSpec:
                           field="model", value=name_or_path, legal=MODELS)
     data = _read_mapping(path, "model")
     if "architectures" in data or "model_type" in data:
-        return model_from_hf_config(data, name=path.resolve().parent.name if path.name == "config.json" else path.stem)
+        # "deepseek-v2-lite.config.json" names deepseek-v2-lite (the Hugging Face file name kept as a suffix)
+        stem = path.stem.removesuffix(".config") or path.stem
+        return model_from_hf_config(data, name=path.resolve().parent.name if path.name == "config.json" else stem)
     data.setdefault("name", path.stem)
     try:
         return ModelSpec(**data)

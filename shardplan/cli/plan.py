@@ -112,7 +112,7 @@ def _plan_json(res, best, rules: list[dict[str, Any]], show_infeasible: bool, ob
 
 def _plans_table(res, m, hw, tr, devices: int) -> Table:
     t = Table(title=f"{escape(m.name)} on {devices} x {escape(hw.name)}, seq {tr.seq_len}, batch {tr.global_batch_size} "
-                    f"sequences: {res.n_layouts:,} layouts in {res.seconds:.2f} s"
+                    f"sequences: {res.n_layouts:,} layout{'' if res.n_layouts == 1 else 's'} in {res.seconds:.2f} s"
                     + (f" ({res.n_equivalent:,} with identical predictions not shown)" if res.n_equivalent else ""))
     # the layout column folds instead of ending in "..." (rows may differ only at its end, issue 15)
     for col in ("#", "layout", "tok/s/dev", "MFU", "step", "GiB", "bound"):
