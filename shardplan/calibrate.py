@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -300,11 +300,13 @@ def identifiable(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile
 
 
 def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: FrameworkProfile,
-              params: Sequence[Parameter] | None = None, cross_validate: bool = True) -> Calibration:
+              params: Sequence[Parameter] | None = None, cross_validate: bool = True,
+              progress: Callable[[int, int, str], None] | None = None) -> Calibration:
     """Fit ``params`` (default :data:`DEFAULT_PARAMS` with the GEMM rates of the records' compute dtypes,
     :func:`rate_params`, plus :data:`MOE_PARAMS` when a record trains an MoE
     model and :data:`MEMORY_PARAMS` when a record has a peak or an OOM) to ``records`` on ``hw`` /
-    ``profile`` (module docstring).
+    ``profile`` (module docstring). ``progress(done, total, label)`` is called as each fit starts (the fit on
+    every record, then one per cross-validation fold: :func:`fold_count`).
 
     Raises:
         ConfigError: no record that ran, an invalid record, or every layout refused
@@ -330,6 +332,9 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
              "pin it" if n_measured < len(free) else "")
     base_values = [p.initial(hw, profile) for p in params]
     values = list(base_values)
+    total = 1 + (fold_count(cs) if cross_validate and free else 0)
+    if progress is not None:
+        progress(0, total, f"fitting {len(free)} parameters on {len(cs)} records")
     if free:
         res = fit_residuals_for(cs, hw, profile, free, memory)
         fitted = dict(zip((p.field for p in free), res))
@@ -342,8 +347,21 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
                       in_sample=errors(cs, h, f), base_error=errors(cs, hw, profile), underdetermined=under,
                       usable_hbm_fraction=fraction)
     if cross_validate:
-        out.cross_validated = _cross_validated(cs, hw, profile, free, memory)
+        out.cross_validated = _cross_validated(cs, hw, profile, free, memory, progress, total)
+    if progress is not None:
+        progress(total, total, "done")
     return out
+
+
+#: the cross-validation splits: a fold per model, a fold per node count (each with two or more groups)
+CV_SPLITS = (("leave-one-model-out", lambda c: str(getattr(c.model, "name", c.model))),
+             ("leave-one-node-count-out", lambda c: c.nodes))
+
+
+def fold_count(cs: Sequence[Case]) -> int:
+    """Cross-validation fits :func:`_cross_validated` runs on the cases ``cs``: one per group of each split in
+    :data:`CV_SPLITS` that has two or more groups."""
+    return sum(n for n in (len({key(c) for c in cs}) for _, key in CV_SPLITS) if n >= 2)
 
 
 def oom_fraction(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> float | None:
@@ -368,16 +386,21 @@ def fit_residuals_for(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkPr
 
 
 def _cross_validated(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile, params: Sequence[Parameter],
-                     memory: bool) -> dict[str, dict[str, float]]:
-    """Held-out errors: leave one model out and leave one node count out (each needs >= 2 groups)."""
+                     memory: bool, progress: Callable[[int, int, str], None] | None = None,
+                     total: int = 0) -> dict[str, dict[str, float]]:
+    """Held-out errors: leave one model out and leave one node count out (each needs >= 2 groups);
+    ``progress(done, total, label)`` before each fold's fit (the main fit counted as the first)."""
     out: dict[str, dict[str, float]] = {}
-    for name, key in (("leave-one-model-out", lambda c: str(getattr(c.model, "name", c.model))),
-                      ("leave-one-node-count-out", lambda c: c.nodes)):
+    done = 1
+    for name, key in CV_SPLITS:
         groups = sorted({key(c) for c in cs}, key=str)
         if len(groups) < 2 or not params:
             continue
         held: list[float] = []
         for g in groups:
+            if progress is not None:
+                progress(done, total, f"{name}: {g} held out")
+            done += 1
             train = [c for c in cs if key(c) != g]
             test = [c for c in cs if key(c) == g]
             if not any(c.record.measured_tokens_per_s_per_device() for c in train):

@@ -350,3 +350,18 @@ def test_a_peak_under_one_mib_is_not_bytes(tmp_path):
                                           r"peak in bytes \(did you give GB"):
         read_records(path)
     assert RunRecord.model_validate({**FAST, "status": "oom", "peak_memory_bytes": 2**20}).peak_memory_bytes == 2**20
+
+
+def test_calibrate_reports_progress_once_per_fit():
+    # one call per fit: the fit on every record, then a fold per node count (two node counts here), then done
+    from shardplan.calibrate import calibrate
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.records import RunRecord
+    recs = [RunRecord(model="llama-3.2-1b", hardware="h100-sxm", devices=n, seq_len=2048, global_batch_size=64,
+                      parallel={"dp": n, "zero_stage": 1}, tokens_per_s_per_device=t)
+            for n, t in ((8, 60_000.0), (16, 58_000.0), (8, 61_000.0))]
+    calls = []
+    calibrate(recs, HARDWARE["h100-sxm"], framework_profile("megatron"), progress=lambda *a: calls.append(a))
+    assert [c[:2] for c in calls] == [(0, 3), (1, 3), (2, 3), (3, 3)]
+    assert "held out" in calls[1][2] and calls[-1][2] == "done"
