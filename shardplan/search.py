@@ -922,13 +922,18 @@ class _Trials:
         return True
 
 
-def _enumerate(space: Space, ev: _Evaluator, res: SearchResult, keep_infeasible: bool
+def _enumerate(space: Space, ev: _Evaluator, res: SearchResult, keep_infeasible: bool,
+               progress: Callable[[int, int, str], None] | None = None
                ) -> tuple[list[Candidate], list[tuple[float, Candidate]]]:
     """Try every candidate the dominance rules leave: count them into ``res`` and return the ones
-    that fit (enumeration order) and, per group, the lowest-memory one that does not fit."""
+    that fit (enumeration order) and, per group, the lowest-memory one that does not fit;
+    ``progress(done, total, label)`` once per degree set."""
     feasible: list[Candidate] = []
     infeasible: list[tuple[float, Candidate]] = []
-    for d in degree_candidates(space):
+    degrees = list(degree_candidates(space))
+    for i, d in enumerate(degrees):
+        if progress is not None:
+            progress(i, len(degrees), "enumerating degree sets")
         if space.batch % d.dp:
             res.n_invalid += 1
             continue
@@ -1001,8 +1006,8 @@ class _TopK:
         return kept, skipped, None
 
 
-def _rank(ev: _Evaluator, feasible: list[Candidate], top_k: int, objective: str, bound: bool
-          ) -> tuple[list[Estimate], int]:
+def _rank(ev: _Evaluator, feasible: list[Candidate], top_k: int, objective: str, bound: bool,
+          progress: Callable[[int, int, str], None] | None = None) -> tuple[list[Estimate], int]:
     """The top_k distinct plans of ``feasible`` and the equivalents skipped, as if every candidate
     were estimated, sorted by :func:`_rank_key` and deduplicated.
 
@@ -1016,9 +1021,15 @@ def _rank(ev: _Evaluator, feasible: list[Candidate], top_k: int, objective: str,
     candidate left can enter. Without ``bound`` every candidate is estimated.
     """
     top = _TopK(top_k)
-    if not bound:
-        top.ranked = sorted(((_rank_key(objective, c, e.tokens_per_s), e) for c in feasible
-                             for e in (ev.estimate(c),)), key=lambda ke: ke[0])
+    if not bound:  # every candidate estimated (progress once per 1% of them)
+        every = max(1, len(feasible) // 100)
+
+        def timed(i: int, c: Candidate) -> Estimate:
+            if progress is not None and i % every == 0:
+                progress(i, len(feasible), "estimating every layout that fits")
+            return ev.estimate(c)
+        top.ranked = sorted(((_rank_key(objective, c, e.tokens_per_s), e) for i, c in enumerate(feasible)
+                             for e in (timed(i, c),)), key=lambda ke: ke[0])
         kept, skipped, _ = top.kept()
         return kept, skipped
     # in increasing order of the rank key's first component (memory, or the step-time bound that
@@ -1048,7 +1059,8 @@ def _rank(ev: _Evaluator, feasible: list[Candidate], top_k: int, objective: str,
 def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_devices: int, *,
            top_k: int = 10, objective: str = "throughput", fix: dict[str, Any] | None = None,
            max_tp: int | None = None, max_cp: int | None = None, schedules: Iterable[str] | None = None,
-           max_microbatch_size: int = 16, exhaustive: bool = False, keep_infeasible: bool = False) -> SearchResult:
+           max_microbatch_size: int = 16, exhaustive: bool = False, keep_infeasible: bool = False,
+           progress: Callable[[int, int, str], None] | None = None) -> SearchResult:
     """Enumerate valid layouts, estimate them and rank by tokens/s (ties: memory headroom).
 
     Args:
@@ -1063,6 +1075,8 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
         max_microbatch_size: largest microbatch considered (sequences).
         exhaustive: try dominated options too and time every feasible layout (no branch and bound).
         keep_infeasible: also return the layouts that do not fit (lowest-memory variant each).
+        progress: called as ``progress(done, total, label)`` while the degree sets are enumerated and, without
+            branch and bound, while every feasible layout is estimated (a progress bar's updates).
 
     Returns:
         :class:`SearchResult`.
@@ -1089,12 +1103,12 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
                         max_microbatch_size, prune)
     ev = _Evaluator(model, hardware, training, n_devices, fix)
     res = SearchResult(plans=[])
-    feasible, infeasible = _enumerate(space, ev, res, keep_infeasible)
+    feasible, infeasible = _enumerate(space, ev, res, keep_infeasible, progress)
     if res.n_layouts == 0:
         # one asked-for schedule counts as pinned for the error (--schedule X is --fix schedule=X)
         _raise_no_layout(model, training, n_devices,
                          {**fix, "schedule": space.schedules[0]} if schedules and len(space.schedules) == 1 else fix)
-    kept, res.n_equivalent = _rank(ev, feasible, top_k, objective, BRANCH_AND_BOUND and not exhaustive)
+    kept, res.n_equivalent = _rank(ev, feasible, top_k, objective, BRANCH_AND_BOUND and not exhaustive, progress)
     res.plans = [estimate_layout(model, hardware, training, e.layout) for e in kept]
     if keep_infeasible:
         infeasible.sort(key=lambda x: x[0])

@@ -397,3 +397,15 @@ def test_profiles_that_shard_weights_over_cp_still_search_cp(framework):
     tr = TrainingSpec(seq_len=32768, global_batch_size=16, framework=fw)
     r = search(MODELS["llama-3-8b"], H100, tr, 16, top_k=200, fix={"cp": 2})
     assert r.plans and all(e.parallel.cp == 2 and e.parallel.zero_stage >= 2 for e in r.plans)
+
+
+def test_search_reports_progress_over_degree_sets_and_exhaustive_estimates():
+    # the callback a progress bar draws: each degree set (done < total, ending below total), then in an exhaustive
+    # search every feasible estimate in steps of 1% of them
+    calls = []
+    res = S.search(MODELS["llama-3-8b"], H100, TrainingSpec(seq_len=4096, global_batch_size=32), 8, top_k=2,
+                   exhaustive=True, progress=lambda *a: calls.append(a))
+    enum = [c for c in calls if c[2] == "enumerating degree sets"]
+    timed = [c for c in calls if c[2] == "estimating every layout that fits"]
+    assert enum and [c[0] for c in enum] == list(range(len(enum))) and all(c[1] == len(enum) for c in enum)
+    assert timed and timed[0][0] == 0 and all(c[0] < c[1] for c in timed) and res.plans

@@ -62,14 +62,9 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
                           f"uses the {escape(prof.label)} profile for all of them (choose it with --framework)",
                           highlight=False)
     _hardware_warning(recs, hardware, hw)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    with Progress(TextColumn("[bold]calibrate"), BarColumn(), MofNCompleteColumn(), TextColumn("fits  {task.description}"),
-                  TimeElapsedColumn(), console=err_console, transient=True) as bar:
-        task = bar.add_task("", total=None)
-
-        def progress(done: int, total: int, label: str) -> None:  # one step per fit: all records, then each fold
-            bar.update(task, completed=done, total=total, description=escape(label))
-        cal = fit_records(recs, hw, prof, cross_validate=not no_cross_validation, progress=progress)
+    from shardplan.cli.common import progress_bar
+    with progress_bar("calibrate (fits)") as update:  # one step per fit: all records, then each fold
+        cal = fit_records(recs, hw, prof, cross_validate=not no_cross_validation, progress=update)
     t = fitted_table(cal, f"calibration of {hw.name} / {prof.name} on {len(recs)} records")
     console.print(t)
     print_fit_summary(cal)

@@ -128,23 +128,31 @@ EXIT_OK, EXIT_NEGATIVE, EXIT_BAD_INPUT = 0, 1, 2
 
 
 @contextlib.contextmanager
-def stages(title: str, total: int):
-    """A rich progress bar on stderr over ``total`` named stages of a command that takes seconds (loading JAX,
-    compiling, rendering charts); yields ``step(label)``, called as each stage starts. Transient: it disappears
-    when the command prints its result."""
+def progress_bar(title: str):
+    """A rich progress bar on stderr for work that takes seconds; yields ``update(done, total, label)`` (total None:
+    not known yet). Transient: it disappears when the command prints its result; where stderr is not a terminal
+    nothing is drawn (not even a blank line)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    with Progress(TextColumn(f"[bold]{escape(title)}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-                  TimeElapsedColumn(), console=err_console, transient=True) as bar:
-        task = bar.add_task("", total=total)
-        started = [False]
+    if not err_console.is_terminal:
+        yield lambda done, total, label: None
+        return
+    with Progress(TextColumn(f"[bold]{escape(title)}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.description}"), TimeElapsedColumn(), console=err_console, transient=True) as bar:
+        task = bar.add_task("", total=None)
+        yield lambda done, total, label: bar.update(task, completed=done, total=total, description=escape(label))
+
+
+@contextlib.contextmanager
+def stages(title: str, total: int):
+    """:func:`progress_bar` over ``total`` named stages of a command that takes seconds (loading JAX, compiling,
+    rendering charts); yields ``step(label)``, called as each stage starts."""
+    with progress_bar(title) as update:
+        done = [-1]
 
         def step(label: str) -> None:
-            if started[0]:
-                bar.advance(task)
-            started[0] = True
-            bar.update(task, description=label)
+            done[0] += 1
+            update(done[0], total, label)
         yield step
-        bar.update(task, completed=total)
 
 
 def fail(message: str) -> typer.Exit:

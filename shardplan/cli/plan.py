@@ -282,9 +282,10 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
         _check_export_request(export, output, tr, m.is_moe)
     pins, schedules = search_pins(fix, layout)
     _note_unreleased(tr.framework, [*(schedules or ()), *([pins["schedule"]] if "schedule" in pins else [])])
-    with err_console.status("searching layouts...", spinner="dots"):  # shown on a terminal only
-        res = search(m, hw, tr, devices, top_k=top, objective=objective, fix=pins, max_tp=max_tp,
-                     schedules=schedules, exhaustive=exhaustive, keep_infeasible=show_infeasible)
+    from shardplan.cli.common import progress_bar
+    with progress_bar("search") as update:  # degree sets, then (exhaustive) every estimate
+        res = search(m, hw, tr, devices, top_k=top, objective=objective, fix=pins, max_tp=max_tp, schedules=schedules,
+                     exhaustive=exhaustive, keep_infeasible=show_infeasible, progress=update)
         best = res.plans[0] if res.plans else None
         if export is not None:
             def deeper() -> list:  # a longer ranking, when none of the shown plans can be written
