@@ -336,8 +336,6 @@ def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, mo
     Columns: DP crit. = tokens per data-parallel rank below which DP/FSDP gradient traffic outweighs
     compute (C / W of the link the group crosses); max TP = largest tp whose activation traffic still
     hides behind its matmuls (F * W_scale-up / C), both from the Scaling Book."""
-    from rich.progress import Progress
-
     from shardplan import limits
     from shardplan.guide_table import guide_rows, rows_to_markdown
     check_output_path("--markdown", markdown)  # before the guide is computed
@@ -351,10 +349,9 @@ def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, mo
     if profile is not None:  # a hardware file's framework section prices the rows, as in estimate and plan
         framework_note(hardware, None, profile)
         precision_note(None, profile, overridable=False)
-    with Progress(console=err_console, transient=True) as bar:  # rows take seconds each
-        task = bar.add_task("guide", total=None)
-        rows = guide_rows(hardware, models or None, devices or None, seq_len, global_batch_tokens,
-                          progress=lambda i, n, label: bar.update(task, completed=i, total=n, description=label))
+    from shardplan.cli.common import progress_bar
+    with progress_bar("guide") as update:  # rows take seconds each
+        rows = guide_rows(hardware, models or None, devices or None, seq_len, global_batch_tokens, progress=update)
     from shardplan.loaders import load_hardware
     t = Table(title=f"best layouts on {escape(load_hardware(hardware).name)}, seq {seq_len}")
     for col in ("model", "devices", "best layout", "MFU", "tok/s/dev", "bound", "DP crit.", "max TP",
