@@ -679,11 +679,38 @@ def load_model(name_or_path: str) -> ModelSpec:
         # "deepseek-v2-lite.config.json" names deepseek-v2-lite (the Hugging Face file name kept as a suffix)
         stem = path.stem.removesuffix(".config") or path.stem
         return model_from_hf_config(data, name=path.resolve().parent.name if path.name == "config.json" else stem)
+    _not_another_kind(data, path)
     data.setdefault("name", path.stem)
     try:
         return ModelSpec(**data)
     except ValidationError as e:
         raise config_error(e, f"model {path}") from None
+
+
+#: keys of a Hugging Face config.json (transformers' PretrainedConfig names) that a shardplan model file does not use
+_HF_KEYS = {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size", "num_key_value_heads"}
+
+
+def _not_another_kind(data: dict[str, Any], path: Path) -> None:
+    """Refuse, with what it looks like, a model file that is a hardware file (its keys are HardwareSpec's or it names a
+    hardware preset as ``base``) or a Hugging Face config.json without ``architectures`` / ``model_type`` (which say
+    how to read it), instead of listing the model fields it lacks.
+
+    Raises:
+        ConfigError: naming the file and what to do.
+    """
+    from shardplan.specs.hardware import HardwareSpec
+    keys = set(data)
+    model_keys = set(ModelSpec.model_fields) - {"name", "source"}
+    if not keys & model_keys and (keys & (set(HardwareSpec.model_fields) - {"name", "source", "sources"})
+                                  or str(data.get("base", "")).lower() in HARDWARE):
+        raise ConfigError(f"model {path}: this is a hardware file (its fields are a HardwareSpec's); give it as "
+                          "--hardware, and a model preset, a model YAML (n_layers, d_model, n_heads, ffn_dim, "
+                          "vocab_size) or a Hugging Face config.json as --model", field="model", value=str(path))
+    if keys & _HF_KEYS and not keys & {"n_layers", "d_model", "n_heads", "ffn_dim"}:
+        raise ConfigError(f"model {path}: a Hugging Face config without 'architectures' or 'model_type', which say how "
+                          "to read it; add one (e.g. \"model_type\": \"llama\"), or write the model's fields "
+                          "(n_layers, d_model, n_heads, ffn_dim, vocab_size)", field="model", value=str(path))
 
 
 def _close(name: str, presets: dict[str, Any]) -> str:

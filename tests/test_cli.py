@@ -513,3 +513,15 @@ def test_plan_file_used_on_another_device_count_says_what_dp_becomes(tmp_path):
     plan.write_text(r.stdout)
     r = _run("estimate", "--plan", str(plan), "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "64", "-s", "4096", "-b", "64")
     assert r.exit_code == 0 and "dp 8 in the file becomes 64 on 64 devices" in r.output
+
+
+def test_a_hardware_file_or_an_unlabelled_hf_config_as_model_says_what_it_is(tmp_path):
+    hw = tmp_path / "cluster.yaml"
+    hw.write_text("base: h100-sxm\nhbm_bytes: 1.0e11\n")
+    r = _run("estimate", "-m", str(hw), "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "64")
+    assert r.exit_code == 2 and "this is a hardware file" in r.output and "n_layers is missing" not in r.output
+    hf = tmp_path / "config.json"
+    hf.write_text('{"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128, '
+                  '"vocab_size": 100}')
+    r = _run("estimate", "-m", str(hf), "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "64")
+    assert r.exit_code == 2 and "without 'architectures' or 'model_type'" in r.output
