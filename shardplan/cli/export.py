@@ -56,7 +56,12 @@ def emit_export(name: str, text: str, output: Optional[Path]) -> None:
     if output is None:
         print(text, end="")
     else:
-        output.write_text(text)
+        try:
+            output.write_text(text)
+        except OSError as e:  # a write that fails after opening (/proc/version: EIO) carries no file name
+            if e.filename is None:
+                e.filename = str(output)
+            raise
         err_console.print(f"wrote {output} ({name})", highlight=False)
 
 
