@@ -2936,3 +2936,153 @@ def a2a_overlap_shares() -> dict[str, float]:
     row = next(r for r in MEGATRON_BRIDGE_H100 if r[0].startswith("Megatron-Bridge 25.11 H100: Qwen3-235B"))
     no, full, measured = steps(row)
     return {"zoo A/B": zoo, "Megatron-Bridge 25.11 H100 Qwen3-235B": (no - measured) / (no - full)}
+
+
+#: Twenty-fifth scouting pass (2026-12, never fitted on; SCOUTED_2026_12Y): JAX / XLA training on TPU v4 / v5e / v5p /
+#: v6e (and the same code on H100) with the layout in the source: Apple's AXLearn (its Fuji configs' step-time notes
+#: and the AXLearn paper's iteration times) and PaLM 540B.
+#:
+#: 1. AXLearn, apple/axlearn axlearn/experiments/text/gpt/fuji.py. The step times are comments beside the mesh rules
+#:    (stored versions: search-index file id 7945315976, the earliest, 9,579 characters; commit 5f7e1421 = id
+#:    1418552320, the latest read). Quoted:
+#:      7B:  "# Step time: / v1 on tpu-v4-1024 (512 chips): 3.03s / v1 on tpu-v5litepod-256x4 (1024 chips): 2.44s /
+#:            v1 on tpu-v5p-512 (256 chips): 2.85s / v1 on gpu-p5.48xlarge-256 (256 chips): 2.44s / v1 on
+#:            gpu-p5.48xlarge-512 (512 chips): 1.54s"; "v2 on tpu-v5litepod-256x4: 2.21s (46% MFU), HBM usage:
+#:            14GB/chip."; "v2 on gpu-p5.48xlarge-256, step time: 1.78s/step, MFU 39%."
+#:      70B: "v2 on gpu-p5.48xlarge 8x64, step time: 12.9s."; "TPU V5e maximum per device batch is 1. with all
+#:            activation offloading, HBM usage: 14.6GB/chip. ... tpu-v5e-256-4. step time: 14.3736s (59.87% MFU).";
+#:            "V2 on tpu-v6e-256x4, step time: 4.9s."; "V2 on tpu-v6e-256, step time: 19.5s." (GA 4 in that rule)
+#:      single host (make_single_host_config docstring): "gpu-p5.48xlarge 8x1 step time: 128K tokens per batch: 2.03s
+#:            for v1. 64K tokens per batch: 1.1s for v1, 1.54s for v2. tpu-v5litepod-32 step time: 128K tokens per
+#:            batch: 1.93s for v1."
+#:    Batch: tokens_per_batch = 4 * 1024**2 for v1 / v2 (4,194,304 tokens), train_batch_size = tokens / max sequence
+#:    length (v1 2,048 -> 2,048 sequences; v2 4,096 -> 1,024). tokens/s/device = 4,194,304 / step_s / devices, e.g.
+#:    v4: 4,194,304 / 3.03 / 512 = 2,703.6. Check of the stated MFUs (6N + 12 L h s per token, N with the embedding):
+#:    7B v2 v5e: 4,194,304 / 2.21 / 1024 = 1,853.4 tokens/s x (6 x 6.61e9 + 12 x 32 x 4096 x 4096 = 46.1e9) = 85.4
+#:    TFLOP/s = 43% of 197 (stated 46%); 70B v5e: 285.0 x (6 x 68.99e9 + 12 x 80 x 8192 x 4096 = 446.2e9) = 127 TFLOP/s
+#:    = 65% of 197 (stated 59.87%: AXLearn's own FLOP count); 7B v2 p5: 9,206 x 46.1e9 = 424 TFLOP/s = 43% of 989
+#:    (stated 39%).
+#:    Model (every config): Fuji v1/v2 7B = 32 x 4096, 32 heads (MHA), SwiGLU ffn scaled_hidden_dim(8/3, multiple of
+#:    256) = 11,008, vocab 32 x 1024 = 32,768, shared_lm_head=True (tied), RMSNorm, RoPE, no biases
+#:    (models/fuji-7b-v1.config.json: 6,610,489,344 parameters; v2 differs only in sequence length 4,096). 70B v2 =
+#:    80 x 8192, 64 heads in 8 KV groups, ffn scaled_hidden_dim(3.5) = 28,672, vocab 32,768, untied
+#:    (models/fuji-70b-v2.config.json: 68,989,231,104). Weights fp32, step dtype bf16 (common.py STEP_DTYPE, cfg.dtype
+#:    float32) -> "fp32-params"; AdamW; no gradient accumulation unless the rule adds GradientAccumulationModifier.
+#:    Mesh: mesh_shape_from_axes(data=-1, fsdp=F): FSDP over F devices, replicas over the rest -> zero_stage 3,
+#:    dp = devices, dp_shard = F; micro-batch = sequences / devices (/ GA). Rules beside the v1 7B numbers in the
+#:    earliest version: tpu-v4 fsdp 16, tpu-v5litepod-.* fsdp 16, tpu-v5p fsdp 8, p5 fsdp 8; single host: the default
+#:    mesh (data=-1, fsdp=8); 7B v2 v5e-256-4: fsdp 256, remat dots_saveable; 70B default mesh fsdp=-1, p5 rule data=-1
+#:    fsdp=128, v5e-256-4 fsdp 256 with offload_dots_saveable (every dot output to pinned host), v6e-256-(4|8) and
+#:    v6e-256 fsdp 256 with offload_attention_proj_policy (attention projections offloaded, the rest recomputed) and
+#:    GA 4 on v6e-256.
+#:    Default remat (common.py update_model_remat_config -> attention.build_remat_spec, id 8082716765): the
+#:    RepeatedTransformerLayer saves the attention's q/k/v projections, context and output projection and recomputes the
+#:    feed-forward (priced recompute="full", remat_saved qkv_proj / context / out_proj).
+#:    ASSUMED [B]: that each step time was measured with the rule and remat default of the version it sits beside (the
+#:    comments were kept while the rules changed: the latest v5p 7B rule is fsdp 64 with flash + dots saved); the
+#:    attention kernel (fuji-*-flash and plain configs both exist; priced with flash); the 70B p5 row's feed-forward
+#:    (the earliest version that carries "12.9s" has no ffn_dim for 70B -> scaled 8/3 = 21,888; priced 28,672 as the
+#:    later file); offloaded tensors priced as recomputed (v6e) or kept (v5e: recompute none, the v5e preset has no host
+#:    link); the network: AWS p5 = 3,200 Gb/s of EFA per 8 GPUs = 50 GB/s per GPU (the H100-SXM preset's), TPU slices'
+#:    ICI over the slice ("+scale_up_size" = chips in one slice) and DCN between slices (v5e-256 x 4, v6e-256 x 4).
+_FUJI7 = MODELS_DIR + "fuji-7b-v1.config.json"
+_FUJI70 = MODELS_DIR + "fuji-70b-v2.config.json"
+_FUJI_TOKENS = 4 * 1024**2
+_FUJI_SAVED = ("qkv_proj", "context", "out_proj")           # build_remat_spec(self_attention=True, feed_forward=False)
+_DOTS = ("qkv_proj", "context", "out_proj", "mlpwi", "mlpwo")  # jax dots_saveable: every matmul output kept
+
+
+def _fuji(v, size, hw, n, fsdp, step_s, rc="full", saved=_FUJI_SAVED, ga=1, tokens=_FUJI_TOKENS, mem_gib=None,
+          extra="", tag="[B: rule and remat of that version assumed; code-default attention]", flash=False, **kw):
+    seq = 2048 if v == 1 else 4096
+    gbs = tokens // seq
+    lay = dict(dp=n, zero_stage=3, microbatch_size=gbs // n // ga, recompute=rc, **kw)
+    if fsdp != n:
+        lay["dp_shard"] = fsdp
+    if rc == "full" and saved:
+        lay["remat_saved"] = saved
+    label = (f"{tag} AXLearn fuji.py: Fuji-{size} v{v} on {hw.split('+')[0]}, {n} devices, data {n // fsdp} x fsdp "
+             f"{fsdp}, {gbs} x {seq}{f', GA {ga}' if ga > 1 else ''}{extra}, {step_s} s/step")
+    label += ", flash attention" if flash else ", plain (non-flash) attention"
+    return (label, _FUJI7 if size == "7B" else _FUJI70, hw, "maxtext", "fp32-params" + ("" if flash else "+attention=naive"),
+            n, seq, gbs, lay,
+            round(tokens / step_s / n, 1), mem_gib)
+
+
+SCOUT25_AXLEARN_FUJI = (
+    _fuji(1, "7B", "TPU v4+scale_up_size=512", 512, 16, 3.03),
+    _fuji(1, "7B", "TPU v5e", 1024, 16, 2.44),
+    _fuji(1, "7B", "TPU v5p+scale_up_size=256", 256, 8, 2.85),
+    _fuji(1, "7B", "H100-SXM", 256, 8, 2.44),
+    _fuji(1, "7B", "H100-SXM", 512, 8, 1.54),
+    _fuji(2, "7B", "TPU v5e", 1024, 256, 2.21, saved=_DOTS, extra=", dots_saveable", mem_gib=round(14e9 / 2**30, 2),
+          tag="[B: HBM '14GB' read as 1e9 B; code-default attention]"),
+    _fuji(2, "7B", "H100-SXM", 256, 8, 1.78),
+    _fuji(2, "70B", "H100-SXM", 512, 128, 12.9, tag="[B: ffn 28,672 (the file of that time has 21,888), remat default]"),
+    _fuji(2, "70B", "TPU v5e", 1024, 256, 14.3736, rc="none", extra=", offload_dots_saveable priced as no recompute",
+          mem_gib=round(14.6e9 / 2**30, 2), tag="[B: host offload of every dot output not priced (no v5e host link)]"),
+    _fuji(2, "70B", "TPU v6e", 1024, 256, 4.9, saved=None, extra=", attention projections offloaded, priced as full AC",
+          flash=True, tag="[B: offloaded attention projections priced as recomputed]"),
+    _fuji(2, "70B", "TPU v6e", 256, 256, 19.5, saved=None, ga=4,
+          extra=", attention projections offloaded, priced as full AC", flash=True,
+          tag="[B: offloaded attention projections priced as recomputed]"),
+    # single-host configs: global batch // 32 (128K tokens for v1) and the docstring's 64K-token variants
+    _fuji(1, "7B", "H100-SXM", 8, 8, 2.03, tokens=_FUJI_TOKENS // 32),
+    _fuji(1, "7B", "H100-SXM", 8, 8, 1.1, tokens=_FUJI_TOKENS // 64,
+          tag="[B: 64K-token batch = 32 sequences, how it was set not stated; remat default]"),
+    _fuji(2, "7B", "H100-SXM", 8, 8, 1.54, tokens=_FUJI_TOKENS // 64,
+          tag="[B: 64K-token batch = 16 sequences, how it was set not stated; remat default]"),
+    _fuji(1, "7B", "TPU v5e+scale_up_size=32", 32, 16, 1.93, tokens=_FUJI_TOKENS // 32),
+)
+
+#: 2. The AXLearn paper (Lee et al. 2025, "AXLearn: Modular, Hardware-Agnostic Large Model Training", arXiv 2507.05411)
+#:    compares AXLearn with MaxText, PyTorch FSDP and Megatron-LM. The stored arXiv HTML (arxiv.org/html/2507.05411v3)
+#:    is searchable only from its start; its table is read through the paper's benchmark listing on wizwand.com
+#:    (www.wizwand.com/paper/68fa79ed1e209131cea80024): AXLearn iteration times "Llama2-7B tpu-v5p-512 2.5 s",
+#:    "Llama2 70B (tpu-v5p-1024) 11.6 s" (and "Llama2-70B (64 x H100-8) 9.2 s", "LLaMA2-7B 1.4 s" whose GPU count is
+#:    not in the listing: not used). tokens/s/chip = 4,194,304 / 2.5 / 256 = 6,553.6 and 4,194,304 / 11.6 / 512 =
+#:    706.2; check: 706.2 x 6 x 68.98e9 = 292 TFLOP/s = 64% of 459 (MaxText's own v5p-512 Llama 2 70B: 692
+#:    tokens/s/chip at 65.4% MFU, tiering page).
+#:    ASSUMED [B]: batch 4M tokens of 4,096 (the Fuji v2 configs the paper's AXLearn runs would use); the Llama 2 shapes
+#:    (presets llama-2-7b / llama-2-70b, vocabulary 32,000); the layout and remat of the latest fuji.py v5p rules (7B:
+#:    data=-1, fsdp=64, flash attention saved + dots_saveable -> every matmul output kept; 70B: fsdp over all 512
+#:    chips, flash attention output and linear1_0 saved -> full recompute keeping context and mlpwi).
+SCOUT25_AXLEARN_PAPER = (
+    ("[B: 4M x 4096 batch, fuji.py v5p rule] AXLearn paper: Llama2-7B on tpu-v5p-512 (256 chips), data 4 x fsdp 64, "
+     "2.5 s/iteration", "llama-2-7b", "TPU v5p+scale_up_size=256", "maxtext", "fp32-params", 256, 4096, 1024,
+     dict(dp=256, dp_shard=64, zero_stage=3, microbatch_size=4, recompute="full", remat_saved=_DOTS),
+     round(_FUJI_TOKENS / 2.5 / 256, 1), None),
+    ("[B: 4M x 4096 batch, fuji.py v5p rule] AXLearn paper: Llama2-70B on tpu-v5p-1024 (512 chips), fsdp 512, "
+     "11.6 s/iteration", "llama-2-70b", "TPU v5p+scale_up_size=512", "maxtext", "fp32-params", 512, 4096, 1024,
+     dict(dp=512, zero_stage=3, microbatch_size=2, recompute="full", remat_saved=("context", "mlpwi")),
+     round(_FUJI_TOKENS / 11.6 / 512, 1), None),
+)
+
+#: 3. PaLM (Chowdhery et al. 2022, arXiv 2204.02311). Throughput, Appendix B as quoted by blog.heim.xyz/palm-training-cost
+#:    ("The training of PaLM 540B uses rematerialization because the feasible batch size with rematerialization enables
+#:    higher training throughput. Without the rematerialization costs, the resulting model FLOPs utilization is 45.7%
+#:    without self-attention ((238.3 x 6 x 540)/(275 x 6144)) or 46.2% with it. PaLM's analytically computed hardware
+#:    FLOPs utilization, which includes rematerialization FLOPs, is 57.8%") and leonericsson.github.io ("a training
+#:    throughput of 238.3K tokens/sec resulting in a model FLOPs utilization of 46.2%"): 238,300 / 6,144 = 38.8
+#:    tokens/s/chip. System (ai-papers.xuzou.cn/papers/palm_2022, analyticsindiamag.com): two TPU v4 Pods of 3,072 chips
+#:    (768 hosts each) over the data-centre network, model and data parallelism within a pod, data parallelism across
+#:    pods, no pipeline; batch 512 sequences of 2,048 until step 50k, 1,024 until 115k, then 2,048. Model
+#:    models/palm-540b.json (see its source line).
+#:    ASSUMED [B]: 12-way model parallelism x 256-way fully sharded data parallelism per pod (the paper's Sec. 4 as the
+#:    brief states it; not in the stored excerpts) with 2 replicas over DCN (dp 512, dp_shard 256); the throughput at the
+#:    final batch 2,048 (micro-batch 4 per replica); remat priced as full recompute (HFU / MFU = 57.8 / 46.2 = 1.25
+#:    implies 1.5 of the forward's 2N recomputed, the planner's full recompute 2N: ~6% more FLOPs); the one K/V head
+#:    replicated on the 12 TP ranks; the maxtext profile (JAX/XLA on TPU) with tp_requires_sp=False: GSPMD's 2D
+#:    finalized layout shards the activations between blocks on d_model (18,432 / 12), which the profile's sequence
+#:    sharding cannot express (2,048 is not divisible by 12); the parallel attention + MLP block is priced as two
+#:    sequential sub-blocks with one norm (ModelSpec has no parallel-block field; FLOPs and weights are the same, the
+#:    fused input projection's ~15% speed-up the paper reports is not priced).
+SCOUT25_PALM = (
+    ("[B: 12 x 256 per pod from the brief, batch 2048, full AC] PaLM App. B: PaLM 540B on 2 x 3,072 TPU v4 (2 pods over "
+     "DCN), MP 12 x FSDP 256 per pod, 2-way DP, 238.3K tokens/s", MODELS_DIR + "palm-540b.json",
+     "TPU v4+scale_up_size=3072", "maxtext+tp_requires_sp=False", "fp32-params", 6144, 2048, 2048,
+     dict(tp=12, sp=False, kv_replication=True, dp=512, dp_shard=256, zero_stage=3, microbatch_size=4,
+          recompute="full"), round(238_300 / 6144, 1), None),
+)
+
+SCOUTED_2026_12Y = SCOUT25_AXLEARN_FUJI + SCOUT25_AXLEARN_PAPER + SCOUT25_PALM
