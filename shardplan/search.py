@@ -507,7 +507,11 @@ def schedule_dominated(schedule: str, space: Space) -> bool:
 
 #: a probe tries one (microbatch size, recompute) of a group: True fits, False does not fit,
 #: None invalid (counted by the evaluator)
-Probe = Callable[[int, str], "bool | None"]
+#: what a probe returns for a layout that fits only with one ZeRO-3 gather buffer (a memory-limited schedule,
+#: :func:`~shardplan.cost.step.serialized_gathers`): truthy (it is feasible) but slower than a prefetching layout,
+#: so the walks do not let it prune smaller microbatches or stronger recompute policies
+SERIAL = "serial"
+Probe = Callable[[int, str], "bool | str | None"]
 
 
 def walk_pipelined(mbs_opts: list[int], recomputes: tuple[str, ...], probe: Probe, prune: bool) -> None:
@@ -516,11 +520,12 @@ def walk_pipelined(mbs_opts: list[int], recomputes: tuple[str, ...], probe: Prob
 
     Why pruning loses nothing: recompute only adds work (none < selective < full in time, the
     reverse in activation memory), so at a given microbatch size a policy after the first one that
-    fits is slower and holds no feature the faster one lacks.
+    fits is slower and holds no feature the faster one lacks. A fit with serialized ZeRO-3 gathers
+    (:data:`SERIAL`) is slower than a prefetching one, so it does not stop the stronger policies.
     """
     for mbs in mbs_opts:
         for rc in recomputes:
-            if probe(mbs, rc) and prune:
+            if probe(mbs, rc) is True and prune:
                 break
 
 
@@ -532,11 +537,13 @@ def walk_unpipelined(mbs_opts: list[int], recomputes: tuple[str, ...], probe: Pr
     Why pruning loses nothing: with pp = 1 the step time does not grow with the microbatch size
     (same tokens, fewer and larger matmuls, no bubble) while memory does, so the largest microbatch
     that fits is the fastest for its policy; a stronger policy only pays if it lets a larger
-    microbatch fit (:func:`walk_pipelined` for why a weaker policy wins otherwise).
+    microbatch fit (:func:`walk_pipelined` for why a weaker policy wins otherwise). Neither holds for a
+    fit with serialized ZeRO-3 gathers (:data:`SERIAL`: slower than the prefetching smaller microbatch), which
+    is kept and passed over.
     """
     prev = 0
     for rc in recomputes:
-        fitted = next((mbs for mbs in mbs_opts if mbs > prev and probe(mbs, rc)), None)
+        fitted = next((mbs for mbs in mbs_opts if mbs > prev and probe(mbs, rc) is True), None)
         prev = fitted or prev
         if mbs_opts and prev == mbs_opts[0]:
             break
@@ -892,8 +899,9 @@ class _Trials:
         self.splits: dict[int, _TokenSplit | str] = {}  # token split per microbatch size
         self.lowest: tuple[float, Candidate] | None = None
 
-    def probe(self, mbs: int, rc: str) -> bool | None:
-        """Try (mbs, rc): True fits, False does not fit, None invalid or not honouring ``fix``."""
+    def probe(self, mbs: int, rc: str) -> bool | str | None:
+        """Try (mbs, rc): True fits, :data:`SERIAL` fits with serialized ZeRO-3 gathers only, False does not fit,
+        None invalid or not honouring ``fix``."""
         ev, g = self.ev, self.group
         split = self.splits.get(mbs)
         if split is None:
@@ -911,15 +919,16 @@ class _Trials:
             return None
         self.res.n_layouts += 1
         total = ev.memory(self, split, rc)  # type: ignore[arg-type]
+        fit: bool | str = True
         if total > ev.limit and serialized_gathers(ev.training, self.placement_layout) is not None:  # type: ignore[arg-type]
             # a memory-limited schedule gathers one ZeRO-3 unit at a time when two do not fit (estimate_layout)
-            total = min(total, ev.memory(self, split, rc, serial=True))  # type: ignore[arg-type]
+            total, fit = min(total, ev.memory(self, split, rc, serial=True)), SERIAL  # type: ignore[arg-type]
         if total > ev.limit:
             if self.lowest is None or total < self.lowest[0]:
                 self.lowest = (total, Candidate(g, mbs, rc, total, -1, split))  # type: ignore[arg-type]
             return False
         self.feasible.append(Candidate(g, mbs, rc, total, len(self.feasible), split))  # type: ignore[arg-type]
-        return True
+        return fit
 
 
 def _enumerate(space: Space, ev: _Evaluator, res: SearchResult, keep_infeasible: bool,

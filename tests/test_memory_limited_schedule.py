@@ -87,3 +87,17 @@ def test_search_finds_the_serialized_layout_with_the_estimates_memory():
     direct = estimate(GPT3, V6E, tr, LAYOUT, 256)
     assert best.parallel.microbatch_size == 3 and best.memory.total == direct.memory.total
     assert best.training.framework.zero3_gather_buffers == 1
+
+
+@pytest.mark.parametrize("fix", [{"tp": 1, "pp": 1, "cp": 1}, {}])
+def test_a_serialized_fit_does_not_prune_the_faster_smaller_microbatch(fix):
+    # mbs 3 fits only with serialized gathers (17.8 s), mbs 1 with prefetch (15.6 s): the default search's pruning
+    # (the largest microbatch that fits is the fastest) must not drop mbs 1; it ranks as the exhaustive search does
+    tr = _training(MAXTEXT)
+    quick = search(GPT3, V6E, tr, 256, fix=fix, top_k=3)
+    full = search(GPT3, V6E, tr, 256, fix=fix, top_k=3, exhaustive=True)
+    assert quick.plans[0].parallel == full.plans[0].parallel
+    assert quick.plans[0].step_s == full.plans[0].step_s
+    if fix:
+        assert quick.plans[0].parallel.microbatch_size == 1
+        assert quick.plans[0].training.framework.zero3_gather_buffers == 2
