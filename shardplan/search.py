@@ -589,13 +589,15 @@ class _TokenSplit:
     """A validated token split at one microbatch size: its layout (neutral weight placement), the
     key of its activation memory (tp, sp, local tokens, microbatches, pp, schedule, virtual stages,
     split), whether it honours the pinned token-split fields and, per recompute policy, the
-    (activations, logits, communication buffers) bytes of each candidate stage; per (ep, recompute) the compute bound
+    (activations, logits, communication buffers) bytes of each candidate stage (keyed also by etp, the one
+    weight-placement field they read: the MoE matmul outputs a named remat policy keeps are split over it); per
+    (ep, recompute) the compute bound
     (:meth:`_Evaluator.compute_bound`)."""
 
     layout: Layout
     act_key: tuple
     honoured: bool
-    acts: dict[str, list[tuple[float, float, float]]] = field(default_factory=dict)
+    acts: dict[tuple[str, int | None], list[tuple[float, float, float]]] = field(default_factory=dict)
     compute_bounds: dict[tuple[int, str], float] = field(default_factory=dict)
 
 
@@ -619,7 +621,8 @@ class _Evaluator:
       (they read nothing else) and whose activation fields (activations, logits, communication
       buffers) from :func:`~shardplan.cost.memory.activation_terms` on the token split's layout
       (they read tp, sp, local tokens, microbatches, pp, schedule, virtual stages, split and
-      recompute only); both are the functions ``memory_for_stage`` itself calls.
+      recompute, and of the weight placement only etp, which is set on that layout); both are the functions
+      ``memory_for_stage`` itself calls.
     * Lower bounds read the candidate's layout assembled from its two halves (:meth:`composed`),
       full estimates its validated layout (:meth:`layout`); the compute of a microbatch (layer
       times per what they read) and the tp / cp / ep / pp collectives are cached on what they read.
@@ -719,7 +722,10 @@ class _Evaluator:
         instead of two (:func:`~shardplan.cost.step.serialized_gathers`; half the buffer term, exactly, since
         halving a float is exact)."""
         state = trials.state or self._state_halves(trials)
-        acts = split.acts.get(rc) or self._act_halves(split, rc)
+        # the expert tensor-parallel degree is a weight-placement field that the activations read (the MoE
+        # intermediates a named remat policy keeps are split over etp): part of the key
+        etp = trials.group.etp
+        acts = split.acts.get((rc, etp)) or self._act_halves(split, rc, etp)
         # MemoryBreakdown.total written out in the same order of additions (allocated, + fragmentation
         # = allocator_overhead x allocated, + context, + reserve), so the result is bit for bit the
         # property's (tests/test_search.py checks it against memory_estimate) without building objects
@@ -758,18 +764,19 @@ class _Evaluator:
             trials.terms.append(half[1])
         return trials.state
 
-    def _act_halves(self, split: _TokenSplit, rc: str) -> list[tuple[float, float, float]]:
+    def _act_halves(self, split: _TokenSplit, rc: str, etp: int | None = None) -> list[tuple[float, float, float]]:
         """(activations, logits, communication buffers) bytes per candidate stage of a token split under recompute ``rc``
-        (cached per activation key, policy and stage)."""
+        with expert tensor-parallel degree ``etp`` (None: tp), cached per activation key, policy, etp and stage."""
         lay = split.layout
-        out = split.acts[rc] = []
+        out = split.acts[(rc, etp)] = []
         for st in lay.stages_to_price(self.model):
-            half = self._acts.get((split.act_key, rc, st))
+            half = self._acts.get((split.act_key, rc, etp, st))
             if half is None:
-                want = recompute_fields(rc, self.extra.get("remat_saved"))
-                if (lay.parallel.recompute, lay.parallel.remat_saved) != (want["recompute"], want["remat_saved"]):
+                want = {**recompute_fields(rc, self.extra.get("remat_saved")), "etp": etp}
+                if (lay.parallel.recompute, lay.parallel.remat_saved, lay.parallel.etp) != (
+                        want["recompute"], want["remat_saved"], etp):
                     lay = replace(lay, parallel=lay.parallel.model_copy(update=want))
-                half = self._acts[(split.act_key, rc, st)] = activation_terms(self.model, self.training, lay, st)
+                half = self._acts[(split.act_key, rc, etp, st)] = activation_terms(self.model, self.training, lay, st)
             out.append(half)
         return out
 

@@ -115,6 +115,8 @@ HALVES_CASES = [  # model, devices, seq_len, batch, search keywords
     ("llama-3-8b", 8, 4096, 64, {"framework": "nanotron"}),
     # maxtext: named remat policies searched as 'full:<saved>' options (search.NAMED_REMAT_ORDER)
     ("llama-3-70b", 32, 4096, 64, {"framework": "maxtext"}),
+    # maxtext MoE: the saved expert matmul outputs are split over etp, a weight-placement field (etp=1 at tp=2)
+    ("mixtral-8x7b", 16, 4096, 32, {"framework": "maxtext"}),
     # torchtitan: cp > 1 only with ZeRO-2/3 (weight_sharding_axes), the token splits validated under ZeRO-3
     ("llama-3-8b", 16, 16384, 16, {"framework": "torchtitan"}),
     # hf-fsdp: lazy gradients with one microbatch per step (the larger of two phases), DDP buckets at ZeRO-0 / 1
