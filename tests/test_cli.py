@@ -525,3 +525,20 @@ def test_a_hardware_file_or_an_unlabelled_hf_config_as_model_says_what_it_is(tmp
                   '"vocab_size": 100}')
     r = _run("estimate", "-m", str(hf), "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "64")
     assert r.exit_code == 2 and "without 'architectures' or 'model_type'" in r.output
+
+
+def test_no_fit_advice_names_the_pins_that_keep_the_state_replicated():
+    # ZeRO-0 pinned: sharding the state over more devices cannot happen, so no device count is promised
+    r = _run("plan", "-m", "llama-3-70b", "-H", "h100-sxm", "-n", "64", "-s", "4096", "-b", "64", "--zero-stage", "0",
+             "--tp", "1", "--pp", "1", "--cp", "1")
+    assert r.exit_code == 1 and "leaving out zero_stage=0" in r.output and "at least" not in r.output
+
+
+def test_a_profile_that_asks_for_one_gather_buffer_is_not_said_to_be_out_of_memory(tmp_path):
+    prof = tmp_path / "one.yaml"
+    prof.write_text("base: maxtext\nzero3_gather_buffers: 1\n")
+    r = _run("estimate", "-m", "llama-3-8b", "-H", "tpu-v6e", "-n", "32", "-s", "4096", "-b", "64",
+             "--framework", str(prof))
+    assert r.exit_code == 0 and "gathers one ZeRO-3 unit at a time" in r.output and "do not fit" not in r.output
+    # a TPU preset has no framework section for --framework to replace
+    assert "replaces the framework section" not in r.output

@@ -214,7 +214,8 @@ def framework_note(hardware: str | None, framework: str | None, profile: Any) ->
     elif framework is not None and hardware is not None:
         from shardplan.inputs import default_framework
 
-        from_file = default_framework(hardware)
+        # only a hardware file's own framework section is replaced (a TPU preset's default profile is not a file's)
+        from_file = default_framework(hardware) if hardware_framework(hardware) is not None else None
         skip = {"origin", "sources"}
         theirs = from_file.model_dump(exclude=skip) if from_file is not None else {}
         ours = profile.model_dump(exclude=skip)

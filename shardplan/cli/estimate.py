@@ -538,9 +538,14 @@ def serialized_gather_note(e) -> str | None:
     """With one ZeRO-3 gather buffer (the profile's memory-limited schedule chose it: two did not fit,
     :func:`shardplan.cost.step.serialized_gathers`): what the compiler gives up to fit; else None."""
     fw = e.training.framework
-    if not (fw.memory_limited_schedule and fw.zero3_gather_buffers == 1 and e.parallel.zero_stage == 3):
+    if not (fw.zero3_gather_buffers == 1 and e.parallel.zero_stage == 3 and e.memory.zero3_buffers > 0):
         return None
     one = e.memory.zero3_buffers
+    from shardplan.cost.memory import hbm_limit
+    if not fw.memory_limited_schedule or e.memory.total + one <= hbm_limit(e.hardware.hbm_bytes, fw):
+        # the profile asked for it (a profile file's zero3_gather_buffers: 1), not the memory limit
+        return (f"the {fw.label} profile gathers one ZeRO-3 unit at a time ({one / 2**30:,.2f} GiB; zero3_gather_buffers "
+                "1): no gather prefetch, every AllGather exposed (priced in the step)")
     return (f"two gathered ZeRO-3 units ({2 * one / 2**30:,.2f} GiB) do not fit; the {fw.label} profile's compiler "
             f"schedules under the memory limit (XLA's latency-hiding scheduler), so one unit is gathered at a time "
             f"({one / 2**30:,.2f} GiB): no gather prefetch, every AllGather exposed (priced in the step)")

@@ -97,6 +97,7 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
     if output is not None and str(output) == "-":  # the usual spelling of stdout
         output = None
     check_output_path("-o/--output", output)  # bad input first, before the estimate
+    typed = framework  # the reproduce line names what was typed: the maxtext default below applies again
     if exporter(to).name == "maxtext" and framework is None and plan is None:
         # a MaxText config is priced as MaxText runs it (the maxtext profile: its default fp32 weights, gathers in
         # the compute dtype), not with the PyTorch GPU default; a hardware file's own framework still wins below
@@ -119,7 +120,7 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
     print_estimate_notes(e)
     # bad input first (exit 2: a layout or precision the framework cannot express), then the negative
     # result (exit 1: predicted not to fit or to fail)
-    name, text = render_export(to, e, output, dict(model=model, hardware=hardware, framework=framework,
+    name, text = render_export(to, e, output, dict(model=model, hardware=hardware, framework=typed,
                                                    scale_up_size=scale_up_size))
     raise_if_negative(e, "not exported: ")
     emit_export(name, text, output)

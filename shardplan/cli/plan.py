@@ -301,17 +301,24 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
     if best is None:
         hint = "" if show_infeasible else "; --show-infeasible shows how far over the nearest layouts are"
         raise negative(f"no layout fits in {fit_limit_text(hw.hbm_bytes, tr.framework)} per device ({res.n_layouts:,} layouts "
-                       f"tried); {_no_fit_advice(m, hw, tr, devices)}{hint}")
+                       f"tried); {_no_fit_advice(m, hw, tr, devices, pins)}{hint}")
 
 
-def _no_fit_advice(m, hw, tr, devices: int) -> str:
+def _no_fit_advice(m, hw, tr, devices: int, pins: dict[str, Any] | None = None) -> str:
     """What could make a layout fit: when the model state alone (every parameter's weights, gradients, master copy and
     optimizer moments, ``PrecisionPolicy.model_state_bytes_per_param``, sharded over all ``devices``) is over the
     profile's HBM limit, a smaller batch cannot help: the devices needed for that state alone, or optimizer offload;
-    else more devices or a smaller batch."""
+    else more devices or a smaller batch. With ``pins`` that shard the state less (a ZeRO stage below 3, a dp_shard,
+    per-step gathers) the sharding they rule out is named instead of a device count."""
     from shardplan.cost.memory import hbm_limit
+    pins = pins or {}
     state = m.n_params * tr.precision.model_state_bytes_per_param
     limit = hbm_limit(hw.hbm_bytes, tr.framework)
+    less = [f"{k}={pins[k]}" for k in ("zero_stage", "dp_shard", "zero3_gather")
+            if k in pins and (k != "zero_stage" or pins[k] < 3) and (k != "zero3_gather" or pins[k] == "per_step")]
+    if less:
+        return (f"more devices, a smaller batch, or leaving out {', '.join(less)} (which keeps more of the model state "
+                "on each device) may help")
     if state / devices <= limit:
         return "more devices or a smaller batch may help"
     need = math.ceil(state / limit)
