@@ -379,7 +379,7 @@ PLAN_TRAINING_KEYS: dict[str, tuple[type, float | None, float | None]] = {
     "global_batch_tokens": (int, 1, limits.MAX_BATCH_TOKENS), "microbatches": (int, 1, limits.MAX_BATCH_TOKENS),
     "moe_capacity_factor": (float, 1.0, 64.0), "moe_imbalance": (float, 1.0, 64.0),
     "precision": (str, None, None), "optimizer_dtype": (str, None, None), "moe_routing": (str, None, None),
-    "framework": (str, None, None)}
+    "framework": (str, None, None), "zero3_gather_buffers": (int, 1, 2)}
 _KIND_NAMES = {int: "a whole number", float: "a number", str: "a text value (a name)"}
 
 
@@ -671,6 +671,8 @@ def load_model(name_or_path: str) -> ModelSpec:
     if not _exists(path):
         looks_like_path = any(c in name_or_path for c in "/\\") or path.suffix in (".json", ".yaml", ".yml")
         what = "file not found" if looks_like_path else "not a preset"
+        if not looks_like_path and hardware_preset_name(name_or_path) is not None:
+            what = "not a model preset (it is a hardware preset: give it as --hardware)"
         raise ConfigError(f"model={short_repr(name_or_path)}: {what}{_close(name_or_path, MODELS)}; presets: "
                           f"{', '.join(MODELS)}",
                           field="model", value=name_or_path, legal=MODELS)

@@ -942,8 +942,9 @@ def _check_options(p: ParallelConfig, n_devices: int) -> None:
         raise ConfigError(f"devices={n_devices} must be between 1 and {MAX_DEVICES:,}", field="devices",
                           value=n_devices)
     if p.zero3_gather != "per_microbatch" and p.zero_stage != 3:
-        raise ConfigError(f"zero3_gather={p.zero3_gather!r} needs zero_stage=3 (got {p.zero_stage})",
-                          field="zero3_gather", value=p.zero3_gather, legal=["per_microbatch"])
+        raise ConfigError(f"zero3_gather={p.zero3_gather!r} needs zero_stage=3 (got {p.zero_stage}); legal: zero3_gather "
+                          f"per_microbatch (the default: leave --zero3-gather out) with zero_stage={p.zero_stage}, or "
+                          "zero_stage=3", field="zero3_gather", value=p.zero3_gather, legal=["per_microbatch"])
     if p.recompute_modules is not None:
         if p.recompute != "selective":
             raise ConfigError(f"recompute_modules={short_repr(','.join(p.recompute_modules))} needs "

@@ -330,17 +330,24 @@ def import_csv(path: str | Path, mapping: CsvMapping) -> list[RunRecord]:
         raise _unreadable(p, reader, e) from None
     if not header:
         raise ConfigError(f"{short_repr(str(p))} has no header row", field="csv", value=str(p))
-    twice = sorted({h for h in header if header.count(h) > 1})
+    lower = [h.lower() for h in header]
+    twice = sorted({h for h in header if lower.count(h.lower()) > 1})
     if twice:  # DictReader would keep only the last column of a repeated name
         raise ConfigError(f"{short_repr(str(p))}: the header names column(s) {', '.join(map(repr, twice))} more than once; "
                           "legal: each column name once", field="csv", value=twice)
     reader.fieldnames = header
+    for h in header:  # a field's name in another case would be dropped as an unknown column
+        field = next((f for f in FIELDS if f.lower() == h.lower()), None)
+        if field is not None and h != field and field not in mapping.columns and field not in mapping.constants:
+            raise ConfigError(f"{short_repr(str(p))}: column {h!r} is not the field {field!r} (names are case-sensitive); "
+                              f"legal: rename the column to {field}, or map it: --map {field}={h}", field="csv", value=h,
+                              legal=[field])
     out = []
     for line, row in _rows(reader, p):
         try:
             if None in row:  # more cells than the header names
-                raise ConfigError(f"line {line}: the row has more cells than the header's {len(header)}",
-                                  field="csv", value=line)
+                raise ConfigError(f"line {line}: the row has more cells than the header's {len(header)}; legal: one "
+                                  "cell per header column (quote a cell that holds a comma)", field="csv", value=line)
             if any(v is None for v in row.values()):  # fewer: DictReader fills the missing ones with None
                 cells = sum(v is not None for v in row.values())
                 raise ConfigError(f"line {line}: the row has {cells} cells, the header {len(header)} (a truncated "

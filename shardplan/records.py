@@ -163,7 +163,9 @@ def _typed(data):
             check_number_types(data["parallel"], ParallelConfig, "parallel")
         if isinstance(data.get("model"), dict):
             check_number_types(data["model"], ModelSpec, "model")
-        check_number_types({k: v for k, v in data.items() if k not in ("parallel", "model")}, RunRecord, "record")
+        # a mapping where a name belongs (an inline hardware spec) is left to the record's own type error
+        check_number_types({k: v for k, v in data.items() if k not in ("parallel", "model") and not isinstance(v, dict)},
+                           RunRecord, "record")
     return data
 
 

@@ -1808,11 +1808,11 @@ def test_reproduce_line_keeps_the_zero_stage_the_framework_would_not_default_to(
 
 def test_megatron_optimizer_offload_is_written_with_the_precision_aware_optimizer():
     # Megatron-LM asserts --use-precision-aware-optimizer with --optimizer-cpu-offload, and that optimizer needs the
-    # distributed optimizer: ZeRO-1 writes both flags once, ZeRO-0 is refused (exit 2) and DeepSpeed named instead
+    # distributed optimizer: ZeRO-1 writes both flags once, ZeRO-0 is refused (exit 2), naming ZeRO-1
     base = ["export", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "16", "--to", "megatron",
             "--offload-optimizer", "-o", "-"]
     r = runner.invoke(app, [*base, "--zero-stage", "1"])
     assert r.exit_code == 0, r.output
     assert r.stdout.count("--optimizer-cpu-offload") == 1 and r.stdout.count("--use-precision-aware-optimizer") == 1
     r = runner.invoke(app, [*base, "--zero-stage", "0"])
-    assert r.exit_code == 2 and "precision-aware optimizer" in r.output and "DeepSpeed" in r.output
+    assert r.exit_code == 2 and "precision-aware optimizer" in r.output and "Megatron-LM at zero_stage=1" in r.output

@@ -197,3 +197,16 @@ def test_a_record_with_a_boolean_degree_or_a_string_switch_is_refused(tmp_path):
             read_records(f)
     f.write_text(base % '"tp": 8')
     assert read_records(f)[0].parallel.tp == 8
+
+
+def test_a_field_name_in_another_case_is_not_dropped(tmp_path):
+    # 'TP' is not the field 'tp': ignoring it would give tp=1; refused unless mapped (and 'tp,TP' is a repeat)
+    p = _csv(tmp_path, "model,TP,hardware,devices,seq_len,global_batch_size,tokens_per_s_per_device\n"
+                       "llama-3-8b,2,h100-sxm,8,4096,64,1000\n")
+    with pytest.raises(ConfigError, match=r"column 'TP' is not the field 'tp'.*--map tp=TP"):
+        import_csv(p, CsvMapping())
+    (r,) = import_csv(p, parse_map_items(["tp=TP"], []))
+    assert r.parallel.tp == 2
+    p = _csv(tmp_path, "model,tp,TP\nllama-3-8b,1,2\n", name="twice.csv")
+    with pytest.raises(ConfigError, match="more than once"):
+        import_csv(p, CsvMapping())

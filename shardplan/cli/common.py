@@ -140,6 +140,7 @@ def progress_bar(title: str):
                   TextColumn("{task.description}"), TimeElapsedColumn(), console=err_console, transient=True) as bar:
         task = bar.add_task("", total=None)
         yield lambda done, total, label: bar.update(task, completed=done, total=total, description=escape(label))
+        bar.update(task, completed=bar.tasks[0].total or 0)  # the work is done: the last step shows full
 
 
 @contextlib.contextmanager
@@ -249,8 +250,8 @@ def check_output_path(flag: str, path: Optional[Path], stdout: str | None = None
     """
     if path is None:
         return
-    if str(path) == "":
-        raise ConfigError(f"{flag} is empty; legal: a file path", field=flag, value="")
+    if str(path) in ("", "."):  # typer reads an empty value as Path(""), which is "."
+        raise ConfigError(f"{flag} is empty (or the current folder); legal: a file path", field=flag, value=str(path))
     if str(path) == "-":
         instead = f" ({stdout} without {flag})" if stdout else ""
         raise ConfigError(f"{flag} -: this option writes a file, not stdout{instead}; legal: a file path",

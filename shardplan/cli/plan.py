@@ -136,9 +136,9 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
         from rich.markup import escape
 
         from shardplan.cli.estimate import (allocator_note, compile_note, layer_overhead_note, moe_overhead_note,
-                                            stall_note)
+                                            serialized_gather_note, stall_note, straddle_note)
         for note in (moe_overhead_note(best), layer_overhead_note(best), stall_note(best), allocator_note(best),
-                     compile_note(best)):
+                     compile_note(best), serialized_gather_note(best), straddle_note(best)):
             if note:
                 console.print(f"[yellow]note (#1):[/] {escape(note)}", highlight=False, soft_wrap=True)
     if rules:

@@ -63,6 +63,10 @@ def _check_args(steps: int, lr: float, warmup: int, n_proc: int | None, metrics:
         flag = "--resume" if resume else "--save-every"
         raise ConfigError(f"{flag} needs --checkpoint-dir PATH", field="checkpoint_dir", value=None,
                           legal=["a directory path"])
+    if checkpoint_dir is not None and str(checkpoint_dir) in ("-", "", "."):
+        raise ConfigError(f"--checkpoint-dir {str(checkpoint_dir)!r}: not a folder to save checkpoints in; legal: a "
+                          "folder path (made if missing, in an existing folder)", field="checkpoint_dir",
+                          value=str(checkpoint_dir))
     if checkpoint_dir is not None and not checkpoint_dir.exists() and not checkpoint_dir.parent.is_dir():
         # the checkpointer makes the folder itself, not the folders above it (as every other output path)
         raise ConfigError(f"--checkpoint-dir {checkpoint_dir}: folder {checkpoint_dir.parent} does not exist; legal: a "

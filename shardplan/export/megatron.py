@@ -190,7 +190,7 @@ def _dp_args(ctx: ExportContext) -> list[str]:
         if p.zero_stage == 0:
             raise refuse("Megatron-LM", "offload_optimizer with zero_stage=0 (its --optimizer-cpu-offload needs the "
                          "precision-aware optimizer, which runs only with the distributed optimizer: zero_stage 1, 2 "
-                         "or 3)", "DeepSpeed (offload_optimizer at any ZeRO stage)")
+                         "or 3)", "Megatron-LM at zero_stage=1")
         args += ["--optimizer-cpu-offload", "--use-precision-aware-optimizer"]
     if p.offload_activation_layers:
         args += ["--cpu-offloading", "--cpu-offloading-num-layers", str(p.offload_activation_layers)]

@@ -91,10 +91,17 @@ def headline(e: Estimate) -> list[Headline]:
         Headline("mfu", "MFU", e.mfu, f"{e.mfu:.2%}"),
         Headline("hfu", "HFU", e.hfu, f"{e.hfu:.2%}"),
         Headline("memory", "memory per device", mem,
-                 f"{fmt_gib(mem)} of {fmt_gib(e.hardware.hbm_bytes)} ({fmt_gib(e.hbm_usable)} usable)"),
+                 # the fit is total <= the limit (headroom), the runtime's reserve counted in the total
+                 f"{fmt_gib(mem)} of {fmt_gib(e.hardware.hbm_bytes)} (headroom {fmt_gib(_headroom(e))})"),
         Headline("fits", "fits in HBM", e.fits, "yes" if e.fits else "no"),
         Headline("bound", "bound by", e.bound, e.bound),
     ] + ([Headline("failure", "predicted to fail", e.failure, e.failure)] if e.failure else [])
+
+
+def _headroom(e: Estimate) -> float:
+    """:func:`shardplan.explain.headroom` (bytes below the fit limit; negative: does not fit)."""
+    from shardplan.explain import headroom
+    return headroom(e)
 
 
 def summary_rows(e: Estimate) -> list[tuple[str, str]]:
