@@ -379,6 +379,22 @@ def test_train_refuses_a_model_larger_than_the_host(monkeypatch):
     with pytest.raises(ConfigError, match="--scale-down"):
         runtime.check_host_memory(MODELS["llama-3.1-405b"], 8)  # 6 TiB of model state
     runtime.check_host_memory(MODELS["tiny-llama"], 8)
+    # with the layout, activations count too: 8 simulated devices each holding the planner's allocated bytes; a host
+    # of 16 GiB refuses 4 x 8 sequences of 8,192 tokens of Llama-3.2-1B (its model state alone, 19.8 GB, is over 16 too,
+    # so the host is shrunk to find the activations: 64 GiB passes the state and fails the whole)
+    from shardplan.cost.memory import memory_estimate
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.specs.training import TrainingSpec
+    m, tr = MODELS["llama-3.2-1b"], TrainingSpec(seq_len=8192, global_batch_size=32)
+    lay = validate(ParallelConfig(microbatch_size=4), m, tr, 8)
+    need = memory_estimate(m, tr, lay).allocated * 8
+    assert m.n_params * 16 < 64 * 2**30 < need
+    monkeypatch.setattr(runtime.os, "sysconf", lambda k: 4096 if k == "SC_PAGE_SIZE" else 64 * 2**30 // 4096)
+    runtime.check_host_memory(m, 8)  # the model state alone fits in 64 GiB
+    with pytest.raises(ConfigError, match="model state and activations"):
+        runtime.check_host_memory(m, 8, lay, tr)
+    monkeypatch.undo()
+    monkeypatch.setattr(runtime, "_accelerator_present", lambda: False)
     with pytest.raises(ConfigError, match="simulated CPU devices"):
         monkeypatch.delenv("XLA_FLAGS", raising=False)
         if "jax" not in sys.modules:

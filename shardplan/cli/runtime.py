@@ -72,10 +72,12 @@ def configure_host_devices(devices: int, num_processes: int | None = None) -> bo
     return True
 
 
-def check_host_memory(model: Any, devices: int) -> None:
-    """Refuse a CPU run whose model state cannot fit in this host's memory, before anything compiles: the
-    weights, gradients and Adam state take at least 16 bytes per parameter in all (ZeRO paper, Sec. 3.1),
-    however they are sharded over the simulated devices. Nothing is checked when an accelerator is present.
+def check_host_memory(model: Any, devices: int, layout: Any = None, training: Any = None) -> None:
+    """Refuse a CPU run that cannot fit in this host's memory, before anything compiles: the weights, gradients and
+    Adam state take at least 16 bytes per parameter in all (ZeRO paper, Sec. 3.1), however they are sharded over the
+    simulated devices; with the validated ``layout`` and ``training``, the planner's allocated bytes per device
+    (:func:`shardplan.cost.memory.memory_estimate`, activations included) times the simulated devices, which all
+    live in the host's memory. Nothing is checked when an accelerator is present.
 
     Raises:
         ConfigError: with the memory needed, the host's, and the ``--scale-down`` flags that fit.
@@ -83,14 +85,18 @@ def check_host_memory(model: Any, devices: int) -> None:
     if _accelerator_present():
         return
     need = model.n_params * 16
+    if layout is not None and training is not None:
+        from shardplan.cost.memory import memory_estimate
+        need = max(need, memory_estimate(model, training, layout).allocated * devices)
     try:
         host = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         return
     if need > host:
-        gpus = -(-need // (80 * 2**30))
-        raise ConfigError(f"{model.name} ({model.n_params:,} parameters) needs at least {need / 2**30:,.0f} GiB of model "
-                          f"state on the {devices} simulated CPU devices, but this host has {host / 2**30:,.0f} GiB; add "
+        gpus = int(-(-need // (80 * 2**30)))
+        raise ConfigError(f"{model.name} ({model.n_params:,} parameters) needs about {need / 2**30:,.0f} GiB (model state "
+                          f"and activations) on the {devices} simulated CPU devices, but this host has "
+                          f"{host / 2**30:,.0f} GiB; add "
                           f"--scale-down (e.g. --scale-down --scale-d-model 64 --scale-layers 2) or run on at least "
                           f"{gpus:,} accelerators of 80 GiB", field="model", value=model.name)
 

@@ -153,7 +153,7 @@ def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_bat
                                (scale_down, scale_d_model, scale_layers), moe_capacity_factor=moe_capacity_factor)
     from shardplan.parallel import validate
     layout_ = validate(pc, m, tr, devices)  # config-time errors before JAX starts
-    check_host_memory(m, devices)
+    check_host_memory(m, devices, layout_, tr)
 
     import jax  # noqa: F401  (after XLA_FLAGS)
 
