@@ -212,7 +212,7 @@ def refuse(framework: str, missing: str, alternatives: str) -> ConfigError:
     """The error of a plan a framework cannot express: what is missing and which frameworks can.
 
     Returns the :class:`~shardplan.errors.ConfigError` to raise (exit code 2 in the CLI)."""
-    return ConfigError(f"{framework} cannot express this plan: {missing}; {alternatives} can "
+    return ConfigError(f"{framework} cannot express this plan: {missing}; {alternatives} can express that part "
                        f"(or change the layout: shardplan plan --fix ...)", field="export", value=framework)
 
 
