@@ -262,8 +262,8 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "and gives up overlap, scheduling again with a lower limit, to stay under it; apple/axlearn "
                                   "axlearn/common/compiler_options.py documents the TPU flags: "
                                   "xla_tpu_enable_scheduler_memory_pressure_tracking, and "
-                                  "xla_tpu_scheduler_percent_shared_memory_limit, default 95% of HBM, under which 'the "
-                                  "scheduler favors ... less memory usage ... instead of hiding latency'); written "
+                                  "xla_tpu_scheduler_percent_shared_memory_limit (default 95% of HBM): near that limit the "
+                                  "scheduler prefers lower memory to more overlap); written "
                                   "after the tpu-recipes v6e-256 GPT-3 175B run (FSDP 256, full remat), which ran where "
                                   "two gathered 1.8 B-parameter layers did not fit (docs/accuracy.md)",
                                   "default_zero_stage": "3: MaxText configs/base.yml ici_fsdp_parallelism: -1 (every "
