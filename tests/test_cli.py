@@ -542,3 +542,14 @@ def test_a_profile_that_asks_for_one_gather_buffer_is_not_said_to_be_out_of_memo
     assert r.exit_code == 0 and "gathers one ZeRO-3 unit at a time" in r.output and "do not fit" not in r.output
     # a TPU preset has no framework section for --framework to replace
     assert "replaces the framework section" not in r.output
+
+
+def test_dropped_or_implied_layout_flags_are_named():
+    r = _run("estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "64", "--tp-overlap")
+    assert r.exit_code == 0 and "--tp-overlap changes nothing at tp=1" in r.output
+    r = _run("estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64",
+             "--pp-layers", "16,16")
+    assert r.exit_code == 0 and "pp=2: the number of stages --pp-layers lists" in r.output
+    r = _run("estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64", "--tp", "2",
+             "--sp", "--tp-overlap")
+    assert "changes nothing" not in r.output

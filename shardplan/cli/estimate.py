@@ -48,7 +48,19 @@ def estimate_layout(specs: dict[str, Any], layout: dict[str, Any]):
         raise
     if specs.get("plan"):
         plan_context_note(specs["plan"], e)
+    given_flags_note(layout, e)
     return e
+
+
+def given_flags_note(layout: dict[str, Any], e) -> None:
+    """Say on stderr where a layout flag the user gave was dropped or implied another: ``--tp-overlap`` at tp=1
+    (nothing to overlap: ignored) and ``--pp-layers`` without ``--pp`` (pp is the number of stages it lists)."""
+    if layout.get("tp_overlap") and e.parallel.tp == 1:
+        err_console.print("[yellow]note:[/] --tp-overlap changes nothing at tp=1 (there are no tp collectives to "
+                          "overlap); it is ignored", highlight=False, soft_wrap=True)
+    if layout.get("pp_layers") is not None and layout.get("pp") is None and e.parallel.pp > 1:
+        err_console.print(f"[yellow]note:[/] pp={e.parallel.pp}: the number of stages --pp-layers lists",
+                          highlight=False, soft_wrap=True)
 
 
 def plan_context_note(plan, e, specs: dict[str, Any] | None = None) -> None:
