@@ -3086,3 +3086,54 @@ SCOUT25_PALM = (
 )
 
 SCOUTED_2026_12Y = SCOUT25_AXLEARN_FUJI + SCOUT25_AXLEARN_PAPER + SCOUT25_PALM
+
+#: Twenty-sixth scouting pass (2026-12, never fitted on; SCOUTED_2026_12Z): DeepSpeed's own throughput tables. The
+#: DeepSpeed-Ulysses blog (microsoft/DeepSpeed blogs/deepspeed-ulysses/README.md, id 16026764616), the ZeRO++ and
+#: SuperOffload blogs give their throughputs only in figures (no number in the text: not used); the one table with
+#: numbers and a layout found in the time box is Megatron-DeepSpeed's long-sequence rebase table:
+#:
+#: microsoft/Megatron-DeepSpeed examples_deepspeed/deepspeed4science/megatron_long_seq_support/README.md (read in the
+#: fork zhangsheng377/Megatron-DeepSpeed, id 25015511214; the same table in .../long_seq_support/README.md, id
+#: 24899945756), "Performance Comparison between Old Megatron-DeepSpeed and New Megatron-DeepSpeed": "performed on 4
+#: NVIDIA DGX A100-40GB nodes, connected through 8 HDR InfiniBand (200Gb/s per HDR)" (ANL ThetaGPU), TFLOPS per GPU:
+#:   seq  2k / 4k / 8k / 16k / 32k / 64k / 128k / 256k: new 68 / 80 / 86 / 92 / 100 / 106 / 119 / 94 (TP size=32);
+#:   old 25 / 28 (TP=32), OoM from 8k.
+#: The model and flags: the README's "GPT30B" script, long_seq_support/pre_train_gpt_30B_seq_parallel.sh (id
+#: 24757723280): "GPT-3 30B" num_layers=64, hidden_size=6144, num_attn_heads=64, global_batch_size=2, batch_size
+#: (micro)=1, zero_stage=0, --sequence-parallel, activation_checkpoint="true" (--checkpoint-activations +
+#: --deepspeed-activation-checkpointing), --fp16, --use-flash-attn-triton, --max-position-embeddings ${seq_len}
+#: (learned positions), GPT-2 BPE (models/megads-gpt3-30b-s*k.json: vocabulary 50,257 padded to 128 x TP 32 = 53,248;
+#: 29.34B parameters at 2k, 30.93B at 256k with the position table).
+#: TFLOPS -> tokens/s/GPU: Megatron-DeepSpeed's throughput_calculator (megatron/utils.py; the same formula quoted by
+#: DeepSpeed-Chat's print_throughput): flops/iter = 24 x 4 (checkpoint factor) x B x s x L x h^2 x (1 + s/(6h) +
+#: V/(16 L h)), TFLOPS = flops / (t x world x 1e12) -> tokens/s/GPU = TFLOPS x 1e12 / (96 L h^2 (1 + s/6h + V/16Lh)),
+#: 96 x 64 x 6144^2 = 2.3192e11; V/(16 L h) = 53,248 / 6,291,456 = 0.00846. E.g. 2k: 68e12 / (2.3192e11 x (1 + 2048 /
+#: 36,864 + 0.00846 = 1.0640)) = 275.6; 256k: 94e12 / (2.3192e11 x 8.1196) = 49.9.
+#: ASSUMED [B]: the table was measured with that script's flags (mp_size=8 in the script, TP 32 in the table: TP 32
+#: over the 32 GPUs, dp 1); micro-batch 1 and global batch 2 (GA 2) as the script (the README says the new version
+#: "supports larger batch sizes": not given); fp16 priced as bf16-mixed (same A100 tensor rate); the Triton flash
+#: kernel priced as the profile's flash; padded vocabulary in the formula (padded_vocab_size); the "old" rows: no
+#: sequence parallel, no flash attention (the rebase added both), the rest as the new.
+_MEGADS_TP32 = "A100 40GB"
+
+
+def _megads30(k: int, tflops: float, old: bool = False):
+    s = k * 1024
+    per_token = 96 * 64 * 6144**2 * (1 + s / (6 * 6144) + 53_248 / (16 * 64 * 6144))
+    tag = ("[B: old = no SP, naive attention; mbs 1 x GA 2 from the script]" if old
+           else "[B: TP 32 from the table, mbs 1 x GA 2 from the script]")
+    return (f"{tag} Megatron-DeepSpeed long-seq rebase table: GPT-3 30B, {'old' if old else 'new'} "
+            f"Megatron-DeepSpeed, seq {k}k, TP 32{'' if old else ' + SP'}, full AC, 32 A100-40GB (4 DGX), {tflops} TFLOPS",
+            MODELS_DIR + f"megads-gpt3-30b-s{k}k.json", _MEGADS_TP32, "deepspeed",
+            "bf16-mixed" + ("+attention=naive" if old else ""), 32, s, 2,
+            dict(tp=32, sp=not old, dp=1, zero_stage=0, microbatch_size=1, recompute="full"),
+            round(tflops * 1e12 / per_token, 1), None)
+
+
+SCOUT26_MEGADS_LONGSEQ = (
+    *[_megads30(k, t) for k, t in ((2, 68), (4, 80), (8, 86), (16, 92), (32, 100), (64, 106), (128, 119), (256, 94))],
+    _megads30(2, 25, old=True),
+    _megads30(4, 28, old=True),
+)
+
+SCOUTED_2026_12Z = SCOUT26_MEGADS_LONGSEQ
