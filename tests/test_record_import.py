@@ -210,3 +210,10 @@ def test_a_field_name_in_another_case_is_not_dropped(tmp_path):
     p = _csv(tmp_path, "model,tp,TP\nllama-3-8b,1,2\n", name="twice.csv")
     with pytest.raises(ConfigError, match="more than once"):
         import_csv(p, CsvMapping())
+
+
+def test_a_misspelt_mapping_section_names_the_legal_keys(tmp_path):
+    m = tmp_path / "map.yaml"
+    m.write_text("colums:\n  tp: TP\n")
+    with pytest.raises(ConfigError, match=r"unknown key 'colums' \(did you mean columns\?\); legal keys: columns"):
+        parse_map_items([str(m)], [])
