@@ -144,6 +144,10 @@ def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_bat
         raise ConfigError(f"--seed {short_repr(seed)}; legal: 0 to {2**32 - 1:,}", field="seed", value=seed)
     _check_args(steps, lr, warmup, n_proc, metrics, save_every, checkpoint_dir, resume)
     check_output_path("--record", record)
+    if warmup >= steps:  # legal (a short smoke run), but the learning rate never reaches --lr
+        from shardplan.cli.common import err_console
+        err_console.print(f"[yellow]note:[/] --warmup {warmup} >= --steps {steps}: the learning rate is still warming "
+                          f"up at the last step and never reaches --lr {lr}", highlight=False, soft_wrap=True)
     if process_id is not None and not 0 <= process_id < (n_proc or 1):
         raise ConfigError(f"--process-id {short_repr(process_id)}; legal: 0 to {(n_proc or 1) - 1} (--num-processes "
                           f"{n_proc or 1})", field="process_id", value=process_id)
