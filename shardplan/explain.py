@@ -89,7 +89,7 @@ def compare(winner: Estimate, other: Estimate, objective: str = "throughput") ->
     if objective == "memory":
         extra = other.memory.total - winner.memory.total
         more = (f"{extra / GiB:+,.2f} GiB per device" if extra >= 0.005 * GiB
-                else "the same memory per device (a tie: the simpler layout ranks first, docs/search.md)")
+                else "the same memory per device (ranked after it by throughput)")
         return (f"{more}, {other.step_s / winner.step_s - 1:+.1%} step time; "
                 f"{headroom(other) / GiB:,.1f} GiB headroom")
     if other.step_s <= winner.step_s * (1 + 1e-9) and other.tokens_per_s >= winner.tokens_per_s:

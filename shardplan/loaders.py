@@ -288,13 +288,14 @@ def _number_word(title: str, name: str) -> str:
 def _spec_class(title: str):
     """The spec class a ValidationError's ``title`` names, or None."""
     from shardplan.parallel import ParallelConfig
+    from shardplan.record_import import CsvMapping
     from shardplan.records import RunRecord
     from shardplan.specs.framework import FrameworkProfile
     from shardplan.specs.hardware import HardwareSpec
     from shardplan.specs.model import ModelSpec
     from shardplan.specs.training import TrainingSpec
     return {c.__name__: c for c in (ModelSpec, HardwareSpec, FrameworkProfile, ParallelConfig, TrainingSpec,
-                                    RunRecord)}.get(title)
+                                    RunRecord, CsvMapping)}.get(title)
 
 
 def _field_bounds(title: str, name: str) -> str:

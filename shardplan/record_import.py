@@ -88,14 +88,6 @@ def parse_map_items(items: list[str], sets: list[str]) -> CsvMapping:
         p = Path(item)
         if "=" not in item and p.suffix.lower() in (".yaml", ".yml", ".json"):
             data = _read_mapping(p, "--map")
-            unknown = sorted(str(k) for k in data if k not in CsvMapping.model_fields)
-            if unknown:  # a misspelt section would otherwise read as pydantic's "extra inputs are not permitted"
-                import difflib
-                close = difflib.get_close_matches(unknown[0], list(CsvMapping.model_fields), n=1)
-                raise ConfigError(f"--map {p}: unknown key {unknown[0]!r}" + (f" (did you mean {close[0]}?)" if close
-                                                                            else "")
-                                  + f"; legal keys: {', '.join(CsvMapping.model_fields)}", field="map",
-                                  value=unknown[0], legal=list(CsvMapping.model_fields))
             try:
                 part = CsvMapping.model_validate(data)
             except ValidationError as e:

@@ -148,7 +148,7 @@ class RunRecord(BaseModel):
         return None
 
 
-def _typed(data):
+def _strict_types(data):
     """``data`` (a record's parsed JSON) after refusing a boolean for a number and anything but a boolean for a
     switch, in the record and its ``parallel`` layout (``"tp": true`` would be read as tp=1, ``"sp": "false"`` as
     True: :func:`shardplan.loaders.check_number_types`, as for hardware and profile files).
@@ -194,7 +194,7 @@ def read_records(path: str | Path) -> list[RunRecord]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
-            out.append(RunRecord.model_validate(_typed(json.loads(line))).at(f"{p}:{i}"))
+            out.append(RunRecord.model_validate(_strict_types(json.loads(line))).at(f"{p}:{i}"))
         except ValidationError as e:
             from shardplan.loaders import config_error
             err = config_error(e)

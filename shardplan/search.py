@@ -505,12 +505,12 @@ def schedule_dominated(schedule: str, space: Space) -> bool:
             and "schedule" not in space.fix)
 
 
-#: a probe tries one (microbatch size, recompute) of a group: True fits, False does not fit,
-#: None invalid (counted by the evaluator)
 #: what a probe returns for a layout that fits only with one ZeRO-3 gather buffer (a memory-limited schedule,
 #: :func:`~shardplan.cost.step.serialized_gathers`): truthy (it is feasible) but slower than a prefetching layout,
 #: so the walks do not let it prune smaller microbatches or stronger recompute policies
 SERIAL = "serial"
+#: a probe tries one (microbatch size, recompute) of a group: True fits, :data:`SERIAL` fits with serialized gathers
+#: only, False does not fit, None invalid (counted by the evaluator)
 Probe = Callable[[int, str], "bool | str | None"]
 
 

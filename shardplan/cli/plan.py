@@ -306,7 +306,8 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
 
 def _no_fit_advice(m, hw, tr, devices: int, pins: dict[str, Any] | None = None) -> str:
     """What could make a layout fit: when the model state alone (every parameter's weights, gradients, master copy and
-    optimizer moments, ``PrecisionPolicy.model_state_bytes_per_param``, sharded over all ``devices``) is over the
+    optimizer moments, ``PrecisionPolicy.model_state_bytes_per_param``: 2 + 2 + 4 + 8 = 16 B under bf16 mixed
+    precision with Adam, Rajbhandari et al. 2020 (ZeRO) Sec. 3.1; sharded over all ``devices``) is over the
     profile's HBM limit, a smaller batch cannot help: the devices needed for that state alone, or optimizer offload;
     else more devices or a smaller batch. With ``pins`` that shard the state less (a ZeRO stage below 3, a dp_shard,
     per-step gathers) the sharding they rule out is named instead of a device count."""

@@ -626,8 +626,9 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
         mb.zero3_buffers = (training.framework.zero3_gather_buffers * zero3_gather_bytes(training)
                             * fsdp_unit_params(model, layout))
         if training.framework.zero3_gather_buffers == 1:
-            mb.notes.append("one ZeRO-3 unit gathered at a time (the compiler's memory-limited schedule): no gather "
-                            "prefetch, every AllGather exposed")
+            mb.notes.append("one ZeRO-3 unit gathered at a time (FrameworkProfile.zero3_gather_buffers 1: a memory-"
+                            "limited schedule chose it, or the profile sets it): no gather prefetch, every AllGather "
+                            "exposed")
 
 
 def fsdp_unit_params(model: ModelSpec, layout: Layout) -> float:

@@ -83,6 +83,7 @@ def headline(e: Estimate) -> list[Headline]:
     ``hfu``, ``memory_bytes.total``, ``fits``, ``bound``), plus ``failure`` when the layout is
     predicted to fail for a reason other than memory.
     """
+    from shardplan.explain import headroom  # bytes below the fit limit (negative: does not fit)
     mem = e.memory.total
     return [
         Headline("step", "step time", e.step_s, fmt_seconds(e.step_s)),
@@ -92,16 +93,10 @@ def headline(e: Estimate) -> list[Headline]:
         Headline("hfu", "HFU", e.hfu, f"{e.hfu:.2%}"),
         Headline("memory", "memory per device", mem,
                  # the fit is total <= the limit (headroom), the runtime's reserve counted in the total
-                 f"{fmt_gib(mem)} of {fmt_gib(e.hardware.hbm_bytes)} (headroom {fmt_gib(_headroom(e))})"),
+                 f"{fmt_gib(mem)} of {fmt_gib(e.hardware.hbm_bytes)} (headroom {fmt_gib(headroom(e))})"),
         Headline("fits", "fits in HBM", e.fits, "yes" if e.fits else "no"),
         Headline("bound", "bound by", e.bound, e.bound),
     ] + ([Headline("failure", "predicted to fail", e.failure, e.failure)] if e.failure else [])
-
-
-def _headroom(e: Estimate) -> float:
-    """:func:`shardplan.explain.headroom` (bytes below the fit limit; negative: does not fit)."""
-    from shardplan.explain import headroom
-    return headroom(e)
 
 
 def summary_rows(e: Estimate) -> list[tuple[str, str]]:
