@@ -388,6 +388,21 @@ def unreleased_schedule_note(fw, schedules) -> str | None:
             f"{', '.join(fw.released_schedules)}" + (f" ({why})" if why else " (its profile's sources: released_schedules)"))
 
 
+def band_of(e):
+    """The held-out record of the estimate's framework profile on its chip architecture
+    (:func:`shardplan.accuracy_band.throughput_band`), or None."""
+    from shardplan.accuracy_band import throughput_band
+    return throughput_band(e.training.framework.name, e.hardware.compute_arch or e.hardware.kind)
+
+
+def estimate_json(e) -> dict:
+    """The JSON document of ``estimate --json``: :meth:`Estimate.to_dict`, the reasons of a negative result and the
+    held-out throughput band per device (``throughput_band``, None without one; :mod:`shardplan.accuracy_band`)."""
+    band = band_of(e)
+    return {**e.to_dict(), "negative_reasons": negative_reasons(e),
+            "throughput_band": band.to_dict(e.tokens_per_s / e.layout.n_devices) if band and e.runs else None}
+
+
 def _summary_table(e) -> Table:
     head = Table(title=f"{escape(e.model.name)} on {e.layout.n_devices} x {escape(e.hardware.name)}: {e.parallel.short()}",
                  show_header=False)
@@ -396,6 +411,11 @@ def _summary_table(e) -> Table:
     head.add_row("tokens / step", f"{e.training.global_batch_tokens:,} ({_count(e.layout.microbatches, 'microbatch')})")
     head.add_row("step time", fmt_seconds(e.step_s))
     head.add_row("tokens / s", f"{e.tokens_per_s:,.0f} ({e.tokens_per_s / e.layout.n_devices:,.0f} per device)")
+    band = band_of(e)
+    if band and e.runs:
+        low, high = band.measured_range(e.tokens_per_s / e.layout.n_devices)
+        head.add_row("80% band", f"{low:,.0f}-{high:,.0f} per device (where 80% of {band.runs} unseen public runs, "
+                                 f"{band.group}, measured)")
     low = e.training.precision.compute_dtype if e.training.precision.quantized else None
     head.add_row("MFU / HFU" + (f" (of the {low} peak)" if low else ""), f"{e.mfu:.1%} / {e.hfu:.1%}"
                  + (f" (MFU of the bf16 peak: {e.mfu_of_bf16_peak:.1%})" if low else ""))
@@ -651,7 +671,7 @@ def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_le
                         layout)
     print_estimate_notes(e)
     if json_out:  # the reasons of a negative result (exit 1) in the document too, for scripts reading it
-        print(json.dumps({**e.to_dict(), "negative_reasons": negative_reasons(e)}, indent=1))
+        print(json.dumps(estimate_json(e), indent=1))
     else:
         print_estimate(e)
     raise_if_negative(e)

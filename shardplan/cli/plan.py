@@ -95,12 +95,16 @@ def search_pins(fix: list[str] | None, layout: dict[str, Any]) -> tuple[dict[str
 
 def _plan_json(res, best, rules: list[dict[str, Any]], show_infeasible: bool, objective: str = "throughput"
                ) -> dict[str, Any]:
+    from shardplan.cli.estimate import band_of
     from shardplan.explain import compare, describe
     plans = []
     for i, e in enumerate(res.plans):
         d = e.to_dict()
         d["rank"] = i + 1
         d["explanation"] = describe(e) if i == 0 else compare(best, e, objective)
+        if i == 0:
+            band = band_of(e)
+            d["throughput_band"] = band.to_dict(e.tokens_per_s / e.layout.n_devices) if band else None
         plans.append(d)
     out = {"plans": plans, "search": {"layouts": res.n_layouts, "invalid": res.n_invalid,
                                       "equivalent_not_shown": res.n_equivalent, "seconds": res.seconds},
@@ -126,6 +130,7 @@ def _plans_table(res, m, hw, tr, devices: int) -> Table:
 
 def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show_infeasible: bool,
                  objective: str = "throughput") -> None:
+    from shardplan.cli.estimate import band_of
     from shardplan.explain import compare, describe
     if res.plans:
         console.print(_plans_table(res, m, hw, tr, devices))
@@ -141,6 +146,11 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
                      compile_note(best), serialized_gather_note(best), straddle_note(best)):
             if note:
                 console.print(f"[yellow]note (#1):[/] {escape(note)}", highlight=False, soft_wrap=True)
+        band = band_of(best)
+        if band:
+            low, high = band.measured_range(best.tokens_per_s / devices)
+            console.print(f"#1's 80% band: {low:,.0f}-{high:,.0f} tokens/s per device (where 80% of {band.runs} unseen "
+                          f"public runs, {escape(band.group)}, measured; docs/accuracy.md)", highlight=False)
     if rules:
         rt = Table(title="rules of thumb evaluated by the planner")
         for col in ("source", "rule", "best layout under the rule", "verdict"):

@@ -1,0 +1,102 @@
+"""Write shardplan/data/heldout_errors.json: how far the planner's tokens/s has been from public runs it was never
+fitted on, per framework profile and chip architecture (what ``shardplan estimate`` prints as the 80% band).
+
+The runs are those docs/accuracy.md lists as held out or scouted after every fit (``benchmarks/scouted_sections.yaml``
+sets, ``HELD_OUT_CHECKS``, the llm-foundry A100 40GB and H100 FP8 tables, NeMo AutoModel's H100 table), each priced as
+``benchmarks/accuracy.py`` prices it (the row's framework profile and hardware, nothing per row). For every group it
+stores the 10th, 50th and 90th percentiles of predicted / measured tokens/s/GPU (numpy.percentile, linear
+interpolation) and the median |error|.
+
+Usage: ``python benchmarks/error_bands.py`` (about 30 s; rerun after a change of the cost model or of the sets, as
+``benchmarks/accuracy.py`` is).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections import defaultdict
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import public_runs  # noqa: E402
+from public_runs import (AUTOMODEL_H100, HELD_OUT_CHECKS, LLM_FOUNDRY_A100_40GB, LLM_FOUNDRY_H100_FP8,  # noqa: E402
+                         check_inputs)
+
+from shardplan.accuracy_band import BAND_FILE, MIN_RUNS  # noqa: E402
+from shardplan.cost.step import estimate  # noqa: E402
+from shardplan.cli.common import progress_bar  # noqa: E402
+
+SCOUTED = Path(__file__).resolve().parent / "scouted_sections.yaml"
+
+
+def held_out_rows() -> list[tuple]:
+    """Every held-out / scouted public run of docs/accuracy.md (a row appears once even if two sets name it)."""
+    sets = [getattr(public_runs, s["set"]) for s in yaml.safe_load(SCOUTED.read_text())]
+    rows, seen = [], set()
+    for row in (r for group in (*sets, HELD_OUT_CHECKS, LLM_FOUNDRY_A100_40GB, LLM_FOUNDRY_H100_FP8, AUTOMODEL_H100)
+                for r in group):
+        if row[0] not in seen:
+            seen.add(row[0])
+            rows.append(row)
+    return rows
+
+
+def ratios(rows: list[tuple]) -> list[tuple[str, str, float]]:
+    """(framework profile, compute architecture, predicted / measured tokens/s/GPU) of each row."""
+    out = []
+    with progress_bar("pricing held-out runs") as update:
+        for i, row in enumerate(rows):
+            update(i, len(rows), row[0][:40])
+            model, hw, training, parallel, n = check_inputs(row)
+            e = estimate(model, hw, training, parallel, n)
+            out.append((row[3].split("+")[0], hw.compute_arch or hw.kind, e.tokens_per_s / n / row[9]))
+    return out
+
+
+def summary(values: list[float]) -> dict:
+    """Percentiles of predicted / measured and the median |error| of one group."""
+    p10, p50, p90 = (float(x) for x in np.percentile(values, [10, 50, 90]))
+    return {"runs": len(values), "ratio_p10": round(p10, 4), "ratio_p50": round(p50, 4), "ratio_p90": round(p90, 4),
+            "median_abs_error": round(statistics.median(abs(v - 1) for v in values), 4)}
+
+
+def bands(data: list[tuple[str, str, float]]) -> dict:
+    """The JSON document: groups by (framework, architecture), by framework, by architecture and over all runs;
+    groups of fewer than MIN_RUNS runs are left out (the lookup falls back to a wider one)."""
+    by_pair, by_fw, by_arch = defaultdict(list), defaultdict(list), defaultdict(list)
+    for fw, arch, r in data:
+        by_pair[(fw, arch)].append(r)
+        by_fw[fw].append(r)
+        by_arch[arch].append(r)
+    keep = lambda d: {k: summary(v) for k, v in sorted(d.items()) if len(v) >= MIN_RUNS}  # noqa: E731
+    return {"generated_by": "python benchmarks/error_bands.py", "date": date.today().isoformat(),
+            "what": "predicted / measured tokens/s/GPU on public runs never fitted on (docs/accuracy.md held-out and "
+                    "scouted sections), priced with each run's framework profile and hardware preset",
+            "min_runs": MIN_RUNS,
+            "framework_arch": [{"framework": f, "arch": a, **s} for (f, a), s in keep(by_pair).items()],
+            "framework": [{"framework": f, **s} for f, s in keep(by_fw).items()],
+            "arch": [{"arch": a, **s} for a, s in keep(by_arch).items()],
+            "all": summary([r for _, _, r in data])}
+
+
+def main() -> None:
+    """Price the held-out runs and write the band file (``-o`` to write elsewhere)."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--out", type=Path, default=BAND_FILE, help="where to write the JSON (default: %(default)s)")
+    args = ap.parse_args()
+    doc = bands(ratios(held_out_rows()))
+    args.out.write_text(json.dumps(doc, indent=1) + "\n")
+    a = doc["all"]
+    print(f"{a['runs']} held-out runs: predicted / measured p10 {a['ratio_p10']:.2f}, median {a['ratio_p50']:.2f}, "
+          f"p90 {a['ratio_p90']:.2f}; {len(doc['framework_arch'])} framework x architecture groups -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()

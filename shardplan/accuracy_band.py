@@ -1,0 +1,93 @@
+"""How far the planner's throughput has been from measured runs it was never fitted on: an 80% band.
+
+A point prediction says nothing about how much to trust it. The planner's record on public runs read after every
+fit (docs/accuracy.md: the held-out and scouted sections, about 400 runs on A100 to GB300 and TPU v4 to v6e) is the
+honest measure, so ``estimate`` prints beside its tokens/s the range that held 80% of those runs priced with the
+same framework profile on the same chip architecture: if 10% of them were predicted at or above 1.25x what they
+measured and 10% at or below 0.95x, a prediction P stands for a measurement between P / 1.25 and P / 0.95.
+
+Data: ``shardplan/data/heldout_errors.json``, written by ``python benchmarks/error_bands.py`` (percentiles by
+numpy.percentile, linear interpolation). Nothing here changes a prediction. The band describes the presets; a
+cluster file fitted with ``shardplan calibrate`` has its own cross-validated errors (docs/calibration.md).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+#: the band file (written by benchmarks/error_bands.py)
+BAND_FILE = Path(__file__).resolve().parent / "data" / "heldout_errors.json"
+#: the fewest runs a group needs before its own percentiles are used (else a wider group's)
+MIN_RUNS = 8
+
+
+@dataclass(frozen=True)
+class ThroughputBand:
+    """Predicted / measured tokens/s on the held-out runs of one group.
+
+    Attributes:
+        group: the runs it summarizes, e.g. ``"megatron profile on hopper"`` or ``"all held-out runs"``.
+        runs: how many runs.
+        ratio_p10, ratio_p50, ratio_p90: 10th / 50th / 90th percentile of predicted / measured tokens/s
+            (dimensionless; above 1: the planner was fast).
+        median_abs_error: median of |predicted / measured - 1|.
+    """
+
+    group: str
+    runs: int
+    ratio_p10: float
+    ratio_p50: float
+    ratio_p90: float
+    median_abs_error: float
+
+    def measured_range(self, predicted: float) -> tuple[float, float]:
+        """The range (same unit as ``predicted``, e.g. tokens/s) that held 80% of the group's measurements:
+        ``(predicted / ratio_p90, predicted / ratio_p10)``. Example: predicted 1,000 with p10 0.95 and p90 1.25
+        gives (800, 1,052.6)."""
+        return predicted / self.ratio_p90, predicted / self.ratio_p10
+
+    def to_dict(self, predicted: float) -> dict:
+        """JSON form: the group, its percentiles and the measured range for ``predicted`` (tokens/s)."""
+        low, high = self.measured_range(predicted)
+        return {"group": self.group, "runs": self.runs, "ratio_p10": self.ratio_p10, "ratio_p50": self.ratio_p50,
+                "ratio_p90": self.ratio_p90, "median_abs_error": self.median_abs_error,
+                "tokens_per_s_low": low, "tokens_per_s_high": high}
+
+
+@lru_cache(maxsize=1)
+def _load(path: Path = BAND_FILE) -> dict:
+    return json.loads(path.read_text())
+
+
+def _band(entry: dict, group: str) -> ThroughputBand:
+    return ThroughputBand(group, int(entry["runs"]), float(entry["ratio_p10"]), float(entry["ratio_p50"]),
+                          float(entry["ratio_p90"]), float(entry["median_abs_error"]))
+
+
+def lookup(doc: dict, framework: str, arch: str | None) -> ThroughputBand:
+    """The narrowest group of ``doc`` (the band file's JSON) with at least its ``min_runs`` runs: the framework
+    profile on the architecture, else the framework on any chip, else the architecture under any framework, else
+    every held-out run."""
+    for e in doc["framework_arch"]:
+        if e["framework"] == framework and e["arch"] == arch:
+            return _band(e, f"{framework} profile on {arch}")
+    for e in doc["framework"]:
+        if e["framework"] == framework:
+            return _band(e, f"{framework} profile, any chip")
+    for e in doc["arch"]:
+        if e["arch"] == arch:
+            return _band(e, f"any framework on {arch}")
+    return _band(doc["all"], "all held-out runs")
+
+
+def throughput_band(framework: str, arch: str | None) -> ThroughputBand | None:
+    """:func:`lookup` in the shipped band file for a framework profile name (``FrameworkProfile.name``) and a
+    ``HardwareSpec.compute_arch`` (or ``kind`` when it has none); None if the file is missing or unreadable (a
+    source checkout without it: the estimate is printed without a band)."""
+    try:
+        return lookup(_load(), framework, arch)
+    except (OSError, ValueError, KeyError):
+        return None

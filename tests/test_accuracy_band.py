@@ -1,0 +1,110 @@
+"""The held-out throughput band (shardplan.accuracy_band): its arithmetic, the lookup's fallback order, the shipped
+file being what benchmarks/error_bands.py computes from the held-out runs today, and the CLI printing it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from shardplan.accuracy_band import BAND_FILE, MIN_RUNS, ThroughputBand, lookup, throughput_band
+from shardplan.cli import app
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+
+def test_measured_range_divides_by_the_ratio_percentiles():
+    # predicted 1,000 tokens/s; 90% of the group measured at least predicted / 1.25 = 800 and 90% at most
+    # predicted / 0.95 = 1,052.63
+    band = ThroughputBand("g", 10, 0.95, 1.05, 1.25, 0.07)
+    low, high = band.measured_range(1000.0)
+    assert low == pytest.approx(800.0)
+    assert high == pytest.approx(1052.631578947)
+    d = band.to_dict(1000.0)
+    assert d["tokens_per_s_low"] == pytest.approx(800.0) and d["runs"] == 10
+
+
+def _entry(**kw):
+    return {"runs": 9, "ratio_p10": 0.9, "ratio_p50": 1.0, "ratio_p90": 1.1, "median_abs_error": 0.05, **kw}
+
+
+DOC = {"framework_arch": [_entry(framework="megatron", arch="hopper", ratio_p50=1.01)],
+       "framework": [_entry(framework="megatron", ratio_p50=1.02), _entry(framework="torchtitan", ratio_p50=1.03)],
+       "arch": [_entry(arch="ampere", ratio_p50=1.04)],
+       "all": _entry(ratio_p50=1.05)}
+
+
+@pytest.mark.parametrize("framework, arch, p50, group", [
+    ("megatron", "hopper", 1.01, "megatron profile on hopper"),      # the pair has its own group
+    ("megatron", "ampere", 1.02, "megatron profile, any chip"),      # the framework before the architecture
+    ("nanotron", "ampere", 1.04, "any framework on ampere"),         # then the architecture
+    ("nanotron", "tpu", 1.05, "all held-out runs"),                  # then every run
+])
+def test_lookup_takes_the_narrowest_group(framework, arch, p50, group):
+    band = lookup(DOC, framework, arch)
+    assert (band.ratio_p50, band.group) == (p50, group)
+
+
+def test_summary_percentiles_by_hand():
+    from error_bands import summary
+    # ten ratios 0.8 .. 1.7; numpy's linear percentile: p10 at index 0.9 -> 0.8 + 0.9 x 0.1 = 0.89, p50 at index 4.5
+    # -> 1.25, p90 at index 8.1 -> 1.6 + 0.1 x 0.1 = 1.61; |error| 0.2 0.1 0 0.1 0.2 0.3 ... -> median of
+    # (0, .1, .1, .2, .2, .3, .4, .5, .6, .7) = 0.25
+    s = summary([0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7])
+    assert s == {"runs": 10, "ratio_p10": 0.89, "ratio_p50": 1.25, "ratio_p90": 1.61, "median_abs_error": 0.25}
+
+
+def test_shipped_file_is_what_the_held_out_runs_give_today():
+    """A change to the cost model moves the held-out predictions: rerun python benchmarks/error_bands.py."""
+    from error_bands import bands, held_out_rows, ratios
+    shipped = json.loads(BAND_FILE.read_text())
+    fresh = bands(ratios(held_out_rows()))
+    for doc in (shipped, fresh):
+        doc.pop("date")
+    assert shipped == fresh, "shardplan/data/heldout_errors.json is stale: run python benchmarks/error_bands.py"
+    for group in (*shipped["framework_arch"], *shipped["framework"], *shipped["arch"], shipped["all"]):
+        assert group["runs"] >= MIN_RUNS and 0 < group["ratio_p10"] <= group["ratio_p50"] <= group["ratio_p90"]
+    assert shipped["all"]["runs"] >= 400
+
+
+def _run(*args):
+    return CliRunner().invoke(app, ["estimate", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "8",
+                                    "--seq-len", "8192", "--global-batch", "64", *args])
+
+
+def test_estimate_prints_and_returns_the_band():
+    r = _run("--tp", "2", "--json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout[r.stdout.index("{"):])
+    band = doc["throughput_band"]
+    expected = throughput_band("megatron", "hopper")
+    per_device = doc["tokens_per_s"] / 8
+    assert band["group"] == "megatron profile on hopper" and band["runs"] == expected.runs
+    assert band["tokens_per_s_low"] == pytest.approx(per_device / expected.ratio_p90)
+    assert band["tokens_per_s_high"] == pytest.approx(per_device / expected.ratio_p10)
+    table = _run("--tp", "2")
+    assert "80% band" in table.stdout and "megatron profile on hopper" in table.stdout
+
+
+def test_no_band_for_a_layout_that_does_not_run():
+    r = _run("--json")  # dp=8 ZeRO-1 at 8,192 tokens: 85 GiB of 80, predicted not to fit (exit 1)
+    assert r.exit_code == 1
+    assert json.loads(r.stdout[r.stdout.index("{"):])["throughput_band"] is None
+
+
+def test_plan_gives_the_winner_its_band():
+    args = ["plan", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "16", "--seq-len", "8192",
+            "--global-batch", "64"]
+    r = CliRunner().invoke(app, [*args, "--json"])
+    assert r.exit_code == 0, r.output
+    plans = json.loads(r.stdout[r.stdout.index("{"):])["plans"]
+    best, band = plans[0], plans[0]["throughput_band"]
+    expected = throughput_band("megatron", "hopper")
+    # the winner's tokens/s per device over the group's p90 (low end) and p10 (high end)
+    assert band["tokens_per_s_low"] == pytest.approx(best["tokens_per_s"] / 16 / expected.ratio_p90)
+    assert band["tokens_per_s_high"] == pytest.approx(best["tokens_per_s"] / 16 / expected.ratio_p10)
+    assert all("throughput_band" not in p for p in plans[1:])
+    assert "#1's 80% band" in CliRunner().invoke(app, args).stdout
