@@ -449,6 +449,23 @@ def _seed_oss(cfg: Cfg) -> Cfg:
     return spec
 
 
+def _glm(cfg: Cfg) -> Cfg:
+    """GLM-4 dense (``transformers`` configuration_glm.py, modeling_glm.py ``GlmForCausalLM``; THUDM/glm-4-9b-hf):
+    a Llama decoder whose q/k/v projections carry a bias when ``attention_bias`` (GlmConfig default true) and whose
+    o_proj has none, one fused ``gate_up_proj`` (the weights of a SwiGLU's gate and up), two RMSNorms per layer;
+    ``partial_rotary_factor`` rotates part of each head (no weights). glm-4-9b-hf: 40 x 203,960,832 + 2 x
+    151,552 x 4,096 + 4,096 = 9,399,951,360 parameters (tests/test_model_families.py)."""
+    spec = _llama_like({k: v for k, v in cfg.items() if k != "attention_bias"})
+    spec.update(qkv_bias=bool(cfg.get("attention_bias", True)), attn_out_bias=False)
+    return spec
+
+
+def _glm4(cfg: Cfg) -> Cfg:
+    """GLM-4-0414 (``transformers`` modeling_glm4.py ``Glm4DecoderLayer``): :func:`_glm` with a
+    ``post_self_attn_layernorm`` and a ``post_mlp_layernorm`` beside the two pre-norms: four RMSNorms per layer."""
+    return {**_glm(cfg), "norms_per_layer": 4}
+
+
 def _cohere2(cfg: Cfg) -> Cfg:
     """Cohere Command R7B / Command A (``transformers`` configuration_cohere2.py, modeling_cohere2.py):
     Command-R's parallel block (one bias-free Cohere2LayerNorm per layer and a final one, each h gains,
@@ -701,7 +718,7 @@ FAMILIES: dict[str, Callable[[Cfg], Cfg]] = {
     "Ernie4_5ForCausalLM": _ernie4_5, "Ernie4_5_MoeForCausalLM": _ernie4_5_moe,
     "MptForCausalLM": _mpt, "MPTForCausalLM": _mpt, "OPTForCausalLM": _opt, "GPTJForCausalLM": _gptj,
     "PhiForCausalLM": _phi, "NemotronForCausalLM": _nemotron, "StableLmForCausalLM": _stablelm,
-    "PhimoeForCausalLM": _phimoe, "PhiMoEForCausalLM": _phimoe,
+    "PhimoeForCausalLM": _phimoe, "PhiMoEForCausalLM": _phimoe, "GlmForCausalLM": _glm, "Glm4ForCausalLM": _glm4,
 }
 MULTIMODAL = ("Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration")
 
@@ -735,8 +752,30 @@ REQUIRED_KEYS = {"MistralForCausalLM": ("num_key_value_heads",), "MixtralForCaus
                  "Ernie4_5ForCausalLM": ("num_key_value_heads", "head_dim"),
                  "StableLmForCausalLM": ("num_key_value_heads",), "PhimoeForCausalLM": ("num_key_value_heads",),
                  "PhiMoEForCausalLM": ("num_key_value_heads",),
+                 "GlmForCausalLM": ("num_key_value_heads", "head_dim"), "Glm4ForCausalLM": ("num_key_value_heads", "head_dim"),
                  "Ernie4_5_MoeForCausalLM": ("num_key_value_heads", "moe_num_experts", "moe_k", "moe_intermediate_size",
                                              "moe_num_shared_experts")}
+
+
+def caveats(arch: str, cfg: Cfg) -> list[str]:
+    """What a config.json holds that the ModelSpec built from it does not count, in words for a note: the vision
+    tower of a multimodal model (only ``text_config`` is read), DeepSeek-V3 / GLM-4.5's multi-token-prediction
+    modules (``num_nextn_predict_layers``: ``transformers`` builds none, so neither does the loader; ModelSpec
+    ``mtp_modules`` prices them) and a ``quantization_config`` (the checkpoint's storage format, not the training
+    precision, which ``--precision`` sets)."""
+    out = []
+    if arch in MULTIMODAL:
+        out.append("text model only: the vision tower's weights are not counted")
+    text = cfg.get("text_config") if arch in MULTIMODAL and isinstance(cfg.get("text_config"), dict) else cfg
+    mtp = text.get("num_nextn_predict_layers")
+    if isinstance(mtp, int) and not isinstance(mtp, bool) and mtp > 0:
+        out.append(f"num_nextn_predict_layers={mtp} is not counted (transformers builds no multi-token-prediction "
+                   f"module); a model file with mtp_modules: {mtp} prices it (preset deepseek-v3-mtp)")
+    if isinstance(cfg.get("quantization_config"), dict):
+        method = cfg["quantization_config"].get("quant_method", "?")
+        out.append(f"quantization_config (quant_method {method}) describes the checkpoint's storage, not training: "
+                   "priced in the --precision given")
+    return out
 
 
 def spec_fields(arch: str, cfg: Cfg) -> Cfg:

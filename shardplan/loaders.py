@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from shardplan import limits
 from shardplan.errors import ConfigError, fmt_legal, short_repr
-from shardplan.hf_config import FAMILIES, MULTIMODAL, UNMODELLED, YAML_ROUTE, spec_fields
+from shardplan.hf_config import FAMILIES, MULTIMODAL, UNMODELLED, YAML_ROUTE, caveats, spec_fields
 from shardplan.presets.hardware import HARDWARE, hardware_preset_name
 from shardplan.presets.models import MODELS
 from shardplan.specs.hardware import HardwareSpec
@@ -30,6 +30,8 @@ from shardplan.specs.model import ModelSpec
 
 #: ``architectures`` values understood by :func:`model_from_hf_config` (:mod:`shardplan.hf_config`).
 HF_ARCHITECTURES = tuple(FAMILIES)
+#: separates ModelSpec.source from what the source holds that the spec does not count (hf_config.caveats)
+SOURCE_NOTE = " -- note: "
 
 
 #: bytes read from any input file at most (a spec or plan is a few KiB)
@@ -637,7 +639,9 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
     except KeyError as e:
         raise ConfigError(f"config.json for {arch} lacks the key {e.args[0]!r}", field=e.args[0]) from None
     try:
-        return ModelSpec(name=name, source=f"Hugging Face config.json ({arch})", **spec)
+        notes = caveats(arch, cfg)
+        return ModelSpec(name=name, source=f"Hugging Face config.json ({arch})"
+                         + (SOURCE_NOTE + "; ".join(notes) if notes else ""), **spec)
     except ValidationError as e:
         raise hf_names(config_error(e, f"model {name}"), arch) from None
 

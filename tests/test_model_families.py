@@ -206,6 +206,14 @@ FAMILIES = {
     # LayerNorm 2*4096 + lm_head bias 32064. Card: 42B total, 6.6B active
     'phi-3.5-moe': ({"architectures": ["PhiMoEForCausalLM"], "model_type": "phimoe", "hidden_size": 4096, "intermediate_size": 6400, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "num_local_experts": 16, "num_experts_per_tok": 2, "vocab_size": 32064, "attention_bias": True, "lm_head_bias": True, "sliding_window": 131072, "tie_word_embeddings": False},
         41_873_153_344),
+    # THUDM/glm-4-9b-hf (GlmForCausalLM): 40 x (q 4096^2 + 4096 bias, k and v 4096*256 + 256 each, o 4096^2 without
+    # bias, gate_up + down 3*4096*13696, 2 RMSNorms 2*4096 = 203,960,832) + 2*151552*4096 (untied) + 4096. Card: 9.4B
+    'glm-4-9b-hf': ({"architectures": ["GlmForCausalLM"], "model_type": "glm", "hidden_size": 4096, "intermediate_size": 13696, "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "attention_bias": True, "partial_rotary_factor": 0.5, "vocab_size": 151552, "tie_word_embeddings": False},
+        9_399_951_360),
+    # THUDM/GLM-4-9B-0414 (Glm4ForCausalLM): the same 40 layers (intermediate 13,696, kv heads 2) with 2 more RMSNorms
+    # each (post_self_attn_layernorm, post_mlp_layernorm): 9,399,951,360 + 40 x 2 x 4096
+    'glm-4-9b-0414': ({"architectures": ["Glm4ForCausalLM"], "model_type": "glm4", "hidden_size": 4096, "intermediate_size": 13696, "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "attention_bias": True, "partial_rotary_factor": 0.5, "vocab_size": 151552, "tie_word_embeddings": False},
+        9_400_279_040),
 }
 
 
@@ -264,6 +272,7 @@ def test_gemma3_multimodal_reads_text_config_with_defaults():
     assert m.n_sliding_layers == 34 - 5  # layers 6, 12, ..., 30 are global (pattern 6)
     per_layer = 2 * 2560 * 2048 + 2 * 2560 * 1024 + 2 * 256 + 3 * 2560 * 10240 + 4 * 2560
     assert m.n_params == 34 * per_layer + 262208 * 2560 + 2560 == 3_880_263_168  # transformers Gemma3ForCausalLM(text_config): same
+    assert m.source.endswith("text model only: the vision tower's weights are not counted")
 
 
 def test_sliding_window_patterns():
@@ -642,3 +651,24 @@ def test_stablelm_qk_layernorm_parallel_residual_and_required_kv_heads():
     assert model_from_hf_config({**cfg, "head_dim": 128}).n_params == count  # StableLmAttention: hidden / heads
     with pytest.raises(ConfigError, match="lacks 'num_key_value_heads'"):  # StableLmConfig's own default is 32
         model_from_hf_config({k: v for k, v in cfg.items() if k != "num_key_value_heads"})
+
+
+def test_caveats_name_what_the_config_holds_but_the_spec_does_not_count(tmp_path):
+    """A multimodal config's vision tower, DeepSeek-V3's MTP module and a quantized checkpoint's format: the
+    count stays the text model's / main model's, and estimate says so in a note."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    from shardplan.loaders import SOURCE_NOTE, load_model
+    cfg = {**DEEPSEEK_V2_LITE, "num_nextn_predict_layers": 1, "quantization_config": {"quant_method": "fp8"}}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    m = load_model(str(tmp_path / "config.json"))
+    assert m.n_params == 15_706_484_224 and m.mtp_modules == 0  # the shared README's count, no MTP module
+    note = m.source.split(SOURCE_NOTE)[1]
+    assert "num_nextn_predict_layers=1 is not counted" in note and "quant_method fp8" in note
+    r = CliRunner().invoke(app, ["estimate", "--model", str(tmp_path / "config.json"), "--hardware", "h100-sxm",
+                                 "--devices", "8", "--seq-len", "4096", "--global-batch", "8", "--ep", "2"])
+    assert "mtp_modules: 1 prices it" in r.output
+    assert SOURCE_NOTE not in model_from_hf_config(DEEPSEEK_V2_LITE, "plain").source  # nothing to say: no note

@@ -406,7 +406,7 @@ def estimate_json(e) -> dict:
 def _summary_table(e) -> Table:
     head = Table(title=f"{escape(e.model.name)} on {e.layout.n_devices} x {escape(e.hardware.name)}: {e.parallel.short()}",
                  show_header=False)
-    active = f" ({e.model.n_active_params:,} active per token)" if e.model.is_moe else ""
+    active = f" ({e.model.n_active_params:,} active per token, embeddings included)" if e.model.is_moe else ""
     head.add_row("parameters", f"{e.model.n_params:,}{active}")
     head.add_row("tokens / step", f"{e.training.global_batch_tokens:,} ({_count(e.layout.microbatches, 'microbatch')})")
     head.add_row("step time", fmt_seconds(e.step_s))
@@ -624,6 +624,14 @@ def straddle_note(e) -> str | None:
             "inside one domain (too fast for those); a size that divides the domain avoids it")
 
 
+def model_note(e) -> str | None:
+    """What the model's config.json holds that its spec does not count (the vision tower of a multimodal model,
+    multi-token-prediction modules, a quantized checkpoint's format: :func:`shardplan.hf_config.caveats`), or None."""
+    from shardplan.loaders import SOURCE_NOTE
+    source = e.model.source
+    return f"model {e.model.name}: {source.split(SOURCE_NOTE, 1)[1]}" if SOURCE_NOTE in source else None
+
+
 def print_estimate_notes(e) -> None:
     """Every note on an estimate, on stderr (``estimate``, ``export``, ``report``): the layout's (split, warnings),
     an optimistic prediction, a routing that prices nothing, an unreleased schedule, the attention kernel, the
@@ -631,7 +639,7 @@ def print_estimate_notes(e) -> None:
     print_notes(e.layout)
     from shardplan.calibration import optimism_note
     scheduled = [e.parallel.schedule] if e.parallel.pp > 1 else []
-    for note in (optimism_note(e), routing_note(e), unreleased_schedule_note(e.training.framework, scheduled),
+    for note in (model_note(e), optimism_note(e), routing_note(e), unreleased_schedule_note(e.training.framework, scheduled),
                  attention_kernel_note(e), moe_overhead_note(e), layer_overhead_note(e), stall_note(e),
                  allocator_note(e), compile_note(e), eager_code_note(e), fp4_note(e), lazy_grads_note(e),
                  partial_node_note(e), serialized_gather_note(e), straddle_note(e)):
