@@ -77,18 +77,26 @@ class Headline:
 
 
 def headline(e: Estimate) -> list[Headline]:
-    """Headline numbers of ``e``: step time (s), tokens/s, MFU, HFU, memory total (bytes), fits, bound.
+    """Headline numbers of ``e``: step time (s), tokens/s, its held-out 80% band per device
+    (:mod:`shardplan.accuracy_band`, when the layout runs), MFU, HFU, memory total (bytes), fits, bound.
 
     The values equal the fields of ``e.to_dict()`` (``time_s.step``, ``tokens_per_s``, ``mfu``,
     ``hfu``, ``memory_bytes.total``, ``fits``, ``bound``), plus ``failure`` when the layout is
     predicted to fail for a reason other than memory.
     """
+    from shardplan.accuracy_band import throughput_band
     from shardplan.explain import headroom  # bytes below the fit limit (negative: does not fit)
     mem = e.memory.total
+    band = throughput_band(e.training.framework.name, e.hardware.compute_arch or e.hardware.kind) if e.runs else None
+    per_device = e.tokens_per_s / e.layout.n_devices
+    low, high = band.measured_range(per_device) if band else (0.0, 0.0)
     return [
         Headline("step", "step time", e.step_s, fmt_seconds(e.step_s)),
         Headline("tokens", "tokens / s", e.tokens_per_s,
                  f"{e.tokens_per_s:,.0f} ({e.tokens_per_s / e.layout.n_devices:,.0f} per device)"),
+    ] + ([Headline("band", "80% band (tokens / s per device)", f"{low:.0f}-{high:.0f}",
+                   f"{low:,.0f}-{high:,.0f}, where 80% of {band.runs} unseen public runs ({band.group}) measured")]
+         if band else []) + [
         Headline("mfu", "MFU", e.mfu, f"{e.mfu:.2%}"),
         Headline("hfu", "HFU", e.hfu, f"{e.hfu:.2%}"),
         Headline("memory", "memory per device", mem,
