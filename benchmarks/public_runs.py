@@ -3137,3 +3137,93 @@ SCOUT26_MEGADS_LONGSEQ = (
 )
 
 SCOUTED_2026_12Z = SCOUT26_MEGADS_LONGSEQ
+
+#: Twenty-seventh scouting pass (2026-12, never fitted on; SCOUTED_2026_12AA): NVIDIA dgxc-benchmarking's v25.04
+#: release (NeMo 25.02.01, NeMo 2.0 recipes; CHANGELOG "[v25.04] - 2025-04-30": "Llama3.1 and Nemotron4 benchmarks
+#: adopted 25.02.01 NeMo Framework and use NeMo2.0 interface"), whose H100 tables the project had not read (the
+#: dgxc rows above are the 24.09 / 24.11 releases), and the IBM + Meta float8 / FSDP2 blog.
+#:
+#: 1. NVIDIA/dgxc-benchmarking llama3.1/README.md @ 741c886025a7665a1d690c05ff12ac29c1be7252 (search id 36499762388):
+#:    layout tables (Size, Precision, GPUs, SeqLen, Layers, TP, PP, CP, EP, DP, VP, MBS, GBS, GA) and "Expected
+#:    Performance" tables on DGX H100 (step time, throughput in tokens/s over all GPUs = 8192 x GBS / step time).
+#:    Used: the smallest and the largest scale of each full-size table (the scales between are within 1-3% of these
+#:    in step time, weak scaling at a fixed per-replica batch, and add nothing); the 405B "Proxy" rows (8 / 30 / 62
+#:    layers) are left out. tokens/s/GPU = printed throughput / GPUs, e.g. 8B bf16 8 GPUs: 85,459 / 8 = 10,682
+#:    (= 8192 x 128 / 12.27 / 8).
+#:      8B  TP1 PP1 CP2 MBS1, GBS 16 x GPUs: bf16 8 / 128 GPUs 85,459 / 1,360,683; fp8 112,388 / 1,758,618
+#:      70B bf16 TP4 PP4 CP2 VP5, fp8 TP4 PP8 CP1 VP5, MBS1, GBS 2 x GPUs: bf16 64 / 2048 GPUs 71,526 / 2,288,843;
+#:          fp8 106,346 / 3,305,855
+#:      405B TP8 PP8 CP2 VP8 MBS1, GBS GPUs / 2: bf16 512 / 2048 GPUs 106,024 / 422,175; fp8 169,535 / 667,883
+#:    The recipe script at the same commit, llama3.1/pretrain_llama31.py (search id 36224874564): NeMo 2.0
+#:    pretrain_recipe(performance_mode=True) of llama3_8b / llama3_70b / llama31_405b; fp8 = bf16_with_fp8_mixed()
+#:    with grad_reduce_in_fp32 False (NeMo 2.0's bf16_with_fp8_mixed sets fp8_param_gather=True, read for the
+#:    NeMo 25.02 rows above: "fp8-params"); TP communication overlap with userbuffers for 70B / 405B (tp_overlap).
+#: 2. NVIDIA/dgxc-benchmarking nemotron/README.md @ 741c886 (search id 36512589675): Nemotron4 15B, TP2 PP1 CP1 MBS2
+#:    GA4, seq 4096, GBS 4 x GPUs; 16 / 2048 GPUs: bf16 98,550 / 12,069,940 tokens/s (2.66 / 2.78 s), fp8 132,396 /
+#:    16,054,752 (1.98 / 2.09 s). Model: models/nemotron-4-15b.config.json (squared-ReLU MLP priced as a 2-matrix
+#:    MLP). The 340B table of the same file (TP8 PP8, VP "NA") is not used: its attention backend and optimizer dtype
+#:    in this release are not known (the 24.11 release set NVTE_FUSED_ATTN=0 and bf16 optimizer state), and the 24.11
+#:    340B rows are already held.
+#:    ASSUMED for every dgxc row (the tables give all layout fields, so [A]): distributed optimizer (ZeRO-1), sp with
+#:    tp > 1, no activation recompute (performance_mode recipes), framework profile "megatron" (as the NeMo 25.02 /
+#:    25.04 rows above), the 15B's TP overlap and fp8 recipe as the Llama script's.
+#: 3. PyTorch blog "Supercharging Training using float8 and FSDP2" (IBM + Meta, 2024-11-25; pytorch/pytorch.github.io
+#:    _posts/2024-11-25-training-using-float8-fsdp2.md @ 1580429b6ff8630fe0be951f2feb079aae051e50, search id
+#:    50063634772), Table 3, "512 GPU scale" on the IBM Cloud cluster (H100, "3.2Tbps RoCE" = 50 GB/s per GPU, the
+#:    h100-sxm preset): tokens/sec/GPU ("wps") 70B bf16 960, float8 1,448; 405B (TP4) bf16 152, float8 217. torchtitan
+#:    + FSDP2 + torch.compile, torchao float8 tensorwise linears with float8 all-gather, SDPA attention in bf16, seq 8K.
+#:    Table 1 is not used (its GPU count, 128 / 256 / 512 on three clusters, is not given per row).
+#:    ASSUMED [B]: "We explored the best batch size and activation checkpointing schemes" without giving them: local
+#:    batch 2 (the same IBM team's FSDP1 blog and fms-fsdp, and torchtitan's 2024 8B tables) and full activation
+#:    checkpointing (70B on FSDP alone needs it on 80 GB), FSDP over all 512 GPUs for 70B and FSDP 128 x TP 4 (sp) for
+#:    405B; priced as the torchtitan Float8 rows above: torchtitan-compile with the 2024 eager loss (logit_bytes 10),
+#:    float8 as fp8-mixed.
+_DGXC2504 = "[A] dgxc v25.04 (NeMo 25.02.01) H100:"
+
+
+def _dgxc2504(model: str, name: str, prec: str, n: int, seq: int, gbs: int, tp: int, pp: int, cp: int, vp: int | None,
+              mbs: int, total_tps: float) -> tuple:
+    """One dgxc-benchmarking v25.04 DGX H100 row: distributed optimizer, sp + TP overlap when tp > 1, no recompute."""
+    lay = dict(zero_stage=1, microbatch_size=mbs)
+    if tp > 1:
+        lay.update(tp=tp, sp=True, tp_overlap=True)
+    if pp > 1:
+        lay.update(pp=pp)
+    if vp:
+        lay.update(schedule="interleaved", virtual_stages=vp)
+    if cp > 1:
+        lay.update(cp=cp)
+    shown = f"TP{tp}" + (f" PP{pp}" if pp > 1 else "") + (f" CP{cp}" if cp > 1 else "") + (f" VP{vp}" if vp else "")
+    return (f"{_DGXC2504} {name} {'BF16' if prec == 'bf16-mixed' else 'FP8'} {shown} MBS{mbs}, {n} GPUs", model,
+            "H100-SXM", "megatron", prec, n, seq, gbs, lay, round(total_tps / n, 1), None)
+
+
+SCOUT27_DGXC = (
+    *(_dgxc2504("llama-3.1-8b", "Llama 3.1 8B", prec, n, 8192, 16 * n, 1, 1, 2, None, 1, tps)
+      for prec, n, tps in (("bf16-mixed", 8, 85_459), ("bf16-mixed", 128, 1_360_683),
+                           (FP8_CS, 8, 112_388), (FP8_CS, 128, 1_758_618))),
+    *(_dgxc2504("llama-3-70b", "Llama 3.1 70B", prec, n, 8192, 2 * n, 4, pp, cp, 5, 1, tps)
+      for prec, pp, cp, n, tps in (("bf16-mixed", 4, 2, 64, 71_526), ("bf16-mixed", 4, 2, 2048, 2_288_843),
+                                   (FP8_CS, 8, 1, 64, 106_346), (FP8_CS, 8, 1, 2048, 3_305_855))),
+    *(_dgxc2504("llama-3.1-405b", "Llama 3.1 405B", prec, n, 8192, n // 2, 8, 8, 2, 8, 1, tps)
+      for prec, n, tps in (("bf16-mixed", 512, 106_024), ("bf16-mixed", 2048, 422_175),
+                           (FP8_CS, 512, 169_535), (FP8_CS, 2048, 667_883))),
+    *(_dgxc2504(MODELS_DIR + "nemotron-4-15b.config.json", "Nemotron4 15B", prec, n, 4096, 4 * n, 2, 1, 1, None, 2,
+                tps)
+      for prec, n, tps in (("bf16-mixed", 16, 98_550), ("bf16-mixed", 2048, 12_069_940),
+                           (FP8_CS, 16, 132_396), (FP8_CS, 2048, 16_054_752))),
+)
+
+_F8BLOG = "[B: local batch 2, full AC assumed] PyTorch float8 + FSDP2 blog Table 3 (IBM Cloud):"
+SCOUT27_FLOAT8_BLOG = (
+    *((f"{_F8BLOG} Llama 3 70B FSDP 512, {label}, 512 H100", "llama-3-70b", "H100 80GB", _TTC, prec, 512, 8192, 1024,
+       dict(dp=512, zero_stage=3, microbatch_size=2, recompute="full"), tps, None)
+      for label, prec, tps in (("bf16, compile", "bf16-mixed", 960), ("float8 + fp8 all-gather, compile", "fp8-mixed",
+                                                                       1448))),
+    *((f"{_F8BLOG} Llama 3.1 405B FSDP 128 x TP 4, {label}, 512 H100", "llama-3.1-405b", "H100 80GB", _TTC, prec, 512,
+       8192, 256, dict(dp=128, zero_stage=3, tp=4, sp=True, microbatch_size=2, recompute="full"), tps, None)
+      for label, prec, tps in (("bf16, compile", "bf16-mixed", 152), ("float8 + fp8 all-gather, compile", "fp8-mixed",
+                                                                      217))),
+)
+
+SCOUTED_2026_12AA = SCOUT27_DGXC + SCOUT27_FLOAT8_BLOG
