@@ -86,13 +86,20 @@ def bands(data: list[tuple[str, str, float]]) -> dict:
             "all": summary([r for _, _, r in data])}
 
 
+def write_bands(out: Path = BAND_FILE) -> dict:
+    """Price the held-out runs, write the band document to ``out`` and return it (``benchmarks/accuracy.py`` calls
+    this before it prints the table)."""
+    doc = bands(ratios(held_out_rows()))
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    return doc
+
+
 def main() -> None:
     """Price the held-out runs and write the band file (``-o`` to write elsewhere)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", type=Path, default=BAND_FILE, help="where to write the JSON (default: %(default)s)")
     args = ap.parse_args()
-    doc = bands(ratios(held_out_rows()))
-    args.out.write_text(json.dumps(doc, indent=1) + "\n")
+    doc = write_bands(args.out)
     a = doc["all"]
     print(f"{a['runs']} held-out runs: predicted / measured p10 {a['ratio_p10']:.2f}, median {a['ratio_p50']:.2f}, "
           f"p90 {a['ratio_p90']:.2f}; {len(doc['framework_arch'])} framework x architecture groups -> {args.out}")
