@@ -1,20 +1,22 @@
 """How far the planner's throughput has been from measured runs it was never fitted on: an 80% band.
 
 A point prediction says nothing about how much to trust it. The planner's record on public runs read after every
-fit (docs/accuracy.md: the held-out and scouted sections, about 400 runs on A100 to GB300 and TPU v4 to v6e) is the
+fit (docs/accuracy.md: the held-out and scouted sections, over 500 runs on A100 to GB300, MI300X and TPU v4 to v6e) is the
 honest measure, so ``estimate`` prints beside its tokens/s the range that held 80% of those runs priced with the
 same framework profile on the same chip architecture: if 10% of them were predicted at or above 1.25x what they
 measured and 10% at or below 0.95x, a prediction P stands for a measurement between P / 1.25 and P / 0.95.
 
 Data: ``shardplan/data/heldout_errors.json``, written by ``python benchmarks/error_bands.py`` (percentiles by
-numpy.percentile, linear interpolation). Nothing here changes a prediction. The band describes the presets; a
-cluster file fitted with ``shardplan calibrate`` has its own cross-validated errors (docs/calibration.md).
+numpy.percentile, linear interpolation). Nothing here changes a prediction. The band describes the built-in
+profiles and presets; a profile or cluster file fitted with ``shardplan calibrate`` has its own cross-validated
+errors (docs/calibration.md), and the CLI says so beside the band. When p10 is above 1 the whole band lies below
+the prediction: the planner has been fast on every such run.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -68,18 +70,26 @@ def _band(entry: dict, group: str) -> ThroughputBand:
 
 
 def lookup(doc: dict, framework: str, arch: str | None) -> ThroughputBand:
-    """The narrowest group of ``doc`` (the band file's JSON) with at least its ``min_runs`` runs: the framework
-    profile on the architecture, else the framework on any chip, else the architecture under any framework, else
-    every held-out run."""
+    """The group of ``doc`` (the band file's JSON; groups have at least its ``min_runs`` runs) that describes a
+    prediction of ``framework`` on ``arch``: the pair's own group; without one, the framework on any chip and the
+    architecture under any framework together (the union of their ranges, p10 the smaller and p90 the larger; the
+    median the framework's), as neither alone says how the pair behaves (a profile's record elsewhere can hide a
+    chip's, e.g. the MI300X runs measured 1.4-2.6x below prediction); else the one that exists; else every
+    held-out run."""
     for e in doc["framework_arch"]:
         if e["framework"] == framework and e["arch"] == arch:
             return _band(e, f"{framework} profile on {arch}")
-    for e in doc["framework"]:
-        if e["framework"] == framework:
-            return _band(e, f"{framework} profile, any chip")
-    for e in doc["arch"]:
-        if e["arch"] == arch:
-            return _band(e, f"any framework on {arch}")
+    fw = next((e for e in doc["framework"] if e["framework"] == framework), None)
+    ar = next((e for e in doc["arch"] if e["arch"] == arch), None)
+    if fw and ar:
+        return ThroughputBand(f"{framework} profile on any chip, widened by any framework on {arch}",
+                              int(fw["runs"]) + int(ar["runs"]), min(float(fw["ratio_p10"]), float(ar["ratio_p10"])),
+                              float(fw["ratio_p50"]), max(float(fw["ratio_p90"]), float(ar["ratio_p90"])),
+                              float(fw["median_abs_error"]))
+    if fw:
+        return _band(fw, f"{framework} profile on any chip")
+    if ar:
+        return _band(ar, f"any framework on {arch}")
     return _band(doc["all"], "all held-out runs")
 
 
@@ -91,3 +101,24 @@ def throughput_band(framework: str, arch: str | None) -> ThroughputBand | None:
         return lookup(_load(), framework, arch)
     except (OSError, ValueError, KeyError):
         return None
+
+
+def band_for(framework, hardware) -> ThroughputBand | None:
+    """:func:`throughput_band` of a ``FrameworkProfile`` on a ``HardwareSpec`` (its ``compute_arch``, else its
+    ``kind``), the group text saying when the profile or the hardware is a file rather than a built-in (the record
+    is the built-ins'; a fitted file has its own cross-validated errors: ``shardplan calibrate``); None without a
+    band file."""
+    from shardplan.presets.hardware import HARDWARE
+    band = throughput_band(framework.name, hardware.compute_arch or hardware.kind)
+    files = [what for what, is_file in (("profile", bool(framework.origin)), ("hardware", hardware.name not in HARDWARE))
+             if is_file]
+    if band is None or not files:
+        return band
+    return replace(band, group=f"{band.group}; the built-ins' record, your {' and '.join(files)} is a file")
+
+
+def band_text(band: ThroughputBand, per_device: float) -> str:
+    """One line for people: the measured range for a prediction of ``per_device`` tokens/s per device and the
+    runs it comes from, e.g. ``"7,379-10,317 per device (52 unseen public runs: megatron profile on hopper)"``."""
+    low, high = band.measured_range(per_device)
+    return f"{low:,.0f}-{high:,.0f} per device ({band.runs} unseen public runs: {band.group})"

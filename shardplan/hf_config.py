@@ -58,7 +58,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from shardplan.errors import ConfigError
+from shardplan.errors import ConfigError, short_repr
 
 Cfg = dict[str, Any]
 
@@ -772,7 +772,7 @@ def caveats(arch: str, cfg: Cfg) -> list[str]:
         out.append(f"num_nextn_predict_layers={mtp} is not counted (transformers builds no multi-token-prediction "
                    f"module); a model file with mtp_modules: {mtp} prices it (preset deepseek-v3-mtp)")
     if isinstance(cfg.get("quantization_config"), dict):
-        method = cfg["quantization_config"].get("quant_method", "?")
+        method = short_repr(cfg["quantization_config"].get("quant_method", "?"))
         out.append(f"quantization_config (quant_method {method}) describes the checkpoint's storage, not training: "
                    "priced in the --precision given")
     return out
@@ -788,7 +788,8 @@ def spec_fields(arch: str, cfg: Cfg) -> Cfg:
     if arch in MULTIMODAL:
         text = cfg.get("text_config")
         if not isinstance(text, dict):
-            raise ConfigError(f"{arch} config.json has no text_config mapping", field="text_config", value=text)
+            raise ConfigError(f"{arch} config.json text_config={short_repr(text)}; legal: a mapping of the text "
+                              "model's keys (hidden_size, num_hidden_layers, ...)", field="text_config", value=text)
         cfg = text
     _require(cfg, arch, *REQUIRED_KEYS.get(arch, ()))
     return FAMILIES[arch](cfg)

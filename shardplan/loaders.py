@@ -489,7 +489,7 @@ HF_INT_KEYS = {**{k: 1 for k in (
     "n_layers", "n_heads", "kv_n_heads", "moe_num_experts", "moe_top_k", "moe_k", "moe_layer_interval",
     "expansion_ratio", "ffn_dim", "word_embed_proj_dim")},
     "first_k_dense_replace": 0, "n_shared_experts": 0, "moe_num_shared_experts": 0, "moe_layer_start_index": 0,
-    "moe_layer_end_index": -1}
+    "moe_layer_end_index": -1, "num_nextn_predict_layers": 0}
 #: keys that hold ``true`` / ``false``
 HF_BOOL_KEYS = ("tie_word_embeddings", "attention_bias", "mlp_bias", "multi_query", "parallel_attn", "bias",
                 "alibi", "new_decoder_architecture", "use_sliding_window", "qkv_bias", "use_qk_norm", "use_bias",
@@ -569,6 +569,11 @@ def check_hf_types(cfg: dict[str, Any], where: str = "config.json") -> None:
         if v is not None and not isinstance(v, bool):
             raise ConfigError(f"{where} {key}={short_repr(v)}; legal: true, false (JSON booleans, not strings)",
                               field=key, value=v, legal=[True, False])
+    q = cfg.get("quantization_config")
+    if "quantization_config" in cfg and q is not None and not isinstance(q, dict):
+        raise ConfigError(f"{where} quantization_config={short_repr(q)}; legal: a mapping (Transformers' quantization "
+                          "settings, e.g. {\"quant_method\": \"fp8\"}) or leave the key out", field="quantization_config",
+                          value=q)
     _check_layer_lists(cfg, where)
 
 

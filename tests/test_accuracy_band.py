@@ -33,19 +33,22 @@ def _entry(**kw):
 
 DOC = {"framework_arch": [_entry(framework="megatron", arch="hopper", ratio_p50=1.01)],
        "framework": [_entry(framework="megatron", ratio_p50=1.02), _entry(framework="torchtitan", ratio_p50=1.03)],
-       "arch": [_entry(arch="ampere", ratio_p50=1.04)],
+       "arch": [_entry(arch="ampere", ratio_p50=1.04, ratio_p10=0.6), _entry(arch="tpu", ratio_p90=2.0)],
        "all": _entry(ratio_p50=1.05)}
 
 
-@pytest.mark.parametrize("framework, arch, p50, group", [
-    ("megatron", "hopper", 1.01, "megatron profile on hopper"),      # the pair has its own group
-    ("megatron", "ampere", 1.02, "megatron profile, any chip"),      # the framework before the architecture
-    ("nanotron", "ampere", 1.04, "any framework on ampere"),         # then the architecture
-    ("nanotron", "tpu", 1.05, "all held-out runs"),                  # then every run
+@pytest.mark.parametrize("framework, arch, p10, p50, p90, group", [
+    ("megatron", "hopper", 0.9, 1.01, 1.1, "megatron profile on hopper"),  # the pair has its own group
+    # no pair: the framework's range (0.9-1.1) and the architecture's (0.6-1.1) together, the framework's median
+    ("megatron", "ampere", 0.6, 1.02, 1.1, "megatron profile on any chip, widened by any framework on ampere"),
+    ("torchtitan", "tpu", 0.9, 1.03, 2.0, "torchtitan profile on any chip, widened by any framework on tpu"),
+    ("megatron", "cdna3", 0.9, 1.02, 1.1, "megatron profile on any chip"),  # the framework alone
+    ("nanotron", "ampere", 0.6, 1.04, 1.1, "any framework on ampere"),      # the architecture alone
+    ("nanotron", "cdna3", 0.9, 1.05, 1.1, "all held-out runs"),             # every run
 ])
-def test_lookup_takes_the_narrowest_group(framework, arch, p50, group):
+def test_lookup_groups_and_fallbacks(framework, arch, p10, p50, p90, group):
     band = lookup(DOC, framework, arch)
-    assert (band.ratio_p50, band.group) == (p50, group)
+    assert (band.ratio_p10, band.ratio_p50, band.ratio_p90, band.group) == (p10, p50, p90, group)
 
 
 def test_summary_percentiles_by_hand():
@@ -108,3 +111,16 @@ def test_plan_gives_the_winner_its_band():
     assert band["tokens_per_s_high"] == pytest.approx(best["tokens_per_s"] / 16 / expected.ratio_p10)
     assert all("throughput_band" not in p for p in plans[1:])
     assert "#1's 80% band" in CliRunner().invoke(app, args).stdout
+
+
+def test_band_for_says_when_the_profile_or_hardware_is_a_file():
+    from shardplan.accuracy_band import band_for
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.presets.hardware import HARDWARE
+    megatron, h100 = framework_profile("megatron"), HARDWARE["h100-sxm"]
+    assert band_for(megatron, h100).group == "megatron profile on hopper"
+    mine = megatron.model_copy(update={"origin": "my-profile.yaml"})
+    cluster = h100.model_copy(update={"name": "my-cluster"})
+    assert band_for(mine, cluster).group.endswith("the built-ins' record, your profile and hardware is a file")
+    # the same percentiles: the record is the built-in profile's
+    assert band_for(mine, h100).ratio_p90 == band_for(megatron, h100).ratio_p90

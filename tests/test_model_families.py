@@ -667,8 +667,28 @@ def test_caveats_name_what_the_config_holds_but_the_spec_does_not_count(tmp_path
     m = load_model(str(tmp_path / "config.json"))
     assert m.n_params == 15_706_484_224 and m.mtp_modules == 0  # the shared README's count, no MTP module
     note = m.source.split(SOURCE_NOTE)[1]
-    assert "num_nextn_predict_layers=1 is not counted" in note and "quant_method fp8" in note
+    assert "num_nextn_predict_layers=1 is not counted" in note and "quant_method 'fp8'" in note
     r = CliRunner().invoke(app, ["estimate", "--model", str(tmp_path / "config.json"), "--hardware", "h100-sxm",
                                  "--devices", "8", "--seq-len", "4096", "--global-batch", "8", "--ep", "2"])
     assert "mtp_modules: 1 prices it" in r.output
     assert SOURCE_NOTE not in model_from_hf_config(DEEPSEEK_V2_LITE, "plain").source  # nothing to say: no note
+
+
+@pytest.mark.parametrize("key, value", [("num_nextn_predict_layers", "1"), ("num_nextn_predict_layers", -1),
+                                        ("num_nextn_predict_layers", True), ("quantization_config", "fp8"),
+                                        ("quantization_config", ["fp8"])])
+def test_malformed_caveat_keys_are_refused(key, value):
+    with pytest.raises(ConfigError, match=key):
+        model_from_hf_config({**DEEPSEEK_V2_LITE, key: value})
+
+
+def test_plan_prints_the_model_note(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    (tmp_path / "config.json").write_text(json.dumps({**DEEPSEEK_V2_LITE, "num_nextn_predict_layers": 1}))
+    r = CliRunner().invoke(app, ["plan", "--model", str(tmp_path / "config.json"), "--hardware", "h100-sxm",
+                                 "--devices", "8", "--seq-len", "4096", "--global-batch", "16", "--top", "1"])
+    assert r.output.count("num_nextn_predict_layers=1 is not counted") == 1, r.output

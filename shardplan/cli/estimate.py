@@ -391,8 +391,8 @@ def unreleased_schedule_note(fw, schedules) -> str | None:
 def band_of(e):
     """The held-out record of the estimate's framework profile on its chip architecture
     (:func:`shardplan.accuracy_band.throughput_band`), or None."""
-    from shardplan.accuracy_band import throughput_band
-    return throughput_band(e.training.framework.name, e.hardware.compute_arch or e.hardware.kind)
+    from shardplan.accuracy_band import band_for
+    return band_for(e.training.framework, e.hardware)
 
 
 def estimate_json(e) -> dict:
@@ -413,9 +413,8 @@ def _summary_table(e) -> Table:
     head.add_row("tokens / s", f"{e.tokens_per_s:,.0f} ({e.tokens_per_s / e.layout.n_devices:,.0f} per device)")
     band = band_of(e)
     if band and e.runs:
-        low, high = band.measured_range(e.tokens_per_s / e.layout.n_devices)
-        head.add_row("80% band", f"{low:,.0f}-{high:,.0f} per device (where 80% of {band.runs} unseen public runs, "
-                                 f"{band.group}, measured)")
+        from shardplan.accuracy_band import band_text
+        head.add_row("80% band", band_text(band, e.tokens_per_s / e.layout.n_devices))
     low = e.training.precision.compute_dtype if e.training.precision.quantized else None
     head.add_row("MFU / HFU" + (f" (of the {low} peak)" if low else ""), f"{e.mfu:.1%} / {e.hfu:.1%}"
                  + (f" (MFU of the bf16 peak: {e.mfu_of_bf16_peak:.1%})" if low else ""))
@@ -626,10 +625,11 @@ def straddle_note(e) -> str | None:
 
 def model_note(e) -> str | None:
     """What the model's config.json holds that its spec does not count (the vision tower of a multimodal model,
-    multi-token-prediction modules, a quantized checkpoint's format: :func:`shardplan.hf_config.caveats`), or None."""
+    multi-token-prediction modules, a quantized checkpoint's format: :func:`shardplan.hf_config.caveats`), or None.
+    ``e``: an Estimate or a ModelSpec (``plan`` notes it before any layout is priced)."""
     from shardplan.loaders import SOURCE_NOTE
-    source = e.model.source
-    return f"model {e.model.name}: {source.split(SOURCE_NOTE, 1)[1]}" if SOURCE_NOTE in source else None
+    model = getattr(e, "model", e)
+    return f"model {model.name}: {model.source.split(SOURCE_NOTE, 1)[1]}" if SOURCE_NOTE in model.source else None
 
 
 def print_estimate_notes(e) -> None:

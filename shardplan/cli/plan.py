@@ -148,9 +148,9 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
                 console.print(f"[yellow]note (#1):[/] {escape(note)}", highlight=False, soft_wrap=True)
         band = band_of(best)
         if band:
-            low, high = band.measured_range(best.tokens_per_s / devices)
-            console.print(f"#1's 80% band: {low:,.0f}-{high:,.0f} tokens/s per device (where 80% of {band.runs} unseen "
-                          f"public runs, {escape(band.group)}, measured; docs/accuracy.md)", highlight=False)
+            from shardplan.accuracy_band import band_text
+            console.print(f"#1's 80% band: {escape(band_text(band, best.tokens_per_s / devices))}; docs/accuracy.md",
+                          highlight=False)
     if rules:
         rt = Table(title="rules of thumb evaluated by the planner")
         for col in ("source", "rule", "best layout under the rule", "verdict"):
@@ -240,6 +240,17 @@ def _check_export_request(export: str, output: Optional[Path], training, moe: bo
     check_output_path("-o/--output", output)
 
 
+def _input_notes(m, tr, hardware, framework, precision) -> None:
+    """Notes on stderr about the inputs before the search: the framework a hardware file names, the precision the
+    profile implies, what the model's config.json holds that its count leaves out."""
+    from shardplan.cli.common import framework_note, precision_note
+    from shardplan.cli.estimate import model_note
+    framework_note(hardware, framework, tr.framework)
+    precision_note(precision, tr.framework)
+    if model_note(m):
+        err_console.print(f"[yellow]note:[/] {escape(model_note(m))}", highlight=False, soft_wrap=True)
+
+
 def _note_unreleased(framework, schedules: list[str]) -> None:
     """Print on stderr the note for asked-for schedules the framework's released code does not run
     (:func:`shardplan.cli.estimate.unreleased_schedule_note`)."""
@@ -278,9 +289,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
                                 moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance,
                              moe_routing=moe_routing,
                                 scale_up_size=scale_up_size)
-    from shardplan.cli.common import framework_note, precision_note
-    framework_note(hardware, framework, tr.framework)
-    precision_note(precision, tr.framework)
+    _input_notes(m, tr, hardware, framework, precision)
     from shardplan import limits
     limits.check_range("--top", top, 1, 10_000)
     if max_tp is not None:

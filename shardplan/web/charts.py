@@ -84,10 +84,10 @@ def headline(e: Estimate) -> list[Headline]:
     ``hfu``, ``memory_bytes.total``, ``fits``, ``bound``), plus ``failure`` when the layout is
     predicted to fail for a reason other than memory.
     """
-    from shardplan.accuracy_band import throughput_band
+    from shardplan.accuracy_band import band_for, band_text
     from shardplan.explain import headroom  # bytes below the fit limit (negative: does not fit)
     mem = e.memory.total
-    band = throughput_band(e.training.framework.name, e.hardware.compute_arch or e.hardware.kind) if e.runs else None
+    band = band_for(e.training.framework, e.hardware) if e.runs else None
     per_device = e.tokens_per_s / e.layout.n_devices
     low, high = band.measured_range(per_device) if band else (0.0, 0.0)
     return [
@@ -95,7 +95,7 @@ def headline(e: Estimate) -> list[Headline]:
         Headline("tokens", "tokens / s", e.tokens_per_s,
                  f"{e.tokens_per_s:,.0f} ({e.tokens_per_s / e.layout.n_devices:,.0f} per device)"),
     ] + ([Headline("band", "80% band (tokens / s per device)", f"{low:.0f}-{high:.0f}",
-                   f"{low:,.0f}-{high:,.0f}, where 80% of {band.runs} unseen public runs ({band.group}) measured")]
+                   band_text(band, per_device))]
          if band else []) + [
         Headline("mfu", "MFU", e.mfu, f"{e.mfu:.2%}"),
         Headline("hfu", "HFU", e.hfu, f"{e.hfu:.2%}"),
