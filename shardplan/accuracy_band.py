@@ -10,7 +10,7 @@ Data: ``shardplan/data/heldout_errors.json``, written by ``python benchmarks/err
 numpy.percentile, linear interpolation). Nothing here changes a prediction. The band describes the built-in
 profiles and presets; a profile or cluster file fitted with ``shardplan calibrate`` has its own cross-validated
 errors (docs/calibration.md), and the CLI says so beside the band. When p10 is above 1 the whole band lies below
-the prediction: the planner has been fast on every such run.
+the prediction: the planner has been fast on at least 90% of such runs.
 """
 
 from __future__ import annotations
