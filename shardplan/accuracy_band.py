@@ -16,6 +16,7 @@ the prediction: the planner has been fast on at least 90% of such runs.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -24,6 +25,9 @@ from pathlib import Path
 BAND_FILE = Path(__file__).resolve().parent / "data" / "heldout_errors.json"
 #: the fewest runs a group needs before its own percentiles are used (else a wider group's)
 MIN_RUNS = 8
+#: how often two layouts predicted a given gap apart were ordered right on the measured H100 grid
+#: (written by benchmarks/order_accuracy.py)
+ORDER_FILE = Path(__file__).resolve().parent / "data" / "order_accuracy.json"
 
 
 @dataclass(frozen=True)
@@ -122,3 +126,58 @@ def band_text(band: ThroughputBand, per_device: float) -> str:
     runs it comes from, e.g. ``"7,379-10,317 per device (52 unseen public runs: megatron profile on hopper)"``."""
     low, high = band.measured_range(per_device)
     return f"{low:,.0f}-{high:,.0f} per device ({band.runs} unseen public runs: {band.group})"
+
+
+@dataclass(frozen=True)
+class OrderReliability:
+    """How often the planner ordered two layouts right when it predicted them this far apart.
+
+    Attributes:
+        gap_low, gap_high: the bin of predicted gaps, |ln(tokens/s ratio)| (``gap_high`` None: unbounded).
+        pairs: measured pairs of layouts in the bin (the same model and node count on the measured H100 grid,
+            predicted leave-one-model-out).
+        fraction_right: the share of them whose predicted order was the measured one (0.5 is a coin flip).
+    """
+
+    gap_low: float
+    gap_high: float | None
+    pairs: int
+    fraction_right: float
+
+    def text(self) -> str:
+        """E.g. ``"layouts predicted 2.5-5.1% apart were ordered right in 59% of 762 measured pairs"``."""
+        low = f"{math.expm1(self.gap_low):.1%}"
+        span = f"{low}-{math.expm1(self.gap_high):.1%}" if self.gap_high is not None else f"{low} or more"
+        return (f"layouts predicted {span} apart were ordered right in {self.fraction_right:.0%} of {self.pairs:,} "
+                "measured pairs")
+
+    def to_dict(self, gap: float) -> dict:
+        """JSON form, with the predicted gap it was looked up for (|ln ratio|)."""
+        return {"predicted_gap": gap, "gap_low": self.gap_low, "gap_high": self.gap_high, "pairs": self.pairs,
+                "fraction_right": self.fraction_right}
+
+
+def order_lookup(doc: dict, gap: float) -> OrderReliability | None:
+    """The bin of ``doc`` (the order file's JSON) holding ``gap`` = |ln(tokens_a / tokens_b)|, or None outside
+    them."""
+    for b in doc["bins"]:
+        if b["gap_low"] <= gap and (b["gap_high"] is None or gap < b["gap_high"]):
+            return OrderReliability(float(b["gap_low"]), None if b["gap_high"] is None else float(b["gap_high"]),
+                                    int(b["pairs"]), float(b["fraction_right"]))
+    return None
+
+
+@lru_cache(maxsize=1)
+def _load_order() -> dict:
+    return json.loads(ORDER_FILE.read_text())
+
+
+def order_reliability(tokens_a: float, tokens_b: float) -> OrderReliability | None:
+    """:func:`order_lookup` in the shipped order file for two predicted throughputs (tokens/s, any common unit);
+    None if the file is missing or either value is not positive."""
+    if tokens_a <= 0 or tokens_b <= 0:
+        return None
+    try:
+        return order_lookup(_load_order(), abs(math.log(tokens_a / tokens_b)))
+    except (OSError, ValueError, KeyError):
+        return None

@@ -4,6 +4,7 @@ file being what benchmarks/error_bands.py computes from the held-out runs today,
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -124,3 +125,40 @@ def test_band_for_says_when_the_profile_or_hardware_is_a_file():
     assert band_for(mine, cluster).group.endswith("the built-ins' record, your profile and hardware is a file")
     # the same percentiles: the record is the built-in profile's
     assert band_for(mine, h100).ratio_p90 == band_for(megatron, h100).ratio_p90
+
+
+def test_order_bins_by_hand():
+    from order_accuracy import order_bins
+    # one group of three runs: predicted 100 / 104 / 200, measured 100 / 90 / 300.
+    # pairs: (0,1) gap ln(1.04) = 0.039 (bin 2.5-5%): predicted 1 > 0, measured 1 < 0 -> wrong;
+    # (0,2) gap ln 2 = 0.69 (top bin): right; (1,2) gap ln(200/104) = 0.65 (top bin): right
+    bins = order_bins({"g": [0, 1, 2]}, {0: 100.0, 1: 104.0, 2: 200.0}, {0: 100.0, 1: 90.0, 2: 300.0})
+    assert [(b["gap_low"], b["pairs"], b["right"]) for b in bins] == [(0.025, 1, 0), (0.5, 2, 2)]
+    assert bins[1]["gap_high"] is None and bins[1]["fraction_right"] == 1.0
+
+
+def test_order_lookup_and_the_shipped_file():
+    from shardplan.accuracy_band import ORDER_FILE, order_lookup, order_reliability
+    doc = json.loads(ORDER_FILE.read_text())
+    edges = [b["gap_low"] for b in doc["bins"]]
+    assert edges == sorted(edges) and edges[0] == 0.0 and doc["bins"][-1]["gap_high"] is None
+    for b in doc["bins"]:
+        assert b["pairs"] > 0 and 0 <= b["fraction_right"] <= 1 and b["right"] <= b["pairs"]
+    # 1,000 vs 1,040 tokens/s: gap ln 1.04 = 0.0392, the 0.025-0.05 bin
+    o = order_reliability(1000.0, 1040.0)
+    assert (o.gap_low, o.gap_high) == (0.025, 0.05) and o == order_lookup(doc, math.log(1.04))
+    assert order_reliability(1000.0, 0.0) is None
+
+
+def test_plan_gives_runner_ups_their_order_reliability():
+    from shardplan.accuracy_band import order_reliability
+    args = ["plan", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "16", "--seq-len", "8192",
+            "--global-batch", "64", "--top", "3"]
+    r = CliRunner().invoke(app, [*args, "--json"])
+    plans = json.loads(r.stdout[r.stdout.index("{"):])["plans"]
+    for p in plans[1:]:
+        gap = abs(math.log(plans[0]["tokens_per_s"] / p["tokens_per_s"]))
+        expected = order_reliability(plans[0]["tokens_per_s"], p["tokens_per_s"])
+        assert p["order_reliability"] == expected.to_dict(gap)
+    assert "order_reliability" not in plans[0]
+    assert "measured pairs on the measured H100 grid" in " ".join(CliRunner().invoke(app, args).stdout.split())

@@ -95,6 +95,7 @@ def search_pins(fix: list[str] | None, layout: dict[str, Any]) -> tuple[dict[str
 
 def _plan_json(res, best, rules: list[dict[str, Any]], show_infeasible: bool, objective: str = "throughput"
                ) -> dict[str, Any]:
+    from shardplan.accuracy_band import order_reliability
     from shardplan.cli.estimate import band_of
     from shardplan.explain import compare, describe
     plans = []
@@ -105,6 +106,9 @@ def _plan_json(res, best, rules: list[dict[str, Any]], show_infeasible: bool, ob
         if i == 0:
             band = band_of(e)
             d["throughput_band"] = band.to_dict(e.tokens_per_s / e.layout.n_devices) if band else None
+        elif objective == "throughput":
+            order = order_reliability(best.tokens_per_s, e.tokens_per_s)
+            d["order_reliability"] = order.to_dict(abs(math.log(best.tokens_per_s / e.tokens_per_s))) if order else None
         plans.append(d)
     out = {"plans": plans, "search": {"layouts": res.n_layouts, "invalid": res.n_invalid,
                                       "equivalent_not_shown": res.n_equivalent, "seconds": res.seconds},
@@ -112,6 +116,14 @@ def _plan_json(res, best, rules: list[dict[str, Any]], show_infeasible: bool, ob
     if show_infeasible:
         out["infeasible"] = [dict(e.to_dict(), explanation=describe(e)) for e in res.infeasible]
     return out
+
+
+def _order_text(best, other, objective: str) -> str:
+    """``"; layouts predicted 2.5-5.1% apart were ordered right in 59% of 762 measured pairs"`` for a runner-up
+    under the throughput objective (:func:`shardplan.accuracy_band.order_reliability`), else ``""``."""
+    from shardplan.accuracy_band import order_reliability
+    order = order_reliability(best.tokens_per_s, other.tokens_per_s) if objective == "throughput" else None
+    return f" ({order.text()} on the measured H100 grid)" if order else ""
 
 
 def _plans_table(res, m, hw, tr, devices: int) -> Table:
@@ -136,7 +148,8 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
         console.print(_plans_table(res, m, hw, tr, devices))
     best = res.plans[0] if res.plans else None
     for i, e in enumerate(res.plans):
-        console.print(f"[bold]#{i + 1}[/] " + (describe(e) if i == 0 else compare(best, e, objective)), highlight=False)
+        console.print(f"[bold]#{i + 1}[/] " + (describe(e) if i == 0 else compare(best, e, objective)
+                                              + _order_text(best, e, objective)), highlight=False)
     if best is not None:  # the profile terms that shape the winner's step, as `estimate` names them
         from rich.markup import escape
 
