@@ -1,12 +1,19 @@
 """Write shardplan/data/order_accuracy.json: how often the planner orders two layouts right, by predicted gap.
 
-A ranking is only as good as its ordering of close candidates. On the measured H100 grid (the Ultra-Scale
-Playbook's nanotron runs, ``shared/calibration/usp_h100_grid_1b_8b.csv``) every pair of layouts that ran in the same
-(model, node count) group is an ordering question with a measured answer. The predictions are leave-one-model-out
-(the nanotron profile fitted on the other model by ``benchmarks/usp_grid.py``'s ``fit_on``: what a user with
-another model size on that cluster gets); pairs are binned by their predicted gap |ln(a / b)| of tokens/s/GPU, and
-each bin stores the fraction of pairs whose predicted order matches the measured one (measured ties left out).
-``shardplan plan`` prints the bin of each runner-up's gap (:mod:`shardplan.accuracy_band`).
+A ranking is only as good as its ordering of close candidates. Two sets of pairs with a measured answer:
+
+* ``public``: the held-out and scouted public runs of docs/accuracy.md (``benchmarks/scouted_sections.yaml`` sets and
+  ``HELD_OUT_CHECKS``), every pair from the same set with the same model, hardware, framework profile, precision,
+  device count and sequence length (layouts, schedules, micro-batches or recompute differ), priced as
+  ``benchmarks/accuracy.py`` prices them (never fitted on);
+* ``grid``: the measured H100 grid (the Ultra-Scale Playbook's nanotron runs,
+  ``shared/calibration/usp_h100_grid_1b_8b.csv``), every pair of layouts that ran in the same (model, node count)
+  group, predicted leave-one-model-out (the nanotron profile fitted on the other model by
+  ``benchmarks/usp_grid.py``'s ``fit_on``: what a user with another model size on that cluster gets).
+
+Pairs are binned by their predicted gap |ln(a / b)| of tokens/s/GPU, and each bin stores the fraction of pairs whose
+predicted order matches the measured one (measured ties left out). ``shardplan plan`` prints the bin of each
+runner-up's gap (:mod:`shardplan.accuracy_band`).
 
 Usage: ``python benchmarks/order_accuracy.py [--doc docs/search.md]`` (about 40 s: two fits of the grid).
 """
@@ -23,9 +30,12 @@ from datetime import date
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import public_runs  # noqa: E402
 import usp_grid  # noqa: E402
+import yaml  # noqa: E402
 
 from shardplan.accuracy_band import ORDER_FILE  # noqa: E402
+from shardplan.cost.step import estimate  # noqa: E402
 from shardplan.inputs import default_framework  # noqa: E402
 from shardplan.loaders import load_hardware  # noqa: E402
 
@@ -48,6 +58,21 @@ def lomo_predictions(runs: list) -> dict[int, float]:
     return out
 
 
+def public_pairs() -> tuple[dict, dict[int, float], dict[int, float]]:
+    """Groups of held-out public rows (same set, model, hardware, framework text, precision text, devices and
+    sequence length), with each row's predicted and reported tokens/s/GPU, by a running index."""
+    sets = [s["set"] for s in yaml.safe_load((Path(__file__).resolve().parent / "scouted_sections.yaml").read_text())]
+    groups, predicted, measured = defaultdict(list), {}, {}
+    for name in (*sets, "HELD_OUT_CHECKS"):
+        for row in getattr(public_runs, name):
+            model, hw, training, parallel, n = public_runs.check_inputs(row)
+            i = len(predicted)
+            predicted[i] = estimate(model, hw, training, parallel, n).tokens_per_s / n
+            measured[i] = row[9]
+            groups[(name, *row[1:7])].append(i)
+    return groups, predicted, measured
+
+
 def order_bins(groups: dict, predicted: dict[int, float], measured: dict[int, float]) -> list[dict]:
     """Per bin of :data:`EDGES`: pairs within each group of run indices, and how many the prediction ordered as
     measured (pairs with equal measurements are left out)."""
@@ -66,12 +91,17 @@ def order_bins(groups: dict, predicted: dict[int, float], measured: dict[int, fl
 
 
 def doc_table(doc: dict) -> str:
-    """Markdown table of the bins (predicted gap as a % difference of tokens/s)."""
-    lines = ["| predicted gap | pairs | ordered right |", "|---|---|---|"]
-    for b in doc["bins"]:
-        low = f"{math.expm1(b['gap_low']):.1%}"
-        span = f"{low} - {math.expm1(b['gap_high']):.1%}" if b["gap_high"] is not None else f"{low} or more"
-        lines.append(f"| {span} | {b['pairs']:,} | {b['fraction_right']:.0%} |")
+    """Markdown table of the bins (predicted gap as a % difference of tokens/s), both sets of pairs side by side."""
+    lines = ["| predicted gap | public held-out pairs | ordered right | H100 grid pairs | ordered right |",
+             "|---|---|---|---|---|"]
+    public = {b["gap_low"]: b for b in doc["public"]["bins"]}
+    empty = {"pairs": 0, "fraction_right": float("nan")}
+    for grid in doc["grid"]["bins"]:
+        pub = public.get(grid["gap_low"], empty)
+        low = f"{math.expm1(grid['gap_low']):.1%}"
+        span = f"{low} - {math.expm1(grid['gap_high']):.1%}" if grid["gap_high"] is not None else f"{low} or more"
+        lines.append(f"| {span} | {pub['pairs']:,} | {pub['fraction_right']:.0%} | {grid['pairs']:,} | "
+                     f"{grid['fraction_right']:.0%} |")
     return "\n".join(lines)
 
 
@@ -86,10 +116,14 @@ def main() -> None:
     for i in predicted:
         groups[(runs[i].model, runs[i].nodes)].append(i)
     doc = {"generated_by": "python benchmarks/order_accuracy.py", "date": date.today().isoformat(),
-           "what": "pairs of layouts that ran in the same (model, nodes) group of the measured H100 grid "
-                   "(shared/calibration/usp_h100_grid_1b_8b.csv), predicted leave-one-model-out with the nanotron "
-                   "profile on usp-h100-efa; gap = |ln(predicted tokens/s ratio)|",
-           "bins": order_bins(groups, predicted, {i: runs[i].tok_s_gpu for i in predicted})}
+           "gap": "|ln(predicted tokens/s ratio)| of the two layouts",
+           "public": {"what": "held-out public runs of docs/accuracy.md: pairs from the same set with the same model, "
+                              "hardware, framework, precision, devices and sequence length",
+                      "bins": order_bins(*public_pairs())},
+           "grid": {"what": "pairs of layouts that ran in the same (model, nodes) group of the measured H100 grid "
+                            "(shared/calibration/usp_h100_grid_1b_8b.csv), predicted leave-one-model-out with the "
+                            "nanotron profile on usp-h100-efa",
+                    "bins": order_bins(groups, predicted, {i: runs[i].tok_s_gpu for i in predicted})}}
     ORDER_FILE.write_text(json.dumps(doc, indent=1) + "\n")
     table = doc_table(doc)
     print(table)

@@ -130,41 +130,53 @@ def band_text(band: ThroughputBand, per_device: float) -> str:
 
 @dataclass(frozen=True)
 class OrderReliability:
-    """How often the planner ordered two layouts right when it predicted them this far apart.
+    """How often the planner ordered two layouts right when it predicted them this far apart, on two sets of
+    measured pairs (``benchmarks/order_accuracy.py``): held-out public runs from one source with one model, chip,
+    framework, precision, device count and sequence length (``public``), and layouts of one (model, node count)
+    group of the measured H100 grid predicted leave-one-model-out (``grid``).
 
     Attributes:
         gap_low, gap_high: the bin of predicted gaps, |ln(tokens/s ratio)| (``gap_high`` None: unbounded).
-        pairs: measured pairs of layouts in the bin (the same model and node count on the measured H100 grid,
-            predicted leave-one-model-out).
-        fraction_right: the share of them whose predicted order was the measured one (0.5 is a coin flip).
+        public_pairs, public_fraction_right: pairs in the bin and the share ordered as measured (0.5: a coin flip).
+        grid_pairs, grid_fraction_right: the same on the measured grid.
     """
 
     gap_low: float
     gap_high: float | None
-    pairs: int
-    fraction_right: float
+    public_pairs: int
+    public_fraction_right: float
+    grid_pairs: int
+    grid_fraction_right: float
 
     def text(self) -> str:
-        """E.g. ``"layouts predicted 2.5-5.1% apart were ordered right in 59% of 762 measured pairs"``."""
+        """E.g. ``"layouts predicted 2.5%-5.1% apart were ordered right in 79% of 39 public held-out pairs and 59%
+        of 762 pairs of the measured H100 grid"``."""
         low = f"{math.expm1(self.gap_low):.1%}"
         span = f"{low}-{math.expm1(self.gap_high):.1%}" if self.gap_high is not None else f"{low} or more"
-        return (f"layouts predicted {span} apart were ordered right in {self.fraction_right:.0%} of {self.pairs:,} "
-                "measured pairs")
+        return (f"layouts predicted {span} apart were ordered right in {self.public_fraction_right:.0%} of "
+                f"{self.public_pairs:,} public held-out pairs and {self.grid_fraction_right:.0%} of {self.grid_pairs:,} "
+                "pairs of the measured H100 grid")
 
     def to_dict(self, gap: float) -> dict:
         """JSON form, with the predicted gap it was looked up for (|ln ratio|)."""
-        return {"predicted_gap": gap, "gap_low": self.gap_low, "gap_high": self.gap_high, "pairs": self.pairs,
-                "fraction_right": self.fraction_right}
+        return {"predicted_gap": gap, "gap_low": self.gap_low, "gap_high": self.gap_high,
+                "public_pairs": self.public_pairs, "public_fraction_right": self.public_fraction_right,
+                "grid_pairs": self.grid_pairs, "grid_fraction_right": self.grid_fraction_right}
+
+
+def _bin(bins: list[dict], gap: float) -> dict | None:
+    return next((b for b in bins if b["gap_low"] <= gap and (b["gap_high"] is None or gap < b["gap_high"])), None)
 
 
 def order_lookup(doc: dict, gap: float) -> OrderReliability | None:
-    """The bin of ``doc`` (the order file's JSON) holding ``gap`` = |ln(tokens_a / tokens_b)|, or None outside
-    them."""
-    for b in doc["bins"]:
-        if b["gap_low"] <= gap and (b["gap_high"] is None or gap < b["gap_high"]):
-            return OrderReliability(float(b["gap_low"]), None if b["gap_high"] is None else float(b["gap_high"]),
-                                    int(b["pairs"]), float(b["fraction_right"]))
-    return None
+    """The bin of ``doc`` (the order file's JSON) holding ``gap`` = |ln(tokens_a / tokens_b)| in both sets of
+    pairs, or None where either set has no pair that far apart."""
+    pub, grid = _bin(doc["public"]["bins"], gap), _bin(doc["grid"]["bins"], gap)
+    if pub is None or grid is None:
+        return None
+    high = None if grid["gap_high"] is None else float(grid["gap_high"])
+    return OrderReliability(float(grid["gap_low"]), high, int(pub["pairs"]), float(pub["fraction_right"]),
+                            int(grid["pairs"]), float(grid["fraction_right"]))
 
 
 @lru_cache(maxsize=1)
