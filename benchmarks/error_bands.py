@@ -36,12 +36,18 @@ from shardplan.cli.common import progress_bar  # noqa: E402
 SCOUTED = Path(__file__).resolve().parent / "scouted_sections.yaml"
 
 
+def held_out_sets() -> list[tuple[str, tuple]]:
+    """(name, rows) of every set of held-out / scouted public runs of docs/accuracy.md: the scouted_sections.yaml
+    sets, HELD_OUT_CHECKS, the llm-foundry A100 40GB and H100 FP8 tables and NeMo AutoModel's H100 table."""
+    scouted = [(s["set"], getattr(public_runs, s["set"])) for s in yaml.safe_load(SCOUTED.read_text())]
+    return [*scouted, ("HELD_OUT_CHECKS", HELD_OUT_CHECKS), ("LLM_FOUNDRY_A100_40GB", LLM_FOUNDRY_A100_40GB),
+            ("LLM_FOUNDRY_H100_FP8", LLM_FOUNDRY_H100_FP8), ("AUTOMODEL_H100", AUTOMODEL_H100)]
+
+
 def held_out_rows() -> list[tuple]:
-    """Every held-out / scouted public run of docs/accuracy.md (a row appears once even if two sets name it)."""
-    sets = [getattr(public_runs, s["set"]) for s in yaml.safe_load(SCOUTED.read_text())]
+    """Every row of :func:`held_out_sets` (a row appears once even if two sets name it)."""
     rows, seen = [], set()
-    for row in (r for group in (*sets, HELD_OUT_CHECKS, LLM_FOUNDRY_A100_40GB, LLM_FOUNDRY_H100_FP8, AUTOMODEL_H100)
-                for r in group):
+    for row in (r for _, group in held_out_sets() for r in group):
         if row[0] not in seen:
             seen.add(row[0])
             rows.append(row)

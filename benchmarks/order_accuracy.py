@@ -2,8 +2,8 @@
 
 A ranking is only as good as its ordering of close candidates. Two sets of pairs with a measured answer:
 
-* ``public``: the held-out and scouted public runs of docs/accuracy.md (``benchmarks/scouted_sections.yaml`` sets and
-  ``HELD_OUT_CHECKS``), every pair from the same set with the same model, hardware, framework profile, precision,
+* ``public``: the held-out and scouted public runs of docs/accuracy.md (``benchmarks/error_bands.py``
+  ``held_out_sets``), every pair from the same set with the same model, hardware, framework profile, precision,
   device count and sequence length (layouts, schedules, micro-batches or recompute differ), priced as
   ``benchmarks/accuracy.py`` prices them (never fitted on);
 * ``grid``: the measured H100 grid (the Ultra-Scale Playbook's nanotron runs,
@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import public_runs  # noqa: E402
 import usp_grid  # noqa: E402
-import yaml  # noqa: E402
+from error_bands import held_out_sets  # noqa: E402
 
 from shardplan.accuracy_band import ORDER_FILE  # noqa: E402
 from shardplan.cost.step import estimate  # noqa: E402
@@ -61,10 +61,9 @@ def lomo_predictions(runs: list) -> dict[int, float]:
 def public_pairs() -> tuple[dict, dict[int, float], dict[int, float]]:
     """Groups of held-out public rows (same set, model, hardware, framework text, precision text, devices and
     sequence length), with each row's predicted and reported tokens/s/GPU, by a running index."""
-    sets = [s["set"] for s in yaml.safe_load((Path(__file__).resolve().parent / "scouted_sections.yaml").read_text())]
     groups, predicted, measured = defaultdict(list), {}, {}
-    for name in (*sets, "HELD_OUT_CHECKS"):
-        for row in getattr(public_runs, name):
+    for name, rows in held_out_sets():
+        for row in rows:
             model, hw, training, parallel, n = public_runs.check_inputs(row)
             i = len(predicted)
             predicted[i] = estimate(model, hw, training, parallel, n).tokens_per_s / n

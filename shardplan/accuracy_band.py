@@ -77,7 +77,7 @@ def lookup(doc: dict, framework: str, arch: str | None) -> ThroughputBand:
     """The group of ``doc`` (the band file's JSON; groups have at least its ``min_runs`` runs) that describes a
     prediction of ``framework`` on ``arch``: the pair's own group; without one, the framework on any chip and the
     architecture under any framework together (the union of their ranges, p10 the smaller and p90 the larger; the
-    median the framework's), as neither alone says how the pair behaves (a profile's record elsewhere can hide a
+    median and median |error| the framework's; runs the two counts added), as neither alone says how the pair behaves (a profile's record elsewhere can hide a
     chip's, e.g. the MI300X runs measured 1.4-2.6x below prediction); else the one that exists; else every
     held-out run."""
     for e in doc["framework_arch"]:
@@ -85,7 +85,7 @@ def lookup(doc: dict, framework: str, arch: str | None) -> ThroughputBand:
             return _band(e, f"{framework} profile on {arch}")
     fw = next((e for e in doc["framework"] if e["framework"] == framework), None)
     ar = next((e for e in doc["arch"] if e["arch"] == arch), None)
-    if fw and ar:
+    if fw and ar:  # runs: the two groups' counts added (the pair's few runs are in both)
         return ThroughputBand(f"{framework} profile on any chip, widened by any framework on {arch}",
                               int(fw["runs"]) + int(ar["runs"]), min(float(fw["ratio_p10"]), float(ar["ratio_p10"])),
                               float(fw["ratio_p50"]), max(float(fw["ratio_p90"]), float(ar["ratio_p90"])),
@@ -121,6 +121,12 @@ def band_for(framework, hardware) -> ThroughputBand | None:
     return replace(band, group=f"{band.group}; the built-ins' record, your {' and '.join(files)} is a file")
 
 
+def estimate_band(e) -> ThroughputBand | None:
+    """:func:`band_for` of an Estimate's framework profile and hardware; None for a layout predicted not to run
+    (its throughput is not a claim) or without a band file."""
+    return band_for(e.training.framework, e.hardware) if e.runs else None
+
+
 def band_text(band: ThroughputBand, per_device: float) -> str:
     """One line for people: the measured range for a prediction of ``per_device`` tokens/s per device and the
     runs it comes from, e.g. ``"7,379-10,317 per device (52 unseen public runs: megatron profile on hopper)"``."""
@@ -136,11 +142,13 @@ class OrderReliability:
     group of the measured H100 grid predicted leave-one-model-out (``grid``).
 
     Attributes:
-        gap_low, gap_high: the bin of predicted gaps, |ln(tokens/s ratio)| (``gap_high`` None: unbounded).
+        predicted_gap: the two predictions' gap it was looked up for, |ln(tokens/s ratio)|.
+        gap_low, gap_high: the bin of predicted gaps holding it (``gap_high`` None: unbounded).
         public_pairs, public_fraction_right: pairs in the bin and the share ordered as measured (0.5: a coin flip).
         grid_pairs, grid_fraction_right: the same on the measured grid.
     """
 
+    predicted_gap: float
     gap_low: float
     gap_high: float | None
     public_pairs: int
@@ -157,9 +165,9 @@ class OrderReliability:
                 f"{self.public_pairs:,} public held-out pairs and {self.grid_fraction_right:.0%} of {self.grid_pairs:,} "
                 "pairs of the measured H100 grid")
 
-    def to_dict(self, gap: float) -> dict:
-        """JSON form, with the predicted gap it was looked up for (|ln ratio|)."""
-        return {"predicted_gap": gap, "gap_low": self.gap_low, "gap_high": self.gap_high,
+    def to_dict(self) -> dict:
+        """JSON form (the fields)."""
+        return {"predicted_gap": self.predicted_gap, "gap_low": self.gap_low, "gap_high": self.gap_high,
                 "public_pairs": self.public_pairs, "public_fraction_right": self.public_fraction_right,
                 "grid_pairs": self.grid_pairs, "grid_fraction_right": self.grid_fraction_right}
 
@@ -175,7 +183,7 @@ def order_lookup(doc: dict, gap: float) -> OrderReliability | None:
     if pub is None or grid is None:
         return None
     high = None if grid["gap_high"] is None else float(grid["gap_high"])
-    return OrderReliability(float(grid["gap_low"]), high, int(pub["pairs"]), float(pub["fraction_right"]),
+    return OrderReliability(gap, float(grid["gap_low"]), high, int(pub["pairs"]), float(pub["fraction_right"]),
                             int(grid["pairs"]), float(grid["fraction_right"]))
 
 

@@ -762,13 +762,13 @@ def caveats(arch: str, cfg: Cfg) -> list[str]:
     tower of a multimodal model (only ``text_config`` is read), DeepSeek-V3 / GLM-4.5's multi-token-prediction
     modules (``num_nextn_predict_layers``: ``transformers`` builds none, so neither does the loader; ModelSpec
     ``mtp_modules`` prices them) and a ``quantization_config`` (the checkpoint's storage format, not the training
-    precision, which ``--precision`` sets)."""
+    precision, which ``--precision`` sets). Called after :func:`spec_fields`, so a multimodal config's
+    ``text_config`` is a mapping and the keys' types are checked (``loaders.check_hf_types``)."""
     out = []
     if arch in MULTIMODAL:
         out.append("text model only: the vision tower's weights are not counted")
-    text = cfg.get("text_config") if arch in MULTIMODAL and isinstance(cfg.get("text_config"), dict) else cfg
-    mtp = text.get("num_nextn_predict_layers")
-    if isinstance(mtp, int) and not isinstance(mtp, bool) and mtp > 0:
+    mtp = (cfg["text_config"] if arch in MULTIMODAL else cfg).get("num_nextn_predict_layers")
+    if mtp:
         out.append(f"num_nextn_predict_layers={mtp} is not counted (transformers builds no multi-token-prediction "
                    f"module); a model file with mtp_modules: {mtp} prices it (preset deepseek-v3-mtp)")
     if isinstance(cfg.get("quantization_config"), dict):

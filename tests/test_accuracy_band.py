@@ -147,22 +147,27 @@ def test_order_lookup_and_the_shipped_file():
             assert b["pairs"] > 0 and 0 <= b["fraction_right"] <= 1 and b["right"] <= b["pairs"]
     # 1,000 vs 1,040 tokens/s: gap ln 1.04 = 0.0392, the 0.025-0.05 bin
     o = order_reliability(1000.0, 1040.0)
-    assert (o.gap_low, o.gap_high) == (0.025, 0.05) and o == order_lookup(doc, math.log(1.04))
+    assert (o.gap_low, o.gap_high) == (0.025, 0.05) and o.predicted_gap == pytest.approx(0.0392207)
+    assert o == order_lookup(doc, o.predicted_gap)
     grid_bin = next(b for b in doc["grid"]["bins"] if b["gap_low"] == 0.025)
     assert (o.grid_pairs, o.grid_fraction_right) == (grid_bin["pairs"], grid_bin["fraction_right"])
     assert order_reliability(1000.0, 0.0) is None
 
 
 def test_plan_gives_runner_ups_their_order_reliability():
-    from shardplan.accuracy_band import order_reliability
+    from shardplan.accuracy_band import ORDER_FILE
+    doc = json.loads(ORDER_FILE.read_text())
     args = ["plan", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "16", "--seq-len", "8192",
             "--global-batch", "64", "--top", "3"]
     r = CliRunner().invoke(app, [*args, "--json"])
     plans = json.loads(r.stdout[r.stdout.index("{"):])["plans"]
     for p in plans[1:]:
-        gap = abs(math.log(plans[0]["tokens_per_s"] / p["tokens_per_s"]))
-        expected = order_reliability(plans[0]["tokens_per_s"], p["tokens_per_s"])
-        assert p["order_reliability"] == expected.to_dict(gap)
+        o, gap = p["order_reliability"], abs(math.log(plans[0]["tokens_per_s"] / p["tokens_per_s"]))
+        assert o["predicted_gap"] == pytest.approx(gap) and o["gap_low"] <= gap < o["gap_high"]
+        # the file's bins read directly: the one starting at the runner-up's gap_low in each set of pairs
+        grid = next(b for b in doc["grid"]["bins"] if b["gap_low"] == o["gap_low"])
+        public = next(b for b in doc["public"]["bins"] if b["gap_low"] == o["gap_low"])
+        assert (o["grid_pairs"], o["public_fraction_right"]) == (grid["pairs"], public["fraction_right"])
     assert "order_reliability" not in plans[0]
     assert "pairs of the measured H100 grid" in " ".join(CliRunner().invoke(app, args).stdout.split())
 

@@ -388,19 +388,13 @@ def unreleased_schedule_note(fw, schedules) -> str | None:
             f"{', '.join(fw.released_schedules)}" + (f" ({why})" if why else " (its profile's sources: released_schedules)"))
 
 
-def band_of(e):
-    """The held-out record of the estimate's framework profile on its chip architecture
-    (:func:`shardplan.accuracy_band.throughput_band`), or None."""
-    from shardplan.accuracy_band import band_for
-    return band_for(e.training.framework, e.hardware)
-
-
 def estimate_json(e) -> dict:
     """The JSON document of ``estimate --json``: :meth:`Estimate.to_dict`, the reasons of a negative result and the
     held-out throughput band per device (``throughput_band``, None without one; :mod:`shardplan.accuracy_band`)."""
-    band = band_of(e)
+    from shardplan.accuracy_band import estimate_band
+    band = estimate_band(e)
     return {**e.to_dict(), "negative_reasons": negative_reasons(e),
-            "throughput_band": band.to_dict(e.tokens_per_s / e.layout.n_devices) if band and e.runs else None}
+            "throughput_band": band.to_dict(e.tokens_per_s / e.layout.n_devices) if band else None}
 
 
 def _summary_table(e) -> Table:
@@ -411,9 +405,9 @@ def _summary_table(e) -> Table:
     head.add_row("tokens / step", f"{e.training.global_batch_tokens:,} ({_count(e.layout.microbatches, 'microbatch')})")
     head.add_row("step time", fmt_seconds(e.step_s))
     head.add_row("tokens / s", f"{e.tokens_per_s:,.0f} ({e.tokens_per_s / e.layout.n_devices:,.0f} per device)")
-    band = band_of(e)
-    if band and e.runs:
-        from shardplan.accuracy_band import band_text
+    from shardplan.accuracy_band import band_text, estimate_band
+    band = estimate_band(e)
+    if band:
         head.add_row("80% band", band_text(band, e.tokens_per_s / e.layout.n_devices))
     low = e.training.precision.compute_dtype if e.training.precision.quantized else None
     head.add_row("MFU / HFU" + (f" (of the {low} peak)" if low else ""), f"{e.mfu:.1%} / {e.hfu:.1%}"
@@ -623,12 +617,10 @@ def straddle_note(e) -> str | None:
             "inside one domain (too fast for those); a size that divides the domain avoids it")
 
 
-def model_note(e) -> str | None:
-    """What the model's config.json holds that its spec does not count (the vision tower of a multimodal model,
-    multi-token-prediction modules, a quantized checkpoint's format: :func:`shardplan.hf_config.caveats`), or None.
-    ``e``: an Estimate or a ModelSpec (``plan`` notes it before any layout is priced)."""
+def model_note(model) -> str | None:
+    """What a ModelSpec's config.json holds that its count leaves out (the vision tower of a multimodal model,
+    multi-token-prediction modules, a quantized checkpoint's format: :func:`shardplan.hf_config.caveats`), or None."""
     from shardplan.loaders import SOURCE_NOTE
-    model = getattr(e, "model", e)
     return f"model {model.name}: {model.source.split(SOURCE_NOTE, 1)[1]}" if SOURCE_NOTE in model.source else None
 
 
@@ -639,7 +631,7 @@ def print_estimate_notes(e) -> None:
     print_notes(e.layout)
     from shardplan.calibration import optimism_note
     scheduled = [e.parallel.schedule] if e.parallel.pp > 1 else []
-    for note in (model_note(e), optimism_note(e), routing_note(e), unreleased_schedule_note(e.training.framework, scheduled),
+    for note in (model_note(e.model), optimism_note(e), routing_note(e), unreleased_schedule_note(e.training.framework, scheduled),
                  attention_kernel_note(e), moe_overhead_note(e), layer_overhead_note(e), stall_note(e),
                  allocator_note(e), compile_note(e), eager_code_note(e), fp4_note(e), lazy_grads_note(e),
                  partial_node_note(e), serialized_gather_note(e), straddle_note(e)):

@@ -95,8 +95,7 @@ def search_pins(fix: list[str] | None, layout: dict[str, Any]) -> tuple[dict[str
 
 def _plan_json(res, best, rules: list[dict[str, Any]], show_infeasible: bool, objective: str = "throughput"
                ) -> dict[str, Any]:
-    from shardplan.accuracy_band import order_reliability
-    from shardplan.cli.estimate import band_of
+    from shardplan.accuracy_band import estimate_band, order_reliability
     from shardplan.explain import compare, describe
     plans = []
     for i, e in enumerate(res.plans):
@@ -104,11 +103,11 @@ def _plan_json(res, best, rules: list[dict[str, Any]], show_infeasible: bool, ob
         d["rank"] = i + 1
         d["explanation"] = describe(e) if i == 0 else compare(best, e, objective)
         if i == 0:
-            band = band_of(e)
+            band = estimate_band(e)
             d["throughput_band"] = band.to_dict(e.tokens_per_s / e.layout.n_devices) if band else None
         elif objective == "throughput":
             order = order_reliability(best.tokens_per_s, e.tokens_per_s)
-            d["order_reliability"] = order.to_dict(abs(math.log(best.tokens_per_s / e.tokens_per_s))) if order else None
+            d["order_reliability"] = order.to_dict() if order else None
         plans.append(d)
     out = {"plans": plans, "search": {"layouts": res.n_layouts, "invalid": res.n_invalid,
                                       "equivalent_not_shown": res.n_equivalent, "seconds": res.seconds},
@@ -142,7 +141,7 @@ def _plans_table(res, m, hw, tr, devices: int) -> Table:
 
 def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show_infeasible: bool,
                  objective: str = "throughput") -> None:
-    from shardplan.cli.estimate import band_of
+    from shardplan.accuracy_band import band_text, estimate_band
     from shardplan.explain import compare, describe
     if res.plans:
         console.print(_plans_table(res, m, hw, tr, devices))
@@ -159,9 +158,8 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
                      compile_note(best), serialized_gather_note(best), straddle_note(best)):
             if note:
                 console.print(f"[yellow]note (#1):[/] {escape(note)}", highlight=False, soft_wrap=True)
-        band = band_of(best)
+        band = estimate_band(best)
         if band:
-            from shardplan.accuracy_band import band_text
             console.print(f"#1's 80% band: {escape(band_text(band, best.tokens_per_s / devices))}; docs/accuracy.md",
                           highlight=False)
     if rules:
@@ -260,8 +258,9 @@ def _input_notes(m, tr, hardware, framework, precision) -> None:
     from shardplan.cli.estimate import model_note
     framework_note(hardware, framework, tr.framework)
     precision_note(precision, tr.framework)
-    if model_note(m):
-        err_console.print(f"[yellow]note:[/] {escape(model_note(m))}", highlight=False, soft_wrap=True)
+    note = model_note(m)
+    if note:
+        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
 
 
 def _note_unreleased(framework, schedules: list[str]) -> None:

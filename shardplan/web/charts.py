@@ -84,10 +84,10 @@ def headline(e: Estimate) -> list[Headline]:
     ``hfu``, ``memory_bytes.total``, ``fits``, ``bound``), plus ``failure`` when the layout is
     predicted to fail for a reason other than memory.
     """
-    from shardplan.accuracy_band import band_for, band_text
+    from shardplan.accuracy_band import band_text, estimate_band
     from shardplan.explain import headroom  # bytes below the fit limit (negative: does not fit)
     mem = e.memory.total
-    band = band_for(e.training.framework, e.hardware) if e.runs else None
+    band = estimate_band(e)
     per_device = e.tokens_per_s / e.layout.n_devices
     low, high = band.measured_range(per_device) if band else (0.0, 0.0)
     return [
