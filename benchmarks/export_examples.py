@@ -12,6 +12,7 @@ import argparse
 import re
 from pathlib import Path
 
+from shardplan.cli.export import TARGET_PROFILES
 from shardplan.cost.step import estimate
 from shardplan.export import EXPORTERS, export_text, reproduce_command
 from shardplan.inputs import build_inputs
@@ -47,6 +48,8 @@ def example(name: str) -> str:
     """The Markdown section of one framework: what the plan is, the command, the file."""
     why, inputs = EXAMPLES[name]
     kw = dict(inputs)
+    # priced as `shardplan export --to NAME` prices it: the target framework's own profile unless one is given
+    kw.setdefault("framework", TARGET_PROFILES.get(name))
     n = kw.pop("devices")
     m, hw, tr, pc = build_inputs(hardware="h100-sxm", devices=n, global_batch_tokens=None, **kw)
     e = estimate(m, hw, tr, pc, n)

@@ -80,8 +80,8 @@ def test_plan_export_reaches_a_layout_the_framework_expresses_far_down_the_ranki
     # fresh clone 22: under the Megatron-LM ranking the first layout nanotron can write (ZeRO <= 1, no cp) ranks in
     # the hundreds; the deeper ranking (2,000 plans) reaches it instead of refusing with "none of the 195"
     out = tmp_path / "best.yaml"
-    r = _run("plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", 8, "-s", 8192, "-b", 64, "--export", "nanotron",
-             "-o", out)
+    r = _run("plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", 8, "-s", 8192, "-b", 64, "--framework", "megatron",
+             "--export", "nanotron", "-o", out)  # the Megatron-LM ranking, as given
     assert r.exit_code == 0, r.output
     # (now the longer ranking keeps the options the search prunes as dominated, and the ZeRO-1 twin of a ZeRO-2
     # plan comes early in it)

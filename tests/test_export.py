@@ -254,7 +254,8 @@ def test_cli_export_import_estimate_round_trip(tmp_path):
 def test_cli_refusal_exits_2_without_traceback(tmp_path):
     r = runner.invoke(app, ["export", "--to", "deepspeed", *BASE, *LLAMA_FLAGS, "-o", str(tmp_path / "ds.json")])
     assert r.exit_code == 2 and "Traceback" not in r.output
-    assert "DeepSpeed cannot express this plan" in r.output
+    # priced with the deepspeed profile (export's default for --to deepspeed), which has no cp
+    assert "DeepSpeed cannot run this layout as its profile prices it" in r.output and "cp=2" in r.output
     assert not (tmp_path / "ds.json").exists()
 
 
@@ -603,8 +604,9 @@ def test_plan_export_writes_the_best_plan_the_framework_expresses(tmp_path):
     # the 8B winner on 8 GPUs at seq 8192 uses cp=2 with ZeRO-2, which MaxText cannot state: the next ranked plan
     # MaxText expresses is written, with a note; with cp pinned to 2 nanotron (no cp) expresses none of the ranking:
     # exit 2, naming --framework nanotron, which ranks only what nanotron runs
+    # (ranked under the megatron profile, as given; without --framework the target's own profile ranks, below)
     args = ["plan", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "8", "--seq-len", "8192",
-            "--global-batch", "64", "--json"]
+            "--global-batch", "64", "--json", "--framework", "megatron"]
     out = tmp_path / "maxtext.yml"
     r = runner.invoke(app, [*args, "--export", "maxtext", "-o", str(out)])
     assert r.exit_code == 0, r.output
@@ -616,6 +618,13 @@ def test_plan_export_writes_the_best_plan_the_framework_expresses(tmp_path):
     assert "the best plan cannot be written" in r.output
     r = runner.invoke(app, [*args, "--cp", "2", "--export", "nanotron", "-o", str(tmp_path / "n.yaml")])
     assert r.exit_code == 2 and "rank with --framework nanotron" in r.output and not (tmp_path / "n.yaml").exists()
+    # without --framework, --export maxtext ranks with the maxtext profile: its #1 is a plan MaxText writes
+    r = runner.invoke(app, [*args[:-2], "--export", "maxtext", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    written = import_config("maxtext", out.read_text()).parallel.model_dump(mode="json")
+    first = json.loads(r.stdout)["plans"][0]["parallel"]
+    assert {k: written[k] for k in keys} == {k: first[k] for k in keys}
+    assert "--export maxtext ranks and prices with the maxtext framework profile" in " ".join(r.output.split())
 
 
 def test_megatron_round_trips_recompute_modules():
@@ -634,8 +643,9 @@ def test_megatron_round_trips_activation_offloading():
             "--cpu-offloading --cpu-offloading-num-layers 92")
     p = exporter("megatron").read(text).parallel
     assert (p.offload_activation_layers, p.zero_stage, p.tp) == (92, 3, 2)
-    # without --cpu-offloading the layer count does nothing (Megatron reads it only with the switch on)
-    assert exporter("megatron").read(text.replace("--cpu-offloading ", "")).parallel.offload_activation_layers == 0
+    # Megatron-LM arguments.py at 000c4ac has no --cpu-offloading switch: validate_args turns offloading on when
+    # --cpu-offloading-num-layers is above 0, so the count alone is read the same (an older release's switch too)
+    assert exporter("megatron").read(text.replace("--cpu-offloading ", "")).parallel.offload_activation_layers == 92
     # what Megatron-core refuses is refused at import (transformer_config.py): N >= num_layers, pp > 1, recompute
     base = "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --cpu-offloading --cpu-offloading-num-layers 32 "
     for extra, field in (("--num-layers 32", "offload_activation_layers"), ("--pipeline-model-parallel-size 2", "pp"),
@@ -747,6 +757,7 @@ def test_megatron_launch_line_uses_the_hosts_gpu_count(tmp_path):
     assert r.exit_code == 0, r.output
     assert "torchrun --nnodes 32 --nproc-per-node 4 " in out.read_text()
     assert "--cpu-offloading-num-layers 92" in out.read_text()
+    assert "--cpu-offloading " not in out.read_text()  # not a flag at 000c4ac: parse_args would refuse it
 
 
 def test_export_refuses_an_inexpressible_precision_before_judging_the_fit():
@@ -767,7 +778,8 @@ def test_megatron_writes_dropout_both_ways_and_others_refuse_it():
     assert r.exit_code == 0 and "--attention-dropout 0.0" in r.stdout and "--hidden-dropout 0.0" in r.stdout
     r = CliRunner().invoke(app, [*base, "--to", "megatron", "--dropout"])
     assert r.exit_code == 0 and "--attention-dropout 0.1" in r.stdout and "--hidden-dropout 0.1" in r.stdout
-    r = CliRunner().invoke(app, [*base, "--to", "torchtitan", "--dropout"])
+    # torchtitan's FSDP2 has no ZeRO-1 (its profile refuses it first): ZeRO-3 reaches the dropout check
+    r = CliRunner().invoke(app, [*base[:-1], "3", "--to", "torchtitan", "--dropout"])
     assert r.exit_code == 2 and "torchtitan cannot express dropout" in r.output and "Megatron-LM writes it" in r.output
 
 
@@ -811,7 +823,8 @@ def test_combined_1f1b_is_written_by_megatron_only_and_read_back(tmp_path):
     assert "--overlap-moe-expert-parallel-comm" in out.read_text().split()
     back = runner.invoke(app, ["import", str(out), "--from", "megatron"])
     assert back.exit_code == 0 and json.loads(back.stdout)["parallel"]["moe_a2a_overlap"] is True
-    r = runner.invoke(app, [*base, "--to", "torchtitan"])
+    # ZeRO-3 (torchtitan's profile has no ZeRO-1) reaches the exporter's check of the overlap
+    r = runner.invoke(app, [*base[:-2], "3", "--moe-a2a-overlap", "--to", "torchtitan"])
     assert r.exit_code == 2 and "moe_a2a_overlap" in r.output
 
 
@@ -823,6 +836,8 @@ def test_import_checks_devices_and_dispatcher_for_every_format(tmp_path):
         f = tmp_path / f"c.{suffix}"
         # FSDP2 has no ZeRO-1; MaxText's default fp32 weights (fp32-params) do not fit unsharded beside ZeRO-1
         zero = ["--zero-stage", "3"] if to in ("torchtitan", "maxtext") else []
+        # priced with the nanotron profile (eager fp32 loss, fp32 gradient buffer): 86 GiB without recompute
+        zero += ["--recompute", "full"] if to == "nanotron" else []
         assert runner.invoke(app, [*base, *zero, "--to", to, "-o", str(f)]).exit_code == 0
         r = runner.invoke(app, ["import", str(f), "--from", to, "--devices", "3"])
         assert r.exit_code == 2 and "--devices 3 disagrees" in r.output and "16" in r.output, (to, r.output)
@@ -1248,7 +1263,7 @@ def test_torchtitan_refuses_ddp_with_context_parallelism():
     # data_parallel_shard_degree 1: exporting a ZeRO-0 layout would run another job than the one priced
     args = ["export", "-m", "llama-3-8b", "-H", "b200", "-n", "64", "-s", "4096", "-b", "256", "--cp", "2",
             "--zero-stage", "0", "--to", "torchtitan", "-o", "/dev/null"]
-    r = CliRunner().invoke(app, args)  # priced with the megatron profile: the exporter refuses it
+    r = CliRunner().invoke(app, args + ["--framework", "megatron"])  # priced by megatron: the exporter refuses it
     out = " ".join(r.output.split())
     assert r.exit_code == 2 and "zero_stage=0 with cp=2" in out and "[checked: of the exporters" in out, r.output
     # the torchtitan profile refuses the layout itself (its FSDP shards over dp_shard x cp: ZeRO-2/3)
@@ -1556,7 +1571,8 @@ def test_plan_export_reaches_a_layout_the_search_prunes_as_dominated(tmp_path):
     # (predicted as fast as its ZeRO-2 twin) is written instead of "none of the best ranked plans"
     out = tmp_path / "n.yaml"
     r = runner.invoke(app, ["plan", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "16", "--seq-len",
-                            "4096", "--global-batch", "64", "--export", "nanotron", "-o", str(out)])
+                            "4096", "--global-batch", "64", "--framework", "megatron", "--export", "nanotron",
+                            "-o", str(out)])  # ranked as megatron runs it (without --framework: nanotron's ranking)
     assert r.exit_code == 0, r.output
     p = import_config("nanotron", out.read_text()).parallel
     assert p.zero_stage <= 1 and p.dp * p.tp * p.pp == 16
@@ -1816,3 +1832,68 @@ def test_megatron_optimizer_offload_is_written_with_the_precision_aware_optimize
     assert r.stdout.count("--optimizer-cpu-offload") == 1 and r.stdout.count("--use-precision-aware-optimizer") == 1
     r = runner.invoke(app, [*base, "--zero-stage", "0"])
     assert r.exit_code == 2 and "precision-aware optimizer" in r.output and "Megatron-LM at zero_stage=1" in r.output
+
+
+# ---- export prices the config as its target framework runs it (an audit against the frameworks' sources) -------
+
+_NT = ["-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64", "--zero-stage", "1"]
+
+
+def test_export_prices_with_the_target_frameworks_profile():
+    # --to nanotron without --framework: the header's step time is the nanotron profile's, equal to estimate's
+    # with --framework nanotron (an independent computation of the same layout), and the header says which profile
+    r = runner.invoke(app, ["export", "--to", "nanotron", *_NT, "--recompute", "full"])
+    assert r.exit_code == 0, r.output
+    step = float(re.search(r"predicted step time \(nanotron profile\): ([0-9.]+) s", r.stdout).group(1))
+    est = runner.invoke(app, ["estimate", *_NT, "--recompute", "full", "--framework", "nanotron", "--json"])
+    assert abs(step - json.loads(est.stdout)["time_s"]["step"]) < 0.0005
+    assert "prices with the nanotron framework profile" in r.output
+    # the same layout without recompute does not fit under nanotron's eager fp32 loss and fp32 gradient buffer
+    # (86 GiB of the 67.2 GiB it can use), though the megatron profile fits it: no file, exit 1
+    assert runner.invoke(app, ["export", "--to", "nanotron", *_NT]).exit_code == 1
+    assert runner.invoke(app, ["export", "--to", "nanotron", *_NT, "--framework", "megatron"]).exit_code == 0
+    # a layout the target's profile cannot run is refused as bad input, naming the framework and the field
+    r = runner.invoke(app, ["export", "--to", "torchtitan", *_NT])
+    assert r.exit_code == 2 and "torchtitan cannot run this layout" in r.output and "zero_stage=1" in r.output
+
+
+def test_nanotron_writes_the_priced_gradient_buffer():
+    # OptimizerArgs.accumulate_grad_in_fp32 (nanotron config.py) has no default: fp32 under the nanotron profile
+    # (grad_buffer_bytes 4), the precision's bf16 buffer under megatron with bf16-mixed (2 B)
+    def opt(*extra):
+        r = runner.invoke(app, ["export", "--to", "nanotron", *_NT, "--recompute", "full", *extra])
+        assert r.exit_code == 0, r.output
+        return yaml.safe_load(r.stdout)["optimizer"]
+    assert opt() == {"zero_stage": 1, "accumulate_grad_in_fp32": True}
+    assert opt("--framework", "megatron", "--precision", "bf16-mixed")["accumulate_grad_in_fp32"] is False
+    # read back: false is noted (the nanotron profile prices its fp32 buffer), a string is refused
+    text = runner.invoke(app, ["export", "--to", "nanotron", *_NT, "--recompute", "full"]).stdout
+    imported = import_config("nanotron", text.replace("accumulate_grad_in_fp32: true",
+                                                      "accumulate_grad_in_fp32: false"))
+    assert any("accumulate_grad_in_fp32=false" in n for n in imported.notes)
+    with pytest.raises(ConfigError, match="accumulate_grad_in_fp32='no'"):
+        import_config("nanotron", text.replace("accumulate_grad_in_fp32: true", "accumulate_grad_in_fp32: 'no'"))
+
+
+def test_megatron_refuses_fp8_param_gather_without_the_distributed_optimizer():
+    # arguments.py validate_args: "--fp8-param-gather only supported with distributed optimizer, torch fsdp2,
+    # megatron fsdp, or inference mode" -> ZeRO-0 with fp8 primary weights is refused; ZeRO-1 writes both flags
+    base = ["export", "--to", "megatron", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "64", "-s", "8192", "-b", "256",
+            "--tp", "2", "--precision", "fp8-params"]
+    r = runner.invoke(app, [*base, "--zero-stage", "0"])
+    assert r.exit_code == 2 and "fp8-params" in r.output and "zero_stage=0" in r.output
+    r = runner.invoke(app, [*base, "--zero-stage", "1"])
+    assert r.exit_code == 0 and {"--fp8-param-gather", "--use-distributed-optimizer"} <= set(r.stdout.split())
+
+
+def test_torchtitan_writes_expert_tensor_parallel_degree_only_for_moe():
+    # expert_tensor_parallel_degree is a key of later torchtitan releases than job_config.py at 000204a: a dense
+    # model's config leaves it out, so it runs on either; an MoE config with ep > 1 writes it
+    dense = runner.invoke(app, ["export", "--to", "torchtitan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s",
+                                "4096", "-b", "64", "--zero-stage", "3"])
+    assert dense.exit_code == 0, dense.output
+    assert "expert_tensor_parallel_degree" not in tomllib.loads(dense.stdout)["parallelism"]
+    moe = runner.invoke(app, ["export", "--to", "torchtitan", "-m", "qwen3-30b-a3b", "-H", "h100-sxm", "-n", "16", "-s",
+                              "4096", "-b", "64", "--zero-stage", "3", "--ep", "8"])
+    assert moe.exit_code == 0, moe.output
+    assert tomllib.loads(moe.stdout)["parallelism"]["expert_tensor_parallel_degree"] == 1

@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
+from shardplan.errors import ConfigError
 from shardplan.cli.common import (check_output_path, AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, HardwareOpt,
                                   ModelOpt, MoeCapOpt, MoeImbOpt, MoeRoutingOpt, OptimizerDtypeOpt, PlanOpt,
                                   PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors,
@@ -97,25 +98,23 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
     if output is not None and str(output) == "-":  # the usual spelling of stdout
         output = None
     check_output_path("-o/--output", output)  # bad input first, before the estimate
-    typed = framework  # the reproduce line names what was typed: the maxtext default below applies again
-    if exporter(to).name == "maxtext" and framework is None and plan is None:
-        # a MaxText config is priced as MaxText runs it (the maxtext profile: its default fp32 weights, gathers in
-        # the compute dtype), not with the PyTorch GPU default; a hardware file's own framework still wins below
-        from shardplan.cli.common import err_console
-        from shardplan.loaders import hardware_framework
-        if hardware_framework(hardware) is None:
-            framework = "maxtext"
-            err_console.print("[yellow]note:[/] --to maxtext prices with the maxtext framework profile (precision "
-                              "fp32-params unless --precision: MaxText's default weight_dtype float32); --framework "
-                              "chooses another", highlight=False, soft_wrap=True)
+    typed = framework  # the reproduce line names what was typed: the target's default below applies again
+    if framework is None and plan is None:
+        framework = target_profile(exporter(to).name, hardware)
     if framework is None and plan is None:
         layout = target_layout_defaults(exporter(to).name, layout, seq_len)
-    e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
-                             global_batch=global_batch, global_batch_tokens=global_batch_tokens, precision=precision,
-                             attention=attention, framework=framework, dropout=dropout,
-                             optimizer_dtype=optimizer_dtype, moe_capacity_factor=moe_capacity_factor,
-                             moe_imbalance=moe_imbalance, moe_routing=moe_routing, scale_up_size=scale_up_size,
-                             plan=plan), layout)
+    try:
+        e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
+                                 global_batch=global_batch, global_batch_tokens=global_batch_tokens,
+                                 precision=precision, attention=attention, framework=framework, dropout=dropout,
+                                 optimizer_dtype=optimizer_dtype, moe_capacity_factor=moe_capacity_factor,
+                                 moe_imbalance=moe_imbalance, moe_routing=moe_routing, scale_up_size=scale_up_size,
+                                 plan=plan), layout)
+    except ConfigError as err:
+        if typed is not None or framework is None or plan is not None:
+            raise
+        raise ConfigError(f"{exporter(to).title} cannot run this layout as its profile prices it: {err}", field=err.field,
+                          value=err.value, legal=err.legal) from None
     from shardplan.cli.estimate import print_estimate_notes
     print_estimate_notes(e)
     # bad input first (exit 2: a layout or precision the framework cannot express), then the negative
@@ -124,6 +123,29 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
                                                    scale_up_size=scale_up_size))
     raise_if_negative(e, "not exported: ")
     emit_export(name, text, output)
+
+
+#: the framework profile an export target's config is priced with when neither --framework, a plan nor a hardware
+#: file's framework section says otherwise: the header's numbers are then those of the program that config runs
+#: (the same framework's profile; torchtitan's eager one, as the config compiles nothing unless priced compiled).
+#: EasyDeL has no profile of its own and keeps the default (megatron) pricing with its layout defaults.
+TARGET_PROFILES = {"maxtext": "maxtext", "torchtitan": "torchtitan", "deepspeed": "deepspeed", "nanotron": "nanotron"}
+_TARGET_NOTES = {"maxtext": " (precision fp32-params unless --precision: MaxText's default weight_dtype float32)"}
+
+
+def target_profile(name: str, hardware: str, flag: str = "--to") -> str | None:
+    """The profile ``export --to NAME`` prices with (``plan --export NAME``: ranks with; ``flag`` names the option in the
+    note) when ``--framework`` is not given (:data:`TARGET_PROFILES`), with a note on stderr; None for a target without one (megatron: the default profile anyway; easydel) or when the
+    hardware file has its own framework section (a calibrated cluster file's fitted values win)."""
+    from shardplan.loaders import hardware_framework
+    profile = TARGET_PROFILES.get(name)
+    if profile is None or hardware_framework(hardware) is not None:
+        return None
+    what = "prices" if flag == "--to" else "ranks and prices"
+    err_console.print(f"[yellow]note:[/] {flag} {name} {what} with the {profile} framework profile"
+                      f"{_TARGET_NOTES.get(name, '')}, so the header's numbers are that framework's; --framework "
+                      "chooses another", highlight=False, soft_wrap=True)
+    return profile
 
 
 #: the layout fields EasyDeL's runs take unless given: its default sharding_axis_dims (1, -1, 1, 1, 1) shards

@@ -235,6 +235,19 @@ def _longer_ranking(shown: list, *args, **kwargs) -> list:
     return [e for e in search(*args, exhaustive=True, **kwargs).plans if e.parallel.short() not in tried]
 
 
+def _export_profile(export: Optional[str], framework: Optional[str], hardware: str) -> Optional[str]:
+    """``plan --export NAME`` without ``--framework``: rank with NAME's own profile, as ``export --to NAME`` prices
+    (:func:`shardplan.cli.export.target_profile`, with its note); otherwise ``framework`` as given.
+
+    Raises:
+        ConfigError: an unknown export framework (exit code 2)."""
+    if export is None or framework is not None:
+        return framework
+    from shardplan.cli.export import target_profile
+    from shardplan.export import exporter
+    return target_profile(exporter(export, "export").name, hardware, "--export")
+
+
 def _check_export_request(export: str, output: Optional[Path], training, moe: bool = True) -> None:
     """``plan --export``'s bad input, before the search: an unknown framework, a precision or optimizer
     state it does not write, no -o file, or one that cannot be written.
@@ -294,6 +307,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
     from shardplan.inputs import build_inputs
     from shardplan.search import search
 
+    framework = _export_profile(export, framework, hardware)
     m, hw, tr, _ = build_inputs(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
                                 global_batch=global_batch, global_batch_tokens=global_batch_tokens,
                                 precision=precision, attention=attention, framework=framework, dropout=dropout,

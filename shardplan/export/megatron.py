@@ -39,9 +39,11 @@ full, ``--recompute-method block --recompute-num-layers N`` with recompute_layer
 layers is recompute_layers N, uniform recomputes every layer; recompute_modules -> ``--recompute-modules``); ``--micro-batch-size``, ``--global-batch-size``,
 ``--seq-length``;
 overlap_grad_reduce -> ``--overlap-grad-reduce``; tp_overlap -> ``--tp-comm-overlap``;
-offload_optimizer -> ``--optimizer-cpu-offload``; offload_activation_layers -> ``--cpu-offloading
---cpu-offloading-num-layers``; offload_modules -> ``--fine-grained-activation-offloading --offload-modules``
-(``--offload-modules`` without the switch is ignored on import, as Megatron-LM ignores it). dp is implied: world size / (tp pp cp), the world size
+offload_optimizer -> ``--optimizer-cpu-offload``; offload_activation_layers -> ``--cpu-offloading-num-layers``
+(the only flag at 000c4ac: validate_args turns ``cpu_offloading`` on when it is above 0; an older release's
+``--cpu-offloading`` switch is still read on import); offload_modules -> ``--fine-grained-activation-offloading
+--offload-modules`` (flags of Megatron-LM releases after 000c4ac, whose arguments.py does not define them; the file's
+header says so; ``--offload-modules`` without the switch is ignored on import, as Megatron-LM ignores it). dp is implied: world size / (tp pp cp), the world size
 from the ``torchrun --nnodes --nproc-per-node`` line. No GPipe or ZB-H1 schedule (Megatron-LM runs
 1F1B or interleaved 1F1B). Import reads a negative ``--moe-expert-capacity-factor`` as dropless, as Megatron-core's
 ``TransformerConfig.__post_init__`` does (NVIDIA/Megatron-LM ``megatron/core/transformer/transformer_config.py``), and
@@ -193,7 +195,9 @@ def _dp_args(ctx: ExportContext) -> list[str]:
                          "or 3)", "Megatron-LM at zero_stage=1")
         args += ["--optimizer-cpu-offload", "--use-precision-aware-optimizer"]
     if p.offload_activation_layers:
-        args += ["--cpu-offloading", "--cpu-offloading-num-layers", str(p.offload_activation_layers)]
+        # arguments.py (000c4ac) defines --cpu-offloading-num-layers only; validate_args sets cpu_offloading = True
+        # when it is above 0 (a --cpu-offloading switch, older releases', is an unknown argument there)
+        args += ["--cpu-offloading-num-layers", str(p.offload_activation_layers)]
     if p.offload_modules:
         args += ["--fine-grained-activation-offloading", "--offload-modules", *p.offload_modules]
     return args
@@ -282,6 +286,11 @@ def megatron_args(ctx: ExportContext) -> list[str]:
                          "no other exporter")
         aware = [] if p.offload_optimizer else ["--use-precision-aware-optimizer"]  # written with the offload then
         args += [*aware, "--exp-avg-dtype", "bf16", "--exp-avg-sq-dtype", "bf16"]
+    if tr.precision.name == "fp8-params" and p.zero_stage == 0:
+        # arguments.py (000c4ac) validate_args: "--fp8-param-gather only supported with distributed optimizer, torch
+        # fsdp2, megatron fsdp, or inference mode"
+        raise refuse("Megatron-LM", "precision='fp8-params' with zero_stage=0 (its --fp8-param-gather runs only with "
+                     "the distributed optimizer or Megatron-FSDP: zero_stage 1, 2 or 3)", "Megatron-LM at zero_stage=1")
     return args + PRECISION_FLAGS.get(tr.precision.name, [])
 
 
@@ -311,7 +320,10 @@ def write(ctx: ExportContext) -> str:
     elif ctx.p.tp > 1 or ctx.p.cp > 1:  # as Megatron-LM's example scripts (examples/gpt3/train_gpt3_175b_distributed.sh):
         # one hardware queue keeps the tp / cp collectives ahead of the compute they overlap
         env = "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"
-    return "#!/usr/bin/env bash\n" + comment_block(ctx, EXPORTER) + env + body + launch
+    extra = ([f"--fine-grained-activation-offloading / --offload-modules: flags of Megatron-LM releases after the "
+              f"{SOURCE.split('(')[-1].rstrip(')')} this file's other flags are read from (not defined there)"]
+             if ctx.p.offload_modules else [])
+    return "#!/usr/bin/env bash\n" + comment_block(ctx, EXPORTER, extra) + env + body + launch
 
 
 class _Parser(argparse.ArgumentParser):
@@ -640,8 +652,8 @@ def read(text: str, devices: int | None = None) -> Imported:
     Raises:
         ConfigError: no device count, or degrees that do not divide it; activation offloading that
             Megatron-core refuses (:func:`shardplan.parallel.check_activation_offload`: with pp > 1, with
-            recompute, or of ``--num-layers`` layers or more). ``--cpu-offloading-num-layers`` without
-            ``--cpu-offloading`` is ignored, as Megatron-LM ignores it.
+            recompute, or of ``--num-layers`` layers or more). ``--cpu-offloading-num-layers N`` alone turns
+            offloading on (validate_args at 000c4ac), with or without an older release's ``--cpu-offloading``.
     """
     a, n = _parse(text, devices)
     if n is None:
@@ -672,7 +684,7 @@ def read(text: str, devices: int | None = None) -> Imported:
                   microbatch_size=a.micro_batch_size or 1, overlap_grad_reduce=a.overlap_grad_reduce,
                   tp_overlap=a.tp_comm_overlap and tp > 1, offload_optimizer=a.optimizer_cpu_offload,
                   moe_a2a_overlap=a.overlap_moe_expert_parallel_comm,
-                  offload_activation_layers=(a.cpu_offloading_num_layers or 0) if a.cpu_offloading else 0,
+                  offload_activation_layers=a.cpu_offloading_num_layers or 0,
                   offload_modules=(tuple(a.offload_modules) if a.fine_grained_activation_offloading
                                    and a.offload_modules else None),
                   dp_shard=shard if zero else None,

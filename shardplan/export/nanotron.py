@@ -1,4 +1,4 @@
-"""nanotron YAML config (``parallelism``, ``tokens`` and ``optimizer.zero_stage`` blocks).
+"""nanotron YAML config (``parallelism``, ``tokens`` and ``optimizer`` zero_stage / accumulate_grad_in_fp32 blocks).
 
 Sources read (huggingface/nanotron):
 
@@ -11,6 +11,8 @@ Sources read (huggingface/nanotron):
   "afab" (AllForwardAllBackwardPipelineEngine) or "1f1b" (OneForwardOneBackwardPipelineEngine).
 * ``src/nanotron/config/config.py`` (commit 00708b8): ``TokensArgs`` (sequence_length, train_steps,
   micro_batch_size, batch_accumulation_per_replica, ...), ``OptimizerArgs.zero_stage: int``,
+  ``OptimizerArgs.accumulate_grad_in_fp32: bool`` (no default; written as the plan's gradient buffer, fp32 under
+  the nanotron profile, so a merged config cannot keep another),
   ``Config.global_batch_size = micro_batch_size * batch_accumulation_per_replica * parallelism.dp``;
   configs are read with dacite ``strict=True``, so these blocks are merged into a full config
   (general, model, optimizer's other fields, data_stages... stay the user's).
@@ -69,7 +71,7 @@ def _check(ctx: ExportContext) -> None:
 
 
 def nanotron_config(ctx: ExportContext) -> dict:
-    """The nanotron blocks of a plan: parallelism, tokens, optimizer.zero_stage.
+    """The nanotron blocks of a plan: parallelism, tokens, optimizer (zero_stage, accumulate_grad_in_fp32).
 
     Raises:
         ConfigError: see the module docstring.
@@ -82,7 +84,10 @@ def nanotron_config(ctx: ExportContext) -> dict:
     return {"parallelism": par,
             "tokens": {"sequence_length": tr.seq_len, "micro_batch_size": p.microbatch_size,
                        "batch_accumulation_per_replica": ctx.layout.microbatches},
-            "optimizer": {"zero_stage": p.zero_stage}}
+            "optimizer": {"zero_stage": p.zero_stage,
+                          # the gradient buffer the plan is priced with: fp32 (the nanotron profile's, as its H100
+                          # grid ran) or the precision's bf16; OptimizerArgs.accumulate_grad_in_fp32 has no default
+                          "accumulate_grad_in_fp32": tr.precision.grad_bytes >= 4}}
 
 
 def write(ctx: ExportContext) -> str:
@@ -128,6 +133,9 @@ def read(text: str, devices: int | None = None) -> Imported:
     zero = 1 if stage > 0 else 0  # helpers.py: any stage > 0 is ZeroDistributedOptimizer
     notes = ((f"optimizer.zero_stage={stage}: nanotron runs its ZeRO-1 optimizer for every stage above 0 "
               "(ZeroDistributedOptimizer); read as zero_stage=1",) if stage > 1 else ())
+    if not flag(opt, "accumulate_grad_in_fp32", "nanotron", default=True, where="optimizer."):
+        notes += ("optimizer.accumulate_grad_in_fp32=false: the nanotron profile prices the fp32 gradient buffer its "
+                  "measured grid ran (4 B per parameter); a bf16 buffer holds 2 B less per parameter, not priced",)
     mode = str(par.get("tp_mode", "ALL_REDUCE")).upper()
     if mode not in ("ALL_REDUCE", "REDUCE_SCATTER"):  # TensorParallelLinearMode[value.upper()]
         raise ConfigError(f"nanotron tp_mode={par.get('tp_mode')!r}; legal: ALL_REDUCE, REDUCE_SCATTER", field="tp_mode",

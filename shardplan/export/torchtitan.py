@@ -7,7 +7,9 @@ pipeline_parallel_schedule, pipeline_parallel_layers_per_stage, pipeline_paralle
 pipeline_parallel_last_stage_less_layers (default 1: the embedding and the LM head count as a layer each when
 the stages are cut; written as 0 for the planner's even split, and as the weights that reproduce its uneven split,
 :func:`titan_stage_layers` and :func:`rank_layers`), pipeline_parallel_microbatch_size,
-context_parallel_degree, expert_parallel_degree (+ expert_tensor_parallel_degree, added later in 2025);
+context_parallel_degree, expert_parallel_degree (+ expert_tensor_parallel_degree, added later in 2025: written only
+with ep > 1, so a dense model's config runs on releases without it; the first / last stage weights need commit
+6404b93 or later, where they appeared);
 ``[activation_checkpoint]`` mode / selective_ac_option; ``[training]`` local_batch_size,
 global_batch_size, seq_len; ``[compile]`` enable / components (written for a plan priced with the
 ``torchtitan-compile`` profile; read back as that profile, as is the older ``[training] compile``). Schedule names: ``torch.distributed.pipelining`` (GPipe, 1F1B, Interleaved1F1B).
@@ -33,7 +35,9 @@ from shardplan.export.base import (ExportContext, Exporter, Imported, check_unex
                                    section, whole)
 from shardplan.limits import MAX_SEQ_LEN
 
-SOURCE = "torchtitan torchtitan/config/job_config.py (2025, commit 000204a) + torch.distributed.pipelining"
+SOURCE = ("torchtitan torchtitan/config/job_config.py (2025, commit 000204a; pipeline_parallel_first/last_stage_less_layers "
+          "from commit 6404b93, expert_tensor_parallel_degree and [compile] from later 2025 releases) + "
+          "torch.distributed.pipelining")
 #: the profile of torchtitan with torch.compile (``[compile] enable = true``, components model and loss; before mid-2025
 #: ``[training] compile = true``), which export writes and import reads
 COMPILED_PROFILE = "torchtitan-compile"
@@ -80,7 +84,9 @@ def _parallelism(ctx: ExportContext) -> dict:
            "fsdp_reshard_after_forward": {2: "never", 3: "always"}.get(p.zero_stage, "default"),
            "tensor_parallel_degree": p.tp, "enable_async_tensor_parallel": p.tp_overlap,
            "pipeline_parallel_degree": p.pp, "context_parallel_degree": p.cp,
-           "expert_parallel_degree": p.ep, "expert_tensor_parallel_degree": p.expert_tp if p.ep > 1 else 1}
+           "expert_parallel_degree": p.ep}
+    if p.ep > 1:  # a key of later 2025 releases (job_config.py at 000204a / 6404b93 has none): written only for MoE
+        par["expert_tensor_parallel_degree"] = p.expert_tp
     if p.pp > 1:
         cut = _uneven_cut(ctx)
         if cut is not None:  # the planner's uneven split, cut by torchtitan's weighted generator
