@@ -3227,3 +3227,64 @@ SCOUT27_FLOAT8_BLOG = (
 )
 
 SCOUTED_2026_12AA = SCOUT27_DGXC + SCOUT27_FLOAT8_BLOG
+
+#: Twenty-eighth scouting pass (2026-12, never fitted on; SCOUTED_2026_12AB): XTuner's DeepSpeed ZeRO-3 full
+#: fine-tuning speed tables (InternLM/xtuner; Hugging Face Transformers models under xtuner's mmengine runner and
+#: DeepSpeed), on A100-SXM4-80GB. XTuner's own "sequence parallel" (DeepSpeed-Ulysses-style head AllToAlls, which
+#: the planner does not price: cp is ring attention) is left out: only the rows with sequence_parallel_size 1 are used.
+#:
+#: 1. InternLM/xtuner docs/zh_cn/acceleration/benchmark.rst @ 4d2758ec5738910b130a9c7c62f2b14375f6d90b (search id
+#:    238893093), "速度基准" (speed benchmark): NVIDIA A100-SXM4-80GB, PyTorch 1.13 / CUDA 11.7 / NCCL 2.14.3 as listed;
+#:    columns model, GPUs, sequence length, TGS ("Tokens per GPU per Second"), TFLOPs, config. Rows with sp 1:
+#:      Llama2-7B 8 GPUs 8k 3028.3 (185.3 TFLOPs), Llama2-7B 8 GPUs 32k 2234.2 (193.0), Yi-34B-200K 32 GPUs 8k 485.1
+#:      (165.6), Llama2-70B 32 GPUs 8k 216.8 (144.7).
+#:    The configs the table links, xtuner/configs/llama_speed_benchmark/{llama2_7b,yi_34b,llama2_70b}/*_sp1.py (llama2_7b
+#:    8k @ e179091c, id 935059564; 32k @ 36592ef1, id 5112256943; yi_34b 8k @ af7a96ce, id 5457329570): batch_size 1
+#:    per device, accumulative_counts 1 ("bs = 8 gpus * 1 batch_size_per_device * 1 acc / 1 sequence parallel"),
+#:    max_length = the table's length with pack_to_max_length True, use_varlen_attn False (attention over the whole
+#:    packed sequence), AdamW, AmpOptimWrapper dtype float16. Earlier stored versions of the same table
+#:    (docs/zh_cn/accelerate/benchmark.md, ids 49414903804 / 48994408213) print other TGS for the 7B (3593.0 at 8k,
+#:    3864.2 at 32k, more at 32k than at 8k, 3108.9 at 128k) with use_varlen_attn True in the configs of that time
+#:    (e.g. the 8k config @ 10bf0839): attention only within each short packed Alpaca sample, which the planner cannot
+#:    price; those are not used. The .rst's TFLOPs column is xtuner's ThroughputHook formula (engine/hooks/
+#:    throughput_hook.py @ b2ef99b1, id 212173407) applied to its TGS with a causal attention count over the whole
+#:    sequence and the recompute factor 4, e.g. 7B 8k: ((8 + 4 x 4.03) x 4096^2 + 2 x 8192 x 4096) x 4 x 32 + 6 x 4096
+#:    x 32000 = 6.12e10 FLOP per token x 3028.3 = 185.3e12; 70B 8k: 6.67e11 x 216.8 = 144.7e12, so the TGS and the
+#:    activation checkpointing (the hook reads the model's gradient_checkpointing flag: factor 4, not 3) agree.
+#: 2. InternLM/xtuner xtuner/configs/llama/llama3_8b/README.md (id 49245579814, "Speed" table): Llama3 8B, 8k, ZeRO-3,
+#:    Sequence Parallel 1 on 4 / 8 / 16 GPUs: 2331.3 / 2771.2 / 2127.2 tokens per second (per GPU: the TFLOPs column,
+#:    172.6 / 205.1 / 157.5, is the same hook's 7.40e10 FLOP per token x these), A100-80G ("Full parameter fine-tune
+#:    Llama3 8B in 8k context only requires 2 * A100-80G"; the Chinese README of the same table, id 1219309696, runs it
+#:    as "8*A100 ... --deepspeed deepspeed_zero3"). The 2-GPU row is sp 2 and is left out.
+#: Every row: xtuner's SupervisedFinetune enables gradient checkpointing of every decoder layer by default (HF
+#: gradient_checkpointing_enable; confirmed by the hook's factor 4) -> recompute 'full'; xtuner's dispatch_modules
+#: (xtuner/model/modules/dispatch/__init__.py @ f956b2ea, id 11855050) swaps in flash-attn attention and a Triton
+#: RMSNorm for Llama models but keeps HF's eager RoPE, SwiGLU and fp32 loss -> the hf-deepspeed profile (stock HF
+#: element-wise work; the Triton RMSNorm is counted eager, so these rows lean slow); DeepSpeed's per-tensor ZeRO-3
+#: gathers -> fsdp_unit 'tensor'; fp16 with fp32 masters priced as bf16-mixed (same A100 tensor rate).
+#: ASSUMED [B]: (a) for the .rst rows, ZeRO-3 (the table names no stage; deepspeed_zero3.json @ 05525371, id
+#: 19381559991: stage 3, overlap_comm, 3e8 buckets; the 34B / 70B rows cannot run under ZeRO-2 on 80 GB, and the
+#: Llama3 table and the sequence-parallel doc name ZeRO-3); (b) for the Llama3 rows, batch 1 per GPU and no
+#: accumulation (the 8k config of that table is not stored; xtuner's speed configs all use batch_size 1); (c) the
+#: inter-node network of the 16- and 32-GPU rows (not stated): the a100-80gb preset's 8 x 200 Gb/s per node.
+_XT = "XTuner ZeRO-3 speed table"
+_XT_RST = "[B: ZeRO-3 assumed] " + _XT + " (benchmark.rst @4d2758ec)"
+_XT_L3 = "[B: mbs 1, no GA assumed] " + _XT + " (llama3_8b README)"
+
+
+def _xtuner(tag: str, name: str, model: str, n: int, seq: int, tgs: float) -> tuple:
+    """One XTuner A100 row: DeepSpeed ZeRO-3 over every GPU, batch 1 per GPU, no accumulation, full recompute."""
+    return (f"{tag}: {name}, {n} A100 80GB, seq {seq // 1024}k, sp 1, mbs 1, GC on, FA2", model, "A100 80GB",
+            "hf-deepspeed", "bf16-mixed", n, seq, n,
+            dict(dp=n, zero_stage=3, microbatch_size=1, recompute="full", fsdp_unit="tensor"), tgs, None)
+
+
+SCOUT28_XTUNER = (
+    _xtuner(_XT_RST, "Llama2-7B", "llama-2-7b", 8, 8192, 3028.3),
+    _xtuner(_XT_RST, "Llama2-7B", "llama-2-7b", 8, 32768, 2234.2),
+    _xtuner(_XT_RST, "Yi-34B-200K", MODELS_DIR + "yi-34b-200k.config.json", 32, 8192, 485.1),
+    _xtuner(_XT_RST, "Llama2-70B", "llama-2-70b", 32, 8192, 216.8),
+    *(_xtuner(_XT_L3, "Llama3 8B", "llama-3-8b", n, 8192, tgs) for n, tgs in ((4, 2331.3), (8, 2771.2), (16, 2127.2))),
+)
+
+SCOUTED_2026_12AB = SCOUT28_XTUNER
