@@ -1897,3 +1897,51 @@ def test_torchtitan_writes_expert_tensor_parallel_degree_only_for_moe():
                               "4096", "-b", "64", "--zero-stage", "3", "--ep", "8"])
     assert moe.exit_code == 0, moe.output
     assert tomllib.loads(moe.stdout)["parallelism"]["expert_tensor_parallel_degree"] == 1
+
+
+def test_export_names_the_target_only_for_its_own_refusals_and_reproduces_a_plan_file(tmp_path):
+    # an input error that the default pricing makes too keeps its own message (no "<framework> cannot run" prefix)
+    base = ["export", "--to", "torchtitan", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64"]
+    r = runner.invoke(app, [*base, "-m", "nosuchmodel"])
+    assert r.exit_code == 2 and "model='nosuchmodel'" in r.output and "cannot run this layout" not in r.output
+    r = runner.invoke(app, [*base, "-m", "llama-3-8b", "--tp", "3"])
+    assert r.exit_code == 2 and "tp=3" in r.output and "cannot run this layout" not in r.output
+    # a plan file priced without --framework (the default profile): the reproduce line names that profile, since it
+    # writes the plan's layout as flags, where --to nanotron would otherwise price with nanotron's (and not fit)
+    src, plan, out = tmp_path / "m.sh", tmp_path / "p.json", tmp_path / "n.yaml"
+    flags = ["-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64"]
+    assert runner.invoke(app, ["export", "--to", "megatron", *flags, "--zero-stage", "1", "-o", str(src)]).exit_code == 0
+    assert runner.invoke(app, ["import", "--from", "megatron", str(src), "-o", str(plan)]).exit_code == 0
+    assert runner.invoke(app, ["export", "--to", "nanotron", *flags, "--plan", str(plan), "-o", str(out)]).exit_code == 0
+    line = next(x for x in out.read_text().splitlines() if x.startswith("# reproduce: "))
+    assert "--framework megatron" in line
+    again = tmp_path / "again.yaml"
+    argv = shlex.split(line[len("# reproduce: shardplan "):].replace(str(out), str(again)))
+    assert runner.invoke(app, argv).exit_code == 0
+    drop = lambda t: [x for x in t.splitlines() if not x.startswith("# reproduce")]  # noqa: E731
+    assert drop(again.read_text()) == drop(out.read_text())
+
+
+def test_torchtitan_expert_tensor_parallel_round_trips_and_megatron_import_checks_fp8_gather(tmp_path):
+    # torchtitan's parallel_dims.py: "Currently we only support ETP=TP or ETP=1"; with etp 1 the experts borrow the tp
+    # ranks (cp x tp divides ep). Both are written; another etp is refused
+    base = ["export", "--to", "torchtitan", "-m", "qwen3-30b-a3b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b",
+            "64", "--zero-stage", "3", "--tp", "2"]
+    r = runner.invoke(app, [*base, "--ep", "4", "--etp", "1"])
+    assert r.exit_code == 0, r.output
+    assert tomllib.loads(r.stdout)["parallelism"]["expert_tensor_parallel_degree"] == 1
+    assert import_config("torchtitan", r.stdout).parallel.etp == 1
+    r = runner.invoke(app, [*base, "--ep", "2", "--etp", "2"])  # etp = tp, written as tp
+    assert r.exit_code == 0 and tomllib.loads(r.stdout)["parallelism"]["expert_tensor_parallel_degree"] == 2
+    r = runner.invoke(app, [*base[:-1], "4", "--ep", "2", "--etp", "2"])
+    assert r.exit_code == 2 and "etp=2 with tp=4" in r.output
+    # Megatron-LM: a script with --fp8-param-gather but no distributed optimizer is one Megatron-LM refuses
+    src = runner.invoke(app, ["export", "--to", "megatron", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "64", "-s", "8192",
+                              "-b", "256", "--zero-stage", "1", "--tp", "2", "--precision", "fp8-params"]).stdout
+    with pytest.raises(ConfigError, match="--fp8-param-gather"):
+        import_config("megatron", src.replace("--use-distributed-optimizer", ""))
+    # nanotron writes the fp32 gradient buffer of a plan priced with bf16-mixed-fp32-grads
+    r = runner.invoke(app, ["export", "--to", "nanotron", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096",
+                            "-b", "64", "--zero-stage", "1", "--recompute", "full", "--framework", "megatron",
+                            "--precision", "bf16-mixed-fp32-grads"])
+    assert r.exit_code == 0 and yaml.safe_load(r.stdout)["optimizer"]["accumulate_grad_in_fp32"] is True

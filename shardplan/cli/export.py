@@ -92,7 +92,7 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
 
     A layout the framework cannot express is refused (exit code 2) with what is missing and which framework can;
     one predicted not to fit or to fail is not written (exit code 1)."""
-    from shardplan.cli.estimate import estimate_layout, raise_if_negative
+    from shardplan.cli.estimate import raise_if_negative
     from shardplan.cli.common import check_output_path
     from shardplan.export import exporter
     if output is not None and str(output) == "-":  # the usual spelling of stdout
@@ -103,26 +103,47 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
         framework = target_profile(exporter(to).name, hardware)
     if framework is None and plan is None:
         layout = target_layout_defaults(exporter(to).name, layout, seq_len)
-    try:
-        e = estimate_layout(dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
-                                 global_batch=global_batch, global_batch_tokens=global_batch_tokens,
-                                 precision=precision, attention=attention, framework=framework, dropout=dropout,
-                                 optimizer_dtype=optimizer_dtype, moe_capacity_factor=moe_capacity_factor,
-                                 moe_imbalance=moe_imbalance, moe_routing=moe_routing, scale_up_size=scale_up_size,
-                                 plan=plan), layout)
-    except ConfigError as err:
-        if typed is not None or framework is None or plan is not None:
-            raise
-        raise ConfigError(f"{exporter(to).title} cannot run this layout as its profile prices it: {err}", field=err.field,
-                          value=err.value, legal=err.legal) from None
+    specs = dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len, global_batch=global_batch,
+                 global_batch_tokens=global_batch_tokens, precision=precision, attention=attention, framework=framework,
+                 dropout=dropout, optimizer_dtype=optimizer_dtype, moe_capacity_factor=moe_capacity_factor,
+                 moe_imbalance=moe_imbalance, moe_routing=moe_routing, scale_up_size=scale_up_size, plan=plan)
+    e = _priced(specs, layout, exporter(to).title, typed is None and framework is not None and plan is None)
     from shardplan.cli.estimate import print_estimate_notes
     print_estimate_notes(e)
+    # the reproduce line names what was typed, so that the same defaults apply again; a plan file priced without
+    # --framework names its profile, since the line writes the plan's layout as flags (the target's default there)
+    shown = typed
+    if shown is None and plan is not None and exporter(to).name in TARGET_PROFILES:
+        from shardplan.loaders import hardware_framework
+        shown = None if hardware_framework(hardware) is not None else e.training.framework.name
     # bad input first (exit 2: a layout or precision the framework cannot express), then the negative
     # result (exit 1: predicted not to fit or to fail)
-    name, text = render_export(to, e, output, dict(model=model, hardware=hardware, framework=typed,
+    name, text = render_export(to, e, output, dict(model=model, hardware=hardware, framework=shown,
                                                    scale_up_size=scale_up_size))
     raise_if_negative(e, "not exported: ")
     emit_export(name, text, output)
+
+
+def _priced(specs: dict, layout: dict, title: str, defaulted: bool):
+    """The estimate of an export (:func:`shardplan.cli.estimate.estimate_layout`). ``defaulted``: the target's own
+    profile was chosen for it (:func:`target_profile`); a refusal that the default pricing does not make is then the
+    target framework's, and says so; any other input error is raised as it is.
+
+    Raises:
+        ConfigError: bad input (exit code 2)."""
+    from shardplan.cli.estimate import estimate_layout
+    try:
+        return estimate_layout(specs, layout)
+    except ConfigError as err:
+        if not defaulted:
+            raise
+        try:
+            with err_console.capture():  # the same inputs under the default pricing, notes not shown
+                estimate_layout({**specs, "framework": None}, layout)
+        except ConfigError:
+            raise err from None
+        raise ConfigError(f"{title} cannot run this layout as its profile prices it: {err}", field=err.field,
+                          value=err.value, legal=err.legal) from None
 
 
 #: the framework profile an export target's config is priced with when neither --framework, a plan nor a hardware

@@ -821,6 +821,9 @@ def _training_of(a: argparse.Namespace, zero_stage: int) -> tuple[str, str]:
     if bf16_moments and zero_stage != 1:
         raise bad("--use-precision-aware-optimizer", "Megatron-LM runs it only with --use-distributed-optimizer",
                   "add --use-distributed-optimizer")
+    if a.fp8_param_gather and zero_stage == 0:  # arguments.py validate_args asserts the distributed optimizer or FSDP
+        raise bad("--fp8-param-gather", "Megatron-LM runs it only with the distributed optimizer, Megatron-FSDP or torch "
+                  "FSDP2", "add --use-distributed-optimizer")
     if a.fp4_format:  # NVFP4 linear layers (fp4 wins over an fp8 format: Megatron-LM's fp4 context replaces fp8's)
         precision = "nvfp4-mixed"
     elif a.fp8_format:

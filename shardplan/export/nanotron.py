@@ -164,4 +164,5 @@ def read(text: str, devices: int | None = None) -> Imported:
 
 
 EXPORTER = Exporter(name="nanotron", title="nanotron", source=SOURCE, suffix=".yaml", expresses=("tp_overlap",),
+                    precisions=("bf16-mixed", "bf16-mixed-fp32-grads"),
                     write=write, read=read, seq_key="tokens.sequence_length")

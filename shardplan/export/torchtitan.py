@@ -64,17 +64,23 @@ def _check(ctx: ExportContext) -> None:
         (p.tp_overlap and not ctx.training.framework.compiled, "tp_overlap without torch.compile (its async TP, "
          "enable_async_tensor_parallel, raises 'Async TP requires torch.compile': price the plan with --framework "
          "torchtitan-compile)", "Megatron-LM (--tp-comm-overlap)"),
-        (p.ep > 1 and not _ep_fits(p), f"ep={p.ep} outside its dp2ep rule (cp <= ep <= data_parallel_shard_degree x "
-         f"context_parallel_degree, ep dividing the latter; here shard {p.dp_shard if p.zero_stage else 1}, "
-         f"cp {p.cp})", "Megatron-LM"),
+        (p.ep > 1 and p.expert_tp not in (1, p.tp), f"etp={p.expert_tp} with tp={p.tp} (its "
+         "expert_tensor_parallel_degree is 1 or the tensor-parallel degree)", "Megatron-LM (--expert-tensor-parallel-size)"),
+        (p.ep > 1 and not _ep_fits(p), f"ep={p.ep} outside its dp2ep rule (cp{' x tp' if p.expert_tp == 1 < p.tp else ''} "
+         f"dividing ep, ep dividing data_parallel_shard_degree x context_parallel_degree"
+         f"{' x tp' if p.expert_tp == 1 < p.tp else ''}; here shard {p.dp_shard if p.zero_stage else 1}, cp {p.cp}, "
+         f"tp {p.tp}, etp {p.expert_tp})", "Megatron-LM"),
     ]
     refuse_first("torchtitan", checks)
 
 
 def _ep_fits(p) -> bool:
-    """torchtitan's dp2ep constraint: cp <= ep <= shard x cp and ep divides shard x cp (job_config.py)."""
-    group = (p.dp_shard if p.zero_stage else 1) * p.cp
-    return p.cp <= p.ep <= group and group % p.ep == 0
+    """torchtitan's dp2ep constraint (distributed/parallel_dims.py): with etp = tp, cp divides ep and ep divides
+    shard x cp; with etp = 1 (and tp > 1) ep borrows the tp ranks too: cp x tp divides ep, and ep divides
+    shard x cp x tp."""
+    shard = p.dp_shard if p.zero_stage else 1
+    borrow = p.tp if p.expert_tp == 1 else 1
+    return p.ep % (p.cp * borrow) == 0 and (shard * p.cp * borrow) % p.ep == 0
 
 
 def _parallelism(ctx: ExportContext) -> dict:
@@ -553,4 +559,4 @@ def _pipeline_values(par: dict, n_layers_hint: int | None, pp: int, notes: list[
 
 
 EXPORTER = Exporter(name="torchtitan", title="torchtitan", source=SOURCE, suffix=".toml",
-                    expresses=("tp_overlap", "pipeline_flushes"), write=write, read=read, seq_key="[training] seq_len")
+                    expresses=("tp_overlap", "pipeline_flushes", "etp"), write=write, read=read, seq_key="[training] seq_len")
