@@ -3288,3 +3288,122 @@ SCOUT28_XTUNER = (
 )
 
 SCOUTED_2026_12AB = SCOUT28_XTUNER
+
+#: Twenty-ninth scouting pass (2026-12, never fitted on; SCOUTED_2026_12AC): Mixture-of-Experts runs of NVIDIA
+#: dgxc-benchmarking's GSW 25.05.04 release (NeMo 25.04 containers, NeMo 2.0 performance scripts), whose MoE workloads
+#: the project had not read (the dgxc rows above are dense), and the MoE rows of the NeMo 25.04 DGX-GB200 performance
+#: summary (whose dense rows SCOUTED_2026_12W holds). Every dgxc row: step time of iterations 11-44 as the README prints
+#: it; tokens/s/GPU = seq x GBS / step / GPUs (the READMEs' own formula; e.g. DeepSeek-V3 1,024 H100: 4096 x 8192 /
+#: 52.04 / 1024 = 629.7). Distributed optimizer (ZeRO-1), no activation recompute unless named, as the dense NeMo rows.
+#:
+#: 1. NVIDIA/dgxc-benchmarking deepseek_v3/pretraining/README.md @ 1f6d9f40e4117d7c71b726f86074ac01c29f87f5 (search id
+#:    36419841962; launch.sh same commit, id 36437861880: FW_VERSION 25.04.01, GSW_VERSION 25.05.04; setup.sh id
+#:    36689102252: NeMo @ 7a8f1cc7, Megatron-LM @ 7094270c). DeepSeek-V3 671B BF16, seq 4096, MBS 1, GBS 8 x GPUs,
+#:    TP2 (sp), ETP1, VP1, CP1; H100: PP8 (512 GPUs) / PP16 (1,024), EP64, recompute mla_up_proj (launch.sh RM);
+#:    GB200: PP4, EP32 (128) / EP64, recompute core_attn. Step times: H100 512 / 1024: 48.948 / 52.04 s; GB200
+#:    128 / 256 / 512: 34.168 / 34.194 / 34.274 s (256 left out: weak scaling, the same per-GPU work as 128 and 512).
+#:    NeMo's scripts/performance/llm/pretrain_deepseek_v3.py (the stored version @ 0349f235, id 3482608323; not the
+#:    release's pinned commit): MegatronTokenDropCallback (expert capacity factor 1.0, padded to capacity; it requires the
+#:    alltoall dispatcher) -> "+moe_capacity_factor=1.0", alltoall; pipeline layout first stage 64/PP - 1 layers, last
+#:    64/PP - 2, the rest 64/PP (-> pp_layers); TE cross-entropy fusion (MB_FW); selective recompute of the modules the
+#:    launcher passes.
+#:    ASSUMED [B]: no MTP (NeMo 25.04's DeepSeek-V3 recipe of that era; the later recipe @ 00f65ddf turns MTP on, with the
+#:    same 3 / 2 split for PP16) -> 'deepseek-v3'; fp32 Adam moments; no TP overlap (the later recipe sets
+#:    tp_comm_overlap False); the script version.
+#: 2. NVIDIA/dgxc-benchmarking grok1/README.md @ 1f6d9f40 (id 36123316441) and launch.sh @ 1f6d9f40 (id 36662665174;
+#:    FW 25.04.00, GSW 25.05.04): Grok-1 314B as NeMo builds it (scripts/performance/llm/pretrain_grok1_314b.py, stored
+#:    @ 01b83a7c, id 45526795795: MixtralConfig8x7B with 64 layers, hidden 6144, 48 heads in 8 groups, ffn 32768, 8
+#:    experts top-2, the Llama 3 tokenizer -> models/grok1-314b-nemo.config.json, 316.5B parameters); performance mode:
+#:    MegatronTokenDropCallback (capacity 1.0, padded), TP overlap, sp; fp8 = bf16_with_fp8_mixed (fp8-params), seq 8192,
+#:    MBS 1, GBS 2 x GPUs. H100 (512): TP4 PP8 CP2 EP8 ETP1 VP8, no CUDA graphs: 15.933 s bf16, 13.433 s fp8. GB200
+#:    (TP4 PP1 EP8 ETP4, CUDA graphs on per launch.sh): bf16 7.325 / 7.324 s, fp8 5.298 / 5.193 s at 128 / 512 GPUs
+#:    (the README's 512-GPU "tokens per second" repeat the 256-GPU figure; the step time is used).
+#: 3. NVIDIA/dgxc-benchmarking llama4/README.md @ 1f6d9f40 (id 36153601722) and launch.sh @ 1f6d9f40 (id 36438559479;
+#:    FW 25.04.01, GSW 25.05.04): Llama 4 Maverick 400B (models/llama-4-maverick.config.json: HF text_config, 48 layers,
+#:    MoE every second layer, 128 experts top-1 plus a shared expert; 400.7B / 17.2B active), seq 8192, MBS 1. H100 (512):
+#:    TP4 EP128 ETP4 PP1, GBS 1024: bf16 4.426 s, fp8 3.855 s (fp8 with CUDA graphs, per the README and launch.sh); GB200:
+#:    TP1 PP2 VP12 EP64 ETP1, GBS 1024 / 4096 at 128 / 512 GPUs: bf16 7.781 / 7.992 s, fp8 6.093 / 6.327 s (no CUDA
+#:    graphs). NeMo's pretrain_llama4_e128.py (stored @ 058b3bda, id 4216933286): TE cross-entropy fusion (MB_FW), RoPE
+#:    and permute fusion; the e128 recipe's dropless alltoall routing.
+#:    ASSUMED [B]: no recompute, TP overlap with tp > 1 (as the NeMo rows above), the HF vocabulary (the script's null
+#:    tokenizer has 200,000 words).
+#: 4. NeMo Framework user guide, archive/25.04-performance-summary.html (https://docs.nvidia.com/nemo-framework/
+#:    user-guide/latest/performance/archive/25.04-performance-summary.html and the performance_summary.html revision of
+#:    the same table, read through the search index's stored pages), DGX-GB200, FP8 current scaling, NeMo 25.04:
+#:    Mixtral-8x7B 64 GPUs, GBS 256, MBS 2, seq 4096, FSDP 0, TP1 PP1 CP1 VP1 EP8, GA 2: 19,275 tokens/s/GPU (1,598
+#:    TFLOP/s: 19,275 x 8.29e10 FLOP per token); Mixtral-8x22B 256 GPUs, seq 65,536, TP2 PP4 CP8 VP14 EP8: 2,731
+#:    tokens/s/GPU. The 8x22B row prints GBS 1 / MBS 64 (swapped; GA 16 does not fit either); GBS 64 / MBS 1 are the
+#:    same layout's in awslabs' NeMo B200 performance doc (search id 35084922388) -> [B]. NeMo 2.0's Mixtral recipes'
+#:    performance mode adds MegatronTokenDropCallback (the 8x7B recipe, id 4118987140; the 8x22B one, id 2709302336)
+#:    -> capacity 1.0, padded.
+#: Left out: the dgxc deepseek_v3/pretrain (Megatron-Bridge) and torchtitan READMEs (layouts without measured times),
+#: the NeMo 25.07 GB200 table (two figures per row, "13783 (10717)", whose second layout is not stated for the MoE
+#: rows), NeMo AutoModel's Kimi K2 row (one row; a model config to write).
+_DGXC_MOE = "dgxc 25.05.04 (NeMo 25.04)"
+
+
+def _dgxc_moe(tag: str, name: str, model: str, hw: str, fw: str, prec: str, n: int, seq: int, gbs: int, lay: dict,
+              step_s: float) -> tuple:
+    """One dgxc MoE row: tokens/s/GPU from the README's step time."""
+    return (f"{tag} {_DGXC_MOE} {hw}: {name}, {n} GPUs", model, hw, fw, prec, n, seq, gbs,
+            dict(zero_stage=1, microbatch_size=1, **lay), round(seq * gbs / step_s / n, 1), None)
+
+
+def _dsv3_pp_layers(pp: int) -> tuple[int, ...]:
+    """pretrain_deepseek_v3.py's split of the 61 layers: 64/pp - 1 first, 64/pp - 2 last, 64/pp between."""
+    mid = 64 // pp
+    return (mid - 1, *([mid] * (pp - 2)), mid - 2)
+
+
+_DS_TAG = "[B: no MTP, token drop CF1 of the stored script, alltoall]"
+_DS_H100 = dict(tp=2, sp=True, ep=64, etp=1, recompute="selective", recompute_modules=("mla_up_proj",))
+_DS_GB200 = dict(tp=2, sp=True, pp=4, pp_layers=_dsv3_pp_layers(4), etp=1, recompute="selective",
+                 recompute_modules=("core_attn",))
+SCOUT29_DGXC_DSV3 = (
+    _dgxc_moe(_DS_TAG, "DeepSeek-V3 BF16 TP2 PP8 EP64, recompute mla_up_proj", "deepseek-v3", "H100-SXM", MB_FW,
+              "bf16-mixed+moe_capacity_factor=1.0", 512, 4096, 4096,
+              dict(_DS_H100, pp=8, pp_layers=_dsv3_pp_layers(8)), 48.948),
+    _dgxc_moe(_DS_TAG, "DeepSeek-V3 BF16 TP2 PP16 EP64, recompute mla_up_proj", "deepseek-v3", "H100-SXM", MB_FW,
+              "bf16-mixed+moe_capacity_factor=1.0", 1024, 4096, 8192,
+              dict(_DS_H100, pp=16, pp_layers=_dsv3_pp_layers(16)), 52.04),
+    *(_dgxc_moe(_DS_TAG, f"DeepSeek-V3 BF16 TP2 PP4 EP{ep}, recompute core_attn", "deepseek-v3", "GB200", MB_FW,
+                "bf16-mixed+moe_capacity_factor=1.0", n, 4096, 8 * n, dict(_DS_GB200, ep=ep), step)
+      for n, ep, step in ((128, 32, 34.168), (512, 64, 34.274))),
+)
+
+_GROK = MODELS_DIR + "grok1-314b-nemo.config.json"
+_GROK_TAG = "[B: recompute none assumed; token drop CF1 of the stored script]"
+SCOUT29_DGXC_GROK = (
+    *(_dgxc_moe(_GROK_TAG, f"Grok-1 314B {label} TP4 PP8 CP2 VP8 EP8", _GROK, "H100-SXM", "megatron",
+                prec + "+moe_capacity_factor=1.0", 512, 8192, 1024,
+                dict(tp=4, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=8, cp=2, ep=8, etp=1),
+                step)
+      for label, prec, step in (("BF16", "bf16-mixed", 15.933), ("FP8", FP8_CS, 13.433))),
+    *(_dgxc_moe(_GROK_TAG, f"Grok-1 314B {label} TP4 EP8 ETP4, CUDA graphs", _GROK, "GB200", "megatron",
+                prec + "+moe_capacity_factor=1.0", n, 8192, 2 * n, dict(tp=4, sp=True, tp_overlap=True, ep=8, etp=4),
+                step)
+      for label, prec, n, step in (("BF16", "bf16-mixed", 128, 7.325), ("BF16", "bf16-mixed", 512, 7.324),
+                                   ("FP8", FP8_CS, 128, 5.298), ("FP8", FP8_CS, 512, 5.193))),
+)
+
+_MAV = MODELS_DIR + "llama-4-maverick.config.json"
+_MAV_TAG = "[B: recompute none, TP overlap assumed]"
+SCOUT29_DGXC_MAVERICK = (
+    *(_dgxc_moe(_MAV_TAG, f"Llama 4 Maverick {label} TP4 EP128 ETP4", _MAV, "H100-SXM", MB_FW, prec, 512, 8192, 1024,
+                dict(tp=4, sp=True, tp_overlap=True, ep=128, etp=4), step)
+      for label, prec, step in (("BF16", "bf16-mixed", 4.426), ("FP8 (CUDA graphs)", FP8_CS, 3.855))),
+    *(_dgxc_moe(_MAV_TAG, f"Llama 4 Maverick {label} PP2 VP12 EP64", _MAV, "GB200", MB_FW, prec, n, 8192, 8 * n,
+                dict(pp=2, schedule="interleaved", virtual_stages=12, ep=64, etp=1), step)
+      for label, prec, n, step in (("BF16", "bf16-mixed", 128, 7.781), ("BF16", "bf16-mixed", 512, 7.992),
+                                   ("FP8", FP8_CS, 128, 6.093), ("FP8", FP8_CS, 512, 6.327))),
+)
+
+SCOUT29_NEMO2504_MOE = (
+    ("[A] NeMo 25.04 GB200: Mixtral-8x7B FP8-CS EP8 MBS2, token drop CF1, 64 GPUs", "mixtral-8x7b", "GB200", _NEMO2,
+     _FP8CS + "+moe_capacity_factor=1.0", 64, 4096, 256, dict(ep=8, zero_stage=1, microbatch_size=2), 19275, None),
+    ("[B: GBS 64 / MBS 1 (the page prints them swapped), tp overlap assumed] NeMo 25.04 GB200: Mixtral-8x22B FP8-CS "
+     "seq 64k TP2 PP4 CP8 VP14 EP8, token drop CF1, 256 GPUs", "mixtral-8x22b", "GB200", _NEMO2,
+     _FP8CS + "+moe_capacity_factor=1.0", 256, 65536, 64, dict(_mb_interleaved(2, 4, 8, 14), ep=8), 2731, None),
+)
+
+SCOUTED_2026_12AC = SCOUT29_DGXC_DSV3 + SCOUT29_DGXC_GROK + SCOUT29_DGXC_MAVERICK + SCOUT29_NEMO2504_MOE
