@@ -1945,3 +1945,10 @@ def test_torchtitan_expert_tensor_parallel_round_trips_and_megatron_import_check
                             "-b", "64", "--zero-stage", "1", "--recompute", "full", "--framework", "megatron",
                             "--precision", "bf16-mixed-fp32-grads"])
     assert r.exit_code == 0 and yaml.safe_load(r.stdout)["optimizer"]["accumulate_grad_in_fp32"] is True
+
+
+def test_header_step_time_keeps_digits_for_tiny_models():
+    from shardplan.export.base import step_text
+    assert step_text(2.2071558) == "2.207 s"  # as the worked examples print it
+    assert step_text(0.000587) == "0.587 ms"  # a tiny model's step: 0.587 ms, not "0.000 s"
+    assert step_text(0.0999) == "99.9 ms"
