@@ -1952,3 +1952,20 @@ def test_header_step_time_keeps_digits_for_tiny_models():
     assert step_text(2.2071558) == "2.207 s"  # as the worked examples print it
     assert step_text(0.000587) == "0.587 ms"  # a tiny model's step: 0.587 ms, not "0.000 s"
     assert step_text(0.0999) == "99.9 ms"
+
+
+def test_reproduce_line_of_a_hardware_file_with_its_own_framework(tmp_path):
+    # a hardware file whose framework section is torchtitan prices the plan; a re-run of --to nanotron would apply
+    # nanotron's layout defaults (tp_overlap on), which the torchtitan profile refuses, unless the line states them
+    hw = tmp_path / "hw_tt.yaml"
+    hw.write_text("base: h100-sxm\nframework:\n  base: torchtitan\n")
+    out, again = tmp_path / "x.yaml", tmp_path / "again.yaml"
+    r = runner.invoke(app, ["plan", "-m", "llama-3.1-8b", "-H", str(hw), "-n", "64", "-s", "4096", "-b", "256",
+                            "--export", "nanotron", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    line = next(x for x in out.read_text().splitlines() if x.startswith("# reproduce: "))
+    assert "--no-tp-overlap" in line.split() or " --tp " not in line
+    r = runner.invoke(app, shlex.split(line[len("# reproduce: shardplan "):].replace(str(out), str(again))))
+    assert r.exit_code == 0, r.output
+    drop = lambda t: [x for x in t.splitlines() if not x.startswith("# reproduce")]  # noqa: E731
+    assert drop(again.read_text()) == drop(out.read_text())

@@ -265,8 +265,9 @@ def reproduce_command(framework: str, estimate, output: str | Path | None = None
         parts.append(f"--scale-up-size {given['scale_up_size']}")
     parts += _training_flags(e)
     # fields whose command-line default is the framework's, not ParallelConfig's (the profile's default ZeRO stage,
-    # its layout defaults such as nanotron's sp): always written, as dp is
-    always = {"dp", "zero_stage", *e.training.framework.layout_defaults}
+    # its layout defaults such as nanotron's sp): always written, as dp is; with tp > 1 sp and tp_overlap too, since the
+    # export target's own defaults apply on a re-run where the pricing profile came from a hardware file
+    always = {"dp", "zero_stage", *e.training.framework.layout_defaults, *(("sp", "tp_overlap") if p.tp > 1 else ())}
     for name, f in ParallelConfig.model_fields.items():
         value = getattr(p, name)
         if name == "dp_shard" and p.dp_shard in (None, p.dp):  # None and dp both mean one shard group
