@@ -638,14 +638,19 @@ def band_table() -> list[str]:
            f"{doc['min_runs']} runs). A prediction P stands for a measurement between P / p90 and P / p10; with p10 above 1",
            "the whole band lies below the prediction. A pair without a group of its own takes the framework on any chip",
            "and the architecture under any framework together (the wider p10 and p90), else the one that exists, else all",
-           "runs (`shardplan/accuracy_band.py`; the file is rewritten by this script and by `python benchmarks/error_bands.py`):",
-           "", "| framework profile | architecture | runs | predicted / measured p10 | median | p90 | median \\|error\\| |",
-           "|---|---|---|---|---|---|---|"]
-    rows = ([(g["framework"], g["arch"], g) for g in doc["framework_arch"]]
-            + [(g["framework"], "any", g) for g in doc["framework"]]
-            + [("any", g["arch"], g) for g in doc["arch"]] + [("all", "all", a)])
-    for fw, arch, g in rows:
-        out.append(f"| {fw} | {arch} | {g['runs']} | {g['ratio_p10']:.2f} | {g['ratio_p50']:.2f} | "
+           "runs (`shardplan/accuracy_band.py`; the file is rewritten by this script and by `python benchmarks/error_bands.py`).",
+           "A model's class narrows the group where it can: a dense or MoE model takes its (framework, architecture, class)",
+           "group when that has enough runs; an MoE model without one takes the group above widened by every MoE run, as MoE",
+           "runs have been priced less well than dense ones (rows with a class below):",
+           "", "| framework profile | architecture | models | runs | predicted / measured p10 | median | p90 | median \\|error\\| |",
+           "|---|---|---|---|---|---|---|---|"]
+    rows = ([(g["framework"], g["arch"], "any", g) for g in doc["framework_arch"]]
+            + [(g["framework"], "any", "any", g) for g in doc["framework"]]
+            + [("any", g["arch"], "any", g) for g in doc["arch"]]
+            + [(g["framework"], g["arch"], g["class"], g) for g in doc["framework_arch_class"]]
+            + [("any", "any", g["class"], g) for g in doc["class"]] + [("all", "all", "any", a)])
+    for fw, arch, cls, g in rows:
+        out.append(f"| {fw} | {arch} | {cls} | {g['runs']} | {g['ratio_p10']:.2f} | {g['ratio_p50']:.2f} | "
                    f"{g['ratio_p90']:.2f} | {g['median_abs_error']:.1%} |")
     return out
 

@@ -54,15 +54,17 @@ def held_out_rows() -> list[tuple]:
     return rows
 
 
-def ratios(rows: list[tuple]) -> list[tuple[str, str, float]]:
-    """(framework profile, compute architecture, predicted / measured tokens/s/GPU) of each row."""
+def ratios(rows: list[tuple]) -> list[tuple[str, str, str, float]]:
+    """(framework profile, compute architecture, model class 'moe' | 'dense', predicted / measured tokens/s/GPU) of
+    each row."""
     out = []
     with progress_bar("pricing held-out runs") as update:
         for i, row in enumerate(rows):
             update(i, len(rows), row[0][:40])
             model, hw, training, parallel, n = check_inputs(row)
             e = estimate(model, hw, training, parallel, n)
-            out.append((row[3].split("+")[0], hw.compute_arch or hw.kind, e.tokens_per_s / n / row[9]))
+            out.append((row[3].split("+")[0], hw.compute_arch or hw.kind, "moe" if model.is_moe else "dense",
+                        e.tokens_per_s / n / row[9]))
     return out
 
 
@@ -73,14 +75,18 @@ def summary(values: list[float]) -> dict:
             "median_abs_error": round(statistics.median(abs(v - 1) for v in values), 4)}
 
 
-def bands(data: list[tuple[str, str, float]]) -> dict:
-    """The JSON document: groups by (framework, architecture), by framework, by architecture and over all runs;
-    groups of fewer than MIN_RUNS runs are left out (the lookup falls back to a wider one)."""
+def bands(data: list[tuple[str, str, str, float]]) -> dict:
+    """The JSON document: groups by (framework, architecture), by framework, by architecture, by (framework,
+    architecture, model class), by model class and over all runs; groups of fewer than MIN_RUNS runs are left out
+    (the lookup falls back to a wider one)."""
     by_pair, by_fw, by_arch = defaultdict(list), defaultdict(list), defaultdict(list)
-    for fw, arch, r in data:
+    by_triple, by_class = defaultdict(list), defaultdict(list)
+    for fw, arch, cls, r in data:
         by_pair[(fw, arch)].append(r)
         by_fw[fw].append(r)
         by_arch[arch].append(r)
+        by_triple[(fw, arch, cls)].append(r)
+        by_class[cls].append(r)
     keep = lambda d: {k: summary(v) for k, v in sorted(d.items()) if len(v) >= MIN_RUNS}  # noqa: E731
     return {"generated_by": "python benchmarks/error_bands.py", "date": date.today().isoformat(),
             "what": "predicted / measured tokens/s/GPU on public runs never fitted on (docs/accuracy.md held-out and "
@@ -89,7 +95,10 @@ def bands(data: list[tuple[str, str, float]]) -> dict:
             "framework_arch": [{"framework": f, "arch": a, **s} for (f, a), s in keep(by_pair).items()],
             "framework": [{"framework": f, **s} for f, s in keep(by_fw).items()],
             "arch": [{"arch": a, **s} for a, s in keep(by_arch).items()],
-            "all": summary([r for _, _, r in data])}
+            "framework_arch_class": [{"framework": f, "arch": a, "class": c, **s}
+                                     for (f, a, c), s in keep(by_triple).items()],
+            "class": [{"class": c, **s} for c, s in keep(by_class).items()],
+            "all": summary([r for *_, r in data])}
 
 
 def write_bands(out: Path = BAND_FILE) -> dict:

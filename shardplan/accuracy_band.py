@@ -4,7 +4,10 @@ A point prediction says nothing about how much to trust it. The planner's record
 fit (docs/accuracy.md: the held-out and scouted sections, over 500 runs on A100 to GB300, MI300X and TPU v4 to v6e) is the
 honest measure, so ``estimate`` prints beside its tokens/s the range that held 80% of those runs priced with the
 same framework profile on the same chip architecture: if 10% of them were predicted at or above 1.25x what they
-measured and 10% at or below 0.95x, a prediction P stands for a measurement between P / 1.25 and P / 0.95.
+measured and 10% at or below 0.95x, a prediction P stands for a measurement between P / 1.25 and P / 0.95. Where a
+model class (dense or Mixture-of-Experts) has enough runs of its own in that group, the class's runs give the band,
+and an MoE model without such a group gets the pair's band widened by every held-out MoE run
+(:func:`class_lookup`): MoE runs have been priced less well than dense ones.
 
 Data: ``shardplan/data/heldout_errors.json``, written by ``python benchmarks/error_bands.py`` (percentiles by
 numpy.percentile, linear interpolation). Nothing here changes a prediction. The band describes the built-in
@@ -97,23 +100,44 @@ def lookup(doc: dict, framework: str, arch: str | None) -> ThroughputBand:
     return _band(doc["all"], "all held-out runs")
 
 
-def throughput_band(framework: str, arch: str | None) -> ThroughputBand | None:
+def class_lookup(doc: dict, framework: str, arch: str | None, moe: bool) -> ThroughputBand:
+    """:func:`lookup` for a model of one class (``moe``: a Mixture-of-Experts model, else dense): the (framework,
+    architecture, class) group of ``doc`` when it has one; else :func:`lookup`'s group, for an MoE model widened by
+    every held-out MoE run (the wider p10 and p90; runs added), since MoE runs have been priced less well than dense
+    ones (docs/accuracy.md: median |error| about 2.5x the dense runs') and a framework's mostly dense record would
+    understate that."""
+    cls = "moe" if moe else "dense"
+    for e in doc.get("framework_arch_class", []):
+        if e["framework"] == framework and e["arch"] == arch and e["class"] == cls:
+            return _band(e, f"{framework} profile on {arch}, {'MoE' if moe else 'dense'} models")
+    base = lookup(doc, framework, arch)
+    every = next((e for e in doc.get("class", []) if e["class"] == cls), None)
+    if not moe or every is None:
+        return base
+    return ThroughputBand(f"{base.group}, widened by every MoE run", base.runs + int(every["runs"]),
+                          min(base.ratio_p10, float(every["ratio_p10"])), base.ratio_p50,
+                          max(base.ratio_p90, float(every["ratio_p90"])), base.median_abs_error)
+
+
+def throughput_band(framework: str, arch: str | None, moe: bool | None = None) -> ThroughputBand | None:
     """:func:`lookup` in the shipped band file for a framework profile name (``FrameworkProfile.name``) and a
-    ``HardwareSpec.compute_arch`` (or ``kind`` when it has none); None if the file is missing or unreadable (a
-    source checkout without it: the estimate is printed without a band)."""
+    ``HardwareSpec.compute_arch`` (or ``kind`` when it has none); with ``moe`` (True / False: the model's class)
+    :func:`class_lookup`. None if the file is missing or unreadable (a source checkout without it: the estimate is
+    printed without a band)."""
     try:
-        return lookup(_load(), framework, arch)
+        doc = _load()
+        return lookup(doc, framework, arch) if moe is None else class_lookup(doc, framework, arch, moe)
     except (OSError, ValueError, KeyError):
         return None
 
 
-def band_for(framework, hardware) -> ThroughputBand | None:
+def band_for(framework, hardware, moe: bool | None = None) -> ThroughputBand | None:
     """:func:`throughput_band` of a ``FrameworkProfile`` on a ``HardwareSpec`` (its ``compute_arch``, else its
-    ``kind``), the group text saying when the profile or the hardware is a file rather than a built-in (the record
-    is the built-ins'; a fitted file has its own cross-validated errors: ``shardplan calibrate``); None without a
-    band file."""
+    ``kind``) for a model of class ``moe`` (None: any), the group text saying when the profile or the hardware is a
+    file rather than a built-in (the record is the built-ins'; a fitted file has its own cross-validated errors:
+    ``shardplan calibrate``); None without a band file."""
     from shardplan.presets.hardware import HARDWARE
-    band = throughput_band(framework.name, hardware.compute_arch or hardware.kind)
+    band = throughput_band(framework.name, hardware.compute_arch or hardware.kind, moe)
     files = [what for what, is_file in (("profile", bool(framework.origin)), ("hardware", hardware.name not in HARDWARE))
              if is_file]
     if band is None or not files:
@@ -122,9 +146,9 @@ def band_for(framework, hardware) -> ThroughputBand | None:
 
 
 def estimate_band(e) -> ThroughputBand | None:
-    """:func:`band_for` of an Estimate's framework profile and hardware; None for a layout predicted not to run
+    """:func:`band_for` of an Estimate's framework profile, hardware and model class (MoE or dense); None for a layout predicted not to run
     (its throughput is not a claim) or without a band file."""
-    return band_for(e.training.framework, e.hardware) if e.runs else None
+    return band_for(e.training.framework, e.hardware, e.model.is_moe) if e.runs else None
 
 
 def band_text(band: ThroughputBand, per_device: float) -> str:

@@ -52,6 +52,31 @@ def test_lookup_groups_and_fallbacks(framework, arch, p10, p50, p90, group):
     assert (band.ratio_p10, band.ratio_p50, band.ratio_p90, band.group) == (p10, p50, p90, group)
 
 
+CLASS_DOC = {**DOC, "framework_arch_class": [_entry(framework="megatron", arch="hopper", **{"class": "moe"},
+                                                   ratio_p10=0.8, ratio_p90=1.6)],
+             "class": [_entry(**{"class": "moe"}, runs=20, ratio_p10=0.85, ratio_p90=1.5),
+                       _entry(**{"class": "dense"}, runs=90)]}
+
+
+@pytest.mark.parametrize("framework, arch, moe, p10, p90, runs, group", [
+    # the (framework, architecture, class) group of its own
+    ("megatron", "hopper", True, 0.8, 1.6, 9, "megatron profile on hopper, MoE models"),
+    # a dense model without one: lookup's group as it is
+    ("megatron", "hopper", False, 0.9, 1.1, 9, "megatron profile on hopper"),
+    # an MoE model without one: lookup's group (0.9-1.1, 9 runs) widened by every MoE run (0.85-1.5, 20 runs):
+    # p10 min(0.9, 0.85) = 0.85, p90 max(1.1, 1.5) = 1.5, runs 9 + 20 = 29
+    ("torchtitan", "tpu", True, 0.85, 2.0, 9 + 9 + 20,
+     "torchtitan profile on any chip, widened by any framework on tpu, widened by every MoE run"),
+    ("megatron", "cdna3", True, 0.85, 1.5, 29, "megatron profile on any chip, widened by every MoE run"),
+])
+def test_class_lookup(framework, arch, moe, p10, p90, runs, group):
+    from shardplan.accuracy_band import class_lookup
+    band = class_lookup(CLASS_DOC, framework, arch, moe)
+    assert (band.ratio_p10, band.ratio_p90, band.runs, band.group) == (p10, p90, runs, group)
+    # a band file without class groups (older): the framework x architecture lookup, an MoE model not widened
+    assert class_lookup(DOC, framework, arch, moe) == lookup(DOC, framework, arch)
+
+
 def test_summary_percentiles_by_hand():
     from error_bands import summary
     # ten ratios 0.8 .. 1.7; numpy's linear percentile: p10 at index 0.9 -> 0.8 + 0.9 x 0.1 = 0.89, p50 at index 4.5
@@ -69,7 +94,8 @@ def test_shipped_file_is_what_the_held_out_runs_give_today():
     for doc in (shipped, fresh):
         doc.pop("date")
     assert shipped == fresh, "shardplan/data/heldout_errors.json is stale: run python benchmarks/error_bands.py"
-    for group in (*shipped["framework_arch"], *shipped["framework"], *shipped["arch"], shipped["all"]):
+    for group in (*shipped["framework_arch"], *shipped["framework"], *shipped["arch"], *shipped["framework_arch_class"],
+                  *shipped["class"], shipped["all"]):
         assert group["runs"] >= MIN_RUNS and 0 < group["ratio_p10"] <= group["ratio_p50"] <= group["ratio_p90"]
     assert shipped["all"]["runs"] >= 400
 
@@ -84,13 +110,13 @@ def test_estimate_prints_and_returns_the_band():
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout[r.stdout.index("{"):])
     band = doc["throughput_band"]
-    expected = throughput_band("megatron", "hopper")
+    expected = throughput_band("megatron", "hopper", moe=False)  # llama-3-8b is dense
     per_device = doc["tokens_per_s"] / 8
-    assert band["group"] == "megatron profile on hopper" and band["runs"] == expected.runs
+    assert band["group"] == "megatron profile on hopper, dense models" and band["runs"] == expected.runs
     assert band["tokens_per_s_low"] == pytest.approx(per_device / expected.ratio_p90)
     assert band["tokens_per_s_high"] == pytest.approx(per_device / expected.ratio_p10)
     table = _run("--tp", "2")
-    assert "80% band" in table.stdout and "megatron profile on hopper" in table.stdout
+    assert "80% band" in table.stdout and "megatron profile on hopper, dense models" in " ".join(table.stdout.split())
 
 
 def test_no_band_for_a_layout_that_does_not_run():
@@ -106,7 +132,7 @@ def test_plan_gives_the_winner_its_band():
     assert r.exit_code == 0, r.output
     plans = json.loads(r.stdout[r.stdout.index("{"):])["plans"]
     best, band = plans[0], plans[0]["throughput_band"]
-    expected = throughput_band("megatron", "hopper")
+    expected = throughput_band("megatron", "hopper", moe=False)
     # the winner's tokens/s per device over the group's p90 (low end) and p10 (high end)
     assert band["tokens_per_s_low"] == pytest.approx(best["tokens_per_s"] / 16 / expected.ratio_p90)
     assert band["tokens_per_s_high"] == pytest.approx(best["tokens_per_s"] / 16 / expected.ratio_p10)
@@ -179,3 +205,15 @@ def test_order_file_public_pairs_are_what_the_held_out_runs_give_today():
 
     from shardplan.accuracy_band import ORDER_FILE
     assert json.loads(ORDER_FILE.read_text())["public"]["bins"] == order_bins(*public_pairs())
+
+
+def test_an_moe_model_gets_the_moe_record():
+    # Mixtral 8x7B on 64 B200 under the megatron profile: the MoE group of megatron on Blackwell (its held-out MoE
+    # runs have a wider band than the dense ones), not the dense one
+    r = CliRunner().invoke(app, ["estimate", "-m", "mixtral-8x7b", "-H", "b200", "-n", "64", "-s", "4096", "-b", "256",
+                                 "--ep", "8", "--json"])
+    assert r.exit_code == 0, r.output
+    band = json.loads(r.stdout[r.stdout.index("{"):])["throughput_band"]
+    moe, dense = throughput_band("megatron", "blackwell", moe=True), throughput_band("megatron", "blackwell", moe=False)
+    assert band["group"] == moe.group and band["runs"] == moe.runs and moe.group != dense.group
+    assert moe.ratio_p90 > dense.ratio_p90
