@@ -1969,3 +1969,15 @@ def test_reproduce_line_of_a_hardware_file_with_its_own_framework(tmp_path):
     assert r.exit_code == 0, r.output
     drop = lambda t: [x for x in t.splitlines() if not x.startswith("# reproduce")]  # noqa: E731
     assert drop(again.read_text()) == drop(out.read_text())
+
+
+def test_easydel_on_tpu_takes_the_precision_its_config_writes():
+    # on a TPU the default pricing is the maxtext profile, whose default precision fp32-params EasyDeL's config does
+    # not write: without --precision, --to easydel prices bf16-mixed (the one it writes) with a note, not an exit 2
+    r = runner.invoke(app, ["export", "--to", "easydel", "-m", "llama-3-8b", "-H", "tpu-v5p", "-n", "64", "-s", "4096",
+                            "-b", "256"])
+    assert r.exit_code == 0, r.output
+    assert "precision bf16-mixed, the one its config writes" in " ".join(r.output.split())
+    r = runner.invoke(app, ["export", "--to", "easydel", "-m", "llama-3-8b", "-H", "tpu-v5p", "-n", "64", "-s", "4096",
+                            "-b", "256", "--precision", "fp32-params"])
+    assert r.exit_code == 2 and "precision='fp32-params'" in r.output

@@ -103,6 +103,10 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
         framework = target_profile(exporter(to).name, hardware)
     if framework is None and plan is None:
         layout = target_layout_defaults(exporter(to).name, layout, seq_len)
+    if precision is None and plan is None and exporter(to).name == "easydel":  # no profile: the one it writes (on
+        precision = exporter(to).precisions[0]  # TPUs the default maxtext pricing would take fp32-params)
+        err_console.print(f"[yellow]note:[/] --to {exporter(to).name}: precision {precision}, the one its config "
+                          "writes (--precision to choose)", highlight=False, soft_wrap=True)
     specs = dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len, global_batch=global_batch,
                  global_batch_tokens=global_batch_tokens, precision=precision, attention=attention, framework=framework,
                  dropout=dropout, optimizer_dtype=optimizer_dtype, moe_capacity_factor=moe_capacity_factor,
