@@ -90,8 +90,9 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
     """Write one layout as a training framework's config (MaxText YAML, EasyDeL, torchtitan TOML,
     Megatron-LM flags, DeepSpeed JSON, nanotron YAML), headed by the planner's numbers.
 
-    A layout the framework cannot express is refused (exit code 2) with what is missing and which framework can;
-    one predicted not to fit or to fail is not written (exit code 1)."""
+    Without --framework the layout is priced with the target framework's own profile (maxtext, torchtitan, deepspeed, nanotron), so
+    the header's numbers are that framework's. A layout the framework cannot express is refused (exit code 2) with
+    what is missing and which framework can; one predicted not to fit or to fail is not written (exit code 1)."""
     from shardplan.cli.estimate import raise_if_negative
     from shardplan.cli.common import check_output_path
     from shardplan.export import exporter
@@ -153,15 +154,17 @@ def _priced(specs: dict, layout: dict, title: str, defaulted: bool):
 #: the framework profile an export target's config is priced with when neither --framework, a plan nor a hardware
 #: file's framework section says otherwise: the header's numbers are then those of the program that config runs
 #: (the same framework's profile; torchtitan's eager one, as the config compiles nothing unless priced compiled).
-#: EasyDeL has no profile of its own and keeps the default (megatron) pricing with its layout defaults.
+#: EasyDeL has no profile of its own and keeps the hardware's default pricing (megatron on GPUs, maxtext on TPUs) with
+#: its layout defaults and bf16-mixed, the one precision its config writes.
 TARGET_PROFILES = {"maxtext": "maxtext", "torchtitan": "torchtitan", "deepspeed": "deepspeed", "nanotron": "nanotron"}
 _TARGET_NOTES = {"maxtext": " (precision fp32-params unless --precision: MaxText's default weight_dtype float32)"}
 
 
 def target_profile(name: str, hardware: str, flag: str = "--to") -> str | None:
-    """The profile ``export --to NAME`` prices with (``plan --export NAME``: ranks with; ``flag`` names the option in the
-    note) when ``--framework`` is not given (:data:`TARGET_PROFILES`), with a note on stderr; None for a target without one (megatron: the default profile anyway; easydel) or when the
-    hardware file has its own framework section (a calibrated cluster file's fitted values win)."""
+    """The profile ``export --to NAME`` prices with (``plan --export NAME``: ranks with; ``flag`` names the option in
+    the note) when ``--framework`` is not given (:data:`TARGET_PROFILES`), with a note on stderr; None for a target
+    without one (megatron: the default profile anyway; easydel) or when the hardware file has its own framework
+    section (a calibrated cluster file's fitted values win)."""
     from shardplan.loaders import hardware_framework
     profile = TARGET_PROFILES.get(name)
     if profile is None or hardware_framework(hardware) is not None:
