@@ -83,7 +83,8 @@ _PASSTHROUGH = ("kv_replication", "fsdp_unit", "offload_optimizer", "overlap_gra
                 "pipeline_flushes", "recompute_layers", "remat_saved", "offload_modules")
 #: interleaved schedules: at most this many virtual-stage counts (the smallest ones above 1)
 MAX_VIRTUAL_STAGE_OPTIONS = 4
-#: throughput within this factor counts as a tie in the ranking (broken by the simpler layout)
+#: the ranking's tie step: tokens/s rounded to powers of this factor (round(log(tokens/s) / log(1.002))); layouts in
+#: the same step are a tie, broken by the simpler layout (two layouts less than 0.2% apart may straddle a step)
 TIE_FACTOR = 1.002
 #: branch and bound on/off (off: every feasible layout is timed; the tests compare both)
 BRANCH_AND_BOUND = True

@@ -1981,3 +1981,11 @@ def test_easydel_on_tpu_takes_the_precision_its_config_writes():
     r = runner.invoke(app, ["export", "--to", "easydel", "-m", "llama-3-8b", "-H", "tpu-v5p", "-n", "64", "-s", "4096",
                             "-b", "256", "--precision", "fp32-params"])
     assert r.exit_code == 2 and "precision='fp32-params'" in r.output
+
+
+def test_plan_export_easydel_on_tpu_takes_the_precision_its_config_writes(tmp_path):
+    out = tmp_path / "e.py"
+    r = runner.invoke(app, ["plan", "-m", "llama-3-8b", "-H", "tpu-v5p", "-n", "64", "-s", "8192", "-b", "512",
+                            "--export", "easydel", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert out.exists() and "--export easydel: precision bf16-mixed" in " ".join(r.output.split())

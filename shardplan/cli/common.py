@@ -306,7 +306,9 @@ AttnOpt = Annotated[str, typer.Option(help=" | ".join(_ATTENTION) + " attention 
 FrameworkOpt = Annotated[Optional[str], typer.Option(help=" | ".join(FRAMEWORKS) + " or a profile file: the training "
                                                      "framework's profile (overheads, overlap, loss, allocator); "
                                                      "default: the one a --hardware file was calibrated with "
-                                                     "(its framework: key), else megatron")]
+                                                     "(its framework: key), else megatron on GPUs and maxtext on "
+                                                     "TPUs; export --to / plan --export: the target framework's own "
+                                                     "profile where it has one")]
 MoeCapOpt = Annotated[Optional[float], typer.Option("--moe-capacity-factor", help="MoE token dropping: every expert "
                                                     "computes and exchanges capacity = factor x its balanced share "
                                                     "(empty: dropless)")]

@@ -235,17 +235,25 @@ def _longer_ranking(shown: list, *args, **kwargs) -> list:
     return [e for e in search(*args, exhaustive=True, **kwargs).plans if e.parallel.short() not in tried]
 
 
-def _export_profile(export: Optional[str], framework: Optional[str], hardware: str) -> Optional[str]:
-    """``plan --export NAME`` without ``--framework``: rank with NAME's own profile, as ``export --to NAME`` prices
-    (:func:`shardplan.cli.export.target_profile`, with its note); otherwise ``framework`` as given.
+def _export_profile(export: Optional[str], framework: Optional[str], hardware: str,
+                    precision: Optional[str]) -> tuple[Optional[str], Optional[str]]:
+    """(framework, precision) of ``plan --export NAME``: without ``--framework``, NAME's own profile, as ``export --to
+    NAME`` prices (:func:`shardplan.cli.export.target_profile`, with its note); without ``--precision`` for EasyDeL
+    (no profile), bf16-mixed, the one precision its config writes (on TPUs the default maxtext pricing would take
+    fp32-params); otherwise as given.
 
     Raises:
         ConfigError: an unknown export framework (exit code 2)."""
-    if export is None or framework is not None:
-        return framework
+    if export is None:
+        return framework, precision
     from shardplan.cli.export import target_profile
     from shardplan.export import exporter
-    return target_profile(exporter(export, "export").name, hardware, "--export")
+    target = exporter(export, "export")
+    if precision is None and target.name == "easydel":
+        precision = target.precisions[0]
+        err_console.print(f"[yellow]note:[/] --export easydel: precision {precision}, the one its config writes "
+                          "(--precision to choose)", highlight=False, soft_wrap=True)
+    return (framework if framework is not None else target_profile(target.name, hardware, "--export")), precision
 
 
 def _check_export_request(export: str, output: Optional[Path], training, moe: bool = True) -> None:
@@ -307,7 +315,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
     from shardplan.inputs import build_inputs
     from shardplan.search import search
 
-    framework = _export_profile(export, framework, hardware)
+    framework, precision = _export_profile(export, framework, hardware, precision)
     m, hw, tr, _ = build_inputs(model=model, hardware=hardware, devices=devices, seq_len=seq_len,
                                 global_batch=global_batch, global_batch_tokens=global_batch_tokens,
                                 precision=precision, attention=attention, framework=framework, dropout=dropout,
