@@ -101,7 +101,7 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
     check_output_path("-o/--output", output)  # bad input first, before the estimate
     typed = framework  # the reproduce line names what was typed: the target's default below applies again
     if framework is None and plan is None:
-        framework = target_profile(exporter(to).name, hardware)
+        framework = target_profile(exporter(to).name, hardware, note=False)  # the note once the estimate stands
     if framework is None and plan is None:
         layout = target_layout_defaults(exporter(to).name, layout, seq_len)
     if precision is None and plan is None and exporter(to).name == "easydel":  # no profile: the one it writes (on
@@ -112,7 +112,10 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
                  global_batch_tokens=global_batch_tokens, precision=precision, attention=attention, framework=framework,
                  dropout=dropout, optimizer_dtype=optimizer_dtype, moe_capacity_factor=moe_capacity_factor,
                  moe_imbalance=moe_imbalance, moe_routing=moe_routing, scale_up_size=scale_up_size, plan=plan)
-    e = _priced(specs, layout, exporter(to).title, typed is None and framework is not None and plan is None)
+    defaulted = typed is None and framework is not None and plan is None
+    e = _priced(specs, layout, exporter(to).title, defaulted)
+    if defaulted:
+        profile_note("--to", exporter(to).name, framework)
     from shardplan.cli.estimate import print_estimate_notes
     print_estimate_notes(e)
     # the reproduce line names what was typed, so that the same defaults apply again; a plan file priced without
@@ -160,20 +163,27 @@ TARGET_PROFILES = {"maxtext": "maxtext", "torchtitan": "torchtitan", "deepspeed"
 _TARGET_NOTES = {"maxtext": " (precision fp32-params unless --precision: MaxText's default weight_dtype float32)"}
 
 
-def target_profile(name: str, hardware: str, flag: str = "--to") -> str | None:
+def target_profile(name: str, hardware: str, flag: str = "--to", note: bool = True) -> str | None:
     """The profile ``export --to NAME`` prices with (``plan --export NAME``: ranks with; ``flag`` names the option in
     the note) when ``--framework`` is not given (:data:`TARGET_PROFILES`), with a note on stderr; None for a target
     without one (megatron: the default profile anyway; easydel) or when the hardware file has its own framework
-    section (a calibrated cluster file's fitted values win)."""
+    section (a calibrated cluster file's fitted values win). ``note`` False: the caller prints it
+    (:func:`profile_note`) once the estimate stands."""
     from shardplan.loaders import hardware_framework
     profile = TARGET_PROFILES.get(name)
     if profile is None or hardware_framework(hardware) is not None:
         return None
+    if note:
+        profile_note(flag, name, profile)
+    return profile
+
+
+def profile_note(flag: str, name: str, profile: str) -> None:
+    """The stderr note that ``flag`` (``--to`` / ``--export``) ``name`` is priced with framework ``profile``."""
     what = "prices" if flag == "--to" else "ranks and prices"
     err_console.print(f"[yellow]note:[/] {flag} {name} {what} with the {profile} framework profile"
                       f"{_TARGET_NOTES.get(name, '')}, so the header's numbers are that framework's; --framework "
                       "chooses another", highlight=False, soft_wrap=True)
-    return profile
 
 
 #: the layout fields EasyDeL's runs take unless given: its default sharding_axis_dims (1, -1, 1, 1, 1) shards
