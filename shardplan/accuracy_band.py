@@ -80,24 +80,29 @@ def lookup(doc: dict, framework: str, arch: str | None) -> ThroughputBand:
     """The group of ``doc`` (the band file's JSON; groups have at least its ``min_runs`` runs) that describes a
     prediction of ``framework`` on ``arch``: the pair's own group; without one, the framework on any chip and the
     architecture under any framework together (the union of their ranges, p10 the smaller and p90 the larger; the
-    median and median |error| the framework's; runs the two counts added), as neither alone says how the pair behaves (a profile's record elsewhere can hide a
-    chip's, e.g. the MI300X runs measured 1.4-2.6x below prediction); else the one that exists; else every
-    held-out run."""
+    median and median |error| the framework's; runs the two counts added: :func:`_widened`), as neither alone says
+    how the pair behaves (a profile's record elsewhere can hide a chip's, e.g. the MI300X runs measured 1.4-2.6x below
+    prediction); else the one that exists; else every held-out run."""
     for e in doc["framework_arch"]:
         if e["framework"] == framework and e["arch"] == arch:
             return _band(e, f"{framework} profile on {arch}")
     fw = next((e for e in doc["framework"] if e["framework"] == framework), None)
     ar = next((e for e in doc["arch"] if e["arch"] == arch), None)
-    if fw and ar:  # runs: the two groups' counts added (the pair's few runs are in both)
-        return ThroughputBand(f"{framework} profile on any chip, widened by any framework on {arch}",
-                              int(fw["runs"]) + int(ar["runs"]), min(float(fw["ratio_p10"]), float(ar["ratio_p10"])),
-                              float(fw["ratio_p50"]), max(float(fw["ratio_p90"]), float(ar["ratio_p90"])),
-                              float(fw["median_abs_error"]))
+    if fw and ar:
+        return _widened(_band(fw, f"{framework} profile on any chip"), ar, f"any framework on {arch}")
     if fw:
         return _band(fw, f"{framework} profile on any chip")
     if ar:
         return _band(ar, f"any framework on {arch}")
     return _band(doc["all"], "all held-out runs")
+
+
+def _widened(base: ThroughputBand, other: dict, what: str) -> ThroughputBand:
+    """``base`` widened by the group ``other`` (a band-file entry): p10 the smaller, p90 the larger, runs added (a
+    run in both counts twice), the median and median |error| ``base``'s; the group text says so."""
+    return ThroughputBand(f"{base.group}, widened by {what}", base.runs + int(other["runs"]),
+                          min(base.ratio_p10, float(other["ratio_p10"])), base.ratio_p50,
+                          max(base.ratio_p90, float(other["ratio_p90"])), base.median_abs_error)
 
 
 def class_lookup(doc: dict, framework: str, arch: str | None, moe: bool) -> ThroughputBand:
@@ -111,12 +116,8 @@ def class_lookup(doc: dict, framework: str, arch: str | None, moe: bool) -> Thro
         if e["framework"] == framework and e["arch"] == arch and e["class"] == cls:
             return _band(e, f"{framework} profile on {arch}, {'MoE' if moe else 'dense'} models")
     base = lookup(doc, framework, arch)
-    every = next((e for e in doc.get("class", []) if e["class"] == cls), None)
-    if not moe or every is None:
-        return base
-    return ThroughputBand(f"{base.group}, widened by every MoE run", base.runs + int(every["runs"]),
-                          min(base.ratio_p10, float(every["ratio_p10"])), base.ratio_p50,
-                          max(base.ratio_p90, float(every["ratio_p90"])), base.median_abs_error)
+    every = next((e for e in doc.get("class", []) if e["class"] == "moe"), None) if moe else None
+    return _widened(base, every, "every MoE run") if every else base
 
 
 def throughput_band(framework: str, arch: str | None, moe: bool | None = None) -> ThroughputBand | None:
@@ -146,8 +147,8 @@ def band_for(framework, hardware, moe: bool | None = None) -> ThroughputBand | N
 
 
 def estimate_band(e) -> ThroughputBand | None:
-    """:func:`band_for` of an Estimate's framework profile, hardware and model class (MoE or dense); None for a layout predicted not to run
-    (its throughput is not a claim) or without a band file."""
+    """:func:`band_for` of an Estimate's framework profile, hardware and model class (MoE or dense); None for a
+    layout predicted not to run (its throughput is not a claim) or without a band file."""
     return band_for(e.training.framework, e.hardware, e.model.is_moe) if e.runs else None
 
 

@@ -1948,10 +1948,12 @@ def test_torchtitan_expert_tensor_parallel_round_trips_and_megatron_import_check
 
 
 def test_header_step_time_keeps_digits_for_tiny_models():
-    from shardplan.export.base import step_text
-    assert step_text(2.2071558) == "2.207 s"  # as the worked examples print it
-    assert step_text(0.000587) == "0.587 ms"  # a tiny model's step: 0.587 ms, not "0.000 s"
-    assert step_text(0.0999) == "99.9 ms"
+    # the header formats the step with units.fmt_seconds: a tiny model's 0.587 ms step, not "0.000 s"
+    r = runner.invoke(app, ["export", "--to", "deepspeed", "-m", "tiny-llama", "-H", "h100-sxm", "-n", "8", "-s", "64",
+                            "-b", "16", "--zero-stage", "3"])
+    assert r.exit_code == 0, r.output
+    step = json.loads(r.stdout)["_shardplan"]["step_s"]
+    assert step < 1e-3 and f"predicted step time (deepspeed profile): {step * 1e6:,.1f} us" in r.stdout
 
 
 def test_reproduce_line_of_a_hardware_file_with_its_own_framework(tmp_path):

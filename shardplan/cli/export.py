@@ -104,10 +104,7 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
         framework = target_profile(exporter(to).name, hardware, note=False)  # the note once the estimate stands
     if framework is None and plan is None:
         layout = target_layout_defaults(exporter(to).name, layout, seq_len)
-    if precision is None and plan is None and exporter(to).name == "easydel":  # no profile: the one it writes (on
-        precision = exporter(to).precisions[0]  # TPUs the default maxtext pricing would take fp32-params)
-        err_console.print(f"[yellow]note:[/] --to {exporter(to).name}: precision {precision}, the one its config "
-                          "writes (--precision to choose)", highlight=False, soft_wrap=True)
+    precision = precision if plan is not None else target_precision(exporter(to).name, precision)
     specs = dict(model=model, hardware=hardware, devices=devices, seq_len=seq_len, global_batch=global_batch,
                  global_batch_tokens=global_batch_tokens, precision=precision, attention=attention, framework=framework,
                  dropout=dropout, optimizer_dtype=optimizer_dtype, moe_capacity_factor=moe_capacity_factor,
@@ -176,6 +173,18 @@ def target_profile(name: str, hardware: str, flag: str = "--to", note: bool = Tr
     if note:
         profile_note(flag, name, profile)
     return profile
+
+
+def target_precision(name: str, precision: str | None, flag: str = "--to") -> str | None:
+    """``precision`` as given, or for EasyDeL (no profile of its own) without one bf16-mixed, the one precision its
+    config writes, with a note (on TPUs the default maxtext pricing would take fp32-params, which it cannot write)."""
+    if precision is not None or name != "easydel":
+        return precision
+    from shardplan.export import exporter
+    precision = exporter(name).precisions[0]
+    err_console.print(f"[yellow]note:[/] {flag} {name}: precision {precision}, the one its config writes (--precision "
+                      "to choose)", highlight=False, soft_wrap=True)
+    return precision
 
 
 def profile_note(flag: str, name: str, profile: str) -> None:

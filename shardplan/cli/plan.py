@@ -238,22 +238,18 @@ def _longer_ranking(shown: list, *args, **kwargs) -> list:
 def _export_profile(export: Optional[str], framework: Optional[str], hardware: str,
                     precision: Optional[str]) -> tuple[Optional[str], Optional[str]]:
     """(framework, precision) of ``plan --export NAME``: without ``--framework``, NAME's own profile, as ``export --to
-    NAME`` prices (:func:`shardplan.cli.export.target_profile`, with its note); without ``--precision`` for EasyDeL
-    (no profile), bf16-mixed, the one precision its config writes (on TPUs the default maxtext pricing would take
-    fp32-params); otherwise as given.
+    NAME`` prices (:func:`shardplan.cli.export.target_profile` and :func:`shardplan.cli.export.target_precision`,
+    with their notes); otherwise as given.
 
     Raises:
         ConfigError: an unknown export framework (exit code 2)."""
     if export is None:
         return framework, precision
-    from shardplan.cli.export import target_profile
+    from shardplan.cli.export import target_precision, target_profile
     from shardplan.export import exporter
-    target = exporter(export, "export")
-    if precision is None and target.name == "easydel":
-        precision = target.precisions[0]
-        err_console.print(f"[yellow]note:[/] --export easydel: precision {precision}, the one its config writes "
-                          "(--precision to choose)", highlight=False, soft_wrap=True)
-    return (framework if framework is not None else target_profile(target.name, hardware, "--export")), precision
+    name = exporter(export, "export").name
+    return ((framework if framework is not None else target_profile(name, hardware, "--export")),
+            target_precision(name, precision, "--export"))
 
 
 def _check_export_request(export: str, output: Optional[Path], training, moe: bool = True) -> None:

@@ -28,6 +28,7 @@ from typing import Any
 from shardplan.errors import ConfigError, fmt_legal, short_repr
 from shardplan.limits import MAX_BATCH_TOKENS
 from shardplan.parallel import ParallelConfig
+from shardplan.units import fmt_seconds
 
 #: ParallelConfig fields that describe how a runtime schedules the work, not what the config says
 BEHAVIOUR_FIELDS = ("fsdp_unit", "zero3_gather", "overlap_grad_reduce", "hsdp_reduce")
@@ -252,12 +253,6 @@ def _who_expresses(name: str) -> str:
     return " or ".join(titles) if titles else "another framework"
 
 
-def step_text(seconds: float) -> str:
-    """A step time for a header: ``'2.207 s'``, or milliseconds below 0.1 s (``'0.412 ms'``, not ``'0.000 s'`` for a
-    tiny model)."""
-    return f"{seconds:.3f} s" if seconds >= 0.1 else f"{seconds * 1e3:.3g} ms"
-
-
 def header_lines(ctx: ExportContext, exporter: Exporter) -> list[str]:
     """The comment block every exported file opens with (without comment markers): model, hardware,
     layout, predicted step time, MFU and memory per device, the framework's source, the runtime
@@ -273,7 +268,7 @@ def header_lines(ctx: ExportContext, exporter: Exporter) -> list[str]:
         f"{ctx.layout.microbatches} microbatch{'' if ctx.layout.microbatches == 1 else 'es'} per step, precision {e.training.precision.name}, "
         f"optimizer state {e.training.optimizer_dtype}",
         f"layout: {p.short()}",
-        f"predicted step time ({e.training.framework.name} profile): {step_text(e.step_s)}; MFU: {e.mfu:.1%}; "
+        f"predicted step time ({e.training.framework.name} profile): {fmt_seconds(e.step_s)}; MFU: {e.mfu:.1%}; "
         f"memory per device: "
         f"{e.memory.total / gib:.1f} GiB of {e.hardware.hbm_bytes / gib:.0f} GiB"
         f"{'' if e.fits else ' (does NOT fit)'}; bound by {e.bound}",
