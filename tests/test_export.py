@@ -1991,3 +1991,40 @@ def test_plan_export_easydel_on_tpu_takes_the_precision_its_config_writes(tmp_pa
                             "--export", "easydel", "-o", str(out)])
     assert r.exit_code == 0, r.output
     assert out.exists() and "--export easydel: precision bf16-mixed" in " ".join(r.output.split())
+
+
+def test_plan_export_searches_with_the_exporters_pins_when_no_ranking_can_be_written(tmp_path):
+    # An MoE model's longer ranking can hold thousands of ep > 1 / pp > 1 plans before one EasyDeL can write (its mesh
+    # has no pipeline axis, and its ep axis is not the plan's ep): gpt-oss-120b on 64 H100 exited 2 after 2,000 such
+    # plans. _export_winner then searches with EasyDeL's search_pins (pp=1, ep=1) where the user left them free.
+    from shardplan.cli.plan import _export_winner
+    from shardplan.export.easydel import EXPORTER
+    from shardplan.search import search
+    assert dict(EXPORTER.search_pins) == {"pp": 1, "ep": 1}
+    m, hw, tr, _ = build_inputs(model="tiny-moe", hardware="h100-sxm", devices=8, seq_len=64, global_batch=16,
+                                global_batch_tokens=None, precision="bf16-mixed")
+    unwritable = search(m, hw, tr, 8, top_k=5, fix={"pp": 2}).plans  # no plan with pp=2 can be written
+    assert unwritable and all(e.parallel.pp == 2 for e in unwritable)
+    asked = []
+
+    def deeper(pinned=None):
+        asked.append(pinned)
+        return unwritable if pinned is None else search(m, hw, tr, 8, top_k=5, fix=pinned).plans
+    out = tmp_path / "e.py"
+    _export_winner("easydel", unwritable, out, None, deeper, {})
+    assert asked == [None, {"pp": 1, "ep": 1}]  # the longer ranking first, then the pinned search
+    p = import_config("easydel", out.read_text()).parallel
+    assert (p.pp, p.ep) == (1, 1)
+    # a field the user pinned is left to the user: with ep pinned only pp is added, and pp pinned adds ep=1 alone
+    asked.clear()
+
+    def deeper_ep1(pinned=None):  # as plan's: the user's pins (ep=1) join the exporter's
+        asked.append(pinned)
+        return unwritable if pinned is None else search(m, hw, tr, 8, top_k=5, fix={**pinned, "ep": 1}).plans
+    _export_winner("easydel", unwritable, out, None, deeper_ep1, {"ep": 1})
+    assert asked == [None, {"pp": 1}]
+    asked.clear()
+    with pytest.raises(ConfigError):  # pp=2 pinned by the user: nothing else to try, EasyDeL's refusal stands
+        _export_winner("easydel", unwritable, out, None, lambda pinned=None: asked.append(pinned) or unwritable,
+                       {"pp": 2})
+    assert asked == [None, {"ep": 1}]

@@ -179,10 +179,13 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
 
 
 def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: Optional[dict] = None,
-                   deeper: Optional[Callable[[], list]] = None) -> None:
+                   deeper: Optional[Callable[..., list]] = None, pins: Optional[dict] = None) -> None:
     """``plan --export``: write the best ranked plan the framework can express as its config (before the
     ranking is printed, so that a refusal exits early); a note names the better plan it could not
-    write. When none of the shown plans can be written, ``deeper()`` (a longer ranking) is tried.
+    write. When none of the shown plans can be written, ``deeper()`` (a longer ranking) is tried, then
+    ``deeper(exporter.search_pins)`` (a search with the fields the config writes at one value only pinned, where
+    the user's ``pins`` leave them free: an MoE model's longer ranking can hold thousands of ep > 1 plans that
+    EasyDeL cannot write).
 
     The request itself (framework, precision, -o) was checked before the search (:func:`_check_export_request`).
 
@@ -196,10 +199,14 @@ def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: 
         raise negative(f"--export {framework}: no layout fits, nothing to export")
     first: ConfigError | None = None
 
-    def rankings():  # the longer search runs only if no shown plan can be written
+    def rankings():  # the longer searches run only if no plan before them can be written
         yield plans, "ranked plan"
         if deeper:
             yield deeper(), "plan, from the longer ranking that keeps the options the search prunes as dominated,"
+            free = {k: v for k, v in exporter(framework, "export").search_pins.items() if k not in (pins or {})}
+            if free:
+                shown = " ".join(f"{k}={v}" for k, v in free.items())
+                yield deeper(free), f"plan, from a search with {shown} (what its config can write),"
 
     checked = 0
     for ranking, what in rankings():
@@ -337,11 +344,11 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
                      exhaustive=exhaustive, keep_infeasible=show_infeasible, progress=update)
         best = res.plans[0] if res.plans else None
         if export is not None:
-            def deeper() -> list:  # a longer ranking, when none of the shown plans can be written
+            def deeper(pinned: dict | None = None) -> list:  # a longer ranking, when no shown plan can be written
                 return _longer_ranking(res.plans, m, hw, tr, devices, top_k=max(2000, top), objective=objective,
-                                       fix=pins, max_tp=max_tp, schedules=schedules)
+                                       fix={**(pinned or {}), **pins}, max_tp=max_tp, schedules=schedules)
             _export_winner(export, res.plans, output, dict(model=model, hardware=hardware, framework=framework,
-                                                           scale_up_size=scale_up_size), deeper)
+                                                           scale_up_size=scale_up_size), deeper, pins)
         rules = _rule_results(m, hw, tr, devices, best, pins) if best else []
     if json_out:
         print(json.dumps(_plan_json(res, best, rules, show_infeasible, objective), indent=1))

@@ -129,6 +129,9 @@ class Exporter:
             dropout is refused by the others (:func:`check_training`).
         seq_key: the config's own name of the sequence length (``max_target_length``, ``--seq-length``), for the
             messages of :func:`shardplan.export.import_config`.
+        search_pins: layout fields the config can write at one value only (EasyDeL: no pipeline axis, pp 1;
+            no expert axis the plan's ep means, ep 1): ``plan --export`` searches again with them pinned when no
+            plan of its rankings can be written.
     """
 
     name: str
@@ -144,6 +147,7 @@ class Exporter:
     dropout: bool = False
     moe_capacity: bool = False
     seq_key: str = "seq_len"
+    search_pins: Mapping[str, Any] = field(default_factory=dict)
 
 
 def check_kv_replication(ctx: ExportContext, exporter: Exporter) -> None:
