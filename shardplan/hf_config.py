@@ -38,10 +38,14 @@ Modelled approximately (parameter counts stay exact):
   projection); GPT-J's, Phi's, StableLM's and Nemotron's partial rotary as full RoPE (no weights);
 * GPT-J's, Phi-2's and Phi-3.5-MoE's LM-head bias is ModelSpec ``lm_head_bias`` (V elements; the JAX
   runtime refuses it).
+* Arcee AFM's squared-ReLU MLP is counted as Nemotron's (2-matrix ``gelu``); EXAONE 4.0's post-norms (two per
+  layer) as two norms and its NoPE global layers as RoPE layers; dots.llm1's and MiniMax-M2's
+  ``e_score_correction_bias`` is a buffer in ``transformers`` (not counted, as DeepSeek-V3's); MiniMax-M2's
+  multi-token-prediction modules (``num_mtp_modules``) are not built by ``transformers`` and not counted.
 
 Refused with the reason (:data:`UNMODELLED`): hybrids of attention with Mamba / linear-attention /
 convolution layers (Qwen3-Next, Jamba, Nemotron-H, Falcon-H1, Bamba, Zamba2, Granite 4.0, MiniMax,
-LFM2) and Apertus (learned xIELU scalars). Refused per config (ConfigError naming the key): ERNIE 4.5
+LFM2), Apertus (learned xIELU scalars) and DeepSeek-V3.2 (its lightning indexer's weights). Refused per config (ConfigError naming the key): ERNIE 4.5
 MoE with ``use_bias`` (MLP biases placed differently by transformers 4.x and 5.x), DBRX with ``tie_word_embeddings`` (DbrxConfig
 refuses it too), MoE layers that are not every k-th layer up to the last (ERNIE ``moe_layer_end_index``
 before the last layer, Qwen ``mlp_only_layers`` inside the MoE run), MPT values ``transformers`` does
@@ -700,6 +704,80 @@ def _phimoe(cfg: Cfg) -> Cfg:
     return spec
 
 
+def _dots1(cfg: Cfg) -> Cfg:
+    """rednote dots.llm1 (``transformers`` configuration_dots1.py, modular_dots1.py / modeling_dots1.py).
+    Dots1Attention is Qwen3Attention: q/k/v/o (head_dim = ``head_dim`` if given, else hidden / heads) with bias =
+    ``attention_bias``, per-head q_norm / k_norm RMSNorm(head_dim). Dots1DecoderLayer is DeepseekV3DecoderLayer:
+    layers below ``first_k_dense_replace`` a dense MLP of ``intermediate_size``, the others Dots1MoE (DeepseekV3MoE):
+    router weight E x h (its ``e_score_correction_bias`` a buffer, not a parameter), E routed experts of
+    ``moe_intermediate_size`` and one shared MLP of ``n_shared_experts`` x that width; two pre-norms; untied
+    lm_head by default. Sliding layers per ``layer_types``, else (Dots1Config) layer i >= ``max_window_layers``
+    slides when ``sliding_window`` is set (default 4096 with max_window_layers 62: none in a 62-layer model)."""
+    n = cfg["num_hidden_layers"]
+    types = cfg.get("layer_types")
+    if types is None:
+        w, start = cfg.get("sliding_window", 4096), cfg.get("max_window_layers", 62)
+        types = ["sliding_attention" if w is not None and i >= start else "full_attention" for i in range(n)]
+    spec = _qwen3({k: v for k, v in cfg.items() if k not in ("mlp_bias", "use_sliding_window")})
+    spec.update(n_experts=cfg["n_routed_experts"], top_k=cfg["num_experts_per_tok"],
+                expert_ffn_dim=cfg["moe_intermediate_size"], n_shared_experts=cfg["n_shared_experts"],
+                n_dense_layers=cfg.get("first_k_dense_replace", 0),
+                **window_pattern({"sliding_window": cfg.get("sliding_window", 4096), "layer_types": types}))
+    return spec
+
+
+def _exaone4_window(cfg: Cfg) -> Cfg:
+    """EXAONE 4.0's sliding layers: ``layer_types`` when given; else none without ``sliding_window`` (null), else
+    (Exaone4Config: window 4096, pattern 4 by default) every ``sliding_window_pattern``-th layer full attention, the
+    pattern a number or a string of ``L`` (local) ending in one ``G`` (global), e.g. ``"LLLG"`` = 4."""
+    if cfg.get("layer_types"):
+        return window_pattern({"sliding_window": cfg.get("sliding_window", 4096), "layer_types": cfg["layer_types"]})
+    w, pattern = cfg.get("sliding_window", 4096), cfg.get("sliding_window_pattern", 4)
+    if w is None or pattern is None:
+        return {}
+    if isinstance(pattern, str):
+        if not pattern or pattern.strip("L") != "G" or not pattern.endswith("G"):
+            raise ConfigError(f"config.json sliding_window_pattern={pattern!r}; legal: a number, or 'L' characters "
+                              "followed by one 'G' (e.g. \"LLLG\"); " + YAML_ROUTE, field="sliding_window_pattern",
+                              value=pattern)
+        pattern = len(pattern)
+    return window_pattern({"sliding_window": w}, pattern)
+
+
+def _exaone4(cfg: Cfg) -> Cfg:
+    """LG EXAONE 4.0 (``transformers`` configuration_exaone4.py, modular_exaone4.py / modeling_exaone4.py).
+    Exaone4Attention: q/k/v/o without biases (head_dim = ``head_dim`` if given, else hidden / heads), per-head
+    q_norm / k_norm RMSNorm(head_dim); Exaone4DecoderLayer is Olmo2DecoderLayer: post_attention_layernorm and
+    post_feedforward_layernorm only (two RMSNorms, as two pre-norms count), a gated MLP without biases; a final
+    norm; untied by default (EXAONE-4.0-1.2B ties). Global layers of the hybrid (32B: ``"LLLG"``, window 4096)
+    skip RoPE: no weights either way (:func:`_exaone4_window`)."""
+    spec = _llama_like({k: v for k, v in cfg.items() if k not in ("attention_bias", "mlp_bias")})
+    spec.update(qk_norm="head", **_exaone4_window(cfg))
+    return spec
+
+
+def _arcee(cfg: Cfg) -> Cfg:
+    """Arcee AFM-4.5B (``transformers`` configuration_arcee.py, modular_arcee.py / modeling_arcee.py): a Llama
+    decoder (q/k/v/o bias = ``attention_bias``, ``head_dim`` if given) whose ArceeMLP is NemotronMLP: up_proj /
+    down_proj of ``intermediate_size`` (ReLU^2, not gated; bias = ``mlp_bias``), counted as ModelSpec's 2-matrix
+    ``gelu`` MLP (the same weights and matmul FLOPs); two RMSNorms per layer; untied by default."""
+    return {**_llama_like(cfg), "mlp": "gelu"}
+
+
+def _minimax_m2(cfg: Cfg) -> Cfg:
+    """MiniMax-M2 (``transformers`` configuration_minimax_m2.py, modeling_minimax_m2.py). MiniMaxM2Attention: full
+    attention in every layer, q/k/v/o without biases (head_dim = ``head_dim``), q_norm RMSNorm(heads x head_dim)
+    and k_norm RMSNorm(kv heads x head_dim) over the whole projections (``qk_norm='full'``; partial rotary has no
+    weights); every layer a MiniMaxM2SparseMoeBlock: router weight E x h without bias (its
+    ``e_score_correction_bias`` a buffer, not a parameter), E experts gate_up (2F x h) + down (h x F) of
+    ``intermediate_size``, no shared expert; two RMSNorms per layer; untied lm_head. The multi-token-prediction
+    modules (``num_mtp_modules``) are not built by ``transformers`` and not counted."""
+    spec = _llama_like({k: v for k, v in cfg.items() if k not in ("attention_bias", "mlp_bias")})
+    spec.update(qk_norm="full", n_experts=_either(cfg, "num_local_experts", "num_experts"),
+                top_k=cfg["num_experts_per_tok"])
+    return spec
+
+
 #: ``architectures[0]`` -> translator; multimodal wrappers read ``text_config``
 FAMILIES: dict[str, Callable[[Cfg], Cfg]] = {
     "LlamaForCausalLM": _llama, "MistralForCausalLM": _mistral, "MixtralForCausalLM": _mixtral,
@@ -719,6 +797,8 @@ FAMILIES: dict[str, Callable[[Cfg], Cfg]] = {
     "MptForCausalLM": _mpt, "MPTForCausalLM": _mpt, "OPTForCausalLM": _opt, "GPTJForCausalLM": _gptj,
     "PhiForCausalLM": _phi, "NemotronForCausalLM": _nemotron, "StableLmForCausalLM": _stablelm,
     "PhimoeForCausalLM": _phimoe, "PhiMoEForCausalLM": _phimoe, "GlmForCausalLM": _glm, "Glm4ForCausalLM": _glm4,
+    "Dots1ForCausalLM": _dots1, "Exaone4ForCausalLM": _exaone4, "ArceeForCausalLM": _arcee,
+    "MiniMaxM2ForCausalLM": _minimax_m2,
 }
 MULTIMODAL = ("Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration")
 
@@ -734,6 +814,8 @@ UNMODELLED = {
     "MiniMaxM1ForCausalLM": "hybrid of lightning (linear) attention and softmax attention layers",
     "Lfm2ForCausalLM": "hybrid of gated short-convolution and attention layers",
     "ApertusForCausalLM": "its xIELU activation has two learned scalars per layer, which ModelSpec does not count",
+    "DeepseekV32ForCausalLM": "DeepSeek-V3.2's lightning indexer (per layer wq_b, wk, a LayerNorm with bias and "
+                              "weights_proj beside MLA) has weights and FLOPs ModelSpec does not count",
 }
 
 
@@ -754,23 +836,32 @@ REQUIRED_KEYS = {"MistralForCausalLM": ("num_key_value_heads",), "MixtralForCaus
                  "PhiMoEForCausalLM": ("num_key_value_heads",),
                  "GlmForCausalLM": ("num_key_value_heads", "head_dim"), "Glm4ForCausalLM": ("num_key_value_heads", "head_dim"),
                  "Ernie4_5_MoeForCausalLM": ("num_key_value_heads", "moe_num_experts", "moe_k", "moe_intermediate_size",
-                                             "moe_num_shared_experts")}
+                                             "moe_num_shared_experts"),
+                 "Dots1ForCausalLM": ("num_key_value_heads", "n_routed_experts", "n_shared_experts",
+                                      "num_experts_per_tok", "moe_intermediate_size"),
+                 "Exaone4ForCausalLM": ("num_key_value_heads",),
+                 "MiniMaxM2ForCausalLM": ("num_key_value_heads", "head_dim")}
 
 
 def caveats(arch: str, cfg: Cfg) -> list[str]:
     """What a config.json holds that the ModelSpec built from it does not count, in words for a note: the vision
     tower of a multimodal model (only ``text_config`` is read), DeepSeek-V3 / GLM-4.5's multi-token-prediction
     modules (``num_nextn_predict_layers``: ``transformers`` builds none, so neither does the loader; ModelSpec
-    ``mtp_modules`` prices them) and a ``quantization_config`` (the checkpoint's storage format, not the training
-    precision, which ``--precision`` sets). Called after :func:`spec_fields`, so a multimodal config's
+    ``mtp_modules`` prices them; MiniMax-M2's ``num_mtp_modules``, not counted either) and a
+    ``quantization_config`` (the checkpoint's storage format, not the training precision, which ``--precision``
+    sets). Called after :func:`spec_fields`, so a multimodal config's
     ``text_config`` is a mapping and the keys' types are checked (``loaders.check_hf_types``)."""
     out = []
     if arch in MULTIMODAL:
         out.append("text model only: the vision tower's weights are not counted")
-    mtp = (cfg["text_config"] if arch in MULTIMODAL else cfg).get("num_nextn_predict_layers")
+    text = cfg["text_config"] if arch in MULTIMODAL else cfg
+    mtp = text.get("num_nextn_predict_layers")
     if mtp:
         out.append(f"num_nextn_predict_layers={mtp} is not counted (transformers builds no multi-token-prediction "
                    f"module); a model file with mtp_modules: {mtp} prices it (preset deepseek-v3-mtp)")
+    if text.get("num_mtp_modules"):  # MiniMax-M2's MTP modules: not DeepSeek-V3's shape, so no mtp_modules offer
+        out.append(f"num_mtp_modules={text['num_mtp_modules']} is not counted (transformers builds no "
+                   "multi-token-prediction module)")
     if isinstance(cfg.get("quantization_config"), dict):
         method = short_repr(cfg["quantization_config"].get("quant_method", "?"))
         out.append(f"quantization_config (quant_method {method}) describes the checkpoint's storage, not training: "

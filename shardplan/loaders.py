@@ -470,14 +470,15 @@ HF_MODEL_TYPES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", 
                   "dbrx": "DbrxForCausalLM", "ernie4_5": "Ernie4_5ForCausalLM",
                   "ernie4_5_moe": "Ernie4_5_MoeForCausalLM", "mpt": "MptForCausalLM", "opt": "OPTForCausalLM",
                   "gptj": "GPTJForCausalLM", "phi": "PhiForCausalLM", "nemotron": "NemotronForCausalLM",
-                  "stablelm": "StableLmForCausalLM", "phimoe": "PhimoeForCausalLM"}
+                  "stablelm": "StableLmForCausalLM", "phimoe": "PhimoeForCausalLM", "dots1": "Dots1ForCausalLM",
+                  "exaone4": "Exaone4ForCausalLM", "arcee": "ArceeForCausalLM", "minimax_m2": "MiniMaxM2ForCausalLM"}
 #: ``model_type`` -> architecture of the refused families (:data:`shardplan.hf_config.UNMODELLED`), so that a
 #: config without ``architectures`` gets the same reason
 UNMODELLED_MODEL_TYPES = {"qwen3_next": "Qwen3NextForCausalLM", "jamba": "JambaForCausalLM",
                           "nemotron_h": "NemotronHForCausalLM", "bamba": "BambaForCausalLM",
                           "granitemoehybrid": "GraniteMoeHybridForCausalLM", "falcon_h1": "FalconH1ForCausalLM",
                           "zamba2": "Zamba2ForCausalLM", "minimax": "MiniMaxForCausalLM", "lfm2": "Lfm2ForCausalLM",
-                          "apertus": "ApertusForCausalLM"}
+                          "apertus": "ApertusForCausalLM", "deepseek_v32": "DeepseekV32ForCausalLM"}
 #: Hugging Face keys that hold whole numbers, with their least legal value (None = absent)
 HF_INT_KEYS = {**{k: 1 for k in (
     "n_embd", "n_layer", "n_head", "n_inner", "n_positions", "n_embed", "vocab_size", "num_hidden_layers",
@@ -489,7 +490,7 @@ HF_INT_KEYS = {**{k: 1 for k in (
     "n_layers", "n_heads", "kv_n_heads", "moe_num_experts", "moe_top_k", "moe_k", "moe_layer_interval",
     "expansion_ratio", "ffn_dim", "word_embed_proj_dim")},
     "first_k_dense_replace": 0, "n_shared_experts": 0, "moe_num_shared_experts": 0, "moe_layer_start_index": 0,
-    "moe_layer_end_index": -1, "num_nextn_predict_layers": 0}
+    "moe_layer_end_index": -1, "num_nextn_predict_layers": 0, "num_mtp_modules": 0, "max_window_layers": 0}
 #: keys that hold ``true`` / ``false``
 HF_BOOL_KEYS = ("tie_word_embeddings", "attention_bias", "mlp_bias", "multi_query", "parallel_attn", "bias",
                 "alibi", "new_decoder_architecture", "use_sliding_window", "qkv_bias", "use_qk_norm", "use_bias",
@@ -502,6 +503,8 @@ HF_NULLABLE_KEYS = ("n_inner", "num_key_value_heads", "head_dim", "q_lora_rank",
 #: architectures whose config.json nests sub-configurations whose keys :func:`check_hf_types` checks too
 HF_SUB_CONFIGS = {"DbrxForCausalLM": ("attn_config", "ffn_config"), "MptForCausalLM": ("attn_config",),
                   "MPTForCausalLM": ("attn_config",)}
+#: architecture -> whole-number keys that may also hold a string or null there (its translator checks them)
+HF_OWN_FORMS = {"Exaone4ForCausalLM": ("sliding_window_pattern",)}
 #: keys that hold lists of layer indices
 HF_LAYER_LIST_KEYS = ("mlp_only_layers", "moe_layers")
 #: ModelSpec field -> the Hugging Face key it comes from (messages name the key the user wrote)
@@ -519,6 +522,7 @@ HF_FIELD_KEYS = {"GPT2LMHeadModel": {"n_layers": "n_layer", "d_model": "n_embd",
                  "Llama4ForCausalLM": {**_HF_COMMON, "ffn_dim": "intermediate_size_mlp",
                                        "expert_ffn_dim": "intermediate_size", "moe_layer_step": "interleave_moe_layer_step"},
                  "DeepseekV2ForCausalLM": _HF_DEEPSEEK, "DeepseekV3ForCausalLM": _HF_DEEPSEEK,
+                 "Dots1ForCausalLM": _HF_DEEPSEEK,
                  "Gemma3ForCausalLM": {**_HF_COMMON, "full_attention_interval": "sliding_window_pattern"},
                  "Cohere2ForCausalLM": {**_HF_COMMON, "full_attention_interval": "sliding_window_pattern"},
                  "DbrxForCausalLM": {"n_kv_heads": "attn_config.kv_n_heads", "ffn_dim": "ffn_config.ffn_hidden_size",
@@ -544,12 +548,13 @@ HF_FIELD_KEYS.update({"Llama4ForConditionalGeneration": HF_FIELD_KEYS["Llama4For
                                               "n_shared_experts": "shared_expert_intermediate_size"}})
 
 
-def check_hf_types(cfg: dict[str, Any], where: str = "config.json") -> None:
+def check_hf_types(cfg: dict[str, Any], where: str = "config.json", own: tuple[str, ...] = ()) -> None:
     """Refuse a Hugging Face shape key that is not a whole number at least its least legal value
     (``head_dim: 0``, ``"4096"``, ``true``, ``1.5``), a boolean key that is not ``true`` / ``false``
     (the string ``"false"`` would otherwise read as true), a layer list that is not a list of layer
     indices, and a ``layer_types`` that is not one known attention type per layer, naming the key
-    as written in config.json (``where``: ``config.json`` or ``config.json text_config``).
+    as written in config.json (``where``: ``config.json`` or ``config.json text_config``). ``own``: whole-number
+    keys that may also be a string or null in the family (:data:`HF_OWN_FORMS`), checked by its translator.
 
     Raises:
         ConfigError: the first offending key, its value and what is legal.
@@ -557,6 +562,8 @@ def check_hf_types(cfg: dict[str, Any], where: str = "config.json") -> None:
     for key, least in HF_INT_KEYS.items():
         if key not in cfg or (cfg[key] is None and key in HF_NULLABLE_KEYS):
             continue
+        if key in own and (cfg[key] is None or isinstance(cfg[key], str)):
+            continue  # the family's translator checks its other forms (Exaone4 sliding_window_pattern "LLLG")
         v = cfg[key]
         if not isinstance(v, int) or isinstance(v, bool) or not least <= v <= 2**24:
             raise ConfigError(f"{where} {key}={short_repr(v)}; legal: a whole number from {least} to {2**24:,}",
@@ -609,7 +616,7 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
     Qwen3, Qwen1.5/2-MoE, Qwen3-MoE, Gemma 1/2/3, Phi-3/4, DeepSeek-V2/V3, GLM-4.5, GPT-OSS, OLMo 2/3,
     OLMoE, Granite 3 dense and MoE, Command-R, Command R7B / Command A (Cohere2), DBRX, ERNIE 4.5 dense and
     MoE, StarCoder2, SmolLM3, Seed-OSS, Falcon, GPT-2, GPT-NeoX, BLOOM, InternLM 1/2, MPT, OPT, GPT-J, Phi-2,
-    Phi-3.5-MoE, Nemotron-4 / Minitron, StableLM); the translation of
+    Phi-3.5-MoE, Nemotron-4 / Minitron, StableLM, dots.llm1, EXAONE 4.0, Arcee AFM, MiniMax-M2); the translation of
     each is in :mod:`shardplan.hf_config`.
 
     Raises:
@@ -635,7 +642,7 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
         why = f" ({UNMODELLED[arch]})" if arch in UNMODELLED else ""
         raise ConfigError(f"architectures={short_repr(archs)} is not supported{why}; {supported}",
                           field="architectures", value=arch, legal=HF_ARCHITECTURES)
-    check_hf_types(cfg)
+    check_hf_types(cfg, own=HF_OWN_FORMS.get(arch, ()))
     for key in ("text_config",) if arch in MULTIMODAL else HF_SUB_CONFIGS.get(arch, ()):
         if isinstance(cfg.get(key), dict):
             check_hf_types(cfg[key], f"config.json {key}")

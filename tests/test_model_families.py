@@ -214,6 +214,31 @@ FAMILIES = {
     # each (post_self_attn_layernorm, post_mlp_layernorm): 9,399,951,360 + 40 x 2 x 4096
     'glm-4-9b-0414': ({"architectures": ["Glm4ForCausalLM"], "model_type": "glm4", "hidden_size": 4096, "intermediate_size": 13696, "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "attention_bias": True, "partial_rotary_factor": 0.5, "vocab_size": 151552, "tie_word_embeddings": False},
         9_400_279_040),
+    # rednote-hilab/dots.llm1.base: attn 4*4096^2 + per-head QK-norm 2*128 = 67,109,120; layer 0 dense (67,109,120
+    # + 3*4096*10944 + 2*4096 = 201,597,184) + 61 MoE x (67,109,120 + (128 routed + 2 shared) x 3*4096*1408 + router
+    # 128*4096 + 2*4096 = 2,316,837,120) + 2*152064*4096 + 4096 (e_score_correction_bias a buffer). Card: 142B total,
+    # 14B activated (n_active_params 14,016,581,120)
+    'dots.llm1': ({"architectures": ["Dots1ForCausalLM"], "model_type": "dots1", "hidden_size": 4096, "intermediate_size": 10944, "moe_intermediate_size": 1408, "num_hidden_layers": 62, "num_attention_heads": 32, "num_key_value_heads": 32, "n_routed_experts": 128, "n_shared_experts": 2, "num_experts_per_tok": 6, "first_k_dense_replace": 1, "n_group": 1, "topk_group": 1, "attention_bias": False, "sliding_window": None, "max_window_layers": 62, "vocab_size": 152064, "tie_word_embeddings": False},
+        142_774_373_888),
+    # LGAI-EXAONE/EXAONE-4.0-32B: 64 x (q/o 2*5120^2 + k/v 2*5120*1024 + per-head QK-norm 2*128 = 62,914,816
+    # + 3*5120*27392 + 2 post-norms 2*5120 = 483,666,176) + final norm 5120 = 30,954,640,384 (the card's "Number of
+    # Parameters (without embeddings): 30.95B") + 2*102400*5120 (untied). Card: 32B
+    'exaone-4.0-32b': ({"architectures": ["Exaone4ForCausalLM"], "model_type": "exaone4", "hidden_size": 5120, "intermediate_size": 27392, "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128, "sliding_window": 4096, "sliding_window_pattern": "LLLG", "vocab_size": 102400, "tie_word_embeddings": False},
+        32_003_216_384),
+    # LGAI-EXAONE/EXAONE-4.0-1.2B: 30 x (2*2048^2 + 2*2048*512 + 2*64 = 10,485,888 + 3*2048*4096 + 2*2048
+    # = 35,655,808) + 2048 = 1,069,676,288 (card without embeddings: 1.07B) + 102400*2048 (tied). Card: 1.2B
+    'exaone-4.0-1.2b': ({"architectures": ["Exaone4ForCausalLM"], "model_type": "exaone4", "hidden_size": 2048, "intermediate_size": 4096, "num_hidden_layers": 30, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 64, "sliding_window": None, "sliding_window_pattern": None, "vocab_size": 102400, "tie_word_embeddings": True},
+        1_279_391_488),
+    # arcee-ai/AFM-4.5B: 36 x (q/o 2*2560^2 + k/v 2*2560*512 = 15,728,640 + up/down (ReLU^2, not gated) 2*2560*18432
+    # + 2*2560 = 110,105,600) + 2*128004*2560 (untied) + 2560. Hugging Face Hub: 4.62B params
+    'afm-4.5b': ({"architectures": ["ArceeForCausalLM"], "model_type": "arcee", "hidden_size": 2560, "intermediate_size": 18432, "num_hidden_layers": 36, "num_attention_heads": 20, "num_key_value_heads": 4, "head_dim": 128, "hidden_act": "relu2", "attention_bias": False, "mlp_bias": False, "vocab_size": 128004, "tie_word_embeddings": False},
+        4_619_184_640),
+    # MiniMaxAI/MiniMax-M2 (MiniMaxM2Config's defaults are this checkpoint's values): 62 x (q/o 2*3072*6144 + k/v
+    # 2*3072*1024 + QK-norm over the whole projections 6144+1024 = 44,047,360 + 256 experts 3*3072*1536 + router
+    # 256*3072 + 2*3072 = 3,668,718,592) + 2*200064*3072 + 3072 (e_score_correction_bias a buffer; the 3 MTP
+    # modules not built by transformers). Card: 230B total, 10B active
+    'minimax-m2': ({"architectures": ["MiniMaxM2ForCausalLM"], "model_type": "minimax_m2", "hidden_size": 3072, "intermediate_size": 1536, "num_hidden_layers": 62, "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128, "num_local_experts": 256, "num_experts_per_tok": 8, "rotary_dim": 64, "use_qk_norm": True, "qk_norm_type": "per_layer", "num_mtp_modules": 3, "vocab_size": 200064, "tie_word_embeddings": False},
+        228_689_748_992),
 }
 
 
@@ -692,3 +717,64 @@ def test_plan_prints_the_model_note(tmp_path):
     r = CliRunner().invoke(app, ["plan", "--model", str(tmp_path / "config.json"), "--hardware", "h100-sxm",
                                  "--devices", "8", "--seq-len", "4096", "--global-batch", "16", "--top", "1"])
     assert r.output.count("num_nextn_predict_layers=1 is not counted") == 1, r.output
+
+
+def test_dots1_dense_first_layer_shared_experts_and_window():
+    cfg, count = FAMILIES["dots.llm1"]
+    m = model_from_hf_config(cfg)
+    assert [m.is_moe_layer(i) for i in range(3)] == [False, True, True] and m.n_moe_layers == 61
+    assert (m.n_shared_experts, m.qk_norm, m.sliding_window, m.router_params()) == (2, "head", None, 4096 * 128)
+    # 122 of 128 routed experts idle per token in each of the 61 MoE layers. Card: 14B activated
+    assert m.n_active_params == count - 61 * 122 * 3 * 4096 * 1408 == 14_016_581_120
+    # Dots1Config: layers from max_window_layers on slide when sliding_window is set; all of them = every layer
+    assert model_from_hf_config({**cfg, "sliding_window": 4096, "max_window_layers": 0}).n_sliding_layers == 62
+    with pytest.raises(ConfigError, match="layer_types"):  # sliding from layer 40 on: not every k-th layer
+        model_from_hf_config({**cfg, "sliding_window": 4096, "max_window_layers": 40})
+    with pytest.raises(ConfigError, match="lacks 'n_shared_experts'"):  # Dots1Config's default is None
+        model_from_hf_config({k: v for k, v in cfg.items() if k != "n_shared_experts"})
+
+
+def test_exaone4_sliding_pattern_forms():
+    cfg, count = FAMILIES["exaone-4.0-32b"]
+    m = model_from_hf_config(cfg)
+    # "LLLG": layers 4, 8, ..., 64 (1-based) global, the 48 others slide over 4096 keys
+    assert (m.full_attention_interval, m.n_sliding_layers, m.qk_norm, m.norms_per_layer) == (4, 48, "head", 2)
+    types = ["sliding_attention"] * 3 + ["full_attention"]
+    assert model_from_hf_config({**cfg, "sliding_window_pattern": 4}).summary() == m.summary()
+    assert model_from_hf_config({**cfg, "layer_types": types * 16}).summary() == m.summary()
+    # Exaone4Config defaults: window 4096, pattern 4
+    bare = {k: v for k, v in cfg.items() if k not in ("sliding_window", "sliding_window_pattern")}
+    assert model_from_hf_config(bare).summary() == m.summary()
+    assert model_from_hf_config({**cfg, "sliding_window": None}).sliding_window is None
+    for bad in ("LGLG", "GLLL", ""):
+        with pytest.raises(ConfigError, match="sliding_window_pattern"):
+            model_from_hf_config({**cfg, "sliding_window_pattern": bad})
+    # attention_bias / mlp_bias are not read by Exaone4Attention / Exaone4MLP
+    assert model_from_hf_config({**cfg, "attention_bias": True, "mlp_bias": True}).n_params == count
+
+
+def test_arcee_relu2_mlp_is_two_matrices():
+    cfg, count = FAMILIES["afm-4.5b"]
+    m = model_from_hf_config(cfg)
+    assert (m.mlp, m.mlp_matrices, m.dim_head, m.kv_heads) == ("gelu", 2, 128, 4)
+    # mlp_bias: up (18432) and down (2560) biases; attention_bias: q/k/v/o 2560 + 2*512 + 2560
+    assert model_from_hf_config({**cfg, "mlp_bias": True, "attention_bias": True}).n_params \
+        == count + 36 * (18432 + 2560 + 2560 + 1024 + 2560)
+
+
+def test_minimax_m2_full_qk_norm_mtp_note_and_deepseek_v32_refused():
+    cfg, count = FAMILIES["minimax-m2"]
+    m = model_from_hf_config(cfg)
+    assert (m.qk_norm, m.n_moe_layers, m.n_shared_experts, m.sliding_window) == ("full", 62, 0, None)
+    # 248 of 256 experts idle per token in each of the 62 layers. Card: 10B active (here with both 200064 x 3072
+    # embedding tables)
+    assert m.n_active_params == count - 62 * 248 * 3 * 3072 * 1536 == 11_030_537_216
+    assert "num_mtp_modules=3 is not counted" in m.source
+    # MiniMaxM2Config attribute_map: num_experts -> num_local_experts
+    alias = {**{k: v for k, v in cfg.items() if k != "num_local_experts"}, "num_experts": 256}
+    assert model_from_hf_config(alias).n_params == count
+    with pytest.raises(ConfigError, match="lacks 'head_dim'"):  # MiniMaxM2Config's own default is 128
+        model_from_hf_config({k: v for k, v in cfg.items() if k != "head_dim"})
+    for refused in ({"architectures": ["DeepseekV32ForCausalLM"]}, {"model_type": "deepseek_v32"}):
+        with pytest.raises(ConfigError, match="indexer"):
+            model_from_hf_config(refused)
