@@ -3407,3 +3407,107 @@ SCOUT29_NEMO2504_MOE = (
 )
 
 SCOUTED_2026_12AC = SCOUT29_DGXC_DSV3 + SCOUT29_DGXC_GROK + SCOUT29_DGXC_MAVERICK + SCOUT29_NEMO2504_MOE
+
+#: Thirtieth scouting pass (2026-12, never fitted on; SCOUTED_2026_12AD): Megatron-Core MoE layout sweeps on H800 by
+#: XTuner's authors (jayhenry), run with Alibaba's Pai-Megatron-Patch (Megatron-Core + Transformer Engine) on Alibaba
+#: PAI-DLC H800 nodes. No torchtitan MoE source with a whole layout and a measured rate was found beyond the rows already
+#: held (the PyTorch / Nebius DeepSeek-V3 B200 blog, 651 / 859 / 918 tokens/s on 256 B200, gives no layout in its stored
+#: text; the dgxc torchtitan DeepSeek-V3 README gives layouts but no rates; torchtitan#1789's DeepSeek-V3 16B H100 log
+#: is stored without its command), so this pass holds Megatron rows on a chip the held-out set had little of.
+#:
+#: 1. InternLM/xtuner docs/zh_cn/benchmark/megatron_moe_benchmark.md @ bfafd26e5fdda788200b0862e712a698b2882658 (search
+#:    id 840638476), "Megatron MoE训练benchmark及调优指南": Qwen3-235B-A22B on 256 H800 ("H800 256卡"), Pai-Megatron-Patch
+#:    @ 2b201af0 with its pai-megatron-patch:25.04 image, seq 4096; the Qwen3 example script's settings plus: recompute
+#:    "select" = --recompute-granularity selective --recompute-modules moe_act layernorm, "moe" = --recompute-modules moe
+#:    layernorm, "full" = full recompute of every layer; sequence parallel whenever TP > 1; MBS 1 unless named;
+#:    --moe-router-force-load-balancing (random router logits -> moe_routing 'uniform', the planner default; dropless);
+#:    no CUDA graphs; TE cross-entropy fusion (-> MB_FW); --moe-permute-fusion; distributed optimizer ("Zero1是必选项").
+#:    The tables print TimePerIter and Tokens/GPU/Second (= 4096 x GBS / step / 256, e.g. 4096 x 4096 / 42.537 / 256 =
+#:    1,540.7). Pipeline split: "the first and the last stage hold one layer fewer" (94 layers): PP32 -> (2, 3 x 30, 2)
+#:    with VPP3 one layer per chunk (the script's --num-layers-per-virtual-pipeline-stage), PP8 -> (11, 12 x 6, 11).
+#:    Rows (config, GBS, step s, tokens/s/GPU):
+#:      tp1 ep8 pp32 vpp3 mbs4 full       4096  42.537  1540.68    tp1 ep8 pp32 vpp3 mbs8 full   8192  86.186  1520.8
+#:      tp2 ep8 pp32 vpp3 mbs4 full       4096  43.495  1506.76    tp2 ep8 pp32 mbs4 full (1F1B) 8192  92.652  1414.68
+#:      tp2 ep8 pp32 vpp3 mbs1 select     2048  22.42   1461.56    tp1 ep8 pp32 vpp3 mbs1 moe    2048  22.946  1428.04
+#:      tp4 ep8 pp8 vpp4 mbs1 (no recompute) 2048  35.481  923.53
+#:      tp2 ep32 pp8 vpp4 select          2048  35.392  925.87     tp2 ep32 deepep pp8 vpp4 select 2048 25.73 1273.54
+#:      tp2 ep8 pp8 select (1F1B)         2048  27.555  1189.17    same + zero / tp overlap       2048  29.276 1119.26
+#:      tp4 ep8 deepep pp8 vpp4, capacity factor 1 (no forced balancing) 2048  50.81  644.92
+#:    Left out: the "zero overlap" row (29.66 s: the same layout for the planner, overlap_grad_reduce is its default) and
+#:    capacity factors 2 / 3 / 5 (learned routing's imbalance on real data, not stated).
+#:    ASSUMED [B]: (a) ETP 1 (the doc names none; the companion Qwen3-30B issue below states "expert tp=1"); (b) no TP
+#:    communication overlap except in the row that adds it (the doc's overlap table adds "zero/tp overlap" to a baseline
+#:    although the stored example script turns --tp-comm-overlap on with TP > 1); (c) the network: PAI Lingjun H800
+#:    nodes' RDMA is not stated, the h800 preset's 8 x 400 Gb/s per node is kept; (d) for the capacity-1 row, tokens
+#:    dropped without padding (no --moe-pad-expert-input-to-capacity named) -> moe_capacity_factor 1.0.
+#: 2. alibaba/Pai-Megatron-Patch issue #643 (jayhenry, 2025-08-08, "训练Qwen3-30B-A3B MoE模型速度偏慢"): Qwen3-30B-A3B on 16
+#:    H800, same commit and image, seq 8192, MBS 1, expert TP 1, no recompute (the script's --recompute-modules moe
+#:    removed), --moe-expert-capacity-factor 1.0 (token drop), no CUDA graphs: tp1 pp2 ep8 GBS 128 10.361 s (6,325
+#:    tokens/s/GPU), tp1 pp4 ep4 GBS 256 20.992 s (6,244). ASSUMED [B]: distributed optimizer, no VPP (none named),
+#:    bf16, the example script's fused cross-entropy (-> MB_FW).
+_XT_MOE = "XTuner Megatron MoE benchmark (Pai-Megatron-Patch @2b201af) H800"
+_Q235_TAG = "[B: ETP1, no TP overlap, preset network assumed]"
+
+
+def _pp_split(pp: int) -> tuple[int, ...]:
+    """The 94 Qwen3-235B layers over pp stages, the first and last one layer fewer than the rest."""
+    mid = (94 + 2) // pp
+    return (mid - 1, *([mid] * (pp - 2)), mid - 1)
+
+
+def _q235(name: str, gbs: int, step_s: float, *, tp: int, ep: int, pp: int, vpp: int | None, mbs: int = 1,
+          recompute: str = "none", modules: tuple[str, ...] | None = None, deepep: bool = False,
+          tp_overlap: bool = False, prec: str = "bf16-mixed", tag: str = _Q235_TAG) -> tuple:
+    """One Qwen3-235B-A22B row of the XTuner doc: 256 H800, seq 4096, ZeRO-1, force-balanced dropless routing."""
+    lay = dict(tp=tp, pp=pp, pp_layers=_pp_split(pp), ep=ep, etp=1, zero_stage=1, microbatch_size=mbs,
+               recompute=recompute)
+    if tp > 1:
+        lay.update(sp=True, tp_overlap=tp_overlap)
+    if vpp:
+        lay.update(schedule="interleaved", virtual_stages=vpp)
+    if modules:
+        lay.update(recompute_modules=modules)
+    if deepep:
+        lay.update(moe_dispatcher="deepep")
+    return (f"{tag} {_XT_MOE}: Qwen3-235B-A22B {name}, 256 GPUs", "qwen3-235b-a22b", "H800", MB_FW, prec, 256, 4096,
+            gbs, lay, round(4096 * gbs / step_s / 256, 1), None)
+
+
+_SEL = ("moe_act", "layernorm")
+SCOUT30_XTUNER_MEGATRON_MOE = (
+    _q235("tp1 ep8 pp32 vpp3 mbs4, full recompute, GBS 4096", 4096, 42.537, tp=1, ep=8, pp=32, vpp=3, mbs=4,
+          recompute="full"),
+    _q235("tp1 ep8 pp32 vpp3 mbs8, full recompute, GBS 8192", 8192, 86.186, tp=1, ep=8, pp=32, vpp=3, mbs=8,
+          recompute="full"),
+    _q235("tp2 ep8 pp32 vpp3 mbs4, full recompute, GBS 4096", 4096, 43.495, tp=2, ep=8, pp=32, vpp=3, mbs=4,
+          recompute="full"),
+    _q235("tp2 ep8 pp32 (1F1B) mbs4, full recompute, GBS 8192", 8192, 92.652, tp=2, ep=8, pp=32, vpp=None, mbs=4,
+          recompute="full"),
+    _q235("tp2 ep8 pp32 vpp3 mbs1, recompute moe_act+layernorm", 2048, 22.42, tp=2, ep=8, pp=32, vpp=3,
+          recompute="selective", modules=_SEL),
+    _q235("tp1 ep8 pp32 vpp3 mbs1, recompute moe+layernorm", 2048, 22.946, tp=1, ep=8, pp=32, vpp=3,
+          recompute="selective", modules=("moe", "layernorm")),
+    _q235("tp4 ep8 pp8 vpp4 mbs1, no recompute", 2048, 35.481, tp=4, ep=8, pp=8, vpp=4),
+    _q235("tp2 ep32 pp8 vpp4 mbs1, recompute moe_act+layernorm", 2048, 35.392, tp=2, ep=32, pp=8, vpp=4,
+          recompute="selective", modules=_SEL),
+    _q235("tp2 ep32 DeepEP pp8 vpp4 mbs1, recompute moe_act+layernorm", 2048, 25.73, tp=2, ep=32, pp=8, vpp=4,
+          recompute="selective", modules=_SEL, deepep=True),
+    _q235("tp2 ep8 pp8 (1F1B) mbs1, recompute moe_act+layernorm", 2048, 27.555, tp=2, ep=8, pp=8, vpp=None,
+          recompute="selective", modules=_SEL),
+    _q235("tp2 ep8 pp8 (1F1B) mbs1, recompute moe_act+layernorm, TP overlap", 2048, 29.276, tp=2, ep=8, pp=8,
+          vpp=None, recompute="selective", modules=_SEL, tp_overlap=True,
+          tag="[B: ETP1, preset network assumed]"),
+    _q235("tp4 ep8 DeepEP pp8 vpp4 mbs1, capacity factor 1 (learned routing, dropped)", 2048, 50.81, tp=4, ep=8, pp=8,
+          vpp=4, deepep=True, prec="bf16-mixed+moe_capacity_factor=1.0",
+          tag="[B: ETP1, no TP overlap, preset network, drop without padding assumed]"),
+)
+
+_Q30_TAG = "[B: ZeRO-1, no VPP assumed] Pai-Megatron-Patch #643 H800"
+SCOUT30_PAI_QWEN3_30B = tuple(
+    (f"{_Q30_TAG}: Qwen3-30B-A3B tp1 pp{pp} ep{ep} mbs1, no recompute, capacity factor 1, seq 8192, GBS {gbs}, 16 GPUs",
+     "qwen3-30b-a3b", "H800", MB_FW, "bf16-mixed+moe_capacity_factor=1.0", 16, 8192, gbs,
+     dict(pp=pp, ep=ep, etp=1, zero_stage=1, microbatch_size=1, recompute="none"), round(8192 * gbs / step / 16, 1),
+     None)
+    for pp, ep, gbs, step in ((2, 8, 128, 10.361), (4, 4, 256, 20.992)))
+
+SCOUTED_2026_12AD = SCOUT30_XTUNER_MEGATRON_MOE + SCOUT30_PAI_QWEN3_30B
