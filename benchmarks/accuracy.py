@@ -524,6 +524,17 @@ def main() -> None:
               "- **FP8 rows (NeMo)**: linear layers at the fp8 peak x `fp8_matmul_efficiency` (0.49 for H100, fitted",
               "  on these rows), attention and LM head in bf16; the NeMo recipes' sequence parallelism and TP",
               "  communication overlap (`tp_overlap`) are set for these rows, as the recipes do.",
+              "- **Megatron-Core MoE on GB200 without CUDA graphs** (Megatron-LM's DeepSeek-V3 GB200 write-up, rungs",
+              "  before CUDA graphs, +73% to +107%; dgxc 25.05 DeepSeek-V3 GB200, +189%): host-bound, as the write-up",
+              "  says (its section 2: kernel launches and PyTorch dispatch that the GPU outruns). Not modelled. One",
+              "  hypothesis was tested and rejected: that the Grace CPU of GB200 / GB300 issues each op ~2.7x slower than",
+              "  a Xeon (Transformer Engine issue #2053: one `torch` Linear forward takes 37 us of host time on GB200, 13.5",
+              "  us on an H100 DGX's Xeon 8480C), so that the profile's fitted host costs (`moe_expert_overhead_s`,",
+              "  `moe_layer_overhead_s`) should be 2.7x on Grace hosts. Refitted that way on the 33 Megatron-Core MoE rows",
+              "  (`moe_fit_table`), the in-sample median |error| rises from 5.4% to 13.9% and the leave-one-out one from",
+              "  5.5% to 15.8%: the Megatron-Bridge GB200 / GB300 rows, whose recipes capture CUDA graphs, carry no such",
+              "  penalty. What separates the slow runs is CUDA graphs (and the software of their time), which no layout",
+              "  field records; the planner prices the graphed programs.",
               ""]
     lines += public_checks()
     lines += held_out_checks()
