@@ -64,8 +64,7 @@ def check_table(rows: tuple, heading: str) -> tuple[list[str], list[float], int]
         pred = e.tokens_per_s / n
         errs.append(abs(pred / tps - 1))
         fits += e.fits
-        fw, *fw_pairs = fw.split("+")
-        shown = fw + "".join(f" ({pair.replace('=', ' ')})" for pair in fw_pairs)
+        shown = f"`{fw}`" if "+" in fw else fw  # the --framework value that prices the row (NAME+field=value)
         lines.append(f"| {label} | {shown} | `{e.parallel.short()}` | {tps:,.0f} | {pred:,.0f} | {pred / tps - 1:+.1%} | "
                      f"{gib if gib else '-'} | {e.memory.total / 2**30:.1f} | {'yes' if e.fits else 'no'} |")
     return lines, errs, fits

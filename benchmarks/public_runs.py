@@ -2876,9 +2876,7 @@ def check_inputs(row: tuple, profile_update: dict | None = None):
     hw, *hw_pairs = hw.split("+")  # "+field=value": a hardware field the row's system sets (a TPU slice's ICI size)
     prec, *pairs = prec.split("+")
     extra = {k: (float(v) if k == "moe_imbalance" else v) for k, v in (pair.split("=") for pair in pairs)}
-    fw, *fw_pairs = fw.split("+")  # "+field=value": a profile field the run's recipe sets
-    base = framework_profile(fw)  # the row's "+field=value" pairs validated (numbers parsed) as a profile file's
-    profile = type(base).model_validate({**base.model_dump(), **dict(pair.split("=") for pair in fw_pairs)})
+    profile = framework_profile(fw)  # "+field=value": a profile field the run's recipe sets (as --framework reads it)
     if profile_update:
         profile = profile.model_copy(update=profile_update)
     training = TrainingSpec(seq_len=seq, global_batch_size=gbs, framework=profile, precision=PRECISION_POLICIES[prec],

@@ -309,3 +309,28 @@ def test_names_in_any_case_and_close_matches_are_suggested():
         load_model("llama3-8b")
     with pytest.raises(ConfigError, match=r"neither a preset nor a file \(did you mean h800, h200"):
         load_hardware("h1000")
+
+
+def test_framework_name_with_field_overrides_equals_the_profile_file(tmp_path):
+    # "megatron+loss=in_place" is the profile a file {base: megatron, loss: in_place} gives (the form of the public
+    # runs in docs/accuracy.md): the same estimate, and values read as YAML (a number, a boolean, a string)
+    from shardplan.presets.frameworks import framework_profile
+    f = tmp_path / "p.yaml"
+    f.write_text("base: megatron\nloss: in_place\nlayer_overhead_s: 0.001\n")
+    inline = framework_profile("megatron+loss=in_place+layer_overhead_s=0.001")
+    assert (inline.loss, inline.layer_overhead_s, inline.name) == ("in_place", 0.001, "megatron")
+    def out(framework: str) -> dict:
+        r = runner.invoke(app, ["estimate", *BASE, "--framework", framework, "--json"])
+        assert r.exit_code == 0, r.output
+        return json.loads(r.stdout)
+    by_file, plain = out(str(f)), out("megatron")
+    by_name = out("megatron+loss=in_place+layer_overhead_s=0.001")
+    assert by_name["time_s"]["step"] == by_file["time_s"]["step"] != plain["time_s"]["step"]
+    assert by_name["memory_bytes"]["total"] == by_file["memory_bytes"]["total"]
+    assert framework_profile("megatron+module_recompute=false").module_recompute is False
+    for bad, match in [("megatron+loss", "'loss' is not field=value"), ("megatron+loss=eager+loss=fused", "twice"),
+                       ("megatron+loss=bogus", "legal: 'fused', 'eager' or 'in_place'"),
+                       ("nosuch+loss=eager", "framework='nosuch' is unknown"),
+                       ("megatron+bogus=1", "'bogus' is not a profile field")]:
+        code, out = _run("estimate", *BASE, "--framework", bad)
+        assert code == 2 and match in " ".join(out.split()), (bad, out)

@@ -303,8 +303,9 @@ PrecisionOpt = Annotated[Optional[str], typer.Option(
 ScaleUpOpt = Annotated[Optional[int], typer.Option("--scale-up-size",
                                                    help="devices per NVLink domain / TPU slice (overrides preset)")]
 AttnOpt = Annotated[str, typer.Option(help=" | ".join(_ATTENTION) + " attention kernel")]
-FrameworkOpt = Annotated[Optional[str], typer.Option(help=" | ".join(FRAMEWORKS) + " or a profile file: the training "
-                                                     "framework's profile (overheads, overlap, loss, allocator); "
+FrameworkOpt = Annotated[Optional[str], typer.Option(help=" | ".join(FRAMEWORKS) + " or a profile file, each with "
+                                                     "optional +field=value overrides (megatron+loss=in_place): the "
+                                                     "training framework's profile (overheads, overlap, loss, allocator); "
                                                      "default: the one a --hardware file was calibrated with "
                                                      "(its framework: key), else megatron on GPUs and maxtext on "
                                                      "TPUs; export --to / plan --export: the target framework's own "

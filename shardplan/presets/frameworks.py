@@ -550,11 +550,17 @@ FRAMEWORKS["paxml"] = FRAMEWORKS["maxtext"].model_copy(update={
 
 def framework_profile(name: str) -> FrameworkProfile:
     """Look up a framework profile by name (case-insensitive), or read a profile file (``.yaml`` / ``.yml`` / ``.json``:
-    ``base: <name>`` plus FrameworkProfile fields, as ``shardplan calibrate --profile-out`` writes).
+    ``base: <name>`` plus FrameworkProfile fields, as ``shardplan calibrate --profile-out`` writes). ``NAME+field=value``
+    (repeatable: ``megatron+loss=in_place``) is NAME with those fields replaced, as a profile file with ``base: NAME``
+    would replace them (:func:`profile_from_mapping`; each value read as YAML: ``0.5``, ``true``, ``in_place``); the
+    form docs/accuracy.md's public runs use for what a run's recipe sets.
 
     Raises:
-        ConfigError: for an unknown name (lists the legal names), an unreadable file or a bad field.
+        ConfigError: for an unknown name (lists the legal names), an unreadable file, a ``+`` part that is not
+            ``field=value``, or a bad field.
     """
+    if "+" in name:
+        return _with_overrides(name)
     if name.lower().endswith((".yaml", ".yml", ".json")):
         return _profile_file(name)
     try:
@@ -562,6 +568,32 @@ def framework_profile(name: str) -> FrameworkProfile:
     except KeyError:
         raise ConfigError(f"framework={short_repr(name)} is unknown; legal framework: {', '.join(FRAMEWORKS)} "
                           "(or a profile .yaml file)", field="framework", value=name, legal=list(FRAMEWORKS)) from None
+
+
+def _with_overrides(name: str) -> FrameworkProfile:
+    """``NAME+field=value[+field=value...]`` (:func:`framework_profile`).
+
+    Raises:
+        ConfigError: a part that is not ``field=value`` (or names a field twice), or what
+            :func:`profile_from_mapping` raises for the base and the fields.
+    """
+    import yaml
+
+    base, *parts = name.split("+")
+    data: dict = {"base": base}
+    for part in parts:
+        field, eq, value = part.partition("=")
+        field = field.strip()
+        if not eq or not field or field in data:
+            why = "names a field twice" if field in data else "is not field=value"
+            raise ConfigError(f"framework={short_repr(name)}: {short_repr(part)} {why}; legal: NAME+field=value, e.g. "
+                              "megatron+loss=in_place (profile fields: docs/calibration.md, or a profile .yaml file)",
+                              field="framework", value=name)
+        try:
+            data[field] = yaml.safe_load(value) if value.strip() else value
+        except yaml.YAMLError:
+            data[field] = value
+    return profile_from_mapping(data, f"framework {name}")
 
 
 def _profile_file(path: str, seen: tuple[str, ...] = ()) -> FrameworkProfile:
