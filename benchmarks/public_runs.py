@@ -3509,3 +3509,75 @@ SCOUT30_PAI_QWEN3_30B = tuple(
     for pp, ep, gbs, step in ((2, 8, 128, 10.361), (4, 4, 256, 20.992)))
 
 SCOUTED_2026_12AD = SCOUT30_XTUNER_MEGATRON_MOE + SCOUT30_PAI_QWEN3_30B
+
+#: Thirty-first scouting pass (2026-12, never fitted on; SCOUTED_2026_12AE): the Apertus technical report (Swiss AI
+#: Initiative, "Apertus: Democratizing Open and Compliant LLMs for Global Language Environments", arXiv 2509.14233,
+#: Sep 2025), trained with swiss-ai/Megatron-LM (Megatron-Core + Transformer Engine, NGC PyTorch 25.01 / 25.03) on CSCS
+#: Alps "Clariden": GH200 96 GB, four per node, HPE Slingshot-11 at 200 Gb/s per GPU (the gh200 preset: 4 per node,
+#: 25 GB/s scale-out). The report's text was read through a stored transcription of it (viktor-shcherb/msc_thesis
+#: references/2025-09-apertus-open-compliant-llms/sections/ @ d8817a6820bcae602b820efdcab2cdf4bb5ee9ca:
+#: 02a_model-architecture.md, 02e_long-context.md, 06_infrastructure-scaling-efficiency.md), its launch scripts from
+#: swiss-ai/pretrain-code (the report's footnote 5).
+#:
+#: 1. Sec. 6.3.6 (p. 56): strong / weak scaling of Apertus 70B at GBS 16.8M tokens (seq 4096), "ultimately 80% strong
+#:    scaling parallel efficiency at 4096 GPUs. The performance at this scale is 723 tokens per second per GPU".
+#:    Layout: swiss-ai/pretrain-code pretraining/submit_apertus_70b.sh @ dba94a7b6e914170e96f0edba210975b765d73ac (1,024
+#:    nodes): TP4 (--sequence-parallel) PP8, --num-layers-per-virtual-pipeline-stage 2 (80 / 8 / 2 = 5 virtual
+#:    stages; Sec. 6.3.4: scaling to 1,024 nodes took "increasing virtual pipelining"), CP1, MBS 1, GBS 4096 (after
+#:    --rampup-batch-size 2048 -> 4096), --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather,
+#:    --main-grads-dtype fp32 (-> 'bf16-mixed-fp32-grads'), --cross-entropy-loss-fusion (-> MB_FW), bf16, no recompute
+#:    and no --tp-comm-overlap named; vboost on (-C nvidia_vboost_enabled).
+#: 2. Table 5 (p. 15), the long-context extension stages: "Parallelism (TP/PP/DP/CP)" and "Avg. Throughput
+#:    (Tokens/GPU/s)", every stage on 2,048 GPUs (TP x PP x DP x CP), GBS 8M tokens (8B) / 16M (70B):
+#:      8B:  8k 2/1/1024/1 ~6150, 16k 4/1/512/1 ~4300, 32k 4/1/256/2 ~3700, 64k 4/1/128/4 ~1800
+#:      70B: 8k 4/8/64/1 ~780,  16k 4/8/32/2 ~710,   32k 4/8/16/4 ~480,   64k 4/8/8/8 ~160
+#:    Per-stage scripts: swiss-ai/pretrain-code long_context/training_scripts/{8B,70B}/*.sh (stored versions @
+#:    142c68de / 531cc8be; read: 70B 8k, 32k, 64k and 8B 8k, 64k): MBS 1, sequence parallel, distributed optimizer with
+#:    both overlaps, fp32 main grads, TE cross-entropy fusion, the 70B with --num-layers-per-virtual-pipeline-stage 2,
+#:    no recompute, no TP overlap (the 70B / 8B 16k and 8B 32k scripts not read: the same flags assumed). The scripts
+#:    read agree with the table's TP / PP / CP; two run other node counts than the table (8B 8k: 256 nodes, DP 512;
+#:    70B 64k: 256 nodes, DP 4): the table's DP is used and those rows are [B].
+#: Model: Apertus 8B / 70B (Table 1: 32 / 80 layers, dim 4096 / 8192, MLP 21504 / 43008, 32 / 64 heads in 8 KV
+#: groups, vocabulary 131,072, untied, QK-norm, no biases) use xIELU, a non-gated 2-matrix MLP of 2.625 x the
+#: Llama 3 ffn, which hf_config refuses (ApertusForCausalLM). Priced with Llama-style configs of the same shapes:
+#: a gated MLP of 2/3 of the width (14336 / 28672) has the same parameters and matmul FLOPs
+#: (3 x h x 28672 = 2 x h x 43008): models/swissai-llama3-8b.config.json (8,053,329,920 parameters) and
+#: models/apertus-70b-llama-style.config.json (70,599,843,840; QK-norm's 20,480 and xIELU's 160 scalars left out).
+#: Not priced: xIELU's element-wise cost against SwiGLU's, QK-norm, cross-document attention masks (--reset-attention-
+#: mask up to 32k; off at 64k), the Goldfish loss mask, AdEMAMix's third moment (memory only; no memory is compared),
+#: vboost. The throughputs are averages over each stage ("~"), checkpointing and garbage-collection dips included.
+_APERTUS = "Apertus report (swiss-ai Megatron-LM, Alps GH200)"
+_AP70 = MODELS_DIR + "apertus-70b-llama-style.config.json"
+_AP8 = MODELS_DIR + "swissai-llama3-8b.config.json"
+
+
+def _apertus(tag: str, size: str, model: str, n: int, seq: int, gbs: int, tps: float, *, tp: int, pp: int = 1,
+             cp: int = 1) -> tuple:
+    """One Apertus row on ``n`` GH200: mbs 1, distributed optimizer, sp, the 70B interleaved with 2 layers a chunk."""
+    lay = dict(tp=tp, sp=True, zero_stage=1, microbatch_size=1, recompute="none")
+    if pp > 1:
+        lay.update(pp=pp, schedule="interleaved", virtual_stages=80 // pp // 2)
+    if cp > 1:
+        lay.update(cp=cp)
+    dp = n // (tp * pp * cp)
+    return (f"{tag} {_APERTUS}: Apertus {size} (xIELU priced as a Llama-style SwiGLU config of the same shapes) "
+            f"TP{tp} PP{pp}{' VP5' if pp > 1 else ''} CP{cp} DP{dp}, seq {seq:,}, GBS {gbs}, {n:,} GPUs", model,
+            "GH200", MB_FW, "bf16-mixed-fp32-grads", n, seq, gbs, lay, tps, None)
+
+
+_AP_NOT_READ = "[B: the stage script not read; the other stages' flags]"
+SCOUT31_APERTUS = (
+    _apertus("[A]", "70B pretraining (Sec. 6.3.6 scaling)", _AP70, 4096, 4096, 4096, 723, tp=4, pp=8),
+    _apertus("[B: the table's DP 1024; the stored 8k script runs 256 nodes]", "8B long-context 8k", _AP8, 2048, 8192,
+             1024, 6150, tp=2),
+    _apertus(_AP_NOT_READ, "8B long-context 16k", _AP8, 2048, 16384, 512, 4300, tp=4),
+    _apertus(_AP_NOT_READ, "8B long-context 32k", _AP8, 2048, 32768, 256, 3700, tp=4, cp=2),
+    _apertus("[A]", "8B long-context 64k", _AP8, 2048, 65536, 128, 1800, tp=4, cp=4),
+    _apertus("[A]", "70B long-context 8k", _AP70, 2048, 8192, 2048, 780, tp=4, pp=8),
+    _apertus(_AP_NOT_READ, "70B long-context 16k", _AP70, 2048, 16384, 1024, 710, tp=4, pp=8, cp=2),
+    _apertus("[A]", "70B long-context 32k", _AP70, 2048, 32768, 512, 480, tp=4, pp=8, cp=4),
+    _apertus("[B: the table's DP 8; the stored 64k script runs 256 nodes]", "70B long-context 64k", _AP70, 2048, 65536,
+             256, 160, tp=4, pp=8, cp=8),
+)
+
+SCOUTED_2026_12AE = SCOUT31_APERTUS
