@@ -448,7 +448,8 @@ def read_plan_context(path: str | Path) -> dict[str, Any]:
             out[key] = training[key]
     if "framework" not in out and isinstance(data.get("imported_from"), str):
         from shardplan.presets.frameworks import FRAMEWORKS
-        if data["imported_from"] in FRAMEWORKS:  # a framework with a profile (EasyDeL has none to compare)
+        # a framework with a profile (EasyDeL has none to compare), or one with +field=value overrides
+        if data["imported_from"].split("+")[0] in FRAMEWORKS:
             out["framework"] = data["imported_from"]
     return out
 

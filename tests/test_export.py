@@ -2028,3 +2028,30 @@ def test_plan_export_searches_with_the_exporters_pins_when_no_ranking_can_be_wri
         _export_winner("easydel", unwritable, out, None, lambda pinned=None: asked.append(pinned) or unwritable,
                        {"pp": 2})
     assert asked == [None, {"ep": 1}]
+
+
+def test_megatron_cross_entropy_flags_round_trip_the_in_place_loss(tmp_path):
+    # --framework megatron+loss=in_place prices Transformer Engine's in-place cross-entropy; the Megatron-LM file runs
+    # it (--cross-entropy-loss-fusion --cross-entropy-fusion-impl te, Megatron-Core TransformerConfig), and import
+    # reads the profile back, which estimate --plan names in its note. The plain megatron profile writes neither flag.
+    out = tmp_path / "m.sh"
+    base = ["export", "--to", "megatron", "-m", "llama-3.1-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "64"]
+    r = runner.invoke(app, [*base, "--framework", "megatron+loss=in_place", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    text = out.read_text()
+    assert "  --cross-entropy-loss-fusion\n  --cross-entropy-fusion-impl te\n" in text
+    imported = import_config("megatron", text)
+    assert imported.framework == "megatron+loss=in_place"
+    assert any("in-place cross-entropy" in n for n in imported.notes)
+    plan = tmp_path / "p.json"
+    assert runner.invoke(app, ["import", str(out), "--from", "megatron", "-o", str(plan)]).exit_code == 0
+    r = runner.invoke(app, ["estimate", "--plan", str(plan), "-m", "llama-3.1-8b", "-H", "h100-sxm", "-n", "8", "-s",
+                            "4096", "-b", "64"])
+    assert r.exit_code == 0 and "made for framework megatron+loss=in_place" in " ".join(r.output.split())
+    assert runner.invoke(app, [*base, "--framework", "megatron", "-o", str(out)]).exit_code == 0
+    assert "cross-entropy" not in out.read_text() and import_config("megatron", out.read_text()).framework == "megatron"
+    # the MCore-native fused loss is the megatron profile's; the chunked 'linear' one is priced as it, with a note
+    native = import_config("megatron", text.replace("fusion-impl te", "fusion-impl native"))
+    linear = import_config("megatron", text.replace("fusion-impl te", "fusion-impl linear"))
+    assert native.framework == linear.framework == "megatron"
+    assert any("vocabulary chunks" in n for n in linear.notes)

@@ -278,6 +278,8 @@ def megatron_args(ctx: ExportContext) -> list[str]:
     # without dropout would not get otherwise
     rate = str(MEGATRON_DROPOUT if tr.dropout else 0.0)
     args += ["--attention-dropout", rate, "--hidden-dropout", rate]
+    if tr.framework.loss == "in_place":  # the loss the profile prices (CE_FLAGS)
+        args += CE_FLAGS
     if tr.optimizer_dtype == "bf16-moments":  # Megatron-LM arguments.py _add_mixed_precision_args
         if p.zero_stage != 1:
             # OptimizerConfig.__post_init__: the precision-aware optimizer only with the distributed optimizer
@@ -340,6 +342,12 @@ class _Parser(argparse.ArgumentParser):
 #: _add_regularization_args, --attention-dropout and --hidden-dropout default=0.1)
 MEGATRON_DROPOUT = 0.1
 
+#: the flags of a plan priced with the profile's ``loss='in_place'``: Transformer Engine's parallel cross-entropy,
+#: which writes the logits' gradient over the logits (Megatron-Core TransformerConfig ``cross_entropy_loss_fusion``
+#: False and ``cross_entropy_fusion_impl`` 'native' by default, 'te' for Transformer Engine's; the Megatron-Bridge
+#: performance recipes select it). Read back as the profile ``megatron+loss=in_place``.
+CE_FLAGS = ["--cross-entropy-loss-fusion", "--cross-entropy-fusion-impl", "te"]
+
 
 def parser() -> argparse.ArgumentParser:
     """An argparse parser of the flags :func:`megatron_args` writes (Megatron-LM's names and types)."""
@@ -361,7 +369,8 @@ def parser() -> argparse.ArgumentParser:
                  "--accumulate-allreduce-grads-in-fp32", "--grad-reduce-in-bf16", "--use-precision-aware-optimizer",
                  "--fp16",
                  "--no-overlap-p2p-communication", "--fp4-param-gather", "--first-last-layers-bf16",
-                 "--no-gradient-accumulation-fusion", "--fine-grained-activation-offloading"):
+                 "--no-gradient-accumulation-fusion", "--fine-grained-activation-offloading",
+                 "--cross-entropy-loss-fusion"):
         ap.add_argument(flag, action="store_true")
     ap.add_argument("--data-parallel-sharding-strategy", choices=["no_shard", "optim", "optim_grads",
                                                                   "optim_grads_params"])
@@ -383,6 +392,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--offload-modules", nargs="*")
     ap.add_argument("--recompute-method", choices=["uniform", "block"])
     ap.add_argument("--pipeline-model-parallel-layout")
+    ap.add_argument("--cross-entropy-fusion-impl", choices=["native", "te", "linear"])
     return ap
 
 
@@ -694,10 +704,26 @@ def read(text: str, devices: int | None = None) -> Imported:
     check_offload_modules(parallel, None)
     precision, optimizer_dtype = _training_of(a, zero)
     capacity, capacity_notes = _capacity_factor(a)
-    notes = _import_notes(a, parallel.schedule, precision) + capacity_notes
+    framework, loss_notes = _loss_profile(a)
+    notes = _import_notes(a, parallel.schedule, precision) + capacity_notes + loss_notes
     return Imported(parallel, devices=n, seq_len=a.seq_length, global_batch=a.global_batch_size,
-                    framework="megatron", precision=precision, optimizer_dtype=optimizer_dtype,
+                    framework=framework, precision=precision, optimizer_dtype=optimizer_dtype,
                     moe_capacity_factor=capacity, notes=notes)
+
+
+def _loss_profile(a: argparse.Namespace) -> tuple[str, tuple[str, ...]]:
+    """The profile a command's cross-entropy flags run (:data:`CE_FLAGS`): ``megatron+loss=in_place`` for Transformer
+    Engine's ('te' with ``--cross-entropy-loss-fusion``), else ``megatron`` (its fused loss), with a note for the
+    'linear' implementation (output layer and loss fused over vocabulary chunks), priced as the fused loss."""
+    if not a.cross_entropy_loss_fusion:
+        return "megatron", ()
+    if a.cross_entropy_fusion_impl == "te":
+        return "megatron+loss=in_place", ("--cross-entropy-fusion-impl te: Transformer Engine's in-place cross-entropy, "
+                                          "the profile megatron+loss=in_place (--framework megatron+loss=in_place)",)
+    if a.cross_entropy_fusion_impl == "linear":
+        return "megatron", ("--cross-entropy-fusion-impl linear: the output layer and loss fused over vocabulary "
+                            "chunks, priced as the megatron profile's fused loss (logits memory a little high)",)
+    return "megatron", ()
 
 
 def _dist_opt_shard(a: argparse.Namespace, dp: int) -> int:
