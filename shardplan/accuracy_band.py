@@ -139,11 +139,13 @@ def band_for(framework, hardware, moe: bool | None = None) -> ThroughputBand | N
     ``shardplan calibrate``); None without a band file."""
     from shardplan.presets.hardware import HARDWARE
     band = throughput_band(framework.name, hardware.compute_arch or hardware.kind, moe)
-    files = [what for what, is_file in (("profile", bool(framework.origin)), ("hardware", hardware.name not in HARDWARE))
-             if is_file]
-    if band is None or not files:
+    files = [what for what, is_file in (("profile", bool(framework.origin) and not framework.inline),
+                                        ("hardware", hardware.name not in HARDWARE)) if is_file]
+    if band is None or not (files or framework.inline):
         return band
-    return replace(band, group=f"{band.group}; the built-ins' record, your {' and '.join(files)} is a file")
+    mine = ([f"your {' and '.join(files)} is a file"] if files else []) + \
+        ([f"your profile overrides {framework.spec.split('+', 1)[1]}"] if framework.inline else [])
+    return replace(band, group=f"{band.group}; the built-ins' record, {'; '.join(mine)}")
 
 
 def estimate_band(e) -> ThroughputBand | None:

@@ -1518,6 +1518,12 @@ def test_megatron_import_notes_a_misspelt_layout_flag_and_not_real_ones():
     base = "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --bf16 "
     imp = import_config("megatron", base + "--tensor-model-paralel-size 4")
     assert imp.parallel.tp == 1 and any("did you mean --tensor-model-parallel-size" in n for n in imp.notes)
+    # a truncated flag too (Megatron-LM's parser has allow_abbrev=False): the loss flags read as the fused loss then
+    imp = import_config("megatron", base + "--tensor-model-parallel-siz 4 --cross-entropy-loss-fusion "
+                                           "--cross-entropy-fusion-im te")
+    assert imp.parallel.tp == 1 and imp.framework == "megatron"
+    assert {n.split(" is not read")[0] for n in imp.notes if "did you mean" in n} == \
+        {"--tensor-model-parallel-siz", "--cross-entropy-fusion-im"}
     # real flags beside the ones read (an extension of a read flag, the fp8 recipe beside --fp4-recipe) give no note
     imp = import_config("megatron", base + "--tp-comm-overlap-cfg x.yaml --fp8-format hybrid --fp8-recipe mxfp8 "
                                            "--grad-reduce-in-bf16 --tensor-model-parallel-size 2 --sequence-parallel")
@@ -2000,7 +2006,8 @@ def test_plan_export_searches_with_the_exporters_pins_when_no_ranking_can_be_wri
     from shardplan.cli.plan import _export_winner
     from shardplan.export.easydel import EXPORTER
     from shardplan.search import search
-    assert dict(EXPORTER.search_pins) == {"pp": 1, "ep": 1}
+    pins = {"pp": 1, "ep": 1, "sp": False, "zero_stage": 3}  # no pipeline or expert axis, no Megatron sp, ZeRO-3 fsdp
+    assert dict(EXPORTER.search_pins) == pins
     m, hw, tr, _ = build_inputs(model="tiny-moe", hardware="h100-sxm", devices=8, seq_len=64, global_batch=16,
                                 global_batch_tokens=None, precision="bf16-mixed")
     unwritable = search(m, hw, tr, 8, top_k=5, fix={"pp": 2}).plans  # no plan with pp=2 can be written
@@ -2012,7 +2019,7 @@ def test_plan_export_searches_with_the_exporters_pins_when_no_ranking_can_be_wri
         return unwritable if pinned is None else search(m, hw, tr, 8, top_k=5, fix=pinned).plans
     out = tmp_path / "e.py"
     _export_winner("easydel", unwritable, out, None, deeper, {})
-    assert asked == [None, {"pp": 1, "ep": 1}]  # the longer ranking first, then the pinned search
+    assert asked == [None, pins]  # the longer ranking first, then the pinned search
     p = import_config("easydel", out.read_text()).parallel
     assert (p.pp, p.ep) == (1, 1)
     # a field the user pinned is left to the user: with ep pinned only pp is added, and pp pinned adds ep=1 alone
@@ -2022,12 +2029,12 @@ def test_plan_export_searches_with_the_exporters_pins_when_no_ranking_can_be_wri
         asked.append(pinned)
         return unwritable if pinned is None else search(m, hw, tr, 8, top_k=5, fix={**pinned, "ep": 1}).plans
     _export_winner("easydel", unwritable, out, None, deeper_ep1, {"ep": 1})
-    assert asked == [None, {"pp": 1}]
+    assert asked == [None, {k: v for k, v in pins.items() if k != "ep"}]
     asked.clear()
-    with pytest.raises(ConfigError):  # pp=2 pinned by the user: nothing else to try, EasyDeL's refusal stands
+    with pytest.raises(ConfigError, match="pp=2"):  # pp=2 pinned by the user: EasyDeL's refusal of it stands
         _export_winner("easydel", unwritable, out, None, lambda pinned=None: asked.append(pinned) or unwritable,
                        {"pp": 2})
-    assert asked == [None, {"ep": 1}]
+    assert asked == [None, {k: v for k, v in pins.items() if k != "pp"}]
 
 
 def test_megatron_cross_entropy_flags_round_trip_the_in_place_loss(tmp_path):
@@ -2055,3 +2062,17 @@ def test_megatron_cross_entropy_flags_round_trip_the_in_place_loss(tmp_path):
     linear = import_config("megatron", text.replace("fusion-impl te", "fusion-impl linear"))
     assert native.framework == linear.framework == "megatron"
     assert any("vocabulary chunks" in n for n in linear.notes)
+
+
+def test_plan_export_easydel_with_a_pinned_tp_or_zero_stage(tmp_path):
+    # tp pinned: the pinned search turns off Megatron's sequence parallelism and keeps ZeRO-3, which EasyDeL writes
+    # (qwen3-30b-a3b on 16 H100 with --tp 2 exited 2 before, naming etp=1 or sp); a user's ZeRO-2 pin is refused
+    # naming ZeRO-2, the refusal of the search the pins shaped, not the pp=2 of the first ranked plan
+    base = ["plan", "-m", "qwen3-30b-a3b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "128", "--export",
+            "easydel", "-o", str(tmp_path / "e.py")]
+    r = runner.invoke(app, [*base, "--tp", "2"])
+    assert r.exit_code == 0, r.output
+    p = import_config("easydel", (tmp_path / "e.py").read_text()).parallel
+    assert (p.tp, p.pp, p.ep, p.sp, p.zero_stage) == (2, 1, 1, False, 3)
+    r = runner.invoke(app, [*base, "--zero-stage", "2"])
+    assert r.exit_code == 2 and "ZeRO-2" in r.output.split("(none of")[0], r.output

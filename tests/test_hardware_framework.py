@@ -334,3 +334,34 @@ def test_framework_name_with_field_overrides_equals_the_profile_file(tmp_path):
                        ("megatron+bogus=1", "'bogus' is not a profile field")]:
         code, out = _run("estimate", *BASE, "--framework", bad)
         assert code == 2 and match in " ".join(out.split()), (bad, out)
+
+
+def test_inline_overrides_keep_their_text_and_refuse_name_and_base(tmp_path):
+    # the override text is the profile's spec: estimate --json names it, the export header prices "megatron+loss=
+    # in_place profile", a plan file made with it compares equal to the same --framework (no "made for" note), the
+    # band says the profile has overrides; a file whose path holds a "+" still reads as a file (with overrides too);
+    # name and base are the base profile's and cannot be overridden inline
+    from shardplan.presets.frameworks import framework_profile
+    p = framework_profile("megatron+loss=in_place")
+    assert (p.name, p.spec, p.label, p.inline) == ("megatron", "megatron+loss=in_place", "megatron+loss=in_place", True)
+    assert framework_profile("megatron").spec == "megatron"
+    r = runner.invoke(app, ["estimate", *BASE, "--framework", "megatron+loss=in_place", "--json"])
+    assert json.loads(r.stdout)["training"]["framework"] == "megatron+loss=in_place"
+    r = runner.invoke(app, ["estimate", *BASE, "--framework", "megatron+loss=in_place"])
+    assert "your profile overrides loss=in_place" in " ".join(r.output.split())
+    out = tmp_path / "m.sh"
+    r = runner.invoke(app, ["export", "--to", "megatron", *BASE, "--framework", "megatron+loss=in_place", "-o", str(out)])
+    assert r.exit_code == 0 and "(megatron+loss=in_place profile)" in out.read_text()
+    plan = tmp_path / "p.json"
+    assert runner.invoke(app, ["import", str(out), "--from", "megatron", "-o", str(plan)]).exit_code == 0
+    r = runner.invoke(app, ["estimate", "--plan", str(plan), *BASE, "--framework", "megatron+loss=in_place"])
+    assert r.exit_code == 0 and "made for framework" not in r.output
+    folder = tmp_path / "a+b"
+    folder.mkdir()
+    (folder / "p.yaml").write_text("base: megatron\nloss: in_place\n")
+    assert framework_profile(str(folder / "p.yaml")).loss == "in_place"
+    both = framework_profile(str(folder / "p.yaml") + "+layer_overhead_s=0.001")
+    assert (both.loss, both.layer_overhead_s, both.inline) == ("in_place", 0.001, False)
+    for bad in ("megatron+name=foo", "megatron+base=deepspeed"):
+        code, text = _run("estimate", *BASE, "--framework", bad)
+        assert code == 2 and "cannot be overridden inline" in " ".join(text.split()), text

@@ -74,7 +74,7 @@ def plan_context_note(plan, e, specs: dict[str, Any] | None = None) -> None:
         tr = e.training
         here = {"model": e.model.name, "hardware": e.hardware.name, "devices": e.layout.n_devices,
                 "seq_len": tr.seq_len, "global_batch_size": tr.global_batch_size, "precision": tr.precision.name,
-                "optimizer_dtype": tr.optimizer_dtype, "moe_routing": tr.moe_routing, "framework": tr.framework.name,
+                "optimizer_dtype": tr.optimizer_dtype, "moe_routing": tr.moe_routing, "framework": tr.framework.spec,
                 "moe_capacity_factor": tr.moe_capacity_factor}
     else:
         given = specs or {}

@@ -209,21 +209,24 @@ def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: 
                 yield deeper(free), f"plan, from a search with {shown} (what its config can write),"
 
     checked = 0
+    last: ConfigError | None = None  # the refusal of the last ranking's best plan: the one the pins shaped most
     for ranking, what in rankings():
         for i, e in enumerate(ranking):
             try:
                 write_export(framework, e, output, inputs)
             except ConfigError as err:
                 first = first or err
+                last = err if i == 0 else last
                 continue
             if first is not None:
                 slower = 1 - e.tokens_per_s / plans[0].tokens_per_s
                 pace = f"predicted {slower:.1%} slower" if slower >= 5e-4 else "predicted as fast"
-                err_console.print(f"note: --export {framework}: the best plan cannot be written ({first}); wrote "
+                err_console.print(f"note: --export {framework}: the best plan cannot be written: {first}; wrote "
                                   f"{what} #{checked + i + 1}, {e.parallel.short()}, {pace}", highlight=False)
             return
         checked += len(ranking)
     assert first is not None
+    first = last or first
     from shardplan.presets.frameworks import FRAMEWORKS
     given = (inputs or {}).get("framework")
     rank = f"rank with --framework {name}, or pin" if name in FRAMEWORKS and str(given or "megatron").lower() != name else "pin"

@@ -138,7 +138,7 @@ class Estimate:
                          "moe_capacity_factor": self.training.moe_capacity_factor,
                          "moe_imbalance": self.training.moe_imbalance,
                          "microbatches": self.layout.microbatches,
-                         "framework": self.training.framework.name,
+                         "framework": self.training.framework.spec,
                          # 1 where the profile's memory-limited schedule (or the profile) gathers one ZeRO-3 unit at a time
                          "zero3_gather_buffers": self.training.framework.zero3_gather_buffers},
             "parallel": p.model_dump(mode="json"),

@@ -259,8 +259,8 @@ def reproduce_command(framework: str, estimate, output: str | Path | None = None
     # framework: key, which the same --hardware gives again (naming it would replace a fitted profile)
     if given.get("framework"):
         parts.append(f"--framework {q(str(given['framework']))}")
-    elif inputs is None and e.training.framework.name != "megatron":
-        parts.append(f"--framework {q(e.training.framework.name)}")
+    elif inputs is None and e.training.framework.spec != "megatron":
+        parts.append(f"--framework {q(e.training.framework.spec)}")
     if given.get("scale_up_size"):
         parts.append(f"--scale-up-size {given['scale_up_size']}")
     parts += _training_flags(e)

@@ -272,7 +272,7 @@ def header_lines(ctx: ExportContext, exporter: Exporter) -> list[str]:
         f"{ctx.layout.microbatches} microbatch{'' if ctx.layout.microbatches == 1 else 'es'} per step, precision {e.training.precision.name}, "
         f"optimizer state {e.training.optimizer_dtype}",
         f"layout: {p.short()}",
-        f"predicted step time ({e.training.framework.name} profile): {fmt_seconds(e.step_s)}; MFU: {e.mfu:.1%}; "
+        f"predicted step time ({e.training.framework.label} profile): {fmt_seconds(e.step_s)}; MFU: {e.mfu:.1%}; "
         f"memory per device: "
         f"{e.memory.total / gib:.1f} GiB of {e.hardware.hbm_bytes / gib:.0f} GiB"
         f"{'' if e.fits else ' (does NOT fit)'}; bound by {e.bound}",

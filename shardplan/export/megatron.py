@@ -621,8 +621,9 @@ def misspelt_flags(unknown: list[str], known: list[str]) -> tuple[str, ...]:
         flag = word.split("=", 1)[0]
         if not flag.startswith("--") or flag in known:
             continue
-        close = [k for k in difflib.get_close_matches(flag, known, n=1, cutoff=0.9)
-                 if not (flag.startswith(k) or k.startswith(flag))]  # --tp-comm-overlap-cfg extends a flag
+        # --tp-comm-overlap-cfg extends a flag it reads (another option); a truncated one (--tensor-model-parallel-siz)
+        # is a typo Megatron-LM's parser (allow_abbrev=False) stops on
+        close = [k for k in difflib.get_close_matches(flag, known, n=1, cutoff=0.9) if not flag.startswith(k)]
         if close:
             notes.append(f"{flag} is not read (did you mean {close[0]}? Megatron-LM stops on an option it does not "
                          "know); the layout is read without it")

@@ -559,7 +559,7 @@ def framework_profile(name: str) -> FrameworkProfile:
         ConfigError: for an unknown name (lists the legal names), an unreadable file, a ``+`` part that is not
             ``field=value``, or a bad field.
     """
-    if "+" in name:
+    if "+" in name and not Path(name).is_file():
         return _with_overrides(name)
     if name.lower().endswith((".yaml", ".yml", ".json")):
         return _profile_file(name)
@@ -579,21 +579,33 @@ def _with_overrides(name: str) -> FrameworkProfile:
     """
     import yaml
 
-    base, *parts = name.split("+")
+    pieces = name.split("+")
+    # the base: the longest prefix that is a built-in's name or an existing file (a path may hold a "+")
+    cut = next((i for i in range(len(pieces), 0, -1) if "+".join(pieces[:i]).strip().lower() in FRAMEWORKS
+                or Path("+".join(pieces[:i])).is_file()), 1)
+    base, parts = "+".join(pieces[:cut]), pieces[cut:]
+    if not parts:
+        return framework_profile(base)
     data: dict = {"base": base}
+    shown = short_repr(name)
     for part in parts:
         field, eq, value = part.partition("=")
         field = field.strip()
+        if field in ("base", "name"):
+            raise ConfigError(f"framework={shown}: {field} cannot be overridden inline (the part before the first + is "
+                              f"the base profile, whose name the profile keeps); legal: NAME+field=value with another "
+                              "field, e.g. deepspeed+loss=eager", field="framework", value=name)
         if not eq or not field or field in data:
             why = "names a field twice" if field in data else "is not field=value"
-            raise ConfigError(f"framework={short_repr(name)}: {short_repr(part)} {why}; legal: NAME+field=value, e.g. "
+            raise ConfigError(f"framework={shown}: {short_repr(part)} {why}; legal: NAME+field=value, e.g. "
                               "megatron+loss=in_place (profile fields: docs/calibration.md, or a profile .yaml file)",
                               field="framework", value=name)
         try:
             data[field] = yaml.safe_load(value) if value.strip() else value
         except yaml.YAMLError:
             data[field] = value
-    return profile_from_mapping(data, f"framework {name}")
+    profile = profile_from_mapping(data, f"framework {shown}")
+    return profile.model_copy(update={"origin": name}) if base.strip().lower() in FRAMEWORKS else profile
 
 
 def _profile_file(path: str, seen: tuple[str, ...] = ()) -> FrameworkProfile:

@@ -372,7 +372,8 @@ class FrameworkProfile(BaseModel):
             stage's compute is exposed; False: every send exposed.
         sources: field -> citation or the rows the value was fitted on.
         origin: where a profile that is not a built-in came from (a profile file, or a hardware file's
-            ``framework:`` section), so that a refusal names it (:attr:`label`); empty for built-ins.
+            ``framework:`` section), so that a refusal names it (:attr:`label`), or the ``NAME+field=value``
+            text of a built-in with inline overrides (:attr:`spec`); empty for built-ins.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
@@ -462,9 +463,22 @@ class FrameworkProfile(BaseModel):
     origin: str = ""
 
     @property
+    def inline(self) -> bool:
+        """A built-in with ``+field=value`` overrides (``megatron+loss=in_place``), not a profile file."""
+        return self.origin.lower().startswith(self.name.lower() + "+")
+
+    @property
+    def spec(self) -> str:
+        """What ``--framework`` takes to give this profile again where a name does: the ``NAME+field=value`` text of
+        inline overrides, else the name (a file's profile: its base name; the file is named by :attr:`label`)."""
+        return self.origin if self.inline else self.name
+
+    @property
     def label(self) -> str:
-        """The profile as messages name it: ``megatron`` for a built-in, ``megatron (framework nopp.yaml)``
-        for one read from a file."""
+        """The profile as messages name it: ``megatron`` for a built-in, ``megatron+loss=in_place`` with inline
+        overrides, ``megatron (framework nopp.yaml)`` for one read from a file."""
+        if self.inline:
+            return self.origin
         return f"{self.name} ({self.origin})" if self.origin else self.name
 
     @model_validator(mode="after")
