@@ -185,18 +185,22 @@ def does_not_fit(e) -> str:
     hint = offload_hint(e)
     limit = fit_limit_text(e.hardware.hbm_bytes, e.training.framework)
     return (f"the layout does not fit: {_gib(e.memory.total)} GiB per device of {limit}; "
-            + (f"{hint}; " if hint else "") + "try `shardplan plan` with the same flags for layouts that fit")
+            + (f"{hint}; " if hint else "") + PLAN_HINT)
 
 
-def raise_if_negative(e, prefix: str = "") -> None:
+#: what :func:`does_not_fit` suggests; ``export`` names its own ``plan --export`` instead (:func:`raise_if_negative`)
+PLAN_HINT = "try `shardplan plan` with the same flags for layouts that fit"
+
+
+def raise_if_negative(e, prefix: str = "", plan_hint: str | None = None) -> None:
     """Exit 1 (:func:`shardplan.cli.common.negative`) when the estimate's layout does not fit or is
     predicted to fail (:attr:`shardplan.cost.step.Estimate.runs`), naming every reason after
-    ``prefix`` (e.g. ``"not exported: "``).
+    ``prefix`` (e.g. ``"not exported: "``); ``plan_hint`` replaces the suggestion to run ``shardplan plan``.
 
     Raises:
         typer.Exit: code 1, after printing the reasons on stderr.
     """
-    reasons = negative_reasons(e)
+    reasons = [r.replace(PLAN_HINT, plan_hint) if plan_hint else r for r in negative_reasons(e)]
     if reasons:
         raise negative(prefix + "; ".join(reasons))
 

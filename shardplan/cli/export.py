@@ -125,7 +125,8 @@ def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
     # result (exit 1: predicted not to fit or to fail)
     name, text = render_export(to, e, output, dict(model=model, hardware=hardware, framework=shown,
                                                    scale_up_size=scale_up_size))
-    raise_if_negative(e, "not exported: ")
+    raise_if_negative(e, "not exported: ", f"`shardplan plan` with the same flags and --export {to} -o FILE writes "
+                                          "the best layout that fits and that framework runs")
     emit_export(name, text, output)
 
 
