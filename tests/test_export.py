@@ -2076,3 +2076,32 @@ def test_plan_export_easydel_with_a_pinned_tp_or_zero_stage(tmp_path):
     assert (p.tp, p.pp, p.ep, p.sp, p.zero_stage) == (2, 1, 1, False, 3)
     r = runner.invoke(app, [*base, "--zero-stage", "2"])
     assert r.exit_code == 2 and "ZeRO-2" in r.output.split("(none of")[0], r.output
+
+
+def test_plan_file_gives_devices_sequence_and_batch_when_the_flags_are_left_out(tmp_path):
+    # shardplan import records the world size, sequence and batch; estimate / export --plan take them where the flags
+    # are left out (with a note) and the flags replace them; without a plan file (or one that records none)
+    # --devices and --seq-len are still required (exit 2 naming the flag)
+    script = tmp_path / "m.sh"
+    args = ["-m", "llama-3.1-8b", "-H", "h100-sxm"]
+    assert runner.invoke(app, ["export", "--to", "megatron", *args, "-n", "16", "-s", "4096", "-b", "128", "--tp", "2",
+                               "-o", str(script)]).exit_code == 0
+    plan = tmp_path / "p.json"
+    assert runner.invoke(app, ["import", str(script), "--from", "megatron", "-o", str(plan)]).exit_code == 0
+    full = runner.invoke(app, ["estimate", *args, "--plan", str(plan), "-n", "16", "-s", "4096", "-b", "128", "--json"])
+    short = runner.invoke(app, ["estimate", *args, "--plan", str(plan), "--json"])
+    assert short.exit_code == 0, short.output
+    assert json.loads(short.stdout)["time_s"]["step"] == json.loads(full.stdout)["time_s"]["step"]
+    assert "--devices 16, --seq-len 4096, --global-batch 128 from --plan" in " ".join(short.stderr.split())
+    again = tmp_path / "again.sh"  # export from the plan file alone writes the same script body
+    assert runner.invoke(app, ["export", "--to", "megatron", *args, "--plan", str(plan), "-o", str(again)]).exit_code == 0
+    body = lambda p: [x for x in p.read_text().splitlines() if not x.startswith("#")]  # noqa: E731
+    assert body(again) == body(script)
+    other = runner.invoke(app, ["estimate", *args, "--plan", str(plan), "-s", "2048", "--json"])  # a flag replaces
+    assert json.loads(other.stdout)["training"]["seq_len"] == 2048
+    r = runner.invoke(app, ["estimate", *args, "-s", "4096", "-b", "64"])
+    assert r.exit_code == 2 and "--devices is missing" in r.output
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({"tp": 2}))
+    r = runner.invoke(app, ["estimate", *args, "--plan", str(bare), "-n", "8"])
+    assert r.exit_code == 2 and "--seq-len is missing" in r.output and "records none" in r.output

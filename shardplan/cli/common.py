@@ -296,6 +296,12 @@ ModelOpt = Annotated[str, typer.Option("--model", "-m", help="preset name, HF co
 HardwareOpt = Annotated[str, typer.Option("--hardware", "-H", help="preset name or YAML/JSON spec file")]
 DevicesOpt = Annotated[int, typer.Option("--devices", "-n", help="number of accelerators")]
 SeqOpt = Annotated[int, typer.Option("--seq-len", "-s", help="tokens per sequence")]
+#: --devices / --seq-len of the commands that take --plan: a plan file that records them gives them when the flag is
+#: left out (:func:`shardplan.cli.estimate.run_values_from_plan`)
+PlanDevicesOpt = Annotated[Optional[int], typer.Option("--devices", "-n", help="number of accelerators (with --plan: "
+                                                       "the file's, where it records them)")]
+PlanSeqOpt = Annotated[Optional[int], typer.Option("--seq-len", "-s", help="tokens per sequence (with --plan: the "
+                                                   "file's, where it records them)")]
 BatchOpt = Annotated[Optional[int], typer.Option("--global-batch", "-b", help="sequences per optimizer step")]
 BatchTokOpt = Annotated[Optional[int], typer.Option("--global-batch-tokens", help="tokens per optimizer step")]
 PrecisionOpt = Annotated[Optional[str], typer.Option(

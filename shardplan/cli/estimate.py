@@ -7,10 +7,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from shardplan.cli.common import (OptimizerDtypeOpt,
-                                  AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, MoeCapOpt,
+                                  AttnOpt, BatchOpt, BatchTokOpt, PlanDevicesOpt, DropoutOpt, FrameworkOpt, MoeCapOpt,
                                   MoeImbOpt, MoeRoutingOpt,
                                   HardwareOpt, JsonOpt,
-                                  ModelOpt, PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console,
+                                  ModelOpt, PlanOpt, PlanSeqOpt, PrecisionOpt, ScaleUpOpt, app, config_errors, console,
                                   err_console, layout_flags, negative, print_notes)
 from shardplan.errors import ConfigError
 from shardplan.explain import fit_limit_text, headroom
@@ -19,6 +19,40 @@ from shardplan.units import fmt_seconds
 
 def _gib(x: float) -> str:
     return f"{x / 2**30:,.2f}"
+
+
+#: the flags a plan file can give (``shardplan import`` / ``plan --json`` record them) -> the file's key
+PLAN_RUN_VALUES = {"devices": "devices", "seq_len": "seq_len", "global_batch": "global_batch_size"}
+
+
+def run_values_from_plan(specs: dict[str, Any]) -> dict[str, Any]:
+    """``specs`` with --devices, --seq-len and --global-batch that were left out taken from the ``--plan`` file
+    where it records them (:func:`shardplan.loaders.read_plan_context`; the batch only when neither --global-batch
+    nor --global-batch-tokens is given), with a note naming them.
+
+    Raises:
+        ConfigError: --devices or --seq-len neither given nor in the plan file (exit code 2), naming the flag.
+    """
+    out = dict(specs)
+    made = {}
+    if out.get("plan") is not None:
+        from shardplan.loaders import read_plan_context
+        made = read_plan_context(out["plan"])
+    taken = []
+    for flag, key in PLAN_RUN_VALUES.items():
+        if out.get(flag) is not None or (flag == "global_batch" and out.get("global_batch_tokens") is not None):
+            continue
+        if isinstance(made.get(key), int) and not isinstance(made.get(key), bool):
+            out[flag] = made[key]
+            taken.append(f"--{flag.replace('_', '-')} {made[key]}")
+        elif flag != "global_batch":
+            where = f"--plan {out['plan']} records none" if out.get("plan") is not None else "or --plan with a file that records it"
+            raise ConfigError(f"--{flag.replace('_', '-')} is missing; legal: --{flag.replace('_', '-')} N ({where})",
+                              field=flag, value=None)
+    if taken:
+        err_console.print(f"[yellow]note:[/] {', '.join(taken)} from --plan {out['plan']} (the flags replace them)",
+                          highlight=False, soft_wrap=True)
+    return out
 
 
 def estimate_layout(specs: dict[str, Any], layout: dict[str, Any]):
@@ -36,6 +70,7 @@ def estimate_layout(specs: dict[str, Any], layout: dict[str, Any]):
     from shardplan.cost.step import estimate as run_estimate
     from shardplan.inputs import build_inputs
     from shardplan.cli.common import framework_note, precision_note
+    specs = run_values_from_plan(specs)
     try:
         m, hw, tr, pc = build_inputs(**specs, **layout)
         framework_note(specs.get("hardware"), specs.get("framework"), tr.framework)
@@ -655,7 +690,7 @@ def print_estimate(e) -> None:
 @app.command()
 @config_errors
 @layout_flags
-def estimate(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt,
+def estimate(model: ModelOpt, hardware: HardwareOpt, devices: PlanDevicesOpt = None, seq_len: PlanSeqOpt = None,
              global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
              precision: PrecisionOpt = None, attention: AttnOpt = "flash",
              framework: FrameworkOpt = None, dropout: DropoutOpt = False,

@@ -10,9 +10,9 @@ import typer
 from rich.markup import escape
 
 from shardplan.errors import ConfigError
-from shardplan.cli.common import (check_output_path, AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, HardwareOpt,
+from shardplan.cli.common import (check_output_path, AttnOpt, BatchOpt, BatchTokOpt, PlanDevicesOpt, DropoutOpt, FrameworkOpt, HardwareOpt,
                                   ModelOpt, MoeCapOpt, MoeImbOpt, MoeRoutingOpt, OptimizerDtypeOpt, PlanOpt,
-                                  PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors,
+                                  PlanSeqOpt, PrecisionOpt, ScaleUpOpt, app, config_errors,
                                   err_console, layout_flags)
 
 _NAMES = "maxtext | easydel | torchtitan | megatron | deepspeed | nanotron"
@@ -80,7 +80,7 @@ def write_export(framework: str, estimate, output: Optional[Path], inputs: Optio
 @app.command()
 @config_errors
 @layout_flags
-def export(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt, to: ToOpt,
+def export(model: ModelOpt, hardware: HardwareOpt, to: ToOpt, devices: PlanDevicesOpt = None, seq_len: PlanSeqOpt = None,
            global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
            precision: PrecisionOpt = None, attention: AttnOpt = "flash", framework: FrameworkOpt = None,
            dropout: DropoutOpt = False, optimizer_dtype: OptimizerDtypeOpt = None,

@@ -9,9 +9,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt,
+from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, PlanDevicesOpt,
                                   HardwareOpt, ModelOpt, MoeCapOpt, MoeImbOpt, MoeRoutingOpt, OptimizerDtypeOpt,
-                                  PlanOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, fail, layout_flags)
+                                  PlanOpt, PlanSeqOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, fail, layout_flags)
 from shardplan.cli.estimate import estimate_layout, print_estimate_notes
 from shardplan.errors import ConfigError
 
@@ -79,7 +79,7 @@ def _ranked(e, devices: int) -> list | None:
 @app.command()
 @config_errors
 @layout_flags
-def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt,
+def report(model: ModelOpt, hardware: HardwareOpt, devices: PlanDevicesOpt = None, seq_len: PlanSeqOpt = None,
            global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
            precision: PrecisionOpt = None, attention: AttnOpt = "flash",
            framework: FrameworkOpt = None, dropout: DropoutOpt = False,
@@ -115,7 +115,7 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len:
         ranked = None
         if plans:
             step("ranking layouts")
-            ranked = _ranked(e, devices)
+            ranked = _ranked(e, e.layout.n_devices)
         step("loading plotly")
         from shardplan.web import report as rep
         step("writing the charts")
