@@ -3581,3 +3581,115 @@ SCOUT31_APERTUS = (
 )
 
 SCOUTED_2026_12AE = SCOUT31_APERTUS
+
+#: Thirty-second scouting pass (2026-12, never fitted on; SCOUTED_2026_12AF): GPT-OSS training runs with their layout,
+#: to see what the GPT-OSS over-prediction (1.27-1.67x on every Megatron-Bridge 25.11 row, 1.41-1.44x on NeMo
+#: AutoModel's H100 rows, -4% on MLPerf v6.0's Cisco B300 GPT-OSS-20B run) depends on.
+#:
+#: 1. NVIDIA-NeMo/Megatron-Bridge docs/performance-summary*.md, "GPT OSS 120B" pre-training tables of three later
+#:    releases (BF16, 64 GPUs, GBS 1280, seq 4096, force-balanced and dropless: the pages' MoE note):
+#:      26.02: docs/performance-summary-archive.md @ 0a25f911b2ed6c6905a539504fdb8e5b40e3438b (search id 52388310688)
+#:        GB300 EP64 MBS4 19412, GB200 EP64 MBS4 15784, B300 EP64 MBS4 8359, B200 EP64 MBS4 8047, H100 PP4 EP8 MBS1 5993
+#:      26.04: docs/performance-summary.md (search id 51905015924)
+#:        GB300 EP64 MBS4 19275, GB200 EP64 MBS4 15938, B300 EP8 MBS4 15114, B200 EP8 MBS4 13045, H100 PP4 EP8 MBS1 5810
+#:      26.06: docs/performance-summary.md (search id 56183476306)
+#:        GB300 EP64 MBS4 20800, GB200 EP64 MBS4 17728, H100 PP4 EP8 MBS1 5824
+#:    (tokens/s/GPU as printed; TP = CP = 1, no VP, no FSDP). Recipe details not in the tables, from the stored
+#:    versions of scripts/performance/configs/gpt_oss/gpt_oss_workload_base_configs.py (V2 = GBS 1280):
+#:      a) search id 69749324871 (V2 = V1 + GBS 1280: B300 / B200 at EP64, as the 26.02 table): GB300 and B300 no
+#:         recompute, TE CUDA graphs of attn / moe_router / moe_preprocess; GB200, B200 and H100 recompute_modules
+#:         layernorm + moe_act; H100 PP4 EP8 MBS1 -> the 26.02 rows;
+#:      b) search id 52038606814 (B300 / B200 V2 at EP8 with the HybridEP flex dispatcher, GB200 V2 HybridEP +
+#:         moe_a2a_overlap, as the 26.04 table's EP8 B-rows) -> the 26.04 rows;
+#:      c) search id 56362006345 @ 07eea52d (the newest stored: GB200 V2 moe_a2a_overlap without HybridEP, B200 EP8
+#:         without HybridEP, B300 EP8 HybridEP) -> the 26.06 rows.
+#:    Which commit each release ran is NOT known (the layout columns agree with the version named), hence [B] on the
+#:    dispatcher / overlap / recompute of every row; HybridEP priced as DeepEP (as the project's MB DeepSeek-V3 rows).
+#:    Common: scripts/performance/configs/gpt_oss/gpt_oss_llm_pretrain.py (grad_reduce_in_fp32 False -> 'bf16-mixed',
+#:    moe_router_force_load_balancing True, router fusion), the recipe's distributed optimizer (ZeRO-1), TE
+#:    cross-entropy (MB_FW). Attention: the GPT-OSS provider (src/megatron/bridge/models/gpt_oss/gpt_oss_provider.py:
+#:    softmax_type 'learnable', window (128, 0) every other layer) keeps attention_backend 'auto' -> Transformer
+#:    Engine's fused (cuDNN) sink attention on TE >= 2.8, the containers' (the provider falls back to Megatron-Core's
+#:    unfused "local" attention below TE 2.8); the tables do not state the backend.
+#: 2. MLPerf Training v6.0, NVIDIA, GPT-OSS-20B (Richardyu114/training_results_v6.0 @
+#:    eabf23a07b2a0c60a289ff871dc3a46fff0d0421, NeMo 26.04 container, closed division): the result logs'
+#:    block-level train_step_time (lineno 286) of the second training block, GBS checked against samples_count:
+#:      tyche-hsg 8 GB200   config_GB200_2x4x2xtp1pp1cp1ep1_mxfp8      GBS 16  0.43854 s (result_0, block 2)
+#:      theia 8 GB300       config_GB300_2x4x3xtp1pp1cp1ep1_mxfp8      GBS 24  0.49330 s (result_0, block 2)
+#:      tyche-hsg 72 GB200  config_GB200_18x4x1xtp1pp1cp2ep4_mxfp8     GBS 36  0.16644 s (result_0, block 2)
+#:      theia 72 GB300      config_GB300_18x4x1xtp1pp1cp2ep4_mxfp8     GBS 36  0.16062 s (result_0, block 2; the log's
+#:                          submission_platform says "18xNVIDIA GB200", the system file "1x NVIDIA GB300 NVL72")
+#:      theia 512 GB300     config_GB300_128x4x1xtp2pp1cp4ep8 (stored) GBS 64  0.09034 s (result_0, block 2)
+#:    (configs named by the READMEs; GBS = MINIBS x GPUs / (TP x PP x CP), as conf/gpt_oss.yaml computes it). Stored
+#:    config: MICRO_BATCH_SIZE 1, TP 2 with SEQ_PARALLEL, CP 4, EP 8, HybridEP inside the NVLink domain, CUDA graphs,
+#:    CuteDSL grouped MLP. conf/gpt_oss.yaml: seq 8192, 24 layers, rope, flex dispatcher / HybridEP, learned routing
+#:    without force balancing (load_balancing_type none), cp_comm_type 'a2a', no recompute unless set, distributed
+#:    optimizer, TE cross-entropy (MB_FW), fp8 param gather off (-> 'fp8-mixed', MXFP8 from the config names).
+#:    config_common*.sh are not stored: MBS of the 8-GPU rows (2 on GB200, 3 on GB300) from Megatron-Bridge's
+#:    GPT_OSS_20B_PRETRAIN_CONFIG_GB200_FP8_MX_V1 / _GB300_FP8_MX_V1 (GBS 16 / 24 on 8 GPUs, as these runs), MBS 1 of
+#:    the 72-GPU rows from ..._GB200_FP8_MX_V2 (72 GPUs, CP2, EP4, MBS1, GBS 36). Model: the MLPerf GPT-OSS-20B
+#:    uses the Llama 3 tokenizer (Megatron-Bridge's MLPerf-style GPT-OSS-20B perf config sets vocab_size 128256,
+#:    position rope) -> models/gpt-oss-20b-vocab128256.config.json, the gpt-oss-20b preset with that vocabulary.
+#:    [B] for all five: learned routing priced as balanced; the CP rows' a2a (head all-to-all) context parallelism
+#:    priced as the planner's ring; CUDA graphs, paged stashing and CuteDSL kernels not priced.
+_MB_OSS = "[B: recipe of the workload-config version whose EP matches the table; the release's commit not matched]"
+_OSS_SEL = dict(recompute="selective", recompute_modules=("layernorm", "moe_act"))
+
+
+def _mb_oss(rel: str, system: str, hw: str, label: str, fields: dict, tps: float) -> tuple:
+    """One Megatron-Bridge GPT-OSS-120B row: BF16, 64 GPUs, GBS 1280, seq 4096, ZeRO-1, forced balance."""
+    return (f"{_MB_OSS} MB {rel} {system}: GPT-OSS-120B {label}, GBS 1280, 64 GPUs", "gpt-oss-120b", hw, MB_FW,
+            "bf16-mixed", 64, 4096, 1280, dict(etp=1, zero_stage=1, **fields), tps, None)
+
+
+_EP64 = dict(ep=64, microbatch_size=4)
+_EP8 = dict(ep=8, microbatch_size=4)
+_H100_OSS = dict(pp=4, ep=8, microbatch_size=1, **_OSS_SEL)
+_DEEPEP = dict(moe_dispatcher="deepep")
+SCOUT32_MB_GPT_OSS = (
+    # ---- 26.02 (workload configs a) ----
+    _mb_oss("26.02", "GB300", "GB300", "EP64 MBS4", _EP64, 19412),
+    _mb_oss("26.02", "GB200", "GB200", "EP64 MBS4, recompute norm+moe_act", dict(_EP64, **_OSS_SEL), 15784),
+    _mb_oss("26.02", "B300", "B300", "EP64 MBS4", _EP64, 8359),
+    _mb_oss("26.02", "B200", "B200", "EP64 MBS4, recompute norm+moe_act", dict(_EP64, **_OSS_SEL), 8047),
+    _mb_oss("26.02", "H100", _H100_MB, "PP4 EP8 MBS1, recompute norm+moe_act", _H100_OSS, 5993),
+    # ---- 26.04 (workload configs b) ----
+    _mb_oss("26.04", "GB300", "GB300", "EP64 MBS4", _EP64, 19275),
+    _mb_oss("26.04", "GB200", "GB200", "EP64 HybridEP MBS4, a2a overlap, recompute norm+moe_act",
+            dict(_EP64, moe_a2a_overlap=True, **_DEEPEP, **_OSS_SEL), 15938),
+    _mb_oss("26.04", "B300", "B300", "EP8 HybridEP MBS4", dict(_EP8, **_DEEPEP), 15114),
+    _mb_oss("26.04", "B200", "B200", "EP8 HybridEP MBS4, recompute norm+moe_act", dict(_EP8, **_DEEPEP, **_OSS_SEL),
+            13045),
+    _mb_oss("26.04", "H100", _H100_MB, "PP4 EP8 MBS1, recompute norm+moe_act", _H100_OSS, 5810),
+    # ---- 26.06 (workload configs c) ----
+    _mb_oss("26.06", "GB300", "GB300", "EP64 MBS4", _EP64, 20800),
+    _mb_oss("26.06", "GB200", "GB200", "EP64 MBS4, a2a overlap, recompute norm+moe_act",
+            dict(_EP64, moe_a2a_overlap=True, **_OSS_SEL), 17728),
+    _mb_oss("26.06", "H100", _H100_MB, "PP4 EP8 MBS1, recompute norm+moe_act", _H100_OSS, 5824),
+)
+
+_OSS20_MLPERF = MODELS_DIR + "gpt-oss-20b-vocab128256.config.json"
+
+
+def _v60_oss(tag: str, system: str, hw: str, label: str, n: int, gbs: int, step_s: float, fields: dict) -> tuple:
+    """One MLPerf v6.0 NVIDIA GPT-OSS-20B row: MXFP8, seq 8192, ZeRO-1, HybridEP as DeepEP where ep > 1."""
+    return (f"{tag} MLPerf v6.0 NVIDIA {system}: GPT-OSS-20B (vocab 128256) MXFP8 {label}, GBS {gbs}, {n} GPUs",
+            _OSS20_MLPERF, hw, MB_FW, "fp8-mixed", n, 8192, gbs, dict(zero_stage=1, recompute="none", **fields),
+            gbs * 8192 / step_s / n, None)
+
+
+_V60_OSS_B8 = "[B: balanced routing, MBS from the MB workload config]"
+_V60_OSS_BCP = "[B: balanced routing, a2a CP priced as ring, MBS 1 from the MB workload config]"
+SCOUT32_V60_GPT_OSS_20B = (
+    _v60_oss(_V60_OSS_B8, "8 GB200 (tyche-hsg)", "GB200", "DP8 EP1 MBS2", 8, 16, 0.43854, dict(microbatch_size=2)),
+    _v60_oss(_V60_OSS_B8, "8 GB300 (theia)", "GB300", "DP8 EP1 MBS3", 8, 24, 0.49330, dict(microbatch_size=3)),
+    _v60_oss(_V60_OSS_BCP, "72 GB200 (tyche-hsg)", "GB200", "CP2 EP4 HybridEP MBS1", 72, 36, 0.16644,
+             dict(cp=2, ep=4, etp=1, moe_dispatcher="deepep", microbatch_size=1)),
+    _v60_oss(_V60_OSS_BCP, "72 GB300 (theia)", "GB300", "CP2 EP4 HybridEP MBS1", 72, 36, 0.16062,
+             dict(cp=2, ep=4, etp=1, moe_dispatcher="deepep", microbatch_size=1)),
+    _v60_oss("[B: balanced routing, a2a CP priced as ring]", "512 GB300 (theia)", "GB300",
+             "TP2 CP4 EP8 HybridEP MBS1", 512, 64, 0.09034,
+             dict(tp=2, sp=True, cp=4, ep=8, etp=1, moe_dispatcher="deepep", microbatch_size=1)),
+)
+
+SCOUTED_2026_12AF = SCOUT32_MB_GPT_OSS + SCOUT32_V60_GPT_OSS_20B
