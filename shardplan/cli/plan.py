@@ -222,7 +222,8 @@ def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: 
                 slower = 1 - e.tokens_per_s / plans[0].tokens_per_s
                 pace = f"predicted {slower:.1%} slower" if slower >= 5e-4 else "predicted as fast"
                 err_console.print(f"note: --export {framework}: the best plan cannot be written: {first}; wrote "
-                                  f"{what} #{checked + i + 1}, {e.parallel.short()}, {pace}", highlight=False)
+                                  f"{what} #{checked + i + 1}, {e.parallel.short()}, {pace}", highlight=False,
+                                  soft_wrap=True)
             return
         checked += len(ranking)
     assert first is not None
