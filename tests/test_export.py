@@ -112,8 +112,11 @@ def _megatron_degrees(text: str) -> dict:
 
 def _deepspeed_degrees(text: str) -> dict:
     cfg = json.loads(text)
-    dp = cfg["train_batch_size"] // (cfg["train_micro_batch_size_per_gpu"] * cfg["gradient_accumulation_steps"])
     tp = cfg.get("tensor_parallel", {}).get("autotp_size", 1)
+    if "train_batch_size" not in cfg:  # an AutoTP export: DeepSpeed fills it in; the header gives the devices
+        assert tp > 1
+        return dict(tp=tp, pp=1, cp=1, ep=1, dp=cfg["_shardplan"]["devices"] // tp, devices=cfg["_shardplan"]["devices"])
+    dp = cfg["train_batch_size"] // (cfg["train_micro_batch_size_per_gpu"] * cfg["gradient_accumulation_steps"])
     return dict(tp=tp, pp=1, cp=1, ep=1, dp=dp, devices=dp * tp)
 
 
@@ -2105,3 +2108,26 @@ def test_plan_file_gives_devices_sequence_and_batch_when_the_flags_are_left_out(
     bare.write_text(json.dumps({"tp": 2}))
     r = runner.invoke(app, ["estimate", *args, "--plan", str(bare), "-n", "8"])
     assert r.exit_code == 2 and "--seq-len is missing" in r.output and "records none" in r.output
+
+
+def test_deepspeed_autotp_export_leaves_train_batch_size_to_deepspeed(tmp_path):
+    # deepspeed.initialize builds DeepSpeedConfig (its batch check: train_batch_size = micro x accumulation x
+    # world_size) before the engine sets up AutoTP's groups, and world_size is the mpu's data-parallel size only when
+    # an mpu is passed, else every rank: so a tp > 1 file writes micro batch and accumulation and lets DeepSpeed fill
+    # train_batch_size in. Llama-3-8B on 16 H100 at tp 2: dp 8, mbs 2, 64 sequences -> accumulation 64 / (2 x 8) = 4
+    out = tmp_path / "ds.json"
+    r = runner.invoke(app, ["export", "--to", "deepspeed", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s",
+                            "4096", "-b", "64", "--tp", "2", "--mbs", "2", "--zero-stage", "1", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    cfg = json.loads(out.read_text())
+    assert "train_batch_size" not in cfg and cfg["tensor_parallel"] == {"autotp_size": 2}
+    assert (cfg["train_micro_batch_size_per_gpu"], cfg["gradient_accumulation_steps"]) == (2, 4)
+    imp = import_config("deepspeed", out.read_text())  # the header's 16 devices give dp = 16 / 2 = 8
+    assert (imp.parallel.dp, imp.parallel.tp, imp.devices, imp.global_batch) == (8, 2, 16, 64)
+    bare = {k: v for k, v in cfg.items() if k != "_shardplan"}
+    with pytest.raises(ConfigError, match="--devices"):  # no header, no device count: nothing gives dp
+        import_config("deepspeed", json.dumps(bare))
+    assert import_config("deepspeed", json.dumps(bare), devices=16).global_batch == 64
+    # a hand-written AutoTP file with train_batch_size is read the data-parallel way, with a note on the convention
+    hand = import_config("deepspeed", json.dumps({**bare, "train_batch_size": 64}))
+    assert hand.parallel.dp == 8 and any("unless deepspeed.initialize is given an mpu" in n for n in hand.notes)

@@ -5,7 +5,13 @@ Sources read (deepspeedai/DeepSpeed):
 * ``deepspeed/runtime/config.py`` (commit 029f12b): ``DeepSpeedConfig`` reads ``zero_optimization``
   (``get_zero_config``; ``mics_shard_size`` from it), ``activation_checkpointing``
   (``DeepSpeedActivationCheckpointingConfig``) and ``tensor_parallel`` (``get_tensor_parallel_config``),
-  and checks ``train_batch_size = train_micro_batch_size_per_gpu x gradient_accumulation_steps x dp``.
+  and checks ``train_batch_size = train_micro_batch_size_per_gpu x gradient_accumulation_steps x world_size``,
+  its ``world_size`` the mpu's data-parallel size when ``deepspeed.initialize`` is given an mpu, else every rank.
+  ``deepspeed/__init__.py`` ``initialize`` (commit 0a1fbe1) builds that DeepSpeedConfig before the engine sets up
+  AutoTP's groups (``_configure_tensor_parallel_states``), so with AutoTP and no mpu the check counts the tp ranks
+  as data-parallel ones. A tp > 1 export therefore leaves ``train_batch_size`` out (DeepSpeed fills it in from the
+  micro batch and accumulation, whichever world it uses); the global batch is ``_shardplan``'s, and import takes
+  the device count from there or ``--devices``.
 * ``deepspeed/runtime/zero/config.py`` (commit 1b88ac3): ``stage`` 0-3, ``overlap_comm``,
   ``offload_optimizer`` ("valid for ZeRO stage 1, 2, 3"), ``mics_shard_size`` (default -1 = off).
 * ``deepspeed/runtime/zero/offload_config.py`` (commit 1978617): ``device`` none | cpu | nvme,
@@ -83,7 +89,8 @@ def ds_config(ctx: ExportContext) -> dict:
     cfg: dict = {"train_batch_size": tr.global_batch_size, "train_micro_batch_size_per_gpu": p.microbatch_size,
                  "gradient_accumulation_steps": ctx.layout.microbatches, "zero_optimization": zero,
                  "bf16": {"enabled": tr.precision.name.startswith("bf16")}}
-    if p.tp > 1:
+    if p.tp > 1:  # DeepSpeed's world for the batch check depends on the launch (module docstring): it fills it in
+        del cfg["train_batch_size"]
         cfg["tensor_parallel"] = {"autotp_size": p.tp}
     if p.recompute == "full":
         cfg["activation_checkpointing"] = {"partition_activations": False, "cpu_checkpointing": False,
@@ -191,7 +198,16 @@ def read(text: str, devices: int | None = None) -> Imported:
         raise ConfigError("ds_config is not a JSON object", field="import", value="deepspeed")
     zero, tpc = section(cfg, "zero_optimization", "DeepSpeed"), section(cfg, "tensor_parallel", "DeepSpeed")
     tp = _whole(tpc, "autotp_size", least=0) or 1  # tensor_parallel/config.py: 0 = AutoTP off
+    meta = cfg.get("_shardplan")
+    said = meta.get("devices") if isinstance(meta, dict) else None
+    if devices is None and "train_batch_size" not in cfg and isinstance(said, int) and not isinstance(said, bool) \
+            and said >= 1:
+        devices = said  # a tp > 1 export leaves train_batch_size out: the header's device count gives dp
     B, mbs, gas = _batch_sizes(cfg, tp, devices)
+    autotp_note = (("train_batch_size with autotp_size: read as micro batch x accumulation x the data-parallel size; "
+                    "DeepSpeed checks it against its world size, which is every rank unless deepspeed.initialize is "
+                    "given an mpu (then its data-parallel size): leave train_batch_size out to let it fill it in",)
+                   if tp > 1 and "train_batch_size" in cfg else ())
     stage = _whole(zero, "stage", 0, 3) or 0
     offload, offload_notes = _offload(zero, stage)
     dp = B // (mbs * gas)
@@ -207,7 +223,8 @@ def read(text: str, devices: int | None = None) -> Imported:
             "norms, eager RoPE and SwiGLU); for a Hugging Face model (Trainer / Accelerate) price with --framework "
             "hf-deepspeed")
     return Imported(parallel_from(values), devices=dp * tp, global_batch=B, framework="deepspeed",
-                    precision=_precision(cfg), notes=(*offload_notes, *mics_notes, *_meta_devices_note(cfg, dp * tp), note))
+                    precision=_precision(cfg), notes=(*offload_notes, *mics_notes, *_meta_devices_note(cfg, dp * tp),
+                                                      *autotp_note, note))
 
 
 def _meta_devices_note(cfg: dict, devices: int) -> tuple[str, ...]:
