@@ -365,3 +365,11 @@ def test_inline_overrides_keep_their_text_and_refuse_name_and_base(tmp_path):
     for bad in ("megatron+name=foo", "megatron+base=deepspeed"):
         code, text = _run("estimate", *BASE, "--framework", bad)
         assert code == 2 and "cannot be overridden inline" in " ".join(text.split()), text
+
+
+def test_a_profile_cannot_default_sp_off_where_tp_requires_it():
+    # tp_requires_sp (MaxText's tensor axis shards the activations) with layout_defaults sp=false refused its own
+    # default at every tp > 1, naming the user's flags; now the profile itself is refused, naming both fields
+    code, out = _run("estimate", *BASE, "--tp", "2", "--framework", "megatron+tp_requires_sp=true+layout_defaults={sp: false}")
+    assert code == 2 and "layout_defaults sp=false with tp_requires_sp=true" in " ".join(out.split())
+    assert _run("estimate", *BASE, "--tp", "2", "--framework", "megatron+tp_requires_sp=true")[0] == 0

@@ -547,6 +547,22 @@ class FrameworkProfile(BaseModel):
                               value=self.default_zero_stage, legal=list(self.zero_stages))
         return self
 
+    @model_validator(mode="after")
+    def _sp_default_allowed(self) -> "FrameworkProfile":
+        """A profile whose tensor axis always shards the activations (``tp_requires_sp``) cannot default sp off
+        (``layout_defaults``): every tp > 1 layout would then be refused naming the user's flags.
+
+        Raises:
+            ConfigError: naming both fields and the ways out.
+        """
+        if self.tp_requires_sp and self.layout_defaults.get("sp") is False:
+            from shardplan.errors import ConfigError
+            raise ConfigError("layout_defaults sp=false with tp_requires_sp=true: the profile would refuse its own "
+                              "default at every tp > 1; legal: layout_defaults sp true (or left out), or "
+                              "tp_requires_sp false", field="layout_defaults", value=dict(self.layout_defaults),
+                              legal=[{"sp": True}, {}])
+        return self
+
     @field_validator("schedules", "released_schedules", "zero_stages", "recomputes", "pipeline_zero_stages")
     @classmethod
     def _no_repeats(cls, value: tuple | None) -> tuple | None:
