@@ -214,13 +214,14 @@ def _remat_offload_hint(e) -> str | None:
             f"{e.hardware.host_bandwidth / 1e9:.0f} GB/s)")
 
 
-def does_not_fit(e) -> str:
+def does_not_fit(e, plan_hint: str = "") -> str:
     """The message of an estimate whose layout does not fit in HBM (exit code 1), with
-    :func:`offload_hint` when offloading activations would make it fit."""
+    :func:`offload_hint` when offloading activations would make it fit, ending in ``plan_hint`` (default
+    :data:`PLAN_HINT`)."""
     hint = offload_hint(e)
     limit = fit_limit_text(e.hardware.hbm_bytes, e.training.framework)
     return (f"the layout does not fit: {_gib(e.memory.total)} GiB per device of {limit}; "
-            + (f"{hint}; " if hint else "") + PLAN_HINT)
+            + (f"{hint}; " if hint else "") + (plan_hint or PLAN_HINT))
 
 
 #: what :func:`does_not_fit` suggests; ``export`` names its own ``plan --export`` instead (:func:`raise_if_negative`)
@@ -235,15 +236,16 @@ def raise_if_negative(e, prefix: str = "", plan_hint: str | None = None) -> None
     Raises:
         typer.Exit: code 1, after printing the reasons on stderr.
     """
-    reasons = [r.replace(PLAN_HINT, plan_hint) if plan_hint else r for r in negative_reasons(e)]
+    reasons = negative_reasons(e, plan_hint or "")
     if reasons:
         raise negative(prefix + "; ".join(reasons))
 
 
-def negative_reasons(e) -> list[str]:
-    """Why the estimate's layout is a negative result (exit code 1): it does not fit, or it is predicted to fail;
-    [] when it runs. ``estimate --json`` writes them as ``negative_reasons``, the message on stderr joins them."""
-    return ([does_not_fit(e)] if not e.fits else []) + (
+def negative_reasons(e, plan_hint: str = "") -> list[str]:
+    """Why the estimate's layout is a negative result (exit code 1): it does not fit (:func:`does_not_fit`, with
+    ``plan_hint``), or it is predicted to fail; [] when it runs. ``estimate --json`` writes them as
+    ``negative_reasons``, the message on stderr joins them."""
+    return ([does_not_fit(e, plan_hint)] if not e.fits else []) + (
         [f"the layout is predicted to fail: {e.failure}"] if e.failure else [])
 
 

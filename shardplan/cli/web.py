@@ -9,9 +9,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DevicesOpt, DropoutOpt, FrameworkOpt, PlanDevicesOpt,
+from shardplan.cli.common import (AttnOpt, BatchOpt, BatchTokOpt, DropoutOpt, FrameworkOpt, PlanDevicesOpt,
                                   HardwareOpt, ModelOpt, MoeCapOpt, MoeImbOpt, MoeRoutingOpt, OptimizerDtypeOpt,
-                                  PlanOpt, PlanSeqOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, fail, layout_flags)
+                                  PlanOpt, PlanSeqOpt, PrecisionOpt, ScaleUpOpt, app, config_errors, fail, layout_flags)
 from shardplan.cli.estimate import estimate_layout, print_estimate_notes
 from shardplan.errors import ConfigError
 

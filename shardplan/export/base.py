@@ -129,9 +129,9 @@ class Exporter:
             dropout is refused by the others (:func:`check_training`).
         seq_key: the config's own name of the sequence length (``max_target_length``, ``--seq-length``), for the
             messages of :func:`shardplan.export.import_config`.
-        search_pins: layout fields the config can write at one value only (EasyDeL: no pipeline axis, pp 1;
-            no expert axis the plan's ep means, ep 1): ``plan --export`` searches again with them pinned when no
-            plan of its rankings can be written.
+        search_pins: layout fields pinned for ``plan --export``'s last search, when no plan of its rankings can
+            be written: values the config can write (EasyDeL: pp 1, no pipeline axis; ep 1, its ep axis is not
+            the plan's; sp off, no Megatron sequence parallelism; ZeRO-3, what its fsdp axis runs).
     """
 
     name: str

@@ -198,8 +198,7 @@ def read(text: str, devices: int | None = None) -> Imported:
         raise ConfigError("ds_config is not a JSON object", field="import", value="deepspeed")
     zero, tpc = section(cfg, "zero_optimization", "DeepSpeed"), section(cfg, "tensor_parallel", "DeepSpeed")
     tp = _whole(tpc, "autotp_size", least=0) or 1  # tensor_parallel/config.py: 0 = AutoTP off
-    meta = cfg.get("_shardplan")
-    said = meta.get("devices") if isinstance(meta, dict) else None
+    said = _meta_devices(cfg)
     if devices is None and "train_batch_size" not in cfg and isinstance(said, int) and not isinstance(said, bool) \
             and said >= 1:
         devices = said  # a tp > 1 export leaves train_batch_size out: the header's device count gives dp
@@ -227,12 +226,17 @@ def read(text: str, devices: int | None = None) -> Imported:
                                                       *autotp_note, note))
 
 
+def _meta_devices(cfg: dict):
+    """The device count the ``_shardplan`` header of an exported ds_config records (any JSON value), or None."""
+    meta = cfg.get("_shardplan")
+    return meta.get("devices") if isinstance(meta, dict) else None
+
+
 def _meta_devices_note(cfg: dict, devices: int) -> tuple[str, ...]:
     """A note when the ``_shardplan`` header of an exported ds_config names another device count than the
     batch keys give (train_batch_size / (micro batch x accumulation) x autotp_size: what DeepSpeed runs on),
     e.g. after a hand edit of train_batch_size; () otherwise (no header, or the same count)."""
-    meta = cfg.get("_shardplan")
-    said = meta.get("devices") if isinstance(meta, dict) else None
+    said = _meta_devices(cfg)
     if said is None or said == devices:
         return ()
     return (f"_shardplan.devices={short_repr(said)} (the exported plan's) but the batch keys give {devices} devices "

@@ -261,4 +261,5 @@ def eval_product(values: list[int]) -> int:
 
 
 EXPORTER = Exporter(name="easydel", title="EasyDeL", source=SOURCE, suffix=".py", expresses=(), write=write,
-                    read=read, seq_key="training_arguments.max_sequence_length", search_pins={"pp": 1, "ep": 1, "sp": False, "zero_stage": 3})
+                    read=read, seq_key="training_arguments.max_sequence_length",
+                    search_pins={"pp": 1, "ep": 1, "sp": False, "zero_stage": 3})  # what _check lets through

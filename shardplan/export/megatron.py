@@ -43,7 +43,9 @@ offload_optimizer -> ``--optimizer-cpu-offload``; offload_activation_layers -> `
 (the only flag at 000c4ac: validate_args turns ``cpu_offloading`` on when it is above 0; an older release's
 ``--cpu-offloading`` switch is still read on import); offload_modules -> ``--fine-grained-activation-offloading
 --offload-modules`` (flags of Megatron-LM releases after 000c4ac, whose arguments.py does not define them; the file's
-header says so; ``--offload-modules`` without the switch is ignored on import, as Megatron-LM ignores it). dp is implied: world size / (tp pp cp), the world size
+header says so; ``--offload-modules`` without the switch is ignored on import, as Megatron-LM ignores it); the
+profile's in-place loss (``--framework megatron+loss=in_place``) -> ``--cross-entropy-loss-fusion
+--cross-entropy-fusion-impl te`` (:data:`CE_FLAGS`, read back as that profile). dp is implied: world size / (tp pp cp), the world size
 from the ``torchrun --nnodes --nproc-per-node`` line. No GPipe or ZB-H1 schedule (Megatron-LM runs
 1F1B or interleaved 1F1B). Import reads a negative ``--moe-expert-capacity-factor`` as dropless, as Megatron-core's
 ``TransformerConfig.__post_init__`` does (NVIDIA/Megatron-LM ``megatron/core/transformer/transformer_config.py``), and

@@ -583,9 +583,7 @@ def _with_overrides(name: str) -> FrameworkProfile:
     # the base: the longest prefix that is a built-in's name or an existing file (a path may hold a "+")
     cut = next((i for i in range(len(pieces), 0, -1) if "+".join(pieces[:i]).strip().lower() in FRAMEWORKS
                 or Path("+".join(pieces[:i])).is_file()), 1)
-    base, parts = "+".join(pieces[:cut]), pieces[cut:]
-    if not parts:
-        return framework_profile(base)
+    base, parts = "+".join(pieces[:cut]), pieces[cut:]  # parts is not empty: framework_profile reads a whole-name file
     data: dict = {"base": base}
     shown = short_repr(name)
     for part in parts:
