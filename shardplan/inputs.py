@@ -550,6 +550,11 @@ def _rescaled_dp(pc: ParallelConfig, plan: str | Path | None, devices: int, layo
     return pc.model_copy(update={"dp": None, **({"dp_shard": None} if full else {})})
 
 
+#: recomputation policies from the least to the most recomputed work: none, then selective (Korthikanti et al.
+#: 2022 Sec. 5: attention's softmax and dropout only), then full (every layer's forward again)
+RECOMPUTE_COST = ("none", "selective", "full")
+
+
 def applied_layout_defaults(framework: FrameworkProfile, parallel: ParallelConfig, layout: Mapping[str, Any],
                             plan: str | Path | None = None, seq_len: int | None = None) -> dict[str, bool | int]:
     """The profile's ``layout_defaults`` and ``default_zero_stage`` that apply to ``parallel``: the fields
@@ -560,7 +565,9 @@ def applied_layout_defaults(framework: FrameworkProfile, parallel: ParallelConfi
     ``tp_linear_async_communication``, runs only in its sequence-parallel mode). ``zero_stage`` only where the
     profile allows that stage with the layout's pp (``FrameworkProfile.zero_stages`` / ``pipeline_zero_stages``;
     :func:`_default_zero_stage`); ``schedule`` (the profile's first) where pp > 1 and the ParallelConfig default
-    is not one the profile runs (``FrameworkProfile.schedules``: MaxText's GPipe order)."""
+    is not one the profile runs (``FrameworkProfile.schedules``: MaxText's GPipe order); ``recompute``, the
+    cheapest policy of :data:`RECOMPUTE_COST` the profile implements, where it lacks the default (a profile with
+    ``recomputes: [selective, full]`` takes selective)."""
     set_already = {k for k, v in layout.items() if v is not None} | (set(plan_file_values(plan)) if plan else set())
     out: dict[str, bool | int] = {}
     if framework.layout_defaults and parallel.tp > 1:
@@ -577,6 +584,9 @@ def applied_layout_defaults(framework: FrameworkProfile, parallel: ParallelConfi
     if (parallel.pp > 1 and not {"schedule", "virtual_stages"} & set_already and runs
             and parallel.schedule not in runs):
         out["schedule"] = runs[0]  # MaxText's pipeline is GPipe-ordered: its runs never ask for 1F1B
+    policies = framework.recomputes
+    if "recompute" not in set_already and policies and parallel.recompute not in policies:
+        out["recompute"] = min(policies, key=RECOMPUTE_COST.index)  # the cheapest policy the framework has
     return out
 
 

@@ -76,6 +76,22 @@ def test_profile_schedule_and_zero3_options_take_their_defaults():
     assert build_inputs(**_KW, framework="deepspeed", dp_shard=4).parallel.zero_stage == 3
 
 
+def test_profile_without_recompute_none_takes_its_cheapest_policy():
+    # a profile whose recomputes lack the default 'none' takes the least recomputing policy it lists (selective
+    # before full, whatever order the list has) and says so; a given --recompute still wins and is still checked
+    assert build_inputs(**_KW, framework="megatron+recomputes=[full,selective]").parallel.recompute == "selective"
+    assert build_inputs(**_KW, framework="megatron+recomputes=[full]").parallel.recompute == "full"
+    assert build_inputs(**_KW, framework="megatron+recomputes=[none,full]").parallel.recompute == "none"
+    args = ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64", "--tp", "2",
+            "--framework", "megatron+recomputes=[full]"]
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert "recompute=full: the megatron+recomputes=[full] profile's layout defaults" in r.output
+    assert "--recompute NAME for another policy it implements" in r.output
+    r = runner.invoke(app, args + ["--recompute", "none"])
+    assert r.exit_code == 2 and "legal recompute: full" in r.output
+
+
 @pytest.mark.parametrize("to,expect", [("torchtitan", "data_parallel_shard_degree"), ("easydel", "sharding_axis_dims"),
                                        ("deepspeed", '"stage": 0'), ("megatron", "--use-distributed-optimizer")])
 def test_export_without_framework_takes_the_target_frameworks_defaults(tmp_path, to, expect):

@@ -150,11 +150,12 @@ def layout_defaults_note(framework, layout: dict[str, Any], plan=None, seq_len=N
         # a default the framework cannot run without (torchtitan / MaxText: sp with every tp > 1) has no off switch
         required = {"sp"} if framework.tp_requires_sp else set()
         optional = [k for k in taken if k not in required]
-        switches = [k for k in optional if k not in ("zero_stage", "schedule")]
+        switches = [k for k in optional if k not in ("zero_stage", "schedule", "recompute")]
         flags = " / ".join("--no-" + k.replace("_", "-") for k in switches)
         how = f"; {flags} to turn {'it' if len(switches) == 1 else 'them'} off" if switches else ""
         how += "; --zero-stage N for another ZeRO stage" if "zero_stage" in optional else ""
         how += "; --schedule NAME for another schedule it runs" if "schedule" in optional else ""
+        how += "; --recompute NAME for another policy it implements" if "recompute" in optional else ""
         if taken.get("zero_stage") == 3 and framework.default_zero_stage != 3:
             how += " (ZeRO-3 because --zero3-gather / --dp-shard shard the parameters)"
         fixed = f" ({', '.join(sorted(required & set(taken)))} required by the framework)" if required & set(taken) else ""
