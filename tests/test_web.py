@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import re
 import subprocess
@@ -75,8 +76,19 @@ def test_memory_bar_sums_to_total(est):
     assert sum(t.customdata[0] for t in bars) == pytest.approx(d["memory_bytes"]["total"], rel=REL)
     assert sum(t.y[0] for t in bars) * charts.GiB == pytest.approx(d["memory_bytes"]["total"], rel=REL)
     lines = sorted(s["y0"] for s in fig.layout.shapes)
-    assert lines == pytest.approx(sorted([d["hardware"]["hbm_bytes"] / charts.GiB,
-                                          d["hardware"]["hbm_usable_bytes"] / charts.GiB]), rel=REL)
+    cap, usable = d["hardware"]["hbm_bytes"] / charts.GiB, d["hardware"]["hbm_usable_bytes"] / charts.GiB
+    # one line where the usable HBM is the capacity (within 0.05 GiB: the two would lie on top of each other)
+    assert lines == pytest.approx([cap] if abs(cap - usable) < 0.05 else sorted([cap, usable]), rel=REL)
+
+
+def test_memory_chart_draws_usable_line_only_where_it_differs(est):
+    # usable = capacity (megatron counts the runtime context as a memory term): one line; a reserve of 2 GiB gives
+    # a second, dashed line 2 GiB below the capacity
+    one = charts.memory_figure(dataclasses.replace(est, hbm_usable=est.hardware.hbm_bytes))
+    assert len(one.layout.shapes) == 1 and "(all usable)" in one.layout.annotations[0].text
+    two = charts.memory_figure(dataclasses.replace(est, hbm_usable=est.hardware.hbm_bytes - 2 * charts.GiB))
+    assert sorted(s["y0"] for s in two.layout.shapes) == pytest.approx([est.hardware.hbm_bytes / charts.GiB - 2,
+                                                                        est.hardware.hbm_bytes / charts.GiB])
 
 
 def test_roofline_points_and_ridges(est):

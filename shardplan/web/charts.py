@@ -224,6 +224,12 @@ def memory_parts(e: Estimate) -> list[tuple[str, float]]:
             ("runtime reserve", m.reserve)]
 
 
+def usable_is_capacity(e: Estimate) -> bool:
+    """The usable HBM (``Estimate.hbm_usable``) is the capacity to within 0.05 GiB: the charts then draw one line,
+    as two would lie on top of each other (a profile that counts the runtime context as a memory term)."""
+    return abs(e.hardware.hbm_bytes - e.hbm_usable) < 0.05 * GiB
+
+
 def fit_limit_gib(e: Estimate) -> float | None:
     """The fit limit in GiB when the framework profile's runs fail before the HBM cap
     (:func:`shardplan.cost.memory.hbm_limit`), else None (the capacity line is the limit)."""
@@ -248,10 +254,12 @@ def memory_figure(e: Estimate) -> go.Figure:
         fig.add_trace(go.Bar(x=x, y=[b / GiB], name=label, marker_color=_MEM_COLORS[label],
                              customdata=[b], hovertemplate=f"{label}: %{{y:,.2f}} GiB<extra></extra>"))
     cap, usable = e.hardware.hbm_bytes / GiB, e.hbm_usable / GiB
-    fig.add_hline(y=cap, line=dict(color="black", width=2),
-                  annotation_text=f"HBM capacity {cap:,.1f} GiB", annotation_position="top left")
-    fig.add_hline(y=usable, line=dict(color="black", width=1, dash="dash"),
-                  annotation_text=f"usable {usable:,.1f} GiB", annotation_position="bottom left")
+    same = usable_is_capacity(e)
+    fig.add_hline(y=cap, line=dict(color="black", width=2), annotation_position="top left",
+                  annotation_text=f"HBM capacity {cap:,.1f} GiB" + (" (all usable)" if same else ""))
+    if not same:
+        fig.add_hline(y=usable, line=dict(color="#1f77b4", width=1.2, dash="dash"),
+                      annotation_text=f"usable {usable:,.1f} GiB", annotation_position="bottom left")
     limit = fit_limit_gib(e)
     if limit is not None:
         fig.add_hline(y=limit, line=dict(color="#d62728", width=1, dash="dot"),

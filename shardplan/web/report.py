@@ -116,8 +116,10 @@ def _mpl_memory(e: Estimate, ax) -> None:
         ax.bar(["device"], [b / charts.GiB], bottom=bottom, label=label, color=charts._MEM_COLORS[label])
         bottom += b / charts.GiB
     cap, usable = e.hardware.hbm_bytes / charts.GiB, e.hbm_usable / charts.GiB
-    ax.axhline(cap, color="black", lw=2, label=f"HBM capacity {cap:,.1f} GiB")
-    ax.axhline(usable, color="black", lw=1, ls="--", label=f"usable {usable:,.1f} GiB")
+    same = charts.usable_is_capacity(e)
+    ax.axhline(cap, color="black", lw=2, label=f"HBM capacity {cap:,.1f} GiB" + (" (all usable)" if same else ""))
+    if not same:  # drawn over the capacity line, in another colour: the two are often under 1 GiB apart
+        ax.axhline(usable, color="#1f77b4", lw=1.2, ls="--", label=f"usable {usable:,.1f} GiB", zorder=3)
     limit = charts.fit_limit_gib(e)
     if limit is not None:
         ax.axhline(limit, color="#d62728", lw=1, ls=":", label=f"fit limit {limit:,.1f} GiB")
