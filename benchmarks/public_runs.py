@@ -3693,3 +3693,73 @@ SCOUT32_V60_GPT_OSS_20B = (
 )
 
 SCOUTED_2026_12AF = SCOUT32_MB_GPT_OSS + SCOUT32_V60_GPT_OSS_20B
+
+#: Thirty-third scouting pass (2026-12, never fitted on; SCOUTED_2026_12AG): the Hugging Face / nanotron stack and other
+#: dense Llama-style runs of 1B-80B with their layout and a measured rate. Most Hugging Face sources give no layout with
+#: a rate (see the section's prose); these four do.
+#:
+#: 1. The Smol Training Playbook (Hugging Face, Oct. 2025), "Setting up our ablation framework", read through a stored
+#:    copy of the page (search-index file id 48402540377): the 1B ablation baseline "following Llama3.2 1B architecture
+#:    ... about 1.5 days to train on a node of 8xH100s using this nanotron config (42k tokens per second per GPU)", and
+#:    the config's sections quoted there: hidden 2048, 16 layers, 32 heads / 8 KV heads, intermediate 8192, tied
+#:    embeddings, tokenizer HuggingFaceTB/SmolLM3-3B (vocabulary 128,256 -> the llama-3.2-1b preset), parallelism dp 8,
+#:    tp 1, pp 1, micro_batch_size 3, batch_accumulation_per_replica 16, sequence_length 4096 (GBS 384 x 4096 = 1.57M
+#:    tokens). Check: 45B tokens / (42,000 x 8) = 1.55 days, as stated. [B]: ZeRO-0 (the config's optimizer section is
+#:    not quoted with a zero_stage; the playbook's SmolLM3 run used ZeRO-0, its "Optimizing Training Throughput"
+#:    section, same copy) and no activation recompute (none quoted).
+#: 2. Lucie-7B (OpenLLM-France / LINAGORA; Megatron-DeepSpeed on the Jean Zay H100 partition), OpenLLM-France/
+#:    Lucie-Training: assets/hugging_face/README_model.md @ 094e67c0 (the model card: Llama-3.1-style, 32 layers,
+#:    hidden 4096, 32 heads / 8 KV heads, ffn 12288, vocabulary 65,024, untied, "exactly 6 706 958 336" parameters ->
+#:    models/lucie-7b.config.json, which reproduces that count) and the launch scripts and training logs under
+#:    chronicles/pretrain/ @ 98792a1a / e5c0098c:
+#:    a) main pre-training, 1_pretraining/pretrain_lucie.slurm: 128 nodes x 4 H100 (--gres=gpu:4, "max 4 pour les
+#:       noeuds H100"), TP 4, PP 4 (DP 32), MICRO_BATCH_SIZE 2, GLOBAL_BATCH_SIZE 1024 (after a ramp from 256),
+#:       SEQ_LENGTH 4096, ZERO_STAGE 0, --checkpoint-activations (full recompute), --use-flash-attn-v2, bf16, no
+#:       --sequence-parallel, CUDA_LAUNCH_BLOCKING=1 exported. Rate from 1_pretraining/training_logs.csv (columns
+#:       training_tokens, walltime in hours; gputime = 512 x walltime): steps 101,660 -> 320,942 (all at GBS 1024,
+#:       4,194,304 tokens a step): (1,305,990,135,808 - 386,254,766,080) tokens / ((418.9954 - 123.6706) h x 3600 s) /
+#:       512 = 1,689.6 tokens/s/GPU. (The model card's whole-run average, 3.1T tokens in "about 550 000 GPU hours", is
+#:       1,566, restarts and the batch ramp included.)
+#:    b) context extension, 2_extension/context_extension.slurm: 32 nodes x 4 H100, TP 4, PP 4 (DP 8), MICRO_BATCH_SIZE
+#:       4, GLOBAL_BATCH_SIZE 128, SEQ_LENGTH 32,000, ZERO_STAGE 1, --recompute-granularity full --recompute-method
+#:       uniform, grad_accum_dtype fp32, flash-attn v2, CUDA_LAUNCH_BLOCKING=1. Rate from 2_extension/training_logs.csv:
+#:       steps 100 -> 1,200 (4,096,000 tokens a step): 4,505,600,000 tokens / ((12.7378 - 1.0663) h x 3600 s) / 128 =
+#:       837.7 tokens/s/GPU.
+#:    Framework: the deepspeed profile (Megatron-DeepSpeed, as the project's MT-NLG and BloombergGPT rows); precision
+#:    bf16 with fp32 gradient accumulation (the extension's ds_config says so; the main run's is assumed the same).
+#:    [B] for both: the walltime column taken as training time (it is smooth across the 20-hour jobs, so restarts are
+#:    likely outside it); Jean Zay's inter-node network as the H100 preset's 50 GB/s per GPU (not read).
+#: 3. alibaba/Megatron-LLaMA README.md @ 46ae7dde: "train our own LLaMA-13b model on four 8xA100-80GB devices ... The
+#:    global batch size is set to 2048 via gradient accumulation": Megatron-LLaMA 40.3 hours (180 model TFLOPS) for 10
+#:    billion tokens -> 10e9 / (40.3 x 3600) / 32 = 2,153.7 tokens/s/GPU (DeepSpeed (HF): 49.7 h, 146 TFLOPS; not
+#:    taken: its ZeRO stage, micro batch and recompute are not given). [B]: the layout of the repository's 13B
+#:    example as used in alibaba/Megatron-LLaMA#16 (TP 4 with --sequence-parallel, PP 1, micro batch 4, sequence 2048,
+#:    --overlapped-distributed-optimizer = ZeRO-1, no recompute; the example script itself is not stored); the
+#:    README's scaling-table cluster ("4x200Gbps RDMA" per 8-GPU node = 12.5 GB/s per GPU) for these 32 GPUs; bf16.
+#:    Framework: megatron-legacy (a 2023 Megatron-LM fork), as the project's Megatron-LLaMA#16 row.
+SMOL_PLAYBOOK_1B = (
+    ("[B: ZeRO-0, no recompute] Smol Training Playbook: 1B ablation baseline (Llama 3.2 1B shape) nanotron DP8, mbs 3 x "
+     "GA 16, seq 4096, 8 H100", "llama-3.2-1b", "H100 80GB", "nanotron", "bf16-mixed", 8, 4096, 384,
+     dict(dp=8, zero_stage=0, microbatch_size=3, recompute="none"), 42000.0, None),
+)
+
+_LUCIE = MODELS_DIR + "lucie-7b.config.json"
+_JEAN_ZAY_H100 = "H100 80GB+scale_up_size=4+devices_per_host=4"   # 4 H100 per node (--gres=gpu:4)
+_LUCIE_B = "[B: log walltime as training time, preset network]"
+LUCIE_7B = (
+    (f"{_LUCIE_B} Lucie-7B main pretraining (Megatron-DeepSpeed): TP4 PP4 DP32, ZeRO-0, mbs 2, GBS 1024, seq 4096, "
+     "full AC, 512 H100 (Jean Zay)", _LUCIE, _JEAN_ZAY_H100, "deepspeed", "bf16-mixed-fp32-grads", 512, 4096, 1024,
+     dict(tp=4, sp=False, pp=4, dp=32, zero_stage=0, microbatch_size=2, recompute="full"), 1689.6, None),
+    (f"{_LUCIE_B} Lucie-7B context extension (Megatron-DeepSpeed): TP4 PP4 DP8, ZeRO-1, mbs 4, GBS 128, seq 32,000, "
+     "full AC, 128 H100 (Jean Zay)", _LUCIE, _JEAN_ZAY_H100, "deepspeed", "bf16-mixed-fp32-grads", 128, 32000, 128,
+     dict(tp=4, sp=False, pp=4, dp=8, zero_stage=1, microbatch_size=4, recompute="full"), 837.7, None),
+)
+
+MEGATRON_LLAMA_README = (
+    ("[B: layout of the 13B example (issue #16), seq 2048, 12.5 GB/s per GPU] Megatron-LLaMA README: LLaMA-13B TP4 SP "
+     "DP8, overlapped dist-opt, mbs 4, GBS 2048, 32 A100 80GB", "llama-2-13b",
+     "A100 80GB+scale_out_bandwidth=12500000000", "megatron-legacy", "bf16-mixed", 32, 2048, 2048,
+     dict(tp=4, sp=True, dp=8, zero_stage=1, microbatch_size=4, recompute="none"), 10e9 / (40.3 * 3600) / 32, None),
+)
+
+SCOUTED_2026_12AG = SMOL_PLAYBOOK_1B + LUCIE_7B + MEGATRON_LLAMA_README
