@@ -1233,12 +1233,13 @@ SCOUT7_PT_BLOG = tuple(
 # stored notes: "~40% drop in throughput (14k to 8k tokens/sec/GPU)"). 2.36M / 4096 = 576 sequences; TP 2 -> dp 192,
 # 3 sequences per dp rank. Check: 14,000 x (6 x 3.08e9 + 12 x 36 x 2048 x 4096 = 22.1 GFLOP) = 309 TFLOP/s = 31% of
 # 989 (the playbook's "~30%"; tzafon.ai blog: "14k ... MFU capped at 29.4%").
-# ASSUMED: mbs 3 with no accumulation, ZeRO-1 (nanotron's zero_stage 1 sharded optimizer; 0 in some nanotron
-# configs), no activation recompute, nanotron tp_mode REDUCE_SCATTER (= sp). AWS p5 EFA (50 GB/s/GPU, the preset).
+# ZeRO-0: the Smol Training Playbook's "Optimizing Training Throughput" section (stored copy id 48402540377, read in the
+# thirty-third pass; the row assumed ZeRO-1 until then, -12.0%). ASSUMED: mbs 3 with no accumulation, no activation
+# recompute, nanotron tp_mode REDUCE_SCATTER (= sp). AWS p5 EFA (50 GB/s/GPU, the preset).
 SCOUT7_SMOLLM3 = (
-    ("[B mbs3/ZeRO-1/no-AC assumed] SmolLM3 playbook: SmolLM3-3B nanotron TP2 DP192, 384 H100, seq 4096, GBS 2.36M tok",
+    ("[B mbs3/no-AC assumed] SmolLM3 playbook: SmolLM3-3B nanotron TP2 DP192 ZeRO-0, 384 H100, seq 4096, GBS 2.36M tok",
      SMOL3, "H100 80GB", "nanotron", "bf16-mixed", 384, 4096, 576,
-     dict(tp=2, sp=True, dp=192, zero_stage=1, microbatch_size=3, recompute="none"), 14000.0, None),
+     dict(tp=2, sp=True, dp=192, zero_stage=0, microbatch_size=3, recompute="none"), 14000.0, None),
 )
 
 # ------------------------------------------------------------------------------------------------------------------
