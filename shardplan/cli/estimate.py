@@ -31,12 +31,15 @@ def run_values_from_plan(specs: dict[str, Any]) -> dict[str, Any]:
     nor --global-batch-tokens is given), with a note naming them.
 
     Raises:
-        ConfigError: --devices or --seq-len neither given nor in the plan file (exit code 2), naming the flag.
+        ConfigError: --devices or --seq-len neither given nor in the plan file (exit code 2), naming the flag; a plan
+            file that cannot be read or holds a value of the wrong type (:func:`shardplan.loaders.read_plan_file`,
+            checked first: a broken file is not a missing flag).
     """
     out = dict(specs)
     made = {}
     if out.get("plan") is not None:
-        from shardplan.loaders import read_plan_context
+        from shardplan.loaders import read_plan_context, read_plan_file
+        read_plan_file(out["plan"])
         made = read_plan_context(out["plan"])
     taken = []
     for flag, key in PLAN_RUN_VALUES.items():
