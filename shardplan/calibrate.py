@@ -103,6 +103,11 @@ class Calibration:
     underdetermined: str = ""
 
 
+def _where(record: RunRecord, i: int) -> str:
+    """``FILE:LINE: record i`` for a record read from a file (:meth:`RunRecord.at`), else ``record i``."""
+    return f"{record.origin}: record {i}" if record.origin else f"record {i}"
+
+
 def cases(records: Sequence[RunRecord]) -> list[Case]:
     """Specs of every record (model, training with its framework, layout).
 
@@ -116,7 +121,7 @@ def cases(records: Sequence[RunRecord]) -> list[Case]:
                                global_batch=r.global_batch_size, global_batch_tokens=None, precision=r.precision,
                                optimizer_dtype=r.optimizer_dtype, moe_routing=r.moe_routing, framework=r.framework)
         except ConfigError as e:
-            raise ConfigError(f"record {i + 1}: {e}", field=e.field, value=e.value, legal=e.legal) from None
+            raise ConfigError(f"{_where(r, i + 1)}: {e}", field=e.field, value=e.value, legal=e.legal) from None
         out.append(Case(r, inp.model, inp.training, r.parallel))
     return out
 
@@ -139,15 +144,14 @@ def valid_cases(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile)
             hw.peak_flops(c.training.precision.compute_dtype)
             check_physical(c, hw)
         except ConfigError as e:
-            where = f"{c.record.origin}: record {i}" if c.record.origin else f"record {i}"
-            raise ConfigError(f"{where} ({c.record.source or 'no source'}): {e}", field=e.field, value=e.value,
-                              legal=e.legal) from None
+            raise ConfigError(f"{_where(c.record, i)} ({c.record.source or 'no source'}): {e}", field=e.field,
+                              value=e.value, legal=e.legal) from None
         c = with_layout_defaults(c, profile)
         try:
             training = c.training.with_framework(profile, c.record.optimizer_dtype)
             validate(c.parallel, c.model, training, c.record.devices)
         except ConfigError as e:
-            reasons.append(f"record {i} ({c.record.source or 'no source'}): {e}")
+            reasons.append(f"{_where(c.record, i)} ({c.record.source or 'no source'}): {e}")
             if c.record.status == "ok":
                 excluded.append(reasons[-1])
                 continue

@@ -273,7 +273,12 @@ def row_record(fields: dict[str, Any], mapping: CsvMapping, line: int, source: s
     try:
         return RunRecord.model_validate({**rec, "parallel": layout})
     except ValidationError as e:
-        raise _from_columns(config_error(e, f"line {line}"), mapping) from None
+        err = config_error(e, f"line {line}")
+        if e.errors()[0]["type"] == "missing":  # a required record field that no column or constant gives
+            f = err.field
+            err = ConfigError(f"{err}; legal: a column named {f}, --map {f}=COLUMN or --set {f}=VALUE (a mapping "
+                              "file's columns / constants)", field=f, value=None)
+        raise _from_columns(err, mapping) from None
     except ConfigError as e:
         raise _from_columns(ConfigError(f"line {line}: {e}", field=e.field, value=e.value), mapping) from None
 

@@ -176,6 +176,8 @@ def read_records(path: str | Path) -> list[RunRecord]:
         ConfigError: unreadable, too large (:data:`MAX_RECORDS_BYTES`) or a line that is not a
             valid record (names the line).
     """
+    from shardplan.loaders import _no_repeated_json_keys
+
     p = Path(path)
     if not p.exists():
         raise ConfigError(f"records file {str(path)[:80]!r} does not exist", field="records", value=str(path))
@@ -194,13 +196,14 @@ def read_records(path: str | Path) -> list[RunRecord]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
-            out.append(RunRecord.model_validate(_strict_types(json.loads(line))).at(f"{p}:{i}"))
+            data = json.loads(line, object_pairs_hook=_no_repeated_json_keys)  # as every plan / spec file
+            out.append(RunRecord.model_validate(_strict_types(data)).at(f"{p}:{i}"))
         except ValidationError as e:
             from shardplan.loaders import config_error
             err = config_error(e)
             raise ConfigError(f"{p}:{i}: not a run record: {err}", field=err.field, value=err.value,
                               legal=err.legal) from None
-        except (json.JSONDecodeError, ConfigError) as e:
+        except (ValueError, ConfigError) as e:  # JSONDecodeError, or a key given twice
             raise ConfigError(f"{p}:{i}: not a run record: {str(e).splitlines()[0][:160]}",
                               field="records", value=f"{p}:{i}") from None
         except RecursionError:

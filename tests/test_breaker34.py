@@ -53,3 +53,42 @@ def test_deepspeed_import_refuses_a_key_given_twice():
     nested = '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 1, "stage": 3}}'
     with pytest.raises(ConfigError, match="'stage' twice"):
         import_config("deepspeed", nested, devices=8)
+
+
+_RECORD = {"model": "llama-3-8b", "hardware": "h100-sxm", "devices": 8, "seq_len": 4096, "global_batch_size": 64,
+           "parallel": {"dp": 8, "zero_stage": 1, "microbatch_size": 1}, "status": "ok",
+           "tokens_per_s_per_device": 8000.0}
+
+
+def test_record_import_names_how_to_give_a_missing_field(tmp_path):
+    # "hardware is missing (a required field)" named no legal alternative; the ways to give it are a column, --map
+    # and --set (docs/calibration.md)
+    csv = tmp_path / "runs.csv"
+    csv.write_text("model,devices,seq_len,global_batch_size,dp,tokens_per_s_per_device\nllama-3-8b,8,4096,64,8,9000\n")
+    r = _run("record", "import", csv, "-o", tmp_path / "runs.jsonl")
+    assert r.exit_code == 2 and "hardware is missing" in r.output, r.output
+    assert "--set hardware=VALUE" in r.output and "--map hardware=COLUMN" in r.output
+
+
+@pytest.mark.parametrize("change, says", [
+    ({"model": "no-such-model"}, "model='no-such-model'"),
+    ({"devices": 16}, "devices=16"),
+])
+def test_calibrate_names_the_file_and_line_of_a_refused_record(tmp_path, change, says):
+    # an unknown model or a layout the planner refuses was reported as "record 1: ..." without the records file and
+    # line that check_physical's errors name
+    path = tmp_path / "runs.jsonl"
+    path.write_text(json.dumps(_RECORD) + "\n" + json.dumps({**_RECORD, **change}) + "\n")
+    if "devices" in change:  # every record refused: the message quotes the first reason
+        path.write_text(json.dumps({**_RECORD, **change}) + "\n")
+    r = _run("calibrate", path, "--hardware", "h100-sxm", "--no-cross-validation", "-o", tmp_path / "c.yaml")
+    line = 1 if "devices" in change else 2
+    assert r.exit_code == 2 and f"{path}:{line}: record {line}" in r.output and says in r.output, r.output
+
+
+def test_a_records_line_that_gives_a_key_twice_is_refused(tmp_path):
+    # json.loads kept the last "status" silently; plan and spec files refuse a repeated key (loaders.parse_document)
+    path = tmp_path / "runs.jsonl"
+    path.write_text(json.dumps(_RECORD)[:-1] + ', "status": "oom"}\n')
+    r = _run("calibrate", path, "--hardware", "h100-sxm", "--no-cross-validation", "-o", tmp_path / "c.yaml")
+    assert r.exit_code == 2 and f"{path}:1" in r.output and "'status' is given twice" in r.output, r.output
