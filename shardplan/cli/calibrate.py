@@ -123,7 +123,7 @@ def print_fit_summary(cal) -> None:
                       "predicted not to fit above this fraction of HBM (chosen on the ok / oom records)")
     for line in cal.excluded[:5]:
         err_console.print(f"[yellow]warning:[/] left out of the fit, the planner refuses its layout: {escape(line)}",
-                          highlight=False)
+                          highlight=False, soft_wrap=True)
     if len(cal.excluded) > 5:
         err_console.print(f"[yellow]warning:[/] {len(cal.excluded) - 5} more records that ran were left out the same way",
                           highlight=False)
