@@ -92,3 +92,25 @@ def test_a_records_line_that_gives_a_key_twice_is_refused(tmp_path):
     path.write_text(json.dumps(_RECORD)[:-1] + ', "status": "oom"}\n')
     r = _run("calibrate", path, "--hardware", "h100-sxm", "--no-cross-validation", "-o", tmp_path / "c.yaml")
     assert r.exit_code == 2 and f"{path}:1" in r.output and "'status' is given twice" in r.output, r.output
+
+
+@pytest.mark.parametrize("typed", [" megatron+loss=in_place", "megatron +loss=in_place", "Megatron+loss=in_place",
+                                   "megatron+ loss = in_place"])
+def test_inline_overrides_with_spaces_or_capitals_keep_their_spec(typed):
+    # the profile kept the typed text as its origin, and FrameworkProfile.inline compares it with "megatron+": with a
+    # space before a "+" the override was read but --json recorded framework "megatron" (a plan file that loses
+    # loss=in_place) and the 80% band said "your profile is a file"
+    r = _run("estimate", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", 8, "--seq-len", 4096,
+             "--global-batch", 64, "--framework", typed, "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["training"]["framework"] == "megatron+loss=in_place"
+    assert "is a file" not in d["throughput_band"]["group"] and "overrides loss=in_place" in d["throughput_band"]["group"]
+
+
+def test_an_unknown_inline_field_is_not_offered_base_or_name():
+    # the legal list came from the profile-file reader and began "base, name", which inline overrides refuse
+    r = _run("estimate", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", 8, "--seq-len", 4096,
+             "--global-batch", 64, "--framework", "megatron+bogus=1")
+    assert r.exit_code == 2 and "'bogus' is not a profile field; legal: collective_overhead_s" in r.output, r.output
+    assert "legal: base, name" not in r.output

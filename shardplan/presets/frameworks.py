@@ -586,6 +586,7 @@ def _with_overrides(name: str) -> FrameworkProfile:
     base, parts = "+".join(pieces[:cut]), pieces[cut:]  # parts is not empty: framework_profile reads a whole-name file
     data: dict = {"base": base}
     shown = short_repr(name)
+    texts = []  # the parts as field=value without the spaces around them: the profile's spec (FrameworkProfile.inline)
     for part in parts:
         field, eq, value = part.partition("=")
         field = field.strip()
@@ -598,12 +599,20 @@ def _with_overrides(name: str) -> FrameworkProfile:
             raise ConfigError(f"framework={shown}: {short_repr(part)} {why}; legal: NAME+field=value, e.g. "
                               "megatron+loss=in_place (profile fields: docs/calibration.md, or a profile .yaml file)",
                               field="framework", value=name)
+        inline = [k for k in FrameworkProfile.model_fields if k not in ("name", "origin")]
+        if field not in inline:  # profile_from_mapping's list would offer base and name, refused above
+            raise ConfigError(f"framework {shown}: {short_repr(field)} is not a profile field; legal: "
+                              f"{', '.join(inline)}", field=field, value=value, legal=inline)
         try:
             data[field] = yaml.safe_load(value) if value.strip() else value
         except yaml.YAMLError:
             data[field] = value
+        texts.append(f"{field}={value.strip()}")
     profile = profile_from_mapping(data, f"framework {shown}")
-    return profile.model_copy(update={"origin": name}) if base.strip().lower() in FRAMEWORKS else profile
+    if base.strip().lower() not in FRAMEWORKS:  # a profile file's overrides: named by the file (label)
+        return profile
+    # " megatron +loss=in_place" is megatron+loss=in_place: a spec that keeps the spaces would not read as inline
+    return profile.model_copy(update={"origin": "+".join([base.strip().lower(), *texts])})
 
 
 def _profile_file(path: str, seen: tuple[str, ...] = ()) -> FrameworkProfile:
