@@ -114,3 +114,17 @@ def test_an_unknown_inline_field_is_not_offered_base_or_name():
              "--global-batch", 64, "--framework", "megatron+bogus=1")
     assert r.exit_code == 2 and "'bogus' is not a profile field; legal: collective_overhead_s" in r.output, r.output
     assert "legal: base, name" not in r.output
+
+
+@pytest.mark.parametrize("cmd", [["export", "--to", "torchtitan"], ["export", "--to", "maxtext", "--zero-stage", 3],
+                                 ["plan", "--export", "nanotron"]])
+def test_an_export_that_cannot_run_the_in_place_loss_is_refused(tmp_path, cmd):
+    # like loss_chunks (refused by every exporter but MaxText): Transformer Engine's in-place cross-entropy is a
+    # Megatron-LM flag; torchtitan / MaxText / nanotron / DeepSpeed / EasyDeL files were written priced with it, so
+    # their header's memory left out the logits' gradient their own loss keeps
+    out = tmp_path / "out.cfg"
+    r = _run(*cmd, "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", 8, "--seq-len", 4096,
+             "--global-batch", 64, "--framework", "megatron+loss=in_place", "-o", out)
+    assert r.exit_code == 2 and "cannot express loss='in_place'" in r.output and "Megatron-LM writes it" in r.output, \
+        r.output
+    assert not out.exists()

@@ -193,6 +193,12 @@ def check_training(training, exporter: Exporter, moe: bool = True) -> None:
                           "no chunked loss, so the file would run the whole microbatch's logits at once (use a profile "
                           "without loss_chunks); MaxText writes it (num_vocab_tiling)", field="loss_chunks",
                           value=training.framework.loss_chunks, legal=[1])
+    if training.framework.loss == "in_place" and exporter.name != "megatron":
+        raise ConfigError(f"{exporter.title} cannot express loss='in_place' (the {training.framework.label} profile's): "
+                          "its config has no in-place cross-entropy, so the file would keep the logits' gradient beside "
+                          "the logits (use a profile without loss=in_place); Megatron-LM writes it "
+                          "(--cross-entropy-loss-fusion --cross-entropy-fusion-impl te)", field="loss", value="in_place",
+                          legal=["fused", "eager"])
     opt = training.optimizer_dtype
     if opt not in exporter.optimizer_dtypes:
         who = {"bf16-moments": "Megatron-LM (--use-precision-aware-optimizer --exp-avg-dtype bf16)",
