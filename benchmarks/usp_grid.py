@@ -244,7 +244,11 @@ def stall_tp_nodes(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProf
 
 
 def _message_bytes(e: Estimate) -> float:
-    """The run's stage-boundary message as the stall rule sees it (:func:`boundary_message_bytes`)."""
+    """The run's stage-boundary message as the stall rule sees it (:func:`boundary_message_bytes`), 0 for a
+    microbatch of fewer sequences than the profile's ``pp_stall_min_sequences`` (not fitted: the grid cannot
+    tell it from the message size, FrameworkProfile's docstring)."""
+    if e.layout.parallel.microbatch_size < (e.training.framework.pp_stall_min_sequences or 1):
+        return 0.0
     return boundary_message_bytes(e.layout, e.model.d_model, e.training.precision.activation_bytes)
 
 
@@ -252,6 +256,7 @@ def _message_bytes(e: Estimate) -> float:
 #: runs (and ``--profile-out`` writes)
 STALL_FIELDS = ("pp_stall_min_nodes", "pp_stall_min_tp_nodes", "pp_stall_zero0_min_microbatches",
                 "pp_stall_zero0_min_nodes", "pp_stall_all_nodes", "pp_stall_min_dp", "pp_stall_min_message_bytes",
+                "pp_stall_min_sequences",
                 "usable_hbm_fraction")
 
 #: a partial stall rule replaces the whole node-count trigger only if it classifies this many more runs
@@ -624,7 +629,8 @@ def _partial(profile: FrameworkProfile) -> str:
         return "-"
     cond = [f"dp >= {profile.pp_stall_min_dp}"] if profile.pp_stall_min_dp is not None else []
     if profile.pp_stall_min_message_bytes is not None:
-        cond.append(f"message >= {profile.pp_stall_min_message_bytes / 2**20:g} MiB")
+        seqs = f" of {profile.pp_stall_min_sequences}+ sequences" if (profile.pp_stall_min_sequences or 1) > 1 else ""
+        cond.append(f"message >= {profile.pp_stall_min_message_bytes / 2**20:g} MiB{seqs}")
     return f"below {profile.pp_stall_all_nodes} nodes: {' or '.join(cond) or 'none'}"
 
 

@@ -604,6 +604,11 @@ def _check_chunks(p: ParallelConfig, split: tuple[int, ...], what: str) -> None:
                           field="virtual_stages", value=p.virtual_stages, legal=legal)
 
 
+#: nanotron's pipeline blocks besides the transformer layers: embedding, final norm, LM head, fp32 cast, loss
+#: (:func:`cost_greedy_blocks`); a pipeline of up to n_layers + these many ranks can be placed
+NANOTRON_EXTRA_BLOCKS = 5
+
+
 def cost_greedy_blocks(model: ModelSpec, pp: int) -> tuple[tuple[str, ...], ...]:
     """Pipeline blocks per pipeline rank as nanotron places them: 'embedding', 'layer' (once per
     transformer layer), 'final_norm', 'lm_head', 'cast_to_fp32', 'loss' (the PipelineBlocks of
@@ -702,8 +707,10 @@ def _stage_layers(p: ParallelConfig, model: ModelSpec, split_rule: str = "balanc
                               field="pp_layers", value=list(p.pp_layers))
         _check_chunks(p, tuple(p.pp_layers), f"pp_layers={list(p.pp_layers)}:")
         return tuple(p.pp_layers)
-    if p.pp > L:
+    if p.pp > L and not (split_rule == "cost_greedy" and p.pp <= L + NANOTRON_EXTRA_BLOCKS):
         # with dp re-derived from the devices: the pp that divide devices / (tp x cp) and leave every stage a layer
+        # (nanotron places pipeline blocks, not layers: up to n_layers + its 5 other blocks, Layout.failure then
+        # names the ranks left without a block)
         room = p.dp * p.pp
         legal, text = legal_values("pp", [d for d in divisors(room) if d <= L])
         raise ConfigError(f"pp={p.pp} exceeds n_layers={L}: every stage needs a layer; legal pp on these devices "

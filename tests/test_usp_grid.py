@@ -169,6 +169,27 @@ def test_partial_node_trigger_needs_large_dp_or_message():
     assert message_stall_s(wide, fw, 32, 1, msg) == pytest.approx(4.5)
 
 
+def test_message_trigger_needs_the_profiles_sequences_per_microbatch():
+    # pp_stall_min_sequences=2: a 64 MiB message of one sequence does not stall, of two does (the playbook's 80B runs
+    # at 32 nodes). 8B grid model (h=4096), seq 4096, bf16: b=1 -> 32 MiB; with h=8192 one sequence is 64 MiB, here
+    # emulated by the message bytes passed in. 256 GPUs, tp=8 pp=2 -> dp=16, mbs=1: m = 16 -> no stall below 2 sequences
+    from shardplan.cost.pipeline import stall_rule
+    fw = FrameworkProfile(name="t", pp_message_stall_s=0.25, pp_stall_min_nodes=32, pp_stall_all_nodes=64,
+                          pp_stall_min_dp=32, pp_stall_min_message_bytes=2.0**26, pp_stall_min_sequences=2)
+    tr = _training(fw, gbs=256)
+    one = validate(ParallelConfig(tp=8, sp=True, pp=2, zero_stage=1), G1B, tr, 256)
+    two = validate(ParallelConfig(tp=8, sp=True, pp=2, zero_stage=1, microbatch_size=2), G1B, tr, 256)
+    assert stall_rule(one, fw, 32, 1, 2.0**26) is None
+    # mbs=2: m = 256 / 32 = 8 -> (8 x 2 + 2) x 0.25 = 4.5 s
+    assert stall_rule(two, fw, 32, 1, 2.0**26) == "nodes" and message_stall_s(two, fw, 32, 1, 2.0**26) == pytest.approx(4.5)
+    # without the setting any 64 MiB message stalls, as before
+    assert stall_rule(one, fw.model_copy(update={"pp_stall_min_sequences": None}), 32, 1, 2.0**26) == "nodes"
+    # the built-in nanotron profile carries it, with its source
+    from shardplan.presets.frameworks import framework_profile
+    nano = framework_profile("nanotron")
+    assert nano.pp_stall_min_sequences == 2 and "80B" in nano.sources["pp_stall_min_sequences"]
+
+
 def test_partial_node_trigger_fields_are_checked():
     from pydantic import ValidationError
 
@@ -477,3 +498,36 @@ def test_plan_takes_a_pinned_tp_overlap():
     assert r.exit_code == 0, r.output
     import json
     assert json.loads(r.stdout)["plans"][0]["parallel"]["tp_overlap"] is True
+
+
+def test_nanotron_places_pipeline_blocks_beyond_the_layer_count():
+    # nanotron places 28 layers + 5 other blocks (embedding, final norm, LM head, fp32 cast, loss) = 33 blocks: the
+    # playbook's 3B (28 layers) ran once at pp=32. The cost-greedy split then leaves rank 31 without a block, which
+    # the layout reports as its failure (such runs mostly fail); pp=34 > 33 blocks is refused as before
+    g3b = ModelSpec(name="usp-3b", n_layers=28, d_model=3072, n_heads=32, ffn_dim=8192, vocab_size=131072,
+                    tied_embeddings=True)
+    tr = _training(framework_profile("nanotron"))
+    lay = validate(ParallelConfig(tp=4, sp=True, pp=32, zero_stage=0), g3b, tr, 128)
+    assert lay.stage_layers[:28] == (1,) * 28 and lay.stage_layers[28:] == (0,) * 4
+    assert "rank(s) 31 of pp=32" in lay.failure
+    with pytest.raises(ConfigError, match="pp=34 exceeds n_layers=28"):
+        validate(ParallelConfig(pp=34, zero_stage=0), g3b, tr, 34)
+    # a framework that splits layers (megatron) still needs a layer per stage
+    with pytest.raises(ConfigError, match="pp=32 exceeds n_layers=28"):
+        validate(ParallelConfig(tp=4, sp=True, pp=32), g3b, _training(framework_profile("megatron")), 128)
+
+
+def test_heldout_3b_80b_runs_load_and_none_that_ran_is_refused():
+    # benchmarks/usp_h100_grid_3b_80b.csv (the playbook's plot data, transcribed): 842 3B rows (593 ran) and 821 80B
+    # rows (138 ran); its 3B ran at tp = 16 and 32, which the grid map's 32-head 3B accepts (32 % 16 == 32 % 32 == 0)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import usp_grid as g
+    import usp_heldout
+    runs = g.load_grid(usp_heldout.HELDOUT_CSV)
+    count = {m: (sum(r.model == m for r in runs), sum(r.model == m and r.ran for r in runs)) for m in ("3B", "80B")}
+    assert count == {"3B": (842, 593), "80B": (821, 138)}
+    assert {r.parallel.tp for r in runs if r.model == "3B" and r.ran} >= {16, 32}
+    hw = g.load_hardware(str(g.DEFAULT_HW))
+    prof = framework_profile("nanotron")
+    refused = [r for r in runs if r.ran and isinstance(g.predict(r, hw, prof), str)]
+    assert refused == []

@@ -368,10 +368,13 @@ def stall_note(e) -> str | None:
             if p.dp >= fw.pp_stall_min_dp:
                 met.append(f"dp={p.dp} >= {fw.pp_stall_min_dp}")
         if fw.pp_stall_min_message_bytes is not None:
+            seqs = fw.pp_stall_min_sequences or 1
+            fewer = f" or of fewer than {seqs} sequences" if seqs > 1 else ""
             avoid.append(f"a microbatch message (microbatch_size x seq_len x d_model x activation bytes) under "
-                         f"{_mib(fw.pp_stall_min_message_bytes)}")
-            if msg >= fw.pp_stall_min_message_bytes:
-                met.append(f"its microbatch message {_mib(msg)} >= {_mib(fw.pp_stall_min_message_bytes)}")
+                         f"{_mib(fw.pp_stall_min_message_bytes)}{fewer}")
+            if msg >= fw.pp_stall_min_message_bytes and p.microbatch_size >= seqs:
+                met.append(f"its microbatch message {_mib(msg)} >= {_mib(fw.pp_stall_min_message_bytes)}"
+                           + (f" of {p.microbatch_size} sequences" if seqs > 1 else ""))
         why = (f"on jobs of {fw.pp_stall_min_nodes}-{fw.pp_stall_all_nodes - 1} nodes a pipeline stalls when "
                f"{' or '.join(met)} (this job: {_count(nodes, 'node')}; every pipeline stalls "
                f"from {_count(fw.pp_stall_all_nodes, 'node')}); {' and '.join(avoid)}, or pp=1, avoid it")

@@ -108,7 +108,8 @@ def stall_rule(layout: Layout, framework: FrameworkProfile, nodes: int, tp_nodes
     * ``"nodes"``: any other job of at least ``pp_stall_min_nodes`` nodes; where the profile sets
       ``pp_stall_all_nodes``, a job below that many nodes only with dp >= ``pp_stall_min_dp`` or a
       stage-boundary message (``message_bytes``: one microbatch's activations, bytes, before any
-      sequence-parallel split) of at least ``pp_stall_min_message_bytes``.
+      sequence-parallel split) of at least ``pp_stall_min_message_bytes`` carrying at least
+      ``pp_stall_min_sequences`` sequences (microbatch_size; any where None).
 
     None without pipeline parallelism or a stall constant (the default)."""
     fw, p = framework, layout.parallel
@@ -124,7 +125,8 @@ def stall_rule(layout: Layout, framework: FrameworkProfile, nodes: int, tp_nodes
     if fw.pp_stall_all_nodes is None or nodes >= fw.pp_stall_all_nodes:
         return "nodes"
     big_dp = fw.pp_stall_min_dp is not None and p.dp >= fw.pp_stall_min_dp
-    big_message = fw.pp_stall_min_message_bytes is not None and message_bytes >= fw.pp_stall_min_message_bytes
+    big_message = (fw.pp_stall_min_message_bytes is not None and message_bytes >= fw.pp_stall_min_message_bytes
+                   and p.microbatch_size >= (fw.pp_stall_min_sequences or 1))
     return "nodes" if big_dp or big_message else None
 
 

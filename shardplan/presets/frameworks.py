@@ -164,6 +164,12 @@ _NANOTRON_STALL_PARTIAL = ("benchmarks/usp_grid.py stall_partial: exhaustive sea
                            "64 MiB microbatch messages (2+ sequences, 40 of 40) and not with 32 MiB (0 of 17), 1B in 4 of "
                            "35 at any size; at 64 nodes 79 of 80 stall. Chosen on 8B alone the same; on 1B alone "
                            "without the message threshold. Moves the grid's 8B on 32 nodes from Spearman 0.80 to 0.98")
+_NANOTRON_STALL_SEQUENCES = ("the Ultra-Scale Playbook's 80B runs on the same cluster (benchmarks_interactive.html in the "
+                             "mirror vinjn/nanotron-ultrascale-playbook @ e3bcfc5c; benchmarks/usp_heldout.csv, never "
+                             "fitted): at 32 nodes the ZeRO-1 pipelines with dp < 32 and one sequence per microbatch "
+                             "(64 MiB messages) ran without the stall in 11 of 11 runs, with 2+ sequences 10 of 10 "
+                             "stalled. The 1B / 8B grid cannot separate message size from sequence count (its 64 MiB+ "
+                             "messages all carry 2+ sequences), so the condition is set from that data, not fitted")
 _NANOTRON_STALL_ZERO0 = ("benchmarks/usp_grid.py stall_zero0: decision stumps over the pipelined ZeRO-0 runs with dp > 1 "
                          "on 2+ nodes (nanotron wraps the model in PyTorch DDP there): first the microbatch count, then "
                          "the node count. From 4 nodes with 16+ microbatches 25 of 28 such runs stall (8B; 8-16 nodes "
@@ -386,7 +392,8 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                          recomputes=("none", "full"), context_parallel=False, expert_parallel=False,
                          pp_stall_min_nodes=32, pp_stall_min_tp_nodes=4, pp_stall_zero0_min_microbatches=16,
                          pp_stall_zero0_min_nodes=4, pp_stall_all_nodes=64, pp_stall_min_dp=32,
-                         pp_stall_min_message_bytes=2.0**26, usable_hbm_fraction=0.84, **_NANOTRON_FITTED,
+                         pp_stall_min_message_bytes=2.0**26, pp_stall_min_sequences=2, usable_hbm_fraction=0.84,
+                         **_NANOTRON_FITTED,
                          sources={"grad_buffer_bytes": _FP32_MAIN_GRADS, "loss": _NANOTRON_LOSS,
                                   "logit_bytes": _NANOTRON_LOGITS, "lm_head_stage_bytes": _NANOTRON_HEAD,
                                   "allocator_overhead": _NANOTRON_ALLOC, "context_bytes": _NANOTRON_CONTEXT,
@@ -415,7 +422,8 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "pp_stall_zero0_min_microbatches": _NANOTRON_STALL_ZERO0,
                                   "pp_stall_zero0_min_nodes": _NANOTRON_STALL_ZERO0,
                                   "pp_stall_all_nodes": _NANOTRON_STALL_PARTIAL, "pp_stall_min_dp": _NANOTRON_STALL_PARTIAL,
-                                  "pp_stall_min_message_bytes": _NANOTRON_STALL_PARTIAL, **_NANOTRON_FIT_SOURCES}),
+                                  "pp_stall_min_message_bytes": _NANOTRON_STALL_PARTIAL,
+                                  "pp_stall_min_sequences": _NANOTRON_STALL_SEQUENCES, **_NANOTRON_FIT_SOURCES}),
     ]
 }
 _FOUNDRY = ("llm-foundry's MPT models (MosaicML Composer's FSDP, the pytorch-fsdp profile and its fitted constants) run "

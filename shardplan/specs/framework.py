@@ -252,6 +252,13 @@ class FrameworkProfile(BaseModel):
             40) and not with one (32 MiB: 0 of 17), while 1B stalls in 2 of 17 runs at 64-512 MiB
             and 2 of 18 below: the message threshold rests on 8B alone, the weakest part of the
             rule (a fit on 1B alone leaves it out). At 64 nodes 79 of 80 stall.
+        pp_stall_min_sequences: the message trigger (``pp_stall_min_message_bytes``) needs at least this
+            many sequences per microbatch (``microbatch_size``; None: any). The playbook's 80B runs on
+            the same cluster (its ``benchmarks_interactive.html``, not in the fitted grid) have 64 MiB
+            messages with one sequence: at 32 nodes 11 of 11 such pipelines (ZeRO-1, dp < 32) ran
+            without the stall and 10 of 10 with 2+ sequences stalled, as 8B's 2-sequence 64 MiB
+            messages did. The 1B / 8B grid cannot tell the two conditions apart (every message of 64
+            MiB or more there carries 2+ sequences), so the setting is not fitted.
         module_recompute: the framework recomputes named modules (Megatron-LM ``--recompute-modules``:
             the layout field ``recompute_modules``); False for the other profiles.
         pipeline_zero_stages: the ZeRO stages the framework allows together with pipeline parallelism
@@ -425,6 +432,7 @@ class FrameworkProfile(BaseModel):
     pp_stall_all_nodes: int | None = Field(default=None, ge=2, le=2**20)
     pp_stall_min_dp: int | None = Field(default=None, ge=1, le=2**30)
     pp_stall_min_message_bytes: float | None = Field(default=None, gt=0, le=2.0**50)
+    pp_stall_min_sequences: int | None = Field(default=None, ge=1, le=2**20)
     pp_unsharded_grad_bytes: int = Field(default=0, ge=0, le=8)
     pipeline_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
     module_recompute: bool = True
