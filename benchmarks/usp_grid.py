@@ -256,7 +256,7 @@ def _message_bytes(e: Estimate) -> float:
 #: runs (and ``--profile-out`` writes)
 STALL_FIELDS = ("pp_stall_min_nodes", "pp_stall_min_tp_nodes", "pp_stall_zero0_min_microbatches",
                 "pp_stall_zero0_min_nodes", "pp_stall_all_nodes", "pp_stall_min_dp", "pp_stall_min_message_bytes",
-                "pp_stall_min_sequences",
+                "pp_stall_min_sequences", "pp_stall_zero0_max_nodes",
                 "usable_hbm_fraction")
 
 #: a partial stall rule replaces the whole node-count trigger only if it classifies this many more runs
@@ -635,7 +635,8 @@ def _partial(profile: FrameworkProfile) -> str:
 
 
 def _fit_row(train: str, values: list[float], profile: FrameworkProfile, test: str, s: dict) -> str:
-    z0 = (f"m >= {profile.pp_stall_zero0_min_microbatches}, nodes >= {profile.pp_stall_zero0_min_nodes}"
+    below = f" (below {profile.pp_stall_zero0_max_nodes})" if profile.pp_stall_zero0_max_nodes else ""
+    z0 = (f"m >= {profile.pp_stall_zero0_min_microbatches}, nodes >= {profile.pp_stall_zero0_min_nodes}{below}"
           if profile.pp_stall_zero0_min_microbatches is not None else "-")
     vals = (" | ".join(f"{v:.3g}" for v in values)
             + f" | {profile.pp_stall_min_nodes} | {profile.pp_stall_min_tp_nodes or '-'} | {z0} | {_partial(profile)}"

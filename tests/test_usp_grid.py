@@ -500,6 +500,22 @@ def test_plan_takes_a_pinned_tp_overlap():
     assert json.loads(r.stdout)["plans"][0]["parallel"]["tp_overlap"] is True
 
 
+def test_zero0_trigger_holds_below_its_node_bound():
+    # pp_stall_zero0_max_nodes=32: a ZeRO-0 pipeline with dp > 1 and 16+ microbatches stalls on 4-31 nodes, not on
+    # 32 (dp < 32, so the partial node trigger does not take it either), and on 64 like every pipeline.
+    # 1B, 256 GPUs, tp=8 pp=2 -> dp=16, mbs=1: m = 256 / 16 = 16; message 16 MiB
+    from shardplan.cost.pipeline import stall_rule
+    fw = FrameworkProfile(name="t", pp_message_stall_s=0.25, pp_stall_min_nodes=32, pp_stall_all_nodes=64,
+                          pp_stall_min_dp=32, pp_stall_zero0_min_microbatches=16, pp_stall_zero0_min_nodes=4,
+                          pp_stall_zero0_max_nodes=32)
+    lay = validate(ParallelConfig(tp=8, sp=True, pp=2, zero_stage=0), G1B, _training(fw), 256)
+    assert lay.microbatches == 16 and lay.parallel.dp == 16
+    assert [stall_rule(lay, fw, n, 1, 2.0**24) for n in (4, 16, 31, 32, 64)] == ["zero0", "zero0", "zero0", None, "nodes"]
+    # without the bound the ZeRO-0 rule holds at any node count (64 included)
+    free = fw.model_copy(update={"pp_stall_zero0_max_nodes": None})
+    assert [stall_rule(lay, free, n, 1, 2.0**24) for n in (32, 64)] == ["zero0", "zero0"]
+
+
 def test_nanotron_places_pipeline_blocks_beyond_the_layer_count():
     # nanotron places 28 layers + 5 other blocks (embedding, final norm, LM head, fp32 cast, loss) = 33 blocks: the
     # playbook's 3B (28 layers) ran once at pp=32. The cost-greedy split then leaves rank 31 without a block, which

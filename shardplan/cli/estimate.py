@@ -387,7 +387,8 @@ def stall_note(e) -> str | None:
         fix = f"a tp group within {_count(span - 1, 'node')}, or pp=1, avoids it" if span > 1 else "pp=1 avoids it"
         why = f"pipelines whose tp group spans {_count(span, 'node')} or more stall; {fix}"
     else:
-        why = (f"ZeRO-0 pipelines with dp > 1 stall from {_count(fw.pp_stall_zero0_min_nodes, 'node')} with "
+        upto = f" to {_count(fw.pp_stall_zero0_max_nodes - 1, 'node')}" if fw.pp_stall_zero0_max_nodes else ""
+        why = (f"ZeRO-0 pipelines with dp > 1 stall from {_count(fw.pp_stall_zero0_min_nodes, 'node')}{upto} with "
                f"{fw.pp_stall_zero0_min_microbatches}+ microbatches (this layout: {e.layout.microbatches}); "
                f"{zero1}fewer microbatches avoid it")
     messages = round(e.stall_s / fw.pp_message_stall_s)

@@ -104,7 +104,8 @@ def stall_rule(layout: Layout, framework: FrameworkProfile, nodes: int, tp_nodes
 
     * ``"tp_span"``: the tensor-parallel group spans at least ``pp_stall_min_tp_nodes`` nodes;
     * ``"zero0"``: ZeRO-0 with dp > 1 under a profile that sets ``pp_stall_zero0_min_microbatches``,
-      with at least that many microbatches on at least ``pp_stall_zero0_min_nodes`` nodes;
+      with at least that many microbatches on at least ``pp_stall_zero0_min_nodes`` nodes (and below
+      ``pp_stall_zero0_max_nodes``; from there such jobs stall only where every pipeline does);
     * ``"nodes"``: any other job of at least ``pp_stall_min_nodes`` nodes; where the profile sets
       ``pp_stall_all_nodes``, a job below that many nodes only with dp >= ``pp_stall_min_dp`` or a
       stage-boundary message (``message_bytes``: one microbatch's activations, bytes, before any
@@ -118,6 +119,8 @@ def stall_rule(layout: Layout, framework: FrameworkProfile, nodes: int, tp_nodes
     if fw.pp_stall_min_tp_nodes is not None and tp_nodes >= fw.pp_stall_min_tp_nodes:
         return "tp_span"
     if p.zero_stage == 0 and p.dp > 1 and fw.pp_stall_zero0_min_microbatches is not None:
+        if fw.pp_stall_zero0_max_nodes is not None and nodes >= fw.pp_stall_zero0_max_nodes:
+            return "nodes" if nodes >= (fw.pp_stall_all_nodes or fw.pp_stall_min_nodes) else None
         return ("zero0" if nodes >= fw.pp_stall_zero0_min_nodes
                 and layout.microbatches >= fw.pp_stall_zero0_min_microbatches else None)
     if nodes < fw.pp_stall_min_nodes:

@@ -170,6 +170,10 @@ _NANOTRON_STALL_SEQUENCES = ("the Ultra-Scale Playbook's 80B runs on the same cl
                              "(64 MiB messages) ran without the stall in 11 of 11 runs, with 2+ sequences 10 of 10 "
                              "stalled. The 1B / 8B grid cannot separate message size from sequence count (its 64 MiB+ "
                              "messages all carry 2+ sequences), so the condition is set from that data, not fitted")
+_NANOTRON_STALL_ZERO0_MAX = ("the ZeRO-0 pipelines with dp > 1 and 16+ microbatches at 32 nodes ran without the stall: "
+                             "the shared grid's one such run (1B, 128 microbatches) and the playbook's 3B / 80B runs of "
+                             "that kind (6 of 6; benchmarks/usp_h100_grid_3b_80b.csv, never fitted). One run of the "
+                             "shared grid cannot move the fitted rule (MIN_STALL_GAIN), so the bound is set, not fitted")
 _NANOTRON_STALL_ZERO0 = ("benchmarks/usp_grid.py stall_zero0: decision stumps over the pipelined ZeRO-0 runs with dp > 1 "
                          "on 2+ nodes (nanotron wraps the model in PyTorch DDP there): first the microbatch count, then "
                          "the node count. From 4 nodes with 16+ microbatches 25 of 28 such runs stall (8B; 8-16 nodes "
@@ -392,7 +396,8 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                          recomputes=("none", "full"), context_parallel=False, expert_parallel=False,
                          pp_stall_min_nodes=32, pp_stall_min_tp_nodes=4, pp_stall_zero0_min_microbatches=16,
                          pp_stall_zero0_min_nodes=4, pp_stall_all_nodes=64, pp_stall_min_dp=32,
-                         pp_stall_min_message_bytes=2.0**26, pp_stall_min_sequences=2, usable_hbm_fraction=0.84,
+                         pp_stall_min_message_bytes=2.0**26, pp_stall_min_sequences=2, pp_stall_zero0_max_nodes=32,
+                         usable_hbm_fraction=0.84,
                          **_NANOTRON_FITTED,
                          sources={"grad_buffer_bytes": _FP32_MAIN_GRADS, "loss": _NANOTRON_LOSS,
                                   "logit_bytes": _NANOTRON_LOGITS, "lm_head_stage_bytes": _NANOTRON_HEAD,
@@ -423,7 +428,8 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "pp_stall_zero0_min_nodes": _NANOTRON_STALL_ZERO0,
                                   "pp_stall_all_nodes": _NANOTRON_STALL_PARTIAL, "pp_stall_min_dp": _NANOTRON_STALL_PARTIAL,
                                   "pp_stall_min_message_bytes": _NANOTRON_STALL_PARTIAL,
-                                  "pp_stall_min_sequences": _NANOTRON_STALL_SEQUENCES, **_NANOTRON_FIT_SOURCES}),
+                                  "pp_stall_min_sequences": _NANOTRON_STALL_SEQUENCES,
+                                  "pp_stall_zero0_max_nodes": _NANOTRON_STALL_ZERO0_MAX, **_NANOTRON_FIT_SOURCES}),
     ]
 }
 _FOUNDRY = ("llm-foundry's MPT models (MosaicML Composer's FSDP, the pytorch-fsdp profile and its fitted constants) run "

@@ -252,6 +252,12 @@ class FrameworkProfile(BaseModel):
             40) and not with one (32 MiB: 0 of 17), while 1B stalls in 2 of 17 runs at 64-512 MiB
             and 2 of 18 below: the message threshold rests on 8B alone, the weakest part of the
             rule (a fit on 1B alone leaves it out). At 64 nodes 79 of 80 stall.
+        pp_stall_zero0_max_nodes: the ZeRO-0 trigger holds below this node count (None: at any); from it on those
+            jobs stall only where every pipeline does (``pp_stall_all_nodes``, else ``pp_stall_min_nodes``). The
+            shared grid's one ZeRO-0 pipeline with dp > 1 and 16+ microbatches at 32 nodes (1B, 128
+            microbatches) ran without the stall; so did the 6 of the playbook's 3B / 80B runs of that kind at 32
+            nodes (its ``benchmarks_interactive.html``, not fitted). One run cannot move the fitted rule (a
+            threshold must classify more than 5 runs better), so the bound is set, not fitted.
         pp_stall_min_sequences: the message trigger (``pp_stall_min_message_bytes``) needs at least this
             many sequences per microbatch (``microbatch_size``; None: any). The playbook's 80B runs on
             the same cluster (its ``benchmarks_interactive.html``, not in the fitted grid) have 64 MiB
@@ -433,6 +439,7 @@ class FrameworkProfile(BaseModel):
     pp_stall_min_dp: int | None = Field(default=None, ge=1, le=2**30)
     pp_stall_min_message_bytes: float | None = Field(default=None, gt=0, le=2.0**50)
     pp_stall_min_sequences: int | None = Field(default=None, ge=1, le=2**20)
+    pp_stall_zero0_max_nodes: int | None = Field(default=None, ge=2, le=2**20)
     pp_unsharded_grad_bytes: int = Field(default=0, ge=0, le=8)
     pipeline_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
     module_recompute: bool = True
