@@ -3764,3 +3764,79 @@ MEGATRON_LLAMA_README = (
 )
 
 SCOUTED_2026_12AG = SMOL_PLAYBOOK_1B + LUCIE_7B + MEGATRON_LLAMA_README
+
+#: Thirty-fourth scouting pass (2026-12, never fitted on; SCOUTED_2026_12AH): the Lucie-Training A100 parallelism sweep
+#: (OpenLLM-France / LINAGORA, Megatron-DeepSpeed on Jean Zay; the lead the thirty-third pass left untaken). Sources, all
+#: in OpenLLM-France/Lucie-Training:
+#: 1. chronicles/parallelism/parallelism.md @ b0f24fbc (search id 32348712736): "Each experiment is runed on A100 GPUs
+#:    for ~20min", tokens/s = "samples per second * actual seq length" (2048), DP = nGPUs / (TP x PP), "TP=1, PP=1 ...
+#:    Only z1 is possible", GBS 192 / 512 with the micro batch "the maximum ... that does not cause OOM and respects
+#:    ... GBS % (MBS * nGPUs / PP / TP) == 0", a GBS / MBS table per GPU count and layout (TP1 PP1: MBS 3 at GBS 192,
+#:    2 at GBS 512, GBS 256 with MBS 2 on 128 GPUs; TP2 PP1: 4 (3 on 128 GPUs); TP1 PP2: 4 (2 on 8 GPUs); TP2 PP2: 6 at
+#:    GBS 192, 4 at GBS 512).
+#: 2. chronicles/parallelism/scripts/parse_logs.py @ b0f24fbc (id 32403901892): GPUs = 8 x nodes, tokens/s =
+#:    samples_per_second x 2048, the zero stage and batch from the log folders (z0 / z1, b192 / b512).
+#: 3. The launch script of the 2,048-token sweep: scripts/training/pretrain_llama_multinodes.slurm (id 32257432975,
+#:    version @ 14026d26; job name run-lucie7b-32nodes-tp2-pp2-z0-b512, "refaire les toutes premieres experiences avec
+#:    une batch size de 512"): --gres=gpu:8 --constraint=a100, HIDDEN 4096, FFN 11008, 32 layers, 32 heads, 32 KV heads
+#:    (MHA: "for lucie and for now we use MHA"), SEQ_LENGTH 2048, --swiglu --normalization rmsnorm --untie-embeddings-
+#:    and-output-weights --disable-bias-linear --use-rotary-position-embeddings, --bf16 (ds_config bf16 enabled, the
+#:    ZeRO stage from the job), --use-flash-attn-v2, activation_checkpoint="false" (no recompute), tokenizer
+#:    OpenLLM-France/Lucie-tokenizer-v2.4-space_prefix_all, CUDA_LAUNCH_BLOCKING=1 exported. That is the Llama 2 7B
+#:    shape, not Lucie-7B's final config (GQA 8, FFN 12288, vocabulary 65,024) -> the llama-2-7b preset. Vocabulary:
+#:    the tokenizer's size is not stated; parallelism.md's example log line (GBS 192, 5,350 ms, "TFLOPs: 48.77") with
+#:    Megatron-DeepSpeed's formula 72 B s L h^2 (1 + s/6h + V/16Lh) (no recompute, factor 3) is consistent only with 64
+#:    GPUs and a padded vocabulary of about 32,100 (+-250 from the printed rounding) -> 32,000 taken [B]. (The stored
+#:    1_seq4k / 2_vocab_65k scripts are the later 4,096-token / 65k-vocabulary sweeps, not these logs.)
+#: 4. The rates: chronicles/parallelism/all_iters_w_dp.csv @ b0f24fbc (id 32921652504, 429,674 characters): one row per
+#:    iteration (consumed_samples, iter_time, samples_per_seconds, ngpus, PP, TP, batch, stage). The column
+#:    samples_per_seconds (global) of each run was transcribed into benchmarks/lucie_sweep/sps.txt (run boundaries where
+#:    consumed_samples restarts; the row count of each run checked against its last consumed_samples / GBS; the 8-GPU
+#:    TP2 PP2 run has no row for consumed 1,344 in the CSV). Rate = median over the run's iterations 6.. (5 dropped as
+#:    warm-up; the one slow iteration every ~50, 3-80x the step time, left in) x 2048 / GPUs (benchmarks/lucie_sweep/medians.py).
+#:    Only the first 256,000 characters of the CSV were read in the time box: every run there is taken; the z1 TP2 runs,
+#:    the z0 GBS-512 runs and the rest of the 128-GPU TP2 PP2 z0 GBS-192 run (169 of its iterations read) were not.
+#: Hardware: 8 A100 per node (--gres=gpu:8, --constraint=a100; Jean Zay's A100 partition, whose 80 GB memory and
+#:    network the sources do not state) -> the A100 80GB preset with its DGX network (25 GB/s per GPU) [B].
+#: Framework: the deepspeed profile, as the thirty-third pass's Lucie-7B rows and the twenty-second pass's Polaris
+#:    Megatron-DeepSpeed rows (the same Megatron-DeepSpeed fork family, DeepSpeed ZeRO and pipeline engine); precision
+#:    bf16-mixed-fp32-grads as those rows (DeepSpeed's bf16 optimizer accumulates gradients in fp32).
+#: [B] for all rows: vocabulary 32,000; A100 80GB with the preset network; the micro batch from parallelism.md's table
+#:    (the script's own comment suggests other values: "PP=2,TP=2: 6, PP=1,TP=2: 2, PP=2,TP=1: 2"); where the table's
+#:    micro batch breaks its own divisibility rule (TP2 PP1 on 64 GPUs, TP1 PP2 on 128: MBS 4 over 32 / 64 replicas
+#:    does not divide GBS 192) the largest micro batch that divides, 3, is taken.
+_LUCIE_SWEEP_B = "[B: vocab 32000, A100 80GB preset network, MBS from parallelism.md]"
+_LUCIE_SWEEP_BMBS = "[B: vocab 32000, A100 80GB preset network, MBS 3 (the table's 4 does not divide GBS 192)]"
+
+
+def _lucie_sweep(tag: str, n: int, tp: int, pp: int, zero: int, gbs: int, mbs: int, sps: float) -> tuple:
+    """One Lucie-Training A100 sweep row: Llama 2 7B shape, seq 2048, Megatron-DeepSpeed, no recompute, FA2, bf16."""
+    dp = n // (tp * pp)
+    return (f"{tag} Lucie-Training A100 sweep (Megatron-DeepSpeed): Llama-2-7B shape, TP{tp} PP{pp} DP{dp}, ZeRO-{zero}, "
+            f"mbs {mbs}, GBS {gbs}, seq 2048, {n} A100", "llama-2-7b", "A100 80GB", "deepspeed",
+            "bf16-mixed-fp32-grads", n, 2048, gbs,
+            dict(tp=tp, sp=False, pp=pp, dp=dp, zero_stage=zero, microbatch_size=mbs, recompute="none"),
+            sps * 2048 / n, None)
+
+
+# (GPUs, tp, pp, ZeRO, GBS, MBS, median global samples/s over iterations 6.. of all_iters_w_dp.csv)
+LUCIE_A100_SWEEP = tuple(
+    _lucie_sweep(_LUCIE_SWEEP_BMBS if row[:3] in ((64, 2, 1), (128, 1, 2)) else _LUCIE_SWEEP_B, *row)
+    for row in (
+        # TP1 PP1 (ZeRO-1), GBS 192 (256 on 128 GPUs), MBS 3 (2 at GBS 256)
+        (8, 1, 1, 1, 192, 3, 16.6310), (16, 1, 1, 1, 192, 3, 19.6045), (32, 1, 1, 1, 192, 3, 21.2570),
+        (64, 1, 1, 1, 192, 3, 24.9130), (128, 1, 1, 1, 256, 2, 34.8360),
+        # TP1 PP1 (ZeRO-1), GBS 512, MBS 2
+        (8, 1, 1, 1, 512, 2, 16.3585), (16, 1, 1, 1, 512, 2, 26.0370), (32, 1, 1, 1, 512, 2, 36.7920),
+        (64, 1, 1, 1, 512, 2, 50.2580), (128, 1, 1, 1, 512, 2, 61.3720),
+        # ZeRO-0, GBS 192: TP2 PP1 (MBS 4; 3 on 64 [B] and 128 GPUs)
+        (16, 2, 1, 0, 192, 4, 19.5870), (32, 2, 1, 0, 192, 4, 27.4160), (64, 2, 1, 0, 192, 3, 33.2145),
+        (128, 2, 1, 0, 192, 3, 39.4510),
+        # TP1 PP2 (MBS 4; 3 on 128 GPUs [B])
+        (16, 1, 2, 0, 192, 4, 25.6530), (32, 1, 2, 0, 192, 4, 31.7540), (128, 1, 2, 0, 192, 3, 39.9745),
+        # TP2 PP2 (MBS 6)
+        (8, 2, 2, 0, 192, 6, 13.8770), (16, 2, 2, 0, 192, 6, 25.5000), (32, 2, 2, 0, 192, 6, 33.7475),
+        (128, 2, 2, 0, 192, 6, 54.4125),
+    ))
+
+SCOUTED_2026_12AH = LUCIE_A100_SWEEP
