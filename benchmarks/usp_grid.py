@@ -755,7 +755,9 @@ hardware `shardplan/data/clusters/usp-h100-efa.yaml`, framework profile `nanotro
 caching allocator's peak of pipeline rank 0 under nanotron's cost-greedy layer split with `gpu_mem_gb`
 (GB = 1e9 B). The profile's time constants are fitted by `shardplan.fitting` (robust least squares on
 log(predicted / measured) tokens/s/GPU, bounds in `FIT_PARAMS`); the leave-one-model-out rows refit them
-on one model and score the other, which is what a user with other model sizes on this cluster would get."""
+on one model and score the other, which is what a user with other model sizes on this cluster would get.
+The same cluster's 3B and 80B runs, which no fit sees, are scored in docs/calibration.md ("The 3B and 80B runs":
+`python benchmarks/usp_heldout.py --refit --doc docs/calibration.md`)."""
 
 
 def check_arguments(args: argparse.Namespace) -> None:
