@@ -56,6 +56,21 @@ def heldout_text(held: list[GridRun], hw, profile, refit: bool) -> str:
     return text + "\n\nSide by side, the 3B and 80B runs:\n\n" + side_by_side(rows)
 
 
+def check_doc(path: Path) -> str:
+    """The text of ``path`` if it is a file with both held-out markers in order.
+
+    Raises:
+        ConfigError: a missing file or one without the marked block (exit 2; nothing is written)."""
+    if not path.is_file():
+        raise ConfigError(f"--doc {str(path)!r} is not an existing file; legal: a Markdown file with the {DOC_BEGIN} ... "
+                          f"{DOC_END} block (docs/calibration.md)", field="--doc", value=str(path))
+    doc = path.read_text()
+    if replace_marked_block(doc, "", DOC_BEGIN, DOC_END, path) is None:
+        raise ConfigError(f"{path} has no {DOC_BEGIN} ... {DOC_END} block; legal: a file with both markers",
+                          field="--doc", value=str(path))
+    return doc
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--csv", type=Path, default=HELDOUT_CSV)
@@ -63,15 +78,15 @@ def main() -> None:
     ap.add_argument("--refit", action="store_true", help="also fit on the shared grid here (all, 1B, 8B; ~1 min)")
     ap.add_argument("--doc", type=Path, default=None, help="write the block between the usp-heldout markers of this file")
     args = ap.parse_args()
-    for flag, path in (("--csv", args.csv), ("--doc", args.doc)):
-        if path is not None and not path.is_file():
-            raise ConfigError(f"{flag} {path}: no such file; legal: an existing file", field=flag.lstrip("-"), value=str(path))
+    if not args.csv.is_file():
+        raise ConfigError(f"--csv {args.csv}: no such file; legal: an existing file", field="csv", value=str(args.csv))
+    doc = check_doc(args.doc) if args.doc is not None else None  # before the work, as usp_forecast does
     hw = load_hardware(args.hardware)
     profile = default_framework(args.hardware) or framework_profile("nanotron")
     text = heldout_text(load_grid(args.csv), hw, profile, args.refit)
     print(text)
-    if args.doc:
-        replace_marked_block(args.doc.read_text(), text, DOC_BEGIN, DOC_END, args.doc)
+    if doc is not None:
+        args.doc.write_text(replace_marked_block(doc, text, DOC_BEGIN, DOC_END, args.doc))  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

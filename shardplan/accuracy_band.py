@@ -143,7 +143,8 @@ def band_for(framework, hardware, moe: bool | None = None) -> ThroughputBand | N
                                         ("hardware", hardware.name not in HARDWARE)) if is_file]
     if band is None or not (files or framework.inline):
         return band
-    mine = ([f"your {' and '.join(files)} is a file"] if files else []) + \
+    mine = ([f"your {' and '.join(files)} {'come from files' if len(files) > 1 else 'comes from a file'}"]
+            if files else []) + \
         ([f"your profile overrides {framework.spec.split('+', 1)[1]}"] if framework.inline else [])
     return replace(band, group=f"{band.group}; the built-ins' record, {'; '.join(mine)}")
 

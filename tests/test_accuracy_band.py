@@ -148,7 +148,7 @@ def test_band_for_says_when_the_profile_or_hardware_is_a_file():
     assert band_for(megatron, h100).group == "megatron profile on hopper"
     mine = megatron.model_copy(update={"origin": "my-profile.yaml"})
     cluster = h100.model_copy(update={"name": "my-cluster"})
-    assert band_for(mine, cluster).group.endswith("the built-ins' record, your profile and hardware is a file")
+    assert band_for(mine, cluster).group.endswith("the built-ins' record, your profile and hardware come from files")
     # the same percentiles: the record is the built-in profile's
     assert band_for(mine, h100).ratio_p90 == band_for(megatron, h100).ratio_p90
 

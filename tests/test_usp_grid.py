@@ -547,3 +547,28 @@ def test_heldout_3b_80b_runs_load_and_none_that_ran_is_refused():
     prof = framework_profile("nanotron")
     refused = [r for r in runs if r.ran and isinstance(g.predict(r, hw, prof), str)]
     assert refused == []
+
+
+def test_heldout_script_fills_its_doc_block_and_refuses_a_file_without_it(tmp_path):
+    # --doc writes the metrics between the usp-heldout markers (the README-check found them left empty); a file
+    # without the markers exits 2 before any work and is not touched
+    import subprocess
+    csv_text = ("model,nodes,dp,tp,pp,zero,mbs,grad_acc,gbs,mfu_pct,tok_s_gpu,tok_s,gpu_mem_gb\n"
+                "3B,1,8,1,1,1,1,32,256,42.0,16341,130728,50.8\n"
+                "3B,1,4,1,2,1,2,32,256,46.7,16426,131408,56.9\n"
+                "3B,1,2,1,4,1,1,128,256,40.0,15402,123216,36.1\n")
+    (tmp_path / "h.csv").write_text(csv_text)
+    doc = tmp_path / "d.md"
+    doc.write_text("before\n<!-- usp-heldout:start -->\nold\n<!-- usp-heldout:end -->\nafter\n")
+    script = str(ROOT / "benchmarks" / "usp_heldout.py")
+    r = subprocess.run([sys.executable, script, "--csv", str(tmp_path / "h.csv"), "--doc", str(doc)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    text = doc.read_text()
+    assert text.startswith("before\n<!-- usp-heldout:start -->\n**nanotron") and "old" not in text
+    assert "3 runs (3 ran)" in text and text.endswith("<!-- usp-heldout:end -->\nafter\n")
+    bare = tmp_path / "bare.md"
+    bare.write_text("no markers\n")
+    r = subprocess.run([sys.executable, script, "--csv", str(tmp_path / "h.csv"), "--doc", str(bare)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2 and "has no <!-- usp-heldout:start -->" in r.stderr and bare.read_text() == "no markers\n"

@@ -305,3 +305,14 @@ def test_framework_change_sets_the_profile_zero_stage():
     assert framework_zero_stage("deepspeed", 3) == 0 and framework_zero_stage("no-such", 2) == 2
     app = create_app()
     assert any("zero_stage.value" in key for key in app.callback_map)
+
+
+def test_memory_chart_draws_one_line_where_the_fit_limit_is_the_usable_hbm():
+    # nanotron's fit limit is 84% of HBM and its usable HBM is that limit: capacity (80 GiB) and the limit
+    # (0.84 x 80 = 67.2 GiB) only, not a third line on top of the limit
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=64,
+                                 global_batch_tokens=None, framework="nanotron")
+    e = estimate(m, hw, tr, pc, 8)
+    assert charts.limit_is_usable(e)
+    fig = charts.memory_figure(e)
+    assert sorted(s["y0"] for s in fig.layout.shapes) == pytest.approx([0.84 * 80, 80.0])

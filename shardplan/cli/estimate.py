@@ -149,16 +149,20 @@ def layout_defaults_note(framework, layout: dict[str, Any], plan=None, seq_len=N
     to turn them off."""
     from shardplan.inputs import applied_layout_defaults, parallel_config
     taken = applied_layout_defaults(framework, parallel_config(layout, plan), layout, plan, seq_len)
+    if "recompute" in taken:  # not how the framework's runs are set up: the only policies it has
+        policies = ", ".join(framework.recomputes or ())
+        err_console.print(f"[yellow]note:[/] recompute={taken.pop('recompute')}: the cheapest recompute policy the "
+                          f"{escape(framework.label)} profile implements (its recomputes: {policies}); --recompute NAME "
+                          "for another of them", highlight=False, soft_wrap=True)
     if taken:
         # a default the framework cannot run without (torchtitan / MaxText: sp with every tp > 1) has no off switch
         required = {"sp"} if framework.tp_requires_sp else set()
         optional = [k for k in taken if k not in required]
-        switches = [k for k in optional if k not in ("zero_stage", "schedule", "recompute")]
+        switches = [k for k in optional if k not in ("zero_stage", "schedule")]
         flags = " / ".join("--no-" + k.replace("_", "-") for k in switches)
         how = f"; {flags} to turn {'it' if len(switches) == 1 else 'them'} off" if switches else ""
         how += "; --zero-stage N for another ZeRO stage" if "zero_stage" in optional else ""
         how += "; --schedule NAME for another schedule it runs" if "schedule" in optional else ""
-        how += "; --recompute NAME for another policy it implements" if "recompute" in optional else ""
         if taken.get("zero_stage") == 3 and framework.default_zero_stage != 3:
             how += " (ZeRO-3 because --zero3-gather / --dp-shard shard the parameters)"
         fixed = f" ({', '.join(sorted(required & set(taken)))} required by the framework)" if required & set(taken) else ""
@@ -457,7 +461,7 @@ def _summary_table(e) -> Table:
     from shardplan.accuracy_band import band_text, estimate_band
     band = estimate_band(e)
     if band:
-        head.add_row("80% band", band_text(band, e.tokens_per_s / e.layout.n_devices))
+        head.add_row("80% band", escape(band_text(band, e.tokens_per_s / e.layout.n_devices)))
     low = e.training.precision.compute_dtype if e.training.precision.quantized else None
     head.add_row("MFU / HFU" + (f" (of the {low} peak)" if low else ""), f"{e.mfu:.1%} / {e.hfu:.1%}"
                  + (f" (MFU of the bf16 peak: {e.mfu_of_bf16_peak:.1%})" if low else ""))
@@ -468,8 +472,8 @@ def _summary_table(e) -> Table:
     opt = e.training.optimizer_dtype
     state = (f"; optimizer state {opt}" + (" (the profile's)" if fw.optimizer_dtype == opt else "")
              if opt != "fp32" else "")
-    head.add_row("framework", f"{fw.label} profile{routing}{state}")
-    limit = (f", the {fw.label} profile's runs fail above {100 * fw.usable_hbm_fraction:g}% of it"
+    head.add_row("framework", f"{escape(fw.label)} profile{routing}{state}")
+    limit = (f", the {escape(fw.label)} profile's runs fail above {100 * fw.usable_hbm_fraction:g}% of it"
              if fw.usable_hbm_fraction < 1 else "")
     head.add_row("fits", ("[green]yes[/]" if e.fits else "[red]no[/]") +
                  f" ({_gib(mem.total)} of {_gib(e.hardware.hbm_bytes)} GiB{limit}; headroom "

@@ -230,6 +230,13 @@ def usable_is_capacity(e: Estimate) -> bool:
     return abs(e.hardware.hbm_bytes - e.hbm_usable) < 0.05 * GiB
 
 
+def limit_is_usable(e: Estimate) -> bool:
+    """The profile's fit limit (:func:`fit_limit_gib`) is the usable HBM to within 0.05 GiB: the charts then draw
+    the fit limit alone (the grid's calibrated nanotron profile: both 84% of HBM)."""
+    limit = fit_limit_gib(e)
+    return limit is not None and abs(limit - e.hbm_usable / GiB) < 0.05
+
+
 def fit_limit_gib(e: Estimate) -> float | None:
     """The fit limit in GiB when the framework profile's runs fail before the HBM cap
     (:func:`shardplan.cost.memory.hbm_limit`), else None (the capacity line is the limit)."""
@@ -257,10 +264,10 @@ def memory_figure(e: Estimate) -> go.Figure:
     same = usable_is_capacity(e)
     fig.add_hline(y=cap, line=dict(color="black", width=2), annotation_position="top left",
                   annotation_text=f"HBM capacity {cap:,.1f} GiB" + (" (all usable)" if same else ""))
-    if not same:
+    limit = fit_limit_gib(e)
+    if not same and not limit_is_usable(e):
         fig.add_hline(y=usable, line=dict(color="#1f77b4", width=1.2, dash="dash"),
                       annotation_text=f"usable {usable:,.1f} GiB", annotation_position="bottom left")
-    limit = fit_limit_gib(e)
     if limit is not None:
         fig.add_hline(y=limit, line=dict(color="#d62728", width=1, dash="dot"),
                       annotation_text=f"fit limit {limit:,.1f} GiB ({e.training.framework.label} runs fail above)",

@@ -118,7 +118,7 @@ def _mpl_memory(e: Estimate, ax) -> None:
     cap, usable = e.hardware.hbm_bytes / charts.GiB, e.hbm_usable / charts.GiB
     same = charts.usable_is_capacity(e)
     ax.axhline(cap, color="black", lw=2, label=f"HBM capacity {cap:,.1f} GiB" + (" (all usable)" if same else ""))
-    if not same:  # drawn over the capacity line, in another colour: the two are often under 1 GiB apart
+    if not same and not charts.limit_is_usable(e):  # over the capacity line, in another colour (often < 1 GiB apart)
         ax.axhline(usable, color="#1f77b4", lw=1.2, ls="--", label=f"usable {usable:,.1f} GiB", zorder=3)
     limit = charts.fit_limit_gib(e)
     if limit is not None:
