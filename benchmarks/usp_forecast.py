@@ -19,7 +19,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import track
 
-from usp_grid import DEFAULT_HW, GRID_MODELS, GridRun, predict, replace_marked_block
+from usp_grid import DEFAULT_HW, GRID_MODELS, GridRun, check_marked_doc, predict, replace_marked_block
 from shardplan.cost.step import Estimate
 from shardplan.errors import ConfigError
 from shardplan.inputs import default_framework
@@ -110,18 +110,12 @@ def write_doc(path: Path, text: str) -> None:
 
 
 def check_doc(path: Path) -> str:
-    """The text of ``path`` if it is a readable file with both forecast markers in order.
+    """The text of ``path`` if it is a readable file with both forecast markers in order
+    (:func:`usp_grid.check_marked_doc`).
 
     Raises:
         ConfigError: a missing file, a folder, or a file without the marked block (exit 2)."""
-    if not path.is_file():
-        raise ConfigError(f"--doc {str(path)!r} is not an existing file; legal: a Markdown file with the "
-                          f"{DOC_BEGIN} ... {DOC_END} block (docs/calibration.md)", field="--doc", value=str(path))
-    doc = path.read_text()
-    if replace_marked_block(doc, "", DOC_BEGIN, DOC_END, path) is None:
-        raise ConfigError(f"{path} has no {DOC_BEGIN} ... {DOC_END} block; legal: a file with both markers",
-                          field="--doc", value=str(path))
-    return doc
+    return check_marked_doc(path, DOC_BEGIN, DOC_END)
 
 
 def main() -> None:

@@ -734,6 +734,22 @@ def replace_marked_block(doc: str, text: str, begin: str, end: str, path: Path) 
     return head + f"{begin}\n{text}\n{end}" + rest.split(end, 1)[1]
 
 
+def check_marked_doc(path: Path, begin: str, end: str) -> str:
+    """The text of ``path`` if it is a readable file with both markers in order (checked before a script's work, so
+    a bad ``--doc`` costs nothing).
+
+    Raises:
+        ConfigError: a missing file, a folder, or a file without the marked block (exit 2)."""
+    if not path.is_file():
+        raise ConfigError(f"--doc {str(path)!r} is not an existing file; legal: a Markdown file with the "
+                          f"{begin} ... {end} block (docs/calibration.md)", field="--doc", value=str(path))
+    doc = path.read_text()
+    if replace_marked_block(doc, "", begin, end, path) is None:
+        raise ConfigError(f"{path} has no {begin} ... {end} block; legal: a file with both markers",
+                          field="--doc", value=str(path))
+    return doc
+
+
 def write_doc_section(path: Path, text: str) -> None:
     """Put ``text`` between the usp-grid markers of ``path`` (docs/accuracy.md), leaving the rest of
     the file as it is; the markers and a heading are appended when the file has none.

@@ -22,8 +22,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from usp_grid import (DEFAULT_CSV, DEFAULT_HW, GridRun, baseline_rows, fit_on, load_grid, pick_report, predict,
-                      replace_marked_block, report, score, side_by_side)
+from usp_grid import (DEFAULT_CSV, DEFAULT_HW, GridRun, baseline_rows, check_marked_doc, fit_on, load_grid, pick_report,
+                      predict, replace_marked_block, report, score, side_by_side)
 from shardplan.errors import ConfigError
 from shardplan.inputs import default_framework
 from shardplan.loaders import load_hardware
@@ -56,21 +56,6 @@ def heldout_text(held: list[GridRun], hw, profile, refit: bool) -> str:
     return text + "\n\nSide by side, the 3B and 80B runs:\n\n" + side_by_side(rows)
 
 
-def check_doc(path: Path) -> str:
-    """The text of ``path`` if it is a file with both held-out markers in order.
-
-    Raises:
-        ConfigError: a missing file or one without the marked block (exit 2; nothing is written)."""
-    if not path.is_file():
-        raise ConfigError(f"--doc {str(path)!r} is not an existing file; legal: a Markdown file with the {DOC_BEGIN} ... "
-                          f"{DOC_END} block (docs/calibration.md)", field="--doc", value=str(path))
-    doc = path.read_text()
-    if replace_marked_block(doc, "", DOC_BEGIN, DOC_END, path) is None:
-        raise ConfigError(f"{path} has no {DOC_BEGIN} ... {DOC_END} block; legal: a file with both markers",
-                          field="--doc", value=str(path))
-    return doc
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--csv", type=Path, default=HELDOUT_CSV)
@@ -80,7 +65,7 @@ def main() -> None:
     args = ap.parse_args()
     if not args.csv.is_file():
         raise ConfigError(f"--csv {args.csv}: no such file; legal: an existing file", field="csv", value=str(args.csv))
-    doc = check_doc(args.doc) if args.doc is not None else None  # before the work, as usp_forecast does
+    doc = check_marked_doc(args.doc, DOC_BEGIN, DOC_END) if args.doc is not None else None  # before the work, as usp_forecast does
     hw = load_hardware(args.hardware)
     profile = default_framework(args.hardware) or framework_profile("nanotron")
     text = heldout_text(load_grid(args.csv), hw, profile, args.refit)
