@@ -3729,7 +3729,21 @@ SCOUTED_2026_12AF = SCOUT32_MB_GPT_OSS + SCOUT32_V60_GPT_OSS_20B
 #:    Framework: the deepspeed profile (Megatron-DeepSpeed, as the project's MT-NLG and BloombergGPT rows); precision
 #:    bf16 with fp32 gradient accumulation (the extension's ds_config says so; the main run's is assumed the same).
 #:    [B] for both: the walltime column taken as training time (it is smooth across the 20-hour jobs, so restarts are
-#:    likely outside it); Jean Zay's inter-node network as the H100 preset's 50 GB/s per GPU (not read).
+#:    likely outside it); Jean Zay's H100 inter-node network as the H100 preset's 50 GB/s per GPU (no source found: a
+#:    later search of the stored IDRIS pages, model cards and repositories for the H100 partition's (gpu_p6) adapters
+#:    and link speed found none).
+#:    Launch blocking (added after the pass, not fitted): both scripts export CUDA_LAUNCH_BLOCKING=1. NVIDIA's CUDA
+#:    Programming Guide (Asynchronous Concurrent Execution, quoted in discuss.pytorch.org/t/160924): "Programmers can
+#:    globally disable asynchronicity of kernel launches for all CUDA applications running on a system by setting the
+#:    CUDA_LAUNCH_BLOCKING environment variable to 1. This feature is provided for debugging purposes only and should
+#:    not be used as a way to make production software run reliably." A launch then returns only when its kernel has
+#:    finished, NCCL's collective kernels included, so the host issues no compute kernel while a collective runs:
+#:    the data-parallel gradient reduction cannot hide behind the backward (dp_overlap 0) nor the ZeRO-1 parameter
+#:    AllGather behind the next forward (param_gather_overlap False) -> framework "deepspeed+dp_overlap=0+
+#:    param_gather_overlap=False" (_LUCIE_FW). The other overlap fields are already off for these layouts (no
+#:    sequence parallelism or TP overlap, pp_p2p_overlap False, no ZeRO-3, no MoE). What launch blocking also costs
+#:    (every launch's host latency exposed instead of hidden while the host runs ahead) has no source-given number
+#:    and is not priced. Errors before -> after: main +31.0% -> +29.5%, extension +137.8% -> +137.1%.
 #: 3. alibaba/Megatron-LLaMA README.md @ 46ae7dde: "train our own LLaMA-13b model on four 8xA100-80GB devices ... The
 #:    global batch size is set to 2048 via gradient accumulation": Megatron-LLaMA 40.3 hours (180 model TFLOPS) for 10
 #:    billion tokens -> 10e9 / (40.3 x 3600) / 32 = 2,153.7 tokens/s/GPU (DeepSpeed (HF): 49.7 h, 146 TFLOPS; not
@@ -3747,12 +3761,15 @@ SMOL_PLAYBOOK_1B = (
 _LUCIE = MODELS_DIR + "lucie-7b.config.json"
 _JEAN_ZAY_H100 = "H100 80GB+scale_up_size=4+devices_per_host=4"   # 4 H100 per node (--gres=gpu:4)
 _LUCIE_B = "[B: log walltime as training time, preset network]"
+#: the Lucie launch scripts export CUDA_LAUNCH_BLOCKING=1: every kernel launch, NCCL's included, returns only when the
+#: kernel has finished, so no collective runs beside compute (see the comment block above)
+_LUCIE_FW = "deepspeed+dp_overlap=0+param_gather_overlap=False"
 LUCIE_7B = (
     (f"{_LUCIE_B} Lucie-7B main pretraining (Megatron-DeepSpeed): TP4 PP4 DP32, ZeRO-0, mbs 2, GBS 1024, seq 4096, "
-     "full AC, 512 H100 (Jean Zay)", _LUCIE, _JEAN_ZAY_H100, "deepspeed", "bf16-mixed-fp32-grads", 512, 4096, 1024,
+     "full AC, 512 H100 (Jean Zay)", _LUCIE, _JEAN_ZAY_H100, _LUCIE_FW, "bf16-mixed-fp32-grads", 512, 4096, 1024,
      dict(tp=4, sp=False, pp=4, dp=32, zero_stage=0, microbatch_size=2, recompute="full"), 1689.6, None),
     (f"{_LUCIE_B} Lucie-7B context extension (Megatron-DeepSpeed): TP4 PP4 DP8, ZeRO-1, mbs 4, GBS 128, seq 32,000, "
-     "full AC, 128 H100 (Jean Zay)", _LUCIE, _JEAN_ZAY_H100, "deepspeed", "bf16-mixed-fp32-grads", 128, 32000, 128,
+     "full AC, 128 H100 (Jean Zay)", _LUCIE, _JEAN_ZAY_H100, _LUCIE_FW, "bf16-mixed-fp32-grads", 128, 32000, 128,
      dict(tp=4, sp=False, pp=4, dp=8, zero_stage=1, microbatch_size=4, recompute="full"), 837.7, None),
 )
 
@@ -3796,24 +3813,38 @@ SCOUTED_2026_12AG = SMOL_PLAYBOOK_1B + LUCIE_7B + MEGATRON_LLAMA_README
 #:    warm-up; the one slow iteration every ~50, 3-80x the step time, left in) x 2048 / GPUs (benchmarks/lucie_sweep/medians.py).
 #:    Only the first 256,000 characters of the CSV were read in the time box: every run there is taken; the z1 TP2 runs,
 #:    the z0 GBS-512 runs and the rest of the 128-GPU TP2 PP2 z0 GBS-192 run (169 of its iterations read) were not.
-#: Hardware: 8 A100 per node (--gres=gpu:8, --constraint=a100; Jean Zay's A100 partition, whose 80 GB memory and
-#:    network the sources do not state) -> the A100 80GB preset with its DGX network (25 GB/s per GPU) [B].
+#: Hardware: 8 A100 per node (--gres=gpu:8, --constraint=a100: Jean Zay's A100 partition, gpu_p5). First priced as
+#:    the A100 80GB preset with its DGX network (25 GB/s per GPU) [B]; now (added after the pass, not fitted) as
+#:    data/clusters/jean-zay-a100.yaml ("A100 80GB (Jean Zay)"): the BLOOM paper (arXiv 2211.05100, Sec. 3.4.1, p. 18,
+#:    as quoted by stored model-card summaries, search ids 53899936766 / 54266897520) trained on 48 Jean Zay nodes of
+#:    "8 NVIDIA A100 80GB GPUs" with "4 NVLink GPU-to-GPU interconnects per node and 4 Omni-Path 100 Gbps links per
+#:    node for inter-node communication"; bigscience-workshop/bigscience train/tr11-176B-ml/README.md @ 00327f8c:
+#:    "416 A100 80GB GPUs (52 nodes)", "4 OmniPath links", "Inter-node connect: Omni-Path Architecture (OPA)" ->
+#:    4 x 100 Gb/s / 8 GPUs = 6.25 GB/s per GPU, a quarter of the preset's. [B]: that the "a100" constraint reaches
+#:    these same A100 80GB nodes (Jean Zay has one A100 partition; the Lucie sources name neither memory nor network).
 #: Framework: the deepspeed profile, as the thirty-third pass's Lucie-7B rows and the twenty-second pass's Polaris
 #:    Megatron-DeepSpeed rows (the same Megatron-DeepSpeed fork family, DeepSpeed ZeRO and pipeline engine); precision
-#:    bf16-mixed-fp32-grads as those rows (DeepSpeed's bf16 optimizer accumulates gradients in fp32).
-#: [B] for all rows: vocabulary 32,000; A100 80GB with the preset network; the micro batch from parallelism.md's table
+#:    bf16-mixed-fp32-grads as those rows (DeepSpeed's bf16 optimizer accumulates gradients in fp32). The launch script
+#:    exports CUDA_LAUNCH_BLOCKING=1, so, as for the Lucie-7B rows (the comment block above: the CUDA Programming
+#:    Guide's sentence and the reasoning), no collective overlaps compute: "deepspeed+dp_overlap=0+
+#:    param_gather_overlap=False" (_LUCIE_FW; added after the pass, not fitted).
+#: Before these two changes (preset network, plain deepspeed): median |error| 101.0%, TP1 PP1 GBS 192 on 8 / 16 /
+#:    32 / 64 / 128 GPUs +11.5% / +88.1% / +244.0% / +476.4% / +706.2%; after: 69.2%, +10.1% / +61.5% / +156.8% /
+#:    +241.7% / +295.1% (each change alone: 95.4% network, 95.3% launch blocking). Per row: scouted_sections.yaml.
+#: [B] for all rows: vocabulary 32,000; the Jean Zay A100 network (above); the micro batch from parallelism.md's table
 #:    (the script's own comment suggests other values: "PP=2,TP=2: 6, PP=1,TP=2: 2, PP=2,TP=1: 2"); where the table's
 #:    micro batch breaks its own divisibility rule (TP2 PP1 on 64 GPUs, TP1 PP2 on 128: MBS 4 over 32 / 64 replicas
 #:    does not divide GBS 192) the largest micro batch that divides, 3, is taken.
-_LUCIE_SWEEP_B = "[B: vocab 32000, A100 80GB preset network, MBS from parallelism.md]"
-_LUCIE_SWEEP_BMBS = "[B: vocab 32000, A100 80GB preset network, MBS 3 (the table's 4 does not divide GBS 192)]"
+_JEAN_ZAY_A100 = "A100 80GB (Jean Zay)"   # calibration.HARDWARE_OF_COLUMN -> data/clusters/jean-zay-a100.yaml
+_LUCIE_SWEEP_B = "[B: vocab 32000, MBS from parallelism.md]"
+_LUCIE_SWEEP_BMBS = "[B: vocab 32000, MBS 3 (the table's 4 does not divide GBS 192)]"
 
 
 def _lucie_sweep(tag: str, n: int, tp: int, pp: int, zero: int, gbs: int, mbs: int, sps: float) -> tuple:
     """One Lucie-Training A100 sweep row: Llama 2 7B shape, seq 2048, Megatron-DeepSpeed, no recompute, FA2, bf16."""
     dp = n // (tp * pp)
     return (f"{tag} Lucie-Training A100 sweep (Megatron-DeepSpeed): Llama-2-7B shape, TP{tp} PP{pp} DP{dp}, ZeRO-{zero}, "
-            f"mbs {mbs}, GBS {gbs}, seq 2048, {n} A100", "llama-2-7b", "A100 80GB", "deepspeed",
+            f"mbs {mbs}, GBS {gbs}, seq 2048, {n} A100", "llama-2-7b", _JEAN_ZAY_A100, _LUCIE_FW,
             "bf16-mixed-fp32-grads", n, 2048, gbs,
             dict(tp=tp, sp=False, pp=pp, dp=dp, zero_stage=zero, microbatch_size=mbs, recompute="none"),
             sps * 2048 / n, None)
