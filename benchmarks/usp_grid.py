@@ -399,7 +399,9 @@ def fit_on(train: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile
                                          "pp_stall_min_message_bytes": None,  # chosen again below
                                          **memory_terms(train, hw, profile)})  # the memory pressure depends on them
     m_min, n_min = stall_zero0(ran, hw, profile)
-    profile = profile.model_copy(update={"pp_stall_zero0_min_microbatches": m_min, "pp_stall_zero0_min_nodes": n_min})
+    top = profile.pp_stall_zero0_max_nodes  # set, not fitted; dropped if the fitted start reaches it (no range left)
+    profile = profile.model_copy(update={"pp_stall_zero0_min_microbatches": m_min, "pp_stall_zero0_min_nodes": n_min,
+                                         "pp_stall_zero0_max_nodes": top if top is None or top > n_min else None})
     profile = profile.model_copy(update={"pp_stall_min_nodes": stall_nodes(ran, hw, profile)})
     profile = profile.model_copy(update={"pp_stall_min_tp_nodes": stall_tp_nodes(ran, hw, profile)})
     n0, a, b, c = stall_partial(ran, hw, profile)

@@ -572,3 +572,13 @@ def test_heldout_script_fills_its_doc_block_and_refuses_a_file_without_it(tmp_pa
     r = subprocess.run([sys.executable, script, "--csv", str(tmp_path / "h.csv"), "--doc", str(bare)],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "has no <!-- usp-heldout:start -->" in r.stderr and bare.read_text() == "no markers\n"
+
+
+def test_zero0_node_bound_must_exceed_its_start():
+    # pp_stall_zero0_max_nodes <= pp_stall_zero0_min_nodes would leave the ZeRO-0 rule no node count: refused,
+    # naming the smallest legal bound (4 + 1 = 5 with nanotron's start of 4)
+    from shardplan.presets.frameworks import framework_profile as fp
+    with pytest.raises(ConfigError, match="pp_stall_zero0_max_nodes 5 or more") as e:
+        fp("nanotron+pp_stall_zero0_max_nodes=4")
+    assert e.value.field == "pp_stall_zero0_max_nodes"
+    assert fp("nanotron+pp_stall_zero0_max_nodes=5").pp_stall_zero0_max_nodes == 5

@@ -500,7 +500,8 @@ class FrameworkProfile(BaseModel):
     def _stall_thresholds_pair(self) -> "FrameworkProfile":
         """Stall thresholds that act only together: ``pp_stall_all_nodes`` must exceed
         ``pp_stall_min_nodes``; ``pp_stall_min_dp`` / ``pp_stall_min_message_bytes`` act only with
-        ``pp_stall_all_nodes``; ``pp_stall_zero0_min_nodes`` only with ``pp_stall_zero0_min_microbatches``.
+        ``pp_stall_all_nodes``; ``pp_stall_zero0_min_nodes`` only with ``pp_stall_zero0_min_microbatches``;
+        ``pp_stall_zero0_max_nodes`` above ``pp_stall_zero0_min_nodes``.
 
         Raises:
             ConfigError: a pair that cannot act as set (the message names every way out).
@@ -528,6 +529,14 @@ class FrameworkProfile(BaseModel):
                               "both (the ZeRO-0 stall rule needs its microbatch threshold), or "
                               "pp_stall_zero0_min_nodes to 1 with the microbatch threshold null",
                               field="pp_stall_zero0_min_nodes", value=self.pp_stall_zero0_min_nodes)
+        top = self.pp_stall_zero0_max_nodes
+        if top is not None and top <= self.pp_stall_zero0_min_nodes:
+            from shardplan.errors import ConfigError
+            raise ConfigError(f"pp_stall_zero0_max_nodes={top} must exceed pp_stall_zero0_min_nodes="
+                              f"{self.pp_stall_zero0_min_nodes} (the ZeRO-0 rule holds from the one to below the "
+                              f"other; a base profile may have set either); legal: pp_stall_zero0_max_nodes "
+                              f"{self.pp_stall_zero0_min_nodes + 1} or more, or null", field="pp_stall_zero0_max_nodes",
+                              value=top)
         return self
 
     @model_validator(mode="after")
