@@ -9,7 +9,10 @@ A ranking is only as good as its ordering of close candidates. Two sets of pairs
 * ``grid``: the measured H100 grid (the Ultra-Scale Playbook's nanotron runs,
   ``shared/calibration/usp_h100_grid_1b_8b.csv``), every pair of layouts that ran in the same (model, node count)
   group, predicted leave-one-model-out (the nanotron profile fitted on the other model by
-  ``benchmarks/usp_grid.py``'s ``fit_on``: what a user with another model size on that cluster gets).
+  ``benchmarks/usp_grid.py``'s ``fit_on``: what a user with another model size on that cluster gets);
+* ``grid_heldout``: the same cluster's 3B and 80B runs (``benchmarks/usp_h100_grid_3b_80b.csv``, never fitted on),
+  pairs within a (model, node count) group, predicted with the cluster file fitted on the shared grid (docs only:
+  ``shardplan plan`` reads the first two).
 
 Pairs are binned by their predicted gap |ln(a / b)| of tokens/s/GPU, and each bin stores the fraction of pairs whose
 predicted order matches the measured one (measured ties left out). ``shardplan plan`` prints the bin of each
@@ -58,6 +61,21 @@ def lomo_predictions(runs: list) -> dict[int, float]:
     return out
 
 
+def heldout_grid_pairs() -> tuple[dict, dict[int, float], dict[int, float]]:
+    """The same cluster's 3B and 80B runs that ran (``benchmarks/usp_h100_grid_3b_80b.csv``, never fitted on), grouped
+    by (model, nodes), predicted with the cluster file fitted on the shared grid (``usp-h100-efa``)."""
+    from usp_heldout import HELDOUT_CSV
+    hw = load_hardware(str(usp_grid.DEFAULT_HW))
+    profile = default_framework(str(usp_grid.DEFAULT_HW))
+    groups, predicted, measured = defaultdict(list), {}, {}
+    for i, r in enumerate(usp_grid.load_grid(HELDOUT_CSV)):
+        e = usp_grid.predict(r, hw, profile) if r.ran else None
+        if e is not None and not isinstance(e, str):
+            predicted[i], measured[i] = e.tokens_per_s / e.layout.n_devices, r.tok_s_gpu
+            groups[(r.model, r.nodes)].append(i)
+    return groups, predicted, measured
+
+
 def public_pairs() -> tuple[dict, dict[int, float], dict[int, float]]:
     """Groups of held-out public rows (same set, model, hardware, framework text, precision text, devices and
     sequence length), with each row's predicted and reported tokens/s/GPU, by a running index."""
@@ -91,16 +109,17 @@ def order_bins(groups: dict, predicted: dict[int, float], measured: dict[int, fl
 
 def doc_table(doc: dict) -> str:
     """Markdown table of the bins (predicted gap as a % difference of tokens/s), both sets of pairs side by side."""
-    lines = ["| predicted gap | public held-out pairs | ordered right | H100 grid pairs | ordered right |",
-             "|---|---|---|---|---|"]
+    lines = ["| predicted gap | public held-out pairs | ordered right | H100 grid pairs | ordered right | "
+             "3B / 80B pairs (held out) | ordered right |", "|---|---|---|---|---|---|---|"]
     public = {b["gap_low"]: b for b in doc["public"]["bins"]}
+    held = {b["gap_low"]: b for b in doc.get("grid_heldout", {}).get("bins", [])}
     empty = {"pairs": 0, "fraction_right": float("nan")}
     for grid in doc["grid"]["bins"]:
-        pub = public.get(grid["gap_low"], empty)
+        pub, other = public.get(grid["gap_low"], empty), held.get(grid["gap_low"], empty)
         low = f"{math.expm1(grid['gap_low']):.1%}"
         span = f"{low} - {math.expm1(grid['gap_high']):.1%}" if grid["gap_high"] is not None else f"{low} or more"
         lines.append(f"| {span} | {pub['pairs']:,} | {pub['fraction_right']:.0%} | {grid['pairs']:,} | "
-                     f"{grid['fraction_right']:.0%} |")
+                     f"{grid['fraction_right']:.0%} | {other['pairs']:,} | {other['fraction_right']:.0%} |")
     return "\n".join(lines)
 
 
@@ -122,7 +141,11 @@ def main() -> None:
            "grid": {"what": "pairs of layouts that ran in the same (model, nodes) group of the measured H100 grid "
                             "(shared/calibration/usp_h100_grid_1b_8b.csv), predicted leave-one-model-out with the "
                             "nanotron profile on usp-h100-efa",
-                    "bins": order_bins(groups, predicted, {i: runs[i].tok_s_gpu for i in predicted})}}
+                    "bins": order_bins(groups, predicted, {i: runs[i].tok_s_gpu for i in predicted})},
+           "grid_heldout": {"what": "pairs of layouts that ran in the same (model, nodes) group of the same cluster's 3B "
+                                    "and 80B runs (benchmarks/usp_h100_grid_3b_80b.csv, never fitted on), predicted with "
+                                    "the nanotron profile fitted on the shared grid (usp-h100-efa as shipped)",
+                            "bins": order_bins(*heldout_grid_pairs())}}
     ORDER_FILE.write_text(json.dumps(doc, indent=1) + "\n")
     table = doc_table(doc)
     print(table)
