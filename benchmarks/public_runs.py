@@ -3888,3 +3888,73 @@ LUCIE_A100_SWEEP = tuple(
     ))
 
 SCOUTED_2026_12AH = LUCIE_A100_SWEEP
+
+#: Thirty-fifth scouting pass (2026-12, never fitted on; SCOUTED_2026_12AI): ATorch's Llama 2 7B table (Ant Group,
+#: intelligent-machine-learning/dlrover, atorch/examples/llama2; PyTorch FSDP and DeepSpeed 3D parallelism on A100).
+#: Sources, all in intelligent-machine-learning/dlrover:
+#: 1. atorch/examples/llama2/README.md @ 11bf2fbf (read_file id 31493756484; the table added by PR #825, "llama2 readme
+#:    update performance", 2023-11-16), "Llama2 Pretrain/Finetune", section "Performance": "Model: Llama2-7b",
+#:    "Cluster: 8 A100-80GB GPUs in each node, with NVLink and 800 Gb/s RDMA"; columns Use LoRA, Num of GPUs, TP, PP,
+#:    DP, Batch Per GPU, Grad Accu Steps, Global Batch Size, TFLOPs, HFU(%), Mem Max allocated(MB). Rows taken: the four
+#:    FSDP rows without LoRA (8 / 16 / 32 / 64 GPUs, batch 4 per GPU, GA 1: 204.67 / 197.22 / 196.04 / 195.14 TFLOPs)
+#:    and the six "DS 3D" rows (TP1 PP2 DP4 / TP2 PP1 DP4 / TP2 PP2 DP2 on 8 GPUs, TP2 PP2 on 16 / 32 / 64 GPUs; batch
+#:    8 per GPU, GA 64: 190.27 / 159.19 / 155.73 / 154.84 / 154.44 / 153.93). The LoRA rows are not taken (the planner
+#:    prices full-parameter training only). Pre-training and fine-tuning run the same script (README: --config_name
+#:    for a random init, --model_name_or_path to load weights); wikitext is concatenated and cut into block_size chunks
+#:    (example_utils.py get_data_iter, group_texts: no padding), so either is full-sequence training.
+#: 2. The TFLOPs column: atorch/examples/llama2/example_utils.py @ 358a3c9e (id 4809348719) compute_llama2_training_flops,
+#:    "hardware flops" per iteration (Megatron-LM's appendix formula, matmuls only): per sequence attention forward
+#:    8 s h^2 + 4 s^2 h (the full, not causal, score and context products), MLP 3 x 2 s h f, logits 2 s h V; with
+#:    gradient checkpointing layers x 4 and logits x 3; both training scripts (fsdp_llama2.py @ 0ada8100, id
+#:    21763322778; ds_3d_llama2.py @ 495f2356, id 5610625584) print flops_per_iter / elapsed / world_size with the
+#:    checkpointing flag set (FSDP: --gradient_checkpointing; DS 3D: activation_checkpoint_interval > 0) and the
+#:    global batch. HFU(%) = TFLOPs / 312 (204.67 / 312 = 65.6%, as printed). So tokens/s/GPU = TFLOPs x 1e12 /
+#:    (32 x (8 h^2 + 4 s h + 6 h f) x 4 + 2 h V x 3) with h 4096, f 11008, V 32,000, s 4096 = TFLOPs x 1e12 /
+#:    61.184 GFLOP (_ATORCH_FLOP_PER_TOKEN): 3,345 for the 8-GPU FSDP row.
+#: 3. Layout: fsdp_llama2_entry.sh @ 0ada8100 (id 21894984092): BLOCK_SIZE 4096, PER_DEVICE_TRAIN_BATCH_SIZE 4 (the
+#:    table's batch), --precision bf16_amp (torch autocast, fp32 weights), --gradient_checkpointing (every
+#:    LlamaDecoderLayer); fsdp_llama2.py: FSDP over every rank (parallel_mode data = world size; FULL_SHARD, FSDP's
+#:    default), wrapped per LlamaDecoderLayer, limit_all_gathers, forward_prefetch, use_orig_params, "module_replace"
+#:    (ATorch's flash-attention swap), HF AutoModelForCausalLM (its eager loss). ds_3d_llama2_entry.sh @ 2652deff (id
+#:    21413925070) / 81663249 (id 5249675017): BLOCK_SIZE 4096, ds_config ZeRO stage 1, fp16 enabled, pipeline
+#:    activation_checkpoint_interval 1, micro batch and GA from the environment (the table's 8 and 64); ds_3d_llama2.py:
+#:    HF LlamaModel layers, TP-sharded by ATorch (q/k/v/gate/up column-, o/down row-parallel, vocabulary-parallel
+#:    embedding, no sequence parallelism), in DeepSpeed's PipelineModule (its activation_checkpoint_func defaults to
+#:    DeepSpeed's checkpointing.checkpoint: read in an NPU port of PipelineModule.__init__, read_file id 40682759139,
+#:    which imports checkpointing from deepspeed.runtime.activation_checkpointing and documents "Defaults to
+#:    ``deepspeed.checkpointing.checkpoint``"; that ATorch's PipeModuleFromRecordedMeta keeps the default is [B], its
+#:    code not read), loss vocab_parallel_cross_entropy on logits.float(), "module_replace" (flash attention).
+#: Hardware: A100 80GB with 800 Gb/s RDMA per 8-GPU node = 12.5 GB/s per GPU (the Megatron-LLaMA row's figure for the
+#:    same link), half the preset's 25 GB/s. Framework: FSDP rows hf-fsdp (stock HF model code under PyTorch FSDP, as
+#:    the sixth pass's HF Trainer / Accelerate rows); DS 3D rows hf-deepspeed (HF model code under DeepSpeed) with
+#:    pipeline_parallel on (ATorch does build the PipelineModule that the HF Trainer integration lacks) and the
+#:    deepspeed profile's layer_overhead_s (0.0122: its recompute goes through DeepSpeed's CheckpointFunction, which
+#:    hf-deepspeed zeroes only because HF's own torch.utils.checkpoint replaces it). Precision bf16-mixed for both (the
+#:    DS rows are fp16 with loss scaling: the same FLOP rate, as the ColossalAI rows price fp16).
+#: Memory: the table's "Mem Max allocated(MB)" is report_memory's torch.cuda.max_memory_allocated / 2^20 on rank 0
+#:    (print only on rank 0), taken as GiB / 1024 (rank 0 is pipeline stage 0 in the DS rows).
+#: [B] for all rows: the entry scripts' BLOCK_SIZE default (4096; the README states no sequence length) and that the
+#:    scripts read (the versions stored, not necessarily the table's commit) are those the table ran; the TFLOPs
+#:    column an average over steady iterations (the README does not say which); vocabulary 32,000 (Llama 2's).
+_ATORCH_FLOP_PER_TOKEN = 32 * (8 * 4096 ** 2 + 4 * 4096 * 4096 + 6 * 4096 * 11008) * 4 + 2 * 4096 * 32000 * 3
+_ATORCH_HW = "A100 80GB+scale_out_bandwidth=12500000000"   # 800 Gb/s RDMA per 8-GPU node
+_ATORCH_DS_FW = "hf-deepspeed+pipeline_parallel=true+layer_overhead_s=0.0122"
+_ATORCH_B = "[B: seq 4096 from the entry scripts, 12.5 GB/s per GPU]"
+ATORCH_LLAMA2_7B = (
+    *((f"{_ATORCH_B} ATorch llama2 README: Llama-2-7B FSDP (ZeRO-3) DP{n}, mbs 4, GA 1, seq 4096, GC, bf16 amp, FA, "
+       f"{n} A100 80GB", "llama-2-7b", _ATORCH_HW, "hf-fsdp", "bf16-mixed", n, 4096, 4 * n,
+       dict(dp=n, zero_stage=3, microbatch_size=4, recompute="full"), tflops * 1e12 / _ATORCH_FLOP_PER_TOKEN,
+       round(mem / 1024, 1))
+      for n, tflops, mem in ((8, 204.67, 39596.3), (16, 197.22, 34776.7), (32, 196.04, 32366.8),
+                             (64, 195.14, 31161.9))),
+    *((f"{_ATORCH_B} ATorch llama2 README: Llama-2-7B DS 3D TP{tp} PP{pp} DP{n // (tp * pp)}, ZeRO-1, mbs 8, GA 64, "
+       f"seq 4096, GC, fp16, FA, {n} A100 80GB", "llama-2-7b", _ATORCH_HW, _ATORCH_DS_FW, "bf16-mixed", n, 4096,
+       8 * 64 * n // (tp * pp),
+       dict(tp=tp, sp=False, pp=pp, dp=n // (tp * pp), zero_stage=1, microbatch_size=8, recompute="full"),
+       tflops * 1e12 / _ATORCH_FLOP_PER_TOKEN, round(mem / 1024, 1))
+      for n, tp, pp, tflops, mem in ((8, 1, 2, 190.27, 40006.9), (8, 2, 1, 159.19, 38635.6), (8, 2, 2, 155.73, 31132.3),
+                                     (16, 2, 2, 154.84, 26309.4), (32, 2, 2, 154.44, 23901.8),
+                                     (64, 2, 2, 153.93, 22695.7))),
+)
+
+SCOUTED_2026_12AI = ATORCH_LLAMA2_7B
