@@ -3958,3 +3958,64 @@ ATORCH_LLAMA2_7B = (
 )
 
 SCOUTED_2026_12AI = ATORCH_LLAMA2_7B
+
+#: Thirty-sixth scouting pass (2026-12, never fitted on; SCOUTED_2026_12AJ): LLM technical reports that print a
+#: pre-training run's GPU count, parallel layout and a measured rate. Most names of the brief were already held or gave
+#: no layout or no rate in a stored source (see the section's prose). Two sources, three rows:
+#: 1. Nemotron-4 340B technical report (NVIDIA 2024), Table 2, the two batch-ramp stages the project did not hold (the
+#:    DP64 stage is the PUBLIC_CHECKS row "[B] Nemotron-4 340B report Table 2: TP8 PP12 (VP4 assumed) DP64, 6144
+#:    H100", from the aiportalx.com quotation). Stored transcription: code-index file id 52156206017 (a study-notes
+#:    markdown of the report, section 3.2-3.3): "768 DGX H100 nodes x 8 H100 80GB SXM5 GPUs", "Inter-node: 8x NVIDIA
+#:    Mellanox 400 Gbps HDR InfiniBand HCAs" (50 GB/s per GPU, the h100-sxm preset), "Tensor Parallelism (TP) | 8",
+#:    "Pipeline Parallelism (PP) with interleaving | 12", "Data Parallelism (DP) | 16 -> 32 -> 64 (ramped)",
+#:    "Distributed optimizer | Sharded across DP replicas", and the table rows "| 1 | 768 | 16 | 1536 | 200 | 10.3 |
+#:    42.4 |" and "| 2 | 1536 | 32 | 3072 | 200 | 10.3 | 42.3 |" (batch size in sequences, DP size, GPUs, tokens (B),
+#:    iteration time (s), MFU (%)); its DP64 row (2304, 8.0 s, 41.0%) matches the aiportalx quotation. Sequence 4,096
+#:    ("Pack documents into sequences of length T=4096"). tokens/s/GPU = batch x 4096 / iteration time / GPUs:
+#:    768 x 4096 / 10.3 / 1536 = 198.8 (and the same for DP32). Check against the MFU: 198.8 x 6 x 341e9 / 989e12 =
+#:    41.1% (42.4% printed; attention FLOPs make up the rest). Model: the nemotron-4-340b preset. Framework: megatron
+#:    (NeMo / Megatron-Core), as the DP64 row; precision bf16-mixed as that row.
+#:    [B] as the DP64 row: micro batch 1, 4 virtual stages (2 layers per chunk), selective recompute, sequence
+#:    parallelism with TP communication overlap (the NeMo 340B recipe's), ZeRO-1 for "distributed optimizer"; and that
+#:    the third-party transcription copies the report's Table 2 faithfully (its DP64 row agrees with the other quote).
+#: 2. FLM-101B (Li et al. 2023, "FLM-101B: An Open LLM and How to Train It with $100K Budget", BAAI), read through the
+#:    model card CofeAI/FLM-101B README.md (code-index file id 13791979073) and a stored copy of the paper (id
+#:    60901277199, Sec. 2.3-2.4, Tables 1-2). Model card "Parallel Strategies": "| 101 | 4 | 4 | 12 | 192 | 2160 | 165 |
+#:    52.88% |" (TP, PP, DP, GPUs, batch size, TFLOP/s per GPU, GPU utilization); "Training Hyper Parameter": 101b
+#:    "Batch size(M tokens) 4.31", "Time(day) 6.54", "Tokens(B) 26.54"; "FLM-101B is trained on a cluster of 24 DGX-A800
+#:    GPU (8x80G) servers"; "a codebase adapted from Megatron-LM ... 3D(DP+TP+PP) parallelism approach and distributed
+#:    optimizer"; "Flash Attention (In Training)"; "sequence length 2048". Paper Sec. 2.4: "by employing sequence
+#:    parallelism ... We also utilize the Megetron-LM implementation of the distributed optimizer"; Table 2 caption
+#:    "Gradient accumulation is applied for the large global batch size"; Sec. 3: "we choose Bfloat16". Shape (model
+#:    card "Model size" and paper Sec. 2.3): 80 layers, d_model 10240, 80 heads, vocabulary 100,256, "GPT3-style
+#:    transformer block designs" -> models/flm-101b.config.json (a GPT-2-style config: GELU MLP of 4 x hidden, biases,
+#:    LayerNorm; 101,721,559,040 parameters). Rate: the 101B stage's wall-clock average, 26.54e9 tokens / (6.54 days x
+#:    86,400 s) / 192 GPUs = 244.6 tokens/s/GPU. (The printed 165 TFLOP/s per GPU is a steady-state figure whose FLOP
+#:    count the paper does not give: with Megatron's no-recompute count, 72 B s l h^2 (1 + s/6h + V/16lh), it is 262
+#:    tokens/s/GPU; with the full-recompute count, 96 ..., 197, below the stage's own wall-clock average, so the
+#:    no-recompute reading is the consistent one. The wall-clock figure is taken, as measured.) The two smaller growth
+#:    stages (16B TP2 DP96, 51B TP4 PP2 DP24) are not taken: no stored source gives their widths.
+#:    Framework: megatron-legacy with fp32 gradient accumulation (a 2023 Megatron-LM fork, as the Skywork-13B rows).
+#:    [B]: the stage's "Time(day)" as pure training time (it may hold restarts: a lower bound of the steady rate);
+#:    micro batch 1 (180 sequences per replica per step); no activation recompute (above); the 1F1B schedule without
+#:    interleaving (Megatron's default); the A800 preset's network (25 GB/s per GPU; the DGX-A800 links are not
+#:    stated); tied embeddings and learned positions in the config (xPos adds no weights; the cost difference is
+#:    negligible); the model card's 4.31M-token batch against 2160 x 2048 = 4.42M from the table (the table's batch
+#:    is taken).
+_N340_B = "[B: as the DP64 row (mbs 1, VP4, selective AC, sp + tp_overlap); Table 2 via a transcription]"
+NEMOTRON4_340B_RAMP = tuple(
+    (f"{_N340_B} Nemotron-4 340B report Table 2: TP8 PP12 DP{dp}, {n} H100, batch {gbs} x 4096", "nemotron-4-340b",
+     "H100 80GB", "megatron", "bf16-mixed", n, 4096, gbs,
+     dict(tp=8, sp=True, tp_overlap=True, pp=12, schedule="interleaved", virtual_stages=4, dp=dp, zero_stage=1,
+          microbatch_size=1, recompute="selective"), gbs * 4096 / it / n, None)
+    for dp, n, it, gbs in ((16, 1536, 10.3, 768), (32, 3072, 10.3, 1536)))
+
+FLM_101B = (
+    ("[B: stage wall-clock as training time, mbs 1, no AC, preset network] FLM-101B model card: 101B stage TP4 PP4 DP12 "
+     "SP, dist-opt, GBS 2160 x 2048, 192 A800 80GB", MODELS_DIR + "flm-101b.config.json", "A800", "megatron-legacy",
+     _LEGACY_BF16, 192, 2048, 2160,
+     dict(tp=4, sp=True, pp=4, dp=12, zero_stage=1, microbatch_size=1, recompute="none"),
+     26.54e9 / (6.54 * 86400) / 192, None),
+)
+
+SCOUTED_2026_12AJ = NEMOTRON4_340B_RAMP + FLM_101B
