@@ -2225,6 +2225,7 @@ SCOUTED_2026_12P = (
 #:      cluster_toolkit/run_recipe.sh @ 03fb496c (the resolved mixtral_8x22b_dropped config). Only the fit ('ran') of this
 #:      config was used before (FIT_CHECKS 'v6e.mixtral-8x22b-dropped'); its throughput was not.
 from shardplan.cost.flops import model_flops_per_token  # noqa: E402  (the rows convert TFLOP/s with it)
+from shardplan.parallel import balanced_split  # noqa: E402  (the Qwen3-235B rows' pipeline splits)
 from shardplan.presets.models import MODELS  # noqa: E402
 SCOUT4 = MODELS_DIR + "llama-4-scout-2layer.config.json"  # the llama-4-scout preset with num_hidden_layers 2
 
@@ -3448,17 +3449,12 @@ _XT_MOE = "XTuner Megatron MoE benchmark (Pai-Megatron-Patch @2b201af) H800"
 _Q235_TAG = "[B: ETP1, no TP overlap, preset network assumed]"
 
 
-def _pp_split(pp: int) -> tuple[int, ...]:
-    """The 94 Qwen3-235B layers over pp stages, the first and last one layer fewer than the rest."""
-    mid = (94 + 2) // pp
-    return (mid - 1, *([mid] * (pp - 2)), mid - 1)
-
-
 def _q235(name: str, gbs: int, step_s: float, *, tp: int, ep: int, pp: int, vpp: int | None, mbs: int = 1,
           recompute: str = "none", modules: tuple[str, ...] | None = None, deepep: bool = False,
           tp_overlap: bool = False, prec: str = "bf16-mixed", tag: str = _Q235_TAG) -> tuple:
     """One Qwen3-235B-A22B row of the XTuner doc: 256 H800, seq 4096, ZeRO-1, force-balanced dropless routing."""
-    lay = dict(tp=tp, pp=pp, pp_layers=_pp_split(pp), ep=ep, etp=1, zero_stage=1, microbatch_size=mbs,
+    lay = dict(tp=tp, pp=pp, pp_layers=balanced_split(94, pp),  # the first and last stage one layer fewer
+               ep=ep, etp=1, zero_stage=1, microbatch_size=mbs,
                recompute=recompute)
     if tp > 1:
         lay.update(sp=True, tp_overlap=tp_overlap)

@@ -109,7 +109,14 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def _no_repeated_json_keys(pairs: list[tuple[str, Any]]) -> dict:
+def no_repeated_json_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """``json.loads``'s ``object_pairs_hook`` for every JSON the project reads (spec and plan files, run records,
+    ds_configs): a JSON object's pairs as a dict, refusing a key given twice in one object (``json.loads`` alone keeps
+    the last silently; DeepSpeed refuses it too, ``runtime/config_utils.py dict_raise_error_on_duplicate_keys``).
+
+    Raises:
+        ValueError: naming the key (callers turn it into a ConfigError naming their file).
+    """
     keys = [k for k, _ in pairs]
     if len(set(keys)) < len(keys):
         twice = next(k for k in keys if keys.count(k) > 1)
@@ -126,7 +133,7 @@ def parse_document(text: str, path: Path, as_json: bool) -> Any:
     """
     kind = "JSON" if as_json else "YAML"
     try:
-        data = (json.loads(text, object_pairs_hook=_no_repeated_json_keys) if as_json
+        data = (json.loads(text, object_pairs_hook=no_repeated_json_keys) if as_json
                 else yaml.load(text, Loader=_UniqueKeyLoader))  # noqa: S506 (a SafeLoader)
     except RecursionError:
         raise ConfigError(f"{path} is nested too deeply to be a spec ({kind})", field="path", value=str(path)) from None

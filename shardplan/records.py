@@ -176,7 +176,7 @@ def read_records(path: str | Path) -> list[RunRecord]:
         ConfigError: unreadable, too large (:data:`MAX_RECORDS_BYTES`) or a line that is not a
             valid record (names the line).
     """
-    from shardplan.loaders import _no_repeated_json_keys
+    from shardplan.loaders import no_repeated_json_keys
 
     p = Path(path)
     if not p.exists():
@@ -196,7 +196,7 @@ def read_records(path: str | Path) -> list[RunRecord]:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
-            data = json.loads(line, object_pairs_hook=_no_repeated_json_keys)  # as every plan / spec file
+            data = json.loads(line, object_pairs_hook=no_repeated_json_keys)  # as every plan / spec file
             out.append(RunRecord.model_validate(_strict_types(data)).at(f"{p}:{i}"))
         except ValidationError as e:
             from shardplan.loaders import config_error

@@ -222,21 +222,20 @@ def _remat_offload_hint(e) -> str | None:
             f"{e.hardware.host_bandwidth / 1e9:.0f} GB/s)")
 
 
-def does_not_fit(e, plan_hint: str = "") -> str:
-    """The message of an estimate whose layout does not fit in HBM (exit code 1), with
-    :func:`offload_hint` when offloading activations would make it fit, ending in ``plan_hint`` (default
-    :data:`PLAN_HINT`)."""
-    hint = offload_hint(e)
-    limit = fit_limit_text(e.hardware.hbm_bytes, e.training.framework)
-    return (f"the layout does not fit: {_gib(e.memory.total)} GiB per device of {limit}; "
-            + (f"{hint}; " if hint else "") + (plan_hint or PLAN_HINT))
-
-
 #: what :func:`does_not_fit` suggests; ``export`` names its own ``plan --export`` instead (:func:`raise_if_negative`)
 PLAN_HINT = "try `shardplan plan` with the same flags for layouts that fit"
 
 
-def raise_if_negative(e, prefix: str = "", plan_hint: str | None = None) -> None:
+def does_not_fit(e, plan_hint: str = PLAN_HINT) -> str:
+    """The message of an estimate whose layout does not fit in HBM (exit code 1), with
+    :func:`offload_hint` when offloading activations would make it fit, ending in ``plan_hint``."""
+    hint = offload_hint(e)
+    limit = fit_limit_text(e.hardware.hbm_bytes, e.training.framework)
+    return (f"the layout does not fit: {_gib(e.memory.total)} GiB per device of {limit}; "
+            + (f"{hint}; " if hint else "") + plan_hint)
+
+
+def raise_if_negative(e, prefix: str = "", plan_hint: str = PLAN_HINT) -> None:
     """Exit 1 (:func:`shardplan.cli.common.negative`) when the estimate's layout does not fit or is
     predicted to fail (:attr:`shardplan.cost.step.Estimate.runs`), naming every reason after
     ``prefix`` (e.g. ``"not exported: "``); ``plan_hint`` replaces the suggestion to run ``shardplan plan``.
@@ -244,12 +243,12 @@ def raise_if_negative(e, prefix: str = "", plan_hint: str | None = None) -> None
     Raises:
         typer.Exit: code 1, after printing the reasons on stderr.
     """
-    reasons = negative_reasons(e, plan_hint or "")
+    reasons = negative_reasons(e, plan_hint)
     if reasons:
         raise negative(prefix + "; ".join(reasons))
 
 
-def negative_reasons(e, plan_hint: str = "") -> list[str]:
+def negative_reasons(e, plan_hint: str = PLAN_HINT) -> list[str]:
     """Why the estimate's layout is a negative result (exit code 1): it does not fit (:func:`does_not_fit`, with
     ``plan_hint``), or it is predicted to fail; [] when it runs. ``estimate --json`` writes them as
     ``negative_reasons``, the message on stderr joins them."""

@@ -190,10 +190,14 @@ def read(text: str, devices: int | None = None) -> Imported:
             ZeRO stage outside 0-3, parameter offload (ZeRO-Infinity ``offload_param``, not modelled), or a
             precision section the planner has no policy for (:func:`_precision`).
     """
+    from shardplan.loaders import no_repeated_json_keys
     try:
-        cfg = json.loads(text, object_pairs_hook=_unique_keys)
+        cfg = json.loads(text, object_pairs_hook=no_repeated_json_keys)
     except json.JSONDecodeError as e:
         raise ConfigError(f"ds_config is not valid JSON: {e}", field="import", value="deepspeed") from None
+    except ValueError as e:  # a key given twice in one object
+        raise ConfigError(f"ds_config: {e} in one object (DeepSpeed refuses it: 'Duplicate keys in DeepSpeed "
+                          "config'); legal: each key once", field="import", value="deepspeed") from None
     if not isinstance(cfg, dict):
         raise ConfigError("ds_config is not a JSON object", field="import", value="deepspeed")
     zero, tpc = section(cfg, "zero_optimization", "DeepSpeed"), section(cfg, "tensor_parallel", "DeepSpeed")
@@ -224,22 +228,6 @@ def read(text: str, devices: int | None = None) -> Imported:
     return Imported(parallel_from(values), devices=dp * tp, global_batch=B, framework="deepspeed",
                     precision=_precision(cfg), notes=(*offload_notes, *mics_notes, *_meta_devices_note(cfg, dp * tp),
                                                       *autotp_note, note))
-
-
-def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
-    """A JSON object's pairs as a dict, refusing a key given twice in one object, as DeepSpeed does when it reads
-    a ds_config (deepspeed/runtime/config_utils.py ``dict_raise_error_on_duplicate_keys``: "Duplicate keys in
-    DeepSpeed config"); ``json.loads`` alone would keep the last silently.
-
-    Raises:
-        ConfigError: naming the key.
-    """
-    keys = [k for k, _ in pairs]
-    twice = next((k for k in keys if keys.count(k) > 1), None)
-    if twice is not None:
-        raise ConfigError(f"ds_config gives the key {short_repr(twice)} twice in one object (DeepSpeed refuses it: "
-                          "'Duplicate keys in DeepSpeed config'); legal: each key once", field=str(twice), value=None)
-    return dict(pairs)
 
 
 def _meta_devices(cfg: dict):

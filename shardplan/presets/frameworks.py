@@ -165,8 +165,8 @@ _NANOTRON_STALL_PARTIAL = ("benchmarks/usp_grid.py stall_partial: exhaustive sea
                            "35 at any size; at 64 nodes 79 of 80 stall. Chosen on 8B alone the same; on 1B alone "
                            "without the message threshold. Moves the grid's 8B on 32 nodes from Spearman 0.80 to 0.98")
 _NANOTRON_STALL_SEQUENCES = ("the Ultra-Scale Playbook's 80B runs on the same cluster (benchmarks_interactive.html in the "
-                             "mirror vinjn/nanotron-ultrascale-playbook @ e3bcfc5c; benchmarks/usp_heldout.csv, never "
-                             "fitted): at 32 nodes the ZeRO-1 pipelines with dp < 32 and one sequence per microbatch "
+                             "mirror vinjn/nanotron-ultrascale-playbook @ e3bcfc5c; benchmarks/usp_h100_grid_3b_80b.csv, "
+                             "never fitted): at 32 nodes the ZeRO-1 pipelines with dp < 32 and one sequence per microbatch "
                              "(64 MiB messages) ran without the stall in 11 of 11 runs, with 2+ sequences 10 of 10 "
                              "stalled. The 1B / 8B grid cannot separate message size from sequence count (its 64 MiB+ "
                              "messages all carry 2+ sequences), so the condition is set from that data, not fitted")
@@ -601,6 +601,7 @@ def _with_overrides(name: str) -> FrameworkProfile:
     data: dict = {"base": base}
     shown = short_repr(name)
     texts = []  # the parts as field=value without the spaces around them: the profile's spec (FrameworkProfile.inline)
+    inline = [k for k in FrameworkProfile.model_fields if k not in ("name", "origin")]
     for part in parts:
         field, eq, value = part.partition("=")
         field = field.strip()
@@ -613,7 +614,6 @@ def _with_overrides(name: str) -> FrameworkProfile:
             raise ConfigError(f"framework={shown}: {short_repr(part)} {why}; legal: NAME+field=value, e.g. "
                               "megatron+loss=in_place (profile fields: docs/calibration.md, or a profile .yaml file)",
                               field="framework", value=name)
-        inline = [k for k in FrameworkProfile.model_fields if k not in ("name", "origin")]
         if field not in inline:  # profile_from_mapping's list would offer base and name, refused above
             raise ConfigError(f"framework {shown}: {short_repr(field)} is not a profile field; legal: "
                               f"{', '.join(inline)}", field=field, value=value, legal=inline)
