@@ -1,0 +1,241 @@
+"""The playbook's raw benchmark table: which nanotron build each grid run used, why each failed run failed, and
+the unit of its memory column -- and the grid scored with that knowledge.
+
+``benchmarks/usp_raw/runs.csv`` is a column subset of the Ultra-Scale Playbook's raw nanotron benchmark table
+(``bench_final2_mfu2.csv``, 4,104 runs, as the RAPID-LLM project stores it: repository eyao600/Rapid-LLM, path
+``validation_scripts/huggingface_data/bench_final2_mfu2.csv``, commit d6e2fc37d54a3f1dcd9b9eded96c9739392e3da6),
+transcribed by eight helpers, one offset range each (``benchmarks/usp_raw/README.md``). Beside what the plotted grids
+give, each row has nanotron's own log columns: ``status`` (Success / OOM / Other), ``oom_error``, the run's measured
+bus bandwidths, ``Mem Res (GB)`` = ``torch.cuda.max_memory_reserved() / 1024**3`` (nanotron ``helpers.py``
+``create_table_log``: GiB, although the column says GB) and ``after_pp_fix``: whether the run used the nanotron build
+after the playbook team's pipeline-parallel fix.
+
+What this script shows (``python benchmarks/usp_versions.py [--lomo] [--doc docs/calibration.md]``):
+
+* the join: every run that ran in the shared 1B / 8B grid and the 3B / 80B grid matches exactly one Success row
+  (same layout, tokens/s within 1) whose ``Mem Res`` equals ``gpu_mem_gb`` to 0.05 -- so ``gpu_mem_gb`` is GiB;
+  every failed run matches raw rows that say whether it ran out of memory;
+* the stalls the profile's triggers describe are the pre-fix build's: pipelined runs on 2+ nodes stall when
+  ``after_pp_fix`` is False and, with few exceptions, not when it is True;
+* the grid scored with each run's build (:func:`versioned`): post-fix runs without any stall, pre-fix runs with the
+  stall on every pipeline that spans nodes, and fit/OOM classification over the runs that ran or ran out of memory.
+  ``--lomo`` fits the constants that way (:func:`fit_versioned`) on each model of the shared grid and scores the
+  other (about 2 minutes).
+
+``--doc`` rewrites only the block between ``<!-- usp-versions:start -->`` and ``<!-- usp-versions:end -->``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from usp_grid import (DEFAULT_CSV, DEFAULT_HW, FIT_PARAMS, MAX_NFEV, GridRun, check_marked_doc, memory_terms,
+                      oom_fraction, predict, replace_marked_block, report, score, stall_free, stalled, throughput)
+from usp_heldout import HELDOUT_CSV
+from shardplan.errors import ConfigError
+from shardplan.fitting import apply, fit
+from shardplan.inputs import default_framework
+from shardplan.loaders import load_hardware
+from shardplan.specs.framework import FrameworkProfile
+from shardplan.specs.hardware import HardwareSpec
+
+RAW_CSV = Path(__file__).resolve().parent / "usp_raw" / "runs.csv"
+DOC_BEGIN, DOC_END = "<!-- usp-versions:start -->", "<!-- usp-versions:end -->"
+#: the raw table's hidden_size -> the grid's model label (shared README and the 3B / 80B grid)
+MODEL_BY_WIDTH = {2048: "1B", 3072: "3B", 4096: "8B", 8192: "80B", 16384: "469B"}
+#: tokens/s per GPU within which a grid row and a raw row are the same run (the grid rounds to whole tokens/s)
+SAME_RATE = 1.0
+
+
+def _key(model: str, nodes: int, dp: int, tp: int, pp: int, zero: int, mbs: int, grad_acc: int) -> tuple:
+    return model, nodes, dp, tp, pp, zero, mbs, grad_acc
+
+
+def run_key(run: GridRun) -> tuple:
+    """A grid run's layout key: (model, nodes, dp, tp, pp, zero_stage, microbatch_size, gradient accumulation)."""
+    p = run.parallel
+    return _key(run.model, run.nodes, p.dp, p.tp, p.pp, p.zero_stage, p.microbatch_size,
+                run.global_batch_size // (p.dp * p.microbatch_size))
+
+
+def load_raw(path: Path = RAW_CSV) -> tuple[dict[tuple, list[dict]], dict[tuple, list[str]]]:
+    """The raw table as two indexes by layout key: Success rows (dicts of the CSV's columns) and the statuses of
+    the failed rows ('OOM' / 'Other')."""
+    ok: dict[tuple, list[dict]] = defaultdict(list)
+    failed: dict[tuple, list[str]] = defaultdict(list)
+    with path.open() as f:
+        for r in csv.DictReader(f):
+            k = _key(MODEL_BY_WIDTH[int(r["hidden_size"])], int(float(r["nodes"])), int(r["dp"]), int(r["tp"]),
+                     int(r["pp"]), int(r["zero_stage"]), int(r["mbs"]), int(float(r["batch_accum"])))
+            (ok[k].append(r) if r["status"] == "Success" else failed[k].append(r["status"]))
+    return ok, failed
+
+
+def raw_row(run: GridRun, ok: dict[tuple, list[dict]]) -> dict:
+    """The one Success row of the raw table that is ``run`` (same layout key, tokens/s within :data:`SAME_RATE`).
+
+    Raises:
+        ConfigError: none or several match (the transcription or the grid is wrong)."""
+    rows = [r for r in ok.get(run_key(run), []) if abs(float(r["tok_s_gpu"]) - (run.tok_s_gpu or 0)) <= SAME_RATE]
+    if len(rows) != 1:
+        raise ConfigError(f"run {run_key(run)} at {run.tok_s_gpu} tokens/s/GPU matches {len(rows)} rows of {RAW_CSV}; "
+                          "legal: exactly one", field="run", value=str(run_key(run)))
+    return rows[0]
+
+
+def after_fix(run: GridRun, ok: dict[tuple, list[dict]]) -> bool:
+    """Whether a run that ran used the nanotron build after the pipeline fix (the raw table's ``after_pp_fix``)."""
+    return raw_row(run, ok)["after_pp_fix"] == "True"
+
+
+def failure(run: GridRun, failed: dict[tuple, list[str]]) -> str:
+    """Why a failed run failed: 'OOM', 'Other', or 'OOM/Other' where repeats of the layout differ."""
+    return "/".join(sorted(set(failed.get(run_key(run), ["unknown"]))))
+
+
+def pre_fix(profile: FrameworkProfile) -> FrameworkProfile:
+    """The pre-fix nanotron build: the profile's message stall (``pp_message_stall_s`` per pipeline message,
+    :func:`shardplan.cost.pipeline.stall_s`) on every pipelined job of 2 or more nodes, no other trigger."""
+    return profile.model_copy(update={
+        "pp_stall_min_nodes": 2, "pp_stall_min_tp_nodes": None, "pp_stall_zero0_min_microbatches": None,
+        "pp_stall_zero0_min_nodes": 1, "pp_stall_zero0_max_nodes": None, "pp_stall_all_nodes": None,
+        "pp_stall_min_dp": None, "pp_stall_min_message_bytes": None})
+
+
+def versioned(run: GridRun, profile: FrameworkProfile, ok: dict[tuple, list[dict]]) -> FrameworkProfile:
+    """The profile of the build ``run`` used: without any stall after the fix, :func:`pre_fix` before it. A failed
+    run (no raw Success row) keeps ``profile``."""
+    if not run.ran:
+        return profile
+    return stall_free(profile) if after_fix(run, ok) else pre_fix(profile)
+
+
+def fit_versioned(train: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile, ok: dict[tuple, list[dict]]
+                  ) -> tuple[HardwareSpec, FrameworkProfile]:
+    """:data:`~usp_grid.FIT_PARAMS` fitted on the runs of ``train`` that ran, each predicted with its own build
+    (:func:`versioned`; the stall triggers are not chosen: the build says which runs stall), after the memory
+    terms and the usable HBM fraction as ``usp_grid.fit_on`` chooses them: the fitted hardware and profile."""
+    ran = [r for r in train if r.ran]
+    profile = profile.model_copy(update=memory_terms(train, hw, profile))
+    profile = profile.model_copy(update={"usable_hbm_fraction": oom_fraction(train, hw, profile)})
+
+    def predictor(run: GridRun, h: HardwareSpec, f: FrameworkProfile) -> float | None:
+        return throughput(run, h, versioned(run, f, ok))
+
+    res = fit(ran, [r.tok_s_gpu for r in ran], predictor, FIT_PARAMS, hw, profile, max_nfev=MAX_NFEV)
+    return apply(FIT_PARAMS, res.values, hw, profile)
+
+
+def score_versioned(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile, ok: dict[tuple, list[dict]]
+                    ) -> dict:
+    """``usp_grid.score`` with every run priced with its own build (:func:`versioned`)."""
+    return score(runs, [predict(r, hw, versioned(r, profile, ok)) for r in runs])
+
+
+def stall_table(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile, ok: dict[tuple, list[dict]]) -> str:
+    """Stalled / ran (``usp_grid.stalled``: the measured step exceeds the stall-free prediction by more than 0.3 s
+    per microbatch) by model, pipelining and build, over the runs on 2 or more nodes."""
+    free = stall_free(profile)
+    count: Counter = Counter()
+    for r in runs:
+        e = predict(r, hw, free)
+        if r.ran and r.nodes >= 2 and not isinstance(e, str):
+            count[(r.model, r.parallel.pp > 1, after_fix(r, ok), stalled(r, e))] += 1
+    lines = ["| model | pipelined | stalled / ran, pre-fix build | stalled / ran, post-fix build |", "|---|---|---|---|"]
+    for m in dict.fromkeys(r.model for r in runs):
+        for piped in (True, False):
+            cells = [f"{count[(m, piped, fix, True)]} / {count[(m, piped, fix, True)] + count[(m, piped, fix, False)]}"
+                     for fix in (False, True)]
+            lines.append(f"| {m} | {'yes' if piped else 'no'} | {cells[0]} | {cells[1]} |")
+    return "\n".join(lines)
+
+
+def oom_table(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile, failed: dict[tuple, list[str]]) -> str:
+    """Predicted to run or not, by measured outcome (ran / OOM / other failure, from the raw table), and the
+    fit/OOM classification over the runs that ran or ran out of memory."""
+    count: Counter = Counter()
+    for r in runs:
+        e = predict(r, hw, profile)
+        outcome = "ran" if r.ran else failure(r, failed)
+        count[(outcome, not isinstance(e, str) and e.runs)] += 1
+    outcomes = sorted({o for o, _ in count}, key=lambda o: (o != "ran", o))
+    lines = ["| measured | runs | predicted to run | predicted not to |", "|---|---|---|---|"]
+    lines += [f"| {o} | {count[(o, True)] + count[(o, False)]} | {count[(o, True)]} | {count[(o, False)]} |"
+              for o in outcomes]
+    right = count[("ran", True)] + count[("OOM", False)]
+    n = sum(count[(o, x)] for o in ("ran", "OOM") for x in (True, False))
+    return "\n".join(lines) + f"\n\nfit/OOM classification over the {n} runs that ran or ran out of memory: {right / n:.1%}."
+
+
+def memory_unit_check(path: Path, ok: dict[tuple, list[dict]]) -> tuple[int, float]:
+    """Runs of the grid CSV at ``path`` with a peak, and the largest |gpu_mem_gb - Mem Res| over them (the raw
+    column is ``max_memory_reserved() / 1024**3``: a difference at rounding says ``gpu_mem_gb`` is GiB)."""
+    worst, n = 0.0, 0
+    with path.open() as f:
+        for r in csv.DictReader(f):
+            if r["gpu_mem_gb"] == "nan":
+                continue
+            k = _key(r["model"], int(r["nodes"]), int(r["dp"]), int(r["tp"]), int(r["pp"]), int(r["zero"]),
+                     int(r["mbs"]), int(r["grad_acc"]))
+            rows = [x for x in ok.get(k, []) if abs(float(x["tok_s_gpu"]) - float(r["tok_s_gpu"])) <= SAME_RATE]
+            if len(rows) != 1:
+                raise ConfigError(f"{path.name} run {k} matches {len(rows)} rows of {RAW_CSV}; legal: exactly one",
+                                  field="run", value=str(k))
+            worst, n = max(worst, abs(float(rows[0]["mem_res_gib"]) - float(r["gpu_mem_gb"]))), n + 1
+    return n, worst
+
+
+def section(name: str, runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile, raw: tuple, fits: dict) -> str:
+    """One grid's tables: stalls by build, outcomes, and the grid scored with each run's build under the
+    shipped constants and each refit of ``fits`` (label -> (hardware, profile, the model it was fitted on or None):
+    a fit on one model is scored on the grid's other models only)."""
+    ok, failed = raw
+    out = [f"**{name}**: stalls by build (runs on 2+ nodes)\n", stall_table(runs, hw, profile, ok),
+           "\nOutcomes against the prediction (shipped cluster file):\n", oom_table(runs, hw, profile, failed),
+           "\nScored with each run's build (post-fix: no stall; pre-fix: the stall on every pipeline of 2+ nodes):\n"]
+    out.append(report("shipped constants", score_versioned(runs, hw, profile, ok)))
+    for label, (h, f, model) in fits.items():
+        scored = [r for r in runs if r.model != model]
+        others = ", ".join(dict.fromkeys(r.model for r in scored))
+        out.append("\n" + report(f"{label}, scored on {others}", score_versioned(scored, h, f, ok)))
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--hardware", default=str(DEFAULT_HW))
+    ap.add_argument("--lomo", action="store_true", help="also fit with each run's build on each shared model (~2 min)")
+    ap.add_argument("--doc", type=Path, default=None, help="write the block between the usp-versions markers")
+    args = ap.parse_args()
+    doc = check_marked_doc(args.doc, DOC_BEGIN, DOC_END) if args.doc is not None else None
+    from usp_grid import load_grid
+    hw = load_hardware(args.hardware)
+    profile = default_framework(args.hardware)
+    raw = load_raw()
+    checks = [memory_unit_check(p, raw[0]) for p in (DEFAULT_CSV, HELDOUT_CSV)]
+    text = [f"Join: {checks[0][0]} + {checks[1][0]} runs with a peak (shared grid + 3B / 80B) each match one Success "
+            f"row of the raw table; |gpu_mem_gb - Mem Res (GiB)| at most {max(c[1] for c in checks):.2f}."]
+    shared, held = load_grid(DEFAULT_CSV), load_grid(HELDOUT_CSV)
+    fits = {}
+    if args.lomo:
+        fits["fitted with builds on all shared runs"] = (*fit_versioned(shared, hw, profile, raw[0]), None)
+        for m in ("1B", "8B"):
+            fits[f"fitted with builds on the shared {m} runs alone"] = (
+                *fit_versioned([r for r in shared if r.model == m], hw, profile, raw[0]), m)
+    text.append(section("Shared 1B / 8B grid", shared, hw, profile, raw, fits))
+    text.append(section("3B / 80B grid (held out)", held, hw, profile, raw, fits))
+    print("\n\n".join(text))
+    if doc is not None:
+        args.doc.write_text(replace_marked_block(doc, "\n\n".join(text), DOC_BEGIN, DOC_END, args.doc))  # type: ignore[arg-type]
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
