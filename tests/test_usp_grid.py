@@ -184,9 +184,9 @@ def test_message_trigger_needs_the_profiles_sequences_per_microbatch():
     assert stall_rule(two, fw, 32, 1, 2.0**26) == "nodes" and message_stall_s(two, fw, 32, 1, 2.0**26) == pytest.approx(4.5)
     # without the setting any 64 MiB message stalls, as before
     assert stall_rule(one, fw.model_copy(update={"pp_stall_min_sequences": None}), 32, 1, 2.0**26) == "nodes"
-    # the built-in nanotron profile carries it, with its source
+    # the campaign profile (nanotron-usp) carries it, with its source
     from shardplan.presets.frameworks import framework_profile
-    nano = framework_profile("nanotron")
+    nano = framework_profile("nanotron-usp")
     assert nano.pp_stall_min_sequences == 2 and "80B" in nano.sources["pp_stall_min_sequences"]
 
 
@@ -245,7 +245,7 @@ def test_grid_rows_round_trip_as_run_records(tmp_path):
     assert back[0].devices == 8 and back[0].global_batch_size == 256 and back[0].parallel.zero_stage == 1
     assert back[0].peak_memory_bytes == pytest.approx(2.42e10) and back[0].parallel.dp == 8
     assert not back[0].parallel.sp and back[1].parallel.sp and back[1].parallel.tp_overlap  # sp only with tp > 1
-    assert back[0].model == usp_grid.GRID_MODELS["1B"] and back[0].framework == "nanotron"
+    assert back[0].model == usp_grid.GRID_MODELS["1B"] and back[0].framework == "nanotron-usp"
     assert back[1].status == "failed" and back[1].tokens_per_s_per_device is None
     # the benchmark's view of the same rows (load_grid reads through the import): model key, nodes
     # = 8 devices / 8, the 8B row's dp x mbs x grad_acc = 1 x 256 x 1 = 256 sequences, no throughput
@@ -576,9 +576,9 @@ def test_heldout_script_fills_its_doc_block_and_refuses_a_file_without_it(tmp_pa
 
 def test_zero0_node_bound_must_exceed_its_start():
     # pp_stall_zero0_max_nodes <= pp_stall_zero0_min_nodes would leave the ZeRO-0 rule no node count: refused,
-    # naming the smallest legal bound (4 + 1 = 5 with nanotron's start of 4)
+    # naming the smallest legal bound (4 + 1 = 5 with nanotron-usp's start of 4)
     from shardplan.presets.frameworks import framework_profile as fp
     with pytest.raises(ConfigError, match="pp_stall_zero0_max_nodes 5 or more") as e:
-        fp("nanotron+pp_stall_zero0_max_nodes=4")
+        fp("nanotron-usp+pp_stall_zero0_max_nodes=4")
     assert e.value.field == "pp_stall_zero0_max_nodes"
-    assert fp("nanotron+pp_stall_zero0_max_nodes=5").pp_stall_zero0_max_nodes == 5
+    assert fp("nanotron-usp+pp_stall_zero0_max_nodes=5").pp_stall_zero0_max_nodes == 5

@@ -68,3 +68,20 @@ def test_pre_fix_build_stalls_every_pipeline_across_nodes():
     # one node: no stall under the pre-fix build either
     one = run(1, dp=4, pp=2, zero_stage=1, microbatch_size=1)
     assert predict(one, hw, pre).step_s == pytest.approx(predict(one, hw, uv.stall_free(prof)).step_s)
+
+
+def test_nanotron_preset_is_the_post_fix_build_and_the_campaign_profile_keeps_the_stall():
+    from shardplan.presets.frameworks import framework_profile
+    nano, usp = framework_profile("nanotron"), framework_profile("nanotron-usp")
+    # current nanotron (the post-fix build): no message stall; its source names the raw table's evidence
+    assert nano.pp_message_stall_s == 0 and "after_pp_fix" in nano.sources["pp_message_stall_s"]
+    # the campaign's profile: the same fitted constants plus the stall and its triggers (docs/accuracy.md usp-grid)
+    assert usp.pp_message_stall_s == 0.252 and usp.pp_stall_min_nodes == 32 and usp.pp_stall_all_nodes == 64
+    assert (usp.layer_host_s, usp.allocator_overhead) == (nano.layer_host_s, nano.allocator_overhead)
+    assert default_framework(str(DEFAULT_HW)).name == "nanotron-usp"
+    # 8B, 64 nodes, tp=8 pp=2 dp=32 mbs=1 ZeRO-1: 8 microbatches; the campaign profile stalls (every pipeline from 64
+    # nodes): (8 x 2 + 2 x 1) x 0.252 = 4.536 s more per step; the nanotron preset prices no stall
+    hw = load_hardware(str(DEFAULT_HW))
+    run = GridRun("8B", 64, ParallelConfig(tp=8, sp=True, tp_overlap=True, pp=2, zero_stage=1), 256, 1.0, None)
+    extra = predict(run, hw, usp).step_s - predict(run, hw, nano).step_s
+    assert extra == pytest.approx((8 * 2 + 2) * 0.252, rel=1e-6)

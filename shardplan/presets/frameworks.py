@@ -140,7 +140,7 @@ _NANOTRON_CP_EP = ("nanotron config ParallelismArgs: context_parallel_size and e
                    "(the nanotron exporter refuses such plans); the measured grid the profile is fitted on has no "
                    "cp or ep runs")
 
-_NANOTRON_FITTED = dict(layer_host_s=4.73e-3, pp_tp_host_step_s=2.51e-4, pp_message_stall_s=0.252,
+_NANOTRON_FITTED = dict(layer_host_s=4.73e-3, pp_tp_host_step_s=2.51e-4,
                         overlap_slowdown=1.0, tp_overlap_slowdown=0.721, allocator_retry_s=1.0,
                         allocator_pressure_start=0.812)
 _NANOTRON_FIT_NOTE = ("fitted by python benchmarks/usp_grid.py --fit: robust least squares (soft-L1, scale 0.1) on "
@@ -181,6 +181,17 @@ _NANOTRON_STALL_ZERO0 = ("benchmarks/usp_grid.py stall_zero0: decision stumps ov
                          "1 of 11 ZeRO-0 runs does); the ZeRO-1 runs of the same layouts on 4-16 nodes stall in 24 of "
                          "275. The 1B runs of this kind mostly failed, so a fit on 1B alone finds no such rule")
 _NANOTRON_FIT_SOURCES = {k: _NANOTRON_FIT_NOTE for k in _NANOTRON_FITTED}
+_NANOTRON_NO_STALL = ("0 (no pipeline stall): the playbook campaign's raw table (benchmarks/usp_raw/runs.csv, its "
+                      "after_pp_fix column) shows the grid's pipeline stalls in the runs made with the nanotron build "
+                      "before the playbook team's pipeline fix (462 of 471 pipelined runs on 2+ nodes) and rarely after "
+                      "it (50 of 757); current nanotron is the later build. The campaign's runs are predicted with the "
+                      "nanotron-usp profile (usp-h100-efa.yaml), which keeps the fitted stall and its triggers")
+_NANOTRON_CAMPAIGN = ("the Ultra-Scale Playbook's nanotron campaign on AWS p5 (shared/calibration/usp_h100_grid_1b_8b.csv, "
+                      "benchmarks/usp_h100_grid_3b_80b.csv): the nanotron profile plus the message stall of the runs "
+                      "made before the playbook team's pipeline fix (benchmarks/usp_raw/runs.csv after_pp_fix False: "
+                      "the stall on every pipeline of 2+ nodes) and the triggers that tell those runs from their "
+                      "layout alone, as the campaign scheduled them (most 64-node pipelines, about half the 32-node "
+                      "ones, few below): fitted by benchmarks/usp_grid.py --fit; docs/calibration.md")
 
 #: Megatron-LM's runtime outside the tensors it counts: the context (CUDA context, cuBLAS workspaces, NCCL buffers,
 #: as nanotron's) and the caching allocator's reserve over allocated. Megatron-Core keeps parameters and gradients
@@ -394,9 +405,6 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                          param_gather_overlap=False, layout_defaults={"sp": True, "tp_overlap": True},
                          min_microbatches="pp_minus_1", schedules=("gpipe", "1f1b"), zero_stages=(0, 1),
                          recomputes=("none", "full"), context_parallel=False, expert_parallel=False,
-                         pp_stall_min_nodes=32, pp_stall_min_tp_nodes=4, pp_stall_zero0_min_microbatches=16,
-                         pp_stall_zero0_min_nodes=4, pp_stall_all_nodes=64, pp_stall_min_dp=32,
-                         pp_stall_min_message_bytes=2.0**26, pp_stall_min_sequences=2, pp_stall_zero0_max_nodes=32,
                          usable_hbm_fraction=0.84,
                          **_NANOTRON_FITTED,
                          sources={"grad_buffer_bytes": _FP32_MAIN_GRADS, "loss": _NANOTRON_LOSS,
@@ -422,19 +430,26 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "context_parallel": _NANOTRON_CP_EP, "expert_parallel": _NANOTRON_CP_EP,
                                   "schedules": "nanotron parallel/pipeline_parallel/engine.py: "
                                   "AllForwardAllBackwardPipelineEngine and OneForwardOneBackwardPipelineEngine",
-                                  "pp_stall_min_nodes": _NANOTRON_STALL_NODES,
-                                  "pp_stall_min_tp_nodes": _NANOTRON_STALL_TP_NODES,
-                                  "pp_stall_zero0_min_microbatches": _NANOTRON_STALL_ZERO0,
-                                  "pp_stall_zero0_min_nodes": _NANOTRON_STALL_ZERO0,
-                                  "pp_stall_all_nodes": _NANOTRON_STALL_PARTIAL, "pp_stall_min_dp": _NANOTRON_STALL_PARTIAL,
-                                  "pp_stall_min_message_bytes": _NANOTRON_STALL_PARTIAL,
-                                  "pp_stall_min_sequences": _NANOTRON_STALL_SEQUENCES,
-                                  "pp_stall_zero0_max_nodes": _NANOTRON_STALL_ZERO0_MAX, **_NANOTRON_FIT_SOURCES}),
+                                  "pp_message_stall_s": _NANOTRON_NO_STALL, **_NANOTRON_FIT_SOURCES}),
     ]
 }
 _FOUNDRY = ("llm-foundry's MPT models (MosaicML Composer's FSDP, the pytorch-fsdp profile and its fitted constants) run "
             "the Triton FlashAttention: attn_config attn_impl: triton in scripts/train/yamls/pretrain/mpt-*.yaml and "
             "the default of scripts/train/benchmarking/submit_benchmarks.py --attn_impl")
+#: the Ultra-Scale Playbook campaign's nanotron runs (the measured H100 grid and its 3B / 80B runs): nanotron plus
+#: the pipeline stall of the campaign's runs made with the build before the playbook team's pipeline fix, with the
+#: triggers that tell from a layout alone which runs those were (what usp-h100-efa.yaml predicts the grid with)
+FRAMEWORKS["nanotron-usp"] = FRAMEWORKS["nanotron"].model_copy(update={
+    "name": "nanotron-usp", "pp_message_stall_s": 0.252, "pp_stall_min_nodes": 32, "pp_stall_min_tp_nodes": 4,
+    "pp_stall_zero0_min_microbatches": 16, "pp_stall_zero0_min_nodes": 4, "pp_stall_all_nodes": 64,
+    "pp_stall_min_dp": 32, "pp_stall_min_message_bytes": 2.0**26, "pp_stall_min_sequences": 2,
+    "pp_stall_zero0_max_nodes": 32,
+    "sources": {**FRAMEWORKS["nanotron"].sources, "name": _NANOTRON_CAMPAIGN, "pp_message_stall_s": _NANOTRON_FIT_NOTE,
+                "pp_stall_min_nodes": _NANOTRON_STALL_NODES, "pp_stall_min_tp_nodes": _NANOTRON_STALL_TP_NODES,
+                "pp_stall_zero0_min_microbatches": _NANOTRON_STALL_ZERO0, "pp_stall_zero0_min_nodes": _NANOTRON_STALL_ZERO0,
+                "pp_stall_all_nodes": _NANOTRON_STALL_PARTIAL, "pp_stall_min_dp": _NANOTRON_STALL_PARTIAL,
+                "pp_stall_min_message_bytes": _NANOTRON_STALL_PARTIAL, "pp_stall_min_sequences": _NANOTRON_STALL_SEQUENCES,
+                "pp_stall_zero0_max_nodes": _NANOTRON_STALL_ZERO0_MAX}})
 FRAMEWORKS["llm-foundry"] = FRAMEWORKS["pytorch-fsdp"].model_copy(update={
     "name": "llm-foundry", "attention_kernel": "triton", "overlap_slowdown": 0.30, "logit_bytes": 4.0,
     "lazy_grads": False,
