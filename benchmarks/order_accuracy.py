@@ -72,7 +72,7 @@ def heldout_grid_pairs() -> tuple[dict, dict[int, float], dict[int, float]]:
         e = usp_grid.predict(r, hw, profile) if r.ran else None
         if e is not None and not isinstance(e, str):
             predicted[i], measured[i] = e.tokens_per_s / e.layout.n_devices, r.tok_s_gpu
-            groups[(r.model, r.nodes)].append(i)
+            groups[r.group].append(i)
     return groups, predicted, measured
 
 

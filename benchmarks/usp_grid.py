@@ -80,6 +80,12 @@ class GridRun:
         """GPUs: 8 per node."""
         return 8 * self.nodes
 
+    @property
+    def group(self) -> tuple[str, int]:
+        """(the plot's model label, nodes): the ranking group. A variant's label is the plot's with a suffix
+        ("80B-gqa8", a run of the playbook's "80B" plot with 8 KV heads) and ranks with its plot's runs."""
+        return self.model.split("-")[0], self.nodes
+
 
 def load_grid(path: Path) -> list[GridRun]:
     """The CSV's rows as runs, read by the generic CSV import with :data:`GRID_MAP` (:func:`to_records`):
@@ -135,7 +141,7 @@ def score(runs: list[GridRun], preds: list[Estimate | str]) -> dict:
             err.append(pred / run.tok_s_gpu - 1)
             if run.mem_bytes:  # a run may report throughput without its peak
                 mem_err.append(measured_peak(e) / run.mem_bytes - 1)
-            groups[(run.model, run.nodes)].append((pred, run.tok_s_gpu))
+            groups[run.group].append((pred, run.tok_s_gpu))
     rho = {k: spearman(*zip(*v)) for k, v in sorted(groups.items()) if len(v) >= 3}
     ranked = [r for r in rho.values() if not math.isnan(r)]  # identical runs give no ranking
 
@@ -310,9 +316,9 @@ def pick_report(runs: list[GridRun], preds: list[Estimate | str]) -> str:
     best: dict[tuple, float] = defaultdict(float)
     for run, e in zip(runs, preds):
         if run.ran:
-            best[(run.model, run.nodes)] = max(best[(run.model, run.nodes)], run.tok_s_gpu)
+            best[run.group] = max(best[run.group], run.tok_s_gpu)
         if not isinstance(e, str) and e.runs:
-            groups[(run.model, run.nodes)].append((e.tokens_per_s / e.layout.n_devices, run))
+            groups[run.group].append((e.tokens_per_s / e.layout.n_devices, run))
     lines = ["| model | nodes | predicted fastest: measured / best measured | best of the top 3 |", "|---|---|---|---|"]
     for key in sorted(groups):
         if not best[key]:
@@ -493,7 +499,7 @@ def spearman_ceiling(runs: list[GridRun]) -> dict[tuple, float]:
     for r in runs:
         if r.ran:
             p = r.parallel
-            groups[(r.model, r.nodes)].append(((p.dp, p.tp, p.pp, p.microbatch_size, r.global_batch_size), r.tok_s_gpu))
+            groups[r.group].append(((p.dp, p.tp, p.pp, p.microbatch_size, r.global_batch_size), r.tok_s_gpu))
     out = {}
     for g, v in sorted(groups.items()):
         if len(v) < 3:
@@ -519,7 +525,7 @@ def stall_consistent_spearman(runs: list[GridRun], hw: HardwareSpec, profile: Fr
         if isinstance(e, str) or isinstance(e0, str):
             continue
         right = stalled(r, e0) == (e.step_s > e0.step_s * 1.001)
-        groups[(r.model, r.nodes)].append((e.tokens_per_s / e.layout.n_devices, r.tok_s_gpu, right))
+        groups[r.group].append((e.tokens_per_s / e.layout.n_devices, r.tok_s_gpu, right))
     out = {}
     for k, v in sorted(groups.items()):
         kept = [(p, m) for p, m, ok in v if ok]

@@ -5,7 +5,9 @@ rows, 731 that ran) were transcribed from the hover text of the playbook's inter
 (``assets/data/benchmarks/benchmarks_interactive.html`` in the mirror ``vinjn/nanotron-ultrascale-playbook``, commit
 e3bcfc5c0b177d5f259a65465ddf0f880c71577f; subplots "3B" and "80B"). The same file's 1B and 8B subplots reproduce the
 1,641 rows of ``shared/calibration/usp_h100_grid_1b_8b.csv`` exactly (two more failed rows), which is how the
-transcription was checked. Columns as in the shared CSV; a failed run has ``nan`` (the plot does not say why).
+transcription was checked. Columns as in the shared CSV; a failed run has ``nan`` (the plot does not say why). The
+14 runs of the "80B" plot that the playbook's raw table names ``80G_..._gqa8`` (8 KV heads) have the model label
+``80B-gqa8`` (``benchmarks/usp_versions.py``; they rank with the 80B runs).
 
 Nothing here is fitted on these runs: they are scored with the cluster file fitted on the shared 1B / 8B grid (what
 ``benchmarks/usp_grid.py --fit -o`` writes; the shipped ``usp-h100-efa`` holds that fit) and, with ``--refit``, with

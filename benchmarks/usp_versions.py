@@ -55,6 +55,12 @@ def _key(model: str, nodes: int, dp: int, tp: int, pp: int, zero: int, mbs: int,
     return model, nodes, dp, tp, pp, zero, mbs, grad_acc
 
 
+def model_label(row: dict) -> str:
+    """A raw row's model as the grids label it: by width, and "80B-gqa8" for the 80B runs with 8 KV heads."""
+    label = MODEL_BY_WIDTH[int(row["hidden_size"])]
+    return f"{label}-gqa8" if label == "80B" and row["num_kv_heads"] == "8.0" else label
+
+
 def run_key(run: GridRun) -> tuple:
     """A grid run's layout key: (model, nodes, dp, tp, pp, zero_stage, microbatch_size, gradient accumulation)."""
     p = run.parallel
@@ -69,7 +75,7 @@ def load_raw(path: Path = RAW_CSV) -> tuple[dict[tuple, list[dict]], dict[tuple,
     failed: dict[tuple, list[str]] = defaultdict(list)
     with path.open() as f:
         for r in csv.DictReader(f):
-            k = _key(MODEL_BY_WIDTH[int(r["hidden_size"])], int(float(r["nodes"])), int(r["dp"]), int(r["tp"]),
+            k = _key(model_label(r), int(float(r["nodes"])), int(r["dp"]), int(r["tp"]),
                      int(r["pp"]), int(r["zero_stage"]), int(r["mbs"]), int(float(r["batch_accum"])))
             (ok[k].append(r) if r["status"] == "Success" else failed[k].append(r["status"]))
     return ok, failed

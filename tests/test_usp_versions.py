@@ -85,3 +85,14 @@ def test_nanotron_preset_is_the_post_fix_build_and_the_campaign_profile_keeps_th
     run = GridRun("8B", 64, ParallelConfig(tp=8, sp=True, tp_overlap=True, pp=2, zero_stage=1), 256, 1.0, None)
     extra = predict(run, hw, usp).step_s - predict(run, hw, nano).step_s
     assert extra == pytest.approx((8 * 2 + 2) * 0.252, rel=1e-6)
+
+
+def test_gqa8_runs_of_the_80b_plot_are_labelled_and_priced_with_8_kv_heads(raw):
+    from usp_heldout import HELDOUT_CSV
+    runs = load_grid(HELDOUT_CSV)
+    gqa = [r for r in runs if r.model == "80B-gqa8"]
+    # 14 Success rows of the raw table have hidden 8192 and num_kv_heads 8; each is one run of the CSV
+    assert len(gqa) == 14 and all(r.ran and uv.raw_row(r, raw[0])["num_kv_heads"] == "8.0" for r in gqa)
+    assert all(r.group == ("80B", r.nodes) for r in gqa)
+    n, worst = uv.memory_unit_check(HELDOUT_CSV, raw[0])
+    assert n == 731 and worst <= 0.05 + 1e-9
