@@ -156,7 +156,32 @@ def stall_table(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile
         for piped in (True, False):
             cells = [f"{count[(m, piped, fix, True)]} / {count[(m, piped, fix, True)] + count[(m, piped, fix, False)]}"
                      for fix in (False, True)]
-            lines.append(f"| {m} | {'yes' if piped else 'no'} | {cells[0]} | {cells[1]} |")
+            if cells != ["0 / 0", "0 / 0"]:
+                lines.append(f"| {m} | {'yes' if piped else 'no'} | {cells[0]} | {cells[1]} |")
+    return "\n".join(lines)
+
+
+#: a job's start-of-run AllReduce measurement (the raw table's ``allreduce_gbps``) below this is the low regime: on
+#: 16+ nodes the unpipelined runs measure 140-220 GB/s or 12-50 GB/s, with nothing between 60 and 130
+LOW_ALLREDUCE_GBPS = 100.0
+
+
+def network_table(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile, ok: dict[tuple, list[dict]]) -> str:
+    """Stalled / ran for the unpipelined runs on 16 or more nodes, by the AllReduce bandwidth their job measured when
+    it started (the raw table's ``allreduce_gbps``; below :data:`LOW_ALLREDUCE_GBPS` or not): the losses of
+    unpipelined jobs at scale go with the job's network, not with its layout."""
+    free = stall_free(profile)
+    count: Counter = Counter()
+    for r in runs:
+        e = predict(r, hw, free)
+        if r.ran and r.nodes >= 16 and r.parallel.pp == 1 and not isinstance(e, str):
+            low = float(raw_row(r, ok)["allreduce_gbps"]) < LOW_ALLREDUCE_GBPS
+            count[(r.nodes, low, stalled(r, e))] += 1
+    lines = [f"| nodes | stalled / ran, job measured AllReduce < {LOW_ALLREDUCE_GBPS:g} GB/s | stalled / ran, at or above |",
+             "|---|---|---|"]
+    for n in sorted({k[0] for k in count}):
+        cells = [f"{count[(n, low, True)]} / {count[(n, low, True)] + count[(n, low, False)]}" for low in (True, False)]
+        lines.append(f"| {n} | {cells[0]} | {cells[1]} |")
     return "\n".join(lines)
 
 
@@ -201,6 +226,8 @@ def section(name: str, runs: list[GridRun], hw: HardwareSpec, profile: Framework
     a fit on one model is scored on the grid's other models only)."""
     ok, failed = raw
     out = [f"**{name}**: stalls by build (runs on 2+ nodes)\n", stall_table(runs, hw, profile, ok),
+           "\nUnpipelined runs on 16+ nodes, by the AllReduce bandwidth their job measured at start:\n",
+           network_table(runs, hw, profile, ok),
            "\nOutcomes against the prediction (shipped cluster file):\n", oom_table(runs, hw, profile, failed),
            "\nScored with each run's build (post-fix: no stall; pre-fix: the stall on every pipeline of 2+ nodes):\n"]
     out.append(report("shipped constants", score_versioned(runs, hw, profile, ok)))

@@ -535,13 +535,15 @@ def test_nanotron_places_pipeline_blocks_beyond_the_layer_count():
 
 def test_heldout_3b_80b_runs_load_and_none_that_ran_is_refused():
     # benchmarks/usp_h100_grid_3b_80b.csv (the playbook's plot data, transcribed): 842 3B rows (593 ran) and 821 80B
-    # rows (138 ran); its 3B ran at tp = 16 and 32, which the grid map's 32-head 3B accepts (32 % 16 == 32 % 32 == 0)
+    # rows (138 ran, 14 of them the GQA-8 variant labelled 80B-gqa8: 807 + 14 rows, 124 + 14 ran); its 3B ran at tp = 16
+    # and 32, which the grid map's 32-head 3B accepts (32 % 16 == 32 % 32 == 0)
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import usp_grid as g
     import usp_heldout
     runs = g.load_grid(usp_heldout.HELDOUT_CSV)
-    count = {m: (sum(r.model == m for r in runs), sum(r.model == m and r.ran for r in runs)) for m in ("3B", "80B")}
-    assert count == {"3B": (842, 593), "80B": (821, 138)}
+    count = {m: (sum(r.model == m for r in runs), sum(r.model == m and r.ran for r in runs))
+             for m in ("3B", "80B", "80B-gqa8")}
+    assert count == {"3B": (842, 593), "80B": (807, 124), "80B-gqa8": (14, 14)}
     assert {r.parallel.tp for r in runs if r.model == "3B" and r.ran} >= {16, 32}
     hw = g.load_hardware(str(g.DEFAULT_HW))
     prof = framework_profile("nanotron")
