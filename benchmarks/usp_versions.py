@@ -20,7 +20,9 @@ What this script shows (``python benchmarks/usp_versions.py [--lomo] [--doc docs
 * the grid scored with each run's build (:func:`versioned`): post-fix runs without any stall, pre-fix runs with the
   stall on every pipeline that spans nodes, and fit/OOM classification over the runs that ran or ran out of memory.
   ``--lomo`` fits the constants that way (:func:`fit_versioned`) on each model of the shared grid and scores the
-  other (about 2 minutes).
+  other (about 2 minutes);
+* the unpipelined runs on 16+ nodes by the AllReduce bandwidth their job measured at start (:func:`network_table`);
+* the 7 runs of a 469B that only the raw table has, scored with the shipped cluster file (:func:`raw_only_table`).
 
 ``--doc`` rewrites only the block between ``<!-- usp-versions:start -->`` and ``<!-- usp-versions:end -->``.
 """
@@ -33,13 +35,14 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from usp_grid import (DEFAULT_CSV, DEFAULT_HW, FIT_PARAMS, MAX_NFEV, GridRun, check_marked_doc, memory_terms,
-                      oom_fraction, predict, replace_marked_block, report, score, stall_free, stalled, throughput)
+from usp_grid import (DEFAULT_CSV, DEFAULT_HW, FIT_PARAMS, MAX_NFEV, GridRun, check_marked_doc, measured_peak,
+                      memory_terms, oom_fraction, predict, replace_marked_block, report, score, stall_free, stalled, throughput)
 from usp_heldout import HELDOUT_CSV
 from shardplan.errors import ConfigError
 from shardplan.fitting import apply, fit
 from shardplan.inputs import default_framework
 from shardplan.loaders import load_hardware
+from shardplan.parallel import ParallelConfig
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
 
@@ -202,6 +205,42 @@ def oom_table(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile, 
     return "\n".join(lines) + f"\n\nfit/OOM classification over the {n} runs that ran or ran out of memory: {right / n:.1%}."
 
 
+def raw_only_runs(model: str, path: Path = RAW_CSV) -> list[tuple[GridRun, dict]]:
+    """The Success rows of a model that only the raw table has (the 469B) as grid runs (the grid map's
+    convention: sequence and tensor parallelism with asynchronous TP communication, peak = ``Mem Res`` x 1e9 as
+    the map reads ``gpu_mem_gb``), each with its raw row."""
+    out = []
+    with path.open() as f:
+        for r in csv.DictReader(f):
+            if r["status"] == "Success" and model_label(r) == model:
+                tp = int(r["tp"])
+                p = ParallelConfig(dp=int(r["dp"]), tp=tp, pp=int(r["pp"]), zero_stage=int(r["zero_stage"]),
+                                   microbatch_size=int(r["mbs"]), sp=tp > 1, tp_overlap=tp > 1)
+                out.append((GridRun(model, int(float(r["nodes"])), p, int(float(r["gbs"])), float(r["tok_s_gpu"]),
+                                    float(r["mem_res_gib"]) * 1e9), r))
+    return out
+
+
+def raw_only_table(model: str, hw: HardwareSpec, profile: FrameworkProfile) -> str:
+    """Per run of :func:`raw_only_runs`: layout, build, measured and predicted tokens/s/GPU (the shipped cluster
+    file, and without any stall) and peak memory, then the summary metrics (``usp_grid.report``)."""
+    runs = raw_only_runs(model)
+    lines = ["| nodes | dp | tp | pp | mbs | build | measured tokens/s/GPU | predicted | without stall | "
+             "measured peak GB | predicted |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    preds = []
+    for g, r in runs:
+        e, free = predict(g, hw, profile), predict(g, hw, stall_free(profile))
+        preds.append(e)
+        p = g.parallel
+        rate = (lambda x: "refused" if isinstance(x, str) else
+                f"{x.tokens_per_s / x.layout.n_devices:.1f}" + ("" if x.runs else " (not to fit)"))
+        mem = "-" if isinstance(e, str) else f"{measured_peak(e) / 1e9:.1f}"
+        lines.append(f"| {g.nodes} | {p.dp} | {p.tp} | {p.pp} | {p.microbatch_size} | "
+                     f"{'post-fix' if r['after_pp_fix'] == 'True' else 'pre-fix'} | {g.tok_s_gpu:g} | {rate(e)} | "
+                     f"{rate(free)} | {(g.mem_bytes or 0) / 1e9:.1f} | {mem} |")
+    return "\n".join(lines) + "\n\n" + report(f"{model} (raw table only, never fitted)", score([g for g, _ in runs], preds))
+
+
 def memory_unit_check(path: Path, ok: dict[tuple, list[dict]]) -> tuple[int, float]:
     """Runs of the grid CSV at ``path`` with a peak, and the largest |gpu_mem_gb - Mem Res| over them (the raw
     column is ``max_memory_reserved() / 1024**3``: a difference at rounding says ``gpu_mem_gb`` is GiB)."""
@@ -261,6 +300,8 @@ def main() -> None:
                 *fit_versioned([r for r in shared if r.model == m], hw, profile, raw[0]), m)
     text.append(section("Shared 1B / 8B grid", shared, hw, profile, raw, fits))
     text.append(section("3B / 80B grid (held out)", held, hw, profile, raw, fits))
+    text.append("**The 469B runs**, in the raw table only (no plot shows them; all on 64 nodes), with the shipped cluster "
+                "file:\n\n" + raw_only_table("469B", hw, profile))
     print("\n\n".join(text))
     if doc is not None:
         args.doc.write_text(replace_marked_block(doc, "\n\n".join(text), DOC_BEGIN, DOC_END, args.doc))  # type: ignore[arg-type]

@@ -96,3 +96,14 @@ def test_gqa8_runs_of_the_80b_plot_are_labelled_and_priced_with_8_kv_heads(raw):
     assert all(r.group == ("80B", r.nodes) for r in gqa)
     n, worst = uv.memory_unit_check(HELDOUT_CSV, raw[0])
     assert n == 731 and worst <= 0.05 + 1e-9
+
+
+def test_469b_runs_come_from_the_raw_table_with_their_spec():
+    import usp_grid
+    # 7 Success rows with hidden 16384 (all on 64 nodes); the grid map's 469B: 126 layers of h = 16384, MHA, ffn 53248,
+    # untied 131072 vocabulary -> 126 x (4 h^2 + 3 h x 53248 + 2 h) + 2 x 131072 x h + h = 469.36e9 parameters
+    runs = uv.raw_only_runs("469B")
+    assert len(runs) == 7 and {g.nodes for g, _ in runs} == {64}
+    h, f = 16384, 53248
+    assert usp_grid.GRID_MODELS["469B"].n_params == 126 * (4 * h * h + 3 * h * f + 2 * h) + 2 * 131072 * h + h
+    assert usp_grid.GRID_MODELS["469B"].n_params == pytest.approx(469.36e9, rel=1e-4)
