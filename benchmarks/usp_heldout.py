@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 from usp_grid import (DEFAULT_CSV, DEFAULT_HW, GridRun, baseline_rows, check_marked_doc, fit_on, load_grid, pick_report,
-                      predict, replace_marked_block, report, score, side_by_side)
+                      predict, publish, report, run_script, score, side_by_side)
 from shardplan.errors import ConfigError
 from shardplan.inputs import default_framework
 from shardplan.loaders import load_hardware
@@ -70,15 +70,8 @@ def main() -> None:
     doc = check_marked_doc(args.doc, DOC_BEGIN, DOC_END) if args.doc is not None else None  # before the work, as usp_forecast does
     hw = load_hardware(args.hardware)
     profile = default_framework(args.hardware) or framework_profile("nanotron")
-    text = heldout_text(load_grid(args.csv), hw, profile, args.refit)
-    print(text)
-    if doc is not None:
-        args.doc.write_text(replace_marked_block(doc, text, DOC_BEGIN, DOC_END, args.doc))  # type: ignore[arg-type]
+    publish(heldout_text(load_grid(args.csv), hw, profile, args.refit), args.doc, doc, DOC_BEGIN, DOC_END)
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except ConfigError as e:
-        print(f"error: {e}", file=sys.stderr)
-        raise SystemExit(2) from None
+    run_script(main)

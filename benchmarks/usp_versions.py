@@ -36,7 +36,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from usp_grid import (DEFAULT_CSV, DEFAULT_HW, FIT_PARAMS, MAX_NFEV, GridRun, check_marked_doc, measured_peak,
-                      memory_terms, oom_fraction, predict, replace_marked_block, report, score, stall_free, stalled, throughput)
+                      memory_terms, oom_fraction, predict, publish, report, run_script, score, stall_free, stalled,
+                      throughput)
 from usp_heldout import HELDOUT_CSV
 from shardplan.errors import ConfigError
 from shardplan.fitting import apply, fit
@@ -302,14 +303,8 @@ def main() -> None:
     text.append(section("3B / 80B grid (held out)", held, hw, profile, raw, fits))
     text.append("**The 469B runs**, in the raw table only (no plot shows them; all on 64 nodes), with the shipped cluster "
                 "file:\n\n" + raw_only_table("469B", hw, profile))
-    print("\n\n".join(text))
-    if doc is not None:
-        args.doc.write_text(replace_marked_block(doc, "\n\n".join(text), DOC_BEGIN, DOC_END, args.doc))  # type: ignore[arg-type]
+    publish("\n\n".join(text), args.doc, doc, DOC_BEGIN, DOC_END)
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except ConfigError as e:
-        print(f"error: {e}", file=sys.stderr)
-        raise SystemExit(2) from None
+    run_script(main)
