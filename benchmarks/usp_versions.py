@@ -166,7 +166,7 @@ def stall_table(runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile
 
 
 #: a job's start-of-run AllReduce measurement (the raw table's ``allreduce_gbps``) below this is the low regime: on
-#: 16+ nodes the unpipelined runs measure 140-220 GB/s or 12-50 GB/s, with nothing between 60 and 130
+#: 16+ nodes the unpipelined runs measure 135-225 GB/s or 12-50 GB/s, with nothing between 50 and 130
 LOW_ALLREDUCE_GBPS = 100.0
 
 
