@@ -44,6 +44,7 @@ from shardplan.fitting import apply, fit
 from shardplan.inputs import default_framework
 from shardplan.loaders import load_hardware
 from shardplan.parallel import ParallelConfig
+from shardplan.presets.frameworks import framework_profile
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
 
@@ -260,17 +261,20 @@ def memory_unit_check(path: Path, ok: dict[tuple, list[dict]]) -> tuple[int, flo
     return n, worst
 
 
-def section(name: str, runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile, raw: tuple, fits: dict) -> str:
+def section(name: str, runs: list[GridRun], hw: HardwareSpec, profile: FrameworkProfile, raw: tuple, fits: dict,
+            source: str = "shipped cluster file") -> str:
     """One grid's tables: stalls by build, outcomes, and the grid scored with each run's build under the
-    shipped constants and each refit of ``fits`` (label -> (hardware, profile, the model it was fitted on or None):
-    a fit on one model is scored on the grid's other models only)."""
+    constants of ``source`` (what ``hw`` and ``profile`` are, as the text names them) and each refit of ``fits``
+    (label -> (hardware, profile, the model it was fitted on or None): a fit on one model is scored on the grid's
+    other models only)."""
     ok, failed = raw
     out = [f"**{name}**: stalls by build (runs on 2+ nodes)\n", stall_table(runs, hw, profile, ok),
            "\nUnpipelined runs on 16+ nodes, by the AllReduce bandwidth their job measured at start:\n",
            network_table(runs, hw, profile, ok),
-           "\nOutcomes against the prediction (shipped cluster file):\n", oom_table(runs, hw, profile, failed),
+           f"\nOutcomes against the prediction ({source}):\n", oom_table(runs, hw, profile, failed),
            "\nScored with each run's build (post-fix: no stall; pre-fix: the stall on every pipeline of 2+ nodes):\n"]
-    out.append(report("shipped constants", score_versioned(runs, hw, profile, ok)))
+    out.append(report("shipped constants" if source == "shipped cluster file" else source,
+                      score_versioned(runs, hw, profile, ok)))
     for label, (h, f, model) in fits.items():
         scored = [r for r in runs if r.model != model]
         others = ", ".join(dict.fromkeys(r.model for r in scored))
@@ -278,17 +282,28 @@ def section(name: str, runs: list[GridRun], hw: HardwareSpec, profile: Framework
     return "\n".join(out)
 
 
+def source_text(hardware: str, profile: FrameworkProfile) -> str:
+    """What the tables call the hardware and profile they predict with: "shipped cluster file" for the default
+    ``--hardware`` (:data:`~usp_grid.DEFAULT_HW`) with its own profile, else the ``--hardware`` value and the
+    profile's label. Raises nothing."""
+    if Path(hardware).resolve() == DEFAULT_HW.resolve() and profile.name == "nanotron-usp" and not profile.inline:
+        return "shipped cluster file"
+    return f"hardware {hardware} and the {profile.label} profile"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--hardware", default=str(DEFAULT_HW))
+    ap.add_argument("--hardware", default=str(DEFAULT_HW),
+                    help="preset or cluster file; its framework section gives the profile, else nanotron-usp (the "
+                         "campaign's: its stall is the pre-fix build's)")
     ap.add_argument("--lomo", action="store_true", help="also fit with each run's build on each shared model (~2 min)")
     ap.add_argument("--doc", type=Path, default=None, help="write the block between the usp-versions markers")
     args = ap.parse_args()
     doc = check_marked_doc(args.doc, DOC_BEGIN, DOC_END) if args.doc is not None else None
     from usp_grid import load_grid
     hw = load_hardware(args.hardware)
-    profile = default_framework(args.hardware)
-    raw = load_raw()
+    profile = default_framework(args.hardware) or framework_profile("nanotron-usp")
+    raw, source = load_raw(), source_text(args.hardware, profile)
     checks = [memory_unit_check(p, raw[0]) for p in (DEFAULT_CSV, HELDOUT_CSV)]
     text = [f"Join: {checks[0][0]} + {checks[1][0]} runs with a peak (shared grid + 3B / 80B) each match one Success "
             f"row of the raw table; |gpu_mem_gb - Mem Res (GiB)| at most {max(c[1] for c in checks):.2f}."]
@@ -299,10 +314,10 @@ def main() -> None:
         for m in ("1B", "8B"):
             fits[f"fitted with builds on the shared {m} runs alone"] = (
                 *fit_versioned([r for r in shared if r.model == m], hw, profile, raw[0]), m)
-    text.append(section("Shared 1B / 8B grid", shared, hw, profile, raw, fits))
-    text.append(section("3B / 80B grid (held out)", held, hw, profile, raw, fits))
-    text.append("**The 469B runs**, in the raw table only (no plot shows them; all on 64 nodes), with the shipped cluster "
-                "file:\n\n" + raw_only_table("469B", hw, profile))
+    text.append(section("Shared 1B / 8B grid", shared, hw, profile, raw, fits, source))
+    text.append(section("3B / 80B grid (held out)", held, hw, profile, raw, fits, source))
+    text.append(f"**The 469B runs**, in the raw table only (no plot shows them; all on 64 nodes), with the {source}:\n\n"
+                + raw_only_table("469B", hw, profile))
     publish("\n\n".join(text), args.doc, doc, DOC_BEGIN, DOC_END)
 
 
