@@ -748,14 +748,22 @@ def check_marked_doc(path: Path, begin: str, end: str) -> str:
     a bad ``--doc`` costs nothing).
 
     Raises:
-        ConfigError: a missing file, a folder, or a file without the marked block (exit 2)."""
+        ConfigError: a missing file, a folder, a file that is not UTF-8 text, or a file without the marked block
+            (none, one marker, or the two in the wrong order; exit 2)."""
+    legal = f"legal: a UTF-8 Markdown file with {begin} followed by {end} (docs/calibration.md)"
     if not path.is_file():
-        raise ConfigError(f"--doc {str(path)!r} is not an existing file; legal: a Markdown file with the "
-                          f"{begin} ... {end} block (docs/calibration.md)", field="--doc", value=str(path))
-    doc = path.read_text()
-    if replace_marked_block(doc, "", begin, end, path) is None:
-        raise ConfigError(f"{path} has no {begin} ... {end} block; legal: a file with both markers",
-                          field="--doc", value=str(path))
+        raise ConfigError(f"--doc {str(path)!r} is not an existing file; {legal}", field="--doc", value=str(path))
+    try:
+        doc = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"--doc {str(path)!r} cannot be read as text ({e}); {legal}",
+                          field="--doc", value=str(path)) from None
+    has_begin, has_end = begin in doc, end in doc
+    if not (has_begin and has_end) or doc.index(end) < doc.index(begin):
+        problem = (f"has no {begin} ... {end} block" if not (has_begin or has_end) else
+                   "has the end marker before the start marker" if has_begin and has_end else
+                   f"has {begin if has_begin else end} without {end if has_begin else begin}")
+        raise ConfigError(f"{path} {problem}; {legal}", field="--doc", value=str(path))
     return doc
 
 
@@ -808,7 +816,7 @@ def check_arguments(args: argparse.Namespace) -> None:
     written (a folder, or a file in a folder that does not exist).
 
     Raises:
-        ConfigError: the option and why (exit 2).
+        ConfigError: the option and why, e.g. a ``--doc`` that is not UTF-8 text (exit 2).
     """
     if not args.fit:
         for flag, value in (("--profile-out", args.profile_out), ("-o/--hardware-out", args.hardware_out),
@@ -821,7 +829,12 @@ def check_arguments(args: argparse.Namespace) -> None:
                        ("--profile-out", args.profile_out), ("-o/--hardware-out", args.hardware_out)):
         check_output_path(flag, path)
     if args.doc is not None and args.doc.exists():
-        replace_marked_block(args.doc.read_text(), "", DOC_BEGIN, DOC_END, args.doc)
+        try:
+            doc = args.doc.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise ConfigError(f"--doc {str(args.doc)!r} cannot be read as text ({e}); legal: a UTF-8 Markdown file "
+                              "(docs/accuracy.md) or a new one", field="--doc", value=str(args.doc)) from None
+        replace_marked_block(doc, "", DOC_BEGIN, DOC_END, args.doc)
 
 
 def main() -> None:

@@ -44,3 +44,30 @@ def test_usp_versions_names_the_shipped_cluster_file_only_for_it():
     prof = default_framework(str(usp_grid.DEFAULT_HW))
     assert usp_versions.source_text(str(usp_grid.DEFAULT_HW), prof) == "shipped cluster file"
     assert usp_versions.source_text("h100-sxm", prof) == "hardware h100-sxm and the nanotron-usp profile"
+
+
+@pytest.mark.parametrize("content, says", [
+    (b"\xff\xfe" + BEGIN.encode() + END.encode(), "cannot be read as text"),
+    (f"x\n{END}\ny\n{BEGIN}\n".encode(), "has the end marker before the start marker"),
+    (f"{BEGIN}\n".encode(), f"has {BEGIN} without {END}"),
+], ids=["not-utf8", "reversed", "one-marker"])
+def test_a_broken_doc_is_refused_with_what_is_legal(tmp_path, content, says):
+    # a non-UTF-8 --doc raised UnicodeDecodeError (a traceback, exit 1); a broken block said "legal: ... or neither",
+    # but a file with neither marker is refused too
+    doc = tmp_path / "d.md"
+    doc.write_bytes(content)
+    with pytest.raises(ConfigError) as e:
+        usp_grid.check_marked_doc(doc, BEGIN, END)
+    assert says in str(e.value) and "or neither" not in str(e.value) and f"{BEGIN} followed by {END}" in str(e.value)
+    r = _script("--doc", doc)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and says in r.stderr
+    assert doc.read_bytes() == content
+
+
+def test_usp_grid_refuses_a_doc_that_is_not_text(tmp_path):
+    doc = tmp_path / "d.md"
+    doc.write_bytes(b"\xff\xfe\x00")
+    args = argparse.Namespace(fit=False, profile_out=None, hardware_out=None, by_nodes=False, out=None, doc=doc,
+                              to_records=None)
+    with pytest.raises(ConfigError, match="cannot be read as text"):
+        usp_grid.check_arguments(args)
