@@ -71,3 +71,10 @@ def test_usp_grid_refuses_a_doc_that_is_not_text(tmp_path):
                               to_records=None)
     with pytest.raises(ConfigError, match="cannot be read as text"):
         usp_grid.check_arguments(args)
+
+
+def test_usp_grid_doc_intro_names_the_profile_the_cluster_file_gives():
+    # the intro said "framework profile `nanotron`", while usp-h100-efa.yaml names nanotron-usp (the plain nanotron
+    # preset has no stall)
+    name = default_framework(str(usp_grid.DEFAULT_HW)).name
+    assert name == "nanotron-usp" and f"framework profile `{name}`" in usp_grid.DOC_INTRO
