@@ -78,3 +78,19 @@ def test_usp_grid_doc_intro_names_the_profile_the_cluster_file_gives():
     # preset has no stall)
     name = default_framework(str(usp_grid.DEFAULT_HW)).name
     assert name == "nanotron-usp" and f"framework profile `{name}`" in usp_grid.DOC_INTRO
+
+
+@pytest.mark.parametrize("value, named", [
+    ('"nanotron-usp+pp_stall_min_nodes=16"', "nanotron-usp+pp_stall_min_nodes=16"),
+    ('"megatron+loss=in_place"', "megatron+loss=in_place"),
+    ("{base: megatron, loss: in_place}", "megatron"),
+], ids=["nanotron-usp-inline", "megatron-inline", "megatron-mapping"])
+def test_the_hardware_files_framework_note_keeps_its_overrides(tmp_path, value, named):
+    # a hardware file's framework: nanotron-usp+field=value was announced as plain 'nanotron-usp', and one based on
+    # megatron not at all
+    hw = tmp_path / "hw.yaml"
+    hw.write_text(f"base: h100-sxm\nname: t\nframework: {value}\n")
+    r = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "-H", str(hw), "-n", "64", "-s", "4096", "-b", "256",
+                            "--tp", "8", "--pp", "2"])
+    assert r.exit_code == 0, r.output
+    assert f"framework profile '{named}' from the hardware file" in r.stderr

@@ -202,14 +202,17 @@ def print_notes(layout: Any) -> None:
 
 def framework_note(hardware: str | None, framework: str | None, profile: Any) -> None:
     """Say on stderr which profile (a FrameworkProfile) a hardware file chose when ``--framework``
-    was not given (:func:`shardplan.inputs.default_framework`), and, when it was given, which of the
-    file's own framework values it replaces."""
+    was not given (:func:`shardplan.inputs.default_framework`; with the file's inline overrides, and for a
+    megatron section that changes fields), and, when it was given, which of the file's own framework values it
+    replaces. Raises nothing (the hardware file was read before)."""
     from shardplan.loaders import hardware_framework
     if framework is None and hardware is not None and profile.name != "megatron" and hardware_framework(hardware) is None:
         err_console.print(f"[yellow]note:[/] framework profile {escape(repr(profile.name))}, the default on TPUs (JAX / "
                           "XLA programs; --framework chooses another)", highlight=False, soft_wrap=True)
-    elif framework is None and hardware is not None and profile.name != "megatron":
-        err_console.print(f"[yellow]note:[/] framework profile {escape(repr(profile.name))} from the hardware file "
+    elif framework is None and hardware is not None and (profile.name != "megatron" or profile.inline or profile.origin):
+        # inline overrides (framework: nanotron-usp+pp_stall_min_nodes=16) are named with the profile
+        named = profile.label if profile.inline else profile.name
+        err_console.print(f"[yellow]note:[/] framework profile {escape(repr(named))} from the hardware file "
                           f"{escape(hardware)} (it was calibrated with it; --framework overrides)",
                           highlight=False, soft_wrap=True)
     elif framework is not None and hardware is not None:
