@@ -133,7 +133,7 @@ def main() -> None:
         if args.doc is not None:
             check_doc(args.doc)
         hw = load_hardware(args.hardware)
-        profile = default_framework(args.hardware) or framework_profile("nanotron")
+        profile = default_framework(args.hardware) or framework_profile("nanotron-usp")
         text = table(models, hw, profile)
         print(text)
         if args.doc is not None:

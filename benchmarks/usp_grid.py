@@ -842,7 +842,7 @@ def main() -> None:
     ap.add_argument("--csv", type=Path, default=DEFAULT_CSV)
     ap.add_argument("--hardware", default=str(DEFAULT_HW))
     ap.add_argument("--framework", default=None,
-                    help="profile name or file (default: the --hardware file's framework section, else nanotron)")
+                    help="profile name or file (default: the --hardware file's framework section, else nanotron-usp, the campaign's profile)")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--fit", action="store_true", help="fit the profile's constants, with leave-one-model-out")
     ap.add_argument("--by-nodes", action="store_true", help="with --fit: also leave one node count out (7 more fits)")
@@ -864,7 +864,7 @@ def main() -> None:
     from shardplan.inputs import default_framework
     hw = load_hardware(args.hardware)
     profile = (framework_profile(args.framework) if args.framework is not None
-               else default_framework(args.hardware) or framework_profile("nanotron"))
+               else default_framework(args.hardware) or framework_profile("nanotron-usp"))
     preds = [predict(r, hw, profile) for r in runs]
     if not any(r.ran and not isinstance(e, str) for r, e in zip(runs, preds)):
         raise ConfigError(f"--csv {args.csv}: no run both ran (has tok_s_gpu) and has a layout the planner prices: "

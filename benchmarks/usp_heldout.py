@@ -69,7 +69,7 @@ def main() -> None:
         raise ConfigError(f"--csv {args.csv}: no such file; legal: an existing file", field="csv", value=str(args.csv))
     doc = check_marked_doc(args.doc, DOC_BEGIN, DOC_END) if args.doc is not None else None  # before the work, as usp_forecast does
     hw = load_hardware(args.hardware)
-    profile = default_framework(args.hardware) or framework_profile("nanotron")
+    profile = default_framework(args.hardware) or framework_profile("nanotron-usp")
     publish(heldout_text(load_grid(args.csv), hw, profile, args.refit), args.doc, doc, DOC_BEGIN, DOC_END)
 
 

@@ -228,7 +228,7 @@ def raw_only_table(model: str, hw: HardwareSpec, profile: FrameworkProfile) -> s
     file, and without any stall) and peak memory, then the summary metrics (``usp_grid.report``)."""
     runs = raw_only_runs(model)
     lines = ["| nodes | dp | tp | pp | mbs | build | measured tokens/s/GPU | predicted | without stall | "
-             "measured peak GB | predicted |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "measured peak (Mem Res) | predicted peak / 1e9 B |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     preds = []
     for g, r in runs:
         e, free = predict(g, hw, profile), predict(g, hw, stall_free(profile))
@@ -240,7 +240,9 @@ def raw_only_table(model: str, hw: HardwareSpec, profile: FrameworkProfile) -> s
         lines.append(f"| {g.nodes} | {p.dp} | {p.tp} | {p.pp} | {p.microbatch_size} | "
                      f"{'post-fix' if r['after_pp_fix'] == 'True' else 'pre-fix'} | {g.tok_s_gpu:g} | {rate(e)} | "
                      f"{rate(free)} | {(g.mem_bytes or 0) / 1e9:.1f} | {mem} |")
-    return "\n".join(lines) + "\n\n" + report(f"{model} (raw table only, never fitted)", score([g for g, _ in runs], preds))
+    note = ("\n\nBoth memory columns are on the scale the grid fit reads `gpu_mem_gb` (= Mem Res, GiB) on: as GB "
+            "(1e9 B).\n\n")
+    return "\n".join(lines) + note + report(f"{model} (raw table only, never fitted)", score([g for g, _ in runs], preds))
 
 
 def memory_unit_check(path: Path, ok: dict[tuple, list[dict]]) -> tuple[int, float]:

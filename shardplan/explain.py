@@ -126,7 +126,7 @@ def _why(component: str, e: Estimate) -> str:
             return f"data-parallel {component} (group of {p.dp * p.cp} crosses the scale-up domain)"
         return f"{axis} communication crossing the {hw.scale_up_size}-device scale-up domain: {component}"
     if component == "pipeline bubble":
-        return f"pipeline bubble of pp={p.pp} with {e.layout.microbatches} microbatches ({p.schedule})"
+        return f"pipeline bubble of pp={p.pp} with {e.layout.microbatches} microbatch{'es' if e.layout.microbatches != 1 else ''} ({p.schedule})"
     if component == "recompute":
         return f"recompute (the re-run forward; here recompute={p.recompute})"
     if component == "overlap slowdown":
