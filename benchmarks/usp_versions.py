@@ -281,6 +281,10 @@ def section(name: str, runs: list[GridRun], hw: HardwareSpec, profile: Framework
         scored = [r for r in runs if r.model != model]
         others = ", ".join(dict.fromkeys(r.model for r in scored))
         out.append("\n" + report(f"{label}, scored on {others}", score_versioned(scored, h, f, ok)))
+    post = [r for r in runs if r.ran and after_fix(r, ok)]
+    out.append("\nWhat a user of the current (post-fix) nanotron gets: the post-fix runs alone, predicted without any "
+               "stall (the `nanotron` preset's behaviour with this cluster's constants):\n")
+    out.append(report("post-fix runs, no stall", score(post, [predict(r, hw, stall_free(profile)) for r in post])))
     return "\n".join(out)
 
 
