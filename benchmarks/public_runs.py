@@ -4015,3 +4015,50 @@ FLM_101B = (
 )
 
 SCOUTED_2026_12AJ = NEMOTRON4_340B_RAMP + FLM_101B
+
+#: Thirty-seventh scouting pass (2026-12, never fitted on; SCOUTED_2026_12AK): the RAPID-LLM simulator's validation
+#: data (NanoCAD lab, UCLA). Read: eyao600/Rapid-LLM validation_scripts/ (uci_train.py @ 50eec60b, uci_train_lime.py
+#: @ d6e2fc37, nvidia_train.py @ 50eec60b, koyeb.py @ c7d53d9c, hf_meta_sweep.py @ 24ef24c6, validation_configs/);
+#: that fork stores no measured training data (its scripts read validation_scripts/imec_data/*.csv, not in the fork),
+#: so the CSVs were read from the two other stored copies of the same code: nanocad-lab/Rapid-LLM @ 339ef6ab
+#: validation_scripts/train_validation_data/uci_train.csv (6 rows) and gkarfakis19/DeepFlow @ 51a0976b
+#: validation_scripts/imec_data/uci_train.csv (14 rows, a superset with the same numbers; 13 SUCCESS). These are the
+#: authors' own measurements on a 4-GPU A100 80GB system the files call "UCI" (README: "4-GPU system training
+#: validation ... the 4-GPU UCI cases"): Llama-2-7B ("Llama2-7B.yaml": 32 x 4096, 32 heads, ffn 11008, vocab 32000:
+#: the llama-2-7b preset), seq_len 4096 (the scripts' override), "run_benchmark.py parameters GLOBAL_BATCH_SIZE = 128,
+#: MICRO_BATCH_SIZE = 1", a TP x PP x CP x DP grid under "DDP" and "FSDP" (RAPID-LLM prices them as dp_zero_stage 0
+#: and 3). Columns Avg_Step_Time_s, Total_Throughput_tokens_s and Throughput_per_GPU_tokens_s; 128 x 4096 / step / 4
+#: = the per-GPU column (DDP DP4: 524,288 / 36.9333 / 4 = 3,548.9), which is taken as printed. Network facts from
+#: uci_train_lime.py / uci_train_validation.py: "4-GPU ring: 2 NVLink, 2 PCIe", NVLink 12 x 25 = 300 GB/s per GPU,
+#: PCIe 25 GB/s per GPU, and the authors' final model puts TP/CP on the PCIe ring (TP_ON_NVLINK = False) and PP/DP on
+#: NVLink. The hardware config (a100_80GB_train_validation.yaml): 108 SMs at 1.41 GHz, 80 GB at 1,986 GB/s, bf16
+#: tensors, parameters, gradients and optimizer states ("as_tensor_format"), "master_parameters: 0.0",
+#: "full_recomputation: false" (selective), kernel_launch_overhead 9 us.
+#: [B] for every row: hardware = the a100-80gb preset with its scale-up ring at 25 GB/s per GPU (every 4-GPU ring has
+#: two PCIe hops, and the authors' model puts TP/CP there; their PP/DP NVLink ring is not representable beside it, and
+#: DP / PP traffic is under 2% of these steps); the pairs of GPUs bridged by NVLink suggest A100 80GB PCIe cards
+#: (1,935 GB/s, 300 W), not stated, and the preset's SXM HBM bandwidth and clocks are kept; precision bf16 with bf16
+#: Adam state and no master copy ("+optimizer_dtype=bf16", the authors' config; bf16-mixed ZeRO-0 would need 122 GiB
+#: for the DDP DP4 row, which ran); selective recompute (the authors' config); "DDP" = ZeRO-0, "FSDP" = ZeRO-3 (the
+#: authors' pricing); the 1F1B schedule without interleaving for PP; profile megatron: the FSDP PP failure's text,
+#: "AssertionError: FSDP does not support pipeline parallelism", is NeMo's NLPFSDPStrategy assertion
+#: (nemo/collections/nlp/parts/nlp_overrides.py), so the harness is taken as NeMo / Megatron-Core (not stated).
+#: Skipped: the FSDP TP1 PP2 DP2 row (INSUFFICIENT_DATA, the assertion above); nvidia_train.py's A100_korthi /
+#: A100_selene rows (Korthikanti 2022 Table 5 full- and selective-recompute GPT 22B-1T, Narayanan 2021 Table 1 GPT
+#: 310B / 530B / 1T: held in shardplan/data/published_runs.csv; RAPID-LLM's copies of the Korthikanti times, e.g. GPT
+#: 175B 16.9 / 12.9 s, are below the paper's 18.13 / 13.75 s and are not taken); koyeb.py and nvidia_inf.csv
+#: (inference); huggingface_data/bench_final2_*.csv (the Ultra-Scale Playbook nanotron sweep, held in usp_raw/).
+_UCI = "[B: PCIe 25 GB/s ring, bf16 Adam no master, selective AC, NeMo assumed] RAPID-LLM uci_train.csv (authors' 4 A100)"
+UCI_RAPID_LLM_A100 = tuple(
+    (f"{_UCI}: Llama-2-7B {variant} TP{tp} PP{pp} CP{cp} DP{dp}, GBS 128 x 4096, mbs 1", "llama-2-7b",
+     "A100 80GB+scale_up_bandwidth=25000000000", "megatron", "bf16-mixed" + OPTIMIZER_BF16, 4, 4096, 128,
+     dict(tp=tp, pp=pp, cp=cp, dp=dp, zero_stage=3 if variant == "FSDP" else 0, microbatch_size=1,
+          recompute="selective", **(dict(schedule="1f1b") if pp > 1 else {})), tps, None)
+    for variant, tp, pp, cp, dp, tps in (
+        ("DDP", 1, 1, 1, 4, 3548.88), ("DDP", 4, 1, 1, 1, 1862.7), ("DDP", 1, 4, 1, 1, 3231.03),
+        ("DDP", 1, 1, 4, 1, 1224.97), ("DDP", 2, 2, 1, 1, 3050.16), ("DDP", 2, 1, 2, 1, 2070.83),
+        ("DDP", 1, 2, 2, 1, 2981.92), ("DDP", 2, 1, 1, 2, 3139.87), ("DDP", 1, 2, 1, 2, 3429.46),
+        ("DDP", 1, 1, 2, 2, 3046.41), ("FSDP", 1, 1, 1, 4, 2329.59), ("FSDP", 2, 1, 1, 2, 1767.33),
+        ("FSDP", 1, 1, 2, 2, 1257.62)))
+
+SCOUTED_2026_12AK = UCI_RAPID_LLM_A100
