@@ -395,8 +395,8 @@ def stall_note(e) -> str | None:
                f"{fw.pp_stall_zero0_min_microbatches}+ microbatches (this layout: {e.layout.microbatches}); "
                f"{zero1}fewer microbatches avoid it")
     messages = round(e.stall_s / fw.pp_message_stall_s)
-    origin = ("measured on the cluster the profile was fitted to, docs/accuracy.md"
-              if _builtin_values(fw, "pp_message_stall_s") else "the profile's pp_message_stall_s")
+    origin = ("measured on the cluster the profile was fitted to, in the runs made before nanotron's pipeline fix: "
+              "docs/calibration.md" if _builtin_values(fw, "pp_message_stall_s") else "the profile's pp_message_stall_s")
     return (f"framework overhead includes {fmt_seconds(e.stall_s)} of the {fw.label} profile's pipeline message "
             f"stall ({messages} point-to-point messages on the busiest stage's path x "
             f"{fmt_seconds(fw.pp_message_stall_s)}, {origin}): {why}")
