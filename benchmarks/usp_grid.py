@@ -43,7 +43,7 @@ from shardplan.parallel import ParallelConfig
 from shardplan.presets.frameworks import framework_profile
 from shardplan.record_import import import_csv, parse_map_items
 from shardplan.records import RunRecord, write_records
-from shardplan.specs.framework import FrameworkProfile
+from shardplan.specs.framework import PP_STALL_TRIGGERS, FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
@@ -261,10 +261,7 @@ def _message_bytes(e: Estimate) -> float:
 
 #: the profile's stall triggers and OOM fraction (:func:`oom_fraction`) that :func:`fit_on` chooses on the training
 #: runs (and ``--profile-out`` writes)
-STALL_FIELDS = ("pp_stall_min_nodes", "pp_stall_min_tp_nodes", "pp_stall_zero0_min_microbatches",
-                "pp_stall_zero0_min_nodes", "pp_stall_all_nodes", "pp_stall_min_dp", "pp_stall_min_message_bytes",
-                "pp_stall_min_sequences", "pp_stall_zero0_max_nodes",
-                "usable_hbm_fraction")
+STALL_FIELDS = (*PP_STALL_TRIGGERS, "usable_hbm_fraction")
 
 #: a partial stall rule replaces the whole node-count trigger only if it classifies this many more runs
 #: right (out of ~640 pipelined runs; a threshold that moves a handful of runs is not kept)

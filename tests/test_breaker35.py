@@ -94,3 +94,14 @@ def test_the_hardware_files_framework_note_keeps_its_overrides(tmp_path, value, 
                             "--tp", "8", "--pp", "2"])
     assert r.exit_code == 0, r.output
     assert f"framework profile '{named}' from the hardware file" in r.stderr
+
+
+def test_stall_triggers_on_a_profile_without_a_stall_constant_are_named_as_idle():
+    # nanotron (the current build) has pp_message_stall_s = 0: a trigger set on it prices nothing, and the note says so;
+    # nanotron-usp (stall 0.252 s) with its own triggers gets no such note
+    args = ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "64", "-s", "4096", "-b", "256", "--tp", "8",
+            "--pp", "2"]
+    idle = CliRunner().invoke(app, [*args, "--framework", "nanotron+pp_stall_min_nodes=2"])
+    assert idle.exit_code == 0 and "pp_stall_min_nodes of the nanotron+pp_stall_min_nodes=2 profile has no effect" in idle.output
+    usp = CliRunner().invoke(app, [*args, "--framework", "nanotron-usp"])
+    assert usp.exit_code == 0 and "no effect" not in usp.output

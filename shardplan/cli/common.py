@@ -228,6 +228,22 @@ def framework_note(hardware: str | None, framework: str | None, profile: Any) ->
             err_console.print(f"[yellow]note:[/] --framework {escape(framework)} replaces the framework section of the "
                               f"hardware file {escape(hardware)} (its own values of {escape(', '.join(changed))} are "
                               "not used; leave --framework out to keep them)", highlight=False, soft_wrap=True)
+    idle_stall_note(profile)
+
+
+def idle_stall_note(profile: Any) -> None:
+    """Say on stderr that a profile's (a FrameworkProfile) pipeline-stall triggers set away from their defaults do
+    nothing while its ``pp_message_stall_s`` is 0 (e.g. ``nanotron+pp_stall_min_nodes=2``: the nanotron preset, the
+    current build, prices no stall; the playbook campaign's ``nanotron-usp`` carries one). Raises nothing."""
+    from shardplan.specs.framework import PP_STALL_TRIGGERS
+    fields = type(profile).model_fields
+    moved = [f for f in PP_STALL_TRIGGERS if getattr(profile, f) != fields[f].default]
+    if profile.pp_message_stall_s == 0 and moved:
+        verb = "has" if len(moved) == 1 else "have"
+        err_console.print(f"[yellow]note:[/] {escape(', '.join(moved))} of the {escape(profile.label)} profile {verb} no "
+                          "effect while its pp_message_stall_s is 0 (no pipeline stall is priced); set "
+                          "pp_message_stall_s (seconds per stalled message) too, or start from nanotron-usp",
+                          highlight=False, soft_wrap=True)
 
 
 def precision_note(precision: str | None, framework: Any, overridable: bool = True) -> None:

@@ -21,6 +21,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 OptimizerDtype = Literal["fp32", "bf16-moments", "bf16"]
 
 
+#: the fields that say when a pipeline stalls (:func:`shardplan.cost.pipeline.stall_rule`); they act only with a
+#: nonzero ``FrameworkProfile.pp_message_stall_s``, the seconds each stalled message costs
+PP_STALL_TRIGGERS = ("pp_stall_min_nodes", "pp_stall_min_tp_nodes", "pp_stall_zero0_min_microbatches",
+                     "pp_stall_zero0_min_nodes", "pp_stall_all_nodes", "pp_stall_min_dp", "pp_stall_min_message_bytes",
+                     "pp_stall_min_sequences", "pp_stall_zero0_max_nodes")
+
+
 class FrameworkProfile(BaseModel):
     """Factors of one training framework (defaults: a well-tuned Megatron-LM run).
 
