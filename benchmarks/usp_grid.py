@@ -740,6 +740,18 @@ def replace_marked_block(doc: str, text: str, begin: str, end: str, path: Path) 
     return head + f"{begin}\n{text}\n{end}" + rest.split(end, 1)[1]
 
 
+def read_doc(path: Path, legal: str) -> str:
+    """The text of a ``--doc`` file read as UTF-8.
+
+    Raises:
+        ConfigError: the file cannot be read or is not UTF-8 text, with ``legal`` (what the option takes; exit 2)."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"--doc {str(path)!r} cannot be read as text ({e}); {legal}",
+                          field="--doc", value=str(path)) from None
+
+
 def check_marked_doc(path: Path, begin: str, end: str) -> str:
     """The text of ``path`` if it is a readable file with both markers in order (checked before a script's work, so
     a bad ``--doc`` costs nothing).
@@ -750,11 +762,7 @@ def check_marked_doc(path: Path, begin: str, end: str) -> str:
     legal = f"legal: a UTF-8 Markdown file with {begin} followed by {end} (docs/calibration.md)"
     if not path.is_file():
         raise ConfigError(f"--doc {str(path)!r} is not an existing file; {legal}", field="--doc", value=str(path))
-    try:
-        doc = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"--doc {str(path)!r} cannot be read as text ({e}); {legal}",
-                          field="--doc", value=str(path)) from None
+    doc = read_doc(path, legal)
     has_begin, has_end = begin in doc, end in doc
     if not (has_begin and has_end) or doc.index(end) < doc.index(begin):
         problem = (f"has no {begin} ... {end} block" if not (has_begin or has_end) else
@@ -826,11 +834,7 @@ def check_arguments(args: argparse.Namespace) -> None:
                        ("--profile-out", args.profile_out), ("-o/--hardware-out", args.hardware_out)):
         check_output_path(flag, path)
     if args.doc is not None and args.doc.exists():
-        try:
-            doc = args.doc.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise ConfigError(f"--doc {str(args.doc)!r} cannot be read as text ({e}); legal: a UTF-8 Markdown file "
-                              "(docs/accuracy.md) or a new one", field="--doc", value=str(args.doc)) from None
+        doc = read_doc(args.doc, "legal: a UTF-8 Markdown file (docs/accuracy.md) or a new one")
         replace_marked_block(doc, "", DOC_BEGIN, DOC_END, args.doc)
 
 

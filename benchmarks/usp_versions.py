@@ -45,7 +45,7 @@ from shardplan.inputs import default_framework
 from shardplan.loaders import load_hardware
 from shardplan.parallel import ParallelConfig
 from shardplan.presets.frameworks import framework_profile
-from shardplan.specs.framework import FrameworkProfile
+from shardplan.specs.framework import PP_STALL_TRIGGERS, FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
 
 RAW_CSV = Path(__file__).resolve().parent / "usp_raw" / "runs.csv"
@@ -86,16 +86,24 @@ def load_raw(path: Path = RAW_CSV) -> tuple[dict[tuple, list[dict]], dict[tuple,
     return ok, failed
 
 
-def raw_row(run: GridRun, ok: dict[tuple, list[dict]]) -> dict:
-    """The one Success row of the raw table that is ``run`` (same layout key, tokens/s within :data:`SAME_RATE`).
+def _one_row(ok: dict[tuple, list[dict]], key: tuple, tok_s_gpu: float) -> dict:
+    """The one Success row with layout ``key`` and tokens/s/GPU within :data:`SAME_RATE` of ``tok_s_gpu``.
 
     Raises:
         ConfigError: none or several match (the transcription or the grid is wrong)."""
-    rows = [r for r in ok.get(run_key(run), []) if abs(float(r["tok_s_gpu"]) - (run.tok_s_gpu or 0)) <= SAME_RATE]
+    rows = [r for r in ok.get(key, []) if abs(float(r["tok_s_gpu"]) - tok_s_gpu) <= SAME_RATE]
     if len(rows) != 1:
-        raise ConfigError(f"run {run_key(run)} at {run.tok_s_gpu} tokens/s/GPU matches {len(rows)} rows of {RAW_CSV}; "
-                          "legal: exactly one", field="run", value=str(run_key(run)))
+        raise ConfigError(f"run {key} at {tok_s_gpu} tokens/s/GPU matches {len(rows)} rows of {RAW_CSV}; "
+                          "legal: exactly one", field="run", value=str(key))
     return rows[0]
+
+
+def raw_row(run: GridRun, ok: dict[tuple, list[dict]]) -> dict:
+    """The one Success row of the raw table that is ``run`` (:func:`_one_row` on its :func:`run_key`).
+
+    Raises:
+        ConfigError: none or several match."""
+    return _one_row(ok, run_key(run), run.tok_s_gpu or 0.0)
 
 
 def after_fix(run: GridRun, ok: dict[tuple, list[dict]]) -> bool:
@@ -111,10 +119,8 @@ def failure(run: GridRun, failed: dict[tuple, list[str]]) -> str:
 def pre_fix(profile: FrameworkProfile) -> FrameworkProfile:
     """The pre-fix nanotron build: the profile's message stall (``pp_message_stall_s`` per pipeline message,
     :func:`shardplan.cost.pipeline.stall_s`) on every pipelined job of 2 or more nodes, no other trigger."""
-    return profile.model_copy(update={
-        "pp_stall_min_nodes": 2, "pp_stall_min_tp_nodes": None, "pp_stall_zero0_min_microbatches": None,
-        "pp_stall_zero0_min_nodes": 1, "pp_stall_zero0_max_nodes": None, "pp_stall_all_nodes": None,
-        "pp_stall_min_dp": None, "pp_stall_min_message_bytes": None})
+    defaults = {f: FrameworkProfile.model_fields[f].default for f in PP_STALL_TRIGGERS}
+    return profile.model_copy(update={**defaults, "pp_stall_min_nodes": 2})
 
 
 def versioned(run: GridRun, profile: FrameworkProfile, ok: dict[tuple, list[dict]]) -> FrameworkProfile:
@@ -247,7 +253,10 @@ def raw_only_table(model: str, hw: HardwareSpec, profile: FrameworkProfile) -> s
 
 def memory_unit_check(path: Path, ok: dict[tuple, list[dict]]) -> tuple[int, float]:
     """Runs of the grid CSV at ``path`` with a peak, and the largest |gpu_mem_gb - Mem Res| over them (the raw
-    column is ``max_memory_reserved() / 1024**3``: a difference at rounding says ``gpu_mem_gb`` is GiB)."""
+    column is ``max_memory_reserved() / 1024**3``: a difference at rounding says ``gpu_mem_gb`` is GiB).
+
+    Raises:
+        ConfigError: a run that matches no raw row or several (:func:`_one_row`)."""
     worst, n = 0.0, 0
     with path.open() as f:
         for r in csv.DictReader(f):
@@ -255,11 +264,8 @@ def memory_unit_check(path: Path, ok: dict[tuple, list[dict]]) -> tuple[int, flo
                 continue
             k = _key(r["model"], int(r["nodes"]), int(r["dp"]), int(r["tp"]), int(r["pp"]), int(r["zero"]),
                      int(r["mbs"]), int(r["grad_acc"]))
-            rows = [x for x in ok.get(k, []) if abs(float(x["tok_s_gpu"]) - float(r["tok_s_gpu"])) <= SAME_RATE]
-            if len(rows) != 1:
-                raise ConfigError(f"{path.name} run {k} matches {len(rows)} rows of {RAW_CSV}; legal: exactly one",
-                                  field="run", value=str(k))
-            worst, n = max(worst, abs(float(rows[0]["mem_res_gib"]) - float(r["gpu_mem_gb"]))), n + 1
+            row = _one_row(ok, k, float(r["tok_s_gpu"]))
+            worst, n = max(worst, abs(float(row["mem_res_gib"]) - float(r["gpu_mem_gb"]))), n + 1
     return n, worst
 
 

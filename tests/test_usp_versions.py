@@ -24,7 +24,8 @@ def raw():
 
 def test_raw_table_counts(raw):
     ok, failed = raw
-    # README: 4,104 rows = 1,765 Success + 1,917 OOM + 422 Other (the transcription's own count)
+    # README: 4,104 rows = 1,765 Success + 1,917 OOM + 422 Other; the Success rows are the runs that ran in the shared
+    # grid (1,027) and the 3B / 80B grid (731) plus the 469B's 7: 1,027 + 731 + 7 = 1,765
     assert sum(map(len, ok.values())) == 1765
     statuses = [s for v in failed.values() for s in v]
     assert (statuses.count("OOM"), statuses.count("Other")) == (1917, 422)

@@ -204,7 +204,8 @@ def framework_note(hardware: str | None, framework: str | None, profile: Any) ->
     """Say on stderr which profile (a FrameworkProfile) a hardware file chose when ``--framework``
     was not given (:func:`shardplan.inputs.default_framework`; with the file's inline overrides, and for a
     megatron section that changes fields), and, when it was given, which of the file's own framework values it
-    replaces. Raises nothing (the hardware file was read before)."""
+    replaces; then :func:`idle_stall_note` on the profile in force. Raises nothing (the hardware file was read
+    before)."""
     from shardplan.loaders import hardware_framework
     if framework is None and hardware is not None and profile.name != "megatron" and hardware_framework(hardware) is None:
         err_console.print(f"[yellow]note:[/] framework profile {escape(repr(profile.name))}, the default on TPUs (JAX / "
