@@ -931,3 +931,42 @@ def test_fp8_swiglu_inputs_of_the_experts_as_deepseek_v3_caches_them():
     assert activation_bytes_per_token(m, base, lay, True) - activation_bytes_per_token(m, ds, lay, True) == 32_768
     assert module_saving_per_token(m, base, lay, True, ("moe",)) - module_saving_per_token(m, ds, lay, True,
                                                                                            ("moe",)) == 32_768
+
+
+def test_deepspeed_bf16_optimizer_shards_zero0_optimizer_state_and_gathers_parameters():
+    # DeepSpeed without ZeRO under bf16 runs BF16_Optimizer (FrameworkProfile.zero0_bf16_optimizer). Llama-2-7B
+    # (6,738,415,616 params), tp=2 dp=4 ZeRO-0, bf16-mixed-fp32-grads: per parameter of a tp rank the plain ZeRO-0
+    # accounting is 2 (bf16) + 4 (fp32 grads) + (4 + 8) (master + Adam) = 18 B; BF16_Optimizer keeps 2 + 4 + 2 (the
+    # bf16 grads autograd writes) + 12 / dp = 8 + 3 = 11 B. The Lucie-Training sweep ran this layout (micro batch 4,
+    # 8 A100 80GB) and the plain accounting said 83.4 GiB: 7 B x 3.37e9 = 22 GiB less now fits.
+    from shardplan.calibration import hardware_of
+    from shardplan.cost.memory import memory_for_stage
+    from shardplan.cost.step import estimate
+    from shardplan.parallel import validate
+    from shardplan.presets.models import MODELS
+    m = MODELS["llama-2-7b"]
+    pc = ParallelConfig(tp=2, dp=4, sp=False, zero_stage=0, microbatch_size=4, recompute="none")
+    ds = framework_profile("deepspeed")
+    assert ds.zero0_bf16_optimizer
+    out = {}
+    for on in (True, False):
+        tr = TrainingSpec(seq_len=2048, global_batch_size=192, framework=ds.model_copy(update={"zero0_bf16_optimizer": on}),
+                          precision=PRECISION_POLICIES["bf16-mixed-fp32-grads"])
+        mb = memory_for_stage(m, tr, validate(pc, m, tr, 8), 0)
+        rank_params = mb.params / 2  # bf16 weights: 2 B per parameter of the rank
+        assert mb.optimizer == pytest.approx(12 * rank_params / (4 if on else 1), rel=1e-12)
+        assert mb.grads == pytest.approx((6 if on else 4) * rank_params, rel=1e-12)
+        e = estimate(m, hardware_of("A100 80GB"), tr, pc, 8)
+        gathers = [c for c in e.collectives if c.axis == "dp" and c.op == "AllGather"]
+        # the updated bf16 parameters gathered over the 4 replicas: each rank sends 3/4 of 2 B x rank_params
+        assert [c.bytes_per_device for c in gathers] == ([pytest.approx(0.75 * 2 * rank_params, rel=1e-3)] if on else [])
+        out[on] = (mb.params + mb.grads + mb.optimizer, e.fits)
+    assert out[False][0] - out[True][0] == pytest.approx(7 * out[True][0] / 11, rel=1e-12)
+    assert out[True][1]
+    # not under ZeRO-1 (the ZeRO optimizer) nor under fp8 compute
+    for pc2, prec in ((pc.model_copy(update={"zero_stage": 1}), "bf16-mixed-fp32-grads"), (pc, "fp8-mixed")):
+        a, b = (memory_for_stage(m, TrainingSpec(seq_len=2048, global_batch_size=192, precision=PRECISION_POLICIES[prec],
+                                                 framework=ds.model_copy(update={"zero0_bf16_optimizer": on})),
+                                 validate(pc2, m, TrainingSpec(seq_len=2048, global_batch_size=192), 8), 0)
+                for on in (True, False))
+        assert (a.grads, a.optimizer) == (b.grads, b.optimizer)

@@ -573,6 +573,28 @@ def dualpipe_weight_copies(layout: Layout, model: ModelSpec, stage: int) -> floa
     return 1.0 + mirror / own if own else 2.0
 
 
+def bf16_optimizer(training: TrainingSpec, layout: Layout) -> bool:
+    """Whether the job runs DeepSpeed's ``BF16_Optimizer`` (``FrameworkProfile.zero0_bf16_optimizer``): ZeRO-0 with
+    dp x cp > 1, bf16 compute, an fp32 master copy and no optimizer offload."""
+    p, prec = layout.parallel, training.precision
+    return (training.framework.zero0_bf16_optimizer and p.zero_stage == 0 and p.dp * p.cp > 1
+            and prec.compute_dtype == "bf16" and prec.master_bytes > 0 and not p.offload_optimizer)
+
+
+def optimizer_state_params(training: TrainingSpec, layout: Layout, sp: StageParams) -> float:
+    """Parameters of the stage whose master weights and optimizer moments one rank holds and updates (elements):
+    dense / zero_shard + expert / expert_zero_shard from ZeRO-1 on (ZeRO paper Sec. 5.1, P_os), under DeepSpeed's
+    ``BF16_Optimizer`` (:func:`bf16_optimizer`) dense / (dp x cp) + expert / expert_dp (its partitions span the
+    data-parallel group, the expert one for expert weights), else all of them. E.g. 7e9 dense, dp=4, ZeRO-0,
+    BF16_Optimizer: 1.75e9."""
+    p, dense = layout.parallel, sp.dense + sp.replicated
+    if bf16_optimizer(training, layout):
+        return dense / (p.dp * p.cp) + sp.expert / layout.expert_dp
+    if p.zero_stage >= 1:
+        return dense / layout.zero_shard + sp.expert / layout.expert_zero_shard
+    return dense + sp.expert
+
+
 def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, layout: Layout, stage: int) -> None:
     """Fill params, grads, optimizer, ZeRO-3 buffers and host offload of ``mb`` (ZeRO paper Sec. 5.1)."""
     p = layout.parallel
@@ -590,7 +612,13 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
     copies = dualpipe_weight_copies(layout, model, stage)
     mb.params = prec.param_bytes * sharded(3) * copies
     grads = prec.grad_bytes * sharded(2) * copies
-    opt = (prec.master_bytes + prec.optimizer_bytes) * sharded(1)
+    opt = (prec.master_bytes + prec.optimizer_bytes) * optimizer_state_params(training, layout, sp)
+    if bf16_optimizer(training, layout):
+        # BF16_Optimizer: the bf16 gradients autograd writes stay allocated beside its accumulation buffer
+        # (FrameworkProfile.zero0_bf16_optimizer)
+        grads += prec.param_bytes * sharded(2) * copies
+        mb.notes.append("DeepSpeed BF16_Optimizer (ZeRO-0 with bf16): fp32 master weights and moments sharded over "
+                        "dp as ZeRO-1, bf16 gradients kept beside the full-size accumulation buffer")
     fsdp_master = z == 3 and prec.master_bytes and training.framework.zero3_master_is_param
     if fsdp_master:
         # PyTorch FSDP: the fp32 shard is the parameter and the master; its gradient shard is fp32 too
@@ -608,7 +636,7 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
         mb.grads, mb.optimizer = grads, opt
         # torch.optim's foreach Adam(W) step holds one temporary the size of the second moment
         # (torch/optim/adamw.py _multi_tensor_adamw: exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs))
-        mb.optimizer_temp = prec.optimizer_bytes / 2 * sharded(1)
+        mb.optimizer_temp = prec.optimizer_bytes / 2 * optimizer_state_params(training, layout, sp)
     held = training.framework.pp_unsharded_grad_bytes
     if z == 3 and p.pp > 1 and held:
         # PyTorch pipelining + FSDP2: no reduction until the step's last backward, so the stage's gradients stay

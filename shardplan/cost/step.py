@@ -34,6 +34,7 @@ from shardplan.cost.comm import group_split, level_names
 from shardplan.cost.compute import LayerTimes, elementwise_bytes_per_token
 from shardplan.cost.context import StepContext, step_context
 from shardplan.cost.memory import (MemoryBreakdown, hbm_limit, memory_estimate, offloaded_activation_bytes,
+                                   optimizer_state_params,
                                    offloaded_module_bytes, runtime_owned)
 from shardplan.cost.pipeline import EQUAL_PASSES_W_SHARE, boundary_message_bytes, bubble_s, stall_rule, stall_s
 from shardplan.errors import ConfigError
@@ -439,7 +440,8 @@ def activation_offload_s(model: ModelSpec, training: TrainingSpec, layout: Layou
 
 
 def optimizer_s(ctx: StepContext) -> float:
-    """Seconds of a memory-bound fused AdamW over the local (ZeRO-sharded) parameters: it reads
+    """Seconds of a memory-bound fused AdamW over the local (ZeRO-sharded) parameters
+    (:func:`shardplan.cost.memory.optimizer_state_params`): it reads
     and writes params, master weights and both moments and reads the gradients once
     (cost_models note 10.6). With the optimizer offloaded to the host (ZeRO-Offload, Ren et al.
     2021 Sec. 4.1: gradients go to the host, the updated parameters come back), the two copies
@@ -449,10 +451,8 @@ def optimizer_s(ctx: StepContext) -> float:
     Raises:
         ConfigError: an offloaded optimizer on hardware without a ``host_bandwidth``.
     """
-    p, prec, sp_ = ctx.p, ctx.prec, ctx.stage.params
-    z = p.zero_stage >= 1
-    params = ((sp_.dense + sp_.replicated) / (ctx.layout.zero_shard if z else 1)
-              + sp_.expert / (ctx.layout.expert_zero_shard if z else 1))
+    p, prec = ctx.p, ctx.prec
+    params = optimizer_state_params(ctx.training, ctx.layout, ctx.stage.params)
     if p.offload_optimizer:
         return (prec.grad_bytes + prec.param_bytes) * params / require_host_link(ctx.hw, "offload_optimizer", True)
     per_param = 2 * (prec.param_bytes + prec.master_bytes + prec.optimizer_bytes) + prec.grad_bytes

@@ -373,11 +373,17 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "default_zero_stage": "3: torch.distributed.fsdp.FullyShardedDataParallel's "
                                   "sharding_strategy defaults to ShardingStrategy.FULL_SHARD"}),
         FrameworkProfile(name="deepspeed", moe_routed_copies=2, activation_offload=False, module_recompute=False,
+                         zero0_bf16_optimizer=True,
                          zero3_prefetch=0.221, zero3_nic_share=0.217, layer_overhead_s=0.0122,
                          eager_ops=("rope", "swiglu", "attention_layout"),
                          layer_overhead_recomputed_only=True, recomputes=("none", "full"), context_parallel=False,
                          schedules=("1f1b",), pipeline_zero_stages=(0, 1),
                          sources={"zero3_prefetch": _DS_ZERO3, "zero3_nic_share": _DS_ZERO3,
+                                  "zero0_bf16_optimizer": "deepspeedai/DeepSpeed runtime/engine.py: get_data_types "
+                                  "(bf16 without ZeRO accumulates gradients in fp32) and _do_optimizer_sanity_check "
+                                  "(then the BFLOAT16 wrapper), runtime/bf16_optimizer.py BF16_Optimizer (fp32 "
+                                  "partition per dp rank, full-size fp32 gradient buffer, all_gather_dp_groups after "
+                                  "the step); not fitted",
                                   "layer_overhead_s": _DS_LAYER, "layer_overhead_recomputed_only": _DS_LAYER_RC,
                                   "eager_ops": "Megatron-DeepSpeed's model code (microsoft/Megatron-DeepSpeed "
                                   "megatron/model/: rotary_pos_embedding.py apply_rotary_pos_emb in plain PyTorch, "

@@ -119,6 +119,20 @@ class FrameworkProfile(BaseModel):
             FSDP1 casts the reduced gradient to the parameter's dtype, ``_cast_grad_to_param_dtype``;
             FSDP2 ``MixedPrecisionPolicy`` keeps the sharded DTensor parameter in its original dtype):
             the pytorch-fsdp, llm-foundry and torchtitan profiles.
+        zero0_bf16_optimizer: ZeRO-0 with bf16 compute and fp32 master weights runs DeepSpeed's
+            ``BF16_Optimizer``, which shards the fp32 master weights and the optimizer moments over the
+            whole data-parallel group (dp x cp) as ZeRO-1 does, keeps an unsharded gradient buffer in the
+            accumulation dtype (the policy's ``grad_bytes``) beside the bf16 gradients autograd writes
+            (zeroed, not freed: ``param_bytes`` more per parameter), all-reduces that buffer after the
+            backward and all-gathers the updated bf16 parameters after the step. Sources
+            (deepspeedai/DeepSpeed): runtime/engine.py ``get_data_types`` (bf16 without ZeRO accumulates
+            gradients in fp32) and ``_do_optimizer_sanity_check`` (bf16 with fp32 accumulation and no ZeRO:
+            the BFLOAT16 wrapper, ``_configure_bf16_optimizer``); runtime/bf16_optimizer.py
+            ``_setup_for_real_optimizer`` (``fp32_groups_flat_partition``: one dp partition of the flat
+            parameters in fp32; ``fp32_groups_gradients_flat``: a full-size buffer), ``_update_hp_grad``
+            (the bf16 gradient added into it, then zeroed), ``get_grads_for_reduction`` (the fp32
+            buffers the engine all-reduces) and ``update_lp_params`` (``all_gather_dp_groups``). True for
+            the deepspeed profiles.
         zero3_nic_share: fraction of the group's scale-out NICs the ZeRO-3 gathers and
             reduce-scatters reach across nodes (1: all of them, NCCL spreading its rings over the
             node's NICs; DeepSpeed ZeRO-3 v0.3-0.5's per-parameter calls reach about one NIC per node,
@@ -420,6 +434,7 @@ class FrameworkProfile(BaseModel):
     memory_limited_schedule: bool = False
     zero3_gather_compute_dtype: bool = False
     zero3_master_is_param: bool = False
+    zero0_bf16_optimizer: bool = False
     cp_load_balance: bool = True
     overlap_slowdown: float | None = Field(default=None, ge=0, le=1)
     tp_overlap_slowdown: float | None = Field(default=None, ge=0, le=1)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from shardplan.cost.collective import Collective
 from shardplan.cost.context import StepContext
-from shardplan.cost.memory import grad_reduce_bytes, zero3_gather_bytes
+from shardplan.cost.memory import bf16_optimizer, grad_reduce_bytes, zero3_gather_bytes
 from shardplan.parallel import recompute_share
 from shardplan.specs.model import ModelSpec
 
@@ -125,7 +125,8 @@ def _replicas(ctx: StepContext, g: WeightGroup) -> list[Collective]:
 
 
 def _zero012(ctx: StepContext, g: WeightGroup) -> list[Collective]:
-    """ZeRO-0: AllReduce of the gradients; ZeRO-1/2: ReduceScatter + AllGather after the update."""
+    """ZeRO-0: AllReduce of the gradients (and, under DeepSpeed's BF16_Optimizer, an AllGather of the updated
+    parameters: :func:`shardplan.cost.memory.bf16_optimizer`); ZeRO-1/2: ReduceScatter + AllGather after the update."""
     prec, L = ctx.prec, ctx.layers
     fwd, bwd, _ = _windows(ctx)
     b = grad_buckets(ctx, g.params)
@@ -133,9 +134,18 @@ def _zero012(ctx: StepContext, g: WeightGroup) -> list[Collective]:
     if ctx.p.zero_stage == 0:
         n = ctx.p.dp * ctx.p.cp if g.kind == "dense" else ctx.layout.expert_dp
         t = ctx.bucketed_time("AllReduce", grads, n, g.stride, b)
-        return [ctx.collective("AllReduce", "dp", "grads", "step", g.kind, grads, n, g.stride, 1,
-                               f"{g.kind} gradients", overlap=_bucket_rule(ctx), exposed_s=_bucketed(ctx, t, L * bwd, b),
-                               buckets=b)]
+        out = [ctx.collective("AllReduce", "dp", "grads", "step", g.kind, grads, n, g.stride, 1,
+                              f"{g.kind} gradients", overlap=_bucket_rule(ctx), exposed_s=_bucketed(ctx, t, L * bwd, b),
+                              buckets=b)]
+        if bf16_optimizer(ctx.training, ctx.layout):
+            # DeepSpeed BF16_Optimizer: each rank updates its dp partition, then update_lp_params all-gathers the
+            # bf16 parameters inside the optimizer step (FrameworkProfile.zero0_bf16_optimizer): exposed
+            params = prec.param_bytes * g.params
+            ag = ctx.bucketed_time("AllGather", params, n, g.stride, b)
+            out.append(ctx.collective("AllGather", "dp", "params", "step", g.kind, params, n, g.stride, 1,
+                                      f"{g.kind} parameters after the BF16_Optimizer step", overlap="exposed",
+                                      exposed_s=ag, buckets=b))
+        return out
     rs = ctx.bucketed_time("ReduceScatter", grads, g.shard, g.stride, b)
     params = prec.param_bytes * g.params
     ag = ctx.bucketed_time("AllGather", params, g.shard, g.stride, b)
