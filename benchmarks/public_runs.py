@@ -3824,7 +3824,10 @@ SCOUTED_2026_12AG = SMOL_PLAYBOOK_1B + LUCIE_7B + MEGATRON_LLAMA_README
 #:    these same A100 80GB nodes (Jean Zay has one A100 partition; the Lucie sources name neither memory nor network).
 #: Framework: the deepspeed profile, as the thirty-third pass's Lucie-7B rows and the twenty-second pass's Polaris
 #:    Megatron-DeepSpeed rows (the same Megatron-DeepSpeed fork family, DeepSpeed ZeRO and pipeline engine); precision
-#:    bf16-mixed-fp32-grads as those rows (DeepSpeed's bf16 optimizer accumulates gradients in fp32). The launch script
+#:    bf16-mixed-fp32-grads as those rows (DeepSpeed's bf16 optimizer accumulates gradients in fp32) for the ZeRO-0 runs,
+#:    bf16-mixed for the ZeRO-1 ones (changed 2026-12-05, not fitted): the script's ds_config sets only the stage and
+#:    "bf16": {"enabled": true}, and DeepSpeed's engine.py get_data_types accumulates in the model's dtype (bf16) once
+#:    ZeRO is on and in fp32 only without it (BF16_Optimizer, FrameworkProfile.zero0_bf16_optimizer). The launch script
 #:    exports CUDA_LAUNCH_BLOCKING=1, so, as for the Lucie-7B rows (the comment block above: the CUDA Programming
 #:    Guide's sentence and the reasoning), no collective overlaps compute: "deepspeed+dp_overlap=0+
 #:    param_gather_overlap=False" (_LUCIE_FW; added after the pass, not fitted).
@@ -3847,7 +3850,7 @@ def _lucie_sweep(tag: str, n: int, tp: int, pp: int, zero: int, gbs: int, mbs: i
     dp = n // (tp * pp)
     return (f"{tag} Lucie-Training A100 sweep (Megatron-DeepSpeed): Llama-2-7B shape, TP{tp} PP{pp} DP{dp}, ZeRO-{zero}, "
             f"mbs {mbs}, GBS {gbs}, seq 2048, {n} A100", "llama-2-7b", _JEAN_ZAY_A100, _LUCIE_FW,
-            "bf16-mixed-fp32-grads", n, 2048, gbs,
+            "bf16-mixed" if zero else "bf16-mixed-fp32-grads", n, 2048, gbs,
             dict(tp=tp, sp=False, pp=pp, dp=dp, zero_stage=zero, microbatch_size=mbs, recompute="none"),
             sps * 2048 / n, None)
 
