@@ -644,19 +644,25 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
         mb.grads = held * sp.total
         mb.notes.append(f"the stage's gradients are held unsharded ({held} B per parameter) until the step's last "
                         "backward (pipelining with FSDP)")
-    if z == 3 and (p.zero3_gather == "per_step" or (held and p.pp > 1)):
-        # the gathered parameters of the whole stage stay resident for the step (with pipelining under FSDP2 too:
-        # no resharding before the last backward)
-        mb.zero3_buffers = prec.param_bytes * sp.total
-    elif z == 3:
-        # the unit in use and the next one prefetched, or one at a time under a memory-limited schedule
-        # (FrameworkProfile.zero3_gather_buffers)
-        mb.zero3_buffers = (training.framework.zero3_gather_buffers * zero3_gather_bytes(training)
-                            * fsdp_unit_params(model, layout))
-        if training.framework.zero3_gather_buffers == 1:
-            mb.notes.append("one ZeRO-3 unit gathered at a time (FrameworkProfile.zero3_gather_buffers 1: a memory-"
-                            "limited schedule chose it, or the profile sets it): no gather prefetch, every AllGather "
-                            "exposed")
+    if z == 3:
+        _zero3_buffers(mb, model, training, layout, sp)
+
+
+def _zero3_buffers(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, layout: Layout,
+                   sp: StageParams) -> None:
+    """Fill ``mb.zero3_buffers`` of a ZeRO-3 job: the whole stage's gathered parameters where they stay resident for
+    the step (``zero3_gather='per_step'``, or pipelining under a profile with ``pp_unsharded_grad_bytes``: FSDP2 does
+    not reshard before the last backward), else ``zero3_gather_buffers`` units (in use + prefetched, or one at a
+    time under a memory-limited schedule) of :func:`fsdp_unit_params` each."""
+    p, fw = layout.parallel, training.framework
+    if p.zero3_gather == "per_step" or (fw.pp_unsharded_grad_bytes and p.pp > 1):
+        mb.zero3_buffers = training.precision.param_bytes * sp.total
+        return
+    mb.zero3_buffers = fw.zero3_gather_buffers * zero3_gather_bytes(training) * fsdp_unit_params(model, layout)
+    if fw.zero3_gather_buffers == 1:
+        mb.notes.append("one ZeRO-3 unit gathered at a time (FrameworkProfile.zero3_gather_buffers 1: a memory-"
+                        "limited schedule chose it, or the profile sets it): no gather prefetch, every AllGather "
+                        "exposed")
 
 
 def fsdp_unit_params(model: ModelSpec, layout: Layout) -> float:
