@@ -131,8 +131,11 @@ class FrameworkProfile(BaseModel):
             ``_setup_for_real_optimizer`` (``fp32_groups_flat_partition``: one dp partition of the flat
             parameters in fp32; ``fp32_groups_gradients_flat``: a full-size buffer), ``_update_hp_grad``
             (the bf16 gradient added into it, then zeroed), ``get_grads_for_reduction`` (the fp32
-            buffers the engine all-reduces) and ``update_lp_params`` (``all_gather_dp_groups``). True for
-            the deepspeed profiles.
+            buffers the engine all-reduces) and ``update_lp_params`` (``all_gather_dp_groups``). Seen by users:
+            deepspeedai/Megatron-DeepSpeed#239 (ZERO_STAGE=0 and 1 use the same memory under bf16). DeepSpeed's
+            pipeline engine (Megatron-DeepSpeed's PipelineModule, also at pp=1) reduces bf16 ZeRO-0 gradients this
+            way (pipe/engine.py ``_exec_reduce_grads``: ``_bf16_reduce_grads``); since deepspeedai/DeepSpeed#7790
+            (2026) bf16 without ZeRO and without the pipeline engine is refused. True for the deepspeed profiles.
         zero3_nic_share: fraction of the group's scale-out NICs the ZeRO-3 gathers and
             reduce-scatters reach across nodes (1: all of them, NCCL spreading its rings over the
             node's NICs; DeepSpeed ZeRO-3 v0.3-0.5's per-parameter calls reach about one NIC per node,
