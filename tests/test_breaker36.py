@@ -63,3 +63,47 @@ def test_cli_bf16_mixed_zero0_deepspeed_has_no_bf16_optimizer_gather():
     # 3/4 of the rank's 2 B bf16 parameters leave each of the 4 replicas
     assert [c["bytes_per_device"] for c in gathers] == [pytest.approx(0.75 * 2 * rank, rel=1e-3)]
     assert d["memory_bytes"]["params"] / 2 == pytest.approx(LLAMA2_7B / 2, rel=1e-3)
+
+
+def test_deepspeed_export_writes_the_accumulation_dtype_it_was_priced_with(tmp_path):
+    # engine.py get_data_types: bf16 without ZeRO accumulates in fp32 unless data_types.grad_accum_dtype says
+    # otherwise. Before the fix a ZeRO-0 export wrote only "bf16": {"enabled": true}, so DeepSpeed ran fp32
+    # accumulation (BF16_Optimizer) under a header priced for bf16 gradients, and bf16-mixed-fp32-grads (what that
+    # file runs) was refused. Now each ZeRO-0 export says its dtype and reads back as the policy it came from.
+    from shardplan.export import import_config
+    base = ["export", "--to", "deepspeed", "-m", "llama-2-7b", "-H", "a100-80gb", "-n", "8", "-s", "2048", "-b", "192",
+            "--tp", "2", "--mbs", "4", "--zero-stage", "0"]
+    for precision, dtype in (("bf16-mixed", "bf16"), ("bf16-mixed-fp32-grads", "fp32")):
+        out = tmp_path / f"{precision}.json"
+        r = runner.invoke(app, [*base, "--precision", precision, "-o", str(out)])
+        assert r.exit_code == 0, r.output
+        cfg = json.loads(out.read_text())
+        assert cfg["data_types"] == {"grad_accum_dtype": dtype} and cfg["bf16"] == {"enabled": True}
+        assert import_config("deepspeed", out.read_text()).precision == precision
+    # ZeRO-1 with fp32 accumulation is a BF16_Optimizer the planner does not price: exit 2 naming the alternatives
+    r = runner.invoke(app, [*base[:-1], "1", "--precision", "bf16-mixed-fp32-grads", "-o", str(tmp_path / "z1.json")])
+    assert r.exit_code == 2 and "Traceback" not in r.output and "--zero-stage 0" in r.output
+    assert "bf16-mixed-fp32-grads" in r.output and not (tmp_path / "z1.json").exists()
+
+
+def test_deepspeed_import_reads_the_default_and_given_accumulation_dtype():
+    # a hand-written ZeRO-0 bf16 ds_config without data_types runs DeepSpeed's default fp32 accumulation (before the
+    # fix it was read as bf16-mixed); with ZeRO the default is the model's bf16; a bad dtype is exit-2 material
+    from shardplan.errors import ConfigError
+    from shardplan.export import import_config
+    cfg = {"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 4,
+           "bf16": {"enabled": True}}
+    zero0 = {**cfg, "zero_optimization": {"stage": 0}}
+    assert import_config("deepspeed", json.dumps(zero0), 8).precision == "bf16-mixed-fp32-grads"
+    assert import_config("deepspeed", json.dumps({**cfg, "zero_optimization": {"stage": 1}}), 8).precision == "bf16-mixed"
+    assert import_config("deepspeed", json.dumps({**zero0, "data_types": {"grad_accum_dtype": "bf16"}}), 8
+                         ).precision == "bf16-mixed"
+    assert import_config("deepspeed", json.dumps({**cfg, "zero_optimization": {"stage": 2},
+                                                  "data_types": {"grad_accum_dtype": "fp32"}}), 8
+                         ).precision == "bf16-mixed-fp32-grads"
+    for bad in ("fp16", ["fp32"], 3):
+        with pytest.raises(ConfigError, match="grad_accum_dtype=.*legal: 'fp32'") as err:
+            import_config("deepspeed", json.dumps({**zero0, "data_types": {"grad_accum_dtype": bad}}), 8)
+        assert err.value.field == "grad_accum_dtype"
+    # fp32 runs ignore the accumulation dtype as before
+    assert import_config("deepspeed", json.dumps({**zero0, "bf16": {"enabled": False}}), 8).precision == "fp32"

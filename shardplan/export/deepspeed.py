@@ -18,6 +18,12 @@ Sources read (deepspeedai/DeepSpeed):
   ``pin_memory``.
 * ``deepspeed/runtime/tensor_parallel/config.py`` (commit 18e7227): ``TPTrainingConfig.autotp_size``
   (0 = AutoTP off), read from ``ds_config["tensor_parallel"]``.
+* ``deepspeed/runtime/engine.py`` ``get_data_types`` / ``_do_optimizer_sanity_check`` and ``data_types.grad_accum_dtype``
+  (config.py, read by code search): with bf16 and no ZeRO the gradients accumulate in fp32 unless ``grad_accum_dtype``
+  says otherwise (then BF16_Optimizer, :func:`shardplan.cost.memory.bf16_optimizer`), with ZeRO in the model dtype. A
+  ZeRO-0 export writes the policy's accumulation dtype (bf16-mixed: ``bf16``, DDP_BFLOAT16 on engines that have it;
+  bf16-mixed-fp32-grads: ``fp32``); bf16-mixed-fp32-grads with ZeRO is refused (ZeRO-1 would switch to
+  BF16_Optimizer, not priced).
 * ``activation_checkpointing`` keys (``deepspeed/runtime/activation_checkpointing/config.py``, read by
   code search): partition_activations, number_checkpoints, contiguous_memory_optimization,
   synchronize_checkpoint_boundary, profile, cpu_checkpointing.
@@ -67,6 +73,10 @@ def _check(ctx: ExportContext) -> None:
          _TORCH),
         (p.offload_optimizer and p.zero_stage == 0, "offload_optimizer with zero_stage=0 (zero/config.py: its "
          "offload_optimizer is \"valid for ZeRO stage 1, 2, 3\")", "DeepSpeed with --zero-stage 1, 2 or 3"),
+        (p.zero_stage >= 1 and ctx.training.precision.name == "bf16-mixed-fp32-grads", f"fp32 gradient accumulation "
+         f"(bf16-mixed-fp32-grads) with zero_stage={p.zero_stage} (DeepSpeed's ZeRO accumulates in the model dtype; "
+         "data_types.grad_accum_dtype fp32 turns ZeRO-1 into BF16_Optimizer, not priced)",
+         "DeepSpeed with --zero-stage 0, or --precision bf16-mixed; Megatron-LM (--accumulate-allreduce-grads-in-fp32)"),
         (p.zero_stage in (1, 2) and p.dp_shard != p.dp, f"HSDP (dp_shard={p.dp_shard} < dp={p.dp}) with "
          f"ZeRO-{p.zero_stage} (MiCS is ZeRO-3 only)", "Megatron-LM (--num-distributed-optimizer-instances)"),
     ]
@@ -89,6 +99,10 @@ def ds_config(ctx: ExportContext) -> dict:
     cfg: dict = {"train_batch_size": tr.global_batch_size, "train_micro_batch_size_per_gpu": p.microbatch_size,
                  "gradient_accumulation_steps": ctx.layout.microbatches, "zero_optimization": zero,
                  "bf16": {"enabled": tr.precision.name.startswith("bf16")}}
+    if p.zero_stage == 0 and tr.precision.name.startswith("bf16"):
+        # without ZeRO DeepSpeed accumulates bf16 gradients in fp32 unless told (engine.py get_data_types): say which
+        wide = tr.precision.grad_bytes > tr.precision.param_bytes
+        cfg["data_types"] = {"grad_accum_dtype": "fp32" if wide else "bf16"}
     if p.tp > 1:  # DeepSpeed's world for the batch check depends on the launch (module docstring): it fills it in
         del cfg["train_batch_size"]
         cfg["tensor_parallel"] = {"autotp_size": p.tp}
@@ -159,9 +173,10 @@ def _batch_sizes(cfg: dict, tp: int, devices: int | None) -> tuple[int, int, int
     return B, mbs, gas
 
 
-def _precision(cfg: dict) -> str:
+def _precision(cfg: dict, stage: int = 0) -> str:
     """The precision policy of a ds_config's ``bf16`` / ``fp16`` sections (DeepSpeed runs fp32 when neither is
-    enabled; the exporter writes ``"bf16": {"enabled": true}`` for bf16-mixed, false for fp32).
+    enabled; the exporter writes ``"bf16": {"enabled": true}`` for bf16-mixed, false for fp32) and, with bf16, of its
+    gradient accumulation dtype (:func:`_grad_accum_fp32`): fp32 -> bf16-mixed-fp32-grads.
 
     Raises:
         ConfigError: an ``enabled`` that is not true / false (the HF Trainer's ``"auto"`` is resolved by the Trainer,
@@ -179,7 +194,30 @@ def _precision(cfg: dict) -> str:
         raise ConfigError("DeepSpeed fp16.enabled=true: the planner prices bf16 mixed precision and fp32, no fp16 "
                           "policy; legal: bf16.enabled true (bf16-mixed) or both false (fp32)", field="fp16",
                           value=True, legal=[False])
-    return "bf16-mixed" if enabled["bf16"] else "fp32"
+    if not enabled["bf16"]:
+        return "fp32"
+    return "bf16-mixed-fp32-grads" if _grad_accum_fp32(cfg, stage) else "bf16-mixed"
+
+
+#: DeepSpeed's names of the two gradient accumulation dtypes a bf16 run can have (runtime/config.py DtypeEnum)
+GRAD_ACCUM_DTYPES = {"fp32": True, "float32": True, "float": True, "bf16": False, "bfloat16": False}
+
+
+def _grad_accum_fp32(cfg: dict, stage: int) -> bool:
+    """Whether a bf16 ds_config accumulates the gradients in fp32: ``data_types.grad_accum_dtype`` where given, else
+    DeepSpeed's default (engine.py ``get_data_types``: fp32 without ZeRO, the model's bf16 with it).
+
+    Raises:
+        ConfigError: a grad_accum_dtype other than fp32 / bf16 (fp16 has no planner policy), naming the legal values.
+    """
+    value = section(cfg, "data_types", "DeepSpeed").get("grad_accum_dtype")
+    if value is None:
+        return stage == 0
+    if not isinstance(value, str) or value not in GRAD_ACCUM_DTYPES:
+        raise ConfigError(f"DeepSpeed data_types.grad_accum_dtype={value!r} with bf16: the planner prices fp32 or bf16 "
+                          f"gradient accumulation; legal: {', '.join(map(repr, GRAD_ACCUM_DTYPES))}",
+                          field="grad_accum_dtype", value=value, legal=list(GRAD_ACCUM_DTYPES))
+    return GRAD_ACCUM_DTYPES[value]
 
 
 def read(text: str, devices: int | None = None) -> Imported:
@@ -226,7 +264,7 @@ def read(text: str, devices: int | None = None) -> Imported:
             "norms, eager RoPE and SwiGLU); for a Hugging Face model (Trainer / Accelerate) price with --framework "
             "hf-deepspeed")
     return Imported(parallel_from(values), devices=dp * tp, global_batch=B, framework="deepspeed",
-                    precision=_precision(cfg), notes=(*offload_notes, *mics_notes, *_meta_devices_note(cfg, dp * tp),
+                    precision=_precision(cfg, stage), notes=(*offload_notes, *mics_notes, *_meta_devices_note(cfg, dp * tp),
                                                       *autotp_note, note))
 
 
@@ -307,4 +345,4 @@ def _offload(zero: dict, stage: int) -> tuple[bool, tuple[str, ...]]:
 
 EXPORTER = Exporter(name="deepspeed", title="DeepSpeed", source=SOURCE, suffix=".json",
                     expresses=("overlap_grad_reduce", "offload_optimizer"), write=write, read=read, comment="",
-                    precisions=("bf16-mixed", "fp32"))
+                    precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp32"))
