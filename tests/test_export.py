@@ -372,7 +372,8 @@ KNOWN_KEYS = {
     # activation_checkpointing/config.py constants
     "deepspeed": {"": {"_shardplan", "train_batch_size", "train_micro_batch_size_per_gpu",
                        "gradient_accumulation_steps", "zero_optimization", "bf16", "tensor_parallel",
-                       "activation_checkpointing"},
+                       "activation_checkpointing", "data_types"},
+                  "data_types": {"grad_accum_dtype"},  # runtime/config.py: the data_types section
                   "zero_optimization": {"stage", "overlap_comm", "mics_shard_size", "mics_hierarchical_params_gather",
                                         "offload_optimizer", "offload_param", "reduce_bucket_size",
                                         "allgather_bucket_size", "contiguous_gradients", "reduce_scatter"},
