@@ -970,3 +970,24 @@ def test_deepspeed_bf16_optimizer_shards_zero0_optimizer_state_and_gathers_param
                                  validate(pc2, m, TrainingSpec(seq_len=2048, global_batch_size=192), 8), 0)
                 for on in (True, False))
         assert (a.grads, a.optimizer) == (b.grads, b.optimizer)
+
+
+def test_bf16_optimizer_without_data_parallelism_keeps_the_bf16_gradients_only():
+    # DeepSpeed picks BF16_Optimizer whatever the dp size. Llama-2-7B tp=8 dp=1 ZeRO-0, bf16-mixed-fp32-grads: its
+    # "partition" is the whole stage, so the optimizer state is the plain 12 B per parameter of the rank, the
+    # gradients 4 + 2 = 6 B (the fp32 buffer and the kept bf16 gradients), and no parameter AllGather (group of 1)
+    from shardplan.calibration import hardware_of
+    from shardplan.cost.memory import memory_for_stage
+    from shardplan.cost.step import estimate
+    from shardplan.parallel import validate
+    from shardplan.presets.models import MODELS
+    m = MODELS["llama-2-7b"]
+    pc = ParallelConfig(tp=8, dp=1, zero_stage=0, microbatch_size=4, recompute="none")
+    tr = TrainingSpec(seq_len=2048, global_batch_size=64, framework=framework_profile("deepspeed"),
+                      precision=PRECISION_POLICIES["bf16-mixed-fp32-grads"])
+    mb = memory_for_stage(m, tr, validate(pc, m, tr, 8), 0)
+    rank_params = mb.params / 2
+    assert mb.optimizer == pytest.approx(12 * rank_params, rel=1e-12)
+    assert mb.grads == pytest.approx(6 * rank_params, rel=1e-12)
+    e = estimate(m, hardware_of("A100 80GB"), tr, pc, 8)
+    assert not [c for c in e.collectives if c.axis == "dp" and c.op == "AllGather"]

@@ -574,8 +574,9 @@ def dualpipe_weight_copies(layout: Layout, model: ModelSpec, stage: int) -> floa
 
 
 def bf16_optimizer(training: TrainingSpec, layout: Layout) -> bool:
-    """Whether the job runs DeepSpeed's ``BF16_Optimizer`` (``FrameworkProfile.zero0_bf16_optimizer``): ZeRO-0 with
-    dp x cp > 1, bf16 compute, an fp32 master copy, no optimizer offload, and gradients accumulated in a wider dtype
+    """Whether the job runs DeepSpeed's ``BF16_Optimizer`` (``FrameworkProfile.zero0_bf16_optimizer``): ZeRO-0 (at any
+    dp: the engine picks the wrapper without looking at the group size; with dp x cp = 1 only the kept bf16 gradients
+    differ from plain ZeRO-0), bf16 compute, an fp32 master copy, no optimizer offload, and gradients accumulated in a wider dtype
     than the bf16 weights (``grad_bytes > param_bytes``, e.g. bf16-mixed-fp32-grads) or a pipeline (pp > 1).
     DeepSpeed runtime/engine.py ``_do_optimizer_sanity_check`` picks the wrapper from (model dtype, gradient
     accumulation dtype): bf16 with fp32 accumulation -> BFLOAT16 (BF16_Optimizer); bf16 with bf16 accumulation ->
@@ -584,7 +585,7 @@ def bf16_optimizer(training: TrainingSpec, layout: Layout) -> bool:
     pp=1: False; bf16-mixed-fp32-grads: True."""
     p, prec = layout.parallel, training.precision
     wrapped = prec.grad_bytes > prec.param_bytes or p.pp > 1  # else DDP_BFLOAT16 (plain ZeRO-0)
-    return (training.framework.zero0_bf16_optimizer and p.zero_stage == 0 and p.dp * p.cp > 1
+    return (training.framework.zero0_bf16_optimizer and p.zero_stage == 0
             and prec.compute_dtype == "bf16" and prec.master_bytes > 0 and not p.offload_optimizer and wrapped)
 
 

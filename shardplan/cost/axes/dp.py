@@ -137,7 +137,7 @@ def _zero012(ctx: StepContext, g: WeightGroup) -> list[Collective]:
         out = [ctx.collective("AllReduce", "dp", "grads", "step", g.kind, grads, n, g.stride, 1,
                               f"{g.kind} gradients", overlap=_bucket_rule(ctx), exposed_s=_bucketed(ctx, t, L * bwd, b),
                               buckets=b)]
-        if bf16_optimizer(ctx.training, ctx.layout):
+        if bf16_optimizer(ctx.training, ctx.layout) and n > 1:
             # DeepSpeed BF16_Optimizer: each rank updates its dp partition, then update_lp_params all-gathers the
             # bf16 parameters inside the optimizer step (FrameworkProfile.zero0_bf16_optimizer): exposed
             params = prec.param_bytes * g.params
