@@ -597,6 +597,20 @@ def fp4_note(e) -> str | None:
             "this is what the layout would reach with it, not a run of that framework")
 
 
+def bf16_optimizer_note(e) -> str | None:
+    """Under DeepSpeed's BF16_Optimizer (:func:`shardplan.cost.memory.bf16_optimizer`): that ZeRO-0 here shards the
+    master weights and moments over dp and gathers the parameters after the step, with the memory it saves; else
+    None."""
+    from shardplan.cost.memory import bf16_optimizer
+    if not bf16_optimizer(e.training, e.layout):
+        return None
+    p = e.parallel
+    return (f"{e.training.framework.label} runs ZeRO-0 with bf16 and {e.training.precision.name} through DeepSpeed's "
+            f"BF16_Optimizer: the fp32 master weights and Adam moments are split over the {p.dp * p.cp} data-parallel "
+            f"ranks as ZeRO-1 would ({e.memory.optimizer / 2**30:,.2f} GiB), the bf16 gradients stay beside the fp32 "
+            "buffer, and the updated parameters are all-gathered after each step (FrameworkProfile.zero0_bf16_optimizer)")
+
+
 def lazy_grads_note(e) -> str | None:
     """With ``MemoryBreakdown.lazy_grads`` (one microbatch per step under a PyTorch loop, ``FrameworkProfile.lazy_grads``):
     which phase sets the allocated peak, since the memory table's parts are then not all alive at once; else None."""
@@ -686,6 +700,7 @@ def print_estimate_notes(e) -> None:
     for note in (model_note(e.model), optimism_note(e), routing_note(e), unreleased_schedule_note(e.training.framework, scheduled),
                  attention_kernel_note(e), moe_overhead_note(e), layer_overhead_note(e), stall_note(e),
                  allocator_note(e), compile_note(e), eager_code_note(e), fp4_note(e), lazy_grads_note(e),
+                 bf16_optimizer_note(e),
                  partial_node_note(e), serialized_gather_note(e), straddle_note(e)):
         if note:
             err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)

@@ -145,6 +145,7 @@ class Estimate:
             "parallel": p.model_dump(mode="json"),
             "stage_layers": list(self.layout.stage_layers),
             "memory_bytes": self.memory.to_dict(), "memory_peak_phase": self.memory.peak_phase,
+            "memory_notes": list(self.memory.notes),
             "fits": self.fits,
             "failure": self.failure,
             "time_s": {"step": self.step_s, "compute": self.compute_s, "matmul": self.matmul_s,
