@@ -963,12 +963,17 @@ def test_deepspeed_bf16_optimizer_shards_zero0_optimizer_state_and_gathers_param
         out[on] = (mb.params + mb.grads + mb.optimizer, e.fits)
     assert out[False][0] - out[True][0] == pytest.approx(7 * out[True][0] / 11, rel=1e-12)
     assert out[True][1]
-    # not under ZeRO-1 (the ZeRO optimizer) nor under fp8 compute
-    for pc2, prec in ((pc.model_copy(update={"zero_stage": 1}), "bf16-mixed-fp32-grads"), (pc, "fp8-mixed")):
-        a, b = (memory_for_stage(m, TrainingSpec(seq_len=2048, global_batch_size=192, precision=PRECISION_POLICIES[prec],
+    # ZeRO-1 with fp32 accumulation runs BF16_Optimizer too: the optimizer state is sharded either way, the bf16
+    # gradients (2 B beside the 4 B buffer) are its only extra; ZeRO-2 and fp8 compute are untouched
+    def pair(pc2, prec):
+        return [memory_for_stage(m, TrainingSpec(seq_len=2048, global_batch_size=192, precision=PRECISION_POLICIES[prec],
                                                  framework=ds.model_copy(update={"zero0_bf16_optimizer": on})),
                                  validate(pc2, m, TrainingSpec(seq_len=2048, global_batch_size=192), 8), 0)
-                for on in (True, False))
+                for on in (True, False)]
+    a, b = pair(pc.model_copy(update={"zero_stage": 1}), "bf16-mixed-fp32-grads")
+    assert a.optimizer == b.optimizer and a.grads == pytest.approx(b.grads * 6 / 4, rel=1e-12)
+    for pc2, prec in ((pc.model_copy(update={"zero_stage": 2}), "bf16-mixed-fp32-grads"), (pc, "fp8-mixed")):
+        a, b = pair(pc2, prec)
         assert (a.grads, a.optimizer) == (b.grads, b.optimizer)
 
 

@@ -598,14 +598,14 @@ def fp4_note(e) -> str | None:
 
 
 def bf16_optimizer_note(e) -> str | None:
-    """Under DeepSpeed's BF16_Optimizer (:func:`shardplan.cost.memory.bf16_optimizer`): that ZeRO-0 here shards the
-    master weights and moments over dp and gathers the parameters after the step, with the memory it saves; else
-    None."""
+    """Under DeepSpeed's BF16_Optimizer (:func:`shardplan.cost.memory.bf16_optimizer`): that the job's ZeRO stage (0
+    or 1) runs it, which shards the master weights and moments over dp and gathers the parameters after the step;
+    else None."""
     from shardplan.cost.memory import bf16_optimizer
     if not bf16_optimizer(e.training, e.layout):
         return None
     p = e.parallel
-    return (f"{e.training.framework.label} runs ZeRO-0 with bf16 and {e.training.precision.name} through DeepSpeed's "
+    return (f"{e.training.framework.label} runs ZeRO-{p.zero_stage} with bf16 and {e.training.precision.name} through DeepSpeed's "
             f"BF16_Optimizer: the fp32 master weights and Adam moments are split over the {p.dp * p.cp} data-parallel "
             f"ranks as ZeRO-1 would ({e.memory.optimizer / 2**30:,.2f} GiB), the bf16 gradients stay beside the fp32 "
             "buffer, and the updated parameters are all-gathered after each step (FrameworkProfile.zero0_bf16_optimizer)")

@@ -574,19 +574,24 @@ def dualpipe_weight_copies(layout: Layout, model: ModelSpec, stage: int) -> floa
 
 
 def bf16_optimizer(training: TrainingSpec, layout: Layout) -> bool:
-    """Whether the job runs DeepSpeed's ``BF16_Optimizer`` (``FrameworkProfile.zero0_bf16_optimizer``): ZeRO-0 (at any
-    dp: the engine picks the wrapper without looking at the group size; with dp x cp = 1 only the kept bf16 gradients
-    differ from plain ZeRO-0), bf16 compute, an fp32 master copy, no optimizer offload, and gradients accumulated in a wider dtype
-    than the bf16 weights (``grad_bytes > param_bytes``, e.g. bf16-mixed-fp32-grads) or a pipeline (pp > 1).
+    """Whether the job runs DeepSpeed's ``BF16_Optimizer`` (``FrameworkProfile.zero0_bf16_optimizer``): bf16 compute,
+    an fp32 master copy, no optimizer offload, and either ZeRO-0 with gradients accumulated in a wider dtype than the
+    bf16 weights (``grad_bytes > param_bytes``, e.g. bf16-mixed-fp32-grads) or a pipeline (pp > 1), or ZeRO-1 with
+    the wider accumulation. At any dp: the engine picks the wrapper without looking at the group size (with
+    dp x cp = 1 only the kept bf16 gradients differ from plain ZeRO-0).
+
     DeepSpeed runtime/engine.py ``_do_optimizer_sanity_check`` picks the wrapper from (model dtype, gradient
-    accumulation dtype): bf16 with fp32 accumulation -> BFLOAT16 (BF16_Optimizer); bf16 with bf16 accumulation ->
-    BFLOAT16 only under the pipeline engine, else DDP_BFLOAT16 (FP16_Optimizer in bf16 mode: the whole fp32 master and
-    moments on every rank, the plain ZeRO-0 accounting; older engines refuse it). E.g. bf16-mixed (2 B gradients),
-    pp=1: False; bf16-mixed-fp32-grads: True."""
+    accumulation dtype, ZeRO stage): bf16 with fp32 accumulation -> BFLOAT16 (BF16_Optimizer) without ZeRO and at
+    ZeRO stage 1 (deepspeedai/DeepSpeed#2706, "BF16 optimizer for BF16+ZeRO Stage 1"), ZERO_OPTIMIZATION at stages
+    2-3; bf16 with bf16 accumulation (the default once ZeRO is on, ``get_data_types``) -> BFLOAT16 without ZeRO only
+    under the pipeline engine, else DDP_BFLOAT16 (FP16_Optimizer in bf16 mode: the whole fp32 master and moments on
+    every rank, the plain ZeRO-0 accounting; older engines refuse it). E.g. bf16-mixed, pp=1, ZeRO-0: False;
+    bf16-mixed-fp32-grads at ZeRO-0 or ZeRO-1: True; at ZeRO-2: False."""
     p, prec = layout.parallel, training.precision
-    wrapped = prec.grad_bytes > prec.param_bytes or p.pp > 1  # else DDP_BFLOAT16 (plain ZeRO-0)
-    return (training.framework.zero0_bf16_optimizer and p.zero_stage == 0
-            and prec.compute_dtype == "bf16" and prec.master_bytes > 0 and not p.offload_optimizer and wrapped)
+    wide = prec.grad_bytes > prec.param_bytes
+    stage = (p.zero_stage == 0 and (wide or p.pp > 1)) or (p.zero_stage == 1 and wide)
+    return (training.framework.zero0_bf16_optimizer and stage and prec.compute_dtype == "bf16"
+            and prec.master_bytes > 0 and not p.offload_optimizer)
 
 
 def optimizer_state_params(training: TrainingSpec, layout: Layout, sp: StageParams) -> float:
@@ -625,8 +630,8 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
         # BF16_Optimizer: the bf16 gradients autograd writes stay allocated beside its accumulation buffer
         # (FrameworkProfile.zero0_bf16_optimizer)
         grads += prec.param_bytes * sharded(2) * copies
-        mb.notes.append("DeepSpeed BF16_Optimizer (ZeRO-0 with bf16): fp32 master weights and moments sharded over "
-                        "dp as ZeRO-1, bf16 gradients kept beside the full-size accumulation buffer")
+        mb.notes.append(f"DeepSpeed BF16_Optimizer (ZeRO-{z} with bf16): fp32 master weights and moments sharded "
+                        "over dp as ZeRO-1, bf16 gradients kept beside the full-size accumulation buffer")
     fsdp_master = z == 3 and prec.master_bytes and training.framework.zero3_master_is_param
     if fsdp_master:
         # PyTorch FSDP: the fp32 shard is the parameter and the master; its gradient shard is fp32 too

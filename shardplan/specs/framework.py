@@ -121,8 +121,9 @@ class FrameworkProfile(BaseModel):
             the pytorch-fsdp, llm-foundry and torchtitan profiles.
         zero0_bf16_optimizer: ZeRO-0 with bf16 compute and fp32 master weights runs DeepSpeed's
             ``BF16_Optimizer`` (where it accumulates the gradients in fp32, ``grad_bytes`` > ``param_bytes``, or
-            runs a pipeline; bf16 accumulation without one is DDP_BFLOAT16, priced as plain ZeRO-0:
-            :func:`shardplan.cost.memory.bf16_optimizer`), which shards the fp32 master weights and the optimizer moments over the
+            runs a pipeline; bf16 accumulation without one is DDP_BFLOAT16, priced as plain ZeRO-0), and so does
+            ZeRO-1 with fp32 accumulation (deepspeedai/DeepSpeed#2706; :func:`shardplan.cost.memory.bf16_optimizer`).
+            It shards the fp32 master weights and the optimizer moments over the
             whole data-parallel group (dp x cp) as ZeRO-1 does, keeps an unsharded gradient buffer in the
             accumulation dtype (the policy's ``grad_bytes``) beside the bf16 gradients autograd writes
             (zeroed, not freed: ``param_bytes`` more per parameter), all-reduces that buffer after the

@@ -125,13 +125,14 @@ def _replicas(ctx: StepContext, g: WeightGroup) -> list[Collective]:
 
 
 def _zero012(ctx: StepContext, g: WeightGroup) -> list[Collective]:
-    """ZeRO-0: AllReduce of the gradients (and, under DeepSpeed's BF16_Optimizer, an AllGather of the updated
-    parameters: :func:`shardplan.cost.memory.bf16_optimizer`); ZeRO-1/2: ReduceScatter + AllGather after the update."""
+    """ZeRO-0: AllReduce of the gradients (and, under DeepSpeed's BF16_Optimizer, at ZeRO-0 or ZeRO-1, an AllGather
+    of the updated parameters: :func:`shardplan.cost.memory.bf16_optimizer`); ZeRO-1/2: ReduceScatter + AllGather
+    after the update."""
     prec, L = ctx.prec, ctx.layers
     fwd, bwd, _ = _windows(ctx)
     b = grad_buckets(ctx, g.params)
     grads = grad_reduce_bytes(ctx.training) * g.params
-    if ctx.p.zero_stage == 0:
+    if ctx.p.zero_stage == 0 or bf16_optimizer(ctx.training, ctx.layout):
         n = ctx.p.dp * ctx.p.cp if g.kind == "dense" else ctx.layout.expert_dp
         t = ctx.bucketed_time("AllReduce", grads, n, g.stride, b)
         out = [ctx.collective("AllReduce", "dp", "grads", "step", g.kind, grads, n, g.stride, 1,
