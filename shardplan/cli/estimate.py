@@ -507,11 +507,18 @@ def _memory_and_time_tables(e, d: dict) -> tuple[Table, Table]:
     return mem, tt
 
 
+def shown_collectives(e) -> list:
+    """The collectives the table shows: all but those over a group of one device that move no bytes."""
+    return [c for c in e.collectives if c.group_size > 1 or c.bytes_per_device > 0]
+
+
 def _collectives_table(e) -> Table:
+    """The collectives of one step, one row each, leaving out those over a group of one device that move nothing
+    (e.g. the expert-gradient reduction where expert_dp = 1; ``--json`` keeps them)."""
     ct = Table(title="collectives per step (per device)")
     for col in ("op", "axis", "purpose", "phase", "group", "bounded by", "calls", "GiB sent", "time", "exposed"):
         ct.add_column(col, justify="right" if col in ("calls", "GiB sent", "time", "exposed", "group") else "left")
-    for c in e.collectives:
+    for c in shown_collectives(e):
         ct.add_row(c.op, c.axis, c.purpose, c.phase, str(c.group_size), c.level, f"{c.count:,.0f}",
                    _gib(c.bytes_per_device), fmt_seconds(c.time_s), fmt_seconds(c.exposed_s))
     return ct
@@ -598,17 +605,35 @@ def fp4_note(e) -> str | None:
 
 
 def bf16_optimizer_note(e) -> str | None:
-    """Under DeepSpeed's BF16_Optimizer (:func:`shardplan.cost.memory.bf16_optimizer`): that the job's ZeRO stage (0
-    or 1) runs it, which shards the master weights and moments over dp and gathers the parameters after the step;
-    else None."""
+    """DeepSpeed's BF16_Optimizer (:func:`shardplan.cost.memory.bf16_optimizer`; profiles with
+    ``zero0_bf16_optimizer``): where the job runs it, what it shards and keeps; at ZeRO-0 with bf16 accumulation and
+    no pipeline (DDP_BFLOAT16 here), that DeepSpeed's default ds_config accumulates in fp32 instead, with the memory
+    that prices (``--precision bf16-mixed-fp32-grads``); else None."""
     from shardplan.cost.memory import bf16_optimizer
-    if not bf16_optimizer(e.training, e.layout):
+    tr, p = e.training, e.parallel
+    if not tr.framework.zero0_bf16_optimizer or tr.precision.compute_dtype != "bf16":
         return None
-    p = e.parallel
-    return (f"{e.training.framework.label} runs ZeRO-{p.zero_stage} with bf16 and {e.training.precision.name} through DeepSpeed's "
-            f"BF16_Optimizer: the fp32 master weights and Adam moments are split over the {p.dp * p.cp} data-parallel "
-            f"ranks as ZeRO-1 would ({e.memory.optimizer / 2**30:,.2f} GiB), the bf16 gradients stay beside the fp32 "
-            "buffer, and the updated parameters are all-gathered after each step (FrameworkProfile.zero0_bf16_optimizer)")
+    if bf16_optimizer(tr, e.layout):
+        dtype = "fp32" if tr.precision.grad_bytes > tr.precision.param_bytes else "bf16"
+        return (f"{tr.framework.label} runs ZeRO-{p.zero_stage} with {tr.precision.name} through DeepSpeed's "
+                f"BF16_Optimizer: the fp32 master weights and Adam moments are split over the {p.dp * p.cp} "
+                f"data-parallel ranks ({e.memory.optimizer / 2**30:,.2f} GiB), the bf16 gradients stay beside its "
+                f"{dtype} accumulation buffer, and the updated parameters are all-gathered after each step "
+                "(FrameworkProfile.zero0_bf16_optimizer)")
+    if p.zero_stage != 0 or p.pp > 1 or tr.precision.name != "bf16-mixed":
+        return None
+    from shardplan.cost.step import estimate
+    from shardplan.specs.training import PRECISION_POLICIES
+    try:
+        alt = estimate(e.model, e.hardware, tr.model_copy(update={"precision": PRECISION_POLICIES["bf16-mixed-fp32-grads"]}),
+                       p, e.layout.n_devices)
+    except ConfigError:
+        return None
+    return (f"bf16-mixed at ZeRO-0 prices DeepSpeed with data_types.grad_accum_dtype bf16 (DDP_BFLOAT16: the whole "
+            f"master copy and moments on every rank); a ds_config without data_types accumulates in fp32 at ZeRO-0 and "
+            f"runs BF16_Optimizer, which --precision bf16-mixed-fp32-grads prices: {alt.memory.total / 2**30:,.2f} GiB "
+            f"per device ({'fits' if alt.fits else 'does not fit'}), {alt.tokens_per_s / alt.layout.n_devices:,.0f} "
+            "tokens/s per device (engine.py get_data_types)")
 
 
 def lazy_grads_note(e) -> str | None:
@@ -710,7 +735,7 @@ def print_estimate(e) -> None:
     """Rich tables of an Estimate: summary, memory, time, collectives, roofline thresholds."""
     console.print(_summary_table(e))
     console.print(*_memory_and_time_tables(e, e.to_dict()))
-    if e.collectives:
+    if shown_collectives(e):
         console.print(_collectives_table(e))
     console.print(_roofline_line(e))
 

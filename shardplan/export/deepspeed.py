@@ -21,9 +21,9 @@ Sources read (deepspeedai/DeepSpeed):
 * ``deepspeed/runtime/engine.py`` ``get_data_types`` / ``_do_optimizer_sanity_check`` and ``data_types.grad_accum_dtype``
   (config.py, read by code search): with bf16 and no ZeRO the gradients accumulate in fp32 unless ``grad_accum_dtype``
   says otherwise (then BF16_Optimizer, :func:`shardplan.cost.memory.bf16_optimizer`), with ZeRO in the model dtype. A
-  ZeRO-0 or ZeRO-1 export writes the policy's accumulation dtype (bf16-mixed: ``bf16``, DDP_BFLOAT16 at ZeRO-0 on
-  engines that have it, the ZeRO optimizer at ZeRO-1; bf16-mixed-fp32-grads: ``fp32``, BF16_Optimizer at both, as the
-  planner prices it); bf16-mixed-fp32-grads with ZeRO-2/3 is refused.
+  bf16 export writes the policy's accumulation dtype at every stage (bf16-mixed: ``bf16``, DDP_BFLOAT16 at ZeRO-0 on
+  engines that have it, the ZeRO optimizer with ZeRO; bf16-mixed-fp32-grads: ``fp32``, BF16_Optimizer at ZeRO-0/1 as
+  the planner prices it, the ZeRO optimizer with fp32 gradients at ZeRO-2/3).
 * ``activation_checkpointing`` keys (``deepspeed/runtime/activation_checkpointing/config.py``, read by
   code search): partition_activations, number_checkpoints, contiguous_memory_optimization,
   synchronize_checkpoint_boundary, profile, cpu_checkpointing.
@@ -73,11 +73,6 @@ def _check(ctx: ExportContext) -> None:
          _TORCH),
         (p.offload_optimizer and p.zero_stage == 0, "offload_optimizer with zero_stage=0 (zero/config.py: its "
          "offload_optimizer is \"valid for ZeRO stage 1, 2, 3\")", "DeepSpeed with --zero-stage 1, 2 or 3"),
-        (p.zero_stage >= 2 and ctx.training.precision.name == "bf16-mixed-fp32-grads", f"fp32 gradient accumulation "
-         f"(bf16-mixed-fp32-grads) with zero_stage={p.zero_stage} (DeepSpeed's ZeRO-2/3 accumulate in the model dtype; "
-         "only stages 0 and 1 run fp32 accumulation, through BF16_Optimizer)",
-         "DeepSpeed with --zero-stage 0 or 1, or --precision bf16-mixed; Megatron-LM "
-         "(--accumulate-allreduce-grads-in-fp32)"),
         (p.zero_stage in (1, 2) and p.dp_shard != p.dp, f"HSDP (dp_shard={p.dp_shard} < dp={p.dp}) with "
          f"ZeRO-{p.zero_stage} (MiCS is ZeRO-3 only)", "Megatron-LM (--num-distributed-optimizer-instances)"),
     ]
@@ -100,9 +95,9 @@ def ds_config(ctx: ExportContext) -> dict:
     cfg: dict = {"train_batch_size": tr.global_batch_size, "train_micro_batch_size_per_gpu": p.microbatch_size,
                  "gradient_accumulation_steps": ctx.layout.microbatches, "zero_optimization": zero,
                  "bf16": {"enabled": tr.precision.name.startswith("bf16")}}
-    if p.zero_stage <= 1 and tr.precision.name.startswith("bf16"):
+    if tr.precision.name.startswith("bf16"):
         # DeepSpeed accumulates bf16 gradients in fp32 without ZeRO and in bf16 with it unless told (engine.py
-        # get_data_types), and fp32 accumulation at ZeRO-1 runs BF16_Optimizer: say which
+        # get_data_types), and fp32 accumulation at ZeRO-0/1 runs BF16_Optimizer: say which
         wide = tr.precision.grad_bytes > tr.precision.param_bytes
         cfg["data_types"] = {"grad_accum_dtype": "fp32" if wide else "bf16"}
     if p.tp > 1:  # DeepSpeed's world for the batch check depends on the launch (module docstring): it fills it in

@@ -373,7 +373,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "default_zero_stage": "3: torch.distributed.fsdp.FullyShardedDataParallel's "
                                   "sharding_strategy defaults to ShardingStrategy.FULL_SHARD"}),
         FrameworkProfile(name="deepspeed", moe_routed_copies=2, activation_offload=False, module_recompute=False,
-                         zero0_bf16_optimizer=True,
+                         zero0_bf16_optimizer=True, param_gather_overlap=False,
                          zero3_prefetch=0.221, zero3_nic_share=0.217, layer_overhead_s=0.0122,
                          eager_ops=("rope", "swiglu", "attention_layout"),
                          layer_overhead_recomputed_only=True, recomputes=("none", "full"), context_parallel=False,
@@ -384,6 +384,10 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "(then the BFLOAT16 wrapper), runtime/bf16_optimizer.py BF16_Optimizer (fp32 "
                                   "partition per dp rank, full-size fp32 gradient buffer, all_gather_dp_groups after "
                                   "the step); not fitted",
+                                  "param_gather_overlap": "deepspeedai/DeepSpeed runtime/zero/stage_1_and_2.py "
+                                  "DeepSpeedZeroOptimizer.step: after the partition's update, all_gather_dp_groups "
+                                  "gathers the updated bf16 partitions inside step() (\"ready for next round "
+                                  "forward\"), a blocking call before the next forward; not fitted",
                                   "layer_overhead_s": _DS_LAYER, "layer_overhead_recomputed_only": _DS_LAYER_RC,
                                   "eager_ops": "Megatron-DeepSpeed's model code (microsoft/Megatron-DeepSpeed "
                                   "megatron/model/: rotary_pos_embedding.py apply_rotary_pos_emb in plain PyTorch, "

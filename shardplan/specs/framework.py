@@ -138,7 +138,8 @@ class FrameworkProfile(BaseModel):
             deepspeedai/Megatron-DeepSpeed#239 (ZERO_STAGE=0 and 1 use the same memory under bf16). DeepSpeed's
             pipeline engine (Megatron-DeepSpeed's PipelineModule, also at pp=1) reduces bf16 ZeRO-0 gradients this
             way (pipe/engine.py ``_exec_reduce_grads``: ``_bf16_reduce_grads``); since deepspeedai/DeepSpeed#7790
-            (2026) bf16 without ZeRO and without the pipeline engine is refused. True for the deepspeed profiles.
+            (2026) bf16 with fp32 accumulation without ZeRO and without the pipeline engine is refused. True for the
+            deepspeed profiles.
         zero3_nic_share: fraction of the group's scale-out NICs the ZeRO-3 gathers and
             reduce-scatters reach across nodes (1: all of them, NCCL spreading its rings over the
             node's NICs; DeepSpeed ZeRO-3 v0.3-0.5's per-parameter calls reach about one NIC per node,
