@@ -561,7 +561,8 @@ EAGER_TWIN = {"pytorch-fsdp": "hf-fsdp", "deepspeed": "hf-deepspeed"}
 
 
 def eager_code_note(e) -> str | None:
-    """Under the built-in ``pytorch-fsdp`` or ``deepspeed`` profile (fused element-wise kernels): the same layout
+    """Under the built-in ``pytorch-fsdp`` or ``deepspeed`` profile (fused element-wise kernels; Megatron-DeepSpeed's
+    eager RoPE and SwiGLU where the profile has ``eager_ops``): the same layout
     priced with the profile for stock Hugging Face / eager model code (:data:`EAGER_TWIN`), its tokens/s per device,
     or None (another profile, a layout the eager profile does not run, or an eager estimate that does not fit)."""
     from shardplan.cost.step import estimate
@@ -576,7 +577,9 @@ def eager_code_note(e) -> str | None:
     except ConfigError:
         return None
     n = e.layout.n_devices
-    head = (f"the {fw.label} profile prices fused element-wise kernels; stock Hugging Face model code (eager RMSNorm, "
+    kernels = ("Megatron-DeepSpeed's kernels (fused norms and loss, eager RoPE and SwiGLU)" if fw.eager_ops
+               else "fused element-wise kernels")
+    head = (f"the {fw.label} profile prices {kernels}; stock Hugging Face model code (eager RMSNorm, "
             f"RoPE, SwiGLU and fp32 loss) under the same sharding (--framework {twin}) ")
     if not c.fits:
         return head + (f"needs {c.memory.total / 2**30:,.1f} GiB per device (the fp32 logits and unfused "
