@@ -1051,8 +1051,22 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
         legal, text = legal_values("zero_stage", zs)
         raise ConfigError(f"zero_stage={p.zero_stage} is not implemented by the {fw.label} framework; "
                           f"legal zero_stage: {text}", field="zero_stage", value=p.zero_stage, legal=legal)
+    _check_offload_support(p, fw)
     _check_weight_sharding_axes(p, fw)
     _check_tp_support(p, fw)
+
+
+def _check_offload_support(p: ParallelConfig, fw: FrameworkProfile) -> None:
+    """An offloaded optimizer needs a ZeRO stage the framework offloads with (``FrameworkProfile.offload_zero_stages``).
+
+    Raises:
+        ConfigError: e.g. DeepSpeed with zero_stage=0, naming the legal stages and offload_optimizer off."""
+    stages = fw.offload_zero_stages
+    if p.offload_optimizer and stages is not None and p.zero_stage not in stages:
+        legal, text = legal_values("zero_stage", stages)
+        raise ConfigError(f"offload_optimizer with zero_stage={p.zero_stage} is not implemented by the {fw.label} "
+                          f"framework; legal zero_stage with offload_optimizer: {text} (or offload_optimizer off)",
+                          field="zero_stage", value=p.zero_stage, legal=legal)
 
 
 def _check_framework_recompute(p: ParallelConfig, fw: FrameworkProfile) -> None:

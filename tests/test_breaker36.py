@@ -116,3 +116,14 @@ def test_deepspeed_import_reads_the_default_and_given_accumulation_dtype():
         assert err.value.field == "grad_accum_dtype"
     # fp32 runs ignore the accumulation dtype as before
     assert import_config("deepspeed", json.dumps({**zero0, "bf16": {"enabled": False}}), 8).precision == "fp32"
+
+
+def test_deepspeed_offloads_the_optimizer_only_with_zero():
+    # DeepSpeed runtime/zero/config.py: offload_optimizer is "valid for ZeRO stage 1, 2, 3"; at ZeRO-0 the deepspeed
+    # profile refuses it (exit 2 naming the legal stages) instead of pricing a host offload DeepSpeed cannot run
+    base = ["estimate", "-m", "llama-2-7b", "-H", "a100-80gb", "-n", "8", "-s", "2048", "-b", "64", "--framework",
+            "deepspeed", "--offload-optimizer"]
+    r = runner.invoke(app, [*base, "--zero-stage", "0"])
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert "offload_optimizer with zero_stage=0" in r.output and "1, 2, 3" in r.output
+    assert runner.invoke(app, [*base, "--zero-stage", "1"]).exit_code in (0, 1)

@@ -373,7 +373,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "default_zero_stage": "3: torch.distributed.fsdp.FullyShardedDataParallel's "
                                   "sharding_strategy defaults to ShardingStrategy.FULL_SHARD"}),
         FrameworkProfile(name="deepspeed", moe_routed_copies=2, activation_offload=False, module_recompute=False,
-                         zero0_bf16_optimizer=True, param_gather_overlap=False,
+                         zero0_bf16_optimizer=True, param_gather_overlap=False, offload_zero_stages=(1, 2, 3),
                          zero3_prefetch=0.221, zero3_nic_share=0.217, layer_overhead_s=0.0122,
                          eager_ops=("rope", "swiglu", "attention_layout"),
                          layer_overhead_recomputed_only=True, recomputes=("none", "full"), context_parallel=False,
@@ -384,6 +384,8 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "(then the BFLOAT16 wrapper), runtime/bf16_optimizer.py BF16_Optimizer (fp32 "
                                   "partition per dp rank, full-size fp32 gradient buffer, all_gather_dp_groups after "
                                   "the step); not fitted",
+                                  "offload_zero_stages": "deepspeedai/DeepSpeed runtime/zero/config.py: "
+                                  "offload_optimizer is \"valid for ZeRO stage 1, 2, 3\"",
                                   "param_gather_overlap": "deepspeedai/DeepSpeed runtime/zero/stage_1_and_2.py "
                                   "DeepSpeedZeroOptimizer.step: after the partition's update, all_gather_dp_groups "
                                   "gathers the updated bf16 partitions inside step() (\"ready for next round "

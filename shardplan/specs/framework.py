@@ -299,6 +299,9 @@ class FrameworkProfile(BaseModel):
             (None: those of ``zero_stages``). DeepSpeed's PipelineEngine asserts a stage below 2
             (deepspeed/runtime/pipe/engine.py: "ZeRO-2 and ZeRO-3 are incompatible with pipeline
             parallelism").
+        offload_zero_stages: the ZeRO stages with which the framework offloads the optimizer
+            (``ParallelConfig.offload_optimizer``; None: any). DeepSpeed: 1, 2, 3 (runtime/zero/config.py:
+            ``offload_optimizer`` is "valid for ZeRO stage 1, 2, 3").
         pp_unsharded_grad_bytes: bytes per parameter element of the gradients a ZeRO-3 (FSDP) stage
             holds unsharded across the microbatches of a pipelined step (0: none, the gradients are
             reduce-scattered every microbatch). PyTorch's pipelining runs every microbatch's backward
@@ -471,6 +474,7 @@ class FrameworkProfile(BaseModel):
     pp_stall_zero0_max_nodes: int | None = Field(default=None, ge=2, le=2**20)
     pp_unsharded_grad_bytes: int = Field(default=0, ge=0, le=8)
     pipeline_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
+    offload_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
     module_recompute: bool = True
     allocator_retry_s: float = Field(default=0.0, ge=0, le=10.0)
     allocator_pressure_start: float = Field(default=0.9, ge=0.5, lt=1.0)
@@ -616,7 +620,8 @@ class FrameworkProfile(BaseModel):
                               legal=[{"sp": True}, {}])
         return self
 
-    @field_validator("schedules", "released_schedules", "zero_stages", "recomputes", "pipeline_zero_stages")
+    @field_validator("schedules", "released_schedules", "zero_stages", "recomputes", "pipeline_zero_stages",
+                     "offload_zero_stages")
     @classmethod
     def _no_repeats(cls, value: tuple | None) -> tuple | None:
         """A list of what the framework implements names each choice once."""
