@@ -251,4 +251,4 @@ def import_config(file: FileArg, from_: FromOpt, devices: ImportDevicesOpt = Non
         print(text)
     else:
         output.write_text(text + "\n")
-        err_console.print(f"wrote {output}: {imported.parallel.short()}", highlight=False)
+        err_console.print(f"wrote {output}: {imported.parallel.short()}", highlight=False, soft_wrap=True)
