@@ -127,3 +127,17 @@ def test_deepspeed_offloads_the_optimizer_only_with_zero():
     assert r.exit_code == 2 and "Traceback" not in r.output
     assert "offload_optimizer with zero_stage=0" in r.output and "1, 2, 3" in r.output
     assert runner.invoke(app, [*base, "--zero-stage", "1"]).exit_code in (0, 1)
+
+
+def test_deepspeed_import_takes_the_sequence_from_the_exported_header(tmp_path):
+    # a ds_config has no sequence length (the model code sets it); an exported one records the plan's in its
+    # _shardplan header, and import reads it back, so `estimate --plan` of the imported plan needs no --seq-len
+    out, plan = tmp_path / "ds.json", tmp_path / "plan.json"
+    r = runner.invoke(app, ["export", "--to", "deepspeed", "-m", "llama-2-7b", "-H", "a100-80gb", "-n", "8", "-s", "4096",
+                            "-b", "64", "--zero-stage", "1", "--recompute", "full", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert json.loads(out.read_text())["_shardplan"]["seq_len"] == 4096
+    assert runner.invoke(app, ["import", str(out), "--from", "deepspeed", "-o", str(plan)]).exit_code == 0
+    assert json.loads(plan.read_text())["training"]["seq_len"] == 4096
+    r = runner.invoke(app, ["estimate", "-m", "llama-2-7b", "-H", "a100-80gb", "--plan", str(plan)])
+    assert r.exit_code in (0, 1), r.output

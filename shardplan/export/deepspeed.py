@@ -260,7 +260,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     note = ("the model code is not in ds_config.json: the deepspeed profile prices Megatron-DeepSpeed's kernels (fused "
             "norms, eager RoPE and SwiGLU); for a Hugging Face model (Trainer / Accelerate) price with --framework "
             "hf-deepspeed")
-    return Imported(parallel_from(values), devices=dp * tp, global_batch=B, framework="deepspeed",
+    return Imported(parallel_from(values), devices=dp * tp, seq_len=_meta_seq_len(cfg), global_batch=B, framework="deepspeed",
                     precision=_precision(cfg, stage), notes=(*offload_notes, *mics_notes, *_meta_devices_note(cfg, dp * tp),
                                                       *autotp_note, note))
 
@@ -269,6 +269,14 @@ def _meta_devices(cfg: dict):
     """The device count the ``_shardplan`` header of an exported ds_config records (any JSON value), or None."""
     meta = cfg.get("_shardplan")
     return meta.get("devices") if isinstance(meta, dict) else None
+
+
+def _meta_seq_len(cfg: dict) -> int | None:
+    """The sequence length the ``_shardplan`` header of an exported ds_config records (a ds_config has none of its
+    own: the model code sets it), or None (no header, or not a whole number of at least 1)."""
+    meta = cfg.get("_shardplan")
+    seq = meta.get("seq_len") if isinstance(meta, dict) else None
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) and seq >= 1 else None
 
 
 def _meta_devices_note(cfg: dict, devices: int) -> tuple[str, ...]:
