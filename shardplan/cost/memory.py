@@ -625,7 +625,8 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
     copies = dualpipe_weight_copies(layout, model, stage)
     mb.params = prec.param_bytes * sharded(3) * copies
     grads = prec.grad_bytes * sharded(2) * copies
-    opt = (prec.master_bytes + prec.optimizer_bytes) * optimizer_state_params(training, layout, sp)
+    state_params = optimizer_state_params(training, layout, sp)
+    opt = (prec.master_bytes + prec.optimizer_bytes) * state_params
     if bf16_optimizer(training, layout):
         # BF16_Optimizer: the bf16 gradients autograd writes stay allocated beside its accumulation buffer
         # (FrameworkProfile.zero0_bf16_optimizer)
@@ -649,7 +650,7 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
         mb.grads, mb.optimizer = grads, opt
         # torch.optim's foreach Adam(W) step holds one temporary the size of the second moment
         # (torch/optim/adamw.py _multi_tensor_adamw: exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs))
-        mb.optimizer_temp = prec.optimizer_bytes / 2 * optimizer_state_params(training, layout, sp)
+        mb.optimizer_temp = prec.optimizer_bytes / 2 * state_params
     held = training.framework.pp_unsharded_grad_bytes
     if z == 3 and p.pp > 1 and held:
         # PyTorch pipelining + FSDP2: no reduction until the step's last backward, so the stage's gradients stay

@@ -170,7 +170,7 @@ def _batch_sizes(cfg: dict, tp: int, devices: int | None) -> tuple[int, int, int
     return B, mbs, gas
 
 
-def _precision(cfg: dict, stage: int = 0) -> str:
+def _precision(cfg: dict, stage: int) -> str:
     """The precision policy of a ds_config's ``bf16`` / ``fp16`` sections (DeepSpeed runs fp32 when neither is
     enabled; the exporter writes ``"bf16": {"enabled": true}`` for bf16-mixed, false for fp32) and, with bf16, of its
     gradient accumulation dtype (:func:`_grad_accum_fp32`): fp32 -> bf16-mixed-fp32-grads.

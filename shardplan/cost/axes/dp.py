@@ -132,13 +132,14 @@ def _zero012(ctx: StepContext, g: WeightGroup) -> list[Collective]:
     fwd, bwd, _ = _windows(ctx)
     b = grad_buckets(ctx, g.params)
     grads = grad_reduce_bytes(ctx.training) * g.params
-    if ctx.p.zero_stage == 0 or bf16_optimizer(ctx.training, ctx.layout):
+    bf16 = bf16_optimizer(ctx.training, ctx.layout)
+    if ctx.p.zero_stage == 0 or bf16:
         n = ctx.p.dp * ctx.p.cp if g.kind == "dense" else ctx.layout.expert_dp
         t = ctx.bucketed_time("AllReduce", grads, n, g.stride, b)
         out = [ctx.collective("AllReduce", "dp", "grads", "step", g.kind, grads, n, g.stride, 1,
                               f"{g.kind} gradients", overlap=_bucket_rule(ctx), exposed_s=_bucketed(ctx, t, L * bwd, b),
                               buckets=b)]
-        if bf16_optimizer(ctx.training, ctx.layout) and n > 1:
+        if bf16 and n > 1:
             # DeepSpeed BF16_Optimizer: each rank updates its dp partition, then update_lp_params all-gathers the
             # bf16 parameters inside the optimizer step (FrameworkProfile.zero0_bf16_optimizer): exposed
             params = prec.param_bytes * g.params
