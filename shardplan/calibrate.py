@@ -46,7 +46,7 @@ DEFAULT_PARAMS = (Parameter("hardware", "matmul_efficiency", 0.2, 1.0, "fraction
 #: the GEMM rate each compute dtype runs at (HardwareSpec.achieved_matmul_flops): the default fit replaces
 #: DEFAULT_PARAMS' matmul_efficiency by the rates of the dtypes the records that ran compute in, so fp8 or NVFP4
 #: records move fp8_matmul_efficiency / fp4_matmul_efficiency, not the bf16 asymptote
-RATE_PARAMS = {"bf16": DEFAULT_PARAMS[0], "fp32": DEFAULT_PARAMS[0],
+RATE_PARAMS = {"bf16": DEFAULT_PARAMS[0], "fp16": DEFAULT_PARAMS[0], "fp32": DEFAULT_PARAMS[0],
                "fp8": Parameter("hardware", "fp8_matmul_efficiency", 0.2, 1.0, "fraction of fp8 peak FLOP/s"),
                "fp4": Parameter("hardware", "fp4_matmul_efficiency", 0.2, 1.0, "fraction of fp4 peak FLOP/s")}
 
@@ -55,7 +55,7 @@ def rate_params(cs: Sequence["Case"]) -> list[Parameter]:
     """The GEMM-rate parameters (:data:`RATE_PARAMS`) of the compute dtypes of the cases that ran, bf16's first."""
     dtypes = {c.training.precision.compute_dtype for c in cs if c.record.measured_tokens_per_s_per_device()}
     out: list[Parameter] = []
-    for d in ("bf16", "fp32", "fp8", "fp4"):
+    for d in ("bf16", "fp16", "fp32", "fp8", "fp4"):
         if d in dtypes and RATE_PARAMS[d] not in out:
             out.append(RATE_PARAMS[d])
     return out

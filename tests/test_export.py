@@ -952,7 +952,8 @@ def test_megatron_import_reads_the_precision_and_optimizer_state(tmp_path):
 
 
 def test_megatron_import_refuses_what_it_cannot_price_and_keeps_the_capacity_factor():
-    # fp16, moments in another dtype (or only one in bf16) have no planner policy: exit-2 errors naming the flag;
+    # fp16 under an fp8 recipe, moments in another dtype (or only one in bf16) have no planner policy: exit-2 errors
+    # naming the flag;
     # the capacity factor comes back into the plan's training block; DeepEP with a capacity factor is refused on
     # export (Megatron-LM's flex dispatcher does not pad to capacity); a dense model ignores the factor
     m, hw, tr, pc = build_inputs(model="mixtral-8x7b", hardware="h100-sxm", devices=64, seq_len=4096,
@@ -960,7 +961,7 @@ def test_megatron_import_refuses_what_it_cannot_price_and_keeps_the_capacity_fac
                                  recompute="full", moe_capacity_factor=1.25)
     text = export_text("megatron", estimate(m, hw, tr, pc, 64))
     assert import_config("megatron", text).to_plan()["training"]["moe_capacity_factor"] == 1.25
-    for edit, flag in ((text.replace("--bf16", "--fp16"), "--fp16"),
+    for edit, flag in ((text.replace("--bf16", "--fp16") + "\n--fp8-format hybrid\n", "--fp16 --fp8-format"),
                        (text + "\n--use-precision-aware-optimizer --exp-avg-dtype bf16\n", "--exp-avg-dtype bf16 "
                                                                                          "--exp-avg-sq-dtype fp32")):
         with pytest.raises(ConfigError, match=f"Megatron-LM {flag}"):
@@ -1450,7 +1451,8 @@ def test_megatron_gradient_dtype_follows_megatron_lm_bf16_rule():
 
 
 def test_deepspeed_import_reads_the_precision_sections():
-    # DeepSpeed runs fp32 unless bf16 / fp16 is enabled; the exporter writes bf16.enabled for bf16-mixed
+    # DeepSpeed runs fp32 unless bf16 / fp16 is enabled; the exporter writes bf16.enabled for bf16-mixed, fp16.enabled
+    # for fp16-mixed (fp16 accumulation: DeepSpeed has no fp16 model with fp32 accumulation without ZeRO)
     from shardplan.export import exporter
     read = exporter("deepspeed").read
     base = {"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 4,
@@ -1458,7 +1460,9 @@ def test_deepspeed_import_reads_the_precision_sections():
     assert read(json.dumps({**base, "bf16": {"enabled": True}})).precision == "bf16-mixed"
     assert read(json.dumps({**base, "bf16": {"enabled": False}})).precision == "fp32"
     assert read(json.dumps(base)).precision == "fp32"
-    for extra, field in (({"fp16": {"enabled": True}}, "fp16"), ({"bf16": {"enabled": "auto"}}, "bf16"),
+    assert read(json.dumps({**base, "fp16": {"enabled": True}})).precision == "fp16-mixed"
+    for extra, field in (({"fp16": {"enabled": True}, "data_types": {"grad_accum_dtype": "fp32"}}, "grad_accum_dtype"),
+                         ({"bf16": {"enabled": "auto"}}, "bf16"),
                          ({"bf16": {"enabled": True}, "fp16": {"enabled": True}}, "fp16")):
         with pytest.raises(ConfigError) as err:
             read(json.dumps({**base, **extra}))

@@ -167,9 +167,10 @@ def mla_gemm_shapes(model: ModelSpec, t: int, u: int, sigma: int = 1) -> list[tu
 
 
 def unquantized_dtype(training: TrainingSpec) -> str:
-    """The dtype of the matmuls an fp8 recipe keeps in 16 bits (attention core, LM head): 'bf16', or 'fp32'
-    when the whole model computes in fp32 (the ``fp32`` precision policy)."""
-    return "fp32" if training.precision.compute_dtype == "fp32" else "bf16"
+    """The dtype of the matmuls an fp8 recipe keeps in 16 bits (attention core, LM head): 'bf16', 'fp16' under an
+    fp16 policy, or 'fp32' when the whole model computes in fp32 (the ``fp32`` precision policy)."""
+    dtype = training.precision.compute_dtype
+    return dtype if dtype in ("fp32", "fp16") else "bf16"
 
 
 def gemm_device(hw: HardwareSpec, training: TrainingSpec, dtype: str) -> GemmDevice:

@@ -23,7 +23,8 @@ Sources read (deepspeedai/DeepSpeed):
   says otherwise (then BF16_Optimizer, :func:`shardplan.cost.memory.bf16_optimizer`), with ZeRO in the model dtype. A
   bf16 export writes the policy's accumulation dtype at every stage (bf16-mixed: ``bf16``, DDP_BFLOAT16 at ZeRO-0 on
   engines that have it, the ZeRO optimizer with ZeRO; bf16-mixed-fp32-grads: ``fp32``, BF16_Optimizer at ZeRO-0/1 as
-  the planner prices it, the ZeRO optimizer with fp32 gradients at ZeRO-2/3).
+  the planner prices it, the ZeRO optimizer with fp32 gradients at ZeRO-2/3). fp16-mixed writes ``fp16.enabled``
+  and no ``data_types``: an fp16 model accumulates in fp16 (FP16_Optimizer at ZeRO-0, the ZeRO optimizer above).
 * ``activation_checkpointing`` keys (``deepspeed/runtime/activation_checkpointing/config.py``, read by
   code search): partition_activations, number_checkpoints, contiguous_memory_optimization,
   synchronize_checkpoint_boundary, profile, cpu_checkpointing.
@@ -95,6 +96,8 @@ def ds_config(ctx: ExportContext) -> dict:
     cfg: dict = {"train_batch_size": tr.global_batch_size, "train_micro_batch_size_per_gpu": p.microbatch_size,
                  "gradient_accumulation_steps": ctx.layout.microbatches, "zero_optimization": zero,
                  "bf16": {"enabled": tr.precision.name.startswith("bf16")}}
+    if tr.precision.name == "fp16-mixed":  # FP16_Optimizer / the ZeRO optimizer, dynamic loss scaling by default
+        cfg["fp16"] = {"enabled": True}
     if tr.precision.name.startswith("bf16"):
         # DeepSpeed accumulates bf16 gradients in fp32 without ZeRO and in bf16 with it unless told (engine.py
         # get_data_types), and fp32 accumulation at ZeRO-0/1 runs BF16_Optimizer: say which
@@ -173,11 +176,15 @@ def _batch_sizes(cfg: dict, tp: int, devices: int | None) -> tuple[int, int, int
 def _precision(cfg: dict, stage: int) -> str:
     """The precision policy of a ds_config's ``bf16`` / ``fp16`` sections (DeepSpeed runs fp32 when neither is
     enabled; the exporter writes ``"bf16": {"enabled": true}`` for bf16-mixed, false for fp32) and, with bf16, of its
-    gradient accumulation dtype (:func:`_grad_accum_fp32`): fp32 -> bf16-mixed-fp32-grads.
+    gradient accumulation dtype (:func:`_grad_accum_fp32`): fp32 -> bf16-mixed-fp32-grads. ``fp16.enabled`` is
+    fp16-mixed: DeepSpeed accumulates an fp16 model's gradients in fp16 (engine.py ``get_data_types``) under
+    FP16_Optimizer or the ZeRO optimizer, with fp32 master weights.
 
     Raises:
         ConfigError: an ``enabled`` that is not true / false (the HF Trainer's ``"auto"`` is resolved by the Trainer,
-            not by DeepSpeed), fp16 (no fp16 policy is priced), or both enabled (DeepSpeed refuses that).
+            not by DeepSpeed), both enabled (DeepSpeed refuses that), fp16 with a grad_accum_dtype other than fp16
+            (DeepSpeed's engine has no such optimizer without ZeRO, ``_do_optimizer_sanity_check``: "unsupported
+            mix of model dtype and gradient accumulation type"; the planner prices none with it).
     """
     enabled = {}
     for key in ("bf16", "fp16"):
@@ -187,10 +194,18 @@ def _precision(cfg: dict, stage: int) -> str:
                               "resolved by the Trainer: write the value it resolves to)", field=key, value=value,
                               legal=[True, False])
         enabled[key] = value
+    if enabled["fp16"] and enabled["bf16"]:
+        raise ConfigError("DeepSpeed fp16.enabled and bf16.enabled are both true (DeepSpeed refuses that: one 16-bit "
+                          "format); legal: one of them", field="fp16", value=True, legal=[False])
     if enabled["fp16"]:
-        raise ConfigError("DeepSpeed fp16.enabled=true: the planner prices bf16 mixed precision and fp32, no fp16 "
-                          "policy; legal: bf16.enabled true (bf16-mixed) or both false (fp32)", field="fp16",
-                          value=True, legal=[False])
+        accum = section(cfg, "data_types", "DeepSpeed").get("grad_accum_dtype")
+        if accum not in (None, "fp16", "float16", "half"):
+            raise ConfigError(f"DeepSpeed data_types.grad_accum_dtype={accum!r} with fp16: DeepSpeed's engine runs an "
+                              "fp16 model with fp16 gradient accumulation (engine.py _do_optimizer_sanity_check: "
+                              "'unsupported mix of model dtype and gradient accumulation type' without ZeRO) and the "
+                              "planner prices that one; legal: 'fp16' or no grad_accum_dtype",
+                              field="grad_accum_dtype", value=accum, legal=["fp16"])
+        return "fp16-mixed"
     if not enabled["bf16"]:
         return "fp32"
     return "bf16-mixed-fp32-grads" if _grad_accum_fp32(cfg, stage) else "bf16-mixed"
@@ -350,4 +365,4 @@ def _offload(zero: dict, stage: int) -> tuple[bool, tuple[str, ...]]:
 
 EXPORTER = Exporter(name="deepspeed", title="DeepSpeed", source=SOURCE, suffix=".json",
                     expresses=("overlap_grad_reduce", "offload_optimizer"), write=write, read=read, comment="",
-                    precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp32"))
+                    precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp16-mixed", "fp32"))

@@ -215,7 +215,9 @@ PRECISION_FLAGS: dict[str, list[str]] = {
     "bf16-mixed": _BF16_GRADS, "bf16-mixed-fp32-grads": ["--bf16", "--accumulate-allreduce-grads-in-fp32"],
     "fp8-mixed": [*_BF16_GRADS, "--fp8-format", "hybrid"],
     "fp8-params": [*_BF16_GRADS, "--fp8-format", "hybrid", "--fp8-param-gather"],
-    "nvfp4-mixed": [*_BF16_GRADS, "--fp4-format", "e2m1", "--fp4-recipe", "nvfp4"]}
+    "nvfp4-mixed": [*_BF16_GRADS, "--fp4-format", "e2m1", "--fp4-recipe", "nvfp4"],
+    # --fp16 keeps fp16 gradients unless --accumulate-allreduce-grads-in-fp32 (arguments.py: only --bf16 forces it)
+    "fp16-mixed": ["--fp16"], "fp16-mixed-fp32-grads": ["--fp16", "--accumulate-allreduce-grads-in-fp32"]}
 
 
 def _moe_args(ctx: ExportContext) -> list[str]:
@@ -815,19 +817,25 @@ def _training_of(a: argparse.Namespace, zero_stage: int) -> tuple[str, str]:
     """(precision policy, optimizer state) of the flags, the inverse of :func:`megatron_args`' table:
     ``--fp8-format`` (+ ``--fp8-param-gather``: fp8-params), ``--fp4-format e2m1 --fp4-recipe nvfp4``
     (nvfp4-mixed), ``--bf16 --grad-reduce-in-bf16`` (bf16-mixed), ``--bf16`` alone or with
-    ``--accumulate-allreduce-grads-in-fp32`` (bf16-mixed-fp32-grads: Megatron-LM's default for bf16), none of them fp32; ``--use-precision-aware-optimizer`` with both Adam moments in bf16:
+    ``--accumulate-allreduce-grads-in-fp32`` (bf16-mixed-fp32-grads: Megatron-LM's default for bf16), ``--fp16``
+    (fp16-mixed; with ``--accumulate-allreduce-grads-in-fp32``: fp16-mixed-fp32-grads), none of them fp32; ``--use-precision-aware-optimizer`` with both Adam moments in bf16:
     bf16-moments.
 
     Raises:
-        ConfigError: settings the planner has no policy for (fp16, another fp8 format, an fp4 recipe other than
+        ConfigError: settings the planner has no policy for (fp16 under an fp8 / fp4 recipe, another fp8 format, an fp4 recipe other than
             NVFP4, moments in another
             dtype or only one of them in bf16, non-fp32 main parameters, the precision-aware optimizer without
-            the distributed optimizer, which Megatron-LM refuses).
+            the distributed optimizer, which Megatron-LM refuses); --fp16 with --bf16 (Megatron-LM refuses both).
     """
     def bad(flag: str, why: str, legal: str) -> ConfigError:
         return ConfigError(f"Megatron-LM {flag}: {why}; legal: {legal}", field="import", value=flag)
-    if a.fp16:
-        raise bad("--fp16", "the planner prices bf16, fp8 and NVFP4 mixed precision, no fp16 policy", "--bf16")
+    if a.fp16 and a.bf16:
+        raise bad("--fp16 --bf16", "Megatron-LM takes one 16-bit format (arguments.py asserts not both)",
+                  "--fp16 or --bf16")
+    if a.fp16 and (a.fp8_format or a.fp4_format):
+        raise bad("--fp16 --fp8-format" if a.fp8_format else "--fp16 --fp4-format", "the planner prices fp8 and NVFP4 "
+                  "recipes beside bf16 weights (Transformer Engine's recipes as Megatron-Bridge runs them)",
+                  "--bf16 with the recipe, or --fp16 without it")
     if a.fp4_format and a.fp8_format:
         raise bad(f"--fp8-format {a.fp8_format} --fp4-format {a.fp4_format}", "fp8 and fp4 recipes are exclusive "
                   "(Megatron-LM runs one quantized recipe)", "one of --fp8-format / --fp4-format")
@@ -859,6 +867,8 @@ def _training_of(a: argparse.Namespace, zero_stage: int) -> tuple[str, str]:
         precision = "fp8-params" if a.fp8_param_gather else "fp8-mixed"
     elif a.bf16:
         precision = "bf16-mixed" if bf16_gradients(a) else "bf16-mixed-fp32-grads"
+    elif a.fp16:
+        precision = "fp16-mixed-fp32-grads" if a.accumulate_allreduce_grads_in_fp32 else "fp16-mixed"
     else:
         precision = "fp32"
     return precision, "bf16-moments" if bf16_moments else "fp32"
@@ -869,5 +879,6 @@ EXPORTER = Exporter(name="megatron", title="Megatron-LM", source=SOURCE, suffix=
                                "recompute_modules", "recompute_layers", "offload_activation_layers", "moe_a2a_overlap",
                                "offload_modules"),
                     write=write, read=read,
-                    precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp8-mixed", "fp8-params", "nvfp4-mixed", "fp32"),
+                    precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp8-mixed", "fp8-params", "nvfp4-mixed",
+                                "fp16-mixed", "fp16-mixed-fp32-grads", "fp32"),
                     optimizer_dtypes=("fp32", "bf16-moments"), dropout=True, moe_capacity=True, seq_key="--seq-length")

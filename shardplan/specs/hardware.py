@@ -41,6 +41,13 @@ class HardwareSpec(BaseModel):
     name: str
     kind: Literal["gpu", "tpu"] = "gpu"
     peak_flops_bf16: float = Field(ge=1e9, le=L.MAX_FLOPS, description="dense bf16 FLOP/s per device (datasheet sparse / 2)")
+    bf16_tensor_cores: bool = Field(
+        default=True, description="the matrix units run bf16; False on parts without bf16 (NVIDIA V100, whose "
+                                  "16-bit rate peak_flops_bf16 then holds is its fp16 tensor-core rate)")
+    peak_flops_fp32: float | None = Field(
+        default=None, ge=1e9, le=L.MAX_FLOPS,
+        description="dense FLOP/s of fp32 matmuls; None: half the 16-bit rate on GPUs (TF32 tensor cores), the bf16 "
+                    "rate on TPUs (HardwareSpec.peak_flops)")
     peak_flops_fp8: float | None = Field(default=None, ge=1e9, le=L.MAX_FLOPS, description="dense fp8 FLOP/s per device")
     peak_flops_fp4: float | None = Field(default=None, ge=1e9, le=L.MAX_FLOPS,
                                          description="dense fp4 (NVFP4 block-scaled) FLOP/s per device; None: no fp4 "
@@ -232,43 +239,56 @@ class HardwareSpec(BaseModel):
                               f"{self.hbm_bytes:.3g}", field="runtime_reserve_bytes", value=self.runtime_reserve_bytes)
         return self
 
-    def peak_flops(self, dtype: str = "bf16") -> float:
-        """Dense peak FLOP/s for ``dtype`` ('bf16', 'fp8', 'fp4' or 'fp32').
+    def runs_dtype(self, dtype: str) -> bool:
+        """Whether this hardware's matrix units run ``dtype`` ('bf16', 'fp16', 'fp8', 'fp4', 'fp32'): bf16 unless
+        ``bf16_tensor_cores`` is False; fp16 on GPUs only (TPU MXUs take bf16: Scaling Book tpus.md); fp8 / fp4 where
+        the entry has a peak for them; fp32 everywhere."""
+        return {"bf16": self.bf16_tensor_cores, "fp16": self.kind == "gpu", "fp32": True,
+                "fp8": self.peak_flops_fp8 is not None, "fp4": self.peak_flops_fp4 is not None}.get(dtype, False)
 
-        fp32 matmuls run at the TF32 tensor-core rate on NVIDIA GPUs, half the BF16 rate on Ampere, Hopper and
+    def peak_flops(self, dtype: str = "bf16") -> float:
+        """Dense peak FLOP/s for ``dtype`` ('bf16', 'fp16', 'fp8', 'fp4' or 'fp32').
+
+        bf16 and fp16 share the 16-bit tensor-core rate on GPUs (NVIDIA A100 / H100 / B200 and AMD MI300X
+        datasheets give equal dense fp16 and bf16 TFLOPS; V100 has fp16 tensor cores only, ``bf16_tensor_cores``).
+        fp32 matmuls run at ``peak_flops_fp32`` where the entry gives it (V100: no TF32, its 15.7 TFLOPS of fp32
+        CUDA cores), else at the TF32 tensor-core rate on NVIDIA GPUs, half the BF16 rate on Ampere, Hopper and
         Blackwell (NVIDIA A100 / H100 / B200 datasheets: TF32 156 / 495 / 1,100 dense TFLOPS against BF16 312 /
         989 / 2,250; PyTorch frameworks set ``torch.backends.cuda.matmul.allow_tf32``), MI300X's TF32 rate is
         also half its BF16 (AMD datasheet: 653.7 against 1,307.4 TFLOPS), and on TPUs XLA runs f32 dots as bf16
         passes at its default precision (``jax.default_matmul_precision``), the BF16 rate.
 
         Raises:
-            ConfigError: if the hardware has no fp8 (fp4) units, naming the precisions it can run.
+            ConfigError: if the hardware's matrix units do not run ``dtype`` (no fp8 / fp4 peak, no bf16 on V100,
+                no fp16 on TPUs), naming the precisions it can run; an unknown dtype.
         """
         from shardplan.errors import ConfigError
-        if dtype == "bf16":
+        if dtype not in ("bf16", "fp16", "fp8", "fp4", "fp32"):
+            raise ConfigError(f"compute_dtype={dtype!r} is unknown; legal: bf16, fp16, fp8, fp4, fp32",
+                              field="compute_dtype", value=dtype, legal=["bf16", "fp16", "fp8", "fp4", "fp32"])
+        if not self.runs_dtype(dtype):
+            from shardplan.specs.training import PRECISION_POLICIES  # the precisions this hardware runs
+            legal = [k for k, v in PRECISION_POLICIES.items() if self.runs_dtype(v.compute_dtype)]
+            example = {"fp8": "fp8-mixed", "fp4": "nvfp4-mixed", "bf16": "bf16-mixed", "fp16": "fp16-mixed"}[dtype]
+            why = {"fp8": f"no {dtype} peak", "fp4": f"no {dtype} peak", "bf16": "no bf16 tensor cores",
+                   "fp16": "no fp16 matrix units (TPU MXUs take bf16)"}[dtype]
+            article = "a" if dtype == "bf16" else "an"
+            raise ConfigError(f"hardware {self.name} has {why}, so {article} {dtype} precision (compute dtype "
+                              f"{dtype}, e.g. precision={example}) cannot run on it; legal precision: "
+                              f"{', '.join(legal)}", field="precision", value=dtype, legal=legal)
+        if dtype in ("bf16", "fp16"):
             return self.peak_flops_bf16
         if dtype == "fp32":
+            if self.peak_flops_fp32 is not None:
+                return self.peak_flops_fp32
             return self.peak_flops_bf16 / 2 if self.kind == "gpu" else self.peak_flops_bf16
-        if dtype in ("fp8", "fp4"):
-            quantized_peaks = {"fp8": self.peak_flops_fp8, "fp4": self.peak_flops_fp4}
-            peak = quantized_peaks[dtype]
-            if peak is None:
-                from shardplan.specs.training import PRECISION_POLICIES  # the precisions this hardware runs
-                legal = [k for k, v in PRECISION_POLICIES.items()
-                         if quantized_peaks.get(v.compute_dtype, self.peak_flops_bf16) is not None]
-                example = "fp8-mixed" if dtype == "fp8" else "nvfp4-mixed"
-                raise ConfigError(f"hardware {self.name} has no {dtype} peak, so an {dtype} precision (compute dtype "
-                                  f"{dtype}, e.g. precision={example}) cannot run on it; legal precision: "
-                                  f"{', '.join(legal)}", field="precision", value=dtype, legal=legal)
-            return peak
-        raise ConfigError(f"compute_dtype={dtype!r} is unknown; legal: bf16, fp8, fp4, fp32",
-                          field="compute_dtype", value=dtype, legal=["bf16", "fp8", "fp4", "fp32"])
+        return self.peak_flops_fp8 if dtype == "fp8" else self.peak_flops_fp4
 
     def matmul_efficiency_of(self, dtype: str = "bf16") -> float:
         """Fraction of ``dtype``'s peak that large matmuls reach: ``fp8_matmul_efficiency`` for fp8,
         ``fp4_matmul_efficiency`` for fp4 (None: ``fp4_over_fp8_rate`` x the achieved fp8 rate over the fp4
-        peak where that is set, else the fp8 fraction; stated on the fields), else ``matmul_efficiency`` (bf16
-        and fp32). Example, GB300: fp4_over_fp8_rate 2, fp8 0.53 x 5 PF -> 5.3 PF / 15 PF = 0.353."""
+        peak where that is set, else the fp8 fraction; stated on the fields), else ``matmul_efficiency`` (bf16,
+        fp16 and fp32). Example, GB300: fp4_over_fp8_rate 2, fp8 0.53 x 5 PF -> 5.3 PF / 15 PF = 0.353."""
         if dtype == "fp4" and self.fp4_matmul_efficiency is not None:
             return self.fp4_matmul_efficiency
         if dtype == "fp4" and self.fp4_over_fp8_rate is not None and self.peak_flops_fp4 and self.peak_flops_fp8:

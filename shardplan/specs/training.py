@@ -9,12 +9,21 @@ policy                       params   grads   master    optimizer  total (B/para
 ===========================  =======  ======  ========  =========  ======================
 ``bf16-mixed`` (default)     2        2       4         8          16  (ZeRO paper, K=12)
 ``bf16-mixed-fp32-grads``    2        4       4         8          18  (Megatron-LM main grads)
+``fp16-mixed``               2        2       4         8          16  (fp16 with loss scaling)
+``fp16-mixed-fp32-grads``    2        4       4         8          18  (Megatron-LM fp16 + fp32 grads)
 ``fp32-params``              4        4*      0         8          12 + transient grads
 ``fp32``                     4        4       0         8          16 (fp32 compute, CPU tests)
 ===========================  =======  ======  ========  =========  ======================
 
 ``*`` transient: gradients exist only between backward and the update (MaxText's default of fp32
 weights with bf16 compute); they are counted in the peak but not in the persistent model state.
+
+The fp16 policies are the bf16 ones with fp16 weights and activations (dynamic loss scaling; Micikevicius et al.
+2018, "Mixed Precision Training", Sec. 3): the same bytes and, on GPUs, the same 16-bit tensor-core rate (NVIDIA A100
+/ H100 / B200 and AMD MI300X datasheets list equal dense fp16 and bf16 TFLOPS); they are what V100-era runs and
+configs use (Megatron-LM ``--fp16``: gradients in fp16 unless ``--accumulate-allreduce-grads-in-fp32``, arguments.py;
+DeepSpeed ``fp16.enabled``: FP16_Optimizer / the ZeRO optimizer with fp32 master weights). TPUs have no fp16 matmul
+units (:meth:`~shardplan.specs.hardware.HardwareSpec.peak_flops` refuses fp16 there).
 
 ``TrainingSpec.optimizer_dtype`` changes the master and optimizer columns of any policy:
 
@@ -53,7 +62,7 @@ class PrecisionPolicy(BaseModel):
         optimizer_bytes: optimizer moments (Adam: m and v in fp32 = 8).
         activation_bytes: stored activations (2 for bf16/fp16).
         grads_transient: gradients are freed by the fused update and not kept across steps.
-        compute_dtype: dtype of the matmuls ('bf16', 'fp8', 'fp4' or 'fp32'), selects the peak FLOP/s
+        compute_dtype: dtype of the matmuls ('bf16', 'fp16', 'fp8', 'fp4' or 'fp32'), selects the peak FLOP/s
             (:meth:`~shardplan.specs.hardware.HardwareSpec.peak_flops`).
     """
 
@@ -66,7 +75,7 @@ class PrecisionPolicy(BaseModel):
     optimizer_bytes: int = Field(default=8, ge=0, le=32)
     activation_bytes: int = Field(default=2, gt=0, le=16)
     grads_transient: bool = False
-    compute_dtype: Literal["bf16", "fp8", "fp4", "fp32"] = "bf16"
+    compute_dtype: Literal["bf16", "fp16", "fp8", "fp4", "fp32"] = "bf16"
 
     @property
     def quantized(self) -> bool:
@@ -92,6 +101,11 @@ OPTIMIZER_DTYPES: tuple[str, ...] = get_args(OptimizerDtype)
 PRECISION_POLICIES: dict[str, PrecisionPolicy] = {
     "bf16-mixed": PrecisionPolicy(name="bf16-mixed"),
     "bf16-mixed-fp32-grads": PrecisionPolicy(name="bf16-mixed-fp32-grads", grad_bytes=4),
+    # fp16 with loss scaling (module docstring): Megatron-LM --fp16 keeps fp16 gradients (arguments.py:
+    # accumulate_allreduce_grads_in_fp32 defaults to False and only --bf16 forces it), --fp16
+    # --accumulate-allreduce-grads-in-fp32 fp32 ones; DeepSpeed fp16.enabled reduces fp16 gradients
+    "fp16-mixed": PrecisionPolicy(name="fp16-mixed", compute_dtype="fp16"),
+    "fp16-mixed-fp32-grads": PrecisionPolicy(name="fp16-mixed-fp32-grads", grad_bytes=4, compute_dtype="fp16"),
     "fp32-params": PrecisionPolicy(name="fp32-params", param_bytes=4, grad_bytes=4, master_bytes=0,
                                    grads_transient=True),
     "fp8-mixed": PrecisionPolicy(name="fp8-mixed", compute_dtype="fp8"),
