@@ -4065,3 +4065,50 @@ UCI_RAPID_LLM_A100 = tuple(
         ("FSDP", 1, 1, 2, 2, 1257.62)))
 
 SCOUTED_2026_12AK = UCI_RAPID_LLM_A100
+
+#: Thirty-eighth scouting pass (2026-12, never fitted on; SCOUTED_2026_12AL): runs on the two chips the v100 and
+#: mi250x presets were added for (their GEMM rates derived from a published isolated GEMM or assumed, not fitted).
+#: V100 (DGX-2H, 16 V100 32GB per node on NVSwitch): Shoeybi et al. 2019, "Megatron-LM" (arXiv 1909.08053): Table 1
+#: shapes (1.2B = 40 x 1536, 16 heads; 4.2B = 64 x 2304, 24 heads; 8.3B = 72 x 3072, 32 heads; head dim 96, ffn 4h,
+#: GPT-2 vocabulary padded to 51,200, seq 1,024, tied embeddings; benchmarks/models/megatron2019-gpt-*.config.json),
+#: mixed fp16 with dynamic loss scaling, activation checkpointing of every layer, dropout 0.1, attention unfused (2019:
+#: no FlashAttention); model-parallel runs at batch 8, data-parallel runs at global batch 512 (8 per replica), Adam.
+#: Measured: the abstract's 39 TFLOP/s on one GPU and 15.1 PFLOP/s on 512 GPUs (8.3B, TP 8 x DP 64: 29.5 per GPU), and
+#: Fig. 5's weak-scaling efficiencies of 77% for 8.3B at TP 8 and 96% for 1.2B at DP 64 (x 39 TFLOP/s); TFLOP/s
+#: converted to tokens/s with Narayanan et al. 2021 Eq. 3 (recomputed forward counted: 96 l h^2 (1 + s / 6h + V / 16lh)
+#: per token; 1.2B: 1.0538e10, 8.3B: 6.9797e10), the convention NVIDIA's Megatron v1.0 post confirms (62.4 TFLOP/s at
+#: 1,288 ms per 8 x 1,024 tokens: 9.8e9 FLOPs per token). NVIDIA ADLR, "MegatronLM's Supercharged V1.0" (2020, Table 1):
+#: iteration times at batch 8 after its kernel work (fused softmax and GELU, among others), 1.2B on one GPU 1,288 ms,
+#: 4.2B at TP 4 1,357 ms. [B]: the 2019 FLOP convention (the paper does not state it), the blog's batch and shapes
+#: (the paper's); the megatron-legacy profile (Megatron-LM 2021's fused kernels: the 2019 rows ran fewer of them).
+#: MI250X (one GCD): the OLCF-6 FORGE benchmark README (FORGE-s, Yin et al. SC'23): 1.44B GPT-NeoX (24 x 2064, 24
+#: heads, seq 2,048, rotary; at-aaims/forge train/configs/forge-s.yml: micro batch 16, ZeRO-1, activation checkpointing
+#: of every layer, bf16) at about 77 TFLOP/s on one GCD and 63 per GCD on one node (8 GCDs), converted with GPT-NeoX's
+#: own count (megatron/utils.py get_flops: Eq. 3 with the checkpointing factor; 1.2061e10 per token at vocabulary
+#: 50,304). [B]: the vocabulary (FORGE's tokenizer; 50,304 assumed), DP 8 on the node, the deepspeed profile.
+_MLM19 = "[B: FLOP convention, unfused attention] Megatron-LM 2019 (V100 32GB, DGX-2H)"
+_MLM19_PREC = "fp16-mixed+attention=naive+dropout=True"
+MEGATRON_2019_V100 = tuple(
+    (f"{_MLM19}: {label}", f"models/megatron2019-gpt-{size}.config.json", "V100 32GB", "megatron-legacy", _MLM19_PREC,
+     n, 1024, gbs, dict(tp=tp, dp=n // tp, zero_stage=0, microbatch_size=8, recompute="full", sp=False),
+     round(tflops / flops_per_token, 1), None)
+    for label, size, n, tp, gbs, tflops, flops_per_token in (
+        ("1.2B on 1 GPU, batch 8, 39 TFLOP/s", "1.2b", 1, 1, 8, 39e12, 1.0538e10),
+        ("1.2B DP 64, batch 512, 96% weak scaling", "1.2b", 64, 1, 512, 0.96 * 39e12, 1.0538e10),
+        ("8.3B TP 8, batch 8, 77% weak scaling", "8.3b", 8, 8, 8, 0.77 * 39e12, 6.9797e10),
+        ("8.3B TP 8 x DP 64, batch 512, 15.1 PFLOP/s on 512 GPUs", "8.3b", 512, 8, 512, 15.1e15 / 512, 6.9797e10)))
+_MLMV1 = "[B: batch 8 and the paper's shapes] NVIDIA Megatron v1.0 post (V100 32GB, DGX-2H)"
+MEGATRON_V1_V100 = tuple(
+    (f"{_MLMV1}: {label}", f"models/megatron2019-gpt-{size}.config.json", "V100 32GB", "megatron-legacy", _MLM19_PREC,
+     n, 1024, 8, dict(tp=n, dp=1, zero_stage=0, microbatch_size=8, recompute="full", sp=False),
+     round(8 * 1024 / step_s / n, 1), None)
+    for label, size, n, step_s in (("1.2B on 1 GPU, 1,288 ms per iteration", "1.2b", 1, 1.288),
+                                   ("4.2B TP 4, 1,357 ms per iteration", "4.2b", 4, 1.357)))
+_FORGE = "[B: vocabulary 50,304, DP 8 on a node, deepspeed profile] OLCF-6 FORGE-s benchmark (MI250X GCDs)"
+FORGE_MI250X = tuple(
+    (f"{_FORGE}: {label}", "models/forge-s-1.4b.config.json", "MI250X", "deepspeed", "bf16-mixed", n, 2048, 16 * n,
+     dict(dp=n, zero_stage=1, microbatch_size=16, recompute="full"), round(tflops / 1.2061e10, 1), None)
+    for label, n, tflops in (("1.44B GPT-NeoX on 1 GCD, micro batch 16, ~77 TFLOP/s", 1, 77e12),
+                             ("1.44B GPT-NeoX on 8 GCDs (one node), ~63 TFLOP/s per GCD", 8, 63e12)))
+
+SCOUTED_2026_12AL = MEGATRON_2019_V100 + MEGATRON_V1_V100 + FORGE_MI250X

@@ -126,6 +126,18 @@ def cases(records: Sequence[RunRecord]) -> list[Case]:
     return out
 
 
+def _fp16_default(c: Case, hw: HardwareSpec) -> Case:
+    """``c`` with the fp16 counterpart of its default precision on hardware without bf16 (a record that names no
+    precision, on a V100), as ``estimate`` prices it (:func:`shardplan.inputs.fp16_counterpart`; the same bytes,
+    so only the name and compute dtype change)."""
+    from shardplan.inputs import fp16_counterpart
+    alt = fp16_counterpart(hw, c.training.precision.name) if c.record.precision is None else None
+    if alt is None:
+        return c
+    precision = c.training.precision.model_copy(update={"name": alt, "compute_dtype": "fp16"})
+    return replace(c, training=c.training.model_copy(update={"precision": precision}))
+
+
 def valid_cases(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> tuple[list[Case], list[str]]:
     """The cases to fit and score under ``hw`` / ``profile``, and one line per case left out
     (``record N (source): reason``). A run that ran (status ``ok``) whose layout the planner refuses
@@ -140,6 +152,7 @@ def valid_cases(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile)
     from shardplan.parallel import validate
     keep, excluded, reasons = [], [], []
     for i, c in enumerate(cs, 1):
+        c = _fp16_default(c, hw)
         try:  # a precision the hardware has no peak for is bad input, not a layout the planner refuses
             hw.peak_flops(c.training.precision.compute_dtype)
             check_physical(c, hw)

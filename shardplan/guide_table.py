@@ -19,6 +19,21 @@ DEFAULT_DEVICES = {"gpu": [8, 64, 512, 1024, 8192], "tpu": [64, 256, 1024, 4096,
 _EMPTY = ("mfu", "tps", "bound", "critical", "max_tp", "rule", "rule_delta")
 
 
+def _training_defaults(hardware: str, hw) -> dict:
+    """TrainingSpec fields the guide's rows share: a hardware file's framework profile with that profile's own
+    precision where it has one (MaxText: fp32-params), as estimate and plan price it; on hardware without bf16 (V100,
+    a HardwareSpec ``hw``) its fp16 counterpart and the unfused attention Volta runs (shardplan.inputs.build_inputs)."""
+    from shardplan.inputs import default_framework, fp16_counterpart
+    profile = default_framework(hardware)
+    default = (profile.default_precision if profile is not None else None) or "bf16-mixed"
+    spec = {"precision": precision_policy(fp16_counterpart(hw, default) or default)}
+    if profile is not None:
+        spec["framework"] = profile
+    if hw.compute_arch == "volta":
+        spec["attention"] = "naive"
+    return spec
+
+
 def guide_rows(hardware: str, models: list[str] | None, devices: list[int] | None, seq_len: int,
                global_batch_tokens: int, progress: Callable[[int, int, str], None] | None = None) -> list[dict]:
     """One row per (model, device count): best plan, MFU, bound, thresholds, rule of thumb verdict.
@@ -28,12 +43,8 @@ def guide_rows(hardware: str, models: list[str] | None, devices: list[int] | Non
     profile (the one it was calibrated with) prices the rows, as in ``estimate`` and ``plan``. Raises
     ConfigError for unknown model or hardware names.
     """
-    from shardplan.inputs import default_framework
     hw = load_hardware(hardware)
-    profile = default_framework(hardware)
-    # the profile's own precision where it has one (MaxText: fp32-params), as estimate and plan price it
-    spec = ({"framework": profile, "precision": precision_policy(profile.default_precision or "bf16-mixed")}
-            if profile is not None else {})
+    spec = _training_defaults(hardware, hw)
     rows = []
     names, counts = models or DEFAULT_MODELS, devices or DEFAULT_DEVICES[hw.kind]
     for name in names:

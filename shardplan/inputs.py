@@ -406,14 +406,16 @@ def default_framework(hardware: str) -> FrameworkProfile | None:
 
 def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None, devices: int, seq_len: int,
                  global_batch: int | None, global_batch_tokens: int | None, precision: str | None = None,
-                 attention: str = "flash", framework: str | FrameworkProfile | None = None, dropout: bool = False,
+                 attention: str | None = "flash", framework: str | FrameworkProfile | None = None, dropout: bool = False,
                  scale_up_size: int | None = None, plan: str | Path | None = None,
                  moe_capacity_factor: float | None = None, moe_imbalance: float = 1.0,
                  optimizer_dtype: str | None = None, moe_routing: str = "uniform", **layout: Any) -> Inputs:
     """All specs from the values of ``shardplan estimate``'s flags (``hardware=None``: no hardware).
 
     ``layout`` holds ParallelConfig fields (``None`` = not given); with ``plan`` the plan file's values
-    are used and the given fields override them.
+    are used and the given fields override them. ``attention`` None (not given): 'naive' on Volta hardware
+    (FlashAttention runs on Ampere and newer, FlashAttention-2 README), else 'flash'. ``precision`` None: the
+    profile's default, or its fp16 counterpart on hardware without bf16 (:func:`fp16_counterpart`).
 
     Raises:
         ConfigError: on any invalid input (the message names the field and legal values).
@@ -426,6 +428,8 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
         from_file = default_framework(hardware)
         framework = from_file if framework is None else framework
     unit = batch_unit(layout, plan, devices) if global_batch_tokens is not None else 1
+    if attention is None:  # not given: what the hardware runs (FlashAttention needs Ampere or newer)
+        attention = "naive" if hw is not None and hw.compute_arch == "volta" else "flash"
     try:
         tr = training_spec(seq_len, global_batch, global_batch_tokens, precision, attention, framework, dropout,
                            moe_capacity_factor, moe_imbalance, optimizer_dtype, moe_routing, unit)
@@ -433,6 +437,10 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
         if err.field == "global_batch_tokens" and unit == 1:  # the layout's own error first: its degrees set the unit
             _raise_degree_error(m, layout, plan, devices, seq_len, global_batch_tokens, framework)
         raise
+    if precision is None and hw is not None and fp16_counterpart(hw, tr.precision.name):
+        tr = training_spec(seq_len, global_batch, global_batch_tokens, fp16_counterpart(hw, tr.precision.name),
+                           attention, framework, dropout, moe_capacity_factor, moe_imbalance, optimizer_dtype,
+                           moe_routing, unit)
     if precision is None and hw is not None:
         check_profile_precision(hw, tr)
     pc = parallel_config(layout, plan)
@@ -469,6 +477,19 @@ def _raise_degree_error(m: ModelSpec, layout: Mapping[str, Any], plan: str | Pat
             raise
     except ValueError:
         return
+
+
+#: bf16 policy -> the fp16 policy with the same bytes (specs/training.py), what runs on GPUs without bf16 units
+FP16_COUNTERPART = {"bf16-mixed": "fp16-mixed", "bf16-mixed-fp32-grads": "fp16-mixed-fp32-grads"}
+
+
+def fp16_counterpart(hw: HardwareSpec, precision: str) -> str | None:
+    """The fp16 policy that replaces a default bf16 ``precision`` (no ``--precision`` given) on hardware whose
+    matrix units have no bf16 but fp16 (V100: Megatron-LM and DeepSpeed runs there use ``--fp16`` /
+    ``fp16.enabled``), or None when ``precision`` runs on ``hw`` or has no fp16 counterpart."""
+    if hw.runs_dtype("bf16") or not hw.runs_dtype("fp16"):
+        return None
+    return FP16_COUNTERPART.get(precision)
 
 
 def check_profile_precision(hw: HardwareSpec, training: TrainingSpec) -> None:

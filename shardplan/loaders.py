@@ -389,7 +389,7 @@ PLAN_TRAINING_KEYS: dict[str, tuple[type, float | None, float | None]] = {
     "global_batch_tokens": (int, 1, limits.MAX_BATCH_TOKENS), "microbatches": (int, 1, limits.MAX_BATCH_TOKENS),
     "moe_capacity_factor": (float, 1.0, 64.0), "moe_imbalance": (float, 1.0, 64.0),
     "precision": (str, None, None), "optimizer_dtype": (str, None, None), "moe_routing": (str, None, None),
-    "framework": (str, None, None), "zero3_gather_buffers": (int, 1, 2)}
+    "framework": (str, None, None), "zero3_gather_buffers": (int, 1, 2), "attention": (str, None, None)}
 _KIND_NAMES = {int: "a whole number", float: "a number", str: "a text value (a name)"}
 
 

@@ -106,6 +106,17 @@ class RunRecord(BaseModel):
         """Choice names in any case, as the command-line flags take them (``BF16`` is ``bf16``)."""
         return v.lower() if isinstance(v, str) else v
 
+    @field_validator("precision", mode="before")
+    @classmethod
+    def _known_precision(cls, v):
+        """A precision policy name (any case, as ``--precision`` takes it: ``FP16-Mixed`` is ``fp16-mixed``); an
+        unknown one is refused when the record is read, naming the legal policies."""
+        from shardplan.specs.training import precision_policy
+        if isinstance(v, str):
+            v = v.lower()
+            precision_policy(v)  # ConfigError naming the legal policies for an unknown name
+        return v
+
     @field_validator("framework")
     @classmethod
     def _known_framework(cls, v: str) -> str:

@@ -68,3 +68,84 @@ def test_deepspeed_fp16_section_round_trips():
     assert import_config("deepspeed", text, 8).precision == "fp16-mixed"
     with pytest.raises(ConfigError, match="fp16 and bf16|both true"):
         import_config("deepspeed", json.dumps({**cfg, "bf16": {"enabled": True}}), 8)
+
+
+def test_v100_and_mi250x_presets_from_their_datasheets():
+    from shardplan.presets.hardware import hardware_preset_name
+    v100, mi250x = HARDWARE["v100"], HARDWARE["mi250x"]
+    # V100: 640 tensor cores x 64 FMA x 2 FLOP x 1.53 GHz = 125.3 TFLOPS fp16 (datasheet 125), no bf16
+    assert v100.peak_flops("fp16") == 125e12 and not v100.runs_dtype("bf16")
+    # GEMM rate derived, not fitted: 83 / 125 (Markidis et al. 2018) x 0.59 / 0.73 (h100-sxm) = 0.537 -> 0.54
+    assert v100.matmul_efficiency == 0.54 and v100.isolated_matmul_efficiency == 0.664
+    # MI250X GCD: 1.7 GHz x 110 CUs x 1,024 FLOP per clock = 191.5 TFLOPS bf16 / fp16 (383.0 per 2-GCD package)
+    assert mi250x.peak_flops("bf16") == 191.5e12 == mi250x.peak_flops("fp16")
+    assert mi250x.hbm_bytes == 64 * 2**30 and mi250x.scale_out_bandwidth == 100e9 / 8  # 4 x 25 GB/s per 8 GCDs
+    assert hardware_preset_name("Tesla V100") == "v100" and hardware_preset_name("AMD MI250X") == "mi250x"
+
+
+def test_v100_takes_the_fp16_counterpart_of_the_default_precision():
+    runner = CliRunner()
+    base = ["estimate", "-m", "llama-2-7b", "-H", "v100", "-n", "16", "-s", "2048", "-b", "64", "--zero-stage", "3"]
+    res = runner.invoke(app, base + ["--json"], terminal_width=300)
+    assert res.exit_code == 0, res.output
+    assert "precision fp16-mixed: v100 has no bf16 tensor cores" in res.stderr
+    assert "attention naive: FlashAttention runs on Ampere" in res.stderr  # not on Volta
+    res = runner.invoke(app, base + ["--precision", "bf16-mixed"], terminal_width=300)
+    assert res.exit_code == 2 and "legal precision: fp16-mixed, fp16-mixed-fp32-grads, fp32" in res.output
+
+
+def test_volta_defaults_to_unfused_attention_and_the_guide_prices_fp16():
+    from shardplan.guide_table import guide_rows
+    runner = CliRunner()
+    res = runner.invoke(app, ["estimate", "-m", "llama-2-7b", "-H", "v100", "-n", "16", "-s", "2048", "-b", "64",
+                              "--zero-stage", "3", "--json"], terminal_width=300)
+    assert res.exit_code == 0 and json.loads(res.stdout)["training"]["attention"] == "naive"
+    assert "attention naive: FlashAttention runs on Ampere and newer" in res.stderr
+    # a plan on V100 never ranks context parallelism (it needs a blockwise kernel, which unfused attention is not)
+    res = runner.invoke(app, ["plan", "-m", "gpt3-175b", "-H", "v100", "-n", "512", "-s", "2048", "-b", "1536", "--json"],
+                        terminal_width=300)
+    assert res.exit_code == 0 and all(r["parallel"]["cp"] == 1 for r in json.loads(res.stdout)["plans"])
+    rows = guide_rows("v100", ["llama-2-7b"], [16], 2048, 2**20)
+    assert rows and all("no bf16" not in str(r) for r in rows)
+
+
+def test_mi250x_fp32_is_a_quarter_of_its_16_bit_rate():
+    # CDNA 2 whitepaper: 95.7 TFLOPS fp32 matrix per 2-GCD package -> 47.85 per GCD = 191.5 / 4 (no TF32)
+    assert HARDWARE["mi250x"].peak_flops("fp32") == pytest.approx(191.5e12 / 4, rel=1e-3)
+
+
+def test_device_query_names_and_deepspeed_legacy_sections():
+    from shardplan.presets.hardware import hardware_preset_name
+    assert hardware_preset_name("AMD Instinct MI250X") == "mi250x"  # rocm-smi
+    assert hardware_preset_name("Tesla V100-SXM2-32GB") == "v100"  # nvidia-smi
+    assert hardware_preset_name("NVIDIA H100 80GB HBM3") == "h100-sxm"
+    assert hardware_preset_name("NVIDIA H100 PCIe") is None  # a part without a preset stays refused
+    base = {"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 4,
+            "zero_optimization": {"stage": 1}}
+    # runtime/config.py get_bfloat16_config reads the legacy "bfloat16" section when "bf16" is absent
+    assert import_config("deepspeed", json.dumps({**base, "bfloat16": {"enabled": True}}), 8).precision == "bf16-mixed"
+    with pytest.raises(ConfigError, match="both true"):
+        import_config("deepspeed", json.dumps({**base, "bfloat16": {"enabled": True}, "fp16": {"enabled": True}}), 8)
+    with pytest.raises(ConfigError, match="Apex AMP") as err:
+        import_config("deepspeed", json.dumps({**base, "amp": {"enabled": True}}), 8)
+    assert err.value.field == "amp"
+
+
+def test_exporters_without_fp16_say_none_of_theirs_runs_on_v100():
+    runner = CliRunner()
+    res = runner.invoke(app, ["export", "--to", "nanotron", "-m", "llama-2-7b", "-H", "v100", "-n", "16", "-s", "2048",
+                              "-b", "64", "--precision", "fp16-mixed", "-o", "x.yaml"], terminal_width=300)
+    assert res.exit_code == 2 and "none of them runs on v100" in res.output and "Megatron-LM, DeepSpeed write it" in res.output
+
+
+def test_records_check_the_precision_and_default_to_fp16_on_v100():
+    from shardplan.calibrate import cases, valid_cases
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.records import RunRecord
+    rec = dict(model="llama-2-7b", hardware="v100", devices=16, seq_len=2048, global_batch_size=64,
+               parallel={"zero_stage": 3}, status="ok", tokens_per_s_per_device=1000.0)
+    with pytest.raises(Exception, match="precision='half' is unknown"):
+        RunRecord.model_validate({**rec, "precision": "half"})
+    assert RunRecord.model_validate({**rec, "precision": "FP16-Mixed"}).precision == "fp16-mixed"
+    kept, _ = valid_cases(cases([RunRecord.model_validate(rec)]), HARDWARE["v100"], framework_profile("megatron"))
+    assert kept[0].training.precision.name == "fp16-mixed" and kept[0].training.precision.compute_dtype == "fp16"

@@ -307,7 +307,7 @@ def test_names_in_any_case_and_close_matches_are_suggested():
     assert load_model("LLAMA-3-8B").n_params == load_model("llama-3-8b").n_params
     with pytest.raises(ConfigError, match=r"not a preset \(did you mean llama-3-8b"):
         load_model("llama3-8b")
-    with pytest.raises(ConfigError, match=r"neither a preset nor a file \(did you mean h800, h200"):
+    with pytest.raises(ConfigError, match=r"neither a preset nor a file \(did you mean [^)]*h800"):
         load_hardware("h1000")
 
 

@@ -247,10 +247,37 @@ def idle_stall_note(profile: Any) -> None:
                           highlight=False, soft_wrap=True)
 
 
-def precision_note(precision: str | None, framework: Any, overridable: bool = True) -> None:
+def attention_note(attention: str | None, training: Any, hardware: Any) -> None:
+    """Say on stderr how the attention core is priced on Volta (``hardware.compute_arch``; FlashAttention runs on
+    Ampere and newer, FlashAttention-2 README): ``naive`` by default (``attention`` None: no ``--attention``), or a
+    fused kernel the user asked for with ``--attention flash`` (xFormers' memory-efficient attention runs there)."""
+    if hardware is None or hardware.compute_arch != "volta":
+        return
+    if attention is None:
+        err_console.print(f"[yellow]note:[/] attention naive: FlashAttention runs on Ampere and newer GPUs "
+                          f"(FlashAttention-2 README), not on {escape(hardware.name)}, so the attention core is priced "
+                          "unfused (its s x s scores stored; no context parallelism); --attention flash prices a fused "
+                          "kernel such as xFormers' memory-efficient attention", highlight=False, soft_wrap=True)
+    elif training.attention == "flash":
+        err_console.print(f"[yellow]note:[/] --attention flash on {escape(hardware.name)}: FlashAttention itself needs "
+                          "Ampere or newer; this prices a fused kernel that runs on Volta (xFormers' memory-efficient "
+                          "attention) at the GEMM rate", highlight=False, soft_wrap=True)
+
+
+def precision_note(precision: str | None, framework: Any, overridable: bool = True, hardware: Any = None,
+                   chosen: str | None = None) -> None:
     """Say on stderr that the framework profile (a FrameworkProfile) chose the precision policy
     (``FrameworkProfile.default_precision``) when ``precision`` (``--precision``) was not given; ``overridable``:
-    the command has a ``--precision`` flag to say so."""
+    the command has a ``--precision`` flag to say so. With ``hardware`` (a HardwareSpec) and ``chosen`` (the policy
+    the inputs resolved to): say so when an fp16 policy replaced the default because the hardware has no bf16
+    (:func:`shardplan.inputs.fp16_counterpart`)."""
+    if precision is None and hardware is not None and chosen and chosen.startswith("fp16") \
+            and not hardware.runs_dtype("bf16"):
+        err_console.print(f"[yellow]note:[/] precision {chosen}: {escape(hardware.name)} has no bf16 tensor cores, so "
+                          "the default bf16 policy runs as its fp16 counterpart (the same bytes; loss-scaled fp16, "
+                          "Megatron-LM --fp16)" + ("; --precision overrides" if overridable else ""),
+                          highlight=False, soft_wrap=True)
+        return
     chosen = framework.default_precision
     if precision is None and chosen is not None:
         err_console.print(f"[yellow]note:[/] precision {chosen}: the {escape(framework.label)} profile's "
@@ -328,7 +355,9 @@ PrecisionOpt = Annotated[Optional[str], typer.Option(
     help=" | ".join(PRECISION_POLICIES) + " (default: the framework profile's, fp32-params for maxtext; else bf16-mixed)")]
 ScaleUpOpt = Annotated[Optional[int], typer.Option("--scale-up-size",
                                                    help="devices per NVLink domain / TPU slice (overrides preset)")]
-AttnOpt = Annotated[str, typer.Option(help=" | ".join(_ATTENTION) + " attention kernel")]
+AttnOpt = Annotated[Optional[str], typer.Option(
+    help=" | ".join(_ATTENTION) + " attention kernel [default: flash; naive on Volta (V100), which FlashAttention does "
+         "not run on]")]
 FrameworkOpt = Annotated[Optional[str], typer.Option(help=" | ".join(FRAMEWORKS) + " or a profile file, each with "
                                                      "optional +field=value overrides (megatron+loss=in_place): the "
                                                      "training framework's profile (overheads, overlap, loss, allocator); "

@@ -72,13 +72,14 @@ def estimate_layout(specs: dict[str, Any], layout: dict[str, Any]):
     """
     from shardplan.cost.step import estimate as run_estimate
     from shardplan.inputs import build_inputs
-    from shardplan.cli.common import framework_note, precision_note
+    from shardplan.cli.common import attention_note, framework_note, precision_note
     specs = run_values_from_plan(specs)
     try:
         m, hw, tr, pc = build_inputs(**specs, **layout)
         framework_note(specs.get("hardware"), specs.get("framework"), tr.framework)
-        precision_note(specs.get("precision"), tr.framework)
+        precision_note(specs.get("precision"), tr.framework, hardware=hw, chosen=tr.precision.name)
         layout_defaults_note(tr.framework, layout, specs.get("plan"), specs.get("seq_len"))
+        attention_note(specs.get("attention"), tr, hw)
         e = run_estimate(m, hw, tr, pc, specs["devices"])
     except ConfigError:
         if specs.get("plan"):  # a plan made for another model or device count often fails here: say so first
@@ -748,7 +749,7 @@ def print_estimate(e) -> None:
 @layout_flags
 def estimate(model: ModelOpt, hardware: HardwareOpt, devices: PlanDevicesOpt = None, seq_len: PlanSeqOpt = None,
              global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
-             precision: PrecisionOpt = None, attention: AttnOpt = "flash",
+             precision: PrecisionOpt = None, attention: AttnOpt = None,
              framework: FrameworkOpt = None, dropout: DropoutOpt = False,
              optimizer_dtype: OptimizerDtypeOpt = None,
              moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0,

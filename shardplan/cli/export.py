@@ -82,7 +82,7 @@ def write_export(framework: str, estimate, output: Optional[Path], inputs: Optio
 @layout_flags
 def export(model: ModelOpt, hardware: HardwareOpt, to: ToOpt, devices: PlanDevicesOpt = None, seq_len: PlanSeqOpt = None,
            global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
-           precision: PrecisionOpt = None, attention: AttnOpt = "flash", framework: FrameworkOpt = None,
+           precision: PrecisionOpt = None, attention: AttnOpt = None, framework: FrameworkOpt = None,
            dropout: DropoutOpt = False, optimizer_dtype: OptimizerDtypeOpt = None,
            moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0, moe_routing: MoeRoutingOpt = "uniform",
            scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None,

@@ -263,7 +263,7 @@ def _export_profile(export: Optional[str], framework: Optional[str], hardware: s
             target_precision(name, precision, "--export"))
 
 
-def _check_export_request(export: str, output: Optional[Path], training, moe: bool = True) -> None:
+def _check_export_request(export: str, output: Optional[Path], training, moe: bool = True, hardware=None) -> None:
     """``plan --export``'s bad input, before the search: an unknown framework, a precision or optimizer
     state it does not write, no -o file, or one that cannot be written.
 
@@ -273,19 +273,21 @@ def _check_export_request(export: str, output: Optional[Path], training, moe: bo
     from shardplan.cli.common import check_output_path
     from shardplan.export import exporter
     from shardplan.export.base import check_training
-    check_training(training, exporter(export, "export"), moe)
+    check_training(training, exporter(export, "export"), moe, hardware)
     if output is None:
         raise ConfigError(f"--export {export} needs -o FILE (stdout carries the ranking)", field="output", value=None)
     check_output_path("-o/--output", output)
 
 
-def _input_notes(m, tr, hardware, framework, precision) -> None:
+def _input_notes(m, tr, hardware, framework, precision, hw=None, attention=None) -> None:
     """Notes on stderr about the inputs before the search: the framework a hardware file names, the precision the
-    profile implies, what the model's config.json holds that its count leaves out."""
-    from shardplan.cli.common import framework_note, precision_note
+    profile implies (or the fp16 policy ``hw``, a HardwareSpec without bf16, takes), the attention core on Volta, what
+    the model's config.json holds that its count leaves out."""
+    from shardplan.cli.common import attention_note, framework_note, precision_note
     from shardplan.cli.estimate import model_note
     framework_note(hardware, framework, tr.framework)
-    precision_note(precision, tr.framework)
+    precision_note(precision, tr.framework, hardware=hw, chosen=tr.precision.name)
+    attention_note(attention, tr, hw)
     note = model_note(m)
     if note:
         err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
@@ -304,7 +306,7 @@ def _note_unreleased(framework, schedules: list[str]) -> None:
 @config_errors
 @layout_flags(repeatable=("schedule",), show_defaults=False)
 def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: SeqOpt, global_batch: BatchOpt = None,
-         global_batch_tokens: BatchTokOpt = None, precision: PrecisionOpt = None, attention: AttnOpt = "flash",
+         global_batch_tokens: BatchTokOpt = None, precision: PrecisionOpt = None, attention: AttnOpt = None,
          framework: FrameworkOpt = None, dropout: DropoutOpt = False,
              optimizer_dtype: OptimizerDtypeOpt = None,
              moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0,
@@ -330,7 +332,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
                                 moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance,
                              moe_routing=moe_routing,
                                 scale_up_size=scale_up_size)
-    _input_notes(m, tr, hardware, framework, precision)
+    _input_notes(m, tr, hardware, framework, precision, hw, attention)
     from shardplan import limits
     limits.check_range("--top", top, 1, 10_000)
     if max_tp is not None:
@@ -339,7 +341,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
         raise ConfigError("-o/--output is the file of --export; give --export FRAMEWORK (the ranking goes to stdout)",
                           field="output", value=str(output))
     if export is not None:
-        _check_export_request(export, output, tr, m.is_moe)
+        _check_export_request(export, output, tr, m.is_moe, hw)
     pins, schedules = search_pins(fix, layout)
     _note_unreleased(tr.framework, [*(schedules or ()), *([pins["schedule"]] if "schedule" in pins else [])])
     from shardplan.cli.common import progress_bar

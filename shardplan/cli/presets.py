@@ -35,12 +35,14 @@ def hardware(json_out: JsonOpt = False) -> None:
         print(json.dumps({k: v.model_dump() for k, v in HARDWARE.items()}, indent=1))
         return
     t = Table(title="hardware presets (bandwidths per device; GPU one-way, TPU ICI per link bidirectional)")
-    for c in ("name", "bf16 TFLOP/s", "fp8 TFLOP/s", "fp4 TFLOP/s", "HBM GiB", "HBM TB/s", "scale-up", "scale-up GB/s",
+    for c in ("name", "16-bit TFLOP/s", "fp8 TFLOP/s", "fp4 TFLOP/s", "HBM GiB", "HBM TB/s", "scale-up", "scale-up GB/s",
               "scale-out GB/s", "host GB/s", "matmul eff."):
         t.add_column(c, justify="left" if c == "name" else "right")
-    # GPUs first, then TPUs, each by bf16 peak (the presets' definition order mixes them)
+    # GPUs first, then TPUs, each by 16-bit peak (bf16; fp16 on V100, which has no bf16; the presets' definition order
+    # mixes them)
     for k, h in sorted(HARDWARE.items(), key=lambda kv: (kv[1].kind == "tpu", kv[1].peak_flops_bf16, kv[0])):
-        t.add_row(k, f"{h.peak_flops_bf16 / 1e12:,.0f}",
+        sixteen = f"{h.peak_flops_bf16 / 1e12:,.0f}" + ("" if h.bf16_tensor_cores else " (fp16 only)")
+        t.add_row(k, sixteen,
                   f"{h.peak_flops_fp8 / 1e12:,.0f}" if h.peak_flops_fp8 else "-",
                   f"{h.peak_flops_fp4 / 1e12:,.0f}" if h.peak_flops_fp4 else "-",
                   f"{h.hbm_bytes / 2**30:,.0f}", f"{h.hbm_bandwidth / 1e12:.2f}", str(h.scale_up_size),

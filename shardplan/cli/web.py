@@ -81,7 +81,7 @@ def _ranked(e, devices: int) -> list | None:
 @layout_flags
 def report(model: ModelOpt, hardware: HardwareOpt, devices: PlanDevicesOpt = None, seq_len: PlanSeqOpt = None,
            global_batch: BatchOpt = None, global_batch_tokens: BatchTokOpt = None,
-           precision: PrecisionOpt = None, attention: AttnOpt = "flash",
+           precision: PrecisionOpt = None, attention: AttnOpt = None,
            framework: FrameworkOpt = None, dropout: DropoutOpt = False,
            optimizer_dtype: OptimizerDtypeOpt = None,
            moe_capacity_factor: MoeCapOpt = None, moe_imbalance: MoeImbOpt = 1.0, moe_routing: MoeRoutingOpt = "uniform",

@@ -77,7 +77,7 @@ def export_text(framework: str, estimate, command: str = "", path: str | Path | 
 def _write(ex: Exporter, estimate, command: str = "", path: str | Path | None = None) -> str:
     """The config text of ``estimate`` by exporter ``ex`` (:func:`export_text` without the alternatives check)."""
     ctx = ExportContext(estimate=estimate, command=command)
-    check_training(ctx.training, ex, ctx.estimate.model.is_moe)
+    check_training(ctx.training, ex, ctx.estimate.model.is_moe, ctx.estimate.hardware)
     check_kv_replication(ctx, ex)
     if ex.name == "easydel" and path is not None and Path(path).suffix == ".json":
         return easydel.write(ctx, fmt="json")

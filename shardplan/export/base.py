@@ -164,18 +164,24 @@ def check_kv_replication(ctx: ExportContext, exporter: Exporter) -> None:
                      f"no exporter; a tp dividing {kv}")
 
 
-def check_training(training, exporter: Exporter, moe: bool = True) -> None:
+def check_training(training, exporter: Exporter, moe: bool = True, hardware=None) -> None:
     """Refuse a precision policy or optimizer-state dtype the exporter does not write (the config would
     run another one). Independent of the layout: no other ranked plan can fix it, so ``plan --export``
-    checks it before trying the ranking.
+    checks it before trying the ranking. With ``hardware`` (a HardwareSpec) the precision the message suggests is one
+    the hardware runs (V100: no bf16), or the message says that none of the exporter's does.
 
     Raises:
         ConfigError: naming the value, what the exporter writes and who writes the value.
     """
     def refuse_setting(field: str, value: str, written: tuple[str, ...], who: str) -> ConfigError:
-        where = f"{who} writes it" if who else "no exporter writes it"
+        where = f"{who} write{'' if ', ' in who else 's'} it" if who else "no exporter writes it"
+        use = f"use --{field.replace('_', '-')} {written[0]}"
+        if field == "precision" and hardware is not None:
+            from shardplan.specs.training import PRECISION_POLICIES
+            runs = [w for w in written if hardware.runs_dtype(PRECISION_POLICIES[w].compute_dtype)]
+            use = f"use --precision {runs[0]}" if runs else f"none of them runs on {hardware.name}"
         return ConfigError(f"{exporter.title} cannot express {field}={value!r}: it writes "
-                           f"{field} {fmt_legal(written)} (use --{field.replace('_', '-')} {written[0]}); {where}",
+                           f"{field} {fmt_legal(written)} ({use}); {where}",
                            field=field, value=value, legal=list(written))
     if training.dropout and not exporter.dropout:
         from shardplan.export import EXPORTERS  # the registry imports this module

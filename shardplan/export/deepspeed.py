@@ -182,29 +182,37 @@ def _precision(cfg: dict, stage: int) -> str:
 
     Raises:
         ConfigError: an ``enabled`` that is not true / false (the HF Trainer's ``"auto"`` is resolved by the Trainer,
-            not by DeepSpeed), both enabled (DeepSpeed refuses that), fp16 with a grad_accum_dtype other than fp16
+            not by DeepSpeed), both enabled (DeepSpeed refuses that), Apex ``amp`` (not priced; the section
+            ``bfloat16``, the legacy name of ``bf16``, is read as it), fp16 with a grad_accum_dtype other than fp16
             (DeepSpeed's engine has no such optimizer without ZeRO, ``_do_optimizer_sanity_check``: "unsupported
             mix of model dtype and gradient accumulation type"; the planner prices none with it).
     """
     enabled = {}
-    for key in ("bf16", "fp16"):
-        value = section(cfg, key, "DeepSpeed").get("enabled", False)
+    for key in ("bf16", "fp16", "amp"):
+        # runtime/config.py get_bfloat16_config: the legacy section name "bfloat16" is read when "bf16" is absent
+        name = "bfloat16" if key == "bf16" and "bf16" not in cfg and "bfloat16" in cfg else key
+        value = section(cfg, name, "DeepSpeed").get("enabled", False)
         if not isinstance(value, bool):
             raise ConfigError(f"DeepSpeed {key}.enabled={value!r}: legal: true, false (an HF Trainer 'auto' is "
                               "resolved by the Trainer: write the value it resolves to)", field=key, value=value,
                               legal=[True, False])
         enabled[key] = value
+    if enabled["amp"]:
+        raise ConfigError("DeepSpeed amp.enabled=true (NVIDIA Apex AMP, which DeepSpeed refuses beside ZeRO and beside "
+                          "fp16 / bf16): the planner does not price Apex's opt levels; legal: fp16.enabled (fp16-mixed, "
+                          "what Apex O2 approximates) or bf16.enabled", field="amp", value=True, legal=[False])
     if enabled["fp16"] and enabled["bf16"]:
         raise ConfigError("DeepSpeed fp16.enabled and bf16.enabled are both true (DeepSpeed refuses that: one 16-bit "
                           "format); legal: one of them", field="fp16", value=True, legal=[False])
     if enabled["fp16"]:
         accum = section(cfg, "data_types", "DeepSpeed").get("grad_accum_dtype")
         if accum not in (None, "fp16", "float16", "half"):
-            raise ConfigError(f"DeepSpeed data_types.grad_accum_dtype={accum!r} with fp16: DeepSpeed's engine runs an "
-                              "fp16 model with fp16 gradient accumulation (engine.py _do_optimizer_sanity_check: "
-                              "'unsupported mix of model dtype and gradient accumulation type' without ZeRO) and the "
-                              "planner prices that one; legal: 'fp16' or no grad_accum_dtype",
-                              field="grad_accum_dtype", value=accum, legal=["fp16"])
+            why = ("DeepSpeed's engine runs an fp16 model with fp16 gradient accumulation (engine.py "
+                   "_do_optimizer_sanity_check refuses other mixes without ZeRO: 'unsupported mix of model dtype and "
+                   "gradient accumulation type') and the planner prices that one"
+                   if accum in GRAD_ACCUM_DTYPES else "not a dtype name DeepSpeed reads for it")
+            raise ConfigError(f"DeepSpeed data_types.grad_accum_dtype={accum!r} with fp16: {why}; legal: 'fp16' or no "
+                              "grad_accum_dtype", field="grad_accum_dtype", value=accum, legal=["fp16"])
         return "fp16-mixed"
     if not enabled["bf16"]:
         return "fp32"

@@ -419,6 +419,74 @@ HARDWARE["gh200"] = HardwareSpec(**{
                 "host_bandwidth": "NVIDIA GH200 datasheet: NVLink-C2C 900 GB/s bidirectional CPU-GPU -> 450 GB/s per "
                                   "direction"}})
 
+#: NVIDIA V100 SXM2 32GB in a DGX-2 (16 GPUs on NVSwitch), the node of the V100 runs with public layouts (Megatron-LM
+#: 2019 on DGX-2H, the ZeRO paper's 25 DGX-2): fp16 tensor cores only (no bf16, no TF32), so precision is fp16-mixed.
+#: GEMM rates derived as the AMD entries' are: Markidis et al. 2018's best measured cuBLAS GEMM (83 of 125 TFLOPS) x
+#: Hopper's end-to-end over isolated-GEMM ratio; nothing fitted
+_V100_ISOLATED = 83e12 / 125e12
+HARDWARE["v100"] = HardwareSpec(
+    name="v100", peak_flops_bf16=125e12, bf16_tensor_cores=False, peak_flops_fp32=15.7e12, hbm_bytes=32 * GiB,
+    hbm_bandwidth=900e9, scale_up_size=16, scale_up_bandwidth=150e9, scale_out_bandwidth=6.25e9,
+    matmul_efficiency=round(_V100_ISOLATED * _HOPPER_KEEPS, 2), isolated_matmul_efficiency=round(_V100_ISOLATED, 3),
+    scale_up_efficiency=0.77, scale_out_efficiency=0.85, sm_count=80, compute_arch="volta", host_bandwidth=16e9,
+    sources={
+        "peak_flops": "NVIDIA, 'Programming Tensor Cores in CUDA 9': V100 tensor cores up to 125 TFLOPS (fp16 inputs, "
+                      "fp16 / fp32 accumulation; 640 tensor cores x 64 FMA x 2 x 1.53 GHz = 125.3 TFLOPS); peak_flops_bf16 "
+                      "holds this fp16 rate: Volta has no bf16 tensor cores (bf16_tensor_cores False: --precision "
+                      "fp16-mixed)",
+        "peak_flops_fp32": "V100 SXM2: 15.7 TFLOPS fp32 on CUDA cores at 1.53 GHz (Cornell Virtual Workshop, 'GPU "
+                           "example: Tesla V100'); no TF32 tensor cores before Ampere",
+        "hbm": "V100 SXM2 32GB: 32 GB HBM2 at 900 GB/s (4,096-bit bus; the Megatron-LM 2019 and ZeRO papers' V100 32GB)",
+        "sm_count": "Volta whitepaper Table 1: 80 SMs on Tesla V100 (84 on the full GV100), 8 tensor cores each",
+        "gemm_tiles": _CUTLASS + " (assumed for Volta's cuBLAS)",
+        "scale_up_bandwidth": "NVLink 2: 6 links x 25 GB/s per direction = 150 GB/s one-way per GPU (NVIDIA DGX-1 V100 "
+                              "system architecture); DGX-2: 16 GPUs on NVSwitch at that rate, any to any (DGX-1's "
+                              "8-GPU hybrid cube mesh: --scale-up-size 8)",
+        "scale_out_bandwidth": "DGX-2: 8x 100 Gb/s EDR InfiniBand per 16 GPUs (the ZeRO paper's 800 Gbps per node) -> "
+                               "6.25 GB/s per GPU (DGX-1: 4x EDR per 8 GPUs, the same per GPU)",
+        "host_bandwidth": "PCIe Gen3 x16: 16 GB/s per direction (PCI-SIG: 8 GT/s x 16 lanes, 128b/130b)",
+        "isolated_matmul_efficiency": f"{_V100_ISOLATED:.3f}: Markidis et al. 2018, 'NVIDIA Tensor Core Programmability, "
+                                      "Performance & Precision' (IPDPSW): cuBLAS GEMM reaches 83 of the V100's 125 "
+                                      "TFLOPS in mixed precision",
+        "matmul_efficiency": f"{_V100_ISOLATED:.3f} (Markidis et al. 2018, isolated cuBLAS GEMM) x {_HOPPER_KEEPS:.3f} "
+                             "(the h100-sxm entry's end-to-end 0.59 over its isolated ~0.73): derived, not fitted; "
+                             "checked on the Megatron-LM V100 runs (docs/accuracy.md)",
+        "compute_arch": "Volta (sm_70): FlashAttention needs Ampere or newer (FlashAttention-2 README), so V100 runs "
+                        "use --attention naive; no attention-kernel table (the attention core at the GEMM rate)",
+        "scale_up_efficiency": _NCCL + " (the A100's fraction, assumed for NVLink 2)", "scale_out_efficiency": _IB,
+        "latency": _LAT})
+
+#: AMD Instinct MI250X, one GCD as PyTorch / JAX see it (a package holds two), in the 8-GCD nodes of Frontier and
+#: LUMI-G (4 MI250X, 4 Slingshot-11 NICs). No measured GEMM rate was found for CDNA 2: the mi300x entry's derived
+#: rates are assumed, as for the mi355x entry
+_MI300X = HARDWARE["mi300x"]
+HARDWARE["mi250x"] = HardwareSpec(
+    name="mi250x", peak_flops_bf16=191.5e12, peak_flops_fp32=47.85e12, hbm_bytes=64 * GiB, hbm_bandwidth=1.6384e12, scale_up_size=8,
+    scale_up_bandwidth=100e9, scale_out_bandwidth=12.5e9, matmul_efficiency=_MI300X.matmul_efficiency,
+    scale_up_efficiency=0.7, scale_out_efficiency=0.85, sm_count=110, compute_arch="cdna2", host_bandwidth=36e9,
+    sources={
+        "peak_flops": "AMD CDNA 2 whitepaper Table 1: MI250X 383.0 TFLOPS fp16 / bf16 per package of 2 GCDs (endnote "
+                      "MI200-05: 1,700 MHz); one GCD 191.5 (ROCm/hipBLAS#534: a GCD is one device, 1.7 GHz x 110 CUs x "
+                      "1,024 FLOP per clock); no fp8 or TF32 units on CDNA 2",
+        "peak_flops_fp32": "AMD CDNA 2 whitepaper Table 1: MI250X fp32 matrix 95.7 TFLOPS per package -> 47.85 per GCD "
+                           "(a quarter of its bf16 rate; no TF32)",
+        "hbm": "per GCD 64 GB HBM2e at 1.6384 TB/s (CDNA 2 whitepaper endnote MI200-30: 128 GB, 3.2768 TB/s per "
+               "package; OLCF Frontier user guide)",
+        "sm_count": "110 compute units per GCD (OLCF Frontier user guide; LUMI-G docs: 220 per MI250X)",
+        "gemm_tiles": _CUTLASS + " (assumed for rocBLAS / hipBLASLt)",
+        "scale_up_bandwidth": "Frontier / LUMI-G node: 8 GCDs; Infinity Fabric 200 GB/s per direction between the two "
+                              "GCDs of a package, 50-100 GB/s (1 or 2 links) between GCDs of different packages (OLCF "
+                              "Frontier user guide, node diagram): a ring over the 8 GCDs runs at its slowest hop, "
+                              "100 GB/s where it crosses packages over 2-link pairs (assumed)",
+        "scale_out_bandwidth": "4x HPE Slingshot-11 200 Gb/s NICs per 8-GCD node (OLCF Frontier user guide; LUMI-G "
+                               "docs: one per MI250X) -> 12.5 GB/s per GCD",
+        "host_bandwidth": "OLCF Frontier user guide: 36 GB/s per direction between the CPU and each GCD (Infinity "
+                          "Fabric CPU-GPU)",
+        "matmul_efficiency": "the mi300x entry's derived rate (AMD publishes no Max-Achievable FLOPs for CDNA 2; no "
+                             "measured MI250X GEMM found): assumed, not fitted, as for the mi355x entry",
+        "scale_up_efficiency": "the mi300x entry's (Infinity Fabric, assumed)", "scale_out_efficiency": _IB,
+        "latency": _LAT})
+
 #: other names a user or a published table gives the presets (compared without case, spaces, dashes, underscores
 #: and dots: "H100 SXM5" is "h100sxm5"): exact names only, so a part the presets do not model (H100 PCIe, H100 NVL,
 #: A100 PCIe) is refused with the preset list instead of priced as the SXM part. A bare "a100" is the 80 GB part
@@ -439,6 +507,8 @@ HARDWARE_ALIASES: dict[str, str] = {
     **dict.fromkeys(("v6e", "tpuv6e", "trillium", "tpuv6etrillium"), "tpu-v6e"),
     **dict.fromkeys(("instinctmi300x", "amdmi300x"), "mi300x"), **dict.fromkeys(("instinctmi325x", "amdmi325x"), "mi325x"),
     **dict.fromkeys(("instinctmi355x", "amdmi355x"), "mi355x"),
+    **dict.fromkeys(("v100sxm2", "v10032gb", "v100sxm232gb", "teslav100", "dgx2", "dgx2h"), "v100"),
+    **dict.fromkeys(("instinctmi250x", "amdmi250x", "mi250xgcd"), "mi250x"),
 }
 
 
@@ -447,9 +517,25 @@ def squeeze_hardware_name(text: str) -> str:
     return "".join(ch for ch in text.lower() if ch not in "-_." and not ch.isspace())
 
 
+#: vendor words device queries print before the part (nvidia-smi "NVIDIA H100 80GB HBM3", "Tesla V100-SXM2-32GB";
+#: rocm-smi "AMD Instinct MI250X") and the memory-kind suffix, dropped when the whole name matches nothing
+_VENDOR_PREFIXES = ("nvidia", "tesla", "amd", "instinct")
+_MEMORY_SUFFIXES = ("hbm3e", "hbm3", "hbm2e", "hbm2")
+
+
 def hardware_preset_name(text: str) -> str | None:
     """The preset ``text`` names: a preset name in any case, or an entry of :data:`HARDWARE_ALIASES`
-    (``"H100 SXM5"`` -> ``"h100-sxm"``); None when it names none."""
+    (``"H100 SXM5"`` -> ``"h100-sxm"``), also after dropping the vendor words and memory kind device queries print
+    (:data:`_VENDOR_PREFIXES`, :data:`_MEMORY_SUFFIXES`: ``"NVIDIA H100 80GB HBM3"`` -> ``"h100-sxm"``); None when it
+    names none."""
     key = squeeze_hardware_name(text)
     by_key = {squeeze_hardware_name(name): name for name in HARDWARE}
-    return by_key.get(key) or HARDWARE_ALIASES.get(key)
+    found = by_key.get(key) or HARDWARE_ALIASES.get(key)
+    if found is None:
+        short = key
+        while short.startswith(_VENDOR_PREFIXES):
+            short = short[len(next(p for p in _VENDOR_PREFIXES if short.startswith(p))):]
+        short = next((short[:-len(x)] for x in _MEMORY_SUFFIXES if short.endswith(x)), short)
+        if short != key and short:
+            found = by_key.get(short) or HARDWARE_ALIASES.get(short)
+    return found

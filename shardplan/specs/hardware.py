@@ -26,7 +26,7 @@ from shardplan import limits as L
 
 
 #: architecture families with published kernel tables (``tpu`` for every TPU generation)
-ComputeArch = Literal["ampere", "hopper", "blackwell", "blackwell-ultra", "cdna3", "cdna4", "tpu"]
+ComputeArch = Literal["volta", "ampere", "hopper", "blackwell", "blackwell-ultra", "cdna2", "cdna3", "cdna4", "tpu"]
 
 
 class HardwareSpec(BaseModel):
@@ -152,7 +152,7 @@ class HardwareSpec(BaseModel):
                                               "profiles' element-wise factors were fitted with it in place")
     scale_up_efficiency: float = Field(default=0.8, ge=L.MIN_EFFICIENCY, le=1)
     scale_out_efficiency: float = Field(default=0.85, ge=L.MIN_EFFICIENCY, le=1)
-    runtime_reserve_bytes: float = Field(default=2 * 2**30, ge=0, le=L.MAX_MEMORY_BYTES,
+    runtime_reserve_bytes: float = Field(default=2.0 * 2**30, ge=0, le=L.MAX_MEMORY_BYTES,
                                          description="HBM kept back for the runtime (CUDA context, XLA, allocator)")
     runtime_reserve_fraction: float = Field(default=0.05, ge=0, lt=1,
                                             description="extra fraction of HBM lost to fragmentation")
