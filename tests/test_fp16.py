@@ -149,3 +149,12 @@ def test_records_check_the_precision_and_default_to_fp16_on_v100():
     assert RunRecord.model_validate({**rec, "precision": "FP16-Mixed"}).precision == "fp16-mixed"
     kept, _ = valid_cases(cases([RunRecord.model_validate(rec)]), HARDWARE["v100"], framework_profile("megatron"))
     assert kept[0].training.precision.name == "fp16-mixed" and kept[0].training.precision.compute_dtype == "fp16"
+
+
+def test_megatron_torch_fsdp2_imports_as_zero3():
+    # Megatron-LM --use-torch-fsdp2: PyTorch FSDP2 fully_shard of every module (parameters too), i.e. ZeRO-3; it was
+    # read as ZeRO-0 (the flag was unknown to the importer)
+    text = export_text("megatron", estimate(*_inputs("fp16-mixed"), 8))
+    assert "--use-distributed-optimizer" in text
+    fsdp2 = text.replace("--use-distributed-optimizer", "--use-torch-fsdp2")
+    assert import_config("megatron", fsdp2).parallel.zero_stage == 3

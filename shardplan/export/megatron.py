@@ -374,7 +374,7 @@ def parser() -> argparse.ArgumentParser:
                  "--fp16",
                  "--no-overlap-p2p-communication", "--fp4-param-gather", "--first-last-layers-bf16",
                  "--no-gradient-accumulation-fusion", "--fine-grained-activation-offloading",
-                 "--cross-entropy-loss-fusion"):
+                 "--cross-entropy-loss-fusion", "--use-torch-fsdp2"):
         ap.add_argument(flag, action="store_true")
     ap.add_argument("--data-parallel-sharding-strategy", choices=["no_shard", "optim", "optim_grads",
                                                                   "optim_grads_params"])
@@ -401,6 +401,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _zero_stage(a: argparse.Namespace) -> int:
+    """The ZeRO stage of the data-parallel flags: Megatron-FSDP's sharding strategy, ``--use-torch-fsdp2`` (PyTorch
+    FSDP2 ``fully_shard`` of every module, parameters included: ZeRO-3; Megatron-LM arguments.py), the distributed
+    optimizer (ZeRO-1), else none."""
+    if a.use_torch_fsdp2:
+        return 3
     if a.use_megatron_fsdp:
         return {"no_shard": 0, "optim": 1, "optim_grads": 2, "optim_grads_params": 3}[
             a.data_parallel_sharding_strategy or "optim_grads_params"]
