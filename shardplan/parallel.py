@@ -1052,8 +1052,26 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
         raise ConfigError(f"zero_stage={p.zero_stage} is not implemented by the {fw.label} framework; "
                           f"legal zero_stage: {text}", field="zero_stage", value=p.zero_stage, legal=legal)
     _check_offload_support(p, fw)
+    _check_fp16_accumulation(p, training)
     _check_weight_sharding_axes(p, fw)
     _check_tp_support(p, fw)
+
+
+def _check_fp16_accumulation(p: ParallelConfig, training: TrainingSpec) -> None:
+    """DeepSpeed's engine (the profiles with ``zero0_bf16_optimizer``: its dtype rules) has no optimizer for an fp16
+    model with fp32 gradient accumulation without ZeRO (runtime/engine.py ``_do_optimizer_sanity_check``: "unsupported
+    mix of model dtype and gradient accumulation type"); fp16 runs there accumulate in fp16 (fp16-mixed).
+
+    Raises:
+        ConfigError: fp16-mixed-fp32-grads at zero_stage 0 under such a profile, naming fp16-mixed as legal."""
+    prec, fw = training.precision, training.framework
+    if (fw.zero0_bf16_optimizer and prec.compute_dtype == "fp16" and prec.grad_bytes > prec.param_bytes
+            and p.zero_stage == 0):
+        raise ConfigError(f"precision {prec.name} at zero_stage=0 is not implemented by the {fw.label} framework: "
+                          "DeepSpeed's engine has no optimizer for an fp16 model with fp32 gradient accumulation "
+                          "without ZeRO (engine.py _do_optimizer_sanity_check); legal precision: fp16-mixed (or "
+                          "bf16-mixed-fp32-grads on hardware with bf16)", field="precision", value=prec.name,
+                          legal=["fp16-mixed"])
 
 
 def _check_offload_support(p: ParallelConfig, fw: FrameworkProfile) -> None:

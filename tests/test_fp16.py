@@ -158,3 +158,14 @@ def test_megatron_torch_fsdp2_imports_as_zero3():
     assert "--use-distributed-optimizer" in text
     fsdp2 = text.replace("--use-distributed-optimizer", "--use-torch-fsdp2")
     assert import_config("megatron", fsdp2).parallel.zero_stage == 3
+
+
+def test_deepspeed_refuses_fp16_with_fp32_accumulation_without_zero():
+    # engine.py _do_optimizer_sanity_check: "unsupported mix of model dtype and gradient accumulation type" at ZeRO-0
+    with pytest.raises(ConfigError, match="fp16-mixed-fp32-grads at zero_stage=0") as err:
+        estimate(*build_inputs(model="llama-2-7b", hardware="a100-80gb", devices=8, seq_len=2048, global_batch=64,
+                               global_batch_tokens=None, precision="fp16-mixed-fp32-grads", framework="deepspeed",
+                               zero_stage=0), 8)
+    assert err.value.legal == ["fp16-mixed"]
+    # Megatron-LM runs it (--fp16 --accumulate-allreduce-grads-in-fp32)
+    assert estimate(*_inputs("fp16-mixed-fp32-grads"), 8).step_s > 0
