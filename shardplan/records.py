@@ -39,8 +39,9 @@ class RunRecord(BaseModel):
         seq_len: tokens per sequence.
         global_batch_size: sequences per optimizer step.
         parallel: the layout (ParallelConfig fields; ``dp`` may be omitted).
-        precision: precision policy name (``--precision``; absent: the framework profile's default,
-            ``FrameworkProfile.default_precision`` (maxtext: fp32-params), else bf16-mixed).
+        precision: precision policy name (``--precision``, any case; absent: the framework profile's default,
+            ``FrameworkProfile.default_precision`` (maxtext: fp32-params), else bf16-mixed; on hardware without
+            bf16 its fp16 counterpart, ``shardplan.inputs.fp16_counterpart``).
         optimizer_dtype: optimizer-state dtype (``--optimizer-dtype``: fp32, bf16-moments or bf16; absent:
             the framework profile's, else fp32).
         moe_routing: MoE routing of the run (``--moe-routing``: uniform, or round_robin for a synthetic balanced
