@@ -169,3 +169,15 @@ def test_deepspeed_refuses_fp16_with_fp32_accumulation_without_zero():
     assert err.value.legal == ["fp16-mixed"]
     # Megatron-LM runs it (--fp16 --accumulate-allreduce-grads-in-fp32)
     assert estimate(*_inputs("fp16-mixed-fp32-grads"), 8).step_s > 0
+
+
+def test_unfused_attention_is_exported_to_megatron_and_amd_links_are_named():
+    from shardplan.cost.comm import level_names
+    # Megatron-LM arguments.py --attention-backend {flash, fused, unfused, local, auto}: a plan priced with the unfused
+    # attention core says so; import notes it back
+    m, hw, tr, pc = build_inputs(model="llama-2-7b", hardware="v100", devices=16, seq_len=2048, global_batch=64,
+                                 global_batch_tokens=None, attention=None, zero_stage=1, tp=4, recompute="full")
+    text = export_text("megatron", estimate(m, hw, tr, pc, 16))
+    assert tr.attention == "naive" and "--attention-backend unfused" in text and "--fp16" in text
+    assert any("--attention-backend unfused" in n for n in import_config("megatron", text).notes)
+    assert level_names(HARDWARE["mi250x"])[0] == "Infinity Fabric" and level_names(HARDWARE["h100-sxm"])[0] == "NVLink"

@@ -275,7 +275,8 @@ def precision_note(precision: str | None, framework: Any, overridable: bool = Tr
             and not hardware.runs_dtype("bf16"):
         err_console.print(f"[yellow]note:[/] precision {chosen}: {escape(hardware.name)} has no bf16 tensor cores, so "
                           "the default bf16 policy runs as its fp16 counterpart (the same bytes; loss-scaled fp16, "
-                          "Megatron-LM --fp16)" + ("; --precision overrides" if overridable else ""),
+                          "Megatron-LM --fp16" + (" --accumulate-allreduce-grads-in-fp32" if "fp32-grads" in chosen
+                                                  else "") + ")" + ("; --precision overrides" if overridable else ""),
                           highlight=False, soft_wrap=True)
         return
     chosen = framework.default_precision

@@ -145,8 +145,11 @@ def group_split(n: int, stride: int, domain: int) -> tuple[int, int]:
 
 
 def level_names(hw: HardwareSpec) -> tuple[str, str]:
-    """Human names of the two network levels: NVLink / scale-out for GPUs, ICI / DCN for TPUs."""
-    return ("ICI", "DCN") if hw.kind == "tpu" else ("NVLink", "scale-out")
+    """Human names of the two network levels: NVLink / scale-out for NVIDIA GPUs, Infinity Fabric / scale-out for AMD
+    Instinct GPUs (``compute_arch`` cdna*), ICI / DCN for TPUs."""
+    if hw.kind == "tpu":
+        return "ICI", "DCN"
+    return ("Infinity Fabric" if (hw.compute_arch or "").startswith("cdna") else "NVLink"), "scale-out"
 
 
 def bus_factor(op: str, n: int) -> float:

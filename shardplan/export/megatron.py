@@ -282,6 +282,8 @@ def megatron_args(ctx: ExportContext) -> list[str]:
     # without dropout would not get otherwise
     rate = str(MEGATRON_DROPOUT if tr.dropout else 0.0)
     args += ["--attention-dropout", rate, "--hidden-dropout", rate]
+    if tr.attention == "naive":  # arguments.py --attention-backend (flash, fused, unfused, local, auto; default auto)
+        args += ["--attention-backend", "unfused"]
     if tr.framework.loss == "in_place":  # the loss the profile prices (CE_FLAGS)
         args += CE_FLAGS
     if tr.optimizer_dtype == "bf16-moments":  # Megatron-LM arguments.py _add_mixed_precision_args
@@ -397,6 +399,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--recompute-method", choices=["uniform", "block"])
     ap.add_argument("--pipeline-model-parallel-layout")
     ap.add_argument("--cross-entropy-fusion-impl", choices=["native", "te", "linear"])
+    ap.add_argument("--attention-backend", choices=["flash", "fused", "unfused", "local", "auto"])
     return ap
 
 
@@ -804,6 +807,9 @@ def _import_notes(a: argparse.Namespace, schedule: str, precision: str) -> tuple
     weights, bf16 first / last layers under fp4, and fp32 gradients under an fp8 / fp4 recipe without
     ``--grad-reduce-in-bf16`` (the planner's quantized policies keep bf16 gradients)."""
     notes: tuple[str, ...] = a.misspelt_notes
+    notes += ((f"--attention-backend {a.attention_backend}: an unfused attention core (its s x s scores stored); price "
+               "it with --attention naive (the plan file holds the layout only)",)
+              if a.attention_backend in ("unfused", "local") else ())
     notes += (("--no-overlap-p2p-communication: the interleaved schedule's stage-boundary sends are blocking; price "
               "them with --framework megatron-legacy (the megatron profile overlaps them with compute, Megatron-LM's "
               "default)",) if a.no_overlap_p2p_communication and schedule == "interleaved" else ())
