@@ -1052,19 +1052,30 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
         raise ConfigError(f"zero_stage={p.zero_stage} is not implemented by the {fw.label} framework; "
                           f"legal zero_stage: {text}", field="zero_stage", value=p.zero_stage, legal=legal)
     _check_offload_support(p, fw)
-    _check_fp16_accumulation(p, training)
+    _check_fp16_support(p, training)
     _check_weight_sharding_axes(p, fw)
     _check_tp_support(p, fw)
 
 
-def _check_fp16_accumulation(p: ParallelConfig, training: TrainingSpec) -> None:
-    """DeepSpeed's engine (the profiles with ``zero0_bf16_optimizer``: its dtype rules) has no optimizer for an fp16
-    model with fp32 gradient accumulation without ZeRO (runtime/engine.py ``_do_optimizer_sanity_check``: "unsupported
-    mix of model dtype and gradient accumulation type"); fp16 runs there accumulate in fp16 (fp16-mixed).
+def _check_fp16_support(p: ParallelConfig, training: TrainingSpec) -> None:
+    """An fp16 policy needs a framework that trains in fp16 (``FrameworkProfile.fp16_training``; torchtitan offers
+    bfloat16 and float32 only). DeepSpeed's engine (the profiles with ``zero0_bf16_optimizer``: its dtype rules) has
+    no optimizer for an fp16 model with fp32 gradient accumulation without ZeRO (runtime/engine.py
+    ``_do_optimizer_sanity_check``: "unsupported mix of model dtype and gradient accumulation type"); fp16 runs there
+    accumulate in fp16 (fp16-mixed).
 
     Raises:
-        ConfigError: fp16-mixed-fp32-grads at zero_stage 0 under such a profile, naming fp16-mixed as legal."""
+        ConfigError: an fp16 policy under a profile without fp16 (naming the precisions it runs and the profiles that
+            train in fp16); fp16-mixed-fp32-grads at zero_stage 0 under a DeepSpeed profile, naming fp16-mixed."""
     prec, fw = training.precision, training.framework
+    if prec.compute_dtype == "fp16" and not fw.fp16_training:
+        from shardplan.presets.frameworks import FRAMEWORKS
+        from shardplan.specs.training import PRECISION_POLICIES
+        legal = [k for k, v in PRECISION_POLICIES.items() if v.compute_dtype in ("bf16", "fp32")]
+        others = ", ".join(k for k, f in FRAMEWORKS.items() if f.fp16_training)
+        raise ConfigError(f"precision {prec.name} is not implemented by the {fw.label} framework (it trains in bf16 or "
+                          f"fp32 only); legal precision: {', '.join(legal)}, or a framework that trains in fp16 "
+                          f"({others})", field="precision", value=prec.name, legal=legal)
     if (fw.zero0_bf16_optimizer and prec.compute_dtype == "fp16" and prec.grad_bytes > prec.param_bytes
             and p.zero_stage == 0):
         raise ConfigError(f"precision {prec.name} at zero_stage=0 is not implemented by the {fw.label} framework: "

@@ -181,3 +181,15 @@ def test_unfused_attention_is_exported_to_megatron_and_amd_links_are_named():
     assert tr.attention == "naive" and "--attention-backend unfused" in text and "--fp16" in text
     assert any("--attention-backend unfused" in n for n in import_config("megatron", text).notes)
     assert level_names(HARDWARE["mi250x"])[0] == "Infinity Fabric" and level_names(HARDWARE["h100-sxm"])[0] == "NVLink"
+
+
+def test_torchtitan_refuses_fp16():
+    # torchtitan job_config.py: mixed_precision_param is Literal["bfloat16", "float32"]; its compile variant inherits
+    for fw in ("torchtitan", "torchtitan-compile"):
+        with pytest.raises(ConfigError, match=f"not implemented by the {fw} framework") as err:
+            estimate(*build_inputs(model="llama-2-7b", hardware="a100-80gb", devices=8, seq_len=2048, global_batch=64,
+                                   global_batch_tokens=None, precision="fp16-mixed", framework=fw), 8)
+        assert "fp16-mixed" not in err.value.legal and "bf16-mixed" in err.value.legal and "fp32" in err.value.legal
+    # a framework whose FSDP2 policy takes any dtype is not refused (NeMo AutoModel)
+    assert estimate(*build_inputs(model="llama-2-7b", hardware="a100-80gb", devices=8, seq_len=2048, global_batch=64,
+                                  global_batch_tokens=None, precision="fp16-mixed", framework="automodel"), 8).step_s > 0

@@ -337,14 +337,16 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "cast, an element-wise op, keeps the kernel's FSDP sharding under GSPMD's sharding "
                                   "propagation (Xu et al. 2021, GSPMD), so the AllGather before the dot moves bf16"}),
         FrameworkProfile(name="torchtitan", moe_routed_copies=2, activation_offload=False, module_recompute=False, elementwise_traffic=5.31, vocab_divisible_by=1, loss="eager",
-                         tp_overlap=False,
+                         tp_overlap=False, fp16_training=False,
                          zero3_master_is_param=True, cp_load_balance=False, zero_stages=(0, 2, 3),
                          weight_sharding_axes=("cp",), tp_requires_sp=True, layout_defaults={"sp": True},
                          default_zero_stage=3, released_schedules=("gpipe", "1f1b", "interleaved"),
                          selective_recompute="every_other_matmul", pp_unsharded_grad_bytes=4, grad_reduce_bytes=4,
                          local_batch_flushes=True,
                          **_TITAN_ALLOCATOR,
-                         sources={"released_schedules": _TITAN_SCHEDULES,"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"),
+                         sources={"fp16_training": "torchtitan job_config.py Training.mixed_precision_param: "
+                                                   "Literal['bfloat16', 'float32'] (no float16)",
+                                  "released_schedules": _TITAN_SCHEDULES,"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"),
                                   "loss": _TITAN_LOSS, "selective_recompute": _TITAN_SAC,
                                   "zero_stages": _TITAN_ZERO, "weight_sharding_axes": _TITAN_ZERO,
                                   "default_zero_stage": "3: torchtitan's parallelism.data_parallel_shard_degree "
@@ -491,7 +493,7 @@ _AUTOMODEL_STATE = ("NeMo AutoModel's model classes cast every weight to bf16 wh
 #: composition (the torchtitan profile's memory behaviour) with Transformer Engine kernels and DeepEP. Nothing fitted on
 #: its own runs: its published rows are held-out checks (benchmarks/public_runs.py AUTOMODEL_H100)
 FRAMEWORKS["automodel"] = FRAMEWORKS["torchtitan"].model_copy(update={
-    "name": "automodel", "elementwise_traffic": 1.0, "loss": "fused", "logit_bytes": 4.0, "attention_kernel": "cudnn",
+    "name": "automodel", "fp16_training": True, "elementwise_traffic": 1.0, "loss": "fused", "logit_bytes": 4.0, "attention_kernel": "cudnn",
     "optimizer_dtype": "bf16", "moe_tensor_parallel": False,
     "sources": {**{k: v for k, v in FRAMEWORKS["torchtitan"].sources.items() if k != "elementwise_traffic"},
                 "optimizer_dtype": _AUTOMODEL_STATE,

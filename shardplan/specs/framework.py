@@ -299,6 +299,9 @@ class FrameworkProfile(BaseModel):
             (None: those of ``zero_stages``). DeepSpeed's PipelineEngine asserts a stage below 2
             (deepspeed/runtime/pipe/engine.py: "ZeRO-2 and ZeRO-3 are incompatible with pipeline
             parallelism").
+        fp16_training: the framework trains in loss-scaled fp16 (the ``fp16-mixed`` policies); False where its
+            configuration offers no fp16 (torchtitan: ``mixed_precision_param`` is bfloat16 or float32), which then
+            refuses those policies.
         offload_zero_stages: the ZeRO stages with which the framework offloads the optimizer
             (``ParallelConfig.offload_optimizer``; None: any). DeepSpeed: 1, 2, 3 (runtime/zero/config.py:
             ``offload_optimizer`` is "valid for ZeRO stage 1, 2, 3").
@@ -475,6 +478,7 @@ class FrameworkProfile(BaseModel):
     pp_unsharded_grad_bytes: int = Field(default=0, ge=0, le=8)
     pipeline_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
     offload_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
+    fp16_training: bool = True
     module_recompute: bool = True
     allocator_retry_s: float = Field(default=0.0, ge=0, le=10.0)
     allocator_pressure_start: float = Field(default=0.9, ge=0.5, lt=1.0)
