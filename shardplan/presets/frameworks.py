@@ -497,6 +497,8 @@ FRAMEWORKS["automodel"] = FRAMEWORKS["torchtitan"].model_copy(update={
     "optimizer_dtype": "bf16", "moe_tensor_parallel": False,
     "sources": {**{k: v for k, v in FRAMEWORKS["torchtitan"].sources.items() if k != "elementwise_traffic"},
                 "optimizer_dtype": _AUTOMODEL_STATE,
+                "fp16_training": "True (not torchtitan's restriction): AutoModel builds its FSDP2 MixedPrecisionPolicy "
+                                 "from its own config's dtypes; no source found that restricts them to bf16 / fp32",
                 "moe_tensor_parallel": "components/moe/parallelizer.py parallelize_model asserts 'Tensor parallelism "
                 "not supported for custom MoE models'",
                 "elementwise_traffic": _AUTOMODEL_KERNELS, "loss": _AUTOMODEL_LOSS, "logit_bytes": _AUTOMODEL_LOSS,
