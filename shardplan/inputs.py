@@ -38,7 +38,7 @@ from shardplan.parallel import ParallelConfig
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
-from shardplan.specs.training import OPTIMIZER_DTYPES, TrainingSpec, precision_policy
+from shardplan.specs.training import OPTIMIZER_DTYPES, PRECISION_POLICIES, TrainingSpec, precision_policy
 
 OptionKind = Literal["int", "bool", "choice", "ints", "names"]
 
@@ -443,6 +443,8 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
                            moe_routing, unit)
     if precision is None and hw is not None:
         check_profile_precision(hw, tr)
+    if hw is not None:
+        check_fp16_framework(hw, tr)
     pc = parallel_config(layout, plan)
     applied = applied_layout_defaults(tr.framework, pc, layout, plan, seq_len)
     if applied:
@@ -477,6 +479,26 @@ def _raise_degree_error(m: ModelSpec, layout: Mapping[str, Any], plan: str | Pat
             raise
     except ValueError:
         return
+
+
+def check_fp16_framework(hw: HardwareSpec, training: TrainingSpec) -> None:
+    """An fp16 policy under a framework profile that does not train in fp16 (``FrameworkProfile.fp16_training``;
+    torchtitan), refused here with the precisions that both the profile and ``hw`` run (on a V100: fp32 only), so
+    that every legal value passes the next checks; :func:`shardplan.parallel.validate` refuses it too, without the
+    hardware.
+
+    Raises:
+        ConfigError: naming the precision, the legal ones on this hardware and the frameworks that train in fp16."""
+    prec, fw = training.precision, training.framework
+    if prec.compute_dtype != "fp16" or fw.fp16_training:
+        return
+    from shardplan.presets.frameworks import FRAMEWORKS
+    legal = [k for k, v in PRECISION_POLICIES.items() if v.compute_dtype in ("bf16", "fp32") and hw.runs_dtype(
+        v.compute_dtype)]
+    others = ", ".join(k for k, f in FRAMEWORKS.items() if f.fp16_training)
+    raise ConfigError(f"precision {prec.name} is not implemented by the {fw.label} framework (it trains in bf16 or fp32 "
+                      f"only); legal precision on {hw.name}: {', '.join(legal)}, or a framework that trains in fp16 "
+                      f"({others})", field="precision", value=prec.name, legal=legal)
 
 
 #: bf16 policy -> the fp16 policy with the same bytes (specs/training.py), what runs on GPUs without bf16 units

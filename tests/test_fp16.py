@@ -193,3 +193,14 @@ def test_torchtitan_refuses_fp16():
     # a framework whose FSDP2 policy takes any dtype is not refused (NeMo AutoModel)
     assert estimate(*build_inputs(model="llama-2-7b", hardware="a100-80gb", devices=8, seq_len=2048, global_batch=64,
                                   global_batch_tokens=None, precision="fp16-mixed", framework="automodel"), 8).step_s > 0
+
+
+def test_torchtitan_on_v100_names_only_what_both_run():
+    # V100 has no bf16 and torchtitan no fp16: of the precisions, fp32 alone runs on both (every legal value listed
+    # passes the checks after it)
+    with pytest.raises(ConfigError, match="legal precision on v100: fp32,") as err:
+        build_inputs(model="llama-2-7b", hardware="v100", devices=16, seq_len=2048, global_batch=64,
+                     global_batch_tokens=None, framework="torchtitan")
+    assert err.value.legal == ["fp32"]
+    assert estimate(*build_inputs(model="llama-2-7b", hardware="v100", devices=16, seq_len=2048, global_batch=64,
+                                  global_batch_tokens=None, framework="torchtitan", precision="fp32"), 16).step_s > 0
