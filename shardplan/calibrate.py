@@ -128,14 +128,9 @@ def cases(records: Sequence[RunRecord]) -> list[Case]:
 
 def _fp16_default(c: Case, hw: HardwareSpec) -> Case:
     """``c`` with the fp16 counterpart of its default precision on hardware without bf16 (a record that names no
-    precision, on a V100), as ``estimate`` prices it (:func:`shardplan.inputs.fp16_counterpart`; the same bytes,
-    so only the name and compute dtype change)."""
-    from shardplan.inputs import fp16_counterpart
-    alt = fp16_counterpart(hw, c.training.precision.name) if c.record.precision is None else None
-    if alt is None:
-        return c
-    precision = c.training.precision.model_copy(update={"name": alt, "compute_dtype": "fp16"})
-    return replace(c, training=c.training.model_copy(update={"precision": precision}))
+    precision, on a V100), as ``estimate`` prices it (:func:`shardplan.inputs.with_fp16_counterpart`)."""
+    from shardplan.inputs import with_fp16_counterpart
+    return c if c.record.precision is not None else replace(c, training=with_fp16_counterpart(hw, c.training))
 
 
 def valid_cases(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> tuple[list[Case], list[str]]:

@@ -38,7 +38,7 @@ from shardplan.parallel import ParallelConfig
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
-from shardplan.specs.training import OPTIMIZER_DTYPES, PRECISION_POLICIES, TrainingSpec, precision_policy
+from shardplan.specs.training import OPTIMIZER_DTYPES, TrainingSpec, precision_policy
 
 OptionKind = Literal["int", "bool", "choice", "ints", "names"]
 
@@ -437,14 +437,14 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
         if err.field == "global_batch_tokens" and unit == 1:  # the layout's own error first: its degrees set the unit
             _raise_degree_error(m, layout, plan, devices, seq_len, global_batch_tokens, framework)
         raise
-    if precision is None and hw is not None and fp16_counterpart(hw, tr.precision.name):
-        tr = training_spec(seq_len, global_batch, global_batch_tokens, fp16_counterpart(hw, tr.precision.name),
-                           attention, framework, dropout, moe_capacity_factor, moe_imbalance, optimizer_dtype,
-                           moe_routing, unit)
     if precision is None and hw is not None:
+        tr = with_fp16_counterpart(hw, tr)
         check_profile_precision(hw, tr)
     if hw is not None:
-        check_fp16_framework(hw, tr)
+        from shardplan.parallel import fp16_framework_error
+        err = fp16_framework_error(tr, hw)
+        if err is not None:
+            raise err
     pc = parallel_config(layout, plan)
     applied = applied_layout_defaults(tr.framework, pc, layout, plan, seq_len)
     if applied:
@@ -481,26 +481,6 @@ def _raise_degree_error(m: ModelSpec, layout: Mapping[str, Any], plan: str | Pat
         return
 
 
-def check_fp16_framework(hw: HardwareSpec, training: TrainingSpec) -> None:
-    """An fp16 policy under a framework profile that does not train in fp16 (``FrameworkProfile.fp16_training``;
-    torchtitan), refused here with the precisions that both the profile and ``hw`` run (on a V100: fp32 only), so
-    that every legal value passes the next checks; :func:`shardplan.parallel.validate` refuses it too, without the
-    hardware.
-
-    Raises:
-        ConfigError: naming the precision, the legal ones on this hardware and the frameworks that train in fp16."""
-    prec, fw = training.precision, training.framework
-    if prec.compute_dtype != "fp16" or fw.fp16_training:
-        return
-    from shardplan.presets.frameworks import FRAMEWORKS
-    legal = [k for k, v in PRECISION_POLICIES.items() if v.compute_dtype in ("bf16", "fp32") and hw.runs_dtype(
-        v.compute_dtype)]
-    others = ", ".join(k for k, f in FRAMEWORKS.items() if f.fp16_training)
-    raise ConfigError(f"precision {prec.name} is not implemented by the {fw.label} framework (it trains in bf16 or fp32 "
-                      f"only); legal precision on {hw.name}: {', '.join(legal)}, or a framework that trains in fp16 "
-                      f"({others})", field="precision", value=prec.name, legal=legal)
-
-
 #: bf16 policy -> the fp16 policy with the same bytes (specs/training.py), what runs on GPUs without bf16 units
 FP16_COUNTERPART = {"bf16-mixed": "fp16-mixed", "bf16-mixed-fp32-grads": "fp16-mixed-fp32-grads"}
 
@@ -512,6 +492,18 @@ def fp16_counterpart(hw: HardwareSpec, precision: str) -> str | None:
     if hw.runs_dtype("bf16") or not hw.runs_dtype("fp16"):
         return None
     return FP16_COUNTERPART.get(precision)
+
+
+def with_fp16_counterpart(hw: HardwareSpec, training: TrainingSpec) -> TrainingSpec:
+    """``training`` with the fp16 counterpart of its (default) bf16 policy on hardware without bf16
+    (:func:`fp16_counterpart`), else ``training`` itself. The counterpart has the same bytes per element
+    (specs/training.py), so the resolved policy keeps its bytes (optimizer state, framework buffers) and only its name
+    and compute dtype change."""
+    alt = fp16_counterpart(hw, training.precision.name)
+    if alt is None:
+        return training
+    precision = training.precision.model_copy(update={"name": alt, "compute_dtype": "fp16"})
+    return training.model_copy(update={"precision": precision})
 
 
 def check_profile_precision(hw: HardwareSpec, training: TrainingSpec) -> None:

@@ -1057,25 +1057,38 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
     _check_tp_support(p, fw)
 
 
+def fp16_framework_error(training: TrainingSpec, hardware=None) -> ConfigError | None:
+    """The error for an fp16 policy under a framework profile that does not train in fp16
+    (``FrameworkProfile.fp16_training``; torchtitan's mixed_precision_param is bfloat16 or float32), or None. The legal
+    precisions named are the bf16 and fp32 policies, only those ``hardware`` (a HardwareSpec, where known) runs: on a
+    V100 fp32 alone, so that every legal value passes the checks after it."""
+    prec, fw = training.precision, training.framework
+    if prec.compute_dtype != "fp16" or fw.fp16_training:
+        return None
+    from shardplan.presets.frameworks import FRAMEWORKS
+    from shardplan.specs.training import PRECISION_POLICIES
+    legal = [k for k, v in PRECISION_POLICIES.items() if v.compute_dtype in ("bf16", "fp32")
+             and (hardware is None or hardware.runs_dtype(v.compute_dtype))]
+    where = f" on {hardware.name}" if hardware is not None else ""
+    others = ", ".join(k for k, f in FRAMEWORKS.items() if f.fp16_training)
+    return ConfigError(f"precision {prec.name} is not implemented by the {fw.label} framework (it trains in bf16 or "
+                       f"fp32 only); legal precision{where}: {', '.join(legal)}, or a framework that trains in fp16 "
+                       f"({others})", field="precision", value=prec.name, legal=legal)
+
+
 def _check_fp16_support(p: ParallelConfig, training: TrainingSpec) -> None:
-    """An fp16 policy needs a framework that trains in fp16 (``FrameworkProfile.fp16_training``; torchtitan offers
-    bfloat16 and float32 only). DeepSpeed's engine (the profiles with ``zero0_bf16_optimizer``: its dtype rules) has
-    no optimizer for an fp16 model with fp32 gradient accumulation without ZeRO (runtime/engine.py
-    ``_do_optimizer_sanity_check``: "unsupported mix of model dtype and gradient accumulation type"); fp16 runs there
-    accumulate in fp16 (fp16-mixed).
+    """An fp16 policy needs a framework that trains in fp16 (:func:`fp16_framework_error`). DeepSpeed's engine (the
+    profiles with ``zero0_bf16_optimizer``: its dtype rules) has no optimizer for an fp16 model with fp32 gradient
+    accumulation without ZeRO (runtime/engine.py ``_do_optimizer_sanity_check``: "unsupported mix of model dtype and
+    gradient accumulation type"); fp16 runs there accumulate in fp16 (fp16-mixed).
 
     Raises:
         ConfigError: an fp16 policy under a profile without fp16 (naming the precisions it runs and the profiles that
             train in fp16); fp16-mixed-fp32-grads at zero_stage 0 under a DeepSpeed profile, naming fp16-mixed."""
+    err = fp16_framework_error(training)
+    if err is not None:
+        raise err
     prec, fw = training.precision, training.framework
-    if prec.compute_dtype == "fp16" and not fw.fp16_training:
-        from shardplan.presets.frameworks import FRAMEWORKS
-        from shardplan.specs.training import PRECISION_POLICIES
-        legal = [k for k, v in PRECISION_POLICIES.items() if v.compute_dtype in ("bf16", "fp32")]
-        others = ", ".join(k for k, f in FRAMEWORKS.items() if f.fp16_training)
-        raise ConfigError(f"precision {prec.name} is not implemented by the {fw.label} framework (it trains in bf16 or "
-                          f"fp32 only); legal precision: {', '.join(legal)}, or a framework that trains in fp16 "
-                          f"({others})", field="precision", value=prec.name, legal=legal)
     if (fw.zero0_bf16_optimizer and prec.compute_dtype == "fp16" and prec.grad_bytes > prec.param_bytes
             and p.zero_stage == 0):
         raise ConfigError(f"precision {prec.name} at zero_stage=0 is not implemented by the {fw.label} framework: "

@@ -428,7 +428,8 @@ HARDWARE["v100"] = HardwareSpec(
     name="v100", peak_flops_bf16=125e12, bf16_tensor_cores=False, peak_flops_fp32=15.7e12, hbm_bytes=32 * GiB,
     hbm_bandwidth=900e9, scale_up_size=16, scale_up_bandwidth=150e9, scale_out_bandwidth=6.25e9,
     matmul_efficiency=round(_V100_ISOLATED * _HOPPER_KEEPS, 2), isolated_matmul_efficiency=round(_V100_ISOLATED, 3),
-    scale_up_efficiency=0.77, scale_out_efficiency=0.85, sm_count=80, compute_arch="volta", host_bandwidth=16e9,
+    scale_up_efficiency=HARDWARE["a100-80gb"].scale_up_efficiency, scale_out_efficiency=0.85, sm_count=80,
+    compute_arch="volta", host_bandwidth=16e9,
     sources={
         "peak_flops": "NVIDIA, 'Programming Tensor Cores in CUDA 9': V100 tensor cores up to 125 TFLOPS (fp16 inputs, "
                       "fp16 / fp32 accumulation; 640 tensor cores x 64 FMA x 2 x 1.53 GHz = 125.3 TFLOPS); peak_flops_bf16 "
@@ -463,7 +464,8 @@ _MI300X = HARDWARE["mi300x"]
 HARDWARE["mi250x"] = HardwareSpec(
     name="mi250x", peak_flops_bf16=191.5e12, peak_flops_fp32=47.85e12, hbm_bytes=64 * GiB, hbm_bandwidth=1.6384e12, scale_up_size=8,
     scale_up_bandwidth=100e9, scale_out_bandwidth=12.5e9, matmul_efficiency=_MI300X.matmul_efficiency,
-    scale_up_efficiency=0.7, scale_out_efficiency=0.85, sm_count=110, compute_arch="cdna2", host_bandwidth=36e9,
+    scale_up_efficiency=_MI300X.scale_up_efficiency, scale_out_efficiency=0.85, sm_count=110, compute_arch="cdna2",
+    host_bandwidth=36e9,
     sources={
         "peak_flops": "AMD CDNA 2 whitepaper Table 1: MI250X 383.0 TFLOPS fp16 / bf16 per package of 2 GCDs (endnote "
                       "MI200-05: 1,700 MHz); one GCD 191.5 (ROCm/hipBLAS#534: a GCD is one device, 1.7 GHz x 110 CUs x "

@@ -42,8 +42,8 @@ class HardwareSpec(BaseModel):
     kind: Literal["gpu", "tpu"] = "gpu"
     peak_flops_bf16: float = Field(ge=1e9, le=L.MAX_FLOPS, description="dense bf16 FLOP/s per device (datasheet sparse / 2)")
     bf16_tensor_cores: bool = Field(
-        default=True, description="the matrix units run bf16; False on parts without bf16 (NVIDIA V100, whose "
-                                  "16-bit rate peak_flops_bf16 then holds is its fp16 tensor-core rate)")
+        default=True, description="the matrix units run bf16; False on parts without bf16 (NVIDIA V100), where "
+                                  "peak_flops_bf16 holds the fp16 tensor-core rate")
     peak_flops_fp32: float | None = Field(
         default=None, ge=1e9, le=L.MAX_FLOPS,
         description="dense FLOP/s of fp32 matmuls; None: half the 16-bit rate on GPUs (TF32 tensor cores), the bf16 "
