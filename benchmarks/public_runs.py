@@ -4112,3 +4112,91 @@ FORGE_MI250X = tuple(
                              ("1.44B GPT-NeoX on 8 GCDs (one node), ~63 TFLOP/s per GCD", 8, 63e12)))
 
 SCOUTED_2026_12AL = MEGATRON_2019_V100 + MEGATRON_V1_V100 + FORGE_MI250X
+
+#: Thirty-ninth scouting pass (2026-12, never fitted on; SCOUTED_2026_12AM): AMD Instinct runs with their whole
+#: configuration, DeepSpeed ZeRO on Hopper, and DeepSpeed-Ulysses (the cp_comm='a2a' exchange added this session).
+#: 1. pytorch/ao torchao/float8/README.md @ 9519bebb, "Training benchmarks": torchtitan Llama 3 8B on one node of
+#:    8 GPUs, batch size 1, seq 8192, torch.compile, FSDP2, per-op SAC; "Median tokens/second" (torchtitan's
+#:    per-GPU rate) and "Peak Memory (GB)" (torchtitan's memory monitor, read as GiB). NVIDIA H100 (PyTorch 2.7.0a0,
+#:    torchao 0.10) and AMD MI300X (PyTorch 2.9.0.dev+rocm6.4, torchao 0.13; the PR that added them, pytorch/ao#2736,
+#:    says they ran "without any performance debugging"). bf16 = torchtitan's default (bf16 params, fp32 gradient
+#:    reduction); float8 tensorwise / rowwise / rowwise_with_gw_hp all priced as fp8-mixed (the planner has one fp8
+#:    recipe). [B]: H100 96GB (Meta's torchtitan nodes, as TT_778), FSDP2 reshard-after-forward (torchtitan's default).
+#: 2. AMD-AGI/Primus agent/workspace/qwen3_fp8_tw_gfx950_20261010/README.md @ 31c71fa8 (and e2e/results.md @ fb0603b6):
+#:    Qwen3-30B-A3B FP8 tensorwise on 8 MI355X, EP 8, MBS 8, GBS 512, seq 4096, "even routing", s/iter over
+#:    iterations 11-20 (tokens/s/GPU = 262,144 / s): the submitted config (Primus-Turbo e2d9f1d7) 8,894 ms and, after
+#:    three kernel changes (fused activation with probabilities, DeepEP on 160 CUs, fp8 permutation), 6,507.6 ms. The
+#:    Primus yaml (examples/megatron/configs/MI355X/qwen3_30B_A3B-FP8-pretrain.yaml @ 05b350b3): distributed optimizer,
+#:    bf16 main gradients and Adam moments (the precision-aware optimizer). [B]: no activation recompute (the yaml read
+#:    recomputes 5 layers; the campaign's config is not given; 223-277 GB per GPU measured fits without), DeepEP
+#:    dispatch for both.
+#: 3. MLPerf Training v5.1, AMD/results/MI350X_EPYC_9575F_pytorch/llama31_8b/result_0.txt @ 4da2d1cd: Llama 3.1 8B
+#:    FP8, 8 MI350X, GBS 32, GA 2, seq 8192, tracked throughput 24.975 samples/s (the blocks after the first);
+#:    [B]: the layout of the sibling MI355X config (TP 1, MBS 2, fp8 parameters, distributed optimizer), as the MI355X
+#:    row of AMD_2026_12. Priced with the mi350x preset added this session (the MI355X's entries at its 2.2 GHz clock).
+#:    The v6.0 MXFP4 runs (MI355X ~37,520, MI350X ~30,120 tokens/s/GPU) have no planner precision (MX block fp4 on
+#:    AMD) and are left out.
+#: 4. FlagOpen/FlagPerf DeepSpeed cases (training/nvidia/*-deepspeed/README.md, a Hugging Face model under a bare
+#:    DeepSpeed engine, fixed-length blocks; "token/p/s" = tokens/s/GPU): llama2_7b-deepspeed @ 63c68145 (H800 x 8,
+#:    ZeRO-3, fp16 ds_config, FlashAttention-2, LBS 1, GAS 1, seq 4096, no AC: 7,151) and its -nvidia A800 variant
+#:    @ 804a4d5c (3,583; [B]: the same ds_config); chatglm3_6b-deepspeed @ 055c966b (H100 x 8, ZeRO-3, bf16, seq 4096, no
+#:    AC: 8,429.22; [B]: ZeRO-3 / bf16 from the committed merged ds_config, SDPA attention from the model code) and its
+#:    A800 variant @ 45ca7630 (3,486.4); baichuan2_13b-deepspeed @ 0ed3fd03 (2 x 8 H800, ZeRO-1, bf16, full AC, no
+#:    FlashAttention (ALiBi), seq 2048, GAS 8: 2,068 and GAS 64: 2,710; the network as the FlagPerf H800 rows above,
+#:    H800_IB200). Model shapes: benchmarks/models/chatglm3-6b.json, baichuan2-13b.json (their HF configs).
+#: 5. huggingface/blog ulysses-sp.md @ 01d33d5c ("Ulysses Sequence Parallelism", 2026-03): TRL SFTTrainer, Qwen3-4B
+#:    (benchmarks/models/qwen3-4b.config.json) on H100 80GB, DeepSpeed ZeRO-3 with the optimizer offloaded to the
+#:    CPU, gradient checkpointing, FlashAttention-2, 8 micro-batches of 1 per step: 1 GPU at 8K, and 4 GPUs with
+#:    Ulysses SP 4 at 8K / 32K / 64K. [B]: the "Tokens/s" column read as the job's total (per GPU it would be > 320
+#:    TFLOP/s at 64K under full recompute), full-length sequences, the hf-deepspeed profile.
+_TORCHAO_F8 = "torchao float8 README (torchtitan Llama 3 8B, FSDP2 + compile, per-op SAC, lbs 1, seq 8192, 8 GPUs)"
+TORCHAO_FLOAT8_README = tuple(
+    (f"[B: {'H100 96GB, ' if hw == 'H100 96GB' else ''}fp8 recipes priced alike] {_TORCHAO_F8}: {hw} {name}",
+     "llama-3-8b", hw, "torchtitan-compile", prec, 8, 8192, 8,
+     dict(dp=8, zero_stage=3, microbatch_size=1, recompute="selective"), tps, gib)
+    for hw, name, prec, tps, gib in (
+        ("H100 96GB", "bf16", "bf16-mixed-fp32-grads", 6150.0, 47.65),
+        ("H100 96GB", "float8 tensorwise, float8 all-gather", "fp8-mixed", 7689.5, 47.77),
+        ("H100 96GB", "float8 rowwise, bf16 all-gather", "fp8-mixed", 6768.0, 47.79),
+        ("MI300X", "bf16", "bf16-mixed-fp32-grads", 5376.5, 39.09),
+        ("MI300X", "float8 tensorwise, float8 all-gather", "fp8-mixed", 6166.0, 39.07),
+        ("MI300X", "float8 rowwise_with_gw_hp, bf16 all-gather", "fp8-mixed", 6100.0, 39.32),
+        ("MI300X", "float8 rowwise, bf16 all-gather", "fp8-mixed", 5891.0, 39.32)))
+PRIMUS_QWEN3_MI355X = tuple(
+    (f"[B: no recompute, DeepEP] Primus Qwen3-30B-A3B FP8 tensorwise, EP8 MBS8 GBS512, even routing, 8 MI355X: {label}",
+     "qwen3-30b-a3b", "MI355X", "megatron", "fp8-mixed+optimizer_dtype=bf16", 8, 4096, 512,
+     dict(ep=8, zero_stage=1, microbatch_size=8, moe_dispatcher="deepep", recompute="none"),
+     round(262144 / step_s, 1), None)
+    for label, step_s in (("submitted config, 8,894 ms per iteration", 8.894),
+                          ("after three Primus-Turbo kernel changes, 6,507.6 ms", 6.5076)))
+MLPERF_V51_MI350X = (
+    ("[B: layout of the MI355X config] MLPerf Training v5.1 AMD MI350X: Llama 3.1 8B fp8 (fp8 params), 8 GPUs",
+     "llama-3.1-8b", "MI350X", "megatron", "fp8-params", 8, 8192, 32, dict(zero_stage=1, microbatch_size=2),
+     round(24.975 * 8192 / 8, 1), None),
+)
+_FP = "FlagPerf DeepSpeed (HF model, bare engine)"
+_Z3_8 = dict(dp=8, zero_stage=3, microbatch_size=1, recompute="none")
+FLAGPERF_DEEPSPEED = (
+    (f"[A] {_FP}: Llama-2-7B ZeRO-3 fp16, FA2, seq 4096, 8 H800", "llama-2-7b", "H800", "hf-deepspeed", "fp16-mixed",
+     8, 4096, 8, _Z3_8, 7151.0, None),
+    (f"[B: ds_config as the H800 case's] {_FP}: Llama-2-7B ZeRO-3 fp16, FA2, seq 4096, 8 A800", "llama-2-7b", A800,
+     "hf-deepspeed", "fp16-mixed", 8, 4096, 8, _Z3_8, 3583.0, None),
+    (f"[B: merged ds_config, SDPA] {_FP}: ChatGLM3-6B ZeRO-3 bf16, seq 4096, 8 H100", "models/chatglm3-6b.json",
+     "H100 80GB", "hf-deepspeed", "bf16-mixed", 8, 4096, 8, _Z3_8, 8429.22, None),
+    (f"[B: merged ds_config, SDPA] {_FP}: ChatGLM3-6B ZeRO-3 bf16, seq 4096, 8 A800", "models/chatglm3-6b.json", A800,
+     "hf-deepspeed", "bf16-mixed", 8, 4096, 8, _Z3_8, 3486.4, None),
+    *((f"[A] {_FP}: Baichuan2-13B ZeRO-1 bf16, full AC, seq 2048, GAS {ga}, 16 H800 (2 nodes)",
+       "models/baichuan2-13b.json", H800_IB200, "hf-deepspeed", "bf16-mixed", 16, 2048, 16 * ga,
+       dict(dp=16, zero_stage=1, microbatch_size=1, recompute="full"), tps, None)
+      for ga, tps in ((8, 2068.0), (64, 2710.0))),
+)
+_ULY = "[B: job totals, full-length sequences] HF blog Ulysses SP (TRL, Qwen3-4B, ZeRO-3 + CPU optimizer, full AC, H100)"
+HF_ULYSSES_BLOG = tuple(
+    (f"{_ULY}: {label}", "models/qwen3-4b.config.json", "H100 80GB", "hf-deepspeed", "bf16-mixed", n, seq, 8,
+     dict(dp=1, cp=n, cp_comm="a2a", zero_stage=3, microbatch_size=1, recompute="full", offload_optimizer=True),
+     round(total / n, 1), None)
+    for label, n, seq, total in (("1 GPU, 8K", 1, 8192, 2436.0), ("Ulysses 4, 8K", 4, 8192, 2315.0),
+                                 ("Ulysses 4, 32K", 4, 32768, 7872.0), ("Ulysses 4, 64K", 4, 65536, 13396.0)))
+
+SCOUTED_2026_12AM = (TORCHAO_FLOAT8_README + PRIMUS_QWEN3_MI355X + MLPERF_V51_MI350X + FLAGPERF_DEEPSPEED
+                     + HF_ULYSSES_BLOG)

@@ -600,7 +600,9 @@ def applied_layout_defaults(framework: FrameworkProfile, parallel: ParallelConfi
     ``tp_linear_async_communication``, runs only in its sequence-parallel mode). ``zero_stage`` only where the
     profile allows that stage with the layout's pp (``FrameworkProfile.zero_stages`` / ``pipeline_zero_stages``;
     :func:`_default_zero_stage`); ``schedule`` (the profile's first) where pp > 1 and the ParallelConfig default
-    is not one the profile runs (``FrameworkProfile.schedules``: MaxText's GPipe order); ``recompute``, the
+    is not one the profile runs (``FrameworkProfile.schedules``: MaxText's GPipe order); ``cp_comm`` (the profile's
+    first) where cp > 1 and the default ring is not one the profile runs (``FrameworkProfile.cp_comms``: DeepSpeed's
+    Ulysses); ``recompute``, the
     cheapest policy of :data:`RECOMPUTE_COST` the profile implements, where it lacks the default (a profile with
     ``recomputes: [selective, full]`` takes selective)."""
     set_already = {k for k, v in layout.items() if v is not None} | (set(plan_file_values(plan)) if plan else set())
@@ -619,6 +621,8 @@ def applied_layout_defaults(framework: FrameworkProfile, parallel: ParallelConfi
     if (parallel.pp > 1 and not {"schedule", "virtual_stages"} & set_already and runs
             and parallel.schedule not in runs):
         out["schedule"] = runs[0]  # MaxText's pipeline is GPipe-ordered: its runs never ask for 1F1B
+    if parallel.cp > 1 and "cp_comm" not in set_already and parallel.cp_comm not in framework.cp_comms:
+        out["cp_comm"] = framework.cp_comms[0]  # DeepSpeed's sequence parallelism is Ulysses' AllToAll, not a ring
     policies = framework.recomputes
     if "recompute" not in set_already and policies and parallel.recompute not in policies:
         out["recompute"] = min(policies, key=RECOMPUTE_COST.index)  # the cheapest policy the framework has

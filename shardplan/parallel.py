@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from shardplan import limits as lim
 from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
@@ -64,7 +64,13 @@ class ParallelConfig(BaseModel):
         dp_shard: size of the ZeRO shard group; ``dp / dp_shard`` replicas (HSDP). ``None`` = dp.
         tp: tensor-parallel degree (Megatron-LM, Shoeybi et al. 2019).
         sp: Megatron sequence parallelism over the tp group (Korthikanti et al. 2022); needs tp > 1.
-        cp: context-parallel degree (ring attention over the sequence).
+        cp: context-parallel degree (the sequence split over cp ranks).
+        cp_comm: how context parallelism exchanges the sequence: 'ring' (ring attention, Liu et al. 2023:
+            each rank's K/V block passes around the cp group, overlapped with the attention core; Megatron-LM
+            ``--cp-comm-type p2p``) or 'a2a' (DeepSpeed-Ulysses, Jacobs et al. 2023, Sec. 3: AllToAlls re-shard
+            Q, K and V from sequence shards to head shards before the attention core and its output back, so each
+            rank runs an ordinary attention over the whole sequence for n_heads / (tp cp) heads; Megatron-LM
+            ``--cp-comm-type a2a``, DeepSpeed ``sequence_parallel_size``). Ignored (set to 'ring') when cp = 1.
         pp: pipeline-parallel degree; ``pp_layers`` gives an explicit uneven split.
         schedule: 'gpipe', '1f1b', 'interleaved' (with ``virtual_stages``), 'zero-bubble' (ZB-H1) or
             'dualpipe' (DeepSeek-V3's bidirectional DualPipe: pp even, an even count of at least 2 pp
@@ -116,7 +122,11 @@ class ParallelConfig(BaseModel):
     tp: int = Field(default=1, gt=0, le=lim.MAX_DEVICES, description="tensor-parallel degree (Megatron-LM, Shoeybi et al. 2019)")
     sp: bool = Field(default=False, description=(
         "Megatron sequence parallelism over the tp group (Korthikanti et al. 2022); needs tp > 1"))
-    cp: int = Field(default=1, gt=0, le=lim.MAX_DEVICES, description="context-parallel degree (ring attention over the sequence)")
+    cp: int = Field(default=1, gt=0, le=lim.MAX_DEVICES, description="context-parallel degree (the sequence split over cp ranks)")
+    cp_comm: Literal["ring", "a2a"] = Field(default="ring", description=(
+        "how context parallelism exchanges the sequence: 'ring' (ring attention: K/V blocks passed around the cp "
+        "group; Megatron --cp-comm-type p2p) or 'a2a' (DeepSpeed-Ulysses: AllToAlls from sequence to head shards "
+        "and back; Megatron --cp-comm-type a2a, DeepSpeed sequence_parallel_size); no effect at cp=1"))
     pp: int = Field(default=1, gt=0, le=lim.MAX_DEVICES, description="pipeline-parallel degree (pipeline stages)")
     schedule: Schedule = Field(default="1f1b", description=(
         "pipeline schedule ('interleaved' with virtual_stages >= 2; 'zero-bubble' is ZB-H1; 'dualpipe' is "
@@ -189,6 +199,15 @@ class ParallelConfig(BaseModel):
         "inside a node, one per (token, remote node) over the scale-out network, forwarded to the node's experts "
         "over NVLink)"))
 
+    @model_validator(mode="before")
+    @classmethod
+    def _cp_comm_needs_cp(cls, data):
+        """cp_comm describes the cp group's exchange: with cp = 1 there is none, so it is 'ring' (the default), and
+        two layouts without context parallelism compare equal whatever cp_comm they were given."""
+        if isinstance(data, dict) and data.get("cp_comm", "ring") != "ring" and data.get("cp", 1) in (1, None):
+            data = {**data, "cp_comm": "ring"}
+        return data
+
     @property
     def expert_tp(self) -> int:
         """Tensor-parallel degree of the routed experts: etp, or tp when unset."""
@@ -207,7 +226,7 @@ class ParallelConfig(BaseModel):
         parts += [f"tp={self.tp}{'+sp' if self.sp else ''}", f"pp={self.pp}"]
         if self.pp > 1:
             parts.append(self.schedule + (f"(v={self.virtual_stages})" if self.virtual_stages > 1 else ""))
-        parts += [f"cp={self.cp}"]
+        parts += [f"cp={self.cp}" + ("(a2a)" if self.cp > 1 and self.cp_comm == "a2a" else "")]
         if self.ep > 1:
             parts.append(f"ep={self.ep}")
         if self.etp is not None and self.etp != self.tp:
@@ -228,15 +247,16 @@ class ParallelConfig(BaseModel):
         return " ".join(parts)
 
 
-def seq_len_divisor(cp: int, causal: bool, balanced: bool = True) -> int:
+def seq_len_divisor(cp: int, causal: bool, balanced: bool = True, comm: str = "ring") -> int:
     """What seq_len must be a multiple of for context parallelism of degree ``cp``: ``2 cp`` for
-    load-balanced causal attention (each rank holds one chunk from the front and its mirror from the
-    back, the split of Megatron-LM's context parallelism and Brandon et al. 2023, striped
+    load-balanced causal attention over a ring (each rank holds one chunk from the front and its mirror from
+    the back, the split of Megatron-LM's context parallelism and Brandon et al. 2023, striped
     attention), ``cp`` otherwise (non-causal, or contiguous chunks: ``balanced`` False, the
-    framework's ``cp_load_balance``); 1 without cp."""
+    framework's ``cp_load_balance``; or ``comm`` 'a2a', whose attention runs on whole sequences after the
+    AllToAll, so every rank has the same work without reordering: Jacobs et al. 2023, Sec. 3); 1 without cp."""
     if cp <= 1:
         return 1
-    return 2 * cp if causal and balanced else cp
+    return 2 * cp if causal and balanced and comm == "ring" else cp
 
 
 @dataclass(frozen=True)
@@ -392,7 +412,7 @@ class Layout:
     @property
     def seq_len_divisor(self) -> int:
         """What seq_len must be a multiple of for this layout's cp (:func:`seq_len_divisor`)."""
-        return seq_len_divisor(self.parallel.cp, self.causal)
+        return seq_len_divisor(self.parallel.cp, self.causal, comm=self.parallel.cp_comm)
 
 
 #: the :func:`validate` call whose errors list legal values: (the layout as given, model, training, devices); None
@@ -773,6 +793,7 @@ def _validated(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpe
     check_activation_offload(p, model.n_layers, training.framework.activation_offload)
     check_offload_modules(p, model)
     _check_sequence(p, training, n_devices)
+    _check_cp_heads(p, model)
     check_positions(model, training)
     if p.moe_a2a_overlap:
         _check_a2a_overlap(p, model, training)
@@ -1024,6 +1045,12 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
     :func:`legal_values`."""
     fw = training.framework
     _check_framework_recompute(p, fw)
+    if p.cp > 1 and fw.context_parallel and p.cp_comm not in fw.cp_comms:
+        legal, text = legal_values("cp_comm", fw.cp_comms)
+        ours = " and ".join(repr(c) for c in fw.cp_comms)
+        raise ConfigError(f"cp_comm={p.cp_comm!r} is not implemented by the {fw.label} framework (its context "
+                          f"parallelism: {ours}); legal cp_comm: {text}", field="cp_comm", value=p.cp_comm,
+                          legal=legal)
     for name, on in (("cp", fw.context_parallel), ("ep", fw.expert_parallel), ("pp", fw.pipeline_parallel)):
         if not on and getattr(p, name) > 1:
             how = "" if name == "pp" else " as the planner composes it"
@@ -1231,7 +1258,9 @@ def _raise_no_dp(p: ParallelConfig, model: ModelSpec, n_devices: int, training: 
         legal, text = legal_values("cp", [c for c in divisors(n_devices // p.tp) if (n_devices // p.tp) % (c * p.pp) == 0
                                           and (training is None or (c == 1 or training.framework.context_parallel)
                                                and training.seq_len % seq_len_divisor(
-                                                   c, training.causal, training.framework.cp_load_balance) == 0)])
+                                                   c, training.causal, training.framework.cp_load_balance,
+                                                   p.cp_comm if p.cp_comm in training.framework.cp_comms
+                                                   else training.framework.cp_comms[0]) == 0)])
         raise ConfigError(
             f"tp*pp*cp = {p.tp}*{p.pp}*{p.cp} = {model_par} does not divide devices={n_devices}, so no dp "
             f"works; legal cp for tp={p.tp}, pp={p.pp} on {n_devices} devices: {text}",
@@ -1262,16 +1291,18 @@ def _check_sequence(p: ParallelConfig, training: TrainingSpec, n_devices: int) -
     """cp needs a blockwise kernel and seq_len divisible by its divisor; sp needs seq_len / cp
     divisible by tp."""
     s = training.seq_len
-    if p.cp > 1 and training.attention != "flash":
+    if p.cp > 1 and p.cp_comm == "ring" and training.attention != "flash":
         legal, text = legal_values("cp", [1])
+        ulysses = (" or cp_comm='a2a' (DeepSpeed-Ulysses: whole-sequence attention per head shard)"
+                   if "a2a" in training.framework.cp_comms else "")
         raise ConfigError(f"cp={p.cp} needs a blockwise (flash) attention kernel: ring attention merges partial "
-                          f"softmaxes (Liu et al. 2023); attention={training.attention!r}; legal cp: {text}",
+                          f"softmaxes (Liu et al. 2023); attention={training.attention!r}; legal cp: {text}{ulysses}",
                           field="cp", value=p.cp, legal=legal)
     balanced = training.framework.cp_load_balance
-    need = seq_len_divisor(p.cp, training.causal, balanced)
+    need = seq_len_divisor(p.cp, training.causal, balanced, p.cp_comm)
     if s % need:
         legal, text = legal_values("cp", [c for c in divisors(n_devices) if s % seq_len_divisor(
-            c, training.causal, balanced) == 0][:12])
+            c, training.causal, balanced, p.cp_comm) == 0][:12])
         raise ConfigError(
             f"cp={p.cp} needs seq_len divisible by {'2*cp' if need == 2 * p.cp else 'cp'} = {need} "
             f"({'load-balanced causal attention' if need == 2 * p.cp else 'a whole chunk per rank'}), but "
@@ -1283,6 +1314,35 @@ def _check_sequence(p: ParallelConfig, training: TrainingSpec, n_devices: int) -
                           f"is not divisible by tp; legal: sp=False{'' if off else f' ({off_text})'}, or tp dividing "
                           f"{s // p.cp} on these devices ({tp_text})", field="sp", value=True,
                           legal=off)
+
+
+def a2a_kv_heads(model: ModelSpec, tp: int, cp: int) -> int:
+    """K (or V) heads per tp rank that cp_comm='a2a' sends through its AllToAll: the rank's ``g_r = max(g / tp, 1)``
+    KV heads, or cp of them when ``g_r`` < cp, as DeepSpeed-Ulysses replicates KV heads to the sequence-parallel
+    degree before the AllToAll (deepspeed/runtime/sequence_parallel/ulysses_sp.py UlyssesSPAttentionHF:
+    ``kv_replication_factor = world_size // kv_head_count``, ``repeat_interleave``), one per rank after it."""
+    g_r = max(model.kv_heads // tp, 1)
+    return max(g_r, cp)
+
+
+def _check_cp_heads(p: ParallelConfig, model: ModelSpec) -> None:
+    """cp_comm='a2a' splits the attention heads over cp: the rank's query heads ``n_heads / tp`` must divide by cp,
+    and its KV heads ``max(g / tp, 1)`` must divide by cp or divide cp (replicated; DeepSpeed UlyssesSPAttentionHF's
+    two checks, :func:`a2a_kv_heads`).
+
+    Raises:
+        ConfigError: naming cp, the head counts and the legal cp.
+    """
+    if p.cp == 1 or p.cp_comm != "a2a":
+        return
+    q_r, g_r = model.n_heads // p.tp, max(model.kv_heads // p.tp, 1)
+    ok = [c for c in divisors(q_r) if g_r % c == 0 or c % g_r == 0]
+    if p.cp not in ok:
+        legal, text = legal_values("cp", ok)
+        raise ConfigError(f"cp={p.cp} with cp_comm='a2a' splits each tp rank's {q_r} query heads and {g_r} KV "
+                          f"heads (n_heads={model.n_heads}, n_kv_heads={model.kv_heads}, tp={p.tp}) over cp: cp must "
+                          f"divide the query heads, and divide the KV heads or be a multiple of them (DeepSpeed-Ulysses "
+                          f"replicates them); legal cp: {text}", field="cp", value=p.cp, legal=legal)
 
 
 def _check_etp(p: ParallelConfig, model: ModelSpec) -> None:

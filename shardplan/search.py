@@ -80,7 +80,7 @@ _FIELDS = set(ParallelConfig.model_fields)
 #: pinned fields handed to every candidate as they are (they are not searched)
 _PASSTHROUGH = ("kv_replication", "fsdp_unit", "offload_optimizer", "overlap_grad_reduce", "hsdp_reduce",
                 "moe_dispatcher", "recompute_modules", "offload_activation_layers", "tp_overlap", "moe_a2a_overlap",
-                "pipeline_flushes", "recompute_layers", "remat_saved", "offload_modules")
+                "pipeline_flushes", "recompute_layers", "remat_saved", "offload_modules", "cp_comm")
 #: interleaved schedules: at most this many virtual-stage counts (the smallest ones above 1)
 MAX_VIRTUAL_STAGE_OPTIONS = 4
 #: the ranking's tie step: tokens/s rounded to powers of this factor (round(log(tokens/s) / log(1.002))); layouts in
@@ -241,6 +241,13 @@ class Space:
         return [v for v in divisors(self.n_layers // pp) if v > 1][:MAX_VIRTUAL_STAGE_OPTIONS]
 
 
+def searched_cp_comm(fw: FrameworkProfile, fix: dict) -> str:
+    """The context-parallel exchange a search gives its cp > 1 layouts: the pinned ``cp_comm``, else the framework's
+    default (the first of ``FrameworkProfile.cp_comms``: ring attention, or DeepSpeed-Ulysses' AllToAll under the
+    deepspeed profiles). One per search: the ring and the AllToAll are not searched against each other."""
+    return fix.get("cp_comm") or fw.cp_comms[0]
+
+
 def searched_schedules(fw: FrameworkProfile, asked: tuple[str, ...]) -> tuple[str, ...]:
     """The schedules a search tries: those ``asked`` for, else the defaults (:data:`DEFAULT_SCHEDULES`) the
     framework's released code runs (``FrameworkProfile.released_schedules``; a profile that releases none of
@@ -282,7 +289,8 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
     tps = [t for t in legal_tp(model, fix.get("kv_replication", False)) if n % t == 0 and model.ffn_dim % t == 0
            and (not max_tp or t <= max_tp)]
     cps = [c for c in divisors(n) if c <= max_cp and s % seq_len_divisor(c, training.causal,
-                                                                         training.framework.cp_load_balance) == 0
+                                                                         training.framework.cp_load_balance,
+                                                                         searched_cp_comm(training.framework, fix)) == 0
            and (c == 1 or training.framework.context_parallel)]
     allowed = training.framework.zero_stages or (0, 1, 2, 3)  # what the framework implements
     # ZeRO-2 dominates ZeRO-0/1 only where the framework has ZeRO-2, with pipelining too
@@ -639,7 +647,8 @@ class _Evaluator:
         # effect at tp = 1, so it passes through for every layout
         defaults = {k: v for k, v in training.framework.layout_defaults.items() if k == "tp_overlap"
                     and fix.get("sp") is not False}  # the asynchronous TP mode goes with sp (inputs.applied_layout_defaults)
-        self.extra = {**defaults, **{k: fix[k] for k in _PASSTHROUGH if k in fix}}
+        self.extra = {**defaults, "cp_comm": searched_cp_comm(training.framework, fix),
+                      **{k: fix[k] for k in _PASSTHROUGH if k in fix}}
         self.pinned = {k: v for k, v in fix.items() if k in _FIELDS and k != "dp" and v is not None}
         self.neutral = neutral_weights(training.framework)
         self.reserve = hw.hbm_bytes - hw.usable_hbm_bytes()
@@ -1155,7 +1164,8 @@ def _profile_fill(fw: FrameworkProfile, pinned: dict) -> dict[str, Any]:
     """Values the search would choose for fields the user did not pin, so that the error for a search with no
     valid layout names what is wrong with the pins (e.g. degrees that do not divide the devices), not a profile rule
     the unpinned defaults break: sp under a profile whose tp shards the activations, a weight-sharding ZeRO stage
-    under a profile that shards weights over cp / ep, and the profile's first pipeline schedule."""
+    under a profile that shards weights over cp / ep, the profile's first pipeline schedule and its first
+    context-parallel exchange."""
     fill: dict[str, Any] = {}
     if int(pinned.get("tp", 1)) > 1 and (fw.tp_requires_sp or fw.layout_defaults.get("sp")):
         fill["sp"] = True
@@ -1163,6 +1173,8 @@ def _profile_fill(fw: FrameworkProfile, pinned: dict) -> dict[str, Any]:
         fill["zero_stage"] = max(fw.zero_stages or (0, 1, 2, 3))
     if int(pinned.get("pp", 1)) > 1 and fw.schedules:
         fill["schedule"] = fw.schedules[0]
+    if int(pinned.get("cp", 1)) > 1:
+        fill["cp_comm"] = fw.cp_comms[0]
     return fill
 
 

@@ -257,8 +257,8 @@ def test_cli_export_import_estimate_round_trip(tmp_path):
 def test_cli_refusal_exits_2_without_traceback(tmp_path):
     r = runner.invoke(app, ["export", "--to", "deepspeed", *BASE, *LLAMA_FLAGS, "-o", str(tmp_path / "ds.json")])
     assert r.exit_code == 2 and "Traceback" not in r.output
-    # priced with the deepspeed profile (export's default for --to deepspeed), which has no cp
-    assert "DeepSpeed cannot run this layout as its profile prices it" in r.output and "cp=2" in r.output
+    # priced with the deepspeed profile (export's default for --to deepspeed), whose pipeline runs 1F1B only
+    assert "DeepSpeed cannot run this layout as its profile prices it" in r.output and "interleaved" in r.output
     assert not (tmp_path / "ds.json").exists()
 
 

@@ -50,11 +50,13 @@ def test_estimate_notes_the_per_layer_cost():
     assert d["time_s"]["framework_overhead"] == pytest.approx(d["time_s"]["fixed_overhead"])
 
 
-@pytest.mark.parametrize("field, value", [("recompute", "selective"), ("cp", 2)])
-def test_deepspeed_profile_refuses_what_deepspeed_does_not_run(field, value):
+@pytest.mark.parametrize("fields, field", [(dict(recompute="selective"), "recompute"),
+                                           (dict(cp=2, cp_comm="ring"), "cp_comm")])
+def test_deepspeed_profile_refuses_what_deepspeed_does_not_run(fields, field):
+    # DeepSpeed recomputes whole layers only, and its sequence parallelism is Ulysses' AllToAll, not a K/V ring
     tr = TrainingSpec(seq_len=8192, global_batch_size=128, framework=FRAMEWORKS["deepspeed"])
     with pytest.raises(ConfigError) as err:
-        estimate(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], tr, ParallelConfig(zero_stage=3, **{field: value}), 64)
+        estimate(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], tr, ParallelConfig(zero_stage=3, **fields), 64)
     assert err.value.field == field
     assert "deepspeed framework" in str(err.value)
 

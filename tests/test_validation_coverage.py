@@ -90,3 +90,14 @@ def test_zero3_with_context_parallelism_reduces_the_embedding_once(gather):
     assert layout.microbatches == 2 and not v.deltas and v.ok
     assert all(abs(r.planner_error) <= 0.01 for r in v.rows if r.scored)
     assert v.row("AllReduce", "dp") is None or not v.row("AllReduce", "dp").scored
+
+
+def test_ulysses_plans_are_refused_before_compiling():
+    # the runtime's context parallelism is a K/V ring (or all-gather): a cp_comm='a2a' plan has no compiled
+    # AllToAll to compare with the planner's, so validate refuses it naming the field (tiny-llama: 4 heads, 2 KV
+    # heads, cp 2 divides both)
+    from shardplan.errors import ConfigError
+    layout = validate(ParallelConfig(cp=2, cp_comm="a2a"), TINY, TR, 8)
+    with pytest.raises(ConfigError) as err:
+        validate_plan(TINY, layout, TR)
+    assert err.value.field == "cp_comm" and "legal: 'ring'" in str(err.value)

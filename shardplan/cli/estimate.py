@@ -155,6 +155,11 @@ def layout_defaults_note(framework, layout: dict[str, Any], plan=None, seq_len=N
         err_console.print(f"[yellow]note:[/] recompute={taken.pop('recompute')}: the cheapest recompute policy the "
                           f"{escape(framework.label)} profile implements (its recomputes: {policies}); --recompute NAME "
                           "for another of them", highlight=False, soft_wrap=True)
+    if "cp_comm" in taken:  # the framework's only context-parallel exchange (DeepSpeed: Ulysses' AllToAll)
+        comms = ", ".join(framework.cp_comms)
+        err_console.print(f"[yellow]note:[/] cp_comm={taken.pop('cp_comm')}: the context-parallel exchange the "
+                          f"{escape(framework.label)} profile implements (its cp_comms: {comms})",
+                          highlight=False, soft_wrap=True)
     if taken:
         # a default the framework cannot run without (torchtitan / MaxText: sp with every tp > 1) has no off switch
         required = {"sp"} if framework.tp_requires_sp else set()

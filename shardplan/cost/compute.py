@@ -237,11 +237,15 @@ def attention_core_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec,
       (:func:`mxu_head_padding`);
     * causal attention over cp > 1 without load balancing (``FrameworkProfile.cp_load_balance``
       False: contiguous chunks, rank r attends to r + 1/2 chunk pairs) takes the last rank's work,
-      (2 cp - 1) / cp of the balanced 1 / cp share (every ring step waits for it).
+      (2 cp - 1) / cp of the balanced 1 / cp share (every ring step waits for it);
+    * with ``cp_comm`` 'a2a' (DeepSpeed-Ulysses, Jacobs et al. 2023, Sec. 3) the kernel runs on whole sequences
+      (queries and keys of length s) for n_heads / (tp cp) heads: the same FLOPs as the ring's blocks, at the
+      kernel's speed for key length s, and every rank has the same causal work.
     """
     s, d, act = training.seq_len, model.dim_head, training.precision.activation_bytes
-    heads, sq = model.n_heads / p.tp, s / p.cp
-    seqs = tokens / sq
+    a2a = p.cp > 1 and p.cp_comm == "a2a"  # whole sequences, heads split over cp
+    heads, sq = (model.n_heads / (p.tp * p.cp), s) if a2a else (model.n_heads / p.tp, s / p.cp)
+    seqs = tokens / (s / p.cp)  # sequences a rank attends for: the microbatch size either way
     if training.attention == "naive":
         b = max(1, round(seqs * heads))
         f = b_ = 0.0
@@ -251,7 +255,7 @@ def attention_core_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec,
             f, b_ = f + tf, b_ + tb
         return f, b_
     flops = F.attention_core_flops_fwd(model, s, training.causal) / p.tp * tokens
-    if training.causal and p.cp > 1 and not training.framework.cp_load_balance:
+    if training.causal and p.cp > 1 and not a2a and not training.framework.cp_load_balance:
         # contiguous sequence chunks: the ring's last rank attends to every earlier chunk and each ring step
         # waits for it, (2 cp - 1) / cp of the balanced share (FrameworkProfile.cp_load_balance)
         flops *= (2 * p.cp - 1) / p.cp

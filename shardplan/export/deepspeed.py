@@ -35,9 +35,16 @@ Sources read (deepspeedai/DeepSpeed):
   ``docs/_tutorials/autotp-training.md`` (commit 0e2a0c2) still lists "ZeRO Stage 3 not supported". A
   tp > 1 ZeRO-3 export therefore needs a DeepSpeed whose engine has dropped that assertion.
 
+* DeepSpeed-Ulysses for Hugging Face models (``deepspeed/runtime/sequence_parallel/ulysses_sp.py``
+  ``UlyssesSPAttentionHF``, the ALST integration; ``tests/unit/ulysses_alst/test_ulysses_sp_hf.py`` sets it in the
+  config dict): the top-level key ``sequence_parallel_size`` is cp with ``cp_comm`` 'a2a'. As with AutoTP, an
+  export with it leaves ``train_batch_size`` out (DeepSpeed counts the data-parallel world without the
+  sequence-parallel ranks when it fills it in).
+
 What ds_config cannot say (refused, naming who can): pipeline stages (``PipelineModule(num_stages=...)``
-is model code, and the pipeline engine only runs ZeRO <= 1), Megatron sequence parallelism and ring
-context parallelism (DeepSpeed-Ulysses is head-parallel and set up in code), expert parallelism
+is model code, and the pipeline engine only runs ZeRO <= 1), Megatron sequence parallelism, ring
+context parallelism (DeepSpeed's sequence parallelism is Ulysses' AllToAll, ``cp_comm`` 'a2a'), Ulysses
+beside AutoTP (the Hugging Face Ulysses integration is documented without it), expert parallelism
 (``deepspeed.moe.layer.MoE(ep_size=...)`` in model code), selective recomputation (the
 ``deepspeed.checkpointing`` API recomputes whole layers), HSDP with ZeRO-1/2 (MiCS,
 ``mics_shard_size``, is the ZeRO-3 optimizer), fp8 (Transformer Engine in model code).
@@ -65,8 +72,10 @@ def _check(ctx: ExportContext) -> None:
     check_unexpressed(p, EXPORTER, _ALT)
     checks = [
         (p.pp > 1, f"pp={p.pp}: pipeline stages are model code (PipelineModule), not ds_config", _TORCH),
-        (p.cp > 1, f"cp={p.cp} ring context parallelism (DeepSpeed-Ulysses is head-parallel, set up in code)",
-         _TORCH),
+        (p.cp > 1 and p.cp_comm != "a2a", f"cp={p.cp} ring context parallelism (DeepSpeed's sequence parallelism "
+         "is Ulysses' AllToAll over heads: cp_comm='a2a')", _TORCH),
+        (p.cp > 1 and p.tp > 1, f"cp={p.cp} (Ulysses, sequence_parallel_size) with tp={p.tp} (AutoTP): the Hugging "
+         "Face Ulysses integration is documented without AutoTP", "Megatron-LM (--cp-comm-type a2a)"),
         (p.sp, "Megatron sequence parallelism (sp) with AutoTP", _TORCH + " (--sequence-parallel)"),
         (p.ep > 1, f"ep={p.ep}: expert parallelism is model code (deepspeed.moe.layer.MoE(ep_size))",
          _TORCH + " or MaxText"),
@@ -106,6 +115,9 @@ def ds_config(ctx: ExportContext) -> dict:
     if p.tp > 1:  # DeepSpeed's world for the batch check depends on the launch (module docstring): it fills it in
         del cfg["train_batch_size"]
         cfg["tensor_parallel"] = {"autotp_size": p.tp}
+    if p.cp > 1:  # Ulysses (the checks above: cp_comm 'a2a'); DeepSpeed fills the batch in from its dp world
+        cfg.pop("train_batch_size", None)
+        cfg["sequence_parallel_size"] = p.cp
     if p.recompute == "full":
         cfg["activation_checkpointing"] = {"partition_activations": False, "cpu_checkpointing": False,
                                            "contiguous_memory_optimization": False,
@@ -241,7 +253,8 @@ def _grad_accum_fp32(cfg: dict, stage: int) -> bool:
 
 
 def read(text: str, devices: int | None = None) -> Imported:
-    """The layout of a ds_config: dp = train_batch_size / (micro batch x accumulation), devices = dp x tp.
+    """The layout of a ds_config: dp = train_batch_size / (micro batch x accumulation), devices = dp x tp x cp (cp:
+    ``sequence_parallel_size``, DeepSpeed-Ulysses, read as ``cp_comm`` 'a2a').
 
     Raises:
         ConfigError: not JSON, missing or ``"auto"`` batch keys, a batch that the micro batch does not divide, a
@@ -260,11 +273,12 @@ def read(text: str, devices: int | None = None) -> Imported:
         raise ConfigError("ds_config is not a JSON object", field="import", value="deepspeed")
     zero, tpc = section(cfg, "zero_optimization", "DeepSpeed"), section(cfg, "tensor_parallel", "DeepSpeed")
     tp = _whole(tpc, "autotp_size", least=0) or 1  # tensor_parallel/config.py: 0 = AutoTP off
+    sp = _whole(cfg, "sequence_parallel_size") or 1  # DeepSpeed-Ulysses (module docstring)
     said = _meta_devices(cfg)
     if devices is None and "train_batch_size" not in cfg and isinstance(said, int) and not isinstance(said, bool) \
             and said >= 1:
         devices = said  # a tp > 1 export leaves train_batch_size out: the header's device count gives dp
-    B, mbs, gas = _batch_sizes(cfg, tp, devices)
+    B, mbs, gas = _batch_sizes(cfg, tp * sp, devices)
     autotp_note = (("train_batch_size with autotp_size: read as micro batch x accumulation x the data-parallel size; "
                     "DeepSpeed checks it against its world size, which is every rank unless deepspeed.initialize is "
                     "given an mpu (then its data-parallel size): leave train_batch_size out to let it fill it in",)
@@ -274,7 +288,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     dp = B // (mbs * gas)
     section(cfg, "activation_checkpointing", "DeepSpeed")  # its presence turns checkpointing on; a mapping
     shard, mics_notes = _mics_shard(zero, stage, dp)
-    values = dict(dp=dp, zero_stage=stage, tp=tp, microbatch_size=mbs, dp_shard=shard,
+    values = dict(dp=dp, zero_stage=stage, tp=tp, cp=sp, cp_comm="a2a", microbatch_size=mbs, dp_shard=shard,
                   recompute="full" if "activation_checkpointing" in cfg else "none",
                   overlap_grad_reduce=flag(zero, "overlap_comm", "DeepSpeed", stage == 3, "zero_optimization."),
                   offload_optimizer=offload)
@@ -283,8 +297,9 @@ def read(text: str, devices: int | None = None) -> Imported:
     note = ("the model code is not in ds_config.json: the deepspeed profile prices Megatron-DeepSpeed's kernels (fused "
             "norms, eager RoPE and SwiGLU); for a Hugging Face model (Trainer / Accelerate) price with --framework "
             "hf-deepspeed")
-    return Imported(parallel_from(values), devices=dp * tp, seq_len=_meta_seq_len(cfg), global_batch=B, framework="deepspeed",
-                    precision=_precision(cfg, stage), notes=(*offload_notes, *mics_notes, *_meta_devices_note(cfg, dp * tp),
+    return Imported(parallel_from(values), devices=dp * tp * sp, seq_len=_meta_seq_len(cfg), global_batch=B,
+                    framework="deepspeed", precision=_precision(cfg, stage),
+                    notes=(*offload_notes, *mics_notes, *_meta_devices_note(cfg, dp * tp * sp),
                                                       *autotp_note, note))
 
 
@@ -372,5 +387,5 @@ def _offload(zero: dict, stage: int) -> tuple[bool, tuple[str, ...]]:
 
 
 EXPORTER = Exporter(name="deepspeed", title="DeepSpeed", source=SOURCE, suffix=".json",
-                    expresses=("overlap_grad_reduce", "offload_optimizer"), write=write, read=read, comment="",
+                    expresses=("overlap_grad_reduce", "offload_optimizer", "cp_comm"), write=write, read=read, comment="",
                     precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp16-mixed", "fp32"))

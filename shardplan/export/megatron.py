@@ -27,7 +27,7 @@ interleaved -> ``--num-layers-per-virtual-pipeline-stage``; an uneven split with
 ``--decoder-first/last-pipeline-num-layers``; any other split (middle stages that differ, a first or last
 stage holding only the embedding or the loss, chunks of unequal size) -> ``--pipeline-model-parallel-layout``
 (read back too, with its repeats);
-cp -> ``--context-parallel-size``; ep ->
+cp -> ``--context-parallel-size`` (cp_comm 'a2a' -> ``--cp-comm-type a2a``); ep ->
 ``--expert-model-parallel-size`` with ``--expert-tensor-parallel-size`` etp (tp when unset) and
 ``--moe-token-dispatcher-type alltoall``, or ``flex --moe-enable-deepep`` for moe_dispatcher='deepep';
 sp -> ``--sequence-parallel``; ZeRO-1 -> ``--use-distributed-optimizer``, ZeRO-2/3 -> Megatron-FSDP
@@ -249,6 +249,25 @@ def _moe_args(ctx: ExportContext) -> list[str]:
     return args
 
 
+def _cp_comm_args(ctx: ExportContext) -> list[str]:
+    """``--cp-comm-type a2a`` for DeepSpeed-Ulysses context parallelism (``cp_comm`` 'a2a'; the ring is Megatron-LM's
+    default p2p, not written). Transformer Engine's a2a path needs the KV heads of a tp rank divisible by cp (it
+    does not replicate them as DeepSpeed does).
+
+    Raises:
+        ConfigError: KV heads per tp rank not divisible by cp.
+    """
+    p, m = ctx.p, ctx.estimate.model
+    if p.cp == 1 or p.cp_comm != "a2a":
+        return []
+    g_r = max(m.kv_heads // p.tp, 1)
+    if g_r % p.cp:
+        raise refuse("Megatron-LM", f"cp={p.cp} with cp_comm='a2a' over {g_r} KV heads per tp rank (Transformer "
+                     "Engine's a2a context parallelism splits the KV heads over cp and needs them divisible; it does "
+                     "not replicate them)", "DeepSpeed (Ulysses replicates KV heads), or cp_comm='ring',")
+    return ["--cp-comm-type", "a2a"]
+
+
 def megatron_args(ctx: ExportContext) -> list[str]:
     """The Megatron-LM flags of a plan, one flag (with its value) after another.
 
@@ -259,7 +278,7 @@ def megatron_args(ctx: ExportContext) -> list[str]:
     check_unexpressed(p, EXPORTER, _ALT)
     args = ["--num-layers", str(ctx.estimate.model.n_layers), "--tensor-model-parallel-size", str(p.tp)]
     args += _pipeline_args(ctx)
-    args += ["--context-parallel-size", str(p.cp)]
+    args += ["--context-parallel-size", str(p.cp)] + _cp_comm_args(ctx)
     args += _moe_args(ctx)
     if p.sp:
         args.append("--sequence-parallel")
@@ -383,6 +402,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--recompute-granularity", choices=["full", "selective"])
     ap.add_argument("--ckpt-format")
     ap.add_argument("--moe-token-dispatcher-type", choices=["allgather", "alltoall", "flex"])
+    ap.add_argument("--cp-comm-type", nargs="+")
     ap.add_argument("--moe-expert-capacity-factor", type=float)
     ap.add_argument("--fp8-format")
     ap.add_argument("--fp4-format")
@@ -544,6 +564,28 @@ def _check_moe_recompute_flags(a: argparse.Namespace) -> None:
                           value=repeated)
 
 
+#: Megatron-LM --cp-comm-type -> ParallelConfig.cp_comm (arguments.py: p2p, a2a, allgather or a2a+p2p)
+_CP_COMM = {"p2p": "ring", "a2a": "a2a"}
+
+
+def _cp_comm_of(a: argparse.Namespace) -> str:
+    """``cp_comm`` of a script's ``--cp-comm-type`` (default p2p: the ring; one type for every layer).
+
+    Raises:
+        ConfigError: a type per layer that differs between layers, or allgather / a2a+p2p (not priced).
+    """
+    types = a.cp_comm_type or ["p2p"]
+    if len(set(types)) > 1:
+        raise ConfigError(f"--cp-comm-type {' '.join(types)}: one type per layer that differs between layers; the "
+                          "planner prices one exchange for every layer; legal: one of p2p, a2a",
+                          field="cp_comm", value=" ".join(types), legal=list(_CP_COMM))
+    if types[0] not in _CP_COMM:
+        raise ConfigError(f"--cp-comm-type {types[0]}: the planner prices the K/V ring (p2p) and DeepSpeed-Ulysses' "
+                          "AllToAll (a2a), not the all-gather or hierarchical a2a+p2p exchanges; legal: p2p, a2a",
+                          field="cp_comm", value=types[0], legal=list(_CP_COMM))
+    return _CP_COMM[types[0]]
+
+
 def _check_read_flags(a: argparse.Namespace) -> None:
     """A script with none of the flags read (another framework's file), or a degree or size below 1.
 
@@ -697,7 +739,7 @@ def read(text: str, devices: int | None = None) -> Imported:
                           "alltoall, or flex with --moe-enable-deepep", field="moe_dispatcher",
                           value=a.moe_token_dispatcher_type or "allgather", legal=["alltoall", "flex"])
     # arguments.py: "Disabling sequence parallelism because tensor model parallelism is disabled" (tp = 1)
-    values = dict(dp=dp, zero_stage=zero, tp=tp, pp=pp, cp=cp, sp=a.sequence_parallel and tp > 1,
+    values = dict(dp=dp, zero_stage=zero, tp=tp, pp=pp, cp=cp, cp_comm=_cp_comm_of(a), sp=a.sequence_parallel and tp > 1,
                   ep=a.expert_model_parallel_size or 1, recompute=a.recompute_granularity or "none",
                   etp=a.expert_tensor_parallel_size if a.expert_tensor_parallel_size not in (None, tp) else None,
                   moe_dispatcher="deepep" if a.moe_token_dispatcher_type == "flex" else "alltoall",
@@ -886,7 +928,7 @@ def _training_of(a: argparse.Namespace, zero_stage: int) -> tuple[str, str]:
 
 
 EXPORTER = Exporter(name="megatron", title="Megatron-LM", source=SOURCE, suffix=".sh",
-                    expresses=("overlap_grad_reduce", "tp_overlap", "offload_optimizer", "etp", "moe_dispatcher",
+                    expresses=("overlap_grad_reduce", "tp_overlap", "offload_optimizer", "etp", "moe_dispatcher", "cp_comm",
                                "recompute_modules", "recompute_layers", "offload_activation_layers", "moe_a2a_overlap",
                                "offload_modules"),
                     write=write, read=read,

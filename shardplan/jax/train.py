@@ -300,6 +300,9 @@ def _warn_unexecuted(p: ParallelConfig) -> None:
     if p.moe_dispatcher != "alltoall":
         warnings.warn(f"moe_dispatcher={p.moe_dispatcher!r} is not executed by the JAX runtime: tokens are "
                       "dispatched with XLA's AllToAll", stacklevel=3)
+    if p.cp > 1 and p.cp_comm != "ring":
+        warnings.warn(f"cp_comm={p.cp_comm!r} (DeepSpeed-Ulysses) is not executed by the JAX runtime: context "
+                      "parallelism runs its K/V ring or all-gather (TrainConfig.cp_attention)", stacklevel=3)
     if p.recompute_modules is not None:
         warnings.warn(f"recompute_modules={','.join(p.recompute_modules)} is not executed by the JAX runtime: its "
                       "selective recompute follows its own checkpoint policy", stacklevel=3)

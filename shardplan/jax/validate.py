@@ -18,7 +18,7 @@ from shardplan.crosscheck.compare import (BACKEND_NOTES, BYTES_TOLERANCE, NEGLIG
                                           CollectiveRow, MemoryRow, Validation, compare, runtime_training)
 from shardplan.crosscheck.deltas import RuntimeDelta, runtime_deltas
 from shardplan.errors import ConfigError
-from shardplan.parallel import Layout
+from shardplan.parallel import Layout, ParallelConfig
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import TrainingSpec
@@ -44,6 +44,41 @@ def memory_breakdown(compiled: Any) -> dict[str, int]:
     return out
 
 
+def _check_covered(p: ParallelConfig, training: TrainingSpec) -> None:
+    """Refuse the layout fields the JAX runtime does not execute the way the planner prices them (see
+    :func:`validate_plan`'s Raises).
+
+    Raises:
+        ConfigError: naming the field and its legal values.
+    """
+    if p.ep > 1 and training.moe_capacity_factor is None:
+        raise ConfigError(f"ep={p.ep} with dropless routing is not covered: the JAX runtime's dropless MoE is a "
+                          f"dense dispatch (tokens gathered over ep, no AllToAll); give a capacity factor "
+                          f"(--moe-capacity-factor, GShard dispatch with the AllToAll the planner costs) or ep=1",
+                          field="moe_capacity_factor", value=None)
+    if p.recompute_modules is not None:
+        raise ConfigError(f"recompute_modules={','.join(p.recompute_modules)} is not implemented by the JAX runtime "
+                          "(its selective recompute saves the matmul outputs, jax.checkpoint_policies); legal: not given (leave "
+                          "--recompute-modules out)",
+                          field="recompute_modules", value=list(p.recompute_modules), legal=[None])
+    if p.moe_dispatcher != "alltoall":
+        raise ConfigError(f"moe_dispatcher={p.moe_dispatcher!r} is not implemented by the JAX runtime (it dispatches "
+                          "with XLA's AllToAll); legal: 'alltoall'", field="moe_dispatcher", value=p.moe_dispatcher,
+                          legal=["alltoall"])
+    if p.cp > 1 and p.cp_comm != "ring":
+        raise ConfigError(f"cp_comm={p.cp_comm!r} (DeepSpeed-Ulysses' AllToAll) is not implemented by the JAX runtime "
+                          "(its context parallelism is a K/V ring or all-gather), so the compiled program has nothing "
+                          "to compare with the planner's AllToAlls; legal: 'ring'", field="cp_comm", value=p.cp_comm,
+                          legal=["ring"])
+    if p.offload_optimizer:
+        raise ConfigError("offload_optimizer=True is not implemented by the JAX runtime; legal: False",
+                          field="offload_optimizer", value=True, legal=[False])
+    if p.offload_activation_layers:
+        raise ConfigError(f"offload_activation_layers={p.offload_activation_layers} is not implemented by the JAX "
+                          "runtime; legal: 0", field="offload_activation_layers", value=p.offload_activation_layers,
+                          legal=[0])
+
+
 def validate_plan(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg: Any = None,
                   hardware: HardwareSpec | None = None, devices: Any = None) -> Validation:
     """Compile the runtime's training step for a plan and compare it with the planner.
@@ -65,32 +100,12 @@ def validate_plan(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg:
     Raises:
         ConfigError: a plan the runtime cannot compile (indivisible shapes, wrong device count; see
             :class:`shardplan.jax.train.Trainer`), or ``ep > 1`` without a capacity factor (dropless
-            routing is a dense dispatch in the runtime, so it has no AllToAll to compare).
+            routing is a dense dispatch in the runtime, so it has no AllToAll to compare), or ``cp_comm='a2a'``
+            (the runtime runs no Ulysses AllToAll).
     """
     from shardplan.jax.train import TrainConfig, Trainer
 
-    p = layout.parallel
-    if p.ep > 1 and training.moe_capacity_factor is None:
-        raise ConfigError(f"ep={p.ep} with dropless routing is not covered: the JAX runtime's dropless MoE is a "
-                          f"dense dispatch (tokens gathered over ep, no AllToAll); give a capacity factor "
-                          f"(--moe-capacity-factor, GShard dispatch with the AllToAll the planner costs) or ep=1",
-                          field="moe_capacity_factor", value=None)
-    if p.recompute_modules is not None:
-        raise ConfigError(f"recompute_modules={','.join(p.recompute_modules)} is not implemented by the JAX runtime "
-                          "(its selective recompute saves the matmul outputs, jax.checkpoint_policies); legal: not given (leave "
-                          "--recompute-modules out)",
-                          field="recompute_modules", value=list(p.recompute_modules), legal=[None])
-    if p.moe_dispatcher != "alltoall":
-        raise ConfigError(f"moe_dispatcher={p.moe_dispatcher!r} is not implemented by the JAX runtime (it dispatches "
-                          "with XLA's AllToAll); legal: 'alltoall'", field="moe_dispatcher", value=p.moe_dispatcher,
-                          legal=["alltoall"])
-    if p.offload_optimizer:
-        raise ConfigError("offload_optimizer=True is not implemented by the JAX runtime; legal: False",
-                          field="offload_optimizer", value=True, legal=[False])
-    if p.offload_activation_layers:
-        raise ConfigError(f"offload_activation_layers={p.offload_activation_layers} is not implemented by the JAX "
-                          "runtime; legal: 0", field="offload_activation_layers", value=p.offload_activation_layers,
-                          legal=[0])
+    _check_covered(layout.parallel, training)
     cfg = cfg or TrainConfig(compute_dtype="float32")
     tr = runtime_training(training, cfg.compute_dtype)
     t0 = time.perf_counter()

@@ -135,6 +135,10 @@ _NANOTRON_SPLIT = ("nanotron models/base.py build_model + models/llama.py get_bl
                    "order until the cumulative compute cost passes total*(rank+1)/pp (parallel.cost_greedy_split)")
 
 #: fitted by ``python benchmarks/usp_grid.py --fit`` (values, rows and held-out errors: _NANOTRON_FIT_NOTE)
+_MEGATRON_CP_COMM = ("megatron/training/arguments.py --cp-comm-type (default p2p; 'p2p, a2a, allgather or a2a+p2p', "
+                     "one per layer or one for all), passed to Transformer Engine's context-parallel attention: p2p is "
+                     "the K/V ring (cp_comm='ring'), a2a the DeepSpeed-Ulysses AllToAll over heads (cp_comm='a2a'); "
+                     "allgather and a2a+p2p are not priced")
 _NANOTRON_CP_EP = ("nanotron config ParallelismArgs: context_parallel_size and expert_parallel_size are world "
                    "dimensions beside dp, not inside the data-parallel gradient group as the planner prices cp and ep "
                    "(the nanotron exporter refuses such plans); the measured grid the profile is fitted on has no "
@@ -255,8 +259,9 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron", moe_expert_overhead_s=3.2e-4, moe_layer_overhead_s=1.53e-3,
                          dp_bucket_min_params=4e7, dp_bucket_params_per_rank=1e6, **_MEGATRON_ALLOCATOR, released_schedules=("1f1b", "interleaved"),
-                         pp_p2p_overlap=True, layout_defaults={"sp": True}, default_zero_stage=1,
+                         pp_p2p_overlap=True, layout_defaults={"sp": True}, default_zero_stage=1, cp_comms=("ring", "a2a"),
                          sources={"released_schedules": _MEGATRON_SCHEDULES, "a2a_overlap_share": _MEGATRON_A2A_OVERLAP,
+                                  "cp_comms": _MEGATRON_CP_COMM,
                                   "default_zero_stage": "1: Megatron-LM's --use-distributed-optimizer is opt-in, but "
                                   "NVIDIA's Megatron-Bridge recipes set DistributedDataParallelConfig("
                                   "use_distributed_optimizer=True) (e.g. recipes/llama/llama31_405b.py), as NeMo's do",
@@ -378,7 +383,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                          zero0_bf16_optimizer=True, param_gather_overlap=False, offload_zero_stages=(1, 2, 3),
                          zero3_prefetch=0.221, zero3_nic_share=0.217, layer_overhead_s=0.0122,
                          eager_ops=("rope", "swiglu", "attention_layout"),
-                         layer_overhead_recomputed_only=True, recomputes=("none", "full"), context_parallel=False,
+                         layer_overhead_recomputed_only=True, recomputes=("none", "full"), cp_comms=("a2a",),
                          schedules=("1f1b",), pipeline_zero_stages=(0, 1),
                          sources={"zero3_prefetch": _DS_ZERO3, "zero3_nic_share": _DS_ZERO3,
                                   "zero0_bf16_optimizer": "deepspeedai/DeepSpeed runtime/engine.py: get_data_types "
@@ -405,10 +410,12 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "deepspeed.checkpointing.checkpoint(function, *args) recomputes the whole function "
                                   "it wraps, a decoder layer in Megatron-DeepSpeed and the Hugging Face models (no "
                                   "attention-only selective recomputation)",
-                                  "context_parallel": "DeepSpeed has no ring context parallelism: DeepSpeed-Ulysses "
-                                  "(deepspeed/sequence/layer.py DistributedAttention) splits the sequence with "
-                                  "AllToAlls over attention heads, set up in model code, which the planner does not "
-                                  "price as cp",
+                                  "cp_comms": "DeepSpeed has no ring context parallelism: its sequence parallelism is "
+                                  "DeepSpeed-Ulysses (Jacobs et al. 2023; deepspeed/sequence/layer.py "
+                                  "DistributedAttention, and for Hugging Face models "
+                                  "deepspeed/runtime/sequence_parallel/ulysses_sp.py UlyssesSPAttentionHF with the "
+                                  "ds_config key sequence_parallel_size): AllToAlls over attention heads, "
+                                  "cp_comm='a2a'",
                                   "schedules": "deepspeed/runtime/pipe/schedule.py: TrainSchedule, a 1F1B-style "
                                   "schedule, is the PipelineEngine's only training schedule",
                                   "pipeline_zero_stages": "deepspeed/runtime/pipe/engine.py PipelineEngine.__init__: "

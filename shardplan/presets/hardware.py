@@ -489,6 +489,20 @@ HARDWARE["mi250x"] = HardwareSpec(
         "scale_up_efficiency": "the mi300x entry's (Infinity Fabric, assumed)", "scale_out_efficiency": _IB,
         "latency": _LAT})
 
+#: AMD Instinct MI350X: the MI355X's CDNA 4 die (256 CUs, 288 GB HBM3E, 8-GPU Infinity Fabric platform) at a lower
+#: peak engine clock and board power (air-cooled, 1,000 W against 1,400 W): every entry of the mi355x preset but the
+#: peaks, which scale with the clock
+_MI355X = HARDWARE["mi355x"]
+HARDWARE["mi350x"] = HardwareSpec(**{
+    **_MI355X.model_dump(), "name": "mi350x", "peak_flops_bf16": 2306.9e12, "peak_flops_fp8": 4613.7e12,
+    "sources": {**_MI355X.sources,
+                "peak_flops": "AMD Instinct MI350X (CDNA 4): 256 compute units x 2.2 GHz peak engine clock x 4,096 "
+                              "bf16 FLOP per clock per CU = 2,306.9 TFLOPS bf16, fp8 twice that (AMD: 2.3 / 4.6 "
+                              "PFLOPS dense; the MI355X's 2.4 GHz gives its 2.5 / 5.0)",
+                "hbm": "AMD MI350X datasheet: 288 GB HBM3E, 8 TB/s (as the MI355X)",
+                "matmul_efficiency": "the mi355x entry's (the mi300x entry's derived rates; no MI350X GEMM measurement "
+                                     "public): assumed, not fitted"}})
+
 #: other names a user or a published table gives the presets (compared without case, spaces, dashes, underscores
 #: and dots: "H100 SXM5" is "h100sxm5"): exact names only, so a part the presets do not model (H100 PCIe, H100 NVL,
 #: A100 PCIe) is refused with the preset list instead of priced as the SXM part. A bare "a100" is the 80 GB part
@@ -508,7 +522,7 @@ HARDWARE_ALIASES: dict[str, str] = {
     **dict.fromkeys(("v5e", "tpuv5e", "v5litepod", "tpuv5litepod"), "tpu-v5e"),
     **dict.fromkeys(("v6e", "tpuv6e", "trillium", "tpuv6etrillium"), "tpu-v6e"),
     **dict.fromkeys(("instinctmi300x", "amdmi300x"), "mi300x"), **dict.fromkeys(("instinctmi325x", "amdmi325x"), "mi325x"),
-    **dict.fromkeys(("instinctmi355x", "amdmi355x"), "mi355x"),
+    **dict.fromkeys(("instinctmi355x", "amdmi355x"), "mi355x"), **dict.fromkeys(("instinctmi350x", "amdmi350x"), "mi350x"),
     **dict.fromkeys(("v100sxm2", "v10032gb", "v100sxm232gb", "teslav100", "dgx2", "dgx2h"), "v100"),
     **dict.fromkeys(("instinctmi250x", "amdmi250x", "mi250xgcd"), "mi250x"),
 }

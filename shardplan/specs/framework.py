@@ -360,6 +360,10 @@ class FrameworkProfile(BaseModel):
             framework as the planner composes them (cp and ep inside the data-parallel gradient
             group); False refuses them in validation and the search (nanotron: its
             ``context_parallel_size`` and ``expert_parallel_size`` are world dimensions outside dp).
+        cp_comms: the context-parallel exchanges the framework implements (``ParallelConfig.cp_comm``), its default
+            first: ('ring',) for ring attention only, ('a2a',) for DeepSpeed-Ulysses only (DeepSpeed: sequence
+            parallelism by AllToAll over heads, no ring), ('ring', 'a2a') where both run (Megatron-LM
+            ``--cp-comm-type``). A layout without ``cp_comm`` takes the first; validation refuses the others.
         weight_sharding_axes: the axes among cp and ep whose degree > 1 also shards the weights, so such a layout
             must use one of the profile's weight-sharding ZeRO stages (``zero_stages`` of 2 and up; MaxText's
             'embed' rule shards the weights over the context and expert axes: ZeRO-3; torchtitan's FSDP shards over
@@ -495,6 +499,7 @@ class FrameworkProfile(BaseModel):
     zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
     recomputes: tuple[Literal["none", "selective", "full"], ...] | None = Field(default=None, min_length=1)
     context_parallel: bool = True
+    cp_comms: tuple[Literal["ring", "a2a"], ...] = Field(default=("ring",), min_length=1)
     weight_sharding_axes: tuple[Literal["cp", "ep"], ...] = ()
     tp_requires_sp: bool = False
     tp_overlap: bool = True

@@ -1,5 +1,6 @@
-"""Context parallelism as ring attention (Liu et al. 2023, "Ring Attention with Blockwise
-Transformers", Sec. 3): the collectives of one step over the cp group.
+"""Context parallelism over the cp group: ring attention (``cp_comm`` 'ring', Liu et al. 2023, "Ring
+Attention with Blockwise Transformers", Sec. 3) or DeepSpeed-Ulysses (``cp_comm`` 'a2a', Jacobs et al. 2023,
+"DeepSpeed Ulysses", Sec. 3): the collectives of one step.
 
 Each of the cp - 1 ring steps of a layer's attention passes the local K and V block
 (``2 beta u kv_r`` bytes, ``kv_r = max(g / tp, 1) d_h`` the K width a tp rank
@@ -22,6 +23,16 @@ elements per token and layer against 2 x 8 x 128 = 2,048 for a GQA model with 8 
 Sliding-window layers still run all cp - 1 steps (Transformer Engine's ring does not skip blocks
 outside the window), and attention sinks add no traffic (the per-head sink logit is a weight). A step is exposed only for the part longer than the attention
 compute it hides behind (1 x forward attention in the forward, 2 x in the backward).
+
+DeepSpeed-Ulysses (Jacobs et al. 2023, Sec. 3 and Fig. 2): before the attention core an AllToAll over the cp group
+turns each of Q, K and V from a sequence shard of all the rank's heads into the whole sequence of 1 / cp of them,
+and after it one AllToAll turns the output back; the backward runs the same four on the gradients (dO in, dQ, dK,
+dV out). Per layer and microbatch the payload per device is ``beta u`` times the width: Q ``(a / tp) d_h``, K and V
+``g_a d_h`` and ``g_a d_v`` (``g_a`` = :func:`shardplan.parallel.a2a_kv_heads`: the rank's KV heads, replicated up
+to cp when fewer, as DeepSpeed does), the output ``(a / tp) d_v``. The AllToAlls sit between the projections and
+the attention core that needs their result, and neither DeepSpeed's DistributedAttention nor Transformer Engine's
+a2a path overlaps them: all exposed. Recompute of the attention core (full, or selective that re-runs the core,
+as for the ring) runs the forward's four again in the backward.
 """
 
 from __future__ import annotations
@@ -29,6 +40,7 @@ from __future__ import annotations
 from shardplan.cost.axes import LayerCall
 from shardplan.cost.collective import Collective
 from shardplan.cost.context import StepContext
+from shardplan.parallel import a2a_kv_heads
 
 #: one ring step of one layer (repeated cp - 1 times per pass)
 RING_STEP: tuple[LayerCall, ...] = (
@@ -38,11 +50,54 @@ RING_STEP: tuple[LayerCall, ...] = (
 )
 
 
+#: one layer's DeepSpeed-Ulysses AllToAlls (cp_comm='a2a')
+ULYSSES: tuple[LayerCall, ...] = (
+    LayerCall("AllToAll", "fwd", "Q: sequence shard -> head shard"),
+    LayerCall("AllToAll", "fwd", "K: sequence shard -> head shard"),
+    LayerCall("AllToAll", "fwd", "V: sequence shard -> head shard"),
+    LayerCall("AllToAll", "fwd", "attention output: head shard -> sequence shard"),
+    LayerCall("AllToAll", "bwd", "d(output): sequence shard -> head shard"),
+    LayerCall("AllToAll", "bwd", "dQ: head shard -> sequence shard"),
+    LayerCall("AllToAll", "bwd", "dK: head shard -> sequence shard"),
+    LayerCall("AllToAll", "bwd", "dV: head shard -> sequence shard"),
+)
+
+
+def ulysses_widths(ctx: StepContext) -> tuple[float, float]:
+    """(Q and output, K and V) elements per token of one tp rank's Ulysses AllToAlls (module docstring): Q
+    ``(a / tp) d_h`` plus output ``(a / tp) d_v``; K ``g_a d_h`` plus V ``g_a d_v``."""
+    m, tp = ctx.model, ctx.p.tp
+    q_heads, kv_heads = m.n_heads / tp, a2a_kv_heads(m, tp, ctx.p.cp)
+    return q_heads * (m.dim_head + m.dim_head_v), kv_heads * (m.dim_head + m.dim_head_v)
+
+
+def ulysses_collectives(ctx: StepContext) -> list[Collective]:
+    """The Ulysses AllToAlls of one step (module docstring): per layer and microbatch, forward Q, K, V and the
+    output, backward their four gradients, plus the forward's four again under recompute; all exposed. Example:
+    Llama-3-8B (32 heads, 8 KV heads, d_h 128) at tp 1, cp 4, seq 8192, mbs 1, bf16: u = 2,048 local tokens; Q +
+    output 2 x 32 x 128 = 8,192 and K + V 2 x 8 x 128 = 2,048 elements per token; forward payloads 2 B x 2,048 x
+    (8,192 + 2,048) = 41,943,040 B per layer over four calls."""
+    p, m, L = ctx.p, ctx.m, ctx.layers
+    beta, u = ctx.prec.activation_bytes, ctx.layout.local_tokens
+    qo, kv = ulysses_widths(ctx)
+    sizes = (beta * u * qo / 2, beta * u * kv / 2, beta * u * kv / 2, beta * u * qo / 2)  # Q, K, V, output
+    rerun = p.recompute in ("full", "selective")
+    out = []
+    for phase, count in (("fwd", L * m), ("bwd", L * m * (2 if rerun else 1))):
+        for tensor, size in zip(("q", "k", "v", "out"), sizes):
+            out.append(ctx.collective("AllToAll", "cp", tensor, phase, "layers", size, p.cp, p.tp, count,
+                                      "Ulysses sequence <-> head re-shard (context parallel)"))
+    return out
+
+
 def collectives(ctx: StepContext) -> list[Collective]:
-    """The K/V ring's send/recvs of one step (module docstring); [] for cp = 1."""
+    """The context-parallel collectives of one step (module docstring): the K/V ring's send/recvs, or with
+    ``cp_comm`` 'a2a' the Ulysses AllToAlls (:func:`ulysses_collectives`); [] for cp = 1."""
     p, m, L = ctx.p, ctx.m, ctx.layers
     if p.cp == 1:
         return []
+    if p.cp_comm == "a2a":
+        return ulysses_collectives(ctx)
     kv_bytes = ctx.prec.activation_bytes * ctx.layout.local_tokens * ctx.model.kv_ring_width_per_rank(p.tp)
     t_step = ctx.call_time("SendRecv", kv_bytes, 2, p.tp)
     attn = ctx.dense_t.fwd_attn

@@ -18,6 +18,7 @@ def schedules_markdown() -> str:
          tp.EMBEDDING[False] + tp.EMBEDDING[True]),
         ("tp, per microbatch, last stage: LM head (`HEAD`, without / with SP)", tp.HEAD[False] + tp.HEAD[True]),
         ("cp, per layer and ring step (cp - 1 steps; `cost/axes/cp.py: RING_STEP`)", cp.RING_STEP),
+        ("cp with `cp_comm='a2a'` (DeepSpeed-Ulysses), per layer (`cost/axes/cp.py: ULYSSES`)", cp.ULYSSES),
         ("ep, per MoE layer (`cost/axes/ep.py: MOE_LAYER`)", ep.MOE_LAYER),
         ("pp, per microbatch and virtual stage (`cost/axes/pp.py: STAGE_BOUNDARY`)", pp.STAGE_BOUNDARY),
     ]

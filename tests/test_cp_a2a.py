@@ -1,0 +1,165 @@
+"""Context parallelism by AllToAll (DeepSpeed-Ulysses, ``cp_comm='a2a'``): validation, the collectives' bytes,
+the attention core's time, the framework defaults, the search, and the Megatron-LM / DeepSpeed configs."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from shardplan.cli import app
+from shardplan.cost.compute import attention_core_s
+from shardplan.cost.step import estimate
+from shardplan.errors import ConfigError
+from shardplan.parallel import ParallelConfig, a2a_kv_heads, validate
+from shardplan.presets.frameworks import FRAMEWORKS
+from shardplan.presets.hardware import HARDWARE
+from shardplan.presets.models import MODELS
+from shardplan.search import search
+from shardplan.specs.training import TrainingSpec
+
+runner = CliRunner()
+L8B, H100 = MODELS["llama-3-8b"], HARDWARE["h100-sxm"]
+
+
+def _training(fw="megatron", seq=8192, gbs=8, **kw):
+    return TrainingSpec(seq_len=seq, global_batch_size=gbs, framework=FRAMEWORKS[fw], **kw)
+
+
+def test_no_cp_means_no_exchange():
+    # cp_comm describes the cp group; with cp = 1 a layout given 'a2a' is the same as the default
+    assert ParallelConfig(cp=1, cp_comm="a2a") == ParallelConfig()
+    assert ParallelConfig(cp=2, cp_comm="a2a").cp_comm == "a2a"
+    assert "cp=2(a2a)" in ParallelConfig(cp=2, cp_comm="a2a").short()
+
+
+def test_ulysses_bytes_per_layer_by_hand():
+    # Llama-3-8B (32 query heads, 8 KV heads, head_dim 128) at tp 1, cp 4, seq 8192, mbs 1, bf16 (2 B):
+    # local tokens u = 8192 / 4 = 2,048. Payload per call and device: Q = 2 x 2048 x 32 x 128 = 16,777,216 B,
+    # K = V = 2 x 2048 x 8 x 128 = 4,194,304 B, the output as Q. An AllToAll sends (cp - 1) / cp of it:
+    # Q 12,582,912 B, K 3,145,728 B. Calls: 32 layers x 4 microbatches (gbs 8 over dp 2) = 128 per tensor and
+    # pass; no recompute, so the backward has as many.
+    e = estimate(L8B, H100, _training(), ParallelConfig(cp=4, cp_comm="a2a", zero_stage=1), 8)
+    cp = {(c.tensor, c.phase): c for c in e.collectives if c.axis == "cp"}
+    assert set(cp) == {(t, ph) for t in ("q", "k", "v", "out") for ph in ("fwd", "bwd")}
+    assert all(c.op == "AllToAll" and c.count == 128 for c in cp.values())
+    assert cp["q", "fwd"].bytes_per_device == pytest.approx(12_582_912 * 128)
+    assert cp["out", "bwd"].bytes_per_device == pytest.approx(12_582_912 * 128)
+    assert cp["k", "fwd"].bytes_per_device == pytest.approx(3_145_728 * 128)
+    # all exposed: nothing overlaps Ulysses' AllToAlls (DistributedAttention, Transformer Engine's a2a path)
+    assert all(c.exposed_s == pytest.approx(c.time_s) for c in cp.values())
+
+
+def test_recompute_runs_the_forward_alltoalls_again():
+    # full recompute re-runs the layer's forward, its four AllToAlls included: backward count 2 x 128
+    e = estimate(L8B, H100, _training(), ParallelConfig(cp=4, cp_comm="a2a", zero_stage=1, recompute="full"), 8)
+    bwd = [c for c in e.collectives if c.axis == "cp" and c.phase == "bwd"]
+    assert {c.count for c in bwd} == {256}
+
+
+def test_replicated_kv_heads_are_sent_as_cp_heads():
+    # cp 16 over 8 KV heads: DeepSpeed replicates them to 16 (one per rank after the AllToAll), so K carries
+    # 16 heads: 2 B x (32768 / 16 = 2048 tokens) x 16 x 128 = 8,388,608 B, of which 15/16 leave: 7,864,320 B
+    assert a2a_kv_heads(L8B, 1, 16) == 16 and a2a_kv_heads(L8B, 1, 4) == 8 and a2a_kv_heads(L8B, 8, 2) == 2
+    e = estimate(L8B, H100, _training(seq=32768, gbs=16, attention="flash"),
+                 ParallelConfig(cp=16, cp_comm="a2a", zero_stage=3, recompute="full"), 16)
+    k = next(c for c in e.collectives if c.axis == "cp" and c.tensor == "k" and c.phase == "fwd")
+    assert k.bytes_per_device / k.count == pytest.approx(7_864_320)
+
+
+def test_attention_core_is_whole_sequences_for_a_head_shard():
+    # Ulysses' rank attends over the whole sequence for 32 / 4 = 8 heads: the same kernel speed (key length
+    # 8192) as one device on 32 heads, a quarter of the work; at mbs 2 both keep the 132 SMs busy
+    tr = _training(gbs=16)
+    one = attention_core_s(L8B, tr, H100, ParallelConfig(microbatch_size=2), 2 * 8192)
+    a2a = attention_core_s(L8B, tr, H100, ParallelConfig(cp=4, cp_comm="a2a", microbatch_size=2), 2 * 8192 / 4)
+    assert a2a[0] == pytest.approx(one[0] / 4) and a2a[1] == pytest.approx(one[1] / 4)
+    # the ring's blocks run at the kernel's speed for key length 2048: slower per FLOP than Ulysses' 8192
+    ring = attention_core_s(L8B, tr, H100, ParallelConfig(cp=4, microbatch_size=2), 2 * 8192 / 4)
+    assert ring[0] > a2a[0]
+
+
+def test_heads_must_split_over_cp():
+    # tp 8: each rank has 32 / 8 = 4 query heads and max(8 / 8, 1) = 1 KV head; cp must divide 4 (KV: 1 divides
+    # every cp, replicated): legal cp 1, 2, 4; cp 8 is refused naming them
+    tr = _training(seq=8192, gbs=8)
+    with pytest.raises(ConfigError) as err:
+        validate(ParallelConfig(tp=8, cp=8, cp_comm="a2a", zero_stage=1), L8B, tr, 64)
+    assert err.value.field == "cp" and "4 query heads" in str(err.value) and "legal cp: 1, 2, 4" in str(err.value)
+    validate(ParallelConfig(tp=8, cp=4, cp_comm="a2a", zero_stage=1), L8B, tr, 64)
+
+
+def test_a2a_needs_cp_not_2cp_and_no_flash():
+    # the ring's load-balanced causal split needs seq_len % (2 cp); Ulysses' whole sequences need only seq % cp:
+    # 4100 = 4 x 1025 (odd), so cp 4 splits it for Ulysses and not for the ring
+    tr = _training(seq=4100, gbs=8)
+    validate(ParallelConfig(cp=4, cp_comm="a2a", zero_stage=1), L8B, tr, 8)
+    with pytest.raises(ConfigError, match="2\\*cp"):
+        validate(ParallelConfig(cp=4, zero_stage=1), L8B, tr, 8)
+    # unfused attention works after Ulysses' AllToAll (an ordinary attention per head shard), not in a ring
+    naive = _training(attention="naive")
+    validate(ParallelConfig(cp=4, cp_comm="a2a", zero_stage=1), L8B, naive, 8)
+    with pytest.raises(ConfigError, match="cp_comm='a2a'"):
+        validate(ParallelConfig(cp=4, zero_stage=1), L8B, naive, 8)
+
+
+def test_frameworks_say_which_exchange_they_run():
+    assert FRAMEWORKS["megatron"].cp_comms == ("ring", "a2a")
+    assert FRAMEWORKS["deepspeed"].cp_comms == FRAMEWORKS["hf-deepspeed"].cp_comms == ("a2a",)
+    with pytest.raises(ConfigError) as err:  # torchtitan's context parallelism is a ring
+        validate(ParallelConfig(cp=4, cp_comm="a2a", zero_stage=3), L8B, _training("torchtitan"), 8)
+    assert err.value.field == "cp_comm" and "legal cp_comm: ring" in str(err.value)
+
+
+def test_deepspeed_layouts_take_ulysses_by_default():
+    base = ["--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "8", "--seq-len", "32768",
+            "--global-batch", "16", "--zero-stage", "3", "--framework", "hf-deepspeed"]
+    r = runner.invoke(app, ["estimate", *base, "--cp", "4", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["parallel"]["cp_comm"] == "a2a"
+    assert "cp_comm=a2a: the context-parallel exchange the hf-deepspeed profile implements" in r.stderr
+    r = runner.invoke(app, ["estimate", *base, "--cp", "4", "--cp-comm", "ring"])
+    assert r.exit_code == 2 and "legal cp_comm: a2a" in r.output
+
+
+def test_search_under_deepspeed_gives_cp_layouts_ulysses():
+    res = search(L8B, H100, _training("hf-deepspeed", seq=32768, gbs=16), 8, fix={"cp": 2}, top_k=5)
+    assert res.plans and all(e.parallel.cp == 2 and e.parallel.cp_comm == "a2a" for e in res.plans)
+
+
+def _export(tmp_path, to, *flags):
+    out = tmp_path / f"cfg.{to}"
+    r = runner.invoke(app, ["export", "--to", to, "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "8",
+                            "--seq-len", "32768", "--global-batch", "16", *flags, "-o", str(out)])
+    return r, out
+
+
+def test_megatron_and_deepspeed_configs_round_trip(tmp_path):
+    r, out = _export(tmp_path, "megatron", "--cp", "4", "--cp-comm", "a2a", "--recompute", "full")
+    assert r.exit_code == 0, r.output
+    assert "--cp-comm-type a2a" in out.read_text()
+    r = runner.invoke(app, ["import", "--from", "megatron", str(out)])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["parallel"]["cp_comm"] == "a2a"
+    r, out = _export(tmp_path, "deepspeed", "--cp", "4", "--zero-stage", "3")
+    assert r.exit_code == 0, r.output
+    cfg = json.loads(out.read_text())
+    assert cfg["sequence_parallel_size"] == 4 and "train_batch_size" not in cfg
+    r = runner.invoke(app, ["import", "--from", "deepspeed", str(out)])
+    assert r.exit_code == 0, r.output
+    p = json.loads(r.stdout)["parallel"]
+    assert (p["cp"], p["cp_comm"], p["dp"]) == (4, "a2a", 2)
+
+
+def test_configs_that_cannot_say_it_refuse(tmp_path):
+    # Transformer Engine's a2a splits the KV heads over cp and does not replicate them: 8 KV heads, cp 16
+    r, _ = _export(tmp_path, "megatron", "--devices", "16", "--cp", "16", "--cp-comm", "a2a")
+    assert r.exit_code == 2 and "Transformer Engine's a2a" in r.output
+    # torchtitan has no Ulysses: refused naming the field
+    r, _ = _export(tmp_path, "torchtitan", "--cp", "4", "--cp-comm", "a2a")
+    assert r.exit_code == 2 and "cp_comm" in r.output
+    # a Megatron-LM script whose layers mix exchanges is refused on import
+    script = tmp_path / "mixed.sh"
+    script.write_text("torchrun --nproc-per-node 8 pretrain_gpt.py --context-parallel-size 2 --cp-comm-type p2p a2a "
+                      "--micro-batch-size 1 --global-batch-size 8 --num-layers 2\n")
+    r = runner.invoke(app, ["import", "--from", "megatron", str(script)])
+    assert r.exit_code == 2 and "differs between layers" in r.output
