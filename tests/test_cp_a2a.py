@@ -163,3 +163,14 @@ def test_configs_that_cannot_say_it_refuse(tmp_path):
                       "--micro-batch-size 1 --global-batch-size 8 --num-layers 2\n")
     r = runner.invoke(app, ["import", "--from", "megatron", str(script)])
     assert r.exit_code == 2 and "differs between layers" in r.output
+
+
+def test_mla_sends_up_projected_heads():
+    # MLA (DeepSeek-V2-Lite: 16 heads, Q/K head width 128 + 64 = 192, V head width 128): Ulysses re-shards the
+    # per-head Q, K (192 wide) and V, output (128 wide), every head a KV head; at tp 1, cp 2, seq 4096, mbs 1,
+    # bf16: u = 2,048 tokens; Q and K payloads 2 x 2048 x 16 x 192 = 12,582,912 B, V and output 2 x 2048 x 16 x
+    # 128 = 8,388,608 B, half of each sent
+    m = MODELS["deepseek-v2-lite"]
+    e = estimate(m, H100, _training(seq=4096, gbs=8), ParallelConfig(cp=2, cp_comm="a2a", ep=2, zero_stage=1), 8)
+    per_call = {c.tensor: c.bytes_per_device / c.count for c in e.collectives if c.axis == "cp" and c.phase == "fwd"}
+    assert per_call == pytest.approx({"q": 6_291_456, "k": 6_291_456, "v": 4_194_304, "out": 4_194_304})

@@ -207,6 +207,28 @@ def test_cp_allgather_variant_matches_single_device(batches, reference):
     assert sum(c.per_step * c.operand_bytes for c in ring) < 1024  # only the one-token target shift
 
 
+def test_ulysses_matches_single_device(batches, reference):
+    # a cp_comm='a2a' plan runs DeepSpeed-Ulysses: Q, K, V re-sharded from sequence to KV-group shards by GSPMD
+    # AllToAlls (counted against the planner in tests/test_validation_coverage.py), the same function as one device
+    from shardplan.crosscheck.hlo import hlo_collectives
+    from shardplan.jax.ring import runtime_cp_attention
+
+    layout = validate(ParallelConfig(cp=2, cp_comm="a2a"), TINY, TR, 8)
+    tr = Trainer(TINY, layout, TR, TrainConfig(steps=3, compute_dtype="float32"))
+    assert tr.rules.cp_attention == "a2a"
+    np.testing.assert_allclose(run_steps(tr, batches)[1], reference, rtol=2e-5, atol=2e-5)
+    hlo = hlo_collectives(tr.compiled.as_text(), dict(tr.mesh.shape))
+    assert any(c.kind == "all-to-all" and c.mesh_axes == ("cp",) for c in hlo)
+    # the plan's exchange wins over a requested variant; 'a2a' asked of a ring plan runs the ring
+    assert runtime_cp_attention("allgather", 1, 2, "a2a")[0] == "a2a"
+    mode, note = runtime_cp_attention("a2a", 1, 2, "ring")
+    assert mode == "ring" and "cp_comm='a2a'" in note
+    # the runtime does not replicate KV heads: tiny-llama's 2 KV heads over cp 4 is refused, naming cp
+    with pytest.raises(ConfigError, match="does not replicate") as err:
+        Trainer(TINY, validate(ParallelConfig(cp=4, cp_comm="a2a"), TINY, TR, 8), TR, CFG)
+    assert err.value.field == "cp"
+
+
 def test_ring_sends_the_planned_kv_blocks():
     """The compiled ring's collective-permutes, by hand: tiny-llama (2 layers, 2 KV heads of 16), seq 32,
     16 sequences, cp=4, dp=2, microbatch 8 (one microbatch), fp32. A rank holds 8 sequences x 32 / 4 = 8

@@ -92,12 +92,19 @@ def test_zero3_with_context_parallelism_reduces_the_embedding_once(gather):
     assert v.row("AllReduce", "dp") is None or not v.row("AllReduce", "dp").scored
 
 
-def test_ulysses_plans_are_refused_before_compiling():
-    # the runtime's context parallelism is a K/V ring (or all-gather): a cp_comm='a2a' plan has no compiled
-    # AllToAll to compare with the planner's, so validate refuses it naming the field (tiny-llama: 4 heads, 2 KV
-    # heads, cp 2 divides both)
-    from shardplan.errors import ConfigError
-    layout = validate(ParallelConfig(cp=2, cp_comm="a2a"), TINY, TR, 8)
-    with pytest.raises(ConfigError) as err:
-        validate_plan(TINY, layout, TR)
-    assert err.value.field == "cp_comm" and "legal: 'ring'" in str(err.value)
+
+@pytest.mark.parametrize("recompute, calls, sent", [("none", 16, 98_304), ("full", 24, 147_456)])
+def test_ulysses_alltoalls_match_the_planner(recompute, calls, sent):
+    # cp_comm='a2a' runs as DeepSpeed-Ulysses in the runtime: GSPMD re-shards Q, K, V to KV-group shards and the
+    # output back with one AllToAll each. tiny-llama (2 layers, 4 heads, 2 KV heads, head_dim 16), cp 2, seq 32,
+    # micro batch 4 (one microbatch), fp32 (4 B): u = 32 x 4 / 2 = 64 local tokens; payloads Q and output
+    # 4 x 64 x 64 = 16,384 B, K and V 4 x 64 x 32 = 8,192 B, of which an AllToAll over 2 ranks sends half:
+    # 8,192 + 4,096 + 4,096 + 8,192 = 24,576 B per layer forward, as much backward (the gradients):
+    # 2 layers x 2 x 24,576 = 98,304 B in 16 calls; full recompute runs the forward's again: 147,456 B, 24 calls
+    layout = validate(ParallelConfig(cp=2, cp_comm="a2a", microbatch_size=4, recompute=recompute), TINY, TR, 8)
+    v = validate_plan(TINY, layout, TR)
+    row = v.row("AllToAll", "cp")
+    assert v.cp_attention == "a2a"
+    assert (row.planner_count, row.planner_bytes) == (calls, sent)
+    assert (row.compiled_count, row.compiled_bytes) == (calls, sent)
+    assert v.ok

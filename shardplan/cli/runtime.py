@@ -32,7 +32,8 @@ PSpecOpt = Annotated[Optional[list[str]], typer.Option("--param-spec", help="REG
 DevOpt = Annotated[int, typer.Option("--devices", "-n", help="total devices (all processes); on CPU this many "
                                      "host devices are simulated")]
 CpAttnOpt = Annotated[str, typer.Option("--cp-attention", help="attention with cp > 1: ring (K/V blocks passed "
-                                        "around the cp ring, zig-zag sequence) | allgather (K/V all-gathered)")]
+                                        "around the cp ring, zig-zag sequence) | allgather (K/V all-gathered); a plan "
+                                        "with --cp-comm a2a runs DeepSpeed-Ulysses (AllToAlls) whatever this says")]
 
 
 def _accelerator_present() -> bool:

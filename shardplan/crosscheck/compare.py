@@ -141,8 +141,8 @@ class Validation:
         notes: backend notes.
         not_covered: why the comparison cannot score this plan (see
             :func:`~shardplan.crosscheck.deltas.not_covered`), or None; the rows are still filled.
-        cp_attention: the runtime's attention under context parallelism (``"ring"`` or
-            ``"allgather"``).
+        cp_attention: the runtime's attention under context parallelism (``"ring"``,
+            ``"allgather"`` or ``"a2a"``).
     """
 
     strategy: str

@@ -559,7 +559,8 @@ def runtime_deltas(model: ModelSpec, training: TrainingSpec, layout: Layout,
         planner: the planner's collectives (``Estimate.collectives``, typed
             :class:`~shardplan.cost.collective.Collective` records).
         local_axes: ``Trainer.local_axes`` of the compiled step (see :class:`PlanContext`).
-        cp_attention: the runtime's attention under cp, ``"ring"`` or ``"allgather"``.
+        cp_attention: the runtime's attention under cp, ``"ring"``, ``"allgather"`` or ``"a2a"`` (Ulysses: the
+            planner's own AllToAlls, no delta).
 
     Returns:
         The deltas, each a :class:`RuntimeDelta` (counts per step, bytes per device per step).

@@ -48,7 +48,7 @@ from flax import nnx
 from jax.sharding import PartitionSpec as P
 
 from shardplan.errors import ConfigError
-from shardplan.jax.ring import ring_attention, ring_degree
+from shardplan.jax.ring import ring_attention, ring_degree, ulysses_degree
 from shardplan.jax.rules import (active_context, constrain, context_mesh, kv_replicated, local_sizes, manual_axes,
                                  resolve)
 from shardplan.specs.model import ModelSpec
@@ -322,7 +322,7 @@ class Attention(nnx.Module):
         if self.rope:
             q, kk = rope(q, positions), rope(kk, positions)
         qg = q.reshape(b, s, self.g, self.h // self.g, self.k)
-        core = self._ring_core if ring_degree() else self._gathered_core
+        core = self._ring_core if ring_degree() else self._ulysses_core if ulysses_degree() else self._gathered_core
         out = core(qg, kk, v, positions, window).reshape(b, s, self.h, self.k)
         out = constrain(out, ("act_batch", "act_seq", "act_heads", None))
         y = jnp.einsum("bshk,hkd->bsd", out, self.wo[...])
@@ -331,21 +331,39 @@ class Attention(nnx.Module):
         return y
 
     def _gathered_core(self, qg: jax.Array, kk: jax.Array, v: jax.Array, positions: jax.Array,
-                       window: Any = None) -> jax.Array:
+                       window: Any = None, groups: str = "act_kv_heads", queries: str | None = "act_seq") -> jax.Array:
         """Attention core with K/V over the whole sequence (all-gathered over cp by GSPMD): qg
         (b, s, g, r, k), kk / v (b, s, g, k), positions (s,) -> (b, s, g, r, k); ``window`` the
-        layer's sliding window (None: full attention; may be traced, see :meth:`__call__`)."""
+        layer's sliding window (None: full attention; may be traced, see :meth:`__call__`). ``groups`` /
+        ``queries``: the logical names of the KV-group and query dimensions of the scores (:meth:`_ulysses_core`
+        passes its own)."""
         # K/V over the whole sequence (gathered over cp), heads still split over tp
-        kk = constrain(kk, ("act_batch", None, "act_kv_heads", None))
-        v = constrain(v, ("act_batch", None, "act_kv_heads", None))
+        kk = constrain(kk, ("act_batch", None, groups, None))
+        v = constrain(v, ("act_batch", None, groups, None))
         scores = jnp.einsum("bqgrk,bsgk->bgrqs", qg, kk).astype(jnp.float32) / math.sqrt(self.k)
-        scores = constrain(scores, ("act_batch", "act_kv_heads", None, "act_seq", None))
+        scores = constrain(scores, ("act_batch", groups, None, queries, None))
         mask = positions[:, None] >= positions[None, :]
         if window is not None:  # Mistral v0.1: a query sees its last `window` keys (itself included)
             mask = mask & (positions[:, None] - positions[None, :] < window)
         scores = jnp.where(mask[None, None, None], scores, jnp.finfo(jnp.float32).min)
         probs = _softmax_with_sinks(scores, self.sinks, self.g, qg.shape[3]).astype(qg.dtype)
         return jnp.einsum("bgrqs,bsgk->bqgrk", probs, v)
+
+    def _ulysses_core(self, qg: jax.Array, kk: jax.Array, v: jax.Array, positions: jax.Array,
+                      window: Any = None) -> jax.Array:
+        """Attention core as DeepSpeed-Ulysses (Jacobs et al. 2023, Sec. 3; the plan's ``cp_comm='a2a'``): Q, K
+        and V constrained from sequence shards to KV-group shards over tp x cp (``act_kv_heads_cp``), which GSPMD
+        re-shards with one AllToAll each, the attention of :meth:`_gathered_core` over the whole sequence, and the
+        output constrained back to its group shard (the caller's sequence constraint re-shards it with a fourth
+        AllToAll; the backward transposes the four). Same shapes as :meth:`_gathered_core`."""
+        # pinned as sequence shards first (as the ring's), so that the re-shard to group shards happens here
+        qg = constrain(constrain(qg, ("act_batch", "act_seq", "act_kv_heads", None, None)),
+                       ("act_batch", None, "act_kv_heads_cp", None, None))
+        kk = constrain(kk, ("act_batch", "act_seq", "act_kv_heads", None))
+        v = constrain(v, ("act_batch", "act_seq", "act_kv_heads", None))
+        positions = constrain(positions, (None,))  # whole: each rank masks the whole sequence itself
+        out = self._gathered_core(qg, kk, v, positions, window, groups="act_kv_heads_cp", queries=None)
+        return constrain(out, ("act_batch", None, "act_kv_heads_cp", None, None))
 
     def _ring_core(self, qg: jax.Array, kk: jax.Array, v: jax.Array, positions: jax.Array,
                    window: Any = None) -> jax.Array:

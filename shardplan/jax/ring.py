@@ -97,12 +97,19 @@ def zigzag_order(s: int, cp: int) -> np.ndarray:
     return np.concatenate([np.concatenate([chunks[i], chunks[2 * cp - 1 - i]]) for i in range(cp)])
 
 
-def runtime_cp_attention(requested: str, pp: int, cp: int) -> tuple[str, str | None]:
+def runtime_cp_attention(requested: str, pp: int, cp: int, cp_comm: str = "ring") -> tuple[str, str | None]:
     """The attention variant the runtime executes under context parallelism, and a note when it
-    differs from the one requested: ``"ring"`` inside the pipeline (``pp > 1``) runs as
-    ``"allgather"`` -- the ring's partially manual ``shard_map`` nested in the pipeline's, inside
-    its ``scan``, does not lower (jax 0.10.2 / Shardy: "manual axes must come before free axes").
+    differs from the one requested: a plan with ``cp_comm='a2a'`` runs DeepSpeed-Ulysses (``"a2a"``) whatever
+    was requested; ``"ring"`` inside the pipeline (``pp > 1``) runs as ``"allgather"`` -- the ring's partially
+    manual ``shard_map`` nested in the pipeline's, inside its ``scan``, does not lower (jax 0.10.2 / Shardy:
+    "manual axes must come before free axes"); ``"a2a"`` requested for a ring plan runs the plan's ring.
     """
+    if cp > 1 and cp_comm == "a2a":
+        return "a2a", (None if requested in ("ring", "a2a") else
+                       f"cp_attention={requested!r} with the plan's cp_comm='a2a': Ulysses' AllToAlls run instead")
+    if requested == "a2a":
+        return runtime_cp_attention("ring", pp, cp)[0], ("cp_attention='a2a' needs a plan with cp_comm='a2a' (the "
+                                                         "planner prices that exchange); the plan's ring runs")
     if requested == "ring" and pp > 1 and cp > 1:
         return "allgather", (f"cp_attention='ring' with pp={pp}: ring attention does not run inside the pipeline's "
                              f"shard_map yet; K/V are all-gathered over cp={cp} instead")
@@ -119,6 +126,17 @@ def ring_degree() -> int:
     _, rules = ctx
     cp = rules.sizes.get(AXIS, 1)
     return cp if cp > 1 and rules.cp_attention == "ring" else 0
+
+
+def ulysses_degree() -> int:
+    """The cp degree when the attention of the code being traced runs as DeepSpeed-Ulysses (inside
+    :func:`shardplan.jax.rules.activation_sharding` with ``cp > 1`` and ``cp_attention="a2a"``), else 0."""
+    ctx = active_context()
+    if ctx is None:
+        return 0
+    _, rules = ctx
+    cp = rules.sizes.get(AXIS, 1)
+    return cp if cp > 1 and rules.cp_attention == "a2a" else 0
 
 
 def sequence_order(s: int) -> np.ndarray | None:
@@ -391,5 +409,5 @@ def _ring_bwd(q: jax.Array, kv: jax.Array, pos: tuple[jax.Array, jax.Array], out
     return dq.astype(q.dtype), dkv.astype(kv.dtype)
 
 
-__all__ = ["RingConfig", "NEG", "ring_attention", "ring_degree", "runtime_cp_attention", "sequence_order",
+__all__ = ["RingConfig", "NEG", "ring_attention", "ring_degree", "runtime_cp_attention", "sequence_order", "ulysses_degree",
            "zigzag_order"]

@@ -50,7 +50,9 @@ from shardplan.specs.model import ModelSpec
 #: * ``sp``: Megatron sequence parallelism (the residual stream between blocks is also split over tp).
 #:
 #: Names without ``act_`` are parameter dimensions (tables ``param`` and ``opt``); ``act_*`` names
-#: are activation dimensions (table ``act``). ``act_seq_norm`` is the sequence dimension of the
+#: are activation dimensions (table ``act``). ``act_kv_heads_cp`` is the KV-group dimension inside the attention core
+#: under DeepSpeed-Ulysses (``cp_attention="a2a"``), split over cp as well as tp while the sequence is whole.
+#: ``act_seq_norm`` is the sequence dimension of the
 #: residual stream between blocks (the norm regions); ``act_exp_batch`` is the batch dimension of
 #: per-expert activations (ep is taken by the experts). Mesh axes of size 1 drop out in
 #: :func:`resolve`, so e.g. ``experts -> ep`` is a no-op when ep = 1.
@@ -77,6 +79,7 @@ LOGICAL_AXIS_RULES: tuple[tuple[str, tuple[str, ...], str | None, tuple[str, ...
     ("act_mlp",        ("tp",),               None,       ()),
     ("act_heads",      ("tp",),               None,       ()),
     ("act_kv_heads",   ("tp",),               "kv_split", ()),
+    ("act_kv_heads_cp", ("tp", "cp"),         "kv_split", ("cp",)),  # Ulysses: KV groups over tp and cp
     ("act_vocab",      ("tp",),               None,       ()),
     ("act_experts",    ("ep",),               None,       ()),
 )
@@ -109,8 +112,10 @@ class ShardingRules:
         strategy: human-readable strategy name, e.g. ``"FSDP(ZeRO-3)+TP+SP"``.
         param_overrides: ``(regex, logical names or PartitionSpec)`` pairs applied by path.
         cp_attention: how attention runs under context parallelism (``cp > 1``): ``"ring"`` (K/V
-            blocks passed around the cp ring, sequence in zig-zag order, :mod:`shardplan.jax.ring`)
-            or ``"allgather"`` (K/V all-gathered over cp by GSPMD).
+            blocks passed around the cp ring, sequence in zig-zag order, :mod:`shardplan.jax.ring`),
+            ``"allgather"`` (K/V all-gathered over cp by GSPMD) or ``"a2a"`` (DeepSpeed-Ulysses, the plan's
+            ``cp_comm='a2a'``: Q, K and V constrained from sequence shards to KV-group shards over cp, which
+            GSPMD re-shards with AllToAlls, and the output back).
     """
 
     param: Table
@@ -125,7 +130,7 @@ class ShardingRules:
 
 
 #: Attention variants under context parallelism (:attr:`ShardingRules.cp_attention`).
-CP_ATTENTION: tuple[str, ...] = ("ring", "allgather")
+CP_ATTENTION: tuple[str, ...] = ("ring", "allgather", "a2a")
 
 
 def strategy_name(layout: Layout) -> str:
@@ -230,7 +235,7 @@ def make_rules(layout: Layout, model: ModelSpec | None = None,
         rule_overrides: ``{logical: [mesh axes]}`` replacing that name's rule in every table.
         param_overrides: ``[(regex, logical names | PartitionSpec)]`` applied per parameter path by
             :func:`param_shardings`; every regex must match at least one parameter.
-        cp_attention: ``"ring"`` or ``"allgather"`` (see :attr:`ShardingRules.cp_attention`).
+        cp_attention: ``"ring"``, ``"allgather"`` or ``"a2a"`` (see :attr:`ShardingRules.cp_attention`).
 
     Returns:
         The :class:`ShardingRules`.

@@ -109,7 +109,8 @@ class TrainConfig:
             do and as the planner assumes, see :data:`GRAD_SYNC`) or 'per_microbatch' (every
             microbatch's gradient is reduced inside the accumulation loop: m times the traffic).
         cp_attention: attention under context parallelism: ``"ring"`` (default; K/V blocks passed
-            around the cp ring, :mod:`shardplan.jax.ring`) or ``"allgather"`` (K/V all-gathered).
+            around the cp ring, :mod:`shardplan.jax.ring`) or ``"allgather"`` (K/V all-gathered); a plan with
+            ``cp_comm='a2a'`` runs DeepSpeed-Ulysses (``"a2a"``, :func:`check_ulysses`) instead.
     """
 
     steps: int = 20
@@ -300,12 +301,41 @@ def _warn_unexecuted(p: ParallelConfig) -> None:
     if p.moe_dispatcher != "alltoall":
         warnings.warn(f"moe_dispatcher={p.moe_dispatcher!r} is not executed by the JAX runtime: tokens are "
                       "dispatched with XLA's AllToAll", stacklevel=3)
-    if p.cp > 1 and p.cp_comm != "ring":
-        warnings.warn(f"cp_comm={p.cp_comm!r} (DeepSpeed-Ulysses) is not executed by the JAX runtime: context "
-                      "parallelism runs its K/V ring or all-gather (TrainConfig.cp_attention)", stacklevel=3)
     if p.recompute_modules is not None:
         warnings.warn(f"recompute_modules={','.join(p.recompute_modules)} is not executed by the JAX runtime: its "
                       "selective recompute follows its own checkpoint policy", stacklevel=3)
+
+
+def _cp_attention(model: ModelSpec, p: ParallelConfig, requested: str) -> str:
+    """The attention variant the trainer runs under cp (:func:`shardplan.jax.ring.runtime_cp_attention`; its note
+    logged), checked with :func:`check_ulysses` when it is DeepSpeed-Ulysses."""
+    mode, note = runtime_cp_attention(requested, p.pp, p.cp, p.cp_comm)
+    if mode == "a2a":
+        check_ulysses(model, p)
+    if note:
+        log.warning(note)
+    return mode
+
+
+def check_ulysses(model: ModelSpec, p: ParallelConfig) -> None:
+    """The runtime's DeepSpeed-Ulysses (``cp_attention="a2a"``) shards the attention core's KV groups over tp x cp
+    (:data:`shardplan.jax.rules.LOGICAL_AXIS_RULES` ``act_kv_heads_cp``): it needs standard attention (not MLA) and
+    n_kv_heads divisible by tp x cp (no KV replication; DeepSpeed replicates, the runtime does not).
+
+    Raises:
+        ConfigError: naming the field and the legal values.
+    """
+    from shardplan.errors import divisors
+    if model.is_mla:
+        raise ConfigError("cp_comm='a2a' with multi-head latent attention is not implemented by the JAX runtime (its "
+                          "MLA attention gathers K/V or runs the ring); legal: cp_comm='ring'", field="cp_comm",
+                          value="a2a", legal=["ring"])
+    if model.kv_heads % (p.tp * p.cp):
+        legal = [c for c in divisors(model.kv_heads // p.tp) if c > 1] if model.kv_heads % p.tp == 0 else []
+        raise ConfigError(f"cp={p.cp} with cp_comm='a2a': the JAX runtime splits the {model.kv_heads} KV heads over "
+                          f"tp x cp = {p.tp * p.cp} and does not replicate them; legal cp with tp={p.tp}: "
+                          f"{', '.join(map(str, legal)) or 'none'} (or cp_comm='ring')", field="cp", value=p.cp,
+                          legal=legal)
 
 
 def check_expert_mesh(model: ModelSpec, p) -> None:
@@ -376,9 +406,7 @@ class Trainer:
         if cfg.grad_sync not in GRAD_SYNC:
             raise ConfigError(f"grad_sync={cfg.grad_sync!r} is unknown; legal: {', '.join(GRAD_SYNC)}",
                               field="grad_sync", value=cfg.grad_sync, legal=GRAD_SYNC)
-        cp_attention, note = runtime_cp_attention(cfg.cp_attention, layout.parallel.pp, layout.parallel.cp)
-        if note:
-            log.warning(note)
+        cp_attention = _cp_attention(model, layout.parallel, cfg.cp_attention)
         self.rules: ShardingRules = make_rules(layout, model, cfg.rule_overrides, cfg.param_overrides, cp_attention)
         self.mesh = mesh if mesh is not None else build_mesh(layout, devices)
         if dict(self.mesh.shape) != self.rules.sizes:

@@ -65,11 +65,6 @@ def _check_covered(p: ParallelConfig, training: TrainingSpec) -> None:
         raise ConfigError(f"moe_dispatcher={p.moe_dispatcher!r} is not implemented by the JAX runtime (it dispatches "
                           "with XLA's AllToAll); legal: 'alltoall'", field="moe_dispatcher", value=p.moe_dispatcher,
                           legal=["alltoall"])
-    if p.cp > 1 and p.cp_comm != "ring":
-        raise ConfigError(f"cp_comm={p.cp_comm!r} (DeepSpeed-Ulysses' AllToAll) is not implemented by the JAX runtime "
-                          "(its context parallelism is a K/V ring or all-gather), so the compiled program has nothing "
-                          "to compare with the planner's AllToAlls; legal: 'ring'", field="cp_comm", value=p.cp_comm,
-                          legal=["ring"])
     if p.offload_optimizer:
         raise ConfigError("offload_optimizer=True is not implemented by the JAX runtime; legal: False",
                           field="offload_optimizer", value=True, legal=[False])
@@ -100,8 +95,7 @@ def validate_plan(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg:
     Raises:
         ConfigError: a plan the runtime cannot compile (indivisible shapes, wrong device count; see
             :class:`shardplan.jax.train.Trainer`), or ``ep > 1`` without a capacity factor (dropless
-            routing is a dense dispatch in the runtime, so it has no AllToAll to compare), or ``cp_comm='a2a'``
-            (the runtime runs no Ulysses AllToAll).
+            routing is a dense dispatch in the runtime, so it has no AllToAll to compare).
     """
     from shardplan.jax.train import TrainConfig, Trainer
 

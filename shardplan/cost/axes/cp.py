@@ -63,30 +63,30 @@ ULYSSES: tuple[LayerCall, ...] = (
 )
 
 
-def ulysses_widths(ctx: StepContext) -> tuple[float, float]:
-    """(Q and output, K and V) elements per token of one tp rank's Ulysses AllToAlls (module docstring): Q
-    ``(a / tp) d_h`` plus output ``(a / tp) d_v``; K ``g_a d_h`` plus V ``g_a d_v``."""
+def ulysses_widths(ctx: StepContext) -> dict[str, float]:
+    """Elements per token of one tp rank's Ulysses AllToAlls (module docstring), per tensor: Q ``(a / tp) d_h``, K
+    ``g_a d_h``, V ``g_a d_v``, the output ``(a / tp) d_v``."""
     m, tp = ctx.model, ctx.p.tp
     q_heads, kv_heads = m.n_heads / tp, a2a_kv_heads(m, tp, ctx.p.cp)
-    return q_heads * (m.dim_head + m.dim_head_v), kv_heads * (m.dim_head + m.dim_head_v)
+    return {"q": q_heads * m.dim_head, "k": kv_heads * m.dim_head, "v": kv_heads * m.dim_head_v,
+            "out": q_heads * m.dim_head_v}
 
 
 def ulysses_collectives(ctx: StepContext) -> list[Collective]:
     """The Ulysses AllToAlls of one step (module docstring): per layer and microbatch, forward Q, K, V and the
     output, backward their four gradients, plus the forward's four again under recompute; all exposed. Example:
-    Llama-3-8B (32 heads, 8 KV heads, d_h 128) at tp 1, cp 4, seq 8192, mbs 1, bf16: u = 2,048 local tokens; Q +
-    output 2 x 32 x 128 = 8,192 and K + V 2 x 8 x 128 = 2,048 elements per token; forward payloads 2 B x 2,048 x
-    (8,192 + 2,048) = 41,943,040 B per layer over four calls."""
+    Llama-3-8B (32 heads, 8 KV heads, d_h 128) at tp 1, cp 4, seq 8192, mbs 1, bf16: u = 2,048 local tokens; Q and
+    the output 32 x 128 = 4,096, K and V 8 x 128 = 1,024 elements per token; forward payloads 2 B x 2,048 x
+    (2 x 4,096 + 2 x 1,024) = 41,943,040 B per layer over four calls."""
     p, m, L = ctx.p, ctx.m, ctx.layers
     beta, u = ctx.prec.activation_bytes, ctx.layout.local_tokens
-    qo, kv = ulysses_widths(ctx)
-    sizes = (beta * u * qo / 2, beta * u * kv / 2, beta * u * kv / 2, beta * u * qo / 2)  # Q, K, V, output
+    widths = ulysses_widths(ctx)
     rerun = p.recompute in ("full", "selective")
     out = []
     for phase, count in (("fwd", L * m), ("bwd", L * m * (2 if rerun else 1))):
-        for tensor, size in zip(("q", "k", "v", "out"), sizes):
-            out.append(ctx.collective("AllToAll", "cp", tensor, phase, "layers", size, p.cp, p.tp, count,
-                                      "Ulysses sequence <-> head re-shard (context parallel)"))
+        for tensor in ("q", "k", "v", "out"):
+            out.append(ctx.collective("AllToAll", "cp", tensor, phase, "layers", beta * u * widths[tensor], p.cp,
+                                      p.tp, count, "Ulysses sequence <-> head re-shard (context parallel)"))
     return out
 
 
