@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from shardplan import limits as lim
 from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
@@ -70,7 +70,7 @@ class ParallelConfig(BaseModel):
             ``--cp-comm-type p2p``) or 'a2a' (DeepSpeed-Ulysses, Jacobs et al. 2023, Sec. 3: AllToAlls re-shard
             Q, K and V from sequence shards to head shards before the attention core and its output back, so each
             rank runs an ordinary attention over the whole sequence for n_heads / (tp cp) heads; Megatron-LM
-            ``--cp-comm-type a2a``, DeepSpeed ``sequence_parallel_size``). Ignored (set to 'ring') when cp = 1.
+            ``--cp-comm-type a2a``, DeepSpeed ``sequence_parallel_size``). Validation sets it to 'ring' when cp = 1.
         pp: pipeline-parallel degree; ``pp_layers`` gives an explicit uneven split.
         schedule: 'gpipe', '1f1b', 'interleaved' (with ``virtual_stages``), 'zero-bubble' (ZB-H1) or
             'dualpipe' (DeepSeek-V3's bidirectional DualPipe: pp even, an even count of at least 2 pp
@@ -198,15 +198,6 @@ class ParallelConfig(BaseModel):
         "the network) or 'deepep' (DeepEP, Megatron-LM --moe-enable-deepep: one copy per (token, remote rank) "
         "inside a node, one per (token, remote node) over the scale-out network, forwarded to the node's experts "
         "over NVLink)"))
-
-    @model_validator(mode="before")
-    @classmethod
-    def _cp_comm_needs_cp(cls, data):
-        """cp_comm describes the cp group's exchange: with cp = 1 there is none, so it is 'ring' (the default), and
-        two layouts without context parallelism compare equal whatever cp_comm they were given."""
-        if isinstance(data, dict) and data.get("cp_comm", "ring") != "ring" and data.get("cp", 1) in (1, None):
-            data = {**data, "cp_comm": "ring"}
-        return data
 
     @property
     def expert_tp(self) -> int:
@@ -787,13 +778,15 @@ def _validated(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpe
     _check_framework_extents(parallel, training.framework, model.is_moe)
     if parallel.tp == 1 and parallel.tp_overlap:  # no tp collectives to overlap: the flag means nothing
         parallel = parallel.model_copy(update={"tp_overlap": False})
+    if parallel.cp == 1 and parallel.cp_comm != "ring":  # no cp group, no exchange: the default, as a search gives it
+        parallel = parallel.model_copy(update={"cp_comm": "ring"})
     p = _resolve_dp(parallel, model, n_devices, training)
     _check_tp(p, model, n_devices)
     stage_layers = _stage_layers(p, model, training.framework.pipeline_split)
     check_activation_offload(p, model.n_layers, training.framework.activation_offload)
     check_offload_modules(p, model)
     _check_sequence(p, training, n_devices)
-    _check_cp_heads(p, model)
+    _check_cp_heads(p, model, training.framework)
     check_positions(model, training)
     if p.moe_a2a_overlap:
         _check_a2a_overlap(p, model, training)
@@ -1291,10 +1284,13 @@ def _check_sequence(p: ParallelConfig, training: TrainingSpec, n_devices: int) -
     """cp needs a blockwise kernel and seq_len divisible by its divisor; sp needs seq_len / cp
     divisible by tp."""
     s = training.seq_len
-    if p.cp > 1 and p.cp_comm == "ring" and training.attention != "flash":
+    fused_only = p.cp_comm == "ring" or training.framework.cp_a2a_fused_only
+    if p.cp > 1 and fused_only and training.attention != "flash":
         legal, text = legal_values("cp", [1])
         ulysses = (" or cp_comm='a2a' (DeepSpeed-Ulysses: whole-sequence attention per head shard)"
-                   if "a2a" in training.framework.cp_comms else "")
+                   if "a2a" in training.framework.cp_comms and not training.framework.cp_a2a_fused_only else
+                   f" (the {training.framework.label} framework's a2a runs through Transformer Engine, whose context "
+                   "parallelism needs a fused kernel too)" if p.cp_comm == "a2a" else "")
         raise ConfigError(f"cp={p.cp} needs a blockwise (flash) attention kernel: ring attention merges partial "
                           f"softmaxes (Liu et al. 2023); attention={training.attention!r}; legal cp: {text}{ulysses}",
                           field="cp", value=p.cp, legal=legal)
@@ -1325,10 +1321,11 @@ def a2a_kv_heads(model: ModelSpec, tp: int, cp: int) -> int:
     return max(g_r, cp)
 
 
-def _check_cp_heads(p: ParallelConfig, model: ModelSpec) -> None:
+def _check_cp_heads(p: ParallelConfig, model: ModelSpec, fw: FrameworkProfile) -> None:
     """cp_comm='a2a' splits the attention heads over cp: the rank's query heads ``n_heads / tp`` must divide by cp,
-    and its KV heads ``max(g / tp, 1)`` must divide by cp or divide cp (replicated; DeepSpeed UlyssesSPAttentionHF's
-    two checks, :func:`a2a_kv_heads`).
+    and its KV heads ``max(g / tp, 1)`` must divide by cp or, where the framework replicates them
+    (``FrameworkProfile.cp_a2a_replicates_kv``), divide cp (DeepSpeed UlyssesSPAttentionHF's two checks,
+    :func:`a2a_kv_heads`; Transformer Engine's a2a asserts both divisible).
 
     Raises:
         ConfigError: naming cp, the head counts and the legal cp.
@@ -1336,13 +1333,16 @@ def _check_cp_heads(p: ParallelConfig, model: ModelSpec) -> None:
     if p.cp == 1 or p.cp_comm != "a2a":
         return
     q_r, g_r = model.n_heads // p.tp, max(model.kv_heads // p.tp, 1)
-    ok = [c for c in divisors(q_r) if g_r % c == 0 or c % g_r == 0]
+    rep = fw.cp_a2a_replicates_kv
+    ok = [c for c in divisors(q_r) if g_r % c == 0 or (rep and c % g_r == 0)]
     if p.cp not in ok:
         legal, text = legal_values("cp", ok)
+        kv = ("divide the KV heads or be a multiple of them (DeepSpeed-Ulysses replicates them)" if rep else
+              f"divide the KV heads too (the {fw.label} framework's a2a, Transformer Engine's, does not replicate "
+              "them)")
         raise ConfigError(f"cp={p.cp} with cp_comm='a2a' splits each tp rank's {q_r} query heads and {g_r} KV "
                           f"heads (n_heads={model.n_heads}, n_kv_heads={model.kv_heads}, tp={p.tp}) over cp: cp must "
-                          f"divide the query heads, and divide the KV heads or be a multiple of them (DeepSpeed-Ulysses "
-                          f"replicates them); legal cp: {text}", field="cp", value=p.cp, legal=legal)
+                          f"divide the query heads, and {kv}; legal cp: {text}", field="cp", value=p.cp, legal=legal)
 
 
 def _check_etp(p: ParallelConfig, model: ModelSpec) -> None:

@@ -80,7 +80,7 @@ _FIELDS = set(ParallelConfig.model_fields)
 #: pinned fields handed to every candidate as they are (they are not searched)
 _PASSTHROUGH = ("kv_replication", "fsdp_unit", "offload_optimizer", "overlap_grad_reduce", "hsdp_reduce",
                 "moe_dispatcher", "recompute_modules", "offload_activation_layers", "tp_overlap", "moe_a2a_overlap",
-                "pipeline_flushes", "recompute_layers", "remat_saved", "offload_modules", "cp_comm")
+                "pipeline_flushes", "recompute_layers", "remat_saved", "offload_modules")
 #: interleaved schedules: at most this many virtual-stage counts (the smallest ones above 1)
 MAX_VIRTUAL_STAGE_OPTIONS = 4
 #: the ranking's tie step: tokens/s rounded to powers of this factor (round(log(tokens/s) / log(1.002))); layouts in
@@ -204,6 +204,8 @@ class Space:
             pinned), or None (both tried).
         mtp_modules: the model's multi-token-prediction modules, counted as layers of the last stage
             in an uneven split (:func:`~shardplan.parallel.balanced_split`).
+        cp_comms: the context-parallel exchanges tried with cp > 1: the pinned ``cp_comm``, else every one the
+            framework implements (``FrameworkProfile.cp_comms``: ring and Ulysses under megatron).
     """
 
     n_devices: int
@@ -225,6 +227,7 @@ class Space:
     pipeline_split: str = "balanced"
     sp_default: bool | None = None
     mtp_modules: int = 0
+    cp_comms: tuple[str, ...] = ("ring",)
 
     def microbatch_sizes(self, dp: int) -> list[int]:
         """Microbatch sizes to try for data-parallel degree ``dp``, largest first: the divisors of the
@@ -241,11 +244,11 @@ class Space:
         return [v for v in divisors(self.n_layers // pp) if v > 1][:MAX_VIRTUAL_STAGE_OPTIONS]
 
 
-def searched_cp_comm(fw: FrameworkProfile, fix: dict) -> str:
-    """The context-parallel exchange a search gives its cp > 1 layouts: the pinned ``cp_comm``, else the framework's
-    default (the first of ``FrameworkProfile.cp_comms``: ring attention, or DeepSpeed-Ulysses' AllToAll under the
-    deepspeed profiles). One per search: the ring and the AllToAll are not searched against each other."""
-    return fix.get("cp_comm") or fw.cp_comms[0]
+def searched_cp_comms(fw: FrameworkProfile, fix: dict) -> tuple[str, ...]:
+    """The context-parallel exchanges a search tries with cp > 1: the pinned ``cp_comm``, else every one the
+    framework implements (``FrameworkProfile.cp_comms``: ring attention and DeepSpeed-Ulysses' AllToAll under the
+    megatron profiles, Ulysses only under the deepspeed ones)."""
+    return (fix["cp_comm"],) if fix.get("cp_comm") else tuple(fw.cp_comms)
 
 
 def searched_schedules(fw: FrameworkProfile, asked: tuple[str, ...]) -> tuple[str, ...]:
@@ -288,9 +291,10 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
     n, s = n_devices, training.seq_len
     tps = [t for t in legal_tp(model, fix.get("kv_replication", False)) if n % t == 0 and model.ffn_dim % t == 0
            and (not max_tp or t <= max_tp)]
-    cps = [c for c in divisors(n) if c <= max_cp and s % seq_len_divisor(c, training.causal,
-                                                                         training.framework.cp_load_balance,
-                                                                         searched_cp_comm(training.framework, fix)) == 0
+    comms = searched_cp_comms(training.framework, fix)
+    cps = [c for c in divisors(n) if c <= max_cp and any(s % seq_len_divisor(c, training.causal,
+                                                                             training.framework.cp_load_balance,
+                                                                             comm) == 0 for comm in comms)
            and (c == 1 or training.framework.context_parallel)]
     allowed = training.framework.zero_stages or (0, 1, 2, 3)  # what the framework implements
     # ZeRO-2 dominates ZeRO-0/1 only where the framework has ZeRO-2, with pipelining too
@@ -318,7 +322,7 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
         zero_stages=tuple(zero_stages), recomputes=recompute_options(training, fix, prune),
         schedules=scheds, prune=prune, max_microbatch_size=max_microbatch_size,
         scale_up_size=hardware.scale_up_size, fix=fix, pipeline_split=training.framework.pipeline_split,
-        sp_default=training.framework.layout_defaults.get("sp"))
+        sp_default=training.framework.layout_defaults.get("sp"), cp_comms=comms)
 
 
 class Degrees(NamedTuple):
@@ -349,10 +353,12 @@ class Group(NamedTuple):
     schedule: str
     virtual_stages: int
     pp_layers: tuple[int, ...] | None
+    cp_comm: str = "ring"
 
     def token_split(self) -> tuple:
-        """How the tokens are split: (tp, cp, pp, dp, sp, schedule, virtual_stages, pp_layers)."""
-        return (self.tp, self.cp, self.pp, self.dp, self.sp, self.schedule, self.virtual_stages, self.pp_layers)
+        """How the tokens are split: (tp, cp, pp, dp, sp, schedule, virtual_stages, pp_layers, cp_comm)."""
+        return (self.tp, self.cp, self.pp, self.dp, self.sp, self.schedule, self.virtual_stages, self.pp_layers,
+                self.cp_comm)
 
     def weight_placement(self) -> tuple:
         """Where the weights live: (tp, cp, pp, dp, ep, etp, zero_stage, dp_shard, zero3_gather, pp_layers),
@@ -417,7 +423,7 @@ def schedule_options(space: Space, pp: int, split: tuple[int, ...] | None) -> li
 
 def group_candidates(space: Space, d: Degrees, split: tuple[int, ...] | None) -> Iterator[Group]:
     """Every option combination of degrees ``d``: product of zero stage, HSDP shard group, ZeRO-3
-    gather, sp and (schedule, virtual stages), in that order. ``dp_shard`` and ``zero3_gather``
+    gather, sp, (schedule, virtual stages) and, with cp > 1, the context-parallel exchange, in that order. ``dp_shard`` and ``zero3_gather``
     other than their defaults only go with ZeRO-3 (unless pinned); the node-local shard group is
     the scale-up domain's share of the dp ranks (tp x cp ranks per dp rank), used when it divides
     dp and is neither 1 nor dp. ZeRO needs a dp x cp group of more than one device: without one only
@@ -433,11 +439,12 @@ def group_candidates(space: Space, d: Degrees, split: tuple[int, ...] | None) ->
                                            [space.sp_default] if d.tp > 1 and space.sp_default is not None else
                                            [False, True] if d.tp > 1 else [False])
     scheds = schedule_options(space, d.pp, split)
-    for z, shard, gather, sp, (sched, v) in itertools.product(zeros, shards, gathers, sps, scheds):
+    comms = space.cp_comms if d.cp > 1 else ("ring",)
+    for z, shard, gather, sp, (sched, v), comm in itertools.product(zeros, shards, gathers, sps, scheds, comms):
         if z != 3 and ((shard is not None and "dp_shard" not in fix)
                        or (gather != "per_microbatch" and "zero3_gather" not in fix)):
             continue
-        yield Group(*d, z, shard, gather, sp, sched, v, split)
+        yield Group(*d, z, shard, gather, sp, sched, v, split, comm)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -647,8 +654,7 @@ class _Evaluator:
         # effect at tp = 1, so it passes through for every layout
         defaults = {k: v for k, v in training.framework.layout_defaults.items() if k == "tp_overlap"
                     and fix.get("sp") is not False}  # the asynchronous TP mode goes with sp (inputs.applied_layout_defaults)
-        self.extra = {**defaults, "cp_comm": searched_cp_comm(training.framework, fix),
-                      **{k: fix[k] for k in _PASSTHROUGH if k in fix}}
+        self.extra = {**defaults, **{k: fix[k] for k in _PASSTHROUGH if k in fix}}
         self.pinned = {k: v for k, v in fix.items() if k in _FIELDS and k != "dp" and v is not None}
         self.neutral = neutral_weights(training.framework)
         self.reserve = hw.hbm_bytes - hw.usable_hbm_bytes()
@@ -675,7 +681,7 @@ class _Evaluator:
         fields = dict(dp=g.dp, tp=g.tp, pp=g.pp, cp=g.cp, ep=g.ep, etp=g.etp, zero_stage=g.zero_stage,
                       dp_shard=g.dp_shard,
                       sp=g.sp, microbatch_size=mbs, schedule=g.schedule, virtual_stages=g.virtual_stages,
-                      pp_layers=g.pp_layers, zero3_gather=g.zero3_gather, **self.extra)
+                      pp_layers=g.pp_layers, zero3_gather=g.zero3_gather, cp_comm=g.cp_comm, **self.extra)
         fields.update(recompute_fields(rc, self.extra.get("remat_saved")))
         if g.pp == 1:
             fields["pipeline_flushes"] = 1  # without a pipeline there is nothing to flush (pinned for the pipelined ones)
@@ -793,7 +799,7 @@ class _Evaluator:
     def composed(self, c: Candidate) -> Layout:
         """The layout of candidate ``c`` assembled from its two validated halves without validating
         it again: the weight placement's config (dp, dp_shard, ep, etp, ZeRO fields, pinned
-        pass-through fields) with the token split's sp, schedule, virtual stages and microbatch size
+        pass-through fields) with the token split's sp, schedule, virtual stages, cp_comm and microbatch size
         and ``c``'s recompute, and the split's microbatches, stage layers and padded vocabulary. Equal
         to :meth:`layout` (``tests/test_search.py`` checks it on every feasible candidate of several
         searches); the bounds read it, the full estimates read :meth:`layout`."""
@@ -804,7 +810,7 @@ class _Evaluator:
         sl = c.split.layout
         sp_ = sl.parallel
         par = ParallelConfig.model_construct(**{**wl.parallel.__dict__, "sp": sp_.sp, "schedule": sp_.schedule,  # type: ignore[union-attr]
-                                                "virtual_stages": sp_.virtual_stages,
+                                                "virtual_stages": sp_.virtual_stages, "cp_comm": sp_.cp_comm,
                                                 "microbatch_size": sp_.microbatch_size,
                                                 **recompute_fields(c.recompute, self.extra.get("remat_saved"))})
         hit = self._composed[c[:3]] = Layout(parallel=par, n_devices=sl.n_devices, microbatches=sl.microbatches,
@@ -819,7 +825,7 @@ class _Evaluator:
         :func:`~shardplan.cost.compute.layer_times` and :func:`~shardplan.cost.compute.slowest_stage`
         read of a layout."""
         g, u = c.group, c.split.layout.local_tokens
-        key = (g.tp, g.sp, g.cp, g.ep, g.etp, u, c.recompute, g.pp, g.pp_layers, g.schedule == "dualpipe")
+        key = (g.tp, g.sp, g.cp, g.cp_comm, g.ep, g.etp, u, c.recompute, g.pp, g.pp_layers, g.schedule == "dualpipe")
         hit = self._compute.get(key)
         if hit is None:
             m, tr, hw, lay = self.model, self.training, self.hw, self.composed(c)
@@ -833,7 +839,7 @@ class _Evaluator:
         what it reads of a layout (tp, sp, cp, ep, expert tp, local tokens): not the recompute
         policy, pp or the stage split, which only :func:`~shardplan.cost.compute.slowest_stage` reads."""
         g = c.group
-        key = (g.tp, g.sp, g.cp, g.ep, g.etp, c.split.layout.local_tokens, moe)
+        key = (g.tp, g.sp, g.cp, g.cp_comm, g.ep, g.etp, c.split.layout.local_tokens, moe)
         hit = self._layer_t.get(key)
         if hit is None:
             hit = self._layer_t[key] = layer_times(self.model, self.training, self.hw, lay.parallel,
@@ -874,8 +880,8 @@ class _Evaluator:
         """
         g, mbs, rc = c[:3]
         # DualPipe hides ep and pp traffic its own way: its sums are kept apart
-        exposed = self._comm.setdefault((g.tp, g.cp, g.pp, g.dp, g.ep, g.etp, g.sp, g.virtual_stages, g.pp_layers,
-                                         mbs, rc, g.schedule == "dualpipe"), [])
+        exposed = self._comm.setdefault((g.tp, g.cp, g.cp_comm, g.pp, g.dp, g.ep, g.etp, g.sp, g.virtual_stages,
+                                         g.pp_layers, mbs, rc, g.schedule == "dualpipe"), [])
         s, m, base, total = self._stage_compute(c)[2].total_s, c.split.layout.microbatches, c.split.layout, 0.0
         for i, axis in enumerate(_BOUND_AXES):
             if i == len(exposed):
@@ -1096,7 +1102,7 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
         objective: 'throughput' (tokens/s, then lower memory) or 'memory' (lowest memory, then tokens/s).
         fix: ParallelConfig fields pinned to a value (e.g. ``{"tp": 8}``).
         max_tp: largest tensor-parallel degree considered.
-        max_cp: largest context-parallel degree (default: up to seq_len / 1024 tokens per device).
+        max_cp: largest context-parallel degree (default: up to seq_len / 1024 tokens per device, or the pinned cp).
         schedules: pipeline schedules allowed (default: all; GPipe is dominated unless asked for).
         max_microbatch_size: largest microbatch considered (sequences).
         exhaustive: try dominated options too and time every feasible layout (no branch and bound).
@@ -1122,8 +1128,8 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
     if fix.get("offload_activation_layers"):  # Megatron-core offloads with pp 1 and no recompute, MaxText under full
         fix.setdefault("pp", 1)
         fix.setdefault("recompute", "full" if training.framework.activation_offload == "remat_inputs" else "none")
-    if max_cp is None:
-        max_cp = max(1, training.seq_len // 1024)
+    if max_cp is None:  # a pinned cp is tried whatever its tokens per device
+        max_cp = max(1, training.seq_len // 1024, int(fix.get("cp") or 1))
     prune = not exhaustive and objective == "throughput"
     space = build_space(model, hardware, training, n_devices, fix, max_tp, max_cp, schedules,
                         max_microbatch_size, prune)

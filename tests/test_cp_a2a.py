@@ -26,9 +26,12 @@ def _training(fw="megatron", seq=8192, gbs=8, **kw):
 
 
 def test_no_cp_means_no_exchange():
-    # cp_comm describes the cp group; with cp = 1 a layout given 'a2a' is the same as the default
-    assert ParallelConfig(cp=1, cp_comm="a2a") == ParallelConfig()
+    # cp_comm describes the cp group; with cp = 1 validation gives the default (as tp_overlap at tp = 1), and a
+    # value that is not an exchange is refused whatever cp is
+    assert validate(ParallelConfig(cp=1, cp_comm="a2a"), L8B, _training(), 8).parallel.cp_comm == "ring"
     assert ParallelConfig(cp=2, cp_comm="a2a").cp_comm == "a2a"
+    with pytest.raises(ValueError):
+        ParallelConfig(cp_comm="ulysses")
     assert "cp=2(a2a)" in ParallelConfig(cp=2, cp_comm="a2a").short()
 
 
@@ -60,7 +63,7 @@ def test_replicated_kv_heads_are_sent_as_cp_heads():
     # cp 16 over 8 KV heads: DeepSpeed replicates them to 16 (one per rank after the AllToAll), so K carries
     # 16 heads: 2 B x (32768 / 16 = 2048 tokens) x 16 x 128 = 8,388,608 B, of which 15/16 leave: 7,864,320 B
     assert a2a_kv_heads(L8B, 1, 16) == 16 and a2a_kv_heads(L8B, 1, 4) == 8 and a2a_kv_heads(L8B, 8, 2) == 2
-    e = estimate(L8B, H100, _training(seq=32768, gbs=16, attention="flash"),
+    e = estimate(L8B, H100, _training("hf-deepspeed", seq=32768, gbs=16),
                  ParallelConfig(cp=16, cp_comm="a2a", zero_stage=3, recompute="full"), 16)
     k = next(c for c in e.collectives if c.axis == "cp" and c.tensor == "k" and c.phase == "fwd")
     assert k.bytes_per_device / k.count == pytest.approx(7_864_320)
@@ -79,13 +82,20 @@ def test_attention_core_is_whole_sequences_for_a_head_shard():
 
 
 def test_heads_must_split_over_cp():
-    # tp 8: each rank has 32 / 8 = 4 query heads and max(8 / 8, 1) = 1 KV head; cp must divide 4 (KV: 1 divides
-    # every cp, replicated): legal cp 1, 2, 4; cp 8 is refused naming them
-    tr = _training(seq=8192, gbs=8)
+    # tp 8: each rank has 32 / 8 = 4 query heads and max(8 / 8, 1) = 1 KV head. DeepSpeed replicates KV heads:
+    # cp must divide 4 (1 KV head divides into every cp): legal cp 1, 2, 4; cp 8 is refused naming them
+    tr = _training("hf-deepspeed", seq=8192, gbs=8)
     with pytest.raises(ConfigError) as err:
         validate(ParallelConfig(tp=8, cp=8, cp_comm="a2a", zero_stage=1), L8B, tr, 64)
     assert err.value.field == "cp" and "4 query heads" in str(err.value) and "legal cp: 1, 2, 4" in str(err.value)
     validate(ParallelConfig(tp=8, cp=4, cp_comm="a2a", zero_stage=1), L8B, tr, 64)
+    # Megatron-LM's a2a (Transformer Engine) splits the KV heads too and does not replicate them: with 1 KV head
+    # per rank only cp 1 remains; at tp 1 (8 KV heads) cp 2, 4, 8 divide both, 16 does not
+    with pytest.raises(ConfigError, match="does not replicate"):
+        validate(ParallelConfig(tp=8, cp=4, cp_comm="a2a", zero_stage=1), L8B, _training(seq=8192, gbs=8), 64)
+    validate(ParallelConfig(cp=8, cp_comm="a2a", zero_stage=1), L8B, _training(seq=8192, gbs=8), 8)
+    with pytest.raises(ConfigError, match="legal cp: 1, 2, 4, 8"):
+        validate(ParallelConfig(cp=16, cp_comm="a2a", zero_stage=1), L8B, _training(seq=8192, gbs=16), 16)
 
 
 def test_a2a_needs_cp_not_2cp_and_no_flash():
@@ -95,11 +105,13 @@ def test_a2a_needs_cp_not_2cp_and_no_flash():
     validate(ParallelConfig(cp=4, cp_comm="a2a", zero_stage=1), L8B, tr, 8)
     with pytest.raises(ConfigError, match="2\\*cp"):
         validate(ParallelConfig(cp=4, zero_stage=1), L8B, tr, 8)
-    # unfused attention works after Ulysses' AllToAll (an ordinary attention per head shard), not in a ring
-    naive = _training(attention="naive")
-    validate(ParallelConfig(cp=4, cp_comm="a2a", zero_stage=1), L8B, naive, 8)
-    with pytest.raises(ConfigError, match="cp_comm='a2a'"):
-        validate(ParallelConfig(cp=4, zero_stage=1), L8B, naive, 8)
+    # unfused attention works after DeepSpeed-Ulysses' AllToAll (an ordinary attention per head shard), not in a
+    # ring, nor in Megatron-LM's a2a (Transformer Engine runs context parallelism in its fused kernels only)
+    validate(ParallelConfig(cp=4, cp_comm="a2a", zero_stage=1), L8B, _training("hf-deepspeed", attention="naive"), 8)
+    with pytest.raises(ConfigError, match="blockwise"):
+        validate(ParallelConfig(cp=4, zero_stage=1), L8B, _training(attention="naive"), 8)
+    with pytest.raises(ConfigError, match="Transformer Engine"):
+        validate(ParallelConfig(cp=4, cp_comm="a2a", zero_stage=1), L8B, _training(attention="naive"), 8)
 
 
 def test_frameworks_say_which_exchange_they_run():
@@ -151,8 +163,10 @@ def test_megatron_and_deepspeed_configs_round_trip(tmp_path):
 
 
 def test_configs_that_cannot_say_it_refuse(tmp_path):
-    # Transformer Engine's a2a splits the KV heads over cp and does not replicate them: 8 KV heads, cp 16
-    r, _ = _export(tmp_path, "megatron", "--devices", "16", "--cp", "16", "--cp-comm", "a2a")
+    # Transformer Engine's a2a splits the KV heads over cp and does not replicate them: a DeepSpeed-priced plan
+    # with 8 KV heads at cp 16 is refused by the Megatron-LM exporter
+    r, _ = _export(tmp_path, "megatron", "--devices", "16", "--cp", "16", "--cp-comm", "a2a", "--framework",
+                   "hf-deepspeed", "--zero-stage", "3", "--recompute", "full")
     assert r.exit_code == 2 and "Transformer Engine's a2a" in r.output
     # torchtitan has no Ulysses: refused naming the field
     r, _ = _export(tmp_path, "torchtitan", "--cp", "4", "--cp-comm", "a2a")
@@ -174,3 +188,17 @@ def test_mla_sends_up_projected_heads():
     e = estimate(m, H100, _training(seq=4096, gbs=8), ParallelConfig(cp=2, cp_comm="a2a", ep=2, zero_stage=1), 8)
     per_call = {c.tensor: c.bytes_per_device / c.count for c in e.collectives if c.axis == "cp" and c.phase == "fwd"}
     assert per_call == pytest.approx({"q": 6_291_456, "k": 6_291_456, "v": 4_194_304, "out": 4_194_304})
+
+
+def test_an_imported_plan_is_priced_with_its_framework(tmp_path):
+    # export with the hf-deepspeed profile -> ds_config -> import (framework deepspeed: the file does not say whose
+    # model code) -> estimate --plan without --framework prices with the plan's deepspeed profile, not megatron
+    r, out = _export(tmp_path, "deepspeed", "--cp", "4", "--zero-stage", "3")
+    assert r.exit_code == 0, r.output
+    plan = tmp_path / "plan.json"
+    assert runner.invoke(app, ["import", "--from", "deepspeed", str(out), "-o", str(plan)]).exit_code == 0
+    r = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "--plan", str(plan), "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["training"]["framework"].startswith("deepspeed") and d["parallel"]["cp_comm"] == "a2a"
+    assert "--framework deepspeed from --plan" in " ".join(r.stderr.split())

@@ -1595,15 +1595,17 @@ def test_plan_export_reaches_a_layout_the_search_prunes_as_dominated(tmp_path):
 
 def test_nanotron_import_keeps_nanotron_split_when_priced_under_another_profile(tmp_path):
     # nanotron places the layers itself (llama-3-8b, pp=2: cost-greedy 18 + 14, not Megatron's 16 + 16), so an
-    # imported nanotron plan has no pp_layers; priced under the default megatron profile it keeps nanotron's split
-    # (what the file runs), and a --pp-layers flag still wins
+    # imported nanotron plan has no pp_layers; priced under the megatron profile (--framework megatron: without it
+    # the plan's own nanotron profile prices it) it keeps nanotron's split (what the file runs), and a --pp-layers
+    # flag still wins
     cfg = tmp_path / "n.yaml"
     r = runner.invoke(app, ["export", "--to", "nanotron", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096",
                             "-b", "64", "--tp", "8", "--pp", "2", "--framework", "nanotron", "-o", str(cfg)])
     assert r.exit_code == 0, r.output
     plan = tmp_path / "plan.json"
     assert runner.invoke(app, ["import", str(cfg), "--from", "nanotron", "-o", str(plan)]).exit_code == 0
-    base = ["estimate", "--plan", str(plan), "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64"]
+    base = ["estimate", "--plan", str(plan), "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64",
+            "--framework", "megatron"]
     r = runner.invoke(app, [*base, "--json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["parallel"]["pp_layers"] == [18, 14]
@@ -2050,7 +2052,8 @@ def test_plan_export_searches_with_the_exporters_pins_when_no_ranking_can_be_wri
 def test_megatron_cross_entropy_flags_round_trip_the_in_place_loss(tmp_path):
     # --framework megatron+loss=in_place prices Transformer Engine's in-place cross-entropy; the Megatron-LM file runs
     # it (--cross-entropy-loss-fusion --cross-entropy-fusion-impl te, Megatron-Core TransformerConfig), and import
-    # reads the profile back, which estimate --plan names in its note. The plain megatron profile writes neither flag.
+    # reads the profile back, which estimate --plan prices with (naming it in its note). The plain megatron profile
+    # writes neither flag.
     out = tmp_path / "m.sh"
     base = ["export", "--to", "megatron", "-m", "llama-3.1-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "64"]
     r = runner.invoke(app, [*base, "--framework", "megatron+loss=in_place", "-o", str(out)])
@@ -2064,7 +2067,8 @@ def test_megatron_cross_entropy_flags_round_trip_the_in_place_loss(tmp_path):
     assert runner.invoke(app, ["import", str(out), "--from", "megatron", "-o", str(plan)]).exit_code == 0
     r = runner.invoke(app, ["estimate", "--plan", str(plan), "-m", "llama-3.1-8b", "-H", "h100-sxm", "-n", "8", "-s",
                             "4096", "-b", "64"])
-    assert r.exit_code == 0 and "made for framework megatron+loss=in_place" in " ".join(r.output.split())
+    # estimate --plan without --framework prices with the profile the plan records, and says so
+    assert r.exit_code == 0 and "--framework megatron+loss=in_place from --plan" in " ".join(r.output.split())
     assert runner.invoke(app, [*base, "--framework", "megatron", "-o", str(out)]).exit_code == 0
     assert "cross-entropy" not in out.read_text() and import_config("megatron", out.read_text()).framework == "megatron"
     # the MCore-native fused loss is the megatron profile's; the chunked 'linear' one is priced as it, with a note
@@ -2102,7 +2106,8 @@ def test_plan_file_gives_devices_sequence_and_batch_when_the_flags_are_left_out(
     short = runner.invoke(app, ["estimate", *args, "--plan", str(plan), "--json"])
     assert short.exit_code == 0, short.output
     assert json.loads(short.stdout)["time_s"]["step"] == json.loads(full.stdout)["time_s"]["step"]
-    assert "--devices 16, --seq-len 4096, --global-batch 128 from --plan" in " ".join(short.stderr.split())
+    assert "--devices 16, --seq-len 4096, --global-batch 128, --framework megatron from --plan" in " ".join(
+        short.stderr.split())
     again = tmp_path / "again.sh"  # export from the plan file alone writes the same script body
     assert runner.invoke(app, ["export", "--to", "megatron", *args, "--plan", str(plan), "-o", str(again)]).exit_code == 0
     body = lambda p: [x for x in p.read_text().splitlines() if not x.startswith("#")]  # noqa: E731

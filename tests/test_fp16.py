@@ -101,7 +101,8 @@ def test_volta_defaults_to_unfused_attention_and_the_guide_prices_fp16():
                               "--zero-stage", "3", "--json"], terminal_width=300)
     assert res.exit_code == 0 and json.loads(res.stdout)["training"]["attention"] == "naive"
     assert "attention naive: FlashAttention runs on Ampere and newer" in res.stderr
-    # a plan on V100 never ranks context parallelism (it needs a blockwise kernel, which unfused attention is not)
+    # a plan on V100 never ranks context parallelism: the ring needs a blockwise kernel, which unfused attention is
+    # not, and Megatron-LM's a2a runs through Transformer Engine, whose context parallelism needs one too
     res = runner.invoke(app, ["plan", "-m", "gpt3-175b", "-H", "v100", "-n", "512", "-s", "2048", "-b", "1536", "--json"],
                         terminal_width=300)
     assert res.exit_code == 0 and all(r["parallel"]["cp"] == 1 for r in json.loads(res.stdout)["plans"])

@@ -151,7 +151,9 @@ def test_validity_and_memory_from_cached_halves_equal_direct_calls(monkeypatch, 
     def direct(ev, g, mbs, rc, serial=None, probe=False):
         fields = dict(dp=g.dp, tp=g.tp, pp=g.pp, cp=g.cp, ep=g.ep, etp=g.etp, zero_stage=g.zero_stage,
                       dp_shard=g.dp_shard, sp=g.sp, microbatch_size=mbs, schedule=g.schedule,
-                      virtual_stages=g.virtual_stages, pp_layers=g.pp_layers, zero3_gather=g.zero3_gather, **ev.extra)
+                      virtual_stages=g.virtual_stages, pp_layers=g.pp_layers, zero3_gather=g.zero3_gather,
+                      cp_comm=g.cp_comm,
+                      **ev.extra)
         fields.update(S.recompute_fields(rc, ev.extra.get("remat_saved")))  # 'full:<saved>' keeps those outputs
         pc = ParallelConfig(**fields)
         try:

@@ -28,7 +28,7 @@ PLAN_RUN_VALUES = {"devices": "devices", "seq_len": "seq_len", "global_batch": "
 def run_values_from_plan(specs: dict[str, Any]) -> dict[str, Any]:
     """``specs`` with --devices, --seq-len and --global-batch that were left out taken from the ``--plan`` file
     where it records them (:func:`shardplan.loaders.read_plan_context`; the batch only when neither --global-batch
-    nor --global-batch-tokens is given), with a note naming them.
+    nor --global-batch-tokens is given), and --framework (:func:`_profile_from_plan`), with a note naming them.
 
     Raises:
         ConfigError: --devices or --seq-len neither given nor in the plan file (exit code 2), naming the flag; a plan
@@ -52,10 +52,28 @@ def run_values_from_plan(specs: dict[str, Any]) -> dict[str, Any]:
             where = f"--plan {out['plan']} records none" if out.get("plan") is not None else "or --plan with a file that records it"
             raise ConfigError(f"--{flag.replace('_', '-')} is missing; legal: --{flag.replace('_', '-')} N ({where})",
                               field=flag, value=None)
+    taken += _profile_from_plan(out, made)
     if taken:
         err_console.print(f"[yellow]note:[/] {', '.join(taken)} from --plan {out['plan']} (the flags replace them)",
                           highlight=False, soft_wrap=True)
     return out
+
+
+def _profile_from_plan(out: dict[str, Any], made: dict[str, Any]) -> list[str]:
+    """Set in ``out`` the --framework left out from what the plan file records (a profile preset, with or without
+    ``+field=value`` overrides; not where a hardware file brings its own framework section): the same layout is then
+    priced with the software it was planned for or imported from (an imported DeepSpeed config with the deepspeed
+    profile, not the default megatron one). The precision stays the flags' (a plan's fp8 may not run on the hardware
+    given here; :func:`plan_context_note` names a difference). Returns the flags taken, for the note."""
+    from shardplan.loaders import hardware_framework
+    from shardplan.presets.frameworks import FRAMEWORKS
+    taken = []
+    fw = made.get("framework")
+    if (out.get("framework") is None and isinstance(fw, str) and fw.split("+")[0] in FRAMEWORKS
+            and (out.get("hardware") is None or hardware_framework(out["hardware"]) is None)):
+        out["framework"] = fw
+        taken.append(f"--framework {fw}")
+    return taken
 
 
 def estimate_layout(specs: dict[str, Any], layout: dict[str, Any]):

@@ -278,6 +278,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     if devices is None and "train_batch_size" not in cfg and isinstance(said, int) and not isinstance(said, bool) \
             and said >= 1:
         devices = said  # a tp > 1 export leaves train_batch_size out: the header's device count gives dp
+    _check_model_parallel(tp, sp, devices)
     B, mbs, gas = _batch_sizes(cfg, tp * sp, devices)
     autotp_note = (("train_batch_size with autotp_size: read as micro batch x accumulation x the data-parallel size; "
                     "DeepSpeed checks it against its world size, which is every rank unless deepspeed.initialize is "
@@ -288,7 +289,8 @@ def read(text: str, devices: int | None = None) -> Imported:
     dp = B // (mbs * gas)
     section(cfg, "activation_checkpointing", "DeepSpeed")  # its presence turns checkpointing on; a mapping
     shard, mics_notes = _mics_shard(zero, stage, dp)
-    values = dict(dp=dp, zero_stage=stage, tp=tp, cp=sp, cp_comm="a2a", microbatch_size=mbs, dp_shard=shard,
+    values = dict(dp=dp, zero_stage=stage, tp=tp, cp=sp, cp_comm="a2a" if sp > 1 else "ring", microbatch_size=mbs,
+                  dp_shard=shard,
                   recompute="full" if "activation_checkpointing" in cfg else "none",
                   overlap_grad_reduce=flag(zero, "overlap_comm", "DeepSpeed", stage == 3, "zero_optimization."),
                   offload_optimizer=offload)
@@ -301,6 +303,25 @@ def read(text: str, devices: int | None = None) -> Imported:
                     framework="deepspeed", precision=_precision(cfg, stage),
                     notes=(*offload_notes, *mics_notes, *_meta_devices_note(cfg, dp * tp * sp),
                                                       *autotp_note, note))
+
+
+def _check_model_parallel(tp: int, sp: int, devices: int | None) -> None:
+    """AutoTP and Ulysses with a known device count: their product must divide it (DeepSpeed builds tp x sp groups
+    of the ranks), and Ulysses is not taken beside AutoTP (:func:`_check`: the Hugging Face integration is documented
+    without it, and the export refuses it).
+
+    Raises:
+        ConfigError: naming autotp_size / sequence_parallel_size, the device count and the legal values.
+    """
+    if sp > 1 and tp > 1:
+        raise ConfigError(f"DeepSpeed sequence_parallel_size={sp} with tensor_parallel.autotp_size={tp}: the Hugging "
+                          "Face Ulysses integration is documented without AutoTP (the export refuses it too); legal: "
+                          "one of them 1", field="sequence_parallel_size", value=sp, legal=[1])
+    if devices is not None and devices % (tp * sp):
+        name, value = ("sequence_parallel_size", sp) if sp > 1 else ("autotp_size", tp)
+        raise ConfigError(f"DeepSpeed {name}={value} does not divide the {devices} devices (DeepSpeed groups the ranks "
+                          f"{value} at a time); legal {name}: {fmt_legal(divisors(devices))}", field=name, value=value,
+                          legal=divisors(devices))
 
 
 def _meta_devices(cfg: dict):

@@ -572,17 +572,25 @@ def _cp_comm_of(a: argparse.Namespace) -> str:
     """``cp_comm`` of a script's ``--cp-comm-type`` (default p2p: the ring; one type for every layer).
 
     Raises:
-        ConfigError: a type per layer that differs between layers, or allgather / a2a+p2p (not priced).
+        ConfigError: a list whose length is neither 1 nor --num-layers, a type per layer that differs between
+            layers, allgather / a2a+p2p (not priced), or a name Megatron-LM does not have.
     """
     types = a.cp_comm_type or ["p2p"]
+    if len(types) > 1 and a.num_layers and len(types) != a.num_layers:
+        raise ConfigError(f"--cp-comm-type gives {len(types)} types for --num-layers {a.num_layers} (Megatron-LM "
+                          "asserts one type, or one per layer); legal: one of p2p, a2a", field="cp_comm",
+                          value=" ".join(types), legal=list(_CP_COMM))
     if len(set(types)) > 1:
         raise ConfigError(f"--cp-comm-type {' '.join(types)}: one type per layer that differs between layers; the "
                           "planner prices one exchange for every layer; legal: one of p2p, a2a",
                           field="cp_comm", value=" ".join(types), legal=list(_CP_COMM))
-    if types[0] not in _CP_COMM:
+    if types[0] in ("allgather", "a2a+p2p"):
         raise ConfigError(f"--cp-comm-type {types[0]}: the planner prices the K/V ring (p2p) and DeepSpeed-Ulysses' "
                           "AllToAll (a2a), not the all-gather or hierarchical a2a+p2p exchanges; legal: p2p, a2a",
                           field="cp_comm", value=types[0], legal=list(_CP_COMM))
+    if types[0] not in _CP_COMM:
+        raise ConfigError(f"--cp-comm-type {types[0]} is not a Megatron-LM type (arguments.py: p2p, a2a, allgather or "
+                          "a2a+p2p); legal here: p2p, a2a", field="cp_comm", value=types[0], legal=list(_CP_COMM))
     return _CP_COMM[types[0]]
 
 
@@ -739,7 +747,8 @@ def read(text: str, devices: int | None = None) -> Imported:
                           "alltoall, or flex with --moe-enable-deepep", field="moe_dispatcher",
                           value=a.moe_token_dispatcher_type or "allgather", legal=["alltoall", "flex"])
     # arguments.py: "Disabling sequence parallelism because tensor model parallelism is disabled" (tp = 1)
-    values = dict(dp=dp, zero_stage=zero, tp=tp, pp=pp, cp=cp, cp_comm=_cp_comm_of(a), sp=a.sequence_parallel and tp > 1,
+    values = dict(dp=dp, zero_stage=zero, tp=tp, pp=pp, cp=cp, cp_comm=_cp_comm_of(a) if cp > 1 else "ring",
+                  sp=a.sequence_parallel and tp > 1,
                   ep=a.expert_model_parallel_size or 1, recompute=a.recompute_granularity or "none",
                   etp=a.expert_tensor_parallel_size if a.expert_tensor_parallel_size not in (None, tp) else None,
                   moe_dispatcher="deepep" if a.moe_token_dispatcher_type == "flex" else "alltoall",

@@ -139,6 +139,12 @@ _MEGATRON_CP_COMM = ("megatron/training/arguments.py --cp-comm-type (default p2p
                      "one per layer or one for all), passed to Transformer Engine's context-parallel attention: p2p is "
                      "the K/V ring (cp_comm='ring'), a2a the DeepSpeed-Ulysses AllToAll over heads (cp_comm='a2a'); "
                      "allgather and a2a+p2p are not priced")
+_TE_A2A_HEADS = ("TransformerEngine pytorch/attention.py AttnFuncWithCPAndQKVOA2A: assert q.shape[-2] % cp_size == 0 "
+                 "and k.shape[-2] % cp_size == 0, 'The number of attention heads needs to be divisible by CP size!' "
+                 "(no KV-head replication)")
+_TE_CP_BACKENDS = ("TransformerEngine pytorch/attention dot_product_attention utils get_attention_backend: with "
+                   "context parallelism the unfused DotProductAttention backend is disabled (only FlashAttention and "
+                   "cuDNN FusedAttention implement the p2p / a2a exchanges)")
 _NANOTRON_CP_EP = ("nanotron config ParallelismArgs: context_parallel_size and expert_parallel_size are world "
                    "dimensions beside dp, not inside the data-parallel gradient group as the planner prices cp and ep "
                    "(the nanotron exporter refuses such plans); the measured grid the profile is fitted on has no "
@@ -260,8 +266,10 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
         FrameworkProfile(name="megatron", moe_expert_overhead_s=3.2e-4, moe_layer_overhead_s=1.53e-3,
                          dp_bucket_min_params=4e7, dp_bucket_params_per_rank=1e6, **_MEGATRON_ALLOCATOR, released_schedules=("1f1b", "interleaved"),
                          pp_p2p_overlap=True, layout_defaults={"sp": True}, default_zero_stage=1, cp_comms=("ring", "a2a"),
+                         cp_a2a_replicates_kv=False, cp_a2a_fused_only=True,
                          sources={"released_schedules": _MEGATRON_SCHEDULES, "a2a_overlap_share": _MEGATRON_A2A_OVERLAP,
-                                  "cp_comms": _MEGATRON_CP_COMM,
+                                  "cp_comms": _MEGATRON_CP_COMM, "cp_a2a_replicates_kv": _TE_A2A_HEADS,
+                                  "cp_a2a_fused_only": _TE_CP_BACKENDS,
                                   "default_zero_stage": "1: Megatron-LM's --use-distributed-optimizer is opt-in, but "
                                   "NVIDIA's Megatron-Bridge recipes set DistributedDataParallelConfig("
                                   "use_distributed_optimizer=True) (e.g. recipes/llama/llama31_405b.py), as NeMo's do",
@@ -541,8 +549,10 @@ FRAMEWORKS["torchtitan-compile"] = FRAMEWORKS["torchtitan"].model_copy(update={
 #: overlap): the megatron profile with every stage-boundary send exposed
 FRAMEWORKS["megatron-legacy"] = FRAMEWORKS["megatron"].model_copy(update={
     "name": "megatron-legacy", "pp_p2p_overlap": False, "eager_ops": ("rope", "swiglu", "rmsnorm", "attention_layout"),
-    "default_precision": "bf16-mixed-fp32-grads", "layout_defaults": {}, "default_zero_stage": 0,
+    "default_precision": "bf16-mixed-fp32-grads", "layout_defaults": {}, "default_zero_stage": 0, "cp_comms": ("ring",),
     "sources": {**FRAMEWORKS["megatron"].sources,
+                "cp_comms": "ring only: Megatron-LM's --cp-comm-type (a2a, allgather, a2a+p2p beside the p2p ring) came "
+                "with Megatron-Core in 2024, after the legacy model code this profile describes",
                 "default_zero_stage": "0: the distributed optimizer came to Megatron-LM in 2022 as the opt-in "
                 "--use-distributed-optimizer; the 2021 runs of Narayanan et al. 2021 reduce with DDP",
                 "layout_defaults": "none: sequence parallelism came with Korthikanti et al. 2022 (Megatron-LM v3.0) as "
@@ -751,10 +761,14 @@ JAX_RUNTIME = FRAMEWORKS["maxtext"].model_copy(update={
     "schedules": ("gpipe", "1f1b", "interleaved", "zero-bubble"), "zero_stages": None, "activation_offload": False,
     "logit_bytes": None, "recompute_after_loss": False, "tp_requires_sp": False, "weight_sharding_axes": (),
     "named_remat": False, "layout_defaults": {}, "default_zero_stage": 0,
-    "released_schedules": ("gpipe", "1f1b", "interleaved"),
+    "released_schedules": ("gpipe", "1f1b", "interleaved"), "cp_comms": ("ring", "a2a"), "cp_a2a_replicates_kv": False,
     "sources": {**{k: v for k, v in FRAMEWORKS["maxtext"].sources.items()
                    if k not in ("logit_bytes", "recompute_after_loss", "tp_requires_sp", "weight_sharding_axes",
                                 "named_remat", "layout_defaults")},
                 "released_schedules": "shardplan.jax.pipeline runs zero-bubble as 1F1B (docs/runtime.md): its smaller "
-                "bubble is the planner's"}})
+                "bubble is the planner's",
+                "cp_comms": "shardplan.jax.model Attention: the K/V ring (shardplan.jax.ring) and DeepSpeed-Ulysses "
+                "(_ulysses_core, GSPMD AllToAlls; docs/runtime.md)",
+                "cp_a2a_replicates_kv": "shardplan.jax.train.check_ulysses: the runtime splits KV heads over tp x cp and "
+                "does not replicate them"}})
 

@@ -154,13 +154,15 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
         "scale_up_bandwidth": "as the MI300X (the same 8-GPU platform, 7 Infinity Fabric links; assumed)",
         "scale_out_bandwidth": "as the MI300X platform: one 400 Gb/s NIC per GPU (assumed)"}),
     HardwareSpec(
-        name="mi355x", peak_flops_bf16=2516.6e12, peak_flops_fp8=5033.2e12, hbm_bytes=288e9,
+        name="mi355x", peak_flops_bf16=2516.6e12, peak_flops_fp8=5033.2e12, peak_flops_fp32=157.3e12, hbm_bytes=288e9,
         hbm_bandwidth=8.0e12, scale_up_size=8, scale_up_bandwidth=537.6e9, scale_out_bandwidth=50e9,
         matmul_efficiency=0.44, fp8_matmul_efficiency=0.39, scale_up_efficiency=0.7, scale_out_efficiency=0.85,
         sources={"peak_flops": "AMD Instinct MI355X (CDNA 4): 256 compute units x 2.4 GHz x 4,096 bf16 FLOP per clock "
                                "per CU (CDNA 4 doubles CDNA 3's 2,048; the MI300X's 304 x 2.1 GHz x 2,048 = 1,307.4 "
                                "TFLOPS is its datasheet figure) = 2,516.6 TFLOPS bf16, fp8 twice that (AMD: 2.5 / "
                                "5 PFLOPS dense)",
+                 "peak_flops_fp32": "AMD MI355X datasheet: 157.3 TFLOPS fp32 (matrix and vector alike; CDNA 4 has no TF32 "
+                                    "matrix rate, unlike the MI300X's 653.7)",
                  "hbm": "AMD MI355X datasheet: 288 GB HBM3E, 8 TB/s",
                  "scale_up_bandwidth": "AMD MI355X: 7 Infinity Fabric links of 153.6 GB/s, 1,075 GB/s bidirectional "
                                        "-> 537.6 GB/s one-way per GPU (fully connected 8-GPU platform)",
@@ -495,11 +497,15 @@ HARDWARE["mi250x"] = HardwareSpec(
 _MI355X = HARDWARE["mi355x"]
 HARDWARE["mi350x"] = HardwareSpec(**{
     **_MI355X.model_dump(), "name": "mi350x", "peak_flops_bf16": 2306.9e12, "peak_flops_fp8": 4613.7e12,
+    "peak_flops_fp32": 144.2e12,
     "sources": {**_MI355X.sources,
                 "peak_flops": "AMD Instinct MI350X (CDNA 4): 256 compute units x 2.2 GHz peak engine clock x 4,096 "
                               "bf16 FLOP per clock per CU = 2,306.9 TFLOPS bf16, fp8 twice that (AMD: 2.3 / 4.6 "
                               "PFLOPS dense; the MI355X's 2.4 GHz gives its 2.5 / 5.0)",
+                "peak_flops_fp32": "AMD MI350X: 144.2 TFLOPS fp32 (the MI355X's 157.3 at 2.2 / 2.4 GHz; no TF32 on CDNA 4)",
                 "hbm": "AMD MI350X datasheet: 288 GB HBM3E, 8 TB/s (as the MI355X)",
+                "scale_up_bandwidth": "the MI355X's platform (same 7 Infinity Fabric links of 153.6 GB/s): "
+                                      + _MI355X.sources["scale_up_bandwidth"],
                 "matmul_efficiency": "the mi355x entry's (the mi300x entry's derived rates; no MI350X GEMM measurement "
                                      "public): assumed, not fitted"}})
 

@@ -364,6 +364,12 @@ class FrameworkProfile(BaseModel):
             first: ('ring',) for ring attention only, ('a2a',) for DeepSpeed-Ulysses only (DeepSpeed: sequence
             parallelism by AllToAll over heads, no ring), ('ring', 'a2a') where both run (Megatron-LM
             ``--cp-comm-type``). A layout without ``cp_comm`` takes the first; validation refuses the others.
+        cp_a2a_replicates_kv: with ``cp_comm`` 'a2a', a tp rank with fewer KV heads than cp replicates them up to
+            cp (DeepSpeed-Ulysses); False: its KV heads must divide by cp (Transformer Engine's a2a context
+            parallelism, which Megatron-LM runs, asserts it).
+        cp_a2a_fused_only: with ``cp_comm`` 'a2a' the attention core must be a fused (flash) kernel, as for the ring:
+            Transformer Engine runs context parallelism only in its FlashAttention and cuDNN fused backends (its
+            unfused DotProductAttention has none); False where the AllToAll wraps any attention (DeepSpeed-Ulysses).
         weight_sharding_axes: the axes among cp and ep whose degree > 1 also shards the weights, so such a layout
             must use one of the profile's weight-sharding ZeRO stages (``zero_stages`` of 2 and up; MaxText's
             'embed' rule shards the weights over the context and expert axes: ZeRO-3; torchtitan's FSDP shards over
@@ -500,6 +506,8 @@ class FrameworkProfile(BaseModel):
     recomputes: tuple[Literal["none", "selective", "full"], ...] | None = Field(default=None, min_length=1)
     context_parallel: bool = True
     cp_comms: tuple[Literal["ring", "a2a"], ...] = Field(default=("ring",), min_length=1)
+    cp_a2a_replicates_kv: bool = True
+    cp_a2a_fused_only: bool = False
     weight_sharding_axes: tuple[Literal["cp", "ep"], ...] = ()
     tp_requires_sp: bool = False
     tp_overlap: bool = True

@@ -86,8 +86,17 @@ def ulysses_collectives(ctx: StepContext) -> list[Collective]:
     for phase, count in (("fwd", L * m), ("bwd", L * m * (2 if rerun else 1))):
         for tensor in ("q", "k", "v", "out"):
             out.append(ctx.collective("AllToAll", "cp", tensor, phase, "layers", beta * u * widths[tensor], p.cp,
-                                      p.tp, count, "Ulysses sequence <-> head re-shard (context parallel)"))
+                                      p.tp, count, _ULYSSES_LABELS[tensor, phase]
+                                      + (" + the recomputed forward's" if phase == "bwd" and rerun else "")))
     return out
+
+
+#: the purpose column of each Ulysses AllToAll (tensor, pass)
+_ULYSSES_LABELS = {
+    ("q", "fwd"): "Ulysses Q: sequence -> head shards", ("k", "fwd"): "Ulysses K: sequence -> head shards",
+    ("v", "fwd"): "Ulysses V: sequence -> head shards", ("out", "fwd"): "Ulysses output: head -> sequence shards",
+    ("q", "bwd"): "Ulysses dQ: head -> sequence shards", ("k", "bwd"): "Ulysses dK: head -> sequence shards",
+    ("v", "bwd"): "Ulysses dV: head -> sequence shards", ("out", "bwd"): "Ulysses d(output): sequence -> head shards"}
 
 
 def collectives(ctx: StepContext) -> list[Collective]:
