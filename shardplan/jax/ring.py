@@ -116,27 +116,26 @@ def runtime_cp_attention(requested: str, pp: int, cp: int, cp_comm: str = "ring"
     return requested, None
 
 
-def ring_degree() -> int:
-    """The cp degree when the attention of the code being traced runs as a ring (inside
-    :func:`shardplan.jax.rules.activation_sharding` with ``cp > 1`` and ``cp_attention="ring"``),
-    else 0."""
+def _cp_degree(mode: str) -> int:
+    """The cp degree when the attention of the code being traced runs as ``mode`` (inside
+    :func:`shardplan.jax.rules.activation_sharding` with ``cp > 1`` and that ``cp_attention``), else 0."""
     ctx = active_context()
     if ctx is None:
         return 0
     _, rules = ctx
     cp = rules.sizes.get(AXIS, 1)
-    return cp if cp > 1 and rules.cp_attention == "ring" else 0
+    return cp if cp > 1 and rules.cp_attention == mode else 0
+
+
+def ring_degree() -> int:
+    """The cp degree when the attention of the code being traced runs as a ring (``cp_attention="ring"``), else 0."""
+    return _cp_degree("ring")
 
 
 def ulysses_degree() -> int:
-    """The cp degree when the attention of the code being traced runs as DeepSpeed-Ulysses (inside
-    :func:`shardplan.jax.rules.activation_sharding` with ``cp > 1`` and ``cp_attention="a2a"``), else 0."""
-    ctx = active_context()
-    if ctx is None:
-        return 0
-    _, rules = ctx
-    cp = rules.sizes.get(AXIS, 1)
-    return cp if cp > 1 and rules.cp_attention == "a2a" else 0
+    """The cp degree when the attention of the code being traced runs as DeepSpeed-Ulysses (``cp_attention="a2a"``),
+    else 0."""
+    return _cp_degree("a2a")
 
 
 def sequence_order(s: int) -> np.ndarray | None:

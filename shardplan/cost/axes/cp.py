@@ -91,12 +91,9 @@ def ulysses_collectives(ctx: StepContext) -> list[Collective]:
     return out
 
 
-#: the purpose column of each Ulysses AllToAll (tensor, pass)
-_ULYSSES_LABELS = {
-    ("q", "fwd"): "Ulysses Q: sequence -> head shards", ("k", "fwd"): "Ulysses K: sequence -> head shards",
-    ("v", "fwd"): "Ulysses V: sequence -> head shards", ("out", "fwd"): "Ulysses output: head -> sequence shards",
-    ("q", "bwd"): "Ulysses dQ: head -> sequence shards", ("k", "bwd"): "Ulysses dK: head -> sequence shards",
-    ("v", "bwd"): "Ulysses dV: head -> sequence shards", ("out", "bwd"): "Ulysses d(output): sequence -> head shards"}
+#: the purpose column of each Ulysses AllToAll (tensor, pass): its :data:`ULYSSES` row
+_ULYSSES_LABELS = {key: f"Ulysses {call.what}" for key, call in zip(
+    [(t, "fwd") for t in ("q", "k", "v", "out")] + [(t, "bwd") for t in ("out", "q", "k", "v")], ULYSSES)}
 
 
 def collectives(ctx: StepContext) -> list[Collective]:
