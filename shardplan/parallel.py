@@ -1317,8 +1317,15 @@ def a2a_kv_heads(model: ModelSpec, tp: int, cp: int) -> int:
     KV heads, or cp of them when ``g_r`` < cp, as DeepSpeed-Ulysses replicates KV heads to the sequence-parallel
     degree before the AllToAll (deepspeed/runtime/sequence_parallel/ulysses_sp.py UlyssesSPAttentionHF:
     ``kv_replication_factor = world_size // kv_head_count``, ``repeat_interleave``), one per rank after it."""
-    g_r = max(model.kv_heads // tp, 1)
-    return max(g_r, cp)
+    return max(model.kv_heads_per_rank(tp), cp)
+
+
+def a2a_cp_options(model: ModelSpec, tp: int, replicates_kv: bool) -> list[int]:
+    """The cp degrees cp_comm='a2a' can split a tp rank's heads over: divisors of its ``n_heads / tp`` query heads
+    that divide its :meth:`~shardplan.specs.model.ModelSpec.kv_heads_per_rank` KV heads or, with ``replicates_kv``
+    (DeepSpeed-Ulysses replicates KV heads up to cp, UlyssesSPAttentionHF), are multiples of them."""
+    g_r = model.kv_heads_per_rank(tp)
+    return [c for c in divisors(model.n_heads // tp) if g_r % c == 0 or (replicates_kv and c % g_r == 0)]
 
 
 def _check_cp_heads(p: ParallelConfig, model: ModelSpec, fw: FrameworkProfile) -> None:
@@ -1332,9 +1339,9 @@ def _check_cp_heads(p: ParallelConfig, model: ModelSpec, fw: FrameworkProfile) -
     """
     if p.cp == 1 or p.cp_comm != "a2a":
         return
-    q_r, g_r = model.n_heads // p.tp, max(model.kv_heads // p.tp, 1)
+    q_r, g_r = model.n_heads // p.tp, model.kv_heads_per_rank(p.tp)
     rep = fw.cp_a2a_replicates_kv
-    ok = [c for c in divisors(q_r) if g_r % c == 0 or (rep and c % g_r == 0)]
+    ok = a2a_cp_options(model, p.tp, rep)
     if p.cp not in ok:
         legal, text = legal_values("cp", ok)
         kv = ("divide the KV heads or be a multiple of them (DeepSpeed-Ulysses replicates them)" if rep else

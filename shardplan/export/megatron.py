@@ -260,7 +260,7 @@ def _cp_comm_args(ctx: ExportContext) -> list[str]:
     p, m = ctx.p, ctx.estimate.model
     if p.cp == 1 or p.cp_comm != "a2a":
         return []
-    g_r = max(m.kv_heads // p.tp, 1)
+    g_r = m.kv_heads_per_rank(p.tp)
     if g_r % p.cp:
         raise refuse("Megatron-LM", f"cp={p.cp} with cp_comm='a2a' over {g_r} KV heads per tp rank (Transformer "
                      "Engine's a2a context parallelism splits the KV heads over cp and needs them divisible; it does "

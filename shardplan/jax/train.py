@@ -320,18 +320,19 @@ def _cp_attention(model: ModelSpec, p: ParallelConfig, requested: str) -> str:
 def check_ulysses(model: ModelSpec, p: ParallelConfig) -> None:
     """The runtime's DeepSpeed-Ulysses (``cp_attention="a2a"``) shards the attention core's KV groups over tp x cp
     (:data:`shardplan.jax.rules.LOGICAL_AXIS_RULES` ``act_kv_heads_cp``): it needs standard attention (not MLA) and
-    n_kv_heads divisible by tp x cp (no KV replication; DeepSpeed replicates, the runtime does not).
+    a cp that divides each tp rank's query and KV heads (:func:`shardplan.parallel.a2a_cp_options` without KV
+    replication; DeepSpeed replicates, the runtime does not).
 
     Raises:
         ConfigError: naming the field and the legal values.
     """
-    from shardplan.errors import divisors
+    from shardplan.parallel import a2a_cp_options
     if model.is_mla:
         raise ConfigError("cp_comm='a2a' with multi-head latent attention is not implemented by the JAX runtime (its "
                           "MLA attention gathers K/V or runs the ring); legal: cp_comm='ring'", field="cp_comm",
                           value="a2a", legal=["ring"])
-    if model.kv_heads % (p.tp * p.cp):
-        legal = [c for c in divisors(model.kv_heads // p.tp) if c > 1] if model.kv_heads % p.tp == 0 else []
+    legal = [c for c in a2a_cp_options(model, p.tp, replicates_kv=False) if c > 1]
+    if p.cp not in legal:
         raise ConfigError(f"cp={p.cp} with cp_comm='a2a': the JAX runtime splits the {model.kv_heads} KV heads over "
                           f"tp x cp = {p.tp * p.cp} and does not replicate them; legal cp with tp={p.tp}: "
                           f"{', '.join(map(str, legal)) or 'none'} (or cp_comm='ring')", field="cp", value=p.cp,

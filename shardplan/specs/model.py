@@ -222,11 +222,15 @@ class ModelSpec(BaseModel):
         """Attention output width (input of the output projection): n_heads * value head width."""
         return self.n_heads * self.dim_head_v
 
+    def kv_heads_per_rank(self, tp: int) -> int:
+        """KV heads one tensor-parallel rank holds: ``max(n_kv_heads / tp, 1)``. With tp > n_kv_heads (KV
+        replication) every rank keeps one whole replicated KV head (Megatron-LM / vLLM replicate KV heads when tp
+        exceeds them)."""
+        return max(self.kv_heads // tp, 1)
+
     def kv_dim_per_rank(self, tp: int) -> int:
-        """Key (or value) width one tensor-parallel rank holds: ``max(n_kv_heads / tp, 1) x head_dim``.
-        With tp > n_kv_heads (KV replication) every rank keeps one whole replicated KV head
-        (Megatron-LM / vLLM replicate KV heads when tp exceeds them)."""
-        return max(self.kv_heads // tp, 1) * self.dim_head
+        """Key (or value) width one tensor-parallel rank holds: :meth:`kv_heads_per_rank` x head_dim."""
+        return self.kv_heads_per_rank(tp) * self.dim_head
 
     def kv_ring_width_per_rank(self, tp: int) -> int:
         """K plus V elements per token one tp rank holds for the attention core -- what a context-
@@ -234,7 +238,7 @@ class ModelSpec(BaseModel):
         (d_v) of the rank's n_heads / tp heads, not the latent c_KV: the ring attention kernel
         (Megatron-LM MLA over Transformer Engine's context-parallel attention) consumes ordinary
         K/V heads after ``W^UKV``."""
-        return max(self.kv_heads // tp, 1) * (self.dim_head + self.dim_head_v)
+        return self.kv_heads_per_rank(tp) * (self.dim_head + self.dim_head_v)
 
     def is_sliding_layer(self, i: int) -> bool:
         """Layer ``i`` (0-based) attends within ``sliding_window`` (see ``full_attention_interval``)."""
