@@ -4200,3 +4200,90 @@ HF_ULYSSES_BLOG = tuple(
 
 SCOUTED_2026_12AM = (TORCHAO_FLOAT8_README + PRIMUS_QWEN3_MI355X + MLPERF_V51_MI350X + FLAGPERF_DEEPSPEED
                      + HF_ULYSSES_BLOG)
+
+#: Fortieth scouting pass (2026-12, never fitted on; SCOUTED_2026_12AN): NeMo-Megatron's 2022 GPT-3 scaling tables,
+#: torchtitan's later documents and the torchao MX README.
+#: 1. NVIDIA/NeMo-Framework-Launcher README.md @ 003d7e63 "7.1.2. Training Performance Results": tokens/s of GPT-3 5B
+#:    on 1-32 DGX A100 80GB nodes (40,345 ... 1,159,288) and GPT-3 175B on 8-128 nodes (7,500 ... 109,684), and the 5B
+#:    convergence run (160 GPUs, GBS 1,440, seq 2,048, 726,384 tokens/s; section 7.1.1). Layouts from the 2022 recipes
+#:    (NVIDIA/NeMo @ 05deb685 conf/training/gpt3/5b.yaml: TP 2, MBS 2, GBS 1,440, fused_adam (no distributed
+#:    optimizer), megatron_amp_O2 bf16 (fp32 main gradients), hidden_dropout 0.1, no layer checkpointed; 175b.yaml:
+#:    TP 8, PP 8, MBS 2, GBS 1,536). [B]: the 2022 Megatron stack priced as megatron-legacy with unfused attention
+#:    (NeMo had no FlashAttention then) and dropout; GBS 2,048 for the 5B scaling rows (1,440 does not divide at 8 and
+#:    16 nodes; the rate moves < 1% with it); for 175B full recompute without sequence parallelism: the stored yaml
+#:    sets SP + selective recompute, which the same README credits with "~30%" faster training than its tables (priced
+#:    that way the rows come out +31% to +39%).
+#: 2. pytorch/torchtitan docs/performance.md, the 2024-08 revision (index id 17054842945): Llama 3.1 405B on 128 H100
+#:    (94 GB), FSDP 16 x TP 8, local batch 2, full AC: Float8 177 and Float8 + async TP 185 tokens/s/GPU (its bf16 row,
+#:    109, is in PUBLIC_CHECKS). [B]: seq 8,192 (torchtitan's default), async TP under torch.compile.
+#: 3. pytorch/torchtitan docs/dsv3_671b_dist_moe_256gpu_report.md @ 1ec9e872: DeepSeek-V3 on 64 x 4 GB300, seq 4,096,
+#:    16,777,216 tokens per step, BF16 parameters with MXFP8 DistMoE experts, FSDP (reshard_after_forward never), EP 64,
+#:    no recompute, one CUDA graph of the whole step: PP1 (16 microbatches) 5,822.00, PP2 / VPP8 (32 microbatches)
+#:    5,615.50, PP2 / VPP8 with MTP 5,548.44 tokens/s/GPU (the eager column); peaks 265.08 / 263.25 / 238.30 GiB.
+#:    [B]: the fused, graph-captured step priced with the torchtitan-compile profile (the eager profile's element-wise
+#:    term gives -54% to -56%), fp8-mixed for the MXFP8 recipe, microbatch 1.
+#: 4. pytorch/torchtitan docs/chunked_loss.md @ 94609ad7: Qwen3-14B (benchmarks/models/qwen3-14b.config.json) on 8
+#:    H100 with TP 4 x DP 2, 327,680 tokens per DP rank, varlen attention with an 8,192 maximum context, full AC, eager
+#:    model (the Inductor columns compile only the loss): 3,648 (8,192-token loss chunks) and 3,537 (1,024) tokens/s/GPU,
+#:    83.56 GiB. [B]: H100 96GB (the peak is above 80 GB), documents priced as full 8,192-token sequences (40 per rank
+#:    in one microbatch), the chunks as the profile's loss_chunks.
+#: 5. pytorch/ao torchao/prototype/mx_formats/README.md @ 09f13255 "Training e2e benchmarks on NVIDIA B200" (also
+#:    torchtitan docs/mxfp8.md @ 0d481060): Llama 3 8B on 8 "power limited" B200, torchtitan with torch.compile, FSDP2,
+#:    per-op SAC, batch 1 x 8,192: bf16 8,307.5, float8 tensorwise 10,417.0, mxfp8_cublas 9,969.0, mxfp8_cublas_rceil
+#:    9,642.0, float8 rowwise 8,640.5 tokens/s/GPU. [B]: the power limit is not given (priced at the preset's full
+#:    power); the fp8 recipes priced alike. The Llama 4 Scout MoE rows of docs/mxfp8.md are left out: their stated
+#:    setup (local batch 10 x 8,192 with no recompute) cannot fit a GB200, and the text gives 256 and 512 GPUs.
+_NEMO22 = "bf16-mixed-fp32-grads+dropout=True+attention=naive"
+_NEMO22_B = "[B: 2022 recipe, megatron-legacy, unfused attention, dropout"
+NEMO_LAUNCHER_GPT3 = (
+    *((f"{_NEMO22_B}, GBS 2,048] NeMo-Megatron Launcher README: GPT-3 5B TP2 MBS2, {nodes} DGX A100 80GB node"
+       f"{'s' if nodes > 1 else ''}", "gpt3-5b", "A100 80GB", "megatron-legacy", _NEMO22, 8 * nodes, 2048, 2048,
+       dict(dp=4 * nodes, zero_stage=0, tp=2, microbatch_size=2, recompute="none"), round(total / (8 * nodes), 1), None)
+      for nodes, total in ((1, 40345), (2, 79815), (4, 161754), (8, 312774), (16, 659481), (32, 1159288))),
+    (f"{_NEMO22_B}] NeMo-Megatron Launcher README: GPT-3 5B TP2 MBS2 convergence run, GBS 1,440, 160 A100 80GB",
+     "gpt3-5b", "A100 80GB", "megatron-legacy", _NEMO22, 160, 2048, 1440,
+     dict(dp=80, zero_stage=0, tp=2, microbatch_size=2, recompute="none"), round(726384 / 160, 1), None),
+    *((f"{_NEMO22_B}, full AC without SP] NeMo-Megatron Launcher README: GPT-3 175B TP8 PP8 MBS2, GBS 1,536, {nodes} "
+       "DGX A100 80GB nodes", "gpt3-175b", "A100 80GB", "megatron-legacy", _NEMO22, 8 * nodes, 2048, 1536,
+       dict(dp=nodes // 8, zero_stage=0, tp=8, pp=8, microbatch_size=2, recompute="full"), round(total / (8 * nodes), 1),
+       None)
+      for nodes, total in ((8, 7500), (16, 14950), (32, 29537), (64, 58211), (128, 109684))),
+)
+TORCHTITAN_405B_FLOAT8 = (
+    ("[B: seq 8192] torchtitan performance.md (2024-08): Llama 3.1 405B FSDP 16 x TP 8, Float8, full AC, 128 H100",
+     "llama-3.1-405b", H96, "torchtitan", "fp8-mixed", 128, 8192, 32,
+     dict(dp=16, zero_stage=3, tp=8, sp=True, microbatch_size=2, recompute="full"), 177.0, None),
+    ("[B: seq 8192, compiled] torchtitan performance.md (2024-08): Llama 3.1 405B FSDP 16 x TP 8, Float8 + async TP, "
+     "full AC, 128 H100", "llama-3.1-405b", H96, "torchtitan-compile", "fp8-mixed", 128, 8192, 32,
+     dict(dp=16, zero_stage=3, tp=8, sp=True, tp_overlap=True, microbatch_size=2, recompute="full"), 185.0, None),
+)
+_DSV3_TT = "[B: fused step under one CUDA graph priced as torchtitan-compile, MXFP8 as fp8-mixed] torchtitan DistMoE"
+_DSV3_PP2 = dict(dp=128, zero_stage=3, zero3_gather="per_step", ep=64, pp=2, schedule="interleaved", virtual_stages=8,
+                 microbatch_size=1, recompute="none")
+TORCHTITAN_DSV3_DISTMOE = (
+    (f"{_DSV3_TT}: DeepSeek-V3 FSDP 256 EP64 PP1, no MTP, 256 GB300", "deepseek-v3", "GB300", "torchtitan-compile",
+     "fp8-mixed", 256, 4096, 4096,
+     dict(dp=256, zero_stage=3, zero3_gather="per_step", ep=64, microbatch_size=1, recompute="none"), 5822.0, 265.08),
+    (f"{_DSV3_TT}: DeepSeek-V3 FSDP 128 EP64 PP2 VPP8, no MTP, 256 GB300", "deepseek-v3", "GB300", "torchtitan-compile",
+     "fp8-mixed", 256, 4096, 4096, _DSV3_PP2, 5615.5, 263.25),
+    (f"{_DSV3_TT}: DeepSeek-V3 FSDP 128 EP64 PP2 VPP8, MTP 1, 256 GB300", "deepseek-v3-mtp", "GB300",
+     "torchtitan-compile", "fp8-mixed", 256, 4096, 4096, _DSV3_PP2, 5548.44, 238.30),
+)
+TORCHTITAN_CHUNKED_LOSS = tuple(
+    (f"[B: H100 96GB, full-length documents, 40 sequences per microbatch] torchtitan chunked_loss.md: Qwen3-14B TP4 DP2, "
+     f"full AC, {chunk:,}-token loss chunks, 8 H100", "models/qwen3-14b.config.json", H96,
+     f"torchtitan+loss_chunks={327680 // chunk}", "bf16-mixed-fp32-grads", 8, 8192, 80,
+     dict(dp=2, zero_stage=3, tp=4, sp=True, microbatch_size=40, recompute="full"), tps, 83.56)
+    for chunk, tps in ((8192, 3648.0), (1024, 3537.0)))
+TORCHAO_MX_B200 = tuple(
+    (f"[B: power-limited B200 (cap not given), fp8 recipes priced alike] torchao MX README (torchtitan Llama 3 8B, FSDP2 "
+     f"+ compile, per-op SAC, lbs 1, seq 8192, 8 B200): {name}", "llama-3-8b", "B200", "torchtitan-compile", prec, 8,
+     8192, 8, dict(dp=8, zero_stage=3, microbatch_size=1, recompute="selective"), tps, gib)
+    for name, prec, tps, gib in (("bf16", "bf16-mixed-fp32-grads", 8307.5, 33.71),
+                                 ("float8 tensorwise, float8 all-gather", "fp8-mixed", 10417.0, 33.38),
+                                 ("mxfp8_cublas", "fp8-mixed", 9969.0, 33.88),
+                                 ("mxfp8_cublas_rceil", "fp8-mixed", 9642.0, 33.88),
+                                 ("float8 rowwise", "fp8-mixed", 8640.5, 33.72)))
+
+SCOUTED_2026_12AN = (NEMO_LAUNCHER_GPT3 + TORCHTITAN_405B_FLOAT8 + TORCHTITAN_DSV3_DISTMOE + TORCHTITAN_CHUNKED_LOSS
+                     + TORCHAO_MX_B200)

@@ -5,8 +5,9 @@ Each translator reads the keys the family's ``transformers`` configuration class
 the fields that make :attr:`ModelSpec.n_params` equal the reference implementation's
 ``sum(p.numel() for p in model.parameters())`` (``transformers`` ``modeling_<family>.py``; exact
 counts asserted in ``tests/test_model_families.py``). Multimodal checkpoints
-(``Gemma3ForConditionalGeneration``, ``Llama4ForConditionalGeneration``) are read from their
-``text_config``: the language model only (no vision tower or projector).
+(``Gemma3ForConditionalGeneration``, ``Llama4ForConditionalGeneration``, ``Mistral3ForConditionalGeneration``:
+Mistral Small 3.1 / 3.2, whose ``text_config`` is a ``MistralConfig``) are read from their ``text_config``: the
+language model only (no vision tower or projector).
 
 Modelled approximately (parameter counts stay exact):
 
@@ -784,7 +785,8 @@ FAMILIES: dict[str, Callable[[Cfg], Cfg]] = {
     "Qwen2ForCausalLM": _qwen2, "Qwen3ForCausalLM": _qwen3, "Qwen3MoeForCausalLM": _qwen3_moe,
     "GemmaForCausalLM": _gemma, "Gemma2ForCausalLM": _gemma2, "Gemma3ForCausalLM": _gemma3,
     "Gemma3ForConditionalGeneration": _gemma3, "Phi3ForCausalLM": _phi3, "Llama4ForCausalLM": _llama4,
-    "Llama4ForConditionalGeneration": _llama4, "DeepseekV2ForCausalLM": _deepseek,
+    "Llama4ForConditionalGeneration": _llama4, "Mistral3ForConditionalGeneration": _mistral,
+    "DeepseekV2ForCausalLM": _deepseek,
     "DeepseekV3ForCausalLM": _deepseek, "GptOssForCausalLM": _gpt_oss, "Olmo2ForCausalLM": _olmo2,
     "FalconForCausalLM": _falcon, "RWForCausalLM": _falcon, "GPT2LMHeadModel": _gpt2,
     "GPTNeoXForCausalLM": _gpt_neox, "BloomForCausalLM": _bloom,
@@ -800,7 +802,7 @@ FAMILIES: dict[str, Callable[[Cfg], Cfg]] = {
     "Dots1ForCausalLM": _dots1, "Exaone4ForCausalLM": _exaone4, "ArceeForCausalLM": _arcee,
     "MiniMaxM2ForCausalLM": _minimax_m2,
 }
-MULTIMODAL = ("Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration")
+MULTIMODAL = ("Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration", "Mistral3ForConditionalGeneration")
 
 _MAMBA2 = "hybrid of Mamba-2 (state-space) and attention layers"
 #: architectures refused with the reason ModelSpec cannot express them (it knows attention + MLP blocks only)
@@ -814,6 +816,7 @@ UNMODELLED = {
     "MiniMaxM1ForCausalLM": "hybrid of lightning (linear) attention and softmax attention layers",
     "Lfm2ForCausalLM": "hybrid of gated short-convolution and attention layers",
     "ApertusForCausalLM": "its xIELU activation has two learned scalars per layer, which ModelSpec does not count",
+    "KimiLinearForCausalLM": "hybrid of Kimi Delta Attention (linear) and MLA layers",
     "DeepseekV32ForCausalLM": "DeepSeek-V3.2's lightning indexer (per layer wq_b, wk, a LayerNorm with bias and "
                               "weights_proj beside MLA) has weights and FLOPs ModelSpec does not count",
 }
@@ -821,6 +824,7 @@ UNMODELLED = {
 
 #: keys a family's configuration class defaults on its own (:func:`_require`)
 REQUIRED_KEYS = {"MistralForCausalLM": ("num_key_value_heads",), "MixtralForCausalLM": ("num_key_value_heads",),
+                 "Mistral3ForConditionalGeneration": ("num_key_value_heads",),
                  "Qwen2ForCausalLM": ("num_key_value_heads",), "Qwen3ForCausalLM": ("num_key_value_heads", "head_dim"),
                  "Qwen3MoeForCausalLM": ("num_key_value_heads", "head_dim"),
                  "GemmaForCausalLM": ("num_key_value_heads", "head_dim"),
@@ -843,13 +847,20 @@ REQUIRED_KEYS = {"MistralForCausalLM": ("num_key_value_heads",), "MixtralForCaus
                  "MiniMaxM2ForCausalLM": ("num_key_value_heads", "head_dim")}
 
 
+#: the dropout probabilities of the families' configuration classes (transformers: LlamaConfig attention_dropout,
+#: GPT2Config resid_pdrop / embd_pdrop / attn_pdrop, GPTNeoXConfig hidden_dropout, BloomConfig hidden_dropout /
+#: attention_dropout, ...)
+DROPOUT_KEYS = ("attention_dropout", "hidden_dropout", "resid_pdrop", "embd_pdrop", "attn_pdrop", "embedding_dropout",
+                "residual_dropout", "mlp_dropout", "hidden_dropout_prob", "attention_probs_dropout_prob")
+
+
 def caveats(arch: str, cfg: Cfg) -> list[str]:
     """What a config.json holds that the ModelSpec built from it does not count, in words for a note: the vision
     tower of a multimodal model (only ``text_config`` is read), DeepSeek-V3 / GLM-4.5's multi-token-prediction
     modules (``num_nextn_predict_layers``: ``transformers`` builds none, so neither does the loader; ModelSpec
     ``mtp_modules`` prices them; MiniMax-M2's ``num_mtp_modules``, not counted either) and a
     ``quantization_config`` (the checkpoint's storage format, not the training precision, which ``--precision``
-    sets). Called after :func:`spec_fields`, so a multimodal config's
+    sets) and dropout probabilities above 0 (:data:`DROPOUT_KEYS`; ``--dropout`` prices them). Called after :func:`spec_fields`, so a multimodal config's
     ``text_config`` is a mapping and the keys' types are checked (``loaders.check_hf_types``)."""
     out = []
     if arch in MULTIMODAL:
@@ -862,6 +873,10 @@ def caveats(arch: str, cfg: Cfg) -> list[str]:
     if text.get("num_mtp_modules"):  # MiniMax-M2's MTP modules: not DeepSeek-V3's shape, so no mtp_modules offer
         out.append(f"num_mtp_modules={text['num_mtp_modules']} is not counted (transformers builds no "
                    "multi-token-prediction module)")
+    drop = {k: text[k] for k in DROPOUT_KEYS if isinstance(text.get(k), (int, float)) and text[k] > 0}
+    if drop:
+        out.append(", ".join(f"{k}={v}" for k, v in drop.items()) + ": the config trains with dropout; priced "
+                   "without it unless --dropout is given (dropout masks and their element-wise traffic)")
     if isinstance(cfg.get("quantization_config"), dict):
         method = short_repr(cfg["quantization_config"].get("quant_method", "?"))
         out.append(f"quantization_config (quant_method {method}) describes the checkpoint's storage, not training: "

@@ -463,6 +463,7 @@ def read_plan_context(path: str | Path) -> dict[str, Any]:
 
 #: ``model_type`` -> ``architectures`` entry, for a config.json without ``architectures``
 HF_MODEL_TYPES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mixtral": "MixtralForCausalLM",
+                  "mistral3": "Mistral3ForConditionalGeneration",
                   "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM",
                   "gemma": "GemmaForCausalLM", "gemma2": "Gemma2ForCausalLM", "gemma3_text": "Gemma3ForCausalLM",
                   "gemma3": "Gemma3ForConditionalGeneration", "phi3": "Phi3ForCausalLM",
@@ -480,13 +481,18 @@ HF_MODEL_TYPES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", 
                   "gptj": "GPTJForCausalLM", "phi": "PhiForCausalLM", "nemotron": "NemotronForCausalLM",
                   "stablelm": "StableLmForCausalLM", "phimoe": "PhimoeForCausalLM", "dots1": "Dots1ForCausalLM",
                   "exaone4": "Exaone4ForCausalLM", "arcee": "ArceeForCausalLM", "minimax_m2": "MiniMaxM2ForCausalLM"}
+#: what a refusal of an :data:`~shardplan.hf_config.UNMODELLED` family says instead of the model-file route: a
+#: ModelSpec file of its shapes would price softmax-attention and MLP blocks in place of what sets it apart
+UNMODELLED_APPROXIMATE = ("; ModelSpec knows softmax-attention and MLP blocks only: a model file of its shapes "
+                          "would price an approximation of it, not this model")
 #: ``model_type`` -> architecture of the refused families (:data:`shardplan.hf_config.UNMODELLED`), so that a
 #: config without ``architectures`` gets the same reason
 UNMODELLED_MODEL_TYPES = {"qwen3_next": "Qwen3NextForCausalLM", "jamba": "JambaForCausalLM",
                           "nemotron_h": "NemotronHForCausalLM", "bamba": "BambaForCausalLM",
                           "granitemoehybrid": "GraniteMoeHybridForCausalLM", "falcon_h1": "FalconH1ForCausalLM",
                           "zamba2": "Zamba2ForCausalLM", "minimax": "MiniMaxForCausalLM", "lfm2": "Lfm2ForCausalLM",
-                          "apertus": "ApertusForCausalLM", "deepseek_v32": "DeepseekV32ForCausalLM"}
+                          "apertus": "ApertusForCausalLM", "deepseek_v32": "DeepseekV32ForCausalLM",
+                          "kimi_linear": "KimiLinearForCausalLM"}
 #: Hugging Face keys that hold whole numbers, with their least legal value (None = absent)
 HF_INT_KEYS = {**{k: 1 for k in (
     "n_embd", "n_layer", "n_head", "n_inner", "n_positions", "n_embed", "vocab_size", "num_hidden_layers",
@@ -639,16 +645,18 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
         archs = [HF_MODEL_TYPES[cfg["model_type"]]]
     if archs is None:
         why = UNMODELLED_MODEL_TYPES.get(cfg.get("model_type")) if isinstance(cfg.get("model_type"), str) else None
-        why = f" ({UNMODELLED[why]})" if why else ""
+        listed = f"supported: {', '.join(HF_ARCHITECTURES)}" if why else supported
+        why = f" ({UNMODELLED[why]}{UNMODELLED_APPROXIMATE})" if why else ""
         raise ConfigError(f"config.json has no 'architectures' list (model_type={cfg.get('model_type')!r}){why}; "
-                          f"{supported}", field="architectures", value=None, legal=HF_ARCHITECTURES)
+                          f"{listed}", field="architectures", value=None, legal=HF_ARCHITECTURES)
     if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
         raise ConfigError(f"architectures must be a list of strings, got {short_repr(archs)}; {supported}",
                           field="architectures", value=archs, legal=HF_ARCHITECTURES)
     arch = archs[0] if archs else None
     if arch not in HF_ARCHITECTURES:
-        why = f" ({UNMODELLED[arch]})" if arch in UNMODELLED else ""
-        raise ConfigError(f"architectures={short_repr(archs)} is not supported{why}; {supported}",
+        why = f" ({UNMODELLED[arch]}{UNMODELLED_APPROXIMATE})" if arch in UNMODELLED else ""
+        listed = f"supported: {', '.join(HF_ARCHITECTURES)}" if arch in UNMODELLED else supported
+        raise ConfigError(f"architectures={short_repr(archs)} is not supported{why}; {listed}",
                           field="architectures", value=arch, legal=HF_ARCHITECTURES)
     check_hf_types(cfg, own=HF_OWN_FORMS.get(arch, ()))
     for key in ("text_config",) if arch in MULTIMODAL else HF_SUB_CONFIGS.get(arch, ()):

@@ -791,6 +791,7 @@ def _validated(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpe
     if p.moe_a2a_overlap:
         _check_a2a_overlap(p, model, training)
     _check_ep(p, model)
+    _check_ep_shard(p, training.framework)
     m = _microbatches(p, model, training)
     # with the cost-greedy split a given pp_layers equals nanotron's own split (_stage_layers), so its
     # blockless ranks are nanotron's too
@@ -1031,6 +1032,57 @@ def _selective_note(fw) -> str:
     return f" (its selective recompute: {fw.selective_recompute})"
 
 
+def _check_tp_composition(p: ParallelConfig, fw) -> None:
+    """What the framework runs beside tensor parallelism (tp > 1): sequence parallelism
+    (``FrameworkProfile.sequence_parallel``) and context parallelism (``FrameworkProfile.cp_with_tp``).
+
+    Raises:
+        ConfigError: sp with tp > 1 under a profile without sequence parallelism, or cp > 1 with tp > 1 under one
+            whose context parallelism runs without tensor parallelism; each names the legal values.
+    """
+    if p.tp == 1:
+        return
+    if p.sp and not fw.sequence_parallel:
+        legal, text = legal_values("sp", [False])
+        raise ConfigError(f"sp=True with tp={p.tp} is not implemented by the {fw.label} framework (its tensor "
+                          f"parallelism shards the weights only); legal sp: {text}", field="sp", value=True,
+                          legal=legal)
+    if p.cp > 1 and not fw.cp_with_tp:
+        legal, text = legal_values("tp", [1])
+        raise ConfigError(f"cp={p.cp} with tp={p.tp} is not implemented by the {fw.label} framework (its context "
+                          f"parallelism runs without tensor parallelism); legal tp with cp={p.cp}: {text} "
+                          f"(or cp=1)", field="tp", value=p.tp, legal=legal)
+
+
+def _check_expert_composition(p: ParallelConfig, fw) -> None:
+    """Whether the experts may take a tensor-parallel degree of their own (``FrameworkProfile.expert_tensor_parallel``;
+    the expert group's extent is :func:`_check_ep_shard`'s, once dp is known).
+
+    Raises:
+        ConfigError: etp other than tp under a profile without it, naming the legal value.
+    """
+    if p.etp is not None and p.etp != p.tp and not fw.expert_tensor_parallel:
+        legal, text = legal_values("etp", [p.tp])
+        raise ConfigError(f"etp={p.etp} is not implemented by the {fw.label} framework (its experts are split over "
+                          f"the tensor axis as the dense layers are); legal etp: {text} (= tp; or leave --etp out)",
+                          field="etp", value=p.etp, legal=legal)
+
+
+def _check_ep_shard(p: ParallelConfig, fw) -> None:
+    """Under a profile whose expert group cannot take context-parallel ranks (``FrameworkProfile.ep_spans_cp``
+    False), ep must divide the ZeRO-3 shard group (``dp_shard``, filled in by then).
+
+    Raises:
+        ConfigError: ep not dividing ``dp_shard``, naming its legal values.
+    """
+    shard = p.dp_shard or p.dp or 1
+    if p.ep > 1 and not fw.ep_spans_cp and shard % p.ep:
+        legal, text = legal_values("ep", divisors(shard))
+        raise ConfigError(f"ep={p.ep} does not divide the ZeRO-3 shard group of {shard} data-parallel ranks: the "
+                          f"{fw.label} framework carves the expert group from those ranks, not from cp={p.cp}; "
+                          f"legal ep: {text}", field="ep", value=p.ep, legal=legal)
+
+
 def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
     """A pipelined layout's schedule, the ZeRO stage, the recompute policy, cp, ep and pp must be ones the
     framework profile implements (``schedules``, ``zero_stages``, ``pipeline_zero_stages``, ``recomputes``,
@@ -1044,6 +1096,8 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
         raise ConfigError(f"cp_comm={p.cp_comm!r} is not implemented by the {fw.label} framework (its context "
                           f"parallelism: {ours}); legal cp_comm: {text}", field="cp_comm", value=p.cp_comm,
                           legal=legal)
+    _check_tp_composition(p, fw)
+    _check_expert_composition(p, fw)
     for name, on in (("cp", fw.context_parallel), ("ep", fw.expert_parallel), ("pp", fw.pipeline_parallel)):
         if not on and getattr(p, name) > 1:
             how = "" if name == "pp" else " as the planner composes it"

@@ -322,7 +322,8 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
         zero_stages=tuple(zero_stages), recomputes=recompute_options(training, fix, prune),
         schedules=scheds, prune=prune, max_microbatch_size=max_microbatch_size,
         scale_up_size=hardware.scale_up_size, fix=fix, pipeline_split=training.framework.pipeline_split,
-        sp_default=training.framework.layout_defaults.get("sp"), cp_comms=comms)
+        sp_default=(training.framework.layout_defaults.get("sp") if training.framework.sequence_parallel
+                    else False), cp_comms=comms)
 
 
 class Degrees(NamedTuple):

@@ -84,7 +84,8 @@ def test_attention_core_is_whole_sequences_for_a_head_shard():
 def test_heads_must_split_over_cp():
     # tp 8: each rank has 32 / 8 = 4 query heads and max(8 / 8, 1) = 1 KV head. DeepSpeed replicates KV heads:
     # cp must divide 4 (1 KV head divides into every cp): legal cp 1, 2, 4; cp 8 is refused naming them
-    tr = _training("hf-deepspeed", seq=8192, gbs=8)
+    # (the deepspeed profile, Megatron-DeepSpeed: hf-deepspeed runs Ulysses without AutoTP, test below)
+    tr = _training("deepspeed", seq=8192, gbs=8)
     with pytest.raises(ConfigError) as err:
         validate(ParallelConfig(tp=8, cp=8, cp_comm="a2a", zero_stage=1), L8B, tr, 64)
     assert err.value.field == "cp" and "4 query heads" in str(err.value) and "legal cp: 1, 2, 4" in str(err.value)
@@ -202,3 +203,21 @@ def test_an_imported_plan_is_priced_with_its_framework(tmp_path):
     d = json.loads(r.stdout)
     assert d["training"]["framework"].startswith("deepspeed") and d["parallel"]["cp_comm"] == "a2a"
     assert "--framework deepspeed from --plan" in " ".join(r.stderr.split())
+
+
+def test_hf_deepspeed_runs_autotp_alone():
+    # DeepSpeed AutoTP shards the linear layers only (no Megatron sequence parallelism) and the Hugging Face
+    # Ulysses integration runs without AutoTP: both refused under hf-deepspeed, naming the legal values, and the
+    # search never ranks them (the DeepSpeed export refuses the same two)
+    tr = _training("hf-deepspeed", seq=8192, gbs=8)
+    with pytest.raises(ConfigError) as err:
+        validate(ParallelConfig(tp=2, sp=True, zero_stage=1), L8B, tr, 8)
+    assert err.value.field == "sp" and "legal sp: False" in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        validate(ParallelConfig(tp=2, cp=2, cp_comm="a2a", zero_stage=1), L8B, tr, 8)
+    assert err.value.field == "tp" and "legal tp with cp=2: 1" in str(err.value)
+    validate(ParallelConfig(tp=2, zero_stage=1), L8B, tr, 8)
+    validate(ParallelConfig(cp=2, cp_comm="a2a", zero_stage=1), L8B, tr, 8)
+    res = search(L8B, H100, tr, 8, top_k=200)
+    assert res.plans and not any(p.parallel.tp > 1 and (p.parallel.sp or p.parallel.cp > 1) for p in res.plans)
+    assert any(p.parallel.tp > 1 for p in res.plans) and any(p.parallel.cp > 1 for p in res.plans)

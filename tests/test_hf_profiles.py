@@ -16,10 +16,13 @@ def _changed(a, b) -> set[str]:
 def test_hf_profiles_change_only_the_model_code_terms():
     # the sharding behaviour is the base profile's; the element-wise traffic is eager torchtitan's (one number, one
     # place), the loss eager, and HF's torch.utils.checkpoint has no DeepSpeed CheckpointFunction cost; Megatron-
-    # DeepSpeed's eager ops (deepspeed eager_ops) are not HF's model code, whose every op the multiplier prices
+    # DeepSpeed's eager ops (deepspeed eager_ops) are not HF's model code, whose every op the multiplier prices. What
+    # the HF integration cannot compose differs too: no PipelineModule, no Megatron sequence parallelism beside AutoTP,
+    # no Ulysses beside AutoTP, no DeepSpeed MoE layer (expert parallelism)
     assert _changed(FRAMEWORKS["hf-fsdp"], FRAMEWORKS["pytorch-fsdp"]) == {"elementwise_traffic", "loss"}
-    assert _changed(FRAMEWORKS["hf-deepspeed"], FRAMEWORKS["deepspeed"]) == {"elementwise_traffic", "loss", "eager_ops",
-                                                                             "layer_overhead_s", "pipeline_parallel"}
+    assert _changed(FRAMEWORKS["hf-deepspeed"], FRAMEWORKS["deepspeed"]) == {
+        "elementwise_traffic", "loss", "eager_ops", "layer_overhead_s", "pipeline_parallel", "sequence_parallel",
+        "cp_with_tp", "expert_parallel"}
     assert FRAMEWORKS["hf-deepspeed"].eager_ops == () and FRAMEWORKS["hf-fsdp"].eager_ops == ()
     for name in ("hf-fsdp", "hf-deepspeed"):
         fw = FRAMEWORKS[name]

@@ -313,9 +313,9 @@ def test_sliding_window_patterns():
 
 def test_unknown_architecture_names_supported_list_and_yaml_route():
     with pytest.raises(ConfigError) as e:
-        model_from_hf_config({"architectures": ["JambaForCausalLM"]})
+        model_from_hf_config({"architectures": ["HunYuanMoEV1ForCausalLM"]})
     msg = str(e.value)
-    assert "JambaForCausalLM" in msg and "DeepseekV3ForCausalLM" in msg and "YAML" in msg
+    assert "HunYuanMoEV1ForCausalLM" in msg and "DeepseekV3ForCausalLM" in msg and "YAML" in msg
     assert e.value.field == "architectures" and "GptOssForCausalLM" in HF_ARCHITECTURES
 
 
@@ -456,11 +456,34 @@ def test_glm4_moe_dense_layers_and_no_mtp():
 
 @pytest.mark.parametrize("arch, why", [("Qwen3NextForCausalLM", "DeltaNet"), ("JambaForCausalLM", "Mamba"),
                                        ("NemotronHForCausalLM", "Mamba-2"), ("FalconH1ForCausalLM", "Mamba-2"),
-                                       ("MiniMaxForCausalLM", "linear")])
+                                       ("MiniMaxForCausalLM", "linear"), ("KimiLinearForCausalLM", "Kimi Delta")])
 def test_hybrid_architectures_are_refused_with_the_reason(arch, why):
+    # the reason, and no model-file route offered as if it were this model: a ModelSpec file would price an
+    # approximation (attention and MLP blocks), which the message says instead
     with pytest.raises(ConfigError) as e:
         model_from_hf_config({"architectures": [arch]})
-    assert why in str(e.value) and "YAML" in str(e.value) and e.value.field == "architectures"
+    assert why in str(e.value) and e.value.field == "architectures"
+    assert "YAML" not in str(e.value) and "an approximation of it, not this model" in str(e.value)
+
+
+def test_mistral3_multimodal_reads_its_mistral_text_config():
+    # Mistral Small 3.1 (Mistral3ForConditionalGeneration): the text_config is a MistralConfig with head_dim 128
+    # (not 5120 / 32 = 160). Per layer: q 5120 x 4096 = 20,971,520, k and v 5120 x 1024 = 5,242,880 each, o
+    # 20,971,520 (52,428,800), MLP 3 x 5120 x 32768 = 503,316,480, two norms 10,240: 555,755,520 x 40 layers =
+    # 22,230,220,800; embedding and untied head 2 x 131072 x 5120 = 1,342,177,280; final norm 5,120:
+    # 23,572,403,200 (the vision tower and projector not counted)
+    text = {"head_dim": 128, "hidden_act": "silu", "hidden_size": 5120, "intermediate_size": 32768,
+            "max_position_embeddings": 131072, "model_type": "mistral", "num_attention_heads": 32,
+            "num_hidden_layers": 40, "num_key_value_heads": 8, "rms_norm_eps": 1e-05, "sliding_window": None,
+            "vocab_size": 131072}
+    cfg = {"architectures": ["Mistral3ForConditionalGeneration"], "model_type": "mistral3", "text_config": text,
+           "vision_config": {"hidden_size": 1024, "num_hidden_layers": 24}}
+    m = model_from_hf_config(cfg)
+    assert m.n_params == 23_572_403_200 and m.head_dim == 128 and "vision tower" in m.source
+    no_arch = {k: v for k, v in cfg.items() if k != "architectures"}
+    assert model_from_hf_config(no_arch).n_params == 23_572_403_200
+    with pytest.raises(ConfigError, match="num_key_value_heads"):
+        model_from_hf_config({**cfg, "text_config": {k: v for k, v in text.items() if k != "num_key_value_heads"}})
 
 
 def test_null_where_a_family_sets_its_own_default_is_refused():
@@ -778,3 +801,14 @@ def test_minimax_m2_full_qk_norm_mtp_note_and_deepseek_v32_refused():
     for refused in ({"architectures": ["DeepseekV32ForCausalLM"]}, {"model_type": "deepseek_v32"}):
         with pytest.raises(ConfigError, match="indexer"):
             model_from_hf_config(refused)
+
+
+def test_config_dropout_is_named_in_the_model_note():
+    # GPT-2's config trains with dropout 0.1 (resid_pdrop, embd_pdrop, attn_pdrop); the planner prices none unless
+    # --dropout: the model's source note says so; a config with attention_dropout 0.0 gets no such note
+    gpt2 = {"architectures": ["GPT2LMHeadModel"], "n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257,
+            "n_positions": 1024, "resid_pdrop": 0.1, "embd_pdrop": 0.1, "attn_pdrop": 0.1}
+    m = model_from_hf_config(gpt2)
+    assert "resid_pdrop=0.1, embd_pdrop=0.1, attn_pdrop=0.1: the config trains with dropout" in m.source
+    llama, _ = FAMILIES["llama-3.2-1b"]
+    assert "dropout" not in model_from_hf_config({**llama, "attention_dropout": 0.0}).source

@@ -289,8 +289,16 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                          recompute_after_loss=True, weight_sharding_axes=("cp", "ep"), tp_requires_sp=True,
                          named_remat=True, selective_recompute="named_dots", layout_defaults={"sp": True},
                          default_precision="fp32-params", gpu_matmul_scale=1.24, default_zero_stage=3,
-                         memory_limited_schedule=True,
-                         sources={"memory_limited_schedule": "OpenXLA xla/service/latency_hiding_scheduler.h: "
+                         memory_limited_schedule=True, expert_tensor_parallel=False, ep_spans_cp=False,
+                         sources={"expert_tensor_parallel": "False: MaxText src/MaxText/configs/base.yml "
+                                  "logical_axis_rules put the experts' 'mlp' dimension on the same tensor axes "
+                                  "(['fsdp_transpose', 'tensor', 'tensor_sequence', 'autoregressive']) as the dense "
+                                  "MLP's and 'exp' on 'expert'; no option gives the experts a tensor degree of their own",
+                                  "ep_spans_cp": "False: base.yml's 'expert' mesh axis is a dimension of its own beside "
+                                  "'context' (the mesh's product is the devices), and the 'embed' rule shards the "
+                                  "weights over fsdp and expert together: the expert group comes out of the ZeRO-3 "
+                                  "(fsdp) ranks, not the context ones (shardplan's MaxText export refuses other ep)",
+                                  "memory_limited_schedule": "OpenXLA xla/service/latency_hiding_scheduler.h: "
                                   "SchedulerConfig::memory_limit and depth_based_memory_pressure_reduction (the "
                                   "latency-hiding scheduler tracks the schedule's memory peak against the device's limit "
                                   "and gives up overlap, scheduling again with a lower limit, to stay under it; apple/axlearn "
@@ -589,8 +597,19 @@ FRAMEWORKS["hf-fsdp"] = FRAMEWORKS["pytorch-fsdp"].model_copy(update={
 FRAMEWORKS["hf-deepspeed"] = FRAMEWORKS["deepspeed"].model_copy(update={
     "name": "hf-deepspeed", "elementwise_traffic": FRAMEWORKS["torchtitan"].elementwise_traffic, "loss": "eager",
     "eager_ops": (),
-    "layer_overhead_s": 0.0, "pipeline_parallel": False,
+    "layer_overhead_s": 0.0, "pipeline_parallel": False, "sequence_parallel": False, "cp_with_tp": False,
+    "expert_parallel": False,
     "sources": {**FRAMEWORKS["deepspeed"].sources, "elementwise_traffic": _HF_EAGER, "loss": _HF_LOSS,
+                "sequence_parallel": "False: DeepSpeed AutoTP training (docs/_tutorials/autotp-training.md; "
+                "deepspeed/module_inject/auto_tp.py) replaces the model's nn.Linear layers with row / column sharded "
+                "ones; no Megatron-style sequence parallelism of the norms and dropouts between them",
+                "expert_parallel": "False: DeepSpeed's expert parallelism is model code (deepspeed/moe/layer.py "
+                "MoE(ep_size=...)); the Hugging Face MoE blocks (e.g. transformers models/mixtral/modeling_mixtral.py "
+                "MixtralSparseMoeBlock, an nn.ModuleList of experts) run every expert on every rank, sharded by ZeRO "
+                "like any weight",
+                "cp_with_tp": "False: the Hugging Face DeepSpeed-Ulysses integration (ALST, "
+                "deepspeed/runtime/sequence_parallel/ulysses_sp.py UlyssesSPAttentionHF) is documented and tested "
+                "without AutoTP; shardplan's DeepSpeed export refuses the pair for the same reason",
                 "layer_overhead_s": "0: the HF Trainer's gradient_checkpointing wraps each decoder layer in "
                 "torch.utils.checkpoint, not DeepSpeed's CheckpointFunction, whose per-layer cost the deepspeed "
                 "profile's layer_overhead_s (fitted on Megatron-DeepSpeed rows) prices",

@@ -356,6 +356,14 @@ class FrameworkProfile(BaseModel):
         moe_tensor_parallel: whether the framework runs tensor parallelism in a MoE model (False: tp > 1 refused
             for MoE models; NeMo AutoModel's custom MoE models assert "Tensor parallelism not supported for custom
             MoE models", components/moe/parallelizer.py parallelize_model).
+        expert_tensor_parallel: whether the experts can take a tensor-parallel degree of their own (``etp`` other
+            than tp; Megatron-LM ``--expert-tensor-parallel-size``, torchtitan's ETP); False: the experts are split
+            over the tensor axis as the dense layers are (MaxText's logical rules put the experts' ``mlp`` dimension
+            on the same ``tensor`` axes as the dense MLP's).
+        ep_spans_cp: whether the expert-parallel group may take context-parallel ranks (ep dividing dp x cp, as
+            Megatron-LM and torchtitan fold it); False: ep must divide the ZeRO-3 shard group without cp
+            (``dp_shard``, else dp: MaxText's ``expert`` mesh axis is carved from the fsdp ranks, separate from
+            ``context``).
         context_parallel, expert_parallel: whether cp > 1 / ep > 1 layouts are priced for this
             framework as the planner composes them (cp and ep inside the data-parallel gradient
             group); False refuses them in validation and the search (nanotron: its
@@ -377,6 +385,11 @@ class FrameworkProfile(BaseModel):
         tp_requires_sp: tensor parallelism always shards the activations between the blocks (torchtitan's TP plan
             shards the norms' sequence, MaxText's tensor axis the activations' embed dimension: ``sp`` with every
             tp > 1).
+        sequence_parallel: the framework has Megatron-style sequence parallelism beside tensor parallelism
+            (``ParallelConfig.sp`` with tp > 1); False refuses it in validation and the search (DeepSpeed's AutoTP,
+            which the Hugging Face integration runs, shards the linear layers' weights only).
+        cp_with_tp: context parallelism composes with tensor parallelism (cp > 1 beside tp > 1); False refuses
+            the pair (the Hugging Face DeepSpeed-Ulysses integration is documented without AutoTP).
         tp_overlap: the framework can overlap the tensor-parallel collectives with the GEMMs
             (``ParallelConfig.tp_overlap``); False refuses it (eager torchtitan: its async TP runs only under
             torch.compile, torchtitan parallelize.py "Async TP requires torch.compile").
@@ -510,12 +523,16 @@ class FrameworkProfile(BaseModel):
     cp_a2a_fused_only: bool = False
     weight_sharding_axes: tuple[Literal["cp", "ep"], ...] = ()
     tp_requires_sp: bool = False
+    sequence_parallel: bool = True
+    cp_with_tp: bool = True
     tp_overlap: bool = True
     compiled: bool = False
     lazy_grads: bool = False
     named_remat: bool = False
     expert_parallel: bool = True
     moe_tensor_parallel: bool = True
+    expert_tensor_parallel: bool = True
+    ep_spans_cp: bool = True
     pipeline_parallel: bool = True
     pp_p2p_overlap: bool = False
     local_batch_flushes: bool = False
@@ -624,7 +641,8 @@ class FrameworkProfile(BaseModel):
     @model_validator(mode="after")
     def _sp_default_allowed(self) -> "FrameworkProfile":
         """A profile whose tensor axis always shards the activations (``tp_requires_sp``) cannot default sp off
-        (``layout_defaults``): every tp > 1 layout would then be refused naming the user's flags.
+        (``layout_defaults``), and one without sequence parallelism (``sequence_parallel`` False) can neither
+        require it nor default it on: every tp > 1 layout would then be refused naming the user's flags.
 
         Raises:
             ConfigError: naming both fields and the ways out.
@@ -635,6 +653,12 @@ class FrameworkProfile(BaseModel):
                               "default at every tp > 1; legal: layout_defaults sp true (or left out), or "
                               "tp_requires_sp false", field="layout_defaults", value=dict(self.layout_defaults),
                               legal=[{"sp": True}, {}])
+        if not self.sequence_parallel and (self.tp_requires_sp or self.layout_defaults.get("sp")):
+            from shardplan.errors import ConfigError
+            which = "tp_requires_sp=true" if self.tp_requires_sp else "layout_defaults sp=true"
+            raise ConfigError(f"sequence_parallel=false with {which}: the profile would refuse its own sp at every "
+                              "tp > 1; legal: sequence_parallel true, or tp_requires_sp false and layout_defaults "
+                              "without sp true", field="sequence_parallel", value=False, legal=[True])
         return self
 
     @field_validator("schedules", "released_schedules", "zero_stages", "recomputes", "pipeline_zero_stages",
