@@ -360,7 +360,7 @@ _ULTRA_FP4 = ("derived, not fitted (HardwareSpec.fp4_over_fp8_rate = 2): achieve
               "run came out +28% at the fp8 fraction (GB300 / GB200 NVFP4 per GPU measured 1.31x, predicted 1.71x) and "
               "checked on the MLPerf v6.0 Cisco B300 NVFP4 Llama 3.1 8B run: +21% -> +5% (docs/accuracy.md)")
 HARDWARE["gb300"] = HardwareSpec(**{
-    **HARDWARE["gb200"].model_dump(), "name": "gb300", "hbm_bytes": 279e9, "sm_count": 160, "scale_out_bandwidth": 100e9,
+    **HARDWARE["gb200"].model_dump(), "name": "gb300", "hbm_bytes": 288e9, "sm_count": 160, "scale_out_bandwidth": 100e9,
     "peak_flops_fp4": 15e15,
     "compute_arch": "blackwell-ultra", **_ULTRA_GEMM,
     "fp4_over_fp8_rate": HARDWARE["gb200"].peak_flops_fp4 / HARDWARE["gb200"].peak_flops_fp8,
@@ -370,8 +370,10 @@ HARDWARE["gb300"] = HardwareSpec(**{
                       "(the GB200 NVL72's figures) -> 2.5 PF bf16 / 5 PF fp8 dense per GPU",
         "peak_flops_fp4": "NVIDIA GB300 NVL72 datasheet: 1,080 PFLOPS dense fp4 (1,440 with sparsity) per 72 GPUs -> 15 PF "
                           "dense NVFP4 per GPU (Blackwell Ultra: 1.5x Blackwell's dense NVFP4)",
-        "hbm": "NVIDIA GB300 NVL72 datasheet: up to 20 TB HBM3e and 576 TB/s per 72 GPUs -> 279 GB, 8 TB/s per GPU "
-               "(288 GB per Blackwell Ultra package)",
+        "hbm": "NVIDIA Blackwell Ultra (GB300): 288 GB HBM3e per GPU; the GB300 NVL72 datasheet's 'up to 20 TB' and "
+               "576 TB/s per 72 GPUs -> 8 TB/s per GPU (its 20 TB rounds 72 x 288 GB = 20.7 TB down: 279 GB per GPU, used "
+               "before, is below the 265.08 GiB = 284.6 GB peak torchtitan's DeepSeek-V3 DistMoE report measured on one "
+               "GB300, docs/accuracy.md fortieth pass)",
         "devices_per_host": "NVIDIA GB300 NVL72: 18 compute trays of 4 Blackwell Ultra GPUs and 2 Grace CPUs"}})
 HARDWARE["b300"] = HardwareSpec(**{
     **_B200.model_dump(), "name": "b300", "hbm_bytes": 288e9, "sm_count": 160, "scale_out_bandwidth": 100e9,
