@@ -666,6 +666,10 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
         spec = spec_fields(arch, cfg)
     except KeyError as e:
         raise ConfigError(f"config.json for {arch} lacks the key {e.args[0]!r}", field=e.args[0]) from None
+    text = cfg["text_config"] if arch in MULTIMODAL else cfg
+    context = text.get("max_position_embeddings")
+    if isinstance(context, int) and not isinstance(context, bool) and 0 < context <= limits.MAX_SEQ_LEN:
+        spec.setdefault("context_length", context)
     try:
         notes = caveats(arch, cfg)
         return ModelSpec(name=name, source=f"Hugging Face config.json ({arch})"

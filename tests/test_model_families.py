@@ -812,3 +812,15 @@ def test_config_dropout_is_named_in_the_model_note():
     assert "resid_pdrop=0.1, embd_pdrop=0.1, attn_pdrop=0.1: the config trains with dropout" in m.source
     llama, _ = FAMILIES["llama-3.2-1b"]
     assert "dropout" not in model_from_hf_config({**llama, "attention_dropout": 0.0}).source
+
+
+def test_context_length_is_read_and_a_longer_sequence_is_noted():
+    # Llama 3.2 1B's config declares 131,072 positions; a 262,144-token sequence is priced with a note, a shorter one
+    # without; a model without a config (a preset) has no declared context and never gets the note
+    from shardplan.cli.estimate import model_note
+    llama, _ = FAMILIES["llama-3.2-1b"]
+    m = model_from_hf_config({**llama, "max_position_embeddings": 131072})
+    assert m.context_length == 131072
+    assert "longer than the context its config declares (max_position_embeddings 131,072)" in model_note(m, 262144)
+    assert model_note(m, 8192) is None
+    assert model_from_hf_config({k: v for k, v in llama.items() if k != "max_position_embeddings"}).context_length == 0

@@ -735,11 +735,17 @@ def straddle_note(e) -> str | None:
             "inside one domain (too fast for those); a size that divides the domain avoids it")
 
 
-def model_note(model) -> str | None:
+def model_note(model, seq_len: int | None = None) -> str | None:
     """What a ModelSpec's config.json holds that its count leaves out (the vision tower of a multimodal model,
-    multi-token-prediction modules, a quantized checkpoint's format: :func:`shardplan.hf_config.caveats`), or None."""
+    multi-token-prediction modules, a quantized checkpoint's format, dropout: :func:`shardplan.hf_config.caveats`) and,
+    with ``seq_len`` (tokens), a sequence longer than the context the config declares (``ModelSpec.context_length``),
+    or None."""
     from shardplan.loaders import SOURCE_NOTE
-    return f"model {model.name}: {model.source.split(SOURCE_NOTE, 1)[1]}" if SOURCE_NOTE in model.source else None
+    parts = [model.source.split(SOURCE_NOTE, 1)[1]] if SOURCE_NOTE in model.source else []
+    if seq_len and model.context_length and seq_len > model.context_length:
+        parts.append(f"seq_len {seq_len:,} is longer than the context its config declares (max_position_embeddings "
+                     f"{model.context_length:,}): priced as given; running it is a context extension (RoPE scaling)")
+    return f"model {model.name}: {'; '.join(parts)}" if parts else None
 
 
 def print_estimate_notes(e) -> None:
@@ -749,7 +755,7 @@ def print_estimate_notes(e) -> None:
     print_notes(e.layout)
     from shardplan.calibration import optimism_note
     scheduled = [e.parallel.schedule] if e.parallel.pp > 1 else []
-    for note in (model_note(e.model), optimism_note(e), routing_note(e), unreleased_schedule_note(e.training.framework, scheduled),
+    for note in (model_note(e.model, e.training.seq_len), optimism_note(e), routing_note(e), unreleased_schedule_note(e.training.framework, scheduled),
                  attention_kernel_note(e), moe_overhead_note(e), layer_overhead_note(e), stall_note(e),
                  allocator_note(e), compile_note(e), eager_code_note(e), fp4_note(e), lazy_grads_note(e),
                  bf16_optimizer_note(e),

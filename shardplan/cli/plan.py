@@ -288,7 +288,7 @@ def _input_notes(m, tr, hardware, framework, precision, hw=None, attention=None)
     framework_note(hardware, framework, tr.framework)
     precision_note(precision, tr.framework, hardware=hw, chosen=tr.precision.name)
     attention_note(attention, tr, hw)
-    note = model_note(m)
+    note = model_note(m, tr.seq_len)
     if note:
         err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
 

@@ -73,6 +73,9 @@ class ModelSpec(BaseModel):
         "bias=config.lm_head_bias); counted in n_params, sharded over tp with the head")
     position: Literal["rope", "learned", "alibi"] = "rope"
     max_position_embeddings: int = Field(default=0, ge=0, le=L.MAX_VOCAB, description="rows of a learned position table")
+    context_length: int = Field(default=0, ge=0, le=L.MAX_SEQ_LEN, description=(
+        "the context the model's config declares (a Hugging Face config's max_position_embeddings; 0 = not given); "
+        "prices nothing: a longer seq_len gets a note"))
     # Mixture of experts
     n_experts: int = Field(default=0, ge=0, le=L.MAX_EXPERTS, description="routed experts per MoE layer (0 = dense)")
     top_k: int = Field(default=0, ge=0, le=L.MAX_EXPERTS, description="experts each token is routed to")
