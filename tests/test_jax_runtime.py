@@ -212,6 +212,7 @@ def test_ulysses_matches_single_device(batches, reference):
     # AllToAlls (counted against the planner in tests/test_validation_coverage.py), the same function as one device
     from shardplan.crosscheck.hlo import hlo_collectives
     from shardplan.jax.ring import runtime_cp_attention
+    from shardplan.jax.train import check_ulysses
 
     layout = validate(ParallelConfig(cp=2, cp_comm="a2a"), TINY, TR, 8)
     tr = Trainer(TINY, layout, TR, TrainConfig(steps=3, compute_dtype="float32"))
@@ -223,9 +224,16 @@ def test_ulysses_matches_single_device(batches, reference):
     assert runtime_cp_attention("allgather", 1, 2, "a2a")[0] == "a2a"
     mode, note = runtime_cp_attention("a2a", 1, 2, "ring")
     assert mode == "ring" and "cp_comm='a2a'" in note
-    # the runtime does not replicate KV heads: tiny-llama's 2 KV heads over cp 4 is refused, naming cp
-    with pytest.raises(ConfigError, match="does not replicate") as err:
-        Trainer(TINY, validate(ParallelConfig(cp=4, cp_comm="a2a"), TINY, TR, 8), TR, CFG)
+    # tiny-llama's 2 KV heads over cp 4: each is repeated twice before the AllToAll (DeepSpeed's replication), the
+    # 4 query heads split into 4 groups of 1; the same function as one device
+    from shardplan.presets.frameworks import JAX_RUNTIME  # the runtime's profile, which replicates KV heads
+    runtime = TR.model_copy(update={"framework": JAX_RUNTIME})
+    rep = Trainer(TINY, validate(ParallelConfig(cp=4, cp_comm="a2a"), TINY, runtime, 8), runtime,
+                  TrainConfig(steps=3, compute_dtype="float32"))
+    np.testing.assert_allclose(run_steps(rep, batches)[1], reference, rtol=2e-5, atol=2e-5)
+    # cp 8 would split 4 query heads 8 ways: refused naming cp and the legal values
+    with pytest.raises(ConfigError, match="legal cp with tp=1: 2, 4") as err:
+        check_ulysses(TINY, ParallelConfig(cp=8, cp_comm="a2a"))
     assert err.value.field == "cp"
 
 

@@ -93,16 +93,22 @@ def test_zero3_with_context_parallelism_reduces_the_embedding_once(gather):
 
 
 
-@pytest.mark.parametrize("recompute, calls, sent", [("none", 16, 98_304), ("full", 24, 147_456)])
-def test_ulysses_alltoalls_match_the_planner(recompute, calls, sent):
+@pytest.mark.parametrize("recompute, calls, sent, cp", [("none", 16, 98_304, 2), ("full", 24, 147_456, 2),
+                                                     ("none", 16, 98_304, 4)])
+def test_ulysses_alltoalls_match_the_planner(recompute, calls, sent, cp):
     # cp_comm='a2a' runs as DeepSpeed-Ulysses in the runtime: GSPMD re-shards Q, K, V to KV-group shards and the
     # output back with one AllToAll each. tiny-llama (2 layers, 4 heads, 2 KV heads, head_dim 16), cp 2, seq 32,
     # micro batch 4 (one microbatch), fp32 (4 B): u = 32 x 4 / 2 = 64 local tokens; payloads Q and output
     # 4 x 64 x 64 = 16,384 B, K and V 4 x 64 x 32 = 8,192 B, of which an AllToAll over 2 ranks sends half:
     # 8,192 + 4,096 + 4,096 + 8,192 = 24,576 B per layer forward, as much backward (the gradients):
-    # 2 layers x 2 x 24,576 = 98,304 B in 16 calls; full recompute runs the forward's again: 147,456 B, 24 calls
-    layout = validate(ParallelConfig(cp=2, cp_comm="a2a", microbatch_size=4, recompute=recompute), TINY, TR, 8)
-    v = validate_plan(TINY, layout, TR)
+    # 2 layers x 2 x 24,576 = 98,304 B in 16 calls; full recompute runs the forward's again: 147,456 B, 24 calls.
+    # cp 4 (the 2 KV heads repeated to 4, one per rank, as DeepSpeed replicates them): u = 32 x 4 / 4 = 32 tokens;
+    # Q, K, V and output each 4 x 32 x 4 x 16 = 8,192 B, of which an AllToAll over 4 ranks sends 3/4 = 6,144 B:
+    # 24,576 B per layer forward as at cp 2, 98,304 B in 16 calls
+    from shardplan.presets.frameworks import JAX_RUNTIME  # the runtime's profile: it replicates KV heads (cp 4)
+    tr = TR.model_copy(update={"framework": JAX_RUNTIME, "global_batch_size": 32 // cp})  # one microbatch of 4
+    layout = validate(ParallelConfig(cp=cp, cp_comm="a2a", microbatch_size=4, recompute=recompute), TINY, tr, 8)
+    v = validate_plan(TINY, layout, tr)
     row = v.row("AllToAll", "cp")
     assert v.cp_attention == "a2a"
     assert (row.planner_count, row.planner_bytes) == (calls, sent)

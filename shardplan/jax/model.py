@@ -48,7 +48,7 @@ from flax import nnx
 from jax.sharding import PartitionSpec as P
 
 from shardplan.errors import ConfigError
-from shardplan.jax.ring import ring_attention, ring_degree, ulysses_degree
+from shardplan.jax.ring import ring_attention, ring_degree, ulysses_degree, ulysses_kv_copies
 from shardplan.jax.rules import (active_context, constrain, context_mesh, kv_replicated, local_sizes, manual_axes,
                                  resolve)
 from shardplan.specs.model import ModelSpec
@@ -346,7 +346,7 @@ class Attention(nnx.Module):
         if window is not None:  # Mistral v0.1: a query sees its last `window` keys (itself included)
             mask = mask & (positions[:, None] - positions[None, :] < window)
         scores = jnp.where(mask[None, None, None], scores, jnp.finfo(jnp.float32).min)
-        probs = _softmax_with_sinks(scores, self.sinks, self.g, qg.shape[3]).astype(qg.dtype)
+        probs = _softmax_with_sinks(scores, self.sinks, qg.shape[2], qg.shape[3]).astype(qg.dtype)
         return jnp.einsum("bgrqs,bsgk->bqgrk", probs, v)
 
     def _ulysses_core(self, qg: jax.Array, kk: jax.Array, v: jax.Array, positions: jax.Array,
@@ -355,15 +355,26 @@ class Attention(nnx.Module):
         and V constrained from sequence shards to KV-group shards over tp x cp (``act_kv_heads_cp``), which GSPMD
         re-shards with one AllToAll each, the attention of :meth:`_gathered_core` over the whole sequence, and the
         output constrained back to its group shard (the caller's sequence constraint re-shards it with a fourth
-        AllToAll; the backward transposes the four). Same shapes as :meth:`_gathered_core`."""
+        AllToAll; the backward transposes the four). A tp rank with fewer KV heads than cp repeats each
+        (:func:`~shardplan.jax.ring.ulysses_kv_copies` = f copies) on its sequence shard before the AllToAll, and its
+        query groups split into f groups of r / f heads, as DeepSpeed replicates them: the K and V AllToAlls then
+        carry cp heads per tp rank, the planner's payload (``parallel.a2a_kv_heads``). Same shapes as
+        :meth:`_gathered_core`."""
+        b, s, g, r, k = qg.shape
+        f = ulysses_kv_copies(g)
         # pinned as sequence shards first (as the ring's), so that the re-shard to group shards happens here
-        qg = constrain(constrain(qg, ("act_batch", "act_seq", "act_kv_heads", None, None)),
-                       ("act_batch", None, "act_kv_heads_cp", None, None))
+        qg = constrain(qg, ("act_batch", "act_seq", "act_kv_heads", None, None))
         kk = constrain(kk, ("act_batch", "act_seq", "act_kv_heads", None))
         v = constrain(v, ("act_batch", "act_seq", "act_kv_heads", None))
+        if f > 1:  # head h = (group, query) keeps its flat index: group x r + query = (group x f + copy) x r / f + rest
+            qg = constrain(qg.reshape(b, s, g * f, r // f, k), ("act_batch", "act_seq", "act_kv_heads", None, None))
+            kk = constrain(jnp.repeat(kk, f, axis=2), ("act_batch", "act_seq", "act_kv_heads", None))
+            v = constrain(jnp.repeat(v, f, axis=2), ("act_batch", "act_seq", "act_kv_heads", None))
+        qg = constrain(qg, ("act_batch", None, "act_kv_heads_cp", None, None))
         positions = constrain(positions, (None,))  # whole: each rank masks the whole sequence itself
         out = self._gathered_core(qg, kk, v, positions, window, groups="act_kv_heads_cp", queries=None)
-        return constrain(out, ("act_batch", None, "act_kv_heads_cp", None, None))
+        out = constrain(out, ("act_batch", None, "act_kv_heads_cp", None, None))
+        return out.reshape(b, s, g, r, out.shape[-1]) if f > 1 else out
 
     def _ring_core(self, qg: jax.Array, kk: jax.Array, v: jax.Array, positions: jax.Array,
                    window: Any = None) -> jax.Array:

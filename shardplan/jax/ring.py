@@ -138,6 +138,20 @@ def ulysses_degree() -> int:
     return _cp_degree("a2a")
 
 
+def ulysses_kv_copies(kv_heads: int) -> int:
+    """How many copies of each KV head the traced DeepSpeed-Ulysses attention makes: a tp rank holding fewer KV heads
+    than cp (``kv_heads / tp < cp``, which then divides cp) repeats each ``cp / (kv_heads / tp)`` times before the
+    AllToAll, so that every rank of the cp group receives one whole head (DeepSpeed UlyssesSPAttentionHF: "KV heads
+    replicated" when ``num_key_value_heads < sp_world_size``; Jacobs et al. 2023 Sec. 3); else 1 (no Ulysses, or
+    enough heads). ``kv_heads``: the model's KV heads (``tp`` divides them)."""
+    cp = ulysses_degree()
+    ctx = active_context()
+    if not cp or ctx is None:
+        return 1
+    per_rank = kv_heads // ctx[1].sizes.get("tp", 1)
+    return cp // per_rank if 0 < per_rank < cp else 1
+
+
 def sequence_order(s: int) -> np.ndarray | None:
     """The order in which the traced model must receive a sequence of ``s`` tokens: the zig-zag
     positions (:func:`zigzag_order`) when attention runs as a ring, else None (natural order).

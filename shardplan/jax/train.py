@@ -319,9 +319,10 @@ def _cp_attention(model: ModelSpec, p: ParallelConfig, requested: str) -> str:
 
 def check_ulysses(model: ModelSpec, p: ParallelConfig) -> None:
     """The runtime's DeepSpeed-Ulysses (``cp_attention="a2a"``) shards the attention core's KV groups over tp x cp
-    (:data:`shardplan.jax.rules.LOGICAL_AXIS_RULES` ``act_kv_heads_cp``): it needs standard attention (not MLA) and
-    a cp that divides each tp rank's query and KV heads (:func:`shardplan.parallel.a2a_cp_options` without KV
-    replication; DeepSpeed replicates, the runtime does not).
+    (:data:`shardplan.jax.rules.LOGICAL_AXIS_RULES` ``act_kv_heads_cp``), repeating a tp rank's KV heads up to cp when
+    it has fewer (:func:`shardplan.jax.ring.ulysses_kv_copies`, as DeepSpeed does): it needs standard attention (not
+    MLA), tp dividing the KV heads (no replication over tp) and a cp that divides each tp rank's query heads and
+    divides or is divided by its KV heads (:func:`shardplan.parallel.a2a_cp_options` with KV replication).
 
     Raises:
         ConfigError: naming the field and the legal values.
@@ -331,12 +332,16 @@ def check_ulysses(model: ModelSpec, p: ParallelConfig) -> None:
         raise ConfigError("cp_comm='a2a' with multi-head latent attention is not implemented by the JAX runtime (its "
                           "MLA attention gathers K/V or runs the ring); legal: cp_comm='ring'", field="cp_comm",
                           value="a2a", legal=["ring"])
-    legal = [c for c in a2a_cp_options(model, p.tp, replicates_kv=False) if c > 1]
+    if model.kv_heads % p.tp:
+        legal = [t for t in range(1, model.kv_heads + 1) if model.kv_heads % t == 0]
+        raise ConfigError(f"tp={p.tp} with cp_comm='a2a': the JAX runtime's Ulysses needs tp dividing the "
+                          f"{model.kv_heads} KV heads (it repeats KV heads over cp, not over tp); legal tp: "
+                          f"{', '.join(map(str, legal))} (or cp_comm='ring')", field="tp", value=p.tp, legal=legal)
+    legal = [c for c in a2a_cp_options(model, p.tp, replicates_kv=True) if c > 1]
     if p.cp not in legal:
-        raise ConfigError(f"cp={p.cp} with cp_comm='a2a': the JAX runtime splits the {model.kv_heads} KV heads over "
-                          f"tp x cp = {p.tp * p.cp} and does not replicate them; legal cp with tp={p.tp}: "
-                          f"{', '.join(map(str, legal)) or 'none'} (or cp_comm='ring')", field="cp", value=p.cp,
-                          legal=legal)
+        raise ConfigError(f"cp={p.cp} with cp_comm='a2a': the JAX runtime splits the {model.n_heads} query heads over "
+                          f"tp x cp = {p.tp * p.cp}; legal cp with tp={p.tp}: {', '.join(map(str, legal)) or 'none'} "
+                          f"(or cp_comm='ring')", field="cp", value=p.cp, legal=legal)
 
 
 def check_expert_mesh(model: ModelSpec, p) -> None:

@@ -780,7 +780,7 @@ JAX_RUNTIME = FRAMEWORKS["maxtext"].model_copy(update={
     "schedules": ("gpipe", "1f1b", "interleaved", "zero-bubble"), "zero_stages": None, "activation_offload": False,
     "logit_bytes": None, "recompute_after_loss": False, "tp_requires_sp": False, "weight_sharding_axes": (),
     "named_remat": False, "layout_defaults": {}, "default_zero_stage": 0,
-    "released_schedules": ("gpipe", "1f1b", "interleaved"), "cp_comms": ("ring", "a2a"), "cp_a2a_replicates_kv": False,
+    "released_schedules": ("gpipe", "1f1b", "interleaved"), "cp_comms": ("ring", "a2a"), "cp_a2a_replicates_kv": True,
     "sources": {**{k: v for k, v in FRAMEWORKS["maxtext"].sources.items()
                    if k not in ("logit_bytes", "recompute_after_loss", "tp_requires_sp", "weight_sharding_axes",
                                 "named_remat", "layout_defaults")},
@@ -788,6 +788,7 @@ JAX_RUNTIME = FRAMEWORKS["maxtext"].model_copy(update={
                 "bubble is the planner's",
                 "cp_comms": "shardplan.jax.model Attention: the K/V ring (shardplan.jax.ring) and DeepSpeed-Ulysses "
                 "(_ulysses_core, GSPMD AllToAlls; docs/runtime.md)",
-                "cp_a2a_replicates_kv": "shardplan.jax.train.check_ulysses: the runtime splits KV heads over tp x cp and "
-                "does not replicate them"}})
+                "cp_a2a_replicates_kv": "shardplan.jax.model Attention._ulysses_core: a tp rank with fewer KV heads "
+                "than cp repeats them up to cp before the AllToAll (shardplan.jax.ring.ulysses_kv_copies), as DeepSpeed "
+                "does"}})
 
