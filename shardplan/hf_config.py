@@ -803,6 +803,9 @@ FAMILIES: dict[str, Callable[[Cfg], Cfg]] = {
     "MiniMaxM2ForCausalLM": _minimax_m2,
 }
 MULTIMODAL = ("Gemma3ForConditionalGeneration", "Llama4ForConditionalGeneration", "Mistral3ForConditionalGeneration")
+#: the text_config model_type each multimodal wrapper's translator reads (transformers builds the text model from
+#: CONFIG_MAPPING[text_config.model_type]; Mistral3Config defaults it to "mistral")
+TEXT_MODEL_TYPES = {"Mistral3ForConditionalGeneration": ("mistral",)}
 
 _MAMBA2 = "hybrid of Mamba-2 (state-space) and attention layers"
 #: architectures refused with the reason ModelSpec cannot express them (it knows attention + MLP blocks only)
@@ -896,6 +899,12 @@ def spec_fields(arch: str, cfg: Cfg) -> Cfg:
         if not isinstance(text, dict):
             raise ConfigError(f"{arch} config.json text_config={short_repr(text)}; legal: a mapping of the text "
                               "model's keys (hidden_size, num_hidden_layers, ...)", field="text_config", value=text)
+        kind, legal = text.get("model_type"), TEXT_MODEL_TYPES.get(arch)
+        if legal and kind is not None and kind not in legal:
+            # transformers builds the text model from CONFIG_MAPPING[text_config.model_type]: another family's keys
+            raise ConfigError(f"{arch} config.json text_config.model_type={short_repr(kind)}; legal: "
+                              f"{', '.join(repr(k) for k in legal)} (the text model this translator reads) or leave the "
+                              "key out", field="text_config.model_type", value=kind, legal=list(legal))
         cfg = text
     _require(cfg, arch, *REQUIRED_KEYS.get(arch, ()))
     return FAMILIES[arch](cfg)

@@ -283,10 +283,11 @@ def parallel_config(layout: Mapping[str, Any] | None = None, plan: str | Path | 
     if given.get("recompute", "selective") != "selective" and "recompute_modules" not in given:
         base.pop("recompute_modules", None)  # the file's modules belonged to its selective recompute
     for derived, source in (("dp_shard", ("zero_stage", "dp", "tp", "pp", "cp")), ("dp", ("tp", "pp", "cp")),
-                            ("pp_layers", ("pp",))):
+                            ("pp_layers", ("pp",)), ("cp_comm", ("cp",))):
         # a plan file's dp_shard (dp) was resolved for its own ZeRO stage and degrees: a flag that changes them
         # re-derives it (ZeRO-0's dp_shard=1 would otherwise keep a new --zero-stage 1 from sharding); its
-        # pp_layers split its own pp, so a --pp that differs takes the automatic split of the new pp
+        # pp_layers split its own pp, so a --pp that differs takes the automatic split of the new pp; its cp_comm
+        # went with its own cp (the cp = 1 default 'ring'), so a --cp that differs takes the profile's exchange
         if derived not in given and any(k in given and given[k] != base.get(k) for k in source):
             base.pop(derived, None)
     values = {**base, **given}

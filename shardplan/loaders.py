@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from shardplan import limits
 from shardplan.errors import ConfigError, fmt_legal, short_repr
-from shardplan.hf_config import FAMILIES, MULTIMODAL, UNMODELLED, YAML_ROUTE, caveats, spec_fields
+from shardplan.hf_config import DROPOUT_KEYS, FAMILIES, MULTIMODAL, UNMODELLED, YAML_ROUTE, caveats, spec_fields
 from shardplan.presets.hardware import HARDWARE, hardware_preset_name
 from shardplan.presets.models import MODELS
 from shardplan.specs.hardware import HardwareSpec
@@ -502,7 +502,7 @@ HF_INT_KEYS = {**{k: 1 for k in (
     "n_head_kv", "kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim",
     "sliding_window", "sliding_window_pattern", "moe_layer_freq", "shared_expert_intermediate_size", "d_model",
     "n_layers", "n_heads", "kv_n_heads", "moe_num_experts", "moe_top_k", "moe_k", "moe_layer_interval",
-    "expansion_ratio", "ffn_dim", "word_embed_proj_dim")},
+    "expansion_ratio", "ffn_dim", "word_embed_proj_dim", "max_position_embeddings")},
     "first_k_dense_replace": 0, "n_shared_experts": 0, "moe_num_shared_experts": 0, "moe_layer_start_index": 0,
     "moe_layer_end_index": -1, "num_nextn_predict_layers": 0, "num_mtp_modules": 0, "max_window_layers": 0}
 #: keys that hold ``true`` / ``false``
@@ -513,7 +513,8 @@ HF_BOOL_KEYS = ("tie_word_embeddings", "attention_bias", "mlp_bias", "multi_quer
                 "use_parallel_residual", "lm_head_bias")
 #: keys whose ``null`` means "derive it" or "none" (Transformers' defaults)
 HF_NULLABLE_KEYS = ("n_inner", "num_key_value_heads", "head_dim", "q_lora_rank", "sliding_window", "n_routed_experts",
-                    "n_shared_experts", "num_kv_heads", "n_head_kv", "ffn_hidden_size", "word_embed_proj_dim")
+                    "n_shared_experts", "num_kv_heads", "n_head_kv", "ffn_hidden_size", "word_embed_proj_dim",
+                    "max_position_embeddings")
 #: architectures whose config.json nests sub-configurations whose keys :func:`check_hf_types` checks too
 HF_SUB_CONFIGS = {"DbrxForCausalLM": ("attn_config", "ffn_config"), "MptForCausalLM": ("attn_config",),
                   "MPTForCausalLM": ("attn_config",)}
@@ -564,7 +565,8 @@ HF_FIELD_KEYS.update({"Llama4ForConditionalGeneration": HF_FIELD_KEYS["Llama4For
 
 def check_hf_types(cfg: dict[str, Any], where: str = "config.json", own: tuple[str, ...] = ()) -> None:
     """Refuse a Hugging Face shape key that is not a whole number at least its least legal value
-    (``head_dim: 0``, ``"4096"``, ``true``, ``1.5``), a boolean key that is not ``true`` / ``false``
+    (``head_dim: 0``, ``"4096"``, ``true``, ``1.5``), a dropout probability outside [0, 1] or not a number
+    (:data:`~shardplan.hf_config.DROPOUT_KEYS`), a boolean key that is not ``true`` / ``false``
     (the string ``"false"`` would otherwise read as true), a layer list that is not a list of layer
     indices, and a ``layer_types`` that is not one known attention type per layer, naming the key
     as written in config.json (``where``: ``config.json`` or ``config.json text_config``). ``own``: whole-number
@@ -590,6 +592,12 @@ def check_hf_types(cfg: dict[str, Any], where: str = "config.json", own: tuple[s
         if v is not None and not isinstance(v, bool):
             raise ConfigError(f"{where} {key}={short_repr(v)}; legal: true, false (JSON booleans, not strings)",
                               field=key, value=v, legal=[True, False])
+    for key in DROPOUT_KEYS:  # probabilities (transformers' configs default them to 0.0)
+        v = cfg.get(key)
+        if key in cfg and v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))
+                                             or not 0.0 <= v <= 1.0):
+            raise ConfigError(f"{where} {key}={short_repr(v)}; legal: a probability from 0 to 1 (or null / leave the "
+                              "key out for none)", field=key, value=v, legal=[0.0, 1.0])
     q = cfg.get("quantization_config")
     if "quantization_config" in cfg and q is not None and not isinstance(q, dict):
         raise ConfigError(f"{where} quantization_config={short_repr(q)}; legal: a mapping (Transformers' quantization "

@@ -692,6 +692,12 @@ def _stage_layers(p: ParallelConfig, model: ModelSpec, split_rule: str = "balanc
     if p.schedule == "interleaved" and p.pp > 1 and p.virtual_stages < 2:
         raise ConfigError("schedule='interleaved' needs virtual_stages >= 2",
                           field="virtual_stages", value=p.virtual_stages)
+    chunks = p.pp * p.virtual_stages
+    if split_rule == "even" and p.pp > 1 and (L % chunks or (p.pp_layers is not None and len(set(p.pp_layers)) > 1)):
+        legal, text = legal_values("pp", [d for d in divisors(L) if d > 1 and L % (d * p.virtual_stages) == 0])
+        raise ConfigError(f"pp={p.pp}{f' x virtual_stages={p.virtual_stages}' if p.virtual_stages > 1 else ''} does "
+                          f"not split the {L} layers evenly: the framework gives every stage one layer count "
+                          f"(pipeline_split='even'); legal pp: {text}", field="pp", value=p.pp, legal=legal)
     if p.pp_layers is not None and split_rule == "cost_greedy" and p.pp <= L:
         own = cost_greedy_split(model, p.pp)
         if tuple(p.pp_layers) != own:
@@ -1069,18 +1075,36 @@ def _check_expert_composition(p: ParallelConfig, fw) -> None:
 
 
 def _check_ep_shard(p: ParallelConfig, fw) -> None:
-    """Under a profile whose expert group cannot take context-parallel ranks (``FrameworkProfile.ep_spans_cp``
-    False), ep must divide the ZeRO-3 shard group (``dp_shard``, filled in by then).
+    """The ranks the framework carves the expert-parallel group from (``FrameworkProfile.expert_group``; dp and
+    ``dp_shard`` filled in by then): 'dp' -- ep divides the ZeRO-3 shard group ``dp_shard`` or, below ZeRO-3, dp;
+    'dp2ep' -- torchtitan's rule: cp (x tp with etp = 1) divides ep and ep divides shard x cp (x tp), shard =
+    ``dp_shard`` under ZeRO >= 1, else 1; 'dp_cp' -- nothing beyond :func:`_check_ep`.
 
     Raises:
-        ConfigError: ep not dividing ``dp_shard``, naming its legal values.
+        ConfigError: an ep the rule refuses, naming the group and the legal ep.
     """
-    shard = p.dp_shard or p.dp or 1
-    if p.ep > 1 and not fw.ep_spans_cp and shard % p.ep:
-        legal, text = legal_values("ep", divisors(shard))
-        raise ConfigError(f"ep={p.ep} does not divide the ZeRO-3 shard group of {shard} data-parallel ranks: the "
-                          f"{fw.label} framework carves the expert group from those ranks, not from cp={p.cp}; "
-                          f"legal ep: {text}", field="ep", value=p.ep, legal=legal)
+    if p.ep == 1 or fw.expert_group == "dp_cp":
+        return
+    if fw.expert_group == "dp":
+        zero3 = p.zero_stage == 3 and p.dp_shard is not None
+        shard = (p.dp_shard if zero3 else p.dp) or 1
+        if shard % p.ep:
+            group = f"the ZeRO-3 shard group of {shard} data-parallel ranks" if zero3 else f"dp={shard}"
+            legal, text = legal_values("ep", divisors(shard))
+            raise ConfigError(f"ep={p.ep} does not divide {group}: the {fw.label} framework carves the expert group "
+                              f"from the data-parallel ranks, not from cp={p.cp}; legal ep: {text}", field="ep",
+                              value=p.ep, legal=legal)
+        return
+    shard = (p.dp_shard or p.dp or 1) if p.zero_stage else 1
+    borrow = p.tp if p.expert_tp == 1 < p.tp else 1
+    low, high = p.cp * borrow, shard * p.cp * borrow
+    if p.ep % low or high % p.ep:
+        legal, text = legal_values("ep", [e for e in divisors(high) if e % low == 0])
+        tp_part = " x tp" if borrow > 1 else ""
+        raise ConfigError(f"ep={p.ep} is outside the {fw.label} framework's expert group (torchtitan dp2ep: cp{tp_part} = "
+                          f"{low} must divide ep, and ep must divide FSDP shard x cp{tp_part} = {high}; shard "
+                          f"{shard}{' (no FSDP at ZeRO-0)' if not p.zero_stage else ''}); legal ep: {text}",
+                          field="ep", value=p.ep, legal=legal)
 
 
 def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
@@ -1645,6 +1669,13 @@ def _microbatches(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -
     if p.pp > 1 and p.schedule == "dualpipe":
         _check_dualpipe(p, m, B)
     fw = training.framework
+    if p.pp > 1 and fw.min_microbatches == "multiple_of_pp" and m % p.pp:
+        legal, text = legal_values("microbatch_size", [b for b in divisors(B // p.dp) if (B // (p.dp * b)) % p.pp == 0])
+        fix = (f"legal microbatch_size: {text}" if legal else
+               f"no microbatch size gives that: a global batch that is a multiple of dp x pp = {p.dp * p.pp} sequences")
+        raise ConfigError(f"{m} microbatches per step on pp={p.pp}: the {fw.label} framework needs a multiple of the "
+                          f"stages (min_microbatches='multiple_of_pp'); {fix}", field="microbatch_size",
+                          value=p.microbatch_size, legal=legal)
     if p.pp > 1 and p.schedule == "1f1b" and fw.min_microbatches == "pp_minus_1" and m // p.pipeline_flushes < p.pp - 1:
         f = p.pipeline_flushes  # each flush runs the engine on its share
         legal, text = legal_values("microbatch_size", [b for b in divisors(B // p.dp) if (B // (p.dp * b)) % f == 0

@@ -606,15 +606,16 @@ class _TokenSplit:
     """A validated token split at one microbatch size: its layout (neutral weight placement), the
     key of its activation memory (tp, sp, local tokens, microbatches, pp, schedule, virtual stages,
     split), whether it honours the pinned token-split fields and, per recompute policy, the
-    (activations, logits, communication buffers) bytes of each candidate stage (keyed also by etp, the one
-    weight-placement field they read: the MoE matmul outputs a named remat policy keeps are split over it); per
+    (activations, logits, communication buffers) bytes of each candidate stage (keyed also by etp and ep, the
+    weight-placement fields they read: the MoE matmul outputs a named remat policy keeps are split over etp, and
+    torchtitan's op-SAC keeps the expert AllToAll outputs when ep > 1); per
     (ep, recompute) the compute bound
     (:meth:`_Evaluator.compute_bound`)."""
 
     layout: Layout
     act_key: tuple
     honoured: bool
-    acts: dict[tuple[str, int | None], list[tuple[float, float, float]]] = field(default_factory=dict)
+    acts: dict[tuple[str, int | None, int], list[tuple[float, float, float]]] = field(default_factory=dict)
     compute_bounds: dict[tuple[int, str], float] = field(default_factory=dict)
 
 
@@ -739,10 +740,11 @@ class _Evaluator:
         instead of two (:func:`~shardplan.cost.step.serialized_gathers`; half the buffer term, exactly, since
         halving a float is exact)."""
         state = trials.state or self._state_halves(trials)
-        # the expert tensor-parallel degree is a weight-placement field that the activations read (the MoE
-        # intermediates a named remat policy keeps are split over etp): part of the key
-        etp = trials.group.etp
-        acts = split.acts.get((rc, etp)) or self._act_halves(split, rc, etp)
+        # the expert tensor-parallel and expert-parallel degrees are weight-placement fields that the activations
+        # read (the MoE intermediates a named remat policy keeps are split over etp; torchtitan's op-SAC save list
+        # holds the dispatch / combine AllToAll outputs when ep > 1): part of the key
+        etp, ep = trials.group.etp, trials.group.ep
+        acts = split.acts.get((rc, etp, ep)) or self._act_halves(split, rc, etp, ep)
         # MemoryBreakdown.total written out in the same order of additions (allocated, + fragmentation
         # = allocator_overhead x allocated, + context, + reserve), so the result is bit for bit the
         # property's (tests/test_search.py checks it against memory_estimate) without building objects
@@ -781,19 +783,22 @@ class _Evaluator:
             trials.terms.append(half[1])
         return trials.state
 
-    def _act_halves(self, split: _TokenSplit, rc: str, etp: int | None = None) -> list[tuple[float, float, float]]:
+    def _act_halves(self, split: _TokenSplit, rc: str, etp: int | None = None, ep: int = 1
+                    ) -> list[tuple[float, float, float]]:
         """(activations, logits, communication buffers) bytes per candidate stage of a token split under recompute ``rc``
-        with expert tensor-parallel degree ``etp`` (None: tp), cached per activation key, policy, etp and stage."""
+        with expert tensor-parallel degree ``etp`` (None: tp) and expert-parallel degree ``ep``, cached per activation
+        key, policy, etp, ep and stage."""
         lay = split.layout
-        out = split.acts[(rc, etp)] = []
+        out = split.acts[(rc, etp, ep)] = []
         for st in lay.stages_to_price(self.model):
-            half = self._acts.get((split.act_key, rc, etp, st))
+            half = self._acts.get((split.act_key, rc, etp, ep, st))
             if half is None:
-                want = {**recompute_fields(rc, self.extra.get("remat_saved")), "etp": etp}
-                if (lay.parallel.recompute, lay.parallel.remat_saved, lay.parallel.etp) != (
-                        want["recompute"], want["remat_saved"], etp):
+                want = {**recompute_fields(rc, self.extra.get("remat_saved")), "etp": etp, "ep": ep}
+                if (lay.parallel.recompute, lay.parallel.remat_saved, lay.parallel.etp, lay.parallel.ep) != (
+                        want["recompute"], want["remat_saved"], etp, ep):
                     lay = replace(lay, parallel=lay.parallel.model_copy(update=want))
-                half = self._acts[(split.act_key, rc, etp, st)] = activation_terms(self.model, self.training, lay, st)
+                half = self._acts[(split.act_key, rc, etp, ep, st)] = activation_terms(self.model, self.training, lay,
+                                                                                        st)
             out.append(half)
         return out
 

@@ -72,7 +72,7 @@ def test_deepspeed_export_writes_the_accumulation_dtype_it_was_priced_with(tmp_p
     # file runs) was refused. Now each ZeRO-0 export says its dtype and reads back as the policy it came from.
     from shardplan.export import import_config
     base = ["export", "--to", "deepspeed", "-m", "llama-2-7b", "-H", "a100-80gb", "-n", "8", "-s", "2048", "-b", "192",
-            "--tp", "2", "--mbs", "4", "--zero-stage", "0"]
+            "--tp", "2", "--mbs", "2", "--zero-stage", "0"]
     for precision, dtype in (("bf16-mixed", "bf16"), ("bf16-mixed-fp32-grads", "fp32")):
         out = tmp_path / f"{precision}.json"
         r = runner.invoke(app, [*base, "--precision", precision, "-o", str(out)])

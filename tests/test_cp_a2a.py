@@ -192,8 +192,9 @@ def test_mla_sends_up_projected_heads():
 
 
 def test_an_imported_plan_is_priced_with_its_framework(tmp_path):
-    # export with the hf-deepspeed profile -> ds_config -> import (framework deepspeed: the file does not say whose
-    # model code) -> estimate --plan without --framework prices with the plan's deepspeed profile, not megatron
+    # export (priced with hf-deepspeed, --to deepspeed's default) -> ds_config -> import (framework hf-deepspeed:
+    # sequence_parallel_size is the Hugging Face integration's Ulysses) -> estimate --plan without --framework prices
+    # with the plan's hf-deepspeed profile, not megatron
     r, out = _export(tmp_path, "deepspeed", "--cp", "4", "--zero-stage", "3")
     assert r.exit_code == 0, r.output
     plan = tmp_path / "plan.json"
@@ -201,8 +202,8 @@ def test_an_imported_plan_is_priced_with_its_framework(tmp_path):
     r = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "--plan", str(plan), "--json"])
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
-    assert d["training"]["framework"].startswith("deepspeed") and d["parallel"]["cp_comm"] == "a2a"
-    assert "--framework deepspeed from --plan" in " ".join(r.stderr.split())
+    assert d["training"]["framework"].startswith("hf-deepspeed") and d["parallel"]["cp_comm"] == "a2a"
+    assert "--framework hf-deepspeed from --plan" in " ".join(r.stderr.split())
 
 
 def test_hf_deepspeed_runs_autotp_alone():

@@ -257,8 +257,10 @@ def test_cli_export_import_estimate_round_trip(tmp_path):
 def test_cli_refusal_exits_2_without_traceback(tmp_path):
     r = runner.invoke(app, ["export", "--to", "deepspeed", *BASE, *LLAMA_FLAGS, "-o", str(tmp_path / "ds.json")])
     assert r.exit_code == 2 and "Traceback" not in r.output
-    # priced with the deepspeed profile (export's default for --to deepspeed), whose pipeline runs 1F1B only
-    assert "DeepSpeed cannot run this layout as its profile prices it" in r.output and "interleaved" in r.output
+    # priced with the hf-deepspeed profile (export's default for --to deepspeed: the Hugging Face integration whose
+    # AutoTP / Ulysses keys the file writes), which has no Megatron sequence parallelism beside AutoTP
+    assert "DeepSpeed cannot run this layout as its profile prices it" in r.output
+    assert "sp=True with tp=8 is not implemented by the hf-deepspeed framework" in r.output
     assert not (tmp_path / "ds.json").exists()
 
 
@@ -1971,7 +1973,7 @@ def test_header_step_time_keeps_digits_for_tiny_models():
                             "-b", "16", "--zero-stage", "3"])
     assert r.exit_code == 0, r.output
     step = json.loads(r.stdout)["_shardplan"]["step_s"]
-    assert step < 1e-3 and f"predicted step time (deepspeed profile): {step * 1e6:,.1f} us" in r.stdout
+    assert step < 1e-3 and f"predicted step time (hf-deepspeed profile): {step * 1e6:,.1f} us" in r.stdout
 
 
 def test_reproduce_line_of_a_hardware_file_with_its_own_framework(tmp_path):

@@ -360,7 +360,8 @@ def test_moe_routed_tokens_one_copy_in_megatron_two_in_torchtitan():
     q3 = MODELS["qwen3-30b-a3b"]
     tr, lay = _lay(q3, ParallelConfig(ep=8), 8, seq=4096, batch=8, framework=framework_profile("megatron"))
     assert routed_token_bytes(q3, tr, lay) == 32_768
-    tt, _ = _lay(q3, ParallelConfig(ep=8), 8, seq=4096, batch=8, framework=framework_profile("torchtitan"))
+    # (torchtitan carves ep from its FSDP shard ranks, expert_group='dp2ep': ZeRO-3 here)
+    tt, _ = _lay(q3, ParallelConfig(ep=8, zero_stage=3), 8, seq=4096, batch=8, framework=framework_profile("torchtitan"))
     assert routed_token_bytes(q3, tt, lay) == 65_536
     # the whole MoE layer, bf16, Megatron: norm inputs + QKV input 3 x 2 x 2048 = 12,288; Q, K, V and the attention
     # output 2 x (4096 + 512 + 512) + 2 x 4096 = 18,432; QK-norm inputs 2 x (4096 + 512) = 9,216; log-sum-exp 4 x 32

@@ -824,3 +824,23 @@ def test_context_length_is_read_and_a_longer_sequence_is_noted():
     assert "longer than the context its config declares (max_position_embeddings 131,072)" in model_note(m, 262144)
     assert model_note(m, 8192) is None
     assert model_from_hf_config({k: v for k, v in llama.items() if k != "max_position_embeddings"}).context_length == 0
+
+
+@pytest.mark.parametrize("value", ["0.1", -0.1, 1.5, True, float("nan"), float("inf"), [0.1]])
+def test_dropout_probabilities_are_checked(value):
+    # breaker: strings, negatives, NaN, lists were ignored and 1.5 / true echoed as "trains with dropout"
+    llama, _ = FAMILIES["llama-3.2-1b"]
+    with pytest.raises(ConfigError, match="legal: a probability from 0 to 1") as err:
+        model_from_hf_config({**llama, "attention_dropout": value})
+    assert err.value.field == "attention_dropout"
+
+
+def test_mistral3_text_config_of_another_family_is_refused():
+    # transformers builds the text model from text_config.model_type; a mixtral text_config is not what the Mistral3
+    # translator reads (it would price a dense model)
+    cfg = {"architectures": ["Mistral3ForConditionalGeneration"],
+           "text_config": {"model_type": "mixtral", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+                           "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100, "num_local_experts": 8}}
+    with pytest.raises(ConfigError, match="text_config.model_type='mixtral'; legal: 'mistral'") as err:
+        model_from_hf_config(cfg)
+    assert err.value.field == "text_config.model_type"

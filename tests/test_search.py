@@ -119,6 +119,9 @@ HALVES_CASES = [  # model, devices, seq_len, batch, search keywords
     ("mixtral-8x7b", 16, 4096, 32, {"framework": "maxtext"}),
     # torchtitan: cp > 1 only with ZeRO-2/3 (weight_sharding_axes), the token splits validated under ZeRO-3
     ("llama-3-8b", 16, 16384, 16, {"framework": "torchtitan"}),
+    # torchtitan MoE: op-SAC keeps the expert AllToAll outputs when ep > 1, so ep (a weight-placement field) is in
+    # the activation key (breaker: layouts of 90-100 GiB were ranked as fitting 80 GiB)
+    ("qwen3-30b-a3b", 16, 8192, 16, {"framework": "torchtitan"}),
     # hf-fsdp: lazy gradients with one microbatch per step (the larger of two phases), DDP buckets at ZeRO-0 / 1
     ("mistral-7b", 4, 4096, 16, {"framework": "hf-fsdp"}),
     ("mistral-7b", 2, 4096, 4, {"framework": "hf-fsdp"}),

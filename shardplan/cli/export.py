@@ -154,10 +154,11 @@ def _priced(specs: dict, layout: dict, title: str, defaulted: bool):
 
 #: the framework profile an export target's config is priced with when neither --framework, a plan nor a hardware
 #: file's framework section says otherwise: the header's numbers are then those of the program that config runs
-#: (the same framework's profile; torchtitan's eager one, as the config compiles nothing unless priced compiled).
+#: (the same framework's profile; torchtitan's eager one, as the config compiles nothing unless priced compiled;
+#: DeepSpeed's ds_config as the Hugging Face integration runs it, whose AutoTP / Ulysses keys the file writes).
 #: EasyDeL has no profile of its own and keeps the hardware's default pricing (megatron on GPUs, maxtext on TPUs) with
 #: its layout defaults and bf16-mixed, the one precision its config writes.
-TARGET_PROFILES = {"maxtext": "maxtext", "torchtitan": "torchtitan", "deepspeed": "deepspeed", "nanotron": "nanotron"}
+TARGET_PROFILES = {"maxtext": "maxtext", "torchtitan": "torchtitan", "deepspeed": "hf-deepspeed", "nanotron": "nanotron"}
 _TARGET_NOTES = {"maxtext": " (precision fp32-params unless --precision: MaxText's default weight_dtype float32)"}
 
 

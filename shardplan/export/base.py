@@ -246,7 +246,7 @@ def refuse_first(framework: str, checks: list[tuple[bool, str, str]]) -> None:
 
 def check_unexpressed(p: ParallelConfig, exporter: Exporter, alternatives: Mapping[str, str]) -> None:
     """Refuse a field set away from its default that the exporter neither writes nor treats as runtime
-    behaviour.
+    behaviour (``etp`` equal to tp is its default: the experts split as the dense layers).
 
     Raises:
         ConfigError: naming the field, its value and the frameworks in ``alternatives`` (field -> text).
@@ -256,6 +256,8 @@ def check_unexpressed(p: ParallelConfig, exporter: Exporter, alternatives: Mappi
         if name in skip:
             continue
         value = getattr(p, name)
+        if name == "etp" and value == p.tp:  # the experts' tp equal to tp: what leaving etp out means
+            continue
         if value != default:
             shown = ",".join(map(str, value)) if isinstance(value, tuple) else repr(value)
             raise refuse(exporter.title, f"{name}={shown} has no option in its config",

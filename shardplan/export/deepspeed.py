@@ -295,12 +295,16 @@ def read(text: str, devices: int | None = None) -> Imported:
                   overlap_grad_reduce=flag(zero, "overlap_comm", "DeepSpeed", stage == 3, "zero_optimization."),
                   offload_optimizer=offload)
     # ds_config.json does not say whose model code runs: Megatron-DeepSpeed's fused kernels (the deepspeed profile) or
-    # a Hugging Face model under the Trainer / Accelerate (eager element-wise ops: hf-deepspeed)
-    note = ("the model code is not in ds_config.json: the deepspeed profile prices Megatron-DeepSpeed's kernels (fused "
-            "norms, eager RoPE and SwiGLU); for a Hugging Face model (Trainer / Accelerate) price with --framework "
-            "hf-deepspeed")
+    # a Hugging Face model under the Trainer / Accelerate (eager element-wise ops: hf-deepspeed). AutoTP and the
+    # Ulysses sequence_parallel_size are the Hugging Face integration's (the hf-deepspeed profile models them)
+    hf = tp > 1 or sp > 1
+    note = (("autotp_size / sequence_parallel_size are the Hugging Face integration's (AutoTP, UlyssesSPAttentionHF): "
+             "priced with the hf-deepspeed profile (eager model code)") if hf else
+            ("the model code is not in ds_config.json: the deepspeed profile prices Megatron-DeepSpeed's kernels (fused "
+             "norms, eager RoPE and SwiGLU); for a Hugging Face model (Trainer / Accelerate) price with --framework "
+             "hf-deepspeed"))
     return Imported(parallel_from(values), devices=dp * tp * sp, seq_len=_meta_seq_len(cfg), global_batch=B,
-                    framework="deepspeed", precision=_precision(cfg, stage),
+                    framework="hf-deepspeed" if hf else "deepspeed", precision=_precision(cfg, stage),
                     notes=(*offload_notes, *mics_notes, *_meta_devices_note(cfg, dp * tp * sp),
                                                       *autotp_note, note))
 

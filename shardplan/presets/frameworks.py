@@ -289,12 +289,17 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                          recompute_after_loss=True, weight_sharding_axes=("cp", "ep"), tp_requires_sp=True,
                          named_remat=True, selective_recompute="named_dots", layout_defaults={"sp": True},
                          default_precision="fp32-params", gpu_matmul_scale=1.24, default_zero_stage=3,
-                         memory_limited_schedule=True, expert_tensor_parallel=False, ep_spans_cp=False,
-                         sources={"expert_tensor_parallel": "False: MaxText src/MaxText/configs/base.yml "
+                         memory_limited_schedule=True, expert_tensor_parallel=False, expert_group="dp",
+                         pipeline_split="even", min_microbatches="multiple_of_pp",
+                         sources={"pipeline_split": "'even': MaxText base.yml num_layers_per_pipeline_stage, one "
+                                  "count for every stage (layers = stages x layers per stage x num_pipeline_repeats)",
+                                  "min_microbatches": "'multiple_of_pp': MaxText base.yml num_pipeline_microbatches "
+                                  "\"must be a multiple of the number of pipeline stages\"",
+                                  "expert_tensor_parallel": "False: MaxText src/MaxText/configs/base.yml "
                                   "logical_axis_rules put the experts' 'mlp' dimension on the same tensor axes "
                                   "(['fsdp_transpose', 'tensor', 'tensor_sequence', 'autoregressive']) as the dense "
                                   "MLP's and 'exp' on 'expert'; no option gives the experts a tensor degree of their own",
-                                  "ep_spans_cp": "False: base.yml's 'expert' mesh axis is a dimension of its own beside "
+                                  "expert_group": "'dp': base.yml's 'expert' mesh axis is a dimension of its own beside "
                                   "'context' (the mesh's product is the devices), and the 'embed' rule shards the "
                                   "weights over fsdp and expert together: the expert group comes out of the ZeRO-3 "
                                   "(fsdp) ranks, not the context ones (shardplan's MaxText export refuses other ep)",
@@ -363,9 +368,13 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                          weight_sharding_axes=("cp",), tp_requires_sp=True, layout_defaults={"sp": True},
                          default_zero_stage=3, released_schedules=("gpipe", "1f1b", "interleaved"),
                          selective_recompute="every_other_matmul", pp_unsharded_grad_bytes=4, grad_reduce_bytes=4,
-                         local_batch_flushes=True,
+                         local_batch_flushes=True, expert_group="dp2ep",
                          **_TITAN_ALLOCATOR,
-                         sources={"fp16_training": "torchtitan job_config.py Training.mixed_precision_param: "
+                         sources={"expert_group": "'dp2ep': torchtitan distributed/parallel_dims.py builds the expert "
+                                  "mesh from the FSDP shard x cp (x tp with expert_tensor_parallel_degree 1) ranks: cp "
+                                  "(x tp) divides expert_parallel_degree and it divides that product (shardplan's "
+                                  "torchtitan export checks the same rule)",
+                                  "fp16_training": "torchtitan job_config.py Training.mixed_precision_param: "
                                                    "Literal['bfloat16', 'float32'] (no float16)",
                                   "released_schedules": _TITAN_SCHEDULES,"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"),
                                   "loss": _TITAN_LOSS, "selective_recompute": _TITAN_SAC,
@@ -781,9 +790,15 @@ JAX_RUNTIME = FRAMEWORKS["maxtext"].model_copy(update={
     "logit_bytes": None, "recompute_after_loss": False, "tp_requires_sp": False, "weight_sharding_axes": (),
     "named_remat": False, "layout_defaults": {}, "default_zero_stage": 0,
     "released_schedules": ("gpipe", "1f1b", "interleaved"), "cp_comms": ("ring", "a2a"), "cp_a2a_replicates_kv": True,
+    "pipeline_split": "balanced", "min_microbatches": "none",
     "sources": {**{k: v for k, v in FRAMEWORKS["maxtext"].sources.items()
                    if k not in ("logit_bytes", "recompute_after_loss", "tp_requires_sp", "weight_sharding_axes",
-                                "named_remat", "layout_defaults")},
+                                "named_remat", "layout_defaults", "pipeline_split", "min_microbatches")},
+                "pipeline_split": "shardplan.jax.pipeline places any split (parallel.balanced_split when pp does not "
+                "divide the layers)", "min_microbatches": "shardplan.jax.pipeline runs any microbatch count",
+                "expert_tensor_parallel": "shardplan.jax.model.check_runtime_support: etp other than tp is not "
+                "implemented", "expert_group": "shardplan.jax.mesh: the ep axis is carved from the data-parallel "
+                "(fsdp) ranks, beside cp",
                 "released_schedules": "shardplan.jax.pipeline runs zero-bubble as 1F1B (docs/runtime.md): its smaller "
                 "bubble is the planner's",
                 "cp_comms": "shardplan.jax.model Attention: the K/V ring (shardplan.jax.ring) and DeepSpeed-Ulysses "

@@ -217,9 +217,10 @@ class FrameworkProfile(BaseModel):
             workspaces and communication buffers).
         pipeline_split: how layers are assigned to pipeline stages when ``pp_layers`` is not given:
             'balanced' (even, or :func:`shardplan.parallel.balanced_split` when pp does not divide
-            the layers; Megatron-LM / Llama 3) or 'cost_greedy' (nanotron's cumulative-cost split,
+            the layers; Megatron-LM / Llama 3), 'cost_greedy' (nanotron's cumulative-cost split,
             :func:`shardplan.parallel.cost_greedy_split`: the first rank heavier, trailing ranks may
-            hold no layer).
+            hold no layer) or 'even' (one layer count for every stage: pp x virtual_stages must divide the
+            layers; MaxText: layers = stages x num_layers_per_pipeline_stage x num_pipeline_repeats).
         layout_defaults: layout fields the framework's runs set unless a command gives them, applied by
             ``estimate`` / ``export`` / ``report`` where they are legal (tp > 1): ``sp`` and
             ``tp_overlap``. megatron, maxtext, torchtitan: ``{sp: true}`` (their recipes / axis rules);
@@ -230,9 +231,11 @@ class FrameworkProfile(BaseModel):
             by ``estimate`` / ``export`` / ``report`` with the ``layout_defaults``, where the profile allows
             the stage with the layout's pp): megatron 1 (the distributed optimizer of every Megatron-Bridge
             recipe), torchtitan / pytorch-fsdp / maxtext 3 (their FSDP defaults), 0 elsewhere.
-        min_microbatches: 'none' (fewer microbatches than stages is legal: the bubble grows) or
+        min_microbatches: 'none' (fewer microbatches than stages is legal: the bubble grows),
             'pp_minus_1' (the pipeline engine refuses fewer than pp - 1 microbatches per step;
-            nanotron ``OneForwardOneBackwardPipelineEngine`` asserts it).
+            nanotron ``OneForwardOneBackwardPipelineEngine`` asserts it) or 'multiple_of_pp' (the microbatch count
+            of a step must be a multiple of the stages; MaxText base.yml: num_pipeline_microbatches "must be a
+            multiple of the number of pipeline stages").
         layer_host_s: seconds the host needs to issue one transformer layer's kernels and
             collectives (forward + backward of one microbatch). An eager framework's CPU runs ahead
             of the GPU, so this is hidden while the GPU work of a microbatch is longer, and sets a
@@ -360,10 +363,12 @@ class FrameworkProfile(BaseModel):
             than tp; Megatron-LM ``--expert-tensor-parallel-size``, torchtitan's ETP); False: the experts are split
             over the tensor axis as the dense layers are (MaxText's logical rules put the experts' ``mlp`` dimension
             on the same ``tensor`` axes as the dense MLP's).
-        ep_spans_cp: whether the expert-parallel group may take context-parallel ranks (ep dividing dp x cp, as
-            Megatron-LM and torchtitan fold it); False: ep must divide the ZeRO-3 shard group without cp
-            (``dp_shard``, else dp: MaxText's ``expert`` mesh axis is carved from the fsdp ranks, separate from
-            ``context``).
+        expert_group: which ranks the expert-parallel group is carved from. 'dp_cp': any ep dividing dp x cp
+            (Megatron-LM folds it into the data- and context-parallel ranks; validation's own rule). 'dp': ep
+            divides the ZeRO-3 shard group (``dp_shard``), below ZeRO-3 dp, never taking cp ranks (MaxText's
+            ``expert`` mesh axis is carved from the fsdp ranks, beside ``context``). 'dp2ep': torchtitan's
+            (distributed/parallel_dims.py): cp (x tp with etp = 1) divides ep, and ep divides the FSDP shard x cp
+            (x tp), the shard being ``dp_shard`` under ZeRO >= 1 and 1 without FSDP.
         context_parallel, expert_parallel: whether cp > 1 / ep > 1 layouts are priced for this
             framework as the planner composes them (cp and ep inside the data-parallel gradient
             group); False refuses them in validation and the search (nanotron: its
@@ -506,7 +511,7 @@ class FrameworkProfile(BaseModel):
     allocator_retry_s: float = Field(default=0.0, ge=0, le=10.0)
     allocator_pressure_start: float = Field(default=0.9, ge=0.5, lt=1.0)
     usable_hbm_fraction: float = Field(default=1.0, ge=0.5, le=1.0)
-    pipeline_split: Literal["balanced", "cost_greedy"] = "balanced"
+    pipeline_split: Literal["balanced", "cost_greedy", "even"] = "balanced"
     layout_defaults: dict[Literal["sp", "tp_overlap"], bool] = Field(default_factory=dict)
     default_zero_stage: Literal[0, 1, 2, 3] = 0
     selective_recompute: Literal["attention", "every_other_matmul", "named_dots"] = "attention"
@@ -532,7 +537,7 @@ class FrameworkProfile(BaseModel):
     expert_parallel: bool = True
     moe_tensor_parallel: bool = True
     expert_tensor_parallel: bool = True
-    ep_spans_cp: bool = True
+    expert_group: Literal["dp_cp", "dp", "dp2ep"] = "dp_cp"
     pipeline_parallel: bool = True
     pp_p2p_overlap: bool = False
     local_batch_flushes: bool = False
@@ -540,7 +545,7 @@ class FrameworkProfile(BaseModel):
     moe_routed_copies: Literal[1, 2] = 1
     moe_act_input_bytes: float | None = Field(default=None, gt=0, le=4)
     activation_offload: bool | Literal["remat_inputs"] = True
-    min_microbatches: Literal["none", "pp_minus_1"] = "none"
+    min_microbatches: Literal["none", "pp_minus_1", "multiple_of_pp"] = "none"
     sources: dict[str, str] = Field(default_factory=dict)
     origin: str = ""
 
