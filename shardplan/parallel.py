@@ -796,7 +796,8 @@ def _validated(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpe
     check_positions(model, training)
     if p.moe_a2a_overlap:
         _check_a2a_overlap(p, model, training)
-    _check_ep(p, model)
+    _check_ep(p, model)  # etp of a dense model first (_check_etp), then the framework's own expert rules
+    _check_expert_composition(p, training.framework)
     _check_ep_shard(p, training.framework)
     m = _microbatches(p, model, training)
     # with the cost-greedy split a given pp_layers equals nanotron's own split (_stage_layers), so its
@@ -1121,7 +1122,6 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
                           f"parallelism: {ours}); legal cp_comm: {text}", field="cp_comm", value=p.cp_comm,
                           legal=legal)
     _check_tp_composition(p, fw)
-    _check_expert_composition(p, fw)
     for name, on in (("cp", fw.context_parallel), ("ep", fw.expert_parallel), ("pp", fw.pipeline_parallel)):
         if not on and getattr(p, name) > 1:
             how = "" if name == "pp" else " as the planner composes it"
