@@ -1203,7 +1203,17 @@ def _raise_no_layout(model: ModelSpec, training: TrainingSpec, n_devices: int, f
             pinned.setdefault("zero_stage", 3)
         if int(pinned.get("virtual_stages", 1)) > 1:
             pinned.setdefault("schedule", "interleaved")  # the only schedule the search pairs them with
-        validate(ParallelConfig(**{**_profile_fill(training.framework, pinned), **pinned}), model, training, n_devices)
+        pc = ParallelConfig(**{**_profile_fill(training.framework, pinned), **pinned})
+        try:
+            validate(pc, model, training, n_devices)
+        except ConfigError as e:
+            if "none with the other settings as given" not in str(e):
+                raise
+            # the legal values were tried with the unpinned fields at their defaults (tp 1, dp = the rest), which the
+            # search would not keep: list them as the rule gives them instead
+            with quiet_legal_values():
+                validate(pc, model, training, n_devices)
+            raise
     raise ConfigError(f"no valid layout for {model.name} on {n_devices} devices with seq_len={training.seq_len}, "
                       f"global_batch_size={training.global_batch_size} and fix={fix or {}}; relax --fix / "
                       f"--max-tp or change the batch", field="fix", value=fix)

@@ -222,3 +222,13 @@ def test_hf_deepspeed_runs_autotp_alone():
     res = search(L8B, H100, tr, 8, top_k=200)
     assert res.plans and not any(p.parallel.tp > 1 and (p.parallel.sp or p.parallel.cp > 1) for p in res.plans)
     assert any(p.parallel.tp > 1 for p in res.plans) and any(p.parallel.cp > 1 for p in res.plans)
+
+
+def test_train_header_says_how_cp_attention_runs():
+    # tiny-llama: 2 KV heads; at cp 4 Ulysses copies each twice (one per cp rank); at cp 2 none; ring / allgather named
+    from shardplan.cli.train import _cp_attention_line
+    tiny = MODELS["tiny-llama"]
+    assert "copied 2x" in _cp_attention_line(tiny, ParallelConfig(cp=4, cp_comm="a2a"), "a2a")
+    assert "copied" not in _cp_attention_line(tiny, ParallelConfig(cp=2, cp_comm="a2a"), "a2a")
+    assert "K/V ring" in _cp_attention_line(tiny, ParallelConfig(cp=2), "ring")
+    assert _cp_attention_line(tiny, ParallelConfig(), "ring") is None

@@ -91,3 +91,13 @@ def test_maxtext_pipelines_split_evenly_with_whole_rounds_of_microbatches():
     with pytest.raises(ConfigError, match="needs a multiple of the stages") as err:
         validate(ParallelConfig(pp=3, microbatch_size=4, **gpipe), v2l, tr, 12)
     assert err.value.field == "microbatch_size" and "a multiple of dp x pp = 12 sequences" in str(err.value)
+
+
+def test_plan_pin_refusal_lists_the_rule_legal_values():
+    # breaker: "legal ep: none with the other settings as given (ep=1: global_batch_size=32 is not divisible by dp x
+    # microbatch_size = 64 x 1)" although the unpinned search runs ep=1 at tp=4; the list is now the rule's own
+    from typer.testing import CliRunner
+    from shardplan.cli import app
+    r = CliRunner().invoke(app, ["plan", "-m", "mixtral-8x7b", "-H", "h100-sxm", "-n", "64", "-s", "8192", "-b", "32",
+                                 "--framework", "hf-deepspeed", "--fix", "ep=2"])
+    assert r.exit_code == 2 and "legal ep: 1" in r.output and "none with the other settings" not in r.output

@@ -4,6 +4,7 @@ JAX is imported only inside the command, after ``XLA_FLAGS`` has been given the 
 on CPU (:func:`shardplan.cli.runtime.configure_host_devices`).
 """
 
+import contextlib
 import math
 import os
 from pathlib import Path
@@ -169,10 +170,15 @@ def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_bat
                       param_overrides=parse_param_overrides(param_rule, param_spec), cp_attention=cp_attention)
     main = jax.process_index() == 0
     start, meta = _resume_point(checkpoint_dir, m, seed, tr, steps) if resume else (0, None)
-    trainer = Trainer(m, layout_, tr, cfg)
+    with console.status("building the mesh, sharding the model and compiling the training step (the first build "
+                        "of a layout takes seconds)") if main else contextlib.nullcontext():
+        trainer = Trainer(m, layout_, tr, cfg)
     if main:
         console.print(f"[bold]{m.name}[/] ({m.n_params:,} params) | {trainer.rules.strategy} | "
                       f"{describe(trainer.mesh)} | {layout_.microbatches} microbatch(es) | compute {compute_dtype}")
+        cp_line = _cp_attention_line(m, layout_.parallel, trainer.rules.cp_attention)
+        if cp_line:
+            console.print(cp_line)
         print_notes(layout_)
         if trainer.pipeline is not None:
             console.print(trainer.pipeline.note)
@@ -183,6 +189,21 @@ def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_bat
     hist, mem = _train_with_progress(trainer, m, layout_, tr, cfg, data, metrics, main, ckpt)
     if main and record is not None and hist:
         _write_record(record, m, layout_, tr, devices, hist, mem, compute_dtype)
+
+
+def _cp_attention_line(m: Any, p: Any, mode: str) -> str | None:
+    """The line saying how the attention core runs over cp (None at cp = 1): the K/V ring, K/V gathered, or
+    DeepSpeed-Ulysses with the KV-head copies it makes when a tp rank holds fewer KV heads than cp
+    (:func:`shardplan.jax.ring.ulysses_kv_copies`)."""
+    if p.cp == 1:
+        return None
+    if mode != "a2a":
+        return f"context parallelism: cp={p.cp}, attention as {'a K/V ring' if mode == 'ring' else 'K/V gathered'}"
+    per_rank = m.kv_heads // p.tp
+    copies = p.cp // per_rank if 0 < per_rank < p.cp else 1
+    kv = f"; each of a tp rank's {per_rank} KV heads copied {copies}x to one per cp rank" if copies > 1 else ""
+    return (f"context parallelism: cp={p.cp}, attention as DeepSpeed-Ulysses (AllToAll to head shards over tp x "
+            f"cp){kv}")
 
 
 def _write_record(path: Path, m: Any, layout: Any, tr: Any, devices: int, hist: list[dict[str, Any]],
