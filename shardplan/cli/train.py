@@ -162,7 +162,6 @@ def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_bat
 
     import jax  # noqa: F401  (after XLA_FLAGS)
 
-    from shardplan.jax.mesh import describe
     from shardplan.jax.train import TrainConfig, Trainer, initialize_distributed
     initialize_distributed(coordinator_address, num_processes, process_id)
     cfg = TrainConfig(steps=steps, learning_rate=lr, warmup_steps=warmup, seed=seed, compute_dtype=compute_dtype,
@@ -174,14 +173,7 @@ def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_bat
                         "of a layout takes seconds)") if main else contextlib.nullcontext():
         trainer = Trainer(m, layout_, tr, cfg)
     if main:
-        console.print(f"[bold]{m.name}[/] ({m.n_params:,} params) | {trainer.rules.strategy} | "
-                      f"{describe(trainer.mesh)} | {layout_.microbatches} microbatch(es) | compute {compute_dtype}")
-        cp_line = _cp_attention_line(m, layout_.parallel, trainer.rules.cp_attention)
-        if cp_line:
-            console.print(cp_line)
-        print_notes(layout_)
-        if trainer.pipeline is not None:
-            console.print(trainer.pipeline.note)
+        _print_header(trainer, m, layout_, compute_dtype)
         if resume:
             console.print(f"resuming from step {start} of {checkpoint_dir} (saved with {meta['strategy']} on "
                           f"{meta['mesh_description']})")
@@ -189,6 +181,20 @@ def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_bat
     hist, mem = _train_with_progress(trainer, m, layout_, tr, cfg, data, metrics, main, ckpt)
     if main and record is not None and hist:
         _write_record(record, m, layout_, tr, devices, hist, mem, compute_dtype)
+
+
+def _print_header(trainer: Any, m: Any, layout: Any, compute_dtype: str) -> None:
+    """The lines ``train`` prints before its first step: model, strategy, mesh, microbatches and compute dtype; how
+    cp attention runs (:func:`_cp_attention_line`); the layout's notes; the pipeline schedule's note."""
+    from shardplan.jax.mesh import describe
+    console.print(f"[bold]{m.name}[/] ({m.n_params:,} params) | {trainer.rules.strategy} | "
+                  f"{describe(trainer.mesh)} | {layout.microbatches} microbatch(es) | compute {compute_dtype}")
+    cp_line = _cp_attention_line(m, layout.parallel, trainer.rules.cp_attention)
+    if cp_line:
+        console.print(cp_line)
+    print_notes(layout)
+    if trainer.pipeline is not None:
+        console.print(trainer.pipeline.note)
 
 
 def _cp_attention_line(m: Any, p: Any, mode: str) -> str | None:
