@@ -391,7 +391,7 @@ KNOWN_KEYS = {
                    "num_layers_per_pipeline_stage", "num_pipeline_repeats", "remat_policy",
                    "optimizer_memory_host_offload", "max_target_length", "decoder_layer_input", "context", "mlpwi",
                    "mlpwi_0", "mlpwi_1", "mlpwo", "query_proj", "key_proj", "value_proj", "qkv_proj", "out_proj",
-                   "mla_q", "mla_kv"}},
+                   "mla_q", "mla_kv", "model_name"}},  # model_name: configs/models/<name>.yml (MAXTEXT_MODEL_NAMES)
     # eformer manager.py (5c1cd3b) PartitionAxis fields; EasyDeL from_pretrained / TrainingArguments names
     "easydel": {"": {"_shardplan", "sharding_axis_dims", "sharding_axis_names", "partition_axis",
                      "gradient_checkpointing", "training_arguments"},
@@ -2145,3 +2145,15 @@ def test_deepspeed_autotp_export_leaves_train_batch_size_to_deepspeed(tmp_path):
     # a hand-written AutoTP file with train_batch_size is read the data-parallel way, with a note on the convention
     hand = import_config("deepspeed", json.dumps({**bare, "train_batch_size": 64}))
     assert hand.parallel.dp == 8 and any("unless deepspeed.initialize is given an mpu" in n for n in hand.notes)
+
+
+def test_maxtext_export_names_the_model_config_where_maxtext_has_one():
+    # new user: the MaxText YAML of a Mixtral plan held the layout only; a preset with a MaxText model config
+    # (src/MaxText/configs/models/mixtral-8x7b.yml) now writes model_name, a model without one leaves it out
+    from shardplan.export.maxtext import MAXTEXT_MODEL_NAMES
+    def text(model):
+        m, hw, tr, pc = build_inputs(model=model, hardware="tpu-v5p", devices=8, seq_len=4096, global_batch=64,
+                                     global_batch_tokens=None, zero_stage=3)
+        return yaml.safe_load(export_text("maxtext", estimate(m, hw, tr, pc, 8)))
+    assert text("mixtral-8x7b")["model_name"] == "mixtral-8x7b" and text("deepseek-v2-lite")["model_name"] == "deepseek2-16b"
+    assert "model_name" not in text("tiny-llama") and "tiny-llama" not in MAXTEXT_MODEL_NAMES
