@@ -101,3 +101,13 @@ def test_plan_pin_refusal_lists_the_rule_legal_values():
     r = CliRunner().invoke(app, ["plan", "-m", "mixtral-8x7b", "-H", "h100-sxm", "-n", "64", "-s", "8192", "-b", "32",
                                  "--framework", "hf-deepspeed", "--fix", "ep=2"])
     assert r.exit_code == 2 and "legal ep: 1" in r.output and "none with the other settings" not in r.output
+
+
+def test_plan_table_shows_the_headroom_and_marks_a_tight_peak_band():
+    # new user: the table had no headroom column, and "fits" sat beside a peak band reaching past the HBM
+    from typer.testing import CliRunner
+    from shardplan.cli import app
+    r = CliRunner().invoke(app, ["plan", "-m", "mixtral-8x7b", "-H", "h100-sxm", "-n", "16", "-s", "32768", "-b", "16",
+                                 "--framework", "torchtitan", "--top", "3"])
+    assert r.exit_code == 0, r.output
+    assert "free" in r.output and "* the peak band's high end" in " ".join(r.output.split())

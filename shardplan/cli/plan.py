@@ -130,12 +130,17 @@ def _plans_table(res, m, hw, tr, devices: int) -> Table:
                     f"sequences: {res.n_layouts:,} layout{'' if res.n_layouts == 1 else 's'} in {res.seconds:.2f} s"
                     + (f" ({res.n_equivalent:,} with identical predictions not shown)" if res.n_equivalent else ""))
     # the layout column folds instead of ending in "..." (rows may differ only at its end, issue 15)
-    for col in ("#", "layout", "tok/s/dev", "MFU", "step", "GiB", "bound"):
+    from shardplan.explain import headroom
+    # GiB: the predicted peak per device; free: the headroom to the usable HBM (a "*" where the peak band's high end,
+    # twice the fitted fragmentation, passes the usable HBM: the layout fits on the central figure only)
+    for col in ("#", "layout", "tok/s/dev", "MFU", "step", "GiB", "free", "bound"):
         t.add_column(col, justify="left" if col in ("layout", "bound") else "right", overflow="fold",
                      no_wrap=col not in ("layout", "bound"), min_width={"layout": 22, "bound": 8}.get(col))
     for i, e in enumerate(res.plans):
+        tight = "*" if e.memory.peak_high > e.hbm_usable else ""
         t.add_row(str(i + 1), e.parallel.short(), f"{e.tokens_per_s / devices:,.0f}", f"{e.mfu:.1%}",
-                  fmt_seconds(e.step_s), f"{e.memory.total / 2**30:,.1f}", e.bound.split(" (")[0])
+                  fmt_seconds(e.step_s), f"{e.memory.total / 2**30:,.1f}", f"{headroom(e) / 2**30:,.1f}{tight}",
+                  e.bound.split(" (")[0])
     return t
 
 
@@ -145,6 +150,10 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
     from shardplan.explain import compare, describe
     if res.plans:
         console.print(_plans_table(res, m, hw, tr, devices))
+        if any(e.memory.peak_high > e.hbm_usable for e in res.plans):
+            console.print("free: GiB left below the usable HBM; * the peak band's high end (twice the fitted allocator "
+                          "fragmentation) passes it: such a layout fits on the central figure only (README, 'fits / "
+                          "peak band')", highlight=False)
     best = res.plans[0] if res.plans else None
     for i, e in enumerate(res.plans):
         console.print(f"[bold]#{i + 1}[/] " + (describe(e) if i == 0 else compare(best, e, objective)
