@@ -156,3 +156,23 @@ def test_rule_of_thumb_agrees_only_with_the_best_layout_itself():
     for r in _rule_results(m, hw, tr, 256, best, {}):
         if r["plan"] is not None:
             assert (r["note"] == "agrees with the best plan") == (r["plan"] == best.parallel.short()), r
+
+
+def test_unknown_precision_suggests_the_policies_it_begins():
+    # new user: --precision bf16 listed the nine policies without pointing at bf16-mixed
+    from shardplan.errors import ConfigError
+    from shardplan.specs.training import precision_policy
+    with pytest.raises(ConfigError, match=r"'bf16' is unknown \(did you mean bf16-mixed or bf16-mixed-fp32-grads\?\)"):
+        precision_policy("bf16")
+    with pytest.raises(ConfigError, match=r"'zzz' is unknown; legal: "):
+        precision_policy("zzz")
+
+
+def test_a_layout_that_does_not_fit_names_the_zero_stage_that_fits():
+    # new user: the refusal said only "does not fit"; Llama-3-8B on 8 H100 at ZeRO-0 (16 B per parameter on every
+    # rank: 128 GB) fits once the optimizer state is sharded
+    from typer.testing import CliRunner
+    from shardplan.cli import app
+    r = CliRunner().invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "64",
+                                 "--zero-stage", "0"])
+    assert r.exit_code == 1 and "it fits with --zero-stage 1" in " ".join(r.output.split())

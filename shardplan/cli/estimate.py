@@ -246,17 +246,42 @@ def _remat_offload_hint(e) -> str | None:
             f"{e.hardware.host_bandwidth / 1e9:.0f} GB/s)")
 
 
+def zero_hint(e) -> str | None:
+    """For a layout that does not fit: the lowest higher ZeRO stage the framework profile runs with the layout's
+    other fields (``FrameworkProfile.zero_stages``; a data-parallel x context-parallel group of more than one rank
+    to shard over) with which it fits, its peak and step time, or None (it fits, no group, no stage fits or is
+    valid)."""
+    from shardplan.cost.step import estimate
+    from shardplan.errors import ConfigError
+    p = e.parallel
+    if e.fits or p.dp * p.cp < 2:
+        return None
+    for stage in [z for z in (e.training.framework.zero_stages or (0, 1, 2, 3)) if z > p.zero_stage]:
+        try:
+            # ZeRO-0's resolved dp_shard (1) would keep the new stage from sharding: re-derived (validate)
+            shard = None if p.zero_stage == 0 else p.dp_shard
+            other = estimate(e.model, e.hardware, e.training, p.model_copy(update={"zero_stage": stage, "dp_shard": shard}),
+                             e.layout.n_devices)
+        except ConfigError:
+            continue
+        if other.fits:
+            return (f"it fits with --zero-stage {stage} ({_gib(other.memory.total)} GiB; step "
+                    f"{fmt_seconds(other.step_s)} against {fmt_seconds(e.step_s)})")
+    return None
+
+
 #: what :func:`does_not_fit` suggests; ``export`` names its own ``plan --export`` instead (:func:`raise_if_negative`)
 PLAN_HINT = "try `shardplan plan` with the same flags for layouts that fit"
 
 
 def does_not_fit(e, plan_hint: str = PLAN_HINT) -> str:
-    """The message of an estimate whose layout does not fit in HBM (exit code 1), with
-    :func:`offload_hint` when offloading activations would make it fit, ending in ``plan_hint``."""
-    hint = offload_hint(e)
+    """The message of an estimate whose layout does not fit in HBM (exit code 1), with :func:`zero_hint` when a
+    higher ZeRO stage or :func:`offload_hint` when offloading activations would make it fit, ending in
+    ``plan_hint``."""
+    hints = [h for h in (zero_hint(e), offload_hint(e)) if h]
     limit = fit_limit_text(e.hardware.hbm_bytes, e.training.framework)
     return (f"the layout does not fit: {_gib(e.memory.total)} GiB per device of {limit}; "
-            + (f"{hint}; " if hint else "") + plan_hint)
+            + "".join(f"{h}; " for h in hints) + plan_hint)
 
 
 def raise_if_negative(e, prefix: str = "", plan_hint: str = PLAN_HINT) -> None:

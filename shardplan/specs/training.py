@@ -130,12 +130,18 @@ def precision_policy(name: str) -> PrecisionPolicy:
     """Look up a named precision policy.
 
     Raises:
-        ConfigError: for an unknown name (lists the legal names).
+        ConfigError: for an unknown name (lists the legal names, and the closest ones: those it begins, else
+            difflib's matches).
     """
     try:
         return PRECISION_POLICIES[name]
     except KeyError:
-        raise ConfigError(f"precision={short_repr(name)} is unknown; legal: {', '.join(PRECISION_POLICIES)}",
+        import difflib
+        key = str(name).strip().lower()[:100]
+        close = [n for n in PRECISION_POLICIES if key and n.startswith(key)][:3] or difflib.get_close_matches(
+            key, list(PRECISION_POLICIES), n=3, cutoff=0.5)
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        raise ConfigError(f"precision={short_repr(name)} is unknown{hint}; legal: {', '.join(PRECISION_POLICIES)}",
                           field="precision", value=name, legal=PRECISION_POLICIES) from None
 
 
