@@ -40,6 +40,16 @@ def fmt_legal(values: Iterable[object]) -> str:
     return ", ".join(str(v) for v in values) if values else "none"
 
 
+def did_you_mean(name: object, choices: Iterable[str], cutoff: float = 0.6, prefixes: bool = False) -> str:
+    """``" (did you mean a, b?)"`` for the choices closest to ``name`` (case ignored; with ``prefixes`` first the
+    choices it begins, ``bf16`` -> ``bf16-mixed``; else difflib's ratio >= ``cutoff``, at most 3), or ``""``."""
+    import difflib
+    key, options = str(name).strip().lower()[:200], list(choices)
+    close = [c for c in options if prefixes and key and c.startswith(key)][:3] or difflib.get_close_matches(
+        key, options, n=3, cutoff=cutoff)
+    return f" (did you mean {', '.join(close)}?)" if close else ""
+
+
 def short_repr(value: object, limit: int = ECHO_CHARS) -> str:
     """``repr(value)`` cut to ``limit`` characters, bounded in time and depth for any value (deep nesting,
     YAML alias bombs, 10^400-digit integers): nested containers and long strings are abbreviated."""

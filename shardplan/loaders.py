@@ -21,7 +21,7 @@ import yaml
 from pydantic import ValidationError
 
 from shardplan import limits
-from shardplan.errors import ConfigError, fmt_legal, short_repr
+from shardplan.errors import ConfigError, did_you_mean, fmt_legal, short_repr
 from shardplan.hf_config import DROPOUT_KEYS, FAMILIES, MULTIMODAL, UNMODELLED, YAML_ROUTE, caveats, spec_fields
 from shardplan.presets.hardware import HARDWARE, hardware_preset_name
 from shardplan.presets.models import MODELS
@@ -631,6 +631,15 @@ def hf_names(err: ConfigError, arch: str) -> ConfigError:
     return ConfigError(msg, field=names.get(err.field or "", err.field), value=err.value, legal=err.legal)
 
 
+def _refusal_parts(arch: str | None, supported: str) -> tuple[str, str]:
+    """(reason, list) of a refused architecture: an :data:`~shardplan.hf_config.UNMODELLED` family's reason with
+    :data:`UNMODELLED_APPROXIMATE` and the supported list without the model-file route; else no reason and
+    ``supported`` (which offers that route)."""
+    if arch not in UNMODELLED:
+        return "", supported
+    return f" ({UNMODELLED[arch]}{UNMODELLED_APPROXIMATE})", f"supported: {', '.join(HF_ARCHITECTURES)}"
+
+
 def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSpec:
     """Translate a Hugging Face ``config.json`` mapping into a :class:`ModelSpec`.
 
@@ -653,8 +662,7 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
         archs = [HF_MODEL_TYPES[cfg["model_type"]]]
     if archs is None:
         why = UNMODELLED_MODEL_TYPES.get(cfg.get("model_type")) if isinstance(cfg.get("model_type"), str) else None
-        listed = f"supported: {', '.join(HF_ARCHITECTURES)}" if why else supported
-        why = f" ({UNMODELLED[why]}{UNMODELLED_APPROXIMATE})" if why else ""
+        why, listed = _refusal_parts(why, supported)
         raise ConfigError(f"config.json has no 'architectures' list (model_type={cfg.get('model_type')!r}){why}; "
                           f"{listed}", field="architectures", value=None, legal=HF_ARCHITECTURES)
     if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
@@ -662,8 +670,7 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
                           field="architectures", value=archs, legal=HF_ARCHITECTURES)
     arch = archs[0] if archs else None
     if arch not in HF_ARCHITECTURES:
-        why = f" ({UNMODELLED[arch]}{UNMODELLED_APPROXIMATE})" if arch in UNMODELLED else ""
-        listed = f"supported: {', '.join(HF_ARCHITECTURES)}" if arch in UNMODELLED else supported
+        why, listed = _refusal_parts(arch, supported)
         raise ConfigError(f"architectures={short_repr(archs)} is not supported{why}; {listed}",
                           field="architectures", value=arch, legal=HF_ARCHITECTURES)
     check_hf_types(cfg, own=HF_OWN_FORMS.get(arch, ()))
@@ -675,9 +682,8 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
     except KeyError as e:
         raise ConfigError(f"config.json for {arch} lacks the key {e.args[0]!r}", field=e.args[0]) from None
     text = cfg["text_config"] if arch in MULTIMODAL else cfg
-    context = text.get("max_position_embeddings")
-    if isinstance(context, int) and not isinstance(context, bool) and 0 < context <= limits.MAX_SEQ_LEN:
-        spec.setdefault("context_length", context)
+    if text.get("max_position_embeddings") is not None:  # a whole number in range: check_hf_types
+        spec.setdefault("context_length", text["max_position_embeddings"])
     try:
         notes = caveats(arch, cfg)
         return ModelSpec(name=name, source=f"Hugging Face config.json ({arch})"
@@ -718,7 +724,7 @@ def load_model(name_or_path: str) -> ModelSpec:
         what = "file not found" if looks_like_path else "not a preset"
         if not looks_like_path and hardware_preset_name(name_or_path) is not None:
             what = "not a model preset (it is a hardware preset: give it as --hardware)"
-        raise ConfigError(f"model={short_repr(name_or_path)}: {what}{_close(name_or_path, MODELS)}; presets: "
+        raise ConfigError(f"model={short_repr(name_or_path)}: {what}{did_you_mean(name_or_path, MODELS)}; presets: "
                           f"{', '.join(MODELS)}",
                           field="model", value=name_or_path, legal=MODELS)
     data = _read_mapping(path, "model")
@@ -758,13 +764,6 @@ def _not_another_kind(data: dict[str, Any], path: Path) -> None:
         raise ConfigError(f"model {path}: a Hugging Face config without 'architectures' or 'model_type', which say how "
                           "to read it; add one (e.g. \"model_type\": \"llama\"), or write the model's fields "
                           "(n_layers, d_model, n_heads, ffn_dim, vocab_size)", field="model", value=str(path))
-
-
-def _close(name: str, presets: dict[str, Any]) -> str:
-    """``" (did you mean a, b?)"`` for the presets closest to ``name`` (difflib ratio >= 0.6, case ignored), else ``""``."""
-    import difflib
-    close = difflib.get_close_matches(name.strip().lower()[:200], list(presets), n=3, cutoff=0.6)
-    return f" (did you mean {', '.join(close)}?)" if close else ""
 
 
 def _is_file(name: str) -> bool:
@@ -815,7 +814,7 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
         path = Path(name_or_path)
         if not _exists(path):
             raise ConfigError(f"hardware={short_repr(name_or_path)} is neither a preset nor a file"
-                              f"{_close(str(name_or_path), HARDWARE)}; presets: "
+                              f"{did_you_mean(name_or_path, HARDWARE)}; presets: "
                               f"{', '.join(HARDWARE)} (also read: h100, a100, trillium, v5p, ...; a part without a "
                               "preset, e.g. H100 PCIe, takes a hardware file with base: and its datasheet's fields)",
                               field="hardware", value=name_or_path, legal=HARDWARE)

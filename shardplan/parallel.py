@@ -1075,6 +1075,16 @@ def _check_expert_composition(p: ParallelConfig, fw) -> None:
                           field="etp", value=p.etp, legal=legal)
 
 
+def dp2ep_bounds(p: ParallelConfig) -> tuple[int, int, int]:
+    """torchtitan's dp2ep expert group (distributed/parallel_dims.py) of a resolved layout: (low, high, shard) with
+    low | ep | high required. The FSDP shard is ``dp_shard`` under ZeRO >= 1 and 1 without FSDP; with etp = tp the
+    group spans shard x cp ranks (low = cp), with etp = 1 < tp it borrows the tp ranks too (low = cp x tp,
+    high = shard x cp x tp). Used by validation (:func:`_check_ep_shard`) and the torchtitan exporter."""
+    shard = (p.dp_shard or p.dp or 1) if p.zero_stage else 1
+    borrow = p.tp if p.expert_tp == 1 < p.tp else 1
+    return p.cp * borrow, shard * p.cp * borrow, shard
+
+
 def _check_ep_shard(p: ParallelConfig, fw) -> None:
     """The ranks the framework carves the expert-parallel group from (``FrameworkProfile.expert_group``; dp and
     ``dp_shard`` filled in by then): 'dp' -- ep divides the ZeRO-3 shard group ``dp_shard`` or, below ZeRO-3, dp;
@@ -1096,9 +1106,8 @@ def _check_ep_shard(p: ParallelConfig, fw) -> None:
                               f"from the data-parallel ranks, not from cp={p.cp}; legal ep: {text}", field="ep",
                               value=p.ep, legal=legal)
         return
-    shard = (p.dp_shard or p.dp or 1) if p.zero_stage else 1
-    borrow = p.tp if p.expert_tp == 1 < p.tp else 1
-    low, high = p.cp * borrow, shard * p.cp * borrow
+    low, high, shard = dp2ep_bounds(p)
+    borrow = low // p.cp
     if p.ep % low or high % p.ep:
         legal, text = legal_values("ep", [e for e in divisors(high) if e % low == 0])
         tp_part = " x tp" if borrow > 1 else ""

@@ -162,7 +162,7 @@ def test_unknown_precision_suggests_the_policies_it_begins():
     # new user: --precision bf16 listed the nine policies without pointing at bf16-mixed
     from shardplan.errors import ConfigError
     from shardplan.specs.training import precision_policy
-    with pytest.raises(ConfigError, match=r"'bf16' is unknown \(did you mean bf16-mixed or bf16-mixed-fp32-grads\?\)"):
+    with pytest.raises(ConfigError, match=r"'bf16' is unknown \(did you mean bf16-mixed, bf16-mixed-fp32-grads\?\)"):
         precision_policy("bf16")
     with pytest.raises(ConfigError, match=r"'zzz' is unknown; legal: "):
         precision_policy("zzz")

@@ -125,6 +125,12 @@ def _order_text(best, other, objective: str) -> str:
     return f" ({order.text()})" if order else ""
 
 
+def _band_passes_hbm(e) -> bool:
+    """The high end of the estimate's peak band (``MemoryBreakdown.peak_high``: twice the fitted fragmentation)
+    passes the usable HBM: the layout fits on the central figure only (the table's '*')."""
+    return e.memory.peak_high > e.hbm_usable
+
+
 def _plans_table(res, m, hw, tr, devices: int) -> Table:
     t = Table(title=f"{escape(m.name)} on {devices} x {escape(hw.name)}, seq {tr.seq_len}, batch {tr.global_batch_size} "
                     f"sequences: {res.n_layouts:,} layout{'' if res.n_layouts == 1 else 's'} in {res.seconds:.2f} s"
@@ -137,7 +143,7 @@ def _plans_table(res, m, hw, tr, devices: int) -> Table:
         t.add_column(col, justify="left" if col in ("layout", "bound") else "right", overflow="fold",
                      no_wrap=col not in ("layout", "bound"), min_width={"layout": 22, "bound": 8}.get(col))
     for i, e in enumerate(res.plans):
-        tight = "*" if e.memory.peak_high > e.hbm_usable else ""
+        tight = "*" if _band_passes_hbm(e) else ""
         t.add_row(str(i + 1), e.parallel.short(), f"{e.tokens_per_s / devices:,.0f}", f"{e.mfu:.1%}",
                   fmt_seconds(e.step_s), f"{e.memory.total / 2**30:,.1f}", f"{headroom(e) / 2**30:,.1f}{tight}",
                   e.bound.split(" (")[0])
@@ -150,7 +156,7 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
     from shardplan.explain import compare, describe
     if res.plans:
         console.print(_plans_table(res, m, hw, tr, devices))
-        if any(e.memory.peak_high > e.hbm_usable for e in res.plans):
+        if any(_band_passes_hbm(e) for e in res.plans):
             console.print("free: GiB left below the usable HBM; * the peak band's high end (twice the fitted allocator "
                           "fragmentation) passes it: such a layout fits on the central figure only (README, 'fits / "
                           "peak band')", highlight=False)

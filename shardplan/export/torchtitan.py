@@ -75,12 +75,10 @@ def _check(ctx: ExportContext) -> None:
 
 
 def _ep_fits(p) -> bool:
-    """torchtitan's dp2ep constraint (distributed/parallel_dims.py): with etp = tp, cp divides ep and ep divides
-    shard x cp; with etp = 1 (and tp > 1) ep borrows the tp ranks too: cp x tp divides ep, and ep divides
-    shard x cp x tp."""
-    shard = p.dp_shard if p.zero_stage else 1
-    borrow = p.tp if p.expert_tp == 1 else 1
-    return p.ep % (p.cp * borrow) == 0 and (shard * p.cp * borrow) % p.ep == 0
+    """torchtitan's dp2ep constraint (:func:`shardplan.parallel.dp2ep_bounds`): low | ep | high."""
+    from shardplan.parallel import dp2ep_bounds
+    low, high, _ = dp2ep_bounds(p)
+    return p.ep % low == 0 and high % p.ep == 0
 
 
 def _parallelism(ctx: ExportContext) -> dict:

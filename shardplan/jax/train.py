@@ -70,7 +70,7 @@ import optax
 from flax import nnx
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-from shardplan.errors import ConfigError
+from shardplan.errors import ConfigError, divisors
 from shardplan.jax.data import PackedBatches, batch_sharding, load_tokens, shard_batch
 from shardplan.jax.mesh import BATCH_AXES, build_mesh
 from shardplan.jax.model import (Transformer, abstract_model, check_runtime_support, fuses_qkv,
@@ -333,7 +333,7 @@ def check_ulysses(model: ModelSpec, p: ParallelConfig) -> None:
                           "MLA attention gathers K/V or runs the ring); legal: cp_comm='ring'", field="cp_comm",
                           value="a2a", legal=["ring"])
     if model.kv_heads % p.tp:
-        legal = [t for t in range(1, model.kv_heads + 1) if model.kv_heads % t == 0]
+        legal = divisors(model.kv_heads)
         raise ConfigError(f"tp={p.tp} with cp_comm='a2a': the JAX runtime's Ulysses needs tp dividing the "
                           f"{model.kv_heads} KV heads (it repeats KV heads over cp, not over tp); legal tp: "
                           f"{', '.join(map(str, legal))} (or cp_comm='ring')", field="tp", value=p.tp, legal=legal)

@@ -48,7 +48,7 @@ from typing import Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from shardplan import limits as L
-from shardplan.errors import ConfigError, short_repr
+from shardplan.errors import ConfigError, did_you_mean, short_repr
 from shardplan.specs.framework import FrameworkProfile, OptimizerDtype
 
 
@@ -136,11 +136,7 @@ def precision_policy(name: str) -> PrecisionPolicy:
     try:
         return PRECISION_POLICIES[name]
     except KeyError:
-        import difflib
-        key = str(name).strip().lower()[:100]
-        close = [n for n in PRECISION_POLICIES if key and n.startswith(key)][:3] or difflib.get_close_matches(
-            key, list(PRECISION_POLICIES), n=3, cutoff=0.5)
-        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        hint = did_you_mean(name, PRECISION_POLICIES, cutoff=0.5, prefixes=True)
         raise ConfigError(f"precision={short_repr(name)} is unknown{hint}; legal: {', '.join(PRECISION_POLICIES)}",
                           field="precision", value=name, legal=PRECISION_POLICIES) from None
 
