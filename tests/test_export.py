@@ -803,7 +803,7 @@ def test_import_refuses_a_file_of_another_framework_and_conflicting_devices(tmp_
     r = runner.invoke(app, ["import", str(files["torchtitan"]), "--from", "megatron", "--devices", "8"])
     assert r.exit_code == 2 and "not a Megatron-LM launch script" in r.output
     r = runner.invoke(app, ["import", str(files["megatron"]), "--from", "megatron", "--devices", "7"])
-    assert r.exit_code == 2 and "--devices 7 disagrees" in r.output and "world size 8" in r.output
+    assert r.exit_code == 2 and "--devices 7 disagrees" in r.output and "(8 devices)" in r.output
     bad = tmp_path / "bad.sh"
     bad.write_text(files["megatron"].read_text().replace("--tensor-model-parallel-size 1", "--tensor-model-parallel-size -3"))
     r = runner.invoke(app, ["import", str(bad), "--from", "megatron"])
@@ -950,7 +950,16 @@ def test_megatron_import_reads_the_precision_and_optimizer_state(tmp_path):
     path.write_text(json.dumps(imp.to_plan()))
     res = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "--hardware", "h100-sxm", "-n", "16", "--seq-len", "4096",
                               "--global-batch", "64", "--plan", str(path)], terminal_width=300)
+    # the plan's precision is taken where the flags leave it out and the hardware runs it (H100: fp8)
+    assert res.exit_code == 0 and "--precision fp8-mixed from --plan" in " ".join(res.output.split())
+    res = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "--hardware", "a100-80gb", "-n", "16", "--seq-len", "4096",
+                              "--global-batch", "64", "--plan", str(path)], terminal_width=300)
+    # an A100 has no fp8 tensor cores: the flags' default stays, and the note names the plan's precision
     assert res.exit_code == 0 and "precision fp8-mixed (here bf16-mixed)" in res.output
+    res = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "--hardware", "h100-sxm", "-n", "16", "--seq-len", "4096",
+                              "--global-batch", "64", "--plan", str(path), "--precision", "bf16-mixed"],
+                        terminal_width=300)
+    assert res.exit_code == 0 and "precision fp8-mixed (here bf16-mixed)" in res.output  # the flag wins
 
 
 def test_megatron_import_refuses_what_it_cannot_price_and_keeps_the_capacity_factor():
@@ -1048,8 +1057,7 @@ def test_deepspeed_import_derives_the_batch_and_names_bad_keys():
                        "zero_optimization": {"stage": 2}})
     imp = import_config("deepspeed", text, devices=64)
     assert (imp.global_batch, imp.parallel.dp, imp.parallel.microbatch_size) == (512, 64, 4)
-    for cfg, key in (({"train_batch_size": "auto", "train_micro_batch_size_per_gpu": 1}, "train_batch_size"),
-                     ({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 0}, "train_micro_batch_size_per_gpu"),
+    for cfg, key in (({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 0}, "train_micro_batch_size_per_gpu"),
                      ({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": "3"}},
                       "stage"),
                      ({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 1,
@@ -1464,7 +1472,7 @@ def test_deepspeed_import_reads_the_precision_sections():
     assert read(json.dumps(base)).precision == "fp32"
     assert read(json.dumps({**base, "fp16": {"enabled": True}})).precision == "fp16-mixed"
     for extra, field in (({"fp16": {"enabled": True}, "data_types": {"grad_accum_dtype": "fp32"}}, "grad_accum_dtype"),
-                         ({"bf16": {"enabled": "auto"}}, "bf16"),
+                         ({"bf16": {"enabled": "yes"}}, "bf16"),
                          ({"bf16": {"enabled": True}, "fp16": {"enabled": True}}, "fp16")):
         with pytest.raises(ConfigError) as err:
             read(json.dumps({**base, **extra}))
@@ -2157,3 +2165,92 @@ def test_maxtext_export_names_the_model_config_where_maxtext_has_one():
         return yaml.safe_load(export_text("maxtext", estimate(m, hw, tr, pc, 8)))
     assert text("mixtral-8x7b")["model_name"] == "mixtral-8x7b" and text("deepseek-v2-lite")["model_name"] == "deepseek2-16b"
     assert "model_name" not in text("tiny-llama") and "tiny-llama" not in MAXTEXT_MODEL_NAMES
+
+
+def test_deepspeed_import_reads_a_hugging_face_trainer_config_with_the_device_count():
+    # LLaMA-Factory / Trainer style: batch and precision 'auto' (the Trainer fills them in at launch); the layout is
+    # in the file: ZeRO-3, and with --devices 8, dp = 8 / autotp 1 = 8; micro batch read as 1, no global batch
+    cfg = {"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
+           "bf16": {"enabled": "auto"}, "fp16": {"enabled": "auto"}, "zero_optimization": {"stage": 3}}
+    with pytest.raises(ConfigError, match="pass --devices") as e:
+        import_config("deepspeed", json.dumps(cfg))
+    assert e.value.field == "train_batch_size"
+    imp = import_config("deepspeed", json.dumps(cfg), devices=8)
+    assert (imp.parallel.dp, imp.parallel.zero_stage, imp.parallel.microbatch_size) == (8, 3, 1)
+    assert imp.global_batch is None and imp.precision is None and imp.framework == "hf-deepspeed"
+    # a fixed micro batch with 'auto' accumulation: 2 per rank, the global batch still the Trainer's
+    imp = import_config("deepspeed", json.dumps({**cfg, "train_micro_batch_size_per_gpu": 2,
+                                                 "tensor_parallel": {"autotp_size": 4}}), devices=8)
+    assert (imp.parallel.dp, imp.parallel.tp, imp.parallel.microbatch_size, imp.global_batch) == (2, 4, 2, None)
+    # a fixed micro batch and accumulation with 'auto' train_batch_size: 2 x 4 x dp 8 = 64, as the Trainer computes
+    imp = import_config("deepspeed", json.dumps({**cfg, "train_micro_batch_size_per_gpu": 2,
+                                                 "gradient_accumulation_steps": 4, "bf16": {"enabled": True}}),
+                        devices=8)
+    assert (imp.global_batch, imp.parallel.microbatch_size, imp.precision) == (64, 2, "bf16-mixed")
+
+
+def test_deepspeed_import_reads_autoep_as_expert_parallelism():
+    # DeepSpeedExamples training/expert_parallel ds_autoep_zero1_qwen3_5_moe.json: micro batch 2, accumulation 1 on
+    # 8 devices -> dp 8, ep = autoep_size 8, priced with the Hugging Face integration's profile with ep allowed
+    cfg = {"bf16": {"enabled": True}, "zero_optimization": {"stage": 1}, "train_micro_batch_size_per_gpu": 2,
+           "gradient_accumulation_steps": 1, "expert_parallel": {"enabled": True, "autoep_size": 8}}
+    imp = import_config("deepspeed", json.dumps(cfg), devices=8)
+    assert (imp.parallel.dp, imp.parallel.ep, imp.global_batch) == (8, 8, 16)  # 2 x 1 x 8
+    assert imp.framework == "hf-deepspeed+expert_parallel=true"
+    off = import_config("deepspeed", json.dumps({**cfg, "expert_parallel": {"enabled": False, "autoep_size": 8}}),
+                        devices=8)
+    assert off.parallel.ep == 1 and off.framework == "deepspeed"
+    for extra, field, legal in ((({"zero_optimization": {"stage": 3}}), "zero_stage", [0, 1, 2]),
+                                ({"expert_parallel": {"enabled": True, "autoep_size": 3}}, "autoep_size", [1, 2, 4, 8])):
+        with pytest.raises(ConfigError) as e:
+            import_config("deepspeed", json.dumps({**cfg, **extra}), devices=8)
+        assert (e.value.field, e.value.legal) == (field, legal)
+
+
+def test_megatron_import_splits_flag_array_elements_and_quoted_defaults():
+    # Megatron-LM examples/llama/train_llama3_8b_h100_fp8.sh keeps "--fp8-format hybrid" as one array element,
+    # expanded unquoted (bash splits it); examples/mixtral writes NNODES=${SLURM_NNODES:-"1"}
+    text = ('NNODES=${SLURM_NNODES:-"1"}\nDTYPE_ARGS=()\nDTYPE_ARGS+=(\n    "--fp8-format hybrid"\n    "--fp8-param-gather"\n)\n'
+            'torchrun --nnodes $NNODES --nproc-per-node 8 pretrain_gpt.py --tensor-model-parallel-size 2 '
+            '--micro-batch-size 1 --global-batch-size 64 --seq-length 4096 --bf16 --use-distributed-optimizer '
+            '${DTYPE_ARGS[@]}\n')
+    imp = import_config("megatron", text)
+    assert (imp.devices, imp.parallel.tp, imp.precision) == (8, 2, "fp8-params")
+
+
+def test_torchtitan_import_records_float8_from_a_string_or_a_dotted_converter():
+    # torchtitan splits a string option on commas (llama3_405b.toml @01424cb: converters = "float8"); the later name
+    # of the converter is quantize.linear.float8
+    base = "[parallelism]\ndata_parallel_shard_degree = 8\n[training]\nlocal_batch_size = 1\nseq_len = 8192\n"
+    for model in ('converters = "float8"', 'converters = ["quantize.linear.float8"]', 'converters = ["mx"]'):
+        imp = import_config("torchtitan", base + "[model]\n" + model + "\n")
+        assert imp.precision == "fp8-mixed", model
+    assert import_config("torchtitan", base).precision is None
+
+
+def test_easydel_import_reads_a_training_script_s_keywords():
+    # EasyDeL's supervised-finetuning launch.py passes the layout as keywords: fsdp = -1 over 32 devices, total batch
+    # 32 (microbatch 32 / dp 32 = 1), nothing saveable = full recompute, sequence 4096
+    text = ("def main():\n    max_length = 4096\n    total_batch_size = 32\n"
+            "    model = ed.AutoEasyDeLModelForCausalLM.from_pretrained(M, sharding_axis_dims=(1, -1, 1, 1, 1),\n"
+            "        config_kwargs=ed.EasyDeLBaseConfigDict(gradient_checkpointing="
+            "ed.EasyDeLGradientCheckPointers.NOTHING_SAVEABLE))\n"
+            "    args = ed.SFTConfig(total_batch_size=total_batch_size, gradient_accumulation_steps=1, "
+            "max_sequence_length=max_length)\n")
+    imp = import_config("easydel", text, devices=32)
+    assert (imp.parallel.dp, imp.parallel.zero_stage, imp.parallel.recompute) == (32, 3, "full")
+    assert (imp.seq_len, imp.global_batch, imp.parallel.microbatch_size) == (4096, 32, 1)
+    with pytest.raises(ConfigError, match="no sharding_axis_dims"):
+        import_config("easydel", "x = 1\n", devices=8)
+
+
+def test_maxtext_import_reads_a_launch_script_s_overrides_and_the_capacity_factor():
+    # MaxText configs/trillium/gemma2_9b.sh: key=value words after base.yml; -1 fsdp over 256 devices, pdbs 3
+    text = ("python3 -m MaxText.$EXECUTABLE \"${MAXTEXT_PKG_DIR:-$PWD/src/MaxText}\"/configs/base.yml model_name=gemma2-9b\\\n"
+            "  per_device_batch_size=3 remat_policy=full ici_fsdp_parallelism=-1\\\n  max_target_length=8192 "
+            "attention='flash' capacity_factor=1.25\n")
+    imp = import_config("maxtext", text, devices=256)
+    assert (imp.parallel.dp, imp.parallel.microbatch_size, imp.seq_len, imp.global_batch) == (256, 3, 8192, 768)
+    assert imp.moe_capacity_factor == 1.25
+    with pytest.raises(ConfigError, match="no MaxText command line"):
+        import_config("maxtext", "echo hello: [\n", devices=8)

@@ -53,18 +53,52 @@ def run_values_from_plan(specs: dict[str, Any]) -> dict[str, Any]:
             raise ConfigError(f"--{flag.replace('_', '-')} is missing; legal: --{flag.replace('_', '-')} N ({where})",
                               field=flag, value=None)
     taken += _profile_from_plan(out, made)
+    taken += _precision_from_plan(out, made)
     if taken:
         err_console.print(f"[yellow]note:[/] {', '.join(taken)} from --plan {out['plan']} (the flags replace them)",
                           highlight=False, soft_wrap=True)
     return out
 
 
+def _precision_from_plan(out: dict[str, Any], made: dict[str, Any]) -> list[str]:
+    """Set in ``out`` the --precision and --optimizer-dtype left out from what the plan file records where they differ
+    from the profile's defaults (an imported Megatron-LM script with ``--fp8-format hybrid --fp8-param-gather`` is
+    priced as fp8-params, not the profile's bf16), unless the hardware given cannot run the plan's compute dtype (an
+    fp8 plan on an A100: :meth:`shardplan.specs.hardware.HardwareSpec.runs_dtype`), where the flags' default stays and
+    :func:`plan_context_note` names the difference. A name that is not a policy is left to the flags too. Returns the
+    flags taken, for the note."""
+    from shardplan.inputs import hardware_spec
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.specs.training import precision_policy
+    try:
+        fw = framework_profile(out.get("framework") or "megatron")
+        defaults = (fw.default_precision or "bf16-mixed", fw.optimizer_dtype or "fp32")
+    except ConfigError:  # a profile file the later checks report
+        defaults = ("bf16-mixed", "fp32")
+    taken = []
+    name, dtype = made.get("precision"), made.get("optimizer_dtype")
+    if out.get("precision") is None and isinstance(name, str) and name != defaults[0]:
+        try:
+            policy = precision_policy(name)
+            hw = hardware_spec(out["hardware"], out.get("scale_up_size")) if out.get("hardware") is not None else None
+        except ConfigError:
+            policy = hw = None
+        if policy is not None and (hw is None or hw.runs_dtype(policy.compute_dtype)):
+            out["precision"] = name
+            taken.append(f"--precision {name}")
+    if (out.get("optimizer_dtype") is None and isinstance(dtype, str) and dtype != defaults[1]
+            and (out.get("precision") or defaults[0]) == name):
+        out["optimizer_dtype"] = dtype
+        taken.append(f"--optimizer-dtype {dtype}")
+    return taken
+
+
 def _profile_from_plan(out: dict[str, Any], made: dict[str, Any]) -> list[str]:
     """Set in ``out`` the --framework left out from what the plan file records (a profile preset, with or without
     ``+field=value`` overrides; not where a hardware file brings its own framework section): the same layout is then
     priced with the software it was planned for or imported from (an imported DeepSpeed config with the deepspeed
-    profile, not the default megatron one). The precision stays the flags' (a plan's fp8 may not run on the hardware
-    given here; :func:`plan_context_note` names a difference). Returns the flags taken, for the note."""
+    profile, not the default megatron one); the precision: :func:`_precision_from_plan`. Returns the flags taken, for
+    the note."""
     from shardplan.loaders import hardware_framework
     from shardplan.presets.frameworks import FRAMEWORKS
     taken = []

@@ -154,26 +154,49 @@ def _whole(cfg: dict, key: str, least: int = 1, most: int = 2**30) -> int | None
     return v
 
 
-def _batch_sizes(cfg: dict, tp: int, devices: int | None) -> tuple[int, int, int]:
-    """(train_batch_size, micro batch, accumulation steps): DeepSpeed fills in one missing of the three from the
-    other two and the data-parallel world (``runtime/config.py`` ``_configure_train_batch_size``: train_batch_size =
-    micro x accumulation x dp; accumulation defaults to 1 when only the micro batch is given).
+#: what the Hugging Face Trainer / Accelerate write for a value they fill in at launch (transformers
+#: integrations/deepspeed.py ``HfTrainerDeepSpeedConfig.trainer_config_process``: train_micro_batch_size_per_gpu from
+#: per_device_train_batch_size, gradient_accumulation_steps, train_batch_size = their product x the world size,
+#: fp16 / bf16 ``enabled`` from --fp16 / --bf16)
+AUTO = "auto"
+
+
+def _batch_sizes(cfg: dict, tp: int, devices: int | None) -> tuple[int | None, int, int, int, tuple[str, ...]]:
+    """(train_batch_size, micro batch, accumulation steps, data-parallel size, notes): DeepSpeed fills in one missing
+    of the three from the other two and the data-parallel world (``runtime/config.py``
+    ``_configure_train_batch_size``: train_batch_size = micro x accumulation x dp; accumulation defaults to 1 when only
+    the micro batch is given). A Hugging Face Trainer config (:data:`AUTO` batch keys) gives the layout with the
+    device count alone: dp = devices / tp, the micro batch read as 1 when 'auto' (a note names it; ``--microbatch-size``
+    over the plan gives the run's) and the global batch left to ``--global-batch`` where it is not fixed.
 
     Raises:
-        ConfigError: fewer than two given without the device count, or sizes that do not multiply.
+        ConfigError: fewer than two given without the device count (or an 'auto' one without it), or sizes that do not
+            multiply.
     """
-    B, mbs, gas = (_whole(cfg, k) for k in ("train_batch_size", "train_micro_batch_size_per_gpu",
-                                             "gradient_accumulation_steps"))
+    keys = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps")
+    auto = [k for k in keys if cfg.get(k) == AUTO]
+    B, mbs, gas = (None if k in auto else _whole(cfg, k) for k in keys)
     dp = devices // tp if devices else None
+    if auto and not dp:
+        raise ConfigError(f"DeepSpeed {auto[0]}='auto': the Hugging Face Trainer fills it in at launch from the "
+                          "world size; legal: pass --devices (the world size) to read the layout, or write the numbers "
+                          "the run uses", field=auto[0], value=AUTO)
     if gas is None and B is not None and mbs is not None and dp:
         gas = B // (mbs * dp) if B % (mbs * dp) == 0 else None  # DeepSpeed derives the accumulation steps too
-    if B is None and mbs is not None and dp:
+    if B is None and mbs is not None and dp and "gradient_accumulation_steps" not in auto:
         B = mbs * (gas or 1) * dp
-    if mbs is None and B is not None and dp:
+    if mbs is None and B is not None and dp and "gradient_accumulation_steps" not in auto:
         if B % ((gas or 1) * dp):
             raise ConfigError(f"train_batch_size={B} is not accumulation x dp = {(gas or 1)} x {dp} times a micro batch",
                               field="train_batch_size", value=B)
         mbs = B // ((gas or 1) * dp)
+    notes = ()
+    if auto:
+        notes = (f"{', '.join(auto)} 'auto' (the Hugging Face Trainer's, set at launch): dp = {devices} devices / "
+                 f"{tp} = {dp}" + ("; micro batch read as 1 (give --microbatch-size, the Trainer's "
+                                   "per_device_train_batch_size)" if mbs is None else "")
+                 + ("; no global batch (give --global-batch)" if B is None else ""),)
+        return B, mbs or 1, gas or 1, dp, notes
     if B is None or mbs is None:
         raise ConfigError("the ds_config gives neither train_batch_size nor train_micro_batch_size_per_gpu with the "
                           "device count: write them, or pass --devices with one of them", field="train_batch_size",
@@ -182,15 +205,16 @@ def _batch_sizes(cfg: dict, tp: int, devices: int | None) -> tuple[int, int, int
     if B % (mbs * gas):
         raise ConfigError(f"train_batch_size={B} is not micro batch x accumulation x dp ({mbs} x {gas} x dp)",
                           field="train_batch_size", value=B)
-    return B, mbs, gas
+    return B, mbs, gas, B // (mbs * gas), notes
 
 
-def _precision(cfg: dict, stage: int) -> str:
+def _precision(cfg: dict, stage: int) -> str | None:
     """The precision policy of a ds_config's ``bf16`` / ``fp16`` sections (DeepSpeed runs fp32 when neither is
     enabled; the exporter writes ``"bf16": {"enabled": true}`` for bf16-mixed, false for fp32) and, with bf16, of its
     gradient accumulation dtype (:func:`_grad_accum_fp32`): fp32 -> bf16-mixed-fp32-grads. ``fp16.enabled`` is
     fp16-mixed: DeepSpeed accumulates an fp16 model's gradients in fp16 (engine.py ``get_data_types``) under
-    FP16_Optimizer or the ZeRO optimizer, with fp32 master weights.
+    FP16_Optimizer or the ZeRO optimizer, with fp32 master weights. None: a Hugging Face Trainer config whose
+    ``bf16`` / ``fp16`` ``enabled`` is :data:`AUTO` (the Trainer's --bf16 / --fp16 set it at launch).
 
     Raises:
         ConfigError: an ``enabled`` that is not true / false (the HF Trainer's ``"auto"`` is resolved by the Trainer,
@@ -204,11 +228,18 @@ def _precision(cfg: dict, stage: int) -> str:
         # runtime/config.py get_bfloat16_config: the legacy section name "bfloat16" is read when "bf16" is absent
         name = "bfloat16" if key == "bf16" and "bf16" not in cfg and "bfloat16" in cfg else key
         value = section(cfg, name, "DeepSpeed").get("enabled", False)
+        if value == AUTO and key != "amp":  # the Trainer's --bf16 / --fp16 decide (below)
+            enabled[key] = AUTO
+            continue
         if not isinstance(value, bool):
             raise ConfigError(f"DeepSpeed {key}.enabled={value!r}: legal: true, false (an HF Trainer 'auto' is "
                               "resolved by the Trainer: write the value it resolves to)", field=key, value=value,
                               legal=[True, False])
         enabled[key] = value
+    if AUTO in enabled.values():  # an explicit true decides; otherwise the Trainer does: no precision recorded
+        if True not in enabled.values():
+            return None
+        enabled = {k: v is True for k, v in enabled.items()}
     if enabled["amp"]:
         raise ConfigError("DeepSpeed amp.enabled=true (NVIDIA Apex AMP, which DeepSpeed refuses beside ZeRO and beside "
                           "fp16 / bf16): the planner does not price Apex's opt levels; legal: fp16.enabled (fp16-mixed, "
@@ -257,9 +288,51 @@ def read(text: str, devices: int | None = None) -> Imported:
     ``sequence_parallel_size``, DeepSpeed-Ulysses, read as ``cp_comm`` 'a2a').
 
     Raises:
-        ConfigError: not JSON, missing or ``"auto"`` batch keys, a batch that the micro batch does not divide, a
+        ConfigError: not JSON, missing batch keys (``"auto"`` ones without ``devices``: :func:`_batch_sizes`), a
+            batch that the micro batch does not divide, a
             ZeRO stage outside 0-3, parameter offload (ZeRO-Infinity ``offload_param``, not modelled), or a
             precision section the planner has no policy for (:func:`_precision`).
+    """
+    cfg = _load(text)
+    zero, tpc = section(cfg, "zero_optimization", "DeepSpeed"), section(cfg, "tensor_parallel", "DeepSpeed")
+    tp = _whole(tpc, "autotp_size", least=0) or 1  # tensor_parallel/config.py: 0 = AutoTP off
+    sp = _whole(cfg, "sequence_parallel_size") or 1  # DeepSpeed-Ulysses (module docstring)
+    said = _meta_devices(cfg)
+    if devices is None and "train_batch_size" not in cfg and isinstance(said, int) and not isinstance(said, bool) \
+            and said >= 1:
+        devices = said  # a tp > 1 export leaves train_batch_size out: the header's device count gives dp
+    _check_model_parallel(tp, sp, devices)
+    B, mbs, gas, dp, batch_notes = _batch_sizes(cfg, tp * sp, devices)
+    autotp_note = (("train_batch_size with autotp_size: read as micro batch x accumulation x the data-parallel size; "
+                    "DeepSpeed checks it against its world size, which is every rank unless deepspeed.initialize is "
+                    "given an mpu (then its data-parallel size): leave train_batch_size out to let it fill it in",)
+                   if tp > 1 and cfg.get("train_batch_size") not in (None, AUTO) else ())
+    stage = _whole(zero, "stage", 0, 3) or 0
+    offload, offload_notes = _offload(zero, stage)
+    precision = _precision(cfg, stage)
+    auto_notes = (*batch_notes, *(("bf16 / fp16 enabled 'auto' (the Hugging Face Trainer's --bf16 / --fp16 set it): "
+                                   "no precision recorded (give --precision; the profile's default otherwise)",)
+                                  if precision is None else ()))
+    section(cfg, "activation_checkpointing", "DeepSpeed")  # its presence turns checkpointing on; a mapping
+    shard, mics_notes = _mics_shard(zero, stage, dp)
+    ep = _autoep_size(cfg, stage, dp)
+    values = dict(dp=dp, zero_stage=stage, tp=tp, cp=sp, cp_comm="a2a" if sp > 1 else "ring", microbatch_size=mbs,
+                  dp_shard=shard, ep=ep,
+                  recompute="full" if "activation_checkpointing" in cfg else "none",
+                  overlap_grad_reduce=flag(zero, "overlap_comm", "DeepSpeed", stage == 3, "zero_optimization."),
+                  offload_optimizer=offload)
+    framework, profile_notes = _profile_of(cfg, tp, sp, ep)
+    return Imported(parallel_from(values), devices=dp * tp * sp, seq_len=_meta_seq_len(cfg), global_batch=B,
+                    framework=framework, precision=precision,
+                    notes=(*auto_notes, *offload_notes, *mics_notes, *_meta_devices_note(cfg, dp * tp * sp),
+                           *autotp_note, *profile_notes))
+
+
+def _load(text: str) -> dict:
+    """The ds_config object of ``text``.
+
+    Raises:
+        ConfigError: not JSON, a key given twice in one object (DeepSpeed refuses it), or not an object.
     """
     from shardplan.loaders import no_repeated_json_keys
     try:
@@ -271,42 +344,66 @@ def read(text: str, devices: int | None = None) -> Imported:
                           "config'); legal: each key once", field="import", value="deepspeed") from None
     if not isinstance(cfg, dict):
         raise ConfigError("ds_config is not a JSON object", field="import", value="deepspeed")
-    zero, tpc = section(cfg, "zero_optimization", "DeepSpeed"), section(cfg, "tensor_parallel", "DeepSpeed")
-    tp = _whole(tpc, "autotp_size", least=0) or 1  # tensor_parallel/config.py: 0 = AutoTP off
-    sp = _whole(cfg, "sequence_parallel_size") or 1  # DeepSpeed-Ulysses (module docstring)
-    said = _meta_devices(cfg)
-    if devices is None and "train_batch_size" not in cfg and isinstance(said, int) and not isinstance(said, bool) \
-            and said >= 1:
-        devices = said  # a tp > 1 export leaves train_batch_size out: the header's device count gives dp
-    _check_model_parallel(tp, sp, devices)
-    B, mbs, gas = _batch_sizes(cfg, tp * sp, devices)
-    autotp_note = (("train_batch_size with autotp_size: read as micro batch x accumulation x the data-parallel size; "
-                    "DeepSpeed checks it against its world size, which is every rank unless deepspeed.initialize is "
-                    "given an mpu (then its data-parallel size): leave train_batch_size out to let it fill it in",)
-                   if tp > 1 and "train_batch_size" in cfg else ())
-    stage = _whole(zero, "stage", 0, 3) or 0
-    offload, offload_notes = _offload(zero, stage)
-    dp = B // (mbs * gas)
-    section(cfg, "activation_checkpointing", "DeepSpeed")  # its presence turns checkpointing on; a mapping
-    shard, mics_notes = _mics_shard(zero, stage, dp)
-    values = dict(dp=dp, zero_stage=stage, tp=tp, cp=sp, cp_comm="a2a" if sp > 1 else "ring", microbatch_size=mbs,
-                  dp_shard=shard,
-                  recompute="full" if "activation_checkpointing" in cfg else "none",
-                  overlap_grad_reduce=flag(zero, "overlap_comm", "DeepSpeed", stage == 3, "zero_optimization."),
-                  offload_optimizer=offload)
-    # ds_config.json does not say whose model code runs: Megatron-DeepSpeed's fused kernels (the deepspeed profile) or
-    # a Hugging Face model under the Trainer / Accelerate (eager element-wise ops: hf-deepspeed). AutoTP and the
-    # Ulysses sequence_parallel_size are the Hugging Face integration's (the hf-deepspeed profile models them)
-    hf = tp > 1 or sp > 1
-    note = (("autotp_size / sequence_parallel_size are the Hugging Face integration's (AutoTP, UlyssesSPAttentionHF): "
-             "priced with the hf-deepspeed profile (eager model code)") if hf else
-            ("the model code is not in ds_config.json: the deepspeed profile prices Megatron-DeepSpeed's kernels (fused "
-             "norms, eager RoPE and SwiGLU); for a Hugging Face model (Trainer / Accelerate) price with --framework "
-             "hf-deepspeed"))
-    return Imported(parallel_from(values), devices=dp * tp * sp, seq_len=_meta_seq_len(cfg), global_batch=B,
-                    framework="hf-deepspeed" if hf else "deepspeed", precision=_precision(cfg, stage),
-                    notes=(*offload_notes, *mics_notes, *_meta_devices_note(cfg, dp * tp * sp),
-                                                      *autotp_note, note))
+    return cfg
+
+
+def _profile_of(cfg: dict, tp: int, sp: int, ep: int) -> tuple[str, tuple[str, ...]]:
+    """(framework profile, notes) of a ds_config. The file does not say whose model code runs: Megatron-DeepSpeed's
+    fused kernels (the deepspeed profile) or a Hugging Face model under the Trainer / Accelerate (eager element-wise
+    ops: hf-deepspeed). AutoTP and the Ulysses sequence_parallel_size are the Hugging Face integration's, 'auto' values
+    the Trainer's (:func:`_has_auto`), and AutoEP replaces a Hugging Face model's MoE blocks
+    (``hf-deepspeed+expert_parallel=true``)."""
+    trainer = _has_auto(cfg)
+    notes = ()
+    if ep > 1:
+        notes = (f"expert_parallel.autoep_size={ep} (DeepSpeed AutoEP: the Hugging Face model's MoE blocks replaced by "
+                 "grouped-GEMM experts with AllToAll token dispatch, expert groups carved from the data-parallel "
+                 f"ranks): ep={ep}, priced with hf-deepspeed+expert_parallel=true",)
+    if tp > 1 or sp > 1:
+        notes += ("autotp_size / sequence_parallel_size are the Hugging Face integration's (AutoTP, "
+                  "UlyssesSPAttentionHF): priced with the hf-deepspeed profile (eager model code)",)
+    elif trainer:
+        notes += ("'auto' values are the Hugging Face Trainer's (Accelerate's): priced with the hf-deepspeed profile "
+                  "(Transformers model code, eager element-wise ops)",)
+    elif ep == 1:
+        return "deepspeed", ("the model code is not in ds_config.json: the deepspeed profile prices Megatron-DeepSpeed's "
+                             "kernels (fused norms, eager RoPE and SwiGLU); for a Hugging Face model (Trainer / "
+                             "Accelerate) price with --framework hf-deepspeed",)
+    return ("hf-deepspeed+expert_parallel=true" if ep > 1 else "hf-deepspeed"), notes
+
+
+def _autoep_size(cfg: dict, stage: int, dp: int) -> int:
+    """The expert-parallel size of a ds_config's ``expert_parallel`` section (DeepSpeed AutoEP,
+    ``deepspeed/module_inject/auto_ep_config.py`` AutoEPConfig: ``enabled``, ``autoep_size`` default 1): 1 when the
+    section is absent or not enabled.
+
+    Raises:
+        ConfigError: an autoep_size that is not a whole number, that does not divide the data-parallel size (AutoEP
+            builds its expert groups from those ranks), or AutoEP with ZeRO-3 (DeepSpeed's AutoEP docs: "ZeRO
+            compatibility: Stages 0, 1, and 2"), naming the legal values.
+    """
+    sec = section(cfg, "expert_parallel", "DeepSpeed")
+    if not flag(sec, "enabled", "DeepSpeed", False, "expert_parallel."):
+        return 1
+    ep = _whole(sec, "autoep_size") or 1
+    if ep > 1 and stage == 3:
+        raise ConfigError(f"DeepSpeed expert_parallel.autoep_size={ep} with zero_optimization.stage 3: AutoEP runs with "
+                          "ZeRO stages 0, 1 and 2 (DeepSpeed's AutoEP docs); legal stage: 0, 1, 2", field="zero_stage",
+                          value=3, legal=[0, 1, 2])
+    if dp % ep:
+        raise ConfigError(f"DeepSpeed expert_parallel.autoep_size={ep} does not divide the {dp} data-parallel ranks "
+                          f"(AutoEP's expert groups are carved from them); legal autoep_size: {fmt_legal(divisors(dp))}",
+                          field="autoep_size", value=ep, legal=divisors(dp))
+    return ep
+
+
+def _has_auto(value) -> bool:
+    """Whether a ds_config (or any object or list in it) holds an :data:`AUTO` value."""
+    if isinstance(value, dict):
+        return any(_has_auto(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_auto(v) for v in value)
+    return value == AUTO
 
 
 def _check_model_parallel(tp: int, sp: int, devices: int | None) -> None:
@@ -408,6 +505,9 @@ def _offload(zero: dict, stage: int) -> tuple[bool, tuple[str, ...]]:
                           field="offload_optimizer", value=device, legal=["none"])
     notes = (("offload_optimizer.device='nvme' is priced as 'cpu' (the optimizer step on the host over the "
               "host link); NVMe (ZeRO-Infinity) is slower than the planner predicts",) if device == "nvme" else ())
+    if zero.get("zenflow") is not None:  # DeepSpeed ZenFlow: top-k important gradients updated on the GPU
+        notes += ("zero_optimization.zenflow (ZenFlow's split of the update between GPU and host) is not modelled: "
+                  "priced as plain optimizer offload",)
     return device not in (None, "none"), notes
 
 

@@ -121,12 +121,13 @@ def write(ctx: ExportContext, fmt: str = "py") -> str:
 
 
 def _load(text: str) -> dict:
-    """The config mapping of a JSON export or of the ``EASYDEL_CONFIG = {...}`` literal of a snippet."""
+    """The config mapping of a JSON export, of the ``EASYDEL_CONFIG = {...}`` literal of a snippet, or else of a
+    training script's keyword arguments (:func:`_script_config`)."""
     if text.lstrip().startswith("{"):
         return json.loads(text)
     m = re.search(r"^EASYDEL_CONFIG = (\{.*?^\})", text, re.S | re.M)
     if not m:
-        raise ConfigError("no EASYDEL_CONFIG = {...} literal in the EasyDeL snippet", field="import", value="easydel")
+        return _script_config(text)
     source = m.group(1)
     tree = ast.parse(source, mode="eval")
     for node in ast.walk(tree):  # literal_eval's own message names an AST node class, not the text
@@ -135,6 +136,55 @@ def _load(text: str) -> dict:
             raise ValueError(f"EASYDEL_CONFIG holds {ast.get_source_segment(source, node)!r}, which is not a literal "
                              "(legal: numbers, strings, True / False / None, and tuples, lists or dicts of them)")
     return ast.literal_eval(tree)
+
+
+#: the keyword arguments of an EasyDeL training script the importer reads (``AutoEasyDeLModelForCausalLM.from_pretrained``
+#: sharding_axis_dims / sharding_axis_names, ``EasyDeLBaseConfigDict`` gradient_checkpointing, ``TrainingArguments`` /
+#: ``SFTConfig`` total_batch_size, gradient_accumulation_steps, max_sequence_length)
+SCRIPT_KEYS = {"sharding_axis_dims": None, "sharding_axis_names": None, "gradient_checkpointing": None,
+               "total_batch_size": "training_arguments", "gradient_accumulation_steps": "training_arguments",
+               "max_sequence_length": "training_arguments"}
+
+
+def _script_config(text: str) -> dict:
+    """The config mapping of an EasyDeL training script without an ``EASYDEL_CONFIG`` literal (EasyDeL's own examples,
+    e.g. ``supervised-finetuning/launch.py``): the :data:`SCRIPT_KEYS` keyword arguments of its calls, each a literal,
+    a name the script assigns a literal to (``total_batch_size=total_batch_size``) or, for gradient_checkpointing, an
+    ``EasyDeLGradientCheckPointers`` member (its lower-case name is the policy's value).
+
+    Raises:
+        ConfigError: not Python, or no ``sharding_axis_dims`` keyword (nothing says the layout).
+        ValueError / SyntaxError: from the parser (the caller names the file).
+    """
+    tree = ast.parse(text)
+    names = {}
+    for node in ast.walk(tree):  # NAME = literal anywhere (a function's locals included): the last one wins
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                names[node.targets[0].id] = ast.literal_eval(node.value)
+            except (ValueError, SyntaxError, TypeError):
+                pass
+    cfg: dict = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.keyword) or node.arg not in SCRIPT_KEYS:
+            continue
+        v = node.value
+        if node.arg == "gradient_checkpointing" and isinstance(v, ast.Attribute):
+            value = v.attr.lower()  # EasyDeLGradientCheckPointers.NOTHING_SAVEABLE = "nothing_saveable"
+        elif isinstance(v, ast.Name) and v.id in names:
+            value = names[v.id]
+        else:
+            try:
+                value = ast.literal_eval(v)
+            except (ValueError, SyntaxError, TypeError):
+                continue
+        (cfg.setdefault(SCRIPT_KEYS[node.arg], {}) if SCRIPT_KEYS[node.arg] else cfg)[node.arg] = value
+    if "sharding_axis_dims" not in cfg:
+        raise ConfigError("no EASYDEL_CONFIG = {...} literal (shardplan's export) and no sharding_axis_dims=... keyword "
+                          "in the EasyDeL script: nothing says the layout; legal: a script passing sharding_axis_dims "
+                          "(a literal tuple) to from_pretrained, or a `shardplan export --to easydel` file",
+                          field="import", value="easydel")
+    return cfg
 
 
 def _dims(cfg: dict, devices: int | None) -> list[int]:
@@ -201,10 +251,11 @@ def _recompute_of(policy: object) -> str:
 
 
 def read(text: str, devices: int | None = None) -> Imported:
-    """The layout of an EasyDeL export (snippet or JSON).
+    """The layout of an EasyDeL export (snippet or JSON) or training script (:func:`_script_config`).
 
     Raises:
-        ConfigError: no config literal, a -1 (auto) dim without ``devices``, an ep dim > 1.
+        ConfigError: no config literal and no sharding_axis_dims keyword, a -1 (auto) dim without ``devices``, an ep
+            dim > 1.
     """
     try:
         cfg = _load(text)

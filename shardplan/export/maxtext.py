@@ -52,6 +52,7 @@ also reads 'none' (accepted by ``get_remat_policy`` and by older, unvalidated Ma
 from __future__ import annotations
 
 import math
+import re
 from math import gcd
 
 import yaml
@@ -299,21 +300,44 @@ _MAXTEXT_KEYS = ("per_device_batch_size", "remat_policy", "max_target_length",
                  "num_pipeline_microbatches", "shard_optimizer_over_data", "model_name", "base_config")
 
 
+def command_line_overrides(text: str) -> dict:
+    """The ``key=value`` overrides of a MaxText launch script's command line (MaxText's ``pyconfig`` reads
+    ``python3 -m MaxText.train configs/base.yml key=value ...``; e.g. ``configs/trillium/gemma2_9b.sh``): the words after
+    the first one ending in ``.yml`` / ``.yaml`` on a line (backslash continuations joined), keys of lower-case letters,
+    digits and underscores, each value read as YAML (``3`` an int, ``'flash'`` a string). ``{}`` where there are none."""
+    import shlex
+    out: dict = {}
+    for line in re.sub(r"\\\r?\n", " ", text).splitlines():
+        try:
+            words = shlex.split(line, comments=True)
+        except ValueError:  # an unbalanced quote: not a command line
+            continue
+        base = next((i for i, w in enumerate(words) if w.endswith((".yml", ".yaml"))), None)
+        for w in words[base + 1:] if base is not None else ():
+            m = re.fullmatch(r"([a-z_][a-z0-9_]*)=(.*)", w, re.S)
+            if m:
+                try:
+                    out[m.group(1)] = yaml.safe_load(m.group(2)) if m.group(2) else ""
+                except yaml.YAMLError:
+                    out[m.group(1)] = m.group(2)
+    return out
+
+
 def read(text: str, devices: int | None = None) -> Imported:
-    """The layout of MaxText overrides (axes not given are 1; -1 resolved by :func:`resolve_auto_axes`).
+    """The layout of MaxText overrides (axes not given are 1; -1 resolved by :func:`resolve_auto_axes`): a YAML file,
+    or a launch script's command line (:func:`command_line_overrides`).
 
     Raises:
-        ConfigError: not a YAML mapping, an auto (-1) axis, an axis the planner has no degree for.
+        ConfigError: neither a YAML mapping nor a script with overrides, an auto (-1) axis, an axis the planner has no
+            degree for.
     """
-    cfg = yaml.safe_load(text)
-    if not isinstance(cfg, dict):
-        raise ConfigError("MaxText overrides are not a YAML mapping", field="import", value="maxtext")
+    cfg, script_notes = _overrides(text)
     if not any(str(k).startswith(("ici_", "dcn_")) or k in _MAXTEXT_KEYS for k in cfg):
         raise ConfigError("the file has none of MaxText's keys (ici_* / dcn_* parallelism, per_device_batch_size, "
                           "remat_policy, ...): not a MaxText config; legal: the YAML overrides `shardplan export "
                           "--to maxtext` writes, or --from the framework the file belongs to", field="import",
                           value="maxtext")
-    notes: list[str] = []
+    notes: list[str] = script_notes
     cfg = resolve_auto_axes(cfg, devices, notes)
     deg = _folded_degrees(cfg, notes)
     n = 1
@@ -355,7 +379,47 @@ def read(text: str, devices: int | None = None) -> Imported:
                      f"loss_chunks: {tiles}) as --framework; the plan file records only the layout")
     precision, optimizer = _precision_of(cfg, notes)
     return Imported(parallel_from(values), devices=n, seq_len=seq_len, global_batch=B,
-                    framework="maxtext", precision=precision, optimizer_dtype=optimizer, notes=tuple(notes))
+                    framework="maxtext", precision=precision, optimizer_dtype=optimizer,
+                    moe_capacity_factor=_capacity_factor(cfg, notes), notes=tuple(notes))
+
+
+def _overrides(text: str) -> tuple[dict, list[str]]:
+    """(overrides, notes) of a MaxText file: a YAML mapping, else a launch script's command line
+    (:func:`command_line_overrides`, with a note).
+
+    Raises:
+        ConfigError: neither, naming what is legal.
+    """
+    try:
+        cfg = yaml.safe_load(text)
+    except yaml.YAMLError:
+        cfg = None
+    if isinstance(cfg, dict):
+        return cfg, []
+    cfg = command_line_overrides(text)
+    if not cfg:
+        raise ConfigError("MaxText overrides are not a YAML mapping, and the file has no MaxText command line "
+                          "with key=value overrides after its base .yml; legal: a YAML overrides file, or a "
+                          "launch script such as MaxText's configs/trillium/*.sh", field="import", value="maxtext")
+    return cfg, [f"read the {len(cfg)} key=value overrides of the script's MaxText command line"]
+
+
+def _capacity_factor(cfg: dict, notes: list[str]) -> float | None:
+    """The MoE capacity factor of MaxText overrides: base.yml ``capacity_factor: -1.0`` ("no dropping by default"),
+    None (dropless) at or below 0; above 0 the MoE layers drop tokens over that capacity (a note says so).
+
+    Raises:
+        ConfigError: not a finite number.
+    """
+    capacity = cfg.get("capacity_factor", -1.0)
+    if isinstance(capacity, bool) or not isinstance(capacity, (int, float)) or not math.isfinite(capacity):
+        raise ConfigError(f"MaxText capacity_factor={capacity!r}: legal: a number (<= 0: dropless, base.yml's -1.0)",
+                          field="capacity_factor", value=capacity)
+    if capacity <= 0:
+        return None
+    notes.append(f"capacity_factor={capacity:g}: tokens over each expert's capacity are dropped; recorded as "
+                 f"moe_capacity_factor {capacity:g}")
+    return float(capacity)
 
 
 def _number(cfg: dict, key: str, default: float) -> float:

@@ -620,6 +620,9 @@ def _check_read_flags(a: argparse.Namespace) -> None:
 
 
 _VAR = re.compile(r"\$\{([A-Za-z_]\w*)(?:(:?)-([^}]*))?\}|\$([A-Za-z_]\w*)")
+#: ``${NAME:-"default"}`` / ``${NAME-'default'}``: a default in quotes (Megatron-LM's examples/mixtral script:
+#: ``NNODES=${SLURM_NNODES:-"1"}``), read as the unquoted default
+_QUOTED_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*)(:?-)([\"'])([^\"'}]*)\3\}")
 #: ``NAME=value`` at the start of a statement: a bare word, or a quoted string (which may span lines)
 _ASSIGN = re.compile(r"(?:^|(?<=[;\n]))[ \t]*(?:export[ \t]+)?([A-Za-z_]\w*)=(\"[^\"]*\"|'[^']*'|[^\s;#\"'()]*)"
                      r"(?=[ \t]*(?:[;\n#]|$))")
@@ -633,6 +636,7 @@ def expand_variables(text: str) -> str:
     (the default where the name is unset or empty) and ``${NAME-default}`` (where unset) use them. Variables
     set elsewhere (the environment, ``$(...)``) stay as written; in a conditional the last assignment wins."""
     env: dict[str, str] = {}
+    text = _QUOTED_DEFAULT.sub(r"${\1\2\4}", text)  # ${NNODES:-"1"}: bash drops the default's quotes
 
     def sub(m: re.Match) -> str:
         name = m.group(1) or m.group(4)
@@ -700,7 +704,10 @@ def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | No
     # operators ( ) ; | & < > are tokens of their own, so that they end a list of values
     lexer = shlex.shlex(expand_variables(re.sub(r"\\\r?\n", " ", text)), posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
-    words = list(lexer)
+    # a bash array element holding a flag and its value ("--fp8-format hybrid" in Megatron-LM's
+    # examples/llama/train_llama3_8b_h100_fp8.sh, expanded unquoted as ${DTYPE_ARGS[@]}) is split by bash into
+    # words; read it as those words (quoted, argparse would stop on it: the script runs only unquoted)
+    words = [part for w in lexer for part in (w.split() if w.startswith("--") and " " in w.strip() else [w])]
     kept = _drop_unset_launch_sizes(words)
     unread_launch = len(kept) != len(words)  # a --nnodes / --nproc-per-node the text does not give as a number
     ap = parser()
@@ -713,6 +720,25 @@ def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | No
         a.offload_modules = _module_names(a.offload_modules, "--offload-modules", "offload_modules")
     n = ((a.nnodes or 1) * a.nproc_per_node if a.nproc_per_node and not unread_launch else None) or devices
     return a, n
+
+
+def _check_world(a: argparse.Namespace, n: int, devices: int | None, model_size: int) -> None:
+    """The world size ``n`` the script gives (its torchrun line, else ``devices``) against ``devices`` and the model
+    parallel size tp x pp x cp.
+
+    Raises:
+        ConfigError: a ``devices`` other than the script's torchrun line says (named before the degree check, which
+            would otherwise report the script's size as if --devices were not read), or tp x pp x cp not dividing it.
+    """
+    if devices is not None and n != devices:
+        raise ConfigError(f"--devices {devices} disagrees with the script's torchrun --nnodes {a.nnodes or 1} "
+                          f"--nproc-per-node {a.nproc_per_node} ({n} devices); legal: leave --devices out, or change "
+                          f"the script's node count (its --nnodes value) to the run's", field="devices", value=devices,
+                          legal=[n])
+    if n % model_size:
+        where = (f" (the script's torchrun --nnodes {a.nnodes or 1} --nproc-per-node {a.nproc_per_node})"
+                 if a.nproc_per_node else "")
+        raise ConfigError(f"tp*pp*cp = {model_size} does not divide the {n} devices{where}", field="devices", value=n)
 
 
 def read(text: str, devices: int | None = None) -> Imported:
@@ -733,10 +759,7 @@ def read(text: str, devices: int | None = None) -> Imported:
         raise ConfigError("the Megatron-LM arguments do not give the world size: pass --devices",
                           field="devices", value=None)
     tp, pp, cp = a.tensor_model_parallel_size or 1, a.pipeline_model_parallel_size or 1, a.context_parallel_size or 1
-    if n % (tp * pp * cp):
-        where = (f" (the script's torchrun --nnodes {a.nnodes or 1} --nproc-per-node {a.nproc_per_node})"
-                 if a.nproc_per_node else "")
-        raise ConfigError(f"tp*pp*cp = {tp * pp * cp} does not divide the {n} devices{where}", field="devices", value=n)
+    _check_world(a, n, devices, tp * pp * cp)
     dp, zero = n // (tp * pp * cp), _zero_stage(a)
     shard = _dist_opt_shard(a, dp)
     _check_moe_recompute_flags(a)

@@ -148,6 +148,9 @@ def read(text: str, devices: int | None = None) -> Imported:
                           "overlaps the sequence-parallel gathers); legal: tp_mode REDUCE_SCATTER, or "
                           "tp_linear_async_communication false", field="tp_linear_async_communication", value=True,
                           legal=[False])
+    if flag(par, "moe_layer_recompute", "nanotron", where="parallelism.") and not recompute:
+        notes += ("parallelism.moe_layer_recompute=true: nanotron recomputes its MoE layers in the backward; not "
+                  "priced (no recompute is; recompute_layer would be full recompute)",)
     engine = str(par.get("pp_engine", "1f1b")).lower()
     if engine not in ("1f1b", "afab"):
         raise ConfigError(f"nanotron pp_engine={par.get('pp_engine')!r}; legal: 1f1b, afab", field="pp_engine",

@@ -230,10 +230,10 @@ def read(text: str, devices: int | None = None) -> Imported:
                               field="microbatch_size", value=mbs)
         values.update(_pipeline_values(par, read_meta(text).get("n_layers") or _flavor_layers(cfg, notes), pp, notes))
         values["pipeline_flushes"] = accumulation
-    _model_notes(cfg, notes)
+    precision = _model_notes(cfg, notes)
     seq_len = whole(tr, "seq_len", "torchtitan", where="[training] ", most=MAX_SEQ_LEN)
     return Imported(parallel_from(values), devices=rep * shard * tp * pp * cp, seq_len=seq_len,
-                    global_batch=glob, framework=profile, notes=tuple(notes))
+                    global_batch=glob, framework=profile, precision=precision, notes=tuple(notes))
 
 
 def _shard_degree(par: dict, rest: int, devices: int | None) -> int:
@@ -386,16 +386,43 @@ def _flavor_layers(cfg: dict, notes: list[str]) -> int | None:
     return MODELS[preset].n_layers
 
 
-def _model_notes(cfg: dict, notes: list[str]) -> None:
-    """Notes for what the plan file does not carry: the [model] flavor (give --model), float8 training
-    (``[model] converters = ["float8"]``, or the older ``[float8] enable_float8_linear``: --precision fp8-mixed) and
-    a ``[training] mixed_precision_param`` / ``mixed_precision_reduce`` other than torchtitan's defaults."""
-    model, old = section(cfg, "model", "torchtitan"), section(cfg, "float8", "torchtitan")
-    converters = model.get("converters") or []
-    if (isinstance(converters, list) and "float8" in converters) or flag(old, "enable_float8_linear", "torchtitan",
-                                                                          where="[float8] "):
-        notes.append("float8 linears ([model] converters): price them with --precision fp8-mixed (the plan file records "
-                     "only the layout)")
+def _converters(model: dict) -> list[str]:
+    """``[model] converters`` as a list of names: torchtitan takes a list or a comma-separated string (its config
+    manager splits strings for list-typed options: ``converters = "float8"`` in llama3_405b.toml @01424cb)."""
+    value = model.get("converters") or []
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _low_precision(cfg: dict) -> str | None:
+    """'float8' or 'mx' where the config converts its linears: a converter named ``float8`` / ``mx`` or ending in
+    ``.float8`` / ``.mx`` (the later ``quantize.linear.float8`` / ``quantize.linear.mx`` names), or the older ``[float8]
+    enable_float8_linear``; None otherwise."""
+    names = _converters(section(cfg, "model", "torchtitan"))
+    for kind in ("float8", "mx"):
+        if any(n == kind or n.endswith("." + kind) for n in names):
+            return kind
+    return "float8" if flag(section(cfg, "float8", "torchtitan"), "enable_float8_linear", "torchtitan",
+                            where="[float8] ") else None
+
+
+def _model_notes(cfg: dict, notes: list[str]) -> str | None:
+    """The precision policy the config trains in, with notes for what the plan file does not carry: float8 or MX
+    linears (:func:`_low_precision`) are recorded as fp8-mixed (MXFP8's block scales priced as tensor-wise fp8; the
+    float8 all-gather of FSDP, ``enable_fsdp_float8_all_gather``, is not priced: the AllGathers stay 16-bit), the
+    [model] flavor (give --model) and a ``[training] mixed_precision_param`` / ``mixed_precision_reduce`` other than
+    torchtitan's defaults. None: torchtitan's default bf16 (the profile's)."""
+    model = section(cfg, "model", "torchtitan")
+    kind = _low_precision(cfg)
+    if kind is not None:
+        notes.append(f"{'float8' if kind == 'float8' else 'MXFP8'} linears ([model] converters): recorded as precision "
+                     "fp8-mixed" + (" (MXFP8's 32-element block scales priced as tensor-wise fp8)" if kind == "mx" else ""))
+    gathers = [sec for sec in ("float8", "quantize.linear.float8") if isinstance(_dotted(cfg, sec), dict)
+               and _dotted(cfg, sec).get("enable_fsdp_float8_all_gather") is True]
+    if gathers and kind is not None:
+        notes.append(f"[{gathers[0]}] enable_fsdp_float8_all_gather: the FSDP AllGathers are priced in bf16 (twice the "
+                     "bytes torchtitan sends)")
     training = cfg.get("training") if isinstance(cfg.get("training"), dict) else {}
     for key, default in (("mixed_precision_param", "bfloat16"), ("mixed_precision_reduce", "float32")):
         if training.get(key, default) != default:  # torchtitan config/job_config.py Training defaults
@@ -404,6 +431,15 @@ def _model_notes(cfg: dict, notes: list[str]) -> None:
     if model.get("name") or model.get("flavor"):
         notes.append(f"[model] {' '.join(str(model[k]) for k in ('name', 'flavor') if model.get(k))}: give the matching --model "
                      "(the plan file records only the layout)")
+    return "fp8-mixed" if kind is not None else None
+
+
+def _dotted(cfg: dict, path: str):
+    """``cfg`` at a dotted TOML table path (``quantize.linear.float8``), or None."""
+    node = cfg
+    for part in path.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
 
 
 def _stage_weights(par: dict) -> tuple[int, int]:
