@@ -40,10 +40,12 @@ MAX_FILE_BYTES = 2**20
 MAX_DEPTH, MAX_NODES = 32, 100_000
 
 
-def read_text_capped(path: Path, what: str) -> str:
-    """The UTF-8 text of a regular file of at most :data:`MAX_FILE_BYTES` bytes. A FIFO, device or socket
-    is refused before it is opened (``/dev/zero`` never ends, a FIFO blocks); ``what`` names the input
-    in the message (``"model"``, ``"--plan"``).
+def read_text_capped(path: Path, what: str, limit: int = MAX_FILE_BYTES, kind: str = "a YAML/JSON file",
+                     typical: str = "a spec or plan file is a few KiB") -> str:
+    """The UTF-8 text of a regular file of at most ``limit`` bytes (:data:`MAX_FILE_BYTES`, 1 MiB, for specs and
+    plans; a table of measured runs passes its own). A FIFO, device or socket is refused before it is opened
+    (``/dev/zero`` never ends, a FIFO blocks); ``what`` names the input in the message (``"model"``, ``"--plan"``),
+    ``kind`` the file to give instead and ``typical`` what such a file usually weighs.
 
     Raises:
         ConfigError: missing, unreadable, not a regular file, too large, or not UTF-8.
@@ -55,13 +57,13 @@ def read_text_capped(path: Path, what: str) -> str:
         if stat.S_ISDIR(st.st_mode):
             raise err("is a directory; give a file")
         if not stat.S_ISREG(st.st_mode):
-            raise err("is not a regular file (a FIFO, device or socket); give a YAML/JSON file")
+            raise err(f"is not a regular file (a FIFO, device or socket); give {kind}")
         with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
+            data = f.read(limit + 1)
     except OSError as e:
         raise err(f"cannot be read: {e.strerror or e}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise err(f"is larger than {MAX_FILE_BYTES // 2**20} MiB; a spec or plan file is a few KiB")
+    if len(data) > limit:
+        raise err(f"is larger than {limit // 2**20} MiB; {typical}")
     try:
         return data.decode("utf-8-sig")  # a leading byte-order mark is not part of the document
     except UnicodeDecodeError:
@@ -377,6 +379,10 @@ def read_plan_file(path: str | Path) -> dict[str, Any]:
     if isinstance(data, dict) and "parallel" in data:
         check_plan_context(data, path)
         data = data["parallel"]
+    elif isinstance(data, dict) and {"model", "hardware", "training", "devices", "imported_from"} & set(data):
+        # a plan's other objects without its layout: not a bare mapping of layout fields
+        raise err("holds no parallel object (the layout: a plan from `shardplan plan --json`, `estimate --json` or "
+                  "`import` has one beside its model / hardware / training objects)")
     if not isinstance(data, dict):
         raise err("holds no parallel object")
     return data
@@ -827,8 +833,11 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
         if isinstance(base_name, str) and hardware_preset_name(base_name) is not None:  # "base: h100" too
             base_name = hardware_preset_name(base_name)
         if base_name is not None and (not isinstance(base_name, str) or base_name not in HARDWARE):
-            raise ConfigError(f"base={short_repr(base_name)} is not a hardware preset; presets: {', '.join(HARDWARE)}",
-                              field="base", value=base_name, legal=HARDWARE)
+            file_note = (" (base: names a preset, not a file: give that file's own base: here and copy the fields it "
+                         "sets, e.g. a `shardplan bench` YAML's measured ones)"
+                         if isinstance(base_name, str) and base_name.lower().endswith((".yaml", ".yml", ".json")) else "")
+            raise ConfigError(f"base={short_repr(base_name)} is not a hardware preset{file_note}; presets: "
+                              f"{', '.join(HARDWARE)}", field="base", value=base_name, legal=HARDWARE)
         base = HARDWARE[base_name] if base_name else None
         data.setdefault("name", path.stem)
         check_number_types(data, HardwareSpec, f"hardware {short_repr(name_or_path)}")

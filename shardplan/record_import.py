@@ -78,10 +78,11 @@ def check_mapping(mapping: CsvMapping) -> None:
 def parse_map_items(items: list[str], sets: list[str]) -> CsvMapping:
     """A mapping from CLI items: each ``--map`` item is a YAML/JSON mapping file or
     ``field=column[*|/ number]``; each ``--set`` item is ``field=value`` (a number when it parses as
-    one). Later items override earlier ones.
+    one). Later items override earlier ones (a ``field=`` item over a mapping file's entry), but one flag naming
+    a field twice (``--set seq_len=4096 --set seq_len=2048``) is a typo, not an override.
 
     Raises:
-        ConfigError: an item without ``=``, an unreadable file, or an unknown field.
+        ConfigError: an item without ``=``, an unreadable file, an unknown field, or a field given twice by one flag.
     """
     doc: dict[str, Any] = {"columns": {}, "constants": {}, "values": {}}
     for item in items:
@@ -98,13 +99,27 @@ def parse_map_items(items: list[str], sets: list[str]) -> CsvMapping:
                 doc["missing_status"] = part.missing_status
             continue
         field, col = _split_item(item, "--map", "field=column, e.g. tokens_per_s_per_device=tok_s_gpu")
+        _once(field, "--map", items)
         doc["columns"][field] = col
     for item in sets:
         field, value = _split_item(item, "--set", "field=value, e.g. seq_len=4096")
+        _once(field, "--set", sets)
         doc["constants"][field] = _number_or_text(value)
     mapping = CsvMapping.model_validate(doc)
     check_mapping(mapping)
     return mapping
+
+
+def _once(field: str, flag: str, items: list[str]) -> None:
+    """Refuse ``flag`` naming ``field`` in more than one of its ``field=...`` items.
+
+    Raises:
+        ConfigError: naming the flag, the field and its values.
+    """
+    given = [i for i in items if "=" in i and i.partition("=")[0].strip() == field]
+    if len(given) > 1:
+        raise ConfigError(f"{flag} gives {field} {len(given)} times ({', '.join(given)}); legal: once", field=field,
+                          value=given)
 
 
 def _split_item(item: str, flag: str, form: str) -> tuple[str, str]:
@@ -327,7 +342,9 @@ def import_csv(path: str | Path, mapping: CsvMapping) -> list[RunRecord]:
     """
     check_mapping(mapping)
     p = Path(path)
-    text = read_text_capped(p, "csv").removeprefix("\ufeff")  # a UTF-8 byte-order mark (Excel's CSV export)
+    from shardplan.records import MAX_RECORDS_BYTES
+    text = read_text_capped(p, "csv", MAX_RECORDS_BYTES, "a CSV file", "a table of measured runs is a few MiB at most: "
+                            "drop the columns no --map names").removeprefix("\ufeff")  # a UTF-8 byte-order mark (Excel's CSV export)
     reader = csv.DictReader(io.StringIO(text))
     try:
         header = [h.strip() for h in (reader.fieldnames or [])]

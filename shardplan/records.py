@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
@@ -25,6 +25,9 @@ from shardplan.specs.training import OptimizerDtype
 
 #: cap on a records file (bytes): a calibration needs thousands of lines, not gigabytes
 MAX_RECORDS_BYTES = 64 * 2**20
+#: a record may give both tokens_per_s_per_device and step_time_s; they must agree this closely (the step time a
+#: framework logs is rounded, and a median step against a mean throughput differs by a few percent)
+THROUGHPUT_AGREEMENT = 0.10
 #: smallest peak_memory_bytes a record may hold (1 MiB): below it the number is not a device peak in bytes
 MIN_PEAK_BYTES = 2**20
 
@@ -101,6 +104,22 @@ class RunRecord(BaseModel):
             return NotImplemented
         return type(self) is type(other) and self.__dict__ == other.__dict__
 
+    @field_validator("model", mode="before")
+    @classmethod
+    def _model(cls, v: Any) -> Any:
+        """An inline model (an object) is validated as a ModelSpec here, so that its error names the spec's field
+        (``d_model is missing``), not the text branch of ``str | ModelSpec``; a name stays text."""
+        if isinstance(v, dict):
+            try:
+                return ModelSpec.model_validate(v)
+            except ValidationError as e:
+                from shardplan.loaders import config_error
+                err = config_error(e)
+                raise ConfigError(f"model (an inline ModelSpec): {err}; legal: a preset name, a config file path, or an "
+                                  "object with ModelSpec's fields (n_layers, d_model, n_heads, ffn_dim, vocab_size, ...)",
+                                  field=f"model.{err.field}", value=err.value, legal=err.legal) from None
+        return v
+
     @field_validator("optimizer_dtype", "moe_routing", mode="before")
     @classmethod
     def _choice_case(cls, v):
@@ -148,6 +167,14 @@ class RunRecord(BaseModel):
             raise ConfigError(f"a record with status {self.status!r} has a throughput or step time: a run that did "
                               "not finish has none; legal: status 'ok', or drop tokens_per_s_per_device / "
                               "step_time_s", field="status", value=self.status)
+        if self.tokens_per_s_per_device is not None and self.step_time_s is not None:
+            implied = self.seq_len * self.global_batch_size / self.step_time_s / self.devices
+            if abs(implied / self.tokens_per_s_per_device - 1) > THROUGHPUT_AGREEMENT:
+                raise ConfigError(
+                    f"tokens_per_s_per_device={self.tokens_per_s_per_device:g} but step_time_s={self.step_time_s:g} "
+                    f"gives seq_len x global_batch_size / step_time_s / devices = {implied:,.6g}: the two disagree by "
+                    f"more than {THROUGHPUT_AGREEMENT:.0%}; legal: one of them, or values of the same run",
+                    field="step_time_s", value=self.step_time_s)
         return self
 
     def measured_tokens_per_s_per_device(self) -> float | None:
@@ -226,10 +253,36 @@ def read_records(path: str | Path) -> list[RunRecord]:
     return out
 
 
+def check_records_target(flag: str, path: str | Path) -> None:
+    """Before a run appends to ``path``: a file that exists and is not empty must hold run records
+    (:func:`read_records`), or the appended line would be lost in it (a plan JSON, a metrics file).
+
+    Raises:
+        ConfigError: naming the option, the file and its first bad line.
+    """
+    p = Path(path)
+    if not p.is_file() or p.stat().st_size == 0:
+        return
+    try:
+        read_records(p)
+    except ConfigError as e:
+        raise ConfigError(f"{flag} {p} holds something other than run records ({str(e)[:200]}); a record appended to "
+                          "it could not be read back; legal: a JSON Lines file of run records, or a new file",
+                          field=flag.lstrip("-"), value=str(p)) from None
+
+
 def write_records(path: str | Path, records: Iterable[RunRecord], append: bool = False) -> int:
-    """Write (or with ``append`` add) records as JSON Lines; returns how many."""
+    """Write (or with ``append`` add) records as JSON Lines; returns how many. Appending to a file whose last line
+    has no newline first ends that line (a hand-edited file), so the new record starts a line of its own."""
     n = 0
-    with Path(path).open("a" if append else "w", encoding="utf-8") as f:
+    p = Path(path)
+    if append and p.is_file() and p.stat().st_size > 0:
+        with p.open("rb") as f:
+            f.seek(-1, 2)
+            if f.read(1) != b"\n":
+                with p.open("a", encoding="utf-8") as g:
+                    g.write("\n")
+    with p.open("a" if append else "w", encoding="utf-8") as f:
         for r in records:
             f.write(r.model_dump_json(exclude_none=True) + "\n")
             n += 1

@@ -79,8 +79,10 @@ def test_calibrate_from_a_hardware_file_writes_a_loadable_file(tmp_path):
                           "framework": {"base": "nanotron", "name": "mynano", "layer_host_s": 0.01}})
     out, prof = tmp_path / "cal.yaml", tmp_path / "prof.yaml"
     r = runner.invoke(app, ["calibrate", str(rec), "--hardware", hw, "--no-cross-validation", "-o", str(out),
-                            "--profile-out", str(prof)])
-    assert r.exit_code == 0, r.output
+                            "--profile-out", str(prof), "--force"])
+    # the synthetic records were made without the profile's 10 ms per layer of host time, which the fit does not
+    # move: 74% median error in sample, a poor fit (exit code 1), written because of --force
+    assert r.exit_code == 1 and "poor fit" in r.output and "written anyway" in r.output, r.output
     doc = yaml.safe_load(out.read_text())
     assert doc["base"] == "h100-sxm" and doc["framework"]["base"] == "nanotron"
     assert doc["framework"]["name"] == "mynano" and doc["framework"]["layer_host_s"] == 0.01

@@ -52,6 +52,11 @@ def bench(hardware: HardwareOpt = "h100-sxm", devices: DevOpt = 8, smoke: SmokeO
 
     hw = load_hardware(hardware)
     n = min(devices, jax.device_count()) if jax.default_backend() == "cpu" else jax.device_count()
+    if jax.default_backend() == "cpu" and not smoke:  # the accelerator-sized grid on host devices runs for minutes
+        from shardplan.cli.common import err_console
+        err_console.print("[yellow]note:[/] JAX sees only CPU devices: the full grid (GEMMs of 8,192 and wider, messages up "
+                          "to 1 GiB) takes many minutes here and measures the host, not the accelerator the preset "
+                          "describes; --smoke runs a small grid in seconds", highlight=False, soft_wrap=True)
     sizes = _plan(smoke)
     ops = ["AllReduce", "AllGather", "ReduceScatter", "AllToAll", "SendRecv"]
     groups = B.group_sizes(n)

@@ -20,13 +20,20 @@ YamlOut = Annotated[Optional[Path], typer.Option("--output", "-o", help="write t
 ProfileOut = Annotated[Optional[Path], typer.Option("--profile-out", help="write the fitted framework fields "
                                                     "here (use as --framework FILE)")]
 NoCvOpt = Annotated[bool, typer.Option("--no-cross-validation", help="skip the leave-one-group-out fits")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="write -o / --profile-out even when the fit is poor (the "
+                                        "records measured on another device class, or a median in-sample error over "
+                                        "50%); the exit code stays 1")]
+#: a fit whose median |error| on the records it was fitted to stays above this is not a calibration (exit code 1)
+MAX_IN_SAMPLE_ERROR = 0.5
+#: a base preset this far off (median |error|) on records that name other hardware prices another device class
+MAX_BASE_ERROR_OTHER_HARDWARE = 3.0
 
 
 @app.command()
 @config_errors
 def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework: FrameworkOpt = None,
               output: YamlOut = None, profile_out: ProfileOut = None, no_cross_validation: NoCvOpt = False,
-              map: MapOpt = None, set: SetOpt = None) -> None:
+              map: MapOpt = None, set: SetOpt = None, force: ForceOpt = False) -> None:
     """Fit the hardware's efficiencies and network constants (and the framework's overheads) to
     measured runs; print fitted vs base values and in-sample / cross-validated errors. A .csv file
     is imported first with --map / --set (docs/calibration.md)."""
@@ -35,8 +42,8 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
     from shardplan.presets.frameworks import framework_profile
     from shardplan.records import read_records
 
-    check_output_path("-o/--output", output)  # before the fit, which can take minutes
-    check_output_path("--profile-out", profile_out)
+    check_output_path("-o/--output", output, inputs={"records": records})  # before the fit, which can take minutes
+    check_output_path("--profile-out", profile_out, inputs={"records": records})
     if output is not None and profile_out is not None and output.resolve() == profile_out.resolve():
         raise ConfigError(f"-o/--output and --profile-out are the same file ({output}): the profile would overwrite the "
                           "cluster file; legal: two different paths", field="profile_out", value=str(profile_out))
@@ -61,13 +68,19 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
         err_console.print(f"[yellow]warning:[/] the records name framework {', '.join(escape(n) for n in named)}; the fit "
                           f"uses the {escape(prof.label)} profile for all of them (choose it with --framework)",
                           highlight=False)
-    _hardware_warning(recs, hardware, hw)
+    other = _hardware_warning(recs, hardware, hw)
     from shardplan.cli.common import progress_bar
     with progress_bar("calibrate (fits)") as update:  # one step per fit: all records, then each fold
         cal = fit_records(recs, hw, prof, cross_validate=not no_cross_validation, progress=update)
     t = fitted_table(cal, f"calibration of {hw.name} / {prof.name} on {len(recs)} records")
     console.print(t)
     print_fit_summary(cal)
+    poor = poor_fit(cal, other)
+    if poor:
+        err_console.print(f"[red]poor fit:[/] {escape(poor)}; " + ("written anyway (--force)" if force else
+                          "nothing written (--force writes the files)"), highlight=False, soft_wrap=True)
+        if not force:
+            raise typer.Exit(1)
     date = datetime.date.today().isoformat()
     if output:
         output.write_text(yaml.safe_dump(cluster_yaml(cal, hw, len(recs), date, prof, source=hardware), sort_keys=False))
@@ -75,6 +88,26 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
     if profile_out:
         profile_out.write_text(yaml.safe_dump(profile_yaml(cal, prof), sort_keys=False))
         console.print(f"wrote {profile_out} (use it as --framework {profile_out})")
+    if poor:
+        raise typer.Exit(1)
+
+
+def poor_fit(cal, other_hardware: list[str]) -> str | None:
+    """Why a fit is no calibration, or None: the fitted constants leave a median throughput |error| over
+    :data:`MAX_IN_SAMPLE_ERROR` on the records they were fitted to (the records disagree with each other or with the
+    cost model), or the base preset is off by over :data:`MAX_BASE_ERROR_OTHER_HARDWARE` (300%) on records that name
+    other hardware (``other_hardware``: measured on another device class, e.g. ``train --record`` on CPU against the
+    h100-sxm default)."""
+    fitted, base = cal.in_sample.get("throughput_median"), cal.base_error.get("throughput_median")
+    if fitted is not None and fitted > MAX_IN_SAMPLE_ERROR:
+        return (f"the fitted constants leave a median throughput |error| of {fitted:.0%} on the records they were "
+                f"fitted to (over {MAX_IN_SAMPLE_ERROR:.0%}): the records disagree with each other or with the cost "
+                "model (check their step times, devices and layouts)")
+    if base is not None and base > MAX_BASE_ERROR_OTHER_HARDWARE and other_hardware:
+        return (f"the base hardware is off by {base:.0%} (median) on records that name hardware "
+                f"{', '.join(map(repr, other_hardware))}: they were measured on another device class; calibrate "
+                "against a hardware file of that class (base: a preset like it) with --hardware")
+    return None
 
 
 #: why a parameter the records do not move is held (shardplan.calibrate.identifiable): moving it over a quarter of
@@ -134,10 +167,10 @@ def print_fit_summary(cal) -> None:
                           "kept at the base value", highlight=False)
 
 
-def _hardware_warning(recs: list, hardware: str, hw) -> None:
+def _hardware_warning(recs: list, hardware: str, hw) -> list[str]:
     """Warn when records name other hardware than the fit prices them on (``--hardware``, default h100-sxm):
     a preset (or alias) other than ``--hardware``'s base preset, or a name that is neither a preset nor that
-    file. The fit reads no record's hardware field."""
+    file. The fit reads no record's hardware field. Returns those names (sorted)."""
     from shardplan.loaders import hardware_document
     from shardplan.presets.hardware import hardware_preset_name
     base = hardware_document(hardware, hw, hw.name).get("base") or hw.name
@@ -147,3 +180,4 @@ def _hardware_warning(recs: list, hardware: str, hw) -> None:
         err_console.print(f"[yellow]warning:[/] the records name hardware {', '.join(escape(repr(h)) for h in other)}; "
                           f"the fit prices every record on {escape(hardware)} (choose it with --hardware)",
                           highlight=False)
+    return other

@@ -287,10 +287,13 @@ def precision_note(precision: str | None, framework: Any, overridable: bool = Tr
                           highlight=False, soft_wrap=True)
 
 
-def check_output_path(flag: str, path: Optional[Path], stdout: str | None = None) -> None:
+def check_output_path(flag: str, path: Optional[Path], stdout: str | None = None,
+                      inputs: dict[str, Optional[Path]] | None = None) -> None:
     """Refuse, before any work, an output path that cannot be written: a folder, a file in a folder
-    that does not exist (nothing is created), or ``-`` (stdout: only ``export -o -`` writes there, and reads it
-    before this check). None passes. ``stdout``: what the command does instead when the option is left out
+    that does not exist (nothing is created), a place the process cannot create or open a file in (tried: ``/proc``,
+    a read-only folder; a file the try creates is removed again), ``-`` (stdout: only ``export -o -`` writes there,
+    and reads it before this check), or the same file as one of ``inputs`` (flag -> path: the output would replace
+    what the command reads). None passes. ``stdout``: what the command does instead when the option is left out
     (said in the error for ``-``).
 
     Raises:
@@ -309,6 +312,32 @@ def check_output_path(flag: str, path: Optional[Path], stdout: str | None = None
     if not path.parent.is_dir():
         raise ConfigError(f"{flag} {path}: folder {path.parent} does not exist; legal: a file in an existing folder",
                           field=flag, value=str(path))
+    for other_flag, other in (inputs or {}).items():
+        if other is not None and path.resolve() == Path(other).resolve():
+            raise ConfigError(f"{flag} {path} is the {other_flag} file the command reads: it would be replaced; legal: "
+                              "another path", field=flag, value=str(path))
+    _check_writable(flag, path)
+
+
+def _check_writable(flag: str, path: Path) -> None:
+    """Open ``path`` for appending (nothing written) to see that a file can be made or written there; a file the try
+    created is removed again.
+
+    Raises:
+        ConfigError: naming the option, the path and the system's reason.
+    """
+    import stat as stat_mod
+    existed = path.exists()
+    if existed and stat_mod.S_ISFIFO(path.stat().st_mode):  # opening a FIFO for writing waits for a reader
+        raise ConfigError(f"{flag} {path} is a FIFO; legal: a regular file path", field=flag, value=str(path))
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as e:
+        raise ConfigError(f"{flag} {path} cannot be written ({e.strerror or e}); legal: a file in a folder this user "
+                          "can write", field=flag, value=str(path)) from None
+    if not existed:
+        path.unlink(missing_ok=True)
 
 
 def config_errors(fn: Callable) -> Callable:
@@ -341,7 +370,22 @@ def config_errors(fn: Callable) -> Callable:
 _ATTENTION = typing.get_args(TrainingSpec.model_fields["attention"].annotation)
 
 ModelOpt = Annotated[str, typer.Option("--model", "-m", help="preset name, HF config.json path, or YAML/JSON spec")]
-HardwareOpt = Annotated[str, typer.Option("--hardware", "-H", help="preset name or YAML/JSON spec file")]
+def shipped_cluster(value: str | None) -> str | None:
+    """``--hardware``'s value, or the path of the cluster file shardplan ships under that name
+    (``shardplan/data/clusters/NAME.yaml``: usp-h100-efa, the cluster the run records of ``benchmarks/usp_grid.py``
+    name; aws-p4de, gcp-a3-high, gcp-a3-mega, jean-zay-a100) where the value is neither a preset nor a file."""
+    if not value:
+        return value
+    from shardplan.presets.hardware import hardware_preset_name
+    shipped = Path(__file__).resolve().parent.parent / "data" / "clusters" / f"{value}.yaml"
+    if hardware_preset_name(value) is None and not Path(value).exists() and "/" not in value and shipped.is_file():
+        return str(shipped)
+    return value
+
+
+HardwareOpt = Annotated[str, typer.Option("--hardware", "-H", callback=shipped_cluster,
+                                          help="preset name, YAML/JSON spec file, or a cluster file shardplan ships "
+                                               "(usp-h100-efa, aws-p4de, gcp-a3-high, gcp-a3-mega, jean-zay-a100)")]
 DevicesOpt = Annotated[int, typer.Option("--devices", "-n", help="number of accelerators")]
 SeqOpt = Annotated[int, typer.Option("--seq-len", "-s", help="tokens per sequence")]
 #: --devices / --seq-len of the commands that take --plan: a plan file that records them gives them when the flag is

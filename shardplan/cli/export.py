@@ -98,7 +98,7 @@ def export(model: ModelOpt, hardware: HardwareOpt, to: ToOpt, devices: PlanDevic
     from shardplan.export import exporter
     if output is not None and str(output) == "-":  # the usual spelling of stdout
         output = None
-    check_output_path("-o/--output", output)  # bad input first, before the estimate
+    check_output_path("-o/--output", output, inputs={"--plan": plan})  # bad input first, before the estimate
     typed = framework  # the reproduce line names what was typed: the target's default below applies again
     if framework is None and plan is None:
         framework = target_profile(exporter(to).name, hardware, note=False)  # the note once the estimate stands
@@ -243,7 +243,7 @@ def import_config(file: FileArg, from_: FromOpt, devices: ImportDevicesOpt = Non
     you already run: `shardplan estimate --plan plan.json ...`."""
     from shardplan.export import import_config as read_config
     from shardplan.loaders import read_text_capped
-    check_output_path("-o/--output", output, stdout="the plan JSON is printed")
+    check_output_path("-o/--output", output, stdout="the plan JSON is printed", inputs={"config": file})
     imported = read_config(from_, read_text_capped(file, "import"), devices)
     for note in imported.notes:
         err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)

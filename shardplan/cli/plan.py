@@ -453,3 +453,8 @@ def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, mo
     if markdown:
         markdown.write_text(rows_to_markdown(rows, hardware, seq_len))
         console.print(f"wrote {markdown}")
+    if rows and all(r["best"] == "nothing fits" for r in rows):  # as plan: a negative result is exit code 1
+        from shardplan.cli.common import EXIT_NEGATIVE, err_console
+        err_console.print("result: no layout fits for any row (try more devices, a shorter --seq-len, or hardware with "
+                          "more memory)", highlight=False)
+        raise typer.Exit(EXIT_NEGATIVE)

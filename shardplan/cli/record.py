@@ -39,9 +39,11 @@ def import_(csv_file: CsvArg, output: OutOpt, format: FormatOpt = RecordFormat.c
             set: SetOpt = None, append: AppendOpt = False) -> None:
     """Turn a CSV of measured runs into run records (docs/calibration.md, "Importing a table of runs")."""
     from shardplan.record_import import import_csv, parse_map_items
-    from shardplan.records import write_records
+    from shardplan.records import check_records_target, write_records
 
-    check_output_path("-o/--output", output)
+    check_output_path("-o/--output", output, inputs={"CSV": csv_file})
+    if append:
+        check_records_target("-o/--output", output)
     records = import_csv(csv_file, parse_map_items(list(map or []), list(set or [])))
     n = write_records(output, records, append=append)
     counts = Counter(r.status for r in records)

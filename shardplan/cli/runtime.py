@@ -31,6 +31,28 @@ PSpecOpt = Annotated[Optional[list[str]], typer.Option("--param-spec", help="REG
                                                        "PartitionSpec for matching paths (fsdp+cp joins axes)")]
 DevOpt = Annotated[int, typer.Option("--devices", "-n", help="total devices (all processes); on CPU this many "
                                      "host devices are simulated")]
+PlanDevOpt = Annotated[Optional[int], typer.Option("--devices", "-n", help="total devices (all processes); on CPU "
+                                                  "this many host devices are simulated (default: the --plan file's "
+                                                  "device count, else 8)")]
+
+
+def runtime_devices(devices: int | None, plan: Path | None) -> int:
+    """The device count of a runtime command: ``--devices`` where given, else the one the ``--plan`` file records
+    (:func:`shardplan.loaders.read_plan_context`, with a note: a 16-device plan runs on 16, as ``estimate`` reads it),
+    else 8 (the simulated CPU devices of a laptop run)."""
+    if devices is not None:
+        return devices
+    if plan is not None:
+        from shardplan.loaders import read_plan_context
+        made = read_plan_context(plan).get("devices")
+        if isinstance(made, int) and made >= 1:
+            from shardplan.cli.common import err_console
+            err_console.print(f"[yellow]note:[/] --devices {made} from --plan {plan} (--devices replaces it)",
+                              highlight=False, soft_wrap=True)
+            return made
+    return 8
+
+
 CpAttnOpt = Annotated[str, typer.Option("--cp-attention", help="attention with cp > 1: ring (K/V blocks passed "
                                         "around the cp ring, zig-zag sequence) | allgather (K/V all-gathered); a plan "
                                         "with --cp-comm a2a runs DeepSpeed-Ulysses (AllToAlls) whatever this says")]

@@ -4,7 +4,7 @@ from rich.table import Table
 
 from shardplan.cli.common import BatchOpt, BatchTokOpt, ModelOpt, PlanOpt, SeqOpt, app, config_errors, console, \
     layout_flags, print_notes
-from shardplan.cli.runtime import (DevOpt, DModelOpt, LayersOpt, PRuleOpt, PSpecOpt, RuleOpt, ScaleOpt,
+from shardplan.cli.runtime import (PlanDevOpt, runtime_devices, DModelOpt, LayersOpt, PRuleOpt, PSpecOpt, RuleOpt, ScaleOpt,
                                    parse_param_overrides, parse_rule_overrides, runtime_inputs)
 
 
@@ -25,7 +25,7 @@ def _table(m, rules, rows: list[dict]) -> Table:
 @app.command()
 @config_errors
 @layout_flags(profile_defaults=False)
-def shardings(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_batch: BatchOpt = None,
+def shardings(model: ModelOpt, devices: PlanDevOpt = None, seq_len: SeqOpt = 64, global_batch: BatchOpt = None,
               global_batch_tokens: BatchTokOpt = None, plan: PlanOpt = None, scale_down: ScaleOpt = False,
               scale_d_model: DModelOpt = 64, scale_layers: LayersOpt = 2, rule: RuleOpt = None,
               param_rule: PRuleOpt = None, param_spec: PSpecOpt = None, layout: dict = None) -> None:
@@ -36,6 +36,7 @@ def shardings(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global
     """
     from shardplan.cli.common import need_jax_extra
     need_jax_extra("shardings")
+    devices = runtime_devices(devices, plan)
     from shardplan.parallel import validate
     m, tr, pc = runtime_inputs(model, devices, seq_len, global_batch, global_batch_tokens, plan, layout,
                                (scale_down, scale_d_model, scale_layers), default_batch=True)

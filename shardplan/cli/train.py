@@ -14,7 +14,7 @@ import typer
 
 from shardplan.cli.common import check_output_path, BatchOpt, BatchTokOpt, ModelOpt, MoeCapOpt, PlanOpt, SeqOpt, app, config_errors, console, \
     layout_flags, need_jax_extra, print_notes
-from shardplan.cli.runtime import (CpAttnOpt, DevOpt, DModelOpt, LayersOpt, PRuleOpt, PSpecOpt, RuleOpt, ScaleOpt,
+from shardplan.cli.runtime import (CpAttnOpt, PlanDevOpt, runtime_devices, DModelOpt, LayersOpt, PRuleOpt, PSpecOpt, RuleOpt, ScaleOpt,
                                    check_host_memory, configure_host_devices, parse_param_overrides, parse_rule_overrides,
                                    runtime_inputs)
 from shardplan.errors import ConfigError, short_repr
@@ -39,6 +39,25 @@ RecordOpt = Annotated[Optional[Path], typer.Option("--record", help="append a ru
                                                   "docs/calibration.md) of this run for `shardplan calibrate`")]
 ResumeOpt = Annotated[bool, typer.Option("--resume", help="continue from the latest checkpoint in --checkpoint-dir, "
                                          "on this run's layout (any mesh); --steps is the total step to reach")]
+
+
+def _check_record(record: Path | None, metrics: Path | None, plan: Path | None, steps: int) -> None:
+    """Refuse a ``--record`` that cannot hold the run's record, before the run: the --metrics or --plan file, a file
+    of something other than run records (:func:`shardplan.records.check_records_target`), or one step (the record's
+    step time is the median after the compiling step).
+
+    Raises:
+        ConfigError: naming the option, the value and what is legal.
+    """
+    check_output_path("--record", record, inputs={"--metrics": metrics, "--plan": plan})
+    if record is None:
+        return
+    from shardplan.records import check_records_target
+    check_records_target("--record", record)
+    if steps < 2:
+        raise ConfigError(f"--record with --steps {steps}: the record's step time is the median after the first "
+                          "(compiling) step, so a run of one step has none; legal: --steps 2 or more",
+                          field="steps", value=steps, legal=["2 or more"])
 
 
 def _check_args(steps: int, lr: float, warmup: int, n_proc: int | None, metrics: Path | None,
@@ -125,7 +144,7 @@ def _resume_point(checkpoint_dir: Path, m: Any, seed: int, tr: Any, steps: int) 
 @app.command()
 @config_errors
 @layout_flags(profile_defaults=False)
-def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_batch: BatchOpt = None,
+def train(model: ModelOpt, devices: PlanDevOpt = None, seq_len: SeqOpt = 64, global_batch: BatchOpt = None,
           global_batch_tokens: BatchTokOpt = None, plan: PlanOpt = None, scale_down: ScaleOpt = False,
           scale_d_model: DModelOpt = 64, scale_layers: LayersOpt = 2, steps: StepsOpt = 20, lr: LrOpt = 3e-3,
           warmup: WarmupOpt = 0, seed: SeedOpt = 0, compute_dtype: DtypeOpt = "bf16", data: DataOpt = None,
@@ -141,10 +160,11 @@ def train(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_bat
     continues the step counter and the data position until step --steps.
     """
     n_proc = _num_processes(num_processes)
+    devices = runtime_devices(devices, plan)
     if not 0 <= seed < 2**32:
         raise ConfigError(f"--seed {short_repr(seed)}; legal: 0 to {2**32 - 1:,}", field="seed", value=seed)
     _check_args(steps, lr, warmup, n_proc, metrics, save_every, checkpoint_dir, resume)
-    check_output_path("--record", record)
+    _check_record(record, metrics, plan, steps)
     if warmup >= steps:  # legal (a short smoke run), but the learning rate never reaches --lr
         from shardplan.cli.common import err_console
         err_console.print(f"[yellow]note:[/] --warmup {warmup} >= --steps {steps}: the learning rate is still warming "

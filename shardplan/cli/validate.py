@@ -12,7 +12,8 @@ from rich.table import Table
 
 from shardplan.cli.common import BatchOpt, BatchTokOpt, JsonOpt, ModelOpt, MoeCapOpt, PlanOpt, SeqOpt, app, \
     config_errors, console, layout_flags, need_jax_extra, negative, print_notes, stages
-from shardplan.cli.runtime import CpAttnOpt, DModelOpt, LayersOpt, ScaleOpt, configure_host_devices, runtime_inputs
+from shardplan.cli.runtime import (CpAttnOpt, DModelOpt, LayersOpt, PlanDevOpt, ScaleOpt, configure_host_devices,
+                                   runtime_devices, runtime_inputs)
 from shardplan.errors import ConfigError
 
 
@@ -69,7 +70,6 @@ def print_validation(v: Any) -> None:
                                                               else "[red]outside tolerance[/]"))
 
 
-DevOpt = Annotated[int, typer.Option("--devices", "-n", help="devices; on CPU this many host devices are simulated")]
 DtypeOpt = Annotated[str, typer.Option("--compute-dtype", help="fp32 (default; compared with precision 'fp32') "
                                        "| bf16")]
 _DTYPES = {"fp32": "float32", "float32": "float32", "bf16": "bfloat16", "bfloat16": "bfloat16"}
@@ -78,7 +78,7 @@ _DTYPES = {"fp32": "float32", "float32": "float32", "bf16": "bfloat16", "bfloat1
 @app.command()
 @config_errors
 @layout_flags(profile_defaults=False)
-def validate(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_batch: BatchOpt = None,
+def validate(model: ModelOpt, devices: PlanDevOpt = None, seq_len: SeqOpt = 64, global_batch: BatchOpt = None,
              global_batch_tokens: BatchTokOpt = None, plan: PlanOpt = None, scale_down: ScaleOpt = False,
              scale_d_model: DModelOpt = 64, scale_layers: LayersOpt = 2, compute_dtype: DtypeOpt = "fp32",
              json_out: JsonOpt = False, moe_capacity_factor: MoeCapOpt = None, cp_attention: CpAttnOpt = "ring",
@@ -91,6 +91,7 @@ def validate(model: ModelOpt, devices: DevOpt = 8, seq_len: SeqOpt = 64, global_
         raise ConfigError(f"compute_dtype={compute_dtype!r} is unknown; legal: fp32, bf16",
                           field="compute_dtype", value=compute_dtype, legal=["fp32", "bf16"])
     need_jax_extra("validate")
+    devices = runtime_devices(devices, plan)
     configure_host_devices(devices)  # before anything imports JAX (--scale-down does)
     m, tr, pc = runtime_inputs(model, devices, seq_len, global_batch, global_batch_tokens, plan, layout,
                                (scale_down, scale_d_model, scale_layers), default_batch=True, moe_capacity_factor=moe_capacity_factor)

@@ -92,6 +92,10 @@ def report(model: ModelOpt, hardware: HardwareOpt, devices: PlanDevicesOpt = Non
         raise ConfigError("report writes files (an HTML page or PNG charts), not stdout: give -o NAME.html or NAME.png",
                           field="output", value="-")
     if fmt is None:  # the file name says which: report.png -> PNG charts (report_time.png, ...)
+        if output.suffix.lower() not in (".html", ".htm", ".png"):
+            raise ConfigError(f"-o {output}: the name ends in neither .html nor .png, so it does not say what to write "
+                              "(an HTML page, or PNG charts); legal: -o NAME.html, -o NAME.png, or --format html / png",
+                              field="output", value=str(output), legal=[".html", ".png"])
         fmt = "png" if output.name.lower().endswith(".png") else "html"
     fmt = fmt.lower()
     if fmt == "html" and output.name.lower().endswith(".png"):
