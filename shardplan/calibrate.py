@@ -439,10 +439,11 @@ def cluster_yaml(cal: Calibration, hw: HardwareSpec, n_records: int, date: str,
         ConfigError: ``source`` is unreadable.
     """
     from shardplan.loaders import hardware_document
-    doc = hardware_document(source, hw, f"{hw.name}-calibrated")
-    note = (f"shardplan calibrate on {n_records} records ({date}): in-sample throughput median |error| "
-            f"{cal.in_sample.get('throughput_median', math.nan):.1%}; "
-            + "; ".join(f"{k} {v['throughput_median_of_groups']:.1%}" for k, v in cal.cross_validated.items()))
+    name = hw.name if hw.name.endswith("-calibrated") else f"{hw.name}-calibrated"  # a re-calibration keeps its name
+    doc = hardware_document(source, hw, name)
+    note = "; ".join([f"shardplan calibrate on {n_records} record{'s' if n_records != 1 else ''} ({date}): in-sample "
+                      f"throughput median |error| {cal.in_sample.get('throughput_median', math.nan):.1%}",
+                      *(f"{k} {v['throughput_median_of_groups']:.1%}" for k, v in cal.cross_validated.items())])
     sources = dict(doc.get("sources") or {})
     for p, v in zip(cal.params, cal.values):
         if p.target == "hardware" and p.field not in cal.held:

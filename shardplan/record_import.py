@@ -169,6 +169,8 @@ def _column_value(expr: str, row: dict[str, str], header: list[str], line: int) 
         else:
             ops_hint = (" (a column expression joins columns and numbers with * and / only)"
                         if re.search(r"[-+()%^]", t) else "")
+            if len(header) == 1 and re.search(r"[;\t|]", header[0]):  # another delimiter read as one column
+                ops_hint += " (the header is one column: the file is not comma-separated; save it as CSV with commas)"
             raise ConfigError(f"column {short_repr(t)} is not in the CSV{ops_hint}; its columns: {', '.join(header)}",
                               field="map.columns", value=t, legal=header)
     if not ops:

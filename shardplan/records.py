@@ -236,7 +236,7 @@ def read_records(path: str | Path) -> list[RunRecord]:
             continue
         try:
             data = json.loads(line, object_pairs_hook=no_repeated_json_keys)  # as every plan / spec file
-            out.append(RunRecord.model_validate(_strict_types(data)).at(f"{p}:{i}"))
+            out.append(_model_beside(RunRecord.model_validate(_strict_types(data)), p).at(f"{p}:{i}"))
         except ValidationError as e:
             from shardplan.loaders import config_error
             err = config_error(e)
@@ -251,6 +251,16 @@ def read_records(path: str | Path) -> list[RunRecord]:
     if not out:
         raise ConfigError(f"{p} holds no run records", field="records", value=str(p))
     return out
+
+
+def _model_beside(rec: "RunRecord", records_path: Path) -> "RunRecord":
+    """``rec`` with a relative model path that names no file from the working directory but one beside the records
+    file read as that file (records kept next to their model YAMLs work from any folder); presets and other names
+    are left alone."""
+    if not isinstance(rec.model, str) or Path(rec.model).is_absolute() or Path(rec.model).exists():
+        return rec
+    beside = records_path.parent / rec.model
+    return rec.model_copy(update={"model": str(beside)}) if beside.is_file() else rec
 
 
 def check_records_target(flag: str, path: str | Path) -> None:

@@ -147,3 +147,20 @@ def test_guide_with_nothing_that_fits_is_a_negative_result():
     # Llama 3 8B on 8 TPU v5e chips (16 GiB each) at seq 8192 and 4M tokens: no layout fits (as `plan` says, exit 1)
     r = _run("guide", "-m", "llama-3-8b", "-n", "8", "-H", "tpu-v5e")
     assert r.exit_code == 1 and "nothing fits" in r.output
+
+
+def test_a_record_s_relative_model_path_is_read_beside_the_records_file(tmp_path, monkeypatch):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "m.yaml").write_text("base: tiny-llama\n")
+    (tmp_path / "sub" / "r.jsonl").write_text(json.dumps({**_RECORD, "model": "m.yaml",
+                                                          "tokens_per_s_per_device": 10.0}) + "\n")
+    monkeypatch.chdir(tmp_path)  # the records' folder is sub/: before, "model='m.yaml': file not found" from here
+    rec, = read_records("sub/r.jsonl")
+    assert rec.model == str(tmp_path / "sub" / "m.yaml") or rec.model == "sub/m.yaml"
+
+
+def test_a_semicolon_csv_is_named_as_such(tmp_path):
+    csv = tmp_path / "runs.csv"
+    csv.write_text(_CSV.replace(",", ";"))
+    r = _run("record", "import", csv, *_MAP, "-o", tmp_path / "r.jsonl")
+    assert r.exit_code == 2 and "not comma-separated" in r.output
