@@ -62,6 +62,10 @@ REFUSED = {
     ("llama8b-tp-pp", "torchtitan"): ("ZeRO-1", "nanotron"),
     ("llama8b-tp-pp", "deepspeed"): ("pp=2", "Megatron-LM"),
     ("llama8b-tp-pp", "nanotron"): ("nanotron places layers itself", "Megatron-LM"),
+    ("llama70b", "accelerate"): ("pp=4", "Megatron-LM"),
+    ("llama70b-fsdp", "accelerate"): ("pp=4", "torchtitan"),
+    ("mixtral-ep", "accelerate"): ("ep=8", "Megatron-LM"),
+    ("llama8b-tp-pp", "accelerate"): ("pp=2", "DeepSpeed"),
 }
 CASES = [(plan, fw) for plan in PLANS for fw in EXPORTERS]
 EXPORTED = [c for c in CASES if c not in REFUSED]
@@ -126,8 +130,17 @@ def _nanotron_degrees(text: str) -> dict:
                 dp=par["dp"], devices=par["dp"] * par["tp"] * par["pp"])
 
 
+def _accelerate_degrees(text: str) -> dict:
+    cfg = yaml.safe_load(text)
+    par = cfg.get("parallelism_config", {})
+    tp = par.get("parallelism_config_tp_size", 1)
+    n = cfg["num_processes"]
+    return dict(tp=tp, pp=1, cp=par.get("parallelism_config_cp_size", 1), ep=1, dp=n // tp, devices=n)
+
+
 PARSERS = {"maxtext": _maxtext_degrees, "easydel": _easydel_degrees, "torchtitan": _torchtitan_degrees,
-           "megatron": _megatron_degrees, "deepspeed": _deepspeed_degrees, "nanotron": _nanotron_degrees}
+           "megatron": _megatron_degrees, "deepspeed": _deepspeed_degrees, "nanotron": _nanotron_degrees,
+           "accelerate": _accelerate_degrees}
 
 
 def _prod(xs) -> int:
@@ -2254,3 +2267,38 @@ def test_maxtext_import_reads_a_launch_script_s_overrides_and_the_capacity_facto
     assert imp.moe_capacity_factor == 1.25
     with pytest.raises(ConfigError, match="no MaxText command line"):
         import_config("maxtext", "echo hello: [\n", devices=8)
+
+
+def test_accelerate_reads_the_configs_accelerate_config_writes():
+    # docs/source/usage_guides/fsdp.md's file: FSDP1 with fsdp_sharding_strategy 1 (FULL_SHARD) on 2 processes
+    text = ("compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nfsdp_config:\n  fsdp_auto_wrap_policy: "
+            "TRANSFORMER_BASED_WRAP\n  fsdp_offload_params: false\n  fsdp_sharding_strategy: 1\nmixed_precision: 'no'\n"
+            "num_machines: 1\nnum_processes: 2\n")
+    imp = import_config("accelerate", text)
+    assert (imp.parallel.dp, imp.parallel.zero_stage, imp.precision, imp.framework) == (2, 3, "fp32", "hf-fsdp")
+    assert imp.parallel.microbatch_size == 1 and imp.global_batch is None  # Trainer arguments: not in the file
+    # HYBRID_SHARD_ZERO2 on 2 machines x 8: ZeRO-2 sharded within a machine (dp_shard 8), replicated across
+    imp = import_config("accelerate", text.replace("fsdp_sharding_strategy: 1", "fsdp_sharding_strategy: "
+                                                   "HYBRID_SHARD_ZERO2").replace("num_machines: 1", "num_machines: 2")
+                        .replace("num_processes: 2", "num_processes: 16"))
+    assert (imp.parallel.dp, imp.parallel.zero_stage, imp.parallel.dp_shard) == (16, 2, 8)
+    # FSDP2 with ParallelismConfig: 2 x 4 x tp 2 = 16 processes; reshard_after_forward false is ZeRO-2
+    fsdp2 = ("distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 2\n  fsdp_reshard_after_forward: false\n"
+             "  fsdp_activation_checkpointing: true\nmixed_precision: bf16\nnum_machines: 2\nnum_processes: 16\n"
+             "parallelism_config:\n  parallelism_config_dp_replicate_size: 2\n  parallelism_config_dp_shard_size: 4\n"
+             "  parallelism_config_tp_size: 2\n  parallelism_config_cp_size: 1\n")
+    imp = import_config("accelerate", fsdp2)
+    p = imp.parallel
+    assert (p.dp, p.dp_shard, p.tp, p.zero_stage, p.recompute, imp.precision) == (8, 4, 2, 2, "full", "bf16-mixed")
+    # a DeepSpeed launch: ZeRO-2 with the optimizer on the host, priced with hf-deepspeed
+    ds = ("distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\n  offload_optimizer_device: cpu\n"
+          "mixed_precision: bf16\nnum_processes: 8\n")
+    imp = import_config("accelerate", ds)
+    assert (imp.parallel.zero_stage, imp.parallel.offload_optimizer, imp.framework) == (2, True, "hf-deepspeed")
+    for bad, field in ((fsdp2.replace("dp_shard_size: 4", "dp_shard_size: 3"), "parallelism_config"),
+                       (text.replace("fsdp_offload_params: false", "fsdp_offload_params: true"), "fsdp_offload_params"),
+                       (text.replace("fsdp_sharding_strategy: 1", "fsdp_sharding_strategy: 9"), "fsdp_sharding_strategy"),
+                       (text.replace("distributed_type: FSDP", "distributed_type: XLA"), "distributed_type")):
+        with pytest.raises(ConfigError) as e:
+            import_config("accelerate", bad)
+        assert e.value.field == field, bad

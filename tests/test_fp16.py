@@ -136,7 +136,7 @@ def test_exporters_without_fp16_say_none_of_theirs_runs_on_v100():
     runner = CliRunner()
     res = runner.invoke(app, ["export", "--to", "nanotron", "-m", "llama-2-7b", "-H", "v100", "-n", "16", "-s", "2048",
                               "-b", "64", "--precision", "fp16-mixed", "-o", "x.yaml"], terminal_width=300)
-    assert res.exit_code == 2 and "none of them runs on v100" in res.output and "Megatron-LM, DeepSpeed write it" in res.output
+    assert res.exit_code == 2 and "none of them runs on v100" in res.output and "Megatron-LM, DeepSpeed, Hugging Face Accelerate write it" in res.output
 
 
 def test_records_check_the_precision_and_default_to_fp16_on_v100():

@@ -88,7 +88,7 @@ def export(model: ModelOpt, hardware: HardwareOpt, to: ToOpt, devices: PlanDevic
            scale_up_size: ScaleUpOpt = None, plan: PlanOpt = None,
            output: OutOpt = None, layout: dict = None) -> None:
     """Write one layout as a training framework's config (MaxText YAML, EasyDeL, torchtitan TOML,
-    Megatron-LM flags, DeepSpeed JSON, nanotron YAML), headed by the planner's numbers.
+    Megatron-LM flags, DeepSpeed JSON, nanotron YAML, Hugging Face Accelerate YAML), headed by the planner's numbers.
 
     Without --framework the layout is priced with the target framework's own profile (maxtext, torchtitan, deepspeed, nanotron), so
     the header's numbers are that framework's. A layout the framework cannot express is refused (exit code 2) with
@@ -158,7 +158,8 @@ def _priced(specs: dict, layout: dict, title: str, defaulted: bool):
 #: DeepSpeed's ds_config as the Hugging Face integration runs it, whose AutoTP / Ulysses keys the file writes).
 #: EasyDeL has no profile of its own and keeps the hardware's default pricing (megatron on GPUs, maxtext on TPUs) with
 #: its layout defaults and bf16-mixed, the one precision its config writes.
-TARGET_PROFILES = {"maxtext": "maxtext", "torchtitan": "torchtitan", "deepspeed": "hf-deepspeed", "nanotron": "nanotron"}
+TARGET_PROFILES = {"maxtext": "maxtext", "torchtitan": "torchtitan", "deepspeed": "hf-deepspeed", "nanotron": "nanotron",
+                   "accelerate": "hf-fsdp"}
 _TARGET_NOTES = {"maxtext": " (precision fp32-params unless --precision: MaxText's default weight_dtype float32)"}
 
 

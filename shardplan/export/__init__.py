@@ -8,7 +8,8 @@ One module per framework, each with an :class:`~shardplan.export.base.Exporter` 
 * :mod:`~shardplan.export.torchtitan` -- torchtitan job config (TOML);
 * :mod:`~shardplan.export.megatron` -- Megatron-LM / NeMo command-line arguments (bash);
 * :mod:`~shardplan.export.deepspeed` -- DeepSpeed ``ds_config.json``;
-* :mod:`~shardplan.export.nanotron` -- nanotron ``parallelism`` / ``tokens`` blocks (YAML).
+* :mod:`~shardplan.export.nanotron` -- nanotron ``parallelism`` / ``tokens`` blocks (YAML);
+* :mod:`~shardplan.export.accelerate` -- Hugging Face Accelerate config file (YAML: FSDP / DeepSpeed / DDP).
 
 Every file opens with the planner's numbers (model, hardware, step time, MFU, memory per device) and
 the command that reproduces it. A plan that a framework cannot express raises
@@ -24,12 +25,12 @@ from pathlib import Path
 import yaml
 
 from shardplan.errors import ConfigError, fmt_legal, short_repr
-from shardplan.export import deepspeed, easydel, maxtext, megatron, nanotron, torchtitan
+from shardplan.export import accelerate, deepspeed, easydel, maxtext, megatron, nanotron, torchtitan
 from shardplan.export.base import ExportContext, Exporter, Imported, check_kv_replication, check_training
 
 #: registry: framework name -> exporter (``--to NAME`` / ``--from NAME``)
 EXPORTERS: dict[str, Exporter] = {m.EXPORTER.name: m.EXPORTER
-                                  for m in (maxtext, easydel, torchtitan, megatron, deepspeed, nanotron)}
+                                  for m in (maxtext, easydel, torchtitan, megatron, deepspeed, nanotron, accelerate)}
 
 __all__ = ["EXPORTERS", "ExportContext", "Exporter", "Imported", "exporter", "export_text", "import_config",
            "reproduce_command"]
