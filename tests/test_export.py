@@ -967,8 +967,9 @@ def test_megatron_import_reads_the_precision_and_optimizer_state(tmp_path):
     assert res.exit_code == 0 and "--precision fp8-mixed from --plan" in " ".join(res.output.split())
     res = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "--hardware", "a100-80gb", "-n", "16", "--seq-len", "4096",
                               "--global-batch", "64", "--plan", str(path)], terminal_width=300)
-    # an A100 has no fp8 tensor cores: the flags' default stays, and the note names the plan's precision
-    assert res.exit_code == 0 and "precision fp8-mixed (here bf16-mixed)" in res.output
+    # an A100 has no fp8 tensor cores: the flags' default stays, and the note names the plan's precision and why
+    assert res.exit_code == 0 and "precision fp8-mixed (here bf16-mixed: a100-80gb has no fp8 tensor cores)" in " ".join(
+        res.output.split())
     res = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "--hardware", "h100-sxm", "-n", "16", "--seq-len", "4096",
                               "--global-batch", "64", "--plan", str(path), "--precision", "bf16-mixed"],
                         terminal_width=300)

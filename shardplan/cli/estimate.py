@@ -154,6 +154,17 @@ def given_flags_note(layout: dict[str, Any], e) -> None:
                           highlight=False, soft_wrap=True)
 
 
+def _cannot_run(e, precision: Any) -> str:
+    """``": HARDWARE has no DTYPE tensor cores"`` where the estimate's hardware cannot run the plan file's precision
+    policy (why :func:`_precision_from_plan` kept the flags' one), else ``""``."""
+    from shardplan.specs.training import precision_policy
+    try:
+        dtype = precision_policy(str(precision)).compute_dtype
+    except ConfigError:
+        return ""
+    return f": {e.hardware.name} has no {dtype} tensor cores" if e is not None and not e.hardware.runs_dtype(dtype) else ""
+
+
 def plan_context_note(plan, e, specs: dict[str, Any] | None = None) -> None:
     """Say on stderr where the command's setup differs from what the ``--plan`` file was made for (model,
     hardware, devices, sequence, batch, precision, optimizer state, MoE routing, framework:
@@ -177,7 +188,8 @@ def plan_context_note(plan, e, specs: dict[str, Any] | None = None) -> None:
         # preset names only: a file path names no spec until it is read
         here = {k: v for k, v in here.items() if (isinstance(v, int) and not isinstance(v, bool))
                 or (isinstance(v, str) and "/" not in v and not v.lower().endswith((".json", ".yaml", ".yml")))}
-    differ = [f"{k} {made[k]} (here {here[k]})" for k in here if k in made and str(made[k]) != str(here[k])]
+    differ = [f"{k} {made[k]} (here {here[k]}{_cannot_run(e, made[k]) if k == 'precision' else ''})"
+              for k in here if k in made and str(made[k]) != str(here[k])]
     if differ:
         split = ""
         if e is not None and "framework" in made and made["framework"] != here.get("framework") and e.parallel.pp > 1:
