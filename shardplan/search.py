@@ -12,7 +12,7 @@ Three parts, each in its own section below:
    HBM are kept aside (``SearchResult.infeasible``) instead of silently dropped.
 2. **Dominance.** Options that the cost model says are *dominated* are not tried unless pinned with
    ``fix`` or ``exhaustive=True``; each rule is a named function below whose docstring says why
-   pruning it cannot lose the best layout: :func:`zero_stage_dominated` (ZeRO-0/1 by ZeRO-2),
+   pruning it cannot lose the best layout: :func:`zero_stage_dominated` (no ZeRO stage: each is searched),
    :func:`schedule_dominated` (1F1B by ZB-H1; GPipe is searched only when asked for),
    :func:`recompute_dominated` (selective by none under a flash kernel),
    :func:`walk_pipelined` (a slower recompute policy once one fits) and :func:`walk_unpipelined`
@@ -297,7 +297,7 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
                                                                              comm) == 0 for comm in comms)
            and (c == 1 or training.framework.context_parallel)]
     allowed = training.framework.zero_stages or (0, 1, 2, 3)  # what the framework implements
-    # ZeRO-2 dominates ZeRO-0/1 only where the framework has ZeRO-2, with pipelining too
+    # zero_stage_dominated prunes no stage any more (ZeRO-2 reduce-scatters every microbatch); the rule is kept
     piped = training.framework.pipeline_zero_stages
     zero2 = 2 in allowed and (piped is None or 2 in piped)
     zero_stages = [fix["zero_stage"]] if "zero_stage" in fix else [
@@ -454,16 +454,13 @@ def group_candidates(space: Space, d: Degrees, split: tuple[int, ...] | None) ->
 
 
 def zero_stage_dominated(zero_stage: int, prune: bool) -> bool:
-    """ZeRO-0 and ZeRO-1 are dominated by ZeRO-2 (pruned when ``prune``).
-
-    Why: ZeRO-1 and ZeRO-2 issue the same collectives (ReduceScatter of the gradients + AllGather of
-    the parameters = one AllReduce, ZeRO paper Sec. 7) and ZeRO-2 holds less memory (gradients
-    sharded too); ZeRO-0's AllReduce moves the same bytes as that pair, all of it behind the
-    backward, while ZeRO-2 hides the AllGather behind the next forward and runs a sharded optimizer
-    update. So for every ZeRO-0/1 layout the ZeRO-2 layout with the same other options fits
-    whenever it fits and is at least as fast.
+    """No ZeRO stage is dominated (always False; kept for callers). ZeRO-2 holds less memory than ZeRO-1 (gradients
+    sharded too) and issues the same bytes with one microbatch, but with gradient accumulation it reduce-scatters
+    every microbatch where ZeRO-1 reduces once (:mod:`shardplan.cost.axes.dp`), and ZeRO-0's AllReduce hides
+    wholly behind the backward where a framework's ZeRO-1 gathers its parameters in one blocking call (nanotron):
+    which is faster depends on the microbatch count and the network, so every stage the framework has is searched.
     """
-    return prune and zero_stage in (0, 1)
+    return False
 
 
 def recompute_options(training: TrainingSpec, fix: dict[str, Any], prune: bool) -> tuple[str, ...]:

@@ -56,7 +56,7 @@ def test_guide_uses_the_hardware_files_framework_profile(tmp_path):
     from shardplan.guide_table import guide_rows
     hw = tmp_path / "hw.yaml"
     hw.write_text("base: h100-sxm\nframework:\n  base: megatron\n  pipeline_parallel: false\n")
-    rows = guide_rows(str(hw), ["llama-3-70b"], [64], 8192, 4 * 2**20)
+    rows = guide_rows(str(hw), ["llama-3-70b"], [32], 8192, 4 * 2**20)
     assert "pp=1 " in rows[0]["best"] and "pp=4" not in rows[0]["best"]
-    plain = guide_rows("h100-sxm", ["llama-3-70b"], [64], 8192, 4 * 2**20)
+    plain = guide_rows("h100-sxm", ["llama-3-70b"], [32], 8192, 4 * 2**20)  # the preset's megatron profile pipelines
     assert "pp=1 " not in plain[0]["best"]

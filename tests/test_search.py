@@ -269,8 +269,8 @@ def test_megatron_search_offers_the_schedules_megatron_runs():
 
 
 def test_dominance_rules():
-    assert S.zero_stage_dominated(0, True) and S.zero_stage_dominated(1, True)
-    assert not S.zero_stage_dominated(2, True) and not S.zero_stage_dominated(1, False)
+    # no ZeRO stage dominates another: ZeRO-2 reduce-scatters every microbatch (test_zero2_reduces_every_microbatch)
+    assert not any(S.zero_stage_dominated(z, True) for z in (0, 1, 2, 3))
     # every default schedule offered (the megatron profile's search leaves zero-bubble out: test below)
     tr = TrainingSpec(seq_len=4096, global_batch_size=32, framework=_ALL_SCHEDULES)
     space = S.build_space(L8, H100, tr, 8, {}, None, 4, None, 16, True)
@@ -315,12 +315,13 @@ def test_candidate_order_is_the_product_order():
     assert all((d.dp * d.cp) % d.ep == 0 for d in degrees if d.etp is None)
     d = next(d for d in degrees if d.dp == 4 and d.tp == 2 and d.pp == 2)
     groups = list(S.group_candidates(space, d, None))
-    # ZeRO-2 first (no shard / gather variants), then ZeRO-3 with the node-local shard (8 // (tp cp) = 4 = dp:
-    # not a strict sub-group, so none) and both gathers; sp on only (the megatron profile's layout default with
-    # tp > 1); ZB-H1 and interleaved(v=2, 4, 8, 16)
+    # ZeRO-0, 1, 2 (no shard / gather variants; no stage is pruned: ZeRO-2 reduce-scatters every microbatch), then
+    # ZeRO-3 with the node-local shard (8 // (tp cp) = 4 = dp: not a strict sub-group, so none) and both gathers; sp
+    # on only (the megatron profile's layout default with tp > 1); ZB-H1 and interleaved(v=2, 4, 8, 16)
     assert {g.sp for g in groups} == {True}
     assert [(g.zero_stage, g.dp_shard, g.zero3_gather) for g in groups[::5]] == [
-        (2, None, "per_microbatch"), (3, None, "per_microbatch"), (3, None, "per_step")]
+        (0, None, "per_microbatch"), (1, None, "per_microbatch"), (2, None, "per_microbatch"),
+        (3, None, "per_microbatch"), (3, None, "per_step")]
     assert [(g.schedule, g.virtual_stages) for g in groups[:5]] == [
         ("interleaved", 2), ("interleaved", 4), ("interleaved", 8), ("interleaved", 16), ("zero-bubble", 1)]
 
@@ -416,3 +417,29 @@ def test_search_reports_progress_over_degree_sets_and_exhaustive_estimates():
     timed = [c for c in calls if c[2] == "estimating every layout that fits"]
     assert enum and [c[0] for c in enum] == list(range(len(enum))) and all(c[1] == len(enum) for c in enum)
     assert timed and timed[0][0] == 0 and all(c[0] < c[1] for c in timed) and res.plans
+
+
+def test_zero2_reduces_every_microbatch_and_zero1_once():
+    # Llama 3 8B on 64 H100, seq 8192, batch 512, mbs 1: 512 / 64 = 8 microbatches. ZeRO-1 reduce-scatters its full
+    # gradient buffer once per step; ZeRO-2 keeps only its shard, so under DeepSpeed (which refuses no_sync under
+    # ZeRO-2) it reduce-scatters after each of the 8 backwards (8 calls, 8 x the bytes); with one microbatch (batch
+    # 64) the two issue the same collectives. Under the megatron profile (zero2_accumulation 'full_buffer': the
+    # main_grad buffer) ZeRO-2 reduces once, with ZeRO-1's gradient memory: 8.03e9 x 2 B bf16 grads per device
+    from shardplan.cost.step import estimate
+    from shardplan.inputs import build_inputs
+
+    def run(zero, batch, framework="deepspeed"):
+        m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=64, seq_len=8192,
+                                     global_batch=batch, global_batch_tokens=None, zero_stage=zero,
+                                     framework=framework, precision="bf16-mixed")
+        e = estimate(m, hw, tr, pc, 64)
+        c, = [c for c in e.collectives if c.op == "ReduceScatter" and c.tensor == "grads" and c.scope == "dense"]
+        return c.count, c.bytes_per_device, e.step_s, e.memory.grads  # bytes_per_device: all calls of the step
+
+    n1, b1, t1, _ = run(1, 512)
+    n2, b2, t2, g2 = run(2, 512)
+    assert (n1, n2) == (1, 8) and b2 == pytest.approx(8 * b1) and t2 > t1
+    assert run(1, 64)[:2] == run(2, 64)[:2]
+    assert g2 == pytest.approx(2 * 8_030_261_248 / 64, rel=1e-3)  # sharded bf16 gradients
+    nm, bm, _, gm = run(2, 512, "megatron")
+    assert (nm, bm) == (1, run(1, 512, "megatron")[1]) and gm == pytest.approx(2 * 8_030_261_248, rel=1e-3)

@@ -651,6 +651,13 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
         # torch.optim's foreach Adam(W) step holds one temporary the size of the second moment
         # (torch/optim/adamw.py _multi_tensor_adamw: exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs))
         mb.optimizer_temp = prec.optimizer_bytes / 2 * state_params
+    if (z == 2 and training.framework.zero2_accumulation == "full_buffer" and not p.offload_optimizer
+            and not bf16_optimizer(training, layout)):
+        # the gradients accumulate in a full-size buffer and are reduce-scattered once per step
+        # (FrameworkProfile.zero2_accumulation): ZeRO-1's gradient memory, whatever the microbatch count
+        mb.grads = prec.grad_bytes * (sp.dense + sp.replicated + sp.expert) * copies
+        mb.notes.append(f"ZeRO-2 under the {training.framework.label} profile: the gradients accumulate in a full-size "
+                        "buffer and are reduce-scattered once per step (ZeRO-1's gradient memory)")
     held = training.framework.pp_unsharded_grad_bytes
     if z == 3 and p.pp > 1 and held:
         # PyTorch pipelining + FSDP2: no reduction until the step's last backward, so the stage's gradients stay

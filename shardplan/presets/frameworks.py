@@ -261,13 +261,18 @@ _LAZY_GRADS = ("PyTorch's own loop (Hugging Face Trainer / Accelerate, fms-fsdp)
                "fms-acceleration's HF Trainer rows: peak allocated memory median |error| 6.3% -> 0.1% (13 rows; the "
                "1-GPU Mistral-7B peak of 67.5 GiB at 4 and at 8 sequences is the optimizer step's: parameters, "
                "gradients, Adam state and one bf16 temporary)")
+_MEGATRON_ZERO2 = ("'full_buffer': Megatron-LM's forward_backward schedules (megatron/core/pipeline_parallel/schedules.py) "
+                   "run every microbatch but the last under the model's no_sync, so the gradients accumulate in the "
+                   "full-size fp32 main_grad buffer and the distributed optimizer reduce-scatters them once per step; "
+                   "MegaScale (Jiang et al. 2024, Sec. 3.2) describes its Megatron-LM baseline's ZeRO-2-style data "
+                   "parallelism as one reduce-scatter after the last microbatch's backward")
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron", moe_expert_overhead_s=3.2e-4, moe_layer_overhead_s=1.53e-3,
                          dp_bucket_min_params=4e7, dp_bucket_params_per_rank=1e6, **_MEGATRON_ALLOCATOR, released_schedules=("1f1b", "interleaved"),
                          pp_p2p_overlap=True, layout_defaults={"sp": True}, default_zero_stage=1, cp_comms=("ring", "a2a"),
-                         cp_a2a_replicates_kv=False, cp_a2a_fused_only=True,
-                         sources={"released_schedules": _MEGATRON_SCHEDULES, "a2a_overlap_share": _MEGATRON_A2A_OVERLAP,
+                         cp_a2a_replicates_kv=False, cp_a2a_fused_only=True, zero2_accumulation="full_buffer",
+                         sources={"zero2_accumulation": _MEGATRON_ZERO2, "released_schedules": _MEGATRON_SCHEDULES, "a2a_overlap_share": _MEGATRON_A2A_OVERLAP,
                                   "cp_comms": _MEGATRON_CP_COMM, "cp_a2a_replicates_kv": _TE_A2A_HEADS,
                                   "cp_a2a_fused_only": _TE_CP_BACKENDS,
                                   "default_zero_stage": "1: Megatron-LM's --use-distributed-optimizer is opt-in, but "

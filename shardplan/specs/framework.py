@@ -308,6 +308,17 @@ class FrameworkProfile(BaseModel):
         offload_zero_stages: the ZeRO stages with which the framework offloads the optimizer
             (``ParallelConfig.offload_optimizer``; None: any). DeepSpeed: 1, 2, 3 (runtime/zero/config.py:
             ``offload_optimizer`` is "valid for ZeRO stage 1, 2, 3").
+        zero2_accumulation: how ZeRO-2 accumulates gradients over the microbatches of a step (with one microbatch both
+            are the same): 'per_microbatch' (default) keeps only its gradient shard and reduce-scatters after every
+            microbatch's backward (DeepSpeed refuses ``no_sync`` under ZeRO-2 and reduces every micro-step,
+            deepspeed/runtime/engine.py and runtime/zero/stage_1_and_2.py; PyTorch FSDP SHARD_GRAD_OP / FSDP2
+            ``reshard_after_forward=False`` reduce-scatter after every backward); 'full_buffer' accumulates into a
+            full-size gradient buffer and reduce-scatters once per step (Megatron-LM: its schedules run every
+            microbatch but the last under ``no_sync``, gradients accumulating in the full fp32 ``main_grad``
+            buffer; MegaScale's "ZeRO-2-style" Megatron-LM runs reduce-scatter after the last microbatch):
+            the gradient memory of ZeRO-1 (:mod:`shardplan.cost.memory`: the full buffer whatever the microbatch
+            count, as Megatron-LM allocates its main_grad buffer), its one reduction per step
+            (:mod:`shardplan.cost.axes.dp`).
         pp_unsharded_grad_bytes: bytes per parameter element of the gradients a ZeRO-3 (FSDP) stage
             holds unsharded across the microbatches of a pipelined step (0: none, the gradients are
             reduce-scattered every microbatch). PyTorch's pipelining runs every microbatch's backward
@@ -503,6 +514,7 @@ class FrameworkProfile(BaseModel):
     pp_stall_min_message_bytes: float | None = Field(default=None, gt=0, le=2.0**50)
     pp_stall_min_sequences: int | None = Field(default=None, ge=1, le=2**20)
     pp_stall_zero0_max_nodes: int | None = Field(default=None, ge=2, le=2**20)
+    zero2_accumulation: Literal["per_microbatch", "full_buffer"] = "per_microbatch"
     pp_unsharded_grad_bytes: int = Field(default=0, ge=0, le=8)
     pipeline_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
     offload_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)

@@ -4,7 +4,16 @@ data-parallel group (dp x cp ranks hold distinct tokens of the same weights).
 * ZeRO-0 (DDP): one AllReduce of the gradients per step (Li et al. 2020, PyTorch DDP).
 * ZeRO-1/2: ReduceScatter of the gradients onto the shard group and AllGather of the updated
   parameters, once per step (Rajbhandari et al. 2020, Sec. 5.1-5.2; Megatron-LM distributed
-  optimizer, which shards over dp x cp).
+  optimizer, which shards over dp x cp). With gradient accumulation (m > 1 microbatches) ZeRO-2 keeps
+  no full gradient buffer to accumulate into, so it reduce-scatters after every microbatch's backward
+  (m calls, each behind its own backward): DeepSpeed's engine refuses ``no_sync`` under ZeRO-2
+  ("no_sync context manager is incompatible with gradient partitioning logic of ZeRO stage 2",
+  deepspeed/runtime/engine.py) and reduces every micro-step into the partition (runtime/zero/stage_1_and_2.py);
+  PyTorch FSDP SHARD_GRAD_OP and FSDP2 ``reshard_after_forward=False`` reduce-scatter after every backward
+  unless ``no_sync`` / ``set_requires_gradient_sync(False)`` keeps unsharded gradients (ZeRO-1's memory);
+  Megatron-FSDP ``fully_shard(sync_model_each_microbatch=True)`` by default. ZeRO-1 accumulates into its full
+  gradient buffer and reduces once, and so does ZeRO-2 under a profile whose ``zero2_accumulation`` is
+  'full_buffer' (Megatron-LM: it then holds ZeRO-1's gradient memory, :mod:`shardplan.cost.memory`).
 * ZeRO-3 (FSDP): parameters gathered before each layer's forward and again before its backward,
   gradients reduce-scattered after its backward, per microbatch (Zhao et al. 2023, PyTorch FSDP,
   Sec. 3.2); or, with ``zero3_gather='per_step'``, gathered once per step and kept (XLA/GSPMD).
@@ -154,9 +163,12 @@ def _zero012(ctx: StepContext, g: WeightGroup) -> list[Collective]:
     # the parameter gather hides behind the next forward only where the framework issues it per bucket
     # (FrameworkProfile.param_gather_overlap); nanotron gathers every shard in one blocking call
     hide_ag = ctx.training.framework.param_gather_overlap
-    return [ctx.collective("ReduceScatter", "dp", "grads", "step", g.kind, grads, g.shard, g.stride, 1,
-                           f"{g.kind} gradients", overlap=_bucket_rule(ctx), exposed_s=_bucketed(ctx, rs, L * bwd, b),
-                           buckets=b),
+    # ZeRO-2 keeps only its gradient shard, so each microbatch's gradients are reduce-scattered after its backward
+    # (module docstring); ZeRO-1 accumulates into a full buffer and reduces once per step
+    n_rs = ctx.m if ctx.p.zero_stage == 2 and ctx.training.framework.zero2_accumulation == "per_microbatch" else 1
+    return [ctx.collective("ReduceScatter", "dp", "grads", "bwd" if n_rs > 1 else "step", g.kind, grads, g.shard,
+                           g.stride, n_rs, f"{g.kind} gradients" + (" (ZeRO-2: every microbatch)" if n_rs > 1 else ""),
+                           overlap=_bucket_rule(ctx), exposed_s=_bucketed(ctx, rs, L * bwd, b) * n_rs, buckets=b),
             ctx.collective("AllGather", "dp", "params", "step", g.kind, params, g.shard, g.stride, 1,
                            f"{g.kind} parameters after update", overlap=_bucket_rule(ctx) if hide_ag else "exposed",
                            exposed_s=_bucketed(ctx, ag, L * fwd, b) if hide_ag else ag, buckets=b)] + _replicas(ctx, g)
