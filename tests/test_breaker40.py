@@ -164,3 +164,14 @@ def test_a_semicolon_csv_is_named_as_such(tmp_path):
     csv.write_text(_CSV.replace(",", ";"))
     r = _run("record", "import", csv, *_MAP, "-o", tmp_path / "r.jsonl")
     assert r.exit_code == 2 and "not comma-separated" in r.output
+
+
+def test_plan_says_tp_layouts_are_ranked_without_tp_overlap():
+    # a new user found a tp=4 layout with --tp-overlap beating the default #1: the search does not try the overlap,
+    # so the ranking says so under a profile that runs it (megatron), and not when it is pinned or absent (nanotron
+    # turns it on by its layout defaults)
+    base = ["plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "64"]
+    says = "ranked without tensor-parallel communication overlap"
+    assert says in " ".join(_run(*base).output.split())
+    assert says not in " ".join(_run(*base, "--tp-overlap").output.split())
+    assert says not in " ".join(_run(*base, "--framework", "nanotron").output.split())
