@@ -175,3 +175,11 @@ def test_plan_says_tp_layouts_are_ranked_without_tp_overlap():
     assert says in " ".join(_run(*base).output.split())
     assert says not in " ".join(_run(*base, "--tp-overlap").output.split())
     assert says not in " ".join(_run(*base, "--framework", "nanotron").output.split())
+
+
+def test_an_export_whose_peak_band_passes_the_hbm_is_warned(tmp_path):
+    # Llama 3 70B on 64 H100 exported for torchtitan: the written #1 needs 79.6 of 80 GiB, its peak band reaching
+    # ~90 GiB (twice the fitted fragmentation): before, the file was written without a word
+    r = _run("plan", "-m", "llama-3-70b", "-H", "h100-sxm", "-n", "64", "-s", "8192", "-b", "512", "--export",
+             "torchtitan", "-o", tmp_path / "tt.toml")
+    assert r.exit_code == 0 and "its peak band reaches" in " ".join(r.output.split())

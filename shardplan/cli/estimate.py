@@ -55,7 +55,7 @@ def run_values_from_plan(specs: dict[str, Any]) -> dict[str, Any]:
     taken += _profile_from_plan(out, made)
     taken += _precision_from_plan(out, made)
     if taken:
-        err_console.print(f"[yellow]note:[/] {', '.join(taken)} from --plan {out['plan']} (the flags replace them)",
+        err_console.print(f"[yellow]note:[/] {', '.join(taken)} from --plan {out['plan']} (give a flag to override one)",
                           highlight=False, soft_wrap=True)
     return out
 

@@ -45,7 +45,22 @@ def render_export(framework: str, estimate, output: Optional[Path], inputs: Opti
         raise ConfigError(f"--to {name} writes a config for a GPU framework, but hardware {estimate.hardware.name} is a "
                           f"TPU; legal --to for TPUs: {', '.join(_TPU_EXPORTS)}", field="to", value=name,
                           legal=list(_TPU_EXPORTS))
-    return name, export_text(name, estimate, reproduce_command(name, estimate, output, inputs), output)
+    text = export_text(name, estimate, reproduce_command(name, estimate, output, inputs), output)
+    band_warning(estimate)
+    return name, text
+
+
+def band_warning(e) -> None:
+    """Say on stderr when the written layout fits on the central memory figure but its peak band's high end
+    (``MemoryBreakdown.peak_high``: twice the fitted allocator fragmentation) passes the usable HBM: the run may need
+    the allocator's retries (slower steps) or fail, so a little headroom (a larger ZeRO stage, recompute, a smaller
+    micro batch) is the safer file."""
+    gib = 2**30
+    if e.fits and e.memory.peak_high > e.hbm_usable:
+        err_console.print(f"[yellow]warning:[/] the written layout fits on the central figure ({e.memory.total / gib:.1f} "
+                          f"of {e.hbm_usable / gib:.1f} GiB usable) but its peak band reaches {e.memory.peak_high / gib:.1f} "
+                          "GiB: it may need the allocator's retries or fail; `shardplan plan` marks such layouts with * "
+                          "in its free column and lists ones with headroom", highlight=False, soft_wrap=True)
 
 
 def emit_export(name: str, text: str, output: Optional[Path]) -> None:

@@ -47,7 +47,7 @@ def runtime_devices(devices: int | None, plan: Path | None) -> int:
         made = read_plan_context(plan).get("devices")
         if isinstance(made, int) and made >= 1:
             from shardplan.cli.common import err_console
-            err_console.print(f"[yellow]note:[/] --devices {made} from --plan {plan} (--devices replaces it)",
+            err_console.print(f"[yellow]note:[/] --devices {made} from --plan {plan} (give --devices to override it)",
                               highlight=False, soft_wrap=True)
             return made
     return 8
@@ -157,14 +157,15 @@ def check_runtime_layout(pc) -> None:
 
 def runtime_inputs(model: str, devices: int, seq_len: int, global_batch: int | None, global_batch_tokens: int | None,
                    plan: Path | None, layout: dict[str, Any], scale: tuple[bool, int, int],
-                   default_batch: bool = False, moe_capacity_factor: float | None = None) -> tuple[Any, Any, Any]:
+                   default_batch: bool | str = False, moe_capacity_factor: float | None = None) -> tuple[Any, Any, Any]:
     """``(ModelSpec, TrainingSpec, ParallelConfig)`` of a runtime command (no hardware; precision
     bf16-mixed).
 
     Args:
         scale: ``(scale_down, d_model, n_layers)``: shrink the model for CPU runs
             (:func:`shardplan.jax.model.scale_down`, keeping the head counts, at least tp KV heads).
-        default_batch: without a batch flag use :func:`shardplan.inputs.default_global_batch`.
+        default_batch: without a batch flag use :func:`shardplan.inputs.default_global_batch` ("note": and say so on
+            stderr, as ``train`` does).
         moe_capacity_factor: MoE token dropping (the runtime then dispatches GShard-style with an
             AllToAll over ep); None: dropless (dense dispatch).
 
@@ -179,6 +180,10 @@ def runtime_inputs(model: str, devices: int, seq_len: int, global_batch: int | N
     check_runtime_layout(pc)
     if default_batch and global_batch is None and global_batch_tokens is None:
         global_batch = default_global_batch(pc, devices)
+        if default_batch == "note":  # train: say which batch it runs
+            from shardplan.cli.common import err_console
+            err_console.print(f"[yellow]note:[/] --global-batch {global_batch} (no batch given: one sequence per data "
+                              "rank and microbatch, pp microbatches)", highlight=False, soft_wrap=True)
     # the JAX runtime is an XLA/GSPMD program: MaxText's profile (no vocabulary padding beyond tp)
     from shardplan.presets.frameworks import JAX_RUNTIME
     tr = training_spec(seq_len, global_batch, global_batch_tokens, framework=JAX_RUNTIME,

@@ -175,7 +175,8 @@ def train(model: ModelOpt, devices: PlanDevOpt = None, seq_len: SeqOpt = 64, glo
     need_jax_extra("train")
     configure_host_devices(devices, n_proc)
     m, tr, pc = runtime_inputs(model, devices, seq_len, global_batch, global_batch_tokens, plan, layout,
-                               (scale_down, scale_d_model, scale_layers), moe_capacity_factor=moe_capacity_factor)
+                               (scale_down, scale_d_model, scale_layers), default_batch="note",
+                               moe_capacity_factor=moe_capacity_factor)
     from shardplan.parallel import validate
     layout_ = validate(pc, m, tr, devices)  # config-time errors before JAX starts
     check_host_memory(m, devices, layout_, tr)
