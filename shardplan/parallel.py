@@ -209,12 +209,14 @@ class ParallelConfig(BaseModel):
         return {"dp": self.dp, "tp": self.tp, "pp": self.pp, "cp": self.cp, "ep": self.ep}
 
     def short(self) -> str:
-        """One-line description, e.g. ``dp=8 zero=3 tp=1 pp=1 cp=1 mbs=1 recompute=none``."""
+        """One-line description, e.g. ``dp=8 zero=3 tp=1 pp=1 cp=1 mbs=1 recompute=none`` (``tp=4+sp+overlap``: sequence
+        parallelism and tensor-parallel communication overlap)."""
         parts = [f"dp={self.dp}", f"zero={self.zero_stage}"
                  + ("(gather/step)" if self.zero_stage == 3 and self.zero3_gather == "per_step" else "")]
         if self.dp_shard and self.dp and self.dp_shard != self.dp and self.zero_stage:
             parts.append(f"dp_shard={self.dp_shard}")
-        parts += [f"tp={self.tp}{'+sp' if self.sp else ''}", f"pp={self.pp}"]
+        parts += [f"tp={self.tp}{'+sp' if self.sp else ''}{'+overlap' if self.tp_overlap and self.tp > 1 else ''}",
+                  f"pp={self.pp}"]
         if self.pp > 1:
             parts.append(self.schedule + (f"(v={self.virtual_stages})" if self.virtual_stages > 1 else ""))
         parts += [f"cp={self.cp}" + ("(a2a)" if self.cp > 1 and self.cp_comm == "a2a" else "")]

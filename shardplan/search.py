@@ -1096,6 +1096,61 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
            max_tp: int | None = None, max_cp: int | None = None, schedules: Iterable[str] | None = None,
            max_microbatch_size: int = 16, exhaustive: bool = False, keep_infeasible: bool = False,
            progress: Callable[[int, int, str], None] | None = None) -> SearchResult:
+    """Enumerate valid layouts, estimate them and rank by tokens/s (ties: memory headroom). Under a profile that
+    searches tensor-parallel communication overlap (``FrameworkProfile.searched_tp_overlap``: Megatron-LM's
+    ``--tp-comm-overlap``) and with ``tp_overlap`` not pinned, the layouts are searched without and with it and the
+    two rankings merged (:func:`_merge`); arguments, result and errors as :func:`_search_once`'s."""
+    base = dict(fix or {})
+    kw = dict(top_k=top_k, objective=objective, max_tp=max_tp, max_cp=max_cp, schedules=schedules,
+              max_microbatch_size=max_microbatch_size, exhaustive=exhaustive, keep_infeasible=keep_infeasible)
+    if (not training.framework.searched_tp_overlap or "tp_overlap" in base or base.get("tp") == 1
+            or (max_tp is not None and max_tp < 2) or objective != "throughput"):  # the overlap moves no memory
+        return _search_once(model, hardware, training, n_devices, fix=base, progress=progress, **kw)
+    t0 = time.perf_counter()
+    off = _search_once(model, hardware, training, n_devices, fix={**base, "tp_overlap": False}, progress=progress, **kw)
+    try:
+        on = _search_once(model, hardware, training, n_devices, fix={**base, "tp_overlap": True}, **kw)
+    except ConfigError:  # no tp > 1 layout with sequence parallelism is valid: the ranking without the overlap stands
+        return off
+    return _merge(off, on, top_k, objective, keep_infeasible, time.perf_counter() - t0)
+
+
+def _merge(a: SearchResult, b: SearchResult, top_k: int, objective: str, keep_infeasible: bool,
+           seconds: float) -> SearchResult:
+    """One ranking of two searches' plans (``a`` first on equal keys): the order of :func:`_rank_key` on the
+    estimates (tokens/s within :data:`TIE_FACTOR` a tie, then the simpler layout, one using tp overlap counted one
+    dimension more, memory, cp, tp, pp), layouts both found kept once; statistics added."""
+    def key(e: Estimate, i: int) -> tuple:
+        p = e.parallel
+        if objective == "memory":
+            return (e.memory.total, -e.tokens_per_s, i)
+        bucket = -round(math.log(e.tokens_per_s) / math.log(TIE_FACTOR))
+        return (bucket, _complexity(p, p.recompute) + p.tp_overlap, e.memory.total, p.cp, p.tp, p.pp, i)
+
+    def merged(xs: list[Estimate], ys: list[Estimate], by) -> list[Estimate]:
+        seen, out = set(), []
+        for e in sorted([*xs, *ys], key=by):
+            k = e.parallel.model_dump_json()
+            if k not in seen:
+                seen.add(k)
+                out.append(e)
+        return out[:top_k]
+
+    order = {id(e): i for i, e in enumerate([*a.plans, *b.plans, *a.infeasible, *b.infeasible])}
+    res = SearchResult(plans=merged(a.plans, b.plans, lambda e: key(e, order[id(e)])))
+    if keep_infeasible:
+        res.infeasible = merged(a.infeasible, b.infeasible, lambda e: (e.memory.total, order[id(e)]))
+    for f in ("n_layouts", "n_evaluated", "n_invalid", "n_equivalent", "n_timed"):
+        setattr(res, f, getattr(a, f) + getattr(b, f))
+    res.seconds = seconds
+    return res
+
+
+def _search_once(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_devices: int, *,
+                 top_k: int = 10, objective: str = "throughput", fix: dict[str, Any] | None = None,
+                 max_tp: int | None = None, max_cp: int | None = None, schedules: Iterable[str] | None = None,
+                 max_microbatch_size: int = 16, exhaustive: bool = False, keep_infeasible: bool = False,
+                 progress: Callable[[int, int, str], None] | None = None) -> SearchResult:
     """Enumerate valid layouts, estimate them and rank by tokens/s (ties: memory headroom).
 
     Args:

@@ -166,15 +166,14 @@ def test_a_semicolon_csv_is_named_as_such(tmp_path):
     assert r.exit_code == 2 and "not comma-separated" in r.output
 
 
-def test_plan_says_tp_layouts_are_ranked_without_tp_overlap():
-    # a new user found a tp=4 layout with --tp-overlap beating the default #1: the search does not try the overlap,
-    # so the ranking says so under a profile that runs it (megatron), and not when it is pinned or absent (nanotron
-    # turns it on by its layout defaults)
-    base = ["plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "64"]
-    says = "ranked without tensor-parallel communication overlap"
-    assert says in " ".join(_run(*base).output.split())
-    assert says not in " ".join(_run(*base, "--tp-overlap").output.split())
-    assert says not in " ".join(_run(*base, "--framework", "nanotron").output.split())
+def test_the_megatron_search_ranks_tp_layouts_with_and_without_tp_overlap():
+    # a new user found a tp=4 layout with --tp-overlap beating the default #1 (the search did not try the overlap):
+    # under the megatron profile (searched_tp_overlap) the ranking now holds tp > 1 layouts with it, shown as
+    # "+overlap"; megatron-legacy (2021-2023 releases: no overlap) and a pinned --no-tp-overlap do not
+    base = ["plan", "-m", "llama-3-70b", "-H", "h100-sxm", "-n", "64", "-s", "8192", "-b", "512", "--top", "20"]
+    assert "+overlap" in _run(*base).stdout
+    assert "+overlap" not in _run(*base, "--framework", "megatron-legacy").stdout
+    assert "+overlap" not in _run(*base, "--fix", "tp_overlap=false").stdout
 
 
 def test_an_export_whose_peak_band_passes_the_hbm_is_warned(tmp_path):

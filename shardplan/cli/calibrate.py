@@ -70,10 +70,7 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
                           highlight=False)
     other = _hardware_warning(recs, hardware, hw)
     from shardplan.cli.common import progress_bar
-    err_console.print(f"calibrate: {len(recs):,} records; first which parameters they identify, then the fit on all of "
-                      "them" + ("" if no_cross_validation else " and one per held-out model and per held-out node count")
-                      + " (the 1,641 grid records take about a minute per fit on 2 cores)", highlight=False,
-                      soft_wrap=True)
+    _announce(len(recs), no_cross_validation)
     with progress_bar("calibrate (fits)") as update:  # one step per fit: all records, then each fold
         cal = fit_records(recs, hw, prof, cross_validate=not no_cross_validation, progress=update)
     t = fitted_table(cal, f"calibration of {hw.name} / {prof.name} on {len(recs)} records")
@@ -94,6 +91,15 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
         console.print(f"wrote {profile_out} (use it as --framework {profile_out})")
     if poor:
         raise typer.Exit(1)
+
+
+def _announce(n_records: int, no_cross_validation: bool) -> None:
+    """Say on stderr, before the fits (a progress bar shows nothing where stderr is not a terminal), what calibrate
+    is about to do and how long a fit takes."""
+    err_console.print(f"calibrate: {n_records:,} records; first which parameters they identify, then the fit on all of "
+                      "them" + ("" if no_cross_validation else " and one per held-out model and per held-out node count")
+                      + " (the 1,641 grid records take about a minute per fit on 2 cores)", highlight=False,
+                      soft_wrap=True)
 
 
 def poor_fit(cal, other_hardware: list[str]) -> str | None:

@@ -375,24 +375,10 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
         print(json.dumps(_plan_json(res, best, rules, show_infeasible, objective), indent=1))
     else:
         _print_plans(res, m, hw, tr, devices, rules, show_infeasible, objective)
-    _tp_overlap_note(tr.framework, pins, best)
     if best is None:
         hint = "" if show_infeasible else "; --show-infeasible shows how far over the nearest layouts are"
         raise negative(f"no layout fits in {fit_limit_text(hw.hbm_bytes, tr.framework)} per device ({res.n_layouts:,} layouts "
                        f"tried); {_no_fit_advice(m, hw, tr, devices, pins)}{hint}")
-
-
-def _tp_overlap_note(framework, pins: dict[str, Any], best) -> None:
-    """Say on stderr that the ranking prices tensor parallelism without communication overlap where the framework
-    has it (``FrameworkProfile.tp_overlap``, Megatron-LM's ``--tp-comm-overlap``) and neither a pin nor the profile's
-    layout defaults turned it on: the search does not try it (``search._PASSTHROUGH``), and with it tp > 1 layouts
-    can rank higher."""
-    if (best is None or not framework.tp_overlap or "tp_overlap" in pins
-            or framework.layout_defaults.get("tp_overlap") or best.parallel.tp_overlap):
-        return
-    err_console.print("[yellow]note:[/] tp > 1 layouts are ranked without tensor-parallel communication overlap; "
-                      f"the {escape(framework.label)} profile runs it (Megatron-LM --tp-comm-overlap, in NVIDIA's H100 "
-                      "recipes): add --tp-overlap to rank them with it", highlight=False, soft_wrap=True)
 
 
 def _no_fit_advice(m, hw, tr, devices: int, pins: dict[str, Any] | None = None) -> str:

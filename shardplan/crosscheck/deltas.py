@@ -650,13 +650,14 @@ def one_f_one_b_stage_inputs(ctx: PlanContext, mb: Any) -> dict[str, float]:
 def zero2_full_local_gradient(ctx: PlanContext, mb: Any) -> dict[str, float]:
     """The runtime holds the whole local gradient, as under ZeRO-1, not the ZeRO-2 shard the planner
     counts: with the once-per-step reduction it is the unreduced accumulator (a sharded buffer needs
-    a reduce-scatter per microbatch, DeepSpeed's ZeRO-2, which the planner's once-per-step
-    ReduceScatter does not price); otherwise XLA reduce-scatters the backward's full gradient
-    after it is complete (DeepSpeed frees each bucket as it is reduced).
+    a reduce-scatter per microbatch, DeepSpeed's ZeRO-2, which the planner prices under a 'per_microbatch'
+    profile); otherwise XLA reduce-scatters the backward's full gradient after it is complete (DeepSpeed
+    frees each bucket as it is reduced).
 
-    ``N`` = ``Layout.zero_shard``; the planner's ZeRO-2 gradient bytes are ``G / N``.
+    ``N`` = ``Layout.zero_shard``; the planner's ZeRO-2 gradient bytes are ``G / N``, or already the whole ``G``
+    under a profile whose ``zero2_accumulation`` is 'full_buffer' (megatron: nothing to add then).
     """
-    if ctx.p.zero_stage != 2 or ctx.p.pp > 1:
+    if ctx.p.zero_stage != 2 or ctx.p.pp > 1 or ctx.training.framework.zero2_accumulation == "full_buffer":
         return {}
     return {"grads": mb.grads * (ctx.layout.zero_shard - 1)}
 

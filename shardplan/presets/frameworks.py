@@ -266,13 +266,17 @@ _MEGATRON_ZERO2 = ("'full_buffer': Megatron-LM's forward_backward schedules (meg
                    "full-size fp32 main_grad buffer and the distributed optimizer reduce-scatters them once per step; "
                    "MegaScale (Jiang et al. 2024, Sec. 3.2) describes its Megatron-LM baseline's ZeRO-2-style data "
                    "parallelism as one reduce-scatter after the last microbatch's backward")
+_MEGATRON_TP_OVERLAP = ("True: Megatron-LM --tp-comm-overlap (Transformer Engine userbuffers) is part of NVIDIA's H100 "
+                        "recipes with tensor parallelism (NeMo / Megatron-Bridge performance configs set tp_comm_overlap "
+                        "for their TP > 1 models), so the search ranks tp > 1 layouts with it as well as without")
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron", moe_expert_overhead_s=3.2e-4, moe_layer_overhead_s=1.53e-3,
                          dp_bucket_min_params=4e7, dp_bucket_params_per_rank=1e6, **_MEGATRON_ALLOCATOR, released_schedules=("1f1b", "interleaved"),
                          pp_p2p_overlap=True, layout_defaults={"sp": True}, default_zero_stage=1, cp_comms=("ring", "a2a"),
                          cp_a2a_replicates_kv=False, cp_a2a_fused_only=True, zero2_accumulation="full_buffer",
-                         sources={"zero2_accumulation": _MEGATRON_ZERO2, "released_schedules": _MEGATRON_SCHEDULES, "a2a_overlap_share": _MEGATRON_A2A_OVERLAP,
+                         searched_tp_overlap=True,
+                         sources={"zero2_accumulation": _MEGATRON_ZERO2, "searched_tp_overlap": _MEGATRON_TP_OVERLAP, "released_schedules": _MEGATRON_SCHEDULES, "a2a_overlap_share": _MEGATRON_A2A_OVERLAP,
                                   "cp_comms": _MEGATRON_CP_COMM, "cp_a2a_replicates_kv": _TE_A2A_HEADS,
                                   "cp_a2a_fused_only": _TE_CP_BACKENDS,
                                   "default_zero_stage": "1: Megatron-LM's --use-distributed-optimizer is opt-in, but "
@@ -572,7 +576,10 @@ FRAMEWORKS["torchtitan-compile"] = FRAMEWORKS["torchtitan"].model_copy(update={
 FRAMEWORKS["megatron-legacy"] = FRAMEWORKS["megatron"].model_copy(update={
     "name": "megatron-legacy", "pp_p2p_overlap": False, "eager_ops": ("rope", "swiglu", "rmsnorm", "attention_layout"),
     "default_precision": "bf16-mixed-fp32-grads", "layout_defaults": {}, "default_zero_stage": 0, "cp_comms": ("ring",),
+    "searched_tp_overlap": False,
     "sources": {**FRAMEWORKS["megatron"].sources,
+                "searched_tp_overlap": "False: Megatron-LM's 2021-2023 releases had no tensor-parallel communication "
+                "overlap (--tp-comm-overlap came with Transformer Engine's userbuffers in 2023)",
                 "cp_comms": "ring only: Megatron-LM's --cp-comm-type (a2a, allgather, a2a+p2p beside the p2p ring) came "
                 "with Megatron-Core in 2024, after the legacy model code this profile describes",
                 "default_zero_stage": "0: the distributed optimizer came to Megatron-LM in 2022 as the opt-in "

@@ -308,6 +308,9 @@ class FrameworkProfile(BaseModel):
         offload_zero_stages: the ZeRO stages with which the framework offloads the optimizer
             (``ParallelConfig.offload_optimizer``; None: any). DeepSpeed: 1, 2, 3 (runtime/zero/config.py:
             ``offload_optimizer`` is "valid for ZeRO stage 1, 2, 3").
+        searched_tp_overlap: the search (:func:`shardplan.search.search`) tries every tp > 1 layout with and without
+            ``tp_overlap`` when it is not pinned (Megatron-LM: NVIDIA's H100 recipes run ``--tp-comm-overlap`` with
+            tensor parallelism); False: only as pinned or as the profile's ``layout_defaults`` say.
         zero2_accumulation: how ZeRO-2 accumulates gradients over the microbatches of a step (with one microbatch both
             are the same): 'per_microbatch' (default) keeps only its gradient shard and reduce-scatters after every
             microbatch's backward (DeepSpeed refuses ``no_sync`` under ZeRO-2 and reduces every micro-step,
@@ -515,6 +518,7 @@ class FrameworkProfile(BaseModel):
     pp_stall_min_sequences: int | None = Field(default=None, ge=1, le=2**20)
     pp_stall_zero0_max_nodes: int | None = Field(default=None, ge=2, le=2**20)
     zero2_accumulation: Literal["per_microbatch", "full_buffer"] = "per_microbatch"
+    searched_tp_overlap: bool = False
     pp_unsharded_grad_bytes: int = Field(default=0, ge=0, le=8)
     pipeline_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
     offload_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
