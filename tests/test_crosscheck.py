@@ -226,15 +226,20 @@ def test_not_covered_names_the_gspmd_accumulation_cases():
 
 
 def test_zero2_memory_counts_the_whole_local_gradient():
-    """ZeRO-2 over 8 ranks: the planner's gradient bytes are G / 8; the runtime holds G, so the rule
-    adds 7 x the planner's figure (nothing for ZeRO-1, which already counts G)."""
+    """ZeRO-2 over 8 ranks under a profile that shards the gradients (torchtitan: 'per_microbatch'): the planner's
+    gradient bytes are G / 8; the runtime holds G, so the rule adds 7 x the planner's figure (nothing for ZeRO-1,
+    which already counts G, nor under the megatron profile, whose 'full_buffer' ZeRO-2 already counts G)."""
+    from shardplan.presets.frameworks import framework_profile
+
     class MB:  # the one field the rule reads
         grads = 1000.0
 
+    sharded = TR.model_copy(update={"framework": framework_profile("torchtitan")})
     z2 = validate(ParallelConfig(zero_stage=2, microbatch_size=1), TINY, PLAN, 8)
-    assert memory_deltas(TINY, TR, z2, MB, ("fsdp",)) == {"zero2-full-local-gradient": {"grads": 7000.0}}
+    assert memory_deltas(TINY, sharded, z2, MB, ("fsdp",)) == {"zero2-full-local-gradient": {"grads": 7000.0}}
+    assert memory_deltas(TINY, TR, z2, MB, ("fsdp",)) == {}  # megatron, the default profile
     z1 = validate(ParallelConfig(zero_stage=1, microbatch_size=1), TINY, PLAN, 8)
-    assert memory_deltas(TINY, TR, z1, MB, ("fsdp",)) == {}
+    assert memory_deltas(TINY, sharded, z1, MB, ("fsdp",)) == {}
 
 
 def test_zero3_has_no_gather_or_embedding_delta():
