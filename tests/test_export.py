@@ -2303,3 +2303,17 @@ def test_accelerate_reads_the_configs_accelerate_config_writes():
         with pytest.raises(ConfigError) as e:
             import_config("accelerate", bad)
         assert e.value.field == field, bad
+
+
+def test_torchtitan_export_names_the_model_flavor_torchtitan_builds():
+    # a new user found the torchtitan file without [model]: torchtitan builds the model from name / flavor, so a
+    # preset with the shape of one of its flavors writes them (llama-3-8b = llama3 8B); one without (Mixtral) does not
+    from shardplan.export.torchtitan import titan_flavor
+    from shardplan.presets.models import MODELS
+    for name, want in (("llama-3-8b", ("llama3", "8B")), ("llama-3.1-405b", ("llama3", "405B")),
+                       ("qwen3-30b-a3b", ("qwen3", "30B-A3B")), ("mixtral-8x7b", None)):
+        assert titan_flavor(MODELS[name]) == want, name
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=8,
+                                 global_batch_tokens=None, zero_stage=3, framework="torchtitan")
+    cfg = tomllib.loads(export_text("torchtitan", estimate(m, hw, tr, pc, 8)))
+    assert cfg["model"] == {"name": "llama3", "flavor": "8B"}

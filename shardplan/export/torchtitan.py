@@ -176,6 +176,9 @@ def job_config(ctx: ExportContext) -> dict:
         ac["selective_ac_option"] = "op"
     out = {"parallelism": _parallelism(ctx), "activation_checkpoint": ac,
            "training": {"local_batch_size": local, "global_batch_size": tr.global_batch_size, "seq_len": tr.seq_len}}
+    flavor = titan_flavor(ctx.estimate.model)
+    if flavor is not None:  # torchtitan builds the model from [model] name / flavor (a new user found it missing)
+        out = {"model": {"name": flavor[0], "flavor": flavor[1]}, **out}
     if tr.framework.compiled:  # priced with Inductor's fused kernels (and compiled loss unless eager): run them
         out["compile"] = {"enable": True, "components": ["model"] + ([] if tr.framework.loss == "eager" else ["loss"])}
     return out
@@ -372,6 +375,19 @@ def _bool_key(section: dict, key: str, where: str) -> bool | None:
 TITAN_FLAVORS = {("llama3", "8B"): "llama-3.1-8b", ("llama3", "70B"): "llama-3-70b", ("llama3", "405B"): "llama-3.1-405b",
                  ("deepseek_v3", "671B"): "deepseek-v3", ("qwen3", "8B"): "qwen3-8b", ("qwen3", "30B-A3B"): "qwen3-30b-a3b",
                  ("qwen3", "235B-A22B"): "qwen3-235b-a22b"}
+
+
+def titan_flavor(model) -> tuple[str, str] | None:
+    """torchtitan's [model] (name, flavor) of a ModelSpec with the shape of a :data:`TITAN_FLAVORS` preset (layers,
+    width, heads, KV heads, FFN, vocabulary and experts equal), else None (a model torchtitan has no flavor of: its
+    name and flavor are left to the user)."""
+    from shardplan.presets.models import MODELS
+    shape = ("n_layers", "d_model", "n_heads", "n_kv_heads", "ffn_dim", "vocab_size", "n_experts")
+    for key, preset in TITAN_FLAVORS.items():
+        ref = MODELS[preset]
+        if all(getattr(model, f, None) == getattr(ref, f, None) for f in shape):
+            return key
+    return None
 
 
 def _flavor_layers(cfg: dict, notes: list[str]) -> int | None:
