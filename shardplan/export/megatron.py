@@ -268,6 +268,55 @@ def _cp_comm_args(ctx: ExportContext) -> list[str]:
     return ["--cp-comm-type", "a2a"]
 
 
+#: ModelSpec fields with a value Megatron-LM's GPT model flags do not express (MLA, sliding windows, sinks, QKV
+#: clipping, extra norms, biases beyond --add-bias-linear / --add-qkv-bias, MTP): such a model gets no architecture
+#: flags (the user's own, as the file's last line says), rather than flags of another model
+_UNEXPRESSED_SHAPE = ("kv_lora_rank", "q_lora_rank", "sliding_window", "clip_qkv")
+
+
+def model_args(model, seq_len: int) -> list[str]:
+    """Megatron-LM's architecture flags of a standard GPT-style ModelSpec (arguments.py _add_network_size_args and
+    _add_moe_args; a new user found the exported script without them): --hidden-size, --ffn-hidden-size,
+    --num-attention-heads, --group-query-attention / --num-query-groups (fewer KV heads), --kv-channels (a head width
+    other than hidden / heads), --max-position-embeddings (at least --seq-length, as validate_args asserts),
+    --position-embedding-type, --normalization, --swiglu, --untie-embeddings-and-output-weights, --disable-bias-linear
+    / --add-qkv-bias, and for MoE --num-experts, --moe-router-topk, --moe-ffn-hidden-size,
+    --moe-shared-expert-intermediate-size and --moe-layer-freq (leading dense layers). [] for a model with a feature
+    those flags do not express (:data:`_UNEXPRESSED_SHAPE`, attention sinks, MTP, QK norms, extra norms or biases):
+    its flags are the user's. The vocabulary comes from the tokenizer (not written)."""
+    m = model
+    if (any(getattr(m, f) is not None for f in _UNEXPRESSED_SHAPE) or m.attention_sinks or m.mtp_modules
+            or m.qk_norm != "none" or m.norms_per_layer != 2 or m.embedding_norm or m.mlp_bias or m.router_bias
+            or m.attn_out_bias or m.lm_head_bias or m.position == "alibi" or (m.is_moe and m.moe_layer_step != 1)):
+        return []
+    kv = m.n_kv_heads or m.n_heads
+    args = ["--hidden-size", str(m.d_model), "--ffn-hidden-size", str(m.ffn_dim), "--num-attention-heads", str(m.n_heads)]
+    if kv < m.n_heads:
+        args += ["--group-query-attention", "--num-query-groups", str(kv)]
+    if m.head_dim is not None and m.head_dim != m.d_model // m.n_heads:
+        args += ["--kv-channels", str(m.head_dim)]
+    args += ["--max-position-embeddings", str(max(seq_len, m.context_length, m.max_position_embeddings)),
+             "--position-embedding-type", "rope" if m.position == "rope" else "learned_absolute",
+             "--normalization", "RMSNorm" if m.norm == "rmsnorm" else "LayerNorm"]
+    if m.mlp == "swiglu":
+        args.append("--swiglu")
+    if not m.tied_embeddings:
+        args.append("--untie-embeddings-and-output-weights")
+    if not m.linear_bias:
+        args.append("--disable-bias-linear")
+        if m.qkv_bias:
+            args.append("--add-qkv-bias")
+    if m.is_moe:
+        args += ["--num-experts", str(m.n_experts), "--moe-router-topk", str(m.top_k),
+                 "--moe-ffn-hidden-size", str(m.expert_ffn_dim or m.ffn_dim)]
+        if m.n_shared_experts:
+            args += ["--moe-shared-expert-intermediate-size", str(m.n_shared_experts * (m.expert_ffn_dim or m.ffn_dim))]
+        if m.n_dense_layers:
+            # a Python list expression (arguments.py moe_freq_type), quoted for the bash array
+            args += ["--moe-layer-freq", shlex.quote(f"[0]*{m.n_dense_layers}+[1]*{m.n_layers - m.n_dense_layers}")]
+    return args
+
+
 def megatron_args(ctx: ExportContext) -> list[str]:
     """The Megatron-LM flags of a plan, one flag (with its value) after another.
 
@@ -276,7 +325,8 @@ def megatron_args(ctx: ExportContext) -> list[str]:
     """
     p, tr = ctx.p, ctx.training
     check_unexpressed(p, EXPORTER, _ALT)
-    args = ["--num-layers", str(ctx.estimate.model.n_layers), "--tensor-model-parallel-size", str(p.tp)]
+    args = ["--num-layers", str(ctx.estimate.model.n_layers), *model_args(ctx.estimate.model, tr.seq_len),
+            "--tensor-model-parallel-size", str(p.tp)]
     args += _pipeline_args(ctx)
     args += ["--context-parallel-size", str(p.cp)] + _cp_comm_args(ctx)
     args += _moe_args(ctx)
@@ -339,8 +389,10 @@ def write(ctx: ExportContext) -> str:
         lines.append("  " + " ".join(args[i:i + take]))
         i += take
     body = "MEGATRON_ARGS=(\n" + "\n".join(lines) + "\n)\n"
+    rest = ("data, tokenizer and optimizer arguments" if model_args(ctx.estimate.model, ctx.training.seq_len)
+            else "model, data and optimizer arguments")
     launch = (f'torchrun --nnodes {n // per_node} --nproc-per-node {per_node} pretrain_gpt.py '
-              f'"${{MEGATRON_ARGS[@]}}"  # + model, data and optimizer arguments\n')
+              f'"${{MEGATRON_ARGS[@]}}"  # + {rest}\n')
     env = ""
     if ctx.p.zero_stage in _FSDP:  # Megatron-FSDP user guide: unset it so FSDP's streams run in parallel
         env = "unset CUDA_DEVICE_MAX_CONNECTIONS\n"
