@@ -12,7 +12,8 @@ Three parts, each in its own section below:
    HBM are kept aside (``SearchResult.infeasible``) instead of silently dropped.
 2. **Dominance.** Options that the cost model says are *dominated* are not tried unless pinned with
    ``fix`` or ``exhaustive=True``; each rule is a named function below whose docstring says why
-   pruning it cannot lose the best layout: :func:`zero_stage_dominated` (no ZeRO stage: each is searched),
+   pruning it cannot lose the best layout (every ZeRO stage the framework has is searched: ZeRO-2
+   reduce-scatters every microbatch, ZeRO-1 once, so neither dominates):
    :func:`schedule_dominated` (1F1B by ZB-H1; GPipe is searched only when asked for),
    :func:`recompute_dominated` (selective by none under a flash kernel),
    :func:`walk_pipelined` (a slower recompute policy once one fits) and :func:`walk_unpipelined`
@@ -297,11 +298,8 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
                                                                              comm) == 0 for comm in comms)
            and (c == 1 or training.framework.context_parallel)]
     allowed = training.framework.zero_stages or (0, 1, 2, 3)  # what the framework implements
-    # zero_stage_dominated prunes no stage any more (ZeRO-2 reduce-scatters every microbatch); the rule is kept
-    piped = training.framework.pipeline_zero_stages
-    zero2 = 2 in allowed and (piped is None or 2 in piped)
-    zero_stages = [fix["zero_stage"]] if "zero_stage" in fix else [
-        z for z in allowed if not (zero2 and zero_stage_dominated(z, prune))]
+    # no stage dominates another (module docstring): every one the framework has is searched
+    zero_stages = [fix["zero_stage"]] if "zero_stage" in fix else list(allowed)
     greedy = training.framework.pipeline_split == "cost_greedy" and "pp_layers" not in fix
     # a pp the framework's split leaves a rank without any block is predicted to fail (Layout.failure)
     pps = [p for p in divisors(n) if p <= model.n_layers and not (greedy and p > 1 and blockless_ranks(model, p))
@@ -451,16 +449,6 @@ def group_candidates(space: Space, d: Degrees, split: tuple[int, ...] | None) ->
 # ---------------------------------------------------------------------------------------------
 # 2. Dominance rules (exact for this cost model: the best layout is never among the pruned)
 # ---------------------------------------------------------------------------------------------
-
-
-def zero_stage_dominated(zero_stage: int, prune: bool) -> bool:
-    """No ZeRO stage is dominated (always False; kept for callers). ZeRO-2 holds less memory than ZeRO-1 (gradients
-    sharded too) and issues the same bytes with one microbatch, but with gradient accumulation it reduce-scatters
-    every microbatch where ZeRO-1 reduces once (:mod:`shardplan.cost.axes.dp`), and ZeRO-0's AllReduce hides
-    wholly behind the backward where a framework's ZeRO-1 gathers its parameters in one blocking call (nanotron):
-    which is faster depends on the microbatch count and the network, so every stage the framework has is searched.
-    """
-    return False
 
 
 def recompute_options(training: TrainingSpec, fix: dict[str, Any], prune: bool) -> tuple[str, ...]:
@@ -1004,11 +992,17 @@ def _rank_key(objective: str, c: Candidate, tokens_per_s: float) -> tuple:
     (within TIE_FACTOR a tie), then the simpler layout, memory, cp, tp, pp; 'memory' by memory, then
     tokens/s; enumeration order last. Non-increasing in tokens/s for the same candidate, so an
     upper bound on tokens/s gives a key <= the true key."""
+    return _order_key(objective, c.group, c.recompute, c.memory, tokens_per_s, c.index)
+
+
+def _order_key(objective: str, p: Any, recompute: str, memory: float, tokens_per_s: float, index: int,
+               extra_dims: int = 0) -> tuple:
+    """:func:`_rank_key` of a layout ``p`` (a Group or a ParallelConfig) of ``memory`` bytes per device and
+    ``tokens_per_s``; ``extra_dims`` adds to its :func:`_complexity` (tensor-parallel overlap in :func:`_merge`)."""
     if objective == "memory":
-        return (c.memory, -tokens_per_s, c.index)
-    g = c.group
+        return (memory, -tokens_per_s, index)
     bucket = -round(math.log(tokens_per_s) / math.log(TIE_FACTOR))
-    return (bucket, _complexity(g, c.recompute), c.memory, g.cp, g.tp, g.pp, c.index)
+    return (bucket, _complexity(p, recompute) + extra_dims, memory, p.cp, p.tp, p.pp, index)
 
 
 class _TopK:
@@ -1122,10 +1116,7 @@ def _merge(a: SearchResult, b: SearchResult, top_k: int, objective: str, keep_in
     dimension more, memory, cp, tp, pp), layouts both found kept once; statistics added."""
     def key(e: Estimate, i: int) -> tuple:
         p = e.parallel
-        if objective == "memory":
-            return (e.memory.total, -e.tokens_per_s, i)
-        bucket = -round(math.log(e.tokens_per_s) / math.log(TIE_FACTOR))
-        return (bucket, _complexity(p, p.recompute) + p.tp_overlap, e.memory.total, p.cp, p.tp, p.pp, i)
+        return _order_key(objective, p, p.recompute, e.memory.total, e.tokens_per_s, i, int(p.tp_overlap))
 
     def merged(xs: list[Estimate], ys: list[Estimate], by) -> list[Estimate]:
         seen, out = set(), []

@@ -69,7 +69,6 @@ def _precision_from_plan(out: dict[str, Any], made: dict[str, Any]) -> list[str]
     flags taken, for the note."""
     from shardplan.inputs import hardware_spec
     from shardplan.presets.frameworks import framework_profile
-    from shardplan.specs.training import precision_policy
     try:
         fw = framework_profile(out.get("framework") or "megatron")
         defaults = (fw.default_precision or "bf16-mixed", fw.optimizer_dtype or "fp32")
@@ -79,11 +78,10 @@ def _precision_from_plan(out: dict[str, Any], made: dict[str, Any]) -> list[str]
     name, dtype = made.get("precision"), made.get("optimizer_dtype")
     if out.get("precision") is None and isinstance(name, str) and name != defaults[0]:
         try:
-            policy = precision_policy(name)
             hw = hardware_spec(out["hardware"], out.get("scale_up_size")) if out.get("hardware") is not None else None
-        except ConfigError:
-            policy = hw = None
-        if policy is not None and (hw is None or hw.runs_dtype(policy.compute_dtype)):
+        except ConfigError:  # a bad --hardware: its own error comes later
+            hw = None
+        if _runs(hw, name):
             out["precision"] = name
             taken.append(f"--precision {name}")
     if (out.get("optimizer_dtype") is None and isinstance(dtype, str) and dtype != defaults[1]
@@ -154,15 +152,24 @@ def given_flags_note(layout: dict[str, Any], e) -> None:
                           highlight=False, soft_wrap=True)
 
 
-def _cannot_run(e, precision: Any) -> str:
-    """``": HARDWARE has no DTYPE tensor cores"`` where the estimate's hardware cannot run the plan file's precision
-    policy (why :func:`_precision_from_plan` kept the flags' one), else ``""``."""
+def _runs(hw, precision: Any) -> bool:
+    """Whether ``precision`` names a precision policy whose compute dtype the HardwareSpec ``hw`` runs
+    (:meth:`shardplan.specs.hardware.HardwareSpec.runs_dtype`; ``hw`` None: any policy runs)."""
     from shardplan.specs.training import precision_policy
     try:
         dtype = precision_policy(str(precision)).compute_dtype
     except ConfigError:
+        return False
+    return hw is None or hw.runs_dtype(dtype)
+
+
+def _cannot_run(e, precision: Any) -> str:
+    """``": HARDWARE has no DTYPE tensor cores"`` where the estimate's hardware cannot run the plan file's precision
+    policy (why :func:`_precision_from_plan` kept the flags' one), else ``""``."""
+    from shardplan.specs.training import precision_policy
+    if e is None or _runs(e.hardware, precision) or not _runs(None, precision):
         return ""
-    return f": {e.hardware.name} has no {dtype} tensor cores" if e is not None and not e.hardware.runs_dtype(dtype) else ""
+    return f": {e.hardware.name} has no {precision_policy(str(precision)).compute_dtype} tensor cores"
 
 
 def plan_context_note(plan, e, specs: dict[str, Any] | None = None) -> None:
