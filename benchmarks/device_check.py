@@ -21,6 +21,11 @@ in seconds, numbers meaningless there). One call measures, each written to ``--o
   for a Llama-3.2-1B-shaped model (8 of its 16 layers, full width and vocabulary), median step
   time after warm-up and the allocator's peak, beside the planner's prediction for the same run.
 * ``shardplan bench`` (the product's command) on the same device, writing a cluster YAML.
+* **Eager PyTorch model step** (``hf_step``; ``hf_compile`` under ``torch.compile``): Hugging Face
+  transformers' ``LlamaForCausalLM`` in bf16 (Llama-3-8B with 4 of its 32 layers at seq 8,192; Llama-3.2-1B
+  at seq 4,096 x 2; the 8B slice with activation checkpointing), forward + backward per microbatch, the
+  allocator's static and peak bytes, and one profiled step split into GEMM / attention / other kernels:
+  what the eager profiles' element-wise factor (``elementwise_traffic``, fitted on A100 rows) claims on Hopper.
 
 Timing: CUDA events around ``reps`` back-to-back calls on random data (never zeros: they run
 faster), median over ``trials``, inputs rotated over several buffers so that small GEMMs do not
@@ -259,7 +264,7 @@ def attention_jax(shapes: list[dict], smoke: bool) -> list[dict]:
     return out
 
 
-def train_step(smoke: bool) -> dict:
+def train_step(smoke: bool, hardware: str) -> dict:
     """shardplan's JAX runtime on one device: Llama-3.2-1B with 8 of 16 layers (smoke: scaled down),
     seq 2048, 8 sequences in microbatches of 4; measured vs the planner (JAX runtime profile)."""
     import jax
@@ -280,7 +285,7 @@ def train_step(smoke: bool) -> dict:
     pc = ParallelConfig(microbatch_size=mbs)
     for attention in ("naive", "flash"):
         tr = TrainingSpec(seq_len=seq, global_batch_size=gbs, framework=JAX_RUNTIME, attention=attention)
-        est = estimate(model, load_hardware("h200"), tr, pc, 1)
+        est = estimate(model, load_hardware(hardware), tr, pc, 1)
         out[f"predicted_step_s_{attention}"] = est.step_s
         out[f"predicted_peak_bytes_{attention}"] = est.memory.total
     tr = TrainingSpec(seq_len=seq, global_batch_size=gbs, framework=JAX_RUNTIME, attention="naive")
@@ -299,10 +304,115 @@ def train_step(smoke: bool) -> dict:
     return out
 
 
-def bench_cli(out_dir: Path, smoke: bool) -> dict:
+# ------------------------------------------------------------------ eager PyTorch model step
+#: Hugging Face transformers Llama steps: (name, preset, n_layers, seq_len, microbatch_size, recompute, compiled)
+HF_RUNS = [("8b-4l", "llama-3-8b", 4, 8192, 1, False, False),
+           ("1b", "llama-3.2-1b", 16, 4096, 2, False, False),
+           ("8b-4l-recompute", "llama-3-8b", 4, 8192, 1, True, False)]
+#: the same under ``torch.compile`` (its own section, last: compilation can take minutes)
+HF_COMPILED = [("8b-4l-compiled", "llama-3-8b", 4, 8192, 1, False, True)]
+
+
+def hf_llama(spec, device: str):
+    """A bf16 ``transformers.LlamaForCausalLM`` with the preset's shape, SDPA attention (FlashAttention-2 on
+    Hopper), the library's own cross-entropy (fp32 upcast of the logits: the hf / torchtitan ``loss: eager``)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+    cfg = LlamaConfig(hidden_size=spec.d_model, intermediate_size=spec.ffn_dim, num_hidden_layers=spec.n_layers,
+                      num_attention_heads=spec.n_heads, num_key_value_heads=spec.n_kv_heads,
+                      vocab_size=spec.vocab_size, tie_word_embeddings=spec.tied_embeddings,
+                      max_position_embeddings=8192, rope_theta=500000.0, use_cache=False)
+    cfg._attn_implementation = "sdpa"
+    torch.manual_seed(0)
+    with torch.device(device):
+        return LlamaForCausalLM(cfg).to(torch.bfloat16)
+
+
+def kernel_split(prof) -> dict:
+    """Device seconds of one profiled step by kernel family (GEMM, attention, the rest = element-wise and
+    copies), and the 25 kernels that took longest, from a ``torch.profiler`` trace."""
+    fam = {"gemm": 0.0, "attention": 0.0, "other": 0.0}
+    rows = []
+    for ev in prof.key_averages():
+        t = getattr(ev, "device_time_total", getattr(ev, "cuda_time_total", 0.0)) / 1e6
+        if t <= 0 or ev.key.startswith(("aten::", "autograd::", "Optimizer", "cudaLaunch", "ProfilerStep")):
+            continue
+        name = ev.key.lower()
+        kind = ("attention" if any(w in name for w in ("flash", "fmha", "attention", "attn")) else
+                "gemm" if any(w in name for w in ("gemm", "nvjet", "cutlass", "xmma", "sm90_", "cublas")) else "other")
+        fam[kind] += t
+        rows.append((t, ev.count, ev.key[:120], kind))
+    rows.sort(reverse=True)
+    return {"seconds": fam, "top": [{"s": t, "calls": c, "kernel": k, "family": f} for t, c, k, f in rows[:25]]}
+
+
+def hf_run(run: tuple, smoke: bool) -> dict:
+    """One HF Llama forward + backward per microbatch (gradients accumulate, no optimizer): wall seconds with
+    a device sync (eager launch gaps count, as in training), the allocator's static bytes (bf16 parameters +
+    gradients) and peak, and one profiled step split by kernel family."""
+    import torch
+    from shardplan.loaders import load_model
+    name, preset, layers, seq, mbs, recompute, compiled = run
+    spec = load_model(preset).model_copy(update={"n_layers": layers})
+    if smoke:
+        spec = spec.model_copy(update={"d_model": 64, "n_heads": 4, "n_kv_heads": 2, "ffn_dim": 128,
+                                       "vocab_size": 512, "n_layers": 2})
+        seq, mbs = 64, 1
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    model = hf_llama(spec, dev)
+    if recompute:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    model.train()
+    fwd = torch.compile(model) if compiled else model
+    ids = torch.randint(0, spec.vocab_size, (mbs, seq), device=dev)
+    sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
+
+    def step() -> float:
+        t0 = time.perf_counter()
+        fwd(input_ids=ids, labels=ids).loss.backward()
+        sync()
+        return time.perf_counter() - t0
+
+    first = step()
+    step()
+    out = {"name": name, "preset": preset, "n_layers": spec.n_layers, "seq_len": seq, "microbatch_size": mbs,
+           "recompute": recompute, "compiled": compiled, "n_params": sum(p.numel() for p in model.parameters()),
+           "first_step_s": first}
+    if dev == "cuda":
+        out["static_bytes"] = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+    out["steps_s"] = [step() for _ in range(1 if smoke else 6)]
+    out["measured_step_s"] = statistics.median(out["steps_s"])
+    if dev == "cuda":
+        out["peak_bytes"] = torch.cuda.max_memory_allocated()
+        out["peak_reserved_bytes"] = torch.cuda.max_memory_reserved()
+        if not compiled:
+            from torch.profiler import ProfilerActivity, profile
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                step()
+            out["kernels"] = kernel_split(prof)
+    return out
+
+
+def hf_step(smoke: bool, runs: list[tuple]) -> list[dict]:
+    """Every entry of ``runs`` (smoke: the first, tiny); a failing run is recorded, the next runs."""
+    import torch
+    out = []
+    for run in runs[:1] if smoke else runs:
+        try:
+            out.append(hf_run(run, smoke))
+        except Exception:  # noqa: BLE001 - reported, the next run goes on
+            out.append({"name": run[0], "error": traceback.format_exc()[-2000:]})
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        print(f"  hf {run[0]}: {out[-1].get('measured_step_s', 'error')}", flush=True)
+    return out
+
+
+def bench_cli(out_dir: Path, smoke: bool, hardware: str) -> dict:
     """``shardplan bench`` as a user runs it, on the one device; its YAML and JSON under ``out_dir``."""
-    cmd = [sys.executable, "-m", "shardplan", "bench", "--hardware", "h200", "--devices", "1",
-           "-o", str(out_dir / "bench_h200.yaml"), "--json", str(out_dir / "bench.json")] + (["--smoke"] if smoke else [])
+    cmd = [sys.executable, "-m", "shardplan", "bench", "--hardware", hardware, "--devices", "1",
+           "-o", str(out_dir / f"bench_{hardware}.yaml"), "--json", str(out_dir / "bench.json")] + (["--smoke"] if smoke else [])
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     return {"rc": r.returncode, "stdout_tail": r.stdout[-3000:], "stderr_tail": r.stderr[-2000:]}
 
@@ -324,10 +434,10 @@ def environment() -> dict:
 
 
 SECTIONS = ["environment", "hbm", "gemm_torch", "gemm_fp8_torch", "attention_torch", "gemm_jax", "attention_jax",
-            "train_step", "bench"]
+            "train_step", "bench", "hf_step", "hf_compile"]
 
 
-def run_section(name: str, out_dir: Path, smoke: bool) -> object:
+def run_section(name: str, out_dir: Path, smoke: bool, hardware: str = "h100-sxm") -> object:
     """One section's measurements (exceptions become ``{"error": traceback}`` so the others still run)."""
     tokens = 8192
     calls = {"environment": environment, "hbm": lambda: hbm_torch(1 << 20 if smoke else 4 << 30),
@@ -336,7 +446,8 @@ def run_section(name: str, out_dir: Path, smoke: bool) -> object:
              "gemm_fp8_torch": lambda: gemm_fp8_torch(gemm_shapes(tokens, smoke), smoke),
              "attention_torch": lambda: attention_torch(attention_shapes(smoke), smoke),
              "attention_jax": lambda: attention_jax(attention_shapes(smoke), smoke),
-             "train_step": lambda: train_step(smoke), "bench": lambda: bench_cli(out_dir, smoke)}
+             "train_step": lambda: train_step(smoke, hardware), "bench": lambda: bench_cli(out_dir, smoke, hardware),
+             "hf_step": lambda: hf_step(smoke, HF_RUNS), "hf_compile": lambda: hf_step(smoke, HF_COMPILED)}
     try:
         return calls[name]()
     except Exception:  # noqa: BLE001 - reported, the next section runs
@@ -348,6 +459,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True, help="directory for device_check.json")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes (CPU)")
     ap.add_argument("--only", nargs="*", choices=SECTIONS, default=SECTIONS)
+    ap.add_argument("--hardware", default="h100-sxm", help="the preset of the device (train_step's prediction, bench)")
     args = ap.parse_args()
     # PyTorch sections hold memory in their caching allocator: JAX allocates as it goes, not 75% up front
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
@@ -355,7 +467,7 @@ def main() -> None:
     res: dict = {}
     for name in args.only:
         t0 = time.perf_counter()
-        res[name] = run_section(name, args.out, args.smoke)
+        res[name] = run_section(name, args.out, args.smoke, args.hardware)
         res.setdefault("section_seconds", {})[name] = round(time.perf_counter() - t0, 1)
         (args.out / "device_check.json").write_text(json.dumps(res, indent=1, default=str))
         bad = isinstance(res[name], dict) and "error" in res[name]
