@@ -4,7 +4,8 @@ No accelerator needed: reads the JSON a lent GPU wrote (``benchmarks/device_runs
 work with the shipped presets (``shardplan.cost.gemm``: GEMM tiles / waves and the attention kernels),
 then fits the GEMM model's constants to the measurements (``shardplan.fitting.fit_gemm_constants``).
 
-Usage: python benchmarks/device_report.py [benchmarks/device_runs/h200_2026-12-04.json] --doc docs/device.md
+Usage: python benchmarks/device_report.py [RUN.json ...] --doc docs/device.md (default: every run stored, oldest first;
+the preset of each run from the GPU name nvidia-smi gave)
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ from shardplan.fitting import GEMM_FIT_FLOOR_S, fit_gemm_constants
 from shardplan.presets.hardware import HARDWARE
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_RUN = ROOT / "benchmarks" / "device_runs" / "h200_2026-12-04.json"
+RUNS = ROOT / "benchmarks" / "device_runs"
+DEFAULT_RUNS = [RUNS / "h200_2026-12-04.json", RUNS / "h100_2026-12-05.json"]
+#: GPU name as nvidia-smi prints it -> the preset the report prices with
+PRESET_OF = {"NVIDIA H200": "h200", "NVIDIA H100 80GB HBM3": "h100-sxm"}
 KERNEL = {"fa2": "fa2", "cudnn": "cudnn", "jax-cudnn": "cudnn"}
 
 
@@ -70,6 +74,95 @@ def gemm_section(run: dict, preset: str) -> list[str]:
     lines += ["", f"Shipped model: median |error| {statistics.median(err_shipped):.1%}, max {max(err_shipped):.0%}; "
               f"with the fitted fill and Stream-K: median {statistics.median(err_fit):.1%}, max {max(err_fit):.0%}."]
     return lines + table
+
+
+def preset_of(run: dict) -> str:
+    """The preset of the GPU the run was measured on (``PRESET_OF``; nvidia-smi's first field)."""
+    name = (run["environment"].get("nvidia_smi") or "").split(",")[0].strip()
+    if name not in PRESET_OF:
+        raise SystemExit(f"device_report: no preset for GPU {name!r}; known: {', '.join(PRESET_OF)}")
+    return PRESET_OF[name]
+
+
+def fp8_section(run: dict, preset: str) -> list[str]:
+    """fp8 forward GEMMs (``torch._scaled_mm``) beside the bf16 GEMM of the same shape and the preset's
+    ``fp8_matmul_efficiency``."""
+    rows = [r for r in run.get("gemm_fp8_torch") or [] if "error" not in r and r["seconds"] >= GEMM_FIT_FLOOR_S]
+    if not rows:
+        return []
+    hw = HARDWARE[preset]
+    bf16 = {(r["m"], r["n"], r["k"]): r["tflops"] for r in run.get("gemm_torch") or []}
+    lines = ["## fp8 GEMMs", "",
+             f"`torch._scaled_mm` (e4m3 inputs, per-tensor scales, bf16 output) on the forward shapes; fraction of the "
+             f"{hw.peak_flops_fp8 / 1e12:.0f} TFLOP/s fp8 peak, beside the preset's end-to-end `fp8_matmul_efficiency` "
+             f"{hw.fp8_matmul_efficiency} (fitted on NeMo FP8 runs) and the bf16 GEMM of the same shape.", "",
+             "| model | layer | tp | m | n | k | fp8 TFLOP/s | of fp8 peak | over bf16 |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        b = bf16.get((r["m"], r["n"], r["k"]))
+        speedup = f"{r['tflops'] / b:.2f}x" if b else "-"
+        lines.append(f"| {r['model']} | {r['layer']} | {r['tp']} | {r['m']} | {r['n']} | {r['k']} | {r['tflops']:.0f} | "
+                     f"{r['tflops'] * 1e12 / hw.peak_flops_fp8:.2f} | {speedup} |")
+    big = [r["tflops"] * 1e12 / hw.peak_flops_fp8 for r in rows if min(r["m"], r["n"], r["k"]) >= 4096]
+    if big:
+        lines += ["", f"Long fp8 GEMMs (every dimension >= 4,096): median {statistics.median(big):.2f} of the fp8 peak."]
+    return lines
+
+
+def _hf_estimate(r: dict, hw):
+    """The planner's estimate of one ``hf_step`` run: one device, one microbatch, no ZeRO, the hf-fsdp profile
+    (eager transformers code) or torchtitan-compile for the compiled run."""
+    from shardplan.cost.step import estimate
+    from shardplan.loaders import load_model
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.specs.training import TrainingSpec
+    model = load_model(r["preset"]).model_copy(update={"n_layers": r["n_layers"]})
+    tr = TrainingSpec(seq_len=r["seq_len"], global_batch_size=r["microbatch_size"],
+                      framework=framework_profile("torchtitan-compile" if r["compiled"] else "hf-fsdp"))
+    pc = ParallelConfig(microbatch_size=r["microbatch_size"], zero_stage=0, recompute="full" if r["recompute"] else "none")
+    return estimate(model, hw, tr, pc, 1)
+
+
+def hf_section(run: dict, preset: str) -> list[str]:
+    """Eager (and compiled) transformers Llama forward + backward against the planner: time by kernel family, and
+    the allocator's activation peak (peak - parameters and gradients) against the activation and logit terms."""
+    runs = [r for r in (run.get("hf_step") or []) + (run.get("hf_compile") or []) if "measured_step_s" in r]
+    if not runs:
+        return []
+    hw = HARDWARE[preset]
+    fit = fit_gemm_constants([(r["m"], r["n"], r["k"], r["seconds"]) for r in run["gemm_torch"]], hw)
+    hw_fit = hw.model_copy(update={"matmul_efficiency": fit.asymptote, "gemm_fill_steps": fit.fill_steps,
+                                   "gemm_stream_k": fit.stream_k})
+    lines = ["## One-device eager PyTorch step (Hugging Face transformers Llama)", "",
+             "`LlamaForCausalLM` in bf16 with SDPA attention and the library's cross-entropy, forward + backward of one "
+             "microbatch (no optimizer), wall time with a device sync, median of 6 after 2 warm-ups; kernel families "
+             "from one `torch.profiler` step (GEMM: cuBLAS nvjet / CUTLASS kernels; attention: cuDNN / flash; other: "
+             "element-wise, copies, softmax, reductions). Planner: `hf-fsdp` profile (eager transformers code, "
+             "`elementwise_traffic` 5.31 fitted on A100 torchtitan rows), `torchtitan-compile` for the compiled run, "
+             "zero_stage 0, one device; its step less the optimizer. The last column prices the GEMMs with the "
+             f"constants fitted to this run's cuBLAS GEMMs above (asymptote {fit.asymptote:.3f}, fill "
+             f"{fit.fill_steps:.2f}, Stream-K) instead of the preset's end-to-end {hw.matmul_efficiency}.", "",
+             "| run | layers | seq x mbs | measured (ms) | GEMM / attention / other (ms) | planner matmul / element-wise (ms) "
+             "| planner (ms) | with measured GEMM rate (ms) |", "|---|---|---|---|---|---|---|---|"]
+    mem = ["", "Memory: the allocator's `memory_allocated` before the forward (bf16 parameters and accumulated gradients) "
+           "and the peak above it (activations, logits and the loss), against the planner's `params` + `grads` and "
+           "`activations` + `logits` terms.", "",
+           "| run | static measured / planner (GB) | activation peak measured (GB) | planner (GB) | error |",
+           "|---|---|---|---|---|"]
+    for r in runs:
+        est, est_fit = _hf_estimate(r, hw), _hf_estimate(r, hw_fit)
+        meas = r["measured_step_s"]
+        pred, pred_fit = est.step_s - est.optimizer_s, est_fit.step_s - est_fit.optimizer_s
+        k = (r.get("kernels") or {}).get("seconds")
+        split = f"{k['gemm'] * 1e3:.1f} / {k['attention'] * 1e3:.1f} / {k['other'] * 1e3:.1f}" if k else "-"
+        lines.append(f"| {r['name']} | {r['n_layers']} of {r['preset']} | {r['seq_len']} x {r['microbatch_size']} | "
+                     f"{meas * 1e3:.1f} | {split} | {est.matmul_s * 1e3:.1f} / {est.elementwise_s * 1e3:.1f} | "
+                     f"{pred * 1e3:.1f} ({_pct(pred / meas - 1)}) | {pred_fit * 1e3:.1f} ({_pct(pred_fit / meas - 1)}) |")
+        m = est.memory
+        act, act_pred = r["peak_bytes"] - r["static_bytes"], m.activations + m.logits
+        mem.append(f"| {r['name']} | {r['static_bytes'] / 1e9:.2f} / {(m.params + m.grads) / 1e9:.2f} | {act / 1e9:.2f} | "
+                   f"{act_pred / 1e9:.2f} ({m.activations / 1e9:.2f} + {m.logits / 1e9:.2f}) | {_pct(act_pred / act - 1)} |")
+    return lines + mem
 
 
 def attention_section(run: dict, preset: str) -> list[str]:
@@ -162,19 +255,29 @@ def bench_calibrated_step(run: dict, preset: str):
     return estimate(model, hw_fit, tr, ParallelConfig(microbatch_size=ts["microbatch_size"]), 1).step_s, hw_fit
 
 
+def run_text(path: Path) -> list[str]:
+    """The generated part of docs/device.md for one stored run (its sections one heading level down)."""
+    run = json.loads(path.read_text())
+    preset, env = preset_of(run), run["environment"]
+    head = [f"## Run `{path.relative_to(ROOT)}`: {env.get('nvidia_smi')} (priced with `{preset}`)", "",
+            f"Python {env['python']}, PyTorch {env['torch']}, JAX {env['jax']}, Flax {env['flax']}. Section times (s): "
+            f"{run.get('section_seconds')}.", ""]
+    body = (gemm_section(run, preset) + [""] + fp8_section(run, preset) + [""] + attention_section(run, preset) + [""]
+            + other_sections(run, preset) + [""] + hf_section(run, preset))
+    return head + [("#" + line if line.startswith("## ") else line) for line in body]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("run", type=Path, nargs="?", default=DEFAULT_RUN)
-    ap.add_argument("--preset", default="h200")
+    ap.add_argument("runs", type=Path, nargs="*", default=DEFAULT_RUNS)
     ap.add_argument("--doc", type=Path, default=None, help="write the generated part into this markdown file")
     args = ap.parse_args()
-    run = json.loads(args.run.read_text())
-    env = run["environment"]
-    head = [f"<!-- generated by python benchmarks/device_report.py {args.run.relative_to(ROOT)} -->",
-            f"Run: `{args.run.relative_to(ROOT)}`: {env.get('nvidia_smi')}; Python {env['python']}, PyTorch "
-            f"{env['torch']}, JAX {env['jax']}, Flax {env['flax']}. Section times (s): {run.get('section_seconds')}.", ""]
-    text = "\n".join(head + gemm_section(run, args.preset) + [""] + attention_section(run, args.preset) + [""]
-                     + other_sections(run, args.preset))
+    paths = [p.resolve() for p in args.runs]
+    text = [f"<!-- generated by python benchmarks/device_report.py "
+            f"{' '.join(str(p.relative_to(ROOT)) for p in paths)} -->"]
+    for p in paths:
+        text += run_text(p)
+    text = "\n".join(text)
     if args.doc:
         doc = args.doc.read_text() if args.doc.exists() else ""
         marker = "<!-- generated"
@@ -182,7 +285,6 @@ def main() -> None:
         args.doc.write_text(keep + text + "\n")
     else:
         print(text)
-
 
 if __name__ == "__main__":
     main()

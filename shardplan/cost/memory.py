@@ -398,10 +398,14 @@ def loss_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layou
       copy that becomes the softmax saved for backward: beta + 4;
     * ``'in_place'`` (Transformer Engine's Triton cross-entropy: the gradient overwrites the logits in
       the forward): beta;
-    * ``'eager'``: the beta-byte logits (still held by the caller), their fp32 upcast and the
-      log-softmax output of PyTorch ``F.cross_entropy`` are alive together at the end of the
-      forward: beta + 8. The backward writes one more fp32 tensor after the upcast is freed, so
-      the forward is the peak (torchtitan ``components/loss.py``).
+    * ``'eager'``: PyTorch ``F.cross_entropy`` on an fp32 upcast of the logits (torchtitan
+      ``components/loss.py``; transformers ``ForCausalLMLoss``). At the end of the forward the
+      beta-byte logits (still held by the caller), the upcast and the saved log-softmax output are
+      alive together: beta + 8. The backward is the larger peak once the caller has dropped its
+      logits: ``log_softmax_backward_data`` reads the saved output and the incoming fp32 gradient of
+      ``nll_loss`` and writes the fp32 input gradient, three fp32 tensors: 12. The count is the
+      larger, max(beta + 8, 12) = 12 B in bf16; measured on one H100 (docs/device.md, transformers
+      Llama with full recompute, where the loss sets the peak): 12.07 B per logit element.
 
     ``FrameworkProfile.logit_bytes`` replaces this count when the profile gives it (nanotron: the
     model returns fp32 logits, so only that input and the saved softmax live: 4 + 4 B). With
@@ -410,7 +414,8 @@ def loss_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout: Layou
     """
     beta = training.precision.activation_bytes
     fw = training.framework
-    per_element = fw.logit_bytes if fw.logit_bytes is not None else beta + {"eager": 8, "fused": 4, "in_place": 0}[fw.loss]
+    counts = {"eager": max(beta + 8, 12.0), "fused": beta + 4, "in_place": beta}
+    per_element = fw.logit_bytes if fw.logit_bytes is not None else counts[fw.loss]
     return per_element * layout.vocab_per_rank(model.vocab_size) / fw.loss_chunks
 
 
