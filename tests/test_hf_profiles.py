@@ -19,9 +19,10 @@ def test_hf_profiles_change_only_the_model_code_terms():
     # DeepSpeed's eager ops (deepspeed eager_ops) are not HF's model code, whose every op the multiplier prices. What
     # the HF integration cannot compose differs too: no PipelineModule, no Megatron sequence parallelism beside AutoTP,
     # no Ulysses beside AutoTP, no DeepSpeed MoE layer (expert parallelism)
-    assert _changed(FRAMEWORKS["hf-fsdp"], FRAMEWORKS["pytorch-fsdp"]) == {"elementwise_traffic", "loss"}
+    # and the GEMM rate of eager model code on GPUs with a known isolated rate (gpu_matmul_scale, measured on one H100)
+    assert _changed(FRAMEWORKS["hf-fsdp"], FRAMEWORKS["pytorch-fsdp"]) == {"elementwise_traffic", "loss", "gpu_matmul_scale"}
     assert _changed(FRAMEWORKS["hf-deepspeed"], FRAMEWORKS["deepspeed"]) == {
-        "elementwise_traffic", "loss", "eager_ops", "layer_overhead_s", "pipeline_parallel", "sequence_parallel",
+        "elementwise_traffic", "loss", "gpu_matmul_scale", "eager_ops", "layer_overhead_s", "pipeline_parallel", "sequence_parallel",
         "cp_with_tp", "expert_parallel"}
     assert FRAMEWORKS["hf-deepspeed"].eager_ops == () and FRAMEWORKS["hf-fsdp"].eager_ops == ()
     for name in ("hf-fsdp", "hf-deepspeed"):

@@ -44,7 +44,11 @@ def test_compile_removes_the_eager_elementwise_traffic_and_nothing_else():
                                                                                    - compiled.elementwise_s))
     # the eager profile's element-wise time is that of the unfused traffic within the eager loss's extra bytes
     assert eager.elementwise_s == pytest.approx(unfused.elementwise_s, rel=0.05)
-    assert eager.matmul_s == compiled.matmul_s and eager.step_s > compiled.step_s
+    assert eager.step_s > compiled.step_s
+    # the matmuls differ only by the eager profile's GEMM rate (gpu_matmul_scale 1.32, capped on the H100 at the
+    # isolated 0.73 / 0.59): the compiled profile given the same scale prices the same matmul seconds
+    assert _estimate("torchtitan-compile", gpu_matmul_scale=1.32).matmul_s == pytest.approx(eager.matmul_s)
+    assert eager.matmul_s < compiled.matmul_s
     assert framework_profile("torchtitan-compile").sources["elementwise_traffic"].startswith("torchtitan with [compile]")
 
 

@@ -179,9 +179,11 @@ def gemm_device(hw: HardwareSpec, training: TrainingSpec, dtype: str) -> GemmDev
     (``HardwareSpec.isolated_matmul_efficiency``) the large-GEMM rate times the profile's ``gpu_matmul_scale``,
     at most isolated / ``matmul_efficiency`` (a program cannot beat the tuned isolated GEMM), elsewhere unchanged
     (A100: its asymptote, fitted on Megatron-LM, has no published isolated rate beside it). Why per framework: the
-    GPU presets' asymptotes are fitted on eager PyTorch programs (llm-foundry, Megatron-LM, ``HardwareSpec.matmul_efficiency``'s source),
-    whose GEMMs run below an isolated cuBLAS GEMM's rate; a compiled XLA program (MaxText) gets closer to it
-    (``FrameworkProfile.gpu_matmul_scale``'s source). The TPU presets are fitted on MaxText runs themselves.
+    GPU presets' asymptotes are fitted end to end on programs whose element-wise work the fused count prices at its
+    lower bound (llm-foundry, Megatron-LM, ``HardwareSpec.matmul_efficiency``'s source), so they sit below an
+    isolated cuBLAS GEMM's rate; a compiled XLA program (MaxText) is priced closer to it, and eager PyTorch model
+    code, whose element-wise time its own profile counts (measured on one H100: docs/device.md), at it
+    (``FrameworkProfile.gpu_matmul_scale``'s sources). The TPU presets are fitted on MaxText runs themselves.
 
     Raises:
         ConfigError: as :meth:`~shardplan.cost.gemm.GemmDevice.of`.

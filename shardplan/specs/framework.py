@@ -64,9 +64,11 @@ class FrameworkProfile(BaseModel):
         gpu_matmul_scale: multiplier on a GPU preset's large-GEMM asymptote (``matmul_efficiency``,
             ``fp8_matmul_efficiency``; capped at the peak) for this framework's programs
             (:func:`shardplan.cost.compute.gemm_device`; not on TPUs, whose presets are fitted on MaxText runs). The
-            GPU asymptotes are fitted on eager PyTorch programs (1 = those); maxtext: fitted on NVIDIA's
-            dgxc-benchmarking MaxText Llama 2 70B runs on H100 (``benchmarks/fit_frameworks.py``
-            maxtext_gpu_fit_table), XLA's GEMMs reaching closer to an isolated cuBLAS GEMM's rate.
+            GPU asymptotes are fitted end to end on programs priced with the fused element-wise count (1 = those);
+            maxtext: fitted on NVIDIA's dgxc-benchmarking MaxText Llama 2 70B runs on H100
+            (``benchmarks/fit_frameworks.py`` maxtext_gpu_fit_table), XLA's GEMMs reaching closer to an isolated
+            cuBLAS GEMM's rate; torchtitan, hf-fsdp, hf-deepspeed (eager model code): 1.32, the GEMM rate an eager
+            transformers step ran at on one H100 (docs/device.md), capped at the isolated rate.
         elementwise_traffic: multiplier on the HBM bytes of element-wise operations (1 = the
             fused kernels counted in :func:`shardplan.cost.compute.elementwise_bytes_per_token`;
             eager PyTorch reads and writes every intermediate: > 1).
