@@ -173,6 +173,7 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
       modules, not fused kernels): an unfused SwiGLU ``act(gate) * up`` also keeps ``act(gate)``
       for the multiply's backward, beta*F/t more (nanotron ``models/llama.py`` GLUActivation;
       torchtitan ``F.silu(w1(x)) * w3(x)``; Megatron-LM's ``bias_swiglu_impl`` keeps only its input);
+    * eager model code's extra saved tensors (``FrameworkProfile.eager_saved``, :func:`eager_saved_bytes_per_token`);
     * fp8 or NVFP4 compute (``precision.quantized``): linear-layer inputs kept in fp8
       (:func:`fp8_linear_input_saving`); NVFP4 is priced at the same 1 byte per element: Transformer
       Engine keeps a row-wise and a column-wise NVFP4 copy (its 1-D block scales run along one
@@ -204,11 +205,43 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
         b += beta * phi_store * model.ffn_dim / t
     if training.dropout:
         b += 2.0 * h / sigma
+    b += eager_saved_bytes_per_token(model, training, t, sigma)
     if training.precision.quantized:
         width = model.expert_ffn * (model.top_k + model.n_shared_experts) if moe else model.ffn_dim
         b -= fp8_linear_input_saving(beta, h, model.o_dim, width, t, sigma)
         if moe:  # the router keeps the 16-bit MLP input; the expert GEMMs keep fp8 copies of theirs
             b += fp8_moe_input_correction(model, beta, sigma)
+    return b
+
+
+def eager_saved_bytes_per_token(model: ModelSpec, training: TrainingSpec, t: int, sigma: int) -> float:
+    """Bytes per local token and layer that eager model code keeps beyond the fused count of
+    :func:`activation_bytes_per_token` (``FrameworkProfile.eager_saved``; beta = activation bytes, t = tp,
+    sigma = tp with sequence parallelism else 1, q / kv = query / key widths):
+
+    * 'fp32_norm_input': each of the two norms keeps its fp32 upcast, 4 B, where the count has the beta-byte
+      input: 2 (4 - beta) h / sigma (transformers ``LlamaRMSNorm``: ``hidden_states.to(torch.float32)`` is what
+      ``pow`` and the multiply save);
+    * 'attention_output_copy': the output projection's input is a contiguous copy of the attention output
+      (``transpose(1, 2).reshape``), kept beside the copy the attention kernel saves: beta q / t;
+    * 'repeated_kv': K and V are repeated to every query head before the attention kernel, which saves the
+      repeated copies: 2 beta (q - kv) / t more (transformers ``repeat_kv`` on its SDPA path).
+
+    Measured (one H100, transformers 5.17 ``LlamaForCausalLM``, docs/device.md): 51.1 B per token and d_model
+    element per layer for Llama-3-8B and 53.6 for Llama-3.2-1B, where the fused count with eager SwiGLU gives 42 and
+    45 and the three terms add 4 + 2 + 3 = 9. Example, Llama-3-8B (h = q = 4096, kv = 1024), bf16, t = 1:
+    2 x 2 x 4096 + 2 x 4096 + 2 x 2 x 3072 = 36,864 B."""
+    saved = training.framework.eager_saved
+    if not saved:
+        return 0.0
+    beta, h, q, kv = training.precision.activation_bytes, model.d_model, model.q_dim, model.kv_dim
+    b = 0.0
+    if "fp32_norm_input" in saved:
+        b += 2 * max(0.0, 4.0 - beta) * h / sigma
+    if "attention_output_copy" in saved:
+        b += beta * model.o_dim / t
+    if "repeated_kv" in saved:
+        b += 2 * beta * max(0, q - kv) / t
     return b
 
 

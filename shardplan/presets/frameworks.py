@@ -635,16 +635,22 @@ _HF_EAGER = ("Hugging Face Transformers model code (e.g. transformers models/lla
              "same runs with fused Triton RMSNorm / RoPE / loss ran 10-13% faster (docs/accuracy.md)")
 _HF_LOSS = ("transformers LlamaForCausalLM.forward (4.4x): logits = logits.float(), then CrossEntropyLoss on the "
             "shifted fp32 logits: eager, the fp32 copy and the log-softmax output alive together")
+#: what transformers' eager decoder layers keep beyond the fused count (FrameworkProfile.eager_saved)
+_HF_SAVED = ("fp32_norm_input", "attention_output_copy", "repeated_kv")
+_HF_SAVED_SOURCE = ("transformers models/llama/modeling_llama.py (5.x): LlamaRMSNorm upcasts its input to fp32, "
+                    "attn_output.transpose(1, 2).reshape(...) before o_proj, repeat_kv on the SDPA path; measured on one "
+                    "H100 (transformers 5.17, PyTorch 2.11, docs/device.md): 51.1 B per token and d_model element per "
+                    "layer (Llama-3-8B) and 53.6 (Llama-3.2-1B) against 42 / 45 without these terms, 51 / 54 with them")
 #: Hugging Face Transformers models under PyTorch FSDP (Trainer / Accelerate / TRL) and under DeepSpeed ZeRO: the
 #: pytorch-fsdp / deepspeed profiles' sharding behaviour with eager HF model code
 FRAMEWORKS["hf-fsdp"] = FRAMEWORKS["pytorch-fsdp"].model_copy(update={
     "name": "hf-fsdp", "elementwise_traffic": FRAMEWORKS["torchtitan"].elementwise_traffic, "loss": "eager",
-    "gpu_matmul_scale": FRAMEWORKS["torchtitan"].gpu_matmul_scale,
+    "gpu_matmul_scale": FRAMEWORKS["torchtitan"].gpu_matmul_scale, "eager_saved": _HF_SAVED,
     "sources": {**FRAMEWORKS["pytorch-fsdp"].sources, "elementwise_traffic": _HF_EAGER, "loss": _HF_LOSS,
-                "gpu_matmul_scale": _EAGER_GEMM}})
+                "gpu_matmul_scale": _EAGER_GEMM, "eager_saved": _HF_SAVED_SOURCE, "eager_saved": _HF_SAVED_SOURCE}})
 FRAMEWORKS["hf-deepspeed"] = FRAMEWORKS["deepspeed"].model_copy(update={
     "name": "hf-deepspeed", "elementwise_traffic": FRAMEWORKS["torchtitan"].elementwise_traffic, "loss": "eager",
-    "eager_ops": (), "gpu_matmul_scale": FRAMEWORKS["torchtitan"].gpu_matmul_scale,
+    "eager_ops": (), "gpu_matmul_scale": FRAMEWORKS["torchtitan"].gpu_matmul_scale, "eager_saved": _HF_SAVED,
     "layer_overhead_s": 0.0, "pipeline_parallel": False, "sequence_parallel": False, "cp_with_tp": False,
     "expert_parallel": False,
     "sources": {**FRAMEWORKS["deepspeed"].sources, "elementwise_traffic": _HF_EAGER, "loss": _HF_LOSS,

@@ -77,6 +77,13 @@ class FrameworkProfile(BaseModel):
             (:func:`shardplan.cost.compute.eager_op_extra_bytes`): 'rope', 'swiglu', 'rmsnorm' and
             'attention_layout' (the contiguous copies of Q, K, V and the output around a FlashAttention
             call). Applies only where the model has the op (a GeLU model has no SwiGLU to run eager).
+        eager_saved: tensors eager model code keeps for the backward beyond the fused count of
+            :func:`shardplan.cost.memory.activation_bytes_per_token`: 'fp32_norm_input' (an RMSNorm / LayerNorm
+            that upcasts its input to fp32 keeps the upcast, 4 B per element instead of the 16-bit input),
+            'attention_output_copy' (the attention output's transpose + reshape gives the output projection a
+            contiguous copy beside the one the attention kernel saves) and 'repeated_kv' (K and V repeated to
+            every query head before the attention kernel, which saves the repeated copies). hf-fsdp / hf-deepspeed:
+            all three, transformers' Llama code, measured on one H100 (docs/device.md).
         vocab_divisible_by: the vocabulary is padded to a multiple of this x tp (Megatron-LM
             ``--make-vocab-size-divisible-by``, default 128); the padded rows cost memory and FLOPs.
         zero3_prefetch: fraction of each ZeRO-3 gather / reduce-scatter that prefetching can hide
@@ -479,6 +486,7 @@ class FrameworkProfile(BaseModel):
     step_overhead_s: float = Field(default=0.0, ge=0, le=60.0)
     elementwise_traffic: float = Field(default=1.0, ge=1.0, le=10.0)
     eager_ops: tuple[Literal["rope", "swiglu", "rmsnorm", "attention_layout"], ...] = ()
+    eager_saved: tuple[Literal["fp32_norm_input", "attention_output_copy", "repeated_kv"], ...] = ()
     gpu_matmul_scale: float = Field(default=1.0, ge=0.5, le=2.0)
     dp_overlap: float = Field(default=1.0, ge=0, le=1)
     dp_bucket_min_params: float = Field(default=0.0, ge=0, le=1e12)
