@@ -172,8 +172,8 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     * eager model code (``FrameworkProfile.loss == 'eager'``: the framework runs PyTorch eager
       modules, not fused kernels): an unfused SwiGLU ``act(gate) * up`` also keeps ``act(gate)``
       for the multiply's backward, beta*F/t more (nanotron ``models/llama.py`` GLUActivation;
-      torchtitan ``F.silu(w1(x)) * w3(x)``; Megatron-LM's ``bias_swiglu_impl`` keeps only its input);
-    * eager model code's extra saved tensors (``FrameworkProfile.eager_saved``, :func:`eager_saved_bytes_per_token`);
+      torchtitan ``F.silu(w1(x)) * w3(x)``; Megatron-LM's ``bias_swiglu_impl`` keeps only its input); and the
+      tensors of ``FrameworkProfile.eager_saved`` (:func:`eager_saved_bytes_per_token`);
     * fp8 or NVFP4 compute (``precision.quantized``): linear-layer inputs kept in fp8
       (:func:`fp8_linear_input_saving`); NVFP4 is priced at the same 1 byte per element: Transformer
       Engine keeps a row-wise and a column-wise NVFP4 copy (its 1-D block scales run along one
@@ -181,13 +181,11 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
 
     Check: MHA, GeLU, F = 4h, naive attention with dropout, t = 1 gives 34h + 5as (Korthikanti Eq. 1).
     """
-    p = layout.parallel
     beta = training.precision.activation_bytes
     h, q, kv, a = model.d_model, model.q_dim, model.kv_dim, model.n_heads
-    t, sigma = p.tp, layout.seq_shard
+    t, sigma = layout.parallel.tp, layout.seq_shard
     s = scored_keys(model, training.seq_len)
-    b = 0.0
-    b += 3 * beta * h / sigma  # 2 norm inputs + QKV input
+    b = 3 * beta * h / sigma  # 2 norm inputs + QKV input
     b += beta * (q + kv + model.v_dim) / t + beta * model.o_dim / t
     b += attention_extra_bytes_per_token(model, beta, t, sigma)
     if training.attention == "flash":
