@@ -335,7 +335,7 @@ _BOUND_WORDS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
 #: pydantic type-error kinds in the words of the rest of the messages
 _TYPE_WORDS = {"int_type": "a whole number", "int_parsing": "a whole number", "int_from_float": "a whole number",
                "float_type": "a number", "float_parsing": "a number", "bool_type": "true or false",
-               "bool_parsing": "true or false", "tuple_type": "a list", "list_type": "a list",
+               "bool_parsing": "true or false", "tuple_type": "a list, written [a, b]", "list_type": "a list, written [a, b]",
                "string_type": "a text value", "dict_type": "a mapping of fields"}
 
 
