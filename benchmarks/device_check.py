@@ -26,6 +26,8 @@ in seconds, numbers meaningless there). One call measures, each written to ``--o
   at seq 4,096 x 2; the 8B slice with activation checkpointing), forward + backward per microbatch, the
   allocator's static and peak bytes, and one profiled step split into GEMM / attention / other kernels:
   what the eager profiles' element-wise factor (``elementwise_traffic``, fitted on A100 rows) claims on Hopper.
+* **Sustained GEMM** (``sustained``): 20 s of back-to-back 8192^3 GEMMs, TFLOP/s per half second beside
+  nvidia-smi's SM clock, power and temperature: does a GEMM-only load hit the power limit?
 
 Timing: CUDA events around ``reps`` back-to-back calls on random data (never zeros: they run
 faster), median over ``trials``, inputs rotated over several buffers so that small GEMMs do not
@@ -210,6 +212,35 @@ def hbm_torch(n_bytes: int) -> dict:
     return {"bytes": n_bytes, "seconds": t, "bytes_per_s": 2 * n_bytes / t}
 
 
+def sustained_gemm(seconds: float, smoke: bool) -> dict:
+    """Back-to-back bf16 8192^3 GEMMs for ``seconds`` on random data, the achieved TFLOP/s per half-second window
+    beside the SM clock and board power nvidia-smi samples meanwhile: whether a GEMM-only load runs into the power
+    limit (the isolated grid's 0.71 of peak against 0.78 inside a training step, docs/device.md)."""
+    import torch
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    n = 64 if smoke else 8192
+    a, b = (torch.randn(n, n, device=dev, dtype=torch.bfloat16) for _ in range(2))
+    smi = None
+    if dev == "cuda":
+        query = ["nvidia-smi", "--query-gpu=clocks.sm,power.draw,temperature.gpu", "--format=csv,noheader,nounits"]
+        smi = subprocess.Popen(query + ["-lms", "500"], stdout=subprocess.PIPE, text=True)
+    windows, t_end = [], time.perf_counter() + (0.5 if smoke else seconds)
+    while time.perf_counter() < t_end:
+        t0, calls = time.perf_counter(), 0
+        while time.perf_counter() - t0 < 0.5:
+            for _ in range(8):
+                a @ b
+            calls += 8
+            if dev == "cuda":
+                torch.cuda.synchronize()
+        windows.append(2.0 * n ** 3 * calls / (time.perf_counter() - t0) / 1e12)
+    samples = []
+    if smi is not None:
+        smi.terminate()
+        samples = [line.strip() for line in smi.communicate(timeout=10)[0].splitlines() if line.strip()]
+    return {"n": n, "window_s": 0.5, "tflops": windows, "smi_clock_mhz_power_w_temp_c": samples}
+
+
 # ------------------------------------------------------------------ JAX
 def jax_timer(f, args: list, reps: int, trials: int) -> float:
     """Median seconds of one call: :func:`shardplan.jax.bench.median_seconds` (``reps`` calls back to
@@ -386,11 +417,10 @@ def hf_run(run: tuple, smoke: bool) -> dict:
     if dev == "cuda":
         out["peak_bytes"] = torch.cuda.max_memory_allocated()
         out["peak_reserved_bytes"] = torch.cuda.max_memory_reserved()
-        if not compiled:
-            from torch.profiler import ProfilerActivity, profile
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                step()
-            out["kernels"] = kernel_split(prof)
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            step()
+        out["kernels"] = kernel_split(prof)
     return out
 
 
@@ -434,7 +464,8 @@ def environment() -> dict:
 
 
 SECTIONS = ["environment", "hbm", "gemm_torch", "gemm_fp8_torch", "attention_torch", "gemm_jax", "attention_jax",
-            "train_step", "bench", "hf_step", "hf_compile"]
+            "train_step", "bench", "hf_step", "hf_compile",
+            "sustained"]
 
 
 def run_section(name: str, out_dir: Path, smoke: bool, hardware: str = "h100-sxm") -> object:
@@ -447,7 +478,8 @@ def run_section(name: str, out_dir: Path, smoke: bool, hardware: str = "h100-sxm
              "attention_torch": lambda: attention_torch(attention_shapes(smoke), smoke),
              "attention_jax": lambda: attention_jax(attention_shapes(smoke), smoke),
              "train_step": lambda: train_step(smoke, hardware), "bench": lambda: bench_cli(out_dir, smoke, hardware),
-             "hf_step": lambda: hf_step(smoke, HF_RUNS), "hf_compile": lambda: hf_step(smoke, HF_COMPILED)}
+             "hf_step": lambda: hf_step(smoke, HF_RUNS), "hf_compile": lambda: hf_step(smoke, HF_COMPILED),
+             "sustained": lambda: sustained_gemm(20.0, smoke)}
     try:
         return calls[name]()
     except Exception:  # noqa: BLE001 - reported, the next section runs
