@@ -4147,7 +4147,8 @@ SCOUTED_2026_12AL = MEGATRON_2019_V100 + MEGATRON_V1_V100 + FORGE_MI250X
 #:    AC: 8,429.22; [B]: ZeRO-3 / bf16 from the committed merged ds_config, SDPA attention from the model code) and its
 #:    A800 variant @ 45ca7630 (3,486.4); baichuan2_13b-deepspeed @ 0ed3fd03 (2 x 8 H800, ZeRO-1, bf16, full AC, no
 #:    FlashAttention (ALiBi), seq 2048, GAS 8: 2,068 and GAS 64: 2,710; the network as the FlagPerf H800 rows above,
-#:    H800_IB200). Model shapes: benchmarks/models/chatglm3-6b.json, baichuan2-13b.json (their HF configs).
+#:    H800_IB200; priced with attention=naive, as the README's "no FlashAttention" says: the rows were priced with
+#:    fused attention until the forty-first session, +77% / +41%). Model shapes: benchmarks/models/chatglm3-6b.json, baichuan2-13b.json (their HF configs).
 #: 5. huggingface/blog ulysses-sp.md @ 01d33d5c ("Ulysses Sequence Parallelism", 2026-03): TRL SFTTrainer, Qwen3-4B
 #:    (benchmarks/models/qwen3-4b.config.json) on H100 80GB, DeepSpeed ZeRO-3 with the optimizer offloaded to the
 #:    CPU, gradient checkpointing, FlashAttention-2, 8 micro-batches of 1 per step: 1 GPU at 8K, and 4 GPUs with
@@ -4190,7 +4191,7 @@ FLAGPERF_DEEPSPEED = (
     (f"[B: merged ds_config, SDPA] {_FP}: ChatGLM3-6B ZeRO-3 bf16, seq 4096, 8 A800", "models/chatglm3-6b.json", A800,
      "hf-deepspeed", "bf16-mixed", 8, 4096, 8, _Z3_8, 3486.4, None),
     *((f"[A] {_FP}: Baichuan2-13B ZeRO-1 bf16, full AC, seq 2048, GAS {ga}, 16 H800 (2 nodes)",
-       "models/baichuan2-13b.json", H800_IB200, "hf-deepspeed", "bf16-mixed", 16, 2048, 16 * ga,
+       "models/baichuan2-13b.json", H800_IB200, "hf-deepspeed", "bf16-mixed+attention=naive", 16, 2048, 16 * ga,
        dict(dp=16, zero_stage=1, microbatch_size=1, recompute="full"), tps, None)
       for ga, tps in ((8, 2068.0), (64, 2710.0))),
 )
