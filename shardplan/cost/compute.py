@@ -183,14 +183,17 @@ def gemm_device(hw: HardwareSpec, training: TrainingSpec, dtype: str) -> GemmDev
     lower bound (llm-foundry, Megatron-LM, ``HardwareSpec.matmul_efficiency``'s source), so they sit below an
     isolated cuBLAS GEMM's rate; a compiled XLA program (MaxText) is priced closer to it, and eager PyTorch model
     code, whose element-wise time its own profile counts (measured on one H100: docs/device.md), at it
-    (``FrameworkProfile.gpu_matmul_scale``'s sources). The TPU presets are fitted on MaxText runs themselves.
+    (``FrameworkProfile.gpu_matmul_scale``'s sources). The TPU presets are fitted on MaxText runs themselves. Not on
+    AMD GPUs (CDNA): the scales were fitted or measured on NVIDIA H100s, the AMD presets' isolated rate is AMD's
+    tuned Max-Achievable FLOPs, and PyTorch programs on MI300X are already over-predicted at the unscaled rate
+    (docs/accuracy.md, MI300X bug-report runs).
 
     Raises:
         ConfigError: as :meth:`~shardplan.cost.gemm.GemmDevice.of`.
     """
     dev = GemmDevice.of(hw, dtype)
     scale, ceiling = training.framework.gpu_matmul_scale, hw.isolated_matmul_efficiency
-    if scale == 1.0 or hw.kind != "gpu" or ceiling is None:
+    if scale == 1.0 or hw.kind != "gpu" or ceiling is None or (hw.compute_arch or "").startswith("cdna"):
         return dev
     # at most the isolated-GEMM rate: the asymptotes scale by min(scale, isolated / matmul_efficiency)
     scale = max(1.0, min(scale, ceiling / hw.matmul_efficiency))
