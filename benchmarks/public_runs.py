@@ -4266,8 +4266,10 @@ _DSV3_TT = "[B: fused step under one CUDA graph priced as torchtitan-compile, MX
 _DSV3_PP2 = dict(dp=128, zero_stage=3, zero3_gather="per_step", ep=64, pp=2, schedule="interleaved", virtual_stages=8,
                  microbatch_size=1, recompute="none")
 TORCHTITAN_DSV3_DISTMOE = (
-    (f"{_DSV3_TT}: DeepSeek-V3 FSDP 256 EP64 PP1, no MTP, 256 GB300", "deepseek-v3", "GB300", "torchtitan-compile",
-     "fp8-mixed", 256, 4096, 4096,
+    # the fused step's graph keeps the gathered parameters across microbatches without pipelining, which stock
+    # torchtitan does only with pp > 1 (its profile's zero3_per_step 'with_pp'): priced with that field opened
+    (f"{_DSV3_TT}: DeepSeek-V3 FSDP 256 EP64 PP1, no MTP, 256 GB300", "deepseek-v3", "GB300",
+     "torchtitan-compile+zero3_per_step=any", "fp8-mixed", 256, 4096, 4096,
      dict(dp=256, zero_stage=3, zero3_gather="per_step", ep=64, microbatch_size=1, recompute="none"), 5822.0, 265.08),
     (f"{_DSV3_TT}: DeepSeek-V3 FSDP 128 EP64 PP2 VPP8, no MTP, 256 GB300", "deepseek-v3", "GB300", "torchtitan-compile",
      "fp8-mixed", 256, 4096, 4096, _DSV3_PP2, 5615.5, 263.25),

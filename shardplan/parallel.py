@@ -1160,10 +1160,29 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
         legal, text = legal_values("zero_stage", zs)
         raise ConfigError(f"zero_stage={p.zero_stage} is not implemented by the {fw.label} framework; "
                           f"legal zero_stage: {text}", field="zero_stage", value=p.zero_stage, legal=legal)
+    _check_zero3_gather(p, fw)
     _check_offload_support(p, fw)
     _check_fp16_support(p, training)
     _check_weight_sharding_axes(p, fw)
     _check_tp_support(p, fw)
+
+
+def _check_zero3_gather(p: ParallelConfig, fw) -> None:
+    """A once-per-step ZeRO-3 gather only where the framework keeps gathered parameters across microbatches
+    (``FrameworkProfile.zero3_per_step``).
+
+    Raises:
+        ConfigError: ``zero3_gather='per_step'`` under a profile whose value is 'never', or 'with_pp' with pp = 1.
+    """
+    if p.zero_stage != 3 or p.zero3_gather != "per_step" or fw.zero3_per_step == "any":
+        return
+    if fw.zero3_per_step == "with_pp" and p.pp > 1:
+        return
+    when = " without pipelining (it keeps the gathered parameters only when pp > 1)" if (
+        fw.zero3_per_step == "with_pp") else " (it re-gathers the parameters for every microbatch)"
+    legal, text = legal_values("zero3_gather", ["per_microbatch"])
+    raise ConfigError(f"zero3_gather='per_step' is not implemented by the {fw.label} framework{when}; legal "
+                      f"zero3_gather: {text}", field="zero3_gather", value="per_step", legal=legal)
 
 
 def fp16_framework_error(training: TrainingSpec, hardware=None) -> ConfigError | None:

@@ -894,7 +894,8 @@ def test_behaviour_fields_survive_the_round_trip(framework):
 
 def _estimate_for_behaviour(framework):
     """llama-3-8b on 8 H100, ZeRO-3 with the parameters gathered once per step (2 microbatches), priced under
-    the framework's own profile where it has one; None when the exporter refuses the layout."""
+    the framework's own profile where it has one, pipelined (pp 2) where the profile keeps the gathered parameters
+    only then (torchtitan: zero3_per_step 'with_pp'); None when the exporter refuses the layout."""
     from shardplan.cost.step import estimate
     from shardplan.errors import ConfigError
     from shardplan.export import export_text
@@ -905,9 +906,11 @@ def _estimate_for_behaviour(framework):
     from shardplan.specs.training import TrainingSpec
     fw = FRAMEWORKS.get(framework, FRAMEWORKS["megatron"])
     tr = TrainingSpec(seq_len=4096, global_batch_size=16, framework=fw)
+    pipelined = fw.zero3_per_step == "with_pp"
     try:
         est = estimate(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], tr,
-                       ParallelConfig(dp=8, zero_stage=3, zero3_gather="per_step", microbatch_size=1), 8)
+                       ParallelConfig(dp=4 if pipelined else 8, pp=2 if pipelined else 1, zero_stage=3,
+                                      zero3_gather="per_step", microbatch_size=1), 8)
         export_text(framework, est)
     except ConfigError:
         return None

@@ -22,9 +22,10 @@ def test_hf_profiles_change_only_the_model_code_terms():
     # and the GEMM rate of eager model code on GPUs with a known isolated rate (gpu_matmul_scale) and the tensors
     # transformers' eager layers keep (eager_saved), both measured on one H100
     assert _changed(FRAMEWORKS["hf-fsdp"], FRAMEWORKS["pytorch-fsdp"]) == {
-        "elementwise_traffic", "loss", "gpu_matmul_scale", "eager_saved"}
+        "elementwise_traffic", "loss", "gpu_matmul_scale", "eager_saved", "zero_stages", "sequence_parallel",
+        "recomputes", "zero3_per_step"}
     assert _changed(FRAMEWORKS["hf-deepspeed"], FRAMEWORKS["deepspeed"]) == {
-        "elementwise_traffic", "loss", "gpu_matmul_scale", "eager_saved", "eager_ops", "layer_overhead_s",
+        "elementwise_traffic", "loss", "gpu_matmul_scale", "eager_saved", "zero3_per_step", "eager_ops", "layer_overhead_s",
         "pipeline_parallel", "sequence_parallel", "cp_with_tp", "expert_parallel"}
     assert FRAMEWORKS["hf-deepspeed"].eager_ops == () and FRAMEWORKS["hf-fsdp"].eager_ops == ()
     for name in ("hf-fsdp", "hf-deepspeed"):
@@ -116,3 +117,38 @@ def test_hf_profile_against_the_h100_measurement():
         assert abs(e.elementwise_s / r["kernels"]["seconds"]["other"] - 1) < 0.20, r["name"]
         checked += 1
     assert checked == 2
+
+
+def test_hf_fsdp_refuses_what_accelerate_cannot_run():
+    # Accelerate's FSDP plugin: no ZeRO-1 (FSDP shards gradients with the optimizer state), whole-layer gradient
+    # checkpointing only, no Megatron-style sequence parallelism, and every microbatch re-gathers the parameters
+    import pytest
+
+    from shardplan.errors import ConfigError
+    from shardplan.parallel import validate
+    tr = TrainingSpec(seq_len=4096, global_batch_size=32, framework=FRAMEWORKS["hf-fsdp"])
+    for p, field, legal in ((ParallelConfig(zero_stage=1), "zero_stage", "legal zero_stage: 0, 2, 3"),
+                            (ParallelConfig(zero_stage=3, recompute="selective"), "recompute", "legal recompute: none, full"),
+                            (ParallelConfig(zero_stage=3, zero3_gather="per_step"), "zero3_gather",
+                             "legal zero3_gather: per_microbatch")):
+        with pytest.raises(ConfigError) as err:
+            validate(p, MODELS["llama-3-8b"], tr, 8)
+        assert err.value.field == field and legal in str(err.value), str(err.value)
+    # torchtitan keeps the gathered parameters only in pipelined runs (reshard_after_forward = not pp_enabled)
+    titan = TrainingSpec(seq_len=4096, global_batch_size=32, framework=FRAMEWORKS["torchtitan"])
+    with pytest.raises(ConfigError) as err:
+        validate(ParallelConfig(zero_stage=3, zero3_gather="per_step"), MODELS["llama-3-8b"], titan, 8)
+    assert "without pipelining" in str(err.value)
+    assert validate(ParallelConfig(dp=4, pp=2, zero_stage=3, zero3_gather="per_step"), MODELS["llama-3-8b"], titan,
+                    8).parallel.zero3_gather == "per_step"
+
+
+def test_peak_band_is_compared_with_the_limit_fits_uses():
+    # the hf-fsdp profile has no runtime terms: total counts the hardware reserve (2 GiB + 5% of 80 = 6 GiB) and is
+    # compared with 80 GiB; the band's high end counts the same reserve, so it too is compared with 80 GiB, not with
+    # the 74 GiB left after the reserve
+    e = estimate(MODELS["llama-3-8b"], load_hardware("h100-sxm"),
+                 TrainingSpec(seq_len=4096, global_batch_size=32, framework=FRAMEWORKS["hf-fsdp"]),
+                 ParallelConfig(zero_stage=3, microbatch_size=1), 8)
+    assert e.hbm_usable == 74 * 2**30 and e.hbm_fit_limit == 80 * 2**30
+    assert e.memory.peak_high == e.memory.total  # no fitted fragmentation in this profile: a zero-width band

@@ -56,9 +56,9 @@ def band_warning(e) -> None:
     the allocator's retries (slower steps) or fail, so a little headroom (a larger ZeRO stage, recompute, a smaller
     micro batch) is the safer file."""
     gib = 2**30
-    if e.fits and e.memory.peak_high > e.hbm_usable:
+    if e.fits and e.memory.peak_high > e.hbm_fit_limit:
         err_console.print(f"[yellow]warning:[/] the written layout fits on the central figure ({e.memory.total / gib:.1f} "
-                          f"of {e.hbm_usable / gib:.1f} GiB usable) but its peak band reaches {e.memory.peak_high / gib:.1f} "
+                          f"of {e.hbm_fit_limit / gib:.1f} GiB) but its peak band reaches {e.memory.peak_high / gib:.1f} "
                           "GiB: it may need the allocator's retries or fail; `shardplan plan` marks such layouts with * "
                           "in its free column and lists ones with headroom", highlight=False, soft_wrap=True)
 

@@ -127,8 +127,9 @@ def _order_text(best, other, objective: str) -> str:
 
 def _band_passes_hbm(e) -> bool:
     """The high end of the estimate's peak band (``MemoryBreakdown.peak_high``: twice the fitted fragmentation)
-    passes the usable HBM: the layout fits on the central figure only (the table's '*')."""
-    return e.memory.peak_high > e.hbm_usable
+    passes the HBM ``fits`` compares with (:attr:`~shardplan.cost.step.Estimate.hbm_fit_limit`): the layout fits
+    on the central figure only (the table's '*')."""
+    return e.memory.peak_high > e.hbm_fit_limit
 
 
 def _plans_table(res, m, hw, tr, devices: int) -> Table:

@@ -101,6 +101,13 @@ class Estimate:
     priced_stage: int = 0
 
     @property
+    def hbm_fit_limit(self) -> float:
+        """Bytes ``fits`` compares :attr:`MemoryBreakdown.total` with: the usable HBM plus the hardware reserve that
+        ``total`` itself counts (:attr:`MemoryBreakdown.reserve`, 0 where the profile's runtime terms replace it), so
+        the peak band (``peak_low`` / ``peak_high``, which count it too) is compared on the same footing."""
+        return self.hbm_usable + self.memory.reserve
+
+    @property
     def parallel(self) -> ParallelConfig:
         """The validated layout (dp and dp_shard filled in)."""
         return self.layout.parallel

@@ -392,7 +392,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "cast, an element-wise op, keeps the kernel's FSDP sharding under GSPMD's sharding "
                                   "propagation (Xu et al. 2021, GSPMD), so the AllGather before the dot moves bf16"}),
         FrameworkProfile(name="torchtitan", moe_routed_copies=2, activation_offload=False, module_recompute=False, elementwise_traffic=5.31, vocab_divisible_by=1, loss="eager",
-                         gpu_matmul_scale=1.32,
+                         gpu_matmul_scale=1.32, zero3_per_step="with_pp",
                          tp_overlap=False, fp16_training=False,
                          zero3_master_is_param=True, cp_load_balance=False, zero_stages=(0, 2, 3),
                          weight_sharding_axes=("cp",), tp_requires_sp=True, layout_defaults={"sp": True},
@@ -407,6 +407,9 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "fp16_training": "torchtitan job_config.py Training.mixed_precision_param: "
                                                    "Literal['bfloat16', 'float32'] (no float16)",
                                   "released_schedules": _TITAN_SCHEDULES,"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"), "gpu_matmul_scale": _EAGER_GEMM,
+                                  "zero3_per_step": "'with_pp': torchtitan parallelize.py fully_shard(..., "
+                                  "reshard_after_forward=not pp_enabled) under fsdp_reshard_after_forward 'default': "
+                                  "the gathered parameters stay for the step's microbatches only in pipelined runs",
                                   "loss": _TITAN_LOSS, "selective_recompute": _TITAN_SAC,
                                   "zero_stages": _TITAN_ZERO, "weight_sharding_axes": _TITAN_ZERO,
                                   "default_zero_stage": "3: torchtitan's parallelism.data_parallel_shard_degree "
@@ -556,9 +559,11 @@ _AUTOMODEL_STATE = ("NeMo AutoModel's model classes cast every weight to bf16 wh
 #: its own runs: its published rows are held-out checks (benchmarks/public_runs.py AUTOMODEL_H100)
 FRAMEWORKS["automodel"] = FRAMEWORKS["torchtitan"].model_copy(update={
     "name": "automodel", "fp16_training": True, "elementwise_traffic": 1.0, "loss": "fused", "logit_bytes": 4.0, "attention_kernel": "cudnn",
-    "optimizer_dtype": "bf16", "moe_tensor_parallel": False, "gpu_matmul_scale": 1.0,
+    "optimizer_dtype": "bf16", "moe_tensor_parallel": False, "gpu_matmul_scale": 1.0, "zero3_per_step": "any",
     "sources": {**{k: v for k, v in FRAMEWORKS["torchtitan"].sources.items()
-                   if k not in ("elementwise_traffic", "gpu_matmul_scale")},
+                   if k not in ("elementwise_traffic", "gpu_matmul_scale", "zero3_per_step")},
+                "zero3_per_step": "'any': NeMo AutoModel's DeepSeek-V3 recipes keep the FSDP2 parameters gathered "
+                "across microbatches (benchmarks/public_runs.py, the AutoModel rows priced zero3_gather per_step)",
                 "optimizer_dtype": _AUTOMODEL_STATE,
                 "gpu_matmul_scale": "1 (the preset's end-to-end asymptote, not eager torchtitan's 1.32): Transformer "
                 "Engine's fused kernels, priced at the fused element-wise count like the megatron profile",
@@ -641,20 +646,36 @@ _HF_SAVED_SOURCE = ("transformers models/llama/modeling_llama.py (5.x): LlamaRMS
                     "attn_output.transpose(1, 2).reshape(...) before o_proj, repeat_kv on the SDPA path; measured on one "
                     "H100 (transformers 5.17, PyTorch 2.11, docs/device.md): 51.1 B per token and d_model element per "
                     "layer (Llama-3-8B) and 53.6 (Llama-3.2-1B) against 42 / 45 without these terms, 51 / 54 with them")
+#: why the Hugging Face profiles never keep ZeRO-3 parameters gathered across microbatches
+_HF_REGATHER = ("'never': the Trainer runs every microbatch through the wrapped model; FSDP FULL_SHARD / FSDP2 "
+                "reshard_after_forward=True re-gathers each unit in every forward and backward (no_sync skips only the "
+                "gradient reduction), and DeepSpeed ZeRO-3 fetches each module's partitions when it runs "
+                "(stage3_param_persistence_threshold keeps only small ones resident)")
 #: Hugging Face Transformers models under PyTorch FSDP (Trainer / Accelerate / TRL) and under DeepSpeed ZeRO: the
 #: pytorch-fsdp / deepspeed profiles' sharding behaviour with eager HF model code
 FRAMEWORKS["hf-fsdp"] = FRAMEWORKS["pytorch-fsdp"].model_copy(update={
     "name": "hf-fsdp", "elementwise_traffic": FRAMEWORKS["torchtitan"].elementwise_traffic, "loss": "eager",
     "gpu_matmul_scale": FRAMEWORKS["torchtitan"].gpu_matmul_scale, "eager_saved": _HF_SAVED,
+    "zero_stages": (0, 2, 3), "sequence_parallel": False, "recomputes": ("none", "full"), "zero3_per_step": "never",
     "sources": {**FRAMEWORKS["pytorch-fsdp"].sources, "elementwise_traffic": _HF_EAGER, "loss": _HF_LOSS,
-                "gpu_matmul_scale": _EAGER_GEMM, "eager_saved": _HF_SAVED_SOURCE, "eager_saved": _HF_SAVED_SOURCE}})
+                "gpu_matmul_scale": _EAGER_GEMM, "eager_saved": _HF_SAVED_SOURCE, "zero3_per_step": _HF_REGATHER, "eager_saved": _HF_SAVED_SOURCE,
+                "zero_stages": "(0, 2, 3): Accelerate's FSDP plugin takes FSDP's sharding strategies (FULL_SHARD = 3, "
+                "SHARD_GRAD_OP = 2, NO_SHARD = 0, HYBRID_SHARD = 3 within a node; FSDP2's reshard_after_forward true / "
+                "false = 3 / 2); FSDP shards gradients with the optimizer state, so no ZeRO-1 (a DDP launch is 0)",
+                "sequence_parallel": "False: transformers' tensor-parallel plans (tp_plan, Accelerate's "
+                "parallelism_config tp_size) shard the linear layers; no Megatron-style sequence parallelism of the "
+                "norms and dropouts (shardplan's Accelerate export refuses it too)",
+                "recomputes": "('none', 'full'): transformers' gradient_checkpointing wraps each decoder layer whole "
+                "(PreTrainedModel.gradient_checkpointing_enable); no selective (attention-only) recompute",
+                "zero3_per_step": _HF_REGATHER}})
 FRAMEWORKS["hf-deepspeed"] = FRAMEWORKS["deepspeed"].model_copy(update={
     "name": "hf-deepspeed", "elementwise_traffic": FRAMEWORKS["torchtitan"].elementwise_traffic, "loss": "eager",
     "eager_ops": (), "gpu_matmul_scale": FRAMEWORKS["torchtitan"].gpu_matmul_scale, "eager_saved": _HF_SAVED,
+    "zero3_per_step": "never",
     "layer_overhead_s": 0.0, "pipeline_parallel": False, "sequence_parallel": False, "cp_with_tp": False,
     "expert_parallel": False,
     "sources": {**FRAMEWORKS["deepspeed"].sources, "elementwise_traffic": _HF_EAGER, "loss": _HF_LOSS,
-                "gpu_matmul_scale": _EAGER_GEMM,
+                "gpu_matmul_scale": _EAGER_GEMM, "eager_saved": _HF_SAVED_SOURCE, "zero3_per_step": _HF_REGATHER,
                 "sequence_parallel": "False: DeepSpeed AutoTP training (docs/_tutorials/autotp-training.md; "
                 "deepspeed/module_inject/auto_tp.py) replaces the model's nn.Linear layers with row / column sharded "
                 "ones; no Megatron-style sequence parallelism of the norms and dropouts between them",

@@ -77,6 +77,10 @@ class FrameworkProfile(BaseModel):
             (:func:`shardplan.cost.compute.eager_op_extra_bytes`): 'rope', 'swiglu', 'rmsnorm' and
             'attention_layout' (the contiguous copies of Q, K, V and the output around a FlashAttention
             call). Applies only where the model has the op (a GeLU model has no SwiGLU to run eager).
+        zero3_per_step: where the framework can gather the ZeRO-3 parameters once per step and keep them for every
+            microbatch (``ParallelConfig.zero3_gather='per_step'``): 'any' (XLA hoists the gather out of the
+            accumulation loop), 'with_pp' (only in pipelined layouts: torchtitan's ``reshard_after_forward = not
+            pp_enabled``), 'never' (FSDP / DeepSpeed ZeRO-3 under a Hugging Face trainer re-gather every microbatch).
         eager_saved: tensors eager model code keeps for the backward beyond the fused count of
             :func:`shardplan.cost.memory.activation_bytes_per_token`: 'fp32_norm_input' (an RMSNorm / LayerNorm
             that upcasts its input to fp32 keeps the upcast, 4 B per element instead of the 16-bit input),
@@ -487,6 +491,7 @@ class FrameworkProfile(BaseModel):
     elementwise_traffic: float = Field(default=1.0, ge=1.0, le=10.0)
     eager_ops: tuple[Literal["rope", "swiglu", "rmsnorm", "attention_layout"], ...] = ()
     eager_saved: tuple[Literal["fp32_norm_input", "attention_output_copy", "repeated_kv"], ...] = ()
+    zero3_per_step: Literal["any", "with_pp", "never"] = "any"
     gpu_matmul_scale: float = Field(default=1.0, ge=0.5, le=2.0)
     dp_overlap: float = Field(default=1.0, ge=0, le=1)
     dp_bucket_min_params: float = Field(default=0.0, ge=0, le=1e12)
