@@ -152,3 +152,18 @@ def test_peak_band_is_compared_with_the_limit_fits_uses():
                  ParallelConfig(zero_stage=3, microbatch_size=1), 8)
     assert e.hbm_usable == 74 * 2**30 and e.hbm_fit_limit == 80 * 2**30
     assert e.memory.peak_high == e.memory.total  # no fitted fragmentation in this profile: a zero-width band
+
+
+def test_does_not_fit_names_the_recompute_that_fits():
+    # Llama-3-8B, 8 H100, 4 x 8,192 tokens per device without recompute under hf-fsdp (ZeRO-3): 84.8 GiB of 80; its
+    # profile runs whole-layer recompute only (no selective), and with it the layout fits
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    r = CliRunner().invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "8192", "-b", "32",
+                                 "--framework", "hf-fsdp"])
+    assert r.exit_code == 1 and "it fits with --recompute full" in " ".join(r.output.split()), r.output
+    # torchtitan runs op-level selective recompute, the cheaper one that fits
+    r = CliRunner().invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "8192", "-b", "32",
+                                 "--framework", "torchtitan"])
+    assert r.exit_code == 1 and "it fits with --recompute selective" in " ".join(r.output.split()), r.output

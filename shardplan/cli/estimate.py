@@ -323,15 +323,37 @@ def zero_hint(e) -> str | None:
     return None
 
 
+def recompute_hint(e) -> str | None:
+    """For a layout that does not fit: the first of selective and full activation recompute (of those the framework
+    profile runs, ``FrameworkProfile.recomputes``) beyond the layout's own with which it fits, its peak and step time,
+    or None (it fits, it already recomputes in full, or neither fits or is valid)."""
+    from shardplan.cost.step import estimate
+    from shardplan.errors import ConfigError
+    p = e.parallel
+    order = ("none", "selective", "full")
+    if e.fits or p.recompute not in order:
+        return None
+    for policy in order[order.index(p.recompute) + 1:]:
+        try:
+            other = estimate(e.model, e.hardware, e.training, p.model_copy(update={"recompute": policy}),
+                             e.layout.n_devices)
+        except ConfigError:  # a policy the profile does not run, or one the layout's other fields rule out
+            continue
+        if other.fits:
+            return (f"it fits with --recompute {policy} ({_gib(other.memory.total)} GiB; step "
+                    f"{fmt_seconds(other.step_s)} against {fmt_seconds(e.step_s)})")
+    return None
+
+
 #: what :func:`does_not_fit` suggests; ``export`` names its own ``plan --export`` instead (:func:`raise_if_negative`)
 PLAN_HINT = "try `shardplan plan` with the same flags for layouts that fit"
 
 
 def does_not_fit(e, plan_hint: str = PLAN_HINT) -> str:
     """The message of an estimate whose layout does not fit in HBM (exit code 1), with :func:`zero_hint` when a
-    higher ZeRO stage or :func:`offload_hint` when offloading activations would make it fit, ending in
-    ``plan_hint``."""
-    hints = [h for h in (zero_hint(e), offload_hint(e)) if h]
+    higher ZeRO stage, :func:`recompute_hint` when recomputing activations or :func:`offload_hint` when offloading
+    them would make it fit, ending in ``plan_hint``."""
+    hints = [h for h in (zero_hint(e), recompute_hint(e), offload_hint(e)) if h]
     limit = fit_limit_text(e.hardware.hbm_bytes, e.training.framework)
     return (f"the layout does not fit: {_gib(e.memory.total)} GiB per device of {limit}; "
             + "".join(f"{h}; " for h in hints) + plan_hint)

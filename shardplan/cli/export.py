@@ -10,12 +10,13 @@ import typer
 from rich.markup import escape
 
 from shardplan.errors import ConfigError
+from shardplan.export import EXPORTERS
 from shardplan.cli.common import (check_output_path, AttnOpt, BatchOpt, BatchTokOpt, PlanDevicesOpt, DropoutOpt, FrameworkOpt, HardwareOpt,
                                   ModelOpt, MoeCapOpt, MoeImbOpt, MoeRoutingOpt, OptimizerDtypeOpt, PlanOpt,
                                   PlanSeqOpt, PrecisionOpt, ScaleUpOpt, app, config_errors,
                                   err_console, layout_flags)
 
-_NAMES = "maxtext | easydel | torchtitan | megatron | deepspeed | nanotron"
+_NAMES = " | ".join(EXPORTERS)
 ToOpt = Annotated[str, typer.Option("--to", help=f"{_NAMES}: the framework whose config to write")]
 OutOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="file to write (default, or -: stdout); EasyDeL "
                                                 "writes JSON for a .json name, Python otherwise")]
@@ -105,7 +106,8 @@ def export(model: ModelOpt, hardware: HardwareOpt, to: ToOpt, devices: PlanDevic
     """Write one layout as a training framework's config (MaxText YAML, EasyDeL, torchtitan TOML,
     Megatron-LM flags, DeepSpeed JSON, nanotron YAML, Hugging Face Accelerate YAML), headed by the planner's numbers.
 
-    Without --framework the layout is priced with the target framework's own profile (maxtext, torchtitan, deepspeed, nanotron), so
+    Without --framework the layout is priced with the target framework's own profile (maxtext, torchtitan, nanotron; deepspeed
+    and accelerate: hf-deepspeed and hf-fsdp, a Hugging Face model under the Trainer), so
     the header's numbers are that framework's. A layout the framework cannot express is refused (exit code 2) with
     what is missing and which framework can; one predicted not to fit or to fail is not written (exit code 1)."""
     from shardplan.cli.estimate import raise_if_negative

@@ -17,6 +17,7 @@ from shardplan.cli.common import (check_output_path, OptimizerDtypeOpt,
                                   ModelOpt, PrecisionOpt, ScaleUpOpt, SeqOpt, app, config_errors, console, err_console,
                                   layout_flags, negative)
 from shardplan.errors import ConfigError
+from shardplan.export import EXPORTERS
 from shardplan.explain import fit_limit_text, headroom
 from shardplan.units import fmt_seconds
 
@@ -28,7 +29,7 @@ InfeasibleOpt = Annotated[bool, typer.Option("--show-infeasible", help="also lis
 ExhaustiveOpt = Annotated[bool, typer.Option(help="also evaluate dominated options")]
 ExportOpt = Annotated[Optional[str], typer.Option("--export", help="also write the best ranked plan this framework "
                                                   "expresses as its config "
-                                                  "(maxtext | easydel | torchtitan | megatron | deepspeed | nanotron)")]
+                                                  f"({' | '.join(EXPORTERS)})")]
 ExportOutOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="file for --export")]
 
 

@@ -330,7 +330,8 @@ def header_dict(ctx: ExportContext, exporter: Exporter) -> dict[str, Any]:
     return {"note": "written by shardplan; JSON has no comments, so the planner's numbers are here",
             "lines": header_lines(ctx, exporter), "model": e.model.name, "hardware": e.hardware.name,
             "devices": ctx.layout.n_devices, "seq_len": e.training.seq_len, "step_s": e.step_s, "mfu": e.mfu,
-            "memory_per_device_bytes": e.memory.total, "command": ctx.command, "source": exporter.source}
+            "memory_per_device_bytes": e.memory.total, "framework": e.training.framework.label, "command": ctx.command,
+            "source": exporter.source}
 
 
 def stage_split(ctx: ExportContext) -> tuple[int, ...]:

@@ -321,7 +321,7 @@ def read(text: str, devices: int | None = None) -> Imported:
                   recompute="full" if "activation_checkpointing" in cfg else "none",
                   overlap_grad_reduce=flag(zero, "overlap_comm", "DeepSpeed", stage == 3, "zero_optimization."),
                   offload_optimizer=offload)
-    framework, profile_notes = _profile_of(cfg, tp, sp, ep)
+    framework, profile_notes = _meta_profile(cfg) or _profile_of(cfg, tp, sp, ep)
     return Imported(parallel_from(values), devices=dp * tp * sp, seq_len=_meta_seq_len(cfg), global_batch=B,
                     framework=framework, precision=precision,
                     notes=(*auto_notes, *offload_notes, *mics_notes, *_meta_devices_note(cfg, dp * tp * sp),
@@ -370,6 +370,18 @@ def _profile_of(cfg: dict, tp: int, sp: int, ep: int) -> tuple[str, tuple[str, .
                              "kernels (fused norms, eager RoPE and SwiGLU); for a Hugging Face model (Trainer / "
                              "Accelerate) price with --framework hf-deepspeed",)
     return ("hf-deepspeed+expert_parallel=true" if ep > 1 else "hf-deepspeed"), notes
+
+
+def _meta_profile(cfg: dict) -> tuple[str, tuple[str, ...]] | None:
+    """(framework profile, notes) that the ``_shardplan`` header of a ds_config shardplan exported records (the
+    profile the plan was priced with: which model code runs is not in the DeepSpeed keys), or None for a hand-written
+    config or a header without a built-in profile's name."""
+    from shardplan.presets.frameworks import FRAMEWORKS
+    meta = cfg.get("_shardplan")
+    name = meta.get("framework") if isinstance(meta, dict) else None
+    if not isinstance(name, str) or name.split("+")[0].strip().lower() not in FRAMEWORKS:
+        return None
+    return name, (f"_shardplan.framework={name!r}: the profile the exported plan was priced with",)
 
 
 def _autoep_size(cfg: dict, stage: int, dp: int) -> int:
