@@ -167,3 +167,21 @@ def test_does_not_fit_names_the_recompute_that_fits():
     r = CliRunner().invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "8192", "-b", "32",
                                  "--framework", "torchtitan"])
     assert r.exit_code == 1 and "it fits with --recompute selective" in " ".join(r.output.split()), r.output
+
+
+def test_offloaded_optimizer_prices_the_host_adam():
+    # Llama-3-8B (8,030,261,248 parameters) under ZeRO-3 on the 8 GPUs of one host, optimizer on the CPU: each rank
+    # updates 1,003,782,656 parameters, the host all 8 x that = 8,030,261,248 at DeepSpeed CPU-Adam's 1.6e9 per
+    # second: 5.019 s per step beside the copies over PCIe; PyTorch's CPU Adam (hf-fsdp) at 2.4e8: 33.46 s
+    import pytest
+    out = {}
+    for name in ("hf-deepspeed", "hf-fsdp"):
+        fw = FRAMEWORKS[name]
+        p = ParallelConfig(zero_stage=3, microbatch_size=1, recompute="full", offload_optimizer=True)
+        with_host, copies_only = (
+            estimate(MODELS["llama-3-8b"], load_hardware("h100-sxm"),
+                     TrainingSpec(seq_len=4096, global_batch_size=8, framework=f), p, 8)
+            for f in (fw, fw.model_copy(update={"host_adam_params_per_s": None})))
+        out[name] = with_host.optimizer_s - copies_only.optimizer_s
+    assert out["hf-deepspeed"] == pytest.approx(8_030_261_248 / 1.6e9, rel=1e-6)
+    assert out["hf-fsdp"] == pytest.approx(8_030_261_248 / 2.4e8, rel=1e-6)

@@ -454,8 +454,11 @@ def optimizer_s(ctx: StepContext) -> float:
     and writes params, master weights and both moments and reads the gradients once
     (cost_models note 10.6). With the optimizer offloaded to the host (ZeRO-Offload, Ren et al.
     2021 Sec. 4.1: gradients go to the host, the updated parameters come back), the two copies
-    over the host link instead: (grad_bytes + param_bytes) x local parameters / host_bandwidth; the
-    host's Adam itself is not priced (no CPU model).
+    over the host link instead: (grad_bytes + param_bytes) x local parameters / host_bandwidth, then
+    the host's update of every local parameter of the GPUs that share it (min(devices, devices_per_host)
+    x local parameters / ``FrameworkProfile.host_adam_params_per_s``, on GPUs; not priced where the
+    profile gives no rate). Example: an 8B model under ZeRO-3 on 8 GPUs of one host, DeepSpeed CPU-Adam
+    at 1.6e9 parameters/s: 8 x 1.0e9 / 1.6e9 = 5.0 s per step.
 
     Raises:
         ConfigError: an offloaded optimizer on hardware without a ``host_bandwidth``.
@@ -463,7 +466,12 @@ def optimizer_s(ctx: StepContext) -> float:
     p, prec = ctx.p, ctx.prec
     params = optimizer_state_params(ctx.training, ctx.layout, ctx.stage.params)
     if p.offload_optimizer:
-        return (prec.grad_bytes + prec.param_bytes) * params / require_host_link(ctx.hw, "offload_optimizer", True)
+        copies = (prec.grad_bytes + prec.param_bytes) * params / require_host_link(ctx.hw, "offload_optimizer", True)
+        rate = ctx.training.framework.host_adam_params_per_s
+        if rate is None or ctx.hw.kind != "gpu":
+            return copies
+        sharing = min(ctx.layout.n_devices, ctx.hw.devices_per_host or ctx.hw.scale_up_size)
+        return copies + sharing * params / rate
     per_param = 2 * (prec.param_bytes + prec.master_bytes + prec.optimizer_bytes) + prec.grad_bytes
     return per_param * params / (ctx.hw.hbm_bandwidth * ctx.hw.hbm_efficiency)
 

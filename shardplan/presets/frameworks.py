@@ -145,6 +145,16 @@ _COMPILE_GEMM = ("1 (the preset's end-to-end asymptote, not the eager profile's 
                  "torchtitan-compile runs: median predicted / measured 0.98)")
 
 
+#: the host optimizer's update rate under optimizer offload (FrameworkProfile.host_adam_params_per_s), per host
+_CPU_ADAM = ("1.6e9 parameters/s per host: DeepSpeed's CPU-Adam (csrc/adam, AVX vectorized) updated an 11.6B-parameter "
+             "GPT-2 in 8.2 s (1.4e9/s; deepspeedai/DeepSpeed pull 735, 2021), and a Qwen-72B ZeRO-3 run with the "
+             "optimizer offloaded on 4 x 8 A100 stepped in about 10 s against 0.2 s without (about 18e9 parameters per "
+             "host in ~10 s: 1.8e9/s; deepspeedai/DeepSpeed issue 6834, 2024); the mean of the two")
+_TORCH_CPU_ADAM = ("2.4e8 parameters/s per host: PyTorch's own Adam on the CPU, what FSDP's CPUOffload steps with, "
+                   "ran 6.8 x slower than DeepSpeed's CPU-Adam on the same 11.6B model (56 s against 8.2 s; "
+                   "deepspeedai/DeepSpeed pull 735): 1.6e9 / 6.8")
+
+
 def _fit(framework: str, rows: str, loo: str) -> str:
     """Source note of a constant fitted by benchmarks/fit_frameworks.py."""
     return (f"fitted (benchmarks/fit_frameworks.py, scipy least_squares) to the shared published {framework} rows "
@@ -427,9 +437,10 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "compile: the eager profile refuses tp_overlap (--framework torchtitan-compile "
                                   "prices it)"}),
         FrameworkProfile(name="pytorch-fsdp", moe_routed_copies=2, activation_offload=False, module_recompute=False, overlap_slowdown=0.55, vocab_divisible_by=1,
-                         default_zero_stage=3,
+                         default_zero_stage=3, host_adam_params_per_s=2.4e8,
                          pipeline_parallel=False, context_parallel=False, zero3_master_is_param=True, lazy_grads=True,
                          sources={"vocab_divisible_by": _NO_PAD, "lazy_grads": _LAZY_GRADS,
+                                  "host_adam_params_per_s": _TORCH_CPU_ADAM,
                                   "overlap_slowdown": "fitted (benchmarks/fit_frameworks.py fsdp_fit_table, scipy "
                                   "least_squares) to the four fms-fsdp README rows (IBM's PyTorch FSDP / HSDP on 128 "
                                   "A100, FlashAttention-2 through SDPA; public_runs.FMS_FSDP): 0.546, leave-one-row-out "
@@ -439,11 +450,12 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "sharding_strategy defaults to ShardingStrategy.FULL_SHARD"}),
         FrameworkProfile(name="deepspeed", moe_routed_copies=2, activation_offload=False, module_recompute=False,
                          zero0_bf16_optimizer=True, param_gather_overlap=False, offload_zero_stages=(1, 2, 3),
+                         host_adam_params_per_s=1.6e9,
                          zero3_prefetch=0.221, zero3_nic_share=0.217, layer_overhead_s=0.0122,
                          eager_ops=("rope", "swiglu", "attention_layout"),
                          layer_overhead_recomputed_only=True, recomputes=("none", "full"), cp_comms=("a2a",),
                          schedules=("1f1b",), pipeline_zero_stages=(0, 1),
-                         sources={"zero3_prefetch": _DS_ZERO3, "zero3_nic_share": _DS_ZERO3,
+                         sources={"zero3_prefetch": _DS_ZERO3, "zero3_nic_share": _DS_ZERO3, "host_adam_params_per_s": _CPU_ADAM,
                                   "zero0_bf16_optimizer": "deepspeedai/DeepSpeed runtime/engine.py: get_data_types "
                                   "(bf16 without ZeRO accumulates gradients in fp32) and _do_optimizer_sanity_check "
                                   "(then the BFLOAT16 wrapper), runtime/bf16_optimizer.py BF16_Optimizer (fp32 "
