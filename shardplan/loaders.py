@@ -369,7 +369,14 @@ def read_plan_file(path: str | Path) -> dict[str, Any]:
     """
     def err(msg: str) -> ConfigError:
         return ConfigError(f"--plan {path} {msg}", field="plan", value=str(path))
-    data = parse_document(read_text_capped(Path(path), "--plan"), Path(path), as_json=True)
+    try:
+        data = parse_document(read_text_capped(Path(path), "--plan"), Path(path), as_json=True)
+    except ConfigError as e:
+        if Path(path).suffix.lower() in (".json", ""):
+            raise
+        # a framework's config (TOML, YAML, a launch script) given where a plan JSON goes
+        raise ConfigError(f"{e}; a framework config becomes a plan with `shardplan import --from FRAMEWORK {path} -o "
+                          "plan.json`", field="plan", value=str(path)) from None
     if isinstance(data, dict) and "plans" in data:
         if not isinstance(data["plans"], list) or not all(isinstance(x, dict) for x in data["plans"]):
             raise ConfigError(f"--plan {path}: 'plans' must be a list of plan objects", field="plan", value=str(path))

@@ -176,3 +176,14 @@ def test_a_layout_that_does_not_fit_names_the_zero_stage_that_fits():
     r = CliRunner().invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "64",
                                  "--zero-stage", "0"])
     assert r.exit_code == 1 and "it fits with --zero-stage 1" in " ".join(r.output.split())
+
+
+def test_a_framework_config_given_as_plan_names_import(tmp_path):
+    # a torchtitan TOML where --plan wants a plan JSON: the parse error says how to turn it into one
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    toml = tmp_path / "tt.toml"
+    toml.write_text('[parallelism]\ndata_parallel_shard_degree = 8\n')
+    r = CliRunner().invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "--plan", str(toml)])
+    assert r.exit_code == 2 and "shardplan import --from FRAMEWORK" in " ".join(r.output.split()), r.output
