@@ -244,8 +244,8 @@ def layout_defaults_note(framework, layout: dict[str, Any], plan=None, seq_len=N
             how += " (ZeRO-3 because --zero3-gather / --dp-shard shard the parameters)"
         fixed = f" ({', '.join(sorted(required & set(taken)))} required by the framework)" if required & set(taken) else ""
         err_console.print(f"[yellow]note:[/] {', '.join(f'{k}={v}' for k, v in taken.items())}: the "
-                          f"{escape(framework.label)} profile's layout defaults (how that framework's runs are set up; "
-                          f"the profile's sources say why){fixed}{how}", highlight=False, soft_wrap=True)
+                          f"{escape(framework.label)} profile's layout defaults (what that framework does unless told "
+                          f"otherwise){fixed}{how}", highlight=False, soft_wrap=True)
 
 
 def offload_hint(e) -> str | None:
