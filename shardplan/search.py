@@ -559,7 +559,7 @@ _INVALID = "invalid"
 #: a weight placement that no validation rule rejects: validates a token split on its own
 _NEUTRAL_WEIGHTS: dict[str, Any] = {"ep": 1, "etp": None, "zero_stage": 0, "dp_shard": None,
                                     "zero3_gather": "per_microbatch", "moe_a2a_overlap": False,
-                                    "moe_dispatcher": "alltoall"}
+                                    "moe_dispatcher": "alltoall", "offload_optimizer": False}
 
 
 def neutral_weights(framework: FrameworkProfile) -> dict[str, Any]:

@@ -185,3 +185,39 @@ def test_offloaded_optimizer_prices_the_host_adam():
         out[name] = with_host.optimizer_s - copies_only.optimizer_s
     assert out["hf-deepspeed"] == pytest.approx(8_030_261_248 / 1.6e9, rel=1e-6)
     assert out["hf-fsdp"] == pytest.approx(8_030_261_248 / 2.4e8, rel=1e-6)
+
+
+def test_search_offloads_the_optimizer_and_names_the_host_bound():
+    # the token split is validated without the offload (it does not depend on it), so a pinned --offload-optimizer
+    # leaves the ZeRO 1-3 layouts DeepSpeed offloads with; CPU-Adam of 8 x 1.0e9 parameters (5.0 s) outweighs the
+    # rest of the step, which the bound says
+    from shardplan.search import search
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64, framework=FRAMEWORKS["hf-deepspeed"])
+    res = search(MODELS["llama-3-8b"], load_hardware("h100-sxm"), tr, 8, fix={"offload_optimizer": True}, top_k=3)
+    assert res.plans and all(e.parallel.offload_optimizer and e.parallel.zero_stage > 0 for e in res.plans)
+    assert res.plans[0].bound.startswith("host optimizer")
+
+
+def test_deepspeed_header_profile_is_read_in_any_case_and_refused_when_unknown():
+    import json
+
+    import pytest
+
+    from shardplan.errors import ConfigError
+    from shardplan.export import export_text, import_config
+    e = estimate(MODELS["llama-3-8b"], load_hardware("h100-sxm"),
+                 TrainingSpec(seq_len=4096, global_batch_size=32, framework=FRAMEWORKS["hf-deepspeed"]),
+                 ParallelConfig(zero_stage=3, microbatch_size=1, recompute="full"), 8)
+    cfg = json.loads(export_text("deepspeed", e))
+    assert cfg["_shardplan"]["framework"] == "hf-deepspeed"
+    cfg["_shardplan"]["framework"] = "  HF-DeepSpeed "
+    assert import_config("deepspeed", json.dumps(cfg)).framework == "hf-deepspeed"
+    for bad in ("nonsense", 5, ""):
+        cfg["_shardplan"]["framework"] = bad
+        with pytest.raises(ConfigError) as err:
+            import_config("deepspeed", json.dumps(cfg))
+        assert err.value.field == "framework" and "hf-deepspeed" in str(err.value)
+    # a host that updates under a million parameters a second is refused (it made the step infinite)
+    with pytest.raises(Exception) as err:
+        FRAMEWORKS["hf-deepspeed"].model_validate({**FRAMEWORKS["hf-deepspeed"].model_dump(), "host_adam_params_per_s": 1e-300})
+    assert "host_adam_params_per_s" in str(err.value)

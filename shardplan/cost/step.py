@@ -486,7 +486,8 @@ HOST_FLOOR_BOUND = "host issue floor (the framework's CPU issues each microbatch
 
 def bottleneck(ctx: StepContext, colls: list[Collective], bubble: float, opt_s: float, overhead_s: float = 0.0,
                slowdown_s: float = 0.0, floor_binds: bool = False, overhead_parts: dict | None = None) -> str:
-    """The largest part of the step: matmul FLOPs, HBM traffic, recompute, bubble, one axis's
+    """The largest part of the step: matmul FLOPs, HBM traffic, the host optimizer (an offloaded optimizer's copies
+    and CPU update, :func:`optimizer_s`), recompute, bubble, one axis's
     exposed communication (named with the network level it crosses), the exposed communication of
     several axes together when their sum outweighs every non-communication part, the framework profile's
     overhead ``overhead_s`` (host issue floor, pipeline stalls, allocator retries; seconds per step)
@@ -500,8 +501,10 @@ def bottleneck(ctx: StepContext, colls: list[Collective], bubble: float, opt_s: 
     largest = max(overhead_parts, key=overhead_parts.get) if overhead_parts else None  # type: ignore[arg-type]
     overhead_name = (f"framework overhead ({largest})" if largest and overhead_parts[largest] > 0  # type: ignore[index]
                      else "framework overhead (host issue, pipeline stalls, allocator)")
+    offloaded = ctx.p.offload_optimizer  # the optimizer step runs on the host: its own part, not HBM traffic
     parts = {"compute (matmul FLOPs)": m * st.matmul_s,
-             "HBM bandwidth (element-wise + optimizer)": m * st.elementwise_s + opt_s,
+             "HBM bandwidth (element-wise + optimizer)": m * st.elementwise_s + (0.0 if offloaded else opt_s),
+             "host optimizer (offloaded states: the copies and the CPU's update)": opt_s if offloaded else 0.0,
              "recompute": m * st.recompute_s, "pipeline bubble": bubble,
              overhead_name: overhead_s,
              "overlap slowdown (communication kernels beside the matmuls)": slowdown_s}

@@ -374,14 +374,37 @@ def _profile_of(cfg: dict, tp: int, sp: int, ep: int) -> tuple[str, tuple[str, .
 
 def _meta_profile(cfg: dict) -> tuple[str, tuple[str, ...]] | None:
     """(framework profile, notes) that the ``_shardplan`` header of a ds_config shardplan exported records (the
-    profile the plan was priced with: which model code runs is not in the DeepSpeed keys), or None for a hand-written
-    config or a header without a built-in profile's name."""
-    from shardplan.presets.frameworks import FRAMEWORKS
+    profile the plan was priced with: which model code runs is not in the DeepSpeed keys; any case, spaces ignored),
+    or None for a hand-written config (no header, or no ``framework`` key, or null).
+
+    Raises:
+        ConfigError: a ``framework`` value that names no built-in profile (:func:`_meta_profile_ignored`)."""
+    from shardplan.presets.frameworks import framework_profile
     meta = cfg.get("_shardplan")
-    name = meta.get("framework") if isinstance(meta, dict) else None
-    if not isinstance(name, str) or name.split("+")[0].strip().lower() not in FRAMEWORKS:
+    if not isinstance(meta, dict) or "framework" not in meta:
         return None
-    return name, (f"_shardplan.framework={name!r}: the profile the exported plan was priced with",)
+    name = meta["framework"]
+    if name is None:
+        return None
+    try:
+        spec = framework_profile(name.strip().lower()).label if isinstance(name, str) and name.strip() else None
+    except ConfigError:
+        spec = None
+    if spec is None:  # not a built-in profile, a broken override or not a name (a hand edit): refused
+        _meta_profile_ignored(name)
+    return spec, (f"_shardplan.framework={short_repr(name)}: the profile the exported plan was priced with",)
+
+
+def _meta_profile_ignored(name: object) -> None:
+    """Raise for a ``_shardplan.framework`` that names no profile shardplan has (a hand edit).
+
+    Raises:
+        ConfigError: always, naming the value and the built-in profiles.
+    """
+    from shardplan.presets.frameworks import FRAMEWORKS
+    raise ConfigError(f"_shardplan.framework={short_repr(name)} is not a framework profile; legal: {', '.join(FRAMEWORKS)} "
+                      "(with +field=value overrides), or delete the key to price the DeepSpeed keys' own profile",
+                      field="framework", value=name, legal=list(FRAMEWORKS))
 
 
 def _autoep_size(cfg: dict, stage: int, dp: int) -> int:

@@ -402,7 +402,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "cast, an element-wise op, keeps the kernel's FSDP sharding under GSPMD's sharding "
                                   "propagation (Xu et al. 2021, GSPMD), so the AllGather before the dot moves bf16"}),
         FrameworkProfile(name="torchtitan", moe_routed_copies=2, activation_offload=False, module_recompute=False, elementwise_traffic=5.31, vocab_divisible_by=1, loss="eager",
-                         gpu_matmul_scale=1.32, zero3_per_step="with_pp",
+                         gpu_matmul_scale=1.32, zero3_per_step="with_pp", host_adam_params_per_s=2.4e8,
                          tp_overlap=False, fp16_training=False,
                          zero3_master_is_param=True, cp_load_balance=False, zero_stages=(0, 2, 3),
                          weight_sharding_axes=("cp",), tp_requires_sp=True, layout_defaults={"sp": True},
@@ -417,6 +417,8 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "fp16_training": "torchtitan job_config.py Training.mixed_precision_param: "
                                                    "Literal['bfloat16', 'float32'] (no float16)",
                                   "released_schedules": _TITAN_SCHEDULES,"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"), "gpu_matmul_scale": _EAGER_GEMM,
+                                  "host_adam_params_per_s": _TORCH_CPU_ADAM + " (torchtitan's FSDP2 CPUOffloadPolicy: "
+                                  "torch.optim on the CPU-resident shards)",
                                   "zero3_per_step": "'with_pp': torchtitan parallelize.py fully_shard(..., "
                                   "reshard_after_forward=not pp_enabled) under fsdp_reshard_after_forward 'default': "
                                   "the gathered parameters stay for the step's microbatches only in pipelined runs",

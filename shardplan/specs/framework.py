@@ -324,7 +324,8 @@ class FrameworkProfile(BaseModel):
         host_adam_params_per_s: parameters per second one host's CPUs update with the framework's host optimizer
             when it is offloaded (``ParallelConfig.offload_optimizer``; the GPUs of a host share it): DeepSpeed's
             vectorized CPU-Adam about 1.6e9, PyTorch's CPU AdamW (FSDP CPU offload) about 6.8 x slower; None: the
-            host's update is not priced (only the copies over the host link).
+            host's update is not priced (only the copies over the host link). At least 1e6 (a host updating fewer
+            parameters per second is not a training setup).
         searched_tp_overlap: the search (:func:`shardplan.search.search`) tries every tp > 1 layout with and without
             ``tp_overlap`` when it is not pinned (Megatron-LM: NVIDIA's H100 recipes run ``--tp-comm-overlap`` with
             tensor parallelism); False: only as pinned or as the profile's ``layout_defaults`` say.
@@ -541,7 +542,7 @@ class FrameworkProfile(BaseModel):
     pp_unsharded_grad_bytes: int = Field(default=0, ge=0, le=8)
     pipeline_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
     offload_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
-    host_adam_params_per_s: float | None = Field(default=None, gt=0, le=1e13)
+    host_adam_params_per_s: float | None = Field(default=None, ge=1e6, le=1e13)
     fp16_training: bool = True
     module_recompute: bool = True
     allocator_retry_s: float = Field(default=0.0, ge=0, le=10.0)
