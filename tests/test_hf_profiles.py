@@ -221,3 +221,25 @@ def test_deepspeed_header_profile_is_read_in_any_case_and_refused_when_unknown()
     with pytest.raises(Exception) as err:
         FRAMEWORKS["hf-deepspeed"].model_validate({**FRAMEWORKS["hf-deepspeed"].model_dump(), "host_adam_params_per_s": 1e-300})
     assert "host_adam_params_per_s" in str(err.value)
+
+
+def test_accelerate_export_follows_the_deepspeed_profile():
+    # priced with hf-deepspeed, ZeRO-2 with the optimizer on the CPU: an Accelerate DeepSpeed launch (not FSDP) whose
+    # import prices the same step; under hf-fsdp the same offload is refused (fsdp_offload_params moves parameters too)
+    import pytest
+
+    from shardplan.errors import ConfigError
+    from shardplan.export import export_text, import_config
+    p = ParallelConfig(zero_stage=2, microbatch_size=1, offload_optimizer=True)
+    e = estimate(MODELS["llama-3-8b"], load_hardware("h100-sxm"),
+                 TrainingSpec(seq_len=4096, global_batch_size=32, framework=FRAMEWORKS["hf-deepspeed"]), p, 8)
+    text = export_text("accelerate", e)
+    assert "distributed_type: DEEPSPEED" in text and "offload_optimizer_device: cpu" in text
+    back = import_config("accelerate", text)
+    assert back.framework == "hf-deepspeed" and back.parallel.offload_optimizer and back.parallel.zero_stage == 2
+    f = estimate(MODELS["llama-3-8b"], load_hardware("h100-sxm"),
+                 TrainingSpec(seq_len=4096, global_batch_size=32, framework=FRAMEWORKS["hf-fsdp"]),
+                 p.model_copy(update={"zero_stage": 3}), 8)
+    with pytest.raises(ConfigError) as err:
+        export_text("accelerate", f)
+    assert "fsdp_offload_params" in str(err.value)

@@ -69,7 +69,18 @@ def _check(ctx: ExportContext) -> None:
          "DeepSpeed (AutoTP) or Megatron-LM"),
         (p.zero_stage == 0 and p.tp > 1, "ZeRO-0 with tp (ParallelismConfig's tp runs under FSDP2, which shards)",
          "Megatron-LM or DeepSpeed (AutoTP)"),
+        (p.offload_optimizer and not _deepspeed_launch(ctx), "an offloaded optimizer under FSDP (Accelerate's "
+         "fsdp_offload_params moves the parameters and gradients too, which the planner does not price)",
+         "DeepSpeed (--framework hf-deepspeed: an Accelerate DeepSpeed launch with offload_optimizer_device cpu)"),
     ])
+
+
+def _deepspeed_launch(ctx: ExportContext) -> bool:
+    """Whether the plan leaves as an Accelerate DeepSpeed launch: ZeRO-1 (FSDP has none), or any ZeRO stage priced
+    with a DeepSpeed profile (hf-deepspeed, deepspeed) without tp (a DeepSpeed launch here carries no AutoTP)."""
+    p = ctx.p
+    ds_profile = ctx.training.framework.name in ("hf-deepspeed", "deepspeed")
+    return p.zero_stage == 1 or (ds_profile and p.zero_stage > 0 and p.tp == 1)
 
 
 def accelerate_config(ctx: ExportContext) -> dict:
@@ -84,9 +95,10 @@ def accelerate_config(ctx: ExportContext) -> dict:
     n = ctx.layout.n_devices
     per_node = ctx.estimate.hardware.devices_per_host or 8
     cfg: dict = {"compute_environment": "LOCAL_MACHINE"}
-    if p.zero_stage == 1:
+    if _deepspeed_launch(ctx):
         cfg.update(distributed_type="DEEPSPEED", deepspeed_config={
-            "zero_stage": 1, "offload_optimizer_device": "none", "offload_param_device": "none",
+            "zero_stage": p.zero_stage, "offload_optimizer_device": "cpu" if p.offload_optimizer else "none",
+            "offload_param_device": "none",
             "gradient_accumulation_steps": ctx.layout.microbatches, "zero3_init_flag": False})
     elif p.zero_stage == 0 and p.tp == 1:
         cfg["distributed_type"] = "MULTI_GPU"
@@ -251,7 +263,7 @@ def _layout(cfg: dict, kind: str, n: int, machines: int, notes: list[str]) -> tu
     return values, "hf-fsdp"
 
 
-EXPORTER = Exporter(name="accelerate", title="Hugging Face Accelerate", source=SOURCE, suffix=".yaml", expresses=(),
+EXPORTER = Exporter(name="accelerate", title="Hugging Face Accelerate", source=SOURCE, suffix=".yaml", expresses=("offload_optimizer",),
                     write=write, read=read, precisions=tuple(PRECISIONS.values()),
                     seq_key="max_length (a Trainer argument)",
                     search_pins={"pp": 1, "ep": 1, "sp": False, "cp": 1})
