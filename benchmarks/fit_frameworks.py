@@ -310,7 +310,7 @@ def maxtext_gpu_fit_table() -> tuple[str, float]:
     value and at 1 (the GPU preset's own asymptote)."""
     from public_runs import check_inputs
     rows, checks = maxtext_gpu_rows()
-    params = [Parameter("framework", "gpu_matmul_scale", 0.8, 1.6)]
+    params = [Parameter("framework", "gpu_matmul_scale", 1.0, 1.6)]
     base = framework_profile("maxtext")
 
     def predict(row: tuple, hw: HardwareSpec, profile: FrameworkProfile, capped: bool = True) -> float:

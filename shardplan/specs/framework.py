@@ -68,7 +68,8 @@ class FrameworkProfile(BaseModel):
             maxtext: fitted on NVIDIA's dgxc-benchmarking MaxText Llama 2 70B runs on H100
             (``benchmarks/fit_frameworks.py`` maxtext_gpu_fit_table), XLA's GEMMs reaching closer to an isolated
             cuBLAS GEMM's rate; torchtitan, hf-fsdp, hf-deepspeed (eager model code): 1.32, the GEMM rate an eager
-            transformers step ran at on one H100 (docs/device.md), capped at the isolated rate.
+            transformers step ran at on one H100 (docs/device.md), capped at the isolated rate. At least 1: the
+            asymptotes are already the slowest rate a framework's GEMMs were fitted at.
         elementwise_traffic: multiplier on the HBM bytes of element-wise operations (1 = the
             fused kernels counted in :func:`shardplan.cost.compute.elementwise_bytes_per_token`;
             eager PyTorch reads and writes every intermediate: > 1).
@@ -497,7 +498,7 @@ class FrameworkProfile(BaseModel):
     eager_ops: tuple[Literal["rope", "swiglu", "rmsnorm", "attention_layout"], ...] = ()
     eager_saved: tuple[Literal["fp32_norm_input", "attention_output_copy", "repeated_kv"], ...] = ()
     zero3_per_step: Literal["any", "with_pp", "never"] = "any"
-    gpu_matmul_scale: float = Field(default=1.0, ge=0.5, le=2.0)
+    gpu_matmul_scale: float = Field(default=1.0, ge=1.0, le=2.0)
     dp_overlap: float = Field(default=1.0, ge=0, le=1)
     dp_bucket_min_params: float = Field(default=0.0, ge=0, le=1e12)
     dp_bucket_params_per_rank: float = Field(default=0.0, ge=0, le=1e10)
