@@ -781,7 +781,7 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
 
 def _validated(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec, n_devices: int) -> Layout:
     """:func:`validate`'s checks, in order."""
-    _check_options(parallel, n_devices)
+    _check_options(parallel, n_devices, training.framework)
     _check_framework_support(parallel, training)
     _check_framework_extents(parallel, training.framework, model.is_moe)
     if parallel.tp == 1 and parallel.tp_overlap:  # no tp collectives to overlap: the flag means nothing
@@ -967,15 +967,18 @@ def _check_remat_offload(p: ParallelConfig, n: int, n_layers: int | None) -> Non
                           value=n, legal=[0, n_layers])
 
 
-def _check_options(p: ParallelConfig, n_devices: int) -> None:
-    """Device count range and options that need another option."""
+def _check_options(p: ParallelConfig, n_devices: int, fw: FrameworkProfile | None = None) -> None:
+    """Device count range and options that need another option (``fw``: the profile, for what the messages offer)."""
     if not 1 <= n_devices <= MAX_DEVICES:
         raise ConfigError(f"devices={n_devices} must be between 1 and {MAX_DEVICES:,}", field="devices",
                           value=n_devices)
     if p.zero3_gather != "per_microbatch" and p.zero_stage != 3:
+        # zero_stage=3 is offered only where the profile gathers once per step with this layout (zero3_per_step)
+        per_step = fw is None or fw.zero3_per_step == "any" or (fw.zero3_per_step == "with_pp" and p.pp > 1)
+        also = ", or zero_stage=3" if per_step and (fw is None or fw.zero_stages is None or 3 in fw.zero_stages) else ""
         raise ConfigError(f"zero3_gather={p.zero3_gather!r} needs zero_stage=3 (got {p.zero_stage}); legal: zero3_gather "
-                          f"per_microbatch (the default: leave --zero3-gather out) with zero_stage={p.zero_stage}, or "
-                          "zero_stage=3", field="zero3_gather", value=p.zero3_gather, legal=["per_microbatch"])
+                          f"per_microbatch (the default: leave --zero3-gather out) with zero_stage={p.zero_stage}{also}",
+                          field="zero3_gather", value=p.zero3_gather, legal=["per_microbatch"])
     if p.recompute_modules is not None:
         if p.recompute != "selective":
             raise ConfigError(f"recompute_modules={short_repr(','.join(p.recompute_modules))} needs "

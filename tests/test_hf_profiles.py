@@ -243,3 +243,17 @@ def test_accelerate_export_follows_the_deepspeed_profile():
     with pytest.raises(ConfigError) as err:
         export_text("accelerate", f)
     assert "fsdp_offload_params" in str(err.value)
+
+
+def test_per_step_gather_message_offers_zero3_only_where_it_runs():
+    # --zero3-gather per_step at ZeRO-2: 'or zero_stage=3' only where the profile gathers once per step
+    import pytest
+
+    from shardplan.errors import ConfigError
+    from shardplan.parallel import validate
+    p = ParallelConfig(zero_stage=2, zero3_gather="per_step")
+    for name, offered in (("hf-fsdp", False), ("torchtitan", False), ("maxtext", True)):
+        tr = TrainingSpec(seq_len=4096, global_batch_size=32, framework=FRAMEWORKS[name])
+        with pytest.raises(ConfigError) as err:
+            validate(p, MODELS["llama-3-8b"], tr, 8)
+        assert ("or zero_stage=3" in str(err.value)) == offered, (name, str(err.value))
