@@ -299,50 +299,47 @@ def _remat_offload_hint(e) -> str | None:
             f"{e.hardware.host_bandwidth / 1e9:.0f} GB/s)")
 
 
+def _first_fit(e, flag: str, options: list, update) -> str | None:
+    """The hint for the first of ``options`` with which ``e``'s layout fits: ``update(option)`` gives the layout
+    fields to change, ``flag`` names the option on the command line; None when none fits or is valid."""
+    from shardplan.cost.step import estimate
+    from shardplan.errors import ConfigError
+    for option in options:
+        try:
+            other = estimate(e.model, e.hardware, e.training, e.parallel.model_copy(update=update(option)),
+                             e.layout.n_devices)
+        except ConfigError:  # a value the profile does not run, or one the layout's other fields rule out
+            continue
+        if other.fits:
+            return (f"it fits with {flag} {option} ({_gib(other.memory.total)} GiB; step "
+                    f"{fmt_seconds(other.step_s)} against {fmt_seconds(e.step_s)})")
+    return None
+
+
 def zero_hint(e) -> str | None:
     """For a layout that does not fit: the lowest higher ZeRO stage the framework profile runs with the layout's
     other fields (``FrameworkProfile.zero_stages``; a data-parallel x context-parallel group of more than one rank
     to shard over) with which it fits, its peak and step time, or None (it fits, no group, no stage fits or is
     valid)."""
-    from shardplan.cost.step import estimate
-    from shardplan.errors import ConfigError
     p = e.parallel
     if e.fits or p.dp * p.cp < 2:
         return None
-    for stage in [z for z in (e.training.framework.zero_stages or (0, 1, 2, 3)) if z > p.zero_stage]:
-        try:
-            # ZeRO-0's resolved dp_shard (1) would keep the new stage from sharding: re-derived (validate)
-            shard = None if p.zero_stage == 0 else p.dp_shard
-            other = estimate(e.model, e.hardware, e.training, p.model_copy(update={"zero_stage": stage, "dp_shard": shard}),
-                             e.layout.n_devices)
-        except ConfigError:
-            continue
-        if other.fits:
-            return (f"it fits with --zero-stage {stage} ({_gib(other.memory.total)} GiB; step "
-                    f"{fmt_seconds(other.step_s)} against {fmt_seconds(e.step_s)})")
-    return None
+    # ZeRO-0's resolved dp_shard (1) would keep the new stage from sharding: re-derived (validate)
+    shard = None if p.zero_stage == 0 else p.dp_shard
+    stages = [z for z in (e.training.framework.zero_stages or (0, 1, 2, 3)) if z > p.zero_stage]
+    return _first_fit(e, "--zero-stage", stages, lambda z: {"zero_stage": z, "dp_shard": shard})
 
 
 def recompute_hint(e) -> str | None:
     """For a layout that does not fit: the first of selective and full activation recompute (of those the framework
     profile runs, ``FrameworkProfile.recomputes``) beyond the layout's own with which it fits, its peak and step time,
     or None (it fits, it already recomputes in full, or neither fits or is valid)."""
-    from shardplan.cost.step import estimate
-    from shardplan.errors import ConfigError
+    from shardplan.search import RECOMPUTE_ORDER
     p = e.parallel
-    order = ("none", "selective", "full")
-    if e.fits or p.recompute not in order:
+    if e.fits or p.recompute not in RECOMPUTE_ORDER:
         return None
-    for policy in order[order.index(p.recompute) + 1:]:
-        try:
-            other = estimate(e.model, e.hardware, e.training, p.model_copy(update={"recompute": policy}),
-                             e.layout.n_devices)
-        except ConfigError:  # a policy the profile does not run, or one the layout's other fields rule out
-            continue
-        if other.fits:
-            return (f"it fits with --recompute {policy} ({_gib(other.memory.total)} GiB; step "
-                    f"{fmt_seconds(other.step_s)} against {fmt_seconds(e.step_s)})")
-    return None
+    later = list(RECOMPUTE_ORDER[RECOMPUTE_ORDER.index(p.recompute) + 1:])
+    return _first_fit(e, "--recompute", later, lambda policy: {"recompute": policy})
 
 
 #: what :func:`does_not_fit` suggests; ``export`` names its own ``plan --export`` instead (:func:`raise_if_negative`)

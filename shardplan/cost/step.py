@@ -470,7 +470,7 @@ def optimizer_s(ctx: StepContext) -> float:
         rate = ctx.training.framework.host_adam_params_per_s
         if rate is None or ctx.hw.kind != "gpu":
             return copies
-        sharing = min(ctx.layout.n_devices, ctx.hw.devices_per_host or ctx.hw.scale_up_size)
+        sharing = min(ctx.layout.n_devices, ctx.hw.host_devices)
         return copies + sharing * params / rate
     per_param = 2 * (prec.param_bytes + prec.master_bytes + prec.optimizer_bytes) + prec.grad_bytes
     return per_param * params / (ctx.hw.hbm_bandwidth * ctx.hw.hbm_efficiency)

@@ -93,7 +93,7 @@ def accelerate_config(ctx: ExportContext) -> dict:
     _check(ctx)
     p, tr = ctx.p, ctx.training
     n = ctx.layout.n_devices
-    per_node = ctx.estimate.hardware.devices_per_host or 8
+    per_node = ctx.estimate.hardware.host_devices
     cfg: dict = {"compute_environment": "LOCAL_MACHINE"}
     if _deepspeed_launch(ctx):
         cfg.update(distributed_type="DEEPSPEED", deepspeed_config={

@@ -378,7 +378,7 @@ def _meta_profile(cfg: dict) -> tuple[str, tuple[str, ...]] | None:
     or None for a hand-written config (no header, or no ``framework`` key, or null).
 
     Raises:
-        ConfigError: a ``framework`` value that names no built-in profile (:func:`_meta_profile_ignored`)."""
+        ConfigError: a ``framework`` value that names no built-in profile (:func:`_unknown_meta_profile`)."""
     from shardplan.presets.frameworks import framework_profile
     meta = cfg.get("_shardplan")
     if not isinstance(meta, dict) or "framework" not in meta:
@@ -391,11 +391,11 @@ def _meta_profile(cfg: dict) -> tuple[str, tuple[str, ...]] | None:
     except ConfigError:
         spec = None
     if spec is None:  # not a built-in profile, a broken override or not a name (a hand edit): refused
-        _meta_profile_ignored(name)
+        _unknown_meta_profile(name)
     return spec, (f"_shardplan.framework={short_repr(name)}: the profile the exported plan was priced with",)
 
 
-def _meta_profile_ignored(name: object) -> None:
+def _unknown_meta_profile(name: object) -> None:
     """Raise for a ``_shardplan.framework`` that names no profile shardplan has (a hand edit).
 
     Raises:

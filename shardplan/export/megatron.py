@@ -381,7 +381,7 @@ def write(ctx: ExportContext) -> str:
     """
     args = megatron_args(ctx)
     hw = ctx.estimate.hardware
-    n, per_node = ctx.layout.n_devices, hw.devices_per_host or hw.scale_up_size
+    n, per_node = ctx.layout.n_devices, hw.host_devices
     per_node = per_node if n % per_node == 0 else n
     lines, i = [], 0
     while i < len(args):

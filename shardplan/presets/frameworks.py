@@ -135,8 +135,8 @@ _EAGER_GEMM = ("1.32, capped at isolated_matmul_efficiency / matmul_efficiency (
                "(1) prices at its lower bound; with the eager count measured right, the GEMMs take the rate they ran at. "
                "Held-out Hopper rows of these profiles (never fitted on): 15 moved, median |error| of all 720 held-out "
                "runs 9.05% -> 8.87% (torchtitan 13B FSDP 0.81 -> 0.93 predicted / measured, 405B Float8 0.82 -> 0.90, "
-               "FlagPerf Llama-2-7B 0.85 -> 0.92; worse: FlagPerf Baichuan2-13B ZeRO-1 1.77 -> 2.04 and 1.41 -> 1.63, "
-               "already over-predicted by a per-step cost, torchtitan#778 1.36 -> 1.52)")
+               "FlagPerf Llama-2-7B 0.85 -> 0.92; worse: torchtitan#778 1.36 -> 1.52, and the FlagPerf Baichuan2-13B "
+               "rows, priced then with fused attention, which their ALiBi model does not run)")
 #: why the compiled torchtitan profile keeps the preset's end-to-end GEMM rate
 _COMPILE_GEMM = ("1 (the preset's end-to-end asymptote, not the eager profile's 1.32): the compiled profile prices its "
                  "element-wise work at the fused count's lower bound (elementwise_traffic 1), and on one H100 a "
@@ -652,8 +652,9 @@ _HF_EAGER = ("Hugging Face Transformers model code (e.g. transformers models/lla
              "Checked (not fitted) on fms-acceleration's A100 benchmark (IBM, scripts/benchmarks/refs/a100_80gb.csv): "
              "the stock HF Mistral-7B rows come out -6% to +3% with it and +15% to +25% at the fused-kernel 1, and the "
              "same runs with fused Triton RMSNorm / RoPE / loss ran 10-13% faster (docs/accuracy.md)")
-_HF_LOSS = ("transformers LlamaForCausalLM.forward (4.4x): logits = logits.float(), then CrossEntropyLoss on the "
-            "shifted fp32 logits: eager, the fp32 copy and the log-softmax output alive together")
+_HF_LOSS = ("transformers LlamaForCausalLM.forward (4.4x; 5.x ForCausalLMLoss): logits = logits.float(), then "
+            "cross-entropy on the fp32 logits: eager (shardplan.cost.memory.loss_bytes_per_token: 12 B per logit "
+            "element at the backward's peak, 12.07 measured on one H100, docs/device.md)")
 #: what transformers' eager decoder layers keep beyond the fused count (FrameworkProfile.eager_saved)
 _HF_SAVED = ("fp32_norm_input", "attention_output_copy", "repeated_kv")
 _HF_SAVED_SOURCE = ("transformers models/llama/modeling_llama.py (5.x): LlamaRMSNorm upcasts its input to fp32, "
@@ -672,7 +673,7 @@ FRAMEWORKS["hf-fsdp"] = FRAMEWORKS["pytorch-fsdp"].model_copy(update={
     "gpu_matmul_scale": FRAMEWORKS["torchtitan"].gpu_matmul_scale, "eager_saved": _HF_SAVED,
     "zero_stages": (0, 2, 3), "sequence_parallel": False, "recomputes": ("none", "full"), "zero3_per_step": "never",
     "sources": {**FRAMEWORKS["pytorch-fsdp"].sources, "elementwise_traffic": _HF_EAGER, "loss": _HF_LOSS,
-                "gpu_matmul_scale": _EAGER_GEMM, "eager_saved": _HF_SAVED_SOURCE, "zero3_per_step": _HF_REGATHER, "eager_saved": _HF_SAVED_SOURCE,
+                "gpu_matmul_scale": _EAGER_GEMM, "eager_saved": _HF_SAVED_SOURCE,
                 "zero_stages": "(0, 2, 3): Accelerate's FSDP plugin takes FSDP's sharding strategies (FULL_SHARD = 3, "
                 "SHARD_GRAD_OP = 2, NO_SHARD = 0, HYBRID_SHARD = 3 within a node; FSDP2's reshard_after_forward true / "
                 "false = 3 / 2); FSDP shards gradients with the optimizer state, so no ZeRO-1 (a DDP launch is 0)",

@@ -304,6 +304,11 @@ class HardwareSpec(BaseModel):
         """
         return self.peak_flops(dtype) * self.matmul_efficiency_of(dtype)
 
+    @property
+    def host_devices(self) -> int:
+        """Accelerators one host drives: ``devices_per_host``, else the scale-up domain's size (the field's default)."""
+        return self.devices_per_host or self.scale_up_size
+
     def usable_hbm_bytes(self) -> float:
         """HBM left for the model: capacity * (1 - fraction) - fixed reserve (bytes).
 
