@@ -2356,6 +2356,11 @@ def test_megatron_export_writes_the_model_architecture_flags(tmp_path):
     assert args[args.index("--moe-layer-freq") + 1] == "'[0]*1+[1]*3'"
     from shardplan.presets.models import MODELS
     assert model_args(MODELS["deepseek-v3"], 4096) == []  # MLA: Megatron's GPT flags do not say it; left to the user
+    # Qwen3's per-head QK RMSNorm is Megatron-Core's --qk-layernorm (q/k_layernorm of hidden_size_per_attention_head);
+    # OLMo 2's norm over all heads is not (no flag: the user's own)
+    assert "--qk-layernorm" in model_args(MODELS["qwen3-8b"], 4096)
+    assert "--qk-layernorm" not in model_args(MODELS["llama-3-8b"], 4096)
+    assert model_args(MODELS["olmo-2-7b"], 4096) == []
     script = tmp_path / "m.sh"
     script.write_text(text)
     if shutil.which("bash"):

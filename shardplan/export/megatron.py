@@ -280,13 +280,15 @@ def model_args(model, seq_len: int) -> list[str]:
     --num-attention-heads, --group-query-attention / --num-query-groups (fewer KV heads), --kv-channels (a head width
     other than hidden / heads), --max-position-embeddings (at least --seq-length, as validate_args asserts),
     --position-embedding-type, --normalization, --swiglu, --untie-embeddings-and-output-weights, --disable-bias-linear
-    / --add-qkv-bias, and for MoE --num-experts, --moe-router-topk, --moe-ffn-hidden-size,
+    / --add-qkv-bias, --qk-layernorm (a per-head QK norm, ``qk_norm='head'``: Qwen3; Megatron-Core's
+    SelfAttention builds q_layernorm / k_layernorm with hidden_size=hidden_size_per_attention_head,
+    megatron/core/transformer/attention.py), and for MoE --num-experts, --moe-router-topk, --moe-ffn-hidden-size,
     --moe-shared-expert-intermediate-size and --moe-layer-freq (leading dense layers). [] for a model with a feature
     those flags do not express (:data:`_UNEXPRESSED_SHAPE`, attention sinks, MTP, QK norms, extra norms or biases):
     its flags are the user's. The vocabulary comes from the tokenizer (not written)."""
     m = model
     if (any(getattr(m, f) is not None for f in _UNEXPRESSED_SHAPE) or m.attention_sinks or m.mtp_modules
-            or m.qk_norm != "none" or m.norms_per_layer != 2 or m.embedding_norm or m.mlp_bias or m.router_bias
+            or m.qk_norm == "full" or m.norms_per_layer != 2 or m.embedding_norm or m.mlp_bias or m.router_bias
             or m.attn_out_bias or m.lm_head_bias or m.position == "alibi" or (m.is_moe and m.moe_layer_step != 1)):
         return []
     kv = m.n_kv_heads or m.n_heads
@@ -306,6 +308,8 @@ def model_args(model, seq_len: int) -> list[str]:
         args.append("--disable-bias-linear")
         if m.qkv_bias:
             args.append("--add-qkv-bias")
+    if m.qk_norm == "head":
+        args.append("--qk-layernorm")
     if m.is_moe:
         args += ["--num-experts", str(m.n_experts), "--moe-router-topk", str(m.top_k),
                  "--moe-ffn-hidden-size", str(m.expert_ffn_dim or m.ffn_dim)]
