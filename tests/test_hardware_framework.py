@@ -330,6 +330,10 @@ def test_framework_name_with_field_overrides_equals_the_profile_file(tmp_path):
     assert by_name["time_s"]["step"] == by_file["time_s"]["step"] != plain["time_s"]["step"]
     assert by_name["memory_bytes"]["total"] == by_file["memory_bytes"]["total"]
     assert framework_profile("megatron+module_recompute=false").module_recompute is False
+    # a number's exponent sign is not an override separator (breaker finding): 1.6e+9 = 1,600,000,000 host updates/s
+    sci = framework_profile("deepspeed+host_adam_params_per_s=1.6e+9+loss=eager")
+    assert (sci.host_adam_params_per_s, sci.loss) == (1_600_000_000, "eager")
+    assert framework_profile(sci.origin).host_adam_params_per_s == 1_600_000_000  # the spec reads back
     for bad, match in [("megatron+loss", "'loss' is not field=value"), ("megatron+loss=eager+loss=fused", "twice"),
                        ("megatron+loss=bogus", "legal: 'fused', 'eager' or 'in_place'"),
                        ("nosuch+loss=eager", "framework='nosuch' is unknown"),

@@ -755,7 +755,7 @@ def _with_overrides(name: str) -> FrameworkProfile:
     # the base: the longest prefix that is a built-in's name or an existing file (a path may hold a "+")
     cut = next((i for i in range(len(pieces), 0, -1) if "+".join(pieces[:i]).strip().lower() in FRAMEWORKS
                 or Path("+".join(pieces[:i])).is_file()), 1)
-    base, parts = "+".join(pieces[:cut]), pieces[cut:]  # parts is not empty: framework_profile reads a whole-name file
+    base, parts = "+".join(pieces[:cut]), _rejoin_exponents(pieces[cut:])
     data: dict = {"base": base}
     shown = short_repr(name)
     texts = []  # the parts as field=value without the spaces around them: the profile's spec (FrameworkProfile.inline)
@@ -785,6 +785,22 @@ def _with_overrides(name: str) -> FrameworkProfile:
         return profile
     # " megatron +loss=in_place" is megatron+loss=in_place: a spec that keeps the spaces would not read as inline
     return profile.model_copy(update={"origin": "+".join([base.strip().lower(), *texts])})
+
+
+def _rejoin_exponents(parts: list[str]) -> list[str]:
+    """The ``+`` pieces of inline overrides with a number's exponent sign put back: ``host_adam_params_per_s=1.6e+9``
+    splits into ``...=1.6e`` and ``9``; a piece that starts with a digit after one ending in a mantissa and ``e``
+    (``1.6e``, ``2E``) is that number's exponent, not another override (a breaker wrote ``1.6e+9``). Never empty:
+    :func:`framework_profile` reads a whole name that is a file."""
+    import re
+
+    out: list[str] = []
+    for part in parts:
+        if out and re.search(r"=\s*[-+]?[0-9.]+[eE]$", out[-1]) and re.match(r"\d", part):
+            out[-1] += "+" + part
+        else:
+            out.append(part)
+    return out
 
 
 def _profile_file(path: str, seen: tuple[str, ...] = ()) -> FrameworkProfile:
