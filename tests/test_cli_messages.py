@@ -187,3 +187,39 @@ def test_a_framework_config_given_as_plan_names_import(tmp_path):
     toml.write_text('[parallelism]\ndata_parallel_shard_degree = 8\n')
     r = CliRunner().invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "--plan", str(toml)])
     assert r.exit_code == 2 and "shardplan import --from FRAMEWORK" in " ".join(r.output.split()), r.output
+
+
+def test_a_layout_no_single_change_fits_names_the_combination():
+    # breaker: with neither a ZeRO stage nor recompute alone enough, the refusal named nothing; Llama-3-8B on 8 H100,
+    # 4 x 8,192-token microbatches: ZeRO-3 alone and full recompute alone are both over 80 GiB, the two together fit
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    from shardplan.cost.step import estimate
+    from shardplan.inputs import build_inputs
+    flags = ["-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "8192", "-b", "32", "--microbatch-size", "4"]
+    r = CliRunner().invoke(app, ["estimate", *flags])
+    text = " ".join(r.output.split())
+    assert r.exit_code == 1 and "it fits with --zero-stage 3 --recompute full" in text, text
+
+    def fits(**changes) -> bool:  # the independent check: each suggestion priced on its own
+        m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=8192, global_batch=32,
+                                     global_batch_tokens=None, microbatch_size=4, **changes)
+        return estimate(m, hw, tr, pc, 8).fits
+    assert not fits(zero_stage=3) and not fits(recompute="full") and fits(zero_stage=3, recompute="full")
+
+
+def test_a_layout_without_data_parallelism_names_the_offloaded_optimizer():
+    # Llama-3-70B at tp=8 on 8 H100 (dp=1): 70.6e9 x 16 B / 8 of weights, gradients and Adam state alone is 141 GB
+    # per rank; no ZeRO group to shard over, recompute cannot help, an offloaded optimizer can. DeepSpeed offloads only
+    # at ZeRO 1-3 (runtime/zero/config.py), which runs on one data-parallel rank (ZeRO-Offload)
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    flags = ["-m", "llama-3-70b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "32", "--microbatch-size", "1",
+             "--tp", "8"]
+    for framework, hint in [("megatron", "it fits with --offload-optimizer ("),
+                            ("deepspeed", "it fits with --offload-optimizer --zero-stage 1 (")]:
+        r = CliRunner().invoke(app, ["estimate", *flags, "--framework", framework])
+        text = " ".join(r.output.split())
+        assert r.exit_code == 1 and hint in text, text

@@ -302,18 +302,66 @@ def _remat_offload_hint(e) -> str | None:
 def _first_fit(e, flag: str, options: list, update) -> str | None:
     """The hint for the first of ``options`` with which ``e``'s layout fits: ``update(option)`` gives the layout
     fields to change, ``flag`` names the option on the command line; None when none fits or is valid."""
+    return _first_fitting(e, [(f"{flag} {option}", update(option)) for option in options])
+
+
+def _first_fitting(e, changes: list[tuple[str, dict]]) -> str | None:
+    """The hint for the first of ``changes`` (the command-line flags, the layout fields they change) with which
+    ``e``'s layout fits, its peak and step time; None when none fits or is valid."""
     from shardplan.cost.step import estimate
     from shardplan.errors import ConfigError
-    for option in options:
+    for flags, update in changes:
         try:
-            other = estimate(e.model, e.hardware, e.training, e.parallel.model_copy(update=update(option)),
+            other = estimate(e.model, e.hardware, e.training, e.parallel.model_copy(update=update),
                              e.layout.n_devices)
         except ConfigError:  # a value the profile does not run, or one the layout's other fields rule out
             continue
         if other.fits:
-            return (f"it fits with {flag} {option} ({_gib(other.memory.total)} GiB; step "
+            return (f"it fits with {flags} ({_gib(other.memory.total)} GiB; step "
                     f"{fmt_seconds(other.step_s)} against {fmt_seconds(e.step_s)})")
     return None
+
+
+def _higher_zero(e, sharding: bool = True) -> list[tuple[str, dict]]:
+    """The ZeRO stages above the layout's that the framework profile runs (``FrameworkProfile.zero_stages``), as
+    (flag, layout fields) pairs; with ``sharding``, [] without a data-parallel x context-parallel group of two or more
+    ranks to shard over (an offloaded optimizer needs a stage even on one rank: DeepSpeed's ZeRO-Offload)."""
+    p = e.parallel
+    if sharding and p.dp * p.cp < 2:
+        return []
+    # ZeRO-0's resolved dp_shard (1) would keep the new stage from sharding: re-derived (validate)
+    shard = None if p.zero_stage == 0 else p.dp_shard
+    return [(f"--zero-stage {z}", {"zero_stage": z, "dp_shard": shard})
+            for z in (e.training.framework.zero_stages or (0, 1, 2, 3)) if z > p.zero_stage]
+
+
+def _later_recompute(e) -> list[tuple[str, dict]]:
+    """Selective and full activation recompute beyond the layout's own (``search.RECOMPUTE_ORDER``) as (flag, layout
+    fields) pairs; [] for a policy outside that order (a module list)."""
+    from shardplan.search import RECOMPUTE_ORDER
+    p = e.parallel
+    if p.recompute not in RECOMPUTE_ORDER:
+        return []
+    return [(f"--recompute {r}", {"recompute": r}) for r in RECOMPUTE_ORDER[RECOMPUTE_ORDER.index(p.recompute) + 1:]]
+
+
+def combined_hint(e) -> str | None:
+    """For a layout that no single change fits (:func:`zero_hint`, :func:`recompute_hint`): the first pair of a higher
+    ZeRO stage and more recompute with which it fits (lowest stage first, then the lighter recompute), else an
+    offloaded optimizer (``--offload-optimizer``; alone, then with a stage, more recompute or both) where the host
+    link is known; None when nothing of these fits. Each candidate is an :func:`shardplan.cost.step.estimate` of the
+    changed layout, so a value the profile does not run is skipped, not suggested."""
+    if e.fits:
+        return None
+
+    def pairs(zero: list) -> list[tuple[str, dict]]:
+        return [(f"{zf} {rf}", {**zu, **ru}) for zf, zu in zero for rf, ru in _later_recompute(e)]
+    changes = pairs(_higher_zero(e))
+    if not e.parallel.offload_optimizer and e.hardware.host_bandwidth:
+        staged = _higher_zero(e, sharding=False)
+        changes += [(f"--offload-optimizer {flags}".strip(), {**update, "offload_optimizer": True})
+                    for flags, update in [("", {}), *staged, *_later_recompute(e), *pairs(staged)]]
+    return _first_fitting(e, changes)
 
 
 def zero_hint(e) -> str | None:
@@ -321,25 +369,14 @@ def zero_hint(e) -> str | None:
     other fields (``FrameworkProfile.zero_stages``; a data-parallel x context-parallel group of more than one rank
     to shard over) with which it fits, its peak and step time, or None (it fits, no group, no stage fits or is
     valid)."""
-    p = e.parallel
-    if e.fits or p.dp * p.cp < 2:
-        return None
-    # ZeRO-0's resolved dp_shard (1) would keep the new stage from sharding: re-derived (validate)
-    shard = None if p.zero_stage == 0 else p.dp_shard
-    stages = [z for z in (e.training.framework.zero_stages or (0, 1, 2, 3)) if z > p.zero_stage]
-    return _first_fit(e, "--zero-stage", stages, lambda z: {"zero_stage": z, "dp_shard": shard})
+    return None if e.fits else _first_fitting(e, _higher_zero(e))
 
 
 def recompute_hint(e) -> str | None:
     """For a layout that does not fit: the first of selective and full activation recompute (of those the framework
     profile runs, ``FrameworkProfile.recomputes``) beyond the layout's own with which it fits, its peak and step time,
     or None (it fits, it already recomputes in full, or neither fits or is valid)."""
-    from shardplan.search import RECOMPUTE_ORDER
-    p = e.parallel
-    if e.fits or p.recompute not in RECOMPUTE_ORDER:
-        return None
-    later = list(RECOMPUTE_ORDER[RECOMPUTE_ORDER.index(p.recompute) + 1:])
-    return _first_fit(e, "--recompute", later, lambda policy: {"recompute": policy})
+    return None if e.fits else _first_fitting(e, _later_recompute(e))
 
 
 #: what :func:`does_not_fit` suggests; ``export`` names its own ``plan --export`` instead (:func:`raise_if_negative`)
@@ -349,8 +386,10 @@ PLAN_HINT = "try `shardplan plan` with the same flags for layouts that fit"
 def does_not_fit(e, plan_hint: str = PLAN_HINT) -> str:
     """The message of an estimate whose layout does not fit in HBM (exit code 1), with :func:`zero_hint` when a
     higher ZeRO stage, :func:`recompute_hint` when recomputing activations or :func:`offload_hint` when offloading
-    them would make it fit, ending in ``plan_hint``."""
-    hints = [h for h in (zero_hint(e), recompute_hint(e), offload_hint(e)) if h]
+    them would make it fit (:func:`combined_hint` when neither a ZeRO stage nor recompute alone does), ending in
+    ``plan_hint``."""
+    single = [h for h in (zero_hint(e), recompute_hint(e)) if h]
+    hints = [h for h in (*single, None if single else combined_hint(e), offload_hint(e)) if h]
     limit = fit_limit_text(e.hardware.hbm_bytes, e.training.framework)
     return (f"the layout does not fit: {_gib(e.memory.total)} GiB per device of {limit}; "
             + "".join(f"{h}; " for h in hints) + plan_hint)
