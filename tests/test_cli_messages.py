@@ -223,3 +223,24 @@ def test_a_layout_without_data_parallelism_names_the_offloaded_optimizer():
         r = CliRunner().invoke(app, ["estimate", *flags, "--framework", framework])
         text = " ".join(r.output.split())
         assert r.exit_code == 1 and hint in text, text
+
+
+def test_a_compute_bound_under_half_the_step_gives_its_share():
+    # new user: "bound by compute" read as "the matmuls fill the step"; Qwen3-8B under the eager hf-fsdp profile on
+    # 8 H100 spends under half its step in matmuls (element-wise and the overlap slowdown are the rest), so the row
+    # says the share, the JSON's matmul / step rounded
+    import json
+
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    flags = ["estimate", "-m", "qwen3-8b", "-H", "h100-sxm", "-n", "8", "-s", "2048", "-b", "64", "--framework", "hf-fsdp"]
+    d = json.loads(CliRunner().invoke(app, [*flags, "--json"]).stdout)
+    share = d["time_s"]["matmul"] / d["time_s"]["step"]
+    assert d["bound"].startswith("compute") and share < 0.5
+    text = " ".join(CliRunner().invoke(app, flags, terminal_width=200).output.split())
+    assert f"the largest part, {share:.0%} of the step" in text, text
+    # a compute bound over half the step keeps the plain name: Llama-3-8B, megatron, matmuls well over half
+    text = " ".join(CliRunner().invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096",
+                                             "-b", "64"], terminal_width=200).output.split())
+    assert "bound by │ compute (matmul FLOPs) │" in text, text

@@ -609,6 +609,16 @@ def estimate_json(e) -> dict:
             "throughput_band": band.to_dict(e.tokens_per_s / e.layout.n_devices) if band else None}
 
 
+def bound_text(e) -> str:
+    """The "bound by" row: :attr:`Estimate.bound`, and for a compute bound whose matmuls are under half the step
+    (``matmul_s / step_s`` < 0.5) their share and that it is only the largest part (a new user read "bound by
+    compute" as "the GPU is busy with matmuls" where they were 40% of the step)."""
+    share = e.matmul_s / e.step_s if e.step_s > 0 else 0.0
+    if not e.bound.startswith("compute") or share >= 0.5:
+        return e.bound
+    return f"{e.bound}: the largest part, {share:.0%} of the step (no part is half of it; step time table below)"
+
+
 def _summary_table(e) -> Table:
     head = Table(title=f"{escape(e.model.name)} on {e.layout.n_devices} x {escape(e.hardware.name)}: {e.parallel.short()}",
                  show_header=False)
@@ -624,7 +634,7 @@ def _summary_table(e) -> Table:
     low = e.training.precision.compute_dtype if e.training.precision.quantized else None
     head.add_row("MFU / HFU" + (f" (of the {low} peak)" if low else ""), f"{e.mfu:.1%} / {e.hfu:.1%}"
                  + (f" (MFU of the bf16 peak: {e.mfu_of_bf16_peak:.1%})" if low else ""))
-    head.add_row("bound by", e.bound)
+    head.add_row("bound by", escape(bound_text(e)))
     mem = e.memory
     fw = e.training.framework
     routing = f"; MoE routing {e.training.moe_routing}" if e.model.is_moe else ""
