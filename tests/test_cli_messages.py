@@ -244,3 +244,17 @@ def test_a_compute_bound_under_half_the_step_gives_its_share():
     text = " ".join(CliRunner().invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096",
                                              "-b", "64"], terminal_width=200).output.split())
     assert "bound by │ compute (matmul FLOPs) │" in text, text
+
+
+def test_a_profile_without_fragmentation_has_no_zero_width_peak_band():
+    # breaker: "peak band 40.78-40.78" under hf-fsdp (allocator_overhead 0: low = high = allocated + context) read as
+    # certainty; the megatron profile's band is allocated + 0 .. 2 x 2.5% fragmentation, so it keeps its numbers
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    base = ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "64"]
+    text = " ".join(CliRunner().invoke(app, [*base, "--framework", "hf-fsdp", "--zero-stage", "3"],
+                                       terminal_width=250).output.split())
+    assert "no peak band: the hf-fsdp profile prices no allocator fragmentation" in text, text
+    text = " ".join(CliRunner().invoke(app, base, terminal_width=250).output.split())
+    assert "peak band " in text and "no peak band" not in text, text

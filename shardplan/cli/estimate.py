@@ -609,6 +609,16 @@ def estimate_json(e) -> dict:
             "throughput_band": band.to_dict(e.tokens_per_s / e.layout.n_devices) if band else None}
 
 
+def peak_band_text(e) -> str:
+    """The peak band of the "fits" row (``MemoryBreakdown.peak_low`` - ``peak_high``: no to twice the fitted allocator
+    fragmentation), or, for a profile that prices none (``FrameworkProfile.allocator_overhead`` 0), that it has no
+    band rather than a zero-width one read as certainty (breaker finding)."""
+    mem, fw = e.memory, e.training.framework
+    if mem.peak_high > mem.peak_low:
+        return f"peak band {_gib(mem.peak_low)}-{_gib(mem.peak_high)}"
+    return f"no peak band: the {escape(fw.label)} profile prices no allocator fragmentation (allocator_overhead 0)"
+
+
 def bound_text(e) -> str:
     """The "bound by" row: :attr:`Estimate.bound`, and for a compute bound whose matmuls are under half the step
     (``matmul_s / step_s`` < 0.5) their share and that it is only the largest part (a new user read "bound by
@@ -646,7 +656,7 @@ def _summary_table(e) -> Table:
              if fw.usable_hbm_fraction < 1 else "")
     head.add_row("fits", ("[green]yes[/]" if e.fits else "[red]no[/]") +
                  f" ({_gib(mem.total)} of {_gib(e.hardware.hbm_bytes)} GiB{limit}; headroom "
-                 f"{_gib(headroom(e))} GiB; peak band {_gib(mem.peak_low)}-{_gib(mem.peak_high)})")
+                 f"{_gib(headroom(e))} GiB; {peak_band_text(e)})")
     if e.failure:
         head.add_row("runs", f"[red]no[/]: {e.failure}")
     return head
