@@ -68,3 +68,16 @@ def test_fitted_fields_fit_the_gemm_model_on_a_gpu_preset():
     assert out["gemm_fill_steps"] == pytest.approx(3.0, abs=0.05) and out["gemm_stream_k"] is True
     assert out["matmul_efficiency"] == pytest.approx(0.59 * 0.72 / 0.73, abs=0.002)
     assert "isolated" in out["sources"]["matmul_efficiency"] and "Stream-K" in out["sources"]["gemm_stream_k"]
+
+
+def test_a_smoke_file_taken_as_hardware_says_it_measured_nothing(tmp_path):
+    # breaker: a `bench --smoke` YAML (sources.smoke, as bench writes it) was taken as hardware without a word;
+    # a file without the mark gets no note
+    smoke, real = tmp_path / "smoke.yaml", tmp_path / "real.yaml"
+    smoke.write_text("base: h100-sxm\nname: h100-sxm-smoke-not-a-measurement\nsources:\n  smoke: tiny sizes\n")
+    real.write_text("base: h100-sxm\nname: mine\n")
+    args = ["estimate", "-m", "llama-3-8b", "-n", "8", "-s", "1024", "-b", "8", "--hardware"]
+    r = runner.invoke(app, [*args, str(smoke)])
+    assert r.exit_code == 0 and "written by `shardplan bench --smoke`" in " ".join(r.output.split()), r.output
+    r = runner.invoke(app, [*args, str(real)])
+    assert r.exit_code == 0 and "bench --smoke" not in r.output, r.output

@@ -229,7 +229,26 @@ def framework_note(hardware: str | None, framework: str | None, profile: Any) ->
             err_console.print(f"[yellow]note:[/] --framework {escape(framework)} replaces the framework section of the "
                               f"hardware file {escape(hardware)} (its own values of {escape(', '.join(changed))} are "
                               "not used; leave --framework out to keep them)", highlight=False, soft_wrap=True)
+    smoke_note(hardware)
     idle_stall_note(profile)
+
+
+def smoke_note(hardware: str | None) -> None:
+    """Say on stderr that a hardware file written by ``shardplan bench --smoke`` (its ``sources`` carry ``smoke``) holds
+    no measurement of a device: its rates come from a grid of tiny shapes on whatever JAX saw (breaker finding: such a
+    file was taken as hardware without a word). Raises nothing (an unreadable file was refused before)."""
+    from shardplan.loaders import load_hardware
+    if hardware is None or not hardware.lower().endswith((".yaml", ".yml", ".json")):
+        return
+    try:
+        smoke = "smoke" in load_hardware(hardware).sources
+    except Exception:  # noqa: BLE001 -- the command's own load reports a bad file
+        return
+    if smoke:
+        err_console.print(f"[yellow]note:[/] the hardware file {escape(hardware)} was written by `shardplan bench "
+                          "--smoke`: tiny shapes that exercise the code path, not measurements of a device; the "
+                          "predictions below rest on them (run `shardplan bench` without --smoke on the accelerator)",
+                          highlight=False, soft_wrap=True)
 
 
 def idle_stall_note(profile: Any) -> None:
