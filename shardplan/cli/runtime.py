@@ -20,7 +20,10 @@ _HOST_FLAG = "xla_force_host_platform_device_count"
 MAX_HOST_DEVICES = 1024
 
 ScaleOpt = Annotated[bool, typer.Option("--scale-down/--no-scale-down",
-                                        help="shrink layers/widths for CPU, keeping n_heads/n_kv_heads")]
+                                        help="shrink the model for CPU devices: layers, d_model, heads (at most 8, "
+                                             "the n_heads / n_kv_heads ratio kept), vocabulary (256) and routed "
+                                             "experts (at most 4); the architecture (MLP, norms, QK-norm, windows, "
+                                             "MoE mix) is kept")]
 DModelOpt = Annotated[int, typer.Option("--scale-d-model", help="d_model after --scale-down")]
 LayersOpt = Annotated[int, typer.Option("--scale-layers", help="layers after --scale-down")]
 RuleOpt = Annotated[Optional[list[str]], typer.Option("--rule", help="override a logical rule: LOGICAL=AXES, "
