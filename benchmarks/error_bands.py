@@ -54,18 +54,36 @@ def held_out_rows() -> list[tuple]:
     return rows
 
 
-def ratios(rows: list[tuple]) -> list[tuple[str, str, str, float]]:
+def ratios(rows: list[tuple], measured: list | None = None) -> list[tuple[str, str, str, float]]:
     """(framework profile, compute architecture, model class 'moe' | 'dense', predicted / measured tokens/s/GPU) of
-    each row."""
+    each row; ``measured`` (a list) gets each run's (bf16 peak FLOP/s, fp8 compute, measured MFU, label; fp4 runs left out), the
+    MFU in the planner's definition (the predicted MFU x measured / predicted tokens/s, as
+    ``shardplan.calibration.published_mfu_table`` does for the shared rows)."""
     out = []
     with progress_bar("pricing held-out runs") as update:
         for i, row in enumerate(rows):
             update(i, len(rows), row[0][:40])
             model, hw, training, parallel, n = check_inputs(row)
             e = estimate(model, hw, training, parallel, n)
-            out.append((row[3].split("+")[0], hw.compute_arch or hw.kind, "moe" if model.is_moe else "dense",
-                        e.tokens_per_s / n / row[9]))
+            ratio = e.tokens_per_s / n / row[9]
+            out.append((row[3].split("+")[0], hw.compute_arch or hw.kind, "moe" if model.is_moe else "dense", ratio))
+            if measured is not None and training.precision.compute_dtype != "fp4":  # fp4: no ceiling (optimism_note)
+                measured.append((hw.peak_flops_bf16, training.precision.compute_dtype == "fp8", e.mfu / ratio, row[0]))
     return out
+
+
+def best_mfu(measured: list[tuple[float, bool, float, str]]) -> list[dict]:
+    """The highest measured MFU per (bf16 peak, precision class) among the runs whose label carries no [B] tier (a [B]
+    row's layout or batch is partly assumed, so its MFU is too): what ``shardplan.calibration.best_published_mfu``
+    adds to the shared rows' ceiling (issue 9: no prediction above the best published MFU without a reason)."""
+    best: dict[tuple[float, bool], tuple[float, str]] = {}
+    for peak, low, mfu, label in measured:
+        if label.startswith("[B") or mfu <= 0:
+            continue
+        if (peak, low) not in best or mfu > best[(peak, low)][0]:
+            best[(peak, low)] = (mfu, label)
+    return [{"peak_flops_bf16": peak, "fp8": low, "mfu": round(mfu, 4), "run": label}
+            for (peak, low), (mfu, label) in sorted(best.items())]
 
 
 def summary(values: list[float]) -> dict:
@@ -75,7 +93,7 @@ def summary(values: list[float]) -> dict:
             "median_abs_error": round(statistics.median(abs(v - 1) for v in values), 4)}
 
 
-def bands(data: list[tuple[str, str, str, float]]) -> dict:
+def bands(data: list[tuple[str, str, str, float]], measured: list | None = None) -> dict:
     """The JSON document: groups by (framework, architecture), by framework, by architecture, by (framework,
     architecture, model class), by model class and over all runs; groups of fewer than MIN_RUNS runs are left out
     (the lookup falls back to a wider one)."""
@@ -98,13 +116,15 @@ def bands(data: list[tuple[str, str, str, float]]) -> dict:
             "framework_arch_class": [{"framework": f, "arch": a, "class": c, **s}
                                      for (f, a, c), s in keep(by_triple).items()],
             "class": [{"class": c, **s} for c, s in keep(by_class).items()],
-            "all": summary([r for *_, r in data])}
+            "all": summary([r for *_, r in data]),
+            "best_mfu": best_mfu(measured or [])}
 
 
 def write_bands(out: Path = BAND_FILE) -> dict:
     """Price the held-out runs, write the band document to ``out`` and return it (``benchmarks/accuracy.py`` calls
     this before it prints the table)."""
-    doc = bands(ratios(held_out_rows()))
+    measured: list = []
+    doc = bands(ratios(held_out_rows(), measured), measured)
     out.write_text(json.dumps(doc, indent=1) + "\n")
     return doc
 

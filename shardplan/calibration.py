@@ -539,9 +539,20 @@ def published_mfu_table() -> tuple[tuple[float, bool, float, str], ...]:
 
 
 def best_published_mfu(peak_flops_bf16: float, fp8: bool) -> tuple[float, str] | None:
-    """(highest measured MFU, its row id) among the published runs on a chip of the same bf16 peak
-    (FLOP/s) and precision class, or None when the shared set has none."""
-    rows = [(m, rid) for peak, f8, m, rid in published_mfu_table() if peak == peak_flops_bf16 and f8 == fp8]
+    """(highest measured MFU, where it comes from) among the published runs on a chip of the same bf16 peak (FLOP/s)
+    and precision class: the shared rows (:func:`published_mfu_table`; "<row id> in shardplan/data/published_runs.csv")
+    and, where the shared rows set a ceiling, the public runs the planner was never fitted on whose layout is not
+    partly assumed (the ``best_mfu`` entries of shardplan/data/heldout_errors.json, written by
+    ``benchmarks/error_bands.py``; "<run> (a public run of docs/accuracy.md)"): those raise the ceiling (a new user saw
+    the note on most H100 estimates: the shared H100 BF16 best is 44.6%, public NeMo runs measured 55.6%) but set
+    none of their own (a class of a few MoE runs would put it far below what the chip does). None without a shared
+    row."""
+    from shardplan.accuracy_band import best_public_mfu
+    rows = [(m, f"{rid} in shardplan/data/published_runs.csv") for peak, f8, m, rid in published_mfu_table()
+            if peak == peak_flops_bf16 and f8 == fp8]
+    public = best_public_mfu(peak_flops_bf16, fp8)
+    if rows and public is not None:
+        rows.append((public[0], f"{public[1]} (a public run of docs/accuracy.md)"))
     return max(rows) if rows else None
 
 
@@ -556,5 +567,5 @@ def optimism_note(est: Estimate) -> str | None:
     if best is None or est.mfu <= best[0]:
         return None
     return (f"predicted MFU {est.mfu:.1%} is above the best published run on this chip and precision "
-            f"({best[0]:.1%} as the planner counts MFU, {best[1]} in shardplan/data/published_runs.csv): the "
+            f"({best[0]:.1%} as the planner counts MFU, {best[1]}): the "
             "prediction assumes communication fully hidden behind tuned kernels; treat it as an upper bound")

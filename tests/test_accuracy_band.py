@@ -90,7 +90,8 @@ def test_shipped_file_is_what_the_held_out_runs_give_today():
     """A change to the cost model moves the held-out predictions: rerun python benchmarks/error_bands.py."""
     from error_bands import bands, held_out_rows, ratios
     shipped = json.loads(BAND_FILE.read_text())
-    fresh = bands(ratios(held_out_rows()))
+    measured: list = []
+    fresh = json.loads(json.dumps(bands(ratios(held_out_rows(), measured), measured)))
     for doc in (shipped, fresh):
         doc.pop("date")
     assert shipped == fresh, "shardplan/data/heldout_errors.json is stale: run python benchmarks/error_bands.py"
