@@ -258,3 +258,30 @@ def test_a_profile_without_fragmentation_has_no_zero_width_peak_band():
     assert "no peak band: the hf-fsdp profile prices no allocator fragmentation" in text, text
     text = " ".join(CliRunner().invoke(app, base, terminal_width=250).output.split())
     assert "peak band " in text and "no peak band" not in text, text
+
+
+def test_plan_with_nothing_that_fits_names_the_offloaded_layout():
+    # new user: `plan` said "more devices or a smaller batch may help" where `estimate` named --offload-optimizer.
+    # Llama 3.1 405B on 32 H100: 405.9e9 x 16 B / 32 = 189 GiB of model state per device, nothing fits on the GPUs;
+    # the message gives the best layout of a search pinned to offload_optimizer, and that layout, priced on its own,
+    # fits (the independent check)
+    import re
+
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    from shardplan.cost.step import estimate
+    from shardplan.inputs import build_inputs
+    base = ["-m", "llama-3.1-405b", "-H", "h100-sxm", "-n", "32", "-s", "8192", "-b", "32"]
+    r = CliRunner().invoke(app, ["plan", *base], terminal_width=400)
+    text = " ".join(r.output.split())
+    assert r.exit_code == 1 and "with --offload-optimizer the best layout fits: " in text, text
+    assert "or --offload-optimizer where" not in text  # named once
+    layout = re.search(r"best layout fits: dp=(\d+) zero=(\d)\S* tp=(\d+)", text)
+    dp, zero, tp = (int(x) for x in layout.groups())
+    recompute = re.search(r"best layout fits: .*? recompute=(\w+)", text).group(1)
+    mbs = int(re.search(r"best layout fits: .*? mbs=(\d+)", text).group(1))
+    m, hw, tr, pc = build_inputs(model="llama-3.1-405b", hardware="h100-sxm", devices=32, seq_len=8192, global_batch=32,
+                                 global_batch_tokens=None, tp=tp, zero_stage=zero, recompute=recompute,
+                                 microbatch_size=mbs, offload_optimizer=True)
+    assert pc.tp * (pc.dp or dp) <= 32 and estimate(m, hw, tr, pc, 32).fits

@@ -243,7 +243,7 @@ def test_amd_gemm_rates_follow_amds_measured_ceiling():
         assert h.fp8_matmul_efficiency == round(fp8 / 2614.9 * ratio, 2)
         # never above the best GEMM AMD measured
         assert h.achieved_matmul_flops("bf16") < bf16 * 1e12
-    assert HARDWARE["mi325x"].hbm_bytes == 256e9 and HARDWARE["mi325x"].hbm_bandwidth == 6.0e12
+    assert HARDWARE["mi325x"].hbm_bytes == 256 * 2**30 and HARDWARE["mi325x"].hbm_bandwidth == 6.0e12
 
 
 def test_mi355x_peak_is_its_compute_units_times_clock():

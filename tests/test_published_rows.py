@@ -45,8 +45,8 @@ def test_hardware_and_framework_of_unseen_sources():
     assert framework_of(base) == "megatron"
     assert framework_of({"source": "OLMo 2 technical report", "id": "x"}) == "pytorch-fsdp"
     assert framework_of({"source": "x", "id": "x", "framework": "torchtitan"}) == "torchtitan"
-    for text, name, hbm in (("H200 141GB", "h200", 141e9), ("H800", "h800", 80 * 2**30), ("GH200", "gh200", 96 * 2**30), ("A800 80GB", "a800", 80 * 2**30),
-                            ("TPU v5e", "tpu-v5e", 16 * 2**30), ("MI300X", "mi300x", 192e9)):
+    for text, name, hbm in (("H200 141GB", "h200", 143771 * 2**20), ("H800", "h800", 80 * 2**30), ("GH200", "gh200", 96 * 2**30), ("A800 80GB", "a800", 80 * 2**30),
+                            ("TPU v5e", "tpu-v5e", 16 * 2**30), ("MI300X", "mi300x", 205_822_885_888)):
         _, hw, _, _, _ = row_inputs({**base, "hardware": text})
         assert hw.name == name and hw.hbm_bytes == hbm, text
     with pytest.raises(ConfigError, match="has no preset mapping"):

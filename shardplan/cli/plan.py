@@ -379,17 +379,39 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
         _print_plans(res, m, hw, tr, devices, rules, show_infeasible, objective)
     if best is None:
         hint = "" if show_infeasible else "; --show-infeasible shows how far over the nearest layouts are"
+        offload = _offload_advice(m, hw, tr, devices, pins, objective, max_tp, schedules)
         raise negative(f"no layout fits in {fit_limit_text(hw.hbm_bytes, tr.framework)} per device ({res.n_layouts:,} layouts "
-                       f"tried); {_no_fit_advice(m, hw, tr, devices, pins)}{hint}")
+                       f"tried); {offload}{_no_fit_advice(m, hw, tr, devices, pins, offload_named=bool(offload))}{hint}")
 
 
-def _no_fit_advice(m, hw, tr, devices: int, pins: dict[str, Any] | None = None) -> str:
+def _offload_advice(m, hw, tr, devices: int, pins: dict[str, Any], objective: str, max_tp, schedules) -> str:
+    """When no layout fits: the best layout with the optimizer offloaded to the host (``--offload-optimizer``, a second
+    search pinned to it; the host update priced with the profile's ``host_adam_params_per_s``), as "with
+    --offload-optimizer the best layout fits: ...; ", or "" (already pinned, no host link, or none fits that way
+    either). A new user found `plan` advising a smaller batch that could not help where `estimate` named this."""
+    from shardplan.search import search
+    if pins.get("offload_optimizer") or not hw.host_bandwidth:
+        return ""
+    try:
+        res = search(m, hw, tr, devices, top_k=1, objective=objective, fix={**pins, "offload_optimizer": True},
+                     max_tp=max_tp, schedules=schedules)
+    except ConfigError:  # the profile offloads with none of the pinned values
+        return ""
+    if not res.plans:
+        return ""
+    e = res.plans[0]
+    return (f"with --offload-optimizer the best layout fits: {e.parallel.short()} ({e.memory.total / 2**30:,.2f} GiB; "
+            f"step {fmt_seconds(e.step_s)}, {e.tokens_per_s / devices:,.0f} tokens/s per device); otherwise ")
+
+
+def _no_fit_advice(m, hw, tr, devices: int, pins: dict[str, Any] | None = None, offload_named: bool = False) -> str:
     """What could make a layout fit: when the model state alone (every parameter's weights, gradients, master copy and
     optimizer moments, ``PrecisionPolicy.model_state_bytes_per_param``: 2 + 2 + 4 + 8 = 16 B under bf16 mixed
     precision with Adam, Rajbhandari et al. 2020 (ZeRO) Sec. 3.1; sharded over all ``devices``) is over the
     profile's HBM limit, a smaller batch cannot help: the devices needed for that state alone, or optimizer offload;
     else more devices or a smaller batch. With ``pins`` that shard the state less (a ZeRO stage below 3, a dp_shard,
-    per-step gathers) the sharding they rule out is named instead of a device count."""
+    per-step gathers) the sharding they rule out is named instead of a device count. ``offload_named``: the message
+    already gives the offloaded layout (:func:`_offload_advice`), so the device count stands alone."""
     from shardplan.cost.memory import hbm_limit
     pins = pins or {}
     state = m.n_params * tr.precision.model_state_bytes_per_param
@@ -404,7 +426,8 @@ def _no_fit_advice(m, hw, tr, devices: int, pins: dict[str, Any] | None = None) 
     need = math.ceil(state / limit)
     return (f"the model state alone is {state / devices / 2**30:,.1f} GiB per device with every weight, gradient and "
             f"optimizer moment sharded over all {devices:,} devices (ZeRO-3), so a smaller batch cannot help: at least "
-            f"{need:,} devices of this memory for that state alone, or --offload-optimizer where the framework offers it")
+            f"{need:,} devices of this memory for that state alone"
+            + ("" if offload_named else ", or --offload-optimizer where the framework offers it"))
 
 
 DevicesListOpt = Annotated[Optional[list[int]], typer.Option("--devices", "-n", help="device counts (repeat)")]

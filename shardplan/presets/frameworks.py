@@ -150,6 +150,13 @@ _CPU_ADAM = ("1.6e9 parameters/s per host: DeepSpeed's CPU-Adam (csrc/adam, AVX 
              "GPT-2 in 8.2 s (1.4e9/s; deepspeedai/DeepSpeed pull 735, 2021), and a Qwen-72B ZeRO-3 run with the "
              "optimizer offloaded on 4 x 8 A100 stepped in about 10 s against 0.2 s without (about 18e9 parameters per "
              "host in ~10 s: 1.8e9/s; deepspeedai/DeepSpeed issue 6834, 2024); the mean of the two")
+_MEGATRON_CPU_ADAM = ("1.6e9 parameters/s per host, DeepSpeed CPU-Adam's rate (" + _CPU_ADAM.split(": ", 1)[1] + ") "
+                      "ASSUMED: Megatron-Core's --optimizer-cpu-offload (megatron/core/optimizer/__init__.py: "
+                      "HybridDeviceOptimizer with cpu_optimizer_cls = torch.optim.AdamW, built with fused=True 'to "
+                      "improve the performance of the cpu optimizer') steps with PyTorch's fused CPU AdamW, a vectorized "
+                      "kernel parallel over the host's cores like DeepSpeed's, not the per-parameter loop "
+                      "_TORCH_CPU_ADAM measured; no published measurement of its rate was found. Before, the megatron "
+                      "profile priced no host update (a new user saw an offloaded 405B optimizer cost 0.3 s)")
 _TORCH_CPU_ADAM = ("2.4e8 parameters/s per host: PyTorch's own Adam on the CPU, what FSDP's CPUOffload steps with, "
                    "ran 6.8 x slower than DeepSpeed's CPU-Adam on the same 11.6B model (56 s against 8.2 s; "
                    "deepspeedai/DeepSpeed pull 735): 1.6e9 / 6.8")
@@ -302,11 +309,13 @@ _MEGATRON_TP_OVERLAP = ("True: Megatron-LM --tp-comm-overlap (Transformer Engine
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron", moe_expert_overhead_s=3.2e-4, moe_layer_overhead_s=1.53e-3,
+                         host_adam_params_per_s=1.6e9,
                          dp_bucket_min_params=4e7, dp_bucket_params_per_rank=1e6, **_MEGATRON_ALLOCATOR, released_schedules=("1f1b", "interleaved"),
                          pp_p2p_overlap=True, layout_defaults={"sp": True}, default_zero_stage=1, cp_comms=("ring", "a2a"),
                          cp_a2a_replicates_kv=False, cp_a2a_fused_only=True, zero2_accumulation="full_buffer",
                          searched_tp_overlap=True,
-                         sources={"zero2_accumulation": _MEGATRON_ZERO2, "searched_tp_overlap": _MEGATRON_TP_OVERLAP, "released_schedules": _MEGATRON_SCHEDULES, "a2a_overlap_share": _MEGATRON_A2A_OVERLAP,
+                         sources={"host_adam_params_per_s": _MEGATRON_CPU_ADAM,
+                                  "zero2_accumulation": _MEGATRON_ZERO2, "searched_tp_overlap": _MEGATRON_TP_OVERLAP, "released_schedules": _MEGATRON_SCHEDULES, "a2a_overlap_share": _MEGATRON_A2A_OVERLAP,
                                   "cp_comms": _MEGATRON_CP_COMM, "cp_a2a_replicates_kv": _TE_A2A_HEADS,
                                   "cp_a2a_fused_only": _TE_CP_BACKENDS,
                                   "default_zero_stage": "1: Megatron-LM's --use-distributed-optimizer is opt-in, but "

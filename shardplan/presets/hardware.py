@@ -3,7 +3,11 @@
 Conventions (see :mod:`shardplan.specs.hardware`): FLOP/s are *dense* (datasheet sparse figure / 2);
 GPU link bandwidths are one-way per GPU (datasheet bidirectional / 2); TPU ICI bandwidths are the
 bidirectional bandwidth of one link, as the Scaling Book's collective formulas use them.
-Capacities use the unit printed by the vendor (GB = 1e9 bytes, GiB = 2**30 bytes).
+Capacities (``hbm_bytes``) are what the device reports where a source prints it (nvidia-smi ``memory.total`` in
+MiB, rocm-smi's VRAM total in bytes: what the allocator can map), else the vendor's capacity in GiB (vendors' "GB" of
+HBM are about GiB: the H200's "141GB" reports 143,771 MiB = 140.4 GiB, the MI300X's "192 GB" 191.7 GiB). The 80 GB /
+40 GB / 32 GB / 96 GB / 64 GB parts keep the datasheet figure in GiB (an H100 SXM reports 81,559 MiB = 79.6 GiB, 0.4
+GiB less; the allocator terms of the H100 grid were fitted with 80 GiB).
 
 Efficiency factors are the fraction of peak that large operations reach in end-to-end training on
 that hardware kind; they are fitted once per hardware kind against the published runs in
@@ -16,6 +20,10 @@ from __future__ import annotations
 from shardplan.specs.hardware import HardwareSpec
 
 GiB = 2**30
+MiB = 2**20
+#: the sentence every device-reported capacity ends with
+_DEVICE_TOTAL = ("; the runtime's own context and reserve come off it (HardwareSpec.runtime_reserve_bytes / "
+                 "runtime_reserve_fraction, FrameworkProfile.context_bytes)")
 _SB_GPU = "Scaling Book gpus.md (jax-ml/scaling-book, Aug 2025)"
 _SB_TPU = "Scaling Book tpus.md (jax-ml/scaling-book, Feb 2025)"
 _NCCL = ("NCCL all-reduce bus bandwidth measured at large messages: H100 ~370 of 450 GB/s "
@@ -105,16 +113,18 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
                                       "~720/989 TFLOPS (0.73) on isolated GEMMs is the upper bound (ezyang SOURCES.md)",
                  "scale_up_efficiency": _NCCL, "scale_out_efficiency": _IB, "latency": _LAT}),
     HardwareSpec(
-        name="h200", peak_flops_bf16=989.4e12, peak_flops_fp8=1978.9e12, hbm_bytes=141e9,
+        name="h200", peak_flops_bf16=989.4e12, peak_flops_fp8=1978.9e12, hbm_bytes=143771 * MiB,
         hbm_bandwidth=4.8e12, scale_up_size=8, scale_up_bandwidth=450e9, scale_out_bandwidth=50e9,
         matmul_efficiency=0.72, scale_up_efficiency=0.82, scale_out_efficiency=0.85,
         sources={"peak_flops": "NVIDIA H200 datasheet: same tensor cores as H100 SXM (989 TFLOPS bf16 dense)",
-                 "hbm": "NVIDIA H200 datasheet: 141GB HBM3e, 4.8 TB/s",
+                 "hbm": "NVIDIA H200 datasheet: 141GB HBM3e, 4.8 TB/s; as the device reports it: nvidia-smi "
+                        "memory.total 143771MiB (140.4 GiB: the datasheet's GB is about a GiB; 141e9 B, used before, is "
+                        "131.3 GiB, a new user's finding)" + _DEVICE_TOTAL,
                  "scale_up_bandwidth": "NVLink 4: 900 GB/s bidirectional -> 450 GB/s one-way",
                  "scale_out_bandwidth": "HGX H200 reference: 8x 400 Gb/s NICs -> 50 GB/s per GPU",
                  "scale_up_efficiency": _NCCL, "scale_out_efficiency": _IB, "latency": _LAT}),
     HardwareSpec(
-        name="b200", peak_flops_bf16=2.25e15, peak_flops_fp8=4.5e15, peak_flops_fp4=9e15, hbm_bytes=180e9,
+        name="b200", peak_flops_bf16=2.25e15, peak_flops_fp8=4.5e15, peak_flops_fp4=9e15, hbm_bytes=183359 * MiB,
         hbm_bandwidth=8e12,
         scale_up_size=8, scale_up_bandwidth=900e9, scale_out_bandwidth=50e9,
         matmul_efficiency=0.58, fp8_matmul_efficiency=0.48, isolated_matmul_efficiency=0.69,
@@ -133,7 +143,8 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
                  "peak_flops_fp4": "NVIDIA DGX B200 datasheet: 144 PFLOPS fp4 inference per 8 GPUs (sparse) -> 9 PF "
                                    "dense NVFP4 per GPU",
                  "fp4_matmul_efficiency": _FP4_AS_FP8,
-                 "hbm": "NVIDIA DGX B200 datasheet: 1,440 GB per 8 GPUs = 180 GB per GPU (192 GB announced); "
+                 "hbm": "NVIDIA DGX B200 datasheet: 1,440 GB per 8 GPUs = 180 GB per GPU (192 GB announced); as the device "
+                        "reports it: nvidia-smi memory.total 183359MiB (179.1 GiB; 180e9 B, used before, is 167.6 GiB)" + _DEVICE_TOTAL + "; "
                         "8 TB/s",
                  "scale_up_bandwidth": "NVLink 5: 1.8 TB/s bidirectional -> 900 GB/s one-way",
                  "scale_out_bandwidth": "DGX B200: 8x ConnectX-7 400 Gb/s -> 50 GB/s per GPU",
@@ -144,17 +155,17 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
                                       "0.56. The isolated rate itself (0.69, used before) is an upper bound, as on Hopper; "
                                       "no public dense bf16 Blackwell training row was found to fit it on (docs/accuracy.md)",
                  "scale_up_efficiency": _NCCL, "scale_out_efficiency": _IB, "latency": _LAT}),
-    _cdna3("mi300x", 192e9, 5.3e12, 708, 1273, {
+    _cdna3("mi300x", 205_822_885_888, 5.3e12, 708, 1273, {
         "peak_flops": "AMD Instinct MI300X datasheet: 1,307.4 TFLOPS bf16, 2,614.9 fp8 (dense)",
-        "hbm": "AMD MI300X datasheet: 192 GB HBM3, 5.3 TB/s"}),
-    _cdna3("mi325x", 256e9, 6.0e12, 843, 1519, {
+        "hbm": "AMD MI300X datasheet: 192 GB HBM3, 5.3 TB/s; as the device reports it: rocm-smi --showmeminfo vram 'VRAM Total Memory (B): 205822885888' (191.7 GiB; ROCm docs, AMD GPU specifications: VRAM 192 GiB)" + _DEVICE_TOTAL}),
+    _cdna3("mi325x", 256 * GiB, 6.0e12, 843, 1519, {
         "peak_flops": "AMD Instinct MI325X datasheet: 1,307.4 TFLOPS bf16, 2,614.9 fp8 (dense), the MI300X's (same CDNA 3 "
                       "die and clocks, 1,000 W instead of 750 W)",
-        "hbm": "AMD MI325X datasheet: 256 GB HBM3E, 6.0 TB/s",
+        "hbm": "AMD MI325X datasheet: 256 GB HBM3E, 6.0 TB/s; ROCm docs, AMD GPU specifications: VRAM 256 GiB (no device-reported total found; the MI300X's is 0.3 GiB under its table's 192 GiB)",
         "scale_up_bandwidth": "as the MI300X (the same 8-GPU platform, 7 Infinity Fabric links; assumed)",
         "scale_out_bandwidth": "as the MI300X platform: one 400 Gb/s NIC per GPU (assumed)"}),
     HardwareSpec(
-        name="mi355x", peak_flops_bf16=2516.6e12, peak_flops_fp8=5033.2e12, peak_flops_fp32=157.3e12, hbm_bytes=288e9,
+        name="mi355x", peak_flops_bf16=2516.6e12, peak_flops_fp8=5033.2e12, peak_flops_fp32=157.3e12, hbm_bytes=288 * GiB,
         hbm_bandwidth=8.0e12, scale_up_size=8, scale_up_bandwidth=537.6e9, scale_out_bandwidth=50e9,
         matmul_efficiency=0.44, fp8_matmul_efficiency=0.39, scale_up_efficiency=0.7, scale_out_efficiency=0.85,
         sources={"peak_flops": "AMD Instinct MI355X (CDNA 4): 256 compute units x 2.4 GHz x 4,096 bf16 FLOP per clock "
@@ -163,7 +174,7 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
                                "5 PFLOPS dense)",
                  "peak_flops_fp32": "AMD MI355X datasheet: 157.3 TFLOPS fp32 (matrix and vector alike; CDNA 4 has no TF32 "
                                     "matrix rate, unlike the MI300X's 653.7)",
-                 "hbm": "AMD MI355X datasheet: 288 GB HBM3E, 8 TB/s",
+                 "hbm": "AMD MI355X datasheet: 288 GB HBM3E, 8 TB/s; ROCm docs, AMD GPU specifications: VRAM 288 GiB (no device-reported total found)",
                  "scale_up_bandwidth": "AMD MI355X: 7 Infinity Fabric links of 153.6 GB/s, 1,075 GB/s bidirectional "
                                        "-> 537.6 GB/s one-way per GPU (fully connected 8-GPU platform)",
                  "scale_out_bandwidth": "one 400 Gb/s NIC per GPU (AMD Pollara 400 / ConnectX-7 platforms; assumed) "
@@ -312,14 +323,16 @@ for _name, (_bw, _src) in _HOST_LINK.items():
 _B200 = HARDWARE["b200"]
 HARDWARE["gb200"] = HardwareSpec(**{
     **_B200.model_dump(), "name": "gb200", "peak_flops_bf16": 2.5e15, "peak_flops_fp8": 5e15, "peak_flops_fp4": 10e15,
-    "hbm_bytes": 186e9,
+    "hbm_bytes": 189471 * MiB,
     "scale_up_size": 72, "devices_per_host": 4, "host_bandwidth": 450e9, "isolated_matmul_efficiency": 0.70, "sources": {
         **_B200.sources,
         "peak_flops": "NVIDIA GB200 NVL72 datasheet: 360 PFLOPS fp16/bf16 and 720 PFLOPS fp8 per 72 GPUs with sparsity "
                       "-> 2.5 PF bf16 / 5 PF fp8 dense per GPU",
         "peak_flops_fp4": "NVIDIA GB200 NVL72 datasheet: 1,440 PFLOPS fp4 per 72 GPUs with sparsity -> 10 PF dense "
                           "NVFP4 per GPU",
-        "hbm": "NVIDIA GB200 NVL72 datasheet: up to 13.4 TB HBM3e and 576 TB/s per 72 GPUs -> 186 GB, 8 TB/s per GPU",
+        "hbm": "NVIDIA GB200 NVL72 datasheet: up to 13.4 TB HBM3e and 576 TB/s per 72 GPUs -> 186 GB, 8 TB/s per GPU; "
+               "as the device reports it: nvidia-smi memory.total 189471MiB (185.0 GiB; 186e9 B, used before, is "
+               "173.2 GiB)" + _DEVICE_TOTAL,
         "scale_up_bandwidth": "NVLink 5: 1.8 TB/s bidirectional per GPU -> 900 GB/s one-way; NVL72: one NVLink domain "
                               "of 72 GPUs (NVLink Switch trays)",
         "scale_out_bandwidth": "GB200 NVL72 compute tray: 4 GPUs with 4 ConnectX-7 400 Gb/s NICs -> 50 GB/s per GPU",
@@ -360,7 +373,7 @@ _ULTRA_FP4 = ("derived, not fitted (HardwareSpec.fp4_over_fp8_rate = 2): achieve
               "run came out +28% at the fp8 fraction (GB300 / GB200 NVFP4 per GPU measured 1.31x, predicted 1.71x) and "
               "checked on the MLPerf v6.0 Cisco B300 NVFP4 Llama 3.1 8B run: +21% -> +5% (docs/accuracy.md)")
 HARDWARE["gb300"] = HardwareSpec(**{
-    **HARDWARE["gb200"].model_dump(), "name": "gb300", "hbm_bytes": 288e9, "sm_count": 160, "scale_out_bandwidth": 100e9,
+    **HARDWARE["gb200"].model_dump(), "name": "gb300", "hbm_bytes": 284208 * MiB, "sm_count": 160, "scale_out_bandwidth": 100e9,
     "peak_flops_fp4": 15e15,
     "compute_arch": "blackwell-ultra", **_ULTRA_GEMM,
     "fp4_over_fp8_rate": HARDWARE["gb200"].peak_flops_fp4 / HARDWARE["gb200"].peak_flops_fp8,
@@ -371,12 +384,12 @@ HARDWARE["gb300"] = HardwareSpec(**{
         "peak_flops_fp4": "NVIDIA GB300 NVL72 datasheet: 1,080 PFLOPS dense fp4 (1,440 with sparsity) per 72 GPUs -> 15 PF "
                           "dense NVFP4 per GPU (Blackwell Ultra: 1.5x Blackwell's dense NVFP4)",
         "hbm": "NVIDIA Blackwell Ultra (GB300): 288 GB HBM3e per GPU; the GB300 NVL72 datasheet's 'up to 20 TB' and "
-               "576 TB/s per 72 GPUs -> 8 TB/s per GPU (its 20 TB rounds 72 x 288 GB = 20.7 TB down: 279 GB per GPU, used "
-               "before, is below the 265.08 GiB = 284.6 GB peak torchtitan's DeepSeek-V3 DistMoE report measured on one "
-               "GB300, docs/accuracy.md fortieth pass)",
+               "576 TB/s per 72 GPUs -> 8 TB/s per GPU; as the device reports it: nvidia-smi memory.total 284208MiB "
+               "(277.5 GiB; 288e9 B, used before, is 268.2 GiB; the 265.08 GiB peak torchtitan's DeepSeek-V3 DistMoE "
+               "report measured on one GB300, docs/accuracy.md fortieth pass, fits under both)" + _DEVICE_TOTAL,
         "devices_per_host": "NVIDIA GB300 NVL72: 18 compute trays of 4 Blackwell Ultra GPUs and 2 Grace CPUs"}})
 HARDWARE["b300"] = HardwareSpec(**{
-    **_B200.model_dump(), "name": "b300", "hbm_bytes": 288e9, "sm_count": 160, "scale_out_bandwidth": 100e9,
+    **_B200.model_dump(), "name": "b300", "hbm_bytes": 275040 * MiB, "sm_count": 160, "scale_out_bandwidth": 100e9,
     "peak_flops_fp4": 14e15,
     "compute_arch": "blackwell-ultra", **_ULTRA_GEMM,
     "fp4_over_fp8_rate": HARDWARE["gb200"].peak_flops_fp4 / HARDWARE["gb200"].peak_flops_fp8,
@@ -386,7 +399,8 @@ HARDWARE["b300"] = HardwareSpec(**{
                       "bf16 dense per GPU (the DGX B200's figures)",
         "peak_flops_fp4": "14 PF dense NVFP4 per B300 GPU (Verda, 'NVIDIA GB300 NVL72: GPU Architecture & Performance', "
                           "per-GPU table without sparsity; HGX B300 at its lower power limit, below the GB300's 15)",
-        "hbm": "NVIDIA DGX B300 datasheet: 2.3 TB HBM3e per 8 GPUs -> 288 GB per GPU; 8 TB/s (Blackwell Ultra)"}})
+        "hbm": "NVIDIA DGX B300 datasheet: 2.3 TB HBM3e per 8 GPUs -> 288 GB per GPU; 8 TB/s (Blackwell Ultra); as the "
+               "device reports it: nvidia-smi memory.total 275040MiB (268.6 GiB) on B300 SXM6 AC" + _DEVICE_TOTAL}})
 
 #: H800 SXM: the export variant of H100 SXM (same GH100 die, tensor cores, HBM and SM count; every other
 #: number is the h100-sxm entry's), with NVLink cut to 400 GB/s bidirectional
@@ -505,7 +519,7 @@ HARDWARE["mi350x"] = HardwareSpec(**{
                               "bf16 FLOP per clock per CU = 2,306.9 TFLOPS bf16, fp8 twice that (AMD: 2.3 / 4.6 "
                               "PFLOPS dense; the MI355X's 2.4 GHz gives its 2.5 / 5.0)",
                 "peak_flops_fp32": "AMD MI350X: 144.2 TFLOPS fp32 (the MI355X's 157.3 at 2.2 / 2.4 GHz; no TF32 on CDNA 4)",
-                "hbm": "AMD MI350X datasheet: 288 GB HBM3E, 8 TB/s (as the MI355X)",
+                "hbm": "AMD MI350X datasheet: 288 GB HBM3E, 8 TB/s (as the MI355X); ROCm docs, AMD GPU specifications: VRAM 288 GiB",
                 "scale_up_bandwidth": "the MI355X's platform (same 7 Infinity Fabric links of 153.6 GB/s): "
                                       + _MI355X.sources["scale_up_bandwidth"],
                 "matmul_efficiency": "the mi355x entry's (the mi300x entry's derived rates; no MI350X GEMM measurement "
