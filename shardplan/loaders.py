@@ -90,8 +90,53 @@ def check_document(data: Any, where: str) -> None:
             stack.extend((v, depth + 1) for v in value)
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing a key given twice in one mapping (PyYAML keeps the last silently)."""
+_INT_TAG, _FLOAT_TAG = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
+
+
+class _Yaml12Numbers(yaml.SafeLoader):
+    """PyYAML's safe loader with YAML 1.2's core-schema numbers instead of YAML 1.1's: ``010`` is ten (YAML 1.1 reads
+    it as octal eight), ``1:30`` is a string (1.1: sexagesimal 90), ``1e9`` a float (1.1: a string); ``0o17`` and
+    ``0x1F`` stay octal and hex (YAML 1.2 spec, 10.3.2 "Tag Resolution", the core schema's int and float patterns).
+    A breaker found ``hbm_bytes: 0100000000000`` read as 8 GiB and ``step_overhead_s=010`` as 8 s, without a word."""
+
+
+_Yaml12Numbers.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag not in (_INT_TAG, _FLOAT_TAG)]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_Yaml12Numbers.add_implicit_resolver(_INT_TAG, re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"),
+                                     list("-+0123456789"))
+_Yaml12Numbers.add_implicit_resolver(
+    _FLOAT_TAG, re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+                           r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"), list("-+.0123456789"))
+
+
+def _yaml12_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    """An int of the YAML 1.2 core schema: decimal (leading zeros allowed, still decimal), ``0o`` octal, ``0x`` hex."""
+    text = loader.construct_scalar(node)
+    body = text.lstrip("+-")
+    sign = -1 if text.startswith("-") else 1
+    if body.startswith("0o"):
+        return sign * int(body[2:], 8)
+    if body.startswith("0x"):
+        return sign * int(body[2:], 16)
+    return sign * int(body, 10)
+
+
+_Yaml12Numbers.add_constructor(_INT_TAG, _yaml12_int)
+
+
+def load_yaml_value(text: str) -> Any:
+    """One YAML value as the project reads every YAML input (files, inline profile overrides, ``--fix``): the safe
+    loader with YAML 1.2 numbers (:class:`_Yaml12Numbers`).
+
+    Raises:
+        yaml.YAMLError: the text is not YAML (callers name their input)."""
+    return yaml.load(text, Loader=_Yaml12Numbers)  # noqa: S506 (a SafeLoader)
+
+
+class _UniqueKeyLoader(_Yaml12Numbers):
+    """The project's safe loader (:class:`_Yaml12Numbers`), refusing a key given twice in one mapping (PyYAML keeps
+    the last silently)."""
 
     def construct_mapping(self, node: Any, deep: bool = False) -> dict:
         """The mapping of ``node``; raises a ConstructorError on a repeated key."""

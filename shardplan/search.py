@@ -130,6 +130,8 @@ def parse_fix(items: Iterable[str]) -> dict[str, Any]:
     """
     import yaml
 
+    from shardplan.loaders import load_yaml_value
+
     out: dict[str, Any] = {}
     parts = [p for item in items for p in _split_fix(item)]
     for item in parts:
@@ -145,7 +147,7 @@ def parse_fix(items: Iterable[str]) -> dict[str, Any]:
         if v == "":
             raise ConfigError(f"--fix {k}= has no value", field="fix", value=k)
         try:
-            val = yaml.safe_load(v)
+            val = load_yaml_value(v)
         except (yaml.YAMLError, ValueError, TypeError, RecursionError):
             val = v
         check_document(val, f"--fix {k}")

@@ -379,3 +379,27 @@ def test_a_profile_cannot_default_sp_off_where_tp_requires_it():
     code, out = _run("estimate", *BASE, "--tp", "2", "--framework", "megatron+tp_requires_sp=true+layout_defaults={sp: false}")
     assert code == 2 and "layout_defaults sp=false with tp_requires_sp=true" in " ".join(out.split())
     assert _run("estimate", *BASE, "--tp", "2", "--framework", "megatron+tp_requires_sp=true")[0] == 0
+
+
+def test_yaml_numbers_are_yaml_1_2(tmp_path):
+    from shardplan.presets.frameworks import framework_profile
+    # breaker: PyYAML's YAML 1.1 read a leading zero as octal and 1:30 as base 60, silently: hbm_bytes 0100000000000
+    # was 8 GiB (0o100000000000 = 8 x 2**30), step_overhead_s=010 was 8 s. YAML 1.2's core schema: 010 is ten, 1:30 a
+    # string (refused by the number field), 1e9 a float; 0o / 0x keep their bases
+    from shardplan.loaders import load_hardware, load_yaml_value
+    assert [load_yaml_value(t) for t in ("010", "-010", "1e9", "0o17", "0x1F", "+1", "1.6e+9")] == \
+        [10, -10, 1e9, 15, 31, 1, 1.6e9]
+    assert load_yaml_value("1:30") == "1:30" and load_yaml_value("true") is True
+    f = tmp_path / "h.yaml"
+    f.write_text("base: h100-sxm\nname: x\nhbm_bytes: 0100000000000\n")
+    assert load_hardware(str(f)).hbm_bytes == 100_000_000_000
+    assert framework_profile("megatron+step_overhead_s=010").step_overhead_s == 10
+    # a number's own sign is not an override separator: =+1 and [1e+9] (a list, refused by the number field)
+    assert framework_profile("megatron+step_overhead_s=+1").step_overhead_s == 1
+    with pytest.raises(ConfigError, match=r"host_adam_params_per_s=\[1000000000.0\]; legal: a number"):
+        framework_profile("megatron+host_adam_params_per_s=[1e+9]")
+    with pytest.raises(ConfigError, match=r"step_overhead_s='1:30'; legal: a number"):
+        framework_profile("megatron+step_overhead_s=1:30")
+    # an override too long for a file name is still read as an override (was "File name too long")
+    with pytest.raises(ConfigError, match=r"loss='x+\.\.\.x+'; legal: 'fused', 'eager' or 'in_place'"):
+        framework_profile("megatron+loss=" + "x" * 5000)

@@ -740,7 +740,7 @@ def framework_profile(name: str) -> FrameworkProfile:
         ConfigError: for an unknown name (lists the legal names), an unreadable file, a ``+`` part that is not
             ``field=value``, or a bad field.
     """
-    if "+" in name and not Path(name).is_file():
+    if "+" in name and not _is_file(name):
         return _with_overrides(name)
     if name.lower().endswith((".yaml", ".yml", ".json")):
         return _profile_file(name)
@@ -760,10 +760,12 @@ def _with_overrides(name: str) -> FrameworkProfile:
     """
     import yaml
 
+    from shardplan.loaders import load_yaml_value
+
     pieces = name.split("+")
     # the base: the longest prefix that is a built-in's name or an existing file (a path may hold a "+")
     cut = next((i for i in range(len(pieces), 0, -1) if "+".join(pieces[:i]).strip().lower() in FRAMEWORKS
-                or Path("+".join(pieces[:i])).is_file()), 1)
+                or _is_file("+".join(pieces[:i]))), 1)
     base, parts = "+".join(pieces[:cut]), _rejoin_exponents(pieces[cut:])
     data: dict = {"base": base}
     shown = short_repr(name)
@@ -785,7 +787,7 @@ def _with_overrides(name: str) -> FrameworkProfile:
             raise ConfigError(f"framework {shown}: {short_repr(field)} is not a profile field; legal: "
                               f"{', '.join(inline)}", field=field, value=value, legal=inline)
         try:
-            data[field] = yaml.safe_load(value) if value.strip() else value
+            data[field] = load_yaml_value(value) if value.strip() else value
         except yaml.YAMLError:
             data[field] = value
         texts.append(f"{field}={value.strip()}")
@@ -796,16 +798,26 @@ def _with_overrides(name: str) -> FrameworkProfile:
     return profile.model_copy(update={"origin": "+".join([base.strip().lower(), *texts])})
 
 
+def _is_file(name: str) -> bool:
+    """``name`` is an existing regular file; False for a name the OS cannot even look up (longer than NAME_MAX: a
+    breaker's 5,000-character override was reported as "File name too long")."""
+    try:
+        return Path(name).is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def _rejoin_exponents(parts: list[str]) -> list[str]:
-    """The ``+`` pieces of inline overrides with a number's exponent sign put back: ``host_adam_params_per_s=1.6e+9``
-    splits into ``...=1.6e`` and ``9``; a piece that starts with a digit after one ending in a mantissa and ``e``
-    (``1.6e``, ``2E``) is that number's exponent, not another override (a breaker wrote ``1.6e+9``). Never empty:
-    :func:`framework_profile` reads a whole name that is a file."""
+    """The ``+`` pieces of inline overrides with a number's own ``+`` put back: ``host_adam_params_per_s=1.6e+9``
+    splits into ``...=1.6e`` and ``9``, ``step_overhead_s=+1`` into ``...=`` and ``1``; a piece that starts with a
+    digit (or ``.``) after one ending in a mantissa and ``e`` (``1.6e``, ``[1e``) or in ``=`` is that number's sign,
+    not another override (breaker findings: ``1.6e+9``, ``=+1``, ``[1e+9]``). Never empty: :func:`framework_profile`
+    reads a whole name that is a file."""
     import re
 
     out: list[str] = []
     for part in parts:
-        if out and re.search(r"=\s*[-+]?[0-9.]+[eE]$", out[-1]) and re.match(r"\d", part):
+        if out and re.search(r"(?:=\s*|[0-9.][eE])$", out[-1]) and re.match(r"[0-9.]", part):
             out[-1] += "+" + part
         else:
             out.append(part)
