@@ -285,3 +285,19 @@ def test_plan_with_nothing_that_fits_names_the_offloaded_layout():
                                  global_batch_tokens=None, tp=tp, zero_stage=zero, recompute=recompute,
                                  microbatch_size=mbs, offload_optimizer=True)
     assert pc.tp * (pc.dp or dp) <= 32 and estimate(m, hw, tr, pc, 32).fits
+
+
+def test_easydel_export_with_tp_on_a_tpu_is_one_refusal(tmp_path):
+    # breaker: --to easydel --tp 4 on a TPU said "legal sp: true (--sp)" (the maxtext profile's tp always shards the
+    # activations), and with --sp EasyDeL refused Megatron sp: one refusal now names what runs, exit 2, nothing written
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    out = tmp_path / "e.json"
+    base = ["export", "-m", "llama-3-8b", "-H", "tpu-v5p", "-n", "32", "-s", "8192", "-b", "64", "--recompute", "full",
+            "--to", "easydel", "-o", str(out)]
+    r = CliRunner().invoke(app, [*base, "--tp", "4"])
+    text = " ".join(r.output.split())
+    assert r.exit_code == 2 and "EasyDeL cannot express this plan: tp=4" in text and "legal: tp=1" in text, text
+    assert "(--sp)" not in text and not out.exists()
+    assert CliRunner().invoke(app, base).exit_code == 0 and out.exists()  # tp=1: written

@@ -127,7 +127,7 @@ def export(model: ModelOpt, hardware: HardwareOpt, to: ToOpt, devices: PlanDevic
                  dropout=dropout, optimizer_dtype=optimizer_dtype, moe_capacity_factor=moe_capacity_factor,
                  moe_imbalance=moe_imbalance, moe_routing=moe_routing, scale_up_size=scale_up_size, plan=plan)
     defaulted = typed is None and framework is not None and plan is None
-    e = _priced(specs, layout, exporter(to).title, defaulted)
+    e = _priced(specs, layout, exporter(to).title, defaulted, easydel=exporter(to).name == "easydel")
     if defaulted:
         profile_note("--to", exporter(to).name, framework)
     from shardplan.cli.estimate import print_estimate_notes
@@ -147,10 +147,13 @@ def export(model: ModelOpt, hardware: HardwareOpt, to: ToOpt, devices: PlanDevic
     emit_export(name, text, output)
 
 
-def _priced(specs: dict, layout: dict, title: str, defaulted: bool):
+def _priced(specs: dict, layout: dict, title: str, defaulted: bool, easydel: bool = False):
     """The estimate of an export (:func:`shardplan.cli.estimate.estimate_layout`). ``defaulted``: the target's own
     profile was chosen for it (:func:`target_profile`); a refusal that the default pricing does not make is then the
-    target framework's, and says so; any other input error is raised as it is.
+    target framework's, and says so; any other input error is raised as it is. ``easydel``: a pricing profile whose
+    tensor parallelism always shards the activations (``FrameworkProfile.tp_requires_sp``: maxtext, the TPU default)
+    asks for the sp that EasyDeL cannot write, so the two refusals become one that names what can run (a breaker went
+    from one to the other).
 
     Raises:
         ConfigError: bad input (exit code 2)."""
@@ -158,6 +161,11 @@ def _priced(specs: dict, layout: dict, title: str, defaulted: bool):
     try:
         return estimate_layout(specs, layout)
     except ConfigError as err:
+        if easydel and err.field == "sp" and err.value is False:
+            raise ConfigError(f"EasyDeL cannot express this plan: {err.args[0].split(';')[0]}, and EasyDeL's "
+                              "sharding_axis_dims do not say Megatron sequence parallelism over tp; legal: tp=1 (its "
+                              "fsdp axis, ZeRO-3), --to maxtext (tensor_sequence), or --framework with a profile whose "
+                              "tp leaves the activations whole", field="tp", value=layout.get("tp"), legal=[1]) from None
         if not defaulted:
             raise
         try:
