@@ -982,8 +982,9 @@ def _check_options(p: ParallelConfig, n_devices: int, fw: FrameworkProfile | Non
     if p.recompute_modules is not None:
         if p.recompute != "selective":
             raise ConfigError(f"recompute_modules={short_repr(','.join(p.recompute_modules))} needs "
-                              f"recompute='selective' (got {p.recompute!r})", field="recompute_modules", value=list(p.recompute_modules),
-                              legal=["selective"])
+                              f"recompute='selective' (got {p.recompute!r}); legal: recompute selective with "
+                              f"recompute_modules, or recompute {p.recompute} without them (leave --recompute-modules "
+                              "out)", field="recompute_modules", value=list(p.recompute_modules), legal=["selective"])
         repeated = sorted({m for m in p.recompute_modules if p.recompute_modules.count(m) > 1})
         if repeated:
             raise ConfigError(f"recompute_modules names {', '.join(repeated)} twice; give each module once",
@@ -991,7 +992,8 @@ def _check_options(p: ParallelConfig, n_devices: int, fw: FrameworkProfile | Non
     if p.remat_saved is not None:
         if p.recompute != "full":
             raise ConfigError(f"remat_saved={','.join(p.remat_saved)} names what a full recompute keeps and needs "
-                              f"recompute='full' (got {p.recompute!r})", field="remat_saved",
+                              f"recompute='full' (got {p.recompute!r}); legal: recompute full with remat_saved, or "
+                              f"recompute {p.recompute} without it (leave --remat-saved out)", field="remat_saved",
                               value=list(p.remat_saved), legal=["full"])
         repeated = sorted({m for m in p.remat_saved if p.remat_saved.count(m) > 1})
         if repeated:
@@ -999,7 +1001,8 @@ def _check_options(p: ParallelConfig, n_devices: int, fw: FrameworkProfile | Non
                               value=repeated)
     if p.recompute_layers is not None and p.recompute != "full":
         raise ConfigError(f"recompute_layers={p.recompute_layers} chooses how many layers full recompute recomputes and "
-                          f"needs recompute='full' (got {p.recompute!r})", field="recompute_layers",
+                          f"needs recompute='full' (got {p.recompute!r}); legal: recompute full with recompute_layers, "
+                          f"or recompute {p.recompute} without it (leave --recompute-layers out)", field="recompute_layers",
                           value=p.recompute_layers, legal=[None])
     if p.moe_dispatcher != "alltoall" and p.ep == 1:
         raise ConfigError(f"moe_dispatcher={p.moe_dispatcher!r} dispatches tokens over the ep group and needs ep > 1 "

@@ -301,3 +301,35 @@ def test_easydel_export_with_tp_on_a_tpu_is_one_refusal(tmp_path):
     assert r.exit_code == 2 and "EasyDeL cannot express this plan: tp=4" in text and "legal: tp=1" in text, text
     assert "(--sp)" not in text and not out.exists()
     assert CliRunner().invoke(app, base).exit_code == 0 and out.exists()  # tp=1: written
+
+
+def test_partial_recompute_gets_a_hint_that_fits():
+    # breaker: --recompute-layers 1 (126 GiB) and a --recompute-modules list (192 GiB) got no hint, and appending
+    # --recompute full to the module list was refused without naming the way out. Llama-3-8B, 8 H100, mbs 2:
+    # the fewest recomputed layers that fit (bisection) is the hint; each suggestion, priced on its own, fits and one
+    # layer fewer does not
+    import re
+
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    from shardplan.cost.step import estimate
+    from shardplan.inputs import build_inputs
+
+    def priced(seq: int, **layout):
+        m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=seq, global_batch=64,
+                                     global_batch_tokens=None, microbatch_size=2, **layout)
+        return estimate(m, hw, tr, pc, 8)
+    base = ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "--microbatch-size", "2", "-b", "64"]
+    text = " ".join(CliRunner().invoke(app, [*base, "-s", "8192", "--recompute", "full", "--recompute-layers", "1"],
+                                       terminal_width=300).output.split())
+    n = int(re.search(r"it fits with --recompute-layers (\d+) ", text).group(1))
+    assert priced(8192, recompute="full", recompute_layers=n).fits
+    assert not priced(8192, recompute="full", recompute_layers=n - 1).fits
+    r = CliRunner().invoke(app, [*base, "-s", "16384", "--recompute", "selective", "--recompute-modules",
+                                 "core_attn,layernorm"], terminal_width=300)
+    text = " ".join(r.output.split())
+    assert r.exit_code == 1 and "--zero-stage 3 --recompute full (without --recompute-modules)" in text, text
+    assert priced(16384, recompute="full", zero_stage=3).fits
+    r = CliRunner().invoke(app, [*base, "-s", "16384", "--recompute", "full", "--recompute-modules", "core_attn"])
+    assert r.exit_code == 2 and "leave --recompute-modules out" in " ".join(r.output.split())

@@ -1,6 +1,7 @@
 """``shardplan estimate``: memory, step time, MFU and the bottleneck of one layout."""
 
 import json
+import math
 from typing import Any
 
 from rich.markup import escape
@@ -337,12 +338,52 @@ def _higher_zero(e, sharding: bool = True) -> list[tuple[str, dict]]:
 
 def _later_recompute(e) -> list[tuple[str, dict]]:
     """Selective and full activation recompute beyond the layout's own (``search.RECOMPUTE_ORDER``) as (flag, layout
-    fields) pairs; [] for a policy outside that order (a module list)."""
+    fields) pairs. A layout that recomputes less than its policy says gets the policy in full first: a module list
+    (``recompute_modules``) or a partial full recompute (``recompute_layers``) or saved matmuls (``remat_saved``) are
+    dropped, the flag saying so (a breaker found no hint for them, and that appending --recompute full to a module list
+    is refused)."""
     from shardplan.search import RECOMPUTE_ORDER
     p = e.parallel
     if p.recompute not in RECOMPUTE_ORDER:
         return []
-    return [(f"--recompute {r}", {"recompute": r}) for r in RECOMPUTE_ORDER[RECOMPUTE_ORDER.index(p.recompute) + 1:]]
+    partial = {"recompute_modules": "--recompute-modules", "recompute_layers": "--recompute-layers",
+               "remat_saved": "--remat-saved"}
+    given = [f for f in partial if getattr(p, f) is not None]
+    drop = {f: None for f in given}
+    without = f" (without {', '.join(partial[f] for f in given)})" if given else ""
+    later = RECOMPUTE_ORDER[RECOMPUTE_ORDER.index(p.recompute) + (0 if given else 1):]
+    return [(f"--recompute {r}{without}", {"recompute": r, **drop}) for r in later
+            if not (r == p.recompute == "selective" and "recompute_modules" not in given)]
+
+
+def recompute_layers_hint(e) -> str | None:
+    """For a layout with a partial full recompute (``recompute_layers`` N of each stage's layers) that does not fit:
+    the fewest recomputed layers with which it fits, found by bisection (more recomputed layers only lower the peak:
+    each keeps its input alone, :func:`shardplan.cost.memory.layer_activation_bytes`), its peak and step time; None
+    when none below recomputing every layer fits or is valid."""
+    from shardplan.cost.step import estimate
+    from shardplan.errors import ConfigError
+    p = e.parallel
+    if e.fits or p.recompute != "full" or p.recompute_layers is None:
+        return None
+    top = math.ceil(max(e.layout.stage_layers) / max(1, p.virtual_stages))
+
+    def fits(n: int):
+        try:
+            other = estimate(e.model, e.hardware, e.training, p.model_copy(update={"recompute_layers": n}),
+                             e.layout.n_devices)
+        except ConfigError:
+            return None
+        return other if other.fits else None
+    lo, hi = p.recompute_layers + 1, top
+    if lo > hi or fits(hi) is None:
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fits(mid) is not None else (mid + 1, hi)
+    best = fits(lo)
+    return (f"it fits with --recompute-layers {lo} ({_gib(best.memory.total)} GiB; step {fmt_seconds(best.step_s)} "
+            f"against {fmt_seconds(e.step_s)})")
 
 
 def combined_hint(e) -> str | None:
@@ -388,7 +429,7 @@ def does_not_fit(e, plan_hint: str = PLAN_HINT) -> str:
     higher ZeRO stage, :func:`recompute_hint` when recomputing activations or :func:`offload_hint` when offloading
     them would make it fit (:func:`combined_hint` when neither a ZeRO stage nor recompute alone does), ending in
     ``plan_hint``."""
-    single = [h for h in (zero_hint(e), recompute_hint(e)) if h]
+    single = [h for h in (zero_hint(e), recompute_layers_hint(e), recompute_hint(e)) if h]
     hints = [h for h in (*single, None if single else combined_hint(e), offload_hint(e)) if h]
     limit = fit_limit_text(e.hardware.hbm_bytes, e.training.framework)
     return (f"the layout does not fit: {_gib(e.memory.total)} GiB per device of {limit}; "
