@@ -447,8 +447,9 @@ PLAN_TRAINING_KEYS: dict[str, tuple[type, float | None, float | None]] = {
     "global_batch_tokens": (int, 1, limits.MAX_BATCH_TOKENS), "microbatches": (int, 1, limits.MAX_BATCH_TOKENS),
     "moe_capacity_factor": (float, 1.0, 64.0), "moe_imbalance": (float, 1.0, 64.0),
     "precision": (str, None, None), "optimizer_dtype": (str, None, None), "moe_routing": (str, None, None),
-    "framework": (str, None, None), "zero3_gather_buffers": (int, 1, 2), "attention": (str, None, None)}
-_KIND_NAMES = {int: "a whole number", float: "a number", str: "a text value (a name)"}
+    "framework": (str, None, None), "zero3_gather_buffers": (int, 1, 2), "attention": (str, None, None),
+    "dropout": (bool, None, None)}
+_KIND_NAMES = {int: "a whole number", float: "a number", str: "a text value (a name)", bool: "true or false"}
 
 
 def check_plan_context(data: dict[str, Any], path: str | Path) -> None:
@@ -472,7 +473,8 @@ def check_plan_context(data: dict[str, Any], path: str | Path) -> None:
     for key, value, (kind, lo, hi) in checks:
         if value is None:
             continue
-        ok = (not isinstance(value, bool) and (isinstance(value, kind) or (kind is float and isinstance(value, int)))
+        ok = (isinstance(value, bool) if kind is bool else
+              not isinstance(value, bool) and (isinstance(value, kind) or (kind is float and isinstance(value, int)))
               and (lo is None or (value == value and lo <= value <= hi)))
         if not ok:
             bounds = f" from {lo:,} to {hi:,}" if lo is not None else ""
@@ -482,7 +484,7 @@ def check_plan_context(data: dict[str, Any], path: str | Path) -> None:
 
 def read_plan_context(path: str | Path) -> dict[str, Any]:
     """What a plan file says it was made for, besides its layout: ``{"model", "hardware", "devices", "seq_len",
-    "global_batch_size", "precision", "optimizer_dtype", "moe_routing", "framework"}`` where the file has them
+    "global_batch_size", "precision", "optimizer_dtype", "moe_routing", "framework", "dropout"}`` where the file has them
     (``shardplan plan --json`` / ``estimate --json``: the ``model``, ``hardware`` and ``training`` objects;
     ``shardplan import``: ``devices``, ``training`` and ``imported_from``), names for the named objects.
     Unreadable parts are left out and an unreadable file gives ``{}`` (:func:`read_plan_file` reports it);
@@ -511,6 +513,8 @@ def read_plan_context(path: str | Path) -> dict[str, Any]:
                 "moe_capacity_factor"):
         if isinstance(training.get(key), (int, float, str)) and not isinstance(training.get(key), bool):
             out[key] = training[key]
+    if isinstance(training.get("dropout"), bool):
+        out["dropout"] = training["dropout"]
     if "framework" not in out and isinstance(data.get("imported_from"), str):
         from shardplan.presets.frameworks import FRAMEWORKS
         # a framework with a profile (EasyDeL has none to compare), or one with +field=value overrides

@@ -333,3 +333,32 @@ def test_partial_recompute_gets_a_hint_that_fits():
     assert priced(16384, recompute="full", zero_stage=3).fits
     r = CliRunner().invoke(app, [*base, "-s", "16384", "--recompute", "full", "--recompute-modules", "core_attn"])
     assert r.exit_code == 2 and "leave --recompute-modules out" in " ".join(r.output.split())
+
+
+def test_megatron_round_trip_keeps_dropout(tmp_path):
+    # breaker: export --dropout (--attention-dropout 0.1 --hidden-dropout 0.1), import, estimate --plan priced the
+    # plan without dropout (58.93 GiB / 1.576 s against 59.97 / 1.600 exported). The import records dropout (Megatron-
+    # LM's default 0.1 too when a script sets neither), --plan applies it: the same step and memory as the export
+    import json
+
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    script, plan = tmp_path / "d.sh", tmp_path / "d.json"
+    base = ["-m", "llama-3-8b", "-H", "h100-sxm"]
+    flags = [*base, "-n", "16", "-s", "4096", "-b", "64", "--dropout"]
+    assert CliRunner().invoke(app, ["export", *flags, "--to", "megatron", "-o", str(script)]).exit_code == 0
+    assert CliRunner().invoke(app, ["import", str(script), "--from", "megatron", "-o", str(plan)]).exit_code == 0
+    assert json.loads(plan.read_text())["training"]["dropout"] is True
+    direct = json.loads(CliRunner().invoke(app, ["estimate", *flags, "--json"]).stdout)
+    again = json.loads(CliRunner().invoke(app, ["estimate", *base, "--plan", str(plan), "--json"]).stdout)
+    assert again["time_s"]["step"] == direct["time_s"]["step"]
+    assert again["memory_bytes"]["total"] == direct["memory_bytes"]["total"]
+    # a script that sets both rates to 0 imports without dropout; one that sets neither has Megatron-LM's 0.1
+    zero = tmp_path / "z.sh"
+    zero.write_text(script.read_text().replace("--attention-dropout 0.1", "--attention-dropout 0.0")
+                    .replace("--hidden-dropout 0.1", "--hidden-dropout 0.0"))
+    from shardplan.export import import_config
+    assert import_config("megatron", zero.read_text()).dropout is False
+    bare = script.read_text().replace("--attention-dropout 0.1", "").replace("--hidden-dropout 0.1", "")
+    assert import_config("megatron", bare).dropout is True

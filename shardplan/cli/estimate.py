@@ -55,6 +55,11 @@ def run_values_from_plan(specs: dict[str, Any]) -> dict[str, Any]:
                               field=flag, value=None)
     taken += _profile_from_plan(out, made)
     taken += _precision_from_plan(out, made)
+    if made.get("dropout") is True and not out.get("dropout"):
+        # an imported Megatron-LM script's dropout (0.1 unless it sets 0): the flag's default (off) would price
+        # another program (a breaker's round trip lost it: 58.93 GiB / 1.576 s against 59.97 / 1.600 exported)
+        out["dropout"] = True
+        taken.append("--dropout")
     if taken:
         err_console.print(f"[yellow]note:[/] {', '.join(taken)} from --plan {out['plan']} (give a flag to override one)",
                           highlight=False, soft_wrap=True)

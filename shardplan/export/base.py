@@ -52,6 +52,8 @@ class Imported:
         framework: the framework's registry name.
         precision, optimizer_dtype, moe_capacity_factor: the precision policy, optimizer state and MoE capacity
             factor the config sets, where the importer reads them (Megatron-LM's flags), else None.
+        dropout: whether the config trains with dropout (Megatron-LM: --attention-dropout / --hidden-dropout above 0,
+            both 0.1 by default), where the importer reads it, else None.
         notes: what the importer read as the closest planner equivalent (printed by ``shardplan import``).
     """
 
@@ -63,6 +65,7 @@ class Imported:
     precision: str | None = None
     optimizer_dtype: str | None = None
     moe_capacity_factor: float | None = None
+    dropout: bool | None = None
     notes: tuple[str, ...] = ()
 
     def to_plan(self) -> dict[str, Any]:
@@ -70,7 +73,8 @@ class Imported:
         ``{"parallel": {...}, "devices": N, "training": {...}, "imported_from": name}``."""
         training = {"seq_len": self.seq_len, "global_batch_size": self.global_batch}
         training.update({k: v for k, v in (("precision", self.precision), ("optimizer_dtype", self.optimizer_dtype),
-                                           ("moe_capacity_factor", self.moe_capacity_factor)) if v is not None})
+                                           ("moe_capacity_factor", self.moe_capacity_factor),
+                                           ("dropout", self.dropout)) if v is not None})
         return {"parallel": self.parallel.model_dump(mode="json"), "devices": self.devices, "training": training,
                 "imported_from": self.framework}
 

@@ -460,6 +460,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--moe-token-dispatcher-type", choices=["allgather", "alltoall", "flex"])
     ap.add_argument("--cp-comm-type", nargs="+")
     ap.add_argument("--moe-expert-capacity-factor", type=float)
+    # arguments.py _add_regularization_args: both default to 0.1 (dropout on unless the script sets 0; read())
+    ap.add_argument("--attention-dropout", type=float)
+    ap.add_argument("--hidden-dropout", type=float)
     ap.add_argument("--fp8-format")
     ap.add_argument("--fp4-format")
     ap.add_argument("--fp4-recipe")
@@ -851,7 +854,9 @@ def read(text: str, devices: int | None = None) -> Imported:
     notes = _import_notes(a, parallel.schedule, precision) + capacity_notes + loss_notes
     return Imported(parallel, devices=n, seq_len=a.seq_length, global_batch=a.global_batch_size,
                     framework=framework, precision=precision, optimizer_dtype=optimizer_dtype,
-                    moe_capacity_factor=capacity, notes=notes)
+                    moe_capacity_factor=capacity, dropout=any((MEGATRON_DROPOUT if rate is None else rate) > 0
+                                                              for rate in (a.attention_dropout, a.hidden_dropout)),
+                    notes=notes)
 
 
 def _loss_profile(a: argparse.Namespace) -> tuple[str, tuple[str, ...]]:
