@@ -147,15 +147,20 @@ def band_for(framework, hardware, moe: bool | None = None) -> ThroughputBand | N
     ``kind``) for a model of class ``moe`` (None: any), the group text saying when the profile or the hardware is a
     file rather than a built-in (the record is the built-ins'; a fitted file has its own cross-validated errors:
     ``shardplan calibrate``); None without a band file."""
+    from shardplan.presets.frameworks import FRAMEWORKS
     from shardplan.presets.hardware import HARDWARE
     band = throughput_band(framework.name, hardware.compute_arch or hardware.kind, moe)
     files = [what for what, is_file in (("profile", bool(framework.origin) and not framework.inline),
                                         ("hardware", hardware.name not in HARDWARE)) if is_file]
-    if band is None or not (files or framework.inline):
+    # inline overrides that restate the built-in's values change nothing (a new user's 1.6e+9 on deepspeed)
+    skip = {"origin", "sources"}
+    overrides = framework.inline and (framework.name not in FRAMEWORKS or framework.model_dump(exclude=skip)
+                                      != FRAMEWORKS[framework.name].model_dump(exclude=skip))
+    if band is None or not (files or overrides):
         return band
     mine = ([f"your {' and '.join(files)} {'come from files' if len(files) > 1 else 'comes from a file'}"]
             if files else []) + \
-        ([f"your profile overrides {framework.spec.split('+', 1)[1]}"] if framework.inline else [])
+        ([f"your profile overrides {framework.spec.split('+', 1)[1]}"] if overrides else [])
     return replace(band, group=f"{band.group}; the built-ins' record, {'; '.join(mine)}")
 
 

@@ -362,3 +362,24 @@ def test_megatron_round_trip_keeps_dropout(tmp_path):
     assert import_config("megatron", zero.read_text()).dropout is False
     bare = script.read_text().replace("--attention-dropout 0.1", "").replace("--hidden-dropout 0.1", "")
     assert import_config("megatron", bare).dropout is True
+
+
+def test_band_and_bound_rows_say_what_applies():
+    # new user: an inline override that restates the built-in (deepspeed's own host_adam_params_per_s 1.6e9) was
+    # reported as "your profile overrides"; a layout that does not fit was "bound by compute"
+    from shardplan.accuracy_band import band_for
+    from shardplan.cli.estimate import bound_text
+    from shardplan.cost.step import estimate
+    from shardplan.inputs import build_inputs
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.presets.hardware import HARDWARE
+    h100 = HARDWARE["h100-sxm"]
+    same = band_for(framework_profile("deepspeed+host_adam_params_per_s=1.6e+9"), h100, False)
+    other = band_for(framework_profile("deepspeed+host_adam_params_per_s=1e+9"), h100, False)
+    assert same == band_for(framework_profile("deepspeed"), h100, False)
+    assert "your profile overrides host_adam_params_per_s=1e+9" in other.group
+    # Llama-3-8B at ZeRO-0 on 8 H100: 16 B x 8.03e9 = 128 GB of model state per rank, over 80 GiB
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=64,
+                                 global_batch_tokens=None, zero_stage=0)
+    e = estimate(m, hw, tr, pc, 8)
+    assert not e.fits and bound_text(e) == f"memory: the layout does not fit (were it to run: {e.bound})"

@@ -118,6 +118,17 @@ class _Console(Console):
         self.quiet = True
         raise BrokenPipeError
 
+    def print(self, *args: Any, **kwargs: Any) -> None:
+        """rich's print; on the stderr console stdout is flushed first, so that with both streams on one pipe
+        (``2>&1``) a note starts on a line of its own, not inside stdout's buffered last line (a new user saw
+        "FLOPs/bytenote: ...")."""
+        if self.stderr:
+            try:
+                sys.stdout.flush()
+            except (OSError, ValueError):  # a closed or broken stdout: the note still goes out
+                pass
+        super().print(*args, **kwargs)
+
 
 console = _Console(width=None if sys.stdout.isatty() else 200)
 err_console = _Console(stderr=True)

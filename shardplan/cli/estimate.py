@@ -666,9 +666,12 @@ def peak_band_text(e) -> str:
 
 
 def bound_text(e) -> str:
-    """The "bound by" row: :attr:`Estimate.bound`, and for a compute bound whose matmuls are under half the step
+    """The "bound by" row: memory for a layout that does not fit (the step's bound named as what it would be);
+    :attr:`Estimate.bound`, and for a compute bound whose matmuls are under half the step
     (``matmul_s / step_s`` < 0.5) their share and that it is only the largest part (a new user read "bound by
     compute" as "the GPU is busy with matmuls" where they were 40% of the step)."""
+    if not e.fits:  # memory binds first (a new user read "bound by compute" beside "fits: no")
+        return f"memory: the layout does not fit (were it to run: {e.bound})"
     share = e.matmul_s / e.step_s if e.step_s > 0 else 0.0
     if not e.bound.startswith("compute") or share >= 0.5:
         return e.bound

@@ -70,6 +70,8 @@ def emit_export(name: str, text: str, output: Optional[Path]) -> None:
     Raises:
         OSError: an unwritable output path (exit code 2 through ``config_errors``).
     """
+    if not text.endswith("\n"):  # every file ends its last line (a new user's `cat` ran the next prompt onto it)
+        text += "\n"
     if output is None:
         print(text, end="")
     else:
