@@ -383,3 +383,19 @@ def test_band_and_bound_rows_say_what_applies():
                                  global_batch_tokens=None, zero_stage=0)
     e = estimate(m, hw, tr, pc, 8)
     assert not e.fits and bound_text(e) == f"memory: the layout does not fit (were it to run: {e.bound})"
+
+
+def test_megatron_export_writes_what_its_profile_prices():
+    # new user: the megatron profile hides the ZeRO-1 parameter AllGather and its MoE costs were fitted on grouped-GEMM
+    # runs, but the script had neither --overlap-param-gather nor --moe-grouped-gemm (Megatron-LM's defaults: off).
+    # Written now; a script without --overlap-param-gather imports priced with the gather blocking
+    from shardplan.cost.step import estimate
+    from shardplan.export import export_text, import_config
+    from shardplan.inputs import build_inputs
+    m, hw, tr, pc = build_inputs(model="qwen3-30b-a3b", hardware="h100-sxm", devices=64, seq_len=4096, global_batch=512,
+                                 global_batch_tokens=None, ep=8, zero_stage=1)
+    text = export_text("megatron", estimate(m, hw, tr, pc, 64))
+    assert "--moe-grouped-gemm" in text and "--overlap-param-gather" in text and "--qk-layernorm" in text
+    assert import_config("megatron", text).framework == "megatron"
+    blocking = import_config("megatron", text.replace("--overlap-param-gather", ""))
+    assert blocking.framework == "megatron+param_gather_overlap=False"

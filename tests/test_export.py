@@ -450,6 +450,11 @@ MEGATRON_FLAGS = {"--num-layers", "--tensor-model-parallel-size", "--pipeline-mo
                   "--attention-dropout", "--hidden-dropout",
                   # _add_moe_args (Megatron-Core 0.14): Combined 1F1B
                   "--overlap-moe-expert-parallel-comm",
+                  # _add_distributed_args: --overlap-param-gather ("If set, overlap param all-gather in distributed
+                  # optimizer"), validate_args: only with the distributed optimizer and --overlap-grad-reduce
+                  "--overlap-param-gather",
+                  # _add_moe_args: --moe-grouped-gemm (TE GroupedLinear for the local experts)
+                  "--moe-grouped-gemm",
                   # _add_mixed_precision_args / OptimizerConfig: the precision-aware optimizer's state dtypes
                   "--use-precision-aware-optimizer", "--exp-avg-dtype", "--exp-avg-sq-dtype",
                   # fp8 primary weights ("Keep the compute param in fp8 ... and perform the param all-gather in fp8")

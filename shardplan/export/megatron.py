@@ -38,7 +38,9 @@ recompute -> ``--recompute-granularity`` (+ ``--recompute-method uniform --recom
 full, ``--recompute-method block --recompute-num-layers N`` with recompute_layers N; read back: block with N
 layers is recompute_layers N, uniform recomputes every layer; recompute_modules -> ``--recompute-modules``); ``--micro-batch-size``, ``--global-batch-size``,
 ``--seq-length``;
-overlap_grad_reduce -> ``--overlap-grad-reduce``; tp_overlap -> ``--tp-comm-overlap``;
+overlap_grad_reduce -> ``--overlap-grad-reduce``, at ZeRO-1 with ``--overlap-param-gather`` where the profile hides
+the parameter AllGather (``param_gather_overlap``; a script without it imports with
+``+param_gather_overlap=False``); an MoE model -> ``--moe-grouped-gemm``; tp_overlap -> ``--tp-comm-overlap``;
 offload_optimizer -> ``--optimizer-cpu-offload``; offload_activation_layers -> ``--cpu-offloading-num-layers``
 (the only flag at 000c4ac: validate_args turns ``cpu_offloading`` on when it is above 0; an older release's
 ``--cpu-offloading`` switch is still read on import); offload_modules -> ``--fine-grained-activation-offloading
@@ -187,6 +189,11 @@ def _dp_args(ctx: ExportContext) -> list[str]:
         args += ["--num-distributed-optimizer-instances", str(p.dp // p.dp_shard)]
     if p.overlap_grad_reduce:
         args.append("--overlap-grad-reduce")
+        if p.zero_stage == 1 and ctx.training.framework.param_gather_overlap:
+            # the profile hides the distributed optimizer's parameter AllGather behind the next forward, which
+            # Megatron-LM does with --overlap-param-gather (arguments.py: default False; validate_args requires the
+            # distributed optimizer and --overlap-grad-reduce); without it the gather blocks after the step
+            args.append("--overlap-param-gather")
     if p.offload_optimizer:
         # Megatron-LM arguments.py: --optimizer-cpu-offload asserts --use-precision-aware-optimizer, which
         # OptimizerConfig.__post_init__ allows only with --use-distributed-optimizer (written for ZeRO-1 and for
@@ -232,6 +239,10 @@ def _moe_args(ctx: ExportContext) -> list[str]:
         raise refuse("Megatron-LM", f"an MoE model with tp={p.tp} and no sequence parallelism (validate_args: "
                      "\"When using MoE and tensor parallelism, sequence parallelism must be used\"); plan it with --sp",
                      "no other exporter")
+    if ctx.estimate.model.is_moe:
+        # arguments.py _add_moe_args: --moe-grouped-gemm (default off: SequentialMLP, one expert after another)
+        # runs the local experts as TE GroupedLinear, as the Megatron-Bridge recipes the MoE costs were fitted on do
+        args.append("--moe-grouped-gemm")
     if p.ep > 1:
         args += ["--expert-model-parallel-size", str(p.ep), "--expert-tensor-parallel-size", str(p.expert_tp)]
         # the dispatcher the planner priced (Megatron-LM's default is allgather)
@@ -451,7 +462,7 @@ def parser() -> argparse.ArgumentParser:
                  "--fp16",
                  "--no-overlap-p2p-communication", "--fp4-param-gather", "--first-last-layers-bf16",
                  "--no-gradient-accumulation-fusion", "--fine-grained-activation-offloading",
-                 "--cross-entropy-loss-fusion", "--use-torch-fsdp2"):
+                 "--cross-entropy-loss-fusion", "--use-torch-fsdp2", "--overlap-param-gather", "--moe-grouped-gemm"):
         ap.add_argument(flag, action="store_true")
     ap.add_argument("--data-parallel-sharding-strategy", choices=["no_shard", "optim", "optim_grads",
                                                                   "optim_grads_params"])
@@ -851,6 +862,12 @@ def read(text: str, devices: int | None = None) -> Imported:
     precision, optimizer_dtype = _training_of(a, zero)
     capacity, capacity_notes = _capacity_factor(a)
     framework, loss_notes = _loss_profile(a)
+    if zero == 1 and dp > 1 and not (a.overlap_param_gather and a.overlap_grad_reduce):
+        # the distributed optimizer's parameter AllGather blocks after the step without --overlap-param-gather
+        # (arguments.py default False), which the megatron profile would price hidden
+        framework += "+param_gather_overlap=False"
+        loss_notes += ("no --overlap-param-gather: the distributed optimizer's parameter AllGather blocks after the "
+                       "optimizer step; priced with param_gather_overlap=False",)
     notes = _import_notes(a, parallel.schedule, precision) + capacity_notes + loss_notes
     return Imported(parallel, devices=n, seq_len=a.seq_length, global_batch=a.global_batch_size,
                     framework=framework, precision=precision, optimizer_dtype=optimizer_dtype,
