@@ -399,3 +399,18 @@ def test_megatron_export_writes_what_its_profile_prices():
     assert import_config("megatron", text).framework == "megatron"
     blocking = import_config("megatron", text.replace("--overlap-param-gather", ""))
     assert blocking.framework == "megatron+param_gather_overlap=False"
+
+
+def test_a_compute_bound_names_a_close_runner_up():
+    # new user: Llama-3-70B at tp=16 (across two 8-GPU nodes) on 64 H100 was "bound by compute" with matmuls 51% and
+    # exposed tp communication 46% of the step; the row names the runner-up when it is within a quarter of the matmuls
+    from shardplan.cli.estimate import bound_text
+    from shardplan.cost.step import estimate
+    from shardplan.inputs import build_inputs
+    m, hw, tr, pc = build_inputs(model="llama-3-70b", hardware="h100-sxm", devices=64, seq_len=8192, global_batch=64,
+                                 global_batch_tokens=None, tp=16, kv_replication=True, zero_stage=1)
+    e = estimate(m, hw, tr, pc, 64)
+    tp_exposed = sum(c.exposed_s for c in e.collectives if c.axis == "tp")
+    assert e.bound.startswith("compute") and tp_exposed >= 0.75 * e.matmul_s  # the independent sums
+    assert bound_text(e).endswith(f"with exposed tp communication (scale-out) close behind at "
+                                  f"{tp_exposed / e.step_s:.0%}")

@@ -667,15 +667,35 @@ def peak_band_text(e) -> str:
 
 def bound_text(e) -> str:
     """The "bound by" row: memory for a layout that does not fit (the step's bound named as what it would be);
-    :attr:`Estimate.bound`, and for a compute bound whose matmuls are under half the step
+    :attr:`Estimate.bound`, a compute bound with another part within a quarter of the matmuls named beside it, and for
+    a compute bound whose matmuls are under half the step
     (``matmul_s / step_s`` < 0.5) their share and that it is only the largest part (a new user read "bound by
     compute" as "the GPU is busy with matmuls" where they were 40% of the step)."""
     if not e.fits:  # memory binds first (a new user read "bound by compute" beside "fits: no")
         return f"memory: the layout does not fit (were it to run: {e.bound})"
     share = e.matmul_s / e.step_s if e.step_s > 0 else 0.0
-    if not e.bound.startswith("compute") or share >= 0.5:
+    if not e.bound.startswith("compute"):
         return e.bound
-    return f"{e.bound}: the largest part, {share:.0%} of the step (no part is half of it; step time table below)"
+    if share < 0.5:
+        return f"{e.bound}: the largest part, {share:.0%} of the step (no part is half of it; step time table below)"
+    name, seconds = _runner_up(e)
+    if seconds >= 0.75 * e.matmul_s:  # a new user's tp=16 across nodes: matmuls 51%, tp communication 46%
+        return f"{e.bound}, {share:.0%} of the step, with {name} close behind at {seconds / e.step_s:.0%}"
+    return e.bound
+
+
+def _runner_up(e) -> tuple[str, float]:
+    """The largest step-time part besides the matmuls (seconds per step): element-wise, recompute, bubble, optimizer,
+    framework overhead, overlap slowdown, or one axis's exposed communication (all its collectives, named with the
+    network level)."""
+    parts = {"element-wise (HBM) time": e.elementwise_s, "recompute": e.recompute_s, "the pipeline bubble": e.bubble_s,
+             "the optimizer step": e.optimizer_s, "framework overhead": e.overhead_s,
+             "the overlap slowdown": e.overlap_slowdown_s}
+    for c in e.collectives:
+        key = f"exposed {c.axis} communication ({c.level})"
+        parts[key] = parts.get(key, 0.0) + c.exposed_s
+    name = max(parts, key=parts.get)  # type: ignore[arg-type]
+    return name, parts[name]
 
 
 def _summary_table(e) -> Table:
