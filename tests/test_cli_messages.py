@@ -414,3 +414,15 @@ def test_a_compute_bound_names_a_close_runner_up():
     assert e.bound.startswith("compute") and tp_exposed >= 0.75 * e.matmul_s  # the independent sums
     assert bound_text(e).endswith(f"with exposed tp communication (scale-out) close behind at "
                                   f"{tp_exposed / e.step_s:.0%}")
+
+
+def test_plan_table_marks_ties():
+    # new user: #4 at 1,089 tok/s above #5 at 1,091 looked misordered; they were one step of the ranking (tokens/s
+    # rounded to powers of 1.002, then the simpler layout and memory). Equal tokens/s tie; 1% apart
+    # (log(1.01) / log(1.002) = 5 steps) do not; the memory objective ranks by memory, no tie marks
+    from types import SimpleNamespace
+
+    from shardplan.cli.plan import _tied
+    res = SimpleNamespace(plans=[SimpleNamespace(tokens_per_s=t) for t in (1010.0, 1000.0, 1000.0)])
+    assert _tied(res, "throughput") == [False, False, True]
+    assert _tied(res, "memory") == [False, False, False]

@@ -133,7 +133,19 @@ def _band_passes_hbm(e) -> bool:
     return e.memory.peak_high > e.hbm_fit_limit
 
 
-def _plans_table(res, m, hw, tr, devices: int) -> Table:
+def _tied(res, objective: str) -> list[bool]:
+    """For each ranked plan, whether it ties with the plan above it under the throughput objective: the same
+    :data:`shardplan.search.TIE_FACTOR` step of tokens/s, where the search orders by the simpler layout and then memory
+    (so a tied row may show a little more tokens/s than the one above; a new user took that for a wrong order)."""
+    from shardplan.search import TIE_FACTOR
+    if objective != "throughput":
+        return [False] * len(res.plans)
+    steps = [round(math.log(e.tokens_per_s) / math.log(TIE_FACTOR)) if e.tokens_per_s > 0 else None
+             for e in res.plans]
+    return [i > 0 and steps[i] is not None and steps[i] == steps[i - 1] for i in range(len(steps))]
+
+
+def _plans_table(res, m, hw, tr, devices: int, objective: str = "throughput") -> Table:
     t = Table(title=f"{escape(m.name)} on {devices} x {escape(hw.name)}, seq {tr.seq_len}, batch {tr.global_batch_size} "
                     f"sequences: {res.n_layouts:,} layout{'' if res.n_layouts == 1 else 's'} in {res.seconds:.2f} s"
                     + (f" ({res.n_equivalent:,} with identical predictions not shown)" if res.n_equivalent else ""))
@@ -144,9 +156,10 @@ def _plans_table(res, m, hw, tr, devices: int) -> Table:
     for col in ("#", "layout", "tok/s/dev", "MFU", "step", "GiB", "free", "bound"):
         t.add_column(col, justify="left" if col in ("layout", "bound") else "right", overflow="fold",
                      no_wrap=col not in ("layout", "bound"), min_width={"layout": 22, "bound": 8}.get(col))
+    tied = _tied(res, objective)
     for i, e in enumerate(res.plans):
         tight = "*" if _band_passes_hbm(e) else ""
-        t.add_row(str(i + 1), e.parallel.short(), f"{e.tokens_per_s / devices:,.0f}", f"{e.mfu:.1%}",
+        t.add_row(f"{i + 1}{'=' if tied[i] else ''}", e.parallel.short(), f"{e.tokens_per_s / devices:,.0f}", f"{e.mfu:.1%}",
                   fmt_seconds(e.step_s), f"{e.memory.total / 2**30:,.1f}", f"{headroom(e) / 2**30:,.1f}{tight}",
                   e.bound.split(" (")[0])
     return t
@@ -157,7 +170,10 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
     from shardplan.accuracy_band import band_text, estimate_band
     from shardplan.explain import compare, describe
     if res.plans:
-        console.print(_plans_table(res, m, hw, tr, devices))
+        console.print(_plans_table(res, m, hw, tr, devices, objective))
+        if any(_tied(res, objective)):
+            console.print("=: ties with the row above (tokens/s within 0.2%, one step of the ranking): ordered by the "
+                          "simpler layout, then memory (docs/search.md)", highlight=False)
         if any(_band_passes_hbm(e) for e in res.plans):
             console.print("free: GiB left below the usable HBM; * the peak band's high end (twice the fitted allocator "
                           "fragmentation) passes it: such a layout fits on the central figure only (README, 'fits / "
