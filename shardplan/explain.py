@@ -62,8 +62,13 @@ def describe(e: Estimate) -> str:
     extra = ""
     if th:
         if not th.get("dp_compute_bound", True):
+            # the roofline compares per-step traffic with per-step compute, ignoring overlap and buckets: say how much
+            # of the step the dp collectives really leave exposed (a new user read "bound by compute" and
+            # "bandwidth-bound DP" in one sentence)
+            dp_exposed = sum(c.exposed_s for c in e.collectives if c.axis == "dp") / e.step_s if e.step_s else 0.0
             extra = (f"; {th['tokens_per_dp_rank']:,.0f} tokens per data-parallel rank is below the critical "
-                     f"{th['critical_tokens_per_dp_rank']:,.0f} for the {th['dp_level']} link (bandwidth-bound DP)")
+                     f"{th['critical_tokens_per_dp_rank']:,.0f} for the {th['dp_level']} link (by the roofline, "
+                     f"bandwidth-bound DP; exposed dp communication is {dp_exposed:.0%} of the step)")
         if not th.get("tp_compute_bound", True):
             extra += f"; tp={e.parallel.tp} exceeds the largest compute-bound tp ~{th['max_compute_bound_tp']:.1f}"
     p = e.parallel

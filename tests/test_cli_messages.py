@@ -426,3 +426,21 @@ def test_plan_table_marks_ties():
     res = SimpleNamespace(plans=[SimpleNamespace(tokens_per_s=t) for t in (1010.0, 1000.0, 1000.0)])
     assert _tied(res, "throughput") == [False, False, True]
     assert _tied(res, "memory") == [False, False, False]
+
+
+def test_roofline_dp_verdict_gives_the_exposed_share():
+    # new user: "bound by compute ... (bandwidth-bound DP)" in one sentence; the roofline ignores overlap, so the
+    # sentence now gives the dp collectives' exposed share of the step (the independent sum over the estimate's dp
+    # collectives). Qwen3-30B-A3B on 128 TPU v5p: 16,384 tokens per dp rank against a critical 40,800 on ICI
+    from shardplan.cost.step import estimate
+    from shardplan.explain import describe
+    from shardplan.inputs import build_inputs
+    m, hw, tr, pc = build_inputs(model="qwen3-30b-a3b", hardware="tpu-v5p", devices=128, seq_len=4096,
+                                 global_batch=512, global_batch_tokens=None, zero_stage=3, microbatch_size=4)
+    e = estimate(m, hw, tr, pc, 128)
+    share = sum(c.exposed_s for c in e.collectives if c.axis == "dp") / e.step_s
+    text = describe(e)
+    if not e.thresholds.get("dp_compute_bound", True):
+        assert f"(by the roofline, bandwidth-bound DP; exposed dp communication is {share:.0%} of the step)" in text
+    else:
+        assert "bandwidth-bound DP" not in text
