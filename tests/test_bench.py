@@ -81,3 +81,15 @@ def test_a_smoke_file_taken_as_hardware_says_it_measured_nothing(tmp_path):
     assert r.exit_code == 0 and "written by `shardplan bench --smoke`" in " ".join(r.output.split()), r.output
     r = runner.invoke(app, [*args, str(real)])
     assert r.exit_code == 0 and "bench --smoke" not in r.output, r.output
+
+
+def test_smoke_mark_in_any_case_and_for_guide(tmp_path):
+    # breaker: a 'Smoke' key was not recognised and `guide` printed no note; an empty hardware name was accepted
+    # ("llama-3-8b on 8 x :")
+    f = tmp_path / "s.yaml"
+    f.write_text("base: h100-sxm\nname: s\nsources:\n  Smoke: x\n")
+    r = runner.invoke(app, ["guide", "-H", str(f), "-n", "8", "-m", "llama-3.2-1b"])
+    assert r.exit_code == 0 and "written by `shardplan bench --smoke`" in " ".join(r.output.split())
+    f.write_text("base: h100-sxm\nname: ''\n")
+    r = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "-n", "8", "-s", "1024", "-b", "8", "-H", str(f)])
+    assert r.exit_code == 2 and "name=''" in r.output

@@ -252,7 +252,7 @@ def smoke_note(hardware: str | None) -> None:
     if hardware is None or not hardware.lower().endswith((".yaml", ".yml", ".json")):
         return
     try:
-        smoke = "smoke" in load_hardware(hardware).sources
+        smoke = any(key.lower() == "smoke" for key in load_hardware(hardware).sources)
     except Exception:  # noqa: BLE001 -- the command's own load reports a bad file
         return
     if smoke:

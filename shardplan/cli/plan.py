@@ -469,9 +469,11 @@ def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, mo
         limits.check_range("devices", n, 1, limits.MAX_DEVICES)
     limits.check_range("seq_len", seq_len, 1, limits.MAX_SEQ_LEN, "tokens")
     limits.check_range("global_batch_tokens", global_batch_tokens, 1, limits.MAX_BATCH_TOKENS, "tokens")
-    from shardplan.cli.common import framework_note, precision_note
+    from shardplan.cli.common import framework_note, precision_note, smoke_note
     from shardplan.inputs import default_framework
     profile = default_framework(hardware)
+    if profile is None:
+        smoke_note(hardware)  # framework_note says it otherwise
     if profile is not None:  # a hardware file's framework section prices the rows, as in estimate and plan
         framework_note(hardware, None, profile)
         precision_note(None, profile, overridable=False)

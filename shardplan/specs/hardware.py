@@ -38,7 +38,7 @@ class HardwareSpec(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
-    name: str
+    name: str = Field(min_length=1, max_length=200)
     kind: Literal["gpu", "tpu"] = "gpu"
     peak_flops_bf16: float = Field(ge=1e9, le=L.MAX_FLOPS, description="dense bf16 FLOP/s per device (datasheet sparse / 2)")
     bf16_tensor_cores: bool = Field(
