@@ -723,9 +723,18 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
     if archs is None and isinstance(cfg.get("model_type"), str) and cfg["model_type"] in HF_MODEL_TYPES:
         archs = [HF_MODEL_TYPES[cfg["model_type"]]]
     if archs is None:
-        why = UNMODELLED_MODEL_TYPES.get(cfg.get("model_type")) if isinstance(cfg.get("model_type"), str) else None
+        mt = cfg.get("model_type")
+        why = UNMODELLED_MODEL_TYPES.get(mt) if isinstance(mt, str) else None
+        if isinstance(mt, str) and why is None:
+            # a model_type the table does not know is the problem, not the missing list (breaker finding); ascii()
+            # shows a look-alike letter (a Cyrillic 'а' in 'llamа') that repr would print as the Latin one
+            close = did_you_mean(mt, list(HF_MODEL_TYPES))
+            raise ConfigError(f"config.json: model_type={ascii(mt)} is not supported{close} and the file has no "
+                              f"'architectures' list; legal model_type: {', '.join(HF_MODEL_TYPES)} (or an "
+                              f"'architectures' list: {supported})", field="model_type", value=mt,
+                              legal=list(HF_MODEL_TYPES))
         why, listed = _refusal_parts(why, supported)
-        raise ConfigError(f"config.json has no 'architectures' list (model_type={cfg.get('model_type')!r}){why}; "
+        raise ConfigError(f"config.json has no 'architectures' list (model_type={mt!r}){why}; "
                           f"{listed}", field="architectures", value=None, legal=HF_ARCHITECTURES)
     if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
         raise ConfigError(f"architectures must be a list of strings, got {short_repr(archs)}; {supported}",

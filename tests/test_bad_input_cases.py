@@ -405,3 +405,19 @@ def test_a_profile_precision_the_hardware_cannot_run_says_where_it_came_from(tmp
     assert r.exit_code == 2 and "comes from the default_precision of the framework profile" in text, text
     assert "has no fp8 peak" in text and "give --precision bf16-mixed" in text
     assert runner.invoke(app, base + ["--precision", "bf16-mixed"]).exit_code in (0, 1)
+
+
+def test_an_unknown_model_type_is_named(tmp_path):
+    import re
+    # breaker: {"model_type": "banana", ...} was refused for a missing 'architectures' list; a look-alike
+    # 'llam\u0430' (Cyrillic a) printed as 'llama'. The unknown model_type is named, in ascii, with the legal ones
+    import json
+
+    from shardplan.errors import ConfigError
+    from shardplan.loaders import load_model
+    fields = dict(hidden_size=512, intermediate_size=1024, num_hidden_layers=2, num_attention_heads=8, vocab_size=1000)
+    for mt, shown in (("banana", "'banana'"), ("llam\u0430", "'llam\\u0430'")):
+        f = tmp_path / f"{len(shown)}.json"
+        f.write_text(json.dumps(dict(fields, model_type=mt)))
+        with pytest.raises(ConfigError, match=rf"model_type={re.escape(shown)} is not supported.*legal model_type: llama"):
+            load_model(str(f))
