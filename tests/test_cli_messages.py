@@ -444,3 +444,26 @@ def test_roofline_dp_verdict_gives_the_exposed_share():
         assert f"(by the roofline, bandwidth-bound DP; exposed dp communication is {share:.0%} of the step)" in text
     else:
         assert "bandwidth-bound DP" not in text
+
+
+def test_a_pinned_microbatch_gets_a_smaller_one_that_fits():
+    # breaker: Llama-3.2-1B on 2 A100 40GB at --microbatch-size 16 x 8,192 tokens (263 GiB of activations and logits)
+    # got only a pointer to `plan`, which with the same pin found nothing. The largest smaller divisor of 16 that fits
+    # is named; priced on its own it fits, and the next larger divisor does not
+    import re
+
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    from shardplan.cost.step import estimate
+    from shardplan.inputs import build_inputs
+    r = CliRunner().invoke(app, ["estimate", "-m", "llama-3.2-1b", "-H", "a100-40gb", "-n", "2", "--microbatch-size",
+                                 "16", "-s", "8192", "-b", "64"], terminal_width=300)
+    text = " ".join(r.output.split())
+    d = int(re.search(r"it fits with --microbatch-size (\d+) ", text).group(1))
+
+    def fits(mbs: int) -> bool:
+        m, hw, tr, pc = build_inputs(model="llama-3.2-1b", hardware="a100-40gb", devices=2, seq_len=8192,
+                                     global_batch=64, global_batch_tokens=None, microbatch_size=mbs)
+        return estimate(m, hw, tr, pc, 2).fits
+    assert r.exit_code == 1 and fits(d) and all(not fits(x) for x in (2, 4, 8) if x > d)

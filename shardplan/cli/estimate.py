@@ -361,6 +361,18 @@ def _later_recompute(e) -> list[tuple[str, dict]]:
             if not (r == p.recompute == "selective" and "recompute_modules" not in given)]
 
 
+def microbatch_hint(e) -> str | None:
+    """For a layout that does not fit: the largest smaller microbatch (sequences per microbatch per data-parallel
+    rank, a divisor of the layout's) with which it fits, its peak and step time, or None. Activations scale with the
+    microbatch (Korthikanti et al. 2022, Eq. 2: s b h per tensor), so a smaller one is the first lever a pinned
+    --microbatch-size leaves (a breaker's --microbatch-size 16 got a pointer to `plan`, which found nothing either)."""
+    if e.fits or e.parallel.microbatch_size < 2:
+        return None
+    mbs = e.parallel.microbatch_size
+    smaller = [d for d in range(mbs - 1, 0, -1) if mbs % d == 0]
+    return _first_fitting(e, [(f"--microbatch-size {d}", {"microbatch_size": d}) for d in smaller])
+
+
 def recompute_layers_hint(e) -> str | None:
     """For a layout with a partial full recompute (``recompute_layers`` N of each stage's layers) that does not fit:
     the fewest recomputed layers with which it fits, found by bisection (more recomputed layers only lower the peak:
@@ -434,7 +446,7 @@ def does_not_fit(e, plan_hint: str = PLAN_HINT) -> str:
     higher ZeRO stage, :func:`recompute_hint` when recomputing activations or :func:`offload_hint` when offloading
     them would make it fit (:func:`combined_hint` when neither a ZeRO stage nor recompute alone does), ending in
     ``plan_hint``."""
-    single = [h for h in (zero_hint(e), recompute_layers_hint(e), recompute_hint(e)) if h]
+    single = [h for h in (zero_hint(e), recompute_layers_hint(e), recompute_hint(e), microbatch_hint(e)) if h]
     hints = [h for h in (*single, None if single else combined_hint(e), offload_hint(e)) if h]
     limit = fit_limit_text(e.hardware.hbm_bytes, e.training.framework)
     return (f"the layout does not fit: {_gib(e.memory.total)} GiB per device of {limit}; "

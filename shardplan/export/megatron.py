@@ -861,19 +861,25 @@ def read(text: str, devices: int | None = None) -> Imported:
     check_offload_modules(parallel, None)
     precision, optimizer_dtype = _training_of(a, zero)
     capacity, capacity_notes = _capacity_factor(a)
-    framework, loss_notes = _loss_profile(a)
-    if zero == 1 and dp > 1 and not (a.overlap_param_gather and a.overlap_grad_reduce):
-        # the distributed optimizer's parameter AllGather blocks after the step without --overlap-param-gather
-        # (arguments.py default False), which the megatron profile would price hidden
-        framework += "+param_gather_overlap=False"
-        loss_notes += ("no --overlap-param-gather: the distributed optimizer's parameter AllGather blocks after the "
-                       "optimizer step; priced with param_gather_overlap=False",)
+    framework, loss_notes = _gather_profile(a, zero, dp, *_loss_profile(a))
     notes = _import_notes(a, parallel.schedule, precision) + capacity_notes + loss_notes
     return Imported(parallel, devices=n, seq_len=a.seq_length, global_batch=a.global_batch_size,
                     framework=framework, precision=precision, optimizer_dtype=optimizer_dtype,
                     moe_capacity_factor=capacity, dropout=any((MEGATRON_DROPOUT if rate is None else rate) > 0
                                                               for rate in (a.attention_dropout, a.hidden_dropout)),
                     notes=notes)
+
+
+def _gather_profile(a: argparse.Namespace, zero: int, dp: int, framework: str,
+                    notes: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """``framework`` (and its ``notes``) with ``+param_gather_overlap=False`` for a distributed optimizer whose
+    parameter AllGather blocks after the step: no ``--overlap-param-gather`` (arguments.py default False; validate_args
+    needs ``--overlap-grad-reduce`` with it), which the megatron profile would price hidden."""
+    if zero != 1 or dp < 2 or (a.overlap_param_gather and a.overlap_grad_reduce):
+        return framework, notes
+    return framework + "+param_gather_overlap=False", notes + (
+        "no --overlap-param-gather: the distributed optimizer's parameter AllGather blocks after the optimizer step; "
+        "priced with param_gather_overlap=False",)
 
 
 def _loss_profile(a: argparse.Namespace) -> tuple[str, tuple[str, ...]]:
