@@ -907,4 +907,20 @@ def spec_fields(arch: str, cfg: Cfg) -> Cfg:
                               "key out", field="text_config.model_type", value=kind, legal=list(legal))
         cfg = text
     _require(cfg, arch, *REQUIRED_KEYS.get(arch, ()))
-    return FAMILIES[arch](cfg)
+    return {**FAMILIES[arch](cfg), **_rope_and_eps(cfg)}
+
+
+def _rope_and_eps(cfg: Cfg) -> Cfg:
+    """``rope_theta`` and ``norm_eps`` of a config (``rope_theta``; ``rms_norm_eps``, ``layer_norm_eps`` or
+    ``layer_norm_epsilon``, transformers' names) where given as positive numbers: no cost, carried for the exporters
+    (Megatron-LM --rotary-base / --norm-epsilon; a new user found Qwen3's 1e6 base and 1e-6 epsilon missing)."""
+    out: Cfg = {}
+    theta = cfg.get("rope_theta")
+    if isinstance(theta, (int, float)) and not isinstance(theta, bool) and 0 < theta < float("inf"):
+        out["rope_theta"] = float(theta)
+    for key in ("rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon"):
+        eps = cfg.get(key)
+        if isinstance(eps, (int, float)) and not isinstance(eps, bool) and 0 < eps < 1:
+            out["norm_eps"] = float(eps)
+            break
+    return out

@@ -465,6 +465,8 @@ MEGATRON_FLAGS = {"--num-layers", "--tensor-model-parallel-size", "--pipeline-mo
                   "--num-query-groups", "--kv-channels", "--max-position-embeddings", "--position-embedding-type",
                   "--normalization", "--swiglu", "--untie-embeddings-and-output-weights", "--disable-bias-linear",
                   "--add-qkv-bias",
+                  # _add_network_size_args: --rotary-base (int, default 10000), --norm-epsilon (default 1e-5)
+                  "--rotary-base", "--norm-epsilon", "--qk-layernorm",
                   # _add_moe_args: the experts' shape
                   "--num-experts", "--moe-router-topk", "--moe-ffn-hidden-size", "--moe-shared-expert-intermediate-size",
                   "--moe-layer-freq"}
@@ -2364,6 +2366,12 @@ def test_megatron_export_writes_the_model_architecture_flags(tmp_path):
     # Qwen3's per-head QK RMSNorm is Megatron-Core's --qk-layernorm (q/k_layernorm of hidden_size_per_attention_head);
     # OLMo 2's norm over all heads is not (no flag: the user's own)
     assert "--qk-layernorm" in model_args(MODELS["qwen3-8b"], 4096)
+    # the RoPE base and norm epsilon of the HF configs (Qwen3-8B rope_theta 1e6, rms_norm_eps 1e-6; Llama 3 5e5,
+    # 1e-5): Megatron-LM's defaults (10000, 1e-5) would build another model
+    q3, l3 = model_args(MODELS["qwen3-8b"], 4096), model_args(MODELS["llama-3-8b"], 4096)
+    assert q3[q3.index("--rotary-base") + 1] == "1000000" and q3[q3.index("--norm-epsilon") + 1] == "1e-06"
+    assert l3[l3.index("--rotary-base") + 1] == "500000" and l3[l3.index("--norm-epsilon") + 1] == "1e-05"
+    assert "--rotary-base" not in model_args(MODELS["gpt2"], 1024)  # learned positions
     assert "--qk-layernorm" not in model_args(MODELS["llama-3-8b"], 4096)
     assert model_args(MODELS["olmo-2-7b"], 4096) == []
     script = tmp_path / "m.sh"

@@ -844,3 +844,19 @@ def test_mistral3_text_config_of_another_family_is_refused():
     with pytest.raises(ConfigError, match="text_config.model_type='mixtral'; legal: 'mistral'") as err:
         model_from_hf_config(cfg)
     assert err.value.field == "text_config.model_type"
+
+
+def test_config_rope_base_and_norm_epsilon_are_read(tmp_path):
+    # a config.json's rope_theta and rms_norm_eps (no cost; carried to the Megatron-LM export's --rotary-base and
+    # --norm-epsilon); absent or not a positive number: None
+    import json
+
+    from shardplan.loaders import load_model
+    base = {"architectures": ["LlamaForCausalLM"], "hidden_size": 512, "intermediate_size": 1024,
+            "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 8, "vocab_size": 1000}
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps({**base, "rope_theta": 500000.0, "rms_norm_eps": 1e-5}))
+    m = load_model(str(f))
+    assert (m.rope_theta, m.norm_eps) == (500000.0, 1e-5)
+    f.write_text(json.dumps({**base, "rope_theta": "big"}))
+    assert load_model(str(f)).rope_theta is None and load_model(str(f)).norm_eps is None

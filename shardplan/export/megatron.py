@@ -290,7 +290,8 @@ def model_args(model, seq_len: int) -> list[str]:
     _add_moe_args; a new user found the exported script without them): --hidden-size, --ffn-hidden-size,
     --num-attention-heads, --group-query-attention / --num-query-groups (fewer KV heads), --kv-channels (a head width
     other than hidden / heads), --max-position-embeddings (at least --seq-length, as validate_args asserts),
-    --position-embedding-type, --normalization, --swiglu, --untie-embeddings-and-output-weights, --disable-bias-linear
+    --position-embedding-type, --normalization, --rotary-base / --norm-epsilon (where the model gives rope_theta /
+    norm_eps), --swiglu, --untie-embeddings-and-output-weights, --disable-bias-linear
     / --add-qkv-bias, --qk-layernorm (a per-head QK norm, ``qk_norm='head'``: Qwen3; Megatron-Core's
     SelfAttention builds q_layernorm / k_layernorm with hidden_size=hidden_size_per_attention_head,
     megatron/core/transformer/attention.py), and for MoE --num-experts, --moe-router-topk, --moe-ffn-hidden-size,
@@ -311,6 +312,10 @@ def model_args(model, seq_len: int) -> list[str]:
     args += ["--max-position-embeddings", str(max(seq_len, m.context_length, m.max_position_embeddings)),
              "--position-embedding-type", "rope" if m.position == "rope" else "learned_absolute",
              "--normalization", "RMSNorm" if m.norm == "rmsnorm" else "LayerNorm"]
+    if m.position == "rope" and m.rope_theta is not None and m.rope_theta == int(m.rope_theta):
+        args += ["--rotary-base", str(int(m.rope_theta))]  # arguments.py: type=int, default 10000
+    if m.norm_eps is not None:
+        args += ["--norm-epsilon", repr(m.norm_eps)]  # arguments.py _add_network_size_args: default 1e-5
     if m.mlp == "swiglu":
         args.append("--swiglu")
     if not m.tied_embeddings:

@@ -45,20 +45,21 @@ def _llama_cfg(h: int, f: int, layers: int, heads: int, kv: int, vocab: int, **k
 
 #: one model of every Hugging Face family the loaders read (issue 11); counts in tests/test_model_families.py
 _FAMILY_PRESETS = [
-    _hf("llama-3.1-8b", "meta-llama/Llama-3.1-8B", _llama_cfg(4096, 14336, 32, 32, 8, 128256, arch="LlamaForCausalLM")),
+    _hf("llama-3.1-8b", "meta-llama/Llama-3.1-8B", _llama_cfg(4096, 14336, 32, 32, 8, 128256, arch="LlamaForCausalLM",
+                                                                          rope_theta=500000.0, rms_norm_eps=1e-5)),
     _hf("llama-4-scout", "meta-llama/Llama-4-Scout-17B-16E (text_config)", _llama_cfg(
         5120, 8192, 48, 40, 8, 202048, arch="Llama4ForCausalLM", head_dim=128, intermediate_size_mlp=16384,
         num_local_experts=16, num_experts_per_tok=1, interleave_moe_layer_step=1)),
     _hf("mistral-7b-v0.1", "mistralai/Mistral-7B-v0.1", _llama_cfg(
         4096, 14336, 32, 32, 8, 32000, arch="MistralForCausalLM", sliding_window=4096)),
     _hf("qwen3-8b", "Qwen/Qwen3-8B", _llama_cfg(4096, 12288, 36, 32, 8, 151936, arch="Qwen3ForCausalLM",
-                                                head_dim=128)),
+                                                head_dim=128, rope_theta=1000000.0, rms_norm_eps=1e-6)),
     _hf("qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B", _llama_cfg(
         2048, 6144, 48, 32, 4, 151936, arch="Qwen3MoeForCausalLM", head_dim=128, moe_intermediate_size=768,
-        num_experts=128, num_experts_per_tok=8)),
+        num_experts=128, num_experts_per_tok=8, rope_theta=1000000.0, rms_norm_eps=1e-6)),
     _hf("qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B", _llama_cfg(
         4096, 12288, 94, 64, 4, 151936, arch="Qwen3MoeForCausalLM", head_dim=128, moe_intermediate_size=1536,
-        num_experts=128, num_experts_per_tok=8)),
+        num_experts=128, num_experts_per_tok=8, rope_theta=1000000.0, rms_norm_eps=1e-6)),
     _hf("gemma-7b", "google/gemma-7b", _llama_cfg(3072, 24576, 28, 16, 16, 256000, arch="GemmaForCausalLM",
                                                   head_dim=256)),
     _hf("gemma-2-9b", "google/gemma-2-9b", _llama_cfg(3584, 14336, 42, 16, 8, 256000, arch="Gemma2ForCausalLM",
@@ -124,15 +125,15 @@ MODELS: dict[str, ModelSpec] = {m.name: m for m in [
     ModelSpec(name="codellama-34b", n_layers=48, d_model=8192, n_heads=64, n_kv_heads=8, ffn_dim=22016,
               vocab_size=32000, source="HF codellama/CodeLlama-34b-hf config.json (the Llama 2 34B shape; "
               "fms-fsdp get_model_config 'llama2_34b' uses the same dimensions)", **_LLAMA),
-    ModelSpec(name="llama-2-70b", n_layers=80, d_model=8192, n_heads=64, n_kv_heads=8, ffn_dim=28672,
+    ModelSpec(name="llama-2-70b", rope_theta=10000.0, norm_eps=1e-5, n_layers=80, d_model=8192, n_heads=64, n_kv_heads=8, ffn_dim=28672,
               vocab_size=32000, source="HF meta-llama/Llama-2-70b-hf config.json", **_LLAMA),
-    ModelSpec(name="llama-3-8b", n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8, ffn_dim=14336,
+    ModelSpec(name="llama-3-8b", rope_theta=500000.0, norm_eps=1e-5, n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8, ffn_dim=14336,
               vocab_size=128256, source="HF meta-llama/Meta-Llama-3-8B config.json", **_LLAMA),
-    ModelSpec(name="llama-3-70b", n_layers=80, d_model=8192, n_heads=64, n_kv_heads=8, ffn_dim=28672,
+    ModelSpec(name="llama-3-70b", rope_theta=500000.0, norm_eps=1e-5, n_layers=80, d_model=8192, n_heads=64, n_kv_heads=8, ffn_dim=28672,
               vocab_size=128256, source="HF meta-llama/Meta-Llama-3-70B config.json", **_LLAMA),
-    ModelSpec(name="llama-3.1-405b", n_layers=126, d_model=16384, n_heads=128, n_kv_heads=8, ffn_dim=53248,
+    ModelSpec(name="llama-3.1-405b", rope_theta=500000.0, norm_eps=1e-5, n_layers=126, d_model=16384, n_heads=128, n_kv_heads=8, ffn_dim=53248,
               vocab_size=128256, source="HF meta-llama/Llama-3.1-405B config.json", **_LLAMA),
-    ModelSpec(name="llama-3.2-1b", n_layers=16, d_model=2048, n_heads=32, n_kv_heads=8, ffn_dim=8192,
+    ModelSpec(name="llama-3.2-1b", rope_theta=500000.0, norm_eps=1e-5, n_layers=16, d_model=2048, n_heads=32, n_kv_heads=8, ffn_dim=8192,
               vocab_size=128256, tied_embeddings=True, source="HF meta-llama/Llama-3.2-1B config.json", **_LLAMA),
     ModelSpec(name="mistral-7b", n_layers=32, d_model=4096, n_heads=32, n_kv_heads=8, ffn_dim=14336,
               vocab_size=32000, source="HF mistralai/Mistral-7B-v0.1 config.json", **_LLAMA),

@@ -102,6 +102,12 @@ class ModelSpec(BaseModel):
                                  "4 sandwich (Gemma 2/3), 1 parallel block (Falcon-7B)")
     embedding_norm: bool = Field(default=False, description="a norm right after the input embedding (BLOOM)")
     attention_sinks: bool = Field(default=False, description="one learned sink logit per head per layer (GPT-OSS)")
+    rope_theta: float | None = Field(default=None, gt=0, allow_inf_nan=False, description="RoPE base frequency (HF "
+                                     "rope_theta; Llama 3 500,000, Qwen3 1,000,000); no cost, written by the exporters "
+                                     "that set it (Megatron-LM --rotary-base, default 10,000); None = not given")
+    norm_eps: float | None = Field(default=None, gt=0, lt=1, description="the norms' epsilon (HF rms_norm_eps / "
+                                   "layer_norm_eps); no cost, written as Megatron-LM --norm-epsilon (default 1e-5); "
+                                   "None = not given")
     clip_qkv: float | None = Field(default=None, gt=0, allow_inf_nan=False, description="clamp every Q, K and V "
                                    "activation to [-c, c] after the projection (DBRX attn_config.clip_qkv); no "
                                    "parameters, no FLOPs counted; None = no clamp")
