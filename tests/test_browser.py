@@ -78,8 +78,11 @@ def _expected(**layout) -> dict:
 
 
 def _wait_step(page, value: float) -> None:
+    # the value attribute and the text are set by one render, but under load the attribute can be read first
+    # (CI once saw the new data-value beside an empty text): wait for both
     page.wait_for_function("v => { const el = document.querySelector('#headline-step');"
-                           " return el && el.getAttribute('data-value') === v; }", arg=repr(value))
+                           " return el && el.getAttribute('data-value') === v && el.innerText.trim().length > 0; }",
+                           arg=repr(value))
 
 
 def _shown(page, key: str) -> tuple[float, str]:
