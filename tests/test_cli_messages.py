@@ -467,3 +467,24 @@ def test_a_pinned_microbatch_gets_a_smaller_one_that_fits():
                                      global_batch=64, global_batch_tokens=None, microbatch_size=mbs)
         return estimate(m, hw, tr, pc, 2).fits
     assert r.exit_code == 1 and fits(d) and all(not fits(x) for x in (2, 4, 8) if x > d)
+
+
+def test_export_hints_are_what_the_target_writes(tmp_path):
+    # breaker: `export --to torchtitan` suggested --offload-optimizer, which the same export then refused (torchtitan's
+    # config has no such option); `--to megatron --zero-stage 0` suggested --offload-optimizer alone, refused at ZeRO-0.
+    # An export's hints are checked by rendering the target's config: none for torchtitan here; for Megatron-LM the
+    # offload comes with ZeRO-1, and following it writes the file
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    r = CliRunner().invoke(app, ["export", "--to", "torchtitan", "-m", "llama-3.1-405b", "-H", "h100-sxm", "-n", "16",
+                                 "-s", "8192", "-b", "64", "-o", str(tmp_path / "t.toml")], terminal_width=400)
+    text = " ".join(r.output.split())
+    assert r.exit_code == 1 and "--offload-optimizer" not in text.split("result:")[-1], text
+    base = ["export", "--to", "megatron", "-m", "llama-3-70b", "-H", "mi300x", "-n", "2", "-s", "8192", "-b", "8",
+            "--tp", "2", "--zero-stage", "0", "-o", str(tmp_path / "m.sh")]
+    r = CliRunner().invoke(app, base, terminal_width=400)
+    text = " ".join(r.output.split())
+    assert r.exit_code == 1 and "it fits with --offload-optimizer --zero-stage 1 (" in text, text
+    r = CliRunner().invoke(app, [*base, "--offload-optimizer", "--zero-stage", "1"])
+    assert r.exit_code == 0 and (tmp_path / "m.sh").exists(), r.output

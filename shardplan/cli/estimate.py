@@ -1,8 +1,10 @@
 """``shardplan estimate``: memory, step time, MFU and the bottleneck of one layout."""
 
+import contextlib
+import contextvars
 import json
 import math
-from typing import Any
+from typing import Any, Callable
 
 from rich.markup import escape
 from rich.table import Table
@@ -273,11 +275,11 @@ def offload_hint(e) -> str | None:
         return estimate(e.model, e.hardware, e.training, p.model_copy(update={"offload_activation_layers": n}),
                         e.layout.n_devices)
     lo, hi = p.offload_activation_layers + 1, e.model.n_layers - 1
-    if lo > hi or not with_layers(hi).fits:
+    if lo > hi or not _offered(with_layers(hi)):
         return None
     while lo < hi:
         mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if with_layers(mid).fits else (mid + 1, hi)
+        lo, hi = (lo, mid) if _offered(with_layers(mid)) else (mid + 1, hi)
     best = with_layers(lo)
     change = (f"step {fmt_seconds(best.step_s)} against {fmt_seconds(e.step_s)}" if best.step_s > e.step_s * 1.0005
               else f"step unchanged at {fmt_seconds(best.step_s)}: the copies hide behind compute")
@@ -298,7 +300,7 @@ def _remat_offload_hint(e) -> str | None:
             update={"offload_activation_layers": e.model.n_layers}), e.layout.n_devices)
     except ConfigError:
         return None
-    if not best.fits:
+    if not _offered(best):
         return None
     return (f"it fits with --offload-activation-layers {e.model.n_layers} (MaxText decoder_layer_input: offload; "
             f"{_gib(best.memory.total)} GiB; step {fmt_seconds(best.step_s)}; host link "
@@ -311,9 +313,34 @@ def _first_fit(e, flag: str, options: list, update) -> str | None:
     return _first_fitting(e, [(f"{flag} {option}", update(option)) for option in options])
 
 
+#: while set (:func:`hints_expressible_by`), a hint is offered only for a layout this callable accepts (an
+#: Estimate -> bool): ``export --to X`` names only changes X's config can write
+HINT_FILTER: contextvars.ContextVar[Callable[[Any], bool] | None] = contextvars.ContextVar("hint_filter",
+                                                                                            default=None)
+
+
+@contextlib.contextmanager
+def hints_expressible_by(accepts: Callable[[Any], bool]):
+    """Within the block, the does-not-fit hints offer only layouts ``accepts`` (an Estimate -> bool) takes: an export
+    names only what its target writes (a breaker followed `export --to torchtitan`'s --offload-optimizer hint into a
+    refusal)."""
+    token = HINT_FILTER.set(accepts)
+    try:
+        yield
+    finally:
+        HINT_FILTER.reset(token)
+
+
+def _offered(other) -> bool:
+    """``other`` (an Estimate) fits and the active :data:`HINT_FILTER`, if any, accepts it."""
+    accepts = HINT_FILTER.get()
+    return other.fits and (accepts is None or accepts(other))
+
+
 def _first_fitting(e, changes: list[tuple[str, dict]]) -> str | None:
     """The hint for the first of ``changes`` (the command-line flags, the layout fields they change) with which
-    ``e``'s layout fits, its peak and step time; None when none fits or is valid."""
+    ``e``'s layout fits (and the active :data:`HINT_FILTER` accepts it), its peak and step time; None when none fits
+    or is valid."""
     from shardplan.cost.step import estimate
     from shardplan.errors import ConfigError
     for flags, update in changes:
@@ -322,7 +349,7 @@ def _first_fitting(e, changes: list[tuple[str, dict]]) -> str | None:
                              e.layout.n_devices)
         except ConfigError:  # a value the profile does not run, or one the layout's other fields rule out
             continue
-        if other.fits:
+        if _offered(other):
             return (f"it fits with {flags} ({_gib(other.memory.total)} GiB; step "
                     f"{fmt_seconds(other.step_s)} against {fmt_seconds(e.step_s)})")
     return None
@@ -391,7 +418,7 @@ def recompute_layers_hint(e) -> str | None:
                              e.layout.n_devices)
         except ConfigError:
             return None
-        return other if other.fits else None
+        return other if _offered(other) else None
     lo, hi = p.recompute_layers + 1, top
     if lo > hi or fits(hi) is None:
         return None

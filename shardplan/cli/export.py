@@ -51,6 +51,20 @@ def render_export(framework: str, estimate, output: Optional[Path], inputs: Opti
     return name, text
 
 
+def expressible(name: str, estimate) -> bool:
+    """Whether exporter ``name`` writes the layout of ``estimate`` (its config renders without a ConfigError), so that
+    an export's does-not-fit hints name only changes that target expresses."""
+    from shardplan.errors import ConfigError
+    from shardplan.export import export_text
+    if estimate.hardware.kind == "tpu" and name not in _TPU_EXPORTS:
+        return False
+    try:
+        export_text(name, estimate)
+    except ConfigError:
+        return False
+    return True
+
+
 def band_warning(e) -> None:
     """Say on stderr when the written layout fits on the central memory figure but its peak band's high end
     (``MemoryBreakdown.peak_high``: twice the fitted allocator fragmentation) passes the usable HBM: the run may need
@@ -144,8 +158,10 @@ def export(model: ModelOpt, hardware: HardwareOpt, to: ToOpt, devices: PlanDevic
     # result (exit 1: predicted not to fit or to fail)
     name, text = render_export(to, e, output, dict(model=model, hardware=hardware, framework=shown,
                                                    scale_up_size=scale_up_size))
-    raise_if_negative(e, "not exported: ", f"`shardplan plan` with the same flags and --export {to} -o FILE writes "
-                                          "the best layout that fits and that framework runs")
+    from shardplan.cli.estimate import hints_expressible_by
+    with hints_expressible_by(lambda other: expressible(name, other)):  # hints only of what the target writes
+        raise_if_negative(e, "not exported: ", f"`shardplan plan` with the same flags and --export {to} -o FILE writes "
+                                              "the best layout that fits and that framework runs")
     emit_export(name, text, output)
 
 

@@ -382,7 +382,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
         res = search(m, hw, tr, devices, top_k=top, objective=objective, fix=pins, max_tp=max_tp, schedules=schedules,
                      exhaustive=exhaustive, keep_infeasible=show_infeasible, progress=update)
         best = res.plans[0] if res.plans else None
-        if export is not None:
+        if export is not None and res.plans:  # with nothing that fits, the advice below says why (nothing written)
             def deeper(pinned: dict | None = None) -> list:  # a longer ranking, when no shown plan can be written
                 return _longer_ranking(res.plans, m, hw, tr, devices, top_k=max(2000, top), objective=objective,
                                        fix={**(pinned or {}), **pins}, max_tp=max_tp, schedules=schedules)
@@ -395,16 +395,19 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
         _print_plans(res, m, hw, tr, devices, rules, show_infeasible, objective)
     if best is None:
         hint = "" if show_infeasible else "; --show-infeasible shows how far over the nearest layouts are"
-        offload = _offload_advice(m, hw, tr, devices, pins, objective, max_tp, schedules)
-        raise negative(f"no layout fits in {fit_limit_text(hw.hbm_bytes, tr.framework)} per device ({res.n_layouts:,} layouts "
+        offload = _offload_advice(m, hw, tr, devices, pins, objective, max_tp, schedules, export)
+        written = f"--export {export}: nothing written; " if export is not None else ""
+        raise negative(f"{written}no layout fits in {fit_limit_text(hw.hbm_bytes, tr.framework)} per device ({res.n_layouts:,} layouts "
                        f"tried); {offload}{_no_fit_advice(m, hw, tr, devices, pins, offload_named=bool(offload))}{hint}")
 
 
-def _offload_advice(m, hw, tr, devices: int, pins: dict[str, Any], objective: str, max_tp, schedules) -> str:
+def _offload_advice(m, hw, tr, devices: int, pins: dict[str, Any], objective: str, max_tp, schedules,
+                    export: str | None = None) -> str:
     """When no layout fits: the best layout with the optimizer offloaded to the host (``--offload-optimizer``, a second
     search pinned to it; the host update priced with the profile's ``host_adam_params_per_s``), as "with
-    --offload-optimizer the best layout fits: ...; ", or "" (already pinned, no host link, or none fits that way
-    either). A new user found `plan` advising a smaller batch that could not help where `estimate` named this."""
+    --offload-optimizer the best layout fits: ...; ", or "" (already pinned, no host link, none fits that way either,
+    or ``export``'s config cannot write it). A new user found `plan` advising a smaller batch that could not help where
+    `estimate` named this."""
     from shardplan.search import search
     if pins.get("offload_optimizer") or not hw.host_bandwidth:
         return ""
@@ -416,6 +419,11 @@ def _offload_advice(m, hw, tr, devices: int, pins: dict[str, Any], objective: st
     if not res.plans:
         return ""
     e = res.plans[0]
+    if export is not None:
+        from shardplan.cli.export import expressible
+        from shardplan.export import exporter
+        if not expressible(exporter(export).name, e):
+            return ""
     return (f"with --offload-optimizer the best layout fits: {e.parallel.short()} ({e.memory.total / 2**30:,.2f} GiB; "
             f"step {fmt_seconds(e.step_s)}, {e.tokens_per_s / devices:,.0f} tokens/s per device); otherwise ")
 

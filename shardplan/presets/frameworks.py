@@ -309,12 +309,15 @@ _MEGATRON_TP_OVERLAP = ("True: Megatron-LM --tp-comm-overlap (Transformer Engine
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron", moe_expert_overhead_s=3.2e-4, moe_layer_overhead_s=1.53e-3,
-                         host_adam_params_per_s=1.6e9,
+                         host_adam_params_per_s=1.6e9, offload_zero_stages=(1, 2, 3),
                          dp_bucket_min_params=4e7, dp_bucket_params_per_rank=1e6, **_MEGATRON_ALLOCATOR, released_schedules=("1f1b", "interleaved"),
                          pp_p2p_overlap=True, layout_defaults={"sp": True}, default_zero_stage=1, cp_comms=("ring", "a2a"),
                          cp_a2a_replicates_kv=False, cp_a2a_fused_only=True, zero2_accumulation="full_buffer",
                          searched_tp_overlap=True,
                          sources={"host_adam_params_per_s": _MEGATRON_CPU_ADAM,
+                                  "offload_zero_stages": "megatron/training/arguments.py: --optimizer-cpu-offload asserts "
+                                  "--use-precision-aware-optimizer, which OptimizerConfig allows only with "
+                                  "--use-distributed-optimizer (ZeRO-1, or Megatron-FSDP's stages): no ZeRO-0 offload",
                                   "zero2_accumulation": _MEGATRON_ZERO2, "searched_tp_overlap": _MEGATRON_TP_OVERLAP, "released_schedules": _MEGATRON_SCHEDULES, "a2a_overlap_share": _MEGATRON_A2A_OVERLAP,
                                   "cp_comms": _MEGATRON_CP_COMM, "cp_a2a_replicates_kv": _TE_A2A_HEADS,
                                   "cp_a2a_fused_only": _TE_CP_BACKENDS,
