@@ -488,3 +488,43 @@ def test_export_hints_are_what_the_target_writes(tmp_path):
     assert r.exit_code == 1 and "it fits with --offload-optimizer --zero-stage 1 (" in text, text
     r = CliRunner().invoke(app, [*base, "--offload-optimizer", "--zero-stage", "1"])
     assert r.exit_code == 0 and (tmp_path / "m.sh").exists(), r.output
+
+
+def test_megatron_round_trip_keeps_the_capacity_factor(tmp_path):
+    # breaker pass 2: the import recorded --moe-expert-capacity-factor 1.25, estimate --plan only noted it and priced
+    # dropless (2.976 s / 42.3 GiB against the export's 3.021 s / 44.0 GiB); it is now taken like --devices
+    import json
+
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    script, plan = tmp_path / "cf.sh", tmp_path / "cf.json"
+    model = ["-m", "qwen3-30b-a3b", "-H", "h100-sxm"]
+    flags = [*model, "-n", "32", "-s", "4096", "-b", "64", "--tp", "2", "--ep", "4", "--moe-capacity-factor", "1.25"]
+    assert CliRunner().invoke(app, ["export", *flags, "--to", "megatron", "-o", str(script)]).exit_code == 0
+    assert CliRunner().invoke(app, ["import", str(script), "--from", "megatron", "-o", str(plan)]).exit_code == 0
+    direct = json.loads(CliRunner().invoke(app, ["estimate", *flags, "--json"]).stdout)
+    again = json.loads(CliRunner().invoke(app, ["estimate", *model, "--plan", str(plan), "--json"]).stdout)
+    assert again["time_s"]["step"] == direct["time_s"]["step"]
+    assert again["memory_bytes"]["total"] == direct["memory_bytes"]["total"]
+
+
+def test_a_pinned_microbatch_pairs_with_recompute():
+    # breaker pass 2: Llama-3-8B on 8 A100 40GB, tp=2, --microbatch-size 8 x 8,192 tokens (194 GiB): no single change
+    # fits, and the hint pairs the largest smaller microbatch with more recompute; priced on its own, it fits
+    import re
+
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    from shardplan.cost.step import estimate
+    from shardplan.inputs import build_inputs
+    r = CliRunner().invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "a100-40gb", "-n", "8", "-s", "8192", "-b", "64",
+                                 "--microbatch-size", "8", "--tp", "2"], terminal_width=400)
+    text = " ".join(r.output.split())
+    found = re.search(r"it fits with --microbatch-size (\d+) --recompute (\w+) ", text)
+    assert r.exit_code == 1 and found, text
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="a100-40gb", devices=8, seq_len=8192, global_batch=64,
+                                 global_batch_tokens=None, tp=2, microbatch_size=int(found.group(1)),
+                                 recompute=found.group(2))
+    assert estimate(m, hw, tr, pc, 8).fits

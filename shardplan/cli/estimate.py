@@ -57,6 +57,12 @@ def run_values_from_plan(specs: dict[str, Any]) -> dict[str, Any]:
                               field=flag, value=None)
     taken += _profile_from_plan(out, made)
     taken += _precision_from_plan(out, made)
+    cap = made.get("moe_capacity_factor")
+    if out.get("moe_capacity_factor") is None and isinstance(cap, (int, float)) and not isinstance(cap, bool):
+        # an imported Megatron-LM script's --moe-expert-capacity-factor (token dropping, inputs padded to it): the
+        # flag's default (dropless) would price another program (breaker pass 2: 3.021 s exported, 2.976 s re-read)
+        out["moe_capacity_factor"] = float(cap)
+        taken.append(f"--moe-capacity-factor {cap:g}")
     if made.get("dropout") is True and not out.get("dropout"):
         # an imported Megatron-LM script's dropout (0.1 unless it sets 0): the flag's default (off) would price
         # another program (a breaker's round trip lost it: 58.93 GiB / 1.576 s against 59.97 / 1.600 exported)
@@ -432,7 +438,8 @@ def recompute_layers_hint(e) -> str | None:
 
 def combined_hint(e) -> str | None:
     """For a layout that no single change fits (:func:`zero_hint`, :func:`recompute_hint`): the first pair of a higher
-    ZeRO stage and more recompute with which it fits (lowest stage first, then the lighter recompute), else an
+    ZeRO stage and more recompute with which it fits (lowest stage first, then the lighter recompute), else of a
+    smaller microbatch and more recompute (largest microbatch first), else an
     offloaded optimizer (``--offload-optimizer``; alone, then with a stage, more recompute or both) where the host
     link is known; None when nothing of these fits. Each candidate is an :func:`shardplan.cost.step.estimate` of the
     changed layout, so a value the profile does not run is skipped, not suggested."""
@@ -441,7 +448,10 @@ def combined_hint(e) -> str | None:
 
     def pairs(zero: list) -> list[tuple[str, dict]]:
         return [(f"{zf} {rf}", {**zu, **ru}) for zf, zu in zero for rf, ru in _later_recompute(e)]
-    changes = pairs(_higher_zero(e))
+    mbs = e.parallel.microbatch_size  # a smaller microbatch with more recompute (a pinned --microbatch-size 8)
+    smaller = [(f"--microbatch-size {d}", {"microbatch_size": d}) for d in range(mbs - 1, 0, -1) if mbs % d == 0]
+    changes = pairs(_higher_zero(e)) + [(f"{mf} {rf}", {**mu, **ru}) for mf, mu in smaller
+                                        for rf, ru in _later_recompute(e)]
     if not e.parallel.offload_optimizer and e.hardware.host_bandwidth:
         staged = _higher_zero(e, sharding=False)
         changes += [(f"--offload-optimizer {flags}".strip(), {**update, "offload_optimizer": True})
