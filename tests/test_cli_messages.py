@@ -528,3 +528,15 @@ def test_a_pinned_microbatch_pairs_with_recompute():
                                  global_batch_tokens=None, tp=2, microbatch_size=int(found.group(1)),
                                  recompute=found.group(2))
     assert estimate(m, hw, tr, pc, 8).fits
+
+
+def test_export_header_names_the_moe_routing_priced():
+    # breaker pass 2: --moe-routing round_robin priced the header's step but the script said nothing of it
+    from shardplan.cost.step import estimate
+    from shardplan.export import export_text
+    from shardplan.inputs import build_inputs
+    m, hw, tr, pc = build_inputs(model="qwen3-30b-a3b", hardware="h100-sxm", devices=32, seq_len=4096, global_batch=64,
+                                 global_batch_tokens=None, tp=2, ep=4, moe_routing="round_robin")
+    header = next(line for line in export_text("megatron", estimate(m, hw, tr, pc, 32)).splitlines()
+                  if "runtime behaviour assumed" in line)
+    assert header.endswith("moe_routing=round_robin")

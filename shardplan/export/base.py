@@ -295,7 +295,9 @@ def header_lines(ctx: ExportContext, exporter: Exporter) -> list[str]:
         f"{e.memory.total / gib:.1f} GiB of {e.hardware.hbm_bytes / gib:.0f} GiB"
         f"{'' if e.fits else ' (does NOT fit)'}; bound by {e.bound}",
         "runtime behaviour assumed (not a config option here): "
-        + ", ".join(f"{f}={getattr(p, f)}" for f in BEHAVIOUR_FIELDS if f not in exporter.expresses),
+        + ", ".join(f"{f}={getattr(p, f)}" for f in BEHAVIOUR_FIELDS if f not in exporter.expresses)
+        # the routing the MoE costs were priced with is the run's data, not a config option (breaker pass 2)
+        + (f", moe_routing={e.training.moe_routing}" if e.model.is_moe else ""),
     ]
     if ctx.command:
         lines.append(f"reproduce: {ctx.command}")
