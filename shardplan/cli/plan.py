@@ -394,11 +394,19 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
     else:
         _print_plans(res, m, hw, tr, devices, rules, show_infeasible, objective)
     if best is None:
-        hint = "" if show_infeasible else "; --show-infeasible shows how far over the nearest layouts are"
-        offload = _offload_advice(m, hw, tr, devices, pins, objective, max_tp, schedules, export)
-        written = f"--export {export}: nothing written; " if export is not None else ""
-        raise negative(f"{written}no layout fits in {fit_limit_text(hw.hbm_bytes, tr.framework)} per device ({res.n_layouts:,} layouts "
-                       f"tried); {offload}{_no_fit_advice(m, hw, tr, devices, pins, offload_named=bool(offload))}{hint}")
+        raise negative(_nothing_fits(res, m, hw, tr, devices, pins, objective, max_tp, schedules, export,
+                                     show_infeasible))
+
+
+def _nothing_fits(res, m, hw, tr, devices: int, pins: dict[str, Any], objective: str, max_tp, schedules,
+                  export: str | None, show_infeasible: bool) -> str:
+    """The message of a search with no layout that fits (exit 1): what was tried, the offloaded layout that fits
+    (:func:`_offload_advice`), what else could help (:func:`_no_fit_advice`), and --show-infeasible."""
+    hint = "" if show_infeasible else "; --show-infeasible shows how far over the nearest layouts are"
+    offload = _offload_advice(m, hw, tr, devices, pins, objective, max_tp, schedules, export)
+    written = f"--export {export}: nothing written; " if export is not None else ""
+    return (f"{written}no layout fits in {fit_limit_text(hw.hbm_bytes, tr.framework)} per device ({res.n_layouts:,} "
+            f"layouts tried); {offload}{_no_fit_advice(m, hw, tr, devices, pins, offload_named=bool(offload))}{hint}")
 
 
 def _offload_advice(m, hw, tr, devices: int, pins: dict[str, Any], objective: str, max_tp, schedules,
