@@ -280,13 +280,10 @@ def offload_hint(e) -> str | None:
     def with_layers(n: int):
         return estimate(e.model, e.hardware, e.training, p.model_copy(update={"offload_activation_layers": n}),
                         e.layout.n_devices)
-    lo, hi = p.offload_activation_layers + 1, e.model.n_layers - 1
-    if lo > hi or not _offered(with_layers(hi)):
+    found = _fewest_fitting(p.offload_activation_layers + 1, e.model.n_layers - 1, with_layers)
+    if found is None:
         return None
-    while lo < hi:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if _offered(with_layers(mid)) else (mid + 1, hi)
-    best = with_layers(lo)
+    lo, best = found
     change = (f"step {fmt_seconds(best.step_s)} against {fmt_seconds(e.step_s)}" if best.step_s > e.step_s * 1.0005
               else f"step unchanged at {fmt_seconds(best.step_s)}: the copies hide behind compute")
     return (f"it fits with --offload-activation-layers {lo} ({_gib(best.memory.total)} GiB; {change}; host link "
@@ -311,12 +308,6 @@ def _remat_offload_hint(e) -> str | None:
     return (f"it fits with --offload-activation-layers {e.model.n_layers} (MaxText decoder_layer_input: offload; "
             f"{_gib(best.memory.total)} GiB; step {fmt_seconds(best.step_s)}; host link "
             f"{e.hardware.host_bandwidth / 1e9:.0f} GB/s)")
-
-
-def _first_fit(e, flag: str, options: list, update) -> str | None:
-    """The hint for the first of ``options`` with which ``e``'s layout fits: ``update(option)`` gives the layout
-    fields to change, ``flag`` names the option on the command line; None when none fits or is valid."""
-    return _first_fitting(e, [(f"{flag} {option}", update(option)) for option in options])
 
 
 #: while set (:func:`hints_expressible_by`), a hint is offered only for a layout this callable accepts (an
@@ -394,16 +385,33 @@ def _later_recompute(e) -> list[tuple[str, dict]]:
             if not (r == p.recompute == "selective" and "recompute_modules" not in given)]
 
 
+def _smaller_microbatch(e) -> list[tuple[str, dict]]:
+    """The divisors of the layout's microbatch size below it, largest first, as (flag, layout fields) pairs."""
+    mbs = e.parallel.microbatch_size
+    return [(f"--microbatch-size {d}", {"microbatch_size": d}) for d in range(mbs - 1, 0, -1) if mbs % d == 0]
+
+
 def microbatch_hint(e) -> str | None:
     """For a layout that does not fit: the largest smaller microbatch (sequences per microbatch per data-parallel
     rank, a divisor of the layout's) with which it fits, its peak and step time, or None. Activations scale with the
     microbatch (Korthikanti et al. 2022, Eq. 2: s b h per tensor), so a smaller one is the first lever a pinned
     --microbatch-size leaves (a breaker's --microbatch-size 16 got a pointer to `plan`, which found nothing either)."""
-    if e.fits or e.parallel.microbatch_size < 2:
+    return None if e.fits else _first_fitting(e, _smaller_microbatch(e))
+
+
+def _fewest_fitting(lo: int, hi: int, probe: Callable[[int], Any]) -> tuple[int, Any] | None:
+    """The smallest n in [lo, hi] whose ``probe(n)`` (an Estimate, or None when invalid) is :func:`_offered`, and its
+    estimate, by bisection: for counts where more only lowers the peak (layers offloaded or recomputed); None when
+    even ``hi`` is not."""
+    def ok(n: int):
+        other = probe(n)
+        return other if other is not None and _offered(other) else None
+    if lo > hi or ok(hi) is None:
         return None
-    mbs = e.parallel.microbatch_size
-    smaller = [d for d in range(mbs - 1, 0, -1) if mbs % d == 0]
-    return _first_fitting(e, [(f"--microbatch-size {d}", {"microbatch_size": d}) for d in smaller])
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) is not None else (mid + 1, hi)
+    return lo, ok(lo)
 
 
 def recompute_layers_hint(e) -> str | None:
@@ -418,21 +426,17 @@ def recompute_layers_hint(e) -> str | None:
         return None
     top = math.ceil(max(e.layout.stage_layers) / max(1, p.virtual_stages))
 
-    def fits(n: int):
+    def probe(n: int):
         try:
-            other = estimate(e.model, e.hardware, e.training, p.model_copy(update={"recompute_layers": n}),
-                             e.layout.n_devices)
+            return estimate(e.model, e.hardware, e.training, p.model_copy(update={"recompute_layers": n}),
+                            e.layout.n_devices)
         except ConfigError:
             return None
-        return other if _offered(other) else None
-    lo, hi = p.recompute_layers + 1, top
-    if lo > hi or fits(hi) is None:
+    found = _fewest_fitting(p.recompute_layers + 1, top, probe)
+    if found is None:
         return None
-    while lo < hi:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if fits(mid) is not None else (mid + 1, hi)
-    best = fits(lo)
-    return (f"it fits with --recompute-layers {lo} ({_gib(best.memory.total)} GiB; step {fmt_seconds(best.step_s)} "
+    n, best = found
+    return (f"it fits with --recompute-layers {n} ({_gib(best.memory.total)} GiB; step {fmt_seconds(best.step_s)} "
             f"against {fmt_seconds(e.step_s)})")
 
 
@@ -448,9 +452,8 @@ def combined_hint(e) -> str | None:
 
     def pairs(zero: list) -> list[tuple[str, dict]]:
         return [(f"{zf} {rf}", {**zu, **ru}) for zf, zu in zero for rf, ru in _later_recompute(e)]
-    mbs = e.parallel.microbatch_size  # a smaller microbatch with more recompute (a pinned --microbatch-size 8)
-    smaller = [(f"--microbatch-size {d}", {"microbatch_size": d}) for d in range(mbs - 1, 0, -1) if mbs % d == 0]
-    changes = pairs(_higher_zero(e)) + [(f"{mf} {rf}", {**mu, **ru}) for mf, mu in smaller
+    # a smaller microbatch with more recompute (a pinned --microbatch-size 8)
+    changes = pairs(_higher_zero(e)) + [(f"{mf} {rf}", {**mu, **ru}) for mf, mu in _smaller_microbatch(e)
                                         for rf, ru in _later_recompute(e)]
     if not e.parallel.offload_optimizer and e.hardware.host_bandwidth:
         staged = _higher_zero(e, sharding=False)
@@ -715,11 +718,10 @@ def peak_band_text(e) -> str:
 
 
 def bound_text(e) -> str:
-    """The "bound by" row: memory for a layout that does not fit (the step's bound named as what it would be);
-    :attr:`Estimate.bound`, a compute bound with another part within a quarter of the matmuls named beside it, and for
-    a compute bound whose matmuls are under half the step
-    (``matmul_s / step_s`` < 0.5) their share and that it is only the largest part (a new user read "bound by
-    compute" as "the GPU is busy with matmuls" where they were 40% of the step)."""
+    """The "bound by" row: "memory" for a layout that does not fit (with the bound the step would have); else
+    :attr:`Estimate.bound`, and for a compute bound either its share when the matmuls are under half the step (a new
+    user read "bound by compute" as "the matmuls fill the step" at 40%) or the runner-up (:func:`_runner_up`) when it
+    is within a quarter of the matmuls. Thresholds are wording choices, not cost-model constants."""
     if not e.fits:  # memory binds first (a new user read "bound by compute" beside "fits: no")
         return f"memory: the layout does not fit (were it to run: {e.bound})"
     share = e.matmul_s / e.step_s if e.step_s > 0 else 0.0
