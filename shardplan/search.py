@@ -1012,13 +1012,19 @@ def _rank_key(objective: str, c: Candidate, tokens_per_s: float) -> tuple:
     return _order_key(objective, c.group, c.recompute, c.memory, tokens_per_s, c.index)
 
 
+def tie_step(tokens_per_s: float) -> int:
+    """The ranking's throughput step of ``tokens_per_s`` (tokens/s > 0): round(log(tokens/s) / log(TIE_FACTOR)); two
+    layouts in one step are a tie, ordered by the simpler layout and then memory."""
+    return round(math.log(tokens_per_s) / math.log(TIE_FACTOR))
+
+
 def _order_key(objective: str, p: Any, recompute: str, memory: float, tokens_per_s: float, index: int,
                extra_dims: int = 0) -> tuple:
     """:func:`_rank_key` of a layout ``p`` (a Group or a ParallelConfig) of ``memory`` bytes per device and
     ``tokens_per_s``; ``extra_dims`` adds to its :func:`_complexity` (tensor-parallel overlap in :func:`_merge`)."""
     if objective == "memory":
         return (memory, -tokens_per_s, index)
-    bucket = -round(math.log(tokens_per_s) / math.log(TIE_FACTOR))
+    bucket = -tie_step(tokens_per_s)
     return (bucket, _complexity(p, recompute) + extra_dims, memory, p.cp, p.tp, p.pp, index)
 
 

@@ -135,13 +135,12 @@ def _band_passes_hbm(e) -> bool:
 
 def _tied(res, objective: str) -> list[bool]:
     """For each ranked plan, whether it ties with the plan above it under the throughput objective: the same
-    :data:`shardplan.search.TIE_FACTOR` step of tokens/s, where the search orders by the simpler layout and then memory
+    :func:`shardplan.search.tie_step` of tokens/s, where the search orders by the simpler layout and then memory
     (so a tied row may show a little more tokens/s than the one above; a new user took that for a wrong order)."""
-    from shardplan.search import TIE_FACTOR
+    from shardplan.search import tie_step
     if objective != "throughput":
         return [False] * len(res.plans)
-    steps = [round(math.log(e.tokens_per_s) / math.log(TIE_FACTOR)) if e.tokens_per_s > 0 else None
-             for e in res.plans]
+    steps = [tie_step(e.tokens_per_s) if e.tokens_per_s > 0 else None for e in res.plans]
     return [i > 0 and steps[i] is not None and steps[i] == steps[i - 1] for i in range(len(steps))]
 
 
@@ -488,11 +487,11 @@ def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, mo
     from shardplan.cli.common import framework_note, precision_note, smoke_note
     from shardplan.inputs import default_framework
     profile = default_framework(hardware)
-    if profile is None:
-        smoke_note(hardware)  # framework_note says it otherwise
     if profile is not None:  # a hardware file's framework section prices the rows, as in estimate and plan
-        framework_note(hardware, None, profile)
+        framework_note(hardware, None, profile)  # with the smoke note
         precision_note(None, profile, overridable=False)
+    else:
+        smoke_note(hardware)
     from shardplan.cli.common import progress_bar
     with progress_bar("guide") as update:  # rows take seconds each
         rows = guide_rows(hardware, models or None, devices or None, seq_len, global_batch_tokens, progress=update)
