@@ -837,7 +837,7 @@ def _not_another_kind(data: dict[str, Any], path: Path) -> None:
                           "(n_layers, d_model, n_heads, ffn_dim, vocab_size)", field="model", value=str(path))
 
 
-def _is_file(name: str) -> bool:
+def is_file(name: str) -> bool:
     """``name`` is an existing regular file (False for a name the OS cannot even look up, e.g. too long)."""
     return _exists(Path(name)) and Path(name).is_file()
 
@@ -859,7 +859,7 @@ def hardware_document(source: str | None, hw: HardwareSpec, name: str) -> dict:
     Raises:
         ConfigError: ``source`` is an unreadable file.
     """
-    if source is not None and hardware_preset_name(source) is None and _is_file(source):
+    if source is not None and hardware_preset_name(source) is None and is_file(source):
         doc: dict = {k: v for k, v in _read_mapping(Path(source), "hardware").items() if k != "framework"}
     else:
         doc = {"base": hw.name}
@@ -877,7 +877,7 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
     """
     # preset names in any case, as --framework takes them, and the names HARDWARE_ALIASES lists ("h100", "trillium")
     preset = hardware_preset_name(name_or_path) if isinstance(name_or_path, str) else None
-    if preset is not None and not _is_file(name_or_path):  # a folder named "a100" does not hide the preset
+    if preset is not None and not is_file(name_or_path):  # a folder named "a100" does not hide the preset
         base = HARDWARE[preset]
         data: dict[str, Any] = {}
     else:

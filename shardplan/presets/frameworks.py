@@ -743,7 +743,9 @@ def framework_profile(name: str) -> FrameworkProfile:
         ConfigError: for an unknown name (lists the legal names), an unreadable file, a ``+`` part that is not
             ``field=value``, or a bad field.
     """
-    if "+" in name and not _is_file(name):
+    from shardplan.loaders import is_file  # late: loaders reads the presets
+
+    if "+" in name and not is_file(name):
         return _with_overrides(name)
     if name.lower().endswith((".yaml", ".yml", ".json")):
         return _profile_file(name)
@@ -763,12 +765,12 @@ def _with_overrides(name: str) -> FrameworkProfile:
     """
     import yaml
 
-    from shardplan.loaders import load_yaml_value
+    from shardplan.loaders import is_file, load_yaml_value
 
     pieces = name.split("+")
     # the base: the longest prefix that is a built-in's name or an existing file (a path may hold a "+")
     cut = next((i for i in range(len(pieces), 0, -1) if "+".join(pieces[:i]).strip().lower() in FRAMEWORKS
-                or _is_file("+".join(pieces[:i]))), 1)
+                or is_file("+".join(pieces[:i]))), 1)
     base, parts = "+".join(pieces[:cut]), _rejoin_exponents(pieces[cut:])
     data: dict = {"base": base}
     shown = short_repr(name)
@@ -799,15 +801,6 @@ def _with_overrides(name: str) -> FrameworkProfile:
         return profile
     # " megatron +loss=in_place" is megatron+loss=in_place: a spec that keeps the spaces would not read as inline
     return profile.model_copy(update={"origin": "+".join([base.strip().lower(), *texts])})
-
-
-def _is_file(name: str) -> bool:
-    """``name`` is an existing regular file; False for a name the OS cannot even look up (longer than NAME_MAX: a
-    breaker's 5,000-character override was reported as "File name too long")."""
-    try:
-        return Path(name).is_file()
-    except (OSError, ValueError):
-        return False
 
 
 def _rejoin_exponents(parts: list[str]) -> list[str]:
