@@ -484,9 +484,10 @@ def check_plan_context(data: dict[str, Any], path: str | Path) -> None:
 
 def read_plan_context(path: str | Path) -> dict[str, Any]:
     """What a plan file says it was made for, besides its layout: ``{"model", "hardware", "devices", "seq_len",
-    "global_batch_size", "precision", "optimizer_dtype", "moe_routing", "framework", "dropout"}`` where the file has them
-    (``shardplan plan --json`` / ``estimate --json``: the ``model``, ``hardware`` and ``training`` objects;
-    ``shardplan import``: ``devices``, ``training`` and ``imported_from``), names for the named objects.
+    "global_batch_size", "precision", "optimizer_dtype", "moe_routing", "framework", "dropout", "model_shape"}`` where the
+    file has them (``shardplan plan --json`` / ``estimate --json``: the ``model``, ``hardware`` and ``training`` objects;
+    ``shardplan import``: ``devices``, ``training``, ``imported_from`` and ``model_shape``, the ModelSpec fields the
+    config's model flags give), names for the named objects.
     Unreadable parts are left out and an unreadable file gives ``{}`` (:func:`read_plan_file` reports it);
     raises nothing.
     """
@@ -515,6 +516,10 @@ def read_plan_context(path: str | Path) -> dict[str, Any]:
             out[key] = training[key]
     if isinstance(training.get("dropout"), bool):
         out["dropout"] = training["dropout"]
+    shape = data.get("model_shape")  # `shardplan import`: the config's own model flags (Imported.model_shape)
+    if isinstance(shape, dict):
+        out["model_shape"] = {k: v for k, v in shape.items() if isinstance(k, str) and isinstance(v, int)
+                              and not isinstance(v, bool)}
     if "framework" not in out and isinstance(data.get("imported_from"), str):
         from shardplan.presets.frameworks import FRAMEWORKS
         # a framework with a profile (EasyDeL has none to compare), or one with +field=value overrides

@@ -2381,3 +2381,33 @@ def test_megatron_export_writes_the_model_architecture_flags(tmp_path):
     script.write_text(text)
     if shutil.which("bash"):
         assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
+
+
+def test_megatron_import_records_the_model_flags_and_estimate_names_a_different_model(tmp_path):
+    # a breaker read a Llama 3 70B script's layout with --model llama-3-8b and was told nothing; the script's model
+    # flags are recorded (model_shape) and `estimate --plan` names each that differs from --model's ModelSpec
+    script = tmp_path / "m.sh"
+    script.write_text("torchrun --nnodes 8 --nproc-per-node 8 pretrain_gpt.py --tensor-model-parallel-size 8 "
+                      "--pipeline-model-parallel-size 4 --num-layers 80 --hidden-size 8192 --ffn-hidden-size 28672 "
+                      "--num-attention-heads 64 --group-query-attention --num-query-groups 8 --micro-batch-size 1 "
+                      "--global-batch-size 512 --seq-length 8192 --use-distributed-optimizer --bf16\n")
+    imported = import_config("megatron", script.read_text())
+    assert imported.model_shape == dict(n_layers=80, d_model=8192, ffn_dim=28672, n_heads=64, n_kv_heads=8)
+    plan = tmp_path / "p.json"
+    assert runner.invoke(app, ["import", "--from", "megatron", str(script), "-o", str(plan)]).exit_code == 0
+    r = runner.invoke(app, ["estimate", "--plan", str(plan), "-m", "llama-3-8b", "-H", "h100-sxm"])
+    assert r.exit_code == 0
+    # Llama 3 8B: 32 layers, 4096 wide, FFN 14336, 32 heads, 8 KV heads (the last agrees, so it is not named)
+    assert "n_layers 80 (--model 32), d_model 8192 (--model 4096), ffn_dim 28672 (--model 14336)" in r.output
+    assert "n_kv_heads" not in r.output.split("model flags give")[1].split("\n")[0]
+    assert "model flags" not in runner.invoke(app, ["estimate", "--plan", str(plan), "-m", "llama-3-70b",
+                                                    "-H", "h100-sxm"]).output
+    # without --group-query-attention Megatron-LM uses one group per head (validate_args): n_kv_heads = n_heads
+    script.write_text(script.read_text().replace("--group-query-attention ", ""))
+    assert import_config("megatron", script.read_text()).model_shape["n_kv_heads"] == 64
+    # an exported script imports back with its own model's shape: no note (MoE: experts, top-k, expert width)
+    m, hw, tr, pc = build_inputs(model="mixtral-8x7b", hardware="h100-sxm", devices=64, seq_len=4096,
+                                 global_batch=256, global_batch_tokens=None, tp=2, pp=4, ep=8, zero_stage=1)
+    shape = import_config("megatron", export_text("megatron", estimate(m, hw, tr, pc, 64))).model_shape
+    assert shape == dict(n_layers=32, d_model=4096, ffn_dim=14336, n_heads=32, n_kv_heads=8, n_experts=8, top_k=2,
+                         expert_ffn_dim=14336)

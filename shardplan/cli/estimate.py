@@ -227,6 +227,27 @@ def plan_context_note(plan, e, specs: dict[str, Any] | None = None) -> None:
                 split += f"; dp {dp_file} in the file becomes {e.parallel.dp} on {e.layout.n_devices:,} devices"
         err_console.print(f"[yellow]note:[/] --plan {escape(str(plan))} was made for {escape(', '.join(differ))}: "
                           f"only its layout is read{split}; the flags give the rest", highlight=False, soft_wrap=True)
+    if e is not None and made.get("model_shape"):
+        _model_shape_note(plan, made["model_shape"], e.model)
+
+
+def _model_shape_note(plan, shape: dict[str, int], model) -> None:
+    """Say on stderr where the model flags an imported config records (``model_shape``: Megatron-LM's --num-layers,
+    --hidden-size, ...) differ from the ModelSpec priced (--model): the layout comes from the file, the model from
+    --model (a breaker read a 70B script's layout with --model llama-3-8b and was told nothing)."""
+    def value(field: str) -> int:
+        if field == "n_kv_heads":
+            return model.n_kv_heads or model.n_heads
+        if field == "expert_ffn_dim":  # Megatron-LM's --moe-ffn-hidden-size defaults to --ffn-hidden-size
+            return model.expert_ffn_dim or model.ffn_dim
+        return getattr(model, field)
+    differ = [f"{k} {v} (--model {value(k)})" for k, v in shape.items()
+              if k in type(model).model_fields and value(k) != v]
+    if differ:
+        err_console.print(f"[yellow]note:[/] --plan {escape(str(plan))} was imported from a config whose model flags "
+                          f"give {escape(', '.join(differ))}: the model priced is --model {escape(model.name)}; give "
+                          "--model the config's model (a preset or its config.json) to price the run the config "
+                          "describes", highlight=False, soft_wrap=True)
 
 
 def layout_defaults_note(framework, layout: dict[str, Any], plan=None, seq_len=None) -> None:

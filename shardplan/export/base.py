@@ -55,6 +55,9 @@ class Imported:
         dropout: whether the config trains with dropout (Megatron-LM: --attention-dropout / --hidden-dropout above 0,
             both 0.1 by default), where the importer reads it, else None.
         notes: what the importer read as the closest planner equivalent (printed by ``shardplan import``).
+        model_shape: the ModelSpec fields the config's own model settings give (Megatron-LM's --num-layers,
+            --hidden-size, ...: :func:`shardplan.export.megatron.model_shape`), written to the plan JSON so that
+            ``estimate --plan`` can name where --model differs; empty where the importer reads none.
     """
 
     parallel: ParallelConfig
@@ -67,16 +70,19 @@ class Imported:
     moe_capacity_factor: float | None = None
     dropout: bool | None = None
     notes: tuple[str, ...] = ()
+    model_shape: dict[str, int] = field(default_factory=dict)
 
     def to_plan(self) -> dict[str, Any]:
         """The plan JSON object that ``--plan`` reads (:func:`shardplan.loaders.read_plan_file`):
-        ``{"parallel": {...}, "devices": N, "training": {...}, "imported_from": name}``."""
+        ``{"parallel": {...}, "devices": N, "training": {...}, "imported_from": name}``, plus ``"model_shape": {...}``
+        where the config gives the model's shape."""
         training = {"seq_len": self.seq_len, "global_batch_size": self.global_batch}
         training.update({k: v for k, v in (("precision", self.precision), ("optimizer_dtype", self.optimizer_dtype),
                                            ("moe_capacity_factor", self.moe_capacity_factor),
                                            ("dropout", self.dropout)) if v is not None})
-        return {"parallel": self.parallel.model_dump(mode="json"), "devices": self.devices, "training": training,
+        plan = {"parallel": self.parallel.model_dump(mode="json"), "devices": self.devices, "training": training,
                 "imported_from": self.framework}
+        return {**plan, "model_shape": dict(self.model_shape)} if self.model_shape else plan
 
 
 @dataclass(frozen=True)

@@ -446,6 +446,25 @@ MEGATRON_DROPOUT = 0.1
 CE_FLAGS = ["--cross-entropy-loss-fusion", "--cross-entropy-fusion-impl", "te"]
 
 
+#: Megatron-LM's model-shape flags (arguments.py _add_network_size_args, _add_moe_args) -> the ModelSpec field each
+#: sets: an imported script records them (:func:`model_shape`) and ``estimate --plan`` names those that differ from
+#: --model's (the layout is read from the script, the model from --model)
+MODEL_SHAPE_FLAGS = {"--num-layers": "n_layers", "--hidden-size": "d_model", "--ffn-hidden-size": "ffn_dim",
+                     "--num-attention-heads": "n_heads", "--num-query-groups": "n_kv_heads", "--num-experts": "n_experts",
+                     "--moe-router-topk": "top_k", "--moe-ffn-hidden-size": "expert_ffn_dim"}
+
+
+def model_shape(a: argparse.Namespace) -> dict[str, int]:
+    """The ModelSpec fields the script's model flags set (:data:`MODEL_SHAPE_FLAGS`), those it gives only.
+    ``--num-query-groups`` counts with ``--group-query-attention`` only; without it Megatron-LM uses one group per
+    attention head (arguments.py validate_args: ``num_query_groups = num_attention_heads``), so n_kv_heads =
+    n_heads where the script gives the heads."""
+    shape = {field: getattr(a, flag[2:].replace("-", "_")) for flag, field in MODEL_SHAPE_FLAGS.items()}
+    if not a.group_query_attention:
+        shape["n_kv_heads"] = shape["n_heads"]
+    return {field: value for field, value in shape.items() if value is not None}
+
+
 def parser() -> argparse.ArgumentParser:
     """An argparse parser of the flags :func:`megatron_args` writes (Megatron-LM's names and types)."""
     ap = _Parser(prog="megatron", add_help=False, allow_abbrev=False)
@@ -455,8 +474,8 @@ def parser() -> argparse.ArgumentParser:
                  "--num-virtual-stages-per-pipeline-rank",
                  "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers",
                  "--num-distributed-optimizer-instances", "--micro-batch-size", "--global-batch-size",
-                 "--seq-length", "--recompute-num-layers", "--nnodes", "--nproc-per-node", "--num-layers",
-                 "--cpu-offloading-num-layers"):
+                 "--seq-length", "--recompute-num-layers", "--nnodes", "--nproc-per-node",
+                 "--cpu-offloading-num-layers", *MODEL_SHAPE_FLAGS):
         ap.add_argument(flag, type=int)
     ap.add_argument("--nproc_per_node", type=int, dest="nproc_per_node")  # torchrun's other spelling
     ap.add_argument("--moe-flex-dispatcher-backend", choices=["deepep", "hybridep"])
@@ -467,7 +486,8 @@ def parser() -> argparse.ArgumentParser:
                  "--fp16",
                  "--no-overlap-p2p-communication", "--fp4-param-gather", "--first-last-layers-bf16",
                  "--no-gradient-accumulation-fusion", "--fine-grained-activation-offloading",
-                 "--cross-entropy-loss-fusion", "--use-torch-fsdp2", "--overlap-param-gather", "--moe-grouped-gemm"):
+                 "--cross-entropy-loss-fusion", "--use-torch-fsdp2", "--overlap-param-gather", "--moe-grouped-gemm",
+                 "--group-query-attention"):
         ap.add_argument(flag, action="store_true")
     ap.add_argument("--data-parallel-sharding-strategy", choices=["no_shard", "optim", "optim_grads",
                                                                   "optim_grads_params"])
@@ -872,7 +892,7 @@ def read(text: str, devices: int | None = None) -> Imported:
                     framework=framework, precision=precision, optimizer_dtype=optimizer_dtype,
                     moe_capacity_factor=capacity, dropout=any((MEGATRON_DROPOUT if rate is None else rate) > 0
                                                               for rate in (a.attention_dropout, a.hidden_dropout)),
-                    notes=notes)
+                    notes=notes, model_shape=model_shape(a))
 
 
 def _gather_profile(a: argparse.Namespace, zero: int, dp: int, framework: str,
