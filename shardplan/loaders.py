@@ -366,7 +366,9 @@ def _field_bounds(title: str, name: str) -> str:
         for attr, word in _BOUND_WORDS.items():
             v = getattr(m, attr, None)
             if isinstance(v, (int, float)) and not isinstance(v, bool):
-                bounds.append(f"{word} {v:,}")
+                # a whole float bound (2.0**50 bytes) without its ".0"; 1e-9 or 0.5 as they are
+                bounds.append(f"{word} {int(v):,}" if isinstance(v, float) and v.is_integer() and abs(v) >= 1
+                              else f"{word} {v:,}")
     return " and ".join(bounds)
 
 

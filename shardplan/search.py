@@ -158,8 +158,11 @@ def parse_fix(items: Iterable[str]) -> dict[str, Any]:
             val = LAYOUT_OPTIONS_BY_NAME["pp_layers"].parse(str(val))
         elif k in ("remat_saved", "recompute_modules") and isinstance(val, str):  # qkv_proj,mlpwo as the flags take it
             val = tuple(x.strip() for x in val.split(",") if x.strip())
-        if isinstance(val, bool) and "int" in str(ParallelConfig.model_fields[k].annotation):
+        annotation = str(ParallelConfig.model_fields[k].annotation)
+        if isinstance(val, bool) and "int" in annotation:
             raise ConfigError(f"--fix {k}={v}; legal: a whole number, not a boolean", field=k, value=v)
+        if isinstance(val, bool) and "bool" not in annotation:  # recompute=on: the text, not True, is what was meant
+            val = v
         out[k] = val
     if out:  # type-check the pinned values with the layout's own validation
         from pydantic import ValidationError

@@ -459,3 +459,12 @@ def test_branch_and_bound_with_an_offloaded_optimizer(monkeypatch):
     assert fast.plans and [(e.parallel, e.step_s) for e in fast.plans] == [(e.parallel, e.step_s) for e in full.plans]
     assert all(e.parallel.offload_optimizer and e.optimizer_s > 1.0 for e in fast.plans)
     assert fast.n_timed < 0.2 * full.n_timed
+
+
+def test_fix_echoes_a_yaml_boolean_word_as_typed_for_a_named_option():
+    # a breaker typed --fix recompute=on and was told "recompute=True": YAML reads on/yes as true, but recompute is a
+    # policy name, so the word itself is what is refused (and a bool field still reads it as true)
+    from shardplan.search import parse_fix
+    with pytest.raises(ConfigError, match=r"recompute='on'; legal: 'none', 'selective' or 'full'"):
+        parse_fix(["recompute=on"])
+    assert parse_fix(["sp=yes"]) == {"sp": True}
