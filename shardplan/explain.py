@@ -42,6 +42,41 @@ def headroom(e: Estimate) -> float:
     return hbm_limit(e.hardware.hbm_bytes, e.training.framework) - e.memory.total
 
 
+#: the least headroom, as a share of the usable HBM, that a layout priced without a peak band (a profile with no
+#: allocator fragmentation, ``allocator_overhead`` 0: XLA's static allocation, MaxText) needs to be called a safe fit:
+#: the planner's peak-memory median |error| on the measured H100 grid (5.7%, docs/accuracy.md, nanotron-usp profile
+#: on usp-h100-efa, 1,027 runs that ran). Less headroom than the planner's typical memory error is a fit on the
+#: central figure only, as a band reaching past the HBM is for the other profiles.
+TIGHT_HEADROOM_SHARE = 0.057
+
+
+def tight_fit(e: Estimate) -> bool:
+    """A layout that fits on the planner's central memory figure only: its peak band's high end
+    (``MemoryBreakdown.peak_high``, twice the fitted allocator fragmentation) passes the usable HBM, or, for a profile
+    that prices no fragmentation (no band), its headroom is under :data:`TIGHT_HEADROOM_SHARE` of the usable HBM
+    (a new user found a MaxText v5p pick 0.8 GiB below 95 GiB unmarked while banded profiles' picks were marked).
+    False for a layout that does not fit."""
+    if not e.fits:
+        return False
+    mem = e.memory
+    if mem.peak_high > mem.peak_low:
+        return mem.peak_high > e.hbm_fit_limit
+    return headroom(e) < TIGHT_HEADROOM_SHARE * e.hbm_fit_limit
+
+
+def tight_fit_text(e: Estimate) -> str:
+    """Why :func:`tight_fit` holds, in words ("" where it does not)."""
+    if not tight_fit(e):
+        return ""
+    gib = fmt_gib(headroom(e))
+    if e.memory.peak_high > e.memory.peak_low:
+        return (f"its peak band reaches {fmt_gib(e.memory.peak_high)} of {fmt_gib(e.hbm_fit_limit)} usable "
+                f"({gib} headroom on the central figure)")
+    return (f"{gib} headroom is under {TIGHT_HEADROOM_SHARE:.1%} of the usable {fmt_gib(e.hbm_fit_limit)}, the planner's "
+            "median peak-memory error on measured runs (the profile prices no allocator fragmentation, so there is "
+            "no band)")
+
+
 def fit_limit_text(hbm_bytes: float, framework) -> str:
     """The memory a layout must fit in, in words: "80.00 GiB HBM", or with a framework profile whose runs
     fail before the cap (``usable_hbm_fraction`` < 1) "67.20 GiB (84% of 80.00 GiB HBM: the nanotron
@@ -83,8 +118,9 @@ def describe(e: Estimate) -> str:
     note = optimism_note(e)
     if note:
         extra += "; " + note
+    tight = tight_fit_text(e)
     return (f"bound by {e.bound}; step = {parts}; MFU {e.mfu:.1%}; "
-            f"{headroom(e) / GiB:,.1f} GiB HBM headroom{extra}")
+            f"{headroom(e) / GiB:,.1f} GiB HBM headroom{' (a tight fit: ' + tight + ')' if tight else ''}{extra}")
 
 
 def compare(winner: Estimate, other: Estimate, objective: str = "throughput") -> str:

@@ -540,3 +540,27 @@ def test_export_header_names_the_moe_routing_priced():
     header = next(line for line in export_text("megatron", estimate(m, hw, tr, pc, 32)).splitlines()
                   if "runtime behaviour assumed" in line)
     assert header.endswith("moe_routing=round_robin")
+
+
+def test_a_pick_within_the_memory_error_of_the_hbm_is_marked_without_a_peak_band():
+    # a new user found MaxText's v5p pick 0.8 GiB below 95 GiB unmarked (the profile prices no fragmentation, so no
+    # band could pass the HBM); now a fit with less headroom than 5.7% of the usable HBM (the planner's median
+    # peak-memory error) is a tight fit: 0.80 GiB < 0.057 x 95.00 GiB = 5.42 GiB
+    from shardplan.cost.step import estimate
+    from shardplan.explain import TIGHT_HEADROOM_SHARE, headroom, tight_fit
+    from shardplan.inputs import build_inputs
+    args = dict(model="llama-3-70b", hardware="tpu-v5p", devices=256, seq_len=8192, global_batch=256,
+                global_batch_tokens=None)
+    m, hw, tr, pc = build_inputs(**args, zero_stage=3, cp=2)
+    e = estimate(m, hw, tr, pc, 256)
+    assert e.fits and e.memory.peak_high == e.memory.peak_low  # maxtext: no band
+    assert headroom(e) < TIGHT_HEADROOM_SHARE * e.hbm_fit_limit and tight_fit(e)
+    m, hw, tr, pc = build_inputs(**args, zero_stage=3, recompute="full")
+    roomy = estimate(m, hw, tr, pc, 256)
+    assert roomy.fits and headroom(roomy) > TIGHT_HEADROOM_SHARE * roomy.hbm_fit_limit and not tight_fit(roomy)
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    r = CliRunner().invoke(app, ["estimate", "-m", "llama-3-70b", "-H", "v5p", "-n", "256", "-s", "8192", "-b", "256",
+                                 "--zero-stage", "3", "--cp", "2"], terminal_width=300)
+    assert r.exit_code == 0 and "yes, tightly" in r.output and "median peak-memory" in r.output

@@ -732,10 +732,13 @@ def peak_band_text(e) -> str:
     """The peak band of the "fits" row (``MemoryBreakdown.peak_low`` - ``peak_high``: no to twice the fitted allocator
     fragmentation), or, for a profile that prices none (``FrameworkProfile.allocator_overhead`` 0), that it has no
     band rather than a zero-width one read as certainty (breaker finding)."""
+    from shardplan.explain import TIGHT_HEADROOM_SHARE, tight_fit
     mem, fw = e.memory, e.training.framework
     if mem.peak_high > mem.peak_low:
         return f"peak band {_gib(mem.peak_low)}-{_gib(mem.peak_high)}"
-    return f"no peak band: the {escape(fw.label)} profile prices no allocator fragmentation (allocator_overhead 0)"
+    tight = (f"; the headroom is under {TIGHT_HEADROOM_SHARE:.1%} of the usable HBM, the planner's median peak-memory "
+             "error on measured runs" if tight_fit(e) else "")
+    return f"no peak band: the {escape(fw.label)} profile prices no allocator fragmentation (allocator_overhead 0){tight}"
 
 
 def bound_text(e) -> str:
@@ -795,7 +798,8 @@ def _summary_table(e) -> Table:
     head.add_row("framework", f"{escape(fw.label)} profile{routing}{state}")
     limit = (f", the {escape(fw.label)} profile's runs fail above {100 * fw.usable_hbm_fraction:g}% of it"
              if fw.usable_hbm_fraction < 1 else "")
-    head.add_row("fits", ("[green]yes[/]" if e.fits else "[red]no[/]") +
+    from shardplan.explain import tight_fit
+    head.add_row("fits", ("[yellow]yes, tightly[/]" if tight_fit(e) else "[green]yes[/]" if e.fits else "[red]no[/]") +
                  f" ({_gib(mem.total)} of {_gib(e.hardware.hbm_bytes)} GiB{limit}; headroom "
                  f"{_gib(headroom(e))} GiB; {peak_band_text(e)})")
     if e.failure:

@@ -66,16 +66,17 @@ def expressible(name: str, estimate) -> bool:
 
 
 def band_warning(e) -> None:
-    """Say on stderr when the written layout fits on the central memory figure but its peak band's high end
-    (``MemoryBreakdown.peak_high``: twice the fitted allocator fragmentation) passes the usable HBM: the run may need
-    the allocator's retries (slower steps) or fail, so a little headroom (a larger ZeRO stage, recompute, a smaller
-    micro batch) is the safer file."""
-    gib = 2**30
-    if e.fits and e.memory.peak_high > e.hbm_fit_limit:
-        err_console.print(f"[yellow]warning:[/] the written layout fits on the central figure ({e.memory.total / gib:.1f} "
-                          f"of {e.hbm_fit_limit / gib:.1f} GiB) but its peak band reaches {e.memory.peak_high / gib:.1f} "
-                          "GiB: it may need the allocator's retries or fail; `shardplan plan` marks such layouts with * "
-                          "in its free column and lists ones with headroom", highlight=False, soft_wrap=True)
+    """Say on stderr when the written layout fits on the central memory figure only
+    (:func:`shardplan.explain.tight_fit`: its peak band's high end passes the usable HBM, or, without a band, less
+    headroom than the planner's memory error): the run may need the allocator's retries (slower steps) or fail, so a
+    little headroom (a larger ZeRO stage, recompute, a smaller micro batch) is the safer file."""
+    from shardplan.explain import tight_fit_text
+    why = tight_fit_text(e)
+    if why:
+        err_console.print(f"[yellow]warning:[/] the written layout fits on the central figure ({e.memory.total / 2**30:.1f} "
+                          f"of {e.hbm_fit_limit / 2**30:.1f} GiB) but {why}: it may need the allocator's retries or "
+                          "fail; `shardplan plan` marks such layouts with * in its free column and lists ones with "
+                          "headroom", highlight=False, soft_wrap=True)
 
 
 def emit_export(name: str, text: str, output: Optional[Path]) -> None:

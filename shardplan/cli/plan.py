@@ -127,10 +127,10 @@ def _order_text(best, other, objective: str) -> str:
 
 
 def _band_passes_hbm(e) -> bool:
-    """The high end of the estimate's peak band (``MemoryBreakdown.peak_high``: twice the fitted fragmentation)
-    passes the HBM ``fits`` compares with (:attr:`~shardplan.cost.step.Estimate.hbm_fit_limit`): the layout fits
-    on the central figure only (the table's '*')."""
-    return e.memory.peak_high > e.hbm_fit_limit
+    """The layout fits on the central memory figure only (the table's '*'): :func:`shardplan.explain.tight_fit`, the
+    peak band's high end past the usable HBM, or without a band less headroom than the planner's memory error."""
+    from shardplan.explain import tight_fit
+    return tight_fit(e)
 
 
 def _tied(res, objective: str) -> list[bool]:
@@ -174,9 +174,12 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
             console.print("=: ties with the row above (tokens/s within 0.2%, one step of the ranking): ordered by the "
                           "simpler layout, then memory (docs/search.md)", highlight=False)
         if any(_band_passes_hbm(e) for e in res.plans):
+            from shardplan.explain import TIGHT_HEADROOM_SHARE
             console.print("free: GiB left below the usable HBM; * the peak band's high end (twice the fitted allocator "
-                          "fragmentation) passes it: such a layout fits on the central figure only (README, 'fits / "
-                          "peak band')", highlight=False)
+                          f"fragmentation) passes it, or, for a profile without a band, under {TIGHT_HEADROOM_SHARE:.1%} "
+                          "of it is left (the "
+                          "planner's median peak-memory error): such a layout fits on the central figure only (README, "
+                          "'fits / peak band')", highlight=False)
     best = res.plans[0] if res.plans else None
     for i, e in enumerate(res.plans):
         console.print(f"[bold]#{i + 1}[/] " + (describe(e) if i == 0 else compare(best, e, objective)
