@@ -391,6 +391,7 @@ def test_typer_argument_errors_are_one_line_with_the_value_given():
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(lines) == 1, r.stderr
     assert lines[0].startswith("error: Invalid value for '--devices'") and "(given: '8.5')" in lines[0]
+    assert "legal: a whole number written in digits" in lines[0]  # what is legal, as every other refusal says
 
 
 def test_moe_routing_is_shown_and_a_routing_that_prices_nothing_says_so():

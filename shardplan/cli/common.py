@@ -101,6 +101,10 @@ def _one_line_usage_errors() -> None:
                         given = f" (given: {a[len(opt) + 1:]!r})"
         ctx = getattr(self, "ctx", None)
         hint = f"; see '{ctx.command_path} --help'" if ctx is not None else ""
+        if "valid integer" in msg:  # "1e1", "8.5", "eight": name what is legal, as every other refusal does
+            hint = "; legal: a whole number written in digits, e.g. 8" + hint
+        elif "valid number" in msg:
+            hint = "; legal: a number, e.g. 0.5 or 1e9" + hint
         sys.stderr.write(f"error: {msg}{given}{hint}\n")
     one_line._shardplan = True  # type: ignore[attr-defined]
     rich_utils.rich_format_error = one_line
