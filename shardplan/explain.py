@@ -110,7 +110,7 @@ def describe(e: Estimate) -> str:
     if p.zero_stage == 3 and p.dp * p.cp * p.tp > e.hardware.scale_up_size and \
             e.training.framework.zero3_prefetch == 1:
         tpu = e.hardware.kind == "tpu"
-        who = "XLA's scheduled gathers" if tpu or e.training.framework.name in ("maxtext", "paxml") else "PyTorch FSDP"
+        who = "XLA's scheduled gathers" if tpu or e.training.framework.name in ("maxtext", "paxml", "jax-runtime") else "PyTorch FSDP"
         extra += (f"; ZeRO-3 across {'slices' if tpu else 'nodes'} assumes prefetch fully overlapped with compute "
                   f"({who}) -- DeepSpeed's 2021 ZeRO-3 ran 1.5-5x slower than that at 384-2240 GPUs (--framework "
                   "deepspeed, docs/accuracy.md)")

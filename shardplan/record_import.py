@@ -387,4 +387,33 @@ def import_csv(path: str | Path, mapping: CsvMapping) -> list[RunRecord]:
     return out
 
 
-__all__ = ["CsvMapping", "FIELDS", "check_mapping", "import_csv", "parse_map_items", "row_record"]
+def unread_columns(path: str | Path, mapping: CsvMapping) -> list[str]:
+    """The header columns of the CSV at ``path`` that neither are a record field nor appear in a ``columns``
+    expression of ``mapping`` (a column the import does not read: a new user's ``zero`` column was dropped without a
+    word, and the runs were priced at the profile's default ZeRO stage). [] when the header cannot be read
+    (:func:`import_csv` reports that)."""
+    try:
+        text = read_text_capped(Path(path), "csv").removeprefix("\ufeff")
+        header = [h.strip() for h in next(csv.reader(io.StringIO(text)), [])]
+    except (ConfigError, csv.Error):
+        return []
+    used = set()
+    for expr in mapping.columns.values():
+        used.add(expr.strip())
+        used.update(re.split(r"\s*[*/]\s*", expr.strip()))
+    return [h for h in header if h and h not in FIELDS and h not in used]
+
+
+def unread_columns_note(path: str | Path, mapping: CsvMapping) -> str:
+    """The note naming :func:`unread_columns`, or "" when every column is read."""
+    unread = unread_columns(path, mapping)
+    if not unread:
+        return ""
+    return (f"{len(unread)} column{'s' if len(unread) > 1 else ''} of {Path(path).name} not read: "
+            f"{', '.join(unread[:12])}{' ...' if len(unread) > 12 else ''} (no --map names "
+            f"{'them' if len(unread) > 1 else 'it'}; a layout field left out takes the framework's default, e.g. "
+            "--map zero_stage=COLUMN for a ZeRO-stage column)")
+
+
+__all__ = ["CsvMapping", "FIELDS", "check_mapping", "import_csv", "parse_map_items", "row_record", "unread_columns",
+           "unread_columns_note"]

@@ -119,6 +119,9 @@ def test_train_record_then_calibrate_on_cpu(tmp_path):
     recs = read_records(rec)
     assert len(recs) == 2 and all(x.step_time_s and x.status == "ok" for x in recs)
     assert recs[0].parallel.tp == 2 and recs[1].parallel.zero_stage == 3
+    # the records name the profile of the program the runtime ran (MaxText's refuses tp without sp), with the layout
+    # whole (sp false, ZeRO-0 written), and calibrate takes that profile when --framework is not given
+    assert {x.framework for x in recs} == {"jax-runtime"} and "sp" in recs[0].parallel.model_fields_set
     r = CliRunner().invoke(app, ["calibrate", str(rec), "--hardware", "h100-sxm", "--no-cross-validation",
                                  "-o", str(tmp_path / "c.yaml")])
     # CPU records against the H100 preset: the base is off by far over 300% and the records name the CPU device,
@@ -127,6 +130,7 @@ def test_train_record_then_calibrate_on_cpu(tmp_path):
     r = CliRunner().invoke(app, ["calibrate", str(rec), "--hardware", "h100-sxm", "--no-cross-validation",
                                  "-o", str(tmp_path / "c.yaml"), "--force"])
     assert r.exit_code == 1 and (tmp_path / "c.yaml").exists(), r.output
+    assert "'jax-runtime', the one every record names" in r.output
 
 
 def test_cli_calibrate_reads_a_csv_with_a_mapping(tmp_path):
@@ -370,3 +374,30 @@ def test_calibrate_reports_progress_once_per_fit():
     calibrate(recs, HARDWARE["h100-sxm"], framework_profile("megatron"), progress=lambda *a: calls.append(a))
     assert [c[:2] for c in calls] == [(0, 3), (1, 3), (2, 3), (3, 3)]
     assert "held out" in calls[1][2] and calls[-1][2] == "done"
+
+
+def test_imported_records_keep_the_layout_fields_the_csv_gave_and_name_unread_columns(tmp_path):
+    # a new user's imported CSV was written with every ParallelConfig default (zero_stage 0, sp false), so calibrate
+    # priced it as DDP without sp while the CSV given to calibrate directly took the megatron defaults (ZeRO-1, sp):
+    # memory median |error| 80% against 12.5%; and a column `zero` no --map named was dropped without a word
+    csv = tmp_path / "runs.csv"
+    csv.write_text("gpus,tp,zero,run,tps,peak\n16,2,1,a,3000,60e9\n16,1,1,b,2800,70e9\n")
+    args = ["--map", "devices=gpus", "--map", "tokens_per_s_per_device=tps", "--map", "peak_memory_bytes=peak",
+            "--set", "model=llama-3-8b", "--set", "hardware=h100-sxm", "--set", "seq_len=4096",
+            "--set", "global_batch_size=64"]
+    out = tmp_path / "r.jsonl"
+    r = CliRunner().invoke(app, ["record", "import", str(csv), "-o", str(out), *args])
+    assert r.exit_code == 0 and "2 columns of runs.csv not read: zero, run" in r.output, r.output
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [x["parallel"] for x in lines] == [{"tp": 2}, {"tp": 1}]  # what the CSV gave, no defaults
+    from shardplan.calibrate import Case, with_layout_defaults
+    from shardplan.presets.frameworks import framework_profile
+    rec = read_records(out)[0]
+    # megatron's layout defaults apply to the read-back record as to the CSV path: ZeRO-1, sp with tp 2
+    case = with_layout_defaults(Case(rec, None, None, rec.parallel), framework_profile("megatron"))
+    assert case.parallel.zero_stage == 1 and case.parallel.sp
+    # with the column mapped, nothing is unread and the stage is the CSV's
+    r = CliRunner().invoke(app, ["record", "import", str(csv), "-o", str(out), *args, "--map", "zero_stage=zero",
+                                 "--map", "source=run"])
+    assert r.exit_code == 0 and "not read" not in r.output, r.output
+    assert json.loads(out.read_text().splitlines()[0])["parallel"] == {"tp": 2, "zero_stage": 1}

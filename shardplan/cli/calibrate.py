@@ -48,8 +48,11 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
         raise ConfigError(f"-o/--output and --profile-out are the same file ({output}): the profile would overwrite the "
                           "cluster file; legal: two different paths", field="profile_out", value=str(profile_out))
     if records.suffix.lower() == ".csv":
+        from shardplan.cli.record import unread_note
         from shardplan.record_import import import_csv, parse_map_items
-        recs = import_csv(records, parse_map_items(list(map or []), list(set or [])))
+        mapping = parse_map_items(list(map or []), list(set or []))
+        recs = import_csv(records, mapping)
+        unread_note(records, mapping)
     else:
         if map or set:
             raise ConfigError(f"--map / --set read a CSV of runs, but {records} is not a .csv file (run records are "
@@ -58,10 +61,18 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
         recs = read_records(records)
     from shardplan.inputs import default_framework
     hw = hardware_spec(hardware)
-    prof = framework_profile(framework) if framework is not None else (default_framework(hardware)
-                                                                        or framework_profile("megatron"))
-    from shardplan.cli.common import framework_note
-    framework_note(hardware, framework, prof)
+    from shardplan.loaders import hardware_framework
+    agreed = records_framework(recs) if framework is None and hardware_framework(hardware) is None else None
+    if agreed is not None:
+        # every record names one built-in profile (train --record writes jax-runtime): fit as that program ran
+        prof = agreed
+        err_console.print(f"[yellow]note:[/] framework profile {escape(repr(prof.name))}, the one every record names "
+                          "(--framework chooses another)", highlight=False, soft_wrap=True)
+    else:
+        prof = framework_profile(framework) if framework is not None else (default_framework(hardware)
+                                                                            or framework_profile("megatron"))
+        from shardplan.cli.common import framework_note
+        framework_note(hardware, framework, prof)
     named = sorted({r.framework for r in recs if r.framework.split("/")[-1].lower() != prof.name.lower()
                     and r.framework.split("/")[-1].lower() not in prof.origin.lower()})
     if named:
@@ -91,6 +102,17 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
         console.print(f"wrote {profile_out} (use it as --framework {profile_out})")
     if poor:
         raise typer.Exit(1)
+
+
+def records_framework(recs) -> "FrameworkProfile | None":
+    """The built-in profile every record names (a record's ``framework``, case-insensitive), or None where they name
+    several, a profile file or an unknown name: calibrate's profile when --framework is not given and the hardware
+    file names none (before, a set of ``train --record`` records was fitted with the megatron default)."""
+    from shardplan.presets.frameworks import FRAMEWORKS
+    names = {r.framework.strip().lower() for r in recs}
+    if len(names) != 1:
+        return None
+    return FRAMEWORKS.get(names.pop())
 
 
 def _announce(n_records: int, no_cross_validation: bool) -> None:

@@ -33,6 +33,17 @@ OutOpt = Annotated[Path, typer.Option("--output", "-o", help="records file to wr
 AppendOpt = Annotated[bool, typer.Option("--append", help="add to the records file instead of replacing it")]
 
 
+def unread_note(csv_file: Path, mapping) -> None:
+    """Say on stderr which columns of the CSV no field or --map reads (:func:`shardplan.record_import.unread_columns`)."""
+    from rich.markup import escape
+
+    from shardplan.cli.common import err_console
+    from shardplan.record_import import unread_columns_note
+    note = unread_columns_note(csv_file, mapping)
+    if note:
+        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
+
+
 @record_app.command("import")
 @config_errors
 def import_(csv_file: CsvArg, output: OutOpt, format: FormatOpt = RecordFormat.csv, map: MapOpt = None,
@@ -44,7 +55,9 @@ def import_(csv_file: CsvArg, output: OutOpt, format: FormatOpt = RecordFormat.c
     check_output_path("-o/--output", output, inputs={"CSV": csv_file})
     if append:
         check_records_target("-o/--output", output)
-    records = import_csv(csv_file, parse_map_items(list(map or []), list(set or [])))
+    mapping = parse_map_items(list(map or []), list(set or []))
+    records = import_csv(csv_file, mapping)
+    unread_note(csv_file, mapping)
     n = write_records(output, records, append=append)
     counts = Counter(r.status for r in records)
     t = Table(title=f"{n} run records {'added to' if append else 'written to'} {output}")

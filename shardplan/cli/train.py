@@ -246,8 +246,11 @@ def _write_record(path: Path, m: Any, layout: Any, tr: Any, devices: int, hist: 
     step_s = statistics.median(tokens / h["tokens_per_s"] for h in (hist[1:] or hist))
     peak = mem["bytes"] if mem["source"] == "memory_analysis" else max(mem["bytes"].values())
     rec = RunRecord(model=m, hardware=jax.devices()[0].device_kind, devices=devices, seq_len=tr.seq_len,
-                    global_batch_size=tr.global_batch_size, parallel=layout.parallel,
-                    precision="fp32-params" if compute_dtype == "bf16" else "fp32", framework="maxtext",
+                    global_batch_size=tr.global_batch_size,
+                    # every layout field given: the layout the runtime ran, whole (records.write_records writes the
+                    # fields a record was given)
+                    parallel=type(layout.parallel).model_validate(layout.parallel.model_dump()),
+                    precision="fp32-params" if compute_dtype == "bf16" else "fp32", framework="jax-runtime",
                     step_time_s=step_s, peak_memory_bytes=float(peak) if peak and peak >= 2**20 else None,
                     source=f"shardplan train ({jax.default_backend()}, {len(hist)} steps)")
     write_records(path, [rec], append=True)

@@ -379,10 +379,11 @@ ATTENTION_KERNELS.update(triton_kernels())
 #: backend), PyTorch FSDP (fms-fsdp: SDPA) and DeepSpeed call FlashAttention-2 (the llm-foundry profile
 #: names its Triton FlashAttention in its own attention_kernel field, so that a profile file based on it
 #: keeps the kernel whatever its name); Megatron-LM / NeMo go through Transformer Engine, whose default
-#: on Hopper is cuDNN's fused attention (FA2 on Ampere); MaxText runs XLA / Pallas kernels (no
+#: on Hopper is cuDNN's fused attention (FA2 on Ampere); MaxText and shardplan's JAX runtime run XLA / Pallas kernels (no
 #: published table: the GEMM asymptote)
 FRAMEWORK_ATTENTION_KERNEL = {"nanotron": "fa2", "torchtitan": "fa2", "pytorch-fsdp": "fa2",
-                              "deepspeed": "fa2", "megatron": "cudnn", "megatron-legacy": "cudnn", "maxtext": "xla"}
+                              "deepspeed": "fa2", "megatron": "cudnn", "megatron-legacy": "cudnn", "maxtext": "xla",
+                              "jax-runtime": "xla"}
 
 
 def attention_kernel(hw: HardwareSpec, framework: str, kernel: str | None = None) -> AttentionKernel | None:
