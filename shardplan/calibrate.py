@@ -101,6 +101,9 @@ class Calibration:
     usable_hbm_fraction: float | None = None
     #: fewer measurements than free parameters: the fit is underdetermined (its in-sample error says nothing)
     underdetermined: str = ""
+    #: parameters the fit put on a bound (field -> 'lower' / 'upper', :func:`unpinned_side`), then held at the base
+    #: value and the others refitted without them; they are in :attr:`held` too (no file writes them)
+    at_bound: dict[str, str] = field(default_factory=dict)
 
 
 def _where(record: RunRecord, i: int) -> str:
@@ -311,6 +314,48 @@ def identifiable(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile
     return out
 
 
+#: how close to a bound (a share of the parameter's range) a fitted value counts as put there by the fit: the
+#: records push it to the limit the bounds allow, so they do not pin it (a new user's 17 records drove
+#: scale_out_latency to its 2e-4 upper bound and scale_out_efficiency to 0.997 together, a degenerate pair)
+BOUND_HOLD_SHARE = 0.02
+
+
+def unpinned_side(p: Parameter, value: float) -> str | None:
+    """'lower' / 'upper' where the fitted ``value`` lies within :data:`BOUND_HOLD_SHARE` of the range from that
+    bound, else None. A lower bound of 0 is not counted: an additive cost of 0 (no per-microbatch overhead, no
+    fragmentation) is a physical answer, not a limit the fit pressed against."""
+    side = p.at_bound(value, BOUND_HOLD_SHARE)
+    return None if side == "lower" and p.lower == 0 else side
+
+
+def fit_pinned(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile, free: Sequence[Parameter],
+               memory: bool, rounds: int = 3) -> tuple[list[Parameter], dict[str, float], dict[str, str]]:
+    """Fit ``free``; a parameter the fit puts on a bound (:func:`unpinned_side`) is held at its base value and the
+    rest fitted again, up to ``rounds`` fits (docs/calibration.md: a parameter the records do not identify is held
+    at the base value and named). Returns (the parameters fitted in the end, field -> fitted value, field -> the
+    bound side of each one held)."""
+    free, fitted, at_bound = list(free), {}, {}
+    for _ in range(rounds):
+        if not free:
+            return free, {}, at_bound
+        fitted = dict(zip((p.field for p in free), fit_residuals_for(cs, hw, profile, free, memory)))
+        stuck = {p.field: side for p in free if (side := unpinned_side(p, fitted[p.field]))}
+        if not stuck:
+            break
+        at_bound.update(stuck)
+        free = [p for p in free if p.field not in stuck]
+        fitted = {}
+    if not fitted and free:  # the last round held some: fit what is left once more
+        fitted = dict(zip((p.field for p in free), fit_residuals_for(cs, hw, profile, free, memory)))
+    return free, fitted, at_bound
+
+
+def snap_to_zero(p: Parameter, value: float) -> float:
+    """``value`` with a residue of the optimizer on a zero lower bound (2e-13 for allocator_overhead: a new user saw
+    "peak band 45.16-45.16") set to 0: within 1e-6 of the range from it."""
+    return 0.0 if p.lower == 0 and value - p.lower < 1e-6 * (p.upper - p.lower) else value
+
+
 def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: FrameworkProfile,
               params: Sequence[Parameter] | None = None, cross_validate: bool = True,
               progress: Callable[[int, int, str], None] | None = None) -> Calibration:
@@ -347,17 +392,16 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
     total = 1 + (fold_count(cs) if cross_validate and free else 0)
     if progress is not None:
         progress(0, total, f"fitting {len(free)} parameters on {len(cs)} records")
-    if free:
-        res = fit_residuals_for(cs, hw, profile, free, memory)
-        fitted = dict(zip((p.field for p in free), res))
-        values = [fitted.get(p.field, v) for p, v in zip(params, base_values)]
+    free, fitted, at_bound = fit_pinned(cs, hw, profile, free, memory)
+    values = [snap_to_zero(p, fitted[p.field]) if p.field in fitted else v for p, v in zip(params, base_values)]
     h, f = apply(params, values, hw, profile)
     fraction = oom_fraction(cs, h, f)
     if fraction is not None:
         f = f.model_copy(update={"usable_hbm_fraction": fraction})
-    out = Calibration(params, values, base_values, held=[p.field for p, k in zip(params, ok) if not k], excluded=excluded,
+    held = [p.field for p, k in zip(params, ok) if not k] + list(at_bound)
+    out = Calibration(params, values, base_values, held=held, excluded=excluded,
                       in_sample=errors(cs, h, f), base_error=errors(cs, hw, profile), underdetermined=under,
-                      usable_hbm_fraction=fraction)
+                      usable_hbm_fraction=fraction, at_bound=at_bound)
     if cross_validate:
         out.cross_validated = _cross_validated(cs, hw, profile, free, memory, progress, total)
     if progress is not None:
@@ -447,12 +491,18 @@ def cluster_yaml(cal: Calibration, hw: HardwareSpec, n_records: int, date: str,
     sources = dict(doc.get("sources") or {})
     for p, v in zip(cal.params, cal.values):
         if p.target == "hardware" and p.field not in cal.held:
-            doc[p.field] = float(v)
+            doc[p.field] = written(v)
             sources[p.field] = note
     doc["sources"] = sources
     if profile is not None:
         doc["framework"] = profile_yaml(cal, profile)
     return doc
+
+
+def written(value: float) -> float:
+    """A fitted value as the files hold it: four significant digits (0.00019999996568955734 -> 0.0002; the fit's
+    own precision is far coarser than the optimizer's last digits)."""
+    return float(f"{float(value):.4g}")
 
 
 def profile_yaml(cal: Calibration, profile: FrameworkProfile) -> dict:
@@ -471,7 +521,7 @@ def profile_yaml(cal: Calibration, profile: FrameworkProfile) -> dict:
     doc: dict = {"base": base.name, **differing(base)}
     for p, v in zip(cal.params, cal.values):
         if p.target == "framework" and p.field not in cal.held:
-            doc[p.field] = float(v)
+            doc[p.field] = written(v)
     if cal.usable_hbm_fraction is not None:
         doc["usable_hbm_fraction"] = cal.usable_hbm_fraction
     return doc

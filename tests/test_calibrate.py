@@ -6,7 +6,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from shardplan.calibrate import calibrate
+from shardplan.calibrate import calibrate, cluster_yaml
 from shardplan.cli import app
 from shardplan.cost.step import estimate
 from shardplan.errors import ConfigError
@@ -259,7 +259,10 @@ def test_default_fit_moves_the_gemm_rate_of_the_records_dtype():
         tr = TrainingSpec(seq_len=4096, global_batch_size=256, precision=PRECISION_POLICIES["nvfp4-mixed"])
         e = estimate(MODELS["llama-3-8b"], true, tr, ParallelConfig(**lay), n)
         recs.append(RunRecord(model="llama-3-8b", hardware="gb200", devices=n, seq_len=4096, global_batch_size=256,
-                              precision="nvfp4-mixed", parallel=ParallelConfig(**lay),
+                              precision="nvfp4-mixed",
+                              # every field given, as priced: no megatron layout default applies (with them the fit
+                              # once reached 0.40 only by driving hbm_efficiency to its bound, now held at base)
+                              parallel=ParallelConfig(**ParallelConfig(**lay).model_dump()),
                               tokens_per_s_per_device=e.tokens_per_s / n, source="synthetic: fp4 rate 0.40"))
     cal = calibrate(recs, gb200, framework_profile("megatron"), cross_validate=False)
     got = dict(zip((p.field for p in cal.params), cal.values))
@@ -401,3 +404,35 @@ def test_imported_records_keep_the_layout_fields_the_csv_gave_and_name_unread_co
                                  "--map", "source=run"])
     assert r.exit_code == 0 and "not read" not in r.output, r.output
     assert json.loads(out.read_text().splitlines()[0])["parallel"] == {"tp": 2, "zero_stage": 1}
+
+
+def test_a_parameter_the_fit_puts_on_a_bound_is_held_at_base_and_not_written():
+    # a new user's records drove scale_out_latency to its 2e-4 upper bound and NIC efficiency to 0.997, and both
+    # were written to the cluster file. Here the synthetic runs (matmul 0.5, NIC 0.3) are made 1.7x faster than any
+    # constant within the bounds can price (matmul at 1.0 gives 2x on the compute alone, not on the network), so the
+    # fit presses both to their upper bounds: both are held at the base value, named, and left out of the file
+    recs = [r.model_copy(update={"tokens_per_s_per_device": r.tokens_per_s_per_device * 1.7})
+            for r in synthetic_records()]
+    params = [Parameter("hardware", "matmul_efficiency", 0.2, 1.0),
+              Parameter("hardware", "scale_out_efficiency", 0.05, 1.0)]
+    cal = calibrate(recs, H100, framework_profile("megatron"), params, cross_validate=False)
+    assert cal.at_bound == {"matmul_efficiency": "upper", "scale_out_efficiency": "upper"}
+    assert cal.values == cal.base_values == [H100.matmul_efficiency, H100.scale_out_efficiency]
+    doc = cluster_yaml(cal, H100, len(recs), "2026-12-06")
+    assert "matmul_efficiency" not in doc and "scale_out_efficiency" not in doc
+    # a zero lower bound is a physical answer (no overhead), not a limit: kept, and an optimizer residue is 0
+    from shardplan.calibrate import snap_to_zero, unpinned_side
+    overhead = Parameter("framework", "microbatch_overhead_s", 0.0, 0.1)
+    assert unpinned_side(overhead, 0.0) is None and unpinned_side(overhead, 0.099) == "upper"
+    assert snap_to_zero(overhead, 9e-9) == 0.0 and snap_to_zero(overhead, 1e-6) == 1e-6  # 1e-6 x 0.1 = 1e-7
+
+
+def test_a_fit_with_no_group_to_hold_out_says_its_errors_are_in_sample(tmp_path):
+    # a new user's one-model, one-node records printed no cross-validation line and no word about it
+    recs = [r for r in synthetic_records() if r.devices == 8 and r.model == "llama-3-8b"]
+    path = tmp_path / "one.jsonl"
+    write_records(path, recs)
+    r = CliRunner().invoke(app, ["calibrate", str(path), "-H", "h100-sxm"], terminal_width=300)
+    assert "no cross-validation: the records hold one model and one node count" in r.output, r.output
+    # the summary in words, not dict keys
+    assert "base: throughput median |error|" in r.output and "throughput_median" not in r.output

@@ -9,8 +9,8 @@ import yaml
 from rich.markup import escape
 from rich.table import Table
 
-from shardplan.cli.common import (FrameworkOpt, HardwareOpt, app, check_output_path, config_errors, console,
-                                  err_console)
+from shardplan.cli.common import (FrameworkOpt, app, check_output_path, config_errors, console, err_console,
+                                  shipped_cluster)
 from shardplan.cli.record import MapOpt, SetOpt
 from shardplan.errors import ConfigError
 
@@ -29,9 +29,15 @@ MAX_IN_SAMPLE_ERROR = 0.5
 MAX_BASE_ERROR_OTHER_HARDWARE = 3.0
 
 
+#: --hardware of calibrate: the base fitted (default h100-sxm; None tells a default from a choice)
+CalibrateHardwareOpt = Annotated[Optional[str], typer.Option(
+    "--hardware", "-H", callback=shipped_cluster, help="the base to fit: a preset name, YAML/JSON spec file or a "
+    "cluster file shardplan ships (default h100-sxm)")]
+
+
 @app.command()
 @config_errors
-def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework: FrameworkOpt = None,
+def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framework: FrameworkOpt = None,
               output: YamlOut = None, profile_out: ProfileOut = None, no_cross_validation: NoCvOpt = False,
               map: MapOpt = None, set: SetOpt = None, force: ForceOpt = False) -> None:
     """Fit the hardware's efficiencies and network constants (and the framework's overheads) to
@@ -42,6 +48,8 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
     from shardplan.presets.frameworks import framework_profile
     from shardplan.records import read_records
 
+    hardware_given = hardware is not None
+    hardware = hardware or "h100-sxm"
     check_output_path("-o/--output", output, inputs={"records": records})  # before the fit, which can take minutes
     check_output_path("--profile-out", profile_out, inputs={"records": records})
     if output is not None and profile_out is not None and output.resolve() == profile_out.resolve():
@@ -79,14 +87,14 @@ def calibrate(records: RecordsArg, hardware: HardwareOpt = "h100-sxm", framework
         err_console.print(f"[yellow]warning:[/] the records name framework {', '.join(escape(n) for n in named)}; the fit "
                           f"uses the {escape(prof.label)} profile for all of them (choose it with --framework)",
                           highlight=False)
-    other = _hardware_warning(recs, hardware, hw)
+    other = _hardware_warning(recs, hardware, hw, hardware_given)
     from shardplan.cli.common import progress_bar
     _announce(len(recs), no_cross_validation)
     with progress_bar("calibrate (fits)") as update:  # one step per fit: all records, then each fold
         cal = fit_records(recs, hw, prof, cross_validate=not no_cross_validation, progress=update)
-    t = fitted_table(cal, f"calibration of {hw.name} / {prof.name} on {len(recs)} records")
+    t = fitted_table(cal, f"calibration of {hw.name} / {prof.name} on {len(recs)} records", hw, prof)
     console.print(t)
-    print_fit_summary(cal)
+    print_fit_summary(cal, not no_cross_validation)
     poor = poor_fit(cal, other)
     if poor:
         err_console.print(f"[red]poor fit:[/] {escape(poor)}; " + ("written anyway (--force)" if force else
@@ -138,7 +146,9 @@ def poor_fit(cal, other_hardware: list[str]) -> str | None:
     if base is not None and base > MAX_BASE_ERROR_OTHER_HARDWARE and other_hardware:
         return (f"the base hardware is off by {base:.0%} (median) on records that name hardware "
                 f"{', '.join(map(repr, other_hardware))}: they were measured on another device class; calibrate "
-                "against a hardware file of that class (base: a preset like it) with --hardware")
+                "against a hardware file of that class (base: a preset like it) with --hardware"
+                + ("; no preset describes a CPU: a `train --record` round trip on CPU is a smoke test of the loop"
+                   if any(h.lower() == "cpu" for h in other_hardware) else ""))
     return None
 
 
@@ -156,33 +166,59 @@ HELD_WHY = {
 }
 
 
-def fitted_table(cal, title: str) -> Table:
+def fitted_table(cal, title: str, hw=None, profile=None) -> Table:
     """The fitted parameters beside the base ones: unit, base, fitted and a note (held, on a bound, or the
-    bounds)."""
+    bounds). With ``hw`` / ``profile`` a base value outside the parameter's bounds is shown as given and as the fit
+    starts it (clipped: a smoke bench file's matmul_efficiency 0.0135 starts at 0.2)."""
     t = Table(title=title)
     for col in ("parameter", "unit", "base", "fitted", "note"):
         t.add_column(col)
     for p, b, v in zip(cal.params, cal.base_values, cal.values):
+        given = getattr(profile if p.target == "framework" else hw, p.field, None) if hw is not None else None
+        shown = (f"{given:.4g} -> {b:.4g} (clipped into the bounds)"
+                 if isinstance(given, (int, float)) and not isinstance(given, bool) and given != b else f"{b:.4g}")
         side = p.at_bound(v)
-        if p.field in cal.held:
+        if p.field in cal.at_bound:
+            bound = p.lower if cal.at_bound[p.field] == "lower" else p.upper
+            note = (f"[yellow]held[/]: the fit put it on its {cal.at_bound[p.field]} bound {bound:.3g}, so the records "
+                    "do not pin it; the others were fitted again without it")
+        elif p.field in cal.held:
             note = "held: the records do not move it"
+        elif side == "lower" and p.lower == 0:  # an additive cost of 0: a physical answer, not a limit
+            note = "0: the records show no such cost"
         elif side:
             note = (f"[yellow]at its {side} bound[/] {p.lower if side == 'lower' else p.upper:.3g}: the best fit "
                     "lies at or past it, so the records do not pin it")
         else:
             note = f"bounds [{p.lower:.3g}, {p.upper:.3g}]"
-        t.add_row(f"{p.target}.{p.field}", p.unit, f"{b:.4g}", f"{v:.4g}", note)
+        t.add_row(f"{p.target}.{p.field}", p.unit, shown, f"{v:.4g}", note)
     return t
 
 
-def print_fit_summary(cal) -> None:
+def error_text(e: dict) -> str:
+    """One line of :func:`shardplan.calibrate.errors`' figures in words: "throughput median |error| 9.5% over 12
+    runs, peak memory median |error| 12.5%, fit/OOM 88.2%"."""
+    parts = [f"throughput median |error| {e['throughput_median']:.1%} over {e.get('runs', 0):.0f} runs"]
+    if "memory_median" in e:
+        parts.append(f"peak memory median |error| {e['memory_median']:.1%}")
+    if "fit_oom_accuracy" in e:
+        parts.append(f"fit/OOM {e['fit_oom_accuracy']:.1%}")
+    return ", ".join(parts)
+
+
+def print_fit_summary(cal, cross_validation: bool = True) -> None:
     """The base / in-sample / cross-validated errors (stdout), then the records left out, an
     underdetermined fit and the parameters held (stderr)."""
     for name, e in (("base", cal.base_error), ("fitted (in sample)", cal.in_sample)):
-        console.print(f"{name}: " + ", ".join(f"{k} {v:.1%}" if k != "runs" else f"{k} {v:.0f}" for k, v in e.items()))
+        console.print(f"{name}: {error_text(e)}", highlight=False)
     for name, e in cal.cross_validated.items():
         console.print(f"{name}: throughput median |error| {e['throughput_median_of_groups']:.1%} "
                       f"over {e['groups']:.0f} held-out groups")
+    if cross_validation and not cal.cross_validated:
+        err_console.print("[yellow]note:[/] no cross-validation: the records hold one model and one node count (or "
+                          "nothing was fitted), so no group can be held out; the errors above are in-sample only, and "
+                          "runs of another model or node count would say how well the fit predicts", highlight=False,
+                          soft_wrap=True)
     if cal.usable_hbm_fraction is not None:
         console.print(f"usable_hbm_fraction {cal.usable_hbm_fraction:g}: the records that ran out of memory are "
                       "predicted not to fit above this fraction of HBM (chosen on the ok / oom records)")
@@ -195,11 +231,14 @@ def print_fit_summary(cal) -> None:
     if cal.underdetermined:
         err_console.print(f"[yellow]warning:[/] {escape(cal.underdetermined)}", highlight=False)
     for field in cal.held:
-        err_console.print(f"[yellow]note:[/] the records cannot identify {field}: {HELD_WHY.get(field, HELD_WHY[''])}; "
-                          "kept at the base value", highlight=False)
+        why = (f"the fit put it on its {cal.at_bound[field]} bound (a limit, not a measurement: it trades against "
+               "another parameter, or the records push past what is physical)" if field in cal.at_bound
+               else HELD_WHY.get(field, HELD_WHY['']))
+        err_console.print(f"[yellow]note:[/] the records cannot identify {field}: {why}; kept at the base value and "
+                          "not written", highlight=False, soft_wrap=True)
 
 
-def _hardware_warning(recs: list, hardware: str, hw) -> list[str]:
+def _hardware_warning(recs: list, hardware: str, hw, given: bool = True) -> list[str]:
     """Warn when records name other hardware than the fit prices them on (``--hardware``, default h100-sxm):
     a preset (or alias) other than ``--hardware``'s base preset, or a name that is neither a preset nor that
     file. The fit reads no record's hardware field. Returns those names (sorted)."""
@@ -209,7 +248,9 @@ def _hardware_warning(recs: list, hardware: str, hw) -> list[str]:
     other = sorted({r.hardware for r in recs if r.hardware not in (hardware, hw.name, Path(hardware).stem)
                     and (hardware_preset_name(r.hardware) or "?") != hardware_preset_name(str(base))})
     if other:
+        how = ("the records' hardware field only labels them" if given
+               else "the default; give the hardware they ran on with --hardware")
         err_console.print(f"[yellow]warning:[/] the records name hardware {', '.join(escape(repr(h)) for h in other)}; "
-                          f"the fit prices every record on {escape(hardware)} (choose it with --hardware)",
-                          highlight=False)
+                          f"the fit prices every record on {escape(hardware)} ({how})", highlight=False,
+                          soft_wrap=True)
     return other

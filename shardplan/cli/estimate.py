@@ -24,6 +24,12 @@ def _gib(x: float) -> str:
     return f"{x / 2**30:,.2f}"
 
 
+def _headroom_text(x: float) -> str:
+    """Headroom in GiB, or in MiB where GiB's two decimals would round it to 0.00 or -0.00 (a fit pinned at the HBM
+    edge by one OOM record read "80.00 of 80.00 GiB; headroom -0.00")."""
+    return f"{x / 2**30:,.2f} GiB" if abs(x) >= 0.005 * 2**30 else f"{x / 2**20:,.1f} MiB"
+
+
 #: the flags a plan file can give (``shardplan import`` / ``plan --json`` record them) -> the file's key
 PLAN_RUN_VALUES = {"devices": "devices", "seq_len": "seq_len", "global_batch": "global_batch_size"}
 
@@ -801,7 +807,7 @@ def _summary_table(e) -> Table:
     from shardplan.explain import tight_fit
     head.add_row("fits", ("[yellow]yes, tightly[/]" if tight_fit(e) else "[green]yes[/]" if e.fits else "[red]no[/]") +
                  f" ({_gib(mem.total)} of {_gib(e.hardware.hbm_bytes)} GiB{limit}; headroom "
-                 f"{_gib(headroom(e))} GiB; {peak_band_text(e)})")
+                 f"{_headroom_text(headroom(e))}; {peak_band_text(e)})")
     if e.failure:
         head.add_row("runs", f"[red]no[/]: {e.failure}")
     return head
