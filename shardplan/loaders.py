@@ -802,14 +802,19 @@ def load_model(name_or_path: str) -> ModelSpec:
         what = "file not found" if looks_like_path else "not a preset"
         if not looks_like_path and hardware_preset_name(name_or_path) is not None:
             what = "not a model preset (it is a hardware preset: give it as --hardware)"
-        raise ConfigError(f"model={short_repr(name_or_path)}: {what}{did_you_mean(name_or_path, MODELS)}; presets: "
-                          f"{', '.join(MODELS)}",
+        route = "" if looks_like_path else ("; a model without a preset: its Hugging Face config.json (or the "
+                                            "folder holding it), or a YAML/JSON file of ModelSpec fields")
+        raise ConfigError(f"model={short_repr(name_or_path)}: {what}{did_you_mean(name_or_path, MODELS)}{route}; "
+                          f"presets: {', '.join(MODELS)}",
                           field="model", value=name_or_path, legal=MODELS)
     data = _read_mapping(path, "model")
     if "architectures" in data or "model_type" in data:
         # "deepseek-v2-lite.config.json" names deepseek-v2-lite (the Hugging Face file name kept as a suffix)
         stem = path.stem.removesuffix(".config") or path.stem
-        return model_from_hf_config(data, name=path.resolve().parent.name if path.name == "config.json" else stem)
+        try:
+            return model_from_hf_config(data, name=path.resolve().parent.name if path.name == "config.json" else stem)
+        except ConfigError as e:  # name the file: "config.json for X lacks ..." alone does not say which one
+            raise ConfigError(f"{path}: {e}", field=e.field, value=e.value, legal=e.legal) from None
     _not_another_kind(data, path)
     data.setdefault("name", path.stem)
     try:

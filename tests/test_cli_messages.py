@@ -2,6 +2,7 @@
 so in one line, and the plan explainer names the component that really grew."""
 
 import importlib.util
+import re
 
 import pytest
 import typer
@@ -564,3 +565,18 @@ def test_a_pick_within_the_memory_error_of_the_hbm_is_marked_without_a_peak_band
     r = CliRunner().invoke(app, ["estimate", "-m", "llama-3-70b", "-H", "v5p", "-n", "256", "-s", "8192", "-b", "256",
                                  "--zero-stage", "3", "--cp", "2"], terminal_width=300)
     assert r.exit_code == 0 and "yes, tightly" in r.output and "median peak-memory" in r.output
+
+
+def test_model_errors_name_the_config_json_route_and_the_file(tmp_path):
+    # a new user asked for a model without a preset and was not told that a config.json works; a config.json
+    # missing a key was refused without naming the file
+    from shardplan.errors import ConfigError
+    from shardplan.loaders import load_model
+    with pytest.raises(ConfigError, match=r"a model without a preset: its Hugging Face config\.json"):
+        load_model("qwen2.5-32b")
+    cfg = tmp_path / "m" / "config.json"
+    cfg.parent.mkdir()
+    cfg.write_text('{"architectures": ["LlamaForCausalLM"], "hidden_size": 64, "num_hidden_layers": 2, '
+                   '"num_attention_heads": 4, "vocab_size": 100}')
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(cfg))}: config\.json for LlamaForCausalLM lacks"):
+        load_model(str(cfg))

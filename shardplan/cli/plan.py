@@ -172,7 +172,8 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
         console.print(_plans_table(res, m, hw, tr, devices, objective))
         if any(_tied(res, objective)):
             console.print("=: ties with the row above (tokens/s within 0.2%, one step of the ranking): ordered by the "
-                          "simpler layout, then memory (docs/search.md)", highlight=False)
+                          "simpler layout, then memory, so a tied row may show a little more tokens/s than the one "
+                          "above it (docs/search.md)", highlight=False)
         if any(_band_passes_hbm(e) for e in res.plans):
             from shardplan.explain import TIGHT_HEADROOM_SHARE
             console.print("free: GiB left below the usable HBM; * the peak band's high end (twice the fitted allocator "
