@@ -45,8 +45,6 @@ def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framew
     is imported first with --map / --set (docs/calibration.md)."""
     from shardplan.calibrate import calibrate as fit_records, cluster_yaml, profile_yaml
     from shardplan.inputs import hardware_spec
-    from shardplan.presets.frameworks import framework_profile
-    from shardplan.records import read_records
 
     hardware_given = hardware is not None
     hardware = hardware or "h100-sxm"
@@ -55,32 +53,9 @@ def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framew
     if output is not None and profile_out is not None and output.resolve() == profile_out.resolve():
         raise ConfigError(f"-o/--output and --profile-out are the same file ({output}): the profile would overwrite the "
                           "cluster file; legal: two different paths", field="profile_out", value=str(profile_out))
-    if records.suffix.lower() == ".csv":
-        from shardplan.cli.record import unread_note
-        from shardplan.record_import import import_csv, parse_map_items
-        mapping = parse_map_items(list(map or []), list(set or []))
-        recs = import_csv(records, mapping)
-        unread_note(records, mapping)
-    else:
-        if map or set:
-            raise ConfigError(f"--map / --set read a CSV of runs, but {records} is not a .csv file (run records are "
-                              "read as they are); legal: drop --map / --set, or give the .csv file",
-                              field="map", value=list(map or []) + list(set or []))
-        recs = read_records(records)
-    from shardplan.inputs import default_framework
+    recs = _read_runs(records, map, set)
     hw = hardware_spec(hardware)
-    from shardplan.loaders import hardware_framework
-    agreed = records_framework(recs) if framework is None and hardware_framework(hardware) is None else None
-    if agreed is not None:
-        # every record names one built-in profile (train --record writes jax-runtime): fit as that program ran
-        prof = agreed
-        err_console.print(f"[yellow]note:[/] framework profile {escape(repr(prof.name))}, the one every record names "
-                          "(--framework chooses another)", highlight=False, soft_wrap=True)
-    else:
-        prof = framework_profile(framework) if framework is not None else (default_framework(hardware)
-                                                                            or framework_profile("megatron"))
-        from shardplan.cli.common import framework_note
-        framework_note(hardware, framework, prof)
+    prof = _fit_profile(recs, hardware, framework)
     named = sorted({r.framework for r in recs if r.framework.split("/")[-1].lower() != prof.name.lower()
                     and r.framework.split("/")[-1].lower() not in prof.origin.lower()})
     if named:
@@ -110,6 +85,51 @@ def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framew
         console.print(f"wrote {profile_out} (use it as --framework {profile_out})")
     if poor:
         raise typer.Exit(1)
+
+
+def _read_runs(records: Path, map: list[str] | None, set: list[str] | None) -> list:
+    """The run records of ``records``: a .csv file imported with --map / --set (naming its unread columns), else a
+    JSON Lines file read as it is.
+
+    Raises:
+        ConfigError: --map / --set with a file that is not a .csv; an unreadable file or record.
+    """
+    if records.suffix.lower() == ".csv":
+        from shardplan.cli.record import unread_note
+        from shardplan.record_import import import_csv, parse_map_items
+        mapping = parse_map_items(list(map or []), list(set or []))
+        recs = import_csv(records, mapping)
+        unread_note(records, mapping)
+        return recs
+    if map or set:
+        raise ConfigError(f"--map / --set read a CSV of runs, but {records} is not a .csv file (run records are "
+                          "read as they are); legal: drop --map / --set, or give the .csv file",
+                          field="map", value=list(map or []) + list(set or []))
+    from shardplan.records import read_records
+    return read_records(records)
+
+
+def _fit_profile(recs: list, hardware: str, framework: str | None):
+    """The profile the fit uses, with a note saying where it came from: --framework, else the hardware file's, else
+    the one every record names (:func:`records_framework`), else the hardware's default (maxtext on TPUs, megatron).
+
+    Raises:
+        ConfigError: an unknown --framework or an unreadable profile file.
+    """
+    from shardplan.cli.common import framework_note
+    from shardplan.inputs import default_framework
+    from shardplan.loaders import hardware_framework
+    from shardplan.presets.frameworks import framework_profile
+    agreed = records_framework(recs) if framework is None and hardware_framework(hardware) is None else None
+    if agreed is not None:
+        # every record names one built-in profile (train --record writes jax-runtime): fit as that program ran
+        err_console.print(f"[yellow]note:[/] framework profile {escape(repr(agreed.name))}, the one every record names "
+                          "(--framework chooses another)", highlight=False, soft_wrap=True)
+        return agreed
+    prof = framework_profile(framework) if framework is not None else (default_framework(hardware)
+                                                                        or framework_profile("megatron"))
+    framework_note(hardware, framework, prof)
+    return prof
 
 
 def records_framework(recs) -> "FrameworkProfile | None":
