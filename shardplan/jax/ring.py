@@ -211,23 +211,32 @@ def _ring_op(mesh: Any, cfg: RingConfig) -> Any:
     Shapes: q (b, s, g, r, dk), kv (b, s, g, dk + dv), positions (s,) int32; out (b, s, g, r, dv)
     in ``kv.dtype``, lse (b, s, g, r) fp32.
     """
-    seq = P(None, AXIS)
-    fwd_map = jax.shard_map(lambda q, kv, pos: _ring_fwd(q, kv, _positions(pos, cfg.cp), cfg), mesh=mesh,
-                            in_specs=(seq, seq, P()), out_specs=(seq, seq), axis_names={AXIS})
-    bwd_map = jax.shard_map(lambda q, kv, pos, *rest: _ring_bwd(q, kv, _positions(pos, cfg.cp), *rest, cfg=cfg),
-                            mesh=mesh, in_specs=(seq, seq, P(), seq, seq, seq, seq), out_specs=(seq, seq),
+    seq, rank = P(None, AXIS), P(AXIS)
+    # each rank's index arrives as data (jnp.arange(cp) sharded over cp: one entry per rank), not as
+    # jax.lax.axis_index: in a shard_map manual over cp only, axis_index lowers to a PartitionId that XLA's SPMD
+    # partitioner refuses when the other mesh axes stay automatic ("PartitionId instruction is not supported
+    # for SPMD partitioning"; a breaker's `validate --cp 2` of every scaled-down model)
+    fwd_map = jax.shard_map(lambda q, kv, pos, r: _ring_fwd(q, kv, _positions(pos, cfg.cp, r[0]), cfg), mesh=mesh,
+                            in_specs=(seq, seq, P(), rank), out_specs=(seq, seq), axis_names={AXIS})
+    bwd_map = jax.shard_map(lambda q, kv, pos, r, *rest: _ring_bwd(q, kv, _positions(pos, cfg.cp, r[0]), *rest,
+                                                                   cfg=cfg),
+                            mesh=mesh, in_specs=(seq, seq, P(), rank, seq, seq, seq, seq), out_specs=(seq, seq),
                             axis_names={AXIS})
+
+    def ranks() -> jax.Array:
+        return jnp.arange(cfg.cp, dtype=jnp.int32)
 
     @jax.custom_vjp
     def op(q: jax.Array, kv: jax.Array, positions: jax.Array) -> tuple[jax.Array, jax.Array]:
-        return fwd_map(q, kv, positions)
+        return fwd_map(q, kv, positions, ranks())
 
     def fwd(q: jax.Array, kv: jax.Array, positions: jax.Array) -> Any:
-        out, lse = fwd_map(q, kv, positions)
+        out, lse = fwd_map(q, kv, positions, ranks())
         return (out, lse), (q, kv, positions, out, lse)
 
     def bwd(res: tuple[jax.Array, ...], cts: tuple[jax.Array, jax.Array]) -> Any:
-        dq, dkv = bwd_map(*res, *cts)
+        q, kv, positions, out, lse = res
+        dq, dkv = bwd_map(q, kv, positions, ranks(), out, lse, *cts)
         return dq, dkv, None
 
     op.defvjp(fwd, bwd)
@@ -239,10 +248,10 @@ def _send(x: jax.Array, cp: int) -> jax.Array:
     return jax.lax.ppermute(x, AXIS, [(j, (j + 1) % cp) for j in range(cp)])
 
 
-def _positions(positions: jax.Array, cp: int) -> tuple[jax.Array, jax.Array]:
-    """From the whole sequence's positions (s,): this rank's query positions (n,) and those of the
-    block in hand at each ring step (cp, n) -- at step j, rank ``i - j``'s block."""
-    i = jax.lax.axis_index(AXIS)
+def _positions(positions: jax.Array, cp: int, i: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """From the whole sequence's positions (s,) and this rank's index ``i`` on the cp axis (a scalar): this rank's
+    query positions (n,) and those of the block in hand at each ring step (cp, n) -- at step j, rank ``i - j``'s
+    block."""
     table = positions.reshape(cp, -1)  # (cp, n): positions of each rank's tokens
     return table[i], table[(i - jnp.arange(cp)) % cp]
 
