@@ -12,8 +12,10 @@ A table of runs rarely uses shardplan's field names or units, so the import take
 * ``values``: field -> {CSV text: record value}, e.g. ``model: {1B: llama-3.2-1b}`` (a value may
   be an inline model spec mapping).
 * ``status``: how a row's outcome is read. With a ``status`` column, its text is matched
-  case-insensitively (``ok``/``success``/``ran``/``true``/``1`` -> ok, anything with ``oom`` or
-  ``out of memory`` -> oom, the rest -> failed). Without one, a row with a measured throughput or
+  case-insensitively (``ok``/``success``/``passed``/``finished``/``ran``/``true``/``1`` ... -> ok, anything with
+  ``oom`` or ``out of memory`` -> oom, the rest -> failed; a text that is neither an ok word nor a failure word
+  (``fail``, ``error``, ``crash``, ``timeout`` ...) on a row that measured the run is refused, so that a typo does not
+  drop the measurement). Without one, a row with a measured throughput or
   step time ran (``ok``) and a row without is ``missing_status`` (default ``failed``: most tables do
   not say why a run did not finish).
 
@@ -47,7 +49,11 @@ _INT_FIELDS = {"devices", "seq_len", "global_batch_size"} | {
     f for f, info in ParallelConfig.model_fields.items() if info.annotation is int or int in get_args(info.annotation)}
 #: layout fields that hold lists: a cell's items are joined by commas, semicolons or spaces ("8,8", "[mlp, moe]")
 _LIST_FIELDS = {f for f, info in ParallelConfig.model_fields.items() if "tuple" in str(info.annotation)}
-_OK_WORDS = {"ok", "success", "succeeded", "ran", "true", "yes", "1", "done", "completed"}
+_OK_WORDS = {"ok", "success", "succeeded", "successful", "ran", "true", "yes", "1", "done", "completed", "complete",
+             "finished", "passed", "pass"}
+#: parts of a status text that say a run failed for a reason other than memory
+_FAILED_PARTS = ("fail", "error", "crash", "timeout", "timed out", "hang", "kill", "abort", "nan", "diverg", "exception")
+_FAILED_WORDS = {"no", "false", "0", "", "-", "x"}
 
 
 class CsvMapping(BaseModel):
@@ -191,12 +197,26 @@ def _column_value(expr: str, row: dict[str, str], header: list[str], line: int) 
     return x
 
 
-def _status(text: Any) -> str:
-    """'ok', 'oom' or 'failed' of a status cell (module docstring)."""
+def _status(text: Any, measured: bool = False, line: int = 0) -> str:
+    """'ok', 'oom' or 'failed' of a status cell (module docstring).
+
+    Raises:
+        ConfigError: a text that is none of the words read (ok, out of memory or a failure word) on a row that
+            measured a throughput or step time: 'passed ', 'sucess' would be read as failed and the measurement
+            dropped (a breaker's 5,153 tokens/s vanished with exit 0).
+    """
     t = str(text).strip().lower()
     if "oom" in t or "out of memory" in t:
         return "oom"
-    return "ok" if t in _OK_WORDS else "failed"
+    if t in _OK_WORDS:
+        return "ok"
+    if measured and t not in _FAILED_WORDS and not any(part in t for part in _FAILED_PARTS):
+        raise ConfigError(f"line {line}: status={short_repr(text)} is not a word the import reads, and the row "
+                          f"measured the run; legal: {', '.join(sorted(_OK_WORDS))} (ran), anything with oom or 'out "
+                          "of memory' (ran out of memory), or a failure word (failed, error, crash, timeout, ...); or "
+                          "translate the column with a values table (map file: values: {status: {TEXT: ok}})",
+                          field="status", value=text, legal=sorted(_OK_WORDS))
+    return "failed"
 
 
 def _typed(field: str, value: Any, line: int) -> Any:
@@ -282,7 +302,8 @@ def row_record(fields: dict[str, Any], mapping: CsvMapping, line: int, source: s
         layout.pop("tp_overlap", None)
     rec = {f: v for f, v in fields.items() if f in RECORD_FIELDS}
     measured = rec.get("tokens_per_s_per_device") is not None or rec.get("step_time_s") is not None
-    rec["status"] = _status(rec["status"]) if "status" in rec else ("ok" if measured else mapping.missing_status)
+    rec["status"] = (_status(rec["status"], measured, line) if "status" in rec
+                     else ("ok" if measured else mapping.missing_status))
     if rec["status"] != "ok":  # a run that did not finish has no throughput (a table may still list one)
         rec.pop("tokens_per_s_per_device", None)
         rec.pop("step_time_s", None)

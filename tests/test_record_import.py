@@ -217,3 +217,20 @@ def test_a_misspelt_mapping_section_names_the_legal_keys(tmp_path):
     m.write_text("colums:\n  tp: TP\n")
     with pytest.raises(ConfigError, match=r"colums=.*did you mean columns.*legal fields: columns, constants"):
         parse_map_items([str(m)], [])
+
+
+def test_a_status_word_not_read_on_a_measured_row_is_refused_not_dropped(tmp_path):
+    # a breaker's status 'MAYBE' / 'sucess' with 5,153 tokens/s became 'failed' and the measurement vanished (exit 0)
+    from shardplan.errors import ConfigError
+    from shardplan.record_import import import_csv, parse_map_items
+    head = "model,hardware,devices,seq_len,global_batch_size,status,tokens_per_s_per_device\n"
+    csv = tmp_path / "runs.csv"
+    csv.write_text(head + "llama-3-8b,h100-sxm,8,4096,64,sucess,5153\n")
+    with pytest.raises(ConfigError, match=r"runs.csv:2: status='sucess' is not a word the import reads"):
+        import_csv(csv, parse_map_items([], []))
+    # words that say it ran, failed or ran out of memory are read as before
+    csv.write_text(head + "llama-3-8b,h100-sxm,8,4096,64,Passed,5153\nllama-3-8b,h100-sxm,8,4096,64,NCCL timeout,5\n"
+                   "llama-3-8b,h100-sxm,8,4096,64,CUDA OOM,\nllama-3-8b,h100-sxm,8,4096,64,whatever,\n")
+    recs = import_csv(csv, parse_map_items([], []))
+    assert [r.status for r in recs] == ["ok", "failed", "oom", "failed"]
+    assert recs[0].tokens_per_s_per_device == 5153 and recs[1].tokens_per_s_per_device is None
