@@ -375,6 +375,11 @@ def import_csv(path: str | Path, mapping: CsvMapping) -> list[RunRecord]:
         raise _unreadable(p, reader, e) from None
     if not header:
         raise ConfigError(f"{short_repr(str(p))} has no header row", field="csv", value=str(p))
+    if len(header) == 1 and re.search(r"[;\t|]", header[0]):  # another delimiter: the header reads as one column
+        sep = next(c for c in ";\t|" if c in header[0])
+        raise ConfigError(f"{short_repr(str(p))}: the header is one column ({short_repr(header[0])}): the file is "
+                          f"separated by {sep!r}, not commas; legal: a comma-separated file (save it as CSV with "
+                          "commas)", field="csv", value=header[0])
     lower = [h.lower() for h in header]
     twice = sorted({h for h in header if lower.count(h.lower()) > 1})
     if twice:  # DictReader would keep only the last column of a repeated name

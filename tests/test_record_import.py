@@ -234,3 +234,11 @@ def test_a_status_word_not_read_on_a_measured_row_is_refused_not_dropped(tmp_pat
     recs = import_csv(csv, parse_map_items([], []))
     assert [r.status for r in recs] == ["ok", "failed", "oom", "failed"]
     assert recs[0].tokens_per_s_per_device == 5153 and recs[1].tokens_per_s_per_device is None
+
+
+def test_a_semicolon_separated_file_is_named_as_such(tmp_path):
+    # a breaker's semicolon CSV was refused as "model is missing", which does not say what is wrong
+    csv = tmp_path / "semi.csv"
+    csv.write_text("model;hardware;devices\nllama-3-8b;h100-sxm;8\n")
+    with pytest.raises(ConfigError, match=r"separated by ';', not commas"):
+        import_csv(csv, parse_map_items([], []))
