@@ -378,7 +378,7 @@ def import_csv(path: str | Path, mapping: CsvMapping) -> list[RunRecord]:
     if len(header) == 1 and re.search(r"[;\t|]", header[0]):  # another delimiter: the header reads as one column
         sep = next(c for c in ";\t|" if c in header[0])
         raise ConfigError(f"{short_repr(str(p))}: the header is one column ({short_repr(header[0])}): the file is "
-                          f"separated by {sep!r}, not commas; legal: a comma-separated file (save it as CSV with "
+                          f"not comma-separated (separated by {sep!r}); legal: a comma-separated file (save it as CSV with "
                           "commas)", field="csv", value=header[0])
     lower = [h.lower() for h in header]
     twice = sorted({h for h in header if lower.count(h.lower()) > 1})

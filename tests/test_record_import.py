@@ -240,5 +240,5 @@ def test_a_semicolon_separated_file_is_named_as_such(tmp_path):
     # a breaker's semicolon CSV was refused as "model is missing", which does not say what is wrong
     csv = tmp_path / "semi.csv"
     csv.write_text("model;hardware;devices\nllama-3-8b;h100-sxm;8\n")
-    with pytest.raises(ConfigError, match=r"separated by ';', not commas"):
+    with pytest.raises(ConfigError, match=r"not comma-separated \(separated by ';'\)"):
         import_csv(csv, parse_map_items([], []))

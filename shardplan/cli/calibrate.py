@@ -153,12 +153,16 @@ def _announce(n_records: int, no_cross_validation: bool) -> None:
 
 
 def poor_fit(cal, other_hardware: list[str]) -> str | None:
-    """Why a fit is no calibration, or None: the fitted constants leave a median throughput |error| over
+    """Why a fit is no calibration, or None: fewer measurements than fitted parameters (underdetermined), the fitted
+    constants leave a median throughput |error| over
     :data:`MAX_IN_SAMPLE_ERROR` on the records they were fitted to (the records disagree with each other or with the
     cost model), or the base preset is off by over :data:`MAX_BASE_ERROR_OTHER_HARDWARE` (300%) on records that name
     other hardware (``other_hardware``: measured on another device class, e.g. ``train --record`` on CPU against the
     h100-sxm default)."""
     fitted, base = cal.in_sample.get("throughput_median"), cal.base_error.get("throughput_median")
+    if getattr(cal, "underdetermined", ""):  # a 0.0% in-sample error from fewer measurements than parameters
+        return (f"{cal.underdetermined}; a file written from it would carry constants the records do not determine "
+                "(and an in-sample error that says nothing)")
     if fitted is not None and fitted > MAX_IN_SAMPLE_ERROR:
         return (f"the fitted constants leave a median throughput |error| of {fitted:.0%} on the records they were "
                 f"fitted to (over {MAX_IN_SAMPLE_ERROR:.0%}): the records disagree with each other or with the cost "
