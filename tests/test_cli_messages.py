@@ -580,3 +580,17 @@ def test_model_errors_name_the_config_json_route_and_the_file(tmp_path):
                    '"num_attention_heads": 4, "vocab_size": 100}')
     with pytest.raises(ConfigError, match=rf"^{re.escape(str(cfg))}: config\.json for LlamaForCausalLM lacks"):
         load_model(str(cfg))
+
+
+def test_runtime_refusals_list_alternatives_for_a_defaulted_batch():
+    # a breaker's `validate --tp 8` on tiny-llama (4 heads) derived batch 1 from tp=8 (dp 1) and was told "legal tp:
+    # none ... global_batch_size=1 is not divisible by dp x microbatch_size = 8": tp 1 and 2 divide the 4 heads and 8
+    # devices, and each runs with the batch its own layout defaults to
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    r = CliRunner().invoke(app, ["validate", "-m", "tiny-llama", "-n", "8", "--tp", "8"])
+    assert r.exit_code == 2 and "legal tp: 1, 2" in r.output, r.output
+    # a batch given stays the user's: the legal list is the one that batch allows
+    r = CliRunner().invoke(app, ["validate", "-m", "tiny-llama", "-n", "8", "--tp", "8", "-b", "4"])
+    assert r.exit_code == 2 and "legal tp: 2" in r.output and "1, 2" not in r.output, r.output

@@ -205,6 +205,27 @@ def runtime_inputs(model: str, devices: int, seq_len: int, global_batch: int | N
     return m, tr, pc
 
 
+def validate_runtime(pc: Any, m: Any, tr: Any, devices: int, batch_defaulted: bool) -> Any:
+    """:func:`shardplan.parallel.validate` of a runtime command's layout. Where the batch was defaulted from the
+    layout (:func:`shardplan.inputs.default_global_batch`: dp x microbatch x pp microbatches) a refusal is
+    raised as the same check makes it with a batch every layout on ``devices`` divides (devices x microbatch x pp),
+    so that its legal values are not limited by a batch derived from the value refused (a breaker's ``--tp 8`` on a
+    4-head model derived batch 1 and was told "legal tp: none"; tp 1 and 2 run).
+
+    Raises:
+        ConfigError: the layout's refusal (:func:`shardplan.parallel.validate`).
+    """
+    from shardplan.parallel import validate
+    try:
+        return validate(pc, m, tr, devices)
+    except ConfigError:
+        if not batch_defaulted:
+            raise
+        generous = tr.model_copy(update={"global_batch_size": devices * pc.microbatch_size * max(pc.pp, 1)})
+        validate(pc, m, generous, devices)  # raises the refusal with the legal values of any defaulted batch
+        raise
+
+
 def parse_rule_overrides(items: list[str] | None) -> dict[str, list[str]]:
     """``["mlp=tp", "embed=fsdp,cp", "vocab="]`` -> ``{"mlp": ["tp"], "embed": ["fsdp", "cp"], "vocab": []}``.
 

@@ -37,10 +37,10 @@ def shardings(model: ModelOpt, devices: PlanDevOpt = None, seq_len: SeqOpt = 64,
     from shardplan.cli.common import need_jax_extra
     need_jax_extra("shardings")
     devices = runtime_devices(devices, plan)
-    from shardplan.parallel import validate
     m, tr, pc = runtime_inputs(model, devices, seq_len, global_batch, global_batch_tokens, plan, layout,
                                (scale_down, scale_d_model, scale_layers), default_batch=True)
-    lay = validate(pc, m, tr, devices)
+    from shardplan.cli.runtime import validate_runtime
+    lay = validate_runtime(pc, m, tr, devices, global_batch is None and global_batch_tokens is None)
     print_notes(lay)
     from shardplan.cli.common import stages
     with stages("shardings", 2) as step:

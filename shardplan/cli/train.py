@@ -177,8 +177,9 @@ def train(model: ModelOpt, devices: PlanDevOpt = None, seq_len: SeqOpt = 64, glo
     m, tr, pc = runtime_inputs(model, devices, seq_len, global_batch, global_batch_tokens, plan, layout,
                                (scale_down, scale_d_model, scale_layers), default_batch="note",
                                moe_capacity_factor=moe_capacity_factor)
-    from shardplan.parallel import validate
-    layout_ = validate(pc, m, tr, devices)  # config-time errors before JAX starts
+    from shardplan.cli.runtime import validate_runtime
+    # config-time errors before JAX starts
+    layout_ = validate_runtime(pc, m, tr, devices, global_batch is None and global_batch_tokens is None)
     check_host_memory(m, devices, layout_, tr)
 
     import jax  # noqa: F401  (after XLA_FLAGS)

@@ -95,10 +95,10 @@ def validate(model: ModelOpt, devices: PlanDevOpt = None, seq_len: SeqOpt = 64, 
     configure_host_devices(devices)  # before anything imports JAX (--scale-down does)
     m, tr, pc = runtime_inputs(model, devices, seq_len, global_batch, global_batch_tokens, plan, layout,
                                (scale_down, scale_d_model, scale_layers), default_batch=True, moe_capacity_factor=moe_capacity_factor)
-    from shardplan.parallel import validate as validate_layout
     # ZeRO-3: the runtime gathers the weights as the plan's zero3_gather says (pp == 1), so the plan
     # is compared as given
-    lay = validate_layout(pc, m, tr, devices)
+    from shardplan.cli.runtime import validate_runtime
+    lay = validate_runtime(pc, m, tr, devices, global_batch is None and global_batch_tokens is None)
     print_notes(lay)
     with stages("validate", 2) as step:
         step("loading JAX")
