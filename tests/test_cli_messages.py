@@ -593,4 +593,4 @@ def test_runtime_refusals_list_alternatives_for_a_defaulted_batch():
     assert r.exit_code == 2 and "legal tp: 1, 2" in r.output, r.output
     # a batch given stays the user's: the legal list is the one that batch allows
     r = CliRunner().invoke(app, ["validate", "-m", "tiny-llama", "-n", "8", "--tp", "8", "-b", "4"])
-    assert r.exit_code == 2 and "legal tp: 2" in r.output and "1, 2" not in r.output, r.output
+    assert r.exit_code == 2 and "legal tp (on 8 devices: 2)" in r.output, r.output
