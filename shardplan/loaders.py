@@ -513,7 +513,7 @@ def read_plan_context(path: str | Path) -> dict[str, Any]:
         out["devices"] = devices
     training = data.get("training") if isinstance(data.get("training"), dict) else {}
     for key in ("seq_len", "global_batch_size", "precision", "optimizer_dtype", "moe_routing", "framework",
-                "moe_capacity_factor"):
+                "moe_capacity_factor", "attention"):
         if isinstance(training.get(key), (int, float, str)) and not isinstance(training.get(key), bool):
             out[key] = training[key]
     if isinstance(training.get("dropout"), bool):

@@ -2411,3 +2411,21 @@ def test_megatron_import_records_the_model_flags_and_estimate_names_a_different_
     shape = import_config("megatron", export_text("megatron", estimate(m, hw, tr, pc, 64))).model_shape
     assert shape == dict(n_layers=32, d_model=4096, ffn_dim=14336, n_heads=32, n_kv_heads=8, n_experts=8, top_k=2,
                          expert_ffn_dim=14336)
+
+
+def test_naive_attention_round_trips_through_megatron_and_is_refused_where_a_file_cannot_say_it(tmp_path):
+    # a breaker exported a plan priced with --attention naive: Megatron-LM's script said --attention-backend unfused
+    # but import dropped it (461 ms / 45.6 GiB exported, 429 ms / 43.5 GiB re-read); torchtitan and the others wrote
+    # files that run a fused kernel under naive-priced numbers
+    base = ["-m", "llama-3.1-8b", "-H", "h100-sxm", "-n", "16", "-s", "1024", "-b", "64", "--attention", "naive"]
+    script, plan = tmp_path / "m.sh", tmp_path / "m.json"
+    assert runner.invoke(app, ["export", *base, "--to", "megatron", "-o", str(script)]).exit_code == 0
+    assert runner.invoke(app, ["import", str(script), "--from", "megatron", "-o", str(plan)]).exit_code == 0
+    exported = json.loads(runner.invoke(app, ["estimate", *base, "--plan", str(plan), "--json"]).stdout)
+    back = json.loads(runner.invoke(app, ["estimate", "-m", "llama-3.1-8b", "-H", "h100-sxm", "--plan", str(plan),
+                                          "--json"]).stdout)
+    assert back["time_s"]["step"] == exported["time_s"]["step"]
+    assert back["memory_bytes"]["total"] == exported["memory_bytes"]["total"]
+    for target in ("torchtitan", "nanotron", "maxtext", "easydel"):
+        r = runner.invoke(app, ["export", *base, "--to", target, "-o", str(tmp_path / f"x.{target}")])
+        assert r.exit_code == 2 and "cannot express attention='naive'" in r.output, (target, r.output)

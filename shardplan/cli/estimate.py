@@ -69,6 +69,11 @@ def run_values_from_plan(specs: dict[str, Any]) -> dict[str, Any]:
         # flag's default (dropless) would price another program (breaker pass 2: 3.021 s exported, 2.976 s re-read)
         out["moe_capacity_factor"] = float(cap)
         taken.append(f"--moe-capacity-factor {cap:g}")
+    if made.get("attention") == "naive" and out.get("attention") is None:
+        # an imported Megatron-LM script's --attention-backend unfused (a breaker's round trip lost it: 461 ms /
+        # 45.6 GiB exported, 429 ms / 43.5 GiB re-read)
+        out["attention"] = "naive"
+        taken.append("--attention naive")
     if made.get("dropout") is True and not out.get("dropout"):
         # an imported Megatron-LM script's dropout (0.1 unless it sets 0): the flag's default (off) would price
         # another program (a breaker's round trip lost it: 58.93 GiB / 1.576 s against 59.97 / 1.600 exported)
@@ -204,7 +209,7 @@ def plan_context_note(plan, e, specs: dict[str, Any] | None = None) -> None:
         here = {"model": e.model.name, "hardware": e.hardware.name, "devices": e.layout.n_devices,
                 "seq_len": tr.seq_len, "global_batch_size": tr.global_batch_size, "precision": tr.precision.name,
                 "optimizer_dtype": tr.optimizer_dtype, "moe_routing": tr.moe_routing, "framework": tr.framework.spec,
-                "moe_capacity_factor": tr.moe_capacity_factor}
+                "moe_capacity_factor": tr.moe_capacity_factor, "attention": tr.attention}
     else:
         given = specs or {}
         here = {k: given.get(k) for k in ("model", "hardware", "devices", "seq_len")}

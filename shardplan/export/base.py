@@ -58,6 +58,8 @@ class Imported:
         model_shape: the ModelSpec fields the config's own model settings give (Megatron-LM's --num-layers,
             --hidden-size, ...: :func:`shardplan.export.megatron.model_shape`), written to the plan JSON so that
             ``estimate --plan`` can name where --model differs; empty where the importer reads none.
+        attention: 'naive' where the config runs an unfused attention core (Megatron-LM ``--attention-backend
+            unfused`` / ``local``), applied by ``estimate --plan`` as --attention naive; else None.
     """
 
     parallel: ParallelConfig
@@ -71,6 +73,7 @@ class Imported:
     dropout: bool | None = None
     notes: tuple[str, ...] = ()
     model_shape: dict[str, int] = field(default_factory=dict)
+    attention: str | None = None
 
     def to_plan(self) -> dict[str, Any]:
         """The plan JSON object that ``--plan`` reads (:func:`shardplan.loaders.read_plan_file`):
@@ -79,7 +82,7 @@ class Imported:
         training = {"seq_len": self.seq_len, "global_batch_size": self.global_batch}
         training.update({k: v for k, v in (("precision", self.precision), ("optimizer_dtype", self.optimizer_dtype),
                                            ("moe_capacity_factor", self.moe_capacity_factor),
-                                           ("dropout", self.dropout)) if v is not None})
+                                           ("dropout", self.dropout), ("attention", self.attention)) if v is not None})
         plan = {"parallel": self.parallel.model_dump(mode="json"), "devices": self.devices, "training": training,
                 "imported_from": self.framework}
         return {**plan, "model_shape": dict(self.model_shape)} if self.model_shape else plan
@@ -174,6 +177,14 @@ def check_kv_replication(ctx: ExportContext, exporter: Exporter) -> None:
                      f"no exporter; a tp dividing {kv}")
 
 
+#: exporters whose config cannot select an unfused attention core (the planner's attention='naive'), and why
+NO_NAIVE_ATTENTION = {
+    "torchtitan": "torchtitan's models call PyTorch scaled_dot_product_attention (or FlexAttention), fused kernels",
+    "nanotron": "nanotron's Llama calls FlashAttention-2",
+    "maxtext": "the exported file sets no attention kernel (MaxText's own default is a fused one)",
+    "easydel": "the exported file sets no attention mechanism (EasyDeL's default is a fused one)"}
+
+
 def check_training(training, exporter: Exporter, moe: bool = True, hardware=None) -> None:
     """Refuse a precision policy or optimizer-state dtype the exporter does not write (the config would
     run another one). Independent of the layout: no other ranked plan can fix it, so ``plan --export``
@@ -233,6 +244,12 @@ def check_training(training, exporter: Exporter, moe: bool = True, hardware=None
         from shardplan.export import EXPORTERS  # the registry imports this module
         writers = ", ".join(e.title for e in EXPORTERS.values() if name in e.precisions)
         raise refuse_setting("precision", name, exporter.precisions, who.get(name, writers))
+    if training.attention == "naive" and exporter.name in NO_NAIVE_ATTENTION:
+        raise ConfigError(f"{exporter.title} cannot express attention='naive': {NO_NAIVE_ATTENTION[exporter.name]}, so "
+                          "the file would run a fused kernel the plan was not priced with (use --attention flash); "
+                          "Megatron-LM writes it (--attention-backend unfused), and a DeepSpeed / Accelerate run takes "
+                          "the model code's attention (Hugging Face attn_implementation='eager' is the unfused core)",
+                          field="attention", value="naive", legal=["flash"])
 
 
 def refuse(framework: str, missing: str, alternatives: str) -> ConfigError:

@@ -892,7 +892,9 @@ def read(text: str, devices: int | None = None) -> Imported:
                     framework=framework, precision=precision, optimizer_dtype=optimizer_dtype,
                     moe_capacity_factor=capacity, dropout=any((MEGATRON_DROPOUT if rate is None else rate) > 0
                                                               for rate in (a.attention_dropout, a.hidden_dropout)),
-                    notes=notes, model_shape=model_shape(a))
+                    notes=notes, model_shape=model_shape(a),
+                    # an unfused attention core (its s x s scores stored): the plan records attention 'naive'
+                    attention="naive" if a.attention_backend in ("unfused", "local") else None)
 
 
 def _gather_profile(a: argparse.Namespace, zero: int, dp: int, framework: str,
@@ -990,9 +992,6 @@ def _import_notes(a: argparse.Namespace, schedule: str, precision: str) -> tuple
     weights, bf16 first / last layers under fp4, and fp32 gradients under an fp8 / fp4 recipe without
     ``--grad-reduce-in-bf16`` (the planner's quantized policies keep bf16 gradients)."""
     notes: tuple[str, ...] = a.misspelt_notes
-    notes += ((f"--attention-backend {a.attention_backend}: an unfused attention core (its s x s scores stored); price "
-               "it with --attention naive (the plan file holds the layout only)",)
-              if a.attention_backend in ("unfused", "local") else ())
     notes += (("--no-overlap-p2p-communication: the interleaved schedule's stage-boundary sends are blocking; price "
               "them with --framework megatron-legacy (the megatron profile overlaps them with compute, Megatron-LM's "
               "default)",) if a.no_overlap_p2p_communication and schedule == "interleaved" else ())
