@@ -2429,3 +2429,17 @@ def test_naive_attention_round_trips_through_megatron_and_is_refused_where_a_fil
     for target in ("torchtitan", "nanotron", "maxtext", "easydel"):
         r = runner.invoke(app, ["export", *base, "--to", target, "-o", str(tmp_path / f"x.{target}")])
         assert r.exit_code == 2 and "cannot express attention='naive'" in r.output, (target, r.output)
+
+
+def test_easydel_round_trip_keeps_the_precision_its_file_is_priced_with(tmp_path):
+    # a breaker's EasyDeL plan on TPU came back as maxtext's fp32-params (the file writes no dtype): 9.978 s -> 10.530
+    # s; import now records the one precision an EasyDeL file is priced with, and estimate --plan takes it on a TPU
+    base = ["-m", "llama-3.1-8b", "-H", "tpu-v5p", "-n", "64", "-s", "4096", "-b", "256"]
+    py, plan = tmp_path / "e.py", tmp_path / "e.json"
+    assert runner.invoke(app, ["export", *base, "--to", "easydel", "-o", str(py)]).exit_code == 0
+    assert runner.invoke(app, ["import", str(py), "--from", "easydel", "-o", str(plan)]).exit_code == 0
+    assert json.loads(plan.read_text())["training"]["precision"] == "bf16-mixed"
+    back = runner.invoke(app, ["estimate", "-m", "llama-3.1-8b", "-H", "tpu-v5p", "--plan", str(plan), "--json"])
+    ref = runner.invoke(app, ["estimate", *base, "--precision", "bf16-mixed", "--plan", str(plan), "--json"])
+    assert json.loads(back.stdout)["time_s"]["step"] == json.loads(ref.stdout)["time_s"]["step"]
+    assert "--precision bf16-mixed from --plan" in back.output

@@ -95,9 +95,13 @@ def _precision_from_plan(out: dict[str, Any], made: dict[str, Any]) -> list[str]
     from shardplan.inputs import hardware_spec
     from shardplan.presets.frameworks import framework_profile
     try:
-        fw = framework_profile(out.get("framework") or "megatron")
+        fw = framework_profile(out["framework"]) if out.get("framework") else None
+        if fw is None and out.get("hardware") is not None:  # the hardware's default (maxtext on TPUs: fp32-params)
+            from shardplan.inputs import default_framework
+            fw = default_framework(out["hardware"])
+        fw = fw or framework_profile("megatron")
         defaults = (fw.default_precision or "bf16-mixed", fw.optimizer_dtype or "fp32")
-    except ConfigError:  # a profile file the later checks report
+    except ConfigError:  # a profile or hardware file the later checks report
         defaults = ("bf16-mixed", "fp32")
     taken = []
     name, dtype = made.get("precision"), made.get("optimizer_dtype")
