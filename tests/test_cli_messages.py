@@ -594,3 +594,14 @@ def test_runtime_refusals_list_alternatives_for_a_defaulted_batch():
     # a batch given stays the user's: the legal list is the one that batch allows
     r = CliRunner().invoke(app, ["validate", "-m", "tiny-llama", "-n", "8", "--tp", "8", "-b", "4"])
     assert r.exit_code == 2 and "legal tp (on 8 devices: 2)" in r.output, r.output
+
+
+def test_plan_export_of_a_gpu_framework_on_a_tpu_is_refused_first():
+    # a breaker was first told to use --precision bf16-mixed, then, having done so, that Megatron-LM is a GPU framework
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    r = CliRunner().invoke(app, ["plan", "-m", "llama-3.1-8b", "-H", "tpu-v5e", "-n", "64", "-s", "4096", "-b", "256",
+                                 "--export", "megatron", "-o", "x.sh"])
+    assert r.exit_code == 2 and "is a TPU; legal --export for TPUs: maxtext, easydel" in r.output
+    assert "--precision bf16-mixed" not in r.output

@@ -29,7 +29,7 @@ ImportOutOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="wr
 
 
 #: the export targets that run on TPUs (JAX frameworks)
-_TPU_EXPORTS = ("maxtext", "easydel")
+TPU_EXPORTS = ("maxtext", "easydel")
 
 
 def render_export(framework: str, estimate, output: Optional[Path], inputs: Optional[dict] = None) -> tuple[str, str]:
@@ -42,10 +42,10 @@ def render_export(framework: str, estimate, output: Optional[Path], inputs: Opti
     from shardplan.errors import ConfigError
     from shardplan.export import export_text, exporter, reproduce_command
     name = exporter(framework).name
-    if estimate.hardware.kind == "tpu" and name not in _TPU_EXPORTS:
+    if estimate.hardware.kind == "tpu" and name not in TPU_EXPORTS:
         raise ConfigError(f"--to {name} writes a config for a GPU framework, but hardware {estimate.hardware.name} is a "
-                          f"TPU; legal --to for TPUs: {', '.join(_TPU_EXPORTS)}", field="to", value=name,
-                          legal=list(_TPU_EXPORTS))
+                          f"TPU; legal --to for TPUs: {', '.join(TPU_EXPORTS)}", field="to", value=name,
+                          legal=list(TPU_EXPORTS))
     text = export_text(name, estimate, reproduce_command(name, estimate, output, inputs), output)
     band_warning(estimate)
     return name, text
@@ -56,7 +56,7 @@ def expressible(name: str, estimate) -> bool:
     an export's does-not-fit hints name only changes that target expresses."""
     from shardplan.errors import ConfigError
     from shardplan.export import export_text
-    if estimate.hardware.kind == "tpu" and name not in _TPU_EXPORTS:
+    if estimate.hardware.kind == "tpu" and name not in TPU_EXPORTS:
         return False
     try:
         export_text(name, estimate)

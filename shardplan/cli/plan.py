@@ -307,8 +307,15 @@ def _check_export_request(export: str, output: Optional[Path], training, moe: bo
         ConfigError: naming the option (exit code 2).
     """
     from shardplan.cli.common import check_output_path
+    from shardplan.cli.export import TPU_EXPORTS
     from shardplan.export import exporter
     from shardplan.export.base import check_training
+    name = exporter(export, "export").name
+    if hardware is not None and hardware.kind == "tpu" and name not in TPU_EXPORTS:
+        # first: a precision hint (--precision bf16-mixed) would lead to this refusal (a breaker followed it)
+        raise ConfigError(f"--export {name} writes a config for a GPU framework, but hardware {hardware.name} is a TPU; "
+                          f"legal --export for TPUs: {', '.join(TPU_EXPORTS)}", field="export", value=name,
+                          legal=list(TPU_EXPORTS))
     check_training(training, exporter(export, "export"), moe, hardware)
     if output is None:
         raise ConfigError(f"--export {export} needs -o FILE (stdout carries the ranking)", field="output", value=None)
