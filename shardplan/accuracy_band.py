@@ -174,7 +174,8 @@ def band_text(band: ThroughputBand, per_device: float) -> str:
     """One line for people: the measured range for a prediction of ``per_device`` tokens/s per device and the
     runs it comes from, e.g. ``"7,379-10,317 per device (52 unseen public runs: megatron profile on hopper)"``."""
     low, high = band.measured_range(per_device)
-    return f"{low:,.0f}-{high:,.0f} per device ({band.runs} unseen public runs: {band.group})"
+    from shardplan.units import fmt_rate
+    return f"{fmt_rate(low)}-{fmt_rate(high)} per device ({band.runs} unseen public runs: {band.group})"
 
 
 @dataclass(frozen=True)

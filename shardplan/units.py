@@ -17,3 +17,11 @@ def fmt_seconds(x: float) -> str:
 def fmt_gib(x: float) -> str:
     """Bytes as ``12.34 GiB``."""
     return f"{x / GiB:,.2f} GiB"
+
+
+def fmt_rate(x: float) -> str:
+    """A rate (tokens/s) with thousands separators: whole numbers from 100 up, three significant digits below
+    (``0.156``, ``12.3``), so that a rate under one is not printed as ``0`` (a million devices at one token each)."""
+    if x >= 100 or x == 0:
+        return f"{x:,.0f}"
+    return f"{x:.3g}"

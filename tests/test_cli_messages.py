@@ -605,3 +605,10 @@ def test_plan_export_of_a_gpu_framework_on_a_tpu_is_refused_first():
                                  "--export", "megatron", "-o", "x.sh"])
     assert r.exit_code == 2 and "is a TPU; legal --export for TPUs: maxtext, easydel" in r.output
     assert "--precision bf16-mixed" not in r.output
+
+
+def test_rates_under_one_are_not_printed_as_zero():
+    # a breaker's million-device estimate read "(0 per device)" and a band "0-0"
+    from shardplan.units import fmt_rate
+    assert fmt_rate(0.1564) == "0.156" and fmt_rate(12.34) == "12.3" and fmt_rate(1234.6) == "1,235"
+    assert fmt_rate(0) == "0"

@@ -17,7 +17,7 @@ from shardplan.cli.common import (OptimizerDtypeOpt,
                                   err_console, layout_flags, negative, print_notes)
 from shardplan.errors import ConfigError
 from shardplan.explain import fit_limit_text, headroom
-from shardplan.units import fmt_seconds
+from shardplan.units import fmt_rate, fmt_seconds
 
 
 def _gib(x: float) -> str:
@@ -795,7 +795,7 @@ def _summary_table(e) -> Table:
     head.add_row("parameters", f"{e.model.n_params:,}{active}")
     head.add_row("tokens / step", f"{e.training.global_batch_tokens:,} ({_count(e.layout.microbatches, 'microbatch')})")
     head.add_row("step time", fmt_seconds(e.step_s))
-    head.add_row("tokens / s", f"{e.tokens_per_s:,.0f} ({e.tokens_per_s / e.layout.n_devices:,.0f} per device)")
+    head.add_row("tokens / s", f"{fmt_rate(e.tokens_per_s)} ({fmt_rate(e.tokens_per_s / e.layout.n_devices)} per device)")
     from shardplan.accuracy_band import band_text, estimate_band
     band = estimate_band(e)
     if band:
