@@ -104,6 +104,8 @@ class Calibration:
     #: parameters the fit put on a bound (field -> 'lower' / 'upper', :func:`unpinned_side`), then held at the base
     #: value and the others refitted without them; they are in :attr:`held` too (no file writes them)
     at_bound: dict[str, str] = field(default_factory=dict)
+    #: records that ran out of memory (the only evidence for context_bytes: a recorded peak leaves it out)
+    n_oom: int = 0
 
 
 def _where(record: RunRecord, i: int) -> str:
@@ -401,7 +403,8 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
     held = [p.field for p, k in zip(params, ok) if not k] + list(at_bound)
     out = Calibration(params, values, base_values, held=held, excluded=excluded,
                       in_sample=errors(cs, h, f), base_error=errors(cs, hw, profile), underdetermined=under,
-                      usable_hbm_fraction=fraction, at_bound=at_bound)
+                      usable_hbm_fraction=fraction, at_bound=at_bound,
+                      n_oom=sum(c.record.status == "oom" for c in cs))
     if cross_validate:
         out.cross_validated = _cross_validated(cs, hw, profile, free, memory, progress, total)
     if progress is not None:

@@ -254,6 +254,13 @@ def print_fit_summary(cal, cross_validation: bool = True) -> None:
                           highlight=False)
     if cal.underdetermined:
         err_console.print(f"[yellow]warning:[/] {escape(cal.underdetermined)}", highlight=False)
+    fitted = dict(zip((p.field for p in cal.params), cal.values))
+    if "context_bytes" in fitted and "context_bytes" not in cal.held and 0 < cal.n_oom <= 2:
+        # a new user's one OOM record moved it 2.0 -> 4.45 GiB, just enough to put that run past the HBM
+        err_console.print(f"[yellow]note:[/] context_bytes ({fitted['context_bytes'] / 2**30:.2f} GiB) rests on "
+                          f"{cal.n_oom} out-of-memory record{'s' if cal.n_oom > 1 else ''}: the fit sets it just high "
+                          "enough that they do not fit, so layouts near the HBM edge are judged by it; more runs close "
+                          "to the HBM (that ran or ran out of memory) pin it", highlight=False, soft_wrap=True)
     for field in cal.held:
         why = (f"the fit put it on its {cal.at_bound[field]} bound (a limit, not a measurement: it trades against "
                "another parameter, or the records push past what is physical)" if field in cal.at_bound

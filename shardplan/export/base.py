@@ -215,17 +215,6 @@ def check_training(training, exporter: Exporter, moe: bool = True, hardware=None
         raise ConfigError(f"{exporter.title} cannot express moe_capacity_factor={training.moe_capacity_factor:g}: its "
                           f"config runs the experts dropless (leave --moe-capacity-factor out); {writers} writes it",
                           field="moe_capacity_factor", value=training.moe_capacity_factor, legal=[None])
-    if training.framework.loss_chunks > 1 and exporter.name != "maxtext":
-        raise ConfigError(f"{exporter.title} cannot express loss_chunks={training.framework.loss_chunks}: its config has "
-                          "no chunked loss, so the file would run the whole microbatch's logits at once (use a profile "
-                          "without loss_chunks); MaxText writes it (num_vocab_tiling)", field="loss_chunks",
-                          value=training.framework.loss_chunks, legal=[1])
-    if training.framework.loss == "in_place" and exporter.name != "megatron":
-        raise ConfigError(f"{exporter.title} cannot express loss='in_place' (the {training.framework.label} profile's): "
-                          "its config has no in-place cross-entropy, so the file would keep the logits' gradient beside "
-                          "the logits (use a profile without loss=in_place); Megatron-LM writes it "
-                          "(--cross-entropy-loss-fusion --cross-entropy-fusion-impl te)", field="loss", value="in_place",
-                          legal=["fused", "eager"])
     opt = training.optimizer_dtype
     if opt not in exporter.optimizer_dtypes:
         who = {"bf16-moments": "Megatron-LM (--use-precision-aware-optimizer --exp-avg-dtype bf16)",
@@ -244,6 +233,27 @@ def check_training(training, exporter: Exporter, moe: bool = True, hardware=None
         from shardplan.export import EXPORTERS  # the registry imports this module
         writers = ", ".join(e.title for e in EXPORTERS.values() if name in e.precisions)
         raise refuse_setting("precision", name, exporter.precisions, who.get(name, writers))
+    _check_program(training, exporter)
+
+
+def _check_program(training, exporter: Exporter) -> None:
+    """The parts of the program a config must say for its run to be the one priced: a chunked loss (MaxText only), an
+    in-place cross-entropy (Megatron-LM only), an unfused attention core (:data:`NO_NAIVE_ATTENTION`).
+
+    Raises:
+        ConfigError: naming the setting, why the exporter cannot write it and who can.
+    """
+    if training.framework.loss_chunks > 1 and exporter.name != "maxtext":
+        raise ConfigError(f"{exporter.title} cannot express loss_chunks={training.framework.loss_chunks}: its config has "
+                          "no chunked loss, so the file would run the whole microbatch's logits at once (use a profile "
+                          "without loss_chunks); MaxText writes it (num_vocab_tiling)", field="loss_chunks",
+                          value=training.framework.loss_chunks, legal=[1])
+    if training.framework.loss == "in_place" and exporter.name != "megatron":
+        raise ConfigError(f"{exporter.title} cannot express loss='in_place' (the {training.framework.label} profile's): "
+                          "its config has no in-place cross-entropy, so the file would keep the logits' gradient beside "
+                          "the logits (use a profile without loss=in_place); Megatron-LM writes it "
+                          "(--cross-entropy-loss-fusion --cross-entropy-fusion-impl te)", field="loss", value="in_place",
+                          legal=["fused", "eager"])
     if training.attention == "naive" and exporter.name in NO_NAIVE_ATTENTION:
         raise ConfigError(f"{exporter.title} cannot express attention='naive': {NO_NAIVE_ATTENTION[exporter.name]}, so "
                           "the file would run a fused kernel the plan was not priced with (use --attention flash); "
