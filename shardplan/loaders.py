@@ -300,7 +300,7 @@ def config_error(e: ValidationError, context: str | None = None) -> ConfigError:
     value = first.get("input")
     hint = ""
     if first["type"] == "extra_forbidden":
-        names = [n for n in _field_names(e.title) if n not in ("sources", "origin")]
+        names = [n for n in _field_names(_nested_title(e.title, first["loc"])) if n not in ("sources", "origin")]
         close = difflib.get_close_matches(str(first["loc"][-1]), names, n=2)
         hint = (f" (did you mean {' or '.join(close)}?)" if close else "") + (
             f"; legal fields: {', '.join(names)}" if names else "")
@@ -352,6 +352,20 @@ def _spec_class(title: str):
     from shardplan.specs.training import TrainingSpec
     return {c.__name__: c for c in (ModelSpec, HardwareSpec, FrameworkProfile, ParallelConfig, TrainingSpec,
                                     RunRecord, CsvMapping)}.get(title)
+
+
+def _nested_title(title: str, loc: tuple) -> str:
+    """The class name of the model that holds the last key of ``loc`` inside spec class ``title``: a RunRecord's
+    ``parallel.tpp`` is a ParallelConfig key (a breaker's record was told the record's fields instead of the
+    layout's), else ``title``."""
+    cls = _spec_class(title)
+    for key in loc[:-1]:
+        info = cls.model_fields.get(str(key)) if cls is not None else None
+        ann = getattr(info, "annotation", None)
+        if not (isinstance(ann, type) and hasattr(ann, "model_fields")):
+            break
+        cls = ann
+    return cls.__name__ if cls is not None else title
 
 
 def _field_bounds(title: str, name: str) -> str:

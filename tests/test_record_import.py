@@ -242,3 +242,12 @@ def test_a_semicolon_separated_file_is_named_as_such(tmp_path):
     csv.write_text("model;hardware;devices\nllama-3-8b;h100-sxm;8\n")
     with pytest.raises(ConfigError, match=r"not comma-separated \(separated by ';'\)"):
         import_csv(csv, parse_map_items([], []))
+
+
+def test_an_unknown_layout_key_in_a_record_lists_the_layout_fields(tmp_path):
+    # a breaker's record with "parallel": {"tpp": 2} was told the record's fields (model, hardware, ...)
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"model": "llama-3-8b", "hardware": "h100-sxm", "devices": 8, "seq_len": 4096, '
+                    '"global_batch_size": 64, "parallel": {"tpp": 2}, "tokens_per_s_per_device": 3000}\n')
+    with pytest.raises(ConfigError, match=r"parallel\.tpp=2.*did you mean tp or pp\?.*legal fields: dp, zero_stage"):
+        read_records(path)
