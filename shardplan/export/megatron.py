@@ -833,7 +833,8 @@ def _check_world(a: argparse.Namespace, n: int, devices: int | None, model_size:
     if n % model_size:
         where = (f" (the script's torchrun --nnodes {a.nnodes or 1} --nproc-per-node {a.nproc_per_node})"
                  if a.nproc_per_node else "")
-        raise ConfigError(f"tp*pp*cp = {model_size} does not divide the {n} devices{where}", field="devices", value=n)
+        raise ConfigError(f"tp*pp*cp = {model_size} does not divide the {n} devices{where}; legal: a product tp x pp x "
+                          f"cp among {fmt_legal(divisors(n))}", field="devices", value=n, legal=divisors(n))
 
 
 def read(text: str, devices: int | None = None) -> Imported:
