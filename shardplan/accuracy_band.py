@@ -161,6 +161,11 @@ def band_for(framework, hardware, moe: bool | None = None) -> ThroughputBand | N
     mine = ([f"your {' and '.join(files)} {'come from files' if len(files) > 1 else 'comes from a file'}"]
             if files else []) + \
         ([f"your profile overrides {framework.spec.split('+', 1)[1]}"] if overrides else [])
+    # a file `shardplan calibrate` wrote says how well it fits its own records (cluster_yaml's sources note): the
+    # better figure for that file (a new user's calibrated estimate showed only the built-ins' record)
+    fitted = next((v for v in (hardware.sources or {}).values() if str(v).startswith("shardplan calibrate on")), None)
+    if fitted is not None:
+        mine.append(f"the file's own fit: {fitted.removeprefix('shardplan calibrate on ')}")
     return replace(band, group=f"{band.group}; the built-ins' record, {'; '.join(mine)}")
 
 

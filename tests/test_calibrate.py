@@ -437,3 +437,17 @@ def test_a_fit_with_no_group_to_hold_out_says_its_errors_are_in_sample(tmp_path)
     assert "no cross-validation: the records hold one model and one node count" in r.output, r.output
     # the summary in words, not dict keys
     assert "base: throughput median |error|" in r.output and "throughput_median" not in r.output
+
+
+def test_the_band_of_a_calibrated_file_names_the_file_s_own_fit(tmp_path):
+    # a new user's estimate on a calibrated cluster file showed only the built-ins' 80% band; the file holds its own
+    # in-sample and cross-validated errors (cluster_yaml's sources note), which the band row now quotes
+    from shardplan.accuracy_band import band_for
+    from shardplan.loaders import load_hardware
+    params = [Parameter("hardware", "matmul_efficiency", 0.2, 1.0)]
+    cal = calibrate(synthetic_records(), H100, framework_profile("megatron"), params, cross_validate=False)
+    out = tmp_path / "c.yaml"
+    out.write_text(yaml.safe_dump(cluster_yaml(cal, H100, 14, "2026-12-06")))
+    band = band_for(framework_profile("megatron"), load_hardware(str(out)), False)
+    assert band is not None and "the file's own fit: 14 records (2026-12-06): in-sample throughput" in band.group
+    assert "the file's own fit" not in band_for(framework_profile("megatron"), H100, False).group
