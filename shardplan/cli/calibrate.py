@@ -146,10 +146,13 @@ def records_framework(recs) -> "FrameworkProfile | None":
 def _announce(n_records: int, no_cross_validation: bool) -> None:
     """Say on stderr, before the fits (a progress bar shows nothing where stderr is not a terminal), what calibrate
     is about to do and how long a fit takes."""
+    # the shared grid's 1,641 records take about a minute per fit on 2 cores (docs/calibration.md): time grows with
+    # the records; a few records fit in seconds (a new user saw the minute quoted for 17)
+    per_fit = "about a minute" if n_records > 800 else "seconds to tens of seconds"
     err_console.print(f"calibrate: {n_records:,} records; first which parameters they identify, then the fit on all of "
-                      "them" + ("" if no_cross_validation else " and one per held-out model and per held-out node count")
-                      + " (the 1,641 grid records take about a minute per fit on 2 cores)", highlight=False,
-                      soft_wrap=True)
+                      "them" + ("" if no_cross_validation else " and one per held-out model and per held-out node count "
+                                "where the records hold two or more") + f" ({per_fit} per fit on 2 cores; a parameter "
+                      "the fit puts on a bound costs one more)", highlight=False, soft_wrap=True)
 
 
 def poor_fit(cal, other_hardware: list[str]) -> str | None:
