@@ -50,6 +50,12 @@ def headroom(e: Estimate) -> float:
 TIGHT_HEADROOM_SHARE = 0.057
 
 
+def has_peak_band(e: Estimate) -> bool:
+    """Whether the estimate's peak has a band (``MemoryBreakdown.peak_low`` < ``peak_high``): a profile that prices
+    allocator fragmentation has one; one that prices none (``allocator_overhead`` 0) has a single figure."""
+    return e.memory.peak_high > e.memory.peak_low
+
+
 def tight_fit(e: Estimate) -> bool:
     """A layout that fits on the planner's central memory figure only: its peak band's high end
     (``MemoryBreakdown.peak_high``, twice the fitted allocator fragmentation) passes the usable HBM, or, for a profile
@@ -58,9 +64,8 @@ def tight_fit(e: Estimate) -> bool:
     False for a layout that does not fit."""
     if not e.fits:
         return False
-    mem = e.memory
-    if mem.peak_high > mem.peak_low:
-        return mem.peak_high > e.hbm_fit_limit
+    if has_peak_band(e):
+        return e.memory.peak_high > e.hbm_fit_limit
     return headroom(e) < TIGHT_HEADROOM_SHARE * e.hbm_fit_limit
 
 
@@ -69,12 +74,11 @@ def tight_fit_text(e: Estimate) -> str:
     if not tight_fit(e):
         return ""
     gib = fmt_gib(headroom(e))
-    if e.memory.peak_high > e.memory.peak_low:
+    if has_peak_band(e):
         return (f"its peak band reaches {fmt_gib(e.memory.peak_high)} of {fmt_gib(e.hbm_fit_limit)} usable "
                 f"({gib} headroom on the central figure)")
     return (f"{gib} headroom is under {TIGHT_HEADROOM_SHARE:.1%} of the usable {fmt_gib(e.hbm_fit_limit)}, the planner's "
-            "median peak-memory error on measured runs (the profile prices no allocator fragmentation, so there is "
-            "no band)")
+            "median peak-memory error on measured runs")
 
 
 def fit_limit_text(hbm_bytes: float, framework) -> str:
@@ -110,7 +114,8 @@ def describe(e: Estimate) -> str:
     if p.zero_stage == 3 and p.dp * p.cp * p.tp > e.hardware.scale_up_size and \
             e.training.framework.zero3_prefetch == 1:
         tpu = e.hardware.kind == "tpu"
-        who = "XLA's scheduled gathers" if tpu or e.training.framework.name in ("maxtext", "paxml", "jax-runtime") else "PyTorch FSDP"
+        xla = tpu or e.training.framework.name in ("maxtext", "paxml", "jax-runtime")
+        who = "XLA's scheduled gathers" if xla else "PyTorch FSDP"
         extra += (f"; ZeRO-3 across {'slices' if tpu else 'nodes'} assumes prefetch fully overlapped with compute "
                   f"({who}) -- DeepSpeed's 2021 ZeRO-3 ran 1.5-5x slower than that at 384-2240 GPUs (--framework "
                   "deepspeed, docs/accuracy.md)")

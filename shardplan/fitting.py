@@ -50,11 +50,16 @@ class Parameter:
             return "upper"
         return None
 
-    def initial(self, hw: HardwareSpec, profile: FrameworkProfile) -> float:
-        """The field's current value, clipped into the bounds."""
+    def given(self, hw: HardwareSpec, profile: FrameworkProfile) -> float | None:
+        """The field's value in ``hw`` / ``profile`` as given (None: a derived default), not clipped."""
         v = getattr(profile if self.target == "framework" else hw, self.field)
         if v is None and self.field == "fp4_matmul_efficiency":  # None: the rate HardwareSpec derives for it
             v = hw.matmul_efficiency_of("fp4")
+        return v
+
+    def initial(self, hw: HardwareSpec, profile: FrameworkProfile) -> float:
+        """The field's current value (:meth:`given`), clipped into the bounds."""
+        v = self.given(hw, profile)
         if v is None:  # a derived default (e.g. overlap_slowdown): start mid-range
             v = (self.lower + self.upper) / 2
         return min(max(float(v), self.lower), self.upper)

@@ -150,6 +150,12 @@ def _number_or_text(text: str) -> Any:
     return text
 
 
+def _expression_parts(expr: str) -> tuple[list[str], list[str]]:
+    """(terms, operators) of a column expression: ``"dp * mbs / 2"`` -> (['dp', 'mbs', '2'], ['*', '/'])."""
+    parts = re.split(r"\s*([*/])\s*", expr.strip())
+    return parts[::2], parts[1::2]
+
+
 def _column_value(expr: str, row: dict[str, str], header: list[str], line: int) -> float | str | None:
     """The value of a column expression in one row: a column name, or columns and numbers joined by
     ``*`` and ``/`` (``gpu_mem_gb * 1e9``, ``dp * mbs * grad_acc``); None when a cell it reads is empty.
@@ -161,8 +167,7 @@ def _column_value(expr: str, row: dict[str, str], header: list[str], line: int) 
     if expr.strip() in row:  # a plain column (its name may itself hold '*' or '/')
         terms, ops = [expr.strip()], []
     else:
-        parts = re.split(r"\s*([*/])\s*", expr.strip())
-        terms, ops = parts[::2], parts[1::2]
+        terms, ops = _expression_parts(expr)
     values: list[str] = []
     for t in terms:
         if t in row:
@@ -378,8 +383,8 @@ def import_csv(path: str | Path, mapping: CsvMapping) -> list[RunRecord]:
     if len(header) == 1 and re.search(r"[;\t|]", header[0]):  # another delimiter: the header reads as one column
         sep = next(c for c in ";\t|" if c in header[0])
         raise ConfigError(f"{short_repr(str(p))}: the header is one column ({short_repr(header[0])}): the file is "
-                          f"not comma-separated (separated by {sep!r}); legal: a comma-separated file (save it as CSV with "
-                          "commas)", field="csv", value=header[0])
+                          f"not comma-separated (separated by {sep!r}); legal: a comma-separated file (save it as CSV "
+                          "with commas)", field="csv", value=header[0])
     lower = [h.lower() for h in header]
     twice = sorted({h for h in header if lower.count(h.lower()) > 1})
     if twice:  # DictReader would keep only the last column of a repeated name
@@ -424,9 +429,9 @@ def unread_columns(path: str | Path, mapping: CsvMapping) -> list[str]:
     except (ConfigError, csv.Error):
         return []
     used = set()
-    for expr in mapping.columns.values():
+    for expr in mapping.columns.values():  # a plain column (whose name may hold '*' or '/'), or an expression's terms
         used.add(expr.strip())
-        used.update(re.split(r"\s*[*/]\s*", expr.strip()))
+        used.update(_expression_parts(expr)[0])
     return [h for h in header if h and h not in FIELDS and h not in used]
 
 

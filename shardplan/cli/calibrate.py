@@ -2,7 +2,7 @@
 
 import datetime
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 import yaml
@@ -13,6 +13,9 @@ from shardplan.cli.common import (FrameworkOpt, app, check_output_path, config_e
                                   shipped_cluster)
 from shardplan.cli.record import MapOpt, SetOpt
 from shardplan.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from shardplan.specs.framework import FrameworkProfile
 
 RecordsArg = Annotated[Path, typer.Argument(help="run records, JSON Lines (docs/calibration.md), or a CSV of runs "
                                              "read with --map / --set as `shardplan record import` does")]
@@ -109,7 +112,7 @@ def _read_runs(records: Path, map: list[str] | None, set: list[str] | None) -> l
     return read_records(records)
 
 
-def _fit_profile(recs: list, hardware: str, framework: str | None):
+def _fit_profile(recs: list, hardware: str, framework: str | None) -> "FrameworkProfile":
     """The profile the fit uses, with a note saying where it came from: --framework, else the hardware file's, else
     the one every record names (:func:`records_framework`), else the hardware's default (maxtext on TPUs, megatron).
 
@@ -149,10 +152,11 @@ def _announce(n_records: int, no_cross_validation: bool) -> None:
     # the shared grid's 1,641 records take about a minute per fit on 2 cores (docs/calibration.md): time grows with
     # the records; a few records fit in seconds (a new user saw the minute quoted for 17)
     per_fit = "about a minute" if n_records > 800 else "seconds to tens of seconds"
+    folds = ("" if no_cross_validation
+             else " and one per held-out model and per held-out node count where the records hold two or more")
     err_console.print(f"calibrate: {n_records:,} records; first which parameters they identify, then the fit on all of "
-                      "them" + ("" if no_cross_validation else " and one per held-out model and per held-out node count "
-                                "where the records hold two or more") + f" ({per_fit} per fit on 2 cores; a parameter "
-                      "the fit puts on a bound costs one more)", highlight=False, soft_wrap=True)
+                      f"them{folds} ({per_fit} per fit on 2 cores; a parameter the fit puts on a bound costs one more)",
+                      highlight=False, soft_wrap=True)
 
 
 def poor_fit(cal, other_hardware: list[str]) -> str | None:
@@ -163,7 +167,7 @@ def poor_fit(cal, other_hardware: list[str]) -> str | None:
     other hardware (``other_hardware``: measured on another device class, e.g. ``train --record`` on CPU against the
     h100-sxm default)."""
     fitted, base = cal.in_sample.get("throughput_median"), cal.base_error.get("throughput_median")
-    if getattr(cal, "underdetermined", ""):  # a 0.0% in-sample error from fewer measurements than parameters
+    if cal.underdetermined:  # a 0.0% in-sample error from fewer measurements than parameters
         return (f"{cal.underdetermined}; a file written from it would carry constants the records do not determine "
                 "(and an in-sample error that says nothing)")
     if fitted is not None and fitted > MAX_IN_SAMPLE_ERROR:
@@ -201,9 +205,8 @@ def fitted_table(cal, title: str, hw=None, profile=None) -> Table:
     for col in ("parameter", "unit", "base", "fitted", "note"):
         t.add_column(col)
     for p, b, v in zip(cal.params, cal.base_values, cal.values):
-        given = getattr(profile if p.target == "framework" else hw, p.field, None) if hw is not None else None
-        shown = (f"{given:.4g} -> {b:.4g} (clipped into the bounds)"
-                 if isinstance(given, (int, float)) and not isinstance(given, bool) and given != b else f"{b:.4g}")
+        given = p.given(hw, profile) if hw is not None else None
+        shown = f"{given:.4g} -> {b:.4g} (clipped into the bounds)" if given is not None and given != b else f"{b:.4g}"
         side = p.at_bound(v)
         if p.field in cal.at_bound:
             bound = p.lower if cal.at_bound[p.field] == "lower" else p.upper

@@ -747,13 +747,13 @@ def peak_band_text(e) -> str:
     """The peak band of the "fits" row (``MemoryBreakdown.peak_low`` - ``peak_high``: no to twice the fitted allocator
     fragmentation), or, for a profile that prices none (``FrameworkProfile.allocator_overhead`` 0), that it has no
     band rather than a zero-width one read as certainty (breaker finding)."""
-    from shardplan.explain import TIGHT_HEADROOM_SHARE, tight_fit
+    from shardplan.explain import has_peak_band, tight_fit_text
     mem, fw = e.memory, e.training.framework
-    if mem.peak_high > mem.peak_low:
+    if has_peak_band(e):
         return f"peak band {_gib(mem.peak_low)}-{_gib(mem.peak_high)}"
-    tight = (f"; the headroom is under {TIGHT_HEADROOM_SHARE:.1%} of the usable HBM, the planner's median peak-memory "
-             "error on measured runs" if tight_fit(e) else "")
-    return f"no peak band: the {escape(fw.label)} profile prices no allocator fragmentation (allocator_overhead 0){tight}"
+    tight = tight_fit_text(e)
+    return (f"no peak band: the {escape(fw.label)} profile prices no allocator fragmentation (allocator_overhead 0)"
+            + (f"; {tight}" if tight else ""))
 
 
 def bound_text(e) -> str:
@@ -795,7 +795,8 @@ def _summary_table(e) -> Table:
     head.add_row("parameters", f"{e.model.n_params:,}{active}")
     head.add_row("tokens / step", f"{e.training.global_batch_tokens:,} ({_count(e.layout.microbatches, 'microbatch')})")
     head.add_row("step time", fmt_seconds(e.step_s))
-    head.add_row("tokens / s", f"{fmt_rate(e.tokens_per_s)} ({fmt_rate(e.tokens_per_s / e.layout.n_devices)} per device)")
+    per_device = fmt_rate(e.tokens_per_s / e.layout.n_devices)
+    head.add_row("tokens / s", f"{fmt_rate(e.tokens_per_s)} ({per_device} per device)")
     from shardplan.accuracy_band import band_text, estimate_band
     band = estimate_band(e)
     if band:

@@ -73,10 +73,10 @@ def band_warning(e) -> None:
     from shardplan.explain import tight_fit_text
     why = tight_fit_text(e)
     if why:
-        err_console.print(f"[yellow]warning:[/] the written layout fits on the central figure ({e.memory.total / 2**30:.1f} "
-                          f"of {e.hbm_fit_limit / 2**30:.1f} GiB) but {why}: it may need the allocator's retries or "
-                          "fail; `shardplan plan` marks such layouts with * in its free column and lists ones with "
-                          "headroom", highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]warning:[/] the written layout fits on the central figure "
+                          f"({e.memory.total / 2**30:.1f} of {e.hbm_fit_limit / 2**30:.1f} GiB) but {why}: it may need "
+                          "the allocator's retries or fail; `shardplan plan` marks such layouts with * in its free "
+                          "column and lists ones with headroom", highlight=False, soft_wrap=True)
 
 
 def emit_export(name: str, text: str, output: Optional[Path]) -> None:

@@ -126,13 +126,6 @@ def _order_text(best, other, objective: str) -> str:
     return f" ({order.text()})" if order else ""
 
 
-def _band_passes_hbm(e) -> bool:
-    """The layout fits on the central memory figure only (the table's '*'): :func:`shardplan.explain.tight_fit`, the
-    peak band's high end past the usable HBM, or without a band less headroom than the planner's memory error."""
-    from shardplan.explain import tight_fit
-    return tight_fit(e)
-
-
 def _tied(res, objective: str) -> list[bool]:
     """For each ranked plan, whether it ties with the plan above it under the throughput objective: the same
     :func:`shardplan.search.tie_step` of tokens/s, where the search orders by the simpler layout and then memory
@@ -149,7 +142,7 @@ def _plans_table(res, m, hw, tr, devices: int, objective: str = "throughput") ->
                     f"sequences: {res.n_layouts:,} layout{'' if res.n_layouts == 1 else 's'} in {res.seconds:.2f} s"
                     + (f" ({res.n_equivalent:,} with identical predictions not shown)" if res.n_equivalent else ""))
     # the layout column folds instead of ending in "..." (rows may differ only at its end, issue 15)
-    from shardplan.explain import headroom
+    from shardplan.explain import headroom, tight_fit
     # GiB: the predicted peak per device; free: the headroom to the usable HBM (a "*" where the peak band's high end,
     # twice the fitted fragmentation, passes the usable HBM: the layout fits on the central figure only)
     for col in ("#", "layout", "tok/s/dev", "MFU", "step", "GiB", "free", "bound"):
@@ -157,7 +150,7 @@ def _plans_table(res, m, hw, tr, devices: int, objective: str = "throughput") ->
                      no_wrap=col not in ("layout", "bound"), min_width={"layout": 22, "bound": 8}.get(col))
     tied = _tied(res, objective)
     for i, e in enumerate(res.plans):
-        tight = "*" if _band_passes_hbm(e) else ""
+        tight = "*" if tight_fit(e) else ""
         t.add_row(f"{i + 1}{'=' if tied[i] else ''}", e.parallel.short(), f"{e.tokens_per_s / devices:,.0f}", f"{e.mfu:.1%}",
                   fmt_seconds(e.step_s), f"{e.memory.total / 2**30:,.1f}", f"{headroom(e) / 2**30:,.1f}{tight}",
                   e.bound.split(" (")[0])
@@ -174,13 +167,12 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
             console.print("=: ties with the row above (tokens/s within 0.2%, one step of the ranking): ordered by the "
                           "simpler layout, then memory, so a tied row may show a little more tokens/s than the one "
                           "above it (docs/search.md)", highlight=False)
-        if any(_band_passes_hbm(e) for e in res.plans):
-            from shardplan.explain import TIGHT_HEADROOM_SHARE
+        from shardplan.explain import TIGHT_HEADROOM_SHARE, tight_fit
+        if any(tight_fit(e) for e in res.plans):
             console.print("free: GiB left below the usable HBM; * the peak band's high end (twice the fitted allocator "
                           f"fragmentation) passes it, or, for a profile without a band, under {TIGHT_HEADROOM_SHARE:.1%} "
-                          "of it is left (the "
-                          "planner's median peak-memory error): such a layout fits on the central figure only (README, "
-                          "'fits / peak band')", highlight=False)
+                          "of it is left (the planner's median peak-memory error): such a layout fits on the central "
+                          "figure only (README, 'fits / peak band')", highlight=False)
     best = res.plans[0] if res.plans else None
     for i, e in enumerate(res.plans):
         console.print(f"[bold]#{i + 1}[/] " + (describe(e) if i == 0 else compare(best, e, objective)

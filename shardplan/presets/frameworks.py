@@ -897,11 +897,12 @@ def profile_from_mapping(data: dict, where: str = "framework", folder: Path | No
         raise config_error(e, where) from None
 
 
-#: the profile shardplan's own JAX runtime (``shardplan train``, ``validate``) is priced with, 'jax-runtime': MaxText's (an XLA / GSPMD
-#: program, no vocabulary padding, bf16 FSDP gathers) without MaxText's own limits on pipeline schedules and ZeRO
-#: stages, since the runtime implements GPipe, 1F1B and zero-bubble schedules and every ZeRO stage itself
+#: the profile shardplan's own JAX runtime (``shardplan train``, ``validate``) is priced with, 'jax-runtime': MaxText's
+#: (an XLA / GSPMD program, no vocabulary padding, bf16 FSDP gathers) without MaxText's own limits on pipeline
+#: schedules and ZeRO stages, since the runtime implements GPipe, 1F1B and zero-bubble schedules and every ZeRO stage
 JAX_RUNTIME = FRAMEWORKS["maxtext"].model_copy(update={
-    "name": "jax-runtime", "schedules": ("gpipe", "1f1b", "interleaved", "zero-bubble"), "zero_stages": None, "activation_offload": False,
+    "name": "jax-runtime", "schedules": ("gpipe", "1f1b", "interleaved", "zero-bubble"), "zero_stages": None,
+    "activation_offload": False,
     "logit_bytes": None, "recompute_after_loss": False, "tp_requires_sp": False, "weight_sharding_axes": (),
     "named_remat": False, "layout_defaults": {}, "default_zero_stage": 0,
     "released_schedules": ("gpipe", "1f1b", "interleaved"), "cp_comms": ("ring", "a2a"), "cp_a2a_replicates_kv": True,
