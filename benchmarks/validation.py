@@ -58,7 +58,11 @@ copy), with `attention="naive"` because the runtime materialises the score matri
   (and a group of them with `cp`) -> `dp`; `tp`, `cp`, `ep`, `pp` -> themselves.
 * **Backend mapping** (compiled side, reported raw *and* mapped): an all-reduce whose every
   consumer keeps a `1/n` partition-id-indexed `dynamic-slice` is a **ReduceScatter** (XLA:CPU has
-  no native reduce-scatter: it emits all-reduce + dynamic-slice); an all-reduce that reduces
+  no native reduce-scatter: it emits all-reduce + dynamic-slice); an all-reduce over `n` devices
+  whose consumers keep `1/k` slices (`1 < k < n`: HSDP's embedding gradient, all-reduced over
+  dp x fsdp and sliced to the fsdp shard) is a **ReduceScatter over `k` then an AllReduce of the
+  slice over `n / k`**, as XLA:GPU's all-reduce splitter pass rewrites it (OpenXLA,
+  `xla/service/gpu/transforms/all_reduce_splitter.h`); an all-reduce that reduces
   again the result of an all-reduce over disjoint *data* axes (gradients over `cp`, then over
   `dp`) is **one AllReduce over the product group**, as the planner and Megatron's dp x cp
   gradient group count it (a tp reduction followed by a dp one stays two, as in Megatron).

@@ -916,11 +916,24 @@ def _rope_and_eps(cfg: Cfg) -> Cfg:
     (Megatron-LM --rotary-base / --norm-epsilon; a new user found Qwen3's 1e6 base and 1e-6 epsilon missing)."""
     out: Cfg = {}
     theta = cfg.get("rope_theta")
-    if isinstance(theta, (int, float)) and not isinstance(theta, bool) and 0 < theta < float("inf"):
-        out["rope_theta"] = float(theta)
+    if theta is not None:
+        out["rope_theta"] = _number_in(theta, "rope_theta", 0.0, float("inf"), "a positive finite number (e.g. 10000)")
     for key in ("rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon"):
         eps = cfg.get(key)
-        if isinstance(eps, (int, float)) and not isinstance(eps, bool) and 0 < eps < 1:
-            out["norm_eps"] = float(eps)
+        if eps is not None:
+            out["norm_eps"] = _number_in(eps, key, 0.0, 1.0, "a number between 0 and 1 (e.g. 1e-5)")
             break
     return out
+
+
+def _number_in(value: Any, key: str, low: float, high: float, legal: str) -> float:
+    """``value`` as a float when it is a number strictly between ``low`` and ``high``.
+
+    Raises:
+        ConfigError: naming ``key``, the value and ``legal`` (a NaN, an infinity, a string or a value out
+            of range would otherwise be dropped and the exporters write the framework's default instead).
+    """
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and low < value < high:
+        return float(value)
+    raise ConfigError(f"config.json {key}={value!r} is not legal; legal: {legal}",
+                      field=key, value=value)

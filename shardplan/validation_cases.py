@@ -12,6 +12,7 @@ STRATEGIES: dict[str, dict] = {
     "FSDP (ZeRO-3)": dict(zero_stage=3, microbatch_size=2),
     "ZeRO-1": dict(zero_stage=1, microbatch_size=2),
     "ZeRO-2": dict(zero_stage=2, microbatch_size=2),
+    "HSDP": dict(zero_stage=3, dp_shard=4, microbatch_size=2),
     "TP": dict(tp=2, microbatch_size=4),
     "TP+SP": dict(tp=2, sp=True, microbatch_size=4),
     "FSDP+TP": dict(tp=2, zero_stage=3, microbatch_size=4),

@@ -105,6 +105,36 @@ def test_logical_bytes_follow_the_planner_convention():
     assert raw == {"ag": 48.0, "ar": 96.0, "cp": 32.0, "self": 0.0}
 
 
+HLO_SPLIT = """HloModule m, num_partitions=8
+
+ENTRY %main (x: f32[32]) -> f32[8] {
+  %x = f32[32]{0} parameter(0)
+  %ar = f32[32]{0} all-reduce(%x), replica_groups={{0,1,2,3,4,5,6,7}}, to_apply=%add
+  %p = u32[] partition-id()
+  %c = u32[] constant(8)
+  %o = u32[] multiply(%p, %c)
+  ROOT %ds = f32[8]{0} dynamic-slice(%ar, %o), dynamic_slice_sizes={8}
+}
+"""
+
+
+def test_all_reduce_kept_as_quarter_slices_is_a_reduce_scatter_then_an_all_reduce():
+    """The HSDP pattern (XLA's all-reduce splitter example): f32[32] = 128 bytes all-reduced over 8
+    devices, every consumer keeps 8 of its 32 elements (1/4). As XLA:GPU rewrites it: ReduceScatter
+    over 4 sends 128 x 3/4 = 96 bytes, then AllReduce of the 32-byte slice over 2 sends
+    2 x 32 x 1/2 = 32 bytes (128 in all); taken literally the all-reduce over 8 would be
+    2 x 128 x 7/8 = 224 bytes."""
+    (c,) = hlo_collectives(HLO_SPLIT, {"dp": 2, "fsdp": 4})
+    assert c.mesh_axes == ("dp", "fsdp") and c.elements[0].split == 4 and not c.elements[0].scattered
+    got = [(lc.op, lc.axis, lc.group_size, lc.bytes_per_device) for lc in logical_collectives([c], HLO_SPLIT)]
+    assert got == [("ReduceScatter", "dp", 4, 96.0), ("AllReduce", "dp", 2, 32.0)]
+    assert raw_bytes_per_device(c) == 224.0
+    # a 1/8 slice is the plain XLA:CPU reduce-scatter (no split)
+    whole = HLO_SPLIT.replace("f32[8]{0} dynamic-slice", "f32[4]{0} dynamic-slice").replace("sizes={8}", "sizes={4}")
+    (c8,) = hlo_collectives(whole, {"dp": 2, "fsdp": 4})
+    assert c8.elements[0].scattered and c8.elements[0].split == 0
+
+
 # ----- runtime rules ----------------------------------------------------------------------------
 
 def _c(op, axis, tensor, phase, scope, count, nbytes, n=2, replicas=False, purpose="misleading gradients ZeRO-3"):

@@ -848,7 +848,8 @@ def test_mistral3_text_config_of_another_family_is_refused():
 
 def test_config_rope_base_and_norm_epsilon_are_read(tmp_path):
     # a config.json's rope_theta and rms_norm_eps (no cost; carried to the Megatron-LM export's --rotary-base and
-    # --norm-epsilon); absent or not a positive number: None
+    # --norm-epsilon); absent: None; given but not a legal number: refused, naming the key (a NaN / infinite /
+    # negative value was dropped and the export wrote Megatron's default base 10000 instead)
     import json
 
     from shardplan.loaders import load_model
@@ -858,5 +859,11 @@ def test_config_rope_base_and_norm_epsilon_are_read(tmp_path):
     f.write_text(json.dumps({**base, "rope_theta": 500000.0, "rms_norm_eps": 1e-5}))
     m = load_model(str(f))
     assert (m.rope_theta, m.norm_eps) == (500000.0, 1e-5)
-    f.write_text(json.dumps({**base, "rope_theta": "big"}))
+    f.write_text(json.dumps(base))
     assert load_model(str(f)).rope_theta is None and load_model(str(f)).norm_eps is None
+    for key, value in (("rope_theta", "big"), ("rope_theta", float("inf")), ("rms_norm_eps", -1),
+                       ("layer_norm_eps", float("nan")), ("rope_theta", True)):
+        f.write_text(json.dumps({**base, key: value}))
+        with pytest.raises(ConfigError, match=rf"{key}=.* is not legal; legal: a ") as err:
+            load_model(str(f))
+        assert err.value.field == key

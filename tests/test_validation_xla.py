@@ -134,6 +134,13 @@ def test_expected_collective_shapes(results):
     assert r["CP"].row("AllReduce", "dp").planner_error == pytest.approx(0, abs=1e-3)
     # ZeRO-3: the runtime gathers as the plan says (default zero3_gather='per_microbatch': forward and
     # backward), the embedding table included: the planner's own rows, no delta, no all-to-all
+    # HSDP in one microbatch: XLA all-reduces the embedding gradient over dp x fsdp and keeps the fsdp
+    # quarter; mapped as XLA:GPU's all-reduce splitter rewrites it (reduce-scatter over fsdp, then
+    # all-reduce over dp), the planner's HSDP pair (literally: AllReduce -48.5%, ReduceScatter +18.5%)
+    for op in ("AllReduce", "ReduceScatter"):
+        row = r["HSDP"].row(op, "dp")
+        assert any("1/4 dynamic-slice" in m for m in row.mappings), row.to_dict()
+        assert row.planner_error == pytest.approx(0, abs=0.01), row.to_dict()
     fsdp = r["FSDP"].row("AllGather", "dp")
     assert fsdp.rules == [] and fsdp.planner_error == pytest.approx(0, abs=0.01)
     assert r["FSDP"].row("AllToAll", "dp") is None and r["FSDP"].row("ReduceScatter", "dp").rules == []

@@ -159,8 +159,8 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     * Q, K, V: beta*(q + kv + v)/t; attention output (O-proj input): beta*o/t (= q + 2kv and q
       without MLA, :func:`attention_extra_bytes_per_token` for MLA latents and QK-norm);
     * flash attention: fp32 log-sum-exp, 4*a/t (Dao et al. 2022, Alg. 2 saves m, l per row);
-      naive attention: scores + softmax output + dropout output 2+2+2 bytes and a 1-byte mask per
-      score when dropout is on, else softmax output only: (5 or 2)*a*s/t (Korthikanti Table 2: 5as),
+      naive attention: :func:`naive_score_bytes` per score, a*s/t scores (Korthikanti Table 2: 5as at
+      16 bits with dropout),
       with s the mean scored keys per query (a sliding-window layer of a banded kernel stores
       min(w, s) scores per query, Beltagy et al. 2020 Sec. 3.1; full layers s, mask included);
     * MLP input: beta*h/sigma; MLP intermediates: SwiGLU gate, up, product 3*beta*F/t; GeLU input
@@ -191,7 +191,7 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
     if training.attention == "flash":
         b += 4.0 * a / t
     else:
-        b += (5.0 if training.dropout else 2.0) * a * s / t
+        b += naive_score_bytes(training) * a * s / t
     b += beta * h / sigma  # MLP input
     phi_store = mlp_store_factor(model, training)
     if moe:  # routed intermediates and dispatch buffers scale with TrainingSpec.moe_load
@@ -210,6 +210,17 @@ def activation_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout:
         if moe:  # the router keeps the 16-bit MLP input; the expert GEMMs keep fp8 copies of theirs
             b += fp8_moe_input_correction(model, beta, sigma)
     return b
+
+
+def naive_score_bytes(training: TrainingSpec) -> float:
+    """Bytes a naive (unfused) attention keeps per attention score for the backward: the softmax
+    output (beta = activation bytes), and with dropout also its 1-byte mask and its output (beta):
+    2 beta + 1 with dropout, else beta. Source: Korthikanti et al. 2022, Sec. 4.1 (softmax output
+    2as^2b, dropout mask as^2b, dropout output 2as^2b bytes at 16 bits: 5 with dropout, 2 without);
+    beta generalises their 2 bytes to the activation precision (fp32 activations keep a 4-byte
+    softmax output: 4 bytes per score, 9 with dropout)."""
+    beta = training.precision.activation_bytes
+    return 2.0 * beta + 1.0 if training.dropout else beta
 
 
 def eager_saved_bytes_per_token(model: ModelSpec, training: TrainingSpec, t: int, sigma: int) -> float:
@@ -804,7 +815,7 @@ def stage_activation_bytes(model: ModelSpec, training: TrainingSpec, layout: Lay
         a_terms = 0.0
         if "core_attn" in modules and training.attention == "naive":
             keys = scored_keys(model, training.seq_len)
-            a_terms = (5.0 if training.dropout else 2.0) * model.n_heads * keys / p.tp
+            a_terms = naive_score_bytes(training) * model.n_heads * keys / p.tp
             stored -= n_layers * a_terms
         stored -= (dense_l * module_saving_per_token(model, training, layout, False, modules)
                    + moe_l * module_saving_per_token(model, training, layout, True, modules))

@@ -194,6 +194,9 @@ class Validation:
 BACKEND_NOTES = [
     "XLA:CPU lowers reduce-scatter as all-reduce + dynamic-slice: such all-reduces are reported raw and "
     "mapped to ReduceScatter.",
+    "An all-reduce over n devices whose result is only used as 1/k slices (1 < k < n; HSDP's embedding "
+    "gradient) is mapped to a reduce-scatter over k and an all-reduce of the slice over n / k, as XLA:GPU's "
+    "all-reduce splitter pass rewrites it.",
     "All-reduces of the same buffers chained over disjoint data axes (e.g. cp then dp) are mapped to one "
     "all-reduce over the product group (the planner's dp x cp gradient group); tp then dp stays two.",
     "Counts are executions per step; XLA combines many gradients into one tuple all-reduce and gathers "

@@ -439,6 +439,12 @@ class Element:
         result_bytes: bytes of the result on one device.
         scattered: for all-reduce, True when every consumer keeps only a ``1/n`` dynamic slice
             (the CPU reduce-scatter pattern).
+        split: for an all-reduce over ``n`` devices that is not :attr:`scattered`, the largest
+            proper divisor ``k > 1`` of ``n`` such that every consumer keeps only a ``1/k`` dynamic
+            slice (0 when none). XLA:GPU's all-reduce splitter pass rewrites this pattern as a
+            reduce-scatter over ``k`` devices followed by an all-reduce of the slice over the other
+            ``n / k`` (OpenXLA, ``xla/service/gpu/transforms/all_reduce_splitter.h``, 2024; its
+            header names HSDP gradients as the case it serves); XLA:CPU has no such pass.
     """
 
     dtype: str
@@ -446,6 +452,7 @@ class Element:
     operand_bytes: float
     result_bytes: float
     scattered: bool = False
+    split: int = 0
 
 
 @dataclass
@@ -500,7 +507,8 @@ class HloCollective:
                     per_step=self.per_step, trip_count_known=self.trip_count_known, group_size=self.group_size,
                     mesh_axes=list(self.mesh_axes), exact_axes=self.exact_axes, operand_bytes=self.operand_bytes,
                     result_bytes=self.result_bytes, n_elements=len(self.elements),
-                    scattered_elements=sum(e.scattered for e in self.elements), op_name=self.op_name,
+                    scattered_elements=sum(e.scattered for e in self.elements),
+                    split_elements=sum(e.split > 0 for e in self.elements), op_name=self.op_name,
                     promoted=self.promoted)
 
 
@@ -576,7 +584,8 @@ def _elements(module: HloModule, inst: Instruction, kind: str, is_async: bool, g
     tuple ``(operands..., results..., [context scalars])``: only the results are kept. Where the
     operand arrays do not line up with the results, the operand bytes follow from the kind
     (all-gather: ``result / n``, reduce-scatter: ``result x n``, else equal). All-reduce elements
-    get :attr:`Element.scattered` (the XLA:CPU reduce-scatter pattern).
+    get :attr:`Element.scattered` (the XLA:CPU reduce-scatter pattern) or :attr:`Element.split`
+    (the HSDP pattern: a ``1/k`` slice of an all-reduce over more than ``k`` devices).
     """
     op_shapes = [array_shapes(module.by_name[o].shape) if o in module.by_name else [] for o in inst.operands]
     operand_arrays = [a for shp in op_shapes for a in shp]
@@ -602,7 +611,18 @@ def _elements(module: HloModule, inst: Instruction, kind: str, is_async: bool, g
         tup = inst.shape.lstrip().startswith("(")
         for j, e in enumerate(elements):
             e.scattered = _is_scattered(module, inst.name, math.prod(e.dims), gsize, j if tup else None)
+            if not e.scattered:
+                e.split = _split_parts(module, inst.name, math.prod(e.dims), gsize, j if tup else None)
     return elements
+
+
+def _split_parts(module: HloModule, value: str, full_elems: int, n: int, tuple_index: int | None) -> int:
+    """The largest proper divisor ``k > 1`` of ``n`` for which every consumer of ``value`` keeps a
+    ``1/k`` dynamic slice (:attr:`Element.split`), else 0."""
+    for k in range(n // 2, 1, -1):
+        if n % k == 0 and full_elems % k == 0 and _is_scattered(module, value, full_elems, k, tuple_index):
+            return k
+    return 0
 
 
 #: the reducer of an all-reduce that XLA:CPU promoted from bf16 to f32 (its all-reduce promotion
@@ -631,7 +651,7 @@ def _collective(module: HloModule, inst: Instruction, per_step: float, known: bo
     elements = _elements(module, inst, kind, is_async, gsize)
     promoted = kind == "all-reduce" and bool(_PROMOTED_RE.search(inst.attrs))
     if promoted:  # XLA:CPU reduced a bf16 buffer in f32: count the bytes of the bf16 the program reduces
-        elements = [Element("bf16", e.dims, e.operand_bytes / 2, e.result_bytes / 2, e.scattered)
+        elements = [Element("bf16", e.dims, e.operand_bytes / 2, e.result_bytes / 2, e.scattered, e.split)
                     if e.dtype == "f32" else e for e in elements]
     return HloCollective(kind=kind, name=inst.name, is_async=is_async, computation=inst.computation,
                          per_step=per_step, trip_count_known=known, groups=groups, group_size=gsize,

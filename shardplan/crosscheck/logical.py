@@ -5,6 +5,11 @@ the mapped form are reported:
 
 * an ``all-reduce`` whose every consumer keeps a ``1/n`` ``dynamic-slice`` (partition-id indexed)
   -> **ReduceScatter** (XLA:CPU emits reduce-scatter as all-reduce + dynamic-slice);
+* an ``all-reduce`` over ``n`` devices whose every consumer keeps a ``1/k`` slice, ``1 < k < n``
+  (:attr:`shardplan.crosscheck.hlo.Element.split`; in HSDP the embedding gradient, all-reduced over
+  dp x fsdp and sliced to the fsdp shard) -> **ReduceScatter over k, then AllReduce of the slice
+  over n / k**, the rewrite of XLA:GPU's all-reduce splitter pass (OpenXLA,
+  ``xla/service/gpu/transforms/all_reduce_splitter.h``) and the planner's HSDP gradient pair;
 * an ``all-reduce`` element that reduces again the result of another all-reduce over disjoint
   *data* axes (dp / fsdp / ep / cp; e.g. gradients reduced over ``cp`` and then over ``dp``)
   -> **one AllReduce over the product group**, which is how the planner (and Megatron's dp x cp
@@ -32,7 +37,7 @@ import re
 from dataclasses import dataclass
 
 from shardplan.cost.collective import bytes_sent
-from shardplan.crosscheck.hlo import HloCollective, HloModule, parse_module
+from shardplan.crosscheck.hlo import Element, HloCollective, HloModule, parse_module
 
 #: HLO opcode -> planner collective name.
 OP_NAMES = {"all-gather": "AllGather", "reduce-scatter": "ReduceScatter", "all-reduce": "AllReduce",
@@ -149,7 +154,8 @@ def chained_allreduces(cols: list[HloCollective], hlo_text: str
         for i, o in enumerate(inst.operands):
             src, j = _tuple_source(module, o)
             first = ars.get(src) if src is not None else None
-            if first is None or set(first.mesh_axes) & set(c.mesh_axes) or first.elements[j].scattered:
+            if first is None or set(first.mesh_axes) & set(c.mesh_axes) or first.elements[j].scattered \
+                    or first.elements[j].split:
                 continue
             if not set(first.mesh_axes) | set(c.mesh_axes) <= DATA_AXES:
                 continue  # e.g. tp then dp: two collectives in Megatron too (model- vs data-parallel)
@@ -158,6 +164,21 @@ def chained_allreduces(cols: list[HloCollective], hlo_text: str
             folded[(c.name, i)] = first
             absorbed.add((first.name, j))
     return folded, absorbed
+
+
+def _split_pair(c: HloCollective, e: Element) -> list[LogicalCollective]:
+    """An all-reduce element over ``n`` devices kept as ``1/k`` slices (``k = e.split``) as the
+    ReduceScatter over ``k`` and the AllReduce of the ``1/k`` slice over ``n / k`` that XLA:GPU's
+    all-reduce splitter makes of it (module docstring). Per device (the planner's convention,
+    :func:`sent`): ``S (k - 1) / k + 2 (S / k) (n / k - 1) / (n / k)``, e.g. ``S = 64 KiB``,
+    ``n = 8``, ``k = 4``: 48 + 16 = 64 KiB, against 112 KiB for the all-reduce over 8."""
+    k, n = e.split, c.group_size
+    note = f"all-reduce over {n} + 1/{k} dynamic-slice -> reduce-scatter over {k} + all-reduce over {n // k}"
+    parts = [("ReduceScatter", k, e.operand_bytes), ("AllReduce", n // k, e.operand_bytes / k)]
+    return [LogicalCollective(op=op, axis=planner_axis(c.mesh_axes, op), mesh_axes=c.mesh_axes, group_size=g,
+                              count=c.per_step, full_bytes=full, bytes_per_device=sent(op, full, g) * c.per_step,
+                              source=c.name, mapping=note, op_name=c.op_name)
+            for op, g, full in parts]
 
 
 def logical_collectives(cols: list[HloCollective], hlo_text: str | None = None) -> list[LogicalCollective]:
@@ -187,6 +208,9 @@ def logical_collectives(cols: list[HloCollective], hlo_text: str | None = None) 
                 n = c.group_size * first.group_size
                 maps.append(f"all-reduce over {'+'.join(first.mesh_axes)} then {'+'.join(c.mesh_axes)} "
                             f"-> one all-reduce")
+            if c.kind == "all-reduce" and e.split and (c.name, i) not in folded:
+                out.extend(_split_pair(c, e))
+                continue
             if c.kind == "all-reduce" and e.scattered:
                 op, full = "ReduceScatter", e.operand_bytes
                 maps.append("all-reduce + dynamic-slice -> reduce-scatter")
