@@ -66,8 +66,10 @@ def read_text_capped(path: Path, what: str, limit: int = MAX_FILE_BYTES, kind: s
         raise err(f"is larger than {limit // 2**20} MiB; {typical}")
     try:
         return data.decode("utf-8-sig")  # a leading byte-order mark is not part of the document
-    except UnicodeDecodeError:
-        raise err("is not UTF-8 text") from None
+    except UnicodeDecodeError as e:
+        line = data[:e.start].count(b"\n") + 1
+        raise err(f"is not UTF-8 text (byte {e.start}, line {line}: {e.reason}); save it as UTF-8, e.g. "
+                  f"iconv -f latin1 -t utf-8 FILE > FILE.utf8") from None
 
 
 def check_document(data: Any, where: str) -> None:

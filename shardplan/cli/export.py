@@ -185,6 +185,13 @@ def _priced(specs: dict, layout: dict, title: str, defaulted: bool, easydel: boo
                               "sharding_axis_dims do not say Megatron sequence parallelism over tp; legal: tp=1 (its "
                               "fsdp axis, ZeRO-3), --to maxtext (tensor_sequence), or --framework with a profile whose "
                               "tp leaves the activations whole", field="tp", value=layout.get("tp"), legal=[1]) from None
+        if easydel and specs.get("framework") is None and specs.get("plan") is None and "framework" in str(err):
+            from shardplan.inputs import default_framework
+            profile = default_framework(specs["hardware"])
+            name = profile.name if profile is not None else "megatron"  # the GPU default
+            raise ConfigError(f"--to easydel prices with the hardware's default {name} profile (EasyDeL has none of "
+                              f"its own; --framework chooses another): {err}", field=err.field, value=err.value,
+                              legal=err.legal) from None
         if not defaulted:
             raise
         try:

@@ -203,8 +203,10 @@ def _batch_sizes(cfg: dict, tp: int, devices: int | None) -> tuple[int | None, i
                           value=None)
     gas = gas or 1
     if B % (mbs * gas):
-        raise ConfigError(f"train_batch_size={B} is not micro batch x accumulation x dp ({mbs} x {gas} x dp)",
-                          field="train_batch_size", value=B)
+        step = mbs * gas
+        raise ConfigError(f"train_batch_size={B} is not micro batch x accumulation x dp ({mbs} x {gas} x dp); legal "
+                          f"train_batch_size: a multiple of {step}, e.g. {(B // step) * step or step} or "
+                          f"{(B // step + 1) * step}", field="train_batch_size", value=B)
     return B, mbs, gas, B // (mbs * gas), notes
 
 
@@ -338,7 +340,9 @@ def _load(text: str) -> dict:
     try:
         cfg = json.loads(text, object_pairs_hook=no_repeated_json_keys)
     except json.JSONDecodeError as e:
-        raise ConfigError(f"ds_config is not valid JSON: {e}", field="import", value="deepspeed") from None
+        raise ConfigError(f"ds_config is not valid JSON: {e}; legal: a DeepSpeed config file (a JSON object such as "
+                          '{"train_batch_size": 64, "zero_optimization": {"stage": 3}})', field="import",
+                          value="deepspeed") from None
     except ValueError as e:  # a key given twice in one object
         raise ConfigError(f"ds_config: {e} in one object (DeepSpeed refuses it: 'Duplicate keys in DeepSpeed "
                           "config'); legal: each key once", field="import", value="deepspeed") from None
