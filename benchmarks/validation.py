@@ -108,7 +108,12 @@ copy), with `attention="naive"` because the runtime materialises the score matri
   the Q/K/V and gate/up projections added 0-11 % to the compiled temp; not analysed further).
   A factor of 2 catches a missing term of the size of the activations or the gradients (the
   failure modes that matter for "does it fit") without pretending that a packing allocator
-  can be predicted to a few percent on a 100k-parameter model.
+  can be predicted to a few percent on a 100k-parameter model. Outside the table, where the
+  gradients outweigh the activations, XLA:CPU's temp can exceed the factor: `shardplan validate -m
+  gpt2 -n 8 --tp 4` (124M parameters, 64 tokens per device) compiles 328 MB against the planner's
+  148 MB, because XLA:CPU's gradient all-reduce writes a second buffer beside its input (the
+  planner's 125 MB of gradients twice) and the tied table's two gradients (the lookup's and the
+  output layer's, 39 MB each) are all-reduced before they are added: 148 + 125 + 39 = 312 MB.
 
 ## Results
 

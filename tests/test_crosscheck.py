@@ -135,6 +135,39 @@ def test_all_reduce_kept_as_quarter_slices_is_a_reduce_scatter_then_an_all_reduc
     assert c8.elements[0].scattered and c8.elements[0].split == 0
 
 
+HLO_TIED = """HloModule m, num_partitions=2
+
+%sum (a: f32[8], b: f32[8]) -> f32[8] {
+  %a = f32[8]{0} parameter(0)
+  %b = f32[8]{0} parameter(1)
+  ROOT %s = f32[8]{0} add(%a, %b)
+}
+
+ENTRY %main (x: f32[8], y: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0)
+  %y = f32[8]{0} parameter(1)
+  %ar = (f32[8]{0}, f32[8]{0}) all-reduce(%x, %y), replica_groups={{0,1}}, to_apply=%add
+  %g0 = f32[8]{0} get-tuple-element(%ar), index=0
+  %g1 = f32[8]{0} get-tuple-element(%ar), index=1
+  ROOT %t = f32[8]{0} fusion(%g0, %g1), kind=kLoop, calls=%sum
+}
+"""
+
+
+def test_all_reduces_only_added_together_are_one_all_reduce_of_the_sum():
+    """A tied table's two gradients, each all-reduced and then added (XLA:CPU): XLA's all-reduce
+    reassociation makes it one all-reduce of the sum. f32[8] = 32 bytes over 2 devices: one AllReduce
+    2 x 32 x 1/2 = 32 bytes, not 64; with a second use of one of them, both stay."""
+    cols = hlo_collectives(HLO_TIED, {"dp": 2})
+    got = [(lc.op, lc.bytes_per_device, lc.mapping) for lc in logical_collectives(cols, HLO_TIED)]
+    assert got == [("AllReduce", 32.0, "all-reduce(x) + all-reduce(y) -> all-reduce(x + y)")]
+    used_twice = HLO_TIED.replace("ROOT %t = f32[8]{0} fusion(%g0, %g1), kind=kLoop, calls=%sum",
+                                  "%t = f32[8]{0} fusion(%g0, %g1), kind=kLoop, calls=%sum\n"
+                                  "  ROOT %u = f32[8]{0} multiply(%t, %g1)")
+    cols = hlo_collectives(used_twice, {"dp": 2})
+    assert [lc.bytes_per_device for lc in logical_collectives(cols, used_twice)] == [32.0, 32.0]
+
+
 # ----- runtime rules ----------------------------------------------------------------------------
 
 def _c(op, axis, tensor, phase, scope, count, nbytes, n=2, replicas=False, purpose="misleading gradients ZeRO-3"):

@@ -14,6 +14,11 @@ the mapped form are reported:
   *data* axes (dp / fsdp / ep / cp; e.g. gradients reduced over ``cp`` and then over ``dp``)
   -> **one AllReduce over the product group**, which is how the planner (and Megatron's dp x cp
   gradient group) counts it; a tp reduction followed by a dp one stays two, as in Megatron;
+* two all-reduce elements over the same groups whose results are only added to each other
+  (a tied embedding's two gradients: the lookup's and the output layer's) -> **one AllReduce of
+  the sum**, as XLA's all-reduce reassociation pass rewrites ``add(all-reduce(x), all-reduce(y))``
+  into ``all-reduce(add(x, y))`` (OpenXLA, ``xla/service/all_reduce_reassociate.h``; run by the
+  GPU and TPU compilers, not by XLA:CPU) and as Megatron-LM reduces a tied table once;
 * ``-start``/``-done`` async pairs count once; ``collective-permute`` -> **SendRecv**, whose bytes
   per device are those of the device that sends the most over the step
   (:func:`shardplan.crosscheck.compare.collective_rows` sums each device's sends, the sources of the
@@ -37,7 +42,7 @@ import re
 from dataclasses import dataclass
 
 from shardplan.cost.collective import bytes_sent
-from shardplan.crosscheck.hlo import Element, HloCollective, HloModule, parse_module
+from shardplan.crosscheck.hlo import Element, HloCollective, HloModule, Instruction, parse_module
 
 #: HLO opcode -> planner collective name.
 OP_NAMES = {"all-gather": "AllGather", "reduce-scatter": "ReduceScatter", "all-reduce": "AllReduce",
@@ -181,6 +186,41 @@ def _split_pair(c: HloCollective, e: Element) -> list[LogicalCollective]:
             for op, g, full in parts]
 
 
+def _adds_only(module: HloModule, inst: Instruction) -> bool:
+    """``inst`` adds its two operands and nothing else: an ``add``, or a fusion whose body is one
+    ``add`` of its two parameters (XLA:CPU's ``wrapped_add``)."""
+    if inst.opcode == "add":
+        return len(inst.operands) == 2
+    if inst.opcode != "fusion" or len(inst.operands) != 2:
+        return False
+    body = [i for i in module.computations.get(inst.attr("calls") or "", []) if i.opcode != "parameter"]
+    return len(body) == 1 and body[0].opcode == "add"
+
+
+def reassociated_allreduces(cols: list[HloCollective], hlo_text: str) -> dict[tuple[str, int], tuple[str, int]]:
+    """All-reduce elements folded into another by XLA's all-reduce reassociation (module docstring):
+    of each ``add`` whose two operands are whole (not sliced) all-reduce elements over the same
+    groups and of one shape, each used by that add alone, the second operand's ``(name, element)``
+    -> the first's (which stands for the all-reduce of the sum)."""
+    module = parse_module(hlo_text)
+    ars = {c.name: c for c in cols if c.kind == "all-reduce"}
+    absorbed: dict[tuple[str, int], tuple[str, int]] = {}
+    for inst in module.by_name.values():
+        if not _adds_only(module, inst):
+            continue
+        src = [_tuple_source(module, o) for o in inst.operands]
+        if any(name not in ars for name, _ in src) or src[0] == src[1]:
+            continue
+        (a, i), (b, j) = src
+        ea, eb = ars[a].elements[i], ars[b].elements[j]
+        if ars[a].groups != ars[b].groups or ea.dims != eb.dims or ea.scattered or eb.scattered or ea.split \
+                or eb.split:
+            continue
+        if all(len(module.users.get(o, [])) == 1 for o in inst.operands):
+            absorbed[(b, j)] = (a, i)
+    return absorbed
+
+
 def logical_collectives(cols: list[HloCollective], hlo_text: str | None = None) -> list[LogicalCollective]:
     """Apply the backend mapping (module docstring) to the compiled collectives.
 
@@ -194,12 +234,14 @@ def logical_collectives(cols: list[HloCollective], hlo_text: str | None = None) 
         AllReduce over the union of the axes; collective-permutes onto the device itself are dropped.
     """
     folded, absorbed = chained_allreduces(cols, hlo_text) if hlo_text is not None else ({}, set())
+    reassociated = reassociated_allreduces(cols, hlo_text) if hlo_text is not None else {}
+    summed = set(reassociated.values())
     out: list[LogicalCollective] = []
     for c in cols:
         if c.kind == "collective-permute" and c.group_size < 2:
             continue  # self-copies only
         for i, e in enumerate(c.elements):
-            if (c.name, i) in absorbed:
+            if (c.name, i) in absorbed or (c.name, i) in reassociated:
                 continue
             axes, n, maps = c.mesh_axes, c.group_size, []
             if (c.name, i) in folded:
@@ -208,6 +250,8 @@ def logical_collectives(cols: list[HloCollective], hlo_text: str | None = None) 
                 n = c.group_size * first.group_size
                 maps.append(f"all-reduce over {'+'.join(first.mesh_axes)} then {'+'.join(c.mesh_axes)} "
                             f"-> one all-reduce")
+            if (c.name, i) in summed:
+                maps.append("all-reduce(x) + all-reduce(y) -> all-reduce(x + y)")
             if c.kind == "all-reduce" and e.split and (c.name, i) not in folded:
                 out.extend(_split_pair(c, e))
                 continue
@@ -227,4 +271,4 @@ def logical_collectives(cols: list[HloCollective], hlo_text: str | None = None) 
 
 
 __all__ = ["DATA_AXES", "LogicalCollective", "MESH_ORDER", "OP_NAMES", "chained_allreduces",
-           "logical_collectives", "planner_axis", "raw_bytes_per_device", "sent"]
+           "logical_collectives", "reassociated_allreduces", "planner_axis", "raw_bytes_per_device", "sent"]
