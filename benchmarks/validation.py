@@ -228,6 +228,11 @@ and are on the critical path.
 
 ## Not covered
 
+`shardplan validate` reports these as `not covered: <why>` and exits 1 (not validated, which is not a
+pass; `--json`: `"result": "not covered"`, `"ok": false`, no row scored); the runtime still trains them.
+
+* Sequence parallelism with `pp > 1`: inside the runtime's GPipe scan XLA gathers the sequence shards
+  and reduces the norm gradients over tp on every tick in patterns no rule models.
 * `ep > 1` with dropless routing (the runtime's dropless MoE is a dense dispatch without token
   all-to-all; with a capacity factor it is GShard's dispatch, compared in the EP row), EP with ZeRO-1/2/3
   (compiled, not in the table), and optimizer offload.

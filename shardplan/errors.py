@@ -34,6 +34,11 @@ class ConfigError(ValueError):
         super().__init__(message)
 
 
+class NotCovered(ConfigError):
+    """A plan that ``shardplan validate`` cannot score (the runtime runs it, but not the way the
+    planner prices it): a negative result (exit code 1), not bad input."""
+
+
 def fmt_legal(values: Iterable[object]) -> str:
     """Format legal alternatives as ``"1, 2, 4, 8"`` (empty list -> ``"none"``)."""
     values = list(values)

@@ -141,6 +141,13 @@ def test_expected_collective_shapes(results):
         row = r["HSDP"].row(op, "dp")
         assert any("1/4 dynamic-slice" in m for m in row.mappings), row.to_dict()
         assert row.planner_error == pytest.approx(0, abs=0.01), row.to_dict()
+    # FSDP+TP+SP: the SP block inputs are gathered again in the backward under ZeRO-3's re-gather checkpoint too
+    # (model.sp_gather; the checkpoint kept the gathered inputs: tp AllGather 160 KiB compiled vs 224 planned)
+    row = r["FSDP+TP+SP"].row("AllGather", "tp")
+    assert row.rules == [] and row.planner_error == pytest.approx(0, abs=1e-3), row.to_dict()
+    assert row.compiled_count == row.planner_count == r["TP+SP"].row("AllGather", "tp").compiled_count
+    # TP+SP in 4 microbatches: the norm gradients are all-reduced over tp in each (planner: once per step)
+    assert "sp-norm-grads-per-microbatch" in r["TP+SP, 4 microbatches"].row("AllReduce", "tp").rules
     fsdp = r["FSDP"].row("AllGather", "dp")
     assert fsdp.rules == [] and fsdp.planner_error == pytest.approx(0, abs=0.01)
     assert r["FSDP"].row("AllToAll", "dp") is None and r["FSDP"].row("ReduceScatter", "dp").rules == []
@@ -390,6 +397,26 @@ def test_cli_validate_json():
         assert d["parallel"]["zero3_gather"] == gather and d["microbatches"] == 2 and d["ok"]
         assert d["runtime_deltas"] == [] and "note:" not in res.output
         assert all(abs(r["planner_error"]) <= 0.05 for r in d["collectives"] if r["scored"])
+
+
+def test_cli_validate_not_covered_is_a_negative_result_the_same_way_everywhere():
+    """A plan the comparison cannot score is not a pass: exit 1, JSON ``ok`` false and ``result`` "not
+    covered", no row scored; before the compile (dropless ep) and after it (pp x tp under 1F1B) alike
+    (a new user saw exit 0 for one, exit 2 for the other and rows marked scored in the JSON)."""
+    pytest.importorskip("jax")
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+
+    base = ["validate", "--seq-len", "32", "-b", "16", "--json"]
+    for extra in (["-m", "tiny-llama", "--tp", "2", "--pp", "2", "--microbatch-size", "1"],
+                  ["-m", "tiny-moe", "--ep", "2", "--zero-stage", "3"]):
+        res = CliRunner().invoke(app, [*base, *extra])
+        assert res.exit_code == 1, res.output
+        d = json.loads(res.output[:res.output.rindex("}") + 1])
+        assert d["result"] == "not covered" and d["ok"] is False and d["not_covered"], d
+        assert not [r for r in d.get("collectives", []) if r["scored"]]
+        assert "not validated" in res.output
 
 
 def test_runtime_refuses_a_gated_shared_expert():

@@ -14,7 +14,7 @@ from shardplan.cli.common import BatchOpt, BatchTokOpt, JsonOpt, ModelOpt, MoeCa
     config_errors, console, layout_flags, need_jax_extra, negative, print_notes, stages
 from shardplan.cli.runtime import (CpAttnOpt, DModelOpt, LayersOpt, PlanDevOpt, ScaleOpt, configure_host_devices,
                                    runtime_devices, runtime_inputs)
-from shardplan.errors import ConfigError
+from shardplan.errors import ConfigError, NotCovered
 
 
 def _pct(x: Optional[float]) -> str:
@@ -32,14 +32,16 @@ def _collectives_table(v: Any) -> Table:
     t = Table(title=f"{v.model.name}: {v.strategy} on mesh {mesh}, {v.layout.microbatches} microbatch(es), "
                     f"precision {v.training.precision.name} -- collectives per step, KiB sent per device")
     for col in ("op", "axis", "planner n", "planner KiB", "runtime delta KiB", "expected KiB", "compiled n",
-                "compiled KiB", "raw HLO n", "raw KiB", "error", "planner error", "rules / backend mapping"):
+                "compiled KiB", "raw HLO n", "raw KiB", "error", "ok", "planner error", "rules / backend mapping"):
         t.add_column(col, justify="left" if col in ("op", "axis", "rules / backend mapping") else "right")
     for r in v.rows:
         err = _pct(r.error) if r.scored else "negligible"
-        style = "" if not r.scored or (r.error is not None and abs(r.error) <= BYTES_TOLERANCE) else "red"
+        within = not r.scored or (r.error is not None and abs(r.error) <= BYTES_TOLERANCE)
+        ok = "-" if not r.scored else "yes" if within else f"no (±{BYTES_TOLERANCE:.0%})"
         t.add_row(r.op, r.axis, f"{r.planner_count:g}", _kib(r.planner_bytes), _kib(r.delta_bytes),
                   _kib(r.expected_bytes), f"{r.compiled_count:g}", _kib(r.compiled_bytes), f"{r.raw_count:g}",
-                  _kib(r.raw_bytes), err, _pct(r.planner_error), ", ".join(r.rules + r.mappings), style=style)
+                  _kib(r.raw_bytes), err, ok, _pct(r.planner_error), ", ".join(r.rules + r.mappings),
+                  style="" if within else "red")
     return t
 
 
@@ -68,6 +70,11 @@ def print_validation(v: Any) -> None:
         console.print(f"[dim]backend:[/] {n}", highlight=False)
     console.print(f"compile {v.compile_s:.1f} s; result: " + ("[green]within tolerance[/]" if v.ok
                                                               else "[red]outside tolerance[/]"))
+
+
+#: the result line of a plan the comparison cannot score (exit code 1: not validated, which is not a pass)
+NOT_COVERED = ("not validated: the comparison does not cover this plan (the reason above); the runtime still runs "
+               "it (shardplan train)")
 
 
 DtypeOpt = Annotated[str, typer.Option("--compute-dtype", help="fp32 (default; compared with precision 'fp32') "
@@ -107,10 +114,19 @@ def validate(model: ModelOpt, devices: PlanDevOpt = None, seq_len: SeqOpt = 64, 
         from shardplan.jax.train import TrainConfig
         from shardplan.jax.validate import validate_plan
         step("compiling the training step and reading its collectives")
-        v = validate_plan(m, lay, tr, TrainConfig(compute_dtype=_DTYPES[compute_dtype], cp_attention=cp_attention))
+        try:
+            v = validate_plan(m, lay, tr, TrainConfig(compute_dtype=_DTYPES[compute_dtype], cp_attention=cp_attention))
+        except NotCovered as err:  # known before compiling: the same negative result as a plan not_covered below
+            if json_out:
+                print(json.dumps({"result": "not covered", "ok": False, "not_covered": str(err)}, indent=1))
+            else:
+                console.print(f"[yellow]not covered:[/] {err}", highlight=False)
+            raise negative(NOT_COVERED) from None
     if json_out:
         print(json.dumps(v.to_dict(), indent=1, default=str))
     else:
         print_validation(v)
-    if not v.ok and not v.not_covered:
-        raise negative("the compiled program is outside the planner's tolerance (rows marked red / ok = no)")
+    if v.not_covered:
+        raise negative(NOT_COVERED)
+    if not v.ok:
+        raise negative("the compiled program is outside the planner's tolerance (rows with ok = no)")

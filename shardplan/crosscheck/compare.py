@@ -168,6 +168,12 @@ class Validation:
         rows_ok = all(r.error is not None and abs(r.error) <= BYTES_TOLERANCE for r in self.rows if r.scored)
         return rows_ok and all(m.within for m in self.memory)
 
+    @property
+    def result(self) -> str:
+        """``"not covered"`` (:attr:`not_covered`: not validated, which ``shardplan validate`` reports
+        as a negative result), ``"within tolerance"`` or ``"outside tolerance"``."""
+        return "not covered" if self.not_covered else "within tolerance" if self.ok else "outside tolerance"
+
     def row(self, op: str, axis: str) -> CollectiveRow | None:
         """The row of one collective kind and planner axis, if any."""
         return next((r for r in self.rows if r.op == op and r.axis == axis), None)
@@ -180,9 +186,9 @@ class Validation:
             "microbatches": self.layout.microbatches, "mesh": self.mesh_shape, "cp_attention": self.cp_attention,
             "training": {"seq_len": self.training.seq_len, "global_batch_size": self.training.global_batch_size,
                          "precision": self.training.precision.name, "attention": self.training.attention},
-            "ok": self.ok, "tolerances": {"collective_bytes": BYTES_TOLERANCE, "model_state": BYTES_TOLERANCE,
+            "ok": self.ok and not self.not_covered, "result": self.result, "tolerances": {"collective_bytes": BYTES_TOLERANCE, "model_state": BYTES_TOLERANCE,
                                           "temp_factor": TEMP_FACTOR, "negligible_share": NEGLIGIBLE_SHARE},
-            "collectives": [r.to_dict() for r in self.rows],
+            "collectives": [{**r.to_dict(), "scored": r.scored and not self.not_covered} for r in self.rows],
             "memory": [m.to_dict() for m in self.memory],
             "runtime_deltas": [asdict(d) for d in self.deltas],
             "memory_analysis": self.memory_analysis,

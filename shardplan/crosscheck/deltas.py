@@ -243,6 +243,21 @@ def grads_reduced_in_compute_dtype(ctx: PlanContext, so_far: Sequence[RuntimeDel
 # all-reduced without; the table gradient stays on its tp shard), where XLA's partitioner
 # all-gathered the vocab-sharded table under SP and reduced its whole gradient over tp and dp.
 
+@rule("sp-norm-grads-per-microbatch", "sp, tp > 1, m > 1, pp = 1", "planner's norm-gradient AR over tp x m")
+def sp_norm_grads_per_microbatch(ctx: PlanContext, so_far: Sequence[RuntimeDelta]) -> list[Change]:
+    """The runtime all-reduces the sequence-parallel norm gradients over tp in every microbatch's
+    backward (GSPMD reduces them where they are computed, inside the accumulation loop); Megatron-LM
+    reduces them once per step, after the last microbatch (``finalize_model_grads``), as the planner
+    counts them."""
+    p = ctx.p
+    if not (p.sp and p.tp > 1 and ctx.m > 1 and p.pp == 1):
+        return []
+    m = ctx.m
+    return [Change(c.op, c.axis, (m - 1) * c.count, (m - 1) * c.bytes_per_device,
+                    "the runtime reduces the norm gradients over tp in each microbatch")
+            for c in ctx.planned(axis="tp", tensor="norm_grads")]
+
+
 # ----- data parallelism and ZeRO ------------------------------------------------------------------
 
 def _grad_reductions(ctx: PlanContext) -> list[Any]:
@@ -737,7 +752,8 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: Traini
     Not covered: pp > 1 executed as 1F1B (every schedule but 'gpipe', see
     :data:`shardplan.parallel.RUNTIME_SCHEDULE`) with collectives inside the per-device
     ``lax.switch`` branches of its slots (:func:`_one_f_one_b_not_covered`); cp with pp (K/V
-    all-gathered in the pipeline, GPipe rules stated for cp = 1);
+    all-gathered in the pipeline, GPipe rules stated for cp = 1); sequence parallelism with pp > 1
+    (tp collectives on every GPipe tick in patterns no rule models);
     ZeRO-3 with pp > 1 (weights gathered on every GPipe tick); sequence
     parallelism or ZeRO-1/2/3 with bf16 compute (:func:`narrow_compute`): XLA reduce-scatters the
     fp32 gradient shards but reduces the replicated leaves in bf16, a dtype mix no rule models
@@ -757,6 +773,10 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: Traini
     if p.pp > 1 and p.cp > 1:
         return ("cp > 1 with pp > 1: inside the pipeline the runtime all-gathers K/V (the ring attention does "
                 "not compile in the pipeline's scan) and the GPipe rules are stated for cp = 1")
+    if p.pp > 1 and p.sp and p.tp > 1:
+        return ("sequence parallelism with pp > 1: inside the runtime's GPipe scan XLA all-gathers the sequence "
+                "shards and reduces the norm gradients over tp on every tick in patterns no rule models (tiny-llama "
+                "pp=2 tp=2: the tp all-reduce 10x the planner's bytes); validate pp with tp and without --sp")
     if p.zero_stage == 3 and p.pp > 1:
         return ("ZeRO-3 with pp > 1: the runtime's GPipe scan gathers each stage's weights on every one of its "
                 f"m + pp - 1 = {layout.microbatches + p.pp - 1} ticks (bubble ticks included), which neither "

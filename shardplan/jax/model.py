@@ -167,6 +167,34 @@ def sequence_parallel() -> bool:
     return local_sizes(rules).get("tp", 1) > 1 and "tp" in rules.act.get("act_seq_norm", ())
 
 
+@jax.custom_vjp
+def sp_gather(x: jax.Array) -> jax.Array:
+    """Sequence parallelism's all-gather of a block input over tp: ``x`` (b, s, d) constrained to the
+    whole sequence; the backward constrains the cotangent back onto the sequence shard (the
+    reduce-scatter of Megatron-LM's ``gather_from_sequence_parallel_region``, Korthikanti et al. 2022
+    Sec. 4.2.2). A ``custom_vjp`` so that a ``jax.checkpoint`` policy can tell this gather from other
+    values (:func:`is_sp_gather`): ZeRO-3's re-gather policy, which saves everything else, would
+    otherwise keep the gathered input for the backward instead of gathering it again."""
+    return constrain(x, ("act_batch", "act_seq", "act_embed"))
+
+
+def _sp_gather_fwd(x: jax.Array) -> tuple[jax.Array, None]:
+    return sp_gather(x), None
+
+
+def _sp_gather_bwd(_: None, ct: jax.Array) -> tuple[jax.Array]:
+    return (constrain(ct, ("act_batch", "act_seq_norm", "act_embed")),)
+
+
+sp_gather.defvjp(_sp_gather_fwd, _sp_gather_bwd)
+
+
+def is_sp_gather(prim: Any, params: dict[str, Any]) -> bool:
+    """Whether a ``jax.checkpoint`` policy's ``(prim, params)`` is a call of :func:`sp_gather` (its
+    ``custom_vjp_call``, recognised by its backward rule)."""
+    return prim.name == "custom_vjp_call" and getattr(params.get("bwd"), "f", None) is _sp_gather_bwd
+
+
 def column_parallel(x: jax.Array, weights: tuple[jax.Array, ...], equations: tuple[str, ...]
                     ) -> tuple[jax.Array, ...]:
     """The column-parallel projections of a block input: ``x`` (b, s, d) constrained to the whole
@@ -184,7 +212,7 @@ def column_parallel(x: jax.Array, weights: tuple[jax.Array, ...], equations: tup
         One array per equation, in the order given.
     """
     def project(inp: jax.Array, *ws: jax.Array) -> tuple[jax.Array, ...]:
-        inp = constrain(inp, ("act_batch", "act_seq", "act_embed"))
+        inp = sp_gather(inp) if sequence_parallel() else constrain(inp, ("act_batch", "act_seq", "act_embed"))
         return tuple(jnp.einsum(eq, inp, w) for eq, w in zip(equations, ws))
 
     if not sequence_parallel():

@@ -74,7 +74,7 @@ from shardplan.errors import ConfigError, divisors
 from shardplan.jax.data import PackedBatches, batch_sharding, load_tokens, shard_batch
 from shardplan.jax.mesh import BATCH_AXES, build_mesh
 from shardplan.jax.model import (Transformer, abstract_model, check_runtime_support, fuses_qkv,
-                                 local_lookup_gradients, moe_capacity, param_dict, token_nll)
+                                 is_sp_gather, local_lookup_gradients, moe_capacity, param_dict, token_nll)
 from shardplan.jax.pipeline import Pipeline, decay_mask, layout_params, stack_params
 from shardplan.jax.ring import runtime_cp_attention, sequence_order
 from shardplan.jax.rules import (LeafSharding, ParamOverride, ShardingRules, activation_sharding, context_mesh,
@@ -676,6 +676,8 @@ class Trainer:
         (``jax.checkpoint_policies.save_anything_except_these_names`` cannot express it: it saves
         everything in jax 0.10.2, and a ``checkpoint_name`` would only move the save to the
         gather's input.)"""
+        if is_sp_gather(prim, params):
+            return False  # sequence parallelism's gathered block input: gathered again too (column_parallel)
         return not (prim.name == "custom_vjp_call" and getattr(params.get("bwd"), "f", None) is _gather_weight_bwd)
 
     def _sum_stacked(self, stacked: Any) -> Any:

@@ -17,7 +17,7 @@ from typing import Any
 from shardplan.crosscheck.compare import (BACKEND_NOTES, BYTES_TOLERANCE, NEGLIGIBLE_SHARE, TEMP_FACTOR,
                                           CollectiveRow, MemoryRow, Validation, compare, runtime_training)
 from shardplan.crosscheck.deltas import RuntimeDelta, runtime_deltas
-from shardplan.errors import ConfigError
+from shardplan.errors import ConfigError, NotCovered
 from shardplan.parallel import Layout, ParallelConfig
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
@@ -52,7 +52,7 @@ def _check_covered(p: ParallelConfig, training: TrainingSpec) -> None:
         ConfigError: naming the field and its legal values.
     """
     if p.ep > 1 and training.moe_capacity_factor is None:
-        raise ConfigError(f"ep={p.ep} with dropless routing is not covered: the JAX runtime's dropless MoE is a "
+        raise NotCovered(f"ep={p.ep} with dropless routing: the JAX runtime's dropless MoE is a "
                           f"dense dispatch (tokens gathered over ep, no AllToAll); give a capacity factor "
                           f"(--moe-capacity-factor, GShard dispatch with the AllToAll the planner costs) or ep=1",
                           field="moe_capacity_factor", value=None)
@@ -94,7 +94,8 @@ def validate_plan(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg:
 
     Raises:
         ConfigError: a plan the runtime cannot compile (indivisible shapes, wrong device count; see
-            :class:`shardplan.jax.train.Trainer`), or ``ep > 1`` without a capacity factor (dropless
+            :class:`shardplan.jax.train.Trainer`).
+        NotCovered: ``ep > 1`` without a capacity factor (dropless
             routing is a dense dispatch in the runtime, so it has no AllToAll to compare).
     """
     from shardplan.jax.train import TrainConfig, Trainer
