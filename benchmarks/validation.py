@@ -100,9 +100,10 @@ copy), with `attention="naive"` because the runtime materialises the score matri
   size is the outcome of buffer assignment: live ranges packed into one arena, fusion outputs,
   the fp32 copies the optimizer update makes, and on this tiny model fixed-size buffers that do
   not scale with tokens. The planner counts the tensors saved for the backward
-  (Korthikanti-style) plus gradients, logits and ZeRO-3 prefetch buffers. The prediction is
-  consistently 7-45 % below the compiled temp here (most with two microbatches, where
-  the runtime holds a gradient accumulator beside each microbatch's gradients): with
+  (Korthikanti-style) plus gradients, logits and ZeRO-3 prefetch buffers; with two or more
+  microbatches the runtime's running gradient sum beside each microbatch's gradient is a memory
+  rule (`gradient-accumulator`, ZeRO-0/1/2; within 5 % then). The prediction is otherwise
+  consistently 18-43 % below the compiled temp here: with
   `zero3_gather="per_step"` the runtime keeps the gathered weights, it materialises full gradients before
   scattering them (ZeRO-2/3 on CPU) and computes the fp32 softmax over the whole vocabulary (fusing
   the Q/K/V and gate/up projections added 0-11 % to the compiled temp; not analysed further).

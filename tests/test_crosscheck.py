@@ -291,7 +291,9 @@ def test_not_covered_names_the_gspmd_accumulation_cases():
 def test_zero2_memory_counts_the_whole_local_gradient():
     """ZeRO-2 over 8 ranks under a profile that shards the gradients (torchtitan: 'per_microbatch'): the planner's
     gradient bytes are G / 8; the runtime holds G, so the rule adds 7 x the planner's figure (nothing for ZeRO-1,
-    which already counts G, nor under the megatron profile, whose 'full_buffer' ZeRO-2 already counts G)."""
+    which already counts G, nor under the megatron profile, whose 'full_buffer' ZeRO-2 already counts G). With
+    16 sequences over 8 ranks at micro batch 1 (m = 2) the accumulation loop holds a second whole local gradient
+    beside the running sum: + G = 8 x 1000 for the sharded count, + 1000 where the planner counts G."""
     from shardplan.presets.frameworks import framework_profile
 
     class MB:  # the one field the rule reads
@@ -299,10 +301,14 @@ def test_zero2_memory_counts_the_whole_local_gradient():
 
     sharded = TR.model_copy(update={"framework": framework_profile("torchtitan")})
     z2 = validate(ParallelConfig(zero_stage=2, microbatch_size=1), TINY, PLAN, 8)
-    assert memory_deltas(TINY, sharded, z2, MB, ("fsdp",)) == {"zero2-full-local-gradient": {"grads": 7000.0}}
-    assert memory_deltas(TINY, TR, z2, MB, ("fsdp",)) == {}  # megatron, the default profile
+    assert memory_deltas(TINY, sharded, z2, MB, ("fsdp",)) == {"zero2-full-local-gradient": {"grads": 7000.0},
+                                                                 "gradient-accumulator": {"grads": 8000.0}}
+    acc = {"gradient-accumulator": {"grads": 1000.0}}
+    assert memory_deltas(TINY, TR, z2, MB, ("fsdp",)) == acc  # megatron, the default profile
     z1 = validate(ParallelConfig(zero_stage=1, microbatch_size=1), TINY, PLAN, 8)
-    assert memory_deltas(TINY, sharded, z1, MB, ("fsdp",)) == {}
+    assert memory_deltas(TINY, sharded, z1, MB, ("fsdp",)) == acc
+    z1_one = validate(ParallelConfig(zero_stage=1, microbatch_size=2), TINY, PLAN, 8)  # m = 1: no accumulator
+    assert memory_deltas(TINY, sharded, z1_one, MB, ("fsdp",)) == {}
 
 
 def test_zero3_has_no_gather_or_embedding_delta():
@@ -374,7 +380,7 @@ def test_no_embedding_or_sp_gather_rule_for_tp_sp_and_zero2():
 
 def test_rules_are_documented_and_the_docs_table_is_current():
     names = [r.name for r in RULES]
-    assert len(names) == len(set(names)) and len(RULES) >= 12 and len(MEMORY_RULES) == 5
+    assert len(names) == len(set(names)) and len(RULES) >= 12 and len(MEMORY_RULES) == 6
     for r in RULES + MEMORY_RULES:
         assert len(r.reason) > 40 and r.applies and r.delta, r.name
     doc = (ROOT / "docs" / "validation.md").read_text()

@@ -677,6 +677,25 @@ def zero2_full_local_gradient(ctx: PlanContext, mb: Any) -> dict[str, float]:
     return {"grads": mb.grads * (ctx.layout.zero_shard - 1)}
 
 
+@memory_rule("gradient-accumulator", "m > 1, ZeRO-0/1/2, pp = 1",
+             "gradients `+ G` (the running sum beside the microbatch's gradient)")
+def gradient_accumulator(ctx: PlanContext, mb: Any) -> dict[str, float]:
+    """With two or more microbatches the runtime's accumulation loop carries the running sum of the
+    gradients beside the gradient of the microbatch it is differentiating, two buffers of the local
+    gradient at once; Megatron-LM accumulates each weight gradient into its ``main_grad`` buffer in
+    place (``gradient_accumulation_fusion``), the one buffer the planner counts.
+
+    ``G`` = the whole local gradient: the planner's gradient bytes under ZeRO-0/1 (and a 'full_buffer'
+    ZeRO-2), ``N`` times its ZeRO-2 shard otherwise (``N`` = ``Layout.zero_shard``). Not ZeRO-3, whose
+    runtime reduce-scatters each microbatch's gradient and accumulates the shard.
+    """
+    p = ctx.p
+    if ctx.m < 2 or p.pp > 1 or p.zero_stage > 2:
+        return {}
+    whole = p.zero_stage < 2 or ctx.training.framework.zero2_accumulation == "full_buffer"
+    return {"grads": mb.grads * (1 if whole else ctx.layout.zero_shard)}
+
+
 @memory_rule("bf16-working-copies", "bf16 compute (fp32 parameters)",
              "gradients `+ 2 (beta / g) G`: a bf16 copy of the weights and of their gradient")
 def bf16_working_copies(ctx: PlanContext, mb: Any) -> dict[str, float]:
