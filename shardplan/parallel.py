@@ -602,11 +602,13 @@ def _check_chunks(p: ParallelConfig, split: tuple[int, ...], what: str) -> None:
         legal, text = legal_values("virtual_stages", [v for v in divisors(per_stage)
                                                       if v > 1 or p.schedule != "interleaved"])
         raise ConfigError(
-            f"virtual_stages={p.virtual_stages} does not divide {what} {per_stage} layers per pipeline stage "
-            f"(layers would be dropped); legal virtual_stages: {text}"
-            + (f" (layers per virtual stage: {fmt_legal([per_stage // v for v in legal])})" if legal else "")
-            + (f", or virtual_stages=1 ({per_stage} layers per stage) with schedule='1f1b'"
-               if p.schedule == "interleaved" else ""),
+            f"virtual_stages={p.virtual_stages} does not divide {what} {per_stage} "
+            f"layer{'s' if per_stage != 1 else ''} per pipeline stage (layers would be dropped); "
+            + (f"legal virtual_stages: {text}"
+               + (f" (layers per virtual stage: {fmt_legal([per_stage // v for v in legal])})" if legal else "")
+               + (", or " if p.schedule == "interleaved" else "") if legal or p.schedule != "interleaved" else "legal: ")
+            + (f"virtual_stages=1 ({per_stage} layer{'s' if per_stage != 1 else ''} per stage) with schedule='1f1b' "
+               f"(--schedule 1f1b)" if p.schedule == "interleaved" else ""),
             field="virtual_stages", value=p.virtual_stages, legal=legal)
     top = max_virtual_stages(split)
     if p.virtual_stages > 1 and p.virtual_stages > top:
@@ -692,8 +694,9 @@ def _stage_layers(p: ParallelConfig, model: ModelSpec, split_rule: str = "balanc
                           f"(got schedule={p.schedule!r}); legal virtual_stages for {p.schedule}: {text}",
                           field="virtual_stages", value=p.virtual_stages, legal=legal)
     if p.schedule == "interleaved" and p.pp > 1 and p.virtual_stages < 2:
-        raise ConfigError("schedule='interleaved' needs virtual_stages >= 2",
-                          field="virtual_stages", value=p.virtual_stages)
+        raise ConfigError(f"schedule='interleaved' needs virtual_stages >= 2 (--virtual-stages); legal: "
+                          f"--virtual-stages 2 or more, or --schedule 1f1b", field="virtual_stages",
+                          value=p.virtual_stages)
     chunks = p.pp * p.virtual_stages
     if split_rule == "even" and p.pp > 1 and (L % chunks or (p.pp_layers is not None and len(set(p.pp_layers)) > 1)):
         legal, text = legal_values("pp", [d for d in divisors(L) if d > 1 and L % (d * p.virtual_stages) == 0])
@@ -1489,9 +1492,14 @@ def _check_etp(p: ParallelConfig, model: ModelSpec) -> None:
     if p.tp > 1 and not p.sp:
         legal, text = legal_values("sp", [True])
         _, same = legal_values("etp", [p.tp])
+        if not legal:  # sp=True fails a later check too (e.g. a framework without etp != tp): name etp alone
+            prefix = "none with the other settings as given ("
+            why = text[len(prefix):-1] if text.startswith(prefix) and text.endswith(")") else text
+            raise ConfigError(f"etp={p.etp} != tp={p.tp} needs sp=True, and with {why}; legal etp: {same} (= tp; or "
+                              f"leave --etp out)", field="etp", value=p.etp, legal=[p.tp])
         raise ConfigError(f"etp={p.etp} != tp={p.tp} needs sp=True (each tp rank dispatches its sequence shard to the "
-                          f"experts); legal: sp=True (--sp){'' if legal else f' ({text})'}, or without sp legal etp: "
-                          f"{same} (= tp; or leave --etp out)", field="sp", value=False, legal=legal)
+                          f"experts); legal: sp=True (--sp), or without sp legal etp: {same} (= tp; or leave --etp "
+                          f"out)", field="sp", value=False, legal=legal)
     if model.n_shared_experts and (model.n_shared_experts * model.expert_ffn) % p.tp:
         raise ConfigError(f"tp={p.tp} does not divide the shared experts' width "
                           f"{model.n_shared_experts * model.expert_ffn}", field="tp", value=p.tp)

@@ -36,3 +36,15 @@ def test_import_and_csv_errors_say_what_is_legal(tmp_path):
     r = runner.invoke(app, ["record", "import", str(csv), "-o", str(tmp_path / "x.jsonl")])
     text = " ".join(r.output.split())
     assert r.exit_code == 2 and "is not UTF-8 text (byte 9, line 2" in text and "save it as UTF-8" in text, text
+
+
+def test_virtual_stage_errors_name_the_flags_and_count_layers_right():
+    # tiny-llama: 2 layers over pp 2 = 1 layer per stage: no virtual_stages > 1 divides it
+    args = ["estimate", "-m", "tiny-llama", "-H", "h100-sxm", "-n", "8", "-s", "32", "-b", "16", "--pp", "2",
+            "--schedule", "interleaved"]
+    r = runner.invoke(app, [*args, "--virtual-stages", "2"])
+    text = " ".join(r.output.split())
+    assert r.exit_code == 2 and "1 layer per pipeline stage" in text and "legal virtual_stages: none" not in text
+    assert "legal: virtual_stages=1 (1 layer per stage) with schedule='1f1b' (--schedule 1f1b)" in text, text
+    r = runner.invoke(app, [*args, "--virtual-stages", "1"])
+    assert r.exit_code == 2 and "legal: --virtual-stages 2 or more, or --schedule 1f1b" in " ".join(r.output.split())

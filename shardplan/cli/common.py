@@ -7,6 +7,7 @@ the signatures.
 """
 
 import contextlib
+import logging
 import functools
 import inspect
 import sys
@@ -207,6 +208,23 @@ def _quiet_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation: no descriptor (CliRunner)
         pass
+
+
+class _NoteHandler(logging.Handler):
+    """Prints the JAX runtime's log records (logger ``shardplan.jax``: a resume onto another layout, a layout field
+    the runtime does not execute) as ``note:`` lines on stderr, like every other note."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        err_console.print(f"[yellow]note:[/] {escape(record.getMessage())}", highlight=False, soft_wrap=True)
+
+
+def runtime_notes() -> None:
+    """Route the ``shardplan.jax`` logger to :class:`_NoteHandler` (once; warnings and above), not to Python's
+    default ``WARNING:name:`` format."""
+    log = logging.getLogger("shardplan.jax")
+    if not any(isinstance(h, _NoteHandler) for h in log.handlers):
+        log.addHandler(_NoteHandler(logging.WARNING))
+        log.propagate = False
 
 
 def print_notes(layout: Any) -> None:

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from shardplan.cli.common import check_output_path, BatchOpt, BatchTokOpt, ModelOpt, MoeCapOpt, PlanOpt, SeqOpt, app, config_errors, console, \
-    layout_flags, need_jax_extra, print_notes
+    err_console, layout_flags, need_jax_extra, print_notes, runtime_notes
 from shardplan.cli.runtime import (CpAttnOpt, PlanDevOpt, runtime_devices, DModelOpt, LayersOpt, PRuleOpt, PSpecOpt, RuleOpt, ScaleOpt,
                                    check_host_memory, configure_host_devices, parse_param_overrides, parse_rule_overrides,
                                    runtime_inputs)
@@ -181,6 +181,7 @@ def train(model: ModelOpt, devices: PlanDevOpt = None, seq_len: SeqOpt = 64, glo
     # config-time errors before JAX starts
     layout_ = validate_runtime(pc, m, tr, devices, global_batch is None and global_batch_tokens is None)
     check_host_memory(m, devices, layout_, tr)
+    _plan_setup_note(plan, m, layout_, tr)
 
     import jax  # noqa: F401  (after XLA_FLAGS)
 
@@ -189,6 +190,7 @@ def train(model: ModelOpt, devices: PlanDevOpt = None, seq_len: SeqOpt = 64, glo
     cfg = TrainConfig(steps=steps, learning_rate=lr, warmup_steps=warmup, seed=seed, compute_dtype=compute_dtype,
                       rule_overrides=parse_rule_overrides(rule),
                       param_overrides=parse_param_overrides(param_rule, param_spec), cp_attention=cp_attention)
+    runtime_notes()
     main = jax.process_index() == 0
     start, meta = _resume_point(checkpoint_dir, m, seed, tr, steps) if resume else (0, None)
     with console.status("building the mesh, sharding the model and compiling the training step (the first build "
@@ -197,12 +199,49 @@ def train(model: ModelOpt, devices: PlanDevOpt = None, seq_len: SeqOpt = 64, glo
     if main:
         _print_header(trainer, m, layout_, compute_dtype)
         if resume:
-            console.print(f"resuming from step {start} of {checkpoint_dir} (saved with {meta['strategy']} on "
+            console.print(f"resuming from step {start} of {checkpoint_dir} (saved with {meta['strategy']}, "
                           f"{meta['mesh_description']})")
+            _schedule_note(meta, cfg)
     ckpt = dict(checkpoint_dir=checkpoint_dir, save_every=save_every, resume=resume, start=start)
     hist, mem = _train_with_progress(trainer, m, layout_, tr, cfg, data, metrics, main, ckpt)
     if main and record is not None and hist:
         _write_record(record, m, layout_, tr, devices, hist, mem, compute_dtype)
+
+
+def _plan_setup_note(plan: Path | None, m: Any, layout: Any, tr: Any) -> None:
+    """With ``--plan``: a note naming what differs from the setup the plan file was made for (model, devices,
+    sequence length, global batch; :func:`shardplan.loaders.read_plan_context`) and a dp the run derives anew (the
+    file's layout is kept, the flags give the rest), as ``--plan``'s help says."""
+    if plan is None:
+        return
+    from shardplan.inputs import plan_file_values
+    from shardplan.loaders import read_plan_context
+    made = read_plan_context(plan)
+    here = {"model": m.name, "devices": layout.n_devices, "seq_len": tr.seq_len,
+            "global_batch_size": tr.global_batch_size}
+    differ = [f"{k} {made[k]} (here {here[k]})" for k in here if k in made and str(made[k]) != str(here[k])]
+    dp = plan_file_values(plan).get("dp")
+    if dp is not None and dp != layout.parallel.dp:
+        differ.append(f"dp {dp} (here {layout.parallel.dp})")
+    if differ:
+        err_console.print(f"[yellow]note:[/] --plan {plan} was made for {', '.join(differ)}: the run takes the file's "
+                          "layout (less the layout flags given) and the rest from the flags", highlight=False, soft_wrap=True)
+
+
+def _schedule_note(meta: dict[str, Any], cfg: Any) -> None:
+    """A note when a resumed run's learning-rate schedule (``--steps``, ``--warmup``, ``--lr``) is not the one the
+    checkpoint's run was started with: its first steps followed the old schedule, the rest follows the new one, so
+    the run matches neither an uninterrupted run of the old nor of the new settings (a new user saw steps 11-20 of a
+    resumed ``--steps 20`` run differ from an uninterrupted one by up to 7.8% with no message)."""
+    saved = meta.get("optimizer") or {}
+    changed = [f"{flag} {saved[key]:g} -> {getattr(cfg, key):g}" for flag, key in
+               (("--steps", "steps"), ("--warmup", "warmup_steps"), ("--lr", "learning_rate"))
+               if key in saved and saved[key] != getattr(cfg, key)]
+    if changed:
+        err_console.print(f"[yellow]note:[/] the learning-rate schedule changes ({', '.join(changed)}): steps 1-"
+                          f"{meta['step']} followed the saved run's, the rest follows this one's, so the losses differ "
+                          "from an uninterrupted run (docs/runtime.md, checkpoints: learning-rate schedule)",
+                          highlight=False, soft_wrap=True)
 
 
 def _print_header(trainer: Any, m: Any, layout: Any, compute_dtype: str) -> None:

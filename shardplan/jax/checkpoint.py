@@ -384,7 +384,7 @@ class Checkpointer:
         check_model(meta, trainer.model_spec)
         if meta["mesh"] != {a: int(n) for a, n in trainer.mesh.shape.items()} or \
                 meta["plan"] != trainer.layout.parallel.model_dump(mode="json"):
-            log.warning("resuming step %d saved with %s on mesh %s onto %s on mesh %s", step, meta["strategy"],
+            log.warning("resuming step %d saved with %s (%s) onto %s (%s)", step, meta["strategy"],
                         meta["mesh_description"], trainer.rules.strategy, describe(trainer.mesh))
         saved_stacked = bool(meta["stacked"])
         cur_stacked = trainer.pipeline is not None

@@ -57,7 +57,6 @@ import logging
 import math
 import os
 import time
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -291,19 +290,20 @@ def executed_zero3_gather(layout: Layout, leaves: dict[str, LeafSharding]) -> st
 
 
 def _warn_unexecuted(p: ParallelConfig) -> None:
-    """Warn about layout fields the planner prices but the JAX runtime does not execute."""
+    """Warn (logger ``shardplan.jax``; the CLI prints it as a note) about layout fields the planner prices but the
+    JAX runtime does not execute."""
     if p.offload_optimizer:
-        warnings.warn("offload_optimizer=True is not executed by the JAX runtime: the optimizer state stays "
-                      "in device memory", stacklevel=3)
+        log.warning("offload_optimizer=True is not executed by the JAX runtime: the optimizer state stays "
+                      "in device memory")
     if p.offload_activation_layers:
-        warnings.warn(f"offload_activation_layers={p.offload_activation_layers} is not executed by the JAX runtime: "
-                      "saved activations stay in device memory", stacklevel=3)
+        log.warning(f"offload_activation_layers={p.offload_activation_layers} is not executed by the JAX runtime: "
+                      "saved activations stay in device memory")
     if p.moe_dispatcher != "alltoall":
-        warnings.warn(f"moe_dispatcher={p.moe_dispatcher!r} is not executed by the JAX runtime: tokens are "
-                      "dispatched with XLA's AllToAll", stacklevel=3)
+        log.warning(f"moe_dispatcher={p.moe_dispatcher!r} is not executed by the JAX runtime: tokens are "
+                      "dispatched with XLA's AllToAll")
     if p.recompute_modules is not None:
-        warnings.warn(f"recompute_modules={','.join(p.recompute_modules)} is not executed by the JAX runtime: its "
-                      "selective recompute follows its own checkpoint policy", stacklevel=3)
+        log.warning(f"recompute_modules={','.join(p.recompute_modules)} is not executed by the JAX runtime: its "
+                      "selective recompute follows its own checkpoint policy")
 
 
 def _cp_attention(model: ModelSpec, p: ParallelConfig, requested: str) -> str:
@@ -913,7 +913,7 @@ def _open_checkpoints(checkpoint_dir: str | os.PathLike | None, resume: bool, mo
         if ckpt.steps():
             ckpt.close()
             raise ConfigError(f"checkpoint_dir={str(checkpoint_dir)!r} already holds checkpoints (steps "
-                              f"{ckpt.steps()}); pass resume (--resume) to continue from step "
+                              f"{ckpt.steps()}); pass --resume to continue from step "
                               f"{ckpt.latest_step()} or use an empty directory", field="checkpoint_dir",
                               value=str(checkpoint_dir))
         return ckpt, 0
