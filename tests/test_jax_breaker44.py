@@ -52,3 +52,18 @@ def test_runtime_etp_error_names_one_way_out():
     assert ("etp=1 != tp=2 needs sp=True, and with sp=True: etp=1 is not implemented by the jax-runtime framework"
             in _text(r)) and "legal etp: 2 (= tp; or leave --etp out)" in _text(r), _text(r)
     assert "(none with the other settings" not in _text(r)
+
+
+def test_param_override_errors_name_the_override_and_what_is_legal():
+    pytest.importorskip("jax")
+    base = ["shardings", "--model", "tiny-llama", "--devices", "8"]
+    # wqkv (64, 2, 4, 16): its 2 KV groups cannot split over fsdp = 8; the spec is mesh axes, not logical ones
+    r = runner.invoke(app, [*base, "--zero-stage", "3", "--param-spec", "attn/wqkv=None,fsdp,None,None"])
+    text = _text(r)
+    assert r.exit_code == 2 and "param_overrides 'attn/wqkv' (--param-rule / --param-spec)" in text, text
+    assert "spec (None, 'fsdp', None, None)" in text and "logical axes" not in text
+    assert "legal for this dimension: None (replicated)" in text
+    r = runner.invoke(app, [*base, "--param-rule", "w_down$=None"])
+    text = _text(r)
+    assert r.exit_code == 2 and "param_overrides 'w_down$'" in text
+    assert "1 logical axes for a rank-2 array; legal: 2 entries, one per dimension" in text, text

@@ -199,9 +199,7 @@ def train(model: ModelOpt, devices: PlanDevOpt = None, seq_len: SeqOpt = 64, glo
     if main:
         _print_header(trainer, m, layout_, compute_dtype)
         if resume:
-            console.print(f"resuming from step {start} of {checkpoint_dir} (saved with {meta['strategy']}, "
-                          f"{meta['mesh_description']})")
-            _schedule_note(meta, cfg)
+            _resume_lines(checkpoint_dir, start, meta, cfg)
     ckpt = dict(checkpoint_dir=checkpoint_dir, save_every=save_every, resume=resume, start=start)
     hist, mem = _train_with_progress(trainer, m, layout_, tr, cfg, data, metrics, main, ckpt)
     if main and record is not None and hist:
@@ -226,6 +224,13 @@ def _plan_setup_note(plan: Path | None, m: Any, layout: Any, tr: Any) -> None:
     if differ:
         err_console.print(f"[yellow]note:[/] --plan {plan} was made for {', '.join(differ)}: the run takes the file's "
                           "layout (less the layout flags given) and the rest from the flags", highlight=False, soft_wrap=True)
+
+
+def _resume_lines(checkpoint_dir: Path, start: int, meta: dict[str, Any], cfg: Any) -> None:
+    """What ``train --resume`` prints before its first step: where it resumes from, and :func:`_schedule_note`."""
+    console.print(f"resuming from step {start} of {checkpoint_dir} (saved with {meta['strategy']}, "
+                  f"{meta['mesh_description']})")
+    _schedule_note(meta, cfg)
 
 
 def _schedule_note(meta: dict[str, Any], cfg: Any) -> None:

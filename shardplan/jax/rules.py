@@ -263,9 +263,15 @@ def _spec_entry(axes: Sequence[str]) -> str | tuple[str, ...] | None:
     return axes[0] if len(axes) == 1 else tuple(axes)
 
 
-def _ctx(path: str, shape: Sequence[int], logical: Any, sizes: Mapping[str, int]) -> str:
+def _ctx(path: str, shape: Sequence[int], logical: Any, sizes: Mapping[str, int], what: str = "logical axes") -> str:
     mesh = " ".join(f"{a}={sizes[a]}" for a in MESH_AXES if a in sizes)
-    return f"{path or '<array>'}: shape {tuple(shape)}, logical axes {tuple(logical)}, mesh {mesh}"
+    return f"{path or '<array>'}: shape {tuple(shape)}, {what} {tuple(logical)}, mesh {mesh}"
+
+
+def _dividing_axes(dim: int, sizes: Mapping[str, int]) -> str:
+    """The mesh axes (of size > 1) whose size divides ``dim``, for an error's legal part; ``None`` always is."""
+    axes = [a for a in MESH_AXES if sizes.get(a, 1) > 1 and dim % sizes[a] == 0]
+    return ", ".join(axes + ["None (replicated)"])
 
 
 def resolve(logical: Sequence[str | None], shape: Sequence[int], table: Mapping[str, Sequence[str]],
@@ -288,7 +294,8 @@ def resolve(logical: Sequence[str | None], shape: Sequence[int], table: Mapping[
     """
     if len(logical) != len(shape):
         raise ConfigError(f"{_ctx(path, shape, logical, sizes)}: {len(logical)} logical axes for a rank-"
-                          f"{len(shape)} array", field="logical_axes", value=tuple(logical))
+                          f"{len(shape)} array; legal: {len(shape)} entries, one per dimension (None for a "
+                          f"replicated one)", field="logical_axes", value=tuple(logical))
     used: set[str] = set()
     out: list[Any] = []
     for name, dim in zip(logical, shape):
@@ -321,7 +328,8 @@ def check_spec(spec: P, shape: Sequence[int], sizes: Mapping[str, int], path: st
     """
     entries = list(spec)
     if len(entries) > len(shape):
-        raise ConfigError(f"{_ctx(path, shape, entries, sizes)}: PartitionSpec {spec} is longer than the rank",
+        raise ConfigError(f"{_ctx(path, shape, entries, sizes, 'spec')}: PartitionSpec {spec} is longer than the "
+                          f"rank; legal: at most {len(shape)} entries",
                           field="param_overrides", value=str(spec))
     entries += [None] * (len(shape) - len(entries))
     seen: set[str] = set()
@@ -329,17 +337,18 @@ def check_spec(spec: P, shape: Sequence[int], sizes: Mapping[str, int], path: st
         axes = () if e is None else (e,) if isinstance(e, str) else tuple(e)
         for a in axes:
             if a not in MESH_AXES:
-                raise ConfigError(f"{_ctx(path, shape, entries, sizes)}: mesh axis {a!r} in {spec} is unknown; "
+                raise ConfigError(f"{_ctx(path, shape, entries, sizes, 'spec')}: mesh axis {a!r} in {spec} is unknown; "
                                   f"legal: {', '.join(MESH_AXES)}", field="param_overrides", value=a,
                                   legal=MESH_AXES)
             if a in seen:
-                raise ConfigError(f"{_ctx(path, shape, entries, sizes)}: mesh axis {a!r} used twice in {spec}",
+                raise ConfigError(f"{_ctx(path, shape, entries, sizes, 'spec')}: mesh axis {a!r} used twice in {spec}",
                                   field="param_overrides", value=str(spec))
             seen.add(a)
         n = math.prod(sizes[a] for a in axes)
         if dim % n:
-            raise ConfigError(f"{_ctx(path, shape, entries, sizes)}: dimension of size {dim} is not divisible by "
-                              f"{'*'.join(axes)} = {n} in {spec}", field="param_overrides", value=str(spec))
+            raise ConfigError(f"{_ctx(path, shape, entries, sizes, 'spec')}: dimension of size {dim} is not divisible "
+                              f"by {'*'.join(axes)} = {n} in {spec}; legal for this dimension: "
+                              f"{_dividing_axes(dim, sizes)}", field="param_overrides", value=str(spec))
     return P(*entries)
 
 
@@ -427,13 +436,19 @@ def param_shardings(abstract: Any, logical: Any, rules: ShardingRules) -> dict[s
                     spec_override, lg = target, ()
                 else:
                     spec_override, lg = None, tuple(target)
-        if spec_override is not None:
-            ps = check_spec(spec_override, shape, rules.sizes, path)
-            os_ = gs = ps
-        else:
-            ps = resolve(lg, shape, rules.param, rules.sizes, path)
-            os_ = resolve(lg, shape, rules.opt, rules.sizes, path)
-            gs = resolve(lg, shape, rules.gathered, rules.sizes, path) if rules.gathered else ps
+        try:
+            if spec_override is not None:
+                ps = check_spec(spec_override, shape, rules.sizes, path)
+                os_ = gs = ps
+            else:
+                ps = resolve(lg, shape, rules.param, rules.sizes, path)
+                os_ = resolve(lg, shape, rules.opt, rules.sizes, path)
+                gs = resolve(lg, shape, rules.gathered, rules.sizes, path) if rules.gathered else ps
+        except ConfigError as err:
+            if override is None:
+                raise
+            raise ConfigError(f"param_overrides {override!r} (--param-rule / --param-spec): {err}", field=err.field,
+                              value=err.value, legal=err.legal) from None
         out[path] = LeafSharding(path, shape, str(leaf.dtype), tuple(lg), ps, os_, override, gs)
     for rx, n in hits.items():
         if n == 0:
