@@ -67,3 +67,12 @@ def test_param_override_errors_name_the_override_and_what_is_legal():
     text = _text(r)
     assert r.exit_code == 2 and "param_overrides 'w_down$'" in text
     assert "1 logical axes for a rank-2 array; legal: 2 entries, one per dimension" in text, text
+
+
+def test_a_corpus_too_small_is_refused_before_the_compile(tmp_path):
+    pytest.importorskip("jax")
+    small = tmp_path / "small.txt"
+    small.write_text("tiny\n")  # 5 bytes + the separator: 0 sequences of 33 tokens
+    r = runner.invoke(app, [*BASE, "--steps", "2", "--data", str(small)])
+    assert r.exit_code == 2 and "fewer than global_batch_size=16" in _text(r)
+    assert "compiling (first step)" not in r.output and "memory:" not in r.output

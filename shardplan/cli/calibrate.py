@@ -210,8 +210,8 @@ def fitted_table(cal, title: str, hw=None, profile=None) -> Table:
         side = p.at_bound(v)
         if p.field in cal.at_bound:
             bound = p.lower if cal.at_bound[p.field] == "lower" else p.upper
-            note = (f"[yellow]held[/]: the fit put it on its {cal.at_bound[p.field]} bound {bound:.3g}, so the records "
-                    "do not pin it; the others were fitted again without it")
+            note = (f"[yellow]held at the base {v:.4g}[/]: the fit put it on its {cal.at_bound[p.field]} bound "
+                    f"{bound:.3g}, so the records do not pin it; the others were fitted again without it")
         elif p.field in cal.held:
             note = "held: the records do not move it"
         elif side == "lower" and p.lower == 0:  # an additive cost of 0: a physical answer, not a limit

@@ -190,7 +190,7 @@ def train(model: ModelOpt, devices: PlanDevOpt = None, seq_len: SeqOpt = 64, glo
     cfg = TrainConfig(steps=steps, learning_rate=lr, warmup_steps=warmup, seed=seed, compute_dtype=compute_dtype,
                       rule_overrides=parse_rule_overrides(rule),
                       param_overrides=parse_param_overrides(param_rule, param_spec), cp_attention=cp_attention)
-    runtime_notes()
+    _check_corpus(data, tr)
     main = jax.process_index() == 0
     start, meta = _resume_point(checkpoint_dir, m, seed, tr, steps) if resume else (0, None)
     with console.status("building the mesh, sharding the model and compiling the training step (the first build "
@@ -224,6 +224,18 @@ def _plan_setup_note(plan: Path | None, m: Any, layout: Any, tr: Any) -> None:
     if differ:
         err_console.print(f"[yellow]note:[/] --plan {plan} was made for {', '.join(differ)}: the run takes the file's "
                           "layout (less the layout flags given) and the rest from the flags", highlight=False, soft_wrap=True)
+
+
+def _check_corpus(data: list[Path] | None, tr: Any) -> None:
+    """Before the compile: route the runtime's log to ``note:`` lines (:func:`runtime_notes`) and refuse a
+    ``--data`` corpus too small for one global batch (it was refused after the compile).
+
+    Raises:
+        ConfigError: from :class:`shardplan.jax.data.PackedBatches` (fewer sequences than the global batch)."""
+    runtime_notes()
+    if data:
+        from shardplan.jax.data import PackedBatches, load_tokens
+        PackedBatches(load_tokens(data), tr.seq_len, tr.global_batch_size)
 
 
 def _resume_lines(checkpoint_dir: Path, start: int, meta: dict[str, Any], cfg: Any) -> None:
