@@ -165,11 +165,11 @@ def build_mesh(layout: Layout, devices: Sequence[Any] | None = None,
 
 
 def describe(mesh: Mesh) -> str:
-    """One line such as ``mesh axes pp=1 dp=2 fsdp=4 ep=1 cp=1 tp=1 (8 cpu devices, 1 process; dp x fsdp x ep is the
-    planner's dp, fsdp x ep its ZeRO shard group)``: the mesh names the replicated and the sharded data-parallel
-    axes apart, where the planner says ``dp=8 zero=3`` for ``dp=1 fsdp=8``."""
+    """One line such as ``mesh axes pp=1 dp=2 fsdp=4 ep=1 cp=1 tp=1 (8 cpu devices, 1 process; planner dp = dp x
+    fsdp x ep)``: the mesh names the replicated and the sharded data-parallel axes apart, where the planner says
+    ``dp=8 zero=3`` for ``dp=1 fsdp=8`` (docs/runtime.md, the mesh table: fsdp x ep is the ZeRO shard group)."""
     sizes = " ".join(f"{a}={mesh.shape[a]}" for a in MESH_AXES)
     devs = mesh.devices.flatten()
     n_proc = len({d.process_index for d in devs})
     return (f"mesh axes {sizes} ({len(devs)} {devs[0].platform} devices, {n_proc} process{'es' if n_proc > 1 else ''}; "
-            "dp x fsdp x ep is the planner's dp, fsdp x ep its ZeRO shard group)")
+            "planner dp = dp x fsdp x ep)")
