@@ -54,11 +54,13 @@ def held_out_rows() -> list[tuple]:
     return rows
 
 
-def ratios(rows: list[tuple], measured: list | None = None) -> list[tuple[str, str, str, float]]:
+def ratios(rows: list[tuple], measured: list | None = None, scope: list | None = None
+           ) -> list[tuple[str, str, str, float]]:
     """(framework profile, compute architecture, model class 'moe' | 'dense', predicted / measured tokens/s/GPU) of
     each row; ``measured`` (a list) gets each run's (bf16 peak FLOP/s, fp8 compute, measured MFU, label; fp4 runs left out), the
     MFU in the planner's definition (the predicted MFU x measured / predicted tokens/s, as
-    ``shardplan.calibration.published_mfu_table`` does for the shared rows)."""
+    ``shardplan.calibration.published_mfu_table`` does for the shared rows); ``scope`` (a list) each run's
+    (parameters, measured step time in seconds)."""
     out = []
     with progress_bar("pricing held-out runs") as update:
         for i, row in enumerate(rows):
@@ -67,6 +69,8 @@ def ratios(rows: list[tuple], measured: list | None = None) -> list[tuple[str, s
             e = estimate(model, hw, training, parallel, n)
             ratio = e.tokens_per_s / n / row[9]
             out.append((row[3].split("+")[0], hw.compute_arch or hw.kind, "moe" if model.is_moe else "dense", ratio))
+            if scope is not None:
+                scope.append((model.n_params, e.step_s * ratio))
             if measured is not None and training.precision.compute_dtype != "fp4":  # fp4: no ceiling (optimism_note)
                 measured.append((hw.peak_flops_bf16, training.precision.compute_dtype == "fp8", e.mfu / ratio, row[0]))
     return out
@@ -93,7 +97,7 @@ def summary(values: list[float]) -> dict:
             "median_abs_error": round(statistics.median(abs(v - 1) for v in values), 4)}
 
 
-def bands(data: list[tuple[str, str, str, float]], measured: list | None = None) -> dict:
+def bands(data: list[tuple[str, str, str, float]], measured: list | None = None, scope: list | None = None) -> dict:
     """The JSON document: groups by (framework, architecture), by framework, by architecture, by (framework,
     architecture, model class), by model class and over all runs; groups of fewer than MIN_RUNS runs are left out
     (the lookup falls back to a wider one)."""
@@ -117,14 +121,18 @@ def bands(data: list[tuple[str, str, str, float]], measured: list | None = None)
                                      for (f, a, c), s in keep(by_triple).items()],
             "class": [{"class": c, **s} for c, s in keep(by_class).items()],
             "all": summary([r for *_, r in data]),
-            "best_mfu": best_mfu(measured or [])}
+            "best_mfu": best_mfu(measured or []),
+            "scope": ({"params": [min(p for p, _ in scope), max(p for p, _ in scope)],
+                       "step_s": [round(min(t for _, t in scope), 6), round(max(t for _, t in scope), 3)]}
+                      if scope else None)}
 
 
 def write_bands(out: Path = BAND_FILE) -> dict:
     """Price the held-out runs, write the band document to ``out`` and return it (``benchmarks/accuracy.py`` calls
     this before it prints the table)."""
     measured: list = []
-    doc = bands(ratios(held_out_rows(), measured), measured)
+    scope: list = []
+    doc = bands(ratios(held_out_rows(), measured, scope), measured, scope)
     out.write_text(json.dumps(doc, indent=1) + "\n")
     return doc
 

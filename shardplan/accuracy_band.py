@@ -169,10 +169,35 @@ def band_for(framework, hardware, moe: bool | None = None) -> ThroughputBand | N
     return replace(band, group=f"{band.group}; the built-ins' record, {'; '.join(mine)}")
 
 
+#: how far outside the held-out runs' range (parameters, step time) a prediction may lie and still get their band
+SCOPE_FACTOR = 10.0
+
+
+def out_of_scope(n_params: float, step_s: float, doc: dict | None = None) -> str | None:
+    """Why the held-out runs' band says nothing about a prediction, or None: a model with fewer than a tenth of the
+    smallest run's parameters or more than ten times the largest's, or a step shorter than a tenth of the shortest
+    measured step (the band file's ``scope``; a 20 us tiny-model step was given a band from 7B-scale runs).
+    ``n_params``: parameters; ``step_s``: the predicted step time in seconds."""
+    doc = _load() if doc is None else doc
+    scope = doc.get("scope")
+    if not scope:
+        return None
+    (p_lo, p_hi), (t_lo, _) = scope["params"], scope["step_s"]
+    if p_lo / SCOPE_FACTOR <= n_params <= p_hi * SCOPE_FACTOR and step_s >= t_lo / SCOPE_FACTOR:
+        return None
+    from shardplan.units import fmt_seconds
+    return (f"none: the public runs behind it have {p_lo / 1e6:,.0f}M-{p_hi / 1e9:,.0f}B parameters and steps of "
+            f"{fmt_seconds(t_lo)} or more; this prediction, {n_params / 1e6:,.3g}M parameters and a "
+            f"{fmt_seconds(step_s)} step, lies outside them")
+
+
 def estimate_band(e) -> ThroughputBand | None:
     """:func:`band_for` of an Estimate's framework profile, hardware and model class (MoE or dense); None for a
-    layout predicted not to run (its throughput is not a claim) or without a band file."""
-    return band_for(e.training.framework, e.hardware, e.model.is_moe) if e.runs else None
+    layout predicted not to run (its throughput is not a claim), one outside the runs' scope (:func:`out_of_scope`)
+    or without a band file."""
+    if not e.runs or (BAND_FILE.exists() and out_of_scope(e.model.n_params, e.step_s)):
+        return None
+    return band_for(e.training.framework, e.hardware, e.model.is_moe)
 
 
 def band_text(band: ThroughputBand, per_device: float) -> str:

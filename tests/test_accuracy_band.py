@@ -91,7 +91,8 @@ def test_shipped_file_is_what_the_held_out_runs_give_today():
     from error_bands import bands, held_out_rows, ratios
     shipped = json.loads(BAND_FILE.read_text())
     measured: list = []
-    fresh = json.loads(json.dumps(bands(ratios(held_out_rows(), measured), measured)))
+    scope: list = []
+    fresh = json.loads(json.dumps(bands(ratios(held_out_rows(), measured, scope), measured, scope)))
     for doc in (shipped, fresh):
         doc.pop("date")
     assert shipped == fresh, "shardplan/data/heldout_errors.json is stale: run python benchmarks/error_bands.py"
@@ -218,3 +219,15 @@ def test_an_moe_model_gets_the_moe_record():
     moe, dense = throughput_band("megatron", "blackwell", moe=True), throughput_band("megatron", "blackwell", moe=False)
     assert band["group"] == moe.group and band["runs"] == moe.runs and moe.group != dense.group
     assert moe.ratio_p90 > dense.ratio_p90
+
+
+def test_no_band_for_a_prediction_outside_the_runs_scope():
+    """The band file's scope (the held-out runs: 70M-683B parameters, steps of 90 ms or more): a model under a tenth of
+    the smallest or a step under a tenth of the shortest gets no band, and says why (tiny-llama, 0.107M parameters,
+    a 20 us step, was given "42,634-54,974 per device" from 7B-scale runs)."""
+    from shardplan.accuracy_band import out_of_scope
+    doc = {"scope": {"params": [70e6, 683e9], "step_s": [0.09, 670.0]}}
+    assert out_of_scope(8e9, 1.0, doc) is None and out_of_scope(7.1e6, 0.01, doc) is None  # inside: 7M, 9 ms
+    assert out_of_scope(107e3, 1.0, doc).startswith("none: the public runs behind it have 70M-683B parameters")
+    assert out_of_scope(8e9, 0.008, doc) is not None and out_of_scope(7e12, 1.0, doc) is not None
+    assert out_of_scope(107e3, 1.0, {}) is None  # an older band file without a scope: no judgement

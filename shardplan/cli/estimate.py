@@ -797,10 +797,12 @@ def _summary_table(e) -> Table:
     head.add_row("step time", fmt_seconds(e.step_s))
     per_device = fmt_rate(e.tokens_per_s / e.layout.n_devices)
     head.add_row("tokens / s", f"{fmt_rate(e.tokens_per_s)} ({per_device} per device)")
-    from shardplan.accuracy_band import band_text, estimate_band
+    from shardplan.accuracy_band import band_text, estimate_band, out_of_scope
     band = estimate_band(e)
     if band:
         head.add_row("80% band", escape(band_text(band, e.tokens_per_s / e.layout.n_devices)))
+    elif e.runs and (why := out_of_scope(e.model.n_params, e.step_s)):
+        head.add_row("80% band", escape(why))
     low = e.training.precision.compute_dtype if e.training.precision.quantized else None
     head.add_row("MFU / HFU" + (f" (of the {low} peak)" if low else ""), f"{e.mfu:.1%} / {e.hfu:.1%}"
                  + (f" (MFU of the bf16 peak: {e.mfu_of_bf16_peak:.1%})" if low else ""))
