@@ -485,9 +485,9 @@ def _meta_devices_note(cfg: dict, devices: int) -> tuple[str, ...]:
     said = _meta_devices(cfg)
     if said is None or said == devices:
         return ()
-    return (f"_shardplan.devices={short_repr(said)} (the exported plan's) but the batch keys give {devices} devices "
-            "(train_batch_size / (micro batch x accumulation) x autotp_size); the import uses "
-            f"{devices}",)
+    return (f"_shardplan.devices={short_repr(said)} (the exported plan's) but the import runs on {devices} devices "
+            "(train_batch_size / (micro batch x accumulation) x autotp_size, or --devices where those keys are "
+            f"'auto'); the import uses {devices}",)
 
 
 def _mics_shard(zero: dict, stage: int, dp: int) -> tuple[int | None, tuple[str, ...]]:
