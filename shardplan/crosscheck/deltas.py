@@ -789,6 +789,24 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: Traini
         why = _one_f_one_b_not_covered(layout, local_axes)
         if why:
             return why
+    why = static_not_covered(layout, training)
+    if why:
+        return why
+    replicas = p.dp // (p.dp_shard or p.dp) if p.zero_stage else 1
+    odd = p.zero_stage == 1 or replicas > 1 or (p.zero_stage == 2 and p.cp > 1)
+    if layout.microbatches == 1 or p.pp > 1 or local_axes or not odd:
+        return None
+    what = f"HSDP ({replicas} replicas)" if replicas > 1 else f"ZeRO-{p.zero_stage}" + (" + CP" if p.cp > 1 else "")
+    why = "cp > 1" if p.cp > 1 else "grad_sync='per_microbatch'"
+    return (f"{what} with {layout.microbatches} microbatches under the GSPMD accumulation ({why}): XLA "
+            f"reduces inside the accumulation loop in a pattern no runtime rule models; the runtime's "
+            f"once-per-step reduction (grad_sync='per_step', cp = 1) is covered")
+
+
+def static_not_covered(layout: Layout, training: TrainingSpec | None = None) -> str | None:
+    """The reasons of :func:`not_covered` that the plan alone decides (cp, sequence parallelism or ZeRO-3 with
+    pp > 1; sequence parallelism or ZeRO with bf16 compute), known before anything is compiled; None otherwise."""
+    p = layout.parallel
     if p.pp > 1 and p.cp > 1:
         return ("cp > 1 with pp > 1: inside the pipeline the runtime all-gathers K/V (the ring attention does "
                 "not compile in the pipeline's scan) and the GPipe rules are stated for cp = 1")
@@ -809,15 +827,7 @@ def not_covered(layout: Layout, local_axes: Sequence[str] = (), training: Traini
         return (f"ZeRO-{p.zero_stage} with bf16 compute: the runtime reduce-scatters fp32 gradient shards, reduces "
                 f"the replicated leaves in bf16, a dtype mix no runtime rule "
                 f"models; validate it with --compute-dtype fp32")
-    replicas = p.dp // (p.dp_shard or p.dp) if p.zero_stage else 1
-    odd = p.zero_stage == 1 or replicas > 1 or (p.zero_stage == 2 and p.cp > 1)
-    if layout.microbatches == 1 or p.pp > 1 or local_axes or not odd:
-        return None
-    what = f"HSDP ({replicas} replicas)" if replicas > 1 else f"ZeRO-{p.zero_stage}" + (" + CP" if p.cp > 1 else "")
-    why = "cp > 1" if p.cp > 1 else "grad_sync='per_microbatch'"
-    return (f"{what} with {layout.microbatches} microbatches under the GSPMD accumulation ({why}): XLA "
-            f"reduces inside the accumulation loop in a pattern no runtime rule models; the runtime's "
-            f"once-per-step reduction (grad_sync='per_step', cp = 1) is covered")
+    return None
 
 
 def rules_table() -> list[str]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from shardplan.crosscheck.compare import (BACKEND_NOTES, BYTES_TOLERANCE, NEGLIGIBLE_SHARE, TEMP_FACTOR,
                                           CollectiveRow, MemoryRow, Validation, compare, runtime_training)
-from shardplan.crosscheck.deltas import RuntimeDelta, runtime_deltas
+from shardplan.crosscheck.deltas import RuntimeDelta, runtime_deltas, static_not_covered
 from shardplan.errors import ConfigError, NotCovered
 from shardplan.parallel import Layout, ParallelConfig
 from shardplan.specs.hardware import HardwareSpec
@@ -95,7 +95,8 @@ def validate_plan(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg:
     Raises:
         ConfigError: a plan the runtime cannot compile (indivisible shapes, wrong device count; see
             :class:`shardplan.jax.train.Trainer`).
-        NotCovered: ``ep > 1`` without a capacity factor (dropless
+        NotCovered: a plan the comparison cannot score that the plan alone shows
+            (:func:`shardplan.crosscheck.deltas.static_not_covered`), or ``ep > 1`` without a capacity factor (dropless
             routing is a dense dispatch in the runtime, so it has no AllToAll to compare).
     """
     from shardplan.jax.train import TrainConfig, Trainer
@@ -103,6 +104,9 @@ def validate_plan(model: ModelSpec, layout: Layout, training: TrainingSpec, cfg:
     _check_covered(layout.parallel, training)
     cfg = cfg or TrainConfig(compute_dtype="float32")
     tr = runtime_training(training, cfg.compute_dtype)
+    why = static_not_covered(layout, tr)
+    if why:  # known from the plan: refused before a compile of many seconds
+        raise NotCovered(why)
     t0 = time.perf_counter()
     trainer = Trainer(model, layout, tr, cfg, devices=devices)
     compile_s = time.perf_counter() - t0
