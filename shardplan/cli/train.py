@@ -190,7 +190,7 @@ def train(model: ModelOpt, devices: PlanDevOpt = None, seq_len: SeqOpt = 64, glo
     cfg = TrainConfig(steps=steps, learning_rate=lr, warmup_steps=warmup, seed=seed, compute_dtype=compute_dtype,
                       rule_overrides=parse_rule_overrides(rule),
                       param_overrides=parse_param_overrides(param_rule, param_spec), cp_attention=cp_attention)
-    _check_corpus(data, tr)
+    _before_compile(data, tr, cfg)
     main = jax.process_index() == 0
     start, meta = _resume_point(checkpoint_dir, m, seed, tr, steps) if resume else (0, None)
     with console.status("building the mesh, sharding the model and compiling the training step (the first build "
@@ -226,13 +226,19 @@ def _plan_setup_note(plan: Path | None, m: Any, layout: Any, tr: Any) -> None:
                           "layout (less the layout flags given) and the rest from the flags", highlight=False, soft_wrap=True)
 
 
-def _check_corpus(data: list[Path] | None, tr: Any) -> None:
-    """Before the compile: route the runtime's log to ``note:`` lines (:func:`runtime_notes`) and refuse a
-    ``--data`` corpus too small for one global batch (it was refused after the compile).
+def _before_compile(data: list[Path] | None, tr: Any, cfg: Any = None) -> None:
+    """Before the compile: route the runtime's log to ``note:`` lines (:func:`runtime_notes`), say what XLA may print
+    about custom parameter layouts, and refuse a ``--data`` corpus too small for one global batch (it was refused
+    after the compile).
 
     Raises:
         ConfigError: from :class:`shardplan.jax.data.PackedBatches` (fewer sequences than the global batch)."""
     runtime_notes()
+    if cfg is not None and cfg.param_overrides:
+        err_console.print("[yellow]note:[/] a --param-rule / --param-spec layout that differs from the activations' "
+                          "makes XLA reshard the weight where it is used; XLA may print 'Involuntary full "
+                          "rematerialization' for it (the run is correct, the resharding costs memory and time)",
+                          highlight=False, soft_wrap=True)
     if data:
         from shardplan.jax.data import PackedBatches, load_tokens
         PackedBatches(load_tokens(data), tr.seq_len, tr.global_batch_size)
