@@ -345,6 +345,10 @@ class Layout:
             out.append(f"pipeline_flushes={p.pipeline_flushes}: the step runs the {p.schedule} schedule "
                        f"{p.pipeline_flushes} times on {per_flush} microbatches each (gradient accumulation over local "
                        f"batches, as torchtitan and NeMo AutoModel do), paying the bubble each time")
+        if p.zero_stage == 3 and self.zero_shard == 1 and self.expert_zero_shard == 1:
+            out.append("zero_stage=3 with a ZeRO shard group of 1 (dp_shard x cp = 1): nothing is sharded, and "
+                       "ZeRO-3's buffers (gathered weights, prefetch) still cost memory; zero_stage=0 or 1 is the "
+                       "same layout without them")
         return tuple(out)
 
     @property

@@ -126,6 +126,34 @@ def _order_text(best, other, objective: str) -> str:
     return f" ({order.text()})" if order else ""
 
 
+#: below this share of pairs ordered right (public held-out pairs), a ranking between two layouts is close to a coin
+#: flip, and a tight-fitting #1 is worth less than a roomier runner-up
+SAFER_PICK_RIGHT_SHARE = 0.65
+
+
+def safer_pick_note(plans: list, objective: str = "throughput") -> str:
+    """A note when #1 is a tight fit (:func:`shardplan.explain.tight_fit`) and a shown runner-up that is not is so
+    close that the planner's order of the two has been right in under :data:`SAFER_PICK_RIGHT_SHARE` of public pairs
+    (:func:`shardplan.accuracy_band.order_reliability`): that runner-up is the safer pick (a breaker's torchtitan
+    8B plan ranked a pp=2 layout whose peak band passes the HBM over a tp=2 one 0.4% slower with 23 GiB free);
+    ``""`` otherwise."""
+    from shardplan.accuracy_band import order_reliability
+    from shardplan.explain import headroom, tight_fit
+    if objective != "throughput" or not plans or not tight_fit(plans[0]):
+        return ""
+    best = plans[0]
+    for i, e in enumerate(plans[1:], start=2):
+        if not e.fits or tight_fit(e):
+            continue
+        order = order_reliability(best.tokens_per_s, e.tokens_per_s)
+        if order is None or order.public_fraction_right >= SAFER_PICK_RIGHT_SHARE:
+            return ""
+        return (f"#1 is a tight fit; #{i} is {best.tokens_per_s / e.tokens_per_s - 1:.1%} slower with "
+                f"{headroom(e) / 2**30:.1f} GiB headroom, and layouts predicted this close were ordered right in "
+                f"{order.public_fraction_right:.0%} of public held-out pairs: #{i} is the safer pick")
+    return ""
+
+
 def _tied(res, objective: str) -> list[bool]:
     """For each ranked plan, whether it ties with the plan above it under the throughput objective: the same
     :func:`shardplan.search.tie_step` of tokens/s, where the search orders by the simpler layout and then memory
@@ -183,7 +211,8 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
         from shardplan.cli.estimate import (allocator_note, compile_note, layer_overhead_note, moe_overhead_note,
                                             serialized_gather_note, stall_note, straddle_note)
         for note in (moe_overhead_note(best), layer_overhead_note(best), stall_note(best), allocator_note(best),
-                     compile_note(best), serialized_gather_note(best), straddle_note(best)):
+                     compile_note(best), serialized_gather_note(best), straddle_note(best),
+                     safer_pick_note(res.plans, objective)):
             if note:
                 console.print(f"[yellow]note (#1):[/] {escape(note)}", highlight=False, soft_wrap=True)
         band = estimate_band(best)

@@ -183,6 +183,9 @@ def _dp_args(ctx: ExportContext) -> list[str]:
     if p.zero_stage == 1:
         args.append("--use-distributed-optimizer")
     elif p.zero_stage in _FSDP:  # the flags the Megatron-FSDP user guide lists as required
+        if p.pp > 1:  # the megatron profile's pipeline_zero_stages (its source: Megatron-FSDP runs with TP/EP/CP)
+            raise refuse("Megatron-LM", f"zero_stage={p.zero_stage} with pp={p.pp} (Megatron-FSDP runs with TP, EP and "
+                         "CP, not with pipeline parallelism)", "torchtitan (FSDP2 with pipelining)")
         args += ["--use-megatron-fsdp", "--data-parallel-sharding-strategy", _FSDP[p.zero_stage],
                  "--use-distributed-optimizer", "--no-gradient-accumulation-fusion", "--ckpt-format", "fsdp_dtensor"]
     if p.zero_stage and p.dp_shard != p.dp:

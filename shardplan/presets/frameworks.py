@@ -313,8 +313,15 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                          dp_bucket_min_params=4e7, dp_bucket_params_per_rank=1e6, **_MEGATRON_ALLOCATOR, released_schedules=("1f1b", "interleaved"),
                          pp_p2p_overlap=True, layout_defaults={"sp": True}, default_zero_stage=1, cp_comms=("ring", "a2a"),
                          cp_a2a_replicates_kv=False, cp_a2a_fused_only=True, zero2_accumulation="full_buffer",
-                         searched_tp_overlap=True,
+                         searched_tp_overlap=True, pipeline_zero_stages=(0, 1),
                          sources={"host_adam_params_per_s": _MEGATRON_CPU_ADAM,
+                                  "pipeline_zero_stages": "ZeRO-2/3 are Megatron-FSDP (--use-megatron-fsdp, "
+                                  "--data-parallel-sharding-strategy optim_grads / optim_grads_params), which runs "
+                                  "with TP, EP and CP but not with pipeline parallelism: its docs list those three "
+                                  "(NVIDIA/Megatron-LM issue #1455, open), and NVIDIA/Megatron-LM PR #6081's "
+                                  "multimodal launch script refuses USE_FSDP with PP > 1 ('FSDP and PP are mutually "
+                                  "exclusive in Megatron's standard path'); with pp > 1 the distributed optimizer "
+                                  "(ZeRO-1) or none",
                                   "offload_zero_stages": "megatron/training/arguments.py: --optimizer-cpu-offload asserts "
                                   "--use-precision-aware-optimizer, which OptimizerConfig allows only with "
                                   "--use-distributed-optimizer (ZeRO-1, or Megatron-FSDP's stages): no ZeRO-0 offload",
