@@ -298,7 +298,10 @@ def config_error(e: ValidationError, context: str | None = None) -> ConfigError:
         given = [str(x["loc"][-1]) for x in e.errors() if x["type"] == "extra_forbidden" and x["loc"]]
         close = difflib.get_close_matches(str(first["loc"][-1]), given, n=1)
         hint = f"; the input has {close[0]!r}: a misspelling?" if close else ""
-        return ConfigError(f"{prefix}{loc} is missing (a required field){hint}", field=loc, value=None)
+        # every required field that is missing at once, not one per run (a breaker fixed a new part field by field)
+        others = [".".join(str(p) for p in x["loc"]) for x in e.errors()[1:] if x["type"] == "missing" and x["loc"]]
+        also = f"; also missing: {', '.join(others)}" if others else ""
+        return ConfigError(f"{prefix}{loc} is missing (a required field){hint}{also}", field=loc, value=None)
     value = first.get("input")
     hint = ""
     if first["type"] == "extra_forbidden":

@@ -94,3 +94,24 @@ def test_zero3_over_a_shard_group_of_one_is_noted():
     r = runner.invoke(app, ["estimate", "-m", "gpt-oss-20b", "-H", "tpu-v5p", "-n", "8", "-s", "4096", "-b", "8",
                             "--tp", "4", "--zero-stage", "3"])  # dp = 2: sharded
     assert "shard group of 1" not in r.output
+
+
+def test_a_new_hardware_part_names_every_missing_field(tmp_path):
+    hw = tmp_path / "my-gpu.yaml"
+    hw.write_text("name: my-gpu\npeak_flops_bf16: 1.0e15\nhbm_bytes: 85899345920\n")
+    r = runner.invoke(app, ["estimate", "-m", "llama-3-8b", "-H", str(hw), "-n", "24", "-s", "4096", "-b", "24"])
+    text = " ".join(r.output.split())
+    assert r.exit_code == 2 and "hbm_bandwidth is missing (a required field)" in text
+    assert "also missing: scale_up_size, scale_up_bandwidth, scale_out_bandwidth" in text, text
+
+
+def test_the_guide_page_takes_presets_not_server_files():
+    # a request to `shardplan serve` named /etc-style paths: the page read them and echoed unknown keys' values
+    import pytest
+    pytest.importorskip("dash")
+    from shardplan.errors import ConfigError
+    from shardplan.web.app import DEFAULTS, _specs
+    for field, value in (("hardware", "/etc/secrets.yaml"), ("model", "cfg.json"), ("framework", "a\\b")):
+        with pytest.raises(ConfigError, match=f"{field}: the guide takes a preset name, not a file"):
+            _specs({**DEFAULTS, field: value}, None)
+    assert _specs(DEFAULTS, None)[1].name == "h100-sxm"

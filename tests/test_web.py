@@ -28,7 +28,9 @@ REL = 1e-9
 CASES = {
     "tp2-pp2-sp-zero1": dict(model="llama-3-8b", hardware="h100-sxm", devices=64, tp=2, pp=2, sp=True, zero_stage=1),
     "zero3": dict(model="llama-3-8b", hardware="h100-sxm", devices=64, zero_stage=3),
-    "hsdp-tp8-pp2": dict(model="llama-3-70b", hardware="h100-sxm", devices=64, tp=8, pp=2, zero_stage=3, dp_shard=2),
+    # HSDP with pp: torchtitan's (Megatron-FSDP does not pipeline: the megatron profile refuses ZeRO-3 with pp > 1)
+    "hsdp-tp8-pp2": dict(model="llama-3-70b", hardware="h100-sxm", devices=64, tp=8, sp=True, pp=2, zero_stage=3,
+                         dp_shard=2, framework="torchtitan"),
     "moe-ep-cp-full": dict(model="mixtral-8x7b", hardware="h100-sxm", devices=64, tp=2, ep=8, cp=2, zero_stage=1,
                            recompute="full"),
     # TPUs price with the maxtext profile by default, whose pipeline is GPipe

@@ -16,7 +16,7 @@ from typing import Any
 import dash
 from dash import Input, Output, State, dcc, html
 
-from shardplan.errors import ConfigError
+from shardplan.errors import ConfigError, short_repr
 from shardplan.explain import fit_limit_text
 from shardplan.inputs import LAYOUT_OPTIONS, LayoutOption, hardware_spec, model_spec, parallel_config, training_spec
 from shardplan.web import charts
@@ -89,12 +89,28 @@ def _model(name: str | None, uploaded: dict | None):
     return model_spec(name)
 
 
+def _no_server_file(field: str, value: Any) -> None:
+    """The page's model / hardware / framework controls name presets only: a value that reads as a file path
+    (a separator or a .yaml / .yml / .json ending) is refused, so a request cannot make the server read its own
+    files (and echo their keys in an error) when it listens beyond this machine.
+
+    Raises:
+        ConfigError: naming the control and what it takes."""
+    text = str(value or "")
+    if "/" in text or "\\" in text or text.lower().endswith((".yaml", ".yml", ".json")):
+        raise ConfigError(f"{field}: the guide takes a preset name, not a file ({short_repr(text)}); a model of your "
+                          "own: upload its config.json; hardware or profile files: the CLI (--hardware FILE)",
+                          field=field, value=text)
+
+
 def _specs(values: dict[str, Any], uploaded: dict | None):
     """``(model, hardware, training, n_devices)`` from the spec controls (:data:`SPEC_CONTROLS`).
 
     Raises:
-        ConfigError: an empty or invalid control (named).
+        ConfigError: an empty or invalid control (named), or a file path (:func:`_no_server_file`).
     """
+    for field in ("model", "hardware", "framework"):
+        _no_server_file(field, values.get(field))
     n = _as_int("devices", values.get("devices"))
     seq_len = _as_int("seq_len", values.get("seq_len"))
     batch = _as_int("global_batch", values.get("global_batch"))
