@@ -30,12 +30,15 @@ from shardplan.pipeline_program import interleaved_table  # noqa: E402
 from shardplan.jax.train import TrainConfig, Trainer  # noqa: E402
 from shardplan.parallel import ParallelConfig, validate  # noqa: E402
 from shardplan.presets.models import MODELS  # noqa: E402
+from shardplan.presets.frameworks import JAX_RUNTIME  # noqa: E402
 from shardplan.specs.training import TrainingSpec  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
 TINY4 = MODELS["tiny-llama"].model_copy(update={"n_layers": 4, "name": "tiny-llama-4l"})
-TR = TrainingSpec(seq_len=32, global_batch_size=16)
+# the runtime's plans are priced with the jax-runtime profile, as `shardplan train` / `validate` do (the default
+# megatron profile refuses ZeRO-3 with pp > 1: Megatron-FSDP does not pipeline)
+TR = TrainingSpec(seq_len=32, global_batch_size=16, framework=JAX_RUNTIME)
 CFG = TrainConfig(steps=3, compute_dtype="float32")
 
 # name: (ParallelConfig kwargs, mesh (pp, dp, fsdp, tp), microbatches,

@@ -40,11 +40,14 @@ def test_bf16_tp_counts_promoted_all_reduces_at_bf16():
 ])
 def test_plans_outside_the_rules_say_why(kw, cfg, reason):
     """A reason the plan alone gives is raised before the compile (NotCovered); the executed 1F1B's is known
-    from the compiled program's local axes (Validation.not_covered)."""
+    from the compiled program's local axes (Validation.not_covered). Priced with the jax-runtime profile, as the CLI
+    does (the megatron profile refuses ZeRO-3 with pp > 1: Megatron-FSDP does not pipeline)."""
     from shardplan.errors import NotCovered
-    layout = validate(ParallelConfig(**kw), TINY, TR, 8)
+    from shardplan.presets.frameworks import JAX_RUNTIME
+    tr = TR.model_copy(update={"framework": JAX_RUNTIME})  # as `shardplan validate` prices the runtime's plans
+    layout = validate(ParallelConfig(**kw), TINY, tr, 8)
     try:
-        v = validate_plan(TINY, layout, TR, cfg)
+        v = validate_plan(TINY, layout, tr, cfg)
     except NotCovered as err:
         assert reason in str(err) and "1F1B" not in reason
     else:
