@@ -605,14 +605,17 @@ def _check_chunks(p: ParallelConfig, split: tuple[int, ...], what: str) -> None:
         # an even split interleaves into equal chunks only (bug case B: no layer dropped, no silent reshaping)
         legal, text = legal_values("virtual_stages", [v for v in divisors(per_stage)
                                                       if v > 1 or p.schedule != "interleaved"])
+        layers = f"{per_stage} layer{'s' if per_stage != 1 else ''}"
+        options = []
+        if legal or p.schedule != "interleaved":
+            options.append(f"legal virtual_stages: {text}" + (
+                f" (layers per virtual stage: {fmt_legal([per_stage // v for v in legal])})" if legal else ""))
+        if p.schedule == "interleaved":
+            options.append(f"virtual_stages=1 ({layers} per stage) with schedule='1f1b' (--schedule 1f1b)")
+        legal_text = ", or ".join(options) if legal or p.schedule != "interleaved" else "legal: " + options[0]
         raise ConfigError(
-            f"virtual_stages={p.virtual_stages} does not divide {what} {per_stage} "
-            f"layer{'s' if per_stage != 1 else ''} per pipeline stage (layers would be dropped); "
-            + (f"legal virtual_stages: {text}"
-               + (f" (layers per virtual stage: {fmt_legal([per_stage // v for v in legal])})" if legal else "")
-               + (", or " if p.schedule == "interleaved" else "") if legal or p.schedule != "interleaved" else "legal: ")
-            + (f"virtual_stages=1 ({per_stage} layer{'s' if per_stage != 1 else ''} per stage) with schedule='1f1b' "
-               f"(--schedule 1f1b)" if p.schedule == "interleaved" else ""),
+            f"virtual_stages={p.virtual_stages} does not divide {what} {layers} per pipeline stage (layers would be "
+            f"dropped); {legal_text}",
             field="virtual_stages", value=p.virtual_stages, legal=legal)
     top = max_virtual_stages(split)
     if p.virtual_stages > 1 and p.virtual_stages > top:

@@ -223,7 +223,8 @@ def _plan_setup_note(plan: Path | None, m: Any, layout: Any, tr: Any) -> None:
         differ.append(f"dp {dp} (here {layout.parallel.dp})")
     if differ:
         err_console.print(f"[yellow]note:[/] --plan {plan} was made for {', '.join(differ)}: the run takes the file's "
-                          "layout (less the layout flags given) and the rest from the flags", highlight=False, soft_wrap=True)
+                          "layout (less the layout flags given) and the rest from the flags", highlight=False,
+                          soft_wrap=True)
 
 
 def _before_compile(data: list[Path] | None, tr: Any, cfg: Any = None) -> None:
