@@ -457,13 +457,11 @@ def legal_values(field: str, values: Iterable[object], also: dict | None = None)
     ``also``: other fields changed with it (values legal together with them). Outside validate (or inside
     :func:`quiet_legal_values`) the values are kept as they are."""
     values = list(values)
-    given = _GIVEN.get()
-    if given is None or not values:
+    if _GIVEN.get() is None or not values:
         return values, fmt_legal(values)
-    parallel, model, training, n = given
     kept, why = [], None
     for v in values:
-        failure = _first_failure(_trial(parallel, field, v, also), model, training, n)
+        failure = failure_with(field, v, also)
         if failure is None:
             kept.append(v)
         elif why is None:
@@ -471,6 +469,16 @@ def legal_values(field: str, values: Iterable[object], also: dict | None = None)
     if kept:
         return kept, fmt_legal(kept)
     return kept, f"none with the other settings as given ({why})"
+
+
+def failure_with(field: str, value: object, also: dict | None = None) -> str | None:
+    """Why the :func:`validate` call now running would refuse ``field=value`` (with ``also`` changed too) and the
+    other fields as given, or None when it passes (also outside validate, where nothing is checked)."""
+    given = _GIVEN.get()
+    if given is None:
+        return None
+    parallel, model, training, n = given
+    return _first_failure(_trial(parallel, field, value, also), model, training, n)
 
 
 def legal_tp(model: ModelSpec, kv_replication: bool = False) -> list[int]:
@@ -1497,16 +1505,14 @@ def _check_etp(p: ParallelConfig, model: ModelSpec) -> None:
                           f"{p.ep * p.etp} must divide tp*dp*cp={ranks}; legal etp: {text}{need_sp}",
                           field="etp", value=p.etp, legal=legal)
     if p.tp > 1 and not p.sp:
-        legal, text = legal_values("sp", [True])
         _, same = legal_values("etp", [p.tp])
-        if not legal:  # sp=True fails a later check too (e.g. a framework without etp != tp): name etp alone
-            prefix = "none with the other settings as given ("
-            why = text[len(prefix):-1] if text.startswith(prefix) and text.endswith(")") else text
-            raise ConfigError(f"etp={p.etp} != tp={p.tp} needs sp=True, and with {why}; legal etp: {same} (= tp; or "
-                              f"leave --etp out)", field="etp", value=p.etp, legal=[p.tp])
+        why = failure_with("sp", True)
+        if why:  # sp=True fails a later check too (e.g. a framework without etp != tp): name etp alone
+            raise ConfigError(f"etp={p.etp} != tp={p.tp} needs sp=True, and with sp=True: {why}; legal etp: {same} "
+                              f"(= tp; or leave --etp out)", field="etp", value=p.etp, legal=[p.tp])
         raise ConfigError(f"etp={p.etp} != tp={p.tp} needs sp=True (each tp rank dispatches its sequence shard to the "
                           f"experts); legal: sp=True (--sp), or without sp legal etp: {same} (= tp; or leave --etp "
-                          f"out)", field="sp", value=False, legal=legal)
+                          f"out)", field="sp", value=False, legal=[True])
     if model.n_shared_experts and (model.n_shared_experts * model.expert_ffn) % p.tp:
         raise ConfigError(f"tp={p.tp} does not divide the shared experts' width "
                           f"{model.n_shared_experts * model.expert_ffn}", field="tp", value=p.tp)

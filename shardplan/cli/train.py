@@ -227,7 +227,7 @@ def _plan_setup_note(plan: Path | None, m: Any, layout: Any, tr: Any) -> None:
                           soft_wrap=True)
 
 
-def _before_compile(data: list[Path] | None, tr: Any, cfg: Any = None) -> None:
+def _before_compile(data: list[Path] | None, tr: Any, cfg: Any) -> None:
     """Before the compile: route the runtime's log to ``note:`` lines (:func:`runtime_notes`), say what XLA may print
     about custom parameter layouts, and refuse a ``--data`` corpus too small for one global batch (it was refused
     after the compile).
@@ -235,7 +235,7 @@ def _before_compile(data: list[Path] | None, tr: Any, cfg: Any = None) -> None:
     Raises:
         ConfigError: from :class:`shardplan.jax.data.PackedBatches` (fewer sequences than the global batch)."""
     runtime_notes()
-    if cfg is not None and cfg.param_overrides:
+    if cfg.param_overrides:
         err_console.print("[yellow]note:[/] a --param-rule / --param-spec layout that differs from the activations' "
                           "makes XLA reshard the weight where it is used; XLA may print 'Involuntary full "
                           "rematerialization' for it (the run is correct, the resharding costs memory and time)",

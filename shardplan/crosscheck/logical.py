@@ -139,16 +139,19 @@ def _only_use(module: HloModule, first: str, j: int) -> bool:
     return True
 
 
-def chained_allreduces(cols: list[HloCollective], hlo_text: str
+def chained_allreduces(cols: list[HloCollective], module: HloModule
                        ) -> tuple[dict[tuple[str, int], HloCollective], set[tuple[str, int]]]:
     """All-reduce elements that reduce again the result of an all-reduce over disjoint data axes.
+
+    Args:
+        cols: the compiled collectives (:func:`shardplan.crosscheck.hlo.hlo_collectives`).
+        module: the parsed HLO module they come from (:func:`shardplan.crosscheck.hlo.parse_module`).
 
     Returns:
         ``(folded, absorbed)``: ``folded[(second, element)]`` is the first all-reduce whose result
         that element reduces again; ``absorbed`` holds the ``(first, element)`` pairs so folded
         (reported as part of the second).
     """
-    module = parse_module(hlo_text)
     ars = {c.name: c for c in cols if c.kind == "all-reduce"}
     folded: dict[tuple[str, int], HloCollective] = {}
     absorbed: set[tuple[str, int]] = set()
@@ -197,12 +200,11 @@ def _adds_only(module: HloModule, inst: Instruction) -> bool:
     return len(body) == 1 and body[0].opcode == "add"
 
 
-def reassociated_allreduces(cols: list[HloCollective], hlo_text: str) -> dict[tuple[str, int], tuple[str, int]]:
+def reassociated_allreduces(cols: list[HloCollective], module: HloModule) -> dict[tuple[str, int], tuple[str, int]]:
     """All-reduce elements folded into another by XLA's all-reduce reassociation (module docstring):
     of each ``add`` whose two operands are whole (not sliced) all-reduce elements over the same
     groups and of one shape, each used by that add alone, the second operand's ``(name, element)``
     -> the first's (which stands for the all-reduce of the sum)."""
-    module = parse_module(hlo_text)
     ars = {c.name: c for c in cols if c.kind == "all-reduce"}
     absorbed: dict[tuple[str, int], tuple[str, int]] = {}
     for inst in module.by_name.values():
@@ -226,15 +228,16 @@ def logical_collectives(cols: list[HloCollective], hlo_text: str | None = None) 
 
     Args:
         cols: from :func:`shardplan.crosscheck.hlo.hlo_collectives` (with mesh axes).
-        hlo_text: the HLO text, needed to detect chained all-reduces (skipped when None).
+        hlo_text: the HLO text, needed to detect chained and reassociated all-reduces (skipped when None).
 
     Returns:
         One :class:`LogicalCollective` per array (tuple element) per collective; scattered
         all-reduce elements become ReduceScatter; chained all-reduces over disjoint axes become one
         AllReduce over the union of the axes; collective-permutes onto the device itself are dropped.
     """
-    folded, absorbed = chained_allreduces(cols, hlo_text) if hlo_text is not None else ({}, set())
-    reassociated = reassociated_allreduces(cols, hlo_text) if hlo_text is not None else {}
+    module = parse_module(hlo_text) if hlo_text is not None else None
+    folded, absorbed = chained_allreduces(cols, module) if module is not None else ({}, set())
+    reassociated = reassociated_allreduces(cols, module) if module is not None else {}
     summed = set(reassociated.values())
     out: list[LogicalCollective] = []
     for c in cols:

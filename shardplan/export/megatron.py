@@ -66,6 +66,7 @@ from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
                                    parallel_from, refuse)
 from shardplan.parallel import check_activation_offload, check_offload_modules
+from shardplan.presets.frameworks import FRAMEWORKS
 
 SOURCE = "Megatron-LM megatron/training/arguments.py (commit 000c4ac)"
 _ALT: dict[str, str] = {}  # Megatron-LM writes every option the planner has
@@ -183,7 +184,7 @@ def _dp_args(ctx: ExportContext) -> list[str]:
     if p.zero_stage == 1:
         args.append("--use-distributed-optimizer")
     elif p.zero_stage in _FSDP:  # the flags the Megatron-FSDP user guide lists as required
-        if p.pp > 1:  # the megatron profile's pipeline_zero_stages (its source: Megatron-FSDP runs with TP/EP/CP)
+        if p.pp > 1 and p.zero_stage not in FRAMEWORKS["megatron"].pipeline_zero_stages:  # (its source there)
             raise refuse("Megatron-LM", f"zero_stage={p.zero_stage} with pp={p.pp} (Megatron-FSDP runs with TP, EP and "
                          "CP, not with pipeline parallelism)", "torchtitan (FSDP2 with pipelining)")
         args += ["--use-megatron-fsdp", "--data-parallel-sharding-strategy", _FSDP[p.zero_stage],

@@ -294,16 +294,16 @@ def _warn_unexecuted(p: ParallelConfig) -> None:
     JAX runtime does not execute."""
     if p.offload_optimizer:
         log.warning("offload_optimizer=True is not executed by the JAX runtime: the optimizer state stays "
-                      "in device memory")
+                    "in device memory")
     if p.offload_activation_layers:
         log.warning(f"offload_activation_layers={p.offload_activation_layers} is not executed by the JAX runtime: "
-                      "saved activations stay in device memory")
+                    "saved activations stay in device memory")
     if p.moe_dispatcher != "alltoall":
         log.warning(f"moe_dispatcher={p.moe_dispatcher!r} is not executed by the JAX runtime: tokens are "
-                      "dispatched with XLA's AllToAll")
+                    "dispatched with XLA's AllToAll")
     if p.recompute_modules is not None:
         log.warning(f"recompute_modules={','.join(p.recompute_modules)} is not executed by the JAX runtime: its "
-                      "selective recompute follows its own checkpoint policy")
+                    "selective recompute follows its own checkpoint policy")
 
 
 def _cp_attention(model: ModelSpec, p: ParallelConfig, requested: str) -> str:
