@@ -30,7 +30,7 @@ def _components(e: Estimate) -> dict[str, float]:
            "framework overhead": e.overhead_s, "overlap slowdown": e.overlap_slowdown_s,
            "activation offload (host link)": e.offload_s}
     for c in e.collectives:
-        key = f"{c.axis} {c.op} on {c.level}"
+        key = f"{c.label} {c.op} on {c.level}"
         out[key] = out.get(key, 0.0) + c.exposed_s
     return out
 
@@ -168,7 +168,7 @@ def _why(component: str, e: Estimate) -> str:
     if axis == "tp" and p.tp > hw.scale_up_size:
         return f"tp={p.tp} crosses the {hw.scale_up_size}-device scale-up domain: {component}"
     if component.endswith(f" on {scale_out}"):
-        if axis == "dp":
+        if axis in ("dp", "dp-cp"):
             return f"data-parallel {component} (group of {p.dp * p.cp} crosses the scale-up domain)"
         return f"{axis} communication crossing the {hw.scale_up_size}-device scale-up domain: {component}"
     if component == "pipeline bubble":

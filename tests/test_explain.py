@@ -41,7 +41,8 @@ def test_dp_on_dcn_is_data_parallel():
     # cp=2 x tp=4 = 8 chips per cp group, slices of 4 chips: cp and the ZeRO-1 dp collectives cross DCN
     one, two = _one_vs_two_slices(ParallelConfig(tp=4, cp=2, zero_stage=1), 256, 4, 6.25e9)
     text = compare(one, two)
-    assert "mostly data-parallel dp " in text and "on DCN" in text
+    # cp=2: the ZeRO-1 group holds the dp x cp ranks, named dp-cp (Megatron-LM's group of that name)
+    assert "mostly data-parallel dp-cp " in text and "on DCN" in text
 
 
 def test_tp_crossing_slices_names_tp():

@@ -782,7 +782,7 @@ def _runner_up(e) -> tuple[str, float]:
              "the optimizer step": e.optimizer_s, "framework overhead": e.overhead_s,
              "the overlap slowdown": e.overlap_slowdown_s}
     for c in e.collectives:
-        key = f"exposed {c.axis} communication ({c.level})"
+        key = f"exposed {c.label} communication ({c.level})"
         parts[key] = parts.get(key, 0.0) + c.exposed_s
     name = max(parts, key=parts.get)  # type: ignore[arg-type]
     return name, parts[name]
@@ -862,7 +862,7 @@ def _collectives_table(e) -> Table:
     for col in ("op", "axis", "purpose", "phase", "group", "bounded by", "calls", "GiB sent", "time", "exposed"):
         ct.add_column(col, justify="right" if col in ("calls", "GiB sent", "time", "exposed", "group") else "left")
     for c in shown_collectives(e):
-        ct.add_row(c.op, c.axis, c.purpose, c.phase, str(c.group_size), c.level, f"{c.count:,.0f}",
+        ct.add_row(c.op, c.label, c.purpose, c.phase, str(c.group_size), c.level, f"{c.count:,.0f}",
                    _gib(c.bytes_per_device), fmt_seconds(c.time_s), fmt_seconds(c.exposed_s))
     return ct
 

@@ -61,6 +61,15 @@ def bytes_sent(op: str, size_bytes: float, n: int) -> float:
     return factor * size_bytes * (n - 1) / n
 
 
+def axis_label(axis: str, cp: int, replicas: bool = False) -> str:
+    """Display name of the group a collective on ``axis`` runs over: 'dp-cp' for a data-parallel (ZeRO / gradient)
+    collective when cp > 1, whose group holds the dp x cp ranks that share weights (Megatron-LM's
+    ``RankGenerator.get_ranks('dp-cp')`` group, ``parallel_state.get_data_parallel_group(with_context_parallel=True)``;
+    torchtitan's ``dp_shard_cp`` mesh dimension), so that a layout with dp=1 cp=8 does not show an 8-rank "dp"
+    group; the HSDP AllReduce across replicas (``replicas``) and every other axis keep their name."""
+    return "dp-cp" if axis == "dp" and cp > 1 and not replicas else axis
+
+
 @dataclass(frozen=True)
 class Collective:
     """One collective of one kind on one axis, aggregated over a step, for one device.
@@ -82,6 +91,7 @@ class Collective:
         purpose: human description (display only).
         buckets: calls each of the ``count`` transfers is split into (gradient buckets, per-layer or per-tensor
             gathers), each paying the call's latency; ``count x buckets`` calls per step in all.
+        axis_label: the group's name in tables and explanations when it is not ``axis`` (:func:`axis_label`).
     """
 
     op: Op
@@ -99,6 +109,12 @@ class Collective:
     purpose: str
     replicas: bool = False
     buckets: int = 1
+    axis_label: str = ""
+
+    @property
+    def label(self) -> str:
+        """The group's name for display: ``axis_label`` where set, else ``axis``."""
+        return self.axis_label or self.axis
 
     def to_dict(self) -> dict:
         """JSON-friendly form (one entry of ``collectives`` in ``estimate --json``); bytes and seconds."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shardplan.cost.collective import Collective
+from shardplan.cost.collective import Collective, axis_label
 from shardplan.cost.comm import collective_cost
 from shardplan.cost.compute import LayerTimes, StageCompute, layer_times, slowest_stage
 from shardplan.parallel import Layout, ParallelConfig
@@ -91,7 +91,8 @@ class StepContext:
                           count=count, bytes_per_device=c.bytes_per_device * count, time_s=time_s,
                           exposed_s=time_s if exposed_s is None else exposed_s, level=c.level,
                           group_size=n if op != "SendRecv" else 2, overlap=overlap,  # type: ignore[arg-type]
-                          purpose=purpose, replicas=replicas, buckets=max(1, int(buckets)))
+                          purpose=purpose, replicas=replicas, buckets=max(1, int(buckets)),
+                          axis_label=axis_label(axis, self.p.cp, replicas))
 
 
 def step_context(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, layout: Layout) -> StepContext:

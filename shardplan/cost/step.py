@@ -511,8 +511,8 @@ def bottleneck(ctx: StepContext, colls: list[Collective], bubble: float, opt_s: 
     by_axis: dict[str, float] = defaultdict(float)
     levels: dict[str, str] = {}
     for c in colls:
-        by_axis[c.axis] += c.exposed_s
-        levels[c.axis] = c.level
+        by_axis[c.label] += c.exposed_s
+        levels[c.label] = c.level
     largest_other = max(parts.values())
     for axis, e in by_axis.items():
         parts[f"{axis} communication ({levels[axis]})"] = e
@@ -551,7 +551,7 @@ def _roofline(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: Par
         # FLOPs available to hide one call: the step's FLOPs spread over the calls
         total_flops = layer_flops * model.n_layers / p.pp * m
         intensity = total_flops / c.bytes_per_device
-        out.append(dict(name=f"{c.op} {c.axis} ({c.purpose})", resource=c.level, intensity=intensity,
+        out.append(dict(name=f"{c.op} {c.label} ({c.purpose})", resource=c.level, intensity=intensity,
                         ridge=C / bw, bound="compute" if intensity > C / bw else c.level,
                         bytes_per_call=per_call_bytes, flops_hidden=flops_hidden))
     return out

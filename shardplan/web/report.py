@@ -65,7 +65,7 @@ def render_html(e: Estimate, plans: Sequence[Estimate] | None = None) -> str:
              _table(charts.summary_rows(e))]
     if e.collectives:
         parts.append("<h2>Collectives per step (per device)</h2>")
-        parts.append(_table([(c.op, c.axis, c.purpose, c.group_size, c.level, f"{c.count:,.0f}",
+        parts.append(_table([(c.op, c.label, c.purpose, c.group_size, c.level, f"{c.count:,.0f}",
                               charts.fmt_gib(c.bytes_per_device), charts.fmt_seconds(c.time_s),
                               charts.fmt_seconds(c.exposed_s)) for c in e.collectives],
                             ["op", "axis", "purpose", "group", "level", "calls", "sent", "time", "exposed"]))
