@@ -221,10 +221,11 @@ QWEN3_MOE = tuple(
 #: reshard after forward computation": the parameters stay whole per tp x pp rank, so ZeRO-2, with the gradients
 #: sharded (FSDP's reduce-scatter after each microbatch's backward: zero2_accumulation 'per_microbatch', not the
 #: megatron profile's full main-grad buffer; added 2026-12-05 with that field, not fitted: -10% / -9% with it, and
-#: 84 GiB, over the 80 GB H100, with the full buffer)
+#: 84 GiB, over the 80 GB H100, with the full buffer). Meta's stack runs that sharding beside PP 16, which Megatron-LM
+#: does not (the megatron profile's pipeline_zero_stages 0, 1): the row allows ZeRO-2 with pipelining inline
 LLAMA3_405B = tuple(
     (f"Llama 3 405B (Dubey et al. 2024 Table 4), {n:,} H100, v=8 assumed", "llama-3.1-405b", "H100-SXM",
-     "megatron+zero2_accumulation=per_microbatch",
+     "megatron+zero2_accumulation=per_microbatch+pipeline_zero_stages=[0,1,2]",
      "bf16-mixed", n, 8192, 2048, dict(tp=8, sp=True, pp=16, schedule="interleaved", virtual_stages=8, zero_stage=2,
                                        microbatch_size=1), tflops / 2.524e12, None)
     for n, tflops in ((8192, 430e12), (16384, 400e12)))
@@ -4294,3 +4295,156 @@ TORCHAO_MX_B200 = tuple(
 
 SCOUTED_2026_12AN = (NEMO_LAUNCHER_GPT3 + TORCHTITAN_405B_FLOAT8 + TORCHTITAN_DSV3_DISTMOE + TORCHTITAN_CHUNKED_LOSS
                      + TORCHAO_MX_B200)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Forty-first scouting pass (2026-12, never fitted on; SCOUTED_2026_12AO): MLPerf Training v5.1 / v6.0 Llama 3.1 8B
+# logs of third parties and NVIDIA, torchtitan PRs #1690 (Qwen3-32B) and #1884 (flex attention with CP), a PithTrain
+# issue timing torchtitan, and LambdaLabs' FlashAttention-2 README. Names carry _S45_ so that no earlier row's helper
+# reads them.
+# ---------------------------------------------------------------------------------------------------------------
+# 1. MLPerf Training v5.1, Llama 3.1 8B pre-training, closed division (mlcommons/training_results_v5.1
+#    @ 4da2d1cd71eb30c855dad12712480ae5ac90dd89). NeMo/Megatron-Core with TE; NVIDIA's config_common.sh
+#    (NVIDIA/benchmarks/llama31_8b/implementations/nemo/config_common.sh): USE_DIST_OPTIMIZER=True (ZeRO-1),
+#    FP8=True, FP8_RECIPE="tensorwise" (current scaling), FP8_PARAM_GATHER=True -> "fp8-params", overlap grad
+#    reduce / param gather, CUDA graphs (config_common_cg.sh). Seq 8192 (log max_sequence_length).
+#    tokens/s/GPU = global_batch_size x 8192 / train_step_time / GPUs, train_step_time = the log's block average
+#    ("tracked_stats" train_step_time of the first block, logging.py line 210).
+#  a) University-of-Florida/results/hpg.dgxb200x8.n1/llama31_8b/result_0.txt: 8 B200 (DGX B200, "HiPerGator"),
+#     global_batch_size 16, gradient_accumulation_steps 1, block-average step 0.5387814506 s;
+#     run_1n.sub sources config_DGXB200_1x8x2xtp1pp1cp1_8b.sh (not stored; name = 1 node x 8 GPUs x MINIBS 2,
+#     TP1 PP1 CP1) -> DP 8, MBS 2 (16 / 8 / GA 1). 16 x 8192 / 0.53878 / 8 = 30,407.
+#  b) University-of-Florida/results/hpg.dgxb200x8.n32/llama31_8b/result_0.txt: 256 B200, samples 4096 per 32 steps
+#     -> GBS 128; config_DGXB200_32x8x1xtp1pp1cp2_8b.sh (stored): MINIBS 1, TP1, PP1, CP2, MBS 1 -> DP 128;
+#     block-average step 0.22001852644 s. 128 x 8192 / 0.22002 / 256 = 18,616.
+#  c) NVIDIA/results/theia_ngpu72_ngc25.09_nemo/llama31_8b/result_0.txt: 72 GPUs (18 nodes x 4),
+#     global_batch_size 36, GA 1; config_GB300_18x4x1xtp1pp1cp2_8b.sh (README-theia_ngpu72: MINIBS 1, TP1, CP2,
+#     MBS 1, SEQ_PARALLEL False) -> DP 36; block-average step 0.1461935657 s. 36 x 8192 / 0.14619 / 72 = 28,018.
+#     [B: GB300 from the config name; the log's submission_platform says "18xNVIDIA GB200" and config_common sets
+#     GPU_ARCH=gb200; config_common_8b.sh (not stored) might switch the recipe; fp8 tensorwise assumed]
+_S45_MLPERF_FW = "megatron"
+MLPERF_V51_8B = (
+    ("[B: UF config file not stored (layout from its name + log); fp8 tensorwise from NVIDIA config_common] "
+     "MLPerf v5.1 UF HiPerGator 8 B200: Llama 3.1 8B FP8 DP8 MBS2, GBS 16", "llama-3.1-8b", "B200", _S45_MLPERF_FW,
+     "fp8-params", 8, 8192, 16, dict(dp=8, zero_stage=1, microbatch_size=2, recompute="none"),
+     16 * 8192 / 0.5387814506 / 8, None),
+    ("[B: fp8 tensorwise from NVIDIA config_common] MLPerf v5.1 UF HiPerGator 256 B200: Llama 3.1 8B FP8 CP2 DP128 "
+     "MBS1, GBS 128", "llama-3.1-8b", "B200", _S45_MLPERF_FW, "fp8-params", 256, 8192, 128,
+     dict(dp=128, cp=2, zero_stage=1, microbatch_size=1, recompute="none"), 128 * 8192 / 0.22001852644 / 256, None),
+    ("[B: GB300 per config name (log says GB200); fp8 tensorwise] MLPerf v5.1 NVIDIA theia 72 GPUs: Llama 3.1 8B "
+     "FP8 CP2 DP36 MBS1, GBS 36", "llama-3.1-8b", "GB300", _S45_MLPERF_FW, "fp8-params", 72, 8192, 36,
+     dict(dp=36, cp=2, zero_stage=1, microbatch_size=1, recompute="none"), 36 * 8192 / 0.1461935657 / 72, None),
+)
+
+# ---------------------------------------------------------------------------------------------------------------
+# 2. pytorch/torchtitan PR #1690 "[Qwen3] Add 32b training configs" (wwwjn, 2025-09-08/11;
+#    https://github.com/pytorch/torchtitan/pull/1690, description). Qwen3-32B (benchmarks/models/qwen3-32b.config.json:
+#    the HF config, 64 x 5120, 64 heads / 8 KV, ffn 25600, vocab 151936, untied; 32.76B parameters).
+#    Memory column "81.85GiB(86.17%)" -> 95.0 GiB devices = Meta's H100 95 GiB (the H100 96GB preset, as the
+#    torchtitan performance rows). torchtitan default mixed precision (bf16 params, fp32 reduce).
+#    * "When torch.compile is enabled, FSDP=8 ... step: 50 ... memory: 81.85GiB ... tps: 1,874 tflops: 389.87";
+#      recommended "local batch size=2, FSDP=8, full AC". Seq not printed for that line: tflops/tps = 208.04
+#      GFLOP/token, the same as the seq-4096 rows below (182.14/876 = 207.9), so seq 4096. [B: seq by that ratio]
+#    * table "Local bs (gbs) | seq_len | Training parallelism | Performance" (no compile):
+#      16 (64) | 4096 | fsdp 4, tp 8 | Full AC: step 20 memory 43.45GiB tps 876
+#      32 (128) | 4096 | fsdp 4, tp 8 | Full AC: step 10 memory 70.79GiB tps 883
+#      32 (256) | 4096 | Fsdp8, tp 8 | Full AC: step 70 memory 63.27GiB tps 873
+#      (64 (256) fsdp 4 tp 8: OOM). torchtitan TP = sequence parallel on; async TP not mentioned (off).
+#      [B: early steps (10-70) of each run; GPU count = fsdp x tp]
+_S45_TT = "torchtitan"
+_S45_TTC = "torchtitan-compile"
+_S45_H96 = "H100 96GB"
+_S45_TT_PREC = "bf16-mixed-fp32-grads"
+TT_QWEN3_32B = (
+    ("[B: seq 4096 from the tflops/tps ratio] torchtitan PR#1690: Qwen3-32B FSDP8, lbs 2, full AC, compile, 8 H100",
+     MODELS_DIR + "qwen3-32b.config.json", _S45_H96, _S45_TTC, _S45_TT_PREC, 8, 4096, 16,
+     dict(dp=8, zero_stage=3, microbatch_size=2, recompute="full"), 1874, 81.85),
+    ("[B: step 20 of the run] torchtitan PR#1690: Qwen3-32B FSDP4 x TP8, lbs 16, full AC, eager, 32 H100",
+     MODELS_DIR + "qwen3-32b.config.json", _S45_H96, _S45_TT, _S45_TT_PREC, 32, 4096, 64,
+     dict(dp=4, zero_stage=3, tp=8, sp=True, microbatch_size=16, recompute="full"), 876, 43.45),
+    ("[B: step 10 of the run] torchtitan PR#1690: Qwen3-32B FSDP4 x TP8, lbs 32, full AC, eager, 32 H100",
+     MODELS_DIR + "qwen3-32b.config.json", _S45_H96, _S45_TT, _S45_TT_PREC, 32, 4096, 128,
+     dict(dp=4, zero_stage=3, tp=8, sp=True, microbatch_size=32, recompute="full"), 883, 70.79),
+    ("[B: step 70 of the run] torchtitan PR#1690: Qwen3-32B FSDP8 x TP8, lbs 32, full AC, eager, 64 H100",
+     MODELS_DIR + "qwen3-32b.config.json", _S45_H96, _S45_TT, _S45_TT_PREC, 64, 4096, 256,
+     dict(dp=8, zero_stage=3, tp=8, sp=True, microbatch_size=32, recompute="full"), 873, 63.27),
+)
+
+# ---------------------------------------------------------------------------------------------------------------
+# 3. mlc-ai/pith-train issue #79 (DAN-DNA-AND, 2026-07-22; https://github.com/mlc-ai/pith-train/issues/79):
+#    TorchTitan, Qwen3-30B-A3B, one 8 x B200 node, "BF16, seq8192, FSDP8, EP1, PP1, MBS8, GBS64, Selective activation
+#    checkpointing, Eight loss chunks, Compiled Transformer blocks and loss": "stable steps reached 19.41k, 19.53k,
+#    and 19.52k tokens/s/GPU, with 141.79 GiB peak memory per GPU" -> mean of the three 19,487. Real checkpoint and
+#    DCLM data (routing not forced). The same issue's PithTrain EP4/PP2 run (~17.5k) is not priced (framework and
+#    schedule not expressible). [B: selective AC = the profile's op-level selective recompute; real routing priced
+#    with the default imbalance; fp32 gradient reduce = torchtitan default]
+PITH_TT_QWEN3_MOE = (
+    ("[B: selective AC as op-level; default routing imbalance] pith-train#79: TorchTitan Qwen3-30B-A3B FSDP8 EP1, "
+     "MBS8, 8 loss chunks, compile, 8 B200", "qwen3-30b-a3b", "B200", _S45_TTC + "+loss_chunks=8", _S45_TT_PREC, 8, 8192, 64,
+     dict(dp=8, zero_stage=3, microbatch_size=8, recompute="selective"), (19410 + 19530 + 19520) / 3, 141.79),
+)
+
+# ---------------------------------------------------------------------------------------------------------------
+# 4. LambdaLabsML/examples flash-attention-2/README.md @ 1884943455184be70dd73109f6cd81cf613b156a ("Results":
+#    gpt3-2.7B-flash with FlashAttention 2, table Configurations / Iter/Sec / Tokens/Sec / BS_per_GPU /
+#    Memory_per_GPU (GB)): A100 80GB SXM4 2.6 it/s 10649.6 tok/s; H100 80GB SXM5 5.44 / 22282.24; 8xA100 2.5 / 81920;
+#    8xH100 5.34 / 174981.12; BS_per_GPU 4. Tokens/Sec = it/s x 4 x 1024 (x GPUs): sequence 1024 (owt datamodule).
+#    Config: LambdaLabsML/flash-attention training/configs/experiment/owt/gpt3-2.7B-flash.yaml @ 81796d35 (n_embd 2560,
+#    n_head 32, n_layer 32, mlp_checkpoint_lvl 0, batch_size 4) -> owt/gpt3xl-flash.yaml @ 1fc928ca (global_batch_size
+#    512, DDPStrategyZero1 = ZeRO-1) -> owt/base.yaml (Dao-AILab @ 0bf5e500: max_length 1024, precision 16 = fp16 AMP,
+#    Apex cross-entropy inplace_backward). GA = 512 / (GPUs x 4) (128 on 1 GPU, 16 on 8). Model:
+#    benchmarks/models/flashattn-gpt3-2.7b-owt-1024.config.json (2.649B; vocab 50257 padded to 50264 as the flash-attn
+#    GPT config pads to a multiple of 8; learned positions 1024; tied). Priced as public_runs.SCOUTED_2026_12R prices
+#    the same code base (pytorch-fsdp + in-place loss, fp32 gradients, dropout on).
+#    tokens/s/GPU: 10649.6, 22282.24, 81920/8 = 10240, 174981.12/8 = 21872.64. Memory column 73 / 56 GB.
+#    [B: fp16 AMP priced as bf16 (same tensor rate); "Iter/Sec" read as micro-batch iterations (it matches the
+#    Tokens/Sec column exactly)]
+_S45_FA_FW = "pytorch-fsdp+loss=in_place"
+_S45_FA_PREC = "bf16-mixed-fp32-grads+dropout=True"
+_S45_FA_M = MODELS_DIR + "flashattn-gpt3-2.7b-owt-1024.config.json"
+LAMBDA_FA2 = (
+    ("[A] LambdaLabs FA2 README: GPT3-2.7B (hdim 80) seq 1024, 1 A100 80GB, mbs 4, GA 128", _S45_FA_M, "A100 80GB",
+     _S45_FA_FW, _S45_FA_PREC, 1, 1024, 512, dict(dp=1, zero_stage=0, microbatch_size=4, recompute="none"), 10649.6, None),
+    ("[A] LambdaLabs FA2 README: GPT3-2.7B (hdim 80) seq 1024, 1 H100 80GB, mbs 4, GA 128", _S45_FA_M, "H100",
+     _S45_FA_FW, _S45_FA_PREC, 1, 1024, 512, dict(dp=1, zero_stage=0, microbatch_size=4, recompute="none"), 22282.24, None),
+    ("[A] LambdaLabs FA2 README: GPT3-2.7B (hdim 80) seq 1024, 8 A100 80GB, DDP ZeRO-1, mbs 4, GA 16", _S45_FA_M,
+     "A100 80GB", _S45_FA_FW, _S45_FA_PREC, 8, 1024, 512, dict(dp=8, zero_stage=1, microbatch_size=4, recompute="none"),
+     81920 / 8, None),
+    ("[A] LambdaLabs FA2 README: GPT3-2.7B (hdim 80) seq 1024, 8 H100 80GB, DDP ZeRO-1, mbs 4, GA 16", _S45_FA_M,
+     "H100", _S45_FA_FW, _S45_FA_PREC, 8, 1024, 512, dict(dp=8, zero_stage=1, microbatch_size=4, recompute="none"),
+     174981.12 / 8, None),
+)
+
+# ---------------------------------------------------------------------------------------------------------------
+# 5. MLPerf Training v6.0, ASUSTeK, Llama 3.1 8B (fork Richardyu114/training_results_v6.0
+#    @ eabf23a07b2a0c60a289ff871dc3a46fff0d0421): ASUSTeK/benchmarks/llama31_8b/implementations/nemo/
+#    config_XA_NB3I_E12.sh (1 node x 8 GPUs, MINIBS 2, MICRO_BATCH_SIZE 2, TP1 PP1 CP1, CE_FUSION_IMPL=te, sources
+#    config_common_cg.sh, config_common_fp8attn.sh and config_common_fp4.sh -> NVFP4 linears, fp8 attention) and
+#    config_common_8b.sh (FP8_HYBRID, NVFP4 2D quantization + stochastic rounding). Log
+#    ASUSTeK/results/XA_NB3I_E12/llama31_8b/result_1.txt: global_batch_size 16, gradient_accumulation_steps 1,
+#    max_sequence_length 8192, first-block average train_step_time 0.3995160616 s (callback_logging.py line 286).
+#    16 x 8192 / 0.39952 / 8 = 41,009 tokens/s/GPU. Cross-check: public_runs holds Cisco's v6.0 C880A 8 x B300 NVFP4
+#    DP8 MBS2 GBS 16 row (same recipe family).
+#    [B: B300 from the system name XA NB3I-E12 (the log's platform is a placeholder; systems json not read);
+#    ZeRO-1 (distributed optimizer, NVIDIA's config_common); fp8 attention priced as the nvfp4 policy prices it]
+MLPERF_V60_ASUS = (
+    ("[B: B300 from the system name; ZeRO-1] MLPerf v6.0 ASUSTeK XA NB3I-E12 8 GPUs: Llama 3.1 8B NVFP4 DP8 MBS2, "
+     "GBS 16", "llama-3.1-8b", "B300", "megatron+loss=in_place", "nvfp4-mixed", 8, 8192, 16,
+     dict(dp=8, zero_stage=1, microbatch_size=2, recompute="none"), 16 * 8192 / 0.3995160616 / 8, None),
+)
+
+# ---------------------------------------------------------------------------------------------------------------
+# 6. pytorch/torchtitan PR #1884 "[llama3-8B] add flex_attention model flavor" (XilunWu, 2025-10-15;
+#    https://github.com/pytorch/torchtitan/pull/1884, "Test"): CONFIG_FILE=llama3_8b.toml NGPU=4 --model.flavor
+#    "8B_flex_attn" --activation_checkpoint.mode "full" --parallelism.context_parallel_degree 2; log rank2/3 "step: 10
+#    ... memory: 44.84GiB(47.19%) tps: 5,615 tflops: 325.20". 44.84 / 0.4719 = 95.0 GiB -> H100 95 GiB. Seq 8192:
+#    325.20e12 / 5615 = 57.9 GFLOP/token = torchtitan's 6 x 7.50e9 + 12 x 32 x 32 x 128 x 8192 (57.9e9).
+#    FSDP over the remaining 2 ranks (data_parallel_shard_degree -1). [B: local batch 1 (the toml's default; not in
+#    the PR); step 10 of a test run; FlexAttention priced as the profile's attention kernel; eager (no --compile)]
+TT_FLEX = (
+    ("[B: lbs 1 from llama3_8b.toml; step 10; flex priced as SDPA] torchtitan PR#1884: Llama 3 8B flex attn, CP2 x "
+     "FSDP2, full AC, 4 H100", "llama-3.1-8b", _S45_H96, _S45_TT, _S45_TT_PREC, 4, 8192, 2,
+     dict(dp=2, cp=2, zero_stage=3, microbatch_size=1, recompute="full"), 5615, 44.84),
+)
+
+SCOUTED_2026_12AO = (*MLPERF_V51_8B, *MLPERF_V60_ASUS, *TT_QWEN3_32B, *PITH_TT_QWEN3_MOE, *LAMBDA_FA2, *TT_FLEX)

@@ -639,8 +639,13 @@ FRAMEWORKS["torchtitan-compile"] = FRAMEWORKS["torchtitan"].model_copy(update={
 FRAMEWORKS["megatron-legacy"] = FRAMEWORKS["megatron"].model_copy(update={
     "name": "megatron-legacy", "pp_p2p_overlap": False, "eager_ops": ("rope", "swiglu", "rmsnorm", "attention_layout"),
     "default_precision": "bf16-mixed-fp32-grads", "layout_defaults": {}, "default_zero_stage": 0, "cp_comms": ("ring",),
-    "searched_tp_overlap": False,
+    "searched_tp_overlap": False, "pipeline_zero_stages": (0, 1, 2),
     "sources": {**FRAMEWORKS["megatron"].sources,
+                "pipeline_zero_stages": "0, 1, 2: before Megatron-FSDP (2025) a Megatron-LM ZeRO stage above 0 is the "
+                "distributed optimizer (--use-distributed-optimizer), which reduce-scatters the gradients from the full "
+                "main-gradient buffer (ZeRO-2-style communication, zero2_accumulation 'full_buffer') and runs with "
+                "pipeline parallelism (MegaScale's Megatron-LM baseline, Jiang et al. 2024 Tables 1-2: PP 8 with its "
+                "ZeRO-2-style optimizer); ZeRO-3 never did",
                 "searched_tp_overlap": "False: Megatron-LM's 2021-2023 releases had no tensor-parallel communication "
                 "overlap (--tp-comm-overlap came with Transformer Engine's userbuffers in 2023)",
                 "cp_comms": "ring only: Megatron-LM's --cp-comm-type (a2a, allgather, a2a+p2p beside the p2p ring) came "
