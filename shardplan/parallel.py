@@ -1143,6 +1143,20 @@ def _check_ep_shard(p: ParallelConfig, fw) -> None:
                           field="ep", value=p.ep, legal=legal)
 
 
+def _pipelining_frameworks(p: ParallelConfig, current: str) -> list[str]:
+    """Built-in framework profiles other than ``current`` that pipeline (``FrameworkProfile.pipeline_parallel``) with
+    ``p.zero_stage`` and ``p.schedule`` (their ``zero_stages``, ``pipeline_zero_stages`` and ``schedules``): where a
+    refusal of ZeRO with pipelining sends a user whose stack is not that framework (Llama 3 405B's ZeRO-2-style
+    FSDP with PP 16, Dubey et al. 2024 Sec. 3.3.2, is refused by the megatron profile)."""
+    from shardplan.presets.frameworks import FRAMEWORKS
+
+    def runs(f) -> bool:
+        return (f.pipeline_parallel and f.name not in (current, "jax-runtime")
+                and all(allowed is None or value in allowed for value, allowed in (
+                    (p.zero_stage, f.zero_stages), (p.zero_stage, f.pipeline_zero_stages), (p.schedule, f.schedules))))
+    return [name for name, f in FRAMEWORKS.items() if runs(f)]
+
+
 def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
     """A pipelined layout's schedule, the ZeRO stage, the recompute policy, cp, ep and pp must be ones the
     framework profile implements (``schedules``, ``zero_stages``, ``pipeline_zero_stages``, ``recomputes``,
@@ -1176,8 +1190,10 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
     pzs = fw.pipeline_zero_stages
     if p.pp > 1 and pzs is not None and p.zero_stage not in pzs:
         legal, text = legal_values("zero_stage", pzs)
+        others = _pipelining_frameworks(p, fw.name)
+        elsewhere = f"; --framework {', '.join(others)} run{'s' if len(others) == 1 else ''} it" if others else ""
         raise ConfigError(f"zero_stage={p.zero_stage} with pp={p.pp} is not implemented by the {fw.label} framework; "
-                          f"legal zero_stage with pipelining: {text} (or pp=1)", field="zero_stage",
+                          f"legal zero_stage with pipelining: {text} (or pp=1){elsewhere}", field="zero_stage",
                           value=p.zero_stage, legal=legal)
     zs = fw.zero_stages
     if zs is not None and p.zero_stage not in zs:

@@ -43,3 +43,17 @@ def test_every_shared_published_row_is_covered():
     rows = load_rows()
     uncovered = [(r["id"], res.reason) for r in rows for res in [reproduce_row(r)] if not res.covered]
     assert len(rows) >= 53 and uncovered == []
+
+
+def test_zero_with_pipelining_refusal_names_frameworks_that_run_it():
+    # Meta's Llama 3 405B layout (ZeRO-2-style FSDP beside PP 16, interleaved) is refused by the megatron profile
+    # (Megatron-FSDP does not pipeline); the error now names the built-in profiles whose zero_stages,
+    # pipeline_zero_stages and schedules take it: torchtitan (0/2/3, any schedule), automodel, torchtitan-compile and
+    # megatron-legacy (its ZeRO-2-style distributed optimizer); not deepspeed / nanotron (ZeRO 0/1 with pp), not
+    # maxtext / paxml (gpipe only), not the non-pipelining pytorch-fsdp / llm-foundry / hf-* profiles
+    r = runner.invoke(app, ["estimate", "-m", "llama-3.1-405b", "-H", "h100-sxm", "-n", "8192", "-s", "8192", "-b",
+                            "2048", "--tp", "8", "--pp", "16", "--schedule", "interleaved", "--virtual-stages", "8",
+                            "--zero-stage", "2"])
+    assert r.exit_code == 2
+    line = [x for x in r.output.splitlines() if x.startswith("error:")][0]
+    assert line.endswith("--framework torchtitan, automodel, torchtitan-compile, megatron-legacy run it"), line
