@@ -11,7 +11,8 @@ language model only (no vision tower or projector).
 
 Modelled approximately (parameter counts stay exact):
 
-* Llama 4's chunked local attention (``attention_chunk_size``) is taken as full attention, and its
+* Llama 4's chunked local attention (``attention_chunk_size``, Llama4TextConfig's default 8192 where the key is
+  absent) is :attr:`ModelSpec.local_attention` 'chunked' on its RoPE layers, full attention on the NoPE ones; its
   weightless L2 QK-norm adds nothing;
 * DeepSeek-V3's and GLM-4.5's multi-token-prediction module (``num_nextn_predict_layers``) is not
   counted: ``transformers`` does not build it either; set ``mtp_modules`` (YAML, or the
@@ -108,24 +109,34 @@ def moe_layer_pattern(moe: list[int], n_layers: int, key: str) -> Cfg:
     return dict(n_dense_layers=moe[0] - step + 1, moe_layer_step=step)
 
 
-def window_pattern(cfg: Cfg, interval: int | None = None) -> Cfg:
-    """``sliding_window`` and ``full_attention_interval`` from ``layer_types`` (when given), else
-    from ``interval`` (0 = every layer slides); {} without a window."""
-    w = cfg.get("sliding_window")
+def window_pattern(cfg: Cfg, interval: int | None = None, local_type: str = "sliding_attention",
+                   window_key: str = "sliding_window") -> Cfg:
+    """``sliding_window`` and ``full_attention_interval`` from ``layer_types`` (when given; ``local_type`` names
+    a local layer there), else from ``interval`` (0 = every layer is local); {} without a window
+    (``window_key``: the config key of the window or chunk length)."""
+    w = cfg.get(window_key)
     types = cfg.get("layer_types")
     if types:
-        sliding = [t == "sliding_attention" for t in types]
-        if not any(sliding) or w is None:
+        local = [t == local_type for t in types]
+        if not any(local) or w is None:
             return {}
-        k = 0 if all(sliding) else sliding.index(False) + 1
-        if any(sliding[i] != (k == 0 or (i + 1) % k != 0) for i in range(len(sliding))):
-            raise ConfigError(f"layer_types={types!r}: sliding layers are not every layer but each k-th "
-                              "(full_attention_interval); describe the model in YAML", field="layer_types",
-                              value=types)
-        return dict(sliding_window=w, full_attention_interval=k)
+        return dict(sliding_window=w, full_attention_interval=full_interval(local, types))
     if w is None or interval is None:
         return {}
     return dict(sliding_window=w, full_attention_interval=interval)
+
+
+def full_interval(local: list[bool], types: Any) -> int:
+    """k with layer i full iff (i + 1) % k == 0 (0: every layer local) for the per-layer ``local`` flags of
+    ``layer_types``; ConfigError naming the legal patterns when the layers follow none."""
+    k = 0 if all(local) else local.index(False) + 1
+    if any(local[i] != (k == 0 or (i + 1) % k != 0) for i in range(len(local))):
+        shown = short_repr(types)
+        raise ConfigError(f"layer_types={shown}: the full-attention layers are not every k-th layer (layer i full "
+                          "iff (i + 1) % k == 0, e.g. k=2: local, full, local, full, ...); legal: every layer local, "
+                          "or full attention on every k-th layer counted from layer 0 (full_attention_interval); "
+                          "describe another pattern in YAML", field="layer_types", value=types)
+    return k
 
 
 def _llama_like(cfg: Cfg, tied: bool = False) -> Cfg:
@@ -320,8 +331,32 @@ def _llama4(cfg: Cfg) -> Cfg:
     spec = _llama_like(cfg)
     spec.update(ffn_dim=cfg["intermediate_size_mlp"], expert_ffn_dim=cfg["intermediate_size"],
                 n_experts=cfg["num_local_experts"], top_k=cfg["num_experts_per_tok"], n_shared_experts=1,
-                **moe_layer_pattern(moe, n, "moe_layers"))
+                **moe_layer_pattern(moe, n, "moe_layers"), **_llama4_chunks(cfg, n))
     return spec
+
+
+def _llama4_chunks(cfg: Cfg, n_layers: int) -> Cfg:
+    """Llama 4's chunked attention as ModelSpec fields: the RoPE layers attend within blocks of
+    ``attention_chunk_size`` tokens (Llama4TextConfig default 8192 when the key is absent; null: none), the NoPE
+    layers to the whole sequence. Which layers: ``layer_types`` ('chunked_attention' / 'full_attention'), else
+    ``no_rope_layers`` (1: RoPE, chunked), else every ``no_rope_layer_interval``-th layer (default 4) is NoPE
+    (transformers Llama4TextConfig: ``no_rope_layers[i] = int((i + 1) % no_rope_layer_interval != 0)``)."""
+    chunk = cfg.get("attention_chunk_size", 8192)
+    if chunk is None:
+        return {}
+    if cfg.get("layer_types"):
+        found = window_pattern({**cfg, "attention_chunk_size": chunk}, None, "chunked_attention", "attention_chunk_size")
+        return {**found, "local_attention": "chunked"} if found else {}
+    rope = cfg.get("no_rope_layers")
+    if rope:
+        if not isinstance(rope, list) or len(rope) != n_layers:
+            raise ConfigError(f"no_rope_layers={short_repr(rope)}: legal: a list of {n_layers} flags (1: RoPE and "
+                              "chunked attention, 0: NoPE and full attention), one per layer", field="no_rope_layers",
+                              value=rope)
+        return dict(sliding_window=chunk, full_attention_interval=full_interval([bool(x) for x in rope], rope),
+                    local_attention="chunked")
+    return dict(sliding_window=chunk, full_attention_interval=cfg.get("no_rope_layer_interval", 4),
+                local_attention="chunked")
 
 
 def _deepseek(cfg: Cfg) -> Cfg:
@@ -825,8 +860,46 @@ UNMODELLED = {
 }
 
 
+#: config keys that only an :data:`UNMODELLED` family's configuration class defines -> that family: a config that
+#: sets one under a supported architecture (a relabelled DeepSeek-V3.2 or Qwen3-Next) would be priced without the
+#: layers the key describes (transformers' DeepseekV32Config, Qwen3NextConfig, NemotronHConfig, MiniMaxConfig)
+FOREIGN_KEYS = {"index_topk": "DeepseekV32ForCausalLM", "index_n_heads": "DeepseekV32ForCausalLM",
+                "index_head_dim": "DeepseekV32ForCausalLM", "linear_num_value_heads": "Qwen3NextForCausalLM",
+                "linear_num_key_heads": "Qwen3NextForCausalLM", "linear_conv_kernel_dim": "Qwen3NextForCausalLM",
+                "hybrid_override_pattern": "NemotronHForCausalLM"}
+#: ``layer_types`` entries of the supported families (softmax attention, full / local)
+SOFTMAX_LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention")
+
+
+def foreign_feature(cfg: Cfg) -> str | None:
+    """Why a config read under a supported architecture describes layers ModelSpec cannot price: a key of
+    :data:`FOREIGN_KEYS`, a ``mamba_*`` / ``ssm_*`` key (the Mamba hybrids: Jamba, Falcon-H1, Granite 4.0,
+    Nemotron-H, Bamba), a ``layer_types`` entry other than :data:`SOFTMAX_LAYER_TYPES` (Qwen3-Next's
+    'linear_attention', Granite 4.0's 'mamba'), or an ``attn_type_list`` with a 0 (MiniMax-Text-01's lightning
+    attention layers; MiniMax-M2 configs may list 1s, softmax attention, only); None when there is none. The
+    ``model_type`` alone is not read: MiniMax-M2 configs have been published with model_type 'minimax'."""
+    set_keys = [k for k, v in cfg.items() if v is not None]
+    for key in set_keys:
+        if key in FOREIGN_KEYS:
+            arch = FOREIGN_KEYS[key]
+            return f"it sets {key} ({arch}: {UNMODELLED[arch]})"
+        if key.startswith(("mamba_", "ssm_")):
+            return f"it sets {key} (Mamba layers: {_MAMBA2})"
+    types = cfg.get("layer_types")
+    odd = sorted({t for t in types if t not in SOFTMAX_LAYER_TYPES}, key=str) if isinstance(types, list) else []
+    if odd:
+        return (f"its layer_types has {', '.join(map(short_repr, odd))} layers (legal: "
+                f"{', '.join(SOFTMAX_LAYER_TYPES)}; linear-attention and Mamba layers are not modelled)")
+    kinds = cfg.get("attn_type_list")
+    if isinstance(kinds, list) and 0 in kinds:
+        return f"its attn_type_list has linear-attention layers (0s; MiniMaxForCausalLM: {UNMODELLED['MiniMaxForCausalLM']})"
+    return None
+
+
 #: keys a family's configuration class defaults on its own (:func:`_require`)
 REQUIRED_KEYS = {"MistralForCausalLM": ("num_key_value_heads",), "MixtralForCausalLM": ("num_key_value_heads",),
+                 "Llama4ForCausalLM": ("num_key_value_heads", "head_dim"),
+                 "Llama4ForConditionalGeneration": ("num_key_value_heads", "head_dim"),
                  "Mistral3ForConditionalGeneration": ("num_key_value_heads",),
                  "Qwen2ForCausalLM": ("num_key_value_heads",), "Qwen3ForCausalLM": ("num_key_value_heads", "head_dim"),
                  "Qwen3MoeForCausalLM": ("num_key_value_heads", "head_dim"),

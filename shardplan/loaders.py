@@ -22,7 +22,8 @@ from pydantic import ValidationError
 
 from shardplan import limits
 from shardplan.errors import ConfigError, did_you_mean, fmt_legal, short_repr
-from shardplan.hf_config import DROPOUT_KEYS, FAMILIES, MULTIMODAL, UNMODELLED, YAML_ROUTE, caveats, spec_fields
+from shardplan.hf_config import (DROPOUT_KEYS, FAMILIES, MULTIMODAL, UNMODELLED, YAML_ROUTE, caveats, foreign_feature,
+                                 spec_fields)
 from shardplan.presets.hardware import HARDWARE, hardware_preset_name
 from shardplan.presets.models import MODELS
 from shardplan.specs.hardware import HardwareSpec
@@ -770,6 +771,12 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
         why, listed = _refusal_parts(arch, supported)
         raise ConfigError(f"architectures={short_repr(archs)} is not supported{why}; {listed}",
                           field="architectures", value=arch, legal=HF_ARCHITECTURES)
+    text = cfg.get("text_config") if arch in MULTIMODAL and isinstance(cfg.get("text_config"), dict) else cfg
+    foreign = foreign_feature(text) or (foreign_feature(cfg) if text is not cfg else None)
+    if foreign:  # a relabelled hybrid: the supported family's translator would drop what sets it apart
+        raise ConfigError(f"config.json names {arch} but {foreign}: priced as {arch} it would be another network "
+                          f"(keep the checkpoint's own architectures){UNMODELLED_APPROXIMATE}", field="architectures",
+                          value=arch)
     check_hf_types(cfg, own=HF_OWN_FORMS.get(arch, ()))
     for key in ("text_config",) if arch in MULTIMODAL else HF_SUB_CONFIGS.get(arch, ()):
         if isinstance(cfg.get(key), dict):

@@ -57,3 +57,63 @@ def test_zero_with_pipelining_refusal_names_frameworks_that_run_it():
     assert r.exit_code == 2
     line = [x for x in r.output.splitlines() if x.startswith("error:")][0]
     assert line.endswith("--framework torchtitan, automodel, torchtitan-compile, megatron-legacy run it"), line
+
+
+def test_llama4_chunked_attention_is_priced_per_chunk():
+    # Llama 4 Scout: 48 layers, 40 heads of 128; every 4th layer (the NoPE ones) full, the other 36 attend within
+    # blocks of 8192 tokens. The planner took all 48 as full: 32k-token FLOPs per token 23% high, 128k 88% high.
+    from shardplan.cost.flops import model_flops_per_token
+    from shardplan.presets.models import MODELS
+
+    m = MODELS["llama-4-scout"]
+    assert (m.local_attention, m.sliding_window, m.full_attention_interval, m.n_sliding_layers) == ("chunked", 8192, 4,
+                                                                                                    36)
+    # forward attention core per token per layer = 2 x 40 heads x (128 + 128) x k = 20,480 k; training x3
+    # s = 32768, causal: full layers k = s/2 = 16384; chunked layers: 4 whole blocks, k = 8192 / 2 = 4096
+    full, chunked = 3 * 20480 * 16384, 3 * 20480 * 4096
+    base = model_flops_per_token(m, 8192)  # at s = 8192 a chunk is the sequence: every layer k = 4096
+    attn_8k = 48 * 3 * 20480 * 4096
+    expected = base - attn_8k + 12 * full + 36 * chunked
+    assert abs(model_flops_per_token(m, 32768) / expected - 1) < 1e-12
+    # a partial last block: s = 20000 = 2 x 8192 + 3616 -> k = (2 x 8192^2 + 3616^2) / 20000 / 2
+    k = (2 * 8192 ** 2 + 3616 ** 2) / 20000 / 2
+    assert abs(m.local_keys(20000, causal=True) / k - 1) < 1e-12
+    assert m.local_keys(4096, causal=True) == 2048  # a sequence shorter than a chunk: a full causal layer
+
+
+def test_llama4_config_without_kv_heads_is_refused(tmp_path):
+    # Llama4TextConfig defaults num_key_value_heads to 8; reading its absence as multi-head attention built
+    # 109.8B parameters instead of Scout's 107.8B, silently
+    cfg = {"architectures": ["Llama4ForCausalLM"], "hidden_size": 5120, "intermediate_size": 8192,
+           "intermediate_size_mlp": 16384, "num_hidden_layers": 48, "num_attention_heads": 40, "head_dim": 128,
+           "vocab_size": 202048, "num_local_experts": 16, "num_experts_per_tok": 1}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    r = runner.invoke(app, ["estimate", "-m", str(path), "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "32"])
+    assert r.exit_code == 2 and "num_key_value_heads" in r.output, r.output
+
+
+def test_relabelled_hybrid_configs_are_refused(tmp_path):
+    # a DeepSeek-V3.2 config relabelled DeepseekV3ForCausalLM lost its 0.85B indexer parameters in silence, a
+    # Qwen3-Next one relabelled Qwen3MoeForCausalLM its linear-attention layers; the keys only those families define
+    # now name what would be dropped
+    mla = {"architectures": ["DeepseekV3ForCausalLM"], "hidden_size": 1024, "num_hidden_layers": 4,
+           "num_attention_heads": 8, "intermediate_size": 2048, "vocab_size": 1000, "kv_lora_rank": 64,
+           "q_lora_rank": 128, "qk_nope_head_dim": 32, "qk_rope_head_dim": 16, "v_head_dim": 32}
+    qwen = {"architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 1024, "num_hidden_layers": 4,
+            "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 128, "intermediate_size": 2048,
+            "moe_intermediate_size": 256, "num_experts": 8, "num_experts_per_tok": 2, "vocab_size": 1000}
+    cases = ((mla, {"index_topk": 2048}, "it sets index_topk"),
+             (qwen, {"layer_types": ["linear_attention"] * 3 + ["full_attention"]}, "'linear_attention' layers"),
+             (qwen, {"mamba_d_state": 128}, "it sets mamba_d_state"),
+             (qwen, {"attn_type_list": [0, 0, 0, 1]}, "attn_type_list has linear-attention layers"))
+    for base, extra, why in cases:
+        path = tmp_path / "config.json"
+        path.write_text(json.dumps({**base, **extra}))
+        r = runner.invoke(app, ["estimate", "-m", str(path), "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "8"])
+        text = " ".join(r.output.split())
+        assert r.exit_code == 2 and why in text and "it would be another network" in text, text
+    # softmax-only lists stay legal: MiniMax-M2's all-1 attn_type_list, Gemma-style sliding / full layer_types
+    path.write_text(json.dumps({**qwen, "attn_type_list": [1, 1, 1, 1]}))
+    r = runner.invoke(app, ["estimate", "-m", str(path), "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "8"])
+    assert r.exit_code == 0, r.output

@@ -16,7 +16,8 @@ Conventions (cost_models note 10.2):
   up-projected K/V, no weight absorption (that is an inference trick, Sec. 2.1.2 end). A sliding
   window (Beltagy et al. 2020 Sec. 3.1: "O(n x w)"; Mistral 7B Sec. 2) bounds ``k`` by the window:
   :meth:`~shardplan.specs.model.ModelSpec.attended_keys` (causal: w - w^2/(2s) instead of s/2),
-  averaged over sliding and full layers. QK-norm, attention sinks (one extra logit per head and
+  averaged over sliding and full layers; Llama 4's chunked layers (transformers ``Llama4TextAttention``'s
+  block-diagonal chunk mask) by their block: about w/2 causal (:meth:`~shardplan.specs.model.ModelSpec.local_keys`). QK-norm, attention sinks (one extra logit per head and
   query) and the router's softmax are element-wise: no matmul FLOPs.
 * DeepSeek-V3's multi-token-prediction modules (Sec. 2.2) each add one block of the last layer's
   kind, the projection M (2h x h) and one more LM head per token.

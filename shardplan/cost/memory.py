@@ -398,12 +398,12 @@ def fp8_linear_input_saving(beta: float, h: int, q: int, width: int, t: int, sig
 
 def scored_keys(model: ModelSpec, seq_len: int) -> float:
     """Mean keys per query whose scores a naive kernel stores, over layers: s on full layers (the
-    masked half included), min(w, s) on sliding-window layers (a banded kernel)."""
+    masked half included), the local layers' bidirectional keys (:meth:`ModelSpec.local_keys`: min(w, s) for a
+    banded sliding-window kernel, the query's whole block for chunked attention) on local layers."""
     if model.sliding_window is None:
         return float(seq_len)
     n_s = model.n_sliding_layers
-    w = min(model.sliding_window, seq_len)
-    return (n_s * w + (model.n_layers - n_s) * seq_len) / model.n_layers
+    return (n_s * model.local_keys(seq_len, causal=False) + (model.n_layers - n_s) * seq_len) / model.n_layers
 
 
 def attention_extra_bytes_per_token(model: ModelSpec, beta: float, t: int, sigma: int = 1) -> float:

@@ -30,6 +30,9 @@ architecture definitions of the respective papers and the Hugging Face reference
 * Sliding-window attention (Beltagy et al. 2020; Mistral 7B, Jiang et al. 2023 Sec. 2): a layer
   attends to the last ``sliding_window`` keys; Gemma 2/3 and GPT-OSS interleave full-attention
   layers (``full_attention_interval``).
+* Chunked local attention (Llama 4, ``local_attention='chunked'``: transformers ``Llama4TextAttention`` with
+  ``attention_chunk_size``): a local layer attends only to the keys of its own block of ``sliding_window``
+  tokens (a block-diagonal causal mask); every 4th layer (the NoPE layers) attends to the whole sequence.
 """
 
 from __future__ import annotations
@@ -116,6 +119,9 @@ class ModelSpec(BaseModel):
     full_attention_interval: int = Field(
         default=0, ge=0, description="with sliding_window: layer i uses full attention iff (i+1) % k == 0 "
         "(Gemma 2 / GPT-OSS 2, Gemma 3 6); 0 = every layer slides (Mistral v0.1)")
+    local_attention: Literal["sliding", "chunked"] = Field(
+        default="sliding", description="how a local layer limits its keys to sliding_window tokens: 'sliding' (the "
+        "last w keys) or 'chunked' (the keys of the query's own block of w tokens: Llama 4 attention_chunk_size)")
     # Multi-head latent attention (DeepSeek-V2/V3); kv_lora_rank set = MLA
     q_lora_rank: int | None = Field(default=None, gt=0, description="MLA query latent width d_c' (None: full q)")
     kv_lora_rank: int | None = Field(default=None, gt=0, description="MLA K/V latent width d_c")
@@ -165,6 +171,9 @@ class ModelSpec(BaseModel):
         if self.full_attention_interval and self.sliding_window is None:
             raise ConfigError(f"full_attention_interval={self.full_attention_interval} needs sliding_window",
                               field="full_attention_interval", value=self.full_attention_interval, legal=[0])
+        if self.local_attention == "chunked" and self.sliding_window is None:
+            raise ConfigError("local_attention='chunked' needs sliding_window (the chunk length in tokens); legal "
+                              "without it: 'sliding'", field="local_attention", value="chunked", legal=["sliding"])
         self._check_mla()
         if self.position == "learned" and self.max_position_embeddings == 0:
             raise ConfigError("position='learned' needs max_position_embeddings > 0",
@@ -265,18 +274,37 @@ class ModelSpec(BaseModel):
         """Mean keys a query attends to, averaged over queries and layers.
 
         Full layer: s (bidirectional) or s/2 (causal, the convention of
-        :func:`shardplan.cost.flops.attention_core_flops_fwd`). Sliding layer of window w < s:
-        min(w, s) bidirectional; causal, query i sees min(i, w) keys, whose mean over the s
-        queries is w - w^2 / (2s) (continuous form, equal to s/2 at w = s).
+        :func:`shardplan.cost.flops.attention_core_flops_fwd`). Local layers: :meth:`local_keys`.
         """
         s = float(seq_len)
         full = s / 2 if causal else s
         if self.sliding_window is None:
             return full
-        w = float(min(self.sliding_window, seq_len))
-        slide = (w - w * w / (2 * s)) if causal else w
         n_s = self.n_sliding_layers
-        return (n_s * slide + (self.n_layers - n_s) * full) / self.n_layers
+        return (n_s * self.local_keys(seq_len, causal) + (self.n_layers - n_s) * full) / self.n_layers
+
+    def local_keys(self, seq_len: int, causal: bool) -> float:
+        """Mean keys a query of a local layer (window or chunk w = ``sliding_window``) attends to, in the
+        continuous convention that gives s/2 for a causal full layer.
+
+        * sliding: min(w, s) bidirectional; causal, query i sees min(i, w) keys, whose mean over the s
+          queries is w - w^2 / (2s) (equal to s/2 at w = s);
+        * chunked (Llama 4): the s tokens fall in n = floor(s / w) whole blocks of w and one of r = s - n w;
+          a query sees its block, w keys (bidirectional) or half of it on average (causal): the mean is
+          (n w^2 + r^2) / s, halved when causal (s/2 at w >= s, as a full layer).
+
+        Raises:
+            ValueError: on a model without ``sliding_window``.
+        """
+        if self.sliding_window is None:
+            raise ValueError(f"model {self.name!r} has no local attention layers (sliding_window is None)")
+        s = float(seq_len)
+        w = float(min(self.sliding_window, seq_len))
+        if self.local_attention == "chunked":
+            n = s // w
+            keys = (n * w * w + (s - n * w) ** 2) / s
+            return keys / 2 if causal else keys
+        return (w - w * w / (2 * s)) if causal else w
 
     @cached_property
     def is_moe(self) -> bool:
