@@ -57,7 +57,8 @@ def held_out_rows() -> list[tuple]:
 def ratios(rows: list[tuple], measured: list | None = None, scope: list | None = None
            ) -> list[tuple[str, str, str, float]]:
     """(framework profile, compute architecture, model class 'moe' | 'dense', predicted / measured tokens/s/GPU) of
-    each row; ``measured`` (a list) gets each run's (bf16 peak FLOP/s, fp8 compute, measured MFU, label; fp4 runs left out), the
+    each row; ``measured`` (a list) gets each run's (bf16 peak FLOP/s, fp8 compute, measured MFU, label, MoE model;
+    fp4 runs left out), the
     MFU in the planner's definition (the predicted MFU x measured / predicted tokens/s, as
     ``shardplan.calibration.published_mfu_table`` does for the shared rows); ``scope`` (a list) each run's
     (parameters, measured step time in seconds)."""
@@ -72,17 +73,20 @@ def ratios(rows: list[tuple], measured: list | None = None, scope: list | None =
             if scope is not None:
                 scope.append((model.n_params, e.step_s * ratio))
             if measured is not None and training.precision.compute_dtype != "fp4":  # fp4: no ceiling (optimism_note)
-                measured.append((hw.peak_flops_bf16, training.precision.compute_dtype == "fp8", e.mfu / ratio, row[0]))
+                measured.append((hw.peak_flops_bf16, training.precision.compute_dtype == "fp8", e.mfu / ratio, row[0],
+                                 model.is_moe))
     return out
 
 
-def best_mfu(measured: list[tuple[float, bool, float, str]]) -> list[dict]:
+def best_mfu(measured: list[tuple[float, bool, float, str, bool]], moe_only: bool = False) -> list[dict]:
     """The highest measured MFU per (bf16 peak, precision class) among the runs whose label carries no [B] tier (a [B]
-    row's layout or batch is partly assumed, so its MFU is too): what ``shardplan.calibration.best_published_mfu``
-    adds to the shared rows' ceiling (issue 9: no prediction above the best published MFU without a reason)."""
+    row's layout or batch is partly assumed, so its MFU is too), of every run or (``moe_only``) of the MoE runs: what
+    ``shardplan.calibration.best_published_mfu`` adds to the shared rows' ceiling and
+    ``shardplan.calibration.best_published_moe_mfu`` reads (issue 9: no prediction above the best published MFU for
+    that hardware, precision and model class without a reason)."""
     best: dict[tuple[float, bool], tuple[float, str]] = {}
-    for peak, low, mfu, label in measured:
-        if label.startswith("[B") or mfu <= 0:
+    for peak, low, mfu, label, moe in measured:
+        if label.startswith("[B") or mfu <= 0 or (moe_only and not moe):
             continue
         if (peak, low) not in best or mfu > best[(peak, low)][0]:
             best[(peak, low)] = (mfu, label)
@@ -122,6 +126,7 @@ def bands(data: list[tuple[str, str, str, float]], measured: list | None = None,
             "class": [{"class": c, **s} for c, s in keep(by_class).items()],
             "all": summary([r for *_, r in data]),
             "best_mfu": best_mfu(measured or []),
+            "best_mfu_moe": best_mfu(measured or [], moe_only=True),
             "scope": ({"params": [min(p for p, _ in scope), max(p for p, _ in scope)],
                        "step_s": [round(min(t for _, t in scope), 6), round(max(t for _, t in scope), 3)]}
                       if scope else None)}

@@ -71,11 +71,11 @@ def _load(path: Path = BAND_FILE) -> dict:
     return json.loads(path.read_text())
 
 
-def best_public_mfu(peak_flops_bf16: float, fp8: bool) -> tuple[float, str] | None:
+def best_public_mfu(peak_flops_bf16: float, fp8: bool, moe: bool = False) -> tuple[float, str] | None:
     """(measured MFU, run label) of the best public held-out run on a chip of this bf16 peak (FLOP/s) and precision
-    class (the band file's ``best_mfu``: runs without a [B] tier, MFU in the planner's definition), or None (no such
-    run, or a band file written before the entry existed)."""
-    for entry in _load().get("best_mfu", []):
+    class (the band file's ``best_mfu``, or with ``moe`` its ``best_mfu_moe``, the MoE runs': runs without a [B] tier,
+    MFU in the planner's definition), or None (no such run, or a band file written before the entry existed)."""
+    for entry in _load().get("best_mfu_moe" if moe else "best_mfu", []):
         if entry["peak_flops_bf16"] == peak_flops_bf16 and bool(entry["fp8"]) == fp8:
             return float(entry["mfu"]), str(entry["run"])
     return None

@@ -79,10 +79,9 @@ def guide_rows(hardware: str, models: list[str] | None, devices: list[int] | Non
                         delta = "does not fit"
                 except ConfigError:
                     delta = "not valid"
-            from shardplan.calibration import best_published_mfu, optimism_note  # late: reads the published runs
+            from shardplan.calibration import mfu_ceiling, optimism_note  # late: reads the published runs
             above = optimism_note(best) is not None
-            ceiling = (best_published_mfu(best.hardware.peak_flops_bf16, best.training.precision.compute_dtype == "fp8")
-                       if above else None)
+            ceiling = mfu_ceiling(best) if above else None
             rows.append({**row, "best": best.parallel.short(), "mfu": f"{best.mfu:.1%}" + (" *" if above else ""),
                          "ceiling": f"{ceiling[0]:.1%}, {ceiling[1]}" if ceiling else "",
                          "tps": f"{best.tokens_per_s / n:,.0f}", "bound": best.bound,

@@ -117,3 +117,26 @@ def test_relabelled_hybrid_configs_are_refused(tmp_path):
     path.write_text(json.dumps({**qwen, "attn_type_list": [1, 1, 1, 1]}))
     r = runner.invoke(app, ["estimate", "-m", str(path), "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "8"])
     assert r.exit_code == 0, r.output
+
+
+def test_moe_prediction_is_held_to_the_moe_record_of_its_chip():
+    # the search's MoE #1s were 23-110% above every published MoE run of their chip with no note: the dense record
+    # (e.g. 55.6% on H100 bf16) was the only ceiling. A MoE estimate is now held to the best published MoE run.
+    from shardplan.calibration import best_published_moe_mfu, mfu_ceiling, optimism_note
+    from shardplan.cost.step import estimate
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+
+    b200 = HARDWARE["b200"]
+    moe = best_published_moe_mfu(b200.peak_flops_bf16, False)
+    assert moe is not None and 0.1 < moe[0] < 0.3  # far below the dense B200 bf16 record
+    e = estimate(MODELS["qwen3-30b-a3b"], b200, TrainingSpec(seq_len=4096, global_batch_size=512),
+                 ParallelConfig(dp=8, ep=8, zero_stage=1, microbatch_size=4), 8)  # the plan's #1, MFU 21.7%
+    assert mfu_ceiling(e)[2] == "MoE run" and e.mfu > moe[0]
+    assert "above the best published MoE run on this chip and precision" in optimism_note(e)
+    # a dense model keeps the record of every run (H100 bf16: the shared rows and the public dense runs)
+    dense = estimate(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], TrainingSpec(seq_len=4096, global_batch_size=64),
+                     ParallelConfig(dp=8, zero_stage=1), 8)
+    assert mfu_ceiling(dense)[2] == "run"
