@@ -140,3 +140,16 @@ def test_moe_prediction_is_held_to_the_moe_record_of_its_chip():
     dense = estimate(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], TrainingSpec(seq_len=4096, global_batch_size=64),
                      ParallelConfig(dp=8, zero_stage=1), 8)
     assert mfu_ceiling(dense)[2] == "run"
+
+
+def test_deepseek_v3_layout_hint_names_fp8_moe_activation_caching():
+    # DeepSeek-V3's own layout on 2,048 H800 (PP 16 DualPipe, EP 64, fp8, recompute of norms / MLA up-projections /
+    # SwiGLU) is 83.5 GiB under the megatron profile, which keeps the experts' SwiGLU inputs in bf16; the only hint
+    # was full recompute, which DeepSeek did not use. DeepSeek caches those inputs in fp8 (report Sec. 3.3.3)
+    r = runner.invoke(app, ["estimate", "-m", "deepseek-v3-mtp", "-H", "h800", "-n", "2048", "-s", "4096", "-b",
+                            "15360", "--precision", "fp8-mixed", "--optimizer-dtype", "bf16-moments", "--pp", "16",
+                            "--ep", "64", "--schedule", "dualpipe", "--etp", "1", "--moe-dispatcher", "deepep",
+                            "--zero-stage", "1", "--microbatch-size", "1", "--recompute", "selective",
+                            "--recompute-modules", "layernorm,mla_up_proj,moe_act"])
+    text = " ".join(r.output.split())
+    assert r.exit_code == 1 and "it fits with --framework megatron+moe_act_input_bytes=1" in text, text

@@ -326,6 +326,31 @@ def offload_hint(e) -> str | None:
             f"{e.hardware.host_bandwidth / 1e9:.0f} GB/s)")
 
 
+def fp8_moe_cache_hint(e) -> str | None:
+    """For an fp8 MoE layout that does not fit under a built-in profile that keeps the experts' SwiGLU inputs at the
+    activation dtype (``FrameworkProfile.moe_act_input_bytes`` None): the same layout with those inputs cached in fp8,
+    1 byte (DeepSeek-V3 Technical Report, arXiv 2412.19437, Sec. 3.3.3 "Low-Precision Activation": DeepSeek's
+    framework does), as the inline ``--framework NAME+moe_act_input_bytes=1`` a user of such a framework gives, when
+    it fits (its peak and step time); None otherwise. A breaker's DeepSeek-V3 layout on 2,048 H800 was told only to
+    recompute in full, which DeepSeek did not."""
+    from shardplan.cost.step import estimate
+    from shardplan.presets.frameworks import framework_profile
+    fw = e.training.framework
+    if (e.fits or not e.model.is_moe or e.training.precision.compute_dtype != "fp8" or fw.moe_act_input_bytes is not None
+            or (fw.origin and not fw.inline)):
+        return None
+    spec = f"{fw.origin or fw.name}+moe_act_input_bytes=1"
+    try:
+        other = estimate(e.model, e.hardware, e.training.model_copy(update={"framework": framework_profile(spec)}),
+                         e.parallel, e.layout.n_devices)
+    except ConfigError:
+        return None
+    if not _offered(other):
+        return None
+    return (f"it fits with --framework {spec} (the experts' SwiGLU inputs cached in fp8, as DeepSeek-V3's framework "
+            f"does; {_gib(other.memory.total)} GiB; step {fmt_seconds(other.step_s)} against {fmt_seconds(e.step_s)})")
+
+
 def _remat_offload_hint(e) -> str | None:
     """:func:`offload_hint` under MaxText's layer-input offload (``FrameworkProfile.activation_offload``
     'remat_inputs'): with full recompute and pp = 1, whether offloading every layer's input makes it fit."""
@@ -523,7 +548,7 @@ def does_not_fit(e, plan_hint: str = PLAN_HINT) -> str:
     them would make it fit (:func:`combined_hint` when neither a ZeRO stage nor recompute alone does), ending in
     ``plan_hint``."""
     single = [h for h in (zero_hint(e), recompute_layers_hint(e), recompute_hint(e), microbatch_hint(e)) if h]
-    hints = [h for h in (*single, None if single else combined_hint(e), offload_hint(e)) if h]
+    hints = [h for h in (*single, None if single else combined_hint(e), offload_hint(e), fp8_moe_cache_hint(e)) if h]
     limit = fit_limit_text(e.hardware.hbm_bytes, e.training.framework)
     return (f"the layout does not fit: {_gib(e.memory.total)} GiB per device of {limit}; "
             + "".join(f"{h}; " for h in hints) + plan_hint)
