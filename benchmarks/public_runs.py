@@ -1838,8 +1838,9 @@ V60_CISCO_B300 = (
     ("[B: nvfp4 recipe details] MLPerf v6.0 Cisco C880A 8 x B300: Llama 3.1 8B NVFP4 DP8 MBS2, GBS 16", "llama-3.1-8b",
      "B300", "megatron+loss=in_place", "nvfp4-mixed", 8, 8192, 16, dict(zero_stage=1, microbatch_size=2),
      16 * 8192 / 0.39855 / 8, None),
+    # [B] the TE op fuser of NVIDIA's B300 FP8_MX V1 recipe assumed (gpt_oss_llm_pretrain.py; see _OP_FUSER below)
     ("[B: balanced routing] MLPerf v6.0 Cisco C880A 8 x B300: GPT-OSS-20B MXFP8 DP8 EP1 MBS3, GBS 24", "gpt-oss-20b",
-     "B300", "megatron+loss=in_place", "fp8-mixed", 8, 8192, 24, dict(zero_stage=1, microbatch_size=3),
+     "B300", "megatron+loss=in_place+eager_ops=[]", "fp8-mixed", 8, 8192, 24, dict(zero_stage=1, microbatch_size=3),
      24 * 8192 / 0.56202 / 8, None),
 )
 SCOUTED_2026_12L = SCOUTED_2026_12L + V60_CISCO_B300
@@ -3671,12 +3672,17 @@ SCOUT32_MB_GPT_OSS = (
 )
 
 _OSS20_MLPERF = MODELS_DIR + "gpt-oss-20b-vocab128256.config.json"
+#: the MLPerf GPT-OSS-20B MXFP8 recipes set use_transformer_engine_op_fuser (Megatron-Bridge scripts/performance/configs/
+#: gpt_oss/gpt_oss_llm_pretrain.py, every fp8_mx variant), so Megatron-Core's TEGroupedMLP runs FC1, activation and FC2
+#: (biases included) as one Transformer Engine op sequence and returns before the eager per-expert bias (_apply_bias,
+#: megatron/core/transformer/moe/experts.py): the megatron profile's 'expert_bias' eager op is not paid
+_OP_FUSER = "+eager_ops=[]"
 
 
 def _v60_oss(tag: str, system: str, hw: str, label: str, n: int, gbs: int, step_s: float, fields: dict) -> tuple:
     """One MLPerf v6.0 NVIDIA GPT-OSS-20B row: MXFP8, seq 8192, ZeRO-1, HybridEP as DeepEP where ep > 1."""
     return (f"{tag} MLPerf v6.0 NVIDIA {system}: GPT-OSS-20B (vocab 128256) MXFP8 {label}, GBS {gbs}, {n} GPUs",
-            _OSS20_MLPERF, hw, MB_FW, "fp8-mixed", n, 8192, gbs, dict(zero_stage=1, recompute="none", **fields),
+            _OSS20_MLPERF, hw, MB_FW + _OP_FUSER, "fp8-mixed", n, 8192, gbs, dict(zero_stage=1, recompute="none", **fields),
             gbs * 8192 / step_s / n, None)
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from shardplan.cost.compute import eager_op_extra_bytes, elementwise_bytes_per_token
 from shardplan.parallel import ParallelConfig
-from shardplan.presets.frameworks import FRAMEWORKS
+from shardplan.presets.frameworks import FRAMEWORKS, framework_profile
 from shardplan.presets.models import MODELS
 from shardplan.specs.training import TrainingSpec
 
@@ -36,7 +36,7 @@ def test_eager_bytes_apply_only_to_the_ops_a_model_has_and_the_legacy_profile():
     assert eager_op_extra_bytes(gpt, _training("megatron-legacy"), p) == pytest.approx(196_608)
     # Megatron-Core (the megatron profile) fuses them all: nothing extra, and the per-token total is the fused count
     llama, tr = MODELS["llama-2-13b"], _training("megatron")
-    assert FRAMEWORKS["megatron"].eager_ops == () and eager_op_extra_bytes(llama, tr, p) == 0.0
+    assert FRAMEWORKS["megatron"].eager_ops == ("expert_bias",) and eager_op_extra_bytes(llama, tr, p) == 0.0
     legacy = elementwise_bytes_per_token(llama, _training("megatron-legacy"), p, False)
     assert legacy - elementwise_bytes_per_token(llama, tr, p, False) == pytest.approx(669_696)
     # Megatron-DeepSpeed takes apex's fused RMSNorm on CUDA: its eager bytes lack the norms' 327,680 -> 342,016
@@ -59,3 +59,15 @@ def test_megatron_legacy_defaults_to_fp32_gradient_reduction():
     assert d["training"]["precision"] == "bf16-mixed-fp32-grads"
     params = MODELS["llama-2-13b"].n_params
     assert d["memory_bytes"]["grads"] == pytest.approx(4 * params, rel=1e-6)
+
+
+def test_megatron_expert_bias_prices_the_eager_per_expert_output_bias_of_gpt_oss_only():
+    # Megatron-Core TEGroupedMLP._apply_bias: (56 + 4 x 2) / 3 bytes per element of the 2,880-wide output of each of
+    # the 4 routed copies: 64 / 3 x 4 x 2,880 = 245,760 bytes per token (forward; the backward is twice it)
+    oss, tr, p = MODELS["gpt-oss-120b"], _training("megatron"), ParallelConfig(tp=1, ep=8)
+    assert eager_op_extra_bytes(oss, tr, p, moe=True) == pytest.approx(245_760)
+    assert eager_op_extra_bytes(oss, tr, p, moe=False) == 0.0  # a dense layer has no experts
+    # an MoE model without expert biases pays nothing, nor does a profile without the op (the MLPerf rows' TE op fuser)
+    assert eager_op_extra_bytes(MODELS["qwen3-30b-a3b"], tr, p, moe=True) == 0.0
+    fused = TrainingSpec(seq_len=4096, global_batch_size=64, framework=framework_profile("megatron+eager_ops=[]"))
+    assert eager_op_extra_bytes(oss, fused, p, moe=True) == 0.0

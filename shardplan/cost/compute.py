@@ -87,6 +87,19 @@ def eager_op_extra_bytes(model: ModelSpec, training: TrainingSpec, parallel: Par
     * 'attention_layout' (transformer.py ``ParallelAttention`` with ``--use-flash-attn``:
       ``rearrange(x, 's b ... -> b s ...').contiguous()`` of Q, K and V before the kernel and of the
       output after it): + 2 beta (2q + 2kv) / t; only with flash attention.
+    * 'expert_bias' (Megatron-Core megatron/core/transformer/moe/experts.py ``TEGroupedMLP``: ``linear_fc2`` is built
+      with ``skip_bias_add=True`` and its per-expert bias is added after the grouped GEMM by ``_apply_bias``, a loop
+      over the local experts of ``t + b * p`` on ``torch.split`` slices, then ``torch.cat`` and ``.to(dtype)``). The
+      routed probabilities ``p`` are fp32 (assumed from the code's own casts back to the activation dtype), so
+      every routed copy's h-wide output goes through fp32 (4 B) intermediates. Forward: ``b * p`` writes 4; the add
+      reads beta + 4, writes 4; the cat reads and writes 4; the cast reads 4, writes beta: 24 + 2 beta bytes per
+      element. Backward (autograd): the cast's (read beta, write 4), the add's cast of the gradient to the input
+      (read 4, write beta), the product's two gradients each an element-wise product (read 4, write 4) and a sum
+      (read 4): 32 + 2 beta. Forward + backward 56 + 4 beta per element of the h-wide output of each of the
+      ``load x top_k`` routed copies of a token, entered here as a third of it because the caller prices the
+      backward as twice these forward bytes: + (56 + 4 beta) / 3 x load x top_k x h / t. Only in MoE layers of a
+      model with expert biases (GPT-OSS, ``mlp_bias``); the fc1 bias is added inside Transformer Engine's grouped
+      GEMM (``skip_bias_add=False``) and is not counted.
     """
     ops = training.framework.eager_ops
     if not ops:
@@ -104,6 +117,8 @@ def eager_op_extra_bytes(model: ModelSpec, training: TrainingSpec, parallel: Par
         extra += model.norms_per_layer * (28.0 + 2.0 * beta) * model.d_model / sigma
     if "attention_layout" in ops and training.attention == "flash":
         extra += 2.0 * beta * (2 * q + 2 * kv) / t
+    if "expert_bias" in ops and moe and (model.mlp_bias or model.linear_bias):
+        extra += (56.0 + 4.0 * beta) / 3.0 * training.moe_load * model.top_k * model.d_model / t
     return extra
 
 
@@ -513,8 +528,8 @@ def moe_expert_cost_s(model: ModelSpec, training: TrainingSpec, p: ParallelConfi
     time as :func:`shardplan.cost.step.host_floor_s`). ``T_experts`` is the routed experts' forward GEMM time (``LayerTimes.fwd_mm_mlp`` less
     the shared experts), x 3 for the forward and the two backward GEMMs; ``moe_t`` None (no layer times)
     hides nothing. The per-layer constant (router kernels, the permutation, the host read itself) stays
-    exposed. Example, Qwen3-30B-A3B at ep 8 (16 local experts) with 0.32 ms and 1.53 ms and experts whose
-    GEMMs take 1 ms forward: (max(0, 0.32 ms x 16 - 3 ms) + 1.53 ms) x 48 = (2.12 + 1.53) ms x 48 = 0.1752 s
+    exposed. Example, Qwen3-30B-A3B at ep 8 (16 local experts) with 0.32 ms and 1.52 ms and experts whose
+    GEMMs take 1 ms forward: (max(0, 0.32 ms x 16 - 3 ms) + 1.52 ms) x 48 = (2.12 + 1.52) ms x 48 = 0.1747 s
     per microbatch."""
     fw = training.framework
     host = fw.moe_expert_overhead_s * max(1, model.n_experts // p.ep)

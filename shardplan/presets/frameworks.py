@@ -267,8 +267,9 @@ _MEGATRON_A2A_OVERLAP = ("measured share of the hideable AllToAll time Combined 
 _MEGATRON_MOE = ("fitted jointly with moe_layer_overhead_s: benchmarks/fit_frameworks.py moe_fit_table, robust least "
                  "squares on the 33 public Megatron-Core MoE rows (Megatron-Core MoE model zoo Qwen3-235B, Megatron-Bridge "
                  "25.09 and 25.11 H100 / B200 / GB200 / GB300 Qwen3, GPT-OSS and DeepSeek-V3), everything else fixed: "
-                 "0.32 ms per local expert and 1.53 ms per MoE layer (per microbatch, forward + backward; 0.31 / 1.52 "
-                 "before the interleaved pipeline sends were overlapped, FrameworkProfile.pp_p2p_overlap), the "
+                 "0.32 ms per local expert and 1.52 ms per MoE layer (per microbatch, forward + backward; 1.53 ms per "
+                 "layer before Megatron-Core's eager per-expert bias was priced, the 'expert_bias' eager op of the "
+                 "GPT-OSS rows; 0.31 / 1.52 before the interleaved pipeline sends were overlapped, FrameworkProfile.pp_p2p_overlap), the "
                  "per-expert part exposed only beyond the routed experts' GEMM time (shardplan.cost.compute."
                  "moe_expert_cost_s); alone, the per-expert constant fitted 0.278 ms and left the EP 64 rows, 2 "
                  "experts per rank, 27-30% fast on GB200 (Qwen3-235B); leave-one-out median |error| 24.5% (no term) "
@@ -308,13 +309,19 @@ _MEGATRON_TP_OVERLAP = ("True: Megatron-LM --tp-comm-overlap (Transformer Engine
                         "for their TP > 1 models), so the search ranks tp > 1 layouts with it as well as without")
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
-        FrameworkProfile(name="megatron", moe_expert_overhead_s=3.2e-4, moe_layer_overhead_s=1.53e-3,
+        FrameworkProfile(name="megatron", moe_expert_overhead_s=3.2e-4, moe_layer_overhead_s=1.52e-3,
                          host_adam_params_per_s=1.6e9, offload_zero_stages=(1, 2, 3),
                          dp_bucket_min_params=4e7, dp_bucket_params_per_rank=1e6, **_MEGATRON_ALLOCATOR, released_schedules=("1f1b", "interleaved"),
                          pp_p2p_overlap=True, layout_defaults={"sp": True}, default_zero_stage=1, cp_comms=("ring", "a2a"),
                          cp_a2a_replicates_kv=False, cp_a2a_fused_only=True, zero2_accumulation="full_buffer",
-                         searched_tp_overlap=True, pipeline_zero_stages=(0, 1),
+                         searched_tp_overlap=True, pipeline_zero_stages=(0, 1), eager_ops=("expert_bias",),
                          sources={"host_adam_params_per_s": _MEGATRON_CPU_ADAM,
+                                  "eager_ops": "('expert_bias',): Megatron-Core megatron/core/transformer/moe/"
+                                  "experts.py TEGroupedMLP builds linear_fc2 with skip_bias_add=True and adds the "
+                                  "per-expert bias in _apply_bias (a Python loop over the local experts of "
+                                  "t + b * p with the fp32 routed probabilities, torch.cat, .to(dtype)), eager "
+                                  "PyTorch ops outside the fused kernels (shardplan.cost.compute."
+                                  "eager_op_extra_bytes); only models with expert biases (GPT-OSS) pay it",
                                   "pipeline_zero_stages": "ZeRO-2/3 are Megatron-FSDP (--use-megatron-fsdp, "
                                   "--data-parallel-sharding-strategy optim_grads / optim_grads_params), which runs "
                                   "with TP, EP and CP but not with pipeline parallelism: its docs list those three "

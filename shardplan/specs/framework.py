@@ -77,7 +77,9 @@ class FrameworkProfile(BaseModel):
             although the rest of its layer is fused, each priced at the HBM bytes its eager code moves
             (:func:`shardplan.cost.compute.eager_op_extra_bytes`): 'rope', 'swiglu', 'rmsnorm' and
             'attention_layout' (the contiguous copies of Q, K, V and the output around a FlashAttention
-            call). Applies only where the model has the op (a GeLU model has no SwiGLU to run eager).
+            call) and 'expert_bias' (a per-expert output bias added outside the grouped GEMM through fp32
+            intermediates, Megatron-Core's ``TEGroupedMLP``). Applies only where the model has the op (a GeLU
+            model has no SwiGLU to run eager, a model without expert biases no expert bias).
         zero3_per_step: where the framework can gather the ZeRO-3 parameters once per step and keep them for every
             microbatch (``ParallelConfig.zero3_gather='per_step'``): 'any' (XLA hoists the gather out of the
             accumulation loop), 'with_pp' (only in pipelined layouts: torchtitan's ``reshard_after_forward = not
@@ -495,7 +497,7 @@ class FrameworkProfile(BaseModel):
     moe_layer_overhead_s: float = Field(default=0.0, ge=0, le=0.1)
     step_overhead_s: float = Field(default=0.0, ge=0, le=60.0)
     elementwise_traffic: float = Field(default=1.0, ge=1.0, le=10.0)
-    eager_ops: tuple[Literal["rope", "swiglu", "rmsnorm", "attention_layout"], ...] = ()
+    eager_ops: tuple[Literal["rope", "swiglu", "rmsnorm", "attention_layout", "expert_bias"], ...] = ()
     eager_saved: tuple[Literal["fp32_norm_input", "attention_output_copy", "repeated_kv"], ...] = ()
     zero3_per_step: Literal["any", "with_pp", "never"] = "any"
     gpu_matmul_scale: float = Field(default=1.0, ge=1.0, le=2.0)
