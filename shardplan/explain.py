@@ -191,11 +191,26 @@ class Rule:
     fix: dict
 
 
-def rules_of_thumb(n_params: float, n_devices: int, seq_len: int, is_moe: bool, kind: str) -> list[Rule]:
+def _zero_with_pp(framework: Any) -> tuple[int, str]:
+    """(ZeRO stage, text) for the decision guide's "ZeRO-2 and PP" under ``framework``: 2 where it runs ZeRO-2 with
+    pipelining (``FrameworkProfile.pipeline_zero_stages`` None or holding 2), else its highest allowed stage below 2
+    with the reason (the megatron profile: ZeRO-1, Megatron-LM's distributed optimizer, whose gradient
+    reduce-scatter is ZeRO-2's communication; its ZeRO-2 is Megatron-FSDP, which does not pipeline)."""
+    allowed = getattr(framework, "pipeline_zero_stages", None)
+    if allowed is None or 2 in allowed:
+        return 2, ""
+    z = max(s for s in allowed if s <= 2)
+    return z, f" (ZeRO-{z} here: the {framework.label} profile runs no ZeRO-2 with PP)"
+
+
+def rules_of_thumb(n_params: float, n_devices: int, seq_len: int, is_moe: bool, kind: str,
+                   framework: Any = None) -> list[Rule]:
     """The seed rules that apply to this model size, device count and hardware kind.
 
     The decision guide (model size / GPU count) and EasyDeL's notes (TPU: prefer TP for throughput,
-    FSDP for memory, SP for long context; GPU: combine FSDP and TP).
+    FSDP for memory, SP for long context; GPU: combine FSDP and TP). ``framework`` (a FrameworkProfile): the
+    "> 1024 GPUs: ZeRO-2 and PP" rule takes the highest ZeRO stage up to 2 that the framework runs with pipelining
+    (:func:`_zero_with_pp`), as a team on that framework would.
     """
     rules: list[Rule] = []
     B = n_params / 1e9
@@ -205,7 +220,8 @@ def rules_of_thumb(n_params: float, n_devices: int, seq_len: int, is_moe: bool, 
             rules.append(Rule(PLAYBOOK, "< 10B on 8 GPUs: ZeRO-3 with DP and full recompute",
                               {"zero_stage": 3, "recompute": "full", "tp": 1}))
         elif n_devices > 1024:
-            rules.append(Rule(PLAYBOOK, "> 1024 GPUs: TP=8 with ZeRO-2 and PP", {"tp": 8, "zero_stage": 2}))
+            z, why = _zero_with_pp(framework)
+            rules.append(Rule(PLAYBOOK, "> 1024 GPUs: TP=8 with ZeRO-2 and PP" + why, {"tp": 8, "zero_stage": z}))
         elif n_devices <= 512 and n_devices > 8:
             rules.append(Rule(PLAYBOOK, "up to 512 GPUs: DP with TP=8 or PP (ZeRO-3 is inefficient)",
                               {"tp": 8, "zero_stage": 0}))

@@ -153,3 +153,16 @@ def test_deepseek_v3_layout_hint_names_fp8_moe_activation_caching():
                             "--recompute-modules", "layernorm,mla_up_proj,moe_act"])
     text = " ".join(r.output.split())
     assert r.exit_code == 1 and "it fits with --framework megatron+moe_act_input_bytes=1" in text, text
+
+
+def test_zero2_with_pp_rule_uses_the_stage_the_framework_pipelines_with():
+    # the decision guide's "> 1024 GPUs: TP=8 with ZeRO-2 and PP": under the megatron profile (ZeRO 0/1 with pp, its
+    # ZeRO-2 being Megatron-FSDP) the guide's search for it found only pp=1 layouts (405B: "does not fit"); it is
+    # evaluated with ZeRO-1, the distributed optimizer, and says so; torchtitan (FSDP beside PP) keeps ZeRO-2
+    from shardplan.explain import rules_of_thumb
+    from shardplan.presets.frameworks import FRAMEWORKS
+
+    megatron = rules_of_thumb(405e9, 2048, 8192, False, "gpu", FRAMEWORKS["megatron"])[0]
+    assert megatron.fix == {"tp": 8, "zero_stage": 1} and "ZeRO-1 here" in megatron.text
+    torchtitan = rules_of_thumb(405e9, 2048, 8192, False, "gpu", FRAMEWORKS["torchtitan"])[0]
+    assert torchtitan.fix == {"tp": 8, "zero_stage": 2} and torchtitan.text == "> 1024 GPUs: TP=8 with ZeRO-2 and PP"

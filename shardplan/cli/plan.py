@@ -39,7 +39,7 @@ def _rule_results(model, hw, training, n: int, best, user_fix: dict[str, Any]) -
     from shardplan.search import TIE_FACTOR, search
 
     out = []
-    for rule in rules_of_thumb(model.n_params, n, training.seq_len, model.is_moe, hw.kind):
+    for rule in rules_of_thumb(model.n_params, n, training.seq_len, model.is_moe, hw.kind, training.framework):
         # a rule's zero_stage 0 stands for "not ZeRO-3" (e.g. "ZeRO-3 is inefficient"): a pinned 1 or 2 keeps to it
         clash = sorted(k for k in rule.fix.keys() & user_fix.keys() if rule.fix[k] != user_fix[k]
                        and not (k == "zero_stage" and rule.fix[k] != 3 and user_fix[k] != 3))
