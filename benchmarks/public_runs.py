@@ -4454,3 +4454,148 @@ TT_FLEX = (
 )
 
 SCOUTED_2026_12AO = (*MLPERF_V51_8B, *MLPERF_V60_ASUS, *TT_QWEN3_32B, *PITH_TT_QWEN3_MOE, *LAMBDA_FA2, *TT_FLEX)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Forty-second scouting pass (2026-12, never fitted on; SCOUTED_2026_12AP). Names carry _S45B_.
+#: Second scouting pass of session 45 (never fitted on): MLPerf Training v5.1 Llama 3.1 8B pre-training runs of third
+#: parties (Lambda, Nebius, Dell, Supermicro, Oracle) and NVIDIA's 512-GPU runs (GB300 theia, GB200 tyche).
+#:
+#: Row format: public_runs.check_inputs ``(label, model, hardware, framework, precision, devices, seq_len, global batch,
+#: layout, reported tokens/s/GPU, reported GiB or None)``.
+#:
+#: Source for every row: mlcommons/training_results_v5.1 @ 4da2d1cd71eb30c855dad12712480ae5ac90dd89 (closed division).
+#: Every third-party log prints NeMo's full "Experiment configuration" dump near its start (micro_batch_size,
+#: tensor/pipeline/context_parallel_size, global_batch_size, fp8 / fp8_recipe / fp4 / fp4_recipe, fp8_dot_product_attention,
+#: use_transformer_engine_op_fuser, cross_entropy_fusion_impl, optim.use_distributed_optimizer, optim.fp8_param_gather,
+#: overwritten_attributes.enable_cuda_graph / cuda_graph_scope, activations_checkpoint_granularity) and a ":::SYSJSON" line
+#: with accelerator_model_name; where that dump was read the row says "log config dump". Common to all dumps read:
+#: distributed optimizer (-> zero_stage 1), no activation checkpointing, sequence_parallel false (TP 1), TE cross-entropy
+#: (cross_entropy_fusion_impl: te -> 'megatron+loss=in_place', as public_runs prices the v6.0 Cisco / ASUSTeK rows),
+#: use_transformer_engine_op_fuser true (dense model: no eager op of the profile affected), seq 8192
+#: (encoder_seq_length / max_sequence_length).
+#: Precision: fp8 tensorwise with fp8_param_gather true -> 'fp8-params' (as MLPERF_V51_8B); fp4 nvfp4 (fp8 DPA, no fp8
+#: param gather) -> 'nvfp4-mixed' (as MLPERF_V60_ASUS / V60_CISCO_B300; the NVFP4 recipe's details -- which layers stay
+#: bf16, 2D quantization, stochastic rounding -- are not modelled, hence [B] on every nvfp4 row).
+#: Step time: the log's run-end line "Average train_step_time <s>" (mlperf_common callback average over the whole run),
+#: or, where that line is absent, the last training block's tracked_stats train_step_time (logging.py lineno 210).
+#: GBS checked against the log's samples_count increment per step. tokens/s/GPU = GBS x 8192 / step / GPUs.
+#: CUDA graphs (full / full_iteration) are not priced (the planner has no launch-overhead term for them).
+
+
+
+_S45B_FW = "megatron+loss=in_place"
+_S45B_FP8 = "fp8-params"
+_S45B_FP4 = "nvfp4-mixed"
+_S45B_DP = dict(zero_stage=1, recompute="none")
+
+
+def _s45b_row(label, hw, prec, n, gbs, step_s, **lay):
+    return (label, "llama-3.1-8b", hw, _S45B_FW, prec, n, 8192, gbs, dict(_S45B_DP, **lay), gbs * 8192 / step_s / n, None)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 1. Lambda, 18 x 4 GB300 (72 GPUs). Config Lambda/benchmarks/llama31_8b/implementations/gb300_0922/
+#    config_GB300_18x4x1xtp1pp1cp2_8b.sh (sources config_GB200_18x4x1xtp1pp1cp2_8b.sh, NOT stored) + config_common.sh
+#    (USE_DIST_OPTIMIZER, FP8, FP8_RECIPE tensorwise, FP8_PARAM_GATHER) + config_common_8b.sh (CE_FUSION_IMPL=te).
+#    Log Lambda/results/gb300_n18_ngc25.04_nemo/llama31_8b/result_1.txt: SYSJSON accelerator "NVIDIA GB300"; config dump
+#    (offset ~53k): micro_batch_size 1, TP 1, PP 1, CP 2, global_batch_size 36, fp8 true / tensorwise, fp4 false,
+#    fp8_param_gather true, distributed optimizer, cuda_graph_scope full_iteration; MLLOG global_batch_size 36,
+#    gradient_accumulation_steps 1.0; samples_count 172800 -> 173952 over 32 steps = 36/step.
+#    "Average train_step_time 0.16250409094678495" -> 36 x 8192 / 0.162504 / 72 = 25,206.
+#    [A] (layout and precision from the run's own config dump)
+# 2. Nebius (Nebius/benchmarks/llama31_8b/configs/nebius_b{200,300}_n*/config_*.sh, all stored; each sources
+#    config_common.sh (stored in nebius_b200_n1: dist optimizer, FP8 tensorwise), config_common_fp4.sh, config_common_8b.sh,
+#    config_common_cg.sh, config_common_fp8attn.sh (those four not stored for Nebius' 8B):
+#    a) nebius_b200_n1 config_DGXB200_1x8x2xtp1pp1cp1_8b_fp4.sh: MINIBS 2, MBS 2, TP1 PP1 CP1, FULL_CUDA_GRAPH=0;
+#       results/nebius_b200_n1/llama31_8b/result_01.txt: samples 172032 at step 10752 -> GBS 16;
+#       "Average train_step_time 0.4597740015458493" -> 16 x 8192 / 0.45977 / 8 = 35,634.
+#    b) nebius_b200_n2 config_DGXB200_2x8x2xtp1pp1cp1_8b_fp4.sh: 16 GPUs, MINIBS 2, MBS 1 (GA 2), FULL_CUDA_GRAPH=0;
+#       result_1.txt: 196608 at step 6144 -> GBS 32; average 0.4952020876808092 -> 32 x 8192 / 0.49520 / 16 = 33,085.
+#    c) nebius_b200_n4 config_DGXB200_4x8x1xtp1pp1cp1_8b_fp4.sh: 32 GPUs, MINIBS 1, MBS 1, FULL_CUDA_GRAPH=0;
+#       result_01.txt: 233472 at step 7296 -> GBS 32; average 0.26822549085083763 -> 32 x 8192 / 0.26823 / 32 = 30,541.
+#    d) nebius_b300_n1 config_DGXB200_1x8x2xtp1pp1cp1_8b.sh (sources config_common_fp4.sh last): MINIBS 2, MBS 2,
+#       USE_TE_OPS, CE te; result_1.txt: SYSJSON "NVIDIA B300 SXM6 AC" (275040 MiB), DLPAL DGXB200_1x8x2xtp1pp1cp1_8b,
+#       log config dump: MBS 2, GBS 16, fp8 false / fp4 true nvfp4, fp8 DPA true, fp8_param_gather false, dist optimizer,
+#       CUDA graph full_iteration; 184320 at step 11520 -> 16/step; average 0.3978111646448573
+#       -> 16 x 8192 / 0.39781 / 8 = 41,184 (cf. the v6.0 ASUSTeK / Cisco B300 NVFP4 rows: 41,009 / 41,110).
+#    [B: nvfp4 recipe details] all four; a-c also [B: log config dump not read; fp4 from the config file names].
+# 3. Dell (Dell/benchmarks/llama31_8b/implementations/nemo/; config_common*.sh not stored for Dell):
+#    a) results/1xXE9680Lx8B200-SXM-180GB/llama31_8b/result_0.txt: 8 B200; the one 1-node XE9680L config is
+#       config_1xXE9680Lx8B200-SXM-180GB.sh (sources config_common_fp4.sh; MINIBS 2, MBS 2, TP1 PP1 CP1,
+#       FULL_CUDA_GRAPH=0); 184320 at step 11520 -> GBS 16; no run-end average line, last block train_step_time
+#       0.4507862185065126 -> 16 x 8192 / 0.45079 / 8 = 36,346. [B: config matched by system name (log dump not read);
+#       nvfp4 recipe details; last block]
+#    b) results/2xXE9680Lx8B200-SXM-180GB/llama31_8b/result_0.txt: 16 B200, config_2xXE9680Lx8B200-SXM-180GB_2x8x2xtp1pp1cp1_8b.sh
+#       (FP8: no fp4 common sourced; MINIBS 2, MBS 2, TP1 PP1 CP1, USE_TE_OPS, CE te); 196608 at step 6144 -> GBS 32;
+#       average 0.5936232063686475 -> 32 x 8192 / 0.59362 / 16 = 27,600. [B: fp8 tensorwise + fp8 params from
+#       NVIDIA's config_common (Dell's not stored; log dump not read)]
+#    c) results/1xXE9780x8B300-SXM-270GB/llama31_8b/result_0.txt: 8 B300 (platform 1xXE9780x8B300-SXM-270GB),
+#       config_XE9780x8B300-SXM-270GB_1x8x2xtp1pp1cp1_8b.sh; log config dump (offset ~11k): MBS 2, GBS 16, fp8 true
+#       tensorwise, fp4 false, fp8 DPA false, fp8_param_gather true, dist optimizer, CUDA graph full_iteration;
+#       159744 at step 9984 -> 16/step; average 0.5476646529844938 -> 16 x 8192 / 0.54766 / 8 = 29,915. [A]
+#    (results/2xXE9685Lx8B200-SXM-180GB: 2.4 MB log, run-end average not located in the tail: skipped)
+# 4. Supermicro:
+#    a) results/AS-4126GS-NBR-LCC/llama31_8b/result_1.txt: DLPAL AS-4126GS-NBR-LCC_1x8x2xtp1pp1cp1_8b_fp4 (config file
+#       not stored, only config_common.sh); SYSJSON "NVIDIA B200"; log config dump: MBS 2, GBS 16, TP1 PP1 CP1, fp4 true
+#       nvfp4, fp8 DPA true, fp8_param_gather false, dist optimizer, cuda_graph_scope full; 184320 at step 11520;
+#       average 0.45357042557249466 -> 16 x 8192 / 0.45357 / 8 = 36,124. [B: nvfp4 recipe details]
+#    b) results/AS-8126GS-NB3RT/llama31_8b/result_1.txt: DLPAL DGXB200_1x8x2xtp1pp1cp1_8b (config
+#       benchmarks/llama31_8b/implementations/AS-8126GS-NB3RT/config_DGXB200_1x8x2xtp1pp1cp1_8b.sh stored);
+#       SYSJSON "NVIDIA B300 SXM6 AC"; log config dump: MBS 2, GBS 16, fp8 true tensorwise, fp4 false, fp8_param_gather
+#       true, dist optimizer, enable_cuda_graph 0 (no CUDA graph); 159744 at step 9984; average 0.5503755719759144
+#       -> 16 x 8192 / 0.55038 / 8 = 29,768. [A]
+#    (results/SYS-422GS-NBRT-LCC: 8 GPUs, GBS 16, average 0.4548827954346225, but neither stored config of that system
+#    (8x8x1 CP2, GB200 2x4x2) matches an 8-GPU run and its dump was not read: skipped)
+# 5. Oracle (benchmarks/llama31_8b/run_llama31-8b.sh sources config_DGXB200_8x8x1xtp1pp1cp2_8b.sh, the 1-node configs
+#    commented out; the config files themselves are not stored; systems/*BM.GPU.B200.8.json):
+#    a) results/1xBM.GPU.B200.8/llama31_8b/result_0.txt: log config dump: MBS 2, GBS 16, TP1 PP1 CP1, fp4 true nvfp4,
+#       fp8 DPA, fp8_param_gather false, dist optimizer, cuda_graph_scope full; 172032 at step 10752;
+#       average 0.45745431294753436 -> 16 x 8192 / 0.45745 / 8 = 35,815. [B: nvfp4 recipe details]
+#    b) results/8xBM.GPU.B200.8/llama31_8b/result_0.txt (64 B200): log config dump (offset ~43k): MBS 1, TP1 PP1 CP2,
+#       GBS 32 (DP 32, GA 1), fp8 true tensorwise, fp4 false, fp8_param_gather true, dist optimizer, CUDA graph
+#       full_iteration; 184320 at step 5760 -> 32/step; average 0.19115092050698068 -> 32 x 8192 / 0.19115 / 64 = 21,429. [A]
+# 6. NVIDIA 512-GPU runs (NeMo 25.09):
+#    a) theia_ngpu512 (README names config_GB300_128x4x1xtp2pp1cp4_8b.sh, stored in NVIDIA/benchmarks/llama31_8b/
+#       implementations/nemo/: MINIBS 1, TP 2, SEQ_PARALLEL True, PP 1, CP 4, TP_COMM_OVERLAP True, MBS 1,
+#       USE_TE_OPS False, NVTE_DPA_FP8_RECIPE F16, 128 nodes x 4) + nemo/config_common.sh (dist optimizer, FP8 tensorwise,
+#       FP8 param gather) -> GBS = 512 / (2 x 4) = 64; results/theia_ngpu512_ngc25.09_nemo/llama31_8b/result_0.txt:
+#       221184 at step 3456 -> 64/step; no run-end average line: last block train_step_time 0.08661875362499434
+#       -> 64 x 8192 / 0.086619 / 512 = 11,822. [B: last block; GB300 per the config name (log dump not read)]
+#    b) tyche_ngpu512 (README names config_GB200_128x4x1xtp2pp1cp4_8b.sh, NOT stored): layout from the name and the
+#       stored GB300 twin; result_0.txt: 64/step, last block 0.09017478047396328 -> 64 x 8192 / 0.090175 / 512 = 11,356.
+#       [B: GB200 config not stored (TP overlap / SP as the GB300 twin); last block]
+# ---------------------------------------------------------------------------------------------------------------
+_S45B_TAG = "MLPerf v5.1"
+SCOUTED_2026_12AP = (
+    _s45b_row(f"[A] {_S45B_TAG} Lambda 18 x 4 GB300: Llama 3.1 8B FP8 CP2 DP36 MBS1, GBS 36, 72 GPUs", "GB300", _S45B_FP8, 72, 36,
+         0.16250409094678495, dp=36, cp=2, microbatch_size=1),
+    _s45b_row(f"[B: nvfp4 recipe; fp4 from config name] {_S45B_TAG} Nebius 1 x 8 B200: Llama 3.1 8B NVFP4 DP8 MBS2, GBS 16",
+         "B200", _S45B_FP4, 8, 16, 0.4597740015458493, dp=8, microbatch_size=2),
+    _s45b_row(f"[B: nvfp4 recipe; fp4 from config name] {_S45B_TAG} Nebius 2 x 8 B200: Llama 3.1 8B NVFP4 DP16 MBS1 GA2, GBS 32",
+         "B200", _S45B_FP4, 16, 32, 0.4952020876808092, dp=16, microbatch_size=1),
+    _s45b_row(f"[B: nvfp4 recipe; fp4 from config name] {_S45B_TAG} Nebius 4 x 8 B200: Llama 3.1 8B NVFP4 DP32 MBS1, GBS 32",
+         "B200", _S45B_FP4, 32, 32, 0.26822549085083763, dp=32, microbatch_size=1),
+    _s45b_row(f"[B: nvfp4 recipe] {_S45B_TAG} Nebius 1 x 8 B300: Llama 3.1 8B NVFP4 DP8 MBS2, GBS 16", "B300", _S45B_FP4, 8, 16,
+         0.3978111646448573, dp=8, microbatch_size=2),
+    _s45b_row(f"[B: config by system name; nvfp4 recipe; last block] {_S45B_TAG} Dell XE9680L 8 B200: Llama 3.1 8B NVFP4 DP8 "
+         "MBS2, GBS 16", "B200", _S45B_FP4, 8, 16, 0.4507862185065126, dp=8, microbatch_size=2),
+    _s45b_row(f"[B: fp8 params from NVIDIA config_common] {_S45B_TAG} Dell 2 x XE9680L 16 B200: Llama 3.1 8B FP8 DP16 MBS2, "
+         "GBS 32", "B200", _S45B_FP8, 16, 32, 0.5936232063686475, dp=16, microbatch_size=2),
+    _s45b_row(f"[A] {_S45B_TAG} Dell XE9780 8 B300: Llama 3.1 8B FP8 DP8 MBS2, GBS 16", "B300", _S45B_FP8, 8, 16, 0.5476646529844938,
+         dp=8, microbatch_size=2),
+    _s45b_row(f"[B: nvfp4 recipe] {_S45B_TAG} Supermicro AS-4126GS-NBR-LCC 8 B200: Llama 3.1 8B NVFP4 DP8 MBS2, GBS 16", "B200",
+         _S45B_FP4, 8, 16, 0.45357042557249466, dp=8, microbatch_size=2),
+    _s45b_row(f"[A] {_S45B_TAG} Supermicro AS-8126GS-NB3RT 8 B300: Llama 3.1 8B FP8 DP8 MBS2 (no CUDA graph), GBS 16", "B300",
+         _S45B_FP8, 8, 16, 0.5503755719759144, dp=8, microbatch_size=2),
+    _s45b_row(f"[B: nvfp4 recipe] {_S45B_TAG} Oracle BM.GPU.B200.8 8 B200: Llama 3.1 8B NVFP4 DP8 MBS2, GBS 16", "B200", _S45B_FP4,
+         8, 16, 0.45745431294753436, dp=8, microbatch_size=2),
+    _s45b_row(f"[A] {_S45B_TAG} Oracle 8 x BM.GPU.B200.8 64 B200: Llama 3.1 8B FP8 CP2 DP32 MBS1, GBS 32", "B200", _S45B_FP8, 64, 32,
+         0.19115092050698068, dp=32, cp=2, microbatch_size=1),
+    _s45b_row(f"[B: last block; GB300 per config name] {_S45B_TAG} NVIDIA theia 512 GB300: Llama 3.1 8B FP8 TP2 SP CP4 DP64 MBS1, "
+         "GBS 64", "GB300", _S45B_FP8, 512, 64, 0.08661875362499434, tp=2, sp=True, tp_overlap=True, cp=4, dp=64,
+         microbatch_size=1),
+    _s45b_row(f"[B: GB200 config not stored; last block] {_S45B_TAG} NVIDIA tyche 512 GB200: Llama 3.1 8B FP8 TP2 SP CP4 DP64 "
+         "MBS1, GBS 64", "GB200", _S45B_FP8, 512, 64, 0.09017478047396328, tp=2, sp=True, tp_overlap=True, cp=4, dp=64,
+         microbatch_size=1),
+)

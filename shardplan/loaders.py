@@ -729,6 +729,22 @@ def _refusal_parts(arch: str | None, supported: str) -> tuple[str, str]:
     return f" ({UNMODELLED[arch]}{UNMODELLED_APPROXIMATE})", f"supported: {', '.join(HF_ARCHITECTURES)}"
 
 
+def _refuse_foreign(arch: str, cfg: dict) -> None:
+    """Refuse a config that names the supported ``arch`` but holds what only an unmodelled family has
+    (:func:`shardplan.hf_config.foreign_feature`: a relabelled DeepSeek-V3.2, Qwen3-Next or Mamba hybrid, whose
+    indexer, linear-attention or Mamba layers the supported family's translator would drop in silence).
+
+    Raises:
+        ConfigError: naming the architecture, the foreign key and its family.
+    """
+    text = cfg.get("text_config") if arch in MULTIMODAL and isinstance(cfg.get("text_config"), dict) else cfg
+    foreign = foreign_feature(text) or (foreign_feature(cfg) if text is not cfg else None)
+    if foreign:
+        raise ConfigError(f"config.json names {arch} but {foreign}: priced as {arch} it would be another network "
+                          f"(keep the checkpoint's own architectures){UNMODELLED_APPROXIMATE}", field="architectures",
+                          value=arch)
+
+
 def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSpec:
     """Translate a Hugging Face ``config.json`` mapping into a :class:`ModelSpec`.
 
@@ -771,12 +787,7 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
         why, listed = _refusal_parts(arch, supported)
         raise ConfigError(f"architectures={short_repr(archs)} is not supported{why}; {listed}",
                           field="architectures", value=arch, legal=HF_ARCHITECTURES)
-    text = cfg.get("text_config") if arch in MULTIMODAL and isinstance(cfg.get("text_config"), dict) else cfg
-    foreign = foreign_feature(text) or (foreign_feature(cfg) if text is not cfg else None)
-    if foreign:  # a relabelled hybrid: the supported family's translator would drop what sets it apart
-        raise ConfigError(f"config.json names {arch} but {foreign}: priced as {arch} it would be another network "
-                          f"(keep the checkpoint's own architectures){UNMODELLED_APPROXIMATE}", field="architectures",
-                          value=arch)
+    _refuse_foreign(arch, cfg)
     check_hf_types(cfg, own=HF_OWN_FORMS.get(arch, ()))
     for key in ("text_config",) if arch in MULTIMODAL else HF_SUB_CONFIGS.get(arch, ()):
         if isinstance(cfg.get(key), dict):
