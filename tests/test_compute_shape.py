@@ -402,3 +402,25 @@ def test_estimate_names_the_eager_model_code_twin():
     big = estimate(MODELS["llama-2-7b"], HARDWARE["a100-80gb"], tr,
                    ParallelConfig(zero_stage=3, microbatch_size=24, recompute="full"), 8)
     assert big.fits and "needs 93.1 GiB per device" in eager_code_note(big) and "does not fit" in eager_code_note(big)
+
+
+def test_sp_seq_dim_copies_of_eager_torchtitan():
+    """Eager torchtitan's sequence-parallel collectives on dim 1 copy the whole activation once per call
+    (torch.cat in the functional collectives): 2 gathers + 2 scatters per pass, the gathers a view with one
+    sequence per microbatch; full recompute repeats the forward's; the compiled profile prices none."""
+    from shardplan.cost.compute import sp_copy_s
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    m, hw = MODELS["llama-3-8b"], HARDWARE["h100-sxm"]
+    tr = TrainingSpec(seq_len=4096, global_batch_size=8, framework=framework_profile("torchtitan"))
+    one = 2 * 2 * 4096 * 4 * m.d_model / (hw.hbm_bandwidth * hw.hbm_efficiency)  # read + write, bf16, 4 sequences
+    p = ParallelConfig(tp=8, sp=True, microbatch_size=4, recompute="full")
+    assert sp_copy_s(m, tr, hw, p, 4 * 4096) == pytest.approx((8 * one, 4 * one))
+    one_seq = ParallelConfig(tp=8, sp=True, microbatch_size=1, recompute="none")
+    assert sp_copy_s(m, tr, hw, one_seq, 4 * 4096) == pytest.approx((4 * one, 0.0))
+    compiled = tr.model_copy(update={"framework": framework_profile("torchtitan-compile")})
+    assert sp_copy_s(m, compiled, hw, p, 4 * 4096) == (0.0, 0.0)
+    assert sp_copy_s(m, tr, hw, ParallelConfig(microbatch_size=4), 4 * 4096) == (0.0, 0.0)

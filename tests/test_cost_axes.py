@@ -296,7 +296,8 @@ def test_round_robin_routing_in_the_estimate_and_the_automodel_profile():
     titan = framework_profile("torchtitan")
     changed = {k for k in type(fw).model_fields if k not in ("name", "sources") and getattr(fw, k) != getattr(titan, k)}
     assert changed == {"elementwise_traffic", "loss", "logit_bytes", "attention_kernel", "optimizer_dtype",
-                       "moe_tensor_parallel", "fp16_training", "gpu_matmul_scale", "zero3_per_step"}
+                       "moe_tensor_parallel", "fp16_training", "gpu_matmul_scale", "zero3_per_step",
+                       "sp_seq_dim_copies"}
     assert all(k in fw.sources for k in changed)
     assert (fw.elementwise_traffic, fw.loss, fw.logit_bytes, fw.attention_kernel) == (1.0, "fused", 4.0, "cudnn")
     layout = dict(ep=8, zero_stage=3, microbatch_size=4, recompute="full")

@@ -414,6 +414,36 @@ def loss_bytes_per_logit(training: TrainingSpec) -> float:
     return {"eager": 2.0 * beta + 32.0, "fused": 2.0 * (beta + 8.0), "in_place": 5.0 * beta}[training.framework.loss]
 
 
+def sp_copy_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: ParallelConfig,
+              tokens: float) -> tuple[float, float]:
+    """(forward + backward, recompute) seconds per layer and microbatch of the activation copies that eager
+    sequence parallelism on the sequence dim adds to its collectives (``FrameworkProfile.sp_seq_dim_copies``);
+    (0, 0) without it, with tp = 1 or without sp.
+
+    PyTorch's functional collectives, which DTensor's Shard(1) redistributes call, gather into a rank-major
+    buffer and re-lay it along the gather dim with ``torch.cat(torch.chunk(res, group_size, dim=0),
+    dim=gather_dim)``, and build the rank-major input of a ReduceScatter on the scatter dim with
+    ``torch.cat(torch.chunk(x, group_size, dim=scatter_dim))`` (torch/distributed/_functional_collectives.py
+    all_gather_tensor, reduce_scatter_tensor). torchtitan's TP plan (models/llama3/infra/parallelize.py
+    apply_tp: SequenceParallel norms, PrepareModuleInput Shard(1) -> Replicate before attention and the MLP,
+    RowwiseParallel output_layouts Shard(1)) runs each layer's two gathers and two scatters so, and autograd
+    transposes them (a scatter's gradient is a gather on the same dim and vice versa): two gathers and two
+    scatters in the forward, as many in the backward and, under full recompute, in the recomputed forward.
+    torchtitan's own note there ("we can accelerate Sequence Parallel by folding (and unfolding) the batch
+    dimension and the sequence dimension", pytorch/torchtitan PR 437: "an extra aten.cat after each
+    collective") names the cost. Since pytorch/pytorch PR 169404 (Dec 2025) a gather of a microbatch of one
+    sequence is a view (``_maybe_view_chunk_cat``), so gathers copy only with microbatch_size > 1; scatters
+    always do. Each copy reads and writes the whole activation, ``beta u h`` (u = ``tokens``, the
+    microbatch's tokens before the sequence split), at the HBM rate ``eta_hbm W_hbm``, with no element-wise
+    traffic factor (one kernel, counted exactly). The embedding's scatter and the LM head's gather are left out.
+    """
+    if not (training.framework.sp_seq_dim_copies and p.tp > 1 and p.sp):
+        return 0.0, 0.0
+    per_pass = 2 + (2 if p.microbatch_size > 1 else 0)  # two scatters, two gathers unless a view
+    copy = 2.0 * training.precision.activation_bytes * tokens * model.d_model / (hw.hbm_bandwidth * hw.hbm_efficiency)
+    return 2 * per_pass * copy, (per_pass * copy if p.recompute == "full" else 0.0)
+
+
 @dataclass(frozen=True)
 class StageCompute:
     """Seconds of one microbatch's compute (forward + backward + recompute) on one pipeline stage.
@@ -480,8 +510,10 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
     """
     p = layout.parallel
     sp_ = stage_params(model, layout, stage)
-    mm = elem = rec = wgrad = 0.0
+    mm = wgrad = 0.0
     share = recompute_share(p, sp_.layers)  # full recompute of every layer, or of recompute_layers per chunk
+    copy_s, copy_rec = sp_copy_s(model, training, hw, p, layout.local_tokens)
+    elem, rec = sp_.layers * copy_s, sp_.layers * copy_rec * share
     for lt, cnt, moe in ((dense_t, sp_.layers - sp_.moe_layers, False), (moe_t, sp_.moe_layers, True)):
         mm += cnt * (lt.fwd_mm + lt.bwd_mm + lt.fwd_attn + lt.bwd_attn)
         wgrad += cnt * lt.bwd_wgrad

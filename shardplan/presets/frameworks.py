@@ -125,6 +125,13 @@ _FSDP_ONLY = ("PyTorch FSDP as llm-foundry (Composer fsdp_config, plus tp_config
               "fms-fsdp (FSDP / HSDP sharding strategies) run it: no pipeline or context parallelism options")
 
 
+_TITAN_SP_COPIES = ("torchtitan models/llama3/infra/parallelize.py (and qwen3's) apply_tp: SequenceParallel norms and "
+                    "PrepareModuleInput / RowwiseParallel on Shard(1), the sequence dim of [batch, seq, h], gathered "
+                    "and scattered in eager DTensor through torch/distributed/_functional_collectives.py, whose "
+                    "all_gather_tensor and reduce_scatter_tensor re-lay a non-zero dim with torch.cat; its own NOTE "
+                    "points to pytorch/torchtitan PR 437 ('an extra aten.cat after each collective': two cats 0.18 "
+                    "ms of a 3 ms FFN at seq 8k, batch 1, H100). Gathers of one-sequence microbatches are views since "
+                    "pytorch/pytorch PR 169404 (Dec 2025). Not fitted (shardplan.cost.compute.sp_copy_s)")
 #: eager PyTorch model code's GEMM rate on GPUs with a known isolated rate (torchtitan, hf-fsdp, hf-deepspeed)
 _EAGER_GEMM = ("1.32, capped at isolated_matmul_efficiency / matmul_efficiency (H100 / H200: 0.73 / 0.59 = 1.24; not "
                "applied on the A100 presets, which give no isolated rate, so the A100 fits stand): measured on one "
@@ -431,7 +438,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                          gpu_matmul_scale=1.32, zero3_per_step="with_pp", host_adam_params_per_s=2.4e8,
                          tp_overlap=False, fp16_training=False,
                          zero3_master_is_param=True, cp_load_balance=False, zero_stages=(0, 2, 3),
-                         weight_sharding_axes=("cp",), tp_requires_sp=True, layout_defaults={"sp": True},
+                         weight_sharding_axes=("cp",), tp_requires_sp=True, layout_defaults={"sp": True}, sp_seq_dim_copies=True,
                          default_zero_stage=3, released_schedules=("gpipe", "1f1b", "interleaved"),
                          selective_recompute="every_other_matmul", pp_unsharded_grad_bytes=4, grad_reduce_bytes=4,
                          local_batch_flushes=True, expert_group="dp2ep",
@@ -448,7 +455,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "zero3_per_step": "'with_pp': torchtitan parallelize.py fully_shard(..., "
                                   "reshard_after_forward=not pp_enabled) under fsdp_reshard_after_forward 'default': "
                                   "the gathered parameters stay for the step's microbatches only in pipelined runs",
-                                  "loss": _TITAN_LOSS, "selective_recompute": _TITAN_SAC,
+                                  "loss": _TITAN_LOSS, "selective_recompute": _TITAN_SAC, "sp_seq_dim_copies": _TITAN_SP_COPIES,
                                   "zero_stages": _TITAN_ZERO, "weight_sharding_axes": _TITAN_ZERO,
                                   "default_zero_stage": "3: torchtitan's parallelism.data_parallel_shard_degree "
                                   "defaults to -1 (FSDP2 over every rank the other dimensions leave)",
@@ -600,8 +607,11 @@ _AUTOMODEL_STATE = ("NeMo AutoModel's model classes cast every weight to bf16 wh
 FRAMEWORKS["automodel"] = FRAMEWORKS["torchtitan"].model_copy(update={
     "name": "automodel", "fp16_training": True, "elementwise_traffic": 1.0, "loss": "fused", "logit_bytes": 4.0, "attention_kernel": "cudnn",
     "optimizer_dtype": "bf16", "moe_tensor_parallel": False, "gpu_matmul_scale": 1.0, "zero3_per_step": "any",
+    "sp_seq_dim_copies": False,
     "sources": {**{k: v for k, v in FRAMEWORKS["torchtitan"].sources.items()
-                   if k not in ("elementwise_traffic", "gpu_matmul_scale", "zero3_per_step")},
+                   if k not in ("elementwise_traffic", "gpu_matmul_scale", "zero3_per_step", "sp_seq_dim_copies")},
+                "sp_seq_dim_copies": "False: AutoModel's own tensor-parallel plans were not read for this term "
+                "(the torchtitan profile's, from torchtitan's TP plan); priced without the copies",
                 "zero3_per_step": "'any': NeMo AutoModel's DeepSeek-V3 recipes keep the FSDP2 parameters gathered "
                 "across microbatches (benchmarks/public_runs.py, the AutoModel rows priced zero3_gather per_step)",
                 "optimizer_dtype": _AUTOMODEL_STATE,
@@ -634,9 +644,11 @@ _COMPILE_LOSS = ("torchtitan components/loss.py build_cross_entropy_loss: with c
 #: H200 runs, OLMo-core's README, docs/performance.md Tables 1-6 are checks)
 FRAMEWORKS["torchtitan-compile"] = FRAMEWORKS["torchtitan"].model_copy(update={
     "name": "torchtitan-compile", "elementwise_traffic": 1.0, "loss": "fused", "logit_bytes": 4.0, "compiled": True,
-    "tp_overlap": True, "tp_overlap_slowdown": 0.81, "gpu_matmul_scale": 1.0,
-    "sources": {**{k: v for k, v in FRAMEWORKS["torchtitan"].sources.items() if k != "tp_overlap"},
+    "tp_overlap": True, "tp_overlap_slowdown": 0.81, "gpu_matmul_scale": 1.0, "sp_seq_dim_copies": False,
+    "sources": {**{k: v for k, v in FRAMEWORKS["torchtitan"].sources.items() if k not in ("tp_overlap", "sp_seq_dim_copies")},
                 "gpu_matmul_scale": _COMPILE_GEMM,
+                "sp_seq_dim_copies": "False: under torch.compile Inductor lowers the functional collectives' chunk + cat "
+                "itself (and async TP rewrites the gathers); what copies remain was not checked, so none are priced",
                 "elementwise_traffic": _COMPILE_KERNELS, "loss": _COMPILE_LOSS, "logit_bytes": _COMPILE_LOSS,
                 "compiled": _COMPILE_KERNELS, "tp_overlap_slowdown": _ASYNC_TP}})
 

@@ -439,6 +439,13 @@ class FrameworkProfile(BaseModel):
             (torch/optim/adamw.py ``_multi_tensor_adamw``). With one microbatch per step (no accumulation, no
             pipeline) the peak is then the larger of the forward / backward peak without gradients and the
             optimizer step's (:attr:`shardplan.cost.memory.MemoryBreakdown.allocated`).
+        sp_seq_dim_copies: the sequence-parallel AllGathers and ReduceScatters run on the sequence dim (dim 1 of
+            ``[batch, seq, h]``), so each call also copies the whole activation on the compute stream
+            (:func:`shardplan.cost.compute.sp_copy_s`): PyTorch's functional collectives gather into a
+            rank-major buffer and re-lay it with ``torch.cat(torch.chunk(res, group_size, dim=0), dim=gather_dim)``,
+            and scatter from ``torch.cat(torch.chunk(x, group_size, dim=scatter_dim))``
+            (torch/distributed/_functional_collectives.py), which eager DTensor's Shard(1) redistributes call
+            (torchtitan's TP plan: SequenceParallel norms, block inputs Shard(1)).
         compiled: the framework runs the model under torch.compile (torchtitan ``[compile] enable``): the torchtitan
             exporter writes the ``[compile]`` section for it (components model, and loss unless ``loss`` is
             'eager'), and its importer reads that section back into the ``torchtitan-compile`` profile.
@@ -572,6 +579,7 @@ class FrameworkProfile(BaseModel):
     cp_with_tp: bool = True
     tp_overlap: bool = True
     compiled: bool = False
+    sp_seq_dim_copies: bool = False
     lazy_grads: bool = False
     named_remat: bool = False
     expert_parallel: bool = True
