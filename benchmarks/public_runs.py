@@ -4238,7 +4238,9 @@ SCOUTED_2026_12AM = (TORCHAO_FLOAT8_README + PRIMUS_QWEN3_MI355X + MLPERF_V51_MI
 #:    H100 with TP 4 x DP 2, 327,680 tokens per DP rank, varlen attention with an 8,192 maximum context, full AC, eager
 #:    model (the Inductor columns compile only the loss): 3,648 (8,192-token loss chunks) and 3,537 (1,024) tokens/s/GPU,
 #:    83.56 GiB. [B]: H100 96GB (the peak is above 80 GB), documents priced as full 8,192-token sequences (40 per rank
-#:    in one microbatch), the chunks as the profile's loss_chunks.
+#:    in one microbatch), the chunks as the profile's loss_chunks. Without the eager profile's sequence-dim copies
+#:    (sp_seq_dim_copies): that torchtitan folds the batch and sequence dims before its sequence-parallel collectives
+#:    (pytorch/torchtitan PR #4121, 2026-08), so no copy is made.
 #: 5. pytorch/ao torchao/prototype/mx_formats/README.md @ 09f13255 "Training e2e benchmarks on NVIDIA B200" (also
 #:    torchtitan docs/mxfp8.md @ 0d481060): Llama 3 8B on 8 "power limited" B200, torchtitan with torch.compile, FSDP2,
 #:    per-op SAC, batch 1 x 8,192: bf16 8,307.5, float8 tensorwise 10,417.0, mxfp8_cublas 9,969.0, mxfp8_cublas_rceil
@@ -4286,7 +4288,7 @@ TORCHTITAN_DSV3_DISTMOE = (
 TORCHTITAN_CHUNKED_LOSS = tuple(
     (f"[B: H100 96GB, full-length documents, 40 sequences per microbatch] torchtitan chunked_loss.md: Qwen3-14B TP4 DP2, "
      f"full AC, {chunk:,}-token loss chunks, 8 H100", "models/qwen3-14b.config.json", H96,
-     f"torchtitan+loss_chunks={327680 // chunk}", "bf16-mixed-fp32-grads", 8, 8192, 80,
+     f"torchtitan+loss_chunks={327680 // chunk}+sp_seq_dim_copies=False", "bf16-mixed-fp32-grads", 8, 8192, 80,
      dict(dp=2, zero_stage=3, tp=4, sp=True, microbatch_size=40, recompute="full"), tps, 83.56)
     for chunk, tps in ((8192, 3648.0), (1024, 3537.0)))
 TORCHAO_MX_B200 = tuple(
