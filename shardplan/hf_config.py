@@ -363,7 +363,10 @@ def _deepseek(cfg: Cfg) -> Cfg:
     """DeepSeek-V2/V3: MLA attention; DeepSeekMoE layers after first_k_dense_replace dense ones."""
     if cfg.get("moe_layer_freq", 1) != 1 or cfg.get("attention_bias"):
         bad = "moe_layer_freq" if cfg.get("moe_layer_freq", 1) != 1 else "attention_bias"
-        raise ConfigError(f"{bad}={cfg.get(bad)!r} is not modelled; " + YAML_ROUTE, field=bad, value=cfg.get(bad))
+        legal = (1, "every layer after first_k_dense_replace is MoE") if bad == "moe_layer_freq" else (
+            False, "no bias on the attention projections")
+        raise ConfigError(f"{bad}={cfg.get(bad)!r} is not modelled; legal: {legal[0]} ({legal[1]}); " + YAML_ROUTE,
+                          field=bad, value=cfg.get(bad), legal=[legal[0]])
     spec = dict(n_layers=cfg["num_hidden_layers"], d_model=cfg["hidden_size"], n_heads=cfg["num_attention_heads"],
                 ffn_dim=cfg["intermediate_size"], vocab_size=cfg["vocab_size"], mlp="swiglu", norm="rmsnorm",
                 position="rope", tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),

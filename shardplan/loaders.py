@@ -558,6 +558,7 @@ HF_MODEL_TYPES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", 
                   "gemma3": "Gemma3ForConditionalGeneration", "phi3": "Phi3ForCausalLM",
                   "llama4_text": "Llama4ForCausalLM", "llama4": "Llama4ForConditionalGeneration",
                   "deepseek_v2": "DeepseekV2ForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM",
+                  "kimi_k2": "DeepseekV3ForCausalLM",  # Kimi K2's config: model_type kimi_k2, the DeepSeek-V3 network
                   "gpt_oss": "GptOssForCausalLM", "olmo2": "Olmo2ForCausalLM", "falcon": "FalconForCausalLM",
                   "gpt2": "GPT2LMHeadModel", "gpt_neox": "GPTNeoXForCausalLM", "bloom": "BloomForCausalLM",
                   "internlm": "InternLMForCausalLM", "internlm2": "InternLM2ForCausalLM",

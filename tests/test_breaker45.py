@@ -166,3 +166,20 @@ def test_zero2_with_pp_rule_uses_the_stage_the_framework_pipelines_with():
     assert megatron.fix == {"tp": 8, "zero_stage": 1} and "ZeRO-1 here" in megatron.text
     torchtitan = rules_of_thumb(405e9, 2048, 8192, False, "gpu", FRAMEWORKS["torchtitan"])[0]
     assert torchtitan.fix == {"tp": 8, "zero_stage": 2} and torchtitan.text == "> 1024 GPUs: TP=8 with ZeRO-2 and PP"
+
+
+def test_kimi_k2_model_type_and_deepseek_refusals_say_what_is_legal(tmp_path):
+    # Kimi K2's config.json has model_type kimi_k2 (the DeepSeek-V3 network, architectures DeepseekV3ForCausalLM);
+    # without the architectures list it was refused as an unknown model_type
+    base = {"model_type": "kimi_k2", "hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8,
+            "intermediate_size": 2048, "vocab_size": 1000, "kv_lora_rank": 64, "q_lora_rank": 128,
+            "qk_nope_head_dim": 32, "qk_rope_head_dim": 16, "v_head_dim": 32}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(base))
+    args = ["estimate", "-m", str(path), "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "8"]
+    assert runner.invoke(app, args).exit_code == 0
+    # a layer frequency the translator does not model now names the legal value
+    path.write_text(json.dumps({**base, "moe_layer_freq": 2, "n_routed_experts": 8, "num_experts_per_tok": 2,
+                                "moe_intermediate_size": 256}))
+    r = runner.invoke(app, args)
+    assert r.exit_code == 2 and "moe_layer_freq=2 is not modelled; legal: 1" in " ".join(r.output.split()), r.output
