@@ -4493,6 +4493,8 @@ _S45B_DP = dict(zero_stage=1, recompute="none")
 
 
 def _s45b_row(label, hw, prec, n, gbs, step_s, **lay):
+    """One MLPerf v5.1 Llama 3.1 8B row: ``n`` GPUs, ``gbs`` sequences of 8,192 tokens, ``step_s`` seconds per step
+    -> tokens/s/GPU = gbs x 8192 / step_s / n; ZeRO-1, no recompute, the layout fields ``lay``."""
     return (label, "llama-3.1-8b", hw, _S45B_FW, prec, n, 8192, gbs, dict(_S45B_DP, **lay), gbs * 8192 / step_s / n, None)
 
 

@@ -109,33 +109,34 @@ def moe_layer_pattern(moe: list[int], n_layers: int, key: str) -> Cfg:
     return dict(n_dense_layers=moe[0] - step + 1, moe_layer_step=step)
 
 
-def window_pattern(cfg: Cfg, interval: int | None = None, local_type: str = "sliding_attention",
-                   window_key: str = "sliding_window") -> Cfg:
-    """``sliding_window`` and ``full_attention_interval`` from ``layer_types`` (when given; ``local_type`` names
-    a local layer there), else from ``interval`` (0 = every layer is local); {} without a window
-    (``window_key``: the config key of the window or chunk length)."""
-    w = cfg.get(window_key)
+def window_pattern(cfg: Cfg, interval: int | None = None) -> Cfg:
+    """``sliding_window`` and ``full_attention_interval`` from ``layer_types`` (when given), else
+    from ``interval`` (0 = every layer slides); {} without a window."""
+    w = cfg.get("sliding_window")
     types = cfg.get("layer_types")
     if types:
-        local = [t == local_type for t in types]
+        local = [t == "sliding_attention" for t in types]
         if not any(local) or w is None:
             return {}
-        return dict(sliding_window=w, full_attention_interval=full_interval(local, types))
+        return dict(sliding_window=w, full_attention_interval=full_interval(local, types, "layer_types"))
     if w is None or interval is None:
         return {}
     return dict(sliding_window=w, full_attention_interval=interval)
 
 
-def full_interval(local: list[bool], types: Any) -> int:
-    """k with layer i full iff (i + 1) % k == 0 (0: every layer local) for the per-layer ``local`` flags of
-    ``layer_types``; ConfigError naming the legal patterns when the layers follow none."""
+def full_interval(local: list[bool], value: Any, key: str) -> int:
+    """k with layer i full iff (i + 1) % k == 0 (0: every layer local) for the per-layer ``local`` flags read from
+    the config key ``key`` (``layer_types``, Llama 4's ``no_rope_layers``) whose value is ``value``.
+
+    Raises:
+        ConfigError: naming ``key`` and the legal patterns when the layers follow none.
+    """
     k = 0 if all(local) else local.index(False) + 1
     if any(local[i] != (k == 0 or (i + 1) % k != 0) for i in range(len(local))):
-        shown = short_repr(types)
-        raise ConfigError(f"layer_types={shown}: the full-attention layers are not every k-th layer (layer i full "
-                          "iff (i + 1) % k == 0, e.g. k=2: local, full, local, full, ...); legal: every layer local, "
-                          "or full attention on every k-th layer counted from layer 0 (full_attention_interval); "
-                          "describe another pattern in YAML", field="layer_types", value=types)
+        raise ConfigError(f"{key}={short_repr(value)}: the full-attention layers are not every k-th layer (layer i "
+                          "full iff (i + 1) % k == 0, e.g. k=2: local, full, local, full, ...); legal: every layer "
+                          "local, or full attention on every k-th layer counted from layer 0 (full_attention_interval); "
+                          "describe another pattern in YAML", field=key, value=value)
     return k
 
 
@@ -342,21 +343,22 @@ def _llama4_chunks(cfg: Cfg, n_layers: int) -> Cfg:
     ``no_rope_layers`` (1: RoPE, chunked), else every ``no_rope_layer_interval``-th layer (default 4) is NoPE
     (transformers Llama4TextConfig: ``no_rope_layers[i] = int((i + 1) % no_rope_layer_interval != 0)``)."""
     chunk = cfg.get("attention_chunk_size", 8192)
+    types, rope = cfg.get("layer_types"), cfg.get("no_rope_layers")
     if chunk is None:
         return {}
-    if cfg.get("layer_types"):
-        found = window_pattern({**cfg, "attention_chunk_size": chunk}, None, "chunked_attention", "attention_chunk_size")
-        return {**found, "local_attention": "chunked"} if found else {}
-    rope = cfg.get("no_rope_layers")
-    if rope:
+    if types:
+        local = [t == "chunked_attention" for t in types]
+        interval = full_interval(local, types, "layer_types") if any(local) else None
+    elif rope:
         if not isinstance(rope, list) or len(rope) != n_layers:
             raise ConfigError(f"no_rope_layers={short_repr(rope)}: legal: a list of {n_layers} flags (1: RoPE and "
                               "chunked attention, 0: NoPE and full attention), one per layer", field="no_rope_layers",
                               value=rope)
-        return dict(sliding_window=chunk, full_attention_interval=full_interval([bool(x) for x in rope], rope),
-                    local_attention="chunked")
-    return dict(sliding_window=chunk, full_attention_interval=cfg.get("no_rope_layer_interval", 4),
-                local_attention="chunked")
+        interval = full_interval([bool(x) for x in rope], rope, "no_rope_layers") if any(rope) else None
+    else:
+        interval = cfg.get("no_rope_layer_interval", 4)
+    return {} if interval is None else dict(sliding_window=chunk, full_attention_interval=interval,
+                                            local_attention="chunked")
 
 
 def _deepseek(cfg: Cfg) -> Cfg:

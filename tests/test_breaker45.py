@@ -183,3 +183,18 @@ def test_kimi_k2_model_type_and_deepseek_refusals_say_what_is_legal(tmp_path):
                                 "moe_intermediate_size": 256}))
     r = runner.invoke(app, args)
     assert r.exit_code == 2 and "moe_layer_freq=2 is not modelled; legal: 1" in " ".join(r.output.split()), r.output
+
+
+def test_llama4_chunk_pattern_from_its_config_keys():
+    # Llama4TextConfig: layer i is NoPE / full attention iff (i + 1) % 4 == 0 by default; layer_types and
+    # no_rope_layers give the same pattern explicitly; a pattern that is not every k-th layer is refused naming its key
+    from shardplan.hf_config import _llama4_chunks
+    assert _llama4_chunks({}, 8) == {"sliding_window": 8192, "full_attention_interval": 4, "local_attention": "chunked"}
+    types = ["chunked_attention"] * 3 + ["full_attention"]
+    assert _llama4_chunks({"layer_types": types * 2, "attention_chunk_size": 4096}, 8)["full_attention_interval"] == 4
+    assert _llama4_chunks({"no_rope_layers": [1, 0] * 4}, 8)["full_attention_interval"] == 2
+    assert _llama4_chunks({"attention_chunk_size": None}, 8) == {}
+    import pytest
+    from shardplan.errors import ConfigError
+    with pytest.raises(ConfigError, match="no_rope_layers="):
+        _llama4_chunks({"no_rope_layers": [0, 1, 1, 1, 1, 1, 1, 1]}, 8)

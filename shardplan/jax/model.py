@@ -938,9 +938,9 @@ def unsupported_features(model: ModelSpec) -> list[str]:
     """Architecture features the planner costs but this reference model does not implement (the
     runtime refuses them rather than train a different network than the plan describes): three
     norms per block, DeepSeek-V3's multi-token prediction, ``moe_layer_step`` != 1, Qwen2-MoE's
-    shared-expert gate, Llama 4's chunked local attention, an LM-head bias (``lm_head_bias``: GPT-J, Phi-2, Phi-3.5-MoE), and the attention
-    variants of :class:`Attention` combined with multi-head latent attention (:class:`LatentAttention`
-    has none of them).
+    shared-expert gate, Llama 4's chunked local attention, an LM-head bias (``lm_head_bias``: GPT-J,
+    Phi-2, Phi-3.5-MoE), and the attention variants of :class:`Attention` combined with multi-head
+    latent attention (:class:`LatentAttention` has none of them).
 
     Returns:
         One phrase per unsupported feature (empty when the runtime trains the model as specified).
@@ -1174,7 +1174,7 @@ def scale_down(model: ModelSpec, d_model: int = 64, n_layers: int = 2, max_heads
         max_position_embeddings=min(model.max_position_embeddings, 4096) if model.position == "learned" else 0,
         qk_norm=model.qk_norm, attention_sinks=model.attention_sinks, clip_qkv=model.clip_qkv,
         sliding_window=model.sliding_window, full_attention_interval=model.full_attention_interval,
-        local_attention=model.local_attention, norms_per_layer=model.norms_per_layer, embedding_norm=model.embedding_norm, attn_out_bias=model.attn_out_bias,
+        norms_per_layer=model.norms_per_layer, embedding_norm=model.embedding_norm, attn_out_bias=model.attn_out_bias,
         mlp_bias=model.mlp_bias, lm_head_bias=model.lm_head_bias, source=f"scale_down({model.name})")
     if model.is_mla:  # latents half the width, per-head widths as the scaled head_dim (rope half, even)
         kw.update(head_dim=None, kv_lora_rank=d_model // 2, q_lora_rank=d_model // 2 if model.q_lora_rank else None,
