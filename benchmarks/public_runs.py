@@ -4603,3 +4603,35 @@ SCOUTED_2026_12AP = (
          "MBS1, GBS 64", "GB200", _S45B_FP8, 512, 64, 0.09017478047396328, tp=2, sp=True, tp_overlap=True, cp=4, dp=64,
          microbatch_size=1),
 )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Forty-third scouting pass (2026-12, never fitted on; SCOUTED_2026_12AQ). Names carry _S46_.
+#: pytorch/torchtitan benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md @ c720cb872308d6d179b7fb3a4d6ff6ed8029bc27
+#: (the revision with the tables; later revisions show them as an image): PyTorch team, June 2025, Grand Teton H100 96 GB
+#: HBM2e at the default 500 W (the page), 400 Gb/s RDMA per GPU; torch 38410cf9 (2025-06-14). "tokens/sec" per GPU (the
+#: same page family's convention: its Llama 3 70B float8 vanilla-TP figure 809.8 matches the 2024-12 page's Table 4, 829
+#: TPS/GPU). Commands on the current revision of the page: llama3_70b.toml --activation_checkpoint.mode=full
+#: --training.local-batch-size=16 --training.compile --parallelism.tensor_parallel_degree=8 (FSDP 32 on 256 GPUs), and
+#: llama3_8b.toml --activation_checkpoint.mode=selective --selective_ac_option=op --training.local-batch-size=12
+#: --training.compile --parallelism.tensor_parallel_degree=8 (FSDP 8 on 64 GPUs); --model.converters=float8 for the
+#: float8 tensorwise rows; --parallelism.enable_async_tensor_parallel for the async TP rows (tp_overlap).
+#: Layout: FSDP (ZeRO-3) x TP 8 with sequence parallelism (torchtitan's TP plan), seq 8192 (both tomls' seq_len),
+#: microbatch = local batch, global batch = local batch x FSDP degree. Profile torchtitan-compile (2025 torchtitan compiles
+#: the blocks and the loss). Float8 tensorwise priced as fp8-mixed (the tomls keep enable_fsdp_float8_all_gather off).
+#: Left out: the float8 rowwise rows (the page itself says the vanilla-TP rowwise baseline is a bug being fixed,
+#: pytorch/torchtitan#1207). [B] on every row: the 500 W power cap priced at the preset's H100 96GB peaks.
+_S46_TT = "torchtitan-compile"
+_S46_B = "[B: 500 W cap at preset peaks] torchtitan asyncTP benchmark (2025-06, H100 96GB):"
+TT_ASYNC_TP_2025 = tuple(
+    (f"{_S46_B} Llama 3.1 {size} FSDP {fsdp} x TP 8, {prec_name}, {'async' if overlap else 'vanilla'} TP, "
+     f"{fsdp * 8} H100", model, H96, _S46_TT, prec, fsdp * 8, 8192, fsdp * lbs,
+     dict(dp=fsdp, zero_stage=3, tp=8, sp=True, tp_overlap=overlap, microbatch_size=lbs, recompute=ac), tps, None)
+    for size, model, fsdp, lbs, ac, rows in (
+        ("70B", "llama-3-70b", 32, 16, "full", (("bf16", "bf16-mixed", 597.3, 652.4),
+                                                ("float8 tensorwise", "fp8-mixed", 809.8, 942.4))),
+        ("8B", "llama-3.1-8b", 8, 12, "selective", (("bf16", "bf16-mixed", 4378.0, 4809.4),
+                                                    ("float8 tensorwise", "fp8-mixed", 5078.1, 5570.1))))
+    for prec_name, prec, vanilla, asynchronous in rows
+    for overlap, tps in ((False, vanilla), (True, asynchronous)))
+SCOUTED_2026_12AQ = TT_ASYNC_TP_2025
