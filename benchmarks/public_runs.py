@@ -4635,3 +4635,128 @@ TT_ASYNC_TP_2025 = tuple(
     for prec_name, prec, vanilla, asynchronous in rows
     for overlap, tps in ((False, vanilla), (True, asynchronous)))
 SCOUTED_2026_12AQ = TT_ASYNC_TP_2025
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Forty-fourth scouting pass (2026-12, never fitted on; SCOUTED_2026_12AR). Names carry _S46B_.
+#: Scouting pass of session 46 (never fitted on): MLPerf Training v6.0 runs not yet in benchmarks/public_runs.py --
+#: NVIDIA's GB300 Llama 3.1 405B runs (theia-cmh, 512 and 2,048 GPUs), HPE's 72-GB300 405B run, and HPE's GB300
+#: Llama 3.1 8B (16 / 32 / 72 GPUs) and GPT-OSS-20B (16 / 32 GPUs) runs.
+#:
+#: Row format: public_runs.check_inputs ``(label, model, hardware, framework, precision, devices, seq_len, global batch,
+#: layout, reported tokens/s/GPU, reported GiB or None)``.
+#:
+#: Source for every row: Richardyu114/training_results_v6.0 @ eabf23a07b2a0c60a289ff871dc3a46fff0d0421 (a fork holding
+#: mlcommons/training_results_v6.0; the same fork public_runs cites for the v6.0 NVIDIA / Cisco / ASUSTeK rows).
+#: tokens/s/GPU = GBS x 8192 / step / GPUs; GBS = the samples_count increment per step (checked in each log); step = the
+#: block-level average "tracked_stats train_step_time" of callback_logging.py lineno 286 (= block wall time / steps: for
+#: HPE-GB300-ngpu72 8B, block_start 1778295001464 -> block_stop 1778295034424 = 32.960 s over 171 steps = 0.19275 s vs the
+#: logged 0.192750), except the 405B rows whose blocks open with a short first step (2.44 s): there the per-step
+#: lineno-328 values are read and their typical value used, as the label says. No log gives a peak memory.
+#: [A]: every layout input stated by the submission's config or log; [B: ...]: what was assumed.
+#: config_common*.sh files are NOT stored for any of these submissions (NVIDIA's v6.0 405B dir holds only the 2,048-GPU
+#: config and two READMEs; HPE's dirs hold only the per-system configs), so the precision recipe (NVFP4 for the "_fp4"
+#: configs, MXFP8 for the "_mxfp8" configs), the distributed optimizer (ZeRO-1) and the CE implementation come from the
+#: file names and from the same-round NVIDIA / ASUSTeK files public_runs already cites -> [B] on every row.
+
+_S46B_FW_TE_CE = "megatron+loss=in_place"  # cross_entropy_fusion_impl te (as the v6.0 Cisco / ASUSTeK 8B rows)
+_S46B_SEQ = 8192
+
+
+def _S46B_tps(gbs: int, step_s: float, n: int) -> float:
+    """tokens/s/GPU of a run: gbs sequences of 8,192 tokens per step_s seconds over n GPUs."""
+    return gbs * _S46B_SEQ / step_s / n
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 1. NVIDIA v6.0 Llama 3.1 405B on GB300 NVL72 (theia-cmh), NeMo 26.04, NVFP4.
+#  a) 2,048 GPUs: NVIDIA/benchmarks/llama31_405b/implementations/theia-cmh_ngpu2048_ngc26.04_nemo/
+#     config_GB300_512x4x16xtp2pp8cp2_cg_fp4.sh: MINIBS 16, TP 2, PP 8, INTERLEAVED_PIPELINE 8, CP 2, MBS 1,
+#     ASYM_PP_EMBED/LOSS True, USE_TE_OPS False, NVTE_DPA_FP8_RECIPE F16, DGXNNODES 512 x 4; TP_COMM_OVERLAP not set in
+#     the file (the v5.1 GB300 row of public_runs assumed True; kept). GBS = 16 x 2048 / 32 = 1024.
+#     NVIDIA/results/theia-cmh_ngpu2048_ngc26.04_nemo/llama31_405b/result_0.txt: samples_count 313344 -> 314368 ->
+#     315392 (1024/step); per-step lineno-328 train_step_time 3.1039 3.0864 3.1187 3.1044 3.1000 3.0826 3.0905 3.0897
+#     3.0796 3.1933 3.0864 3.0821 3.0986 3.0872 3.1229 3.0972 (steps 307-323) -> median 3.0935 s; the block
+#     averages (lineno 286) 3.0625 / 3.0675 / 3.0703 s include a 2.44 s first step. 1024 x 8192 / 3.09 / 2048 = 1,325.6.
+#  b) 512 GPUs: README-theia-cmh_ngpu512_ngc26.04_nemo.md names config_GB300_128x4x56xtp2pp8cp2_cg_fp4.sh (NOT
+#     stored): MINIBS 56, TP 2, PP 8, CP 2 from the name; VP 8, MBS 1, ASYM PP as the stored 2,048-GPU file.
+#     GBS = 56 x 512 / 32 = 896; results/theia-cmh_ngpu512_ngc26.04_nemo/llama31_405b/result_0.txt: samples 301056 ->
+#     301952 -> 302848 (896/step); per-step train_step_time 9.5931 9.6011 9.5909 9.6000 9.5859 9.5911 9.5878 9.5949
+#     9.5917 9.5941 9.5810 9.5999 9.5985 9.5971 9.5889 9.5879 9.5881 9.6016 9.5947 (steps 337-355) -> 9.59 s
+#     (block average 9.5698 incl. a 9.03 s first step). 896 x 8192 / 9.59 / 512 = 1,494.8.
+#     Cross-check: public_runs' v5.1 theia 512 GB300 NVFP4 row (GBS 1152, 13.14 s) = 1,402.7.
+_S46B_405 = dict(tp=2, sp=True, tp_overlap=True, pp=8, cp=2, schedule="interleaved", virtual_stages=8, zero_stage=1,
+            microbatch_size=1)
+_S46B_B405 = "[B: config_common*.sh not stored: NVFP4 from the name, ZeRO-1, TP overlap assumed]"
+_S46B_NVIDIA_405B = (
+    (f"{_S46B_B405} MLPerf v6.0 NVIDIA theia-cmh GB300: Llama 3.1 405B NVFP4 TP2 PP8 VP8 CP2, GBS 1024, 2,048 GPUs",
+     "llama-3.1-405b", "GB300", "megatron", "nvfp4-mixed", 2048, _S46B_SEQ, 1024, dict(_S46B_405), _S46B_tps(1024, 3.09, 2048), None),
+    (f"{_S46B_B405[:-1]}; config named by README, not stored] MLPerf v6.0 NVIDIA theia-cmh GB300: Llama 3.1 405B NVFP4 "
+     "TP2 PP8 VP8 CP2, GBS 896, 512 GPUs", "llama-3.1-405b", "GB300", "megatron", "nvfp4-mixed", 512, _S46B_SEQ, 896,
+     dict(_S46B_405), _S46B_tps(896, 9.59, 512), None),
+)
+
+# ---------------------------------------------------------------------------------------------------------------
+# 2. HPE v6.0 Llama 3.1 405B on 18 x 4 GB300 (72 GPUs), NeMo 26.04 (arm container mlperftv60-llama31_405b-arm-20260428).
+#    HPE/benchmarks/llama31_405b/implementations/nemo_arm_ngc26.04/config_GB300_18x4x72xtp4pp18cp1_cg_fp4.sh:
+#    MINIBS 1152, TP 4, PP 18, INTERLEAVED_PIPELINE 7 (126 layers = 18 x 7 chunks of 1 layer), CP 1, MBS 1,
+#    TP_COMM_OVERLAP=False, DGXNNODES 18 x 4 -> DP 1, GBS 1152 = 1152 microbatches per step; SEQ_PARALLEL default True
+#    (conf/custom.yaml of the same round). Log HPE/results/HPE-GB300-ngpu72_ngc26.04/llama31_405b/result_1.txt:
+#    ":::DLPAL ... GB300_18x4x72xtp4pp18cp1_cg_fp4" (the config used), samples_count 297216 -> 298368 -> 299520
+#    (1152/step), per-step train_step_time 91.77 91.86 91.78 91.80 91.79 ... 91.79, block average (lineno 286)
+#    91.81124 s. 1152 x 8192 / 91.811 / 72 = 1,427.7 tokens/s/GPU.
+_S46B_HPE_405B = (
+    ("[B: config_common*.sh not stored: NVFP4 from the name; DP 1] MLPerf v6.0 HPE 18 x 4 GB300: Llama 3.1 405B "
+     "NVFP4 TP4 PP18 VP7 (no TP overlap), GBS 1152, 72 GPUs", "llama-3.1-405b", "GB300", "megatron", "nvfp4-mixed",
+     72, _S46B_SEQ, 1152, dict(tp=4, sp=True, tp_overlap=False, pp=18, schedule="interleaved", virtual_stages=7,
+                          zero_stage=1, microbatch_size=1), _S46B_tps(1152, 91.81124, 72), None),
+)
+
+# ---------------------------------------------------------------------------------------------------------------
+# 3. HPE v6.0 Llama 3.1 8B on GB300 (NeMo 26.04 arm), configs HPE/benchmarks/llama31_8b/implementations/
+#    nemo_arm_ngc26.04/ (each sources config_common.sh, config_common_fp4.sh, config_common_cg.sh,
+#    config_common_8b.sh, config_common_fp8attn.sh -- none stored; TP1 SEQ_PARALLEL False PP1 CP1):
+#  a) config_GB300_4x4x2xtp1pp1cp1_8b_fp4.sh: 16 GPUs, MINIBS 2, MBS 2 (GBS 32 per its own comment);
+#     results/HPE-GB300-ngpu16_ngc26.04/llama31_8b/result_1.txt: samples 172032 @ step 5376 -> 184320 @ 5760 (32/step),
+#     block average 0.3334303269 s. 32 x 8192 / 0.33343 / 16 = 49,139.
+#  b) config_GB300_8x4x2xtp1pp1cp1_8b_fp4.sh: 32 GPUs, MINIBS 2, MBS 2 (GBS 64);
+#     results/HPE-GB300-ngpu32_ngc26.04/llama31_8b/result_1.txt: 208896 @ 3264 -> 221184 @ 3456 (64/step),
+#     block average 0.3296605524 s. 64 x 8192 / 0.32966 / 32 = 49,700.
+#  c) config_GB300_18x4x1xtp1pp1cp1_8b_fp4.sh: 72 GPUs, MINIBS 1, MBS 1 (GBS 72);
+#     results/HPE-GB300-ngpu72_ngc26.04/llama31_8b/result_1.txt: 233928 @ 3249 -> 246240 @ 3420 (72/step),
+#     block average 0.1927502208 s (= 32.960 s block wall / 171 steps). 72 x 8192 / 0.19275 / 72 = 42,501.
+#    Priced as the v6.0 ASUSTeK / Cisco B300 NVFP4 rows: 'nvfp4-mixed', ZeRO-1, TE CE, no recompute.
+_S46B_B8 = "[B: common configs not stored: NVFP4 + fp8 attention, ZeRO-1, TE CE as the ASUSTeK v6.0 files]"
+_S46B_L8 = dict(zero_stage=1, recompute="none")
+_S46B_HPE_8B = (
+    (f"{_S46B_B8} MLPerf v6.0 HPE 4 x 4 GB300: Llama 3.1 8B NVFP4 DP16 MBS2, GBS 32, 16 GPUs", "llama-3.1-8b", "GB300",
+     _S46B_FW_TE_CE, "nvfp4-mixed", 16, _S46B_SEQ, 32, dict(_S46B_L8, microbatch_size=2), _S46B_tps(32, 0.3334303269, 16), None),
+    (f"{_S46B_B8} MLPerf v6.0 HPE 8 x 4 GB300: Llama 3.1 8B NVFP4 DP32 MBS2, GBS 64, 32 GPUs", "llama-3.1-8b", "GB300",
+     _S46B_FW_TE_CE, "nvfp4-mixed", 32, _S46B_SEQ, 64, dict(_S46B_L8, microbatch_size=2), _S46B_tps(64, 0.3296605524, 32), None),
+    (f"{_S46B_B8} MLPerf v6.0 HPE 18 x 4 GB300: Llama 3.1 8B NVFP4 DP72 MBS1, GBS 72, 72 GPUs", "llama-3.1-8b", "GB300",
+     _S46B_FW_TE_CE, "nvfp4-mixed", 72, _S46B_SEQ, 72, dict(_S46B_L8, microbatch_size=1), _S46B_tps(72, 0.1927502208, 72), None),
+)
+
+# ---------------------------------------------------------------------------------------------------------------
+# 4. HPE v6.0 GPT-OSS-20B on GB300 (NeMo 26.04 arm), MXFP8. HPE/benchmarks/gpt_oss_20b/implementations/
+#    nemo_arm_ngc26.04/config_GB300_{4,8}x4x2xtp1pp1cp1ep1_mxfp8.sh: MINIBS 2, MBS 2, TP1 PP1 CP1, EP 1, HybridEP
+#    ranks = EP (1), USE_TE_OPS=True, NVTE_CUTEDSL_FUSED_GROUPED_MLP=1, CUDA graphs (config_common_cg.sh);
+#    config_common.sh / config_common_mxfp8.sh not stored. Priced as public_runs._v60_oss prices NVIDIA's v6.0
+#    GPT-OSS-20B rows (vocab-128256 model file, MB_FW + no eager expert bias, 'fp8-mixed', ZeRO-1, no recompute).
+#  a) 16 GPUs: results/HPE-GB300-ngpu16_ngc26.04/gpt_oss_20b/result_1.txt: samples +1024 per 32 steps (32/step),
+#     block average 0.354262893588787 s (block 16384 samples = 512 steps). 32 x 8192 / 0.35426 / 16 = 46,250.
+#  b) 32 GPUs: results/HPE-GB300-ngpu32_ngc26.04/gpt_oss_20b/result_1.txt: +2048 per 32 steps (64/step),
+#     block average 0.35237475974502813 s. 64 x 8192 / 0.35237 / 32 = 46,497.
+#    Cross-check: public_runs' NVIDIA v6.0 8 GB300 DP8 EP1 MBS3 row = 49,820.
+_S46B_BOSS = "[B: balanced routing; config_common_mxfp8.sh not stored]"
+_S46B_OSS = dict(zero_stage=1, recompute="none", microbatch_size=2)
+_S46B_HPE_OSS = (
+    (f"{_S46B_BOSS} MLPerf v6.0 HPE 4 x 4 GB300: GPT-OSS-20B (vocab 128256) MXFP8 DP16 EP1 MBS2, GBS 32, 16 GPUs",
+     _OSS20_MLPERF, "GB300", _S46B_FW_TE_CE + _OP_FUSER, "fp8-mixed", 16, _S46B_SEQ, 32, dict(_S46B_OSS),
+     _S46B_tps(32, 0.354262893588787, 16), None),
+    (f"{_S46B_BOSS} MLPerf v6.0 HPE 8 x 4 GB300: GPT-OSS-20B (vocab 128256) MXFP8 DP32 EP1 MBS2, GBS 64, 32 GPUs",
+     _OSS20_MLPERF, "GB300", _S46B_FW_TE_CE + _OP_FUSER, "fp8-mixed", 32, _S46B_SEQ, 64, dict(_S46B_OSS),
+     _S46B_tps(64, 0.35237475974502813, 32), None),
+)
+
+SCOUTED_2026_12AR = (*_S46B_NVIDIA_405B, *_S46B_HPE_405B, *_S46B_HPE_8B, *_S46B_HPE_OSS)
