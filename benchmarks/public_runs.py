@@ -4760,3 +4760,98 @@ _S46B_HPE_OSS = (
 )
 
 SCOUTED_2026_12AR = (*_S46B_NVIDIA_405B, *_S46B_HPE_405B, *_S46B_HPE_8B, *_S46B_HPE_OSS)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Forty-fifth scouting pass (2026-12, never fitted on; SCOUTED_2026_12AS). Names carry _S46C_.
+#: Scout s46 (second pass, 'scout2'): TPU runs with a MaxText step log (AI-Hypercomputer/tpu-recipes and a
+#: third-party reproduction, yangwhale/tpu-recipes) not yet in benchmarks/public_runs.py. Row format as public_runs
+#: (label, model, hardware, framework, precision, devices, seq_len, global_batch, layout, measured tokens/s/device,
+#: measured GiB or None). Every module-level name is prefixed _S46C_. Conventions copied from public_runs
+#: TPU_RECIPES_V6E / _maxtext_v5p / FIT_CHECKS_2026_12: ici_fsdp -1 -> zero_stage 3 over the slice; tensor -> tp with
+#: sp, microbatch_size = per_device_batch_size x tp; MaxText custom remat with the decoder-layer input offloaded ->
+#: recompute='full' + offload_activation_layers = n_layers (v6e only: the v5p preset has no host link, so v5p rows keep
+#: the layer input on the device, [B]); weight_dtype float32 -> 'fp32-params'; tokens/s/device is the log's
+#: Tokens/s/device (= total_weights / seconds / chips, checked per row). AMD Instinct sources searched found no new
+#: measured run with a layout (see the report).
+_S46C_V5P = "TPU v5p+scale_up_size={}"  # one v5p slice = one ICI domain (as public_runs._maxtext_v5p)
+_S46C_MODELS = "models/"  # benchmarks/models (public_runs.MODELS_DIR)
+
+# ---- 1. AI-Hypercomputer/tpu-recipes training/v5p/Llama3.1-405B-MaxText/README.md @ 85bce684 (+ cluster_toolkit/
+# README.md and run_recipe.sh @ 1dee47db): MaxText 3eb77db3, JAX 0.7.0, v5p-1024 = 512 chips (8x8x8), config
+# llama3_1_405b_8192_v5p_1024: per_device_batch_size 2, ici_fsdp_parallelism -1, max_target_length 8192, bf16 compute
+# / fp32 weights, remat_policy custom with context=offload and mlpwo=offload (layer input on device, the rest
+# recomputed). Log: "completed step: 10, seconds: 131.474, TFLOP/s/device: 314.530, Tokens/s/device: 124.618,
+# total_weights: 8388608". Check: 8,388,608 / 8192 = 1024 seq = 512 x 2; 8,388,608 / 131.474 / 512 = 124.62.
+# ---- 2. DeepSeek-V3 671B on v5p, config deepseek3_671b_v5p_1024 (tpu-recipes training/v5p/DeepSeek3-671B-MaxText/
+# cluster_toolkit/run_recipe.sh, search id 71082412967): ici_fsdp -1, ici_tensor 1, per_device_batch_size 6, seq 8192,
+# dtype bf16, weight_dtype float32, megablox + sparse_matmul (dropless), remat custom with decoder_layer_input and
+# out_proj offloaded. (a) upstream, cluster_toolkit/README.md @ 2a2f894c: "completed step: 11, seconds: 90.668,
+# TFLOP/s/device: 152.415, Tokens/s/device: 542.108, total_weights: 25165824" on v5p-1024 (512 chips): 25,165,824 /
+# 8192 = 3072 = 512 x 6; 25,165,824 / 90.668 / 512 = 542.1. Reproduced to 0.3% by yangwhale/tpu-recipes training/v5p/
+# DeepSeek3-671B-MaxText-512chips/README.en.md @ 3524cad9 (543.6, 90.41 s, 2026-07-27). (b) yangwhale/tpu-recipes
+# training/v5p/DeepSeek3-671B-MaxText-256chips/README.en.md (search id 57530974814): the same config on 256 chips
+# (4x8x8) with per_device_batch_size 4 (6 and 5 OOM: "Used 112.37G of 95.74G hbm" at 6), GBS 1024, steady step
+# 68.70 s, "Tokens/s/device 477.1" (1024 x 8192 / 68.70 / 256 = 477.0). MaxText deepseek3-671b trains without MTP
+# -> 'deepseek-v3'; no expert parallelism (experts FSDP-sharded).
+# ---- 3. Llama 4 on v5p. (a) Scout: tpu-recipes training/v5p/Llama4-Scout-17B-16E-Maxtext/README.md (search id
+# 71176607433) + cluster_toolkit/run_recipe.sh (id 71279673260), config llama4_scout_dropless_v5p_256 @ 3eb77db3:
+# per_device_batch_size 8, seq 8192, ici_fsdp -1, bf16 / fp32 weights, megablox sparse_matmul (dropless), adamw, remat
+# custom with decoder_layer_input offloaded. Log "completed step: 11, seconds: 31.652, TFLOP/s/device: 225.491,
+# Tokens/s/device: 2070.487, total_weights: 33554432": 33,554,432 / 8192 = 4096 = 512 x 8 and 33,554,432 / 31.652 /
+# 2070.487 = 512.0 chips, so the quoted log is the v5p-1024 (512-chip) run of the three slice sizes the README lists.
+# (b) Maverick: tpu-recipes training/v5p/Llama4-Maverick-17B-128E-Maxtext/README.md @ 16a56b20 (MaxText
+# tpu-recipes-v0.1.3): v5p-256 (128 chips), llama4_maverick_dropless_v5p_256: per_device_batch_size 4, seq 8192,
+# ici_fsdp 32 x ici_tensor 4, bf16 / fp32 weights, megablox dropless, remat custom with decoder_layer_input, out_proj,
+# q/k/v proj offloaded. Log "completed step: 12, seconds: 24.792, TFLOP/s/device: 160.005, Tokens/s/device:
+# 1321.725, total_weights: 4194304": 4,194,304 / 8192 = 512 = 128 x 4; 4,194,304 / 24.792 / 128 = 1321.7.
+_S46C_TPU_V5P = (
+    ("[B: context/mlpwo offload priced as recomputed] tpu-recipes v5p-1024: Llama 3.1 405B FSDP 512, pdbs 2",
+     "llama-3.1-405b", _S46C_V5P.format(512), "maxtext", "fp32-params", 512, 8192, 1024,
+     dict(zero_stage=3, microbatch_size=2, recompute="full"), 124.618, None),
+    ("[B: layer input offload priced on device] tpu-recipes v5p-1024: DeepSeek-V3 dropless FSDP 512, pdbs 6",
+     "deepseek-v3", _S46C_V5P.format(512), "maxtext", "fp32-params", 512, 8192, 3072,
+     dict(zero_stage=3, microbatch_size=6, recompute="full"), 542.108, None),
+    ("[B: layer input offload priced on device; third-party run] yangwhale tpu-recipes v5p-512: DeepSeek-V3 dropless "
+     "FSDP 256, pdbs 4", "deepseek-v3", _S46C_V5P.format(256), "maxtext", "fp32-params", 256, 8192, 1024,
+     dict(zero_stage=3, microbatch_size=4, recompute="full"), 477.1, None),
+    ("[B: layer input offload priced on device] tpu-recipes v5p-1024: Llama 4 Scout dropless FSDP 512, pdbs 8",
+     "llama-4-scout", _S46C_V5P.format(512), "maxtext", "fp32-params", 512, 8192, 4096,
+     dict(zero_stage=3, microbatch_size=8, recompute="full"), 2070.487, None),
+    ("[B: layer input/qkv/out offload priced on device] tpu-recipes v5p-256: Llama 4 Maverick dropless FSDP 32 x TP 4, "
+     "pdbs 4", _S46C_MODELS + "llama-4-maverick.config.json", _S46C_V5P.format(128), "maxtext", "fp32-params", 128,
+     8192, 512, dict(zero_stage=3, tp=4, sp=True, microbatch_size=16, recompute="full"), 1321.725, None),
+)
+
+# ---- 4. Trillium (v6e), one slice each unless said. (a) tpu-recipes training/trillium/Llama3.1-8B-MaxText/v6e-32/
+# README.md @ 43e52ff5 (MaxText tpu-recipes-v0.1.4): llama3_1_8b_8192_no_collective_matmul, per_device_batch_size 3,
+# ici_fsdp -1, remat custom with decoder_layer_input / q / k / v / out_proj offloaded, seq 8192. Log "completed step:
+# 14, seconds: 3.495, TFLOP/s/device: 407.225, Tokens/s/device: 7031.689, total_weights: 786432": 786,432 / 8192 = 96
+# = 32 x 3; 786,432 / 3.495 / 32 = 7031.8. (b) v6e-128/README.md @ a9e09290: llama3_1_8b_8192 (pdbs 4, same remat),
+# "completed step: 14, seconds: 4.602, TFLOP/s/device: 412.319, Tokens/s/device: 7119.648, total_weights: 4194304":
+# 4,194,304 / 8192 = 512 = 128 x 4; / 4.602 / 128 = 7120.3. (v6e-8/16/64 and v6e-256 are already held:
+# TPU_RECIPES_V6E and MAXTEXT_V6E_ALL 7207.) (c) training/trillium/Llama3-405B-MaxText/README.md @ b28e5994 (maxtext
+# 5c45ca38, libtpu 20241106): 2 x v6e-256, llama3_1_405b_8192_fsdp_dcn (layout as FIT_CHECKS_2026_12
+# 'v6e.llama3.1-405b-fsdp-dcn': ici fsdp 64 x tensor 4, dcn fsdp 2, pdbs 1, layer inputs offloaded). Log "completed
+# step: 5, seconds: 58.805, TFLOP/s/device: 365.740, Tokens/s/device: 139.307, total_weights: 4194304": 4,194,304 /
+# 8192 = 512 = 512 chips x 1; / 58.805 / 512 = 139.3. (The held 149.482 row is the later Llama3.1-405B-MaxText recipe,
+# FSDP 512 without TP.) (d) training/trillium/GPT3-175B-MaxText/fp8/README.md @ 48e590c6 (maxtext e7292a3a): v6e-256,
+# model_name gpt_3_175b = per_device_batch_size 3, ici_fsdp -1, remat full, quantization int8 in every stored
+# version of the registry (the directory is called fp8). Log "step: 100, seconds: 14.245, TFLOP/s/device: 464.261,
+# Tokens/s/device: 431.318, total_weights: 1572864": 1,572,864 / 2048 = 768 = 256 x 3; / 14.245 / 256 = 431.3.
+# NOT ADDED: the tpu-v6e preset has no fp8/int8 peak (check_inputs refuses fp8-mixed on it), and pricing it as bf16
+# would test the missing int8 rate, not the layout. The bf16 twin (357.58) is held.
+_S46C_TPU_V6E = (
+    ("[A] tpu-recipes v6e-32: Llama 3.1 8B FSDP 32, pdbs 3, layer inputs on host (no collective matmul)",
+     "llama-3.1-8b", "tpu-v6e", "maxtext", "fp32-params", 32, 8192, 96,
+     dict(zero_stage=3, microbatch_size=3, recompute="full", offload_activation_layers=32), 7031.689, None),
+    ("[A] tpu-recipes v6e-128: Llama 3.1 8B FSDP 128, pdbs 4, layer inputs on host",
+     "llama-3.1-8b", "tpu-v6e", "maxtext", "fp32-params", 128, 8192, 512,
+     dict(zero_stage=3, microbatch_size=4, recompute="full", offload_activation_layers=32), 7119.648, None),
+    ("[A] tpu-recipes 2x v6e-256: Llama 3.1 405B FSDP 128 x TP 4 (dcn fsdp 2), pdbs 1, layer inputs on host",
+     "llama-3.1-405b", "tpu-v6e", "maxtext", "fp32-params", 512, 8192, 512,
+     dict(zero_stage=3, tp=4, sp=True, microbatch_size=4, recompute="full", offload_activation_layers=126), 139.307,
+     None),
+)
+
+SCOUTED_2026_12AS = _S46C_TPU_V5P + _S46C_TPU_V6E
