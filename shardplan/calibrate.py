@@ -106,6 +106,38 @@ class Calibration:
     at_bound: dict[str, str] = field(default_factory=dict)
     #: records that ran out of memory (the only evidence for context_bytes: a recorded peak leaves it out)
     n_oom: int = 0
+    #: the largest recorded peak of a record that ran, as a fraction of HBM (None: no record gives a peak);
+    #: :func:`unmeasured_pressure` reads it
+    peak_share: float | None = None
+
+
+#: the share of HBM above which the planner's memory-pressure terms act (the caching allocator's retries near
+#: full memory, ``FrameworkProfile.allocator_retry_s`` from ``allocator_pressure_start``, 0.81 on the shared H100
+#: grid; the out-of-memory edge, ``usable_hbm_fraction``, 0.84 there): records whose peaks all stay below it
+#: measure neither (docs/calibration.md: on the grid no 1B run reserves more than 68.3 of 80 GiB, and a fit on
+#: them alone learns no retries)
+PRESSURE_SHARE = 0.8
+
+
+def peak_share(records: Sequence[RunRecord], hw: HardwareSpec) -> float | None:
+    """The largest ``peak_memory_bytes`` of the records that ran, over ``hw.hbm_bytes`` (a fraction); None when
+    none of them gives a peak."""
+    peaks = [r.peak_memory_bytes for r in records if r.status == "ok" and r.peak_memory_bytes]
+    return max(peaks) / hw.hbm_bytes if peaks else None
+
+
+def unmeasured_pressure(cal: Calibration, hw: HardwareSpec) -> str:
+    """A note when every recorded peak stays below :data:`PRESSURE_SHARE` of HBM and no record ran out of
+    memory: the records say nothing about how runs near full memory behave (allocator retries, the
+    out-of-memory edge), so predictions for layouts above the highest recorded peak extrapolate the base
+    profile's behaviour there. Example: peaks up to 68.3 GiB of 80 GiB (85.4%) give no note; up to 60 GiB (75%)
+    give one. '' otherwise (no peak recorded: the fit measured no memory at all, which the summary says)."""
+    if cal.peak_share is None or cal.peak_share >= PRESSURE_SHARE or cal.n_oom:
+        return ""
+    return (f"the records' highest peak is {cal.peak_share * hw.hbm_bytes / 2**30:.1f} GiB, {cal.peak_share:.0%} of "
+            f"HBM, and none ran out of memory: nothing in them measures runs near full memory (allocator retries, "
+            f"the out-of-memory edge), so layouts predicted above {cal.peak_share:.0%} of HBM rest on the base "
+            "profile's behaviour there; records of runs closer to the HBM (that ran or ran out of memory) measure it")
 
 
 def _where(record: RunRecord, i: int) -> str:
@@ -404,7 +436,7 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
     out = Calibration(params, values, base_values, held=held, excluded=excluded,
                       in_sample=errors(cs, h, f), base_error=errors(cs, hw, profile), underdetermined=under,
                       usable_hbm_fraction=fraction, at_bound=at_bound,
-                      n_oom=sum(c.record.status == "oom" for c in cs))
+                      n_oom=sum(c.record.status == "oom" for c in cs), peak_share=peak_share(records, hw))
     if cross_validate:
         out.cross_validated = _cross_validated(cs, hw, profile, free, memory, progress, total)
     if progress is not None:

@@ -72,7 +72,7 @@ def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framew
         cal = fit_records(recs, hw, prof, cross_validate=not no_cross_validation, progress=update)
     t = fitted_table(cal, f"calibration of {hw.name} / {prof.name} on {len(recs)} records", hw, prof)
     console.print(t)
-    print_fit_summary(cal, not no_cross_validation)
+    print_fit_summary(cal, not no_cross_validation, hw)
     poor = poor_fit(cal, other)
     if poor:
         err_console.print(f"[red]poor fit:[/] {escape(poor)}; " + ("written anyway (--force)" if force else
@@ -236,9 +236,10 @@ def error_text(e: dict) -> str:
     return ", ".join(parts)
 
 
-def print_fit_summary(cal, cross_validation: bool = True) -> None:
+def print_fit_summary(cal, cross_validation: bool = True, hw=None) -> None:
     """The base / in-sample / cross-validated errors (stdout), then the records left out, an
-    underdetermined fit and the parameters held (stderr)."""
+    underdetermined fit, records that stay far from full memory (:func:`shardplan.calibrate.unmeasured_pressure`,
+    with ``hw``) and the parameters held (stderr)."""
     for name, e in (("base", cal.base_error), ("fitted (in sample)", cal.in_sample)):
         console.print(f"{name}: {error_text(e)}", highlight=False)
     for name, e in cal.cross_validated.items():
@@ -260,6 +261,9 @@ def print_fit_summary(cal, cross_validation: bool = True) -> None:
                           highlight=False)
     if cal.underdetermined:
         err_console.print(f"[yellow]warning:[/] {escape(cal.underdetermined)}", highlight=False)
+    from shardplan.calibrate import unmeasured_pressure
+    if hw is not None and (pressure := unmeasured_pressure(cal, hw)):
+        err_console.print(f"[yellow]note:[/] {escape(pressure)}", highlight=False, soft_wrap=True)
     fitted = dict(zip((p.field for p in cal.params), cal.values))
     if "context_bytes" in fitted and "context_bytes" not in cal.held and 0 < cal.n_oom <= 2:
         # a new user's one OOM record moved it 2.0 -> 4.45 GiB, just enough to put that run past the HBM
