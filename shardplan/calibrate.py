@@ -307,6 +307,21 @@ def residuals(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile, m
     return np.asarray(out)
 
 
+def base_error_of(records: Sequence[RunRecord], hw: HardwareSpec, profile: FrameworkProfile) -> float | None:
+    """Median |relative error| of the base ``hw`` / ``profile``'s throughput on ``records`` alone (a subset: the
+    records that name other hardware, :func:`shardplan.cli.calibrate.poor_fit`); None when none of them can be
+    priced (every layout refused, or none ran).
+
+    Raises:
+        ConfigError: an invalid record (as :func:`cases`)."""
+    try:
+        cs, _ = valid_cases(cases(records), hw, profile)
+    except ConfigError:  # every layout of the subset refused: nothing to score
+        return None
+    median = errors(cs, hw, profile).get("throughput_median")
+    return None if median is None or math.isnan(median) else median
+
+
 def errors(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> dict[str, float]:
     """Median |relative error| of throughput and of peak memory (the predicted allocator peak of the
     most loaded device, :attr:`~shardplan.cost.memory.MemoryBreakdown.allocator_peak`, against the

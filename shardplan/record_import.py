@@ -314,7 +314,7 @@ def row_record(fields: dict[str, Any], mapping: CsvMapping, line: int, source: s
         rec.pop("step_time_s", None)
     rec.setdefault("source", source)
     try:
-        return RunRecord.model_validate({**rec, "parallel": layout})
+        return check_device_count(RunRecord.model_validate({**rec, "parallel": layout}))
     except ValidationError as e:
         err = config_error(e, f"line {line}")
         if e.errors()[0]["type"] == "missing":  # a required record field that no column or constant gives
@@ -324,6 +324,28 @@ def row_record(fields: dict[str, Any], mapping: CsvMapping, line: int, source: s
         raise _from_columns(err, mapping) from None
     except ConfigError as e:
         raise _from_columns(ConfigError(f"line {line}: {e}", field=e.field, value=e.value), mapping) from None
+
+
+def check_device_count(record: RunRecord) -> RunRecord:
+    """``record`` when its layout's degrees fit its device count: dp x tp x pp x cp = devices where the row gives
+    dp, else tp x pp x cp divides devices (dp is then devices over it, as ``shardplan estimate`` sets it). A row
+    that breaks it ran on another layout than the one it names; refused at import (with its line) rather than
+    left out of a later fit. Example: dp 16, tp 1, pp 2 on 16 devices is 32 devices: legal dp 8.
+
+    Raises:
+        ConfigError: the degrees do not multiply to the device count (names the product and the legal dp; the
+            caller adds the line)."""
+    p, n = record.parallel, record.devices
+    model_par = p.tp * p.pp * p.cp
+    if p.dp is None and n % model_par:
+        raise ConfigError(f"tp*pp*cp = {p.tp}*{p.pp}*{p.cp} = {model_par} does not divide devices={n}, so no dp "
+                          f"fills the devices; legal: degrees whose product divides {n}", field="devices", value=n)
+    if p.dp is not None and p.dp * model_par != n:
+        legal = [n // model_par] if n % model_par == 0 else []
+        raise ConfigError(f"dp*tp*pp*cp = {p.dp}*{p.tp}*{p.pp}*{p.cp} = {p.dp * model_par} devices, but devices={n}; "
+                          f"legal dp for these degrees: {', '.join(map(str, legal)) or 'none'}", field="dp",
+                          value=p.dp, legal=legal)
+    return record
 
 
 def _from_columns(e: ConfigError, mapping: CsvMapping) -> ConfigError:

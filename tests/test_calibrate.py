@@ -471,3 +471,32 @@ def test_records_far_from_full_memory_say_they_do_not_measure_it(tmp_path):
     near = [recs[0].model_copy(update={"peak_memory_bytes": 70 * 2**30}), *recs[1:]]
     cal = calibrate(near, H100, framework_profile("megatron"), cross_validate=False)
     assert cal.peak_share == pytest.approx(0.875) and unmeasured_pressure(cal, H100) == ""
+
+
+def test_records_of_another_device_are_judged_on_their_own_error(tmp_path):
+    # a new user mixed 3 CPU records (train --record) with H100 records: the median base error over all nine was 8%,
+    # so the 300% rule let the fit through and the CPU step times set microbatch_overhead_s for every later
+    # prediction. The rule now reads the CPU records alone: 1/100 of the H100 throughput is 9,900% off.
+    h100 = synthetic_records()[:6]
+    cpu = [r.model_copy(update={"hardware": "cpu", "tokens_per_s_per_device": r.tokens_per_s_per_device / 100})
+           for r in synthetic_records()[7:10]]
+    path, out = tmp_path / "mixed.jsonl", tmp_path / "cluster.yaml"
+    write_records(path, h100 + cpu)
+    r = CliRunner().invoke(app, ["calibrate", str(path), "-H", "h100-sxm", "--no-cross-validation", "-o", str(out)],
+                           terminal_width=400)
+    assert r.exit_code == 1 and not out.exists(), r.output
+    assert "off by" in r.output and "on the records that name hardware 'cpu'" in r.output, r.output
+
+
+def test_a_fitted_cost_near_zero_is_shown_as_written():
+    # the table said "0: the records show no such cost" beside a fitted and written 7.816e-05 (within 0.1% of the
+    # [0, 0.1] range of microbatch_overhead_s, not 0)
+    from types import SimpleNamespace
+    from shardplan.cli.calibrate import fitted_table
+    p = Parameter("framework", "microbatch_overhead_s", 0.0, 0.1, "s per microbatch")
+    rows = []
+    for v in (7.816e-05, 0.0):
+        cal = SimpleNamespace(params=[p], base_values=[0.0], values=[v], at_bound={}, held=[])
+        t = fitted_table(cal, "t")
+        rows.append(t.columns[4]._cells[0])
+    assert rows == ["7.816e-05, near 0: the records show little such cost", "0: the records show no such cost"]

@@ -251,3 +251,19 @@ def test_an_unknown_layout_key_in_a_record_lists_the_layout_fields(tmp_path):
                     '"global_batch_size": 64, "parallel": {"tpp": 2}, "tokens_per_s_per_device": 3000}\n')
     with pytest.raises(ConfigError, match=r"parallel\.tpp=2.*did you mean tp or pp\?.*legal fields: dp, zero_stage"):
         read_records(path)
+
+
+def test_a_row_whose_degrees_do_not_fill_its_devices_is_refused_at_import(tmp_path):
+    # a new user's row dp 16 x tp 1 x pp 2 on 16 devices imported silently and was only left out, with a warning
+    # and exit 0, when calibrate priced it: 16 * 1 * 2 * 1 = 32 devices; the legal dp is 16 / (1 * 2 * 1) = 8
+    header = "model,devices,seq_len,global_batch_size,dp,tp,pp,tokens_per_s_per_device\n"
+    path = _csv(tmp_path, header + "llama-3-8b,16,4096,256,8,1,2,3000\nllama-3-8b,16,4096,256,16,1,2,3000\n")
+    mapping = parse_map_items([], ["hardware=h100-sxm"])
+    with pytest.raises(ConfigError, match=r"runs.csv:3: dp\*tp\*pp\*cp = 16\*1\*2\*1 = 32 devices, but devices=16; "
+                                          r"legal dp for these degrees: 8"):
+        import_csv(path, mapping)
+    # no dp column: tp * pp * cp = 3 cannot divide 16 devices
+    path = _csv(tmp_path, "model,devices,seq_len,global_batch_size,tp,tokens_per_s_per_device\n"
+                          "llama-3-8b,16,4096,256,3,3000\n", name="three.csv")
+    with pytest.raises(ConfigError, match=r"three.csv:2: tp\*pp\*cp = 3\*1\*1 = 3 does not divide devices=16"):
+        import_csv(path, mapping)

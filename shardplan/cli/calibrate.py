@@ -9,7 +9,7 @@ import yaml
 from rich.markup import escape
 from rich.table import Table
 
-from shardplan.cli.common import (FrameworkOpt, app, check_output_path, config_errors, console, err_console,
+from shardplan.cli.common import (app, check_output_path, config_errors, console, err_console,
                                   shipped_cluster)
 from shardplan.cli.record import MapOpt, SetOpt
 from shardplan.errors import ConfigError
@@ -23,9 +23,14 @@ YamlOut = Annotated[Optional[Path], typer.Option("--output", "-o", help="write t
 ProfileOut = Annotated[Optional[Path], typer.Option("--profile-out", help="write the fitted framework fields "
                                                     "here (use as --framework FILE)")]
 NoCvOpt = Annotated[bool, typer.Option("--no-cross-validation", help="skip the leave-one-group-out fits")]
-ForceOpt = Annotated[bool, typer.Option("--force", help="write -o / --profile-out even when the fit is poor (the "
-                                        "records measured on another device class, or a median in-sample error over "
-                                        "50%); the exit code stays 1")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="write -o / --profile-out even when the fit is poor (fewer "
+                                        "measurements than fitted parameters, records measured on another device "
+                                        "class, or a median in-sample error over 50%); the exit code stays 1")]
+#: --framework of calibrate: the profile the records ran under (calibrate has no export target)
+CalibrateFrameworkOpt = Annotated[Optional[str], typer.Option(
+    "--framework", help="the framework profile the records ran under (a built-in name or a profile file, with "
+    "optional +field=value overrides); default: the --hardware file's framework section, else the one every record "
+    "names (train --record writes jax-runtime), else megatron on GPUs and maxtext on TPUs")]
 #: a fit whose median |error| on the records it was fitted to stays above this is not a calibration (exit code 1)
 MAX_IN_SAMPLE_ERROR = 0.5
 #: a base preset this far off (median |error|) on records that name other hardware prices another device class
@@ -40,7 +45,7 @@ CalibrateHardwareOpt = Annotated[Optional[str], typer.Option(
 
 @app.command()
 @config_errors
-def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framework: FrameworkOpt = None,
+def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framework: CalibrateFrameworkOpt = None,
               output: YamlOut = None, profile_out: ProfileOut = None, no_cross_validation: NoCvOpt = False,
               map: MapOpt = None, set: SetOpt = None, force: ForceOpt = False) -> None:
     """Fit the hardware's efficiencies and network constants (and the framework's overheads) to
@@ -73,7 +78,9 @@ def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framew
     t = fitted_table(cal, f"calibration of {hw.name} / {prof.name} on {len(recs)} records", hw, prof)
     console.print(t)
     print_fit_summary(cal, not no_cross_validation, hw)
-    poor = poor_fit(cal, other)
+    from shardplan.calibrate import base_error_of
+    other_error = base_error_of([r for r in recs if r.hardware in other], hw, prof) if other else None
+    poor = poor_fit(cal, other, other_error)
     if poor:
         err_console.print(f"[red]poor fit:[/] {escape(poor)}; " + ("written anyway (--force)" if force else
                           "nothing written (--force writes the files)"), highlight=False, soft_wrap=True)
@@ -159,14 +166,18 @@ def _announce(n_records: int, no_cross_validation: bool) -> None:
                       highlight=False, soft_wrap=True)
 
 
-def poor_fit(cal, other_hardware: list[str]) -> str | None:
+def poor_fit(cal, other_hardware: list[str], other_error: float | None = None) -> str | None:
     """Why a fit is no calibration, or None: fewer measurements than fitted parameters (underdetermined), the fitted
     constants leave a median throughput |error| over
     :data:`MAX_IN_SAMPLE_ERROR` on the records they were fitted to (the records disagree with each other or with the
     cost model), or the base preset is off by over :data:`MAX_BASE_ERROR_OTHER_HARDWARE` (300%) on records that name
     other hardware (``other_hardware``: measured on another device class, e.g. ``train --record`` on CPU against the
-    h100-sxm default)."""
+    h100-sxm default), judged on those records alone (``other_error``, :func:`shardplan.calibrate.base_error_of`)
+    where given, else on all: three CPU records among six H100 ones are 10,000% off while the median of the nine
+    is 8%, and their step times would set the fitted per-microbatch cost every later prediction pays."""
     fitted, base = cal.in_sample.get("throughput_median"), cal.base_error.get("throughput_median")
+    if other_hardware and other_error is not None:
+        base = other_error
     if cal.underdetermined:  # a 0.0% in-sample error from fewer measurements than parameters
         return (f"{cal.underdetermined}; a file written from it would carry constants the records do not determine "
                 "(and an in-sample error that says nothing)")
@@ -175,7 +186,7 @@ def poor_fit(cal, other_hardware: list[str]) -> str | None:
                 f"fitted to (over {MAX_IN_SAMPLE_ERROR:.0%}): the records disagree with each other or with the cost "
                 "model (check their step times, devices and layouts)")
     if base is not None and base > MAX_BASE_ERROR_OTHER_HARDWARE and other_hardware:
-        return (f"the base hardware is off by {base:.0%} (median) on records that name hardware "
+        return (f"the base hardware is off by {base:.0%} (median) on the records that name hardware "
                 f"{', '.join(map(repr, other_hardware))}: they were measured on another device class; calibrate "
                 "against a hardware file of that class (base: a preset like it) with --hardware"
                 + ("; no preset describes a CPU: a `train --record` round trip on CPU is a smoke test of the loop"
@@ -214,8 +225,10 @@ def fitted_table(cal, title: str, hw=None, profile=None) -> Table:
                     f"{bound:.3g}, so the records do not pin it; the others were fitted again without it")
         elif p.field in cal.held:
             note = "held: the records do not move it"
-        elif side == "lower" and p.lower == 0:  # an additive cost of 0: a physical answer, not a limit
+        elif side == "lower" and p.lower == 0 and v == 0:  # an additive cost of 0: a physical answer, not a limit
             note = "0: the records show no such cost"
+        elif side == "lower" and p.lower == 0:  # near 0 but not 0: written as fitted, so say what is written
+            note = f"{v:.4g}, near 0: the records show little such cost"
         elif side:
             note = (f"[yellow]at its {side} bound[/] {p.lower if side == 'lower' else p.upper:.3g}: the best fit "
                     "lies at or past it, so the records do not pin it")
