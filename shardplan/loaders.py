@@ -174,6 +174,21 @@ def no_repeated_json_keys(pairs: list[tuple[str, Any]]) -> dict:
     return dict(pairs)
 
 
+def _records_hint(text: str) -> str:
+    """A hint when ``text`` is JSON Lines run records (two or more lines that each hold a JSON object with a
+    ``status`` or a throughput) given where a spec or hardware file is expected: '' otherwise."""
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")][:3]
+    try:
+        objs = [json.loads(ln) for ln in lines]
+    except ValueError:
+        return ""
+    if len(objs) > 1 and all(isinstance(o, dict) and ("status" in o or "tokens_per_s_per_device" in o)
+                             for o in objs):
+        return ("; it holds run records (JSON Lines): fit them with `shardplan calibrate FILE -o cluster.yaml` and "
+                "give the cluster file as --hardware")
+    return ""
+
+
 def parse_document(text: str, path: Path, as_json: bool) -> Any:
     """Parse JSON (``as_json``) or YAML text, turning every parser failure (syntax, recursion depth,
     unhashable keys, bad timestamps) into a ConfigError and checking the shape (:func:`check_document`).
@@ -189,8 +204,8 @@ def parse_document(text: str, path: Path, as_json: bool) -> Any:
         raise ConfigError(f"{path} is nested too deeply to be a spec ({kind})", field="path", value=str(path)) from None
     except (json.JSONDecodeError, yaml.YAMLError, ValueError, TypeError, OverflowError) as e:
         why = " ".join(str(e).split())  # one line
-        raise ConfigError(f"{path} is not valid {kind}: {why[:200] + ('...' if len(why) > 200 else '')}",
-                          field="path", value=str(path)) from None
+        raise ConfigError(f"{path} is not valid {kind}: {why[:200] + ('...' if len(why) > 200 else '')}"
+                          f"{_records_hint(text)}", field="path", value=str(path)) from None
     check_document(data, str(path))
     return data
 

@@ -186,11 +186,13 @@ def _column_value(expr: str, row: dict[str, str], header: list[str], line: int) 
                               field="map.columns", value=t, legal=header)
     if not ops:
         return values[0]
-    try:
-        nums = [float(v) for v in values]
-    except ValueError:
-        raise ConfigError(f"line {line}: {short_repr(expr)} multiplies a cell that is not a number "
-                          f"({', '.join(map(short_repr, values))})", field="csv", value=expr) from None
+    bad = [(t, v) for t, v in zip(terms, values) if isinstance(_number_or_text(v), str)]
+    if bad:
+        verb = "divides" if ops == ["/"] else "multiplies" if set(ops) == {"*"} else "computes with"
+        cells = ", ".join(f"column {t} = {short_repr(v)}" for t, v in bad)
+        raise ConfigError(f"line {line}: {short_repr(expr)} {verb} a cell that is not a number ({cells}); legal: "
+                          "plain numbers (no units or suffixes such as '7.6k')", field="csv", value=expr)
+    nums = [float(v) for v in values]
     x = nums[0]
     for op, y in zip(ops, nums[1:]):
         if op == "/" and y == 0:

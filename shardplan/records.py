@@ -208,6 +208,19 @@ def _strict_types(data):
     return data
 
 
+def _whole_json_hint(text: str) -> str:
+    """A hint when ``text`` is one pretty-printed JSON document (a ``plan --json`` / ``estimate --json`` output, a
+    spec file) rather than JSON Lines: '' otherwise."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return ""
+    what = ("a plan or estimate (shardplan plan / estimate --json)" if isinstance(doc, dict)
+            and ("plans" in doc or "parallel" in doc) else "one JSON document")
+    return (f"; the file is {what} spread over several lines, not run records: a records file holds one JSON "
+            "object per line (docs/calibration.md; `shardplan train --record` and `record import` write one)")
+
+
 def read_records(path: str | Path) -> list[RunRecord]:
     """Records of a JSON Lines file (blank lines and ``#`` comments skipped).
 
@@ -243,7 +256,7 @@ def read_records(path: str | Path) -> list[RunRecord]:
             raise ConfigError(f"{p}:{i}: not a run record: {err}", field=err.field, value=err.value,
                               legal=err.legal) from None
         except (ValueError, ConfigError) as e:  # JSONDecodeError, or a key given twice
-            raise ConfigError(f"{p}:{i}: not a run record: {str(e).splitlines()[0][:160]}",
+            raise ConfigError(f"{p}:{i}: not a run record: {str(e).splitlines()[0][:160]}{_whole_json_hint(text)}",
                               field="records", value=f"{p}:{i}") from None
         except RecursionError:
             raise ConfigError(f"{p}:{i}: not a run record: the JSON nests too deeply", field="records",

@@ -72,7 +72,8 @@ def test_grid_csv_with_a_fractional_node_count_is_refused(tmp_path):
     # 1.5 nodes = 12 GPUs, but dp x tp x pp = 8
     csv.write_text("model,nodes,dp,tp,pp,zero,mbs,grad_acc,gbs,mfu_pct,tok_s_gpu,tok_s,gpu_mem_gb\n"
                    "1B,1.5,8,1,1,0,1,32,256,38.3,39273,314187,36.7\n")
-    with pytest.raises(ConfigError, match="nodes x 8 = 12"):
+    # refused by the import's device-count check (dp x tp x pp x cp = 8 x 1 x 1 x 1 = 8 of 1.5 x 8 = 12 devices)
+    with pytest.raises(ConfigError, match=r"g.csv:2: dp\*tp\*pp\*cp = 8\*1\*1\*1 = 8 devices, but devices=12"):
         load_grid(csv)
 
 

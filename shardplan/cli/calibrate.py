@@ -221,10 +221,12 @@ def fitted_table(cal, title: str, hw=None, profile=None) -> Table:
         side = p.at_bound(v)
         if p.field in cal.at_bound:
             bound = p.lower if cal.at_bound[p.field] == "lower" else p.upper
-            note = (f"[yellow]held at the base {v:.4g}[/]: the fit put it on its {cal.at_bound[p.field]} bound "
+            kept = given if given is not None and given != b else v  # a clipped base: the file keeps its own value
+            note = (f"[yellow]held at the base {kept:.4g}[/]: the fit put it on its {cal.at_bound[p.field]} bound "
                     f"{bound:.3g}, so the records do not pin it; the others were fitted again without it")
         elif p.field in cal.held:
-            note = "held: the records do not move it"
+            note = ("held: the records do not move it" if given is None or given == b
+                    else f"held: the records do not move it; the file keeps {given:.4g}")
         elif side == "lower" and p.lower == 0 and v == 0:  # an additive cost of 0: a physical answer, not a limit
             note = "0: the records show no such cost"
         elif side == "lower" and p.lower == 0:  # near 0 but not 0: written as fitted, so say what is written
@@ -304,7 +306,9 @@ def _hardware_warning(recs: list, hardware: str, hw, given: bool = True) -> list
     if other:
         how = ("the records' hardware field only labels them" if given
                else "the default; give the hardware they ran on with --hardware")
-        err_console.print(f"[yellow]warning:[/] the records name hardware {', '.join(escape(repr(h)) for h in other)}; "
+        n_other = sum(r.hardware in other for r in recs)
+        who = "the records name" if n_other == len(recs) else f"{n_other} of the {len(recs)} records name"
+        err_console.print(f"[yellow]warning:[/] {who} hardware {', '.join(escape(repr(h)) for h in other)}; "
                           f"the fit prices every record on {escape(hardware)} ({how})", highlight=False,
                           soft_wrap=True)
     return other

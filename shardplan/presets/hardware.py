@@ -539,10 +539,12 @@ HARDWARE_ALIASES: dict[str, str] = {
     **dict.fromkeys(("b200sxm", "dgxb200", "hgxb200"), "b200"),
     **dict.fromkeys(("b300sxm", "dgxb300", "hgxb300"), "b300"),
     **dict.fromkeys(("gb200nvl72",), "gb200"), **dict.fromkeys(("gb300nvl72",), "gb300"),
-    **dict.fromkeys(("gh20096gb",), "gh200"),
-    **dict.fromkeys(("v4", "tpuv4"), "tpu-v4"), **dict.fromkeys(("v5p", "tpuv5p"), "tpu-v5p"),
-    **dict.fromkeys(("v5e", "tpuv5e", "v5litepod", "tpuv5litepod"), "tpu-v5e"),
-    **dict.fromkeys(("v6e", "tpuv6e", "trillium", "tpuv6etrillium"), "tpu-v6e"),
+    # "NVIDIA GH200 480GB": the device query of the 96 GB HBM3 part (480 GB is its Grace LPDDR5X)
+    **dict.fromkeys(("gh20096gb", "gh200480gb"), "gh200"),
+    # JAX's device_kind (what train --record writes): "TPU v4", "TPU v5" (v5p), "TPU v5 lite" (v5e), "TPU v6 lite" (v6e)
+    **dict.fromkeys(("v4", "tpuv4"), "tpu-v4"), **dict.fromkeys(("v5p", "tpuv5p", "tpuv5"), "tpu-v5p"),
+    **dict.fromkeys(("v5e", "tpuv5e", "v5litepod", "tpuv5litepod", "tpuv5lite"), "tpu-v5e"),
+    **dict.fromkeys(("v6e", "tpuv6e", "trillium", "tpuv6etrillium", "tpuv6lite"), "tpu-v6e"),
     **dict.fromkeys(("instinctmi300x", "amdmi300x"), "mi300x"), **dict.fromkeys(("instinctmi325x", "amdmi325x"), "mi325x"),
     **dict.fromkeys(("instinctmi355x", "amdmi355x"), "mi355x"), **dict.fromkeys(("instinctmi350x", "amdmi350x"), "mi350x"),
     **dict.fromkeys(("v100sxm2", "v10032gb", "v100sxm232gb", "teslav100", "dgx2", "dgx2h"), "v100"),

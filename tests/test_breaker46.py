@@ -1,0 +1,47 @@
+"""What a new user met walking the calibration loop (2026-12-06, /work/notes/s46/fresh_user.md): each test fails
+on the behaviour they saw."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from shardplan.cli import app
+from shardplan.errors import ConfigError
+from shardplan.presets.hardware import hardware_preset_name
+
+
+def test_jax_device_kinds_name_their_presets():
+    # train --record writes JAX's device_kind; these four fell through to "records name other hardware"
+    assert [hardware_preset_name(k) for k in ("TPU v5 lite", "TPU v6 lite", "TPU v5", "NVIDIA GH200 480GB")] == [
+        "tpu-v5e", "tpu-v6e", "tpu-v5p", "gh200"]
+
+
+def test_a_plan_json_given_as_records_says_what_it_is(tmp_path):
+    from shardplan.records import read_records
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps({"plans": [{"parallel": {"dp": 8}}]}, indent=1))
+    # before: only the JSON decoder's "Expecting property name enclosed in double quotes"
+    with pytest.raises(ConfigError, match=r"plan.json:1: not a run record: .*the file is a plan or estimate "
+                                          r"\(shardplan plan / estimate --json\) spread over several lines"):
+        read_records(path)
+
+
+def test_records_given_as_hardware_point_to_calibrate(tmp_path):
+    rec = {"model": "llama-3-8b", "hardware": "h100-sxm", "devices": 8, "seq_len": 4096, "global_batch_size": 64,
+           "parallel": {"dp": 8}, "status": "ok", "tokens_per_s_per_device": 3000}
+    path = tmp_path / "runs.jsonl"
+    path.write_text(json.dumps(rec) + "\n" + json.dumps(rec) + "\n")
+    r = CliRunner().invoke(app, ["estimate", "-m", "llama-3-8b", "-H", str(path), "-n", "8", "-s", "4096", "-b", "64"])
+    assert r.exit_code == 2, r.output
+    assert "it holds run records (JSON Lines): fit them with `shardplan calibrate FILE" in " ".join(r.output.split())
+
+
+def test_a_non_number_cell_in_a_division_names_its_column(tmp_path):
+    from shardplan.record_import import import_csv, parse_map_items
+    path = tmp_path / "ms.csv"
+    path.write_text("model,hardware,devices,seq_len,global_batch_size,step_ms\nllama-3-8b,h100-sxm,8,4096,64,7.6k\n")
+    # before: "'step_ms/1000' multiplies a cell that is not a number ('7.6k', '1000')": the constant listed as bad
+    with pytest.raises(ConfigError, match=r"ms.csv:2: 'step_ms/1000' divides a cell that is not a number "
+                                          r"\(column step_ms = '7.6k'\)"):
+        import_csv(path, parse_map_items(["step_time_s=step_ms/1000"], []))
