@@ -45,3 +45,19 @@ def test_a_non_number_cell_in_a_division_names_its_column(tmp_path):
     with pytest.raises(ConfigError, match=r"ms.csv:2: 'step_ms/1000' divides a cell that is not a number "
                                           r"\(column step_ms = '7.6k'\)"):
         import_csv(path, parse_map_items(["step_time_s=step_ms/1000"], []))
+
+
+def test_a_file_written_with_force_from_a_poor_fit_says_so_on_every_use(tmp_path):
+    # before: `calibrate --force` wrote a poor fit's cluster file with only its in-sample error in `sources`, and every
+    # later `estimate --hardware` used it without a word (a `bench --smoke` file is flagged on each use)
+    from shardplan.records import write_records
+    from tests.test_calibrate import synthetic_records
+    recs = synthetic_records()[:1]  # one record: 1 measurement for 5 parameters, underdetermined -> poor fit
+    runs, out = tmp_path / "one.jsonl", tmp_path / "forced.yaml"
+    write_records(runs, recs)
+    r = CliRunner().invoke(app, ["calibrate", str(runs), "-H", "h100-sxm", "-o", str(out), "--force"])
+    assert r.exit_code == 1 and out.exists(), r.output
+    r = CliRunner().invoke(app, ["estimate", "-m", "llama-3-8b", "-H", str(out), "-n", "8", "-s", "4096", "-b", "64"])
+    text = " ".join(r.output.split())
+    assert r.exit_code == 0 and "was written by `shardplan calibrate --force` from a poor fit (1 record(s) give" in text, \
+        r.output

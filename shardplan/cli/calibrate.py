@@ -9,7 +9,7 @@ import yaml
 from rich.markup import escape
 from rich.table import Table
 
-from shardplan.cli.common import (app, check_output_path, config_errors, console, err_console,
+from shardplan.cli.common import (POOR_FIT_SOURCE, app, check_output_path, config_errors, console, err_console,
                                   shipped_cluster)
 from shardplan.cli.record import MapOpt, SetOpt
 from shardplan.errors import ConfigError
@@ -88,7 +88,10 @@ def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framew
             raise typer.Exit(1)
     date = datetime.date.today().isoformat()
     if output:
-        output.write_text(yaml.safe_dump(cluster_yaml(cal, hw, len(recs), date, prof, source=hardware), sort_keys=False))
+        doc = cluster_yaml(cal, hw, len(recs), date, prof, source=hardware)
+        if poor:  # --force: the file says so, and every command that reads it repeats it (cli.common.smoke_note)
+            doc["sources"] = {**doc.get("sources", {}), POOR_FIT_SOURCE: poor}
+        output.write_text(yaml.safe_dump(doc, sort_keys=False))
         console.print(f"wrote {output} (use it as --hardware {output})")
     if profile_out:
         profile_out.write_text(yaml.safe_dump(profile_yaml(cal, prof), sort_keys=False))

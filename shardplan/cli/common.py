@@ -269,7 +269,8 @@ def framework_note(hardware: str | None, framework: str | None, profile: Any) ->
 def smoke_note(hardware: str | None) -> None:
     """Say on stderr that a hardware file written by ``shardplan bench --smoke`` (its ``sources`` carry ``smoke``) holds
     no measurement of a device: its rates come from a grid of tiny shapes on whatever JAX saw (breaker finding: such a
-    file was taken as hardware without a word). Raises nothing (an unreadable file was refused before)."""
+    file was taken as hardware without a word); likewise a file ``calibrate --force`` wrote from a poor fit (its
+    ``sources`` carry :data:`POOR_FIT_SOURCE`). Raises nothing (an unreadable file was refused before)."""
     from shardplan.loaders import load_hardware
     if hardware is None or not hardware.lower().endswith((".yaml", ".yml", ".json")):
         return
@@ -282,6 +283,16 @@ def smoke_note(hardware: str | None) -> None:
                           "--smoke`: tiny shapes that exercise the code path, not measurements of a device; the "
                           "predictions below rest on them (run `shardplan bench` without --smoke on the accelerator)",
                           highlight=False, soft_wrap=True)
+    poor = next((v for k, v in load_hardware(hardware).sources.items() if k == POOR_FIT_SOURCE), None)
+    if poor:
+        err_console.print(f"[yellow]note:[/] the hardware file {escape(hardware)} was written by `shardplan calibrate "
+                          f"--force` from a poor fit ({escape(poor)}); the predictions below rest on it",
+                          highlight=False, soft_wrap=True)
+
+
+#: the ``sources`` key under which ``calibrate --force`` records why the fit it wrote was poor (:func:`smoke_note`
+#: repeats it on every use of the file)
+POOR_FIT_SOURCE = "poor_fit"
 
 
 def idle_stall_note(profile: Any) -> None:
