@@ -61,3 +61,15 @@ def test_a_file_written_with_force_from_a_poor_fit_says_so_on_every_use(tmp_path
     text = " ".join(r.output.split())
     assert r.exit_code == 0 and "was written by `shardplan calibrate --force` from a poor fit (1 record(s) give" in text, \
         r.output
+
+
+def test_record_import_says_when_it_replaces_a_records_file(tmp_path):
+    # the docs call train --record's output and the import's both runs.jsonl; replacing 3 records said nothing
+    csv, out = tmp_path / "runs.csv", tmp_path / "runs.jsonl"
+    csv.write_text("model,hardware,devices,seq_len,global_batch_size,dp,tokens_per_s_per_device\n"
+                   "llama-3-8b,h100-sxm,8,4096,64,8,3000\n")
+    out.write_text("# a comment\n{}\n{}\n{}\n")
+    r = CliRunner().invoke(app, ["record", "import", str(csv), "-o", str(out)])
+    assert r.exit_code == 0 and "held 3 line(s), now replaced; --append adds" in " ".join(r.output.split()), r.output
+    r = CliRunner().invoke(app, ["record", "import", str(csv), "-o", str(out), "--append"])
+    assert r.exit_code == 0 and "now replaced" not in r.output, r.output

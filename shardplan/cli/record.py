@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Annotated, List, Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from shardplan.cli.common import app, check_output_path, config_errors, console
+from shardplan.cli.common import app, check_output_path, config_errors, console, err_console
 
 record_app = typer.Typer(no_args_is_help=True, help="Run records: import measured runs for `shardplan calibrate`.")
 app.add_typer(record_app, name="record")
@@ -44,6 +45,15 @@ def unread_note(csv_file: Path, mapping) -> None:
         err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
 
 
+def _existing_lines(path: Path) -> int:
+    """Non-empty, non-comment lines of an existing file at ``path`` (0 when there is none or it cannot be read)."""
+    try:
+        return sum(1 for ln in Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+                   if ln.strip() and not ln.lstrip().startswith("#"))
+    except OSError:
+        return 0
+
+
 @record_app.command("import")
 @config_errors
 def import_(csv_file: CsvArg, output: OutOpt, format: FormatOpt = RecordFormat.csv, map: MapOpt = None,
@@ -58,7 +68,11 @@ def import_(csv_file: CsvArg, output: OutOpt, format: FormatOpt = RecordFormat.c
     mapping = parse_map_items(list(map or []), list(set or []))
     records = import_csv(csv_file, mapping)
     unread_note(csv_file, mapping)
+    replaced = _existing_lines(output) if not append else 0
     n = write_records(output, records, append=append)
+    if replaced:  # the docs name train --record's file and this one alike (runs.jsonl): say what was replaced
+        err_console.print(f"[yellow]note:[/] {escape(str(output))} held {replaced} line(s), now replaced; --append adds "
+                          "to a records file instead", highlight=False, soft_wrap=True)
     counts = Counter(r.status for r in records)
     t = Table(title=f"{n} run records {'added to' if append else 'written to'} {output}")
     for col in ("status", "records"):
