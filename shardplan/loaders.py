@@ -322,7 +322,11 @@ def config_error(e: ValidationError, context: str | None = None) -> ConfigError:
     hint = ""
     if first["type"] == "extra_forbidden":
         names = [n for n in _field_names(_nested_title(e.title, first["loc"])) if n not in ("sources", "origin")]
-        close = difflib.get_close_matches(str(first["loc"][-1]), names, n=2)
+        key = str(first["loc"][-1])
+        # a field the name begins (zero -> zero_stage), else difflib's nearest two
+        close = [n for n in names if key and n.startswith(key)][:2] or difflib.get_close_matches(key, names, n=2)
+        if e.title == "HardwareSpec" and (context or "").startswith("hardware") and len(first["loc"]) == 1:
+            names = [*names, "base", "framework", "sources"]  # a hardware file's own keys beside the spec's fields
         hint = (f" (did you mean {' or '.join(close)}?)" if close else "") + (
             f"; legal fields: {', '.join(names)}" if names else "")
     legal = _legal_text(first)
@@ -966,8 +970,10 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
             file_note = (" (base: names a preset, not a file: give that file's own base: here and copy the fields it "
                          "sets, e.g. a `shardplan bench` YAML's measured ones)"
                          if isinstance(base_name, str) and base_name.lower().endswith((".yaml", ".yml", ".json")) else "")
-            raise ConfigError(f"base={short_repr(base_name)} is not a hardware preset{file_note}; presets: "
-                              f"{', '.join(HARDWARE)}", field="base", value=base_name, legal=HARDWARE)
+            guess = did_you_mean(base_name, HARDWARE, prefixes=True) if isinstance(base_name, str) else ""
+            raise ConfigError(f"hardware {short_repr(name_or_path)}: base={short_repr(base_name)} is not a hardware "
+                              f"preset{file_note}{guess}; presets: {', '.join(HARDWARE)}", field="base",
+                              value=base_name, legal=HARDWARE)
         base = HARDWARE[base_name] if base_name else None
         data.setdefault("name", path.stem)
         check_number_types(data, HardwareSpec, f"hardware {short_repr(name_or_path)}")

@@ -73,3 +73,28 @@ def test_record_import_says_when_it_replaces_a_records_file(tmp_path):
     assert r.exit_code == 0 and "held 3 line(s), now replaced; --append adds" in " ".join(r.output.split()), r.output
     r = CliRunner().invoke(app, ["record", "import", str(csv), "-o", str(out), "--append"])
     assert r.exit_code == 0 and "now replaced" not in r.output, r.output
+
+
+def test_typos_in_hardware_files_records_and_profiles_get_a_suggestion(tmp_path):
+    from shardplan.loaders import load_hardware
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.records import read_records
+    hb = tmp_path / "hb.yaml"
+    hb.write_text("base: h100-sx\n")
+    # before: no file named and no suggestion, while --hardware h100-sxmm got one
+    with pytest.raises(ConfigError, match=r"hardware '.*hb.yaml': base='h100-sx' is not a hardware preset \(did you "
+                                          r"mean h100-sxm\?\)"):
+        load_hardware(str(hb))
+    hc = tmp_path / "hc.yaml"
+    hc.write_text("base: h100-sxm\nmatmul_eficiency: 0.5\n")
+    with pytest.raises(ConfigError, match=r"legal fields: .*runtime_reserve_fraction, base, framework, sources$"):
+        load_hardware(str(hc))  # a hardware file's own keys are legal there too
+    rec = {"model": "llama-3-8b", "hardware": "h100-sxm", "devices": 8, "seq_len": 4096, "global_batch_size": 64,
+           "parallel": {"dp": 8, "zero": 1}, "status": "ok", "tokens_per_s_per_device": 3000}
+    path = tmp_path / "z.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    with pytest.raises(ConfigError, match=r"parallel.zero=1; extra inputs are not permitted \(did you mean zero_stage"):
+        read_records(path)  # 'zero' begins 'zero_stage' (difflib's ratio 0.57 missed it)
+    with pytest.raises(ConfigError, match=r"'microbatch_overhead' is not a profile field \(did you mean "
+                                          r"microbatch_overhead_s\?\)"):
+        framework_profile("megatron+microbatch_overhead=0.1")

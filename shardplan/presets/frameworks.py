@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shardplan.errors import ConfigError, short_repr
+from shardplan.errors import ConfigError, did_you_mean, short_repr
 from shardplan.specs.framework import FrameworkProfile
 
 _FP32_MAIN_GRADS = ("Megatron-LM accumulates gradients in an fp32 main_grad buffer (--accumulate-allreduce-grads-in-fp32, "
@@ -820,8 +820,9 @@ def _with_overrides(name: str) -> FrameworkProfile:
                               "megatron+loss=in_place (profile fields: docs/calibration.md, or a profile .yaml file)",
                               field="framework", value=name)
         if field not in inline:  # profile_from_mapping's list would offer base and name, refused above
-            raise ConfigError(f"framework {shown}: {short_repr(field)} is not a profile field; legal: "
-                              f"{', '.join(inline)}", field=field, value=value, legal=inline)
+            raise ConfigError(f"framework {shown}: {short_repr(field)} is not a profile field"
+                              f"{did_you_mean(field, inline, prefixes=True)}; legal: {', '.join(inline)}", field=field,
+                              value=value, legal=inline)
         try:
             data[field] = load_yaml_value(value) if value.strip() else value
         except yaml.YAMLError:
@@ -918,7 +919,8 @@ def profile_from_mapping(data: dict, where: str = "framework", folder: Path | No
     unknown = [k for k in data if k not in settable]
     if unknown:
         legal = ["base", *settable]
-        raise ConfigError(f"{where}: {short_repr(unknown[0])} is not a profile field; legal: {', '.join(legal)}",
+        guess = did_you_mean(unknown[0], settable, prefixes=True)
+        raise ConfigError(f"{where}: {short_repr(unknown[0])} is not a profile field{guess}; legal: {', '.join(legal)}",
                           field=str(unknown[0]), value=data[unknown[0]], legal=legal)
     check_number_types(data, FrameworkProfile, where)
     try:
