@@ -123,7 +123,7 @@ def eager_op_extra_bytes(model: ModelSpec, training: TrainingSpec, parallel: Par
 
 
 def layer_gemm_shapes(model: ModelSpec, p: ParallelConfig, tokens: float, moe: bool,
-                      load: float = 1.0) -> list[tuple[str, GemmShape]]:
+                      load: float = 1.0, row_tile: int = 0) -> list[tuple[str, GemmShape]]:
     """Forward GEMMs of one layer on ``tokens`` local tokens after tensor parallelism (Megatron
     column / row split, Shoeybi et al. 2019 Sec. 3): M = tokens (with sequence parallelism the
     input is all-gathered first, so M is the whole local sequence), N and K the sharded widths.
@@ -135,6 +135,8 @@ def layer_gemm_shapes(model: ModelSpec, p: ParallelConfig, tokens: float, moe: b
     receives ``u top_k ep / E`` tokens) the same MLP pair on ``F_e / t``; shared experts as a dense
     MLP of width ``n_shared F_e``. With an expert tensor-parallel degree etp != tp the experts'
     pair is ``F_e / etp`` wide on ``u (etp / t) top_k ep / E`` tokens (same FLOPs, other shapes).
+    ``row_tile`` > 0: the routed experts run as one grouped GEMM whose row tiles straddling two experts run
+    twice (:func:`grouped_gemm_rows`; ``FrameworkProfile.grouped_gemm_row_tile``).
     """
     h, t, dh = model.d_model, p.tp, model.dim_head
     u = max(1, round(tokens))
@@ -153,6 +155,7 @@ def layer_gemm_shapes(model: ModelSpec, p: ParallelConfig, tokens: float, moe: b
     fe, local = model.expert_ffn // et, max(1, model.n_experts // p.ep)
     # load: the busiest expert's tokens over the balanced share (TrainingSpec.moe_load)
     m_e = max(1, round(load * tokens * et / t * model.top_k * p.ep / model.n_experts))
+    m_e = grouped_gemm_rows(m_e, local, row_tile)
     fe_shared = model.expert_ffn // t
     out += [("router", GemmShape(u, model.n_experts, h)), ("expert_up", GemmShape(m_e, up * fe, h, local)),
             ("expert_down", GemmShape(m_e, h, fe, local))]
@@ -160,6 +163,25 @@ def layer_gemm_shapes(model: ModelSpec, p: ParallelConfig, tokens: float, moe: b
         w = model.n_shared_experts * fe_shared
         out += [("shared_up", GemmShape(u, up * w, h)), ("shared_down", GemmShape(u, h, w))]
     return out
+
+
+def grouped_gemm_rows(m_e: int, groups: int, row_tile: int) -> int:
+    """Rows per expert (tokens) a row-tiled grouped GEMM computes for ``m_e`` routed rows per expert over
+    ``groups`` local experts with row tile ``row_tile`` (0: ``m_e``, no such kernel).
+
+    JAX's Pallas megablox kernel (jax/experimental/pallas/ops/tpu/megablox/gmm.py ``make_group_metadata``, the
+    ``gmm`` / ``tgmm`` MaxText's sparse_matmul calls: MaxText layers/moe.py ``RoutedMoE.sparse_matmul``, kernels/
+    megablox/ops.py ``_gmm_bwd``) rounds each group's start down and its end up to the row tile ``tm`` and runs
+    every tile of that span, so a tile two groups share runs once for each: ``tiles_m <= tiles run <= tiles_m +
+    groups - 1``. Dropless routing leaves the group boundaries at arbitrary rows, so all ``groups - 1`` interior
+    boundaries split a tile: ``(groups - 1) x tm`` rows more in all, ``tm (groups - 1) / groups`` per expert, in
+    the forward, input-gradient and weight-gradient GEMMs alike (the same metadata; ``tm = min(row_tile,
+    rows)``, MaxText ``gmm``). Example: DeepSeek-V3, 49,152 tokens x top-8 over 256 experts = 1,536 rows per
+    expert, tile 512: + 512 x 255 / 256 = 510 rows, 2,046 per expert (+33%)."""
+    if row_tile <= 0 or groups <= 1:
+        return m_e
+    tm = min(row_tile, m_e * groups)
+    return m_e + round(tm * (groups - 1) / groups)
 
 
 def mla_gemm_shapes(model: ModelSpec, t: int, u: int, sigma: int = 1) -> list[tuple[str, GemmShape]]:
@@ -357,7 +379,7 @@ def layer_times(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: P
     fwd = bwd = wgrad = hbm_fwd = every_other = mlp = shared = mla_up = 0.0
     dev = gemm_device(hw, training, dtype)
     shares = every_other_mm_shares(model, p, moe)
-    for name, shape in layer_gemm_shapes(model, p, tokens, moe, training.moe_load):
+    for name, shape in layer_gemm_shapes(model, p, tokens, moe, training.moe_load, grouped_row_tile(training, hw)):
         tf, td, tw, bound = training_gemm_parts(shape, dev, in_b, 2.0 * prec.grad_bytes)
         fwd, bwd, wgrad, hbm_fwd = fwd + tf, bwd + td + tw, wgrad + tw, hbm_fwd + (tf if bound else 0.0)
         every_other += shares.get(name, 0.0) * tf
@@ -369,6 +391,15 @@ def layer_times(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, p: P
     t_elem = (elementwise_bytes_per_token(model, training, p, moe) * training.framework.elementwise_traffic
               * tokens / hbm)
     return LayerTimes(fwd, attn_f, t_elem, hbm_fwd > fwd / 2, bwd, attn_b, every_other, mlp, shared, mla_up, wgrad)
+
+
+def grouped_row_tile(training: TrainingSpec, hw: HardwareSpec) -> int:
+    """The profile's grouped-GEMM row tile (``FrameworkProfile.grouped_gemm_row_tile``, tokens) where it applies:
+    dropless routing (``moe_capacity_factor`` None; MaxText's capacity_factor > 0 path is dense einsum dispatch,
+    layers/moe.py ``dense_matmul``) on a TPU (megablox is a Pallas TPU kernel); 0 elsewhere."""
+    if training.moe_capacity_factor is not None or hw.kind != "tpu":
+        return 0
+    return training.framework.grouped_gemm_row_tile
 
 
 def every_other_mm_shares(model: ModelSpec, p: ParallelConfig, moe: bool = False) -> dict[str, float]:

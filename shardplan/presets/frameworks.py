@@ -362,8 +362,15 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                          named_remat=True, selective_recompute="named_dots", layout_defaults={"sp": True},
                          default_precision="fp32-params", gpu_matmul_scale=1.24, default_zero_stage=3,
                          memory_limited_schedule=True, expert_tensor_parallel=False, expert_group="dp",
-                         pipeline_split="even", min_microbatches="multiple_of_pp",
-                         sources={"pipeline_split": "'even': MaxText base.yml num_layers_per_pipeline_stage, one "
+                         pipeline_split="even", min_microbatches="multiple_of_pp", grouped_gemm_row_tile=512,
+                         sources={"grouped_gemm_row_tile": "512: MaxText configs/base.yml tile_batch_seq: 512 (later "
+                                  "wi/wo_tile_{fwd,dlhs,drhs}_batch_seq: 512), the row tile layers/moe.py "
+                                  "RoutedMoE.sparse_matmul passes (min(tile, rows)) to the megablox gmm / tgmm of "
+                                  "its dropless path (megablox and sparse_matmul true, capacity_factor -1: base.yml "
+                                  "defaults); make_group_metadata (jax/experimental/pallas/ops/tpu/megablox/gmm.py) "
+                                  "runs a tile shared by two experts once per expert: (experts - 1) x 512 rows more "
+                                  "per grouped GEMM (shardplan.cost.compute.grouped_gemm_rows). TPU only",
+                                  "pipeline_split": "'even': MaxText base.yml num_layers_per_pipeline_stage, one "
                                   "count for every stage (layers = stages x layers per stage x num_pipeline_repeats)",
                                   "min_microbatches": "'multiple_of_pp': MaxText base.yml num_pipeline_microbatches "
                                   "\"must be a multiple of the number of pipeline stages\"",
@@ -755,8 +762,8 @@ FRAMEWORKS["hf-deepspeed"] = FRAMEWORKS["deepspeed"].model_copy(update={
 #: 'minimal', SAVE_QKV_OUT_PROJ keeps those projections) whose public H100 runs are no faster than the GPU presets'
 #: eager asymptote: nothing fitted on its runs (benchmarks/public_runs.py SCOUTED_2026_12, XLA_GPU_2026_12 hold them)
 FRAMEWORKS["paxml"] = FRAMEWORKS["maxtext"].model_copy(update={
-    "name": "paxml", "gpu_matmul_scale": 1.0,
-    "sources": {**FRAMEWORKS["maxtext"].sources,
+    "name": "paxml", "gpu_matmul_scale": 1.0, "grouped_gemm_row_tile": 0,
+    "sources": {**{k: v for k, v in FRAMEWORKS["maxtext"].sources.items() if k != "grouped_gemm_row_tile"},
                 "gpu_matmul_scale": "1 (the GPU presets' asymptote, not fitted): Paxml's public H100 runs (NVIDIA "
                 "dgxc-benchmarking paxml GPT-3 5B / 175B, container pax-2024-03-04; JAX-Toolbox Pax 24.04) come out "
                 "-6% to +21% at 1 (docs/accuracy.md), where MaxText's 70B runs need 1.24: a different program "
@@ -939,10 +946,11 @@ JAX_RUNTIME = FRAMEWORKS["maxtext"].model_copy(update={
     "logit_bytes": None, "recompute_after_loss": False, "tp_requires_sp": False, "weight_sharding_axes": (),
     "named_remat": False, "layout_defaults": {}, "default_zero_stage": 0,
     "released_schedules": ("gpipe", "1f1b", "interleaved"), "cp_comms": ("ring", "a2a"), "cp_a2a_replicates_kv": True,
-    "pipeline_split": "balanced", "min_microbatches": "none",
+    "pipeline_split": "balanced", "min_microbatches": "none", "grouped_gemm_row_tile": 0,
     "sources": {**{k: v for k, v in FRAMEWORKS["maxtext"].sources.items()
                    if k not in ("logit_bytes", "recompute_after_loss", "tp_requires_sp", "weight_sharding_axes",
-                                "named_remat", "layout_defaults", "pipeline_split", "min_microbatches")},
+                                "named_remat", "layout_defaults", "pipeline_split", "min_microbatches",
+                                "grouped_gemm_row_tile")},
                 "pipeline_split": "shardplan.jax.pipeline places any split (parallel.balanced_split when pp does not "
                 "divide the layers)", "min_microbatches": "shardplan.jax.pipeline runs any microbatch count",
                 "expert_tensor_parallel": "shardplan.jax.model.check_runtime_support: etp other than tp is not "

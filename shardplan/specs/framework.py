@@ -467,6 +467,13 @@ class FrameworkProfile(BaseModel):
             Report, arXiv 2412.19437, Sec. 3.3.3 "Low-Precision Activation" (2): "Inputs of the SwiGLU operator in
             MoE", stored in FP8, the SwiGLU output recomputed in the backward, which is ``recompute_modules``
             'moe_act'); :func:`shardplan.cost.memory.moe_act_input_saving`.
+        grouped_gemm_row_tile: row tile (tokens) of the framework's TPU grouped GEMM for dropless routed experts
+            (``moe_capacity_factor`` None on a TPU); 0: none. The JAX Pallas megablox kernel
+            (jax/experimental/pallas/ops/tpu/megablox/gmm.py ``make_group_metadata``) runs every row tile a group
+            touches, so a tile shared by two groups runs once per group: ``tiles_m <= tiles run <= tiles_m +
+            groups - 1``. With E local experts the forward GEMMs, the input-gradient GEMMs (``gmm``) and the
+            weight-gradient GEMMs (``tgmm``, same metadata) each run about ``(E - 1) x tile`` rows more than the
+            routed tokens (:func:`shardplan.cost.compute.grouped_gemm_rows`).
         activation_offload: how the framework offloads saved activations to host memory
             (``ParallelConfig.offload_activation_layers``): True, Megatron-LM's ``--cpu-offloading-num-layers``
             (every saved activation of the first N layers, without recompute); 'remat_inputs', MaxText's
@@ -592,6 +599,7 @@ class FrameworkProfile(BaseModel):
     a2a_overlap_share: float = Field(default=0.5, ge=0, le=1)
     moe_routed_copies: Literal[1, 2] = 1
     moe_act_input_bytes: float | None = Field(default=None, gt=0, le=4)
+    grouped_gemm_row_tile: int = Field(default=0, ge=0, le=8192)
     activation_offload: bool | Literal["remat_inputs"] = True
     min_microbatches: Literal["none", "pp_minus_1", "multiple_of_pp"] = "none"
     sources: dict[str, str] = Field(default_factory=dict)
