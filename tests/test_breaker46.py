@@ -98,3 +98,36 @@ def test_typos_in_hardware_files_records_and_profiles_get_a_suggestion(tmp_path)
     with pytest.raises(ConfigError, match=r"'microbatch_overhead' is not a profile field \(did you mean "
                                           r"microbatch_overhead_s\?\)"):
         framework_profile("megatron+microbatch_overhead=0.1")
+
+
+def test_record_import_to_a_device_file_does_not_read_it(tmp_path):
+    # the replaced-file note read -o whole: `-o /dev/zero` grew to 6 GB before the kernel killed it
+    from shardplan.cli.record import _existing_lines
+    assert _existing_lines("/dev/zero") == 0 and _existing_lines(tmp_path / "none.jsonl") == 0
+
+
+def test_a_good_recalibration_of_a_forced_file_drops_its_poor_fit_mark(tmp_path):
+    import yaml
+    from shardplan.records import write_records
+    from tests.test_calibrate import synthetic_records
+    forced = tmp_path / "forced.yaml"
+    forced.write_text("base: h100-sxm\nsources:\n  poor_fit: \"an old reason \\x1b[31m\"\n")
+    # the mark is printed without the terminal escape
+    r = CliRunner().invoke(app, ["estimate", "-m", "llama-3-8b", "-H", str(forced), "-n", "8", "-s", "4096", "-b", "64"])
+    assert "from a poor fit (an old reason [31m)" in " ".join(r.output.split()) and "\x1b" not in r.output, r.output
+    runs, out = tmp_path / "runs.jsonl", tmp_path / "good.yaml"
+    write_records(runs, synthetic_records())
+    r = CliRunner().invoke(app, ["calibrate", str(runs), "-H", str(forced), "-o", str(out), "--no-cross-validation"])
+    assert r.exit_code == 0, r.output
+    assert "poor_fit" not in (yaml.safe_load(out.read_text()).get("sources") or {})
+
+
+def test_a_fit_that_calls_most_outcomes_wrong_is_poor():
+    from types import SimpleNamespace
+    from shardplan.cli.calibrate import poor_fit
+    # a breaker's 10 records, 8 of which ran but were predicted not to fit: fit/OOM 20%, written with exit 0 before
+    cal = SimpleNamespace(underdetermined="", in_sample={"throughput_median": 0.05, "fit_oom_accuracy": 0.2},
+                          base_error={"throughput_median": 0.1})
+    assert poor_fit(cal, []).startswith("the fitted constants call 20% of the records' outcomes right")
+    cal.in_sample["fit_oom_accuracy"] = 0.9
+    assert poor_fit(cal, []) is None

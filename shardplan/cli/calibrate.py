@@ -33,6 +33,9 @@ CalibrateFrameworkOpt = Annotated[Optional[str], typer.Option(
     "names (train --record writes jax-runtime), else megatron on GPUs and maxtext on TPUs")]
 #: a fit whose median |error| on the records it was fitted to stays above this is not a calibration (exit code 1)
 MAX_IN_SAMPLE_ERROR = 0.5
+#: a fit that calls fewer of its records' outcomes (ran / out of memory) right than this is not a calibration either:
+#: a coin calls half (a breaker's 10 records, 8 of which ran but were predicted not to fit, were written with exit 0)
+MIN_FIT_OOM_ACCURACY = 0.5
 #: a base preset this far off (median |error|) on records that name other hardware prices another device class
 MAX_BASE_ERROR_OTHER_HARDWARE = 3.0
 
@@ -89,8 +92,11 @@ def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framew
     date = datetime.date.today().isoformat()
     if output:
         doc = cluster_yaml(cal, hw, len(recs), date, prof, source=hardware)
+        # a base file's own mark is not this fit's (a good re-calibration of a --force file carried it on)
+        sources = {k: v for k, v in (doc.get("sources") or {}).items() if str(k).lower() != POOR_FIT_SOURCE}
         if poor:  # --force: the file says so, and every command that reads it repeats it (cli.common.smoke_note)
-            doc["sources"] = {**doc.get("sources", {}), POOR_FIT_SOURCE: poor}
+            sources[POOR_FIT_SOURCE] = poor
+        doc["sources"] = sources
         output.write_text(yaml.safe_dump(doc, sort_keys=False))
         console.print(f"wrote {output} (use it as --hardware {output})")
     if profile_out:
@@ -171,8 +177,8 @@ def _announce(n_records: int, no_cross_validation: bool) -> None:
 
 def poor_fit(cal, other_hardware: list[str], other_error: float | None = None) -> str | None:
     """Why a fit is no calibration, or None: fewer measurements than fitted parameters (underdetermined), the fitted
-    constants leave a median throughput |error| over
-    :data:`MAX_IN_SAMPLE_ERROR` on the records they were fitted to (the records disagree with each other or with the
+    constants call fewer than :data:`MIN_FIT_OOM_ACCURACY` of the records' ran / out-of-memory outcomes right or leave
+    a median throughput |error| over :data:`MAX_IN_SAMPLE_ERROR` on the records they were fitted to (the records disagree with each other or with the
     cost model), or the base preset is off by over :data:`MAX_BASE_ERROR_OTHER_HARDWARE` (300%) on records that name
     other hardware (``other_hardware``: measured on another device class, e.g. ``train --record`` on CPU against the
     h100-sxm default), judged on those records alone (``other_error``, :func:`shardplan.calibrate.base_error_of`)
@@ -184,6 +190,11 @@ def poor_fit(cal, other_hardware: list[str], other_error: float | None = None) -
     if cal.underdetermined:  # a 0.0% in-sample error from fewer measurements than parameters
         return (f"{cal.underdetermined}; a file written from it would carry constants the records do not determine "
                 "(and an in-sample error that says nothing)")
+    fit_oom = cal.in_sample.get("fit_oom_accuracy")
+    if fit_oom is not None and fit_oom < MIN_FIT_OOM_ACCURACY:
+        return (f"the fitted constants call {fit_oom:.0%} of the records' outcomes right (ran / out of memory; under "
+                f"{MIN_FIT_OOM_ACCURACY:.0%}): most records that ran are predicted not to fit, or the reverse (check "
+                "their peaks, devices and layouts, and the hardware's HBM)")
     if fitted is not None and fitted > MAX_IN_SAMPLE_ERROR:
         return (f"the fitted constants leave a median throughput |error| of {fitted:.0%} on the records they were "
                 f"fitted to (over {MAX_IN_SAMPLE_ERROR:.0%}): the records disagree with each other or with the cost "

@@ -272,21 +272,24 @@ def smoke_note(hardware: str | None) -> None:
     file was taken as hardware without a word); likewise a file ``calibrate --force`` wrote from a poor fit (its
     ``sources`` carry :data:`POOR_FIT_SOURCE`). Raises nothing (an unreadable file was refused before)."""
     from shardplan.loaders import load_hardware
-    if hardware is None or not hardware.lower().endswith((".yaml", ".yml", ".json")):
+    if hardware is None or not (hardware.lower().endswith((".yaml", ".yml", ".json")) or Path(hardware).is_file()):
         return
     try:
-        smoke = any(key.lower() == "smoke" for key in load_hardware(hardware).sources)
+        sources = load_hardware(hardware).sources
     except Exception:  # noqa: BLE001 -- the command's own load reports a bad file
         return
+    smoke = any(key.lower() == "smoke" for key in sources)
     if smoke:
         err_console.print(f"[yellow]note:[/] the hardware file {escape(hardware)} was written by `shardplan bench "
                           "--smoke`: tiny shapes that exercise the code path, not measurements of a device; the "
                           "predictions below rest on them (run `shardplan bench` without --smoke on the accelerator)",
                           highlight=False, soft_wrap=True)
-    poor = next((v for k, v in load_hardware(hardware).sources.items() if k == POOR_FIT_SOURCE), None)
+    poor = next((v for k, v in sources.items() if str(k).lower() == POOR_FIT_SOURCE), None)
     if poor:
+        # the file's own text: printable characters only (no terminal escapes), at most 300 of them
+        shown = "".join(ch if ch.isprintable() else " " for ch in str(poor))[:300]
         err_console.print(f"[yellow]note:[/] the hardware file {escape(hardware)} was written by `shardplan calibrate "
-                          f"--force` from a poor fit ({escape(poor)}); the predictions below rest on it",
+                          f"--force` from a poor fit ({escape(shown)}); the predictions below rest on it",
                           highlight=False, soft_wrap=True)
 
 

@@ -46,12 +46,20 @@ def unread_note(csv_file: Path, mapping) -> None:
 
 
 def _existing_lines(path: Path) -> int:
-    """Non-empty, non-comment lines of an existing file at ``path`` (0 when there is none or it cannot be read)."""
+    """Non-empty, non-comment lines of an existing regular file at ``path``, counted in its first
+    :data:`~shardplan.records.MAX_RECORDS_BYTES` (0 when there is none, it is a device such as /dev/zero, or it
+    cannot be read: a breaker's ``-o /dev/zero`` was read whole until memory ran out)."""
+    from shardplan.records import MAX_RECORDS_BYTES
+    p = Path(path)
     try:
-        return sum(1 for ln in Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
-                   if ln.strip() and not ln.lstrip().startswith("#"))
+        if not p.is_file():
+            return 0
+        with p.open("rb") as f:
+            data = f.read(MAX_RECORDS_BYTES)
     except OSError:
         return 0
+    return sum(1 for ln in data.decode("utf-8", errors="replace").splitlines()
+               if ln.strip() and not ln.lstrip().startswith("#"))
 
 
 @record_app.command("import")
