@@ -68,9 +68,22 @@ def read_text_capped(path: Path, what: str, limit: int = MAX_FILE_BYTES, kind: s
     try:
         return data.decode("utf-8-sig")  # a leading byte-order mark is not part of the document
     except UnicodeDecodeError as e:
-        line = data[:e.start].count(b"\n") + 1
-        raise err(f"is not UTF-8 text (byte {e.start}, line {line}: {e.reason}); save it as UTF-8, e.g. "
-                  f"iconv -f latin1 -t utf-8 FILE > FILE.utf8") from None
+        raise err(_not_utf8(data, e)) from None
+
+
+def _not_utf8(data: bytes, e: UnicodeDecodeError) -> str:
+    """Why ``data`` is not UTF-8 and how to convert it: UTF-16 (a byte-order mark, or NUL bytes between
+    characters: what spreadsheet exports often write), a zip container (an .xlsx / .ods workbook), else a
+    single-byte encoding such as Latin-1 (a breaker followed the Latin-1 advice on a UTF-16 CSV and got NULs)."""
+    line = data[:e.start].count(b"\n") + 1
+    where = f"byte {e.start}, line {line}: {e.reason}"
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or data[:200].count(b"\x00") > len(data[:200]) // 4:
+        return f"is UTF-16 text, not UTF-8 ({where}); save it as UTF-8, e.g. iconv -f utf-16 -t utf-8 FILE > FILE.utf8"
+    if data.startswith(b"PK\x03\x04"):
+        return (f"is a zip container (a spreadsheet workbook such as .xlsx?), not text ({where}); export the sheet "
+                "as CSV (UTF-8)")
+    return (f"is not UTF-8 text ({where}); save it as UTF-8, e.g. iconv -f latin1 -t utf-8 FILE > FILE.utf8 if it "
+            "is Latin-1")
 
 
 def check_document(data: Any, where: str) -> None:

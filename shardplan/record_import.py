@@ -150,9 +150,17 @@ def _number_or_text(text: str) -> Any:
     return text
 
 
-def _expression_parts(expr: str) -> tuple[list[str], list[str]]:
-    """(terms, operators) of a column expression: ``"dp * mbs / 2"`` -> (['dp', 'mbs', '2'], ['*', '/'])."""
-    parts = re.split(r"\s*([*/])\s*", expr.strip())
+def _expression_parts(expr: str, columns: list[str] | tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+    """(terms, operators) of a column expression: ``"dp * mbs / 2"`` -> (['dp', 'mbs', '2'], ['*', '/']). A column
+    of ``columns`` whose name holds ``*`` or ``/`` (``tok/s``) stays one term (``"tok/s * 1000"`` -> (['tok/s',
+    '1000'], ['*']))."""
+    text, names = expr.strip(), {}
+    for i, name in enumerate(sorted((c for c in columns if re.search(r"[*/]", c) and c in expr), key=len,
+                                    reverse=True)):
+        key = f"\x00{i}\x00"
+        names[key] = name
+        text = text.replace(name, key)
+    parts = [names.get(p, p) for p in re.split(r"\s*([*/])\s*", text)]
     return parts[::2], parts[1::2]
 
 
@@ -167,7 +175,11 @@ def _column_value(expr: str, row: dict[str, str], header: list[str], line: int) 
     if expr.strip() in row:  # a plain column (its name may itself hold '*' or '/')
         terms, ops = [expr.strip()], []
     else:
-        terms, ops = _expression_parts(expr)
+        terms, ops = _expression_parts(expr, header)
+    if any(not t.strip() for t in terms):  # 'nodes ** 8', 'nodes *': an operator without a term on one side
+        raise ConfigError(f"{short_repr(expr)} has an operator without a column or number on one side; legal: "
+                          "columns and numbers joined by single * and / (e.g. nodes * 8, step_ms / 1000)",
+                          field="map.columns", value=expr)
     values: list[str] = []
     for t in terms:
         if t in row:
@@ -455,7 +467,7 @@ def unread_columns(path: str | Path, mapping: CsvMapping) -> list[str]:
     used = set()
     for expr in mapping.columns.values():  # a plain column (whose name may hold '*' or '/'), or an expression's terms
         used.add(expr.strip())
-        used.update(_expression_parts(expr)[0])
+        used.update(_expression_parts(expr, header)[0])
     return [h for h in header if h and h not in FIELDS and h not in used]
 
 

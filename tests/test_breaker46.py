@@ -131,3 +131,20 @@ def test_a_fit_that_calls_most_outcomes_wrong_is_poor():
     assert poor_fit(cal, []).startswith("the fitted constants call 20% of the records' outcomes right")
     cal.in_sample["fit_oom_accuracy"] = 0.9
     assert poor_fit(cal, []) is None
+
+
+def test_column_expressions_read_slash_named_columns_and_name_a_dangling_operator(tmp_path):
+    from shardplan.record_import import import_csv, parse_map_items
+    path = tmp_path / "ts.csv"
+    path.write_text("model,hardware,devices,seq_len,global_batch_size,tok/s\nllama-3-8b,h100-sxm,8,4096,64,3\n")
+    # before: "column 'tok' is not in the CSV" although 'tok/s' is one; 3 x 1000 = 3000 tokens/s
+    (rec,) = import_csv(path, parse_map_items(["tokens_per_s_per_device=tok/s * 1000"], []))
+    assert rec.tokens_per_s_per_device == 3000
+    # before: "column '' is not in the CSV"
+    with pytest.raises(ConfigError, match=r"'devices \*\* 8' has an operator without a column or number on one side"):
+        import_csv(path, parse_map_items(["devices=devices ** 8"], []))
+    # a UTF-16 export is named as such (the Latin-1 advice turned it into NULs)
+    u16 = tmp_path / "u16.csv"
+    u16.write_bytes("model,devices\nllama-3-8b,8\n".encode("utf-16"))
+    with pytest.raises(ConfigError, match=r"is UTF-16 text, not UTF-8 .*iconv -f utf-16 -t utf-8"):
+        import_csv(u16, parse_map_items([], []))
