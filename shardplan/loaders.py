@@ -305,7 +305,23 @@ def _read_mapping(path: Path, what: str = "file") -> dict[str, Any]:
     if bad:
         raise ConfigError(f"{path}: key {short_repr(bad[0])} is not a field name; keys must be strings",
                           field="path", value=bad[0])
+    other = _other_document(data)
+    if other and what in ("hardware", "model", "framework"):
+        raise ConfigError(f"{path} is not a {what} file: it holds {other}", field="path", value=str(path))
     return data
+
+
+def _other_document(data: dict[str, Any]) -> str:
+    """What a parsed mapping is when it is one of shardplan's own outputs rather than a spec: a run record (a
+    one-line records file parses as a mapping too; a breaker's got 'missing fields'), or a plan / estimate
+    (``plan --json``, ``estimate --json``); '' otherwise."""
+    if "parallel" in data and ("status" in data or "tokens_per_s_per_device" in data):
+        return ("a run record (JSON Lines): fit such records with `shardplan calibrate FILE -o cluster.yaml` and give "
+                "the cluster file instead")
+    if "plans" in data or ("parallel" in data and "memory_bytes" in data):
+        return ("a plan or estimate (shardplan plan / estimate --json): give its layout with --plan where a command "
+                "takes one")
+    return ""
 
 
 def config_error(e: ValidationError, context: str | None = None) -> ConfigError:

@@ -148,3 +148,17 @@ def test_column_expressions_read_slash_named_columns_and_name_a_dangling_operato
     u16.write_bytes("model,devices\nllama-3-8b,8\n".encode("utf-16"))
     with pytest.raises(ConfigError, match=r"is UTF-16 text, not UTF-8 .*iconv -f utf-16 -t utf-8"):
         import_csv(u16, parse_map_items([], []))
+
+
+def test_one_record_or_a_plan_given_as_a_spec_file_says_what_it_is(tmp_path):
+    from shardplan.loaders import load_hardware
+    rec = {"model": "llama-3-8b", "hardware": "h100-sxm", "devices": 8, "seq_len": 4096, "global_batch_size": 64,
+           "parallel": {"dp": 8}, "status": "ok", "tokens_per_s_per_device": 3000}
+    one = tmp_path / "one.jsonl"
+    one.write_text(json.dumps(rec) + "\n")  # one line parses as a mapping: before, "name is missing ..."
+    with pytest.raises(ConfigError, match=r"one.jsonl is not a hardware file: it holds a run record \(JSON Lines\)"):
+        load_hardware(str(one))
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"plans": [{"parallel": {"dp": 8}}]}))
+    with pytest.raises(ConfigError, match=r"plan.json is not a hardware file: it holds a plan or estimate"):
+        load_hardware(str(plan))
