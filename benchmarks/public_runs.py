@@ -4855,3 +4855,126 @@ _S46C_TPU_V6E = (
 )
 
 SCOUTED_2026_12AS = _S46C_TPU_V5P + _S46C_TPU_V6E
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Forty-sixth scouting pass (2026-12, never fitted on; SCOUTED_2026_12AT). Names carry _S46D_.
+#: Scouting pass 3 of session 46 (never fitted on): measured GPU training runs not yet in benchmarks/public_runs.py.
+#:
+#: Row format: public_runs.check_inputs ``(label, model, hardware, framework, precision, devices, seq_len, global batch,
+#: layout, reported tokens/s/GPU, reported GiB or None)``. [A]: every layout input stated by the source; [B: ...]: what
+#: was assumed. Duplicate check: grep of public_runs.py for 'awsome', 'p5en', 'p6-b', 'tohtana', 'benchmark_tp',
+#: 'AutoTP', 'custom_llama3_1_70b', 'fsdp2_prefetch' finds nothing.
+_S46D_MODELS = "models/"
+_S46D_QWEN32 = _S46D_MODELS + "qwen3-32b.config.json"   # as public_runs' torchtitan PR#1690 rows
+
+
+def _S46D_tps(tokens_per_step: float, step_s: float, n: int) -> float:
+    """tokens/s/GPU from tokens per optimizer step, step seconds and GPU count."""
+    return tokens_per_step / step_s / n
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 1. NeMo AutoModel docs/performance-summary.md, pre-training table "System: DGX-H100, Precision: BF16", row
+#    "| Llama3 70B | 64 | 128 | 1 | 1 | 4 | 8192 | 1 | 1 | 2 | - | - | 32 | TE + fsdp2_prefetch + AsyncTP | 16.71 | 440 |
+#    979.96 |" (read in the fork basheer-cloud/Automodel @ 1498e705, search id 67106984551; the upstream copy stored
+#    at ce005dd lacks this row). Recipe examples/llm_pretrain/custom_llama3_1_70b_pretrain_benchmark_8nodes.yaml
+#    (basheer-cloud/Automodel @ 2f02803e, id 51890868568): meta-llama/Llama-3.1-70B via NeMoAutoModelForCausalLM,
+#    torch_dtype bf16, rms_norm torch_fp32, GBS 128, local_batch_size 1 (GA 4 over dp 32), seq 8192, fsdp2 tp 1
+#    cp 2 pp 1, activation_checkpointing True, enable_compile True, enable_fsdp2_prefetch True,
+#    defer_rs_grad_accum True, TE FusedAdam. Check: 128 x 8192 / 16.71 / 64 = 980.4 (table 979.96).
+#    [B]: the automodel profile (TE kernels, bf16 optimizer state) stands in for a HF Llama + torch.compile run whose
+#    optimizer is TE FusedAdam (fp32 moments by default, bf16 params); llama-3-70b preset = Llama 3.1 70B shapes.
+_S46D_AUTOMODEL = (
+    ("[B: HF Llama + compile priced with the automodel profile; TE FusedAdam state as the profile's bf16] NeMo "
+     "AutoModel perf summary H100: Llama 3.1 70B FSDP32 x CP2, full AC, GA4, seq 8192, 64 GPUs", "llama-3-70b",
+     "H100-SXM", "automodel", "bf16-mixed", 64, 8192, 128,
+     dict(cp=2, zero_stage=3, microbatch_size=1, recompute="full"), 979.96, None),
+)
+
+# ---------------------------------------------------------------------------------------------------------------
+# 2. tohtana/benchmark_tp README.md @ 5c6ab5ac (search id 8935959250; Masahiro Tanaka, DeepSpeed), "Results (8xH100,
+#    Qwen3-32B, TP=8, BS=1, seq=2048, BF16+autocast)", PyTorch 2.9.0, DeepSpeed 0.18.3, TorchTitan v0.2.0:
+#      DeepSpeed AutoTP | 2,479 tokens/sec | 829 ms | 49.2 GB
+#      FSDP + DTensor   | 1,513 tokens/sec | 1,354 ms | 34.6 GB
+#      TorchTitan       | ~1,000 tokens/sec | ~2,028 ms | 32.8 GB
+#    Commands in the same README: --tp_size 8 (dp 1), --batch_size 1, --seq_length 2048, flash_attention_2,
+#    --activation_checkpointing (HF gradient_checkpointing_enable: full per layer); torchtitan toml: tp 8, dp_shard 1,
+#    local_batch_size 1, seq 2048, training.dtype bfloat16, activation_checkpoint full. tokens/sec is per step of the
+#    single TP group (benchmark/metrics.py @ 4b4486a0: batch x seq / step_time; 2048 / 0.829 = 2,470) -> /8 per GPU:
+#    2479/8 = 309.9, 1513/8 = 189.1, 1000/8 = 125.0. Memory: metrics.py max_memory_allocated()/1e9 -> GiB = GB/1.0737:
+#    49.2 -> 45.8, 34.6 -> 32.2; torchtitan logs reserved GiB already -> 32.8.
+#    AutoTP: DeepSpeed ZeRO-1 (the script's default --zero_stage 1, dp 1), Megatron-style TP without sequence
+#    parallelism, vocab-parallel embedding/loss. FSDP+DTensor: DTensor Colwise/Rowwise plan without SequenceParallel.
+#    torchtitan: its TP plan with sequence parallel norms; training.dtype bfloat16 = bf16 params and Adam moments, no
+#    fp32 master (optimizer_dtype=bf16). FSDP+DTensor: the model is built in bf16 (create_model(dtype=...), as in
+#    parallel/autotp.py) and torch.optim.AdamW makes its moments zeros_like(p) -> bf16 state, no master
+#    (optimizer_dtype=bf16; 4.1e9 params/GPU x 8 B = 32.8 GB, the measured 34.6 GB).  [B] on all three: 'H100-SXM' for "8xH100"; the README's results were taken
+#    at an earlier commit of autotp.py than the one stored (the stored one sets bf16_master_weights_and_grads and
+#    bf16_optimizer_states); the torchtitan figure is approximate ("~").
+_S46D_TP8 = dict(tp=8, sp=False, zero_stage=1, microbatch_size=1, recompute="full")
+_S46D_AUTOTP = (
+    ("[B: H100-SXM assumed; ZeRO-1 default; state dtypes at the README's commit unknown] tohtana/benchmark_tp: "
+     "Qwen3-32B DeepSpeed AutoTP TP8, bs 1, seq 2048, full AC, 8 H100", _S46D_QWEN32, "H100-SXM", "hf-deepspeed",
+     "bf16-mixed", 8, 2048, 1, dict(_S46D_TP8), 2479 / 8, 49.2 / 1.0737),
+    ("[B: H100-SXM assumed; FSDP over dp 1] tohtana/benchmark_tp: Qwen3-32B FSDP2 + DTensor TP8 (no SP), bs 1, "
+     "seq 2048, full AC, 8 H100", _S46D_QWEN32, "H100-SXM", "hf-fsdp", "bf16-mixed+optimizer_dtype=bf16", 8, 2048, 1,
+     dict(_S46D_TP8, zero_stage=3), 1513 / 8, 34.6 / 1.0737),
+    ("[B: H100-SXM assumed; '~1,000 tokens/sec' approximate] tohtana/benchmark_tp: Qwen3-32B torchtitan v0.2.0 TP8 "
+     "+ SP, bf16 params/state, bs 1, seq 2048, full AC, 8 H100", _S46D_QWEN32, "H100-SXM", "torchtitan",
+     "bf16-mixed+optimizer_dtype=bf16", 8, 2048, 1, dict(_S46D_TP8, sp=True, zero_stage=3), 1000 / 8, 32.8),
+)
+
+# ---------------------------------------------------------------------------------------------------------------
+# 3. awslabs/awsome-distributed-ai PR #1138 "feat: add Qwen3-8B pre-training sample (H200 vs B300, NeMo/Megatron)"
+#    (https://github.com/awslabs/awsome-distributed-ai/pull/1138, 2026-06-18). Files: b300/README.md (search id
+#    55831877559): p6-b300.48xlarge x 2 = 16 B300 (288 GB), EFA, NeMo 26.02 / Megatron-Bridge; "Best Configuration"
+#    TP1 PP1 DP16, MBS 4, GBS 128 (grad_accum 2), seq 4096, BF16, no recompute, distributed optimizer, overlap grad
+#    reduce + param gather; step 1.65 s, 318K tok/s. "Optimization Sweep Results" (MBS | seq | ckpt | TFLOP/s |
+#    tok/s (16 GPU)): 2|4096|Yes|612|199K; 2|4096|No|784|255K; 4|4096|Yes|768|250K; 4|4096|No|976|318K;
+#    8|4096|No|941|306K; 4|8192|No|892|145K; 8|8192|No|914|149K. TP=2 DP=8 MBS=4: 868 TFLOP/s, 283K tok/s.
+#    Consistency: TFLOP/s = 6 x 8.2e9 x tok/s / 16 holds for every seq-4096 row (318K -> 977; 199K -> 612), but NOT for
+#    the seq-8192 rows (145K -> 446, table 892: a factor 2), so the two seq-8192 rows are left out.
+#    h200/README.md (search id 55862279534): p5en x 2 = 16 H200, NeMo 25.07 Megatron-Core pretrain(), TP1 PP1 DP16,
+#    MBS 2, GBS 128 (grad_accum 4), seq 4096, BF16, full recompute, distributed optimizer, overlaps; step 3.23 s,
+#    162K tok/s -> 128 x 4096 / 3.23 / 16 = 10,145 tok/s/GPU. Peak memory is given as "~138 GB" in one stored copy
+#    and "~114 GB" in another (ids 56022116337 / 71233854240): not used; B300 "~173 GB" units unstated: not used.
+#    The H200 row (10,145 tokens/s/GPU with full recompute = 67% of peak in hardware FLOPs, beside two peaks ~138 and
+#    ~114 GB for the same run) is left out: the README contradicts itself.
+#    tokens/s/GPU of the sweep = table tok/s / 16. [B] on the sweep rows: GBS 128 held for every MBS (the sweep table
+#    states only MBS), recompute "Yes" = full (as the H200 config); TP2 row: sequence parallel assumed.
+_S46D_Q8 = dict(zero_stage=1)
+_S46D_QWEN8 = tuple(
+    (f"[B: GBS 128 assumed for the sweep; recompute 'Yes' as full] awsome-distributed-ai PR#1138 B300: Qwen3-8B "
+     f"DP16 MBS{mbs}{' full AC' if rc == 'full' else ''}, seq 4096, 16 B300 (p6-b300)", "qwen3-8b", "B300", "megatron",
+     "bf16-mixed", 16, 4096, 128, dict(_S46D_Q8, microbatch_size=mbs, recompute=rc), tok / 16, None)
+    for mbs, rc, tok in ((2, "full", 199e3), (2, "none", 255e3), (4, "full", 250e3), (4, "none", 318e3),
+                         (8, "none", 306e3))) + (
+    ("[B: sequence parallel assumed] awsome-distributed-ai PR#1138 B300: Qwen3-8B TP2 DP8 MBS4, seq 4096, 16 B300",
+     "qwen3-8b", "B300", "megatron", "bf16-mixed", 16, 4096, 128,
+     dict(_S46D_Q8, tp=2, sp=True, microbatch_size=4), 283e3 / 16, None),
+)
+
+# ---------------------------------------------------------------------------------------------------------------
+# 4. awslabs/awsome-distributed-ai 3.test_cases/megatron/megatron-bridge/dsv3/RESULTS.md @ 4e622275 (id 55799997412)
+#    + dsv3/bench_dsv3_pretrain.py @ 4e622275 (id 55609427524): DeepSeek-V3 (deepseek_v3_pretrain_config_32nodes,
+#    nemo 26.04.01, bridge 0.4.2 / core 0.17.1) on 256 B300 (32 x p6-b300, EFA 6.4 Tbps/node), TP8 PP8 EP32 DP4,
+#    seq 4096, GBS 256, bf16, moe_router_force_load_balancing, shared-expert overlap off; overlap=off keeps VPP 1 and
+#    the recipe's recompute ("keeps VPP=1 + full recompute", the script's comment); overlap=on sets VPP 2, recompute
+#    off and overlap_moe_expert_parallel_comm. Mean iteration times (s): mb1 alltoall 12.538 ("derived tok/s/GPU 327");
+#    mb4 alltoall 9.774, deepep 6.263 (overlap off); overlap on mb4: alltoall 5.978, deepep 3.839.
+#    tokens/s/GPU = 256 x 4096 / t / 256 = 4096 / t. The recipe keeps DSV3's MTP layer -> deepseek-v3-mtp.
+#    [B] on all: overlap-off recompute taken as full (the script comment), TP without comm overlap, the recipe's
+#    pipeline layout replaced by the planner's default split, UCCL deep_ep priced as DeepEP, bf16 with fp32 state.
+_S46D_DS = dict(tp=8, sp=True, pp=8, ep=32, etp=1, zero_stage=1)
+_S46D_DSV3 = tuple(
+    (f"[B: recompute/layout/UCCL-as-DeepEP assumed] awsome-distributed-ai dsv3 RESULTS B300: DeepSeek-V3 TP8 PP8 "
+     f"EP32 DP4, mb{mb}, {disp}, EP overlap {'on (VPP2, no recompute)' if ov else 'off'}, 256 B300",
+     "deepseek-v3-mtp", "B300", "megatron", "bf16-mixed", 256, 4096, 256,
+     dict(_S46D_DS, microbatch_size=mb, moe_dispatcher=disp, recompute="none" if ov else "full",
+          **(dict(schedule="interleaved", virtual_stages=2, moe_a2a_overlap=True) if ov else {})),
+     4096 / t, None)
+    for mb, disp, ov, t in ((1, "alltoall", False, 12.538), (4, "alltoall", False, 9.774),
+                            (4, "deepep", False, 6.263), (4, "alltoall", True, 5.978), (4, "deepep", True, 3.839)))
+
+SCOUTED_2026_12AT = (*_S46D_AUTOMODEL, *_S46D_AUTOTP, *_S46D_QWEN8, *_S46D_DSV3)
