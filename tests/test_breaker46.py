@@ -162,3 +162,16 @@ def test_one_record_or_a_plan_given_as_a_spec_file_says_what_it_is(tmp_path):
     plan.write_text(json.dumps({"plans": [{"parallel": {"dp": 8}}]}))
     with pytest.raises(ConfigError, match=r"plan.json is not a hardware file: it holds a plan or estimate"):
         load_hardware(str(plan))
+
+
+def test_a_failed_write_names_the_output(tmp_path):
+    import os
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full on this system")
+    csv = tmp_path / "runs.csv"
+    csv.write_text("model,hardware,devices,seq_len,global_batch_size,dp,tokens_per_s_per_device\n"
+                   "llama-3-8b,h100-sxm,8,4096,64,8,3000\n")
+    # before: "cannot access: No space left on device" named neither the flag nor the path
+    r = CliRunner().invoke(app, ["record", "import", str(csv), "-o", "/dev/full"])
+    assert r.exit_code == 2 and "writing an output failed: No space left on device (output=/dev/full)" in r.output, \
+        r.output

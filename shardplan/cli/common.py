@@ -427,8 +427,13 @@ def config_errors(fn: Callable) -> Callable:
         except ValidationError as e:
             raise fail(str(config_error(e))) from None
         except OSError as e:
-            where = f" {short_repr(str(e.filename)).strip(chr(39))}" if e.filename else ""
-            raise fail(f"cannot access{where}: {e.strerror or e}") from None
+            if e.filename:
+                raise fail(f"cannot access {short_repr(str(e.filename)).strip(chr(39))}: {e.strerror or e}") from None
+            # a write that failed after the open (ENOSPC on /dev/full, a full disk): the call names no file
+            outputs = [f"{k}={v}" for k, v in kwargs.items() if k in ("output", "profile_out", "record") and v]
+            raise fail(f"writing an output failed: {e.strerror or e}"
+                       f"{' (' + ', '.join(outputs) + ')' if outputs else ''}; legal: a writable path on a disk with "
+                       "free space") from None
     return wrapper
 
 
