@@ -409,6 +409,9 @@ def import_csv(path: str | Path, mapping: CsvMapping) -> list[RunRecord]:
     from shardplan.records import MAX_RECORDS_BYTES
     text = read_text_capped(p, "csv", MAX_RECORDS_BYTES, "a CSV file", "a table of measured runs is a few MiB at most: "
                             "drop the columns no --map names").removeprefix("\ufeff")  # a UTF-8 byte-order mark (Excel's CSV export)
+    if text.lstrip().startswith(("{", "[")):  # JSON Lines (or a JSON document), not a table
+        raise ConfigError(f"{short_repr(str(p))} holds JSON, not a CSV table: a records file (JSON Lines) needs no "
+                          "import; give it to `shardplan calibrate` directly", field="csv", value=str(p))
     reader = csv.DictReader(io.StringIO(text))
     try:
         header = [h.strip() for h in (reader.fieldnames or [])]

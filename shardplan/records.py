@@ -210,15 +210,29 @@ def _strict_types(data):
 
 def _whole_json_hint(text: str) -> str:
     """A hint when ``text`` is one pretty-printed JSON document (a ``plan --json`` / ``estimate --json`` output, a
-    spec file) rather than JSON Lines: '' otherwise."""
+    spec file) or a YAML mapping (a hardware or cluster file: calibrate's arguments swapped) rather than JSON Lines:
+    '' otherwise."""
     try:
         doc = json.loads(text)
     except ValueError:
-        return ""
+        return _yaml_hint(text)
     what = ("a plan or estimate (shardplan plan / estimate --json)" if isinstance(doc, dict)
             and ("plans" in doc or "parallel" in doc) else "one JSON document")
     return (f"; the file is {what} spread over several lines, not run records: a records file holds one JSON "
             "object per line (docs/calibration.md; `shardplan train --record` and `record import` write one)")
+
+
+def _yaml_hint(text: str) -> str:
+    """The hint of :func:`_whole_json_hint` for YAML text: a mapping with a hardware file's keys names it as one."""
+    import yaml
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return ""
+    if isinstance(doc, dict) and ({"base", "name", "matmul_efficiency", "hbm_bytes", "framework"} & set(doc)):
+        return ("; the file is a hardware or cluster file (YAML), not run records: were the arguments swapped? "
+                "`shardplan calibrate RECORDS --hardware FILE`")
+    return ""
 
 
 def read_records(path: str | Path) -> list[RunRecord]:

@@ -175,3 +175,19 @@ def test_a_failed_write_names_the_output(tmp_path):
     r = CliRunner().invoke(app, ["record", "import", str(csv), "-o", "/dev/full"])
     assert r.exit_code == 2 and "writing an output failed: No space left on device (output=/dev/full)" in r.output, \
         r.output
+
+
+def test_swapped_calibrate_arguments_and_importing_records_say_so(tmp_path):
+    from shardplan.record_import import import_csv, parse_map_items
+    from shardplan.records import read_records
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text("base: h100-sxm\nmatmul_efficiency: 0.5\n")
+    # `calibrate cluster.yaml --hardware runs.jsonl`: before, only "Expecting value: line 1 column 1"
+    with pytest.raises(ConfigError, match=r"the file is a hardware or cluster file \(YAML\), not run records: were the "
+                                          r"arguments swapped\?"):
+        read_records(cluster)
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text('{"model": "llama-3-8b"}\n{"model": "llama-3-8b"}\n')
+    # `record import runs.jsonl`: before, "has a header but no rows"
+    with pytest.raises(ConfigError, match=r"holds JSON, not a CSV table: a records file \(JSON Lines\) needs no import"):
+        import_csv(runs, parse_map_items([], []))
