@@ -310,10 +310,8 @@ def residuals(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile, m
 def base_error_of(records: Sequence[RunRecord], hw: HardwareSpec, profile: FrameworkProfile) -> float | None:
     """Median |relative error| of the base ``hw`` / ``profile``'s throughput on ``records`` alone (a subset: the
     records that name other hardware, :func:`shardplan.cli.calibrate.poor_fit`); None when none of them can be
-    priced (every layout refused, or none ran).
-
-    Raises:
-        ConfigError: an invalid record (as :func:`cases`)."""
+    priced (an invalid record, every layout refused, or none ran). Raises nothing: the fit on every record has
+    already refused invalid ones. It prices the subset again: the fit keeps no per-record base errors."""
     try:
         cs, _ = valid_cases(cases(records), hw, profile)
     except ConfigError:  # every layout of the subset refused: nothing to score

@@ -188,17 +188,15 @@ def no_repeated_json_keys(pairs: list[tuple[str, Any]]) -> dict:
 
 
 def _records_hint(text: str) -> str:
-    """A hint when ``text`` is JSON Lines run records (two or more lines that each hold a JSON object with a
-    ``status`` or a throughput) given where a spec or hardware file is expected: '' otherwise."""
+    """A hint when ``text`` is JSON Lines run records (two or more lines that each hold a run record,
+    :func:`document_kind`) given where a spec or hardware file is expected: '' otherwise."""
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")][:3]
     try:
         objs = [json.loads(ln) for ln in lines]
     except ValueError:
         return ""
-    if len(objs) > 1 and all(isinstance(o, dict) and ("status" in o or "tokens_per_s_per_device" in o)
-                             for o in objs):
-        return ("; it holds run records (JSON Lines): fit them with `shardplan calibrate FILE -o cluster.yaml` and "
-                "give the cluster file as --hardware")
+    if len(objs) > 1 and all(isinstance(o, dict) and document_kind(o) == RUN_RECORD for o in objs):
+        return f"; it holds {RUN_RECORD}: {FIT_RECORDS}"
     return ""
 
 
@@ -305,22 +303,29 @@ def _read_mapping(path: Path, what: str = "file") -> dict[str, Any]:
     if bad:
         raise ConfigError(f"{path}: key {short_repr(bad[0])} is not a field name; keys must be strings",
                           field="path", value=bad[0])
-    other = _other_document(data)
-    if other and what in ("hardware", "model", "framework"):
-        raise ConfigError(f"{path} is not a {what} file: it holds {other}", field="path", value=str(path))
+    kind = document_kind(data)
+    if kind and what in ("hardware", "model", "framework"):
+        advice = FIT_RECORDS if kind == RUN_RECORD else "give its layout with --plan where a command takes one"
+        raise ConfigError(f"{path} is not a {what} file: it holds {kind}: {advice}", field="path", value=str(path))
     return data
 
 
-def _other_document(data: dict[str, Any]) -> str:
-    """What a parsed mapping is when it is one of shardplan's own outputs rather than a spec: a run record (a
-    one-line records file parses as a mapping too; a breaker's got 'missing fields'), or a plan / estimate
-    (``plan --json``, ``estimate --json``); '' otherwise."""
+#: what :func:`document_kind` calls a run record and a plan / estimate, and what to do with records
+RUN_RECORD = "a run record (JSON Lines)"
+PLAN_DOCUMENT = "a plan or estimate (shardplan plan / estimate --json)"
+FIT_RECORDS = "fit such records with `shardplan calibrate FILE -o cluster.yaml` and give the cluster file instead"
+
+
+def document_kind(data: Any) -> str:
+    """Which of shardplan's own outputs a parsed document is, where a spec or records were expected:
+    :data:`RUN_RECORD` (a mapping with a layout and an outcome: a one-line records file parses as a mapping too),
+    :data:`PLAN_DOCUMENT` (``plan --json``'s ``plans``, or ``estimate --json``'s layout beside its memory), or ''."""
+    if not isinstance(data, dict):
+        return ""
     if "parallel" in data and ("status" in data or "tokens_per_s_per_device" in data):
-        return ("a run record (JSON Lines): fit such records with `shardplan calibrate FILE -o cluster.yaml` and give "
-                "the cluster file instead")
+        return RUN_RECORD
     if "plans" in data or ("parallel" in data and "memory_bytes" in data):
-        return ("a plan or estimate (shardplan plan / estimate --json): give its layout with --plan where a command "
-                "takes one")
+        return PLAN_DOCUMENT
     return ""
 
 

@@ -212,12 +212,12 @@ def _whole_json_hint(text: str) -> str:
     """A hint when ``text`` is one pretty-printed JSON document (a ``plan --json`` / ``estimate --json`` output, a
     spec file) or a YAML mapping (a hardware or cluster file: calibrate's arguments swapped) rather than JSON Lines:
     '' otherwise."""
+    from shardplan.loaders import PLAN_DOCUMENT, document_kind
     try:
         doc = json.loads(text)
     except ValueError:
         return _yaml_hint(text)
-    what = ("a plan or estimate (shardplan plan / estimate --json)" if isinstance(doc, dict)
-            and ("plans" in doc or "parallel" in doc) else "one JSON document")
+    what = PLAN_DOCUMENT if document_kind(doc) == PLAN_DOCUMENT else "one JSON document"
     return (f"; the file is {what} spread over several lines, not run records: a records file holds one JSON "
             "object per line (docs/calibration.md; `shardplan train --record` and `record import` write one)")
 

@@ -34,7 +34,7 @@ def test_records_given_as_hardware_point_to_calibrate(tmp_path):
     path.write_text(json.dumps(rec) + "\n" + json.dumps(rec) + "\n")
     r = CliRunner().invoke(app, ["estimate", "-m", "llama-3-8b", "-H", str(path), "-n", "8", "-s", "4096", "-b", "64"])
     assert r.exit_code == 2, r.output
-    assert "it holds run records (JSON Lines): fit them with `shardplan calibrate FILE" in " ".join(r.output.split())
+    assert "it holds a run record (JSON Lines): fit such records with `shardplan calibrate FILE" in " ".join(r.output.split())
 
 
 def test_a_non_number_cell_in_a_division_names_its_column(tmp_path):

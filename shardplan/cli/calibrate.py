@@ -94,7 +94,7 @@ def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framew
         doc = cluster_yaml(cal, hw, len(recs), date, prof, source=hardware)
         # a base file's own mark is not this fit's (a good re-calibration of a --force file carried it on)
         sources = {k: v for k, v in (doc.get("sources") or {}).items() if str(k).lower() != POOR_FIT_SOURCE}
-        if poor:  # --force: the file says so, and every command that reads it repeats it (cli.common.smoke_note)
+        if poor:  # --force: the file says so, and every command reading it repeats it (common.hardware_file_notes)
             sources[POOR_FIT_SOURCE] = poor
         doc["sources"] = sources
         output.write_text(yaml.safe_dump(doc, sort_keys=False))
@@ -176,14 +176,15 @@ def _announce(n_records: int, no_cross_validation: bool) -> None:
 
 
 def poor_fit(cal, other_hardware: list[str], other_error: float | None = None) -> str | None:
-    """Why a fit is no calibration, or None: fewer measurements than fitted parameters (underdetermined), the fitted
-    constants call fewer than :data:`MIN_FIT_OOM_ACCURACY` of the records' ran / out-of-memory outcomes right or leave
-    a median throughput |error| over :data:`MAX_IN_SAMPLE_ERROR` on the records they were fitted to (the records disagree with each other or with the
-    cost model), or the base preset is off by over :data:`MAX_BASE_ERROR_OTHER_HARDWARE` (300%) on records that name
-    other hardware (``other_hardware``: measured on another device class, e.g. ``train --record`` on CPU against the
-    h100-sxm default), judged on those records alone (``other_error``, :func:`shardplan.calibrate.base_error_of`)
-    where given, else on all: three CPU records among six H100 ones are 10,000% off while the median of the nine
-    is 8%, and their step times would set the fitted per-microbatch cost every later prediction pays."""
+    """Why a fit is no calibration, or None: fewer measurements than fitted parameters (underdetermined); the fitted
+    constants call fewer than :data:`MIN_FIT_OOM_ACCURACY` of the records' ran / out-of-memory outcomes right or
+    leave a median throughput |error| over :data:`MAX_IN_SAMPLE_ERROR` on the records they were fitted to (the
+    records disagree with each other or with the cost model); or the base preset is off by over
+    :data:`MAX_BASE_ERROR_OTHER_HARDWARE` (300%) on records that name other hardware (``other_hardware``: measured
+    on another device class, e.g. ``train --record`` on CPU against the h100-sxm default), judged on those records
+    alone (``other_error``, :func:`shardplan.calibrate.base_error_of`) where given, else on all: three CPU records
+    among six H100 ones are 10,000% off while the median of the nine is 8%, and their step times would set the
+    fitted per-microbatch cost every later prediction pays."""
     fitted, base = cal.in_sample.get("throughput_median"), cal.base_error.get("throughput_median")
     if other_hardware and other_error is not None:
         base = other_error

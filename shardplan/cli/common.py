@@ -262,11 +262,16 @@ def framework_note(hardware: str | None, framework: str | None, profile: Any) ->
             err_console.print(f"[yellow]note:[/] --framework {escape(framework)} replaces the framework section of the "
                               f"hardware file {escape(hardware)} (its own values of {escape(', '.join(changed))} are "
                               "not used; leave --framework out to keep them)", highlight=False, soft_wrap=True)
-    smoke_note(hardware)
+    hardware_file_notes(hardware)
     idle_stall_note(profile)
 
 
-def smoke_note(hardware: str | None) -> None:
+#: the ``sources`` key under which ``calibrate --force`` records why the fit it wrote was poor
+#: (:func:`hardware_file_notes` repeats it on every use of the file)
+POOR_FIT_SOURCE = "poor_fit"
+
+
+def hardware_file_notes(hardware: str | None) -> None:
     """Say on stderr that a hardware file written by ``shardplan bench --smoke`` (its ``sources`` carry ``smoke``) holds
     no measurement of a device: its rates come from a grid of tiny shapes on whatever JAX saw (breaker finding: such a
     file was taken as hardware without a word); likewise a file ``calibrate --force`` wrote from a poor fit (its
@@ -292,10 +297,6 @@ def smoke_note(hardware: str | None) -> None:
                           f"--force` from a poor fit ({escape(shown)}); the predictions below rest on it",
                           highlight=False, soft_wrap=True)
 
-
-#: the ``sources`` key under which ``calibrate --force`` records why the fit it wrote was poor (:func:`smoke_note`
-#: repeats it on every use of the file)
-POOR_FIT_SOURCE = "poor_fit"
 
 
 def idle_stall_note(profile: Any) -> None:

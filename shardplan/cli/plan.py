@@ -516,14 +516,14 @@ def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, mo
         limits.check_range("devices", n, 1, limits.MAX_DEVICES)
     limits.check_range("seq_len", seq_len, 1, limits.MAX_SEQ_LEN, "tokens")
     limits.check_range("global_batch_tokens", global_batch_tokens, 1, limits.MAX_BATCH_TOKENS, "tokens")
-    from shardplan.cli.common import framework_note, precision_note, smoke_note
+    from shardplan.cli.common import framework_note, precision_note, hardware_file_notes
     from shardplan.inputs import default_framework
     profile = default_framework(hardware)
     if profile is not None:  # a hardware file's framework section prices the rows, as in estimate and plan
         framework_note(hardware, None, profile)  # with the smoke note
         precision_note(None, profile, overridable=False)
     else:
-        smoke_note(hardware)
+        hardware_file_notes(hardware)
     from shardplan.cli.common import progress_bar
     with progress_bar("guide") as update:  # rows take seconds each
         rows = guide_rows(hardware, models or None, devices or None, seq_len, global_batch_tokens, progress=update)

@@ -79,8 +79,8 @@ def import_(csv_file: CsvArg, output: OutOpt, format: FormatOpt = RecordFormat.c
     replaced = _existing_lines(output) if not append else 0
     n = write_records(output, records, append=append)
     if replaced:  # the docs name train --record's file and this one alike (runs.jsonl): say what was replaced
-        err_console.print(f"[yellow]note:[/] {escape(str(output))} held {replaced} line(s), now replaced; --append adds "
-                          "to a records file instead", highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]note:[/] {escape(str(output))} held {replaced} line(s), now replaced; --append "
+                          "adds to a records file instead", highlight=False, soft_wrap=True)
     counts = Counter(r.status for r in records)
     t = Table(title=f"{n} run records {'added to' if append else 'written to'} {output}")
     for col in ("status", "records"):
