@@ -4978,3 +4978,76 @@ _S46D_DSV3 = tuple(
                             (4, "deepep", False, 6.263), (4, "alltoall", True, 5.978), (4, "deepep", True, 3.839)))
 
 SCOUTED_2026_12AT = (*_S46D_AUTOMODEL, *_S46D_AUTOTP, *_S46D_QWEN8, *_S46D_DSV3)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Forty-seventh scouting pass (2026-12, never fitted on; SCOUTED_2026_12AU). Names carry _S47_.
+#: TPU7x (Ironwood), the preset added in the same session (presets/hardware.py "tpu7x": one JAX device = one chiplet,
+#: half a chip; its constants are datasheet figures and one GEMM microbenchmark, nothing fitted on these rows).
+#: Source: AI-Hypercomputer/tpu-recipes training/ironwood/README.md @ 0797d9ce (the measured table: step time,
+#: TFLOP/s per chip, tokens/s per chip) with each row's run_recipe.sh (helper notes: MaxText, one slice, synthetic
+#: data, AdamW, splash attention, SparseCore collective offload): Llama 3.1 70B 8k pdbs 2 ici_fsdp -1 (bc90a992,
+#: 333a7575, 5474e2cc, 47a7a5af), 70B 128k ici_context 8 x fsdp (4bd5703e, c82b54a7), 405B pdbs 3 with the decoder
+#: layer input and mlpwo offloaded (fd16581b, ce8bcf64), DeepSeek-V3 pdbs 8 ici_fsdp -1 (5d292b57, 0da1a2f1,
+#: 46c7d8e2, cbb49c4f), Qwen3-235B-A22B pdbs 16 (1c91283c, 1652241e), GPT-OSS-120B ici_fsdp 64 x ici_data 2 / 8
+#: pdbs 10 (604f8070, a7ca1626); fp8 rows are quantization=fp8_full (qwix). Per-device rate = the README's tokens/s
+#: per chip / 2 (JAX devices are chiplets; GBS = pdbs x 2 x chips holds on every row). Conventions as SCOUTED_2026_12AS:
+#: ici_fsdp -1 -> zero_stage 3 over the slice; remat custom -> 'full' with offload_activation_layers = n_layers where
+#: the recipe offloads the layer input (priced over the preset's assumed host link); weight_dtype float32 (MaxText's
+#: default) -> 'fp32-params'; fp8_full -> 'fp8-mixed'. Not added: Gemma 4 rows (no model config held), Wan 2.1
+#: (not an LLM) and the 8B long-context recipe (no figures published).
+_S47_TPU7X_HW = "TPU7x+scale_up_size={}"  # one Ironwood slice = one ICI domain (as the v5p rows)
+_S47_REC = "[B: weight_dtype float32 (MaxText default); remat custom priced as full]"
+_S47_OFF = "[B: host link assumed (PCIe Gen5 x16 per chip); remat custom priced as full]"
+_S47_TPU7X_ROWS = (
+    (_S47_REC + " tpu-recipes Ironwood 4x4x4: Llama 3.1 70B FSDP 128, pdbs 2, bf16",
+     "llama-3-70b", _S47_TPU7X_HW.format(128), "maxtext", "fp32-params", 128, 8192, 256,
+     dict(zero_stage=3, microbatch_size=2, recompute="full"), 2686.98 / 2, None),
+    (_S47_REC + " tpu-recipes Ironwood 4x4x4: Llama 3.1 70B FSDP 128, pdbs 2, fp8_full",
+     "llama-3-70b", _S47_TPU7X_HW.format(128), "maxtext", "fp8-mixed", 128, 8192, 256,
+     dict(zero_stage=3, microbatch_size=2, recompute="full"), 4127.56 / 2, None),
+    (_S47_REC + " tpu-recipes Ironwood 4x8x8: Llama 3.1 70B FSDP 512, pdbs 2, bf16",
+     "llama-3-70b", _S47_TPU7X_HW.format(512), "maxtext", "fp32-params", 512, 8192, 1024,
+     dict(zero_stage=3, microbatch_size=2, recompute="full"), 2670.55 / 2, None),
+    (_S47_REC + " tpu-recipes Ironwood 4x8x8: Llama 3.1 70B FSDP 512, pdbs 2, fp8_full",
+     "llama-3-70b", _S47_TPU7X_HW.format(512), "maxtext", "fp8-mixed", 512, 8192, 1024,
+     dict(zero_stage=3, microbatch_size=2, recompute="full"), 4121.02 / 2, None),
+    (_S47_REC + " tpu-recipes Ironwood 4x8x8: Llama 3.1 70B seq 131,072, CP 8 x FSDP 64, bf16",
+     "llama-3-70b", _S47_TPU7X_HW.format(512), "maxtext", "fp32-params", 512, 131072, 64,
+     dict(zero_stage=3, cp=8, microbatch_size=1, recompute="full"), 963.03 / 2, None),
+    (_S47_REC + " tpu-recipes Ironwood 4x8x8: Llama 3.1 70B seq 131,072, CP 8 x FSDP 64, fp8_full",
+     "llama-3-70b", _S47_TPU7X_HW.format(512), "maxtext", "fp8-mixed", 512, 131072, 64,
+     dict(zero_stage=3, cp=8, microbatch_size=1, recompute="full"), 1087.99 / 2, None),
+    (_S47_OFF + " tpu-recipes Ironwood 4x8x8: Llama 3.1 405B FSDP 512, pdbs 3, bf16",
+     "llama-3.1-405b", _S47_TPU7X_HW.format(512), "maxtext", "fp32-params", 512, 8192, 1536,
+     dict(zero_stage=3, microbatch_size=3, recompute="full", offload_activation_layers=126), 499.77 / 2, None),
+    (_S47_OFF + " tpu-recipes Ironwood 4x8x8: Llama 3.1 405B FSDP 512, pdbs 3, fp8_full",
+     "llama-3.1-405b", _S47_TPU7X_HW.format(512), "maxtext", "fp8-mixed", 512, 8192, 1536,
+     dict(zero_stage=3, microbatch_size=3, recompute="full", offload_activation_layers=126), 763.54 / 2, None),
+    (_S47_OFF + " tpu-recipes Ironwood 4x4x8: DeepSeek-V3 dropless FSDP 256, pdbs 8, bf16",
+     "deepseek-v3", _S47_TPU7X_HW.format(256), "maxtext", "fp32-params", 256, 4096, 2048,
+     dict(zero_stage=3, microbatch_size=8, recompute="full", offload_activation_layers=61), 2425.75 / 2, None),
+    (_S47_OFF + " tpu-recipes Ironwood 4x4x8: DeepSeek-V3 dropless FSDP 256, pdbs 8, fp8_full",
+     "deepseek-v3", _S47_TPU7X_HW.format(256), "maxtext", "fp8-mixed", 256, 4096, 2048,
+     dict(zero_stage=3, microbatch_size=8, recompute="full", offload_activation_layers=61), 2917.15 / 2, None),
+    (_S47_OFF + " tpu-recipes Ironwood 4x8x8: DeepSeek-V3 dropless FSDP 512, pdbs 8, bf16",
+     "deepseek-v3", _S47_TPU7X_HW.format(512), "maxtext", "fp32-params", 512, 4096, 4096,
+     dict(zero_stage=3, microbatch_size=8, recompute="full", offload_activation_layers=61), 2446.25 / 2, None),
+    (_S47_OFF + " tpu-recipes Ironwood 4x8x8: DeepSeek-V3 dropless FSDP 512, pdbs 8, fp8_full",
+     "deepseek-v3", _S47_TPU7X_HW.format(512), "maxtext", "fp8-mixed", 512, 4096, 4096,
+     dict(zero_stage=3, microbatch_size=8, recompute="full", offload_activation_layers=61), 2968.49 / 2, None),
+    (_S47_OFF + " tpu-recipes Ironwood 4x8x8: Qwen3-235B-A22B dropless FSDP 512, pdbs 16, bf16",
+     "qwen3-235b-a22b", _S47_TPU7X_HW.format(512), "maxtext", "fp32-params", 512, 4096, 8192,
+     dict(zero_stage=3, microbatch_size=16, recompute="full", offload_activation_layers=94), 4245.89 / 2, None),
+    (_S47_OFF + " tpu-recipes Ironwood 4x8x8: Qwen3-235B-A22B dropless FSDP 512, pdbs 16, fp8_full",
+     "qwen3-235b-a22b", _S47_TPU7X_HW.format(512), "maxtext", "fp8-mixed", 512, 4096, 8192,
+     dict(zero_stage=3, microbatch_size=16, recompute="full", offload_activation_layers=94), 4736.72 / 2, None),
+    (_S47_OFF + " tpu-recipes Ironwood 4x4x4: GPT-OSS-120B FSDP 64 x DP 2, pdbs 10, bf16",
+     "gpt-oss-120b", _S47_TPU7X_HW.format(128), "maxtext", "fp32-params", 128, 8192, 1280,
+     dict(zero_stage=3, dp_shard=64, microbatch_size=10, recompute="full", offload_activation_layers=36), 10975.31 / 2, None),
+    (_S47_OFF + " tpu-recipes Ironwood 4x8x8: GPT-OSS-120B FSDP 64 x DP 8, pdbs 10, bf16",
+     "gpt-oss-120b", _S47_TPU7X_HW.format(512), "maxtext", "fp32-params", 512, 8192, 5120,
+     dict(zero_stage=3, dp_shard=64, microbatch_size=10, recompute="full", offload_activation_layers=36), 10810.77 / 2, None),
+)
+
+SCOUTED_2026_12AU = _S47_TPU7X_ROWS

@@ -117,7 +117,7 @@ HARDWARE_OF_COLUMN = (
     ("h200", "h200", {}), ("h100", "h100-sxm", {}), ("gb300", "gb300", {}), ("b300", "b300", {}),
     ("gb200", "gb200", {}), ("b200", "b200", {}), ("v100", "v100", {}), ("mi250x", "mi250x", {}), ("mi300x", "mi300x", {}), ("mi325x", "mi325x", {}), ("mi355x", "mi355x", {}), ("mi350x", "mi350x", {}),
     ("tpu v5p", "tpu-v5p", {"scale_up_size": 64}), ("tpu v5e", "tpu-v5e", {}), ("tpu v6e", "tpu-v6e", {}),
-    ("trillium", "tpu-v6e", {}), ("tpu v4", "tpu-v4", {}),
+    ("trillium", "tpu-v6e", {}), ("tpu v4", "tpu-v4", {}), ("tpu7x", "tpu7x", {}), ("ironwood", "tpu7x", {}),
 )
 
 

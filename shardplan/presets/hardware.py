@@ -26,6 +26,7 @@ _DEVICE_TOTAL = ("; the runtime's own context and reserve come off it (HardwareS
                  "runtime_reserve_fraction, FrameworkProfile.context_bytes)")
 _SB_GPU = "Scaling Book gpus.md (jax-ml/scaling-book, Aug 2025)"
 _SB_TPU = "Scaling Book tpus.md (jax-ml/scaling-book, Feb 2025)"
+_TPU7X = ("Google Cloud docs 'TPU7x (Ironwood)' (docs.cloud.google.com/tpu/docs/tpu7x, updated 2026-05-08: the spec table beside v5p and v6e, 'Dual-chiplet architecture') and jax-ml/jax jax/_src/pallas/mosaic/tpu_info.py (device_kind 'TPU7x', per TensorCore 2.31e15 // 2 bf16, 7.40e12 // 2 B/s HBM, 206e9 // 2 B)")
 _NCCL = ("NCCL all-reduce bus bandwidth measured at large messages: H100 ~370 of 450 GB/s "
          "(Scaling Book gpus.md); A100 ~230 of 300 GB/s (NVIDIA DGX A100 user guide, nccl-tests)")
 _IB = "InfiniBand/RoCE collective efficiency 0.85-0.9 (ezyang interactive guide SOURCES.md, estimate)"
@@ -228,6 +229,32 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
                                       "Gold rows of MaxText's tiering page (Llama 2 70B, Llama 3.1 8B, 70B on v6e-256; "
                                       "leave-one-row-out 3-9%, docs/accuracy.md); it replaces an unsourced 0.7",
                  "latency": _TPU_LAT}),
+    # TPU7x (Ironwood): JAX exposes each chip as two devices, one per chiplet (one TensorCore, 96 GB of HBM each), so
+    # this preset is one chiplet, the unit --devices counts (MaxText's per_device_batch_size and TFLOP/s/device too)
+    HardwareSpec(
+        name="tpu7x", kind="tpu", peak_flops_bf16=1.1535e15, peak_flops_fp8=2.307e15, hbm_bytes=96 * GiB,
+        hbm_bandwidth=3.69e12, scale_up_size=18432, scale_up_bandwidth=1e11, scale_up_latency=1e-6,
+        collective_latency=0.0, scale_out_bandwidth=6.25e9, devices_per_host=8,
+        ici_dims=3, ici_axis_len=4, matmul_efficiency=0.83, fp8_matmul_efficiency=0.83, scale_up_efficiency=0.9,
+        scale_out_efficiency=0.85,
+        sources={"all": _TPU7X + ": per chip 2307 TFLOP/s bf16, 4614 fp8, 192 GiB HBM at 7380 GB/s, 1200 GB/s "
+                                 "bidirectional ICI (200 GB/s per axis), 3D torus of 4x4x4 cubes up to 9216 chips, DCN "
+                                 "100 Gb/s per chip, 4 chips per VM; 'Frameworks like JAX expose each Ironwood chip as "
+                                 "two separate devices, one for each chiplet' -> per device (chiplet) half of each: "
+                                 "1.1535e15 / 2.307e15 FLOP/s, 96 GiB at 3.69e12 B/s, 18,432 devices per pod, 8 per "
+                                 "VM, DCN 6.25e9 B/s",
+                 "scale_up_bandwidth": "1e11 B/s per link per device: a chip's 200 GB/s bidirectional link "
+                                       "(Google Cloud TPU7x docs) carries the traffic of its two chiplets, which share "
+                                       "it (assumed: half each; the die-to-die link between the chiplets, '6x faster "
+                                       "than a 1D ICI link', is not modelled apart)",
+                 "matmul_efficiency": "0.83: AI-Hypercomputer/accelerator-microbenchmarks Ironwood "
+                                      "Ironwood_Microbenchmarks_readme.md @ 0ddd4b8c: a 32768^3 GEMM at 956.4 TFLOP/s "
+                                      "per device = 0.83 of the 1153.5 TFLOP/s bf16 peak of one TensorCore (a "
+                                      "measurement, not fitted on any training run)",
+                 "fp8_matmul_efficiency": "0.83, assumed equal to the bf16 fraction: no public TPU7x fp8 GEMM figure "
+                                          "(JAX pallas tpu_info lists fp8 at twice the bf16 rate); the tpu-recipes "
+                                          "fp8 runs (docs/accuracy.md) test it",
+                 "latency": _TPU_LAT}),
 ]}
 
 # ----- TPU HBM as XLA sees it -----------------------------------------------------------------------------------
@@ -242,12 +269,13 @@ _TPU_RESERVE = ("jax.Device.memory_stats() bytes_limit on 32 GiB TPUs: 30.75 GiB
                 "taken; no fragmentation fraction (XLA:TPU assigns buffers at compile time)")
 _TPU_HBM = ("vllm-project/tpu-inference utils.py get_device_hbm_limit: v5e 16, v4 / v6e 32, v5p 95 GiB (binary units, "
             "which the memory_stats bytes_limit above 32e9 B on 32 GiB parts confirms)")
-for _name in ("tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e"):
+for _name in ("tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x"):
     _h = HARDWARE[_name]
     HARDWARE[_name] = HardwareSpec(**{**_h.model_dump(), "runtime_reserve_bytes": 1.25 * GiB,
                                       "runtime_reserve_fraction": 0.0,
                                       "sources": {**_h.sources, "runtime_reserve_bytes": _TPU_RESERVE,
-                                                  "runtime_reserve_fraction": _TPU_RESERVE, "hbm": _TPU_HBM}})
+                                                  "runtime_reserve_fraction": _TPU_RESERVE,
+                                                  "hbm": _TPU_HBM if _name != "tpu7x" else _h.sources["all"]}})
 
 # ----- Compute units (issue 9 Sec. 3): SMs, GEMM tiles, architecture ---------------------------
 # Kept in one block so that each preset above stays as it was; applied below with validation.
@@ -299,6 +327,9 @@ _COMPUTE_UNITS: dict[str, dict] = {
     "tpu-v5p": dict(compute_arch="tpu", gemm_tiles=((128, 128),), gemm_k_tile=128, sources={"gemm_tiles": _MXU128}),
     "tpu-v6e": dict(compute_arch="tpu", gemm_tiles=((256, 256),), gemm_k_tile=256, sources={
         "gemm_tiles": "MXU 256x256 on v6e (Scaling Book tpus.md): XLA pads matmul dims to multiples of 256"}),
+    "tpu7x": dict(compute_arch="tpu", gemm_tiles=((256, 256),), gemm_k_tile=256, sources={
+        "gemm_tiles": "MXU 256x256 on TPU7x (MaxText docs optimizing_frontier_model_training_on_tpu_v7x.md: 'The "
+                      "Ironwood MXU is a 256x256 systolic array'; JAX pallas tpu_info.py mxu_column_size=256)"}),
 }
 for _name, _units in _COMPUTE_UNITS.items():
     _h = HARDWARE[_name]
@@ -313,6 +344,10 @@ _HOST_LINK = {"a100-40gb": (32e9, _PCIE4), "a100-80gb": (32e9, _PCIE4), "h100-sx
 _HOST_LINK["tpu-v6e"] = (64e9, "Cloud TPU v6e docs (System architecture): each chip connects to the host through a "
                          "PCIe Gen5 interface; x16 assumed: 64 GB/s per direction (PCI-SIG: 32 GT/s x 16 lanes, "
                          "128b/130b)")
+_HOST_LINK["tpu7x"] = (32e9, "assumed, as the tpu-v6e entry: PCIe Gen5 x16 per chip (64 GB/s per direction; the Google "
+                       "Cloud TPU7x docs say only that the four chips of a VM reach their Intel Emerald Rapids host "
+                       "'using a PCIe network', and that CPU's links are PCIe 5.0), shared by the chip's two chiplets: "
+                       "32 GB/s per device")
 for _name, (_bw, _src) in _HOST_LINK.items():
     _h = HARDWARE[_name]
     HARDWARE[_name] = HardwareSpec(**{**_h.model_dump(), "host_bandwidth": _bw,
@@ -545,6 +580,8 @@ HARDWARE_ALIASES: dict[str, str] = {
     **dict.fromkeys(("v4", "tpuv4"), "tpu-v4"), **dict.fromkeys(("v5p", "tpuv5p", "tpuv5"), "tpu-v5p"),
     **dict.fromkeys(("v5e", "tpuv5e", "v5litepod", "tpuv5litepod", "tpuv5lite"), "tpu-v5e"),
     **dict.fromkeys(("v6e", "tpuv6e", "trillium", "tpuv6etrillium", "tpuv6lite"), "tpu-v6e"),
+    # JAX's device_kind on Ironwood is "TPU7x" (jax pallas tpu_info.py); Google Cloud names it TPU7x / Ironwood
+    **dict.fromkeys(("tpu7x", "v7x", "tpuv7x", "tpuv7", "ironwood", "tpu7xironwood"), "tpu7x"),
     **dict.fromkeys(("instinctmi300x", "amdmi300x"), "mi300x"), **dict.fromkeys(("instinctmi325x", "amdmi325x"), "mi325x"),
     **dict.fromkeys(("instinctmi355x", "amdmi355x"), "mi355x"), **dict.fromkeys(("instinctmi350x", "amdmi350x"), "mi350x"),
     **dict.fromkeys(("v100sxm2", "v10032gb", "v100sxm232gb", "teslav100", "dgx2", "dgx2h"), "v100"),
