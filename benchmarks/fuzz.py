@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 MODELS = ["llama-3-8b", "tiny-llama", "mixtral-8x7b", "gpt2", "llama-3.2-1b", "tiny-moe"]
-HARDWARE = ["h100-sxm", "a100-80gb", "tpu-v5e", "mi300x"]
+HARDWARE = ["h100-sxm", "a100-80gb", "tpu-v5e", "mi300x", "tpu7x"]
 # numbers a user (or a script) may type: edge, huge, negative, float-looking, garbage
 NUMBERS = ["0", "1", "2", "3", "7", "8", "64", "4096", "-1", "-8", "1000000000000000000",
            "1000000000000000001", str(2**63), str(2**70), "1" + "0" * 400, "1e3", "1.5", "nan", "inf", "", "x",

@@ -4809,15 +4809,15 @@ _S46C_TPU_V5P = (
     ("[B: context/mlpwo offload priced as recomputed] tpu-recipes v5p-1024: Llama 3.1 405B FSDP 512, pdbs 2",
      "llama-3.1-405b", _S46C_V5P.format(512), "maxtext", "fp32-params", 512, 8192, 1024,
      dict(zero_stage=3, microbatch_size=2, recompute="full"), 124.618, None),
-    ("[B: layer input offload priced on device] tpu-recipes v5p-1024: DeepSeek-V3 dropless FSDP 512, pdbs 6",
-     "deepseek-v3", _S46C_V5P.format(512), "maxtext", "fp32-params", 512, 8192, 3072,
-     dict(zero_stage=3, microbatch_size=6, recompute="full"), 542.108, None),
-    ("[B: layer input offload priced on device; third-party run] yangwhale tpu-recipes v5p-512: DeepSeek-V3 dropless "
-     "FSDP 256, pdbs 4", "deepseek-v3", _S46C_V5P.format(256), "maxtext", "fp32-params", 256, 8192, 1024,
-     dict(zero_stage=3, microbatch_size=4, recompute="full"), 477.1, None),
-    ("[B: layer input offload priced on device] tpu-recipes v5p-1024: Llama 4 Scout dropless FSDP 512, pdbs 8",
-     "llama-4-scout", _S46C_V5P.format(512), "maxtext", "fp32-params", 512, 8192, 4096,
-     dict(zero_stage=3, microbatch_size=8, recompute="full"), 2070.487, None),
+    ("[B: layer input offload over the Scaling Book's v5p host link] tpu-recipes v5p-1024: DeepSeek-V3 dropless FSDP "
+     "512, pdbs 6", "deepseek-v3", _S46C_V5P.format(512), "maxtext", "fp32-params", 512, 8192, 3072,
+     dict(zero_stage=3, microbatch_size=6, recompute="full", offload_activation_layers=61), 542.108, None),
+    ("[B: layer input offload over the Scaling Book's v5p host link; third-party run] yangwhale tpu-recipes v5p-512: "
+     "DeepSeek-V3 dropless FSDP 256, pdbs 4", "deepseek-v3", _S46C_V5P.format(256), "maxtext", "fp32-params", 256,
+     8192, 1024, dict(zero_stage=3, microbatch_size=4, recompute="full", offload_activation_layers=61), 477.1, None),
+    ("[B: layer input offload over the Scaling Book's v5p host link] tpu-recipes v5p-1024: Llama 4 Scout dropless "
+     "FSDP 512, pdbs 8", "llama-4-scout", _S46C_V5P.format(512), "maxtext", "fp32-params", 512, 8192, 4096,
+     dict(zero_stage=3, microbatch_size=8, recompute="full", offload_activation_layers=48), 2070.487, None),
     ("[B: layer input/qkv/out offload priced on device] tpu-recipes v5p-256: Llama 4 Maverick dropless FSDP 32 x TP 4, "
      "pdbs 4", _S46C_MODELS + "llama-4-maverick.config.json", _S46C_V5P.format(128), "maxtext", "fp32-params", 128,
      8192, 512, dict(zero_stage=3, tp=4, sp=True, microbatch_size=16, recompute="full"), 1321.725, None),
@@ -4996,58 +4996,44 @@ SCOUTED_2026_12AT = (*_S46D_AUTOMODEL, *_S46D_AUTOTP, *_S46D_QWEN8, *_S46D_DSV3)
 #: the recipe offloads the layer input (priced over the preset's assumed host link); weight_dtype float32 (MaxText's
 #: default) -> 'fp32-params'; fp8_full -> 'fp8-mixed'. Not added: Gemma 4 rows (no model config held), Wan 2.1
 #: (not an LLM) and the 8B long-context recipe (no figures published).
-_S47_TPU7X_HW = "TPU7x+scale_up_size={}"  # one Ironwood slice = one ICI domain (as the v5p rows)
 _S47_REC = "[B: weight_dtype float32 (MaxText default); remat custom priced as full]"
-_S47_OFF = "[B: host link assumed (PCIe Gen5 x16 per chip); remat custom priced as full]"
-_S47_TPU7X_ROWS = (
-    (_S47_REC + " tpu-recipes Ironwood 4x4x4: Llama 3.1 70B FSDP 128, pdbs 2, bf16",
-     "llama-3-70b", _S47_TPU7X_HW.format(128), "maxtext", "fp32-params", 128, 8192, 256,
-     dict(zero_stage=3, microbatch_size=2, recompute="full"), 2686.98 / 2, None),
-    (_S47_REC + " tpu-recipes Ironwood 4x4x4: Llama 3.1 70B FSDP 128, pdbs 2, fp8_full",
-     "llama-3-70b", _S47_TPU7X_HW.format(128), "maxtext", "fp8-mixed", 128, 8192, 256,
-     dict(zero_stage=3, microbatch_size=2, recompute="full"), 4127.56 / 2, None),
-    (_S47_REC + " tpu-recipes Ironwood 4x8x8: Llama 3.1 70B FSDP 512, pdbs 2, bf16",
-     "llama-3-70b", _S47_TPU7X_HW.format(512), "maxtext", "fp32-params", 512, 8192, 1024,
-     dict(zero_stage=3, microbatch_size=2, recompute="full"), 2670.55 / 2, None),
-    (_S47_REC + " tpu-recipes Ironwood 4x8x8: Llama 3.1 70B FSDP 512, pdbs 2, fp8_full",
-     "llama-3-70b", _S47_TPU7X_HW.format(512), "maxtext", "fp8-mixed", 512, 8192, 1024,
-     dict(zero_stage=3, microbatch_size=2, recompute="full"), 4121.02 / 2, None),
-    (_S47_REC + " tpu-recipes Ironwood 4x8x8: Llama 3.1 70B seq 131,072, CP 8 x FSDP 64, bf16",
-     "llama-3-70b", _S47_TPU7X_HW.format(512), "maxtext", "fp32-params", 512, 131072, 64,
-     dict(zero_stage=3, cp=8, microbatch_size=1, recompute="full"), 963.03 / 2, None),
-    (_S47_REC + " tpu-recipes Ironwood 4x8x8: Llama 3.1 70B seq 131,072, CP 8 x FSDP 64, fp8_full",
-     "llama-3-70b", _S47_TPU7X_HW.format(512), "maxtext", "fp8-mixed", 512, 131072, 64,
-     dict(zero_stage=3, cp=8, microbatch_size=1, recompute="full"), 1087.99 / 2, None),
-    (_S47_OFF + " tpu-recipes Ironwood 4x8x8: Llama 3.1 405B FSDP 512, pdbs 3, bf16",
-     "llama-3.1-405b", _S47_TPU7X_HW.format(512), "maxtext", "fp32-params", 512, 8192, 1536,
-     dict(zero_stage=3, microbatch_size=3, recompute="full", offload_activation_layers=126), 499.77 / 2, None),
-    (_S47_OFF + " tpu-recipes Ironwood 4x8x8: Llama 3.1 405B FSDP 512, pdbs 3, fp8_full",
-     "llama-3.1-405b", _S47_TPU7X_HW.format(512), "maxtext", "fp8-mixed", 512, 8192, 1536,
-     dict(zero_stage=3, microbatch_size=3, recompute="full", offload_activation_layers=126), 763.54 / 2, None),
-    (_S47_OFF + " tpu-recipes Ironwood 4x4x8: DeepSeek-V3 dropless FSDP 256, pdbs 8, bf16",
-     "deepseek-v3", _S47_TPU7X_HW.format(256), "maxtext", "fp32-params", 256, 4096, 2048,
-     dict(zero_stage=3, microbatch_size=8, recompute="full", offload_activation_layers=61), 2425.75 / 2, None),
-    (_S47_OFF + " tpu-recipes Ironwood 4x4x8: DeepSeek-V3 dropless FSDP 256, pdbs 8, fp8_full",
-     "deepseek-v3", _S47_TPU7X_HW.format(256), "maxtext", "fp8-mixed", 256, 4096, 2048,
-     dict(zero_stage=3, microbatch_size=8, recompute="full", offload_activation_layers=61), 2917.15 / 2, None),
-    (_S47_OFF + " tpu-recipes Ironwood 4x8x8: DeepSeek-V3 dropless FSDP 512, pdbs 8, bf16",
-     "deepseek-v3", _S47_TPU7X_HW.format(512), "maxtext", "fp32-params", 512, 4096, 4096,
-     dict(zero_stage=3, microbatch_size=8, recompute="full", offload_activation_layers=61), 2446.25 / 2, None),
-    (_S47_OFF + " tpu-recipes Ironwood 4x8x8: DeepSeek-V3 dropless FSDP 512, pdbs 8, fp8_full",
-     "deepseek-v3", _S47_TPU7X_HW.format(512), "maxtext", "fp8-mixed", 512, 4096, 4096,
-     dict(zero_stage=3, microbatch_size=8, recompute="full", offload_activation_layers=61), 2968.49 / 2, None),
-    (_S47_OFF + " tpu-recipes Ironwood 4x8x8: Qwen3-235B-A22B dropless FSDP 512, pdbs 16, bf16",
-     "qwen3-235b-a22b", _S47_TPU7X_HW.format(512), "maxtext", "fp32-params", 512, 4096, 8192,
-     dict(zero_stage=3, microbatch_size=16, recompute="full", offload_activation_layers=94), 4245.89 / 2, None),
-    (_S47_OFF + " tpu-recipes Ironwood 4x8x8: Qwen3-235B-A22B dropless FSDP 512, pdbs 16, fp8_full",
-     "qwen3-235b-a22b", _S47_TPU7X_HW.format(512), "maxtext", "fp8-mixed", 512, 4096, 8192,
-     dict(zero_stage=3, microbatch_size=16, recompute="full", offload_activation_layers=94), 4736.72 / 2, None),
-    (_S47_OFF + " tpu-recipes Ironwood 4x4x4: GPT-OSS-120B FSDP 64 x DP 2, pdbs 10, bf16",
-     "gpt-oss-120b", _S47_TPU7X_HW.format(128), "maxtext", "fp32-params", 128, 8192, 1280,
-     dict(zero_stage=3, dp_shard=64, microbatch_size=10, recompute="full", offload_activation_layers=36), 10975.31 / 2, None),
-    (_S47_OFF + " tpu-recipes Ironwood 4x8x8: GPT-OSS-120B FSDP 64 x DP 8, pdbs 10, bf16",
-     "gpt-oss-120b", _S47_TPU7X_HW.format(512), "maxtext", "fp32-params", 512, 8192, 5120,
-     dict(zero_stage=3, dp_shard=64, microbatch_size=10, recompute="full", offload_activation_layers=36), 10810.77 / 2, None),
+_S47_OFF = "[B: layer inputs offloaded over the Scaling Book's per-TPU host link; remat custom priced as full]"
+_S47_TOPO = {64: "4x4x4", 128: "4x4x8", 256: "4x8x8"}
+
+
+def _s47_row(tag: str, model: str, chips: int, what: str, fp8: bool, seq: int, pdbs: float, tok_chip: float,
+             **layout) -> tuple:
+    """One tpu-recipes Ironwood row: ``chips`` chips = 2 x chips JAX devices (one ICI slice), global batch pdbs x
+    devices sequences, measured tokens/s per chip halved per device; ``layout`` beside ZeRO-3 and full recompute."""
+    n = 2 * chips
+    return (f"{tag} tpu-recipes Ironwood {_S47_TOPO[chips]}: {what}, {'fp8_full' if fp8 else 'bf16'}", model,
+            f"TPU7x+scale_up_size={n}", "maxtext", "fp8-mixed" if fp8 else "fp32-params", n, seq, round(pdbs * n),
+            dict(zero_stage=3, recompute="full", **layout), tok_chip / 2, None)
+
+
+# (tag, model, chips, what, seq, per_device_batch_size, layout, (bf16, fp8) tokens/s per chip; None: no fp8 run)
+_S47_RUNS = (
+    (_S47_REC, "llama-3-70b", 64, "Llama 3.1 70B FSDP 128, pdbs 2", 8192, 2, dict(microbatch_size=2),
+     (2686.98, 4127.56)),
+    (_S47_REC, "llama-3-70b", 256, "Llama 3.1 70B FSDP 512, pdbs 2", 8192, 2, dict(microbatch_size=2),
+     (2670.55, 4121.02)),
+    (_S47_REC, "llama-3-70b", 256, "Llama 3.1 70B seq 131,072, CP 8 x FSDP 64", 131072, 0.125,
+     dict(cp=8, microbatch_size=1), (963.03, 1087.99)),
+    (_S47_OFF, "llama-3.1-405b", 256, "Llama 3.1 405B FSDP 512, pdbs 3", 8192, 3,
+     dict(microbatch_size=3, offload_activation_layers=126), (499.77, 763.54)),
+    (_S47_OFF, "deepseek-v3", 128, "DeepSeek-V3 dropless FSDP 256, pdbs 8", 4096, 8,
+     dict(microbatch_size=8, offload_activation_layers=61), (2425.75, 2917.15)),
+    (_S47_OFF, "deepseek-v3", 256, "DeepSeek-V3 dropless FSDP 512, pdbs 8", 4096, 8,
+     dict(microbatch_size=8, offload_activation_layers=61), (2446.25, 2968.49)),
+    (_S47_OFF, "qwen3-235b-a22b", 256, "Qwen3-235B-A22B dropless FSDP 512, pdbs 16", 4096, 16,
+     dict(microbatch_size=16, offload_activation_layers=94), (4245.89, 4736.72)),
+    (_S47_OFF, "gpt-oss-120b", 64, "GPT-OSS-120B FSDP 64 x DP 2, pdbs 10", 8192, 10,
+     dict(dp_shard=64, microbatch_size=10, offload_activation_layers=36), (10975.31, None)),
+    (_S47_OFF, "gpt-oss-120b", 256, "GPT-OSS-120B FSDP 64 x DP 8, pdbs 10", 8192, 10,
+     dict(dp_shard=64, microbatch_size=10, offload_activation_layers=36), (10810.77, None)),
 )
+_S47_TPU7X_ROWS = tuple(_s47_row(tag, model, chips, what, fp8, seq, pdbs, rate, **layout)
+                        for tag, model, chips, what, seq, pdbs, layout, rates in _S47_RUNS
+                        for fp8, rate in zip((False, True), rates) if rate is not None)
 
 SCOUTED_2026_12AU = _S47_TPU7X_ROWS

@@ -46,7 +46,7 @@ OffloadModule = Literal["attn_norm", "qkv_linear", "core_attn", "attn_proj", "ml
 #: the offload modules that exist only in MoE layers
 MOE_OFFLOAD_MODULES = ("expert_fc1", "moe_act")
 #: matmul outputs a full recompute can keep (MaxText's checkpoint names, ``jax.checkpoint_policies``)
-RematSaved = Literal["qkv_proj", "context", "out_proj", "mlpwi", "mlpwo"]
+RematSaved = Literal["qkv_proj", "query_proj", "key_proj", "value_proj", "context", "out_proj", "mlpwi", "mlpwo"]
 
 #: The schedule the JAX reference runtime (:mod:`shardplan.jax.pipeline`) executes for each planner
 #: schedule: GPipe and 1F1B as written; interleaved and zero-bubble (ZB-H1) as 1F1B (same gradients,
@@ -150,6 +150,7 @@ class ParallelConfig(BaseModel):
     remat_saved: tuple[RematSaved, ...] | None = Field(default=None, min_length=1, description=(
         "with recompute='full': matmul outputs every recomputed layer keeps on the device instead of recomputing "
         "them (MaxText's named remat policies, jax.checkpoint_policies.save_only_these_names): qkv_proj (Q, K, V), "
+        "query_proj, key_proj, value_proj (one of them: MaxText's custom policy keeps each by its own name), "
         "context (attention output), out_proj, mlpwi (MLP gate / up), mlpwo (MLP down)"))
     microbatch_size: int = Field(default=1, gt=0, le=lim.MAX_MICROBATCH, description=(
         "sequences per microbatch per data-parallel rank"))
@@ -811,6 +812,7 @@ def _validated(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpe
     stage_layers = _stage_layers(p, model, training.framework.pipeline_split)
     check_activation_offload(p, model.n_layers, training.framework.activation_offload)
     check_offload_modules(p, model)
+    _check_remat_saved(p, model)
     _check_sequence(p, training, n_devices)
     _check_cp_heads(p, model, training.framework)
     check_positions(model, training)
@@ -831,6 +833,33 @@ def _validated(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpe
                     split_rule=training.framework.pipeline_split, mtp_modules=model.mtp_modules)
     _check_loss_chunks(layout, training.framework.loss_chunks)
     return layout
+
+
+#: the attention projections' own checkpoint names (MaxText layers/attentions.py: query_proj, key_proj, value_proj;
+#: qkv_proj names the fused projection and, as a remat_saved entry, all three)
+QKV_PARTS = ("query_proj", "key_proj", "value_proj")
+
+
+def _check_remat_saved(p: ParallelConfig, model: ModelSpec) -> None:
+    """``remat_saved`` names that price nothing or twice: query_proj / key_proj / value_proj beside qkv_proj (which
+    keeps all three), or on a multi-head latent attention model (MaxText's MLA keeps its own tensors, mla_q / mla_kv,
+    which the planner does not name).
+
+    Raises:
+        ConfigError: naming the entries and the legal alternatives.
+    """
+    parts = [k for k in p.remat_saved or () if k in QKV_PARTS]
+    if not parts:
+        return
+    if "qkv_proj" in p.remat_saved:
+        raise ConfigError(f"remat_saved names qkv_proj (Q, K and V) and {', '.join(parts)} too; legal: qkv_proj, or "
+                          "the parts alone (query_proj, key_proj, value_proj)", field="remat_saved",
+                          value=list(p.remat_saved), legal=["qkv_proj", *QKV_PARTS])
+    if model.is_mla:
+        raise ConfigError(f"remat_saved {', '.join(parts)}: model {model.name!r} uses multi-head latent attention, "
+                          "which has no separate Q / K / V projections; legal: qkv_proj (the attention's projections "
+                          "but the output), context, out_proj, mlpwi, mlpwo", field="remat_saved", value=parts,
+                          legal=["qkv_proj", "context", "out_proj", "mlpwi", "mlpwo"])
 
 
 def recomputed_layers(p: ParallelConfig, layers: int) -> float:

@@ -337,8 +337,9 @@ def test_precision_a_framework_does_not_write_is_refused():
                                  global_batch_tokens=None, precision="fp8-mixed", zero_stage=3)
     e = estimate(m, hw, tr, pc, 8)
     with pytest.raises(ConfigError, match="cannot express precision='fp8-mixed'.*use --precision bf16-mixed.*Megatron-LM"):
-        export_text("torchtitan", e)
+        export_text("maxtext", e)
     assert "--fp8-format" in export_text("megatron", e)
+    assert "float8" in export_text("torchtitan", e)  # [model] converters, torchao's float8 linears
     # fp8 primary weights: Megatron-LM writes them with --fp8-param-gather; torchtitan is refused, naming who can
     m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=16,
                                  global_batch_tokens=None, precision="fp8-params", zero_stage=1)

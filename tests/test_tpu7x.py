@@ -26,8 +26,12 @@ def test_tpu7x_is_one_chiplet_of_the_published_chip():
     assert h.matmul_efficiency == pytest.approx(956.4 / 1153.5, abs=0.005)
     # the XLA:TPU runtime reserve of the other TPU entries, the 256x256 MXU, a 3D torus
     assert h.runtime_reserve_bytes == 1.25 * GiB and h.gemm_tiles == ((256, 256),) and h.ici_dims == 3
-    # host link assumed: 64 GB/s of PCIe Gen5 x16 per chip shared by two chiplets
-    assert h.host_bandwidth == pytest.approx(32e9)
+    # host link: the Scaling Book's 1.6e10 B/s per TPU (v6e's 3.2e10 is the only exception it names), per chip,
+    # shared by its two chiplets: 8e9 per device
+    assert h.host_bandwidth == pytest.approx(8e9)
+    for name in ("tpu-v4", "tpu-v5e", "tpu-v5p"):
+        assert HARDWARE[name].host_bandwidth == pytest.approx(1.6e10), name
+    assert HARDWARE["tpu-v6e"].host_bandwidth == pytest.approx(3.2e10)
     for field in ("all", "matmul_efficiency", "fp8_matmul_efficiency", "scale_up_bandwidth", "host_bandwidth",
                   "gemm_tiles", "hbm"):
         assert h.sources.get(field), field

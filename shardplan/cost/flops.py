@@ -123,7 +123,7 @@ def projection_params(model: ModelSpec) -> dict[str, int]:
 def remat_saved_weights(model: ModelSpec, saved: tuple[str, ...], moe: bool) -> float:
     """Weight elements per token of the matmuls whose outputs a full recompute keeps
     (``ParallelConfig.remat_saved``, MaxText's checkpoint names), so that the backward does not run them again:
-    qkv_proj the Q, K, V projections; out_proj the output projection; mlpwi the MLP's input matrices (gate and up,
+    qkv_proj the Q, K, V projections (query_proj, key_proj, value_proj one of them); out_proj the output projection; mlpwi the MLP's input matrices (gate and up,
     or up alone: mlp_matrices - 1 of them) and mlpwo its down matrix, of the routed top_k experts (and shared
     experts) in an MoE layer (MLA: out_proj is heads x v_head_dim x h and qkv_proj the rest of the attention's
     weights, down and up projections). 'context' saves the attention core's output, no weights (its FLOPs:
@@ -136,7 +136,8 @@ def remat_saved_weights(model: ModelSpec, saved: tuple[str, ...], moe: bool) -> 
     if model.is_mla:  # MLA: the output projection is heads x v_head_dim -> h; Q/K/V are the rest of the attention
         out = model.n_heads * (model.v_head_dim or model.head_dim) * h
     qkv = model.attention_matmul_params() - out if model.is_mla else w["q"] + w["k"] + w["v"]
-    parts = {"qkv_proj": qkv, "out_proj": out, "context": 0,
+    parts = {"qkv_proj": qkv, "query_proj": w["q"], "key_proj": w["k"], "value_proj": w["v"], "out_proj": out,
+             "context": 0,
              "mlpwi": (model.mlp_matrices - 1) * h * f * copies, "mlpwo": f * h * copies}
     return float(sum(parts[k] for k in saved))
 

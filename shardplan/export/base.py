@@ -517,3 +517,76 @@ def dp_axes(p: ParallelConfig, framework: str, alternatives: str) -> Degrees:
         raise refuse(framework, f"ep={p.ep} that does not divide the ZeRO-3 group dp_shard={p.dp_shard} "
                      f"(expert parallelism carved from cp)", alternatives)
     return Degrees(data=p.dp // p.dp_shard, fsdp=p.dp_shard // p.ep, expert=p.ep)
+
+
+#: a shell variable use: ``${NAME}``, ``${NAME:-default}`` / ``${NAME-default}`` (groups 1-3) or ``$NAME`` (group 4)
+_VAR = re.compile(r"\$\{([A-Za-z_]\w*)(?:(:?)-([^}]*))?\}|\$([A-Za-z_]\w*)")
+#: ``${NAME:-"default"}`` / ``${NAME-'default'}``: a default in quotes (Megatron-LM's examples/mixtral script:
+#: ``NNODES=${SLURM_NNODES:-"1"}``), read as the unquoted default
+_QUOTED_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*)(:?-)([\"'])([^\"'}]*)\3\}")
+#: ``NAME=value`` at the start of a statement: a bare word, or a quoted string (which may span lines)
+_ASSIGN = re.compile(r"(?:^|(?<=[;\n]))[ \t]*(?:export[ \t]+)?([A-Za-z_]\w*)=(\"[^\"]*\"|'[^']*'|[^\s;#\"'()]*)"
+                     r"(?=[ \t]*(?:[;\n#]|$))")
+
+
+def expand_variables(text: str) -> str:
+    """``text`` with the shell variables a launch script sets itself substituted, in order as bash
+    reads them: ``NAME=value``, ``NAME="a quoted value"`` (which may span lines, as Megatron-LM's example
+    scripts keep their flags: ``GPT_ARGS="--tensor-model-parallel-size 2 ..."``) or ``export NAME=value``
+    define them, also after ``;`` and before a ``# comment`` (a value computed by a command is not known and stays
+    unset, but for a quoted list of words around it); ``$NAME``, ``${NAME}``, ``${NAME:-default}``
+    (the default where the name is unset or empty) and ``${NAME-default}`` (where unset) use them. Variables
+    set elsewhere (the environment, ``$(...)``) stay as written; in a conditional the last assignment wins."""
+    env: dict[str, str] = {}
+    text = _QUOTED_DEFAULT.sub(r"${\1\2\4}", text)  # ${NNODES:-"1"}: bash drops the default's quotes
+
+    def sub(m: re.Match) -> str:
+        name = m.group(1) or m.group(4)
+        value = env.get(name)
+        if m.group(3) is not None and (value is None or (m.group(2) == ":" and value == "")):
+            return m.group(3)
+        return value if value is not None else m.group(0)
+
+    out, pos = [], 0
+    for m in _ASSIGN.finditer(text):
+        out.append(_VAR.sub(sub, text[pos:m.start()]))
+        value = _VAR.sub(sub, m.group(2))
+        quoted = value[:1] in "\"'" and len(value) > 1
+        # a value computed by a command ($(...), `...`) is unknown, unless it is a quoted string that only holds one
+        # among other words (CMD=" `pwd`/pretrain_gpt.py --tensor-model-parallel-size 4 ..."): kept, the command
+        # substitution left as written
+        if ("$(" not in value and "`" not in value) or (quoted and " " in value.strip()):
+            env[m.group(1)] = value[1:-1] if quoted else value
+        out.append(text[m.start():m.end()] if m.group(2)[:1] in "\"'" else _VAR.sub(sub, text[m.start():m.end()]))
+        pos = m.end()
+    out.append(_VAR.sub(sub, text[pos:]))
+    return "".join(out)
+
+
+def is_quoted_command(word: str) -> bool:
+    """A word bash read from quotes that holds a command line of its own: whitespace inside and a ``--flag`` or a
+    ``.yml`` / ``.yaml`` path (:func:`shell_words`)."""
+    return bool(re.search(r"\s", word.strip()) and re.search(r"(?:^|\s)--[A-Za-z]|\.ya?ml(?:\s|$)", word))
+
+
+def shell_words(line: str, depth: int = 0) -> list[str]:
+    """The words bash reads from one (continuation-joined, variable-expanded) script line (``shlex``; ``[]`` for an
+    unbalanced quote), with a quoted word that is itself a command line split into its words in turn: the flags
+    inside ``srun bash -c "$LAUNCHER $CMD"`` (the BLOOM / Megatron-DeepSpeed launchers) and the overrides inside
+    ``xpk workload create --command="python3 -m MaxText.train base.yml ${MAXTEXT_ARGS}"`` (AI-Hypercomputer
+    tpu-recipes run_recipe.sh) are what those programs receive. A word is split again when it holds whitespace and
+    a ``--flag`` or a ``.yml`` / ``.yaml`` path (:func:`is_quoted_command`), but not a variable assignment's word
+    (``GPT_ARGS="--num-layers $NLAYERS ..."``: its value is what the variable's uses expand to); at most four
+    quoting levels."""
+    import shlex
+    try:
+        words = shlex.split(line, comments=True)
+    except ValueError:  # an unbalanced quote: not a command line
+        return []
+    out: list[str] = []
+    for w in words:
+        if depth < 4 and is_quoted_command(w) and (depth or not re.match(r"[A-Za-z_]\w*=", w)):
+            out.extend(shell_words(w, depth + 1))
+        else:
+            out.append(w)
+    return out

@@ -161,6 +161,26 @@ def _whole(cfg: dict, key: str, least: int = 1, most: int = 2**30) -> int | None
 AUTO = "auto"
 
 
+def _no_accumulation_for(B: int, mbs: int, dp: int, devices: int | None) -> None:
+    """Refuse a data-parallel size ``dp`` (``devices`` over the config's own tp and Ulysses degrees) that the steps's
+    ``B`` sequences in micro batches of ``mbs`` do not spread over whole: DeepSpeed derives the accumulation steps as
+    B / (mbs x dp) and stops on a remainder. The usual cause is a Megatron-DeepSpeed run (BLOOM's tr11 ds_config:
+    2,048 sequences, micro batch 2, 384 GPUs), whose tensor and pipeline degrees are its launcher's flags, not keys
+    of the ds_config.
+
+    Raises:
+        ConfigError: always, naming the data-parallel sizes the batch allows among the divisors of ``devices``.
+    """
+    legal = [d for d in divisors(devices or dp) if (B // mbs) % d == 0] if B % mbs == 0 else []
+    raise ConfigError(f"train_batch_size={B} in micro batches of {mbs} is not a whole number of steps over the {dp} "
+                      f"data-parallel ranks --devices {devices} leaves (DeepSpeed derives gradient_accumulation_steps "
+                      "from them); a ds_config holds no tensor or pipeline degree (a Megatron-DeepSpeed run's are its "
+                      "launcher's --tensor-model-parallel-size / --pipeline-model-parallel-size); legal: import the "
+                      "launch script with --from megatron, or write gradient_accumulation_steps, or a data-parallel "
+                      f"size among {fmt_legal(legal) if legal else 'none: the micro batch does not divide the batch'}",
+                      field="train_batch_size", value=B, legal=legal)
+
+
 def _batch_sizes(cfg: dict, tp: int, devices: int | None) -> tuple[int | None, int, int, int, tuple[str, ...]]:
     """(train_batch_size, micro batch, accumulation steps, data-parallel size, notes): DeepSpeed fills in one missing
     of the three from the other two and the data-parallel world (``runtime/config.py``
@@ -182,7 +202,9 @@ def _batch_sizes(cfg: dict, tp: int, devices: int | None) -> tuple[int | None, i
                           "world size; legal: pass --devices (the world size) to read the layout, or write the numbers "
                           "the run uses", field=auto[0], value=AUTO)
     if gas is None and B is not None and mbs is not None and dp:
-        gas = B // (mbs * dp) if B % (mbs * dp) == 0 else None  # DeepSpeed derives the accumulation steps too
+        if B % (mbs * dp):
+            _no_accumulation_for(B, mbs, dp, devices)
+        gas = B // (mbs * dp)  # DeepSpeed derives the accumulation steps too
     if B is None and mbs is not None and dp and "gradient_accumulation_steps" not in auto:
         B = mbs * (gas or 1) * dp
     if mbs is None and B is not None and dp and "gradient_accumulation_steps" not in auto:
@@ -201,6 +223,10 @@ def _batch_sizes(cfg: dict, tp: int, devices: int | None) -> tuple[int | None, i
         raise ConfigError("the ds_config gives neither train_batch_size nor train_micro_batch_size_per_gpu with the "
                           "device count: write them, or pass --devices with one of them", field="train_batch_size",
                           value=None)
+    if gas is None:
+        notes = (f"gradient_accumulation_steps not in the file and no --devices: read as 1, so dp = {B} / {mbs} = "
+                 f"{B // mbs if B % mbs == 0 else B / mbs:g} (DeepSpeed derives the steps from its world size; give "
+                 "--devices, or the launcher's tensor / pipeline degrees with --from megatron)",)
     gas = gas or 1
     if B % (mbs * gas):
         step = mbs * gas

@@ -61,8 +61,8 @@ from shardplan.errors import ConfigError, divisors, fmt_legal
 from shardplan.parallel import MAXTEXT_SAVED_POLICIES
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block, dp_axes,
-                                   even_layers_per_virtual_stage, flag, parallel_from, read_meta, refuse, refuse_first,
-                                   whole)
+                                   even_layers_per_virtual_stage, expand_variables, flag, parallel_from, read_meta,
+                                   refuse, refuse_first, shell_words, whole)
 from shardplan.limits import MAX_SEQ_LEN
 
 SOURCE = "MaxText src/MaxText/configs/base.yml (commit 003b416) + configs/types.py (commit 0035497)"
@@ -72,7 +72,8 @@ _REMAT = {"none": "custom", "selective": "minimal", "full": "full"}
 #: MaxText's named policies that keep some matmul outputs under full remat (parallel.MAXTEXT_SAVED_POLICIES)
 _SAVED_POLICIES = MAXTEXT_SAVED_POLICIES
 #: the checkpoint names behind each remat_saved entry (MaxText's attention and MLP layers)
-_SAVED_TENSORS = {"qkv_proj": ("query_proj", "key_proj", "value_proj", "qkv_proj"), "context": ("context",),
+_SAVED_TENSORS = {"qkv_proj": ("query_proj", "key_proj", "value_proj", "qkv_proj"), "query_proj": ("query_proj",),
+                  "key_proj": ("key_proj",), "value_proj": ("value_proj",), "context": ("context",),
                   "out_proj": ("out_proj",), "mlpwi": ("mlpwi", "mlpwi_0", "mlpwi_1"), "mlpwo": ("mlpwo",)}
 #: the per-tensor knobs of ``remat_policy: custom`` (base.yml); all 'device' = save every named tensor
 REMAT_TENSORS = ("decoder_layer_input", "context", "mlpwi", "mlpwi_0", "mlpwi_1", "mlpwo", "query_proj",
@@ -268,6 +269,10 @@ def resolve_auto_axes(cfg: dict, devices: int | None, notes: list[str]) -> dict:
     if unset and devices is not None:  # base.yml's auto axes apply to what the file leaves out
         cfg.update(unset)
         notes.append(f"{' and '.join(unset)} not in the file: base.yml's -1 (auto) applies")
+    elif unset:
+        notes.append(f"{' and '.join(unset)} not in the file and no --devices: read as 1 (one device for each "
+                     "degree the file gives), where MaxText's base.yml -1 would spread the run over every device; "
+                     "give --devices N to read it as MaxText does")
     for level in ("ici", "dcn"):
         auto = [k for k, v in cfg.items() if str(k).startswith(level + "_") and str(k).endswith("_parallelism")
                 and v == -1]
@@ -303,15 +308,14 @@ _MAXTEXT_KEYS = ("per_device_batch_size", "remat_policy", "max_target_length",
 def command_line_overrides(text: str) -> dict:
     """The ``key=value`` overrides of a MaxText launch script's command line (MaxText's ``pyconfig`` reads
     ``python3 -m MaxText.train configs/base.yml key=value ...``; e.g. ``configs/trillium/gemma2_9b.sh``): the words after
-    the first one ending in ``.yml`` / ``.yaml`` on a line (backslash continuations joined), keys of lower-case letters,
+    the first one ending in ``.yml`` / ``.yaml`` on a line (backslash continuations joined, the script's own variables
+    substituted, :func:`~shardplan.export.base.expand_variables`, and quoted commands split,
+    :func:`~shardplan.export.base.shell_words`: tpu-recipes' ``MAXTEXT_ARGS="..."`` handed to ``xpk --command="...
+    base.yml ${MAXTEXT_ARGS}"``), keys of lower-case letters,
     digits and underscores, each value read as YAML (``3`` an int, ``'flash'`` a string). ``{}`` where there are none."""
-    import shlex
     out: dict = {}
-    for line in re.sub(r"\\\r?\n", " ", text).splitlines():
-        try:
-            words = shlex.split(line, comments=True)
-        except ValueError:  # an unbalanced quote: not a command line
-            continue
+    for line in expand_variables(re.sub(r"\\\r?\n", " ", text)).splitlines():
+        words = shell_words(line)
         base = next((i for i, w in enumerate(words) if w.endswith((".yml", ".yaml"))), None)
         for w in words[base + 1:] if base is not None else ():
             m = re.fullmatch(r"([a-z_][a-z0-9_]*)=(.*)", w, re.S)
@@ -357,7 +361,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     values = dict(dp=dp, zero_stage=zero, dp_shard=deg["fsdp"] * deg["expert"] if zero == 3 else None, tp=tp,
                   sp=tp > 1, cp=deg["context"], ep=deg["expert"], pp=pp,
                   microbatch_size=max(1, B // (m * dp)),
-                  offload_activation_layers=_offloaded_layers(cfg, text),
+                  offload_activation_layers=_offloaded_layers(cfg, text, notes),
                   offload_optimizer=flag(cfg, "optimizer_memory_host_offload", "MaxText"))
     values["recompute"], values["remat_saved"] = _recompute(cfg, notes)
     if pp > 1:
@@ -366,7 +370,7 @@ def read(text: str, devices: int | None = None) -> Imported:
                               "planner prices MaxText's layer-input offload without a pipeline (as the published "
                               "recipes run it); legal: pipeline_parallelism 1, or decoder_layer_input: remat",
                               field="decoder_layer_input", value="offload")
-        values.update(_pipeline_values(cfg, read_meta(text).get("n_layers"), pp))
+        values.update(_pipeline_values(cfg, read_meta(text).get("n_layers") or model_name_layers(cfg, notes), pp))
         if values["schedule"] == "interleaved":
             notes.append(f"num_pipeline_repeats={values['virtual_stages']}: MaxText's circular pipeline is priced "
                          "as the interleaved schedule (its bubble) under the default profile; --framework maxtext "
@@ -390,16 +394,20 @@ def _overrides(text: str) -> tuple[dict, list[str]]:
     Raises:
         ConfigError: neither, naming what is legal.
     """
+    yaml_error = ""
     try:
         cfg = yaml.safe_load(text)
-    except yaml.YAMLError:
+    except yaml.YAMLError as e:
         cfg = None
+        mark = getattr(e, "problem_mark", None)
+        yaml_error = (f" (YAML: {getattr(e, 'problem', None) or 'unreadable'}"
+                      + (f" at line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ")"))
     if isinstance(cfg, dict):
         return cfg, []
     cfg = command_line_overrides(text)
     if not cfg:
-        raise ConfigError("MaxText overrides are not a YAML mapping, and the file has no MaxText command line "
-                          "with key=value overrides after its base .yml; legal: a YAML overrides file, or a "
+        raise ConfigError(f"MaxText overrides are not a YAML mapping{yaml_error}, and the file has no MaxText command "
+                          "line with key=value overrides after its base .yml; legal: a YAML overrides file, or a "
                           "launch script such as MaxText's configs/trillium/*.sh", field="import", value="maxtext")
     return cfg, [f"read the {len(cfg)} key=value overrides of the script's MaxText command line"]
 
@@ -495,12 +503,24 @@ def _recompute(cfg: dict, notes: list[str]) -> tuple[str, tuple[str, ...] | None
     if offloaded:
         notes.append(f"remat_policy=custom offloads {', '.join(offloaded)}: priced as recomputed (the planner has no "
                      "partial host offload)")
-    saved = tuple(k for k, names in _SAVED_TENSORS.items() if any(knobs[t] == "device" for t in names))
+    saved = saved_names(knobs)
     unpriced = sorted(t for t in ("mla_q", "mla_kv") if knobs[t] == "device")
     if unpriced:
         notes.append(f"remat_policy=custom keeps {', '.join(unpriced)} on the device: not priced (the planner's "
                      "remat_saved names the attention's Q/K/V, context and out_proj and the MLP's)")
     return "full", saved or None
+
+
+def saved_names(knobs: dict[str, str]) -> tuple[str, ...]:
+    """The ``remat_saved`` names of a custom policy's knobs set to 'device': qkv_proj where the fused qkv_proj or all
+    three of query_proj / key_proj / value_proj are kept, else those kept by their own names (the tpu7x Llama 3.1 405B
+    recipe keeps key_proj and value_proj: 2 x 1,024 of the 18,432 widths qkv_proj would price), then context,
+    out_proj, mlpwi (any of mlpwi, mlpwi_0, mlpwi_1) and mlpwo."""
+    kept = {t for t, v in knobs.items() if v == "device"}
+    parts = ("query_proj", "key_proj", "value_proj")
+    qkv = ("qkv_proj",) if "qkv_proj" in kept or all(t in kept for t in parts) else tuple(t for t in parts if t in kept)
+    rest = tuple(k for k in ("context", "out_proj", "mlpwi", "mlpwo") if kept & set(_SAVED_TENSORS[k]))
+    return qkv + rest
 
 
 def _precision_of(cfg: dict, notes: list[str]) -> tuple[str | None, str | None]:
@@ -544,9 +564,23 @@ def _check_vocab_tiling(tiles: int, tokens: float) -> None:
                           f"num_vocab_tiling: {fmt_legal(legal)}", field="num_vocab_tiling", value=tiles, legal=legal)
 
 
-def _offloaded_layers(cfg: dict, text: str) -> int:
-    """``offload_activation_layers`` of a config: every layer (the model's count, from the shardplan header or
-    ``base_num_decoder_layers``) when ``remat_policy: custom`` offloads ``decoder_layer_input`` (full remat with the
+def model_name_layers(cfg: dict, notes: list[str]) -> int | None:
+    """The layer count of the config's ``model_name`` where it is the MaxText config of a preset the project ships
+    (:data:`MAXTEXT_MODEL_NAMES` read backwards; the preset's ``n_layers``, which MaxText's
+    configs/models/<name>.yml sets as base_num_decoder_layers), with a note; None for another or no name."""
+    from shardplan.presets.models import MODELS
+    name = cfg.get("model_name")
+    preset = next((k for k, v in MAXTEXT_MODEL_NAMES.items() if v == name), None) if isinstance(name, str) else None
+    if preset is None:
+        return None
+    notes.append(f"layer count {MODELS[preset].n_layers} from model_name {name} (the {preset} preset)")
+    return MODELS[preset].n_layers
+
+
+def _offloaded_layers(cfg: dict, text: str, notes: list[str]) -> int:
+    """``offload_activation_layers`` of a config: every layer (the model's count, from the shardplan header,
+    ``base_num_decoder_layers`` or the ``model_name`` of a shipped preset, :func:`model_name_layers`) when
+    ``remat_policy: custom`` offloads ``decoder_layer_input`` (full remat with the
     inputs on the host; the other knobs are read by :func:`_recompute`); 0 otherwise.
 
     Raises:
@@ -558,8 +592,12 @@ def _offloaded_layers(cfg: dict, text: str) -> int:
     if n is None:
         n = cfg.get("base_num_decoder_layers")
     if n is None:
+        n = model_name_layers(cfg, notes)
+    if n is None:
         raise ConfigError("MaxText decoder_layer_input: offload offloads every layer's input, but the file gives no "
-                          "layer count; legal: add base_num_decoder_layers: N (the model's layers) to the file",
+                          f"layer count and its model_name ({cfg.get('model_name')!r}) is not one the planner ships; "
+                          "legal: add base_num_decoder_layers: N (the model's layers) to the file, or a model_name of: "
+                          f"{', '.join(sorted(set(MAXTEXT_MODEL_NAMES.values())))}",
                           field="base_num_decoder_layers", value=None)
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 100_000:
         raise ConfigError(f"MaxText base_num_decoder_layers={n!r}: legal: a whole number of layers from 1 to 100,000",

@@ -64,7 +64,7 @@ import shlex
 
 from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
-                                   parallel_from, refuse)
+                                   expand_variables, parallel_from, refuse, shell_words)
 from shardplan.parallel import check_activation_offload, check_offload_modules
 from shardplan.presets.frameworks import FRAMEWORKS
 
@@ -496,6 +496,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--data-parallel-sharding-strategy", choices=["no_shard", "optim", "optim_grads",
                                                                   "optim_grads_params"])
     ap.add_argument("--recompute-granularity", choices=["full", "selective"])
+    # the flag before --recompute-granularity (Megatron-LM until 2022, and the Megatron-DeepSpeed fork BLOOM and
+    # the long-sequence rebase run): every layer's input checkpointed, the layer recomputed, i.e. full granularity
+    ap.add_argument("--checkpoint-activations", action="store_true")
     ap.add_argument("--ckpt-format")
     ap.add_argument("--moe-token-dispatcher-type", choices=["allgather", "alltoall", "flex"])
     ap.add_argument("--cp-comm-type", nargs="+")
@@ -693,6 +696,30 @@ def _cp_comm_of(a: argparse.Namespace) -> str:
     return _CP_COMM[types[0]]
 
 
+#: parallel degrees handed to another script as environment variables (``TP=2 PP=8 EP=32 bash sbatch_benchmarking.sh``,
+#: yiakwy-xpu-team/Megatron-MoE-ModelZoo): the flags that script builds from them are not in the file
+_ENV_DEGREE = re.compile(r"(?:^|[\s;])((?:TP|PP|CP|EP|ETP|VPP)(?:_SIZE)?)=(\d+)\b")
+
+
+def _check_env_degrees(a: argparse.Namespace, text: str) -> None:
+    """A file that reads none of the degree flags but sets degrees as environment variables for a script it runs: the
+    layout is in that other script, and reading the file as tp = pp = cp = ep = 1 would price another run.
+
+    Raises:
+        ConfigError: naming the variables and what to give instead.
+    """
+    if any(v is not None for v in (a.tensor_model_parallel_size, a.pipeline_model_parallel_size,
+                                   a.context_parallel_size, a.expert_model_parallel_size)):
+        return
+    found = [f"{k}={v}" for k, v in _ENV_DEGREE.findall(re.sub(r"\\\r?\n", " ", text))]
+    if found:
+        raise ConfigError(f"the file sets {' '.join(dict.fromkeys(found))} for a script it runs, and none of the "
+                          "Megatron-LM degree flags (--tensor-model-parallel-size, --pipeline-model-parallel-size, "
+                          "--expert-model-parallel-size, ...): the layout is built by that script; legal: import "
+                          "the script itself, or a file with the expanded Megatron-LM flags", field="import",
+                          value=found)
+
+
 def _check_read_flags(a: argparse.Namespace) -> None:
     """A script with none of the flags read (another framework's file), or a degree or size below 1.
 
@@ -716,44 +743,6 @@ def _check_read_flags(a: argparse.Namespace) -> None:
                     ("--recompute-num-layers", a.recompute_num_layers)):
         if v is not None and v < 1:
             raise ConfigError(f"{flag} {v}: legal: a whole number >= 1", field=flag.lstrip("-"), value=v)
-
-
-_VAR = re.compile(r"\$\{([A-Za-z_]\w*)(?:(:?)-([^}]*))?\}|\$([A-Za-z_]\w*)")
-#: ``${NAME:-"default"}`` / ``${NAME-'default'}``: a default in quotes (Megatron-LM's examples/mixtral script:
-#: ``NNODES=${SLURM_NNODES:-"1"}``), read as the unquoted default
-_QUOTED_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*)(:?-)([\"'])([^\"'}]*)\3\}")
-#: ``NAME=value`` at the start of a statement: a bare word, or a quoted string (which may span lines)
-_ASSIGN = re.compile(r"(?:^|(?<=[;\n]))[ \t]*(?:export[ \t]+)?([A-Za-z_]\w*)=(\"[^\"]*\"|'[^']*'|[^\s;#\"'()]*)"
-                     r"(?=[ \t]*(?:[;\n#]|$))")
-
-
-def expand_variables(text: str) -> str:
-    """``text`` with the shell variables a launch script sets itself substituted, in order as bash
-    reads them: ``NAME=value``, ``NAME="a quoted value"`` (which may span lines, as Megatron-LM's example
-    scripts keep their flags: ``GPT_ARGS="--tensor-model-parallel-size 2 ..."``) or ``export NAME=value``
-    define them, also after ``;`` and before a ``# comment``; ``$NAME``, ``${NAME}``, ``${NAME:-default}``
-    (the default where the name is unset or empty) and ``${NAME-default}`` (where unset) use them. Variables
-    set elsewhere (the environment, ``$(...)``) stay as written; in a conditional the last assignment wins."""
-    env: dict[str, str] = {}
-    text = _QUOTED_DEFAULT.sub(r"${\1\2\4}", text)  # ${NNODES:-"1"}: bash drops the default's quotes
-
-    def sub(m: re.Match) -> str:
-        name = m.group(1) or m.group(4)
-        value = env.get(name)
-        if m.group(3) is not None and (value is None or (m.group(2) == ":" and value == "")):
-            return m.group(3)
-        return value if value is not None else m.group(0)
-
-    out, pos = [], 0
-    for m in _ASSIGN.finditer(text):
-        out.append(_VAR.sub(sub, text[pos:m.start()]))
-        value = _VAR.sub(sub, m.group(2))
-        if "$(" not in value and "`" not in value:
-            env[m.group(1)] = value[1:-1] if value[:1] in "\"'" and len(value) > 1 else value
-        out.append(text[m.start():m.end()] if m.group(2)[:1] in "\"'" else _VAR.sub(sub, text[m.start():m.end()]))
-        pos = m.end()
-    out.append(_VAR.sub(sub, text[pos:]))
-    return "".join(out)
 
 
 def _drop_unset_launch_sizes(words: list[str]) -> list[str]:
@@ -806,12 +795,19 @@ def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | No
     # a bash array element holding a flag and its value ("--fp8-format hybrid" in Megatron-LM's
     # examples/llama/train_llama3_8b_h100_fp8.sh, expanded unquoted as ${DTYPE_ARGS[@]}) is split by bash into
     # words; read it as those words (quoted, argparse would stop on it: the script runs only unquoted)
-    words = [part for w in lexer for part in (w.split() if w.startswith("--") and " " in w.strip() else [w])]
+    # and a quoted command (srun bash -c "$LAUNCHER $CMD", the BLOOM / Megatron-DeepSpeed launchers) as the words
+    # the program it runs receives (shell_words)
+    words = [part for w in lexer for part in (
+        (w.split() if w.startswith("--") else shell_words(w)) if " " in w.strip() and re.search(r"(?:^|\s)--[A-Za-z]", w)
+        and not re.match(r"[A-Za-z_]\w*=", w) else [w])]
     kept = _drop_unset_launch_sizes(words)
     unread_launch = len(kept) != len(words)  # a --nnodes / --nproc-per-node the text does not give as a number
     ap = parser()
     a, unknown = ap.parse_known_args(kept)
     _check_read_flags(a)
+    _check_env_degrees(a, text)
+    if a.checkpoint_activations and a.recompute_granularity is None:
+        a.recompute_granularity = "full"
     a.misspelt_notes = misspelt_flags(unknown, list(ap._option_string_actions))
     if a.recompute_modules:
         a.recompute_modules = _module_names(a.recompute_modules)

@@ -161,7 +161,8 @@ def _uneven_cut(ctx: ExportContext) -> tuple[int | None, int, int] | None:
 
 
 def job_config(ctx: ExportContext) -> dict:
-    """The torchtitan job-config mapping of a plan (sections parallelism, activation_checkpoint, training).
+    """The torchtitan job-config mapping of a plan (sections parallelism, activation_checkpoint, training; fp8-mixed
+    as ``[model] converters = ["float8"]``, torchao's float8 linears, which :func:`read` reads back).
 
     Raises:
         ConfigError: see the module docstring (ZeRO-1, tp without sp, ZB-H1, ep outside shard x cp,
@@ -179,6 +180,8 @@ def job_config(ctx: ExportContext) -> dict:
     flavor = titan_flavor(ctx.estimate.model)
     if flavor is not None:  # torchtitan builds the model from [model] name / flavor (a new user found it missing)
         out = {"model": {"name": flavor[0], "flavor": flavor[1]}, **out}
+    if tr.precision.name == "fp8-mixed":  # torchao float8 linears, as torchtitan's llama3_405b.toml @01424cb converts them
+        out["model"] = {**out.get("model", {}), "converters": ["float8"]}
     if tr.framework.compiled:  # priced with Inductor's fused kernels (and compiled loss unless eager): run them
         out["compile"] = {"enable": True, "components": ["model"] + ([] if tr.framework.loss == "eager" else ["loss"])}
     return out
@@ -545,7 +548,9 @@ def _degree(par: dict, key: str, default: int = 1) -> int:
 
 def _recompute_mode(cfg: dict, notes: list[str]) -> str:
     """The planner's recompute of ``[activation_checkpoint] mode``: none / selective / full as named;
-    ``memory_budget`` (torch.compile's min-cut under a memory budget) as selective, with a note.
+    ``memory_budget`` (torch.compile's min-cut under a memory budget) as selective, with a note; a whole-number
+    ``selective_ac_option`` N (torchtitan distributed/activation_checkpoint.py: every N-th layer checkpointed in
+    full) as full for 1 and, with a note, as the op-level selective recompute above.
 
     Raises:
         ConfigError: ``[activation_checkpoint]`` not a table, or a mode torchtitan does not have.
@@ -559,6 +564,18 @@ def _recompute_mode(cfg: dict, notes: list[str]) -> str:
         notes.append("activation_checkpoint mode 'memory_budget' (torch.compile chooses what to save) priced as "
                      "selective recompute")
         return "selective"
+    option = str(section(cfg, "activation_checkpoint", "torchtitan").get("selective_ac_option", "op"))
+    if mode == "selective" and option.isdigit() and int(option) >= 1:
+        n = int(option)
+        if n == 1:  # torchtitan activation_checkpoint.py _apply_layer_sac: every layer checkpointed in full
+            notes.append("selective_ac_option='1' checkpoints every layer in full: read as full recompute")
+            return "full"
+        more = "" if n == 2 else f" (more than the one layer in {n} this option recomputes)"
+        notes.append(f"selective_ac_option='{n}' checkpoints one layer in {n} in full (torchtitan's layer-level "
+                     "selective AC), which the planner has no field for under this profile: priced as the op-level "
+                     "selective recompute, whose extra forward work (every second matmul and the element-wise ops, "
+                     f"about a sixth of a step) is that of every second layer recomputed{more}; its saved activations "
+                     "differ")
     return mode
 
 
@@ -609,4 +626,5 @@ def _pipeline_values(par: dict, n_layers_hint: int | None, pp: int, notes: list[
 
 
 EXPORTER = Exporter(name="torchtitan", title="torchtitan", source=SOURCE, suffix=".toml",
-                    expresses=("tp_overlap", "pipeline_flushes", "etp"), write=write, read=read, seq_key="[training] seq_len")
+                    expresses=("tp_overlap", "pipeline_flushes", "etp"), write=write, read=read, seq_key="[training] seq_len",
+                    precisions=("bf16-mixed", "fp8-mixed"))

@@ -341,13 +341,17 @@ _PCIE5 = "PCIe Gen5 x16 to the host CPU: 64 GB/s per direction (PCI-SIG: 32 GT/s
 _HOST_LINK = {"a100-40gb": (32e9, _PCIE4), "a100-80gb": (32e9, _PCIE4), "h100-sxm": (64e9, _PCIE5),
               "h200": (64e9, _PCIE5), "b200": (64e9, _PCIE5), "mi300x": (64e9, _PCIE5),
               "mi325x": (64e9, _PCIE5), "mi355x": (64e9, _PCIE5)}
-_HOST_LINK["tpu-v6e"] = (64e9, "Cloud TPU v6e docs (System architecture): each chip connects to the host through a "
-                         "PCIe Gen5 interface; x16 assumed: 64 GB/s per direction (PCI-SIG: 32 GT/s x 16 lanes, "
-                         "128b/130b)")
-_HOST_LINK["tpu7x"] = (32e9, "assumed, as the tpu-v6e entry: PCIe Gen5 x16 per chip (64 GB/s per direction; the Google "
-                       "Cloud TPU7x docs say only that the four chips of a VM reach their Intel Emerald Rapids host "
-                       "'using a PCIe network', and that CPU's links are PCIe 5.0), shared by the chip's two chiplets: "
-                       "32 GB/s per device")
+#: TPU host links: the Scaling Book's figures (tpus.md, the revision with TPU7x: "PCIe bandwidth is typically around
+#: 1.6e10 bytes / second per TPU (3.2e10 for TPU v6e)"); per JAX device, so a TPU7x chip's is shared by its two chiplets
+_SB_PCIE = ("Scaling Book tpus.md (jax-ml/scaling-book, the revision that adds TPU7x): 'PCIe bandwidth is typically "
+            "around 1.6e10 bytes / second per TPU (3.2e10 for TPU v6e)'")
+for _name in ("tpu-v4", "tpu-v5e", "tpu-v5p"):
+    _HOST_LINK[_name] = (1.6e10, _SB_PCIE)
+_HOST_LINK["tpu-v6e"] = (3.2e10, _SB_PCIE + "; the Cloud TPU v6e docs add that each chip reaches the host over "
+                         "PCIe Gen5")
+_HOST_LINK["tpu7x"] = (8e9, _SB_PCIE + ", TPU7x not named apart: 1.6e10 per chip, shared by its two chiplets (JAX "
+                       "devices): 8e9 per device (Google Cloud's TPU7x page says only that four chips reach their host "
+                       "'using a PCIe network')")
 for _name, (_bw, _src) in _HOST_LINK.items():
     _h = HARDWARE[_name]
     HARDWARE[_name] = HardwareSpec(**{**_h.model_dump(), "host_bandwidth": _bw,
