@@ -156,3 +156,81 @@ def test_torchtitan_fp8_round_trip(tmp_path):
     assert r.exit_code == 0, r.output
     assert 'converters = [\n    "float8",\n]' in out.read_text() or 'converters = ["float8"]' in out.read_text()
     assert import_config("torchtitan", out.read_text(), devices=8).precision == "fp8-mixed"
+
+
+def test_torchtitan_early_step_in_backward_is_noted():
+    toml = ('[optimizer]\nearly_step_in_backward = true\n[training]\nlocal_batch_size = 1\nseq_len = 8192\n'
+            '[parallelism]\ndata_parallel_shard_degree = -1\n')
+    assert any("early_step_in_backward" in n for n in import_config("torchtitan", toml, devices=8).notes)
+
+
+def test_megatron_layout_needs_embedding_first_and_loss_last():
+    from shardplan.export.megatron import parse_pipeline_layout
+    # a DeepSeek-V3 layout (GCP A4 recipe) with its loss L: 8 stages x 4 chunks = 32 entries
+    assert parse_pipeline_layout("Et*2|(tt|)*22t|(tt|)*7mL", 8)[1] == 4
+    for bad in ("Et*2|(tt|)*22t|(tt|)*7m", "t|Et|(tt|)*2L", "Et|(tt|)*2L|L"):
+        with pytest.raises(ConfigError, match="embedding E first and the loss L last"):
+            parse_pipeline_layout(bad, 4)
+
+
+# microsoft/Megatron-DeepSpeed examples_deepspeed/sequence_parallel (FPDT / Ulysses), trimmed: ZeRO-3 and a Ulysses
+# group of 4 on 4 GPUs are DeepSpeed's flags
+MEGATRON_DEEPSPEED = """sp_size=4
+zero_stage=3
+megatron_options="--tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 \\
+    --ds-sequence-parallel-size ${sp_size} --ds-sequence-parallel-fpdt --micro-batch-size 1 --global-batch-size 4 \\
+    --seq-length 262144 --num-layers 32 --checkpoint-activations"
+deepspeed_options="--deepspeed --deepspeed_config ds_config.json --zero-stage ${zero_stage}"
+deepspeed pretrain_gpt.py ${megatron_options} ${deepspeed_options}
+"""
+
+
+def test_megatron_deepspeed_zero_and_ulysses():
+    imp = import_config("megatron", MEGATRON_DEEPSPEED, devices=4)
+    p = imp.parallel
+    # 4 GPUs = Ulysses 4 (cp with all-to-all) x dp 1; ZeRO-3 from --zero-stage; the deepspeed profile
+    assert (p.dp, p.zero_stage, p.cp, p.cp_comm, p.recompute) == (1, 3, 4, "a2a", "full")
+    assert imp.framework == "deepspeed"
+    assert any("--ds-sequence-parallel-fpdt" in n for n in imp.notes)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("import os\nfrom reframe import x\ndef run():\n    args = ['--attention-dropout', '0.0,']\n", "Python source"),
+    ("ConfigContainer:\n  model:\n    cross_entropy_fusion_impl: te\n", "YAML mapping"),
+    ('CP_SIZE=1 TP_SIZE=2 PP_SIZE=4 bash train.sh "unclosed\n', "TP_SIZE=2 PP_SIZE=4"),
+    ('torchrun pretrain_gpt.py --tensor-model-parallel-size 2 "unclosed\n', "a quote opened and not closed")])
+def test_megatron_files_that_are_not_launch_scripts_say_what_they_are(text, match):
+    with pytest.raises(ConfigError, match=match):
+        import_config("megatron", text, devices=8)
+
+
+def test_deepspeed_trainer_config_and_zeropp():
+    # a Hugging Face Trainer ds_config with no batch keys: micro batch 1, no global batch, with a note
+    imp = import_config("deepspeed", '{"zero_optimization": {"stage": 3}, "bf16": {"enabled": true}}', devices=8)
+    assert (imp.parallel.dp, imp.parallel.microbatch_size, imp.global_batch) == (8, 1, None)
+    assert any("micro batch read as 1" in n for n in imp.notes)
+    zpp = ('{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3, "zero_hpz_partition_size": 16, '
+           '"zero_quantized_weights": true}}')
+    notes = import_config("deepspeed", zpp, devices=64).notes
+    assert any("ZeRO++ (zero_hpz_partition_size 16, zero_quantized_weights)" in n for n in notes)
+    assert not any("no --devices" in n for n in notes)
+
+
+def test_easydel_four_axis_mesh_of_older_releases():
+    # EasyDeL before its expert axis: sharding_axis_dims=(dp, fsdp, tp, sp)
+    script = ("model = AutoEasyDeLModelForCausalLM.from_pretrained('x', sharding_axis_dims=(1, -1, 2, 1), "
+              "gradient_checkpointing=EasyDeLGradientCheckPointers.NOTHING_SAVEABLE)\n")
+    imp = import_config("easydel", script, devices=8)
+    # 8 devices = fsdp 4 x tp 2: dp 4 (ZeRO-3 over 4), tp 2
+    assert (imp.parallel.dp, imp.parallel.zero_stage, imp.parallel.tp) == (4, 3, 2)
+    assert any("before the expert axis" in n for n in imp.notes)
+
+
+def test_easydel_elarge_model_sharding_dict():
+    # EasyDeL's eLargeModel({... "sharding": {"axis_dims": ..., "axis_names": ...}}) (examples/post_training/sft.py);
+    # a gradient_checkpointing set from FLAGS at run time is not read as a policy name
+    script = ('import easydel as ed\nelm = ed.eLargeModel({"model": {"name_or_path": "x"}, "sharding": {"axis_dims": '
+              '(1, -1, 1, 2, 1), "axis_names": ("dp", "fsdp", "ep", "tp", "sp")}})\n'
+              'f(gradient_checkpointing=FLAGS.gradient_checkpointing)\n')
+    imp = import_config("easydel", script, devices=8)
+    assert (imp.parallel.dp, imp.parallel.tp, imp.parallel.recompute) == (4, 2, "none")

@@ -219,11 +219,15 @@ def _batch_sizes(cfg: dict, tp: int, devices: int | None) -> tuple[int | None, i
                                    "per_device_train_batch_size)" if mbs is None else "")
                  + ("; no global batch (give --global-batch)" if B is None else ""),)
         return B, mbs or 1, gas or 1, dp, notes
+    if B is None and mbs is None and dp:  # the Hugging Face Trainer supplies both (as with 'auto' above)
+        return None, 1, gas or 1, dp, ("neither train_batch_size nor train_micro_batch_size_per_gpu in the file (the "
+                                       "Hugging Face Trainer passes them in): micro batch read as 1 (give "
+                                       "--microbatch-size) and no global batch (give --global-batch)",)
     if B is None or mbs is None:
         raise ConfigError("the ds_config gives neither train_batch_size nor train_micro_batch_size_per_gpu with the "
                           "device count: write them, or pass --devices with one of them", field="train_batch_size",
                           value=None)
-    if gas is None:
+    if gas is None and not devices:
         notes = (f"gradient_accumulation_steps not in the file and no --devices: read as 1, so dp = {B} / {mbs} = "
                  f"{B // mbs if B % mbs == 0 else B / mbs:g} (DeepSpeed derives the steps from its world size; give "
                  "--devices, or the launcher's tensor / pipeline degrees with --from megatron)",)
@@ -337,6 +341,7 @@ def read(text: str, devices: int | None = None) -> Imported:
                    if tp > 1 and cfg.get("train_batch_size") not in (None, AUTO) else ())
     stage = _whole(zero, "stage", 0, 3) or 0
     offload, offload_notes = _offload(zero, stage)
+    offload_notes = (*offload_notes, *_zeropp_notes(zero))
     precision = _precision(cfg, stage)
     auto_notes = (*batch_notes, *(("bf16 / fp16 enabled 'auto' (the Hugging Face Trainer's --bf16 / --fp16 set it): "
                                    "no precision recorded (give --precision; the profile's default otherwise)",)
@@ -354,6 +359,19 @@ def read(text: str, devices: int | None = None) -> Imported:
                     framework=framework, precision=precision,
                     notes=(*auto_notes, *offload_notes, *mics_notes, *_meta_devices_note(cfg, dp * tp * sp),
                            *autotp_note, *profile_notes))
+
+
+def _zeropp_notes(zero: dict) -> tuple[str, ...]:
+    """A note for ZeRO++ (Wang et al. 2023, "ZeRO++": ``zero_hpz_partition_size`` keeps a secondary copy of the
+    weights sharded within a node for the backward's gathers, ``zero_quantized_weights`` / ``_gradients`` send them
+    in int8 / int4), which the planner does not price: its collectives stay plain ZeRO-3's."""
+    hpz = zero.get("zero_hpz_partition_size")
+    used = ([f"zero_hpz_partition_size {hpz}"] if isinstance(hpz, int) and not isinstance(hpz, bool) and hpz > 1
+            else []) + [k for k in ("zero_quantized_weights", "zero_quantized_gradients") if zero.get(k) is True]
+    if not used:
+        return ()
+    return (f"ZeRO++ ({', '.join(used)}): not priced; the parameter gathers and gradient reductions are priced as "
+            "plain ZeRO-3 (full precision over the whole data-parallel group), an upper bound on their time",)
 
 
 def _load(text: str) -> dict:

@@ -146,6 +146,28 @@ SCRIPT_KEYS = {"sharding_axis_dims": None, "sharding_axis_names": None, "gradien
                "max_sequence_length": "training_arguments"}
 
 
+def _elarge_sharding(tree: ast.AST) -> dict:
+    """``sharding_axis_dims`` / ``sharding_axis_names`` of EasyDeL's newer ``eLargeModel({... "sharding": {"axis_dims":
+    (...), "axis_names": (...)}})`` dictionary form (EasyDeL examples/post_training/sft.py @ 9cdaf76), from the first
+    dict literal with a "sharding" entry that holds literal axis_dims; {} without one."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Dict):
+            continue
+        for key, value in zip(node.keys, node.values):
+            if not (isinstance(key, ast.Constant) and key.value == "sharding" and isinstance(value, ast.Dict)):
+                continue
+            out = {}
+            for k, v in zip(value.keys, value.values):
+                if isinstance(k, ast.Constant) and k.value in ("axis_dims", "axis_names"):
+                    try:
+                        out[f"sharding_{k.value}"] = ast.literal_eval(v)
+                    except (ValueError, SyntaxError, TypeError):
+                        pass
+            if "sharding_axis_dims" in out:
+                return out
+    return {}
+
+
 def _script_config(text: str) -> dict:
     """The config mapping of an EasyDeL training script without an ``EASYDEL_CONFIG`` literal (EasyDeL's own examples,
     e.g. ``supervised-finetuning/launch.py``): the :data:`SCRIPT_KEYS` keyword arguments of its calls, each a literal,
@@ -170,6 +192,9 @@ def _script_config(text: str) -> dict:
             continue
         v = node.value
         if node.arg == "gradient_checkpointing" and isinstance(v, ast.Attribute):
+            base = v.value.attr if isinstance(v.value, ast.Attribute) else getattr(v.value, "id", "")
+            if not base.endswith("GradientCheckPointers"):
+                continue  # FLAGS.gradient_checkpointing: set at run time, not in the file
             value = v.attr.lower()  # EasyDeLGradientCheckPointers.NOTHING_SAVEABLE = "nothing_saveable"
         elif isinstance(v, ast.Name) and v.id in names:
             value = names[v.id]
@@ -180,11 +205,31 @@ def _script_config(text: str) -> dict:
                 continue
         (cfg.setdefault(SCRIPT_KEYS[node.arg], {}) if SCRIPT_KEYS[node.arg] else cfg)[node.arg] = value
     if "sharding_axis_dims" not in cfg:
+        cfg.update(_elarge_sharding(tree))
+    if "sharding_axis_dims" not in cfg:
         raise ConfigError("no EASYDEL_CONFIG = {...} literal (shardplan's export) and no sharding_axis_dims=... keyword "
                           "in the EasyDeL script: nothing says the layout; legal: a script passing sharding_axis_dims "
                           "(a literal tuple) to from_pretrained, or a `shardplan export --to easydel` file",
                           field="import", value="easydel")
     return cfg
+
+
+#: the mesh axes of EasyDeL releases before its expert axis (sharding_axis_names default ("dp", "fsdp", "tp", "sp"),
+#: as examples/training/causal_language_model_training_example.py @ 09fbe72 passes sharding_axis_dims=(1, -1, 1, 1))
+OLDER_NAMES = ("dp", "fsdp", "tp", "sp")
+
+
+def _four_axes(cfg: dict) -> tuple[dict, tuple[str, ...]]:
+    """``cfg`` with an older EasyDeL's four-axis mesh (:data:`OLDER_NAMES`, or four of :data:`NAMES` without ep) read
+    as today's five with ep 1, and a note; ``cfg`` unchanged otherwise (:func:`_dims` checks it)."""
+    dims, names = cfg.get("sharding_axis_dims"), cfg.get("sharding_axis_names", OLDER_NAMES)
+    if not (isinstance(dims, (list, tuple)) and len(dims) == 4 and isinstance(names, (list, tuple)) and len(names) == 4
+            and sorted(names) == sorted(OLDER_NAMES)):
+        return cfg, ()
+    degree = {**dict(zip(names, dims)), "ep": 1}
+    return ({**cfg, "sharding_axis_dims": [degree[n] for n in NAMES], "sharding_axis_names": list(NAMES)},
+            (f"sharding_axis_dims={tuple(dims)} over {tuple(names)}: an EasyDeL release before the expert axis, "
+             "read with ep 1",))
 
 
 def _dims(cfg: dict, devices: int | None) -> list[int]:
@@ -261,6 +306,8 @@ def read(text: str, devices: int | None = None) -> Imported:
         cfg = _load(text)
     except (ValueError, SyntaxError) as e:
         raise ConfigError(f"cannot read the EasyDeL config: {e}", field="import", value="easydel") from None
+    script = not text.lstrip().startswith("{") and not re.search(r"^EASYDEL_CONFIG = ", text, re.M)
+    cfg, older = _four_axes(cfg) if script else (cfg, ())  # shardplan's own exports always write five
     dims = _dims(cfg, devices)
     dp_rep, fsdp, ep, tp, sp = _by_name(cfg, dims)
     if ep != 1:
@@ -274,7 +321,8 @@ def read(text: str, devices: int | None = None) -> Imported:
     # the one precision an EasyDeL file is priced with (EXPORTER.precisions; the CLI's target_precision): without it
     # `estimate --plan` on a TPU took maxtext's fp32-params (a breaker's round trip: 9.978 s -> 10.530 s)
     return Imported(parallel_from(values), devices=eval_product(dims), seq_len=args.get("max_sequence_length"),
-                    global_batch=B, framework="easydel", notes=_order_note(cfg), precision=EXPORTER.precisions[0])
+                    global_batch=B, framework="easydel", notes=(*older, *_order_note(cfg)),
+                    precision=EXPORTER.precisions[0])
 
 
 def _training_arguments(cfg: dict) -> dict:

@@ -62,6 +62,8 @@ import math
 import re
 import shlex
 
+import yaml
+
 from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
                                    expand_variables, parallel_from, refuse, shell_words)
@@ -141,7 +143,8 @@ def parse_pipeline_layout(text: str, pp: int) -> tuple[tuple[int, ...], int]:
     ``Et|(tt|)*2L`` with pp 4 -> (1, 2, 2, 0), 1.
 
     Raises:
-        ConfigError: a character other than E t m L | , ( ) * digits, or an entry count that pp does not divide.
+        ConfigError: a character other than E t m L | , ( ) * digits, E not first or L not last (or either not
+            once), or an entry count that pp does not divide.
     """
     s = text.replace(" ", "").replace(",", "")
     if not re.fullmatch(r"[EtmL|()*0-9]*", s):
@@ -167,6 +170,13 @@ def parse_pipeline_layout(text: str, pp: int) -> tuple[tuple[int, ...], int]:
     if re.search(r"[()*0-9]", s):
         raise ConfigError(f"--pipeline-model-parallel-layout {short_repr(text)}: an unbalanced '(' / ')' or a repeat "
                           "count without '(...)*' or a layer letter before it", field="pp_layers", value=text)
+    flat = s.replace("|", "")
+    if flat and (flat[0] != "E" or flat[-1] != "L" or flat.count("E") != 1 or flat.count("L") != 1):
+        # Megatron-core pipeline_parallel_layer_layout.py validate_layer_layout: "The first layer must be embedding",
+        # "The last layer must be loss", each specified exactly once
+        raise ConfigError(f"--pipeline-model-parallel-layout {short_repr(text)}: Megatron-LM needs the embedding E "
+                          "first and the loss L last, each once (it asserts on any other layout); legal: a layout "
+                          "such as Et|(tt|)*2L", field="pp_layers", value=text)
     entries = s.split("|")
     if entries and entries[-1] == "":
         entries = entries[:-1]
@@ -469,6 +479,18 @@ def model_shape(a: argparse.Namespace) -> dict[str, int]:
     return {field: value for field, value in shape.items() if value is not None}
 
 
+def _add_deepspeed_args(ap: argparse.ArgumentParser) -> None:
+    """Megatron-DeepSpeed's flags (microsoft/Megatron-DeepSpeed megatron/arguments.py): the DeepSpeed engine's ZeRO
+    stage, DeepSpeed-Ulysses sequence parallelism (heads split over the group by all-to-all: the planner's cp with
+    a2a), and the options :func:`_deepspeed_notes` names as not priced."""
+    ap.add_argument("--deepspeed", action="store_true")
+    ap.add_argument("--zero-stage", type=int)
+    ap.add_argument("--ds-sequence-parallel-size", type=int)
+    for flag in ("--ds-sequence-parallel-fpdt", "--ds-sequence-parallel-fpdt-offloading", "--checkpoint-in-cpu",
+                 "--cpu-optimizer"):
+        ap.add_argument(flag, action="store_true")
+
+
 def parser() -> argparse.ArgumentParser:
     """An argparse parser of the flags :func:`megatron_args` writes (Megatron-LM's names and types)."""
     ap = _Parser(prog="megatron", add_help=False, allow_abbrev=False)
@@ -499,6 +521,7 @@ def parser() -> argparse.ArgumentParser:
     # the flag before --recompute-granularity (Megatron-LM until 2022, and the Megatron-DeepSpeed fork BLOOM and
     # the long-sequence rebase run): every layer's input checkpointed, the layer recomputed, i.e. full granularity
     ap.add_argument("--checkpoint-activations", action="store_true")
+    _add_deepspeed_args(ap)
     ap.add_argument("--ckpt-format")
     ap.add_argument("--moe-token-dispatcher-type", choices=["allgather", "alltoall", "flex"])
     ap.add_argument("--cp-comm-type", nargs="+")
@@ -526,9 +549,12 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _zero_stage(a: argparse.Namespace) -> int:
-    """The ZeRO stage of the data-parallel flags: Megatron-FSDP's sharding strategy, ``--use-torch-fsdp2`` (PyTorch
+    """The ZeRO stage of the data-parallel flags: Megatron-DeepSpeed's ``--zero-stage``, Megatron-FSDP's sharding
+    strategy, ``--use-torch-fsdp2`` (PyTorch
     FSDP2 ``fully_shard`` of every module, parameters included: ZeRO-3; Megatron-LM arguments.py), the distributed
     optimizer (ZeRO-1), else none."""
+    if a.zero_stage is not None:  # Megatron-DeepSpeed: the DeepSpeed engine's ZeRO (its ds_config says the same)
+        return a.zero_stage
     if a.use_torch_fsdp2:
         return 3
     if a.use_megatron_fsdp:
@@ -720,6 +746,38 @@ def _check_env_degrees(a: argparse.Namespace, text: str) -> None:
                           value=found)
 
 
+#: Python source (a ReFrame test, a NeMo / Megatron-Bridge recipe in Python): module-level statements bash has not
+_PYTHON_LINE = re.compile(r"^(?:import [\w.]+|from [\w.]+ import |def \w+\(|class \w+[(:])", re.M)
+
+
+def _yaml_mapping(text: str) -> bool:
+    """The text parses as a YAML mapping (a bash script or a flag list parses as a string or not at all)."""
+    try:
+        return isinstance(yaml.safe_load(text), dict)
+    except yaml.YAMLError:
+        return False
+
+
+def _check_script_kind(text: str) -> None:
+    """Refuse what is not a launch script or flag list before its words are read: Python source (two or more
+    ``import`` / ``def`` / ``class`` lines), or a Megatron-Bridge / NeMo YAML recipe (``tensor_model_parallel_size:``
+    keys), whose settings this importer would otherwise misread as flag values.
+
+    Raises:
+        ConfigError: naming what the file looks like and what to give instead.
+    """
+    if len(_PYTHON_LINE.findall(text)) >= 2:
+        raise ConfigError("the file is Python source (import / def / class lines), not a launch script: the Megatron-LM "
+                          "importer reads the flags a shell script passes; legal: the launch script, or the flags the "
+                          "Python program builds (e.g. from its log's 'arguments' block)", field="import",
+                          value="megatron")
+    if re.search(r"^\s*(?:tensor|pipeline)_model_parallel_size\s*:", text, re.M) or _yaml_mapping(text):
+        raise ConfigError("the file is a YAML mapping (a recipe or override file, as Megatron-Bridge and NeMo write "
+                          "them: ConfigContainer, tensor_model_parallel_size: ...), which shardplan has no importer for; legal: the Megatron-LM flags the recipe "
+                          "runs (--tensor-model-parallel-size ...), or the layout given to estimate directly (--tp, "
+                          "--pp, --cp, --ep)", field="import", value="megatron")
+
+
 def _check_read_flags(a: argparse.Namespace) -> None:
     """A script with none of the flags read (another framework's file), or a degree or size below 1.
 
@@ -790,6 +848,7 @@ def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | No
     size as a variable or ``gpu``). A ``--devices`` that contradicts the script is refused by import_config."""
     # a shell line continuation (backslash-newline) joins the lines, as bash reads the script; shell
     # operators ( ) ; | & < > are tokens of their own, so that they end a list of values
+    _check_script_kind(text)
     lexer = shlex.shlex(expand_variables(re.sub(r"\\\r?\n", " ", text)), posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     # a bash array element holding a flag and its value ("--fp8-format hybrid" in Megatron-LM's
@@ -797,9 +856,16 @@ def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | No
     # words; read it as those words (quoted, argparse would stop on it: the script runs only unquoted)
     # and a quoted command (srun bash -c "$LAUNCHER $CMD", the BLOOM / Megatron-DeepSpeed launchers) as the words
     # the program it runs receives (shell_words)
-    words = [part for w in lexer for part in (
-        (w.split() if w.startswith("--") else shell_words(w)) if " " in w.strip() and re.search(r"(?:^|\s)--[A-Za-z]", w)
-        and not re.match(r"[A-Za-z_]\w*=", w) else [w])]
+    try:
+        words = [part for w in lexer for part in (
+            (w.split() if w.startswith("--") else shell_words(w)) if " " in w.strip()
+            and re.search(r"(?:^|\s)--[A-Za-z]", w) and not re.match(r"[A-Za-z_]\w*=", w) else [w])]
+    except ValueError as e:  # shlex: an unbalanced quote (a heredoc, an apostrophe in a comment-less line)
+        _check_env_degrees(argparse.Namespace(tensor_model_parallel_size=None, pipeline_model_parallel_size=None,
+                                              context_parallel_size=None, expert_model_parallel_size=None), text)
+        raise ConfigError(f"the script cannot be split into words as bash would ({e}: a quote opened and not "
+                          "closed); legal: a launch script bash runs, or the Megatron-LM flags alone",
+                          field="import", value="megatron") from None
     kept = _drop_unset_launch_sizes(words)
     unread_launch = len(kept) != len(words)  # a --nnodes / --nproc-per-node the text does not give as a number
     ap = parser()
@@ -854,7 +920,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     if n is None:
         raise ConfigError("the Megatron-LM arguments do not give the world size: pass --devices",
                           field="devices", value=None)
-    tp, pp, cp = a.tensor_model_parallel_size or 1, a.pipeline_model_parallel_size or 1, a.context_parallel_size or 1
+    tp, pp, cp, ulysses = _degrees(a)
     _check_world(a, n, devices, tp * pp * cp)
     dp, zero = n // (tp * pp * cp), _zero_stage(a)
     shard = _dist_opt_shard(a, dp)
@@ -866,7 +932,8 @@ def read(text: str, devices: int | None = None) -> Imported:
                           "alltoall, or flex with --moe-enable-deepep", field="moe_dispatcher",
                           value=a.moe_token_dispatcher_type or "allgather", legal=["alltoall", "flex"])
     # arguments.py: "Disabling sequence parallelism because tensor model parallelism is disabled" (tp = 1)
-    values = dict(dp=dp, zero_stage=zero, tp=tp, pp=pp, cp=cp, cp_comm=_cp_comm_of(a) if cp > 1 else "ring",
+    values = dict(dp=dp, zero_stage=zero, tp=tp, pp=pp, cp=cp,
+                  cp_comm="a2a" if ulysses else _cp_comm_of(a) if cp > 1 else "ring",
                   sp=a.sequence_parallel and tp > 1,
                   ep=a.expert_model_parallel_size or 1, recompute=a.recompute_granularity or "none",
                   etp=a.expert_tensor_parallel_size if a.expert_tensor_parallel_size not in (None, tp) else None,
@@ -887,7 +954,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     check_offload_modules(parallel, None)
     precision, optimizer_dtype = _training_of(a, zero)
     capacity, capacity_notes = _capacity_factor(a)
-    framework, loss_notes = _gather_profile(a, zero, dp, *_loss_profile(a))
+    framework, loss_notes = _profile_of(a, zero, dp, ulysses)
     notes = _import_notes(a, parallel.schedule, precision) + capacity_notes + loss_notes
     return Imported(parallel, devices=n, seq_len=a.seq_length, global_batch=a.global_batch_size,
                     framework=framework, precision=precision, optimizer_dtype=optimizer_dtype,
@@ -896,6 +963,40 @@ def read(text: str, devices: int | None = None) -> Imported:
                     notes=notes, model_shape=model_shape(a),
                     # an unfused attention core (its s x s scores stored): the plan records attention 'naive'
                     attention="naive" if a.attention_backend in ("unfused", "local") else None)
+
+
+def _profile_of(a: argparse.Namespace, zero: int, dp: int, ulysses: bool) -> tuple[str, tuple[str, ...]]:
+    """(framework profile, notes) of the flags: Megatron-DeepSpeed's (``--deepspeed``, ``--zero-stage`` or a Ulysses
+    group) is the deepspeed profile (:func:`_deepspeed_notes`), else the megatron profile of the loss and
+    parameter-gather flags (:func:`_gather_profile`, :func:`_loss_profile`)."""
+    if a.deepspeed or a.zero_stage is not None or ulysses:
+        return "deepspeed", _deepspeed_notes(a)
+    return _gather_profile(a, zero, dp, *_loss_profile(a))
+
+
+def _degrees(a: argparse.Namespace) -> tuple[int, int, int, bool]:
+    """(tp, pp, cp, ulysses) of the flags: cp is Megatron-LM's context parallelism times Megatron-DeepSpeed's
+    ``--ds-sequence-parallel-size`` (DeepSpeed-Ulysses, ``ulysses`` True when above 1, priced with all-to-all)."""
+    tp, pp, cp = a.tensor_model_parallel_size or 1, a.pipeline_model_parallel_size or 1, a.context_parallel_size or 1
+    ulysses = (a.ds_sequence_parallel_size or 1) > 1
+    return tp, pp, cp * (a.ds_sequence_parallel_size if ulysses else 1), ulysses
+
+
+def _deepspeed_notes(a: argparse.Namespace) -> tuple[str, ...]:
+    """Notes for a Megatron-DeepSpeed command (``--deepspeed`` / ``--zero-stage`` / ``--ds-sequence-parallel-size``),
+    priced with the deepspeed profile: DeepSpeed-Ulysses read as cp with all-to-all, and the options the planner does
+    not price (FPDT's chunked attention and its offloading, activation checkpoints on the CPU, the CPU optimizer)."""
+    notes = ["Megatron-DeepSpeed (--deepspeed / --zero-stage): priced with the deepspeed profile"]
+    if (a.ds_sequence_parallel_size or 1) > 1:
+        notes.append(f"--ds-sequence-parallel-size {a.ds_sequence_parallel_size}: DeepSpeed-Ulysses, read as cp with "
+                     "all-to-all (cp_comm a2a)")
+    unpriced = [f for f, on in (("--ds-sequence-parallel-fpdt", a.ds_sequence_parallel_fpdt),
+                                ("--ds-sequence-parallel-fpdt-offloading", a.ds_sequence_parallel_fpdt_offloading),
+                                ("--checkpoint-in-cpu", a.checkpoint_in_cpu), ("--cpu-optimizer", a.cpu_optimizer)) if on]
+    if unpriced:
+        notes.append(f"{', '.join(unpriced)}: not priced (FPDT's chunked attention and host offloading, activation "
+                     "checkpoints or the optimizer on the CPU): memory and time as without them")
+    return tuple(notes)
 
 
 def _gather_profile(a: argparse.Namespace, zero: int, dp: int, framework: str,

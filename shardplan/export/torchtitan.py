@@ -237,6 +237,11 @@ def read(text: str, devices: int | None = None) -> Imported:
         values.update(_pipeline_values(par, read_meta(text).get("n_layers") or _flavor_layers(cfg, notes), pp, notes))
         values["pipeline_flushes"] = accumulation
     precision = _model_notes(cfg, notes)
+    if section(cfg, "optimizer", "torchtitan").get("early_step_in_backward") is True:
+        # torchtitan components/optimizer.py: each parameter's optimizer step runs in its gradient hook
+        notes.append("[optimizer] early_step_in_backward: the optimizer steps inside the backward and frees each "
+                     "gradient as it goes; not priced (the plan keeps every gradient until the step: its memory is "
+                     "an upper bound by the gradients' bytes)")
     seq_len = whole(tr, "seq_len", "torchtitan", where="[training] ", most=MAX_SEQ_LEN)
     return Imported(parallel_from(values), devices=rep * shard * tp * pp * cp, seq_len=seq_len,
                     global_batch=glob, framework=profile, precision=precision, notes=tuple(notes))
