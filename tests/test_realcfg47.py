@@ -234,3 +234,39 @@ def test_easydel_elarge_model_sharding_dict():
               'f(gradient_checkpointing=FLAGS.gradient_checkpointing)\n')
     imp = import_config("easydel", script, devices=8)
     assert (imp.parallel.dp, imp.parallel.tp, imp.parallel.recompute) == (4, 2, "none")
+
+
+def test_breaker_inputs_of_the_session():
+    # a variable that doubles itself forty times (2**40 characters) is refused, not expanded until memory runs out
+    doubling = "A=x\n" + 'A="$A$A"\n' * 40 + "torchrun pretrain_gpt.py $A\n"
+    with pytest.raises(ConfigError, match="variable A expands past"):
+        import_config("megatron", doubling, devices=8)
+    # text an echo prints is not the command: tp 2 is launched, tp 8 only printed
+    echo = ('torchrun pretrain_gpt.py --tensor-model-parallel-size 2 --micro-batch-size 1\n'
+            'echo "next time try --tensor-model-parallel-size 8"\n')
+    assert import_config("megatron", echo, devices=8).parallel.tp == 2
+    # a shell script holding Python in a heredoc, and a comment naming a degree, are launch scripts
+    heredoc = ("#!/bin/bash\npython - <<'EOF'\nimport os\nimport sys\ndef f():\n    pass\nEOF\n"
+               "torchrun pretrain_gpt.py --tensor-model-parallel-size 2\n")
+    assert import_config("megatron", heredoc, devices=8).parallel.tp == 2
+    assert import_config("megatron", "# TP=8 was slower\ntorchrun pretrain_gpt.py --micro-batch-size 1\n",
+                         devices=8).parallel.tp == 1
+    for flags, match in (("--ds-sequence-parallel-size 0", "ds-sequence-parallel-size 0"),
+                         ("--zero-stage 7", "--zero-stage 7: legal: 0, 1, 2, 3")):
+        with pytest.raises(ConfigError, match=match):
+            import_config("megatron", f"deepspeed pretrain_gpt.py --deepspeed {flags}\n", devices=8)
+    for option in ('"0"', '"2.5"', '"garbage"', "true"):
+        toml = (f'[activation_checkpoint]\nmode = "selective"\nselective_ac_option = {option}\n'
+                '[training]\nlocal_batch_size = 1\nseq_len = 8192\n[parallelism]\ndata_parallel_shard_degree = -1\n')
+        with pytest.raises(ConfigError, match="selective_ac_option"):
+            import_config("torchtitan", toml, devices=8)
+
+
+def test_easydel_elarge_model_reads_recompute_and_batch():
+    # EasyDeL sft.py: gradient checkpointing under base_config.values, the batch under trainer
+    script = ('import easydel as ed\nelm = ed.eLargeModel({"sharding": {"axis_dims": (1, -1, 1, 2, 1)}, '
+              '"base_config": {"values": {"gradient_checkpointing": ed.EasyDeLGradientCheckPointers.NOTHING_SAVEABLE}},'
+              ' "trainer": {"total_batch_size": 32, "gradient_accumulation_steps": 4, "max_length": 2048}})\n')
+    imp = import_config("easydel", script, devices=8)
+    # 8 devices: fsdp 4 x tp 2 -> dp 4; 32 sequences per step over dp 4 = micro batch 8; x 4 accumulation = 128
+    assert (imp.parallel.recompute, imp.parallel.microbatch_size, imp.global_batch, imp.seq_len) == ("full", 8, 128, 2048)

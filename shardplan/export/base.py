@@ -529,6 +529,11 @@ _ASSIGN = re.compile(r"(?:^|(?<=[;\n]))[ \t]*(?:export[ \t]+)?([A-Za-z_]\w*)=(\"
                      r"(?=[ \t]*(?:[;\n#]|$))")
 
 
+#: characters a variable's value (and four times that, the whole script) may reach once substituted: a config is a
+#: few KiB, the importers refuse files over 1 MiB
+MAX_EXPANDED = 2**20
+
+
 def expand_variables(text: str) -> str:
     """``text`` with the shell variables a launch script sets itself substituted, in order as bash
     reads them: ``NAME=value``, ``NAME="a quoted value"`` (which may span lines, as Megatron-LM's example
@@ -555,12 +560,20 @@ def expand_variables(text: str) -> str:
         # a value computed by a command ($(...), `...`) is unknown, unless it is a quoted string that only holds one
         # among other words (CMD=" `pwd`/pretrain_gpt.py --tensor-model-parallel-size 4 ..."): kept, the command
         # substitution left as written
+        if len(value) > MAX_EXPANDED:  # A="$A$A" forty times: 2**40 characters
+            raise ConfigError(f"the script's variable {m.group(1)} expands past {MAX_EXPANDED:,} characters (a value "
+                              "that doubles itself); legal: a launch script whose variables hold its flags",
+                              field="import", value=m.group(1))
         if ("$(" not in value and "`" not in value) or (quoted and " " in value.strip()):
             env[m.group(1)] = value[1:-1] if quoted else value
         out.append(text[m.start():m.end()] if m.group(2)[:1] in "\"'" else _VAR.sub(sub, text[m.start():m.end()]))
         pos = m.end()
     out.append(_VAR.sub(sub, text[pos:]))
-    return "".join(out)
+    result = "".join(out)
+    if len(result) > 4 * MAX_EXPANDED:  # many uses of a large variable
+        raise ConfigError(f"the script expands past {4 * MAX_EXPANDED:,} characters once its variables are substituted; "
+                          "legal: a launch script a few KiB long", field="import", value=len(result))
+    return result
 
 
 def is_quoted_command(word: str) -> bool:
@@ -575,8 +588,9 @@ def shell_words(line: str, depth: int = 0) -> list[str]:
     inside ``srun bash -c "$LAUNCHER $CMD"`` (the BLOOM / Megatron-DeepSpeed launchers) and the overrides inside
     ``xpk workload create --command="python3 -m MaxText.train base.yml ${MAXTEXT_ARGS}"`` (AI-Hypercomputer
     tpu-recipes run_recipe.sh) are what those programs receive. A word is split again when it holds whitespace and
-    a ``--flag`` or a ``.yml`` / ``.yaml`` path (:func:`is_quoted_command`), but not a variable assignment's word
-    (``GPT_ARGS="--num-layers $NLAYERS ..."``: its value is what the variable's uses expand to); at most four
+    a ``--flag`` or a ``.yml`` / ``.yaml`` path (:func:`is_quoted_command`) and is run as a command
+    (:func:`runs_command`: after ``-c`` or as ``--command=``), not an assignment's value (``GPT_ARGS="--num-layers
+    $NLAYERS ..."``: its value is what the variable's uses expand to) nor text an ``echo`` prints; at most four
     quoting levels."""
     import shlex
     try:
@@ -584,9 +598,16 @@ def shell_words(line: str, depth: int = 0) -> list[str]:
     except ValueError:  # an unbalanced quote: not a command line
         return []
     out: list[str] = []
-    for w in words:
-        if depth < 4 and is_quoted_command(w) and (depth or not re.match(r"[A-Za-z_]\w*=", w)):
+    for i, w in enumerate(words):
+        if depth < 4 and is_quoted_command(w) and runs_command(words, i):
             out.extend(shell_words(w, depth + 1))
         else:
             out.append(w)
     return out
+
+
+def runs_command(words: list[str], i: int) -> bool:
+    """``words[i]`` is a command another program runs: the argument of a shell's ``-c`` (``srun bash -c "..."``) or
+    an ``--command=...`` option (``xpk workload create --command="..."``, gcloud's ssh); not text an ``echo`` prints
+    or an assignment's value."""
+    return (i > 0 and words[i - 1] == "-c") or words[i].startswith("--command=")

@@ -371,7 +371,7 @@ def _zeropp_notes(zero: dict) -> tuple[str, ...]:
     if not used:
         return ()
     return (f"ZeRO++ ({', '.join(used)}): not priced; the parameter gathers and gradient reductions are priced as "
-            "plain ZeRO-3 (full precision over the whole data-parallel group), an upper bound on their time",)
+            "plain ZeRO's (full precision over the whole data-parallel group), an upper bound on their time",)
 
 
 def _load(text: str) -> dict:

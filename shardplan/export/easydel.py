@@ -164,8 +164,35 @@ def _elarge_sharding(tree: ast.AST) -> dict:
                     except (ValueError, SyntaxError, TypeError):
                         pass
             if "sharding_axis_dims" in out:
-                return out
+                return {**out, **_elarge_training(node)}
     return {}
+
+
+#: eLargeModel dictionary keys the importer reads besides the sharding (EasyDeL sft.py: "base_config" -> "values" ->
+#: gradient_checkpointing, "trainer" -> total_batch_size / gradient_accumulation_steps / max_length)
+_ELARGE_TRAINING = {"total_batch_size": "total_batch_size", "gradient_accumulation_steps": "gradient_accumulation_steps",
+                    "max_length": "max_sequence_length", "max_sequence_length": "max_sequence_length"}
+
+
+def _elarge_training(config: ast.Dict) -> dict:
+    """``gradient_checkpointing`` and the ``training_arguments`` (:data:`_ELARGE_TRAINING`) anywhere in an
+    eLargeModel dictionary: a literal, or for gradient_checkpointing an ``EasyDeLGradientCheckPointers`` member."""
+    out: dict = {}
+    for node in ast.walk(config):
+        if not isinstance(node, ast.Dict):
+            continue
+        for key, value in zip(node.keys, node.values):
+            if not isinstance(key, ast.Constant):
+                continue
+            if key.value == "gradient_checkpointing":
+                if isinstance(value, ast.Attribute) and str(getattr(value.value, "attr", getattr(value.value, "id", ""))
+                                                            ).endswith("GradientCheckPointers"):
+                    out["gradient_checkpointing"] = value.attr.lower()
+                elif isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    out["gradient_checkpointing"] = value.value
+            elif key.value in _ELARGE_TRAINING and isinstance(value, ast.Constant):
+                out.setdefault("training_arguments", {})[_ELARGE_TRAINING[key.value]] = value.value
+    return out
 
 
 def _script_config(text: str) -> dict:

@@ -66,7 +66,8 @@ import yaml
 
 from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
-                                   expand_variables, parallel_from, refuse, shell_words)
+                                   expand_variables, parallel_from, refuse, runs_command,
+                                   shell_words)
 from shardplan.parallel import check_activation_offload, check_offload_modules
 from shardplan.presets.frameworks import FRAMEWORKS
 
@@ -737,7 +738,8 @@ def _check_env_degrees(a: argparse.Namespace, text: str) -> None:
     if any(v is not None for v in (a.tensor_model_parallel_size, a.pipeline_model_parallel_size,
                                    a.context_parallel_size, a.expert_model_parallel_size)):
         return
-    found = [f"{k}={v}" for k, v in _ENV_DEGREE.findall(re.sub(r"\\\r?\n", " ", text))]
+    code = re.sub(r"(?m)(?:^|(?<=\s))#.*$", "", re.sub(r"\\\r?\n", " ", text))  # comments say nothing bash runs
+    found = [f"{k}={v}" for k, v in _ENV_DEGREE.findall(code)]
     if found:
         raise ConfigError(f"the file sets {' '.join(dict.fromkeys(found))} for a script it runs, and none of the "
                           "Megatron-LM degree flags (--tensor-model-parallel-size, --pipeline-model-parallel-size, "
@@ -766,7 +768,8 @@ def _check_script_kind(text: str) -> None:
     Raises:
         ConfigError: naming what the file looks like and what to give instead.
     """
-    if len(_PYTHON_LINE.findall(text)) >= 2:
+    shell = re.match(r"#!\S*(?:/|env\s+)(?:ba|z|da)?sh\b", text) or re.search(r"<<-?\s*['\"]?\w+", text)
+    if not shell and len(_PYTHON_LINE.findall(text)) >= 2:  # a shell script may hold Python in a heredoc
         raise ConfigError("the file is Python source (import / def / class lines), not a launch script: the Megatron-LM "
                           "importer reads the flags a shell script passes; legal: the launch script, or the flags the "
                           "Python program builds (e.g. from its log's 'arguments' block)", field="import",
@@ -789,7 +792,11 @@ def _check_read_flags(a: argparse.Namespace) -> None:
                           "--micro-batch-size, ...): not a Megatron-LM launch script; legal: the script `shardplan "
                           "export --to megatron` writes, or --from the framework the file belongs to",
                           field="import", value="megatron")
-    for flag, v in (("--tensor-model-parallel-size", a.tensor_model_parallel_size),
+    if a.zero_stage is not None and not 0 <= a.zero_stage <= 3:
+        raise ConfigError(f"--zero-stage {a.zero_stage}: legal: 0, 1, 2, 3 (DeepSpeed's ZeRO stages)", field="zero_stage",
+                          value=a.zero_stage, legal=[0, 1, 2, 3])
+    for flag, v in (("--ds-sequence-parallel-size", a.ds_sequence_parallel_size),
+                    ("--tensor-model-parallel-size", a.tensor_model_parallel_size),
                     ("--pipeline-model-parallel-size", a.pipeline_model_parallel_size),
                     ("--context-parallel-size", a.context_parallel_size),
                     ("--expert-model-parallel-size", a.expert_model_parallel_size),
@@ -857,9 +864,10 @@ def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | No
     # and a quoted command (srun bash -c "$LAUNCHER $CMD", the BLOOM / Megatron-DeepSpeed launchers) as the words
     # the program it runs receives (shell_words)
     try:
-        words = [part for w in lexer for part in (
-            (w.split() if w.startswith("--") else shell_words(w)) if " " in w.strip()
-            and re.search(r"(?:^|\s)--[A-Za-z]", w) and not re.match(r"[A-Za-z_]\w*=", w) else [w])]
+        raw = list(lexer)
+        words = [part for i, w in enumerate(raw) for part in (
+            (w.split() if w.startswith("--") else shell_words(w) if runs_command(raw, i) else [w])
+            if " " in w.strip() and re.search(r"(?:^|\s)--[A-Za-z]", w) else [w])]
     except ValueError as e:  # shlex: an unbalanced quote (a heredoc, an apostrophe in a comment-less line)
         _check_env_degrees(argparse.Namespace(tensor_model_parallel_size=None, pipeline_model_parallel_size=None,
                                               context_parallel_size=None, expert_model_parallel_size=None), text)
