@@ -842,8 +842,8 @@ QKV_PARTS = ("query_proj", "key_proj", "value_proj")
 
 def _check_remat_saved(p: ParallelConfig, model: ModelSpec) -> None:
     """``remat_saved`` names that price nothing or twice: query_proj / key_proj / value_proj beside qkv_proj (which
-    keeps all three), or on a multi-head latent attention model (MaxText's MLA keeps its own tensors, mla_q / mla_kv,
-    which the planner does not name).
+    keeps all three), or on a multi-head latent attention model (the planner prices MLA's attention projections as one
+    qkv_proj set, down and up projections together, and has no width for each apart).
 
     Raises:
         ConfigError: naming the entries and the legal alternatives.
@@ -857,8 +857,9 @@ def _check_remat_saved(p: ParallelConfig, model: ModelSpec) -> None:
                           value=list(p.remat_saved), legal=["qkv_proj", *QKV_PARTS])
     if model.is_mla:
         raise ConfigError(f"remat_saved {', '.join(parts)}: model {model.name!r} uses multi-head latent attention, "
-                          "which has no separate Q / K / V projections; legal: qkv_proj (the attention's projections "
-                          "but the output), context, out_proj, mlpwi, mlpwo", field="remat_saved", value=parts,
+                          "whose Q / K / V up-projections the planner prices only together; legal: qkv_proj (the "
+                          "attention's projections but the output), context, out_proj, mlpwi, mlpwo",
+                          field="remat_saved", value=parts,
                           legal=["qkv_proj", "context", "out_proj", "mlpwi", "mlpwo"])
 
 

@@ -270,3 +270,23 @@ def test_easydel_elarge_model_reads_recompute_and_batch():
     imp = import_config("easydel", script, devices=8)
     # 8 devices: fsdp 4 x tp 2 -> dp 4; 32 sequences per step over dp 4 = micro batch 8; x 4 accumulation = 128
     assert (imp.parallel.recompute, imp.parallel.microbatch_size, imp.global_batch, imp.seq_len) == ("full", 8, 128, 2048)
+
+
+def test_maxtext_llama31_70b_name_and_bad_layer_counts():
+    # MaxText's llama3.1-70b.yml (the tpu-recipes Trillium 70B recipe's model_name) has Llama 3 70B's 80 layers
+    cfg = MAXTEXT_NAMED.replace("deepseek3-671b", "llama3.1-70b")
+    assert import_config("maxtext", cfg, devices=256).parallel.offload_activation_layers == 80
+    with pytest.raises(ConfigError, match="base_num_decoder_layers='x'"):
+        import_config("maxtext", cfg + "base_num_decoder_layers: x\n", devices=256)
+
+
+def test_cluster_toolkit_command_option():
+    # tpu-recipes trillium Llama3.1-70B run_recipe.sh: gcluster job submit --command "bash -c 'python3 ... base.yml
+    # ${MAXTEXT_ARGS}'" (a separate --command word, then a shell's -c)
+    script = ('MAXTEXT_ARGS="model_name=llama3.1-70b per_device_batch_size=2 ici_fsdp_parallelism=-1 '
+              'max_target_length=8192"\n'
+              '"${GCLUSTER_BIN}" job submit --topology 8x8 --command "bash -c \'python3 -u MaxText/train.py '
+              'MaxText/configs/base.yml ${MAXTEXT_ARGS} 2>&1 | tee train.log\'"\n')
+    imp = import_config("maxtext", script, devices=64)
+    # 64 devices over ici_fsdp -1; 2 sequences of 8,192 per device: 128 per step
+    assert (imp.parallel.dp, imp.parallel.microbatch_size, imp.global_batch, imp.seq_len) == (64, 2, 128, 8192)

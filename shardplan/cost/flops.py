@@ -123,8 +123,9 @@ def projection_params(model: ModelSpec) -> dict[str, int]:
 def remat_saved_weights(model: ModelSpec, saved: tuple[str, ...], moe: bool) -> float:
     """Weight elements per token of the matmuls whose outputs a full recompute keeps
     (``ParallelConfig.remat_saved``, MaxText's checkpoint names), so that the backward does not run them again:
-    qkv_proj the Q, K, V projections (query_proj, key_proj, value_proj one of them); out_proj the output projection; mlpwi the MLP's input matrices (gate and up,
-    or up alone: mlp_matrices - 1 of them) and mlpwo its down matrix, of the routed top_k experts (and shared
+    qkv_proj the Q, K, V projections (query_proj, key_proj, value_proj one of them); out_proj the output
+    projection; mlpwi the MLP's input matrices (gate and up, or up alone: mlp_matrices - 1 of them) and mlpwo its
+    down matrix, of the routed top_k experts (and shared
     experts) in an MoE layer (MLA: out_proj is heads x v_head_dim x h and qkv_proj the rest of the attention's
     weights, down and up projections). 'context' saves the attention core's output, no weights (its FLOPs:
     :func:`attention_core_flops_fwd`). Example, Llama 2 7B (h 4096, F 11008, SwiGLU): qkv_proj 3 x 4096^2 =

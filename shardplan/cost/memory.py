@@ -839,8 +839,8 @@ def remat_saved_bytes_per_token(model: ModelSpec, training: TrainingSpec, layout
     """Bytes per local token one fully recomputed layer keeps besides its input for ``ParallelConfig.remat_saved``
     (MaxText's checkpoint names, layers/decoders.py get_remat_policy; each is a matmul output of the width given;
     beta = activation bytes, t = tp, sigma = the sequence shard):
-    qkv_proj beta (q + k + v widths) / t (query_proj / key_proj / value_proj: their own width); context beta q / t; out_proj beta h / sigma; mlpwi beta (mlp_matrices - 1)
-    F / t (an MoE layer: top_k x the expert width over etp, plus the shared experts' over t); mlpwo beta h / sigma
+    qkv_proj beta (q + k + v widths) / t (query_proj / key_proj / value_proj: their own width); context beta q / t;
+    out_proj beta h / sigma; mlpwi beta (mlp_matrices - 1) F / t (an MoE layer: top_k x the expert width over etp, plus the shared experts' over t); mlpwo beta h / sigma
     (an MoE layer: top_k routed copies); ``saved`` replaces the layout's set. 0 without one. Example, Llama 2 7B at tp 1 with save_qkv_proj
     (qkv_proj): 2 B x 3 x 4,096 = 24,576 B per token, beside the 8,192 B input."""
     saved = layout.parallel.remat_saved or () if saved is None else saved

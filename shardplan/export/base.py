@@ -608,6 +608,6 @@ def shell_words(line: str, depth: int = 0) -> list[str]:
 
 def runs_command(words: list[str], i: int) -> bool:
     """``words[i]`` is a command another program runs: the argument of a shell's ``-c`` (``srun bash -c "..."``) or
-    an ``--command=...`` option (``xpk workload create --command="..."``, gcloud's ssh); not text an ``echo`` prints
-    or an assignment's value."""
-    return (i > 0 and words[i - 1] == "-c") or words[i].startswith("--command=")
+    of a ``--command`` option (``xpk workload create --command="..."``, Cluster Toolkit's ``gcluster job submit
+    --command "..."`` in tpu-recipes), not text an ``echo`` prints or an assignment's value."""
+    return (i > 0 and words[i - 1] in ("-c", "--command")) or words[i].startswith("--command=")

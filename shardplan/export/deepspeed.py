@@ -162,7 +162,7 @@ AUTO = "auto"
 
 
 def _no_accumulation_for(B: int, mbs: int, dp: int, devices: int | None) -> None:
-    """Refuse a data-parallel size ``dp`` (``devices`` over the config's own tp and Ulysses degrees) that the steps's
+    """Refuse a data-parallel size ``dp`` (``devices`` over the config's own tp and Ulysses degrees) that the step's
     ``B`` sequences in micro batches of ``mbs`` do not spread over whole: DeepSpeed derives the accumulation steps as
     B / (mbs x dp) and stops on a remainder. The usual cause is a Megatron-DeepSpeed run (BLOOM's tr11 ds_config:
     2,048 sequences, micro batch 2, 384 GPUs), whose tensor and pipeline degrees are its launcher's flags, not keys

@@ -120,14 +120,15 @@ def write(ctx: ExportContext, fmt: str = "py") -> str:
     return _python(ctx, cfg)
 
 
-def _load(text: str) -> dict:
-    """The config mapping of a JSON export, of the ``EASYDEL_CONFIG = {...}`` literal of a snippet, or else of a
-    training script's keyword arguments (:func:`_script_config`)."""
+def _load(text: str) -> tuple[dict, tuple[str, ...]]:
+    """(config mapping, notes) of a JSON export, of the ``EASYDEL_CONFIG = {...}`` literal of a snippet, or else of a
+    training script's keyword arguments (:func:`_script_config`; an older release's four-axis mesh read as today's
+    five with a note, :func:`_four_axes`: shardplan's own exports always write five axes)."""
     if text.lstrip().startswith("{"):
-        return json.loads(text)
+        return json.loads(text), ()
     m = re.search(r"^EASYDEL_CONFIG = (\{.*?^\})", text, re.S | re.M)
     if not m:
-        return _script_config(text)
+        return _four_axes(_script_config(text))
     source = m.group(1)
     tree = ast.parse(source, mode="eval")
     for node in ast.walk(tree):  # literal_eval's own message names an AST node class, not the text
@@ -135,7 +136,7 @@ def _load(text: str) -> dict:
                                  ast.USub, ast.UAdd, ast.Load)):
             raise ValueError(f"EASYDEL_CONFIG holds {ast.get_source_segment(source, node)!r}, which is not a literal "
                              "(legal: numbers, strings, True / False / None, and tuples, lists or dicts of them)")
-    return ast.literal_eval(tree)
+    return ast.literal_eval(tree), ()
 
 
 #: the keyword arguments of an EasyDeL training script the importer reads (``AutoEasyDeLModelForCausalLM.from_pretrained``
@@ -144,6 +145,16 @@ def _load(text: str) -> dict:
 SCRIPT_KEYS = {"sharding_axis_dims": None, "sharding_axis_names": None, "gradient_checkpointing": None,
                "total_batch_size": "training_arguments", "gradient_accumulation_steps": "training_arguments",
                "max_sequence_length": "training_arguments"}
+
+
+def checkpointer_policy(node: ast.AST) -> str | None:
+    """The policy an ``EasyDeLGradientCheckPointers`` member names (``ed.EasyDeLGradientCheckPointers.NOTHING_SAVEABLE``
+    is "nothing_saveable": its lower-case name); None for another expression (``FLAGS.gradient_checkpointing``, set at
+    run time)."""
+    if not isinstance(node, ast.Attribute):
+        return None
+    base = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", "")
+    return node.attr.lower() if base.endswith("GradientCheckPointers") else None
 
 
 def _elarge_sharding(tree: ast.AST) -> dict:
@@ -185,11 +196,11 @@ def _elarge_training(config: ast.Dict) -> dict:
             if not isinstance(key, ast.Constant):
                 continue
             if key.value == "gradient_checkpointing":
-                if isinstance(value, ast.Attribute) and str(getattr(value.value, "attr", getattr(value.value, "id", ""))
-                                                            ).endswith("GradientCheckPointers"):
-                    out["gradient_checkpointing"] = value.attr.lower()
-                elif isinstance(value, ast.Constant) and isinstance(value.value, str):
-                    out["gradient_checkpointing"] = value.value
+                policy = checkpointer_policy(value)
+                if policy is None and isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    policy = value.value
+                if policy is not None:
+                    out["gradient_checkpointing"] = policy
             elif key.value in _ELARGE_TRAINING and isinstance(value, ast.Constant):
                 out.setdefault("training_arguments", {})[_ELARGE_TRAINING[key.value]] = value.value
     return out
@@ -219,10 +230,9 @@ def _script_config(text: str) -> dict:
             continue
         v = node.value
         if node.arg == "gradient_checkpointing" and isinstance(v, ast.Attribute):
-            base = v.value.attr if isinstance(v.value, ast.Attribute) else getattr(v.value, "id", "")
-            if not base.endswith("GradientCheckPointers"):
+            value = checkpointer_policy(v)
+            if value is None:
                 continue  # FLAGS.gradient_checkpointing: set at run time, not in the file
-            value = v.attr.lower()  # EasyDeLGradientCheckPointers.NOTHING_SAVEABLE = "nothing_saveable"
         elif isinstance(v, ast.Name) and v.id in names:
             value = names[v.id]
         else:
@@ -330,11 +340,9 @@ def read(text: str, devices: int | None = None) -> Imported:
             dim > 1.
     """
     try:
-        cfg = _load(text)
+        cfg, older = _load(text)
     except (ValueError, SyntaxError) as e:
         raise ConfigError(f"cannot read the EasyDeL config: {e}", field="import", value="easydel") from None
-    script = not text.lstrip().startswith("{") and not re.search(r"^EASYDEL_CONFIG = ", text, re.M)
-    cfg, older = _four_axes(cfg) if script else (cfg, ())  # shardplan's own exports always write five
     dims = _dims(cfg, devices)
     dp_rep, fsdp, ep, tp, sp = _by_name(cfg, dims)
     if ep != 1:

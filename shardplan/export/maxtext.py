@@ -370,7 +370,8 @@ def read(text: str, devices: int | None = None) -> Imported:
                               "planner prices MaxText's layer-input offload without a pipeline (as the published "
                               "recipes run it); legal: pipeline_parallelism 1, or decoder_layer_input: remat",
                               field="decoder_layer_input", value="offload")
-        values.update(_pipeline_values(cfg, read_meta(text).get("n_layers") or model_name_layers(cfg, notes), pp))
+        repeats_given = cfg.get("num_pipeline_repeats", -1) not in (-1, None)  # else the layer count gives them
+        values.update(_pipeline_values(cfg, None if repeats_given else layer_count(cfg, text, notes), pp))
         if values["schedule"] == "interleaved":
             notes.append(f"num_pipeline_repeats={values['virtual_stages']}: MaxText's circular pipeline is priced "
                          "as the interleaved schedule (its bubble) under the default profile; --framework maxtext "
@@ -564,13 +565,38 @@ def _check_vocab_tiling(tiles: int, tokens: float) -> None:
                           f"num_vocab_tiling: {fmt_legal(legal)}", field="num_vocab_tiling", value=tiles, legal=legal)
 
 
+#: MaxText model configs of the same shape as a shipped preset that MAXTEXT_MODEL_NAMES, which names one config per
+#: preset for the exporter, does not list (configs/models/llama3.1-70b.yml and llama3.3-70b.yml: Llama 3 70B's shape,
+#: as the tpu-recipes trillium Llama3.1-70B recipe names it)
+MAXTEXT_NAME_ALIASES = {"llama3.1-70b": "llama-3-70b", "llama3.3-70b": "llama-3-70b"}
+
+
+def layer_count(cfg: dict, text: str, notes: list[str]) -> int | None:
+    """The model's layer count a config gives: the shardplan header's, ``base_num_decoder_layers``, or the ``model_name``
+    of a shipped preset (:func:`model_name_layers`); None without one.
+
+    Raises:
+        ConfigError: a count that is not a whole number from 1 to 100,000.
+    """
+    n = read_meta(text).get("n_layers")
+    if n is None:
+        n = cfg.get("base_num_decoder_layers")
+    if n is None:
+        return model_name_layers(cfg, notes)
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 100_000:
+        raise ConfigError(f"MaxText base_num_decoder_layers={n!r}: legal: a whole number of layers from 1 to 100,000",
+                          field="base_num_decoder_layers", value=n)
+    return n
+
+
 def model_name_layers(cfg: dict, notes: list[str]) -> int | None:
     """The layer count of the config's ``model_name`` where it is the MaxText config of a preset the project ships
-    (:data:`MAXTEXT_MODEL_NAMES` read backwards; the preset's ``n_layers``, which MaxText's
-    configs/models/<name>.yml sets as base_num_decoder_layers), with a note; None for another or no name."""
+    (:data:`MAXTEXT_MODEL_NAMES` read backwards, :data:`MAXTEXT_NAME_ALIASES`; the preset's ``n_layers``, which
+    MaxText's configs/models/<name>.yml sets as base_num_decoder_layers), with a note; None for another or no name."""
     from shardplan.presets.models import MODELS
     name = cfg.get("model_name")
-    preset = next((k for k, v in MAXTEXT_MODEL_NAMES.items() if v == name), None) if isinstance(name, str) else None
+    preset = (MAXTEXT_NAME_ALIASES.get(name) or next((k for k, v in MAXTEXT_MODEL_NAMES.items() if v == name), None)
+              if isinstance(name, str) else None)
     if preset is None:
         return None
     notes.append(f"layer count {MODELS[preset].n_layers} from model_name {name} (the {preset} preset)")
@@ -578,30 +604,22 @@ def model_name_layers(cfg: dict, notes: list[str]) -> int | None:
 
 
 def _offloaded_layers(cfg: dict, text: str, notes: list[str]) -> int:
-    """``offload_activation_layers`` of a config: every layer (the model's count, from the shardplan header,
-    ``base_num_decoder_layers`` or the ``model_name`` of a shipped preset, :func:`model_name_layers`) when
-    ``remat_policy: custom`` offloads ``decoder_layer_input`` (full remat with the
-    inputs on the host; the other knobs are read by :func:`_recompute`); 0 otherwise.
+    """``offload_activation_layers`` of a config: every layer (the model's count, :func:`layer_count`) when
+    ``remat_policy: custom`` offloads ``decoder_layer_input`` (full remat with the inputs on the host; the other knobs
+    are read by :func:`_recompute`); 0 otherwise.
 
     Raises:
-        ConfigError: layer-input offload without a layer count.
+        ConfigError: layer-input offload without a layer count, or an invalid one (:func:`layer_count`).
     """
     if cfg.get("remat_policy") != "custom" or cfg.get("decoder_layer_input") != "offload":
         return 0
-    n = read_meta(text).get("n_layers")
-    if n is None:
-        n = cfg.get("base_num_decoder_layers")
-    if n is None:
-        n = model_name_layers(cfg, notes)
+    n = layer_count(cfg, text, notes)
     if n is None:
         raise ConfigError("MaxText decoder_layer_input: offload offloads every layer's input, but the file gives no "
                           f"layer count and its model_name ({cfg.get('model_name')!r}) is not one the planner ships; "
                           "legal: add base_num_decoder_layers: N (the model's layers) to the file, or a model_name of: "
-                          f"{', '.join(sorted(set(MAXTEXT_MODEL_NAMES.values())))}",
+                          f"{', '.join(sorted({*MAXTEXT_MODEL_NAMES.values(), *MAXTEXT_NAME_ALIASES}))}",
                           field="base_num_decoder_layers", value=None)
-    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 100_000:
-        raise ConfigError(f"MaxText base_num_decoder_layers={n!r}: legal: a whole number of layers from 1 to 100,000",
-                          field="base_num_decoder_layers", value=n)
     return n
 
 
@@ -612,7 +630,8 @@ def _pipeline_values(cfg: dict, n_layers: int | None, pp: int) -> dict:
     if repeats in (-1, None):
         if not n_layers:
             raise ConfigError("num_pipeline_repeats -1 needs the model's layer count to read the repeats (a "
-                              "'shardplan-meta' comment line or num_pipeline_repeats)", field="import", value=None)
+                              "'shardplan-meta' comment line, base_num_decoder_layers, a model_name the planner "
+                              "ships, or num_pipeline_repeats)", field="import", value=None)
         repeats = n_layers // (pp * per)
     else:
         repeats = whole(cfg, "num_pipeline_repeats", "MaxText", -1, most=2**16)

@@ -551,9 +551,8 @@ def parser() -> argparse.ArgumentParser:
 
 def _zero_stage(a: argparse.Namespace) -> int:
     """The ZeRO stage of the data-parallel flags: Megatron-DeepSpeed's ``--zero-stage``, Megatron-FSDP's sharding
-    strategy, ``--use-torch-fsdp2`` (PyTorch
-    FSDP2 ``fully_shard`` of every module, parameters included: ZeRO-3; Megatron-LM arguments.py), the distributed
-    optimizer (ZeRO-1), else none."""
+    strategy, ``--use-torch-fsdp2`` (PyTorch FSDP2 ``fully_shard`` of every module, parameters included: ZeRO-3;
+    Megatron-LM arguments.py), the distributed optimizer (ZeRO-1), else none."""
     if a.zero_stage is not None:  # Megatron-DeepSpeed: the DeepSpeed engine's ZeRO (its ds_config says the same)
         return a.zero_stage
     if a.use_torch_fsdp2:
@@ -735,9 +734,18 @@ def _check_env_degrees(a: argparse.Namespace, text: str) -> None:
     Raises:
         ConfigError: naming the variables and what to give instead.
     """
-    if any(v is not None for v in (a.tensor_model_parallel_size, a.pipeline_model_parallel_size,
-                                   a.context_parallel_size, a.expert_model_parallel_size)):
-        return
+    if all(v is None for v in (a.tensor_model_parallel_size, a.pipeline_model_parallel_size,
+                               a.context_parallel_size, a.expert_model_parallel_size)):
+        _refuse_env_degrees(text)
+
+
+def _refuse_env_degrees(text: str) -> None:
+    """Refuse a file that sets parallel degrees as environment variables of a script it runs (:data:`_ENV_DEGREE`,
+    comments left out).
+
+    Raises:
+        ConfigError: naming the variables and what to give instead, where there are any.
+    """
     code = re.sub(r"(?m)(?:^|(?<=\s))#.*$", "", re.sub(r"\\\r?\n", " ", text))  # comments say nothing bash runs
     found = [f"{k}={v}" for k, v in _ENV_DEGREE.findall(code)]
     if found:
@@ -762,8 +770,9 @@ def _yaml_mapping(text: str) -> bool:
 
 def _check_script_kind(text: str) -> None:
     """Refuse what is not a launch script or flag list before its words are read: Python source (two or more
-    ``import`` / ``def`` / ``class`` lines), or a Megatron-Bridge / NeMo YAML recipe (``tensor_model_parallel_size:``
-    keys), whose settings this importer would otherwise misread as flag values.
+    ``import`` / ``def`` / ``class`` lines, unless a shell shebang or a heredoc says it is a shell script holding
+    some), or a YAML mapping (Megatron-Bridge / NeMo recipes: ``ConfigContainer:``, ``tensor_model_parallel_size:``),
+    whose settings this importer would otherwise misread as flag values.
 
     Raises:
         ConfigError: naming what the file looks like and what to give instead.
@@ -776,9 +785,10 @@ def _check_script_kind(text: str) -> None:
                           value="megatron")
     if re.search(r"^\s*(?:tensor|pipeline)_model_parallel_size\s*:", text, re.M) or _yaml_mapping(text):
         raise ConfigError("the file is a YAML mapping (a recipe or override file, as Megatron-Bridge and NeMo write "
-                          "them: ConfigContainer, tensor_model_parallel_size: ...), which shardplan has no importer for; legal: the Megatron-LM flags the recipe "
-                          "runs (--tensor-model-parallel-size ...), or the layout given to estimate directly (--tp, "
-                          "--pp, --cp, --ep)", field="import", value="megatron")
+                          "them: ConfigContainer, tensor_model_parallel_size: ...), which shardplan has no importer "
+                          "for; legal: the Megatron-LM flags the recipe runs (--tensor-model-parallel-size ...), or "
+                          "the layout given to estimate directly (--tp, --pp, --cp, --ep)", field="import",
+                          value="megatron")
 
 
 def _check_read_flags(a: argparse.Namespace) -> None:
@@ -869,8 +879,7 @@ def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | No
             (w.split() if w.startswith("--") else shell_words(w) if runs_command(raw, i) else [w])
             if " " in w.strip() and re.search(r"(?:^|\s)--[A-Za-z]", w) else [w])]
     except ValueError as e:  # shlex: an unbalanced quote (a heredoc, an apostrophe in a comment-less line)
-        _check_env_degrees(argparse.Namespace(tensor_model_parallel_size=None, pipeline_model_parallel_size=None,
-                                              context_parallel_size=None, expert_model_parallel_size=None), text)
+        _refuse_env_degrees(text)
         raise ConfigError(f"the script cannot be split into words as bash would ({e}: a quote opened and not "
                           "closed); legal: a launch script bash runs, or the Megatron-LM flags alone",
                           field="import", value="megatron") from None

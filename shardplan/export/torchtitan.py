@@ -571,13 +571,13 @@ def _recompute_mode(cfg: dict, notes: list[str]) -> str:
         return "selective"
     raw = section(cfg, "activation_checkpoint", "torchtitan").get("selective_ac_option", "op")
     option = str(raw) if isinstance(raw, int) and not isinstance(raw, bool) else raw if isinstance(raw, str) else ""
-    if mode == "selective" and option != "op" and not (option.isdigit() and int(option) >= 1):
+    n = int(option) if option.isdigit() else 0  # every n-th layer; 0: not a whole number
+    if mode == "selective" and option != "op" and n < 1:
         # torchtitan activation_checkpoint.py: 'op', or a positive integer string (every N-th layer); it raises else
         raise ConfigError(f"torchtitan selective_ac_option={short_repr(raw)}; legal: 'op' or a whole number >= 1 as a "
                           "string ('2': every second layer)", field="selective_ac_option", value=short_repr(raw),
                           legal=["op", "1", "2"])
-    if mode == "selective" and option.isdigit() and int(option) >= 1:
-        n = int(option)
+    if mode == "selective" and n >= 1:
         if n == 1:  # torchtitan activation_checkpoint.py _apply_layer_sac: every layer checkpointed in full
             notes.append("selective_ac_option='1' checkpoints every layer in full: read as full recompute")
             return "full"

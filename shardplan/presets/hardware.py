@@ -26,7 +26,9 @@ _DEVICE_TOTAL = ("; the runtime's own context and reserve come off it (HardwareS
                  "runtime_reserve_fraction, FrameworkProfile.context_bytes)")
 _SB_GPU = "Scaling Book gpus.md (jax-ml/scaling-book, Aug 2025)"
 _SB_TPU = "Scaling Book tpus.md (jax-ml/scaling-book, Feb 2025)"
-_TPU7X = ("Google Cloud docs 'TPU7x (Ironwood)' (docs.cloud.google.com/tpu/docs/tpu7x, updated 2026-05-08: the spec table beside v5p and v6e, 'Dual-chiplet architecture') and jax-ml/jax jax/_src/pallas/mosaic/tpu_info.py (device_kind 'TPU7x', per TensorCore 2.31e15 // 2 bf16, 7.40e12 // 2 B/s HBM, 206e9 // 2 B)")
+_TPU7X = ("Google Cloud docs 'TPU7x (Ironwood)' (docs.cloud.google.com/tpu/docs/tpu7x, updated 2026-05-08: the spec "
+          "table beside v5p and v6e, 'Dual-chiplet architecture') and jax-ml/jax jax/_src/pallas/mosaic/tpu_info.py "
+          "(device_kind 'TPU7x', per TensorCore 2.31e15 // 2 bf16, 7.40e12 // 2 B/s HBM, 206e9 // 2 B)")
 _NCCL = ("NCCL all-reduce bus bandwidth measured at large messages: H100 ~370 of 450 GB/s "
          "(Scaling Book gpus.md); A100 ~230 of 300 GB/s (NVIDIA DGX A100 user guide, nccl-tests)")
 _IB = "InfiniBand/RoCE collective efficiency 0.85-0.9 (ezyang interactive guide SOURCES.md, estimate)"
@@ -251,6 +253,7 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
                                       "Ironwood_Microbenchmarks_readme.md @ 0ddd4b8c: a 32768^3 GEMM at 956.4 TFLOP/s "
                                       "per device = 0.83 of the 1153.5 TFLOP/s bf16 peak of one TensorCore (a "
                                       "measurement, not fitted on any training run)",
+                 "hbm": _TPU7X + ": 192 GiB per chip, 96 GiB per chiplet (JAX: 206e9 // 2 B)",
                  "fp8_matmul_efficiency": "0.83, assumed equal to the bf16 fraction: no public TPU7x fp8 GEMM figure "
                                           "(JAX pallas tpu_info lists fp8 at twice the bf16 rate); the tpu-recipes "
                                           "fp8 runs (docs/accuracy.md) test it",
@@ -275,7 +278,7 @@ for _name in ("tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu7x"):
                                       "runtime_reserve_fraction": 0.0,
                                       "sources": {**_h.sources, "runtime_reserve_bytes": _TPU_RESERVE,
                                                   "runtime_reserve_fraction": _TPU_RESERVE,
-                                                  "hbm": _TPU_HBM if _name != "tpu7x" else _h.sources["all"]}})
+                                                  "hbm": _h.sources.get("hbm", _TPU_HBM)}})
 
 # ----- Compute units (issue 9 Sec. 3): SMs, GEMM tiles, architecture ---------------------------
 # Kept in one block so that each preset above stays as it was; applied below with validation.
