@@ -87,6 +87,9 @@ class ParallelConfig(BaseModel):
         kv_replication: allow tp > n_kv_heads by replicating KV heads (tp % n_kv_heads == 0).
         fsdp_unit: ZeRO-3 gather granularity: 'block' (torch FSDP per layer) or 'tensor' (DeepSpeed).
         offload_optimizer: keep master weights, gradients and optimizer state in host memory.
+        offload_params: keep each rank's ZeRO-3 parameter shard in host memory and copy it to the device
+            before every gather (DeepSpeed ``offload_param``, ZeRO-Infinity; PyTorch FSDP CPU offload, which
+            needs ``offload_optimizer`` as well: ``FrameworkProfile.param_offload``); zero_stage 3 only.
         offload_activation_layers: layers whose saved activations go to host memory during the forward and
             come back for the backward (Megatron-core ``--cpu-offloading --cpu-offloading-num-layers N``,
             Transformer Engine's CPU offload context; Megatron-Bridge's GB200 recipes offload 40 of Llama 3
@@ -160,6 +163,9 @@ class ParallelConfig(BaseModel):
         "ZeRO-3 gather granularity: 'block' (PyTorch FSDP, per layer) or 'tensor' (DeepSpeed)"))
     offload_optimizer: bool = Field(default=False, description=(
         "keep master weights, gradients and optimizer state in host memory"))
+    offload_params: bool = Field(default=False, description=(
+        "zero_stage 3: keep each rank's parameter shard in host memory, copied to the device before every gather "
+        "(DeepSpeed offload_param; PyTorch FSDP / FSDP2 CPU offload, with offload_optimizer)"))
     recompute_layers: int | None = Field(default=None, ge=1, le=lim.MAX_LAYERS, description=(
         "with recompute='full': recompute only the first N layers of each pipeline stage (of each model chunk when "
         "interleaved) and keep the others' activations (Megatron-LM --recompute-method block --recompute-num-layers "
@@ -1297,16 +1303,44 @@ def _check_fp16_support(p: ParallelConfig, training: TrainingSpec) -> None:
 
 
 def _check_offload_support(p: ParallelConfig, fw: FrameworkProfile) -> None:
-    """An offloaded optimizer needs a ZeRO stage the framework offloads with (``FrameworkProfile.offload_zero_stages``).
+    """An offloaded optimizer needs a ZeRO stage the framework offloads with (``FrameworkProfile.offload_zero_stages``);
+    offloaded parameters need ZeRO-3 and a framework that offloads them (``FrameworkProfile.param_offload``), PyTorch
+    FSDP's together with the optimizer.
 
     Raises:
-        ConfigError: e.g. DeepSpeed with zero_stage=0, naming the legal stages and offload_optimizer off."""
+        ConfigError: e.g. DeepSpeed with zero_stage=0, naming the legal stages and offload_optimizer off;
+            offload_params at zero_stage < 3, under a framework without parameter offload, or under FSDP without
+            offload_optimizer."""
+    _check_param_offload(p, fw)
     stages = fw.offload_zero_stages
     if p.offload_optimizer and stages is not None and p.zero_stage not in stages:
         legal, text = legal_values("zero_stage", stages)
         raise ConfigError(f"offload_optimizer with zero_stage={p.zero_stage} is not implemented by the {fw.label} "
                           f"framework; legal zero_stage with offload_optimizer: {text} (or offload_optimizer off)",
                           field="zero_stage", value=p.zero_stage, legal=legal)
+
+
+def _check_param_offload(p: ParallelConfig, fw: FrameworkProfile) -> None:
+    """``offload_params`` (:func:`_check_offload_support`): ZeRO-3, a framework with parameter offload, and under
+    PyTorch FSDP's CPU offload the optimizer offloaded too."""
+    if not p.offload_params:
+        return
+    if p.zero_stage != 3:
+        raise ConfigError(f"offload_params with zero_stage={p.zero_stage}: parameters are offloaded as ZeRO-3 shards "
+                          "(DeepSpeed offload_param is 'valid only with stage 3'; FSDP CPU offload shards them); legal "
+                          "zero_stage with offload_params: 3 (or offload_params off)", field="zero_stage",
+                          value=p.zero_stage, legal=[3])
+    if fw.param_offload == "none":
+        from shardplan.presets.frameworks import FRAMEWORKS
+        with_it = sorted(n for n, f in FRAMEWORKS.items() if f.param_offload != "none")
+        raise ConfigError(f"offload_params is not implemented by the {fw.label} framework; legal: offload_params off, "
+                          f"or a framework that offloads parameters: {', '.join(with_it)}", field="offload_params",
+                          value=True, legal=[False])
+    if fw.param_offload == "with_optimizer" and not p.offload_optimizer:
+        raise ConfigError(f"offload_params without offload_optimizer under the {fw.label} framework: PyTorch FSDP's CPU "
+                          "offload moves the parameter shards, their gradients and the optimizer step to the host "
+                          "together; legal: offload_optimizer on with offload_params", field="offload_optimizer",
+                          value=False, legal=[True])
 
 
 def _check_framework_recompute(p: ParallelConfig, fw: FrameworkProfile) -> None:

@@ -79,7 +79,7 @@ DEFAULT_SCHEDULES = ("1f1b", "interleaved", "zero-bubble")
 SCHEDULES = DEFAULT_SCHEDULES + tuple(s for s in get_args(Schedule) if s not in DEFAULT_SCHEDULES)
 _FIELDS = set(ParallelConfig.model_fields)
 #: pinned fields handed to every candidate as they are (they are not searched)
-_PASSTHROUGH = ("kv_replication", "fsdp_unit", "offload_optimizer", "overlap_grad_reduce", "hsdp_reduce",
+_PASSTHROUGH = ("kv_replication", "fsdp_unit", "offload_optimizer", "offload_params", "overlap_grad_reduce", "hsdp_reduce",
                 "moe_dispatcher", "recompute_modules", "offload_activation_layers", "tp_overlap", "moe_a2a_overlap",
                 "pipeline_flushes", "recompute_layers", "remat_saved", "offload_modules")
 #: interleaved schedules: at most this many virtual-stage counts (the smallest ones above 1)
@@ -564,7 +564,7 @@ _INVALID = "invalid"
 #: a weight placement that no validation rule rejects: validates a token split on its own
 _NEUTRAL_WEIGHTS: dict[str, Any] = {"ep": 1, "etp": None, "zero_stage": 0, "dp_shard": None,
                                     "zero3_gather": "per_microbatch", "moe_a2a_overlap": False,
-                                    "moe_dispatcher": "alltoall", "offload_optimizer": False}
+                                    "moe_dispatcher": "alltoall", "offload_optimizer": False, "offload_params": False}
 
 
 def neutral_weights(framework: FrameworkProfile) -> dict[str, Any]:

@@ -472,16 +472,20 @@ def test_a_pinned_microbatch_gets_a_smaller_one_that_fits():
 
 def test_export_hints_are_what_the_target_writes(tmp_path):
     # breaker: `export --to torchtitan` suggested --offload-optimizer, which the same export then refused (torchtitan's
-    # config has no such option); `--to megatron --zero-stage 0` suggested --offload-optimizer alone, refused at ZeRO-0.
-    # An export's hints are checked by rendering the target's config: none for torchtitan here; for Megatron-LM the
-    # offload comes with ZeRO-1, and following it writes the file
+    # config had no such option); `--to megatron --zero-stage 0` suggested --offload-optimizer alone, refused at ZeRO-0.
+    # An export's hints are checked by rendering the target's config. torchtitan's enable_cpu_offload (FSDP2
+    # CPUOffloadPolicy) is written since parameter offload is priced: following its hint writes the file; for
+    # Megatron-LM the offload comes with ZeRO-1, and following it writes the file
     from typer.testing import CliRunner
 
     from shardplan.cli import app
-    r = CliRunner().invoke(app, ["export", "--to", "torchtitan", "-m", "llama-3.1-405b", "-H", "h100-sxm", "-n", "16",
-                                 "-s", "8192", "-b", "64", "-o", str(tmp_path / "t.toml")], terminal_width=400)
+    titan = ["export", "--to", "torchtitan", "-m", "llama-3.1-405b", "-H", "h100-sxm", "-n", "16", "-s", "8192", "-b",
+             "64", "-o", str(tmp_path / "t.toml")]
+    r = CliRunner().invoke(app, titan, terminal_width=400)
     text = " ".join(r.output.split())
-    assert r.exit_code == 1 and "--offload-optimizer" not in text.split("result:")[-1], text
+    assert r.exit_code == 1 and "it fits with --offload-optimizer --recompute full (" in text, text
+    r = CliRunner().invoke(app, [*titan, "--offload-optimizer", "--recompute", "full"])
+    assert r.exit_code == 0 and "enable_cpu_offload = true" in (tmp_path / "t.toml").read_text(), r.output
     base = ["export", "--to", "megatron", "-m", "llama-3-70b", "-H", "mi300x", "-n", "2", "-s", "8192", "-b", "8",
             "--tp", "2", "--zero-stage", "0", "-o", str(tmp_path / "m.sh")]
     r = CliRunner().invoke(app, base, terminal_width=400)

@@ -1100,7 +1100,7 @@ def test_deepspeed_import_derives_the_batch_and_names_bad_keys():
                      ({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": "3"}},
                       "stage"),
                      ({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 1,
-                       "zero_optimization": {"stage": 3, "offload_param": {"device": "cpu"}}}, "offload_param")):
+                       "zero_optimization": {"stage": 3, "offload_param": {"device": "disk"}}}, "offload_param")):
         with pytest.raises(ConfigError) as e:
             import_config("deepspeed", json.dumps(cfg), devices=64)
         assert e.value.field == key, cfg
@@ -2324,7 +2324,8 @@ def test_accelerate_reads_the_configs_accelerate_config_writes():
     imp = import_config("accelerate", ds)
     assert (imp.parallel.zero_stage, imp.parallel.offload_optimizer, imp.framework) == (2, True, "hf-deepspeed")
     for bad, field in ((fsdp2.replace("dp_shard_size: 4", "dp_shard_size: 3"), "parallelism_config"),
-                       (text.replace("fsdp_offload_params: false", "fsdp_offload_params: true"), "fsdp_offload_params"),
+                       (text.replace("fsdp_offload_params: false", "fsdp_offload_params: true")
+                        .replace("fsdp_sharding_strategy: 1", "fsdp_sharding_strategy: SHARD_GRAD_OP"), "fsdp_offload_params"),
                        (text.replace("fsdp_sharding_strategy: 1", "fsdp_sharding_strategy: 9"), "fsdp_sharding_strategy"),
                        (text.replace("distributed_type: FSDP", "distributed_type: XLA"), "distributed_type")):
         with pytest.raises(ConfigError) as e:

@@ -139,7 +139,8 @@ def check_runtime_layout(pc) -> None:
     Raises:
         ConfigError: ``schedule='dualpipe'`` (legal: gpipe, 1f1b, interleaved, zero-bubble), ``recompute_layers``
             (legal none), ``offload_activation_layers`` (legal 0), ``pipeline_flushes`` (legal 1) or
-            ``recompute_modules``, ``remat_saved`` or ``offload_modules`` (legal none).
+            ``recompute_modules``, ``remat_saved`` or ``offload_modules`` (legal none), ``offload_params`` (legal
+            false).
     """
     if pc.schedule == "dualpipe" and pc.pp > 1:
         raise ConfigError("schedule='dualpipe' is not implemented by shardplan's JAX runtime (DeepSeek-V3's "
@@ -149,7 +150,7 @@ def check_runtime_layout(pc) -> None:
     fields = {"offload_activation_layers": (pc.offload_activation_layers, 0),
               "pipeline_flushes": (pc.pipeline_flushes, 1), "recompute_modules": (pc.recompute_modules, None),
               "recompute_layers": (pc.recompute_layers, None), "remat_saved": (pc.remat_saved, None),
-              "offload_modules": (pc.offload_modules, None)}
+              "offload_modules": (pc.offload_modules, None), "offload_params": (pc.offload_params, False)}
     for name, (value, default) in fields.items():
         if value != default:
             shown = ",".join(value) if isinstance(value, tuple) else value

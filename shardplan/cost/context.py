@@ -12,10 +12,27 @@ from dataclasses import dataclass
 from shardplan.cost.collective import Collective, axis_label
 from shardplan.cost.comm import collective_cost
 from shardplan.cost.compute import LayerTimes, StageCompute, layer_times, slowest_stage
+from shardplan.errors import ConfigError
 from shardplan.parallel import Layout, ParallelConfig
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import PrecisionPolicy, TrainingSpec
+
+
+def require_host_link(hw: HardwareSpec, field: str, value) -> float:
+    """The device's host link bandwidth (bytes/s) for an offloading option ``field=value``.
+
+    Raises:
+        ConfigError: the hardware gives no ``host_bandwidth``; the legal value is the option off.
+    """
+    if hw.host_bandwidth is None:
+        off = (None if field == "offload_modules" else 0 if isinstance(value, int) and not isinstance(value, bool)
+               else False)
+        how = f"{field} not given" if off is None else f"{field}={off}"
+        raise ConfigError(f"{field}={value} needs the device's host link bandwidth, which hardware {hw.name!r} does "
+                          f"not give; legal: {how}, or a hardware file with host_bandwidth",
+                          field=field, value=value, legal=[off])
+    return hw.host_bandwidth
 
 
 @dataclass(frozen=True)

@@ -641,6 +641,25 @@ def bf16_optimizer(training: TrainingSpec, layout: Layout) -> bool:
             and prec.master_bytes > 0 and not p.offload_optimizer)
 
 
+def params_offloaded(training: TrainingSpec, layout: Layout) -> bool:
+    """Whether the ZeRO-3 parameter shards live in host memory: ``ParallelConfig.offload_params``, or an offloaded
+    optimizer at ZeRO-3 under a framework whose CPU offload moves the parameters with it
+    (``FrameworkProfile.param_offload`` 'with_optimizer': PyTorch FSDP ``CPUOffload(offload_params=True)`` / FSDP2
+    ``CPUOffloadPolicy``, pytorch/pytorch pull 120256)."""
+    p = layout.parallel
+    return p.offload_params or (p.offload_optimizer and p.zero_stage == 3
+                                and training.framework.param_offload == "with_optimizer")
+
+
+def offloaded_shard_bytes(training: TrainingSpec) -> int:
+    """Bytes per element of an offloaded parameter shard, the bytes each gather copies to the device: the fp32 master
+    where the shard is the master (``FrameworkProfile.zero3_master_is_param``: FSDP's sharded fp32 parameter, cast to
+    the compute dtype on the device after the copy), else the stored parameter dtype (DeepSpeed's fp16 / bf16
+    partition)."""
+    prec = training.precision
+    return prec.master_bytes if training.framework.zero3_master_is_param and prec.master_bytes else prec.param_bytes
+
+
 def optimizer_state_params(training: TrainingSpec, layout: Layout, sp: StageParams) -> float:
     """Parameters of the stage whose master weights and optimizer moments one rank holds and updates (elements):
     dense / zero_shard + expert / expert_zero_shard from ZeRO-1 on (ZeRO paper Sec. 5.1, P_os), under DeepSpeed's
@@ -686,13 +705,13 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
         # (FrameworkProfile.zero3_master_is_param)
         mb.params, opt = prec.master_bytes * sharded(3), prec.optimizer_bytes * sharded(1)
         grads = max(prec.grad_bytes, prec.master_bytes) * sharded(2)
-    if p.offload_optimizer and fsdp_master:
-        # the master is the parameter shard: offloading it offloads the parameters (FSDP CPUOffload)
-        mb.host_offload, mb.params = mb.params + grads + opt, 0.0
-        mb.notes.append("parameter shards (the fp32 masters), gradients and optimizer state offloaded to host memory")
-    elif p.offload_optimizer:
-        mb.host_offload = grads + opt
-        mb.notes.append("master weights, gradients and optimizer state offloaded to host memory")
+    if offloaded := params_offloaded(training, layout):  # the shards stay on the host, copied in before each gather
+        mb.host_offload, mb.params = mb.params, 0.0
+        mb.notes.append("parameter shards" + (" (the fp32 masters)" if fsdp_master else "") + " offloaded to host "
+                        "memory (copied to the device before every gather)")
+    if p.offload_optimizer:
+        mb.host_offload += grads + opt
+        mb.notes.append(("" if offloaded else "master weights, ") + "gradients and optimizer state offloaded to host memory")
     else:
         mb.grads, mb.optimizer = grads, opt
         # torch.optim's foreach Adam(W) step holds one temporary the size of the second moment

@@ -32,9 +32,9 @@ from shardplan.cost.axes import tp as tp_axis
 from shardplan.cost.collective import Collective
 from shardplan.cost.comm import group_split, level_names
 from shardplan.cost.compute import LayerTimes, elementwise_bytes_per_token
-from shardplan.cost.context import StepContext, step_context
+from shardplan.cost.context import StepContext, require_host_link, step_context
 from shardplan.cost.memory import (MemoryBreakdown, hbm_limit, memory_estimate, offloaded_activation_bytes,
-                                   optimizer_state_params,
+                                   optimizer_state_params, params_offloaded,
                                    offloaded_module_bytes, runtime_owned)
 from shardplan.cost.pipeline import EQUAL_PASSES_W_SHARE, boundary_message_bytes, bubble_s, stall_rule, stall_s
 from shardplan.errors import ConfigError
@@ -60,6 +60,9 @@ class Estimate:
     x microbatches), and ``fixed_overhead_s``, the profile's fixed costs (``layer_overhead_s`` per layer and
     ``moe_expert_overhead_s`` / ``moe_layer_overhead_s`` per microbatch, ``microbatch_overhead_s`` per
     microbatch, ``step_overhead_s`` per step); the four add up to ``overhead_s``. The bubble grows with the last two as well, as they lengthen each microbatch.
+    ``offload_s`` is the exposed time of activation offloading and ``param_offload_s`` that of the offloaded
+    parameter shards' copies to the device before each ZeRO-3 gather (:func:`shardplan.cost.axes.dp.host_copy_s`),
+    both per step.
     ``priced_stage`` is the pipeline stage whose compute the step prices (the slowest; 0 without pp).
     ``hbm_usable`` is the HBM the tensors may fill: the fit limit (:func:`shardplan.cost.memory.hbm_limit`)
     less the hardware's reserve, or the whole limit when the framework profile's runtime terms (context,
@@ -93,6 +96,7 @@ class Estimate:
     overhead_s: float = 0.0
     overlap_slowdown_s: float = 0.0
     offload_s: float = 0.0
+    param_offload_s: float = 0.0
     stall_s: float = 0.0
     stall_rule: str | None = None
     host_floor_s: float = 0.0
@@ -161,6 +165,7 @@ class Estimate:
                        "exposed_comm": self.exposed_comm_s, "bubble": self.bubble_s,
                        "optimizer": self.optimizer_s, "framework_overhead": self.overhead_s,
                        "overlap_slowdown": self.overlap_slowdown_s, "activation_offload": self.offload_s,
+                       "parameter_offload": self.param_offload_s,
                        "pipeline_stall": self.stall_s, "host_issue_floor": self.host_floor_s,
                        "allocator_retry": self.allocator_retry_s, "fixed_overhead": self.fixed_overhead_s},
             "collectives": [c.to_dict() for c in self.collectives],
@@ -274,7 +279,7 @@ def _estimate_once(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, l
     # all-reduce among them has axis pp)
     offload_mb = activation_offload_s(model, training, layout, hw, ctx.stage.total_s, ctx.stage.stage)
     T_mb = (ctx.stage.total_s + dp.per_microbatch + sum(c.exposed_s for c in colls if id(c) not in in_dp) / m
-            + fw.microbatch_overhead_s + slow_mb + offload_mb)
+            + fw.microbatch_overhead_s + slow_mb + offload_mb + dp.host_copy_per_microbatch)
     mem = memory_estimate(model, training, layout, reserve=hw.hbm_bytes - hw.usable_hbm_bytes())
     # profile terms outside the device's work: the host's issue floor and allocator retries near full
     # HBM per microbatch, pipeline message stalls per step (0 for the Megatron-LM default)
@@ -310,7 +315,7 @@ def _estimate_once(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, l
         thresholds=_threshold_info(model, training, hw, layout) if detail else {},
         roofline=_roofline(model, training, hw, layout.parallel, layout.local_tokens, ctx.dense_t, colls, m)
         if detail else [], overhead_s=overhead, overlap_slowdown_s=slowdown, offload_s=m * offload_mb,
-        stall_s=stall, stall_rule=rule, host_floor_s=m * floor_mb,
+        param_offload_s=m * dp.host_copy_per_microbatch, stall_s=stall, stall_rule=rule, host_floor_s=m * floor_mb,
         allocator_retry_s=m * retry_mb, fixed_overhead_s=fixed, priced_stage=ctx.stage.stage)
 
 
@@ -348,22 +353,6 @@ def job_nodes(n_devices: int, hw: HardwareSpec) -> int:
 def nodes(ctx: StepContext) -> int:
     """Nodes the job of ``ctx`` spans (:func:`job_nodes`)."""
     return job_nodes(ctx.layout.n_devices, ctx.hw)
-
-
-def require_host_link(hw: HardwareSpec, field: str, value) -> float:
-    """The device's host link bandwidth (bytes/s) for an offloading option ``field=value``.
-
-    Raises:
-        ConfigError: the hardware gives no ``host_bandwidth``; the legal value is the option off.
-    """
-    if hw.host_bandwidth is None:
-        off = (None if field == "offload_modules" else 0 if isinstance(value, int) and not isinstance(value, bool)
-               else False)
-        how = f"{field} not given" if off is None else f"{field}={off}"
-        raise ConfigError(f"{field}={value} needs the device's host link bandwidth, which hardware {hw.name!r} does "
-                          f"not give; legal: {how}, or a hardware file with host_bandwidth",
-                          field=field, value=value, legal=[off])
-    return hw.host_bandwidth
 
 
 def tp_nodes(ctx: StepContext) -> int:
@@ -448,6 +437,12 @@ def activation_offload_s(model: ModelSpec, training: TrainingSpec, layout: Layou
     return max(0.0, copy - compute_s / 3) + max(0.0, copy - 2 * compute_s / 3)
 
 
+#: bytes an AdamW update moves per parameter with 16-bit weights and gradients and fp32 master weights and moments,
+#: 2 x (2 + 4 + 8) + 2 = 30 (read and write the weights and the state, read the gradient: :func:`optimizer_s`), the
+#: state DeepSpeed's CPU-Adam rate was measured with; ``FrameworkProfile.host_adam_params_per_s`` is a rate at this size
+HOST_ADAM_REFERENCE_BYTES = 30
+
+
 def optimizer_s(ctx: StepContext) -> float:
     """Seconds of a memory-bound fused AdamW over the local (ZeRO-sharded) parameters
     (:func:`shardplan.cost.memory.optimizer_state_params`): it reads
@@ -456,24 +451,35 @@ def optimizer_s(ctx: StepContext) -> float:
     2021 Sec. 4.1: gradients go to the host, the updated parameters come back), the two copies
     over the host link instead: (grad_bytes + param_bytes) x local parameters / host_bandwidth, then
     the host's update of every local parameter of the GPUs that share it (min(devices, devices_per_host)
-    x local parameters / ``FrameworkProfile.host_adam_params_per_s``, on GPUs; not priced where the
+    x local parameters / ``FrameworkProfile.host_adam_params_per_s``, on GPUs, scaled by the bytes the update moves
+    per parameter over :data:`HOST_ADAM_REFERENCE_BYTES` (bf16 weights and Adam state: 2 x (2 + 0 + 4) + 2 = 14 B,
+    0.47 x the time of fp32 state; a memory-bound update, as on the device); not priced where the
     profile gives no rate). Example: an 8B model under ZeRO-3 on 8 GPUs of one host, DeepSpeed CPU-Adam
     at 1.6e9 parameters/s: 8 x 1.0e9 / 1.6e9 = 5.0 s per step.
+    With the parameter shards offloaded (:func:`~shardplan.cost.memory.params_offloaded`) the host updates them in
+    place, so only the gradients cross the link; with them offloaded but the optimizer on the device, the updated
+    shard is copied out once more (param_bytes x local parameters / host_bandwidth).
 
     Raises:
         ConfigError: an offloaded optimizer on hardware without a ``host_bandwidth``.
     """
     p, prec = ctx.p, ctx.prec
     params = optimizer_state_params(ctx.training, ctx.layout, ctx.stage.params)
+    # offloaded parameter shards (params_offloaded) are updated where they live: with the optimizer on the host no
+    # parameter copy comes back; with it on the device the updated shard goes out to the host once
+    on_host = params_offloaded(ctx.training, ctx.layout)
+    per_param = 2 * (prec.param_bytes + prec.master_bytes + prec.optimizer_bytes) + prec.grad_bytes
     if p.offload_optimizer:
-        copies = (prec.grad_bytes + prec.param_bytes) * params / require_host_link(ctx.hw, "offload_optimizer", True)
+        moved = prec.grad_bytes + (0 if on_host else prec.param_bytes)
+        copies = moved * params / require_host_link(ctx.hw, "offload_optimizer", True)
         rate = ctx.training.framework.host_adam_params_per_s
         if rate is None or ctx.hw.kind != "gpu":
             return copies
         sharing = min(ctx.layout.n_devices, ctx.hw.host_devices)
-        return copies + sharing * params / rate
-    per_param = 2 * (prec.param_bytes + prec.master_bytes + prec.optimizer_bytes) + prec.grad_bytes
-    return per_param * params / (ctx.hw.hbm_bandwidth * ctx.hw.hbm_efficiency)
+        # the host's update is memory-bound like the device's: its rate is for HOST_ADAM_REFERENCE_BYTES per parameter
+        return copies + sharing * params / rate * per_param / HOST_ADAM_REFERENCE_BYTES
+    out = prec.param_bytes * params / require_host_link(ctx.hw, "offload_params", True) if on_host else 0.0
+    return per_param * params / (ctx.hw.hbm_bandwidth * ctx.hw.hbm_efficiency) + out
 
 
 #: the parts of the framework overhead, in the order :func:`estimate_layout` passes them to :func:`bottleneck`

@@ -17,7 +17,9 @@ Sources read (huggingface/accelerate):
 * the config file's other keys: ``distributed_type`` (``MULTI_GPU`` = DDP, ``FSDP``, ``DEEPSPEED``, ``NO``),
   ``num_machines``, ``num_processes``, ``mixed_precision`` (``no`` | ``fp16`` | ``bf16`` | ``fp8``),
   ``fsdp_config.fsdp_activation_checkpointing`` (full recompute of each wrapped block), ``fsdp_offload_params``
-  (parameters and gradients on the host: not modelled, refused), and ``deepspeed_config`` (``zero_stage``,
+  (FSDP CPU offload: the parameter shards, their gradients and the optimizer step on the host, ``offload_params``
+  with ``offload_optimizer``; under FULL_SHARD / reshard-after-forward only), and ``deepspeed_config``
+  (``zero_stage``,
   ``offload_optimizer_device``, ``offload_param_device``, ``gradient_accumulation_steps``, or a
   ``deepspeed_config_file`` to import with ``--from deepspeed``).
 
@@ -28,7 +30,8 @@ the micro batch 1 with a note, and no global batch or sequence length. Priced wi
 (Transformers model code: eager element-wise ops and loss), ``hf-deepspeed`` for a DeepSpeed one.
 
 Refused on export (naming who can): pp, ep, Megatron-style sequence parallelism, selective recompute, cp (the
-hf-fsdp profile prices no context parallelism), ZeRO-1 with tp, optimizer offload, and a precision other than
+hf-fsdp profile prices no context parallelism), ZeRO-1 with tp, an FSDP launch with the optimizer offloaded but not the
+parameters (FSDP offloads both) or offload below ZeRO-3, and a precision other than
 bf16-mixed / fp16-mixed / fp32.
 """
 
@@ -69,9 +72,11 @@ def _check(ctx: ExportContext) -> None:
          "DeepSpeed (AutoTP) or Megatron-LM"),
         (p.zero_stage == 0 and p.tp > 1, "ZeRO-0 with tp (ParallelismConfig's tp runs under FSDP2, which shards)",
          "Megatron-LM or DeepSpeed (AutoTP)"),
-        (p.offload_optimizer and not _deepspeed_launch(ctx), "an offloaded optimizer under FSDP (Accelerate's "
-         "fsdp_offload_params moves the parameters and gradients too, which the planner does not price)",
-         "DeepSpeed (--framework hf-deepspeed: an Accelerate DeepSpeed launch with offload_optimizer_device cpu)"),
+        (p.offload_optimizer and not _deepspeed_launch(ctx) and not (p.offload_params and p.zero_stage == 3),
+         "an offloaded optimizer under FSDP without offloaded parameters at ZeRO-3 (Accelerate's fsdp_offload_params "
+         "moves the parameter shards, their gradients and the optimizer step together)",
+         "DeepSpeed (--framework hf-deepspeed: an Accelerate DeepSpeed launch with offload_optimizer_device cpu), or "
+         "--offload-params with --zero-stage 3"),
     ])
 
 
@@ -98,7 +103,7 @@ def accelerate_config(ctx: ExportContext) -> dict:
     if _deepspeed_launch(ctx):
         cfg.update(distributed_type="DEEPSPEED", deepspeed_config={
             "zero_stage": p.zero_stage, "offload_optimizer_device": "cpu" if p.offload_optimizer else "none",
-            "offload_param_device": "none",
+            "offload_param_device": "cpu" if p.offload_params else "none",
             "gradient_accumulation_steps": ctx.layout.microbatches, "zero3_init_flag": False})
     elif p.zero_stage == 0 and p.tp == 1:
         cfg["distributed_type"] = "MULTI_GPU"
@@ -106,7 +111,7 @@ def accelerate_config(ctx: ExportContext) -> dict:
         cfg.update(distributed_type="FSDP", fsdp_config={
             "fsdp_version": 2, "fsdp_reshard_after_forward": p.zero_stage == 3,
             "fsdp_auto_wrap_policy": "TRANSFORMER_BASED_WRAP", "fsdp_activation_checkpointing": p.recompute == "full",
-            "fsdp_offload_params": False, "fsdp_state_dict_type": "SHARDED_STATE_DICT",
+            "fsdp_offload_params": p.offload_params, "fsdp_state_dict_type": "SHARDED_STATE_DICT",
             "fsdp_cpu_ram_efficient_loading": True})
         shard = p.dp_shard or p.dp if p.zero_stage else 1
         if p.tp > 1 or shard != p.dp:
@@ -230,8 +235,8 @@ def _layout(cfg: dict, kind: str, n: int, machines: int, notes: list[str]) -> tu
     """(layout values, profile) of an Accelerate config's distributed type.
 
     Raises:
-        ConfigError: parameter offload (FSDP ``fsdp_offload_params``, DeepSpeed ``offload_param_device``), a bad
-            strategy, stage or degrees.
+        ConfigError: FSDP ``fsdp_offload_params`` below ZeRO-3 (SHARD_GRAD_OP, NO_SHARD, reshard-after-forward
+            false: not priced), a bad strategy, stage or degrees.
     """
     if kind == "DEEPSPEED":
         ds = section(cfg, "deepspeed_config", "Accelerate")
@@ -239,31 +244,35 @@ def _layout(cfg: dict, kind: str, n: int, machines: int, notes: list[str]) -> tu
             notes.append(f"deepspeed_config_file={ds['deepspeed_config_file']}: that ds_config is not read here (import "
                          "it with --from deepspeed -n N for its own keys); zero_stage read from deepspeed_config")
         stage = whole(ds, "zero_stage", "Accelerate", 0, least=0, most=3, where="deepspeed_config.")
-        if str(ds.get("offload_param_device", "none")).lower() not in ("none", "null"):
-            raise ConfigError(f"Accelerate deepspeed_config.offload_param_device={ds['offload_param_device']!r} "
-                              "(ZeRO-Infinity parameter offload) is not modelled; legal: none", field="offload_param",
-                              value=ds["offload_param_device"], legal=["none"])
+        params = str(ds.get("offload_param_device", "none")).lower() not in ("none", "null")
+        if params and stage != 3:
+            notes.append(f"deepspeed_config.offload_param_device={ds['offload_param_device']!r} is ignored at "
+                         f"zero_stage {stage}: DeepSpeed offloads parameters only under ZeRO-3")
         offload = str(ds.get("offload_optimizer_device", "none")).lower() not in ("none", "null")
-        return dict(dp=n, zero_stage=stage, offload_optimizer=offload and stage > 0), "hf-deepspeed"
+        return dict(dp=n, zero_stage=stage, offload_optimizer=offload and stage > 0,
+                    offload_params=params and stage == 3), "hf-deepspeed"
     if kind != "FSDP":
         return dict(dp=n, zero_stage=0), "hf-fsdp"
     fsdp = section(cfg, "fsdp_config", "Accelerate")
     version = whole(fsdp, "fsdp_version", "Accelerate", 1, most=2, where="fsdp_config.")
-    if flag(fsdp, "fsdp_offload_params", "Accelerate", False, "fsdp_config."):
-        raise ConfigError("Accelerate fsdp_config.fsdp_offload_params=true: FSDP CPU offload of the parameters and "
-                          "gradients is not modelled (they would be priced on the GPU); legal: false",
-                          field="fsdp_offload_params", value=True, legal=[False])
+    offload = flag(fsdp, "fsdp_offload_params", "Accelerate", False, "fsdp_config.")
     stage, hybrid = _fsdp_stage(fsdp, version)
+    if offload and stage != 3:
+        raise ConfigError(f"Accelerate fsdp_config.fsdp_offload_params=true with ZeRO-{stage} sharding: CPU offload is "
+                          "priced with FULL_SHARD (fsdp_reshard_after_forward true / FULL_SHARD / HYBRID_SHARD) only; "
+                          "legal: fsdp_offload_params false, or a fully sharded strategy",
+                          field="fsdp_offload_params", value=True, legal=[False])
     dp, shard, tp, cp = _degrees(cfg, n, hybrid, machines)
     if shard > 1 and dp % shard:
         raise ConfigError(f"Accelerate dp_shard_size={shard} does not divide dp={dp}; legal: {fmt_legal(divisors(dp))}",
                           field="dp_shard", value=shard, legal=divisors(dp))
     recompute = "full" if flag(fsdp, "fsdp_activation_checkpointing", "Accelerate", False, "fsdp_config.") else "none"
-    values = dict(dp=dp, zero_stage=stage, dp_shard=shard if stage else None, tp=tp, cp=cp, recompute=recompute)
+    values = dict(dp=dp, zero_stage=stage, dp_shard=shard if stage else None, tp=tp, cp=cp, recompute=recompute,
+                  offload_optimizer=offload, offload_params=offload)
     return values, "hf-fsdp"
 
 
-EXPORTER = Exporter(name="accelerate", title="Hugging Face Accelerate", source=SOURCE, suffix=".yaml", expresses=("offload_optimizer",),
+EXPORTER = Exporter(name="accelerate", title="Hugging Face Accelerate", source=SOURCE, suffix=".yaml", expresses=("offload_optimizer", "offload_params"),
                     write=write, read=read, precisions=tuple(PRECISIONS.values()),
                     seq_key="max_length (a Trainer argument)",
                     search_pins={"pp": 1, "ep": 1, "sp": False, "cp": 1})

@@ -15,7 +15,8 @@ Sources read (deepspeedai/DeepSpeed):
 * ``deepspeed/runtime/zero/config.py`` (commit 1b88ac3): ``stage`` 0-3, ``overlap_comm``,
   ``offload_optimizer`` ("valid for ZeRO stage 1, 2, 3"), ``mics_shard_size`` (default -1 = off).
 * ``deepspeed/runtime/zero/offload_config.py`` (commit 1978617): ``device`` none | cpu | nvme,
-  ``pin_memory``.
+  ``pin_memory``; ``zero_optimization.offload_param`` (DeepSpeed config docs, "Parameter offloading": "valid only
+  with stage 3") is ``ParallelConfig.offload_params``.
 * ``deepspeed/runtime/tensor_parallel/config.py`` (commit 18e7227): ``TPTrainingConfig.autotp_size``
   (0 = AutoTP off), read from ``ds_config["tensor_parallel"]``.
 * ``deepspeed/runtime/engine.py`` ``get_data_types`` / ``_do_optimizer_sanity_check`` and ``data_types.grad_accum_dtype``
@@ -102,6 +103,8 @@ def ds_config(ctx: ExportContext) -> dict:
         zero["mics_shard_size"] = p.dp_shard
     if p.offload_optimizer:
         zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
+    if p.offload_params:
+        zero["offload_param"] = {"device": "cpu", "pin_memory": True}
     cfg: dict = {"train_batch_size": tr.global_batch_size, "train_micro_batch_size_per_gpu": p.microbatch_size,
                  "gradient_accumulation_steps": ctx.layout.microbatches, "zero_optimization": zero,
                  "bf16": {"enabled": tr.precision.name.startswith("bf16")}}
@@ -322,7 +325,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     Raises:
         ConfigError: not JSON, missing batch keys (``"auto"`` ones without ``devices``: :func:`_batch_sizes`), a
             batch that the micro batch does not divide, a
-            ZeRO stage outside 0-3, parameter offload (ZeRO-Infinity ``offload_param``, not modelled), or a
+            ZeRO stage outside 0-3, or a
             precision section the planner has no policy for (:func:`_precision`).
     """
     cfg = _load(text)
@@ -340,7 +343,7 @@ def read(text: str, devices: int | None = None) -> Imported:
                     "given an mpu (then its data-parallel size): leave train_batch_size out to let it fill it in",)
                    if tp > 1 and cfg.get("train_batch_size") not in (None, AUTO) else ())
     stage = _whole(zero, "stage", 0, 3) or 0
-    offload, offload_notes = _offload(zero, stage)
+    offload, offload_params, offload_notes = _offload(zero, stage)
     offload_notes = (*offload_notes, *_zeropp_notes(zero))
     precision = _precision(cfg, stage)
     auto_notes = (*batch_notes, *(("bf16 / fp16 enabled 'auto' (the Hugging Face Trainer's --bf16 / --fp16 set it): "
@@ -353,7 +356,7 @@ def read(text: str, devices: int | None = None) -> Imported:
                   dp_shard=shard, ep=ep,
                   recompute="full" if "activation_checkpointing" in cfg else "none",
                   overlap_grad_reduce=flag(zero, "overlap_comm", "DeepSpeed", stage == 3, "zero_optimization."),
-                  offload_optimizer=offload)
+                  offload_optimizer=offload, offload_params=offload_params)
     framework, profile_notes = _meta_profile(cfg) or _profile_of(cfg, tp, sp, ep)
     return Imported(parallel_from(values), devices=dp * tp * sp, seq_len=_meta_seq_len(cfg), global_batch=B,
                     framework=framework, precision=precision,
@@ -561,14 +564,15 @@ def _mics_shard(zero: dict, stage: int, dp: int) -> tuple[int | None, tuple[str,
 OFFLOAD_DEVICES = ("none", "cpu", "nvme")
 
 
-def _offload(zero: dict, stage: int) -> tuple[bool, tuple[str, ...]]:
-    """(optimizer offloaded, notes) of a ``zero_optimization`` block: ``offload_optimizer.device`` cpu or
-    nvme offloads the optimizer (nvme priced as cpu, with a note: the planner has no NVMe bandwidth).
+def _offload(zero: dict, stage: int) -> tuple[bool, bool, tuple[str, ...]]:
+    """(optimizer offloaded, parameters offloaded, notes) of a ``zero_optimization`` block: ``offload_optimizer.device``
+    cpu or nvme offloads the optimizer, ``offload_param.device`` cpu or nvme the ZeRO-3 parameter partitions
+    (``ParallelConfig.offload_params``; ignored by DeepSpeed below stage 3, with a note); nvme is priced as cpu, with
+    a note (the planner has no NVMe bandwidth).
 
     Raises:
-        ConfigError: an offload entry that is not an object, a device DeepSpeed does not have, parameter
-            offload (ZeRO-Infinity ``offload_param``, not modelled), or optimizer offload with ZeRO stage 0
-            (zero/config.py: offload_optimizer is "valid for ZeRO stage 1, 2, 3").
+        ConfigError: an offload entry that is not an object, a device DeepSpeed does not have, or optimizer offload
+            with ZeRO stage 0 (zero/config.py: offload_optimizer is "valid for ZeRO stage 1, 2, 3").
     """
     for key in ("offload_param", "offload_optimizer"):
         device = section(zero, key, "DeepSpeed", "zero_optimization.").get("device", "none")
@@ -576,24 +580,29 @@ def _offload(zero: dict, stage: int) -> tuple[bool, tuple[str, ...]]:
             raise ConfigError(f"DeepSpeed zero_optimization.{key}.device={device!r}; legal: "
                               f"{', '.join(map(repr, OFFLOAD_DEVICES))}", field=key, value=device,
                               legal=list(OFFLOAD_DEVICES))
-    if (device := (zero.get("offload_param") or {}).get("device", "none")) not in (None, "none"):
-        raise ConfigError(f"DeepSpeed zero_optimization.offload_param.device={device!r} (ZeRO-Infinity parameter "
-                          "offload) is not modelled: the parameters would be priced on the GPU; legal: 'none' "
-                          "(offload_optimizer is modelled)", field="offload_param", value=device, legal=["none"])
+    param_device = (zero.get("offload_param") or {}).get("device", "none")
+    params = param_device not in (None, "none") and stage == 3
+    notes: tuple[str, ...] = ()
+    if param_device not in (None, "none") and stage != 3:
+        notes += (f"zero_optimization.offload_param.device={param_device!r} is ignored at stage {stage}: DeepSpeed "
+                  "offloads parameters only under ZeRO-3 (\"valid only with stage 3\")",)
+    elif param_device == "nvme":
+        notes += ("offload_param.device='nvme' is priced as 'cpu' (each shard copied over the host link before its "
+                  "gather); NVMe (ZeRO-Infinity) is slower than the planner predicts",)
     device = (zero.get("offload_optimizer") or {}).get("device", "none")
     if device not in (None, "none") and stage == 0:
         raise ConfigError(f"DeepSpeed zero_optimization.offload_optimizer.device={device!r} with stage 0: DeepSpeed "
                           "offloads the optimizer only under ZeRO (zero/config.py: offload_optimizer is \"valid for "
                           "ZeRO stage 1, 2, 3\"); legal: stage 1, 2 or 3, or offload_optimizer.device 'none'",
                           field="offload_optimizer", value=device, legal=["none"])
-    notes = (("offload_optimizer.device='nvme' is priced as 'cpu' (the optimizer step on the host over the "
-              "host link); NVMe (ZeRO-Infinity) is slower than the planner predicts",) if device == "nvme" else ())
+    notes += (("offload_optimizer.device='nvme' is priced as 'cpu' (the optimizer step on the host over the "
+               "host link); NVMe (ZeRO-Infinity) is slower than the planner predicts",) if device == "nvme" else ())
     if zero.get("zenflow") is not None:  # DeepSpeed ZenFlow: top-k important gradients updated on the GPU
         notes += ("zero_optimization.zenflow (ZenFlow's split of the update between GPU and host) is not modelled: "
                   "priced as plain optimizer offload",)
-    return device not in (None, "none"), notes
+    return device not in (None, "none"), params, notes
 
 
 EXPORTER = Exporter(name="deepspeed", title="DeepSpeed", source=SOURCE, suffix=".json",
-                    expresses=("overlap_grad_reduce", "offload_optimizer", "cp_comm"), write=write, read=read, comment="",
+                    expresses=("overlap_grad_reduce", "offload_optimizer", "offload_params", "cp_comm"), write=write, read=read, comment="",
                     precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp16-mixed", "fp32"))

@@ -43,13 +43,16 @@ SOURCE = ("torchtitan torchtitan/config/job_config.py (2025, commit 000204a; pip
 COMPILED_PROFILE = "torchtitan-compile"
 _SCHEDULES = {"gpipe": "GPipe", "1f1b": "1F1B", "interleaved": "Interleaved1F1B"}
 _ALT = {"tp_overlap": "Megatron-LM (--tp-comm-overlap; torchtitan's async TP "
-        "is enable_async_tensor_parallel with torch.compile)", "offload_optimizer": "DeepSpeed (offload_optimizer)"}
+        "is enable_async_tensor_parallel with torch.compile)"}
 
 
 def _check(ctx: ExportContext) -> None:
     p = ctx.p
     check_unexpressed(p, EXPORTER, _ALT)
     checks = [
+        (p.offload_optimizer and p.zero_stage != 3, f"an offloaded optimizer at ZeRO-{p.zero_stage} (its "
+         "enable_cpu_offload, FSDP2's CPUOffloadPolicy, offloads the fully sharded parameters with it: --zero-stage 3)",
+         "DeepSpeed (offload_optimizer)"),
         (p.zero_stage == 1, "ZeRO-1 (FSDP2 shards gradients with the optimizer state: ZeRO-2 or ZeRO-3)",
          "Megatron-LM (--use-distributed-optimizer), DeepSpeed (stage 1) or nanotron (zero_stage 1)"),
         (p.zero_stage == 0 and p.cp > 1, f"zero_stage=0 with cp={p.cp} (its FSDP shards the weights over "
@@ -177,6 +180,8 @@ def job_config(ctx: ExportContext) -> dict:
         ac["selective_ac_option"] = "op"
     out = {"parallelism": _parallelism(ctx), "activation_checkpoint": ac,
            "training": {"local_batch_size": local, "global_batch_size": tr.global_batch_size, "seq_len": tr.seq_len}}
+    if p.offload_params or p.offload_optimizer:  # FSDP2 CPUOffloadPolicy, both together (torchtitan pull 624)
+        out["training"]["enable_cpu_offload"] = True
     flavor = titan_flavor(ctx.estimate.model)
     if flavor is not None:  # torchtitan builds the model from [model] name / flavor (a new user found it missing)
         out = {"model": {"name": flavor[0], "flavor": flavor[1]}, **out}
@@ -201,8 +206,10 @@ def read(text: str, devices: int | None = None) -> Imported:
     """The layout of a torchtitan job config.
 
     Raises:
-        ConfigError: not TOML, no [parallelism] / [training], or a data_parallel_shard_degree of -1
-            without ``devices``.
+        ConfigError: not TOML, no [parallelism] / [training], a data_parallel_shard_degree of -1
+            without ``devices``, or ``[training] enable_cpu_offload`` (FSDP2 ``CPUOffloadPolicy``: the parameter
+            shards, gradients and optimizer step on the host, ``offload_params`` with ``offload_optimizer``) without
+            ZeRO-3 sharding.
     """
     try:
         cfg = tomllib.loads(text)
@@ -225,6 +232,13 @@ def read(text: str, devices: int | None = None) -> Imported:
     values = dict(dp=rep * shard, zero_stage=zero, dp_shard=shard if zero else None, tp=tp, sp=tp > 1, pp=pp, cp=cp,
                   ep=ep, etp=etp if etp != tp else None, tp_overlap=flag(par, "enable_async_tensor_parallel", "torchtitan"),
                   recompute=_recompute_mode(cfg, notes))
+    if flag(tr, "enable_cpu_offload", "torchtitan", where="[training] "):
+        if zero != 3:
+            raise ConfigError(f"torchtitan [training] enable_cpu_offload=true with ZeRO-{zero} sharding: FSDP2's CPU "
+                              "offload is priced with fully sharded weights (data_parallel_shard_degree > 1, "
+                              "fsdp_reshard_after_forward resharding) only; legal: enable_cpu_offload false",
+                              field="enable_cpu_offload", value=True, legal=[False])
+        values.update(offload_optimizer=True, offload_params=True)
     mbs = _degree(par, "pipeline_parallel_microbatch_size") if pp > 1 else tr.get("local_batch_size", 8)
     values["microbatch_size"] = mbs
     glob, accumulation = _batches(tr, rep * shard)
@@ -296,7 +310,7 @@ READ_KEYS = ("data_parallel_replicate_degree", "data_parallel_shard_degree", "fs
 
 def _check_parallelism_keys(par: dict, tr: dict, notes: list[str]) -> None:
     """What torchtitan runs that the planner does not price: a pipeline schedule from a CSV file
-    (``pipeline_parallel_schedule_csv``) and FSDP CPU offload (``[training] enable_cpu_offload``) are refused; manual
+    (``pipeline_parallel_schedule_csv``) is refused; manual
     ``pipeline_parallel_split_points`` and keys a letter or two away from a key the importer reads (a typo torchtitan
     stops on) get a note.
 
@@ -310,10 +324,6 @@ def _check_parallelism_keys(par: dict, tr: dict, notes: list[str]) -> None:
                           "a CSV file is not priced (the planner prices GPipe, 1F1B, Interleaved1F1B and the zero-bubble "
                           "schedules by name); legal: \"\" (no CSV) with pipeline_parallel_schedule naming one of them",
                           field="pipeline_parallel_schedule_csv", value=short_repr(csv), legal=[""])
-    if flag(tr, "enable_cpu_offload", "torchtitan", where="[training] "):
-        raise ConfigError("torchtitan [training] enable_cpu_offload=true: FSDP CPU offload of the parameters, gradients "
-                          "and optimizer state is not modelled (they would be priced on the GPU); legal: false",
-                          field="enable_cpu_offload", value=True, legal=[False])
     if par.get("pipeline_parallel_split_points"):
         notes.append("pipeline_parallel_split_points: the manual split points are not read; the split priced is "
                      "pipeline_parallel_layers_per_stage's (or torchtitan's even cut)")
@@ -637,5 +647,5 @@ def _pipeline_values(par: dict, n_layers_hint: int | None, pp: int, notes: list[
 
 
 EXPORTER = Exporter(name="torchtitan", title="torchtitan", source=SOURCE, suffix=".toml",
-                    expresses=("tp_overlap", "pipeline_flushes", "etp"), write=write, read=read, seq_key="[training] seq_len",
+                    expresses=("tp_overlap", "pipeline_flushes", "etp", "offload_optimizer", "offload_params"), write=write, read=read, seq_key="[training] seq_len",
                     precisions=("bf16-mixed", "fp8-mixed"))

@@ -68,6 +68,9 @@ def _check_covered(p: ParallelConfig, training: TrainingSpec) -> None:
     if p.offload_optimizer:
         raise ConfigError("offload_optimizer=True is not implemented by the JAX runtime; legal: False",
                           field="offload_optimizer", value=True, legal=[False])
+    if p.offload_params:
+        raise ConfigError("offload_params=True is not implemented by the JAX runtime; legal: False",
+                          field="offload_params", value=True, legal=[False])
     if p.offload_activation_layers:
         raise ConfigError(f"offload_activation_layers={p.offload_activation_layers} is not implemented by the JAX "
                           "runtime; legal: 0", field="offload_activation_layers", value=p.offload_activation_layers,

@@ -132,6 +132,11 @@ _TITAN_SP_COPIES = ("torchtitan models/llama3/infra/parallelize.py (and qwen3's)
                     "points to pytorch/torchtitan PR 437 ('an extra aten.cat after each collective': two cats 0.18 "
                     "ms of a 3 ms FFN at seq 8k, batch 1, H100). Gathers of one-sequence microbatches are views since "
                     "pytorch/pytorch PR 169404 (Dec 2025). Not fitted (shardplan.cost.compute.sp_copy_s)")
+#: PyTorch FSDP's CPU offload (ParallelConfig.offload_params with FrameworkProfile.param_offload 'with_optimizer')
+_FSDP_OFFLOAD = ("'with_optimizer': torch.distributed.fsdp CPUOffload(offload_params=True) (FSDP1) and CPUOffloadPolicy "
+                 "(FSDP2) keep the sharded parameters and their gradients in host memory and run the optimizer there; "
+                 "pytorch/pytorch pull 120256 (FSDP2 CPU offloading): 'one H2D copy for each parameter before "
+                 "all-gather, one D2H copy for each gradient after reduce-scatter, optimizer on CPU'")
 #: eager PyTorch model code's GEMM rate on GPUs with a known isolated rate (torchtitan, hf-fsdp, hf-deepspeed)
 _EAGER_GEMM = ("1.32, capped at isolated_matmul_efficiency / matmul_efficiency (H100 / H200: 0.73 / 0.59 = 1.24; not "
                "applied on the A100 presets, which give no isolated rate, so the A100 fits stand): measured on one "
@@ -167,6 +172,19 @@ _MEGATRON_CPU_ADAM = ("1.6e9 parameters/s per host, DeepSpeed CPU-Adam's rate ("
 _TORCH_CPU_ADAM = ("2.4e8 parameters/s per host: PyTorch's own Adam on the CPU, what FSDP's CPUOffload steps with, "
                    "ran 6.8 x slower than DeepSpeed's CPU-Adam on the same 11.6B model (56 s against 8.2 s; "
                    "deepspeedai/DeepSpeed pull 735): 1.6e9 / 6.8")
+
+_TORCH_FUSED_CPU_ADAM = (
+    "3.5e9 parameters/s per host at HOST_ADAM_REFERENCE_BYTES (fp32 state): torchtitan's [optimizer] implementation "
+    "defaults to 'fused' (torchtitan config/job_config.py), and under enable_cpu_offload (FSDP2 CPUOffloadPolicy) the "
+    "shards it steps live on the CPU, where PyTorch runs its fused CPU AdamW (PyTorch 2.4 and later), a vectorized "
+    "kernel parallel over the host's cores. Derived from torchtune pull 993 (Llama 3 70B full fine-tune, FSDP CPU "
+    "offload, torch.optim.AdamW(fused=True) on bf16 weights and state, batch 2 per GPU on 8 A100: 13.57 s/it at step 95): "
+    "the planner's compute and copies for that run (torchtitan profile, optimizer_dtype bf16, ~256-token padded Alpaca "
+    "batches) take 3.50 + 0.55 s, leaving 9.52 s for the host's update of 70.55e9 parameters at 14 B each: "
+    "70.55e9 x 14 / 30 / 9.52 = 3.46e9 (the compute share is small: at 128 or 512 tokens 3.4 / 3.6 s). 14 x the "
+    "2021 for-loop rate (_TORCH_CPU_ADAM), which the other PyTorch FSDP profiles keep: torch.optim defaults to "
+    "for-loop on CPU tensors (no fused or foreach default off CUDA) and the Hugging Face Trainer's adamw_torch "
+    "passes neither")
 
 
 def _fit(framework: str, rows: str, loo: str) -> str:
@@ -442,7 +460,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "cast, an element-wise op, keeps the kernel's FSDP sharding under GSPMD's sharding "
                                   "propagation (Xu et al. 2021, GSPMD), so the AllGather before the dot moves bf16"}),
         FrameworkProfile(name="torchtitan", moe_routed_copies=2, activation_offload=False, module_recompute=False, elementwise_traffic=5.31, vocab_divisible_by=1, loss="eager",
-                         gpu_matmul_scale=1.32, zero3_per_step="with_pp", host_adam_params_per_s=2.4e8,
+                         gpu_matmul_scale=1.32, zero3_per_step="with_pp", host_adam_params_per_s=3.5e9, param_offload="with_optimizer",
                          tp_overlap=False, fp16_training=False,
                          zero3_master_is_param=True, cp_load_balance=False, zero_stages=(0, 2, 3),
                          weight_sharding_axes=("cp",), tp_requires_sp=True, layout_defaults={"sp": True}, sp_seq_dim_copies=True,
@@ -454,11 +472,12 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "mesh from the FSDP shard x cp (x tp with expert_tensor_parallel_degree 1) ranks: cp "
                                   "(x tp) divides expert_parallel_degree and it divides that product (shardplan's "
                                   "torchtitan export checks the same rule)",
+                                  "param_offload": _FSDP_OFFLOAD + "; torchtitan [training] enable_cpu_offload "
+                                  "passes CPUOffloadPolicy() to fully_shard (torchtitan pull 624)",
                                   "fp16_training": "torchtitan job_config.py Training.mixed_precision_param: "
                                                    "Literal['bfloat16', 'float32'] (no float16)",
                                   "released_schedules": _TITAN_SCHEDULES,"vocab_divisible_by": _NO_PAD, "elementwise_traffic": _fit("torchtitan", "tt_*", "1.2%, max 2.0%"), "gpu_matmul_scale": _EAGER_GEMM,
-                                  "host_adam_params_per_s": _TORCH_CPU_ADAM + " (torchtitan's FSDP2 CPUOffloadPolicy: "
-                                  "torch.optim on the CPU-resident shards)",
+                                  "host_adam_params_per_s": _TORCH_FUSED_CPU_ADAM,
                                   "zero3_per_step": "'with_pp': torchtitan parallelize.py fully_shard(..., "
                                   "reshard_after_forward=not pp_enabled) under fsdp_reshard_after_forward 'default': "
                                   "the gathered parameters stay for the step's microbatches only in pipelined runs",
@@ -479,9 +498,9 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "compile: the eager profile refuses tp_overlap (--framework torchtitan-compile "
                                   "prices it)"}),
         FrameworkProfile(name="pytorch-fsdp", moe_routed_copies=2, activation_offload=False, module_recompute=False, overlap_slowdown=0.55, vocab_divisible_by=1,
-                         default_zero_stage=3, host_adam_params_per_s=2.4e8,
+                         default_zero_stage=3, host_adam_params_per_s=2.4e8, param_offload="with_optimizer",
                          pipeline_parallel=False, context_parallel=False, zero3_master_is_param=True, lazy_grads=True,
-                         sources={"vocab_divisible_by": _NO_PAD, "lazy_grads": _LAZY_GRADS,
+                         sources={"vocab_divisible_by": _NO_PAD, "lazy_grads": _LAZY_GRADS, "param_offload": _FSDP_OFFLOAD,
                                   "host_adam_params_per_s": _TORCH_CPU_ADAM,
                                   "overlap_slowdown": "fitted (benchmarks/fit_frameworks.py fsdp_fit_table, scipy "
                                   "least_squares) to the four fms-fsdp README rows (IBM's PyTorch FSDP / HSDP on 128 "
@@ -492,7 +511,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "sharding_strategy defaults to ShardingStrategy.FULL_SHARD"}),
         FrameworkProfile(name="deepspeed", moe_routed_copies=2, activation_offload=False, module_recompute=False,
                          zero0_bf16_optimizer=True, param_gather_overlap=False, offload_zero_stages=(1, 2, 3),
-                         host_adam_params_per_s=1.6e9,
+                         host_adam_params_per_s=1.6e9, param_offload="independent",
                          zero3_prefetch=0.221, zero3_nic_share=0.217, layer_overhead_s=0.0122,
                          eager_ops=("rope", "swiglu", "attention_layout"),
                          layer_overhead_recomputed_only=True, recomputes=("none", "full"), cp_comms=("a2a",),
@@ -503,6 +522,12 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "(then the BFLOAT16 wrapper), runtime/bf16_optimizer.py BF16_Optimizer (fp32 "
                                   "partition per dp rank, full-size fp32 gradient buffer, all_gather_dp_groups after "
                                   "the step); not fitted",
+                                  "param_offload": "deepspeedai/DeepSpeed runtime/zero/offload_config.py and the "
+                                  "config docs (Parameter offloading): zero_optimization.offload_param moves the ZeRO-3 "
+                                  "parameter partitions to host (or NVMe) memory, 'valid only with stage 3', and is set "
+                                  "apart from offload_optimizer; each partition is copied to the device before its "
+                                  "all-gather (ZeRO-Infinity, Rajbhandari et al. 2021 Sec. 6.1: bandwidth-centric "
+                                  "partitioning, every rank moves its own 1/dp over its own PCIe link)",
                                   "offload_zero_stages": "deepspeedai/DeepSpeed runtime/zero/config.py: "
                                   "offload_optimizer is \"valid for ZeRO stage 1, 2, 3\"",
                                   "param_gather_overlap": "deepspeedai/DeepSpeed runtime/zero/stage_1_and_2.py "

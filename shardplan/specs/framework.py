@@ -324,6 +324,13 @@ class FrameworkProfile(BaseModel):
         offload_zero_stages: the ZeRO stages with which the framework offloads the optimizer
             (``ParallelConfig.offload_optimizer``; None: any). DeepSpeed: 1, 2, 3 (runtime/zero/config.py:
             ``offload_optimizer`` is "valid for ZeRO stage 1, 2, 3").
+        param_offload: how the framework keeps ZeRO-3 parameter shards in host memory
+            (``ParallelConfig.offload_params``): 'none' (it does not), 'independent' (DeepSpeed's
+            ``zero_optimization.offload_param``, "valid only with stage 3", set apart from ``offload_optimizer``:
+            deepspeed/runtime/zero/offload_config.py) or 'with_optimizer' (PyTorch FSDP's ``CPUOffload(offload_params=
+            True)`` and FSDP2's ``CPUOffloadPolicy`` move the parameter shards, the gradients and the optimizer step
+            to the host together: pytorch/pytorch pull 120256 "one H2D copy for each parameter before all-gather,
+            one D2H copy for each gradient after reduce-scatter, optimizer on CPU").
         host_adam_params_per_s: parameters per second one host's CPUs update with the framework's host optimizer
             when it is offloaded (``ParallelConfig.offload_optimizer``; the GPUs of a host share it): DeepSpeed's
             vectorized CPU-Adam about 1.6e9, PyTorch's CPU AdamW (FSDP CPU offload) about 6.8 x slower; None: the
@@ -560,6 +567,7 @@ class FrameworkProfile(BaseModel):
     pipeline_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
     offload_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
     host_adam_params_per_s: float | None = Field(default=None, ge=1e6, le=1e13)
+    param_offload: Literal["none", "independent", "with_optimizer"] = "none"
     fp16_training: bool = True
     module_recompute: bool = True
     allocator_retry_s: float = Field(default=0.0, ge=0, le=10.0)

@@ -41,8 +41,9 @@ import math
 from dataclasses import dataclass
 
 from shardplan.cost.collective import Collective
-from shardplan.cost.context import StepContext
-from shardplan.cost.memory import bf16_optimizer, grad_reduce_bytes, zero3_gather_bytes
+from shardplan.cost.context import StepContext, require_host_link
+from shardplan.cost.memory import (bf16_optimizer, grad_reduce_bytes, offloaded_shard_bytes, params_offloaded,
+                                   zero3_gather_bytes)
 from shardplan.parallel import recompute_share
 from shardplan.specs.model import ModelSpec
 
@@ -61,11 +62,14 @@ class WeightGroup:
 @dataclass(frozen=True)
 class DataParallelCost:
     """The dp collectives and their exposed seconds: ``per_microbatch`` (ZeRO-3 traffic, on the
-    critical path of every microbatch, so it also lengthens the bubble) and ``per_step``."""
+    critical path of every microbatch, so it also lengthens the bubble) and ``per_step``; and
+    ``host_copy_per_microbatch``, the exposed seconds of offloaded parameter shards' copies to the
+    device (:func:`host_copy_s`), per microbatch.""" 
 
     collectives: list[Collective]
     per_microbatch: float
     per_step: float
+    host_copy_per_microbatch: float = 0.0
 
 
 def weight_groups(ctx: StepContext) -> list[WeightGroup]:
@@ -191,16 +195,23 @@ def gather_calls_per_layer(ctx: StepContext) -> int:
     return layer_tensors(ctx.model) if ctx.p.fsdp_unit == "tensor" else 1
 
 
-def _zero3(ctx: StepContext, g: WeightGroup) -> tuple[list[Collective], float, float]:
-    """ZeRO-3 collectives and their exposed seconds (per microbatch, per step)."""
-    prec, m, hw = ctx.prec, ctx.m, ctx.hw
+def host_copy_s(ctx: StepContext, g: WeightGroup, buckets: int) -> float:
+    """Seconds to copy one gather unit's offloaded parameter shard from host memory to the device
+    (:func:`~shardplan.cost.memory.params_offloaded`; 0 otherwise): each rank copies its own 1/shard of the unit
+    over its own host link (ZeRO-Infinity's bandwidth-centric partitioning, Rajbhandari et al. 2021 Sec. 6.1;
+    FSDP2's H2D copy before the all-gather, pytorch/pytorch pull 120256), then the AllGather runs.
+    E.g. a 200M-parameter layer, fp32 shards (FSDP) over 8 ranks, 25 GB/s: 4 B x 2e8 / 8 / 25e9 = 4 ms."""
+    if not params_offloaded(ctx.training, ctx.layout):
+        return 0.0
+    shard = offloaded_shard_bytes(ctx.training) * g.params / g.shard / buckets
+    return shard / require_host_link(ctx.hw, "offload_params", True)
+
+
+def _zero3_exposed(ctx: StepContext, ag: float, rs: float) -> tuple[float, float, float, float]:
+    """Exposed seconds of one microbatch's ZeRO-3 gathers and reductions for a gather of ``ag`` and a reduction of
+    ``rs`` seconds per unit (module docstring): (forward gathers, backward gathers, backward reductions, the
+    once-per-step gather of ``zero3_gather='per_step'``, per flush)."""
     fwd, bwd, buckets = _windows(ctx)
-    params, grads = zero3_gather_bytes(ctx.training) * g.params, grad_reduce_bytes(ctx.training) * g.params
-    # one call per gather unit (a layer, or each of its tensors), each with its own latency
-    calls = gather_calls_per_layer(ctx)
-    share = ctx.training.framework.zero3_nic_share
-    ag = calls * ctx.call_time("AllGather", params / buckets / calls, g.shard, g.stride, share)
-    rs = ctx.call_time("ReduceScatter", grads / buckets, g.shard, g.stride, share)
     # forward: the first layer's gather is exposed; the prefetchable share of each later one hides behind the
     # previous layer's forward (FrameworkProfile.zero3_prefetch)
     pre = ctx.training.framework.zero3_prefetch
@@ -208,34 +219,54 @@ def _zero3(ctx: StepContext, g: WeightGroup) -> tuple[list[Collective], float, f
     # weights to be freed, so none hides behind compute; the gradients' ReduceScatter still does
     serial = ctx.training.framework.zero3_gather_buffers == 1 and ctx.p.zero3_gather != "per_step"
     exp_ag = buckets * ag if serial else ag + (buckets - 1) * (ag - pre * min(ag, fwd))
+    if ctx.p.zero3_gather == "per_step":
+        return 0.0, 0.0, buckets * (rs - pre * min(rs, bwd)), exp_ag
+    # backward: gather + reduce-scatter of a layer behind its backward
+    # the exposed backward split between the two in proportion to their times (serialized: the gathers whole)
+    if serial:
+        return exp_ag, buckets * ag, buckets * (rs - pre * min(rs, bwd)), 0.0
+    exp_bwd = buckets * (ag + rs - pre * min(ag + rs, bwd))
+    ag_share = ag / (ag + rs) if ag + rs > 0 else 0.0
+    return exp_ag, exp_bwd * ag_share, exp_bwd * (1 - ag_share), 0.0
+
+
+def _zero3(ctx: StepContext, g: WeightGroup) -> tuple[list[Collective], float, float, float]:
+    """ZeRO-3 collectives and their exposed seconds (per microbatch, per step), and the exposed seconds per
+    microbatch of the offloaded shards' host copies (:func:`host_copy_s`: each runs before its unit's AllGather on
+    the same stream, so it is priced as the gather lengthened by the copy, less the gather alone)."""
+    m = ctx.m
+    _, _, buckets = _windows(ctx)
+    params, grads = zero3_gather_bytes(ctx.training) * g.params, grad_reduce_bytes(ctx.training) * g.params
+    # one call per gather unit (a layer, or each of its tensors), each with its own latency
+    calls = gather_calls_per_layer(ctx)
+    share = ctx.training.framework.zero3_nic_share
+    ag = calls * ctx.call_time("AllGather", params / buckets / calls, g.shard, g.stride, share) if g.shard > 1 else 0.0
+    rs = ctx.call_time("ReduceScatter", grads / buckets, g.shard, g.stride, share) if g.shard > 1 else 0.0
+    exp_ag, exp_bwd_ag, exp_bwd_rs, exp_step = _zero3_exposed(ctx, ag, rs)
+    copy = host_copy_s(ctx, g, buckets)
+    with_copy = sum(_zero3_exposed(ctx, ag + copy, rs)) - (exp_ag + exp_bwd_ag + exp_bwd_rs + exp_step) if copy else 0.0
+    if g.shard == 1:
+        return [], 0.0, 0.0, with_copy
     args = (g.kind, params, g.shard, g.stride)
     kw = {"overlap": "prefetch", "buckets": buckets * calls, "link_share": share}
     kw_rs = {"overlap": "prefetch", "buckets": buckets, "link_share": share}
     if ctx.p.zero3_gather == "per_step":
-        exp_rs = buckets * (rs - pre * min(rs, bwd))
         # each pipeline flush reshards after its last backward and gathers again (pipeline_flushes)
         f = ctx.p.pipeline_flushes if ctx.p.pp > 1 else 1
         when = "once per step" if f == 1 else f"once per pipeline flush, {f} per step"
         out = [ctx.collective("AllGather", "dp", "params", "step", *args, f,
-                              f"{g.kind} parameters (ZeRO-3, {when})", exposed_s=exp_ag * f, **kw),
+                              f"{g.kind} parameters (ZeRO-3, {when})", exposed_s=exp_step * f, **kw),
                ctx.collective("ReduceScatter", "dp", "grads", "bwd", g.kind, grads, g.shard, g.stride, m,
-                              f"{g.kind} gradients", exposed_s=exp_rs * m, **kw_rs)]
-        return out + _replicas(ctx, g), exp_rs, exp_ag * f
-    # backward: gather + reduce-scatter of a layer behind its backward
-    # the exposed backward split between the two in proportion to their times (serialized: the gathers whole)
-    if serial:
-        exp_bwd_ag, exp_bwd_rs = buckets * ag, buckets * (rs - pre * min(rs, bwd))
-    else:
-        exp_bwd = buckets * (ag + rs - pre * min(ag + rs, bwd))
-        ag_share = ag / (ag + rs) if ag + rs > 0 else 0.0
-        exp_bwd_ag, exp_bwd_rs = exp_bwd * ag_share, exp_bwd * (1 - ag_share)
+                              f"{g.kind} gradients", exposed_s=exp_bwd_rs * m, **kw_rs)]
+        # the copy lengthens the once-per-flush gather: spread over the step's microbatches
+        return out + _replicas(ctx, g), exp_bwd_rs, exp_step * f, with_copy * f / m
     out = [ctx.collective("AllGather", "dp", "params", "fwd", *args, m, f"{g.kind} parameters (ZeRO-3 forward)",
                           exposed_s=exp_ag * m, **kw),
            ctx.collective("AllGather", "dp", "params", "bwd", *args, m, f"{g.kind} parameters (ZeRO-3 backward)",
                           exposed_s=exp_bwd_ag * m, **kw),
            ctx.collective("ReduceScatter", "dp", "grads", "bwd", g.kind, grads, g.shard, g.stride, m,
                           f"{g.kind} gradients", exposed_s=exp_bwd_rs * m, **kw_rs)]
-    return out + _replicas(ctx, g), exp_ag + exp_bwd_ag + exp_bwd_rs, 0.0
+    return out + _replicas(ctx, g), exp_ag + exp_bwd_ag + exp_bwd_rs, 0.0, with_copy
 
 
 def embedding_group(ctx: StepContext) -> list[Collective]:
@@ -259,16 +290,18 @@ def collectives(ctx: StepContext) -> DataParallelCost:
     """All dp collectives of one step and their exposed seconds (module docstring), and the tied
     embedding's all-reduce over the embedding group (:func:`embedding_group`, per step)."""
     out: list[Collective] = embedding_group(ctx)
-    per_mb, per_step = 0.0, sum(c.exposed_s for c in out)
+    per_mb, per_step, copies = 0.0, sum(c.exposed_s for c in out), 0.0
+    offloaded = params_offloaded(ctx.training, ctx.layout)
     for g in weight_groups(ctx):
-        if g.params == 0 or (ctx.p.zero_stage == 3 and g.shard == 1):
+        if g.params == 0 or (ctx.p.zero_stage == 3 and g.shard == 1 and not offloaded):
             continue
         if ctx.p.zero_stage <= 2:
             cs = _zero012(ctx, g)
             per_step += sum(c.exposed_s for c in cs)
         else:
-            cs, mb, st = _zero3(ctx, g)
+            cs, mb, st, copy = _zero3(ctx, g)
             per_mb += mb
+            copies += copy
             per_step += st + sum(c.exposed_s for c in cs if c.replicas)
         out += cs
-    return DataParallelCost(out, per_mb, per_step)
+    return DataParallelCost(out, per_mb, per_step, copies)
