@@ -2449,3 +2449,25 @@ def test_easydel_round_trip_keeps_the_precision_its_file_is_priced_with(tmp_path
     ref = runner.invoke(app, ["estimate", *base, "--precision", "bf16-mixed", "--plan", str(plan), "--json"])
     assert json.loads(back.stdout)["time_s"]["step"] == json.loads(ref.stdout)["time_s"]["step"]
     assert "--precision bf16-mixed from --plan" in back.output
+
+
+def test_nanotron_import_records_the_model_config_and_estimate_names_a_different_model(tmp_path):
+    # nanotron imports recorded no model shape: a 3B config read with --model llama-3-8b said nothing; its
+    # model.model_config (Hugging Face LlamaConfig keys) is recorded now, and num_key_value_heads left out means one
+    # KV head per attention head (LlamaConfig.__post_init__)
+    text = ("parallelism: {dp: 8, tp: 1, pp: 1}\ntokens: {micro_batch_size: 2, sequence_length: 4096, "
+            "batch_accumulation_per_replica: 4}\nmodel:\n  model_config:\n    hidden_size: 2048\n"
+            "    intermediate_size: 11008\n    num_hidden_layers: 36\n    num_attention_heads: 16\n"
+            "    num_key_value_heads: 4\n    vocab_size: 128256\n")
+    assert import_config("nanotron", text).model_shape == dict(n_layers=36, d_model=2048, ffn_dim=11008, n_heads=16,
+                                                              n_kv_heads=4, vocab_size=128256)
+    mha = import_config("nanotron", text.replace("    num_key_value_heads: 4\n", "")).model_shape
+    assert mha["n_kv_heads"] == 16
+    cfg, plan = tmp_path / "n.yaml", tmp_path / "p.json"
+    cfg.write_text(text)
+    assert runner.invoke(app, ["import", "--from", "nanotron", str(cfg), "-o", str(plan)]).exit_code == 0
+    r = runner.invoke(app, ["estimate", "--plan", str(plan), "-m", "llama-3-8b", "-H", "h100-sxm"])
+    # Llama 3 8B: 32 layers, 4096 wide, FFN 14336, 32 heads, 8 KV heads, vocab 128256 (the vocab agrees: not named)
+    # (8B at dp 8 ZeRO-0 does not fit: exit 1, a result)
+    assert r.exit_code == 1 and "n_layers 36 (--model 32), d_model 2048 (--model 4096)" in r.output, r.output
+    assert "vocab_size" not in r.output.split("model flags give")[1].split("\n")[0]

@@ -9,6 +9,9 @@ Sources read (huggingface/nanotron):
   sequence parallelism"); the defaults are afab, ALL_REDUCE and no async communication.
 * ``src/nanotron/config/utils_config.py`` (commit 0784065): ``cast_str_to_pipeline_engine`` takes
   "afab" (AllForwardAllBackwardPipelineEngine) or "1f1b" (OneForwardOneBackwardPipelineEngine).
+* ``src/nanotron/config/models_config.py``: ``LlamaConfig`` (Hugging Face key names: hidden_size, intermediate_size,
+  num_hidden_layers, num_attention_heads, num_key_value_heads, vocab_size), the ``model.model_config`` block the
+  importer records as the model's shape (:func:`model_shape`).
 * ``src/nanotron/config/config.py`` (commit 00708b8): ``TokensArgs`` (sequence_length, train_steps,
   micro_batch_size, batch_accumulation_per_replica, ...), ``OptimizerArgs.zero_stage: int``,
   ``OptimizerArgs.accumulate_grad_in_fp32: bool`` (no default; written as the plan's gradient buffer, fp32 under
@@ -163,7 +166,28 @@ def read(text: str, devices: int | None = None) -> Imported:
     m = _whole(tokens, "batch_accumulation_per_replica", 1)
     seq_len = whole(tokens, "sequence_length", "nanotron", where="tokens.", most=MAX_SEQ_LEN)
     return Imported(parallel_from(values), devices=dp * tp * pp, seq_len=seq_len,
-                    global_batch=dp * values["microbatch_size"] * m, framework="nanotron", notes=notes)
+                    global_batch=dp * values["microbatch_size"] * m, framework="nanotron", notes=notes,
+                    model_shape=model_shape(cfg))
+
+
+#: nanotron's ``model.model_config`` keys (config/models_config.py LlamaConfig, Hugging Face names) -> the ModelSpec
+#: field each sets: an imported config records them and ``estimate --plan`` names those that differ from --model's
+MODEL_CONFIG_KEYS = {"num_hidden_layers": "n_layers", "hidden_size": "d_model", "intermediate_size": "ffn_dim",
+                     "num_attention_heads": "n_heads", "num_key_value_heads": "n_kv_heads", "vocab_size": "vocab_size"}
+
+
+def model_shape(cfg: dict) -> dict[str, int]:
+    """The ModelSpec fields a nanotron config's ``model.model_config`` gives (:data:`MODEL_CONFIG_KEYS`; whole numbers
+    only, anything else is left to --model). LlamaConfig's ``num_key_value_heads`` defaults to the attention heads
+    (``__post_init__``: None -> num_attention_heads), so a config giving the heads alone records n_kv_heads = n_heads.
+    E.g. the Smol Playbook's SmolLM3-style 3B block: 36 layers, hidden 2048, 16 heads, 4 KV heads."""
+    model = cfg.get("model") if isinstance(cfg.get("model"), dict) else {}
+    mc = model.get("model_config") if isinstance(model.get("model_config"), dict) else {}
+    shape = {field: mc[key] for key, field in MODEL_CONFIG_KEYS.items()
+             if isinstance(mc.get(key), int) and not isinstance(mc.get(key), bool) and mc[key] > 0}
+    if "n_heads" in shape and mc.get("num_key_value_heads") is None:
+        shape["n_kv_heads"] = shape["n_heads"]
+    return shape
 
 
 EXPORTER = Exporter(name="nanotron", title="nanotron", source=SOURCE, suffix=".yaml", expresses=("tp_overlap",),
