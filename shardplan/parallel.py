@@ -818,7 +818,7 @@ def _validated(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpe
     stage_layers = _stage_layers(p, model, training.framework.pipeline_split)
     check_activation_offload(p, model.n_layers, training.framework.activation_offload)
     check_offload_modules(p, model)
-    _check_remat_saved(p, model)
+    _check_remat_saved(p)
     _check_sequence(p, training, n_devices)
     _check_cp_heads(p, model, training.framework)
     check_positions(model, training)
@@ -846,10 +846,10 @@ def _validated(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpe
 QKV_PARTS = ("query_proj", "key_proj", "value_proj")
 
 
-def _check_remat_saved(p: ParallelConfig, model: ModelSpec) -> None:
-    """``remat_saved`` names that price nothing or twice: query_proj / key_proj / value_proj beside qkv_proj (which
-    keeps all three), or on a multi-head latent attention model (the planner prices MLA's attention projections as one
-    qkv_proj set, down and up projections together, and has no width for each apart).
+def _check_remat_saved(p: ParallelConfig) -> None:
+    """``remat_saved`` names that price twice: query_proj / key_proj / value_proj beside qkv_proj (which keeps all
+    three). On a multi-head latent attention model each is priced at its own up-projected width and path
+    (:func:`shardplan.cost.flops.mla_qkv_saved_weights`).
 
     Raises:
         ConfigError: naming the entries and the legal alternatives.
@@ -861,12 +861,6 @@ def _check_remat_saved(p: ParallelConfig, model: ModelSpec) -> None:
         raise ConfigError(f"remat_saved names qkv_proj (Q, K and V) and {', '.join(parts)} too; legal: qkv_proj, or "
                           "the parts alone (query_proj, key_proj, value_proj)", field="remat_saved",
                           value=list(p.remat_saved), legal=["qkv_proj", *QKV_PARTS])
-    if model.is_mla:
-        raise ConfigError(f"remat_saved {', '.join(parts)}: model {model.name!r} uses multi-head latent attention, "
-                          "whose Q / K / V up-projections the planner prices only together; legal: qkv_proj (the "
-                          "attention's projections but the output), context, out_proj, mlpwi, mlpwo",
-                          field="remat_saved", value=parts,
-                          legal=["qkv_proj", "context", "out_proj", "mlpwi", "mlpwo"])
 
 
 def recomputed_layers(p: ParallelConfig, layers: int) -> float:

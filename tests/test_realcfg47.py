@@ -129,9 +129,34 @@ def test_key_and_value_kept_apart_from_the_query():
     assert remat_saved_bytes_per_token(m, tr, lay, moe=False, saved=("qkv_proj",)) == 2 * 18432
     with pytest.raises(ConfigError, match="qkv_proj .* and key_proj too"):
         validate(ParallelConfig(recompute="full", remat_saved=("qkv_proj", "key_proj")), m, tr, 512)
-    with pytest.raises(ConfigError, match="multi-head latent attention"):
-        validate(ParallelConfig(recompute="full", remat_saved=("value_proj",)), MODELS["deepseek-v3"],
-                 TrainingSpec(seq_len=4096, global_batch_size=512, framework=mt), 512)
+
+
+def test_mla_query_key_and_value_are_priced_apart():
+    # MaxText's MLA names the up-projected query, key and value query_proj / key_proj / value_proj (layers/
+    # attention_mla.py); they were refused on MLA models. DeepSeek-V3: h 7168, query latent 1536, KV latent 512,
+    # 128 heads, nope 128, rope 64, value 128
+    from shardplan.cost.flops import remat_saved_weights
+    from shardplan.cost.memory import remat_saved_bytes_per_token
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    m = MODELS["deepseek-v3"]
+    tr = TrainingSpec(seq_len=4096, global_batch_size=512, framework=framework_profile("maxtext"))
+    lay = validate(ParallelConfig(recompute="full", remat_saved=("value_proj",)), m, tr, 512)
+    # widths: value 128 x 128 = 16,384; key 128 x 192 = 24,576; query 128 x 192 = 24,576 (bf16, tp 1)
+    assert remat_saved_bytes_per_token(m, tr, lay, moe=False) == 2 * 16384
+    assert remat_saved_bytes_per_token(m, tr, lay, moe=False, saved=("key_proj",)) == 2 * 24576
+    # weights not run again: query 1536 x (7168 + 24,576) = 48,758,784; value 512 x 16,384 = 8,388,608; key alone
+    # 512 x 16,384 = 8,388,608 (the joint down projection still runs for the value), key with value adds it:
+    # 7168 x (512 + 64) = 4,128,768
+    assert remat_saved_weights(m, ("query_proj",), moe=False) == 48_758_784
+    assert remat_saved_weights(m, ("value_proj",), moe=False) == 8_388_608
+    assert remat_saved_weights(m, ("key_proj",), moe=False) == 8_388_608
+    assert remat_saved_weights(m, ("key_proj", "value_proj"), moe=False) == 2 * 8_388_608 + 4_128_768
+    # all three skip every attention weight but the output's (qkv_proj's set), no more
+    assert remat_saved_weights(m, ("query_proj", "key_proj", "value_proj"), moe=False) == \
+        remat_saved_weights(m, ("qkv_proj",), moe=False)
 
 
 @pytest.mark.parametrize("option, recompute", [("1", "full"), ("2", "selective")])

@@ -137,10 +137,27 @@ def remat_saved_weights(model: ModelSpec, saved: tuple[str, ...], moe: bool) -> 
     if model.is_mla:  # MLA: the output projection is heads x v_head_dim -> h; Q/K/V are the rest of the attention
         out = model.n_heads * (model.v_head_dim or model.head_dim) * h
     qkv = model.attention_matmul_params() - out if model.is_mla else w["q"] + w["k"] + w["v"]
-    parts = {"qkv_proj": qkv, "query_proj": w["q"], "key_proj": w["k"], "value_proj": w["v"], "out_proj": out,
-             "context": 0,
+    q, k, v = mla_qkv_saved_weights(model, saved) if model.is_mla else (w["q"], w["k"], w["v"])
+    parts = {"qkv_proj": qkv, "query_proj": q, "key_proj": k, "value_proj": v, "out_proj": out, "context": 0,
              "mlpwi": (model.mlp_matrices - 1) * h * f * copies, "mlpwo": f * h * copies}
     return float(sum(parts[k] for k in saved))
+
+
+def mla_qkv_saved_weights(model: ModelSpec, saved: tuple[str, ...]) -> tuple[int, int, int]:
+    """Weight elements per token a full recompute does not run again when it keeps MLA's query_proj / key_proj /
+    value_proj (MaxText layers/attention_mla.py names the up-projected query, the key (nope part with the shared
+    rope part) and the value by those names; DeepSeek-V2 Eqs. 9-19): the query keeps its whole path (down
+    h x d_c' and up d_c' x a d_qk, or h x a d_qk without a query latent); the key its share of the K/V up projection
+    (d_c x a d_nope) and the value its share (d_c x a d_v); the joint down projection h x (d_c + d_rope) is skipped
+    only when both are kept (each needs the latent), counted with the key. DeepSeek-V3 (h 7168, d_c' 1536, d_c 512,
+    a 128, d_nope 128, d_rope 64, d_v 128): query 1536 x (7168 + 24,576) = 48,758,784; key and value kept:
+    512 x 16,384 + 7168 x 576 = 12,517,376 and 512 x 16,384 = 8,388,608."""
+    h, c, a = model.d_model, model.kv_lora_rank, model.n_heads
+    q = h * model.q_dim if model.q_lora_rank is None else model.q_lora_rank * (h + model.q_dim)
+    k = c * a * model.qk_nope_head_dim
+    if "key_proj" in saved and "value_proj" in saved:
+        k += h * (c + model.qk_rope_head_dim)
+    return q, k, c * a * model.v_head_dim
 
 
 def recompute_flops_per_token(model: ModelSpec, seq_len: int, recompute: str, causal: bool = True,
