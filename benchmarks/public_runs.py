@@ -5037,3 +5037,36 @@ _S47_TPU7X_ROWS = tuple(_s47_row(tag, model, chips, what, fp8, seq, pdbs, rate, 
                         for fp8, rate in zip((False, True), rates) if rate is not None)
 
 SCOUTED_2026_12AU = _S47_TPU7X_ROWS
+
+# Forty-eighth scouting pass (2026-12, never fitted on; SCOUTED_2026_12AV). Names carry _S48_.
+# Jiang et al. 2024, "MegaScale: Scaling Large Language Model Training to More Than 10,000 GPUs" (NSDI'24, arXiv
+# 2402.15627v1): the Megatron-LM baseline (commit 285068c8) rows the shared calibration set leaves out. Priced exactly as
+# the shared MegaScale rows are (shardplan.calibration.row_inputs of megascale_175b_megatron_*: megatron-legacy, A100
+# 80GB, TP 8 PP 8 interleaved with 6 virtual stages, ZeRO-2-style distributed optimizer, micro batch 1, no recompute,
+# bf16 with fp32 gradient accumulation; the paper states neither micro batch, recompute nor the A100's memory).
+# Table 2 (175B, seq 2048): 512 / 768 GPUs at batch 768 and 6,144 / 8,192 GPUs at batch 6,144, printed tokens/s over
+# the GPUs. Table 3's "original Megatron-LM" row (256 GPUs, batch 256) and Fig. 9 (530B, TP 8 PP 35 with 3 virtual
+# stages, batch = GPUs) print MFU only: converted with the FLOPs per token the paper's own 175B pairs imply,
+# 6 N + 12 L h s (MFU x 312e12 x GPUs / tokens/s = 1.0772e12 at 256 GPUs against 6 x 174,773,133,312 + 12 x 96 x 12288 x
+# 2048 = 1.0776e12): 175B 0.477 x 312e12 / 1.0776e12 = 138.1 tokens/s/GPU; 530B (benchmarks/models/
+# gpt-530b-megascale.json, 529,862,963,200 parameters) 6 N + 12 x 105 x 20480 x 2048 = 3.2320e12 FLOPs per token. The
+# Fig. 9 labels (49.2 / 48.8 / 48.2 and 54.3 / 54.1 / 54.3) are not tied to a series in the text: the lower triple is
+# Megatron-LM's (the text: MegaScale "higher than Megatron-LM by up to 6.1%", Megatron-LM "decreases by 1.6%").
+_S48_MS = "Jiang et al. 2024 (MegaScale)"
+_S48_175 = dict(tp=8, pp=8, schedule="interleaved", virtual_stages=6, zero_stage=2, microbatch_size=1, recompute="none")
+_S48_530 = dict(tp=8, pp=35, schedule="interleaved", virtual_stages=3, zero_stage=2, microbatch_size=1, recompute="none")
+_S48_F530 = 6 * 529_862_963_200 + 12 * 105 * 20480 * 2048
+SCOUTED_2026_12AV = (
+    *((f"[A] {_S48_MS} Table 2: Megatron-LM baseline, GPT 175B TP8 PP8 VP6 DP{n // 64}, batch {b}, {n:,} A100",
+       "gpt-175b-megascale", "A100 80GB", "megatron-legacy", "bf16-mixed-fp32-grads", n, 2048, b,
+       dict(dp=n // 64, **_S48_175), tokens / n, None)
+      for n, b, tokens in ((512, 768, 74_100), (768, 768, 103_800), (6144, 6144, 851_600), (8192, 6144, 1_027_900))),
+    (f"[B: MFU only, tokens/s from 6N + 12Lhs] {_S48_MS} Table 3: original Megatron-LM, GPT 175B TP8 PP8 VP6 DP4, "
+     "batch 256, 256 A100", "gpt-175b-megascale", "A100 80GB", "megatron-legacy", "bf16-mixed-fp32-grads", 256, 2048,
+     256, dict(dp=4, **_S48_175), 0.477 * 312e12 / (6 * 174_773_133_312 + 12 * 96 * 12288 * 2048), None),
+    *((f"[B: Fig. 9 label, series pairing inferred; MFU only, tokens/s from 6N + 12Lhs] {_S48_MS} Fig. 9: Megatron-LM, "
+       f"GPT 530B TP8 PP35 VP3 DP{n // 280}, batch {n}, {n:,} A100", "models/gpt-530b-megascale.json", "A100 80GB",
+       "megatron-legacy", "bf16-mixed-fp32-grads", n, 2048, n, dict(dp=n // 280, **_S48_530), mfu * 312e12 / _S48_F530,
+       None)
+      for n, mfu in ((2240, 0.492), (4480, 0.488), (11200, 0.482))),
+)
