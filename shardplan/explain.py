@@ -28,7 +28,7 @@ def _components(e: Estimate) -> dict[str, float]:
     out = {"matmul compute": e.matmul_s, "element-wise (HBM)": e.elementwise_s, "recompute": e.recompute_s,
            "pipeline bubble": e.bubble_s, "optimizer update": e.optimizer_s,
            "framework overhead": e.overhead_s, "overlap slowdown": e.overlap_slowdown_s,
-           "activation offload (host link)": e.offload_s}
+           "activation offload (host link)": e.offload_s, "parameter offload (host link)": e.param_offload_s}
     for c in e.collectives:
         key = f"{c.label} {c.op} on {c.level}"
         out[key] = out.get(key, 0.0) + c.exposed_s

@@ -217,7 +217,8 @@ class ParallelConfig(BaseModel):
 
     def short(self) -> str:
         """One-line description, e.g. ``dp=8 zero=3 tp=1 pp=1 cp=1 mbs=1 recompute=none`` (``tp=4+sp+overlap``: sequence
-        parallelism and tensor-parallel communication overlap)."""
+        parallelism and tensor-parallel communication overlap; ``host(optimizer,params)``: the optimizer and the ZeRO-3
+        parameter shards offloaded to host memory)."""
         parts = [f"dp={self.dp}", f"zero={self.zero_stage}"
                  + ("(gather/step)" if self.zero_stage == 3 and self.zero3_gather == "per_step" else "")]
         if self.dp_shard and self.dp and self.dp_shard != self.dp and self.zero_stage:
@@ -244,6 +245,9 @@ class ParallelConfig(BaseModel):
             parts.append(f"offload_activation_layers={self.offload_activation_layers}")
         if self.offload_modules:
             parts.append(f"offload({','.join(self.offload_modules)})")
+        host = [name for name, on in (("optimizer", self.offload_optimizer), ("params", self.offload_params)) if on]
+        if host:
+            parts.append(f"host({','.join(host)})")
         return " ".join(parts)
 
 
@@ -352,7 +356,8 @@ class Layout:
             out.append(f"pipeline_flushes={p.pipeline_flushes}: the step runs the {p.schedule} schedule "
                        f"{p.pipeline_flushes} times on {per_flush} microbatches each (gradient accumulation over local "
                        f"batches, as torchtitan and NeMo AutoModel do), paying the bubble each time")
-        if p.zero_stage == 3 and self.zero_shard == 1 and self.expert_zero_shard == 1:
+        if p.zero_stage == 3 and self.zero_shard == 1 and self.expert_zero_shard == 1 and not p.offload_params:
+            # (with offload_params ZeRO-3 is what keeps the weights on the host: ZeRO-Infinity on one GPU)
             out.append("zero_stage=3 with a ZeRO shard group of 1 (dp_shard x cp = 1): nothing is sharded, and "
                        "ZeRO-3's buffers (gathered weights, prefetch) still cost memory; zero_stage=0 or 1 is the "
                        "same layout without them")
@@ -785,7 +790,9 @@ def validate(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpec,
         n_devices: number of accelerators.
 
     Returns:
-        The :class:`Layout` with dp, microbatches and the per-stage layer split.
+        The :class:`Layout` with dp, microbatches and the per-stage layer split (and ``offload_params`` set where an
+        offloaded optimizer at ZeRO-3 offloads the parameter shards too: ``FrameworkProfile.param_offload``
+        'with_optimizer', PyTorch FSDP's CPU offload).
 
     Raises:
         ConfigError: naming the field, value and legal alternatives, for: degrees whose product is
@@ -813,6 +820,10 @@ def _validated(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpe
         parallel = parallel.model_copy(update={"tp_overlap": False})
     if parallel.cp == 1 and parallel.cp_comm != "ring":  # no cp group, no exchange: the default, as a search gives it
         parallel = parallel.model_copy(update={"cp_comm": "ring"})
+    if (parallel.offload_optimizer and parallel.zero_stage == 3 and not parallel.offload_params
+            and training.framework.param_offload == "with_optimizer"):
+        # PyTorch FSDP's CPU offload moves the ZeRO-3 parameter shards with the optimizer: the layout says so
+        parallel = parallel.model_copy(update={"offload_params": True})
     p = _resolve_dp(parallel, model, n_devices, training)
     _check_tp(p, model, n_devices)
     stage_layers = _stage_layers(p, model, training.framework.pipeline_split)
@@ -1193,6 +1204,7 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
     ``context_parallel``, ``expert_parallel``, ``pipeline_parallel``); every legal list is filtered by
     :func:`legal_values`."""
     fw = training.framework
+    _check_param_offload(p, fw)  # first: a ZeRO-stage hint below is no use where parameters cannot be offloaded
     _check_framework_recompute(p, fw)
     if p.cp > 1 and fw.context_parallel and p.cp_comm not in fw.cp_comms:
         legal, text = legal_values("cp_comm", fw.cp_comms)
@@ -1304,8 +1316,7 @@ def _check_offload_support(p: ParallelConfig, fw: FrameworkProfile) -> None:
     Raises:
         ConfigError: e.g. DeepSpeed with zero_stage=0, naming the legal stages and offload_optimizer off;
             offload_params at zero_stage < 3, under a framework without parameter offload, or under FSDP without
-            offload_optimizer."""
-    _check_param_offload(p, fw)
+            offload_optimizer (:func:`_check_param_offload`, run first by the framework checks)."""
     stages = fw.offload_zero_stages
     if p.offload_optimizer and stages is not None and p.zero_stage not in stages:
         legal, text = legal_values("zero_stage", stages)
@@ -1315,21 +1326,22 @@ def _check_offload_support(p: ParallelConfig, fw: FrameworkProfile) -> None:
 
 
 def _check_param_offload(p: ParallelConfig, fw: FrameworkProfile) -> None:
-    """``offload_params`` (:func:`_check_offload_support`): ZeRO-3, a framework with parameter offload, and under
-    PyTorch FSDP's CPU offload the optimizer offloaded too."""
+    """``offload_params`` (:func:`_check_offload_support`): a framework with parameter offload first (a ZeRO-3 hint is
+    no use where the framework offloads no parameters), then ZeRO-3, and under PyTorch FSDP's CPU offload the
+    optimizer offloaded too."""
     if not p.offload_params:
         return
-    if p.zero_stage != 3:
-        raise ConfigError(f"offload_params with zero_stage={p.zero_stage}: parameters are offloaded as ZeRO-3 shards "
-                          "(DeepSpeed offload_param is 'valid only with stage 3'; FSDP CPU offload shards them); legal "
-                          "zero_stage with offload_params: 3 (or offload_params off)", field="zero_stage",
-                          value=p.zero_stage, legal=[3])
     if fw.param_offload == "none":
         from shardplan.presets.frameworks import FRAMEWORKS
         with_it = sorted(n for n, f in FRAMEWORKS.items() if f.param_offload != "none")
         raise ConfigError(f"offload_params is not implemented by the {fw.label} framework; legal: offload_params off, "
                           f"or a framework that offloads parameters: {', '.join(with_it)}", field="offload_params",
                           value=True, legal=[False])
+    if p.zero_stage != 3:
+        raise ConfigError(f"offload_params with zero_stage={p.zero_stage}: parameters are offloaded as ZeRO-3 shards "
+                          "(DeepSpeed offload_param is 'valid only with stage 3'; FSDP CPU offload shards them); legal "
+                          "zero_stage with offload_params: 3 (or offload_params off)", field="zero_stage",
+                          value=p.zero_stage, legal=[3])
     if fw.param_offload == "with_optimizer" and not p.offload_optimizer:
         raise ConfigError(f"offload_params without offload_optimizer under the {fw.label} framework: PyTorch FSDP's CPU "
                           "offload moves the parameter shards, their gradients and the optimizer step to the host "

@@ -1163,6 +1163,21 @@ def _merge(a: SearchResult, b: SearchResult, top_k: int, objective: str, keep_in
     return res
 
 
+def _implied_pins(fix: dict, framework: FrameworkProfile) -> None:
+    """Pins another pin implies, set in ``fix`` unless given: full recompute for recompute_layers / remat_saved (both
+    describe one), ZeRO-3 for offload_params (parameters are offloaded as ZeRO-3 shards), pp 1 and the framework's
+    recompute for offload_activation_layers (Megatron-core offloads with pp 1 and no recompute, MaxText under full)."""
+    if fix.get("tp") == 1:  # no tp collectives to overlap (validate drops the flag at tp = 1 likewise)
+        fix.pop("tp_overlap", None)
+    if fix.get("recompute_layers") or fix.get("remat_saved"):
+        fix.setdefault("recompute", "full")
+    if fix.get("offload_params"):
+        fix.setdefault("zero_stage", 3)
+    if fix.get("offload_activation_layers"):
+        fix.setdefault("pp", 1)
+        fix.setdefault("recompute", "full" if framework.activation_offload == "remat_inputs" else "none")
+
+
 def _search_once(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_devices: int, *,
                  top_k: int = 10, objective: str = "throughput", fix: dict[str, Any] | None = None,
                  max_tp: int | None = None, max_cp: int | None = None, schedules: Iterable[str] | None = None,
@@ -1196,13 +1211,7 @@ def _search_once(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpe
     _check_arguments(n_devices, max_tp, objective)
     check_positions(model, training)  # no layout helps a sequence past a learned position table: say that
     fix = dict(fix or {})
-    if fix.get("tp") == 1:  # no tp collectives to overlap (validate drops the flag at tp = 1 likewise)
-        fix.pop("tp_overlap", None)
-    if fix.get("recompute_layers") or fix.get("remat_saved"):  # both describe a full recompute
-        fix.setdefault("recompute", "full")
-    if fix.get("offload_activation_layers"):  # Megatron-core offloads with pp 1 and no recompute, MaxText under full
-        fix.setdefault("pp", 1)
-        fix.setdefault("recompute", "full" if training.framework.activation_offload == "remat_inputs" else "none")
+    _implied_pins(fix, training.framework)
     if max_cp is None:  # a pinned cp is tried whatever its tokens per device
         max_cp = max(1, training.seq_len // 1024, int(fix.get("cp") or 1))
     prune = not exhaustive and objective == "throughput"

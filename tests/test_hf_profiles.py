@@ -225,7 +225,8 @@ def test_deepspeed_header_profile_is_read_in_any_case_and_refused_when_unknown()
 
 def test_accelerate_export_follows_the_deepspeed_profile():
     # priced with hf-deepspeed, ZeRO-2 with the optimizer on the CPU: an Accelerate DeepSpeed launch (not FSDP) whose
-    # import prices the same step; under hf-fsdp the same offload is refused (fsdp_offload_params moves parameters too)
+    # import prices the same step; under hf-fsdp at ZeRO-3 the offload is FSDP's CPU offload, parameters included
+    # (fsdp_offload_params, read back as both); at ZeRO-2 hf-fsdp's offload is refused
     import pytest
 
     from shardplan.errors import ConfigError
@@ -240,8 +241,15 @@ def test_accelerate_export_follows_the_deepspeed_profile():
     f = estimate(MODELS["llama-3-8b"], load_hardware("h100-sxm"),
                  TrainingSpec(seq_len=4096, global_batch_size=32, framework=FRAMEWORKS["hf-fsdp"]),
                  p.model_copy(update={"zero_stage": 3}), 8)
+    assert f.parallel.offload_params  # validate: FSDP's CPU offload moves the shards with the optimizer
+    text = export_text("accelerate", f)
+    assert "distributed_type: FSDP" in text and "fsdp_offload_params: true" in text
+    back = import_config("accelerate", text).parallel
+    assert (back.zero_stage, back.offload_optimizer, back.offload_params) == (3, True, True)
+    g = estimate(MODELS["llama-3-8b"], load_hardware("h100-sxm"),
+                 TrainingSpec(seq_len=4096, global_batch_size=32, framework=FRAMEWORKS["hf-fsdp"]), p, 8)
     with pytest.raises(ConfigError) as err:
-        export_text("accelerate", f)
+        export_text("accelerate", g)
     assert "fsdp_offload_params" in str(err.value)
 
 

@@ -143,3 +143,70 @@ def test_torchtune_70b_cpu_offload_run():
     # torchtune pull 993: Llama 3 70B, FSDP CPU offload, fused CPU AdamW on bf16 state, batch 2 per GPU, 8 A100:
     # 13.57 s/it (the rate's source, so this checks the derivation: ~256-token padded Alpaca batches)
     assert _titan_70b("bf16").step_s == pytest.approx(13.57, rel=0.05)
+
+
+# a breaker on the feature (/work/notes/s48/break48.md): each case failed before its fix
+def _deepspeed_estimate(framework: str = "deepspeed", **kw):
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64, framework=FRAMEWORKS[framework])
+    p = ParallelConfig(zero_stage=3, microbatch_size=2, offload_params=True, **kw)
+    return estimate(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], tr, p, 8)
+
+
+def test_exports_refuse_offloaded_parameters_with_the_optimizer_on_the_gpu():
+    # FSDP's CPU offload (Accelerate fsdp_offload_params, torchtitan enable_cpu_offload) moves the optimizer step to the
+    # host too: a DeepSpeed plan with parameters offloaded alone was written as one (re-imported: 6.05 s -> 38.5 s)
+    from shardplan.export import export_text
+    e = _deepspeed_estimate("hf-deepspeed", tp=2, dp=4)  # tp 2: an Accelerate FSDP launch
+    for target in ("accelerate", "torchtitan"):
+        with pytest.raises(ConfigError, match="optimizer on the GPU"):
+            export_text(target, e)
+    assert '"offload_param"' in export_text("deepspeed", _deepspeed_estimate())
+
+
+def test_bound_and_breakdown_name_the_parameter_copies():
+    # one GPU, a 1B model at 4 x 512 tokens: the copies are most of the step; the bound said "HBM bandwidth"
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    r = CliRunner().invoke(app, ["estimate", "-m", "llama-3.2-1b", "-H", "h100-sxm", "-n", "1", "-s", "512", "-b", "4",
+                                 "--framework", "deepspeed", "--zero-stage", "3", "--offload-params"],
+                           terminal_width=200)
+    assert r.exit_code == 0 and "host link (offloaded parameter shards" in r.output, r.output
+    assert "parameter_offload" in r.output
+    # on one rank ZeRO-3 is what keeps the weights on the host: no "zero_stage=0 or 1 is the same layout" note
+    assert "same layout without them" not in r.output
+    from shardplan.web.charts import time_parts
+    e = _deepspeed_estimate()
+    assert sum(t.seconds for t in time_parts(e) if t.critical) == pytest.approx(e.step_s, rel=1e-9)
+
+
+@pytest.mark.parametrize(("framework", "field"), [("megatron", "offload_params"), ("nanotron", "offload_params"),
+                                                  ("torchtitan", "offload_optimizer")])
+def test_refusals_name_what_to_change(framework, field):
+    # megatron / nanotron have no parameter offload (before: "legal zero_stage: 3", which they then refused);
+    # torchtitan needs the optimizer offloaded with it; plan pins ZeRO-3 with --offload-params
+    from shardplan.search import search
+    tr = TrainingSpec(seq_len=4096, global_batch_size=64, framework=FRAMEWORKS[framework])
+    with pytest.raises(ConfigError) as e:
+        estimate(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], tr, ParallelConfig(zero_stage=1, offload_params=True), 8)
+    assert e.value.field == (field if framework != "torchtitan" else "zero_stage")
+    with pytest.raises(ConfigError) as e:
+        search(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], tr, 8, fix={"offload_params": True})
+    assert e.value.field == field
+
+
+def test_fsdp_optimizer_offload_says_the_parameters_go_too():
+    # PyTorch FSDP's CPU offload at ZeRO-3: the layout records offload_params (it was priced so, but said false)
+    assert _run("pytorch-fsdp", offload_optimizer=True).parallel.offload_params
+    assert not _run("deepspeed", offload_optimizer=True).parallel.offload_params
+
+
+def test_accelerate_offload_devices_are_checked():
+    base = ("distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n  offload_param_device: {}\n"
+            "mixed_precision: bf16\nnum_processes: 8\n")
+    for bad in ("gpu", "true", "0"):
+        with pytest.raises(ConfigError) as e:
+            import_config("accelerate", base.format(bad))
+        assert e.value.field == "offload_param_device"
+    imp = import_config("accelerate", base.format("nvme"))
+    assert imp.parallel.offload_params and any("priced as cpu" in n for n in imp.notes)

@@ -866,10 +866,10 @@ def _memory_and_time_tables(e, d: dict) -> tuple[Table, Table]:
     tt.add_column("part")
     tt.add_column("time", justify="right")
     tt.add_column("share", justify="right")
-    for k in ("matmul", "elementwise", "recompute", "exposed_comm", "bubble", "optimizer", "framework_overhead",
-              "overlap_slowdown", "activation_offload"):
+    optional = ("framework_overhead", "overlap_slowdown", "activation_offload", "parameter_offload")
+    for k in ("matmul", "elementwise", "recompute", "exposed_comm", "bubble", "optimizer", *optional):
         v = d["time_s"][k]
-        if v or k not in ("framework_overhead", "overlap_slowdown", "activation_offload"):  # only where they apply
+        if v or k not in optional:  # only where they apply
             tt.add_row(k, fmt_seconds(v), f"{v / e.step_s:.1%}")
     tt.add_row("[bold]step[/]", fmt_seconds(e.step_s), "100%")
     return mem, tt

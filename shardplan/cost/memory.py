@@ -648,7 +648,7 @@ def params_offloaded(training: TrainingSpec, layout: Layout) -> bool:
     ``CPUOffloadPolicy``, pytorch/pytorch pull 120256)."""
     p = layout.parallel
     return p.offload_params or (p.offload_optimizer and p.zero_stage == 3
-                                and training.framework.param_offload == "with_optimizer")
+                                and training.framework.param_offload == "with_optimizer")  # as validate sets it
 
 
 def offloaded_shard_bytes(training: TrainingSpec) -> int:

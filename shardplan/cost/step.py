@@ -311,7 +311,8 @@ def _estimate_once(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, l
         optimizer_s=opt_s, collectives=colls, model_flops_per_step=mf, hardware_flops_per_step=hf,
         mfu=mf / (step * peak_total), hfu=hf / (step * peak_total), tokens_per_s=tokens / step,
         bound=bottleneck(ctx, colls, bubble, opt_s, overhead, slowdown, floor_binds=floor_mb > 0,
-                         overhead_parts=dict(zip(OVERHEAD_PARTS, (fixed, m * floor_mb, m * retry_mb, stall)))),
+                         overhead_parts=dict(zip(OVERHEAD_PARTS, (fixed, m * floor_mb, m * retry_mb, stall))),
+                         param_offload_s=m * dp.host_copy_per_microbatch),
         thresholds=_threshold_info(model, training, hw, layout) if detail else {},
         roofline=_roofline(model, training, hw, layout.parallel, layout.local_tokens, ctx.dense_t, colls, m)
         if detail else [], overhead_s=overhead, overlap_slowdown_s=slowdown, offload_s=m * offload_mb,
@@ -491,7 +492,8 @@ HOST_FLOOR_BOUND = "host issue floor (the framework's CPU issues each microbatch
 
 
 def bottleneck(ctx: StepContext, colls: list[Collective], bubble: float, opt_s: float, overhead_s: float = 0.0,
-               slowdown_s: float = 0.0, floor_binds: bool = False, overhead_parts: dict | None = None) -> str:
+               slowdown_s: float = 0.0, floor_binds: bool = False, overhead_parts: dict | None = None,
+               param_offload_s: float = 0.0) -> str:
     """The largest part of the step: matmul FLOPs, HBM traffic, the host optimizer (an offloaded optimizer's copies
     and CPU update, :func:`optimizer_s`), recompute, bubble, one axis's
     exposed communication (named with the network level it crosses), the exposed communication of
@@ -500,17 +502,20 @@ def bottleneck(ctx: StepContext, colls: list[Collective], bubble: float, opt_s: 
     or the overlap slowdown ``slowdown_s`` (seconds per step). When the host issue floor sets the
     microbatch time (``floor_binds``) it is the bound whatever the largest part: nothing on the GPU
     side shortens such a step (:data:`HOST_FLOOR_BOUND`). ``overhead_parts`` (name: seconds per step) splits
-    ``overhead_s``; the overhead bound names its largest part."""
+    ``overhead_s``; the overhead bound names its largest part. ``param_offload_s``: the exposed copies of offloaded
+    parameter shards (seconds per step), a host-link part of their own, as the offloaded optimizer's is."""
     if floor_binds:
         return HOST_FLOOR_BOUND
     m, st = ctx.m, ctx.stage
     largest = max(overhead_parts, key=overhead_parts.get) if overhead_parts else None  # type: ignore[arg-type]
     overhead_name = (f"framework overhead ({largest})" if largest and overhead_parts[largest] > 0  # type: ignore[index]
                      else "framework overhead (host issue, pipeline stalls, allocator)")
-    offloaded = ctx.p.offload_optimizer  # the optimizer step runs on the host: its own part, not HBM traffic
+    # an offloaded optimizer or parameter shards use the host link: their step part is not HBM traffic
+    offloaded = ctx.p.offload_optimizer or ctx.p.offload_params
     parts = {"compute (matmul FLOPs)": m * st.matmul_s,
              "HBM bandwidth (element-wise + optimizer)": m * st.elementwise_s + (0.0 if offloaded else opt_s),
              "host optimizer (offloaded states: the copies and the CPU's update)": opt_s if offloaded else 0.0,
+             "host link (offloaded parameter shards copied in before each gather)": param_offload_s,
              "recompute": m * st.recompute_s, "pipeline bubble": bubble,
              overhead_name: overhead_s,
              "overlap slowdown (communication kernels beside the matmuls)": slowdown_s}

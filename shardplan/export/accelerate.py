@@ -77,6 +77,10 @@ def _check(ctx: ExportContext) -> None:
          "moves the parameter shards, their gradients and the optimizer step together)",
          "DeepSpeed (--framework hf-deepspeed: an Accelerate DeepSpeed launch with offload_optimizer_device cpu), or "
          "--offload-params with --zero-stage 3"),
+        (p.offload_params and not p.offload_optimizer and not _deepspeed_launch(ctx), "offloaded parameters with the "
+         "optimizer on the GPU under FSDP (fsdp_offload_params moves the optimizer step to the host as well)",
+         "DeepSpeed (--framework hf-deepspeed, tp 1: an Accelerate DeepSpeed launch with offload_param_device cpu "
+         "alone), or --offload-optimizer"),
     ])
 
 
@@ -231,6 +235,30 @@ def read(text: str, devices: int | None = None) -> Imported:
                     global_batch=batch, framework=framework, precision=precision, notes=tuple(notes))
 
 
+#: Accelerate's DeepSpeed offload devices (``accelerate config``'s choices for offload_optimizer_device /
+#: offload_param_device; DeepSpeed's OffloadDeviceEnum), YAML's null read as none
+OFFLOAD_DEVICES = ("none", "cpu", "nvme")
+
+
+def _offload_device(ds: dict, key: str, notes: list[str]) -> bool:
+    """Whether ``deepspeed_config.<key>`` offloads (cpu or nvme; nvme priced as cpu, with a note).
+
+    Raises:
+        ConfigError: a device Accelerate does not offer, naming the key and the legal devices.
+    """
+    value = ds.get(key, "none")
+    device = str(value).lower() if isinstance(value, str) else value
+    device = "none" if device in (None, "null") else device
+    if device not in OFFLOAD_DEVICES:
+        raise ConfigError(f"Accelerate deepspeed_config.{key}={short_repr(value)}; legal: "
+                          f"{', '.join(OFFLOAD_DEVICES)}", field=key, value=short_repr(value),
+                          legal=list(OFFLOAD_DEVICES))
+    if device == "nvme":
+        notes.append(f"deepspeed_config.{key}=nvme is priced as cpu (over the host link); NVMe (ZeRO-Infinity) is "
+                     "slower than the planner predicts")
+    return device != "none"
+
+
 def _layout(cfg: dict, kind: str, n: int, machines: int, notes: list[str]) -> tuple[dict, str]:
     """(layout values, profile) of an Accelerate config's distributed type.
 
@@ -244,11 +272,11 @@ def _layout(cfg: dict, kind: str, n: int, machines: int, notes: list[str]) -> tu
             notes.append(f"deepspeed_config_file={ds['deepspeed_config_file']}: that ds_config is not read here (import "
                          "it with --from deepspeed -n N for its own keys); zero_stage read from deepspeed_config")
         stage = whole(ds, "zero_stage", "Accelerate", 0, least=0, most=3, where="deepspeed_config.")
-        params = str(ds.get("offload_param_device", "none")).lower() not in ("none", "null")
+        params, offload = (_offload_device(ds, key, notes) for key in ("offload_param_device",
+                                                                        "offload_optimizer_device"))
         if params and stage != 3:
             notes.append(f"deepspeed_config.offload_param_device={ds['offload_param_device']!r} is ignored at "
                          f"zero_stage {stage}: DeepSpeed offloads parameters only under ZeRO-3")
-        offload = str(ds.get("offload_optimizer_device", "none")).lower() not in ("none", "null")
         return dict(dp=n, zero_stage=stage, offload_optimizer=offload and stage > 0,
                     offload_params=params and stage == 3), "hf-deepspeed"
     if kind != "FSDP":

@@ -53,6 +53,9 @@ def _check(ctx: ExportContext) -> None:
         (p.offload_optimizer and p.zero_stage != 3, f"an offloaded optimizer at ZeRO-{p.zero_stage} (its "
          "enable_cpu_offload, FSDP2's CPUOffloadPolicy, offloads the fully sharded parameters with it: --zero-stage 3)",
          "DeepSpeed (offload_optimizer)"),
+        (p.offload_params and not p.offload_optimizer, "offloaded parameters with the optimizer on the GPU (its "
+         "enable_cpu_offload, FSDP2's CPUOffloadPolicy, moves the optimizer step to the host as well: "
+         "--offload-optimizer)", "DeepSpeed (offload_param alone)"),
         (p.zero_stage == 1, "ZeRO-1 (FSDP2 shards gradients with the optimizer state: ZeRO-2 or ZeRO-3)",
          "Megatron-LM (--use-distributed-optimizer), DeepSpeed (stage 1) or nanotron (zero_stage 1)"),
         (p.zero_stage == 0 and p.cp > 1, f"zero_stage=0 with cp={p.cp} (its FSDP shards the weights over "
@@ -180,7 +183,7 @@ def job_config(ctx: ExportContext) -> dict:
         ac["selective_ac_option"] = "op"
     out = {"parallelism": _parallelism(ctx), "activation_checkpoint": ac,
            "training": {"local_batch_size": local, "global_batch_size": tr.global_batch_size, "seq_len": tr.seq_len}}
-    if p.offload_params or p.offload_optimizer:  # FSDP2 CPUOffloadPolicy, both together (torchtitan pull 624)
+    if p.offload_params:  # FSDP2 CPUOffloadPolicy: parameters and optimizer together (torchtitan pull 624)
         out["training"]["enable_cpu_offload"] = True
     flavor = titan_flavor(ctx.estimate.model)
     if flavor is not None:  # torchtitan builds the model from [model] name / flavor (a new user found it missing)

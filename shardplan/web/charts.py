@@ -45,7 +45,7 @@ HIDDEN_ROW = "hidden communication"
 _AXIS_COLORS = {"tp": "#d62728", "cp": "#9467bd", "ep": "#8c564b", "pp": "#e377c2", "dp": "#ff7f0e"}
 _FIXED_COLORS = {"matmul": "#1f77b4", "element-wise": "#17becf", "recompute": "#aec7e8",
                  "pipeline bubble": "#7f7f7f", "optimizer": "#bcbd22", "framework overhead": "#c49c94",
-                 "overlap slowdown": "#f7b6d2", "activation offload": "#dbdb8d"}
+                 "overlap slowdown": "#f7b6d2", "activation offload": "#dbdb8d", "parameter offload": "#9edae5"}
 _MEM_COLORS = {"params": "#1f77b4", "grads": "#ff7f0e", "optimizer": "#2ca02c", "optimizer step temporary": "#dbdb8d",
                "ZeRO-3 buffers": "#9467bd",
                "activations": "#d62728", "logits": "#8c564b", "communication buffers": "#e377c2",
@@ -173,6 +173,8 @@ def time_parts(e: Estimate) -> list[TimePart]:
     parts.append(TimePart("overlap slowdown", e.overlap_slowdown_s, True, "overhead",
                           _FIXED_COLORS["overlap slowdown"]))
     parts.append(TimePart("activation offload", e.offload_s, True, "overhead", _FIXED_COLORS["activation offload"]))
+    parts.append(TimePart("parameter offload", e.param_offload_s, True, "overhead",
+                          _FIXED_COLORS["parameter offload"]))
     return parts
 
 
