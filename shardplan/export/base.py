@@ -541,21 +541,43 @@ def expand_variables(text: str) -> str:
     define them, also after ``;`` and before a ``# comment`` (a value computed by a command is not known and stays
     unset, but for a quoted list of words around it); ``$NAME``, ``${NAME}``, ``${NAME:-default}``
     (the default where the name is unset or empty) and ``${NAME-default}`` (where unset) use them. Variables
-    set elsewhere (the environment, ``$(...)``) stay as written; in a conditional the last assignment wins."""
-    env: dict[str, str] = {}
-    text = _QUOTED_DEFAULT.sub(r"${\1\2\4}", text)  # ${NNODES:-"1"}: bash drops the default's quotes
+    set elsewhere (the environment, ``$(...)``) stay as written. An ``if`` / ``elif`` / ``else`` / ``fi`` chain whose
+    tests the script's own values decide (:func:`shell_condition`) keeps the branch bash runs and drops the others
+    (``PR=${PR:-bf16}`` then ``if [ $PR = fp16 ]; then ... elif [ $PR = bf16 ]; then ...``: the bf16 branch); where a
+    test is undecided every branch is read, the last assignment winning.
 
+    Raises:
+        ConfigError: a variable or the script expanding past :data:`MAX_EXPANDED` (four times that for the script).
+    """
+    text = _QUOTED_DEFAULT.sub(r"${\1\2\4}", text)  # ${NNODES:-"1"}: bash drops the default's quotes
+    blocks = _if_blocks(text.split("\n"))
+    result = _expand_blocks(blocks, {}, top=True) if blocks is not None else _expand_chunk(text, {})
+    if len(result) > 4 * MAX_EXPANDED:  # many uses of a large variable
+        raise ConfigError(f"the script expands past {4 * MAX_EXPANDED:,} characters once its variables are substituted; "
+                          "legal: a launch script a few KiB long", field="import", value=len(result))
+    return result
+
+
+def _substitute(text: str, env: dict[str, str], unknown: list | None = None) -> str:
+    """``text`` with the ``$NAME`` forms :func:`expand_variables` reads substituted from ``env`` (a name not set stays as
+    written, or its default; each such name is appended to ``unknown`` when it is given)."""
     def sub(m: re.Match) -> str:
         name = m.group(1) or m.group(4)
         value = env.get(name)
         if m.group(3) is not None and (value is None or (m.group(2) == ":" and value == "")):
             return m.group(3)
+        if value is None and unknown is not None:
+            unknown.append(name)
         return value if value is not None else m.group(0)
+    return _VAR.sub(sub, text)
 
+
+def _expand_chunk(text: str, env: dict[str, str]) -> str:
+    """:func:`expand_variables` on a stretch of script without a decided conditional, reading and extending ``env``."""
     out, pos = [], 0
     for m in _ASSIGN.finditer(text):
-        out.append(_VAR.sub(sub, text[pos:m.start()]))
-        value = _VAR.sub(sub, m.group(2))
+        out.append(_substitute(text[pos:m.start()], env))
+        value = _substitute(m.group(2), env)
         quoted = value[:1] in "\"'" and len(value) > 1
         # a value computed by a command ($(...), `...`) is unknown, unless it is a quoted string that only holds one
         # among other words (CMD=" `pwd`/pretrain_gpt.py --tensor-model-parallel-size 4 ..."): kept, the command
@@ -566,14 +588,172 @@ def expand_variables(text: str) -> str:
                               field="import", value=m.group(1))
         if ("$(" not in value and "`" not in value) or (quoted and " " in value.strip()):
             env[m.group(1)] = value[1:-1] if quoted else value
-        out.append(text[m.start():m.end()] if m.group(2)[:1] in "\"'" else _VAR.sub(sub, text[m.start():m.end()]))
+        out.append(text[m.start():m.end()] if m.group(2)[:1] in "\"'" else _substitute(text[m.start():m.end()], env))
         pos = m.end()
-    out.append(_VAR.sub(sub, text[pos:]))
-    result = "".join(out)
-    if len(result) > 4 * MAX_EXPANDED:  # many uses of a large variable
-        raise ConfigError(f"the script expands past {4 * MAX_EXPANDED:,} characters once its variables are substituted; "
-                          "legal: a launch script a few KiB long", field="import", value=len(result))
-    return result
+    out.append(_substitute(text[pos:], env))
+    return "".join(out)
+
+
+#: an ``if`` / ``elif`` line of a launch script: the test, then ``then`` on the line (or alone on the next one)
+_IF_LINE = re.compile(r"^\s*(if|elif)\s+(.+?)(?:\s*;\s*then)?\s*$")
+#: the most conditional blocks :func:`_if_blocks` reads (a launch script has a few dozen)
+MAX_IF_BLOCKS = 2000
+
+
+@dataclass
+class _IfChain:
+    """One ``if ... fi`` of a script: (test or None for ``else``, header lines, body blocks) per branch, and the
+    ``fi`` line."""
+
+    branches: list = field(default_factory=list)
+    fi: str = "fi"
+
+
+def _if_blocks(lines: list[str]) -> list | None:
+    """The script's lines as plain text and :class:`_IfChain` blocks (nested), or None where its ``if`` / ``fi`` do
+    not pair up or a quote is left open (then the script is read as before, every branch at once). An ``if`` counts
+    only with its ``then`` (a Python ``if x:`` inside an echoed string does not), outside quotes."""
+    stack: list[list] = [[]]  # the body being read at each depth: len(stack) == len(chains) + 1
+    chains: list[_IfChain] = []
+    quote, count, i = "", 0, 0
+    while i < len(lines):
+        line, i = lines[i], i + 1
+        m = None if quote else _IF_LINE.match(line)
+        inline = m is not None and re.search(r";\s*then\s*$", line) is not None
+        if m and (inline or (i < len(lines) and lines[i].strip() == "then")):
+            header = line if inline else f"{line}\n{lines[i]}"
+            i += 0 if inline else 1
+            if m.group(1) == "if":
+                chains.append(_IfChain())
+                stack[-1].append(chains[-1])
+            elif not chains:
+                return None
+            else:
+                stack.pop()
+            stack.append([])
+            chains[-1].branches.append((m.group(2), header, stack[-1]))
+            count += 1
+        elif not quote and line.strip() in ("else", "fi"):
+            if not chains:
+                return None
+            stack.pop()
+            if line.strip() == "else":
+                stack.append([])
+                chains[-1].branches.append((None, line, stack[-1]))
+            else:
+                chains.pop().fi = line
+        else:
+            stack[-1].append(line)
+            quote = _open_quote(line, quote)
+        if count > MAX_IF_BLOCKS:
+            return None
+    return stack[0] if not chains and not quote else None
+
+
+def _open_quote(line: str, quote: str) -> str:
+    """The quote character left open at the end of ``line`` when ``quote`` was open at its start ('' for none):
+    single quotes take everything literally, double quotes honour backslash escapes, a ``#`` outside quotes ends the
+    line."""
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if quote == '"' and c == "\\":
+            i += 2
+            continue
+        if not quote and c == "#" and (i == 0 or line[i - 1] in " \t;"):
+            break
+        if c in "\"'" and (not quote or quote == c):
+            quote = "" if quote else c
+        i += 1
+    return quote
+
+
+def _expand_blocks(blocks: list, env: dict[str, str], top: bool = False) -> str:
+    """Expand :func:`_if_blocks`' blocks in order: text as :func:`_expand_chunk`; an ``if`` chain by the branch its
+    tests choose (:func:`_expand_chain`). Every line keeps its newline but the script's last (``top``)."""
+    out: list[str] = []
+    text: list[str] = []
+    for block in blocks:
+        if isinstance(block, str):
+            text.append(block)
+            continue
+        if text:
+            out.append(_expand_chunk("\n".join(text) + "\n", env))
+            text = []
+        out.append(_expand_chain(block, env))
+    if text:
+        out.append(_expand_chunk("\n".join(text) + ("" if top else "\n"), env))
+    return "".join(out)
+
+
+def _expand_chain(chain: _IfChain, env: dict[str, str]) -> str:
+    """One ``if`` chain: the first branch whose test holds (``else`` when none does) where every test before it is
+    decided, expanded alone; otherwise every branch, headers included, as a script read whole."""
+    for test, _, body in chain.branches:
+        held = True if test is None else shell_condition(test, env)
+        if held is None:
+            break
+        if held:
+            return _expand_blocks(body, env)
+    else:
+        return ""  # no branch runs
+    parts = []
+    for _, header, body in chain.branches:
+        parts += [_expand_chunk(header + "\n", env), _expand_blocks(body, env)]
+    return "".join(parts) + _expand_chunk(chain.fi + "\n", env)
+
+
+#: the binary tests of ``[ ... ]`` / ``[[ ... ]]`` / ``test`` that :func:`shell_condition` decides
+_STRING_TESTS = {"=": lambda a, b: a == b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
+_NUMBER_TESTS = {"-eq": lambda a, b: a == b, "-ne": lambda a, b: a != b, "-gt": lambda a, b: a > b,
+                 "-ge": lambda a, b: a >= b, "-lt": lambda a, b: a < b, "-le": lambda a, b: a <= b}
+
+
+def shell_condition(test: str, env: dict[str, str]) -> bool | None:
+    """Whether an ``if`` test of a launch script holds, with the script's own variables ``env``, or None where it
+    cannot be told: ``[ A op B ]``, ``[[ A op B ]]`` and ``test A op B`` with =, ==, != (``[[ ]]``'s glob patterns
+    read literally) and -eq, -ne, -gt, -ge, -lt, -le on integers; ``-z A`` / ``-n A``; ``!``; several joined by
+    ``&&`` / ``||`` (left to right, as bash groups them). A variable the script never sets is empty for ``-z`` / ``-n``
+    (its default run) and leaves any other test undecided (it may come from the environment). E.g. with PR=bf16:
+    ``[ $PR = fp16 ]`` False, ``[ "$PR" == "bf16" ] && [ "$TP" -gt 1 ]`` None while TP is unset."""
+    import shlex
+    parts = re.split(r"\s*(&&|\|\|)\s*", test.strip())
+    held = _atom(parts[0], env, shlex)
+    for op, atom in zip(parts[1::2], parts[2::2]):
+        right = _atom(atom, env, shlex)
+        if op == "&&":
+            held = False if held is False or right is False else None if None in (held, right) else True
+        else:
+            held = True if held is True or right is True else None if None in (held, right) else False
+    return held
+
+
+def _atom(text: str, env: dict[str, str], shlex) -> bool | None:
+    """One bracketed test of :func:`shell_condition`."""
+    unknown: list[str] = []
+    try:
+        words = shlex.split(_substitute(text, env, unknown))
+    except ValueError:
+        return None
+    negate = bool(words) and words[0] == "!"
+    words = words[1:] if negate else words
+    if words[:1] in (["["], ["[["]) and words[-1:] in (["]"], ["]]"]):
+        words = words[1:-1]
+    elif words[:1] == ["test"]:
+        words = words[1:]
+    else:
+        return None
+    held: bool | None = None
+    if len(words) == 2 and words[0] in ("-z", "-n"):
+        value = "" if unknown else words[1]  # a variable the script never sets: unset in its default run
+        held = (value == "") == (words[0] == "-z")
+    elif unknown or len(words) != 3:
+        return None
+    elif words[1] in _STRING_TESTS:
+        held = _STRING_TESTS[words[1]](words[0], words[2])
+    elif words[1] in _NUMBER_TESTS and all(re.fullmatch(r"-?\d+", w) for w in (words[0], words[2])):
+        held = _NUMBER_TESTS[words[1]](int(words[0]), int(words[2]))
+    return None if held is None else held != negate
 
 
 def is_quoted_command(word: str) -> bool:

@@ -522,6 +522,10 @@ def parser() -> argparse.ArgumentParser:
     # the flag before --recompute-granularity (Megatron-LM until 2022, and the Megatron-DeepSpeed fork BLOOM and
     # the long-sequence rebase run): every layer's input checkpointed, the layer recomputed, i.e. full granularity
     ap.add_argument("--checkpoint-activations", action="store_true")
+    # arguments.py _add_training_args "--recompute-activations" (store_true); validate_args: "if
+    # args.recompute_activations: args.recompute_granularity = 'selective'" (the attention core; FlagPerf's and the ROCm
+    # fork's launchers use it)
+    ap.add_argument("--recompute-activations", action="store_true")
     _add_deepspeed_args(ap)
     ap.add_argument("--ckpt-format")
     ap.add_argument("--moe-token-dispatcher-type", choices=["allgather", "alltoall", "flex"])
@@ -891,6 +895,8 @@ def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | No
     _check_env_degrees(a, text)
     if a.checkpoint_activations and a.recompute_granularity is None:
         a.recompute_granularity = "full"
+    if a.recompute_activations:  # Megatron-LM's validate_args sets selective whatever --recompute-granularity says
+        a.recompute_granularity = "selective"
     a.misspelt_notes = misspelt_flags(unknown, list(ap._option_string_actions))
     if a.recompute_modules:
         a.recompute_modules = _module_names(a.recompute_modules)
