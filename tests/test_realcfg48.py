@@ -57,3 +57,20 @@ def test_undecided_or_unpaired_conditionals_keep_every_branch():
     # a Python if inside an echoed string is not a shell if (it has no then)
     text = "A=1\necho 'if x:\n    fi'\nif [ $A = 1 ]; then\nB=yes\nfi\necho $B"
     assert expand_variables(text).endswith("echo yes")
+
+
+def test_a_case_on_the_scripts_own_model_size_keeps_its_branch():
+    # Megatron-style launchers pick the model by `case $MODEL_SIZE in 7B) ...;; 13B) ...;; esac`: before, every branch
+    # was read and the last one's sizes won (here the 70B's 80 layers for a 13B run)
+    text = ("MODEL_SIZE=13B\ncase $MODEL_SIZE in\n  7B) HIDDEN=4096; LAYERS=32 ;;\n  13B|13b)\n    HIDDEN=5120\n"
+            "    LAYERS=40\n    ;;\n  70B) HIDDEN=8192; LAYERS=80 ;;\n  *) echo bad; exit 1 ;;\nesac\n"
+            "torchrun pretrain_gpt.py --num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads 40 "
+            "--tensor-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 8 --seq-length 4096 --bf16\n")
+    imp = import_config("megatron", text, devices=8)
+    assert (imp.model_shape["n_layers"], imp.model_shape["d_model"]) == (40, 5120)
+    assert "--num-layers 32" not in expand_variables(text) and "HIDDEN=8192" not in expand_variables(text)
+    # a word from the environment: the case is read whole, as before (the last branch's sizes)
+    env = text.replace("MODEL_SIZE=13B\n", "")
+    assert import_config("megatron", env, devices=8).model_shape["n_layers"] == 80
+    # a glob pattern: `*` catches an unlisted size (here it exits: no flags set by the case)
+    assert "HIDDEN=" not in expand_variables(text.replace("MODEL_SIZE=13B", "MODEL_SIZE=30B").split("torchrun")[0])

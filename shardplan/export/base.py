@@ -543,8 +543,9 @@ def expand_variables(text: str) -> str:
     (the default where the name is unset or empty) and ``${NAME-default}`` (where unset) use them. Variables
     set elsewhere (the environment, ``$(...)``) stay as written. An ``if`` / ``elif`` / ``else`` / ``fi`` chain whose
     tests the script's own values decide (:func:`shell_condition`) keeps the branch bash runs and drops the others
-    (``PR=${PR:-bf16}`` then ``if [ $PR = fp16 ]; then ... elif [ $PR = bf16 ]; then ...``: the bf16 branch); where a
-    test is undecided every branch is read, the last assignment winning.
+    (``PR=${PR:-bf16}`` then ``if [ $PR = fp16 ]; then ... elif [ $PR = bf16 ]; then ...``: the bf16 branch), and so
+    does a ``case $MODEL_SIZE in 7B) ...;; 13B) ...;; esac`` whose word is known; where a test is undecided every
+    branch is read, the last assignment winning.
 
     Raises:
         ConfigError: a variable or the script expanding past :data:`MAX_EXPANDED` (four times that for the script).
@@ -603,10 +604,48 @@ MAX_IF_BLOCKS = 2000
 @dataclass
 class _IfChain:
     """One ``if ... fi`` of a script: (test or None for ``else``, header lines, body blocks) per branch, and the
-    ``fi`` line."""
+    ``fi`` line; or one ``case ... esac`` (``case_word`` set): (patterns, None, body lines) per branch and its lines
+    as written (``raw``)."""
 
     branches: list = field(default_factory=list)
     fi: str = "fi"
+    case_word: str | None = None
+    raw: list = field(default_factory=list)
+
+
+#: ``case WORD in`` and one ``PATTERN)`` / ``(PATTERN)`` branch head of it (the rest of the line is the branch's)
+_CASE_LINE = re.compile(r"^\s*case\s+(.+?)\s+in\s*$")
+_CASE_PATTERN = re.compile(r"^\s*\(?\s*([^()]+?)\s*\)(.*)$")
+
+
+def _case_block(lines: list[str], i: int, word: str) -> tuple[_IfChain, int] | None:
+    """The ``case`` whose ``case WORD in`` line is ``lines[i - 1]``: its branches (patterns split at ``|``, bodies up to
+    ``;;``) and the index after ``esac``; None for a nested ``case`` / ``if`` or a missing ``esac`` (then the script is
+    read whole, as before)."""
+    chain = _IfChain(case_word=word, raw=[lines[i - 1]])
+    body: list[str] | None = None
+    while i < len(lines):
+        line, i = lines[i], i + 1
+        chain.raw.append(line)
+        if line.strip() == "esac":
+            return chain, i
+        if _CASE_LINE.match(line) or _IF_LINE.match(line):
+            return None
+        if body is None:
+            m = _CASE_PATTERN.match(line)
+            if m is None:
+                if line.strip():
+                    return None
+                continue
+            body = []
+            chain.branches.append(([p.strip().strip("\"'") for p in m.group(1).split("|")], None, body))
+            line = m.group(2)
+        if ";;" in line:
+            body.append(line.split(";;")[0])
+            body = None
+        else:
+            body.append(line)
+    return None
 
 
 def _if_blocks(lines: list[str]) -> list | None:
@@ -618,6 +657,14 @@ def _if_blocks(lines: list[str]) -> list | None:
     quote, count, i = "", 0, 0
     while i < len(lines):
         line, i = lines[i], i + 1
+        case = None if quote else _CASE_LINE.match(line)
+        if case:
+            found = _case_block(lines, i, case.group(1))
+            if found is None:
+                return None
+            stack[-1].append(found[0])
+            i = found[1]
+            continue
         m = None if quote else _IF_LINE.match(line)
         inline = m is not None and re.search(r";\s*then\s*$", line) is not None
         if m and (inline or (i < len(lines) and lines[i].strip() == "then")):
@@ -688,7 +735,10 @@ def _expand_blocks(blocks: list, env: dict[str, str], top: bool = False) -> str:
 
 def _expand_chain(chain: _IfChain, env: dict[str, str]) -> str:
     """One ``if`` chain: the first branch whose test holds (``else`` when none does) where every test before it is
-    decided, expanded alone; otherwise every branch, headers included, as a script read whole."""
+    decided, expanded alone; otherwise every branch, headers included, as a script read whole. A ``case``: the first
+    branch a pattern of which matches the word (:func:`fnmatch.fnmatchcase`, bash's glob), where the word is known."""
+    if chain.case_word is not None:
+        return _expand_case(chain, env)
     for test, _, body in chain.branches:
         held = True if test is None else shell_condition(test, env)
         if held is None:
@@ -701,6 +751,20 @@ def _expand_chain(chain: _IfChain, env: dict[str, str]) -> str:
     for _, header, body in chain.branches:
         parts += [_expand_chunk(header + "\n", env), _expand_blocks(body, env)]
     return "".join(parts) + _expand_chunk(chain.fi + "\n", env)
+
+
+def _expand_case(chain: _IfChain, env: dict[str, str]) -> str:
+    """A ``case`` (:func:`_expand_chain`): the matching branch's lines, nothing when none matches, the lines as written
+    where the word holds a variable the script never sets."""
+    import fnmatch
+    unknown: list[str] = []
+    word = _substitute(chain.case_word or "", env, unknown).strip("\"'")
+    if unknown:
+        return _expand_chunk("\n".join(chain.raw) + "\n", env)
+    for patterns, _, body in chain.branches:
+        if any(fnmatch.fnmatchcase(word, _substitute(p, env)) for p in patterns):
+            return _expand_chunk("\n".join(body) + "\n", env)
+    return ""
 
 
 #: the binary tests of ``[ ... ]`` / ``[[ ... ]]`` / ``test`` that :func:`shell_condition` decides
