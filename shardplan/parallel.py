@@ -358,8 +358,9 @@ class Layout:
                        f"batches, as torchtitan and NeMo AutoModel do), paying the bubble each time")
         if p.zero_stage == 3 and self.zero_shard == 1 and self.expert_zero_shard == 1 and not p.offload_params:
             # (with offload_params ZeRO-3 is what keeps the weights on the host: ZeRO-Infinity on one GPU)
+            other = "zero_stage=1 is" if p.offload_optimizer else "zero_stage=0 or 1 is"  # offload needs a ZeRO stage
             out.append("zero_stage=3 with a ZeRO shard group of 1 (dp_shard x cp = 1): nothing is sharded, and "
-                       "ZeRO-3's buffers (gathered weights, prefetch) still cost memory; zero_stage=0 or 1 is the "
+                       f"ZeRO-3's buffers (gathered weights, prefetch) still cost memory; {other} the "
                        "same layout without them")
         return tuple(out)
 

@@ -210,3 +210,25 @@ def test_accelerate_offload_devices_are_checked():
         assert e.value.field == "offload_param_device"
     imp = import_config("accelerate", base.format("nvme"))
     assert imp.parallel.offload_params and any("priced as cpu" in n for n in imp.notes)
+
+
+def test_real_offload_configs_found_by_a_second_helper():
+    # /work/notes/s48/realoffload.md: an Accelerate DeepSpeed launch that names a deepspeed_config_file was read as
+    # ZeRO-0 without offload (1,293 GiB per device for LLaMA-Factory's ZeRO-3 offload launch): refused, naming the file
+    acc = ("distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: ds_z3_offload_config.json\n"
+           "  deepspeed_multinode_launcher: standard\nnum_machines: 2\nnum_processes: 16\n")
+    with pytest.raises(ConfigError) as e:
+        import_config("accelerate", acc)
+    assert e.value.field == "deepspeed_config_file" and "--from deepspeed" in str(e.value)
+    # partial (Twin-Flow) and SuperOffload optimizer offload: noted, priced as the whole optimizer offloaded
+    cfg = {"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2, "bf16": {"enabled": True},
+           "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "ratio": 0.8,
+                                                                   "super_offload": True}}}
+    notes = " ".join(import_config("deepspeed", json.dumps(cfg), devices=8).notes)
+    assert "ratio=0.8" in notes and "SuperOffload" in notes
+    # a commented ds_config (DeepSpeed reads hjson): the error says so
+    with pytest.raises(ConfigError, match="hjson"):
+        import_config("deepspeed", '{\n  // ZeRO-3\n  "train_batch_size": 8\n}', devices=8)
+    # train_batch_size alone without a device count: the message names what is missing (it said "neither")
+    with pytest.raises(ConfigError, match="gives train_batch_size but not the other"):
+        import_config("deepspeed", '{"train_batch_size": 8, "zero_optimization": {"stage": 3}}')

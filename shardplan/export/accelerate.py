@@ -269,8 +269,14 @@ def _layout(cfg: dict, kind: str, n: int, machines: int, notes: list[str]) -> tu
     if kind == "DEEPSPEED":
         ds = section(cfg, "deepspeed_config", "Accelerate")
         if ds.get("deepspeed_config_file"):
-            notes.append(f"deepspeed_config_file={ds['deepspeed_config_file']}: that ds_config is not read here (import "
-                         "it with --from deepspeed -n N for its own keys); zero_stage read from deepspeed_config")
+            # Accelerate then takes the ZeRO stage, offload and batch from that file and ignores its own keys: reading
+            # zero_stage's default 0 here priced LLaMA-Factory's ZeRO-3 offload launch at 1,293 GiB per device
+            raise ConfigError(f"Accelerate deepspeed_config.deepspeed_config_file={short_repr(ds['deepspeed_config_file'])}"
+                              ": the ZeRO stage, offload and batch are in that ds_config, which this file only names; "
+                              "legal: import the ds_config itself (shardplan import --from deepspeed FILE -n N), or "
+                              "give zero_stage (and the offload devices) in deepspeed_config instead",
+                              field="deepspeed_config_file", value=short_repr(ds["deepspeed_config_file"]),
+                              legal=["(not given)"])
         stage = whole(ds, "zero_stage", "Accelerate", 0, least=0, most=3, where="deepspeed_config.")
         params, offload = (_offload_device(ds, key, notes) for key in ("offload_param_device",
                                                                         "offload_optimizer_device"))

@@ -57,6 +57,7 @@ DeepSpeed ignores (it reads the keys it knows).
 from __future__ import annotations
 
 import json
+import re
 
 from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, flag, header_dict,
@@ -227,9 +228,9 @@ def _batch_sizes(cfg: dict, tp: int, devices: int | None) -> tuple[int | None, i
                                        "Hugging Face Trainer passes them in): micro batch read as 1 (give "
                                        "--microbatch-size) and no global batch (give --global-batch)",)
     if B is None or mbs is None:
-        raise ConfigError("the ds_config gives neither train_batch_size nor train_micro_batch_size_per_gpu with the "
-                          "device count: write them, or pass --devices with one of them", field="train_batch_size",
-                          value=None)
+        given = "train_batch_size" if B is not None else "train_micro_batch_size_per_gpu"
+        raise ConfigError(f"the ds_config gives {given} but not the other, and no device count to derive it: pass "
+                          "--devices (the world size), or write both", field="train_batch_size", value=B)
     if gas is None and not devices:
         notes = (f"gradient_accumulation_steps not in the file and no --devices: read as 1, so dp = {B} / {mbs} = "
                  f"{B // mbs if B % mbs == 0 else B / mbs:g} (DeepSpeed derives the steps from its world size; give "
@@ -387,8 +388,10 @@ def _load(text: str) -> dict:
     try:
         cfg = json.loads(text, object_pairs_hook=no_repeated_json_keys)
     except json.JSONDecodeError as e:
-        raise ConfigError(f"ds_config is not valid JSON: {e}; legal: a DeepSpeed config file (a JSON object such as "
-                          '{"train_batch_size": 64, "zero_optimization": {"stage": 3}})', field="import",
+        comments = "; it holds comments, which DeepSpeed's own reader (hjson) allows and JSON does not: remove them" \
+            if re.search(r"(^|\s)(//|#)", text) else ""
+        raise ConfigError(f"ds_config is not valid JSON: {e}{comments}; legal: a DeepSpeed config file (a JSON object "
+                          'such as {"train_batch_size": 64, "zero_optimization": {"stage": 3}})', field="import",
                           value="deepspeed") from None
     except ValueError as e:  # a key given twice in one object
         raise ConfigError(f"ds_config: {e} in one object (DeepSpeed refuses it: 'Duplicate keys in DeepSpeed "
@@ -597,6 +600,13 @@ def _offload(zero: dict, stage: int) -> tuple[bool, bool, tuple[str, ...]]:
                           field="offload_optimizer", value=device, legal=["none"])
     notes += (("offload_optimizer.device='nvme' is priced as 'cpu' (the optimizer step on the host over the "
                "host link); NVMe (ZeRO-Infinity) is slower than the planner predicts",) if device == "nvme" else ())
+    opt = zero.get("offload_optimizer") or {}
+    if isinstance(opt, dict) and opt.get("ratio") not in (None, 1, 1.0):  # ZeRO-Offload++ Twin-Flow
+        notes += (f"offload_optimizer.ratio={short_repr(opt['ratio'])} (ZeRO-Offload++ Twin-Flow: that share of the "
+                  "optimizer on the host, the rest updated on the GPU) is priced as the whole optimizer offloaded",)
+    if zero.get("super_offload") or (isinstance(opt, dict) and opt.get("super_offload")):
+        notes += ("super_offload (DeepSpeed SuperOffload, the update overlapped with the backward on Grace-Hopper "
+                  "hosts) is not modelled: priced as plain optimizer offload",)
     if zero.get("zenflow") is not None:  # DeepSpeed ZenFlow: top-k important gradients updated on the GPU
         notes += ("zero_optimization.zenflow (ZenFlow's split of the update between GPU and host) is not modelled: "
                   "priced as plain optimizer offload",)
