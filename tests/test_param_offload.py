@@ -232,3 +232,12 @@ def test_real_offload_configs_found_by_a_second_helper():
     # train_batch_size alone without a device count: the message names what is missing (it said "neither")
     with pytest.raises(ConfigError, match="gives train_batch_size but not the other"):
         import_config("deepspeed", '{"train_batch_size": 8, "zero_optimization": {"stage": 3}}')
+
+
+def test_time_parts_add_up_with_the_copies():
+    # README: step = compute + exposed_comm + bubble + optimizer + framework_overhead + overlap_slowdown +
+    # activation_offload + parameter_offload
+    t = _run("deepspeed", offload_params=True, offload_optimizer=True).to_dict()["time_s"]
+    parts = ("compute", "exposed_comm", "bubble", "optimizer", "framework_overhead", "overlap_slowdown",
+             "activation_offload", "parameter_offload")
+    assert t["parameter_offload"] > 0 and sum(t[k] for k in parts) == pytest.approx(t["step"], rel=1e-12)
