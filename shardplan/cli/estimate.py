@@ -861,7 +861,7 @@ def _memory_and_time_tables(e, d: dict) -> tuple[Table, Table]:
     for k, v in d["memory_bytes"].items():
         if k in ("stage",) or (k == "host_offload" and not v):
             continue
-        mem.add_row(k, _gib(v))
+        mem.add_row("host_offload (host memory per device, not in total)" if k == "host_offload" else k, _gib(v))
     tt = Table(title="step time")
     tt.add_column("part")
     tt.add_column("time", justify="right")

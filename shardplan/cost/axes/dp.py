@@ -245,21 +245,22 @@ def _zero3(ctx: StepContext, g: WeightGroup) -> tuple[list[Collective], float, f
     exp_ag, exp_bwd_ag, exp_bwd_rs, exp_step = _zero3_exposed(ctx, ag, rs)
     copy = host_copy_s(ctx, g, buckets)
     with_copy = sum(_zero3_exposed(ctx, ag + copy, rs)) - (exp_ag + exp_bwd_ag + exp_bwd_rs + exp_step) if copy else 0.0
+    # each pipeline flush reshards after its last backward and gathers again (pipeline_flushes)
+    f = ctx.p.pipeline_flushes if ctx.p.pp > 1 else 1
+    if ctx.p.zero3_gather == "per_step":  # the copy lengthens the once-per-flush gather: spread over the microbatches
+        with_copy *= f / m
     if g.shard == 1:
         return [], 0.0, 0.0, with_copy
     args = (g.kind, params, g.shard, g.stride)
     kw = {"overlap": "prefetch", "buckets": buckets * calls, "link_share": share}
     kw_rs = {"overlap": "prefetch", "buckets": buckets, "link_share": share}
     if ctx.p.zero3_gather == "per_step":
-        # each pipeline flush reshards after its last backward and gathers again (pipeline_flushes)
-        f = ctx.p.pipeline_flushes if ctx.p.pp > 1 else 1
         when = "once per step" if f == 1 else f"once per pipeline flush, {f} per step"
         out = [ctx.collective("AllGather", "dp", "params", "step", *args, f,
                               f"{g.kind} parameters (ZeRO-3, {when})", exposed_s=exp_step * f, **kw),
                ctx.collective("ReduceScatter", "dp", "grads", "bwd", g.kind, grads, g.shard, g.stride, m,
                               f"{g.kind} gradients", exposed_s=exp_bwd_rs * m, **kw_rs)]
-        # the copy lengthens the once-per-flush gather: spread over the step's microbatches
-        return out + _replicas(ctx, g), exp_bwd_rs, exp_step * f, with_copy * f / m
+        return out + _replicas(ctx, g), exp_bwd_rs, exp_step * f, with_copy
     out = [ctx.collective("AllGather", "dp", "params", "fwd", *args, m, f"{g.kind} parameters (ZeRO-3 forward)",
                           exposed_s=exp_ag * m, **kw),
            ctx.collective("AllGather", "dp", "params", "bwd", *args, m, f"{g.kind} parameters (ZeRO-3 backward)",
