@@ -265,3 +265,17 @@ def test_compare_treats_dp_and_dp_cp_reductions_as_one_part():
         for cp in (1, 2)]
     text = compare(run[0], run[1])
     assert "mostly cp AllToAll" in text and "dp-cp" not in text, text
+
+
+def test_memory_table_gives_the_host_memory_of_one_host():
+    # llama-3-70b, ZeRO-3 over 8 A100 of one host, parameters and optimizer offloaded: each device's share of the
+    # host memory (bf16 shard 2 + grads 2 + fp32 master and moments 12 = 16 B x 70,553,706,496 / 8 = 131.42 GiB) and
+    # the host's for its 8 devices (1,051.33 GiB)
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    r = CliRunner().invoke(app, ["estimate", "-m", "llama-3-70b", "-H", "a100-80gb", "-n", "8", "-s", "4096", "-b", "64",
+                                 "--zero-stage", "3", "--framework", "deepspeed", "--offload-params",
+                                 "--offload-optimizer"], terminal_width=200)
+    assert "131.42" in r.output and "host memory per host (8 devices)" in r.output and "1,051.33" in r.output, r.output
+    assert 16 * 70_553_706_496 / 8 / 2**30 == pytest.approx(131.42, abs=0.005)

@@ -862,6 +862,9 @@ def _memory_and_time_tables(e, d: dict) -> tuple[Table, Table]:
         if k in ("stage",) or (k == "host_offload" and not v):
             continue
         mem.add_row("host_offload (host memory per device, not in total)" if k == "host_offload" else k, _gib(v))
+        if k == "host_offload":  # what one host's memory must hold for the GPUs that share it
+            share = min(e.layout.n_devices, e.hardware.host_devices)
+            mem.add_row(f"  host memory per host ({share} device{'s' if share != 1 else ''})", _gib(share * v))
     tt = Table(title="step time")
     tt.add_column("part")
     tt.add_column("time", justify="right")
