@@ -1311,13 +1311,10 @@ def _check_fp16_support(p: ParallelConfig, training: TrainingSpec) -> None:
 
 def _check_offload_support(p: ParallelConfig, fw: FrameworkProfile) -> None:
     """An offloaded optimizer needs a ZeRO stage the framework offloads with (``FrameworkProfile.offload_zero_stages``);
-    offloaded parameters need ZeRO-3 and a framework that offloads them (``FrameworkProfile.param_offload``), PyTorch
-    FSDP's together with the optimizer.
+    offloaded parameters are checked apart, before the framework's other rules (:func:`_check_param_offload`).
 
     Raises:
-        ConfigError: e.g. DeepSpeed with zero_stage=0, naming the legal stages and offload_optimizer off;
-            offload_params at zero_stage < 3, under a framework without parameter offload, or under FSDP without
-            offload_optimizer (:func:`_check_param_offload`, run first by the framework checks)."""
+        ConfigError: e.g. DeepSpeed with zero_stage=0, naming the legal stages and offload_optimizer off."""
     stages = fw.offload_zero_stages
     if p.offload_optimizer and stages is not None and p.zero_stage not in stages:
         legal, text = legal_values("zero_stage", stages)
@@ -1327,9 +1324,13 @@ def _check_offload_support(p: ParallelConfig, fw: FrameworkProfile) -> None:
 
 
 def _check_param_offload(p: ParallelConfig, fw: FrameworkProfile) -> None:
-    """``offload_params`` (:func:`_check_offload_support`): a framework with parameter offload first (a ZeRO-3 hint is
-    no use where the framework offloads no parameters), then ZeRO-3, and under PyTorch FSDP's CPU offload the
-    optimizer offloaded too."""
+    """``offload_params`` needs, in this order: a framework with parameter offload (``FrameworkProfile.param_offload``;
+    a ZeRO-3 hint is no use where the framework offloads no parameters), ZeRO-3 (DeepSpeed's offload_param is "valid
+    only with stage 3"; FSDP offloads its shards), and under PyTorch FSDP's CPU offload the optimizer offloaded too.
+
+    Raises:
+        ConfigError: naming offload_params (the frameworks that have it), zero_stage (legal 3) or offload_optimizer
+            (legal True)."""
     if not p.offload_params:
         return
     if fw.param_offload == "none":

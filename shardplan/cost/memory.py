@@ -641,16 +641,6 @@ def bf16_optimizer(training: TrainingSpec, layout: Layout) -> bool:
             and prec.master_bytes > 0 and not p.offload_optimizer)
 
 
-def params_offloaded(training: TrainingSpec, layout: Layout) -> bool:
-    """Whether the ZeRO-3 parameter shards live in host memory: ``ParallelConfig.offload_params``, or an offloaded
-    optimizer at ZeRO-3 under a framework whose CPU offload moves the parameters with it
-    (``FrameworkProfile.param_offload`` 'with_optimizer': PyTorch FSDP ``CPUOffload(offload_params=True)`` / FSDP2
-    ``CPUOffloadPolicy``, pytorch/pytorch pull 120256)."""
-    p = layout.parallel
-    return p.offload_params or (p.offload_optimizer and p.zero_stage == 3
-                                and training.framework.param_offload == "with_optimizer")  # as validate sets it
-
-
 def offloaded_shard_bytes(training: TrainingSpec) -> int:
     """Bytes per element of an offloaded parameter shard, the bytes each gather copies to the device: the fp32 master
     where the shard is the master (``FrameworkProfile.zero3_master_is_param``: FSDP's sharded fp32 parameter, cast to
@@ -705,7 +695,7 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
         # (FrameworkProfile.zero3_master_is_param)
         mb.params, opt = prec.master_bytes * sharded(3), prec.optimizer_bytes * sharded(1)
         grads = max(prec.grad_bytes, prec.master_bytes) * sharded(2)
-    if offloaded := params_offloaded(training, layout):  # the shards stay on the host, copied in before each gather
+    if offloaded := p.offload_params:  # on the host, copied in before each gather (validate sets it for FSDP's offload)
         mb.host_offload, mb.params = mb.params, 0.0
         mb.notes.append("parameter shards" + (" (the fp32 masters)" if fsdp_master else "") + " offloaded to host "
                         "memory (copied to the device before every gather)")

@@ -34,7 +34,7 @@ from shardplan.cost.comm import group_split, level_names
 from shardplan.cost.compute import LayerTimes, elementwise_bytes_per_token
 from shardplan.cost.context import StepContext, require_host_link, step_context
 from shardplan.cost.memory import (MemoryBreakdown, hbm_limit, memory_estimate, offloaded_activation_bytes,
-                                   optimizer_state_params, params_offloaded,
+                                   optimizer_state_params,
                                    offloaded_module_bytes, runtime_owned)
 from shardplan.cost.pipeline import EQUAL_PASSES_W_SHARE, boundary_message_bytes, bubble_s, stall_rule, stall_s
 from shardplan.errors import ConfigError
@@ -42,7 +42,7 @@ from shardplan.parallel import Layout, ParallelConfig, named_remat, recomputed_l
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.specs.hardware import HardwareSpec
 from shardplan.specs.model import ModelSpec
-from shardplan.specs.training import TrainingSpec
+from shardplan.specs.training import PRECISION_POLICIES, PrecisionPolicy, TrainingSpec
 
 __all__ = ["Collective", "Estimate", "estimate", "estimate_layout"]
 
@@ -438,10 +438,17 @@ def activation_offload_s(model: ModelSpec, training: TrainingSpec, layout: Layou
     return max(0.0, copy - compute_s / 3) + max(0.0, copy - 2 * compute_s / 3)
 
 
-#: bytes an AdamW update moves per parameter with 16-bit weights and gradients and fp32 master weights and moments,
-#: 2 x (2 + 4 + 8) + 2 = 30 (read and write the weights and the state, read the gradient: :func:`optimizer_s`), the
-#: state DeepSpeed's CPU-Adam rate was measured with; ``FrameworkProfile.host_adam_params_per_s`` is a rate at this size
-HOST_ADAM_REFERENCE_BYTES = 30
+def adam_bytes_per_param(prec: PrecisionPolicy) -> int:
+    """Bytes a fused AdamW update moves per parameter (memory-bound, cost_models note 10.6): it reads and writes the
+    weights, the master weights and both moments and reads the gradient, 2 (param + master + moments) + grad. E.g.
+    bf16-mixed (2, 4, 8, 2): 2 x 14 + 2 = 30 B; bf16 weights and Adam state (2, 0, 4, 2): 14 B."""
+    return 2 * (prec.param_bytes + prec.master_bytes + prec.optimizer_bytes) + prec.grad_bytes
+
+
+#: bytes per parameter of the state DeepSpeed's CPU-Adam rate was measured with (16-bit weights and gradients, fp32
+#: master weights and moments: :func:`adam_bytes_per_param` of bf16-mixed, 30 B); ``FrameworkProfile.
+#: host_adam_params_per_s`` is a rate at this size
+HOST_ADAM_REFERENCE_BYTES = adam_bytes_per_param(PRECISION_POLICIES["bf16-mixed"])
 
 
 def optimizer_s(ctx: StepContext) -> float:
@@ -457,7 +464,7 @@ def optimizer_s(ctx: StepContext) -> float:
     0.47 x the time of fp32 state; a memory-bound update, as on the device); not priced where the
     profile gives no rate). Example: an 8B model under ZeRO-3 on 8 GPUs of one host, DeepSpeed CPU-Adam
     at 1.6e9 parameters/s: 8 x 1.0e9 / 1.6e9 = 5.0 s per step.
-    With the parameter shards offloaded (:func:`~shardplan.cost.memory.params_offloaded`) the host updates them in
+    With the parameter shards offloaded (``ParallelConfig.offload_params``) the host updates them in
     place, so only the gradients cross the link; with them offloaded but the optimizer on the device, the updated
     shard is copied out once more (param_bytes x local parameters / host_bandwidth).
 
@@ -466,10 +473,10 @@ def optimizer_s(ctx: StepContext) -> float:
     """
     p, prec = ctx.p, ctx.prec
     params = optimizer_state_params(ctx.training, ctx.layout, ctx.stage.params)
-    # offloaded parameter shards (params_offloaded) are updated where they live: with the optimizer on the host no
-    # parameter copy comes back; with it on the device the updated shard goes out to the host once
-    on_host = params_offloaded(ctx.training, ctx.layout)
-    per_param = 2 * (prec.param_bytes + prec.master_bytes + prec.optimizer_bytes) + prec.grad_bytes
+    # offloaded parameter shards are updated where they live: with the optimizer on the host no parameter copy comes
+    # back; with it on the device the updated shard goes out to the host once
+    on_host = p.offload_params
+    per_param = adam_bytes_per_param(prec)
     if p.offload_optimizer:
         moved = prec.grad_bytes + (0 if on_host else prec.param_bytes)
         copies = moved * params / require_host_link(ctx.hw, "offload_optimizer", True)

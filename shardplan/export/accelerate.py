@@ -45,6 +45,7 @@ import yaml
 from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block, flag,
                                    parallel_from, refuse_first, section, whole)
+from shardplan.export.deepspeed import OFFLOAD_DEVICES
 
 SOURCE = ("huggingface/accelerate src/accelerate/utils/constants.py (FSDP_SHARDING_STRATEGY), utils/dataclasses.py "
           "(FullyShardedDataParallelPlugin, DeepSpeedPlugin), parallelism_config.py (ParallelismConfig)")
@@ -235,13 +236,10 @@ def read(text: str, devices: int | None = None) -> Imported:
                     global_batch=batch, framework=framework, precision=precision, notes=tuple(notes))
 
 
-#: Accelerate's DeepSpeed offload devices (``accelerate config``'s choices for offload_optimizer_device /
-#: offload_param_device; DeepSpeed's OffloadDeviceEnum), YAML's null read as none
-OFFLOAD_DEVICES = ("none", "cpu", "nvme")
-
-
 def _offload_device(ds: dict, key: str, notes: list[str]) -> bool:
-    """Whether ``deepspeed_config.<key>`` offloads (cpu or nvme; nvme priced as cpu, with a note).
+    """Whether ``deepspeed_config.<key>`` offloads: Accelerate passes it to DeepSpeed, whose devices are
+    :data:`shardplan.export.deepspeed.OFFLOAD_DEVICES` (YAML's null read as none); cpu or nvme, nvme priced as cpu
+    with a note.
 
     Raises:
         ConfigError: a device Accelerate does not offer, naming the key and the legal devices.

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -780,11 +781,10 @@ def shell_condition(test: str, env: dict[str, str]) -> bool | None:
     ``&&`` / ``||`` (left to right, as bash groups them). A variable the script never sets is empty for ``-z`` / ``-n``
     (its default run) and leaves any other test undecided (it may come from the environment). E.g. with PR=bf16:
     ``[ $PR = fp16 ]`` False, ``[ "$PR" == "bf16" ] && [ "$TP" -gt 1 ]`` None while TP is unset."""
-    import shlex
     parts = re.split(r"\s*(&&|\|\|)\s*", test.strip())
-    held = _atom(parts[0], env, shlex)
+    held = _atom(parts[0], env)
     for op, atom in zip(parts[1::2], parts[2::2]):
-        right = _atom(atom, env, shlex)
+        right = _atom(atom, env)
         if op == "&&":
             held = False if held is False or right is False else None if None in (held, right) else True
         else:
@@ -792,7 +792,7 @@ def shell_condition(test: str, env: dict[str, str]) -> bool | None:
     return held
 
 
-def _atom(text: str, env: dict[str, str], shlex) -> bool | None:
+def _atom(text: str, env: dict[str, str]) -> bool | None:
     """One bracketed test of :func:`shell_condition`."""
     unknown: list[str] = []
     try:
@@ -836,7 +836,6 @@ def shell_words(line: str, depth: int = 0) -> list[str]:
     (:func:`runs_command`: after ``-c`` or as ``--command=``), not an assignment's value (``GPT_ARGS="--num-layers
     $NLAYERS ..."``: its value is what the variable's uses expand to) nor text an ``echo`` prints; at most four
     quoting levels."""
-    import shlex
     try:
         words = shlex.split(line, comments=True)
     except ValueError:  # an unbalanced quote: not a command line

@@ -42,8 +42,7 @@ from dataclasses import dataclass
 
 from shardplan.cost.collective import Collective
 from shardplan.cost.context import StepContext, require_host_link
-from shardplan.cost.memory import (bf16_optimizer, grad_reduce_bytes, offloaded_shard_bytes, params_offloaded,
-                                   zero3_gather_bytes)
+from shardplan.cost.memory import bf16_optimizer, grad_reduce_bytes, offloaded_shard_bytes, zero3_gather_bytes
 from shardplan.parallel import recompute_share
 from shardplan.specs.model import ModelSpec
 
@@ -197,11 +196,11 @@ def gather_calls_per_layer(ctx: StepContext) -> int:
 
 def host_copy_s(ctx: StepContext, g: WeightGroup, buckets: int) -> float:
     """Seconds to copy one gather unit's offloaded parameter shard from host memory to the device
-    (:func:`~shardplan.cost.memory.params_offloaded`; 0 otherwise): each rank copies its own 1/shard of the unit
+    (``ParallelConfig.offload_params``; 0 otherwise): each rank copies its own 1/shard of the unit
     over its own host link (ZeRO-Infinity's bandwidth-centric partitioning, Rajbhandari et al. 2021 Sec. 6.1;
     FSDP2's H2D copy before the all-gather, pytorch/pytorch pull 120256), then the AllGather runs.
     E.g. a 200M-parameter layer, fp32 shards (FSDP) over 8 ranks, 25 GB/s: 4 B x 2e8 / 8 / 25e9 = 4 ms."""
-    if not params_offloaded(ctx.training, ctx.layout):
+    if not ctx.p.offload_params:
         return 0.0
     shard = offloaded_shard_bytes(ctx.training) * g.params / g.shard / buckets
     return shard / require_host_link(ctx.hw, "offload_params", True)
@@ -292,9 +291,8 @@ def collectives(ctx: StepContext) -> DataParallelCost:
     embedding's all-reduce over the embedding group (:func:`embedding_group`, per step)."""
     out: list[Collective] = embedding_group(ctx)
     per_mb, per_step, copies = 0.0, sum(c.exposed_s for c in out), 0.0
-    offloaded = params_offloaded(ctx.training, ctx.layout)
     for g in weight_groups(ctx):
-        if g.params == 0 or (ctx.p.zero_stage == 3 and g.shard == 1 and not offloaded):
+        if g.params == 0 or (ctx.p.zero_stage == 3 and g.shard == 1 and not ctx.p.offload_params):
             continue
         if ctx.p.zero_stage <= 2:
             cs = _zero012(ctx, g)
