@@ -5070,3 +5070,61 @@ SCOUTED_2026_12AV = (
        None)
       for n, mfu in ((2240, 0.492), (4480, 0.488), (11200, 0.482))),
 )
+
+# Forty-ninth scouting pass (2026-12, never fitted on; SCOUTED_2026_12AW). Names carry _S49_.
+# ---- 1. AMD Instinct MI300X / MI325X, one engineer's public logs (hisohara/ai-scripts, AMD Accelerator Cloud). ----
+#  a) training/02_megatron/README.md @ 3c1f70c6 (id 32623064251): ROCm/Megatron-LM rocm_dev @ 38fc8307 (torch
+#     2.8.0+rocm6.4, ROCm TransformerEngine 8c4a512), examples/llama/train_llama2.sh with MBS=4 BS=256 TP=1 TE_FP8=1
+#     SEQ_LENGTH=4096 MODEL_SIZE=7 USE_FLASH_ATTN=0 GEMM_TUNING=0, one node: "iteration 50/50 | ... elapsed time per
+#     iteration (ms): 10235.8 | ... throughput per GPU (TFLOP/s/GPU): 590.2 | ... global batch size: 256", the script's
+#     means "elapsed time per iteration: 10250.497872340427", "tokens/GPU/s: 12786.891099" (= 256 x 4096 / 10.2505 / 8:
+#     8 GPUs). The script's non-FSDP path adds --use-distributed-optimizer (ZeRO-1), no recompute (RECOMPUTE default 0).
+#     [B]: MI300X (the README names the ROCm MI300X docs page and gfx942, not the node's GPU), TE's fused attention
+#     although USE_FLASH_ATTN=0 (TE picks its own backend), untuned hipBLASLt (GEMM_TUNING=0) priced as the preset.
+#  b) training/03_primus/ (README.md, RUN.sh, *.log @ 4fb66ab5): Primus e16b27b (Megatron-LM 5a676b36), docker
+#     rocm/primus:v25.9_gfx942, AAC11 = MI325X nodes (8 GPUs, Broadcom bnxt RoCE), mock data, seq 4096 (the yamls;
+#     checked: GBS x 4096 / step / GPUs = the logged tokens/s/GPU). Logged "tokens per GPU (tokens/s/GPU): last/average"
+#     (average over iterations 3-50, log_avg_skip_iterations 2); the averages at iteration 50 are used:
+#     - run-llama2-70B-2N.log: 16 GPUs, examples/megatron/configs/llama2_70B-pretrain.yaml (TP1 PP1, use_torch_fsdp2
+#       true, recompute full block 80 layers, Turbo attention) with --micro_batch_size 10 --global_batch_size 640
+#       --recompute_num_layers 80 --no_fp8_weight_transpose_cache true --fp8 hybrid: "elapsed time per iteration (ms):
+#       92574.9/92631.9 | hip mem usage/free/total/usage_ratio: 227.04GB/28.94GB/255.98GB | throughput per GPU
+#       (TFLOP/s/GPU): 786.7/786.2 | tokens per GPU (tokens/s/GPU): 1769.8/1768.7".
+#     - run-llama2-7B-8N.log: 64 GPUs, llama2_7B-pretrain.yaml (TP1 PP1, MBS 4, distributed optimizer, no recompute)
+#       with --global_batch_size 2048 --fp8 hybrid: "elapsed time per iteration (ms): 6403.1/6402.7 | ... 126.03GB ... |
+#       (TFLOP/s/GPU): 943.4/943.5 | tokens per GPU (tokens/s/GPU): 20470.1/20472.8".
+#     - run-mixtral-8x7B-8N.log: 64 GPUs, mixtral_8x7B_v0.1-pretrain.yaml (TP1 PP1 EP8, moe_router_force_load_balancing
+#       -> uniform routing, legacy grouped GEMM, no permute fusion, bf16) with --micro_batch_size 2
+#       --global_batch_size 256: "elapsed time per iteration (ms): 3060.8/3099.5 | ... 133.18GB ... | (TFLOP/s/GPU):
+#       443.9/439.1 | tokens per GPU (tokens/s/GPU): 5352.9/5294.6".
+#     [B] on the three: the example yamls as stored at 2386c727 (not the run's commit e16b27b; the command lines and
+#     logged batch / sequence agree with them), use_distributed_optimizer from pre_trainer.yaml's default, the
+#     MI325X preset for AAC11's network. hip mem usage is the allocator's device total, not a peak: not used.
+#  c) training/04_megatron-pyxis/ (README.md, megatron-pyxis-12384.out @ 97db03fb): rocm/megatron-lm:v25.9_gfx942 on 8
+#     MI325X nodes (64 GPUs), examples/llama/train_llama3.sh (ROCm/Megatron-LM @ 02b8aa76: FSDP=1 -> --use-torch-fsdp2
+#     with TP forced 1 and sequence parallel off; RECOMPUTE=1 -> full block recompute of all 80 layers; TE_FP8=1 ->
+#     hybrid delayed scaling; flash attention on) with MODEL_SIZE=70 (Llama 3.1 70B shape) MBS=4 BS=256
+#     SEQ_LENGTH=8192 MOCK_DATA=1 FP8_WEIGHT_TRANSPOSE_CACHE=0: script means "throughput per GPU: 824.93", "elapsed
+#     time per iteration: 19124.91", "tokens/GPU/s: 1713.367156" (= 256 x 8192 / 19.1249 / 64).
+_S49_AAC = "[B: yaml at 2386c727, distributed optimizer by default; MI325X preset network]"
+_S49_AMD = (
+    ("[B: MI300X assumed, TE fused attention, untuned GEMMs] hisohara ROCm Megatron-LM: Llama 2 7B FP8 DP8 MBS4, "
+     "GBS 256, seq 4096, 8 GPUs", "llama-2-7b", "MI300X", "megatron", "fp8-mixed", 8, 4096, 256,
+     dict(zero_stage=1, microbatch_size=4), 12786.891099, None),
+    (f"{_S49_AAC} hisohara Primus v25.9: Llama 2 70B FP8 torch-FSDP2 x 16, full AC, MBS10, GBS 640, 16 MI325X",
+     "llama-2-70b", "MI325X", "megatron", "fp8-mixed", 16, 4096, 640,
+     dict(zero_stage=3, microbatch_size=10, recompute="full"), 1768.7, None),
+    (f"{_S49_AAC} hisohara Primus v25.9: Llama 2 7B FP8 DP64 MBS4, GBS 2048, 64 MI325X", "llama-2-7b", "MI325X",
+     "megatron", "fp8-mixed", 64, 4096, 2048, dict(zero_stage=1, microbatch_size=4), 20472.8, None),
+    (f"{_S49_AAC} hisohara Primus v25.9: Mixtral 8x7B BF16 EP8 DP64 MBS2, forced balance, GBS 256, 64 MI325X",
+     "mixtral-8x7b", "MI325X", "megatron", "bf16-mixed", 64, 4096, 256, dict(ep=8, zero_stage=1, microbatch_size=2),
+     5294.6, None),
+    ("[A] hisohara ROCm Megatron-LM v25.9: Llama 3.1 70B FP8 torch-FSDP2 x 64, full AC, MBS4, GBS 256, seq 8192, "
+     "64 MI325X", "llama-3-70b", "MI325X", "megatron", "fp8-mixed", 64, 8192, 256,
+     dict(zero_stage=3, microbatch_size=4, recompute="full"), 1713.367156, None),
+)
+
+# (The same pass also transcribed xtuner's Megatron MoE benchmark (Qwen3-235B-A22B on 256 H800) and
+#  Pai-Megatron-Patch issue #643 (Qwen3-30B-A3B on 16 H800): both were already held (_XT_MOE and _Q30_TAG above, the
+#  same figures), so those 13 rows were dropped as duplicates.)
+SCOUTED_2026_12AW = _S49_AMD

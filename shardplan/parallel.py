@@ -280,6 +280,9 @@ class Layout:
         split_rule: the framework's automatic pipeline split (``FrameworkProfile.pipeline_split``:
             'balanced' or 'cost_greedy'), which the notes name when it chose the split.
         mtp_modules: the model's multi-token-prediction modules (the last stage holds them; named in the note).
+        offload_params_implied: ``offload_params`` was off and validation turned it on, because the framework
+            offloads the ZeRO-3 parameter shards with the optimizer (``FrameworkProfile.param_offload``
+            'with_optimizer'; a note says so).
         blockless_ranks: pipeline ranks the framework's automatic split leaves without any pipeline
             block (:func:`blockless_ranks`; only nanotron's cost-greedy split has them): the
             framework cannot train the layout (:attr:`failure`).
@@ -296,6 +299,7 @@ class Layout:
     inert_modules: tuple[str, ...] = ()
     split_rule: str = "balanced"
     mtp_modules: int = 0
+    offload_params_implied: bool = False
 
     @property
     def failure(self) -> str | None:
@@ -356,6 +360,10 @@ class Layout:
             out.append(f"pipeline_flushes={p.pipeline_flushes}: the step runs the {p.schedule} schedule "
                        f"{p.pipeline_flushes} times on {per_flush} microbatches each (gradient accumulation over local "
                        f"batches, as torchtitan and NeMo AutoModel do), paying the bubble each time")
+        if self.offload_params_implied:
+            out.append("offload_params on: the framework's CPU offload moves the ZeRO-3 parameter shards to the host "
+                       "with the optimizer (PyTorch FSDP's CPUOffload / CPUOffloadPolicy offload parameters, gradients "
+                       "and the optimizer step together)")
         if p.zero_stage == 3 and self.zero_shard == 1 and self.expert_zero_shard == 1 and not p.offload_params:
             # (with offload_params ZeRO-3 is what keeps the weights on the host: ZeRO-Infinity on one GPU)
             other = "zero_stage=1 is" if p.offload_optimizer else "zero_stage=0 or 1 is"  # offload needs a ZeRO stage
@@ -821,9 +829,9 @@ def _validated(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpe
         parallel = parallel.model_copy(update={"tp_overlap": False})
     if parallel.cp == 1 and parallel.cp_comm != "ring":  # no cp group, no exchange: the default, as a search gives it
         parallel = parallel.model_copy(update={"cp_comm": "ring"})
-    if (parallel.offload_optimizer and parallel.zero_stage == 3 and not parallel.offload_params
-            and training.framework.param_offload == "with_optimizer"):
-        # PyTorch FSDP's CPU offload moves the ZeRO-3 parameter shards with the optimizer: the layout says so
+    implied = (parallel.offload_optimizer and parallel.zero_stage == 3 and not parallel.offload_params
+               and training.framework.param_offload == "with_optimizer")
+    if implied:  # PyTorch FSDP's CPU offload moves the ZeRO-3 parameter shards with the optimizer: the layout says so
         parallel = parallel.model_copy(update={"offload_params": True})
     p = _resolve_dp(parallel, model, n_devices, training)
     _check_tp(p, model, n_devices)
@@ -848,7 +856,8 @@ def _validated(parallel: ParallelConfig, model: ModelSpec, training: TrainingSpe
                     seq_len=training.seq_len, causal=training.causal,
                     padded_vocab=padded_vocab(model.vocab_size, p.tp, training.framework.vocab_divisible_by),
                     blockless_ranks=empty, inert_modules=inert_recompute_modules(p, model),
-                    split_rule=training.framework.pipeline_split, mtp_modules=model.mtp_modules)
+                    split_rule=training.framework.pipeline_split, mtp_modules=model.mtp_modules,
+                    offload_params_implied=implied)
     _check_loss_chunks(layout, training.framework.loss_chunks)
     return layout
 

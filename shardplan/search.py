@@ -48,10 +48,10 @@ from shardplan.cost.axes import pp as pp_axis
 from shardplan.cost.axes import tp as tp_axis
 from shardplan.cost.compute import layer_times, slowest_stage
 from shardplan.cost.context import StepContext
-from shardplan.cost.memory import (activation_terms, empty_breakdown, hbm_limit, lazy_grads_apply,
-                                   model_state_and_temp)
+from shardplan.cost.memory import (activation_terms, empty_breakdown, hbm_limit, host_offload_bytes,
+                                   lazy_grads_apply, model_state_and_temp)
 from shardplan.cost.pipeline import bubble_s
-from shardplan.cost.step import Estimate, estimate_layout, optimizer_s, serialized_gathers
+from shardplan.cost.step import Estimate, estimate_layout, host_memory_failure, optimizer_s, serialized_gathers
 from shardplan.errors import ConfigError, divisors, short_repr
 from shardplan.loaders import check_document, config_error
 from shardplan.parallel import (MAX_DEVICES, MAXTEXT_SAVED_POLICIES, Layout, ParallelConfig, Schedule,
@@ -110,6 +110,8 @@ class SearchResult:
         n_equivalent: feasible layouts left out of ``plans`` because an earlier plan predicts exactly the
             same throughput and memory.
         seconds: wall time of the search.
+        host_memory_failure: why a layout tried was refused for offloaded state beyond a host's memory
+            (:func:`shardplan.cost.step.host_memory_failure`, the last one met), or None.
     """
 
     plans: list[Estimate]
@@ -120,6 +122,7 @@ class SearchResult:
     n_equivalent: int = 0
     seconds: float = 0.0
     n_timed: int = 0
+    host_memory_failure: str | None = None
 
 
 def parse_fix(items: Iterable[str]) -> dict[str, Any]:
@@ -813,7 +816,8 @@ class _Evaluator:
         hit = self._composed[c[:3]] = Layout(parallel=par, n_devices=sl.n_devices, microbatches=sl.microbatches,
                                              stage_layers=sl.stage_layers, seq_len=sl.seq_len, causal=sl.causal,
                                              padded_vocab=sl.padded_vocab, split_rule=sl.split_rule,
-                                             mtp_modules=sl.mtp_modules)
+                                             mtp_modules=sl.mtp_modules,
+                                             offload_params_implied=wl.offload_params_implied)  # type: ignore[union-attr]
         return hit
 
     def _stage_compute(self, c: Candidate) -> tuple:
@@ -932,6 +936,7 @@ class _Trials:
         self.terms: list[tuple[float, float, float, float, float]] = []  # (params, grads, optimizer, ZeRO-3, temp)
         self.splits: dict[int, _TokenSplit | str] = {}  # token split per microbatch size
         self.lowest: tuple[float, Candidate] | None = None
+        self.host_failure: str | None = None  # why the placement's offloaded state exceeds host memory ('' fits)
 
     def probe(self, mbs: int, rc: str) -> bool | str | None:
         """Try (mbs, rc): True fits, :data:`SERIAL` fits with serialized ZeRO-3 gathers only, False does not fit,
@@ -952,6 +957,13 @@ class _Trials:
         if not (self.honoured and split.honoured):  # type: ignore[union-attr]
             return None
         self.res.n_layouts += 1
+        if self.host_failure is None:  # offloaded state beyond a host's memory (Estimate.failure): per placement
+            lay = self.placement_layout
+            per_host = min(lay.n_devices, ev.hw.host_devices) * host_offload_bytes(ev.model, ev.training, lay)
+            self.host_failure = host_memory_failure(ev.hw, lay.n_devices, per_host) or ""
+        if self.host_failure:
+            self.res.host_memory_failure = self.host_failure
+            return False
         total = ev.memory(self, split, rc)  # type: ignore[arg-type]
         fit: bool | str = True
         if total > ev.limit and serialized_gathers(ev.training, self.placement_layout) is not None:  # type: ignore[arg-type]

@@ -475,11 +475,13 @@ def test_export_hints_are_what_the_target_writes(tmp_path):
     # config had no such option); `--to megatron --zero-stage 0` suggested --offload-optimizer alone, refused at ZeRO-0.
     # An export's hints are checked by rendering the target's config. torchtitan's enable_cpu_offload (FSDP2
     # CPUOffloadPolicy) is written since parameter offload is priced: following its hint writes the file; for
-    # Megatron-LM the offload comes with ZeRO-1, and following it writes the file
+    # Megatron-LM the offload comes with ZeRO-1, and following it writes the file. 32 GPUs (4 DGX H100): FSDP's
+    # offloaded fp32 parameters, gradients and moments, 16 B x 405,853,388,800 / 32 x 8 = 1,512 GiB per host, within
+    # its 2 TiB (on 16 GPUs, 3,024 GiB: no offload hint, the host memory refuses it)
     from typer.testing import CliRunner
 
     from shardplan.cli import app
-    titan = ["export", "--to", "torchtitan", "-m", "llama-3.1-405b", "-H", "h100-sxm", "-n", "16", "-s", "8192", "-b",
+    titan = ["export", "--to", "torchtitan", "-m", "llama-3.1-405b", "-H", "h100-sxm", "-n", "32", "-s", "8192", "-b",
              "64", "-o", str(tmp_path / "t.toml")]
     r = CliRunner().invoke(app, titan, terminal_width=400)
     text = " ".join(r.output.split())

@@ -268,14 +268,17 @@ def test_compare_treats_dp_and_dp_cp_reductions_as_one_part():
 
 
 def test_memory_table_gives_the_host_memory_of_one_host():
-    # llama-3-70b, ZeRO-3 over 8 A100 of one host, parameters and optimizer offloaded: each device's share of the
-    # host memory (bf16 shard 2 + grads 2 + fp32 master and moments 12 = 16 B x 70,553,706,496 / 8 = 131.42 GiB) and
-    # the host's for its 8 devices (1,051.33 GiB)
+    # llama-3-70b, ZeRO-3 over 8 A100 of one host, parameters and optimizer offloaded under DeepSpeed: each device's
+    # share of the host memory (bf16 shard 2 + the fp32 gradient partition DeepSpeed's CPU optimizer steps on 4 + fp32
+    # master and moments 12 = 18 B x 70,553,706,496 / 8 = 147.84 GiB) and the host's for its 8 devices (1,182.75 GiB,
+    # of the DGX A100 640GB's 2 TiB = 2,048 GiB)
     from typer.testing import CliRunner
 
     from shardplan.cli import app
     r = CliRunner().invoke(app, ["estimate", "-m", "llama-3-70b", "-H", "a100-80gb", "-n", "8", "-s", "4096", "-b", "64",
                                  "--zero-stage", "3", "--framework", "deepspeed", "--offload-params",
                                  "--offload-optimizer"], terminal_width=200)
-    assert "131.42" in r.output and "host memory per host (8 devices)" in r.output and "1,051.33" in r.output, r.output
-    assert 16 * 70_553_706_496 / 8 / 2**30 == pytest.approx(131.42, abs=0.005)
+    assert "147.84" in r.output and "host memory per host (8 devices, of 2,048.00 GiB)" in r.output, r.output
+    assert "1,182.75" in r.output, r.output
+    assert 18 * 70_553_706_496 / 8 / 2**30 == pytest.approx(147.84, abs=0.005)
+    assert 18 * 70_553_706_496 / 2**30 == pytest.approx(1182.75, abs=0.005)

@@ -390,9 +390,10 @@ def hints_expressible_by(accepts: Callable[[Any], bool]):
 
 
 def _offered(other) -> bool:
-    """``other`` (an Estimate) fits and the active :data:`HINT_FILTER`, if any, accepts it."""
+    """``other`` (an Estimate) runs (it fits and no failure is predicted: e.g. an offloaded state within a host's
+    memory) and the active :data:`HINT_FILTER`, if any, accepts it."""
     accepts = HINT_FILTER.get()
-    return other.fits and (accepts is None or accepts(other))
+    return other.runs and (accepts is None or accepts(other))
 
 
 def _first_fitting(e, changes: list[tuple[str, dict]]) -> str | None:
@@ -862,9 +863,11 @@ def _memory_and_time_tables(e, d: dict) -> tuple[Table, Table]:
         if k in ("stage",) or (k == "host_offload" and not v):
             continue
         mem.add_row("host_offload (host memory per device, not in total)" if k == "host_offload" else k, _gib(v))
-        if k == "host_offload":  # what one host's memory must hold for the GPUs that share it
-            share = min(e.layout.n_devices, e.hardware.host_devices)
-            mem.add_row(f"  host memory per host ({share} device{'s' if share != 1 else ''})", _gib(share * v))
+        if k == "host_offload":  # what one host's memory must hold for the GPUs that share it (its heaviest stage)
+            share, cap = min(e.layout.n_devices, e.hardware.host_devices), e.hardware.host_memory_bytes
+            mem.add_row(f"  host memory per host ({share} device{'s' if share != 1 else ''}"
+                        + (f", of {_gib(cap)} GiB)" if cap else ", host memory unknown: not checked)"),
+                        _gib(e.host_memory_per_host))
     tt = Table(title="step time")
     tt.add_column("part")
     tt.add_column("time", justify="right")

@@ -436,6 +436,8 @@ def _nothing_fits(res, m, hw, tr, devices: int, pins: dict[str, Any], objective:
     hint = "" if show_infeasible else "; --show-infeasible shows how far over the nearest layouts are"
     offload = _offload_advice(m, hw, tr, devices, pins, objective, max_tp, schedules, export)
     written = f"--export {export}: nothing written; " if export is not None else ""
+    if res.host_memory_failure:  # the offloaded state, not HBM, refused them (shardplan.cost.step.host_memory_failure)
+        return (f"{written}no layout fits ({res.n_layouts:,} layouts tried): {res.host_memory_failure}")
     return (f"{written}no layout fits in {fit_limit_text(hw.hbm_bytes, tr.framework)} per device ({res.n_layouts:,} "
             f"layouts tried); {offload}{_no_fit_advice(m, hw, tr, devices, pins, offload_named=bool(offload))}{hint}")
 

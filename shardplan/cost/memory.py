@@ -61,7 +61,7 @@ from shardplan.cost.flops import op_sac_matmuls
 from shardplan.cost.pipeline import stage_inflight
 from shardplan.parallel import Layout, ParallelConfig, cost_greedy_split, named_remat, recomputed_layers
 from shardplan.specs.model import ModelSpec
-from shardplan.specs.training import TrainingSpec
+from shardplan.specs.training import PrecisionPolicy, TrainingSpec
 
 
 @dataclass(frozen=True)
@@ -695,18 +695,7 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
         # (FrameworkProfile.zero3_master_is_param)
         mb.params, opt = prec.master_bytes * sharded(3), prec.optimizer_bytes * sharded(1)
         grads = max(prec.grad_bytes, prec.master_bytes) * sharded(2)
-    if offloaded := p.offload_params:  # on the host, copied in before each gather (validate sets it for FSDP's offload)
-        mb.host_offload, mb.params = mb.params, 0.0
-        mb.notes.append("parameter shards" + (" (the fp32 masters)" if fsdp_master else "") + " offloaded to host "
-                        "memory (copied to the device before every gather)")
-    if p.offload_optimizer:
-        mb.host_offload += grads + opt
-        mb.notes.append(("" if offloaded else "master weights, ") + "gradients and optimizer state offloaded to host memory")
-    else:
-        mb.grads, mb.optimizer = grads, opt
-        # torch.optim's foreach Adam(W) step holds one temporary the size of the second moment
-        # (torch/optim/adamw.py _multi_tensor_adamw: exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs))
-        mb.optimizer_temp = prec.optimizer_bytes / 2 * state_params
+    _place_state(mb, p, prec, (grads, opt, state_params), sharded(1) * copies, fsdp_master)
     if (z == 2 and training.framework.zero2_accumulation == "full_buffer" and not p.offload_optimizer
             and not bf16_optimizer(training, layout)):
         # the gradients accumulate in a full-size buffer and are reduce-scattered once per step
@@ -723,6 +712,31 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
                         "backward (pipelining with FSDP)")
     if z == 3:
         _zero3_buffers(mb, model, training, layout, sp)
+
+
+def _place_state(mb: MemoryBreakdown, p: ParallelConfig, prec: PrecisionPolicy, state: tuple[float, float, float],
+                 partition: float, fsdp_master: bool) -> None:
+    """Put the model state where the layout keeps it: parameter shards on the host under ``offload_params``;
+    gradients, master weights and moments on the host under ``offload_optimizer`` (``state`` = device gradient
+    bytes, optimizer bytes, optimizer-state elements; ``partition`` = gradient elements of the rank's optimizer
+    partition), else on the device with the foreach AdamW temporary."""
+    grads, opt, state_params = state
+    if offloaded := p.offload_params:  # on the host, copied in before each gather (validate sets it for FSDP's offload)
+        mb.host_offload, mb.params = mb.params, 0.0
+        mb.notes.append("parameter shards" + (" (the fp32 masters)" if fsdp_master else "") + " offloaded to host "
+                        "memory (copied to the device before every gather)")
+    if p.offload_optimizer:
+        # the host optimizer steps on its own partition's gradient in the master's dtype: DeepSpeed's CPU offload
+        # allocates it beside the fp32 partition from ZeRO-1 on (deepspeed/runtime/zero/stage_1_and_2.py
+        # initialize_optimizer_states: single_partition_of_fp32_groups[i].grad, pinned host memory; stage3.py
+        # likewise), FSDP's is the fp32 shard's gradient
+        mb.host_offload += max(prec.grad_bytes, prec.master_bytes) * partition + opt
+        mb.notes.append(("" if offloaded else "master weights, ") + "gradients and optimizer state offloaded to host memory")
+    else:
+        mb.grads, mb.optimizer = grads, opt
+        # torch.optim's foreach Adam(W) step holds one temporary the size of the second moment
+        # (torch/optim/adamw.py _multi_tensor_adamw: exp_avg_sq_sqrt = torch._foreach_sqrt(exp_avg_sqs))
+        mb.optimizer_temp = prec.optimizer_bytes / 2 * state_params
 
 
 def _zero3_buffers(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, layout: Layout,
@@ -1075,6 +1089,22 @@ def model_state_and_temp(model: ModelSpec, training: TrainingSpec, layout: Layou
     mb = MemoryBreakdown()
     _model_state(mb, model, training, layout, stage)
     return mb.params, mb.grads, mb.optimizer, mb.zero3_buffers, mb.optimizer_temp
+
+
+def host_offload_bytes(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:
+    """Bytes of offloaded model state one device keeps in host memory (``MemoryBreakdown.host_offload``: parameter
+    shards under ``offload_params``; gradients, master weights and moments under ``offload_optimizer``), the largest
+    over the stages :meth:`~shardplan.parallel.Layout.stages_to_price` names; 0 without offloading. The search's
+    host-memory check (one weight placement, any microbatch size)."""
+    p = layout.parallel
+    if not (p.offload_params or p.offload_optimizer):
+        return 0.0
+    out = 0.0
+    for stage in layout.stages_to_price(model):
+        mb = MemoryBreakdown()
+        _model_state(mb, model, training, layout, stage)
+        out = max(out, mb.host_offload)
+    return out
 
 
 def memory_estimate(model: ModelSpec, training: TrainingSpec, layout: Layout, reserve: float = 0.0

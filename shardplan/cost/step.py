@@ -33,9 +33,9 @@ from shardplan.cost.collective import Collective
 from shardplan.cost.comm import group_split, level_names
 from shardplan.cost.compute import LayerTimes, elementwise_bytes_per_token
 from shardplan.cost.context import StepContext, require_host_link, step_context
-from shardplan.cost.memory import (MemoryBreakdown, hbm_limit, memory_estimate, offloaded_activation_bytes,
-                                   optimizer_state_params,
-                                   offloaded_module_bytes, runtime_owned)
+from shardplan.cost.memory import (MemoryBreakdown, hbm_limit, host_offload_bytes, memory_estimate,
+                                   offloaded_activation_bytes, offloaded_module_bytes, optimizer_state_params,
+                                   runtime_owned)
 from shardplan.cost.pipeline import EQUAL_PASSES_W_SHARE, boundary_message_bytes, bubble_s, stall_rule, stall_s
 from shardplan.errors import ConfigError
 from shardplan.parallel import Layout, ParallelConfig, named_remat, recomputed_layers, validate
@@ -46,6 +46,21 @@ from shardplan.specs.training import PRECISION_POLICIES, PrecisionPolicy, Traini
 
 __all__ = ["Collective", "Estimate", "estimate", "estimate_layout"]
 
+
+
+def host_memory_failure(hw: HardwareSpec, n_devices: int, per_host: float) -> str | None:
+    """Why offloaded model state does not fit in host memory, or None: ``per_host`` bytes (what one host holds for
+    its devices, :attr:`Estimate.host_memory_per_host`) against ``HardwareSpec.host_memory_bytes`` (the system
+    memory of the platform's datasheet; None: unknown, not checked). The whole system memory is the limit, so the
+    check is lenient: the operating system, each rank's process and pinned staging buffers need some of it too."""
+    limit = hw.host_memory_bytes
+    if not limit or per_host <= limit:
+        return None
+    share = min(n_devices, hw.host_devices)
+    return (f"the offloaded state needs {per_host / 2**30:,.1f} GiB of host memory per host ({share} device"
+            f"{'s' if share != 1 else ''} x {per_host / share / 2**30:,.1f} GiB) but a {hw.name} host has "
+            f"{limit / 2**30:,.0f} GiB (host_memory_bytes); offload less (--no-offload-params), spread it over more "
+            "hosts, or give --hardware a host_memory_bytes")
 
 @dataclass
 class Estimate:
@@ -117,10 +132,20 @@ class Estimate:
         return self.layout.parallel
 
     @property
+    def host_memory_per_host(self) -> float:
+        """Bytes of host memory one host holds for the offloaded model state of the devices it drives:
+        ``min(n_devices, HardwareSpec.host_devices)`` x :func:`shardplan.cost.memory.host_offload_bytes` (the most
+        loaded stage's, so a pipelined host is counted at its heaviest stage); 0 without offloading."""
+        per_device = host_offload_bytes(self.model, self.training, self.layout)
+        return min(self.layout.n_devices, self.hardware.host_devices) * per_device
+
+    @property
     def failure(self) -> str | None:
-        """Why the framework is predicted to fail for a reason other than memory, or None
-        (:attr:`shardplan.parallel.Layout.failure`)."""
-        return self.layout.failure
+        """Why the framework is predicted to fail for a reason other than HBM, or None: the layout's own
+        (:attr:`shardplan.parallel.Layout.failure`), else offloaded state larger than a host's memory
+        (:func:`host_memory_failure`)."""
+        return self.layout.failure or host_memory_failure(self.hardware, self.layout.n_devices,
+                                                          self.host_memory_per_host)
 
     @property
     def runs(self) -> bool:
@@ -142,7 +167,8 @@ class Estimate:
                       "n_active_params": self.model.n_active_params},
             "hardware": {"name": self.hardware.name, "devices": self.layout.n_devices,
                          "compute_arch": self.hardware.compute_arch,
-                         "hbm_bytes": self.hardware.hbm_bytes, "hbm_usable_bytes": self.hbm_usable},
+                         "hbm_bytes": self.hardware.hbm_bytes, "hbm_usable_bytes": self.hbm_usable,
+                         "host_memory_bytes": self.hardware.host_memory_bytes},
             "training": {"seq_len": self.training.seq_len, "global_batch_size": self.training.global_batch_size,
                          "global_batch_tokens": self.training.global_batch_tokens,
                          "precision": self.training.precision.name, "attention": self.training.attention,
@@ -158,6 +184,8 @@ class Estimate:
             "stage_layers": list(self.layout.stage_layers),
             "memory_bytes": self.memory.to_dict(), "memory_peak_phase": self.memory.peak_phase,
             "memory_notes": list(self.memory.notes),
+            # what one host holds for its devices' offloaded state (0 without offloading)
+            "host_memory_per_host_bytes": self.host_memory_per_host,
             "fits": self.fits,
             "failure": self.failure,
             "time_s": {"step": self.step_s, "compute": self.compute_s, "matmul": self.matmul_s,

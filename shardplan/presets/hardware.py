@@ -47,28 +47,41 @@ _HOPPER_KEEPS = _HOPPER_GEMM["matmul_efficiency"] / _HOPPER_GEMM["isolated_matmu
 _MAF = "ROCm blog 'Measuring Max-Achievable FLOPs - Part 2', Feb 2025"
 
 
+#: SemiAnalysis, "MI300X vs H100 vs H200 Benchmark Part 1: Training" (22 Dec 2024), GEMM section: the median of
+#: Llama-70B training shapes (M = 16,384 tokens; L2 flushed between runs), MI300X on AMD's tuned container: ~620
+#: TFLOPS bf16, ~990 fp8; H100 in the same benchmark ~720 bf16 (0.73 of its peak: the h100-sxm entry's
+#: isolated_matmul_efficiency, the same source)
+_SA_MI300X = {"bf16": 620.0, "fp8": 990.0}
+_SA_GEMM = "SemiAnalysis 'MI300X vs H100 vs H200 Benchmark Part 1: Training' (Dec 2024), GEMM benchmark"
+
+
 def _cdna3(name: str, hbm_bytes: float, hbm_bandwidth: float, maf_bf16: float, maf_fp8: float,
            sources: dict[str, str]) -> HardwareSpec:
     """An AMD Instinct CDNA 3 entry (MI300X's 1,307.4 / 2,614.9 TFLOPS dense bf16 / fp8 peaks, 8-GPU Infinity Fabric
-    platform, one 400 Gb/s NIC per GPU) whose GEMM rates derive from AMD's measured Max-Achievable FLOPs (the best
-    tuned GEMM, ``maf_bf16`` / ``maf_fp8`` in TFLOPS, :data:`_MAF`): isolated rate = MAF / peak; asymptotes = that x
-    :data:`_HOPPER_KEEPS` (derived, not fitted: no fully described AMD run was found; the ROCm blog
-    'Primus-Pipeline' MI300X runs give no batch, sequence or precision), rounded to 0.01."""
+    platform, one 400 Gb/s NIC per GPU). Its isolated GEMM rate is the MI300X's measured at training shapes
+    (:data:`_SA_MI300X`, the benchmark that gives the h100-sxm entry its 0.73) scaled by the chip's AMD
+    Max-Achievable FLOPs over the MI300X's (``maf_bf16`` / ``maf_fp8`` in TFLOPS, :data:`_MAF`: the best tuned GEMM
+    of each chip; 1 for the MI300X); asymptotes = that x :data:`_HOPPER_KEEPS` (derived, not fitted: no shared run is
+    on AMD hardware), rounded to 0.01. The MAF alone (708 bf16 = 0.54 of peak) was used before: a best-case shape on
+    low-toggle inputs with an unreleased hipBLASLt (the blog's own caveats), 1.14x the training-shape rate."""
     peak_bf16, peak_fp8 = 1307.4e12, 2614.9e12
     chip = name.upper()
+    bf16 = _SA_MI300X["bf16"] * maf_bf16 / 708 * 1e12 / peak_bf16
+    fp8 = _SA_MI300X["fp8"] * maf_fp8 / 1273 * 1e12 / peak_fp8
+    scaled = "" if name == "mi300x" else f" x {chip}'s MAF over the MI300X's ({maf_bf16:g} / 708 bf16, {maf_fp8:g} / 1273 fp8)"
     return HardwareSpec(
         name=name, peak_flops_bf16=peak_bf16, peak_flops_fp8=peak_fp8, hbm_bytes=hbm_bytes, hbm_bandwidth=hbm_bandwidth,
         scale_up_size=8, scale_up_bandwidth=448e9, scale_out_bandwidth=50e9,
-        matmul_efficiency=round(maf_bf16 * 1e12 / peak_bf16 * _HOPPER_KEEPS, 2),
-        fp8_matmul_efficiency=round(maf_fp8 * 1e12 / peak_fp8 * _HOPPER_KEEPS, 2),
-        isolated_matmul_efficiency=round(maf_bf16 * 1e12 / peak_bf16, 3), scale_up_efficiency=0.7,
+        matmul_efficiency=round(bf16 * _HOPPER_KEEPS, 2), fp8_matmul_efficiency=round(fp8 * _HOPPER_KEEPS, 2),
+        isolated_matmul_efficiency=round(bf16, 3), scale_up_efficiency=0.7,
         scale_out_efficiency=0.85,
-        sources={"isolated_matmul_efficiency": f"AMD's Max-Achievable FLOPs, {chip} bf16: {maf_bf16:g} / 1,307.4 TFLOPS "
-                                               f"({_MAF})",
-                 "matmul_efficiency": f"{chip}: AMD's Max-Achievable FLOPs {maf_bf16:g} TFLOPS bf16 / {maf_fp8:g} fp8 "
-                                      f"({_MAF}: the best tuned GEMM, at the clocks a dense GEMM holds) x "
-                                      f"{_HOPPER_KEEPS:.3f} (the h100-sxm entry's end-to-end 0.59 over an isolated cuBLAS "
-                                      "GEMM's ~0.73): derived, not fitted",
+        sources={"isolated_matmul_efficiency": f"{chip} bf16 {bf16:.3f}: MI300X {_SA_MI300X['bf16']:g} TFLOPS at "
+                                               f"Llama-70B training shapes ({_SA_GEMM}, where H100 measures 0.73)"
+                                               f"{scaled}",
+                 "matmul_efficiency": f"{chip}: isolated {bf16:.3f} bf16 / {fp8:.3f} fp8 (MI300X {_SA_MI300X['bf16']:g} / "
+                                      f"{_SA_MI300X['fp8']:g} TFLOPS at training shapes, {_SA_GEMM}{scaled}; {_MAF}) x "
+                                      f"{_HOPPER_KEEPS:.3f} (the h100-sxm entry's end-to-end 0.59 over its isolated "
+                                      "0.73, measured in the same benchmark): derived, not fitted",
                  "scale_up_bandwidth": "AMD MI300X: 7 Infinity Fabric links, 896 GB/s bidirectional aggregate -> 448 GB/s "
                                        "one-way per GPU (fully connected 8-GPU platform)",
                  "scale_out_bandwidth": "MI300X platform: 8x 400 Gb/s NICs -> 50 GB/s per GPU",
@@ -182,8 +195,11 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
                                        "-> 537.6 GB/s one-way per GPU (fully connected 8-GPU platform)",
                  "scale_out_bandwidth": "one 400 Gb/s NIC per GPU (AMD Pollara 400 / ConnectX-7 platforms; assumed) "
                                         "-> 50 GB/s",
-                 "matmul_efficiency": "the mi300x entry's derived rates (AMD publishes no Max-Achievable FLOPs for "
-                                      "the MI355X): assumed, not fitted. Check: MLPerf Training v5.1 (AMD, "
+                 "matmul_efficiency": "AMD's CDNA 3 Max-Achievable FLOPs rates (MI300X 708 / 1,307.4 bf16 = 0.54, "
+                                      "1,273 / 2,614.9 fp8 = 0.49, x 0.808, the h100-sxm entry's end-to-end over "
+                                      "isolated ratio; ROCm blog 'Measuring Max-Achievable FLOPs - Part 2'), as a "
+                                      "best-tuned ROCm 7 stack reaches (AMD publishes no MAF for the MI355X): "
+                                      "assumed, not fitted. Check: MLPerf Training v5.1 (AMD, "
                                       "MI355X_EPYC_9575F_pytorch, Llama 3.1 8B fp8, 8 GPUs) comes out -5% with them "
                                       "(docs/accuracy.md)",
                  "latency": _LAT}),
@@ -566,6 +582,27 @@ HARDWARE["mi350x"] = HardwareSpec(**{
                                       + _MI355X.sources["scale_up_bandwidth"],
                 "matmul_efficiency": "the mi355x entry's (the mi300x entry's derived rates; no MI350X GEMM measurement "
                                      "public): assumed, not fitted"}})
+
+# ----- Host memory (offloaded model state, HardwareSpec.host_memory_bytes) --------------------------------------
+#: system memory of one host of the reference platform, bytes (DIMM capacities are binary: "2 TB" of 32 DIMMs is
+#: 32 x 64 GiB). Only platforms with a datasheet figure; elsewhere (TPU hosts, AMD and HGX-only platforms, GH200 nodes,
+#: whose memory varies by integrator) host memory is shown, not checked
+TiB = 2**40
+_DGX_BASEPOD = ("NVIDIA DGX BasePOD reference architecture, core components: DGX H100 / H200 '2 TB of DDR5 system "
+                "memory' (32 x 64 GiB DIMMs)")
+_HOST_MEMORY = {
+    "a100-40gb": (1 * TiB, "NVIDIA DGX A100 datasheet: DGX A100 320GB system memory 1 TB"),
+    "a100-80gb": (2 * TiB, "NVIDIA DGX A100 datasheet: DGX A100 640GB system memory 2 TB"),
+    "h100-sxm": (2 * TiB, _DGX_BASEPOD), "h200": (2 * TiB, _DGX_BASEPOD),
+    "b200": (2 * TiB, "NVIDIA DGX B200 user guide, hardware overview: system memory '2 TB using 32 x DIMMs "
+                      "(upgradable to 4 TB)'"),
+    "gb200": (960e9, "NVIDIA GB200 NVL72: each Grace CPU has up to 480 GB LPDDR5X (36 Grace for 72 GPUs, 'up to 17 TB' "
+                     "per rack); a compute tray (2 Grace, 4 GPUs) up to 960 GB"),
+}
+for _name, (_bytes, _src) in _HOST_MEMORY.items():
+    _h = HARDWARE[_name]
+    HARDWARE[_name] = HardwareSpec(**{**_h.model_dump(), "host_memory_bytes": _bytes,
+                                      "sources": {**_h.sources, "host_memory_bytes": _src}})
 
 #: other names a user or a published table gives the presets (compared without case, spaces, dashes, underscores
 #: and dots: "H100 SXM5" is "h100sxm5"): exact names only, so a part the presets do not model (H100 PCIe, H100 NVL,

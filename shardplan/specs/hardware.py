@@ -113,6 +113,11 @@ class HardwareSpec(BaseModel):
         default=None, ge=1e6, le=L.MAX_BANDWIDTH,
         description="one-way bandwidth between a device and its host memory, bytes/s (PCIe or NVLink-C2C): the link "
                     "activation offloading copies over; None: unknown (activation offloading is refused)")
+    host_memory_bytes: float | None = Field(
+        default=None, ge=2**20, le=L.MAX_MEMORY_BYTES,
+        description="CPU (system) memory of one host, bytes: what the offloaded parameter, gradient and optimizer "
+                    "shards of the devices that host drives must fit in (devices_per_host of them); None: unknown "
+                    "(host memory is shown, not checked)")
     measured_busbw: dict[str, dict[int, float]] = Field(
         default_factory=dict,
         description="nccl-tests bus bandwidth (bytes/s) measured on this cluster: op -> {nodes: busbw}, with all "

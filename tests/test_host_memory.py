@@ -1,0 +1,120 @@
+"""Host memory of offloaded model state: DeepSpeed's fp32 gradient partition on the host, the platforms' system
+memory (HardwareSpec.host_memory_bytes) as a limit that estimate and plan check, and the FSDP note when the
+optimizer offload also moves the parameters."""
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from shardplan.cli import app
+from shardplan.cost.memory import host_offload_bytes
+from shardplan.cost.step import estimate
+from shardplan.loaders import load_hardware
+from shardplan.parallel import ParallelConfig, validate
+from shardplan.presets.frameworks import FRAMEWORKS
+from shardplan.presets.hardware import HARDWARE
+from shardplan.presets.models import MODELS
+from shardplan.specs.training import TrainingSpec
+
+N_8B, N_70B, N_405B = 8_030_261_248, 70_553_706_496, 405_853_388_800
+GiB, TiB = 2**30, 2**40
+
+
+def _ds(seq=2048, batch=8, fw="deepspeed"):
+    return TrainingSpec(seq_len=seq, global_batch_size=batch, framework=FRAMEWORKS[fw])
+
+
+def test_deepspeed_zero1_offload_keeps_an_fp32_gradient_partition_on_the_host():
+    # llama-3-8b, ZeRO-1 over 8 devices, optimizer offloaded: each rank's host holds its partition's fp32 gradient
+    # (4 B), fp32 master (4 B) and two fp32 moments (8 B): 16 B x 8,030,261,248 / 8 = 16,060,522,496 B
+    # (DeepSpeed stage_1_and_2.py: single_partition_of_fp32_groups[i].grad is a pinned fp32 host tensor of the
+    # partition's size, not a bf16 copy of the whole gradient)
+    tr = _ds()
+    p = ParallelConfig(dp=8, zero_stage=1, offload_optimizer=True)
+    e = estimate(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], tr, p, 8)
+    assert e.memory.host_offload == pytest.approx(16 * N_8B / 8)
+    assert e.memory.grads == 0 and e.memory.optimizer == 0
+
+
+def test_host_memory_per_host_is_the_devices_of_one_host_times_their_share():
+    # llama-3-70b, ZeRO-3 over 16 A100 80GB (two hosts of 8), parameters and optimizer offloaded (DeepSpeed):
+    # per device (2 + 4 + 12) B x 70,553,706,496 / 16 = 79,372,919,808 B; one host holds 8 of them
+    tr = _ds(batch=16)
+    p = ParallelConfig(dp=16, zero_stage=3, offload_optimizer=True, offload_params=True)
+    e = estimate(MODELS["llama-3-70b"], HARDWARE["a100-80gb"], tr, p, 16)
+    assert host_offload_bytes(e.model, e.training, e.layout) == pytest.approx(18 * N_70B / 16)
+    assert e.host_memory_per_host == pytest.approx(8 * 18 * N_70B / 16)
+    assert e.failure is None and e.to_dict()["host_memory_per_host_bytes"] == pytest.approx(18 * N_70B / 2)
+
+
+def test_offloaded_state_beyond_a_host_is_a_predicted_failure():
+    # llama-3.1-405b on one DGX H100 (8 GPUs, 2 TiB of DDR5): 18 B x 405,853,388,800 = 7,305 GB = 6,803.6 GiB on
+    # the host, over 2,048 GiB
+    tr = _ds()
+    p = ParallelConfig(dp=8, zero_stage=3, offload_optimizer=True, offload_params=True, recompute="full")
+    e = estimate(MODELS["llama-3.1-405b"], HARDWARE["h100-sxm"], tr, p, 8)
+    assert 18 * N_405B / GiB == pytest.approx(6803.6, abs=0.05)
+    assert HARDWARE["h100-sxm"].host_memory_bytes == 2 * TiB
+    assert not e.runs and "6,803.6 GiB of host memory per host" in e.failure and "2,048 GiB" in e.failure
+
+
+def test_a_cluster_file_with_less_host_memory_refuses_what_the_preset_accepts():
+    # llama-3-70b over 8 A100 80GB, both offloads: 18 B x 70,553,706,496 = 1,182.75 GiB per host; a DGX A100 640GB
+    # has 2,048 GiB, an AWS p4de.24xlarge 1,152 GiB
+    tr = _ds(seq=4096, batch=64)
+    p = ParallelConfig(dp=8, zero_stage=3, offload_optimizer=True, offload_params=True, recompute="full")
+    model = MODELS["llama-3-70b"]
+    dgx = estimate(model, HARDWARE["a100-80gb"], tr, p, 8)
+    p4de = estimate(model, load_hardware("shardplan/data/clusters/aws-p4de.yaml"), tr, p, 8)
+    assert 18 * N_70B / GiB == pytest.approx(1182.75, abs=0.005)
+    assert dgx.failure is None
+    assert p4de.failure is not None and "1,152 GiB" in p4de.failure
+
+
+def test_unknown_host_memory_is_not_checked():
+    # the mi300x preset names no host memory (platforms differ by integrator): nothing is refused, the memory table
+    # says it is not checked
+    assert HARDWARE["mi300x"].host_memory_bytes is None
+    r = CliRunner().invoke(app, ["estimate", "-m", "llama-3-70b", "-H", "mi300x", "-n", "8", "-s", "4096", "-b", "8",
+                                 "--zero-stage", "3", "--framework", "deepspeed", "--offload-params",
+                                 "--offload-optimizer"], terminal_width=200)
+    assert "host memory unknown: not checked" in r.output, r.output
+
+
+def test_estimate_exits_1_naming_host_memory():
+    r = CliRunner().invoke(app, ["estimate", "-m", "llama-3.1-405b", "-H", "h100-sxm", "-n", "8", "-s", "2048", "-b",
+                                 "8", "--zero-stage", "3", "--framework", "deepspeed", "--offload-params",
+                                 "--offload-optimizer", "--recompute", "full", "--json"], terminal_width=200)
+    assert r.exit_code == 1
+    d = json.loads(r.stdout)
+    assert "host memory" in d["failure"] and d["hardware"]["host_memory_bytes"] == 2 * TiB
+
+
+def test_plan_refuses_placements_beyond_host_memory_and_says_why():
+    # 8 devices: every offloaded placement holds 6,803.6 GiB per host (above); 64 devices (8 hosts): 850.5 GiB
+    # per host, within 2,048
+    args = ["plan", "-m", "llama-3.1-405b", "-H", "h100-sxm", "-s", "2048", "--framework", "deepspeed",
+            "--offload-params", "--offload-optimizer"]
+    r = CliRunner().invoke(app, [*args, "-n", "8", "-b", "8"], terminal_width=200)
+    assert r.exit_code == 1 and "host memory per host" in r.output and "HBM" not in r.output.split("result:")[-1]
+    r = CliRunner().invoke(app, [*args, "-n", "64", "-b", "64", "--top", "2"], terminal_width=200)
+    assert r.exit_code == 0, r.output
+
+
+def test_fsdp_optimizer_offload_says_it_offloads_the_parameters_too():
+    tr = TrainingSpec(seq_len=4096, global_batch_size=16, framework=FRAMEWORKS["pytorch-fsdp"])
+    lay = validate(ParallelConfig(dp=8, zero_stage=3, offload_optimizer=True), MODELS["llama-3-8b"], tr, 8)
+    assert lay.parallel.offload_params and any(n.startswith("offload_params on") for n in lay.notes)
+    given = validate(ParallelConfig(dp=8, zero_stage=3, offload_optimizer=True, offload_params=True),
+                     MODELS["llama-3-8b"], tr, 8)
+    assert not any(n.startswith("offload_params on") for n in given.notes)
+
+
+def test_a_hint_never_offers_an_offload_the_host_cannot_hold(tmp_path):
+    # llama-3.1-405b over 16 H100 under torchtitan (FSDP2): with the optimizer offloaded FSDP offloads the fp32
+    # parameters too, 16 B x 405,853,388,800 / 16 = 378.0 GiB per device, 3,024 GiB per 8-GPU host > 2,048 GiB:
+    # the does-not-fit message must not suggest --offload-optimizer
+    r = CliRunner().invoke(app, ["export", "--to", "torchtitan", "-m", "llama-3.1-405b", "-H", "h100-sxm", "-n", "16",
+                                 "-s", "8192", "-b", "64", "-o", str(tmp_path / "t.toml")], terminal_width=400)
+    assert r.exit_code == 1 and "--offload-optimizer" not in r.output, r.output
+    assert 16 * N_405B / 16 / GiB == pytest.approx(378.0, abs=0.05)
