@@ -73,6 +73,21 @@ def test_train_refuses_planner_only_layouts_in_its_own_words(flags, needle):
     assert needle in flat and "maxtext" not in flat and "--framework" not in flat
 
 
+def test_train_says_when_the_refused_field_came_from_the_plan_file(tmp_path):
+    # a plan file with ZeRO-3 parameter offload (priced for DeepSpeed / FSDP): the runtime refuses it, and since no
+    # --offload-params flag was given the message names the file and the flag that overrides it, not "drop
+    # --offload-params"; given as a flag, "drop --offload-params"
+    plan = tmp_path / "p.json"
+    plan.write_text('{"parallel": {"dp": 8, "zero_stage": 3, "offload_params": true, "offload_optimizer": true}}')
+    base = ["train", "--model", "tiny-llama", "--steps", "1", "--seq-len", "64", "--global-batch", "16"]
+    res = CliRunner().invoke(app, [*base, "--plan", str(plan)], terminal_width=400)
+    flat = " ".join(res.output.split())
+    assert res.exit_code == 2 and "the plan file sets it: give --no-offload-params" in flat and "drop" not in flat
+    res = CliRunner().invoke(app, [*base, "--devices", "8", "--zero-stage", "3", "--offload-params",
+                                   "--offload-optimizer"], terminal_width=400)
+    assert res.exit_code == 2 and "(drop --offload-params)" in " ".join(res.output.split())
+
+
 def test_recompute_layers_beyond_the_stage_is_noted():
     res = CliRunner().invoke(app, ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "64", "-s", "8192", "-b",
                                    "128", "--tp", "8", "--pp", "2", "--recompute", "full", "--recompute-layers", "21"],

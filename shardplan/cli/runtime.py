@@ -132,9 +132,11 @@ def check_host_memory(model: Any, devices: int, layout: Any = None, training: An
                           f"{gpus:,} accelerators of 80 GiB", field="model", value=model.name)
 
 
-def check_runtime_layout(pc) -> None:
+def check_runtime_layout(pc, from_flags: frozenset[str] | None = None) -> None:
     """Refuse the layout fields the JAX runtime does not run before any pricing (the planner's own messages would
-    name the maxtext profile the runtime is priced with, and a ``--framework`` option these commands lack).
+    name the maxtext profile the runtime is priced with, and a ``--framework`` option these commands lack). The
+    message says to drop the flag, or, for a field a plan file set (not in ``from_flags``, the fields given as
+    flags; None: all were), that the plan file sets it.
 
     Raises:
         ConfigError: ``schedule='dualpipe'`` (legal: gpipe, 1f1b, interleaved, zero-bubble), ``recompute_layers``
@@ -154,8 +156,12 @@ def check_runtime_layout(pc) -> None:
     for name, (value, default) in fields.items():
         if value != default:
             shown = ",".join(value) if isinstance(value, tuple) else value
+            flag = name.replace("_", "-")
+            fix = (f"drop --{flag}" if from_flags is None or name in from_flags else
+                   "the plan file sets it: " + (f"give --no-{flag}, " if default is False else "edit the file, ")
+                   + "or plan with --framework jax-runtime")
             raise ConfigError(f"{name}={shown} is not implemented by shardplan's JAX runtime; legal {name}: "
-                              f"{default if default is not None else 'none'} (drop --{name.replace('_', '-')})",
+                              f"{default if default is not None else 'none'} ({fix})",
                               field=name, value=value, legal=[default])
 
 
@@ -181,7 +187,7 @@ def runtime_inputs(model: str, devices: int, seq_len: int, global_batch: int | N
         raise ConfigError(f"devices={devices} must be >= 1", field="devices", value=devices)
     m = model_spec(model)
     pc = parallel_config(layout, plan)
-    check_runtime_layout(pc)
+    check_runtime_layout(pc, None if plan is None else frozenset(k for k, v in layout.items() if v is not None))
     if default_batch and global_batch is None and global_batch_tokens is None:
         global_batch = default_global_batch(pc, devices)
         if default_batch == "note":  # train: say which batch it runs
