@@ -36,7 +36,7 @@ from shardplan.errors import ConfigError, fmt_legal, short_repr
 from shardplan.loaders import config_error, load_hardware, load_model, read_plan_file
 from shardplan.parallel import ParallelConfig
 from shardplan.specs.framework import FrameworkProfile
-from shardplan.specs.hardware import HardwareSpec
+from shardplan.specs.hardware import HardwareSpec, with_fields
 from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import OPTIMIZER_DTYPES, TrainingSpec, precision_policy
 
@@ -198,7 +198,7 @@ def hardware_spec(hardware: str | HardwareSpec, scale_up_size: int | None = None
     if scale_up_size is None:
         return hardware
     try:
-        return HardwareSpec(**{**hardware.model_dump(), "scale_up_size": scale_up_size})
+        return HardwareSpec(**with_fields(hardware, {"scale_up_size": scale_up_size}))
     except ValidationError as e:
         raise config_error(e, f"hardware {hardware.name}") from None
 

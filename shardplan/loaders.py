@@ -26,7 +26,7 @@ from shardplan.hf_config import (DROPOUT_KEYS, FAMILIES, MULTIMODAL, UNMODELLED,
                                  spec_fields)
 from shardplan.presets.hardware import HARDWARE, hardware_preset_name
 from shardplan.presets.models import MODELS
-from shardplan.specs.hardware import HardwareSpec
+from shardplan.specs.hardware import HardwareSpec, with_fields
 from shardplan.specs.model import ModelSpec
 
 #: ``architectures`` values understood by :func:`model_from_hf_config` (:mod:`shardplan.hf_config`).
@@ -1015,7 +1015,7 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
     try:
         if base is None:
             return HardwareSpec(**data)
-        return HardwareSpec(**{**base.model_dump(), **data})
+        return HardwareSpec(**with_fields(base, data))
     except ValidationError as e:
         raise config_error(e, f"hardware {name_or_path}") from None
 

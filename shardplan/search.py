@@ -48,8 +48,8 @@ from shardplan.cost.axes import pp as pp_axis
 from shardplan.cost.axes import tp as tp_axis
 from shardplan.cost.compute import layer_times, slowest_stage
 from shardplan.cost.context import StepContext
-from shardplan.cost.memory import (activation_terms, empty_breakdown, hbm_limit, host_offload_bytes,
-                                   lazy_grads_apply, model_state_and_temp)
+from shardplan.cost.memory import (activation_terms, empty_breakdown, hbm_limit, host_bytes_by_stage,
+                                   host_bytes_per_host, lazy_grads_apply, model_state_and_temp)
 from shardplan.cost.pipeline import bubble_s
 from shardplan.cost.step import Estimate, estimate_layout, host_memory_failure, optimizer_s, serialized_gathers
 from shardplan.errors import ConfigError, divisors, short_repr
@@ -112,6 +112,7 @@ class SearchResult:
         seconds: wall time of the search.
         host_memory_failure: why a layout tried was refused for offloaded state beyond a host's memory
             (:func:`shardplan.cost.step.host_memory_failure`, the last one met), or None.
+        n_host_refused: layouts tried (of ``n_layouts``) refused for that reason.
     """
 
     plans: list[Estimate]
@@ -123,6 +124,7 @@ class SearchResult:
     seconds: float = 0.0
     n_timed: int = 0
     host_memory_failure: str | None = None
+    n_host_refused: int = 0
 
 
 def parse_fix(items: Iterable[str]) -> dict[str, Any]:
@@ -959,10 +961,12 @@ class _Trials:
         self.res.n_layouts += 1
         if self.host_failure is None:  # offloaded state beyond a host's memory (Estimate.failure): per placement
             lay = self.placement_layout
-            per_host = min(lay.n_devices, ev.hw.host_devices) * host_offload_bytes(ev.model, ev.training, lay)
+            per_host = host_bytes_per_host(host_bytes_by_stage(ev.model, ev.training, lay, activations=False), lay,
+                                           ev.hw.host_devices)
             self.host_failure = host_memory_failure(ev.hw, lay.n_devices, per_host) or ""
         if self.host_failure:
             self.res.host_memory_failure = self.host_failure
+            self.res.n_host_refused += 1
             return False
         total = ev.memory(self, split, rc)  # type: ignore[arg-type]
         fit: bool | str = True

@@ -111,7 +111,10 @@ def _plan_json(res, best, rules: list[dict[str, Any]], show_infeasible: bool, ob
             d["order_reliability"] = order.to_dict() if order else None
         plans.append(d)
     out = {"plans": plans, "search": {"layouts": res.n_layouts, "invalid": res.n_invalid,
-                                      "equivalent_not_shown": res.n_equivalent, "seconds": res.seconds},
+                                      "equivalent_not_shown": res.n_equivalent, "seconds": res.seconds,
+                                      # layouts refused because their offloaded state exceeds a host's memory
+                                      "host_memory_refused": res.n_host_refused,
+                                      "host_memory_failure": res.host_memory_failure},
            "rules_of_thumb": rules}
     if show_infeasible:
         out["infeasible"] = [dict(e.to_dict(), explanation=describe(e)) for e in res.infeasible]
@@ -436,10 +439,13 @@ def _nothing_fits(res, m, hw, tr, devices: int, pins: dict[str, Any], objective:
     hint = "" if show_infeasible else "; --show-infeasible shows how far over the nearest layouts are"
     offload = _offload_advice(m, hw, tr, devices, pins, objective, max_tp, schedules, export)
     written = f"--export {export}: nothing written; " if export is not None else ""
-    if res.host_memory_failure:  # the offloaded state, not HBM, refused them (shardplan.cost.step.host_memory_failure)
-        return (f"{written}no layout fits ({res.n_layouts:,} layouts tried): {res.host_memory_failure}")
+    if res.host_memory_failure and res.n_host_refused == res.n_layouts:  # host memory, not HBM, refused every one
+        return f"{written}no layout fits ({res.n_layouts:,} layouts tried): {res.host_memory_failure}"
+    host = (f", {res.n_host_refused:,} of them for host memory ({res.host_memory_failure})"
+            if res.host_memory_failure else "")
     return (f"{written}no layout fits in {fit_limit_text(hw.hbm_bytes, tr.framework)} per device ({res.n_layouts:,} "
-            f"layouts tried); {offload}{_no_fit_advice(m, hw, tr, devices, pins, offload_named=bool(offload))}{hint}")
+            f"layouts tried{host}); {offload}{_no_fit_advice(m, hw, tr, devices, pins, offload_named=bool(offload))}"
+            f"{hint}")
 
 
 def _offload_advice(m, hw, tr, devices: int, pins: dict[str, Any], objective: str, max_tp, schedules,
@@ -457,8 +463,9 @@ def _offload_advice(m, hw, tr, devices: int, pins: dict[str, Any], objective: st
                      max_tp=max_tp, schedules=schedules)
     except ConfigError:  # the profile offloads with none of the pinned values
         return ""
-    if not res.plans:
-        return ""
+    if not res.plans:  # an offload the hosts cannot hold is named as such, not offered (_no_fit_advice)
+        return (f"--offload-optimizer does not help: {res.host_memory_failure}; " if res.host_memory_failure
+                and res.n_host_refused == res.n_layouts else "")
     e = res.plans[0]
     if export is not None:
         from shardplan.cli.export import expressible

@@ -695,7 +695,8 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
         # (FrameworkProfile.zero3_master_is_param)
         mb.params, opt = prec.master_bytes * sharded(3), prec.optimizer_bytes * sharded(1)
         grads = max(prec.grad_bytes, prec.master_bytes) * sharded(2)
-    _place_state(mb, p, prec, (grads, opt, state_params), sharded(1) * copies, fsdp_master)
+    _place_state(mb, p, prec, (grads, opt, state_params), sharded(1) * copies,
+                 (fsdp_master, z == 3 and training.framework.zero3_master_is_param))
     if (z == 2 and training.framework.zero2_accumulation == "full_buffer" and not p.offload_optimizer
             and not bf16_optimizer(training, layout)):
         # the gradients accumulate in a full-size buffer and are reduce-scattered once per step
@@ -715,12 +716,14 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
 
 
 def _place_state(mb: MemoryBreakdown, p: ParallelConfig, prec: PrecisionPolicy, state: tuple[float, float, float],
-                 partition: float, fsdp_master: bool) -> None:
+                 partition: float, fsdp: tuple[bool, bool]) -> None:
     """Put the model state where the layout keeps it: parameter shards on the host under ``offload_params``;
     gradients, master weights and moments on the host under ``offload_optimizer`` (``state`` = device gradient
     bytes, optimizer bytes, optimizer-state elements; ``partition`` = gradient elements of the rank's optimizer
-    partition), else on the device with the foreach AdamW temporary."""
+    partition; ``fsdp`` = (the offloaded shard is FSDP's fp32 master, the ZeRO-3 shard is the parameter the optimizer
+    updates)), else on the device with the foreach AdamW temporary."""
     grads, opt, state_params = state
+    fsdp_master, shard_is_param = fsdp
     if offloaded := p.offload_params:  # on the host, copied in before each gather (validate sets it for FSDP's offload)
         mb.host_offload, mb.params = mb.params, 0.0
         mb.notes.append("parameter shards" + (" (the fp32 masters)" if fsdp_master else "") + " offloaded to host "
@@ -731,6 +734,10 @@ def _place_state(mb: MemoryBreakdown, p: ParallelConfig, prec: PrecisionPolicy, 
         # initialize_optimizer_states: single_partition_of_fp32_groups[i].grad, pinned host memory; stage3.py
         # likewise), FSDP's is the fp32 shard's gradient
         mb.host_offload += max(prec.grad_bytes, prec.master_bytes) * partition + opt
+        if not prec.master_bytes and not shard_is_param:
+            # without a master copy the host optimizer still updates its own copy of the partition's weights in the
+            # model's dtype (DeepSpeed: single_partition_of_fp32_groups, fp32 training's 4 B), FSDP its parameter
+            mb.host_offload += prec.param_bytes * state_params
         mb.notes.append(("" if offloaded else "master weights, ") + "gradients and optimizer state offloaded to host memory")
     else:
         mb.grads, mb.optimizer = grads, opt
@@ -1091,20 +1098,38 @@ def model_state_and_temp(model: ModelSpec, training: TrainingSpec, layout: Layou
     return mb.params, mb.grads, mb.optimizer, mb.zero3_buffers, mb.optimizer_temp
 
 
-def host_offload_bytes(model: ModelSpec, training: TrainingSpec, layout: Layout) -> float:
-    """Bytes of offloaded model state one device keeps in host memory (``MemoryBreakdown.host_offload``: parameter
-    shards under ``offload_params``; gradients, master weights and moments under ``offload_optimizer``), the largest
-    over the stages :meth:`~shardplan.parallel.Layout.stages_to_price` names; 0 without offloading. The search's
-    host-memory check (one weight placement, any microbatch size)."""
+def host_bytes_by_stage(model: ModelSpec, training: TrainingSpec, layout: Layout,
+                        activations: bool = True) -> list[float]:
+    """Bytes one device of each pipeline stage keeps in host memory (``MemoryBreakdown.host_offload``): its offloaded
+    model state (parameter shards under ``offload_params``; gradients, master weights and moments under
+    ``offload_optimizer``) and, with ``activations``, its offloaded activations (``offload_activation_layers``,
+    ``offload_modules``; the search leaves them out: they depend on the microbatch). All zeros without offloading."""
     p = layout.parallel
-    if not (p.offload_params or p.offload_optimizer):
-        return 0.0
-    out = 0.0
-    for stage in layout.stages_to_price(model):
+    out = []
+    for stage in range(p.pp):
         mb = MemoryBreakdown()
-        _model_state(mb, model, training, layout, stage)
-        out = max(out, mb.host_offload)
+        if p.offload_params or p.offload_optimizer:
+            _model_state(mb, model, training, layout, stage)
+        if activations:
+            mb.host_offload += offloaded_activation_bytes(model, training, layout) + offloaded_module_bytes(
+                model, training, layout, stage) * stage_inflight(layout, stage)
+        out.append(mb.host_offload)
     return out
+
+
+def host_bytes_per_host(stage_bytes: list[float], layout: Layout, host_devices: int) -> float:
+    """Bytes of host memory the busiest host holds: ranks are laid out tp, cp, dp innermost and pp outermost, so the
+    ``min(n_devices, host_devices)`` consecutive ranks of one host are ``n_devices / pp`` ranks of each stage it
+    holds. When a stage's ranks fill whole hosts, a host holds ``host_devices`` x that stage's bytes (the heaviest
+    stage's host); when a host holds several stages (pp x ranks per stage spans fewer devices than a host), it holds
+    each of them: e.g. pp = 8, one rank per stage, one 8-device host: the sum of the 8 stages, the model state once.
+    ``stage_bytes``: :func:`host_bytes_by_stage`."""
+    per_host = min(layout.n_devices, host_devices)
+    group = layout.n_devices // len(stage_bytes)  # ranks of one stage
+    if group >= per_host:
+        return per_host * max(stage_bytes)
+    k = -(-per_host // group)  # stages one host holds
+    return max(group * sum(stage_bytes[j:j + k]) for j in range(0, len(stage_bytes), k))
 
 
 def memory_estimate(model: ModelSpec, training: TrainingSpec, layout: Layout, reserve: float = 0.0

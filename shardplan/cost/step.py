@@ -20,6 +20,7 @@ et al. 2021 Sec. 3 and Calculon, Isaev et al. 2023):
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
@@ -33,9 +34,9 @@ from shardplan.cost.collective import Collective
 from shardplan.cost.comm import group_split, level_names
 from shardplan.cost.compute import LayerTimes, elementwise_bytes_per_token
 from shardplan.cost.context import StepContext, require_host_link, step_context
-from shardplan.cost.memory import (MemoryBreakdown, hbm_limit, host_offload_bytes, memory_estimate,
-                                   offloaded_activation_bytes, offloaded_module_bytes, optimizer_state_params,
-                                   runtime_owned)
+from shardplan.cost.memory import (MemoryBreakdown, hbm_limit, host_bytes_by_stage, host_bytes_per_host,
+                                   memory_estimate, offloaded_activation_bytes, offloaded_module_bytes,
+                                   optimizer_state_params, runtime_owned)
 from shardplan.cost.pipeline import EQUAL_PASSES_W_SHARE, boundary_message_bytes, bubble_s, stall_rule, stall_s
 from shardplan.errors import ConfigError
 from shardplan.parallel import Layout, ParallelConfig, named_remat, recomputed_layers, validate
@@ -49,18 +50,21 @@ __all__ = ["Collective", "Estimate", "estimate", "estimate_layout"]
 
 
 def host_memory_failure(hw: HardwareSpec, n_devices: int, per_host: float) -> str | None:
-    """Why offloaded model state does not fit in host memory, or None: ``per_host`` bytes (what one host holds for
+    """Why offloaded state does not fit in host memory, or None: ``per_host`` bytes (what the busiest host holds for
     its devices, :attr:`Estimate.host_memory_per_host`) against ``HardwareSpec.host_memory_bytes`` (the system
     memory of the platform's datasheet; None: unknown, not checked). The whole system memory is the limit, so the
-    check is lenient: the operating system, each rank's process and pinned staging buffers need some of it too."""
+    check is lenient: the operating system, each rank's process and pinned staging buffers need some of it too. The
+    state is divided over the devices, so ``ceil(per_host / limit)`` times as many devices (hosts) hold it."""
     limit = hw.host_memory_bytes
     if not limit or per_host <= limit:
         return None
     share = min(n_devices, hw.host_devices)
-    return (f"the offloaded state needs {per_host / 2**30:,.1f} GiB of host memory per host ({share} device"
-            f"{'s' if share != 1 else ''} x {per_host / share / 2**30:,.1f} GiB) but a {hw.name} host has "
-            f"{limit / 2**30:,.0f} GiB (host_memory_bytes); offload less (--no-offload-params), spread it over more "
-            "hosts, or give --hardware a host_memory_bytes")
+    digits = 0 if limit >= 10 * 2**30 else 2
+    return (f"the offloaded state needs {per_host / 2**30:,.1f} GiB of host memory on one host ({share} device"
+            f"{'s' if share != 1 else ''}) but one {hw.name} host has {limit / 2**30:,.{digits}f} GiB "
+            f"(host_memory_bytes): it fits on about {math.ceil(per_host / limit)}x as many devices (the state is "
+            "sharded over them), with less offloaded, or with a --hardware file giving the host's real memory")
+
 
 @dataclass
 class Estimate:
@@ -133,11 +137,11 @@ class Estimate:
 
     @property
     def host_memory_per_host(self) -> float:
-        """Bytes of host memory one host holds for the offloaded model state of the devices it drives:
-        ``min(n_devices, HardwareSpec.host_devices)`` x :func:`shardplan.cost.memory.host_offload_bytes` (the most
-        loaded stage's, so a pipelined host is counted at its heaviest stage); 0 without offloading."""
-        per_device = host_offload_bytes(self.model, self.training, self.layout)
-        return min(self.layout.n_devices, self.hardware.host_devices) * per_device
+        """Bytes of host memory the busiest host holds for the devices it drives: their offloaded model state and
+        activations (:func:`shardplan.cost.memory.host_bytes_by_stage`), each stage's ranks on that host counted
+        (:func:`shardplan.cost.memory.host_bytes_per_host`); 0 without offloading."""
+        stages = host_bytes_by_stage(self.model, self.training, self.layout)
+        return host_bytes_per_host(stages, self.layout, self.hardware.host_devices)
 
     @property
     def failure(self) -> str | None:

@@ -580,8 +580,8 @@ HARDWARE["mi350x"] = HardwareSpec(**{
                 "hbm": "AMD MI350X datasheet: 288 GB HBM3E, 8 TB/s (as the MI355X); ROCm docs, AMD GPU specifications: VRAM 288 GiB",
                 "scale_up_bandwidth": "the MI355X's platform (same 7 Infinity Fabric links of 153.6 GB/s): "
                                       + _MI355X.sources["scale_up_bandwidth"],
-                "matmul_efficiency": "the mi355x entry's (the mi300x entry's derived rates; no MI350X GEMM measurement "
-                                     "public): assumed, not fitted"}})
+                "matmul_efficiency": "the mi355x entry's (AMD's Max-Achievable-FLOPs CDNA 3 rates; no MI350X GEMM "
+                                     "measurement public): assumed, not fitted"}})
 
 # ----- Host memory (offloaded model state, HardwareSpec.host_memory_bytes) --------------------------------------
 #: system memory of one host of the reference platform, bytes (DIMM capacities are binary: "2 TB" of 32 DIMMs is

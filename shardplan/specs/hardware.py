@@ -342,3 +342,22 @@ class HardwareSpec(BaseModel):
         Source: Scaling Book roofline.md ("critical arithmetic intensity"), e.g. H100 ~295.
         """
         return self.peak_flops(dtype) / self.hbm_bandwidth
+
+
+def with_fields(base: HardwareSpec, update: dict) -> dict:
+    """``base``'s fields with ``update`` over them, as a :class:`HardwareSpec` is built from a preset and a file's or
+    a flag's fields. Where ``update`` changes the devices one host drives (``devices_per_host``, or ``scale_up_size``
+    when the host is the scale-up domain) and gives no ``host_memory_bytes``, the datasheet host's memory is scaled
+    to the new device count, so each device keeps its share (as cloud instances scale memory with their GPUs: AWS
+    p4de and p5, GCP A3); the source says so. E.g. a DGX H100's 2 TiB for 8 GPUs with --scale-up-size 4: 1 TiB."""
+    out = {**base.model_dump(), **update}
+    if base.host_memory_bytes is None or "host_memory_bytes" in update:
+        return out
+    new = out.get("devices_per_host") or out.get("scale_up_size") or base.host_devices
+    if new == base.host_devices:
+        return out
+    out["host_memory_bytes"] = base.host_memory_bytes * new / base.host_devices
+    src = base.sources.get("host_memory_bytes", "")
+    out["sources"] = {**out.get("sources", {}), "host_memory_bytes": f"{src}; scaled from the datasheet host's "
+                      f"{base.host_devices} devices to {new} (each device keeps its share)"}
+    return out
