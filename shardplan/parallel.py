@@ -166,6 +166,9 @@ class ParallelConfig(BaseModel):
     offload_params: bool = Field(default=False, description=(
         "zero_stage 3: keep each rank's parameter shard in host memory, copied to the device before every gather "
         "(DeepSpeed offload_param; PyTorch FSDP / FSDP2 CPU offload, with offload_optimizer)"))
+    nvme_offload: bool = Field(default=False, description=(
+        "the offloaded optimizer state and parameter shards live on NVMe (DeepSpeed ZeRO-Infinity, offload device "
+        "'nvme'), staged through host memory: priced as host offload, not counted in host memory"))
     recompute_layers: int | None = Field(default=None, ge=1, le=lim.MAX_LAYERS, description=(
         "with recompute='full': recompute only the first N layers of each pipeline stage (of each model chunk when "
         "interleaved) and keep the others' activations (Megatron-LM --recompute-method block --recompute-num-layers "
@@ -247,7 +250,7 @@ class ParallelConfig(BaseModel):
             parts.append(f"offload({','.join(self.offload_modules)})")
         host = [name for name, on in (("optimizer", self.offload_optimizer), ("params", self.offload_params)) if on]
         if host:
-            parts.append(f"host({','.join(host)})")
+            parts.append(f"{'nvme' if self.nvme_offload else 'host'}({','.join(host)})")
         return " ".join(parts)
 
 
@@ -1215,6 +1218,7 @@ def _check_framework_support(p: ParallelConfig, training: TrainingSpec) -> None:
     :func:`legal_values`."""
     fw = training.framework
     _check_param_offload(p, fw)  # first: a ZeRO-stage hint below is no use where parameters cannot be offloaded
+    _check_nvme_offload(p, fw)
     _check_framework_recompute(p, fw)
     if p.cp > 1 and fw.context_parallel and p.cp_comm not in fw.cp_comms:
         legal, text = legal_values("cp_comm", fw.cp_comms)
@@ -1330,6 +1334,27 @@ def _check_offload_support(p: ParallelConfig, fw: FrameworkProfile) -> None:
         raise ConfigError(f"offload_optimizer with zero_stage={p.zero_stage} is not implemented by the {fw.label} "
                           f"framework; legal zero_stage with offload_optimizer: {text} (or offload_optimizer off)",
                           field="zero_stage", value=p.zero_stage, legal=legal)
+
+
+def _check_nvme_offload(p: ParallelConfig, fw: FrameworkProfile) -> None:
+    """``nvme_offload`` needs something offloaded and a framework that offloads to NVMe: DeepSpeed's ZeRO-Infinity
+    (offload device 'nvme'; the profiles whose ``param_offload`` is 'independent'); PyTorch FSDP's CPU offload and
+    Megatron-LM's optimizer offload reach host memory only.
+
+    Raises:
+        ConfigError: naming nvme_offload (legal off, or the frameworks that have it) or offload_optimizer."""
+    if not p.nvme_offload:
+        return
+    if fw.param_offload != "independent":
+        from shardplan.presets.frameworks import FRAMEWORKS
+        with_it = sorted(n for n, f in FRAMEWORKS.items() if f.param_offload == "independent")
+        raise ConfigError(f"nvme_offload is not implemented by the {fw.label} framework (it offloads to host memory "
+                          f"only); legal: nvme_offload off, or a framework with ZeRO-Infinity's NVMe offload: "
+                          f"{', '.join(with_it)}", field="nvme_offload", value=True, legal=[False])
+    if not (p.offload_optimizer or p.offload_params):
+        raise ConfigError("nvme_offload with nothing offloaded: it says where offloaded state lives; legal: "
+                          "offload_optimizer and/or offload_params on, or nvme_offload off", field="offload_optimizer",
+                          value=False, legal=[True])
 
 
 def _check_param_offload(p: ParallelConfig, fw: FrameworkProfile) -> None:

@@ -177,3 +177,38 @@ def test_plan_does_not_offer_an_offload_the_hosts_cannot_hold():
     assert r.exit_code == 1 and "--offload-optimizer does not help: the offloaded state needs 1,051.5 GiB" in text
     assert "or --offload-optimizer where the framework offers it" not in text
     assert 16 * N_70B / GiB == pytest.approx(1051.33, abs=0.005)
+
+
+def test_nvme_offload_is_read_kept_and_not_counted_in_host_memory(tmp_path):
+    # a ZeRO-Infinity ds_config (parameters to NVMe, optimizer to the CPU): imported with nvme_offload (a note says
+    # both are recorded so), llama-3.1-405b on one DGX H100 then runs (its 6,803.6 GiB host-memory failure came from
+    # state that lives on NVMe), and the DeepSpeed export writes both offloads to NVMe with a placeholder path
+    ds = tmp_path / "ds.json"
+    ds.write_text(json.dumps({"train_batch_size": 8, "train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": True},
+                              "zero_optimization": {"stage": 3, "offload_param": {"device": "nvme", "nvme_path": "/n"},
+                                                    "offload_optimizer": {"device": "cpu"}}}))
+    plan = tmp_path / "p.json"
+    r = CliRunner().invoke(app, ["import", "--from", "deepspeed", str(ds), "-o", str(plan)], terminal_width=400)
+    assert r.exit_code == 0 and "recorded as nvme_offload for both" in " ".join(r.output.split()), r.output
+    assert "nvme(optimizer,params)" in r.output
+    common = ["--plan", str(plan), "-m", "llama-3.1-405b", "-H", "h100-sxm", "-s", "2048", "--recompute", "full"]
+    r = CliRunner().invoke(app, ["estimate", *common, "--json"])
+    d = json.loads(r.stdout)
+    assert r.exit_code == 0 and d["failure"] is None and d["host_memory_per_host_bytes"] == 0
+    assert d["memory_bytes"]["host_offload"] == pytest.approx(18 * N_405B / 8, rel=1e-3)
+    out = tmp_path / "out.json"
+    r = CliRunner().invoke(app, ["export", "--to", "deepspeed", *common, "-o", str(out)])
+    zero = json.loads(out.read_text())["zero_optimization"]
+    assert r.exit_code == 0 and zero["offload_param"]["device"] == zero["offload_optimizer"]["device"] == "nvme"
+    assert zero["offload_param"]["nvme_path"] == "/local_nvme"
+
+
+def test_nvme_offload_needs_zero_infinity_and_something_offloaded():
+    from shardplan.errors import ConfigError
+    tr = TrainingSpec(seq_len=2048, global_batch_size=8, framework=FRAMEWORKS["pytorch-fsdp"])
+    with pytest.raises(ConfigError, match="nvme_offload is not implemented by the pytorch-fsdp framework") as err:
+        validate(ParallelConfig(dp=8, zero_stage=3, offload_optimizer=True, nvme_offload=True),
+                 MODELS["llama-3-8b"], tr, 8)
+    assert err.value.field == "nvme_offload"
+    with pytest.raises(ConfigError, match="nvme_offload with nothing offloaded"):
+        validate(ParallelConfig(dp=8, zero_stage=3, nvme_offload=True), MODELS["llama-3-8b"], _ds(), 8)

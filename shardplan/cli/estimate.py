@@ -862,10 +862,13 @@ def _memory_and_time_tables(e, d: dict) -> tuple[Table, Table]:
     for k, v in d["memory_bytes"].items():
         if k in ("stage",) or (k == "host_offload" and not v):
             continue
-        mem.add_row("host_offload (host memory per device, not in total)" if k == "host_offload" else k, _gib(v))
+        where = "host memory or NVMe" if e.parallel.nvme_offload else "host memory"
+        mem.add_row(f"host_offload ({where} per device, not in total)" if k == "host_offload" else k, _gib(v))
         if k == "host_offload":  # what one host's memory must hold for the GPUs that share it (its heaviest stage)
             share, cap = min(e.layout.n_devices, e.hardware.host_devices), e.hardware.host_memory_bytes
-            mem.add_row(f"  host memory per host ({share} device{'s' if share != 1 else ''}"
+            share_text = f"{share} device{'s' if share != 1 else ''}" + (", NVMe state not counted"
+                                                                         if e.parallel.nvme_offload else "")
+            mem.add_row(f"  host memory per host ({share_text}"
                         + (f", of {_gib(cap)} GiB)" if cap else ", host memory unknown: not checked)"),
                         _gib(e.host_memory_per_host))
     tt = Table(title="step time")

@@ -1102,13 +1102,14 @@ def host_bytes_by_stage(model: ModelSpec, training: TrainingSpec, layout: Layout
                         activations: bool = True) -> list[float]:
     """Bytes one device of each pipeline stage keeps in host memory (``MemoryBreakdown.host_offload``): its offloaded
     model state (parameter shards under ``offload_params``; gradients, master weights and moments under
-    ``offload_optimizer``) and, with ``activations``, its offloaded activations (``offload_activation_layers``,
-    ``offload_modules``; the search leaves them out: they depend on the microbatch). All zeros without offloading."""
+    ``offload_optimizer``; none of it with ``nvme_offload``, where it lives on NVMe) and, with ``activations``, its
+    offloaded activations (``offload_activation_layers``, ``offload_modules``; the search leaves them out: they depend
+    on the microbatch). All zeros without offloading."""
     p = layout.parallel
     out = []
     for stage in range(p.pp):
         mb = MemoryBreakdown()
-        if p.offload_params or p.offload_optimizer:
+        if (p.offload_params or p.offload_optimizer) and not p.nvme_offload:  # NVMe-offloaded state: not in RAM
             _model_state(mb, model, training, layout, stage)
         if activations:
             mb.host_offload += offloaded_activation_bytes(model, training, layout) + offloaded_module_bytes(

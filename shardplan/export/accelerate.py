@@ -45,7 +45,7 @@ import yaml
 from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block, flag,
                                    parallel_from, refuse_first, section, whole)
-from shardplan.export.deepspeed import OFFLOAD_DEVICES
+from shardplan.export.deepspeed import NVME_PATH, OFFLOAD_DEVICES
 
 SOURCE = ("huggingface/accelerate src/accelerate/utils/constants.py (FSDP_SHARDING_STRATEGY), utils/dataclasses.py "
           "(FullyShardedDataParallelPlugin, DeepSpeedPlugin), parallelism_config.py (ParallelismConfig)")
@@ -106,10 +106,14 @@ def accelerate_config(ctx: ExportContext) -> dict:
     per_node = ctx.estimate.hardware.host_devices
     cfg: dict = {"compute_environment": "LOCAL_MACHINE"}
     if _deepspeed_launch(ctx):
+        device = "nvme" if p.nvme_offload else "cpu"
         cfg.update(distributed_type="DEEPSPEED", deepspeed_config={
-            "zero_stage": p.zero_stage, "offload_optimizer_device": "cpu" if p.offload_optimizer else "none",
-            "offload_param_device": "cpu" if p.offload_params else "none",
+            "zero_stage": p.zero_stage, "offload_optimizer_device": (device if p.offload_optimizer else "none"),
+            "offload_param_device": device if p.offload_params else "none",
             "gradient_accumulation_steps": ctx.layout.microbatches, "zero3_init_flag": False})
+        if p.nvme_offload:  # Accelerate's DeepSpeed plugin keys for ZeRO-Infinity's NVMe path (a placeholder to edit)
+            cfg["deepspeed_config"].update({f"offload_{k}_nvme_path": NVME_PATH for k, on in
+                                            (("optimizer", p.offload_optimizer), ("param", p.offload_params)) if on})
     elif p.zero_stage == 0 and p.tp == 1:
         cfg["distributed_type"] = "MULTI_GPU"
     else:
@@ -281,8 +285,11 @@ def _layout(cfg: dict, kind: str, n: int, machines: int, notes: list[str]) -> tu
         if params and stage != 3:
             notes.append(f"deepspeed_config.offload_param_device={ds['offload_param_device']!r} is ignored at "
                          f"zero_stage {stage}: DeepSpeed offloads parameters only under ZeRO-3")
-        return dict(dp=n, zero_stage=stage, offload_optimizer=offload and stage > 0,
-                    offload_params=params and stage == 3), "hf-deepspeed"
+        offload, params = offload and stage > 0, params and stage == 3
+        nvme = any(on and str(ds.get(key, "")).lower() == "nvme" for key, on in
+                   (("offload_optimizer_device", offload), ("offload_param_device", params)))  # ZeRO-Infinity
+        return dict(dp=n, zero_stage=stage, offload_optimizer=offload, offload_params=params,
+                    nvme_offload=nvme), "hf-deepspeed"
     if kind != "FSDP":
         return dict(dp=n, zero_stage=0), "hf-fsdp"
     fsdp = section(cfg, "fsdp_config", "Accelerate")
@@ -304,7 +311,7 @@ def _layout(cfg: dict, kind: str, n: int, machines: int, notes: list[str]) -> tu
     return values, "hf-fsdp"
 
 
-EXPORTER = Exporter(name="accelerate", title="Hugging Face Accelerate", source=SOURCE, suffix=".yaml", expresses=("offload_optimizer", "offload_params"),
+EXPORTER = Exporter(name="accelerate", title="Hugging Face Accelerate", source=SOURCE, suffix=".yaml", expresses=("offload_optimizer", "offload_params", "nvme_offload"),
                     write=write, read=read, precisions=tuple(PRECISIONS.values()),
                     seq_key="max_length (a Trainer argument)",
                     search_pins={"pp": 1, "ep": 1, "sp": False, "cp": 1})

@@ -102,10 +102,12 @@ def ds_config(ctx: ExportContext) -> dict:
     zero: dict = {"stage": p.zero_stage, "overlap_comm": p.overlap_grad_reduce}
     if p.zero_stage == 3 and p.dp_shard != p.dp:
         zero["mics_shard_size"] = p.dp_shard
+    # ZeRO-Infinity's NVMe offload needs the path of the local NVMe volume (nvme_path): a placeholder to edit
+    device = {"device": "nvme", "nvme_path": NVME_PATH} if p.nvme_offload else {"device": "cpu"}
     if p.offload_optimizer:
-        zero["offload_optimizer"] = {"device": "cpu", "pin_memory": True}
+        zero["offload_optimizer"] = {**device, "pin_memory": True}
     if p.offload_params:
-        zero["offload_param"] = {"device": "cpu", "pin_memory": True}
+        zero["offload_param"] = {**device, "pin_memory": True}
     cfg: dict = {"train_batch_size": tr.global_batch_size, "train_micro_batch_size_per_gpu": p.microbatch_size,
                  "gradient_accumulation_steps": ctx.layout.microbatches, "zero_optimization": zero,
                  "bf16": {"enabled": tr.precision.name.startswith("bf16")}}
@@ -345,7 +347,8 @@ def read(text: str, devices: int | None = None) -> Imported:
                    if tp > 1 and cfg.get("train_batch_size") not in (None, AUTO) else ())
     stage = _whole(zero, "stage", 0, 3) or 0
     offload, offload_params, offload_notes = _offload(zero, stage)
-    offload_notes = (*offload_notes, *_zeropp_notes(zero))
+    nvme, nvme_notes = _nvme(zero, offload, offload_params)
+    offload_notes = (*offload_notes, *nvme_notes, *_zeropp_notes(zero))
     precision = _precision(cfg, stage)
     auto_notes = (*batch_notes, *(("bf16 / fp16 enabled 'auto' (the Hugging Face Trainer's --bf16 / --fp16 set it): "
                                    "no precision recorded (give --precision; the profile's default otherwise)",)
@@ -357,7 +360,7 @@ def read(text: str, devices: int | None = None) -> Imported:
                   dp_shard=shard, ep=ep,
                   recompute="full" if "activation_checkpointing" in cfg else "none",
                   overlap_grad_reduce=flag(zero, "overlap_comm", "DeepSpeed", stage == 3, "zero_optimization."),
-                  offload_optimizer=offload, offload_params=offload_params)
+                  offload_optimizer=offload, offload_params=offload_params, nvme_offload=nvme)
     framework, profile_notes = _meta_profile(cfg) or _profile_of(cfg, tp, sp, ep)
     return Imported(parallel_from(values), devices=dp * tp * sp, seq_len=_meta_seq_len(cfg), global_batch=B,
                     framework=framework, precision=precision,
@@ -565,6 +568,9 @@ def _mics_shard(zero: dict, stage: int, dp: int) -> tuple[int | None, tuple[str,
 
 #: DeepSpeed's offload devices (deepspeed/runtime/zero/offload_config.py OffloadDeviceEnum)
 OFFLOAD_DEVICES = ("none", "cpu", "nvme")
+#: the nvme_path an export writes for ZeRO-Infinity's NVMe offload (DeepSpeed config docs, "Parameter offloading":
+#: "nvme_path: Filesystem path for NVMe device"): a placeholder for the cluster's local NVMe mount
+NVME_PATH = "/local_nvme"
 
 
 def _offload(zero: dict, stage: int) -> tuple[bool, bool, tuple[str, ...]]:
@@ -613,6 +619,20 @@ def _offload(zero: dict, stage: int) -> tuple[bool, bool, tuple[str, ...]]:
     return device not in (None, "none"), params, notes
 
 
+def _nvme(zero: dict, offload: bool, params: bool) -> tuple[bool, tuple[str, ...]]:
+    """(``ParallelConfig.nvme_offload``, notes) of a ``zero_optimization`` block: True where an offload that applies
+    goes to NVMe (ZeRO-Infinity); with the other on the CPU, a note that both are recorded as NVMe (so host memory is
+    not checked for either)."""
+    devices = {key: (zero.get(key) or {}).get("device", "none") for key, on in
+               (("offload_optimizer", offload), ("offload_param", params)) if on}
+    if "nvme" not in devices.values():
+        return False, ()
+    mixed = [k for k, d in devices.items() if d != "nvme"]
+    return True, ((f"{mixed[0]}.device={devices[mixed[0]]!r} beside NVMe: recorded as nvme_offload for both (host "
+                   "memory is not checked for either; an export writes both to NVMe)",) if mixed else ())
+
+
 EXPORTER = Exporter(name="deepspeed", title="DeepSpeed", source=SOURCE, suffix=".json",
-                    expresses=("overlap_grad_reduce", "offload_optimizer", "offload_params", "cp_comm"), write=write, read=read, comment="",
+                    expresses=("overlap_grad_reduce", "offload_optimizer", "offload_params", "nvme_offload", "cp_comm"),
+                    write=write, read=read, comment="",
                     precisions=("bf16-mixed", "bf16-mixed-fp32-grads", "fp16-mixed", "fp32"))
