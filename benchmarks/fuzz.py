@@ -255,7 +255,7 @@ LAYOUT_FLAGS = {"--tp": ["1", "2", "4", "8", "16", "3"], "--pp": ["1", "2", "3",
                 "--precision": ["bf16-mixed", "fp32", "fp8-mixed", "fp32-params"], "--framework": ["megatron", "deepspeed",
                 "torchtitan", "torchtitan-compile", "maxtext", "nanotron", "pytorch-fsdp", "hf-fsdp", "hf-deepspeed"], "--attention": ["flash", "naive"],
                 "--scale-up-size": ["1", "3", "8", "64", "1048576"]}
-SWITCHES = ["--sp", "--kv-replication", "--offload-optimizer", "--offload-params", "--no-overlap-grad-reduce", "--tp-overlap",
+SWITCHES = ["--sp", "--kv-replication", "--offload-optimizer", "--offload-params", "--nvme-offload", "--no-overlap-grad-reduce", "--tp-overlap",
             "--dropout"]
 
 
