@@ -212,3 +212,12 @@ def test_nvme_offload_needs_zero_infinity_and_something_offloaded():
     assert err.value.field == "nvme_offload"
     with pytest.raises(ConfigError, match="nvme_offload with nothing offloaded"):
         validate(ParallelConfig(dp=8, zero_stage=3, nvme_offload=True), MODELS["llama-3-8b"], _ds(), 8)
+
+
+def test_hardware_table_gives_each_hosts_memory():
+    # DGX H100: 2 TiB = 2,048 GiB for its 8 GPUs; the mi300x preset names none
+    r = CliRunner().invoke(app, ["hardware"], terminal_width=300)
+    row = next(line for line in r.output.splitlines() if "h100-sxm" in line)
+    assert "2,048 (8)" in row
+    cells = next(line for line in r.output.splitlines() if "mi300x" in line).split("│")
+    assert cells[-3].strip() == "-"  # the host-memory column: last cell is matmul eff., then the empty edge
