@@ -203,11 +203,12 @@ class ParallelConfig(BaseModel):
         "(warm-up, steady state, drain) on their share of the microbatches, as torch.distributed.pipelining does "
         "for each local batch (torchtitan, NeMo AutoModel: global batch > local batch x dp); 1 = one schedule "
         "over all microbatches (Megatron-LM, nanotron)"))
-    moe_dispatcher: Literal["alltoall", "deepep"] = Field(default="alltoall", description=(
+    moe_dispatcher: Literal["alltoall", "deepep", "allgather"] = Field(default="alltoall", description=(
         "MoE token dispatch over the ep group: 'alltoall' (NCCL AllToAll: every (token, expert) copy crosses "
-        "the network) or 'deepep' (DeepEP, Megatron-LM --moe-enable-deepep: one copy per (token, remote rank) "
+        "the network), 'deepep' (DeepEP, Megatron-LM --moe-enable-deepep: one copy per (token, remote rank) "
         "inside a node, one per (token, remote node) over the scale-out network, forwarded to the node's experts "
-        "over NVLink)"))
+        "over NVLink) or 'allgather' (Megatron-LM's default --moe-token-dispatcher-type: every token's hidden state "
+        "gathered over the expert tensor x expert parallel group, the outputs reduce-scattered back)"))
 
     @property
     def expert_tp(self) -> int:
@@ -1681,6 +1682,10 @@ def _check_a2a_overlap(p: ParallelConfig, model: ModelSpec, training: TrainingSp
     if p.ep == 1:
         raise ConfigError("moe_a2a_overlap=True hides expert-parallel AllToAlls, but ep=1 has none; legal: "
                           "moe_a2a_overlap=False, or ep > 1", field="moe_a2a_overlap", value=True, legal=[False])
+    if p.moe_dispatcher == "allgather":  # Megatron-Core: the overlap runs with the alltoall and flex dispatchers
+        raise ConfigError("moe_a2a_overlap=True overlaps AllToAll dispatch; moe_dispatcher='allgather' has none; legal "
+                          "moe_dispatcher: alltoall, deepep (or moe_a2a_overlap=False)", field="moe_dispatcher",
+                          value="allgather", legal=["alltoall", "deepep"])
     if p.pp > 1 and p.schedule not in ("interleaved", "dualpipe"):
         raise ConfigError(f"moe_a2a_overlap=True with pp={p.pp} needs schedule='interleaved' (Megatron-Core's Combined "
                           f"1F1B runs with virtual pipeline stages only); legal: schedule='interleaved' (or 'dualpipe', which overlaps "

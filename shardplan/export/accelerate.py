@@ -53,7 +53,9 @@ SOURCE = ("huggingface/accelerate src/accelerate/utils/constants.py (FSDP_SHARDI
 STRATEGIES = {"FULL_SHARD": (3, False), "SHARD_GRAD_OP": (2, False), "NO_SHARD": (0, False),
               "HYBRID_SHARD": (3, True), "HYBRID_SHARD_ZERO2": (2, True)}
 #: ``mixed_precision`` <-> the planner's precision policy
-PRECISIONS = {"bf16": "bf16-mixed", "fp16": "fp16-mixed", "no": "fp32"}
+PRECISIONS = {"bf16": "bf16-mixed", "fp16": "fp16-mixed", "no": "fp32",
+              # Accelerate's fp8 (Transformer Engine / torchao / MS-AMP recipes: fp8 GEMMs beside bf16 weights)
+              "fp8": "fp8-mixed"}
 TRAINER_TAG = "shardplan-trainer:"
 _ALT = {"offload_optimizer": "DeepSpeed"}
 

@@ -348,8 +348,13 @@ def read(text: str, devices: int | None = None) -> Imported:
     stage = _whole(zero, "stage", 0, 3) or 0
     offload, offload_params, offload_notes = _offload(zero, stage)
     nvme, nvme_notes = _nvme(zero, offload, offload_params)
-    offload_notes = (*offload_notes, *nvme_notes, *_zeropp_notes(zero))
+    offload_notes = (*offload_notes, *nvme_notes, *_zeropp_notes(zero), *_unread_notes(cfg, sp))
     precision = _precision(cfg, stage)
+    fp8 = isinstance(cfg.get("fp8"), dict) and cfg["fp8"].get("enabled") is True
+    if fp8 and precision in (None, "fp32"):
+        # not a DeepSpeed section: the fp8 training of the program around it (LLaMA-Factory's fp8 with Accelerate's
+        # Transformer Engine / torchao recipes) reads it; DeepSpeed alone would run fp32
+        precision = "fp8-mixed"
     auto_notes = (*batch_notes, *(("bf16 / fp16 enabled 'auto' (the Hugging Face Trainer's --bf16 / --fp16 set it): "
                                    "no precision recorded (give --precision; the profile's default otherwise)",)
                                   if precision is None else ()))
@@ -364,8 +369,31 @@ def read(text: str, devices: int | None = None) -> Imported:
     framework, profile_notes = _meta_profile(cfg) or _profile_of(cfg, tp, sp, ep)
     return Imported(parallel_from(values), devices=dp * tp * sp, seq_len=_meta_seq_len(cfg), global_batch=B,
                     framework=framework, precision=precision,
-                    notes=(*auto_notes, *offload_notes, *mics_notes, *_meta_devices_note(cfg, dp * tp * sp),
+                    notes=(*auto_notes, *(("fp8.enabled (a section DeepSpeed itself does not read: the fp8 training "
+                                           "of the program around it, e.g. LLaMA-Factory with Accelerate's Transformer "
+                                           "Engine recipe): priced as fp8-mixed (fp8 GEMMs beside bf16 weights)",)
+                                          if fp8 else ()),
+                           *offload_notes, *mics_notes, *_meta_devices_note(cfg, dp * tp * sp),
                            *autotp_note, *profile_notes))
+
+
+def _unread_notes(cfg: dict, sp: int) -> tuple[str, ...]:
+    """Notes for blocks that change the price and that this importer does not read: a ``sequence_parallel`` block
+    (LLaMA-Factory's ALST / Ulysses settings, whose degree its training program sets; DeepSpeed's own key is
+    ``sequence_parallel_size``) and a ``compile`` block with ``disable`` false (DeepSpeed's torch.compile of the
+    engine: fused element-wise kernels the eager profiles do not price)."""
+    notes: tuple[str, ...] = ()
+    block = cfg.get("sequence_parallel")
+    if isinstance(block, dict) and block.get("enabled", True) and sp == 1:
+        size = block.get("size") or (block.get("ulysses") or {}).get("degree")
+        notes += (f"sequence_parallel block (size {short_repr(size)}, mode {short_repr(block.get('mode'))}: the "
+                  "training program's Ulysses / ALST settings, not a DeepSpeed key) is not read: give --cp "
+                  f"{size if isinstance(size, int) else 'N'} --cp-comm a2a for its sequence parallelism",)
+    comp = cfg.get("compile")
+    if isinstance(comp, dict) and comp.get("disable") is False:
+        notes += ("compile (DeepSpeed's torch.compile of the model) is not priced: the deepspeed profiles price eager "
+                  "element-wise kernels (--framework torchtitan-compile prices compiled ones)",)
+    return notes
 
 
 def _zeropp_notes(zero: dict) -> tuple[str, ...]:

@@ -262,7 +262,7 @@ def _moe_args(ctx: ExportContext) -> list[str]:
         args += ["--expert-model-parallel-size", str(p.ep), "--expert-tensor-parallel-size", str(p.expert_tp)]
         # the dispatcher the planner priced (Megatron-LM's default is allgather)
         args += (["--moe-token-dispatcher-type", "flex", "--moe-enable-deepep"] if p.moe_dispatcher == "deepep"
-                 else ["--moe-token-dispatcher-type", "alltoall"])
+                 else ["--moe-token-dispatcher-type", p.moe_dispatcher])
         if p.moe_a2a_overlap:  # arguments.py _add_moe_args (Megatron-Core 0.14+): Combined 1F1B
             args.append("--overlap-moe-expert-parallel-comm")
     if tr.moe_capacity_factor is not None and ctx.estimate.model.is_moe:
@@ -673,6 +673,16 @@ def _module_names(words: list[str], flag: str = "--recompute-modules", field: st
     return names
 
 
+def _dispatcher(a: argparse.Namespace) -> str:
+    """``ParallelConfig.moe_dispatcher`` of ``--moe-token-dispatcher-type`` (arguments.py _add_moe_args: allgather,
+    the default, alltoall, an older release's alltoall_seq, or flex, DeepEP's): 'alltoall' where ep = 1 (no expert
+    group to dispatch over, nothing priced)."""
+    kind = a.moe_token_dispatcher_type or "allgather"
+    if (a.expert_model_parallel_size or 1) == 1:
+        return "deepep" if kind == "flex" else "alltoall"
+    return {"flex": "deepep", "allgather": "allgather"}.get(kind, "alltoall")
+
+
 def _check_moe_recompute_flags(a: argparse.Namespace) -> None:
     """Flag combinations Megatron-LM refuses or ignores (megatron/training/arguments.py): DeepEP runs
     only with the flex dispatcher; ``--recompute-modules`` takes effect with selective granularity
@@ -772,6 +782,30 @@ def _yaml_mapping(text: str) -> bool:
         return False
 
 
+def _model_args_flags(text: str) -> str | None:
+    """The flag list of a Megatron-LM functional-test ``model_config.yaml`` (tests/functional_tests/test_cases/*/*/:
+    a YAML mapping whose ``MODEL_ARGS`` maps each flag to its value, which Megatron-LM's test launcher turns into the
+    command line: ``true`` a bare flag, ``false`` / null left out, a list its values), else None (any other text)."""
+    if "MODEL_ARGS" not in text:
+        return None
+    import yaml
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    args = doc.get("MODEL_ARGS") if isinstance(doc, dict) else None
+    if not isinstance(args, dict) or not all(isinstance(k, str) and k.startswith("--") for k in args):
+        return None
+    words = []
+    for flag, value in args.items():
+        if value is True:
+            words.append(flag)
+        elif value is not False and value is not None:
+            values = value if isinstance(value, list) else [value]
+            words.append(" ".join([flag, *(shlex.quote(str(v)) for v in values)]))
+    return " ".join(words)
+
+
 def _check_script_kind(text: str) -> None:
     """Refuse what is not a launch script or flag list before its words are read: Python source (two or more
     ``import`` / ``def`` / ``class`` lines, unless a shell shebang or a heredoc says it is a shell script holding
@@ -790,9 +824,9 @@ def _check_script_kind(text: str) -> None:
     if re.search(r"^\s*(?:tensor|pipeline)_model_parallel_size\s*:", text, re.M) or _yaml_mapping(text):
         raise ConfigError("the file is a YAML mapping (a recipe or override file, as Megatron-Bridge and NeMo write "
                           "them: ConfigContainer, tensor_model_parallel_size: ...), which shardplan has no importer "
-                          "for; legal: the Megatron-LM flags the recipe runs (--tensor-model-parallel-size ...), or "
-                          "the layout given to estimate directly (--tp, --pp, --cp, --ep)", field="import",
-                          value="megatron")
+                          "for; legal: the Megatron-LM flags the recipe runs (--tensor-model-parallel-size ...), a "
+                          "Megatron-LM functional-test model_config.yaml (its MODEL_ARGS), or the layout given to "
+                          "estimate directly (--tp, --pp, --cp, --ep)", field="import", value="megatron")
 
 
 def _check_read_flags(a: argparse.Namespace) -> None:
@@ -869,6 +903,7 @@ def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | No
     size as a variable or ``gpu``). A ``--devices`` that contradicts the script is refused by import_config."""
     # a shell line continuation (backslash-newline) joins the lines, as bash reads the script; shell
     # operators ( ) ; | & < > are tokens of their own, so that they end a list of values
+    text = _model_args_flags(text) or text
     _check_script_kind(text)
     lexer = shlex.shlex(expand_variables(re.sub(r"\\\r?\n", " ", text)), posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
@@ -948,19 +983,13 @@ def read(text: str, devices: int | None = None) -> Imported:
     dp, zero = n // (tp * pp * cp), _zero_stage(a)
     shard = _dist_opt_shard(a, dp)
     _check_moe_recompute_flags(a)
-    if (a.expert_model_parallel_size or 1) > 1 and a.moe_token_dispatcher_type in (None, "allgather"):
-        # arguments.py _add_moe_args: --moe-token-dispatcher-type default 'allgather'
-        raise ConfigError(f"--moe-token-dispatcher-type {a.moe_token_dispatcher_type or 'allgather (the default)'}: the "
-                          "planner prices the alltoall and flex (DeepEP) dispatchers, not the all-gather one; legal: "
-                          "alltoall, or flex with --moe-enable-deepep", field="moe_dispatcher",
-                          value=a.moe_token_dispatcher_type or "allgather", legal=["alltoall", "flex"])
     # arguments.py: "Disabling sequence parallelism because tensor model parallelism is disabled" (tp = 1)
     values = dict(dp=dp, zero_stage=zero, tp=tp, pp=pp, cp=cp,
                   cp_comm="a2a" if ulysses else _cp_comm_of(a) if cp > 1 else "ring",
                   sp=a.sequence_parallel and tp > 1,
                   ep=a.expert_model_parallel_size or 1, recompute=a.recompute_granularity or "none",
                   etp=a.expert_tensor_parallel_size if a.expert_tensor_parallel_size not in (None, tp) else None,
-                  moe_dispatcher="deepep" if a.moe_token_dispatcher_type == "flex" else "alltoall",
+                  moe_dispatcher=_dispatcher(a),
                   recompute_modules=tuple(a.recompute_modules) if a.recompute_modules else None,
                   recompute_layers=(a.recompute_num_layers if a.recompute_granularity == "full"
                                     and a.recompute_method == "block" and a.recompute_num_layers else None),

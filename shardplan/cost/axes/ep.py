@@ -9,6 +9,10 @@ factor with token dropping (fixed-size buffers per expert, Switch Transformer Se
 dropless imbalance (the busiest rank receives that much more). Exposed (not overlapped), unless
 ``moe_a2a_overlap`` (Megatron-Core's Combined 1F1B, :func:`combined_1f1b`) pairs microbatches.
 
+With ``moe_dispatcher='allgather'`` (Megatron-LM's default token dispatcher) every rank's tokens are gathered over
+the expert tensor x expert parallel group and the expert outputs reduce-scattered back: an AllGather and a
+ReduceScatter of the group's tokens per MoE layer and direction, whatever the routing (``MOE_LAYER_ALLGATHER``).
+
 With ``moe_dispatcher='deepep'`` (DeepEP; DeepSeek-V3 technical report, Liu et al. 2024, Sec. 3.2.2:
 tokens cross the scale-out network once per destination node and are forwarded to that node's
 experts over NVLink; inside a node once per destination rank) the bytes shrink from one copy per
@@ -33,6 +37,18 @@ MOE_LAYER: tuple[LayerCall, ...] = (
     LayerCall("AllToAll", "fwd", "combine expert outputs"),
     LayerCall("AllToAll", "bwd", "gradient of the combine"),
     LayerCall("AllToAll", "bwd", "gradient of the dispatch"),
+)
+
+
+#: per MoE layer under Megatron-LM's all-gather dispatcher (megatron/core/transformer/moe/token_dispatcher.py
+#: MoEAllGatherTokenDispatcher: gather_from_sequence_parallel_region over the tp x ep group before the local
+#: permutation, reduce_scatter_to_sequence_parallel_region after the experts; the backward of an AllGather is a
+#: ReduceScatter and the reverse)
+MOE_LAYER_ALLGATHER: tuple[LayerCall, ...] = (
+    LayerCall("AllGather", "fwd", "gather every token for the local experts"),
+    LayerCall("ReduceScatter", "fwd", "reduce-scatter the expert outputs"),
+    LayerCall("AllGather", "bwd", "gradient of the combine"),
+    LayerCall("ReduceScatter", "bwd", "gradient of the dispatch"),
 )
 
 
@@ -96,9 +112,16 @@ def collectives(ctx: StepContext) -> list[Collective]:
     again = (named_remat(p, ctx.training.framework.selective_recompute) is not None
              or (p.recompute == "selective" and "moe" in (p.recompute_modules or ())))
     share = recompute_share(p, ctx.layers) if p.recompute == "full" else float(again)
-    calls = MOE_LAYER + (recomputed(MOE_LAYER) if share == 1.0 else ())
+    layer = MOE_LAYER_ALLGATHER if p.moe_dispatcher == "allgather" else MOE_LAYER
+    calls = layer + (recomputed(layer) if share == 1.0 else ())
     # the ep group's ranks are etp apart (tp apart by default; Megatron-LM folds ep over tp ranks when etp < tp)
-    purpose = "token dispatch / combine"
+    purpose, n, stride = "token dispatch / combine", p.ep, p.expert_tp
+    if p.moe_dispatcher == "allgather":
+        # every rank's tokens (local / tp) gathered over the etp x ep group, whatever the routing: the full buffer
+        # is the group's tokens, one copy each (no top_k, no load imbalance; each rank keeps the rows for its experts)
+        n, stride = p.ep * p.expert_tp, 1
+        payload = ctx.prec.activation_bytes * (ctx.layout.local_tokens / p.tp) * ctx.model.d_model * n
+        purpose = "token all-gather / reduce-scatter (Megatron-LM's allgather dispatcher)"
     if p.moe_dispatcher == "deepep":
         # the AllToAll's payload scaled to the copies DeepEP sends: its time is set by the scale-out part
         # (the NVLink forwarding inside the destination node runs beside it at ~9x the bandwidth)
@@ -107,12 +130,12 @@ def collectives(ctx: StepContext) -> list[Collective]:
         purpose = "token dispatch / combine (DeepEP: one copy per remote rank, or node across nodes)"
     phase = {"fwd": "forward", "bwd": "backward: their gradients" + (", and the recomputed forward's"
                                                                      if share == 1.0 else "")}
-    out = [ctx.collective(op, "ep", "tokens", ph, "layers", payload, p.ep, p.expert_tp, n * ctx.moe_layers * m,
-                          f"{purpose} ({phase.get(ph, ph)})") for op, ph, n in tally(calls)]
+    out = [ctx.collective(op, "ep", "tokens", ph, "layers", payload, n, stride, k * ctx.moe_layers * m,
+                          f"{purpose} ({phase.get(ph, ph)})") for op, ph, k in tally(calls)]
     if 0 < share < 1:
-        out += [ctx.collective(op, "ep", "tokens", ph, "layers", payload, p.ep, p.expert_tp,
-                               n * ctx.moe_layers * m * share, f"{purpose} (the recomputed layers' forward)")
-                for op, ph, n in tally(recomputed(MOE_LAYER))]
+        out += [ctx.collective(op, "ep", "tokens", ph, "layers", payload, n, stride,
+                               k * ctx.moe_layers * m * share, f"{purpose} (the recomputed layers' forward)")
+                for op, ph, k in tally(recomputed(layer))]
     return combined_1f1b(ctx, out) if p.moe_a2a_overlap or (p.pp > 1 and p.schedule == "dualpipe") else out
 
 
