@@ -115,3 +115,25 @@ def test_deepspeed_blocks_that_change_the_price_are_named(tmp_path):
     r = runner.invoke(app, ["import", "--from", "deepspeed", str(ds), "-n", "8"], terminal_width=300)
     text = " ".join(r.output.split())
     assert r.exit_code == 0 and "give --cp 4 --cp-comm a2a" in text and "torch.compile of the model" in text
+
+
+def test_accelerate_launch_naming_its_ds_config_imports_that_file(tmp_path, monkeypatch):
+    # LLaMA-Factory examples/accelerate/ds_multi_nodes.yaml names examples/deepspeed/ds_z3_offload_config.json (a path
+    # from the repository root, where the launch runs) and num_processes 16: the ds_config is imported with 16 devices
+    (tmp_path / "examples" / "deepspeed").mkdir(parents=True)
+    (tmp_path / "examples" / "deepspeed" / "ds_z3_offload_config.json").write_text(json.dumps(
+        {"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", "bf16": {"enabled": "auto"},
+         "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}, "offload_param": {"device": "cpu"}}}))
+    launch = tmp_path / "ds_multi_nodes.yaml"
+    launch.write_text("deepspeed_config:\n  deepspeed_config_file: examples/deepspeed/ds_z3_offload_config.json\n"
+                      "  zero3_init_flag: true\ndistributed_type: DEEPSPEED\nnum_processes: 16\nnum_machines: 2\n")
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "p.json"
+    r = runner.invoke(app, ["import", "--from", "accelerate", str(launch), "-o", str(out)], terminal_width=300)
+    assert r.exit_code == 0 and "its ds_config imported" in " ".join(r.output.split()), r.output
+    p = json.loads(out.read_text())["parallel"]
+    assert (p["dp"], p["zero_stage"], p["offload_optimizer"], p["offload_params"]) == (16, 3, True, True)
+    # a named file that is not there: still refused, naming it
+    launch.write_text(launch.read_text().replace("ds_z3_offload_config.json", "missing.json"))
+    r = runner.invoke(app, ["import", "--from", "accelerate", str(launch)], terminal_width=300)
+    assert r.exit_code == 2 and "missing.json" in r.output

@@ -3,6 +3,7 @@ config -> a plan JSON that ``--plan`` reads). The frameworks and the mapping: :m
 docs/export.md."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -287,6 +288,30 @@ def target_layout_defaults(name: str, layout: dict, seq_len: int | None = None) 
     return {**layout, **taken}
 
 
+def _named_ds_config(err: ConfigError, file: Path, text: str, devices: int | None):
+    """An Accelerate DeepSpeed launch that names its ds_config (``deepspeed_config.deepspeed_config_file``, which
+    Accelerate then reads instead of its own keys): that file imported with ``--from deepspeed`` and the launch's
+    ``num_processes`` x ``num_machines`` (or ``devices``) as the world size, with a note; None when ``err`` is another
+    refusal or the named file is not found beside the launch file or from the working directory."""
+    if err.field != "deepspeed_config_file":
+        return None
+    import yaml
+
+    from shardplan.export import import_config as read_config
+    from shardplan.loaders import read_text_capped
+    cfg = yaml.safe_load(text)
+    name = str(cfg["deepspeed_config"]["deepspeed_config_file"])
+    path = next((p for p in (file.parent / name, Path(name)) if p.is_file()), None)
+    if path is None:
+        return None
+    procs = cfg.get("num_processes")
+    world = devices if devices is not None else procs if isinstance(procs, int) and procs >= 1 else None
+    imported = read_config("deepspeed", read_text_capped(path, "import"), world)
+    note = (f"Accelerate's deepspeed_config_file {name}: its ds_config imported (--from deepspeed, {world or 'its own'} "
+            "devices), as Accelerate reads that file instead of its own keys")
+    return replace(imported, notes=(note, *imported.notes))
+
+
 @app.command("import")
 @config_errors
 def import_config(file: FileArg, from_: FromOpt, devices: ImportDevicesOpt = None,
@@ -296,7 +321,14 @@ def import_config(file: FileArg, from_: FromOpt, devices: ImportDevicesOpt = Non
     from shardplan.export import import_config as read_config
     from shardplan.loaders import read_text_capped
     check_output_path("-o/--output", output, stdout="the plan JSON is printed", inputs={"config": file})
-    imported = read_config(from_, read_text_capped(file, "import"), devices)
+    text = read_text_capped(file, "import")
+    try:
+        imported = read_config(from_, text, devices)
+    except ConfigError as e:
+        named = _named_ds_config(e, file, text, devices)  # an Accelerate launch naming its ds_config
+        if named is None:
+            raise
+        imported = named
     for note in imported.notes:
         err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
     text = json.dumps(imported.to_plan(), indent=1)
