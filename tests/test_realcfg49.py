@@ -137,3 +137,15 @@ def test_accelerate_launch_naming_its_ds_config_imports_that_file(tmp_path, monk
     launch.write_text(launch.read_text().replace("ds_z3_offload_config.json", "missing.json"))
     r = runner.invoke(app, ["import", "--from", "accelerate", str(launch)], terminal_width=300)
     assert r.exit_code == 2 and "missing.json" in r.output
+
+
+def test_nanotron_moe_config_is_part_of_the_recorded_shape():
+    # nanotron examples/config_qwen_with_moe.yaml: moe_config num_experts 8, top_k 1, a shared expert
+    from shardplan.export import import_config
+    text = ("general: {project: q}\nparallelism: {dp: 2, tp: 1, pp: 1, expert_parallel_size: 1}\n"
+            "tokens: {micro_batch_size: 3, sequence_length: 256, batch_accumulation_per_replica: 1}\n"
+            "model:\n  model_config:\n    num_hidden_layers: 12\n    hidden_size: 256\n    intermediate_size: 768\n"
+            "    num_attention_heads: 4\n    num_key_value_heads: 4\n    vocab_size: 128256\n"
+            "    moe_config: {num_experts: 8, top_k: 1, enable_shared_expert: true}\n")
+    shape = import_config("nanotron", text).model_shape
+    assert (shape["n_experts"], shape["top_k"], shape["n_shared_experts"]) == (8, 1, 1)

@@ -180,13 +180,23 @@ def model_shape(cfg: dict) -> dict[str, int]:
     """The ModelSpec fields a nanotron config's ``model.model_config`` gives (:data:`MODEL_CONFIG_KEYS`; whole numbers
     only, anything else is left to --model). LlamaConfig's ``num_key_value_heads`` defaults to the attention heads
     (``__post_init__``: None -> num_attention_heads), so a config giving the heads alone records n_kv_heads = n_heads.
-    E.g. the Smol Playbook's SmolLM3-style 3B block: 36 layers, hidden 2048, 16 heads, 4 KV heads."""
+    E.g. the Smol Playbook's SmolLM3-style 3B block: 36 layers, hidden 2048, 16 heads, 4 KV heads. A ``moe_config``
+    adds the experts (num_experts, top_k, an expert width where given, one shared expert with
+    ``enable_shared_expert``)."""
     model = cfg.get("model") if isinstance(cfg.get("model"), dict) else {}
     mc = model.get("model_config") if isinstance(model.get("model_config"), dict) else {}
     shape = {field: mc[key] for key, field in MODEL_CONFIG_KEYS.items()
              if isinstance(mc.get(key), int) and not isinstance(mc.get(key), bool) and mc[key] > 0}
     if "n_heads" in shape and mc.get("num_key_value_heads") is None:
         shape["n_kv_heads"] = shape["n_heads"]
+    moe = mc.get("moe_config")
+    if isinstance(moe, dict):  # nanotron's Qwen2 MoE config (MoEConfig: num_experts, top_k, enable_shared_expert)
+        for key, field in (("num_experts", "n_experts"), ("top_k", "top_k"), ("moe_intermediate_size", "expert_ffn_dim"),
+                           ("moe_hidden_size", "expert_ffn_dim")):
+            if isinstance(moe.get(key), int) and not isinstance(moe.get(key), bool) and moe[key] > 0:
+                shape[field] = moe[key]
+        if isinstance(moe.get("enable_shared_expert"), bool):
+            shape["n_shared_experts"] = int(moe["enable_shared_expert"])
     return shape
 
 
