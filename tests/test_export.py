@@ -1594,7 +1594,9 @@ def test_importers_note_a_compute_dtype_other_than_the_priced_one():
     # file records only the layout, so another dtype gets a note instead of passing silently
     titan = ('[parallelism]\ndata_parallel_shard_degree = 8\n[training]\nlocal_batch_size = 2\nseq_len = 4096\n'
              'mixed_precision_param = "float32"\n')
-    assert any("mixed_precision_param" in n for n in import_config("torchtitan", titan, 8).notes)
+    imported = import_config("torchtitan", titan, 8)
+    # (forty-ninth session) fp32 parameters are FSDP computing in fp32: recorded as the fp32 precision, with the note
+    assert any("mixed_precision_param" in n for n in imported.notes) and imported.precision == "fp32"
     assert not any("mixed_precision" in n for n in import_config("torchtitan", titan.replace('"float32"', '"bfloat16"'),
                                                                   8).notes)
     maxtext = "per_device_batch_size: 2\nici_fsdp_parallelism: 8\ndtype: float32\n"

@@ -449,7 +449,8 @@ def _model_notes(cfg: dict, notes: list[str]) -> str | None:
     linears (:func:`_low_precision`) are recorded as fp8-mixed (MXFP8's block scales priced as tensor-wise fp8; the
     float8 all-gather of FSDP, ``enable_fsdp_float8_all_gather``, is not priced: the AllGathers stay 16-bit), the
     [model] flavor (give --model) and a ``[training] mixed_precision_param`` / ``mixed_precision_reduce`` other than
-    torchtitan's defaults. None: torchtitan's default bf16 (the profile's)."""
+    torchtitan's defaults; ``mixed_precision_param = "float32"`` (FSDP2 computing in fp32) is recorded as fp32. None:
+    torchtitan's default bf16 (the profile's)."""
     model = section(cfg, "model", "torchtitan")
     kind = _low_precision(cfg)
     if kind is not None:
@@ -461,14 +462,17 @@ def _model_notes(cfg: dict, notes: list[str]) -> str | None:
         notes.append(f"[{gathers[0]}] enable_fsdp_float8_all_gather: the FSDP AllGathers are priced in bf16 (twice the "
                      "bytes torchtitan sends)")
     training = cfg.get("training") if isinstance(cfg.get("training"), dict) else {}
+    fp32 = kind is None and training.get("mixed_precision_param") == "float32"
     for key, default in (("mixed_precision_param", "bfloat16"), ("mixed_precision_reduce", "float32")):
-        if training.get(key, default) != default:  # torchtitan config/job_config.py Training defaults
-            notes.append(f"[training] {key} = {training[key]!r}: the plan prices torchtitan's default {default} "
-                         "(the plan file records only the layout; fp32 compute: --precision fp32)")
+        if training.get(key, default) != default and not (fp32 and key == "mixed_precision_param"):
+            # torchtitan config/job_config.py Training defaults
+            notes.append(f"[training] {key} = {training[key]!r}: the plan prices torchtitan's default {default}")
+    if fp32:  # FSDP2's MixedPrecisionPolicy(param_dtype=float32): the forward and backward run in fp32
+        notes.append("[training] mixed_precision_param = 'float32': FSDP computes in fp32, recorded as precision fp32")
     if model.get("name") or model.get("flavor"):
         notes.append(f"[model] {' '.join(str(model[k]) for k in ('name', 'flavor') if model.get(k))}: give the matching --model "
                      "(the plan file records only the layout)")
-    return "fp8-mixed" if kind is not None else None
+    return "fp8-mixed" if kind is not None else "fp32" if fp32 else None
 
 
 def _dotted(cfg: dict, path: str):
