@@ -221,3 +221,15 @@ def test_hardware_table_gives_each_hosts_memory():
     assert "2,048 (8)" in row
     cells = next(line for line in r.output.splitlines() if "mi300x" in line).split("│")
     assert cells[-3].strip() == "-"  # the host-memory column: last cell is matmul eff., then the empty edge
+
+
+def test_host_failure_names_the_offload_to_drop_and_json_says_it_does_not_run():
+    # llama-3-70b, DeepSpeed ZeRO-3, both offloads, 8 A100 of one AWS p4de host (1,152 GiB): 18 B x 70,553,706,496 =
+    # 1,182.75 GiB, 2.7% over; without the 2 B parameter shard, 16 B: 1,051.33 GiB, which fits
+    p4de = load_hardware("shardplan/data/clusters/aws-p4de.yaml")
+    tr = _ds(seq=4096, batch=64)
+    e = estimate(MODELS["llama-3-70b"], p4de, tr, ParallelConfig(dp=8, zero_stage=3, offload_optimizer=True,
+                                                                 offload_params=True, recompute="full"), 8)
+    assert "3% over" in e.failure and "without --offload-params (1,051.3 GiB per host)" in e.failure
+    d = e.to_dict()
+    assert d["fits"] is True and d["runs"] is False  # fits in HBM, fails on the host

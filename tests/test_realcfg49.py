@@ -149,3 +149,22 @@ def test_nanotron_moe_config_is_part_of_the_recorded_shape():
             "    moe_config: {num_experts: 8, top_k: 1, enable_shared_expert: true}\n")
     shape = import_config("nanotron", text).model_shape
     assert (shape["n_experts"], shape["top_k"], shape["n_shared_experts"]) == (8, 1, 1)
+
+
+def test_new_user_findings_on_megatron_imports(tmp_path):
+    # a MODEL_ARGS key without -- is named (not called a Megatron-Bridge recipe); --optimizer-cpu-offload without the
+    # distributed optimizer is refused at import, naming Megatron-LM's flags (estimate refused it as "zero_stage=0");
+    # no --bf16 / --fp16 is fp32, with a note
+    from shardplan.errors import ConfigError
+    from shardplan.export import import_config
+    bad = tmp_path / "m.yaml"
+    bad.write_text("MODEL_ARGS:\n  tensor-model-parallel-size: 2\n")
+    r = runner.invoke(app, ["import", "--from", "megatron", str(bad), "-n", "8"], terminal_width=300)
+    assert r.exit_code == 2 and "MODEL_ARGS key 'tensor-model-parallel-size' is not a Megatron-LM flag" in r.output
+    base = "--num-layers 8 --hidden-size 1024 --num-attention-heads 16 --micro-batch-size 1 --global-batch-size 8 "
+    with pytest.raises(ConfigError, match="--optimizer-cpu-offload without --use-distributed-optimizer") as err:
+        import_config("megatron", base + "--bf16 --optimizer-cpu-offload", 8)
+    assert err.value.field == "offload_optimizer"
+    imported = import_config("megatron", base, 8)
+    assert imported.precision == "fp32" and any(n.startswith("no --bf16 / --fp16") for n in imported.notes)
+    assert not any(n.startswith("no --bf16") for n in import_config("megatron", base + "--bf16", 8).notes)

@@ -961,11 +961,14 @@ def eager_code_note(e) -> str | None:
     if not c.fits:
         return head + (f"needs {c.memory.total / 2**30:,.1f} GiB per device (the fp32 logits and unfused "
                        f"intermediates) and does not fit")
+    change = c.tokens_per_s / e.tokens_per_s - 1
     why = ("; IBM's fms-acceleration benchmark measured fused kernels 10-13% faster on the same runs, docs/accuracy.md"
            if c.tokens_per_s <= e.tokens_per_s else
            f"; faster here because {twin} also drops the {fw.label} profile's per-layer checkpointing cost "
            "(Hugging Face checkpoints with torch.utils.checkpoint)")
-    return head + f"is predicted at {c.tokens_per_s / n:,.0f} tokens/s per device ({c.tokens_per_s / e.tokens_per_s - 1:+.0%}{why})"
+    # a difference that rounds to 0% is "the same", not a signed 0% beside a reason for a difference
+    diff = "the same to within 0.5%" if abs(change) < 0.005 else f"{change:+.0%}{why}"
+    return head + f"is predicted at {c.tokens_per_s / n:,.0f} tokens/s per device ({diff})"
 
 
 #: profiles whose frameworks run NVIDIA Transformer Engine's NVFP4 recipe (Megatron-LM --fp4-recipe nvfp4; NeMo

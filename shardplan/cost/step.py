@@ -49,21 +49,26 @@ __all__ = ["Collective", "Estimate", "estimate", "estimate_layout"]
 
 
 
-def host_memory_failure(hw: HardwareSpec, n_devices: int, per_host: float) -> str | None:
+def host_memory_failure(hw: HardwareSpec, n_devices: int, per_host: float,
+                        without_params: float | None = None) -> str | None:
     """Why offloaded state does not fit in host memory, or None: ``per_host`` bytes (what the busiest host holds for
     its devices, :attr:`Estimate.host_memory_per_host`) against ``HardwareSpec.host_memory_bytes`` (the system
     memory of the platform's datasheet; None: unknown, not checked). The whole system memory is the limit, so the
     check is lenient: the operating system, each rank's process and pinned staging buffers need some of it too. The
-    state is divided over the devices, so ``ceil(per_host / limit)`` times as many devices (hosts) hold it."""
+    state is divided over the devices, so ``ceil(per_host / limit)`` times as many devices (hosts) hold it.
+    ``without_params``: the per-host bytes with the parameters kept on the device (where the framework offloads them
+    apart from the optimizer), named when they fit."""
     limit = hw.host_memory_bytes
     if not limit or per_host <= limit:
         return None
     share = min(n_devices, hw.host_devices)
     digits = 0 if limit >= 10 * 2**30 else 2
+    less = (f"without --offload-params ({without_params / 2**30:,.1f} GiB per host), or "
+            if without_params is not None and without_params <= limit else "")
     return (f"the offloaded state needs {per_host / 2**30:,.1f} GiB of host memory on one host ({share} device"
-            f"{'s' if share != 1 else ''}) but one {hw.name} host has {limit / 2**30:,.{digits}f} GiB "
-            f"(host_memory_bytes): it fits on about {math.ceil(per_host / limit)}x as many devices (the state is "
-            "sharded over them), with less offloaded, or with a --hardware file giving the host's real memory")
+            f"{'s' if share != 1 else ''}), {per_host / limit - 1:.0%} over the {limit / 2**30:,.{digits}f} GiB one "
+            f"{hw.name} host has (host_memory_bytes): it fits {less}on about {math.ceil(per_host / limit)}x as "
+            "many devices (the state is sharded over them)")
 
 
 @dataclass
@@ -148,8 +153,17 @@ class Estimate:
         """Why the framework is predicted to fail for a reason other than HBM, or None: the layout's own
         (:attr:`shardplan.parallel.Layout.failure`), else offloaded state larger than a host's memory
         (:func:`host_memory_failure`)."""
-        return self.layout.failure or host_memory_failure(self.hardware, self.layout.n_devices,
-                                                          self.host_memory_per_host)
+        if self.layout.failure:
+            return self.layout.failure
+        per_host = self.host_memory_per_host
+        if not self.hardware.host_memory_bytes or per_host <= self.hardware.host_memory_bytes:
+            return None
+        p, without = self.parallel, None
+        if p.offload_params and self.training.framework.param_offload == "independent":  # DeepSpeed's offload_param
+            kept = replace(self.layout, parallel=p.model_copy(update={"offload_params": False}))
+            without = host_bytes_per_host(host_bytes_by_stage(self.model, self.training, kept), kept,
+                                          self.hardware.host_devices)
+        return host_memory_failure(self.hardware, self.layout.n_devices, per_host, without)
 
     @property
     def runs(self) -> bool:
@@ -190,8 +204,8 @@ class Estimate:
             "memory_notes": list(self.memory.notes),
             # what one host holds for its devices' offloaded state (0 without offloading)
             "host_memory_per_host_bytes": self.host_memory_per_host,
-            "fits": self.fits,
-            "failure": self.failure,
+            "fits": self.fits,  # in HBM; "runs" also needs no other predicted failure (e.g. host memory)
+            "failure": self.failure, "runs": self.runs,
             "time_s": {"step": self.step_s, "compute": self.compute_s, "matmul": self.matmul_s,
                        "elementwise": self.elementwise_s, "recompute": self.recompute_s,
                        "exposed_comm": self.exposed_comm_s, "bubble": self.bubble_s,

@@ -451,7 +451,7 @@ def _profile_of(cfg: dict, tp: int, sp: int, ep: int) -> tuple[str, tuple[str, .
         notes += ("'auto' values are the Hugging Face Trainer's (Accelerate's): priced with the hf-deepspeed profile "
                   "(Transformers model code, eager element-wise ops)",)
     elif ep == 1:
-        return "deepspeed", ("the model code is not in ds_config.json: the deepspeed profile prices Megatron-DeepSpeed's "
+        return "deepspeed", ("the model code is not in a ds_config: the deepspeed profile prices Megatron-DeepSpeed's "
                              "kernels (fused norms, eager RoPE and SwiGLU); for a Hugging Face model (Trainer / "
                              "Accelerate) price with --framework hf-deepspeed",)
     return ("hf-deepspeed+expert_parallel=true" if ep > 1 else "hf-deepspeed"), notes

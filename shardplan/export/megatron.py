@@ -794,8 +794,13 @@ def _model_args_flags(text: str) -> str | None:
     except yaml.YAMLError:
         return None
     args = doc.get("MODEL_ARGS") if isinstance(doc, dict) else None
-    if not isinstance(args, dict) or not all(isinstance(k, str) and k.startswith("--") for k in args):
+    if not isinstance(args, dict):
         return None
+    bad = [k for k in args if not (isinstance(k, str) and k.startswith("--"))]
+    if bad:  # Megatron-LM's test launcher passes each key as written: a flag without -- is not a flag
+        raise ConfigError(f"MODEL_ARGS key {short_repr(bad[0])} is not a Megatron-LM flag (a functional-test "
+                          "model_config.yaml writes each as --flag-name: value); legal: keys starting with --",
+                          field="MODEL_ARGS", value=short_repr(bad[0]))
     words = []
     for flag, value in args.items():
         if value is True:
@@ -981,6 +986,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     tp, pp, cp, ulysses = _degrees(a)
     _check_world(a, n, devices, tp * pp * cp)
     dp, zero = n // (tp * pp * cp), _zero_stage(a)
+    _check_optimizer_offload(a, zero)
     shard = _dist_opt_shard(a, dp)
     _check_moe_recompute_flags(a)
     # arguments.py: "Disabling sequence parallelism because tensor model parallelism is disabled" (tp = 1)
@@ -1015,6 +1021,20 @@ def read(text: str, devices: int | None = None) -> Imported:
                     notes=notes, model_shape=model_shape(a),
                     # an unfused attention core (its s x s scores stored): the plan records attention 'naive'
                     attention="naive" if a.attention_backend in ("unfused", "local") else None)
+
+
+def _check_optimizer_offload(a: argparse.Namespace, zero: int) -> None:
+    """``--optimizer-cpu-offload`` needs the distributed optimizer (Megatron-LM arguments.py: it asserts
+    ``--use-precision-aware-optimizer``, which OptimizerConfig allows only with the distributed optimizer; the
+    exporter's rule, read back).
+
+    Raises:
+        ConfigError: the offload without the distributed optimizer, Megatron-FSDP or FSDP2."""
+    if a.optimizer_cpu_offload and zero == 0 and a.zero_stage is None:
+        raise ConfigError("--optimizer-cpu-offload without --use-distributed-optimizer (or Megatron-FSDP / FSDP2): "
+                          "Megatron-LM's CPU optimizer offload needs the precision-aware optimizer, which runs only "
+                          "with the distributed optimizer; legal: add --use-distributed-optimizer, or drop "
+                          "--optimizer-cpu-offload", field="offload_optimizer", value=True, legal=[False])
 
 
 def _profile_of(a: argparse.Namespace, zero: int, dp: int, ulysses: bool) -> tuple[str, tuple[str, ...]]:
@@ -1143,8 +1163,9 @@ def bf16_gradients(a: argparse.Namespace) -> bool:
 
 def _import_notes(a: argparse.Namespace, schedule: str, precision: str) -> tuple[str, ...]:
     """What an imported command runs that the planner prices otherwise: blocking interleaved sends, fp4 primary
-    weights, bf16 first / last layers under fp4, and fp32 gradients under an fp8 / fp4 recipe without
-    ``--grad-reduce-in-bf16`` (the planner's quantized policies keep bf16 gradients)."""
+    weights, bf16 first / last layers under fp4, fp32 gradients under an fp8 / fp4 recipe without
+    ``--grad-reduce-in-bf16`` (the planner's quantized policies keep bf16 gradients), and fp32 training where no
+    16-bit flag is given."""
     notes: tuple[str, ...] = a.misspelt_notes
     notes += (("--no-overlap-p2p-communication: the interleaved schedule's stage-boundary sends are blocking; price "
               "them with --framework megatron-legacy (the megatron profile overlaps them with compute, Megatron-LM's "
@@ -1157,6 +1178,9 @@ def _import_notes(a: argparse.Namespace, schedule: str, precision: str) -> tuple
                f"{precision} is priced with bf16 ones (2 bytes per parameter less memory, half the data-parallel "
                "reduction's bytes)",) if precision in ("fp8-mixed", "fp8-params", "nvfp4-mixed")
               and not bf16_gradients(a) else ())
+    # arguments.py: params_dtype float32 unless --bf16 / --fp16 (a Megatron-DeepSpeed ds_config may say otherwise)
+    notes += (("no --bf16 / --fp16: Megatron-LM trains in fp32 (recorded as precision fp32; give --precision to "
+               "price another)",) if precision == "fp32" and not a.deepspeed else ())
     return notes
 
 
