@@ -634,9 +634,15 @@ def _default_zero_stage(framework: FrameworkProfile, parallel: ParallelConfig, l
                         set_already: set[str]) -> int:
     """The ZeRO stage a layout without ``zero_stage`` takes: 3 where it gives an option only sharded parameters
     have (``zero3_gather`` other than per-microbatch; ``dp_shard``, the FSDP shard group of HSDP, under a profile
-    whose runs do not shard), else the profile's ``default_zero_stage``."""
+    whose runs do not shard; ``offload_params``, DeepSpeed's offload_param "valid only with stage 3"), 1 for an
+    offloaded optimizer under a profile whose default is ZeRO-0 (DeepSpeed's ZeRO-Offload needs a ZeRO stage, "valid
+    for ZeRO stage 1, 2, 3": the lowest), else the profile's ``default_zero_stage``."""
     if "zero3_gather" in set_already and parallel.zero3_gather != "per_microbatch":
         return 3
     if "dp_shard" in set_already and parallel.dp_shard not in (None, 1) and framework.default_zero_stage == 0:
         return 3
+    if "offload_params" in set_already and parallel.offload_params:
+        return 3
+    if "offload_optimizer" in set_already and parallel.offload_optimizer and framework.default_zero_stage == 0:
+        return 1
     return framework.default_zero_stage

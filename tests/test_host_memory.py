@@ -233,3 +233,16 @@ def test_host_failure_names_the_offload_to_drop_and_json_says_it_does_not_run():
     assert "3% over" in e.failure and "without --offload-params (1,051.3 GiB per host)" in e.failure
     d = e.to_dict()
     assert d["fits"] is True and d["runs"] is False  # fits in HBM, fails on the host
+
+
+def test_an_offload_flag_without_a_zero_stage_takes_the_stage_it_needs():
+    # the deepspeed profile's default is ZeRO-0, where DeepSpeed offloads nothing: --offload-optimizer alone takes
+    # ZeRO-1 (the lowest stage ZeRO-Offload runs with) and --offload-params ZeRO-3, each with a note (it was refused
+    # as "offload_optimizer with zero_stage=0", a stage the user never gave)
+    base = ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "64", "--framework",
+            "deepspeed", "--json"]
+    r = CliRunner().invoke(app, [*base, "--offload-optimizer"])
+    assert r.exit_code in (0, 1) and json.loads(r.stdout)["parallel"]["zero_stage"] == 1
+    assert "ZeRO-1 because an offloaded optimizer needs a ZeRO stage" in " ".join(r.stderr.split())
+    r = CliRunner().invoke(app, [*base, "--offload-optimizer", "--offload-params"])
+    assert json.loads(r.stdout)["parallel"]["zero_stage"] == 3

@@ -291,7 +291,10 @@ def layout_defaults_note(framework, layout: dict[str, Any], plan=None, seq_len=N
         how += "; --zero-stage N for another ZeRO stage" if "zero_stage" in optional else ""
         how += "; --schedule NAME for another schedule it runs" if "schedule" in optional else ""
         if taken.get("zero_stage") == 3 and framework.default_zero_stage != 3:
-            how += " (ZeRO-3 because --zero3-gather / --dp-shard shard the parameters)"
+            how += (" (ZeRO-3 because parameter offload offloads ZeRO-3 shards)" if layout.get("offload_params")
+                    else " (ZeRO-3 because --zero3-gather / --dp-shard shard the parameters)")
+        elif taken.get("zero_stage") == 1 and framework.default_zero_stage == 0 and layout.get("offload_optimizer"):
+            how += " (ZeRO-1 because an offloaded optimizer needs a ZeRO stage)"
         fixed = f" ({', '.join(sorted(required & set(taken)))} required by the framework)" if required & set(taken) else ""
         err_console.print(f"[yellow]note:[/] {', '.join(f'{k}={v}' for k, v in taken.items())}: the "
                           f"{escape(framework.label)} profile's layout defaults (what that framework does unless told "
