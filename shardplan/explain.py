@@ -124,8 +124,13 @@ def describe(e: Estimate) -> str:
     if note:
         extra += "; " + note
     tight = tight_fit_text(e)
+    host = ""
+    if e.memory.host_offload:  # the offloaded state's host memory (Estimate.host_memory_per_host), checked or not
+        cap = e.hardware.host_memory_bytes
+        host = (f"; host memory {e.host_memory_per_host / GiB:,.1f} GiB per host"
+                + (f" of {cap / GiB:,.0f}" if cap else " (host memory unknown: not checked)"))
     return (f"bound by {e.bound}; step = {parts}; MFU {e.mfu:.1%}; "
-            f"{headroom(e) / GiB:,.1f} GiB HBM headroom{' (a tight fit: ' + tight + ')' if tight else ''}{extra}")
+            f"{headroom(e) / GiB:,.1f} GiB HBM headroom{' (a tight fit: ' + tight + ')' if tight else ''}{host}{extra}")
 
 
 def compare(winner: Estimate, other: Estimate, objective: str = "throughput") -> str:

@@ -246,3 +246,15 @@ def test_an_offload_flag_without_a_zero_stage_takes_the_stage_it_needs():
     assert "ZeRO-1 because an offloaded optimizer needs a ZeRO stage" in " ".join(r.stderr.split())
     r = CliRunner().invoke(app, [*base, "--offload-optimizer", "--offload-params"])
     assert json.loads(r.stdout)["parallel"]["zero_stage"] == 3
+
+
+def test_plan_explanation_and_hardware_list_name_host_memory():
+    # plan's winner line gives the host memory per host beside the HBM headroom; `shardplan hardware` lists the
+    # shipped cluster files
+    r = CliRunner().invoke(app, ["plan", "-m", "llama-3.1-405b", "-H", "h100-sxm", "-n", "64", "-b", "64", "-s", "2048",
+                                 "--framework", "deepspeed", "--offload-params", "--offload-optimizer", "--top", "2"],
+                           terminal_width=400)
+    text = " ".join(r.output.split())
+    assert r.exit_code == 0 and "GiB per host of 2,048" in text, text
+    r = CliRunner().invoke(app, ["hardware"], terminal_width=300)
+    assert "aws-p4de" in r.output and "cluster files" in r.output

@@ -51,3 +51,7 @@ def hardware(json_out: JsonOpt = False) -> None:
                   f"{h.host_memory_bytes / 2**30:,.0f} ({h.host_devices})" if h.host_memory_bytes else "-",
                   f"{h.matmul_efficiency:.2f}")
     console.print(t)
+    from shardplan.calibration import CLUSTERS_DIR
+    clusters = sorted(f.stem for f in CLUSTERS_DIR.glob("*.yaml"))
+    console.print(f"cluster files (a preset with a real cluster's network and hosts, --hardware PATH): "
+                  f"{', '.join(clusters)} in {CLUSTERS_DIR}", highlight=False, soft_wrap=True)
