@@ -258,3 +258,12 @@ def test_plan_explanation_and_hardware_list_name_host_memory():
     assert r.exit_code == 0 and "GiB per host of 2,048" in text, text
     r = CliRunner().invoke(app, ["hardware"], terminal_width=300)
     assert "aws-p4de" in r.output and "cluster files" in r.output
+
+
+def test_tpu_hosts_drive_their_chips_and_hold_their_memory():
+    # Google Cloud TPU docs: v5e and v6e hosts drive 8 chips with 512 / 1,536 GiB of DRAM, a v5p host 4 chips with
+    # 448 GB; the slice (scale-up size 256 / 8,960) is the ICI domain, not the host
+    from shardplan.presets.hardware import HARDWARE
+    assert (HARDWARE["tpu-v5e"].host_devices, HARDWARE["tpu-v5e"].host_memory_bytes) == (8, 512 * GiB)
+    assert (HARDWARE["tpu-v6e"].host_devices, HARDWARE["tpu-v6e"].host_memory_bytes) == (8, 1536 * GiB)
+    assert (HARDWARE["tpu-v5p"].host_devices, HARDWARE["tpu-v5p"].host_memory_bytes) == (4, 448e9)

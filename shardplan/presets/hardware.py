@@ -603,6 +603,18 @@ for _name, (_bytes, _src) in _HOST_MEMORY.items():
     _h = HARDWARE[_name]
     HARDWARE[_name] = HardwareSpec(**{**_h.model_dump(), "host_memory_bytes": _bytes,
                                       "sources": {**_h.sources, "host_memory_bytes": _src}})
+#: Cloud TPU hosts (one JAX process each): the chips a host drives and its memory, from Google Cloud's TPU docs (the
+#: slice's scale-up size is the ICI domain, not the host)
+_TPU_HOSTS = {
+    "tpu-v5e": (8, 512 * GiB, "Google Cloud TPU docs, TPU v5e: 'DRAM per host 512 GiB', 'Chips per host 8'"),
+    "tpu-v6e": (8, 1536 * GiB, "Google Cloud TPU docs, TPU v6e: 'DRAM per host 1536 GiB', 'Chips per host 8'"),
+    "tpu-v5p": (4, 448e9, "Google Cloud TPU docs, TPU v5p training, VM, host and slice attributes: 4 v5p chips, "
+                          "RAM 448 GB per host"),
+}
+for _name, (_chips, _bytes, _src) in _TPU_HOSTS.items():
+    _h = HARDWARE[_name]
+    HARDWARE[_name] = HardwareSpec(**{**_h.model_dump(), "devices_per_host": _chips, "host_memory_bytes": _bytes,
+                                      "sources": {**_h.sources, "host_memory_bytes": _src, "devices_per_host": _src}})
 
 #: other names a user or a published table gives the presets (compared without case, spaces, dashes, underscores
 #: and dots: "H100 SXM5" is "h100sxm5"): exact names only, so a part the presets do not model (H100 PCIe, H100 NVL,
