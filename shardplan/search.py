@@ -48,8 +48,8 @@ from shardplan.cost.axes import pp as pp_axis
 from shardplan.cost.axes import tp as tp_axis
 from shardplan.cost.compute import layer_times, slowest_stage
 from shardplan.cost.context import StepContext
-from shardplan.cost.memory import (activation_terms, empty_breakdown, hbm_limit, host_bytes_by_stage,
-                                   host_bytes_per_host, lazy_grads_apply, model_state_and_temp)
+from shardplan.cost.memory import (activation_terms, empty_breakdown, hbm_limit, host_memory_per_host,
+                                   lazy_grads_apply, model_state_and_temp)
 from shardplan.cost.pipeline import bubble_s
 from shardplan.cost.step import Estimate, estimate_layout, host_memory_failure, optimizer_s, serialized_gathers
 from shardplan.errors import ConfigError, divisors, short_repr
@@ -961,8 +961,7 @@ class _Trials:
         self.res.n_layouts += 1
         if self.host_failure is None:  # offloaded state beyond a host's memory (Estimate.failure): per placement
             lay = self.placement_layout
-            per_host = host_bytes_per_host(host_bytes_by_stage(ev.model, ev.training, lay, activations=False), lay,
-                                           ev.hw.host_devices)
+            per_host = host_memory_per_host(ev.model, ev.training, lay, ev.hw.host_devices, activations=False)
             self.host_failure = host_memory_failure(ev.hw, lay.n_devices, per_host) or ""
         if self.host_failure:
             self.res.host_memory_failure = self.host_failure

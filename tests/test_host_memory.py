@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from shardplan.cli import app
-from shardplan.cost.memory import host_bytes_by_stage, host_bytes_per_host
+from shardplan.cost.memory import host_bytes_by_stage
 from shardplan.inputs import hardware_spec
 from shardplan.cost.step import estimate
 from shardplan.loaders import load_hardware

@@ -867,7 +867,7 @@ def _memory_and_time_tables(e, d: dict) -> tuple[Table, Table]:
             continue
         where = "host memory or NVMe" if e.parallel.nvme_offload else "host memory"
         mem.add_row(f"host_offload ({where} per device, not in total)" if k == "host_offload" else k, _gib(v))
-        if k == "host_offload":  # what one host's memory must hold for the GPUs that share it (its heaviest stage)
+        if k == "host_offload":  # what the busiest host's memory holds for the devices it drives (each stage's)
             share, cap = min(e.layout.n_devices, e.hardware.host_devices), e.hardware.host_memory_bytes
             share_text = f"{share} device{'s' if share != 1 else ''}" + (", NVMe state not counted"
                                                                          if e.parallel.nvme_offload else "")

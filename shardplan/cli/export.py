@@ -291,8 +291,8 @@ def target_layout_defaults(name: str, layout: dict, seq_len: int | None = None) 
 def _named_ds_config(err: ConfigError, file: Path, text: str, devices: int | None):
     """An Accelerate DeepSpeed launch that names its ds_config (``deepspeed_config.deepspeed_config_file``, which
     Accelerate then reads instead of its own keys): that file imported with ``--from deepspeed`` and the launch's
-    ``num_processes`` x ``num_machines`` (or ``devices``) as the world size, with a note; None when ``err`` is another
-    refusal or the named file is not found beside the launch file or from the working directory."""
+    ``num_processes`` (Accelerate's count over all machines) or ``devices`` as the world size, with a note; None when
+    ``err`` is another refusal or the named file is not found beside the launch file or from the working directory."""
     if err.field != "deepspeed_config_file":
         return None
     import yaml

@@ -1133,6 +1133,14 @@ def host_bytes_per_host(stage_bytes: list[float], layout: Layout, host_devices: 
     return max(group * sum(stage_bytes[j:j + k]) for j in range(0, len(stage_bytes), k))
 
 
+def host_memory_per_host(model: ModelSpec, training: TrainingSpec, layout: Layout, host_devices: int,
+                         activations: bool = True) -> float:
+    """Bytes of host memory the busiest host of ``host_devices`` devices holds: :func:`host_bytes_per_host` of
+    :func:`host_bytes_by_stage` (``activations`` as there). What ``Estimate.host_memory_per_host`` reports and the
+    search's host-memory check (without activations) compares."""
+    return host_bytes_per_host(host_bytes_by_stage(model, training, layout, activations), layout, host_devices)
+
+
 def memory_estimate(model: ModelSpec, training: TrainingSpec, layout: Layout, reserve: float = 0.0
                     ) -> MemoryBreakdown:
     """Memory of the most loaded device: the maximum over the first and last pipeline stages and,

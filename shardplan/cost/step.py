@@ -34,9 +34,9 @@ from shardplan.cost.collective import Collective
 from shardplan.cost.comm import group_split, level_names
 from shardplan.cost.compute import LayerTimes, elementwise_bytes_per_token
 from shardplan.cost.context import StepContext, require_host_link, step_context
-from shardplan.cost.memory import (MemoryBreakdown, hbm_limit, host_bytes_by_stage, host_bytes_per_host,
-                                   memory_estimate, offloaded_activation_bytes, offloaded_module_bytes,
-                                   optimizer_state_params, runtime_owned)
+from shardplan.cost.memory import (MemoryBreakdown, hbm_limit, host_memory_per_host, memory_estimate,
+                                   offloaded_activation_bytes, offloaded_module_bytes, optimizer_state_params,
+                                   runtime_owned)
 from shardplan.cost.pipeline import EQUAL_PASSES_W_SHARE, boundary_message_bytes, bubble_s, stall_rule, stall_s
 from shardplan.errors import ConfigError
 from shardplan.parallel import Layout, ParallelConfig, named_remat, recomputed_layers, validate
@@ -46,7 +46,6 @@ from shardplan.specs.model import ModelSpec
 from shardplan.specs.training import PRECISION_POLICIES, PrecisionPolicy, TrainingSpec
 
 __all__ = ["Collective", "Estimate", "estimate", "estimate_layout"]
-
 
 
 def host_memory_failure(hw: HardwareSpec, n_devices: int, per_host: float,
@@ -144,9 +143,8 @@ class Estimate:
     def host_memory_per_host(self) -> float:
         """Bytes of host memory the busiest host holds for the devices it drives: their offloaded model state and
         activations (:func:`shardplan.cost.memory.host_bytes_by_stage`), each stage's ranks on that host counted
-        (:func:`shardplan.cost.memory.host_bytes_per_host`); 0 without offloading."""
-        stages = host_bytes_by_stage(self.model, self.training, self.layout)
-        return host_bytes_per_host(stages, self.layout, self.hardware.host_devices)
+        (:func:`shardplan.cost.memory.host_memory_per_host`); 0 without offloading."""
+        return host_memory_per_host(self.model, self.training, self.layout, self.hardware.host_devices)
 
     @property
     def failure(self) -> str | None:
@@ -161,8 +159,7 @@ class Estimate:
         p, without = self.parallel, None
         if p.offload_params and self.training.framework.param_offload == "independent":  # DeepSpeed's offload_param
             kept = replace(self.layout, parallel=p.model_copy(update={"offload_params": False}))
-            without = host_bytes_per_host(host_bytes_by_stage(self.model, self.training, kept), kept,
-                                          self.hardware.host_devices)
+            without = host_memory_per_host(self.model, self.training, kept, self.hardware.host_devices)
         return host_memory_failure(self.hardware, self.layout.n_devices, per_host, without)
 
     @property
