@@ -2475,3 +2475,20 @@ def test_nanotron_import_records_the_model_config_and_estimate_names_a_different
     # (8B at dp 8 ZeRO-0 does not fit: exit 1, a result)
     assert r.exit_code == 1 and "n_layers 36 (--model 32), d_model 2048 (--model 4096)" in r.output, r.output
     assert "vocab_size" not in r.output.split("model flags give")[1].split("\n")[0]
+
+
+def test_megatron_import_notes_an_moe_script_without_cuda_graphs():
+    # an MoE script (--num-experts 256) capturing no CUDA graphs gets the held-out record of such runs on Blackwell
+    # (1.7-2.9x slower than predicted: UNGRAPHED_MOE_BLACKWELL); --cuda-graph-impl transformer_engine, the deprecated
+    # --external-cuda-graph / --enable-cuda-graph, or a dense script get none
+    base = ("torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --bf16 --expert-model-parallel-size 8 "
+            "--num-experts 256 --moe-router-topk 8 ")
+    graph_note = [n for n in import_config("megatron", base).notes if n.startswith("no CUDA graphs")]
+    assert len(graph_note) == 1 and "1.7-2.9x slower" in graph_note[0]
+    for flags in ("--cuda-graph-impl transformer_engine --cuda-graph-scope attn moe_router moe_preprocess",
+                  "--external-cuda-graph", "--enable-cuda-graph", "--cuda-graph-impl local"):
+        assert not [n for n in import_config("megatron", base + flags).notes if "CUDA graphs" in n], flags
+    # --cuda-graph-impl none is the default: still noted; a dense script never is
+    assert any(n.startswith("no CUDA graphs") for n in import_config("megatron", base + "--cuda-graph-impl none").notes)
+    dense = "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --bf16 --num-layers 32"
+    assert not [n for n in import_config("megatron", dense).notes if "CUDA graphs" in n]

@@ -550,7 +550,47 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--pipeline-model-parallel-layout")
     ap.add_argument("--cross-entropy-fusion-impl", choices=["native", "te", "linear"])
     ap.add_argument("--attention-backend", choices=["flash", "fused", "unfused", "local", "auto"])
+    # CUDA graphs (arguments.py: --cuda-graph-impl none / local / transformer_engine, --cuda-graph-scope /
+    # --cuda-graph-modules, the deprecated --enable-cuda-graph = local and --external-cuda-graph = transformer_engine):
+    # read for _cuda_graph_note only
+    ap.add_argument("--cuda-graph-impl", choices=["none", "local", "transformer_engine"])
+    for flag in ("--cuda-graph-scope", "--cuda-graph-modules"):
+        ap.add_argument(flag, nargs="+")
+    for flag in ("--enable-cuda-graph", "--external-cuda-graph"):
+        ap.add_argument(flag, action="store_true")
     return ap
+
+
+#: predicted / measured tokens/s of the held-out Megatron-LM MoE runs on Blackwell that captured no CUDA graphs
+#: (docs/accuracy.md: the Megatron-LM DeepSeek-V3 GB200 guide's three rows before its "CUDA Graphs" step, 1.73-2.08;
+#: awsome-distributed-ai's DeepSeek-V3 B300 rows, 1.66-2.17; dgxc-benchmarking 25.05 DeepSeek-V3 GB200, 2.89), and
+#: of the Hopper MoE runs without them (the Megatron MoE model zoo's and Megatron-Bridge 25.09's H100 rows, 0.77-1.16)
+UNGRAPHED_MOE_BLACKWELL = (1.7, 2.9)
+
+
+def uses_cuda_graphs(a: argparse.Namespace) -> bool:
+    """The flags capture some of the model in CUDA graphs: ``--cuda-graph-impl`` local or transformer_engine, or
+    the deprecated ``--enable-cuda-graph`` / ``--external-cuda-graph`` (Megatron-LM arguments.py migrates them to
+    those two)."""
+    return a.cuda_graph_impl in ("local", "transformer_engine") or a.enable_cuda_graph or a.external_cuda_graph
+
+
+def _cuda_graph_note(a: argparse.Namespace) -> tuple[str, ...]:
+    """A note for an MoE script (``--num-experts`` > 1) that captures no CUDA graphs. The megatron profile's fixed
+    MoE costs are fitted on tuned recipes, most of which capture attention, router and dispatch preprocessing
+    (Megatron-Bridge's performance recipes; ``--cuda-graph-scope attn moe_router moe_preprocess``); without graphs
+    the host issues every kernel, and the launch queue empties at each MoE layer's device-to-host read of the
+    split sizes, so a GPU faster than the host's issue rate waits (the Megatron-LM DeepSeek-V3 GB200 guide, Sec. 2:
+    "CPU overhead or host boundedness"; its table gains 8.6% from CUDA graphs alone). The planner has no term for
+    it; the note gives the held-out record, :data:`UNGRAPHED_MOE_BLACKWELL`."""
+    if (a.num_experts or 0) <= 1 or uses_cuda_graphs(a):
+        return ()
+    low, high = UNGRAPHED_MOE_BLACKWELL
+    return (f"no CUDA graphs (no --cuda-graph-impl): the megatron profile prices MoE layers as the tuned recipes its "
+            f"MoE costs were fitted on, most of which capture attention, router and dispatch preprocessing in CUDA "
+            f"graphs; held-out MoE runs without them measured {low}-{high}x slower than predicted on Blackwell (the "
+            "host cannot issue the kernels as fast as the GPU runs them; docs/accuracy.md), within 25% on Hopper: "
+            "read Blackwell predictions of this script as optimistic",)
 
 
 def _zero_stage(a: argparse.Namespace) -> int:
@@ -1166,7 +1206,7 @@ def _import_notes(a: argparse.Namespace, schedule: str, precision: str) -> tuple
     weights, bf16 first / last layers under fp4, fp32 gradients under an fp8 / fp4 recipe without
     ``--grad-reduce-in-bf16`` (the planner's quantized policies keep bf16 gradients), and fp32 training where no
     16-bit flag is given."""
-    notes: tuple[str, ...] = a.misspelt_notes
+    notes: tuple[str, ...] = a.misspelt_notes + _cuda_graph_note(a)
     notes += (("--no-overlap-p2p-communication: the interleaved schedule's stage-boundary sends are blocking; price "
               "them with --framework megatron-legacy (the megatron profile overlaps them with compute, Megatron-LM's "
               "default)",) if a.no_overlap_p2p_communication and schedule == "interleaved" else ())
