@@ -963,21 +963,27 @@ class _Trials:
             lay = self.placement_layout
             per_host = host_memory_per_host(ev.model, ev.training, lay, ev.hw.host_devices, activations=False)
             self.host_failure = host_memory_failure(ev.hw, lay.n_devices, per_host) or ""
-        if self.host_failure:
+        total = ev.memory(self, split, rc)  # type: ignore[arg-type]
+        if self.host_failure:  # kept as a near miss too: --show-infeasible lists it with its host memory
             self.res.host_memory_failure = self.host_failure
             self.res.n_host_refused += 1
+            self._keep_lowest(total, g, mbs, rc, split)
             return False
-        total = ev.memory(self, split, rc)  # type: ignore[arg-type]
         fit: bool | str = True
         if total > ev.limit and serialized_gathers(ev.training, self.placement_layout) is not None:  # type: ignore[arg-type]
             # a memory-limited schedule gathers one ZeRO-3 unit at a time when two do not fit (estimate_layout)
             total, fit = min(total, ev.memory(self, split, rc, serial=True)), SERIAL  # type: ignore[arg-type]
         if total > ev.limit:
-            if self.lowest is None or total < self.lowest[0]:
-                self.lowest = (total, Candidate(g, mbs, rc, total, -1, split))  # type: ignore[arg-type]
+            self._keep_lowest(total, g, mbs, rc, split)
             return False
         self.feasible.append(Candidate(g, mbs, rc, total, len(self.feasible), split))  # type: ignore[arg-type]
         return fit
+
+    def _keep_lowest(self, total: float, g: Group, mbs: int, rc: str, split) -> None:
+        """Keep (mbs, rc) as the group's closest miss (``lowest``) when its device memory ``total`` (bytes) is the
+        smallest met so far."""
+        if self.lowest is None or total < self.lowest[0]:
+            self.lowest = (total, Candidate(g, mbs, rc, total, -1, split))
 
 
 def _enumerate(space: Space, ev: _Evaluator, res: SearchResult, keep_infeasible: bool,

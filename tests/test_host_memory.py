@@ -267,3 +267,28 @@ def test_tpu_hosts_drive_their_chips_and_hold_their_memory():
     assert (HARDWARE["tpu-v5e"].host_devices, HARDWARE["tpu-v5e"].host_memory_bytes) == (8, 512 * GiB)
     assert (HARDWARE["tpu-v6e"].host_devices, HARDWARE["tpu-v6e"].host_memory_bytes) == (8, 1536 * GiB)
     assert (HARDWARE["tpu-v5p"].host_devices, HARDWARE["tpu-v5p"].host_memory_bytes) == (4, 448e9)
+
+
+def test_show_infeasible_lists_the_layouts_refused_for_host_memory():
+    # every placement on 8 devices is refused for host memory (18 B x 405,853,388,800 = 6,803.6 GiB per host, above):
+    # --show-infeasible lists them (it listed nothing), each under the HBM and with its host memory of 2,048 GiB
+    args = ["plan", "-m", "llama-3.1-405b", "-H", "h100-sxm", "-s", "2048", "--framework", "deepspeed",
+            "--offload-params", "--offload-optimizer", "-n", "8", "-b", "8", "--show-infeasible"]
+    r = CliRunner().invoke(app, args, terminal_width=250)
+    assert r.exit_code == 1 and "closest layouts that do not fit" in r.output and "of 2,048" in r.output
+    r = CliRunner().invoke(app, [*args, "--json"])
+    near = json.loads(r.output[:r.output.rindex("}") + 1])["infeasible"]
+    assert near and all(e["host_memory_per_host_bytes"] > 2 * TiB and "host memory" in e["failure"] for e in near)
+    assert all(e["memory_bytes"]["total"] < 80 * GiB for e in near)
+
+
+def test_export_header_gives_the_host_memory_of_offloaded_state(tmp_path):
+    # ZeRO-3 with the optimizer on the host (DeepSpeed): fp32 master 4 + Adam moments 8 + fp32 gradient partition 4
+    # = 16 B per parameter, sharded over 64 devices, 8 per host: 16 x 70,553,706,496 / 8 = 141.1e9 B = 131.4 GiB
+    out = tmp_path / "ds.json"
+    r = CliRunner().invoke(app, ["export", "--to", "deepspeed", "-m", "llama-3-70b", "-H", "h100-sxm", "-n", "64",
+                                 "-s", "4096", "-b", "64", "--zero-stage", "3", "--offload-optimizer", "--framework",
+                                 "deepspeed", "--recompute", "full", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert 16 * N_70B / 8 / GiB == pytest.approx(131.4, abs=0.05)
+    assert "host memory per host: 131.4 GiB of 2,048 GiB" in out.read_text()

@@ -21,7 +21,8 @@ _NAMES = " | ".join(EXPORTERS)
 ToOpt = Annotated[str, typer.Option("--to", help=f"{_NAMES}: the framework whose config to write")]
 OutOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="file to write (default, or -: stdout); EasyDeL "
                                                 "writes JSON for a .json name, Python otherwise")]
-FromOpt = Annotated[str, typer.Option("--from", help=f"{_NAMES}: the framework the file is a config of")]
+FromOpt = Annotated[str, typer.Option("--from", help=f"{_NAMES}: the framework the file is a config of (nemo, an "
+                                      "alias of megatron, also reads NeMo 1.x and Megatron-Bridge training YAMLs)")]
 FileArg = Annotated[Path, typer.Argument(help="the framework's config file")]
 ImportDevicesOpt = Annotated[Optional[int], typer.Option("--devices", "-n", help=(
     "world size, for a config that does not say it (Megatron-LM flags without a torchrun line, -1 degrees)"))]

@@ -230,12 +230,23 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
             rt.add_row(r["source"], r["rule"], r["plan"] or "-", r["note"])
         console.print(rt)
     if show_infeasible and res.infeasible:
-        it = Table(title="closest layouts that do not fit")
-        for col in ("layout", "memory GiB", "over by GiB"):
-            it.add_column(col)
-        for e in res.infeasible:
-            it.add_row(e.parallel.short(), f"{e.memory.total / 2**30:,.1f}", f"{-headroom(e) / 2**30:,.1f}")
-        console.print(it)
+        console.print(_infeasible_table(res.infeasible))
+
+
+def _infeasible_table(estimates: list) -> Table:
+    """``--show-infeasible``'s table: each closest layout that does not run, its device memory and how far over the
+    HBM it is (GiB; negative: under it), and, where it offloads, its host memory per host against the host's (a
+    layout refused for host memory alone fits the HBM)."""
+    it = Table(title="closest layouts that do not fit")
+    host = any(e.host_memory_per_host > 0 for e in estimates)
+    for col in ("layout", "memory GiB", "over by GiB", *(("host GiB per host", ) if host else ())):
+        it.add_column(col)
+    for e in estimates:
+        limit = e.hardware.host_memory_bytes
+        of = f" of {limit / 2**30:,.0f}" if limit else " (not checked)"
+        it.add_row(e.parallel.short(), f"{e.memory.total / 2**30:,.1f}", f"{-headroom(e) / 2**30:,.1f}",
+                   *((f"{e.host_memory_per_host / 2**30:,.1f}{of}" if e.host_memory_per_host else "-",) if host else ()))
+    return it
 
 
 def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: Optional[dict] = None,

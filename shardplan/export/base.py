@@ -309,6 +309,18 @@ def _who_expresses(name: str) -> str:
     return " or ".join(titles) if titles else "another framework"
 
 
+def _host_memory_text(e) -> str:
+    """``"; host memory per host: 850.5 GiB of 2,048 GiB"`` for a layout that offloads state to the host
+    (:attr:`~shardplan.cost.step.Estimate.host_memory_per_host`, bytes; "not checked" where the hardware gives no
+    host memory, "(does NOT fit)" above it), else ``""``."""
+    per_host = e.host_memory_per_host
+    if not per_host:
+        return ""
+    limit = e.hardware.host_memory_bytes
+    of = f" of {limit / 2**30:,.0f} GiB" + (" (does NOT fit)" if per_host > limit else "") if limit else " (not checked)"
+    return f"; host memory per host: {per_host / 2**30:,.1f} GiB{of}"
+
+
 def header_lines(ctx: ExportContext, exporter: Exporter) -> list[str]:
     """The comment block every exported file opens with (without comment markers): model, hardware,
     layout, predicted step time, MFU and memory per device, the framework's source, the runtime
@@ -327,7 +339,7 @@ def header_lines(ctx: ExportContext, exporter: Exporter) -> list[str]:
         f"predicted step time ({e.training.framework.label} profile): {fmt_seconds(e.step_s)}; MFU: {e.mfu:.1%}; "
         f"memory per device: "
         f"{e.memory.total / gib:.1f} GiB of {e.hardware.hbm_bytes / gib:.0f} GiB"
-        f"{'' if e.fits else ' (does NOT fit)'}; bound by {e.bound}",
+        f"{'' if e.fits else ' (does NOT fit)'}{_host_memory_text(e)}; bound by {e.bound}",
         "runtime behaviour assumed (not a config option here): "
         + ", ".join(f"{f}={getattr(p, f)}" for f in BEHAVIOUR_FIELDS if f not in exporter.expresses)
         # the routing the MoE costs were priced with is the run's data, not a config option (breaker pass 2)

@@ -550,15 +550,19 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--pipeline-model-parallel-layout")
     ap.add_argument("--cross-entropy-fusion-impl", choices=["native", "te", "linear"])
     ap.add_argument("--attention-backend", choices=["flash", "fused", "unfused", "local", "auto"])
-    # CUDA graphs (arguments.py: --cuda-graph-impl none / local / transformer_engine, --cuda-graph-scope /
-    # --cuda-graph-modules, the deprecated --enable-cuda-graph = local and --external-cuda-graph = transformer_engine):
-    # read for _cuda_graph_note only
+    _add_cuda_graph_args(ap)
+    return ap
+
+
+def _add_cuda_graph_args(ap: argparse.ArgumentParser) -> None:
+    """Megatron-LM's CUDA graph flags (arguments.py: ``--cuda-graph-impl`` none / local / transformer_engine,
+    ``--cuda-graph-scope`` / ``--cuda-graph-modules``, the deprecated ``--enable-cuda-graph`` = local and
+    ``--external-cuda-graph`` = transformer_engine), read for :func:`_cuda_graph_note` only."""
     ap.add_argument("--cuda-graph-impl", choices=["none", "local", "transformer_engine"])
     for flag in ("--cuda-graph-scope", "--cuda-graph-modules"):
         ap.add_argument(flag, nargs="+")
     for flag in ("--enable-cuda-graph", "--external-cuda-graph"):
         ap.add_argument(flag, action="store_true")
-    return ap
 
 
 #: predicted / measured tokens/s of the held-out Megatron-LM MoE runs on Blackwell that captured no CUDA graphs
@@ -854,8 +858,9 @@ def _model_args_flags(text: str) -> str | None:
 def _check_script_kind(text: str) -> None:
     """Refuse what is not a launch script or flag list before its words are read: Python source (two or more
     ``import`` / ``def`` / ``class`` lines, unless a shell shebang or a heredoc says it is a shell script holding
-    some), or a YAML mapping (Megatron-Bridge / NeMo recipes: ``ConfigContainer:``, ``tensor_model_parallel_size:``),
-    whose settings this importer would otherwise misread as flag values.
+    some), or a YAML mapping that is not a NeMo 1.x / Megatron-Bridge training config
+    (:func:`shardplan.export.nemo_yaml.flags_of` has read those already), whose settings this importer would
+    otherwise misread as flag values.
 
     Raises:
         ConfigError: naming what the file looks like and what to give instead.
@@ -867,11 +872,12 @@ def _check_script_kind(text: str) -> None:
                           "Python program builds (e.g. from its log's 'arguments' block)", field="import",
                           value="megatron")
     if re.search(r"^\s*(?:tensor|pipeline)_model_parallel_size\s*:", text, re.M) or _yaml_mapping(text):
-        raise ConfigError("the file is a YAML mapping (a recipe or override file, as Megatron-Bridge and NeMo write "
-                          "them: ConfigContainer, tensor_model_parallel_size: ...), which shardplan has no importer "
-                          "for; legal: the Megatron-LM flags the recipe runs (--tensor-model-parallel-size ...), a "
-                          "Megatron-LM functional-test model_config.yaml (its MODEL_ARGS), or the layout given to "
-                          "estimate directly (--tp, --pp, --cp, --ep)", field="import", value="megatron")
+        raise ConfigError("the file is a YAML mapping without a model: section holding the parallel degrees or batch "
+                          "sizes (tensor_model_parallel_size, micro_batch_size, ...), which is how a NeMo 1.x or "
+                          "Megatron-Bridge training config is read; legal: such a config, the Megatron-LM flags the "
+                          "recipe runs (--tensor-model-parallel-size ...), a Megatron-LM functional-test "
+                          "model_config.yaml (its MODEL_ARGS), or the layout given to estimate directly (--tp, --pp, "
+                          "--cp, --ep)", field="import", value="megatron")
 
 
 def _check_read_flags(a: argparse.Namespace) -> None:
@@ -948,7 +954,8 @@ def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | No
     size as a variable or ``gpu``). A ``--devices`` that contradicts the script is refused by import_config."""
     # a shell line continuation (backslash-newline) joins the lines, as bash reads the script; shell
     # operators ( ) ; | & < > are tokens of their own, so that they end a list of values
-    text = _model_args_flags(text) or text
+    from shardplan.export.nemo_yaml import flags_of
+    text = _model_args_flags(text) or flags_of(text) or text
     _check_script_kind(text)
     lexer = shlex.shlex(expand_variables(re.sub(r"\\\r?\n", " ", text)), posix=True, punctuation_chars=True)
     lexer.whitespace_split = True

@@ -1,0 +1,266 @@
+"""NeMo 1.x and Megatron-Bridge training configs (YAML), read as the Megatron-LM flags they stand for.
+
+Both describe a Megatron-Core run with a YAML mapping instead of command-line flags, and both spell the parallel
+degrees as Megatron-Core's ``TransformerConfig`` / ``ModelParallelConfig`` fields (``tensor_model_parallel_size``
+...), under ``model:``:
+
+- **NeMo 1.x** (NeMo's ``examples/nlp/language_modeling/conf/megatron_gpt_config.yaml`` and the
+  NeMo-Framework-Launcher's ``launcher_scripts/conf/training/*/*.yaml``): ``trainer.num_nodes`` x
+  ``trainer.devices`` is the world size and ``trainer.precision`` the precision; ``model`` holds the batch sizes,
+  ``encoder_seq_length``, ``activations_checkpoint_granularity / _method / _num_layers`` (NeMo's
+  ``MegatronGPTModel`` passes them to Megatron-Core as ``recompute_granularity / _method / _num_layers``),
+  ``ub_tp_comm_overlap`` (Transformer Engine's userbuffers tp overlap), ``fp8`` / ``fp8_hybrid`` / ``fp8_e4m3``
+  and ``optim`` (``name: distributed_fused_adam`` or ``mcore_distributed_optim``: the distributed optimizer;
+  ``overlap_grad_sync`` / ``overlap_param_sync``; ``grad_sync_dtype``).
+- **Megatron-Bridge** (a ``ConfigContainer`` written as YAML): the mapping of its docs'
+  "Megatron-LM to Megatron Bridge Guide" (docs/megatron-lm-to-megatron-bridge.md): ``model.*`` for the degrees,
+  shape and recompute, ``train.micro_batch_size`` / ``global_batch_size``, ``ddp.use_distributed_optimizer`` /
+  ``overlap_grad_reduce`` / ``overlap_param_gather`` / ``grad_reduce_in_fp32``, ``comm_overlap.tp_comm_overlap``
+  and ``mixed_precision`` (a preset name such as ``bf16_mixed`` or ``bf16_with_mxfp8_mixed``, or its fields). A
+  ConfigContainer does not hold the world size: ``--devices`` gives it.
+
+:func:`flags_of` turns such a file into the flag list :func:`shardplan.export.megatron.read` parses, so both are
+read with every check of the Megatron-LM importer. Keys it does not map (data, logging, checkpointing,
+learning rate) do not change the price and are left out.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shlex
+from typing import Any
+
+import yaml
+
+from shardplan.errors import ConfigError
+
+#: (section, key) -> the Megatron-LM flag with the same value (NeMo 1.x and Megatron-Bridge spell the degrees and the
+#: model shape as Megatron-Core's config fields; the recompute keys are NeMo 1.x's activations_checkpoint_* and
+#: Bridge's recompute_*)
+VALUE_KEYS = {
+    **{("model", k): "--" + k.replace("_", "-") for k in (
+        "tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
+        "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size", "num_layers",
+        "hidden_size", "ffn_hidden_size", "num_attention_heads", "num_query_groups", "moe_router_topk",
+        "moe_ffn_hidden_size", "moe_token_dispatcher_type", "moe_expert_capacity_factor", "recompute_granularity",
+        "recompute_method", "recompute_num_layers", "recompute_modules", "hidden_dropout", "attention_dropout",
+        "cpu_offloading_num_layers", "cuda_graph_impl", "cuda_graph_scope", "pipeline_model_parallel_layout",
+        "micro_batch_size", "global_batch_size")},
+    ("model", "num_moe_experts"): "--num-experts",
+    ("model", "encoder_seq_length"): "--seq-length",
+    ("model", "seq_length"): "--seq-length",
+    ("model", "activations_checkpoint_granularity"): "--recompute-granularity",
+    ("model", "activations_checkpoint_method"): "--recompute-method",
+    ("model", "activations_checkpoint_num_layers"): "--recompute-num-layers",
+    ("train", "micro_batch_size"): "--micro-batch-size",
+    ("train", "global_batch_size"): "--global-batch-size",
+    ("ddp", "data_parallel_sharding_strategy"): "--data-parallel-sharding-strategy",
+}
+
+#: (section, key) -> the Megatron-LM flag a true value stands for
+FLAG_KEYS = {
+    ("model", "sequence_parallel"): "--sequence-parallel",
+    ("model", "moe_grouped_gemm"): "--moe-grouped-gemm",
+    ("model", "moe_enable_deepep"): "--moe-enable-deepep",
+    ("model", "ub_tp_comm_overlap"): "--tp-comm-overlap",
+    ("comm_overlap", "tp_comm_overlap"): "--tp-comm-overlap",
+    ("model", "cross_entropy_loss_fusion"): "--cross-entropy-loss-fusion",
+    ("model", "enable_cuda_graph"): "--enable-cuda-graph",
+    ("model", "external_cuda_graph"): "--external-cuda-graph",
+    ("model", "fp8_params"): "--fp8-param-gather",
+    ("model", "bf16"): "--bf16",
+    ("model", "fp16"): "--fp16",
+    ("ddp", "use_distributed_optimizer"): "--use-distributed-optimizer",
+    ("optimizer", "use_distributed_optimizer"): "--use-distributed-optimizer",
+    ("ddp", "overlap_grad_reduce"): "--overlap-grad-reduce",
+    ("ddp", "overlap_param_gather"): "--overlap-param-gather",
+    ("ddp", "use_megatron_fsdp"): "--use-megatron-fsdp",
+}
+
+#: NeMo 1.x's distributed optimizers (model.optim.name): Apex's DistributedFusedAdam and Megatron-Core's
+#: DistributedOptimizer, both ZeRO-1-style sharding of the optimizer state over the data-parallel ranks
+NEMO_DISTRIBUTED_OPTIMIZERS = ("distributed_fused_adam", "mcore_distributed_optim")
+
+#: the keys that make a YAML mapping a NeMo / Megatron-Bridge training config (any of them under model:)
+_MARKERS = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
+            "expert_model_parallel_size", "micro_batch_size", "activations_checkpoint_granularity")
+
+
+def is_training_config(doc: Any) -> bool:
+    """``doc`` (parsed YAML) is a NeMo 1.x or Megatron-Bridge training config: a mapping whose ``model`` mapping
+    holds a parallel degree or a batch / recompute key (:data:`_MARKERS`)."""
+    model = doc.get("model") if isinstance(doc, dict) else None
+    return isinstance(model, dict) and any(k in model for k in _MARKERS)
+
+
+def flags_of(text: str) -> str | None:
+    """The Megatron-LM flag list a NeMo 1.x / Megatron-Bridge training config stands for (:data:`VALUE_KEYS`,
+    :data:`FLAG_KEYS`, the world size, precision and optimizer of :func:`_nemo_flags` / :func:`_bridge_precision`),
+    or None when ``text`` is not such a config (:func:`is_training_config`).
+
+    Raises:
+        ConfigError: a mapped key whose value is an OmegaConf interpolation (``${...}``), which the importer does
+            not resolve, naming the key.
+    """
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    if not is_training_config(doc):
+        return None
+    words: list[str] = []  # each a flag with its values, so that dict.fromkeys below drops repeated flags only
+    offload = doc["model"].get("cpu_offloading") is True  # NeMo and Megatron-Core offload only with the switch on
+    for (section, key), flag in VALUE_KEYS.items():
+        value = _value(doc, section, key)
+        if key == "cpu_offloading_num_layers" and not offload or key == "pipeline_model_parallel_layout" \
+                and not isinstance(value, str):  # a layout given as nested lists is Python's, not a flag's
+            continue
+        if value is not None and value is not False:
+            values = value if isinstance(value, list) else [value]
+            words.append(" ".join([flag, *(shlex.quote(str(v)) for v in values)]))
+    words += [flag for (section, key), flag in FLAG_KEYS.items() if _value(doc, section, key) is True]
+    model = doc["model"]
+    heads, groups = model.get("num_attention_heads"), model.get("num_query_groups")
+    if groups is not None and groups != heads:  # Megatron-LM reads --num-query-groups only with this flag
+        words.append("--group-query-attention")
+    words += _nemo_flags(doc) + _bridge_precision(doc)
+    return " ".join(dict.fromkeys(words))
+
+
+#: an innermost OmegaConf interpolation: a node reference (``${.hidden_size}``, ``${model.hidden_size}``,
+#: ``${training.model.hidden_size}``) or the NeMo-Framework-Launcher's arithmetic resolvers (``${multiply:4,
+#: ${.hidden_size}}``; launcher_scripts/nemo_launcher/core/launchers.py registers multiply / divide_ceil /
+#: divide_floor with OmegaConf)
+_INTERPOLATION = re.compile(r"\$\{([^${}]*)\}")
+
+
+def _resolve(value: str, doc: dict, section: str) -> Any:
+    """``value`` with its OmegaConf interpolations replaced, innermost first: node references within ``doc``
+    (relative ones in ``section``; a launcher path's leading ``training.`` dropped) and multiply / divide_ceil /
+    divide_floor of numbers. Returns the number when the whole value resolves to one, else None (an environment
+    variable, a path, a resolver it does not know)."""
+    def one(m: re.Match) -> str:
+        expr = m.group(1).strip()
+        if ":" in expr:
+            name, _, args = expr.partition(":")
+            nums = [float(x) for x in args.split(",")]
+            out = {"multiply": lambda a, b: a * b, "divide_ceil": lambda a, b: math.ceil(a / b),
+                   "divide_floor": lambda a, b: math.floor(a / b)}[name.strip()](*nums)
+            return str(int(out)) if float(out).is_integer() else str(out)
+        path = [section, expr[1:]] if expr.startswith(".") else expr.split(".")
+        node: Any = doc
+        for part in path[1:] if path[0] == "training" else path:
+            node = node[part]
+        return str(node)
+    for _ in range(8):  # nested interpolations, innermost first
+        try:
+            new = _INTERPOLATION.sub(one, value)
+        except (KeyError, TypeError, ValueError, ZeroDivisionError):
+            return None
+        if new == value:
+            break
+        value = new
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return int(number) if number.is_integer() else number
+
+
+def _value(doc: dict, section: str, key: str) -> Any:
+    """``doc[section][key]`` or None; an OmegaConf interpolation resolved (:func:`_resolve`).
+
+    Raises:
+        ConfigError: an interpolation that does not resolve to a number, naming the key."""
+    part = doc.get(section)
+    value = part.get(key) if isinstance(part, dict) else None
+    if isinstance(value, str) and "${" in value:
+        resolved = _resolve(value, doc, section)
+        if resolved is None:
+            raise ConfigError(f"{section}.{key} is {value!r}, an OmegaConf interpolation the importer cannot resolve "
+                              "to a number (it resolves references to the file's own numbers and multiply / "
+                              "divide_ceil / divide_floor); legal: the value itself in the file",
+                              field=f"{section}.{key}", value=value)
+        return resolved
+    return value
+
+
+def _nemo_flags(doc: dict) -> list[str]:
+    """NeMo 1.x's keys outside ``model``'s Megatron-Core fields: ``trainer.num_nodes`` x ``trainer.devices`` (the
+    torchrun sizes), ``trainer.precision`` (bf16 / bf16-mixed: --bf16; 16 / 16-mixed: --fp16), ``model.optim``
+    (a distributed optimizer, :data:`NEMO_DISTRIBUTED_OPTIMIZERS`; its overlap and gradient-dtype keys),
+    ``model.fp8`` (format hybrid with ``fp8_hybrid``, else e4m3), ``model.cpu_offloading`` and
+    ``model.overlap_p2p_comm: false`` (blocking interleaved sends)."""
+    words: list[str] = []
+    nodes, devices = _value(doc, "trainer", "num_nodes"), _value(doc, "trainer", "devices")
+    if isinstance(devices, int) and devices > 0:
+        words += [f"--nnodes {nodes if isinstance(nodes, int) else 1}", f"--nproc-per-node {devices}"]
+    precision = str(_value(doc, "trainer", "precision"))
+    words += ["--bf16"] if precision.startswith("bf16") else ["--fp16"] if precision.startswith("16") else []
+    model = doc["model"]
+    optim = model.get("optim") if isinstance(model.get("optim"), dict) else {}
+    if optim.get("name") in NEMO_DISTRIBUTED_OPTIMIZERS:
+        words.append("--use-distributed-optimizer")
+        words += ["--overlap-grad-reduce"] if optim.get("overlap_grad_sync") else []
+        words += ["--overlap-param-gather"] if optim.get("overlap_param_sync") else []
+    words += ["--grad-reduce-in-bf16"] if optim.get("grad_sync_dtype") == "bf16" else []
+    if model.get("fp8") is True:
+        words.append(f"--fp8-format {'hybrid' if model.get('fp8_hybrid') else 'e4m3'}")
+    if model.get("overlap_p2p_comm") is False:
+        words.append("--no-overlap-p2p-communication")
+    return words + _nemo_fsdp(model, nodes if isinstance(nodes, int) else None)
+
+
+#: NeMo 1.x's ``model.fsdp_sharding_strategy`` (PyTorch FSDP's ShardingStrategy through NeMo's
+#: NLPFSDPStrategy; default 'full'): full = FULL_SHARD (ZeRO-3), grad = SHARD_GRAD_OP (ZeRO-2), hybrid =
+#: HYBRID_SHARD (ZeRO-3 within a node, replicated across nodes)
+NEMO_FSDP_STRATEGIES = ("full", "grad", "hybrid")
+
+
+def _nemo_fsdp(model: dict, nodes: int | None) -> list[str]:
+    """NeMo 1.x's ``model.fsdp: true`` as the Megatron-LM flags of the same sharding (:data:`NEMO_FSDP_STRATEGIES`):
+    full as ``--use-torch-fsdp2`` (ZeRO-3), grad as Megatron-FSDP's optim_grads (ZeRO-2), hybrid as ZeRO-3 sharded
+    over each node's ranks (``--num-distributed-optimizer-instances`` = nodes); ``fsdp_grad_reduce_dtype: bf16``
+    as ``--grad-reduce-in-bf16``.
+
+    Raises:
+        ConfigError: another strategy, or hybrid without ``trainer.num_nodes``."""
+    if model.get("fsdp") is not True:
+        return []
+    strategy = model.get("fsdp_sharding_strategy") or "full"
+    if strategy not in NEMO_FSDP_STRATEGIES:
+        raise ConfigError(f"model.fsdp_sharding_strategy {strategy!r}; legal: {', '.join(NEMO_FSDP_STRATEGIES)}",
+                          field="model.fsdp_sharding_strategy", value=strategy, legal=list(NEMO_FSDP_STRATEGIES))
+    if strategy == "hybrid" and not nodes:
+        raise ConfigError("model.fsdp_sharding_strategy hybrid shards within each node: trainer.num_nodes is needed "
+                          "to count them; legal: a number of nodes in trainer.num_nodes", field="trainer.num_nodes",
+                          value=None)
+    words = {"full": ["--use-torch-fsdp2"],
+             "grad": ["--use-megatron-fsdp", "--data-parallel-sharding-strategy optim_grads"],
+             "hybrid": ["--use-megatron-fsdp", "--data-parallel-sharding-strategy optim_grads_params",
+                        f"--num-distributed-optimizer-instances {nodes}"]}[strategy]
+    return words + (["--grad-reduce-in-bf16"] if model.get("fsdp_grad_reduce_dtype") in ("bf16", 16, "16") else [])
+
+
+def _bridge_precision(doc: dict) -> list[str]:
+    """Megatron-Bridge's ``mixed_precision``: a preset name (``bf16_mixed``, ``fp16_mixed``,
+    ``bf16_with_fp8_delayed_scaling_mixed``, ``bf16_with_mxfp8_mixed``, ...: bf16 / fp16 and, with 'fp8' in the
+    name, fp8 hybrid with the named recipe) or its fields (``bf16``, ``fp16``, ``fp8``, ``fp8_recipe``,
+    ``fp8_param_gather``, ``grad_reduce_in_fp32``), and ``ddp.grad_reduce_in_fp32: false`` (bf16 reduction)."""
+    mp = doc.get("mixed_precision")
+    words: list[str] = []
+    if isinstance(mp, str):
+        words += ["--bf16"] if mp.startswith("bf16") else ["--fp16"] if mp.startswith("fp16") else []
+        if "fp8" in mp:
+            recipe = next((r for r in ("mxfp8", "current", "delayed", "subchannel", "blockwise") if r in mp), None)
+            words += ["--fp8-format hybrid", *([f"--fp8-recipe {recipe}"] if recipe else [])]
+    elif isinstance(mp, dict):
+        words += [flag for key, flag in (("bf16", "--bf16"), ("fp16", "--fp16"),
+                                         ("fp8_param_gather", "--fp8-param-gather")) if mp.get(key) is True]
+        if isinstance(mp.get("fp8"), str):
+            words += [f"--fp8-format {shlex.quote(mp['fp8'])}",
+                      *([f"--fp8-recipe {shlex.quote(str(mp['fp8_recipe']))}"] if mp.get("fp8_recipe") else [])]
+        words += ["--grad-reduce-in-bf16"] if mp.get("grad_reduce_in_fp32") is False else []
+    words += ["--grad-reduce-in-bf16"] if _value(doc, "ddp", "grad_reduce_in_fp32") is False else []
+    return words
