@@ -311,14 +311,19 @@ def _gemma2(cfg: Cfg) -> Cfg:
 
 
 def _gemma3(cfg: Cfg) -> Cfg:
+    # the multimodal checkpoints' text_config omits max_position_embeddings: Gemma3TextConfig's default is the
+    # declared context (context_length), as for the other families
     cfg = {**GEMMA3_TEXT_DEFAULTS, **cfg}
-    return {**_gemma2(cfg), "qk_norm": "head", **window_pattern(cfg, cfg.get("sliding_window_pattern", 6))}
+    context = cfg["max_position_embeddings"] or GEMMA3_TEXT_DEFAULTS["max_position_embeddings"]
+    return {**_gemma2(cfg), "qk_norm": "head", **window_pattern(cfg, cfg.get("sliding_window_pattern", 6)),
+            "context_length": context}
 
 
 #: ``Gemma3TextConfig`` defaults: the text_config of the multimodal checkpoints omits some keys
 GEMMA3_TEXT_DEFAULTS: Cfg = dict(vocab_size=262208, hidden_size=2304, intermediate_size=9216,
                                  num_hidden_layers=26, num_attention_heads=8, num_key_value_heads=4,
-                                 head_dim=256, sliding_window=4096, tie_word_embeddings=True)
+                                 head_dim=256, sliding_window=4096, tie_word_embeddings=True,
+                                 max_position_embeddings=131072)
 
 
 def _llama4(cfg: Cfg) -> Cfg:
@@ -857,6 +862,7 @@ UNMODELLED = {
     "Zamba2ForCausalLM": "Mamba-2 layers with shared attention blocks",
     "MiniMaxForCausalLM": "hybrid of lightning (linear) attention and softmax attention layers",
     "MiniMaxM1ForCausalLM": "hybrid of lightning (linear) attention and softmax attention layers",
+    "MiniMaxText01ForCausalLM": "hybrid of lightning (linear) attention and softmax attention layers",
     "Lfm2ForCausalLM": "hybrid of gated short-convolution and attention layers",
     "ApertusForCausalLM": "its xIELU activation has two learned scalars per layer, which ModelSpec does not count",
     "KimiLinearForCausalLM": "hybrid of Kimi Delta Attention (linear) and MLA layers",

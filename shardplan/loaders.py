@@ -774,13 +774,18 @@ def hf_names(err: ConfigError, arch: str) -> ConfigError:
     return ConfigError(msg, field=names.get(err.field or "", err.field), value=err.value, legal=err.legal)
 
 
-def _refusal_parts(arch: str | None, supported: str) -> tuple[str, str]:
-    """(reason, list) of a refused architecture: an :data:`~shardplan.hf_config.UNMODELLED` family's reason with
-    :data:`UNMODELLED_APPROXIMATE` and the supported list without the model-file route; else no reason and
-    ``supported`` (which offers that route)."""
-    if arch not in UNMODELLED:
+def _refusal_parts(arch: str | None, supported: str, cfg: dict | None = None) -> tuple[str, str]:
+    """(reason, list) of a refused architecture: an :data:`~shardplan.hf_config.UNMODELLED` family's reason, or, for
+    an architecture of no known family, what its ``cfg`` holds that no ModelSpec can price
+    (:func:`shardplan.hf_config.foreign_feature`: MiniMax-Text-01's remote-code config lists its lightning-attention
+    layers in attn_type_list), with :data:`UNMODELLED_APPROXIMATE` and the supported list without the model-file
+    route (a YAML of its shapes would price those layers as softmax attention); else no reason and ``supported``
+    (which offers that route)."""
+    foreign = foreign_feature(cfg) if arch not in UNMODELLED and isinstance(cfg, dict) else None
+    if arch not in UNMODELLED and not foreign:
         return "", supported
-    return f" ({UNMODELLED[arch]}{UNMODELLED_APPROXIMATE})", f"supported: {', '.join(HF_ARCHITECTURES)}"
+    reason = UNMODELLED[arch] if arch in UNMODELLED else foreign
+    return f" ({reason}{UNMODELLED_APPROXIMATE})", f"supported: {', '.join(HF_ARCHITECTURES)}"
 
 
 def _refuse_foreign(arch: str, cfg: dict) -> None:
@@ -838,7 +843,7 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
                           field="architectures", value=archs, legal=HF_ARCHITECTURES)
     arch = archs[0] if archs else None
     if arch not in HF_ARCHITECTURES:
-        why, listed = _refusal_parts(arch, supported)
+        why, listed = _refusal_parts(arch, supported, cfg)
         raise ConfigError(f"architectures={short_repr(archs)} is not supported{why}; {listed}",
                           field="architectures", value=arch, legal=HF_ARCHITECTURES)
     _refuse_foreign(arch, cfg)
