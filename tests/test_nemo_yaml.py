@@ -60,6 +60,7 @@ model:
 # a Megatron-Bridge ConfigContainer as YAML (the field names of Megatron-Bridge's "Megatron-LM to Megatron Bridge
 # Guide"), DeepSeek-V3's layout of the Megatron-LM GB200 guide with MXFP8 and partial CUDA graphs
 BRIDGE_DSV3 = """\
+_target_: megatron.bridge.training.config.ConfigContainer
 model:
   tensor_model_parallel_size: 1
   pipeline_model_parallel_size: 8
@@ -91,6 +92,10 @@ ddp:
   grad_reduce_in_fp32: false
 optimizer:
   use_distributed_optimizer: true
+  use_precision_aware_optimizer: true
+  exp_avg_dtype: {_call_: false, _target_: torch.bfloat16}
+  exp_avg_sq_dtype: {_call_: false, _target_: torch.bfloat16}
+  main_params_dtype: {_call_: false, _target_: torch.float32}
   lr: 0.0003
 mixed_precision: bf16_with_mxfp8_mixed
 """
@@ -116,11 +121,13 @@ def test_bridge_config_reads_with_devices_given():
     # 256 / (tp 1 x pp 8) = dp 32 (ep 32 inside it); flex + DeepEP: the deepep dispatcher; MXFP8: fp8
     assert (p.dp, p.pp, p.virtual_stages, p.ep, p.moe_dispatcher) == (32, 8, 4, 32, "deepep")
     assert (p.recompute, p.recompute_modules, imp.precision) == ("selective", ("mlp", "moe_act"), "fp8-mixed")
+    # the precision-aware optimizer's bf16 moments (written as torch dtypes): bf16-moments
+    assert imp.optimizer_dtype == "bf16-moments"
     assert imp.model_shape["n_experts"] == 256 and imp.model_shape["top_k"] == 8
     # CUDA graphs captured: no note about running without them
     assert not [n for n in imp.notes if "CUDA graphs" in n]
     assert "--fp8-recipe mxfp8" in flags_of(BRIDGE_DSV3) and "--grad-reduce-in-bf16" in flags_of(BRIDGE_DSV3)
-    with pytest.raises(ConfigError, match="--devices"):  # a ConfigContainer holds no world size
+    with pytest.raises(ConfigError, match="trainer.num_nodes x trainer.devices.*pass --devices"):  # none in it
         import_config("megatron", BRIDGE_DSV3)
 
 
@@ -202,3 +209,50 @@ def test_nemo_fsdp_and_the_launchers_arithmetic():
     with pytest.raises(ConfigError, match="fsdp_sharding_strategy") as err:
         import_config("nemo", NEMO_FSDP_70B.replace("  fsdp: True\n", "  fsdp: True\n  fsdp_sharding_strategy: x\n"))
     assert err.value.legal == ["full", "grad", "hybrid"]
+
+
+def test_launcher_defaults_that_megatron_core_ignores_are_not_read():
+    # the launchers' GPT-3 175B / Llama 2 70B / Llama 3 8B configs write activations_checkpoint_num_layers: 0 (and
+    # method block) beside granularity selective or null: Megatron-Core reads both with full granularity only
+    text = NEMO_LLAMA3_70B.replace("  activations_checkpoint_granularity: null\n",
+                                   "  activations_checkpoint_granularity: selective\n"
+                                   "  activations_checkpoint_method: block\n  activations_checkpoint_num_layers: 0\n")
+    assert import_config("nemo", text).parallel.recompute == "selective"
+    full = text.replace("granularity: selective", "granularity: full").replace("num_layers: 0", "num_layers: 2")
+    p = import_config("nemo", full).parallel
+    assert (p.recompute, p.recompute_layers) == ("full", 2)
+    # a value the importer refuses is named by its YAML key
+    bad = full.replace("micro_batch_size: 1", "micro_batch_size: 0")
+    with pytest.raises(ConfigError, match="model.micro_batch_size"):
+        import_config("nemo", bad)
+
+
+def test_nemo_trains_on_the_data_sequence_length():
+    # NeMo 1.x's dataset takes model.data.seq_length (the launcher's llama3_8b.yaml: encoder_seq_length 8192, data
+    # seq_length 4096); a reference to the encoder's length resolves to it
+    text = NEMO_LLAMA3_70B.replace("  data:\n    seq_length: 8192", "  data:\n    seq_length: 4096")
+    assert import_config("nemo", text).seq_len == 4096
+    ref = NEMO_LLAMA3_70B.replace("  data:\n    seq_length: 8192", "  data:\n    seq_length: ${model.encoder_seq_length}")
+    assert import_config("nemo", ref).seq_len == 8192
+
+
+def test_bridge_override_files_and_other_shapes_are_refused():
+    # an override file (no root _target_ ... ConfigContainer) holds only what it changes in a recipe
+    override = BRIDGE_DSV3.replace("_target_: megatron.bridge.training.config.ConfigContainer\n", "")
+    with pytest.raises(ConfigError, match="override file") as err:
+        import_config("megatron", override, devices=256)
+    assert err.value.field == "_target_"
+    with pytest.raises(ConfigError, match="older section names"):
+        import_config("megatron", "model_config:\n  tensor_model_parallel_size: 2\ntrain_config:\n  gbs: 8\n",
+                      devices=8)
+    with pytest.raises(ConfigError, match="performance configs"):
+        import_config("megatron", "ConfigContainer:\n  model:\n    tensor_model_parallel_size: 2\n", devices=8)
+
+
+def test_bridge_megatron_fsdp_switch_in_dist():
+    # Megatron-Bridge's dist.use_megatron_fsdp with ddp's sharding strategy optim_grads_params: ZeRO-3 over dp 256
+    text = BRIDGE_DSV3.replace("ddp:\n", "dist:\n  use_megatron_fsdp: true\nddp:\n  "
+                                        "data_parallel_sharding_strategy: optim_grads_params\n")
+    text = text.replace("  use_precision_aware_optimizer: true\n", "")
+    p = import_config("megatron", text, devices=256).parallel
+    assert (p.zero_stage, p.dp_shard) == (3, 32)

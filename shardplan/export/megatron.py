@@ -57,6 +57,7 @@ refuses nan / inf.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import math
 import re
@@ -954,8 +955,7 @@ def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | No
     size as a variable or ``gpu``). A ``--devices`` that contradicts the script is refused by import_config."""
     # a shell line continuation (backslash-newline) joins the lines, as bash reads the script; shell
     # operators ( ) ; | & < > are tokens of their own, so that they end a list of values
-    from shardplan.export.nemo_yaml import flags_of
-    text = _model_args_flags(text) or flags_of(text) or text
+    text = _model_args_flags(text) or text
     _check_script_kind(text)
     lexer = shlex.shlex(expand_variables(re.sub(r"\\\r?\n", " ", text)), posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
@@ -1014,6 +1014,25 @@ def _check_world(a: argparse.Namespace, n: int, devices: int | None, model_size:
 
 
 def read(text: str, devices: int | None = None) -> Imported:
+    """The layout of a Megatron-LM launch script or flag list, or of a NeMo 1.x / Megatron-Bridge training YAML read as
+    the flags it stands for (:func:`shardplan.export.nemo_yaml.translate`; messages and notes then name the YAML's
+    keys). See :func:`read_flags`.
+
+    Raises:
+        ConfigError: as :func:`read_flags` and :func:`shardplan.export.nemo_yaml.translate`.
+    """
+    from shardplan.export.nemo_yaml import translate
+    translated = translate(text)
+    if translated is None:
+        return read_flags(text, devices)
+    try:
+        imported = read_flags(translated.text, devices)
+    except ConfigError as e:
+        raise translated.renamed(e) from None
+    return dataclasses.replace(imported, notes=tuple(translated.rename(n) for n in imported.notes))
+
+
+def read_flags(text: str, devices: int | None = None) -> Imported:
     """The layout of a Megatron-LM launch script or flag list.
 
     Args:
@@ -1125,8 +1144,10 @@ def _gather_profile(a: argparse.Namespace, zero: int, dp: int, framework: str,
     needs ``--overlap-grad-reduce`` with it), which the megatron profile would price hidden."""
     if zero != 1 or dp < 2 or (a.overlap_param_gather and a.overlap_grad_reduce):
         return framework, notes
+    why = ("--overlap-param-gather without --overlap-grad-reduce (Megatron-LM's validate_args overlaps the gather "
+           "only with both)" if a.overlap_param_gather else "no --overlap-param-gather")
     return framework + "+param_gather_overlap=False", notes + (
-        "no --overlap-param-gather: the distributed optimizer's parameter AllGather blocks after the optimizer step; "
+        f"{why}: the distributed optimizer's parameter AllGather blocks after the optimizer step; "
         "priced with param_gather_overlap=False",)
 
 

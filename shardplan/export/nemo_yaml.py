@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -37,7 +38,7 @@ from shardplan.errors import ConfigError
 
 #: (section, key) -> the Megatron-LM flag with the same value (NeMo 1.x and Megatron-Bridge spell the degrees and the
 #: model shape as Megatron-Core's config fields; the recompute keys are NeMo 1.x's activations_checkpoint_* and
-#: Bridge's recompute_*)
+#: Bridge's recompute_*; the sequence length: :data:`SEQ_KEYS`)
 VALUE_KEYS = {
     **{("model", k): "--" + k.replace("_", "-") for k in (
         "tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
@@ -48,8 +49,6 @@ VALUE_KEYS = {
         "cpu_offloading_num_layers", "cuda_graph_impl", "cuda_graph_scope", "pipeline_model_parallel_layout",
         "micro_batch_size", "global_batch_size")},
     ("model", "num_moe_experts"): "--num-experts",
-    ("model", "encoder_seq_length"): "--seq-length",
-    ("model", "seq_length"): "--seq-length",
     ("model", "activations_checkpoint_granularity"): "--recompute-granularity",
     ("model", "activations_checkpoint_method"): "--recompute-method",
     ("model", "activations_checkpoint_num_layers"): "--recompute-num-layers",
@@ -57,6 +56,19 @@ VALUE_KEYS = {
     ("train", "global_batch_size"): "--global-batch-size",
     ("ddp", "data_parallel_sharding_strategy"): "--data-parallel-sharding-strategy",
 }
+
+#: the recompute keys Megatron-Core reads with full granularity only (TransformerConfig: recompute_method and
+#: recompute_num_layers "only used when recompute_granularity is full"; the NeMo-Framework-Launcher's configs write
+#: activations_checkpoint_num_layers: 0 beside granularity null or selective)
+FULL_RECOMPUTE_KEYS = ("recompute_method", "recompute_num_layers", "activations_checkpoint_method",
+                       "activations_checkpoint_num_layers")
+
+#: where the trained sequence length is, first found first: NeMo 1.x trains on ``model.data.seq_length``
+#: (MegatronGPTModel.build_train_valid_test_datasets passes it to the dataset), which may be shorter than the
+#: position table's ``model.encoder_seq_length``; Megatron-Bridge on ``dataset.sequence_length``, else the model's
+#: ``seq_length``
+SEQ_KEYS = (("model", "data", "seq_length"), ("dataset", "sequence_length"), ("model", "encoder_seq_length"),
+            ("model", "seq_length"))
 
 #: (section, key) -> the Megatron-LM flag a true value stands for
 FLAG_KEYS = {
@@ -76,7 +88,17 @@ FLAG_KEYS = {
     ("ddp", "overlap_grad_reduce"): "--overlap-grad-reduce",
     ("ddp", "overlap_param_gather"): "--overlap-param-gather",
     ("ddp", "use_megatron_fsdp"): "--use-megatron-fsdp",
+    ("dist", "use_megatron_fsdp"): "--use-megatron-fsdp",
+    ("dist", "use_torch_fsdp2"): "--use-torch-fsdp2",
+    ("optimizer", "use_precision_aware_optimizer"): "--use-precision-aware-optimizer",
 }
+
+#: Megatron-Bridge's optimizer state dtypes (``optimizer.exp_avg_dtype`` ...: a ``torch`` dtype written as
+#: ``{_target_: torch.bfloat16, _call_: false}`` or its name) -> Megatron-LM's flag value; read with
+#: ``use_precision_aware_optimizer`` only, as Megatron-Core does
+OPTIMIZER_DTYPE_KEYS = {"exp_avg_dtype": "--exp-avg-dtype", "exp_avg_sq_dtype": "--exp-avg-sq-dtype",
+                        "main_grads_dtype": "--main-grads-dtype", "main_params_dtype": "--main-params-dtype"}
+TORCH_DTYPES = {"torch.bfloat16": "bf16", "torch.float32": "fp32", "torch.float16": "fp16", "torch.uint8": "fp8"}
 
 #: NeMo 1.x's distributed optimizers (model.optim.name): Apex's DistributedFusedAdam and Megatron-Core's
 #: DistributedOptimizer, both ZeRO-1-style sharding of the optimizer state over the data-parallel ranks
@@ -85,47 +107,155 @@ NEMO_DISTRIBUTED_OPTIMIZERS = ("distributed_fused_adam", "mcore_distributed_opti
 #: the keys that make a YAML mapping a NeMo / Megatron-Bridge training config (any of them under model:)
 _MARKERS = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
             "expert_model_parallel_size", "micro_batch_size", "activations_checkpoint_granularity")
+#: Megatron-Bridge's ConfigContainer sections beside model (its guide's "Config groups")
+BRIDGE_SECTIONS = ("train", "optimizer", "ddp", "dist", "mixed_precision", "comm_overlap", "dataset")
+
+#: phrases of the Megatron-LM importer's messages and their wording for a YAML config
+_PHRASES = {"the Megatron-LM arguments do not give the world size: pass --devices":
+            "the YAML gives no world size as numbers (NeMo 1.x: trainer.num_nodes x trainer.devices; a "
+            "Megatron-Bridge ConfigContainer holds none): pass --devices",
+            "this script": "this config", "the script": "the config"}
+
+
+@dataclass(frozen=True)
+class Translated:
+    """A YAML training config as Megatron-LM flags: ``text`` (the flag list) and ``keys`` (each flag -> the YAML key
+    it came from, ``section.key``), with :meth:`rename` to word the importer's messages in the file's keys."""
+
+    text: str
+    keys: dict[str, str]
+
+    def rename(self, message: str) -> str:
+        """``message`` with each Megatron-LM flag of :attr:`keys` (or of the key tables, for a flag the file does
+        not set: "no --cuda-graph-impl") named by its YAML key, and :data:`_PHRASES` reworded."""
+        known = {**_STATIC_KEYS, **self.keys}
+        for phrase, wording in _PHRASES.items():
+            message = message.replace(phrase, wording)
+        return re.sub(r"--[a-z0-9][a-z0-9-]*", lambda m: known.get(m.group(0), m.group(0)), message)
+
+    def renamed(self, err: ConfigError) -> ConfigError:
+        """``err`` reworded by :meth:`rename`, its field, value and legal values kept."""
+        return ConfigError(self.rename(str(err)), field=err.field, value=err.value, legal=err.legal)
+
+
+#: a flag -> the first YAML key of the tables that stands for it
+_STATIC_KEYS = {flag: f"{s}.{k}" for (s, k), flag in reversed([*VALUE_KEYS.items(), *FLAG_KEYS.items()])}
 
 
 def is_training_config(doc: Any) -> bool:
     """``doc`` (parsed YAML) is a NeMo 1.x or Megatron-Bridge training config: a mapping whose ``model`` mapping
-    holds a parallel degree or a batch / recompute key (:data:`_MARKERS`)."""
+    holds a parallel degree or a batch / recompute key (:data:`_MARKERS`), or beside a ``train`` section with the
+    batch sizes (Megatron-Bridge)."""
     model = doc.get("model") if isinstance(doc, dict) else None
-    return isinstance(model, dict) and any(k in model for k in _MARKERS)
+    if not isinstance(model, dict):
+        return False
+    train = doc.get("train")
+    return any(k in model for k in _MARKERS) or isinstance(train, dict) and (
+        "micro_batch_size" in train or "global_batch_size" in train)
 
 
-def flags_of(text: str) -> str | None:
-    """The Megatron-LM flag list a NeMo 1.x / Megatron-Bridge training config stands for (:data:`VALUE_KEYS`,
-    :data:`FLAG_KEYS`, the world size, precision and optimizer of :func:`_nemo_flags` / :func:`_bridge_precision`),
-    or None when ``text`` is not such a config (:func:`is_training_config`).
+def translate(text: str) -> Translated | None:
+    """The Megatron-LM flags a NeMo 1.x / Megatron-Bridge training config stands for (:data:`VALUE_KEYS`,
+    :data:`FLAG_KEYS`, :data:`SEQ_KEYS`, the world size, precision and optimizer of :func:`_nemo_flags` /
+    :func:`_bridge_flags`), or None when ``text`` is not such a config (:func:`is_training_config`).
 
     Raises:
-        ConfigError: a mapped key whose value is an OmegaConf interpolation (``${...}``), which the importer does
-            not resolve, naming the key.
+        ConfigError: a mapped key whose value is an OmegaConf interpolation that does not resolve to a number; a
+            Megatron-Bridge override file (:func:`_check_complete`); Megatron-Bridge's older section names.
     """
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError:
         return None
+    _refuse_other_bridge_shapes(doc)
     if not is_training_config(doc):
         return None
+    _check_complete(doc)
+    keys: dict[str, str] = {}
     words: list[str] = []  # each a flag with its values, so that dict.fromkeys below drops repeated flags only
-    offload = doc["model"].get("cpu_offloading") is True  # NeMo and Megatron-Core offload only with the switch on
     for (section, key), flag in VALUE_KEYS.items():
         value = _value(doc, section, key)
-        if key == "cpu_offloading_num_layers" and not offload or key == "pipeline_model_parallel_layout" \
-                and not isinstance(value, str):  # a layout given as nested lists is Python's, not a flag's
+        if _skipped(doc, key, value) or value is None or value is False:
             continue
-        if value is not None and value is not False:
-            values = value if isinstance(value, list) else [value]
-            words.append(" ".join([flag, *(shlex.quote(str(v)) for v in values)]))
-    words += [flag for (section, key), flag in FLAG_KEYS.items() if _value(doc, section, key) is True]
+        values = value if isinstance(value, list) else [value]
+        words.append(" ".join([flag, *(shlex.quote(str(v)) for v in values)]))
+        keys[flag] = f"{section}.{key}"
+    for (section, key), flag in FLAG_KEYS.items():
+        if _value(doc, section, key) is True:
+            words.append(flag)
+            keys[flag] = f"{section}.{key}"
+    seq = next(((".".join(path), v) for path in SEQ_KEYS if isinstance(v := _nested(doc, path), int)), None)
+    if seq:
+        words.append(f"--seq-length {seq[1]}")
+        keys["--seq-length"] = seq[0]
     model = doc["model"]
     heads, groups = model.get("num_attention_heads"), model.get("num_query_groups")
     if groups is not None and groups != heads:  # Megatron-LM reads --num-query-groups only with this flag
         words.append("--group-query-attention")
-    words += _nemo_flags(doc) + _bridge_precision(doc)
-    return " ".join(dict.fromkeys(words))
+    words += _nemo_flags(doc) if "trainer" in doc else _bridge_flags(doc)
+    return Translated(" ".join(dict.fromkeys(words)), keys)
+
+
+def flags_of(text: str) -> str | None:
+    """The flag list of :func:`translate`, or None."""
+    out = translate(text)
+    return out.text if out else None
+
+
+def _skipped(doc: dict, key: str, value: Any) -> bool:
+    """A key set in the file that Megatron-Core does not read there: offloading without ``cpu_offloading: true``, a
+    recompute method or layer count without full granularity (:data:`FULL_RECOMPUTE_KEYS`), a pipeline layout
+    given as nested lists (Python's form, not a flag's)."""
+    model = doc["model"]
+    if key == "cpu_offloading_num_layers":
+        return model.get("cpu_offloading") is not True
+    if key in FULL_RECOMPUTE_KEYS:
+        granularity = model.get("recompute_granularity", model.get("activations_checkpoint_granularity"))
+        return granularity != "full" or not value
+    return key == "pipeline_model_parallel_layout" and not isinstance(value, str)
+
+
+def _refuse_other_bridge_shapes(doc: Any) -> None:
+    """Refuse the Megatron-Bridge files that are not a run's ConfigContainer: a performance config (a
+    ``ConfigContainer:`` mapping of overrides beside a ``perf_matrix``) and the older ``model_config:`` /
+    ``train_config:`` section names.
+
+    Raises:
+        ConfigError: naming what the file is."""
+    if not isinstance(doc, dict) or "model" in doc:
+        return
+    if "ConfigContainer" in doc:
+        raise ConfigError("the file is a YAML mapping with a ConfigContainer: section (Megatron-Bridge's performance "
+                          "configs: overrides of a recipe per system, beside a perf_matrix), not a run's "
+                          "ConfigContainer; legal: the ConfigContainer YAML of the run (model:, train:, ddp:, ...), "
+                          "or the layout given to estimate directly (--tp, --pp, --cp, --ep)", field="import",
+                          value="ConfigContainer")
+    if "model_config" in doc or "train_config" in doc:
+        raise ConfigError("the file is a YAML mapping with Megatron-Bridge's older section names (model_config:, "
+                          "train_config:), which are not read; legal: the current ConfigContainer names (model:, "
+                          "train:, ddp:, optimizer:, mixed_precision:)", field="import", value="model_config")
+
+
+def _check_complete(doc: dict) -> None:
+    """Refuse a Megatron-Bridge override file: Bridge sections (:data:`BRIDGE_SECTIONS`) without a root
+    ``_target_`` naming the ConfigContainer (what a saved ConfigContainer has; an override file holds only the
+    fields it changes in a recipe, whose precision, optimizer sharding, dispatcher and dropout would otherwise
+    be read as Megatron-LM's defaults). A NeMo 1.x config (``trainer:``) is complete as written.
+
+    Raises:
+        ConfigError: naming the file's kind and what to give instead."""
+    if "trainer" in doc or not any(isinstance(doc.get(s), dict) or s == "mixed_precision" and s in doc
+                                   for s in BRIDGE_SECTIONS):
+        return
+    target = doc.get("_target_")
+    if not (isinstance(target, str) and target.endswith("ConfigContainer")):
+        raise ConfigError("the file looks like a Megatron-Bridge override file (sections model:, train:, ... without "
+                          "the root _target_: ...ConfigContainer a saved ConfigContainer has): it holds only what it "
+                          "changes in a recipe, and the recipe's precision, optimizer sharding, MoE dispatcher and "
+                          "dropout would be read as Megatron-LM's defaults; legal: the run's full ConfigContainer "
+                          "YAML (Megatron-Bridge's scripts/performance/dryrun_configs are such files), or the layout "
+                          "given to estimate directly (--tp, --pp, --cp, --ep, --precision)", field="_target_",
+                          value=target)
 
 
 #: an innermost OmegaConf interpolation: a node reference (``${.hidden_size}``, ``${model.hidden_size}``,
@@ -135,11 +265,11 @@ def flags_of(text: str) -> str | None:
 _INTERPOLATION = re.compile(r"\$\{([^${}]*)\}")
 
 
-def _resolve(value: str, doc: dict, section: str) -> Any:
+def _resolve(value: str, doc: dict, base: tuple[str, ...]) -> Any:
     """``value`` with its OmegaConf interpolations replaced, innermost first: node references within ``doc``
-    (relative ones in ``section``; a launcher path's leading ``training.`` dropped) and multiply / divide_ceil /
-    divide_floor of numbers. Returns the number when the whole value resolves to one, else None (an environment
-    variable, a path, a resolver it does not know)."""
+    (relative ones, ``${.key}``, in the mapping at path ``base``; a launcher path's leading ``training.`` dropped)
+    and multiply / divide_ceil / divide_floor of numbers. Returns the number when the whole value resolves to one,
+    else None (an environment variable, a path, a resolver it does not know)."""
     def one(m: re.Match) -> str:
         expr = m.group(1).strip()
         if ":" in expr:
@@ -148,7 +278,7 @@ def _resolve(value: str, doc: dict, section: str) -> Any:
             out = {"multiply": lambda a, b: a * b, "divide_ceil": lambda a, b: math.ceil(a / b),
                    "divide_floor": lambda a, b: math.floor(a / b)}[name.strip()](*nums)
             return str(int(out)) if float(out).is_integer() else str(out)
-        path = [section, expr[1:]] if expr.startswith(".") else expr.split(".")
+        path = [*base, expr[1:]] if expr.startswith(".") else expr.split(".")
         node: Any = doc
         for part in path[1:] if path[0] == "training" else path:
             node = node[part]
@@ -169,21 +299,27 @@ def _resolve(value: str, doc: dict, section: str) -> Any:
 
 
 def _value(doc: dict, section: str, key: str) -> Any:
-    """``doc[section][key]`` or None; an OmegaConf interpolation resolved (:func:`_resolve`).
+    """``doc[section][key]`` or None (:func:`_nested`)."""
+    return _nested(doc, (section, key))
+
+
+def _nested(doc: dict, path: tuple[str, ...]) -> Any:
+    """The value at ``path`` in ``doc``, an OmegaConf interpolation resolved (:func:`_resolve`), or None.
 
     Raises:
         ConfigError: an interpolation that does not resolve to a number, naming the key."""
-    part = doc.get(section)
-    value = part.get(key) if isinstance(part, dict) else None
-    if isinstance(value, str) and "${" in value:
-        resolved = _resolve(value, doc, section)
+    node: Any = doc
+    for part in path:
+        node = node.get(part) if isinstance(node, dict) else None
+    if isinstance(node, str) and "${" in node:
+        resolved = _resolve(node, doc, path[:-1])
         if resolved is None:
-            raise ConfigError(f"{section}.{key} is {value!r}, an OmegaConf interpolation the importer cannot resolve "
-                              "to a number (it resolves references to the file's own numbers and multiply / "
-                              "divide_ceil / divide_floor); legal: the value itself in the file",
-                              field=f"{section}.{key}", value=value)
+            key = ".".join(path)
+            raise ConfigError(f"{key} is {node!r}, an OmegaConf interpolation the importer cannot resolve to a number "
+                              "(it resolves references to the file's own numbers and multiply / divide_ceil / "
+                              "divide_floor); legal: the value itself in the file", field=key, value=node)
         return resolved
-    return value
+    return node
 
 
 def _nemo_flags(doc: dict) -> list[str]:
@@ -241,6 +377,22 @@ def _nemo_fsdp(model: dict, nodes: int | None) -> list[str]:
              "hybrid": ["--use-megatron-fsdp", "--data-parallel-sharding-strategy optim_grads_params",
                         f"--num-distributed-optimizer-instances {nodes}"]}[strategy]
     return words + (["--grad-reduce-in-bf16"] if model.get("fsdp_grad_reduce_dtype") in ("bf16", 16, "16") else [])
+
+
+def _bridge_flags(doc: dict) -> list[str]:
+    """Megatron-Bridge's keys outside ``model``'s Megatron-Core fields: the precision (:func:`_bridge_precision`),
+    the optimizer state dtypes with ``use_precision_aware_optimizer`` (:data:`OPTIMIZER_DTYPE_KEYS`) and
+    ``comm_overlap.overlap_p2p_comm: false`` (null: Bridge decides, overlapping interleaved sends)."""
+    words = _bridge_precision(doc)
+    optimizer = doc.get("optimizer") if isinstance(doc.get("optimizer"), dict) else {}
+    if optimizer.get("use_precision_aware_optimizer") is True:
+        for key, flag in OPTIMIZER_DTYPE_KEYS.items():
+            dtype = optimizer.get(key)
+            name = dtype.get("_target_") if isinstance(dtype, dict) else dtype
+            if isinstance(name, str) and (TORCH_DTYPES.get(name) or name in TORCH_DTYPES.values()):
+                words.append(f"{flag} {TORCH_DTYPES.get(name, name)}")
+    overlap = doc.get("comm_overlap") if isinstance(doc.get("comm_overlap"), dict) else {}
+    return words + (["--no-overlap-p2p-communication"] if overlap.get("overlap_p2p_comm") is False else [])
 
 
 def _bridge_precision(doc: dict) -> list[str]:
