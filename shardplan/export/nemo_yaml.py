@@ -114,7 +114,23 @@ BRIDGE_SECTIONS = ("train", "optimizer", "ddp", "dist", "mixed_precision", "comm
 _PHRASES = {"the Megatron-LM arguments do not give the world size: pass --devices":
             "the YAML gives no world size as numbers (NeMo 1.x: trainer.num_nodes x trainer.devices; a "
             "Megatron-Bridge ConfigContainer holds none): pass --devices",
-            "this script": "this config", "the script": "the config"}
+            "this script": "this config", "the script": "the config", "the config's torchrun ": "the config's "}
+
+#: the flags :func:`_nemo_flags` writes -> the NeMo 1.x key each stands for
+NEMO_KEYS = {"--nnodes": "trainer.num_nodes", "--nproc-per-node": "trainer.devices", "--bf16": "trainer.precision",
+             "--fp16": "trainer.precision", "--use-distributed-optimizer": "model.optim.name",
+             "--overlap-grad-reduce": "model.optim.overlap_grad_sync",
+             "--overlap-param-gather": "model.optim.overlap_param_sync",
+             "--grad-reduce-in-bf16": "model.optim.grad_sync_dtype", "--fp8-format": "model.fp8",
+             "--no-overlap-p2p-communication": "model.overlap_p2p_comm", "--use-torch-fsdp2": "model.fsdp",
+             "--use-megatron-fsdp": "model.fsdp", "--data-parallel-sharding-strategy": "model.fsdp_sharding_strategy",
+             "--num-distributed-optimizer-instances": "model.fsdp_sharding_strategy"}
+#: the flags :func:`_bridge_flags` writes -> the Megatron-Bridge key each stands for
+BRIDGE_KEYS = {"--bf16": "mixed_precision", "--fp16": "mixed_precision", "--fp8-format": "mixed_precision",
+               "--fp8-recipe": "mixed_precision", "--fp8-param-gather": "mixed_precision.fp8_param_gather",
+               "--grad-reduce-in-bf16": "ddp.grad_reduce_in_fp32",
+               "--no-overlap-p2p-communication": "comm_overlap.overlap_p2p_comm",
+               **{flag: f"optimizer.{key}" for key, flag in OPTIMIZER_DTYPE_KEYS.items()}}
 
 
 @dataclass(frozen=True)
@@ -192,8 +208,9 @@ def translate(text: str) -> Translated | None:
     heads, groups = model.get("num_attention_heads"), model.get("num_query_groups")
     if groups is not None and groups != heads:  # Megatron-LM reads --num-query-groups only with this flag
         words.append("--group-query-attention")
-    words += _nemo_flags(doc) if "trainer" in doc else _bridge_flags(doc)
-    return Translated(" ".join(dict.fromkeys(words)), keys)
+    nemo = "trainer" in doc
+    words += _nemo_flags(doc) if nemo else _bridge_flags(doc)
+    return Translated(" ".join(dict.fromkeys(words)), {**(NEMO_KEYS if nemo else BRIDGE_KEYS), **keys})
 
 
 def flags_of(text: str) -> str | None:
