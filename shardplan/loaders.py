@@ -1016,11 +1016,12 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
         base = HARDWARE[base_name] if base_name else None
         data.setdefault("name", path.stem)
         check_number_types(data, HardwareSpec, f"hardware {short_repr(name_or_path)}")
-    data.update({k: v for k, v in overrides.items() if v is not None})
+    flags = {k: v for k, v in overrides.items() if v is not None}
     try:
-        if base is None:
-            return HardwareSpec(**data)
-        return HardwareSpec(**with_fields(base, data))
+        spec = HardwareSpec(**data) if base is None else HardwareSpec(**with_fields(base, data))
+        # a flag (--scale-up-size) over the file's hardware, as over a preset's: a file's own host memory is that of
+        # the host it describes, scaled like a preset's when the flag changes the devices per host
+        return HardwareSpec(**with_fields(spec, flags)) if flags else spec
     except ValidationError as e:
         raise config_error(e, f"hardware {name_or_path}") from None
 

@@ -79,7 +79,8 @@ DEFAULT_SCHEDULES = ("1f1b", "interleaved", "zero-bubble")
 SCHEDULES = DEFAULT_SCHEDULES + tuple(s for s in get_args(Schedule) if s not in DEFAULT_SCHEDULES)
 _FIELDS = set(ParallelConfig.model_fields)
 #: pinned fields handed to every candidate as they are (they are not searched)
-_PASSTHROUGH = ("kv_replication", "fsdp_unit", "offload_optimizer", "offload_params", "overlap_grad_reduce", "hsdp_reduce",
+_PASSTHROUGH = ("kv_replication", "fsdp_unit", "offload_optimizer", "offload_params", "nvme_offload", "overlap_grad_reduce",
+                "hsdp_reduce",
                 "moe_dispatcher", "recompute_modules", "offload_activation_layers", "tp_overlap", "moe_a2a_overlap",
                 "pipeline_flushes", "recompute_layers", "remat_saved", "offload_modules")
 #: interleaved schedules: at most this many virtual-stage counts (the smallest ones above 1)
@@ -310,6 +311,11 @@ def build_space(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec
     allowed = training.framework.zero_stages or (0, 1, 2, 3)  # what the framework implements
     # no stage dominates another (module docstring): every one the framework has is searched
     zero_stages = [fix["zero_stage"]] if "zero_stage" in fix else list(allowed)
+    offload_stages = training.framework.offload_zero_stages
+    if fix.get("offload_optimizer") and offload_stages is not None and "zero_stage" not in fix:
+        # an offloaded optimizer runs at the stages the framework offloads with (DeepSpeed / Megatron-LM: not ZeRO-0,
+        # as estimate's default stage becomes 1 with the flag)
+        zero_stages = [z for z in zero_stages if z in offload_stages] or list(offload_stages)
     greedy = training.framework.pipeline_split == "cost_greedy" and "pp_layers" not in fix
     # a pp the framework's split leaves a rank without any block is predicted to fail (Layout.failure)
     pps = [p for p in divisors(n) if p <= model.n_layers and not (greedy and p > 1 and blockless_ranks(model, p))
@@ -438,7 +444,8 @@ def group_candidates(space: Space, d: Degrees, split: tuple[int, ...] | None) ->
     dp and is neither 1 nor dp. ZeRO needs a dp x cp group of more than one device: without one only
     ZeRO-0 is tried, unless the stage is pinned (it then behaves as ZeRO-0, as ``estimate`` accepts it)."""
     fix = space.fix
-    zeros = space.zero_stages if d.dp * d.cp > 1 or "zero_stage" in fix else (0,)
+    zeros = space.zero_stages if d.dp * d.cp > 1 or "zero_stage" in fix else (
+        (0,) if 0 in space.zero_stages else space.zero_stages[:1])  # an offload's least stage: ZeRO-0 in effect
     local = space.scale_up_size // (d.tp * d.cp)
     shards = [fix["dp_shard"]] if "dp_shard" in fix else (
         [None, local] if 1 < local < d.dp and d.dp % local == 0 else [None])
@@ -569,7 +576,8 @@ _INVALID = "invalid"
 #: a weight placement that no validation rule rejects: validates a token split on its own
 _NEUTRAL_WEIGHTS: dict[str, Any] = {"ep": 1, "etp": None, "zero_stage": 0, "dp_shard": None,
                                     "zero3_gather": "per_microbatch", "moe_a2a_overlap": False,
-                                    "moe_dispatcher": "alltoall", "offload_optimizer": False, "offload_params": False}
+                                    "moe_dispatcher": "alltoall", "offload_optimizer": False, "offload_params": False,
+                                    "nvme_offload": False}
 
 
 def neutral_weights(framework: FrameworkProfile) -> dict[str, Any]:
@@ -1178,8 +1186,9 @@ def _merge(a: SearchResult, b: SearchResult, top_k: int, objective: str, keep_in
     res = SearchResult(plans=merged(a.plans, b.plans, lambda e: key(e, order[id(e)])))
     if keep_infeasible:
         res.infeasible = merged(a.infeasible, b.infeasible, lambda e: (e.memory.total, order[id(e)]))
-    for f in ("n_layouts", "n_evaluated", "n_invalid", "n_equivalent", "n_timed"):
+    for f in ("n_layouts", "n_evaluated", "n_invalid", "n_equivalent", "n_timed", "n_host_refused"):
         setattr(res, f, getattr(a, f) + getattr(b, f))
+    res.host_memory_failure = a.host_memory_failure or b.host_memory_failure
     res.seconds = seconds
     return res
 
@@ -1300,6 +1309,9 @@ def _raise_no_layout(model: ModelSpec, training: TrainingSpec, n_devices: int, f
         pinned = {k: v for k, v in fix.items() if k in _FIELDS}
         if "dp_shard" in pinned:
             pinned.setdefault("zero_stage", 3)
+        stages = training.framework.offload_zero_stages
+        if pinned.get("offload_optimizer") and stages:  # the search tried only these (build_space)
+            pinned.setdefault("zero_stage", min(stages))
         if int(pinned.get("virtual_stages", 1)) > 1:
             pinned.setdefault("schedule", "interleaved")  # the only schedule the search pairs them with
         pc = ParallelConfig(**{**_profile_fill(training.framework, pinned), **pinned})

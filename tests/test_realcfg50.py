@@ -37,3 +37,96 @@ def test_an_unknown_architecture_with_linear_attention_layers_says_so():
     # an unknown architecture without one keeps the model-file route
     with pytest.raises(ConfigError, match="YAML"):
         model_from_hf_config({"architectures": ["SomethingNewForCausalLM"], "hidden_size": 64})
+
+
+# --- a breaker pass (fiftieth session) ---------------------------------------------------------------------------
+
+import json  # noqa: E402
+
+from typer.testing import CliRunner  # noqa: E402
+
+from shardplan.cli import app  # noqa: E402
+from shardplan.export import import_config  # noqa: E402
+
+
+def _run(args, **kw):
+    return CliRunner().invoke(app, [str(a) for a in args], terminal_width=250, **kw)
+
+
+def test_a_hardware_file_with_a_non_number_host_size_is_bad_input(tmp_path):
+    # devices_per_host "eight" over a preset with host memory reached arithmetic before validation (a TypeError)
+    f = tmp_path / "hw.yaml"
+    f.write_text('base: h100-sxm\ndevices_per_host: "eight"\n')
+    r = _run(["estimate", "-m", "llama-3.1-8b", "-H", f, "-n", "8", "-s", "4096", "-b", "32"])
+    assert r.exit_code == 2 and "devices_per_host='eight'" in r.output and "Traceback" not in r.output
+
+
+def test_a_file_restating_a_presets_host_memory_gets_the_presets_verdict(tmp_path):
+    # --scale-up-size 32 over h100-sxm scales its 2 TiB host to 32 devices (8 TiB); a file giving the same 2 TiB
+    # describes the same 8-GPU host, so the flag scales it alike (it was taken as 2 TiB for 32 devices: exit 1)
+    f = tmp_path / "same.yaml"
+    f.write_text("base: h100-sxm\nname: samehost\nhost_memory_bytes: 2199023255552\n")
+    args = ["estimate", "-m", "llama-3.1-405b", "-n", "64", "-s", "4096", "-b", "64", "--offload-optimizer",
+            "--scale-up-size", "32", "--tp", "8", "--pp", "8", "--recompute", "full"]
+    assert [_run([*args, "-H", h]).exit_code for h in ("h100-sxm", f)] == [0, 0]
+
+
+def test_deepspeed_fp8_beside_bf16_is_fp8_and_a_malformed_fp8_block_is_refused():
+    base = '{"train_batch_size": 8, "train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2}, '
+    imp = import_config("deepspeed", base + '"fp8": {"enabled": true}, "bf16": {"enabled": true}}', devices=8)
+    assert imp.precision == "fp8-mixed" and any("priced as fp8-mixed" in n for n in imp.notes)
+    assert import_config("deepspeed", base + '"fp8": {"enabled": false}, "bf16": {"enabled": true}}',
+                         devices=8).precision == "bf16-mixed"
+    for bad, match in (('"fp8": true}', "fp8=True"), ('"fp8": {"enabled": "yes"}}', "fp8.enabled='yes'")):
+        with pytest.raises(ConfigError, match=match):
+            import_config("deepspeed", base + bad, devices=8)
+    with pytest.raises(ConfigError, match="shell script"):
+        import_config("deepspeed", "#!/bin/bash\ndeepspeed pretrain_gpt.py --zero-stage 1\n", devices=8)
+
+
+def test_an_accelerate_launch_over_its_ds_config_keeps_its_precision_and_model_code(tmp_path):
+    # the named ds_config has no bf16 section: Accelerate adds the one mixed_precision names; a Hugging Face model
+    (tmp_path / "ds.json").write_text('{"train_micro_batch_size_per_gpu": 1, "train_batch_size": 8, '
+                                      '"zero_optimization": {"stage": 2}}')
+    acc = tmp_path / "acc.yaml"
+    acc.write_text("distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_config_file: ds.json\n"
+                   "num_processes: 8\nmixed_precision: bf16\n")
+    out = tmp_path / "plan.json"
+    r = _run(["import", "--from", "accelerate", acc, "-o", out])
+    assert r.exit_code == 0, r.output
+    plan = json.loads(out.read_text())
+    assert plan["training"]["precision"] == "bf16-mixed" and plan["imported_from"] == "hf-deepspeed"
+
+
+def test_plan_with_an_optimizer_offload_searches_the_stages_that_offload():
+    # one device: ZeRO-0 was the only stage tried and offload refuses it (exit 2); NVMe was not handed to candidates
+    r = _run(["plan", "-m", "llama-3.1-8b", "-H", "h100-sxm", "-n", "1", "-s", "4096", "-b", "1", "--offload-optimizer",
+              "--top", "1"])
+    assert r.exit_code == 0, r.output
+    r = _run(["plan", "-m", "llama-3.1-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096", "-b", "32", "--offload-optimizer",
+              "--nvme-offload", "--framework", "deepspeed", "--top", "1"])
+    assert r.exit_code == 0 and "nvme(optimizer)" in r.output
+
+
+def test_plan_names_host_memory_under_the_megatron_profile_too(tmp_path):
+    # the megatron profile searches without and with tp overlap and merges: the host-memory refusals were dropped in
+    # the merge, and the result blamed the HBM. 8B at ZeRO-1 over 8: 16 B x 8.03e9 = 119.7 GiB per host > 9.3 GiB
+    f = tmp_path / "small.yaml"
+    f.write_text("base: h100-sxm\nname: smallhost\nhost_memory_bytes: 10000000000\n")
+    args = ["plan", "-m", "llama-3.1-8b", "-H", f, "-n", "8", "-s", "4096", "-b", "32", "--offload-optimizer"]
+    r = _run(args)
+    assert r.exit_code == 1 and "of host memory" in r.output and "HBM" not in r.output.split("result:")[-1]
+    r = _run([*args, "--json"])
+    assert json.loads(r.stdout[:r.stdout.rindex("}") + 1])["search"]["host_memory_refused"] > 0
+
+
+def test_plan_advice_counts_an_offload_already_given(tmp_path):
+    # a host large enough for everything: 405B with the optimizer offloaded keeps bf16 weights (2 B) and bf16
+    # gradients (2 B, the megatron profile's bf16-mixed) on the devices: 4 B x 405,853,388,800 / 8 = 189.0 GiB per
+    # device, so the advice names that state and the parameter offload, not the optimizer offload already given
+    f = tmp_path / "big.yaml"
+    f.write_text("base: h100-sxm\nname: bighost\nhost_memory_bytes: 1.0e15\n")
+    r = _run(["plan", "-m", "llama-3.1-405b", "-H", f, "-n", "8", "-s", "4096", "-b", "8", "--offload-optimizer"])
+    text = " ".join(r.output.split())
+    assert r.exit_code == 1 and "189.0 GiB per device" in text and "optimizer state offloaded" in text
+    assert "--offload-params" in text and "or --offload-optimizer" not in text

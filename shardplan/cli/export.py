@@ -307,10 +307,41 @@ def _named_ds_config(err: ConfigError, file: Path, text: str, devices: int | Non
         return None
     procs = cfg.get("num_processes")
     world = devices if devices is not None else procs if isinstance(procs, int) and procs >= 1 else None
-    imported = read_config("deepspeed", read_text_capped(path, "import"), world)
+    ds_text = read_text_capped(path, "import")
+    imported = read_config("deepspeed", ds_text, world)
     note = (f"Accelerate's deepspeed_config_file {name}: its ds_config imported (--from deepspeed, {world or 'its own'} "
             "devices), as Accelerate reads that file instead of its own keys")
-    return replace(imported, notes=(note, *imported.notes))
+    return _accelerate_over_ds_config(replace(imported, notes=(note, *imported.notes)), cfg, ds_text)
+
+
+def _accelerate_over_ds_config(imported, cfg: dict, ds_text: str):
+    """What an Accelerate launch sets over the ds_config it names: a Hugging Face model's code (the hf-deepspeed
+    profile, as for Accelerate's inline DeepSpeed keys, where the ds_config alone gave the deepspeed one) and its
+    ``mixed_precision`` where the ds_config has no bf16 / fp16 section (Accelerate's DeepSpeedPlugin adds the one
+    ``mixed_precision`` names, accelerate/utils/dataclasses.py ``set_mixed_precision``; fp8 runs its fp8 recipe beside
+    them), each with a note."""
+    import json
+
+    from shardplan.export.accelerate import PRECISIONS
+    notes = [n for n in imported.notes if not n.startswith("the model code is not in a ds_config")]
+    framework = imported.framework
+    if framework == "deepspeed":
+        framework = "hf-deepspeed"
+        notes.append("an Accelerate launch runs a Hugging Face model: priced with the hf-deepspeed profile (Transformers "
+                     "model code, eager element-wise ops)")
+    try:
+        ds = json.loads(ds_text)
+    except ValueError:
+        ds = {}
+    mp = str(cfg.get("mixed_precision", "no")).lower()
+    precision = imported.precision
+    unset = precision is None or not ({"bf16", "fp16"} & set(ds if isinstance(ds, dict) else {}))  # or 'auto'
+    if PRECISIONS.get(mp) and mp != "no" and (mp == "fp8" or unset) and precision != PRECISIONS[mp]:
+        precision = PRECISIONS[mp]
+        notes.append(f"mixed_precision: {mp} (Accelerate fills the ds_config's bf16 / fp16 from it where they are "
+                     f"absent or 'auto'{'; fp8 runs its recipe beside them' if mp == 'fp8' else ''}): precision "
+                     f"{precision}")
+    return replace(imported, framework=framework, precision=precision, notes=tuple(notes))
 
 
 @app.command("import")

@@ -497,7 +497,13 @@ def _no_fit_advice(m, hw, tr, devices: int, pins: dict[str, Any] | None = None, 
     already gives the offloaded layout (:func:`_offload_advice`), so the device count stands alone."""
     from shardplan.cost.memory import hbm_limit
     pins = pins or {}
-    state = m.n_params * tr.precision.model_state_bytes_per_param
+    prec = tr.precision
+    per_param = prec.model_state_bytes_per_param
+    if pins.get("offload_optimizer"):  # the master copy and the moments live on the host (ZeRO-Offload)
+        per_param -= prec.master_bytes + prec.optimizer_bytes
+    if pins.get("offload_params"):  # the parameter shards too: the device holds what one layer's gathers need
+        per_param -= prec.param_bytes
+    state = m.n_params * per_param
     limit = hbm_limit(hw.hbm_bytes, tr.framework)
     less = [f"{k}={pins[k]}" for k in ("zero_stage", "dp_shard", "zero3_gather")
             if k in pins and (k != "zero_stage" or pins[k] < 3) and (k != "zero3_gather" or pins[k] == "per_step")]
@@ -507,10 +513,14 @@ def _no_fit_advice(m, hw, tr, devices: int, pins: dict[str, Any] | None = None, 
     if state / devices <= limit:
         return "more devices or a smaller batch may help"
     need = math.ceil(state / limit)
-    return (f"the model state alone is {state / devices / 2**30:,.1f} GiB per device with every weight, gradient and "
-            f"optimizer moment sharded over all {devices:,} devices (ZeRO-3), so a smaller batch cannot help: at least "
-            f"{need:,} devices of this memory for that state alone"
-            + ("" if offload_named else ", or --offload-optimizer where the framework offers it"))
+    what = ("weight and gradient (the optimizer state offloaded)" if pins.get("offload_optimizer")
+            else "weight, gradient and optimizer moment")
+    offer = ("" if offload_named or pins.get("offload_optimizer") and pins.get("offload_params") else
+             ", or --offload-params where the framework offers it" if pins.get("offload_optimizer") else
+             ", or --offload-optimizer where the framework offers it")
+    return (f"the model state alone is {state / devices / 2**30:,.1f} GiB per device with every {what} sharded over "
+            f"all {devices:,} devices (ZeRO-3), so a smaller batch cannot help: at least {need:,} devices of this "
+            f"memory for that state alone{offer}")
 
 
 DevicesListOpt = Annotated[Optional[list[int]], typer.Option("--devices", "-n", help="device counts (repeat)")]

@@ -350,10 +350,11 @@ def read(text: str, devices: int | None = None) -> Imported:
     nvme, nvme_notes = _nvme(zero, offload, offload_params)
     offload_notes = (*offload_notes, *nvme_notes, *_zeropp_notes(zero), *_unread_notes(cfg, sp))
     precision = _precision(cfg, stage)
-    fp8 = isinstance(cfg.get("fp8"), dict) and cfg["fp8"].get("enabled") is True
-    if fp8 and precision in (None, "fp32"):
+    fp8 = flag(section(cfg, "fp8", "DeepSpeed"), "enabled", "DeepSpeed", where="fp8.")
+    if fp8 and precision not in ("fp8-mixed", "fp8-params"):
         # not a DeepSpeed section: the fp8 training of the program around it (LLaMA-Factory's fp8 with Accelerate's
-        # Transformer Engine / torchao recipes) reads it; DeepSpeed alone would run fp32
+        # Transformer Engine / torchao recipes) reads it, beside the bf16 (or fp16) DeepSpeed runs the rest in, or
+        # fp32 where none is enabled: the GEMMs run in fp8 either way
         precision = "fp8-mixed"
     auto_notes = (*batch_notes, *(("bf16 / fp16 enabled 'auto' (the Hugging Face Trainer's --bf16 / --fp16 set it): "
                                    "no precision recorded (give --precision; the profile's default otherwise)",)
@@ -419,6 +420,11 @@ def _load(text: str) -> dict:
     try:
         cfg = json.loads(text, object_pairs_hook=no_repeated_json_keys)
     except json.JSONDecodeError as e:
+        if re.match(r"\s*#!", text) or re.search(r"^\s*(?:torchrun|deepspeed|srun|python3?)\s", text, re.M):
+            raise ConfigError("the file is a shell script (a #! line or a launcher command), not a ds_config; legal: "
+                              "the ds_config JSON it passes (--deepspeed_config / --deepspeed FILE), or, for a "
+                              "Megatron-DeepSpeed launch script, --from megatron", field="import",
+                              value="deepspeed") from None
         comments = "; it holds comments, which DeepSpeed's own reader (hjson) allows and JSON does not: remove them" \
             if re.search(r"(^|\s)(//|#)", text) else ""
         raise ConfigError(f"ds_config is not valid JSON: {e}{comments}; legal: a DeepSpeed config file (a JSON object "

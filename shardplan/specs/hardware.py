@@ -354,8 +354,8 @@ def with_fields(base: HardwareSpec, update: dict) -> dict:
     if base.host_memory_bytes is None or "host_memory_bytes" in update:
         return out
     new = out.get("devices_per_host") or out.get("scale_up_size") or base.host_devices
-    if new == base.host_devices:
-        return out
+    if new == base.host_devices or not isinstance(new, int) or isinstance(new, bool) or new < 1:
+        return out  # a value of another type or out of range: HardwareSpec's validation names it
     out["host_memory_bytes"] = base.host_memory_bytes * new / base.host_devices
     src = base.sources.get("host_memory_bytes", "")
     out["sources"] = {**out.get("sources", {}), "host_memory_bytes": f"{src}; scaled from the datasheet host's "
