@@ -510,8 +510,8 @@ def read_plan_file(path: str | Path) -> dict[str, Any]:
         # a plan's other objects without its layout: not a bare mapping of layout fields
         raise err("holds no parallel object (the layout: a plan from `shardplan plan --json`, `estimate --json` or "
                   "`import` has one beside its model / hardware / training objects)")
-    if not isinstance(data, dict):
-        raise err("holds no parallel object")
+    if not isinstance(data, dict) or not data:  # {} would price the flags' layout while seeming to read the file
+        raise err("holds no parallel object" + (" (the file is an empty JSON object)" if data == {} else ""))
     return data
 
 

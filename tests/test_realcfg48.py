@@ -3,6 +3,8 @@ the last assignment winning), and the shell tests that decide them."""
 
 import pytest
 
+from shardplan.errors import ConfigError
+
 from shardplan.export import import_config
 from shardplan.export.base import expand_variables, shell_condition
 
@@ -25,8 +27,10 @@ def test_the_default_branches_of_a_launcher_are_read():
         'AC="${AC:-none}"', "AC=sel").replace('MODEL_SIZE=${MODEL_SIZE:-"8x7B"}', "MODEL_SIZE=8x22B"), devices=8)
     assert imp.precision.startswith("fp16") and imp.parallel.recompute == "selective"
     assert imp.model_shape["n_layers"] == 56 and imp.model_shape["d_model"] == 6144
-    # SP=false: the && test fails, no --sequence-parallel
-    assert not import_config("megatron", MIXTRAL_ROCM.replace("SP=${SP:-true}", "SP=false"), devices=8).parallel.sp
+    # SP=false: the && test fails, no --sequence-parallel, which Megatron-Core refuses beside tp 8 and ep 8
+    with pytest.raises(ConfigError, match="needs --sequence-parallel") as err:
+        import_config("megatron", MIXTRAL_ROCM.replace("SP=${SP:-true}", "SP=false"), devices=8)
+    assert err.value.field == "sp"
 
 
 @pytest.mark.parametrize(("test", "env", "held"), [

@@ -130,3 +130,32 @@ def test_plan_advice_counts_an_offload_already_given(tmp_path):
     text = " ".join(r.output.split())
     assert r.exit_code == 1 and "189.0 GiB per device" in text and "optimizer state offloaded" in text
     assert "--offload-params" in text and "or --offload-optimizer" not in text
+
+
+def test_small_input_checks_of_the_breaker_pass(tmp_path):
+    # an empty plan file priced the flags' layout as if read; a batch error named a global_batch_size never given
+    empty = tmp_path / "empty.json"
+    empty.write_text("{}")
+    base = ["estimate", "-m", "llama-3.1-8b", "-H", "h100-sxm", "-n", "8", "-s", "4096"]
+    r = _run([*base, "-b", "32", "--plan", empty])
+    assert r.exit_code == 2 and "empty JSON object" in r.output
+    # 135,168 tokens / 4,096 = 33 sequences over dp 8
+    r = _run([*base, "--global-batch-tokens", "135168"])
+    assert r.exit_code == 2 and "(--global-batch-tokens 135168 / seq_len 4096)" in " ".join(r.output.split())
+    # Megatron-Core refuses expert parallelism beside tensor parallelism without sequence parallelism
+    with pytest.raises(ConfigError, match="needs --sequence-parallel"):
+        import_config("megatron", "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --bf16 "
+                                  "--tensor-model-parallel-size 2 --expert-model-parallel-size 4 --num-experts 8")
+    # MODEL_ARGS: a list for a one-value flag, or not a mapping at all
+    with pytest.raises(ConfigError, match="one value"):
+        import_config("megatron", "MODEL_ARGS:\n  --tensor-model-parallel-size: [2, 4]\n  --bf16: true\n", devices=8)
+    with pytest.raises(ConfigError, match="MODEL_ARGS is"):
+        import_config("megatron", "MODEL_ARGS: [--bf16]\n", devices=8)
+    # Accelerate HYBRID sharding: each machine's processes are a shard group, so the machines divide the processes
+    with pytest.raises(ConfigError, match="legal num_machines: 1, 2, 4, 8, 16"):
+        import_config("accelerate", "distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: HYBRID_SHARD\n"
+                                    "num_machines: 3\nnum_processes: 16\n")
+    # an inline Accelerate DeepSpeed offload to NVMe beside one to the CPU: both recorded as NVMe, with the note
+    imp = import_config("accelerate", "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n"
+                                      "  offload_optimizer_device: nvme\n  offload_param_device: cpu\nnum_processes: 8\n")
+    assert imp.parallel.nvme_offload and any("recorded as nvme_offload for both" in n for n in imp.notes)

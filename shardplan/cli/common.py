@@ -253,11 +253,14 @@ def framework_note(hardware: str | None, framework: str | None, profile: Any) ->
         from shardplan.inputs import default_framework
 
         # only a hardware file's own framework section is replaced (a TPU preset's default profile is not a file's)
-        from_file = default_framework(hardware) if hardware_framework(hardware) is not None else None
+        raw = hardware_framework(hardware)
+        from_file = default_framework(hardware) if raw is not None else None
         skip = {"origin", "sources"}
         theirs = from_file.model_dump(exclude=skip) if from_file is not None else {}
         ours = profile.model_dump(exclude=skip)
-        changed = sorted(k for k, v in theirs.items() if ours.get(k) != v)
+        # the values the file itself sets (a mapping's fields beside base), not those of the profile it bases them on
+        own = set(raw) - {"base"} if isinstance(raw, dict) else set(theirs)
+        changed = sorted(k for k, v in theirs.items() if ours.get(k) != v and k in own)
         if changed:
             err_console.print(f"[yellow]note:[/] --framework {escape(framework)} replaces the framework section of the "
                               f"hardware file {escape(hardware)} (its own values of {escape(', '.join(changed))} are "

@@ -187,12 +187,18 @@ def _degrees(cfg: dict, n: int, hybrid: bool, machines: int) -> tuple[int, int, 
     dp = n with the HYBRID strategies sharding over one machine's processes.
 
     Raises:
-        ConfigError: degrees that do not multiply to num_processes, naming them.
+        ConfigError: degrees that do not multiply to num_processes, naming them; a HYBRID strategy whose
+            num_machines does not divide num_processes (each machine's processes are one shard group).
     """
     par = section(cfg, "parallelism_config", "Accelerate")
     if not par:
-        per_machine = n // machines if hybrid and n % machines == 0 else n
-        return n, per_machine, 1, 1
+        if hybrid and n % machines:
+            legal = [m for m in range(1, n + 1) if n % m == 0]
+            raise ConfigError(f"Accelerate HYBRID sharding with num_processes={n} over num_machines={machines}: each "
+                              "machine's processes are one shard group, so the machines must divide the processes; "
+                              f"legal num_machines: {', '.join(map(str, legal))}", field="num_machines",
+                              value=machines, legal=legal)
+        return n, n // machines if hybrid else n, 1, 1
     rep, shard, tp, cp = (whole(par, f"parallelism_config_{k}_size", "Accelerate", 1, where="parallelism_config.")
                           for k in ("dp_replicate", "dp_shard", "tp", "cp"))
     if rep * shard * tp * cp != n:
@@ -244,8 +250,8 @@ def read(text: str, devices: int | None = None) -> Imported:
 
 def _offload_device(ds: dict, key: str, notes: list[str]) -> bool:
     """Whether ``deepspeed_config.<key>`` offloads: Accelerate passes it to DeepSpeed, whose devices are
-    :data:`shardplan.export.deepspeed.OFFLOAD_DEVICES` (YAML's null read as none); cpu or nvme, nvme priced as cpu
-    with a note.
+    :data:`shardplan.export.deepspeed.OFFLOAD_DEVICES` (YAML's null read as none); cpu or nvme (``nvme_offload``,
+    :func:`_layout`).
 
     Raises:
         ConfigError: a device Accelerate does not offer, naming the key and the legal devices.
@@ -257,9 +263,6 @@ def _offload_device(ds: dict, key: str, notes: list[str]) -> bool:
         raise ConfigError(f"Accelerate deepspeed_config.{key}={short_repr(value)}; legal: "
                           f"{', '.join(OFFLOAD_DEVICES)}", field=key, value=short_repr(value),
                           legal=list(OFFLOAD_DEVICES))
-    if device == "nvme":
-        notes.append(f"deepspeed_config.{key}=nvme is priced as cpu (over the host link); NVMe (ZeRO-Infinity) is "
-                     "slower than the planner predicts")
     return device != "none"
 
 
@@ -288,8 +291,13 @@ def _layout(cfg: dict, kind: str, n: int, machines: int, notes: list[str]) -> tu
             notes.append(f"deepspeed_config.offload_param_device={ds['offload_param_device']!r} is ignored at "
                          f"zero_stage {stage}: DeepSpeed offloads parameters only under ZeRO-3")
         offload, params = offload and stage > 0, params and stage == 3
-        nvme = any(on and str(ds.get(key, "")).lower() == "nvme" for key, on in
-                   (("offload_optimizer_device", offload), ("offload_param_device", params)))  # ZeRO-Infinity
+        used = {key: str(ds.get(key, "")).lower() for key, on in
+                (("offload_optimizer_device", offload), ("offload_param_device", params)) if on}
+        nvme = "nvme" in used.values()  # ZeRO-Infinity: priced as host offload, not counted in host memory
+        mixed = [k for k, d in used.items() if d != "nvme"] if nvme else []
+        if mixed:  # the plan has one nvme_offload field (as the ds_config importer records it)
+            notes.append(f"deepspeed_config.{mixed[0]}={used[mixed[0]]!r} beside NVMe: recorded as nvme_offload for "
+                         "both (host memory is not checked for either; an export writes both to NVMe)")
         return dict(dp=n, zero_stage=stage, offload_optimizer=offload, offload_params=params,
                     nvme_offload=nvme), "hf-deepspeed"
     if kind != "FSDP":

@@ -598,6 +598,21 @@ def _cuda_graph_note(a: argparse.Namespace) -> tuple[str, ...]:
             "read Blackwell predictions of this script as optimistic",)
 
 
+def _check_ep_sp(a: argparse.Namespace, tp: int) -> None:
+    """Megatron-Core refuses expert parallelism beside tensor parallelism without sequence parallelism
+    (``ModelParallelConfig.__post_init__``: "When using expert parallelism and tensor parallelism, sequence
+    parallelism must be used"), as the planner does for etp != tp.
+
+    Raises:
+        ConfigError: ep > 1 and tp > 1 without ``--sequence-parallel``, naming the flag to add."""
+    ep = a.expert_model_parallel_size or 1
+    if ep > 1 and tp > 1 and not a.sequence_parallel:
+        raise ConfigError(f"--expert-model-parallel-size {ep} with --tensor-model-parallel-size {tp} needs "
+                          "--sequence-parallel (Megatron-Core's ModelParallelConfig refuses expert and tensor "
+                          "parallelism without it); legal: add --sequence-parallel, or tensor-model-parallel-size 1",
+                          field="sp", value=False, legal=[True])
+
+
 def _zero_stage(a: argparse.Namespace) -> int:
     """The ZeRO stage of the data-parallel flags: Megatron-DeepSpeed's ``--zero-stage``, Megatron-FSDP's sharding
     strategy, ``--use-torch-fsdp2`` (PyTorch FSDP2 ``fully_shard`` of every module, parameters included: ZeRO-3;
@@ -838,16 +853,25 @@ def _model_args_flags(text: str) -> str | None:
         doc = yaml.safe_load(text)
     except yaml.YAMLError:
         return None
-    args = doc.get("MODEL_ARGS") if isinstance(doc, dict) else None
-    if not isinstance(args, dict):
+    if not isinstance(doc, dict) or "MODEL_ARGS" not in doc:
         return None
+    args = doc["MODEL_ARGS"]
+    if not isinstance(args, dict):
+        raise ConfigError(f"MODEL_ARGS is {short_repr(args)} ({type(args).__name__}); legal: a mapping of each "
+                          "Megatron-LM flag to its value (--flag-name: value), as a functional-test "
+                          "model_config.yaml writes it", field="MODEL_ARGS", value=short_repr(args))
     bad = [k for k in args if not (isinstance(k, str) and k.startswith("--"))]
     if bad:  # Megatron-LM's test launcher passes each key as written: a flag without -- is not a flag
         raise ConfigError(f"MODEL_ARGS key {short_repr(bad[0])} is not a Megatron-LM flag (a functional-test "
                           "model_config.yaml writes each as --flag-name: value); legal: keys starting with --",
                           field="MODEL_ARGS", value=short_repr(bad[0]))
+    single = {f for f, act in parser()._option_string_actions.items() if act.nargs is None}
     words = []
     for flag, value in args.items():
+        if isinstance(value, dict) or isinstance(value, list) and flag in single:
+            raise ConfigError(f"MODEL_ARGS {flag} is {short_repr(value)}; legal: "
+                              f"{'one value' if flag in single else 'a value or a list of values'} (Megatron-LM's "
+                              "parser takes it so)", field=flag.lstrip("-").replace("-", "_"), value=short_repr(value))
         if value is True:
             words.append(flag)
         elif value is not False and value is not None:
@@ -1055,6 +1079,7 @@ def read_flags(text: str, devices: int | None = None) -> Imported:
     _check_optimizer_offload(a, zero)
     shard = _dist_opt_shard(a, dp)
     _check_moe_recompute_flags(a)
+    _check_ep_sp(a, tp)
     # arguments.py: "Disabling sequence parallelism because tensor model parallelism is disabled" (tp = 1)
     values = dict(dp=dp, zero_stage=zero, tp=tp, pp=pp, cp=cp,
                   cp_comm="a2a" if ulysses else _cp_comm_of(a) if cp > 1 else "ring",
