@@ -236,7 +236,15 @@ IMPORT_TEXTS = ["", "{}", "[]", "null", "a: [", "{" * 50000, "[" * 50000, "a: 1\
                 "ici_tensor_parallelism: -1\nici_fsdp_parallelism: 0\n", "ici_tensor_parallelism: 1e400\n",
                 "--tensor-model-parallel-size x --pipeline-model-parallel-size 0", "--micro-batch-size",
                 "[parallelism]\ntensor_parallel_degree = -1\n", "[parallelism\n", "sharding_axis_dims: [1, -1, 1, 1]",
-                "parallelism: 5", "--micro-batch-size 100000000000000000000000 'unbalanced"]
+                "parallelism: 5", "--micro-batch-size 100000000000000000000000 'unbalanced",
+                # NeMo 1.x / Megatron-Bridge training YAMLs (shardplan/export/nemo_yaml.py)
+                "trainer: {num_nodes: x, devices: -1}\nmodel: {tensor_model_parallel_size: 0, micro_batch_size: 1}\n",
+                "model: {tensor_model_parallel_size: '${oc.env:TP}', global_batch_size: 8}\ntrainer: {devices: 8}\n",
+                "model: {tensor_model_parallel_size: '${multiply:${.x}, 2}', micro_batch_size: [1]}\ntrainer: {}\n",
+                "_target_: x.ConfigContainer\nmodel: {pipeline_model_parallel_size: 1e400}\ntrain: {micro_batch_size: "
+                "1}\nmixed_precision: {fp8: [1]}\noptimizer: {use_precision_aware_optimizer: true, exp_avg_dtype: {}}\n",
+                "model: {tensor_model_parallel_size: 2}\ntrain: {global_batch_size: 8}\nddp: {}\n",
+                "MODEL_ARGS: {--tensor-model-parallel-size: {a: 1}}\n", "MODEL_ARGS: 5\n"]
 
 
 def import_case(rng: random.Random) -> Case:
