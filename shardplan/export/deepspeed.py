@@ -610,8 +610,8 @@ NVME_PATH = "/local_nvme"
 def _offload(zero: dict, stage: int) -> tuple[bool, bool, tuple[str, ...]]:
     """(optimizer offloaded, parameters offloaded, notes) of a ``zero_optimization`` block: ``offload_optimizer.device``
     cpu or nvme offloads the optimizer, ``offload_param.device`` cpu or nvme the ZeRO-3 parameter partitions
-    (``ParallelConfig.offload_params``; ignored by DeepSpeed below stage 3, with a note); nvme is priced as cpu, with
-    a note (the planner has no NVMe bandwidth).
+    (``ParallelConfig.offload_params``; ignored by DeepSpeed below stage 3, with a note); nvme is recorded as
+    ``nvme_offload`` by :func:`_nvme` (priced as host offload: the planner has no NVMe bandwidth).
 
     Raises:
         ConfigError: an offload entry that is not an object, a device DeepSpeed does not have, or optimizer offload
