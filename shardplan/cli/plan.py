@@ -239,7 +239,7 @@ def _infeasible_table(estimates: list) -> Table:
     layout refused for host memory alone fits the HBM)."""
     it = Table(title="closest layouts that do not fit")
     host = any(e.host_memory_per_host > 0 for e in estimates)
-    for col in ("layout", "memory GiB", "over by GiB", *(("host GiB per host", ) if host else ())):
+    for col in ("layout", "memory GiB", "HBM over by GiB", *(("host GiB per host", ) if host else ())):
         it.add_column(col)
     for e in estimates:
         limit = e.hardware.host_memory_bytes

@@ -1053,7 +1053,9 @@ def read(text: str, devices: int | None = None) -> Imported:
         imported = read_flags(translated.text, devices)
     except ConfigError as e:
         raise translated.renamed(e) from None
-    return dataclasses.replace(imported, notes=tuple(translated.rename(n) for n in imported.notes))
+    read_as = (f"read as a {translated.kind} training config: each key as the Megatron-LM flag it stands for "
+               "(docs/export.md); data, logging and checkpoint keys do not change the price and are left out")
+    return dataclasses.replace(imported, notes=(read_as, *(translated.rename(n) for n in imported.notes)))
 
 
 def read_flags(text: str, devices: int | None = None) -> Imported:

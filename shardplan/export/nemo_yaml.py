@@ -135,11 +135,13 @@ BRIDGE_KEYS = {"--bf16": "mixed_precision", "--fp16": "mixed_precision", "--fp8-
 
 @dataclass(frozen=True)
 class Translated:
-    """A YAML training config as Megatron-LM flags: ``text`` (the flag list) and ``keys`` (each flag -> the YAML key
-    it came from, ``section.key``), with :meth:`rename` to word the importer's messages in the file's keys."""
+    """A YAML training config as Megatron-LM flags: ``text`` (the flag list), ``keys`` (each flag -> the YAML key
+    it came from, ``section.key``) and ``kind`` (NeMo 1.x or a Megatron-Bridge ConfigContainer), with :meth:`rename` to
+    word the importer's messages in the file's keys."""
 
     text: str
     keys: dict[str, str]
+    kind: str = "NeMo 1.x"
 
     def rename(self, message: str) -> str:
         """``message`` with each Megatron-LM flag of :attr:`keys` (or of the key tables, for a flag the file does
@@ -210,7 +212,8 @@ def translate(text: str) -> Translated | None:
         words.append("--group-query-attention")
     nemo = "trainer" in doc
     words += _nemo_flags(doc) if nemo else _bridge_flags(doc)
-    return Translated(" ".join(dict.fromkeys(words)), {**(NEMO_KEYS if nemo else BRIDGE_KEYS), **keys})
+    return Translated(" ".join(dict.fromkeys(words)), {**(NEMO_KEYS if nemo else BRIDGE_KEYS), **keys},
+                      "NeMo 1.x" if nemo else "Megatron-Bridge ConfigContainer")
 
 
 def flags_of(text: str) -> str | None:
