@@ -5128,3 +5128,62 @@ _S49_AMD = (
 #  Pai-Megatron-Patch issue #643 (Qwen3-30B-A3B on 16 H800): both were already held (_XT_MOE and _Q30_TAG above, the
 #  same figures), so those 13 rows were dropped as duplicates.)
 SCOUTED_2026_12AW = _S49_AMD
+
+# Fiftieth scouting pass (2026-12, never fitted on; SCOUTED_2026_12AX). Names carry _S50_.
+# ---- 1. mosaicml/llm-foundry scripts/train/benchmarking/README.md @ c90b9b312c644dbde5c9e6eef75c6f1c117d8782 (search id
+#    605387504), table "H100 80GB BF16 (Large Scale, >= 128 GPUs)" (absent from the 061f2c7 copy the _FOUNDRY_H100 rows
+#    come from; also in the fork Diego9709/llm-foundry @ 000d3691, id 26050899891). MPT 1B-70B, seq 2,048, 128 / 256 / 512
+#    H100 80GB, amp_bf16 (MP Mode DEFAULT: fp32 gradient reduction, as _foundry's default), no accumulation (GradAccum 1),
+#    global batch = GPUs x micro batch; FULL_SHARD (ZeRO-3) for 7B-70B, SHARD_GRAD_OP (ZeRO-2) for 1B / 3B; activation
+#    checkpointing True for 13B-70B; Throughput (T/s/GPU) as printed (= T/s / GPUs: 515,636 / 512 = 1,007). [A]
+_S50_LS = (  # (model, GPUs, micro batch, global batch, tokens/s/GPU, activation checkpointing, ZeRO stage)
+    ("70b", 512, 8, 4096, 1007, True, 3), ("70b", 256, 8, 2048, 1035, True, 3), ("70b", 128, 8, 1024, 1058, True, 3),
+    ("30b", 512, 8, 4096, 2115, True, 3), ("30b", 256, 8, 2048, 2148, True, 3), ("30b", 128, 8, 1024, 2199, True, 3),
+    ("13b", 512, 16, 8192, 4952, True, 3), ("13b", 256, 16, 4096, 4989, True, 3), ("13b", 128, 16, 2048, 5080, True, 3),
+    ("7b", 512, 6, 3072, 9670, False, 3), ("7b", 256, 6, 1536, 10119, False, 3), ("7b", 128, 6, 768, 10475, False, 3),
+    ("3b", 512, 8, 4096, 21664, False, 2), ("3b", 256, 8, 2048, 22772, False, 2), ("3b", 128, 8, 1024, 23422, False, 2),
+    ("1b", 512, 12, 6144, 39837, False, 2), ("1b", 256, 12, 3072, 42555, False, 2), ("1b", 128, 12, 1536, 44123, False, 2),
+)
+_S50_FOUNDRY_LS = tuple(
+    (f"[A] llm-foundry README H100 80GB (large scale): MPT-{m.upper()} seq 2,048, {g} GPUs, mbs {mbs}"
+     f"{', AC' if ac else ''}{', SHARD_GRAD_OP' if z == 2 else ''}", f"mpt-{m}", "H100 80GB", "llm-foundry",
+     "bf16-mixed-fp32-grads", g, 2048, gbs,
+     dict(dp=g, zero_stage=z, microbatch_size=mbs, recompute="full" if ac else "none"), tps, None)
+    for m, g, mbs, gbs, tps, ac, z in _S50_LS)
+# ---- 2. AI-Hypercomputer/torchprime issue #16 (zpcore comment, 2025-02-06; torch_xla 2.6.0): "Llama 3.0 8B 8kseq_len |
+#    256 | v6e-256 x 1pod | 1.625s" and "| 512 | ... | 2.991s" (torchprime column). tokens/s/chip = GBS x 8192 / step /
+#    256: 256 x 8192 / 1.625 / 256 = 5,041.2; 512 x 8192 / 2.991 / 256 = 5,477.8. Layout from the recipe in
+#    torchprime/torch_xla_models/README.md (@ 1d2842b5, id 61647493530: ici_mesh.fsdp=256, model/remat=llama-scan,
+#    splash attention) and configs (model/llama-3-8b.yaml: torch_dtype bfloat16, remat llama = every decoder layer).
+#    [B]: FSDP 256 and per-layer remat at the issue's date, bf16 weights with bf16 AdamW state (no fp32 master), the
+#    maxtext profile standing in for torch_xla SPMD.
+_S50_TP = ("[B: FSDP 256 + per-layer remat from the later recipe; bf16 weights and AdamW state; maxtext profile for "
+           "torch_xla]")
+_S50_TORCHPRIME = tuple(
+    (f"{_S50_TP} torchprime#16: Llama 3.0 8B seq 8,192, GBS {gbs}, v6e-256", "llama-3-8b", "tpu-v6e", "maxtext",
+     "bf16-mixed+optimizer_dtype=bf16", 256, 8192, gbs, dict(zero_stage=3, microbatch_size=gbs // 256, recompute="full"),
+     gbs * 8192 / step / 256, None)
+    for gbs, step in ((256, 1.625), (512, 2.991)))
+# ---- 3. PrimeIntellect-ai/prime-rl benchmarks/results/BENCHMARKS.md (search id 11149717588; "Last Updated 2026-02-07",
+#    "Commit 30bf494f"), rows "SFT Full | 16384 | Recompute | ... | 8xH100 HBM3 | 26.6% | 49.72k" (FA2), "8xH200 | 28.4% |
+#    53.14k", "8xB200 | 15.5% | 66.04k" (Qwen3-4B-Instruct-2507) and Qwen3-30B-A3B-Instruct-2507 "8xH200 | 16.6% |
+#    35.03k" (FA3), "8xB200 | 11.6% | 55.68k" (FA4); EP 1, CP 1; Peak Mem 54.6 / 54.6 / 52.5 / 106.4 / 111.8 GiB.
+#    The baselines JSON (benchmarks/baselines/benchmark-8xh100-Qwen--Qwen3-4B-Instruct-2507-sft-full-8gpu-Recompute-
+#    flash_attention_2-16384-cp1-ep1.json @ 767aaadf, id 70584881440; ...8xb200-Qwen--Qwen3-30B-A3B...-sft-full-...
+#    flash_attention_4-16384-cp1-ep1.json @ 30bf494f, id 11864956339) give micro_batches 2 and the throughput mean
+#    (49,716.76; 55,679.99 tokens/s over the 8 GPUs); 55,680 x 4.684 s step = 260.8k = 2 x 8 x 16,384 tokens, so one
+#    16,384 sequence per GPU per micro batch: global batch 16. tokens/s/GPU = TPS / 8. [B]: FSDP over the 8 GPUs (the
+#    trainer's FSDP2, no EP), full AC for "Recompute", bf16 params with fp32 master/optimizer, the torchtitan profile
+#    standing in for prime-rl's trainer.
+_S50_PR = "[B: FSDP2 x 8, 2 micro-batches of 1, full AC, fp32 master; torchtitan profile for prime-rl]"
+_S50_PRIME_RL = tuple(
+    (f"{_S50_PR} prime-rl bench: {name} SFT full, seq 16,384, 8 {hw}", model, hw, "torchtitan", "bf16-mixed", 8, 16384,
+     16, dict(zero_stage=3, microbatch_size=1, recompute="full"), tps / 8, gib)
+    for name, model, hw, tps, gib in (
+        ("Qwen3-4B", "models/qwen3-4b.config.json", "H100-SXM", 49716.756, 54.63),
+        ("Qwen3-4B", "models/qwen3-4b.config.json", "H200", 53140, 54.6),
+        ("Qwen3-4B", "models/qwen3-4b.config.json", "B200", 66040, 52.5),
+        ("Qwen3-30B-A3B (EP 1)", "qwen3-30b-a3b", "H200", 35030, 106.4),
+        ("Qwen3-30B-A3B (EP 1)", "qwen3-30b-a3b", "B200", 55680, 111.8)))
+
+SCOUTED_2026_12AX = (*_S50_FOUNDRY_LS, *_S50_TORCHPRIME, *_S50_PRIME_RL)
