@@ -492,8 +492,10 @@ def test_export_hints_are_what_the_target_writes(tmp_path):
             "--tp", "2", "--zero-stage", "0", "-o", str(tmp_path / "m.sh")]
     r = CliRunner().invoke(app, base, terminal_width=400)
     text = " ".join(r.output.split())
-    assert r.exit_code == 1 and "it fits with --offload-optimizer --zero-stage 1 (" in text, text
-    r = CliRunner().invoke(app, [*base, "--offload-optimizer", "--zero-stage", "1"])
+    # Megatron-LM keeps its gradient buffer on the device under --optimizer-cpu-offload (offload_keeps_grads): the
+    # full bf16 gradients of 70.6e9 / tp 2 parameters (66 GiB) stay, so recompute is needed beside the offload
+    assert r.exit_code == 1 and "it fits with --offload-optimizer --zero-stage 1 --recompute full (" in text, text
+    r = CliRunner().invoke(app, [*base, "--offload-optimizer", "--zero-stage", "1", "--recompute", "full"])
     assert r.exit_code == 0 and (tmp_path / "m.sh").exists(), r.output
 
 

@@ -231,7 +231,7 @@ def test_real_offload_configs_found_by_a_second_helper():
     with pytest.raises(ConfigError, match="hjson"):
         import_config("deepspeed", '{\n  // ZeRO-3\n  "train_batch_size": 8\n}', devices=8)
     # train_batch_size alone without a device count: the message names what is missing (it said "neither")
-    with pytest.raises(ConfigError, match="gives train_batch_size but not the other"):
+    with pytest.raises(ConfigError, match="gives train_batch_size but not train_micro_batch_size_per_gpu"):
         import_config("deepspeed", '{"train_batch_size": 8, "zero_optimization": {"stage": 3}}')
 
 

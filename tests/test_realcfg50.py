@@ -159,3 +159,24 @@ def test_small_input_checks_of_the_breaker_pass(tmp_path):
     imp = import_config("accelerate", "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n"
                                       "  offload_optimizer_device: nvme\n  offload_param_device: cpu\nnum_processes: 8\n")
     assert imp.parallel.nvme_offload and any("recorded as nvme_offload for both" in n for n in imp.notes)
+
+
+def test_megatron_optimizer_offload_keeps_the_gradient_buffer_on_the_device():
+    # a new user's finding: Megatron-Core's --optimizer-cpu-offload copies the gradients to the host for the CPU step
+    # and keeps its DDP main-grad buffer on the GPU (cpu_offloading/README.md); DeepSpeed's ZeRO-Offload moves them.
+    # llama-3-8b, ZeRO-1 over 8, bf16 gradients: the full buffer 2 B x 8,030,261,248 = 14.96 GiB under megatron
+    from shardplan.cost.step import estimate
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.frameworks import FRAMEWORKS
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import PRECISION_POLICIES, TrainingSpec
+    grads = {}
+    for fw in ("megatron", "deepspeed"):
+        tr = TrainingSpec(seq_len=8192, global_batch_size=64, framework=FRAMEWORKS[fw],
+                          precision=PRECISION_POLICIES["bf16-mixed"])
+        e = estimate(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], tr,
+                     ParallelConfig(zero_stage=1, offload_optimizer=True), 8)
+        grads[fw] = e.memory.grads
+    assert grads["megatron"] == 2 * 8_030_261_248 and grads["deepspeed"] == 0
+    assert grads["megatron"] / 2**30 == pytest.approx(14.96, abs=0.005)

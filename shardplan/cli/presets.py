@@ -16,11 +16,12 @@ def models(json_out: JsonOpt = False) -> None:
         print(json.dumps({k: v.summary() for k, v in MODELS.items()}, indent=1))
         return
     t = Table(title="model presets")
+    # mlp: ModelSpec.mlp, gated (three matrices: SwiGLU, GeGLU) or not (two: GeLU, squared ReLU), what the cost reads
     for c in ("name", "params", "layers", "d_model", "heads", "kv", "ffn", "vocab", "mlp", "experts", "source"):
         t.add_column(c, justify="right" if c not in ("name", "mlp", "source") else "left")
     for k, m in MODELS.items():
         t.add_row(k, f"{m.n_params:,}", str(m.n_layers), str(m.d_model), str(m.n_heads), str(m.kv_heads),
-                  str(m.ffn_dim), str(m.vocab_size), m.mlp, f"{m.n_experts}/top{m.top_k}" if m.is_moe else "-",
+                  str(m.ffn_dim), str(m.vocab_size), "gated" if m.mlp == "swiglu" else "2-matrix", f"{m.n_experts}/top{m.top_k}" if m.is_moe else "-",
                   m.source)
     console.print(t)
 

@@ -696,7 +696,7 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
         mb.params, opt = prec.master_bytes * sharded(3), prec.optimizer_bytes * sharded(1)
         grads = max(prec.grad_bytes, prec.master_bytes) * sharded(2)
     _place_state(mb, p, prec, (grads, opt, state_params), sharded(1) * copies,
-                 (fsdp_master, z == 3 and training.framework.zero3_master_is_param))
+                 (fsdp_master, z == 3 and training.framework.zero3_master_is_param), training.framework.offload_keeps_grads)
     if (z == 2 and training.framework.zero2_accumulation == "full_buffer" and not p.offload_optimizer
             and not bf16_optimizer(training, layout)):
         # the gradients accumulate in a full-size buffer and are reduce-scattered once per step
@@ -716,12 +716,13 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
 
 
 def _place_state(mb: MemoryBreakdown, p: ParallelConfig, prec: PrecisionPolicy, state: tuple[float, float, float],
-                 partition: float, fsdp: tuple[bool, bool]) -> None:
+                 partition: float, fsdp: tuple[bool, bool], keeps_grads: bool = False) -> None:
     """Put the model state where the layout keeps it: parameter shards on the host under ``offload_params``;
     gradients, master weights and moments on the host under ``offload_optimizer`` (``state`` = device gradient
     bytes, optimizer bytes, optimizer-state elements; ``partition`` = gradient elements of the rank's optimizer
     partition; ``fsdp`` = (the offloaded shard is FSDP's fp32 master, the ZeRO-3 shard is the parameter the optimizer
-    updates)), else on the device with the foreach AdamW temporary."""
+    updates)), the device gradient buffer kept as well where the framework keeps it (``keeps_grads``,
+    ``FrameworkProfile.offload_keeps_grads``: Megatron-Core), else on the device with the foreach AdamW temporary."""
     grads, opt, state_params = state
     fsdp_master, shard_is_param = fsdp
     if offloaded := p.offload_params:  # on the host, copied in before each gather (validate sets it for FSDP's offload)
@@ -738,7 +739,11 @@ def _place_state(mb: MemoryBreakdown, p: ParallelConfig, prec: PrecisionPolicy, 
             # without a master copy the host optimizer still updates its own copy of the partition's weights in the
             # model's dtype (DeepSpeed: single_partition_of_fp32_groups, fp32 training's 4 B), FSDP its parameter
             mb.host_offload += prec.param_bytes * state_params
-        mb.notes.append(("" if offloaded else "master weights, ") + "gradients and optimizer state offloaded to host memory")
+        if keeps_grads:  # the host steps on a copy; the device's gradient buffer stays (Megatron-Core)
+            mb.grads = grads
+        mb.notes.append(("" if offloaded else "master weights, ") + "gradients and optimizer state offloaded to host memory"
+                        + (" (the gradient buffer stays on the device too: the host steps on a copy)" if keeps_grads
+                           else ""))
     else:
         mb.grads, mb.optimizer = grads, opt
         # torch.optim's foreach Adam(W) step holds one temporary the size of the second moment

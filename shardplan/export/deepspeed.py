@@ -230,9 +230,11 @@ def _batch_sizes(cfg: dict, tp: int, devices: int | None) -> tuple[int | None, i
                                        "Hugging Face Trainer passes them in): micro batch read as 1 (give "
                                        "--microbatch-size) and no global batch (give --global-batch)",)
     if B is None or mbs is None:
-        given = "train_batch_size" if B is not None else "train_micro_batch_size_per_gpu"
-        raise ConfigError(f"the ds_config gives {given} but not the other, and no device count to derive it: pass "
-                          "--devices (the world size), or write both", field="train_batch_size", value=B)
+        given, other = (("train_batch_size", "train_micro_batch_size_per_gpu") if B is not None else
+                        ("train_micro_batch_size_per_gpu", "train_batch_size"))
+        raise ConfigError(f"the ds_config gives {given} but not {other}, and no device count to derive it (DeepSpeed "
+                          f"derives {other} from its world size): pass --devices (the world size), or write {other}",
+                          field=other, value=None)
     if gas is None and not devices:
         notes = (f"gradient_accumulation_steps not in the file and no --devices: read as 1, so dp = {B} / {mbs} = "
                  f"{B // mbs if B % mbs == 0 else B / mbs:g} (DeepSpeed derives the steps from its world size; give "

@@ -335,6 +335,7 @@ _MEGATRON_TP_OVERLAP = ("True: Megatron-LM --tp-comm-overlap (Transformer Engine
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
         FrameworkProfile(name="megatron", moe_expert_overhead_s=3.2e-4, moe_layer_overhead_s=1.52e-3,
+                         offload_keeps_grads=True,
                          host_adam_params_per_s=1.6e9, offload_zero_stages=(1, 2, 3),
                          dp_bucket_min_params=4e7, dp_bucket_params_per_rank=1e6, **_MEGATRON_ALLOCATOR, released_schedules=("1f1b", "interleaved"),
                          pp_p2p_overlap=True, layout_defaults={"sp": True}, default_zero_stage=1, cp_comms=("ring", "a2a"),
@@ -354,6 +355,10 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "multimodal launch script refuses USE_FSDP with PP > 1 ('FSDP and PP are mutually "
                                   "exclusive in Megatron's standard path'); with pp > 1 the distributed optimizer "
                                   "(ZeRO-1) or none",
+                                  "offload_keeps_grads": "NVIDIA/Megatron-LM megatron/core/optimizer/cpu_offloading/"
+                                  "README.md: 'Gradient copy from GPU to CPU, CPU optimizer step, and subsequent "
+                                  "parameter copy from CPU to GPU' (HybridDeviceOptimizer): the DDP main-grad buffer "
+                                  "stays on the GPU, the host steps on a copy",
                                   "offload_zero_stages": "megatron/training/arguments.py: --optimizer-cpu-offload asserts "
                                   "--use-precision-aware-optimizer, which OptimizerConfig allows only with "
                                   "--use-distributed-optimizer (ZeRO-1, or Megatron-FSDP's stages): no ZeRO-0 offload",

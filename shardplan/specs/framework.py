@@ -331,6 +331,11 @@ class FrameworkProfile(BaseModel):
             True)`` and FSDP2's ``CPUOffloadPolicy`` move the parameter shards, the gradients and the optimizer step
             to the host together: pytorch/pytorch pull 120256 "one H2D copy for each parameter before all-gather,
             one D2H copy for each gradient after reduce-scatter, optimizer on CPU").
+        offload_keeps_grads: under ``offload_optimizer`` the gradient buffer stays on the device (the host steps on a
+            copy of the partition's gradients): Megatron-Core's ``--optimizer-cpu-offload`` keeps the DDP main-grad
+            buffer on the GPU (megatron/core/optimizer/cpu_offloading/README.md: "Gradient copy from GPU to CPU, CPU
+            optimizer step, and subsequent parameter copy from CPU to GPU"); False: the gradients leave the device
+            as they are reduced (DeepSpeed ZeRO-Offload's pinned host partitions, FSDP's CPU offload).
         host_adam_params_per_s: parameters per second one host's CPUs update with the framework's host optimizer
             when it is offloaded (``ParallelConfig.offload_optimizer``; the GPUs of a host share it): DeepSpeed's
             vectorized CPU-Adam about 1.6e9, PyTorch's CPU AdamW (FSDP CPU offload) about 6.8 x slower; None: the
@@ -568,6 +573,7 @@ class FrameworkProfile(BaseModel):
     offload_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
     host_adam_params_per_s: float | None = Field(default=None, ge=1e6, le=1e13)
     param_offload: Literal["none", "independent", "with_optimizer"] = "none"
+    offload_keeps_grads: bool = False
     fp16_training: bool = True
     module_recompute: bool = True
     allocator_retry_s: float = Field(default=0.0, ge=0, le=10.0)
