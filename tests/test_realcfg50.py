@@ -180,3 +180,17 @@ def test_megatron_optimizer_offload_keeps_the_gradient_buffer_on_the_device():
         grads[fw] = e.memory.grads
     assert grads["megatron"] == 2 * 8_030_261_248 and grads["deepspeed"] == 0
     assert grads["megatron"] / 2**30 == pytest.approx(14.96, abs=0.005)
+
+
+def test_plan_with_an_offload_given_says_when_the_layout_runs_faster_without_it():
+    # a new user read --offload-optimizer as "allow": every ranked layout then offloads (29% MFU against 51%); plan
+    # now says the best layout without it fits and is faster, and names it
+    r = _run(["plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "8192", "-b", "64", "--offload-optimizer",
+              "--top", "1"])
+    text = " ".join(r.output.split())
+    assert r.exit_code == 0 and "note: --offload-optimizer puts every ranked layout's state in host memory" in text
+    assert "without it the best layout fits and runs" in text
+    # 405B on 32 H100: nothing fits without the offload, so no such note
+    r = _run(["plan", "-m", "llama-3.1-405b", "-H", "h100-sxm", "-n", "32", "-s", "4096", "-b", "32",
+              "--offload-optimizer", "--top", "1"])
+    assert "without it the best layout fits" not in " ".join(r.output.split())

@@ -438,9 +438,33 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
         print(json.dumps(_plan_json(res, best, rules, show_infeasible, objective), indent=1))
     else:
         _print_plans(res, m, hw, tr, devices, rules, show_infeasible, objective)
+        _pinned_offload_note(m, hw, tr, devices, pins, best, objective, max_tp, schedules)
     if best is None:
         raise negative(_nothing_fits(res, m, hw, tr, devices, pins, objective, max_tp, schedules, export,
                                      show_infeasible))
+
+
+def _pinned_offload_note(m, hw, tr, devices: int, pins: dict[str, Any], best, objective: str, max_tp,
+                         schedules) -> None:
+    """With ``--offload-optimizer`` (or ``--offload-params``) given, say on stderr when the best layout without the
+    offloads fits and is faster (a second search, offloads off): the flag forces the offload on every ranked layout,
+    and a new user read it as "allow". Nothing when no plan was found or the objective is not throughput."""
+    offloads = [k for k in ("offload_optimizer", "offload_params", "nvme_offload") if pins.get(k)]
+    if best is None or not offloads or objective != "throughput":
+        return
+    from shardplan.search import search
+    kept = {k: v for k, v in pins.items() if k not in offloads}
+    try:
+        alt = search(m, hw, tr, devices, top_k=1, objective=objective, fix=kept, max_tp=max_tp, schedules=schedules)
+    except ConfigError:
+        return
+    if alt.plans and alt.plans[0].tokens_per_s > best.tokens_per_s:
+        e = alt.plans[0]
+        flags = " ".join("--" + k.replace("_", "-") for k in offloads)
+        err_console.print(f"[yellow]note:[/] {flags} puts every ranked layout's state in host memory; without it the "
+                          f"best layout fits and runs {e.tokens_per_s / best.tokens_per_s - 1:.0%} faster: "
+                          f"{e.parallel.short()} ({e.tokens_per_s / e.layout.n_devices:,.0f} tokens/s per device, "
+                          f"{e.memory.total / 2**30:,.1f} GiB)", highlight=False, soft_wrap=True)
 
 
 def _nothing_fits(res, m, hw, tr, devices: int, pins: dict[str, Any], objective: str, max_tp, schedules,
