@@ -106,10 +106,10 @@ H100_96GB_500W_PEAKS = {"peak_flops_bf16": (835.5e12 + 989.4e12) / 2, "peak_flop
 #: Google Cloud's A3 High and A3 Mega VMs are H100 nodes with 800 and 1,600 Gb/s for GPU traffic
 #: (data/clusters/gcp-a3-high.yaml, gcp-a3-mega.yaml); Jean Zay's A100 partition is an A100 80GB node with four
 #: 100 Gb/s Omni-Path links (data/clusters/jean-zay-a100.yaml)
-_CLUSTERS = CLUSTERS_DIR = Path(__file__).parent / "data" / "clusters"  # the shipped cluster files
+CLUSTERS_DIR = Path(__file__).parent / "data" / "clusters"  # the shipped cluster files
 HARDWARE_OF_COLUMN = (
-    ("p4de", str(_CLUSTERS / "aws-p4de.yaml"), {}), ("a100 80gb (jean zay)", str(_CLUSTERS / "jean-zay-a100.yaml"), {}),
-    ("a3 high", str(_CLUSTERS / "gcp-a3-high.yaml"), {}), ("a3 mega", str(_CLUSTERS / "gcp-a3-mega.yaml"), {}),
+    ("p4de", str(CLUSTERS_DIR / "aws-p4de.yaml"), {}), ("a100 80gb (jean zay)", str(CLUSTERS_DIR / "jean-zay-a100.yaml"), {}),
+    ("a3 high", str(CLUSTERS_DIR / "gcp-a3-high.yaml"), {}), ("a3 mega", str(CLUSTERS_DIR / "gcp-a3-mega.yaml"), {}),
     ("a100-40gb", "a100-40gb", {}), ("a100 40gb", "a100-40gb", {}), ("a100", "a100-80gb", {}),
     ("h800", "h800", {}),
     ("gh200", "gh200", {}), ("a800", "a800", {}),

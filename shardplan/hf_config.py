@@ -854,15 +854,14 @@ TEXT_MODEL_TYPES = {"Mistral3ForConditionalGeneration": ("mistral",)}
 
 _MAMBA2 = "hybrid of Mamba-2 (state-space) and attention layers"
 #: architectures refused with the reason ModelSpec cannot express them (it knows attention + MLP blocks only)
+_LIGHTNING = "hybrid of lightning (linear) attention and softmax attention layers"
 UNMODELLED = {
     "Qwen3NextForCausalLM": "hybrid of Gated DeltaNet linear-attention and gated full-attention layers",
     "JambaForCausalLM": "hybrid of Mamba and attention layers", "NemotronHForCausalLM": _MAMBA2,
     "BambaForCausalLM": _MAMBA2, "GraniteMoeHybridForCausalLM": "Granite 4.0: " + _MAMBA2,
     "FalconH1ForCausalLM": "Mamba-2 and attention heads side by side in every layer",
     "Zamba2ForCausalLM": "Mamba-2 layers with shared attention blocks",
-    "MiniMaxForCausalLM": "hybrid of lightning (linear) attention and softmax attention layers",
-    "MiniMaxM1ForCausalLM": "hybrid of lightning (linear) attention and softmax attention layers",
-    "MiniMaxText01ForCausalLM": "hybrid of lightning (linear) attention and softmax attention layers",
+    "MiniMaxForCausalLM": _LIGHTNING, "MiniMaxM1ForCausalLM": _LIGHTNING, "MiniMaxText01ForCausalLM": _LIGHTNING,
     "Lfm2ForCausalLM": "hybrid of gated short-convolution and attention layers",
     "ApertusForCausalLM": "its xIELU activation has two learned scalars per layer, which ModelSpec does not count",
     "KimiLinearForCausalLM": "hybrid of Kimi Delta Attention (linear) and MLA layers",

@@ -442,7 +442,8 @@ def group_candidates(space: Space, d: Degrees, split: tuple[int, ...] | None) ->
     other than their defaults only go with ZeRO-3 (unless pinned); the node-local shard group is
     the scale-up domain's share of the dp ranks (tp x cp ranks per dp rank), used when it divides
     dp and is neither 1 nor dp. ZeRO needs a dp x cp group of more than one device: without one only
-    ZeRO-0 is tried, unless the stage is pinned (it then behaves as ZeRO-0, as ``estimate`` accepts it)."""
+    ZeRO-0 is tried, unless the stage is pinned (it then behaves as ZeRO-0, as ``estimate`` accepts it), or the
+    least stage searched where ZeRO-0 is not (a pinned optimizer offload, :func:`build_space`)."""
     fix = space.fix
     zeros = space.zero_stages if d.dp * d.cp > 1 or "zero_stage" in fix else (
         (0,) if 0 in space.zero_stages else space.zero_stages[:1])  # an offload's least stage: ZeRO-0 in effect

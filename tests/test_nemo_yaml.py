@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from shardplan.cli import app
 from shardplan.errors import ConfigError
 from shardplan.export import import_config
-from shardplan.export.nemo_yaml import flags_of
+from shardplan.export.nemo_yaml import translate
 
 # NeMo-Framework-Launcher launcher_scripts/conf/training/llama/llama3_70b.yaml (NVIDIA/NeMo-Framework-Launcher
 # @ 3dd35614), the keys the importer reads, as the file gives them (data, logging and schedule keys left out)
@@ -126,7 +126,11 @@ def test_bridge_config_reads_with_devices_given():
     assert imp.model_shape["n_experts"] == 256 and imp.model_shape["top_k"] == 8
     # CUDA graphs captured: no note about running without them
     assert not [n for n in imp.notes if "CUDA graphs" in n]
-    assert "--fp8-recipe mxfp8" in flags_of(BRIDGE_DSV3) and "--grad-reduce-in-bf16" in flags_of(BRIDGE_DSV3)
+    flags = translate(BRIDGE_DSV3).text
+    assert "--fp8-recipe mxfp8" in flags and "--grad-reduce-in-bf16" in flags
+    # a current-scaling preset is Megatron-LM's tensorwise recipe (its --fp8-recipe has no 'current')
+    current = BRIDGE_DSV3.replace("bf16_with_mxfp8_mixed", "bf16_with_fp8_current_scaling_mixed")
+    assert "--fp8-recipe tensorwise" in translate(current).text
     with pytest.raises(ConfigError, match="trainer.num_nodes x trainer.devices.*pass --devices"):  # none in it
         import_config("megatron", BRIDGE_DSV3)
 

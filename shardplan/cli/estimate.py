@@ -163,12 +163,11 @@ def estimate_layout(specs: dict[str, Any], layout: dict[str, Any]):
     except ConfigError as err:
         if specs.get("plan"):  # a plan made for another model or device count often fails here: say so first
             plan_context_note(specs["plan"], None, specs)
-        tokens = specs.get("global_batch_tokens")
-        if tokens is not None and err.field == "global_batch_size" and isinstance(specs.get("seq_len"), int):  # a count of sequences the user did not give
-            raise ConfigError(str(err).replace(f"global_batch_size={tokens // specs['seq_len']}", f"global_batch_size="
-                                               f"{tokens // specs['seq_len']} (--global-batch-tokens {tokens} / seq_len "
-                                               f"{specs['seq_len']})", 1), field=err.field, value=err.value,
-                              legal=err.legal) from None
+        tokens, seq = specs.get("global_batch_tokens"), specs.get("seq_len")
+        if tokens is not None and err.field == "global_batch_size" and isinstance(seq, int):  # a count not given
+            n = f"global_batch_size={tokens // seq}"
+            raise ConfigError(str(err).replace(n, f"{n} (--global-batch-tokens {tokens} / seq_len {seq})", 1),
+                              field=err.field, value=err.value, legal=err.legal) from None
         raise
     if specs.get("plan"):
         plan_context_note(specs["plan"], e)

@@ -516,7 +516,9 @@ def _no_fit_advice(m, hw, tr, devices: int, pins: dict[str, Any] | None = None, 
     optimizer moments, ``PrecisionPolicy.model_state_bytes_per_param``: 2 + 2 + 4 + 8 = 16 B under bf16 mixed
     precision with Adam, Rajbhandari et al. 2020 (ZeRO) Sec. 3.1; sharded over all ``devices``) is over the
     profile's HBM limit, a smaller batch cannot help: the devices needed for that state alone, or optimizer offload;
-    else more devices or a smaller batch. With ``pins`` that shard the state less (a ZeRO stage below 3, a dp_shard,
+    else more devices or a smaller batch. With an offload pinned the host's part leaves the count: the master copy and
+    moments under ``offload_optimizer``, the parameters under ``offload_params`` (Ren et al. 2021, ZeRO-Offload
+    Sec. 4: the fp32 optimizer state on the CPU, the 16-bit parameters on the GPU). With ``pins`` that shard the state less (a ZeRO stage below 3, a dp_shard,
     per-step gathers) the sharding they rule out is named instead of a device count. ``offload_named``: the message
     already gives the offloaded layout (:func:`_offload_advice`), so the device count stands alone."""
     from shardplan.cost.memory import hbm_limit

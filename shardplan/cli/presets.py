@@ -21,8 +21,8 @@ def models(json_out: JsonOpt = False) -> None:
         t.add_column(c, justify="right" if c not in ("name", "mlp", "source") else "left")
     for k, m in MODELS.items():
         t.add_row(k, f"{m.n_params:,}", str(m.n_layers), str(m.d_model), str(m.n_heads), str(m.kv_heads),
-                  str(m.ffn_dim), str(m.vocab_size), "gated" if m.mlp == "swiglu" else "2-matrix", f"{m.n_experts}/top{m.top_k}" if m.is_moe else "-",
-                  m.source)
+                  str(m.ffn_dim), str(m.vocab_size), "gated" if m.mlp == "swiglu" else "2-matrix",
+                  f"{m.n_experts}/top{m.top_k}" if m.is_moe else "-", m.source)
     console.print(t)
 
 

@@ -884,7 +884,7 @@ def _check_script_kind(text: str) -> None:
     """Refuse what is not a launch script or flag list before its words are read: Python source (two or more
     ``import`` / ``def`` / ``class`` lines, unless a shell shebang or a heredoc says it is a shell script holding
     some), or a YAML mapping that is not a NeMo 1.x / Megatron-Bridge training config
-    (:func:`shardplan.export.nemo_yaml.flags_of` has read those already), whose settings this importer would
+    (:func:`shardplan.export.nemo_yaml.translate` has read those already), whose settings this importer would
     otherwise misread as flag values.
 
     Raises:

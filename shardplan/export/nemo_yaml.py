@@ -19,7 +19,7 @@ degrees as Megatron-Core's ``TransformerConfig`` / ``ModelParallelConfig`` field
   and ``mixed_precision`` (a preset name such as ``bf16_mixed`` or ``bf16_with_mxfp8_mixed``, or its fields). A
   ConfigContainer does not hold the world size: ``--devices`` gives it.
 
-:func:`flags_of` turns such a file into the flag list :func:`shardplan.export.megatron.read` parses, so both are
+:func:`translate` turns such a file into the flag list :func:`shardplan.export.megatron.read` parses, so both are
 read with every check of the Megatron-LM importer. Keys it does not map (data, logging, checkpointing,
 learning rate) do not change the price and are left out.
 """
@@ -98,7 +98,15 @@ FLAG_KEYS = {
 #: ``use_precision_aware_optimizer`` only, as Megatron-Core does
 OPTIMIZER_DTYPE_KEYS = {"exp_avg_dtype": "--exp-avg-dtype", "exp_avg_sq_dtype": "--exp-avg-sq-dtype",
                         "main_grads_dtype": "--main-grads-dtype", "main_params_dtype": "--main-params-dtype"}
+#: torch dtype -> Megatron-LM's dtype name (arguments.py maps --exp-avg-dtype fp8 to torch.uint8, the storage of
+#: Transformer Engine's fp8 optimizer states)
 TORCH_DTYPES = {"torch.bfloat16": "bf16", "torch.float32": "fp32", "torch.float16": "fp16", "torch.uint8": "fp8"}
+
+#: the part of a Megatron-Bridge fp8 preset name (``bf16_with_fp8_current_scaling_mixed``, ...) -> Megatron-LM's
+#: ``--fp8-recipe`` value (arguments.py choices tensorwise, delayed, mxfp8, blockwise: current scaling is per-tensor,
+#: sub-channel scaling the blockwise recipe)
+BRIDGE_FP8_RECIPES = {"mxfp8": "mxfp8", "current_scaling": "tensorwise", "delayed": "delayed",
+                      "subchannel": "blockwise", "blockwise": "blockwise"}
 
 #: NeMo 1.x's distributed optimizers (model.optim.name): Apex's DistributedFusedAdam and Megatron-Core's
 #: DistributedOptimizer, both ZeRO-1-style sharding of the optimizer state over the data-parallel ranks
@@ -214,12 +222,6 @@ def translate(text: str) -> Translated | None:
     words += _nemo_flags(doc) if nemo else _bridge_flags(doc)
     return Translated(" ".join(dict.fromkeys(words)), {**(NEMO_KEYS if nemo else BRIDGE_KEYS), **keys},
                       "NeMo 1.x" if nemo else "Megatron-Bridge ConfigContainer")
-
-
-def flags_of(text: str) -> str | None:
-    """The flag list of :func:`translate`, or None."""
-    out = translate(text)
-    return out.text if out else None
 
 
 def _skipped(doc: dict, key: str, value: Any) -> bool:
@@ -346,8 +348,8 @@ def _nemo_flags(doc: dict) -> list[str]:
     """NeMo 1.x's keys outside ``model``'s Megatron-Core fields: ``trainer.num_nodes`` x ``trainer.devices`` (the
     torchrun sizes), ``trainer.precision`` (bf16 / bf16-mixed: --bf16; 16 / 16-mixed: --fp16), ``model.optim``
     (a distributed optimizer, :data:`NEMO_DISTRIBUTED_OPTIMIZERS`; its overlap and gradient-dtype keys),
-    ``model.fp8`` (format hybrid with ``fp8_hybrid``, else e4m3), ``model.cpu_offloading`` and
-    ``model.overlap_p2p_comm: false`` (blocking interleaved sends)."""
+    ``model.fp8`` (format hybrid with ``fp8_hybrid``, else e4m3), ``model.overlap_p2p_comm: false`` (blocking
+    interleaved sends) and ``model.fsdp`` (:func:`_nemo_fsdp`); ``cpu_offloading`` is read by :func:`_skipped`."""
     words: list[str] = []
     nodes, devices = _value(doc, "trainer", "num_nodes"), _value(doc, "trainer", "devices")
     if isinstance(devices, int) and devices > 0:
@@ -425,7 +427,7 @@ def _bridge_precision(doc: dict) -> list[str]:
     if isinstance(mp, str):
         words += ["--bf16"] if mp.startswith("bf16") else ["--fp16"] if mp.startswith("fp16") else []
         if "fp8" in mp:
-            recipe = next((r for r in ("mxfp8", "current", "delayed", "subchannel", "blockwise") if r in mp), None)
+            recipe = next((flag for part, flag in BRIDGE_FP8_RECIPES.items() if part in mp), None)
             words += ["--fp8-format hybrid", *([f"--fp8-recipe {recipe}"] if recipe else [])]
     elif isinstance(mp, dict):
         words += [flag for key, flag in (("bf16", "--bf16"), ("fp16", "--fp16"),
