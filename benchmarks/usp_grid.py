@@ -859,7 +859,8 @@ def main() -> None:
     runs = load_grid(args.csv)
     if args.to_records:
         load_hardware(args.hardware)  # a name or file that resolves (ConfigError -> exit 2)
-        n = write_records(args.to_records, to_records(args.csv, Path(args.hardware).stem))
+        from usp_versions import with_busbw  # the raw table's start-of-run bandwidths, where a run matches one row
+        n = write_records(args.to_records, with_busbw(to_records(args.csv, Path(args.hardware).stem), runs))
         print(f"wrote {n} run records to {args.to_records}")
         return
     from shardplan.inputs import default_framework

@@ -106,6 +106,40 @@ def raw_row(run: GridRun, ok: dict[tuple, list[dict]]) -> dict:
     return _one_row(ok, run_key(run), run.tok_s_gpu or 0.0)
 
 
+#: the raw table's start-of-run bandwidth columns (GB/s, nanotron's bus-bandwidth accounting): collective ->
+#: (column measured within a node, column measured over the whole job)
+BUSBW_COLUMNS = {"AllReduce": ("allreduce_intra_gbps", "allreduce_gbps"),
+                 "AllGather": ("allgather_intra_gbps", "allgather_gbps"),
+                 "ReduceScatter": ("reducescatter_intra_gbps", "reducescatter_gbps")}
+
+
+def measured_busbw(run: GridRun, ok: dict[tuple, list[dict]]) -> dict[str, dict[int, float]] | None:
+    """The bus bandwidths (bytes/s) ``run``'s job measured when it started, as ``RunRecord.busbw``: the intra-node
+    column over a group of 8 devices (a node) and, on 2+ nodes, the job-wide column over all its devices; None
+    for a run that did not run or has no single raw row. Raises nothing."""
+    if not run.ran:
+        return None
+    try:
+        row = raw_row(run, ok)
+    except ConfigError:
+        return None
+    out: dict[str, dict[int, float]] = {}
+    for op, (intra, job) in BUSBW_COLUMNS.items():
+        sizes = {8: row[intra]} | ({run.devices: row[job]} if run.devices > 8 else {})
+        sizes = {n: float(v) * 1e9 for n, v in sizes.items() if v and float(v) > 0}
+        if sizes:
+            out[op] = sizes
+    return out or None
+
+
+def with_busbw(records: list, runs: list[GridRun]) -> list:
+    """``records`` (``RunRecord``, one per run of ``runs``, same order) with each run's :func:`measured_busbw`, so
+    that ``shardplan calibrate`` can leave out the runs on degraded hardware. Raises nothing."""
+    ok = load_raw()[0]
+    return [rec.model_copy(update={"busbw": bw}) if (bw := measured_busbw(run, ok)) else rec
+            for rec, run in zip(records, runs)]
+
+
 def after_fix(run: GridRun, ok: dict[tuple, list[dict]]) -> bool:
     """Whether a run that ran used the nanotron build after the pipeline fix (the raw table's ``after_pp_fix``)."""
     return raw_row(run, ok)["after_pp_fix"] == "True"

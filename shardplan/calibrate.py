@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -77,6 +77,8 @@ class Case:
     model: object
     training: object
     parallel: object
+    #: the record's number among the records given (1-based), for messages
+    number: int = 0
 
     @property
     def nodes(self) -> int:
@@ -94,6 +96,9 @@ class Calibration:
     held: list[str] = field(default_factory=list)
     #: records left out of the fit because the planner refuses their layout ("record N (source): why")
     excluded: list[str] = field(default_factory=list)
+    #: records left out of the fit because their own bus-bandwidth measurement shows degraded hardware
+    #: (:func:`degraded_cases`: "record N (source): what it measured")
+    degraded: list[str] = field(default_factory=list)
     in_sample: dict[str, float] = field(default_factory=dict)
     cross_validated: dict[str, dict[str, float]] = field(default_factory=dict)
     base_error: dict[str, float] = field(default_factory=dict)
@@ -159,8 +164,76 @@ def cases(records: Sequence[RunRecord]) -> list[Case]:
                                optimizer_dtype=r.optimizer_dtype, moe_routing=r.moe_routing, framework=r.framework)
         except ConfigError as e:
             raise ConfigError(f"{_where(r, i + 1)}: {e}", field=e.field, value=e.value, legal=e.legal) from None
-        out.append(Case(r, inp.model, inp.training, r.parallel))
+        out.append(Case(r, inp.model, inp.training, r.parallel, i + 1))
     return out
+
+
+#: a run whose own bus-bandwidth measurement (``RunRecord.busbw``) is below this fraction of the median of the
+#: records' measurements of the same collective over the same group size ran on degraded hardware. On the
+#: Ultra-Scale Playbook's H100 campaign (``benchmarks/usp_raw``, each job's start-of-run measurement) the regimes
+#: are far apart: within a node AllReduce measured 391-461 GB/s or 44.9-46.0 GB/s (0.11 of the median), across
+#: 16+ nodes 135-225 GB/s or 12-50 GB/s; the pipelined runs of the low regime ran a median 1.74x slower than
+#: predicted, the others 1.02x (docs/calibration.md, "Which hardware the job had"). A third keeps the normal
+#: spread (its lowest, 135 of a ~180 GB/s median, is 0.75) and catches every low one.
+DEGRADED_BUSBW_FRACTION = 1 / 3
+#: fewest records that measure one (collective, group size) for their median to be a reference
+MIN_BUSBW_RECORDS = 3
+
+
+def busbw_reference(measured: Iterable[dict | None]) -> dict[tuple[str, int], float]:
+    """The median bus bandwidth (bytes/s) per (collective, group size) over ``measured`` (each a
+    ``RunRecord.busbw``-shaped ``{op: {group size: bytes/s}}`` or None), where :data:`MIN_BUSBW_RECORDS` or more
+    measured it. Raises nothing."""
+    seen: dict[tuple[str, int], list[float]] = {}
+    for busbw in measured:
+        for op, sizes in (busbw or {}).items():
+            for n, bw in sizes.items():
+                seen.setdefault((op, n), []).append(bw)
+    return {k: statistics.median(v) for k, v in seen.items() if len(v) >= MIN_BUSBW_RECORDS}
+
+
+def degraded_by(busbw: dict | None, reference: dict[tuple[str, int], float]) -> str | None:
+    """Why a run's own measurement ``busbw`` shows degraded hardware against ``reference``
+    (:func:`busbw_reference`): its lowest measurement relative to the median of the same (collective, group size),
+    when below :data:`DEGRADED_BUSBW_FRACTION` ("AllReduce over 8 devices measured 46.0 GB/s, 0.11 of the records'
+    median 423.7 GB/s"); else None. Raises nothing."""
+    low = [(op, n, bw, reference[(op, n)]) for op, sizes in (busbw or {}).items() for n, bw in sizes.items()
+           if (op, n) in reference and bw < DEGRADED_BUSBW_FRACTION * reference[(op, n)]]
+    if not low:
+        return None
+    op, n, bw, med = min(low, key=lambda x: x[2] / x[3])
+    return f"{op} over {n} devices measured {bw / 1e9:.1f} GB/s, {bw / med:.2f} of the records' median {med / 1e9:.1f} GB/s"
+
+
+def near_full(peak_bytes: float | None, hbm_bytes: float | None) -> bool:
+    """Whether a recorded peak (bytes; None: not recorded) is at or above :data:`PRESSURE_SHARE` of ``hbm_bytes``
+    (bytes; None: no device to compare with). Raises nothing."""
+    return bool(hbm_bytes and peak_bytes and peak_bytes >= PRESSURE_SHARE * hbm_bytes)
+
+
+def degraded_cases(cs: Sequence[Case], hbm_bytes: float | None = None) -> tuple[list[Case], list[str]]:
+    """The cases without those that ran on degraded hardware, and one line per case left out (``record N
+    (source): AllReduce over 8 devices measured 46.0 GB/s, 0.11 of the records' median 423.7 GB/s``).
+
+    A run that ran (status ``ok``) whose own ``busbw`` measurement of some collective and group size is below
+    :data:`DEGRADED_BUSBW_FRACTION` x the median of the records' measurements of the same (:func:`busbw_reference`,
+    failed runs' measurements included: their jobs measured before they failed) measures a sick node or a congested
+    network, not the layout: its throughput would bend the fitted constants toward a slowness no layout has, so it is
+    left out (its memory with it). Kept: records without ``busbw``, and a run whose recorded peak is near full memory
+    (:func:`near_full` with ``hbm_bytes``, the device's HBM in bytes): there the low measurement goes with the memory,
+    which the layout decides (on the playbook grid all 19 runs that reserved 70 GiB or more of 80 measured about a
+    tenth of the others' AllReduce bandwidth within their node; below 68 GiB 4 runs did, three of them 3-50x slower
+    than predicted; docs/calibration.md), and its slowness is evidence for the memory-pressure terms. Raises nothing."""
+    reference = busbw_reference(c.record.busbw for c in cs)
+    keep, out = [], []
+    for c in cs:
+        why = (degraded_by(c.record.busbw, reference)
+               if c.record.status == "ok" and not near_full(c.record.peak_memory_bytes, hbm_bytes) else None)
+        if why is None:
+            keep.append(c)
+        else:
+            out.append(f"{_where(c.record, c.number)} ({c.record.source or 'no source'}): {why}")
+    return keep, out
 
 
 def _fp16_default(c: Case, hw: HardwareSpec) -> Case:
@@ -184,6 +257,7 @@ def valid_cases(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile)
     from shardplan.parallel import validate
     keep, excluded, reasons = [], [], []
     for i, c in enumerate(cs, 1):
+        i = c.number or i  # the record's own number (records left out before this one do not shift it)
         c = _fp16_default(c, hw)
         try:  # a precision the hardware has no peak for is bad input, not a layout the planner refuses
             hw.peak_flops(c.training.precision.compute_dtype)
@@ -415,11 +489,16 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
     Raises:
         ConfigError: no record that ran, an invalid record, or every layout refused
             (:func:`valid_cases`; refused layouts among valid ones are left out and listed in
-            :attr:`Calibration.excluded`).
+            :attr:`Calibration.excluded`), also when every run that ran is on degraded hardware
+            (:func:`degraded_cases`; such runs among others are left out and listed in
+            :attr:`Calibration.degraded`).
     """
-    cs, excluded = valid_cases(cases(records), hw, profile)
+    cs, degraded = degraded_cases(cases(records), hw.hbm_bytes)
+    cs, excluded = valid_cases(cs, hw, profile)
     if not any(c.record.measured_tokens_per_s_per_device() for c in cs):
-        raise ConfigError("no record ran (status 'ok' with a throughput): nothing to fit", field="records",
+        why = (f"; every run that ran is on degraded hardware by its own bus-bandwidth measurement: {degraded[0]}"
+               if degraded else "")
+        raise ConfigError(f"no record ran (status 'ok' with a throughput): nothing to fit{why}", field="records",
                           value=len(cs))
     memory = any(c.record.peak_memory_bytes or c.record.status == "oom" for c in cs)
     moe = any(getattr(c.model, "is_moe", False) for c in cs)
@@ -446,7 +525,7 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
     if fraction is not None:
         f = f.model_copy(update={"usable_hbm_fraction": fraction})
     held = [p.field for p, k in zip(params, ok) if not k] + list(at_bound)
-    out = Calibration(params, values, base_values, held=held, excluded=excluded,
+    out = Calibration(params, values, base_values, held=held, excluded=excluded, degraded=degraded,
                       in_sample=errors(cs, h, f), base_error=errors(cs, hw, profile), underdetermined=under,
                       usable_hbm_fraction=fraction, at_bound=at_bound,
                       n_oom=sum(c.record.status == "oom" for c in cs), peak_share=peak_share(records, hw))
@@ -535,7 +614,9 @@ def cluster_yaml(cal: Calibration, hw: HardwareSpec, n_records: int, date: str,
     doc = hardware_document(source, hw, name)
     note = "; ".join([f"shardplan calibrate on {n_records} record{'s' if n_records != 1 else ''} ({date}): in-sample "
                       f"throughput median |error| {cal.in_sample.get('throughput_median', math.nan):.1%}",
-                      *(f"{k} {v['throughput_median_of_groups']:.1%}" for k, v in cal.cross_validated.items())])
+                      *(f"{k} {v['throughput_median_of_groups']:.1%}" for k, v in cal.cross_validated.items()),
+                      *([f"{len(cal.degraded)} run(s) on degraded hardware by their own bus-bandwidth measurement left "
+                         "out"] if cal.degraded else [])])
     sources = dict(doc.get("sources") or {})
     for p, v in zip(cal.params, cal.values):
         if p.target == "hardware" and p.field not in cal.held:

@@ -55,10 +55,11 @@ class RunRecord(BaseModel):
         step_time_s: measured median step time (seconds), when it ran.
         peak_memory_bytes: measured peak device memory (bytes, at least 1 MiB: a smaller number is GB or GiB
             given as bytes; allocator reserved peak), if known.
-        busbw: optional measured bus bandwidth, ``{op: {group size: bytes/s}}`` (nccl-tests accounting;
-            op one of AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv). Kept with the run for
-            the record; the fit does not read it (a cluster's bandwidth table goes in the hardware
-            file's ``measured_busbw``, which ``shardplan bench`` writes).
+        busbw: optional bus bandwidth the run's job measured, ``{op: {group size: bytes/s}}`` (nccl-tests
+            accounting; op one of AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv). ``shardplan
+            calibrate`` reads it only to leave out runs on degraded hardware (below a third of the records'
+            median for the same op and group size, :func:`shardplan.calibrate.degraded_cases`); a cluster's
+            bandwidth table goes in the hardware file's ``measured_busbw``, which ``shardplan bench`` writes.
         source: where the numbers come from (free text).
     """
 

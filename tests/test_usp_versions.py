@@ -108,3 +108,34 @@ def test_469b_runs_come_from_the_raw_table_with_their_spec():
     h, f = 16384, 53248
     assert usp_grid.GRID_MODELS["469B"].n_params == 126 * (4 * h * h + 3 * h * f + 2 * h) + 2 * 131072 * h + h
     assert usp_grid.GRID_MODELS["469B"].n_params == pytest.approx(469.36e9, rel=1e-4)
+
+
+def out_path_prefix(line: str) -> str:
+    """The ``FILE:LINE: `` a degraded_cases line starts with (records read from a file)."""
+    return line[:line.index("record ")]
+
+
+def test_grid_records_carry_the_job_s_bandwidths(tmp_path):
+    from shardplan.records import read_records
+    import usp_grid
+    out = tmp_path / "runs.jsonl"
+    usp_grid.write_records(out, uv.with_busbw(usp_grid.to_records(DEFAULT_CSV), load_grid(DEFAULT_CSV)))
+    recs = read_records(out)
+    # every run that ran matches one raw row (test_grid_memory_column_is_gib): 1,027 records carry busbw; a 2-node
+    # run carries the node's group of 8 and the job's 16
+    assert sum(r.busbw is not None for r in recs) == 1027
+    two = next(r for r in recs if r.devices == 16 and r.busbw)
+    assert set(two.busbw["AllReduce"]) == {8, 16}
+    # raw table: 1B dp=1 pp=8 ZeRO-1 mbs 1 x 128 (record 32: 484.91 tokens/s/GPU, 18.38 GiB reserved) measured
+    # AllReduce within its node at 45.85 GB/s, 8B dp=4 pp=2 ZeRO-1 mbs 1 x 64 (2,751.97, 71.5 GiB) at 45.98 GB/s,
+    # against a median of 425.6 over the 1,027 runs; 45.85 / 425.6 = 0.11 < 1/3
+    from shardplan.calibrate import cases, degraded_cases
+    one = [r for r in recs if r.devices == 8 and r.busbw]
+    full = next(r for r in one if r.parallel.dp == 4 and r.parallel.pp == 2 and r.busbw["AllReduce"][8] < 50e9)
+    assert full.busbw["AllReduce"] == {8: pytest.approx(45.98e9)}
+    hbm = load_hardware(str(DEFAULT_HW)).hbm_bytes
+    _, out = degraded_cases(cases(recs), hbm)
+    # 9 left out (3 within a node, 6 job-wide); the 8B run's peak 71.5e9 B (the grid's GB x 1e9) is at least
+    # 0.8 x 80 GiB = 68.7e9 B: near full memory, kept (its slowness goes with the memory its layout needs)
+    assert len(out) == 9 and out[0].startswith(f"{out_path_prefix(out[0])}record 32 (")
+    assert not any("record 820 " in line for line in out)  # the 8B dp=4 pp=2 run (CSV line 821)

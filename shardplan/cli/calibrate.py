@@ -266,6 +266,24 @@ def error_text(e: dict) -> str:
     return ", ".join(parts)
 
 
+def _print_left_out(cal) -> None:
+    """The records the fit left out (stderr, five of each kind and a count): layouts the planner refuses
+    (:attr:`~shardplan.calibrate.Calibration.excluded`) and runs on degraded hardware by their own bus-bandwidth
+    measurement (:attr:`~shardplan.calibrate.Calibration.degraded`)."""
+    for line in cal.excluded[:5]:
+        err_console.print(f"[yellow]warning:[/] left out of the fit, the planner refuses its layout: {escape(line)}",
+                          highlight=False, soft_wrap=True)
+    if len(cal.excluded) > 5:
+        err_console.print(f"[yellow]warning:[/] {len(cal.excluded) - 5} more records that ran were left out the same way",
+                          highlight=False)
+    for line in cal.degraded[:5]:
+        err_console.print(f"[yellow]warning:[/] left out of the fit, its own bus-bandwidth measurement shows degraded "
+                          f"hardware: {escape(line)}", highlight=False, soft_wrap=True)
+    if len(cal.degraded) > 5:
+        err_console.print(f"[yellow]warning:[/] {len(cal.degraded) - 5} more records that ran were left out the same "
+                          "way", highlight=False)
+
+
 def print_fit_summary(cal, cross_validation: bool = True, hw=None) -> None:
     """The base / in-sample / cross-validated errors (stdout), then the records left out, an
     underdetermined fit, records that stay far from full memory (:func:`shardplan.calibrate.unmeasured_pressure`,
@@ -283,12 +301,7 @@ def print_fit_summary(cal, cross_validation: bool = True, hw=None) -> None:
     if cal.usable_hbm_fraction is not None:
         console.print(f"usable_hbm_fraction {cal.usable_hbm_fraction:g}: the records that ran out of memory are "
                       "predicted not to fit above this fraction of HBM (chosen on the ok / oom records)")
-    for line in cal.excluded[:5]:
-        err_console.print(f"[yellow]warning:[/] left out of the fit, the planner refuses its layout: {escape(line)}",
-                          highlight=False, soft_wrap=True)
-    if len(cal.excluded) > 5:
-        err_console.print(f"[yellow]warning:[/] {len(cal.excluded) - 5} more records that ran were left out the same way",
-                          highlight=False)
+    _print_left_out(cal)
     if cal.underdetermined:
         err_console.print(f"[yellow]warning:[/] {escape(cal.underdetermined)}", highlight=False)
     from shardplan.calibrate import unmeasured_pressure
