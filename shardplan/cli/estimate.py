@@ -859,6 +859,15 @@ def _summary_table(e) -> Table:
     return head
 
 
+#: the memory parts the allocated peak adds up (``MemoryBreakdown.to_dict`` keys), in the table's order
+PEAK_PARTS = ("params", "grads", "optimizer", "zero3_buffers", "activations", "logits", "comm_buffers", "workspace",
+              "optimizer_temp")
+#: after which part the table prints a subtotal: part -> (label, ``MemoryBreakdown.to_dict`` key of the sum)
+SUBTOTAL_AFTER = {"optimizer_temp": ("allocated: the parts above at once", "allocated"),
+                  "fragmentation": ("allocator_peak: allocated + fragmentation", "allocator_peak"),
+                  "runtime_reserve": ("total: allocator peak + context + reserve", "total")}
+
+
 def _memory_and_time_tables(e, d: dict) -> tuple[Table, Table]:
     pp = e.parallel.pp
     stage = d["memory_bytes"].get("stage", 0)
@@ -867,11 +876,21 @@ def _memory_and_time_tables(e, d: dict) -> tuple[Table, Table]:
     mem = Table(title=f"memory, stage {stage} (of 0-{pp - 1})" if pp > 1 else "memory per device")
     mem.add_column("part")
     mem.add_column("GiB", justify="right")
-    for k, v in d["memory_bytes"].items():
-        if k in ("stage",) or (k == "host_offload" and not v):
+    m = d["memory_bytes"]
+    for k in (*PEAK_PARTS, "fragmentation", "runtime_context", "runtime_reserve"):
+        mem.add_row(k, _gib(m[k]))
+        if k in SUBTOTAL_AFTER:  # the sums in their own section, each saying what it adds up
+            mem.rows[-1].end_section = True
+            label, key = SUBTOTAL_AFTER[k]
+            if key == "allocated" and e.memory.peak_phase != "all terms":
+                label = f"allocated: the {e.memory.peak_phase} peak (not every part above at once)"
+            mem.add_row(f"[bold]{label}[/]" if key == "total" else label, _gib(m[key]), end_section=True)
+    mem.add_row("peak band (low-high)", f"{_gib(m['peak_low'])}-{_gib(m['peak_high'])}")
+    for k, v in m.items():
+        if k != "host_offload" or not v:
             continue
         where = "host memory or NVMe" if e.parallel.nvme_offload else "host memory"
-        mem.add_row(f"host_offload ({where} per device, not in total)" if k == "host_offload" else k, _gib(v))
+        mem.add_row(f"host_offload ({where} per device, not in total)", _gib(v))
         if k == "host_offload":  # what the busiest host's memory holds for the devices it drives (each stage's)
             share, cap = min(e.layout.n_devices, e.hardware.host_devices), e.hardware.host_memory_bytes
             share_text = f"{share} device{'s' if share != 1 else ''}" + (", NVMe state not counted"

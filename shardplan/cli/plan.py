@@ -134,27 +134,52 @@ def _order_text(best, other, objective: str) -> str:
 SAFER_PICK_RIGHT_SHARE = 0.65
 
 
-def safer_pick_note(plans: list, objective: str = "throughput") -> str:
-    """A note when #1 is a tight fit (:func:`shardplan.explain.tight_fit`) and a shown runner-up that is not is so
-    close that the planner's order of the two has been right in under :data:`SAFER_PICK_RIGHT_SHARE` of public pairs
-    (:func:`shardplan.accuracy_band.order_reliability`): that runner-up is the safer pick (a breaker's torchtitan
-    8B plan ranked a pp=2 layout whose peak band passes the HBM over a tp=2 one 0.4% slower with 23 GiB free);
-    ``""`` otherwise."""
+def safer_pick(plans: list, objective: str = "throughput") -> tuple[int, str] | None:
+    """(rank, note) when #1 is a tight fit (:func:`shardplan.explain.tight_fit`) and a shown runner-up that is not is
+    so close that the planner's order of the two has been right in under :data:`SAFER_PICK_RIGHT_SHARE` of public
+    pairs (:func:`shardplan.accuracy_band.order_reliability`): that runner-up's rank (1-based) and a note saying it is
+    the safer pick (a breaker's torchtitan 8B plan ranked a pp=2 layout whose peak band passes the HBM over a tp=2 one
+    0.4% slower with 23 GiB free); None otherwise."""
     from shardplan.accuracy_band import order_reliability
     from shardplan.explain import headroom, tight_fit
     if objective != "throughput" or not plans or not tight_fit(plans[0]):
-        return ""
+        return None
     best = plans[0]
     for i, e in enumerate(plans[1:], start=2):
         if not e.fits or tight_fit(e):
             continue
         order = order_reliability(best.tokens_per_s, e.tokens_per_s)
         if order is None or order.public_fraction_right >= SAFER_PICK_RIGHT_SHARE:
-            return ""
-        return (f"#1 is a tight fit; #{i} is {best.tokens_per_s / e.tokens_per_s - 1:.1%} slower with "
-                f"{headroom(e) / 2**30:.1f} GiB headroom, and layouts predicted this close were ordered right in "
-                f"{order.public_fraction_right:.0%} of public held-out pairs: #{i} is the safer pick")
-    return ""
+            return None
+        return i, (f"#1 is a tight fit; #{i} is {best.tokens_per_s / e.tokens_per_s - 1:.1%} slower with "
+                   f"{headroom(e) / 2**30:.1f} GiB headroom, and layouts predicted this close were ordered right in "
+                   f"{order.public_fraction_right:.0%} of public held-out pairs: #{i} is the safer pick")
+    return None
+
+
+def safer_pick_note(plans: list, objective: str = "throughput") -> str:
+    """The note of :func:`safer_pick`, ``""`` when there is none."""
+    pick = safer_pick(plans, objective)
+    return pick[1] if pick else ""
+
+
+def fix_flags(above: list, other) -> str:
+    """The ``--fix`` flag that makes ``other`` the best plan of a search that ranked the plans ``above`` before it:
+    ``other``'s value of every ParallelConfig field where some plan of ``above`` differs (each of them then breaks a
+    pin; ``--fix tp=2,sp=true,pp=1``), or ``""`` when none differs."""
+    b = other.parallel.model_dump()
+    dumps = [e.parallel.model_dump() for e in above]
+    diff = [f"{k}={_fix_value(v)}" for k, v in b.items() if v is not None and any(a.get(k) != v for a in dumps)]
+    return f"--fix {','.join(diff)}" if diff else ""
+
+
+def _fix_value(v) -> str:
+    """A layout value as ``--fix`` reads it (``true``, ``[7,8,8]``, ``selective``)."""
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(str(x) for x in v) + "]"
+    return str(v)
 
 
 def _tied(res, objective: str) -> list[bool]:
@@ -289,6 +314,8 @@ def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: 
                 first = first or err
                 last = err if i == 0 else last
                 continue
+            if first is None and ranking is plans and i == 0:
+                _safer_export_note(framework, plans)
             if first is not None:
                 slower = 1 - e.tokens_per_s / plans[0].tokens_per_s
                 pace = f"predicted {slower:.1%} slower" if slower >= 5e-4 else "predicted as fast"
@@ -305,6 +332,19 @@ def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: 
     raise ConfigError(f"{first} (none of the {checked} best ranked plans can be written as {name}: {rank} a "
                       f"layout the framework expresses with --fix or the layout flags)", field=first.field,
                       value=first.value, legal=first.legal)
+
+
+def _safer_export_note(framework: str, plans: list) -> None:
+    """After ``plan --export`` wrote #1: when :func:`safer_pick` names a safer runner-up, say so on stderr with the
+    ``--fix`` flag that exports it instead."""
+    pick = safer_pick(plans)
+    if pick is None:
+        return
+    rank, _ = pick
+    flags = fix_flags(plans[:rank - 1], plans[rank - 1])
+    err_console.print(f"note: --export {framework} wrote #1, a tight fit; #{rank} ({plans[rank - 1].parallel.short()}) "
+                      f"is the safer pick (note below): add {flags} to export it instead", highlight=False,
+                      soft_wrap=True)
 
 
 def _longer_ranking(shown: list, *args, **kwargs) -> list:
