@@ -912,11 +912,34 @@ def load_model(name_or_path: str) -> ModelSpec:
         except ConfigError as e:  # name the file: "config.json for X lacks ..." alone does not say which one
             raise ConfigError(f"{path}: {e}", field=e.field, value=e.value, legal=e.legal) from None
     _not_another_kind(data, path)
+    data = _model_base(data, path)
     data.setdefault("name", path.stem)
     try:
         return ModelSpec(**data)
     except ValidationError as e:
         raise config_error(e, f"model {path}") from None
+
+
+def _model_base(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """A model file's fields over its ``base`` preset's (``base: gpt3-175b`` with ``max_position_embeddings: 32768``:
+    the preset with a longer learned position table), as a hardware file's ``base`` works; ``data`` itself without
+    ``base``. The result names the file (its stem) unless it gives ``name``, and its ``source`` says what it
+    changed.
+
+    Raises:
+        ConfigError: ``base`` that is not a model preset (lists them)."""
+    if "base" not in data:
+        return data
+    base, over = data["base"], {k: v for k, v in data.items() if k != "base"}
+    name = base.strip().lower() if isinstance(base, str) else None
+    by_lower = {k.lower(): k for k in MODELS}
+    if name not in by_lower:
+        raise ConfigError(f"model {path}: base={short_repr(base)} is not a model preset{did_you_mean(str(base), MODELS)}"
+                          f"; legal: {', '.join(MODELS)}", field="base", value=base, legal=list(MODELS))
+    preset = MODELS[by_lower[name]]
+    changed = ", ".join(f"{k} {v}" for k, v in over.items() if k not in ("name", "source"))
+    source = f"{preset.source} (file {path.name}: {changed or 'no field changed'})" if preset.source else path.name
+    return {**preset.model_dump(), "name": path.stem, "source": source, **over}
 
 
 #: keys of a Hugging Face config.json (transformers' PretrainedConfig names) that a shardplan model file does not use

@@ -1534,8 +1534,9 @@ def check_positions(model: ModelSpec, training: TrainingSpec) -> None:
     rows = model.max_position_embeddings
     if model.position == "learned" and training.seq_len > rows:
         raise ConfigError(f"seq_len={training.seq_len:,} is longer than {model.name}'s learned position table of "
-                          f"{rows:,} rows (max_position_embeddings); legal seq_len: 1 to {rows:,}",
-                          field="seq_len", value=training.seq_len, legal=[1, rows])
+                          f"{rows:,} rows (max_position_embeddings); legal seq_len: 1 to {rows:,}, or a model with a "
+                          f"longer table (a model YAML of 'base: {model.name}' and 'max_position_embeddings: "
+                          f"{training.seq_len}' as --model)", field="seq_len", value=training.seq_len, legal=[1, rows])
 
 
 def _check_sequence(p: ParallelConfig, training: TrainingSpec, n_devices: int) -> None:

@@ -2419,8 +2419,10 @@ def test_megatron_import_records_the_model_flags_and_estimate_names_a_different_
     m, hw, tr, pc = build_inputs(model="mixtral-8x7b", hardware="h100-sxm", devices=64, seq_len=4096,
                                  global_batch=256, global_batch_tokens=None, tp=2, pp=4, ep=8, zero_stage=1)
     shape = import_config("megatron", export_text("megatron", estimate(m, hw, tr, pc, 64))).model_shape
+    # (--max-position-embeddings too, which the export writes as at least --seq-length, 4,096: a RoPE model's
+    # position rows price nothing, so estimate's note skips them)
     assert shape == dict(n_layers=32, d_model=4096, ffn_dim=14336, n_heads=32, n_kv_heads=8, n_experts=8, top_k=2,
-                         expert_ffn_dim=14336)
+                         expert_ffn_dim=14336, max_position_embeddings=4096)
 
 
 def test_naive_attention_round_trips_through_megatron_and_is_refused_where_a_file_cannot_say_it(tmp_path):

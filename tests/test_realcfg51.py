@@ -59,3 +59,35 @@ def test_the_jax_runtime_profile_refuses_the_optimizer_offload_its_runtime_does_
     # MaxText's own profile still prices it (its optimizer_memory_host_offload)
     assert runner.invoke(app, ["estimate", *args[:-2], "maxtext", "--offload-optimizer", "--zero-stage", "3"]
                          ).exit_code == 0
+
+
+def test_a_model_file_on_a_preset_base_prices_the_longer_position_table_an_imported_script_gives(tmp_path):
+    # a 32k GPT-3 175B script (NeMo-Framework-Launcher's gpt3 175b_32k kind) imports, but gpt3-175b's learned table
+    # has 2,048 rows: the error now names the route, a model file 'base: gpt3-175b' + max_position_embeddings
+    script = tmp_path / "g.sh"
+    script.write_text("torchrun --nnodes 128 --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 8 "
+                      "--pipeline-model-parallel-size 8 --context-parallel-size 2 --num-layers 96 --hidden-size 12288 "
+                      "--num-attention-heads 96 --seq-length 32768 --max-position-embeddings 32768 "
+                      "--micro-batch-size 1 --global-batch-size 256 --bf16 --use-distributed-optimizer "
+                      "--sequence-parallel --recompute-granularity full --recompute-method uniform "
+                      "--recompute-num-layers 1\n")
+    plan = tmp_path / "p.json"
+    assert runner.invoke(app, ["import", "--from", "megatron", str(script), "-o", str(plan)]).exit_code == 0
+    assert json.loads(plan.read_text())["model_shape"]["max_position_embeddings"] == 32768
+    r = runner.invoke(app, ["estimate", "--plan", str(plan), "--model", "gpt3-175b", "--hardware", "h100-sxm"])
+    assert r.exit_code == 2 and "a model YAML of 'base: gpt3-175b' and 'max_position_embeddings: 32768'" in \
+        " ".join(r.output.split())
+    model = tmp_path / "gpt3-32k.yaml"
+    model.write_text("base: gpt3-175b\nmax_position_embeddings: 32768\n")
+    r = runner.invoke(app, ["estimate", "--plan", str(plan), "--model", str(model), "--hardware", "h100-sxm",
+                            "--json"])
+    assert r.exit_code in (0, 1), r.output
+    d = json.loads(r.stdout)
+    # the table's extra rows are parameters: (32,768 - 2,048) x 12,288 = 377,487,360 more than the preset's
+    from shardplan.presets.models import MODELS
+    assert d["model"]["n_params"] - MODELS["gpt3-175b"].n_params == (32768 - 2048) * 12288
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("base: h100-sxm-ish\nn_layers: 4\n")
+    r = runner.invoke(app, ["estimate", "--model", str(bad), "--hardware", "h100-sxm", "--devices", "8", "--seq-len",
+                            "2048", "--global-batch", "8"])
+    assert r.exit_code == 2 and "base='h100-sxm-ish' is not a model preset" in r.output

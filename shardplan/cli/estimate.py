@@ -261,8 +261,10 @@ def _model_shape_note(plan, shape: dict[str, int], model) -> None:
         if field == "expert_ffn_dim":  # Megatron-LM's --moe-ffn-hidden-size defaults to --ffn-hidden-size
             return model.expert_ffn_dim or model.ffn_dim
         return getattr(model, field)
+    # a position table's rows matter to a learned table only (a RoPE model's max_position_embeddings prices nothing)
     differ = [f"{k} {v} (--model {value(k)})" for k, v in shape.items()
-              if k in type(model).model_fields and value(k) != v]
+              if k in type(model).model_fields and value(k) != v
+              and (k != "max_position_embeddings" or model.position == "learned")]
     if differ:
         err_console.print(f"[yellow]note:[/] --plan {escape(str(plan))} was imported from a config whose model flags "
                           f"give {escape(', '.join(differ))}: the model priced is --model {escape(model.name)}; give "

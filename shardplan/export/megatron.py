@@ -467,7 +467,8 @@ CE_FLAGS = ["--cross-entropy-loss-fusion", "--cross-entropy-fusion-impl", "te"]
 #: --model's (the layout is read from the script, the model from --model)
 MODEL_SHAPE_FLAGS = {"--num-layers": "n_layers", "--hidden-size": "d_model", "--ffn-hidden-size": "ffn_dim",
                      "--num-attention-heads": "n_heads", "--num-query-groups": "n_kv_heads", "--num-experts": "n_experts",
-                     "--moe-router-topk": "top_k", "--moe-ffn-hidden-size": "expert_ffn_dim"}
+                     "--moe-router-topk": "top_k", "--moe-ffn-hidden-size": "expert_ffn_dim",
+                     "--max-position-embeddings": "max_position_embeddings"}
 
 
 def model_shape(a: argparse.Namespace) -> dict[str, int]:

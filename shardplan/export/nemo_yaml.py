@@ -47,7 +47,7 @@ VALUE_KEYS = {
         "moe_ffn_hidden_size", "moe_token_dispatcher_type", "moe_expert_capacity_factor", "recompute_granularity",
         "recompute_method", "recompute_num_layers", "recompute_modules", "hidden_dropout", "attention_dropout",
         "cpu_offloading_num_layers", "cuda_graph_impl", "cuda_graph_scope", "pipeline_model_parallel_layout",
-        "micro_batch_size", "global_batch_size")},
+        "micro_batch_size", "global_batch_size", "max_position_embeddings")},
     ("model", "num_moe_experts"): "--num-experts",
     ("model", "activations_checkpoint_granularity"): "--recompute-granularity",
     ("model", "activations_checkpoint_method"): "--recompute-method",
