@@ -31,6 +31,10 @@ ExportOpt = Annotated[Optional[str], typer.Option("--export", help="also write t
                                                   "expresses as its config "
                                                   f"({' | '.join(EXPORTERS)})")]
 ExportOutOpt = Annotated[Optional[Path], typer.Option("--output", "-o", help="file for --export")]
+ExportRankOpt = Annotated[Optional[int], typer.Option("--export-rank", min=1, help="with --export: write the plan of "
+                                                      "this rank (1 = the winner even when it is a tight fit and a "
+                                                      "close runner-up is the safer pick, which --export writes "
+                                                      "otherwise)")]
 
 
 def _rule_results(model, hw, training, n: int, best, user_fix: dict[str, Any]) -> list[dict[str, Any]]:
@@ -163,25 +167,6 @@ def safer_pick_note(plans: list, objective: str = "throughput") -> str:
     return pick[1] if pick else ""
 
 
-def fix_flags(above: list, other) -> str:
-    """The ``--fix`` flag that makes ``other`` the best plan of a search that ranked the plans ``above`` before it:
-    ``other``'s value of every ParallelConfig field where some plan of ``above`` differs (each of them then breaks a
-    pin; ``--fix tp=2,sp=true,pp=1``), or ``""`` when none differs."""
-    b = other.parallel.model_dump()
-    dumps = [e.parallel.model_dump() for e in above]
-    diff = [f"{k}={_fix_value(v)}" for k, v in b.items() if v is not None and any(a.get(k) != v for a in dumps)]
-    return f"--fix {','.join(diff)}" if diff else ""
-
-
-def _fix_value(v) -> str:
-    """A layout value as ``--fix`` reads it (``true``, ``[7,8,8]``, ``selective``)."""
-    if isinstance(v, bool):
-        return str(v).lower()
-    if isinstance(v, (list, tuple)):
-        return "[" + ",".join(str(x) for x in v) + "]"
-    return str(v)
-
-
 def _tied(res, objective: str) -> list[bool]:
     """For each ranked plan, whether it ties with the plan above it under the throughput objective: the same
     :func:`shardplan.search.tie_step` of tokens/s, where the search orders by the simpler layout and then memory
@@ -274,8 +259,39 @@ def _infeasible_table(estimates: list) -> Table:
     return it
 
 
+def _export_chosen(framework: str, plans: list, output: Optional[Path], inputs: Optional[dict],
+                   rank: Optional[int]) -> bool:
+    """``plan --export``'s choice before the ranking order: the plan of ``--export-rank`` (written or refused), else
+    the safer pick when #1 is a tight fit (:func:`safer_pick`; a new user's torchtitan export of Qwen3-30B-A3B on 16
+    H200 wrote a #1 with 0.4 GiB free beside a #2 0.05% slower with 8.9 GiB). True when a plan was written.
+
+    Raises:
+        ConfigError: ``--export-rank`` past the ranking, or a ranked plan the framework cannot write."""
+    from shardplan.cli.export import write_export
+    if rank is not None:
+        if rank > len(plans):
+            raise ConfigError(f"--export-rank {rank}: the ranking holds {len(plans)} plan(s); legal: 1 to {len(plans)} "
+                              "(or --top N for a longer ranking)", field="export_rank", value=rank,
+                              legal=[1, len(plans)])
+        write_export(framework, plans[rank - 1], output, inputs)
+        return True
+    pick = safer_pick(plans)
+    if pick is None:
+        return False
+    k, _ = pick
+    try:
+        write_export(framework, plans[k - 1], output, inputs)
+    except ConfigError:  # the framework cannot write it: the ranking order decides (#1 first)
+        return False
+    err_console.print(f"note: --export {framework}: #1 is a tight fit; wrote the safer pick #{k}, "
+                      f"{plans[k - 1].parallel.short()} (note below); --export-rank 1 writes #1", highlight=False,
+                      soft_wrap=True)
+    return True
+
+
 def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: Optional[dict] = None,
-                   deeper: Optional[Callable[..., list]] = None, pins: Optional[dict] = None) -> None:
+                   deeper: Optional[Callable[..., list]] = None, pins: Optional[dict] = None,
+                   rank: Optional[int] = None) -> None:
     """``plan --export``: write the best ranked plan the framework can express as its config (before the
     ranking is printed, so that a refusal exits early); a note names the better plan it could not
     write. When none of the shown plans can be written, ``deeper()`` (a longer ranking) is tried, then
@@ -293,6 +309,8 @@ def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: 
     name = exporter(framework, "export").name
     if not plans:
         raise negative(f"--export {framework}: no layout fits, nothing to export")
+    if _export_chosen(framework, plans, output, inputs, rank):
+        return
     first: ConfigError | None = None
 
     def rankings():  # the longer searches run only if no plan before them can be written
@@ -314,8 +332,6 @@ def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: 
                 first = first or err
                 last = err if i == 0 else last
                 continue
-            if first is None and ranking is plans and i == 0:
-                _safer_export_note(framework, plans)
             if first is not None:
                 slower = 1 - e.tokens_per_s / plans[0].tokens_per_s
                 pace = f"predicted {slower:.1%} slower" if slower >= 5e-4 else "predicted as fast"
@@ -332,19 +348,6 @@ def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: 
     raise ConfigError(f"{first} (none of the {checked} best ranked plans can be written as {name}: {rank} a "
                       f"layout the framework expresses with --fix or the layout flags)", field=first.field,
                       value=first.value, legal=first.legal)
-
-
-def _safer_export_note(framework: str, plans: list) -> None:
-    """After ``plan --export`` wrote #1: when :func:`safer_pick` names a safer runner-up, say so on stderr with the
-    ``--fix`` flag that exports it instead."""
-    pick = safer_pick(plans)
-    if pick is None:
-        return
-    rank, _ = pick
-    flags = fix_flags(plans[:rank - 1], plans[rank - 1])
-    err_console.print(f"note: --export {framework} wrote #1, a tight fit; #{rank} ({plans[rank - 1].parallel.short()}) "
-                      f"is the safer pick (note below): add {flags} to export it instead", highlight=False,
-                      soft_wrap=True)
 
 
 def _longer_ranking(shown: list, *args, **kwargs) -> list:
@@ -433,7 +436,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
          objective: ObjectiveOpt = "throughput",
          fix: FixOpt = None, max_tp: MaxTpOpt = None, show_infeasible: InfeasibleOpt = False,
          exhaustive: ExhaustiveOpt = False, json_out: JsonOpt = False, export: ExportOpt = None,
-         output: ExportOutOpt = None, layout: dict = None) -> None:
+         output: ExportOutOpt = None, export_rank: ExportRankOpt = None, layout: dict = None) -> None:
     """Search every valid layout, rank by predicted tokens/s, and explain the choice.
 
     A layout flag (e.g. --tp 8) keeps that field at the value given; --schedule may be repeated to
@@ -458,6 +461,9 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
     if output is not None and export is None:
         raise ConfigError("-o/--output is the file of --export; give --export FRAMEWORK (the ranking goes to stdout)",
                           field="output", value=str(output))
+    if export_rank is not None and export is None:
+        raise ConfigError(f"--export-rank {export_rank} chooses the plan --export writes; give --export FRAMEWORK",
+                          field="export_rank", value=export_rank)
     if export is not None:
         _check_export_request(export, output, tr, m.is_moe, hw)
     pins, schedules = search_pins(fix, layout)
@@ -472,7 +478,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
                 return _longer_ranking(res.plans, m, hw, tr, devices, top_k=max(2000, top), objective=objective,
                                        fix={**(pinned or {}), **pins}, max_tp=max_tp, schedules=schedules)
             _export_winner(export, res.plans, output, dict(model=model, hardware=hardware, framework=framework,
-                                                           scale_up_size=scale_up_size), deeper, pins)
+                                                           scale_up_size=scale_up_size), deeper, pins, export_rank)
         rules = _rule_results(m, hw, tr, devices, best, pins) if best else []
     if json_out:
         print(json.dumps(_plan_json(res, best, rules, show_infeasible, objective), indent=1))
