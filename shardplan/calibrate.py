@@ -99,6 +99,8 @@ class Calibration:
     #: records left out of the fit because their own bus-bandwidth measurement shows degraded hardware
     #: (:func:`degraded_cases`: "record N (source): what it measured")
     degraded: list[str] = field(default_factory=list)
+    #: notes on the runs with a low bus-bandwidth measurement that stay in the fit (:func:`degraded_cases`)
+    kept_low: list[str] = field(default_factory=list)
     in_sample: dict[str, float] = field(default_factory=dict)
     cross_validated: dict[str, dict[str, float]] = field(default_factory=dict)
     base_error: dict[str, float] = field(default_factory=dict)
@@ -139,9 +141,10 @@ def unmeasured_pressure(cal: Calibration, hw: HardwareSpec) -> str:
     give one. '' otherwise (no peak recorded: the fit measured no memory at all, which the summary says)."""
     if cal.peak_share is None or cal.peak_share >= PRESSURE_SHARE or cal.n_oom:
         return ""
-    return (f"the records' highest peak is {cal.peak_share * hw.hbm_bytes / 2**30:.1f} GiB, {cal.peak_share:.0%} of "
+    share = f"{math.floor(cal.peak_share * 1000) / 10:.1f}%"  # rounded down: 79.99...% is not "80%", the rule's edge
+    return (f"the records' highest peak is {cal.peak_share * hw.hbm_bytes / 2**30:.1f} GiB, {share} of "
             f"HBM, and none ran out of memory: nothing in them measures runs near full memory (allocator retries, "
-            f"the out-of-memory edge), so layouts predicted above {cal.peak_share:.0%} of HBM rest on the base "
+            f"the out-of-memory edge), so layouts predicted above {share} of HBM rest on the base "
             "profile's behaviour there; records of runs closer to the HBM (that ran or ran out of memory) measure it")
 
 
@@ -183,26 +186,33 @@ MIN_BUSBW_RECORDS = 3
 def busbw_reference(measured: Iterable[dict | None]) -> dict[tuple[str, int], float]:
     """The median bus bandwidth (bytes/s) per (collective, group size) over ``measured`` (each a
     ``RunRecord.busbw``-shaped ``{op: {group size: bytes/s}}`` or None), where :data:`MIN_BUSBW_RECORDS` or more
-    measured it. Raises nothing."""
+    measured it: the upper median (``statistics.median_high``), a value some run measured. Raises nothing."""
     seen: dict[tuple[str, int], list[float]] = {}
     for busbw in measured:
         for op, sizes in (busbw or {}).items():
             for n, bw in sizes.items():
                 seen.setdefault((op, n), []).append(bw)
-    return {k: statistics.median(v) for k, v in seen.items() if len(v) >= MIN_BUSBW_RECORDS}
+    return {k: statistics.median_high(v) for k, v in seen.items() if len(v) >= MIN_BUSBW_RECORDS}
 
 
-def degraded_by(busbw: dict | None, reference: dict[tuple[str, int], float]) -> str | None:
-    """Why a run's own measurement ``busbw`` shows degraded hardware against ``reference``
-    (:func:`busbw_reference`): its lowest measurement relative to the median of the same (collective, group size),
-    when below :data:`DEGRADED_BUSBW_FRACTION` ("AllReduce over 8 devices measured 46.0 GB/s, 0.11 of the records'
-    median 423.7 GB/s"); else None. Raises nothing."""
+def _lowest(busbw: dict | None, reference: dict[tuple[str, int], float]) -> tuple[tuple[str, int], str] | None:
+    """The (collective, group size) of a run's lowest measurement relative to ``reference`` and why it shows degraded
+    hardware ("AllReduce over 8 devices measured 46.0 GB/s, 0.11 of the records' median 423.7 GB/s"), when it is
+    below :data:`DEGRADED_BUSBW_FRACTION` of the reference; else None. Raises nothing."""
     low = [(op, n, bw, reference[(op, n)]) for op, sizes in (busbw or {}).items() for n, bw in sizes.items()
            if (op, n) in reference and bw < DEGRADED_BUSBW_FRACTION * reference[(op, n)]]
     if not low:
         return None
     op, n, bw, med = min(low, key=lambda x: x[2] / x[3])
-    return f"{op} over {n} devices measured {bw / 1e9:.1f} GB/s, {bw / med:.2f} of the records' median {med / 1e9:.1f} GB/s"
+    return (op, n), (f"{op} over {n} devices measured {bw / 1e9:.1f} GB/s, {bw / med:.2f} of the records' median "
+                     f"{med / 1e9:.1f} GB/s")
+
+
+def degraded_by(busbw: dict | None, reference: dict[tuple[str, int], float]) -> str | None:
+    """Why a run's own measurement ``busbw`` shows degraded hardware against ``reference`` (:func:`busbw_reference`,
+    :func:`_lowest`), or None. Raises nothing."""
+    low = _lowest(busbw, reference)
+    return low[1] if low else None
 
 
 def near_full(peak_bytes: float | None, hbm_bytes: float | None) -> bool:
@@ -211,29 +221,54 @@ def near_full(peak_bytes: float | None, hbm_bytes: float | None) -> bool:
     return bool(hbm_bytes and peak_bytes and peak_bytes >= PRESSURE_SHARE * hbm_bytes)
 
 
-def degraded_cases(cs: Sequence[Case], hbm_bytes: float | None = None) -> tuple[list[Case], list[str]]:
-    """The cases without those that ran on degraded hardware, and one line per case left out (``record N
-    (source): AllReduce over 8 devices measured 46.0 GB/s, 0.11 of the records' median 423.7 GB/s``).
+#: the largest share of the runs measuring one (collective, group size) that the rule leaves out: more than this below
+#: a third of the median is two regimes of the cluster (the playbook grid's job-wide AllReduce on 64 nodes: 129 of 149
+#: runs at 13 GB/s, the rest at 170-200), not a few sick nodes, and nothing of that group is left out (a note says so)
+MAX_DEGRADED_SHARE = 0.25
+
+
+def degraded_cases(cs: Sequence[Case], hbm_bytes: float | None = None) -> tuple[list[Case], list[str], list[str]]:
+    """The cases without those that ran on degraded hardware, one line per case left out (``record N (source):
+    AllReduce over 8 devices measured 46.0 GB/s, 0.11 of the records' median 423.7 GB/s``) and notes on the low runs
+    kept.
 
     A run that ran (status ``ok``) whose own ``busbw`` measurement of some collective and group size is below
     :data:`DEGRADED_BUSBW_FRACTION` x the median of the records' measurements of the same (:func:`busbw_reference`,
     failed runs' measurements included: their jobs measured before they failed) measures a sick node or a congested
     network, not the layout: its throughput would bend the fitted constants toward a slowness no layout has, so it is
-    left out (its memory with it). Kept: records without ``busbw``, and a run whose recorded peak is near full memory
-    (:func:`near_full` with ``hbm_bytes``, the device's HBM in bytes): there the low measurement goes with the memory,
-    which the layout decides (on the playbook grid all 19 runs that reserved 70 GiB or more of 80 measured about a
-    tenth of the others' AllReduce bandwidth within their node; below 68 GiB 4 runs did, three of them 3-50x slower
-    than predicted; docs/calibration.md), and its slowness is evidence for the memory-pressure terms. Raises nothing."""
+    left out (its memory with it). Kept, with a note: a run whose recorded peak is near full memory (:func:`near_full`
+    with ``hbm_bytes``, the device's HBM in bytes), where the low measurement goes with the memory the layout decides
+    (on the playbook grid all 19 runs that reserved 70 GiB or more of 80 measured about a tenth of the others'
+    AllReduce bandwidth within their node; below 68 GiB 4 runs did, three of them 3-50x slower than predicted;
+    docs/calibration.md) and its slowness is evidence for the memory-pressure terms; and the low runs of a
+    (collective, group size) where more than :data:`MAX_DEGRADED_SHARE` of the runs that ran are low (two regimes).
+    Records without ``busbw`` are kept. Raises nothing."""
     reference = busbw_reference(c.record.busbw for c in cs)
-    keep, out = [], []
+    low = {i: _lowest(c.record.busbw, reference) for i, c in enumerate(cs) if c.record.status == "ok"}
+    low = {i: v for i, v in low.items() if v is not None}
+    ran = {}
     for c in cs:
-        why = (degraded_by(c.record.busbw, reference)
-               if c.record.status == "ok" and not near_full(c.record.peak_memory_bytes, hbm_bytes) else None)
-        if why is None:
+        for op, sizes in (c.record.busbw or {}).items():
+            for n in sizes:
+                ran[(op, n)] = ran.get((op, n), 0) + (c.record.status == "ok")
+    counts: dict[tuple[str, int], int] = {}
+    for key, _ in low.values():
+        counts[key] = counts.get(key, 0) + 1
+    regimes = {k for k, m in counts.items() if m > MAX_DEGRADED_SHARE * ran[k]}
+    notes = [f"{counts[k]} of the {ran[k]} runs that ran measured {k[0]} over {k[1]} devices below a third of the "
+             "records' median: two regimes of the cluster, not a few sick nodes; none of them left out"
+             for k in sorted(regimes)]
+    keep, out = [], []
+    for i, c in enumerate(cs):
+        if i not in low or low[i][0] in regimes:
             keep.append(c)
+        elif near_full(c.record.peak_memory_bytes, hbm_bytes):
+            keep.append(c)
+            notes.append(f"{_where(c.record, c.number)}: {low[i][1]}, kept: its peak is near full memory, where the "
+                         "low measurement goes with the memory its layout needs")
         else:
-            out.append(f"{_where(c.record, c.number)} ({c.record.source or 'no source'}): {why}")
-    return keep, out
+            out.append(f"{_where(c.record, c.number)} ({c.record.source or 'no source'}): {low[i][1]}")
+    return keep, out, notes
 
 
 def _fp16_default(c: Case, hw: HardwareSpec) -> Case:
@@ -489,16 +524,13 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
     Raises:
         ConfigError: no record that ran, an invalid record, or every layout refused
             (:func:`valid_cases`; refused layouts among valid ones are left out and listed in
-            :attr:`Calibration.excluded`), also when every run that ran is on degraded hardware
-            (:func:`degraded_cases`; such runs among others are left out and listed in
-            :attr:`Calibration.degraded`).
+            :attr:`Calibration.excluded`; runs on degraded hardware, at most a quarter of those that ran, are
+            left out and listed in :attr:`Calibration.degraded`: :func:`degraded_cases`).
     """
-    cs, degraded = degraded_cases(cases(records), hw.hbm_bytes)
-    cs, excluded = valid_cases(cs, hw, profile)
+    cs, excluded = valid_cases(cases(records), hw, profile)  # an impossible record is bad input, not a sick node
+    cs, degraded, kept_low = degraded_cases(cs, hw.hbm_bytes)
     if not any(c.record.measured_tokens_per_s_per_device() for c in cs):
-        why = (f"; every run that ran is on degraded hardware by its own bus-bandwidth measurement: {degraded[0]}"
-               if degraded else "")
-        raise ConfigError(f"no record ran (status 'ok' with a throughput): nothing to fit{why}", field="records",
+        raise ConfigError("no record ran (status 'ok' with a throughput): nothing to fit", field="records",
                           value=len(cs))
     memory = any(c.record.peak_memory_bytes or c.record.status == "oom" for c in cs)
     moe = any(getattr(c.model, "is_moe", False) for c in cs)
@@ -525,10 +557,11 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
     if fraction is not None:
         f = f.model_copy(update={"usable_hbm_fraction": fraction})
     held = [p.field for p, k in zip(params, ok) if not k] + list(at_bound)
-    out = Calibration(params, values, base_values, held=held, excluded=excluded, degraded=degraded,
+    out = Calibration(params, values, base_values, held=held, excluded=excluded, degraded=degraded, kept_low=kept_low,
                       in_sample=errors(cs, h, f), base_error=errors(cs, hw, profile), underdetermined=under,
                       usable_hbm_fraction=fraction, at_bound=at_bound,
-                      n_oom=sum(c.record.status == "oom" for c in cs), peak_share=peak_share(records, hw))
+                      n_oom=sum(c.record.status == "oom" for c in cs),
+                      peak_share=peak_share([c.record for c in cs], hw))  # the fitted records' peaks
     if cross_validate:
         out.cross_validated = _cross_validated(cs, hw, profile, free, memory, progress, total)
     if progress is not None:

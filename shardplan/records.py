@@ -30,6 +30,8 @@ MAX_RECORDS_BYTES = 64 * 2**20
 THROUGHPUT_AGREEMENT = 0.10
 #: smallest peak_memory_bytes a record may hold (1 MiB): below it the number is not a device peak in bytes
 MIN_PEAK_BYTES = 2**20
+#: smallest bus bandwidth a record's ``busbw`` may hold (1 MB/s): below it the number is not bytes/s (a GB/s figure)
+MIN_BUSBW = 1e6
 
 
 class RunRecord(BaseModel):
@@ -148,6 +150,34 @@ class RunRecord(BaseModel):
             framework_profile(v)  # ConfigError naming the legal profiles for an unknown name
         return v
 
+    @field_validator("busbw", mode="before")
+    @classmethod
+    def _busbw_strict(cls, v: Any) -> Any:
+        """Group sizes written as whole numbers once each (``"8"``, not ``"08"``, ``" 8"`` or ``"8.0"``, which would
+        merge with it) and bandwidths that are numbers of at least :data:`MIN_BUSBW` bytes/s (not booleans or
+        text: ``true`` would read as 1 B/s). Other shapes go to the field's own validation.
+
+        Raises:
+            ConfigError: naming ``busbw.OP.SIZE`` and the value."""
+        if not isinstance(v, dict):
+            return v
+        for op, sizes in v.items():
+            if not isinstance(sizes, dict):
+                continue
+            for n, bw in sizes.items():
+                where = f"busbw.{op}.{n}"
+                if isinstance(n, str) and not (n.isdigit() and str(int(n)) == n):
+                    raise ConfigError(f"{where}: group size {n!r} is not written as a whole number; legal: a group "
+                                      "size such as \"8\" (once per collective)", field=where, value=n)
+                if isinstance(bw, bool) or not isinstance(bw, (int, float)):
+                    raise ConfigError(f"{where}={bw!r} is not a number; legal: bytes/s, e.g. 4.5e11", field=where,
+                                      value=str(bw))
+                if bw < MIN_BUSBW:
+                    raise ConfigError(f"{where}={bw:g} is below {MIN_BUSBW:g} B/s (1 MB/s): not a bus bandwidth in "
+                                      "bytes/s (did you give GB/s? 450 GB/s is 4.5e11); legal: at least "
+                                      f"{MIN_BUSBW:g}", field=where, value=bw, legal=[MIN_BUSBW, 1e15])
+        return v
+
     @field_validator("peak_memory_bytes")
     @classmethod
     def _peak_in_bytes(cls, v: float | None) -> float | None:
@@ -158,6 +188,17 @@ class RunRecord(BaseModel):
                               f"GiB? 80 GB is 8e10); legal: {MIN_PEAK_BYTES:,} to {2**50:,} B (bytes)",
                               field="peak_memory_bytes", value=v, legal=[MIN_PEAK_BYTES, 2**50])
         return v
+
+    @model_validator(mode="after")
+    def _busbw_groups(self) -> "RunRecord":
+        """A measured group is at most the run's devices."""
+        for op, sizes in (self.busbw or {}).items():
+            for n in sizes:
+                if n > self.devices:
+                    raise ConfigError(f"busbw.{op}.{n}: a group of {n:,} devices in a run of {self.devices:,}; legal: "
+                                      f"group sizes 2 to {self.devices:,}", field=f"busbw.{op}.{n}", value=n,
+                                      legal=[2, self.devices])
+        return self
 
     @model_validator(mode="after")
     def _outcome(self) -> "RunRecord":

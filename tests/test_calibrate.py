@@ -456,7 +456,8 @@ def test_the_band_of_a_calibrated_file_names_the_file_s_own_fit(tmp_path):
 def test_records_far_from_full_memory_say_they_do_not_measure_it(tmp_path):
     # issue 10: a fit on records that all stay below ~0.8 of HBM learns nothing about allocator retries or the OOM
     # edge (docs/calibration.md: no 1B grid run reserves more than 68.3 of 80 GiB, and a 1B-only fit mis-ranks the
-    # 8B runs that do). 48 GiB of the h100-sxm's 80 GiB (85,899,345,920 B) = 0.6: the note names 48.0 GiB and 60%.
+    # 8B runs that do). 48 GiB of the h100-sxm's 80 GiB (85,899,345,920 B) = 0.6: the note names 48.0 GiB and 60.0%
+    # (rounded down to a tenth of a percent, so that a peak just under the 80% rule does not read as 80%).
     from shardplan.calibrate import peak_share, unmeasured_pressure
     recs = [r.model_copy(update={"peak_memory_bytes": 48 * 2**30 if i == 0 else 30 * 2**30})
             for i, r in enumerate(synthetic_records()[:4])]
@@ -465,8 +466,8 @@ def test_records_far_from_full_memory_say_they_do_not_measure_it(tmp_path):
     write_records(path, recs)
     r = CliRunner().invoke(app, ["calibrate", str(path), "-H", "h100-sxm", "--no-cross-validation"],
                            terminal_width=400)
-    assert "the records' highest peak is 48.0 GiB, 60% of HBM" in r.output, r.output
-    assert "layouts predicted above 60% of HBM rest on the base profile's behaviour" in r.output, r.output
+    assert "the records' highest peak is 48.0 GiB, 60.0% of HBM" in r.output, r.output
+    assert "layouts predicted above 60.0% of HBM rest on the base profile's behaviour" in r.output, r.output
     # a record at 70 GiB (0.875 of HBM, above the 0.8 pressure share) measures the regime: no note
     near = [recs[0].model_copy(update={"peak_memory_bytes": 70 * 2**30}), *recs[1:]]
     cal = calibrate(near, H100, framework_profile("megatron"), cross_validate=False)

@@ -134,7 +134,7 @@ def test_grid_records_carry_the_job_s_bandwidths(tmp_path):
     full = next(r for r in one if r.parallel.dp == 4 and r.parallel.pp == 2 and r.busbw["AllReduce"][8] < 50e9)
     assert full.busbw["AllReduce"] == {8: pytest.approx(45.98e9)}
     hbm = load_hardware(str(DEFAULT_HW)).hbm_bytes
-    _, out = degraded_cases(cases(recs), hbm)
+    _, out, _ = degraded_cases(cases(recs), hbm)
     # 9 left out (3 within a node, 6 job-wide); the 8B run's peak 71.5e9 B (the grid's GB x 1e9) is at least
     # 0.8 x 80 GiB = 68.7e9 B: near full memory, kept (its slowness goes with the memory its layout needs)
     assert len(out) == 9 and out[0].startswith(f"{out_path_prefix(out[0])}record 32 (")

@@ -282,6 +282,10 @@ def _print_left_out(cal) -> None:
     if len(cal.degraded) > 5:
         err_console.print(f"[yellow]warning:[/] {len(cal.degraded) - 5} more records that ran were left out the same "
                           "way", highlight=False)
+    for line in cal.kept_low[:5]:
+        err_console.print(f"[yellow]note:[/] {escape(line)}", highlight=False, soft_wrap=True)
+    if len(cal.kept_low) > 5:
+        err_console.print(f"[yellow]note:[/] {len(cal.kept_low) - 5} more notes of the same kind", highlight=False)
 
 
 def print_fit_summary(cal, cross_validation: bool = True, hw=None) -> None:
