@@ -633,7 +633,7 @@ def test_megatron_writes_and_reads_deepep_and_expert_tensor_parallelism():
     from shardplan.export.megatron import megatron_args
     from shardplan.parallel import ParallelConfig
     text = ("torchrun --nnodes 32 --nproc-per-node 8 pretrain_gpt.py --tensor-model-parallel-size 2 "
-            "--pipeline-model-parallel-size 8 --expert-model-parallel-size 32 --expert-tensor-parallel-size 1 "
+            "--pipeline-model-parallel-size 8 --expert-model-parallel-size 32 --expert-tensor-parallel-size 1 --num-experts 256 "
             "--moe-token-dispatcher-type flex --moe-enable-deepep --sequence-parallel --use-distributed-optimizer")
     imp = exporter("megatron").read(text)
     assert (imp.parallel.ep, imp.parallel.etp, imp.parallel.moe_dispatcher) == (32, 1, "deepep")
@@ -1029,7 +1029,7 @@ def test_megatron_import_refuses_what_it_cannot_price_and_keeps_the_capacity_fac
 def test_megatron_import_reads_what_megatron_normalises():
     # Megatron-LM disables sequence parallelism (and so the TP overlap) when tp = 1 (arguments.py), and the
     # flex dispatcher runs DeepEP or HybridEP (--moe-flex-dispatcher-backend, default deepep)
-    base = "--num-layers 32 --expert-model-parallel-size 8 --sequence-parallel --micro-batch-size 1 "
+    base = "--num-layers 32 --num-experts 8 --expert-model-parallel-size 8 --sequence-parallel --micro-batch-size 1 "
     p = import_config("megatron", base + "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep",
                       devices=8).parallel
     assert (p.tp, p.sp, p.moe_dispatcher) == (1, False, "deepep")

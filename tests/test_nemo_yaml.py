@@ -139,8 +139,7 @@ def test_nemo_offloading_needs_its_switch_and_interpolations_are_named():
     # Megatron-Core offloads only with cpu_offloading true: the layer count alone is not read
     base = NEMO_LLAMA3_70B.replace("  pipeline_model_parallel_size: 4\n  virtual_pipeline_model_parallel_size: 5\n",
                                    "  pipeline_model_parallel_size: 1\n")
-    off = base + "  cpu_offloading_num_layers: 10\n"
-    assert import_config("nemo", off.replace("  data:", "  cpu_offloading_num_layers: 10\n  data:")
+    assert import_config("nemo", base.replace("  data:", "  cpu_offloading_num_layers: 10\n  data:")
                          ).parallel.offload_activation_layers == 0
     on = base.replace("  data:", "  cpu_offloading: true\n  cpu_offloading_num_layers: 10\n  data:")
     assert import_config("nemo", on).parallel.offload_activation_layers == 10

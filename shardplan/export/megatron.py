@@ -479,7 +479,35 @@ def model_shape(a: argparse.Namespace) -> dict[str, int]:
     shape = {field: getattr(a, flag[2:].replace("-", "_")) for flag, field in MODEL_SHAPE_FLAGS.items()}
     if not a.group_query_attention:
         shape["n_kv_heads"] = shape["n_heads"]
-    return {field: value for field, value in shape.items() if value is not None}
+    shape = {field: value for field, value in shape.items() if value is not None}
+    _check_shape(shape)
+    return shape
+
+
+def _check_shape(shape: dict[str, int]) -> None:
+    """The model flags describe a model: every size at least 1 (0 experts: a dense model) and at most the planner's
+    ranges, query groups that divide the heads, a top-k no larger than the experts.
+
+    Raises:
+        ConfigError: naming the flag (a NeMo file's messages name its key) and the legal values."""
+    from shardplan import limits
+    flag_of = {field: flag for flag, field in MODEL_SHAPE_FLAGS.items()}
+    for field, value in shape.items():
+        low = 0 if field == "n_experts" else 1
+        high = {"n_layers": limits.MAX_LAYERS, "n_heads": limits.MAX_HEADS, "n_kv_heads": limits.MAX_HEADS,
+                "d_model": limits.MAX_D_MODEL, "max_position_embeddings": limits.MAX_VOCAB}.get(field, limits.MAX_FFN)
+        if not low <= value <= high:
+            raise ConfigError(f"{flag_of[field]} {value}: legal: {low} to {high:,}", field=field, value=value,
+                              legal=[low, high])
+    heads, groups = shape.get("n_heads"), shape.get("n_kv_heads")
+    if heads and groups and heads % groups:
+        legal = [d for d in range(1, heads + 1) if heads % d == 0]
+        raise ConfigError(f"--num-query-groups {groups} does not divide --num-attention-heads {heads}; legal: "
+                          f"{', '.join(map(str, legal))}", field="n_kv_heads", value=groups, legal=legal)
+    experts, top_k = shape.get("n_experts"), shape.get("top_k")
+    if experts is not None and top_k is not None and experts and top_k > experts:
+        raise ConfigError(f"--moe-router-topk {top_k} is more than --num-experts {experts}; legal: 1 to {experts}",
+                          field="top_k", value=top_k, legal=[1, experts])
 
 
 def _add_deepspeed_args(ap: argparse.ArgumentParser) -> None:
@@ -605,8 +633,13 @@ def _check_ep_sp(a: argparse.Namespace, tp: int) -> None:
     parallelism must be used"), as the planner does for etp != tp.
 
     Raises:
-        ConfigError: ep > 1 and tp > 1 without ``--sequence-parallel``, naming the flag to add."""
+        ConfigError: ep > 1 without ``--num-experts`` (Megatron-LM's validate_args asserts it), or ep > 1 and
+            tp > 1 without ``--sequence-parallel``, naming the flag to add."""
     ep = a.expert_model_parallel_size or 1
+    if ep > 1 and not a.num_experts:  # arguments.py validate_args: "num_experts must be non None to use expert ..."
+        raise ConfigError(f"--expert-model-parallel-size {ep} without --num-experts (Megatron-LM asserts experts for "
+                          "expert model parallelism); legal: --num-experts N, or expert-model-parallel-size 1",
+                          field="ep", value=ep, legal=[1])
     if ep > 1 and tp > 1 and not a.sequence_parallel:
         raise ConfigError(f"--expert-model-parallel-size {ep} with --tensor-model-parallel-size {tp} needs "
                           "--sequence-parallel (Megatron-Core's ModelParallelConfig refuses expert and tensor "

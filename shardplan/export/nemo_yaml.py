@@ -157,7 +157,9 @@ class Translated:
         known = {**_STATIC_KEYS, **self.keys}
         for phrase, wording in _PHRASES.items():
             message = message.replace(phrase, wording)
-        return re.sub(r"--[a-z0-9][a-z0-9-]*", lambda m: known.get(m.group(0), m.group(0)), message)
+        message = re.sub(r"--[a-z0-9][a-z0-9-]*", lambda m: known.get(m.group(0), m.group(0)), message)
+        # two flags of one key ("no --bf16 / --fp16" -> "no trainer.precision / trainer.precision"): the key once
+        return re.sub(r"\b([\w.]+) / \1\b", r"\1", message)
 
     def renamed(self, err: ConfigError) -> ConfigError:
         """``err`` reworded by :meth:`rename`, its field, value and legal values kept."""
@@ -189,8 +191,14 @@ def translate(text: str) -> Translated | None:
         ConfigError: a mapped key whose value is an OmegaConf interpolation that does not resolve to a number; a
             Megatron-Bridge override file (:func:`_check_complete`); Megatron-Bridge's older section names.
     """
+    from shardplan.loaders import _UniqueKeyLoader
     try:
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader): YAML 1.2 numbers, no repeated key
+    except yaml.constructor.ConstructorError as e:
+        if "given twice" in str(e.problem):
+            raise ConfigError(f"{e.problem} ({e.problem_mark}); legal: each key once (YAML keeps the last silently)",
+                              field="import", value=str(e.problem)) from None
+        return None
     except yaml.YAMLError:
         return None
     _refuse_other_bridge_shapes(doc)
@@ -203,6 +211,9 @@ def translate(text: str) -> Translated | None:
         value = _value(doc, section, key)
         if _skipped(doc, key, value) or value is None or value is False:
             continue
+        _one_value(f"{section}.{key}", value, key in LIST_KEYS)
+        if key == "recompute_modules":
+            _known_modules(f"{section}.{key}", value)
         values = value if isinstance(value, list) else [value]
         words.append(" ".join([flag, *(shlex.quote(str(v)) for v in values)]))
         keys[flag] = f"{section}.{key}"
@@ -222,6 +233,53 @@ def translate(text: str) -> Translated | None:
     words += _nemo_flags(doc) if nemo else _bridge_flags(doc)
     return Translated(" ".join(dict.fromkeys(words)), {**(NEMO_KEYS if nemo else BRIDGE_KEYS), **keys},
                       "NeMo 1.x" if nemo else "Megatron-Bridge ConfigContainer")
+
+
+#: the mapped keys that take a list (Megatron-Core's recompute_modules and cuda_graph_scope)
+LIST_KEYS = ("recompute_modules", "cuda_graph_scope")
+
+
+def _one_value(key: str, value: Any, listed: bool) -> None:
+    """A mapped key's value is one number or word (a list only for :data:`LIST_KEYS`, of numbers or words).
+
+    Raises:
+        ConfigError: a list or mapping where one value belongs (``model.tensor_model_parallel_size [4, 8]`` was read
+            as 4), naming the key."""
+    items = value if listed and isinstance(value, list) else [value]
+    if any(isinstance(v, (list, dict)) for v in items) or isinstance(value, dict):
+        raise ConfigError(f"{key} {value!r}: legal: {'a list of values' if listed else 'one value'}", field=key,
+                          value=str(value))
+
+
+def _known_modules(key: str, value: Any) -> None:
+    """Every entry of a YAML ``recompute_modules`` list is a Megatron-Core module name (on a command line the list
+    ends at the first other word; in a YAML list an unknown entry was dropped without a word).
+
+    Raises:
+        ConfigError: naming the entry and the legal modules."""
+    import typing
+
+    from shardplan.parallel import RecomputeModule
+    legal = typing.get_args(RecomputeModule)
+    for entry in value if isinstance(value, list) else [value]:
+        if entry not in legal:
+            raise ConfigError(f"{key}: {entry!r} is not a Megatron-Core recompute module; legal: {', '.join(legal)}",
+                              field=key, value=str(entry), legal=list(legal))
+
+
+def _whole(doc: dict, section: str, key: str) -> int | None:
+    """``doc[section][key]`` as a whole number >= 1, None when absent.
+
+    Raises:
+        ConfigError: a value that is not a whole number >= 1 (a quoted '16' was read as 1 node), naming the key."""
+    value = _value(doc, section, key)
+    if value is None:
+        return None
+    from shardplan.limits import MAX_DEVICES
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_DEVICES:
+        raise ConfigError(f"{section}.{key} {value!r}: legal: a whole number 1 to {MAX_DEVICES:,}",
+                          field=f"{section}.{key}", value=str(value), legal=[1, MAX_DEVICES])
+    return value
 
 
 def _skipped(doc: dict, key: str, value: Any) -> bool:
@@ -351,13 +409,16 @@ def _nemo_flags(doc: dict) -> list[str]:
     ``model.fp8`` (format hybrid with ``fp8_hybrid``, else e4m3), ``model.overlap_p2p_comm: false`` (blocking
     interleaved sends) and ``model.fsdp`` (:func:`_nemo_fsdp`); ``cpu_offloading`` is read by :func:`_skipped`."""
     words: list[str] = []
-    nodes, devices = _value(doc, "trainer", "num_nodes"), _value(doc, "trainer", "devices")
-    if isinstance(devices, int) and devices > 0:
-        words += [f"--nnodes {nodes if isinstance(nodes, int) else 1}", f"--nproc-per-node {devices}"]
-    precision = str(_value(doc, "trainer", "precision"))
-    words += ["--bf16"] if precision.startswith("bf16") else ["--fp16"] if precision.startswith("16") else []
+    nodes, devices = _whole(doc, "trainer", "num_nodes"), _whole(doc, "trainer", "devices")
+    if devices is not None:
+        words += [f"--nnodes {nodes or 1}", f"--nproc-per-node {devices}"]  # no num_nodes: Lightning's default 1
+    words += _nemo_precision(doc)
     model = doc["model"]
     optim = model.get("optim") if isinstance(model.get("optim"), dict) else {}
+    if optim.get("name") is not None and not isinstance(optim.get("name"), str):
+        raise ConfigError(f"model.optim.name {optim['name']!r}: legal: one optimizer name (e.g. "
+                          f"{', '.join(NEMO_DISTRIBUTED_OPTIMIZERS)} or fused_adam)", field="model.optim.name",
+                          value=str(optim["name"]))
     if optim.get("name") in NEMO_DISTRIBUTED_OPTIMIZERS:
         words.append("--use-distributed-optimizer")
         words += ["--overlap-grad-reduce"] if optim.get("overlap_grad_sync") else []
@@ -367,7 +428,29 @@ def _nemo_flags(doc: dict) -> list[str]:
         words.append(f"--fp8-format {'hybrid' if model.get('fp8_hybrid') else 'e4m3'}")
     if model.get("overlap_p2p_comm") is False:
         words.append("--no-overlap-p2p-communication")
-    return words + _nemo_fsdp(model, nodes if isinstance(nodes, int) else None)
+    return words + _nemo_fsdp(model, nodes)
+
+
+#: PyTorch Lightning's ``Trainer(precision=...)`` values (lightning.fabric.connector _PRECISION_INPUT; any case here)
+#: -> the Megatron-LM flag of the same training precision (none: fp32 / fp64)
+NEMO_PRECISIONS = {"bf16": "--bf16", "bf16-mixed": "--bf16", "bf16-true": "--bf16", "16": "--fp16",
+                   "16-mixed": "--fp16", "16-true": "--fp16", "32": None, "32-true": None, "64": None, "64-true": None}
+
+
+def _nemo_precision(doc: dict) -> list[str]:
+    """``trainer.precision`` (:data:`NEMO_PRECISIONS`) as its Megatron-LM flag; absent: fp32 (Lightning's default).
+
+    Raises:
+        ConfigError: a value Lightning does not take (``bf61`` was read as fp32), naming the legal ones."""
+    value = _value(doc, "trainer", "precision")
+    if value is None:
+        return []
+    text = str(value).lower() if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+    if text not in NEMO_PRECISIONS:
+        raise ConfigError(f"trainer.precision {value!r}: legal: {', '.join(NEMO_PRECISIONS)}",
+                          field="trainer.precision", value=str(value), legal=list(NEMO_PRECISIONS))
+    flag = NEMO_PRECISIONS[text]
+    return [flag] if flag else []
 
 
 #: NeMo 1.x's ``model.fsdp_sharding_strategy`` (PyTorch FSDP's ShardingStrategy through NeMo's
@@ -411,8 +494,12 @@ def _bridge_flags(doc: dict) -> list[str]:
         for key, flag in OPTIMIZER_DTYPE_KEYS.items():
             dtype = optimizer.get(key)
             name = dtype.get("_target_") if isinstance(dtype, dict) else dtype
-            if isinstance(name, str) and (TORCH_DTYPES.get(name) or name in TORCH_DTYPES.values()):
-                words.append(f"{flag} {TORCH_DTYPES.get(name, name)}")
+            if name is None:
+                continue
+            if not isinstance(name, str) or not (TORCH_DTYPES.get(name) or name in TORCH_DTYPES.values()):
+                raise ConfigError(f"optimizer.{key} {name!r}: legal: {', '.join(TORCH_DTYPES)}",
+                                  field=f"optimizer.{key}", value=str(name), legal=list(TORCH_DTYPES))
+            words.append(f"{flag} {TORCH_DTYPES.get(name, name)}")
     overlap = doc.get("comm_overlap") if isinstance(doc.get("comm_overlap"), dict) else {}
     return words + (["--no-overlap-p2p-communication"] if overlap.get("overlap_p2p_comm") is False else [])
 
@@ -424,6 +511,12 @@ def _bridge_precision(doc: dict) -> list[str]:
     ``fp8_param_gather``, ``grad_reduce_in_fp32``), and ``ddp.grad_reduce_in_fp32: false`` (bf16 reduction)."""
     mp = doc.get("mixed_precision")
     words: list[str] = []
+    if mp is not None and not isinstance(mp, (str, dict)) or isinstance(mp, str) and not re.fullmatch(
+            r"(bf16|fp16)(_with_[a-z0-9_]+)?_mixed", mp := mp.lower()):
+        raise ConfigError(f"mixed_precision {doc.get('mixed_precision')!r}: legal: a Megatron-Bridge preset name "
+                          "(bf16_mixed, fp16_mixed, bf16_with_fp8_delayed_scaling_mixed, bf16_with_mxfp8_mixed, ...) "
+                          "or the preset's fields (bf16, fp16, fp8, fp8_recipe, ...)", field="mixed_precision",
+                          value=str(doc.get("mixed_precision")))
     if isinstance(mp, str):
         words += ["--bf16"] if mp.startswith("bf16") else ["--fp16"] if mp.startswith("fp16") else []
         if "fp8" in mp:
