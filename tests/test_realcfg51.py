@@ -153,3 +153,16 @@ def test_bridge_yaml_values_that_were_misread_are_refused(old, new, message):
     with pytest.raises(ConfigError) as e:
         read(BRIDGE_DSV3.replace(old, new, 1), devices=256)
     assert message in " ".join(str(e.value).split())
+
+
+def test_plan_says_how_it_prices_the_experts_load():
+    # a new user's Qwen3-30B-A3B plan: only estimate's summary named the routing; plan's ranking rests on it too
+    args = ["plan", "--model", "mixtral-8x7b", "--hardware", "h100-sxm", "--devices", "64", "--seq-len", "4096",
+            "--global-batch", "256", "--top", "2"]
+    text = " ".join(runner.invoke(app, args).output.split())
+    assert "MoE: priced with balanced dropless routing (every expert rank handles top_k / n_experts" in text
+    text = " ".join(runner.invoke(app, [*args, "--moe-imbalance", "1.3"]).output.split())
+    assert "MoE: dropless routing with the busiest expert rank at 1.3x the balanced share" in text
+    dense = runner.invoke(app, ["plan", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "8",
+                                "--seq-len", "4096", "--global-batch", "64", "--top", "1"]).output
+    assert "MoE:" not in dense

@@ -412,6 +412,22 @@ def _input_notes(m, tr, hardware, framework, precision, hw=None, attention=None)
     note = model_note(m, tr.seq_len)
     if note:
         err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
+    if m.is_moe:  # what estimate's summary row says; the ranking's numbers rest on it too (a new user missed it)
+        err_console.print(f"[yellow]note:[/] {escape(moe_load_note(tr))}", highlight=False, soft_wrap=True)
+
+
+def moe_load_note(tr) -> str:
+    """How the search prices the experts' load (``TrainingSpec.moe_load``): balanced dropless routing, the given
+    imbalance, or token dropping at the capacity factor, and the flags that change it."""
+    if tr.moe_capacity_factor is not None:
+        return (f"MoE: token dropping at capacity factor {tr.moe_capacity_factor:g} (the busiest expert rank handles "
+                f"{tr.moe_capacity_factor:g}x the balanced share)")
+    if tr.moe_imbalance > 1:
+        return (f"MoE: dropless routing with the busiest expert rank at {tr.moe_imbalance:g}x the balanced share "
+                "(--moe-imbalance)")
+    return ("MoE: priced with balanced dropless routing (every expert rank handles top_k / n_experts of the tokens, as "
+            "with auxiliary-loss balancing); --moe-imbalance X prices a busier expert rank, --moe-capacity-factor "
+            "token dropping")
 
 
 def _note_unreleased(framework, schedules: list[str]) -> None:
