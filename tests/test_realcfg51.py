@@ -166,3 +166,13 @@ def test_plan_says_how_it_prices_the_experts_load():
     dense = runner.invoke(app, ["plan", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--devices", "8",
                                 "--seq-len", "4096", "--global-batch", "64", "--top", "1"]).output
     assert "MoE:" not in dense
+
+
+def test_estimate_headroom_says_the_limit_it_is_measured_to():
+    # nanotron-usp fails above 84% of 80 GiB = 67.20 GiB: "headroom -23.84 GiB" beside "91.04 of 80.00 GiB" read as
+    # an arithmetic slip to a new user (80 - 91.04 = -11.04); the row now names the 67.20 GiB it is measured to
+    r = runner.invoke(app, ["estimate", "--model", "llama-3-8b", "--hardware", "shardplan/data/clusters/usp-h100-efa.yaml",
+                            "--devices", "8", "--seq-len", "4096", "--global-batch", "256", "--dp", "8", "--zero-stage",
+                            "0", "--microbatch-size", "8"])
+    text = " ".join(r.output.split())
+    assert "fail above 84% of it, 67.20 GiB; headroom" in text and " to 67.20 GiB;" in text, text

@@ -850,12 +850,15 @@ def _summary_table(e) -> Table:
     state = (f"; optimizer state {opt}" + (" (the profile's)" if fw.optimizer_dtype == opt else "")
              if opt != "fp32" else "")
     head.add_row("framework", f"{escape(fw.label)} profile{routing}{state}")
-    limit = (f", the {escape(fw.label)} profile's runs fail above {100 * fw.usable_hbm_fraction:g}% of it"
-             if fw.usable_hbm_fraction < 1 else "")
+    limit = (f", the {escape(fw.label)} profile's runs fail above {100 * fw.usable_hbm_fraction:g}% of it, "
+             f"{_gib(e.hbm_fit_limit)} GiB" if fw.usable_hbm_fraction < 1 else "")
+    # the headroom is to that limit: say so where the limit is not the HBM printed beside it (a new user read
+    # "headroom -23.84 GiB" beside "91.04 of 80.00 GiB")
+    to = f" to {_gib(e.hbm_fit_limit)} GiB" if fw.usable_hbm_fraction < 1 else ""
     from shardplan.explain import tight_fit
     head.add_row("fits", ("[yellow]yes, tightly[/]" if tight_fit(e) else "[green]yes[/]" if e.fits else "[red]no[/]") +
                  f" ({_gib(mem.total)} of {_gib(e.hardware.hbm_bytes)} GiB{limit}; headroom "
-                 f"{_headroom_text(headroom(e))}; {peak_band_text(e)})")
+                 f"{_headroom_text(headroom(e))}{to}; {peak_band_text(e)})")
     if e.failure:
         head.add_row("runs", f"[red]no[/]: {e.failure}")
     return head
