@@ -176,3 +176,12 @@ def test_estimate_headroom_says_the_limit_it_is_measured_to():
                             "0", "--microbatch-size", "8"])
     text = " ".join(r.output.split())
     assert "fail above 84% of it, 67.20 GiB; headroom" in text and " to 67.20 GiB;" in text, text
+
+
+def test_guide_shows_the_batch_each_row_used_and_says_when_it_was_raised():
+    # 1,024 devices x one 8,192-token sequence = 8,388,608 tokens > the 4,194,304 default: the terminal table had no
+    # batch column, so the row read as if it used the default (the Markdown page had one)
+    r = runner.invoke(app, ["guide", "-m", "llama-3-8b", "-n", "8", "-n", "1024"])
+    text = " ".join(r.output.split())
+    assert r.exit_code == 0 and "8,388,608*" in text and "4,194,304 │" in text
+    assert "batch tokens*: raised from --global-batch-tokens 4,194,304 to one sequence of 8,192 tokens per device" in text

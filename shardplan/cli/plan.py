@@ -647,13 +647,17 @@ def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, mo
         rows = guide_rows(hardware, models or None, devices or None, seq_len, global_batch_tokens, progress=update)
     from shardplan.loaders import load_hardware
     t = Table(title=f"best layouts on {escape(load_hardware(hardware).name)}, seq {seq_len}")
-    for col in ("model", "devices", "best layout", "MFU", "tok/s/dev", "bound", "DP crit.", "max TP",
+    for col in ("model", "devices", "batch tokens", "best layout", "MFU", "tok/s/dev", "bound", "DP crit.", "max TP",
                 "rule of thumb", "rule vs best"):
         t.add_column(col)
-    for r in rows:
-        t.add_row(r["model"], str(r["devices"]), r["best"], r["mfu"], r["tps"], r["bound"], r["critical"],
-                  r["max_tp"], r["rule"], r["rule_delta"])
+    for r in rows:  # the batch: --global-batch-tokens, raised to one sequence per device where that is more
+        raised = "*" if r["batch_tokens"] > global_batch_tokens else ""
+        t.add_row(r["model"], str(r["devices"]), f"{r['batch_tokens']:,}{raised}", r["best"], r["mfu"], r["tps"],
+                  r["bound"], r["critical"], r["max_tp"], r["rule"], r["rule_delta"])
     console.print(t)
+    if any(r["batch_tokens"] > global_batch_tokens for r in rows):
+        console.print(f"batch tokens*: raised from --global-batch-tokens {global_batch_tokens:,} to one sequence of "
+                      f"{seq_len:,} tokens per device", highlight=False, markup=False)
     ceiling = next((r["ceiling"] for r in rows if r.get("ceiling")), "")
     if ceiling:
         console.print(f"* above the best MFU published on this chip and precision ({ceiling}): an upper bound, "
