@@ -185,3 +185,20 @@ def test_guide_shows_the_batch_each_row_used_and_says_when_it_was_raised():
     text = " ".join(r.output.split())
     assert r.exit_code == 0 and "8,388,608*" in text and "4,194,304 │" in text
     assert "batch tokens*: raised from --global-batch-tokens 4,194,304 to one sequence of 8,192 tokens per device" in text
+
+
+def test_the_ranking_chart_of_close_layouts_starts_its_axis_near_them_and_labels_each_gap():
+    # a new user's report: 10 bars of 76-78k tokens/s on an axis from 0 looked alike
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.search import search
+    from shardplan.specs.training import TrainingSpec
+    from shardplan.web.charts import plans_figure
+    res = search(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], TrainingSpec(seq_len=4096, global_batch_size=64), 8,
+                 top_k=5)
+    fig = plans_figure(res.plans)
+    rates = [e.tokens_per_s for e in res.plans]
+    assert min(rates) > 0.8 * max(rates)  # close: the axis starts at 90% of the slowest shown
+    assert fig.layout.xaxis.range[0] == 0.9 * min(rates) and "axis from" in fig.layout.xaxis.title.text
+    texts = [t for trace in fig.data for t in trace.text]
+    assert "#1" in texts and all(t == "#1" or t.endswith("vs #1") for t in texts)
