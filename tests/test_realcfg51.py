@@ -104,25 +104,38 @@ def test_a_model_file_on_a_preset_base_prices_the_longer_position_table_an_impor
 # the breaker's NeMo / Megatron-Bridge YAMLs (/tmp/break51/nemo in the fifty-first session): each was read with exit 0
 # and a wrong number (a quoted node count as 1 node, a precision typo as fp32, a list cut to its first item, a key
 # given twice as its last value) or an impossible model shape
-@pytest.mark.parametrize("old,new,message", [
-    ("num_nodes: 128", "num_nodes: '16'", "trainer.num_nodes '16': legal: a whole number 1 to 1,048,576"),
-    ("num_nodes: 128", "num_nodes: 128.0", "trainer.num_nodes 128.0: legal: a whole number"),
-    ("precision: bf16", "precision: bf61", "trainer.precision 'bf61': legal: bf16, bf16-mixed"),
-    ("  tensor_model_parallel_size: 4", "  tensor_model_parallel_size: [4, 8]",
+NEMO, BRIDGE = "nemo", "bridge"
+
+
+@pytest.mark.parametrize("kind,old,new,message", [
+    (NEMO, "num_nodes: 128", "num_nodes: '16'", "trainer.num_nodes '16': legal: a whole number 1 to 1,048,576"),
+    (NEMO, "num_nodes: 128", "num_nodes: 128.0", "trainer.num_nodes 128.0: legal: a whole number"),
+    (NEMO, "precision: bf16", "precision: bf61", "trainer.precision 'bf61': legal: bf16, bf16-mixed"),
+    (NEMO, "  tensor_model_parallel_size: 4", "  tensor_model_parallel_size: [4, 8]",
      "model.tensor_model_parallel_size [4, 8]: legal: one value"),
-    ("    name: mcore_distributed_optim", "    name: [mcore_distributed_optim]", "model.optim.name ['mcore_distributed_"),
-    ("  tensor_model_parallel_size: 4", "  tensor_model_parallel_size: 4\n  tensor_model_parallel_size: 8",
+    (NEMO, "    name: mcore_distributed_optim", "    name: [mcore_distributed_optim]",
+     "model.optim.name ['mcore_distributed_"),
+    (NEMO, "  tensor_model_parallel_size: 4", "  tensor_model_parallel_size: 4\n  tensor_model_parallel_size: 8",
      "the key 'tensor_model_parallel_size' is given twice"),
-    ("  num_query_groups: 8", "  num_query_groups: 7",
+    (NEMO, "  num_query_groups: 8", "  num_query_groups: 7",
      "model.num_query_groups 7 does not divide model.num_attention_heads 64; legal: 1, 2, 4, 8, 16, 32, 64"),
+    (BRIDGE, "mixed_precision: bf16_with_mxfp8_mixed", "mixed_precision: bf17_mixed",
+     "mixed_precision 'bf17_mixed': legal:"),
+    (BRIDGE, "_target_: torch.bfloat16}", "_target_: torch.float8}",
+     "optimizer.exp_avg_dtype 'torch.float8': legal: torch.bfloat16, torch.float32"),
+    (BRIDGE, "recompute_modules: [mlp, moe_act]", "recompute_modules: [mlp, bogus]",
+     "model.recompute_modules: 'bogus' is not a Megatron-Core recompute module"),
+    (BRIDGE, "num_moe_experts: 256", "num_moe_experts: 0",
+     "model.expert_model_parallel_size 32 without model.num_moe_experts"),
 ])
-def test_nemo_yaml_values_that_were_misread_are_refused(old, new, message):
+def test_nemo_and_bridge_yaml_values_that_were_misread_are_refused(kind, old, new, message):
     from shardplan.errors import ConfigError
-    from shardplan.export import import_config
-    from tests.test_nemo_yaml import NEMO_LLAMA3_70B
-    assert old in NEMO_LLAMA3_70B
+    from shardplan.export.megatron import read
+    from tests.test_nemo_yaml import BRIDGE_DSV3, NEMO_LLAMA3_70B
+    base = NEMO_LLAMA3_70B if kind == NEMO else BRIDGE_DSV3
+    assert old in base
     with pytest.raises(ConfigError) as e:
-        import_config("nemo", NEMO_LLAMA3_70B.replace(old, new, 1))
+        read(base.replace(old, new, 1), devices=None if kind == NEMO else 256)
     assert message in " ".join(str(e.value).split())
 
 
@@ -134,25 +147,6 @@ def test_nemo_precision_in_any_case_and_the_fp32_note_names_its_key_once():
     imp = import_config("nemo", NEMO_LLAMA3_70B.replace("  precision: bf16\n", ""))
     text = " ".join(imp.notes)
     assert imp.precision == "fp32" and "no trainer.precision: Megatron-LM trains in fp32" in text, text
-
-
-@pytest.mark.parametrize("old,new,message", [
-    ("mixed_precision: bf16_with_mxfp8_mixed", "mixed_precision: bf17_mixed", "mixed_precision 'bf17_mixed': legal:"),
-    ("_target_: torch.bfloat16}", "_target_: torch.float8}",
-     "optimizer.exp_avg_dtype 'torch.float8': legal: torch.bfloat16, torch.float32"),
-    ("recompute_modules: [mlp, moe_act]", "recompute_modules: [mlp, bogus]",
-     "model.recompute_modules: 'bogus' is not a Megatron-Core recompute module"),
-    ("num_moe_experts: 256", "num_moe_experts: 0",
-     "model.expert_model_parallel_size 32 without model.num_moe_experts"),
-])
-def test_bridge_yaml_values_that_were_misread_are_refused(old, new, message):
-    from shardplan.errors import ConfigError
-    from shardplan.export.megatron import read
-    from tests.test_nemo_yaml import BRIDGE_DSV3
-    assert old in BRIDGE_DSV3
-    with pytest.raises(ConfigError) as e:
-        read(BRIDGE_DSV3.replace(old, new, 1), devices=256)
-    assert message in " ".join(str(e.value).split())
 
 
 def test_plan_says_how_it_prices_the_experts_load():
