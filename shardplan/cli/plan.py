@@ -470,16 +470,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
                              moe_routing=moe_routing,
                                 scale_up_size=scale_up_size)
     _input_notes(m, tr, hardware, framework, precision, hw, attention)
-    from shardplan import limits
-    limits.check_range("--top", top, 1, 10_000)
-    if max_tp is not None:
-        limits.check_range("--max-tp", max_tp, 1, limits.MAX_DEVICES)
-    if output is not None and export is None:
-        raise ConfigError("-o/--output is the file of --export; give --export FRAMEWORK (the ranking goes to stdout)",
-                          field="output", value=str(output))
-    if export_rank is not None and export is None:
-        raise ConfigError(f"--export-rank {export_rank} chooses the plan --export writes; give --export FRAMEWORK",
-                          field="export_rank", value=export_rank)
+    _check_plan_flags(top, max_tp, export, output, export_rank)
     if export is not None:
         _check_export_request(export, output, tr, m.is_moe, hw)
     pins, schedules = search_pins(fix, layout)
@@ -504,6 +495,24 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
     if best is None:
         raise negative(_nothing_fits(res, m, hw, tr, devices, pins, objective, max_tp, schedules, export,
                                      show_infeasible))
+
+
+def _check_plan_flags(top: int, max_tp: Optional[int], export: Optional[str], output: Optional[Path],
+                      export_rank: Optional[int]) -> None:
+    """``plan``'s own flags in range, and -o / --export-rank only with --export.
+
+    Raises:
+        ConfigError: naming the flag."""
+    from shardplan import limits
+    limits.check_range("--top", top, 1, 10_000)
+    if max_tp is not None:
+        limits.check_range("--max-tp", max_tp, 1, limits.MAX_DEVICES)
+    if output is not None and export is None:
+        raise ConfigError("-o/--output is the file of --export; give --export FRAMEWORK (the ranking goes to stdout)",
+                          field="output", value=str(output))
+    if export_rank is not None and export is None:
+        raise ConfigError(f"--export-rank {export_rank} chooses the plan --export writes; give --export FRAMEWORK",
+                          field="export_rank", value=export_rank)
 
 
 def _pinned_offload_note(m, hw, tr, devices: int, pins: dict[str, Any], best, objective: str, max_tp,
