@@ -5187,3 +5187,119 @@ _S50_PRIME_RL = tuple(
         ("Qwen3-30B-A3B (EP 1)", "qwen3-30b-a3b", "B200", 55680, 111.8)))
 
 SCOUTED_2026_12AX = (*_S50_FOUNDRY_LS, *_S50_TORCHPRIME, *_S50_PRIME_RL)
+
+
+# Fifty-first scouting pass (2026-12, never fitted on; SCOUTED_2026_12AY). Names carry _S51_. The transcription and
+# each row's derivation: the session notes' scout51.md (tokens/s/GPU = global batch x seq / logged step time / GPUs).
+# ---- 1. togethercomputer/together-dgxc-benchmarking (commits d275be99, 337f1d3c, 661e8e14): Together AI's runs of
+#    NVIDIA's dgxc-benchmarking / Megatron-Bridge recipes (NeMo 25.07-26.02) on its own B200 cluster (8 B200 and 8 x
+#    400 Gb/s ConnectX-7 per node), March-May 2026; the logged TFLOP/s/GPU over the derived tokens/s/GPU gives one FLOP
+#    count per token within +-0.5% for every model across its rows, which checks the batch sizes and sequence lengths.
+# ---- 2. ServiceNow/Fast-LLM README + examples/mistral-4-node-benchmark.yaml: Mistral-7B on 32 H100 (an "expected"
+#    rate, [B]).
+_S51_TG = "together-dgxc-benchmarking"
+
+# Llama 3 70B FP8-CS, Megatron-FSDP, 5 layers CPU-offloaded, MBS 1, GBS = 2 x GPUs, seq 8192 (weak scaling)
+_S51_70B_FSDP = tuple(
+    (f"[A] {_S51_TG} tests/b200/reports/Llama_70B_FP8_Scaling_Benchmark_Report.md: Llama 3 70B FP8-CS Megatron-FSDP, "
+     f"5 layers offloaded, MBS 1, GBS {2 * n}, {n} B200", "llama-3-70b", "b200", MB_FW, FP8_CS, n, 8192, 2 * n,
+     dict(dp=n, zero_stage=3, microbatch_size=1, recompute="none", offload_activation_layers=5),
+     round(2 * 8192 / step, 1), None)
+    for n, step in ((64, 4.63), (128, 4.63), (256, 4.92), (512, 5.39), (592, 5.59)))
+
+# Llama 3.1 8B, one 8 x B200 node (K8s), NeMo 26.02, TP1 PP1 CP1 DP8, GBS 128, seq 8192, no recompute, CUDA graphs
+_S51_8B = (
+    (f"[A] {_S51_TG} tests/b200/pretrain/llama3.1/logs/benchmark_k8s_nemo2602.md: Llama 3.1 8B BF16 DP8, MBS 2, GBS 128, "
+     "8 B200", "llama-3.1-8b", "b200", MB_FW, "bf16-mixed", 8, 8192, 128,
+     dict(dp=8, zero_stage=1, microbatch_size=2, recompute="none"), round(128 * 8192 / 5.701 / 8, 1), None),
+    (f"[A] {_S51_TG} tests/b200/pretrain/llama3.1/logs/benchmark_k8s_nemo2602.md: Llama 3.1 8B FP8-CS DP8, MBS 2, GBS 128, "
+     "8 B200", "llama-3.1-8b", "b200", MB_FW, FP8_CS, 8, 8192, 128,
+     dict(dp=8, zero_stage=1, microbatch_size=2, recompute="none"), round(128 * 8192 / 4.121 / 8, 1), None),
+    (f"[B: NVFP4 recipe details as the project's nvfp4-mixed] {_S51_TG} benchmark_k8s_nemo2602.md: Llama 3.1 8B NVFP4 DP8, "
+     "MBS 4, GBS 128, 8 B200", "llama-3.1-8b", "b200", MB_FW, "nvfp4-mixed", 8, 8192, 128,
+     dict(dp=8, zero_stage=1, microbatch_size=4, recompute="none"), round(128 * 8192 / 3.369 / 8, 1), None),
+)
+
+# Nemotron-4 15B (NeMo 2 recipe), TP1 PP1 CP1, MBS 2, seq 4096, DP = GPUs; step times from results.md and the
+# 2026-04-20 512-GPU report
+_S51_N15 = "models/nemotron-4-15b.config.json"
+_S51_N15_ROWS = tuple(
+    (f"[B: {extra}] {_S51_TG} {src}: Nemotron-4 15B {tag} DP{n}, MBS 2, GBS {gbs}, {n} B200", _S51_N15, "b200", "megatron",
+     prec, n, 4096, gbs, dict(dp=n, zero_stage=1, microbatch_size=2, recompute="none"),
+     round(gbs * 4096 / step / n, 1), None)
+    for tag, prec, n, gbs, step, src, extra in (
+        ("BF16", "bf16-mixed", 64, 256, 0.930, "tests/b200/slurm/nemotron4-15b/results.md", "26.02 + compat_runner, CUDA graphs off"),
+        ("BF16", "bf16-mixed", 256, 1024, 1.015, "tests/b200/slurm/nemotron4-15b/results.md", "26.02 + compat_runner, CUDA graphs off"),
+        ("BF16", "bf16-mixed", 512, 2048, 1.061, "worklog/2026-04-20_all15_models_512gpu_report.md", "GBS 2048 from the 04-26 config table"),
+        ("FP8", "fp8-mixed", 64, 256, 0.763, "tests/b200/slurm/nemotron4-15b/results.md", "fp8 recipe unstated, CUDA graphs off"),
+        ("FP8", "fp8-mixed", 256, 512, 0.457, "tests/b200/slurm/nemotron4-15b/results.md", "fp8 recipe unstated, CUDA graphs off; mean of 3 runs"),
+        ("FP8", "fp8-mixed", 256, 1024, 0.813, "tests/b200/slurm/nemotron4-15b/results.md", "fp8 recipe unstated, CUDA graphs off"),
+        ("FP8", "fp8-mixed", 256, 2048, 1.535, "tests/b200/slurm/nemotron4-15b/results.md", "fp8 recipe unstated, CUDA graphs off"),
+        ("FP8", "fp8-mixed", 256, 2560, 1.899, "tests/b200/slurm/nemotron4-15b/results.md", "fp8 recipe unstated, CUDA graphs off"),
+        ("FP8", "fp8-mixed", 512, 2048, 0.954, "worklog/2026-04-20_all15_models_512gpu_report.md", "fp8 recipe unstated, NeMo 25.09 container"),
+    ))
+
+# Qwen3-235B-A22B, 256 B200, TP1 PP8 EP8 ETP1, MBS 1, GBS 8192 (tests/b200/slurm/qwen3-235b/results.md)
+_S51_Q = "[B: seq 4096 (Megatron-Bridge recipe; consistent with the logged TFLOP/s); recipe's forced-balance dropless MoE]"
+_S51_QWEN = (
+    (f"{_S51_Q} {_S51_TG} qwen3-235b/results.md: Qwen3-235B-A22B BF16 PP8 VP4 EP8, GBS 8192, 256 B200", "qwen3-235b-a22b",
+     "b200", MB_FW, "bf16-mixed", 256, 4096, 8192,
+     dict(dp=32, pp=8, schedule="interleaved", virtual_stages=4, ep=8, etp=1, zero_stage=1, microbatch_size=1,
+          recompute="none"), round(8192 * 4096 / 37.8 / 256, 1), None),
+    (f"{_S51_Q} {_S51_TG} qwen3-235b/results.md: Qwen3-235B-A22B FP8-MX PP8 EP8 (no VP, no CUDA graphs), GBS 8192, 256 B200",
+     "qwen3-235b-a22b", "b200", MB_FW, "fp8-mixed", 256, 4096, 8192,
+     dict(dp=32, pp=8, ep=8, etp=1, zero_stage=1, microbatch_size=1, recompute="none"),
+     round(8192 * 4096 / 50.7 / 256, 1), None),
+    (f"{_S51_Q} {_S51_TG} qwen3-235b/results.md: Qwen3-235B-A22B FP8-MX PP8 VP4 EP8 (no CUDA graphs), GBS 8192, 256 B200",
+     "qwen3-235b-a22b", "b200", MB_FW, "fp8-mixed", 256, 4096, 8192,
+     dict(dp=32, pp=8, schedule="interleaved", virtual_stages=4, ep=8, etp=1, zero_stage=1, microbatch_size=1,
+          recompute="none"), round(8192 * 4096 / 50.2 / 256, 1), None),
+)
+
+# Llama 3.1 405B, seq 8192, MBS 1
+_S51_405 = (
+    (f"[B: seq 8192 and MBS 1 from the Megatron-Bridge recipe (consistent with the logged TFLOP/s)] {_S51_TG} tests/b200/slurm/llama3.1-405b/nvfp4/results.md: Llama 3.1 405B NVFP4 TP4 PP16 VP8 DP4 (config A), "
+     "GBS 1536, 256 B200", "llama-3.1-405b", "b200", MB_FW, "nvfp4-mixed", 256, 8192, 1536,
+     dict(dp=4, tp=4, sp=True, tp_overlap=True, pp=16, schedule="interleaved", virtual_stages=8, zero_stage=1,
+          microbatch_size=1, recompute="none"), round(1536 * 8192 / 79.3 / 256, 1), None),
+    (f"[B: seq 8192 and MBS 1 from the Megatron-Bridge recipe (consistent with the logged TFLOP/s)] {_S51_TG} tests/b200/slurm/llama3.1-405b/nvfp4/results.md: Llama 3.1 405B NVFP4 TP4 PP8 VP4 DP8 (config D), "
+     "GBS 1536, 256 B200", "llama-3.1-405b", "b200", MB_FW, "nvfp4-mixed", 256, 8192, 1536,
+     dict(dp=8, tp=4, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=4, zero_stage=1,
+          microbatch_size=1, recompute="none"), round(1536 * 8192 / 61.8 / 256, 1), None),
+    (f"[B: GBS 3072 from the 04-26 config table] {_S51_TG} worklog/2026-04-20_all15_models_512gpu_report.md: Llama 3.1 405B "
+     "NVFP4 TP4 PP16 VP8 DP8, 512 B200", "llama-3.1-405b", "b200", MB_FW, "nvfp4-mixed", 512, 8192, 3072,
+     dict(dp=8, tp=4, sp=True, tp_overlap=True, pp=16, schedule="interleaved", virtual_stages=8, zero_stage=1,
+          microbatch_size=1, recompute="none"), round(3072 * 8192 / 69.044 / 512, 1), None),
+    (f"[B: GBS 3072 from the 04-26 config table] {_S51_TG} worklog/2026-04-20_all15_models_512gpu_report.md: Llama 3.1 405B "
+     "FP8-CS TP4 PP8 CP2 VP8 DP8, 512 B200", "llama-3.1-405b", "b200", MB_FW, FP8_CS, 512, 8192, 3072,
+     dict(dp=8, tp=4, sp=True, tp_overlap=True, pp=8, cp=2, schedule="interleaved", virtual_stages=8, zero_stage=1,
+          microbatch_size=1, recompute="none"), round(3072 * 8192 / 69.698 / 512, 1), None),
+)
+
+# Llama 3.1 70B official Megatron-Bridge 26.02 B200 layout at 512 GPUs (TP2 PP4 VP5), seq 8192, MBS 1
+_S51_70B_512 = tuple(
+    (f"[B: GBS 2048 inferred (table says 256, the 64-GPU base; 2048 = base x 8 matches the logged TFLOP/s)] {_S51_TG} "
+     f"worklog/2026-04-20_all15_models_512gpu_report.md: Llama 3.1 70B {tag} TP2 PP4 VP5 DP64, 512 B200",
+     "llama-3-70b", "b200", MB_FW, prec, 512, 8192, 2048,
+     dict(dp=64, tp=2, sp=True, tp_overlap=True, pp=4, schedule="interleaved", virtual_stages=5, zero_stage=1,
+          microbatch_size=1, recompute="none"), round(2048 * 8192 / step / 512, 1), None)
+    for tag, prec, step in (("FP8-MX", "fp8-mixed", 9.509), ("NVFP4", "nvfp4-mixed", 7.197)))
+
+# Nemotron-4 340B (NeMo 25.07, TP comm overlap disabled by the PMIx workaround), TP8 PP4 VP12, GBS 128, 512 GPUs
+_S51_340 = tuple(
+    (f"[B: seq 4096 and MBS 1 from the dgxc recipe; fp8 recipe unstated] {_S51_TG} "
+     f"worklog/2026-04-20_all15_models_512gpu_report.md: Nemotron-4 340B {tag} TP8 PP4 VP12 DP16, no TP overlap, "
+     "GBS 128, 512 B200", "nemotron-4-340b", "b200", "megatron", prec, 512, 4096, 128,
+     dict(dp=16, tp=8, sp=True, tp_overlap=False, pp=4, schedule="interleaved", virtual_stages=12, zero_stage=1,
+          microbatch_size=1, recompute="none"), round(128 * 4096 / step / 512, 1), None)
+    for tag, prec, step in (("BF16", "bf16-mixed", 2.521), ("FP8", "fp8-mixed", 1.740)))
+
+# Fast-LLM README: Mistral-7B, 32 H100, seq 8192, batch 32, mbs 1, ZeRO-2, bf16 (examples/mistral-4-node-benchmark.yaml)
+_S51_FASTLLM = (
+    ("[B: README's 'expected' rate, not a logged one; H100 SXM assumed; no recompute (none configured); Fast-LLM "
+     "priced with the megatron profile] ServiceNow/Fast-LLM README: Mistral-7B DP32 ZeRO-2, mbs 1, batch 32, seq 8192, "
+     "32 H100", "mistral-7b", "h100-sxm", "megatron", "bf16-mixed", 32, 8192, 32,
+     dict(dp=32, zero_stage=2, microbatch_size=1, recompute="none"), 9800.0, None),
+)
+
+SCOUTED_2026_12AY = (*_S51_70B_FSDP, *_S51_8B, *_S51_N15_ROWS, *_S51_QWEN, *_S51_405, *_S51_70B_512, *_S51_340, *_S51_FASTLLM)
