@@ -54,19 +54,17 @@ def test_estimate_memory_table_sets_the_subtotals_apart_and_says_what_each_adds_
                    if line.count("│") >= 2)
 
 
-def test_the_jax_runtime_profile_refuses_the_optimizer_offload_its_runtime_does_not_implement():
-    # shardplan.jax.validate refuses offload_optimizer=True; the jax-runtime profile (MaxText's, which offloads)
-    # priced it as if the runtime ran it (a 'host(optimizer)' layout at exit 0)
-    args = ["--model", "llama-3.2-1b", "--hardware", "h100-sxm", "--devices", "8", "--seq-len", "2048",
-            "--global-batch", "64", "--framework", "jax-runtime", "--offload-optimizer"]
-    for cmd in (["estimate", *args, "--zero-stage", "3"], ["plan", *args]):
-        r = runner.invoke(app, cmd)
-        assert r.exit_code == 2, r.output
-        assert "offload_optimizer is not implemented by the jax-runtime framework; legal: offload_optimizer off" in \
-            " ".join(r.output.split())
-    # MaxText's own profile still prices it (its optimizer_memory_host_offload)
-    assert runner.invoke(app, ["estimate", *args[:-2], "maxtext", "--offload-optimizer", "--zero-stage", "3"]
-                         ).exit_code == 0
+def test_an_empty_offload_stage_list_means_the_framework_does_not_offload_the_optimizer():
+    # FrameworkProfile.offload_zero_stages () (a profile file may say so): refused by name, not 'legal zero_stage: '
+    from shardplan.parallel import ParallelConfig, validate
+    from shardplan.presets.frameworks import framework_profile
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    fw = framework_profile("maxtext").model_copy(update={"offload_zero_stages": ()})
+    tr = TrainingSpec(seq_len=2048, global_batch_size=64, framework=fw)
+    with pytest.raises(Exception, match="offload_optimizer is not implemented by the maxtext framework; legal: "
+                                        "offload_optimizer off"):
+        validate(ParallelConfig(zero_stage=3, offload_optimizer=True), MODELS["llama-3.2-1b"], tr, 8)
 
 
 def test_a_model_file_on_a_preset_base_prices_the_longer_position_table_an_imported_script_gives(tmp_path):

@@ -976,15 +976,11 @@ JAX_RUNTIME = FRAMEWORKS["maxtext"].model_copy(update={
     "logit_bytes": None, "recompute_after_loss": False, "tp_requires_sp": False, "weight_sharding_axes": (),
     "named_remat": False, "layout_defaults": {}, "default_zero_stage": 0,
     "released_schedules": ("gpipe", "1f1b", "interleaved"), "cp_comms": ("ring", "a2a"), "cp_a2a_replicates_kv": True,
-    "pipeline_split": "balanced", "min_microbatches": "none", "grouped_gemm_row_tile": 0, "offload_zero_stages": (),
-    "param_offload": "none",
+    "pipeline_split": "balanced", "min_microbatches": "none", "grouped_gemm_row_tile": 0,
     "sources": {**{k: v for k, v in FRAMEWORKS["maxtext"].sources.items()
                    if k not in ("logit_bytes", "recompute_after_loss", "tp_requires_sp", "weight_sharding_axes",
                                 "named_remat", "layout_defaults", "pipeline_split", "min_microbatches",
                                 "grouped_gemm_row_tile")},
-                "offload_zero_stages": "shardplan.jax.validate: offload_optimizer=True is not implemented by the JAX "
-                "runtime", "param_offload": "shardplan.jax.validate: offload_params=True is not implemented by the JAX "
-                "runtime",
                 "pipeline_split": "shardplan.jax.pipeline places any split (parallel.balanced_split when pp does not "
                 "divide the layers)", "min_microbatches": "shardplan.jax.pipeline runs any microbatch count",
                 "expert_tensor_parallel": "shardplan.jax.model.check_runtime_support: etp other than tp is not "
