@@ -5302,4 +5302,34 @@ _S51_FASTLLM = (
      dict(dp=32, zero_stage=2, microbatch_size=1, recompute="none"), 9800.0, None),
 )
 
-SCOUTED_2026_12AY = (*_S51_70B_FSDP, *_S51_8B, *_S51_N15_ROWS, *_S51_QWEN, *_S51_405, *_S51_70B_512, *_S51_340, *_S51_FASTLLM)
+# ---- 3. The same repository's two later reports (second read of the pass): tests/b300/pretrain/qwen3/
+#    benchmark_comparison.md @ b0a7f98e (+ qwen3_job.log @ 5956915b, its config dump): Qwen3-30B-A3B BF16 on one 8 x
+#    B300 node (run with the recipe's gb300 config), EP8 DP8, MBS 1, GBS 64, seq 4096, no recompute, 3.050 s per step
+#    under NeMo 25.11.01 ([A]) and 2.395 s under 26.02.00 ([B]: its log not stored, the launch flags identical); and
+#    tests/gb200/reports/cluster-training-performance-overview-v3.md @ 0b86473a: 64 GB200 (one NVL72 rack), NeMo 26.02,
+#    the median step time of each of six racks: GPT-OSS-120B EP64 MBS 4 GBS 1280, layernorm + moe_act recompute,
+#    alltoall dispatch (the log: DeepEP skipped on GB200), 5.47-5.89 s; Qwen2.5-72B TP8 PP4 DP2 with sp and no TP
+#    overlap, MBS 2 GBS 512, layernorm recompute, 19.84-20.57 s; gradients reduced in fp32 (the logged DDP config).
+#    One configuration measured on six racks is one row here: the median of the six (5.555 s, 20.29 s).
+_S51_Q30 = dict(dp=8, ep=8, etp=1, zero_stage=1, microbatch_size=1, recompute="none")
+_S51_LATER = (
+    (f"[A] {_S51_TG} tests/b300/pretrain/qwen3/benchmark_comparison.md: Qwen3-30B-A3B BF16 EP8 DP8, MBS 1, GBS 64, "
+     "NeMo 25.11.01, 8 B300", "qwen3-30b-a3b", "b300", MB_FW, "bf16-mixed", 8, 4096, 64, dict(_S51_Q30),
+     round(64 * 4096 / 3.050 / 8, 1), None),
+    (f"[B: the 26.02 config assumed = the logged 25.11 one] {_S51_TG} tests/b300/pretrain/qwen3/benchmark_comparison.md: "
+     "Qwen3-30B-A3B BF16 EP8 DP8, MBS 1, GBS 64, NeMo 26.02.00, 8 B300", "qwen3-30b-a3b", "b300", MB_FW, "bf16-mixed", 8,
+     4096, 64, dict(_S51_Q30), round(64 * 4096 / 2.395 / 8, 1), None),
+    (f"[B: attention backend for the sink attention unknown; alltoall dispatch] {_S51_TG} "
+     "tests/gb200/reports/cluster-training-performance-overview-v3.md: GPT-OSS-120B BF16 EP64 DP64, MBS 4, GBS 1280, "
+     "recompute norm + moe_act, median of six racks, 64 GB200", "gpt-oss-120b", "gb200", MB_FW, "bf16-mixed-fp32-grads",
+     64, 4096, 1280, dict(dp=64, ep=64, etp=1, zero_stage=1, microbatch_size=4, recompute="selective",
+                          recompute_modules=("layernorm", "moe_act")), round(1280 * 4096 / 5.555 / 64, 1), None),
+    (f"[A] {_S51_TG} tests/gb200/reports/cluster-training-performance-overview-v3.md: Qwen2.5-72B BF16 TP8 PP4 DP2 (sp, "
+     "no TP overlap, no VP), MBS 2, GBS 512, recompute norm, median of six racks, 64 GB200", "qwen2.5-72b", "gb200",
+     MB_FW, "bf16-mixed-fp32-grads", 64, 4096, 512,
+     dict(dp=2, tp=8, sp=True, tp_overlap=False, pp=4, zero_stage=1, microbatch_size=2, recompute="selective",
+          recompute_modules=("layernorm",)), round(512 * 4096 / 20.29 / 64, 1), None),
+)
+
+SCOUTED_2026_12AY = (*_S51_70B_FSDP, *_S51_8B, *_S51_N15_ROWS, *_S51_QWEN, *_S51_405, *_S51_70B_512, *_S51_340,
+                     *_S51_FASTLLM, *_S51_LATER)
