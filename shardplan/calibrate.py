@@ -208,13 +208,6 @@ def _lowest(busbw: dict | None, reference: dict[tuple[str, int], float]) -> tupl
                      f"{med / 1e9:.1f} GB/s")
 
 
-def degraded_by(busbw: dict | None, reference: dict[tuple[str, int], float]) -> str | None:
-    """Why a run's own measurement ``busbw`` shows degraded hardware against ``reference`` (:func:`busbw_reference`,
-    :func:`_lowest`), or None. Raises nothing."""
-    low = _lowest(busbw, reference)
-    return low[1] if low else None
-
-
 def near_full(peak_bytes: float | None, hbm_bytes: float | None) -> bool:
     """Whether a recorded peak (bytes; None: not recorded) is at or above :data:`PRESSURE_SHARE` of ``hbm_bytes``
     (bytes; None: no device to compare with). Raises nothing."""

@@ -1330,9 +1330,6 @@ def _check_offload_support(p: ParallelConfig, fw: FrameworkProfile) -> None:
     Raises:
         ConfigError: e.g. DeepSpeed with zero_stage=0, naming the legal stages and offload_optimizer off."""
     stages = fw.offload_zero_stages
-    if p.offload_optimizer and stages == ():
-        raise ConfigError(f"offload_optimizer is not implemented by the {fw.label} framework; legal: offload_optimizer "
-                          "off", field="offload_optimizer", value=True, legal=[False])
     if p.offload_optimizer and stages is not None and p.zero_stage not in stages:
         legal, text = legal_values("zero_stage", stages)
         raise ConfigError(f"offload_optimizer with zero_stage={p.zero_stage} is not implemented by the {fw.label} "

@@ -891,18 +891,16 @@ def _memory_and_time_tables(e, d: dict) -> tuple[Table, Table]:
                 label = f"allocated: the {e.memory.peak_phase} peak (not every part above at once)"
             mem.add_row(f"[bold]{label}[/]" if key == "total" else label, _gib(m[key]), end_section=True)
     mem.add_row("peak band (low-high)", f"{_gib(m['peak_low'])}-{_gib(m['peak_high'])}")
-    for k, v in m.items():
-        if k != "host_offload" or not v:
-            continue
+    if m.get("host_offload"):
         where = "host memory or NVMe" if e.parallel.nvme_offload else "host memory"
-        mem.add_row(f"host_offload ({where} per device, not in total)", _gib(v))
-        if k == "host_offload":  # what the busiest host's memory holds for the devices it drives (each stage's)
-            share, cap = min(e.layout.n_devices, e.hardware.host_devices), e.hardware.host_memory_bytes
-            share_text = f"{share} device{'s' if share != 1 else ''}" + (", NVMe state not counted"
-                                                                         if e.parallel.nvme_offload else "")
-            mem.add_row(f"  host memory per host ({share_text}"
-                        + (f", of {_gib(cap)} GiB)" if cap else ", host memory unknown: not checked)"),
-                        _gib(e.host_memory_per_host))
+        mem.add_row(f"host_offload ({where} per device, not in total)", _gib(m["host_offload"]))
+        # what the busiest host's memory holds for the devices it drives (each stage's)
+        share, cap = min(e.layout.n_devices, e.hardware.host_devices), e.hardware.host_memory_bytes
+        share_text = f"{share} device{'s' if share != 1 else ''}" + (", NVMe state not counted"
+                                                                     if e.parallel.nvme_offload else "")
+        mem.add_row(f"  host memory per host ({share_text}"
+                    + (f", of {_gib(cap)} GiB)" if cap else ", host memory unknown: not checked)"),
+                    _gib(e.host_memory_per_host))
     tt = Table(title="step time")
     tt.add_column("part")
     tt.add_column("time", justify="right")

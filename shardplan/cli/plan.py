@@ -659,13 +659,14 @@ def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, mo
     for col in ("model", "devices", "batch tokens", "best layout", "MFU", "tok/s/dev", "bound", "DP crit.", "max TP",
                 "rule of thumb", "rule vs best"):
         t.add_column(col)
-    for r in rows:  # the batch: --global-batch-tokens, raised to one sequence per device where that is more
-        raised = "*" if r["batch_tokens"] > global_batch_tokens else ""
+    for r in rows:  # the batch: --global-batch-tokens, raised to one sequence per device where that is more ("*"
+        # is taken: it marks an MFU above the best published)
+        raised = " (raised)" if r["batch_tokens"] > global_batch_tokens else ""
         t.add_row(r["model"], str(r["devices"]), f"{r['batch_tokens']:,}{raised}", r["best"], r["mfu"], r["tps"],
                   r["bound"], r["critical"], r["max_tp"], r["rule"], r["rule_delta"])
     console.print(t)
     if any(r["batch_tokens"] > global_batch_tokens for r in rows):
-        console.print(f"batch tokens*: raised from --global-batch-tokens {global_batch_tokens:,} to one sequence of "
+        console.print(f"batch tokens (raised): from --global-batch-tokens {global_batch_tokens:,} to one sequence of "
                       f"{seq_len:,} tokens per device", highlight=False, markup=False)
     ceiling = next((r["ceiling"] for r in rows if r.get("ceiling")), "")
     if ceiling:

@@ -501,7 +501,8 @@ def _check_shape(shape: dict[str, int]) -> None:
                               legal=[low, high])
     heads, groups = shape.get("n_heads"), shape.get("n_kv_heads")
     if heads and groups and heads % groups:
-        legal = [d for d in range(1, heads + 1) if heads % d == 0]
+        from shardplan.errors import divisors
+        legal = divisors(heads)
         raise ConfigError(f"--num-query-groups {groups} does not divide --num-attention-heads {heads}; legal: "
                           f"{', '.join(map(str, legal))}", field="n_kv_heads", value=groups, legal=legal)
     experts, top_k = shape.get("n_experts"), shape.get("top_k")

@@ -510,9 +510,10 @@ def _bridge_precision(doc: dict) -> list[str]:
     name, fp8 hybrid with the named recipe) or its fields (``bf16``, ``fp16``, ``fp8``, ``fp8_recipe``,
     ``fp8_param_gather``, ``grad_reduce_in_fp32``), and ``ddp.grad_reduce_in_fp32: false`` (bf16 reduction)."""
     mp = doc.get("mixed_precision")
+    mp = mp.lower() if isinstance(mp, str) else mp  # preset names in any case
     words: list[str] = []
-    if mp is not None and not isinstance(mp, (str, dict)) or isinstance(mp, str) and not re.fullmatch(
-            r"(bf16|fp16)(_with_[a-z0-9_]+)?_mixed", mp := mp.lower()):
+    preset = isinstance(mp, str) and re.fullmatch(r"(bf16|fp16)(_with_[a-z0-9_]+)?_mixed", mp)
+    if not (mp is None or isinstance(mp, dict) or preset):
         raise ConfigError(f"mixed_precision {doc.get('mixed_precision')!r}: legal: a Megatron-Bridge preset name "
                           "(bf16_mixed, fp16_mixed, bf16_with_fp8_delayed_scaling_mixed, bf16_with_mxfp8_mixed, ...) "
                           "or the preset's fields (bf16, fp16, fp8, fp8_recipe, ...)", field="mixed_precision",

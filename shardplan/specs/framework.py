@@ -322,8 +322,8 @@ class FrameworkProfile(BaseModel):
             configuration offers no fp16 (torchtitan: ``mixed_precision_param`` is bfloat16 or float32), which then
             refuses those policies.
         offload_zero_stages: the ZeRO stages with which the framework offloads the optimizer
-            (``ParallelConfig.offload_optimizer``; None: any; empty: it does not offload the optimizer). DeepSpeed:
-            1, 2, 3 (runtime/zero/config.py: ``offload_optimizer`` is "valid for ZeRO stage 1, 2, 3").
+            (``ParallelConfig.offload_optimizer``; None: any). DeepSpeed: 1, 2, 3 (runtime/zero/config.py:
+            ``offload_optimizer`` is "valid for ZeRO stage 1, 2, 3").
         param_offload: how the framework keeps ZeRO-3 parameter shards in host memory
             (``ParallelConfig.offload_params``): 'none' (it does not), 'independent' (DeepSpeed's
             ``zero_optimization.offload_param``, "valid only with stage 3", set apart from ``offload_optimizer``:
@@ -570,7 +570,7 @@ class FrameworkProfile(BaseModel):
     searched_tp_overlap: bool = False
     pp_unsharded_grad_bytes: int = Field(default=0, ge=0, le=8)
     pipeline_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
-    offload_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = None
+    offload_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
     host_adam_params_per_s: float | None = Field(default=None, ge=1e6, le=1e13)
     param_offload: Literal["none", "independent", "with_optimizer"] = "none"
     offload_keeps_grads: bool = False
