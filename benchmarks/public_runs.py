@@ -5256,20 +5256,24 @@ _S51_QWEN = (
           recompute="none"), round(8192 * 4096 / 50.2 / 256, 1), None),
 )
 
-# Llama 3.1 405B, seq 8192, MBS 1
+# Llama 3.1 405B, seq 8192, MBS 1. The NVFP4 runs recompute every layer (read 2026-12-07, not fitted): results.md's
+# PP16 VP8 config A runs the V1 B200 NVFP4 config's recompute_num_layers=1 (Megatron-Bridge scripts/performance/configs/
+# llama/llama31_workload_base_configs.py, find_string id 19334072267), one layer per chunk; config D passed -rl 8 (job
+# 80076) for four-layer chunks (2026-04-11 report, id 66827581858: job 80074, PP8 with recompute_num_layers=1, 'hit CUDA
+# OOM after iter 1'); the 512-GPU NVFP4 run falls back to the same V1 config. The FP8-CS config sets no recompute.
 _S51_405 = (
-    (f"[B: seq 8192 and MBS 1 from the Megatron-Bridge recipe (consistent with the logged TFLOP/s)] {_S51_TG} tests/b200/slurm/llama3.1-405b/nvfp4/results.md: Llama 3.1 405B NVFP4 TP4 PP16 VP8 DP4 (config A), "
+    (f"[B: seq 8192 and MBS 1 from the Megatron-Bridge recipe (consistent with the logged TFLOP/s)] {_S51_TG} tests/b200/slurm/llama3.1-405b/nvfp4/results.md: Llama 3.1 405B NVFP4 TP4 PP16 VP8 DP4 (config A, recompute_num_layers 1), "
      "GBS 1536, 256 B200", "llama-3.1-405b", "b200", MB_FW, "nvfp4-mixed", 256, 8192, 1536,
      dict(dp=4, tp=4, sp=True, tp_overlap=True, pp=16, schedule="interleaved", virtual_stages=8, zero_stage=1,
-          microbatch_size=1, recompute="none"), round(1536 * 8192 / 79.3 / 256, 1), None),
-    (f"[B: seq 8192 and MBS 1 from the Megatron-Bridge recipe (consistent with the logged TFLOP/s)] {_S51_TG} tests/b200/slurm/llama3.1-405b/nvfp4/results.md: Llama 3.1 405B NVFP4 TP4 PP8 VP4 DP8 (config D), "
+          microbatch_size=1, recompute="full"), round(1536 * 8192 / 79.3 / 256, 1), None),
+    (f"[B: seq 8192 and MBS 1 from the Megatron-Bridge recipe (consistent with the logged TFLOP/s)] {_S51_TG} tests/b200/slurm/llama3.1-405b/nvfp4/results.md: Llama 3.1 405B NVFP4 TP4 PP8 VP4 DP8 (config D, recompute_num_layers 8), "
      "GBS 1536, 256 B200", "llama-3.1-405b", "b200", MB_FW, "nvfp4-mixed", 256, 8192, 1536,
      dict(dp=8, tp=4, sp=True, tp_overlap=True, pp=8, schedule="interleaved", virtual_stages=4, zero_stage=1,
-          microbatch_size=1, recompute="none"), round(1536 * 8192 / 61.8 / 256, 1), None),
-    (f"[B: GBS 3072 from the 04-26 config table] {_S51_TG} worklog/2026-04-20_all15_models_512gpu_report.md: Llama 3.1 405B "
+          microbatch_size=1, recompute="full"), round(1536 * 8192 / 61.8 / 256, 1), None),
+    (f"[B: GBS 3072 from the 04-26 config table; the V1 B200 NVFP4 config's recompute_num_layers 1] {_S51_TG} worklog/2026-04-20_all15_models_512gpu_report.md: Llama 3.1 405B "
      "NVFP4 TP4 PP16 VP8 DP8, 512 B200", "llama-3.1-405b", "b200", MB_FW, "nvfp4-mixed", 512, 8192, 3072,
      dict(dp=8, tp=4, sp=True, tp_overlap=True, pp=16, schedule="interleaved", virtual_stages=8, zero_stage=1,
-          microbatch_size=1, recompute="none"), round(3072 * 8192 / 69.044 / 512, 1), None),
+          microbatch_size=1, recompute="full"), round(3072 * 8192 / 69.044 / 512, 1), None),
     (f"[B: GBS 3072 from the 04-26 config table] {_S51_TG} worklog/2026-04-20_all15_models_512gpu_report.md: Llama 3.1 405B "
      "FP8-CS TP4 PP8 CP2 VP8 DP8, 512 B200", "llama-3.1-405b", "b200", MB_FW, FP8_CS, 512, 8192, 3072,
      dict(dp=8, tp=4, sp=True, tp_overlap=True, pp=8, cp=2, schedule="interleaved", virtual_stages=8, zero_stage=1,
@@ -5333,3 +5337,76 @@ _S51_LATER = (
 
 SCOUTED_2026_12AY = (*_S51_70B_FSDP, *_S51_8B, *_S51_N15_ROWS, *_S51_QWEN, *_S51_405, *_S51_70B_512, *_S51_340,
                      *_S51_FASTLLM, *_S51_LATER)
+
+# Fifty-second scouting pass (2026-12, never fitted on; SCOUTED_2026_12AZ). Names carry _S52_. Two sources no earlier
+# pass read: NVIDIA BioNeMo recipes (FSDP2 + Transformer Engine, B200 and H100) and AMD-AGI/Primus tools/convergence_test.
+# ---- 1. NVIDIA/bionemo-framework (BioNeMo recipes; also mirrored as NVIDIA-BioNeMo/bionemo-framework)
+#   a) bionemo-recipes/recipes/llama3_native_te/README.md @ 6eef5556f0531b88bc9ecb7e2702dbc085dcee4d
+#      (NVIDIA-BioNeMo/bionemo-framework), section "Multi-node throughput (B200, production-scale runs)":
+#      "**Llama-3.1-8B** (8 nodes / 64× B200, mbs=2, grad_acc=2, global batch = 256 seqs, seq_len = 8192)" ...
+#      "MXFP8 + qinit reaches **22,517 unpadded tokens / s / GPU vs 17,644 for BF16**", and
+#      "**Llama-3.1-70B** (4 nodes / 32× B200, cp=2, dp=16, mbs=1, grad_acc=1, gbs = 16 seqs, seq_len = 8192)" ...
+#      "MXFP8 + qinit reaches **2,725 unpadded tokens / s / GPU vs 1,972 for BF16**".
+#      Recipe: native PyTorch loop, FSDP2 (train_fsdp2.py; train_fsdp2_cp.py for CP), Transformer Engine layers,
+#      "fused AdamW with FP32 master weights, and THD sequence packing" (README), DCLM text with the Llama 3 tokenizer
+#      (hydra_config/L2_lingua_7b.yaml @ 05c8c741: use_sequence_packing: true, attn_input_format: thd,
+#      use_fp32_master_weights_fused: true, max_seq_length 8192; L2_lingua_70b_thd.yaml @ c9fb2c03: thd +
+#      sequence packing on top of L2_lingua_70b.yaml: cp_size 2, Llama-3.1-70B). MXFP8 + qinit:
+#      L2_lingua_7b_mxfp8_qinit.yaml @ 427b4e37 (MXFP8BlockScaling E4M3, quantized_model_init: FP8 primary weights,
+#      no bf16 copy -> priced 'fp8-params'). No activation-checkpointing option exists in defaults.yaml (@ aff0af6f):
+#      priced recompute 'none'. ASSUMED ([B]): (i) THD packing attends within documents; priced as full causal
+#      attention over 8192 (overstates attention work); the README's "unpadded tokens" is taken as all token slots
+#      (packing fills the slots); (ii) the fused-master-weights path reduces gradients in bf16 (bf16-mixed);
+#      (iii) the 70B run ids end in "_bia", the cluster the single-node scripts call "bia B300"
+#      (benchmarks/70b_bf16_mbs1_1n_bia.sh @ 1592701b): the README's "B200" is taken as written.
+#      Framework: the 'automodel' profile (FSDP2 + Transformer Engine kernels, cuDNN attention, fused loss) with
+#      optimizer_dtype=fp32 (TE FusedAdam keeps fp32 master weights and moments), as the nearest profile.
+#   b) bionemo-recipes/recipes/opengenome2_llama_native_te/README.md @ 12aecbdb43a2a87d2746b9fa44a4465268b0c1c0
+#      (NVIDIA/bionemo-framework): "Reported results use GBS 384 on 6× H100 nodes (48 GPUs)"; table "MFU and step
+#      time": "| This recipe (OG2 7B) | 6.60 | 384 | 51.8 |" (step time s, GBS, MFU %), "Step times are computed as
+#      the slope of wall-clock time vs global step". tokens/s/GPU = 384 x 8192 / 6.60 / 48 = 9,930 (the README's THD
+#      row gives 9,927 "Unpadded Tokens/sec/GPU", which confirms the seq and GPU count). Model:
+#      hydra_config/og2_7b_thd_gqa.yaml @ 5fd66d75 (Llama 3 shape, 32 x 4096, 32 heads / 8 kv, ffn 14,336,
+#      vocab 256 nucleotide tokens, untied; micro_batch_size 2, grad_acc_steps 4: 2 x 4 x 48 = 384 ✓), FSDP2,
+#      fp32 master weights + fp32 gradient reduction (README "FP32 Master Weights and RoPE": MixedPrecisionPolicy
+#      param bf16, reduce fp32) -> 'bf16-mixed-fp32-grads'. Same THD assumption as (a).
+_S52_BN_FW = "automodel+optimizer_dtype=fp32"
+_S52_BN_THD = "[B: THD packing priced as full 8192 causal attention; no AC; bf16 grad reduce assumed]"
+_S52_BIONEMO = (
+    (f"{_S52_BN_THD} NVIDIA-BioNeMo/bionemo-framework llama3_native_te/README.md@6eef5556: Llama-3.1-8B BF16 FSDP2 DP64, "
+     "mbs 2, GA 2, GBS 256, Lingua/DCLM, 64 B200", "llama-3.1-8b", "b200", _S52_BN_FW, "bf16-mixed", 64, 8192, 256,
+     dict(dp=64, zero_stage=3, microbatch_size=2, recompute="none"), 17644.0, None),
+    (f"{_S52_BN_THD} NVIDIA-BioNeMo/bionemo-framework llama3_native_te/README.md@6eef5556: Llama-3.1-8B MXFP8 + quantized "
+     "init (fp8 weights) FSDP2 DP64, mbs 2, GA 2, GBS 256, 64 B200", "llama-3.1-8b", "b200", _S52_BN_FW, "fp8-params", 64,
+     8192, 256, dict(dp=64, zero_stage=3, microbatch_size=2, recompute="none"), 22517.0, None),
+    (f"{_S52_BN_THD[:-1]}; 'B200' as the README says (run id '_bia')] NVIDIA-BioNeMo/bionemo-framework "
+     "llama3_native_te/README.md@6eef5556: Llama-3.1-70B BF16 FSDP2 DP16 x CP2, mbs 1, GBS 16, 32 B200",
+     "llama-3-70b", "b200", _S52_BN_FW, "bf16-mixed", 32, 8192, 16,
+     dict(dp=16, cp=2, zero_stage=3, microbatch_size=1, recompute="none"), 1972.0, None),
+    (f"{_S52_BN_THD[:-1]}; 'B200' as the README says (run id '_bia')] NVIDIA-BioNeMo/bionemo-framework "
+     "llama3_native_te/README.md@6eef5556: Llama-3.1-70B MXFP8 + quantized init FSDP2 DP16 x CP2, mbs 1, GBS 16, "
+     "32 B200", "llama-3-70b", "b200", _S52_BN_FW, "fp8-params", 32, 8192, 16,
+     dict(dp=16, cp=2, zero_stage=3, microbatch_size=1, recompute="none"), 2725.0, None),
+    ("[B: THD packing priced as full 8192 causal attention; no AC; H100 SXM assumed] NVIDIA/bionemo-framework "
+     "opengenome2_llama_native_te/README.md@12aecbdb: OG2 7B (Llama 3 shape, vocab 256) BF16 FSDP2 DP48, mbs 2, GA 4, "
+     "GBS 384, step 6.60 s, 48 H100", MODELS_DIR + "og2-7b-llama3-vocab256.config.json", "h100-sxm", _S52_BN_FW,
+     "bf16-mixed-fp32-grads", 48, 8192, 384, dict(dp=48, zero_stage=3, microbatch_size=2, recompute="none"),
+     round(384 * 8192 / 6.60 / 48, 1), None),
+)
+
+# ---- 2. AMD-AGI/Primus tools/convergence_test (a path no earlier pass read; the repository's
+#    agent/workspace/qwen3_* and examples/ yamls were read in earlier passes).
+#    configs/llama3.2_1B-convergence.yaml @ 5c50dba7: "2000 iters x 128 x 4096 = 1.05B tokens. Measured on 8x MI325X
+#    at 1.33 s/iter (49.2k tokens/s/GPU)"; micro_batch_size 4, global_batch_size 128, seq_length 4096,
+#    tensor/pipeline/expert parallel 1, overlap_grad_reduce + overlap_param_gather (distributed optimizer: ZeRO-1),
+#    no recompute set, Primus-Turbo attention, real FineWeb-Edu data. README.md @ b463b69b ("Reference results"):
+#    "Measured on 1 node x 8 MI325X, `rocm/primus:v26.7`" ... "| Llama-3.2-1B BF16 | 2000 | 1.05B | 45 min | 12.15 ->
+#    3.29 | 49200 |". tokens/s/GPU = 128 x 4096 / 1.33 / 8 = 49,273.
+_S52_PRIMUS_CONV = (
+    ("[A] AMD-AGI/Primus tools/convergence_test/configs/llama3.2_1B-convergence.yaml@5c50dba7: Llama-3.2-1B BF16 "
+     "Megatron DP8, mbs 4, GBS 128, seq 4096, 1.33 s/iter, 8 MI325X", "llama-3.2-1b", "MI325X", "megatron",
+     "bf16-mixed-fp32-grads", 8, 4096, 128, dict(dp=8, zero_stage=1, microbatch_size=4, recompute="none"),
+     round(128 * 4096 / 1.33 / 8, 1), None),
+)
+
+SCOUTED_2026_12AZ = (*_S52_BIONEMO, *_S52_PRIMUS_CONV)

@@ -271,6 +271,20 @@ def _fp16_default(c: Case, hw: HardwareSpec) -> Case:
     return c if c.record.precision is not None else replace(c, training=with_fp16_counterpart(hw, c.training))
 
 
+#: the fields of a run record that say which run it is (model, hardware, scale, layout, precision, framework), not
+#: what it measured: two records equal on them are repeats of one configuration
+RUN_FIELDS = frozenset({"model", "hardware", "devices", "seq_len", "global_batch_size", "parallel", "precision",
+                        "optimizer_dtype", "moe_routing", "framework"})
+
+
+def run_key(record: RunRecord) -> str:
+    """The configuration a record measured (:data:`RUN_FIELDS`, as JSON): repeated runs of one layout, or one record
+    pasted twice, share it and pin the same residual of the fit, so the identifiability count
+    (:func:`calibrate`, ``underdetermined``) counts configurations, not records. Example: ten copies of one
+    llama-3-8b dp 8 record are one configuration, 2 measurements (throughput, memory) against 5 parameters."""
+    return record.model_dump_json(include=set(RUN_FIELDS))
+
+
 def valid_cases(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> tuple[list[Case], list[str]]:
     """The cases to fit and score under ``hw`` / ``profile``, and one line per case left out
     (``record N (source): reason``). A run that ran (status ``ok``) whose layout the planner refuses
@@ -531,12 +545,16 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
                              *(MEMORY_PARAMS if memory else ())))
     ok = identifiable(cs, hw, profile, params, memory)
     free = [p for p, k in zip(params, ok) if k]
-    # every record gives one throughput residual and at most one memory residual: fewer than the free
-    # parameters leave the fit underdetermined, and its in-sample error would read as perfect
-    n_measured = sum(bool(c.record.measured_tokens_per_s_per_device()) + bool(memory and (
-        c.record.peak_memory_bytes or c.record.status == "oom")) for c in cs)
-    under = (f"{len(cs)} record(s) give {n_measured} measurement(s) for {len(free)} fitted parameters: the fit is "
-             "underdetermined, so its in-sample error says nothing; more runs (other layouts, node counts, models) "
+    # every run configuration gives one throughput residual and at most one memory residual (repeats of a
+    # configuration pin the same residual: :func:`run_key`): fewer than the free parameters leave the fit
+    # underdetermined, and its in-sample error would read as perfect
+    n_measured = (len({run_key(c.record) for c in cs if c.record.measured_tokens_per_s_per_device()})
+                  + len({run_key(c.record) for c in cs if memory and (c.record.peak_memory_bytes
+                                                                      or c.record.status == "oom")}))
+    distinct = len({run_key(c.record) for c in cs})
+    of = f" of {distinct} distinct run configuration(s)" if distinct < len(cs) else ""
+    under = (f"{len(cs)} record(s){of} give {n_measured} measurement(s) for {len(free)} fitted parameters: the fit "
+             "is underdetermined, so its in-sample error says nothing; more runs (other layouts, node counts, models) "
              "pin it" if n_measured < len(free) else "")
     base_values = [p.initial(hw, profile) for p in params]
     values = list(base_values)

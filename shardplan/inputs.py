@@ -410,11 +410,13 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
                  attention: str | None = "flash", framework: str | FrameworkProfile | None = None, dropout: bool = False,
                  scale_up_size: int | None = None, plan: str | Path | None = None,
                  moe_capacity_factor: float | None = None, moe_imbalance: float = 1.0,
-                 optimizer_dtype: str | None = None, moe_routing: str = "uniform", **layout: Any) -> Inputs:
+                 optimizer_dtype: str | None = None, moe_routing: str = "uniform", search: bool = False,
+                 **layout: Any) -> Inputs:
     """All specs from the values of ``shardplan estimate``'s flags (``hardware=None``: no hardware).
 
     ``layout`` holds ParallelConfig fields (``None`` = not given); with ``plan`` the plan file's values
-    are used and the given fields override them. ``attention`` None (not given): 'naive' on Volta hardware
+    are used and the given fields override them. ``search``: the inputs of a search over layouts (``shardplan
+    plan``), whose batch in tokens need only be whole sequences (the search picks dp). ``attention`` None (not given): 'naive' on Volta hardware
     (FlashAttention runs on Ampere and newer, FlashAttention-2 README), else 'flash'. ``precision`` None: the
     profile's default, or its fp16 counterpart on hardware without bf16 (:func:`fp16_counterpart`).
 
@@ -428,7 +430,8 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
     if isinstance(hardware, str):  # a hardware file's framework section is checked even when --framework replaces it
         from_file = default_framework(hardware)
         framework = from_file if framework is None else framework
-    unit = batch_unit(layout, plan, devices) if global_batch_tokens is not None else 1
+    # a search (``plan``) picks dp itself: a batch in tokens need only be whole sequences there
+    unit = batch_unit(layout, plan, devices) if global_batch_tokens is not None and not search else 1
     if attention is None:  # not given: what the hardware runs (FlashAttention needs Ampere or newer)
         attention = "naive" if hw is not None and hw.compute_arch == "volta" else "flash"
     try:
@@ -446,12 +449,33 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
         err = fp16_framework_error(tr, hw)
         if err is not None:
             raise err
+        _check_device_kind(tr.framework, hw)
     pc = parallel_config(layout, plan)
+    if hw is not None and hw.kind != "gpu" and pc.moe_dispatcher == "deepep":
+        raise ConfigError(f"moe_dispatcher='deepep' runs on NVIDIA GPUs (DeepEP's kernels use NVLink and NVSHMEM); "
+                          f"{hw.name} is a {hw.kind.upper()}; legal: 'alltoall', 'allgather'", field="moe_dispatcher",
+                          value="deepep", legal=["alltoall", "allgather"])
     applied = applied_layout_defaults(tr.framework, pc, layout, plan, seq_len)
     if applied:
         pc = parallel_config({**layout, **applied}, plan)
     return Inputs(m, hw, tr, _file_framework_split(_rescaled_dp(pc, plan, devices, layout), plan, layout, m,
                                                    tr.framework))
+
+
+def _check_device_kind(framework: FrameworkProfile, hw: HardwareSpec) -> None:
+    """Refuse a framework profile on an accelerator kind it does not run on (``FrameworkProfile.device_kinds``):
+    Megatron-LM, DeepSpeed, torchtitan and the other PyTorch stacks have no TPU backend.
+
+    Raises:
+        ConfigError: naming the framework, the hardware and the profiles that run on it.
+    """
+    if hw.kind in framework.device_kinds:
+        return
+    from shardplan.presets.frameworks import FRAMEWORKS
+    legal = [k for k, f in FRAMEWORKS.items() if hw.kind in f.device_kinds]
+    raise ConfigError(f"framework={framework.label} runs on {' and '.join(k.upper() + 's' for k in framework.device_kinds)} "
+                      f"only (a CUDA / ROCm program); {hw.name} is a {hw.kind.upper()}; legal there: {', '.join(legal)}",
+                      field="framework", value=framework.label, legal=legal)
 
 
 #: the layout fields whose errors come before a batch-size error (they decide dp, and so the batch unit)

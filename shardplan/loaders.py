@@ -525,17 +525,32 @@ PLAN_TRAINING_KEYS: dict[str, tuple[type, float | None, float | None]] = {
     "framework": (str, None, None), "zero3_gather_buffers": (int, 1, 2), "attention": (str, None, None),
     "dropout": (bool, None, None)}
 _KIND_NAMES = {int: "a whole number", float: "a number", str: "a text value (a name)", bool: "true or false"}
+#: the top-level keys of the plan objects shardplan writes (``estimate --json``, a row of ``plan --json``, ``import``)
+PLAN_TOP_KEYS = frozenset({
+    "bound", "collectives", "explanation", "failure", "fits", "hardware", "hardware_flops_per_step", "hfu",
+    "host_memory_per_host_bytes", "memory_bytes", "memory_notes", "memory_peak_phase", "mfu", "mfu_of_bf16_peak",
+    "model", "model_flops_per_step", "negative_reasons", "parallel", "rank", "roofline", "runs", "stage_layers",
+    "thresholds", "throughput_band", "time_s", "tokens_per_s", "tokens_per_s_per_device", "training", "devices",
+    "imported_from", "model_shape"})
 
 
 def check_plan_context(data: dict[str, Any], path: str | Path) -> None:
     """Refuse a plan object whose ``devices`` (top level or under ``hardware``) or ``training`` values are of the wrong
     JSON type or outside their ranges (:data:`PLAN_TRAINING_KEYS`, :mod:`shardplan.limits`): ``"devices": "16"``,
     ``"seq_len": -5``, ``"precision": 7``. Plan files are typed strictly (README), and these values say what the plan
-    was made for (:func:`read_plan_context`). Keys not listed are left alone (a newer ``--json`` may add some).
+    was made for (:func:`read_plan_context`). A ``training`` key shardplan does not write is refused (``"precison"``
+    would price the plan in another precision silently), and so is a top-level key a letter or two from one it writes
+    (``"device"``); other top-level keys are left alone (a hand-made plan may carry notes).
 
     Raises:
         ConfigError: naming the file, the key, the value and what is legal.
     """
+    import difflib
+    for key in data:
+        close = difflib.get_close_matches(str(key), PLAN_TOP_KEYS, n=1, cutoff=0.8)
+        if key not in PLAN_TOP_KEYS and close:
+            raise ConfigError(f"--plan {path}: key {short_repr(key)} is not read (did you mean {close[0]}?); legal "
+                              f"top-level keys: {', '.join(sorted(PLAN_TOP_KEYS))}", field=str(key), value=key)
     hw = data.get("hardware")
     checks: list[tuple[str, Any, tuple[type, float | None, float | None]]] = [
         (f"{where}devices", block.get("devices"), (int, 1, limits.MAX_DEVICES))
@@ -544,6 +559,12 @@ def check_plan_context(data: dict[str, Any], path: str | Path) -> None:
     if training is not None and not isinstance(training, dict):
         raise ConfigError(f"--plan {path}: training={short_repr(training)}; legal: an object of the training setup "
                           "(seq_len, global_batch_size, precision, ...)", field="training", value=short_repr(training))
+    for key in (training or {}):
+        if key not in PLAN_TRAINING_KEYS:
+            close = difflib.get_close_matches(str(key), PLAN_TRAINING_KEYS, n=1, cutoff=0.6)
+            raise ConfigError(f"--plan {path}: training.{key} is not a training field"
+                              + (f" (did you mean {close[0]}?)" if close else "")
+                              + f"; legal: {', '.join(PLAN_TRAINING_KEYS)}", field=f"training.{key}", value=key)
     checks += [(f"training.{k}", (training or {}).get(k), spec) for k, spec in PLAN_TRAINING_KEYS.items()]
     for key, value, (kind, lo, hi) in checks:
         if value is None:
@@ -791,17 +812,38 @@ def _refusal_parts(arch: str | None, supported: str, cfg: dict | None = None) ->
 def _refuse_foreign(arch: str, cfg: dict) -> None:
     """Refuse a config that names the supported ``arch`` but holds what only an unmodelled family has
     (:func:`shardplan.hf_config.foreign_feature`: a relabelled DeepSeek-V3.2, Qwen3-Next or Mamba hybrid, whose
-    indexer, linear-attention or Mamba layers the supported family's translator would drop in silence).
+    indexer, linear-attention or Mamba layers the supported family's translator would drop in silence), or whose
+    ``model_type`` names another network (:func:`_check_model_type`).
 
     Raises:
-        ConfigError: naming the architecture, the foreign key and its family.
+        ConfigError: naming the architecture, the foreign key and its family (or both network names).
     """
+    _check_model_type(arch, cfg.get("model_type"))
     text = cfg.get("text_config") if arch in MULTIMODAL and isinstance(cfg.get("text_config"), dict) else cfg
     foreign = foreign_feature(text) or (foreign_feature(cfg) if text is not cfg else None)
     if foreign:
         raise ConfigError(f"config.json names {arch} but {foreign}: priced as {arch} it would be another network "
                           f"(keep the checkpoint's own architectures){UNMODELLED_APPROXIMATE}", field="architectures",
                           value=arch)
+
+
+def _check_model_type(arch: str, model_type: Any) -> None:
+    """Refuse a ``model_type`` that names another network than ``arch`` (:data:`HF_MODEL_TYPES`; case aside, as
+    MPT's remote-code MPTForCausalLM): transformers' Auto classes build the model from ``model_type``
+    (CONFIG_MAPPING), not from the architectures list, so a Mixtral config labelled LlamaForCausalLM loads as
+    Mixtral (breaker pass 52: it was priced as a 7.2B dense Llama). A model_type the table does not know is left
+    alone.
+
+    Raises:
+        ConfigError: naming both, the model_type values of ``arch`` and the architecture of ``model_type``.
+    """
+    if not isinstance(model_type, str) or HF_MODEL_TYPES.get(model_type, arch).lower() == arch.lower():
+        return
+    same = [k for k, v in HF_MODEL_TYPES.items() if v == arch]
+    raise ConfigError(f"config.json: model_type={model_type!r} is the {HF_MODEL_TYPES[model_type]} network but "
+                      f"architectures names {arch} (transformers builds the model from model_type); legal model_type "
+                      f"for {arch}: {', '.join(repr(k) for k in same) or 'none listed'}, or architectures "
+                      f"[{HF_MODEL_TYPES[model_type]!r}]", field="model_type", value=model_type, legal=same)
 
 
 def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSpec:

@@ -83,7 +83,7 @@ def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framew
     print_fit_summary(cal, not no_cross_validation, hw)
     from shardplan.calibrate import base_error_of
     other_error = base_error_of([r for r in recs if r.hardware in other], hw, prof) if other else None
-    poor = poor_fit(cal, other, other_error)
+    poor = poor_fit(cal, other, other_error, other_class(other, hw))
     if poor:
         err_console.print(f"[red]poor fit:[/] {escape(poor)}; " + ("written anyway (--force)" if force else
                           "nothing written (--force writes the files)"), highlight=False, soft_wrap=True)
@@ -175,7 +175,21 @@ def _announce(n_records: int, no_cross_validation: bool) -> None:
                       highlight=False, soft_wrap=True)
 
 
-def poor_fit(cal, other_hardware: list[str], other_error: float | None = None) -> str | None:
+def other_class(names: list[str], hw) -> list[str]:
+    """The hardware names among ``names`` that are presets (or aliases) of another device class than ``hw``: another
+    ``kind`` or ``compute_arch`` (an A100 or a TPU v5p against an H100 base). Names that are no preset (a CPU, a
+    cluster's own label) are not judged here."""
+    from shardplan.presets.hardware import HARDWARE, hardware_preset_name
+    out = []
+    for name in names:
+        preset = HARDWARE.get(hardware_preset_name(name) or "")
+        if preset is not None and (preset.kind, preset.compute_arch) != (hw.kind, hw.compute_arch):
+            out.append(f"{name} ({preset.compute_arch or preset.kind})")
+    return out
+
+
+def poor_fit(cal, other_hardware: list[str], other_error: float | None = None,
+             other_classes: list[str] | None = None) -> str | None:
     """Why a fit is no calibration, or None: fewer measurements than fitted parameters (underdetermined); the fitted
     constants call fewer than :data:`MIN_FIT_OOM_ACCURACY` of the records' ran / out-of-memory outcomes right or
     leave a median throughput |error| over :data:`MAX_IN_SAMPLE_ERROR` on the records they were fitted to (the
@@ -184,7 +198,9 @@ def poor_fit(cal, other_hardware: list[str], other_error: float | None = None) -
     on another device class, e.g. ``train --record`` on CPU against the h100-sxm default), judged on those records
     alone (``other_error``, :func:`shardplan.calibrate.base_error_of`) where given, else on all: three CPU records
     among six H100 ones are 10,000% off while the median of the nine is 8%, and their step times would set the
-    fitted per-microbatch cost every later prediction pays."""
+    fitted per-microbatch cost every later prediction pays. And, whatever the errors, records naming a preset of
+    another device class (``other_classes``, :func:`other_class`: an A100 or TPU record against an H100 base), whose
+    rates a fit would fold into this hardware's constants."""
     fitted, base = cal.in_sample.get("throughput_median"), cal.base_error.get("throughput_median")
     if other_hardware and other_error is not None:
         base = other_error
@@ -200,6 +216,10 @@ def poor_fit(cal, other_hardware: list[str], other_error: float | None = None) -
         return (f"the fitted constants leave a median throughput |error| of {fitted:.0%} on the records they were "
                 f"fitted to (over {MAX_IN_SAMPLE_ERROR:.0%}): the records disagree with each other or with the cost "
                 "model (check their step times, devices and layouts)")
+    if other_classes:  # whatever the error: their rates would be absorbed into this device's constants
+        return (f"records name hardware of another device class, {', '.join(other_classes)}: the fit would fold their "
+                "rates into this hardware's constants; calibrate each class against a hardware file of its own (base: "
+                "that preset) with --hardware")
     if base is not None and base > MAX_BASE_ERROR_OTHER_HARDWARE and other_hardware:
         return (f"the base hardware is off by {base:.0%} (median) on the records that name hardware "
                 f"{', '.join(map(repr, other_hardware))}: they were measured on another device class; calibrate "

@@ -749,14 +749,35 @@ def allocator_note(e) -> str | None:
 
 
 def routing_note(e) -> str | None:
-    """A sentence when ``--moe-routing`` was set but prices nothing, or None: it only sets how many copies DeepEP
-    sends (:func:`shardplan.cost.axes.ep.deepep_copy_share`), so it needs an MoE model, ep > 1 and
-    ``--moe-dispatcher deepep``."""
-    p = e.parallel
-    if e.training.moe_routing == "uniform" or (e.model.is_moe and p.ep > 1 and p.moe_dispatcher == "deepep"):
+    """A sentence when an MoE load setting was given but prices nothing, or None: on a dense model
+    ``--moe-capacity-factor`` and ``--moe-imbalance`` (the experts' load) change nothing; ``--moe-routing`` only sets
+    how many copies DeepEP sends (:func:`shardplan.cost.axes.ep.deepep_copy_share`), so it needs an MoE model, ep > 1
+    and ``--moe-dispatcher deepep``. Notes, not errors: Megatron-LM takes a capacity factor on a dense model and
+    ignores it, and an imported script keeps it."""
+    p, tr = e.parallel, e.training
+    if not e.model.is_moe:
+        given = [f"--moe-capacity-factor {tr.moe_capacity_factor:g}"] if tr.moe_capacity_factor is not None else []
+        given += [f"--moe-imbalance {tr.moe_imbalance:g}"] if tr.moe_imbalance != 1.0 else []
+        if given:
+            return (f"{' and '.join(given)} change{'s' if len(given) == 1 else ''} nothing here: {e.model.name} is "
+                    "dense (no experts to load)")
+    if tr.moe_routing == "uniform" or (e.model.is_moe and p.ep > 1 and p.moe_dispatcher == "deepep"):
         return None
-    return (f"--moe-routing {e.training.moe_routing} changes nothing here: it sets the copies DeepEP sends, which "
+    return (f"--moe-routing {tr.moe_routing} changes nothing here: it sets the copies DeepEP sends, which "
             "needs an MoE model, ep > 1 and --moe-dispatcher deepep")
+
+
+def tp_overlap_note(e) -> str | None:
+    """A sentence when tensor parallelism runs without ``--tp-overlap`` under a profile whose search tries it
+    (``FrameworkProfile.searched_tp_overlap``: Megatron-LM's ``--tp-comm-overlap``), or None: a layout copied from a
+    ``plan`` row marked ``+overlap`` without the flag prices its TP collectives exposed (a new user's 70B TP 8 step
+    read 74.2 s against the row's 58.0 s)."""
+    p = e.parallel
+    if p.tp == 1 or p.tp_overlap or not e.training.framework.searched_tp_overlap:
+        return None
+    exposed = sum(c.exposed_s for c in e.collectives if c.axis == "tp")
+    return (f"tp_overlap is off: the TP collectives are priced exposed ({fmt_seconds(exposed)} per step); plan rows "
+            "marked '+overlap' run them under the GEMMs (--tp-overlap, Megatron-LM's --tp-comm-overlap)")
 
 
 def unreleased_schedule_note(fw, schedules) -> str | None:
@@ -926,7 +947,7 @@ def _collectives_table(e) -> Table:
     for col in ("op", "axis", "purpose", "phase", "group", "bounded by", "calls", "GiB sent", "time", "exposed"):
         ct.add_column(col, justify="right" if col in ("calls", "GiB sent", "time", "exposed", "group") else "left")
     for c in shown_collectives(e):
-        ct.add_row(c.op, c.label, c.purpose, c.phase, str(c.group_size), c.level, f"{c.count:,.0f}",
+        ct.add_row(c.op, c.label, c.purpose, c.phase, str(c.group_size), c.level, f"{c.calls:,.0f}",
                    _gib(c.bytes_per_device), fmt_seconds(c.time_s), fmt_seconds(c.exposed_s))
     return ct
 
@@ -1141,7 +1162,8 @@ def print_estimate_notes(e) -> None:
     print_notes(e.layout)
     from shardplan.calibration import optimism_note
     scheduled = [e.parallel.schedule] if e.parallel.pp > 1 else []
-    for note in (model_note(e.model, e.training.seq_len), optimism_note(e), routing_note(e), unreleased_schedule_note(e.training.framework, scheduled),
+    for note in (model_note(e.model, e.training.seq_len), optimism_note(e), routing_note(e), tp_overlap_note(e),
+                 unreleased_schedule_note(e.training.framework, scheduled),
                  attention_kernel_note(e), moe_overhead_note(e), layer_overhead_note(e), stall_note(e),
                  allocator_note(e), compile_note(e), eager_code_note(e), fp4_note(e), lazy_grads_note(e),
                  bf16_optimizer_note(e),

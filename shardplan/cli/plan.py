@@ -277,6 +277,7 @@ def _export_chosen(framework: str, plans: list, output: Optional[Path], inputs: 
         return True
     pick = safer_pick(plans)
     if pick is None:
+        _roomy_alternative_note(framework, plans)
         return False
     k, _ = pick
     try:
@@ -287,6 +288,23 @@ def _export_chosen(framework: str, plans: list, output: Optional[Path], inputs: 
                       f"{plans[k - 1].parallel.short()} (note below); --export-rank 1 writes #1", highlight=False,
                       soft_wrap=True)
     return True
+
+
+def _roomy_alternative_note(framework: str, plans: list) -> None:
+    """When ``plan --export`` writes a tight #1 (:func:`shardplan.explain.tight_fit`) with no safer pick close enough
+    to take instead (:func:`safer_pick`), name the fastest shown plan with headroom and its rank on stderr (a new
+    user's Qwen3-30B-A3B torchtitan export on 16 H200 wrote a #1 with 0.4 GiB free while #4, 3.7% slower, had 29 GiB).
+    """
+    from shardplan.explain import headroom, tight_fit
+    if not plans or not tight_fit(plans[0]):
+        return
+    for i, e in enumerate(plans[1:], start=2):
+        if e.fits and not tight_fit(e):
+            err_console.print(f"note: --export {framework}: #1 is a tight fit; the fastest plan with headroom is #{i}, "
+                              f"{plans[0].tokens_per_s / e.tokens_per_s - 1:.1%} slower with "
+                              f"{headroom(e) / 2**30:.1f} GiB free: --export-rank {i} writes it", highlight=False,
+                              soft_wrap=True)
+            return
 
 
 def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: Optional[dict] = None,
@@ -467,8 +485,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
                                 precision=precision, attention=attention, framework=framework, dropout=dropout,
                                 optimizer_dtype=optimizer_dtype,
                                 moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance,
-                             moe_routing=moe_routing,
-                                scale_up_size=scale_up_size)
+                                moe_routing=moe_routing, scale_up_size=scale_up_size, search=True)
     _input_notes(m, tr, hardware, framework, precision, hw, attention)
     _check_plan_flags(top, max_tp, export, output, export_rank)
     if export is not None:

@@ -80,7 +80,7 @@ class Collective:
         tensor: what it carries (:data:`Tensor`).
         phase: 'fwd', 'bwd' or 'step' (:data:`Phase`).
         scope: which weights / which part of the network (:data:`Scope`).
-        count: calls per step per device.
+        count: transfers per step per device (each split into ``buckets`` calls: :attr:`calls`).
         bytes_per_device: bytes each device sends per step (all calls; :func:`bytes_sent`).
         time_s: seconds per step if nothing overlapped.
         exposed_s: seconds per step left on the critical path.
@@ -112,10 +112,17 @@ class Collective:
     axis_label: str = ""
 
     @property
+    def calls(self) -> float:
+        """NCCL / XLA calls per step per device: ``count x buckets`` (a ZeRO-3 gather per layer and microbatch, a
+        gradient bucket each), what a trace of the step counts."""
+        return self.count * max(1, self.buckets)
+
+    @property
     def label(self) -> str:
         """The group's name for display: ``axis_label`` where set, else ``axis``."""
         return self.axis_label or self.axis
 
     def to_dict(self) -> dict:
-        """JSON-friendly form (one entry of ``collectives`` in ``estimate --json``); bytes and seconds."""
-        return asdict(self)
+        """JSON-friendly form (one entry of ``collectives`` in ``estimate --json``, with :attr:`calls`); bytes and
+        seconds."""
+        return {**asdict(self), "calls": self.calls}

@@ -245,10 +245,10 @@ def table_bandwidth(hw: HardwareSpec, op: str, k: int) -> float:
     ``k`` nodes) implied by its measured busbw ``b`` at buffer size ``S_m = measured_busbw_bytes``:
     the measured time ``S_bus / b`` minus the model's latency for that communicator,
     ``B = S_bus / (S_bus / b - alpha)``, at most the wire-speed bound :func:`raw_bus_bw`. Without
-    ``S_m`` the table is the large-message bandwidth itself."""
+    ``S_m`` the table is the large-message bandwidth itself, at most the wire-speed bound."""
     b = hw.measured_busbw[op][k]
     if hw.measured_busbw_bytes is None:
-        return b
+        return min(b, raw_bus_bw(hw, op, hw.scale_up_size, k))
     g = hw.scale_up_size
     n = g * k
     s_bus = hw.measured_busbw_bytes * bus_factor(op, n)

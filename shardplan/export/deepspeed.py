@@ -139,7 +139,18 @@ def write(ctx: ExportContext) -> str:
         ConfigError: see the module docstring.
     """
     cfg = ds_config(ctx)
-    return json.dumps({"_shardplan": header_dict(ctx, EXPORTER), **cfg}, indent=2) + "\n"
+    head = header_dict(ctx, EXPORTER)
+    if ctx.p.recompute == "full":
+        # the activation_checkpointing section configures deepspeed.checkpointing, which Megatron-DeepSpeed-style model
+        # code calls; a Hugging Face model recomputes with the Trainer's --gradient_checkpointing (HF docs "DeepSpeed":
+        # "set model.gradient_checkpointing_enable() or --gradient_checkpointing in the Trainer"), as the Accelerate
+        # export writes it
+        head["trainer"] = {"gradient_checkpointing": True}
+        head["lines"] = [*head["lines"], "recompute=full: with a Hugging Face model pass the Trainer's "
+                         "--gradient_checkpointing (model.gradient_checkpointing_enable()); activation_checkpointing "
+                         "below configures deepspeed.checkpointing, which only Megatron-DeepSpeed-style model code "
+                         "calls; without either the layout does not fit"]
+    return json.dumps({"_shardplan": head, **cfg}, indent=2) + "\n"
 
 
 def _whole(cfg: dict, key: str, least: int = 1, most: int = 2**30) -> int | None:

@@ -57,7 +57,7 @@ from math import gcd
 
 import yaml
 
-from shardplan.errors import ConfigError, divisors, fmt_legal
+from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
 from shardplan.parallel import MAXTEXT_SAVED_POLICIES
 from shardplan.specs.framework import FrameworkProfile
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block, dp_axes,
@@ -393,11 +393,18 @@ def _overrides(text: str) -> tuple[dict, list[str]]:
     (:func:`command_line_overrides`, with a note).
 
     Raises:
-        ConfigError: neither, naming what is legal.
+        ConfigError: neither, naming what is legal; a key given twice.
     """
+    from shardplan.loaders import _UniqueKeyLoader
     yaml_error = ""
-    try:
-        cfg = yaml.safe_load(text)
+    try:  # MaxText reads its configs with OmegaConf, which refuses a key given twice (PyYAML keeps the last)
+        cfg = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader)
+    except yaml.constructor.ConstructorError as e:
+        if "given twice" in str(e.problem):
+            where = f"line {e.problem_mark.line + 1}" if e.problem_mark is not None else "the file"
+            raise ConfigError(f"MaxText overrides: {e.problem} ({where}); legal: each key once (MaxText's "
+                              "OmegaConf loader refuses a repeated key)", field="import", value=str(e.problem)) from None
+        cfg, yaml_error = None, f" (YAML: {e.problem})"
     except yaml.YAMLError as e:
         cfg = None
         mark = getattr(e, "problem_mark", None)
@@ -464,9 +471,13 @@ def _folded_degrees(cfg: dict, notes: list[str]) -> dict[str, int]:
         deg["context"] *= _degree(cfg, "sequence")
         notes.append(f"sequence parallelism {_degree(cfg, 'sequence')} read as cp (it shards the sequence; MaxText "
                      "all-gathers the keys and values where the planner prices a ring)")
-    if cfg.get("quantization"):
-        notes.append(f"quantization={cfg['quantization']!r}: not priced (the planner has bf16 and fp8 matmuls: "
-                     "--precision fp8-mixed is the closest to int8)")
+    quant = cfg.get("quantization")
+    if quant and "fp8" in str(quant):  # fp8, fp8_full, nanoo_fp8, fp8_gpu, fp8_nanoo (MaxText configs/base.yml)
+        notes.append(f"quantization={quant!r}: fp8 matmuls, not priced by this plan (its precision keeps the config's "
+                     "weights); --precision fp8-mixed prices fp8 matmuls, with bf16 weights and an fp32 master copy")
+    elif quant:
+        notes.append(f"quantization={quant!r}: integer matmuls, not priced (the planner has bf16, fp8 and fp4 matmuls; "
+                     "the plan prices the config's dtype)")
     return deg
 
 
@@ -524,16 +535,25 @@ def saved_names(knobs: dict[str, str]) -> tuple[str, ...]:
     return qkv + rest
 
 
+#: MaxText's ``dtype`` values (configs/base.yml: the activations' and matmuls' jnp dtype)
+MAXTEXT_DTYPES = ("bfloat16", "float32", "float16")
+
+
 def _precision_of(cfg: dict, notes: list[str]) -> tuple[str | None, str | None]:
     """(precision, optimizer_dtype) of a MaxText config's ``weight_dtype``: float32 given -> fp32-params; bfloat16 ->
     bf16-mixed with bf16 optimizer state (a note); absent -> (None, None).
 
     Raises:
-        ConfigError: another weight_dtype.
+        ConfigError: another weight_dtype, or a dtype outside :data:`MAXTEXT_DTYPES`.
     """
-    if cfg.get("dtype", "bfloat16") != "bfloat16":  # configs/base.yml dtype: the activations' / matmuls' dtype
-        notes.append(f"dtype={cfg['dtype']!r}: the plan prices bfloat16 activations and matmuls (MaxText's default); "
-                     "this config computes in another dtype (fp32 compute: --precision fp32)")
+    dtype = cfg.get("dtype", "bfloat16")  # configs/base.yml dtype: the activations' / matmuls' dtype
+    if dtype not in MAXTEXT_DTYPES:
+        raise ConfigError(f"MaxText dtype={short_repr(dtype)}: legal: {', '.join(MAXTEXT_DTYPES)} (quantized matmuls "
+                          "are the quantization key)", field="dtype", value=dtype, legal=list(MAXTEXT_DTYPES))
+    if dtype != "bfloat16":
+        notes.append(f"dtype={dtype!r}: the plan prices bfloat16 activations and matmuls (MaxText's default); this "
+                     "config computes in " + ("fp32 (--precision fp32)" if dtype == "float32" else
+                                                "fp16 (--precision fp16-mixed on hardware without bf16)"))
     wd = cfg.get("weight_dtype", "float32")
     if wd not in ("float32", "bfloat16"):
         raise ConfigError(f"MaxText weight_dtype={wd!r}: legal: float32 (MaxText's default, the planner's fp32-params) "

@@ -991,7 +991,8 @@ def _drop_unset_launch_sizes(words: list[str]) -> list[str]:
 def misspelt_flags(unknown: list[str], known: list[str]) -> tuple[str, ...]:
     """Notes for the flags the importer skipped that are a letter or two away from a flag it reads (a typo that
     Megatron-LM's own parser would stop on, "unrecognized arguments", and that would otherwise price another layout
-    silently). A note, not an error: Megatron-LM has hundreds of flags the importer does not read, some of them
+    silently). A flag spelled with underscores where the option has dashes (``--tensor_model_parallel_size``) is
+    refused: argparse has no such aliases. Otherwise a note, not an error: Megatron-LM has hundreds of flags the importer does not read, some of them
     close to the ones it does (``--fp8-recipe`` beside ``--fp4-recipe``)."""
     import difflib
     notes = []
@@ -999,6 +1000,10 @@ def misspelt_flags(unknown: list[str], known: list[str]) -> tuple[str, ...]:
         flag = word.split("=", 1)[0]
         if not flag.startswith("--") or flag in known:
             continue
+        dashed = "--" + flag[2:].replace("_", "-")
+        if dashed in known:  # argparse has no underscore aliases: Megatron-LM stops on it, the importer would drop it
+            raise ConfigError(f"{flag} is not a Megatron-LM option (its parser stops on it: options are spelled with "
+                              f"dashes); legal: {dashed}", field=flag, value=word)
         # --tp-comm-overlap-cfg extends a flag it reads (another option); a truncated one (--tensor-model-parallel-siz)
         # is a typo Megatron-LM's parser (allow_abbrev=False) stops on
         close = [k for k in difflib.get_close_matches(flag, known, n=1, cutoff=0.9) if not flag.startswith(k)]

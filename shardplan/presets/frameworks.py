@@ -379,7 +379,7 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "moe_expert_overhead_s": _MEGATRON_MOE, "moe_layer_overhead_s": _MEGATRON_MOE,
                                   "dp_bucket_min_params": _MEGATRON_BUCKETS, "dp_bucket_params_per_rank": _MEGATRON_BUCKETS,
                                   "allocator_overhead": _MEGATRON_RUNTIME, "context_bytes": _MEGATRON_RUNTIME}),
-        FrameworkProfile(name="maxtext", moe_routed_copies=2, activation_offload="remat_inputs", module_recompute=False, vocab_divisible_by=1,
+        FrameworkProfile(name="maxtext", device_kinds=("gpu", "tpu"), moe_routed_copies=2, activation_offload="remat_inputs", module_recompute=False, vocab_divisible_by=1,
                          zero3_gather_compute_dtype=True, schedules=("gpipe",), zero_stages=(0, 1, 3), logit_bytes=2.0,
                          recompute_after_loss=True, weight_sharding_axes=("cp", "ep"), tp_requires_sp=True,
                          named_remat=True, selective_recompute="named_dots", layout_defaults={"sp": True},

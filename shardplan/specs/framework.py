@@ -461,6 +461,9 @@ class FrameworkProfile(BaseModel):
         compiled: the framework runs the model under torch.compile (torchtitan ``[compile] enable``): the torchtitan
             exporter writes the ``[compile]`` section for it (components model, and loss unless ``loss`` is
             'eager'), and its importer reads that section back into the ``torchtitan-compile`` profile.
+        device_kinds: the accelerator kinds (``HardwareSpec.kind``) the framework runs on: PyTorch stacks
+            (Megatron-LM, DeepSpeed, torchtitan, FSDP, nanotron) are CUDA / ROCm programs with NCCL / RCCL
+            collectives, 'gpu' only; JAX / XLA programs (MaxText, Paxml, this project's runtime) run on both.
         named_remat: full recompute may keep named matmul outputs (``ParallelConfig.remat_saved``: MaxText's
             remat policies minimal, save_qkv_proj, save_dot_except_mlpwi, ...); other profiles refuse it.
         moe_routed_copies: copies of each routed token (top_k x h per token, the MoE load included) a
@@ -603,6 +606,7 @@ class FrameworkProfile(BaseModel):
     sp_seq_dim_copies: bool = False
     lazy_grads: bool = False
     named_remat: bool = False
+    device_kinds: tuple[Literal["gpu", "tpu"], ...] = ("gpu",)
     expert_parallel: bool = True
     moe_tensor_parallel: bool = True
     expert_tensor_parallel: bool = True

@@ -24,6 +24,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from shardplan import limits as L
 
+#: a measured bus bandwidth may exceed the wire-speed bound (:func:`shardplan.cost.comm.raw_bus_bw`) only by what
+#: in-network reduction saves: NVLink SHARP / SHARP reduce in the switch, so a rank sends each byte once instead of
+#: twice (NVIDIA NCCL docs, NVLS; H100 one-node AllReduce busbw ~480 GB/s against 450 GB/s one-way NVLink)
+MAX_BUSBW_OVER_WIRE = 2.0
+
 
 #: architecture families with published kernel tables (``tpu`` for every TPU generation)
 ComputeArch = Literal["volta", "ampere", "hopper", "blackwell", "blackwell-ultra", "cdna2", "cdna3", "cdna4", "tpu"]
@@ -205,6 +210,18 @@ class HardwareSpec(BaseModel):
             if bad or not table:
                 raise ConfigError(f"measured_busbw[{op!r}] needs node counts 1 to 2^20 and bus bandwidths in (0, 1e15] bytes/s "
                                   f"(got {bad or table})", field="measured_busbw", value=table)
+        from shardplan.cost.comm import raw_bus_bw
+        for op, table in self.measured_busbw.items():
+            for k, v in table.items():
+                # in-network reduction (NVLink SHARP) at most halves what a rank sends, so even it stays under twice
+                # the wire-speed bus bandwidth; above that the entry is another unit (Gbit/s) or algbw of another size
+                bound = MAX_BUSBW_OVER_WIRE * raw_bus_bw(self, op, self.scale_up_size, k)
+                if v > bound:
+                    raise ConfigError(f"measured_busbw[{op!r}][{k}]={v:.4g} B/s is above {MAX_BUSBW_OVER_WIRE:g}x the "
+                                      f"wire-speed bus bandwidth of {k} node(s) of {self.scale_up_size} "
+                                      f"({bound / MAX_BUSBW_OVER_WIRE:.4g} B/s from scale_up_bandwidth / "
+                                      f"scale_out_bandwidth): bytes/s of nccl-tests' busbw are expected; legal: at most "
+                                      f"{bound:.4g}", field="measured_busbw", value=v, legal=[0, bound])
         return self
 
     @model_validator(mode="after")
@@ -218,18 +235,23 @@ class HardwareSpec(BaseModel):
 
     @model_validator(mode="after")
     def _peaks_ordered(self) -> "HardwareSpec":
-        """Narrower formats are at least as fast: fp4 peak >= fp8 peak >= bf16 peak (where given; every tensor-core
-        generation with them doubles the rate per halving of the width: NVIDIA Hopper / Blackwell and AMD CDNA3
-        datasheets).
+        """Narrower formats are at least as fast: fp4 peak >= fp8 peak >= bf16 peak >= fp32 peak (where given; every
+        tensor-core generation with them doubles the rate per halving of the width: NVIDIA Hopper / Blackwell and AMD
+        CDNA3 datasheets; fp32 / TF32 runs at most at the 16-bit rate on every GPU and TPU datasheet).
 
         Raises:
             ConfigError: a narrower format's peak below a wider one's (the field, value and bound named).
         """
         from shardplan.errors import ConfigError
-        chain = [("peak_flops_bf16", self.peak_flops_bf16), ("peak_flops_fp8", self.peak_flops_fp8),
+        chain = [("peak_flops_fp32", self.peak_flops_fp32), ("peak_flops_bf16", self.peak_flops_bf16),
+                 ("peak_flops_fp8", self.peak_flops_fp8),
                  ("peak_flops_fp4", self.peak_flops_fp4)]
         given = [(k, v) for k, v in chain if v is not None]
         for (wide, w), (narrow, n) in zip(given, given[1:]):
+            if n < w and wide == "peak_flops_fp32":  # name the fp32 entry: the 16-bit one is the datasheet's usual
+                raise ConfigError(f"peak_flops_fp32={w:.4g} is above {narrow}={n:.4g} (either may come from the base "
+                                  f"preset); legal peak_flops_fp32: at most {n:.4g} FLOP/s", field="peak_flops_fp32",
+                                  value=w, legal=[0, n])
             if n < w:
                 raise ConfigError(f"{narrow}={n:.4g} is below {wide}={w:.4g} (either may come from the base preset); "
                                   f"legal {narrow}: at least {w:.4g} FLOP/s", field=narrow, value=n, legal=[w, L.MAX_FLOPS])

@@ -164,7 +164,8 @@ class ModelSpec(BaseModel):
         elif self.top_k or self.n_shared_experts:
             raise ConfigError("top_k / n_shared_experts need n_experts > 0", field="n_experts", value=0)
         else:
-            for name, neutral in (("moe_layer_step", 1), ("router_bias", False), ("shared_expert_gate", False)):
+            for name, neutral in (("moe_layer_step", 1), ("router_bias", False), ("shared_expert_gate", False),
+                                  ("n_dense_layers", 0), ("expert_ffn_dim", None)):
                 if getattr(self, name) != neutral:
                     raise ConfigError(f"{name}={getattr(self, name)!r} needs n_experts > 0; legal for a dense "
                                       f"model: {neutral!r}", field=name, value=getattr(self, name), legal=[neutral])

@@ -65,10 +65,10 @@ def render_html(e: Estimate, plans: Sequence[Estimate] | None = None) -> str:
              _table(charts.summary_rows(e))]
     if e.collectives:
         parts.append("<h2>Collectives per step (per device)</h2>")
-        parts.append(_table([(c.op, c.label, c.purpose, c.group_size, c.level, f"{c.count:,.0f}",
+        parts.append(_table([(c.op, c.label, c.purpose, c.phase, c.group_size, c.level, f"{c.calls:,.0f}",
                               charts.fmt_gib(c.bytes_per_device), charts.fmt_seconds(c.time_s),
                               charts.fmt_seconds(c.exposed_s)) for c in e.collectives],
-                            ["op", "axis", "purpose", "group", "level", "calls", "sent", "time", "exposed"]))
+                            ["op", "axis", "purpose", "phase", "group", "level", "calls", "sent", "time", "exposed"]))
     parts.append("<h2>Charts</h2>")
     for i, (name, fig) in enumerate(plotly_figures(e, plans).items()):
         div = fig.to_html(full_html=False, include_plotlyjs=(i == 0), div_id=f"chart-{name}",
