@@ -116,6 +116,8 @@ class Calibration:
     #: the largest recorded peak of a record that ran, as a fraction of HBM (None: no record gives a peak);
     #: :func:`unmeasured_pressure` reads it
     peak_share: float | None = None
+    #: records whose outcome (ran / out of memory) the fitted constants call wrong (:func:`misjudged`)
+    misjudged: list[str] = field(default_factory=list)
 
 
 #: the share of HBM above which the planner's memory-pressure terms act (the caching allocator's retries near
@@ -462,6 +464,29 @@ def errors(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> d
     return out
 
 
+def misjudged(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> list[str]:
+    """The records whose outcome :func:`errors`' fit/OOM classification calls wrong under ``hw`` / ``profile``, one
+    line each: ``record N (source): ran, predicted not to fit (P of L GiB)`` or ``... ran out of memory, predicted to
+    run`` (a new user's three-run fit dropped fit/OOM to 66.7% without naming the run)."""
+    out = []
+    for c in cs:
+        e = predict(c, hw, profile)
+        ran = c.record.status == "ok"
+        if (e is not None and e.runs) == ran:
+            continue
+        src = f" ({c.record.source})" if c.record.source else ""
+        if e is None:
+            why = "the planner refuses its layout"
+        elif ran:
+            why = (f"ran, predicted not to fit ({e.memory.total / 2**30:.1f} of {e.hbm_fit_limit / 2**30:.1f} GiB)"
+                   if not e.fits else f"ran, predicted not to run ({e.failure})")
+        else:
+            why = (f"{'ran out of memory' if c.record.status == 'oom' else 'failed'}, predicted to run "
+                   f"({e.memory.total / 2**30:.1f} of {e.hbm_fit_limit / 2**30:.1f} GiB)")
+        out.append(f"{_where(c.record, c.number)}{src}: {why}")
+    return out
+
+
 def identifiable(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile, params: Sequence[Parameter],
                  memory: bool) -> list[bool]:
     """Whether moving each parameter from its base value by a quarter of its range changes any
@@ -572,7 +597,8 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
                       in_sample=errors(cs, h, f), base_error=errors(cs, hw, profile), underdetermined=under,
                       usable_hbm_fraction=fraction, at_bound=at_bound,
                       n_oom=sum(c.record.status == "oom" for c in cs),
-                      peak_share=peak_share([c.record for c in cs], hw))  # the fitted records' peaks
+                      peak_share=peak_share([c.record for c in cs], hw),  # the fitted records' peaks
+                      misjudged=misjudged(cs, h, f))
     if cross_validate:
         out.cross_validated = _cross_validated(cs, hw, profile, free, memory, progress, total)
     if progress is not None:

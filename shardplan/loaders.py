@@ -371,7 +371,7 @@ def config_error(e: ValidationError, context: str | None = None) -> ConfigError:
         bounds = _field_bounds(e.title, name)
         if bounds:
             words = _TYPE_WORDS.get(kind) or _UNBOUNDED_NUMBER_ERRORS.get(kind) or _number_word(e.title, name)
-            legal = f"legal: {words} {bounds}"
+            legal = f"legal: {words} {bounds}" + _field_unit(e.title, name)
     if kind == "too_short" and _optional_field(e.title, str(first["loc"][-1]) if first["loc"] else ""):
         legal += ", or leave the field out (null) for none"  # ParallelConfig.offload_modules, recompute_modules, ...
     shown = list(value) if isinstance(value, tuple) else value  # a plan file's list, read into a tuple: as written
@@ -443,6 +443,16 @@ def _field_bounds(title: str, name: str) -> str:
                 bounds.append(f"{word} {int(v):,}" if isinstance(v, float) and v.is_integer() and abs(v) >= 1
                               else f"{word} {v:,}")
     return " and ".join(bounds)
+
+
+def _field_unit(title: str, name: str) -> str:
+    """`` (per-device one-way scale-out bandwidth, bytes/s)``: the description of a spec field whose description
+    names a unit (bytes, bytes/s, FLOP/s, s), so a value written in another unit (``400Gb/s``) is told what the field
+    takes; "" otherwise."""
+    cls = _spec_class(title)
+    info = cls.model_fields.get(name) if cls is not None else None
+    text = (info.description or "") if info is not None else ""
+    return f" ({text})" if re.search(r"\b(bytes?(/s)?|FLOP/s|s)\b", text) and len(text) < 160 else ""
 
 
 def _field_names(title: str) -> list[str]:

@@ -479,10 +479,12 @@ def unread_columns_note(path: str | Path, mapping: CsvMapping) -> str:
     unread = unread_columns(path, mapping)
     if not unread:
         return ""
+    read = [f"{k} from {v}" for k, v in mapping.columns.items() if k in ("tokens_per_s_per_device", "step_time_s")]
     return (f"{len(unread)} column{'s' if len(unread) > 1 else ''} of {Path(path).name} not read: "
             f"{', '.join(unread[:12])}{' ...' if len(unread) > 12 else ''} (no --map names "
             f"{'them' if len(unread) > 1 else 'it'}; a layout field left out takes the framework's default, e.g. "
-            "--map zero_stage=COLUMN for a ZeRO-stage column)")
+            "--map zero_stage=COLUMN for a ZeRO-stage column" + (f"; the outcome is read as {', '.join(read)}" if read
+                                                                  else "") + ")")
 
 
 __all__ = ["CsvMapping", "FIELDS", "check_mapping", "import_csv", "parse_map_items", "row_record", "unread_columns",

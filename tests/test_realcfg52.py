@@ -73,3 +73,25 @@ def test_the_html_reports_collectives_have_a_phase_column(tmp_path):
     html = out.read_text()
     # forward and backward gathers looked like duplicate rows without it
     assert code == 0 and "<th>phase</th>" in html and "<td>fwd</td>" in html and "<td>bwd</td>" in html
+
+
+def test_calibrate_names_the_records_whose_outcome_the_fit_calls_wrong():
+    from shardplan.calibrate import cases, misjudged
+    from shardplan.presets.frameworks import framework_profile
+    from tests.test_calibrate import H100, synthetic_records
+    recs = synthetic_records()
+    # the second record marked out of memory: the planner predicts it runs (the records are its own predictions)
+    recs[1] = recs[1].model_copy(update={"status": "oom", "tokens_per_s_per_device": None, "step_time_s": None,
+                                         "peak_memory_bytes": None})
+    lines = misjudged(cases(recs), H100, framework_profile("megatron"))
+    assert len(lines) == 1 and lines[0].startswith("record 2") and "ran out of memory, predicted to run (" in lines[0]
+
+
+def test_a_one_stage_layout_draws_no_pipeline_chart():
+    from shardplan.web.report import plotly_figures
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=32,
+                                 global_batch_tokens=None, zero_stage=3)
+    assert "pipeline" not in plotly_figures(estimate(m, hw, tr, pc, 8))  # pp = 1: no schedule to draw
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=32,
+                                 global_batch_tokens=None, pp=2)
+    assert "pipeline" in plotly_figures(estimate(m, hw, tr, pc, 8))

@@ -289,7 +289,8 @@ def error_text(e: dict) -> str:
 def _print_left_out(cal) -> None:
     """The records the fit left out (stderr, five of each kind and a count): layouts the planner refuses
     (:attr:`~shardplan.calibrate.Calibration.excluded`) and runs on degraded hardware by their own bus-bandwidth
-    measurement (:attr:`~shardplan.calibrate.Calibration.degraded`)."""
+    measurement (:attr:`~shardplan.calibrate.Calibration.degraded`); then the records whose outcome the fitted
+    constants call wrong (:attr:`~shardplan.calibrate.Calibration.misjudged`)."""
     for line in cal.excluded[:5]:
         err_console.print(f"[yellow]warning:[/] left out of the fit, the planner refuses its layout: {escape(line)}",
                           highlight=False, soft_wrap=True)
@@ -306,6 +307,11 @@ def _print_left_out(cal) -> None:
         err_console.print(f"[yellow]note:[/] {escape(line)}", highlight=False, soft_wrap=True)
     if len(cal.kept_low) > 5:
         err_console.print(f"[yellow]note:[/] {len(cal.kept_low) - 5} more notes of the same kind", highlight=False)
+    for line in cal.misjudged[:5]:
+        err_console.print(f"[yellow]note:[/] the fitted constants call this record's outcome wrong: {escape(line)}",
+                          highlight=False, soft_wrap=True)
+    if len(cal.misjudged) > 5:
+        err_console.print(f"[yellow]note:[/] {len(cal.misjudged) - 5} more records called wrong", highlight=False)
 
 
 def print_fit_summary(cal, cross_validation: bool = True, hw=None) -> None:

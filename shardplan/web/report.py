@@ -32,11 +32,12 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 
 
 def plotly_figures(e: Estimate, plans: Sequence[Estimate] | None = None) -> dict:
-    """Chart name -> Plotly figure for ``e`` (``time``, ``memory``, ``roofline``, ``pipeline`` and,
-    with ``plans``, ``plans``)."""
+    """Chart name -> Plotly figure for ``e`` (``time``, ``memory``, ``roofline``, ``pipeline`` where pp > 1 (a new
+    user read a one-stage schedule as a pipeline) and, with ``plans``, ``plans``)."""
     p = e.parallel
-    figs = {"time": charts.time_figure(e), "memory": charts.memory_figure(e), "roofline": charts.roofline_figure(e),
-            "pipeline": charts.pipeline_figure(p.pp, e.layout.microbatches, p.schedule, p.virtual_stages)}
+    figs = {"time": charts.time_figure(e), "memory": charts.memory_figure(e), "roofline": charts.roofline_figure(e)}
+    if p.pp > 1:
+        figs["pipeline"] = charts.pipeline_figure(p.pp, e.layout.microbatches, p.schedule, p.virtual_stages)
     if plans:
         figs["plans"] = charts.plans_figure(plans)
     return figs
