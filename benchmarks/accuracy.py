@@ -550,6 +550,15 @@ def main() -> None:
               "  context parallelism 1-2 (10 rows; one -16%), a one-node run included, so not the network; more with",
               "  context parallelism across nodes (1.5-3.6x at cp 4-8). The gh200 preset takes the H100's GEMM rates; no",
               "  source gives the Alps modules' power limit, so nothing was fitted.",
+              "- **The fp8 speed-up at small widths** (2026-12-07 analysis): over held-out pairs of one layout run in bf16",
+              "  and in fp8, the planner's fp8 / bf16 gain is too large at d_model 4,096 (Megatron, Paxml, OLMo-core and",
+              "  BioNeMo 8B pairs 4-10% above the measured 1.28-1.35x) and about right from 12,288 up. Transformer",
+              "  Engine's quantize kernels would explain it: read from its source, a per-tensor fp8 step on Hopper moves",
+              "  10h + 8q + 8kv + 12F extra bytes per token and layer (254 KB for Llama 3 8B, ~10% of its fp8 GEMM time;",
+              "  the bytes grow with the widths, the FLOPs with their squares). Priced as such it took the 8B H100 pairs",
+              "  to within 0-4% but, with the MXFP8 count on Blackwell, worsened the Blackwell fp8 fit (16 rows:",
+              "  leave-one-out 6.9% -> 8.5%, the fitted rate 0.48 -> 0.50): not shipped; which recipe (delayed or",
+              "  current scaling, MXFP8, fused norms) a row ran is not in its layout.",
               ""]
     lines += public_checks()
     lines += held_out_checks()

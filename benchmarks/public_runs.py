@@ -5409,4 +5409,147 @@ _S52_PRIMUS_CONV = (
      round(128 * 4096 / 1.33 / 8, 1), None),
 )
 
-SCOUTED_2026_12AZ = (*_S52_BIONEMO, *_S52_PRIMUS_CONV)
+# Fifty-second pass, second read (same session, never fitted on): ms-swift (Megatron-SWIFT) and torchtune tables.
+# ---- 1. modelscope/ms-swift (Megatron-SWIFT; Megatron-Core core_r0.14 + Transformer Engine under ms-swift's trainer,
+#      and ms-swift's HF-Trainer + DeepSpeed path for the ZeRO columns). SFT with packing, i.e. pretraining-shaped
+#      compute (full-parameter, every position through the LM head).
+#   a) docs/source_en/Megatron-SWIFT/Quick-start.md @ 001320d09193522edf9f937d4af192e83c520e56 (id 39514086431),
+#      "## Benchmark": "The training speed comparison for full-parameter dense models with 8K context length, using
+#      `megatron sft` and `swift sft`, under a single-node, eight-GPU A800 environment is as follows:" ...
+#      "**Dense** Qwen2.5-14B: | Training Speed | 9.04s/it | 10.32s/it | 10.56s/it |" (columns Megatron-LM,
+#      Deepspeed-ZeRO2, Deepspeed-ZeRO3; "GPU Memory Usage | 8*64GB | 8*80GB | 8*58GB").
+#      "The training speed comparison for full-parameter MoE models with 8K context length ... under a two-node,
+#      16-GPU A800 environment": "**MoE** Qwen3-30B-A3B: | Training Speed | 9.6s/it | - | 91.2s/it |"
+#      ("GPU Memory Usage | 16 * 60GiB | OOM | 16 * 80GiB").
+#      Same page, "Training Tips": "Megatron-SWIFT uses ZeRO-1 (use_distributed_optimizer enabled by default)".
+#   b) The scripts behind the rows. Dense Megatron: examples/megatron/base_to_chat.sh @ 26aee6f1 (id 3035500566;
+#      benchmark/deepspeed.sh names it as "Corresponding Megatron-SWIFT script"): Qwen/Qwen2.5-14B,
+#      --tensor_model_parallel_size 4, --sequence_parallel true, --micro_batch_size 1, --global_batch_size 16,
+#      --packing true, --recompute_granularity selective, --max_length 8192, --attention_backend flash, 8 GPUs
+#      (-> DP 2, GA 8). Dense DeepSpeed: examples/megatron/benchmark/deepspeed.sh @ 52e9b665 (id 39339222935):
+#      "# 8 * 80GiB", swift sft --train_type full, --per_device_train_batch_size 1, --gradient_accumulation_steps 2,
+#      --packing true, --max_length 8192, --deepspeed zero2, --attn_impl flash_attn (GBS 8 x 1 x 2 = 16).
+#      MoE Megatron: examples/megatron/moe/qwen3_moe.sh (6 stored versions; first line of every one read:
+#      "# ZeRO3: 91.2s/it; 16 * 80GiB" / "# Megatron-LM: 9.6s/it; 16 * 60GiB"). The version quoted beside the
+#      doc table (stored copies: search hit for ms-swift examples/train/megatron/moe/qwen3_moe.sh and the doc copy
+#      charliedream1/ai_wiki 31_LLM/.../01_megatron_swift.md, "训练环境是2机8 * 80GiB A800"):
+#      --tensor_model_parallel_size 2, --expert_model_parallel_size 8, --moe_grouped_gemm true,
+#      --moe_aux_loss_coeff 0.01, --micro_batch_size 1, --global_batch_size 16, --packing true,
+#      --recompute_granularity full --recompute_method uniform --recompute_num_layers 1, --max_length 8192,
+#      --sequence_parallel true (16 GPUs -> DP 8). The version @ 7b55a0c1 (id 152335685) keeps the same comment with
+#      --pipeline_model_parallel_size 2, --expert_model_parallel_size 8, aux 1e-3 (priced as a sensitivity only, in
+#      scout52b.md; not a row).
+#   Tokens per step = GBS x max_length (packing fills each 8192 slot): 16 x 8192 = 131,072.
+#      Qwen2.5-14B: 131072 / 9.04 / 8 = 1,812.4; / 10.32 / 8 = 1,587.6; / 10.56 / 8 = 1,551.5 tokens/s/GPU.
+#      Qwen3-30B-A3B: 131072 / 9.6 / 16 = 853.3; / 91.2 / 16 = 89.8 tokens/s/GPU.
+#   ASSUMED ([B]): (i) packing fills the 8192 slots; ms-swift's packing is padding-free (attention within each
+#      packed sample): priced as full 8192 causal attention, which overstates attention work (SFT samples of
+#      liucong/Chinese-DeepSeek-R1-Distill-data-110k-SFT are a few thousand tokens); (ii) A800 preset (NVLink 400 GB/s
+#      bidirectional, its scale-out 25 GB/s/GPU) for Alibaba DLC nodes, network unstated; (iii) selective recompute
+#      = Megatron core_attn; (iv) swift sft's gradient_checkpointing default (true) -> recompute full for the ZeRO
+#      runs, HF modelling code -> hf-deepspeed profile; (v) the Qwen3-30B ZeRO-3 run's batch: per-device 1, GA 1
+#      (GBS 16 = the Megatron run's), unstated; (vi) Megatron MoE: expert tensor parallel = TP (Megatron-Core 0.14
+#      default when --expert-tensor-parallel-size is not set), alltoall dispatcher, routing as uniform (real
+#      aux-loss routing, dropless); (vii) the number is the log's s/it at an unstated step.
+#   Model: Qwen2.5-14B -> models/qwen2.5-14b.config.json (48 x 5120, 40 heads / 8 kv, ffn 13,824, vocab 152,064,
+#      untied, qkv bias: the Qwen2 config as stored in id 39720353876 and id 70417149504).
+_S52_SW = "modelscope/ms-swift docs/source_en/Megatron-SWIFT/Quick-start.md@001320d0 Benchmark"
+_S52_SW_B = "[B: packing priced as full 8192 causal attention; A800 network preset]"
+_S52_SWIFT = (
+    (f"{_S52_SW_B} {_S52_SW}: Qwen2.5-14B Megatron-LM TP4 SP DP2 ZeRO-1, mbs 1, GBS 16, selective recompute, 9.04 s/it, "
+     "8 A800 (examples/megatron/base_to_chat.sh@26aee6f1)", MODELS_DIR + "qwen2.5-14b.config.json", "A800", "megatron",
+     "bf16-mixed", 8, 8192, 16, dict(tp=4, sp=True, dp=2, zero_stage=1, microbatch_size=1, recompute="selective"),
+     131072 / 9.04 / 8, None),
+    (f"{_S52_SW_B[:-1]}; swift's default gradient checkpointing] {_S52_SW}: Qwen2.5-14B DeepSpeed ZeRO-2 DP8, pdbs 1, GA 2, "
+     "GBS 16, 10.32 s/it, 8 A800 (examples/megatron/benchmark/deepspeed.sh@52e9b665)", MODELS_DIR + "qwen2.5-14b.config.json",
+     "A800", "hf-deepspeed", "bf16-mixed", 8, 8192, 16,
+     dict(dp=8, zero_stage=2, microbatch_size=1, recompute="full"), 131072 / 10.32 / 8, None),
+    (f"{_S52_SW_B[:-1]}; swift's default gradient checkpointing; zero3 in the same script] {_S52_SW}: Qwen2.5-14B DeepSpeed "
+     "ZeRO-3 DP8, pdbs 1, GA 2, GBS 16, 10.56 s/it, 8 A800", MODELS_DIR + "qwen2.5-14b.config.json",
+     "A800", "hf-deepspeed", "bf16-mixed", 8, 8192, 16,
+     dict(dp=8, zero_stage=3, microbatch_size=1, recompute="full"), 131072 / 10.56 / 8, None),
+    (f"{_S52_SW_B[:-1]}; ETP = TP (Mcore default); uniform routing for aux-loss dropless] {_S52_SW}: Qwen3-30B-A3B Megatron-LM "
+     "TP2 SP EP8 DP8 ZeRO-1, mbs 1, GBS 16, full recompute, 9.6 s/it, 16 A800 (examples/megatron/moe/qwen3_moe.sh, "
+     "TP2 EP8 version)", "qwen3-30b-a3b", "A800", "megatron", "bf16-mixed", 16, 8192, 16,
+     dict(tp=2, sp=True, dp=8, ep=8, etp=2, zero_stage=1, microbatch_size=1, recompute="full"), 131072 / 9.6 / 16,
+     None),
+    (f"{_S52_SW_B[:-1]}; pdbs 1, GA 1 assumed; swift's default gradient checkpointing; HF Qwen3-MoE expert loop] {_S52_SW}: "
+     "Qwen3-30B-A3B DeepSpeed ZeRO-3 DP16, GBS 16, 91.2 s/it, 16 A800", "qwen3-30b-a3b", "A800", "hf-deepspeed",
+     "bf16-mixed", 16, 8192, 16, dict(dp=16, zero_stage=3, microbatch_size=1, recompute="full"),
+     131072 / 91.2 / 16, None),
+)
+
+# ---- 1c. modelscope/ms-swift examples/megatron/long_text.sh @ 15898fee (id 42490395670): "# Env: 4 * A100",
+#      "# Max Length: 32K", "# GPU Memory: 4 * 50GB, Training Speed 23s/it"; Qwen/Qwen2.5-7B, ZhipuAI/LongWriter-6k,
+#      --tensor_model_parallel_size 4, --sequence_parallel true, --micro_batch_size 1, --global_batch_size 8,
+#      --packing true, --recompute_granularity full (uniform, 1 layer), --max_length 32768, flash attention.
+#      tokens/s/GPU = 8 x 32768 / 23 / 4 = 2,849.4. ASSUMED ([B]): A100 80GB (the column "A100" maps to the 80 GB
+#      preset; 50 GB used); packing fills the 32K slots; priced as full causal attention over 32,768 (LongWriter
+#      samples are a few thousand to ~10k tokens: attention overstated); ZeRO-1 (Megatron-SWIFT default; DP 1 here
+#      so it does not matter).
+_S52_SWIFT_LONG = (
+    ("[B: A100 80GB; packing priced as full 32K causal attention] modelscope/ms-swift examples/megatron/long_text.sh"
+     "@15898fee: Qwen2.5-7B Megatron-LM TP4 SP, mbs 1, GBS 8, full recompute, seq 32768, 23 s/it, 4 A100",
+     "qwen2.5-7b", "A100", "megatron", "bf16-mixed", 4, 32768, 8,
+     dict(tp=4, sp=True, dp=1, zero_stage=1, microbatch_size=1, recompute="full"), 8 * 32768 / 23 / 4, None),
+)
+
+# ---- 2. pytorch/torchtune README.md (stored id 214345278; the repository's stored README @ a9ea6d5b carries the same
+#      section), "### Optimization flags": "The table below demonstrates the effects of applying some of these
+#      techniques sequentially to the Llama 3.2 3B model. Each technique is added on top of the previous one" ...
+#      "> Baseline uses Recipe=**full_finetune_single_device**, Model=**Llama 3.2 3B**, Batch size=**2**, Max sequence
+#      length=**4096**, Precision=**bf16**, Hardware=**A100**". Cells (Technique | Peak Memory Active (GiB) | ... |
+#      Tokens Per Second): "+ Packed Dataset | 60.0 | ... | 7075", "+ Compile | 51.0 | ... | 8998", "+ Chunked Cross
+#      Entropy | 42.9 | ... | 9174", "+ Activation Checkpointing | 24.9 | ... | 7210", "+ Fuse optimizer step into
+#      backward | 23.1 | ... | 7309". Single GPU (full_finetune_single_device), no gradient accumulation (the
+#      reproduce command sets gradient_accumulation_steps=1, batch_size=2, tokenizer.max_seq_len=4096,
+#      optimizer=torch.optim.AdamW). Rows taken: the packed ones up to the fused optimizer step (the baseline's 2091 is
+#      unpacked, padded samples; activation offloading and 8-bit AdamW have no planner equivalent: not rows).
+#      tokens/s/GPU = the cell (one GPU).
+#   ASSUMED ([B]): (i) A100 80GB (the column "A100" maps to the 80 GB preset; 60 GiB active peak rules out 40 GB);
+#      (ii) torchtune trains pure bf16 (bf16 weights and AdamW state, no fp32 master): priced bf16-mixed with
+#      optimizer_dtype=bf16 (the planner keeps a 4-byte master copy; memory only); (iii) eager rows as the
+#      'torchtitan' profile (FSDP2-native PyTorch, eager), compiled rows as 'torchtitan-compile'; the chunked CE as
+#      loss_chunks=8 (torchtune CEWithChunkedOutputLoss num_output_chunks default 8); (iv) packing fills the 4096
+#      slots; torchtune's packed dataset masks attention per sample (flex/document mask); priced as full causal 4096;
+#      (v) "Fuse optimizer step into backward" does not change the priced work (optimizer step is the same).
+#      Model: llama-3.2-3b preset (tied embeddings).
+_S52_TT_B = "[B: A100 80GB; pure bf16 as bf16-mixed+optimizer_dtype=bf16; packed priced as full causal 4096]"
+_S52_TT_SRC = "pytorch/torchtune README.md@a9ea6d5b Optimization flags"
+_S52_TT_PREC = "bf16-mixed+optimizer_dtype=bf16"
+_S52_TT_L = dict(dp=1, microbatch_size=2)
+_S52_TORCHTUNE = (
+    (f"{_S52_TT_B} {_S52_TT_SRC}: Llama 3.2 3B full finetune single device, bs 2, packed 4096, eager, 1 A100 (+ Packed Dataset)",
+     "llama-3.2-3b", "A100", "torchtitan", _S52_TT_PREC, 1, 4096, 2, dict(_S52_TT_L, recompute="none"), 7075.0, 60.0),
+    (f"{_S52_TT_B} {_S52_TT_SRC}: Llama 3.2 3B, bs 2, packed 4096, torch.compile, 1 A100 (+ Compile)",
+     "llama-3.2-3b", "A100", "torchtitan-compile", _S52_TT_PREC, 1, 4096, 2, dict(_S52_TT_L, recompute="none"), 8998.0, 51.0),
+    (f"{_S52_TT_B} {_S52_TT_SRC}: Llama 3.2 3B, bs 2, packed 4096, compile, chunked CE (8 chunks), 1 A100 (+ Chunked CE)",
+     "llama-3.2-3b", "A100", "torchtitan-compile+loss_chunks=8", _S52_TT_PREC, 1, 4096, 2, dict(_S52_TT_L, recompute="none"),
+     9174.0, 42.9),
+    (f"{_S52_TT_B} {_S52_TT_SRC}: Llama 3.2 3B, bs 2, packed 4096, compile, chunked CE, full AC, 1 A100 (+ Activation "
+     "Checkpointing)", "llama-3.2-3b", "A100", "torchtitan-compile+loss_chunks=8", _S52_TT_PREC, 1, 4096, 2,
+     dict(_S52_TT_L, recompute="full"), 7210.0, 24.9),
+    (f"{_S52_TT_B[:-1]}; optimizer-in-backward not priced] {_S52_TT_SRC}: Llama 3.2 3B, bs 2, packed 4096, compile, chunked CE, "
+     "full AC, optimizer step fused into backward, 1 A100", "llama-3.2-3b", "A100", "torchtitan-compile+loss_chunks=8",
+     _S52_TT_PREC, 1, 4096, 2, dict(_S52_TT_L, recompute="full"), 7309.0, 23.1),
+)
+
+# ---- 2b. Same README, "### Memory and training speed": "all the below numbers are provided for batch size 2 (without
+#      gradient accumulation), a dataset packed to sequence length 2048, and torch compile enabled." Row
+#      "| Llama 3.1 70B | Full finetune | 8x A100  | 13.9 GiB ** | 1568  |", "*= Measured over one full training epoch",
+#      "**= Uses CPU offload with fused optimizer". 1568 tokens/s is read as the total over the 8 GPUs (as a per-GPU
+#      rate it would be 2.1x the A100's bf16 peak at 6 x 70B FLOP/token): 196 tokens/s/GPU.
+#   ASSUMED ([B]): total not per GPU; FSDP2 over 8 with parameters and optimizer on the host (fsdp_cpu_offload ->
+#      offload_params + offload_optimizer), activation checkpointing on (the 70B_full config's
+#      enable_activation_checkpointing: True), A100 80GB with its preset's PCIe host link, pure bf16 as above, no
+#      chunked loss; model llama-3-70b preset (Llama 3.1 70B's shape).
+_S52_TORCHTUNE_70B = (
+    ("[B: 1568 tokens/s is the 8-GPU total; CPU offload as offload_params+offload_optimizer; full AC; A100 80GB] "
+     f"{_S52_TT_SRC[:-19]} Memory and training speed: Llama 3.1 70B full finetune FSDP2 x 8, CPU offload, bs 2, packed "
+     "2048, compile, 8 A100", "llama-3-70b", "A100", "torchtitan-compile", _S52_TT_PREC, 8, 2048, 16,
+     dict(dp=8, zero_stage=3, microbatch_size=2, recompute="full", offload_params=True, offload_optimizer=True),
+     1568.0 / 8, 13.9),
+)
+
+SCOUTED_2026_12AZ = (*_S52_BIONEMO, *_S52_PRIMUS_CONV, *_S52_SWIFT, *_S52_SWIFT_LONG, *_S52_TORCHTUNE,
+                     *_S52_TORCHTUNE_70B)
