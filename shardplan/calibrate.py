@@ -144,7 +144,10 @@ def unmeasured_pressure(cal: Calibration, hw: HardwareSpec) -> str:
     if cal.peak_share is None or cal.peak_share >= PRESSURE_SHARE or cal.n_oom:
         return ""
     share = f"{math.floor(cal.peak_share * 1000) / 10:.1f}%"  # rounded down: 79.99...% is not "80%", the rule's edge
-    return (f"the records' highest peak is {cal.peak_share * hw.hbm_bytes / 2**30:.1f} GiB, {share} of "
+    peak = cal.peak_share * hw.hbm_bytes
+    # a CPU smoke run's peaks are MiB: "0.0 GiB" read as no peak at all
+    size = f"{peak / 2**30:.1f} GiB" if peak >= 2**30 else f"{peak / 2**20:.1f} MiB"
+    return (f"the records' highest peak is {size}, {share} of "
             f"HBM, and none ran out of memory: nothing in them measures runs near full memory (allocator retries, "
             f"the out-of-memory edge), so layouts predicted above {share} of HBM rest on the base "
             "profile's behaviour there; records of runs closer to the HBM (that ran or ran out of memory) measure it")

@@ -71,9 +71,11 @@ def _expected(**layout) -> dict:
     from shardplan.inputs import build_inputs
     from shardplan.web.app import DEFAULTS, LAYOUT_CONTROLS
     d = {**DEFAULTS, **layout}
+    # an unchecked sp / tp_overlap box is the flag not given (the framework's default), as the app reads it
+    given = {k: (None if k in ("sp", "tp_overlap") and d[k] is False else d[k]) for k in LAYOUT_CONTROLS}
     m, hw, tr, pc = build_inputs(model=d["model"], hardware=d["hardware"], devices=d["devices"], seq_len=d["seq_len"],
                                  global_batch=d["global_batch"], global_batch_tokens=None, precision=d["precision"],
-                                 **{k: d[k] for k in LAYOUT_CONTROLS})
+                                 **given)
     return estimate(m, hw, tr, pc, d["devices"]).to_dict()
 
 

@@ -259,9 +259,11 @@ def fitted_table(cal, title: str, hw=None, profile=None) -> Table:
             kept = given if given is not None and given != b else v  # a clipped base: the file keeps its own value
             note = (f"[yellow]held at the base {kept:.4g}[/]: the fit put it on its {cal.at_bound[p.field]} bound "
                     f"{bound:.3g}, so the records do not pin it; the others were fitted again without it")
+            v = kept  # the value the file keeps (a new user read "fitted 0.2" beside "held at 0.01")
         elif p.field in cal.held:
             note = ("held: the records do not move it" if given is None or given == b
                     else f"held: the records do not move it; the file keeps {given:.4g}")
+            v = given if given is not None else v
         elif side == "lower" and p.lower == 0 and v == 0:  # an additive cost of 0: a physical answer, not a limit
             note = "0: the records show no such cost"
         elif side == "lower" and p.lower == 0:  # near 0 but not 0: written as fitted, so say what is written

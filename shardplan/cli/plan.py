@@ -650,8 +650,9 @@ def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, mo
           markdown: MarkdownOpt = None) -> None:
     """Best layout for typical model sizes and cluster sizes, beside common rules of thumb.
 
-    Columns: DP crit. = tokens per data-parallel rank below which DP/FSDP gradient traffic outweighs
-    compute (C / W of the link the group crosses); max TP = largest tp whose activation traffic still
+    Columns: DP crit. = tokens per data-parallel rank (one model replica of tp x pp devices, so the figure grows
+    with the best layout's tp) below which DP/FSDP gradient traffic outweighs compute (C / W of the link the group
+    crosses); max TP = largest tp whose activation traffic still
     hides behind its matmuls (F * W_scale-up / C), both from the Scaling Book."""
     from shardplan import limits
     from shardplan.guide_table import guide_rows, rows_to_markdown
@@ -673,8 +674,8 @@ def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, mo
         rows = guide_rows(hardware, models or None, devices or None, seq_len, global_batch_tokens, progress=update)
     from shardplan.loaders import load_hardware
     t = Table(title=f"best layouts on {escape(load_hardware(hardware).name)}, seq {seq_len}")
-    for col in ("model", "devices", "batch tokens", "best layout", "MFU", "tok/s/dev", "bound", "DP crit.", "max TP",
-                "rule of thumb", "rule vs best"):
+    for col in ("model", "devices", "batch tokens", "best layout", "MFU", "tok/s/dev", "bound", "DP crit. tok/dp rank",
+                "max TP", "rule of thumb", "rule vs best"):
         t.add_column(col)
     for r in rows:  # the batch: --global-batch-tokens, raised to one sequence per device where that is more ("*"
         # is taken: it marks an MFU above the best published)

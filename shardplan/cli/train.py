@@ -357,8 +357,10 @@ def _train_with_progress(trainer: Any, m: Any, layout: Any, tr: Any, cfg: Any, d
         t = Table(title="training summary")
         for col in ("steps", "first loss", "last loss", "tokens/s (median)", "memory/device"):
             t.add_column(col, justify="right")
-        tps = sorted(h["tokens_per_s"] for h in hist[1:] or hist)
-        t.add_row(str(len(hist)), f"{hist[0]['loss']:.4f}", f"{hist[-1]['loss']:.4f}", f"{tps[len(tps) // 2]:,.0f}",
-                  mem_txt)
+        # the record's figure (:func:`_write_record`): tokens per step over the median step time after the first
+        import statistics
+        tokens = tr.global_batch_size * tr.seq_len
+        tps = tokens / statistics.median(tokens / h["tokens_per_s"] for h in (hist[1:] or hist))
+        t.add_row(str(len(hist)), f"{hist[0]['loss']:.4f}", f"{hist[-1]['loss']:.4f}", f"{tps:,.0f}", mem_txt)
         console.print(t)
     return hist, mem

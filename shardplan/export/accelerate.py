@@ -234,6 +234,10 @@ def read(text: str, devices: int | None = None) -> Imported:
     trainer = _trainer_values(text)
     mbs = trainer.get("per_device_train_batch_size")
     values["microbatch_size"] = mbs if isinstance(mbs, int) and mbs >= 1 else 1
+    if trainer.get("gradient_checkpointing") is True and kind != "FSDP":
+        # DDP / DeepSpeed recompute is the Trainer's --gradient_checkpointing, which the export writes in its
+        # comment (a breaker's round trip of a recomputing hf-deepspeed plan came back at 71.7 GiB instead of 25.3)
+        values["recompute"] = "full"
     if not trainer:
         notes.append("the batch is a Trainer argument, not in this file: micro batch read as 1 (give --microbatch-size, "
                      "the Trainer's --per_device_train_batch_size), no global batch or sequence length (give "

@@ -538,8 +538,8 @@ _VAR = re.compile(r"\$\{([A-Za-z_]\w*)(?:(:?)-([^}]*))?\}|\$([A-Za-z_]\w*)")
 #: ``NNODES=${SLURM_NNODES:-"1"}``), read as the unquoted default
 _QUOTED_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*)(:?-)([\"'])([^\"'}]*)\3\}")
 #: ``NAME=value`` at the start of a statement: a bare word, or a quoted string (which may span lines)
-_ASSIGN = re.compile(r"(?:^|(?<=[;\n]))[ \t]*(?:export[ \t]+)?([A-Za-z_]\w*)=(\"[^\"]*\"|'[^']*'|[^\s;#\"'()]*)"
-                     r"(?=[ \t]*(?:[;\n#]|$))")
+_ASSIGN = re.compile(r"(?:^|(?<=[;\n]))[ \t]*(?:export[ \t]+)?(?P<name>[A-Za-z_]\w*)(?P<plus>\+?)="
+                     r"(?:(?P<computed>\$\(|`)|(?P<value>\"[^\"]*\"|'[^']*'|[^\s;#\"'()]*)(?=[ \t]*(?:[;\n#]|$)))")
 
 
 #: characters a variable's value (and four times that, the whole script) may reach once substituted: a config is a
@@ -591,18 +591,31 @@ def _expand_chunk(text: str, env: dict[str, str]) -> str:
     out, pos = [], 0
     for m in _ASSIGN.finditer(text):
         out.append(_substitute(text[pos:m.start()], env))
-        value = _substitute(m.group(2), env)
+        name, append = m.group("name"), m.group("plus") == "+"
+        if m.group("computed"):
+            # a value bash computes ($(...), $((...)), `...`) replaces the earlier one, so the name is unknown from
+            # here (NNODES=1 then NNODES=$(scontrol ... | wc -l) was read as 1 node; TP=$((TP*2)) as the first TP)
+            env.pop(name, None)
+            out.append(text[m.start():m.end()])
+            pos = m.end()
+            continue
+        value = _substitute(m.group("value"), env)
         quoted = value[:1] in "\"'" and len(value) > 1
         # a value computed by a command ($(...), `...`) is unknown, unless it is a quoted string that only holds one
         # among other words (CMD=" `pwd`/pretrain_gpt.py --tensor-model-parallel-size 4 ..."): kept, the command
         # substitution left as written
         if len(value) > MAX_EXPANDED:  # A="$A$A" forty times: 2**40 characters
-            raise ConfigError(f"the script's variable {m.group(1)} expands past {MAX_EXPANDED:,} characters (a value "
+            raise ConfigError(f"the script's variable {name} expands past {MAX_EXPANDED:,} characters (a value "
                               "that doubles itself); legal: a launch script whose variables hold its flags",
-                              field="import", value=m.group(1))
+                              field="import", value=name)
         if ("$(" not in value and "`" not in value) or (quoted and " " in value.strip()):
-            env[m.group(1)] = value[1:-1] if quoted else value
-        out.append(text[m.start():m.end()] if m.group(2)[:1] in "\"'" else _substitute(text[m.start():m.end()], env))
+            value = value[1:-1] if quoted else value
+            # NAME+=" --flag" appends to the string (bash); a NAME+=(...) array append is a parenthesis, not read here
+            env[name] = env.get(name, "") + value if append else value
+        else:  # a quoted string holding a command among other words: unknown as a whole
+            env.pop(name, None)
+        out.append(text[m.start():m.end()] if m.group("value")[:1] in "\"'" else _substitute(text[m.start():m.end()],
+                                                                                          env))
         pos = m.end()
     out.append(_substitute(text[pos:], env))
     return "".join(out)

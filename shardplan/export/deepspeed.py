@@ -410,17 +410,31 @@ def _unread_notes(cfg: dict, sp: int) -> tuple[str, ...]:
     return notes
 
 
+#: DeepSpeed's default ``stage3_param_persistence_threshold`` (elements; deepspeed/runtime/zero/config.py
+#: ZERO_PARAM_PERSISTENCE_THRESHOLD_DEFAULT = 1e5): biases and norms stay whole, the planner's count as well
+PERSISTENCE_DEFAULT = 1e5
+
+
 def _zeropp_notes(zero: dict) -> tuple[str, ...]:
     """A note for ZeRO++ (Wang et al. 2023, "ZeRO++": ``zero_hpz_partition_size`` keeps a secondary copy of the
     weights sharded within a node for the backward's gathers, ``zero_quantized_weights`` / ``_gradients`` send them
-    in int8 / int4), which the planner does not price: its collectives stay plain ZeRO-3's."""
+    in int8 / int4), which the planner does not price: its collectives stay plain ZeRO-3's; and for a
+    ``stage3_param_persistence_threshold`` above DeepSpeed's default, whose whole-kept parameters it does not price."""
     hpz = zero.get("zero_hpz_partition_size")
     used = ([f"zero_hpz_partition_size {hpz}"] if isinstance(hpz, int) and not isinstance(hpz, bool) and hpz > 1
             else []) + [k for k in ("zero_quantized_weights", "zero_quantized_gradients") if zero.get(k) is True]
-    if not used:
-        return ()
-    return (f"ZeRO++ ({', '.join(used)}): not priced; the parameter gathers and gradient reductions are priced as "
-            "plain ZeRO's (full precision over the whole data-parallel group), an upper bound on their time",)
+    notes = () if not used else (
+        f"ZeRO++ ({', '.join(used)}): not priced; the parameter gathers and gradient reductions are priced as "
+        "plain ZeRO's (full precision over the whole data-parallel group), an upper bound on their time",)
+    keep = zero.get("stage3_param_persistence_threshold")
+    if isinstance(keep, (int, float)) and not isinstance(keep, bool) and keep > PERSISTENCE_DEFAULT:
+        # DeepSpeed keeps a parameter of fewer elements than this whole on every rank (stage3.py
+        # persistent_parameters); the planner's ZeRO-3 gathers every weight (a breaker's 1e12 priced a 70B at 35 GiB)
+        notes += (f"stage3_param_persistence_threshold={keep:g}: DeepSpeed keeps every parameter of fewer elements "
+                  "whole on every rank, which the planner's ZeRO-3 does not price; above the model's largest weight "
+                  "(d_model x ffn_dim elements) that is every parameter: price it with --zero-stage 2 (weights whole, "
+                  "gradients and optimizer state sharded)",)
+    return notes
 
 
 def _load(text: str) -> dict:

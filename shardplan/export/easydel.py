@@ -226,6 +226,10 @@ def _script_config(text: str) -> dict:
                 pass
     cfg: dict = {}
     for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg in ("dtype", "param_dtype") and isinstance(node.value,
+                                                                                               ast.Attribute):
+            cfg[node.arg] = node.value.attr  # jnp.float32 -> 'float32' (the last call's wins)
+            continue
         if not isinstance(node, ast.keyword) or node.arg not in SCRIPT_KEYS:
             continue
         v = node.value
@@ -355,9 +359,25 @@ def read(text: str, devices: int | None = None) -> Imported:
     B = args.get("total_batch_size", dp) * args.get("gradient_accumulation_steps", 1)
     # the one precision an EasyDeL file is priced with (EXPORTER.precisions; the CLI's target_precision): without it
     # `estimate --plan` on a TPU took maxtext's fp32-params (a breaker's round trip: 9.978 s -> 10.530 s)
+    precision, more = _dtype_precision(cfg)
     return Imported(parallel_from(values), devices=eval_product(dims), seq_len=args.get("max_sequence_length"),
-                    global_batch=B, framework="easydel", notes=(*older, *_order_note(cfg)),
-                    precision=EXPORTER.precisions[0])
+                    global_batch=B, framework="easydel", notes=(*older, *_order_note(cfg), *more),
+                    precision=precision)
+
+
+def _dtype_precision(cfg: dict) -> tuple[str, tuple[str, ...]]:
+    """(precision, notes) of a script's ``dtype`` / ``param_dtype`` keywords (``jnp.float32``: the computation and the
+    parameters' dtypes of EasyDeL's from_pretrained): float32 compute -> fp32, float32 parameters with 16-bit compute
+    -> fp32-params, else the exporter's precision (a breaker's ``dtype=jnp.float32, param_dtype=jnp.float32`` was
+    written as bf16-mixed)."""
+    dtype, param = cfg.get("dtype", "bfloat16"), cfg.get("param_dtype", "bfloat16")
+    if dtype == "float32":
+        return "fp32", ("dtype=jnp.float32: computes in fp32 (--precision fp32)",)
+    if param == "float32":
+        return "fp32-params", ("param_dtype=jnp.float32: fp32 parameters with 16-bit compute (--precision fp32-params)",)
+    other = [f"{k}=jnp.{v}" for k, v in (("dtype", dtype), ("param_dtype", param)) if v not in ("bfloat16", "float32")]
+    return EXPORTER.precisions[0], ((f"{', '.join(other)}: not priced (read as {EXPORTER.precisions[0]})",)
+                                    if other else ())
 
 
 def _training_arguments(cfg: dict) -> dict:

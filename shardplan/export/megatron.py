@@ -541,7 +541,7 @@ def parser() -> argparse.ArgumentParser:
                  "--tp-comm-overlap", "--optimizer-cpu-offload", "--bf16", "--moe-enable-deepep", "--cpu-offloading",
                  "--overlap-moe-expert-parallel-comm", "--moe-pad-expert-input-to-capacity", "--fp8-param-gather",
                  "--accumulate-allreduce-grads-in-fp32", "--grad-reduce-in-bf16", "--use-precision-aware-optimizer",
-                 "--fp16",
+                 "--fp16", "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split",
                  "--no-overlap-p2p-communication", "--fp4-param-gather", "--first-last-layers-bf16",
                  "--no-gradient-accumulation-fusion", "--fine-grained-activation-offloading",
                  "--cross-entropy-loss-fusion", "--use-torch-fsdp2", "--overlap-param-gather", "--moe-grouped-gemm",
@@ -683,10 +683,18 @@ def _pipeline_values(a: argparse.Namespace, pp: int) -> dict:
         return out
     first, last = a.decoder_first_pipeline_num_layers, a.decoder_last_pipeline_num_layers
     middle = None
+    chunks = a.num_virtual_stages_per_pipeline_rank or a.virtual_pipeline_model_parallel_size  # current, older name
     if first is not None or last is not None:
         out["pp_layers"] = _uneven_split(a.num_layers, pp, first, last)
         middle = out["pp_layers"][1] if pp > 2 else None
-    chunks = a.num_virtual_stages_per_pipeline_rank or a.virtual_pipeline_model_parallel_size  # current, older name
+    elif pp > 1 and (a.account_for_embedding_in_pipeline_split or a.account_for_loss_in_pipeline_split):
+        out["pp_layers"] = _accounted_split(a, pp, chunks)
+    elif pp > 1 and a.num_layers and a.num_layers % pp and a.pipeline_model_parallel_layout is None:
+        # Megatron-Core asserts an even split; Megatron-DeepSpeed's pipeline engine (BLOOM: 70 layers on pp 12) does not
+        a.misspelt_notes += (f"--num-layers {a.num_layers} is not divisible by --pipeline-model-parallel-size {pp}: "
+                             "Megatron-LM (Megatron-Core) refuses it without --decoder-first/last-pipeline-num-layers, "
+                             "--account-for-*-in-pipeline-split or --pipeline-model-parallel-layout; Megatron-DeepSpeed's "
+                             "pipeline engine splits unevenly, as priced here (the planner's balanced split)",)
     if out["pp_layers"] is not None and (a.num_layers_per_virtual_pipeline_stage or (chunks and any(
             n % chunks for n in out["pp_layers"]))):
         # arguments.py / transformer_block.py: each stage's layers must split into the virtual stages evenly, and
@@ -712,6 +720,39 @@ def _pipeline_values(a: argparse.Namespace, pp: int) -> dict:
                               field="virtual_stages", value=k, legal=divisors(per_stage))
         out.update(schedule="interleaved", virtual_stages=per_stage // k)
     return out
+
+
+def _accounted_split(a: argparse.Namespace, pp: int, chunks: int | None) -> tuple[int, ...]:
+    """The per-stage layer counts of ``--account-for-embedding-in-pipeline-split`` /
+    ``--account-for-loss-in-pipeline-split``: Megatron-Core counts the embedding as one layer of the first stage and
+    the loss as one of the last, and splits num_layers + those evenly over the pp x virtual chunks
+    (``transformer_block.get_num_layers_to_build``): 80 layers, pp 3, the embedding: 81 / 3 = 27 per stage, the first
+    holding 26 transformer layers. With virtual stages the first and last chunks are a layer short, which the
+    planner's interleaved split (whole stages of equal chunks) cannot write.
+
+    Raises:
+        ConfigError: ``--num-layers`` missing, the accounted count not divisible by pp x virtual stages (Megatron-LM
+            asserts it), or virtual stages (a split the planner cannot write; --pipeline-model-parallel-layout can).
+    """
+    if a.num_layers is None:
+        raise ConfigError("--account-for-*-in-pipeline-split need --num-layers to rebuild the split", field="import",
+                          value="num_layers")
+    e, loss = int(a.account_for_embedding_in_pipeline_split), int(a.account_for_loss_in_pipeline_split)
+    total, k = a.num_layers + e + loss, a.num_layers_per_virtual_pipeline_stage
+    v = chunks or (total // pp // k if k and total % pp == 0 else 1)
+    if total % (pp * v):
+        raise ConfigError(f"--num-layers {a.num_layers} + {e + loss} accounted (embedding / loss) = {total} is not "
+                          f"divisible by pp {pp} x {v} virtual stages: Megatron-LM asserts it; legal: a layer count "
+                          f"making it a multiple of {pp * v}", field="pp_layers", value=total)
+    per = total // pp
+    if v > 1:
+        chunk = total // (pp * v)
+        raise ConfigError(f"--account-for-*-in-pipeline-split with {v} virtual stages of {chunk} slots: the first / "
+                          f"last chunks hold {chunk - e} / {chunk - loss} transformer layers beside the embedding / "
+                          "loss, which the planner's interleaved split (equal chunks in every stage) cannot write; "
+                          "legal: --pipeline-model-parallel-layout, which names each chunk's layers (e.g. Et*3|(t*4|)*30"
+                          "t*3L), or no virtual stages", field="pp_layers", value=total)
+    return (per - e, *([per] * (pp - 2)), per - loss)
 
 
 def _uneven_split(num_layers: int | None, pp: int, first: int | None, last: int | None) -> tuple[int, ...]:
@@ -940,6 +981,28 @@ def _check_script_kind(text: str) -> None:
                           "--cp, --ep)", field="import", value="megatron")
 
 
+def _recompute_method_notes(a: argparse.Namespace) -> tuple[str, ...]:
+    """Notes for ``--recompute-method uniform --recompute-num-layers N > 1`` (Megatron-Core keeps one input per group
+    of N layers and recomputes each group whole: the planner prices every layer's own checkpoint, the same
+    recompute with more activation memory). A full granularity without a method is refused, as Megatron-Core's
+    TransformerConfig refuses it ("recompute_method must be ... uniform or block"); ``--checkpoint-activations``
+    sets uniform itself (arguments.py).
+
+    Raises:
+        ConfigError: ``--recompute-granularity full`` without ``--recompute-method``.
+    """
+    if a.recompute_granularity == "full" and a.recompute_method is None and not a.checkpoint_activations:
+        raise ConfigError("--recompute-granularity full without --recompute-method: Megatron-Core's TransformerConfig "
+                          "refuses it; legal: --recompute-method uniform (with --recompute-num-layers 1: every layer) "
+                          "or block", field="recompute_method", value=None, legal=["uniform", "block"])
+    n = a.recompute_num_layers
+    if a.recompute_granularity == "full" and a.recompute_method == "uniform" and n and n > 1:
+        return (f"--recompute-method uniform --recompute-num-layers {n}: Megatron-Core checkpoints one input per "
+                f"{n} layers; priced as every layer's own checkpoint (the same recompute, up to {n - 1} fewer saved "
+                "layer inputs per group in the run)",)
+    return ()
+
+
 def _check_read_flags(a: argparse.Namespace) -> None:
     """A script with none of the flags read (another framework's file), or a degree or size below 1.
 
@@ -1048,7 +1111,7 @@ def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | No
         a.recompute_granularity = "full"
     if a.recompute_activations:  # Megatron-LM's validate_args sets selective whatever --recompute-granularity says
         a.recompute_granularity = "selective"
-    a.misspelt_notes = misspelt_flags(unknown, list(ap._option_string_actions))
+    a.misspelt_notes = misspelt_flags(unknown, list(ap._option_string_actions)) + _recompute_method_notes(a)
     if a.recompute_modules:
         a.recompute_modules = _module_names(a.recompute_modules)
     if a.offload_modules:

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import yaml
 
-from shardplan.errors import ConfigError
+from shardplan.errors import ConfigError, short_repr
 from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block, flag,
                                    parallel_from, refuse_first, section, whole)
 from shardplan.limits import MAX_SEQ_LEN
@@ -165,9 +165,30 @@ def read(text: str, devices: int | None = None) -> Imported:
                   microbatch_size=_whole(tokens, "micro_batch_size", 1))
     m = _whole(tokens, "batch_accumulation_per_replica", 1)
     seq_len = whole(tokens, "sequence_length", "nanotron", where="tokens.", most=MAX_SEQ_LEN)
+    precision, more = _model_dtype(section(cfg, "model", "nanotron"))
     return Imported(parallel_from(values), devices=dp * tp * pp, seq_len=seq_len,
-                    global_batch=dp * values["microbatch_size"] * m, framework="nanotron", notes=notes,
-                    model_shape=model_shape(cfg))
+                    global_batch=dp * values["microbatch_size"] * m, framework="nanotron", notes=notes + more,
+                    model_shape=model_shape(cfg), precision=precision)
+
+
+#: nanotron ``model.dtype`` (config/models_config ModelArgs, a torch dtype name) -> the precision policy it trains in
+#: (None: the profile's default, bf16 with fp32 gradient accumulation)
+NANOTRON_DTYPES = {"bfloat16": None, "torch.bfloat16": None, "float32": "fp32", "torch.float32": "fp32"}
+
+
+def _model_dtype(model: dict) -> tuple[str | None, tuple[str, ...]]:
+    """(precision, notes) of a nanotron config's ``model.dtype`` (:data:`NANOTRON_DTYPES`): bfloat16 the profile's
+    default; float32 trains in fp32 (a breaker's config was priced in bf16 without a word).
+
+    Raises:
+        ConfigError: another dtype, naming the legal ones.
+    """
+    dtype = model.get("dtype", "bfloat16")
+    if dtype not in NANOTRON_DTYPES:
+        raise ConfigError(f"nanotron model.dtype={short_repr(dtype)}; legal: bfloat16, float32", field="dtype",
+                          value=short_repr(dtype), legal=["bfloat16", "float32"])
+    precision = NANOTRON_DTYPES[dtype]
+    return precision, ((f"model.dtype={dtype}: trained in fp32 (--precision fp32)",) if precision else ())
 
 
 #: nanotron's ``model.model_config`` keys (config/models_config.py LlamaConfig, Hugging Face names) -> the ModelSpec

@@ -159,7 +159,7 @@ def time_parts(e: Estimate) -> list[TimePart]:
              TimePart("element-wise", e.elementwise_s, True, "compute", _FIXED_COLORS["element-wise"]),
              TimePart("recompute", e.recompute_s, True, "compute", _FIXED_COLORS["recompute"])]
     for c in e.collectives:
-        label = f"{c.op} {c.label} ({c.purpose})"
+        label = f"{c.op} {c.label} {c.phase} ({c.purpose})"  # the phase tells a forward from a backward twin
         color = _AXIS_COLORS.get(c.axis, "#333333")
         parts.append(TimePart(label, c.exposed_s, True, c.axis, color))
         parts.append(TimePart(label, max(0.0, c.time_s - c.exposed_s), False, c.axis, color))
