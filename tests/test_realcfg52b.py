@@ -94,3 +94,14 @@ def test_shell_values_bash_computes_or_appends_are_read_as_bash_reads_them():
     out = expand_variables('ARGS="--tensor-model-parallel-size 4"\nARGS+=" --pipeline-model-parallel-size 2"\n'
                            "torchrun x.py $ARGS")
     assert out.rstrip().endswith("torchrun x.py --tensor-model-parallel-size 4 --pipeline-model-parallel-size 2")
+
+
+def test_bridge_yaml_uneven_pipeline_keys_are_read():
+    bridge = ("_target_: megatron.bridge.training.config.ConfigContainer\nmodel:\n  tensor_model_parallel_size: 4\n"
+              "  pipeline_model_parallel_size: 16\n  context_parallel_size: 2\n  expert_model_parallel_size: 8\n"
+              "  expert_tensor_parallel_size: 1\n  sequence_parallel: true\n  seq_length: 4096\n  num_layers: 94\n"
+              "  num_moe_experts: 128\n  moe_router_topk: 8\n  num_layers_in_first_pipeline_stage: 3\n"
+              "  num_layers_in_last_pipeline_stage: 7\ntrain:\n  micro_batch_size: 1\n  global_batch_size: 2048\n"
+              "ddp:\n  use_distributed_optimizer: true\nmixed_precision: bf16_mixed\n")
+    # 94 - 3 - 7 = 84 layers over the other 14 stages: 6 each (priced as Megatron's even-ish split before)
+    assert import_config("megatron", bridge, devices=256).parallel.pp_layers == (3, *[6] * 14, 7)

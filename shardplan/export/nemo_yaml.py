@@ -49,6 +49,10 @@ VALUE_KEYS = {
         "cpu_offloading_num_layers", "cuda_graph_impl", "cuda_graph_scope", "pipeline_model_parallel_layout",
         "micro_batch_size", "global_batch_size", "max_position_embeddings")},
     ("model", "num_moe_experts"): "--num-experts",
+    # Megatron-Bridge / Megatron-Core TransformerConfig names of the uneven pipeline split (the CLI's
+    # --decoder-first/last-pipeline-num-layers; a breaker's Qwen3-235B pp 16 with 3 / 7 layers priced an even split)
+    ("model", "num_layers_in_first_pipeline_stage"): "--decoder-first-pipeline-num-layers",
+    ("model", "num_layers_in_last_pipeline_stage"): "--decoder-last-pipeline-num-layers",
     ("model", "activations_checkpoint_granularity"): "--recompute-granularity",
     ("model", "activations_checkpoint_method"): "--recompute-method",
     ("model", "activations_checkpoint_num_layers"): "--recompute-num-layers",
@@ -73,6 +77,8 @@ SEQ_KEYS = (("model", "data", "seq_length"), ("dataset", "sequence_length"), ("m
 #: (section, key) -> the Megatron-LM flag a true value stands for
 FLAG_KEYS = {
     ("model", "sequence_parallel"): "--sequence-parallel",
+    ("model", "account_for_embedding_in_pipeline_split"): "--account-for-embedding-in-pipeline-split",
+    ("model", "account_for_loss_in_pipeline_split"): "--account-for-loss-in-pipeline-split",
     ("model", "moe_grouped_gemm"): "--moe-grouped-gemm",
     ("model", "moe_enable_deepep"): "--moe-enable-deepep",
     ("model", "ub_tp_comm_overlap"): "--tp-comm-overlap",
