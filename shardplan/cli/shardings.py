@@ -10,7 +10,9 @@ from shardplan.cli.runtime import (PlanDevOpt, runtime_devices, DModelOpt, Layer
 
 def _table(m, rules, rows: list[dict]) -> Table:
     mesh = " ".join(f"{a}={n}" for a, n in rules.sizes.items())
-    t = Table(title=f"{m.name}: {rules.strategy} on mesh {mesh}")
+    t = Table(title=f"{m.name}: {rules.strategy} on mesh {mesh}",
+              caption="bytes/device: elements x the stored dtype's bytes / shards (the runtime stores fp32 "
+                      "parameters, 4 B each, whatever the compute dtype); opt: both Adam moments, fp32")
     for col in ("path", "shape", "logical axes", "PartitionSpec", "bytes/device", "opt-state spec",
                 "opt bytes/device"):
         t.add_column(col, justify="right" if "bytes" in col else "left", no_wrap=col == "path")
