@@ -370,7 +370,8 @@ def roofline_figure(e: Estimate) -> go.Figure:
                         line=dict(width=1, color="black")),
             text=[p[0] for p in pts], customdata=[[p[1], p[4]] for p in pts],
             hovertemplate="%{text}<br>intensity %{x:,.3g} FLOPs/byte over %{customdata[0]}<br>"
-                          "attainable %{y:.3s}FLOP/s (%{customdata[1]}-bound)<extra></extra>"))
+                          "attainable %{y:.3s}FLOP/s (%{customdata[1]}-bound)<br>a roofline bound, not the schedule: "
+                          "whether a collective hides is the step-time chart's (overlap on or off)<extra></extra>"))
     fig.update_layout(**_LAYOUT, height=520,
                       title=dict(text=f"Roofline ({e.hardware.name}, peak {d.peak / 1e12:,.0f} TFLOP/s)",
                                  font=dict(size=14)),
