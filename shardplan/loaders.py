@@ -489,16 +489,49 @@ def _legal_text(err: dict[str, Any]) -> str:
     return err["msg"][0].lower() + err["msg"][1:]
 
 
+def plan_path_and_rank(path: str | Path) -> tuple[Path, int]:
+    """The file and the rank a ``--plan`` value names: ``plans.json#4`` is the 4th plan of ``shardplan plan --json``'s
+    ranking (a new user could not price #4 from the file: only #1 was read), a plain path rank 1. A path that exists
+    as written (a file whose name holds '#') is that file."""
+    m = re.fullmatch(r"(.+)#(\d+)", str(path))
+    if m is None or Path(path).exists():
+        return Path(path), 1
+    return Path(m.group(1)), int(m.group(2))
+
+
+def _ranked_plan(data: Any, path: str | Path, rank: int) -> Any:
+    """Plan ``rank`` (1-based) of a ``{"plans": [...]}`` document, else ``data`` as it is (a single plan, rank 1).
+
+    Raises:
+        ConfigError: a malformed or empty 'plans' list, or a rank past it (naming the legal ranks).
+    """
+    if not (isinstance(data, dict) and "plans" in data):
+        if rank != 1:
+            raise ConfigError(f"--plan {path}: #{rank} names a ranked plan, but the file holds one plan; legal: the "
+                              "file without #N, or a `shardplan plan --json` file", field="plan", value=str(path))
+        return data
+    plans = data["plans"]
+    if not isinstance(plans, list) or not all(isinstance(x, dict) for x in plans):
+        raise ConfigError(f"--plan {path}: 'plans' must be a list of plan objects", field="plan", value=str(path))
+    if not plans:
+        raise ConfigError(f"--plan {path} has an empty 'plans' list", field="plan", value=str(path))
+    if not 1 <= rank <= len(plans):
+        raise ConfigError(f"--plan {path}: rank {rank} is past the file's {len(plans)} plan(s); legal: #1 to "
+                          f"#{len(plans)}", field="plan", value=str(path), legal=[1, len(plans)])
+    return plans[rank - 1]
+
+
 def read_plan_file(path: str | Path) -> dict[str, Any]:
     """The ``parallel`` object of a plan JSON file: ``{"parallel": {...}}`` (one plan of
-    ``shardplan plan --json``), ``{"plans": [{...}]}`` (its first plan) or a bare mapping of
-    ParallelConfig fields.
+    ``shardplan plan --json``), ``{"plans": [{...}]}`` (its first plan, or plan N of ``FILE#N``:
+    :func:`plan_path_and_rank`) or a bare mapping of ParallelConfig fields.
 
     Raises:
         ConfigError: unreadable file, invalid JSON, or no parallel object.
     """
     def err(msg: str) -> ConfigError:
         return ConfigError(f"--plan {path} {msg}", field="plan", value=str(path))
+    shown, (path, rank) = path, plan_path_and_rank(path)
     try:
         data = parse_document(read_text_capped(Path(path), "--plan"), Path(path), as_json=True)
     except ConfigError as e:
@@ -507,12 +540,7 @@ def read_plan_file(path: str | Path) -> dict[str, Any]:
         # a framework's config (TOML, YAML, a launch script) given where a plan JSON goes
         raise ConfigError(f"{e}; a framework config becomes a plan with `shardplan import --from FRAMEWORK {path} -o "
                           "plan.json`", field="plan", value=str(path)) from None
-    if isinstance(data, dict) and "plans" in data:
-        if not isinstance(data["plans"], list) or not all(isinstance(x, dict) for x in data["plans"]):
-            raise ConfigError(f"--plan {path}: 'plans' must be a list of plan objects", field="plan", value=str(path))
-        if not data["plans"]:
-            raise err("has an empty 'plans' list")
-        data = data["plans"][0]
+    data = _ranked_plan(data, shown, rank)
     if isinstance(data, dict) and "parallel" in data:
         check_plan_context(data, path)
         data = data["parallel"]
@@ -597,12 +625,13 @@ def read_plan_context(path: str | Path) -> dict[str, Any]:
     Unreadable parts are left out and an unreadable file gives ``{}`` (:func:`read_plan_file` reports it);
     raises nothing.
     """
+    path, rank = plan_path_and_rank(path)
     try:
         data = parse_document(read_text_capped(Path(path), "--plan"), Path(path), as_json=True)
     except ConfigError:
         return {}
-    if isinstance(data, dict) and isinstance(data.get("plans"), list) and data["plans"]:
-        data = data["plans"][0]
+    if isinstance(data, dict) and isinstance(data.get("plans"), list) and 1 <= rank <= len(data["plans"]):
+        data = data["plans"][rank - 1]
     if not isinstance(data, dict):
         return {}
     out: dict[str, Any] = {}

@@ -105,3 +105,16 @@ def test_bridge_yaml_uneven_pipeline_keys_are_read():
               "ddp:\n  use_distributed_optimizer: true\nmixed_precision: bf16_mixed\n")
     # 94 - 3 - 7 = 84 layers over the other 14 stages: 6 each (priced as Megatron's even-ish split before)
     assert import_config("megatron", bridge, devices=256).parallel.pp_layers == (3, *[6] * 14, 7)
+
+
+def test_a_plan_files_ranked_plan_is_read_by_rank(tmp_path):
+    from shardplan.loaders import plan_path_and_rank, read_plan_context, read_plan_file
+    f = tmp_path / "plans.json"
+    f.write_text(json.dumps({"plans": [{"parallel": {"tp": 8}, "devices": 64}, {"parallel": {"tp": 4}, "devices": 64},
+                                       {"parallel": {"tp": 2}, "devices": 64}]}))
+    # a new user could price only #1 of a `plan --json` file; FILE#N takes plan N (1-based), the file name as written
+    assert plan_path_and_rank(f"{f}#3") == (f, 3) and plan_path_and_rank(f) == (f, 1)
+    assert read_plan_file(f"{f}#2") == {"tp": 4} and read_plan_file(f) == {"tp": 8}
+    assert read_plan_context(f"{f}#3")["devices"] == 64
+    with pytest.raises(ConfigError, match="rank 4 is past the file's 3 plan"):
+        read_plan_file(f"{f}#4")

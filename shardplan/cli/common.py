@@ -503,7 +503,8 @@ OptimizerDtypeOpt = Annotated[Optional[str], typer.Option("--optimizer-dtype", h
                                                 "distributed_fused_adam dtype: bf16)")]
 PlanOpt = Annotated[Optional[Path], typer.Option("--plan", help="plan JSON (from `shardplan plan --json` or "
                                                  "`import`): its layout, which layout flags given override; a note "
-                                                 "says where the other flags differ from the setup it was made for",
+                                                 "says where the other flags differ from the setup it was made for; "
+                                                 "FILE#N takes plan N of a `plan --json` ranking (default #1)",
                                                  rich_help_panel="Layout")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
 
