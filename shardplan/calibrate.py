@@ -116,7 +116,7 @@ class Calibration:
     #: the largest recorded peak of a record that ran, as a fraction of HBM (None: no record gives a peak);
     #: :func:`unmeasured_pressure` reads it
     peak_share: float | None = None
-    #: records whose outcome (ran / out of memory) the fitted constants call wrong (:func:`misjudged`)
+    #: records whose outcome (ran / out of memory) the fitted constants call wrong (:func:`misjudged_line`)
     misjudged: list[str] = field(default_factory=list)
 
 
@@ -285,9 +285,26 @@ RUN_FIELDS = frozenset({"model", "hardware", "devices", "seq_len", "global_batch
 def run_key(record: RunRecord) -> str:
     """The configuration a record measured (:data:`RUN_FIELDS`, as JSON): repeated runs of one layout, or one record
     pasted twice, share it and pin the same residual of the fit, so the identifiability count
-    (:func:`calibrate`, ``underdetermined``) counts configurations, not records. Example: ten copies of one
+    (:func:`underdetermined`) counts configurations, not records. Example: ten copies of one
     llama-3-8b dp 8 record are one configuration, 2 measurements (throughput, memory) against 5 parameters."""
     return record.model_dump_json(include=set(RUN_FIELDS))
+
+
+def underdetermined(cs: Sequence[Case], memory: bool, n_free: int) -> str:
+    """Why a fit of ``n_free`` parameters on ``cs`` says nothing, or "": every run configuration gives one throughput
+    residual and at most one memory residual (``memory``: the records measure it), repeats of a configuration the same
+    ones (:func:`run_key`), and fewer measurements than free parameters leave the fit underdetermined, its in-sample
+    error reading as perfect. Example: ten copies of one record with a peak are 2 measurements for 5 parameters."""
+    keys = [run_key(c.record) for c in cs]
+    n_measured = (len({k for k, c in zip(keys, cs) if c.record.measured_tokens_per_s_per_device()})
+                  + len({k for k, c in zip(keys, cs) if memory and (c.record.peak_memory_bytes
+                                                                    or c.record.status == "oom")}))
+    if n_measured >= n_free:
+        return ""
+    distinct = len(set(keys))
+    of = f" of {distinct} distinct run configuration(s)" if distinct < len(cs) else ""
+    return (f"{len(cs)} record(s){of} give {n_measured} measurement(s) for {n_free} fitted parameters: the fit is "
+            "underdetermined, so its in-sample error says nothing; more runs (other layouts, node counts, models) pin it")
 
 
 def valid_cases(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> tuple[list[Case], list[str]]:
@@ -441,14 +458,15 @@ def base_error_of(records: Sequence[RunRecord], hw: HardwareSpec, profile: Frame
     return None if median is None or math.isnan(median) else median
 
 
-def errors(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> dict[str, float]:
+def errors(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile,
+           misses: list[str] | None = None) -> dict[str, float]:
     """Median |relative error| of throughput and of peak memory (the predicted allocator peak of the
     most loaded device, :attr:`~shardplan.cost.memory.MemoryBreakdown.allocator_peak`, against the
     recorded peak, which a framework's allocator or XLA reports without the runtime outside it), and
     the fit/OOM classification accuracy: the fraction of records whose outcome the planner calls
     right, ``ok`` = predicted to run, ``oom`` and ``failed`` = predicted not to (a failure the record
     does not explain counts as a miss where the planner predicts the run, as the grid benchmark
-    counts it)."""
+    counts it). ``misses`` (a list) gets one line per record called wrong (:func:`misjudged_line`)."""
     tput, mem, right, judged = [], [], 0, 0
     for c in cs:
         e = predict(c, hw, profile)
@@ -458,7 +476,10 @@ def errors(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> d
         if e is not None and c.record.peak_memory_bytes:
             mem.append(abs(e.memory.allocator_peak / c.record.peak_memory_bytes - 1))
         judged += 1
-        right += (e is not None and e.runs) == (c.record.status == "ok")
+        called = (e is not None and e.runs) == (c.record.status == "ok")
+        right += called
+        if not called and misses is not None:
+            misses.append(misjudged_line(c, e))
     out = {"throughput_median": statistics.median(tput) if tput else math.nan, "runs": float(len(tput))}
     if mem:
         out["memory_median"] = statistics.median(mem)
@@ -467,27 +488,21 @@ def errors(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> d
     return out
 
 
-def misjudged(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile) -> list[str]:
-    """The records whose outcome :func:`errors`' fit/OOM classification calls wrong under ``hw`` / ``profile``, one
-    line each: ``record N (source): ran, predicted not to fit (P of L GiB)`` or ``... ran out of memory, predicted to
-    run`` (a new user's three-run fit dropped fit/OOM to 66.7% without naming the run)."""
-    out = []
-    for c in cs:
-        e = predict(c, hw, profile)
-        ran = c.record.status == "ok"
-        if (e is not None and e.runs) == ran:
-            continue
-        src = f" ({c.record.source})" if c.record.source else ""
-        if e is None:
-            why = "the planner refuses its layout"
-        elif ran:
-            why = (f"ran, predicted not to fit ({e.memory.total / 2**30:.1f} of {e.hbm_fit_limit / 2**30:.1f} GiB)"
-                   if not e.fits else f"ran, predicted not to run ({e.failure})")
-        else:
-            why = (f"{'ran out of memory' if c.record.status == 'oom' else 'failed'}, predicted to run "
-                   f"({e.memory.total / 2**30:.1f} of {e.hbm_fit_limit / 2**30:.1f} GiB)")
-        out.append(f"{_where(c.record, c.number)}{src}: {why}")
-    return out
+def misjudged_line(c: Case, e: Estimate | None) -> str:
+    """One line for a record whose outcome :func:`errors`' fit/OOM classification calls wrong (``e``: its estimate,
+    None where the planner refuses the layout): ``record N (source): ran, predicted not to fit (P of L GiB)`` or
+    ``... ran out of memory, predicted to run (P of L GiB)`` (a new user's three-run fit dropped fit/OOM to 66.7%
+    without naming the run)."""
+    src = f" ({c.record.source})" if c.record.source else ""
+    if e is None:
+        why = "the planner refuses its layout"
+    elif c.record.status == "ok":
+        why = (f"ran, predicted not to fit ({e.memory.total / 2**30:.1f} of {e.hbm_fit_limit / 2**30:.1f} GiB)"
+               if not e.fits else f"ran, predicted not to run ({e.failure})")
+    else:
+        why = (f"{'ran out of memory' if c.record.status == 'oom' else 'failed'}, predicted to run "
+               f"({e.memory.total / 2**30:.1f} of {e.hbm_fit_limit / 2**30:.1f} GiB)")
+    return f"{_where(c.record, c.number)}{src}: {why}"
 
 
 def identifiable(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile, params: Sequence[Parameter],
@@ -573,17 +588,7 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
                              *(MEMORY_PARAMS if memory else ())))
     ok = identifiable(cs, hw, profile, params, memory)
     free = [p for p, k in zip(params, ok) if k]
-    # every run configuration gives one throughput residual and at most one memory residual (repeats of a
-    # configuration pin the same residual: :func:`run_key`): fewer than the free parameters leave the fit
-    # underdetermined, and its in-sample error would read as perfect
-    n_measured = (len({run_key(c.record) for c in cs if c.record.measured_tokens_per_s_per_device()})
-                  + len({run_key(c.record) for c in cs if memory and (c.record.peak_memory_bytes
-                                                                      or c.record.status == "oom")}))
-    distinct = len({run_key(c.record) for c in cs})
-    of = f" of {distinct} distinct run configuration(s)" if distinct < len(cs) else ""
-    under = (f"{len(cs)} record(s){of} give {n_measured} measurement(s) for {len(free)} fitted parameters: the fit "
-             "is underdetermined, so its in-sample error says nothing; more runs (other layouts, node counts, models) "
-             "pin it" if n_measured < len(free) else "")
+    under = underdetermined(cs, memory, len(free))
     base_values = [p.initial(hw, profile) for p in params]
     values = list(base_values)
     total = 1 + (fold_count(cs) if cross_validate and free else 0)
@@ -596,12 +601,13 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
     if fraction is not None:
         f = f.model_copy(update={"usable_hbm_fraction": fraction})
     held = [p.field for p, k in zip(params, ok) if not k] + list(at_bound)
+    misses: list[str] = []
     out = Calibration(params, values, base_values, held=held, excluded=excluded, degraded=degraded, kept_low=kept_low,
-                      in_sample=errors(cs, h, f), base_error=errors(cs, hw, profile), underdetermined=under,
+                      in_sample=errors(cs, h, f, misses), base_error=errors(cs, hw, profile), underdetermined=under,
                       usable_hbm_fraction=fraction, at_bound=at_bound,
                       n_oom=sum(c.record.status == "oom" for c in cs),
                       peak_share=peak_share([c.record for c in cs], hw),  # the fitted records' peaks
-                      misjudged=misjudged(cs, h, f))
+                      misjudged=misses)
     if cross_validate:
         out.cross_validated = _cross_validated(cs, hw, profile, free, memory, progress, total)
     if progress is not None:

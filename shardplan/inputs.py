@@ -449,12 +449,9 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
         err = fp16_framework_error(tr, hw)
         if err is not None:
             raise err
-        _check_device_kind(tr.framework, hw)
     pc = parallel_config(layout, plan)
-    if hw is not None and hw.kind != "gpu" and pc.moe_dispatcher == "deepep":
-        raise ConfigError(f"moe_dispatcher='deepep' runs on NVIDIA GPUs (DeepEP's kernels use NVLink and NVSHMEM); "
-                          f"{hw.name} is a {hw.kind.upper()}; legal: 'alltoall', 'allgather'", field="moe_dispatcher",
-                          value="deepep", legal=["alltoall", "allgather"])
+    if hw is not None:
+        _check_device_kind(tr.framework, hw, pc)
     applied = applied_layout_defaults(tr.framework, pc, layout, plan, seq_len)
     if applied:
         pc = parallel_config({**layout, **applied}, plan)
@@ -462,13 +459,18 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
                                                    tr.framework))
 
 
-def _check_device_kind(framework: FrameworkProfile, hw: HardwareSpec) -> None:
+def _check_device_kind(framework: FrameworkProfile, hw: HardwareSpec, pc: ParallelConfig) -> None:
     """Refuse a framework profile on an accelerator kind it does not run on (``FrameworkProfile.device_kinds``):
-    Megatron-LM, DeepSpeed, torchtitan and the other PyTorch stacks have no TPU backend.
+    Megatron-LM, DeepSpeed, torchtitan and the other PyTorch stacks have no TPU backend; and DeepEP off NVIDIA GPUs
+    (its kernels use NVLink and NVSHMEM).
 
     Raises:
-        ConfigError: naming the framework, the hardware and the profiles that run on it.
+        ConfigError: naming the framework (or moe_dispatcher), the hardware and the legal values.
     """
+    if hw.kind != "gpu" and pc.moe_dispatcher == "deepep":
+        raise ConfigError(f"moe_dispatcher='deepep' runs on NVIDIA GPUs (DeepEP's kernels use NVLink and NVSHMEM); "
+                          f"{hw.name} is a {hw.kind.upper()}; legal: 'alltoall', 'allgather'", field="moe_dispatcher",
+                          value="deepep", legal=["alltoall", "allgather"])
     if hw.kind in framework.device_kinds:
         return
     from shardplan.presets.frameworks import FRAMEWORKS

@@ -630,8 +630,10 @@ def read_plan_context(path: str | Path) -> dict[str, Any]:
         data = parse_document(read_text_capped(Path(path), "--plan"), Path(path), as_json=True)
     except ConfigError:
         return {}
-    if isinstance(data, dict) and isinstance(data.get("plans"), list) and 1 <= rank <= len(data["plans"]):
-        data = data["plans"][rank - 1]
+    try:
+        data = _ranked_plan(data, path, rank)
+    except ConfigError:  # read_plan_file reports it
+        return {}
     if not isinstance(data, dict):
         return {}
     out: dict[str, Any] = {}

@@ -59,11 +59,24 @@ def test_plans_batch_in_tokens_needs_whole_sequences_only():
 
 
 def test_a_tight_export_names_the_fastest_plan_with_headroom(tmp_path):
-    code, text = _out(["plan", "--model", "qwen3-30b-a3b", "--hardware", "h200", "--devices", "16", "--seq-len", "4096",
-                       "--global-batch", "256", "--framework", "torchtitan", "--export", "torchtitan", "-o",
-                       str(tmp_path / "q.toml")])
-    assert code == 0 and "#1 is a tight fit; the fastest plan with headroom is #4" in text
-    assert "--export-rank 4 writes it" in text
+    import re
+    from shardplan.explain import tight_fit
+    args = ["--model", "qwen3-30b-a3b", "--hardware", "h200", "--devices", "16", "--seq-len", "4096",
+            "--global-batch", "256", "--framework", "torchtitan"]
+    code, text = _out(["plan", *args, "--export", "torchtitan", "-o", str(tmp_path / "q.toml")])
+    named = re.search(r"#1 is a tight fit; the fastest plan with headroom is #(\d+), ([\d.]+)% slower", text)
+    assert code == 0 and named and f"--export-rank {named.group(1)} writes it" in text
+    # the rank named is, in the ranking of `plan --json`, the first plan after #1 that fits without a tight fit
+    ranked = json.loads(runner.invoke(app, ["plan", *args, "--json"]).stdout)["plans"]
+    m, hw, tr, _ = build_inputs(model="qwen3-30b-a3b", hardware="h200", devices=16, seq_len=4096, global_batch=256,
+                                global_batch_tokens=None, framework="torchtitan")
+    from shardplan.parallel import ParallelConfig
+    ests = [estimate(m, hw, tr, ParallelConfig(**{k: v for k, v in r["parallel"].items() if v is not None}), 16)
+            for r in ranked]
+    assert tight_fit(ests[0])
+    k = next(i for i, e in enumerate(ests[1:], start=2) if e.fits and not tight_fit(e))
+    assert int(named.group(1)) == k
+    assert float(named.group(2)) == round(100 * (ests[0].tokens_per_s / ests[k - 1].tokens_per_s - 1), 1)
 
 
 def test_the_html_reports_collectives_have_a_phase_column(tmp_path):
@@ -76,15 +89,17 @@ def test_the_html_reports_collectives_have_a_phase_column(tmp_path):
 
 
 def test_calibrate_names_the_records_whose_outcome_the_fit_calls_wrong():
-    from shardplan.calibrate import cases, misjudged
+    from shardplan.calibrate import cases, errors
     from shardplan.presets.frameworks import framework_profile
     from tests.test_calibrate import H100, synthetic_records
     recs = synthetic_records()
     # the second record marked out of memory: the planner predicts it runs (the records are its own predictions)
     recs[1] = recs[1].model_copy(update={"status": "oom", "tokens_per_s_per_device": None, "step_time_s": None,
                                          "peak_memory_bytes": None})
-    lines = misjudged(cases(recs), H100, framework_profile("megatron"))
+    lines: list[str] = []
+    out = errors(cases(recs), H100, framework_profile("megatron"), lines)
     assert len(lines) == 1 and lines[0].startswith("record 2") and "ran out of memory, predicted to run (" in lines[0]
+    assert out["fit_oom_accuracy"] == (len(recs) - 1) / len(recs)  # the one line is the one outcome called wrong
 
 
 def test_a_one_stage_layout_draws_no_pipeline_chart():

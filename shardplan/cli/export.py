@@ -51,9 +51,8 @@ def render_export(framework: str, estimate, output: Optional[Path], inputs: Opti
     text = export_text(name, estimate, reproduce_command(name, estimate, output, inputs), output)
     band_warning(estimate)
     if name == "deepspeed" and estimate.parallel.recompute == "full":  # the file's _shardplan line, on stderr
-        err_console.print("note: recompute=full: with a Hugging Face model pass the Trainer's --gradient_checkpointing; "
-                          "the file's activation_checkpointing section configures deepspeed.checkpointing, which only "
-                          "Megatron-DeepSpeed-style model code calls", highlight=False, soft_wrap=True)
+        from shardplan.export.deepspeed import HF_RECOMPUTE_NOTE
+        err_console.print(f"note: {HF_RECOMPUTE_NOTE}", highlight=False, soft_wrap=True)
     return name, text
 
 

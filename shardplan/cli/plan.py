@@ -138,6 +138,13 @@ def _order_text(best, other, objective: str) -> str:
 SAFER_PICK_RIGHT_SHARE = 0.65
 
 
+def first_roomy(plans: list) -> tuple[int, Any] | None:
+    """(rank, estimate) of the fastest runner-up that fits with headroom (not :func:`shardplan.explain.tight_fit`),
+    or None."""
+    from shardplan.explain import tight_fit
+    return next(((i, e) for i, e in enumerate(plans[1:], start=2) if e.fits and not tight_fit(e)), None)
+
+
 def safer_pick(plans: list, objective: str = "throughput") -> tuple[int, str] | None:
     """(rank, note) when #1 is a tight fit (:func:`shardplan.explain.tight_fit`) and a shown runner-up that is not is
     so close that the planner's order of the two has been right in under :data:`SAFER_PICK_RIGHT_SHARE` of public
@@ -148,17 +155,16 @@ def safer_pick(plans: list, objective: str = "throughput") -> tuple[int, str] | 
     from shardplan.explain import headroom, tight_fit
     if objective != "throughput" or not plans or not tight_fit(plans[0]):
         return None
-    best = plans[0]
-    for i, e in enumerate(plans[1:], start=2):
-        if not e.fits or tight_fit(e):
-            continue
-        order = order_reliability(best.tokens_per_s, e.tokens_per_s)
-        if order is None or order.public_fraction_right >= SAFER_PICK_RIGHT_SHARE:
-            return None
-        return i, (f"#1 is a tight fit; #{i} is {best.tokens_per_s / e.tokens_per_s - 1:.1%} slower with "
-                   f"{headroom(e) / 2**30:.1f} GiB headroom, and layouts predicted this close were ordered right in "
-                   f"{order.public_fraction_right:.0%} of public held-out pairs: #{i} is the safer pick")
-    return None
+    best, roomy = plans[0], first_roomy(plans)
+    if roomy is None:
+        return None
+    i, e = roomy
+    order = order_reliability(best.tokens_per_s, e.tokens_per_s)
+    if order is None or order.public_fraction_right >= SAFER_PICK_RIGHT_SHARE:
+        return None
+    return i, (f"#1 is a tight fit; #{i} is {best.tokens_per_s / e.tokens_per_s - 1:.1%} slower with "
+               f"{headroom(e) / 2**30:.1f} GiB headroom, and layouts predicted this close were ordered right in "
+               f"{order.public_fraction_right:.0%} of public held-out pairs: #{i} is the safer pick")
 
 
 def safer_pick_note(plans: list, objective: str = "throughput") -> str:
@@ -296,15 +302,12 @@ def _roomy_alternative_note(framework: str, plans: list) -> None:
     user's Qwen3-30B-A3B torchtitan export on 16 H200 wrote a #1 with 0.4 GiB free while #4, 3.7% slower, had 29 GiB).
     """
     from shardplan.explain import headroom, tight_fit
-    if not plans or not tight_fit(plans[0]):
-        return
-    for i, e in enumerate(plans[1:], start=2):
-        if e.fits and not tight_fit(e):
-            err_console.print(f"note: --export {framework}: #1 is a tight fit; the fastest plan with headroom is #{i}, "
-                              f"{plans[0].tokens_per_s / e.tokens_per_s - 1:.1%} slower with "
-                              f"{headroom(e) / 2**30:.1f} GiB free: --export-rank {i} writes it", highlight=False,
-                              soft_wrap=True)
-            return
+    roomy = first_roomy(plans) if plans and tight_fit(plans[0]) else None
+    if roomy is not None:
+        i, e = roomy
+        err_console.print(f"note: --export {framework}: #1 is a tight fit; the fastest plan with headroom is #{i}, "
+                          f"{plans[0].tokens_per_s / e.tokens_per_s - 1:.1%} slower with {headroom(e) / 2**30:.1f} GiB "
+                          f"free: --export-rank {i} writes it", highlight=False, soft_wrap=True)
 
 
 def _export_winner(framework: str, plans: list, output: Optional[Path], inputs: Optional[dict] = None,

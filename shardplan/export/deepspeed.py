@@ -132,6 +132,15 @@ def ds_config(ctx: ExportContext) -> dict:
     return cfg
 
 
+#: what a ds_config of a full-recompute plan says about it (in ``_shardplan`` and on stderr): its
+#: ``activation_checkpointing`` section configures ``deepspeed.checkpointing``, which Megatron-DeepSpeed-style model code
+#: calls; a Hugging Face model recomputes with the Trainer's ``--gradient_checkpointing`` (HF docs "DeepSpeed": "set
+#: model.gradient_checkpointing_enable() or --gradient_checkpointing in the Trainer"), as the Accelerate export writes it
+HF_RECOMPUTE_NOTE = ("recompute=full: with a Hugging Face model pass the Trainer's --gradient_checkpointing "
+                     "(model.gradient_checkpointing_enable()); the activation_checkpointing section configures "
+                     "deepspeed.checkpointing, which only Megatron-DeepSpeed-style model code calls")
+
+
 def write(ctx: ExportContext) -> str:
     """``ds_config.json`` text: ``_shardplan`` (header) first, then the DeepSpeed keys.
 
@@ -140,16 +149,9 @@ def write(ctx: ExportContext) -> str:
     """
     cfg = ds_config(ctx)
     head = header_dict(ctx, EXPORTER)
-    if ctx.p.recompute == "full":
-        # the activation_checkpointing section configures deepspeed.checkpointing, which Megatron-DeepSpeed-style model
-        # code calls; a Hugging Face model recomputes with the Trainer's --gradient_checkpointing (HF docs "DeepSpeed":
-        # "set model.gradient_checkpointing_enable() or --gradient_checkpointing in the Trainer"), as the Accelerate
-        # export writes it
+    if ctx.p.recompute == "full":  # HF_RECOMPUTE_NOTE
         head["trainer"] = {"gradient_checkpointing": True}
-        head["lines"] = [*head["lines"], "recompute=full: with a Hugging Face model pass the Trainer's "
-                         "--gradient_checkpointing (model.gradient_checkpointing_enable()); activation_checkpointing "
-                         "below configures deepspeed.checkpointing, which only Megatron-DeepSpeed-style model code "
-                         "calls; without either the layout does not fit"]
+        head["lines"] = [*head["lines"], HF_RECOMPUTE_NOTE]
     return json.dumps({"_shardplan": head, **cfg}, indent=2) + "\n"
 
 
@@ -361,7 +363,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     stage = _whole(zero, "stage", 0, 3) or 0
     offload, offload_params, offload_notes = _offload(zero, stage)
     nvme, nvme_notes = _nvme(zero, offload, offload_params)
-    offload_notes = (*offload_notes, *nvme_notes, *_zeropp_notes(zero), *_unread_notes(cfg, sp))
+    offload_notes = (*offload_notes, *nvme_notes, *_zeropp_notes(zero), *_persistence_notes(zero), *_unread_notes(cfg, sp))
     precision = _precision(cfg, stage)
     fp8 = flag(section(cfg, "fp8", "DeepSpeed"), "enabled", "DeepSpeed", where="fp8.")
     if fp8 and precision not in ("fp8-mixed", "fp8-params"):
@@ -418,23 +420,27 @@ PERSISTENCE_DEFAULT = 1e5
 def _zeropp_notes(zero: dict) -> tuple[str, ...]:
     """A note for ZeRO++ (Wang et al. 2023, "ZeRO++": ``zero_hpz_partition_size`` keeps a secondary copy of the
     weights sharded within a node for the backward's gathers, ``zero_quantized_weights`` / ``_gradients`` send them
-    in int8 / int4), which the planner does not price: its collectives stay plain ZeRO-3's; and for a
-    ``stage3_param_persistence_threshold`` above DeepSpeed's default, whose whole-kept parameters it does not price."""
+    in int8 / int4), which the planner does not price: its collectives stay plain ZeRO-3's."""
     hpz = zero.get("zero_hpz_partition_size")
     used = ([f"zero_hpz_partition_size {hpz}"] if isinstance(hpz, int) and not isinstance(hpz, bool) and hpz > 1
             else []) + [k for k in ("zero_quantized_weights", "zero_quantized_gradients") if zero.get(k) is True]
-    notes = () if not used else (
-        f"ZeRO++ ({', '.join(used)}): not priced; the parameter gathers and gradient reductions are priced as "
-        "plain ZeRO's (full precision over the whole data-parallel group), an upper bound on their time",)
+    if not used:
+        return ()
+    return (f"ZeRO++ ({', '.join(used)}): not priced; the parameter gathers and gradient reductions are priced as "
+            "plain ZeRO's (full precision over the whole data-parallel group), an upper bound on their time",)
+
+
+def _persistence_notes(zero: dict) -> tuple[str, ...]:
+    """A note for a ``stage3_param_persistence_threshold`` above DeepSpeed's default: DeepSpeed keeps a parameter of
+    fewer elements whole on every rank (stage3.py ``persistent_parameters``), which the planner's ZeRO-3, gathering
+    every weight, does not price (a breaker's 1e12 priced a 70B at 35 GiB)."""
     keep = zero.get("stage3_param_persistence_threshold")
-    if isinstance(keep, (int, float)) and not isinstance(keep, bool) and keep > PERSISTENCE_DEFAULT:
-        # DeepSpeed keeps a parameter of fewer elements than this whole on every rank (stage3.py
-        # persistent_parameters); the planner's ZeRO-3 gathers every weight (a breaker's 1e12 priced a 70B at 35 GiB)
-        notes += (f"stage3_param_persistence_threshold={keep:g}: DeepSpeed keeps every parameter of fewer elements "
-                  "whole on every rank, which the planner's ZeRO-3 does not price; above the model's largest weight "
-                  "(d_model x ffn_dim elements) that is every parameter: price it with --zero-stage 2 (weights whole, "
-                  "gradients and optimizer state sharded)",)
-    return notes
+    if not isinstance(keep, (int, float)) or isinstance(keep, bool) or keep <= PERSISTENCE_DEFAULT:
+        return ()
+    return (f"stage3_param_persistence_threshold={keep:g}: DeepSpeed keeps every parameter of fewer elements whole "
+            "on every rank, which the planner's ZeRO-3 does not price; above the model's largest weight (d_model x "
+            "ffn_dim elements) that is every parameter: price it with --zero-stage 2 (weights whole, gradients and "
+            "optimizer state sharded)",)
 
 
 def _load(text: str) -> dict:

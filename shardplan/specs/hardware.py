@@ -202,6 +202,7 @@ class HardwareSpec(BaseModel):
     def _busbw_table(self) -> "HardwareSpec":
         from shardplan.errors import ConfigError
         legal = ["AllReduce", "AllGather", "ReduceScatter", "AllToAll"]
+        from shardplan.cost.comm import raw_bus_bw
         for op, table in self.measured_busbw.items():
             if op not in legal:
                 raise ConfigError(f"measured_busbw has op {op!r}; legal: {', '.join(legal)}",
@@ -210,8 +211,6 @@ class HardwareSpec(BaseModel):
             if bad or not table:
                 raise ConfigError(f"measured_busbw[{op!r}] needs node counts 1 to 2^20 and bus bandwidths in (0, 1e15] bytes/s "
                                   f"(got {bad or table})", field="measured_busbw", value=table)
-        from shardplan.cost.comm import raw_bus_bw
-        for op, table in self.measured_busbw.items():
             for k, v in table.items():
                 # in-network reduction (NVLink SHARP) at most halves what a rank sends, so even it stays under twice
                 # the wire-speed bus bandwidth; above that the entry is another unit (Gbit/s) or algbw of another size
