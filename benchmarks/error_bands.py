@@ -79,14 +79,17 @@ def ratios(rows: list[tuple], measured: list | None = None, scope: list | None =
 
 
 def best_mfu(measured: list[tuple[float, bool, float, str, bool]], moe_only: bool = False) -> list[dict]:
-    """The highest measured MFU per (bf16 peak, precision class) among the runs whose label carries no [B] tier (a [B]
-    row's layout or batch is partly assumed, so its MFU is too), of every run or (``moe_only``) of the MoE runs: what
+    """The highest measured MFU per (bf16 peak, precision class) of every run or (``moe_only``) of the MoE runs: what
     ``shardplan.calibration.best_published_mfu`` adds to the shared rows' ceiling and
     ``shardplan.calibration.best_published_moe_mfu`` reads (issue 9: no prediction above the best published MFU for
-    that hardware, precision and model class without a reason)."""
+    that hardware, precision and model class without a reason). Every run's record counts only where its label carries
+    no [B] tier (the dense ceiling comes from the shared rows; a public run only raises it). The MoE record counts [B]
+    runs too: a run's MFU depends on the model, the sequence and the measured tokens/s alone, not on the layout a [B]
+    tier assumes, and with [A] runs only the H100 MoE record was one GPT-OSS-20B run the planner over-predicts by 44%
+    (30.3%), which flagged Megatron-LM's own Mixtral layouts, measured at 46-48% MFU, as optimistic."""
     best: dict[tuple[float, bool], tuple[float, str]] = {}
     for peak, low, mfu, label, moe in measured:
-        if label.startswith("[B") or mfu <= 0 or (moe_only and not moe):
+        if (label.startswith("[B") and not moe_only) or mfu <= 0 or (moe_only and not moe):
             continue
         if (peak, low) not in best or mfu > best[(peak, low)][0]:
             best[(peak, low)] = (mfu, label)

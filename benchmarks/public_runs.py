@@ -5553,3 +5553,151 @@ _S52_TORCHTUNE_70B = (
 
 SCOUTED_2026_12AZ = (*_S52_BIONEMO, *_S52_PRIMUS_CONV, *_S52_SWIFT, *_S52_SWIFT_LONG, *_S52_TORCHTUNE,
                      *_S52_TORCHTUNE_70B)
+
+
+# Fifty-third scouting pass (2026-12, never fitted on; SCOUTED_2026_12BA). Names carry _S53_. Five tables no
+# earlier pass read: four FlagOpen/FlagPerf training/nvidia cases and llm-jp/scripts' LLM-jp-3 172B run.
+# Model files new in this pass: benchmarks/models/aquila2-7b.config.json, flagperf-qwen1.5-moe-8x1.8b.config.json and
+# llm-jp-3-172b.config.json (sources in each file).
+# Every source below is one of FlagOpen/FlagPerf's training/nvidia/<case>/README.md "性能指标" tables that no earlier
+# pass read (earlier passes read FlagPerf's llama3_8B/llama3_70B/llama2_70B-megatron, llama2_7b-megatron-deepspeed and
+# the *-deepspeed cases: SCOUT5_FLAGPERF and the forty-fifth pass's _FP rows). FlagPerf's "token/p/s" is tokens per second
+# per accelerator ("平均单卡每秒处理的token数").
+# ---- 1. FlagOpen/FlagPerf training/nvidia/llama1_7B-paddle/README.md @ 20ce265be254527ca4e8e99bd34c3087e11880ab
+#    (PaddleNLP on paddle-2.5.1, "NVIDIA DGX A100(80G)" / "(40G * 8)", one node, "InfiniBand，200Gb/s"). Table columns
+#    "配置 | config | precision | fix_hp | parallel_strategy | throughput | memory"; LLaMA-7B rows (facebook/llama-7b,
+#    max_seq_length 2048, openwebtext), e.g.
+#      "| A100单机8卡（1x8*80G）  | config_TP1PP1SH2SP8A10080Gx1x8 | fp16, level="O2" | per_device_bs=4, accumulate=64,
+#       (global bs = 4M tokens) | flash_attention=True, recompute=False, use_fused_rms_norm=True, sharding="stage2",
+#       sharding_degree=8 |   16.67 * 2048 / 8 = 4267 tokens/s   |  70.09 * 8 GB  |"
+#    The throughput cell is samples/s x 2048 / 8 GPUs, i.e. tokens/s/GPU. Layout from the config file names
+#    (TPx PPy SH<sharding stage> SP<sharding degree>) and the configs read: config_TP2PP4SH1SP1A10080Gx1x8.py @ 1fe5fb53
+#    (per_device_train_batch_size 4, tensor_parallel_degree 2, pipeline_parallel_degree 4, virtual_pp_degree 1,
+#    sharding_parallel_degree 1, gradient_accumulation_steps 512, use_flash_attention 1, use_fused_rms_norm 1, fp16 O2,
+#    recompute False), config_TP1PP1SH2SP8A10040Gx1x8.py @ 66eb17e4 (batch 2, sharding stage2 degree 8, accumulation
+#    128, recompute True, recompute_granularity "full"). The table's parallel_strategy text of the TP2PP4 rows
+#    ("sharding="stage2", sharding_degree=4") is a copy of the row above it and contradicts 8 GPUs; the file name and
+#    the stored config (sharding degree 1) are used. The 40G rows say "global bs = 2M tokens" but batch x accumulation x
+#    DP gives 2,048 sequences (4M tokens); the product is used (GA >= 128 in every row, so the fill/drain share is the
+#    same either way). The "LLaMA-13B" block repeats the 40G 7B numbers cell for cell (copy-paste): not used.
+#    ASSUMED ([B]): PaddleNLP priced with the megatron profile (fused kernels, flash attention; Paddle's sharding stage 1/2
+#    as ZeRO-1/2 over the sharding group); fp16 O2 (fp16 weights, fp32 master, loss scaling) as fp16-mixed; no sequence
+#    parallelism (not set); 1F1B for the pipeline rows; memory column "N * 8 GB" read as GiB per GPU (as the earlier
+#    FlagPerf rows read nvidia-smi), for the PP rows the largest stage. Model: the llama-2-7b preset (LLaMA-1 7B has the
+#    same shape: 32 x 4096, ffn 11008, 32 MHA heads, vocab 32000, untied).
+_S53_PD = "FlagOpen/FlagPerf training/nvidia/llama1_7B-paddle/README.md@20ce265b"
+_S53_PD_B = "[B: PaddleNLP as the megatron profile; fp16 O2 as fp16-mixed; no SP]"
+_S53_PADDLE = tuple(
+    (f"{_S53_PD_B} {_S53_PD}: LLaMA-7B PaddleNLP {cfg}, bs {mbs}, GA {ga}, seq 2048, {rc}, 8 {hwname}",
+     "llama-2-7b", hw, "megatron", "fp16-mixed", 8, 2048, mbs * ga * dp,
+     dict(dp=dp, tp=tp, pp=pp, zero_stage=zs, microbatch_size=mbs, recompute=rc), round(sps * 2048 / 8, 1), mem)
+    for cfg, hw, hwname, dp, tp, pp, zs, mbs, ga, rc, sps, mem in (
+        ("TP1 PP1 sharding stage2 x8", "A100 80GB", "A100 80GB", 8, 1, 1, 2, 4, 64, "none", 16.67, 70.09),
+        ("TP2 PP1 sharding stage1 x4", "A100 80GB", "A100 80GB", 4, 2, 1, 1, 4, 128, "none", 15.19, 58.73),
+        ("TP2 PP1 sharding stage2 x4", "A100 80GB", "A100 80GB", 4, 2, 1, 2, 4, 128, "none", 14.26, 54.01),
+        ("TP2 PP4 DP1", "A100 80GB", "A100 80GB", 1, 2, 4, 1, 4, 512, "none", 14.54, 46.80),
+        ("TP1 PP1 sharding stage2 x8", "A100 40GB", "A100 40GB", 8, 1, 1, 2, 2, 128, "full", 10.72, 33.55),
+        ("TP2 PP1 sharding stage1 x4", "A100 40GB", "A100 40GB", 4, 2, 1, 1, 2, 256, "full", 8.45, 28.4),
+        ("TP2 PP1 sharding stage2 x4", "A100 40GB", "A100 40GB", 4, 2, 1, 2, 2, 256, "full", 8.44, 25.8),
+        ("TP2 PP4 DP1", "A100 40GB", "A100 40GB", 1, 2, 4, 1, 2, 1024, "full", 8.72, 20.41),
+    ))
+
+# ---- 2. FlagOpen/FlagPerf training/nvidia/aquila2_7b_finetune-flagscale/README.md @ 2604a550aa9bce5d26c08ca5a55dfccb524af56e
+#    ("NVIDIA DGX A800(80G)", "InfiniBand，200Gb/s", "训练框架版本：FlagScale.git@ed55532", "值得注意的是，ed55532版本的
+#    flagscale训练框架尚未实现计算通信重叠" = this FlagScale commit has no compute/communication overlap; "flash attention 2";
+#    "local_batchsize ... 在本case中默认为1", "seqlength ... 默认为2048", "gradient_accumulate_steps ... 默认为4";
+#    data: alpaca fine-tuning set, "数据精度 amp"). Rows ("配置 | parallel | fix_hp | token/p/s | loss | mem | MFU"):
+#      "| A800单机8卡（1x8）  | TP1PP1DP8 |  /                | 3813.2 | 2.61 | 75/80 | 51.3% |"
+#      "| A800单机8卡（1x8）  | TP2PP1DP4 |  GAS=8                | 3639.8 | 2.49 | 41/80 | 49.0% |"
+#      "| A800单机8卡（1x8）  | TP1PP1DP8 |  GAS=16(GBS=128=256K tokens)                | 4318.9 | 2.90 | 75/80 | 58.1% |"
+#    The MFU column checks the FLOP count: 0.513 x 312e12 / 3813.2 = 42.0 GFLOP/token = 6 x 7.0B (PaLM MFU without
+#    attention): a ~7B model at every token of the 2048 slot (the samples fill the slot: packed or padded, unstated).
+#    config/config_A800x1x8.py @ 2fe09ab2: seqlength 2048, batchsize 1, accumulate_steps 9 (a later edit; the README's
+#    default 4 is used for the first row), tensor_parallel 1, pipeline_parallel 1, flashattn True.
+#    ASSUMED ([B]): bf16 for "amp"; distributed optimizer (ZeRO-1: without it 7.3B params x 18 B = 131 GB would not fit
+#    the reported 75 GB); no activation recompute; sequence parallel in the TP2 row; no gradient-reduce overlap
+#    (overlap_grad_reduce=False, the README's note); every 2048 position priced (alpaca samples padded / packed to 2048).
+#    Model: Aquila2-7B as /work/notes/s53/models/aquila2-7b.config.json (Llama shape: 32 x 4096, 32 MHA heads, ffn 11008
+#    = the 'multiple_of 256' rule of FlagAI's aquila-7b config.json "dim": 4096, "n_layers": 32, "n_heads": 32,
+#    "vocab_size": 100008 (stored copy, find_string id 30372997160); Aquila2-7B assumed to keep that shape, untied).
+_S53_AQ = "FlagOpen/FlagPerf training/nvidia/aquila2_7b_finetune-flagscale/README.md@2604a550"
+_S53_AQ_B = "[B: bf16; distributed optimizer; no AC; Aquila2-7B = aquila-7b shape; no grad-reduce overlap]"
+_S53_AQUILA = (
+    (f"{_S53_AQ_B[:-1]}; GAS 4 = README default] {_S53_AQ}: Aquila2-7B FlagScale TP1 PP1 DP8, MBS 1, GAS 4, GBS 32, "
+     "seq 2048, 8 A800", MODELS_DIR + "aquila2-7b.config.json", A800, "megatron", "bf16-mixed", 8, 2048, 32,
+     dict(dp=8, tp=1, pp=1, zero_stage=1, microbatch_size=1, recompute="none", overlap_grad_reduce=False), 3813.2, 75.0),
+    (f"{_S53_AQ_B[:-1]}; SP on] {_S53_AQ}: Aquila2-7B FlagScale TP2 PP1 DP4, MBS 1, GAS 8, GBS 32, seq 2048, 8 A800",
+     MODELS_DIR + "aquila2-7b.config.json", A800, "megatron", "bf16-mixed", 8, 2048, 32,
+     dict(dp=4, tp=2, sp=True, pp=1, zero_stage=1, microbatch_size=1, recompute="none", overlap_grad_reduce=False),
+     3639.8, 41.0),
+    (f"{_S53_AQ_B} {_S53_AQ}: Aquila2-7B FlagScale TP1 PP1 DP8, MBS 1, GAS 16, GBS 128, seq 2048, 8 A800",
+     MODELS_DIR + "aquila2-7b.config.json", A800, "megatron", "bf16-mixed", 8, 2048, 128,
+     dict(dp=8, tp=1, pp=1, zero_stage=1, microbatch_size=1, recompute="none", overlap_grad_reduce=False), 4318.9, 75.0),
+)
+
+# ---- 3. FlagOpen/FlagPerf training/nvidia/qwen1.5_MoE-megatron/README.md @ 32f1a7a7299e8f76190e74fce111d5b0afceb1f9
+#    ("NVIDIA DGX A800(80G)", "InfiniBand，200Gb/s", "训练框架版本：Megatron-LM-240405", "实施者：Pai-Megatron-Patch",
+#    "flash attention 2"; "local_batchsize ... 默认为1", "seqlength ... 默认为8192", "global_batchsize ... 默认为512").
+#    Rows: "| A800单机8卡（1x8）  |    bf16    | TP1PP2DP4 |  / | 7450.7 | 8.53 | 66/80 | 32.95% |" and
+#          "| A800单机8卡（1x8）  |    fp16    | TP1PP2DP4 |  /| 7537.7 | 8.59 | 59/80 | 33.33% |".
+#    Launch script training/benchmarks/qwen1.5_MoE/megatron/megatron_pai_main.sh @ 04c97573 ("# Runs Qwen1.5 14B(8*1.8B)
+#    MoE model on 8xA800 GPUs"): --num-layers 24 --hidden-size 2048 --num-attention-heads 16 --ffn-hidden-size 5504
+#    --swiglu --untie-embeddings-and-output-weights --add-qkv-bias, --moe-router-topk 2 --num-experts 8
+#    --expert-model-parallel-size 1 --moe-router-load-balancing-type aux_loss, --extra-vocab-size 293 (Qwen2 tokenizer,
+#    151,643 + 293 = 151,936), --use-flash-attn --transformer-impl transformer_engine --recompute-activations,
+#    --use-distributed-optimizer --sequence-parallel; config_A800x1x8.py @ 572fd7d8: batchsize 1, gbs 512, seqlength 8192,
+#    tensor_parallel 1, pipeline_parallel 2. The same two rows sit in training/nvidia/qwen1.5_MoE-megatron_pai/README.md
+#    @ 49f69bad, whose text says "seqlength ... 在本case中默认为4096": the sequence length is the one conflict ([B]: 8192
+#    from the config file and this README; the MFU column, 0.3295 x 312e12 / 7450.7 = 13.8 GFLOP/token = 6 x 2.3B active
+#    parameters without attention, cannot tell 4096 from 8192). The model file is new:
+#    /work/notes/s53/models/flagperf-qwen1.5-moe-8x1.8b.config.json (Mixtral-style: 8 experts of ffn 5504, top-2, no
+#    shared expert; the qkv bias is not represented: 3 x 2048 parameters a layer). Routing as the planner's default for
+#    aux-loss dropless MoE (no forced balance in the script).
+_S53_QM = "FlagOpen/FlagPerf training/nvidia/qwen1.5_MoE-megatron/README.md@32f1a7a7"
+_S53_QMOE = tuple(
+    (f"[B: seq 8192 (the _pai copy of the table says 4096)] {_S53_QM}: Qwen1.5 8x1.8B MoE (Pai-Megatron-Patch) {tag} TP1 PP2 DP4 EP1, MBS 1, GBS 512, seq 8192, "
+     "selective recompute, dist-opt, 8 A800", MODELS_DIR + "flagperf-qwen1.5-moe-8x1.8b.config.json", A800, "megatron",
+     prec, 8, 8192, 512, dict(dp=4, tp=1, pp=2, ep=1, zero_stage=1, microbatch_size=1, recompute="selective"), tps, mem)
+    for tag, prec, tps, mem in (("BF16", "bf16-mixed", 7450.7, 66.0), ("FP16", "fp16-mixed", 7537.7, 59.0)))
+
+# ---- 4. FlagOpen/FlagPerf training/nvidia/mixtral_8x7B-megatron/README.md @ 68d2944f886c830005dc78469a2e73bd6ba77b6e
+#    (a stored earlier version; the latest stored version @ 04218a46 moved to seq 8192 / PP4 TP8 and leaves token/p/s
+#    blank). "机器型号: NVIDIA DGX H100(80G)", "InfiniBand，400Gb/s", "megatron-core tag:core_v0.6.0", "实施细节：
+#    PP2DP2EP1TP8", "flash attention 2 / recompute-activations / transformer-engine impl / moe-grouped-gemm",
+#    "local_batchsize ... 默认为3", "seqlength ... 默认为4096", "global_batchsize ... 默认为1200，使得globalbatchsize=4.8M
+#    tokens". Row: "| H1004机32卡（4x8）  | bf16   | PP2DP2EP1TP8 | / | 2844.0  | *（仅供性能参考）* | 75/80 | 20.7% |".
+#    MFU check: 0.207 x 989e12 / 2844 = 72 GFLOP/token = 6 x 12.0B (Mixtral's ~12.9B active, PaLM MFU without attention).
+#    The launch script (megatron_main.sh, the stored version @ 04218a46) sets --sequence-parallel, --use-distributed-optimizer,
+#    --use-mcore-models, --use-flash-attn, --recompute-activations, bf16, aux-loss top-2 routing, GQA 8 groups.
+#    ASSUMED ([B]): the earlier script had the same flags (not stored at 68d2944f); expert TP = TP 8 (core 0.6: experts
+#    split over the tensor-parallel group when EP 1); selective recompute for --recompute-activations; routing as the
+#    planner's default for aux-loss dropless MoE.
+_S53_MX = (
+    ("[B: flags from the later stored script; ETP = TP 8] FlagOpen/FlagPerf training/nvidia/mixtral_8x7B-megatron/"
+     "README.md@68d2944f: Mixtral 8x7B Megatron-core 0.6 TP8 SP PP2 DP2 EP1, MBS 3, GBS 1200, seq 4096, selective "
+     "recompute, grouped GEMM, 32 H100", "mixtral-8x7b", "H100 80GB", "megatron", "bf16-mixed", 32, 4096, 1200,
+     dict(dp=2, tp=8, sp=True, pp=2, ep=1, etp=8, zero_stage=1, microbatch_size=3, recompute="selective"), 2844.0, 75.0),
+)
+
+# ---- 5. llm-jp/scripts pretrain/scripts/v3-172b-exp2-sakura/README.md @ 12d0dff0a653df11de0a0e0084794371c586d642
+#    (LLM-jp-3 172B pre-training on the Sakura cluster): "必要リソース: gpu (H100 x8) 64ノード", "学習速度: 1日あたり約2k
+#    steps" (about 2k steps a day). train.sh @ 5f20cf11: HIDDEN_SIZE=12288, FFN_HIDDEN_SIZE=38464, NUM_LAYERS=96,
+#    NUM_HEADS=96, NUM_QUERY_GROUPS=16, SEQ_LENGTH=4096, TENSOR_PARALLEL_SIZE=4, PIPELINE_PARALLEL_SIZE=16,
+#    CONTEXT_PARALLEL_SIZE=1, MICRO_BATCH_SIZE=1, GLOBAL_BATCH_SIZE=1728, --sequence-parallel --use-distributed-optimizer
+#    --bf16 --untie-embeddings-and-output-weights --swiglu --use-flash-attn --recompute-activations
+#    --recompute-granularity "selective" --transformer-impl "transformer_engine" --use-z-loss; sbatch.sh: --nodes=64
+#    --gpus-per-node=8 (512 GPUs, DP 8). tokens/s/GPU = 2000 x 1728 x 4096 / 86400 / 512 = 320.0.
+#    ASSUMED ([B]): the "about 2k steps a day" is a rounded daily rate that includes checkpoint saves and any restarts
+#    (an upper bound on step time, a lower bound on the steady-state rate; only good to a few percent either way);
+#    H100 SXM preset network (Sakura's fabric unstated); 1F1B (no virtual stages set); vocabulary 99,584 (LLM-jp-3's
+#    Hugging Face vocab_size; the 100k ver3.0 tokenizer) in /work/notes/s53/models/llm-jp-3-172b.config.json.
+_S53_LLMJP = (
+    ("[B: approximate daily rate (about 2k steps/day), overheads included; H100 SXM network preset] llm-jp/scripts "
+     "pretrain/scripts/v3-172b-exp2-sakura/README.md@12d0dff0 + train.sh@5f20cf11: LLM-jp-3 172B Megatron TP4 SP PP16 DP8, "
+     "MBS 1, GBS 1728, seq 4096, selective recompute, dist-opt, 512 H100", MODELS_DIR + "llm-jp-3-172b.config.json",
+     "H100-SXM", "megatron", "bf16-mixed", 512, 4096, 1728,
+     dict(dp=8, tp=4, sp=True, pp=16, zero_stage=1, microbatch_size=1, recompute="selective"),
+     round(2000 * 1728 * 4096 / 86400 / 512, 1), None),
+)
+
+SCOUTED_2026_12BA = (*_S53_PADDLE, *_S53_AQUILA, *_S53_QMOE, *_S53_MX, *_S53_LLMJP)

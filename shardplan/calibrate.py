@@ -118,6 +118,10 @@ class Calibration:
     peak_share: float | None = None
     #: records whose outcome (ran / out of memory) the fitted constants call wrong (:func:`misjudged_line`)
     misjudged: list[str] = field(default_factory=list)
+    #: fitted parameters the records trade against the others (:func:`traded_pairs`), as sentences
+    traded: list[str] = field(default_factory=list)
+    #: the one model every record trains, where they all train one (:func:`one_model`: the fit extrapolates to others)
+    one_model: str = ""
 
 
 #: the share of HBM above which the planner's memory-pressure terms act (the caching allocator's retries near
@@ -608,11 +612,65 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
                       n_oom=sum(c.record.status == "oom" for c in cs),
                       peak_share=peak_share([c.record for c in cs], hw),  # the fitted records' peaks
                       misjudged=misses)
+    out.traded = traded_pairs(cs, h, f, free, memory)
+    out.one_model = one_model(cs)
     if cross_validate:
         out.cross_validated = _cross_validated(cs, hw, profile, free, memory, progress, total)
     if progress is not None:
         progress(total, total, "done")
     return out
+
+
+#: the variance inflation factor above which :func:`traded_pairs` names a fitted parameter: the other parameters
+#: account for all but 1/20 of its effect on the residuals (a new user's six Qwen3-30B-A3B records fitted
+#: matmul_efficiency 0.59 -> 0.79 and hbm_efficiency 0.80 -> 0.34 at a 0.4% in-sample error, VIF 55 and 65, and the
+#: file then priced a dense 70B run 13% faster)
+TRADED_VIF = 20.0
+
+
+def traded_pairs(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile, free: Sequence[Parameter],
+                 memory: bool) -> list[str]:
+    """The fitted parameters whose estimates the records cannot separate from the others': from the residuals'
+    Jacobian J at the fitted values (forward differences of 1% of each parameter's range, in units of the range), the
+    variance inflation factor [(J^T J)^-1]_ii (J^T J)_ii of each parameter (the linear approximation of Bates & Watts,
+    "Nonlinear Regression Analysis and Its Applications", 1988, Sec. 2.3; VIF as in Marquardt 1970) above
+    :data:`TRADED_VIF`, named with the parameter it correlates with most. Empty with fewer than two parameters or a
+    singular J^T J (a parameter the records do not move is held already: :func:`identifiable`)."""
+    if len(free) < 2:
+        return []
+    x = [getattr(hw, p.field) if p.target == "hardware" else getattr(profile, p.field) for p in free]
+    base = residuals(cs, hw, profile, memory)
+    cols = []
+    for i, p in enumerate(free):
+        step = 0.01 * (p.upper - p.lower) * (1 if x[i] + 0.01 * (p.upper - p.lower) <= p.upper else -1)
+        h, f = apply([p], [x[i] + step], hw, profile)
+        r = residuals(cs, h, f, memory)
+        if r.shape != base.shape:
+            return []
+        cols.append((r - base) / (step / (p.upper - p.lower)))
+    jtj = np.stack(cols, axis=1).T @ np.stack(cols, axis=1)
+    try:
+        cov = np.linalg.inv(jtj)
+    except np.linalg.LinAlgError:
+        return []
+    sd = np.sqrt(np.clip(np.diag(cov), 1e-300, None))
+    corr = cov / np.outer(sd, sd)
+    out = []
+    for i, vif in enumerate(np.diag(cov) * np.diag(jtj)):
+        if vif > TRADED_VIF:
+            j = max((k for k in range(len(free)) if k != i), key=lambda k: abs(corr[i, k]))
+            out.append(f"{free[i].field} is not separated from the other fitted parameters (variance inflation "
+                       f"{vif:.0f}; most with {free[j].field}, correlation {corr[i, j]:+.2f}): the records move them "
+                       "together, so its fitted value trades against theirs")
+    return out
+
+
+def one_model(cs: Sequence[Case]) -> str:
+    """The model every case trains (its name), where all train one; else ``""``. A fit on one model's runs leaves its
+    GEMM shapes, element-wise bytes and expert count the same in every record: the constants fitted to them need not
+    hold for another model (and a dense model has no expert costs to check an MoE fit against)."""
+    names = {str(getattr(c.model, "name", c.model)) for c in cs}
+    return next(iter(names)) if len(names) == 1 else ""
 
 
 #: the cross-validation splits: a fold per model, a fold per node count (each with two or more groups)

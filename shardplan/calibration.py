@@ -582,7 +582,8 @@ def optimism_note(est: Estimate) -> str | None:
     best = mfu_ceiling(est)
     if best is None or est.mfu <= best[0]:
         return None
-    return (f"predicted MFU {est.mfu:.1%} is above the best published {best[2]} on this chip and precision "
+    return (f"predicted MFU {est.mfu:.1%} is above the best published {best[2]} on a chip of this bf16 peak and this "
+            "precision "
             f"({best[0]:.1%} as the planner counts MFU, {best[1]}): the "
             "prediction assumes communication fully hidden behind tuned kernels; treat it as an upper bound")
 

@@ -64,7 +64,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from shardplan.errors import ConfigError, short_repr
+from shardplan.errors import ConfigError, fmt_legal, short_repr
 
 Cfg = dict[str, Any]
 
@@ -380,11 +380,49 @@ def _deepseek(cfg: Cfg) -> Cfg:
                 q_lora_rank=cfg.get("q_lora_rank"), kv_lora_rank=cfg["kv_lora_rank"],
                 qk_nope_head_dim=cfg["qk_nope_head_dim"], qk_rope_head_dim=cfg["qk_rope_head_dim"],
                 v_head_dim=cfg["v_head_dim"])
+    _check_deepseek_routing(cfg)
     if cfg.get("n_routed_experts"):
         spec.update(n_experts=cfg["n_routed_experts"], top_k=cfg["num_experts_per_tok"],
                     expert_ffn_dim=cfg["moe_intermediate_size"], n_shared_experts=cfg.get("n_shared_experts") or 0,
                     n_dense_layers=cfg.get("first_k_dense_replace", 0))
     return spec
+
+
+#: the keys of a DeepSeek config that only an MoE model sets (transformers DeepseekV3Config)
+_DEEPSEEK_MOE_KEYS = ("moe_intermediate_size", "num_experts_per_tok", "n_shared_experts", "n_group", "topk_group")
+
+
+def _check_deepseek_routing(cfg: Cfg) -> None:
+    """Refuse a DeepSeek config whose routed-expert count is missing or null while it sets MoE keys
+    (:data:`_DEEPSEEK_MOE_KEYS`; transformers' ``DeepseekV3Config`` defaults the count to 256, DeepSeek's own
+    remote-code class to None, a dense model: the two read the file as a 671B and a 37B model; without any MoE key the
+    config is read as dense, as DeepSeek's class does) and group-limited routing the router cannot run (transformers ``DeepseekV3TopkRouter``: the scores
+    viewed as ``(n_group, n_routed_experts // n_group)``, then the top ``topk_group`` groups: n_group must divide the
+    experts and topk_group be at most n_group).
+
+    Raises:
+        ConfigError: naming the key, its value and the legal values.
+    """
+    moe_keys = [k for k in _DEEPSEEK_MOE_KEYS if cfg.get(k) is not None]
+    if cfg.get("n_routed_experts") is None and moe_keys:
+        raise ConfigError(f"n_routed_experts is {'missing' if 'n_routed_experts' not in cfg else 'null'} in a "
+                          f"{cfg.get('model_type', 'DeepSeek')} config that sets {', '.join(moe_keys)}: transformers' "
+                          "DeepseekV3Config reads the count as 256 routed experts, DeepSeek's own config class as none "
+                          "(a dense model: 37B instead of 671B for DeepSeek-V3); legal: the count of routed experts "
+                          "(256 for DeepSeek-V3, 160 for V2), or a config without the MoE keys for a dense model",
+                          field="n_routed_experts", value=cfg.get("n_routed_experts"))
+    experts, groups, top = cfg.get("n_routed_experts"), cfg.get("n_group"), cfg.get("topk_group")
+    if not experts or groups is None:
+        return
+    if not isinstance(groups, int) or groups < 1 or experts % groups:
+        legal = [g for g in range(1, experts + 1) if experts % g == 0]
+        raise ConfigError(f"n_group={groups!r} does not divide n_routed_experts={experts} (the router views the scores "
+                          f"as n_group groups of equal size); legal n_group: {fmt_legal(legal)}", field="n_group",
+                          value=groups, legal=legal)
+    if top is not None and (not isinstance(top, int) or not 1 <= top <= groups):
+        raise ConfigError(f"topk_group={top!r} is not between 1 and n_group={groups} (the router keeps the top "
+                          f"topk_group of the n_group groups); legal topk_group: 1 .. {groups}", field="topk_group",
+                          value=top, legal=list(range(1, groups + 1)))
 
 
 def _gpt_oss(cfg: Cfg) -> Cfg:
@@ -998,6 +1036,7 @@ def _rope_and_eps(cfg: Cfg) -> Cfg:
     ``layer_norm_epsilon``, transformers' names) where given as positive numbers: no cost, carried for the exporters
     (Megatron-LM --rotary-base / --norm-epsilon; a new user found Qwen3's 1e6 base and 1e-6 epsilon missing)."""
     out: Cfg = {}
+    _check_rope_scaling(cfg.get("rope_scaling"))
     theta = cfg.get("rope_theta")
     if theta is not None:
         out["rope_theta"] = _number_in(theta, "rope_theta", 0.0, float("inf"), "a positive finite number (e.g. 10000)")
@@ -1007,6 +1046,26 @@ def _rope_and_eps(cfg: Cfg) -> Cfg:
             out["norm_eps"] = _number_in(eps, key, 0.0, 1.0, "a number between 0 and 1 (e.g. 1e-5)")
             break
     return out
+
+
+def _check_rope_scaling(scaling: Any) -> None:
+    """Refuse a ``rope_scaling`` transformers cannot read (``rope_config_validation``: a mapping with its ``rope_type``
+    or legacy ``type`` key; every scaling type takes a ``factor``, a float >= 1 where given). No cost depends on it
+    (the rotary embedding is element-wise), but a string or a negative factor is not a model transformers builds.
+
+    Raises:
+        ConfigError: naming the key, its value and what is legal.
+    """
+    if scaling is None:
+        return
+    kind = scaling.get("rope_type", scaling.get("type")) if isinstance(scaling, dict) else None
+    factor = scaling.get("factor") if isinstance(scaling, dict) else None
+    if not isinstance(kind, str) or (factor is not None and not (
+            isinstance(factor, (int, float)) and not isinstance(factor, bool) and 1 <= factor < float("inf"))):
+        raise ConfigError(f"config.json rope_scaling={short_repr(scaling)} is not legal; legal: null, or a mapping with "
+                          "its rope_type (or type: 'linear', 'dynamic', 'yarn', 'longrope', 'llama3', ...) and a "
+                          "factor >= 1 (transformers rope_config_validation)", field="rope_scaling",
+                          value=short_repr(scaling))
 
 
 def _number_in(value: Any, key: str, low: float, high: float, legal: str) -> float:

@@ -452,6 +452,9 @@ def build_inputs(*, model: str | ModelSpec, hardware: str | HardwareSpec | None,
     pc = parallel_config(layout, plan)
     if hw is not None:
         _check_device_kind(tr.framework, hw, pc)
+    if not search:
+        from shardplan.parallel import check_moe_imbalance
+        check_moe_imbalance(pc, m, tr)
     applied = applied_layout_defaults(tr.framework, pc, layout, plan, seq_len)
     if applied:
         pc = parallel_config({**layout, **applied}, plan)

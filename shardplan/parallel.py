@@ -1667,6 +1667,34 @@ def _check_ep(p: ParallelConfig, model: ModelSpec) -> None:
                           f"legal ep: {text}", field="ep", value=p.ep, legal=legal)
 
 
+def max_moe_imbalance(p: ParallelConfig, model: ModelSpec) -> float:
+    """The largest load a dropless expert rank can carry over the mean (``TrainingSpec.moe_imbalance``): a rank holds
+    E / ep experts and a token sends each of its top_k copies to a distinct expert, so at most min(top_k, E / ep) of
+    a token's copies land on one rank, against top_k / ep on average: ep x min(top_k, E / ep) / top_k (1 without
+    expert parallelism: the one rank holds every expert)."""
+    if not model.is_moe or p.ep == 1:
+        return 1.0
+    return p.ep * min(model.top_k, model.n_experts // p.ep) / model.top_k
+
+
+def check_moe_imbalance(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -> None:
+    """Refuse a dropless ``moe_imbalance`` above what routing can produce on a given layout (:func:`max_moe_imbalance`;
+    ``estimate``'s layout: a search keeps every ep, the imbalance a user gives being the one of the layout they run);
+    without expert parallelism (or on a dense model) any value is left to the notes (it prices the busiest expert's
+    GEMMs and copies, as the routing note says).
+
+    Raises:
+        ConfigError: naming the value, the bound and its arithmetic.
+    """
+    bound = max_moe_imbalance(p, model)
+    if p.ep > 1 and training.moe_capacity_factor is None and training.moe_imbalance > bound + 1e-9:
+        raise ConfigError(f"moe_imbalance={training.moe_imbalance:g} exceeds what routing can put on one of the ep={p.ep} "
+                          f"expert ranks: each holds {model.n_experts // p.ep} of {model.n_experts} experts, so at "
+                          f"most min(top_k={model.top_k}, {model.n_experts // p.ep}) of a token's {model.top_k} copies "
+                          f"against {model.top_k}/{p.ep} on average: {bound:g}; legal moe_imbalance: 1 .. {bound:g}",
+                          field="moe_imbalance", value=training.moe_imbalance, legal=[1.0, bound])
+
+
 def _check_a2a_overlap(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -> None:
     """Combined 1F1B pairs the forward of one microbatch with the backward of another: it needs expert
     AllToAlls to hide (an MoE model, ep > 1), with pipelining the interleaved schedule, whose steady

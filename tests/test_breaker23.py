@@ -85,4 +85,7 @@ def test_plan_export_reaches_a_layout_the_framework_expresses_far_down_the_ranki
     assert r.exit_code == 0, r.output
     # (now the longer ranking keeps the options the search prunes as dominated, and the ZeRO-1 twin of a ZeRO-2
     # plan comes early in it)
-    assert out.exists() and re.search(r"wrote (ranked plan|plan, from the longer ranking.*?,) #\d+", " ".join(r.stderr.split()))
+    # (since the megatron profile re-gathers ZeRO-3 parameters every microbatch, as Megatron-FSDP does, its #1 may be
+    # one nanotron writes: then the plain "wrote")
+    assert out.exists() and re.search(r"wrote (ranked plan|plan, from the longer ranking.*?,) #\d+|wrote \S+ \(nanotron\)",
+                                      " ".join(r.stderr.split()))

@@ -24,12 +24,13 @@ def test_easydel_refusal_names_the_profile_it_is_priced_with(tmp_path):
 
 
 def test_import_and_csv_errors_say_what_is_legal(tmp_path):
-    # a ds_config whose batch is not micro batch x accumulation x dp: 33 is not a multiple of 1 x 4; the nearest
-    # multiples of 4 are 32 and 36
+    # a ds_config whose batch is not micro batch x accumulation x dp: 33 is not a multiple of 1 x 4; on 8 devices
+    # (dp divides 8) the batches reachable are 4 x 1, 2, 4, 8 (without the device count: multiples of 4, 32 or 36)
     ds = tmp_path / "ds.json"
     ds.write_text('{"train_batch_size": 33, "train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 4}')
     r = runner.invoke(app, ["import", str(ds), "--from", "deepspeed", "-n", "8", "-o", str(tmp_path / "p.json")])
-    assert r.exit_code == 2 and "legal train_batch_size: a multiple of 4, e.g. 32 or 36" in " ".join(r.output.split())
+    assert r.exit_code == 2 and "legal train_batch_size: 4 x dp with dp dividing the 8 devices: 4, 8, 16, 32" in " ".join(
+        r.output.split())
     ds.write_text("hello")
     r = runner.invoke(app, ["import", str(ds), "--from", "deepspeed", "-n", "8", "-o", str(tmp_path / "p.json")])
     assert r.exit_code == 2 and "legal: a DeepSpeed config file" in " ".join(r.output.split()), r.output

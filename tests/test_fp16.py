@@ -58,7 +58,7 @@ def test_megatron_fp16_flags_round_trip():
         assert all(f in text for f in flags) and absent not in text and "--bf16" not in text
         assert import_config("megatron", text).precision == precision
     with pytest.raises(ConfigError, match="Megatron-LM --fp16 --bf16"):
-        import_config("megatron", text + "\n--bf16\n")
+        import_config("megatron", text.replace("MEGATRON_ARGS=(", "MEGATRON_ARGS=(\n  --bf16"))  # in the launcher's array
 
 
 def test_deepspeed_fp16_section_round_trips():

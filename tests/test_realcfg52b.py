@@ -89,7 +89,9 @@ def test_shell_values_bash_computes_or_appends_are_read_as_bash_reads_them():
     # a value computed by a command replaces the earlier one: unknown from there (was the old 1 node / tp 4)
     assert "--nnodes $NNODES" in expand_variables("NNODES=1\nNNODES=$(scontrol show hostnames | wc -l)\n"
                                                   "torchrun --nnodes $NNODES x.py")
-    assert "--tp $TP" in expand_variables("TP=4\nTP=$((TP*2))\nrun --tp $TP")
+    # (integer arithmetic on known values is evaluated as bash does: 4 x 2; one on an unknown value stays unknown)
+    assert "--tp 8" in expand_variables("TP=4\nTP=$((TP*2))\nrun --tp $TP")
+    assert "--tp $TP" in expand_variables("TP=$(nproc)\nTP=$((TP*2))\nrun --tp $TP")
     # a string append: both flags reach the command (the appended pipeline degree was dropped)
     out = expand_variables('ARGS="--tensor-model-parallel-size 4"\nARGS+=" --pipeline-model-parallel-size 2"\n'
                            "torchrun x.py $ARGS")

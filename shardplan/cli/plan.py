@@ -168,9 +168,22 @@ def safer_pick(plans: list, objective: str = "throughput") -> tuple[int, str] | 
 
 
 def safer_pick_note(plans: list, objective: str = "throughput") -> str:
-    """The note of :func:`safer_pick`, ``""`` when there is none."""
+    """The note of :func:`safer_pick`; where #1 is a tight fit without a safer pick close enough, the fastest shown plan
+    with headroom and its gap, or (none shown) that every shown plan is tight (a new user's DeepSeek-V3 top 5 were all
+    tight fits, with no pointer to one that is not); ``""`` otherwise."""
+    from shardplan.explain import headroom, tight_fit
     pick = safer_pick(plans, objective)
-    return pick[1] if pick else ""
+    if pick:
+        return pick[1]
+    if objective != "throughput" or not plans or not tight_fit(plans[0]):
+        return ""
+    roomy = first_roomy(plans)
+    if roomy is None:
+        return (f"#1 is a tight fit, as is every plan shown: a larger --top shows the fastest one with headroom "
+                f"(or --fix a smaller microbatch / more recompute)" if len(plans) > 1 else "")
+    i, e = roomy
+    return (f"#1 is a tight fit; the fastest plan with headroom is #{i}, {plans[0].tokens_per_s / e.tokens_per_s - 1:.1%}"
+            f" slower with {headroom(e) / 2**30:.1f} GiB free")
 
 
 def _tied(res, objective: str) -> list[bool]:

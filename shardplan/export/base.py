@@ -20,6 +20,7 @@ Fields of :class:`~shardplan.parallel.ParallelConfig` are of three kinds for an 
 from __future__ import annotations
 
 import json
+import math
 import re
 import shlex
 from collections.abc import Callable, Mapping
@@ -181,9 +182,7 @@ def check_kv_replication(ctx: ExportContext, exporter: Exporter) -> None:
 #: exporters whose config cannot select an unfused attention core (the planner's attention='naive'), and why
 NO_NAIVE_ATTENTION = {
     "torchtitan": "torchtitan's models call PyTorch scaled_dot_product_attention (or FlexAttention), fused kernels",
-    "nanotron": "nanotron's Llama calls FlashAttention-2",
-    "maxtext": "the exported file sets no attention kernel (MaxText's own default is a fused one)",
-    "easydel": "the exported file sets no attention mechanism (EasyDeL's default is a fused one)"}
+    "nanotron": "nanotron's Llama calls FlashAttention-2"}
 
 
 def check_training(training, exporter: Exporter, moe: bool = True, hardware=None) -> None:
@@ -533,13 +532,203 @@ def dp_axes(p: ParallelConfig, framework: str, alternatives: str) -> Degrees:
 
 
 #: a shell variable use: ``${NAME}``, ``${NAME:-default}`` / ``${NAME-default}`` (groups 1-3) or ``$NAME`` (group 4)
-_VAR = re.compile(r"\$\{([A-Za-z_]\w*)(?:(:?)-([^}]*))?\}|\$([A-Za-z_]\w*)")
+_VAR = re.compile(r"\$\{([A-Za-z_]\w*)(?:(:?)([-=])([^}]*))?\}|\$([A-Za-z_]\w*)")
 #: ``${NAME:-"default"}`` / ``${NAME-'default'}``: a default in quotes (Megatron-LM's examples/mixtral script:
 #: ``NNODES=${SLURM_NNODES:-"1"}``), read as the unquoted default
-_QUOTED_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*)(:?-)([\"'])([^\"'}]*)\3\}")
+_QUOTED_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*)(:?[-=])([\"'])([^\"'}]*)\3\}")
 #: ``NAME=value`` at the start of a statement: a bare word, or a quoted string (which may span lines)
 _ASSIGN = re.compile(r"(?:^|(?<=[;\n]))[ \t]*(?:export[ \t]+)?(?P<name>[A-Za-z_]\w*)(?P<plus>\+?)="
                      r"(?:(?P<computed>\$\(|`)|(?P<value>\"[^\"]*\"|'[^']*'|[^\s;#\"'()]*)(?=[ \t]*(?:[;\n#]|$)))")
+
+
+#: the key of an expansion's variables (``env``) under which the names whose value bash computes and the importer
+#: does not (``$(...)``, a loop variable, ``read``, ``unset``) are listed, space-separated: not a shell name
+COMPUTED = "\0computed"
+#: ``$(( expression ))``: bash integer arithmetic (one level of parentheses inside)
+_ARITH = re.compile(r"\$\(\(((?:[^()]|\([^()]*\))*)\)\)")
+#: what an arithmetic expression may hold once its names are replaced by their integer values
+_ARITH_TEXT = re.compile(r"^[\d\s+\-*/%()]*$")
+
+
+def arithmetic(expression: str, env: dict[str, str]) -> str | None:
+    """The value of a bash ``$(( expression ))`` (bash manual, "Shell Arithmetic": integers; ``/`` truncates toward
+    zero, ``%`` takes the dividend's sign) whose names (``MBS``, ``$MBS``, ``${MBS}``) all hold integers in ``env``,
+    as a decimal string; None where a name is unset or not an integer, or the expression uses an operator other than
+    ``+ - * / %`` and parentheses (a launch script computes a batch or a node count, nothing more)."""
+    import ast
+
+    def value(m: re.Match) -> str:
+        v = env.get(m.group(1) or m.group(2) or m.group(3), "")
+        return v if re.fullmatch(r"-?\d+", v.strip()) else "x"
+    text = re.sub(r"\$\{(\w+)\}|\$(\w+)|\b([A-Za-z_]\w*)\b", value, expression)
+    if not _ARITH_TEXT.match(text) or not text.strip():
+        return None
+
+    def ev(node):  # the integer arithmetic of the five operators, bash's rounding
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return -ev(node.operand) if isinstance(node.op, ast.USub) else ev(node.operand)
+        if isinstance(node, ast.BinOp):
+            a, b = ev(node.left), ev(node.right)
+            if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and b == 0:
+                raise ZeroDivisionError
+            ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
+                   ast.Div: lambda: int(a / b) if abs(a) < 2**52 else a // b,
+                   ast.Mod: lambda: int(math.fmod(a, b))}
+            if type(node.op) in ops:
+                return ops[type(node.op)]()
+        raise ValueError(node)
+    try:
+        result = ev(ast.parse(text.strip(), mode="eval"))
+    except (SyntaxError, ValueError, ZeroDivisionError, RecursionError):
+        return None
+    return str(result) if abs(result) < 2**63 else None
+
+
+#: a statement that only assigns: an optional ``export`` / ``local`` / ``declare`` / ``typeset`` / ``readonly`` (with
+#: options such as ``-i``), then one or more ``NAME=value`` words (a bare word or a quoted string on the line)
+_ASSIGN_WORD = r"[A-Za-z_]\w*\+?=(?:\"[^\"]*\"|'[^']*'|[^\s;#\"'()]*)"
+_ASSIGN_LINE = re.compile(rf"^(?P<indent>[ \t]*)(?:(?:export|local|declare|typeset|readonly)(?:[ \t]+-\w+)*[ \t]+)?"
+                          rf"(?P<words>{_ASSIGN_WORD}(?:[ \t]+{_ASSIGN_WORD})*)[ \t]*(?P<rest>(?:[;#].*)?)$")
+#: statements after which a variable holds a value the importer does not know: ``unset NAME...``, ``read [-r] NAME...``,
+#: ``for NAME in ...`` (after the loop it holds the last word, inside it each in turn)
+_UNKNOWN_AFTER = re.compile(r"^[ \t]*(?:unset(?:[ \t]+-[vf])?|read(?:[ \t]+-\w+(?:[ \t]+\S+)?)*|for)[ \t]+"
+                            r"(?P<names>[A-Za-z_]\w*(?:[ \t]+[A-Za-z_]\w*)*)(?=[ \t]*(?:$|;|\bin\b|<))")
+
+
+def _normalize_shell(text: str) -> str:
+    """``text`` with the statements :func:`expand_variables` reads rewritten to the one-assignment-per-statement form
+    its scan knows, line by line outside multi-line quotes: ``TP=4 PP=2``, ``export TP=4 PP=2``, ``local TP=8``,
+    ``declare -i TP=4``, ``readonly PP=2`` and ``typeset CP=2`` assign each name (bash); ``read NAME`` and ``for NAME
+    in ...`` make the name's value unknown from there (``NAME=$(unknown)``: a value the shell computes, which no
+    ``${NAME:-default}`` replaces), ``unset NAME`` unsets it (``NAME=$(unset)``: a default applies again)."""
+    out, quote = [], ""
+    for line in text.split("\n"):
+        m = None if quote else _ASSIGN_LINE.match(line)
+        keyword = m is not None and not re.match(r"[ \t]*[A-Za-z_]\w*\+?=", line)
+        words = re.findall(_ASSIGN_WORD, m.group("words")) if m else []
+        if m and (keyword or len(words) > 1):
+            out.extend(m.group("indent") + w for w in words)
+            rest = m.group("rest").lstrip()
+            if rest.startswith(";") and rest[1:].strip():
+                out.append(m.group("indent") + rest[1:].lstrip())
+        else:
+            u = None if quote else _UNKNOWN_AFTER.match(line)
+            if u:
+                how = "unset" if line.lstrip().startswith("unset") else "unknown"
+                out.extend(f"{n}=$({how})" for n in u.group("names").split() if n != "in")
+            out.append(line)
+        quote = _open_quote(line, quote)
+    return "\n".join(out)
+
+
+#: ``NAME=(`` / ``NAME+=(`` opening a bash array, or a use ``${NAME[@]}`` / ``${NAME[*]}``, quoted or not
+_ARRAY = re.compile(r"(?:(?:^|(?<=[;\n]))[ \t]*(?:(?:export|local|declare|typeset|readonly)(?:[ \t]+-\w+)*[ \t]+)?"
+                    r"(?P<name>[A-Za-z_]\w*)(?P<plus>\+?)=\()|(?P<q>\"?)\$\{(?P<use>[A-Za-z_]\w*)\[[@*]\]\}(?P=q)")
+
+
+def _array_body(text: str, start: int) -> int:
+    """The index of the ``)`` closing the array whose ``(`` ends just before ``start`` (quotes and nested
+    parentheses skipped; a ``#`` comment runs to the line's end); ``len(text)`` where it is not closed."""
+    depth, quote, i = 1, "", start
+    while i < len(text):
+        c = text[i]
+        if quote:
+            i += 2 if (quote == '"' and c == "\\") else 1
+            quote = "" if c == quote else quote
+            continue
+        if c in "\"'":
+            quote = c
+        elif c == "#" and (i == start or text[i - 1] in " \t\n("):
+            i = text.find("\n", i)
+            i = len(text) if i < 0 else i
+            continue
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return len(text)
+
+
+def expand_arrays(text: str) -> str:
+    """``text`` with each use of a bash array the script fills itself (``ARGS=( --a 1 --b 2 )``, ``ARGS+=( ... )``,
+    possibly over several lines) replaced by its elements as written, in order as bash reads them: ``"${ARGS[@]}"``
+    and ``${ARGS[*]}`` become the words ``--a 1 --b 2`` (each element keeps its own quotes, so a quoted element stays
+    one word under ``"${ARGS[@]}"``, as bash expands it). Comments inside the parentheses are left out; an array the
+    script does not fill stays as written."""
+    arrays: dict[str, str] = {}
+    out, pos = [], 0
+    for m in _ARRAY.finditer(text):
+        if m.start() < pos:
+            continue
+        if m.group("name"):
+            end = _array_body(text, m.end())
+            body = " ".join(re.sub(r"(?:^|(?<=[ \t]))#.*$", "", line).strip()
+                            for line in text[m.end():end].split("\n")).strip()
+            arrays[m.group("name")] = f"{arrays.get(m.group('name'), '')} {body}".strip() if m.group("plus") else body
+            out.append(text[pos:end + 1])
+            pos = end + 1
+        elif m.group("use") in arrays:
+            out.append(text[pos:m.start()] + arrays[m.group("use")])
+            pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def strip_comments(text: str) -> str:
+    """``text`` without its bash comments: a ``#`` that begins a word outside quotes runs to the end of its line (bash
+    manual, "Comments"); a ``#`` inside a word (``--log-dir /tmp/run#1``), a quoted one, ``$#`` and ``${#A[@]}`` do
+    not. Newlines are kept."""
+    out, quote, i = [], "", 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if quote == '"' and c == "\\" and i + 1 < len(text):
+                out.append(text[i:i + 2])
+                i += 2
+                continue
+            quote = "" if c == quote else quote
+        elif c in "\"'":
+            quote = c
+        elif c == "\\" and i + 1 < len(text):
+            out.append(text[i:i + 2])
+            i += 2
+            continue
+        elif c == "#" and (i == 0 or text[i - 1] in " \t\n;|&()"):
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+#: ``#SBATCH`` options of a Slurm batch script that set the job's environment: ``--nodes=N`` / ``-N N`` (Slurm sets
+#: SLURM_NNODES and SLURM_JOB_NUM_NODES) and ``--export=ALL,NAME=value,...`` (sbatch manual)
+_SBATCH_NODES = re.compile(r"^#SBATCH[ \t]+(?:--nodes[= ]|-N[ \t]*)(\d+)\b", re.M)
+_SBATCH_EXPORT = re.compile(r"^#SBATCH[ \t]+--export[= ](\S+)", re.M)
+
+
+def sbatch_env(text: str) -> dict[str, str]:
+    """The environment a Slurm batch script's ``#SBATCH`` header gives the job (sbatch manual: ``--nodes`` sets
+    ``SLURM_NNODES`` and ``SLURM_JOB_NUM_NODES``; ``--export=ALL,NAME=value`` exports each NAME), which a script reads
+    as ``NNODES=${SLURM_NNODES:-1}``; {} without a header."""
+    env: dict[str, str] = {}
+    nodes = _SBATCH_NODES.findall(text)
+    if nodes:
+        env["SLURM_NNODES"] = env["SLURM_JOB_NUM_NODES"] = nodes[-1]
+    for spec in _SBATCH_EXPORT.findall(text):
+        for item in spec.split(","):
+            name, eq, value = item.partition("=")
+            if eq and re.fullmatch(r"[A-Za-z_]\w*", name):
+                env[name] = value.strip("\"'")
+    return env
 
 
 #: characters a variable's value (and four times that, the whole script) may reach once substituted: a config is a
@@ -547,7 +736,7 @@ _ASSIGN = re.compile(r"(?:^|(?<=[;\n]))[ \t]*(?:export[ \t]+)?(?P<name>[A-Za-z_]
 MAX_EXPANDED = 2**20
 
 
-def expand_variables(text: str) -> str:
+def expand_variables(text: str, env: dict[str, str] | None = None) -> str:
     """``text`` with the shell variables a launch script sets itself substituted, in order as bash
     reads them: ``NAME=value``, ``NAME="a quoted value"`` (which may span lines, as Megatron-LM's example
     scripts keep their flags: ``GPT_ARGS="--tensor-model-parallel-size 2 ..."``) or ``export NAME=value``
@@ -563,9 +752,11 @@ def expand_variables(text: str) -> str:
     Raises:
         ConfigError: a variable or the script expanding past :data:`MAX_EXPANDED` (four times that for the script).
     """
-    text = _QUOTED_DEFAULT.sub(r"${\1\2\4}", text)  # ${NNODES:-"1"}: bash drops the default's quotes
+    env = {} if env is None else env
+    text = _QUOTED_DEFAULT.sub(r"${\1\2\4}", _normalize_shell(text.replace("\r\n", "\n")))  # ${NNODES:-"1"}: unquoted
     blocks = _if_blocks(text.split("\n"))
-    result = _expand_blocks(blocks, {}, top=True) if blocks is not None else _expand_chunk(text, {})
+    result = _expand_blocks(blocks, env, top=True) if blocks is not None else _expand_chunk(text, env)
+    result = expand_arrays(result)
     if len(result) > 4 * MAX_EXPANDED:  # many uses of a large variable
         raise ConfigError(f"the script expands past {4 * MAX_EXPANDED:,} characters once its variables are substituted; "
                           "legal: a launch script a few KiB long", field="import", value=len(result))
@@ -576,28 +767,46 @@ def _substitute(text: str, env: dict[str, str], unknown: list | None = None) -> 
     """``text`` with the ``$NAME`` forms :func:`expand_variables` reads substituted from ``env`` (a name not set stays as
     written, or its default; each such name is appended to ``unknown`` when it is given)."""
     def sub(m: re.Match) -> str:
-        name = m.group(1) or m.group(4)
+        name = m.group(1) or m.group(5)
         value = env.get(name)
-        if m.group(3) is not None and (value is None or (m.group(2) == ":" and value == "")):
-            return m.group(3)
+        if value is None and name in env.get(COMPUTED, "").split():  # set to a value the shell computes: no default
+            if unknown is not None:
+                unknown.append(name)
+            return m.group(0)
+        if m.group(4) is not None and (value is None or (m.group(2) == ":" and value == "")):
+            if m.group(3) == "=":  # ${NAME:=default} assigns the default as well (bash)
+                env[name] = m.group(4)
+            return m.group(4)
         if value is None and unknown is not None:
             unknown.append(name)
-        return value if value is not None else m.group(0)
-    return _VAR.sub(sub, text)
+        # an unquoted use word-splits on newlines too (bash IFS): a multi-line GPT_ARGS="..." stays on its command
+        return value.replace("\n", " ") if value is not None else m.group(0)
+    return _ARITH.sub(lambda m: arithmetic(m.group(1), env) or m.group(0), _VAR.sub(sub, text))
 
 
 def _expand_chunk(text: str, env: dict[str, str]) -> str:
-    """:func:`expand_variables` on a stretch of script without a decided conditional, reading and extending ``env``."""
+    """:func:`expand_variables` on a stretch of script without a decided conditional, reading and extending ``env``
+    (the names whose value bash computes and the importer does not are listed under :data:`COMPUTED`)."""
     out, pos = [], 0
     for m in _ASSIGN.finditer(text):
         out.append(_substitute(text[pos:m.start()], env))
         name, append = m.group("name"), m.group("plus") == "+"
         if m.group("computed"):
-            # a value bash computes ($(...), $((...)), `...`) replaces the earlier one, so the name is unknown from
-            # here (NNODES=1 then NNODES=$(scontrol ... | wc -l) was read as 1 node; TP=$((TP*2)) as the first TP)
-            env.pop(name, None)
-            out.append(text[m.start():m.end()])
-            pos = m.end()
+            # a value bash computes ($(...), `...`) replaces the earlier one, so the name is unknown from here
+            # (NNODES=1 then NNODES=$(scontrol ... | wc -l) was read as 1 node); integer arithmetic on known values
+            # ($((MBS * 64)), $((TP*2))) is evaluated as bash does (:func:`arithmetic`)
+            arith = _ARITH.match(text, m.start("computed"))
+            value = arithmetic(arith.group(1), env) if arith else None
+            end = arith.end() if arith else m.end()
+            unset = text.startswith("$(unset)", m.start("computed"))  # _normalize_shell's form of ``unset NAME``
+            names = [n for n in env.get(COMPUTED, "").split() if n != name]
+            env[COMPUTED] = " ".join(names + ([name] if value is None and not unset else []))
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value
+            out.append(text[m.start():end])
+            pos = end
             continue
         value = _substitute(m.group("value"), env)
         quoted = value[:1] in "\"'" and len(value) > 1

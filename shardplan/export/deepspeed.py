@@ -79,8 +79,12 @@ def _check(ctx: ExportContext) -> None:
         (p.cp > 1 and p.tp > 1, f"cp={p.cp} (Ulysses, sequence_parallel_size) with tp={p.tp} (AutoTP): the Hugging "
          "Face Ulysses integration is documented without AutoTP", "Megatron-LM (--cp-comm-type a2a)"),
         (p.sp, "Megatron sequence parallelism (sp) with AutoTP", _TORCH + " (--sequence-parallel)"),
-        (p.ep > 1, f"ep={p.ep}: expert parallelism is model code (deepspeed.moe.layer.MoE(ep_size))",
-         _TORCH + " or MaxText"),
+        (p.ep > 1 and p.zero_stage == 3, f"ep={p.ep} with ZeRO-3 (DeepSpeed AutoEP, the ds_config's expert_parallel "
+         "section, runs with ZeRO stages 0-2)", _TORCH + " or MaxText"),
+        (p.ep > 1 and (p.tp > 1 or p.cp > 1), f"ep={p.ep} beside AutoTP / Ulysses (tp={p.tp}, cp={p.cp}): AutoEP carves "
+         "its expert groups from the data-parallel ranks alone", _TORCH),
+        (p.ep > 1 and p.moe_dispatcher != "alltoall", f"moe_dispatcher={p.moe_dispatcher!r} (AutoEP dispatches tokens "
+         "by all-to-all)", "Megatron-LM (--moe-token-dispatcher-type)"),
         (p.recompute == "selective", "selective recomputation (deepspeed.checkpointing recomputes whole layers)",
          _TORCH),
         (p.offload_optimizer and p.zero_stage == 0, "offload_optimizer with zero_stage=0 (zero/config.py: its "
@@ -124,6 +128,9 @@ def ds_config(ctx: ExportContext) -> dict:
     if p.cp > 1:  # Ulysses (the checks above: cp_comm 'a2a'); DeepSpeed fills the batch in from its dp world
         cfg.pop("train_batch_size", None)
         cfg["sequence_parallel_size"] = p.cp
+    if p.ep > 1:  # DeepSpeed AutoEP (deepspeed/module_inject/auto_ep_config.py AutoEPConfig: enabled, autoep_size):
+        # the Hugging Face model's MoE blocks replaced by grouped-GEMM experts over ep data-parallel ranks
+        cfg["expert_parallel"] = {"enabled": True, "autoep_size": p.ep}
     if p.recompute == "full":
         cfg["activation_checkpointing"] = {"partition_activations": False, "cpu_checkpointing": False,
                                            "contiguous_memory_optimization": False,
@@ -253,12 +260,27 @@ def _batch_sizes(cfg: dict, tp: int, devices: int | None) -> tuple[int | None, i
                  f"{B // mbs if B % mbs == 0 else B / mbs:g} (DeepSpeed derives the steps from its world size; give "
                  "--devices, or the launcher's tensor / pipeline degrees with --from megatron)",)
     gas = gas or 1
-    if B % (mbs * gas):
-        step = mbs * gas
-        raise ConfigError(f"train_batch_size={B} is not micro batch x accumulation x dp ({mbs} x {gas} x dp); legal "
-                          f"train_batch_size: a multiple of {step}, e.g. {(B // step) * step or step} or "
-                          f"{(B // step + 1) * step}", field="train_batch_size", value=B)
+    _check_product(B, mbs, gas, devices)
     return B, mbs, gas, B // (mbs * gas), notes
+
+
+def _check_product(B: int, mbs: int, gas: int, devices: int | None) -> None:
+    """DeepSpeed's assertion train_batch_size = micro batch x accumulation x dp (``runtime/config.py``).
+
+    Raises:
+        ConfigError: a batch that is not a multiple of micro x accumulation, naming the batches the devices reach (dp
+            divides them) or, without a device count, the nearest multiples.
+    """
+    step = mbs * gas
+    if B % step == 0:
+        return
+    if devices:
+        legal = (f"{step} x dp with dp dividing the {devices} devices: {fmt_legal([step * d for d in divisors(devices)])}"
+                 f"; or change gradient_accumulation_steps to one that divides {B // mbs if B % mbs == 0 else B}")
+    else:
+        legal = f"a multiple of {step}, e.g. {(B // step) * step or step} or {(B // step + 1) * step}"
+    raise ConfigError(f"train_batch_size={B} is not micro batch x accumulation x dp ({mbs} x {gas} x dp); legal "
+                      f"train_batch_size: {legal}", field="train_batch_size", value=B)
 
 
 def _precision(cfg: dict, stage: int) -> str | None:

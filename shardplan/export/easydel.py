@@ -62,7 +62,7 @@ def _check(ctx: ExportContext) -> None:
 
 def easydel_config(ctx: ExportContext) -> dict:
     """The EasyDeL values of a plan: sharding_axis_dims, names, partition_axis, gradient_checkpointing,
-    training_arguments.
+    training_arguments, and attn_mechanism 'vanilla' for a plan priced with the unfused attention core.
 
     Raises:
         ConfigError: see the module docstring.
@@ -70,7 +70,8 @@ def easydel_config(ctx: ExportContext) -> dict:
     _check(ctx)
     p, tr = ctx.p, ctx.training
     shard = p.dp_shard if p.zero_stage == 3 else 1
-    return {"sharding_axis_dims": [p.dp // shard, shard, 1, p.tp, p.cp], "sharding_axis_names": list(NAMES),
+    attention = {"attn_mechanism": "vanilla"} if tr.attention == "naive" else {}  # the unfused core the plan priced
+    return {**attention, "sharding_axis_dims": [p.dp // shard, shard, 1, p.tp, p.cp], "sharding_axis_names": list(NAMES),
             "partition_axis": {"batch_axis": ["fsdp", "dp"], "sequence_axis": "sp", "head_axis": "tp",
                                "hidden_state_axis": "tp"},
             "gradient_checkpointing": _CKPT[p.recompute],
@@ -94,7 +95,8 @@ def _python(ctx: ExportContext, cfg: dict) -> str:
             '    sharding_axis_names=EASYDEL_CONFIG["sharding_axis_names"],\n'
             '    partition_axis=ed.PartitionAxis(**EASYDEL_CONFIG["partition_axis"]),\n'
             '    config_kwargs=ed.EasyDeLBaseConfigDict(gradient_checkpointing=EASYDEL_CONFIG["gradient_checkpointing"]'
-            ' or ed.EasyDeLGradientCheckPointers.NONE),\n)\n'
+            ' or ed.EasyDeLGradientCheckPointers.NONE'
+            + (', attn_mechanism=EASYDEL_CONFIG["attn_mechanism"]' if "attn_mechanism" in cfg else "") + '),\n)\n'
             'arguments = ed.TrainingArguments(**EASYDEL_CONFIG["training_arguments"])\n'
             + ("" if p.recompute != "none" else "# gradient_checkpointing '' = off (the plan recomputes nothing)\n"))
 
@@ -143,6 +145,7 @@ def _load(text: str) -> tuple[dict, tuple[str, ...]]:
 #: sharding_axis_dims / sharding_axis_names, ``EasyDeLBaseConfigDict`` gradient_checkpointing, ``TrainingArguments`` /
 #: ``SFTConfig`` total_batch_size, gradient_accumulation_steps, max_sequence_length)
 SCRIPT_KEYS = {"sharding_axis_dims": None, "sharding_axis_names": None, "gradient_checkpointing": None,
+               "attn_mechanism": None,
                "total_batch_size": "training_arguments", "gradient_accumulation_steps": "training_arguments",
                "max_sequence_length": "training_arguments"}
 
@@ -154,7 +157,9 @@ def checkpointer_policy(node: ast.AST) -> str | None:
     if not isinstance(node, ast.Attribute):
         return None
     base = node.value.attr if isinstance(node.value, ast.Attribute) else getattr(node.value, "id", "")
-    return node.attr.lower() if base.endswith("GradientCheckPointers") else None
+    if base.endswith("GradientCheckPointers"):
+        return "" if node.attr == "NONE" else node.attr.lower()  # NONE = "" (EasyDeL's enum: no checkpointing)
+    return node.attr.lower() if base.endswith("AttentionMechanisms") else None
 
 
 def _elarge_sharding(tree: ast.AST) -> dict:
@@ -233,7 +238,7 @@ def _script_config(text: str) -> dict:
         if not isinstance(node, ast.keyword) or node.arg not in SCRIPT_KEYS:
             continue
         v = node.value
-        if node.arg == "gradient_checkpointing" and isinstance(v, ast.Attribute):
+        if node.arg in ("gradient_checkpointing", "attn_mechanism") and isinstance(v, ast.Attribute):
             value = checkpointer_policy(v)
             if value is None:
                 continue  # FLAGS.gradient_checkpointing: set at run time, not in the file
@@ -360,9 +365,44 @@ def read(text: str, devices: int | None = None) -> Imported:
     # the one precision an EasyDeL file is priced with (EXPORTER.precisions; the CLI's target_precision): without it
     # `estimate --plan` on a TPU took maxtext's fp32-params (a breaker's round trip: 9.978 s -> 10.530 s)
     precision, more = _dtype_precision(cfg)
+    attention, attn_notes = attention_of(cfg.get("attn_mechanism"))
     return Imported(parallel_from(values), devices=eval_product(dims), seq_len=args.get("max_sequence_length"),
-                    global_batch=B, framework="easydel", notes=(*older, *_order_note(cfg), *more),
-                    precision=precision)
+                    global_batch=B, framework="easydel", notes=(*older, *_order_note(cfg), *more, *attn_notes),
+                    precision=precision, attention=attention)
+
+
+#: EasyDeL's training attention mechanisms (``easydel/layers/attention/_flexible.py`` ``AttentionMechanisms``, a
+#: StrEnum whose values are the lower-case member names; older releases' dataclass of the same strings): the ones
+#: that materialise the s x s scores (priced as ``--attention naive``) and the fused or blockwise kernels (priced as
+#: flash attention)
+EASYDEL_NAIVE_ATTENTION = ("vanilla", "sharded_vanilla", "legacy_sharded_vanilla")
+EASYDEL_FUSED_ATTENTION = ("auto", "flash_attn2", "cuda_flash_attn2", "flash", "pallas_flash", "splash", "cudnn",
+                           "blockwise", "blocksparse", "sdpa", "ring", "wise_ring", "local_ring")
+
+
+def attention_of(mechanism: object) -> tuple[str | None, tuple[str, ...]]:
+    """(the plan's attention, notes) of an EasyDeL ``attn_mechanism``: 'naive' for the unfused ones
+    (:data:`EASYDEL_NAIVE_ATTENTION`, whose s x s scores cost HBM traffic and memory), None (flash, the planner's
+    default) for a fused or blockwise kernel, with a note for the ring kernels (their ring over the sequence axis is
+    priced as context parallelism over ``sp``) and for ``auto`` (EasyDeL picks a fused kernel for the device).
+
+    Raises:
+        ConfigError: a value EasyDeL has no training mechanism of, with the legal values.
+    """
+    if mechanism is None:
+        return None, ()
+    name = str(mechanism).lower()
+    if name in EASYDEL_NAIVE_ATTENTION:
+        return "naive", (f"attn_mechanism {name!r}: the unfused attention (the s x s scores stored), priced as "
+                         "--attention naive",)
+    if name not in EASYDEL_FUSED_ATTENTION:
+        legal = [*EASYDEL_NAIVE_ATTENTION, *EASYDEL_FUSED_ATTENTION]
+        raise ConfigError(f"EasyDeL attn_mechanism={short_repr(mechanism)}; legal: {', '.join(map(repr, legal))} (the "
+                          "training mechanisms of easydel.AttentionMechanisms)", field="attn_mechanism",
+                          value=short_repr(mechanism), legal=legal)
+    note = ("a ring over the sequence axis, priced as context parallelism over sp" if "ring" in name else
+            "EasyDeL picks a fused kernel for the device" if name == "auto" else None)
+    return None, ((f"attn_mechanism {name!r}: priced as a fused (flash) attention kernel; {note}",) if note else ())
 
 
 def _dtype_precision(cfg: dict) -> tuple[str, tuple[str, ...]]:

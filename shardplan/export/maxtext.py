@@ -198,6 +198,8 @@ def overrides(ctx: ExportContext) -> dict:
         out.update(weight_dtype="bfloat16", dtype="bfloat16")
     if tr.framework.loss_chunks > 1:  # the profile's chunked loss is MaxText's vocab tiling (base.yml num_vocab_tiling)
         out["num_vocab_tiling"] = tr.framework.loss_chunks
+    if tr.attention == "naive":  # the unfused core the plan priced: XLA's einsum attention (MAXTEXT_ATTENTION)
+        out["attention"] = "dot_product"
     return out
 
 
@@ -383,9 +385,37 @@ def read(text: str, devices: int | None = None) -> Imported:
         notes.append(f"num_vocab_tiling={tiles}: price the chunked loss with a profile file (base: maxtext, "
                      f"loss_chunks: {tiles}) as --framework; the plan file records only the layout")
     precision, optimizer = _precision_of(cfg, notes)
+    attention, capacity = attention_of(cfg, notes), _capacity_factor(cfg, notes)
     return Imported(parallel_from(values), devices=n, seq_len=seq_len, global_batch=B,
                     framework="maxtext", precision=precision, optimizer_dtype=optimizer,
-                    moe_capacity_factor=_capacity_factor(cfg, notes), notes=tuple(notes))
+                    moe_capacity_factor=capacity, notes=tuple(notes), attention=attention)
+
+
+#: MaxText's ``attention`` values (src/MaxText/configs/base.yml: "Supported attention: autoselected, dot_product,
+#: flash, cudnn_flash_te, ..."; layers/attentions.py AttentionOp): 'dot_product' is XLA's einsum attention, which
+#: materialises the s x s scores (priced as --attention naive); the others are fused kernels (splash / Pallas flash on
+#: TPU, cuDNN on GPU), priced as flash attention
+MAXTEXT_ATTENTION = ("autoselected", "dot_product", "flash", "cudnn_flash_te", "cudnn_flash_jax", "paged")
+
+
+def attention_of(cfg: dict, notes: list[str]) -> str | None:
+    """The plan's attention of a MaxText ``attention`` override: 'naive' for 'dot_product' (with a note), None (flash)
+    for the fused ones and where the file leaves it to base.yml's 'autoselected'.
+
+    Raises:
+        ConfigError: a value MaxText does not have, with the legal values.
+    """
+    value = cfg.get("attention")
+    if value is None:
+        return None
+    if value not in MAXTEXT_ATTENTION:
+        raise ConfigError(f"MaxText attention={short_repr(value)}; legal: {', '.join(MAXTEXT_ATTENTION)} (base.yml)",
+                          field="attention", value=short_repr(value), legal=list(MAXTEXT_ATTENTION))
+    if value == "dot_product":
+        notes.append("attention=dot_product: XLA's einsum attention (the s x s scores stored), priced as --attention "
+                     "naive")
+        return "naive"
+    return None
 
 
 def _overrides(text: str) -> tuple[dict, list[str]]:

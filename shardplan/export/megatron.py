@@ -66,10 +66,10 @@ import shlex
 import yaml
 
 from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
-from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block,
-                                   expand_variables, parallel_from, refuse, runs_command,
-                                   shell_words)
-from shardplan.parallel import check_activation_offload, check_offload_modules
+from shardplan.export.base import (COMPUTED, ExportContext, Exporter, Imported, check_unexpressed, comment_block,
+                                   expand_variables, parallel_from, refuse, runs_command, sbatch_env,
+                                   shell_words, strip_comments)
+from shardplan.parallel import ParallelConfig, check_activation_offload, check_offload_modules
 from shardplan.presets.frameworks import FRAMEWORKS
 
 SOURCE = "Megatron-LM megatron/training/arguments.py (commit 000c4ac)"
@@ -257,8 +257,11 @@ def _moe_args(ctx: ExportContext) -> list[str]:
                      "no other exporter")
     if ctx.estimate.model.is_moe:
         # arguments.py _add_moe_args: --moe-grouped-gemm (default off: SequentialMLP, one expert after another)
-        # runs the local experts as TE GroupedLinear, as the Megatron-Bridge recipes the MoE costs were fitted on do
-        args.append("--moe-grouped-gemm")
+        # runs the local experts as TE GroupedLinear, as the Megatron-Bridge recipes the MoE costs were fitted on do;
+        # the plan is priced with balanced routing (TrainingSpec.moe_imbalance), what auxiliary-loss balancing
+        # approaches, and --moe-aux-loss-coeff defaults to 0.0 (no balancing loss): the Megatron-Core MoE README's
+        # example coefficient, 1e-2, with its aux_loss type (the default, written to say it)
+        args += ["--moe-grouped-gemm", "--moe-router-load-balancing-type", "aux_loss", "--moe-aux-loss-coeff", "1e-2"]
     if p.ep > 1:
         args += ["--expert-model-parallel-size", str(p.ep), "--expert-tensor-parallel-size", str(p.expert_tp)]
         # the dispatcher the planner priced (Megatron-LM's default is allgather)
@@ -444,10 +447,23 @@ def write(ctx: ExportContext) -> str:
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser that raises a ConfigError instead of printing usage and exiting."""
 
+    #: the names whose value the script computes with the shell (``$(...)``, a loop, ``read``): set by :func:`_parse`
+    computed: list[str] = []
+
     def error(self, message: str) -> None:
-        """Refuse a malformed Megatron-LM argument (argparse's message, cut to 200 characters)."""
-        hint = ("; a shell variable the script does not set itself: set it in the script (NAME=value) or give the "
-                "expanded flags") if "$" in message else ""
+        """Refuse a malformed Megatron-LM argument (argparse's message, cut to 200 characters), saying why a ``$NAME``
+        in it was not replaced: a value the script computes with the shell (``$(...)``, a loop variable, ``read``),
+        or a variable it does not set."""
+        names = re.findall(r"\$\{?([A-Za-z_]\w*)", message)
+        computed = [n for n in names if n in self.computed]
+        if computed:
+            hint = (f"; {computed[0]} holds a value the script computes with the shell ($(...), a loop, read), "
+                    "which the importer does not run: set it in the script (NAME=value) or give the expanded flags")
+        elif "$" in message:
+            hint = ("; a shell variable the script does not set itself: set it in the script (NAME=value) or give the "
+                    "expanded flags")
+        else:
+            hint = ""
         raise ConfigError(f"the Megatron-LM arguments cannot be read: {message[:200]}{hint}", field="file", value=None)
 
 
@@ -774,9 +790,15 @@ def _uneven_split(num_layers: int | None, pp: int, first: int | None, last: int 
             raise ConfigError(f"--decoder-{flag}-pipeline-num-layers {v}: legal: 0 or more", field="pp_layers", value=v)
     others = pp - (first is not None) - (last is not None)
     rest = num_layers - (first or 0) - (last or 0)
-    if rest < 0 or (others == 0 and rest) or (others and rest % others):
+    if rest < 0:
+        raise ConfigError(f"the first ({first or 0}) and last ({last or 0}) stages' layers add up to "
+                          f"{(first or 0) + (last or 0)}, more than --num-layers {num_layers}; legal: first + last at "
+                          f"most {num_layers}, the rest a multiple of the {others} other stages", field="pp_layers",
+                          value=(first or 0) + (last or 0))
+    if (others == 0 and rest) or (others and rest % others) or (others and rest == 0 and pp > 2):
         raise ConfigError(f"--num-layers {num_layers} minus the first ({first}) and last ({last}) stages' layers leaves "
-                          f"{rest} for the other {others} stages: not an even split (Megatron-LM asserts one)",
+                          f"{rest} for the other {others} stages: not an even split of at least one layer each "
+                          "(Megatron-LM asserts an even split; a middle stage without layers runs nothing)",
                           field="pp_layers", value=rest)
     middle = rest // others if others else 0
     return ((middle if first is None else first),) + (middle,) * (pp - 2) + ((middle if last is None else last),)
@@ -1076,6 +1098,48 @@ def misspelt_flags(unknown: list[str], known: list[str]) -> tuple[str, ...]:
     return tuple(notes)
 
 
+#: a Megatron-LM training entry point a launch script runs (pretrain_gpt.py, pretrain_mamba.py, Pai-Megatron-Patch's
+#: pretrain_qwen.py, ...)
+_ENTRY = re.compile(r"(?:^|[/\s\"'`=])pretrain\w*\.py\b")
+
+
+def shell_statements(text: str) -> list[str]:
+    """The statements of a (comment-free, variable-expanded) script: split at a newline, ``;``, ``|`` or ``&``
+    outside quotes, as bash ends a simple command (bash manual, "Lists of Commands" and "Pipelines")."""
+    out, cur, quote, i = [], [], "", 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if quote == '"' and c == "\\" and i + 1 < len(text):
+                cur.append(text[i:i + 2])
+                i += 2
+                continue
+            quote = "" if c == quote else quote
+        elif c in "\"'":
+            quote = c
+        elif c in "\n;|&":
+            out.append("".join(cur))
+            cur = []
+            i += 1
+            continue
+        cur.append(c)
+        i += 1
+    out.append("".join(cur))
+    return [st for st in out if st.strip()]
+
+
+def launcher_statements(text: str) -> str:
+    """The statements of a variable-expanded script that run a Megatron-LM entry point (:data:`_ENTRY`: the
+    ``torchrun ... pretrain_gpt.py ...`` line with its arrays and variables substituted), joined by ``;``: the flags
+    argparse receives are theirs alone, not those of an array the launcher never uses, of a heredoc's usage text or of
+    a later post-processing command. An assignment (its uses are substituted already) and an ``echo`` / ``printf`` /
+    ``cat`` line are not runs. The whole text where no statement names an entry point (a flag list, a launcher that
+    holds the script's path in a variable it does not set)."""
+    runs = [st for st in shell_statements(text) if _ENTRY.search(st)
+            and not re.match(r"\s*(?:[A-Za-z_]\w*\+?=|(?:echo|printf|cat)\b)", st)]
+    return " ;\n".join(runs) if runs else text
+
+
 def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | None]:
     """The flags of a script (its own variables substituted, :func:`expand_variables`) and its world size: the
     script's torchrun line first (``--nnodes`` defaults to 1), else ``devices`` (also where the line gives a
@@ -1084,8 +1148,11 @@ def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | No
     # operators ( ) ; | & < > are tokens of their own, so that they end a list of values
     text = _model_args_flags(text) or text
     _check_script_kind(text)
-    lexer = shlex.shlex(expand_variables(re.sub(r"\\\r?\n", " ", text)), posix=True, punctuation_chars=True)
+    env = sbatch_env(text)  # #SBATCH --nodes=4: the job's SLURM_NNODES, which NNODES=${SLURM_NNODES:-1} reads
+    expanded = expand_variables(strip_comments(re.sub(r"\\\r?\n", " ", text.replace("\r\n", "\n"))), env)
+    lexer = shlex.shlex(launcher_statements(expanded), posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
+    lexer.commenters = ""  # comments are gone (strip_comments: a # inside a word is not one)
     # a bash array element holding a flag and its value ("--fp8-format hybrid" in Megatron-LM's
     # examples/llama/train_llama3_8b_h100_fp8.sh, expanded unquoted as ${DTYPE_ARGS[@]}) is split by bash into
     # words; read it as those words (quoted, argparse would stop on it: the script runs only unquoted)
@@ -1104,6 +1171,7 @@ def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | No
     kept = _drop_unset_launch_sizes(words)
     unread_launch = len(kept) != len(words)  # a --nnodes / --nproc-per-node the text does not give as a number
     ap = parser()
+    ap.computed = env.get(COMPUTED, "").split()
     a, unknown = ap.parse_known_args(kept)
     _check_read_flags(a)
     _check_env_degrees(a, text)
@@ -1190,7 +1258,7 @@ def read_flags(text: str, devices: int | None = None) -> Imported:
                   cp_comm="a2a" if ulysses else _cp_comm_of(a) if cp > 1 else "ring",
                   sp=a.sequence_parallel and tp > 1,
                   ep=a.expert_model_parallel_size or 1, recompute=a.recompute_granularity or "none",
-                  etp=a.expert_tensor_parallel_size if a.expert_tensor_parallel_size not in (None, tp) else None,
+                  etp=_etp_of(a, tp),
                   moe_dispatcher=_dispatcher(a),
                   recompute_modules=tuple(a.recompute_modules) if a.recompute_modules else None,
                   recompute_layers=(a.recompute_num_layers if a.recompute_granularity == "full"
@@ -1206,10 +1274,11 @@ def read_flags(text: str, devices: int | None = None) -> Imported:
     parallel = parallel_from(values)
     check_activation_offload(parallel, a.num_layers)
     check_offload_modules(parallel, None)
+    _check_expert_and_head_split(a, parallel)
     precision, optimizer_dtype = _training_of(a, zero)
     capacity, capacity_notes = _capacity_factor(a)
     framework, loss_notes = _profile_of(a, zero, dp, ulysses)
-    notes = _import_notes(a, parallel.schedule, precision) + capacity_notes + loss_notes
+    notes = _import_notes(a, parallel.schedule, precision) + capacity_notes + loss_notes + _etp_notes(a, tp)
     return Imported(parallel, devices=n, seq_len=a.seq_length, global_batch=a.global_batch_size,
                     framework=framework, precision=precision, optimizer_dtype=optimizer_dtype,
                     moe_capacity_factor=capacity, dropout=any((MEGATRON_DROPOUT if rate is None else rate) > 0
@@ -1217,6 +1286,43 @@ def read_flags(text: str, devices: int | None = None) -> Imported:
                     notes=notes, model_shape=model_shape(a),
                     # an unfused attention core (its s x s scores stored): the plan records attention 'naive'
                     attention="naive" if a.attention_backend in ("unfused", "local") else None)
+
+
+def _etp_of(a: argparse.Namespace, tp: int) -> int | None:
+    """The plan's etp of ``--expert-tensor-parallel-size``: None where it equals tp (Megatron-LM's default) or the
+    model has no experts (no ``--num-experts``: Megatron-LM builds no expert layer, the flag changes nothing)."""
+    etp = a.expert_tensor_parallel_size
+    return None if etp in (None, tp) or not a.num_experts else etp
+
+
+def _etp_notes(a: argparse.Namespace, tp: int) -> tuple[str, ...]:
+    """A note where ``--expert-tensor-parallel-size`` is given for a model without ``--num-experts`` (dropped)."""
+    etp = a.expert_tensor_parallel_size
+    if etp in (None, tp) or a.num_experts:
+        return ()
+    return (f"--expert-tensor-parallel-size {etp} without --num-experts: a dense model has no expert layer for it to "
+            "split (Megatron-LM only checks the expert grid); not in the plan",)
+
+
+def _check_expert_and_head_split(a: argparse.Namespace, p: ParallelConfig) -> None:
+    """What Megatron-LM and Transformer Engine refuse at start-up, refused at import rather than by ``estimate --plan``:
+    ``--num-experts`` not divisible by ``--expert-model-parallel-size`` (Megatron-Core MoELayer asserts
+    ``num_moe_experts % expert_model_parallel_size == 0``) and all-to-all context parallelism whose degree does not
+    divide the key/value heads (Transformer Engine's a2a attention scatters the heads over the cp ranks).
+
+    Raises:
+        ConfigError: naming the flags, the values and the legal ones.
+    """
+    if a.num_experts and p.ep > 1 and a.num_experts % p.ep:
+        legal = divisors(a.num_experts)
+        raise ConfigError(f"--expert-model-parallel-size {p.ep} does not divide --num-experts {a.num_experts} "
+                          f"(Megatron-Core asserts it); legal: {fmt_legal(legal)}", field="ep", value=p.ep, legal=legal)
+    heads = (a.num_query_groups if a.group_query_attention and a.num_query_groups else a.num_attention_heads)
+    if p.cp > 1 and p.cp_comm == "a2a" and heads and heads % p.cp:
+        legal = [c for c in divisors(heads) if c > 1]
+        raise ConfigError(f"--cp-comm-type a2a with --context-parallel-size {p.cp}: the {heads} key/value heads do not "
+                          f"divide over {p.cp} ranks (Transformer Engine's all-to-all attention scatters the heads); "
+                          f"legal cp: {fmt_legal(legal)}, or --cp-comm-type p2p", field="cp", value=p.cp, legal=legal)
 
 
 def _check_optimizer_offload(a: argparse.Namespace, zero: int) -> None:

@@ -70,6 +70,12 @@ def _check(ctx: ExportContext) -> None:
         (p.tp_overlap and not ctx.training.framework.compiled, "tp_overlap without torch.compile (its async TP, "
          "enable_async_tensor_parallel, raises 'Async TP requires torch.compile': price the plan with --framework "
          "torchtitan-compile)", "Megatron-LM (--tp-comm-overlap)"),
+        (p.moe_dispatcher == "deepep" and p.ep > 1 and p.expert_tp > 1, f"DeepEP with etp={p.expert_tp} (its "
+         "DeepEP path raises 'DeepEP with Expert Tensor Parallelism (ETP) is not supported yet')",
+         "Megatron-LM (--moe-enable-deepep)"),
+        (p.moe_dispatcher == "allgather", "the all-gather token dispatcher (its expert parallelism dispatches by "
+         "all-to-all: expert_parallel_comm_backend standard or deepep)", "Megatron-LM (--moe-token-dispatcher-type "
+         "allgather)"),
         (p.ep > 1 and p.expert_tp not in (1, p.tp), f"etp={p.expert_tp} with tp={p.tp} (its "
          "expert_tensor_parallel_degree is 1 or the tensor-parallel degree)", "Megatron-LM (--expert-tensor-parallel-size)"),
         (p.ep > 1 and not _ep_fits(p), f"ep={p.ep} outside its dp2ep rule (cp{' x tp' if p.expert_tp == 1 < p.tp else ''} "
@@ -97,6 +103,8 @@ def _parallelism(ctx: ExportContext) -> dict:
            "expert_parallel_degree": p.ep}
     if p.ep > 1:  # a key of later 2025 releases (job_config.py at 000204a / 6404b93 has none): written only for MoE
         par["expert_tensor_parallel_degree"] = p.expert_tp
+    if p.ep > 1 and p.moe_dispatcher == "deepep":  # EP_COMM_BACKENDS: torchtitan's DeepEP token dispatch
+        par["expert_parallel_comm_backend"] = "deepep"
     if p.pp > 1:
         cut = _uneven_cut(ctx)
         if cut is not None:  # the planner's uneven split, cut by torchtitan's weighted generator
@@ -234,7 +242,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     etp = _degree(par, "expert_tensor_parallel_degree") if ep > 1 else tp  # torchtitan's default etp: 1
     values = dict(dp=rep * shard, zero_stage=zero, dp_shard=shard if zero else None, tp=tp, sp=tp > 1, pp=pp, cp=cp,
                   ep=ep, etp=etp if etp != tp else None, tp_overlap=flag(par, "enable_async_tensor_parallel", "torchtitan"),
-                  recompute=_recompute_mode(cfg, notes))
+                  recompute=_recompute_mode(cfg, notes), moe_dispatcher=_ep_backend(par, ep, notes))
     if flag(tr, "enable_cpu_offload", "torchtitan", where="[training] "):
         if zero != 3:
             raise ConfigError(f"torchtitan [training] enable_cpu_offload=true with ZeRO-{zero} sharding: FSDP2's CPU "
@@ -308,7 +316,36 @@ READ_KEYS = ("data_parallel_replicate_degree", "data_parallel_shard_degree", "fs
              "tensor_parallel_degree", "enable_async_tensor_parallel", "pipeline_parallel_degree",
              "pipeline_parallel_schedule", "pipeline_parallel_layers_per_stage", "pipeline_parallel_microbatch_size",
              "pipeline_parallel_first_stage_less_layers", "pipeline_parallel_last_stage_less_layers",
-             "context_parallel_degree", "expert_parallel_degree", "expert_tensor_parallel_degree")
+             "context_parallel_degree", "expert_parallel_degree", "expert_tensor_parallel_degree",
+             "expert_parallel_comm_backend")
+#: torchtitan's [parallelism] expert_parallel_comm_backend values (pytorch/torchtitan PR #2107, 2025-12:
+#: torchtitan/distributed/deepep: "DeepEP: Support for NVLink8 (H100 / B200)", "HybridEP: Optimized for
+#: GB200/NVLink72"; 'standard' the default all-to-all) and the planner's moe_dispatcher of each
+EP_COMM_BACKENDS = {"standard": "alltoall", "deepep": "deepep", "hybridep": "deepep"}
+
+
+def _ep_backend(par: dict, ep: int, notes: list[str]) -> str:
+    """The planner's moe_dispatcher of ``[parallelism] expert_parallel_comm_backend`` (:data:`EP_COMM_BACKENDS`;
+    'hybridep' priced as DeepEP, with a note).
+
+    Raises:
+        ConfigError: a value torchtitan does not have, or DeepEP / HybridEP with expert_parallel_degree 1 (torchtitan
+            raises: "DeepEP requires expert parallelism (ep_degree > 1)").
+    """
+    backend = par.get("expert_parallel_comm_backend", "standard")
+    if backend not in EP_COMM_BACKENDS:
+        raise ConfigError(f"torchtitan expert_parallel_comm_backend={short_repr(backend)}; legal: "
+                          f"{', '.join(map(repr, EP_COMM_BACKENDS))}", field="expert_parallel_comm_backend",
+                          value=short_repr(backend), legal=list(EP_COMM_BACKENDS))
+    if backend != "standard" and ep == 1:
+        raise ConfigError(f"torchtitan expert_parallel_comm_backend={backend!r} with expert_parallel_degree 1: "
+                          "torchtitan raises ('requires expert parallelism (ep_degree > 1)'); legal: 'standard', or "
+                          "expert_parallel_degree > 1", field="expert_parallel_comm_backend", value=backend,
+                          legal=["standard"])
+    if backend == "hybridep":
+        notes.append("expert_parallel_comm_backend='hybridep' (torchtitan's HybridEP for NVLink72): priced as DeepEP's "
+                     "token dispatch (moe_dispatcher deepep)")
+    return EP_COMM_BACKENDS[backend]
 
 
 def _check_parallelism_keys(par: dict, tr: dict, notes: list[str]) -> None:
@@ -654,5 +691,6 @@ def _pipeline_values(par: dict, n_layers_hint: int | None, pp: int, notes: list[
 
 
 EXPORTER = Exporter(name="torchtitan", title="torchtitan", source=SOURCE, suffix=".toml",
-                    expresses=("tp_overlap", "pipeline_flushes", "etp", "offload_optimizer", "offload_params"), write=write, read=read, seq_key="[training] seq_len",
+                    expresses=("tp_overlap", "pipeline_flushes", "etp", "offload_optimizer", "offload_params",
+                               "moe_dispatcher"), write=write, read=read, seq_key="[training] seq_len",
                     precisions=("bf16-mixed", "fp8-mixed"))

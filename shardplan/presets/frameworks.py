@@ -341,7 +341,17 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                          pp_p2p_overlap=True, layout_defaults={"sp": True}, default_zero_stage=1, cp_comms=("ring", "a2a"),
                          cp_a2a_replicates_kv=False, cp_a2a_fused_only=True, zero2_accumulation="full_buffer",
                          searched_tp_overlap=True, pipeline_zero_stages=(0, 1), eager_ops=("expert_bias",),
+                         zero3_per_step="never",
                          sources={"host_adam_params_per_s": _MEGATRON_CPU_ADAM,
+                                  "zero3_per_step": "'never': Megatron-LM's ZeRO-3 is Megatron-FSDP "
+                                  "(--data-parallel-sharding-strategy optim_grads_params), which gathers an FSDP unit's "
+                                  "parameters before its forward and again before its backward and releases them after "
+                                  "(Megatron-Core developer guide, core.distributed.fsdp.src.megatron_fsdp.megatron_fsdp: "
+                                  "TrainingState FORWARD / PRE_BACKWARD / POST_BACKWARD, RegisterFSDPBackwardFunction "
+                                  "'used to release the parameters after the backward pass'); its "
+                                  "DistributedDataParallelConfig has no option that keeps them across the microbatches "
+                                  "of a step, nor does --use-torch-fsdp2 (fully_shard with resharding): every "
+                                  "microbatch re-gathers",
                                   "eager_ops": "('expert_bias',): Megatron-Core megatron/core/transformer/moe/"
                                   "experts.py TEGroupedMLP builds linear_fc2 with skip_bias_add=True and adds the "
                                   "per-expert bias in _apply_bias (a Python loop over the local experts of "
