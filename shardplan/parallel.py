@@ -85,7 +85,9 @@ class ParallelConfig(BaseModel):
         recompute: activation recomputation: 'none', 'selective' (attention core), 'full' (per layer).
         microbatch_size: sequences per microbatch per data-parallel rank.
         kv_replication: allow tp > n_kv_heads by replicating KV heads (tp % n_kv_heads == 0).
-        fsdp_unit: ZeRO-3 gather granularity: 'block' (torch FSDP per layer) or 'tensor' (DeepSpeed).
+        fsdp_unit: ZeRO-3 gather granularity: 'block' (one gather per transformer layer, PyTorch FSDP's wrapping; the
+            default) or 'tensor' (one gather per weight tensor, as DeepSpeed ZeRO-3's module hooks fetch them: the
+            deepspeed profile's ZeRO-3 constants were fitted with it, so a DeepSpeed run is priced with 'tensor').
         offload_optimizer: keep master weights, gradients and optimizer state in host memory.
         offload_params: keep each rank's ZeRO-3 parameter shard in host memory and copy it to the device
             before every gather (DeepSpeed ``offload_param``, ZeRO-Infinity; PyTorch FSDP CPU offload, which
@@ -160,7 +162,8 @@ class ParallelConfig(BaseModel):
     kv_replication: bool = Field(default=False, description=(
         "allow tp > n_kv_heads by replicating KV heads (tp % n_kv_heads == 0)"))
     fsdp_unit: Literal["block", "tensor"] = Field(default="block", description=(
-        "ZeRO-3 gather granularity: 'block' (PyTorch FSDP, per layer) or 'tensor' (DeepSpeed)"))
+        "ZeRO-3 gather granularity: 'block' (one gather per layer, PyTorch FSDP; the default) or 'tensor' (one per "
+        "weight tensor, as DeepSpeed ZeRO-3 fetches them: give it for a DeepSpeed run, whose profile was fitted so)"))
     offload_optimizer: bool = Field(default=False, description=(
         "keep master weights, gradients and optimizer state in host memory"))
     offload_params: bool = Field(default=False, description=(
@@ -1901,4 +1904,27 @@ def _microbatches(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -
                           f"1F1B engine needs at least pp - 1 (min_microbatches='pp_minus_1', as nanotron's "
                           f"OneForwardOneBackwardPipelineEngine asserts); {fix}",
                           field="microbatch_size", value=p.microbatch_size, legal=legal)
+    if p.pp > 1 and fw.min_microbatches == "at_least_pp" and m // p.pipeline_flushes < p.pp:
+        _refuse_fewer_than_stages(p, m, B, fw)
     return m
+
+
+def _refuse_fewer_than_stages(p: ParallelConfig, m: int, B: int, fw) -> None:
+    """Refuse fewer microbatches per pipeline flush than stages under a profile whose engine needs as many
+    (``FrameworkProfile.min_microbatches`` 'at_least_pp': torch.distributed.pipelining's schedules raise "Number of
+    microbatches (1) must be greater than or equal to the number of stages (2)").
+
+    Raises:
+        ConfigError: naming the counts and the microbatch sizes that give enough.
+    """
+    f = p.pipeline_flushes
+    legal, text = legal_values("microbatch_size", [b for b in divisors(B // p.dp) if (B // (p.dp * b)) % f == 0
+                                                   and B // (p.dp * b * f) >= p.pp])
+    fix = (f"legal microbatch_size: {text}" if legal else
+           f"no microbatch size gives that: raise the global batch to at least dp x pp"
+           f"{' x pipeline_flushes' if f > 1 else ''} = {p.dp * p.pp * f} sequences, or lower pp")
+    where = f"per pipeline flush ({m} / {f} flushes)" if f > 1 else "per step"
+    raise ConfigError(f"{m // f} microbatches {where} is fewer than pp = {p.pp} stages: the {fw.label} framework's "
+                      "pipeline schedules need at least one per stage (min_microbatches='at_least_pp': "
+                      "torch.distributed.pipelining raises 'Number of microbatches must be greater than or equal to the "
+                      f"number of stages'); {fix}", field="microbatch_size", value=p.microbatch_size, legal=legal)

@@ -561,11 +561,11 @@ def test_nanotron_zero_stage_above_one_is_read_as_zero_1():
 def test_maxtext_refuses_microbatches_that_are_not_a_multiple_of_the_stages():
     # pyconfig / types.py: num_pipeline_microbatches % num_stages == 0
     m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=64, seq_len=8192, global_batch=6,
-                                 global_batch_tokens=None, tp=8, sp=True, pp=4, schedule="gpipe", zero_stage=3,
-                                 framework="torchtitan")
+                                 global_batch_tokens=None, tp=8, sp=True, tp_overlap=False, pp=4, schedule="gpipe",
+                                 zero_stage=1, framework="nanotron")  # (torchtitan refuses 3 microbatches on 4 stages)
     e = estimate(m, hw, tr, pc, 64)
     assert e.layout.microbatches % 4
-    with pytest.raises(ConfigError, match="multiple of the stages.*torchtitan"):
+    with pytest.raises(ConfigError, match="multiple of the stages.*Megatron-LM can express"):
         export_text("maxtext", e)
 
 

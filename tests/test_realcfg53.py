@@ -132,3 +132,15 @@ def test_plan_points_to_a_layout_with_headroom_when_first_is_tight():
     if tight_fit(plans[0]):
         assert "#1 is a tight fit" in note and ("GiB free" in note or "safer pick" in note or "--top" in note)
     assert safer_pick_note(plans[:1]) == "" or "safer pick" in safer_pick_note(plans[:1])
+
+
+def test_no_peak_band_row_where_the_profile_has_no_band():
+    # maxtext prices no fragmentation: the fits row said "no peak band" and the memory table then printed
+    # "peak band (low-high) 33.96-33.96"
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    args = ["estimate", "--model", "llama-3-70b", "--hardware", "tpu-v5p", "--devices", "256", "--seq-len", "8192",
+            "--global-batch", "256", "--zero-stage", "3", "--recompute", "full"]
+    text = CliRunner().invoke(app, args).output
+    assert "no peak band" in text and "peak band (low-high)" not in text

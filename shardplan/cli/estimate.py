@@ -911,7 +911,8 @@ def _memory_and_time_tables(e, d: dict) -> tuple[Table, Table]:
             if key == "allocated" and e.memory.peak_phase != "all terms":
                 label = f"allocated: the {e.memory.peak_phase} peak (not every part above at once)"
             mem.add_row(f"[bold]{label}[/]" if key == "total" else label, _gib(m[key]), end_section=True)
-    mem.add_row("peak band (low-high)", f"{_gib(m['peak_low'])}-{_gib(m['peak_high'])}")
+    if m["peak_high"] > m["peak_low"]:  # a profile without fragmentation has no band (the fits row says so)
+        mem.add_row("peak band (low-high)", f"{_gib(m['peak_low'])}-{_gib(m['peak_high'])}")
     if m.get("host_offload"):
         where = "host memory or NVMe" if e.parallel.nvme_offload else "host memory"
         mem.add_row(f"host_offload ({where} per device, not in total)", _gib(m["host_offload"]))

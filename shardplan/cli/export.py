@@ -50,9 +50,14 @@ def render_export(framework: str, estimate, output: Optional[Path], inputs: Opti
                           legal=list(TPU_EXPORTS))
     text = export_text(name, estimate, reproduce_command(name, estimate, output, inputs), output)
     band_warning(estimate)
-    if name == "deepspeed" and estimate.parallel.recompute == "full":  # the file's _shardplan line, on stderr
-        from shardplan.export.deepspeed import HF_RECOMPUTE_NOTE
-        err_console.print(f"note: {HF_RECOMPUTE_NOTE}", highlight=False, soft_wrap=True)
+    if name == "deepspeed":  # the file's _shardplan lines, on stderr
+        import json as _json
+
+        from shardplan.export.deepspeed import HF_RECOMPUTE_NOTE, trainer_note
+        err_console.print(f"note: {trainer_note(_json.loads(text)['_shardplan']['trainer'])}", highlight=False,
+                          soft_wrap=True)
+        if estimate.parallel.recompute == "full":
+            err_console.print(f"note: {HF_RECOMPUTE_NOTE}", highlight=False, soft_wrap=True)
     return name, text
 
 

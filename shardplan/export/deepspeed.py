@@ -148,16 +148,39 @@ HF_RECOMPUTE_NOTE = ("recompute=full: with a Hugging Face model pass the Trainer
                      "deepspeed.checkpointing, which only Megatron-DeepSpeed-style model code calls")
 
 
+def trainer_arguments(ctx: ExportContext) -> dict:
+    """The Hugging Face TrainingArguments a ds_config written with numbers needs beside it: transformers'
+    ``HfTrainerDeepSpeedConfig`` (integrations/deepspeed.py ``trainer_config_process`` / ``fill_match``) compares every
+    value that is not "auto" (train_micro_batch_size_per_gpu with per_device_train_batch_size,
+    gradient_accumulation_steps, the bf16 / fp16 switches) with the Trainer's arguments and raises "DeepSpeed config
+    mismatch" on a difference, and the Trainer's defaults (8 per device, no accumulation, fp32) are not the plan's."""
+    tr, p = ctx.training, ctx.p
+    args = {"per_device_train_batch_size": p.microbatch_size, "gradient_accumulation_steps": ctx.layout.microbatches,
+            "bf16": tr.precision.name.startswith("bf16"), "fp16": tr.precision.name == "fp16-mixed"}
+    if p.recompute == "full":  # HF_RECOMPUTE_NOTE
+        args["gradient_checkpointing"] = True
+    return args
+
+
+def trainer_note(args: dict) -> str:
+    """The Trainer flags of :func:`trainer_arguments`, as a sentence for the header and stderr."""
+    flags = " ".join(f"--{k}" if v is True else f"--{k} {v}" for k, v in args.items() if v is not False)
+    return (f"under the Hugging Face Trainer pass {flags} (the Trainer raises 'DeepSpeed config mismatch' where its "
+            "arguments differ from this file's numbers)")
+
+
 def write(ctx: ExportContext) -> str:
-    """``ds_config.json`` text: ``_shardplan`` (header) first, then the DeepSpeed keys.
+    """``ds_config.json`` text: ``_shardplan`` (header) first, then the DeepSpeed keys; ``_shardplan.trainer`` holds the
+    Hugging Face Trainer arguments the file's numbers need (:func:`trainer_arguments`).
 
     Raises:
         ConfigError: see the module docstring.
     """
     cfg = ds_config(ctx)
     head = header_dict(ctx, EXPORTER)
+    head["trainer"] = trainer_arguments(ctx)
+    head["lines"] = [*head["lines"], trainer_note(head["trainer"])]
     if ctx.p.recompute == "full":  # HF_RECOMPUTE_NOTE
-        head["trainer"] = {"gradient_checkpointing": True}
         head["lines"] = [*head["lines"], HF_RECOMPUTE_NOTE]
     return json.dumps({"_shardplan": head, **cfg}, indent=2) + "\n"
 

@@ -106,7 +106,8 @@ def _check(ctx: ExportContext) -> None:
         (p.zero_stage == 1 and p.dp_shard != p.dp, "ZeRO-1 over a part of dp (HSDP)",
          "Megatron-LM (--num-distributed-optimizer-instances)"),
         (p.pp > 1 and ctx.layout.microbatches % p.pp != 0, f"{ctx.layout.microbatches} microbatches on pp={p.pp} "
-         f"(num_pipeline_microbatches must be a multiple of the stages)", _TORCH),
+         f"(num_pipeline_microbatches must be a multiple of the stages)",
+         "Megatron-LM" + (" or torchtitan" if ctx.layout.microbatches // p.pipeline_flushes >= p.pp else "")),
         (bool(p.offload_activation_layers) and (p.recompute != "full" or p.offload_activation_layers
                                                  != ctx.estimate.model.n_layers),
          f"offload_activation_layers={p.offload_activation_layers} with recompute={p.recompute!r} (its "

@@ -243,6 +243,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     values = dict(dp=rep * shard, zero_stage=zero, dp_shard=shard if zero else None, tp=tp, sp=tp > 1, pp=pp, cp=cp,
                   ep=ep, etp=etp if etp != tp else None, tp_overlap=flag(par, "enable_async_tensor_parallel", "torchtitan"),
                   recompute=_recompute_mode(cfg, notes), moe_dispatcher=_ep_backend(par, ep, notes))
+    _cp_rotate_note(par, cp, notes)
     if flag(tr, "enable_cpu_offload", "torchtitan", where="[training] "):
         if zero != 3:
             raise ConfigError(f"torchtitan [training] enable_cpu_offload=true with ZeRO-{zero} sharding: FSDP2's CPU "
@@ -317,7 +318,11 @@ READ_KEYS = ("data_parallel_replicate_degree", "data_parallel_shard_degree", "fs
              "pipeline_parallel_schedule", "pipeline_parallel_layers_per_stage", "pipeline_parallel_microbatch_size",
              "pipeline_parallel_first_stage_less_layers", "pipeline_parallel_last_stage_less_layers",
              "context_parallel_degree", "expert_parallel_degree", "expert_tensor_parallel_degree",
-             "expert_parallel_comm_backend")
+             "expert_parallel_comm_backend", "context_parallel_rotate_method")
+#: torchtitan's [parallelism] context_parallel_rotate_method values (job_config.py: "allgather" the default, "alltoall"):
+#: how the K/V shards travel between the cp ranks of torch's context_parallel; both move each rank's K/V to every
+#: other rank once per attention, the bytes the planner's ring prices
+CP_ROTATE_METHODS = ("allgather", "alltoall")
 #: torchtitan's [parallelism] expert_parallel_comm_backend values (pytorch/torchtitan PR #2107, 2025-12:
 #: torchtitan/distributed/deepep: "DeepEP: Support for NVLink8 (H100 / B200)", "HybridEP: Optimized for
 #: GB200/NVLink72"; 'standard' the default all-to-all) and the planner's moe_dispatcher of each
@@ -346,6 +351,22 @@ def _ep_backend(par: dict, ep: int, notes: list[str]) -> str:
         notes.append("expert_parallel_comm_backend='hybridep' (torchtitan's HybridEP for NVLink72): priced as DeepEP's "
                      "token dispatch (moe_dispatcher deepep)")
     return EP_COMM_BACKENDS[backend]
+
+
+def _cp_rotate_note(par: dict, cp: int, notes: list[str]) -> None:
+    """A note for ``context_parallel_rotate_method`` (:data:`CP_ROTATE_METHODS`, priced as the ring's bytes) where cp > 1.
+
+    Raises:
+        ConfigError: a value torchtitan does not have.
+    """
+    method = par.get("context_parallel_rotate_method", "allgather")
+    if method not in CP_ROTATE_METHODS:
+        raise ConfigError(f"torchtitan context_parallel_rotate_method={short_repr(method)}; legal: "
+                          f"{', '.join(map(repr, CP_ROTATE_METHODS))}", field="context_parallel_rotate_method",
+                          value=short_repr(method), legal=list(CP_ROTATE_METHODS))
+    if cp > 1:
+        notes.append(f"context_parallel_rotate_method={method!r}: each rank's K/V shard reaches every other cp rank "
+                     "once per attention, priced as the ring's bytes (cp_comm ring)")
 
 
 def _check_parallelism_keys(par: dict, tr: dict, notes: list[str]) -> None:

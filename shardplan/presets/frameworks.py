@@ -481,9 +481,19 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                          weight_sharding_axes=("cp",), tp_requires_sp=True, layout_defaults={"sp": True}, sp_seq_dim_copies=True,
                          default_zero_stage=3, released_schedules=("gpipe", "1f1b", "interleaved"),
                          selective_recompute="every_other_matmul", pp_unsharded_grad_bytes=4, grad_reduce_bytes=4,
-                         local_batch_flushes=True, expert_group="dp2ep",
+                         local_batch_flushes=True, expert_group="dp2ep", zero2_param_gather="per_microbatch",
+                         min_microbatches="at_least_pp",
                          **_TITAN_ALLOCATOR,
-                         sources={"expert_group": "'dp2ep': torchtitan distributed/parallel_dims.py builds the expert "
+                         sources={"min_microbatches": "'at_least_pp': torch.distributed.pipelining schedules.py "
+                                  "PipelineScheduleSingle (ScheduleGPipe, Schedule1F1B) raises \"Number of microbatches "
+                                  "(1) must be greater than or equal to the number of stages (2)\", which torchtitan's "
+                                  "pipelines run into with a local batch of fewer microbatches than stages",
+                                  "zero2_param_gather": "'per_microbatch': torchtitan train.py (at 000204a) train_step "
+                                  "runs forward_backward_step once per gradient-accumulation microbatch without "
+                                  "set_reshard_after_backward(False), and FSDP2 reshards after every backward by "
+                                  "default, so fsdp_reshard_after_forward 'never' (ZeRO-2) gathers the parameters again "
+                                  "in each microbatch's forward (a new user's 13B plan priced one gather per step)",
+                                  "expert_group": "'dp2ep': torchtitan distributed/parallel_dims.py builds the expert "
                                   "mesh from the FSDP shard x cp (x tp with expert_tensor_parallel_degree 1) ranks: cp "
                                   "(x tp) divides expert_parallel_degree and it divides that product (shardplan's "
                                   "torchtitan export checks the same rule)",

@@ -249,9 +249,11 @@ class FrameworkProfile(BaseModel):
             recipe), torchtitan / pytorch-fsdp / maxtext 3 (their FSDP defaults), 0 elsewhere.
         min_microbatches: 'none' (fewer microbatches than stages is legal: the bubble grows),
             'pp_minus_1' (the pipeline engine refuses fewer than pp - 1 microbatches per step;
-            nanotron ``OneForwardOneBackwardPipelineEngine`` asserts it) or 'multiple_of_pp' (the microbatch count
+            nanotron ``OneForwardOneBackwardPipelineEngine`` asserts it), 'multiple_of_pp' (the microbatch count
             of a step must be a multiple of the stages; MaxText base.yml: num_pipeline_microbatches "must be a
-            multiple of the number of pipeline stages").
+            multiple of the number of pipeline stages") or 'at_least_pp' (at least one microbatch per stage in each
+            pipeline flush: torch.distributed.pipelining's schedules raise "Number of microbatches must be greater
+            than or equal to the number of stages", torchtitan's pipelines).
         layer_host_s: seconds the host needs to issue one transformer layer's kernels and
             collectives (forward + backward of one microbatch). An eager framework's CPU runs ahead
             of the GPU, so this is hidden while the GPU work of a microbatch is longer, and sets a
@@ -355,6 +357,12 @@ class FrameworkProfile(BaseModel):
             the gradient memory of ZeRO-1 (:mod:`shardplan.cost.memory`: the full buffer whatever the microbatch
             count, as Megatron-LM allocates its main_grad buffer), its one reduction per step
             (:mod:`shardplan.cost.axes.dp`).
+        zero2_param_gather: when ZeRO-2 all-gathers the parameters: 'per_step' (default: after the optimizer
+            update, the replicated parameters then kept; DeepSpeed stage 2, Megatron-LM's distributed optimizer) or
+            'per_microbatch' (PyTorch FSDP2 with ``reshard_after_forward=False`` reshards after every backward unless
+            the loop calls ``set_reshard_after_backward(False)``, so each microbatch's forward gathers again:
+            torchtitan's ``fsdp_reshard_after_forward = "never"``, whose train.py accumulation loop does not; in a
+            pipeline torch's PipelineStage turns the reshard off until the last microbatch, so once per step).
         pp_unsharded_grad_bytes: bytes per parameter element of the gradients a ZeRO-3 (FSDP) stage
             holds unsharded across the microbatches of a pipelined step (0: none, the gradients are
             reduce-scattered every microbatch). PyTorch's pipelining runs every microbatch's backward
@@ -570,6 +578,7 @@ class FrameworkProfile(BaseModel):
     pp_stall_min_sequences: int | None = Field(default=None, ge=1, le=2**20)
     pp_stall_zero0_max_nodes: int | None = Field(default=None, ge=2, le=2**20)
     zero2_accumulation: Literal["per_microbatch", "full_buffer"] = "per_microbatch"
+    zero2_param_gather: Literal["per_step", "per_microbatch"] = "per_step"
     searched_tp_overlap: bool = False
     pp_unsharded_grad_bytes: int = Field(default=0, ge=0, le=8)
     pipeline_zero_stages: tuple[Literal[0, 1, 2, 3], ...] | None = Field(default=None, min_length=1)
@@ -619,7 +628,7 @@ class FrameworkProfile(BaseModel):
     moe_act_input_bytes: float | None = Field(default=None, gt=0, le=4)
     grouped_gemm_row_tile: int = Field(default=0, ge=0, le=8192)
     activation_offload: bool | Literal["remat_inputs"] = True
-    min_microbatches: Literal["none", "pp_minus_1", "multiple_of_pp"] = "none"
+    min_microbatches: Literal["none", "pp_minus_1", "multiple_of_pp", "at_least_pp"] = "none"
     sources: dict[str, str] = Field(default_factory=dict)
     origin: str = ""
 

@@ -169,12 +169,20 @@ def _zero012(ctx: StepContext, g: WeightGroup) -> list[Collective]:
     # ZeRO-2 keeps only its gradient shard, so each microbatch's gradients are reduce-scattered after its backward
     # (module docstring); ZeRO-1 accumulates into a full buffer and reduces once per step
     n_rs = ctx.m if ctx.p.zero_stage == 2 and ctx.training.framework.zero2_accumulation == "per_microbatch" else 1
+    # FSDP2's ZeRO-2 (FrameworkProfile.zero2_param_gather 'per_microbatch') reshards after each backward: every
+    # microbatch's forward gathers the parameters again, hidden behind that forward as the step's one gather is
+    # (not in a pipeline: torch's PipelineStage turns FSDP's reshard-after-backward off until the last microbatch)
+    n_ag = (ctx.m if ctx.p.zero_stage == 2 and ctx.p.pp == 1
+            and ctx.training.framework.zero2_param_gather == "per_microbatch" else 1)
     return [ctx.collective("ReduceScatter", "dp", "grads", "bwd" if n_rs > 1 else "step", g.kind, grads, g.shard,
                            g.stride, n_rs, f"{g.kind} gradients" + (" (ZeRO-2: every microbatch)" if n_rs > 1 else ""),
                            overlap=_bucket_rule(ctx), exposed_s=_bucketed(ctx, rs, L * bwd, b) * n_rs, buckets=b),
-            ctx.collective("AllGather", "dp", "params", "step", g.kind, params, g.shard, g.stride, 1,
-                           f"{g.kind} parameters after update", overlap=_bucket_rule(ctx) if hide_ag else "exposed",
-                           exposed_s=_bucketed(ctx, ag, L * fwd, b) if hide_ag else ag, buckets=b)] + _replicas(ctx, g)
+            ctx.collective("AllGather", "dp", "params", "fwd" if n_ag > 1 else "step", g.kind, params, g.shard,
+                           g.stride, n_ag, f"{g.kind} parameters " + ("every microbatch's forward (FSDP2 reshards after "
+                           "backward)" if n_ag > 1 else "after update"),
+                           overlap=_bucket_rule(ctx) if hide_ag else "exposed",
+                           exposed_s=(_bucketed(ctx, ag, L * fwd, b) if hide_ag else ag) * n_ag, buckets=b)] + _replicas(
+        ctx, g)
 
 
 def layer_tensors(model: ModelSpec) -> int:
