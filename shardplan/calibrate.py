@@ -626,6 +626,8 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
 #: matmul_efficiency 0.59 -> 0.79 and hbm_efficiency 0.80 -> 0.34 at a 0.4% in-sample error, VIF 55 and 65, and the
 #: file then priced a dense 70B run 13% faster)
 TRADED_VIF = 20.0
+#: the standard error (a share of the parameter's range) below which a collinear parameter is pinned all the same
+TRADED_SE = 0.02
 
 
 def traded_pairs(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile, free: Sequence[Parameter],
@@ -634,8 +636,10 @@ def traded_pairs(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile
     Jacobian J at the fitted values (forward differences of 1% of each parameter's range, in units of the range), the
     variance inflation factor [(J^T J)^-1]_ii (J^T J)_ii of each parameter (the linear approximation of Bates & Watts,
     "Nonlinear Regression Analysis and Its Applications", 1988, Sec. 2.3; VIF as in Marquardt 1970) above
-    :data:`TRADED_VIF`, named with the parameter it correlates with most. Empty with fewer than two parameters or a
-    singular J^T J (a parameter the records do not move is held already: :func:`identifiable`)."""
+    :data:`TRADED_VIF` whose standard error, sqrt([(J^T J)^-1]_ii s^2) with s^2 the residuals' sum of squares per degree
+    of freedom, exceeds :data:`TRADED_SE` of its range (records without noise pin even collinear parameters), named
+    with the parameter it correlates with most. Empty with fewer than two parameters or a singular J^T J (a parameter
+    the records do not move is held already: :func:`identifiable`)."""
     if len(free) < 2:
         return []
     x = [getattr(hw, p.field) if p.target == "hardware" else getattr(profile, p.field) for p in free]
@@ -655,13 +659,17 @@ def traded_pairs(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile
         return []
     sd = np.sqrt(np.clip(np.diag(cov), 1e-300, None))
     corr = cov / np.outer(sd, sd)
+    # the residual variance per degree of freedom: collinear parameters the records still pin (a small standard error,
+    # e.g. records without noise) are no warning (a breaker's seven exact records, VIF 30, recovered 0.5 / 0.6 exactly)
+    s2 = float(base @ base) / max(len(base) - len(free), 1)
     out = []
     for i, vif in enumerate(np.diag(cov) * np.diag(jtj)):
-        if vif > TRADED_VIF:
+        if vif > TRADED_VIF and np.sqrt(cov[i, i] * s2) > TRADED_SE:
             j = max((k for k in range(len(free)) if k != i), key=lambda k: abs(corr[i, k]))
             out.append(f"{free[i].field} is not separated from the other fitted parameters (variance inflation "
-                       f"{vif:.0f}; most with {free[j].field}, correlation {corr[i, j]:+.2f}): the records move them "
-                       "together, so its fitted value trades against theirs")
+                       f"{vif:.0f}, standard error {np.sqrt(cov[i, i] * s2):.0%} of its range; most with "
+                       f"{free[j].field}, correlation {corr[i, j]:+.2f}): the records move them together, so its fitted "
+                       "value trades against theirs and a run unlike these may be priced off")
     return out
 
 

@@ -1682,15 +1682,20 @@ def max_moe_imbalance(p: ParallelConfig, model: ModelSpec) -> float:
 
 def check_moe_imbalance(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) -> None:
     """Refuse a dropless ``moe_imbalance`` above what routing can produce on a given layout (:func:`max_moe_imbalance`;
-    ``estimate``'s layout: a search keeps every ep, the imbalance a user gives being the one of the layout they run);
-    without expert parallelism (or on a dense model) any value is left to the notes (it prices the busiest expert's
-    GEMMs and copies, as the routing note says).
+    ``estimate``'s layout: a search prices every ep with the imbalance held to its bound,
+    :func:`shardplan.cost.step.routable`): more than 1 without expert parallelism (one rank holds every expert), more
+    than the bound with it; on a dense model the routing note says the flag does nothing.
 
     Raises:
         ConfigError: naming the value, the bound and its arithmetic.
     """
     bound = max_moe_imbalance(p, model)
-    if p.ep > 1 and training.moe_capacity_factor is None and training.moe_imbalance > bound + 1e-9:
+    if model.is_moe and training.moe_capacity_factor is None and training.moe_imbalance > bound + 1e-9:
+        if p.ep == 1:
+            raise ConfigError(f"moe_imbalance={training.moe_imbalance:g} with ep=1: one rank holds all "
+                              f"{model.n_experts} experts, so its load is the mean whatever the routing; legal "
+                              "moe_imbalance: 1, or an expert-parallel layout (--ep)", field="moe_imbalance",
+                              value=training.moe_imbalance, legal=[1.0])
         raise ConfigError(f"moe_imbalance={training.moe_imbalance:g} exceeds what routing can put on one of the ep={p.ep} "
                           f"expert ranks: each holds {model.n_experts // p.ep} of {model.n_experts} experts, so at "
                           f"most min(top_k={model.top_k}, {model.n_experts // p.ep}) of a token's {model.top_k} copies "

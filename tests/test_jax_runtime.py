@@ -169,8 +169,10 @@ def test_zero3_gather_per_step_matches_single_device(kw, batches, reference):
     """ZeRO-3 with 2+ microbatches and zero3_gather='per_step' (every weight gathered once, before the
     accumulation loop) computes the single-device losses; the default 'per_microbatch' (gathered in
     every microbatch's forward and backward) is in CASES (FSDP, HSDP, FSDP+TP, FSDP+CP, FSDP+full-remat)."""
-    layout = validate(ParallelConfig(zero3_gather="per_step", **kw), TINY, TR, 8)
-    tr = Trainer(TINY, layout, TR, CFG)
+    from shardplan.presets.frameworks import JAX_RUNTIME
+    xla = TR.model_copy(update={"framework": JAX_RUNTIME})  # XLA keeps the gather (megatron's profile refuses it)
+    layout = validate(ParallelConfig(zero3_gather="per_step", **kw), TINY, xla, 8)
+    tr = Trainer(TINY, layout, xla, CFG)
     assert layout.microbatches >= 2 and tr.zero3_gather == "per_step"
     np.testing.assert_allclose(run_steps(tr, batches)[1], reference, rtol=2e-5, atol=2e-5)
 

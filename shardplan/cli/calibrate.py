@@ -337,8 +337,7 @@ def print_fit_summary(cal, cross_validation: bool = True, hw=None) -> None:
     if cal.underdetermined:
         err_console.print(f"[yellow]warning:[/] {escape(cal.underdetermined)}", highlight=False)
     for line in cal.traded:
-        err_console.print(f"[yellow]warning:[/] {escape(line)}; runs that change one without the other (another "
-                          "model size, microbatch or sequence length) separate them", highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False, soft_wrap=True)
     if cal.one_model:
         err_console.print(f"[yellow]note:[/] every record trains {escape(cal.one_model)}: the fitted constants are "
                           "checked on that model's shapes only; a plan for another model (another size, or dense where "

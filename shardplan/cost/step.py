@@ -290,12 +290,25 @@ def estimate_layout(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, 
     (``FrameworkProfile.memory_limited_schedule``, :func:`serialized_gathers`) a ZeRO-3 layout that does not fit
     is priced again with one gather buffer and exposed AllGathers, and that estimate is returned if it fits.
     """
+    training = routable(training, layout, model)
     est = _estimate_once(model, hw, training, layout, detail)
     serial = None if est.fits else serialized_gathers(training, layout)
     if serial is None:
         return est
     retry = _estimate_once(model, hw, serial, layout, detail)
     return retry if retry.fits else est
+
+
+def routable(training: TrainingSpec, layout: Layout, model: ModelSpec) -> TrainingSpec:
+    """``training`` with a dropless ``moe_imbalance`` held to what routing can put on one expert rank of this layout
+    (:func:`shardplan.parallel.max_moe_imbalance`: 1 without expert parallelism, where one rank holds every expert):
+    a search prices every ep with the imbalance a user gives for the one they run (``estimate`` refuses more than the
+    bound on its own layout, :func:`shardplan.parallel.check_moe_imbalance`)."""
+    from shardplan.parallel import max_moe_imbalance
+    if not model.is_moe or training.moe_capacity_factor is not None:
+        return training
+    bound = max_moe_imbalance(layout.parallel, model)
+    return training if training.moe_imbalance <= bound else training.model_copy(update={"moe_imbalance": bound})
 
 
 def serialized_gathers(training: TrainingSpec, layout: Layout) -> TrainingSpec | None:

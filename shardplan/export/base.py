@@ -595,7 +595,7 @@ _ASSIGN_LINE = re.compile(rf"^(?P<indent>[ \t]*)(?:(?:export|local|declare|types
                           rf"(?P<words>{_ASSIGN_WORD}(?:[ \t]+{_ASSIGN_WORD})*)[ \t]*(?P<rest>(?:[;#].*)?)$")
 #: statements after which a variable holds a value the importer does not know: ``unset NAME...``, ``read [-r] NAME...``,
 #: ``for NAME in ...`` (after the loop it holds the last word, inside it each in turn)
-_UNKNOWN_AFTER = re.compile(r"^[ \t]*(?:unset(?:[ \t]+-[vf])?|read(?:[ \t]+-\w+(?:[ \t]+\S+)?)*|for)[ \t]+"
+_UNKNOWN_AFTER = re.compile(r"^[ \t]*(?:unset(?:[ \t]+-[vf])?|read(?:[ \t]+-[A-Za-z]+)*|for)[ \t]+"
                             r"(?P<names>[A-Za-z_]\w*(?:[ \t]+[A-Za-z_]\w*)*)(?=[ \t]*(?:$|;|\bin\b|<))")
 
 
@@ -625,9 +625,59 @@ def _normalize_shell(text: str) -> str:
     return "\n".join(out)
 
 
+#: the first line of a shell function definition: ``name() {``, ``function name {`` (the brace may be on the next
+#: line), with what follows the brace on that line
+_FUNCTION = re.compile(r"^(?P<indent>[ \t]*)(?:function[ \t]+(?P<kw>[A-Za-z_][\w-]*)(?:[ \t]*\(\))?|"
+                       r"(?P<name>[A-Za-z_][\w-]*)[ \t]*\(\))[ \t]*(?P<brace>\{)?(?P<rest>.*)$")
+
+
+def _function_end(lines: list[str], i: int, indent: str, rest: str) -> int | None:
+    """The index of the line closing the function whose body starts after ``lines[i]`` (``rest``: the header line's text
+    after its brace): the same line where it ends in ``}`` (``f() { TP=2; }``), else the first later line that is
+    ``}`` (or ``};``) at the header's indentation or less; None where none is (the text is then read whole)."""
+    if re.search(r"(?:^|[;\s])\}[ \t]*(?:#.*)?$", rest):
+        return i
+    for j in range(i + 1, len(lines)):
+        stripped = lines[j].strip()
+        lead = lines[j][:len(lines[j]) - len(lines[j].lstrip())]
+        if stripped in ("}", "};") and len(lead) <= len(indent.expandtabs()):
+            return j
+    return None
+
+
+def drop_uncalled_functions(text: str) -> str:
+    """``text`` without the shell functions it defines and never calls (bash runs a function's body only where it is
+    called: a breaker's ``llama2_70b() { TP=8; PP=4; ... }`` beside the called ``llama2_7b`` priced the 70B layout);
+    a called function's body stays where it is written, read as the assignments and commands it holds. A function
+    counts as called where its name begins a statement elsewhere (or follows ``$(``, ``then``, ``do``, ``&&``, ...)."""
+    lines = text.split("\n")
+    spans, i = [], 0
+    while i < len(lines):
+        m = _FUNCTION.match(lines[i])
+        if m and (m.group("brace") or (i + 1 < len(lines) and lines[i + 1].strip().startswith("{"))):
+            rest = m.group("rest") if m.group("brace") else lines[i + 1].strip()[1:]
+            start = i if m.group("brace") else i + 1
+            end = _function_end(lines, start, m.group("indent"), rest)
+            if end is None:
+                return text
+            spans.append((m.group("kw") or m.group("name"), i, end))
+            i = end + 1
+            continue
+        i += 1
+    if not spans:
+        return text
+    keep = [True] * len(lines)
+    for name, a, b in spans:
+        outside = "\n".join(line for k, line in enumerate(lines) if not a <= k <= b)
+        if not re.search(rf"(?:^|[;&|({{`]|\bthen|\bdo|\belse)[ \t]*{re.escape(name)}(?![\w-])(?![ \t]*\(\))",
+                         outside, re.M):
+            keep[a:b + 1] = [False] * (b + 1 - a)
+    return "\n".join(line if k else "" for line, k in zip(lines, keep))
+
+
 #: ``NAME=(`` / ``NAME+=(`` opening a bash array, or a use ``${NAME[@]}`` / ``${NAME[*]}``, quoted or not
 _ARRAY = re.compile(r"(?:(?:^|(?<=[;\n]))[ \t]*(?:(?:export|local|declare|typeset|readonly)(?:[ \t]+-\w+)*[ \t]+)?"
-                    r"(?P<name>[A-Za-z_]\w*)(?P<plus>\+?)=\()|(?P<q>\"?)\$\{(?P<use>[A-Za-z_]\w*)\[[@*]\]\}(?P=q)")
+                    r"(?P<name>[A-Za-z_]\w*)(?P<plus>\+?)=\()|(?P<q>\"?)\$\{(?P<use>[A-Za-z_]\w*)\[(?P<index>[@*]|\d+)\]\}(?P=q)")
 
 
 def _array_body(text: str, start: int) -> int:
@@ -671,14 +721,32 @@ def expand_arrays(text: str) -> str:
             end = _array_body(text, m.end())
             body = " ".join(re.sub(r"(?:^|(?<=[ \t]))#.*$", "", line).strip()
                             for line in text[m.end():end].split("\n")).strip()
+            body = _ARRAY.sub(lambda u: _array_use(u, arrays), body)  # ALL=("${PAR[@]}" ...): PAR's words now
             arrays[m.group("name")] = f"{arrays.get(m.group('name'), '')} {body}".strip() if m.group("plus") else body
             out.append(text[pos:end + 1])
             pos = end + 1
         elif m.group("use") in arrays:
-            out.append(text[pos:m.start()] + arrays[m.group("use")])
+            out.append(text[pos:m.start()] + _array_use(m, arrays))
             pos = m.end()
     out.append(text[pos:])
     return "".join(out)
+
+
+def _array_use(m: re.Match, arrays: dict[str, str]) -> str:
+    """The words an array use of :data:`_ARRAY` expands to: every element (``[@]`` / ``[*]``) or the one at a whole
+    index (``${A[1]}``, empty past the end, as bash gives); the use as written for an array the script does not fill
+    or whose elements do not split (an open quote)."""
+    if not m.group("use") or m.group("use") not in arrays:
+        return m.group(0)
+    body = arrays[m.group("use")]
+    if m.group("index") in ("@", "*"):
+        return body
+    try:
+        elements = shlex.split(body)
+    except ValueError:
+        return m.group(0)
+    i = int(m.group("index"))
+    return shlex.quote(elements[i]) if i < len(elements) else ""
 
 
 def strip_comments(text: str) -> str:
@@ -753,7 +821,8 @@ def expand_variables(text: str, env: dict[str, str] | None = None) -> str:
         ConfigError: a variable or the script expanding past :data:`MAX_EXPANDED` (four times that for the script).
     """
     env = {} if env is None else env
-    text = _QUOTED_DEFAULT.sub(r"${\1\2\4}", _normalize_shell(text.replace("\r\n", "\n")))  # ${NNODES:-"1"}: unquoted
+    text = drop_uncalled_functions(text.replace("\r\n", "\n"))
+    text = _QUOTED_DEFAULT.sub(r"${\1\2\4}", _normalize_shell(text))  # ${NNODES:-"1"}: bash drops the quotes
     blocks = _if_blocks(text.split("\n"))
     result = _expand_blocks(blocks, env, top=True) if blocks is not None else _expand_chunk(text, env)
     result = expand_arrays(result)
@@ -1012,9 +1081,11 @@ def shell_condition(test: str, env: dict[str, str]) -> bool | None:
     """Whether an ``if`` test of a launch script holds, with the script's own variables ``env``, or None where it
     cannot be told: ``[ A op B ]``, ``[[ A op B ]]`` and ``test A op B`` with =, ==, != (``[[ ]]``'s glob patterns
     read literally) and -eq, -ne, -gt, -ge, -lt, -le on integers; ``-z A`` / ``-n A``; ``!``; several joined by
-    ``&&`` / ``||`` (left to right, as bash groups them). A variable the script never sets is empty for ``-z`` / ``-n``
-    (its default run) and leaves any other test undecided (it may come from the environment). E.g. with PR=bf16:
-    ``[ $PR = fp16 ]`` False, ``[ "$PR" == "bf16" ] && [ "$TP" -gt 1 ]`` None while TP is unset."""
+    ``&&`` / ``||`` (left to right, as bash groups them). A variable the script never sets is unset (empty) in every
+    test, the script's default run (reading every branch merged layouts no branch runs: a breaker's tp 4 and pp 2 of
+    two branches), and listed for a note (:data:`UNSET_IN_TESTS`); one the shell computes leaves the test undecided. E.g.
+    with PR=bf16: ``[ $PR = fp16 ]`` False; ``[ "$USE_PP" = "1" ]`` False while USE_PP is unset; ``[ "$TP" -gt 1 ]``
+    None (an empty operand is no integer)."""
     parts = re.split(r"\s*(&&|\|\|)\s*", test.strip())
     held = _atom(parts[0], env)
     for op, atom in zip(parts[1::2], parts[2::2]):
@@ -1026,11 +1097,23 @@ def shell_condition(test: str, env: dict[str, str]) -> bool | None:
     return held
 
 
+#: the key of an expansion's variables (``env``) under which the names a test read as unset are listed (space-
+#: separated: :func:`_atom`), for the importer's note
+UNSET_IN_TESTS = "\0unset_in_tests"
+
+
 def _atom(text: str, env: dict[str, str]) -> bool | None:
-    """One bracketed test of :func:`shell_condition`."""
+    """One bracketed test of :func:`shell_condition`. A variable the script never sets is read as unset (empty), as
+    bash runs the script without it in the environment, and listed under :data:`UNSET_IN_TESTS` (the importer says
+    so); one whose value the shell computes (:data:`COMPUTED`) leaves the test undecided."""
     unknown: list[str] = []
+    _substitute(text, env, unknown)
+    if set(unknown) & set(env.get(COMPUTED, "").split()):
+        return None
+    if unknown:
+        env[UNSET_IN_TESTS] = " ".join(dict.fromkeys([*env.get(UNSET_IN_TESTS, "").split(), *unknown]))
     try:
-        words = shlex.split(_substitute(text, env, unknown))
+        words = shlex.split(_substitute(text, {**env, **{n: "" for n in unknown}}))
     except ValueError:
         return None
     negate = bool(words) and words[0] == "!"
@@ -1043,9 +1126,10 @@ def _atom(text: str, env: dict[str, str]) -> bool | None:
         return None
     held: bool | None = None
     if len(words) == 2 and words[0] in ("-z", "-n"):
-        value = "" if unknown else words[1]  # a variable the script never sets: unset in its default run
-        held = (value == "") == (words[0] == "-z")
-    elif unknown or len(words) != 3:
+        held = (words[1] == "") == (words[0] == "-z")
+    elif len(words) == 1:  # [ STRING ]: true when non-empty (bash; [ -z $UNSET ] is [ -z ], true)
+        held = words[0] != ""
+    elif len(words) != 3:
         return None
     elif words[1] in _STRING_TESTS:
         held = _STRING_TESTS[words[1]](words[0], words[2])
@@ -1084,7 +1168,7 @@ def shell_words(line: str, depth: int = 0) -> list[str]:
 
 
 def runs_command(words: list[str], i: int) -> bool:
-    """``words[i]`` is a command another program runs: the argument of a shell's ``-c`` (``srun bash -c "..."``) or
-    of a ``--command`` option (``xpk workload create --command="..."``, Cluster Toolkit's ``gcluster job submit
+    """``words[i]`` is a command another program runs: the argument of a shell's ``-c`` (``srun bash -c "..."``), of
+    ``eval`` (``eval "${run_cmd}"``, Pai-Megatron-Patch's launchers) or of a ``--command`` option (``xpk workload create --command="..."``, Cluster Toolkit's ``gcluster job submit
     --command "..."`` in tpu-recipes), not text an ``echo`` prints or an assignment's value."""
-    return (i > 0 and words[i - 1] in ("-c", "--command")) or words[i].startswith("--command=")
+    return (i > 0 and words[i - 1] in ("-c", "--command", "eval")) or words[i].startswith("--command=")

@@ -66,7 +66,8 @@ import shlex
 import yaml
 
 from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
-from shardplan.export.base import (COMPUTED, ExportContext, Exporter, Imported, check_unexpressed, comment_block,
+from shardplan.export.base import (COMPUTED, UNSET_IN_TESTS, ExportContext, Exporter, Imported, check_unexpressed,
+                                   comment_block,
                                    expand_variables, parallel_from, refuse, runs_command, sbatch_env,
                                    shell_words, strip_comments)
 from shardplan.parallel import ParallelConfig, check_activation_offload, check_offload_modules
@@ -1135,12 +1136,55 @@ def launcher_statements(text: str) -> str:
     a later post-processing command. An assignment (its uses are substituted already) and an ``echo`` / ``printf`` /
     ``cat`` line are not runs. The whole text where no statement names an entry point (a flag list, a launcher that
     holds the script's path in a variable it does not set)."""
-    runs = [st for st in shell_statements(text) if _ENTRY.search(st)
-            and not re.match(r"\s*(?:[A-Za-z_]\w*\+?=|(?:echo|printf|cat)\b)", st)]
-    return " ;\n".join(runs) if runs else text
+    for body in (without_heredocs(text), text):  # a heredoc's text is not run (unless nothing else names a run)
+        runs = [st for st in shell_statements(body) if _ENTRY.search(st) and not _NOT_A_RUN.match(st)]
+        if runs:
+            return " ;\n".join(runs)
+    return text
 
 
-def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | None]:
+#: a statement that names an entry point without running it: an assignment (its uses are substituted already), text
+#: printed or tested, a file listed, copied or edited (``[ -f .../pretrain_gpt.py ]``, ``cp pretrain_gpt.py ...``)
+_NOT_A_RUN = re.compile(r"\s*(?:[A-Za-z_]\w*\+?=|(?:echo|printf|cat|ls|cp|mv|rm|ln|test|\[\[?|grep|sed|awk|head|tail|"
+                        r"wget|curl|git|chmod|touch|mkdir|readlink|realpath|cd|source|\.)(?=\s|$))")
+#: a heredoc's start (``<<WORD``, ``<<-WORD``, ``<<'WORD'``)
+_HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_]\w*)\2")
+
+
+def without_heredocs(text: str) -> str:
+    """``text`` with the bodies of its heredocs blanked (the lines up to the delimiter: text a command reads, not
+    statements bash runs: a usage message naming ``torchrun pretrain_gpt.py --tensor-model-parallel-size 8``)."""
+    lines, out, end = text.split("\n"), [], None
+    for line in lines:
+        if end is not None:
+            out.append("")
+            if (line.strip() if end[1] else line) == end[0]:
+                end = None
+            continue
+        out.append(line)
+        m = _HEREDOC.search(line)
+        if m:
+            end = (m.group(3), m.group(1) == "-")
+    return "\n".join(out)
+
+
+#: the most words the importer reads from a launch command (argparse's cost grows with the square of the unknown
+#: flags: a breaker's 1 MiB line of 60,000 flags took 80 s; Megatron-LM's own examples pass 100-300 words)
+MAX_LAUNCH_WORDS = 5000
+
+
+def _unset_test_notes(env: dict[str, str]) -> tuple[str, ...]:
+    """A note naming the variables the script's ``if`` tests read without the script setting them
+    (:data:`shardplan.export.base.UNSET_IN_TESTS`): read unset, the branch its default run takes."""
+    names = env.get(UNSET_IN_TESTS, "").split()
+    if not names:
+        return ()
+    return (f"{', '.join(names[:5])}{' ...' if len(names) > 5 else ''}: not set by the script, read unset in its if "
+            "tests (the branch bash runs without them in the environment); set them in the script to read another "
+            "branch",)
+
+
+def _parse(text: str, devices: int | None, env: dict[str, str] | None = None) -> tuple[argparse.Namespace, int | None]:
     """The flags of a script (its own variables substituted, :func:`expand_variables`) and its world size: the
     script's torchrun line first (``--nnodes`` defaults to 1), else ``devices`` (also where the line gives a
     size as a variable or ``gpu``). A ``--devices`` that contradicts the script is refused by import_config."""
@@ -1148,7 +1192,7 @@ def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | No
     # operators ( ) ; | & < > are tokens of their own, so that they end a list of values
     text = _model_args_flags(text) or text
     _check_script_kind(text)
-    env = sbatch_env(text)  # #SBATCH --nodes=4: the job's SLURM_NNODES, which NNODES=${SLURM_NNODES:-1} reads
+    env = {**sbatch_env(text), **(env or {})}  # #SBATCH --nodes=4: the job's SLURM_NNODES (NNODES=${SLURM_NNODES:-1})
     expanded = expand_variables(strip_comments(re.sub(r"\\\r?\n", " ", text.replace("\r\n", "\n"))), env)
     lexer = shlex.shlex(launcher_statements(expanded), posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
@@ -1168,6 +1212,10 @@ def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | No
         raise ConfigError(f"the script cannot be split into words as bash would ({e}: a quote opened and not "
                           "closed); legal: a launch script bash runs, or the Megatron-LM flags alone",
                           field="import", value="megatron") from None
+    if len(words) > MAX_LAUNCH_WORDS:  # argparse slows down with the square of the unknown flags: a 1 MiB line hung
+        raise ConfigError(f"the launch command has {len(words):,} words once its variables and arrays are substituted; "
+                          f"legal: at most {MAX_LAUNCH_WORDS:,} (a Megatron-LM launch passes a few hundred)",
+                          field="import", value=len(words), legal=[MAX_LAUNCH_WORDS])
     kept = _drop_unset_launch_sizes(words)
     unread_launch = len(kept) != len(words)  # a --nnodes / --nproc-per-node the text does not give as a number
     ap = parser()
@@ -1179,13 +1227,38 @@ def _parse(text: str, devices: int | None) -> tuple[argparse.Namespace, int | No
         a.recompute_granularity = "full"
     if a.recompute_activations:  # Megatron-LM's validate_args sets selective whatever --recompute-granularity says
         a.recompute_granularity = "selective"
-    a.misspelt_notes = misspelt_flags(unknown, list(ap._option_string_actions)) + _recompute_method_notes(a)
+    a.misspelt_notes = (misspelt_flags(unknown, list(ap._option_string_actions)) + _recompute_method_notes(a)
+                        + _unset_test_notes(env))
     if a.recompute_modules:
         a.recompute_modules = _module_names(a.recompute_modules)
     if a.offload_modules:
         a.offload_modules = _module_names(a.offload_modules, "--offload-modules", "offload_modules")
     n = ((a.nnodes or 1) * a.nproc_per_node if a.nproc_per_node and not unread_launch else None) or devices
     return a, n
+
+
+#: the node-count variables Slurm sets in a job (sbatch manual, "OUTPUT ENVIRONMENT VARIABLES")
+SLURM_NODE_VARIABLES = ("SLURM_NNODES", "SLURM_JOB_NUM_NODES")
+
+
+def _slurm_world(text: str, devices: int | None, a: argparse.Namespace,
+                 n: int | None) -> tuple[argparse.Namespace, int | None]:
+    """The flags and world size read again with Slurm's node count where the script takes its node count from a Slurm
+    variable it does not set (``NNODES=${SLURM_NNODES:-"1"}``, Megatron-LM's examples/mixtral script) and ``devices``
+    disagrees with the default: ``devices`` over the torchrun line's ``--nproc-per-node`` is the job's node count (a
+    note says so); the first reading otherwise."""
+    nproc = a.nproc_per_node
+    if (devices is None or n is None or n == devices or not nproc or devices % nproc
+            or not any(v in text for v in SLURM_NODE_VARIABLES) or "SLURM_NNODES" in sbatch_env(text)):
+        return a, n
+    nodes = str(devices // nproc)
+    b, m = _parse(text, devices, {v: nodes for v in SLURM_NODE_VARIABLES})
+    if m != devices:
+        return a, n
+    b.misspelt_notes = (*b.misspelt_notes, f"the node count comes from Slurm ({' / '.join(SLURM_NODE_VARIABLES)}, "
+                        f"unset outside a job: the script's default {n // nproc}): read as {nodes} nodes x {nproc} = "
+                        f"--devices {devices}")
+    return b, m
 
 
 def _check_world(a: argparse.Namespace, n: int, devices: int | None, model_size: int) -> None:
@@ -1243,6 +1316,7 @@ def read_flags(text: str, devices: int | None = None) -> Imported:
             offloading on (validate_args at 000c4ac), with or without an older release's ``--cpu-offloading``.
     """
     a, n = _parse(text, devices)
+    a, n = _slurm_world(text, devices, a, n)
     if n is None:
         raise ConfigError("the Megatron-LM arguments do not give the world size: pass --devices",
                           field="devices", value=None)

@@ -338,7 +338,7 @@ def _ep_backend(par: dict, ep: int, notes: list[str]) -> str:
             raises: "DeepEP requires expert parallelism (ep_degree > 1)").
     """
     backend = par.get("expert_parallel_comm_backend", "standard")
-    if backend not in EP_COMM_BACKENDS:
+    if not isinstance(backend, str) or backend not in EP_COMM_BACKENDS:
         raise ConfigError(f"torchtitan expert_parallel_comm_backend={short_repr(backend)}; legal: "
                           f"{', '.join(map(repr, EP_COMM_BACKENDS))}", field="expert_parallel_comm_backend",
                           value=short_repr(backend), legal=list(EP_COMM_BACKENDS))
@@ -360,7 +360,7 @@ def _cp_rotate_note(par: dict, cp: int, notes: list[str]) -> None:
         ConfigError: a value torchtitan does not have.
     """
     method = par.get("context_parallel_rotate_method", "allgather")
-    if method not in CP_ROTATE_METHODS:
+    if not isinstance(method, str) or method not in CP_ROTATE_METHODS:
         raise ConfigError(f"torchtitan context_parallel_rotate_method={short_repr(method)}; legal: "
                           f"{', '.join(map(repr, CP_ROTATE_METHODS))}", field="context_parallel_rotate_method",
                           value=short_repr(method), legal=list(CP_ROTATE_METHODS))
