@@ -82,17 +82,24 @@ def best_mfu(measured: list[tuple[float, bool, float, str, bool]], moe_only: boo
     """The highest measured MFU per (bf16 peak, precision class) of every run or (``moe_only``) of the MoE runs: what
     ``shardplan.calibration.best_published_mfu`` adds to the shared rows' ceiling and
     ``shardplan.calibration.best_published_moe_mfu`` reads (issue 9: no prediction above the best published MFU for
-    that hardware, precision and model class without a reason). Every run's record counts only where its label carries
-    no [B] tier (the dense ceiling comes from the shared rows; a public run only raises it). The MoE record counts [B]
+    that hardware, precision and model class without a reason). Every run's record counts the runs whose label carries
+    no [B] tier where a chip has any, else its dense [B] runs (v5e and TPU7x have only those: a new user's 80% MFU plan on
+    v5e-256 had no note). The MoE record counts [B]
     runs too: a run's MFU depends on the model, the sequence and the measured tokens/s alone, not on the layout a [B]
     tier assumes, and with [A] runs only the H100 MoE record was one GPT-OSS-20B run the planner over-predicts by 44%
     (30.3%), which flagged Megatron-LM's own Mixtral layouts, measured at 46-48% MFU, as optimistic."""
-    best: dict[tuple[float, bool], tuple[float, str]] = {}
+    best: dict[tuple[float, bool], tuple[float, str]] = {}  # every run's record (dense: [A] runs only)
+    fallback: dict[tuple[float, bool], tuple[float, str]] = {}  # dense: with the [B] runs, for chips without [A] ones
     for peak, low, mfu, label, moe in measured:
-        if (label.startswith("[B") and not moe_only) or mfu <= 0 or (moe_only and not moe):
+        if mfu <= 0 or (moe_only and not moe):
             continue
-        if (peak, low) not in best or mfu > best[(peak, low)][0]:
-            best[(peak, low)] = (mfu, label)
+        tiered = label.startswith("[B") and not moe_only
+        # the fallback is dense runs: a chip with a few MoE runs alone would get a ceiling far below what it does
+        for table in (() if tiered and moe else (fallback,) if tiered else (best,) if moe and not moe_only
+                      else (best, fallback)):
+            if (peak, low) not in table or mfu > table[(peak, low)][0]:
+                table[(peak, low)] = (mfu, label)
+    best = {**fallback, **best}  # a chip with no run but [B] ones (v5e, TPU7x) keeps a record: theirs
     return [{"peak_flops_bf16": peak, "fp8": low, "mfu": round(mfu, 4), "run": label}
             for (peak, low), (mfu, label) in sorted(best.items())]
 

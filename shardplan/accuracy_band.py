@@ -73,8 +73,9 @@ def _load(path: Path = BAND_FILE) -> dict:
 
 def best_public_mfu(peak_flops_bf16: float, fp8: bool, moe: bool = False) -> tuple[float, str] | None:
     """(measured MFU, run label) of the best public held-out run on a chip of this bf16 peak (FLOP/s) and precision
-    class (the band file's ``best_mfu``, or with ``moe`` its ``best_mfu_moe``, the MoE runs': runs without a [B] tier,
-    MFU in the planner's definition), or None (no such run, or a band file written before the entry existed)."""
+    class (the band file's ``best_mfu``: runs without a [B] tier, or on a chip with none of those its dense [B] runs;
+    or with ``moe`` its ``best_mfu_moe``, every MoE run's; MFU in the planner's definition), or None (no such run, or a
+    band file written before the entry existed). ``benchmarks/error_bands.py`` (``best_mfu``) writes both."""
     for entry in _load().get("best_mfu_moe" if moe else "best_mfu", []):
         if entry["peak_flops_bf16"] == peak_flops_bf16 and bool(entry["fp8"]) == fp8:
             return float(entry["mfu"]), str(entry["run"])

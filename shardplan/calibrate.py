@@ -162,8 +162,9 @@ def _where(record: RunRecord, i: int) -> str:
     return f"{record.origin}: record {i}" if record.origin else f"record {i}"
 
 
-def cases(records: Sequence[RunRecord]) -> list[Case]:
-    """Specs of every record (model, training with its framework, layout).
+def cases(records: Sequence[RunRecord], framework: FrameworkProfile | None = None) -> list[Case]:
+    """Specs of every record (model, training with its framework, layout); a record without a framework takes
+    ``framework`` (calibrate's profile: its default precision and optimizer state).
 
     Raises:
         ConfigError: a record whose model, precision, framework or layout is invalid (names it).
@@ -173,7 +174,8 @@ def cases(records: Sequence[RunRecord]) -> list[Case]:
         try:
             inp = build_inputs(model=r.model, hardware=None, devices=r.devices, seq_len=r.seq_len,
                                global_batch=r.global_batch_size, global_batch_tokens=None, precision=r.precision,
-                               optimizer_dtype=r.optimizer_dtype, moe_routing=r.moe_routing, framework=r.framework)
+                               optimizer_dtype=r.optimizer_dtype, moe_routing=r.moe_routing,
+                               framework=r.framework or framework)
         except ConfigError as e:
             raise ConfigError(f"{_where(r, i + 1)}: {e}", field=e.field, value=e.value, legal=e.legal) from None
         out.append(Case(r, inp.model, inp.training, r.parallel, i + 1))
@@ -455,7 +457,7 @@ def base_error_of(records: Sequence[RunRecord], hw: HardwareSpec, profile: Frame
     priced (an invalid record, every layout refused, or none ran). Raises nothing: the fit on every record has
     already refused invalid ones. It prices the subset again: the fit keeps no per-record base errors."""
     try:
-        cs, _ = valid_cases(cases(records), hw, profile)
+        cs, _ = valid_cases(cases(records, profile), hw, profile)
     except ConfigError:  # every layout of the subset refused: nothing to score
         return None
     median = errors(cs, hw, profile).get("throughput_median")
@@ -581,7 +583,7 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
             :attr:`Calibration.excluded`; runs on degraded hardware, at most a quarter of those that ran, are
             left out and listed in :attr:`Calibration.degraded`: :func:`degraded_cases`).
     """
-    cs, excluded = valid_cases(cases(records), hw, profile)  # an impossible record is bad input, not a sick node
+    cs, excluded = valid_cases(cases(records, profile), hw, profile)  # an impossible record is bad input, not a sick node
     cs, degraded, kept_low = degraded_cases(cs, hw.hbm_bytes)
     if not any(c.record.measured_tokens_per_s_per_device() for c in cs):
         raise ConfigError("no record ran (status 'ok' with a throughput): nothing to fit", field="records",
@@ -658,7 +660,8 @@ def traded_pairs(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile
     except np.linalg.LinAlgError:
         return []
     sd = np.sqrt(np.clip(np.diag(cov), 1e-300, None))
-    corr = cov / np.outer(sd, sd)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        corr = np.nan_to_num(cov / np.outer(sd, sd))
     # the residual variance per degree of freedom: collinear parameters the records still pin (a small standard error,
     # e.g. records without noise) are no warning (a breaker's seven exact records, VIF 30, recovered 0.5 / 0.6 exactly)
     s2 = float(base @ base) / max(len(base) - len(free), 1)
@@ -716,7 +719,8 @@ def fit_residuals_for(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkPr
 def _cross_validated(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile, params: Sequence[Parameter],
                      memory: bool, progress: Callable[[int, int, str], None] | None = None,
                      total: int = 0) -> dict[str, dict[str, float]]:
-    """Held-out errors: leave one model out and leave one node count out (each needs >= 2 groups);
+    """Held-out errors: leave one model out and leave one node count out (each needs >= 2 groups), with the base
+    hardware's error on the same held-out groups (``base_median_of_groups``: what the fit has to beat);
     ``progress(done, total, label)`` before each fold's fit (the main fit counted as the first)."""
     out: dict[str, dict[str, float]] = {}
     done = 1
@@ -725,6 +729,7 @@ def _cross_validated(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkPro
         if len(groups) < 2 or not params:
             continue
         held: list[float] = []
+        base: list[float] = []
         for g in groups:
             if progress is not None:
                 progress(done, total, f"{name}: {g} held out")
@@ -734,11 +739,13 @@ def _cross_validated(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkPro
             if not any(c.record.measured_tokens_per_s_per_device() for c in train):
                 continue
             h, f = apply(params, fit_residuals_for(train, hw, profile, params, memory), hw, profile)
-            e = errors(test, h, f)
+            e, b = errors(test, h, f), errors(test, hw, profile)
             if not math.isnan(e["throughput_median"]):
                 held.append(e["throughput_median"])
+                base.append(b["throughput_median"])
         if held:
-            out[name] = {"throughput_median_of_groups": statistics.median(held), "groups": float(len(held))}
+            out[name] = {"throughput_median_of_groups": statistics.median(held), "groups": float(len(held)),
+                         "base_median_of_groups": statistics.median(base)}
     return out
 
 

@@ -544,14 +544,14 @@ def best_published_mfu(peak_flops_bf16: float, fp8: bool) -> tuple[float, str] |
     and, where the shared rows set a ceiling, the public runs the planner was never fitted on whose layout is not
     partly assumed (the ``best_mfu`` entries of shardplan/data/heldout_errors.json, written by
     ``benchmarks/error_bands.py``; "<run> (a public run of docs/accuracy.md)"): those raise the ceiling (a new user saw
-    the note on most H100 estimates: the shared H100 BF16 best is 44.6%, public NeMo runs measured 55.6%) but set
-    none of their own (a class of a few MoE runs would put it far below what the chip does). None without a shared
-    row."""
+    the note on most H100 estimates: the shared H100 BF16 best is 44.6%, public NeMo runs measured 55.6%) and, on a
+    chip without a shared row (v5e, v6e, TPU7x), set it (a new user's Llama-3-8B plan on v5e-256 at 80.1% MFU had no
+    note; MoE runs keep their own record, :func:`best_published_moe_mfu`). None without either."""
     from shardplan.accuracy_band import best_public_mfu
     rows = [(m, f"{rid} in shardplan/data/published_runs.csv") for peak, f8, m, rid, _ in published_mfu_table()
             if peak == peak_flops_bf16 and f8 == fp8]
     public = best_public_mfu(peak_flops_bf16, fp8)
-    if rows and public is not None:
+    if public is not None:
         rows.append((public[0], f"{public[1]} (a public run of docs/accuracy.md)"))
     return max(rows) if rows else None
 

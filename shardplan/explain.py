@@ -156,7 +156,8 @@ def compare(winner: Estimate, other: Estimate, objective: str = "throughput") ->
     offset = ""
     if deltas[best] < 0 and deltas[worst] > 1.5 * (other.step_s - winner.step_s):
         # the largest increase exceeds the whole difference: name what it is traded against
-        offset = f", partly offset by less {_why(best, other)} (-{fmt_seconds(-deltas[best])})"
+        # a part that shrinks is named as the winner has it (less "pipeline bubble of pp=2" than #1, not "of pp=1")
+        offset = f", partly offset by less {_why(best, winner)} (-{fmt_seconds(-deltas[best])})"
     return (f"{slower:+.1%} step time, mostly {_why(worst, other)} (+{fmt_seconds(deltas[worst])}){offset}; "
             f"{headroom(other) / GiB:,.1f} GiB headroom")
 

@@ -1805,6 +1805,8 @@ def _batch_error(p: ParallelConfig, model: ModelSpec, training: TrainingSpec) ->
         msg += f"; legal microbatch_size for this batch: {mbs_text}"
     if alts:
         msg += "; to keep the batch, " + " or ".join(alts)
+    if p.dp > 8:  # moving all of dp into cp / tp is seldom the layout to run: a search mixes the degrees
+        msg += f"; or let `shardplan plan` split the {n} devices over dp, tp, cp and pp for this batch"
     return ConfigError(msg, field="global_batch_size", value=B)
 
 

@@ -51,7 +51,9 @@ class RunRecord(BaseModel):
             the framework profile's, else fp32).
         moe_routing: MoE routing of the run (``--moe-routing``: uniform, or round_robin for a synthetic balanced
             gate that sends each token to contiguous experts).
-        framework: framework profile name (``--framework``).
+        framework: framework profile name (``--framework``); absent: the profile ``shardplan calibrate`` fits with
+            (its --framework, the hardware file's, else megatron on GPUs and maxtext on TPUs: a TPU user's records
+            without the field were priced with the megatron profile, the record's old default).
         status: 'ok' (ran), 'oom' (out of memory) or 'failed' (crashed for another reason).
         tokens_per_s_per_device: measured throughput (tokens/s per device), when it ran.
         step_time_s: measured median step time (seconds), when it ran.
@@ -76,7 +78,7 @@ class RunRecord(BaseModel):
     precision: str | None = None
     optimizer_dtype: OptimizerDtype | None = None
     moe_routing: Literal["uniform", "round_robin"] = "uniform"
-    framework: str = "megatron"
+    framework: str | None = None
     status: Literal["ok", "oom", "failed"] = "ok"
     # physical ranges (a record outside them is a typo or a unit mix-up, not a run): 1e-3 to 1e9 tokens/s per
     # device, 1 us to 1e7 s per step, 1 MiB to 2^50 B of peak memory (shardplan.limits' memory bound; no device
@@ -142,11 +144,11 @@ class RunRecord(BaseModel):
 
     @field_validator("framework")
     @classmethod
-    def _known_framework(cls, v: str) -> str:
+    def _known_framework(cls, v: str | None) -> str | None:
         """A built-in profile name (case-insensitive) or a profile file name (.yaml / .yml / .json), read
-        when the record is used."""
+        when the record is used; None (absent) leaves it to calibrate."""
         from shardplan.presets.frameworks import framework_profile
-        if not v.lower().endswith((".yaml", ".yml", ".json")):
+        if v is not None and not v.lower().endswith((".yaml", ".yml", ".json")):
             framework_profile(v)  # ConfigError naming the legal profiles for an unknown name
         return v
 

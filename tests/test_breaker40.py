@@ -87,19 +87,19 @@ def test_runtime_commands_take_the_device_count_of_the_plan(tmp_path):
 
 def test_a_poor_fit_is_a_negative_result():
     from shardplan.cli.calibrate import poor_fit
-    good = SimpleNamespace(underdetermined="",
+    good = SimpleNamespace(cross_validated={}, underdetermined="",
                           in_sample={"throughput_median": 0.04}, base_error={"throughput_median": 0.3})
     assert poor_fit(good, []) is None
     # a fit that leaves 60% median error on its own records (the breaker's step_time_s 1e7 record)
-    bad = SimpleNamespace(underdetermined="",
+    bad = SimpleNamespace(cross_validated={}, underdetermined="",
                          in_sample={"throughput_median": 0.6}, base_error={"throughput_median": 0.7})
     assert "median throughput |error| of 60%" in poor_fit(bad, [])
     # CPU records against the H100 preset: the base is off by 87x and the records name another device
-    cpu = SimpleNamespace(underdetermined="",
+    cpu = SimpleNamespace(cross_validated={}, underdetermined="",
                          in_sample={"throughput_median": 0.0}, base_error={"throughput_median": 87.2})
     assert "another device class" in poor_fit(cpu, ["cpu"]) and poor_fit(cpu, []) is None
     # fewer measurements than parameters: a 0.0% in-sample error says nothing, so nothing is written
-    under = SimpleNamespace(underdetermined="1 record(s) give 2 measurement(s) for 7 fitted parameters",
+    under = SimpleNamespace(cross_validated={}, underdetermined="1 record(s) give 2 measurement(s) for 7 fitted parameters",
                             in_sample={"throughput_median": 0.0}, base_error={"throughput_median": 0.1})
     assert poor_fit(under, []).startswith("1 record(s) give 2 measurement(s)")
 

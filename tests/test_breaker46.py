@@ -126,7 +126,7 @@ def test_a_fit_that_calls_most_outcomes_wrong_is_poor():
     from types import SimpleNamespace
     from shardplan.cli.calibrate import poor_fit
     # a breaker's 10 records, 8 of which ran but were predicted not to fit: fit/OOM 20%, written with exit 0 before
-    cal = SimpleNamespace(underdetermined="", in_sample={"throughput_median": 0.05, "fit_oom_accuracy": 0.2},
+    cal = SimpleNamespace(cross_validated={}, underdetermined="", in_sample={"throughput_median": 0.05, "fit_oom_accuracy": 0.2},
                           base_error={"throughput_median": 0.1})
     assert poor_fit(cal, []).startswith("the fitted constants call 20% of the records' outcomes right")
     cal.in_sample["fit_oom_accuracy"] = 0.9

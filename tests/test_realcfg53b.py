@@ -70,3 +70,18 @@ def test_torchtitan_cp_rotate_method_is_read():
     assert imp.parallel.cp == 4 and any("context_parallel_rotate_method='alltoall'" in n for n in imp.notes)
     with pytest.raises(ConfigError, match="context_parallel_rotate_method='ring'"):
         import_config("torchtitan", edited.replace('"alltoall"', '"ring"'))
+
+
+def test_batch_error_points_to_plan_and_offset_names_the_winner_s_part():
+    # a batch of 100 on 64 ranks suggested only cp=64 (64 tokens per device); the comparison of a pp=1 runner-up said
+    # "less pipeline bubble of pp=1" (the bubble it avoids is #1's pp=2 one)
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="a100-80gb", devices=64, seq_len=4096, global_batch=100,
+                                 global_batch_tokens=None, zero_stage=3)
+    with pytest.raises(ConfigError, match="or let `shardplan plan` split the 64 devices"):
+        estimate(m, hw, tr, pc, 64)
+    from shardplan.explain import compare
+    from shardplan.search import search
+    res = search(MODELS["tiny-llama"], HARDWARE["a100-80gb"], TrainingSpec(
+        seq_len=64, global_batch_size=16, framework=framework_profile("torchtitan")), 8, top_k=5)
+    texts = [compare(res.plans[0], e, "throughput") for e in res.plans[1:]]
+    assert not any("pipeline bubble of pp=1" in t for t in texts)

@@ -21,9 +21,11 @@ def test_best_published_mfu_per_chip_and_precision():
     assert public is not None and public[1].startswith("NeMo 24.12 H100: GPT3-175B")
     assert h100_fp8 is not None and h100_fp8[0] == public[0] > 0.42 and "a public run" in h100_fp8[1]
     assert best_published_mfu(123e12, False) is None  # no published run on such a chip
-    # public runs raise a shared ceiling but set none: B200 bf16's public runs are a few MoE and power-limited ones
-    # (15% MFU at best), no ceiling for a dense B200 prediction
-    assert best_public_mfu(2.25e15, False) is not None and best_published_mfu(2.25e15, False) is None
+    # a chip without a shared row takes the public record as its ceiling: B200 bf16 has no shared row, and its best
+    # public dense run is together-dgxc's Llama 3.1 8B (52.6%); before, a plan there had no optimism note at all
+    b200 = best_published_mfu(2.25e15, False)
+    assert b200 is not None and b200[0] == best_public_mfu(2.25e15, False)[0] and 0.45 < b200[0] < 0.6
+    assert "a public run of docs/accuracy.md" in b200[1]
 
 
 def test_optimism_note_only_above_the_best_published_run():

@@ -88,7 +88,7 @@ def import_(csv_file: CsvArg, output: OutOpt, format: FormatOpt = RecordFormat.c
     for status in ("ok", "oom", "failed"):
         t.add_row(status, str(counts.get(status, 0)))
     console.print(t)
-    missing = sorted({r.framework for r in records if r.framework.lower().endswith((".yaml", ".yml", ".json"))
+    missing = sorted({r.framework for r in records if r.framework and r.framework.lower().endswith((".yaml", ".yml", ".json"))
                       and not Path(r.framework).exists()})
     for name in missing:  # a record names a profile file that is read when the record is used (calibrate)
         console.print(f"note: framework profile file {name} does not exist here; `shardplan calibrate` reads it "

@@ -160,7 +160,11 @@ MAXTEXT_MODEL_NAMES = {
     "gemma-7b": "gemma-7b", "gemma-2-9b": "gemma2-9b", "deepseek-v2-lite": "deepseek2-16b",
     "deepseek-v3": "deepseek3-671b", "gpt-oss-20b": "gpt-oss-20b", "gpt-oss-120b": "gpt-oss-120b",
     "gpt3-175b": "gpt3-175b", "qwen2.5-7b": "qwen2.5-7b", "qwen3-8b": "qwen3-8b", "qwen3-30b-a3b": "qwen3-30b-a3b",
-    "qwen3-235b-a22b": "qwen3-235b-a22b"}
+    "qwen3-235b-a22b": "qwen3-235b-a22b", "mistral-7b": "mistral-7b", "mistral-7b-v0.1": "mistral-7b"}
+#: what an exported file without ``model_name`` says (header and stderr): base.yml's own model would train
+NO_MODEL_NAME = ("no model_name: MaxText has no config of this model that shardplan knows, so the file carries the "
+                 "layout only and base.yml's default model would train; add model_name (MaxText configs/models/) or "
+                 "your model's base_emb_dim / base_num_decoder_layers / ... keys")
 
 
 def overrides(ctx: ExportContext) -> dict:
@@ -235,9 +239,9 @@ def write(ctx: ExportContext) -> str:
     Raises:
         ConfigError: see the module docstring.
     """
-    extra = []
+    extra = [] if ctx.estimate.model.name in MAXTEXT_MODEL_NAMES else [f"note: {NO_MODEL_NAME}"]
     if ctx.training.precision.name != "fp32-params" and not _bf16_weights(ctx.training):
-        extra = [f"note: priced as precision {ctx.training.precision.name}; MaxText keeps its default weight_dtype "
+        extra += [f"note: priced as precision {ctx.training.precision.name}; MaxText keeps its default weight_dtype "
                  "float32 (fp32 weights, no master copy): --precision fp32-params prices what this file runs "
                  "(bf16 weights: --precision bf16-mixed --optimizer-dtype bf16, weight_dtype bfloat16)"]
     return comment_block(ctx, EXPORTER, extra) + yaml.safe_dump(overrides(ctx), sort_keys=False)
@@ -379,13 +383,11 @@ def read(text: str, devices: int | None = None) -> Imported:
             notes.append(f"num_pipeline_repeats={values['virtual_stages']}: MaxText's circular pipeline is priced "
                          "as the interleaved schedule (its bubble) under the default profile; --framework maxtext "
                          "offers only GPipe-order pipelines and refuses it")
-    tiles = int(_number(cfg, "num_vocab_tiling", 1))
     seq_len = whole(cfg, "max_target_length", "MaxText", most=MAX_SEQ_LEN)
-    _check_vocab_tiling(tiles, per_device * (seq_len or 0))
-    if tiles > 1:
-        notes.append(f"num_vocab_tiling={tiles}: price the chunked loss with a profile file (base: maxtext, "
-                     f"loss_chunks: {tiles}) as --framework; the plan file records only the layout")
+    _vocab_tiling(cfg, per_device * (seq_len or 0), notes)
     precision, optimizer = _precision_of(cfg, notes)
+    _optimizer_notes(cfg, notes)
+    _cp_strategy(cfg, values.get("cp", 1), notes)
     attention, capacity = attention_of(cfg, notes), _capacity_factor(cfg, notes)
     return Imported(parallel_from(values), devices=n, seq_len=seq_len, global_batch=B,
                     framework="maxtext", precision=precision, optimizer_dtype=optimizer,
@@ -594,6 +596,59 @@ def _precision_of(cfg: dict, notes: list[str]) -> tuple[str | None, str | None]:
                      "(--precision bf16-mixed --optimizer-dtype bf16)")
         return "bf16-mixed", "bf16"
     return ("fp32-params" if "weight_dtype" in cfg else None), None
+
+
+#: MaxText's context_parallel_strategy values (configs/types.py: "all_gather" the default, "ring"): both move each
+#: cp rank's K/V to every other one once per attention, the bytes of the planner's ring; "ulysses" (an all-to-all over
+#: the heads) is not what the maxtext profile prices
+MAXTEXT_CP_STRATEGIES = ("all_gather", "ring")
+
+
+def _cp_strategy(cfg: dict, cp: int, notes: list[str]) -> None:
+    """A note for ``context_parallel_strategy`` where cp > 1 (:data:`MAXTEXT_CP_STRATEGIES`, priced as the ring's
+    bytes).
+
+    Raises:
+        ConfigError: 'ulysses' or another value (the maxtext profile prices the K/V exchange only).
+    """
+    strategy = cfg.get("context_parallel_strategy", "all_gather")
+    if strategy not in MAXTEXT_CP_STRATEGIES:
+        raise ConfigError(f"MaxText context_parallel_strategy={short_repr(strategy)}: the maxtext profile prices the "
+                          "K/V exchange of all_gather / ring context parallelism, not an all-to-all over the heads; "
+                          "legal: all_gather, ring (or price Ulysses with --framework megatron --cp-comm a2a)",
+                          field="context_parallel_strategy", value=short_repr(strategy),
+                          legal=list(MAXTEXT_CP_STRATEGIES))
+    if cp > 1:
+        notes.append(f"context_parallel_strategy={strategy!r}: each cp rank's K/V reaches every other once per "
+                     "attention, priced as the ring's bytes")
+
+
+def _optimizer_notes(cfg: dict, notes: list[str]) -> None:
+    """Notes for the optimizer keys the plan does not price as written: ``mu_dtype`` (optax keeps the first Adam
+    moment in it; the plan prices fp32 moments beside fp32 weights), ``grad_dtype`` and an ``opt_type`` other than
+    adamw (the plan prices AdamW's two moments)."""
+    mu, grad, opt = cfg.get("mu_dtype"), cfg.get("grad_dtype"), cfg.get("opt_type", "adamw")
+    if mu not in (None, "", "float32") and cfg.get("weight_dtype", "float32") == "float32":
+        notes.append(f"mu_dtype={mu!r}: the first Adam moment in {mu} (optax), priced as fp32 moments: the optimizer "
+                     "state is over-counted by about 2 bytes per parameter")
+    if grad not in (None, "", "float32"):
+        notes.append(f"grad_dtype={grad!r}: gradients in {grad}; the plan's gradient bytes follow its precision policy")
+    if opt != "adamw":
+        notes.append(f"opt_type={opt!r}: priced as AdamW's two moments per parameter (the planner has no {opt} state)")
+
+
+def _vocab_tiling(cfg: dict, tokens: float, notes: list[str]) -> None:
+    """Checks ``num_vocab_tiling`` (:func:`_check_vocab_tiling`, ``tokens`` per device per microbatch) and notes the
+    profile file that prices it (the plan file records only the layout).
+
+    Raises:
+        ConfigError: see :func:`_check_vocab_tiling`.
+    """
+    tiles = int(_number(cfg, "num_vocab_tiling", 1))
+    _check_vocab_tiling(tiles, tokens)
+    if tiles > 1:
+        notes.append(f"num_vocab_tiling={tiles}: price the chunked loss with a profile file (base: maxtext, "
+                     f"loss_chunks: {tiles}) as --framework; the plan file records only the layout")
 
 
 def _check_vocab_tiling(tiles: int, tokens: float) -> None:
