@@ -159,9 +159,17 @@ def _llama(cfg: Cfg) -> Cfg:
     return _llama_like(cfg)
 
 
+def _without_bias_keys(cfg: Cfg) -> Cfg:
+    """``cfg`` without ``attention_bias`` / ``mlp_bias``: families whose transformers modelling code builds every
+    projection with ``bias=False`` whatever the config says (MistralAttention / MistralMLP, MixtralAttention and its
+    experts, Phi3Attention's fused qkv_proj and o_proj, Phi3MLP): a Phi-4-mini config carries the keys, and a true one
+    counted weights transformers never builds (breaker pass 53c: +3.3M on Mistral-Small-24B)."""
+    return {k: v for k, v in cfg.items() if k not in ("attention_bias", "mlp_bias")}
+
+
 def _mistral(cfg: Cfg) -> Cfg:
-    # MistralAttention / MixtralAttention pass sliding_window to every layer (Mistral 7B Sec. 2)
-    return {**_llama_like(cfg), **window_pattern(cfg, 0)}
+    # MistralAttention / MixtralAttention pass sliding_window to every layer (Mistral 7B Sec. 2); no biases
+    return {**_llama_like(_without_bias_keys(cfg)), **window_pattern(cfg, 0)}
 
 
 def _mixtral(cfg: Cfg) -> Cfg:
@@ -276,7 +284,7 @@ def _granitemoe(cfg: Cfg) -> Cfg:
 
 def _phi3(cfg: Cfg) -> Cfg:
     # Phi3Attention: fused qkv_proj (q + 2kv), no bias; sliding_window on every layer when set
-    return {**_llama_like(cfg), **window_pattern(cfg, 0)}
+    return {**_llama_like(_without_bias_keys(cfg)), **window_pattern(cfg, 0)}
 
 
 def _olmo2(cfg: Cfg) -> Cfg:

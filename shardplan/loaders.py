@@ -492,9 +492,19 @@ def _legal_text(err: dict[str, Any]) -> str:
 def plan_path_and_rank(path: str | Path) -> tuple[Path, int]:
     """The file and the rank a ``--plan`` value names: ``plans.json#4`` is the 4th plan of ``shardplan plan --json``'s
     ranking (a new user could not price #4 from the file: only #1 was read), a plain path rank 1. A path that exists
-    as written (a file whose name holds '#') is that file."""
-    m = re.fullmatch(r"(.+)#(\d+)", str(path))
+    as written (a file whose name holds '#') is that file.
+
+    Raises:
+        ConfigError: an existing file followed by '#' and something other than a whole number (``#-1``, ``#abc``,
+            ``#2.0``: read as part of the name, they said "No such file" for a file that exists).
+    """
+    m = re.fullmatch(r"(.+)#([^#/]*)", str(path))
     if m is None or Path(path).exists():
+        return Path(path), 1
+    if not m.group(2).isdigit() or not m.group(2).isascii():
+        if Path(m.group(1)).is_file():
+            raise ConfigError(f"--plan {path}: #{m.group(2)} is not a rank; legal: #1, #2, ... (the plan's rank in "
+                              "the file), or the file without #N for the first", field="plan", value=str(path))
         return Path(path), 1
     return Path(m.group(1)), int(m.group(2))
 
@@ -516,7 +526,8 @@ def _ranked_plan(data: Any, path: str | Path, rank: int) -> Any:
     if not plans:
         raise ConfigError(f"--plan {path} has an empty 'plans' list", field="plan", value=str(path))
     if not 1 <= rank <= len(plans):
-        raise ConfigError(f"--plan {path}: rank {rank} is past the file's {len(plans)} plan(s); legal: #1 to "
+        where = "ranks start at 1" if rank < 1 else f"it is past the file's {len(plans)} plan(s)"
+        raise ConfigError(f"--plan {path}: no rank {rank}: {where}; legal: #1 to "
                           f"#{len(plans)}", field="plan", value=str(path), legal=[1, len(plans)])
     return plans[rank - 1]
 
@@ -823,7 +834,11 @@ def _check_layer_lists(cfg: dict[str, Any], where: str) -> None:
             raise ConfigError(f"{where} {key}={short_repr(v)}; legal: a list of layer indices from 0 to {n - 1}",
                               field=key, value=v)
     types = cfg.get("layer_types")
-    legal = ("sliding_attention", "full_attention")
+    # Llama 4 (transformers' Llama4TextConfig) writes 'chunked_attention' for its RoPE layers, local over
+    # attention_chunk_size; the sliding-window families write 'sliding_attention'
+    llama4 = str(cfg.get("model_type", "")).startswith("llama4") or any(
+        str(a).startswith("Llama4") for a in (cfg.get("architectures") or []) if isinstance(cfg.get("architectures"), list))
+    legal = ("chunked_attention", "full_attention") if llama4 else ("sliding_attention", "full_attention")
     if types is not None and (not isinstance(types, list) or len(types) != n or any(t not in legal for t in types)):
         raise ConfigError(f"{where} layer_types={short_repr(types)}; legal: a list of {n} entries, each "
                           f"{' or '.join(map(repr, legal))}", field="layer_types", value=types, legal=legal)
@@ -868,6 +883,52 @@ def _refuse_foreign(arch: str, cfg: dict) -> None:
                           value=arch)
 
 
+def dense_granite4(cfg: dict[str, Any]) -> dict[str, Any] | None:
+    """A GraniteMoeHybridForCausalLM config whose every layer is attention and which has no experts (Granite 4.0
+    micro: ``layer_types`` all 'attention', ``num_local_experts`` 0) as the GraniteForCausalLM config of the same
+    network, or None for a real hybrid. transformers' GraniteMoeHybridDecoderLayer (modular_granitemoehybrid.py)
+    builds GraniteMoeSharedAttention (q/k/v/o, bias ``attention_bias``) for an 'attention' layer and, without
+    experts, only its shared_mlp: GraniteMoeSharedMLP input_linear h x 2F + output_linear F x h without bias,
+    F = ``shared_intermediate_size``: a gated MLP, as Granite 3's; the ``mamba_*`` keys then describe no layer. vLLM
+    reads this checkpoint as dense the same way."""
+    types = cfg.get("layer_types", cfg.get("layers_block_type"))
+    if (not isinstance(types, list) or not types or any(t != "attention" for t in types)
+            or cfg.get("num_local_experts", 0) not in (0, None)):
+        return None
+    out = {k: v for k, v in cfg.items() if not k.startswith(("mamba_", "ssm_")) and k not in (
+        "layer_types", "layers_block_type", "num_local_experts", "num_experts_per_tok", "shared_intermediate_size",
+        "position_embedding_type", "router_aux_loss_coef", "output_router_logits", "mlp_bias")}
+    return {**out, "architectures": ["GraniteForCausalLM"], "model_type": "granite",
+            "intermediate_size": cfg.get("shared_intermediate_size", cfg.get("intermediate_size"))}
+
+
+def _refuse_without_architectures(mt: Any, supported: str) -> None:
+    """Refuse a config without an ``architectures`` list whose ``model_type`` names no supported family.
+
+    Raises:
+        ConfigError: always: an unknown model_type (with a did-you-mean), or a refused family's reason.
+    """
+    why = UNMODELLED_MODEL_TYPES.get(mt) if isinstance(mt, str) else None
+    if isinstance(mt, str) and why is None:
+        # a model_type the table does not know is the problem, not the missing list (breaker finding); ascii()
+        # shows a look-alike letter (a Cyrillic 'а' in 'llamа') that repr would print as the Latin one
+        close = did_you_mean(mt, list(HF_MODEL_TYPES))
+        raise ConfigError(f"config.json: model_type={ascii(mt)} is not supported{close} and the file has no "
+                          f"'architectures' list; legal model_type: {', '.join(HF_MODEL_TYPES)} (or an "
+                          f"'architectures' list: {supported})", field="model_type", value=mt,
+                          legal=list(HF_MODEL_TYPES))
+    why, listed = _refusal_parts(why, supported)
+    raise ConfigError(f"config.json has no 'architectures' list (model_type={mt!r}){why}; "
+                      f"{listed}", field="architectures", value=None, legal=HF_ARCHITECTURES)
+
+
+def _as_granite4(spec: ModelSpec) -> ModelSpec:
+    """``spec`` (read from :func:`dense_granite4`'s Granite config) with a source naming the checkpoint's class."""
+    return spec.model_copy(update={"source": spec.source.replace(
+        "(GraniteForCausalLM)", "(GraniteMoeHybridForCausalLM: every layer attention and no experts, read as the dense "
+        "Granite decoder with its shared MLP)", 1)})
+
+
 def _check_model_type(arch: str, model_type: Any) -> None:
     """Refuse a ``model_type`` that names another network than ``arch`` (:data:`HF_MODEL_TYPES`; case aside, as
     MPT's remote-code MPTForCausalLM): transformers' Auto classes build the model from ``model_type``
@@ -908,23 +969,14 @@ def model_from_hf_config(cfg: dict[str, Any], name: str = "hf-model") -> ModelSp
     if archs is None and isinstance(cfg.get("model_type"), str) and cfg["model_type"] in HF_MODEL_TYPES:
         archs = [HF_MODEL_TYPES[cfg["model_type"]]]
     if archs is None:
-        mt = cfg.get("model_type")
-        why = UNMODELLED_MODEL_TYPES.get(mt) if isinstance(mt, str) else None
-        if isinstance(mt, str) and why is None:
-            # a model_type the table does not know is the problem, not the missing list (breaker finding); ascii()
-            # shows a look-alike letter (a Cyrillic 'а' in 'llamа') that repr would print as the Latin one
-            close = did_you_mean(mt, list(HF_MODEL_TYPES))
-            raise ConfigError(f"config.json: model_type={ascii(mt)} is not supported{close} and the file has no "
-                              f"'architectures' list; legal model_type: {', '.join(HF_MODEL_TYPES)} (or an "
-                              f"'architectures' list: {supported})", field="model_type", value=mt,
-                              legal=list(HF_MODEL_TYPES))
-        why, listed = _refusal_parts(why, supported)
-        raise ConfigError(f"config.json has no 'architectures' list (model_type={mt!r}){why}; "
-                          f"{listed}", field="architectures", value=None, legal=HF_ARCHITECTURES)
+        _refuse_without_architectures(cfg.get("model_type"), supported)
     if not isinstance(archs, list) or not all(isinstance(a, str) for a in archs):
         raise ConfigError(f"architectures must be a list of strings, got {short_repr(archs)}; {supported}",
                           field="architectures", value=archs, legal=HF_ARCHITECTURES)
     arch = archs[0] if archs else None
+    dense = dense_granite4(cfg) if arch == "GraniteMoeHybridForCausalLM" else None
+    if dense is not None:
+        return _as_granite4(model_from_hf_config(dense, name))
     if arch not in HF_ARCHITECTURES:
         why, listed = _refusal_parts(arch, supported, cfg)
         raise ConfigError(f"architectures={short_repr(archs)} is not supported{why}; {listed}",
@@ -1130,6 +1182,8 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
         return HardwareSpec(**with_fields(spec, flags)) if flags else spec
     except ValidationError as e:
         raise config_error(e, f"hardware {name_or_path}") from None
+    except ConfigError as e:  # with_fields' scaled host memory names the field the file set
+        raise ConfigError(f"hardware {name_or_path}: {e}", field=e.field, value=e.value, legal=e.legal) from None
 
 
 def hardware_framework(name_or_path: str) -> str | dict | None:

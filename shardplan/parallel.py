@@ -346,7 +346,8 @@ class Layout:
         if p.virtual_stages > 1 and any(n % p.virtual_stages for n in self.stage_layers):
             chunks = chunk_layers(self.stage_layers, p.virtual_stages)
             out.append(f"virtual_stages={p.virtual_stages} does not divide every stage: chunks of unequal size "
-                       f"(first stage {list(chunks[0])}, heaviest {list(max(chunks, key=sum))} layers; Megatron-core "
+                       # the first stage's lightest chunk first, as export.megatron.pipeline_layout writes it
+                       f"(first stage {sorted(chunks[0])}, heaviest {list(max(chunks, key=sum))} layers; Megatron-core "
                        f"--pipeline-model-parallel-layout); the largest chunk sets the pipeline tick"
                        + ("; a chunk of 0 layers holds only the embedding (first stage) or the loss (last stage), "
                           "Megatron-LM --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split"

@@ -118,5 +118,5 @@ def test_a_plan_files_ranked_plan_is_read_by_rank(tmp_path):
     assert plan_path_and_rank(f"{f}#3") == (f, 3) and plan_path_and_rank(f) == (f, 1)
     assert read_plan_file(f"{f}#2") == {"tp": 4} and read_plan_file(f) == {"tp": 8}
     assert read_plan_context(f"{f}#3")["devices"] == 64
-    with pytest.raises(ConfigError, match="rank 4 is past the file's 3 plan"):
+    with pytest.raises(ConfigError, match="no rank 4: it is past the file's 3 plan"):
         read_plan_file(f"{f}#4")

@@ -464,6 +464,22 @@ def moe_load_note(tr) -> str:
             "token dropping")
 
 
+#: layout fields that only act inside a pipeline (pp > 1)
+PIPELINE_ONLY_PINS = ("schedule", "virtual_stages", "pipeline_flushes", "pp_layers")
+
+
+def _inert_pins_note(pins: dict, schedules: list[str] | None, plans: list) -> None:
+    """Print on stderr a note for pinned pipeline fields (:data:`PIPELINE_ONLY_PINS`, or --schedule) when no ranked
+    plan pipelines: the pin changed none of them (breaker pass 53c: ``--fix schedule=interleaved`` exited 0 silently
+    with every winner at pp = 1, while estimate refuses the same pin without a pipeline)."""
+    pinned = [f"{k}={pins[k]}" for k in PIPELINE_ONLY_PINS if k in pins] + [f"schedule={s}" for s in schedules or ()
+                                                                           if "schedule" not in pins]
+    if pinned and plans and all(e.parallel.pp == 1 for e in plans):
+        err_console.print(f"[yellow]note:[/] {escape(', '.join(pinned))} pinned, but no ranked plan pipelines (pp = 1 "
+                          "in each): the pin changes none of them; pin pp too (e.g. --fix pp=2) to rank pipelined "
+                          "layouts", highlight=False, soft_wrap=True)
+
+
 def _note_unreleased(framework, schedules: list[str]) -> None:
     """Print on stderr the note for asked-for schedules the framework's released code does not run
     (:func:`shardplan.cli.estimate.unreleased_schedule_note`)."""
@@ -525,6 +541,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
     else:
         _print_plans(res, m, hw, tr, devices, rules, show_infeasible, objective)
         _pinned_offload_note(m, hw, tr, devices, pins, best, objective, max_tp, schedules)
+    _inert_pins_note(pins, schedules, res.plans)
     if best is None:
         raise negative(_nothing_fits(res, m, hw, tr, devices, pins, objective, max_tp, schedules, export,
                                      show_infeasible))

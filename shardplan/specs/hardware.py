@@ -34,6 +34,16 @@ MAX_BUSBW_OVER_WIRE = 2.0
 ComputeArch = Literal["volta", "ampere", "hopper", "blackwell", "blackwell-ultra", "cdna2", "cdna3", "cdna4", "tpu"]
 
 
+#: architectures whose matrix units multiply fp8: Hopper (NVIDIA H100 Tensor Core GPU Architecture whitepaper, the
+#: FP8 Transformer Engine), Blackwell / Blackwell Ultra (Blackwell datasheets), CDNA3 / CDNA4 (AMD Instinct MI300 /
+#: MI355X datasheets), TPU (Ironwood / TPU7x's fp8 MXU; Cloud TPU docs; the arch names every TPU generation);
+#: Volta, Ampere (A100 whitepaper: FP16 / BF16 / TF32 / INT8 only) and CDNA2 (MI250X datasheet) have none
+FP8_ARCHS = ("hopper", "blackwell", "blackwell-ultra", "cdna3", "cdna4", "tpu")
+#: architectures with fp4 matrix modes: Blackwell / Blackwell Ultra (NVFP4, NVIDIA Blackwell datasheets) and CDNA4
+#: (MXFP4, AMD Instinct MI355X datasheet)
+FP4_ARCHS = ("blackwell", "blackwell-ultra", "cdna4")
+
+
 class HardwareSpec(BaseModel):
     """One accelerator kind, its memory and its scale-up / scale-out networks.
 
@@ -257,6 +267,24 @@ class HardwareSpec(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _low_precision_arch(self) -> "HardwareSpec":
+        """An fp8 or fp4 peak only on an architecture whose matrix units run that format (:data:`FP8_ARCHS`,
+        :data:`FP4_ARCHS`); a file without ``compute_arch`` is not checked.
+
+        Raises:
+            ConfigError: ``peak_flops_fp8`` / ``peak_flops_fp4`` on another architecture (the architectures named).
+        """
+        from shardplan.errors import ConfigError
+        for field, legal in (("peak_flops_fp8", FP8_ARCHS), ("peak_flops_fp4", FP4_ARCHS)):
+            value = getattr(self, field)
+            if value is not None and self.compute_arch is not None and self.compute_arch not in legal:
+                raise ConfigError(f"{field}={value:.4g} on compute_arch={self.compute_arch!r} (either may come from "
+                                  f"the base preset): its matrix units have no {field[11:]} mode, so the format would "
+                                  f"run at the 16-bit rate at best; legal: leave {field} out, or a compute_arch of "
+                                  f"{', '.join(legal)}", field=field, value=value, legal=list(legal))
+        return self
+
+    @model_validator(mode="after")
     def _reserve(self) -> "HardwareSpec":
         if self.usable_hbm_bytes() <= 0:
             from shardplan.errors import ConfigError
@@ -378,6 +406,14 @@ def with_fields(base: HardwareSpec, update: dict) -> dict:
     if new == base.host_devices or not isinstance(new, int) or isinstance(new, bool) or new < 1:
         return out  # a value of another type or out of range: HardwareSpec's validation names it
     out["host_memory_bytes"] = base.host_memory_bytes * new / base.host_devices
+    if out["host_memory_bytes"] > L.MAX_MEMORY_BYTES:  # name the field the user wrote, not the derived one
+        from shardplan.errors import ConfigError
+        key = "devices_per_host" if out.get("devices_per_host") else "scale_up_size"
+        most = int(L.MAX_MEMORY_BYTES * base.host_devices // base.host_memory_bytes)
+        raise ConfigError(f"{key}={new}: the host memory scaled to it from the datasheet host's ({base.host_devices} "
+                          f"devices) would be {out['host_memory_bytes']:.4g} bytes, above the {L.MAX_MEMORY_BYTES:.4g} "
+                          f"bound; legal: {key} at most {most:,}, or give host_memory_bytes", field=key, value=new,
+                          legal=[1, most])
     src = base.sources.get("host_memory_bytes", "")
     out["sources"] = {**out.get("sources", {}), "host_memory_bytes": f"{src}; scaled from the datasheet host's "
                       f"{base.host_devices} devices to {new} (each device keeps its share)"}

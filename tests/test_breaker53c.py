@@ -1,0 +1,125 @@
+"""Breaker pass 53c (Hugging Face configs of recent architectures, plan / estimate / export flags, hardware files):
+each test fails on the behaviour the pass found (noted in its comment)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from shardplan.cli import app
+from shardplan.errors import ConfigError
+from shardplan.loaders import load_hardware, model_from_hf_config
+
+#: Llama-4-Scout's text config (hidden 5120, 48 layers, 16 experts top-1, NoPE every 4th layer)
+SCOUT = {"architectures": ["Llama4ForCausalLM"], "model_type": "llama4_text", "hidden_size": 5120,
+         "num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+         "intermediate_size": 8192, "intermediate_size_mlp": 16384, "num_local_experts": 16, "num_experts_per_tok": 1,
+         "interleave_moe_layer_step": 1, "no_rope_layers": [1, 1, 1, 0] * 12, "attention_chunk_size": 8192,
+         "vocab_size": 202048, "use_qk_norm": True, "max_position_embeddings": 10485760}
+
+
+def test_llama4_layer_types_that_transformers_writes_are_read():
+    # Llama4TextConfig writes layer_types 'chunked_attention' (RoPE layers) / 'full_attention' (NoPE): refused, exit 2
+    typed = {**SCOUT, "layer_types": ["chunked_attention" if n else "full_attention" for n in SCOUT["no_rope_layers"]]}
+    a, b = model_from_hf_config(SCOUT), model_from_hf_config(typed)
+    assert a.n_params == b.n_params == 107_769_861_120  # the breaker's count of the config without the key
+    assert a.local_attention == b.local_attention == "chunked"
+    with pytest.raises(ConfigError, match="'sliding_attention' or 'full_attention'"):  # still checked elsewhere
+        model_from_hf_config({"architectures": ["MistralForCausalLM"], "model_type": "mistral", "hidden_size": 64,
+                              "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+                              "intermediate_size": 128, "vocab_size": 100,
+                              "layer_types": ["chunked_attention", "full_attention"]})
+
+
+GRANITE4_MICRO = {"architectures": ["GraniteMoeHybridForCausalLM"], "model_type": "granitemoehybrid",
+                  "hidden_size": 2560, "intermediate_size": 8192, "shared_intermediate_size": 8192,
+                  "num_hidden_layers": 40, "num_attention_heads": 40, "num_key_value_heads": 8,
+                  "layer_types": ["attention"] * 40, "num_local_experts": 0, "num_experts_per_tok": 0,
+                  "mamba_d_state": 256, "mamba_n_heads": 128, "position_embedding_type": "rope",
+                  "tie_word_embeddings": True, "vocab_size": 100352, "attention_bias": False}
+
+
+def test_granite4_micro_is_read_as_the_dense_decoder_it_is():
+    # every layer 'attention' and no experts: refused as a "hybrid of Mamba-2 and attention layers"
+    m = model_from_hf_config(GRANITE4_MICRO)
+    # per layer: q, o 2560^2 each + k, v 2560 x 512 each = 15,728,640; shared MLP 3 x 2560 x 8192 = 62,914,560;
+    # two RMSNorms 5,120 -> 78,648,320 x 40 = 3,145,932,800; tied embedding 100,352 x 2,560 = 256,901,120;
+    # final norm 2,560: 3,402,836,480 (the card's "3B" model, 3.4B on its safetensors)
+    assert m.n_params == 3_402_836_480 and m.ffn_dim == 8192 and not m.is_moe
+    assert "GraniteMoeHybridForCausalLM: every layer attention and no experts" in m.source
+    # a real hybrid (granite-4.0-h: Mamba layers) stays refused with the Mamba reason
+    hybrid = {**GRANITE4_MICRO, "layer_types": ["mamba"] * 36 + ["attention"] * 4}
+    with pytest.raises(ConfigError, match="Mamba-2"):
+        model_from_hf_config(hybrid)
+
+
+def test_fp8_and_fp4_peaks_need_an_architecture_that_runs_them(tmp_path):
+    # base h100-sxm + peak_flops_fp4 priced NVFP4 on Hopper at "101.3% of the bf16 peak"; an A100 ran fp8
+    for base, field in (("h100-sxm", "peak_flops_fp4"), ("a100-80gb", "peak_flops_fp8")):
+        path = tmp_path / f"{base}.yaml"
+        path.write_text(yaml.safe_dump({"base": base, field: 4.0e15}))
+        with pytest.raises(ConfigError, match=f"{field}=4e\\+15 on compute_arch='(hopper|ampere)'.*legal"):
+            load_hardware(str(path))
+    ok = tmp_path / "b200.yaml"  # Blackwell has both
+    ok.write_text(yaml.safe_dump({"base": "b200", "peak_flops_fp4": 1.0e16}))
+    assert load_hardware(str(ok)).peak_flops_fp4 == 1.0e16
+
+
+def test_bias_keys_of_families_that_build_no_bias_are_ignored():
+    # MistralAttention / MistralMLP and Phi3Attention / Phi3MLP hard-code bias=False: +3.3M counted on Mistral-Small
+    base = {"architectures": ["MistralForCausalLM"], "model_type": "mistral", "hidden_size": 256,
+            "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 512,
+            "vocab_size": 1000}
+    for arch, mt in (("MistralForCausalLM", "mistral"), ("Phi3ForCausalLM", "phi3")):
+        cfg = {**base, "architectures": [arch], "model_type": mt}
+        plain = model_from_hf_config(cfg).n_params
+        assert model_from_hf_config({**cfg, "attention_bias": True, "mlp_bias": True}).n_params == plain
+    # Llama honours them (LlamaAttention bias=config.attention_bias): q 256 + k 128 + v 128 + o 256 = 768 per layer
+    llama = {**base, "architectures": ["LlamaForCausalLM"], "model_type": "llama"}
+    assert (model_from_hf_config({**llama, "attention_bias": True}).n_params
+            - model_from_hf_config(llama).n_params) == 2 * 768
+
+
+def test_a_scale_up_size_too_large_for_the_host_names_itself(tmp_path):
+    # the error named host_memory_bytes=2.7e17, a field the file never set (scaled from scale_up_size)
+    path = tmp_path / "big.yaml"
+    path.write_text("base: h100-sxm\nscale_up_size: 1000000\n")
+    # the DGX H100's 2 TiB for 8 GPUs: 2^41 x n / 8 <= 2^50 bytes -> n <= 4,096
+    with pytest.raises(ConfigError, match="scale_up_size=1000000: the host memory.*scale_up_size at most 4,096"):
+        load_hardware(str(path))
+
+
+def test_plan_file_ranks_that_are_not_whole_numbers_are_named(tmp_path):
+    # '#-1' / '#abc' said "No such file or directory" for a file that exists; '#0' was "past" the file's plans
+    path = tmp_path / "plans.json"
+    path.write_text(json.dumps({"plans": [{"parallel": {"dp": 8}}, {"parallel": {"dp": 4, "tp": 2}}]}))
+    runner = CliRunner()
+    args = ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-s", "4096", "-b", "64", "--plan"]
+    for rank, words in (("-1", "#-1 is not a rank"), ("abc", "#abc is not a rank"), ("2.0", "#2.0 is not a rank"),
+                        ("0", "no rank 0: ranks start at 1; legal: #1 to #2")):
+        r = runner.invoke(app, [*args, f"{path}#{rank}"])
+        assert r.exit_code == 2 and words in " ".join(r.output.split()), r.output
+
+
+def test_the_uneven_chunk_note_matches_the_layout_written():
+    # --pp-layers 15,17 with 2 virtual stages: the note said [8, 7] while the layout gave rank 0 'Ettttttt' (7) first
+    from shardplan.export.megatron import pipeline_layout
+    from shardplan.inputs import build_inputs
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=8192, global_batch=64,
+                                 global_batch_tokens=None, pp=2, virtual_stages=2, schedule="interleaved",
+                                 pp_layers="15,17")
+    from shardplan.parallel import validate
+    notes = validate(pc, m, tr, 8).notes
+    assert any("first stage [7, 8]" in n for n in notes), notes
+    assert pipeline_layout((15, 17), virtual_stages=2).split("|")[0] == "E" + "t" * 7
+
+
+def test_pipeline_pins_without_a_pipelined_winner_are_noted():
+    # --fix schedule=interleaved exited 0 silently with every ranked plan at pp = 1
+    r = CliRunner().invoke(app, ["plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "8192", "-b", "64",
+                                 "--fix", "schedule=interleaved", "--top", "3"])
+    assert r.exit_code == 0 and "schedule=interleaved pinned, but no ranked plan pipelines" in " ".join(
+        r.output.split()), r.output
