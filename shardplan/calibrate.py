@@ -175,7 +175,7 @@ def cases(records: Sequence[RunRecord], framework: FrameworkProfile | None = Non
             inp = build_inputs(model=r.model, hardware=None, devices=r.devices, seq_len=r.seq_len,
                                global_batch=r.global_batch_size, global_batch_tokens=None, precision=r.precision,
                                optimizer_dtype=r.optimizer_dtype, moe_routing=r.moe_routing,
-                               framework=r.framework or framework)
+                               moe_capacity_factor=r.moe_capacity_factor, framework=r.framework or framework)
         except ConfigError as e:
             raise ConfigError(f"{_where(r, i + 1)}: {e}", field=e.field, value=e.value, legal=e.legal) from None
         out.append(Case(r, inp.model, inp.training, r.parallel, i + 1))
@@ -285,7 +285,7 @@ def _fp16_default(c: Case, hw: HardwareSpec) -> Case:
 #: the fields of a run record that say which run it is (model, hardware, scale, layout, precision, framework), not
 #: what it measured: two records equal on them are repeats of one configuration
 RUN_FIELDS = frozenset({"model", "hardware", "devices", "seq_len", "global_batch_size", "parallel", "precision",
-                        "optimizer_dtype", "moe_routing", "framework"})
+                        "optimizer_dtype", "moe_routing", "moe_capacity_factor", "framework"})
 
 
 def run_key(record: RunRecord) -> str:

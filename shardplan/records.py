@@ -51,6 +51,9 @@ class RunRecord(BaseModel):
             the framework profile's, else fp32).
         moe_routing: MoE routing of the run (``--moe-routing``: uniform, or round_robin for a synthetic balanced
             gate that sends each token to contiguous experts).
+        moe_capacity_factor: the run's MoE token capacity (``--moe-capacity-factor``: tokens each expert takes, as a
+            multiple of an even share; a token-dropping run such as MaxText's ``capacity_factor: 1.25`` recipes);
+            absent: dropless.
         framework: framework profile name (``--framework``); absent: the profile ``shardplan calibrate`` fits with
             (its --framework, the hardware file's, else megatron on GPUs and maxtext on TPUs: a TPU user's records
             without the field were priced with the megatron profile, the record's old default).
@@ -78,6 +81,7 @@ class RunRecord(BaseModel):
     precision: str | None = None
     optimizer_dtype: OptimizerDtype | None = None
     moe_routing: Literal["uniform", "round_robin"] = "uniform"
+    moe_capacity_factor: float | None = None  # range checked where it is priced (TrainingSpec)
     framework: str | None = None
     status: Literal["ok", "oom", "failed"] = "ok"
     # physical ranges (a record outside them is a typo or a unit mix-up, not a run): 1e-3 to 1e9 tokens/s per

@@ -99,3 +99,48 @@ def test_chips_without_a_shared_row_get_the_optimism_note():
         best = best_published_mfu(HARDWARE[name].peak_flops_bf16, False)
         assert best is not None and floor < best[0] < 0.7, (name, best)
         assert "a public run of docs/accuracy.md" in best[1]
+
+
+def test_a_record_carries_its_moe_capacity_factor():
+    # "moe_capacity_factor": 1.25 (the Mixtral-8x7B v6e-256 recipe) was refused as an extra input, so token-dropping
+    # runs could only be calibrated as dropless
+    from shardplan.calibrate import cases, run_key
+    from shardplan.presets.frameworks import framework_profile
+    rec = RunRecord(**{**V6E_RECORD, "model": "mixtral-8x7b", "moe_capacity_factor": 1.25})
+    assert cases([rec], framework_profile("maxtext"))[0].training.moe_capacity_factor == 1.25
+    assert run_key(rec) != run_key(rec.model_copy(update={"moe_capacity_factor": None}))  # another configuration
+    with pytest.raises(ConfigError, match="record 1: moe_capacity_factor=0.5; legal: a number >= 1"):
+        cases([rec.model_copy(update={"moe_capacity_factor": 0.5})], framework_profile("maxtext"))
+
+
+#: a tpu-recipes style launcher (xpk / gcluster) around a MaxText command line
+LAUNCH = ('export NUM_SLICES="${{NUM_SLICES:-{slices}}}"\nMAXTEXT_ARGS="model_name=llama3-8b per_device_batch_size=2 '
+          'ici_fsdp_parallelism=-1 max_target_length=8192"\nxpk workload create --cluster c {kind} '
+          '--num-slices ${{NUM_SLICES}} --command="python3 -m MaxText.train MaxText/configs/base.yml ${{MAXTEXT_ARGS}}"')
+
+
+@pytest.mark.parametrize("kind, per_slice", [
+    ("--device-type=tpu7x-4x4x4", 128),      # 64 chips of two chiplets, each a JAX device
+    ("--tpu-type=v5p-128", 64),              # v5p names count TensorCores, two per (megacore) chip
+    ("--compute-type v6e-256", 256),         # v6e names count chips
+    ("--compute-type ct6e-standard-4t --topology 16x16", 256)])
+def test_maxtext_import_reads_the_launcher_slices(kind, per_slice):
+    # "MaxText ici_fsdp_parallelism -1 (auto) needs --devices" although the script says --device-type / --num-slices
+    imp = import_config("maxtext", LAUNCH.format(slices=1, kind=kind))
+    assert imp.devices == per_slice and imp.parallel.dp == per_slice and imp.parallel.dp_shard in (None, per_slice)
+    # two slices: base.yml's dcn_data_parallelism -1 takes them, the ici -1 one slice: HSDP (-n 512 on a
+    # --num-slices 2 script was one impossible 512-chip slice with ZeRO-3 over DCN)
+    two = import_config("maxtext", LAUNCH.format(slices=2, kind=kind))
+    assert (two.devices, two.parallel.dp, two.parallel.dp_shard) == (2 * per_slice, 2 * per_slice, per_slice)
+
+
+def test_maxtext_devices_price_the_script_at_other_slice_counts():
+    script = LAUNCH.format(slices=1, kind="--compute-type v6e-256")
+    imp = import_config("maxtext", script, devices=1024)  # 4 slices of 256
+    assert imp.parallel.dp_shard == 256 and any("4 slice(s) of 256 JAX devices" in n for n in imp.notes)
+    with pytest.raises(ConfigError, match="--devices 300 is not a whole number of the launcher's slices"):
+        import_config("maxtext", script, devices=300)
+    # dcn degrees that contradict the launcher's slices: MaxText asserts they agree
+    with pytest.raises(ConfigError, match="dcn_\\* degrees multiply to 4, but the launcher runs --num-slices 2"):
+        import_config("maxtext", LAUNCH.format(slices=2, kind="--compute-type v6e-256").replace(
+            "ici_fsdp_parallelism=-1", "ici_fsdp_parallelism=-1 dcn_data_parallelism=4"))

@@ -260,16 +260,16 @@ def _degree(cfg: dict, axis: str) -> int:
 BASE_AUTO = {"ici_fsdp_parallelism": -1, "dcn_data_parallelism": -1}
 
 
-def resolve_auto_axes(cfg: dict, devices: int | None, notes: list[str]) -> dict:
+def resolve_auto_axes(cfg: dict, devices: int | None, notes: list[str], slices: int | None = None) -> dict:
     """``cfg`` with its auto (-1) degrees resolved as MaxText does (``max_utils.fill_unspecified_mesh_axes``: the
-    one -1 of a level takes the devices the others leave), reading the whole run as one slice: the dcn -1 is 1
-    and the ici -1 takes ``devices`` over the other degrees (a multi-slice run should give its dcn degrees). With
-    ``devices``, the keys a file leaves out have base.yml's values: ``ici_fsdp_parallelism: -1`` and
+    one -1 of a level takes the devices the others leave): the dcn -1 takes the launcher's ``slices`` over the other
+    dcn degrees (1 without them: the run read as one slice), and the ici -1 takes ``devices`` over every other
+    degree. With ``devices``, the keys a file leaves out have base.yml's values: ``ici_fsdp_parallelism: -1`` and
     ``dcn_data_parallelism: -1`` (without it, a left-out axis is 1).
 
     Raises:
-        ConfigError: an auto axis without ``devices``, two auto axes in one level, or degrees that do not divide
-            ``devices``.
+        ConfigError: an auto axis without ``devices``, two auto axes in one level, degrees that do not divide
+            ``devices``, or dcn degrees whose product is not ``slices`` (MaxText asserts it).
     """
     cfg = dict(cfg)
     unset = {k: v for k, v in BASE_AUTO.items() if k not in cfg}
@@ -280,7 +280,7 @@ def resolve_auto_axes(cfg: dict, devices: int | None, notes: list[str]) -> dict:
         notes.append(f"{' and '.join(unset)} not in the file and no --devices: read as 1 (one device for each "
                      "degree the file gives), where MaxText's base.yml -1 would spread the run over every device; "
                      "give --devices N to read it as MaxText does")
-    for level in ("ici", "dcn"):
+    for level in ("dcn", "ici"):  # the dcn degrees first: the ici -1 takes what they leave
         auto = [k for k, v in cfg.items() if str(k).startswith(level + "_") and str(k).endswith("_parallelism")
                 and v == -1]
         if len(auto) > 1:
@@ -289,7 +289,7 @@ def resolve_auto_axes(cfg: dict, devices: int | None, notes: list[str]) -> dict:
         if not auto:
             continue
         if level == "dcn":
-            cfg[auto[0]] = 1
+            cfg[auto[0]] = _resolve_dcn(cfg, auto[0], slices)
             continue
         if devices is None:
             raise ConfigError(f"MaxText {auto[0]} -1 (auto) needs --devices to be resolved", field="devices", value=None)
@@ -302,9 +302,76 @@ def resolve_auto_axes(cfg: dict, devices: int | None, notes: list[str]) -> dict:
             raise ConfigError(f"MaxText's other degrees multiply to {rest}, which does not divide --devices {devices}",
                               field="devices", value=devices)
         cfg[auto[0]] = devices // rest
-        notes.append(f"{auto[0]} -1 resolved to {devices // rest} over --devices {devices}, the run read as one slice "
-                     "(give the dcn_* degrees of a multi-slice run)")
+        dcn = _degree_product(cfg, "dcn_")
+        notes.append(f"{auto[0]} -1 resolved to {devices // rest} over --devices {devices}, "
+                     + (f"{dcn} slices (the dcn_* degrees)" if dcn > 1 else "one slice" if slices else
+                        "the run read as one slice (give the dcn_* degrees of a multi-slice run, or the launcher's "
+                        "--num-slices)"))
+    if slices is not None and _degree_product(cfg, "dcn_") != slices:
+        raise ConfigError(f"MaxText's dcn_* degrees multiply to {_degree_product(cfg, 'dcn_')}, but the launcher runs "
+                          f"--num-slices {slices} (MaxText asserts they agree); legal: dcn degrees whose product is "
+                          f"{slices}, or one dcn axis at -1", field="dcn_data_parallelism", value=slices)
     return cfg
+
+
+def _degree_product(cfg: dict, prefix: str) -> int:
+    """The product of ``cfg``'s positive ``<prefix>*_parallelism`` degrees."""
+    return math.prod(v for k, v in cfg.items() if str(k).startswith(prefix) and str(k).endswith("_parallelism")
+                     and isinstance(v, int) and not isinstance(v, bool) and v > 0)
+
+
+def _resolve_dcn(cfg: dict, auto: str, slices: int | None) -> int:
+    """The degree of the dcn axis ``auto`` set to -1: the launcher's slices over the other dcn degrees, 1 without them.
+
+    Raises:
+        ConfigError: other dcn degrees that do not divide ``slices``.
+    """
+    if slices is None:
+        return 1
+    rest = _degree_product({k: v for k, v in cfg.items() if k != auto}, "dcn_")
+    if slices % rest:
+        raise ConfigError(f"MaxText's other dcn degrees multiply to {rest}, which does not divide the launcher's "
+                          f"--num-slices {slices}; legal: dcn degrees dividing {slices}", field=auto, value=-1)
+    return slices // rest
+
+
+def slice_devices(device_type: str, topology: str | None = None) -> int | None:
+    """JAX devices in one TPU slice named as xpk / gcluster name it (``--device-type`` / ``--tpu-type`` /
+    ``--compute-type``, with ``--topology``), or None for a name not read. Cloud TPU docs ("TPU versions",
+    "TPU7x (Ironwood)"): a v4 / v5p name counts TensorCores, two per chip, and JAX sees each chip as one device
+    (megacore): v5p-128 is 64 devices; v5e (v5litepod) and v6e names count chips, one device each; a TPU7x topology
+    AxBxC counts chips of two TensorCore chiplets that JAX sees as two devices: tpu7x-4x4x4 is 128 devices. A machine
+    type (ct6e-standard-4t) takes its chips from ``--topology`` (16x16: 256)."""
+    name = device_type.lower()
+    dims = re.fullmatch(r"(\d+)x(\d+)(?:x(\d+))?", topology or "")
+    chips = math.prod(int(d) for d in dims.groups() if d) if dims else None
+    if m := re.fullmatch(r"(?:tpu-)?(?:v4|v5p)-(\d+)", name):
+        return int(m.group(1)) // 2
+    if m := re.fullmatch(r"(?:tpu-)?(?:v5litepod|v5e|v6e)-(\d+)", name):
+        return int(m.group(1))
+    if m := re.fullmatch(r"tpu7x-(\d+)x(\d+)x(\d+)", name):
+        return 2 * int(m.group(1)) * int(m.group(2)) * int(m.group(3))
+    if chips is not None and re.search(r"tpu7x", name):
+        return 2 * chips
+    return chips if chips is not None and re.search(r"v5p|v4|v5e|v5litepod|v6e|ct5lp|ct6e|ct5p", name) else None
+
+
+def launcher_topology(text: str) -> tuple[int | None, int | None, str]:
+    """(slices, JAX devices per slice, the words read) of the xpk / gcluster command that launches a MaxText script
+    (``--num-slices``, ``--device-type`` / ``--tpu-type`` / ``--compute-type``, ``--topology``; the script's own
+    variables substituted, :func:`~shardplan.export.base.expand_variables`); None for what it does not say."""
+    got: dict[str, str] = {}
+    for line in expand_variables(re.sub(r"\\\r?\n", " ", text)).splitlines():
+        words = shell_words(line)
+        for i, w in enumerate(words):
+            m = re.fullmatch(r"--(num-slices|device-type|tpu-type|compute-type|topology)(?:=(.*))?", w)
+            if m and (m.group(2) is not None or i + 1 < len(words)):
+                got[m.group(1)] = m.group(2) if m.group(2) is not None else words[i + 1]
+    slices = int(got["num-slices"]) if got.get("num-slices", "").isdigit() else None
+    kind = next((got[k] for k in ("device-type", "tpu-type", "compute-type") if k in got), None)
+    per_slice = slice_devices(kind, got.get("topology")) if kind else None
+    said = " ".join(f"--{k} {v}" for k, v in got.items())
+    return (slices if slices else None), per_slice, said
 
 
 #: MaxText keys (besides ici_* / dcn_*) one of which a MaxText config has (MaxText configs/base.yml)
@@ -349,7 +416,8 @@ def read(text: str, devices: int | None = None) -> Imported:
                           "--to maxtext` writes, or --from the framework the file belongs to", field="import",
                           value="maxtext")
     notes: list[str] = script_notes
-    cfg = resolve_auto_axes(cfg, devices, notes)
+    devices, slices = _launcher_devices(text, devices, notes) if script_notes else (devices, None)
+    cfg = resolve_auto_axes(cfg, devices, notes, slices)
     deg = _folded_degrees(cfg, notes)
     n = 1
     for v in deg.values():
@@ -419,6 +487,31 @@ def attention_of(cfg: dict, notes: list[str]) -> str | None:
                      "naive")
         return "naive"
     return None
+
+
+def _launcher_devices(text: str, devices: int | None, notes: list[str]) -> tuple[int | None, int | None]:
+    """(devices, slices) of a launch script: the launcher's slices x devices per slice (:func:`launcher_topology`),
+    with a note (new-user pass 53c: tpu-recipes' scripts say ``--device-type=tpu7x-4x4x4 --num-slices=1``, yet ``-1``
+    axes asked for --devices), or ``devices`` (--devices) in whole slices of the launcher's size: the script priced
+    at another slice count (its ``--num-slices ${NUM_SLICES}`` default), with a note.
+
+    Raises:
+        ConfigError: --devices that is not a whole number of the launcher's slices.
+    """
+    slices, per_slice, said = launcher_topology(text)
+    if per_slice is None or slices is None:
+        return devices, slices
+    if devices is None:
+        notes.append(f"--devices {per_slice * slices} from the launcher's {said} ({per_slice} JAX devices per slice)")
+        return per_slice * slices, slices
+    if devices % per_slice:
+        raise ConfigError(f"--devices {devices} is not a whole number of the launcher's slices ({said}: "
+                          f"{per_slice} JAX devices each); legal: leave --devices out, or a multiple of {per_slice}",
+                          field="devices", value=devices, legal=[per_slice * k for k in (1, 2, 4, 8)])
+    if devices != per_slice * slices:  # pricing the script at another slice count (a ${NUM_SLICES} default)
+        notes.append(f"--devices {devices}: {devices // per_slice} slice(s) of {per_slice} JAX devices, where the "
+                     f"launcher says {said}")
+    return devices, devices // per_slice
 
 
 def _overrides(text: str) -> tuple[dict, list[str]]:
