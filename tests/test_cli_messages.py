@@ -2,6 +2,7 @@
 so in one line, and the plan explainer names the component that really grew."""
 
 import importlib.util
+import json
 import re
 
 import pytest
@@ -288,9 +289,10 @@ def test_plan_with_nothing_that_fits_names_the_offloaded_layout():
     assert pc.tp * (pc.dp or dp) <= 32 and estimate(m, hw, tr, pc, 32).fits
 
 
-def test_easydel_export_with_tp_on_a_tpu_is_one_refusal(tmp_path):
-    # breaker: --to easydel --tp 4 on a TPU said "legal sp: true (--sp)" (the maxtext profile's tp always shards the
-    # activations), and with --sp EasyDeL refused Megatron sp: one refusal now names what runs, exit 2, nothing written
+def test_easydel_export_with_tp_on_a_tpu_is_written_as_tp_with_sp(tmp_path):
+    # breaker: --to easydel --tp 4 on a TPU said "legal sp: true (--sp)", and with --sp EasyDeL refused Megatron sp.
+    # New-user pass 53c: EasyDeL's models shard the residual stream over tp (HiddenStateSharding with
+    # hidden_state_axis 'tp'), the planner's sp, so the target's default sp applies and the file round-trips
     from typer.testing import CliRunner
 
     from shardplan.cli import app
@@ -299,9 +301,15 @@ def test_easydel_export_with_tp_on_a_tpu_is_one_refusal(tmp_path):
             "--to", "easydel", "-o", str(out)]
     r = CliRunner().invoke(app, [*base, "--tp", "4"])
     text = " ".join(r.output.split())
-    assert r.exit_code == 2 and "EasyDeL cannot express this plan: tp=4" in text and "legal: tp=1" in text, text
-    assert "(--sp)" not in text and not out.exists()
-    assert CliRunner().invoke(app, base).exit_code == 0 and out.exists()  # tp=1: written
+    assert r.exit_code == 0 and "sp=True, the framework's own defaults" in text and out.exists(), text
+    doc = json.loads(out.read_text())
+    assert doc["sharding_axis_dims"][3] == 4 and doc["partition_axis"]["hidden_state_axis"] == "tp"
+    back = tmp_path / "back.json"
+    assert CliRunner().invoke(app, ["import", "--from", "easydel", str(out), "-o", str(back)]).exit_code == 0
+    assert json.loads(back.read_text())["parallel"]["sp"] is True  # read back as tp + sp: estimate --plan prices it
+    # tp without sp under the maxtext profile names --sp
+    r = CliRunner().invoke(app, [*base, "--tp", "4", "--no-sp"])
+    assert r.exit_code == 2 and "legal: --sp (what EasyDeL runs)" in " ".join(r.output.split()), r.output
 
 
 def test_partial_recompute_gets_a_hint_that_fits():

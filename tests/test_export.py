@@ -56,7 +56,7 @@ REFUSED = {
     ("llama70b-fsdp", "easydel"): ("pp=4", "MaxText"),
     ("llama70b-fsdp", "deepspeed"): ("pp=4", "torchtitan"),
     ("llama70b-fsdp", "nanotron"): ("ZeRO-3", "torchtitan"),
-    ("mixtral-ep", "easydel"): ("sequence parallelism", "MaxText"),
+    ("mixtral-ep", "easydel"): ("ep=8", "MaxText"),
     ("mixtral-ep", "deepspeed"): ("sequence parallelism", "Megatron-LM"),
     ("mixtral-ep", "nanotron"): ("ZeRO-3", "DeepSpeed"),
     ("llama8b-fsdp", "nanotron"): ("ZeRO-3", "DeepSpeed"),
@@ -2087,7 +2087,7 @@ def test_plan_export_searches_with_the_exporters_pins_when_no_ranking_can_be_wri
     from shardplan.cli.plan import _export_winner
     from shardplan.export.easydel import EXPORTER
     from shardplan.search import search
-    pins = {"pp": 1, "ep": 1, "sp": False, "zero_stage": 3}  # no pipeline or expert axis, no Megatron sp, ZeRO-3 fsdp
+    pins = {"pp": 1, "ep": 1, "tp_overlap": False, "zero_stage": 3}  # no pipeline or expert axis, no TP overlap, ZeRO-3
     assert dict(EXPORTER.search_pins) == pins
     m, hw, tr, _ = build_inputs(model="tiny-moe", hardware="h100-sxm", devices=8, seq_len=64, global_batch=16,
                                 global_batch_tokens=None, precision="bf16-mixed")
@@ -2148,15 +2148,16 @@ def test_megatron_cross_entropy_flags_round_trip_the_in_place_loss(tmp_path):
 
 
 def test_plan_export_easydel_with_a_pinned_tp_or_zero_stage(tmp_path):
-    # tp pinned: the pinned search turns off Megatron's sequence parallelism and keeps ZeRO-3, which EasyDeL writes
-    # (qwen3-30b-a3b on 16 H100 with --tp 2 exited 2 before, naming etp=1 or sp); a user's ZeRO-2 pin is refused
+    # tp pinned: the pinned search keeps ZeRO-3 and sp with tp, which EasyDeL writes (its models shard the residual
+    # stream over tp: hidden_state_axis 'tp') (qwen3-30b-a3b on 16 H100 with --tp 2 exited 2 before, naming etp=1 or
+    # sp); a user's ZeRO-2 pin is refused
     # naming ZeRO-2, the refusal of the search the pins shaped, not the pp=2 of the first ranked plan
     base = ["plan", "-m", "qwen3-30b-a3b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "128", "--export",
             "easydel", "-o", str(tmp_path / "e.py")]
     r = runner.invoke(app, [*base, "--tp", "2"])
     assert r.exit_code == 0, r.output
     p = import_config("easydel", (tmp_path / "e.py").read_text()).parallel
-    assert (p.tp, p.pp, p.ep, p.sp, p.zero_stage) == (2, 1, 1, False, 3)
+    assert (p.tp, p.pp, p.ep, p.sp, p.zero_stage) == (2, 1, 1, True, 3)
     r = runner.invoke(app, [*base, "--zero-stage", "2"])
     assert r.exit_code == 2 and "ZeRO-2" in r.output.split("(none of")[0], r.output
 

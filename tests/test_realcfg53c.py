@@ -144,3 +144,23 @@ def test_maxtext_devices_price_the_script_at_other_slice_counts():
     with pytest.raises(ConfigError, match="dcn_\\* degrees multiply to 4, but the launcher runs --num-slices 2"):
         import_config("maxtext", LAUNCH.format(slices=2, kind="--compute-type v6e-256").replace(
             "ici_fsdp_parallelism=-1", "ici_fsdp_parallelism=-1 dcn_data_parallelism=4"))
+
+
+def test_easydel_tp_is_priced_and_read_as_tp_with_sp():
+    # EasyDeL's tp was refused under the maxtext profile (tp without sp) and, with --sp, as "Megatron sequence
+    # parallelism": its models shard the residual stream over tp (hidden_state_axis 'tp'), the planner's sp
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="tpu-v5p", devices=32, seq_len=8192, global_batch=64,
+                                 global_batch_tokens=None, tp=4, sp=True, zero_stage=3, recompute="full",
+                                 precision="bf16-mixed")
+    text = export_text("easydel", estimate(m, hw, tr, pc, 32))
+    back = import_config("easydel", text).parallel
+    assert (back.tp, back.sp, back.dp_shard) == (4, True, 8)
+    # a file that keeps the hidden dimension whole (hidden_state_axis None) is read as tp without sp
+    whole = text.replace("'hidden_state_axis': 'tp'", "'hidden_state_axis': None")
+    assert whole != text and import_config("easydel", whole).parallel.sp is False
+    # a plan priced with tp and sp off is written with the note (EasyDeL holds less than priced)
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=32, seq_len=8192, global_batch=64,
+                                 global_batch_tokens=None, tp=4, sp=False, zero_stage=3, recompute="full",
+                                 framework="jax-runtime", precision="bf16-mixed")
+    assert "tp=4 priced with the activations between the blocks whole" in export_text(
+        "easydel", estimate(m, hw, tr, pc, 32))

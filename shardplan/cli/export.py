@@ -184,8 +184,7 @@ def _priced(specs: dict, layout: dict, title: str, defaulted: bool, easydel: boo
     profile was chosen for it (:func:`target_profile`); a refusal that the default pricing does not make is then the
     target framework's, and says so; any other input error is raised as it is. ``easydel``: a pricing profile whose
     tensor parallelism always shards the activations (``FrameworkProfile.tp_requires_sp``: maxtext, the TPU default)
-    asks for the sp that EasyDeL cannot write, so the two refusals become one that names what can run (a breaker went
-    from one to the other).
+    refuses tp without sp: the message says EasyDeL's tp shards them as well, so --sp prices what it runs.
 
     Raises:
         ConfigError: bad input (exit code 2)."""
@@ -194,10 +193,9 @@ def _priced(specs: dict, layout: dict, title: str, defaulted: bool, easydel: boo
         return estimate_layout(specs, layout)
     except ConfigError as err:
         if easydel and err.field == "sp" and err.value is False:
-            raise ConfigError(f"EasyDeL cannot express this plan: {err.args[0].split(';')[0]}, and EasyDeL's "
-                              "sharding_axis_dims do not say Megatron sequence parallelism over tp; legal: tp=1 (its "
-                              "fsdp axis, ZeRO-3), --to maxtext (tensor_sequence), or --framework with a profile whose "
-                              "tp leaves the activations whole", field="tp", value=layout.get("tp"), legal=[1]) from None
+            raise ConfigError(f"{err.args[0].split(';')[0]}; EasyDeL's tp shards them too (PartitionAxis "
+                              "hidden_state_axis 'tp', the file's default): legal: --sp (what EasyDeL runs), or tp=1 "
+                              "(its fsdp axis, ZeRO-3)", field="sp", value=False, legal=[True]) from None
         if easydel and specs.get("framework") is None and specs.get("plan") is None and "framework" in str(err):
             from shardplan.inputs import default_framework
             profile = default_framework(specs["hardware"])
@@ -263,8 +261,9 @@ def profile_note(flag: str, name: str, profile: str) -> None:
 
 
 #: the layout fields EasyDeL's runs take unless given: its default sharding_axis_dims (1, -1, 1, 1, 1) shards
-#: over fsdp (ZeRO-3), and its "sp" axis is not Megatron sequence parallelism (shardplan/export/easydel.py)
-_EASYDEL_DEFAULTS = {"zero_stage": 3, "sp": False, "tp_overlap": False}
+#: over fsdp (ZeRO-3), and with tp > 1 its models shard the residual stream's hidden dimension over tp
+#: (PartitionAxis hidden_state_axis 'tp'), the planner's sp (shardplan/export/easydel.py)
+_EASYDEL_DEFAULTS = {"zero_stage": 3, "sp": True, "tp_overlap": False}
 
 
 def target_layout_defaults(name: str, layout: dict, seq_len: int | None = None) -> dict:
@@ -287,7 +286,7 @@ def target_layout_defaults(name: str, layout: dict, seq_len: int | None = None) 
         pc = parallel_config(layout)
     except ConfigError:
         return layout
-    applied = dict(_EASYDEL_DEFAULTS) if profile is None else applied_layout_defaults(profile, pc, layout, None,
+    applied = {**_EASYDEL_DEFAULTS, "sp": pc.tp > 1} if profile is None else applied_layout_defaults(profile, pc, layout, None,
                                                                                         seq_len)
     keys = ("zero_stage",) if pc.tp == 1 else ("zero_stage", "sp", "tp_overlap")
     taken = {k: applied.get(k, getattr(pc, k)) for k in keys if layout.get(k) is None}

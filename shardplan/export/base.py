@@ -375,11 +375,12 @@ def comment_block(ctx: ExportContext, exporter: Exporter, extra: list[str] | Non
     return "\n".join(f"{exporter.comment} {line}".rstrip() for line in lines) + "\n\n"
 
 
-def header_dict(ctx: ExportContext, exporter: Exporter) -> dict[str, Any]:
-    """The header as a JSON value (JSON has no comments): the ``_shardplan`` key of a JSON export."""
+def header_dict(ctx: ExportContext, exporter: Exporter, extra: list[str] | None = None) -> dict[str, Any]:
+    """The header as a JSON value (JSON has no comments): the ``_shardplan`` key of a JSON export (``extra`` lines
+    after :func:`header_lines`)."""
     e = ctx.estimate
     return {"note": "written by shardplan; JSON has no comments, so the planner's numbers are here",
-            "lines": header_lines(ctx, exporter), "model": e.model.name, "hardware": e.hardware.name,
+            "lines": header_lines(ctx, exporter) + list(extra or []), "model": e.model.name, "hardware": e.hardware.name,
             "devices": ctx.layout.n_devices, "seq_len": e.training.seq_len, "step_s": e.step_s, "mfu": e.mfu,
             "memory_per_device_bytes": e.memory.total, "framework": e.training.framework.label, "command": ctx.command,
             "source": exporter.source}

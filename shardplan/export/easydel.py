@@ -21,8 +21,12 @@ Mapping: sharding_axis_dims = (dp replicas, ZeRO-3 shards, 1, tp, cp), in the or
 importer reads each dim by its axis name, so a reordered names list is honoured). EasyDeL's ``sp`` mesh axis
 shards the sequence (ring/blockwise attention): the planner's cp. Refused (naming who can): pipeline
 (the from_pretrained mesh has no pipeline axis), ZeRO-1/2 (its fsdp axis shards parameters, i.e.
-ZeRO-3), Megatron sequence parallelism over tp, and ep (its ``ep`` axis does not join the dense
-weights' fsdp sharding the planner assumes). Recompute: none -> "" (off), selective ->
+ZeRO-3), and ep (its ``ep`` axis does not join the dense weights' fsdp sharding the planner assumes). Its tp shards
+the activations between the blocks too: every model applies ``HiddenStateSharding`` (batch, sequence, hidden) to the
+residual stream, with ``hidden_state_axis`` 'tp' (eformer's default, written here), so a block's output is reduced
+and scattered over tp and gathered before the next: the planner's tp + sp (the same bytes as Megatron's sequence
+parallelism, the activations 1/tp). A plan with tp > 1 and sp off is written with a note (EasyDeL holds less than
+it priced); the importer reads tp > 1 with hidden_state_axis 'tp' as sp. Recompute: none -> "" (off), selective ->
 "checkpoint_dots", full -> "nothing_saveable". Batch: ``total_batch_size = dp x microbatch_size``
 sequences per accumulation step, ``gradient_accumulation_steps`` = microbatches (one optimizer step =
 their product, as ``training_batch_size`` computes it).
@@ -53,7 +57,6 @@ def _check(ctx: ExportContext) -> None:
          "Megatron-LM, torchtitan, MaxText or nanotron"),
         (p.zero_stage in (1, 2), f"ZeRO-{p.zero_stage} (its fsdp axis shards the parameters: ZeRO-3)",
          "Megatron-LM, DeepSpeed (or MaxText for ZeRO-1)"),
-        (p.sp, "Megatron sequence parallelism over tp", "MaxText (tensor_sequence) or Megatron-LM"),
         (p.ep > 1, f"ep={p.ep} (its ep axis does not shard the dense weights with fsdp as the plan assumes)",
          "MaxText or torchtitan"),
     ]
@@ -80,15 +83,16 @@ def easydel_config(ctx: ExportContext) -> dict:
                                    "max_sequence_length": tr.seq_len}}
 
 
-def _python(ctx: ExportContext, cfg: dict) -> str:
-    """The Python snippet: EASYDEL_CONFIG (a literal the importer reads) and the calls that use it."""
+def _python(ctx: ExportContext, cfg: dict, extra: list[str] | None = None) -> str:
+    """The Python snippet: EASYDEL_CONFIG (a literal the importer reads) and the calls that use it; ``extra``
+    header lines."""
     p, e = ctx.p, ctx.estimate
     dims = cfg["sharding_axis_dims"]
     why = (f"(dp, fsdp, ep, tp, sp) = ({dims[0]} replicas, {dims[1]} ZeRO-3 shards, no ep, tp {dims[3]}, "
            f"cp {dims[4]}): {e.memory.total / 2**30:.1f} GiB/device, step {e.step_s:.3f} s, MFU {e.mfu:.1%}")
     rows = [f"    # {why}"] + [f"    {k!r}: {_py(v)}," for k, v in cfg.items()]
     body = "{\n" + "\n".join(rows) + "\n}"
-    return (comment_block(ctx, EXPORTER) + "import easydel as ed\n\nEASYDEL_CONFIG = " + body + "\n\n"
+    return (comment_block(ctx, EXPORTER, extra) + "import easydel as ed\n\nEASYDEL_CONFIG = " + body + "\n\n"
             "model = ed.AutoEasyDeLModelForCausalLM.from_pretrained(\n"
             f'    "{e.model.name}",  # your checkpoint\n'
             '    sharding_axis_dims=EASYDEL_CONFIG["sharding_axis_dims"],\n'
@@ -110,16 +114,23 @@ def _py(value):
     return repr(value)
 
 
+#: the note a plan with tp > 1 and sp off gets (EasyDeL shards the block activations over tp whatever the plan says)
+TP_WITHOUT_SP = ("tp={tp} priced with the activations between the blocks whole (sp off), but EasyDeL shards them over "
+                 "tp (PartitionAxis hidden_state_axis 'tp'): it holds less than priced; --sp prices what it runs")
+
+
 def write(ctx: ExportContext, fmt: str = "py") -> str:
-    """The Python snippet (``fmt="py"``) or JSON (``fmt="json"``, header under ``_shardplan``).
+    """The Python snippet (``fmt="py"``) or JSON (``fmt="json"``, header under ``_shardplan``), with the
+    :data:`TP_WITHOUT_SP` note where it applies.
 
     Raises:
         ConfigError: see the module docstring.
     """
     cfg = easydel_config(ctx)
+    extra = [f"note: {TP_WITHOUT_SP.format(tp=ctx.p.tp)}"] if ctx.p.tp > 1 and not ctx.p.sp else []
     if fmt == "json":
-        return json.dumps({"_shardplan": header_dict(ctx, EXPORTER), **cfg}, indent=2) + "\n"
-    return _python(ctx, cfg)
+        return json.dumps({"_shardplan": header_dict(ctx, EXPORTER, extra), **cfg}, indent=2) + "\n"
+    return _python(ctx, cfg, extra)
 
 
 def _load(text: str) -> tuple[dict, tuple[str, ...]]:
@@ -359,6 +370,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     args = _training_arguments(cfg)
     dp = dp_rep * fsdp
     values = dict(dp=dp, zero_stage=3 if fsdp > 1 else 0, dp_shard=fsdp if fsdp > 1 else None, tp=tp, cp=sp,
+                  sp=tp > 1 and _hidden_axis(cfg) == "tp",
                   recompute=_recompute_of(cfg.get("gradient_checkpointing", "")),
                   microbatch_size=max(1, args.get("total_batch_size", dp) // dp))
     B = args.get("total_batch_size", dp) * args.get("gradient_accumulation_steps", 1)
@@ -369,6 +381,13 @@ def read(text: str, devices: int | None = None) -> Imported:
     return Imported(parallel_from(values), devices=eval_product(dims), seq_len=args.get("max_sequence_length"),
                     global_batch=B, framework="easydel", notes=(*older, *_order_note(cfg), *more, *attn_notes),
                     precision=precision, attention=attention)
+
+
+def _hidden_axis(cfg: dict) -> object:
+    """The mesh axis EasyDeL shards the residual stream's hidden dimension over: ``partition_axis``'s
+    ``hidden_state_axis`` where the file gives one, else eformer's default 'tp' (the planner's sp with tp > 1)."""
+    axes = cfg.get("partition_axis")
+    return axes.get("hidden_state_axis", "tp") if isinstance(axes, dict) else "tp"
 
 
 #: EasyDeL's training attention mechanisms (``easydel/layers/attention/_flexible.py`` ``AttentionMechanisms``, a
@@ -458,4 +477,4 @@ def eval_product(values: list[int]) -> int:
 
 EXPORTER = Exporter(name="easydel", title="EasyDeL", source=SOURCE, suffix=".py", expresses=(), write=write,
                     read=read, seq_key="training_arguments.max_sequence_length",
-                    search_pins={"pp": 1, "ep": 1, "sp": False, "zero_stage": 3})  # what _check lets through
+                    search_pins={"pp": 1, "ep": 1, "tp_overlap": False, "zero_stage": 3})  # what _check lets through
