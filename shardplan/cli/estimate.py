@@ -943,12 +943,15 @@ def shown_collectives(e) -> list:
 
 def _collectives_table(e) -> Table:
     """The collectives of one step, one row each, leaving out those over a group of one device that move nothing
-    (e.g. the expert-gradient reduction where expert_dp = 1; ``--json`` keeps them)."""
+    (e.g. the expert-gradient reduction where expert_dp = 1; ``--json`` keeps them). A SendRecv's group reads
+    '2 (peer)': one sender and one receiver, whatever the ring's size."""
     ct = Table(title="collectives per step (per device)")
     for col in ("op", "axis", "purpose", "phase", "group", "bounded by", "calls", "GiB sent", "time", "exposed"):
         ct.add_column(col, justify="right" if col in ("calls", "GiB sent", "time", "exposed", "group") else "left")
     for c in shown_collectives(e):
-        ct.add_row(c.op, c.label, c.purpose, c.phase, str(c.group_size), c.level, f"{c.calls:,.0f}",
+        # a SendRecv's group is its sender and receiver: say so (a cp = 4 ring read "2" as a bug)
+        group = f"{c.group_size} (peer)" if c.op == "SendRecv" else str(c.group_size)
+        ct.add_row(c.op, c.label, c.purpose, c.phase, group, c.level, f"{c.calls:,.0f}",
                    _gib(c.bytes_per_device), fmt_seconds(c.time_s), fmt_seconds(c.exposed_s))
     return ct
 
