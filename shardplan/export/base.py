@@ -23,7 +23,7 @@ import json
 import math
 import re
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -750,32 +750,36 @@ def _array_use(m: re.Match, arrays: dict[str, str]) -> str:
     return shlex.quote(elements[i]) if i < len(elements) else ""
 
 
-def strip_comments(text: str) -> str:
-    """``text`` without its bash comments: a ``#`` that begins a word outside quotes runs to the end of its line (bash
-    manual, "Comments"); a ``#`` inside a word (``--log-dir /tmp/run#1``), a quoted one, ``$#`` and ``${#A[@]}`` do
-    not. Newlines are kept."""
-    out, quote, i = [], "", 0
+def shell_pieces(text: str, comments: bool = False) -> Iterator[tuple[str, bool]]:
+    """``text`` as bash's quoting reads it: (piece, quoted) where a piece is one character or a backslash escape (two
+    characters, outside quotes or inside double quotes) and ``quoted`` says whether it lies inside a quoted string
+    (the quote characters themselves count as quoted; bash manual, "Quoting"). With ``comments``, a ``#`` that begins
+    a word outside quotes and the rest of its line are left out (bash manual, "Comments"; the newline is kept)."""
+    quote, i = "", 0
     while i < len(text):
         c = text[i]
-        if quote:
-            if quote == '"' and c == "\\" and i + 1 < len(text):
-                out.append(text[i:i + 2])
-                i += 2
-                continue
-            quote = "" if c == quote else quote
-        elif c in "\"'":
-            quote = c
-        elif c == "\\" and i + 1 < len(text):
-            out.append(text[i:i + 2])
+        if c == "\\" and i + 1 < len(text) and quote != "'":
+            yield text[i:i + 2], bool(quote)
             i += 2
             continue
-        elif c == "#" and (i == 0 or text[i - 1] in " \t\n;|&()"):
+        if comments and not quote and c == "#" and (i == 0 or text[i - 1] in " \t\n;|&()"):
             end = text.find("\n", i)
             i = len(text) if end < 0 else end
             continue
-        out.append(c)
+        was = bool(quote) or c in "\"'"
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "\"'":
+            quote = c
+        yield c, was
         i += 1
-    return "".join(out)
+
+
+def strip_comments(text: str) -> str:
+    """``text`` without its bash comments (:func:`shell_pieces`): a ``#`` that begins a word outside quotes runs to
+    the end of its line; a ``#`` inside a word (``--log-dir /tmp/run#1``), a quoted one, ``$#`` and ``${#A[@]}`` do
+    not. Newlines are kept."""
+    return "".join(piece for piece, _ in shell_pieces(text, comments=True))
 
 
 #: ``#SBATCH`` options of a Slurm batch script that set the job's environment: ``--nodes=N`` / ``-N N`` (Slurm sets

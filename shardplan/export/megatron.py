@@ -69,7 +69,7 @@ from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
 from shardplan.export.base import (COMPUTED, UNSET_IN_TESTS, ExportContext, Exporter, Imported, check_unexpressed,
                                    comment_block,
                                    expand_variables, parallel_from, refuse, runs_command, sbatch_env,
-                                   shell_words, strip_comments)
+                                   shell_pieces, shell_words, strip_comments)
 from shardplan.parallel import ParallelConfig, check_activation_offload, check_offload_modules
 from shardplan.presets.frameworks import FRAMEWORKS
 
@@ -1106,25 +1106,15 @@ _ENTRY = re.compile(r"(?:^|[/\s\"'`=])pretrain\w*\.py\b")
 
 def shell_statements(text: str) -> list[str]:
     """The statements of a (comment-free, variable-expanded) script: split at a newline, ``;``, ``|`` or ``&``
-    outside quotes, as bash ends a simple command (bash manual, "Lists of Commands" and "Pipelines")."""
-    out, cur, quote, i = [], [], "", 0
-    while i < len(text):
-        c = text[i]
-        if quote:
-            if quote == '"' and c == "\\" and i + 1 < len(text):
-                cur.append(text[i:i + 2])
-                i += 2
-                continue
-            quote = "" if c == quote else quote
-        elif c in "\"'":
-            quote = c
-        elif c in "\n;|&":
+    outside quotes (:func:`~shardplan.export.base.shell_pieces`), as bash ends a simple command (bash manual, "Lists
+    of Commands" and "Pipelines")."""
+    out, cur = [], []
+    for piece, quoted in shell_pieces(text):
+        if piece in ("\n", ";", "|", "&") and not quoted:
             out.append("".join(cur))
             cur = []
-            i += 1
             continue
-        cur.append(c)
-        i += 1
+        cur.append(piece)
     out.append("".join(cur))
     return [st for st in out if st.strip()]
 
