@@ -5701,3 +5701,87 @@ _S53_LLMJP = (
 )
 
 SCOUTED_2026_12BA = (*_S53_PADDLE, *_S53_AQUILA, *_S53_QMOE, *_S53_MX, *_S53_LLMJP)
+
+
+# Fifty-third scouting pass, second scout (2026-12, never fitted on; SCOUTED_2026_12BB). Names carry _S53B_. One source
+# no earlier pass read: Modalities/modalities' scaling experiments (PyTorch FSDP1 on Leonardo Booster's 4 x A100 64 GB
+# nodes and MareNostrum 5's 4 x H100 64 GB nodes). Model files new in this pass:
+# benchmarks/models/modalities-gpt-{2.7b,6.7b,13b}.config.json (benchmarks/models/README.md).
+# ---- 1. Modalities/modalities (the OpenGPT-X / Fraunhofer IAIS PyTorch-FSDP framework) scaling experiments:
+#    docs/scaling_experiments/scaling_leonardo.md @ 8a9b6617bd8ff7f45fb00bcb626e43eb2220e6b1 (search id 15602262552) and
+#    docs/scaling_experiments/scaling_mn5.md @ 5644c95fdce22447827b1de8049efefb027a8480 (search id 15276961315); the
+#    README's "Scaling Experiments" section (stored copy id 14992073537) repeats a subset of both files under the headings
+#    "## Leonardo Booster  - NVIDIA A100 64GB" and "## MareNostrum5 - NVIDIA H100 64GB" and says "we explored a
+#    **limited** set of different configurations (batch size, gradient accumulation steps, etc.) to get our baseline
+#    results". Columns: "|  | No. Parameters (B) | GPUs | Samples/s | GradAccm | MBS | GBS | Sequence Length | Precision
+#    | Sharding | AC | GPU Type | MFU |". Rows used (quoted verbatim):
+#      Leonardo: "| 2 | 2.7 | 8 | 18.63 | 1 | 2 | 16 | 4096 | BF_16 | FULL_SHARD | False | NVIDIA A100 | 0.5847 |"
+#                "| 27 | 2.7 | 256 | 303.17 | 1 | 2 | 512 | 4096 | BF_16 | FULL_SHARD | False | NVIDIA A100 | 0.2974 |"
+#                "| 3 | 2.7 | 8 | 18.43 | 1 | 2 | 16 | 4096 | BF_16 | HYBRID_SHARD | False | NVIDIA A100 | 0.5786 |"
+#                "| 26 | 2.7 | 256 | 495.44 | 1 | 2 | 512 | 4096 | BF_16 | HYBRID_SHARD | False | NVIDIA A100 | 0.4859 |"
+#                "| 4 | 2.7 | 8 | 19.94 | 1 | 4 | 32 | 4096 | BF_16 | FULL_SHARD | False | NVIDIA A100 | 0.626 |"
+#                "| 28 | 2.7 | 256 | 506.08 | 1 | 4 | 1024 | 4096 | BF_16 | FULL_SHARD | False | NVIDIA A100 | 0.4964 |"
+#                "| 31 | 6.7 | 8 | 9.28 | 1 | 2 | 16 | 4096 | BF_16 | FULL_SHARD | False | NVIDIA A100 | 0.6867 |"
+#                "| 45 | 6.7 | 256 | 225.24 | 1 | 2 | 512 | 4096 | BF_16 | FULL_SHARD | False | NVIDIA A100 | 0.5209 |"
+#      MN5:      "| 2 | 2.7 | 4 | 15.06 | 1 | 2 | 8 | 4096 | BF_16 | FULL_SHARD | False | NVIDIA H100 | 0.2983 |"
+#                "| 48 | 2.7 | 512 | 1365.31 | 1 | 2 | 1024 | 4096 | BF_16 | FULL_SHARD | False | NVIDIA H100 | 0.2112 |"
+#                "| 3 | 2.7 | 4 | 15.14 | 1 | 2 | 8 | 4096 | BF_16 | HYBRID_SHARD | False | NVIDIA H100 | 0.2998 |"
+#                "| 53 | 2.7 | 1024 | 3618.0 | 1 | 2 | 2048 | 4096 | BF_16 | HYBRID_SHARD | False | NVIDIA H100 | 0.2799 |"
+#                "| 94 | 13 | 8 | 3.21 | 1 | 1 | 8 | 8192 | BF_16 | FULL_SHARD | True | NVIDIA H100 | 0.3174 |"
+#                "| 110 | 13 | 2048 | 241.79 | 1 | 1 | 2048 | 8192 | BF_16 | FULL_SHARD | True | NVIDIA H100 | 0.0935 |"
+#    Selection rule (fixed before pricing, not by agreement): for every series the README tables show (size x sharding x
+#    MBS x AC), the smallest and the largest GPU count in the detail file; the README's 28B series is replaced by the
+#    detail file's 13B AC series (no shape could be pinned for the 28B, see the notes) with the same rule.
+#    tokens/s/GPU = Samples/s x Sequence Length / GPUs (GBS = GPUs x MBS, GradAccm 1: Samples/s is the global rate),
+#    e.g. 18.63 x 4096 / 8 = 9538.6.
+#    MFU check (Modalities' get_theoretical_flops_per_token "6*N + 12*L*T*H", PEAK_PERFORMANCE A100 312e12 / H100 989e12,
+#    search ids 15175955719 / 10039538731): MFU x peak / (tokens/s/GPU) gives 19.13 GFLOP/token for every 2.7B row,
+#    45.07-45.11 for 6.7B, 85.5-85.7 (seq 4096) / 95.5 (seq 8192) for 13B, i.e. N = 2.517B / 6.44B / 12.58B and
+#    L x H = 32 x 2560 / 32 x 4096 / 40 x 5120 - exactly 12 L H^2 (the GPT-3 2.7B / 6.7B / 13B shapes, no embedding
+#    term in N).
+#    Precision: Modalities' MixedPrecisionSettings.BF_16 = MixedPrecision(param_dtype=torch.bfloat16,
+#    reduce_dtype=torch.bfloat16, buffer_dtype=torch.bfloat16) (search id 15502975787) -> "bf16-mixed" (bf16 gradient
+#    reduction). FSDP1 (FULL_SHARD over all ranks; HYBRID_SHARD = FSDP1's default intra-node shard group, inter-node
+#    replicas: dp_shard = GPUs per node = 4), AC False -> recompute none, True -> full (Modalities' activation
+#    checkpointing wraps whole GPT2Blocks).
+#    ASSUMED ([B]):
+#    - model: the configs are not in the stored repository. Modalities' gpt2 model as its example configs set it
+#      (config_files/training/config_lorem_ipsum.yaml @ 053275e1: activation_type swiglu, rms_norm, RotaryTransform,
+#      vocab_size 50304) with a SwiGLU width of int(8h/3) (6826 / 10922 / 13653) so that a layer holds 12 h^2 weights as
+#      the MFU column implies; MHA with 32 / 32 / 40 heads (GPT-3's); vocab 50304, tied. Files:
+#      models53b/modalities-gpt-{2.7b,6.7b,13b}.config.json (2.516B / 6.442B / 12.583B non-embedding parameters).
+#    - hardware (system facts not in the source): Leonardo Booster nodes = 4 x A100 64 GB (custom SXM, HBM2e) with
+#      2 x dual-port HDR100 (400 Gb/s per node = 12.5 GB/s per GPU); MareNostrum 5 ACC nodes = 4 x H100 64 GB with
+#      4 x NDR200 (800 Gb/s per node = 25 GB/s per GPU). Priced as the A100 80GB / H100 SXM presets with hbm_bytes 64 GiB,
+#      scale_up_size 4, devices_per_host 4 and those scale-out rates; the presets' HBM bandwidth and NVLink rates kept.
+#    - framework: the pytorch-fsdp profile (FSDP1, eager, as the fms-fsdp rows); flash attention assumed (Modalities'
+#      attention_implementation not stated for these runs).
+_S53B_MOD = "Modalities/modalities docs/scaling_experiments"
+_S53B_MOD_B = "[B: GPT-3-shaped SwiGLU model (12h^2/layer), vocab 50304 tied; system network from the site specs]"
+_S53B_LEO = "A100 80GB+hbm_bytes=68719476736+scale_up_size=4+devices_per_host=4+scale_out_bandwidth=12500000000"
+_S53B_MN5 = "H100 80GB+hbm_bytes=68719476736+scale_up_size=4+devices_per_host=4+scale_out_bandwidth=25000000000"
+_S53B_MODALITIES = tuple(
+    (f"{_S53B_MOD_B} {_S53B_MOD}/{fname}@{commit}: row {idx}, {size}B {shard}, {gpus} {gpu} 64GB, MBS {mbs}, GBS "
+     f"{gpus * mbs}, seq {seq}, {'full AC' if ac else 'no AC'}",
+     MODELS_DIR + f"modalities-gpt-{size.lower()}b.config.json", hw, "pytorch-fsdp", "bf16-mixed", gpus, seq, gpus * mbs,
+     dict(dp=gpus, zero_stage=3, microbatch_size=mbs, recompute="full" if ac else "none",
+          **({"dp_shard": 4} if shard == "HYBRID_SHARD" else {})),
+     round(sps * seq / gpus, 1), None)
+    for fname, commit, hw, gpu, idx, size, gpus, sps, mbs, seq, shard, ac in (
+        ("scaling_leonardo.md", "8a9b6617", _S53B_LEO, "A100", 2, "2.7", 8, 18.63, 2, 4096, "FULL_SHARD", False),
+        ("scaling_leonardo.md", "8a9b6617", _S53B_LEO, "A100", 27, "2.7", 256, 303.17, 2, 4096, "FULL_SHARD", False),
+        ("scaling_leonardo.md", "8a9b6617", _S53B_LEO, "A100", 3, "2.7", 8, 18.43, 2, 4096, "HYBRID_SHARD", False),
+        ("scaling_leonardo.md", "8a9b6617", _S53B_LEO, "A100", 26, "2.7", 256, 495.44, 2, 4096, "HYBRID_SHARD", False),
+        ("scaling_leonardo.md", "8a9b6617", _S53B_LEO, "A100", 4, "2.7", 8, 19.94, 4, 4096, "FULL_SHARD", False),
+        ("scaling_leonardo.md", "8a9b6617", _S53B_LEO, "A100", 28, "2.7", 256, 506.08, 4, 4096, "FULL_SHARD", False),
+        ("scaling_leonardo.md", "8a9b6617", _S53B_LEO, "A100", 31, "6.7", 8, 9.28, 2, 4096, "FULL_SHARD", False),
+        ("scaling_leonardo.md", "8a9b6617", _S53B_LEO, "A100", 45, "6.7", 256, 225.24, 2, 4096, "FULL_SHARD", False),
+        ("scaling_mn5.md", "5644c95f", _S53B_MN5, "H100", 2, "2.7", 4, 15.06, 2, 4096, "FULL_SHARD", False),
+        ("scaling_mn5.md", "5644c95f", _S53B_MN5, "H100", 48, "2.7", 512, 1365.31, 2, 4096, "FULL_SHARD", False),
+        ("scaling_mn5.md", "5644c95f", _S53B_MN5, "H100", 3, "2.7", 4, 15.14, 2, 4096, "HYBRID_SHARD", False),
+        ("scaling_mn5.md", "5644c95f", _S53B_MN5, "H100", 53, "2.7", 1024, 3618.0, 2, 4096, "HYBRID_SHARD", False),
+        ("scaling_mn5.md", "5644c95f", _S53B_MN5, "H100", 94, "13", 8, 3.21, 1, 8192, "FULL_SHARD", True),
+        ("scaling_mn5.md", "5644c95f", _S53B_MN5, "H100", 110, "13", 2048, 241.79, 1, 8192, "FULL_SHARD", True),
+    ))
+
+SCOUTED_2026_12BB = _S53B_MODALITIES
