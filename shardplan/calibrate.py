@@ -19,6 +19,7 @@ least two of each.
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from collections.abc import Callable, Iterable, Sequence
@@ -283,17 +284,23 @@ def _fp16_default(c: Case, hw: HardwareSpec) -> Case:
 
 
 #: the fields of a run record that say which run it is (model, hardware, scale, layout, precision, framework), not
-#: what it measured: two records equal on them are repeats of one configuration
-RUN_FIELDS = frozenset({"model", "hardware", "devices", "seq_len", "global_batch_size", "parallel", "precision",
-                        "optimizer_dtype", "moe_routing", "moe_capacity_factor", "framework"})
-
-
-def run_key(record: RunRecord) -> str:
-    """The configuration a record measured (:data:`RUN_FIELDS`, as JSON): repeated runs of one layout, or one record
-    pasted twice, share it and pin the same residual of the fit, so the identifiability count
-    (:func:`underdetermined`) counts configurations, not records. Example: ten copies of one
-    llama-3-8b dp 8 record are one configuration, 2 measurements (throughput, memory) against 5 parameters."""
-    return record.model_dump_json(include=set(RUN_FIELDS))
+def run_key(case: Case) -> str:
+    """The configuration a record measured, as the planner prices it (JSON of the resolved model, training spec,
+    layout with the profile's defaults applied, devices and the hardware label in lower case): repeated runs of one
+    layout, or one record pasted twice, share it and pin the same residual of the fit, so the identifiability count
+    (:func:`underdetermined`) counts configurations, not records. Records written differently for one run share it
+    too (breaker pass 53d: a framework left out or named 'MaxText', a hardware label's case, a capacity factor on a
+    dense model, which prices nothing, made six copies of one run six configurations and a 0.0% fit). Example: ten
+    copies of one llama-3-8b dp 8 record are one configuration, 2 measurements (throughput, memory) against 5
+    parameters."""
+    training = case.training
+    if not case.model.is_moe:  # the MoE fields price nothing on a dense model
+        training = training.model_copy(update={"moe_capacity_factor": None, "moe_imbalance": 1.0,
+                                               "moe_routing": "uniform"})
+    r = case.record
+    return json.dumps({"model": case.model.model_dump(mode="json", exclude={"name", "source"}),
+                       "training": training.model_dump(mode="json"), "parallel": case.parallel.model_dump(mode="json"),
+                       "devices": r.devices, "hardware": r.hardware.strip().lower()}, sort_keys=True)
 
 
 def underdetermined(cs: Sequence[Case], memory: bool, n_free: int) -> str:
@@ -301,7 +308,7 @@ def underdetermined(cs: Sequence[Case], memory: bool, n_free: int) -> str:
     residual and at most one memory residual (``memory``: the records measure it), repeats of a configuration the same
     ones (:func:`run_key`), and fewer measurements than free parameters leave the fit underdetermined, its in-sample
     error reading as perfect. Example: ten copies of one record with a peak are 2 measurements for 5 parameters."""
-    keys = [run_key(c.record) for c in cs]
+    keys = [run_key(c) for c in cs]
     n_measured = (len({k for k, c in zip(keys, cs) if c.record.measured_tokens_per_s_per_device()})
                   + len({k for k, c in zip(keys, cs) if memory and (c.record.peak_memory_bytes
                                                                     or c.record.status == "oom")}))

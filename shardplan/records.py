@@ -129,6 +129,17 @@ class RunRecord(BaseModel):
                                   field=f"model.{err.field}", value=err.value, legal=err.legal) from None
         return v
 
+    @field_validator("parallel", mode="before")
+    @classmethod
+    def _virtual_stages_mean_interleaved(cls, v: Any) -> Any:
+        """A layout with ``virtual_stages`` > 1 and no ``schedule`` runs the interleaved schedule, as ``shardplan
+        estimate`` reads it (virtual stages are its model chunks, Narayanan et al. 2021 Sec. 2.2.2): a new user's
+        NeMo records with a VPP column and no schedule were left out of the fit as "needs schedule='interleaved'"."""
+        if (isinstance(v, dict) and "schedule" not in v and isinstance(v.get("virtual_stages"), int)
+                and not isinstance(v.get("virtual_stages"), bool) and v["virtual_stages"] > 1):
+            return {**v, "schedule": "interleaved"}
+        return v
+
     @field_validator("optimizer_dtype", "moe_routing", mode="before")
     @classmethod
     def _choice_case(cls, v):

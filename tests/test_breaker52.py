@@ -29,10 +29,12 @@ def _record() -> RunRecord:
 
 
 def test_repeated_records_count_as_one_configuration():
+    from shardplan.calibrate import cases
     recs = [_record() for _ in range(10)]
-    assert len({run_key(r) for r in recs}) == 1
+    assert len({run_key(c) for c in cases(recs)}) == 1
     # a repeat that measured another rate is still the same configuration
-    assert run_key(recs[0].model_copy(update={"tokens_per_s_per_device": 8000.0})) == run_key(recs[0])
+    again = recs[0].model_copy(update={"tokens_per_s_per_device": 8000.0})
+    assert run_key(cases([again])[0]) == run_key(cases([recs[0]])[0])
     cal = calibrate(recs, H100, framework_profile("megatron"), cross_validate=False)
     # one configuration: 1 throughput + 1 memory measurement, against the default fit's free parameters (>= 3); the
     # ten copies counted 20 measurements before, and the fit was written as a 0.0% calibration

@@ -123,3 +123,37 @@ def test_pipeline_pins_without_a_pipelined_winner_are_noted():
                                  "--fix", "schedule=interleaved", "--top", "3"])
     assert r.exit_code == 0 and "schedule=interleaved pinned, but no ranked plan pipelines" in " ".join(
         r.output.split()), r.output
+
+
+#: breaker pass 53d: a MaxText launch script whose training workload runs 2 slices of v5p-128 (128 JAX devices)
+_WORKLOAD = ('MAXTEXT_ARGS="model_name=llama3-8b per_device_batch_size=2 ici_fsdp_parallelism=-1 '
+             'max_target_length=8192"\n{before}\nxpk workload create --cluster c --tpu-type=v5p-128 --num-slices=2 '
+             '--command="python3 -m MaxText.train base.yml ${{MAXTEXT_ARGS}}"\n{after}')
+
+
+@pytest.mark.parametrize("before, after", [
+    ("cat <<EOF\nusage: run.sh --num-slices 8 --tpu-type v5p-1024 python3 -m MaxText.train base.yml "
+     "ici_fsdp_parallelism=256\nEOF", ""),                                   # a heredoc's usage text
+    ("echo Example: xpk workload create --tpu-type=v5p-1024 --num-slices=4", ""),   # an echo line
+    ("xpk cluster create --cluster c --tpu-type=v5p-512 --num-slices=4", ""),       # the cluster, not the workload
+    ("", "python3 -m MaxText.decode base.yml max_target_length=1024 ici_tensor_parallelism=4")])  # a later decode
+def test_maxtext_scripts_are_read_from_the_training_workload(before, after):
+    from shardplan.export import import_config
+    imp = import_config("maxtext", _WORKLOAD.format(before=before, after=after))
+    assert (imp.devices, imp.seq_len, imp.parallel.tp, imp.parallel.dp_shard) == (128, 8192, 1, 64)
+
+
+def test_maxtext_launcher_names_and_a_mesh_of_another_size():
+    from shardplan.export import import_config
+    from shardplan.export.maxtext import slice_devices
+    # xpk names: tpu7x-N counts TensorCores (two chiplets per chip, each a JAX device), v5p-N TensorCores (two per
+    # megacore chip), v6e-N chips; a topology counts chips
+    assert [slice_devices(n) for n in ("tpu7x-128", "tpu7x-4x4x4", "v5p-128", "v5p-4x4x4", "v6e-4x4", "v5p-7")] == [
+        128, 128, 64, 64, 16, None]
+    # no --num-slices: xpk's default, one slice
+    one = _WORKLOAD.format(before="", after="").replace(" --num-slices=2", "")
+    assert import_config("maxtext", one).devices == 64
+    # a fixed 32-device mesh on a 64-device slice: MaxText refuses it (it was read as 32 devices, exit 0)
+    fixed = one.replace("ici_fsdp_parallelism=-1", "ici_fsdp_parallelism=32")
+    with pytest.raises(ConfigError, match="degrees multiply to 32, but the launcher runs 64 JAX devices"):
+        import_config("maxtext", fixed)

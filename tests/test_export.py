@@ -2390,7 +2390,11 @@ def test_megatron_export_writes_the_model_architecture_flags(tmp_path):
     args = model_args(moe, 64)
     assert args[args.index("--moe-layer-freq") + 1] == "'[0]*1+[1]*3'"
     from shardplan.presets.models import MODELS
-    assert model_args(MODELS["deepseek-v3"], 4096) == []  # MLA: Megatron's GPT flags do not say it; left to the user
+    # MLA: its shape flags are left to the user, but the expert flags are written (ep > 1 needs --num-experts; a new
+    # user's DeepSeek-V3 export failed validate_args and shardplan's own import)
+    dsv3 = model_args(MODELS["deepseek-v3"], 4096)
+    assert "--hidden-size" not in dsv3 and dsv3[:6] == ["--num-experts", "256", "--moe-router-topk", "8",
+                                                        "--moe-ffn-hidden-size", "2048"]
     # Qwen3's per-head QK RMSNorm is Megatron-Core's --qk-layernorm (q/k_layernorm of hidden_size_per_attention_head);
     # OLMo 2's norm over all heads is not (no flag: the user's own)
     assert "--qk-layernorm" in model_args(MODELS["qwen3-8b"], 4096)

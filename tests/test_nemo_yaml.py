@@ -118,9 +118,10 @@ def test_nemo_launcher_config_reads_as_its_megatron_flags():
 def test_bridge_config_reads_with_devices_given():
     imp = import_config("megatron", BRIDGE_DSV3, devices=256)
     p = imp.parallel
-    # 256 / (tp 1 x pp 8) = dp 32 (ep 32 inside it); flex + DeepEP: the deepep dispatcher; MXFP8: fp8
+    # 256 / (tp 1 x pp 8) = dp 32 (ep 32 inside it); flex + DeepEP: the deepep dispatcher; MXFP8: fp8 with the
+    # preset's fp8 parameter gather (Megatron-Bridge mixed_precision.py bf16_with_mxfp8_mixed: fp8_param_gather=True)
     assert (p.dp, p.pp, p.virtual_stages, p.ep, p.moe_dispatcher) == (32, 8, 4, 32, "deepep")
-    assert (p.recompute, p.recompute_modules, imp.precision) == ("selective", ("mlp", "moe_act"), "fp8-mixed")
+    assert (p.recompute, p.recompute_modules, imp.precision) == ("selective", ("mlp", "moe_act"), "fp8-params")
     # the precision-aware optimizer's bf16 moments (written as torch dtypes): bf16-moments
     assert imp.optimizer_dtype == "bf16-moments"
     assert imp.model_shape["n_experts"] == 256 and imp.model_shape["top_k"] == 8

@@ -108,7 +108,9 @@ def test_a_record_carries_its_moe_capacity_factor():
     from shardplan.presets.frameworks import framework_profile
     rec = RunRecord(**{**V6E_RECORD, "model": "mixtral-8x7b", "moe_capacity_factor": 1.25})
     assert cases([rec], framework_profile("maxtext"))[0].training.moe_capacity_factor == 1.25
-    assert run_key(rec) != run_key(rec.model_copy(update={"moe_capacity_factor": None}))  # another configuration
+    dropless = rec.model_copy(update={"moe_capacity_factor": None})
+    maxtext = framework_profile("maxtext")
+    assert run_key(cases([rec], maxtext)[0]) != run_key(cases([dropless], maxtext)[0])  # another configuration
     with pytest.raises(ConfigError, match="record 1: moe_capacity_factor=0.5; legal: a number >= 1"):
         cases([rec.model_copy(update={"moe_capacity_factor": 0.5})], framework_profile("maxtext"))
 
@@ -164,3 +166,19 @@ def test_easydel_tp_is_priced_and_read_as_tp_with_sp():
                                  framework="jax-runtime", precision="bf16-mixed")
     assert "tp=4 priced with the activations between the blocks whole" in export_text(
         "easydel", estimate(m, hw, tr, pc, 32))
+
+
+def test_records_of_one_run_written_differently_are_one_configuration():
+    # breaker pass 53d: six copies of one llama-3-8b run, each written differently (framework left out or in another
+    # case, hardware label's case, a capacity factor on a dense model), were six configurations and a 0.0% fit
+    from shardplan.calibrate import cases, run_key
+    from shardplan.presets.frameworks import framework_profile
+    base = dict(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch_size=32,
+                parallel={"dp": 8, "zero_stage": 1}, tokens_per_s_per_device=9000.0)
+    variants = [RunRecord(**base), RunRecord(**{**base, "framework": "megatron"}),
+                RunRecord(**{**base, "framework": "Megatron"}), RunRecord(**{**base, "hardware": "H100-SXM"}),
+                RunRecord(**{**base, "moe_capacity_factor": 1.25}), RunRecord(**{**base, "moe_routing": "round_robin"})]
+    assert len({run_key(c) for c in cases(variants, framework_profile("megatron"))}) == 1
+    # another layout is another configuration
+    other = RunRecord(**{**base, "parallel": {"dp": 8, "zero_stage": 3}})
+    assert len({run_key(c) for c in cases([*variants, other], framework_profile("megatron"))}) == 2

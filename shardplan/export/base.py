@@ -782,6 +782,31 @@ def strip_comments(text: str) -> str:
     return "".join(piece for piece, _ in shell_pieces(text, comments=True))
 
 
+#: a statement that names an entry point without running it: an assignment (its uses are substituted already), text
+#: printed or tested, a file listed, copied or edited (``[ -f .../pretrain_gpt.py ]``, ``cp pretrain_gpt.py ...``)
+NOT_A_RUN = re.compile(r"\s*(?:[A-Za-z_]\w*\+?=|(?:echo|printf|cat|ls|cp|mv|rm|ln|test|\[\[?|grep|sed|awk|head|tail|"
+                        r"wget|curl|git|chmod|touch|mkdir|readlink|realpath|cd|source|\.)(?=\s|$))")
+#: a heredoc's start (``<<WORD``, ``<<-WORD``, ``<<'WORD'``)
+_HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_]\w*)\2")
+
+
+def without_heredocs(text: str) -> str:
+    """``text`` with the bodies of its heredocs blanked (the lines up to the delimiter: text a command reads, not
+    statements bash runs: a usage message naming ``torchrun pretrain_gpt.py --tensor-model-parallel-size 8``)."""
+    lines, out, end = text.split("\n"), [], None
+    for line in lines:
+        if end is not None:
+            out.append("")
+            if (line.strip() if end[1] else line) == end[0]:
+                end = None
+            continue
+        out.append(line)
+        m = _HEREDOC.search(line)
+        if m:
+            end = (m.group(3), m.group(1) == "-")
+    return "\n".join(out)
+
+
 #: ``#SBATCH`` options of a Slurm batch script that set the job's environment: ``--nodes=N`` / ``-N N`` (Slurm sets
 #: SLURM_NNODES and SLURM_JOB_NUM_NODES) and ``--export=ALL,NAME=value,...`` (sbatch manual)
 _SBATCH_NODES = re.compile(r"^#SBATCH[ \t]+(?:--nodes[= ]|-N[ \t]*)(\d+)\b", re.M)

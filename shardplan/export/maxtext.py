@@ -60,9 +60,9 @@ import yaml
 from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
 from shardplan.parallel import MAXTEXT_SAVED_POLICIES
 from shardplan.specs.framework import FrameworkProfile
-from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, comment_block, dp_axes,
-                                   even_layers_per_virtual_stage, expand_variables, flag, parallel_from, read_meta,
-                                   refuse, refuse_first, shell_words, whole)
+from shardplan.export.base import (NOT_A_RUN, ExportContext, Exporter, Imported, check_unexpressed, comment_block,
+                                   dp_axes, even_layers_per_virtual_stage, expand_variables, flag, parallel_from,
+                                   read_meta, refuse, refuse_first, shell_words, whole, without_heredocs)
 from shardplan.limits import MAX_SEQ_LEN
 
 SOURCE = "MaxText src/MaxText/configs/base.yml (commit 003b416) + configs/types.py (commit 0035497)"
@@ -338,22 +338,29 @@ def _resolve_dcn(cfg: dict, auto: str, slices: int | None) -> int:
 def slice_devices(device_type: str, topology: str | None = None) -> int | None:
     """JAX devices in one TPU slice named as xpk / gcluster name it (``--device-type`` / ``--tpu-type`` /
     ``--compute-type``, with ``--topology``), or None for a name not read. Cloud TPU docs ("TPU versions",
-    "TPU7x (Ironwood)"): a v4 / v5p name counts TensorCores, two per chip, and JAX sees each chip as one device
-    (megacore): v5p-128 is 64 devices; v5e (v5litepod) and v6e names count chips, one device each; a TPU7x topology
-    AxBxC counts chips of two TensorCore chiplets that JAX sees as two devices: tpu7x-4x4x4 is 128 devices. A machine
-    type (ct6e-standard-4t) takes its chips from ``--topology`` (16x16: 256)."""
-    name = device_type.lower()
-    dims = re.fullmatch(r"(\d+)x(\d+)(?:x(\d+))?", topology or "")
-    chips = math.prod(int(d) for d in dims.groups() if d) if dims else None
-    if m := re.fullmatch(r"(?:tpu-)?(?:v4|v5p)-(\d+)", name):
-        return int(m.group(1)) // 2
-    if m := re.fullmatch(r"(?:tpu-)?(?:v5litepod|v5e|v6e)-(\d+)", name):
-        return int(m.group(1))
-    if m := re.fullmatch(r"tpu7x-(\d+)x(\d+)x(\d+)", name):
-        return 2 * int(m.group(1)) * int(m.group(2)) * int(m.group(3))
-    if chips is not None and re.search(r"tpu7x", name):
-        return 2 * chips
-    return chips if chips is not None and re.search(r"v5p|v4|v5e|v5litepod|v6e|ct5lp|ct6e|ct5p", name) else None
+    "TPU7x (Ironwood)"): a v4 / v5p ``-N`` name counts TensorCores, two per chip, and JAX sees each chip as one device
+    (megacore): v5p-128 is 64 devices; v5e (v5litepod) and v6e ``-N`` names count chips, one device each; TPU7x chips
+    hold two TensorCore chiplets that JAX sees as two devices, and its ``-N`` name counts TensorCores: tpu7x-128 is
+    128 devices. A topology (``v5p-4x4x4``, ``tpu7x-4x4x4``, ``v6e-4x4``, or ``--topology 16x16`` beside a machine
+    type such as ct6e-standard-4t) counts chips: 64, 128, 16, 256 devices."""
+    name = device_type.lower().removeprefix("tpu-")
+    family = next((f for f, pattern in (("tpu7x", r"tpu7x|ironwood"), ("v4", r"v4|ct4p"), ("v5p", r"v5p|ct5p"),
+                                        ("v5e", r"v5e|v5litepod|ct5lp"), ("v6e", r"v6e|ct6e"))
+                   if re.match(pattern, name)), None)
+    if family is None:
+        return None
+    per_chip = 2 if family == "tpu7x" else 1
+    dims = re.fullmatch(r"[a-z0-9]+-(\d+)x(\d+)(?:x(\d+))?", name) or re.fullmatch(r"(\d+)x(\d+)(?:x(\d+))?",
+                                                                                      topology or "")
+    if dims:
+        return per_chip * math.prod(int(d) for d in dims.groups() if d)
+    count = re.fullmatch(r"[a-z0-9]+-(\d+)", name)
+    if count is None:
+        return None
+    n = int(count.group(1))
+    if family in ("v4", "v5p"):
+        return n // 2 if n % 2 == 0 else None  # TensorCores, two per chip
+    return n
 
 
 def launcher_topology(text: str) -> tuple[int | None, int | None, str]:
@@ -361,15 +368,16 @@ def launcher_topology(text: str) -> tuple[int | None, int | None, str]:
     (``--num-slices``, ``--device-type`` / ``--tpu-type`` / ``--compute-type``, ``--topology``; the script's own
     variables substituted, :func:`~shardplan.export.base.expand_variables`); None for what it does not say."""
     got: dict[str, str] = {}
-    for line in expand_variables(re.sub(r"\\\r?\n", " ", text)).splitlines():
+    for line in run_lines(text):  # the workload's own statement, not an echo or an `xpk cluster create`
         words = shell_words(line)
         for i, w in enumerate(words):
             m = re.fullmatch(r"--(num-slices|device-type|tpu-type|compute-type|topology)(?:=(.*))?", w)
             if m and (m.group(2) is not None or i + 1 < len(words)):
                 got[m.group(1)] = m.group(2) if m.group(2) is not None else words[i + 1]
-    slices = int(got["num-slices"]) if got.get("num-slices", "").isdigit() else None
     kind = next((got[k] for k in ("device-type", "tpu-type", "compute-type") if k in got), None)
     per_slice = slice_devices(kind, got.get("topology")) if kind else None
+    # xpk's --num-slices defaults to 1
+    slices = int(got["num-slices"]) if got.get("num-slices", "").isdigit() else 1 if per_slice else None
     said = " ".join(f"--{k} {v}" for k, v in got.items())
     return (slices if slices else None), per_slice, said
 
@@ -379,16 +387,39 @@ _MAXTEXT_KEYS = ("per_device_batch_size", "remat_policy", "max_target_length",
                  "num_pipeline_microbatches", "shard_optimizer_over_data", "model_name", "base_config")
 
 
+#: a word that runs MaxText's training (``python3 -m MaxText.train``, ``MaxText/train.py``, ``src/MaxText/train.py``,
+#: the AOT ``train_compile``), not its decode or checkpoint tools
+_TRAIN_ENTRY = re.compile(r"(?:^|[/.])train(?:_compile)?(?:\.py)?$", re.I)
+
+
+def run_lines(text: str) -> list[str]:
+    """The lines of a launch script (backslash continuations joined, the script's variables substituted,
+    :func:`~shardplan.export.base.expand_variables`; heredoc bodies blanked) that run MaxText's training: a word
+    :data:`_TRAIN_ENTRY` before the base ``.yml``, not printed or tested (:data:`~shardplan.export.base.NOT_A_RUN`:
+    ``echo``, ``cat``, ...). Where no line does, every line that is not such a statement (a script whose entry
+    point has another name). A breaker's heredoc usage text, ``echo`` example and later ``MaxText.decode`` line set
+    the layout before (dp 64 read as 256)."""
+    lines = [ln for ln in expand_variables(re.sub(r"\\\r?\n", " ", without_heredocs(text))).splitlines()
+             if not NOT_A_RUN.match(ln)]
+
+    def trains(line: str) -> bool:
+        words = shell_words(line)
+        for w in words:  # a quoted command (xpk --command="python3 -m MaxText.train base.yml ...") is split too
+            if w.endswith((".yml", ".yaml")):
+                return any(_TRAIN_ENTRY.search(x) for x in words[:words.index(w)])
+        return False
+    return [ln for ln in lines if trains(ln)] or lines
+
+
 def command_line_overrides(text: str) -> dict:
     """The ``key=value`` overrides of a MaxText launch script's command line (MaxText's ``pyconfig`` reads
     ``python3 -m MaxText.train configs/base.yml key=value ...``; e.g. ``configs/trillium/gemma2_9b.sh``): the words after
-    the first one ending in ``.yml`` / ``.yaml`` on a line (backslash continuations joined, the script's own variables
-    substituted, :func:`~shardplan.export.base.expand_variables`, and quoted commands split,
-    :func:`~shardplan.export.base.shell_words`: tpu-recipes' ``MAXTEXT_ARGS="..."`` handed to ``xpk --command="...
-    base.yml ${MAXTEXT_ARGS}"``), keys of lower-case letters,
+    the first one ending in ``.yml`` / ``.yaml`` on a line that runs the training (:func:`run_lines`: variables
+    substituted, and quoted commands split, :func:`~shardplan.export.base.shell_words`: tpu-recipes' ``MAXTEXT_ARGS="..."``
+    handed to ``xpk --command="... base.yml ${MAXTEXT_ARGS}"``), keys of lower-case letters,
     digits and underscores, each value read as YAML (``3`` an int, ``'flash'`` a string). ``{}`` where there are none."""
     out: dict = {}
-    for line in expand_variables(re.sub(r"\\\r?\n", " ", text)).splitlines():
+    for line in run_lines(text):
         words = shell_words(line)
         base = next((i for i, w in enumerate(words) if w.endswith((".yml", ".yaml"))), None)
         for w in words[base + 1:] if base is not None else ():
@@ -419,9 +450,7 @@ def read(text: str, devices: int | None = None) -> Imported:
     devices, slices = _launcher_devices(text, devices, notes) if script_notes else (devices, None)
     cfg = resolve_auto_axes(cfg, devices, notes, slices)
     deg = _folded_degrees(cfg, notes)
-    n = 1
-    for v in deg.values():
-        n *= v
+    n = _mesh_size(deg, devices if slices is not None else None)
     tp, pp = deg["tensor"] * deg["tensor_sequence"], deg["pipeline"]
     dp = deg["data"] * deg["fsdp"] * deg["expert"]
     # the embed rule shards the weights over fsdp, context and expert alike: any of them above 1 is ZeRO-3
@@ -487,6 +516,21 @@ def attention_of(cfg: dict, notes: list[str]) -> str | None:
                      "naive")
         return "naive"
     return None
+
+
+def _mesh_size(degrees: dict, launched: int | None) -> int:
+    """The devices MaxText's mesh spans (the product of its folded ``degrees``).
+
+    Raises:
+        ConfigError: a mesh of another size than the ``launched`` devices of the script's launcher (MaxText's
+            create_device_mesh refuses it; a breaker's v5p-128 script with a fixed 32-device mesh was read as 32).
+    """
+    n = math.prod(degrees.values())
+    if launched is not None and n != launched:
+        raise ConfigError(f"MaxText's ici_* x dcn_* degrees multiply to {n}, but the launcher runs {launched} JAX "
+                          f"devices (MaxText refuses a mesh of another size); legal: degrees whose product is "
+                          f"{launched}, or one ici axis at -1", field="devices", value=n, legal=[launched])
+    return n
 
 
 def _launcher_devices(text: str, devices: int | None, notes: list[str]) -> tuple[int | None, int | None]:

@@ -66,10 +66,10 @@ import shlex
 import yaml
 
 from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
-from shardplan.export.base import (COMPUTED, UNSET_IN_TESTS, ExportContext, Exporter, Imported, check_unexpressed,
-                                   comment_block,
-                                   expand_variables, parallel_from, refuse, runs_command, sbatch_env,
-                                   shell_pieces, shell_words, strip_comments)
+from shardplan.export.base import (COMPUTED, NOT_A_RUN, UNSET_IN_TESTS, ExportContext, Exporter, Imported,
+                                   check_unexpressed, comment_block, expand_variables, parallel_from, refuse,
+                                   runs_command, sbatch_env, shell_pieces, shell_words, strip_comments,
+                                   without_heredocs)
 from shardplan.parallel import ParallelConfig, check_activation_offload, check_offload_modules
 from shardplan.presets.frameworks import FRAMEWORKS
 
@@ -321,8 +321,9 @@ def model_args(model, seq_len: int) -> list[str]:
     m = model
     if (any(getattr(m, f) is not None for f in _UNEXPRESSED_SHAPE) or m.attention_sinks or m.mtp_modules
             or m.qk_norm == "full" or m.norms_per_layer != 2 or m.embedding_norm or m.mlp_bias or m.router_bias
-            or m.attn_out_bias or m.lm_head_bias or m.position == "alibi" or (m.is_moe and m.moe_layer_step != 1)):
-        return []
+            or m.attn_out_bias or m.lm_head_bias or m.position == "alibi"):
+        # the expert flags still go: the plan's --expert-model-parallel-size needs --num-experts (validate_args)
+        return moe_model_args(m)
     kv = m.n_kv_heads or m.n_heads
     args = ["--hidden-size", str(m.d_model), "--ffn-hidden-size", str(m.ffn_dim), "--num-attention-heads", str(m.n_heads)]
     if kv < m.n_heads:
@@ -346,14 +347,28 @@ def model_args(model, seq_len: int) -> list[str]:
             args.append("--add-qkv-bias")
     if m.qk_norm == "head":
         args.append("--qk-layernorm")
-    if m.is_moe:
-        args += ["--num-experts", str(m.n_experts), "--moe-router-topk", str(m.top_k),
-                 "--moe-ffn-hidden-size", str(m.expert_ffn_dim or m.ffn_dim)]
-        if m.n_shared_experts:
-            args += ["--moe-shared-expert-intermediate-size", str(m.n_shared_experts * (m.expert_ffn_dim or m.ffn_dim))]
-        if m.n_dense_layers:
-            # a Python list expression (arguments.py moe_freq_type), quoted for the bash array
-            args += ["--moe-layer-freq", shlex.quote(f"[0]*{m.n_dense_layers}+[1]*{m.n_layers - m.n_dense_layers}")]
+    return args + moe_model_args(m)
+
+
+def moe_model_args(m) -> list[str]:
+    """Megatron-LM's expert flags of an MoE ModelSpec (arguments.py _add_moe_args): --num-experts, --moe-router-topk,
+    --moe-ffn-hidden-size, --moe-shared-expert-intermediate-size (shared experts) and --moe-layer-freq where some
+    layers are dense (leading dense layers, or every ``moe_layer_step``-th layer an MoE one), as the per-layer 0 / 1
+    list expression moe_freq_type evaluates; [] for a dense model. Written also for a model whose other shape flags
+    are the user's (:data:`_UNEXPRESSED_SHAPE`): ``--expert-model-parallel-size`` without ``--num-experts`` fails
+    validate_args (a new user's DeepSeek-V3 export)."""
+    if not m.is_moe:
+        return []
+    args = ["--num-experts", str(m.n_experts), "--moe-router-topk", str(m.top_k),
+            "--moe-ffn-hidden-size", str(m.expert_ffn_dim or m.ffn_dim)]
+    if m.n_shared_experts:
+        args += ["--moe-shared-expert-intermediate-size", str(m.n_shared_experts * (m.expert_ffn_dim or m.ffn_dim))]
+    if m.moe_layer_step != 1:
+        pattern = ",".join("1" if m.is_moe_layer(i) else "0" for i in range(m.n_layers))
+        args += ["--moe-layer-freq", shlex.quote(f"[{pattern}]")]
+    elif m.n_dense_layers:
+        # a Python list expression (arguments.py moe_freq_type), quoted for the bash array
+        args += ["--moe-layer-freq", shlex.quote(f"[0]*{m.n_dense_layers}+[1]*{m.n_layers - m.n_dense_layers}")]
     return args
 
 
@@ -1127,35 +1142,10 @@ def launcher_statements(text: str) -> str:
     ``cat`` line are not runs. The whole text where no statement names an entry point (a flag list, a launcher that
     holds the script's path in a variable it does not set)."""
     for body in (without_heredocs(text), text):  # a heredoc's text is not run (unless nothing else names a run)
-        runs = [st for st in shell_statements(body) if _ENTRY.search(st) and not _NOT_A_RUN.match(st)]
+        runs = [st for st in shell_statements(body) if _ENTRY.search(st) and not NOT_A_RUN.match(st)]
         if runs:
             return " ;\n".join(runs)
     return text
-
-
-#: a statement that names an entry point without running it: an assignment (its uses are substituted already), text
-#: printed or tested, a file listed, copied or edited (``[ -f .../pretrain_gpt.py ]``, ``cp pretrain_gpt.py ...``)
-_NOT_A_RUN = re.compile(r"\s*(?:[A-Za-z_]\w*\+?=|(?:echo|printf|cat|ls|cp|mv|rm|ln|test|\[\[?|grep|sed|awk|head|tail|"
-                        r"wget|curl|git|chmod|touch|mkdir|readlink|realpath|cd|source|\.)(?=\s|$))")
-#: a heredoc's start (``<<WORD``, ``<<-WORD``, ``<<'WORD'``)
-_HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_]\w*)\2")
-
-
-def without_heredocs(text: str) -> str:
-    """``text`` with the bodies of its heredocs blanked (the lines up to the delimiter: text a command reads, not
-    statements bash runs: a usage message naming ``torchrun pretrain_gpt.py --tensor-model-parallel-size 8``)."""
-    lines, out, end = text.split("\n"), [], None
-    for line in lines:
-        if end is not None:
-            out.append("")
-            if (line.strip() if end[1] else line) == end[0]:
-                end = None
-            continue
-        out.append(line)
-        m = _HEREDOC.search(line)
-        if m:
-            end = (m.group(3), m.group(1) == "-")
-    return "\n".join(out)
 
 
 #: the most words the importer reads from a launch command (argparse's cost grows with the square of the unknown

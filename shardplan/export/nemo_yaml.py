@@ -83,6 +83,9 @@ FLAG_KEYS = {
     ("model", "moe_enable_deepep"): "--moe-enable-deepep",
     ("model", "ub_tp_comm_overlap"): "--tp-comm-overlap",
     ("comm_overlap", "tp_comm_overlap"): "--tp-comm-overlap",
+    # Megatron-Bridge CommOverlapConfig / the model provider's field of the same name (Megatron-Core's EP a2a overlap)
+    ("comm_overlap", "overlap_moe_expert_parallel_comm"): "--overlap-moe-expert-parallel-comm",
+    ("model", "overlap_moe_expert_parallel_comm"): "--overlap-moe-expert-parallel-comm",
     ("model", "cross_entropy_loss_fusion"): "--cross-entropy-loss-fusion",
     ("model", "enable_cuda_graph"): "--enable-cuda-graph",
     ("model", "external_cuda_graph"): "--external-cuda-graph",
@@ -113,6 +116,12 @@ TORCH_DTYPES = {"torch.bfloat16": "bf16", "torch.float32": "fp32", "torch.float1
 #: sub-channel scaling the blockwise recipe)
 BRIDGE_FP8_RECIPES = {"mxfp8": "mxfp8", "current_scaling": "tensorwise", "delayed": "delayed",
                       "subchannel": "blockwise", "blockwise": "blockwise"}
+
+#: Megatron-Bridge's registered mixed-precision preset names (src/megatron/bridge/training/mixed_precision.py
+#: @register, '-' read as '_' as get_mixed_precision_config does): an optional model prefix (nemotron_h_, nanov2_,
+#: nemotron_3_super_), bf16 / fp16, and an fp8 / mxfp8 / nvfp4 recipe; group 1 the 16-bit type, group 2 the recipe
+BRIDGE_PRESET = re.compile(r"(?:[a-z0-9]+_)*?(bf16|fp16)(?:_with_(fp8_delayed_scaling|fp8_current_scaling|"
+                           r"fp8_subchannel_scaling|mxfp8|nvfp4))?_mixed")
 
 #: NeMo 1.x's distributed optimizers (model.optim.name): Apex's DistributedFusedAdam and Megatron-Core's
 #: DistributedOptimizer, both ZeRO-1-style sharding of the optimizer state over the data-parallel ranks
@@ -512,29 +521,43 @@ def _bridge_flags(doc: dict) -> list[str]:
 
 def _bridge_precision(doc: dict) -> list[str]:
     """Megatron-Bridge's ``mixed_precision``: a preset name (``bf16_mixed``, ``fp16_mixed``,
-    ``bf16_with_fp8_delayed_scaling_mixed``, ``bf16_with_mxfp8_mixed``, ...: bf16 / fp16 and, with 'fp8' in the
-    name, fp8 hybrid with the named recipe) or its fields (``bf16``, ``fp16``, ``fp8``, ``fp8_recipe``,
-    ``fp8_param_gather``, ``grad_reduce_in_fp32``), and ``ddp.grad_reduce_in_fp32: false`` (bf16 reduction)."""
+    ``bf16_with_fp8_delayed_scaling_mixed``, ``bf16_with_mxfp8_mixed``, ``bf16_with_nvfp4_mixed``, ...:
+    :data:`BRIDGE_PRESET`; bf16 / fp16 and fp8 hybrid with the named recipe and its fp8 parameter gather, or NVFP4)
+    or its fields (``bf16``, ``fp16``, ``fp8``, ``fp8_recipe``, ``fp8_param_gather``, ``fp4``, ``fp4_recipe``,
+    ``grad_reduce_in_fp32``), and ``ddp.grad_reduce_in_fp32: false`` (bf16 reduction).
+
+    Raises:
+        ConfigError: a name that is no preset (naming the presets).
+    """
     mp = doc.get("mixed_precision")
     mp = mp.lower() if isinstance(mp, str) else mp  # preset names in any case
     words: list[str] = []
-    preset = isinstance(mp, str) and re.fullmatch(r"(bf16|fp16)(_with_[a-z0-9_]+)?_mixed", mp)
+    preset = isinstance(mp, str) and BRIDGE_PRESET.fullmatch(mp.replace("-", "_"))
     if not (mp is None or isinstance(mp, dict) or preset):
         raise ConfigError(f"mixed_precision {doc.get('mixed_precision')!r}: legal: a Megatron-Bridge preset name "
-                          "(bf16_mixed, fp16_mixed, bf16_with_fp8_delayed_scaling_mixed, bf16_with_mxfp8_mixed, ...) "
-                          "or the preset's fields (bf16, fp16, fp8, fp8_recipe, ...)", field="mixed_precision",
-                          value=str(doc.get("mixed_precision")))
-    if isinstance(mp, str):
-        words += ["--bf16"] if mp.startswith("bf16") else ["--fp16"] if mp.startswith("fp16") else []
-        if "fp8" in mp:
-            recipe = next((flag for part, flag in BRIDGE_FP8_RECIPES.items() if part in mp), None)
-            words += ["--fp8-format hybrid", *([f"--fp8-recipe {recipe}"] if recipe else [])]
+                          "(bf16_mixed, fp16_mixed, bf16_with_fp8_delayed_scaling_mixed, bf16_with_mxfp8_mixed, "
+                          "bf16_with_fp8_current_scaling_mixed, bf16_with_fp8_subchannel_scaling_mixed, "
+                          "bf16_with_nvfp4_mixed, ...) or the preset's fields (bf16, fp16, fp8, fp8_recipe, fp4, ...)",
+                          field="mixed_precision", value=str(doc.get("mixed_precision")))
+    if preset:
+        words += ["--bf16"] if preset.group(1) == "bf16" else ["--fp16"]
+        low = preset.group(2) or ""
+        if "fp8" in low:
+            recipe = next((flag for part, flag in BRIDGE_FP8_RECIPES.items() if part in low), None)
+            # mixed_precision.py: every fp8 preset but the subchannel (blockwise) ones sets fp8_param_gather=True
+            words += ["--fp8-format hybrid", *([f"--fp8-recipe {recipe}"] if recipe else []),
+                      *(["--fp8-param-gather"] if recipe != "blockwise" else [])]
+        elif low == "nvfp4":  # fp8 None, fp4 "e2m1", fp4_recipe "nvfp4"
+            words += ["--fp4-format e2m1", "--fp4-recipe nvfp4"]
     elif isinstance(mp, dict):
         words += [flag for key, flag in (("bf16", "--bf16"), ("fp16", "--fp16"),
                                          ("fp8_param_gather", "--fp8-param-gather")) if mp.get(key) is True]
         if isinstance(mp.get("fp8"), str):
             words += [f"--fp8-format {shlex.quote(mp['fp8'])}",
                       *([f"--fp8-recipe {shlex.quote(str(mp['fp8_recipe']))}"] if mp.get("fp8_recipe") else [])]
+        if isinstance(mp.get("fp4"), str):
+            words += [f"--fp4-format {shlex.quote(mp['fp4'])}",
+                      *([f"--fp4-recipe {shlex.quote(str(mp['fp4_recipe']))}"] if mp.get("fp4_recipe") else [])]
         words += ["--grad-reduce-in-bf16"] if mp.get("grad_reduce_in_fp32") is False else []
     words += ["--grad-reduce-in-bf16"] if _value(doc, "ddp", "grad_reduce_in_fp32") is False else []
     return words

@@ -1,0 +1,96 @@
+"""New-user pass 53d (an infrastructure engineer training MoE models on H200 / B200 / GB200 with Megatron-LM,
+Megatron-Bridge and torchtitan): each test fails on the behaviour the pass found (noted in its comment)."""
+
+from __future__ import annotations
+
+import pytest
+
+from shardplan.errors import ConfigError
+from shardplan.export import export_text, import_config
+from shardplan.records import RunRecord
+
+#: a Megatron-Bridge ConfigContainer of Qwen3-235B-A22B on 256 GPUs (pp 4 x vpp 2, ep 32), as the pass wrote it
+BRIDGE = """
+_target_: megatron.bridge.training.config.ConfigContainer
+comm_overlap:
+  tp_comm_overlap: false
+  {overlap}
+dataset:
+  sequence_length: 4096
+ddp:
+  grad_reduce_in_fp32: false
+  overlap_grad_reduce: true
+  overlap_param_gather: true
+  use_distributed_optimizer: true
+mixed_precision: {precision}
+model:
+  num_layers: 94
+  hidden_size: 4096
+  ffn_hidden_size: 12288
+  num_attention_heads: 64
+  num_query_groups: 4
+  kv_channels: 128
+  qk_layernorm: true
+  num_moe_experts: 128
+  moe_router_topk: 8
+  moe_ffn_hidden_size: 1536
+  moe_grouped_gemm: true
+  moe_token_dispatcher_type: alltoall
+  seq_length: 4096
+  tensor_model_parallel_size: 1
+  pipeline_model_parallel_size: 4
+  virtual_pipeline_model_parallel_size: 2
+  context_parallel_size: 1
+  expert_model_parallel_size: 32
+  expert_tensor_parallel_size: 1
+  sequence_parallel: false
+  pipeline_model_parallel_layout: "Et*11|(t*12|)*6t*11L"
+train:
+  micro_batch_size: 1
+  global_batch_size: 2048
+"""
+
+
+def _bridge(precision: str = "bf16_mixed", overlap: str = ""):
+    return import_config("nemo", BRIDGE.format(precision=precision, overlap=overlap), devices=256)
+
+
+def test_bridge_nvfp4_presets_and_fields_are_read_and_unknown_names_refused():
+    # bf16_with_nvfp4_mixed (and the fields form fp4: e2m1) was priced as bf16; bf16_with_banana_mixed was accepted
+    assert _bridge("bf16_with_nvfp4_mixed").precision == "nvfp4-mixed"
+    fields = "{bf16: true, fp8: null, fp4: e2m1, fp4_recipe: nvfp4}"
+    assert _bridge(fields).precision == "nvfp4-mixed"
+    with pytest.raises(ConfigError, match="mixed_precision 'bf16_with_banana_mixed': legal: a Megatron-Bridge preset"):
+        _bridge("bf16_with_banana_mixed")
+    # mixed_precision.py: the fp8 presets gather fp8 parameters, except the subchannel (blockwise) ones
+    assert _bridge("bf16_with_fp8_current_scaling_mixed").precision == "fp8-params"
+    assert _bridge("bf16_with_fp8_subchannel_scaling_mixed").precision == "fp8-mixed"
+    assert _bridge("nemotron_h_bf16_with_fp8_current_scaling_mixed").precision == "fp8-params"  # a model prefix
+
+
+def test_bridge_expert_parallel_comm_overlap_is_read():
+    # comm_overlap.overlap_moe_expert_parallel_comm: true was dropped (the same flag in a Megatron-LM script is read)
+    assert _bridge().parallel.moe_a2a_overlap is False
+    assert _bridge(overlap="overlap_moe_expert_parallel_comm: true").parallel.moe_a2a_overlap is True
+
+
+def test_megatron_export_of_an_mla_moe_model_names_its_experts():
+    # DeepSeek-V3's export had --expert-model-parallel-size 64 without --num-experts: Megatron-LM's validate_args
+    # fails, and shardplan's own import refused the file
+    from shardplan.cost.step import estimate
+    from shardplan.inputs import build_inputs
+    m, hw, tr, pc = build_inputs(model="deepseek-v3", hardware="h100-sxm", devices=1024, seq_len=4096,
+                                 global_batch=8192, global_batch_tokens=None, tp=2, pp=16, ep=64, etp=1)
+    text = export_text("megatron", estimate(m, hw, tr, pc, 1024))
+    assert "--num-experts 256" in text and "--moe-router-topk 8" in text and "--hidden-size" not in text
+    assert import_config("megatron", text).parallel.ep == 64
+
+
+def test_records_with_virtual_stages_and_no_schedule_are_interleaved():
+    # a VPP column without a schedule left the record out of the fit ("needs schedule='interleaved'"), where
+    # estimate reads --virtual-stages alone as the interleaved schedule
+    rec = RunRecord(model="llama-3-70b", hardware="h100-sxm", devices=64, seq_len=4096, global_batch_size=128,
+                    parallel={"tp": 4, "pp": 4, "virtual_stages": 5}, tokens_per_s_per_device=500.0)
+    assert rec.parallel.schedule == "interleaved"
+    assert RunRecord(**{**rec.model_dump(exclude={"parallel"}), "parallel": {"tp": 4, "pp": 4}}).parallel.schedule \
+        == "1f1b"
