@@ -159,12 +159,14 @@ def _llama(cfg: Cfg) -> Cfg:
     return _llama_like(cfg)
 
 
-def _without_bias_keys(cfg: Cfg) -> Cfg:
-    """``cfg`` without ``attention_bias`` / ``mlp_bias``: families whose transformers modelling code builds every
-    projection with ``bias=False`` whatever the config says (MistralAttention / MistralMLP, MixtralAttention and its
-    experts, Phi3Attention's fused qkv_proj and o_proj, Phi3MLP): a Phi-4-mini config carries the keys, and a true one
-    counted weights transformers never builds (breaker pass 53c: +3.3M on Mistral-Small-24B)."""
-    return {k: v for k, v in cfg.items() if k not in ("attention_bias", "mlp_bias")}
+def _without_bias_keys(cfg: Cfg, keys: tuple[str, ...] = ("attention_bias", "mlp_bias")) -> Cfg:
+    """``cfg`` without the bias ``keys`` its family's transformers modelling code does not read, building those
+    projections with ``bias=False`` whatever the config says: both for MistralAttention / MistralMLP, MixtralAttention
+    and its experts, Phi3Attention's fused qkv_proj and o_proj and Phi3MLP; ``mlp_bias`` for Qwen2MLP / Qwen3MLP and
+    GemmaMLP (Gemma 1-3), whose attention reads ``attention_bias`` (Qwen2's hard-codes its q/k/v biases). A Phi-4-mini
+    config carries the keys, and a true one counted weights transformers never builds (breaker pass 53c: +3.3M on
+    Mistral-Small-24B)."""
+    return {k: v for k, v in cfg.items() if k not in keys}
 
 
 def _mistral(cfg: Cfg) -> Cfg:
@@ -180,7 +182,7 @@ def _qwen(cfg: Cfg, qk_norm: str) -> Cfg:
     if cfg.get("use_sliding_window"):
         raise ConfigError("use_sliding_window=true (Qwen sliding layers above max_window_layers) is not "
                           "modelled; " + YAML_ROUTE, field="use_sliding_window", value=True, legal=[False])
-    spec = _llama_like(cfg)
+    spec = _llama_like(_without_bias_keys(cfg, ("mlp_bias",)))  # Qwen2MLP / Qwen3MLP: bias=False
     spec["qk_norm"] = qk_norm
     return spec
 
@@ -310,12 +312,14 @@ def _internlm2(cfg: Cfg) -> Cfg:
 
 
 def _gemma(cfg: Cfg) -> Cfg:
-    return _llama_like(cfg, tied=True)  # GeGLU (gated, 3 matrices), RMSNorm (1 + w): h gains
+    # GeGLU (gated, 3 matrices, GemmaMLP bias=False), RMSNorm (1 + w): h gains
+    return _llama_like(_without_bias_keys(cfg, ("mlp_bias",)), tied=True)
 
 
 def _gemma2(cfg: Cfg) -> Cfg:
     # Gemma2DecoderLayer: input, post_attention, pre_feedforward, post_feedforward norms
-    return {**_llama_like(cfg, tied=True), "norms_per_layer": 4, **window_pattern(cfg, 2)}
+    return {**_llama_like(_without_bias_keys(cfg, ("mlp_bias",)), tied=True), "norms_per_layer": 4,
+            **window_pattern(cfg, 2)}
 
 
 def _gemma3(cfg: Cfg) -> Cfg:

@@ -1690,6 +1690,8 @@ def check_moe_imbalance(p: ParallelConfig, model: ModelSpec, training: TrainingS
     Raises:
         ConfigError: naming the value, the bound and its arithmetic.
     """
+    if model.is_moe and model.n_experts % p.ep:  # validate names the ep the experts allow (ep=16 on Mixtral's 8
+        return                                    # experts was "legal moe_imbalance: 1 .. 0")
     bound = max_moe_imbalance(p, model)
     if model.is_moe and training.moe_capacity_factor is None and training.moe_imbalance > bound + 1e-9:
         if p.ep == 1:

@@ -157,3 +157,54 @@ def test_maxtext_launcher_names_and_a_mesh_of_another_size():
     fixed = one.replace("ici_fsdp_parallelism=-1", "ici_fsdp_parallelism=32")
     with pytest.raises(ConfigError, match="degrees multiply to 32, but the launcher runs 64 JAX devices"):
         import_config("maxtext", fixed)
+
+
+def test_breaker53d_smaller_findings():
+    from shardplan.cli.calibrate import other_class
+    from shardplan.export import import_config
+    from shardplan.export.maxtext import maxtext_model_name
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    # EasyDeL: a tuple of axes holding 'tp' shards the hidden dimension over tp; a script's hidden_state_axis=None not
+    base = ('import easydel as ed\nmodel = ed.AutoEasyDeLModelForCausalLM.from_pretrained("m", '
+            'sharding_axis_dims=(1, 8, 1, 4, 1), partition_axis=ed.PartitionAxis(hidden_state_axis={axis}))\n'
+            'arguments = ed.TrainingArguments(total_batch_size=8, max_sequence_length=8192)\n')
+    assert import_config("easydel", base.format(axis="None")).parallel.sp is False
+    assert import_config("easydel", base.format(axis="('tp',)")).parallel.sp is True
+    # mlp_bias is not read by Qwen2MLP / GemmaMLP (bias=False): no weights counted for it
+    cfg = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+           "intermediate_size": 128, "vocab_size": 100}
+    for arch, mt in (("Qwen2ForCausalLM", "qwen2"), ("GemmaForCausalLM", "gemma"), ("Gemma2ForCausalLM", "gemma2")):
+        c = {**cfg, "architectures": [arch], "model_type": mt, "head_dim": 16}
+        assert model_from_hf_config({**c, "mlp_bias": True}).n_params == model_from_hf_config(c).n_params, arch
+    # MaxText: the model_name follows the shape, not the name; ulysses without cp is never read; strategy any case
+    assert maxtext_model_name(MODELS["llama-3-8b"]) == "llama3-8b"
+    assert maxtext_model_name(MODELS["llama-3-8b"].model_copy(update={"n_layers": 4})) is None
+    line = ("python3 -m MaxText.train base.yml model_name=llama3-8b per_device_batch_size=1 max_target_length=8192 "
+            "ici_fsdp_parallelism=-1 {extra}")
+    assert import_config("maxtext", line.format(extra="context_parallel_strategy=ulysses"), devices=16).parallel.cp == 1
+    ring = import_config("maxtext", line.format(extra="ici_context_parallelism=4 context_parallel_strategy=Ring"),
+                         devices=16)
+    assert any("context_parallel_strategy='ring'" in n for n in ring.notes)
+    # mu_dtype float32 beside bf16 weights: fp32 first moments the plan prices as bf16
+    bf16 = import_config("maxtext", line.format(extra="weight_dtype=bfloat16 mu_dtype=float32"), devices=16)
+    assert any("under-counted by about 2 bytes" in n for n in bf16.notes)
+    # TPU generations are device classes of their own (one 'tpu' architecture, another bf16 peak)
+    assert other_class(["tpu-v5e", "tpu-v6e"], HARDWARE["tpu-v6e"]) == ["tpu-v5e (another tpu generation)"]
+
+
+def test_an_ep_the_experts_do_not_allow_is_named_before_the_imbalance():
+    # ep=16 on Mixtral's 8 experts blamed moe_imbalance with "legal moe_imbalance: 1 .. 0"
+    r = CliRunner().invoke(app, ["estimate", "-m", "mixtral-8x7b", "-H", "h100-sxm", "-n", "64", "-s", "4096", "-b",
+                                 "256", "--ep", "16"])
+    assert r.exit_code == 2 and "legal ep: 1, 2, 4, 8" in " ".join(r.output.split()) and "imbalance" not in r.output
+
+
+def test_maxtext_export_says_on_stderr_when_it_has_no_model_name(tmp_path):
+    # the header's own "no model_name:" note hid the stderr one ("model_name:" was found in the file)
+    spec = tmp_path / "tiny.yaml"
+    spec.write_text("name: tiny\nn_layers: 2\nd_model: 256\nn_heads: 4\nffn_dim: 512\nvocab_size: 1000\n")
+    out = tmp_path / "m.yml"
+    r = CliRunner().invoke(app, ["export", "--to", "maxtext", "-m", str(spec), "-H", "tpu-v5p", "-n", "8", "-s",
+                                 "1024", "-b", "8", "-o", str(out)])
+    assert r.exit_code == 0 and "note: no model_name: MaxText has no config" in " ".join(r.output.split()), r.output

@@ -177,14 +177,20 @@ def _announce(n_records: int, no_cross_validation: bool) -> None:
 
 def other_class(names: list[str], hw) -> list[str]:
     """The hardware names among ``names`` that are presets (or aliases) of another device class than ``hw``: another
-    ``kind`` or ``compute_arch`` (an A100 or a TPU v5p against an H100 base). Names that are no preset (a CPU, a
-    cluster's own label) are not judged here."""
+    ``kind`` or ``compute_arch`` (an A100 or a TPU v5p against an H100 base), or for TPUs, whose presets share the
+    'tpu' architecture, another generation (another bf16 peak: v5e records against a v6e base, breaker pass 53d).
+    Names that are no preset (a CPU, a cluster's own label) are not judged here."""
     from shardplan.presets.hardware import HARDWARE, hardware_preset_name
+
+    def device_class(h) -> tuple:
+        return h.kind, h.compute_arch, h.peak_flops_bf16 if h.kind == "tpu" else None
     out = []
     for name in names:
         preset = HARDWARE.get(hardware_preset_name(name) or "")
-        if preset is not None and (preset.kind, preset.compute_arch) != (hw.kind, hw.compute_arch):
-            out.append(f"{name} ({preset.compute_arch or preset.kind})")
+        if preset is not None and device_class(preset) != device_class(hw):
+            arch = preset.compute_arch or preset.kind
+            same = (preset.kind, preset.compute_arch) == (hw.kind, hw.compute_arch)
+            out.append(f"{name} ({f'another {arch} generation' if same else arch})")
     return out
 
 

@@ -50,7 +50,7 @@ def render_export(framework: str, estimate, output: Optional[Path], inputs: Opti
                           legal=list(TPU_EXPORTS))
     text = export_text(name, estimate, reproduce_command(name, estimate, output, inputs), output)
     band_warning(estimate)
-    if name == "maxtext" and "model_name:" not in text:  # the file carries the layout only
+    if name == "maxtext" and "\nmodel_name:" not in text:  # the file carries the layout only (the header names it)
         from shardplan.export.maxtext import NO_MODEL_NAME
         err_console.print(f"note: {NO_MODEL_NAME}", highlight=False, soft_wrap=True)
     if name == "deepspeed":  # the file's _shardplan lines, on stderr

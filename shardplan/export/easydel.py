@@ -158,7 +158,7 @@ def _load(text: str) -> tuple[dict, tuple[str, ...]]:
 SCRIPT_KEYS = {"sharding_axis_dims": None, "sharding_axis_names": None, "gradient_checkpointing": None,
                "attn_mechanism": None,
                "total_batch_size": "training_arguments", "gradient_accumulation_steps": "training_arguments",
-               "max_sequence_length": "training_arguments"}
+               "max_sequence_length": "training_arguments", "hidden_state_axis": "partition_axis"}
 
 
 def checkpointer_policy(node: ast.AST) -> str | None:
@@ -385,9 +385,12 @@ def read(text: str, devices: int | None = None) -> Imported:
 
 def _hidden_axis(cfg: dict) -> object:
     """The mesh axis EasyDeL shards the residual stream's hidden dimension over: ``partition_axis``'s
-    ``hidden_state_axis`` where the file gives one, else eformer's default 'tp' (the planner's sp with tp > 1)."""
+    ``hidden_state_axis`` where the file gives one (a script's ``PartitionAxis(hidden_state_axis=...)`` keyword too;
+    'tp' where a tuple of axes holds it), else eformer's default 'tp' (the planner's sp with tp > 1)."""
     axes = cfg.get("partition_axis")
-    return axes.get("hidden_state_axis", "tp") if isinstance(axes, dict) else "tp"
+    axis = axes.get("hidden_state_axis", "tp") if isinstance(axes, dict) else "tp"
+    # a tuple of mesh axes shards the dimension over each: over tp if 'tp' is among them
+    return "tp" if isinstance(axis, (list, tuple)) and "tp" in axis else axis
 
 
 #: EasyDeL's training attention mechanisms (``easydel/layers/attention/_flexible.py`` ``AttentionMechanisms``, a

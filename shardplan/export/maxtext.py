@@ -167,6 +167,21 @@ NO_MODEL_NAME = ("no model_name: MaxText has no config of this model that shardp
                  "your model's base_emb_dim / base_num_decoder_layers / ... keys")
 
 
+#: the ModelSpec fields a model must share with the preset of its name to take that preset's MaxText model_name
+_SHAPE_FIELDS = ("n_layers", "d_model", "n_heads", "n_kv_heads", "ffn_dim", "vocab_size", "n_experts", "top_k")
+
+
+def maxtext_model_name(model) -> str | None:
+    """MaxText's ``model_name`` of a model (:data:`MAXTEXT_MODEL_NAMES`), where it has the shape of the shardplan
+    preset of its name (:data:`_SHAPE_FIELDS`); None otherwise: a breaker's 0.85B model file named ``llama-3-8b`` was
+    exported as ``model_name: llama3-8b``, and MaxText would have trained the real 8B."""
+    from shardplan.presets.models import MODELS
+    name, preset = MAXTEXT_MODEL_NAMES.get(model.name), MODELS.get(model.name)
+    if name is None or preset is None or any(getattr(model, f) != getattr(preset, f) for f in _SHAPE_FIELDS):
+        return None
+    return name
+
+
 def overrides(ctx: ExportContext) -> dict:
     """The MaxText override mapping of a plan (``model_name`` first where the model has a MaxText config,
     :data:`MAXTEXT_MODEL_NAMES`).
@@ -177,7 +192,7 @@ def overrides(ctx: ExportContext) -> dict:
     p, tr, n = ctx.p, ctx.training, ctx.layout.n_devices
     ici, dcn = split_ici_dcn(axis_degrees(ctx), min(ctx.estimate.hardware.scale_up_size, n))
     out: dict = {}
-    name = MAXTEXT_MODEL_NAMES.get(ctx.estimate.model.name)
+    name = maxtext_model_name(ctx.estimate.model)
     if name is not None:
         out["model_name"] = name
     for axis in AXES:
@@ -239,7 +254,7 @@ def write(ctx: ExportContext) -> str:
     Raises:
         ConfigError: see the module docstring.
     """
-    extra = [] if ctx.estimate.model.name in MAXTEXT_MODEL_NAMES else [f"note: {NO_MODEL_NAME}"]
+    extra = [] if maxtext_model_name(ctx.estimate.model) else [f"note: {NO_MODEL_NAME}"]
     if ctx.training.precision.name != "fp32-params" and not _bf16_weights(ctx.training):
         extra += [f"note: priced as precision {ctx.training.precision.name}; MaxText keeps its default weight_dtype "
                  "float32 (fp32 weights, no master copy): --precision fp32-params prices what this file runs "
@@ -742,32 +757,38 @@ MAXTEXT_CP_STRATEGIES = ("all_gather", "ring")
 
 
 def _cp_strategy(cfg: dict, cp: int, notes: list[str]) -> None:
-    """A note for ``context_parallel_strategy`` where cp > 1 (:data:`MAXTEXT_CP_STRATEGIES`, priced as the ring's
-    bytes).
+    """A note for ``context_parallel_strategy`` where cp > 1 (:data:`MAXTEXT_CP_STRATEGIES`, any case, priced as the
+    ring's bytes); nothing without context parallelism, where MaxText never reads it.
 
     Raises:
-        ConfigError: 'ulysses' or another value (the maxtext profile prices the K/V exchange only).
+        ConfigError: 'ulysses' or another value with cp > 1 (the maxtext profile prices the K/V exchange only).
     """
+    if cp <= 1:  # no context parallelism: the strategy is never used
+        return
     strategy = cfg.get("context_parallel_strategy", "all_gather")
+    strategy = strategy.lower() if isinstance(strategy, str) else strategy  # MaxText compares it lower-cased
     if strategy not in MAXTEXT_CP_STRATEGIES:
         raise ConfigError(f"MaxText context_parallel_strategy={short_repr(strategy)}: the maxtext profile prices the "
                           "K/V exchange of all_gather / ring context parallelism, not an all-to-all over the heads; "
                           "legal: all_gather, ring (or price Ulysses with --framework megatron --cp-comm a2a)",
                           field="context_parallel_strategy", value=short_repr(strategy),
                           legal=list(MAXTEXT_CP_STRATEGIES))
-    if cp > 1:
-        notes.append(f"context_parallel_strategy={strategy!r}: each cp rank's K/V reaches every other once per "
-                     "attention, priced as the ring's bytes")
+    notes.append(f"context_parallel_strategy={strategy!r}: each cp rank's K/V reaches every other once per "
+                 "attention, priced as the ring's bytes")
 
 
 def _optimizer_notes(cfg: dict, notes: list[str]) -> None:
     """Notes for the optimizer keys the plan does not price as written: ``mu_dtype`` (optax keeps the first Adam
-    moment in it; the plan prices fp32 moments beside fp32 weights), ``grad_dtype`` and an ``opt_type`` other than
+    moment in it, else in the parameters' dtype; the plan prices fp32 moments beside fp32 weights and bf16 moments
+    beside bf16 weights), ``grad_dtype`` and an ``opt_type`` other than
     adamw (the plan prices AdamW's two moments)."""
     mu, grad, opt = cfg.get("mu_dtype"), cfg.get("grad_dtype"), cfg.get("opt_type", "adamw")
     if mu not in (None, "", "float32") and cfg.get("weight_dtype", "float32") == "float32":
         notes.append(f"mu_dtype={mu!r}: the first Adam moment in {mu} (optax), priced as fp32 moments: the optimizer "
                      "state is over-counted by about 2 bytes per parameter")
+    elif mu == "float32" and cfg.get("weight_dtype") == "bfloat16":  # optax: the moments default to the param dtype
+        notes.append("mu_dtype='float32' with weight_dtype='bfloat16': the first Adam moment in fp32 (optax), priced "
+                     "as bf16 moments: the optimizer state is under-counted by about 2 bytes per parameter")
     if grad not in (None, "", "float32"):
         notes.append(f"grad_dtype={grad!r}: gradients in {grad}; the plan's gradient bytes follow its precision policy")
     if opt != "adamw":
