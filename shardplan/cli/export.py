@@ -53,6 +53,10 @@ def render_export(framework: str, estimate, output: Optional[Path], inputs: Opti
     if name == "maxtext" and "\nmodel_name:" not in text:  # the file carries the layout only (the header names it)
         from shardplan.export.maxtext import NO_MODEL_NAME
         err_console.print(f"note: {NO_MODEL_NAME}", highlight=False, soft_wrap=True)
+    if name == "torchtitan":
+        from shardplan.export.torchtitan import MOE_FP8_PIPELINE_NOTE
+        if MOE_FP8_PIPELINE_NOTE in text:
+            err_console.print(f"note: {MOE_FP8_PIPELINE_NOTE}", highlight=False, soft_wrap=True)
     if name == "deepspeed":  # the file's _shardplan lines, on stderr
         import json as _json
 

@@ -151,7 +151,7 @@ NEMO_KEYS = {"--nnodes": "trainer.num_nodes", "--nproc-per-node": "trainer.devic
 #: the flags :func:`_bridge_flags` writes -> the Megatron-Bridge key each stands for
 BRIDGE_KEYS = {"--bf16": "mixed_precision", "--fp16": "mixed_precision", "--fp8-format": "mixed_precision",
                "--fp8-recipe": "mixed_precision", "--fp8-param-gather": "mixed_precision.fp8_param_gather",
-               "--grad-reduce-in-bf16": "ddp.grad_reduce_in_fp32",
+               "--grad-reduce-in-bf16": "ddp.grad_reduce_in_fp32: false",
                "--no-overlap-p2p-communication": "comm_overlap.overlap_p2p_comm",
                **{flag: f"optimizer.{key}" for key, flag in OPTIMIZER_DTYPE_KEYS.items()}}
 
@@ -224,6 +224,8 @@ def translate(text: str) -> Translated | None:
     words: list[str] = []  # each a flag with its values, so that dict.fromkeys below drops repeated flags only
     for (section, key), flag in VALUE_KEYS.items():
         value = _value(doc, section, key)
+        if key == "pipeline_model_parallel_layout":
+            value = layout_string(value)
         if _skipped(doc, key, value) or value is None or value is False:
             continue
         _one_value(f"{section}.{key}", value, key in LIST_KEYS)
@@ -297,10 +299,26 @@ def _whole(doc: dict, section: str, key: str) -> int | None:
     return value
 
 
+#: Megatron-Core's LayerType names in a pipeline layout given as lists (pipeline_parallel_layer_layout.py: embedding,
+#: decoder, mtp, loss) -> the letters of --pipeline-model-parallel-layout
+LAYOUT_LETTERS = {"embedding": "E", "decoder": "t", "mtp": "m", "loss": "L"}
+
+
+def layout_string(value: Any) -> Any:
+    """A pipeline layout given as a list of virtual stages, each a list of LayerType names (Megatron-Bridge's
+    DeepSeek-V3 recipe: ``[["embedding", "decoder", ...], ..., [..., "mtp", "loss"]]``), as the flag's string
+    (``Et...|...|...mL``: :data:`LAYOUT_LETTERS`, stages joined by ``|``, as PipelineParallelLayerLayout reads
+    both); any other value as given (a string, or a form the caller leaves out with its note)."""
+    if (isinstance(value, list) and value and all(isinstance(stage, list) for stage in value)
+            and all(isinstance(x, str) and x.lower() in LAYOUT_LETTERS for stage in value for x in stage)):
+        return "|".join("".join(LAYOUT_LETTERS[x.lower()] for x in stage) for stage in value)
+    return value
+
+
 def _skipped(doc: dict, key: str, value: Any) -> bool:
     """A key set in the file that Megatron-Core does not read there: offloading without ``cpu_offloading: true``, a
     recompute method or layer count without full granularity (:data:`FULL_RECOMPUTE_KEYS`), a pipeline layout
-    given as nested lists (Python's form, not a flag's)."""
+    given as nested lists that :func:`layout_string` could not read as LayerType names."""
     model = doc["model"]
     if key == "cpu_offloading_num_layers":
         return model.get("cpu_offloading") is not True
