@@ -128,3 +128,19 @@ def test_torchtitan_fp8_export_converts_the_experts_it_prices_in_fp8():
     assert tomllib.loads(flat)["float8"] == {"moe_fqns_prototype": ["experts"]} and MOE_FP8_PIPELINE_NOTE not in flat
     piped = text(pp=2)  # torchtitan's float8 MoE converter asserts pp = 1: noted, not written
     assert "float8" not in tomllib.loads(piped) and " ".join(MOE_FP8_PIPELINE_NOTE.split()[:8]) in piped
+
+
+def test_fp8_headers_say_which_peak_the_mfu_is_of():
+    # export headers printed an fp8 plan's MFU of the fp8 peak as "MFU: 36.8%" beside tables quoted against bf16
+    from shardplan.cost.step import estimate
+    from shardplan.inputs import build_inputs
+    m, hw, tr, pc = build_inputs(model="llama-3-8b", hardware="h100-sxm", devices=8, seq_len=4096, global_batch=64,
+                                 global_batch_tokens=None, precision="fp8-mixed")
+    e = estimate(m, hw, tr, pc, 8)
+    # the H100's fp8 peak is twice its bf16 one (1,978.9 vs 989.4 TFLOP/s): MFU of bf16 = 2 x MFU of fp8
+    assert e.mfu_of_bf16_peak == pytest.approx(2 * e.mfu, rel=1e-3)
+    assert f"MFU: {e.mfu:.1%} of the fp8 peak ({e.mfu_of_bf16_peak:.1%} of the bf16 peak)" in export_text("megatron", e)
+    # an MXFP8 recipe in a Megatron script is noted (Blackwell only)
+    imp = import_config("megatron", "torchrun --nproc-per-node 8 pretrain_gpt.py --bf16 --fp8-format e4m3 "
+                                    "--fp8-recipe mxfp8")
+    assert any(n.startswith("--fp8-recipe mxfp8: MXFP8 block scaling runs on Blackwell") for n in imp.notes)

@@ -335,7 +335,10 @@ def header_lines(ctx: ExportContext, exporter: Exporter) -> list[str]:
         f"{ctx.layout.microbatches} microbatch{'' if ctx.layout.microbatches == 1 else 'es'} per step, precision {e.training.precision.name}, "
         f"optimizer state {e.training.optimizer_dtype}",
         f"layout: {p.short()}",
-        f"predicted step time ({e.training.framework.label} profile): {fmt_seconds(e.step_s)}; MFU: {e.mfu:.1%}; "
+        f"predicted step time ({e.training.framework.label} profile): {fmt_seconds(e.step_s)}; MFU: {e.mfu:.1%}"
+        # a low-precision plan's MFU is of its own peak; published tables quote the bf16 peak's (twice as large)
+        + (f" of the {e.training.precision.compute_dtype} peak ({e.mfu_of_bf16_peak:.1%} of the bf16 peak)"
+           if e.training.precision.quantized else "") + "; "
         f"memory per device: "
         f"{e.memory.total / gib:.1f} GiB of {e.hardware.hbm_bytes / gib:.0f} GiB"
         f"{'' if e.fits else ' (does NOT fit)'}{_host_memory_text(e)}; bound by {e.bound}",

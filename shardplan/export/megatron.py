@@ -1528,6 +1528,9 @@ def _import_notes(a: argparse.Namespace, schedule: str, precision: str) -> tuple
     notes += (("--no-overlap-p2p-communication: the interleaved schedule's stage-boundary sends are blocking; price "
               "them with --framework megatron-legacy (the megatron profile overlaps them with compute, Megatron-LM's "
               "default)",) if a.no_overlap_p2p_communication and schedule == "interleaved" else ())
+    notes += (("--fp8-recipe mxfp8: MXFP8 block scaling runs on Blackwell's tensor cores only (Transformer Engine's "
+               "MXFP8BlockScaling needs compute capability 10.0); priced as fp8 on the hardware estimate is given: a "
+               "Hopper GPU runs the tensorwise, delayed or blockwise recipe instead",) if a.fp8_recipe == "mxfp8" else ())
     notes += (("--fp4-param-gather: fp4 primary weights are priced as nvfp4-mixed's bf16 working copy (memory a "
                "little high, the parameter gather's bytes too)",) if a.fp4_param_gather else ())
     notes += (("--first-last-layers-bf16: the layers kept in bf16 are priced in fp4 like the others (their "
