@@ -19,6 +19,12 @@ MAX_SEQ_LEN = 2**24
 MAX_BATCH_TOKENS = 2**40
 #: sequences per microbatch
 MAX_MICROBATCH = 2**20
+#: an MoE expert capacity factor (a multiple of an even share of the routed tokens): at least one share (the
+#: capacity-factor pricing of shardplan.specs.training prices each expert's buffer at that capacity; below one, every
+#: step drops tokens, which it does not price), at most 64 (far beyond the 1.0-2.0 of the Switch Transformer and
+#: GShard recipes)
+MIN_CAPACITY_FACTOR = 1.0
+MAX_CAPACITY_FACTOR = 64.0
 #: transformer blocks
 MAX_LAYERS = 2**16
 #: hidden size, query width, head count, key/value heads, head width

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
+from shardplan import limits as L
 from shardplan.errors import ConfigError
 from shardplan.parallel import ParallelConfig
 from shardplan.specs.model import ModelSpec
@@ -81,7 +82,7 @@ class RunRecord(BaseModel):
     precision: str | None = None
     optimizer_dtype: OptimizerDtype | None = None
     moe_routing: Literal["uniform", "round_robin"] = "uniform"
-    moe_capacity_factor: float | None = None  # range checked where it is priced (TrainingSpec)
+    moe_capacity_factor: float | None = Field(default=None, ge=L.MIN_CAPACITY_FACTOR, le=L.MAX_CAPACITY_FACTOR)
     framework: str | None = None
     status: Literal["ok", "oom", "failed"] = "ok"
     # physical ranges (a record outside them is a typo or a unit mix-up, not a run): 1e-3 to 1e9 tokens/s per

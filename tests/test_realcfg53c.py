@@ -6,6 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from pydantic import ValidationError
 
 from shardplan.cost.step import estimate
 from shardplan.errors import ConfigError
@@ -111,8 +112,12 @@ def test_a_record_carries_its_moe_capacity_factor():
     dropless = rec.model_copy(update={"moe_capacity_factor": None})
     maxtext = framework_profile("maxtext")
     assert run_key(cases([rec], maxtext)[0]) != run_key(cases([dropless], maxtext)[0])  # another configuration
-    with pytest.raises(ConfigError, match="record 1: moe_capacity_factor=0.5; legal: a number >= 1"):
-        cases([rec.model_copy(update={"moe_capacity_factor": 0.5})], framework_profile("maxtext"))
+    # the record itself is refused, as read (breaker pass 53d: record import wrote 0.5 and -1, calibrate refused later)
+    with pytest.raises(ValidationError, match="moe_capacity_factor"):
+        RunRecord(**{**V6E_RECORD, "model": "mixtral-8x7b", "moe_capacity_factor": 0.5})
+    # a MaxText capacity_factor of 0.5 imported into a plan estimate then refused: refused at import, naming the range
+    with pytest.raises(ConfigError, match="capacity_factor=0.5: .* legal: <= 0 \\(dropless\\) or 1 to 64"):
+        _maxtext("capacity_factor=0.5")
 
 
 #: a tpu-recipes style launcher (xpk / gcluster) around a MaxText command line

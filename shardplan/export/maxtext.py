@@ -63,7 +63,7 @@ from shardplan.specs.framework import FrameworkProfile
 from shardplan.export.base import (NOT_A_RUN, ExportContext, Exporter, Imported, check_unexpressed, comment_block,
                                    dp_axes, even_layers_per_virtual_stage, expand_variables, flag, parallel_from,
                                    read_meta, refuse, refuse_first, shell_words, whole, without_heredocs)
-from shardplan.limits import MAX_SEQ_LEN
+from shardplan.limits import MAX_CAPACITY_FACTOR, MAX_SEQ_LEN, MIN_CAPACITY_FACTOR
 
 SOURCE = "MaxText src/MaxText/configs/base.yml (commit 003b416) + configs/types.py (commit 0035497)"
 #: axes in the planner's device order, innermost first (ICI is filled in this order)
@@ -610,7 +610,7 @@ def _capacity_factor(cfg: dict, notes: list[str]) -> float | None:
     None (dropless) at or below 0; above 0 the MoE layers drop tokens over that capacity (a note says so).
 
     Raises:
-        ConfigError: not a finite number.
+        ConfigError: not a finite number, or above 0 outside the range the planner prices (1 to 64).
     """
     capacity = cfg.get("capacity_factor", -1.0)
     if isinstance(capacity, bool) or not isinstance(capacity, (int, float)) or not math.isfinite(capacity):
@@ -618,6 +618,12 @@ def _capacity_factor(cfg: dict, notes: list[str]) -> float | None:
                           field="capacity_factor", value=capacity)
     if capacity <= 0:
         return None
+    if not MIN_CAPACITY_FACTOR <= capacity <= MAX_CAPACITY_FACTOR:  # the import's plan would be refused at estimate
+        raise ConfigError(f"MaxText capacity_factor={capacity:g}: the planner prices an expert capacity of "
+                          f"{MIN_CAPACITY_FACTOR:g} to {MAX_CAPACITY_FACTOR:g} even shares (below one, every step "
+                          "drops tokens, which it does not price); legal: <= 0 (dropless) or "
+                          f"{MIN_CAPACITY_FACTOR:g} to {MAX_CAPACITY_FACTOR:g}", field="capacity_factor",
+                          value=capacity, legal=[MIN_CAPACITY_FACTOR, MAX_CAPACITY_FACTOR])
     notes.append(f"capacity_factor={capacity:g}: tokens over each expert's capacity are dropped; recorded as "
                  f"moe_capacity_factor {capacity:g}")
     return float(capacity)

@@ -186,7 +186,7 @@ class TrainingSpec(BaseModel):
     dropout: bool = False
     causal: bool = True
     framework: FrameworkProfile = Field(default_factory=lambda: _megatron_profile())
-    moe_capacity_factor: float | None = Field(default=None, ge=1.0, le=64.0)
+    moe_capacity_factor: float | None = Field(default=None, ge=L.MIN_CAPACITY_FACTOR, le=L.MAX_CAPACITY_FACTOR)
     moe_imbalance: float = Field(default=1.0, ge=1.0, le=64.0)
     moe_routing: Literal["uniform", "round_robin"] = "uniform"
     optimizer_dtype: OptimizerDtype | None = None
