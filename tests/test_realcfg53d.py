@@ -144,3 +144,15 @@ def test_fp8_headers_say_which_peak_the_mfu_is_of():
     imp = import_config("megatron", "torchrun --nproc-per-node 8 pretrain_gpt.py --bf16 --fp8-format e4m3 "
                                     "--fp8-recipe mxfp8")
     assert any(n.startswith("--fp8-recipe mxfp8: MXFP8 block scaling runs on Blackwell") for n in imp.notes)
+
+
+def test_megatron_mtp_depth_is_exported_and_compared_with_the_model():
+    # --mtp-num-layers was neither written nor recorded: a DeepSeek-V3 script with MTP priced as --model deepseek-v3
+    # (no MTP module, 15% faster) said nothing
+    from shardplan.export.megatron import model_args
+    from shardplan.presets.models import MODELS
+    args = model_args(MODELS["deepseek-v3-mtp"], 4096)
+    assert args[args.index("--mtp-num-layers") + 1] == "1"
+    imp = import_config("megatron", "torchrun --nproc-per-node 8 pretrain_gpt.py --bf16 --num-layers 4 "
+                                    "--mtp-num-layers 1")
+    assert imp.model_shape["mtp_modules"] == 1

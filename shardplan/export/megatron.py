@@ -322,8 +322,9 @@ def model_args(model, seq_len: int) -> list[str]:
     if (any(getattr(m, f) is not None for f in _UNEXPRESSED_SHAPE) or m.attention_sinks or m.mtp_modules
             or m.qk_norm == "full" or m.norms_per_layer != 2 or m.embedding_norm or m.mlp_bias or m.router_bias
             or m.attn_out_bias or m.lm_head_bias or m.position == "alibi"):
-        # the expert flags still go: the plan's --expert-model-parallel-size needs --num-experts (validate_args)
-        return moe_model_args(m)
+        # the expert flags still go: the plan's --expert-model-parallel-size needs --num-experts (validate_args);
+        # and the MTP depth, which the layout's 'm' entries need (arguments.py --mtp-num-layers)
+        return moe_model_args(m) + (["--mtp-num-layers", str(m.mtp_modules)] if m.mtp_modules else [])
     kv = m.n_kv_heads or m.n_heads
     args = ["--hidden-size", str(m.d_model), "--ffn-hidden-size", str(m.ffn_dim), "--num-attention-heads", str(m.n_heads)]
     if kv < m.n_heads:
@@ -500,7 +501,7 @@ CE_FLAGS = ["--cross-entropy-loss-fusion", "--cross-entropy-fusion-impl", "te"]
 MODEL_SHAPE_FLAGS = {"--num-layers": "n_layers", "--hidden-size": "d_model", "--ffn-hidden-size": "ffn_dim",
                      "--num-attention-heads": "n_heads", "--num-query-groups": "n_kv_heads", "--num-experts": "n_experts",
                      "--moe-router-topk": "top_k", "--moe-ffn-hidden-size": "expert_ffn_dim",
-                     "--max-position-embeddings": "max_position_embeddings"}
+                     "--max-position-embeddings": "max_position_embeddings", "--mtp-num-layers": "mtp_modules"}
 
 
 def model_shape(a: argparse.Namespace) -> dict[str, int]:
@@ -525,7 +526,7 @@ def _check_shape(shape: dict[str, int]) -> None:
     from shardplan import limits
     flag_of = {field: flag for flag, field in MODEL_SHAPE_FLAGS.items()}
     for field, value in shape.items():
-        low = 0 if field == "n_experts" else 1
+        low = 0 if field in ("n_experts", "mtp_modules") else 1
         high = {"n_layers": limits.MAX_LAYERS, "n_heads": limits.MAX_HEADS, "n_kv_heads": limits.MAX_HEADS,
                 "d_model": limits.MAX_D_MODEL, "max_position_embeddings": limits.MAX_VOCAB}.get(field, limits.MAX_FFN)
         if not low <= value <= high:
