@@ -654,7 +654,7 @@ class _Evaluator:
     """
 
     def __init__(self, model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, n_devices: int,
-                 fix: dict) -> None:
+                 fix: dict, min_headroom_bytes: float = 0.0) -> None:
         self.model, self.hw, self.training, self.n_devices = model, hw, training, n_devices
         # the profile's layout defaults (nanotron: asynchronous TP communication) unless pinned; tp_overlap has no
         # effect at tp = 1, so it passes through for every layout
@@ -664,7 +664,8 @@ class _Evaluator:
         self.pinned = {k: v for k, v in fix.items() if k in _FIELDS and k != "dp" and v is not None}
         self.neutral = neutral_weights(training.framework)
         self.reserve = hw.hbm_bytes - hw.usable_hbm_bytes()
-        self.limit = hbm_limit(hw.hbm_bytes, training.framework)  # a layout fits up to this device usage
+        # a layout fits up to this device usage, less the headroom the user asks every plan to keep
+        self.limit = hbm_limit(hw.hbm_bytes, training.framework) - min_headroom_bytes
         self.tokens = training.global_batch_tokens
         self.splits: dict[tuple, _TokenSplit | str] = {}
         self._weights: dict[tuple, tuple[Layout | str, bool]] = {}
@@ -1145,14 +1146,15 @@ def search(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpec, n_d
            top_k: int = 10, objective: str = "throughput", fix: dict[str, Any] | None = None,
            max_tp: int | None = None, max_cp: int | None = None, schedules: Iterable[str] | None = None,
            max_microbatch_size: int = 16, exhaustive: bool = False, keep_infeasible: bool = False,
-           progress: Callable[[int, int, str], None] | None = None) -> SearchResult:
+           progress: Callable[[int, int, str], None] | None = None, min_headroom_bytes: float = 0.0) -> SearchResult:
     """Enumerate valid layouts, estimate them and rank by tokens/s (ties: memory headroom). Under a profile that
     searches tensor-parallel communication overlap (``FrameworkProfile.searched_tp_overlap``: Megatron-LM's
     ``--tp-comm-overlap``) and with ``tp_overlap`` not pinned, the layouts are searched without and with it and the
     two rankings merged (:func:`_merge`); arguments, result and errors as :func:`_search_once`'s."""
     base = dict(fix or {})
     kw = dict(top_k=top_k, objective=objective, max_tp=max_tp, max_cp=max_cp, schedules=schedules,
-              max_microbatch_size=max_microbatch_size, exhaustive=exhaustive, keep_infeasible=keep_infeasible)
+              max_microbatch_size=max_microbatch_size, exhaustive=exhaustive, keep_infeasible=keep_infeasible,
+              min_headroom_bytes=min_headroom_bytes)
     if (not training.framework.searched_tp_overlap or "tp_overlap" in base or base.get("tp") == 1
             or (max_tp is not None and max_tp < 2) or objective != "throughput"):  # the overlap moves no memory
         return _search_once(model, hardware, training, n_devices, fix=base, progress=progress, **kw)
@@ -1213,7 +1215,8 @@ def _search_once(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpe
                  top_k: int = 10, objective: str = "throughput", fix: dict[str, Any] | None = None,
                  max_tp: int | None = None, max_cp: int | None = None, schedules: Iterable[str] | None = None,
                  max_microbatch_size: int = 16, exhaustive: bool = False, keep_infeasible: bool = False,
-                 progress: Callable[[int, int, str], None] | None = None) -> SearchResult:
+                 progress: Callable[[int, int, str], None] | None = None,
+                 min_headroom_bytes: float = 0.0) -> SearchResult:
     """Enumerate valid layouts, estimate them and rank by tokens/s (ties: memory headroom).
 
     Args:
@@ -1230,6 +1233,8 @@ def _search_once(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpe
         keep_infeasible: also return the layouts that do not fit (lowest-memory variant each).
         progress: called as ``progress(done, total, label)`` while the degree sets are enumerated and, without
             branch and bound, while every feasible layout is estimated (a progress bar's updates).
+        min_headroom_bytes: HBM every ranked plan keeps free below the fit limit (bytes; ``plan --min-headroom``:
+            the fastest plan with room for what the model does not price, a cluster operator's margin).
 
     Returns:
         :class:`SearchResult`.
@@ -1248,7 +1253,7 @@ def _search_once(model: ModelSpec, hardware: HardwareSpec, training: TrainingSpe
     prune = not exhaustive and objective == "throughput"
     space = build_space(model, hardware, training, n_devices, fix, max_tp, max_cp, schedules,
                         max_microbatch_size, prune)
-    ev = _Evaluator(model, hardware, training, n_devices, fix)
+    ev = _Evaluator(model, hardware, training, n_devices, fix, min_headroom_bytes)
     res = SearchResult(plans=[])
     feasible, infeasible = _enumerate(space, ev, res, keep_infeasible, progress)
     if res.n_layouts == 0:

@@ -156,3 +156,23 @@ def test_megatron_mtp_depth_is_exported_and_compared_with_the_model():
     imp = import_config("megatron", "torchrun --nproc-per-node 8 pretrain_gpt.py --bf16 --num-layers 4 "
                                     "--mtp-num-layers 1")
     assert imp.model_shape["mtp_modules"] == 1
+
+
+def test_plan_min_headroom_ranks_only_plans_that_keep_it():
+    # a cluster operator asked for "the fastest plan with at least X GiB free" (new-user pass 53b): --min-headroom
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    from shardplan.explain import headroom
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.search import search
+    from shardplan.specs.training import TrainingSpec
+    tr = TrainingSpec(seq_len=8192, global_batch_size=64)
+    free = search(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], tr, 8, top_k=5)
+    kept = search(MODELS["llama-3-8b"], HARDWARE["h100-sxm"], tr, 8, top_k=5, min_headroom_bytes=30 * 2**30)
+    assert min(headroom(e) for e in free.plans) < 30 * 2**30  # without it the ranking holds tighter plans
+    assert kept.plans and all(headroom(e) >= 30 * 2**30 for e in kept.plans)
+    r = CliRunner().invoke(app, ["plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "8192", "-b", "64",
+                                 "--min-headroom", "81"])
+    assert r.exit_code == 2 and "--min-headroom=81.0 is out of range; legal: 0.0 to 80.0 GiB" in r.output, r.output

@@ -26,6 +26,9 @@ ObjectiveOpt = Annotated[str, typer.Option(help="throughput | memory")]
 FixOpt = Annotated[Optional[list[str]], typer.Option("--fix", help="pin a field, e.g. --fix tp=8 (same as --tp 8)")]
 MaxTpOpt = Annotated[Optional[int], typer.Option("--max-tp", help="largest tp to consider")]
 InfeasibleOpt = Annotated[bool, typer.Option("--show-infeasible", help="also list the closest layouts that do not fit")]
+MinHeadroomOpt = Annotated[float, typer.Option(
+    "--min-headroom", help="GiB of HBM every ranked plan keeps free below the fit limit (a margin for what the "
+                           "model does not price); 0: every layout that fits")]
 ExhaustiveOpt = Annotated[bool, typer.Option(help="also evaluate dominated options")]
 ExportOpt = Annotated[Optional[str], typer.Option("--export", help="also write the best ranked plan this framework "
                                                   "expresses as its config "
@@ -502,7 +505,8 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
          objective: ObjectiveOpt = "throughput",
          fix: FixOpt = None, max_tp: MaxTpOpt = None, show_infeasible: InfeasibleOpt = False,
          exhaustive: ExhaustiveOpt = False, json_out: JsonOpt = False, export: ExportOpt = None,
-         output: ExportOutOpt = None, export_rank: ExportRankOpt = None, layout: dict = None) -> None:
+         output: ExportOutOpt = None, export_rank: ExportRankOpt = None, min_headroom: MinHeadroomOpt = 0.0,
+         layout: dict = None) -> None:
     """Search every valid layout, rank by predicted tokens/s, and explain the choice.
 
     A layout flag (e.g. --tp 8) keeps that field at the value given; --schedule may be repeated to
@@ -519,7 +523,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
                                 moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance,
                                 moe_routing=moe_routing, scale_up_size=scale_up_size, search=True)
     _input_notes(m, tr, hardware, framework, precision, hw, attention)
-    _check_plan_flags(top, max_tp, export, output, export_rank)
+    _check_plan_flags(top, max_tp, export, output, export_rank, (min_headroom, hw.hbm_bytes))
     if export is not None:
         _check_export_request(export, output, tr, m.is_moe, hw)
     pins, schedules = search_pins(fix, layout)
@@ -527,7 +531,8 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
     from shardplan.cli.common import progress_bar
     with progress_bar("search") as update:  # degree sets, then (exhaustive) every estimate
         res = search(m, hw, tr, devices, top_k=top, objective=objective, fix=pins, max_tp=max_tp, schedules=schedules,
-                     exhaustive=exhaustive, keep_infeasible=show_infeasible, progress=update)
+                     exhaustive=exhaustive, keep_infeasible=show_infeasible, progress=update,
+                     min_headroom_bytes=min_headroom * 2**30)
         best = res.plans[0] if res.plans else None
         if export is not None and res.plans:  # with nothing that fits, the advice below says why (nothing written)
             def deeper(pinned: dict | None = None) -> list:  # a longer ranking, when no shown plan can be written
@@ -548,13 +553,15 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
 
 
 def _check_plan_flags(top: int, max_tp: Optional[int], export: Optional[str], output: Optional[Path],
-                      export_rank: Optional[int]) -> None:
-    """``plan``'s own flags in range, and -o / --export-rank only with --export.
+                      export_rank: Optional[int], headroom: tuple[float, float] = (0.0, 1.0)) -> None:
+    """``plan``'s own flags in range (``headroom``: --min-headroom in GiB and the device's HBM in bytes, which it
+    must stay below), and -o / --export-rank only with --export.
 
     Raises:
         ConfigError: naming the flag."""
     from shardplan import limits
     limits.check_range("--top", top, 1, 10_000)
+    limits.check_range("--min-headroom", headroom[0], 0.0, round(headroom[1] / 2**30, 2), "GiB")
     if max_tp is not None:
         limits.check_range("--max-tp", max_tp, 1, limits.MAX_DEVICES)
     if output is not None and export is None:
