@@ -892,14 +892,16 @@ def dense_granite4(cfg: dict[str, Any]) -> dict[str, Any] | None:
     F = ``shared_intermediate_size``: a gated MLP, as Granite 3's; the ``mamba_*`` keys then describe no layer. vLLM
     reads this checkpoint as dense the same way."""
     types = cfg.get("layer_types", cfg.get("layers_block_type"))
-    if (not isinstance(types, list) or not types or any(t != "attention" for t in types)
-            or cfg.get("num_local_experts", 0) not in (0, None)):
+    # GraniteMoeHybridConfig's defaults: num_local_experts 8 (an MoE), shared_intermediate_size 1024; a layer list of
+    # another length, or another network's model_type, is no such checkpoint (the hybrid's refusal names it)
+    if (not isinstance(types, list) or len(types) != cfg.get("num_hidden_layers") or any(t != "attention" for t in types)
+            or cfg.get("num_local_experts", 8) != 0 or cfg.get("model_type", "granitemoehybrid") != "granitemoehybrid"):
         return None
     out = {k: v for k, v in cfg.items() if not k.startswith(("mamba_", "ssm_")) and k not in (
         "layer_types", "layers_block_type", "num_local_experts", "num_experts_per_tok", "shared_intermediate_size",
         "position_embedding_type", "router_aux_loss_coef", "output_router_logits", "mlp_bias")}
     return {**out, "architectures": ["GraniteForCausalLM"], "model_type": "granite",
-            "intermediate_size": cfg.get("shared_intermediate_size", cfg.get("intermediate_size"))}
+            "intermediate_size": cfg.get("shared_intermediate_size", 1024)}
 
 
 def _refuse_without_architectures(mt: Any, supported: str) -> None:

@@ -208,3 +208,22 @@ def test_maxtext_export_says_on_stderr_when_it_has_no_model_name(tmp_path):
     r = CliRunner().invoke(app, ["export", "--to", "maxtext", "-m", str(spec), "-H", "tpu-v5p", "-n", "8", "-s",
                                  "1024", "-b", "8", "-o", str(out)])
     assert r.exit_code == 0 and "note: no model_name: MaxText has no config" in " ".join(r.output.split()), r.output
+
+
+def test_breaker53d_launcher_and_granite_edges():
+    from shardplan.export import import_config
+    from shardplan.export.maxtext import slice_devices
+    # xpk prefers --tpu-type to --device-type; a cluster line's --device-type is not the workload's
+    mixed = _WORKLOAD.format(before="xpk cluster create --cluster c --device-type=v6e-256", after="")
+    assert import_config("maxtext", mixed).devices == 128
+    # a one-line script whose quoted command holds ": " parses as a YAML mapping: read as the command line it is
+    colon = ('xpk workload create --tpu-type=v5p-128 --command="echo Start: now; python3 -m MaxText.train base.yml '
+             'per_device_batch_size=2 ici_fsdp_parallelism=-1 max_target_length=8192"')
+    assert import_config("maxtext", colon).devices == 64
+    assert slice_devices("v5p-1") is None and slice_devices("v6e-0") is None and slice_devices("tpu7x-0x4x4") is None
+    # Granite 4 read as dense only where the config says no experts (GraniteMoeHybridConfig defaults to 8), every
+    # layer is attention and the list covers every layer
+    for broken in ({k: v for k, v in GRANITE4_MICRO.items() if k != "num_local_experts"},
+                   {**GRANITE4_MICRO, "layer_types": ["attention"]}, {**GRANITE4_MICRO, "model_type": "llama"}):
+        with pytest.raises(ConfigError):
+            model_from_hf_config(broken)

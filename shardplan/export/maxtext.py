@@ -368,9 +368,9 @@ def slice_devices(device_type: str, topology: str | None = None) -> int | None:
     dims = re.fullmatch(r"[a-z0-9]+-(\d+)x(\d+)(?:x(\d+))?", name) or re.fullmatch(r"(\d+)x(\d+)(?:x(\d+))?",
                                                                                       topology or "")
     if dims:
-        return per_chip * math.prod(int(d) for d in dims.groups() if d)
+        return per_chip * math.prod(int(d) for d in dims.groups() if d) or None  # a 0 dimension is no slice
     count = re.fullmatch(r"[a-z0-9]+-(\d+)", name)
-    if count is None:
+    if count is None or int(count.group(1)) == 0:
         return None
     n = int(count.group(1))
     if family in ("v4", "v5p"):
@@ -389,7 +389,8 @@ def launcher_topology(text: str) -> tuple[int | None, int | None, str]:
             m = re.fullmatch(r"--(num-slices|device-type|tpu-type|compute-type|topology)(?:=(.*))?", w)
             if m and (m.group(2) is not None or i + 1 < len(words)):
                 got[m.group(1)] = m.group(2) if m.group(2) is not None else words[i + 1]
-    kind = next((got[k] for k in ("device-type", "tpu-type", "compute-type") if k in got), None)
+    # xpk's get_system_characteristics: args.tpu_type if given, else args.device_type
+    kind = next((got[k] for k in ("tpu-type", "device-type", "compute-type") if k in got), None)
     per_slice = slice_devices(kind, got.get("topology")) if kind else None
     # xpk's --num-slices defaults to 1
     slices = int(got["num-slices"]) if got.get("num-slices", "").isdigit() else 1 if per_slice else None
@@ -426,6 +427,11 @@ def run_lines(text: str) -> list[str]:
     return [ln for ln in lines if trains(ln)] or lines
 
 
+def _has_maxtext_keys(cfg: dict) -> bool:
+    """Whether a mapping holds a MaxText key (an ``ici_*`` / ``dcn_*`` degree or one of :data:`_MAXTEXT_KEYS`)."""
+    return any(str(k).startswith(("ici_", "dcn_")) or k in _MAXTEXT_KEYS for k in cfg)
+
+
 def command_line_overrides(text: str) -> dict:
     """The ``key=value`` overrides of a MaxText launch script's command line (MaxText's ``pyconfig`` reads
     ``python3 -m MaxText.train configs/base.yml key=value ...``; e.g. ``configs/trillium/gemma2_9b.sh``): the words after
@@ -456,7 +462,7 @@ def read(text: str, devices: int | None = None) -> Imported:
             degree for.
     """
     cfg, script_notes = _overrides(text)
-    if not any(str(k).startswith(("ici_", "dcn_")) or k in _MAXTEXT_KEYS for k in cfg):
+    if not _has_maxtext_keys(cfg):
         raise ConfigError("the file has none of MaxText's keys (ici_* / dcn_* parallelism, per_device_batch_size, "
                           "remat_policy, ...): not a MaxText config; legal: the YAML overrides `shardplan export "
                           "--to maxtext` writes, or --from the framework the file belongs to", field="import",
@@ -596,7 +602,10 @@ def _overrides(text: str) -> tuple[dict, list[str]]:
         yaml_error = (f" (YAML: {getattr(e, 'problem', None) or 'unreadable'}"
                       + (f" at line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ")"))
     if isinstance(cfg, dict):
-        return cfg, []
+        # a one-line launch script with ": " in it (xpk --command="echo Start: now; ...") is a YAML mapping too
+        line = command_line_overrides(text) if not _has_maxtext_keys(cfg) else {}
+        return (line, [f"read the {len(line)} key=value overrides of the script's MaxText command line"]) if line \
+            else (cfg, [])
     cfg = command_line_overrides(text)
     if not cfg:
         raise ConfigError(f"MaxText overrides are not a YAML mapping{yaml_error}, and the file has no MaxText command "
