@@ -176,3 +176,17 @@ def test_plan_min_headroom_ranks_only_plans_that_keep_it():
     r = CliRunner().invoke(app, ["plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "8", "-s", "8192", "-b", "64",
                                  "--min-headroom", "81"])
     assert r.exit_code == 2 and "--min-headroom=81.0 is out of range; legal: 0.0 to 80.0 GiB" in r.output, r.output
+
+
+@pytest.mark.parametrize("header, srun, devices", [
+    ("#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=8\n", "srun", 32),      # the job's header: 4 nodes x 8 tasks
+    ("#SBATCH --nodes=4\n", "srun -N 2 --ntasks-per-node 4", 8),              # srun's own flags win
+    ("", "srun --ntasks 16", 16)])                                             # a total task count
+def test_srun_launching_the_entry_point_gives_the_world_size(header, srun, devices):
+    # "#SBATCH --ntasks-per-node" with srun running pretrain_gpt.py itself (one task per GPU) was not read: the
+    # import asked for --devices
+    script = (f"#!/bin/bash\n{header}{srun} python pretrain_gpt.py --num-layers 16 --hidden-size 4096 "
+              "--num-attention-heads 32 --seq-length 4096 --micro-batch-size 1 --global-batch-size 64 --bf16 "
+              "--tensor-model-parallel-size 4")
+    imp = import_config("megatron", script)
+    assert imp.devices == devices and imp.parallel.dp == devices // 4

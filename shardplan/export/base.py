@@ -814,16 +814,21 @@ def without_heredocs(text: str) -> str:
 #: SLURM_NNODES and SLURM_JOB_NUM_NODES) and ``--export=ALL,NAME=value,...`` (sbatch manual)
 _SBATCH_NODES = re.compile(r"^#SBATCH[ \t]+(?:--nodes[= ]|-N[ \t]*)(\d+)\b", re.M)
 _SBATCH_EXPORT = re.compile(r"^#SBATCH[ \t]+--export[= ](\S+)", re.M)
+_SBATCH_TASKS = re.compile(r"^#SBATCH[ \t]+--ntasks-per-node[= ](\d+)\b", re.M)
 
 
 def sbatch_env(text: str) -> dict[str, str]:
     """The environment a Slurm batch script's ``#SBATCH`` header gives the job (sbatch manual: ``--nodes`` sets
-    ``SLURM_NNODES`` and ``SLURM_JOB_NUM_NODES``; ``--export=ALL,NAME=value`` exports each NAME), which a script reads
-    as ``NNODES=${SLURM_NNODES:-1}``; {} without a header."""
+    ``SLURM_NNODES`` and ``SLURM_JOB_NUM_NODES``, ``--ntasks-per-node`` ``SLURM_NTASKS_PER_NODE``;
+    ``--export=ALL,NAME=value`` exports each NAME), which a script reads as ``NNODES=${SLURM_NNODES:-1}``; {} without
+    a header."""
     env: dict[str, str] = {}
     nodes = _SBATCH_NODES.findall(text)
     if nodes:
         env["SLURM_NNODES"] = env["SLURM_JOB_NUM_NODES"] = nodes[-1]
+    tasks = _SBATCH_TASKS.findall(text)
+    if tasks:  # sbatch: --ntasks-per-node sets SLURM_NTASKS_PER_NODE, the tasks srun starts on each node
+        env["SLURM_NTASKS_PER_NODE"] = tasks[-1]
     for spec in _SBATCH_EXPORT.findall(text):
         for item in spec.split(","):
             name, eq, value = item.partition("=")

@@ -569,6 +569,10 @@ def parser() -> argparse.ArgumentParser:
                  "--cpu-offloading-num-layers", *MODEL_SHAPE_FLAGS):
         ap.add_argument(flag, type=int)
     ap.add_argument("--nproc_per_node", type=int, dest="nproc_per_node")  # torchrun's other spelling
+    # srun's task counts, where it starts the entry point itself (one task per GPU): _srun_world
+    ap.add_argument("--ntasks-per-node", type=int)
+    ap.add_argument("--ntasks", "-n", type=int)
+    ap.add_argument("--nodes", "-N", type=int, dest="srun_nodes")
     ap.add_argument("--moe-flex-dispatcher-backend", choices=["deepep", "hybridep"])
     for flag in ("--sequence-parallel", "--use-distributed-optimizer", "--use-megatron-fsdp", "--overlap-grad-reduce",
                  "--tp-comm-overlap", "--optimizer-cpu-offload", "--bf16", "--moe-enable-deepep", "--cpu-offloading",
@@ -1214,8 +1218,21 @@ def _parse(text: str, devices: int | None, env: dict[str, str] | None = None) ->
         a.recompute_modules = _module_names(a.recompute_modules)
     if a.offload_modules:
         a.offload_modules = _module_names(a.offload_modules, "--offload-modules", "offload_modules")
-    n = ((a.nnodes or 1) * a.nproc_per_node if a.nproc_per_node and not unread_launch else None) or devices
+    n = ((a.nnodes or 1) * a.nproc_per_node if a.nproc_per_node and not unread_launch else None) \
+        or _srun_world(words, a, env) or devices
     return a, n
+
+
+def _srun_world(words: list[str], a: argparse.Namespace, env: dict[str, str]) -> int | None:
+    """The world size of an entry point srun starts itself, one task per GPU (no torchrun between them): srun's
+    ``--ntasks`` (``-n``), else its ``--nodes`` (``-N``) x ``--ntasks-per-node``, each defaulting to the job's
+    ``#SBATCH`` header (:func:`~shardplan.export.base.sbatch_env`; srun manual); None where srun does not launch the
+    entry point or the task count is not given."""
+    if "srun" not in words or a.nproc_per_node:
+        return None
+    per_node = a.ntasks_per_node or int(env.get("SLURM_NTASKS_PER_NODE", "0") or 0)
+    nodes = a.srun_nodes or int(env.get("SLURM_NNODES", "1") or 1)
+    return a.ntasks or (nodes * per_node if per_node else None)
 
 
 #: the node-count variables Slurm sets in a job (sbatch manual, "OUTPUT ENVIRONMENT VARIABLES")
