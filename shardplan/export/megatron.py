@@ -569,10 +569,7 @@ def parser() -> argparse.ArgumentParser:
                  "--cpu-offloading-num-layers", *MODEL_SHAPE_FLAGS):
         ap.add_argument(flag, type=int)
     ap.add_argument("--nproc_per_node", type=int, dest="nproc_per_node")  # torchrun's other spelling
-    # srun's task counts, where it starts the entry point itself (one task per GPU): _srun_world
-    ap.add_argument("--ntasks-per-node", type=int)
-    ap.add_argument("--ntasks", "-n", type=int)
-    ap.add_argument("--nodes", "-N", type=int, dest="srun_nodes")
+    _add_srun_args(ap)
     ap.add_argument("--moe-flex-dispatcher-backend", choices=["deepep", "hybridep"])
     for flag in ("--sequence-parallel", "--use-distributed-optimizer", "--use-megatron-fsdp", "--overlap-grad-reduce",
                  "--tp-comm-overlap", "--optimizer-cpu-offload", "--bf16", "--moe-enable-deepep", "--cpu-offloading",
@@ -1221,6 +1218,14 @@ def _parse(text: str, devices: int | None, env: dict[str, str] | None = None) ->
     n = ((a.nnodes or 1) * a.nproc_per_node if a.nproc_per_node and not unread_launch else None) \
         or _srun_world(words, a, env) or devices
     return a, n
+
+
+def _add_srun_args(ap: argparse.ArgumentParser) -> None:
+    """srun's task counts (srun manual), read where srun starts the entry point itself, one task per GPU
+    (:func:`_srun_world`)."""
+    ap.add_argument("--ntasks-per-node", type=int)
+    ap.add_argument("--ntasks", "-n", type=int)
+    ap.add_argument("--nodes", "-N", type=int, dest="srun_nodes")
 
 
 def _srun_world(words: list[str], a: argparse.Namespace, env: dict[str, str]) -> int | None:
