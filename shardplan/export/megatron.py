@@ -568,8 +568,7 @@ def parser() -> argparse.ArgumentParser:
                  "--seq-length", "--recompute-num-layers", "--nnodes", "--nproc-per-node",
                  "--cpu-offloading-num-layers", *MODEL_SHAPE_FLAGS):
         ap.add_argument(flag, type=int)
-    ap.add_argument("--nproc_per_node", type=int, dest="nproc_per_node")  # torchrun's other spelling
-    _add_srun_args(ap)
+    _add_launcher_args(ap)
     ap.add_argument("--moe-flex-dispatcher-backend", choices=["deepep", "hybridep"])
     for flag in ("--sequence-parallel", "--use-distributed-optimizer", "--use-megatron-fsdp", "--overlap-grad-reduce",
                  "--tp-comm-overlap", "--optimizer-cpu-offload", "--bf16", "--moe-enable-deepep", "--cpu-offloading",
@@ -1220,9 +1219,11 @@ def _parse(text: str, devices: int | None, env: dict[str, str] | None = None) ->
     return a, n
 
 
-def _add_srun_args(ap: argparse.ArgumentParser) -> None:
-    """srun's task counts (srun manual), read where srun starts the entry point itself, one task per GPU
-    (:func:`_srun_world`)."""
+def _add_launcher_args(ap: argparse.ArgumentParser) -> None:
+    """The launchers' own size flags beside torchrun's ``--nnodes`` / ``--nproc-per-node``: torchrun's other spelling
+    ``--nproc_per_node``, and srun's task counts (srun manual), read where srun starts the entry point itself, one task
+    per GPU (:func:`_srun_world`)."""
+    ap.add_argument("--nproc_per_node", type=int, dest="nproc_per_node")
     ap.add_argument("--ntasks-per-node", type=int)
     ap.add_argument("--ntasks", "-n", type=int)
     ap.add_argument("--nodes", "-N", type=int, dest="srun_nodes")
