@@ -151,13 +151,17 @@ def split_ici_dcn(degrees: dict[str, int], slice_size: int) -> tuple[dict[str, i
 #: shardplan model presets -> the MaxText model config of the same model (``model_name``: MaxText loads
 #: src/MaxText/configs/models/<name>.yml; names as stored in AI-Hypercomputer/maxtext, e.g. llama3-8b.yml @ f0fd1e5,
 #: mixtral-8x7b.yml @ 48445cf, deepseek3-671b.yml @ ac708cd, qwen3-30b-a3b.yml @ 6710342, llama4-17b-16e.yml @ ab0fa7f,
-#: gpt-oss-20b.yml @ 6710342). A model without an entry (a config file, a scaled model) leaves model_name out: the
-#: file then carries the layout only, to be given beside the run's own model config.
+#: gpt-oss-20b.yml @ 6710342, gemma2-27b.yml @ 48445cf, gemma3-4b.yml @ 598dfbc, gemma3-12b.yml @ 3b04832,
+#: gemma3-27b.yml @ 14c4474; MaxText's Gemma files pad the vocabulary to 256128 / 262144 rows). A model without an
+#: entry (a config file, a scaled model) leaves model_name out: the file then carries the layout only, to be given
+#: beside the run's own model config.
 MAXTEXT_MODEL_NAMES = {
     "llama-2-7b": "llama2-7b", "llama-2-13b": "llama2-13b", "llama-2-70b": "llama2-70b", "llama-3-8b": "llama3-8b",
     "llama-3-70b": "llama3-70b", "llama-3.1-8b": "llama3.1-8b", "llama-3.1-405b": "llama3.1-405b",
     "llama-4-scout": "llama4-17b-16e", "mixtral-8x7b": "mixtral-8x7b", "mixtral-8x22b": "mixtral-8x22b",
-    "gemma-7b": "gemma-7b", "gemma-2-9b": "gemma2-9b", "deepseek-v2-lite": "deepseek2-16b",
+    "gemma-7b": "gemma-7b", "gemma-2-9b": "gemma2-9b", "gemma-2-27b": "gemma2-27b",
+    "gemma-3-4b": "gemma3-4b", "gemma-3-12b": "gemma3-12b", "gemma-3-27b": "gemma3-27b",
+    "deepseek-v2-lite": "deepseek2-16b",
     "deepseek-v3": "deepseek3-671b", "gpt-oss-20b": "gpt-oss-20b", "gpt-oss-120b": "gpt-oss-120b",
     "gpt3-175b": "gpt3-175b", "qwen2.5-7b": "qwen2.5-7b", "qwen3-8b": "qwen3-8b", "qwen3-30b-a3b": "qwen3-30b-a3b",
     "qwen3-235b-a22b": "qwen3-235b-a22b", "mistral-7b": "mistral-7b", "mistral-7b-v0.1": "mistral-7b"}

@@ -67,6 +67,19 @@ _FAMILY_PRESETS = [
     _hf("gemma-3-1b", "google/gemma-3-1b-pt", _llama_cfg(
         1152, 6912, 26, 4, 1, 262144, arch="Gemma3ForCausalLM", head_dim=256, sliding_window=512,
         sliding_window_pattern=6)),
+    _hf("gemma-2-27b", "google/gemma-2-27b", _llama_cfg(4608, 36864, 46, 32, 16, 256000, arch="Gemma2ForCausalLM",
+                                                        head_dim=128, sliding_window=4096, query_pre_attn_scalar=144)),
+    # Gemma 3 4B / 12B / 27B: the text_config of the Gemma3ForConditionalGeneration checkpoints (the SigLIP vision
+    # tower is not trained by a text pre-training layout and is left out); vocabulary 262208, window 1024, 5 local : 1
+    _hf("gemma-3-4b", "google/gemma-3-4b-pt (text_config)", _llama_cfg(
+        2560, 10240, 34, 8, 4, 262208, arch="Gemma3ForCausalLM", head_dim=256, sliding_window=1024,
+        sliding_window_pattern=6)),
+    _hf("gemma-3-12b", "google/gemma-3-12b-pt (text_config)", _llama_cfg(
+        3840, 15360, 48, 16, 8, 262208, arch="Gemma3ForCausalLM", head_dim=256, sliding_window=1024,
+        sliding_window_pattern=6)),
+    _hf("gemma-3-27b", "google/gemma-3-27b-pt (text_config)", _llama_cfg(
+        5376, 21504, 62, 32, 16, 262208, arch="Gemma3ForCausalLM", head_dim=128, sliding_window=1024,
+        sliding_window_pattern=6, query_pre_attn_scalar=168)),
     _hf("phi-3-mini-4k", "microsoft/Phi-3-mini-4k-instruct", _llama_cfg(
         3072, 8192, 32, 32, 32, 32064, arch="Phi3ForCausalLM", sliding_window=2047)),
     _hf("phi-4", "microsoft/phi-4", _llama_cfg(5120, 17920, 40, 40, 10, 100352, arch="Phi3ForCausalLM")),
