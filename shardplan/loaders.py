@@ -1176,6 +1176,7 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
         base = HARDWARE[base_name] if base_name else None
         data.setdefault("name", path.stem)
         check_number_types(data, HardwareSpec, f"hardware {short_repr(name_or_path)}")
+        _tpu_without_fp8(base, data, name_or_path)
     flags = {k: v for k, v in overrides.items() if v is not None}
     try:
         spec = HardwareSpec(**data) if base is None else HardwareSpec(**with_fields(base, data))
@@ -1186,6 +1187,28 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
         raise config_error(e, f"hardware {name_or_path}") from None
     except ConfigError as e:  # with_fields' scaled host memory names the field the file set
         raise ConfigError(f"hardware {name_or_path}: {e}", field=e.field, value=e.value, legal=e.legal) from None
+
+
+def _tpu_without_fp8(base, data: dict, name_or_path: str) -> None:
+    """Refuse an fp8 peak added to a TPU generation whose MXU has no fp8 mode. Every TPU preset shares the 'tpu'
+    architecture (:data:`~shardplan.specs.hardware.FP8_ARCHS` admits it for TPU7x), so the generation is the base
+    preset: a base without ``peak_flops_fp8`` (v4, v5e, v5p, v6e: bf16 and int8 only, Cloud TPU system-architecture
+    pages) keeps its bf16 MXU unless the file also gives another ``peak_flops_bf16`` (a generation described from its
+    own datasheet).
+
+    Raises:
+        ConfigError: ``peak_flops_fp8`` over such a base (the base and the legal alternatives named).
+    """
+    fp8 = data.get("peak_flops_fp8")
+    if (base is None or base.kind != "tpu" or base.peak_flops_fp8 is not None or not isinstance(fp8, (int, float))
+            or isinstance(fp8, bool) or data.get("peak_flops_bf16", base.peak_flops_bf16) != base.peak_flops_bf16):
+        return
+    fp8_tpus = [k for k, h in HARDWARE.items() if h.kind == "tpu" and h.peak_flops_fp8]
+    raise ConfigError(f"hardware {short_repr(name_or_path)}: peak_flops_fp8={data['peak_flops_fp8']:.4g} on base={base.name}, "
+                      f"whose MXU has no fp8 mode (bf16 and int8 only, Cloud TPU docs), so fp8 would run at the bf16 "
+                      f"rate at best; legal: leave peak_flops_fp8 out, base: {', '.join(fp8_tpus)}, or give this "
+                      "generation's own peak_flops_bf16 with it", field="peak_flops_fp8", value=data["peak_flops_fp8"],
+                      legal=fp8_tpus)
 
 
 def hardware_framework(name_or_path: str) -> str | dict | None:

@@ -1,0 +1,26 @@
+"""Fifty-fourth session fixes: each test fails on the code before the fix."""
+
+import pytest
+
+from shardplan.errors import ConfigError
+from shardplan.loaders import load_hardware
+
+
+def test_fp8_peak_on_a_tpu_generation_without_fp8_is_refused(tmp_path):
+    # TPU v5p's MXU runs bf16 and int8 only; every TPU preset shares compute_arch 'tpu', which FP8_ARCHS admits for
+    # TPU7x, so before the fix the file loaded and fp8 plans ran at 2 x 459 TFLOP/s
+    f = tmp_path / "v5p-fp8.yaml"
+    f.write_text("base: tpu-v5p\npeak_flops_fp8: 9.18e+14\n")
+    with pytest.raises(ConfigError, match="no fp8 mode.*tpu7x") as e:
+        load_hardware(str(f))
+    assert e.value.field == "peak_flops_fp8"
+
+
+def test_fp8_peak_on_tpu7x_or_a_new_generation_loads(tmp_path):
+    f = tmp_path / "t7.yaml"
+    f.write_text("base: tpu7x\npeak_flops_fp8: 2.3e+15\n")
+    assert load_hardware(str(f)).peak_flops_fp8 == 2.3e15
+    # a generation described from its own datasheet (its own bf16 peak) may have fp8
+    g = tmp_path / "next.yaml"
+    g.write_text("base: tpu-v6e\npeak_flops_bf16: 1.0e+15\npeak_flops_fp8: 2.0e+15\n")
+    assert load_hardware(str(g)).peak_flops_fp8 == 2.0e15
