@@ -24,3 +24,18 @@ def test_fp8_peak_on_tpu7x_or_a_new_generation_loads(tmp_path):
     g = tmp_path / "next.yaml"
     g.write_text("base: tpu-v6e\npeak_flops_bf16: 1.0e+15\npeak_flops_fp8: 2.0e+15\n")
     assert load_hardware(str(g)).peak_flops_fp8 == 2.0e15
+
+
+def test_megatron_import_names_the_files_a_script_sources(tmp_path):
+    # a script that takes flags from `source common_flags.sh` read as Megatron-LM's defaults without a word before
+    from shardplan.export import import_config
+    script = ("#!/bin/bash\nsource /opt/venv/bin/activate\nsource ./common_flags.sh\n. ./env.sh\n"
+              "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 32 "
+              "--hidden-size 4096 --num-attention-heads 32 --seq-length 4096 --max-position-embeddings 4096 "
+              "--micro-batch-size 1 --global-batch-size 64 --bf16 $COMMON_ARGS\n")
+    f = tmp_path / "run.sh"
+    f.write_text(script)
+    imported = import_config("megatron", f.read_text())
+    text = " ".join(imported.notes)
+    assert "sources ./common_flags.sh, ./env.sh:" in text
+    assert "activate" not in text  # a Python environment is no flag file

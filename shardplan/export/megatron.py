@@ -1165,6 +1165,28 @@ def _unset_test_notes(env: dict[str, str]) -> tuple[str, ...]:
             "branch",)
 
 
+#: a statement that runs another file in the script's own shell (bash manual, "Bourne Shell Builtins": ``source`` and
+#: ``.``): the variables and arrays it sets reach the launch line, but the importer reads only the script it is given
+_SOURCE = re.compile(r"^\s*(?:source|\.)\s+(\S+)")
+
+
+#: files a launch script sources to set up its shell, not its training flags (a Python environment, a login profile)
+_ENVIRONMENT_FILES = ("activate", "conda.sh", ".bashrc", ".bash_profile", ".profile", "setvars.sh")
+
+
+def _sourced_notes(text: str) -> tuple[str, ...]:
+    """A note naming the files the script sources (``source common.sh`` / ``. ./env.sh``): flags and variables they set
+    are not read, so a launch line that takes its layout from them reads Megatron-LM's defaults there."""
+    files = [m.group(1) for st in shell_statements(without_heredocs(strip_comments(text)))
+             if (m := _SOURCE.match(st)) and m.group(1).rstrip("/").rsplit("/", 1)[-1] not in _ENVIRONMENT_FILES]
+    if not files:
+        return ()
+    shown = ", ".join(files[:4]) + (" ..." if len(files) > 4 else "")
+    return (f"the script sources {shown}: the variables and flags set there are not read (the importer reads only "
+            "the file it is given); a flag the launch line takes from them reads as Megatron-LM's default. Paste "
+            "those files' assignments into the script, or import the flags themselves",)
+
+
 def _parse(text: str, devices: int | None, env: dict[str, str] | None = None) -> tuple[argparse.Namespace, int | None]:
     """The flags of a script (its own variables substituted, :func:`expand_variables`) and its world size: the
     script's torchrun line first (``--nnodes`` defaults to 1), else ``devices`` (also where the line gives a
@@ -1209,7 +1231,7 @@ def _parse(text: str, devices: int | None, env: dict[str, str] | None = None) ->
     if a.recompute_activations:  # Megatron-LM's validate_args sets selective whatever --recompute-granularity says
         a.recompute_granularity = "selective"
     a.misspelt_notes = (misspelt_flags(unknown, list(ap._option_string_actions)) + _recompute_method_notes(a)
-                        + _unset_test_notes(env))
+                        + _unset_test_notes(env) + _sourced_notes(text))
     if a.recompute_modules:
         a.recompute_modules = _module_names(a.recompute_modules)
     if a.offload_modules:
