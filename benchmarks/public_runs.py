@@ -5785,3 +5785,125 @@ _S53B_MODALITIES = tuple(
     ))
 
 SCOUTED_2026_12BB = _S53B_MODALITIES
+
+
+# Fifty-fourth scouting pass (2026-12, never fitted on; SCOUTED_2026_12BC). Names carry _S54_. One source no earlier
+# pass read: Oneflow-Inc/DLPerf's reproductions of NVIDIA Megatron-LM (8aa4619, 2021) and DeepSpeed 0.3 + Megatron-LM
+# on 4 nodes of 8 x V100-SXM2-16GB with one 100 Gb EDR HCA per node. Row-selection rule (fixed before any row was
+# priced): every row of the two tables that ran NVIDIA's or Microsoft's Megatron-LM code; a configuration the
+# Megatron-LM table measures twice enters once, as its first printed row (the repeat is quoted as run-to-run spread).
+# The OneFlow-GPT rows of the same report are not priced (no OneFlow profile).
+# Shared hardware: DLPerf's cluster, stated in every README used here: "4 台各配置了 8 张 V100-SXM2-16GB GPU 的服务器",
+# "Tesla V100-SXM2-16GB x 8", "InfiniBand 100 Gb/sec (4X EDR), Mellanox Technologies MT27700 Family" (one HCA, mlx5_0,
+# in the nvidia-smi topo matrix), NVLink hybrid cube mesh (NV1 / NV2 links in the same matrix: DGX-1-style, not
+# NVSwitch). Priced as the V100 32GB preset (125 TFLOP/s fp16, 900 GB/s HBM2: the same for the 16 GB SXM2 part) with
+# hbm_bytes 16 GiB, 8 GPUs per NVLink domain and host, and 100 Gb/s per node = 12.5 GB/s / 8 = 1.5625 GB/s per GPU
+# scale-out. ASSUMED: the preset's 150 GB/s NVLink rate and 0.77 efficiency (fitted on NVSwitch DGX-2H rows) for the
+# cube mesh.
+_S54_HW = ("V100 32GB+hbm_bytes=17179869184+scale_up_size=8+devices_per_host=8+scale_out_bandwidth=1562500000")
+_S54_PREC = "fp16-mixed+attention=naive+dropout=True"
+
+# ---- 1. Oneflow-Inc/DLPerf Megatron-LM/README.md @ 01e43de400ab91475437b181f220777615c24253 (search id 22641068479),
+#    "[NVIDIA/Megatron-LM]复现": NVIDIA/Megatron-LM @ 8aa4619f2b2a57b5725026a50ebd2b15e8121482, NGC PyTorch 20.12, NCCL
+#    2.8.3; scripts Megatron-LM/scripts/mutil_perf_pretrain_gpt_dp_mp_pp.sh @ 10f79798 (id 22135582221) and
+#    ..._1536_16_16.sh @ 80718877 (id 22196901639): --seq-length 2048, --max-position-embeddings 2048,
+#    --checkpoint-activations, --fp16, GPT-2 BPE vocabulary; the summary report reports/GPT/
+#    dlperf_gpt_test_report_210512.md @ 4bdc37d9 (id 22562655570): "All models use a vocabulary size of 51,200 and a
+#    sequence length of 2048", "All tests were performed on 4 Nodes with 8x Tesla V100-SXM2-16GB GPUs", its
+#    Megatron-LM sequences/sec column = global batch / latency of the README (e.g. 2 / 0.46412 s = 4.31).
+#    Case table columns "group | case | num-nodes | num-gpus-per-node | data-parallel-size | tensor-model-parallel-size
+#    | pipeline-model-parallel-size | micro-batch-size | micro-batch-size-times-data-parallel-size |
+#    num-accumulation-steps | global-batch-size | hidden-size | num-attention-heads | num-layers"; result table
+#    "group | case | lantency- | memory-" (quoted verbatim, case row then result row):
+#      " | DP_1x1x1_2_1536x16 | 1 | 1 | 1 | 1 | 1 | 2 | 2 | 1 | 2 | 1536 | 16 | 16"      "DP_1x1x1_2_1536x16  |  464.12 (ms)  |  14362 (MiB)"
+#      " | DP_8x1x1_16_1536x16 | 1 | 8 | 8 | 1 | 1 | 2 | 16 | 1 | 16 | 1536 | 16 | 16"   "DP_8x1x1_16_1536x16  |  480.96 (ms)  |  14938 (MiB)"
+#      " | DP_16x1x1_32_1536x16 | 2 | 8 | 16 | 1 | 1 | 2 | 32 | 1 | 32 | 1536 | 16 | 16" "DP_16x1x1_32_1536x16  |  664.46 (ms)  |  14508 (MiB)"
+#      " | DP_32x1x1_64_1536x16 | 4 | 8 | 32 | 1 | 1 | 2 | 64 | 1 | 64 | 1536 | 16 | 16" "DP_32x1x1_64_1536x16  |  683.51 (ms)  |  14508 (MiB)"
+#      " | MP_1x1x1_8_768x12 | 1 | 1 | 1 | 1 | 1 | 8 | 8 | 1 | 8 | 768 | 12 | 12"        "MP_1x1x1_8_768x12  |  611.2 (ms)  |  9810 (MiB)"
+#      " | MP_1x8x1_16_1536x16 | 1 | 8 | 1 | 8 | 1 | 16 | 16 | 1 | 16 | 1536 | 16 | 16"  "MP_1x8x1_16_1536x16  |  692.44 (ms)  |  12684 (MiB)"
+#      " | MP_1x16x1_16_3072x16 | 2 | 8 | 1 | 16 | 1 | 16 | 16 | 1 | 16 | 3072 | 32 | 16" "MP_1x16x1_16_3072x16  |  5610.23(ms)  |  12150 (MiB)"
+#      " | MP_1x32x1_16_3072x32 | 4 | 8 | 1 | 32 | 1 | 16 | 16 | 1 | 16 | 3072 | 32 | 32" "MP_1x32x1_16_3072x32  |  13037.85 (ms)  |  8834 (MiB)"
+#      " | 2D_8x1x1_16_1536x16 | ..."  "2D_8x1x1_16_1536x16  |  480.22 (ms)  |  14938 (MiB)"   (repeat of DP_8x1x1: not a row)
+#      " | 2D_1x8x1_16_1536x16 | ..."  "2D_1x8x1_16_1536x16  |  664.64 (ms)  |  12684 (MiB)"   (repeat of MP_1x8x1: not a row)
+#      " | 2D_2x4x1_16_1536x16 | 1 | 8 | 2 | 4 | 1 | 8 | 16 | 1 | 16 | 1536 | 16 | 16"   "2D_2x4x1_16_1536x16  |  576.48 (ms)  |  9104 (MiB)"
+#      " | 2D_4x2x1_16_1536x16 | 1 | 8 | 4 | 2 | 1 | 4 | 16 | 1 | 16 | 1536 | 16 | 16"   "2D_4x2x1_16_1536x16  |  593.68 (ms)  |  9642 (MiB)"
+#      " | 2D_2x8x1_16_2304x24 | 2 | 8 | 2 | 8 | 1 | 8 | 16 | 1 | 16 | 2304 | 24 | 24"   "2D_2x8x1_16_2304x24  |  1313.52 (ms)  |  14928 (MiB)"
+#      " | 2D_4x8x1_32_2304x24 | 4 | 8 | 4 | 8 | 1 | 8 | 32 | 1 | 32 | 2304 | 24 | 24"   "2D_4x8x1_32_2304x24  |  1508.48 (ms)  |  15004 (MiB)"
+#      " | DP_PP_8x1x4_512_1536x16 | 4 | 8 | 8 | 1 | 4 | 2 | 16 | 32 | 512 | 1536 | 16 | 16"   "DP_PP_8x1x4_512_1536x16  |  4893.55 (ms)  |  7130 (MiB)"
+#      " | MP_PP_1x8x4_512_2304x24 | 4 | 8 | 1 | 8 | 4 | 16 | 16 | 32 | 512 | 2304 | 24 | 24"  "MP_PP_1x8x4_512_2304x24  |  22166.85 (ms)  |  14204 (MiB)"
+#      " | 2D_PP_2x4x4_512_2304x24 | 4 | 8 | 2 | 4 | 4 | 8 | 16 | 32 | 512 | 2304 | 24 | 24"   "2D_PP_2x4x4_512_2304x24  |  15331.23 (ms)  |  10018 (MiB)"
+#      " | 2D_PP_2x8x2_512_2304x24 | 4 | 8 | 2 | 8 | 2 | 8 | 16 | 32 | 512 | 2304 | 24 | 24"   "2D_PP_2x8x2_512_2304x24  |  16281.51 (ms)  |  10554 (MiB)"
+#    tokens/s/GPU = global batch x 2048 / latency / GPUs, e.g. 2 x 2048 / 0.46412 / 1 = 8,825.3.
+#    Memory: nvidia-smi memory.used of one GPU (MiB / 1024 -> GiB): CUDA context and the caching allocator's reserve
+#    included; for the PP rows the GPU is not named (rank 0 = the first stage assumed). Kept for information.
+#    Settings from the code at that commit (not printed by the source; read from Megatron-LM training.py of 2021, e.g.
+#    search id 17596222549: "# All-reduce if needed. if args.DDP_impl == 'local': ... allreduce_params" after
+#    forward_backward): local DDP all-reduces the fp16 gradients after the whole backward, no overlap
+#    (overlap_grad_reduce False; --accumulate-allreduce-grads-in-fp32 not passed -> fp16 gradient buffer:
+#    "fp16-mixed"); no distributed optimizer (ZeRO 0), no sequence parallelism; the pipeline rows use the default
+#    non-interleaved 1F1B; attention unfused (2021: no FlashAttention; the fused scaled-masked softmax only), dropout
+#    0.1 (Megatron's default hidden / attention dropout). Profile megatron-legacy (as the Megatron 2019 / v1.0 V100 rows).
+#    Model: GPT-2-style (learned positions 2048, LayerNorm, GeLU 4h MLP, biases, tied embeddings), vocab 51,200 as the
+#    report states; files models54/dlperf-gpt-{768x12,1536x16,2304x24,3072x16,3072x32}.config.json.
+#    Tier [A]: every setting above is printed by the source or read from its code at its commit; the hardware's NVLink
+#    rate for the cube mesh is the preset's (noted on the hardware string above).
+_S54_DLP = "DLPerf Megatron-LM/README.md@01e43de4 (Megatron-LM 8aa4619, V100-SXM2-16GB, 100 Gb EDR per node)"
+_S54_MEGATRON = tuple(
+    (f"[A] {_S54_DLP}: {case}, {n} GPUs, mbs {mbs}, gbs {gbs}, seq 2048, full AC",
+     MODELS_DIR + f"dlperf-gpt-{shape}.config.json", _S54_HW, "megatron-legacy", _S54_PREC, n, 2048, gbs,
+     dict(dp=d, tp=m, pp=p, zero_stage=0, microbatch_size=mbs, recompute="full", sp=False, overlap_grad_reduce=False,
+          **({"schedule": "1f1b"} if p > 1 else {})),
+     round(gbs * 2048 / (ms / 1000) / n, 1), round(mib / 1024, 2))
+    for case, n, d, m, p, mbs, gbs, shape, ms, mib in (
+        ("DP_1x1x1_2_1536x16", 1, 1, 1, 1, 2, 2, "1536x16", 464.12, 14362),
+        ("DP_8x1x1_16_1536x16", 8, 8, 1, 1, 2, 16, "1536x16", 480.96, 14938),
+        ("DP_16x1x1_32_1536x16", 16, 16, 1, 1, 2, 32, "1536x16", 664.46, 14508),
+        ("DP_32x1x1_64_1536x16", 32, 32, 1, 1, 2, 64, "1536x16", 683.51, 14508),
+        ("MP_1x1x1_8_768x12", 1, 1, 1, 1, 8, 8, "768x12", 611.2, 9810),
+        ("MP_1x8x1_16_1536x16", 8, 1, 8, 1, 16, 16, "1536x16", 692.44, 12684),
+        ("MP_1x16x1_16_3072x16", 16, 1, 16, 1, 16, 16, "3072x16", 5610.23, 12150),
+        ("MP_1x32x1_16_3072x32", 32, 1, 32, 1, 16, 16, "3072x32", 13037.85, 8834),
+        ("2D_2x4x1_16_1536x16", 8, 2, 4, 1, 8, 16, "1536x16", 576.48, 9104),
+        ("2D_4x2x1_16_1536x16", 8, 4, 2, 1, 4, 16, "1536x16", 593.68, 9642),
+        ("2D_2x8x1_16_2304x24", 16, 2, 8, 1, 8, 16, "2304x24", 1313.52, 14928),
+        ("2D_4x8x1_32_2304x24", 32, 4, 8, 1, 8, 32, "2304x24", 1508.48, 15004),
+        ("DP_PP_8x1x4_512_1536x16", 32, 8, 1, 4, 2, 512, "1536x16", 4893.55, 7130),
+        ("MP_PP_1x8x4_512_2304x24", 32, 1, 8, 4, 16, 512, "2304x24", 22166.85, 14204),
+        ("2D_PP_2x4x4_512_2304x24", 32, 2, 4, 4, 8, 512, "2304x24", 15331.23, 10018),
+        ("2D_PP_2x8x2_512_2304x24", 32, 2, 8, 2, 8, 512, "2304x24", 16281.51, 10554),
+    ))
+
+# ---- 2. Oneflow-Inc/DLPerf DeepSpeed/Megatron-LM/README.md @ 017d9b1aef062b14239b2e0a68cf6a6cb47ce43e (search id
+#    22266657433), "【OSDI】DeepSpeed-Megatron-LM测评": microsoft/DeepSpeedExamples @ a79272cc Megatron-LM (the 2019 v1
+#    fork), DeepSpeed 0.3.0+7d4d742, PyTorch 1.6.0, NCCL 2.7.3, "8x Tesla V100-SXM2-16GB", the same 4 nodes
+#    (10.11.0.2-5). Script scripts/ds_zero2_pretrain_gpt2_model_parallel.sh @ cb09c490 (id 23068787873): gpt2-small
+#    (num_layers=12, num_attention_heads=12, hidden_size=768), --batch-size ${BATCH_SIZE} per GPU (4 in every run:
+#    "bash scripts/ds_zero2_pretrain_gpt2_model_parallel.sh 4 8 0 off 1" ...), --seq-length 1024,
+#    --max-position-embeddings 1024, --fp16, CHECKPOINT_ACTIVATIONS off (no --checkpoint-activations), MP_SIZE 1;
+#    train_batch_size = 4 x GPUs; config scripts/ds_zero2_config.json @ 351bbe55 (id 22733917214):
+#    "zero_optimization": {"stage": <0|1 by sed>}, fp16 enabled, Adam, no "overlap_comm" (DeepSpeed's default false:
+#    overlap_grad_reduce False). Rows (verbatim, columns "| date | test_num | test_desc | xn_xg_xdp_xmp_xbs |
+#    gpu_mem(mB) | gpu_util(%) | throuthput(sample/sec) |"):
+#      "| 20201205 | test-1-3 | zero-stage-0 | 1n_8g_dp_4bs      | 15387         | 92          | 198.6                  |"
+#      "|          | test-1-4 | zero-stage-1 | 1n_8g_dp_4bs      | 14199(↓7.7%)  | 87          | 195.8 (↓1.4%)          |"
+#      "| 20201208 | test-13-1 | zero-stage-0 | 2n_8g_dp_4bs      | 15336              | 94          | 269                    |"
+#      "|          | test-13-2 | zero-stage-1 | 2n_8g_dp_4bs      | 14005(-1331,8.7↓%) | 93          | 261(3.0↓%)             |"
+#      "| 20201209 | test-18-1 | zero-stage-0     | 4n_8g_dp_4bs      | 15336              | 95          | 533                    |"
+#      "|          | test-18-2 | zero-stage-1     | 4n_8g_dp_4bs      | 13975(-1361,↓8.9%) | 92          | 506(↓5.3%)             |"
+#    tokens/s/GPU = samples/s x 1024 / GPUs, e.g. 198.6 x 1024 / 8 = 25,420.8. Memory: nvidia-smi (mB read as MiB).
+#    Model: benchmarks/models/gpt2-124m-50304.config.json (GPT-2 small with the vocabulary padded to 50,304, Megatron's
+#    --make-vocab-size-divisible-by 128 default; 1024 positions, tied). Unfused attention, dropout 0.1 (Megatron v1
+#    defaults). [A] but for the vocabulary padding (from the code default, 0.09% of the vocabulary).
+_S54_DS = "DLPerf DeepSpeed/Megatron-LM/README.md@017d9b1a (DeepSpeed 0.3.0, V100-SXM2-16GB, 100 Gb EDR per node)"
+_S54_DEEPSPEED = tuple(
+    (f"[A] {_S54_DS}: {test}, GPT-2 small, {n} GPUs, ZeRO-{zs}, batch 4/GPU, seq 1024, no AC",
+     "models/gpt2-124m-50304.config.json", _S54_HW, "deepspeed", _S54_PREC, n, 1024, 4 * n,
+     dict(dp=n, zero_stage=zs, microbatch_size=4, recompute="none", overlap_grad_reduce=False),
+     round(sps * 1024 / n, 1), round(mib / 1024, 2))
+    for test, n, zs, sps, mib in (
+        ("test-1-3", 8, 0, 198.6, 15387), ("test-1-4", 8, 1, 195.8, 14199),
+        ("test-13-1", 16, 0, 269.0, 15336), ("test-13-2", 16, 1, 261.0, 14005),
+        ("test-18-1", 32, 0, 533.0, 15336), ("test-18-2", 32, 1, 506.0, 13975),
+    ))
+
+SCOUTED_2026_12BC = _S54_MEGATRON + _S54_DEEPSPEED
