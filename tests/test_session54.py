@@ -39,3 +39,34 @@ def test_megatron_import_names_the_files_a_script_sources(tmp_path):
     text = " ".join(imported.notes)
     assert "sources ./common_flags.sh, ./env.sh:" in text
     assert "activate" not in text  # a Python environment is no flag file
+
+
+def test_a_cp_ring_that_spans_nodes_pays_the_network_on_every_step():
+    # new-user pass 54: tp 2 x cp 8 = 16 ranks over two 8-GPU H100 nodes was priced as NVLink (neighbours only 2 ranks
+    # apart) and did not change with an 8x slower network. The ring advances in lock step, so each step waits for its
+    # node-crossing hop: one K/V block of 2 B x (32768 / 8 = 4,096 tokens) x (K + V of 8 KV heads / tp 2 = 4 heads of
+    # 128: 2 x 4 x 128 = 1,024 elements per token) = 8,388,608 B per step through the sender's NIC share.
+    from shardplan.cost.axes.cp import ring_hop_stride
+    from shardplan.cost.step import estimate
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.frameworks import FRAMEWORKS
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    assert ring_hop_stride(2, 8, 8) == 8 and ring_hop_stride(2, 4, 8) == 2 and ring_hop_stride(8, 2, 8) == 8
+    h100 = HARDWARE["h100-sxm"]
+    slow = h100.model_copy(update={"scale_out_bandwidth": h100.scale_out_bandwidth / 8})
+    tr = TrainingSpec(seq_len=32768, global_batch_size=8, framework=FRAMEWORKS["megatron"])
+    par = ParallelConfig(tp=2, cp=8, zero_stage=1)
+
+    def ring(hw):
+        e = estimate(MODELS["llama-3-8b"], hw, tr, par, 64)
+        return next(c for c in e.collectives if c.axis == "cp" and c.phase == "fwd")
+    fast, slower = ring(h100), ring(slow)
+    assert fast.level == "scale-out"
+    # per step: 8,388,608 B at the NIC share (scale_out_bandwidth x efficiency) plus latency; at 1/8 of the bandwidth
+    # the bandwidth part is 8x, so the ring's time grows by more than 4x (it did not change before the fix)
+    assert slower.time_s > 4 * fast.time_s
+    # inside one node (tp 2 x cp 4 = 8 ranks) the ring stays on NVLink
+    inside = estimate(MODELS["llama-3-8b"], h100, tr, ParallelConfig(tp=2, cp=4, zero_stage=1), 64)
+    assert next(c for c in inside.collectives if c.axis == "cp").level == "NVLink"

@@ -33,6 +33,13 @@ to cp when fewer, as DeepSpeed does), the output ``(a / tp) d_v``. The AllToAlls
 the attention core that needs their result, and neither DeepSpeed's DistributedAttention nor Transformer Engine's
 a2a path overlaps them: all exposed. Recompute of the attention core (full, or selective that re-runs the core,
 as for the ring) runs the forward's four again in the backward.
+
+**Where the ring crosses nodes.** The cp ranks of a ring sit ``tp`` ranks apart (Megatron-LM's tp-cp-ep-dp-pp rank
+order), so the ring spans ``tp x cp`` consecutive ranks; when that is more than one scale-up domain, some of its hops
+cross the scale-out network. Every rank sends its block and waits for its neighbour's before the next step (Liu et al.
+2023, Sec. 3: the ring advances in lock step), so each step takes as long as its slowest, node-crossing hop: priced
+as a send/recv between domains (each crossing hop leaves through its own GPU's NIC share), whatever ``tp`` is
+(:func:`ring_hop_stride`). Inside one domain the hops run over NVLink / ICI.
 """
 
 from __future__ import annotations
@@ -96,6 +103,15 @@ _ULYSSES_LABELS = {key: f"Ulysses {call.what}" for key, call in zip(
     [(t, "fwd") for t in ("q", "k", "v", "out")] + [(t, "bwd") for t in ("out", "q", "k", "v")], ULYSSES)}
 
 
+def ring_hop_stride(tp: int, cp: int, scale_up_size: int) -> int:
+    """The rank distance to price one K/V ring step with (module docstring, "Where the ring crosses nodes"): ``tp`` for
+    a ring inside one scale-up domain (``tp x cp <= scale_up_size``), else at least ``scale_up_size``, which
+    :func:`shardplan.cost.comm.price_collective` prices as a send/recv between domains. E.g. tp 2, cp 8 on 8-GPU
+    nodes: the ring spans 16 ranks over two nodes, so every step waits for a node-crossing hop (stride 8); tp 2, cp 4:
+    8 ranks in one node, NVLink (stride 2)."""
+    return tp if tp * cp <= scale_up_size else max(tp, scale_up_size)
+
+
 def collectives(ctx: StepContext) -> list[Collective]:
     """The context-parallel collectives of one step (module docstring): the K/V ring's send/recvs, or with
     ``cp_comm`` 'a2a' the Ulysses AllToAlls (:func:`ulysses_collectives`); [] for cp = 1."""
@@ -105,7 +121,8 @@ def collectives(ctx: StepContext) -> list[Collective]:
     if p.cp_comm == "a2a":
         return ulysses_collectives(ctx)
     kv_bytes = ctx.prec.activation_bytes * ctx.layout.local_tokens * ctx.model.kv_ring_width_per_rank(p.tp)
-    t_step = ctx.call_time("SendRecv", kv_bytes, 2, p.tp)
+    hop = ring_hop_stride(p.tp, p.cp, ctx.hw.scale_up_size)
+    t_step = ctx.call_time("SendRecv", kv_bytes, 2, hop)
     attn = ctx.dense_t.fwd_attn
     exp_fwd = max(0.0, (p.cp - 1) * t_step - attn)
     exp_bwd = max(0.0, 2 * (p.cp - 1) * t_step - 2 * attn)
@@ -114,8 +131,8 @@ def collectives(ctx: StepContext) -> list[Collective]:
     bwd_steps = sum(c.phase == "bwd" for c in RING_STEP) * (p.cp - 1) + (fwd_steps if rerun else 0)
     label = "K/V ring (context parallel)"
     return [
-        ctx.collective("SendRecv", "cp", "kv", "fwd", "layers", kv_bytes, 2, p.tp, fwd_steps * L * m, label,
+        ctx.collective("SendRecv", "cp", "kv", "fwd", "layers", kv_bytes, 2, hop, fwd_steps * L * m, label,
                        overlap="ring_attention", exposed_s=exp_fwd * L * m),
-        ctx.collective("SendRecv", "cp", "kv", "bwd", "layers", kv_bytes, 2, p.tp, bwd_steps * L * m, label,
+        ctx.collective("SendRecv", "cp", "kv", "bwd", "layers", kv_bytes, 2, hop, bwd_steps * L * m, label,
                        overlap="ring_attention", exposed_s=(exp_bwd + (exp_fwd if rerun else 0.0)) * L * m),
     ]
