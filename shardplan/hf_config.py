@@ -1044,11 +1044,18 @@ def spec_fields(arch: str, cfg: Cfg) -> Cfg:
 
 
 def _rope_and_eps(cfg: Cfg) -> Cfg:
-    """``rope_theta`` and ``norm_eps`` of a config (``rope_theta``; ``rms_norm_eps``, ``layer_norm_eps`` or
-    ``layer_norm_epsilon``, transformers' names) where given as positive numbers: no cost, carried for the exporters
-    (Megatron-LM --rotary-base / --norm-epsilon; a new user found Qwen3's 1e6 base and 1e-6 epsilon missing)."""
+    """``rope_theta``, ``norm_eps`` and the ``rope_scaling`` type and factor of a config (``rope_theta``;
+    ``rms_norm_eps``, ``layer_norm_eps`` or ``layer_norm_epsilon``; ``rope_scaling.rope_type`` / legacy ``type`` and
+    ``factor``, transformers' names) where given: no cost, carried for the exporters (Megatron-LM --rotary-base /
+    --norm-epsilon / --use-rope-scaling; new users found Qwen3's 1e6 base and 1e-6 epsilon and Llama 3.1's llama3
+    scaling missing)."""
     out: Cfg = {}
-    _check_rope_scaling(cfg.get("rope_scaling"))
+    scaling = cfg.get("rope_scaling")
+    _check_rope_scaling(scaling)
+    if isinstance(scaling, dict) and scaling.get("rope_type", scaling.get("type")) not in (None, "default"):
+        out["rope_scaling_type"] = str(scaling.get("rope_type", scaling.get("type")))
+        if scaling.get("factor") is not None:
+            out["rope_scaling_factor"] = float(scaling["factor"])
     theta = cfg.get("rope_theta")
     if theta is not None:
         out["rope_theta"] = _number_in(theta, "rope_theta", 0.0, float("inf"), "a positive finite number (e.g. 10000)")

@@ -70,3 +70,31 @@ def test_a_cp_ring_that_spans_nodes_pays_the_network_on_every_step():
     # inside one node (tp 2 x cp 4 = 8 ranks) the ring stays on NVLink
     inside = estimate(MODELS["llama-3-8b"], h100, tr, ParallelConfig(tp=2, cp=4, zero_stage=1), 64)
     assert next(c for c in inside.collectives if c.axis == "cp").level == "NVLink"
+
+
+def test_llama31_rope_scaling_reaches_the_megatron_flags():
+    # new-user pass 54: a Llama 3.1 config.json's rope_scaling {rope_type: llama3, factor: 8} was checked and dropped,
+    # so the exported Megatron-LM script trained with unscaled RoPE (Megatron-LM arguments.py: --use-rope-scaling,
+    # "Apply rope scaling as used in llama3.x"; --rope-scaling-factor, default 8.0)
+    from shardplan.export.megatron import model_args, rope_scaling_args
+    from shardplan.loaders import model_from_hf_config
+    from shardplan.presets.models import MODELS
+    cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+           "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+           "vocab_size": 128256, "rope_theta": 500000.0,
+           "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                            "original_max_position_embeddings": 8192}}
+    m = model_from_hf_config(cfg)
+    assert (m.rope_scaling_type, m.rope_scaling_factor) == ("llama3", 8.0)
+    args = model_args(m, 8192)
+    i = args.index("--use-rope-scaling")
+    assert args[i + 1: i + 3] == ["--rope-scaling-factor", "8"]
+    assert "--use-rope-scaling" in model_args(MODELS["llama-3.1-70b"], 8192)
+    assert "--use-rope-scaling" not in model_args(MODELS["llama-3-70b"], 8192)  # Llama 3: no scaling
+    linear = m.model_copy(update={"rope_scaling_type": "linear", "rope_scaling_factor": 4.0})
+    assert rope_scaling_args(linear) == ["--rotary-seq-len-interpolation-factor", "4"]
+    assert rope_scaling_args(m.model_copy(update={"rope_scaling_type": "yarn"})) == []
+    # Llama 3.1 70B: the Llama 3 70B shape, 70,553,706,496 parameters (80 x (2 x 8192^2 + 2 x 8192 x 1024 + 3 x 8192 x
+    # 28672 + 2 x 8192) + 2 x 128256 x 8192 + 8192)
+    assert MODELS["llama-3.1-70b"].n_params == 80 * (2 * 8192**2 + 2 * 8192 * 1024 + 3 * 8192 * 28672 + 2 * 8192) \
+        + 2 * 128256 * 8192 + 8192 == 70_553_706_496

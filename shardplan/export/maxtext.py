@@ -157,7 +157,8 @@ def split_ici_dcn(degrees: dict[str, int], slice_size: int) -> tuple[dict[str, i
 #: beside the run's own model config.
 MAXTEXT_MODEL_NAMES = {
     "llama-2-7b": "llama2-7b", "llama-2-13b": "llama2-13b", "llama-2-70b": "llama2-70b", "llama-3-8b": "llama3-8b",
-    "llama-3-70b": "llama3-70b", "llama-3.1-8b": "llama3.1-8b", "llama-3.1-405b": "llama3.1-405b",
+    "llama-3-70b": "llama3-70b", "llama-3.1-8b": "llama3.1-8b", "llama-3.1-70b": "llama3.1-70b",
+    "llama-3.1-405b": "llama3.1-405b",
     "llama-4-scout": "llama4-17b-16e", "mixtral-8x7b": "mixtral-8x7b", "mixtral-8x22b": "mixtral-8x22b",
     "gemma-7b": "gemma-7b", "gemma-2-9b": "gemma2-9b", "gemma-2-27b": "gemma2-27b",
     "gemma-3-4b": "gemma3-4b", "gemma-3-12b": "gemma3-12b", "gemma-3-27b": "gemma3-27b",

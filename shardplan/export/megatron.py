@@ -305,13 +305,28 @@ def _cp_comm_args(ctx: ExportContext) -> list[str]:
 _UNEXPRESSED_SHAPE = ("kv_lora_rank", "q_lora_rank", "sliding_window", "clip_qkv")
 
 
+def rope_scaling_args(m) -> list[str]:
+    """Megatron-LM's RoPE scaling flags of a model (arguments.py _add_network_size_args): Llama 3.x's 'llama3' scaling
+    as ``--use-rope-scaling --rope-scaling-factor F`` (default factor 8.0), a 'linear' scaling of a whole factor as
+    ``--rotary-seq-len-interpolation-factor N`` (type=int); [] for an unscaled model or a scaling those flags do not
+    express (yarn, dynamic, longrope: the user's own flags)."""
+    if m.position != "rope" or m.rope_scaling_type is None:
+        return []
+    factor = m.rope_scaling_factor
+    if m.rope_scaling_type == "llama3":
+        return ["--use-rope-scaling"] + (["--rope-scaling-factor", f"{factor:g}"] if factor is not None else [])
+    if m.rope_scaling_type == "linear" and factor is not None and factor == int(factor):
+        return ["--rotary-seq-len-interpolation-factor", str(int(factor))]
+    return []
+
+
 def model_args(model, seq_len: int) -> list[str]:
     """Megatron-LM's architecture flags of a standard GPT-style ModelSpec (arguments.py _add_network_size_args and
     _add_moe_args; a new user found the exported script without them): --hidden-size, --ffn-hidden-size,
     --num-attention-heads, --group-query-attention / --num-query-groups (fewer KV heads), --kv-channels (a head width
     other than hidden / heads), --max-position-embeddings (at least --seq-length, as validate_args asserts),
     --position-embedding-type, --normalization, --rotary-base / --norm-epsilon (where the model gives rope_theta /
-    norm_eps), --swiglu, --untie-embeddings-and-output-weights, --disable-bias-linear
+    norm_eps), the RoPE scaling flags (:func:`rope_scaling_args`), --swiglu, --untie-embeddings-and-output-weights, --disable-bias-linear
     / --add-qkv-bias, --qk-layernorm (a per-head QK norm, ``qk_norm='head'``: Qwen3; Megatron-Core's
     SelfAttention builds q_layernorm / k_layernorm with hidden_size=hidden_size_per_attention_head,
     megatron/core/transformer/attention.py), and for MoE --num-experts, --moe-router-topk, --moe-ffn-hidden-size,
@@ -336,6 +351,7 @@ def model_args(model, seq_len: int) -> list[str]:
              "--normalization", "RMSNorm" if m.norm == "rmsnorm" else "LayerNorm"]
     if m.position == "rope" and m.rope_theta is not None and m.rope_theta == int(m.rope_theta):
         args += ["--rotary-base", str(int(m.rope_theta))]  # arguments.py: type=int, default 10000
+    args += rope_scaling_args(m)
     if m.norm_eps is not None:
         args += ["--norm-epsilon", repr(m.norm_eps)]  # arguments.py _add_network_size_args: default 1e-5
     if m.mlp == "swiglu":

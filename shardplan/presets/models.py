@@ -43,10 +43,19 @@ def _llama_cfg(h: int, f: int, layers: int, heads: int, kv: int, vocab: int, **k
                 num_key_value_heads=kv, vocab_size=vocab, **kw)
 
 
+#: Llama 3.1's rope_scaling (HF meta-llama/Llama-3.1-8B / -70B / -405B config.json)
+_LLAMA31_ROPE = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                 "original_max_position_embeddings": 8192}
+
+
 #: one model of every Hugging Face family the loaders read (issue 11); counts in tests/test_model_families.py
 _FAMILY_PRESETS = [
     _hf("llama-3.1-8b", "meta-llama/Llama-3.1-8B", _llama_cfg(4096, 14336, 32, 32, 8, 128256, arch="LlamaForCausalLM",
-                                                                          rope_theta=500000.0, rms_norm_eps=1e-5)),
+                                                                          rope_theta=500000.0, rms_norm_eps=1e-5,
+                                                                          rope_scaling=_LLAMA31_ROPE)),
+    _hf("llama-3.1-70b", "meta-llama/Llama-3.1-70B", _llama_cfg(
+        8192, 28672, 80, 64, 8, 128256, arch="LlamaForCausalLM", rope_theta=500000.0, rms_norm_eps=1e-5,
+        rope_scaling=_LLAMA31_ROPE)),
     _hf("llama-4-scout", "meta-llama/Llama-4-Scout-17B-16E (text_config)", _llama_cfg(
         5120, 8192, 48, 40, 8, 202048, arch="Llama4ForCausalLM", head_dim=128, intermediate_size_mlp=16384,
         num_local_experts=16, num_experts_per_tok=1, interleave_moe_layer_step=1)),
@@ -144,7 +153,8 @@ MODELS: dict[str, ModelSpec] = {m.name: m for m in [
               vocab_size=128256, source="HF meta-llama/Meta-Llama-3-8B config.json", **_LLAMA),
     ModelSpec(name="llama-3-70b", rope_theta=500000.0, norm_eps=1e-5, n_layers=80, d_model=8192, n_heads=64, n_kv_heads=8, ffn_dim=28672,
               vocab_size=128256, source="HF meta-llama/Meta-Llama-3-70B config.json", **_LLAMA),
-    ModelSpec(name="llama-3.1-405b", rope_theta=500000.0, norm_eps=1e-5, n_layers=126, d_model=16384, n_heads=128, n_kv_heads=8, ffn_dim=53248,
+    ModelSpec(name="llama-3.1-405b", rope_theta=500000.0, norm_eps=1e-5, rope_scaling_type="llama3",
+              rope_scaling_factor=8.0, n_layers=126, d_model=16384, n_heads=128, n_kv_heads=8, ffn_dim=53248,
               vocab_size=128256, source="HF meta-llama/Llama-3.1-405B config.json", **_LLAMA),
     ModelSpec(name="llama-3.2-1b", rope_theta=500000.0, norm_eps=1e-5, n_layers=16, d_model=2048, n_heads=32, n_kv_heads=8, ffn_dim=8192,
               vocab_size=128256, tied_embeddings=True, source="HF meta-llama/Llama-3.2-1B config.json", **_LLAMA),

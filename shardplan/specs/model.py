@@ -108,6 +108,13 @@ class ModelSpec(BaseModel):
     rope_theta: float | None = Field(default=None, gt=0, allow_inf_nan=False, description="RoPE base frequency (HF "
                                      "rope_theta; Llama 3 500,000, Qwen3 1,000,000); no cost, written by the exporters "
                                      "that set it (Megatron-LM --rotary-base, default 10,000); None = not given")
+    rope_scaling_type: str | None = Field(default=None, max_length=40, description="the RoPE frequency scaling "
+                                          "(HF rope_scaling rope_type: 'llama3' for Llama 3.1 / 3.2, 'linear', "
+                                          "'yarn', ...); no cost, written by the exporters that set it (Megatron-LM "
+                                          "--use-rope-scaling); None = unscaled")
+    rope_scaling_factor: float | None = Field(default=None, ge=1, allow_inf_nan=False, description="the RoPE "
+                                              "scaling factor (HF rope_scaling factor: 8 for Llama 3.1); no cost; "
+                                              "None = not given")
     norm_eps: float | None = Field(default=None, gt=0, lt=1, description="the norms' epsilon (HF rms_norm_eps / "
                                    "layer_norm_eps); no cost, written as Megatron-LM --norm-epsilon (default 1e-5); "
                                    "None = not given")
