@@ -98,3 +98,21 @@ def test_llama31_rope_scaling_reaches_the_megatron_flags():
     # 28672 + 2 x 8192) + 2 x 128256 x 8192 + 8192)
     assert MODELS["llama-3.1-70b"].n_params == 80 * (2 * 8192**2 + 2 * 8192 * 1024 + 3 * 8192 * 28672 + 2 * 8192) \
         + 2 * 128256 * 8192 + 8192 == 70_553_706_496
+
+
+def test_train_refuses_a_compiled_step_larger_than_the_host(monkeypatch):
+    # breaker pass 54: `train --seq-len 100000` on 8 simulated CPU devices compiled a step of 820 GiB per device (the
+    # runtime's attention keeps seq^2 scores) and died in a JaxRuntimeError traceback; the compiled peak x local
+    # devices is now compared with the host's memory first
+    from shardplan.cli import runtime
+    monkeypatch.setattr(runtime, "_accelerator_present", lambda: False)
+    with pytest.raises(ConfigError, match="820.0 GiB per device x 8 simulated CPU devices = 6,560 GiB") as e:
+        runtime.check_compiled_memory(820 * 2**30, 8, 100_000)
+    assert e.value.field == "seq_len"
+    runtime.check_compiled_memory(2**20, 8, 64)  # 8 MiB fits any host
+
+    class JaxRuntimeError(Exception):
+        pass
+    assert runtime.is_out_of_memory(JaxRuntimeError("RESOURCE_EXHAUSTED: Out of memory allocating 880537308928 bytes."))
+    assert not runtime.is_out_of_memory(JaxRuntimeError("INVALID_ARGUMENT: shapes"))
+    assert not runtime.is_out_of_memory(MemoryError("RESOURCE_EXHAUSTED"))

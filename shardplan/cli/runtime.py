@@ -132,6 +132,36 @@ def check_host_memory(model: Any, devices: int, layout: Any = None, training: An
                           f"{gpus:,} accelerators of 80 GiB", field="model", value=model.name)
 
 
+def check_compiled_memory(peak_bytes: float, local_devices: int, seq_len: int) -> None:
+    """Refuse a CPU run whose compiled step needs more than the host's memory, before the first step runs: the
+    compiled per-device peak (XLA ``memory_analysis``, activations as the JAX runtime computes them: its attention
+    materializes the ``seq_len x seq_len`` scores, which the planner's flash-attention estimate in
+    :func:`check_host_memory` does not count) times the simulated devices, which all live in the host's memory.
+    Nothing is checked when an accelerator is present or the host's memory is unknown.
+
+    Raises:
+        ConfigError: with the memory the compiled step needs, the host's, and the flags that shrink it.
+    """
+    if _accelerator_present() or not peak_bytes:
+        return
+    try:
+        host = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return
+    need = peak_bytes * max(1, local_devices)
+    if need > host:
+        raise ConfigError(f"the compiled training step needs {peak_bytes / 2**30:,.1f} GiB per device x {local_devices} "
+                          f"simulated CPU devices = {need / 2**30:,.0f} GiB, but this host has {host / 2**30:,.0f} GiB "
+                          f"(the runtime's attention keeps seq_len^2 scores: seq_len={seq_len:,}); legal: a smaller "
+                          "--seq-len or --global-batch, more pipeline / tensor sharding, or --scale-down",
+                          field="seq_len", value=seq_len)
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """Whether ``error`` is XLA's allocation failure (``RESOURCE_EXHAUSTED`` from the JAX runtime)."""
+    return type(error).__name__ in ("JaxRuntimeError", "XlaRuntimeError") and "RESOURCE_EXHAUSTED" in str(error)
+
+
 def check_runtime_layout(pc, from_flags: frozenset[str] | None = None) -> None:
     """Refuse the layout fields the JAX runtime does not run before any pricing (the planner's own messages would
     name the maxtext profile the runtime is priced with, and a ``--framework`` option these commands lack). The

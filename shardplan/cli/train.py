@@ -15,8 +15,8 @@ import typer
 from shardplan.cli.common import check_output_path, BatchOpt, BatchTokOpt, ModelOpt, MoeCapOpt, PlanOpt, SeqOpt, app, config_errors, console, \
     err_console, layout_flags, need_jax_extra, print_notes, runtime_notes
 from shardplan.cli.runtime import (CpAttnOpt, PlanDevOpt, runtime_devices, DModelOpt, LayersOpt, PRuleOpt, PSpecOpt, RuleOpt, ScaleOpt,
-                                   check_host_memory, configure_host_devices, parse_param_overrides, parse_rule_overrides,
-                                   runtime_inputs)
+                                   check_compiled_memory, check_host_memory, configure_host_devices, is_out_of_memory,
+                                   parse_param_overrides, parse_rule_overrides, runtime_inputs)
 from shardplan.errors import ConfigError, short_repr
 
 StepsOpt = Annotated[int, typer.Option(help="optimizer steps")]
@@ -201,7 +201,17 @@ def train(model: ModelOpt, devices: PlanDevOpt = None, seq_len: SeqOpt = 64, glo
         if resume:
             _resume_lines(checkpoint_dir, start, meta, cfg)
     ckpt = dict(checkpoint_dir=checkpoint_dir, save_every=save_every, resume=resume, start=start)
-    hist, mem = _train_with_progress(trainer, m, layout_, tr, cfg, data, metrics, main, ckpt)
+    compiled = trainer.device_memory()
+    if compiled["source"] == "memory_analysis":
+        check_compiled_memory(compiled["bytes"], jax.local_device_count(), tr.seq_len)
+    try:
+        hist, mem = _train_with_progress(trainer, m, layout_, tr, cfg, data, metrics, main, ckpt)
+    except Exception as e:  # XLA's allocation failure: a message, not a traceback
+        if not is_out_of_memory(e):
+            raise
+        raise ConfigError(f"the training step ran out of device memory ({str(e).splitlines()[0][:200]}); legal: a "
+                          "smaller --seq-len, --global-batch or --microbatch-size, more sharding (--zero-stage, --tp, "
+                          "--pp), --recompute full, or --scale-down", field="memory", value=tr.seq_len) from None
     if main and record is not None and hist:
         _write_record(record, m, layout_, tr, devices, hist, mem, compute_dtype)
 
