@@ -116,3 +116,28 @@ def test_train_refuses_a_compiled_step_larger_than_the_host(monkeypatch):
     assert runtime.is_out_of_memory(JaxRuntimeError("RESOURCE_EXHAUSTED: Out of memory allocating 880537308928 bytes."))
     assert not runtime.is_out_of_memory(JaxRuntimeError("INVALID_ARGUMENT: shapes"))
     assert not runtime.is_out_of_memory(MemoryError("RESOURCE_EXHAUSTED"))
+
+
+def test_calibrate_judges_shipped_clusters_and_hardware_files_by_their_device_class(tmp_path, monkeypatch):
+    # breaker pass 54: records labelled aws-p4de / jean-zay-a100 (shipped A100 clusters) or a file with
+    # base: a100-80gb were folded into an H100 fit (exit 0); the preset names a100 / a100-80gb were already refused
+    from shardplan.cli.calibrate import other_class
+    from shardplan.presets.hardware import HARDWARE
+    (tmp_path / "a100.yaml").write_text("base: a100-80gb\n")
+    monkeypatch.chdir(tmp_path)
+    h100 = HARDWARE["h100-sxm"]
+    found = other_class(["aws-p4de", "jean-zay-a100", "a100.yaml", "usp-h100-efa", "my-own-label", "h100"], h100)
+    assert found == ["aws-p4de (ampere)", "jean-zay-a100 (ampere)", "a100.yaml (ampere)"]
+
+
+def test_train_record_keeps_only_what_the_runtime_ran():
+    # breaker pass 54: `train --offload-optimizer --record` wrote offload_optimizer: true (the runtime keeps the state
+    # on the device), so calibrate compared the measured peak with a prediction 12 GB lower
+    from shardplan.jax.train import UNEXECUTED_DEFAULTS, as_executed
+    from shardplan.parallel import ParallelConfig
+    p = ParallelConfig(zero_stage=3, tp=2, offload_optimizer=True, offload_activation_layers=2,
+                       recompute="selective", recompute_modules=("core_attn",))
+    ran = as_executed(p)
+    assert (ran.offload_optimizer, ran.offload_activation_layers, ran.recompute_modules) == (False, 0, None)
+    assert (ran.zero_stage, ran.tp, ran.recompute) == (3, 2, "selective")  # what ran is kept
+    assert set(UNEXECUTED_DEFAULTS) <= set(ParallelConfig.model_fields)

@@ -179,19 +179,33 @@ def other_class(names: list[str], hw) -> list[str]:
     """The hardware names among ``names`` that are presets (or aliases) of another device class than ``hw``: another
     ``kind`` or ``compute_arch`` (an A100 or a TPU v5p against an H100 base), or for TPUs, whose presets share the
     'tpu' architecture, another generation (another bf16 peak: v5e records against a v6e base, breaker pass 53d).
-    Names that are no preset (a CPU, a cluster's own label) are not judged here."""
+    A name that is a shipped cluster or a hardware file (``aws-p4de``, ``../a100.yaml``: :func:`_loadable`) is judged
+    by the hardware it loads (breaker pass 54: A100 clusters were folded into an H100 fit); names nothing loads (a
+    CPU, a cluster's own label) are not judged here."""
     from shardplan.presets.hardware import HARDWARE, hardware_preset_name
 
     def device_class(h) -> tuple:
         return h.kind, h.compute_arch, h.peak_flops_bf16 if h.kind == "tpu" else None
     out = []
     for name in names:
-        preset = HARDWARE.get(hardware_preset_name(name) or "")
+        preset = HARDWARE.get(hardware_preset_name(name) or "") or _loadable(name)
         if preset is not None and device_class(preset) != device_class(hw):
             arch = preset.compute_arch or preset.kind
             same = (preset.kind, preset.compute_arch) == (hw.kind, hw.compute_arch)
             out.append(f"{name} ({f'another {arch} generation' if same else arch})")
     return out
+
+
+def _loadable(name: str):
+    """The hardware ``name`` loads as a ``--hardware`` value (a shipped cluster, a hardware file), or None when it loads
+    nothing (a label of the records' own) or cannot be read."""
+    from shardplan.cli.common import shipped_cluster
+    from shardplan.errors import ConfigError
+    from shardplan.loaders import load_hardware
+    try:
+        return load_hardware(shipped_cluster(name) or name)
+    except (ConfigError, OSError, ValueError):
+        return None
 
 
 #: a fit whose median throughput |error| exceeds the base hardware's on the same records (in sample, or on the groups

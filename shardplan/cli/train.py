@@ -320,6 +320,7 @@ def _write_record(path: Path, m: Any, layout: Any, tr: Any, devices: int, hist: 
     (or measured) peak memory per device, the device kind as hardware."""
     import jax
 
+    from shardplan.jax.train import as_executed
     from shardplan.records import RunRecord, write_records
     tokens = tr.seq_len * tr.global_batch_size
     step_s = median_step_s(hist, tokens)
@@ -327,8 +328,8 @@ def _write_record(path: Path, m: Any, layout: Any, tr: Any, devices: int, hist: 
     rec = RunRecord(model=m, hardware=jax.devices()[0].device_kind, devices=devices, seq_len=tr.seq_len,
                     global_batch_size=tr.global_batch_size,
                     # every layout field given: the layout the runtime ran, whole (records.write_records writes the
-                    # fields a record was given)
-                    parallel=type(layout.parallel).model_validate(layout.parallel.model_dump()),
+                    # fields a record was given), without the fields it does not execute (an optimizer offload)
+                    parallel=as_executed(layout.parallel),
                     precision="fp32-params" if compute_dtype == "bf16" else "fp32", framework="jax-runtime",
                     step_time_s=step_s, peak_memory_bytes=float(peak) if peak and peak >= 2**20 else None,
                     source=f"shardplan train ({jax.default_backend()}, {len(hist)} steps)")

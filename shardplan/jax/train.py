@@ -306,6 +306,19 @@ def _warn_unexecuted(p: ParallelConfig) -> None:
                     "selective recompute follows its own checkpoint policy")
 
 
+#: the layout fields the planner prices but the JAX runtime does not execute (:func:`_warn_unexecuted`), with the
+#: value the runtime runs instead
+UNEXECUTED_DEFAULTS = {"offload_optimizer": False, "offload_activation_layers": 0, "moe_dispatcher": "alltoall",
+                       "recompute_modules": None}
+
+
+def as_executed(p: ParallelConfig) -> ParallelConfig:
+    """``p`` as the JAX runtime runs it: the fields of :data:`UNEXECUTED_DEFAULTS` at the values it runs (a run record
+    of ``train --record`` must not claim an optimizer offload the run did not do: ``calibrate`` would fit its measured
+    peak against a prediction without the optimizer state; breaker pass 54)."""
+    return type(p).model_validate({**p.model_dump(), **UNEXECUTED_DEFAULTS})
+
+
 def _cp_attention(model: ModelSpec, p: ParallelConfig, requested: str) -> str:
     """The attention variant the trainer runs under cp (:func:`shardplan.jax.ring.runtime_cp_attention`; its note
     logged), checked with :func:`check_ulysses` when it is DeepSpeed-Ulysses."""
