@@ -141,3 +141,18 @@ def test_train_record_keeps_only_what_the_runtime_ran():
     assert (ran.offload_optimizer, ran.offload_activation_layers, ran.recompute_modules) == (False, 0, None)
     assert (ran.zero_stage, ran.tp, ran.recompute) == (3, 2, "selective")  # what ran is kept
     assert set(UNEXECUTED_DEFAULTS) <= set(ParallelConfig.model_fields)
+
+
+def test_bench_output_keeps_the_cluster_files_framework_and_multi_node_rows(tmp_path):
+    # breaker pass 54: `bench -H usp-h100-efa -o x.yaml` dropped `framework: nanotron-usp` (later predictions priced
+    # with megatron, +49%) and replaced the 1-64-node busbw table by the one row bench measured
+    from shardplan.cli.bench import bench_document
+    from shardplan.loaders import load_hardware
+    src = tmp_path / "cluster.yaml"
+    src.write_text("base: h100-sxm\nframework: nanotron-usp\nscale_out_bandwidth: 4.0e+10\n"
+                   "measured_busbw:\n  AllGather: {1: 3.0e+11, 8: 4.0e+10}\n  AllReduce: {8: 5.0e+10}\n")
+    fields = {"matmul_efficiency": 0.6, "measured_busbw": {"AllGather": {1: 3.5e11}}, "sources": {"x": "bench"}}
+    doc = bench_document(str(src), load_hardware(str(src)), fields, smoke=False)
+    assert doc["framework"] == "nanotron-usp"
+    assert doc["measured_busbw"] == {"AllGather": {1: 3.5e11, 8: 4.0e10}, "AllReduce": {8: 5.0e10}}
+    assert doc["matmul_efficiency"] == 0.6 and doc["scale_out_bandwidth"] == 4.0e10

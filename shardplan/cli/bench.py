@@ -48,7 +48,7 @@ def bench(hardware: HardwareOpt = "h100-sxm", devices: DevOpt = 8, smoke: SmokeO
     import jax
 
     from shardplan.jax import bench as B
-    from shardplan.loaders import hardware_document, load_hardware
+    from shardplan.loaders import load_hardware
 
     hw = load_hardware(hardware)
     n = min(devices, jax.device_count()) if jax.default_backend() == "cpu" else jax.device_count()
@@ -79,9 +79,7 @@ def bench(hardware: HardwareOpt = "h100-sxm", devices: DevOpt = 8, smoke: SmokeO
     fields = B.fitted_fields(results, hw, n, jax.default_backend())
     if output:
         # a cluster file's own fields are kept; a --smoke file says in its name and sources that it measured nothing
-        doc = hardware_document(hardware, hw, f"{hw.name}-{'smoke-not-a-measurement' if smoke else 'measured'}")
-        doc.update({k: v for k, v in fields.items() if k != "sources"})
-        doc["sources"].update(fields.get("sources") or {})
+        doc = bench_document(hardware, hw, fields, smoke)
         if smoke:
             doc["sources"]["smoke"] = ("shardplan bench --smoke: tiny sizes that exercise the code path; the fields "
                                        "above are not measurements of the device")
@@ -90,6 +88,26 @@ def bench(hardware: HardwareOpt = "h100-sxm", devices: DevOpt = 8, smoke: SmokeO
     if json_out:
         json_out.write_text(json.dumps({"backend": jax.default_backend(), "devices": n, "preset": hw.name,
                                         "measurements": B.as_dicts(results)}, indent=1))
+
+
+def bench_document(hardware: str, hw, fields: dict, smoke: bool) -> dict:
+    """The hardware YAML ``bench -o`` writes: the source's own document (:func:`shardplan.loaders.hardware_document`:
+    a cluster file's NIC kept) with the measured ``fields`` over it. A ``measured_busbw`` table is merged per
+    collective and node count (the node counts this bench did not measure keep the source's rows, to which its
+    ``scale_out_latency`` was fitted), and the source file's ``framework:`` stays (its efficiencies were fitted under
+    that profile; without it every command would price with megatron: +49% on usp-h100-efa; breaker pass 54)."""
+    from shardplan.loaders import hardware_document, hardware_framework
+    doc = hardware_document(hardware, hw, f"{hw.name}-{'smoke-not-a-measurement' if smoke else 'measured'}")
+    old_table = doc.get("measured_busbw") or {}
+    doc.update({k: v for k, v in fields.items() if k not in ("sources", "measured_busbw")})
+    if fields.get("measured_busbw") is not None:
+        doc["measured_busbw"] = {op: {**(old_table.get(op) or {}), **rows}
+                                 for op, rows in {**{o: {} for o in old_table}, **fields["measured_busbw"]}.items()}
+    doc["sources"].update(fields.get("sources") or {})
+    framework = hardware_framework(hardware) if hardware else None
+    if framework is not None:
+        doc["framework"] = framework
+    return doc
 
 
 def _print(results: list, preset: str, backend: str) -> None:
