@@ -47,6 +47,10 @@ FIELDS = RECORD_FIELDS + LAYOUT_FIELDS
 #: fields that hold whole numbers (a CSV's "8.0" becomes 8)
 _INT_FIELDS = {"devices", "seq_len", "global_batch_size"} | {
     f for f, info in ParallelConfig.model_fields.items() if info.annotation is int or int in get_args(info.annotation)}
+#: fields that hold switches: only their cells read true / false / yes / no as booleans (a `--set source=no` or a
+#: model named "yes" stays text, breaker pass 54)
+_BOOL_FIELDS = {f for model in (ParallelConfig, RunRecord) for f, info in model.model_fields.items()
+                if info.annotation is bool or bool in get_args(info.annotation)}
 #: layout fields that hold lists: a cell's items are joined by commas, semicolons or spaces ("8,8", "[mlp, moe]")
 _LIST_FIELDS = {f for f, info in ParallelConfig.model_fields.items() if "tuple" in str(info.annotation)}
 _OK_WORDS = {"ok", "success", "succeeded", "successful", "ran", "true", "yes", "1", "done", "completed", "complete",
@@ -54,6 +58,8 @@ _OK_WORDS = {"ok", "success", "succeeded", "successful", "ran", "true", "yes", "
 #: parts of a status text that say a run failed for a reason other than memory
 _FAILED_PARTS = ("fail", "error", "crash", "timeout", "timed out", "hang", "kill", "abort", "nan", "diverg", "exception")
 _FAILED_WORDS = {"no", "false", "0", "", "-", "x"}
+#: a status text that denies running out of memory ("ok - no OOM", "without OOM", "not out of memory")
+_NO_OOM = re.compile(r"\b(?:no|not|non|without|w/o)[\s_-]*(?:an?\s+)?(?:oom|out[\s_-]of[\s_-]memory)\b")
 
 
 class CsvMapping(BaseModel):
@@ -85,12 +91,15 @@ def parse_map_items(items: list[str], sets: list[str]) -> CsvMapping:
     """A mapping from CLI items: each ``--map`` item is a YAML/JSON mapping file or
     ``field=column[*|/ number]``; each ``--set`` item is ``field=value`` (a number when it parses as
     one). Later items override earlier ones (a ``field=`` item over a mapping file's entry), but one flag naming
-    a field twice (``--set seq_len=4096 --set seq_len=2048``) is a typo, not an override.
+    a field twice (``--set seq_len=4096 --set seq_len=2048``) is a typo, not an override, and so is a field given by
+    both a ``--map field=COLUMN`` item and a ``--set`` item.
 
     Raises:
-        ConfigError: an item without ``=``, an unreadable file, an unknown field, or a field given twice by one flag.
+        ConfigError: an item without ``=``, an unreadable file, an unknown field, a field given twice by one flag, or
+            by ``--map field=COLUMN`` and ``--set`` both.
     """
     doc: dict[str, Any] = {"columns": {}, "constants": {}, "values": {}}
+    flag_columns: dict[str, str] = {}  # field -> the --map field=COLUMN item that maps it
     for item in items:
         p = Path(item)
         if "=" not in item and p.suffix.lower() in (".yaml", ".yml", ".json"):
@@ -107,9 +116,15 @@ def parse_map_items(items: list[str], sets: list[str]) -> CsvMapping:
         field, col = _split_item(item, "--map", "field=column, e.g. tokens_per_s_per_device=tok_s_gpu")
         _once(field, "--map", items)
         doc["columns"][field] = col
+        flag_columns[field] = item
     for item in sets:
         field, value = _split_item(item, "--set", "field=value, e.g. seq_len=4096")
         _once(field, "--set", sets)
+        if field in flag_columns:  # both flags for one field: one of them is a mistake (breaker pass 54)
+            raise ConfigError(f"--map {flag_columns[field]} and --set {item} both give {field}; legal: one of them (a "
+                              "column's value per row, or one value for every row)", field=field,
+                              value=[flag_columns[field], item])
+        doc["columns"].pop(field, None)  # over a mapping file's column: the constant is what is read
         doc["constants"][field] = _number_or_text(value)
     mapping = CsvMapping.model_validate(doc)
     check_mapping(mapping)
@@ -219,13 +234,24 @@ def _column_value(expr: str, row: dict[str, str], header: list[str], line: int) 
 def _status(text: Any, measured: bool = False, line: int = 0) -> str:
     """'ok', 'oom' or 'failed' of a status cell (module docstring).
 
+    A text that denies an OOM ("ok - no OOM", "without oom": :data:`_NO_OOM`) is read without that phrase.
+
     Raises:
         ConfigError: a text that is none of the words read (ok, out of memory or a failure word) on a row that
             measured a throughput or step time: 'passed ', 'sucess' would be read as failed and the measurement
-            dropped (a breaker's 5,153 tokens/s vanished with exit 0).
+            dropped (a breaker's 5,153 tokens/s vanished with exit 0); an out-of-memory status on such a row.
     """
     t = str(text).strip().lower()
+    negated = _NO_OOM.sub(" ", t)
+    if negated != t:  # "ok - no OOM", "without oom": the run did not run out of memory; read what is left
+        t = " ".join(re.sub(r"[^a-z0-9 ]+", " ", negated).split()) or "ok"
     if "oom" in t or "out of memory" in t:
+        if measured:  # RunRecord refuses an oom record with a measured outcome: say which line, not a dropped figure
+            raise ConfigError(f"line {line}: status={short_repr(text)} says the run ran out of memory, but the row "
+                              "measured a throughput or step time; legal: a status of a run that ran (ok) on a "
+                              "measured row, or an empty measurement on an oom row; or translate the column with a "
+                              "values table (map file: values: {status: {TEXT: ok}})", field="status", value=text,
+                              legal=sorted(_OK_WORDS))
         return "oom"
     if t in _OK_WORDS:
         return "ok"
@@ -253,8 +279,8 @@ def _typed(field: str, value: Any, line: int) -> Any:
         return value
     if field in _INT_FIELDS:
         return _whole(field, value, value, line)
-    if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no"):
-        return value.lower() in ("true", "yes")
+    if isinstance(value, str) and field in _BOOL_FIELDS and value.strip().lower() in ("true", "false", "yes", "no"):
+        return value.strip().lower() in ("true", "yes")
     return _number_or_text(value) if isinstance(value, str) else value
 
 

@@ -156,3 +156,31 @@ def test_bench_output_keeps_the_cluster_files_framework_and_multi_node_rows(tmp_
     assert doc["framework"] == "nanotron-usp"
     assert doc["measured_busbw"] == {"AllGather": {1: 3.5e11, 8: 4.0e10}, "AllReduce": {8: 5.0e10}}
     assert doc["matmul_efficiency"] == 0.6 and doc["scale_out_bandwidth"] == 4.0e10
+
+
+def test_record_import_status_that_denies_an_oom(tmp_path):
+    # breaker pass 54: 'ok - no OOM' was read as oom ("oom" in the text) and the row's 5,153 tokens/s dropped, exit 0
+    from shardplan.record_import import _status, import_csv, parse_map_items
+    assert _status("ok - no OOM", True, 2) == "ok"
+    assert _status("without out of memory", True, 2) == "ok"
+    assert _status("CUDA OOM", False, 2) == "oom"
+    with pytest.raises(ConfigError, match="line 3: status='OOM' says the run ran out of memory, but the row measured"):
+        _status("OOM", True, 3)
+    f = tmp_path / "runs.csv"
+    f.write_text("status,tok_s\nok - no OOM,5153\nOOM,\n")
+    mapping = parse_map_items(["tokens_per_s_per_device=tok_s"],
+                              ["model=llama-3-8b", "hardware=h100-sxm", "devices=8", "seq_len=4096",
+                               "global_batch_size=256", "tp=8"])
+    recs = import_csv(f, mapping)
+    assert [(r.status, r.tokens_per_s_per_device) for r in recs] == [("ok", 5153.0), ("oom", None)]
+
+
+def test_record_import_map_and_set_of_one_field_and_text_switch_words():
+    from shardplan.record_import import _typed, parse_map_items
+    # breaker pass 54: --set overrode --map for the same field (every row's 5,153 tokens/s became 7) without a word
+    with pytest.raises(ConfigError, match="--map tokens_per_s_per_device=tok_s and --set tokens_per_s_per_device=7 "
+                                          "both give tokens_per_s_per_device"):
+        parse_map_items(["tokens_per_s_per_device=tok_s"], ["tokens_per_s_per_device=7"])
+    # yes / no are switches only for switch fields: `--set source=no` was refused as "source=False"
+    assert _typed("source", "no", 2) == "no" and _typed("model", "yes", 2) == "yes"
+    assert _typed("sp", "yes", 2) is True and _typed("offload_optimizer", "No", 2) is False
