@@ -365,7 +365,8 @@ def config_error(e: ValidationError, context: str | None = None) -> ConfigError:
             f"; legal fields: {', '.join(names)}" if names else "")
     legal = _legal_text(first)
     kind = first["type"]
-    if kind in _TYPE_WORDS or kind in _UNBOUNDED_NUMBER_ERRORS or kind in _RANGE_ERRORS:
+    if (kind in _TYPE_WORDS or kind in _UNBOUNDED_NUMBER_ERRORS or kind in _RANGE_ERRORS) and kind != "string_type":
+        # (a text value has no numeric bounds: sources.matmul_efficiency=3 borrowed matmul_efficiency's, breaker 54)
         # the field's whole range, whichever bound was crossed or whatever failed to parse
         name = str(first["loc"][-1]) if first["loc"] else ""
         bounds = _field_bounds(e.title, name)

@@ -184,3 +184,26 @@ def test_record_import_map_and_set_of_one_field_and_text_switch_words():
     # yes / no are switches only for switch fields: `--set source=no` was refused as "source=False"
     assert _typed("source", "no", 2) == "no" and _typed("model", "yes", 2) == "yes"
     assert _typed("sp", "yes", 2) is True and _typed("offload_optimizer", "No", 2) is False
+
+
+def test_a_number_in_a_text_field_gets_no_numeric_bounds(tmp_path):
+    # breaker pass 54: "sources.matmul_efficiency=3; legal: a text value >= 0.01 and <= 1"
+    f = tmp_path / "src.yaml"
+    f.write_text("base: h100-sxm\nsources:\n  matmul_efficiency: 3\n")
+    with pytest.raises(ConfigError) as e:
+        load_hardware(str(f))
+    assert "legal: a text value" in str(e.value) and ">=" not in str(e.value)
+
+
+def test_resume_on_another_corpus_is_refused(tmp_path):
+    # breaker pass 54: `train --resume --data OTHER` ran on with exit 0 (seed / seq_len / batch were checked)
+    from shardplan.jax.checkpoint import check_data_sources
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    meta = {"data": {"position": 2, "sources": [str(a.resolve())]}}
+    check_data_sources(meta, [str(a)])  # the same file: resumes
+    with pytest.raises(ConfigError, match="differs from the checkpoint's data") as e:
+        check_data_sources(meta, [str(b)])
+    assert e.value.field == "data"
+    with pytest.raises(ConfigError, match="the default corpus, no --data"):
+        check_data_sources({"data": {"position": 2, "sources": None}}, [str(a)])
+    check_data_sources({"data": {"position": 2, "sources": None}}, None)

@@ -118,14 +118,15 @@ def _num_processes(flag: int | None) -> int | None:
                           field="num_processes", value=env) from None
 
 
-def _resume_point(checkpoint_dir: Path, m: Any, seed: int, tr: Any, steps: int) -> tuple[int, dict[str, Any]]:
+def _resume_point(checkpoint_dir: Path, m: Any, seed: int, tr: Any, steps: int,
+                  data: list[Path] | None = None) -> tuple[int, dict[str, Any]]:
     """Step and metadata of the latest checkpoint; refuses an empty directory or another model / data
     setting before anything is compiled.
 
     Raises:
         ConfigError: no checkpoint, another model or data setting, or the checkpoint already at ``steps``.
     """
-    from shardplan.jax.checkpoint import Checkpointer, check_data, check_model
+    from shardplan.jax.checkpoint import Checkpointer, check_data, check_data_sources, check_model
     reader = Checkpointer(checkpoint_dir)
     try:
         meta = reader.read_meta()
@@ -133,6 +134,7 @@ def _resume_point(checkpoint_dir: Path, m: Any, seed: int, tr: Any, steps: int) 
         reader.close()
     check_model(meta, m)
     check_data(meta, seed, tr.seq_len, tr.global_batch_size)
+    check_data_sources(meta, [str(p) for p in data] if data else None)
     start = int(meta["step"])
     if start >= steps:
         raise ConfigError(f"--steps {steps}: the checkpoint in {checkpoint_dir} is already at step {start}; "
@@ -192,7 +194,7 @@ def train(model: ModelOpt, devices: PlanDevOpt = None, seq_len: SeqOpt = 64, glo
                       param_overrides=parse_param_overrides(param_rule, param_spec), cp_attention=cp_attention)
     _before_compile(data, tr, cfg)
     main = jax.process_index() == 0
-    start, meta = _resume_point(checkpoint_dir, m, seed, tr, steps) if resume else (0, None)
+    start, meta = _resume_point(checkpoint_dir, m, seed, tr, steps, data) if resume else (0, None)
     with console.status("building the mesh, sharding the model and compiling the training step (the first build "
                         "of a layout takes seconds)") if main else contextlib.nullcontext():
         trainer = Trainer(m, layout_, tr, cfg)
@@ -275,6 +277,11 @@ def _schedule_note(meta: dict[str, Any], cfg: Any) -> None:
         err_console.print(f"[yellow]note:[/] the learning-rate schedule changes ({', '.join(changed)}): steps 1-"
                           f"{meta['step']} followed the saved run's, the rest follows this one's, so the losses differ "
                           "from an uninterrupted run (docs/runtime.md, checkpoints: learning-rate schedule)",
+                          highlight=False, soft_wrap=True)
+    if saved.get("compute_dtype") not in (None, cfg.compute_dtype):  # breaker pass 54: a silent change of numerics
+        err_console.print(f"[yellow]note:[/] --compute-dtype {saved['compute_dtype']} -> {cfg.compute_dtype}: steps 1-"
+                          f"{meta['step']} ran in the saved run's dtype, the rest runs in this one's (the fp32 master "
+                          "weights carry over; the losses differ from an uninterrupted run of either)",
                           highlight=False, soft_wrap=True)
 
 

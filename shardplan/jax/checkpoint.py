@@ -113,7 +113,7 @@ def checkpoint_meta(trainer: Any, step: int, data_sources: Sequence[str] | None 
         "param_overrides": [repr(o) for o in cfg.param_overrides],
         "data": {"position": int(step), "seed": int(cfg.seed), "seq_len": int(trainer.training.seq_len),
                  "global_batch_size": int(trainer.training.global_batch_size),
-                 "sources": [str(s) for s in data_sources] if data_sources else None},
+                 "sources": [str(Path(s).resolve()) for s in data_sources] if data_sources else None},
         "optimizer": opt,
         "leaves": {path: {"shape": list(leaf.shape), "dtype": str(leaf.dtype),
                           "logical": list(leaf.logical) if leaf.logical else None}
@@ -156,6 +156,25 @@ def check_data(meta: Mapping[str, Any], seed: int, seq_len: int, global_batch_si
             raise ConfigError(f"{name}={cur} differs from the checkpoint's {name}={saved[name]}: the data position "
                               f"(step {saved['position']} of the packed, seeded stream) would not continue the run; "
                               f"resume with {name}={saved[name]}", field=name, value=cur, legal=[saved[name]])
+
+
+def check_data_sources(meta: Mapping[str, Any], data_sources: Sequence[str] | None) -> None:
+    """Refuse a resume on another corpus: the data position counts batches of the packed stream of the ``--data``
+    files (or the default corpus), so other files put step n elsewhere (breaker pass 54: a resume with another
+    ``--data`` ran on with exit 0 while seed, seq_len and batch changes were refused). Paths compare resolved.
+
+    Raises:
+        ConfigError: the files differ from the saved ones (legal: the saved list, or no --data for the default).
+    """
+    saved = meta["data"].get("sources")
+    saved_set = [str(Path(s).resolve()) for s in saved] if saved else None
+    cur = [str(Path(s).resolve()) for s in data_sources] if data_sources else None
+    if saved_set != cur:
+        shown = ", ".join(saved) if saved else "the default corpus, no --data"
+        raise ConfigError(f"--data {', '.join(cur) if cur else '(none: the default corpus)'} differs from the "
+                          f"checkpoint's data ({shown}): the data position (step {meta['data']['position']} of the "
+                          f"packed stream) would not continue the run; resume with the same --data files",
+                          field="data", value=cur, legal=[saved])
 
 
 # ----- pipeline stacking -------------------------------------------------------------------------
