@@ -207,3 +207,27 @@ def test_resume_on_another_corpus_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="the default corpus, no --data"):
         check_data_sources({"data": {"position": 2, "sources": None}}, [str(a)])
     check_data_sources({"data": {"position": 2, "sources": None}}, None)
+
+
+
+#: the breaker's seven H100 records with record 1 at 1e-3 tokens/s (5,000,000x below its layout's 5,153)
+_TINY_TPUT = """{"model": "llama-3-8b", "hardware": "h100-sxm", "devices": 16, "seq_len": 4096, "global_batch_size": 256, "parallel": {"dp": 2, "tp": 8, "sp": true, "microbatch_size": 2}, "status": "ok", "tokens_per_s_per_device": 0.001, "peak_memory_bytes": 61200000000.0}
+{"model": "llama-3-8b", "hardware": "h100-sxm", "devices": 16, "seq_len": 4096, "global_batch_size": 256, "parallel": {"dp": 4, "tp": 4, "sp": true, "microbatch_size": 1}, "status": "ok", "tokens_per_s_per_device": 6000.0, "peak_memory_bytes": 50000000000.0}
+{"model": "llama-3-8b", "hardware": "h100-sxm", "devices": 8, "seq_len": 4096, "global_batch_size": 128, "parallel": {"dp": 1, "tp": 8, "sp": true, "microbatch_size": 1}, "status": "ok", "tokens_per_s_per_device": 5500.0, "peak_memory_bytes": 40000000000.0}
+{"model": "llama-3-8b", "hardware": "h100-sxm", "devices": 8, "seq_len": 4096, "global_batch_size": 128, "parallel": {"dp": 8, "tp": 1, "microbatch_size": 4}, "status": "oom"}
+{"model": "llama-3-8b", "hardware": "h100-sxm", "devices": 32, "seq_len": 4096, "global_batch_size": 256, "parallel": {"dp": 4, "tp": 8, "sp": true, "microbatch_size": 1}, "status": "ok", "tokens_per_s_per_device": 5000.0, "peak_memory_bytes": 38000000000.0}
+{"model": "llama-3.2-1b", "hardware": "h100-sxm", "devices": 8, "seq_len": 4096, "global_batch_size": 128, "parallel": {"dp": 8, "tp": 1, "microbatch_size": 2}, "status": "ok", "tokens_per_s_per_device": 30000.0, "peak_memory_bytes": 30000000000.0}
+{"model": "llama-3.2-1b", "hardware": "h100-sxm", "devices": 16, "seq_len": 4096, "global_batch_size": 128, "parallel": {"dp": 16, "tp": 1, "microbatch_size": 2}, "status": "ok", "tokens_per_s_per_device": 28000.0, "peak_memory_bytes": 30000000000.0}"""
+
+
+def test_calibrate_names_a_record_missed_by_more_than_10x(tmp_path):
+    # breaker pass 54: the record moved matmul_efficiency 0.375 -> 0.305 and nothing named it
+    from shardplan.calibrate import OUTLIER_RATIO, calibrate
+    from shardplan.presets.frameworks import FRAMEWORKS
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.records import read_records
+    f = tmp_path / "runs.jsonl"
+    f.write_text(_TINY_TPUT + "\n")
+    cal = calibrate(read_records(f), HARDWARE["h100-sxm"], FRAMEWORKS["megatron"], cross_validate=False)
+    assert OUTLIER_RATIO == 10.0
+    assert len(cal.outliers) == 1 and "record 1" in cal.outliers[0] and "measured 0.001 tokens/s/device" in cal.outliers[0]

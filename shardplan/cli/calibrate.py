@@ -364,6 +364,12 @@ def _print_left_out(cal) -> None:
         err_console.print(f"[yellow]note:[/] {escape(line)}", highlight=False, soft_wrap=True)
     if len(cal.kept_low) > 5:
         err_console.print(f"[yellow]note:[/] {len(cal.kept_low) - 5} more notes of the same kind", highlight=False)
+    for line in cal.outliers[:5]:
+        err_console.print(f"[yellow]warning:[/] a record the fitted constants miss by more than 10x: {escape(line)}",
+                          highlight=False, soft_wrap=True)
+    if len(cal.outliers) > 5:
+        err_console.print(f"[yellow]warning:[/] {len(cal.outliers) - 5} more records missed by more than 10x",
+                          highlight=False)
     for line in cal.misjudged[:5]:
         err_console.print(f"[yellow]note:[/] the fitted constants call this record's outcome wrong: {escape(line)}",
                           highlight=False, soft_wrap=True)

@@ -203,19 +203,31 @@ def train(model: ModelOpt, devices: PlanDevOpt = None, seq_len: SeqOpt = 64, glo
         if resume:
             _resume_lines(checkpoint_dir, start, meta, cfg)
     ckpt = dict(checkpoint_dir=checkpoint_dir, save_every=save_every, resume=resume, start=start)
+    hist, mem = _checked_run(trainer, m, layout_, tr, cfg, data, metrics, main, ckpt)
+    if main and record is not None and hist:
+        _write_record(record, m, layout_, tr, devices, hist, mem, compute_dtype)
+
+
+def _checked_run(trainer: Any, m: Any, layout: Any, tr: Any, cfg: Any, data: list[Path] | None, metrics: Path | None,
+                 main: bool, ckpt: dict[str, Any]) -> tuple[list, dict]:
+    """:func:`_train_with_progress` after the compiled step's memory is checked against the host's
+    (:func:`~shardplan.cli.runtime.check_compiled_memory`), with XLA's allocation failure as a message.
+
+    Raises:
+        ConfigError: the compiled step does not fit the host, or the step ran out of device memory.
+    """
+    import jax
     compiled = trainer.device_memory()
     if compiled["source"] == "memory_analysis":
         check_compiled_memory(compiled["bytes"], jax.local_device_count(), tr.seq_len)
     try:
-        hist, mem = _train_with_progress(trainer, m, layout_, tr, cfg, data, metrics, main, ckpt)
+        return _train_with_progress(trainer, m, layout, tr, cfg, data, metrics, main, ckpt)
     except Exception as e:  # XLA's allocation failure: a message, not a traceback
         if not is_out_of_memory(e):
             raise
         raise ConfigError(f"the training step ran out of device memory ({str(e).splitlines()[0][:200]}); legal: a "
                           "smaller --seq-len, --global-batch or --microbatch-size, more sharding (--zero-stage, --tp, "
                           "--pp), --recompute full, or --scale-down", field="memory", value=tr.seq_len) from None
-    if main and record is not None and hist:
-        _write_record(record, m, layout_, tr, devices, hist, mem, compute_dtype)
 
 
 def _plan_setup_note(plan: Path | None, m: Any, layout: Any, tr: Any) -> None:
