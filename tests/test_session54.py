@@ -231,3 +231,49 @@ def test_calibrate_names_a_record_missed_by_more_than_10x(tmp_path):
     cal = calibrate(read_records(f), HARDWARE["h100-sxm"], FRAMEWORKS["megatron"], cross_validate=False)
     assert OUTLIER_RATIO == 10.0
     assert len(cal.outliers) == 1 and "record 1" in cal.outliers[0] and "measured 0.001 tokens/s/device" in cal.outliers[0]
+
+
+def _est(model, fw, seq, gbs, n, **par):
+    from shardplan.cost.step import estimate
+    from shardplan.parallel import ParallelConfig
+    from shardplan.presets.frameworks import FRAMEWORKS
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.presets.models import MODELS
+    from shardplan.specs.training import TrainingSpec
+    return estimate(MODELS[model], HARDWARE["h100-sxm"], TrainingSpec(seq_len=seq, global_batch_size=gbs,
+                    framework=FRAMEWORKS[fw]), ParallelConfig(**par), n)
+
+
+def test_selective_recompute_that_saves_nothing_is_named():
+    # new-user pass 54: 70B at 128k, tp 8 cp 16: selective recompute re-runs the flash-attention core (no s x s scores
+    # to free), 0.00 GiB saved for +13% step time, and nothing said so
+    from shardplan.cli.estimate import selective_recompute_note
+    e = _est("llama-3-70b", "megatron", 131072, 32, 128, tp=8, cp=16, sp=True, zero_stage=1, recompute="selective")
+    note = selective_recompute_note(e)
+    assert note is not None and note.startswith("recompute=selective saves 0.00 GiB here")
+    # where the re-run frees the scores (naive attention keeps s x s per head) there is no note
+    from shardplan.presets.frameworks import FRAMEWORKS
+    from shardplan.specs.training import TrainingSpec
+    e2 = _est("llama-3-8b", "megatron", 4096, 64, 8, tp=8, sp=True, zero_stage=1, recompute="selective")
+    naive = type(e2.training).model_validate({**e2.training.model_dump(), "attention": "naive",
+                                              "framework": FRAMEWORKS["megatron"]})
+    from shardplan.cost.step import estimate
+    assert selective_recompute_note(estimate(e2.model, e2.hardware, naive, e2.parallel, 8)) is None
+    assert isinstance(naive, TrainingSpec)
+
+
+def test_torchtitan_cp_runs_say_how_they_are_balanced():
+    from shardplan.cli.estimate import cp_balance_note
+    e = _est("llama-3.1-8b", "torchtitan", 131072, 32, 128, tp=4, cp=4, sp=True, zero_stage=3)
+    assert "torchtitan+cp_load_balance=true" in cp_balance_note(e)
+    assert cp_balance_note(_est("llama-3.1-8b", "megatron", 131072, 32, 128, tp=4, cp=4, sp=True, zero_stage=1)) is None
+
+
+def test_torchtitan_import_reads_the_cp_load_balancer():
+    from shardplan.export import import_config
+    toml = ("[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 1\nseq_len = 131072\n"
+            "[parallelism]\ndata_parallel_shard_degree = -1\ntensor_parallel_degree = 4\ncontext_parallel_degree = 4\n"
+            "context_parallel_load_balancer = \"headtail\"\n")
+    imported = import_config("torchtitan", toml, devices=128)
+    assert any("context_parallel_load_balancer='headtail'" in n and "cp_load_balance=true" in n for n in imported.notes)
+    assert not any("not read" in n and "load_balancer" in n for n in imported.notes)

@@ -780,6 +780,49 @@ def tp_overlap_note(e) -> str | None:
             "marked '+overlap' run them under the GEMMs (--tp-overlap, Megatron-LM's --tp-comm-overlap)")
 
 
+#: a selective recompute that keeps this share of the memory of the same layout without recompute saves nothing
+#: worth its time (the note of :func:`selective_recompute_note`)
+SELECTIVE_SAVING_MIN = 0.01
+
+
+def selective_recompute_note(e) -> str | None:
+    """A sentence when ``recompute=selective`` saves under :data:`SELECTIVE_SAVING_MIN` of the memory of the same
+    layout without recompute but costs time (new-user pass 54: a 70B 128k import, 40.2 s against 34.7 s at the same
+    42.4 GiB), or None. Selective recompute (Korthikanti et al. 2022, Sec. 4.2) re-runs the attention core to drop its
+    ``s x s`` scores and softmax; a flash-attention kernel keeps none of them, so the re-run buys no memory."""
+    from shardplan.cost.step import estimate
+    from shardplan.errors import ConfigError
+    p = e.parallel
+    if p.recompute != "selective" or e.recompute_s <= 0.01 * e.step_s:
+        return None
+    try:
+        plain = estimate(e.model, e.hardware, e.training,
+                         p.model_copy(update={"recompute": "none", "recompute_modules": None}), e.layout.n_devices)
+    except ConfigError:  # a layout valid only with recompute (none to compare with)
+        return None
+    saved = plain.memory.total - e.memory.total
+    if saved > SELECTIVE_SAVING_MIN * plain.memory.total or not plain.fits:
+        return None
+    return (f"recompute=selective saves {max(saved, 0) / 2**30:.2f} GiB here and costs "
+            f"{fmt_seconds(e.step_s - plain.step_s)} per step ({(e.step_s - plain.step_s) / e.step_s:.0%}): with "
+            f"{e.training.attention} attention the re-run attention core frees no s x s scores; --recompute none fits "
+            f"the same ({plain.memory.total / 2**30:.1f} GiB) and runs faster")
+
+
+def cp_balance_note(e) -> str | None:
+    """A sentence when context parallelism runs under a profile that prices contiguous, unbalanced sequence chunks
+    (``FrameworkProfile.cp_load_balance`` False: torchtitan's, fitted on its published CP tables), or None: current
+    torchtitan balances the causal work by default (``[parallelism] context_parallel_load_balancer = "headtail"``), so
+    a run of today's torchtitan is priced by ``--framework torchtitan+cp_load_balance=true`` (new-user pass 54)."""
+    fw = e.training.framework
+    if e.parallel.cp == 1 or fw.cp_load_balance:
+        return None
+    return (f"the {fw.label} profile prices cp={e.parallel.cp} as contiguous sequence chunks, each rank's causal "
+            "attention unbalanced (as its published CP runs ran); a run with a load balancer (torchtitan's "
+            "context_parallel_load_balancer = \"headtail\", its current default) is priced by --framework "
+            f"{fw.name}+cp_load_balance=true")
+
+
 def unreleased_schedule_note(fw, schedules) -> str | None:
     """A sentence for the pipeline ``schedules`` (names) that ``fw`` (a FrameworkProfile) prices but its
     released code does not run (``FrameworkProfile.released_schedules``), or None."""
@@ -1171,7 +1214,8 @@ def print_estimate_notes(e) -> None:
                  attention_kernel_note(e), moe_overhead_note(e), layer_overhead_note(e), stall_note(e),
                  allocator_note(e), compile_note(e), eager_code_note(e), fp4_note(e), lazy_grads_note(e),
                  bf16_optimizer_note(e),
-                 partial_node_note(e), serialized_gather_note(e), straddle_note(e)):
+                 partial_node_note(e), serialized_gather_note(e), straddle_note(e), selective_recompute_note(e),
+                 cp_balance_note(e)):
         if note:
             err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
 

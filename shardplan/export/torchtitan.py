@@ -336,7 +336,7 @@ READ_KEYS = ("data_parallel_replicate_degree", "data_parallel_shard_degree", "fs
              "pipeline_parallel_schedule", "pipeline_parallel_layers_per_stage", "pipeline_parallel_microbatch_size",
              "pipeline_parallel_first_stage_less_layers", "pipeline_parallel_last_stage_less_layers",
              "context_parallel_degree", "expert_parallel_degree", "expert_tensor_parallel_degree",
-             "expert_parallel_comm_backend", "context_parallel_rotate_method")
+             "expert_parallel_comm_backend", "context_parallel_rotate_method", "context_parallel_load_balancer")
 #: torchtitan's [parallelism] context_parallel_rotate_method values (job_config.py: "allgather" the default, "alltoall"):
 #: how the K/V shards travel between the cp ranks of torch's context_parallel; both move each rank's K/V to every
 #: other rank once per attention, the bytes the planner's ring prices
@@ -385,6 +385,11 @@ def _cp_rotate_note(par: dict, cp: int, notes: list[str]) -> None:
     if cp > 1:
         notes.append(f"context_parallel_rotate_method={method!r}: each rank's K/V shard reaches every other cp rank "
                      "once per attention, priced as the ring's bytes (cp_comm ring)")
+    balancer = par.get("context_parallel_load_balancer")
+    if cp > 1 and isinstance(balancer, str) and balancer:  # torchtitan config/parallelism.py: 'headtail', 'ptrr'
+        notes.append(f"context_parallel_load_balancer={balancer!r} balances each rank's causal attention; the "
+                     "torchtitan profile prices contiguous chunks (its published CP runs): estimate with --framework "
+                     "torchtitan+cp_load_balance=true to price the balanced run")
 
 
 def _check_parallelism_keys(par: dict, tr: dict, notes: list[str]) -> None:
