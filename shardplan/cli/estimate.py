@@ -975,6 +975,8 @@ def _memory_and_time_tables(e, d: dict) -> tuple[Table, Table]:
         v = d["time_s"][k]
         if v or k not in optional:  # only where they apply
             tt.add_row(k, fmt_seconds(v), f"{v / e.step_s:.1%}")
+        if k == "matmul" and e.attention_s:  # the part that grows with the sequence (not added again to the step)
+            tt.add_row("  of which attention core", fmt_seconds(e.attention_s), f"{e.attention_s / e.step_s:.1%}")
     tt.add_row("[bold]step[/]", fmt_seconds(e.step_s), "100%")
     return mem, tt
 

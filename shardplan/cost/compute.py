@@ -491,6 +491,8 @@ class StageCompute:
             per local expert E / ep and per MoE layer; forward + backward of one microbatch).
         wgrad_s: the layers' weight-gradient GEMMs, part of ``matmul_s`` (the LM head's stay in its
             backward): the W pass a zero-bubble schedule defers.
+        attention_s: the attention core (``softmax(QK^T) V``, forward + backward, :func:`attention_core_s`), part of
+            ``matmul_s``: the term that grows with the sequence (new-user pass 54 asked to see it at 128k).
     """
 
     stage: int
@@ -500,6 +502,7 @@ class StageCompute:
     params: StageParams
     overhead_s: float = 0.0
     wgrad_s: float = 0.0
+    attention_s: float = 0.0
 
     @property
     def total_s(self) -> float:
@@ -541,12 +544,13 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
     """
     p = layout.parallel
     sp_ = stage_params(model, layout, stage)
-    mm = wgrad = 0.0
+    mm = wgrad = attn = 0.0
     share = recompute_share(p, sp_.layers)  # full recompute of every layer, or of recompute_layers per chunk
     copy_s, copy_rec = sp_copy_s(model, training, hw, p, layout.local_tokens)
     elem, rec = sp_.layers * copy_s, sp_.layers * copy_rec * share
     for lt, cnt, moe in ((dense_t, sp_.layers - sp_.moe_layers, False), (moe_t, sp_.moe_layers, True)):
         mm += cnt * (lt.fwd_mm + lt.bwd_mm + lt.fwd_attn + lt.bwd_attn)
+        attn += cnt * (lt.fwd_attn + lt.bwd_attn)
         wgrad += cnt * lt.bwd_wgrad
         elem += cnt * 3 * lt.fwd_elem
         saved = named_remat(p, training.framework.selective_recompute)
@@ -562,7 +566,7 @@ def stage_compute(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec, la
         mm, elem, rec = mm + heads * head_mm, elem + heads * head_elem, rec + heads * head_rec
     fw = training.framework
     return StageCompute(stage, mm, elem, rec, sp_, charged_layers(p, fw, sp_.layers) * fw.layer_overhead_s
-                        + moe_expert_cost_s(model, training, p, sp_.moe_layers, moe_t), wgrad)
+                        + moe_expert_cost_s(model, training, p, sp_.moe_layers, moe_t), wgrad, attn)
 
 
 def remat_saved_fwd_s(model: ModelSpec, lt: LayerTimes, moe: bool, saved: tuple[str, ...] | None) -> float:
@@ -648,4 +652,5 @@ def dualpipe_rank(own: StageCompute, mirror: StageCompute) -> StageCompute:
     params = StageParams(dense=a.dense + b.dense, replicated=a.replicated + b.replicated, expert=a.expert + b.expert,
                          layers=(a.layers + b.layers) / 2, moe_layers=(a.moe_layers + b.moe_layers) / 2)
     return StageCompute(own.stage, (own.matmul_s + mirror.matmul_s) / 2, (own.elementwise_s + mirror.elementwise_s) / 2,
-                        (own.recompute_s + mirror.recompute_s) / 2, params, (own.overhead_s + mirror.overhead_s) / 2)
+                        (own.recompute_s + mirror.recompute_s) / 2, params, (own.overhead_s + mirror.overhead_s) / 2,
+                        attention_s=(own.attention_s + mirror.attention_s) / 2)

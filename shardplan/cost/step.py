@@ -126,6 +126,8 @@ class Estimate:
     allocator_retry_s: float = 0.0
     fixed_overhead_s: float = 0.0
     priced_stage: int = 0
+    #: the attention core's share of ``matmul_s`` (s; :attr:`~shardplan.cost.compute.StageCompute.attention_s`)
+    attention_s: float = 0.0
 
     @property
     def hbm_fit_limit(self) -> float:
@@ -204,6 +206,7 @@ class Estimate:
             "fits": self.fits,  # in HBM; "runs" also needs no other predicted failure (e.g. host memory)
             "failure": self.failure, "runs": self.runs,
             "time_s": {"step": self.step_s, "compute": self.compute_s, "matmul": self.matmul_s,
+                       "attention_core": self.attention_s,
                        "elementwise": self.elementwise_s, "recompute": self.recompute_s,
                        "exposed_comm": self.exposed_comm_s, "bubble": self.bubble_s,
                        "optimizer": self.optimizer_s, "framework_overhead": self.overhead_s,
@@ -362,7 +365,8 @@ def _estimate_once(model: ModelSpec, hw: HardwareSpec, training: TrainingSpec, l
         model=model, hardware=hw, training=training, layout=layout, memory=mem,
         fits=mem.total <= limit,
         hbm_usable=limit - (0.0 if runtime_owned(fw) else hw.hbm_bytes - hw.usable_hbm_bytes()), step_s=step,
-        compute_s=m * (st.total_s - st.overhead_s), matmul_s=m * st.matmul_s, elementwise_s=m * st.elementwise_s,
+        compute_s=m * (st.total_s - st.overhead_s), matmul_s=m * st.matmul_s, attention_s=m * st.attention_s,
+        elementwise_s=m * st.elementwise_s,
         recompute_s=m * st.recompute_s, exposed_comm_s=sum(c.exposed_s for c in colls), bubble_s=bubble,
         optimizer_s=opt_s, collectives=colls, model_flops_per_step=mf, hardware_flops_per_step=hf,
         mfu=mf / (step * peak_total), hfu=hf / (step * peak_total), tokens_per_s=tokens / step,
