@@ -474,6 +474,10 @@ def write(ctx: ExportContext) -> str:
     extra = ([f"--fine-grained-activation-offloading / --offload-modules: flags of Megatron-LM releases after the "
               f"{SOURCE.split('(')[-1].rstrip(')')} this file's other flags are read from (not defined there)"]
              if ctx.p.offload_modules else [])
+    if "--grad-reduce-in-bf16" in PRECISION_FLAGS.get(ctx.training.precision.name, []):  # new-user pass 54
+        extra.append(f"--grad-reduce-in-bf16: the plan's precision {ctx.training.precision.name} keeps bf16 gradients; "
+                     "Megatron-LM's own default (--bf16 alone) accumulates and reduces them in fp32 (2x the gradient "
+                     "memory): --precision bf16-mixed-fp32-grads plans that")
     return "#!/usr/bin/env bash\n" + comment_block(ctx, EXPORTER, extra) + env + body + launch
 
 

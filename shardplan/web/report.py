@@ -185,7 +185,17 @@ def _mpl_plans(plans: Sequence[Estimate], ax) -> None:
         ax.barh(f"#{i + 1} {p.parallel.short()}", p.tokens_per_s, color=cmap[j % len(cmap)],
                 hatch=None if p.fits else "xx", label=p.bound if p.bound not in [x.bound for x in shown[:i]] else None)
     ax.invert_yaxis()
-    ax.set_xlabel("tokens / s")
+    # as plans_figure: a close ranking gets an axis from near its slowest bar; few ticks in thousands, so that the
+    # labels do not run together (new-user pass 54: "050000100000150000..." under 400k tokens/s)
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+    low = min((p.tokens_per_s for p in shown), default=0.0)
+    high = max((p.tokens_per_s for p in shown), default=0.0)
+    start = 0.9 * low if shown and low > 0.8 * high else 0.0
+    if start:
+        ax.set_xlim(start, 1.02 * high)
+    ax.xaxis.set_major_locator(MaxNLocator(5))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x / 1e3:,.0f}k" if high >= 1e4 else f"{x:,.0f}"))
+    ax.set_xlabel("tokens / s" + (f" (axis from {start:,.0f})" if start else ""))
     ax.set_title("Ranked layouts (hatched = does not fit)")
     ax.tick_params(axis="y", labelsize=7)
     ax.legend(fontsize=8, title="bound by", loc="upper left", bbox_to_anchor=(1.01, 1.0))
