@@ -595,8 +595,8 @@ def moe_expert_cost_s(model: ModelSpec, training: TrainingSpec, p: ParallelConfi
     time as :func:`shardplan.cost.step.host_floor_s`). ``T_experts`` is the routed experts' forward GEMM time (``LayerTimes.fwd_mm_mlp`` less
     the shared experts), x 3 for the forward and the two backward GEMMs; ``moe_t`` None (no layer times)
     hides nothing. The per-layer constant (router kernels, the permutation, the host read itself) stays
-    exposed. Example, Qwen3-30B-A3B at ep 8 (16 local experts) with 0.32 ms and 1.52 ms and experts whose
-    GEMMs take 1 ms forward: (max(0, 0.32 ms x 16 - 3 ms) + 1.52 ms) x 48 = (2.12 + 1.52) ms x 48 = 0.1747 s
+    exposed. Example, Qwen3-30B-A3B at ep 8 (16 local experts) with 0.32 ms and 1.51 ms and experts whose
+    GEMMs take 1 ms forward: (max(0, 0.32 ms x 16 - 3 ms) + 1.51 ms) x 48 = (2.12 + 1.51) ms x 48 = 0.1742 s
     per microbatch."""
     fw = training.framework
     host = fw.moe_expert_overhead_s * max(1, model.n_experts // p.ep)

@@ -292,7 +292,8 @@ _MEGATRON_A2A_OVERLAP = ("measured share of the hideable AllToAll time Combined 
 _MEGATRON_MOE = ("fitted jointly with moe_layer_overhead_s: benchmarks/fit_frameworks.py moe_fit_table, robust least "
                  "squares on the 33 public Megatron-Core MoE rows (Megatron-Core MoE model zoo Qwen3-235B, Megatron-Bridge "
                  "25.09 and 25.11 H100 / B200 / GB200 / GB300 Qwen3, GPT-OSS and DeepSeek-V3), everything else fixed: "
-                 "0.32 ms per local expert and 1.52 ms per MoE layer (per microbatch, forward + backward; 1.53 ms per "
+                 "0.32 ms per local expert and 1.51 ms per MoE layer (per microbatch, forward + backward; 1.52 ms before a "
+                 "context-parallel ring across nodes paid the network hop, 1.53 ms per "
                  "layer before Megatron-Core's eager per-expert bias was priced, the 'expert_bias' eager op of the "
                  "GPT-OSS rows; 0.31 / 1.52 before the interleaved pipeline sends were overlapped, FrameworkProfile.pp_p2p_overlap), the "
                  "per-expert part exposed only beyond the routed experts' GEMM time (shardplan.cost.compute."
@@ -334,7 +335,7 @@ _MEGATRON_TP_OVERLAP = ("True: Megatron-LM --tp-comm-overlap (Transformer Engine
                         "for their TP > 1 models), so the search ranks tp > 1 layouts with it as well as without")
 FRAMEWORKS: dict[str, FrameworkProfile] = {
     p.name: p for p in [
-        FrameworkProfile(name="megatron", moe_expert_overhead_s=3.2e-4, moe_layer_overhead_s=1.52e-3,
+        FrameworkProfile(name="megatron", moe_expert_overhead_s=3.2e-4, moe_layer_overhead_s=1.51e-3,
                          offload_keeps_grads=True,
                          host_adam_params_per_s=1.6e9, offload_zero_stages=(1, 2, 3),
                          dp_bucket_min_params=4e7, dp_bucket_params_per_rank=1e6, **_MEGATRON_ALLOCATOR, released_schedules=("1f1b", "interleaved"),
