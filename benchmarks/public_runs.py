@@ -5907,3 +5907,223 @@ _S54_DEEPSPEED = tuple(
     ))
 
 SCOUTED_2026_12BC = _S54_MEGATRON + _S54_DEEPSPEED
+
+
+# Fifty-fourth scouting pass, second scout (2026-12, never fitted on; SCOUTED_2026_12BD). Names carry _S54B_ / _s54b_.
+# SOURCE: bigscience-workshop/bigscience train/tr11-176B-ml/chronicles-prequel.md @ 053adafee86d8b0beb10ddd95e5bbbbe3d702f3c,
+# "Trials and Tribulations prior to the start of training" (BLOOM-176B topology search, Feb 2022, Megatron-DeepSpeed +
+# DeepSpeed pipeline engine with ZeRO-1, up to 48 nodes of Jean Zay A100 80GB). Every table row gives Nodes, model size,
+# DP, TP, PP, MBS, (NHEADS,) GBS, nvidia-smi max memory ("Mem"), Sec/it and TFLOPs. Row-selection rule (fixed before
+# pricing): every table row with a numeric Sec/it whose shape (NHIDDEN, NLAYERS, NHEADS) is stated; a row whose
+# DP x TP x PP differs from 8 x Nodes is dropped, as are two internally inconsistent tables and the table without Sec/it;
+# a configuration printed twice enters once. tokens/s/GPU = GBS x 2048 / (Sec/it) / (8 x Nodes). Settings: seq 2048,
+# vocabulary 250,880 [B] (the prequel says "250k"), BLOOM architecture, full activation checkpointing (read from the
+# printed TFLOPs: Megatron-DeepSpeed's formula with checkpoint_activations_factor 4 to 0.1%), ZeRO-1, 1F1B, fp16 up to
+# 02-27 and the BF16 optimizer with fp32 accumulation from 02-28 (the 02-17 bf16 rows: bf16 gradients), attention
+# unfused (2022: no FlashAttention), dropout 0.1, the stage splits the author states; profile deepspeed, hardware the
+# shipped jean-zay-a100 cluster. Not expressed: CUDA_LAUNCH_BLOCKING=1 (0-7% in the 02-17 table) and the 02-25
+# PCI-Express/NUMA fix ("1-5%"). Full notes: the scout's scout54b.md (session 54). Models: benchmarks/models/bloom-prequel/.
+_S54B_HW = "A100 80GB (Jean Zay)"
+_S54B_FW = "deepspeed"
+_S54B_SRC = "bigscience tr11-176B-ml/chronicles-prequel.md@053adafe (Megatron-DeepSpeed ZeRO-1, Jean Zay A100 80GB)"
+_S54B_SHAPES = {}  # (h, L, heads) -> model file name, written by make_models54b.py
+
+
+def _s54b_model(h, L, a):
+    name = f"bigsci-prequel-{h}x{L}-a{a}.config.json"
+    _S54B_SHAPES[(h, L, a)] = name
+    return MODELS_DIR + "bloom-prequel/" + name
+
+
+def _s54b_split(L, pp, embed_slot):
+    if pp == 1:
+        return None
+    if embed_slot:  # 'type:transformer|embedding': 2 + L blocks over pp stages, the embeddings in the end slots
+        k, r = divmod(L + 2, pp)
+        assert r == 0, (L, pp)
+        return (k - 1,) + (k,) * (pp - 2) + (k - 1,)
+    if L % pp == 0:
+        return None
+    if (L, pp) == (78, 12):  # stated by the author
+        return (7,) * 11 + (1,)
+    raise ValueError((L, pp))
+
+
+# Verbatim table rows. Each block: (section/date tag, NHIDDEN, NLAYERS, heads or None (column), precision,
+# embed-slot split, extra [B] note, rows). Rows are the source's table lines, quoted verbatim.
+# Columns without NHEADS: "| Nodes | Size | DP | TP | PP | MBS |  GBS | Mem  | Sec/it | TFLOPs | Notes |";
+# with NHEADS: "| Nodes | Size | DP | TP | PP | MBS | NHEADS |  GBS | Mem  | Sec/it | TFLOPs | Notes |".
+_S54B_NH64 = "[B: NHEADS 64 by 'all NHEADS=64 (above too)']"
+_S54B_BLOCKS = (
+    ("48 node contenders 02-21", 14336, 72, 64, "fp16-mixed", False, _S54B_NH64, (
+        "|    48 | 181B |  4 |  8 | 12 |   1 | 2048 | 29GB | 143.31 | 112.49 | 02-21 |",
+        "|    48 | 181B |  4 |  8 | 12 |   2 | 2048 | 37GB | 134.02 | 120.29 | 02-21 |",
+        "|    48 | 181B |  4 |  8 | 12 |   4 | 2048 | 49GB | 123.69 | 130.34 | 02-21 |",
+        "|    48 | 181B |  4 |  8 | 12 |   8 | 2048 | 69GB | 129.26 | 124.72 | 02-21 |",
+        "|    48 | 181B |  8 |  8 |  6 |   1 | 2048 | 38GB | 139.82 | 115.31 | 02-21 |",
+        "|    48 | 181B |  8 |  8 |  6 |   2 | 2048 | 44GB | 131.02 | 123.05 | 02-21 |",
+        "|    48 | 181B |  8 |  8 |  6 |   4 | 2048 | 56GB | 121.48 | 132.71 | 02-21 |")),
+    ("48 node contenders 02-21", 13824, 84, 64, "fp16-mixed", False, _S54B_NH64, (
+        "|    48 | 196B |  4 |  8 | 12 |   2 | 2048 | 39GB | 143.89 | 121.45 | 02-21 |",
+        "|    48 | 196B |  4 |  8 | 12 |   4 | 2048 | 52GB | 133.12 | 131.27 | 02-21 |",
+        "|    48 | 196B |  8 |  8 |  6 |   2 | 2048 | 65GB | 141.41 | 123.58 | 02-21 |",
+        "|    48 | 196B |  8 |  8 |  6 |   4 | 2048 | 56GB | 130.31 | 134.11 | 02-21 |")),
+    ("Final round comparison 02-23", 12288, 96, 64, "fp16-mixed", False, "", (
+        "|    48 | 177B |  8 |  8 |  6 |   2 | 2048 | GB   | 136.73 | 115.73 | 02-23 |",
+        "|    48 | 177B |  8 |  8 |  6 |   4 | 2048 | GB   | 122.96 | 128.69 | 02-23 |")),
+    ("Final round comparison 02-23", 13312, 84, 64, "fp16-mixed", False, "", (
+        "|    48 | 182B |  4 |  8 | 12 |   4 | 2048 | GB   | 125.52 | 129.29 | 02-23 |",
+        "|    48 | 182B |  8 |  8 |  6 |   2 | 2048 | GB   | 135.55 | 119.72 | 02-23 |",
+        "|    48 | 182B |  8 |  8 |  6 |   4 | 2048 | GB   | 122.93 | 132.00 | 02-23 |")),
+    ("Final round comparison 02-23", 13824, 78, 64, "fp16-mixed", False, "", (
+        "| 48    | 182B | 8  | 8  | 6  | 4   | 2048 | GB   | 121.28 | 133.93 | 02-23 |",)),
+    ("Final round comparison 02-23", 14336, 72, 64, "fp16-mixed", False, "", (
+        "|    48 | 181B |  4 |  8 | 12 |   4 | 2048 | GB   | 123.79 | 130.24 | 02-23 |",
+        "|    48 | 181B |  8 |  8 |  6 |   4 | 2048 | GB   | 120.85 | 133.40 | 02-23 |")),
+    ("NHEADs comparison 02-23/24", 14336, 72, None, "fp16-mixed", False, "", (
+        "|    48 | 181B |  8 |  8 |  6 |   4 |     16 | 2048 | 54GB | 121.03 | 133.20 | 02-24 |",
+        "|    48 | 181B |  8 |  8 |  6 |   4 |     32 | 2048 | 55GB | 124.01 | 130.00 | 02-23 |",
+        # "|    48 | 181B |  8 |  8 |  6 |   4 |     64 | 2048 | 55GB | 120.18 | 134.15 | 02-23 |"  repeat (rule 5)
+        "|    48 | 181B |  8 |  8 |  6 |   4 |    112 | 2048 | 53GB | 138.72 | 116.21 | 02-23 |",
+        "|    48 | 181B |  8 |  8 |  6 |   4 |    128 | 2048 | 55GB | 124.89 | 129.08 | 02-23 |",
+        "|    48 | 181B |  8 |  8 |  6 |   4 |    256 | 2048 | 54GB | 132.85 | 121.35 | 02-24 |")),
+    ("NHEADs comparison 02-23", 13824, 78, None, "fp16-mixed", False, "", (
+        # "|    48 | 182B |  8 |  8 |  6 |   4 |     64 | 2048 | GB   | 121.28 | 133.93 | 02-23 |"  repeat (rule 5)
+        "|    48 | 182B |  8 |  8 |  6 |   4 |     96 | 2048 | 59GB | 124.75 | 130.21 | 02-23 |",
+        "|    48 | 182B |  8 |  8 |  6 |   4 |    128 | 2048 | 54GB | 162.72 |  99.82 | 02-23 |")),
+    ("NHEADs comparison 02-23", 13312, 84, None, "fp16-mixed", False, "", (
+        # "|    48 | 182B |  8 |  8 |  6 |   4 |     64 | 2048 | GB   | 122.93 | 132.00 | 02-23 |"  repeat (rule 5)
+        "|    48 | 182B |  8 |  8 |  6 |   4 |    128 | 2048 | GB   | 129.17 | 125.63 | 02-23 |",)),
+    ("NHEADs comparison 02-24", 12288, 96, None, "fp16-mixed", False, "", (
+        # "|    48 | 177B |  8 |  8 |  6 |   4 |     64 | 2048 | GB   | 122.96 | 128.69 | 02-24 |"  repeat (rule 5)
+        "|    48 | 177B |  8 |  8 |  6 |   4 |     96 | 2048 | GB   | 145.40 | 108.83 | 02-24 |",
+        "|    48 | 177B |  8 |  8 |  6 |   4 |    128 | 2048 | GB   | 129.42 | 122.27 | 02-24 |")),
+    ("GBS Variations 02-25 (NLAYERS=72 NHIDDEN=14336 NHEADS=64)", 14336, 72, 64, "fp16-mixed", False, "", (
+        "|    48 | 181B |  8 |  8 |  6 |   4 | 1568 | 56GB | 113.01 | 109.22 | 02-25 |",
+        "|    48 | 181B |  8 |  8 |  6 |   4 | 2048 | 55GB | 114.11 | 141.27 | 02-25 |",
+        "|    48 | 181B |  8 |  8 |  6 |   6 | 2016 | 66GB | 123.57 | 128.43 | 02-25 |",
+        "|    48 | 181B |  4 |  8 | 12 |   4 | 1568 | GB   |  92.75 | 133.08 | 02-25 |",
+        "|    48 | 181B |  4 |  8 | 12 |   4 | 2048 | 49GB | 117.07 | 137.70 | 02-25 |",
+        "|    48 | 181B |  4 |  8 | 12 |   2 | 1568 | GB   |  99.93 | 123.51 | 02-25 |",
+        "|    48 | 181B |  4 |  8 | 12 |   2 | 2048 | GB   | 128.82 | 125.15 | 02-25 |",
+        "|    48 | 181B |  6 |  8 |  8 |   4 | 2016 | 52GB | 113.16 | 140.24 | 02-25 |",
+        "|    48 | 181B | 12 |  8 |  4 |   2 | 2016 | 53GB | 125.52 | 126.43 | 02-25 |",
+        "|    48 | 181B | 12 |  8 |  4 |   4 | 2016 | 59GB | 114.81 | 138.22 | 02-25 |",
+        "|    48 | 181B | 24 |  8 |  2 |   1 | 2016 | 65GB | 145.45 | 109.11 | 02-25 |",
+        "|    48 | 181B | 24 |  8 |  2 |   2 | 2016 | 76GB | 136.13 | 116.58 | 02-25 |",
+        "|    48 | 181B |  8 |  4 | 12 |   4 | 2048 | 60GB | 111.89 | 144.08 | 02-25 |",
+        "|    48 | 181B |  8 |  4 | 12 |   2 | 2048 | 44GB | 110.48 | 145.92 | 02-25 |",
+        # "|    48 | 181B |  8 |  4 | 12 |   2 | 2048 | 38GB | 113.54 | 141.99 | 02-25 |"  repeat (rule 5)
+        "|    48 | 181B | 16 |  4 |  6 |   4 | 2048 | 75GB | 117.11 | 137.66 | 02-25 |",
+        "|    48 | 181B | 16 |  4 |  6 |   2 | 2048 | 57GB | 111.71 | 144.31 | 02-25 |",
+        "|    48 | 181B | 16 |  2 | 12 |   2 | 2048 | 63GB | 112.50 | 143.30 | 02-25 |",
+        "|    48 | 181B |  8 |  2 | 24 |   1 | 2048 | 44GB | 119.53 | 134.88 | 02-25 |",
+        "|    48 | 181B |  8 |  2 | 24 |   2 | 2048 | 53GB | 122.75 | 131.33 | 02-25 |",
+        "|    48 | 181B |  4 |  4 | 24 |   1 | 2048 | GB   | 130.60 | 123.44 | 02-25 |")),
+    ("GBS Variations 02-25", 12288, 96, 64, "fp16-mixed", False, _S54B_NH64, (
+        "| 48    | 177B | 8  | 1  | 48 | 1   | 2048 | 58GB | 142.17 | 111.30 | 02-25 |",)),
+    ("Another round of NHEADS 02-26", 13824, 78, None, "fp16-mixed", False, "", (
+        "|    48 | 182B |  8 |  4 | 12 |   1 |     64 | 2048 |      | 148.24 | 109.57 | 02-26 |",
+        "|    48 | 182B |  8 |  4 | 12 |   2 |     64 | 2048 | 48GB | 103.51 | 156.92 | 02-26 |",
+        "|    48 | 182B |  8 |  4 | 12 |   2 |     96 | 2048 | 48GB | 107.12 | 151.64 | 02-26 |",
+        "|    48 | 182B |  8 |  4 | 12 |   2 |    128 | 2048 |      | 147.41 | 110.19 | 02-26 |",
+        "|    48 | 182B |  8 |  4 | 12 |   4 |     64 | 2048 |      | 106.72 | 152.21 | 02-26 |",
+        "|    48 | 182B |  8 |  4 | 12 |   4 |     96 | 2048 |      | 110.31 | 147.25 | 02-26 |",
+        "|    48 | 182B |  8 |  4 | 12 |   4 |    128 | 2048 |      | 153.90 | 105.54 | 02-26 |",
+        "|    48 | 182B |  8 |  8 |  6 |   4 |     96 | 2048 |      | 118.12 | 137.51 | 02-26 |",
+        "|    48 | 182B |  8 |  8 |  6 |   4 |    128 | 2048 |      | 156.84 | 103.56 | 02-26 |")),
+    ("Another round of NHEADS 02-26", 14336, 72, None, "fp16-mixed", False, "", (
+        "|    48 | 181B |  8 |  4 | 12 |   2 |     64 | 2048 |      | 110.42 | 146.00 | 02-26 |",
+        "|    48 | 181B |  8 |  4 | 12 |   2 |    128 | 2048 |      | 114.02 | 141.39 | 02-26 |",
+        "|    48 | 181B |  8 |  4 | 12 |   4 |    128 | 2048 |      | 137.53 | 117.23 | 02-26 |",
+        "|    48 | 181B |  8 |  8 |  6 |   4 |     64 | 2048 |      | 113.95 | 141.47 | 02-26 |",
+        "|    48 | 181B |  8 |  8 |  6 |   4 |    128 | 2048 |      | 116.06 | 138.90 | 02-26 |")),
+    ("Another round of NHEADS 02-26", 13312, 84, None, "fp16-mixed", False, "", (
+        "|    48 | 182B |  8 |  4 | 12 |   2 |     64 | 2048 |      | 103.82 | 156.46 | 02-26 |",
+        "|    48 | 182B |  8 |  4 | 12 |   4 |     64 | 2048 |      | 113.21 | 143.34 | 02-26 |",
+        "|    48 | 182B |  8 |  8 |  6 |   2 |     64 | 2048 |      | 129.61 | 125.21 | 02-26 |")),
+    ("Batchsize Warmup 02-26", 13824, 78, None, "fp16-mixed", False, "", (
+        "|    48 | 182B |  8 |  4 | 12 |   2 |     96 |  512 |      |  35.77 | 113.52 | 02-26 |",
+        "|    48 | 182B |  8 |  4 | 12 |   2 |     96 | 1024 |      |  59.65 | 136.15 | 02-26 |",
+        "|    48 | 182B |  8 |  4 | 12 |   2 |     96 | 1536 |      |  83.11 | 146.59 | 02-26 |")),
+        # "|    48 | 182B |  8 |  4 | 12 |   2 |     96 | 2048 |      | 107.12 | 151.64 | 02-26 |"  repeat (rule 5)
+    ("Re-do 02-27", 13824, 78, None, "fp16-mixed", False, "", (
+        "|    48 | 182B |  8 |  8 |  6 |   2 |     96 | 2048 | GB   | 133.57 | 121.61 | 02-27 |",
+        "|    48 | 182B |  8 |  8 |  6 |   4 |     96 | 2048 | 59GB | 118.24 | 137.38 | 02-27 |",
+        "|    48 | 182B | 16 |  4 |  6 |   4 |     96 | 2048 | 75GB | 115.55 | 140.57 | 02-27 |")),
+    ("Re-do 02-27, partition type:transformer|embed", 12288, 106, None, "fp16-mixed", True, "", (
+        "|    48 | 195B |  8 |  4 | 12 |   2 |     96 | 2048 | 44GB | 112.69 | 154.86 | 02-27 |",
+        "|    48 | 195B |  8 |  4 | 12 |   2 |     64 | 2048 | GB   | 110.96 | 157.27 | 02-27 |")),
+    ("Rebalancing layers 02-28 (BF16 optimizer)", 12288, 106, None, "bf16-mixed-fp32-grads", True, "", (
+        "|    48 | 195B |  8 |  4 | 12 |   2 |     64 | 2048 | 67GB | 116.54 | 149.75 | 02-28 |",
+        "|    48 | 195B |  8 |  4 | 12 |   2 |     96 | 2048 | 65GB | 118.79 | 146.90 | 02-28 |",
+        "|    48 | 195B |  8 |  4 | 12 |   2 |    128 | 2048 | 67GB | 121.42 | 143.73 | 02-28 |",
+        "|    48 | 195B |  8 |  4 | 12 |   4 |     96 | 2048 | 79GB | 120.34 | 145.01 | 02-28 |")),
+    ("Rebalancing layers 02-28 (BF16 optimizer)", 12288, 100, None, "bf16-mixed-fp32-grads", True, "", (
+        "|    48 | 184B |  8 |  8 |  6 |   2 |     64 | 2048 | 61GB | 139.72 | 117.91 | 02-28 |",
+        "|    48 | 184B |  8 |  8 |  6 |   4 |     64 | 2048 | 72GB | 120.96 | 136.20 | 02-28 |")),
+    ("Rebalancing layers 02-28 (BF16 optimizer)", 13312, 82, None, "bf16-mixed-fp32-grads", True, "", (
+        "|    48 | 178B |  4 |  8 | 12 |   4 |     64 | 2048 | 52GB | 111.79 | 141.76 | 02-28 |",
+        "|    48 | 178B |  8 |  4 | 12 |   2 |     64 | 2048 | 63GB | 104.45 | 151.71 | 02-28 |",
+        "|    48 | 178B |  8 |  4 | 12 |   2 |    104 | 2048 | 62GB | 123.71 | 128.10 | 02-28 |",
+        "|    48 | 178B |  8 |  4 | 12 |   2 |    128 | 2048 | 60GB | 108.78 | 145.68 | 02-28 |",
+        "|    48 | 178B |  8 |  4 | 12 |   4 |     64 | 2048 | 74GB | 104.82 | 151.18 | 02-28 |")),
+    ("Rebalancing layers 02-28 (BF16 optimizer)", 13312, 94, None, "bf16-mixed-fp32-grads", True, "", (
+        "| 48    | 203B | 8  | 4  | 12 | 2   | 128    | 2048 | 67GB | 124.10 | 146.12 | 02-28 |",)),
+    ("Rebalancing layers 02-28 (BF16 optimizer)", 14336, 70, None, "bf16-mixed-fp32-grads", True, "", (
+        "|    48 | 176B |  4 |  8 | 12 |   2 |     64 | 2048 | 40GB | 121.63 | 128.92 | 02-28 |",
+        "|    48 | 176B |  8 |  4 | 12 |   2 |     64 | 2048 | 59GB | 102.03 | 153.68 | 02-28 |",
+        "|    48 | 176B |  8 |  4 | 12 |   2 |    112 | 2048 | 59GB | 104.50 | 150.05 | 02-28 |",
+        "|    48 | 176B |  8 |  4 | 12 |   2 |    128 | 2048 | 60GB | 105.89 | 148.08 | 02-28 |",
+        "|    48 | 176B |  8 |  4 | 12 |   4 |     64 | 2048 | 73GB | 102.27 | 153.33 | 02-28 |")),
+)
+
+# "## Best TFLOPs" (02-17), one node / 10 / 20 nodes; setup lines quoted: "20B model: TP=8, PP=1, NLAYERS=8,
+# NHIDDEN=14400, NHEADS=32, SEQ_LEN=2048, VOCAB_LENGTH=250k, GBS=2048" and "200B model: TP=8, PP=10, NLAYERS=80,
+# NHIDDEN=14400, NHEADS=96, SEQ_LEN=2048, VOCAB_LENGTH=250k, GBS=2048"; Sec/it from the quoted log lines
+# ("elapsed time per iteration (s): 769.99" ...), MBS 1 and Mem from the tables ("|    8 | 20B  |  1 |  8 |  1 |   1 |
+# 67GB | 108.47 | 02-17 |" ...). (precision, GPUs, DP, PP, L, heads, sec/it, mem GB)
+_S54B_BEST_TFLOPS = (
+    ("fp16-mixed", 8, 1, 1, 8, 32, 769.99, 67), ("fp16-mixed", 80, 1, 10, 80, 96, 844.81, 73),
+    ("fp16-mixed", 160, 2, 10, 80, 96, 430.21, 51),
+    ("bf16-mixed", 8, 1, 1, 8, 32, 777.09, 68), ("bf16-mixed", 80, 1, 10, 80, 96, 853.81, 75),
+    ("bf16-mixed", 160, 2, 10, 80, 96, 434.14, 53),
+)
+
+
+def _s54b_cells(line):
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _s54b_row(tag, h, L, heads, prec, embed, note, line):
+    c = _s54b_cells(line)
+    nodes, dp, tp, pp, mbs = int(c[0]), int(c[2]), int(c[3]), int(c[4]), int(c[5])
+    i = 6
+    if heads is None:
+        heads, i = int(c[6]), 7
+    gbs, mem, sec = int(c[i]), c[i + 1], float(c[i + 2])
+    n = 8 * nodes
+    assert dp * tp * pp == n, line
+    fields = dict(dp=dp, tp=tp, pp=pp, zero_stage=1, microbatch_size=mbs, recompute="full")
+    split = _s54b_split(L, pp, embed)
+    if split:
+        fields["pp_layers"] = split
+    memv = float(mem[:-2]) if mem.endswith("GB") and mem[:-2] else None
+    tier = "[B: vocab 250880]" + (" " + note if note else "")
+    label = (f"{tier} {_S54B_SRC}: {tag}: h{h} L{L} heads {heads}, DP{dp} TP{tp} PP{pp} MBS{mbs} GBS{gbs}, {n} GPUs, "
+             f"{prec}, {sec} s/it")
+    return (label, _s54b_model(h, L, heads), _S54B_HW, _S54B_FW, prec + "+attention=naive+dropout=True", n, 2048, gbs, fields,
+            round(gbs * 2048 / sec / n, 2), memv)
+
+
+_S54B_TABLES = tuple(_s54b_row(tag, h, L, a, prec, emb, note, line)
+                     for tag, h, L, a, prec, emb, note, lines in _S54B_BLOCKS for line in lines)
+_S54B_BEST = tuple(
+    (f"[B: vocab 250880] {_S54B_SRC}: Best TFLOPs 02-17: h14400 L{L} heads {a}, DP{dp} TP8 PP{pp} MBS1 GBS2048, "
+     f"{n} GPUs, {prec}, {sec} s/it",
+     _s54b_model(14400, L, a), _S54B_HW, _S54B_FW, prec + "+attention=naive+dropout=True", n, 2048, 2048,
+     dict(dp=dp, tp=8, pp=pp, zero_stage=1, microbatch_size=1, recompute="full"),
+     round(2048 * 2048 / sec / n, 2), float(mem))
+    for prec, n, dp, pp, L, a, sec, mem in _S54B_BEST_TFLOPS)
+
+SCOUTED_2026_12BD = _S54B_BEST + _S54B_TABLES
