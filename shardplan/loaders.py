@@ -1190,26 +1190,45 @@ def load_hardware(name_or_path: str, **overrides: Any) -> HardwareSpec:
         raise ConfigError(f"hardware {name_or_path}: {e}", field=e.field, value=e.value, legal=e.legal) from None
 
 
+#: a hardware file over a TPU base without fp8 describes another generation (which may have fp8) when its bf16 peak is
+#: above the base's by more than this factor (each TPU generation at least doubled it: v4 275, v5p 459, v6e 918, TPU7x
+#: 2,307 TFLOP/s; Cloud TPU docs); a derated or corrected bf16 peak of the same chip stays the same generation
+NEW_GENERATION_BF16 = 1.2
+
+
+def _as_number(value: Any) -> float | None:
+    """``value`` as a float when it is a number or a text pydantic reads as one ('1.8e15'), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    try:
+        return float(str(value).strip()) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
 def _tpu_without_fp8(base, data: dict, name_or_path: str) -> None:
     """Refuse an fp8 peak added to a TPU generation whose MXU has no fp8 mode. Every TPU preset shares the 'tpu'
     architecture (:data:`~shardplan.specs.hardware.FP8_ARCHS` admits it for TPU7x), so the generation is the base
     preset: a base without ``peak_flops_fp8`` (v4, v5e, v5p, v6e: bf16 and int8 only, Cloud TPU system-architecture
-    pages) keeps its bf16 MXU unless the file also gives another ``peak_flops_bf16`` (a generation described from its
-    own datasheet).
+    pages) keeps its bf16 MXU unless the file also gives a ``peak_flops_bf16`` above :data:`NEW_GENERATION_BF16` x the
+    base's (a generation described from its own datasheet). A quoted number counts (pydantic reads it as one).
 
     Raises:
         ConfigError: ``peak_flops_fp8`` over such a base (the base and the legal alternatives named).
     """
-    fp8 = data.get("peak_flops_fp8")
-    if (base is None or base.kind != "tpu" or base.peak_flops_fp8 is not None or not isinstance(fp8, (int, float))
-            or isinstance(fp8, bool) or data.get("peak_flops_bf16", base.peak_flops_bf16) != base.peak_flops_bf16):
+    fp8, bf16 = _as_number(data.get("peak_flops_fp8")), _as_number(data.get("peak_flops_bf16"))
+    if base is None or base.kind != "tpu" or base.peak_flops_fp8 is not None or fp8 is None:
+        return
+    if bf16 is not None and bf16 > NEW_GENERATION_BF16 * base.peak_flops_bf16:  # another generation's datasheet
         return
     fp8_tpus = [k for k, h in HARDWARE.items() if h.kind == "tpu" and h.peak_flops_fp8]
-    raise ConfigError(f"hardware {short_repr(name_or_path)}: peak_flops_fp8={data['peak_flops_fp8']:.4g} on base={base.name}, "
+    raise ConfigError(f"hardware {short_repr(name_or_path)}: peak_flops_fp8={fp8:.4g} on base={base.name}, "
                       f"whose MXU has no fp8 mode (bf16 and int8 only, Cloud TPU docs), so fp8 would run at the bf16 "
-                      f"rate at best; legal: leave peak_flops_fp8 out, base: {', '.join(fp8_tpus)}, or give this "
-                      "generation's own peak_flops_bf16 with it", field="peak_flops_fp8", value=data["peak_flops_fp8"],
-                      legal=fp8_tpus)
+                      f"rate at best; legal: leave peak_flops_fp8 out, base: {', '.join(fp8_tpus)}, or give another "
+                      f"generation's own peak_flops_bf16 (above {NEW_GENERATION_BF16:g} x {base.peak_flops_bf16:.4g}) "
+                      "with it", field="peak_flops_fp8", value=data["peak_flops_fp8"], legal=fp8_tpus)
 
 
 def hardware_framework(name_or_path: str) -> str | dict | None:

@@ -58,8 +58,13 @@ _OK_WORDS = {"ok", "success", "succeeded", "successful", "ran", "true", "yes", "
 #: parts of a status text that say a run failed for a reason other than memory
 _FAILED_PARTS = ("fail", "error", "crash", "timeout", "timed out", "hang", "kill", "abort", "nan", "diverg", "exception")
 _FAILED_WORDS = {"no", "false", "0", "", "-", "x"}
-#: a status text that denies running out of memory ("ok - no OOM", "without OOM", "not out of memory")
-_NO_OOM = re.compile(r"\b(?:no|not|non|without|w/o)[\s_-]*(?:an?\s+)?(?:oom|out[\s_-]of[\s_-]memory)\b")
+#: an out-of-memory word of a status text: OOM (OOMed, OOMs) as a word, or "out of memory" ("zoom" is none)
+_OOM_WORD = r"(?:\boom(?:ed|s)?\b|\bout[\s_-]of[\s_-]memory\b)"
+#: a status text that denies running out of memory ("ok - no OOM errors", "without OOM", "not out of memory", "didn't
+#: OOM", "never OOMed", "oom: no", "OOM=0"), with a trailing errors / issues / failures word it negates too
+_NO_OOM = re.compile(r"\b(?:no|not|non|without|w/o|never|didn'?t|did\s+not)[\s_-]*(?:an?\s+|any\s+)?" + _OOM_WORD
+                     + r"(?:[\s_-]*(?:errors?|issues?|problems?|failures?|crash(?:es)?|events?))?"
+                     + r"|" + _OOM_WORD + r"\s*[:=]\s*(?:no|none|false|0)\b")
 
 
 class CsvMapping(BaseModel):
@@ -90,7 +95,8 @@ def check_mapping(mapping: CsvMapping) -> None:
 def parse_map_items(items: list[str], sets: list[str]) -> CsvMapping:
     """A mapping from CLI items: each ``--map`` item is a YAML/JSON mapping file or
     ``field=column[*|/ number]``; each ``--set`` item is ``field=value`` (a number when it parses as
-    one). Later items override earlier ones (a ``field=`` item over a mapping file's entry), but one flag naming
+    one). Later items override earlier ones (a ``field=`` item over a mapping file's entry, a mapping file's entry over
+    an earlier item; a column and a constant of one field do not both stay), but one flag naming
     a field twice (``--set seq_len=4096 --set seq_len=2048``) is a typo, not an override, and so is a field given by
     both a ``--map field=COLUMN`` item and a ``--set`` item.
 
@@ -108,13 +114,21 @@ def parse_map_items(items: list[str], sets: list[str]) -> CsvMapping:
                 part = CsvMapping.model_validate(data)
             except ValidationError as e:
                 raise config_error(e, f"--map {p}") from None
-            for k in ("columns", "constants", "values"):
-                doc[k].update(getattr(part, k))
+            for field, col in part.columns.items():  # later wins: a file's column over an earlier constant
+                doc["constants"].pop(field, None)
+                doc["columns"][field] = col
+                flag_columns.pop(field, None)
+            for field, value in part.constants.items():  # and a file's constant over an earlier column
+                doc["columns"].pop(field, None)
+                doc["constants"][field] = value
+                flag_columns.pop(field, None)
+            doc["values"].update(part.values)
             if "missing_status" in data:
                 doc["missing_status"] = part.missing_status
             continue
         field, col = _split_item(item, "--map", "field=column, e.g. tokens_per_s_per_device=tok_s_gpu")
         _once(field, "--map", items)
+        doc["constants"].pop(field, None)  # over an earlier map file's constant: the later item wins
         doc["columns"][field] = col
         flag_columns[field] = item
     for item in sets:
@@ -245,7 +259,7 @@ def _status(text: Any, measured: bool = False, line: int = 0) -> str:
     negated = _NO_OOM.sub(" ", t)
     if negated != t:  # "ok - no OOM", "without oom": the run did not run out of memory; read what is left
         t = " ".join(re.sub(r"[^a-z0-9 ]+", " ", negated).split()) or "ok"
-    if "oom" in t or "out of memory" in t:
+    if re.search(_OOM_WORD, t):
         if measured:  # RunRecord refuses an oom record with a measured outcome: say which line, not a dropped figure
             raise ConfigError(f"line {line}: status={short_repr(text)} says the run ran out of memory, but the row "
                               "measured a throughput or step time; legal: a status of a run that ran (ok) on a "
@@ -498,6 +512,18 @@ def unread_columns(path: str | Path, mapping: CsvMapping) -> list[str]:
         used.add(expr.strip())
         used.update(_expression_parts(expr, header)[0])
     return [h for h in header if h and h not in FIELDS and h not in used]
+
+
+def replaced_columns(path: str | Path, mapping: CsvMapping) -> list[str]:
+    """The header columns of the CSV at ``path`` named as a record field that a constant of ``mapping`` (``--set``)
+    replaces on every row (breaker pass 54b: ``--set model=...`` over the CSV's own model column said nothing). []
+    when the header cannot be read."""
+    try:
+        text = read_text_capped(Path(path), "csv").removeprefix("\ufeff")
+        header = [h.strip() for h in next(csv.reader(io.StringIO(text)), [])]
+    except (ConfigError, csv.Error):
+        return []
+    return [h for h in header if h in mapping.constants and h not in mapping.columns]
 
 
 def unread_columns_note(path: str | Path, mapping: CsvMapping) -> str:

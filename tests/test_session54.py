@@ -22,8 +22,16 @@ def test_fp8_peak_on_tpu7x_or_a_new_generation_loads(tmp_path):
     assert load_hardware(str(f)).peak_flops_fp8 == 2.3e15
     # a generation described from its own datasheet (its own bf16 peak) may have fp8
     g = tmp_path / "next.yaml"
-    g.write_text("base: tpu-v6e\npeak_flops_bf16: 1.0e+15\npeak_flops_fp8: 2.0e+15\n")
-    assert load_hardware(str(g)).peak_flops_fp8 == 2.0e15
+    g.write_text("base: tpu-v6e\npeak_flops_bf16: 2.0e+15\npeak_flops_fp8: 4.0e+15\n")
+    assert load_hardware(str(g)).peak_flops_fp8 == 4.0e15
+    # breaker pass 54b: a quoted peak (pydantic reads it as a number) and a derated bf16 peak of the same chip
+    # (918 -> 900 TFLOP/s, under 1.2 x) skipped the refusal
+    for text in ("base: tpu-v4\npeak_flops_fp8: '1.8e15'\n",
+                 "base: tpu-v6e\npeak_flops_bf16: 9.0e+14\npeak_flops_fp8: 1.8e+15\n"):
+        h = tmp_path / "h.yaml"
+        h.write_text(text)
+        with pytest.raises(ConfigError, match="no fp8 mode"):
+            load_hardware(str(h))
 
 
 def test_megatron_import_names_the_files_a_script_sources(tmp_path):
@@ -277,3 +285,44 @@ def test_torchtitan_import_reads_the_cp_load_balancer():
     imported = import_config("torchtitan", toml, devices=128)
     assert any("context_parallel_load_balancer='headtail'" in n and "cp_load_balance=true" in n for n in imported.notes)
     assert not any("not read" in n and "load_balancer" in n for n in imported.notes)
+
+
+@pytest.mark.parametrize("text, measured, expected", [
+    ("no OOM errors", True, "ok"), ("ok, no out-of-memory errors", True, "ok"), ("oom: no", False, "ok"),
+    ("OOM=0", False, "ok"), ("didn't OOM", False, "ok"), ("never OOMed", False, "ok"), ("OOMed", False, "oom"),
+    ("CUDA OOM", False, "oom"), ("ran (zoom)", False, "failed"),
+])
+def test_record_import_status_words_around_oom(text, measured, expected):
+    # breaker pass 54b: "no OOM errors" on a measured row became failed (its 3,000 tokens/s dropped, exit 0), "oom: no"
+    # / "OOM=0" / "never OOMed" became oom, and "zoom" held an "oom"
+    from shardplan.record_import import _status
+    assert _status(text, measured, 2) == expected
+
+
+def test_other_class_ignores_folders_named_like_a_cluster_and_reads_files_beside_the_records(tmp_path, monkeypatch):
+    # breaker pass 54b: an `aws-p4de/` folder in the working folder hid the shipped A100 cluster (exit 0), and a
+    # relative `a100.yaml` label was looked up from the working folder, not beside the records
+    from shardplan.cli.calibrate import other_class
+    from shardplan.presets.hardware import HARDWARE
+    (tmp_path / "aws-p4de").mkdir()
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "a100.yaml").write_text("base: a100-80gb\n")
+    monkeypatch.chdir(tmp_path)
+    assert other_class(["aws-p4de", "a100.yaml"], HARDWARE["h100-sxm"], runs) == ["aws-p4de (ampere)",
+                                                                                 "a100.yaml (ampere)"]
+
+
+def test_record_import_mapping_later_item_wins_and_replaced_columns_are_named(tmp_path):
+    # breaker pass 54b: a map file's constant beat a later --map COLUMN, and --map tput then a map file's constant kept
+    # both (the constant read: 5 instead of the measured 3,000); --set over the CSV's own column said nothing
+    from shardplan.record_import import parse_map_items, replaced_columns
+    f = tmp_path / "m.yaml"
+    f.write_text("constants: {seq_len: 2048, tokens_per_s_per_device: 5}\n")
+    m = parse_map_items([str(f), "seq_len=seq"], [])
+    assert m.columns["seq_len"] == "seq" and "seq_len" not in m.constants
+    m = parse_map_items(["tokens_per_s_per_device=tput", str(f)], [])
+    assert m.constants["tokens_per_s_per_device"] == 5 and "tokens_per_s_per_device" not in m.columns
+    csv_file = tmp_path / "runs.csv"
+    csv_file.write_text("model,tput\nllama-3-8b,3000\n")
+    assert replaced_columns(csv_file, parse_map_items([], ["model=llama-3.1-70b"])) == ["model"]

@@ -83,7 +83,7 @@ def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framew
     print_fit_summary(cal, not no_cross_validation, hw)
     from shardplan.calibrate import base_error_of
     other_error = base_error_of([r for r in recs if r.hardware in other], hw, prof) if other else None
-    poor = poor_fit(cal, other, other_error, other_class(other, hw))
+    poor = poor_fit(cal, other, other_error, other_class(other, hw, Path(records).parent))
     if poor:
         err_console.print(f"[red]poor fit:[/] {escape(poor)}; " + ("written anyway (--force)" if force else
                           "nothing written (--force writes the files)"), highlight=False, soft_wrap=True)
@@ -175,12 +175,12 @@ def _announce(n_records: int, no_cross_validation: bool) -> None:
                       highlight=False, soft_wrap=True)
 
 
-def other_class(names: list[str], hw) -> list[str]:
+def other_class(names: list[str], hw, base_dir: Path | None = None) -> list[str]:
     """The hardware names among ``names`` that are presets (or aliases) of another device class than ``hw``: another
     ``kind`` or ``compute_arch`` (an A100 or a TPU v5p against an H100 base), or for TPUs, whose presets share the
     'tpu' architecture, another generation (another bf16 peak: v5e records against a v6e base, breaker pass 53d).
-    A name that is a shipped cluster or a hardware file (``aws-p4de``, ``../a100.yaml``: :func:`_loadable`) is judged
-    by the hardware it loads (breaker pass 54: A100 clusters were folded into an H100 fit); names nothing loads (a
+    A name that is a shipped cluster or a hardware file (``aws-p4de``, ``../a100.yaml``, beside the records in
+    ``base_dir`` or in the working folder: :func:`_loadable`) is judged by the hardware it loads (breaker pass 54: A100 clusters were folded into an H100 fit); names nothing loads (a
     CPU, a cluster's own label) are not judged here."""
     from shardplan.presets.hardware import HARDWARE, hardware_preset_name
 
@@ -188,7 +188,7 @@ def other_class(names: list[str], hw) -> list[str]:
         return h.kind, h.compute_arch, h.peak_flops_bf16 if h.kind == "tpu" else None
     out = []
     for name in names:
-        preset = HARDWARE.get(hardware_preset_name(name) or "") or _loadable(name)
+        preset = HARDWARE.get(hardware_preset_name(name) or "") or _loadable(name, base_dir)
         if preset is not None and device_class(preset) != device_class(hw):
             arch = preset.compute_arch or preset.kind
             same = (preset.kind, preset.compute_arch) == (hw.kind, hw.compute_arch)
@@ -196,16 +196,24 @@ def other_class(names: list[str], hw) -> list[str]:
     return out
 
 
-def _loadable(name: str):
-    """The hardware ``name`` loads as a ``--hardware`` value (a shipped cluster, a hardware file), or None when it loads
-    nothing (a label of the records' own) or cannot be read."""
-    from shardplan.cli.common import shipped_cluster
+def _loadable(name: str, base_dir: Path | None = None):
+    """The hardware ``name`` loads (breaker passes 54 / 54b): a hardware file beside the records (``base_dir``), else
+    one relative to the working folder, else a cluster shardplan ships under that name (whatever folders the working
+    folder holds: an ``aws-p4de/`` folder of that cluster's records is no hardware file); None when it loads nothing
+    (a label of the records' own) or cannot be read."""
     from shardplan.errors import ConfigError
     from shardplan.loaders import load_hardware
-    try:
-        return load_hardware(shipped_cluster(name) or name)
-    except (ConfigError, OSError, ValueError):
-        return None
+    shipped = Path(__file__).resolve().parent.parent / "data" / "clusters" / f"{name}.yaml"
+    candidates = [base_dir / name if base_dir is not None else None, Path(name),
+                  shipped if "/" not in name else None]
+    for path in candidates:
+        if path is None or not path.is_file():
+            continue
+        try:
+            return load_hardware(str(path))
+        except (ConfigError, OSError, ValueError):
+            return None
+    return None
 
 
 #: a fit whose median throughput |error| exceeds the base hardware's on the same records (in sample, or on the groups

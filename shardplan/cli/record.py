@@ -39,10 +39,14 @@ def unread_note(csv_file: Path, mapping) -> None:
     from rich.markup import escape
 
     from shardplan.cli.common import err_console
-    from shardplan.record_import import unread_columns_note
+    from shardplan.record_import import replaced_columns, unread_columns_note
     note = unread_columns_note(csv_file, mapping)
     if note:
         err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
+    for col in replaced_columns(csv_file, mapping):
+        err_console.print(f"[yellow]note:[/] --set {escape(col)}={escape(str(mapping.constants[col]))} replaces the "
+                          f"{escape(col)} column of {escape(csv_file.name)} on every row", highlight=False,
+                          soft_wrap=True)
 
 
 def _existing_lines(path: Path) -> int:
