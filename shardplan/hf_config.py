@@ -1067,9 +1067,15 @@ def _rope_and_eps(cfg: Cfg) -> Cfg:
     return out
 
 
+#: the largest RoPE scaling factor read (released models use 4-64: Llama 3.1 8, Llama 3.2 32, DeepSeek-V3's yarn 40;
+#: a 401-digit factor overflowed float(), breaker pass 54b)
+MAX_ROPE_FACTOR = 1024
+
+
 def _check_rope_scaling(scaling: Any) -> None:
     """Refuse a ``rope_scaling`` transformers cannot read (``rope_config_validation``: a mapping with its ``rope_type``
-    or legacy ``type`` key; every scaling type takes a ``factor``, a float >= 1 where given). No cost depends on it
+    or legacy ``type`` key; every scaling type takes a ``factor``, from 1 to :data:`MAX_ROPE_FACTOR` where given). No
+    cost depends on it
     (the rotary embedding is element-wise), but a string or a negative factor is not a model transformers builds.
 
     Raises:
@@ -1080,11 +1086,11 @@ def _check_rope_scaling(scaling: Any) -> None:
     kind = scaling.get("rope_type", scaling.get("type")) if isinstance(scaling, dict) else None
     factor = scaling.get("factor") if isinstance(scaling, dict) else None
     if not isinstance(kind, str) or (factor is not None and not (
-            isinstance(factor, (int, float)) and not isinstance(factor, bool) and 1 <= factor < float("inf"))):
+            isinstance(factor, (int, float)) and not isinstance(factor, bool) and 1 <= factor <= MAX_ROPE_FACTOR)):
         raise ConfigError(f"config.json rope_scaling={short_repr(scaling)} is not legal; legal: null, or a mapping with "
                           "its rope_type (or type: 'linear', 'dynamic', 'yarn', 'longrope', 'llama3', ...) and a "
-                          "factor >= 1 (transformers rope_config_validation)", field="rope_scaling",
-                          value=short_repr(scaling))
+                          f"factor from 1 to {MAX_ROPE_FACTOR:,} (transformers rope_config_validation)",
+                          field="rope_scaling", value=short_repr(scaling))
 
 
 def _number_in(value: Any, key: str, low: float, high: float, legal: str) -> float:

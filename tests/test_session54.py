@@ -326,3 +326,32 @@ def test_record_import_mapping_later_item_wins_and_replaced_columns_are_named(tm
     csv_file = tmp_path / "runs.csv"
     csv_file.write_text("model,tput\nllama-3-8b,3000\n")
     assert replaced_columns(csv_file, parse_map_items([], ["model=llama-3.1-70b"])) == ["model"]
+
+
+def test_bench_output_does_not_stamp_rows_of_another_message_size(tmp_path):
+    # breaker pass 54b: the source's 256 MiB rows were kept under the bench's 64 KiB measured_busbw_bytes
+    from shardplan.cli.bench import bench_document
+    from shardplan.loaders import load_hardware
+    src = tmp_path / "cluster.yaml"
+    src.write_text("base: h100-sxm\nmeasured_busbw_bytes: 268435456\n"
+                   "measured_busbw:\n  AllGather: {1: 3.0e+11, 8: 4.0e+10}\n")
+    fields = {"measured_busbw": {"AllGather": {1: 2.0e11}}, "measured_busbw_bytes": 65536, "sources": {}}
+    doc = bench_document(str(src), load_hardware(str(src)), fields, smoke=True)
+    assert doc["measured_busbw"] == {"AllGather": {1: 2.0e11}} and doc["measured_busbw_bytes"] == 65536
+    assert "left out" in doc["sources"]["measured_busbw"]
+
+
+def test_train_compute_dtype_long_spellings_are_the_short_ones():
+    from shardplan.cli.train import _short_dtype
+    assert _short_dtype("bfloat16") == "bf16" and _short_dtype("float32") == "fp32" and _short_dtype("fp16") == "fp16"
+
+
+def test_rope_scaling_factor_bounds_and_llama32_scaling():
+    from shardplan.loaders import model_from_hf_config
+    from shardplan.presets.models import MODELS
+    cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 256, "intermediate_size": 512,
+           "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 1000,
+           "rope_scaling": {"rope_type": "llama3", "factor": 10 ** 400}}
+    with pytest.raises(ConfigError, match="factor from 1 to 1,024"):  # was an OverflowError traceback
+        model_from_hf_config(cfg)
+    assert (MODELS["llama-3.2-1b"].rope_scaling_type, MODELS["llama-3.2-1b"].rope_scaling_factor) == ("llama3", 32.0)

@@ -98,12 +98,21 @@ def bench_document(hardware: str, hw, fields: dict, smoke: bool) -> dict:
     that profile; without it every command would price with megatron: +49% on usp-h100-efa; breaker pass 54)."""
     from shardplan.loaders import hardware_document, hardware_framework
     doc = hardware_document(hardware, hw, f"{hw.name}-{'smoke-not-a-measurement' if smoke else 'measured'}")
-    old_table = doc.get("measured_busbw") or {}
+    old_table, old_bytes = doc.get("measured_busbw") or {}, doc.get("measured_busbw_bytes")
     doc.update({k: v for k, v in fields.items() if k not in ("sources", "measured_busbw")})
-    if fields.get("measured_busbw") is not None:
-        doc["measured_busbw"] = {op: {**(old_table.get(op) or {}), **rows}
-                                 for op, rows in {**{o: {} for o in old_table}, **fields["measured_busbw"]}.items()}
     doc["sources"].update(fields.get("sources") or {})
+    if fields.get("measured_busbw") is not None:
+        same_size = old_bytes is None or old_bytes == fields.get("measured_busbw_bytes")
+        # the table has one message size (measured_busbw_bytes): rows measured at another size cannot stay under it
+        # (breaker pass 54b: 256 MiB rows stamped with a 64 KiB bench priced collectives 23% faster)
+        keep = old_table if same_size else {}
+        doc["measured_busbw"] = {op: {**(keep.get(op) or {}), **rows}
+                                 for op, rows in {**{o: {} for o in keep}, **fields["measured_busbw"]}.items()}
+        if old_table and not same_size:
+            doc["sources"]["measured_busbw"] = (
+                f"{doc['sources'].get('measured_busbw', '')} The source file's rows (measured at {old_bytes:,} "
+                f"bytes) are left out: this bench measured at {fields.get('measured_busbw_bytes'):,} bytes, and one "
+                "table has one message size").strip()
     framework = hardware_framework(hardware) if hardware else None
     if framework is not None:
         doc["framework"] = framework

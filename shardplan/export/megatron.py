@@ -474,6 +474,11 @@ def write(ctx: ExportContext) -> str:
     extra = ([f"--fine-grained-activation-offloading / --offload-modules: flags of Megatron-LM releases after the "
               f"{SOURCE.split('(')[-1].rstrip(')')} this file's other flags are read from (not defined there)"]
              if ctx.p.offload_modules else [])
+    m = ctx.estimate.model
+    if m.rope_scaling_type is not None and m.position == "rope" and not rope_scaling_args(m):  # breaker pass 54b
+        extra.append(f"RoPE scaling {m.rope_scaling_type} (factor {m.rope_scaling_factor}) is not written: Megatron-LM's "
+                     "flags express llama3 scaling (--use-rope-scaling) and whole linear factors "
+                     "(--rotary-seq-len-interpolation-factor) only; add your fork's flags for it")
     if "--grad-reduce-in-bf16" in PRECISION_FLAGS.get(ctx.training.precision.name, []):  # new-user pass 54
         extra.append(f"--grad-reduce-in-bf16: the plan's precision {ctx.training.precision.name} keeps bf16 gradients; "
                      "Megatron-LM's own default (--bf16 alone) accumulates and reduces them in fp32 (2x the gradient "

@@ -85,6 +85,9 @@ from shardplan.specs.training import TrainingSpec
 log = logging.getLogger("shardplan.jax")
 
 COMPUTE_DTYPES = {"bfloat16": jnp.bfloat16, "bf16": jnp.bfloat16, "float32": jnp.float32, "fp32": jnp.float32}
+#: each spelling of :data:`COMPUTE_DTYPES` to its short name (a run record's precision and a resume's comparison read
+#: the short name: `--compute-dtype bfloat16` was recorded as fp32 and noted as a change from bf16, breaker pass 54b)
+CANONICAL_DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float32": "fp32", "fp32": "fp32"}
 
 
 @dataclass
