@@ -355,3 +355,15 @@ def test_rope_scaling_factor_bounds_and_llama32_scaling():
     with pytest.raises(ConfigError, match="factor from 1 to 1,024"):  # was an OverflowError traceback
         model_from_hf_config(cfg)
     assert (MODELS["llama-3.2-1b"].rope_scaling_type, MODELS["llama-3.2-1b"].rope_scaling_factor) == ("llama3", 32.0)
+
+
+def test_host_memory_reads_the_address_space_limit(monkeypatch):
+    # breaker pass 54b: under `ulimit -v` 8 GB an 11 GiB step passed the check (physical memory only) and XLA aborted
+    import resource
+
+    from shardplan.cli import runtime
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (8 * 2**30, resource.RLIM_INFINITY))
+    assert runtime.host_memory_bytes() <= 8 * 2**30
+    monkeypatch.setattr(runtime, "_accelerator_present", lambda: False)
+    with pytest.raises(ConfigError, match=r"this process may use \d+ GiB"):
+        runtime.check_compiled_memory(11 * 2**30 / 8, 8, 4096)

@@ -119,9 +119,8 @@ def check_host_memory(model: Any, devices: int, layout: Any = None, training: An
     if layout is not None and training is not None:
         from shardplan.cost.memory import memory_estimate
         need = max(need, memory_estimate(model, training, layout).allocated * devices)
-    try:
-        host = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
+    host = host_memory_bytes()
+    if host is None:
         return
     if need > host:
         gpus = int(-(-need // (80 * 2**30)))
@@ -130,6 +129,32 @@ def check_host_memory(model: Any, devices: int, layout: Any = None, training: An
                           f"{host / 2**30:,.0f} GiB; add "
                           f"--scale-down (e.g. --scale-down --scale-d-model 64 --scale-layers 2) or run on at least "
                           f"{gpus:,} accelerators of 80 GiB", field="model", value=model.name)
+
+
+#: the files a Linux container's memory limit is read from (cgroup v2, then v1)
+CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+
+
+def host_memory_bytes() -> int | None:
+    """The memory this process may use (bytes): the host's physical memory, lowered to a container's cgroup limit
+    and to the address-space limit (``ulimit -v``, RLIMIT_AS) where they are set (breaker pass 54b: under an 8 GB
+    ulimit an 11 GiB step passed the check and XLA aborted after 107 s); None when the host's memory is unknown."""
+    import resource
+    try:
+        limits = [os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")]
+    except (ValueError, OSError, AttributeError):
+        return None
+    for path in CGROUP_LIMITS:
+        try:
+            text = open(path).read().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            limits.append(int(text))
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if soft not in (resource.RLIM_INFINITY, -1) and soft > 0:
+        limits.append(soft)
+    return min(limits)
 
 
 def check_compiled_memory(peak_bytes: float, local_devices: int, seq_len: int) -> None:
@@ -144,15 +169,14 @@ def check_compiled_memory(peak_bytes: float, local_devices: int, seq_len: int) -
     """
     if _accelerator_present() or not peak_bytes:
         return
-    try:
-        host = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
+    host = host_memory_bytes()
+    if host is None:
         return
     need = peak_bytes * max(1, local_devices)
     if need > host:
         raise ConfigError(f"the compiled training step needs {peak_bytes / 2**30:,.1f} GiB per device x {local_devices} "
-                          f"simulated CPU devices = {need / 2**30:,.0f} GiB, but this host has {host / 2**30:,.0f} GiB "
-                          f"(the runtime's attention keeps seq_len^2 scores: seq_len={seq_len:,}); legal: a smaller "
+                          f"simulated CPU devices = {need / 2**30:,.0f} GiB, but this process may use "
+                          f"{host / 2**30:,.0f} GiB (the runtime's attention keeps seq_len^2 scores: seq_len={seq_len:,}); legal: a smaller "
                           "--seq-len or --global-batch, more pipeline / tensor sharding, or --scale-down",
                           field="seq_len", value=seq_len)
 
