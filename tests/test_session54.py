@@ -367,3 +367,33 @@ def test_host_memory_reads_the_address_space_limit(monkeypatch):
     monkeypatch.setattr(runtime, "_accelerator_present", lambda: False)
     with pytest.raises(ConfigError, match=r"this process may use \d+ GiB"):
         runtime.check_compiled_memory(11 * 2**30 / 8, 8, 4096)
+
+
+def test_breaker54b_sourced_forms_balancer_values_and_cp_note():
+    from shardplan.export import import_config
+    from shardplan.export.megatron import _sourced_notes
+    # sources inside if / a function / builtin / eval "$(cat ...)" are named; `cp -r . dest` is no source
+    for text in ("if [ -f c.sh ]; then source c.sh; fi", "setup() { source c.sh; }", "builtin source c.sh",
+                 'eval "$(cat c.sh)"'):
+        assert _sourced_notes(text) and "sources c.sh:" in _sourced_notes(text)[0]
+    assert _sourced_notes("cp -r . dest") == ()
+    # torchtitan refuses an empty balancer; numbers, lists and unknown names are no balancer either
+    base = ("[model]\nname = \"llama3\"\nflavor = \"8B\"\n[training]\nlocal_batch_size = 1\nseq_len = 8192\n"
+            "[parallelism]\ndata_parallel_shard_degree = -1\ncontext_parallel_degree = 2\n")
+    for value in ('""', "3", '["headtail"]', "true", '"nonsense"'):
+        with pytest.raises(ConfigError, match="context_parallel_load_balancer"):
+            import_config("torchtitan", base + f"context_parallel_load_balancer = {value}\n", devices=8)
+    import_config("torchtitan", base + 'context_parallel_load_balancer = "ptrr"\n', devices=8)
+    # the cp note keeps the user's overrides and says nothing under Ulysses (heads sharded, no imbalance)
+    from shardplan.cli.estimate import cp_balance_note
+    from shardplan.presets.frameworks import framework_profile
+    e = _est("llama-3.1-8b", "torchtitan", 65536, 8, 16, tp=2, cp=4, sp=True, zero_stage=3)
+    over = e.training.model_copy(update={"framework": framework_profile("torchtitan+loss_chunks=8")})
+    from shardplan.cost.step import estimate
+    assert "--framework torchtitan+loss_chunks=8+cp_load_balance=true" in cp_balance_note(
+        estimate(e.model, e.hardware, over, e.parallel, 16))
+    # (torchtitan has no Ulysses; a profile file with cp_load_balance false and a2a allowed: the megatron one altered)
+    unbalanced = e.training.model_copy(update={"framework": framework_profile("megatron+cp_load_balance=false")})
+    a2a = estimate(e.model, e.hardware, unbalanced, e.parallel.model_copy(update={"cp_comm": "a2a", "zero_stage": 1}),
+                   16)
+    assert cp_balance_note(a2a) is None

@@ -815,12 +815,13 @@ def cp_balance_note(e) -> str | None:
     torchtitan balances the causal work by default (``[parallelism] context_parallel_load_balancer = "headtail"``), so
     a run of today's torchtitan is priced by ``--framework torchtitan+cp_load_balance=true`` (new-user pass 54)."""
     fw = e.training.framework
-    if e.parallel.cp == 1 or fw.cp_load_balance:
+    if e.parallel.cp == 1 or fw.cp_load_balance or e.parallel.cp_comm == "a2a":  # Ulysses shards heads: no imbalance
         return None
+    how = (f"--framework {fw.origin}+cp_load_balance=true" if fw.inline else
+           f"cp_load_balance: true in {fw.origin}" if fw.origin else f"--framework {fw.name}+cp_load_balance=true")
     return (f"the {fw.label} profile prices cp={e.parallel.cp} as contiguous sequence chunks, each rank's causal "
             "attention unbalanced (as its published CP runs ran); a run with a load balancer (torchtitan's "
-            "context_parallel_load_balancer = \"headtail\", its current default) is priced by --framework "
-            f"{fw.name}+cp_load_balance=true")
+            f"context_parallel_load_balancer = \"headtail\", its current default) is priced by {how}")
 
 
 def unreleased_schedule_note(fw, schedules) -> str | None:

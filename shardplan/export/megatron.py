@@ -1193,6 +1193,12 @@ def _unset_test_notes(env: dict[str, str]) -> tuple[str, ...]:
 #: a statement that runs another file in the script's own shell (bash manual, "Bourne Shell Builtins": ``source`` and
 #: ``.``): the variables and arrays it sets reach the launch line, but the importer reads only the script it is given
 _SOURCE = re.compile(r"^\s*(?:source|\.)\s+(\S+)")
+#: what may stand before ``source`` / ``.`` in a statement (bash manual, "Compound Commands" and "Shell Functions"):
+#: if / then / else / do keywords, a group's brace, a function header, ``builtin`` / ``command`` (breaker pass 54b:
+#: ``if [ -f c.sh ]; then source c.sh; fi`` and ``setup() { source c.sh; }`` were not noted)
+_BEFORE_SOURCE = re.compile(r"^\s*(?:(?:if|then|else|elif|do|\{|\(|builtin|command)\s+|[A-Za-z_]\w*\s*\(\)\s*\{\s*)*")
+#: ``eval "$(cat common.sh)"``: another file's text run in the script's shell
+_EVAL_CAT = re.compile(r"\beval\s+[\"']?\$\(\s*cat\s+([^)\s\"']+)")
 
 
 #: files a launch script sources to set up its shell, not its training flags (a Python environment, a login profile)
@@ -1202,8 +1208,9 @@ _ENVIRONMENT_FILES = ("activate", "conda.sh", ".bashrc", ".bash_profile", ".prof
 def _sourced_notes(text: str) -> tuple[str, ...]:
     """A note naming the files the script sources (``source common.sh`` / ``. ./env.sh``): flags and variables they set
     are not read, so a launch line that takes its layout from them reads Megatron-LM's defaults there."""
-    files = [m.group(1) for st in shell_statements(without_heredocs(strip_comments(text)))
-             if (m := _SOURCE.match(st)) and m.group(1).rstrip("/").rsplit("/", 1)[-1] not in _ENVIRONMENT_FILES]
+    found = [m.group(1) for st in shell_statements(without_heredocs(strip_comments(text)))
+             if (m := _SOURCE.match(_BEFORE_SOURCE.sub("", st, count=1)) or _EVAL_CAT.search(st))]
+    files = [f.strip("\"'") for f in found if f.strip("\"'").rstrip("/").rsplit("/", 1)[-1] not in _ENVIRONMENT_FILES]
     if not files:
         return ()
     shown = ", ".join(files[:4]) + (" ..." if len(files) > 4 else "")

@@ -341,6 +341,9 @@ READ_KEYS = ("data_parallel_replicate_degree", "data_parallel_shard_degree", "fs
 #: how the K/V shards travel between the cp ranks of torch's context_parallel; both move each rank's K/V to every
 #: other rank once per attention, the bytes the planner's ring prices
 CP_ROTATE_METHODS = ("allgather", "alltoall")
+#: torchtitan's [parallelism] context_parallel_load_balancer values (config/parallelism.py: "headtail" for SDPA,
+#: "ptrr" for FlexAttention; None, the Python default of some releases, has no TOML spelling)
+CP_LOAD_BALANCERS = ("headtail", "ptrr")
 #: torchtitan's [parallelism] expert_parallel_comm_backend values (pytorch/torchtitan PR #2107, 2025-12:
 #: torchtitan/distributed/deepep: "DeepEP: Support for NVLink8 (H100 / B200)", "HybridEP: Optimized for
 #: GB200/NVLink72"; 'standard' the default all-to-all) and the planner's moe_dispatcher of each
@@ -386,7 +389,12 @@ def _cp_rotate_note(par: dict, cp: int, notes: list[str]) -> None:
         notes.append(f"context_parallel_rotate_method={method!r}: each rank's K/V shard reaches every other cp rank "
                      "once per attention, priced as the ring's bytes (cp_comm ring)")
     balancer = par.get("context_parallel_load_balancer")
-    if cp > 1 and isinstance(balancer, str) and balancer:  # torchtitan config/parallelism.py: 'headtail', 'ptrr'
+    if "context_parallel_load_balancer" in par and balancer not in CP_LOAD_BALANCERS:  # breaker pass 54b
+        raise ConfigError(f"torchtitan context_parallel_load_balancer={short_repr(balancer)}; legal: "
+                          f"{', '.join(map(repr, CP_LOAD_BALANCERS))} (leave the key out for torchtitan's default; an "
+                          "empty string is refused by its ParallelismConfig)", field="context_parallel_load_balancer",
+                          value=short_repr(balancer), legal=list(CP_LOAD_BALANCERS))
+    if cp > 1 and balancer:
         notes.append(f"context_parallel_load_balancer={balancer!r} balances each rank's causal attention; the "
                      "torchtitan profile prices contiguous chunks (its published CP runs): estimate with --framework "
                      "torchtitan+cp_load_balance=true to price the balanced run")
