@@ -397,3 +397,21 @@ def test_breaker54b_sourced_forms_balancer_values_and_cp_note():
     a2a = estimate(e.model, e.hardware, unbalanced, e.parallel.model_copy(update={"cp_comm": "a2a", "zero_stage": 1}),
                    16)
     assert cp_balance_note(a2a) is None
+
+
+def test_amd_infinity_fabric_mesh_gives_a_small_group_its_own_links():
+    # new-user pass 54b: MI300X has no switch: one 64 GB/s link to each of 7 peers (448 GB/s only for all 8); a tp 2
+    # group was priced at ~275 GB/s. AllGather of S = 1e9 B over tp 2 on MI300X: bus bandwidth 448e9 x 0.7 (efficiency)
+    # x 1/7 (one link of seven) = 44.8e9 B/s; bytes per device (2-1)/2 x S = 5e8; time 5e8 / 44.8e9 = 11.161 ms plus the
+    # latency 8.4 us + 1 step x 5 us
+    from shardplan.cost.comm import collective_cost, mesh_share
+    from shardplan.presets.hardware import HARDWARE
+    mi = HARDWARE["mi300x"]
+    assert mi.scale_up_topology == "mesh" and HARDWARE["h100-sxm"].scale_up_topology == "switch"
+    assert (mesh_share(mi, 2, 1), mesh_share(mi, 4, 1), mesh_share(mi, 8, 1)) == (1 / 7, 3 / 7, 1.0)
+    assert mesh_share(mi, 4, 2) == 3 / 7 and mesh_share(HARDWARE["h100-sxm"], 2, 1) == 1.0
+    c = collective_cost("AllGather", 1e9, 2, 1, mi)
+    assert c.time_s == pytest.approx(5e8 / 44.8e9 + 8.4e-6 + 5e-6, rel=1e-6)
+    # a pipeline / cp send to a peer in the node uses one link
+    s = collective_cost("SendRecv", 1e8, 2, 1, mi)
+    assert s.time_s == pytest.approx(1e8 / 44.8e9 + 8.4e-6 + 5e-6, rel=1e-6)

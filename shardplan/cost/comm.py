@@ -4,7 +4,8 @@ Units: bytes, seconds, bytes/s. ``S`` is the *full* logical buffer of one call (
 AllGather, the input of ReduceScatter / AllReduce); for AllToAll the per-device payload; for
 SendRecv the message. A group of ``n`` devices whose members are ``stride`` ranks apart has ``n_1``
 members in each scale-up domain (NVLink node / TPU slice) and spans ``n_2 = n / n_1`` domains.
-``W_1 = scale_up_bandwidth x scale_up_efficiency`` (x torus axes spanned on TPUs), ``W_2 =
+``W_1 = scale_up_bandwidth x scale_up_efficiency`` (x torus axes spanned on TPUs, x the group's share of the links
+on a fully connected mesh: :func:`mesh_share`), ``W_2 =
 scale_out_bandwidth x scale_out_efficiency`` (per GPU), ``a_up`` / ``a_out`` the per-hop latencies
 ``scale_up_latency`` / ``scale_out_latency``, ``alpha_0 = collective_latency``.
 
@@ -162,9 +163,24 @@ def bus_factor(op: str, n: int) -> float:
 
 def scale_up_bw(hw: HardwareSpec, n: int, stride: int) -> float:
     """Per-device scale-up ring bandwidth ``W_1`` (bytes/s): NVLink one-way x efficiency, or on TPUs the
-    bidirectional ICI link x efficiency x torus axes the group spans (Scaling Book sharding.md)."""
+    bidirectional ICI link x efficiency x torus axes the group spans (Scaling Book sharding.md); on a fully connected
+    mesh (``scale_up_topology`` 'mesh': AMD Instinct MI300X / MI325X / MI355X platforms, one Infinity Fabric link to
+    each of the 7 peers, AMD CDNA 3 white paper, "AMD Instinct MI300X platform") the ``k - 1`` links to the group's
+    other members in the domain (:func:`mesh_share`)."""
     axes = hw.ici_axes_spanned(min(n * stride, hw.scale_up_size)) if hw.kind == "tpu" else 1
-    return hw.scale_up_bandwidth * hw.scale_up_efficiency * axes
+    return hw.scale_up_bandwidth * hw.scale_up_efficiency * axes * mesh_share(hw, n, stride)
+
+
+def mesh_share(hw: HardwareSpec, n: int, stride: int) -> float:
+    """The share of ``scale_up_bandwidth`` a group of ``n`` devices ``stride`` ranks apart gets in one scale-up
+    domain: 1 behind a switch; on a full mesh ``(k - 1) / (G - 1)`` with ``k`` the group's members in the domain and
+    ``G = scale_up_size`` (each device reaches each peer over its own link and a collective among ``k`` members can
+    use only the links between them: RCCL builds its rings and direct AllToAll over those; a pair gets one link, 64 of
+    448 GB/s on an MI300X). E.g. tp 2 on MI300X: 1/7; tp 4: 3/7; tp 8: 1."""
+    if hw.scale_up_topology != "mesh" or hw.scale_up_size <= 2:
+        return 1.0
+    k = max(2, min(n, max(1, hw.scale_up_size // max(1, stride))))
+    return (k - 1) / (hw.scale_up_size - 1)
 
 
 def scale_out_bw(hw: HardwareSpec) -> float:
@@ -235,8 +251,8 @@ def measured_bus_bw(hw: HardwareSpec, op: str, n1: int, n2: int, share: float = 
     if hi != lo:
         f = (math.log(k) - math.log(lo)) / (math.log(hi) - math.log(lo))
         b += f * (table_bandwidth(hw, op, hi) - b)
-    if n2 == 1:
-        return b
+    if n2 == 1:  # on a full mesh a smaller group owns fewer links than the full-node communicator measured
+        return b * (mesh_share(hw, n1, 1) if n1 < hw.scale_up_size else 1.0)
     return b * min(1.0, n1 / hw.scale_up_size) * share
 
 

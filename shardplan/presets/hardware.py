@@ -71,7 +71,7 @@ def _cdna3(name: str, hbm_bytes: float, hbm_bandwidth: float, maf_bf16: float, m
     scaled = "" if name == "mi300x" else f" x {chip}'s MAF over the MI300X's ({maf_bf16:g} / 708 bf16, {maf_fp8:g} / 1273 fp8)"
     return HardwareSpec(
         name=name, peak_flops_bf16=peak_bf16, peak_flops_fp8=peak_fp8, hbm_bytes=hbm_bytes, hbm_bandwidth=hbm_bandwidth,
-        scale_up_size=8, scale_up_bandwidth=448e9, scale_out_bandwidth=50e9,
+        scale_up_size=8, scale_up_bandwidth=448e9, scale_up_topology="mesh", scale_out_bandwidth=50e9,
         matmul_efficiency=round(bf16 * _HOPPER_KEEPS, 2), fp8_matmul_efficiency=round(fp8 * _HOPPER_KEEPS, 2),
         isolated_matmul_efficiency=round(bf16, 3), scale_up_efficiency=0.7,
         scale_out_efficiency=0.85,
@@ -84,6 +84,9 @@ def _cdna3(name: str, hbm_bytes: float, hbm_bandwidth: float, maf_bf16: float, m
                                       "0.73, measured in the same benchmark): derived, not fitted",
                  "scale_up_bandwidth": "AMD MI300X: 7 Infinity Fabric links, 896 GB/s bidirectional aggregate -> 448 GB/s "
                                        "one-way per GPU (fully connected 8-GPU platform)",
+                 "scale_up_topology": "mesh: AMD CDNA 3 white paper / MI300X platform: each GPU links directly to each "
+                                      "of its 7 peers (64 GB/s one-way per link), no switch; a group of k GPUs uses "
+                                      "k - 1 of the links",
                  "scale_out_bandwidth": "MI300X platform: 8x 400 Gb/s NICs -> 50 GB/s per GPU",
                  "latency": _LAT, **sources})
 
@@ -182,8 +185,8 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
         "scale_out_bandwidth": "as the MI300X platform: one 400 Gb/s NIC per GPU (assumed)"}),
     HardwareSpec(
         name="mi355x", peak_flops_bf16=2516.6e12, peak_flops_fp8=5033.2e12, peak_flops_fp32=157.3e12, hbm_bytes=288 * GiB,
-        hbm_bandwidth=8.0e12, scale_up_size=8, scale_up_bandwidth=537.6e9, scale_out_bandwidth=50e9,
-        matmul_efficiency=0.44, fp8_matmul_efficiency=0.39, scale_up_efficiency=0.7, scale_out_efficiency=0.85,
+        hbm_bandwidth=8.0e12, scale_up_size=8, scale_up_bandwidth=537.6e9, scale_up_topology="mesh",
+        scale_out_bandwidth=50e9, matmul_efficiency=0.44, fp8_matmul_efficiency=0.39, scale_up_efficiency=0.7, scale_out_efficiency=0.85,
         sources={"peak_flops": "AMD Instinct MI355X (CDNA 4): 256 compute units x 2.4 GHz x 4,096 bf16 FLOP per clock "
                                "per CU (CDNA 4 doubles CDNA 3's 2,048; the MI300X's 304 x 2.1 GHz x 2,048 = 1,307.4 "
                                "TFLOPS is its datasheet figure) = 2,516.6 TFLOPS bf16, fp8 twice that (AMD: 2.5 / "
@@ -193,6 +196,8 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
                  "hbm": "AMD MI355X datasheet: 288 GB HBM3E, 8 TB/s; ROCm docs, AMD GPU specifications: VRAM 288 GiB (no device-reported total found)",
                  "scale_up_bandwidth": "AMD MI355X: 7 Infinity Fabric links of 153.6 GB/s, 1,075 GB/s bidirectional "
                                        "-> 537.6 GB/s one-way per GPU (fully connected 8-GPU platform)",
+                 "scale_up_topology": "mesh: the fully connected 8-GPU platform (one link to each of 7 peers, 76.8 "
+                                      "GB/s one-way each), no switch",
                  "scale_out_bandwidth": "one 400 Gb/s NIC per GPU (AMD Pollara 400 / ConnectX-7 platforms; assumed) "
                                         "-> 50 GB/s",
                  "matmul_efficiency": "AMD's CDNA 3 Max-Achievable FLOPs rates (MI300X 708 / 1,307.4 bf16 = 0.54, "

@@ -105,6 +105,12 @@ class HardwareSpec(BaseModel):
     scale_up_bandwidth: float = Field(ge=1e6, le=L.MAX_BANDWIDTH, description="per-device ring bandwidth of the scale-up level, bytes/s")
     scale_up_latency: float = Field(default=5e-6, ge=0, le=1.0,
                                     description="per-hop (per ring step) latency of the scale-up level, s")
+    scale_up_topology: Literal["switch", "mesh"] = Field(
+        default="switch",
+        description="how the scale-up domain is wired: 'switch' (NVSwitch, TPU ICI: every group gets "
+                    "scale_up_bandwidth per device) or 'mesh' (AMD Instinct platforms: one Infinity Fabric link "
+                    "to each of the scale_up_size - 1 peers, so a group of k devices in the domain gets k - 1 of "
+                    "them, (k - 1) / (scale_up_size - 1) of scale_up_bandwidth; shardplan.cost.comm.scale_up_bw)")
     scale_out_bandwidth: float = Field(ge=1e6, le=L.MAX_BANDWIDTH,
                                        description="per-device one-way scale-out (IB/RoCE/DCN) bandwidth, bytes/s")
     scale_out_latency: float = Field(default=2e-5, ge=0, le=1.0,
