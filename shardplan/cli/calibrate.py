@@ -9,8 +9,8 @@ import yaml
 from rich.markup import escape
 from rich.table import Table
 
-from shardplan.cli.common import (POOR_FIT_SOURCE, app, check_output_path, config_errors, console, err_console,
-                                  shipped_cluster)
+from shardplan.cli.common import (POOR_FIT_SOURCE, UNCHECKED_SOURCE, app, check_output_path, config_errors, console,
+                                  err_console, shipped_cluster)
 from shardplan.cli.record import MapOpt, SetOpt
 from shardplan.errors import ConfigError
 
@@ -93,9 +93,13 @@ def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framew
     if output:
         doc = cluster_yaml(cal, hw, len(recs), date, prof, source=hardware)
         # a base file's own mark is not this fit's (a good re-calibration of a --force file carried it on)
-        sources = {k: v for k, v in (doc.get("sources") or {}).items() if str(k).lower() != POOR_FIT_SOURCE}
+        sources = {k: v for k, v in (doc.get("sources") or {}).items()
+                   if str(k).lower() not in (POOR_FIT_SOURCE, UNCHECKED_SOURCE)}
         if poor:  # --force: the file says so, and every command reading it repeats it (common.hardware_file_notes)
             sources[POOR_FIT_SOURCE] = poor
+        if no_cross_validation:  # the held-out check (which can make a fit poor) did not run: said, and repeated
+            sources[UNCHECKED_SOURCE] = (f"calibrate --no-cross-validation on {date}: the fitted constants were not "
+                                         "scored on held-out records (leave-one-model-out / node-count-out)")
         doc["sources"] = sources
         output.write_text(yaml.safe_dump(doc, sort_keys=False))
         console.print(f"wrote {output} (use it as --hardware {output})")
@@ -396,6 +400,11 @@ def print_fit_summary(cal, cross_validation: bool = True, hw=None) -> None:
         console.print(f"{name}: throughput median |error| {e['throughput_median_of_groups']:.1%} "
                       f"over {e['groups']:.0f} held-out groups"
                       + (f" (base on the same groups: {base:.1%})" if base is not None else ""), highlight=False)
+    if not cross_validation:
+        err_console.print("[yellow]note:[/] --no-cross-validation: the fit is not scored on held-out records, the check "
+                          "that calls a fit worse than the base hardware poor; the written file says so "
+                          f"(sources.{UNCHECKED_SOURCE}) and every command reading it repeats it", highlight=False,
+                          soft_wrap=True)
     if cross_validation and not cal.cross_validated:
         err_console.print("[yellow]note:[/] no cross-validation: the records hold one model and one node count (or "
                           "nothing was fitted), so no group can be held out; the errors above are in-sample only, and "

@@ -272,6 +272,9 @@ def framework_note(hardware: str | None, framework: str | None, profile: Any) ->
 #: the ``sources`` key under which ``calibrate --force`` records why the fit it wrote was poor
 #: (:func:`hardware_file_notes` repeats it on every use of the file)
 POOR_FIT_SOURCE = "poor_fit"
+#: the ``sources`` key of a hardware file ``calibrate --no-cross-validation`` wrote: its held-out error was not checked
+#: (new-user pass 54b: the check that refused a fit was skipped and the file looked clean)
+UNCHECKED_SOURCE = "not_cross_validated"
 
 
 def hardware_file_notes(hardware: str | None) -> None:
@@ -292,6 +295,10 @@ def hardware_file_notes(hardware: str | None) -> None:
                           "--smoke`: tiny shapes that exercise the code path, not measurements of a device; the "
                           "predictions below rest on them (run `shardplan bench` without --smoke on the accelerator)",
                           highlight=False, soft_wrap=True)
+    if any(str(k).lower() == UNCHECKED_SOURCE for k in sources):
+        err_console.print(f"[yellow]note:[/] the hardware file {escape(hardware)} was written by `shardplan calibrate "
+                          "--no-cross-validation`: its constants were never scored on records they were not fitted "
+                          "on; the predictions below rest on them", highlight=False, soft_wrap=True)
     poor = next((v for k, v in sources.items() if str(k).lower() == POOR_FIT_SOURCE), None)
     if poor:
         # the file's own text: printable characters only (no terminal escapes), at most 300 of them
