@@ -67,12 +67,7 @@ def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framew
     recs = _read_runs(records, map, set)
     hw = hardware_spec(hardware)
     prof = _fit_profile(recs, hardware, framework)
-    named = sorted({r.framework for r in recs if r.framework and r.framework.split("/")[-1].lower() != prof.name.lower()
-                    and r.framework.split("/")[-1].lower() not in prof.origin.lower()})
-    if named:
-        err_console.print(f"[yellow]warning:[/] the records name framework {', '.join(escape(n) for n in named)}; the fit "
-                          f"uses the {escape(prof.label)} profile for all of them (choose it with --framework)",
-                          highlight=False)
+    _framework_notes(recs, prof)
     other = _hardware_warning(recs, hardware, hw, hardware_given)
     from shardplan.cli.common import progress_bar
     _announce(len(recs), no_cross_validation)
@@ -108,6 +103,32 @@ def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framew
         console.print(f"wrote {profile_out} (use it as --framework {profile_out})")
     if poor:
         raise typer.Exit(1)
+
+
+def _framework_notes(recs: list, prof) -> None:
+    """On stderr: the frameworks the records name that the fit's profile is not (it prices them all), and
+    :func:`_precision_note`."""
+    named = sorted({r.framework for r in recs if r.framework and r.framework.split("/")[-1].lower() != prof.name.lower()
+                    and r.framework.split("/")[-1].lower() not in prof.origin.lower()})
+    if named:
+        err_console.print(f"[yellow]warning:[/] the records name framework {', '.join(escape(n) for n in named)}; the fit "
+                          f"uses the {escape(prof.label)} profile for all of them (choose it with --framework)",
+                          highlight=False)
+    _precision_note(recs, prof)
+
+
+def _precision_note(recs: list, prof) -> None:
+    """A note when records give no precision under a Megatron-LM profile without a default: they are priced as
+    bf16-mixed (bf16 gradients, what shardplan's Megatron export writes with --grad-reduce-in-bf16), while Megatron-LM's
+    --bf16 alone keeps fp32 gradients; a fit on the wrong one absorbs the gradient buffer into allocator terms
+    (new-user pass 54b: allocator_overhead 0.025 -> 0.133 and an invented LM-head term on MI300X records)."""
+    missing = sum(r.precision is None for r in recs)
+    if not missing or prof.default_precision is not None or not prof.name.startswith("megatron"):
+        return
+    err_console.print(f"[yellow]note:[/] {missing} of {len(recs)} records give no precision: priced as bf16-mixed (bf16 "
+                      "gradients, Megatron-LM's --grad-reduce-in-bf16); stock --bf16 keeps fp32 gradients (2 more bytes "
+                      "per parameter): if the runs did, give the records precision bf16-mixed-fp32-grads (record import "
+                      "--set precision=bf16-mixed-fp32-grads)", highlight=False, soft_wrap=True)
 
 
 def _read_runs(records: Path, map: list[str] | None, set: list[str] | None) -> list:
