@@ -430,6 +430,7 @@ def test_calibrate_without_cross_validation_marks_its_file(tmp_path):
     r = CliRunner().invoke(app, ["calibrate", str(runs), "-H", "h100-sxm", "-o", str(out), "--no-cross-validation"])
     assert out.exists(), r.output
     assert "not_cross_validated" in yaml.safe_load(out.read_text())["sources"]
+    assert "7 of 7 records give no precision: priced as bf16-mixed" in r.output  # new-user pass 54b
     r2 = CliRunner().invoke(app, ["estimate", "-m", "llama-3-8b", "-H", str(out), "-n", "8", "-s", "4096", "-b", "64",
                                   "--tp", "8"])
     assert "--no-cross-validation" in r2.output
