@@ -434,3 +434,16 @@ def test_calibrate_without_cross_validation_marks_its_file(tmp_path):
     r2 = CliRunner().invoke(app, ["estimate", "-m", "llama-3-8b", "-H", str(out), "-n", "8", "-s", "4096", "-b", "64",
                                   "--tp", "8"])
     assert "--no-cross-validation" in r2.output
+
+
+def test_calibrate_without_hardware_takes_the_records_own():
+    # new-user pass 54b: every record named mi300x, the fit priced them on the h100-sxm default and refused their HBM
+    from shardplan.cli.calibrate import _records_hardware
+    from shardplan.records import RunRecord
+    rec = dict(model="llama-3-8b", devices=8, seq_len=4096, global_batch_size=64, parallel={"tp": 8},
+               tokens_per_s_per_device=5000.0)
+    assert _records_hardware([RunRecord(hardware="mi300x", **rec)] * 2) == "mi300x"
+    assert _records_hardware([RunRecord(hardware="MI300X", **rec)]) == "mi300x"
+    assert _records_hardware([RunRecord(hardware="mi300x", **rec), RunRecord(hardware="h200", **rec)]) == "h100-sxm"
+    assert _records_hardware([RunRecord(hardware="my-cluster", **rec)]) == "h100-sxm"
+    assert _records_hardware([RunRecord(hardware="aws-p4de", **rec)]).endswith("aws-p4de.yaml")

@@ -40,10 +40,11 @@ MIN_FIT_OOM_ACCURACY = 0.5
 MAX_BASE_ERROR_OTHER_HARDWARE = 3.0
 
 
-#: --hardware of calibrate: the base fitted (default h100-sxm; None tells a default from a choice)
+#: --hardware of calibrate: the base fitted (default: the preset every record names, else h100-sxm; None tells a
+#: default from a choice)
 CalibrateHardwareOpt = Annotated[Optional[str], typer.Option(
     "--hardware", "-H", callback=shipped_cluster, help="the base to fit: a preset name, YAML/JSON spec file or a "
-    "cluster file shardplan ships (default h100-sxm)")]
+    "cluster file shardplan ships (default: the preset every record names, else h100-sxm)")]
 
 
 @app.command()
@@ -58,13 +59,13 @@ def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framew
     from shardplan.inputs import hardware_spec
 
     hardware_given = hardware is not None
-    hardware = hardware or "h100-sxm"
     check_output_path("-o/--output", output, inputs={"records": records})  # before the fit, which can take minutes
     check_output_path("--profile-out", profile_out, inputs={"records": records})
     if output is not None and profile_out is not None and output.resolve() == profile_out.resolve():
         raise ConfigError(f"-o/--output and --profile-out are the same file ({output}): the profile would overwrite the "
                           "cluster file; legal: two different paths", field="profile_out", value=str(profile_out))
     recs = _read_runs(records, map, set)
+    hardware = hardware or _records_hardware(recs)
     hw = hardware_spec(hardware)
     prof = _fit_profile(recs, hardware, framework)
     _framework_notes(recs, prof)
@@ -103,6 +104,21 @@ def calibrate(records: RecordsArg, hardware: CalibrateHardwareOpt = None, framew
         console.print(f"wrote {profile_out} (use it as --framework {profile_out})")
     if poor:
         raise typer.Exit(1)
+
+
+def _records_hardware(recs: list) -> str:
+    """``--hardware`` when it is not given: the preset (or shipped cluster) every record names, with a note, else
+    h100-sxm (new-user pass 54b: MI300X records were priced on the H100 default and refused for its HBM)."""
+    from shardplan.presets.hardware import hardware_preset_name
+    names = {r.hardware for r in recs}
+    if len(names) == 1:
+        name = next(iter(names))
+        preset = hardware_preset_name(name) or (name if _loadable(name) is not None and "/" not in name else None)
+        if preset is not None:
+            err_console.print(f"[yellow]note:[/] every record names hardware {escape(name)}: the fit prices them on "
+                              f"{escape(preset)} (--hardware chooses another base)", highlight=False)
+            return shipped_cluster(preset) or preset
+    return "h100-sxm"
 
 
 def _framework_notes(recs: list, prof) -> None:
