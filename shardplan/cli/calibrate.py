@@ -397,33 +397,25 @@ def _print_left_out(cal) -> None:
     (:attr:`~shardplan.calibrate.Calibration.excluded`) and runs on degraded hardware by their own bus-bandwidth
     measurement (:attr:`~shardplan.calibrate.Calibration.degraded`); then the records whose outcome the fitted
     constants call wrong (:attr:`~shardplan.calibrate.Calibration.misjudged`)."""
-    for line in cal.excluded[:5]:
-        err_console.print(f"[yellow]warning:[/] left out of the fit, the planner refuses its layout: {escape(line)}",
-                          highlight=False, soft_wrap=True)
-    if len(cal.excluded) > 5:
-        err_console.print(f"[yellow]warning:[/] {len(cal.excluded) - 5} more records that ran were left out the same way",
-                          highlight=False)
-    for line in cal.degraded[:5]:
-        err_console.print(f"[yellow]warning:[/] left out of the fit, its own bus-bandwidth measurement shows degraded "
-                          f"hardware: {escape(line)}", highlight=False, soft_wrap=True)
-    if len(cal.degraded) > 5:
-        err_console.print(f"[yellow]warning:[/] {len(cal.degraded) - 5} more records that ran were left out the same "
-                          "way", highlight=False)
-    for line in cal.kept_low[:5]:
-        err_console.print(f"[yellow]note:[/] {escape(line)}", highlight=False, soft_wrap=True)
-    if len(cal.kept_low) > 5:
-        err_console.print(f"[yellow]note:[/] {len(cal.kept_low) - 5} more notes of the same kind", highlight=False)
-    for line in cal.outliers[:5]:
-        err_console.print(f"[yellow]warning:[/] a record the fitted constants miss by more than 10x: {escape(line)}",
-                          highlight=False, soft_wrap=True)
-    if len(cal.outliers) > 5:
-        err_console.print(f"[yellow]warning:[/] {len(cal.outliers) - 5} more records missed by more than 10x",
-                          highlight=False)
-    for line in cal.misjudged[:5]:
-        err_console.print(f"[yellow]note:[/] the fitted constants call this record's outcome wrong: {escape(line)}",
-                          highlight=False, soft_wrap=True)
-    if len(cal.misjudged) > 5:
-        err_console.print(f"[yellow]note:[/] {len(cal.misjudged) - 5} more records called wrong", highlight=False)
+    for lines, level, head, more in (
+            (cal.excluded, "warning", "left out of the fit, the planner refuses its layout: ",
+             "more records that ran were left out the same way"),
+            (cal.degraded, "warning", "left out of the fit, its own bus-bandwidth measurement shows degraded hardware: ",
+             "more records that ran were left out the same way"),
+            (cal.kept_low, "note", "", "more notes of the same kind"),
+            (cal.outliers, "warning", "a record the fitted constants miss by more than 10x: ",
+             "more records missed by more than 10x"),
+            (cal.misjudged, "note", "the fitted constants call this record's outcome wrong: ",
+             "more records called wrong")):
+        _print_five(lines, level, head, more)
+
+
+def _print_five(lines: list[str], level: str, head: str, more: str) -> None:
+    """The first five of ``lines`` on stderr as ``level: head line``, then a count of the rest."""
+    for line in lines[:5]:
+        err_console.print(f"[yellow]{level}:[/] {escape(head)}{escape(line)}", highlight=False, soft_wrap=True)
+    if len(lines) > 5:
+        err_console.print(f"[yellow]{level}:[/] {len(lines) - 5} {more}", highlight=False)
 
 
 def print_fit_summary(cal, cross_validation: bool = True, hw=None) -> None:
