@@ -326,8 +326,8 @@ def model_args(model, seq_len: int) -> list[str]:
     --num-attention-heads, --group-query-attention / --num-query-groups (fewer KV heads), --kv-channels (a head width
     other than hidden / heads), --max-position-embeddings (at least --seq-length, as validate_args asserts),
     --position-embedding-type, --normalization, --rotary-base / --norm-epsilon (where the model gives rope_theta /
-    norm_eps), the RoPE scaling flags (:func:`rope_scaling_args`), --swiglu, --untie-embeddings-and-output-weights, --disable-bias-linear
-    / --add-qkv-bias, --qk-layernorm (a per-head QK norm, ``qk_norm='head'``: Qwen3; Megatron-Core's
+    norm_eps), the RoPE scaling flags (:func:`rope_scaling_args`), --swiglu, --untie-embeddings-and-output-weights,
+    --disable-bias-linear / --add-qkv-bias, --qk-layernorm (a per-head QK norm, ``qk_norm='head'``: Qwen3; Megatron-Core's
     SelfAttention builds q_layernorm / k_layernorm with hidden_size=hidden_size_per_attention_head,
     megatron/core/transformer/attention.py), and for MoE --num-experts, --moe-router-topk, --moe-ffn-hidden-size,
     --moe-shared-expert-intermediate-size and --moe-layer-freq (leading dense layers). [] for a model with a feature
