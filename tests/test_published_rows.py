@@ -22,8 +22,10 @@ ROW = published_row(id="dgxc_llama31_70b_bf16_64", source="NVIDIA dgxc-benchmark
 
 
 def test_model_names_resolve_to_presets_without_a_map_entry():
-    # case, spaces and dashes do not matter; Llama 3.1 70B has the Llama 3 70B shapes
-    assert resolve_model({"model": "Llama 3.1 70B"}) is MODELS["llama-3-70b"]
+    # case, spaces and dashes do not matter; Llama 3.1 70B has its own preset since session 54 (the Llama 3 70B
+    # shapes, plus its RoPE scaling for the exporters): the same parameter count
+    assert resolve_model({"model": "Llama 3.1 70B"}) is MODELS["llama-3.1-70b"]
+    assert MODELS["llama-3.1-70b"].n_params == MODELS["llama-3-70b"].n_params
     assert resolve_model({"model": "LLAMA3.1-405B"}) is MODELS["llama-3.1-405b"]
     assert resolve_model({"model": "Mixtral 8x7B"}) is MODELS["mixtral-8x7b"]
     assert resolve_model({"model": "nemotron-4 340B"}) is MODELS["nemotron-4-340b"]
@@ -57,7 +59,7 @@ def test_nemo_recipe_row_from_another_source_is_reproduced():
     # DP left empty: 64 / (4 x 4 x 2) = 2; a NeMo recipe source turns on SP and TP overlap; the step time gives
     # 128 x 8192 / 14.72 / 64 = 1,113 tokens/s per device, which the planner predicts within 10%
     model, hw, tr, pc, n = row_inputs(ROW)
-    assert pc.dp == 2 and pc.sp and pc.tp_overlap and model is MODELS["llama-3-70b"]
+    assert pc.dp == 2 and pc.sp and pc.tp_overlap and model is MODELS["llama-3.1-70b"]
     res = reproduce_row(ROW)
     assert res.covered and res.metric == "tokens/s per device"
     assert res.reported == pytest.approx(128 * 8192 / 14.72 / 64)
