@@ -59,9 +59,15 @@ def test_plans_batch_in_tokens_needs_whole_sequences_only():
     assert code == 2 and "3997696 (488 sequences), 4005888 (489 sequences) (multiples of seq_len)" in text
 
 
-def test_a_tight_export_names_the_fastest_plan_with_headroom(tmp_path):
+def test_a_tight_export_names_the_fastest_plan_with_headroom(tmp_path, monkeypatch):
     import re
+
+    import shardplan.cli.plan as plan_cli
     from shardplan.explain import tight_fit
+    # the fallback note (no runner-up close enough to be the safer pick): with the threshold at 0.70 (session 54) #4,
+    # 3.7% slower, is the safer pick itself (pairs 2.5-5% apart ordered right in 67% of public pairs); below 0.67 it
+    # is not, and the note names it with its --export-rank
+    monkeypatch.setattr(plan_cli, "SAFER_PICK_RIGHT_SHARE", 0.6)
     args = ["--model", "qwen3-30b-a3b", "--hardware", "h200", "--devices", "16", "--seq-len", "4096",
             "--global-batch", "256", "--framework", "torchtitan"]
     code, text = _out(["plan", *args, "--export", "torchtitan", "-o", str(tmp_path / "q.toml")])
