@@ -104,6 +104,9 @@ class Calibration:
     kept_low: list[str] = field(default_factory=list)
     in_sample: dict[str, float] = field(default_factory=dict)
     cross_validated: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: one line per held-out group of each cross-validation split: the group, its records, the fit's and the base's
+    #: median throughput |error| on them (new-user pass 54b: one median hid a model group the fit missed by 0.7x)
+    cross_validated_groups: list[str] = field(default_factory=list)
     base_error: dict[str, float] = field(default_factory=dict)
     #: the fit limit chosen on the records' ok / oom outcomes (:func:`oom_fraction`); None without oom records
     usable_hbm_fraction: float | None = None
@@ -648,7 +651,8 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
     out.traded = traded_pairs(cs, h, f, free, memory)
     out.one_model = one_model(cs)
     if cross_validate:
-        out.cross_validated = _cross_validated(cs, hw, profile, free, memory, progress, total)
+        out.cross_validated = _cross_validated(cs, hw, profile, free, memory, progress, total,
+                                               out.cross_validated_groups)
     if progress is not None:
         progress(total, total, "done")
     return out
@@ -749,10 +753,11 @@ def fit_residuals_for(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkPr
 
 def _cross_validated(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile, params: Sequence[Parameter],
                      memory: bool, progress: Callable[[int, int, str], None] | None = None,
-                     total: int = 0) -> dict[str, dict[str, float]]:
+                     total: int = 0, lines: list[str] | None = None) -> dict[str, dict[str, float]]:
     """Held-out errors: leave one model out and leave one node count out (each needs >= 2 groups), with the base
     hardware's error on the same held-out groups (``base_median_of_groups``: what the fit has to beat);
-    ``progress(done, total, label)`` before each fold's fit (the main fit counted as the first)."""
+    ``progress(done, total, label)`` before each fold's fit (the main fit counted as the first); ``lines`` (a list)
+    gets one line per held-out group (:attr:`Calibration.cross_validated_groups`)."""
     out: dict[str, dict[str, float]] = {}
     done = 1
     for name, key in CV_SPLITS:
@@ -774,6 +779,10 @@ def _cross_validated(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkPro
             if not math.isnan(e["throughput_median"]):
                 held.append(e["throughput_median"])
                 base.append(b["throughput_median"])
+                if lines is not None:
+                    what = f"{g} node{'s' if g != 1 else ''}" if "node" in name else str(g)
+                    lines.append(f"{name}: {what} held out ({len(test)} record{'s' if len(test) != 1 else ''}): "
+                                 f"fitted {e['throughput_median']:.1%}, base {b['throughput_median']:.1%}")
         if held:
             out[name] = {"throughput_median_of_groups": statistics.median(held), "groups": float(len(held)),
                          "base_median_of_groups": statistics.median(base)}

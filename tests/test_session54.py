@@ -447,3 +447,18 @@ def test_calibrate_without_hardware_takes_the_records_own():
     assert _records_hardware([RunRecord(hardware="mi300x", **rec), RunRecord(hardware="h200", **rec)]) == "h100-sxm"
     assert _records_hardware([RunRecord(hardware="my-cluster", **rec)]) == "h100-sxm"
     assert _records_hardware([RunRecord(hardware="aws-p4de", **rec)]).endswith("aws-p4de.yaml")
+
+
+def test_calibrate_prints_each_held_out_group():
+    # new-user pass 54b: one median per split hid a model group the fit missed; each group now has its line
+    from shardplan.calibrate import calibrate
+    from shardplan.presets.frameworks import FRAMEWORKS
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.records import RunRecord
+    import json
+    recs = [RunRecord(**json.loads(line)) for line in
+            _TINY_TPUT.replace('"tokens_per_s_per_device": 0.001', '"tokens_per_s_per_device": 5153.0').splitlines()]
+    cal = calibrate(recs, HARDWARE["h100-sxm"], FRAMEWORKS["megatron"])
+    models = [line for line in cal.cross_validated_groups if line.startswith("leave-one-model-out: ")]
+    assert len(models) == cal.cross_validated["leave-one-model-out"]["groups"] == 2
+    assert any(line.startswith("leave-one-node-count-out: 1 node held out (") for line in cal.cross_validated_groups)
