@@ -502,11 +502,7 @@ def unread_columns(path: str | Path, mapping: CsvMapping) -> list[str]:
     expression of ``mapping`` (a column the import does not read: a new user's ``zero`` column was dropped without a
     word, and the runs were priced at the profile's default ZeRO stage). [] when the header cannot be read
     (:func:`import_csv` reports that)."""
-    try:
-        text = read_text_capped(Path(path), "csv").removeprefix("\ufeff")
-        header = [h.strip() for h in next(csv.reader(io.StringIO(text)), [])]
-    except (ConfigError, csv.Error):
-        return []
+    header = _csv_header(path)
     used = set()
     for expr in mapping.columns.values():  # a plain column (whose name may hold '*' or '/'), or an expression's terms
         used.add(expr.strip())
@@ -518,12 +514,17 @@ def replaced_columns(path: str | Path, mapping: CsvMapping) -> list[str]:
     """The header columns of the CSV at ``path`` named as a record field that a constant of ``mapping`` (``--set``)
     replaces on every row (breaker pass 54b: ``--set model=...`` over the CSV's own model column said nothing). []
     when the header cannot be read."""
+    return [h for h in _csv_header(path) if h in mapping.constants and h not in mapping.columns]
+
+
+def _csv_header(path: str | Path) -> list[str]:
+    """The header cells of the CSV at ``path`` (stripped; a byte-order mark dropped), [] when it cannot be read
+    (:func:`import_csv` reports that)."""
     try:
         text = read_text_capped(Path(path), "csv").removeprefix("\ufeff")
-        header = [h.strip() for h in next(csv.reader(io.StringIO(text)), [])]
+        return [h.strip() for h in next(csv.reader(io.StringIO(text)), [])]
     except (ConfigError, csv.Error):
         return []
-    return [h for h in header if h in mapping.constants and h not in mapping.columns]
 
 
 def unread_columns_note(path: str | Path, mapping: CsvMapping) -> str:

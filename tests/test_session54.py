@@ -141,14 +141,14 @@ def test_calibrate_judges_shipped_clusters_and_hardware_files_by_their_device_cl
 def test_train_record_keeps_only_what_the_runtime_ran():
     # breaker pass 54: `train --offload-optimizer --record` wrote offload_optimizer: true (the runtime keeps the state
     # on the device), so calibrate compared the measured peak with a prediction 12 GB lower
-    from shardplan.jax.train import UNEXECUTED_DEFAULTS, as_executed
+    from shardplan.jax.train import UNEXECUTED, as_executed
     from shardplan.parallel import ParallelConfig
     p = ParallelConfig(zero_stage=3, tp=2, offload_optimizer=True, offload_activation_layers=2,
                        recompute="selective", recompute_modules=("core_attn",))
     ran = as_executed(p)
     assert (ran.offload_optimizer, ran.offload_activation_layers, ran.recompute_modules) == (False, 0, None)
     assert (ran.zero_stage, ran.tp, ran.recompute) == (3, 2, "selective")  # what ran is kept
-    assert set(UNEXECUTED_DEFAULTS) <= set(ParallelConfig.model_fields)
+    assert set(UNEXECUTED) <= set(ParallelConfig.model_fields)
 
 
 def test_bench_output_keeps_the_cluster_files_framework_and_multi_node_rows(tmp_path):

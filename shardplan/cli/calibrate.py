@@ -221,8 +221,8 @@ def other_class(names: list[str], hw, base_dir: Path | None = None) -> list[str]
     ``kind`` or ``compute_arch`` (an A100 or a TPU v5p against an H100 base), or for TPUs, whose presets share the
     'tpu' architecture, another generation (another bf16 peak: v5e records against a v6e base, breaker pass 53d).
     A name that is a shipped cluster or a hardware file (``aws-p4de``, ``../a100.yaml``, beside the records in
-    ``base_dir`` or in the working folder: :func:`_loadable`) is judged by the hardware it loads (breaker pass 54: A100 clusters were folded into an H100 fit); names nothing loads (a
-    CPU, a cluster's own label) are not judged here."""
+    ``base_dir`` or in the working folder: :func:`_loadable`) is judged by the hardware it loads (breaker pass 54: A100
+    clusters were folded into an H100 fit); names nothing loads (a CPU, a cluster's own label) are not judged here."""
     from shardplan.presets.hardware import HARDWARE, hardware_preset_name
 
     def device_class(h) -> tuple:
@@ -242,9 +242,10 @@ def _loadable(name: str, base_dir: Path | None = None):
     one relative to the working folder, else a cluster shardplan ships under that name (whatever folders the working
     folder holds: an ``aws-p4de/`` folder of that cluster's records is no hardware file); None when it loads nothing
     (a label of the records' own) or cannot be read."""
+    from shardplan.calibration import CLUSTERS_DIR
     from shardplan.errors import ConfigError
     from shardplan.loaders import load_hardware
-    shipped = Path(__file__).resolve().parent.parent / "data" / "clusters" / f"{name}.yaml"
+    shipped = CLUSTERS_DIR / f"{name}.yaml"
     candidates = [base_dir / name if base_dir is not None else None, Path(name),
                   shipped if "/" not in name else None]
     for path in candidates:

@@ -459,7 +459,8 @@ def shipped_cluster(value: str | None) -> str | None:
     if not value:
         return value
     from shardplan.presets.hardware import hardware_preset_name
-    shipped = Path(__file__).resolve().parent.parent / "data" / "clusters" / f"{value}.yaml"
+    from shardplan.calibration import CLUSTERS_DIR
+    shipped = CLUSTERS_DIR / f"{value}.yaml"
     if hardware_preset_name(value) is None and not Path(value).exists() and "/" not in value and shipped.is_file():
         return str(shipped)
     return value

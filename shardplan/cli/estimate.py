@@ -780,8 +780,8 @@ def tp_overlap_note(e) -> str | None:
             "marked '+overlap' run them under the GEMMs (--tp-overlap, Megatron-LM's --tp-comm-overlap)")
 
 
-#: a selective recompute that keeps this share of the memory of the same layout without recompute saves nothing
-#: worth its time (the note of :func:`selective_recompute_note`)
+#: a selective recompute that saves under this share of the memory of the same layout without recompute saves nothing
+#: worth its time, and one that costs under this share of the step is not worth a note (:func:`selective_recompute_note`)
 SELECTIVE_SAVING_MIN = 0.01
 
 
@@ -793,7 +793,7 @@ def selective_recompute_note(e) -> str | None:
     from shardplan.cost.step import estimate
     from shardplan.errors import ConfigError
     p = e.parallel
-    if p.recompute != "selective" or e.recompute_s <= 0.01 * e.step_s:
+    if p.recompute != "selective" or e.recompute_s <= SELECTIVE_SAVING_MIN * e.step_s:  # nothing worth a note
         return None
     try:
         plain = estimate(e.model, e.hardware, e.training,

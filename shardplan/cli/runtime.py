@@ -146,7 +146,7 @@ def host_memory_bytes() -> int | None:
         return None
     for path in CGROUP_LIMITS:
         try:
-            text = open(path).read().strip()
+            text = Path(path).read_text().strip()
         except OSError:
             continue
         if text.isdigit():
@@ -176,8 +176,9 @@ def check_compiled_memory(peak_bytes: float, local_devices: int, seq_len: int) -
     if need > host:
         raise ConfigError(f"the compiled training step needs {peak_bytes / 2**30:,.1f} GiB per device x {local_devices} "
                           f"simulated CPU devices = {need / 2**30:,.0f} GiB, but this process may use "
-                          f"{host / 2**30:,.0f} GiB (the runtime's attention keeps seq_len^2 scores: seq_len={seq_len:,}); legal: a smaller "
-                          "--seq-len or --global-batch, more pipeline / tensor sharding, or --scale-down",
+                          f"{host / 2**30:,.0f} GiB (the runtime's attention keeps seq_len^2 scores: "
+                          f"seq_len={seq_len:,}); legal: a smaller --seq-len or --global-batch, more pipeline / tensor "
+                          "sharding, or --scale-down",
                           field="seq_len", value=seq_len)
 
 

@@ -23,6 +23,8 @@ StepsOpt = Annotated[int, typer.Option(help="optimizer steps")]
 LrOpt = Annotated[float, typer.Option("--lr", help="peak AdamW learning rate")]
 WarmupOpt = Annotated[int, typer.Option(help="linear warm-up steps")]
 SeedOpt = Annotated[int, typer.Option(help="init and data seed")]
+
+
 def _short_dtype(value: str) -> str:
     """``--compute-dtype`` by its short name (bfloat16 -> bf16, float32 -> fp32: the record's precision and a resume's
     comparison read it; breaker pass 54b); another value as given (TrainConfig refuses it, naming the legal ones)."""
@@ -297,9 +299,8 @@ def _schedule_note(meta: dict[str, Any], cfg: Any) -> None:
                           f"{meta['step']} followed the saved run's, the rest follows this one's, so the losses differ "
                           "from an uninterrupted run (docs/runtime.md, checkpoints: learning-rate schedule)",
                           highlight=False, soft_wrap=True)
-    from shardplan.jax.train import CANONICAL_DTYPES
-    was = CANONICAL_DTYPES.get(saved.get("compute_dtype"), saved.get("compute_dtype"))
-    if was not in (None, CANONICAL_DTYPES.get(cfg.compute_dtype, cfg.compute_dtype)):  # breaker 54: a silent change
+    was = _short_dtype(saved["compute_dtype"]) if saved.get("compute_dtype") else None  # bfloat16 = bf16
+    if was not in (None, _short_dtype(cfg.compute_dtype)):  # breaker 54: a silent change of numerics
         err_console.print(f"[yellow]note:[/] --compute-dtype {was} -> {cfg.compute_dtype}: steps 1-"
                           f"{meta['step']} ran in the saved run's dtype, the rest runs in this one's (the fp32 master "
                           "weights carry over; the losses differ from an uninterrupted run of either)",

@@ -85,9 +85,6 @@ from shardplan.specs.training import TrainingSpec
 log = logging.getLogger("shardplan.jax")
 
 COMPUTE_DTYPES = {"bfloat16": jnp.bfloat16, "bf16": jnp.bfloat16, "float32": jnp.float32, "fp32": jnp.float32}
-#: each spelling of :data:`COMPUTE_DTYPES` to its short name (a run record's precision and a resume's comparison read
-#: the short name: `--compute-dtype bfloat16` was recorded as fp32 and noted as a change from bf16, breaker pass 54b)
-CANONICAL_DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float32": "fp32", "fp32": "fp32"}
 
 
 @dataclass
@@ -292,34 +289,31 @@ def executed_zero3_gather(layout: Layout, leaves: dict[str, LeafSharding]) -> st
     return p.zero3_gather if p.zero_stage == 3 and p.pp == 1 and sharded else None
 
 
+#: the layout fields the planner prices but the JAX runtime does not execute: the value it runs instead, and what
+#: happens there (:func:`_warn_unexecuted` warns, :func:`as_executed` records what ran)
+UNEXECUTED = {
+    "offload_optimizer": (False, "the optimizer state stays in device memory"),
+    "offload_activation_layers": (0, "saved activations stay in device memory"),
+    "moe_dispatcher": ("alltoall", "tokens are dispatched with XLA's AllToAll"),
+    "recompute_modules": (None, "its selective recompute follows its own checkpoint policy"),
+}
+
+
 def _warn_unexecuted(p: ParallelConfig) -> None:
     """Warn (logger ``shardplan.jax``; the CLI prints it as a note) about layout fields the planner prices but the
-    JAX runtime does not execute."""
-    if p.offload_optimizer:
-        log.warning("offload_optimizer=True is not executed by the JAX runtime: the optimizer state stays "
-                    "in device memory")
-    if p.offload_activation_layers:
-        log.warning(f"offload_activation_layers={p.offload_activation_layers} is not executed by the JAX runtime: "
-                    "saved activations stay in device memory")
-    if p.moe_dispatcher != "alltoall":
-        log.warning(f"moe_dispatcher={p.moe_dispatcher!r} is not executed by the JAX runtime: tokens are "
-                    "dispatched with XLA's AllToAll")
-    if p.recompute_modules is not None:
-        log.warning(f"recompute_modules={','.join(p.recompute_modules)} is not executed by the JAX runtime: its "
-                    "selective recompute follows its own checkpoint policy")
-
-
-#: the layout fields the planner prices but the JAX runtime does not execute (:func:`_warn_unexecuted`), with the
-#: value the runtime runs instead
-UNEXECUTED_DEFAULTS = {"offload_optimizer": False, "offload_activation_layers": 0, "moe_dispatcher": "alltoall",
-                       "recompute_modules": None}
+    JAX runtime does not execute (:data:`UNEXECUTED`)."""
+    for field, (ran, what) in UNEXECUTED.items():
+        value = getattr(p, field)
+        if value != ran:
+            shown = ",".join(value) if isinstance(value, tuple) else repr(value) if isinstance(value, str) else value
+            log.warning(f"{field}={shown} is not executed by the JAX runtime: {what}")
 
 
 def as_executed(p: ParallelConfig) -> ParallelConfig:
-    """``p`` as the JAX runtime runs it: the fields of :data:`UNEXECUTED_DEFAULTS` at the values it runs (a run record
-    of ``train --record`` must not claim an optimizer offload the run did not do: ``calibrate`` would fit its measured
+    """``p`` as the JAX runtime runs it: the fields of :data:`UNEXECUTED` at the values it runs (a run record of
+    ``train --record`` must not claim an optimizer offload the run did not do: ``calibrate`` would fit its measured
     peak against a prediction without the optimizer state; breaker pass 54)."""
-    return type(p).model_validate({**p.model_dump(), **UNEXECUTED_DEFAULTS})
+    return type(p).model_validate({**p.model_dump(), **{f: ran for f, (ran, _) in UNEXECUTED.items()}})
 
 
 def _cp_attention(model: ModelSpec, p: ParallelConfig, requested: str) -> str:

@@ -186,7 +186,8 @@ HARDWARE: dict[str, HardwareSpec] = {h.name: h for h in [
     HardwareSpec(
         name="mi355x", peak_flops_bf16=2516.6e12, peak_flops_fp8=5033.2e12, peak_flops_fp32=157.3e12, hbm_bytes=288 * GiB,
         hbm_bandwidth=8.0e12, scale_up_size=8, scale_up_bandwidth=537.6e9, scale_up_topology="mesh",
-        scale_out_bandwidth=50e9, matmul_efficiency=0.44, fp8_matmul_efficiency=0.39, scale_up_efficiency=0.7, scale_out_efficiency=0.85,
+        scale_out_bandwidth=50e9, matmul_efficiency=0.44, fp8_matmul_efficiency=0.39, scale_up_efficiency=0.7,
+        scale_out_efficiency=0.85,
         sources={"peak_flops": "AMD Instinct MI355X (CDNA 4): 256 compute units x 2.4 GHz x 4,096 bf16 FLOP per clock "
                                "per CU (CDNA 4 doubles CDNA 3's 2,048; the MI300X's 304 x 2.1 GHz x 2,048 = 1,307.4 "
                                "TFLOPS is its datasheet figure) = 2,516.6 TFLOPS bf16, fp8 twice that (AMD: 2.5 / "
