@@ -13,7 +13,7 @@ import pytest
 from shardplan.cost import flops as F
 from shardplan.cost.compute import (attention_core_s, layer_gemm_shapes, layer_times, loss_bytes_per_logit,
                                     stage_compute)
-from shardplan.cost.gemm import ATTENTION_KERNELS, GemmShape, attention_kernel, gemm_time
+from shardplan.cost.gemm import ATTENTION_KERNELS, GemmShape, attention_kernel, gemm_time, kernel_head_dim
 from shardplan.cost.step import estimate
 from shardplan.parallel import ParallelConfig, validate
 from shardplan.presets.frameworks import FRAMEWORKS
@@ -206,6 +206,25 @@ def test_flash_attention_time_on_the_1b_model():
     # at tp=8 only 4 heads x 32 query blocks = 128 thread blocks run on 132 SMs: 128/132 of the speed
     f8, _ = attention_core_s(USP_1B, NANOTRON, H100, ParallelConfig(tp=8, sp=True), 4096)
     assert f8 == pytest.approx(f / 8 * 132 / 128)
+
+
+def test_flash_attention_pads_the_head_dim_to_the_kernels_build():
+    # FlashAttention-2 builds head dims 32, 64, ..., 192, 256 (flash_api.cpp head_size_rounded): a model of
+    # d_model 2560 with 32 heads (head dim 80) runs the 96-wide kernel. Forward, seq 4096 causal, one sequence:
+    # useful FLOPs 4 x 2560 x 4096 / 2 x 4096 = 85.9 GFLOP, padded 96/80 of them at the 96-wide efficiency
+    # 0.412 x 96/113 x 2048 / (2048 + 64.3 x 3.34); unpadded it would be 80/97 at the same length term
+    assert kernel_head_dim("fa2", 80) == 96 and kernel_head_dim("fa3", 80) == 96
+    assert kernel_head_dim("triton", 80) == 128 and kernel_head_dim("cudnn", 80) == 80
+    assert kernel_head_dim("fa2", 108) == 128 and kernel_head_dim("cudnn", 108) == 112
+    assert kernel_head_dim("fa2", 200) == 256 and kernel_head_dim("fa3", 160) == 192
+    m80 = USP_1B.model_copy(update={"d_model": 2560})
+    f, _ = attention_core_s(m80, NANOTRON, H100, ParallelConfig(), 4096)
+    useful = 4 * 2560 * 4096 / 2 * 4096
+    length = 2048 / (2048 + 64.3 * 3.34)
+    assert f == pytest.approx(useful * 96 / 80 / (0.412 * 96 / 113 * length * PEAK), rel=1e-3)
+    # 1.165 x the time the 80-wide work would take at its own head-dim term: (96/80) (113/96) / (97/80) = 113/97
+    unpadded = useful / (0.412 * 80 / 97 * length * PEAK)
+    assert f / unpadded == pytest.approx(96 / 80 * 113 / 96 / (97 / 80), rel=1e-3)
 
 
 def test_elementwise_traffic_and_layer_overhead():

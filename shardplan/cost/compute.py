@@ -21,7 +21,8 @@ import math
 from dataclasses import dataclass, replace
 
 from shardplan.cost import flops as F
-from shardplan.cost.gemm import GemmDevice, GemmShape, attention_kernel, training_gemm_parts, training_gemm_seconds
+from shardplan.cost.gemm import (GemmDevice, GemmShape, attention_kernel, kernel_head_dim, training_gemm_parts,
+                                 training_gemm_seconds)
 from shardplan.cost.memory import StageParams, stage_params
 from shardplan.parallel import Layout, ParallelConfig, named_remat, recompute_share, recomputed_layers
 from shardplan.specs.framework import FrameworkProfile
@@ -274,7 +275,8 @@ def attention_core_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec,
       blocks at the non-causal speed, the 41 shared and public runs with cp > 1 came out median |error| 4.9%,
       at the causal speed 3.5%), backward 2.5 x the FLOPs at its backward speed; SMs left idle when
       ``sequences x heads x ceil((s/cp) / 128)`` query blocks are fewer than the SMs (FlashAttention-2
-      Sec. 3.2) scale both; with no published kernel for the hardware, the GEMM asymptote
+      Sec. 3.2) scale both; a head dim the kernel has no build for runs padded to the next one it has
+      (:func:`~shardplan.cost.gemm.kernel_head_dim`: 80 -> 96 under FlashAttention-2); with no published kernel for the hardware, the GEMM asymptote
       (backward 2 x forward), on TPUs with the head dimension padded to 128 lanes
       (:func:`mxu_head_padding`);
     * causal attention over cp > 1 without load balancing (``FrameworkProfile.cp_load_balance``
@@ -308,8 +310,11 @@ def attention_core_s(model: ModelSpec, training: TrainingSpec, hw: HardwareSpec,
     causal = training.causal  # with cp too: see the docstring
     occ = 1.0 if hw.sm_count is None else min(1.0, seqs * heads * math.ceil(sq / 128) / hw.sm_count)
     peak = hw.peak_flops(unquantized_dtype(training)) * occ
-    return (flops / (kern.efficiency(d, sq, causal, "fwd") * peak),
-            2.5 * flops / (kern.efficiency(d, sq, causal, "bwd") * peak))
+    # the kernel runs at the head dimension it was compiled for (kernel_head_dim): padded_d / d of the useful work
+    padded = kernel_head_dim(kern.name, d)
+    flops *= padded / d if d > 0 else 1.0
+    return (flops / (kern.efficiency(padded, sq, causal, "fwd") * peak),
+            2.5 * flops / (kern.efficiency(padded, sq, causal, "bwd") * peak))
 
 
 @dataclass(frozen=True)

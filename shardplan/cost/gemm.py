@@ -386,6 +386,36 @@ FRAMEWORK_ATTENTION_KERNEL = {"nanotron": "fa2", "torchtitan": "fa2", "pytorch-f
                               "jax-runtime": "xla"}
 
 
+def kernel_head_dim(kernel: str, head_dim: int) -> int:
+    """The head dimension ``kernel`` computes at for a model's ``head_dim`` (elements): fused-attention
+    kernels are compiled for a few head dimensions and run a smaller one in the next one up, loading
+    zeros into the padded columns, so ``Q K^T`` and ``P V`` do the padded width's work.
+
+    * FlashAttention-2 ('fa2'): ``head_size_rounded = head_size <= 192 ?
+      round_multiple(head_size, 32) : 256`` (Dao-AILab/flash-attention ``csrc/flash_attn/flash_api.cpp``
+      ``mha_fwd``; the kernels are instantiated for 32, 64, ..., 192 and 256, ``static_switch.h``
+      ``HEADDIM_SWITCH``);
+    * FlashAttention-3 ('fa3'): 64, 96, 128, 192 or 256 (``hopper/flash_api.cpp`` ``round_up_headdim``);
+    * the Triton FlashAttention ('triton', llm-foundry): the next power of two, at least 16
+      (``flash_attn_triton.py``: ``BLOCK_HEADDIM = max(triton.next_power_of_2(d), 16)``);
+    * cuDNN ('cudnn', Transformer Engine's fused attention): a multiple of 8, the alignment its SDPA graphs
+      require (cuDNN frontend docs, "Scaled Dot Product Attention": head dims multiple of 8).
+
+    Examples: head_dim 80 -> 96 (fa2, fa3), 128 (triton), 80 (cudnn); 108 -> 128 (fa2), 112 (cudnn); 128 -> 128.
+    Other names return ``head_dim``."""
+    if head_dim <= 0:
+        return head_dim
+    if kernel == "fa2":
+        return -(-head_dim // 32) * 32 if head_dim <= 192 else max(256, head_dim)
+    if kernel == "fa3":
+        return next((b for b in (64, 96, 128, 192, 256) if head_dim <= b), head_dim)
+    if kernel == "triton":
+        return max(16, 1 << (head_dim - 1).bit_length())
+    if kernel == "cudnn":
+        return -(-head_dim // 8) * 8
+    return head_dim
+
+
 def attention_kernel(hw: HardwareSpec, framework: str, kernel: str | None = None) -> AttentionKernel | None:
     """The published kernel model for ``framework`` on ``hw`` (``kernel``, a profile's
     ``attention_kernel``, overrides the framework's default; falling back to FlashAttention-2 on the
