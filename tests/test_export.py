@@ -1586,18 +1586,25 @@ def test_import_refuses_a_batch_or_pipeline_the_framework_would_refuse():
     assert err.value.field == "virtual_stages"
 
 
-def test_megatron_import_notes_a_misspelt_layout_flag_and_not_real_ones():
-    # Megatron-LM's parser stops on --tensor-model-paralel-size; the importer reads the layout without it and says so
+def test_megatron_import_refuses_a_misspelt_layout_flag_and_notes_other_near_misses():
+    # Megatron-LM's parser stops on --tensor-model-paralel-size ('unrecognized arguments'); read without it the layout
+    # would be priced at tp = 1 and exit 0 (fifty-fifth session: refused, naming the flag it is close to)
     base = "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py --bf16 "
-    imp = import_config("megatron", base + "--tensor-model-paralel-size 4")
-    assert imp.parallel.tp == 1 and any("did you mean --tensor-model-parallel-size" in n for n in imp.notes)
-    # a truncated flag too (Megatron-LM's parser has allow_abbrev=False): the loss flags read as the fused loss then
-    imp = import_config("megatron", base + "--tensor-model-parallel-siz 4 --cross-entropy-loss-fusion "
-                                           "--cross-entropy-fusion-im te")
-    assert imp.parallel.tp == 1 and imp.framework == "megatron"
-    assert {n.split(" is not read")[0] for n in imp.notes if "did you mean" in n} == \
-        {"--tensor-model-parallel-siz", "--cross-entropy-fusion-im"}
-    # real flags beside the ones read (an extension of a read flag, the fp8 recipe beside --fp4-recipe) give no note
+    with pytest.raises(ConfigError, match="did you mean --tensor-model-parallel-size") as err:
+        import_config("megatron", base + "--tensor-model-paralel-size 4")
+    assert err.value.field == "--tensor-model-paralel-size"
+    # a truncated flag too (Megatron-LM's parser has allow_abbrev=False)
+    with pytest.raises(ConfigError, match="did you mean --tensor-model-parallel-size"):
+        import_config("megatron", base + "--tensor-model-parallel-siz 4")
+    with pytest.raises(ConfigError, match="did you mean --micro-batch-size"):
+        import_config("megatron", base + "--micro-batch-szie 2")
+    # a near miss of a flag that does not set the layout stays a note: the loss flags read as the fused loss then
+    imp = import_config("megatron", base + "--tensor-model-parallel-size 2 --sequence-parallel "
+                                           "--cross-entropy-loss-fusion --cross-entropy-fusion-im te")
+    assert imp.parallel.tp == 2 and imp.framework == "megatron"
+    assert {n.split(" is not read")[0] for n in imp.notes if "did you mean" in n} == {"--cross-entropy-fusion-im"}
+    # real flags beside the ones read (an extension of a read flag, the fp8 recipe beside --fp4-recipe, the fp4
+    # format beside --fp8-format) give no note and no error
     imp = import_config("megatron", base + "--tp-comm-overlap-cfg x.yaml --fp8-format hybrid --fp8-recipe mxfp8 "
                                            "--grad-reduce-in-bf16 --tensor-model-parallel-size 2 --sequence-parallel")
     # (the one note: MXFP8 runs on Blackwell only, a new user's H100 estimate priced it without a word)

@@ -1115,12 +1115,28 @@ def _drop_unset_launch_sizes(words: list[str]) -> list[str]:
     return out
 
 
+#: the flags that set the layout or the model's shape: a near miss of one of them is refused by
+#: :func:`misspelt_flags` (read without it, the layout would silently take the flag's default)
+LAYOUT_FLAGS = ("--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--context-parallel-size",
+                "--expert-model-parallel-size", "--expert-tensor-parallel-size", "--micro-batch-size",
+                "--global-batch-size", "--seq-length", "--num-layers", "--hidden-size", "--ffn-hidden-size",
+                "--num-attention-heads", "--num-query-groups", "--num-layers-per-virtual-pipeline-stage",
+                "--num-virtual-stages-per-pipeline-rank", "--num-experts", "--moe-router-topk",
+                "--sequence-parallel", "--use-distributed-optimizer", "--recompute-granularity", "--recompute-method",
+                "--recompute-num-layers")
+
+
 def misspelt_flags(unknown: list[str], known: list[str]) -> tuple[str, ...]:
     """Notes for the flags the importer skipped that are a letter or two away from a flag it reads (a typo that
     Megatron-LM's own parser would stop on, "unrecognized arguments", and that would otherwise price another layout
     silently). A flag spelled with underscores where the option has dashes (``--tensor_model_parallel_size``) is
-    refused: argparse has no such aliases. Otherwise a note, not an error: Megatron-LM has hundreds of flags the importer does not read, some of them
-    close to the ones it does (``--fp8-recipe`` beside ``--fp4-recipe``)."""
+    refused: argparse has no such aliases; so is a near miss of a flag that sets the layout or the model's shape
+    (:data:`LAYOUT_FLAGS`: ``--tensor-model-parallel-szie 4`` would otherwise be priced at tp = 1 and exit 0).
+    Otherwise a note, not an error: Megatron-LM has hundreds of flags the importer does not read, some of them
+    close to the ones it does (``--fp8-recipe`` beside ``--fp4-recipe``).
+
+    Raises:
+        ConfigError: an underscore spelling of a flag it reads, or a near miss of one of :data:`LAYOUT_FLAGS`."""
     import difflib
     notes = []
     for word in unknown:
@@ -1134,6 +1150,10 @@ def misspelt_flags(unknown: list[str], known: list[str]) -> tuple[str, ...]:
         # --tp-comm-overlap-cfg extends a flag it reads (another option); a truncated one (--tensor-model-parallel-siz)
         # is a typo Megatron-LM's parser (allow_abbrev=False) stops on
         close = [k for k in difflib.get_close_matches(flag, known, n=1, cutoff=0.9) if not flag.startswith(k)]
+        if close and close[0] in LAYOUT_FLAGS:  # read without it, another layout would be priced, exit 0
+            raise ConfigError(f"{flag} is not a Megatron-LM option (its parser stops on it: 'unrecognized "
+                              f"arguments'); did you mean {close[0]}? Without it the importer would price "
+                              f"{close[0]}'s default; legal: {close[0]}", field=flag, value=word)
         if close:
             notes.append(f"{flag} is not read (did you mean {close[0]}? Megatron-LM stops on an option it does not "
                          "know); the layout is read without it")
