@@ -6129,3 +6129,194 @@ _S54B_BEST = tuple(
     for prec, n, dp, pp, L, a, sec, mem in _S54B_BEST_TFLOPS)
 
 SCOUTED_2026_12BD = _S54B_BEST + _S54B_TABLES
+
+
+# Fifty-fifth scouting pass (2026-12, never fitted on; SCOUTED_2026_12BE). Names carry _S55_.
+#
+# Row format as benchmarks/public_runs.py PUBLIC_CHECKS:
+# (label, model, hardware, framework, precision, devices, seq_len, global batch, layout fields, measured tokens/s/GPU,
+# measured GiB or None). Import with sys.path.insert(0, '/work/main/benchmarks').
+# The one model file new in this pass lives in /work/notes/s55/models55/ (to be copied to benchmarks/models/); the
+# prefix below is "models/" as the rows will read once copied; check55.py points it at the notes folder through
+# S55_MODELS_DIR.
+#
+# Every source is one repository: amd-agi/maxtext-slurm (AMD's MaxText-on-Slurm launcher; its sweep reports are
+# markdown files at the repository root and under docs/). Novelty: `grep -ril` over /work/main/benchmarks,
+# /work/main/docs/accuracy.md and /work/notes for maxtext-slurm, deepseek3-671b-pdbs-sweep, kimi-k2-1t, sgd-v3,
+# b200-benchmark-report, LLAMA31_405B_RUN_REPORT, Pensando, AINIC found nothing (the one "deepseek3-671b" hit in
+# public_runs.py is a TPU v5p tpu-recipes row, another source).
+#
+# Row-selection rules (fixed before any row was priced; no row dropped afterwards):
+#  S1  deepseek3-671b-pdbs-sweep.md (MI355X, DeepSeek-V3 671B): every numeric cell of the "Tokens/s/device (TGS)"
+#      matrix, 1-node/proc value (the first of "a / b"), in the columns dense-cf1.25, dense-cf2, dense-cf4 (MaxText
+#      dense_matmul = capacity-factor dropping) and sparse-gmm-deepep-v3 (dropless, Primus-Turbo grouped GEMM + DeepEP
+#      dispatch). Not taken: the 1-GPU/proc values (same planner inputs as 1-node/proc), the sparse-gmm column (XLA's
+#      in-process one-shot ragged-all-to-all kernel, a defect the report itself diagnoses and the repo's default now
+#      avoids), sparse-gmm-fixed / sparse-gmm-deepep v1 / v2 (superseded implementations of the same dropless layout:
+#      identical planner inputs to v3 or to each other). 29 rows (8 + 8 + 7 + 6).
+#  S2  kimi-k2-1t-pdbs-sweep.md (MI355X, Kimi-K2 1T): the same columns and the same rule on its TGS matrix. 30 rows.
+#  S3  docs/deepseek3-671b-pdbs-sweep.md (B200, DeepSeek-V3 671B, the B200 mirror of S1): every SUCCESS row of the
+#      BF16 / FP8 dense-cf tables whose "XLA Flags / Run" cell is exactly "AMD-parity" or exactly "NV defaults" (one of
+#      the two baseline flag sets, no added flag, memory fraction or option). 13 rows; a configuration run
+#      under both flag sets enters once, as its earlier job: 10 rows.
+#  S4  LLAMA31_405B_RUN_REPORT.md (MI355X, Llama 3.1 405B FP8): its one run, steady state = mean of steps 2-9. 1 row.
+
+_S55_KIMI = MODELS_DIR + "kimi-k2-1t.config.json"
+
+_S55_SEQ = 4096
+# MaxText with dtype bfloat16 / weight_dtype bfloat16 (no fp32 master, Adam state in the weight dtype) is priced as
+# the held tpu-recipes Mixtral row: 'bf16-mixed+optimizer_dtype=bf16'; capacity-factor dropping as
+# '+moe_capacity_factor=<cf>'; dropless rows carry no capacity factor (uniform routing: synthetic data).
+_S55_BF16 = "bf16-mixed+optimizer_dtype=bf16"
+
+
+def _S55_layout(pdbs: int, dropless: bool) -> dict:
+    """configs/deepseek3-671b.gpu.yml: dcn_fsdp_parallelism 8 x ici_expert_parallelism 8 (all other axes 1),
+    remat_policy full, per_device_batch_size = pdbs (no gradient accumulation)."""
+    d = dict(zero_stage=3, ep=8, microbatch_size=pdbs, recompute="full")
+    if dropless:
+        d["moe_dispatcher"] = "deepep"
+    return d
+
+
+def _S55_prec(cf):
+    return _S55_BF16 if cf is None else f"{_S55_BF16}+moe_capacity_factor={cf}"
+
+
+# ---- S1. amd-agi/maxtext-slurm deepseek3-671b-pdbs-sweep.md @ be4716fc0563ab767a361e38f9b49466fdf9adc9 (search id
+#    56759702043; a later version of the same file is stored @ eea3136f). "DeepSeek-V3 671B — comprehensive pdbs
+#    sweep", 2026-04-17..25: "Hardware: 8 nodes × 8× AMD MI355 (288 GB HBM / device), Pensando AINIC interconnect";
+#    "Image: /mnt/vast/yihuang/deepep-gmm-maxtext-v26.2.tar (includes Primus-Turbo GMM + DeepEP)"; "Base config:
+#    configs/deepseek3-671b.gpu.yml"; "Dataset: dataset_type=synthetic"; "All metrics except loss are mean over
+#    training steps 5–14". Configs: "dense-cf1.25 | (default) — sparse_matmul=false, capacity_factor=1.25",
+#    "dense-cf2 | capacity_factor=2.0", "dense-cf4 | capacity_factor=4.0", "sparse-gmm-deepep-v3 |
+#    sparse_matmul=true use_turbo_grouped_gemm=true use_deepep_dispatch=true (patch branch
+#    yihuang/moe-turbo-gmm-and-deepep-v3)" (ROCm/maxtext @ f59be3c9).
+#    configs/deepseek3-671b.gpu.yml @ 3012f6e6 (id 56787012629): dcn_fsdp_parallelism 8, ici_expert_parallelism 8,
+#    every other dcn/ici axis 1 (dcn_data -1 -> 1), max_target_length 4096, attention cudnn_flash_te, remat_policy
+#    "full", scan_layers True, dtype bfloat16, weight_dtype bfloat16, megablox False. (The dropless blog in
+#    ROCm/rocm-blogs maxtext-dropless-moe/README.md @ 450d0386 restates "sequence length 4096, FSDP=8, bf16,
+#    remat_policy: full" for the same cluster and yml at ad3c5245.)
+#    TGS matrix, 1-node / 1-GPU per cell (quoted; first value used):
+#      "| 1    | 333 / 326   | 311 / 307 | 265 / 259 | ... | **317**  |"
+#      "| 2    | 563 / 535   | 497 / 471 | 374 / 369 | ... | **545**  |"
+#      "| 4    | 867 / 822   | 721 / 723 | 500 / 493 | ... | **839**  |"
+#      "| 5    | 962 / 959   | 796 / 775 | 535 / 531 | ... | **948**  |"
+#      "| 6    | 1040 / 1043 | 835 / 808 | 543 / 548 | ... | **1030** |"
+#      "| 7    | 1086 / 1080 | 884 / 867 | 560 / 540 | ... | **1097** |"
+#      "| 8    | 1191 / 1171 | 918 / 928 | 566 / 571 | ... | ✗        |"
+#      "| 16   | 1416 / 1387 | 968 / 966 | ✗ / ✗     | ... | —        |"
+#    (columns dense-cf1.25 | dense-cf2 | dense-cf4 | ... | sparse-gmm-deepep-v3). TGS = per_device_batch_size x
+#    4096 / step time (the repo's convention, stated in docs/deepseek3-671b-pdbs-sweep.md: "every Tok/s/dev column in
+#    this doc = per_device_batch_size × max_target_length / step_time"); e.g. pdbs 16 cf1.25: 16 x 4096 / 1416 =
+#    46.3 s per step. GBS = 64 x pdbs. Tier [A]: every layout field from the yml and the report (network rate: the
+#    MI355X preset's 50 GB/s per GPU for one 400 Gb/s Pensando AINIC per GPU, ASSUMED).
+#    Model: 'deepseek-v3' (MaxText deepseek3-671b: 61 layers, 3 dense, 256 experts top-8, MLA; no MTP).
+_S55_DS3_MI355 = {  # pdbs: (cf1.25, cf2, cf4, sgd-v3); None = OOM / not run
+    1: (333, 311, 265, 317), 2: (563, 497, 374, 545), 4: (867, 721, 500, 839), 5: (962, 796, 535, 948),
+    6: (1040, 835, 543, 1030), 7: (1086, 884, 560, 1097), 8: (1191, 918, 566, None), 16: (1416, 968, None, None)}
+_S55_COLS = (("dense-cf1.25", 1.25), ("dense-cf2", 2.0), ("dense-cf4", 4.0), ("sparse-gmm-deepep-v3 dropless", None))
+
+S55_DS3_MI355X = tuple(
+    (f"[A] maxtext-slurm DS3 sweep MI355X: DeepSeek-V3 671B {tag}, FSDP8 x EP8, pdbs {pdbs}, full remat, 64 GPUs",
+     "deepseek-v3", "MI355X", "maxtext", _S55_prec(cf), 64, _S55_SEQ, 64 * pdbs, _S55_layout(pdbs, cf is None),
+     float(vals[i]), None)
+    for pdbs, vals in _S55_DS3_MI355.items() for i, (tag, cf) in enumerate(_S55_COLS) if vals[i] is not None)
+
+# ---- S2. amd-agi/maxtext-slurm kimi-k2-1t-pdbs-sweep.md @ b01028b9f5e8cfd1967ecacca23ebd1c5f89190f (id 57095490180).
+#    "Kimi-K2 1T — comprehensive pdbs sweep", 2026-04-23..25: "Model: kimi-k2-1t (MaxText). 1026.4 B parameters total.
+#    61 decoder layers (layer 0 dense, layers 1–60 MoE with 384 experts × top-8 routing + 1 shared expert). MLA
+#    attention (q_lora_rank=1536, kv_lora_rank=512)"; same 8 x 8 MI355 cluster and image as S1; "Base config:
+#    configs/kimi-k2-1t.gpu.yml (dcn_fsdp_parallelism=8, ici_expert_parallelism=8 on 8-node × 8-GPU topology)";
+#    "Only the 1-node/proc launcher is measured here"; "mean over training steps 5–14".
+#    TGS matrix (quoted rows; columns dense-cf1.25 | dense-cf2 | dense-cf4 | ... | sgd-deepep v3):
+#      "| 1 | 234.9 | 208.3 | 195.2 | ... | 229.5 |"   "| 2 | 399.0 | 373.4 | 297.1 | ... | 405.5 |"
+#      "| 4 | 678.9 | 597.0 | 414.9 | ... | 685.2 |"   "| 5 | 787.2 | 652.1 | 455.1 | ... | 750.8 |"
+#      "| 6 | 873.3 | 707.5 | 453.2 | ... | 856.4 |"   "| 7 | 930.3 | 758.4 | ✗ 180.5 | ... | 897.9 |"
+#      "| 8 | 1028.9 | 808.8 | ✗ 216.4 | ... | ✗ 214.3 |"   "| 9 | 1035.1 | — | — | ... | — |"
+#      "| 10 | 1135.1 | 827.8 | — | ... | — |"   "| 11 | 1170.1 | ✗ 189.4 | — | ... | — |"
+#      "| 12 | 1134.5 | ✗ 189.7 | — | ... | — |"   "| 16 | ✗ 202.4 | — | ... |"
+#    Cross-check with its step-time table: pdbs 1 cf1.25 17.44 s -> 4096 / 17.44 = 234.9; pdbs 4 cf1.25 24.14 s ->
+#    16384 / 24.14 = 678.7 (quoted 678.9).
+#    [B: configs/kimi-k2-1t.gpu.yml is not stored: remat full, bf16 weights, flash attention assumed as the DS3 yml the
+#    report names as its counterpart]. Model: models55/kimi-k2-1t.config.json, written from the report's shape and
+#    Moonshot's public Kimi-K2 config (hidden 7168, 64 heads, 18432 dense FFN, 2048 expert FFN, vocab 163840, untied);
+#    the planner's loader counts 1026.408 B parameters (report: 1026.4 B).
+_S55_KIMI_MI355 = {
+    1: (234.9, 208.3, 195.2, 229.5), 2: (399.0, 373.4, 297.1, 405.5), 4: (678.9, 597.0, 414.9, 685.2),
+    5: (787.2, 652.1, 455.1, 750.8), 6: (873.3, 707.5, 453.2, 856.4), 7: (930.3, 758.4, None, 897.9),
+    8: (1028.9, 808.8, None, None), 9: (1035.1, None, None, None), 10: (1135.1, 827.8, None, None),
+    11: (1170.1, None, None, None), 12: (1134.5, None, None, None)}
+
+S55_KIMI_MI355X = tuple(
+    (f"[B: kimi yml not stored; remat full as DS3 yml] maxtext-slurm Kimi sweep MI355X: Kimi-K2 1T {tag}, FSDP8 x EP8, "
+     f"pdbs {pdbs}, 64 GPUs", _S55_KIMI, "MI355X", "maxtext", _S55_prec(cf), 64, _S55_SEQ, 64 * pdbs,
+     _S55_layout(pdbs, cf is None), float(vals[i]), None)
+    for pdbs, vals in _S55_KIMI_MI355.items() for i, (tag, cf) in enumerate(_S55_COLS) if vals[i] is not None)
+
+# ---- S3. amd-agi/maxtext-slurm docs/deepseek3-671b-pdbs-sweep.md @ 64a75dfe4d592e3e53b585d2b182d985c0fdc7ed (id
+#    56999872237), "DeepSeek-V3 671B — pdbs Sweep on B200" (2026-04-10 / 05-08), data from docs/b200-benchmark-report.md:
+#    "Hardware: 8 nodes × 8× NVIDIA B200 (179.1 GiB HBM / dev), InfiniBand fabric"; "Image:
+#    nvcr.io/nvidia/jax:26.03-maxtext-py3"; "Patch branch: llying/benchmark-on-nv-b200 @ 5f68243"; "Base config:
+#    configs/deepseek3-671b.gpu.yml" (the S1 yml: FSDP8 x EP8, remat full, bf16 weights); "Tok/s/dev = per_device_
+#    batch_size × max_target_length / step_time". FP8 rows: "quantization=fp8". Flag sets: "AMD-parity (the image-
+#    default XLA_FLAGS, for AMD / NV cross-validation)" and "NV defaults (... --xla_gpu_enable_latency_hiding_
+#    scheduler=true --xla_gpu_enable_command_buffer='')" -- the planner sees no difference; both kept by the rule.
+#    Quoted rows (| pdbs | Job ID | XLA Flags / Run | Status | Step (s) | MFU (%) | TFLOP/s/dev | Tok/s/dev |):
+#      BF16 dense-cf1.25: "| 4 | 1196 | AMD-parity | SUCCESS | 18.47 | 9.85 | 221.8 | 886 |"
+#                         "| 6 | 1198 | AMD-parity | SUCCESS | 23.34 | 11.71 | 263.5 | 1,048 |"
+#                         "| 7 | 1200 | AMD-parity | SUCCESS | 26.51 | 12.04 | 270.8 | 1,081 |"
+#                         "| 7 | 1524 | NV defaults | SUCCESS | 24.23 | 13.17 | 296.4 | 1,183 |"
+#      BF16 dense-cf1:    "| 7 | 1207 | AMD-parity | SUCCESS | 23.71 | 13.46 | 302.9 | 1,209 |"
+#                         "| 8 | 1208 | AMD-parity | SUCCESS | 26.38 | 13.83 | 312.2 | 1,242 |"
+#      BF16 dense-cf2:    "| 4 | 1595 | AMD-parity | SUCCESS | 22.04 | 8.28 | 186.2 | 743 |"
+#                         "| 5 | 4163 | AMD-parity | SUCCESS | 25.53 | 8.93 | 200.9 | 802 |"
+#                         "| 5 | 4164 | NV defaults | SUCCESS | 23.69 | 9.62 | 216.5 | 864 |"
+#      BF16 dense-cf4:    "| 2 | 1596 | AMD-parity | SUCCESS | 20.42 | 4.47 | 100.5 | 401 |"
+#                         "| 2 | 4176 | NV defaults | SUCCESS | 18.98 | 4.80 | 108.1 | 432 |"
+#      FP8 dense-cf1.25:  "| 7 | 1592 | NV defaults | SUCCESS | 21.40 | 7.46* | 335.5 | 1,340 |"
+#      FP8 dense-cf1:     "| 7 | 4161 | NV defaults | SUCCESS | 19.46 | 8.20* | 369.0 | 1,473 |"
+#    Derivation check: 4 x 4096 / 18.47 = 887.1 (quoted 886); 7 x 4096 / 19.46 = 1,473.4. The rate used is
+#    pdbs x 4096 / step (the step column, more digits). Tier [A] for BF16; FP8 [B: MaxText quantization=fp8 priced
+#    as 'fp8-mixed' with bf16 weights (the yml's weight_dtype)]. B200 preset network (400 Gb/s IB per GPU).
+_S55_B200 = (  # (precision tag, cf, pdbs, job, flags, step_s)
+    ("BF16", 1.25, 4, 1196, "AMD-parity", 18.47), ("BF16", 1.25, 6, 1198, "AMD-parity", 23.34),
+    ("BF16", 1.25, 7, 1200, "AMD-parity", 26.51), ("BF16", 1.25, 7, 1524, "NV defaults", 24.23),
+    ("BF16", 1.0, 7, 1207, "AMD-parity", 23.71), ("BF16", 1.0, 8, 1208, "AMD-parity", 26.38),
+    ("BF16", 2.0, 4, 1595, "AMD-parity", 22.04), ("BF16", 2.0, 5, 4163, "AMD-parity", 25.53),
+    ("BF16", 2.0, 5, 4164, "NV defaults", 23.69), ("BF16", 4.0, 2, 1596, "AMD-parity", 20.42),
+    ("BF16", 4.0, 2, 4176, "NV defaults", 18.98),
+    ("FP8", 1.25, 7, 1592, "NV defaults", 21.40), ("FP8", 1.0, 7, 4161, "NV defaults", 19.46))
+
+S55_DS3_B200 = tuple(
+    (f"{'[A]' if prec == 'BF16' else '[B: quantization=fp8 as fp8-mixed, bf16 weights]'} maxtext-slurm DS3 sweep B200: "
+     f"DeepSeek-V3 671B {prec} dense-cf{cf:g}, FSDP8 x EP8, pdbs {pdbs}, job {job} ({flags}), 64 GPUs",
+     "deepseek-v3", "B200", "maxtext",
+     f"{'bf16-mixed' if prec == 'BF16' else 'fp8-mixed'}+optimizer_dtype=bf16+moe_capacity_factor={cf}",
+     64, _S55_SEQ, 64 * pdbs, _S55_layout(pdbs, False), round(pdbs * _S55_SEQ / step, 1), None)
+    for prec, cf, pdbs, job, flags, step in _S55_B200
+    # a configuration measured twice (two XLA flag sets the planner cannot see) enters once, as its earlier job (the
+    # lower job number): 1200 not 1524, 4163 not 4164, 1596 not 4176; the pairs differ by 7.7-9.4%
+    if job not in (1524, 4164, 4176))
+
+# ---- S4. amd-agi/maxtext-slurm LLAMA31_405B_RUN_REPORT.md @ 06ff510654a5b2ed6a7f4153d64ea82ad0e603b7 (id 56807939848):
+#    "8-node / 64x MI355X Llama-3.1-405B FP8 training on MaxText (JAX/XLA)", SLURM job 16784 (2026-06-16), image
+#    rocm/pyt-megatron-lm-jax-nightly-private:maxtext-v26.2-rccl-pr2063, "AMD Pensando ionic NICs, RoCE/RDMA",
+#    "Tensile FP8 GEMM, CK fused attention (BF16)"; "64-way pure FSDP (ZeRO-3 style), no tensor parallelism:
+#    ici_fsdp_parallelism = -1 -> 8 (intra-node), dcn_fsdp_parallelism = -1 -> 8 (inter-node)";
+#    "per_device_batch_size = 3 -> global batch = 192 (64 x 3); gradient_accumulation_steps = 1"; "Sequence length
+#    (max_target_length) | 8192". Step times, steps 2-9: 37.73 37.94 38.09 38.17 38.21 38.22 38.19 38.21 s (mean
+#    38.095 s); "Steady-state (steps 2-9): MFU ~32.5%, ~38.1 s/step, ~645 tokens/s/device".
+#    tokens/s/GPU = 192 x 8192 / 38.095 / 64 = 645.1.
+#    [B: remat full, weight_dtype bfloat16, quantization fp8 read from the sibling configs/llama3.1-405b-2n.gpu.yml
+#    @ 662fbfa5 (id 57117914940: "Apples-to-apples with llama3.1-405b.gpu.yml: pure FSDP across all devices",
+#    remat_policy 'full', weight_dtype bfloat16, quantization "fp8"); the 8-node yml itself is not stored.
+#    optimizer_memory_host_offload is True in that 2-node file only ("True at 2N"), not assumed here.]
+S55_405B_MI355X = (
+    ("[B: remat full / bf16 weights from the 2-node sibling yml] maxtext-slurm 405B report MI355X: Llama 3.1 405B FP8, "
+     "FSDP 64, pdbs 3, seq 8192, 64 GPUs", "llama-3.1-405b", "MI355X", "maxtext", "fp8-mixed+optimizer_dtype=bf16",
+     64, 8192, 192, dict(zero_stage=3, microbatch_size=3, recompute="full"),
+     round(192 * 8192 / 38.095 / 64, 1), None),
+)
+
+SCOUTED_2026_12BE = S55_DS3_MI355X + S55_KIMI_MI355X + S55_DS3_B200 + S55_405B_MI355X

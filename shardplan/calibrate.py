@@ -128,6 +128,10 @@ class Calibration:
     traded: list[str] = field(default_factory=list)
     #: the one model every record trains, where they all train one (:func:`one_model`: the fit extrapolates to others)
     one_model: str = ""
+    #: the precision policies the fitted records were priced in (policy name -> records), e.g. {'bf16-mixed': 12}:
+    #: memory terms fitted on one policy absorb its buffers (a bf16-gradient fit of fp32-gradient runs put the
+    #: gradient buffer into allocator_overhead), so the file says which (:func:`cluster_yaml`, sources.fitted_precision)
+    precisions: dict[str, int] = field(default_factory=dict)
 
 
 #: the share of HBM above which the planner's memory-pressure terms act (the caching allocator's retries near
@@ -650,6 +654,8 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
                       misjudged=misses, outliers=outliers)
     out.traded = traded_pairs(cs, h, f, free, memory)
     out.one_model = one_model(cs)
+    for c in cs:
+        out.precisions[c.training.precision.name] = out.precisions.get(c.training.precision.name, 0) + 1
     if cross_validate:
         out.cross_validated = _cross_validated(cs, hw, profile, free, memory, progress, total,
                                                out.cross_validated_groups)
@@ -789,6 +795,11 @@ def _cross_validated(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkPro
     return out
 
 
+#: the ``sources`` key of a calibrated hardware file naming the precision policies its records were priced in
+#: (``bf16-mixed (12 records)``); :func:`shardplan.cli.common.fitted_precision_note` reads it
+FITTED_PRECISION_SOURCE = "fitted_precision"
+
+
 def cluster_yaml(cal: Calibration, hw: HardwareSpec, n_records: int, date: str,
                  profile: FrameworkProfile | None = None, source: str | None = None) -> dict:
     """The hardware document ``--hardware`` reads: ``base`` + the fitted hardware fields, with a
@@ -814,6 +825,9 @@ def cluster_yaml(cal: Calibration, hw: HardwareSpec, n_records: int, date: str,
         if p.target == "hardware" and p.field not in cal.held:
             doc[p.field] = written(v)
             sources[p.field] = note
+    if cal.precisions:  # which precision policy the fitted constants hold for (estimate notes another one)
+        sources[FITTED_PRECISION_SOURCE] = ", ".join(f"{k} ({v} record{'s' if v != 1 else ''})"
+                                                     for k, v in sorted(cal.precisions.items()))
     doc["sources"] = sources
     if profile is not None:
         doc["framework"] = profile_yaml(cal, profile)

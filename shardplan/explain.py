@@ -225,32 +225,37 @@ def _zero_with_pp(framework: Any) -> tuple[int, str]:
 
 
 def rules_of_thumb(n_params: float, n_devices: int, seq_len: int, is_moe: bool, kind: str,
-                   framework: Any = None) -> list[Rule]:
+                   framework: Any = None, node_size: int = 8) -> list[Rule]:
     """The seed rules that apply to this model size, device count and hardware kind.
 
     The decision guide (model size / GPU count) and EasyDeL's notes (TPU: prefer TP for throughput,
     FSDP for memory, SP for long context; GPU: combine FSDP and TP). ``framework`` (a FrameworkProfile): the
     "> 1024 GPUs: ZeRO-2 and PP" rule takes the highest ZeRO stage up to 2 that the framework runs with pipelining
-    (:func:`_zero_with_pp`), as a team on that framework would.
+    (:func:`_zero_with_pp`), as a team on that framework would. The playbook's "TP=8" is tensor parallelism over
+    one 8-GPU node (its clusters' NVLink domain): on GPUs it reads as ``tp = min(8, node_size)``, the scale-up
+    domain (``HardwareSpec.scale_up_size``; new-user pass 55: on 4-GPU PCIe nodes "TP=8" put half of every
+    tensor-parallel group across 25 GbE and the rule read -89%).
     """
     rules: list[Rule] = []
     B = n_params / 1e9
+    t = max(1, min(8, node_size))
+    tp_text = "TP=8" if t == 8 else f"TP={t} (the node; the playbook's TP=8 on 8-GPU nodes)"
     if kind == "gpu":
         if B < 10 and n_devices <= 8:
-            rules.append(Rule(PLAYBOOK, "< 10B on 8 GPUs: TP=8", {"tp": 8}))
+            rules.append(Rule(PLAYBOOK, f"< 10B on 8 GPUs: {tp_text}", {"tp": t}))
             rules.append(Rule(PLAYBOOK, "< 10B on 8 GPUs: ZeRO-3 with DP and full recompute",
                               {"zero_stage": 3, "recompute": "full", "tp": 1}))
         elif n_devices > 1024:
             z, why = _zero_with_pp(framework)
-            rules.append(Rule(PLAYBOOK, "> 1024 GPUs: TP=8 with ZeRO-2 and PP" + why, {"tp": 8, "zero_stage": z}))
+            rules.append(Rule(PLAYBOOK, f"> 1024 GPUs: {tp_text} with ZeRO-2 and PP" + why, {"tp": t, "zero_stage": z}))
         elif n_devices <= 512 and n_devices > 8:
-            rules.append(Rule(PLAYBOOK, "up to 512 GPUs: DP with TP=8 or PP (ZeRO-3 is inefficient)",
-                              {"tp": 8, "zero_stage": 0}))
+            rules.append(Rule(PLAYBOOK, f"up to 512 GPUs: DP with {tp_text} or PP (ZeRO-3 is inefficient)",
+                              {"tp": t, "zero_stage": 0}))
             if B <= 100:
-                rules.append(Rule(PLAYBOOK, "up to 100B: TP=8 with DP + ZeRO-3", {"tp": 8, "zero_stage": 3}))
+                rules.append(Rule(PLAYBOOK, f"up to 100B: {tp_text} with DP + ZeRO-3", {"tp": t, "zero_stage": 3}))
                 rules.append(Rule(PLAYBOOK, "up to 100B: only ZeRO-3", {"tp": 1, "pp": 1, "zero_stage": 3}))
         else:
-            rules.append(Rule(PLAYBOOK, "TP=8 with PP", {"tp": 8}))
+            rules.append(Rule(PLAYBOOK, f"{tp_text} with PP", {"tp": t}))
     else:
         rules.append(Rule(EASYDEL, "TPU: prefer TP for throughput", {"tp": 4}))
         rules.append(Rule(EASYDEL, "TPU: FSDP for memory-intensive models", {"zero_stage": 3, "tp": 1}))

@@ -65,7 +65,7 @@ def guide_rows(hardware: str, models: list[str] | None, devices: list[int] | Non
             best = res.plans[0]
             th = best.thresholds
             rule_txt, delta = "-", "-"
-            rules = rules_of_thumb(m.n_params, n, seq_len, m.is_moe, hw.kind, tr.framework)
+            rules = rules_of_thumb(m.n_params, n, seq_len, m.is_moe, hw.kind, tr.framework, hw.scale_up_size)
             if rules:
                 # long sequences: show the sequence rule (SP / CP), otherwise the size / cluster rule
                 rule = rules[-1] if seq_len >= 32768 else rules[0]

@@ -341,6 +341,45 @@ def attention_note(attention: str | None, training: Any, hardware: Any) -> None:
                           "attention) at the GEMM rate", highlight=False, soft_wrap=True)
 
 
+def scale_up_size_note(scale_up_size: int | None, hw: Any) -> None:
+    """Say on stderr that ``--scale-up-size`` changes only how many devices share the scale-up level of ``hw`` (a
+    HardwareSpec), not its bandwidth: on a GPU preset a smaller domain keeps the NVLink (or Infinity Fabric) rate
+    per device (new-user pass 55: ``a100-40gb --scale-up-size 4`` for 4-GPU PCIe nodes priced PCIe at 300 GB/s and
+    came out 40% fast), so nodes whose GPUs talk over PCIe need a hardware file with ``scale_up_bandwidth``
+    (``base: a100-40gb``, ``scale_up_size: 4``, ``scale_up_bandwidth: 20.0e9``). Raises nothing."""
+    if scale_up_size is None or hw is None or hw.kind != "gpu":
+        return
+    from shardplan.cost.comm import level_names
+    err_console.print(f"[yellow]note:[/] --scale-up-size {scale_up_size} sets how many GPUs share the scale-up level; "
+                      f"its bandwidth stays {hw.scale_up_bandwidth / 1e9:.0f} GB/s per GPU ({escape(level_names(hw)[0])} "
+                      "of the preset): for GPUs that talk over PCIe give the PCIe rate in a hardware file, e.g. "
+                      f"'base: {escape(hw.name)}', 'scale_up_size: {scale_up_size}', 'scale_up_bandwidth: 20.0e9' "
+                      "(docs/cost_model.md, 'PCIe nodes')", highlight=False, soft_wrap=True)
+
+
+def fitted_precision_note(hardware_arg: str | None, chosen: str) -> None:
+    """Say on stderr that a hardware file written by ``shardplan calibrate`` was fitted on records of other precision
+    policies (its ``sources.fitted_precision``, :data:`shardplan.calibrate.FITTED_PRECISION_SOURCE`) than ``chosen``,
+    the policy this command prices: the GEMM rates are fitted per compute dtype, but the memory terms (allocator
+    overhead, context bytes) absorb whatever the fitted policy's buffers were. Raises nothing."""
+    from shardplan.calibrate import FITTED_PRECISION_SOURCE
+    from shardplan.loaders import load_hardware
+    if hardware_arg is None or not (hardware_arg.lower().endswith((".yaml", ".yml", ".json"))
+                                    or Path(hardware_arg).is_file()):
+        return
+    try:
+        sources = load_hardware(hardware_arg).sources
+    except Exception:  # noqa: BLE001 -- the command's own load reports a bad file
+        return
+    fitted = str(next((v for k, v in sources.items() if str(k).lower() == FITTED_PRECISION_SOURCE), "") or "")
+    names = {part.split(" (")[0].strip() for part in fitted.split(",") if part.strip()}
+    if names and chosen not in names:
+        err_console.print(f"[yellow]note:[/] the hardware file {escape(hardware_arg)} was calibrated on records in "
+                          f"{escape(fitted[:200])}; this prices {escape(chosen)}: its GEMM rates are per compute dtype, "
+                          "but its memory terms (allocator_overhead, context_bytes) were fitted with the other policy's "
+                          "buffers (--precision chooses the policy)", highlight=False, soft_wrap=True)
+
+
 def precision_note(precision: str | None, framework: Any, overridable: bool = True, hardware: Any = None,
                    chosen: str | None = None) -> None:
     """Say on stderr that the framework profile (a FrameworkProfile) chose the precision policy

@@ -151,12 +151,15 @@ def estimate_layout(specs: dict[str, Any], layout: dict[str, Any]):
     """
     from shardplan.cost.step import estimate as run_estimate
     from shardplan.inputs import build_inputs
-    from shardplan.cli.common import attention_note, framework_note, precision_note
+    from shardplan.cli.common import (attention_note, fitted_precision_note, framework_note, precision_note,
+                                      scale_up_size_note)
     specs = run_values_from_plan(specs)
     try:
         m, hw, tr, pc = build_inputs(**specs, **layout)
         framework_note(specs.get("hardware"), specs.get("framework"), tr.framework)
         precision_note(specs.get("precision"), tr.framework, hardware=hw, chosen=tr.precision.name)
+        fitted_precision_note(specs.get("hardware"), tr.precision.name)
+        scale_up_size_note(specs.get("scale_up_size"), hw)
         layout_defaults_note(tr.framework, layout, specs.get("plan"), specs.get("seq_len"))
         attention_note(specs.get("attention"), tr, hw)
         e = run_estimate(m, hw, tr, pc, specs["devices"])

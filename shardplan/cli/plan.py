@@ -46,7 +46,8 @@ def _rule_results(model, hw, training, n: int, best, user_fix: dict[str, Any]) -
     from shardplan.search import TIE_FACTOR, search
 
     out = []
-    for rule in rules_of_thumb(model.n_params, n, training.seq_len, model.is_moe, hw.kind, training.framework):
+    for rule in rules_of_thumb(model.n_params, n, training.seq_len, model.is_moe, hw.kind, training.framework,
+                               hw.scale_up_size):
         # a rule's zero_stage 0 stands for "not ZeRO-3" (e.g. "ZeRO-3 is inefficient"): a pinned 1 or 2 keeps to it
         clash = sorted(k for k in rule.fix.keys() & user_fix.keys() if rule.fix[k] != user_fix[k]
                        and not (k == "zero_stage" and rule.fix[k] != 3 and user_fix[k] != 3))
@@ -439,14 +440,17 @@ def _check_export_request(export: str, output: Optional[Path], training, moe: bo
     check_output_path("-o/--output", output)
 
 
-def _input_notes(m, tr, hardware, framework, precision, hw=None, attention=None) -> None:
+def _input_notes(m, tr, hardware, framework, precision, hw=None, attention=None, scale_up_size=None) -> None:
     """Notes on stderr about the inputs before the search: the framework a hardware file names, the precision the
     profile implies (or the fp16 policy ``hw``, a HardwareSpec without bf16, takes), the attention core on Volta, what
-    the model's config.json holds that its count leaves out."""
-    from shardplan.cli.common import attention_note, framework_note, precision_note
+    the model's config.json holds that its count leaves out, what ``--scale-up-size`` leaves unchanged."""
+    from shardplan.cli.common import (attention_note, fitted_precision_note, framework_note, precision_note,
+                                      scale_up_size_note)
     from shardplan.cli.estimate import model_note
     framework_note(hardware, framework, tr.framework)
     precision_note(precision, tr.framework, hardware=hw, chosen=tr.precision.name)
+    fitted_precision_note(hardware, tr.precision.name)
+    scale_up_size_note(scale_up_size, hw)
     attention_note(attention, tr, hw)
     note = model_note(m, tr.seq_len)
     if note:
@@ -524,7 +528,7 @@ def plan(model: ModelOpt, hardware: HardwareOpt, devices: DevicesOpt, seq_len: S
                                 optimizer_dtype=optimizer_dtype,
                                 moe_capacity_factor=moe_capacity_factor, moe_imbalance=moe_imbalance,
                                 moe_routing=moe_routing, scale_up_size=scale_up_size, search=True)
-    _input_notes(m, tr, hardware, framework, precision, hw, attention)
+    _input_notes(m, tr, hardware, framework, precision, hw, attention, scale_up_size)
     _check_plan_flags(top, max_tp, export, output, export_rank, (min_headroom, hw.hbm_bytes))
     if export is not None:
         _check_export_request(export, output, tr, m.is_moe, hw)

@@ -145,11 +145,21 @@ def group_split(n: int, stride: int, domain: int) -> tuple[int, int]:
     return n1, n // n1
 
 
+#: the fastest per-GPU one-way rate a PCIe link gives (bytes/s): PCIe Gen5 x16, 64 GB/s (PCI-SIG PCIe 5.0: 32 GT/s
+#: x 16 lanes); every NVLink generation is faster (NVLink 1 on P100: 80 GB/s one-way), so a GPU scale-up level at
+#: or below it is named PCIe (:func:`level_names`)
+PCIE_MAX_BANDWIDTH = 64e9
+
+
 def level_names(hw: HardwareSpec) -> tuple[str, str]:
     """Human names of the two network levels: NVLink / scale-out for NVIDIA GPUs, Infinity Fabric / scale-out for AMD
-    Instinct GPUs (``compute_arch`` cdna*), ICI / DCN for TPUs."""
+    Instinct GPUs (``compute_arch`` cdna*), PCIe / scale-out for GPUs whose scale-up bandwidth is a PCIe link's
+    (:data:`PCIE_MAX_BANDWIDTH` or less: a PCIe-only node described with ``scale_up_bandwidth``), ICI / DCN for
+    TPUs."""
     if hw.kind == "tpu":
         return "ICI", "DCN"
+    if hw.scale_up_bandwidth <= PCIE_MAX_BANDWIDTH:
+        return "PCIe", "scale-out"
     return ("Infinity Fabric" if (hw.compute_arch or "").startswith("cdna") else "NVLink"), "scale-out"
 
 
