@@ -1598,6 +1598,9 @@ def test_megatron_import_refuses_a_misspelt_layout_flag_and_notes_other_near_mis
         import_config("megatron", base + "--tensor-model-parallel-siz 4")
     with pytest.raises(ConfigError, match="did you mean --micro-batch-size"):
         import_config("megatron", base + "--micro-batch-szie 2")
+    for typo in ("--tensor-model-parallel-sizes 2", "--micro-batch-sizes 2"):  # breaker pass 55: skipped, no note
+        with pytest.raises(ConfigError, match="did you mean"):
+            import_config("megatron", base + typo)
     # a near miss of a flag that does not set the layout stays a note: the loss flags read as the fused loss then
     imp = import_config("megatron", base + "--tensor-model-parallel-size 2 --sequence-parallel "
                                            "--cross-entropy-loss-fusion --cross-entropy-fusion-im te")
@@ -1887,12 +1890,19 @@ def test_torchtitan_import_lists_layers_per_stage_and_refuses_what_it_does_not_p
                                                                          "not priced")):
         with pytest.raises(ConfigError, match=says):
             import_config("torchtitan", text.replace("K", "8") + extra, 16)
-    # torchtitan's default csv "" is no schedule file; a key a letter away from one the importer reads is noted
+    # torchtitan's default csv "" is no schedule file; a key a letter away from a layout key the importer reads is
+    # refused (fifty-fifth session: it was noted and tp = 1 priced), from another read key noted
+    with pytest.raises(ConfigError, match="did you mean tensor_parallel_degree"):
+        import_config("torchtitan", text.replace("K", "8") + "pipeline_parallel_schedule_csv = \"\"\n"
+                      "tensor_paralel_degree = 2\n", 16)
+    for typo in ("tensor_parallel_degre = 2\n", "tensor_parallel_degreee = 2\n"):  # breaker pass 55: no note at all
+        with pytest.raises(ConfigError, match="did you mean tensor_parallel_degree"):
+            import_config("torchtitan", text.replace("K", "8") + typo, 16)
     imp = import_config("torchtitan", text.replace("K", "8") + "pipeline_parallel_schedule_csv = \"\"\n"
-                        "tensor_paralel_degree = 2\n", 16)
+                        "context_parallel_rotate_metod = \"allgather\"\n", 16)
     assert [n for n in imp.notes if "is not read" in n] == [
-        "[parallelism] tensor_paralel_degree is not read (did you mean tensor_parallel_degree? torchtitan stops on a "
-        "key it does not know); the layout is read without it"]
+        "[parallelism] context_parallel_rotate_metod is not read (did you mean context_parallel_rotate_method? "
+        "torchtitan stops on a key it does not know); the layout is read without it"]
 
 
 @pytest.mark.parametrize("to", ["megatron", "torchtitan", "maxtext", "easydel", "nanotron"])

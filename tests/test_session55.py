@@ -64,3 +64,32 @@ def test_scale_up_size_override_says_the_bandwidth_stays():
                                  "--zero-stage", "3", "--scale-up-size", "4"])
     text = " ".join(r.output.split())
     assert r.exit_code == 0 and "its bandwidth stays 300 GB/s per GPU (NVLink of the preset)" in text
+
+
+def test_mesh_topology_only_on_a_gpu_node_of_at_most_8(tmp_path):
+    # breaker pass 55: base tpu-v5p with scale_up_topology mesh gave a 2-chip group 1/8,959 of the link (MFU 0.05%)
+    from shardplan.errors import ConfigError
+    from shardplan.loaders import load_hardware
+    for body, field in (("base: tpu-v5p\nscale_up_topology: mesh\n", "scale_up_topology"),
+                        ("base: gb200\nscale_up_topology: mesh\n", "scale_up_topology"),
+                        ("base: h100-sxm\nici_dims: 2\n", "ici_dims")):
+        f = tmp_path / "hw.yaml"
+        f.write_text(body)
+        with pytest.raises(ConfigError) as err:
+            load_hardware(str(f))
+        assert err.value.field == field
+    f = tmp_path / "ok.yaml"
+    f.write_text("base: h100-sxm\nscale_up_topology: mesh\n")  # an 8-GPU mesh node is legal
+    assert load_hardware(str(f)).scale_up_topology == "mesh"
+
+
+def test_a_diverged_run_exits_1_without_a_record(tmp_path):
+    # breaker pass 55: train --lr 1e30 printed 'loss nan', exited 0 and appended a record with status ok
+    import typer
+
+    from shardplan.cli.train import _diverged
+    rec = tmp_path / "runs.jsonl"
+    _diverged([{"step": 1, "loss": 5.1}, {"step": 2, "loss": 4.9}], rec)  # finite: nothing happens
+    with pytest.raises(typer.Exit) as err:
+        _diverged([{"step": 1, "loss": 5.1}, {"step": 2, "loss": float("nan")}], rec)
+    assert err.value.exit_code == 1 and not rec.exists()

@@ -213,8 +213,24 @@ def train(model: ModelOpt, devices: PlanDevOpt = None, seq_len: SeqOpt = 64, glo
             _resume_lines(checkpoint_dir, start, meta, cfg)
     ckpt = dict(checkpoint_dir=checkpoint_dir, save_every=save_every, resume=resume, start=start)
     hist, mem = _checked_run(trainer, m, layout_, tr, cfg, data, metrics, main, ckpt)
+    _diverged(hist, record if main else None)
     if main and record is not None and hist:
         _write_record(record, m, layout_, tr, devices, hist, mem, compute_dtype)
+
+
+def _diverged(hist: list, record: Path | None) -> None:
+    """Exit 1 (a negative result) when the loss of a step is not finite: the run diverged (breaker pass 55: ``--lr
+    1e30`` printed ``loss nan``, exited 0 and appended a record with status ok); no record is written for it.
+
+    Raises:
+        typer.Exit: code 1 when a step's loss is NaN or infinite."""
+    bad = next((r for r in hist if not math.isfinite(float(r["loss"]))), None)
+    if bad is None:
+        return
+    err_console.print(f"[red]diverged:[/] the loss is {bad['loss']} from step {bad['step']} (a learning rate too large "
+                      "for the model, e.g. --lr; or an fp16 overflow)" + (f"; no record appended to {record}" if record
+                                                                           else ""), highlight=False, soft_wrap=True)
+    raise typer.Exit(1)
 
 
 def _checked_run(trainer: Any, m: Any, layout: Any, tr: Any, cfg: Any, data: list[Path] | None, metrics: Path | None,

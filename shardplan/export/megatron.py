@@ -1138,6 +1138,8 @@ def misspelt_flags(unknown: list[str], known: list[str]) -> tuple[str, ...]:
     Raises:
         ConfigError: an underscore spelling of a flag it reads, or a near miss of one of :data:`LAYOUT_FLAGS`."""
     import difflib
+
+    from shardplan.export.base import near_miss
     notes = []
     for word in unknown:
         flag = word.split("=", 1)[0]
@@ -1147,9 +1149,9 @@ def misspelt_flags(unknown: list[str], known: list[str]) -> tuple[str, ...]:
         if dashed in known:  # argparse has no underscore aliases: Megatron-LM stops on it, the importer would drop it
             raise ConfigError(f"{flag} is not a Megatron-LM option (its parser stops on it: options are spelled with "
                               f"dashes); legal: {dashed}", field=flag, value=word)
-        # --tp-comm-overlap-cfg extends a flag it reads (another option); a truncated one (--tensor-model-parallel-siz)
-        # is a typo Megatron-LM's parser (allow_abbrev=False) stops on
-        close = [k for k in difflib.get_close_matches(flag, known, n=1, cutoff=0.9) if not flag.startswith(k)]
+        # --tp-comm-overlap-cfg extends a flag it reads (another option); a truncated or extended one
+        # (--tensor-model-parallel-siz, --micro-batch-sizes) is a typo Megatron-LM's parser (allow_abbrev=False) stops on
+        close = [k for k in difflib.get_close_matches(flag, known, n=1, cutoff=0.9) if near_miss(flag, k, "-")]
         if close and close[0] in LAYOUT_FLAGS:  # read without it, another layout would be priced, exit 0
             raise ConfigError(f"{flag} is not a Megatron-LM option (its parser stops on it: 'unrecognized "
                               f"arguments'); did you mean {close[0]}? Without it the importer would price "

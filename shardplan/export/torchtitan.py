@@ -337,6 +337,9 @@ READ_KEYS = ("data_parallel_replicate_degree", "data_parallel_shard_degree", "fs
              "pipeline_parallel_first_stage_less_layers", "pipeline_parallel_last_stage_less_layers",
              "context_parallel_degree", "expert_parallel_degree", "expert_tensor_parallel_degree",
              "expert_parallel_comm_backend", "context_parallel_rotate_method", "context_parallel_load_balancer")
+#: the [parallelism] keys that set the layout: a near miss of one is refused (:func:`shardplan.export.base.near_miss`)
+LAYOUT_KEYS = tuple(k for k in READ_KEYS if k.endswith("_degree")) + ("pipeline_parallel_layers_per_stage",
+                                                                       "pipeline_parallel_microbatch_size")
 #: torchtitan's [parallelism] context_parallel_rotate_method values (job_config.py: "allgather" the default, "alltoall"):
 #: how the K/V shards travel between the cp ranks of torch's context_parallel; both move each rank's K/V to every
 #: other rank once per attention, the bytes the planner's ring prices
@@ -419,9 +422,14 @@ def _check_parallelism_keys(par: dict, tr: dict, notes: list[str]) -> None:
     if par.get("pipeline_parallel_split_points"):
         notes.append("pipeline_parallel_split_points: the manual split points are not read; the split priced is "
                      "pipeline_parallel_layers_per_stage's (or torchtitan's even cut)")
-    for key in par:  # a key extending a read one is torchtitan's own (pipeline_parallel_schedule_csv)
+    from shardplan.export.base import near_miss
+    for key in par:  # a key extending a read one by a word is torchtitan's own (pipeline_parallel_schedule_csv)
         close = [k for k in difflib.get_close_matches(str(key), READ_KEYS, n=1, cutoff=0.9)
-                 if not (str(key).startswith(k) or k.startswith(str(key)))]
+                 if near_miss(str(key), k, "_")]
+        if key not in READ_KEYS and close and close[0] in LAYOUT_KEYS:  # read without it, another layout is priced
+            raise ConfigError(f"[parallelism] {key} is not a torchtitan key (its config parser stops on it); did you "
+                              f"mean {close[0]}? Without it the importer would price {close[0]}'s default; legal: "
+                              f"{close[0]}", field=str(key), value=short_repr(par[key]), legal=[close[0]])
         if key not in READ_KEYS and close:
             notes.append(f"[parallelism] {key} is not read (did you mean {close[0]}? torchtitan stops on a key it "
                          "does not know); the layout is read without it")

@@ -44,6 +44,11 @@ FP8_ARCHS = ("hopper", "blackwell", "blackwell-ultra", "cdna3", "cdna4", "tpu")
 FP4_ARCHS = ("blackwell", "blackwell-ultra", "cdna4")
 
 
+#: the most devices a full-mesh scale-up level (``scale_up_topology: mesh``) links: the AMD Instinct platforms' 8 GPUs,
+#: 7 Infinity Fabric links each (AMD MI300X / MI355X platform briefs)
+MAX_MESH_SIZE = 8
+
+
 class HardwareSpec(BaseModel):
     """One accelerator kind, its memory and its scale-up / scale-out networks.
 
@@ -196,6 +201,28 @@ class HardwareSpec(BaseModel):
             raise ConfigError(f"collective_sms={self.collective_sms} must be below sm_count={self.sm_count}; legal "
                               f"collective_sms: 0 to {self.sm_count - 1}", field="collective_sms",
                               value=self.collective_sms, legal=[0, self.sm_count - 1])
+        return self
+
+    @model_validator(mode="after")
+    def _topology_matches_kind(self) -> "HardwareSpec":
+        """A full mesh (``scale_up_topology: mesh``: one link from each device to each peer, the AMD Instinct 8-GPU
+        platforms) is a GPU node of at most :data:`MAX_MESH_SIZE` devices; a torus (``ici_dims`` > 0) is a TPU's.
+        Breaker pass 55: ``base: tpu-v5p`` with ``mesh`` gave a 2-chip group 1/8,959 of the link (MFU 0.05%).
+
+        Raises:
+            ConfigError: ``mesh`` on a TPU or over more than :data:`MAX_MESH_SIZE` devices, or ``ici_dims`` on a GPU.
+        """
+        from shardplan.errors import ConfigError
+        if self.scale_up_topology == "mesh" and (self.kind != "gpu" or self.scale_up_size > MAX_MESH_SIZE):
+            raise ConfigError(f"scale_up_topology='mesh' with kind={self.kind!r} and scale_up_size={self.scale_up_size}: "
+                              f"a full mesh (one link from each GPU to each peer, AMD Instinct platforms) is a GPU node "
+                              f"of at most {MAX_MESH_SIZE} devices; a TPU's torus is ici_dims, an NVLink / NVSwitch "
+                              "domain 'switch'; legal: switch, or mesh on a GPU with scale_up_size <= "
+                              f"{MAX_MESH_SIZE}", field="scale_up_topology", value="mesh", legal=["switch", "mesh"])
+        if self.kind == "gpu" and self.ici_dims > 0:
+            raise ConfigError(f"ici_dims={self.ici_dims} on a GPU: the torus dimensions are a TPU slice's (ICI); a GPU "
+                              "scale-up level is scale_up_topology switch or mesh; legal: ici_dims 0 on a GPU",
+                              field="ici_dims", value=self.ici_dims, legal=[0])
         return self
 
     @model_validator(mode="after")
