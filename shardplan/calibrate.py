@@ -501,6 +501,9 @@ def errors(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile,
                 outliers.append(outlier_line(c, pred, meas))
         if e is not None and c.record.peak_memory_bytes:
             mem.append(abs(e.memory.allocator_peak / c.record.peak_memory_bytes - 1))
+            ratio = e.memory.allocator_peak / c.record.peak_memory_bytes
+            if outliers is not None and not 1 / OUTLIER_RATIO <= ratio <= OUTLIER_RATIO:
+                outliers.append(memory_outlier_line(c, e.memory.allocator_peak))
         judged += 1
         called = (e is not None and e.runs) == (c.record.status == "ok")
         right += called
@@ -528,6 +531,17 @@ def outlier_line(c: Case, predicted: float, measured: float) -> str:
     return (f"{_where(c.record, c.number)}{src}: measured {measured:,.4g} tokens/s/device, the fitted constants "
             f"predict {predicted:,.4g} ({predicted / measured:,.3g}x): check its units (ms vs s, per node vs per "
             "device) or leave it out")
+
+
+def memory_outlier_line(c: Case, predicted: float) -> str:
+    """One line for a record whose peak memory the fitted constants miss by more than :data:`OUTLIER_RATIO`
+    (``predicted``: the allocator peak in bytes; breaker pass 55: a 2 MB peak for Llama-3-8B was fitted as a 807,469%
+    memory error and drove allocator_overhead to 0 without a word)."""
+    src = f" ({c.record.source})" if c.record.source else ""
+    meas = c.record.peak_memory_bytes
+    return (f"{_where(c.record, c.number)}{src}: recorded peak {meas:,.4g} B ({meas / 2**30:,.3g} GiB), the fitted "
+            f"constants predict {predicted / 2**30:,.3g} GiB ({predicted / meas:,.3g}x): peak_memory_bytes is in bytes "
+            "(not MiB or GiB) per device; check it or leave it out")
 
 
 def misjudged_line(c: Case, e: Estimate | None) -> str:

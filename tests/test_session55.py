@@ -93,3 +93,132 @@ def test_a_diverged_run_exits_1_without_a_record(tmp_path):
     with pytest.raises(typer.Exit) as err:
         _diverged([{"step": 1, "loss": 5.1}, {"step": 2, "loss": float("nan")}], rec)
     assert err.value.exit_code == 1 and not rec.exists()
+
+
+def test_maxtext_gpu_fsdp_gathers_name_the_xla_flags_they_assume(tmp_path):
+    # scout pass 55: MaxText on GPUs with the image's default XLA flags (no pipelined all-gather: OpenXLA's default)
+    # ran with every layer's FSDP gather exposed; the profile prices them hidden (NVIDIA's tuned recipes). estimate
+    # says which flags that takes, the MaxText export writes them, and 'maxtext+zero3_gather_buffers=1' prices the rest
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    from shardplan.export.maxtext import XLA_GPU_OVERLAP_FLAGS
+    args = ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64", "--zero-stage", "3"]
+    tuned = CliRunner().invoke(app, [*args, "--framework", "maxtext", "--json"])
+    plain = CliRunner().invoke(app, [*args, "--framework", "maxtext+zero3_gather_buffers=1", "--json"])
+    assert "--xla_gpu_enable_pipelined_all_gather=true" in " ".join(tuned.output.split())
+    assert "priced hidden behind" not in " ".join(plain.output.split())
+    assert "priced hidden behind" not in " ".join(CliRunner().invoke(app, [*args, "--framework", "megatron"]).output.split())
+    out = tmp_path / "mx.yml"
+    r = CliRunner().invoke(app, ["export", "--to", "maxtext", *args[1:], "-o", str(out)])
+    assert r.exit_code == 0 and XLA_GPU_OVERLAP_FLAGS in out.read_text()
+    tpu = tmp_path / "tpu.yml"
+    CliRunner().invoke(app, ["export", "--to", "maxtext", "-m", "llama-3-8b", "-H", "tpu-v5p", "-n", "16", "-s", "4096",
+                             "-b", "64", "-o", str(tpu)])
+    assert tpu.exists() and "xla_gpu" not in tpu.read_text()
+
+
+def test_exposed_gathers_slow_the_maxtext_gpu_step():
+    # the same layout with one gather buffer exposes each layer's AllGather: the step grows by the exposed seconds
+    from shardplan.cost.step import estimate
+    from shardplan.inputs import build_inputs
+    kw = dict(model="llama-3-8b", hardware="h100-sxm", devices=16, seq_len=4096, global_batch=64,
+              global_batch_tokens=None, zero_stage=3)
+    a = estimate(*build_inputs(**kw, framework="maxtext"), 16)
+    b = estimate(*build_inputs(**kw, framework="maxtext+zero3_gather_buffers=1"), 16)
+    hidden = sum(c.exposed_s for c in a.collectives if c.axis == "dp" and c.op == "AllGather")
+    exposed = sum(c.exposed_s for c in b.collectives if c.axis == "dp" and c.op == "AllGather")
+    assert exposed > hidden and b.step_s > a.step_s
+
+
+def test_deepspeed_zero12_gradient_buckets_are_in_memory():
+    # new-user pass 55: DeepSpeed's stage_1_and_2.py backward() allocates ipg_buffer of reduce_bucket_size (5e8)
+    # elements in the model dtype, a second one with overlap_comm: 2 x 5e8 x 2 B = 2.0e9 B in bf16, 1e9 B without
+    # overlap; none under ZeRO-3, none for Megatron-LM (its buckets are views of the gradient buffer)
+    from shardplan.cost.step import estimate
+    from shardplan.inputs import build_inputs
+    kw = dict(model="llama-3.2-1b", hardware="a100-40gb", devices=8, seq_len=4096, global_batch=64,
+              global_batch_tokens=None)
+
+    def grads(framework, **extra):
+        from shardplan.presets.frameworks import FRAMEWORKS
+        no_buckets = FRAMEWORKS["deepspeed"].model_copy(update={"grad_bucket_elements": 0.0})
+        with_, without = (estimate(*build_inputs(**kw, framework=f, **extra), 8).memory.grads
+                          for f in (framework, no_buckets if framework == "deepspeed" else framework))
+        return with_ - without
+
+    assert grads("deepspeed", zero_stage=2) == pytest.approx(2.0e9)
+    assert grads("deepspeed", zero_stage=1, overlap_grad_reduce=False) == pytest.approx(1.0e9)
+    assert grads("deepspeed", zero_stage=3) == 0.0
+    from shardplan.cost.memory import grad_bucket_bytes
+    from shardplan.inputs import build_inputs as bi
+    from shardplan.parallel import validate
+    m, hw, tr, pc = bi(**kw, framework="megatron", zero_stage=1)
+    assert grad_bucket_bytes(tr, validate(pc, m, tr, 8)) == 0.0
+
+
+def test_deepspeed_export_says_whose_numbers_the_trainer_flags_carry():
+    # new-user pass 55: plan --framework deepspeed --export deepspeed gave the Hugging Face Trainer flags for a layout
+    # that a Hugging Face model does not fit, without a word
+    from shardplan.export.deepspeed import trainer_note
+    args = {"per_device_train_batch_size": 2, "gradient_accumulation_steps": 5, "bf16": True, "fp16": False}
+    assert "Megatron-DeepSpeed-style model code" in trainer_note(args, "deepspeed")
+    assert "Megatron-DeepSpeed-style" not in trainer_note(args, "hf-deepspeed")
+    assert trainer_note(args).startswith("under the Hugging Face Trainer pass --per_device_train_batch_size 2 "
+                                         "--gradient_accumulation_steps 5 --bf16 (the Trainer raises")
+
+
+def test_megatron_import_refuses_virtual_stages_that_do_not_divide_a_stage():
+    # breaker pass 55: --num-virtual-stages-per-pipeline-rank 3 with 16 layers per stage was imported, and estimate then
+    # refused the plan
+    from shardplan.errors import ConfigError
+    from shardplan.export import import_config
+    base = ("torchrun --nproc-per-node 8 pretrain_gpt.py --bf16 --num-layers 32 --hidden-size 4096 "
+            "--num-attention-heads 32 --seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 "
+            "--global-batch-size 64 --pipeline-model-parallel-size 2 ")
+    with pytest.raises(ConfigError, match="legal: 1, 2, 4, 8, 16") as err:  # 32 / 2 = 16 layers per stage
+        import_config("megatron", base + "--num-virtual-stages-per-pipeline-rank 3")
+    assert err.value.field == "virtual_stages"
+    assert import_config("megatron", base + "--num-virtual-stages-per-pipeline-rank 4").parallel.virtual_stages == 4
+
+
+def test_calibrate_names_a_peak_memory_off_by_more_than_10x(tmp_path):
+    # breaker pass 55: peak_memory_bytes 2e6 (2 MB) for Llama-3-8B was fitted (807,469% memory error) without a word
+    from shardplan.calibrate import calibrate
+    from shardplan.presets.frameworks import FRAMEWORKS
+    from shardplan.presets.hardware import HARDWARE
+    from shardplan.records import read_records
+    f = tmp_path / "runs.jsonl"
+    text = _TINY_TPUT.replace('"tokens_per_s_per_device": 0.001', '"tokens_per_s_per_device": 5153.0')
+    f.write_text(text.replace('"peak_memory_bytes": 50000000000.0', '"peak_memory_bytes": 2000000.0') + "\n")
+    cal = calibrate(read_records(f), HARDWARE["h100-sxm"], FRAMEWORKS["megatron"], cross_validate=False)
+    assert len(cal.outliers) == 1 and "record 2: recorded peak 2e+06 B" in cal.outliers[0]
+
+
+@pytest.mark.parametrize("frm, text, close", [
+    ("maxtext", "ici_tensor_paralelism: 4\nici_fsdp_parallelism: 2\nper_device_batch_size: 1\n", "ici_tensor_parallelism"),
+    ("maxtext", "ici_fsdp_parallelism: 8\nper_device_batch_sise: 2\n", "per_device_batch_size"),
+    ("deepspeed", '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 4, '
+                  '"zero_optimisation": {"stage": 2}, "bf16": {"enabled": true}}', "zero_optimization"),
+    ("nemo", "trainer:\n  devices: 8\n  num_nodes: 1\nmodel:\n  tensor_model_paralel_size: 4\n  micro_batch_size: 1\n"
+             "  global_batch_size: 64\n  encoder_seq_length: 4096\n  num_layers: 32\n  hidden_size: 4096\n"
+             "  num_attention_heads: 32\n", "tensor_model_parallel_size"),
+])
+def test_importers_refuse_a_typo_of_a_layout_key(frm, text, close):
+    # breaker pass 55: these imported with exit 0 at tp = 1 / ZeRO-0 / the default batch, without a note
+    from shardplan.errors import ConfigError
+    from shardplan.export import import_config
+    with pytest.raises(ConfigError, match=f"did you mean {close}"):
+        import_config(frm, text, 8)
+
+
+def test_importers_note_a_typo_of_another_read_key_and_pass_real_neighbours():
+    from shardplan.export import import_config
+    ds = ('{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2, "gradient_accumulation_steps": 4, '
+          '"zero_optimization": {"stage": 2}, "bf16": {"enabled": true}, "steps_per_prnt": 10}')
+    assert any(n.startswith("steps_per_prnt is not read (did you mean steps_per_print?")
+               for n in import_config("deepspeed", ds, 8).notes)
+    # MaxText's eval_per_device_batch_size and ici_fsdp_transpose_parallelism are real keys, not typos
+    mx = ("ici_fsdp_parallelism: 8\nper_device_batch_size: 2\neval_per_device_batch_size: 1\n"
+          "ici_fsdp_transpose_parallelism: 1\n")
+    assert import_config("maxtext", mx, 8).parallel.microbatch_size == 2

@@ -1154,6 +1154,22 @@ def serialized_gather_note(e) -> str | None:
             f"({one / 2**30:,.2f} GiB): no gather prefetch, every AllGather exposed (priced in the step)")
 
 
+def xla_gpu_gather_note(e) -> str | None:
+    """An XLA profile (``memory_limited_schedule``: MaxText, Paxml) on GPUs with ZeRO-3 whose FSDP AllGathers are
+    priced hidden behind the layer before (``zero3_gather_buffers`` 2): that takes XLA's pipelined all-gather, which
+    XLA:GPU leaves off by default (OpenXLA debug_options_flags.cc; NVIDIA's tuned MaxText recipes set it). Held-out
+    runs under default flags (amd-agi/maxtext-slurm, docs/accuracy.md) came out 39% fast priced this way, 23% with
+    the gathers exposed. None elsewhere."""
+    fw = e.training.framework
+    if not (e.hardware.kind == "gpu" and fw.memory_limited_schedule and fw.zero3_gather_buffers == 2
+            and e.parallel.zero_stage == 3 and any(c.axis == "dp" and c.op == "AllGather" for c in e.collectives)):
+        return None
+    from shardplan.export.maxtext import XLA_GPU_OVERLAP_FLAGS
+    return (f"the FSDP AllGathers are priced hidden behind the layer before, as XLA pipelines them with "
+            f"XLA_FLAGS=\"{XLA_GPU_OVERLAP_FLAGS}\" (NVIDIA's MaxText recipes); XLA:GPU's defaults leave the "
+            f"pipelining off and every layer's gather exposed: --framework {fw.name}+zero3_gather_buffers=1 prices that")
+
+
 def partial_node_note(e) -> str | None:
     """A device count above one scale-up domain (node) that does not fill the last: how many nodes are full, how
     many devices the last one holds, and how the estimate places each parallel group that spans nodes (equal parts
@@ -1221,7 +1237,7 @@ def print_estimate_notes(e) -> None:
                  allocator_note(e), compile_note(e), eager_code_note(e), fp4_note(e), lazy_grads_note(e),
                  bf16_optimizer_note(e),
                  partial_node_note(e), serialized_gather_note(e), straddle_note(e), selective_recompute_note(e),
-                 cp_balance_note(e)):
+                 cp_balance_note(e), xla_gpu_gather_note(e)):
         if note:
             err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
 

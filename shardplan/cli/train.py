@@ -176,10 +176,7 @@ def train(model: ModelOpt, devices: PlanDevOpt = None, seq_len: SeqOpt = 64, glo
         raise ConfigError(f"--seed {short_repr(seed)}; legal: 0 to {2**32 - 1:,}", field="seed", value=seed)
     _check_args(steps, lr, warmup, n_proc, metrics, save_every, checkpoint_dir, resume)
     _check_record(record, metrics, plan, steps)
-    if warmup >= steps:  # legal (a short smoke run), but the learning rate never reaches --lr
-        from shardplan.cli.common import err_console
-        err_console.print(f"[yellow]note:[/] --warmup {warmup} >= --steps {steps}: the learning rate is still warming "
-                          f"up at the last step and never reaches --lr {lr}", highlight=False, soft_wrap=True)
+    _warmup_note(warmup, steps, lr)
     if process_id is not None and not 0 <= process_id < (n_proc or 1):
         raise ConfigError(f"--process-id {short_repr(process_id)}; legal: 0 to {(n_proc or 1) - 1} (--num-processes "
                           f"{n_proc or 1})", field="process_id", value=process_id)
@@ -216,6 +213,14 @@ def train(model: ModelOpt, devices: PlanDevOpt = None, seq_len: SeqOpt = 64, glo
     _diverged(hist, record if main else None)
     if main and record is not None and hist:
         _write_record(record, m, layout_, tr, devices, hist, mem, compute_dtype)
+
+
+def _warmup_note(warmup: int, steps: int, lr: float) -> None:
+    """A note on stderr when --warmup >= --steps: legal (a short smoke run), but the learning rate never reaches
+    --lr."""
+    if warmup >= steps:
+        err_console.print(f"[yellow]note:[/] --warmup {warmup} >= --steps {steps}: the learning rate is still warming "
+                          f"up at the last step and never reaches --lr {lr}", highlight=False, soft_wrap=True)
 
 
 def _diverged(hist: list, record: Path | None) -> None:

@@ -711,6 +711,8 @@ def _model_state(mb: MemoryBreakdown, model: ModelSpec, training: TrainingSpec, 
         mb.grads = held * sp.total
         mb.notes.append(f"the stage's gradients are held unsharded ({held} B per parameter) until the step's last "
                         "backward (pipelining with FSDP)")
+    # a ZeRO-1/2 optimizer's contiguous gradient buckets stay on the device even when the gradients are offloaded
+    mb.grads += grad_bucket_bytes(training, layout)
     if z == 3:
         _zero3_buffers(mb, model, training, layout, sp)
 
@@ -1059,6 +1061,23 @@ def activation_terms(model: ModelSpec, training: TrainingSpec, layout: Layout, s
                                         + training.framework.lm_head_stage_bytes * model.d_model)
         acts -= recompute_logits_overlap(model, training, layout, logits)
     return acts, logits, sp_buffer_bytes(model, training, layout)
+
+
+def grad_bucket_bytes(training: TrainingSpec, layout: Layout) -> float:
+    """Bytes of the contiguous gradient buckets a ZeRO-1/2 optimizer holds through the backward, counted with the
+    gradients (``MemoryBreakdown.grads``; ``FrameworkProfile.grad_bucket_elements``, in the compute dtype: DeepSpeed's ``ipg_buffer``), two when the
+    reduction overlaps the backward (``ParallelConfig.overlap_grad_reduce``: DeepSpeed ``overlap_comm``), else one;
+    0 for other ZeRO stages, a single data-parallel rank, DeepSpeed's BF16_Optimizer (:func:`bf16_optimizer`), an
+    offloaded optimizer, or a profile without them. Example: DeepSpeed ZeRO-2 in
+    bf16 with overlap_comm: 2 x 500,000,000 x 2 B = 2.0e9 B (1.86 GiB), whatever the model's size."""
+    p = layout.parallel
+    elements = training.framework.grad_bucket_elements
+    # not under DeepSpeed's BF16_Optimizer (another optimizer class: fp32 accumulation) nor with the optimizer
+    # offloaded (the gradients go to the host; not counted there, stated assumption)
+    if elements <= 0 or p.zero_stage not in (1, 2) or p.dp * p.cp <= 1 or p.offload_optimizer \
+            or bf16_optimizer(training, layout):
+        return 0.0
+    return elements * (2 if p.overlap_grad_reduce else 1) * training.precision.activation_bytes
 
 
 def recompute_logits_overlap(model: ModelSpec, training: TrainingSpec, layout: Layout, logits: float) -> float:

@@ -1223,3 +1223,33 @@ def near_miss(word: str, known: str, separator: str) -> bool:
         diff = word[len(known):] if word.startswith(known) else known[len(word):]
         return len(diff) <= 2 and separator not in diff
     return True
+
+
+def check_near_misses(keys: Any, read: Any, layout: Any, separator: str, framework: str, stops: bool,
+                      where: str = "") -> list[str]:
+    """Notes for the ``keys`` of a config (or section ``where``) that are a typo of one the importer ``read``\ s
+    (``difflib`` ratio 0.9 and :func:`near_miss`); a typo of one of ``layout`` (keys that set the layout or the model's
+    shape) is refused, since read without it the layout would take the key's default and the import exit 0
+    (breaker pass 55: MaxText ``ici_tensor_paralelism: 4`` and DeepSpeed ``"zero_optimisation"`` priced tp = 1 and
+    ZeRO-0). ``stops``: the framework's own parser refuses an unknown key (MaxText's pyconfig); otherwise it ignores
+    it and runs the default (DeepSpeed's top level, NeMo's open model config), which the message says.
+
+    Raises:
+        ConfigError: a near miss of a ``layout`` key, naming the key, the one it is close to and what the framework
+            does with it."""
+    import difflib
+    known = [str(k) for k in read]
+    notes = []
+    for key in keys:
+        word = str(key)
+        if word in known:
+            continue
+        close = [k for k in difflib.get_close_matches(word, known, n=1, cutoff=0.9) if near_miss(word, k, separator)]
+        if not close:
+            continue
+        does = "its parser stops on it" if stops else f"{framework} ignores it and runs {close[0]}'s default"
+        if close[0] in layout:
+            raise ConfigError(f"{where}{word} is not a {framework} key ({does}); did you mean {close[0]}? legal: "
+                              f"{close[0]}", field=word, value=word, legal=[close[0]])
+        notes.append(f"{where}{word} is not read (did you mean {close[0]}? {does}); the layout is read without it")
+    return notes

@@ -60,8 +60,8 @@ import json
 import re
 
 from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
-from shardplan.export.base import (ExportContext, Exporter, Imported, check_unexpressed, flag, header_dict,
-                                   parallel_from, refuse_first, section)
+from shardplan.export.base import (ExportContext, Exporter, Imported, check_near_misses, check_unexpressed, flag,
+                                   header_dict, parallel_from, refuse_first, section)
 
 SOURCE = "DeepSpeed deepspeed/runtime/config.py (commit 029f12b), zero/config.py, tensor_parallel/config.py"
 _TORCH = "Megatron-LM or torchtitan"
@@ -162,11 +162,17 @@ def trainer_arguments(ctx: ExportContext) -> dict:
     return args
 
 
-def trainer_note(args: dict) -> str:
-    """The Trainer flags of :func:`trainer_arguments`, as a sentence for the header and stderr."""
+def trainer_note(args: dict, profile: str = "hf-deepspeed") -> str:
+    """The Trainer flags of :func:`trainer_arguments`, as a sentence for the header and stderr; under another profile
+    than hf-deepspeed (``deepspeed``: Megatron-DeepSpeed-style model code) it says that the numbers are not a Hugging
+    Face model's (new-user pass 55: a layout priced at 36.6 of 40 GiB came with the Trainer flags, and a Hugging Face
+    model needs 47.4 GiB there)."""
     flags = " ".join(f"--{k}" if v is True else f"--{k} {v}" for k, v in args.items() if v is not False)
-    return (f"under the Hugging Face Trainer pass {flags} (the Trainer raises 'DeepSpeed config mismatch' where its "
-            "arguments differ from this file's numbers)")
+    which = ("" if profile == "hf-deepspeed" else
+             f" (the numbers above are the {profile} profile's, Megatron-DeepSpeed-style model code; a Hugging Face "
+             "model's memory and speed: --framework hf-deepspeed)")
+    return (f"under the Hugging Face Trainer pass {flags}{which} (the Trainer raises 'DeepSpeed config mismatch' where "
+            "its arguments differ from this file's numbers)")
 
 
 def write(ctx: ExportContext) -> str:
@@ -179,7 +185,7 @@ def write(ctx: ExportContext) -> str:
     cfg = ds_config(ctx)
     head = header_dict(ctx, EXPORTER)
     head["trainer"] = trainer_arguments(ctx)
-    head["lines"] = [*head["lines"], trainer_note(head["trainer"])]
+    head["lines"] = [*head["lines"], trainer_note(head["trainer"], ctx.training.framework.name)]
     if ctx.p.recompute == "full":  # HF_RECOMPUTE_NOTE
         head["lines"] = [*head["lines"], HF_RECOMPUTE_NOTE]
     return json.dumps({"_shardplan": head, **cfg}, indent=2) + "\n"
@@ -381,6 +387,17 @@ def _grad_accum_fp32(cfg: dict, stage: int) -> bool:
     return GRAD_ACCUM_DTYPES[value]
 
 
+#: the top-level ds_config keys the importer reads (deepspeed/runtime/config.py); a near miss of one of
+#: :data:`LAYOUT_TOP_KEYS` is refused (:func:`shardplan.export.base.check_near_misses`: DeepSpeed ignores an unknown
+#: top-level key and runs the default, ZeRO-0 for a misspelt zero_optimization)
+TOP_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "zero_optimization",
+            "tensor_parallel", "sequence_parallel_size", "bf16", "fp16", "fp8", "activation_checkpointing",
+            "optimizer", "scheduler", "gradient_clipping", "data_types", "communication_data_type", "steps_per_print",
+            "wall_clock_breakdown", "zero_allow_untested_optimizer", "pipeline", "checkpoint", "amp")
+LAYOUT_TOP_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
+                   "zero_optimization", "tensor_parallel", "sequence_parallel_size", "bf16", "fp16")
+
+
 def read(text: str, devices: int | None = None) -> Imported:
     """The layout of a ds_config: dp = train_batch_size / (micro batch x accumulation), devices = dp x tp x cp (cp:
     ``sequence_parallel_size``, DeepSpeed-Ulysses, read as ``cp_comm`` 'a2a').
@@ -392,6 +409,7 @@ def read(text: str, devices: int | None = None) -> Imported:
             precision section the planner has no policy for (:func:`_precision`).
     """
     cfg = _load(text)
+    typo_notes = check_near_misses(cfg, TOP_KEYS, LAYOUT_TOP_KEYS, "_", "DeepSpeed", stops=False)
     zero, tpc = section(cfg, "zero_optimization", "DeepSpeed"), section(cfg, "tensor_parallel", "DeepSpeed")
     tp = _whole(tpc, "autotp_size", least=0) or 1  # tensor_parallel/config.py: 0 = AutoTP off
     sp = _whole(cfg, "sequence_parallel_size") or 1  # DeepSpeed-Ulysses (module docstring)
@@ -408,7 +426,8 @@ def read(text: str, devices: int | None = None) -> Imported:
     stage = _whole(zero, "stage", 0, 3) or 0
     offload, offload_params, offload_notes = _offload(zero, stage)
     nvme, nvme_notes = _nvme(zero, offload, offload_params)
-    offload_notes = (*offload_notes, *nvme_notes, *_zeropp_notes(zero), *_persistence_notes(zero), *_unread_notes(cfg, sp))
+    offload_notes = (*typo_notes, *offload_notes, *nvme_notes, *_zeropp_notes(zero), *_persistence_notes(zero),
+                     *_unread_notes(cfg, sp))
     precision = _precision(cfg, stage)
     fp8 = flag(section(cfg, "fp8", "DeepSpeed"), "enabled", "DeepSpeed", where="fp8.")
     if fp8 and precision not in ("fp8-mixed", "fp8-params"):

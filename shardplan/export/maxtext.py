@@ -60,7 +60,8 @@ import yaml
 from shardplan.errors import ConfigError, divisors, fmt_legal, short_repr
 from shardplan.parallel import MAXTEXT_SAVED_POLICIES
 from shardplan.specs.framework import FrameworkProfile
-from shardplan.export.base import (NOT_A_RUN, ExportContext, Exporter, Imported, check_unexpressed, comment_block,
+from shardplan.export.base import (NOT_A_RUN, ExportContext, Exporter, Imported, check_near_misses, check_unexpressed,
+                                   comment_block,
                                    dp_axes, even_layers_per_virtual_stage, expand_variables, flag, parallel_from,
                                    read_meta, refuse, refuse_first, shell_words, whole, without_heredocs)
 from shardplan.limits import MAX_CAPACITY_FACTOR, MAX_SEQ_LEN, MIN_CAPACITY_FACTOR
@@ -264,7 +265,29 @@ def write(ctx: ExportContext) -> str:
         extra += [f"note: priced as precision {ctx.training.precision.name}; MaxText keeps its default weight_dtype "
                  "float32 (fp32 weights, no master copy): --precision fp32-params prices what this file runs "
                  "(bf16 weights: --precision bf16-mixed --optimizer-dtype bf16, weight_dtype bfloat16)"]
+    extra += xla_gpu_flag_lines(ctx)
     return comment_block(ctx, EXPORTER, extra) + yaml.safe_dump(overrides(ctx), sort_keys=False)
+
+
+#: XLA:GPU flags under which a scanned layer's FSDP AllGather of the next iteration's weights overlaps this one's
+#: compute (collective pipelining of the while loop; OpenXLA xla/debug_options_flags.cc: pipelined all-gather and
+#: all-reduce default false; NVIDIA's MaxText GPU recipes set them, e.g. AI-Hypercomputer/maxtext issue #1005's and
+#: the A3 Llama 2 70B script's XLA_FLAGS, with a PGLE profile), what the maxtext profile's zero3_gather_buffers 2
+#: prices; without them each layer's gather is exposed (``maxtext+zero3_gather_buffers=1``)
+XLA_GPU_OVERLAP_FLAGS = ("--xla_gpu_enable_latency_hiding_scheduler=true --xla_gpu_enable_pipelined_all_gather=true "
+                         "--xla_gpu_enable_pipelined_reduce_scatter=true --xla_gpu_enable_pipelined_all_reduce=true "
+                         "--xla_gpu_enable_while_loop_double_buffering=true")
+
+
+def xla_gpu_flag_lines(ctx: ExportContext) -> list[str]:
+    """Header lines for a GPU export with ZeRO-3 whose profile prices the FSDP AllGathers overlapped
+    (``zero3_gather_buffers`` 2): the XLA_FLAGS that make XLA pipeline them (:data:`XLA_GPU_OVERLAP_FLAGS`); [] on
+    TPUs, without ZeRO-3, or under a profile that prices them exposed."""
+    if ctx.estimate.hardware.kind != "gpu" or ctx.p.zero_stage != 3 or ctx.training.framework.zero3_gather_buffers < 2:
+        return []
+    return [f"run with XLA_FLAGS=\"{XLA_GPU_OVERLAP_FLAGS}\": the FSDP AllGathers are priced overlapped with the "
+            "layer before (XLA's pipelined all-gather, off by default); with XLA's defaults each layer's gather is "
+            "exposed (price it with --framework maxtext+zero3_gather_buffers=1)"]
 
 
 def _degree(cfg: dict, axis: str) -> int:
@@ -458,6 +481,19 @@ def command_line_overrides(text: str) -> dict:
     return out
 
 
+#: base.yml's mesh axes (module docstring), each with an ici_ and a dcn_ degree
+MESH_AXES = ("data", "stage", "fsdp", "fsdp_transpose", "sequence", "context", "context_autoregressive", "tensor",
+             "tensor_transpose", "tensor_sequence", "expert", "autoregressive", "pipeline")
+#: the keys that set the layout: a near miss of one is refused (MaxText's pyconfig stops on a key base.yml does not
+#: have; :func:`shardplan.export.base.check_near_misses`)
+LAYOUT_KEYS = (*(f"{level}_{axis}_parallelism" for level in ("ici", "dcn") for axis in MESH_AXES),
+               "per_device_batch_size", "gradient_accumulation_steps", "num_pipeline_microbatches",
+               "num_pipeline_repeats", "remat_policy", "max_target_length")
+#: the keys the importer reads (LAYOUT_KEYS and the rest it looks at)
+READ_KEYS = (*LAYOUT_KEYS, *_MAXTEXT_KEYS, "optimizer_memory_host_offload", "decoder_layer_input", "capacity_factor",
+             "dtype", "weight_dtype", "attention", "base_num_decoder_layers", "num_layers_per_pipeline_stage")
+
+
 def read(text: str, devices: int | None = None) -> Imported:
     """The layout of MaxText overrides (axes not given are 1; -1 resolved by :func:`resolve_auto_axes`): a YAML file,
     or a launch script's command line (:func:`command_line_overrides`).
@@ -472,7 +508,7 @@ def read(text: str, devices: int | None = None) -> Imported:
                           "remat_policy, ...): not a MaxText config; legal: the YAML overrides `shardplan export "
                           "--to maxtext` writes, or --from the framework the file belongs to", field="import",
                           value="maxtext")
-    notes: list[str] = script_notes
+    notes: list[str] = [*script_notes, *check_near_misses(cfg, READ_KEYS, LAYOUT_KEYS, "_", "MaxText", stops=True)]
     devices, slices = _launcher_devices(text, devices, notes) if script_notes else (devices, None)
     cfg = resolve_auto_axes(cfg, devices, notes, slices)
     deg = _folded_degrees(cfg, notes)

@@ -185,6 +185,29 @@ class Translated:
 _STATIC_KEYS = {flag: f"{s}.{k}" for (s, k), flag in reversed([*VALUE_KEYS.items(), *FLAG_KEYS.items()])}
 
 
+#: the model-section keys that set the layout or the model's shape: a near miss of one is refused
+#: (:func:`_refuse_layout_typos`)
+LAYOUT_MODEL_KEYS = ("tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
+                     "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size",
+                     "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "num_query_groups",
+                     "micro_batch_size", "global_batch_size", "sequence_parallel", "num_moe_experts", "moe_router_topk")
+
+
+def _refuse_layout_typos(doc: dict) -> None:
+    """Refuse a ``model`` (or Megatron-Bridge ``train``) key a letter or two away from a layout key this importer
+    reads (:data:`LAYOUT_MODEL_KEYS`; breaker pass 55: ``tensor_model_paralel_size: 4`` was priced at tp = 1):
+    NeMo 1.x's open model config ignores it and runs the default, Megatron-Bridge's dataclasses refuse it.
+
+    Raises:
+        ConfigError: from :func:`shardplan.export.base.check_near_misses`."""
+    from shardplan.export.base import check_near_misses
+    read = [k for (sec, k) in (*VALUE_KEYS, *FLAG_KEYS) if sec == "model"]
+    for name in ("model", "train"):
+        sec = doc.get(name)
+        if isinstance(sec, dict):
+            check_near_misses(sec, read, LAYOUT_MODEL_KEYS, "_", "NeMo", stops=False, where=f"{name}.")
+
+
 def is_training_config(doc: Any) -> bool:
     """``doc`` (parsed YAML) is a NeMo 1.x or Megatron-Bridge training config: a mapping whose ``model`` mapping
     holds a parallel degree or a batch / recompute key (:data:`_MARKERS`), or beside a ``train`` section with the
@@ -220,6 +243,7 @@ def translate(text: str) -> Translated | None:
     if not is_training_config(doc):
         return None
     _check_complete(doc)
+    _refuse_layout_typos(doc)
     keys: dict[str, str] = {}
     words: list[str] = []  # each a flag with its values, so that dict.fromkeys below drops repeated flags only
     for (section, key), flag in VALUE_KEYS.items():

@@ -426,6 +426,12 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                                   "scheduler prefers lower memory to more overlap); written "
                                   "after the tpu-recipes v6e-256 GPT-3 175B run (FSDP 256, full remat), which ran where "
                                   "two gathered 1.8 B-parameter layers did not fit (docs/accuracy.md)",
+                                  "zero3_gather_buffers": "2 (the default): the next scanned layer's FSDP AllGather "
+                                  "runs beside this layer's compute (XLA's collective pipelining of the scan loop; on "
+                                  "GPUs --xla_gpu_enable_pipelined_all_gather=true, which NVIDIA's MaxText recipes set "
+                                  "and XLA leaves off by default: OpenXLA xla/debug_options_flags.cc); the held-out "
+                                  "runs with default GPU flags are priced 'maxtext+zero3_gather_buffers=1' "
+                                  "(benchmarks/public_runs.py SCOUTED_2026_12BE)",
                                   "default_zero_stage": "3: MaxText configs/base.yml ici_fsdp_parallelism: -1 (every "
                                   "chip of a slice not given to another axis shards the weights, FSDP)",
                                   "gpu_matmul_scale": "fitted (benchmarks/fit_frameworks.py maxtext_gpu_fit_table, scipy "
@@ -539,10 +545,15 @@ FRAMEWORKS: dict[str, FrameworkProfile] = {
                          zero0_bf16_optimizer=True, param_gather_overlap=False, offload_zero_stages=(1, 2, 3),
                          host_adam_params_per_s=1.6e9, param_offload="independent",
                          zero3_prefetch=0.221, zero3_nic_share=0.217, layer_overhead_s=0.0122,
+                         grad_bucket_elements=5e8,
                          eager_ops=("rope", "swiglu", "attention_layout"),
                          layer_overhead_recomputed_only=True, recomputes=("none", "full"), cp_comms=("a2a",),
                          schedules=("1f1b",), pipeline_zero_stages=(0, 1),
                          sources={"zero3_prefetch": _DS_ZERO3, "zero3_nic_share": _DS_ZERO3, "host_adam_params_per_s": _CPU_ADAM,
+                                  "grad_bucket_elements": "deepspeedai/DeepSpeed runtime/zero/config.py "
+                                  "reduce_bucket_size default 500,000,000 and contiguous_gradients default true; "
+                                  "runtime/zero/stage_1_and_2.py backward(): ipg_buffer of reduce_bucket_size "
+                                  "elements in the model dtype, a second one with overlap_comm (new-user pass 55)",
                                   "zero0_bf16_optimizer": "deepspeedai/DeepSpeed runtime/engine.py: get_data_types "
                                   "(bf16 without ZeRO accumulates gradients in fp32) and _do_optimizer_sanity_check "
                                   "(then the BFLOAT16 wrapper), runtime/bf16_optimizer.py BF16_Optimizer (fp32 "

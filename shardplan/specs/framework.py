@@ -167,6 +167,14 @@ class FrameworkProfile(BaseModel):
             reduction holds ``max(dp_bucket_min_params, dp_bucket_params_per_rank x dp x cp)``
             parameters (Megatron-Core ``distributed_data_parallel.py``: 40,000,000 and 1,000,000);
             both 0 (the default): one bucket per layer (``shardplan.cost.axes.dp.grad_buckets``).
+        grad_bucket_elements: elements of each contiguous gradient bucket a ZeRO-1/2 optimizer allocates for the
+            backward, whatever the model's size, one bucket, or two when the reduction overlaps the backward
+            (``ParallelConfig.overlap_grad_reduce``); bytes in the compute dtype, counted with the gradients. DeepSpeed:
+            ``reduce_bucket_size`` (default 500,000,000; deepspeed/runtime/zero/config.py) with
+            ``contiguous_gradients`` (default true): stage_1_and_2.py ``backward`` allocates ``ipg_buffer``
+            ``torch.empty(reduce_bucket_size)`` and a second one "to avoid data access conflict when overlap_comm is
+            enabled" (2 x 5e8 x 2 B = 1.86 GiB in bf16). 0: none (Megatron-LM and PyTorch buckets are views of the
+            gradient buffer, counted in it).
         param_gather_overlap: whether the ZeRO-1/2 AllGather of the updated parameters hides behind
             the next step's forward (True: Megatron-LM ``--overlap-param-gather``, per bucket as the
             forward reaches it) or blocks after the optimizer step (False: nanotron
@@ -541,6 +549,7 @@ class FrameworkProfile(BaseModel):
     dp_overlap: float = Field(default=1.0, ge=0, le=1)
     dp_bucket_min_params: float = Field(default=0.0, ge=0, le=1e12)
     dp_bucket_params_per_rank: float = Field(default=0.0, ge=0, le=1e10)
+    grad_bucket_elements: float = Field(default=0.0, ge=0, le=1e11)
     param_gather_overlap: bool = True
     zero3_prefetch: float = Field(default=1.0, ge=0, le=1)
     vocab_divisible_by: int = Field(default=128, ge=1, le=4096)
