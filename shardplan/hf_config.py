@@ -1072,6 +1072,12 @@ def _rope_and_eps(cfg: Cfg) -> Cfg:
 MAX_ROPE_FACTOR = 1024
 
 
+#: the RoPE scalings transformers builds (modeling_rope_utils ROPE_INIT_FUNCTIONS: default, linear, dynamic, yarn,
+#: longrope, llama3) and the legacy names its configs still carry ('su' for Phi-3's longrope, 'mrope' for Qwen2-VL's
+#: multimodal sections, which transformers reads as default)
+ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "su", "mrope")
+
+
 def _check_rope_scaling(scaling: Any) -> None:
     """Refuse a ``rope_scaling`` transformers cannot read (``rope_config_validation``: a mapping with its ``rope_type``
     or legacy ``type`` key; every scaling type takes a ``factor``, from 1 to :data:`MAX_ROPE_FACTOR` where given). No
@@ -1085,6 +1091,10 @@ def _check_rope_scaling(scaling: Any) -> None:
         return
     kind = scaling.get("rope_type", scaling.get("type")) if isinstance(scaling, dict) else None
     factor = scaling.get("factor") if isinstance(scaling, dict) else None
+    if isinstance(kind, str) and kind not in ROPE_TYPES:
+        raise ConfigError(f"config.json rope_scaling rope_type={short_repr(kind)} is not a RoPE scaling transformers "
+                          f"builds; legal: {', '.join(ROPE_TYPES)}", field="rope_scaling.rope_type",
+                          value=short_repr(kind), legal=list(ROPE_TYPES))
     if not isinstance(kind, str) or (factor is not None and not (
             isinstance(factor, (int, float)) and not isinstance(factor, bool) and 1 <= factor <= MAX_ROPE_FACTOR)):
         raise ConfigError(f"config.json rope_scaling={short_repr(scaling)} is not legal; legal: null, or a mapping with "

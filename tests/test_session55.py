@@ -222,3 +222,37 @@ def test_importers_note_a_typo_of_another_read_key_and_pass_real_neighbours():
     mx = ("ici_fsdp_parallelism: 8\nper_device_batch_size: 2\neval_per_device_batch_size: 1\n"
           "ici_fsdp_transpose_parallelism: 1\n")
     assert import_config("maxtext", mx, 8).parallel.microbatch_size == 2
+
+
+def test_shardings_pads_the_vocabulary_as_the_runtime_does(tmp_path):
+    # breaker pass 55: shardings refused vocabulary 1,001 at tp 8 (estimate, export and train pad it to 1,008),
+    # naming internal arguments instead of --rule / --param-rule
+    import json
+
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 64,
+                               "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 8,
+                               "intermediate_size": 128, "vocab_size": 1001, "max_position_embeddings": 128}))
+    r = CliRunner().invoke(app, ["shardings", "-m", str(cfg), "-n", "8", "--tp", "8", "-s", "32"])
+    assert r.exit_code == 0, r.output
+    assert "1008x64" in r.output.replace(" ", "")  # 1,001 padded to the next multiple of tp 8 = 1,008 rows
+
+
+@pytest.mark.parametrize("kind, ok", [("bogus", False), ("llama4", False), ("yarn", True), ("su", True),
+                                      ("mrope", True), ("longrope", True)])
+def test_rope_type_must_be_one_transformers_builds(kind, ok):
+    # breaker pass 55: rope_type 'bogus' was accepted (transformers' ROPE_INIT_FUNCTIONS has default, linear, dynamic,
+    # yarn, longrope, llama3; 'su' and 'mrope' are legacy names its configs still carry)
+    from shardplan.errors import ConfigError
+    from shardplan.loaders import model_from_hf_config
+    cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 256, "intermediate_size": 512,
+           "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 1000,
+           "rope_scaling": {"rope_type": kind, "factor": 4.0}}
+    if ok:
+        assert model_from_hf_config(cfg).rope_scaling_type == kind
+    else:
+        with pytest.raises(ConfigError, match="legal: default, linear, dynamic, yarn, longrope, llama3, su, mrope"):
+            model_from_hf_config(cfg)

@@ -50,6 +50,10 @@ def shardings(model: ModelOpt, devices: PlanDevOpt = None, seq_len: SeqOpt = 64,
         from shardplan.jax.pipeline import layout_params
         from shardplan.jax.rules import make_rules, param_shardings, sharding_rows
         step("building the parameter shapes and their shardings")
+        from shardplan.parallel import padded_vocab
+        # the runtime's vocabulary: padded to a multiple of tp as Trainer pads it (breaker pass 55: a vocabulary of
+        # 128,257 at tp 8 was refused here while estimate, export and train pad it)
+        m = m.model_copy(update={"vocab_size": padded_vocab(m.vocab_size, lay.parallel.tp, 1)})
         rules = make_rules(lay, m, parse_rule_overrides(rule), parse_param_overrides(param_rule, param_spec))
         # pp > 1: blocks under "stages" (pp, L_max, ...); 1F1B: embedding / head under "boundary" (pp, V, d)
         params, logical = layout_params(m, lay)

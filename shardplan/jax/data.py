@@ -97,8 +97,10 @@ class PackedBatches:
     def __init__(self, tokens: np.ndarray, seq_len: int, global_batch_size: int, seed: int = 0):
         n = tokens.size // (seq_len + 1)
         if n < global_batch_size:
-            raise ConfigError(f"the corpus has {tokens.size} bytes = {n} sequences of seq_len+1 = {seq_len + 1}, "
-                              f"fewer than global_batch_size={global_batch_size}", field="data", value=tokens.size)
+            raise ConfigError(f"the corpus gives {tokens.size:,} tokens (its bytes and one separator per file) = {n} "
+                              f"sequences of seq_len+1 = {seq_len + 1}, fewer than global_batch_size="
+                              f"{global_batch_size}; legal: at least {global_batch_size * (seq_len + 1):,} tokens "
+                              "(more text), or a smaller --seq-len / --global-batch", field="data", value=tokens.size)
         self.windows = tokens[: n * (seq_len + 1)].reshape(n, seq_len + 1).astype(np.int32)
         self.B, self.seed = global_batch_size, seed
 

@@ -311,7 +311,7 @@ def resolve(logical: Sequence[str | None], shape: Sequence[int], table: Mapping[
             raise ConfigError(
                 f"{_ctx(path, shape, logical, sizes)}: dimension {name!r} of size {dim} is not divisible by "
                 f"{'*'.join(axes)} = {n} mesh devices; change the degrees, the model width, or override "
-                f"this rule (rule_overrides / param_overrides)", field="logical_axes", value=name)
+                f"this rule (--rule / --param-rule)", field="logical_axes", value=name)
         used.update(axes)
         out.append(_spec_entry(axes))
     return P(*out)
