@@ -19,12 +19,17 @@ DEFAULT_DEVICES = {"gpu": [8, 64, 512, 1024, 8192], "tpu": [64, 256, 1024, 4096,
 _EMPTY = ("mfu", "tps", "bound", "critical", "max_tp", "rule", "rule_delta")
 
 
-def _training_defaults(hardware: str, hw) -> dict:
-    """TrainingSpec fields the guide's rows share: a hardware file's framework profile with that profile's own
-    precision where it has one (MaxText: fp32-params), as estimate and plan price it; on hardware without bf16 (V100,
-    a HardwareSpec ``hw``) its fp16 counterpart and the unfused attention Volta runs (shardplan.inputs.build_inputs)."""
+def _training_defaults(hardware: str, hw, framework: str | None = None) -> dict:
+    """TrainingSpec fields the guide's rows share: the ``framework`` profile (a name, ``NAME+field=value`` or a profile
+    file), else a hardware file's, with that profile's own precision where it has one (MaxText: fp32-params), as
+    estimate and plan price it; on hardware without bf16 (V100, a HardwareSpec ``hw``) its fp16 counterpart and the
+    unfused attention Volta runs (shardplan.inputs.build_inputs).
+
+    Raises:
+        ConfigError: an unknown framework (from :func:`shardplan.presets.frameworks.framework_profile`)."""
     from shardplan.inputs import default_framework, fp16_counterpart
-    profile = default_framework(hardware)
+    from shardplan.presets.frameworks import framework_profile
+    profile = framework_profile(framework) if framework else default_framework(hardware)
     default = (profile.default_precision if profile is not None else None) or "bf16-mixed"
     spec = {"precision": precision_policy(fp16_counterpart(hw, default) or default)}
     if profile is not None:
@@ -35,16 +40,18 @@ def _training_defaults(hardware: str, hw) -> dict:
 
 
 def guide_rows(hardware: str, models: list[str] | None, devices: list[int] | None, seq_len: int,
-               global_batch_tokens: int, progress: Callable[[int, int, str], None] | None = None) -> list[dict]:
+               global_batch_tokens: int, progress: Callable[[int, int, str], None] | None = None,
+               framework: str | None = None) -> list[dict]:
     """One row per (model, device count): best plan, MFU, bound, thresholds, rule of thumb verdict.
 
     The batch is ``max(global_batch_tokens, devices * seq_len)`` tokens (at least one sequence per
-    device). ``progress(done, total, label)`` is called before each row. A hardware file's ``framework:``
-    profile (the one it was calibrated with) prices the rows, as in ``estimate`` and ``plan``. Raises
-    ConfigError for unknown model or hardware names.
+    device). ``progress(done, total, label)`` is called before each row. The ``framework`` profile, else a hardware
+    file's ``framework:`` profile (the one it was calibrated with), prices the rows, as in ``estimate`` and ``plan``
+    (new-user pass 55: DeepSpeed users saw Megatron-LM's interleaved pipelines). Raises ConfigError for unknown model,
+    hardware or framework names.
     """
     hw = load_hardware(hardware)
-    spec = _training_defaults(hardware, hw)
+    spec = _training_defaults(hardware, hw, framework)
     rows = []
     names, counts = models or DEFAULT_MODELS, devices or DEFAULT_DEVICES[hw.kind]
     for name in names:

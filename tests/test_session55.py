@@ -256,3 +256,44 @@ def test_rope_type_must_be_one_transformers_builds(kind, ok):
     else:
         with pytest.raises(ConfigError, match="legal: default, linear, dynamic, yarn, longrope, llama3, su, mrope"):
             model_from_hf_config(cfg)
+
+
+def test_guide_prices_the_framework_it_is_given():
+    # new-user pass 55: guide had no --framework and priced Megatron-LM layouts for a DeepSpeed lab
+    from shardplan.errors import ConfigError
+    from shardplan.guide_table import guide_rows
+    kw = dict(hardware="h100-sxm", models=["llama-3.2-1b"], devices=[8], seq_len=4096, global_batch_tokens=2**20)
+    ds, mg = guide_rows(**kw, framework="deepspeed"), guide_rows(**kw)
+    assert ds[0]["tps"] != mg[0]["tps"]  # another profile, another price
+    with pytest.raises(ConfigError, match="framework='nonsense' is unknown"):
+        guide_rows(**kw, framework="nonsense")
+
+
+def test_deepspeed_zero3_share_is_named_where_it_decides():
+    # new-user pass 55: ZeRO-3 priced at 21.7% of the network (fitted on 2021 DeepSpeed runs) without a word
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    args = ["estimate", "-m", "llama-3-8b", "-H", "h100-sxm", "-s", "4096", "-b", "64"]
+    across = CliRunner().invoke(app, [*args, "-n", "16", "--zero-stage", "3", "--framework", "deepspeed"])
+    one_node = CliRunner().invoke(app, [*args, "-n", "8", "--zero-stage", "3", "--framework", "deepspeed"])
+    zero2 = CliRunner().invoke(app, [*args, "-n", "16", "--zero-stage", "2", "--framework", "deepspeed"])
+    assert "at 21.7% of the node's network" in " ".join(across.output.split())
+    assert "at 21.7%" not in one_node.output and "at 21.7%" not in zero2.output
+
+
+def test_report_tells_gathers_from_reduce_scatters_and_draws_no_one_stage_pipeline(tmp_path):
+    # new-user pass 55: one orange for the dp AllGather and ReduceScatter; a pipeline PNG for pp = 1
+    from shardplan.cost.step import estimate
+    from shardplan.inputs import build_inputs
+    from shardplan.web.charts import op_shade, time_parts
+    from shardplan.web.report import write_png
+    # #ff7f0e: 45% toward white gives (255, 127 + 128 x 0.45, 14 + 241 x 0.45) = (255, 185, 122); 30% toward black
+    # (178, 89, 10)
+    assert op_shade("#ff7f0e", "AllGather") == "#ffb97a" and op_shade("#ff7f0e", "ReduceScatter") == "#b2590a"
+    e = estimate(*build_inputs(model="llama-3.2-1b", hardware="h100-sxm", devices=16, seq_len=4096, global_batch=64,
+                               global_batch_tokens=None, zero_stage=3), 16)
+    colors = {t.label.split()[0]: t.color for t in time_parts(e) if t.group == "dp"}
+    assert colors["AllGather"] != colors["ReduceScatter"]
+    names = {p.name for p in write_png(e, tmp_path / "r")}
+    assert "r_pipeline.png" not in names and "r_time.png" in names

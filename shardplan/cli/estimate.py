@@ -1170,6 +1170,23 @@ def xla_gpu_gather_note(e) -> str | None:
             f"pipelining off and every layer's gather exposed: --framework {fw.name}+zero3_gather_buffers=1 prices that")
 
 
+def zero3_share_note(e) -> str | None:
+    """A profile whose ZeRO-3 collectives use a fitted share of the NICs (``FrameworkProfile.zero3_nic_share`` < 1:
+    the deepspeed profiles, fitted on DeepSpeed 0.3-0.5's per-parameter gathers of 2021) on a ZeRO-3 layout whose
+    data-parallel group crosses nodes: the share, the prefetch and where they come from, since they decide ZeRO-3
+    against ZeRO-1/2 there (new-user pass 55: 1.08 GB/s for ZeRO-3 beside 4.97 for ZeRO-2 on one network, unsaid).
+    None elsewhere."""
+    fw = e.training.framework
+    crosses = e.layout.n_devices > e.hardware.scale_up_size
+    if fw.zero3_nic_share >= 1 or e.parallel.zero_stage != 3 or not crosses:
+        return None
+    return (f"the {fw.label} profile prices ZeRO-3's gathers and reduce-scatters at {fw.zero3_nic_share:.1%} of the "
+            f"node's network and hides {fw.zero3_prefetch:.1%} of each behind the layer before, fitted on DeepSpeed "
+            "0.3-0.5's per-parameter calls (Narayanan et al. 2021 Table 2, 175B / 530B on 384-2,240 A100s); a newer "
+            f"release that coalesces them may do better: --framework {fw.name}+zero3_nic_share=1+zero3_prefetch=1 "
+            "prices NCCL's full use")
+
+
 def partial_node_note(e) -> str | None:
     """A device count above one scale-up domain (node) that does not fill the last: how many nodes are full, how
     many devices the last one holds, and how the estimate places each parallel group that spans nodes (equal parts
@@ -1237,7 +1254,7 @@ def print_estimate_notes(e) -> None:
                  allocator_note(e), compile_note(e), eager_code_note(e), fp4_note(e), lazy_grads_note(e),
                  bf16_optimizer_note(e),
                  partial_node_note(e), serialized_gather_note(e), straddle_note(e), selective_recompute_note(e),
-                 cp_balance_note(e), xla_gpu_gather_note(e)):
+                 cp_balance_note(e), xla_gpu_gather_note(e), zero3_share_note(e)):
         if note:
             err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
 

@@ -693,7 +693,7 @@ MarkdownOpt = Annotated[Optional[Path], typer.Option("--markdown", help="also wr
 @config_errors
 def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, models: ModelsListOpt = None,
           seq_len: SeqOpt = 8192, global_batch_tokens: GuideTokensOpt = 4 * 2**20,
-          markdown: MarkdownOpt = None) -> None:
+          markdown: MarkdownOpt = None, framework: FrameworkOpt = None) -> None:
     """Best layout for typical model sizes and cluster sizes, beside common rules of thumb.
 
     Columns: DP crit. = tokens per data-parallel rank (one model replica of tp x pp devices, so the figure grows
@@ -709,15 +709,17 @@ def guide(hardware: HardwareOpt = "h100-sxm", devices: DevicesListOpt = None, mo
     limits.check_range("global_batch_tokens", global_batch_tokens, 1, limits.MAX_BATCH_TOKENS, "tokens")
     from shardplan.cli.common import framework_note, precision_note, hardware_file_notes
     from shardplan.inputs import default_framework
-    profile = default_framework(hardware)
-    if profile is not None:  # a hardware file's framework section prices the rows, as in estimate and plan
-        framework_note(hardware, None, profile)  # with the smoke note
+    from shardplan.presets.frameworks import framework_profile
+    profile = framework_profile(framework) if framework else default_framework(hardware)
+    if profile is not None:  # --framework, or a hardware file's framework section, prices the rows
+        framework_note(hardware, framework, profile)  # with the smoke note
         precision_note(None, profile, overridable=False)
     else:
         hardware_file_notes(hardware)
     from shardplan.cli.common import progress_bar
     with progress_bar("guide") as update:  # rows take seconds each
-        rows = guide_rows(hardware, models or None, devices or None, seq_len, global_batch_tokens, progress=update)
+        rows = guide_rows(hardware, models or None, devices or None, seq_len, global_batch_tokens, progress=update,
+                          framework=framework)
     from shardplan.loaders import load_hardware
     t = Table(title=f"best layouts on {escape(load_hardware(hardware).name)}, seq {seq_len}")
     for col in ("model", "devices", "batch tokens", "best layout", "MFU", "tok/s/dev", "bound", "DP crit. tok/dp rank",

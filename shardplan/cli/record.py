@@ -86,7 +86,10 @@ def import_(csv_file: CsvArg, output: OutOpt, format: FormatOpt = RecordFormat.c
         err_console.print(f"[yellow]note:[/] {escape(str(output))} held {replaced} line(s), now replaced; --append "
                           "adds to a records file instead", highlight=False, soft_wrap=True)
     counts = Counter(r.status for r in records)
-    t = Table(title=f"{n} run records {'added to' if append else 'written to'} {output}")
+    # the path goes in a line of its own: a table title wraps at the table's width (new-user pass 55: ~20 columns)
+    console.print(f"{n} run records {'added to' if append else 'written to'} {escape(str(output))}", highlight=False,
+                  soft_wrap=True)
+    t = Table(title="records by status")
     for col in ("status", "records"):
         t.add_column(col)
     for status in ("ok", "oom", "failed"):

@@ -146,6 +146,19 @@ class TimePart:
     color: str
 
 
+#: how each collective's colour departs from its axis colour (mixed toward white, > 0, or black, < 0), so that an
+#: axis's AllGather and ReduceScatter differ in the time chart (new-user pass 55: one orange for both)
+_OP_SHADES = {"AllGather": 0.45, "ReduceScatter": -0.3, "AllReduce": 0.0, "AllToAll": 0.2, "SendRecv": -0.15}
+
+
+def op_shade(color: str, op: str) -> str:
+    """``color`` (``#rrggbb``) mixed toward white (or black) by the op's :data:`_OP_SHADES` share."""
+    k = _OP_SHADES.get(op, 0.0)
+    rgb = [int(color[i:i + 2], 16) for i in (1, 3, 5)]
+    mixed = [round(v + (255 - v) * k) if k >= 0 else round(v * (1 + k)) for v in rgb]
+    return "#" + "".join(f"{v:02x}" for v in mixed)
+
+
 def time_parts(e: Estimate) -> list[TimePart]:
     """Segments of the step time of ``e`` (seconds).
 
@@ -160,7 +173,7 @@ def time_parts(e: Estimate) -> list[TimePart]:
              TimePart("recompute", e.recompute_s, True, "compute", _FIXED_COLORS["recompute"])]
     for c in e.collectives:
         label = f"{c.op} {c.label} {c.phase} ({c.purpose})"  # the phase tells a forward from a backward twin
-        color = _AXIS_COLORS.get(c.axis, "#333333")
+        color = op_shade(_AXIS_COLORS.get(c.axis, "#333333"), c.op)
         parts.append(TimePart(label, c.exposed_s, True, c.axis, color))
         parts.append(TimePart(label, max(0.0, c.time_s - c.exposed_s), False, c.axis, color))
     parts.append(TimePart("pipeline bubble", e.bubble_s, True, "bubble", _FIXED_COLORS["pipeline bubble"]))

@@ -203,7 +203,7 @@ def _mpl_plans(plans: Sequence[Estimate], ax) -> None:
 
 def write_png(e: Estimate, stem: str | Path, plans: Sequence[Estimate] | None = None, dpi: int = 120) -> list[Path]:
     """Write one PNG per chart with matplotlib: ``<stem>_time.png``, ``_memory``, ``_roofline``,
-    ``_pipeline`` and, with ``plans``, ``_plans``.
+    ``_pipeline`` (pp > 1 only: new-user pass 55 got a one-stage "pipeline" chart) and, with ``plans``, ``_plans``.
 
     Args:
         e: the estimate.
@@ -222,8 +222,9 @@ def write_png(e: Estimate, stem: str | Path, plans: Sequence[Estimate] | None = 
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     jobs = [("time", (11, 3.6), lambda ax: _mpl_time(e, ax)), ("memory", (7, 5), lambda ax: _mpl_memory(e, ax)),
-            ("roofline", (8, 5.5), lambda ax: _mpl_roofline(e, ax)),
-            ("pipeline", (11, max(2.5, 0.5 * e.parallel.pp + 1.5)), lambda ax: _mpl_pipeline(e, ax))]
+            ("roofline", (8, 5.5), lambda ax: _mpl_roofline(e, ax))]
+    if e.parallel.pp > 1:  # as the HTML report (plotly_figures): no schedule chart of one stage
+        jobs.append(("pipeline", (11, max(2.5, 0.5 * e.parallel.pp + 1.5)), lambda ax: _mpl_pipeline(e, ax)))
     if plans:
         jobs.append(("plans", (10, 5), lambda ax: _mpl_plans(plans, ax)))
     out = []
