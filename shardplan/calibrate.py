@@ -41,6 +41,7 @@ from shardplan.specs.hardware import HardwareSpec
 #: scale-out link's efficiency and per-step latency, the per-call collective base latency
 DEFAULT_PARAMS = (Parameter("hardware", "matmul_efficiency", 0.2, 1.0, "fraction of peak FLOP/s"),
                   Parameter("hardware", "hbm_efficiency", 0.2, 1.0, "fraction of HBM bandwidth"),
+                  Parameter("hardware", "scale_up_efficiency", 0.05, 1.0, "fraction of NVLink / scale-up bandwidth"),
                   Parameter("hardware", "scale_out_efficiency", 0.05, 1.0, "fraction of NIC bandwidth"),
                   Parameter("hardware", "scale_out_latency", 1e-6, 2e-4, "s per ring step"),
                   Parameter("framework", "microbatch_overhead_s", 0.0, 0.1, "s per microbatch"))
@@ -481,7 +482,8 @@ def base_error_of(records: Sequence[RunRecord], hw: HardwareSpec, profile: Frame
 
 
 def errors(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile,
-           misses: list[str] | None = None, outliers: list[str] | None = None) -> dict[str, float]:
+           misses: list[str] | None = None, outliers: list[str] | None = None,
+           memory_outliers: list[str] | None = None) -> dict[str, float]:
     """Median |relative error| of throughput and of peak memory (the predicted allocator peak of the
     most loaded device, :attr:`~shardplan.cost.memory.MemoryBreakdown.allocator_peak`, against the
     recorded peak, which a framework's allocator or XLA reports without the runtime outside it), and
@@ -489,7 +491,9 @@ def errors(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile,
     right, ``ok`` = predicted to run, ``oom`` and ``failed`` = predicted not to (a failure the record
     does not explain counts as a miss where the planner predicts the run, as the grid benchmark
     counts it). ``misses`` (a list) gets one line per record called wrong (:func:`misjudged_line`), ``outliers``
-    one per record missed by more than :data:`OUTLIER_RATIO` (:func:`outlier_line`)."""
+    one per record whose throughput is missed by more than :data:`OUTLIER_RATIO` (:func:`outlier_line`),
+    ``memory_outliers`` one per record whose peak memory is (:func:`memory_outlier_line`; judged on the base
+    constants, since a fit on a wrong peak moves toward it: breaker pass 55b, a peak 10x low was 6.2x off after it)."""
     tput, mem, right, judged = [], [], 0, 0
     for c in cs:
         e = predict(c, hw, profile)
@@ -502,8 +506,11 @@ def errors(cs: Sequence[Case], hw: HardwareSpec, profile: FrameworkProfile,
         if e is not None and c.record.peak_memory_bytes:
             mem.append(abs(e.memory.allocator_peak / c.record.peak_memory_bytes - 1))
             ratio = e.memory.allocator_peak / c.record.peak_memory_bytes
-            if outliers is not None and not 1 / OUTLIER_RATIO <= ratio <= OUTLIER_RATIO:
-                outliers.append(memory_outlier_line(c, e.memory.allocator_peak))
+            # or below half the model state the layout holds (weights, gradients, optimizer state on the device):
+            # no allocator reports less (half: a precision policy the record does not state)
+            below_state = c.record.peak_memory_bytes < 0.5 * e.memory.model_state
+            if memory_outliers is not None and (below_state or not 1 / OUTLIER_RATIO <= ratio <= OUTLIER_RATIO):
+                memory_outliers.append(memory_outlier_line(c, e.memory.allocator_peak, e.memory.model_state))
         judged += 1
         called = (e is not None and e.runs) == (c.record.status == "ok")
         right += called
@@ -533,13 +540,15 @@ def outlier_line(c: Case, predicted: float, measured: float) -> str:
             "device) or leave it out")
 
 
-def memory_outlier_line(c: Case, predicted: float) -> str:
-    """One line for a record whose peak memory the fitted constants miss by more than :data:`OUTLIER_RATIO`
-    (``predicted``: the allocator peak in bytes; breaker pass 55: a 2 MB peak for Llama-3-8B was fitted as a 807,469%
+def memory_outlier_line(c: Case, predicted: float, state: float = 0.0) -> str:
+    """One line for a record whose peak memory the base constants miss by more than :data:`OUTLIER_RATIO`
+    or is below half the model state the layout holds (``state``, bytes) (``predicted``: the allocator peak in bytes; breaker pass 55: a 2 MB peak for Llama-3-8B was fitted as a 807,469%
     memory error and drove allocator_overhead to 0 without a word)."""
     src = f" ({c.record.source})" if c.record.source else ""
     meas = c.record.peak_memory_bytes
-    return (f"{_where(c.record, c.number)}{src}: recorded peak {meas:,.4g} B ({meas / 2**30:,.3g} GiB), the fitted "
+    held = f", below the {state / 2**30:,.3g} GiB of weights, gradients and optimizer state it holds" \
+        if meas < 0.5 * state else ""
+    return (f"{_where(c.record, c.number)}{src}: recorded peak {meas:,.4g} B ({meas / 2**30:,.3g} GiB{held}), the base "
             f"constants predict {predicted / 2**30:,.3g} GiB ({predicted / meas:,.3g}x): peak_memory_bytes is in bytes "
             "(not MiB or GiB) per device; check it or leave it out")
 
@@ -660,7 +669,8 @@ def calibrate(records: Sequence[RunRecord], hw: HardwareSpec, profile: Framework
     misses: list[str] = []
     outliers: list[str] = []
     out = Calibration(params, values, base_values, held=held, excluded=excluded, degraded=degraded, kept_low=kept_low,
-                      in_sample=errors(cs, h, f, misses, outliers), base_error=errors(cs, hw, profile),
+                      in_sample=errors(cs, h, f, misses, outliers),
+                      base_error=errors(cs, hw, profile, memory_outliers=outliers),
                       underdetermined=under,
                       usable_hbm_fraction=fraction, at_bound=at_bound,
                       n_oom=sum(c.record.status == "oom" for c in cs),

@@ -408,7 +408,10 @@ KNOWN_KEYS = {
                    "num_layers_per_pipeline_stage", "num_pipeline_repeats", "remat_policy",
                    "optimizer_memory_host_offload", "max_target_length", "decoder_layer_input", "context", "mlpwi",
                    "mlpwi_0", "mlpwi_1", "mlpwo", "query_proj", "key_proj", "value_proj", "qkv_proj", "out_proj",
-                   "mla_q", "mla_kv", "model_name"}},  # model_name: configs/models/<name>.yml (MAXTEXT_MODEL_NAMES)
+                   "mla_q", "mla_kv", "model_name",  # model_name: configs/models/<name>.yml (MAXTEXT_MODEL_NAMES)
+                   # base.yml: "hardware: 'tpu' # Supported hardware types are 'tpu', 'gpu', 'gpu_multiprocess' and
+                   # 'cpu'" (written for GPU plans; attention: cudnn_flash_te, MAXTEXT_ATTENTION)
+                   "hardware", "attention"}},
     # eformer manager.py (5c1cd3b) PartitionAxis fields; EasyDeL from_pretrained / TrainingArguments names
     "easydel": {"": {"_shardplan", "sharding_axis_dims", "sharding_axis_names", "partition_axis",
                      "gradient_checkpointing", "training_arguments"},

@@ -465,12 +465,33 @@ def print_fit_summary(cal, cross_validation: bool = True, hw=None) -> None:
                           f"{cal.n_oom} out-of-memory record{'s' if cal.n_oom > 1 else ''}: the fit sets it just high "
                           "enough that they do not fit, so layouts near the HBM edge are judged by it; more runs close "
                           "to the HBM (that ran or ran out of memory) pin it", highlight=False, soft_wrap=True)
+    for line in far_from_base(cal):
+        err_console.print(f"[yellow]warning:[/] {escape(line)}", highlight=False, soft_wrap=True)
     for field in cal.held:
         why = (f"the fit put it on its {cal.at_bound[field]} bound (a limit, not a measurement: it trades against "
                "another parameter, or the records push past what is physical)" if field in cal.at_bound
                else HELD_WHY.get(field, HELD_WHY['']))
         err_console.print(f"[yellow]note:[/] the records cannot identify {field}: {why}; kept at the base value and "
                           "not written", highlight=False, soft_wrap=True)
+
+
+#: a fitted efficiency below this share of its base value is named (:func:`far_from_base`)
+FAR_FROM_BASE = 0.5
+
+
+def far_from_base(cal) -> list[str]:
+    """One line per fitted efficiency (a ``*_efficiency`` field that was not held) below :data:`FAR_FROM_BASE` of its
+    base value: a datasheet link or HBM at under half the rate the preset measured is rarely the hardware; more often
+    a cost the records carry that the model prices elsewhere (new-user pass 55b: runs 12% slow everywhere moved
+    hbm_efficiency 0.80 -> 0.29 and scale_out_efficiency 0.85 -> 0.27, and an MoE plan with the file came out 2.2x
+    slower)."""
+    out = []
+    for p, v, b in zip(cal.params, cal.values, cal.base_values):
+        if p.field.endswith("efficiency") and p.field not in cal.held and b > 0 and v < FAR_FROM_BASE * b:
+            out.append(f"{p.field} fitted at {v:.3g}, under half its base {b:.3g}: if the hardware is not that slow, "
+                       "the records carry a cost the model prices elsewhere (a per-step overhead, slower kernels); "
+                       "other layouts with this file inherit it (check them, or hold it with a parameter list)")
+    return out
 
 
 def _hardware_warning(recs: list, hardware: str, hw, given: bool = True) -> list[str]:

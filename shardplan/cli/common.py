@@ -347,13 +347,15 @@ def scale_up_size_note(scale_up_size: int | None, hw: Any) -> None:
     per device (new-user pass 55: ``a100-40gb --scale-up-size 4`` for 4-GPU PCIe nodes priced PCIe at 300 GB/s and
     came out 40% fast), so nodes whose GPUs talk over PCIe need a hardware file with ``scale_up_bandwidth``
     (``base: a100-40gb``, ``scale_up_size: 4``, ``scale_up_bandwidth: 20.0e9``). Raises nothing."""
-    if scale_up_size is None or hw is None or hw.kind != "gpu":
-        return
-    from shardplan.cost.comm import level_names
+    from shardplan.cost.comm import PCIE_MAX_BANDWIDTH, level_names
+    if scale_up_size is None or hw is None or hw.kind != "gpu" or hw.scale_up_bandwidth <= PCIE_MAX_BANDWIDTH:
+        return  # a hardware that already gives a PCIe rate needs no word (breaker pass 55b)
+    from shardplan.presets.hardware import HARDWARE
+    base = f"'base: {escape(hw.name)}', " if hw.name in HARDWARE else ""
     err_console.print(f"[yellow]note:[/] --scale-up-size {scale_up_size} sets how many GPUs share the scale-up level; "
                       f"its bandwidth stays {hw.scale_up_bandwidth / 1e9:.0f} GB/s per GPU ({escape(level_names(hw)[0])} "
-                      "of the preset): for GPUs that talk over PCIe give the PCIe rate in a hardware file, e.g. "
-                      f"'base: {escape(hw.name)}', 'scale_up_size: {scale_up_size}', 'scale_up_bandwidth: 20.0e9' "
+                      "of the hardware given): for GPUs that talk over PCIe give the PCIe rate in a hardware file, e.g. "
+                      f"{base}'scale_up_size: {scale_up_size}', 'scale_up_bandwidth: 20.0e9' "
                       "(docs/cost_model.md, 'PCIe nodes')", highlight=False, soft_wrap=True)
 
 

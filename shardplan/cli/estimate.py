@@ -1166,8 +1166,9 @@ def xla_gpu_gather_note(e) -> str | None:
         return None
     from shardplan.export.maxtext import XLA_GPU_OVERLAP_FLAGS
     return (f"the FSDP AllGathers are priced hidden behind the layer before, as XLA pipelines them with "
-            f"XLA_FLAGS=\"{XLA_GPU_OVERLAP_FLAGS}\" (NVIDIA's MaxText recipes); XLA:GPU's defaults leave the "
-            f"pipelining off and every layer's gather exposed: --framework {fw.name}+zero3_gather_buffers=1 prices that")
+            f"XLA_FLAGS=\"{XLA_GPU_OVERLAP_FLAGS}\" (NVIDIA's MaxText recipes); XLA:GPU's defaults pipeline the "
+            f"reduce-scatters but not the all-gathers, so every layer's gather waits: --framework "
+            f"{fw.name}+zero3_gather_buffers=1 prices that")
 
 
 def zero3_share_note(e) -> str | None:

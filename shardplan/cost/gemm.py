@@ -379,10 +379,12 @@ ATTENTION_KERNELS.update(triton_kernels())
 #: backend), PyTorch FSDP (fms-fsdp: SDPA) and DeepSpeed call FlashAttention-2 (the llm-foundry profile
 #: names its Triton FlashAttention in its own attention_kernel field, so that a profile file based on it
 #: keeps the kernel whatever its name); Megatron-LM / NeMo go through Transformer Engine, whose default
-#: on Hopper is cuDNN's fused attention (FA2 on Ampere); MaxText and shardplan's JAX runtime run XLA / Pallas kernels (no
-#: published table: the GEMM asymptote)
+#: on Hopper is cuDNN's fused attention (FA2 on Ampere); MaxText on GPUs runs Transformer Engine's cuDNN fused
+#: attention (attention=cudnn_flash_te, what NVIDIA's MaxText GPU recipes and the MaxText export set; before the
+#: fifty-fifth session a missing 'xla' entry fell back to FlashAttention-2 unsaid, new-user pass 55b), and on TPUs,
+#: like shardplan's JAX runtime, XLA / Pallas kernels (no published table: the GEMM asymptote)
 FRAMEWORK_ATTENTION_KERNEL = {"nanotron": "fa2", "torchtitan": "fa2", "pytorch-fsdp": "fa2",
-                              "deepspeed": "fa2", "megatron": "cudnn", "megatron-legacy": "cudnn", "maxtext": "xla",
+                              "deepspeed": "fa2", "megatron": "cudnn", "megatron-legacy": "cudnn", "maxtext": "cudnn",
                               "jax-runtime": "xla"}
 
 

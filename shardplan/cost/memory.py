@@ -1067,15 +1067,15 @@ def grad_bucket_bytes(training: TrainingSpec, layout: Layout) -> float:
     """Bytes of the contiguous gradient buckets a ZeRO-1/2 optimizer holds through the backward, counted with the
     gradients (``MemoryBreakdown.grads``; ``FrameworkProfile.grad_bucket_elements``, in the compute dtype: DeepSpeed's ``ipg_buffer``), two when the
     reduction overlaps the backward (``ParallelConfig.overlap_grad_reduce``: DeepSpeed ``overlap_comm``), else one;
-    0 for other ZeRO stages, a single data-parallel rank, DeepSpeed's BF16_Optimizer (:func:`bf16_optimizer`), an
-    offloaded optimizer, or a profile without them. Example: DeepSpeed ZeRO-2 in
+    0 for other ZeRO stages, DeepSpeed's BF16_Optimizer (:func:`bf16_optimizer`), or a profile without them; on the
+    device with an offloaded optimizer too (DeepSpeed turns contiguous gradients on for CPU offload). Example: DeepSpeed ZeRO-2 in
     bf16 with overlap_comm: 2 x 500,000,000 x 2 B = 2.0e9 B (1.86 GiB), whatever the model's size."""
     p = layout.parallel
     elements = training.framework.grad_bucket_elements
-    # not under DeepSpeed's BF16_Optimizer (another optimizer class: fp32 accumulation) nor with the optimizer
-    # offloaded (the gradients go to the host; not counted there, stated assumption)
-    if elements <= 0 or p.zero_stage not in (1, 2) or p.dp * p.cp <= 1 or p.offload_optimizer \
-            or bf16_optimizer(training, layout):
+    # not under DeepSpeed's BF16_Optimizer (another optimizer class: fp32 accumulation); with the optimizer offloaded
+    # too ("CPU-Offload requires contiguous gradients": contiguous_gradients = contiguous_gradients or cpu_offload,
+    # stage_1_and_2.py) and with one data-parallel rank (the ZeRO optimizer is built whatever dp is)
+    if elements <= 0 or p.zero_stage not in (1, 2) or bf16_optimizer(training, layout):
         return 0.0
     return elements * (2 if p.overlap_grad_reduce else 1) * training.precision.activation_bytes
 

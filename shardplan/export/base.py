@@ -1244,7 +1244,16 @@ def check_near_misses(keys: Any, read: Any, layout: Any, separator: str, framewo
         word = str(key)
         if word in known:
             continue
-        close = [k for k in difflib.get_close_matches(word, known, n=1, cutoff=0.9) if near_miss(word, k, separator)]
+        # the same key in another case or with the other separator (``ICI_TENSOR_PARALLELISM``, ``ici-tensor_...``,
+        # ``Zero_Optimization``, ``BF16``: breaker pass 55b) is a typo too; the rest by difflib on that spelling
+        plain = word.lower().replace("-" if separator == "_" else "_", separator)
+        # ... or its letters swapped (``mdoe`` for ``mode``: difflib scores a transposition low in a short word)
+        same = [k for k in known if k.lower() == plain] or [k for k in known if len(k) == len(plain) and
+                                                             sorted(k) == sorted(plain) and len(plain) >= 4]
+        # a short key (``stge`` for ``stage``: 0.89) cannot reach 0.9 with one letter off: 0.8 up to 6 letters
+        cutoff = 0.8 if len(plain) <= 6 else 0.9
+        close = same or [k for k in difflib.get_close_matches(plain, known, n=1, cutoff=cutoff)
+                         if near_miss(plain, k, separator)]
         if not close:
             continue
         does = "its parser stops on it" if stops else f"{framework} ignores it and runs {close[0]}'s default"

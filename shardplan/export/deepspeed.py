@@ -394,8 +394,40 @@ TOP_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accu
             "tensor_parallel", "sequence_parallel_size", "bf16", "fp16", "fp8", "activation_checkpointing",
             "optimizer", "scheduler", "gradient_clipping", "data_types", "communication_data_type", "steps_per_print",
             "wall_clock_breakdown", "zero_allow_untested_optimizer", "pipeline", "checkpoint", "amp")
+#: deepspeed/runtime/zero/config.py DeepSpeedZeroConfig's fields and their stage3_ aliases (a near miss of the
+#: layout ones is refused: the model forbids unknown keys)
+ZERO_KEYS = ("stage", "contiguous_gradients", "reduce_scatter", "reduce_bucket_size", "use_multi_rank_bucket_allreduce",
+             "allgather_partitions", "allgather_bucket_size", "overlap_comm", "load_from_fp32_weights",
+             "elastic_checkpoint", "offload_param", "offload_optimizer", "sub_group_size", "cpu_offload_param",
+             "cpu_offload_use_pin_memory", "cpu_offload", "prefetch_bucket_size", "stage3_prefetch_bucket_size",
+             "param_persistence_threshold", "stage3_param_persistence_threshold", "model_persistence_threshold",
+             "stage3_model_persistence_threshold", "max_live_parameters", "stage3_max_live_parameters",
+             "max_reuse_distance", "stage3_max_reuse_distance", "gather_16bit_weights_on_model_save",
+             "stage3_gather_16bit_weights_on_model_save", "stage3_gather_fp16_weights_on_model_save",
+             "module_granularity_threshold", "use_all_reduce_for_fetch_params", "ignore_unused_parameters",
+             "legacy_stage1", "round_robin_gradients", "zero_hpz_partition_size", "zero_quantized_weights",
+             "zero_quantized_nontrainable_weights", "zero_quantized_gradients", "zeropp_loco_param",
+             "mics_shard_size", "mics_hierarchical_params_gather", "memory_efficient_linear",
+             "pipeline_loading_checkpoint", "override_module_apply", "log_trace_cache_warnings")
+#: deepspeed/runtime/tensor_parallel/config.py TPTrainingConfig's fields
+TP_KEYS = ("autotp_size", "tp_overlap_comm", "tensor_parallel", "injection_policy_tuple", "keep_module_on_host",
+           "tp_grain_size", "partition_config", "preset_model", "dtype")
 LAYOUT_TOP_KEYS = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
                    "zero_optimization", "tensor_parallel", "sequence_parallel_size", "bf16", "fp16")
+
+
+def _typo_notes(cfg: dict, zero: dict, tpc: dict) -> list[str]:
+    """Notes on keys a letter or two away from one read (top level, ``zero_optimization``, ``tensor_parallel``);
+    a typo of a layout key is refused (:func:`shardplan.export.base.check_near_misses`). DeepSpeed ignores an unknown
+    top-level key; inside its sections its config models forbid them (DeepSpeedConfigModel extra="forbid").
+
+    Raises:
+        ConfigError: a typo of a key that sets the layout."""
+    return [*check_near_misses(cfg, TOP_KEYS, LAYOUT_TOP_KEYS, "_", "DeepSpeed", stops=False),
+            *check_near_misses(zero, ZERO_KEYS, ("stage", "offload_optimizer", "offload_param", "overlap_comm"),
+                               "_", "DeepSpeed", stops=True, where="zero_optimization."),
+            *check_near_misses(tpc, TP_KEYS, ("autotp_size",), "_", "DeepSpeed", stops=True,
+                               where="tensor_parallel.")]
 
 
 def read(text: str, devices: int | None = None) -> Imported:
@@ -409,8 +441,8 @@ def read(text: str, devices: int | None = None) -> Imported:
             precision section the planner has no policy for (:func:`_precision`).
     """
     cfg = _load(text)
-    typo_notes = check_near_misses(cfg, TOP_KEYS, LAYOUT_TOP_KEYS, "_", "DeepSpeed", stops=False)
     zero, tpc = section(cfg, "zero_optimization", "DeepSpeed"), section(cfg, "tensor_parallel", "DeepSpeed")
+    typo_notes = _typo_notes(cfg, zero, tpc)
     tp = _whole(tpc, "autotp_size", least=0) or 1  # tensor_parallel/config.py: 0 = AutoTP off
     sp = _whole(cfg, "sequence_parallel_size") or 1  # DeepSpeed-Ulysses (module docstring)
     said = _meta_devices(cfg)

@@ -226,6 +226,10 @@ def overrides(ctx: ExportContext) -> dict:
         out["num_vocab_tiling"] = tr.framework.loss_chunks
     if tr.attention == "naive":  # the unfused core the plan priced: XLA's einsum attention (MAXTEXT_ATTENTION)
         out["attention"] = "dot_product"
+    elif ctx.estimate.hardware.kind == "gpu":  # the fused kernel priced on GPUs: cuDNN's (shardplan.cost.gemm)
+        out["attention"] = "cudnn_flash_te"
+    if ctx.estimate.hardware.kind == "gpu":  # base.yml's hardware: 'tpu' would not start a GPU job (new-user pass 55b)
+        out["hardware"] = "gpu"
     return out
 
 
@@ -286,8 +290,8 @@ def xla_gpu_flag_lines(ctx: ExportContext) -> list[str]:
     if ctx.estimate.hardware.kind != "gpu" or ctx.p.zero_stage != 3 or ctx.training.framework.zero3_gather_buffers < 2:
         return []
     return [f"run with XLA_FLAGS=\"{XLA_GPU_OVERLAP_FLAGS}\": the FSDP AllGathers are priced overlapped with the "
-            "layer before (XLA's pipelined all-gather, off by default); with XLA's defaults each layer's gather is "
-            "exposed (price it with --framework maxtext+zero3_gather_buffers=1)"]
+            "layer before (XLA's pipelined all-gather, off by default, where the reduce-scatter's is on); with XLA's "
+            "defaults each layer's gather is exposed (price it with --framework maxtext+zero3_gather_buffers=1)"]
 
 
 def _degree(cfg: dict, axis: str) -> int:
@@ -472,7 +476,8 @@ def command_line_overrides(text: str) -> dict:
         words = shell_words(line)
         base = next((i for i, w in enumerate(words) if w.endswith((".yml", ".yaml"))), None)
         for w in words[base + 1:] if base is not None else ():
-            m = re.fullmatch(r"([a-z_][a-z0-9_]*)=(.*)", w, re.S)
+            # any case and dashes too, so that a misspelt key reaches the typo check (ici-tensor_parallelism=2)
+            m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_-]*)=(.*)", w, re.S)
             if m:
                 try:
                     out[m.group(1)] = yaml.safe_load(m.group(2)) if m.group(2) else ""
@@ -491,7 +496,7 @@ LAYOUT_KEYS = (*(f"{level}_{axis}_parallelism" for level in ("ici", "dcn") for a
                "num_pipeline_repeats", "remat_policy", "max_target_length")
 #: the keys the importer reads (LAYOUT_KEYS and the rest it looks at)
 READ_KEYS = (*LAYOUT_KEYS, *_MAXTEXT_KEYS, "optimizer_memory_host_offload", "decoder_layer_input", "capacity_factor",
-             "dtype", "weight_dtype", "attention", "base_num_decoder_layers", "num_layers_per_pipeline_stage")
+             "dtype", "weight_dtype", "attention", "base_num_decoder_layers", "num_layers_per_pipeline_stage", "hardware")
 
 
 def read(text: str, devices: int | None = None) -> Imported:

@@ -1162,12 +1162,17 @@ def misspelt_flags(unknown: list[str], known: list[str]) -> tuple[str, ...]:
     notes = []
     for word in unknown:
         flag = word.split("=", 1)[0]
-        if not flag.startswith("--") or flag in known:
+        if not flag.startswith("-") or flag in known or flag[1:2].isdigit():
             continue
-        dashed = "--" + flag[2:].replace("_", "-")
-        if dashed in known:  # argparse has no underscore aliases: Megatron-LM stops on it, the importer would drop it
-            raise ConfigError(f"{flag} is not a Megatron-LM option (its parser stops on it: options are spelled with "
-                              f"dashes); legal: {dashed}", field=flag, value=word)
+        # another case, one dash or underscores (--Tensor-Model-Parallel-Size, -tensor-model-parallel-size,
+        # --tensor_model_parallel_size): argparse matches none of them, Megatron-LM stops, the importer would drop it
+        dashed = "--" + flag.lstrip("-").replace("_", "-").lower()
+        if dashed in known:
+            raise ConfigError(f"{flag} is not a Megatron-LM option (its parser stops on it: options are spelled in "
+                              f"lower case with two leading dashes and dashes inside); legal: {dashed}", field=flag,
+                              value=word)
+        if not flag.startswith("--"):
+            continue
         # --tp-comm-overlap-cfg extends a flag it reads (another option); a truncated or extended one
         # (--tensor-model-parallel-siz, --micro-batch-sizes) is a typo Megatron-LM's parser (allow_abbrev=False) stops on
         close = [k for k in difflib.get_close_matches(flag, known, n=1, cutoff=0.9) if near_miss(flag, k, "-")]

@@ -193,19 +193,30 @@ LAYOUT_MODEL_KEYS = ("tensor_model_parallel_size", "pipeline_model_parallel_size
                      "micro_batch_size", "global_batch_size", "sequence_parallel", "num_moe_experts", "moe_router_topk")
 
 
+#: NeMo 1.x trainer keys that set the job's size (a typo: num_node priced 8 devices, breaker pass 55b)
+TRAINER_KEYS = ("devices", "num_nodes", "precision", "accumulate_grad_batches", "max_steps")
+#: Megatron-Bridge ddp keys that set the ZeRO stage and its overlap
+DDP_LAYOUT_KEYS = ("use_distributed_optimizer", "data_parallel_sharding_strategy", "use_megatron_fsdp",
+                   "overlap_grad_reduce", "overlap_param_gather")
+
+
 def _refuse_layout_typos(doc: dict) -> None:
-    """Refuse a ``model`` (or Megatron-Bridge ``train``) key a letter or two away from a layout key this importer
-    reads (:data:`LAYOUT_MODEL_KEYS`; breaker pass 55: ``tensor_model_paralel_size: 4`` was priced at tp = 1):
-    NeMo 1.x's open model config ignores it and runs the default, Megatron-Bridge's dataclasses refuse it.
+    """Refuse a ``model``, ``trainer`` or Megatron-Bridge ``train`` / ``ddp`` key a letter or two away from a layout key
+    this importer reads (:data:`LAYOUT_MODEL_KEYS`, :data:`TRAINER_KEYS`, :data:`DDP_LAYOUT_KEYS`; breaker pass 55:
+    ``tensor_model_paralel_size: 4`` was priced at tp = 1, 55b: ``num_node: 2`` as 8 devices): NeMo 1.x's open model
+    config ignores it and runs the default, Megatron-Bridge's dataclasses stop on it (the message says which).
 
     Raises:
         ConfigError: from :func:`shardplan.export.base.check_near_misses`."""
     from shardplan.export.base import check_near_misses
-    read = [k for (sec, k) in (*VALUE_KEYS, *FLAG_KEYS) if sec == "model"]
-    for name in ("model", "train"):
+    bridge = "trainer" not in doc  # Megatron-Bridge's dataclasses stop on an unknown key; NeMo 1.x ignores it
+    who = "Megatron-Bridge" if bridge else "NeMo"
+    for name, layout in (("model", LAYOUT_MODEL_KEYS), ("train", LAYOUT_MODEL_KEYS), ("ddp", DDP_LAYOUT_KEYS),
+                         ("trainer", TRAINER_KEYS)):
         sec = doc.get(name)
+        read = [k for (s_, k) in (*VALUE_KEYS, *FLAG_KEYS) if s_ == name] + list(layout)
         if isinstance(sec, dict):
-            check_near_misses(sec, read, LAYOUT_MODEL_KEYS, "_", "NeMo", stops=False, where=f"{name}.")
+            check_near_misses(sec, read, layout, "_", who, stops=bridge, where=f"{name}.")
 
 
 def is_training_config(doc: Any) -> bool:

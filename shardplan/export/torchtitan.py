@@ -251,6 +251,7 @@ def read(text: str, devices: int | None = None) -> Imported:
         tr = {**tr, "local_batch_size": tr["batch_size"]}
         notes.append("[training] batch_size read as local_batch_size (its older name)")
     _check_parallelism_keys(par, tr, notes)
+    notes += _section_typos(cfg, tr)
     rep, tp = _degree(par, "data_parallel_replicate_degree"), _degree(par, "tensor_parallel_degree")
     pp, cp = _degree(par, "pipeline_parallel_degree"), _degree(par, "context_parallel_degree")
     shard = _shard_degree(par, rep * tp * pp * cp, devices)
@@ -403,6 +404,32 @@ def _cp_rotate_note(par: dict, cp: int, notes: list[str]) -> None:
                      "torchtitan+cp_load_balance=true to price the balanced run")
 
 
+#: the [training] keys the importer reads (local_batch_size, global_batch_size and seq_len set the layout; a typo of
+#: one is refused, breaker pass 55b: local_bach_size priced the default microbatch of 8) and other real ones
+TRAINING_KEYS = ("local_batch_size", "global_batch_size", "seq_len", "batch_size", "mixed_precision_param",
+                 "mixed_precision_reduce", "compile", "enable_cpu_offload", "steps", "max_norm", "warmup_steps",
+                 "dataset", "dataset_path", "gc_freq", "seed", "deterministic", "gradient_accumulation_steps")
+TRAINING_LAYOUT_KEYS = ("local_batch_size", "global_batch_size", "seq_len")
+#: the [activation_checkpoint] keys (job_config.py ActivationCheckpoint: mode sets the recompute)
+AC_KEYS = ("mode", "selective_ac_option", "per_op_sac_force_recompute_mm_shapes_by_fqns", "early_stop",
+           "memory_budget", "visualize_memory_budget_pareto", "preserve_rng_state")
+
+
+def _section_typos(cfg: dict, tr: dict) -> list[str]:
+    """Notes on [training] and [activation_checkpoint] keys a letter or two away from one read; a typo of a key that
+    sets the layout (:data:`TRAINING_LAYOUT_KEYS`, ``mode``) is refused: torchtitan's config parser stops on an
+    unknown key, and read without it the layout would take the default.
+
+    Raises:
+        ConfigError: from :func:`shardplan.export.base.check_near_misses`."""
+    from shardplan.export.base import check_near_misses
+    ac = cfg.get("activation_checkpoint")
+    return [*check_near_misses(tr, TRAINING_KEYS, TRAINING_LAYOUT_KEYS, "_", "torchtitan", stops=True,
+                               where="[training] "),
+            *(check_near_misses(ac, AC_KEYS, ("mode",), "_", "torchtitan", stops=True, where="[activation_checkpoint] ")
+              if isinstance(ac, dict) else [])]
+
+
 def _check_parallelism_keys(par: dict, tr: dict, notes: list[str]) -> None:
     """What torchtitan runs that the planner does not price: a pipeline schedule from a CSV file
     (``pipeline_parallel_schedule_csv``) is refused; manual
@@ -424,8 +451,9 @@ def _check_parallelism_keys(par: dict, tr: dict, notes: list[str]) -> None:
                      "pipeline_parallel_layers_per_stage's (or torchtitan's even cut)")
     from shardplan.export.base import near_miss
     for key in par:  # a key extending a read one by a word is torchtitan's own (pipeline_parallel_schedule_csv)
-        close = [k for k in difflib.get_close_matches(str(key), READ_KEYS, n=1, cutoff=0.9)
-                 if near_miss(str(key), k, "_")]
+        plain = str(key).lower().replace("-", "_")  # another case or dashes: a typo too (breaker pass 55b)
+        close = [k for k in READ_KEYS if k == plain] or [
+            k for k in difflib.get_close_matches(plain, READ_KEYS, n=1, cutoff=0.9) if near_miss(plain, k, "_")]
         if key not in READ_KEYS and close and close[0] in LAYOUT_KEYS:  # read without it, another layout is priced
             raise ConfigError(f"[parallelism] {key} is not a torchtitan key (its config parser stops on it); did you "
                               f"mean {close[0]}? Without it the importer would price {close[0]}'s default; legal: "

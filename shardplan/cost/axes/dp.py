@@ -256,8 +256,8 @@ def _zero3(ctx: StepContext, g: WeightGroup) -> tuple[list[Collective], float, f
     f = ctx.p.pipeline_flushes if ctx.p.pp > 1 else 1
     if ctx.p.zero3_gather == "per_step":  # the copy lengthens the once-per-flush gather: spread over the microbatches
         with_copy *= f / m
-    if g.shard == 1:
-        return [], 0.0, 0.0, with_copy
+    if g.shard == 1:  # offloaded but unsharded: no gather; the replicas' AllReduce stays
+        return _replicas(ctx, g), 0.0, 0.0, with_copy
     args = (g.kind, params, g.shard, g.stride)
     kw = {"overlap": "prefetch", "buckets": buckets * calls, "link_share": share}
     kw_rs = {"overlap": "prefetch", "buckets": buckets, "link_share": share}
@@ -300,7 +300,14 @@ def collectives(ctx: StepContext) -> DataParallelCost:
     out: list[Collective] = embedding_group(ctx)
     per_mb, per_step, copies = 0.0, sum(c.exposed_s for c in out), 0.0
     for g in weight_groups(ctx):
-        if g.params == 0 or (ctx.p.zero_stage == 3 and g.shard == 1 and not ctx.p.offload_params):
+        if g.params == 0:
+            continue
+        if ctx.p.zero_stage == 3 and g.shard == 1 and not ctx.p.offload_params:
+            # nothing sharded to gather, but the replicas still all-reduce the gradients (HSDP with dp_shard = ep
+            # leaves the experts whole on each rank; new-user pass 55b: the 31.5 GiB expert AllReduce was dropped)
+            cs = _replicas(ctx, g)
+            per_step += sum(c.exposed_s for c in cs)
+            out += cs
             continue
         if ctx.p.zero_stage <= 2:
             cs = _zero012(ctx, g)
