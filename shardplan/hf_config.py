@@ -1056,6 +1056,9 @@ def _rope_and_eps(cfg: Cfg) -> Cfg:
         out["rope_scaling_type"] = str(scaling.get("rope_type", scaling.get("type")))
         if scaling.get("factor") is not None:
             out["rope_scaling_factor"] = float(scaling["factor"])
+        params = llama3_params(scaling)
+        if params is not None:
+            out["rope_llama3_params"] = params
     theta = cfg.get("rope_theta")
     if theta is not None:
         out["rope_theta"] = _number_in(theta, "rope_theta", 0.0, float("inf"), "a positive finite number (e.g. 10000)")
@@ -1076,6 +1079,26 @@ MAX_ROPE_FACTOR = 1024
 #: longrope, llama3) and the legacy names its configs still carry ('su' for Phi-3's longrope, 'mrope' for Qwen2-VL's
 #: multimodal sections, which transformers reads as default)
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "su", "mrope")
+
+
+#: Llama 3.1's llama3 RoPE parameters (low_freq_factor, high_freq_factor, original_max_position_embeddings), the ones
+#: Megatron-LM's --use-rope-scaling applies with only --rope-scaling-factor to set (arguments.py; the rotary embedding's
+#: scaling, megatron/core/models/common/embeddings/rotary_pos_embedding.py, defaults 1, 4 and 8192; Megatron-Bridge's
+#: llama provider apply_rope_scaling likewise)
+LLAMA31_ROPE = (1.0, 4.0, 8192)
+
+
+def llama3_params(scaling: Any) -> tuple[float, float, int] | None:
+    """A 'llama3' ``rope_scaling``'s (low_freq_factor, high_freq_factor, original_max_position_embeddings) where they
+    are given and differ from :data:`LLAMA31_ROPE` (breaker pass 55: a config with 2 / 8 / 32768 was exported as
+    Megatron-LM's defaults without a word); None otherwise."""
+    if not isinstance(scaling, dict) or scaling.get("rope_type", scaling.get("type")) != "llama3":
+        return None
+    got = (scaling.get("low_freq_factor"), scaling.get("high_freq_factor"), scaling.get("original_max_position_embeddings"))
+    if any(v is None or isinstance(v, bool) or not isinstance(v, (int, float)) for v in got):
+        return None
+    params = (float(got[0]), float(got[1]), int(got[2]))
+    return None if params == LLAMA31_ROPE else params
 
 
 def _check_rope_scaling(scaling: Any) -> None:

@@ -417,3 +417,44 @@ def test_scale_up_size_note_is_silent_for_a_pcie_rate(tmp_path):
     r = CliRunner().invoke(app, ["estimate", "-m", "llama-3.2-1b", "-H", str(f), "-n", "8", "-s", "4096", "-b", "64",
                                  "--scale-up-size", "4"])
     assert r.exit_code == 0 and "its bandwidth stays" not in r.output
+
+
+def test_llama3_rope_parameters_other_than_llama31s_are_said(tmp_path):
+    # breaker pass 55: low_freq_factor 2, high_freq_factor 8, original length 32768 were exported as Megatron-LM's
+    # --use-rope-scaling (which applies Llama 3.1's 1 / 4 / 8192) and as torchtitan's llama3 flavor, without a word
+    import json
+
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    from shardplan.loaders import model_from_hf_config
+    cfg = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+           "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+           "max_position_embeddings": 131072, "rope_theta": 500000.0,
+           "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 2.0, "high_freq_factor": 8.0,
+                            "original_max_position_embeddings": 32768}}
+    assert model_from_hf_config(cfg).rope_llama3_params == (2.0, 8.0, 32768)
+    same = dict(cfg, rope_scaling=dict(cfg["rope_scaling"], low_freq_factor=1.0, high_freq_factor=4.0,
+                                       original_max_position_embeddings=8192))
+    assert model_from_hf_config(same).rope_llama3_params is None  # Llama 3.1's own: nothing to say
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps(cfg))
+    out = tmp_path / "run.sh"
+    r = CliRunner().invoke(app, ["export", "--to", "megatron", "-m", str(f), "-H", "h100-sxm", "-n", "8", "-s", "4096",
+                                 "-b", "64", "--tp", "8", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "low_freq_factor 2, high_freq_factor 8, original_max_position_embeddings 32768" in out.read_text()
+    from shardplan.export.torchtitan import titan_flavor
+    from shardplan.presets.models import MODELS
+    assert titan_flavor(model_from_hf_config(cfg)) is None
+    assert titan_flavor(MODELS["llama-3-8b"]) is not None
+
+
+def test_plan_names_the_xla_flags_its_maxtext_gpu_winner_rests_on():
+    # new-user pass 55b: only estimate and the export named them
+    from typer.testing import CliRunner
+
+    from shardplan.cli import app
+    r = CliRunner().invoke(app, ["plan", "-m", "llama-3-8b", "-H", "h100-sxm", "-n", "16", "-s", "4096", "-b", "64",
+                                 "--framework", "maxtext", "--fix", "zero_stage=3"])
+    assert r.exit_code == 0 and "--xla_gpu_enable_pipelined_all_gather=true" in " ".join(r.output.split())

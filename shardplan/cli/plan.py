@@ -247,10 +247,13 @@ def _print_plans(res, m, hw, tr, devices: int, rules: list[dict[str, Any]], show
         from rich.markup import escape
 
         from shardplan.cli.estimate import (allocator_note, compile_note, layer_overhead_note, moe_overhead_note,
-                                            serialized_gather_note, stall_note, straddle_note)
+                                            serialized_gather_note, stall_note, straddle_note, xla_gpu_gather_note,
+                                            zero3_share_note)
+        # the XLA flags and the DeepSpeed ZeRO-3 share the winner's price rests on (new-user pass 55b: only estimate
+        # and the export said them)
         for note in (moe_overhead_note(best), layer_overhead_note(best), stall_note(best), allocator_note(best),
-                     compile_note(best), serialized_gather_note(best), straddle_note(best),
-                     safer_pick_note(res.plans, objective)):
+                     compile_note(best), serialized_gather_note(best), straddle_note(best), xla_gpu_gather_note(best),
+                     zero3_share_note(best), safer_pick_note(res.plans, objective)):
             if note:
                 console.print(f"[yellow]note (#1):[/] {escape(note)}", highlight=False, soft_wrap=True)
         band = estimate_band(best)

@@ -479,6 +479,12 @@ def write(ctx: ExportContext) -> str:
         extra.append(f"RoPE scaling {m.rope_scaling_type} (factor {m.rope_scaling_factor}) is not written: Megatron-LM's "
                      "flags express llama3 scaling (--use-rope-scaling) and whole linear factors "
                      "(--rotary-seq-len-interpolation-factor) only; add your fork's flags for it")
+    if m.rope_scaling_type == "llama3" and m.rope_llama3_params is not None and m.position == "rope":
+        low, high, orig = m.rope_llama3_params  # breaker pass 55
+        extra.append(f"RoPE llama3 scaling with low_freq_factor {low:g}, high_freq_factor {high:g}, "
+                     f"original_max_position_embeddings {orig}: --use-rope-scaling applies Llama 3.1's 1 / 4 / 8192 (no "
+                     "flags set them; rotary_pos_embedding.py defaults); this model's rotary frequencies differ from "
+                     "them: patch them in your fork")
     if "--grad-reduce-in-bf16" in PRECISION_FLAGS.get(ctx.training.precision.name, []):  # new-user pass 54
         extra.append(f"--grad-reduce-in-bf16: the plan's precision {ctx.training.precision.name} keeps bf16 gradients; "
                      "Megatron-LM's own default (--bf16 alone) accumulates and reduces them in fp32 (2x the gradient "

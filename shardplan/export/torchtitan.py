@@ -526,9 +526,10 @@ TITAN_FLAVORS = {("llama3", "8B"): "llama-3.1-8b", ("llama3", "70B"): "llama-3-7
 def titan_flavor(model) -> tuple[str, str] | None:
     """torchtitan's [model] (name, flavor) of a ModelSpec with the shape of a :data:`TITAN_FLAVORS` preset (layers,
     width, heads, KV heads, FFN, vocabulary and experts equal), else None (a model torchtitan has no flavor of: its
-    name and flavor are left to the user)."""
+    name and flavor are left to the user). Llama 3 RoPE parameters other than Llama 3.1's (``rope_llama3_params``)
+    are another model too (breaker pass 55: such a config was written as torchtitan's llama3 flavor unsaid)."""
     from shardplan.presets.models import MODELS
-    shape = ("n_layers", "d_model", "n_heads", "n_kv_heads", "ffn_dim", "vocab_size", "n_experts")
+    shape = ("n_layers", "d_model", "n_heads", "n_kv_heads", "ffn_dim", "vocab_size", "n_experts", "rope_llama3_params")
     for key, preset in TITAN_FLAVORS.items():
         ref = MODELS[preset]
         if all(getattr(model, f, None) == getattr(ref, f, None) for f in shape):

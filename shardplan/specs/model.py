@@ -115,6 +115,11 @@ class ModelSpec(BaseModel):
     rope_scaling_factor: float | None = Field(default=None, ge=1, allow_inf_nan=False, description="the RoPE "
                                               "scaling factor (HF rope_scaling factor: 8 for Llama 3.1); no cost; "
                                               "None = not given")
+    rope_llama3_params: tuple[float, float, int] | None = Field(default=None, description="a 'llama3' scaling's "
+                                                                  "(low_freq_factor, high_freq_factor, "
+                                                                  "original_max_position_embeddings) where they are not "
+                                                                  "Llama 3.1's (1, 4, 8192), which Megatron-LM's "
+                                                                  "--use-rope-scaling hard-codes; no cost; None = those")
     norm_eps: float | None = Field(default=None, gt=0, lt=1, description="the norms' epsilon (HF rms_norm_eps / "
                                    "layer_norm_eps); no cost, written as Megatron-LM --norm-epsilon (default 1e-5); "
                                    "None = not given")
